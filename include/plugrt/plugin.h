@@ -1,0 +1,425 @@
+/*
+ * plugrt plugin ABI.
+ *
+ * The one header a plugin author includes. It depends on nothing of plugrt's
+ * and compiles alone with -std=c11 -Wall -Wextra -pedantic. Plugins never link
+ * against libplugrt: everything they need from the host arrives through the
+ * function tables declared here.
+ *
+ * Conventions (they hold for every declaration below):
+ *
+ *  - Versioned tables. Every table of functions and every descriptor the host
+ *    may extend opens with `struct_size` (sizeof the struct as the author
+ *    compiled it) and `abi_version` (PRT_PLUGIN_ABI_VERSION as the author
+ *    compiled it). Tables only ever grow at the end. The host reads an entry
+ *    only when struct_size covers it, so a library built against an older
+ *    header keeps loading. A changed meaning gets a new name, never a changed
+ *    old entry.
+ *  - Plain C types only: no variadic functions, no struct returned by value,
+ *    no bit fields; every table can be filled from Python's ctypes.
+ *  - Errors. Fallible entries return prt_status (0 = PRT_OK). A plugin that
+ *    fails also describes the failure through prt_host_services.set_error so
+ *    the user reads it from prt_last_error(). A plugin never aborts or exits
+ *    the process.
+ *  - Ownership is stated at every pointer. "Borrowed" means the callee must
+ *    not free it and must not keep it past the stated lifetime.
+ *  - Threading. The host never calls two entries of the same plugin object at
+ *    once. Different plugin objects (e.g. per-context clones) may be called
+ *    from different threads concurrently; creators must be thread-safe.
+ */
+#ifndef PLUGRT_PLUGIN_H
+#define PLUGRT_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ABI version this header describes. Bumped when a table grows. */
+#define PRT_PLUGIN_ABI_VERSION 1u
+
+/* ------------------------------------------------------------------------ */
+/* Status codes (shared with plugrt.h).                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef int32_t prt_status;
+enum {
+    PRT_OK = 0,
+    PRT_ERR_INVALID_ARGUMENT = 1, /* a bad value passed by the caller */
+    PRT_ERR_OUT_OF_MEMORY = 2,
+    PRT_ERR_NOT_FOUND = 3,        /* a name, key or file that does not exist */
+    PRT_ERR_ALREADY_EXISTS = 4,   /* duplicate key or name */
+    PRT_ERR_UNSUPPORTED = 5,      /* valid, but not supported (dtype, device) */
+    PRT_ERR_MALFORMED = 6,        /* untrusted bytes that do not parse */
+    PRT_ERR_VERSION = 7,          /* a version this build cannot serve */
+    PRT_ERR_SHAPE = 8,            /* a shape that breaks a rule or a bound */
+    PRT_ERR_PLUGIN = 9,           /* a plugin reported or caused a failure */
+    PRT_ERR_IO = 10,              /* file system or dynamic loader */
+    PRT_ERR_STATE = 11,           /* a call made at the wrong time */
+    PRT_ERR_INTERNAL = 12         /* a bug in plugrt; please report it */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Data types, formats, dims                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Element types. Stored as int32_t in every struct. Values are stable. */
+typedef enum prt_dtype {
+    PRT_FLOAT32 = 0,
+    PRT_FLOAT16 = 1,
+    PRT_BFLOAT16 = 2,
+    PRT_INT8 = 3,
+    PRT_UINT8 = 4,
+    PRT_INT32 = 5,
+    PRT_INT64 = 6,
+    PRT_BOOL = 7 /* one byte, 0 or 1 */
+} prt_dtype;
+#define PRT_DTYPE_COUNT 8
+
+/* Memory layouts. Only LINEAR (dense, row-major, no padding) exists today;
+ * room is kept for vectorized and channel-last layouts. */
+typedef enum prt_format { PRT_FORMAT_LINEAR = 0 } prt_format;
+#define PRT_FORMAT_COUNT 1
+
+/* Devices. A plugin advertises a mask of (1u << prt_device). */
+typedef enum prt_device { PRT_DEVICE_CPU = 0, PRT_DEVICE_CUDA = 1 } prt_device;
+
+#define PRT_MAX_DIMS 8
+
+/* A concrete shape. nb_dims in 0..PRT_MAX_DIMS; a rank-0 tensor is a scalar.
+ * In network and engine queries a dim of -1 means "not known until run". */
+typedef struct prt_dims {
+    int32_t nb_dims;
+    int64_t d[PRT_MAX_DIMS];
+} prt_dims;
+
+/* A tensor as seen at run time (on_shape_change, enqueue). */
+typedef struct prt_tensor_desc {
+    int32_t dtype;  /* prt_dtype */
+    int32_t format; /* prt_format */
+    /* Concrete dims. A dim that depends on data (a size-tensor dim) holds its
+     * upper bound at enqueue; the plugin writes the tensor densely with the
+     * true dims (so its first true-size elements are the result). */
+    prt_dims dims;
+    /* Slot for device-resident values of data-dependent dims: on CUDA, a
+     * device pointer to nb_dims int64 values that are the true dims, so a
+     * consumer needs no host round trip. NULL on the CPU and when no dim
+     * depends on data. Borrowed for the duration of the call. */
+    const int64_t *dims_device;
+    void *reserved[2]; /* zero; kept so the array stride never changes */
+} prt_tensor_desc;
+
+/* A tensor as seen at build time: the dims (-1 where not known) plus the
+ * bounds of the optimization profile being built. */
+typedef struct prt_dynamic_tensor_desc {
+    prt_tensor_desc desc;
+    prt_dims min;
+    prt_dims opt;
+    prt_dims max;
+} prt_dynamic_tensor_desc;
+
+/* ------------------------------------------------------------------------ */
+/* Fields: a plugin's parameters, in creators and in engine files            */
+/* ------------------------------------------------------------------------ */
+
+typedef enum prt_field_type {
+    PRT_FIELD_INT8 = 0,
+    PRT_FIELD_INT16 = 1,
+    PRT_FIELD_INT32 = 2,
+    PRT_FIELD_INT64 = 3,
+    PRT_FIELD_FLOAT16 = 4, /* IEEE binary16 bits in uint16_t */
+    PRT_FIELD_FLOAT32 = 5,
+    PRT_FIELD_FLOAT64 = 6,
+    PRT_FIELD_BFLOAT16 = 7, /* bfloat16 bits in uint16_t */
+    PRT_FIELD_CHAR = 8,     /* bytes of a string; length counts them */
+    PRT_FIELD_DIMS = 9,     /* an array of prt_dims */
+    PRT_FIELD_BYTES = 10    /* opaque bytes */
+} prt_field_type;
+#define PRT_FIELD_TYPE_COUNT 11
+
+/* One field: a 1-D array of `length` elements of `type`. For CHAR, length
+ * counts bytes and need not include a terminating NUL. Name and data are
+ * borrowed; whoever made the field states how long they live. */
+typedef struct prt_field {
+    const char *name;
+    const void *data;
+    int32_t type;   /* prt_field_type */
+    int64_t length; /* number of elements, >= 0 */
+} prt_field;
+
+typedef struct prt_field_collection {
+    int32_t nb_fields;
+    const prt_field *fields; /* nb_fields entries, borrowed */
+} prt_field_collection;
+
+/* A creator's description of one field it accepts. */
+typedef struct prt_field_schema {
+    const char *name;
+    int32_t type;   /* prt_field_type */
+    int64_t length; /* exact length, or -1 for any length */
+    const char *doc; /* one line for people; may be NULL */
+} prt_field_schema;
+
+/* ------------------------------------------------------------------------ */
+/* Host services                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef enum prt_severity {
+    PRT_SEV_ERROR = 0,
+    PRT_SEV_WARNING = 1,
+    PRT_SEV_INFO = 2,
+    PRT_SEV_VERBOSE = 3
+} prt_severity;
+
+/* What the host offers a plugin library. Passed to the library's entry point;
+ * valid until the library is unloaded. */
+typedef struct prt_host_services {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    void *host; /* pass back as the first argument below */
+    /* Send one message to the user's logger (prints nothing unless asked). */
+    void (*log)(void *host, int32_t severity, const char *message);
+    /* Record the calling thread's error: the user reads `message` from
+     * prt_last_error(). Call it before returning the same non-zero status. */
+    void (*set_error)(void *host, prt_status status, const char *message);
+} prt_host_services;
+
+/* ------------------------------------------------------------------------ */
+/* Symbolic dimension expressions                                            */
+/* ------------------------------------------------------------------------ */
+
+/* An expression over input dims. Opaque and owned by the host: expressions
+ * live until the build that made them ends. Equal expressions are one object
+ * (hash-consing), so pointer equality is expression equality. */
+typedef struct prt_expr prt_expr;
+
+typedef enum prt_dim_op {
+    PRT_DIM_SUM = 0,       /* a + b */
+    PRT_DIM_PROD = 1,      /* a * b */
+    PRT_DIM_MAX = 2,       /* max(a, b) */
+    PRT_DIM_MIN = 3,       /* min(a, b) */
+    PRT_DIM_SUB = 4,       /* a - b */
+    PRT_DIM_EQUAL = 5,     /* a == b ? 1 : 0 */
+    PRT_DIM_LESS = 6,      /* a < b ? 1 : 0 */
+    PRT_DIM_FLOOR_DIV = 7, /* floor(a / b), b != 0 */
+    PRT_DIM_CEIL_DIV = 8   /* ceil(a / b), b != 0 */
+} prt_dim_op;
+
+/* The dims of one tensor as expressions. */
+typedef struct prt_dim_exprs {
+    int32_t nb_dims;
+    const prt_expr *d[PRT_MAX_DIMS];
+} prt_dim_exprs;
+
+/* The expression builder handed to get_output_shapes. Every entry returns
+ * NULL when it fails (bad operand, division by a constant zero, out of
+ * memory); NULL operands give NULL, so a plugin may check once at the end. */
+typedef struct prt_expr_builder prt_expr_builder;
+struct prt_expr_builder {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    const prt_expr *(*constant)(prt_expr_builder *self, int64_t value);
+    const prt_expr *(*operation)(prt_expr_builder *self, int32_t op,
+                                 const prt_expr *a, const prt_expr *b);
+    /* Declares output `output_index` of this plugin a size tensor: a 0-D
+     * int32 or int64 output whose value the plugin writes at run time. Returns
+     * the symbolic value of that size, to be used as a dim of other outputs.
+     * `opt` is the value to tune for and may not depend on a size tensor;
+     * `upper_bound` bounds the value and sizes memory. */
+    const prt_expr *(*declare_size_tensor)(prt_expr_builder *self,
+                                           int32_t output_index,
+                                           const prt_expr *opt,
+                                           const prt_expr *upper_bound);
+    /* 1 and *value set if e is a constant, else 0. */
+    int32_t (*is_constant)(prt_expr_builder *self, const prt_expr *e,
+                           int64_t *value);
+    void *host; /* private to the host */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Plugins                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct prt_plugin prt_plugin;
+
+/* Identity. Strings are borrowed for the plugin's lifetime. */
+typedef struct prt_plugin_core {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    const char *(*name)(const prt_plugin *self);
+    const char *(*version)(const prt_plugin *self);
+    const char *(*plugin_namespace)(const prt_plugin *self);
+    /* Mask of (1u << prt_device) this plugin can run on. */
+    uint32_t (*devices)(const prt_plugin *self);
+} prt_plugin_core;
+
+/* Build-time capability. Called only by the builder. */
+typedef struct prt_plugin_build {
+    uint32_t struct_size;
+    uint32_t abi_version;
+
+    int32_t (*nb_outputs)(const prt_plugin *self);
+
+    /* Output dtypes from input dtypes. out_types has nb_outputs entries. */
+    prt_status (*get_output_dtypes)(prt_plugin *self, int32_t *out_types,
+                                    int32_t nb_outputs, const int32_t *in_types,
+                                    int32_t nb_inputs);
+
+    /* Output shapes as expressions over the inputs' dims. `shape_inputs`
+     * gives, for each shape input, its values as expressions (d[i] is value
+     * i). Fill outputs[i].nb_dims and .d. Size tensors are declared here. */
+    prt_status (*get_output_shapes)(prt_plugin *self,
+                                    const prt_dim_exprs *inputs,
+                                    int32_t nb_inputs,
+                                    const prt_dim_exprs *shape_inputs,
+                                    int32_t nb_shape_inputs,
+                                    prt_dim_exprs *outputs, int32_t nb_outputs,
+                                    prt_expr_builder *exprs);
+
+    /* 1 if the dtype/format at in_out[pos] is acceptable given the entries
+     * at positions < pos (inputs first, then outputs). Entries above pos are
+     * undefined and must not be read. The builder tries candidates in the
+     * order of prt_dtype values (and prt_format values within a dtype) and
+     * takes the first complete combination the plugin accepts; with
+     * autotuning on it times every accepted combination instead. */
+    int32_t (*supports_format_combination)(prt_plugin *self, int32_t pos,
+                                           const prt_dynamic_tensor_desc *in_out,
+                                           int32_t nb_inputs,
+                                           int32_t nb_outputs);
+
+    /* The chosen types, formats and profile bounds. May be called more than
+     * once (once per profile and candidate). */
+    prt_status (*configure)(prt_plugin *self,
+                            const prt_dynamic_tensor_desc *in, int32_t nb_in,
+                            const prt_dynamic_tensor_desc *out, int32_t nb_out);
+
+    /* Scratch bytes needed for any shape within the bounds. May be NULL (0). */
+    prt_status (*get_workspace_size)(prt_plugin *self,
+                                     const prt_dynamic_tensor_desc *in,
+                                     int32_t nb_in,
+                                     const prt_dynamic_tensor_desc *out,
+                                     int32_t nb_out, int64_t *out_bytes);
+
+    /* Tactics the builder may time. Writes up to `capacity` ids to `tactics`
+     * (which may be NULL when capacity is 0) and the total to *out_count.
+     * Tactic 0 is the default and is always valid; do not list it. May be
+     * NULL (only tactic 0). */
+    prt_status (*get_valid_tactics)(prt_plugin *self, int32_t *tactics,
+                                    int32_t capacity, int32_t *out_count);
+
+    /* The input whose memory output `output_index` shares (in place), or -1.
+     * Dtype and shape must match; the builder checks. May be NULL (none). */
+    int32_t (*get_aliased_input)(const prt_plugin *self, int32_t output_index);
+} prt_plugin_build;
+
+/* Context resources (reserved; NULL today). */
+typedef struct prt_plugin_resources prt_plugin_resources;
+
+/* Run-time capability. */
+typedef struct prt_plugin_runtime {
+    uint32_t struct_size;
+    uint32_t abi_version;
+
+    /* Chooses the tactic to run; 0 is the default. */
+    prt_status (*set_tactic)(prt_plugin *self, int32_t tactic);
+
+    /* Concrete shapes before a run with new shapes. May be NULL. */
+    prt_status (*on_shape_change)(prt_plugin *self, const prt_tensor_desc *in,
+                                  int32_t nb_in, const prt_tensor_desc *out,
+                                  int32_t nb_out);
+
+    /* Computes the outputs. On the CPU, stream is NULL and the work happens
+     * before return; on CUDA, stream is a cudaStream_t and the work is
+     * enqueued on it. `workspace` holds the bytes get_workspace_size asked for
+     * (NULL when 0). All pointers are borrowed for the call. A size-tensor
+     * output receives the true size, which must not exceed its upper bound. */
+    prt_status (*enqueue)(prt_plugin *self, const prt_tensor_desc *in_desc,
+                          const prt_tensor_desc *out_desc,
+                          const void *const *inputs, void *const *outputs,
+                          void *workspace, int32_t device, void *stream);
+
+    /* A full clone for one execution context; the caller owns it. */
+    prt_plugin *(*attach_to_context)(prt_plugin *self,
+                                     prt_plugin_resources *resources);
+
+    /* The fields that recreate this plugin through its creator. The result is
+     * owned by the plugin and valid until the next call on it or destroy. */
+    const prt_field_collection *(*get_fields_to_serialize)(prt_plugin *self);
+
+    /* A deep copy; the caller owns it. NULL on failure. */
+    prt_plugin *(*clone)(const prt_plugin *self);
+
+    /* Frees the plugin and everything it owns. */
+    void (*destroy)(prt_plugin *self);
+} prt_plugin_runtime;
+
+typedef struct prt_plugin_vtable {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    const prt_plugin_core *core;       /* never NULL */
+    const prt_plugin_build *build;     /* NULL in a runtime-phase plugin */
+    const prt_plugin_runtime *runtime; /* never NULL */
+} prt_plugin_vtable;
+
+/* A plugin object: this struct first, the author's state after it. */
+struct prt_plugin {
+    const prt_plugin_vtable *vt;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Creators and libraries                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef enum prt_plugin_phase {
+    PRT_PHASE_BUILD = 0,  /* for a network: all three capabilities */
+    PRT_PHASE_RUNTIME = 1 /* from an engine: core and runtime suffice */
+} prt_plugin_phase;
+
+typedef struct prt_plugin_creator prt_plugin_creator;
+struct prt_plugin_creator {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    const char *name;             /* e.g. "NonZeroPlugin" */
+    const char *version;          /* e.g. "1" */
+    const char *plugin_namespace; /* "" for none; never NULL */
+    int32_t nb_fields;
+    const prt_field_schema *fields; /* the fields it accepts */
+    /* Makes a plugin from fields (borrowed for the call). Fields not given
+     * take the creator's defaults. On success *out is owned by the caller. */
+    prt_status (*create)(const prt_plugin_creator *self, const char *layer_name,
+                         const prt_field_collection *fields, int32_t phase,
+                         prt_plugin **out);
+    void *user; /* the author's */
+};
+
+/* What a library's entry point returns: borrowed until the library is
+ * unloaded. */
+typedef struct prt_plugin_library {
+    uint32_t struct_size;
+    uint32_t abi_version; /* the ABI the library speaks; <= the host's */
+    const char *name;     /* for people, e.g. "plugrt_plugins" */
+    const char *version;
+    int32_t nb_creators;
+    const prt_plugin_creator *const *creators;
+} prt_plugin_library;
+
+/* The single symbol a plugin library exports. The host passes the highest ABI
+ * version it speaks and its services (valid until unload). Return the library
+ * description, or NULL if this library cannot serve that ABI version. */
+#define PRT_PLUGIN_ENTRY_SYMBOL "prt_plugin_library_open"
+typedef const prt_plugin_library *(*prt_plugin_entry_fn)(
+    uint32_t host_abi_version, const prt_host_services *services);
+
+#if defined(_WIN32)
+#define PRT_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define PRT_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLUGRT_PLUGIN_H */

@@ -1,0 +1,98 @@
+/*
+ * Internal foundation shared by every module: errors, logging, allocation
+ * (with fault injection for tests), dtypes, half floats, hashing and
+ * bounds-checked byte buffers. Nothing here is exported except the prt_
+ * functions declared in plugrt.h.
+ */
+#ifndef PLUGRT_BASE_H
+#define PLUGRT_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plugrt/plugrt.h"
+
+#if defined(__GNUC__)
+#define BASE_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define BASE_PRINTF(a, b)
+#endif
+
+/* Records the calling thread's error and returns `status`, so callers write
+ * `return base_error(PRT_ERR_SHAPE, "...", ...);`. */
+prt_status base_error(prt_status status, const char *fmt, ...) BASE_PRINTF(2, 3);
+/* Prefixes the current message with "<prefix>: " (keeps the status). */
+prt_status base_error_prefix(prt_status status, const char *fmt, ...)
+    BASE_PRINTF(2, 3);
+/* Clears the calling thread's error. */
+void base_clear_error(void);
+
+void base_log(int32_t severity, const char *fmt, ...) BASE_PRINTF(2, 3);
+
+/* Allocation. Every allocation in the library goes through these, so tests can
+ * make the N-th one fail (base_fail_alloc_after). base_malloc(0) returns a
+ * valid pointer. They do not set an error; callers do. */
+void *base_malloc(size_t n);
+void *base_calloc(size_t count, size_t size);
+void *base_realloc(void *p, size_t n);
+void base_free(void *p);
+char *base_strdup(const char *s);
+/* Test hook: the allocation after `n` more succeed fails; -1 disables. */
+void base_fail_alloc_after(int64_t n);
+
+/* a * b with overflow check: 0 on overflow, else 1 and *out set. */
+int base_mul_i64(int64_t a, int64_t b, int64_t *out);
+int base_add_i64(int64_t a, int64_t b, int64_t *out);
+
+/* Element count of dims (1 for rank 0); -1 if a dim is negative or the product
+ * overflows. */
+int64_t base_volume(const prt_dims *dims);
+/* Writes "1x3x224x224" (or "scalar") into buf. */
+void base_dims_str(const prt_dims *dims, char *buf, size_t cap);
+
+float base_half_to_float(uint16_t h);
+uint16_t base_float_to_half(float f);
+float base_bf16_to_float(uint16_t h);
+uint16_t base_float_to_bf16(float f);
+
+uint64_t base_fnv1a64(const void *data, size_t n, uint64_t seed);
+#define BASE_FNV_SEED 0xcbf29ce484222325ull
+uint32_t base_crc32(const void *data, size_t n);
+
+/* A growing byte buffer for writers. On allocation failure `failed` is set
+ * and further appends are ignored; check it once at the end. */
+typedef struct base_buf {
+    uint8_t *data;
+    size_t size;
+    size_t cap;
+    int failed;
+} base_buf;
+void base_buf_put(base_buf *b, const void *p, size_t n);
+void base_buf_u32(base_buf *b, uint32_t v); /* little-endian */
+void base_buf_i32(base_buf *b, int32_t v);
+void base_buf_u64(base_buf *b, uint64_t v);
+void base_buf_i64(base_buf *b, int64_t v);
+void base_buf_str(base_buf *b, const char *s); /* u32 length + bytes */
+void base_buf_free(base_buf *b);
+
+/* A bounds-checked reader over untrusted bytes. Any read past the end sets
+ * `failed` and yields zeros; check it once per record. */
+typedef struct base_reader {
+    const uint8_t *data;
+    size_t size;
+    size_t pos;
+    int failed;
+} base_reader;
+void base_rd_get(base_reader *r, void *p, size_t n);
+uint32_t base_rd_u32(base_reader *r);
+int32_t base_rd_i32(base_reader *r);
+uint64_t base_rd_u64(base_reader *r);
+int64_t base_rd_i64(base_reader *r);
+/* A borrowed pointer to n bytes inside the reader, or NULL (failed set). */
+const uint8_t *base_rd_span(base_reader *r, size_t n);
+/* A string as written by base_buf_str, copied (caller frees with base_free);
+ * NULL on failure. Rejects embedded NULs and lengths over max_len. */
+char *base_rd_str(base_reader *r, size_t max_len);
+
+#endif /* PLUGRT_BASE_H */

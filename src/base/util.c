@@ -1,0 +1,177 @@
+/* Arithmetic with overflow checks, dims helpers, dtypes and half floats. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base.h"
+
+int base_mul_i64(int64_t a, int64_t b, int64_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+int base_add_i64(int64_t a, int64_t b, int64_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+int64_t base_volume(const prt_dims *dims)
+{
+    int64_t v = 1;
+    if (dims->nb_dims < 0 || dims->nb_dims > PRT_MAX_DIMS)
+        return -1;
+    for (int32_t i = 0; i < dims->nb_dims; i++) {
+        if (dims->d[i] < 0 || !base_mul_i64(v, dims->d[i], &v))
+            return -1;
+    }
+    return v;
+}
+
+void base_dims_str(const prt_dims *dims, char *buf, size_t cap)
+{
+    size_t n = 0;
+    if (cap == 0)
+        return;
+    buf[0] = '\0';
+    if (dims->nb_dims <= 0 || dims->nb_dims > PRT_MAX_DIMS) {
+        snprintf(buf, cap, dims->nb_dims == 0 ? "scalar" : "(rank %d)",
+                 (int)dims->nb_dims);
+        return;
+    }
+    for (int32_t i = 0; i < dims->nb_dims && n < cap; i++) {
+        int w = snprintf(buf + n, cap - n, "%s%lld", i ? "x" : "",
+                         (long long)dims->d[i]);
+        if (w < 0)
+            return;
+        n += (size_t)w;
+    }
+}
+
+size_t prt_dtype_size(int32_t dtype)
+{
+    switch (dtype) {
+    case PRT_FLOAT32: case PRT_INT32: return 4;
+    case PRT_FLOAT16: case PRT_BFLOAT16: return 2;
+    case PRT_INT8: case PRT_UINT8: case PRT_BOOL: return 1;
+    case PRT_INT64: return 8;
+    default: return 0;
+    }
+}
+
+const char *prt_dtype_name(int32_t dtype)
+{
+    static const char *const names[PRT_DTYPE_COUNT] = {
+        "float32", "float16", "bfloat16", "int8",
+        "uint8",   "int32",   "int64",    "bool"};
+    if (dtype < 0 || dtype >= PRT_DTYPE_COUNT)
+        return "invalid";
+    return names[dtype];
+}
+
+float base_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31;
+    uint32_t exp = (h >> 10) & 0x1f;
+    uint32_t man = h & 0x3ff;
+    uint32_t bits;
+    float f;
+    if (exp == 0) {
+        /* zero or subnormal: man * 2^-24 */
+        f = (float)man * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    }
+    if (exp == 31)
+        bits = sign | 0x7f800000u | (man << 13);
+    else
+        bits = sign | ((exp + 112) << 23) | (man << 13);
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t base_float_to_half(float f)
+{
+    uint32_t x;
+    uint32_t sign, exp, man;
+    memcpy(&x, &f, 4);
+    sign = (x >> 16) & 0x8000;
+    exp = (x >> 23) & 0xff;
+    man = x & 0x7fffff;
+    if (exp == 0xff) /* inf or nan (keep nan quiet) */
+        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0));
+    {
+        int32_t e = (int32_t)exp - 127 + 15;
+        if (e >= 31)
+            return (uint16_t)(sign | 0x7c00);
+        if (e <= 0) {
+            /* subnormal half: round to nearest even */
+            uint32_t m, shift, r, half;
+            if (e < -10)
+                return (uint16_t)sign;
+            m = man | 0x800000;
+            shift = (uint32_t)(14 - e);
+            r = m >> shift;
+            half = 1u << (shift - 1);
+            if ((m & ((1u << shift) - 1)) > half ||
+                ((m & ((1u << shift) - 1)) == half && (r & 1)))
+                r++;
+            return (uint16_t)(sign | r);
+        }
+        {
+            uint32_t r = ((uint32_t)e << 10) | (man >> 13);
+            uint32_t rest = man & 0x1fff;
+            if (rest > 0x1000 || (rest == 0x1000 && (r & 1)))
+                r++; /* may carry into the exponent, which is right */
+            return (uint16_t)(sign | r);
+        }
+    }
+}
+
+float base_bf16_to_float(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t base_float_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffff) > 0x7f800000)
+        return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+uint64_t base_fnv1a64(const void *data, size_t n, uint64_t seed)
+{
+    const uint8_t *p = data;
+    uint64_t h = seed;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+uint32_t base_crc32(const void *data, size_t n)
+{
+    static uint32_t table[256];
+    static _Atomic int ready;
+    const uint8_t *p = data;
+    uint32_t c = 0xffffffffu;
+    if (!ready) {
+        /* Idempotent: racing threads compute the same table. */
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t v = i;
+            for (int k = 0; k < 8; k++)
+                v = (v & 1) ? 0xedb88320u ^ (v >> 1) : v >> 1;
+            table[i] = v;
+        }
+        ready = 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+    return c ^ 0xffffffffu;
+}

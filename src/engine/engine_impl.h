@@ -1,0 +1,115 @@
+/*
+ * The engine as the builder produces it, the serializer writes and reads it,
+ * and the runtime executes it (internal).
+ *
+ * Invariants (the builder establishes them; engine_validate checks them on
+ * bytes read from a file, before anything else touches the engine):
+ *  - layers are in a topological order: a layer's inputs are network inputs
+ *    or outputs of earlier layers;
+ *  - every tensor dim is a node of `exprs`;
+ *  - an arena tensor's [offset, offset + max_bytes) lies inside arena_size;
+ *  - I/O tensors (io_index >= 0) live in user memory and have offset -1.
+ */
+#ifndef PLUGRT_ENGINE_IMPL_H
+#define PLUGRT_ENGINE_IMPL_H
+
+#include <stdint.h>
+
+#include "base/base.h"
+#include "expr/expr.h"
+
+/* Engine file format version; bump on any incompatible change. */
+#define ENG_FORMAT_VERSION 1u
+#define ENG_MAGIC "PLUGRTEN" /* 8 bytes at offset 0 */
+
+typedef struct eng_tensor {
+    char *name;
+    int32_t dtype;  /* prt_dtype */
+    int32_t format; /* prt_format */
+    int32_t nb_dims;
+    int32_t dim_expr[PRT_MAX_DIMS]; /* node index in prt_engine.exprs */
+    int32_t input_index;            /* index in input_tensors, or -1 */
+    int32_t output_index;           /* index in output_tensors, or -1 */
+    int32_t size_id;                /* >= 0: this is size tensor size_id */
+    int32_t producer;               /* layer index, or -1 for an input */
+    int64_t offset;    /* arena byte offset; -1 when not in the arena */
+    int64_t max_bytes; /* bytes at the largest shapes of every profile */
+} eng_tensor;
+
+typedef struct eng_layer {
+    char *name;
+    char *plugin_namespace;
+    char *plugin_name;
+    char *plugin_version;
+    char *library;         /* creator's library path as loaded; "" if none */
+    uint64_t library_hash; /* content hash of that library; 0 if none */
+    uint32_t plugin_abi;   /* the creator's abi_version */
+    int32_t device;        /* prt_device the layer runs on */
+
+    /* The plugin's serialized fields: `fields` point into `field_blob`. */
+    int32_t nb_fields;
+    prt_field *fields;
+    uint8_t *field_blob;
+    int64_t field_blob_size;
+
+    int32_t nb_inputs;
+    int32_t *inputs; /* tensor ids */
+    int32_t nb_outputs;
+    int32_t *outputs; /* tensor ids */
+    /* Per output: the input index it aliases (in place), or -1; and whether
+     * the runtime must copy that input into the output's memory first
+     * (because the input lives on after this layer or is user memory that
+     * differs from the output's). */
+    int32_t *alias_input;
+    uint8_t *alias_copy;
+
+    int32_t tactic;
+    int64_t workspace; /* bytes at the largest shapes */
+
+    /* Runtime-phase plugin (not serialized): made by the builder as a clone,
+     * or recreated through the registry on load. Contexts attach clones. */
+    prt_plugin *plugin;
+} eng_layer;
+
+struct prt_engine {
+    int32_t device; /* prt_device */
+
+    int32_t nb_tensors;
+    eng_tensor *tensors;
+    int32_t nb_layers;
+    eng_layer *layers; /* topological order */
+
+    int32_t nb_inputs;
+    int32_t *input_tensors; /* network inputs, in order */
+    int32_t nb_outputs;
+    int32_t *output_tensors; /* marked outputs, in order */
+
+    /* Profiles: [nb_profiles * nb_inputs] dims each, indexed
+     * profile * nb_inputs + input. Static inputs have min = opt = max. */
+    int32_t nb_profiles;
+    prt_dims *prof_min;
+    prt_dims *prof_opt;
+    prt_dims *prof_max;
+
+    expr_program exprs;
+    int32_t nb_sizes; /* size tensors; tensor with size_id s exists for each */
+
+    int64_t arena_size;     /* activations */
+    int64_t workspace_size; /* max over layers */
+};
+
+/* Allocates an empty engine (all zero). NULL on out of memory. */
+prt_engine *engine_alloc(void);
+/* Frees everything the engine owns, including plugins (engine.c). */
+void engine_free(prt_engine *e);
+/* Checks every invariant above and every index; PRT_ERR_MALFORMED naming the
+ * offending item. Used on engines read from bytes. */
+prt_status engine_validate(const prt_engine *e);
+
+/* Serialization (format.c). Writes the whole engine. */
+prt_status engine_write(const prt_engine *e, base_buf *out);
+/* Parses bytes into a new engine without plugins (layers' plugin == NULL).
+ * Every malformed, truncated or altered input is a clean error. */
+prt_status engine_read(const void *bytes, size_t size, prt_engine **out);
+
+#endif /* PLUGRT_ENGINE_IMPL_H */

@@ -1,0 +1,72 @@
+#include "testutil.h"
+
+#include <stdlib.h>
+
+int tu_failures;
+int tu_checks;
+
+void tu_fail(const char *file, int line, const char *what)
+{
+    tu_failures++;
+    fprintf(stderr, "%s:%d: check failed: %s\n    last error: %s\n", file, line,
+            what, prt_last_error());
+}
+
+void tu_check_err(prt_status got, prt_status want, const char *sub,
+                  const char *file, int line, const char *what)
+{
+    const char *msg = prt_last_error();
+    tu_checks++;
+    if (got != want) {
+        tu_failures++;
+        fprintf(stderr, "%s:%d: %s returned %s, wanted %s\n    last error: %s\n",
+                file, line, what, prt_status_name(got), prt_status_name(want),
+                msg);
+        return;
+    }
+    if ((sub && !strstr(msg, sub)) || (!sub && msg[0] == '\0')) {
+        tu_failures++;
+        fprintf(stderr, "%s:%d: %s: message lacks \"%s\"\n    message: %s\n",
+                file, line, what, sub ? sub : "(anything)", msg);
+    }
+}
+
+int tu_finish(const char *name)
+{
+    printf("%s: %d checks, %d failed\n", name, tu_checks, tu_failures);
+    return tu_failures ? 1 : 0;
+}
+
+void tu_rng_seed(tu_rng *r, uint64_t seed)
+{
+    r->s = seed ? seed : 0x9e3779b97f4a7c15ull;
+}
+
+uint64_t tu_rng_u64(tu_rng *r)
+{
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 0x2545f4914f6cdd1dull;
+}
+
+double tu_rng_uniform(tu_rng *r)
+{
+    return (double)(tu_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+int64_t tu_rng_range(tu_rng *r, int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(tu_rng_u64(r) % (uint64_t)(hi - lo + 1));
+}
+
+prt_dims tu_dims(int32_t nb, const int64_t *d)
+{
+    prt_dims r;
+    memset(&r, 0, sizeof r);
+    r.nb_dims = nb;
+    for (int32_t i = 0; i < nb; i++)
+        r.d[i] = d[i];
+    return r;
+}
+
