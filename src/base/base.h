@@ -51,6 +51,12 @@ int64_t base_volume(const prt_dims *dims);
 /* Writes "1x3x224x224" (or "scalar") into buf. */
 void base_dims_str(const prt_dims *dims, char *buf, size_t cap);
 
+/* Bytes of one element of a prt_field_type (sizeof(prt_dims) for DIMS); 0
+ * for an invalid type. */
+size_t base_field_type_size(int32_t type);
+/* "int32", "float32", "char", ...; "invalid" for an unknown value. */
+const char *base_field_type_name(int32_t type);
+
 float base_half_to_float(uint16_t h);
 uint16_t base_float_to_half(float f);
 float base_bf16_to_float(uint16_t h);

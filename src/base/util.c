@@ -175,3 +175,25 @@ uint32_t base_crc32(const void *data, size_t n)
         c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
     return c ^ 0xffffffffu;
 }
+
+size_t base_field_type_size(int32_t type)
+{
+    switch (type) {
+    case PRT_FIELD_INT8: case PRT_FIELD_CHAR: case PRT_FIELD_BYTES: return 1;
+    case PRT_FIELD_INT16: case PRT_FIELD_FLOAT16: case PRT_FIELD_BFLOAT16: return 2;
+    case PRT_FIELD_INT32: case PRT_FIELD_FLOAT32: return 4;
+    case PRT_FIELD_INT64: case PRT_FIELD_FLOAT64: return 8;
+    case PRT_FIELD_DIMS: return sizeof(prt_dims);
+    default: return 0;
+    }
+}
+
+const char *base_field_type_name(int32_t type)
+{
+    static const char *const names[PRT_FIELD_TYPE_COUNT] = {
+        "int8", "int16", "int32", "int64", "float16", "float32",
+        "float64", "bfloat16", "char", "dims", "bytes"};
+    if (type < 0 || type >= PRT_FIELD_TYPE_COUNT)
+        return "invalid";
+    return names[type];
+}

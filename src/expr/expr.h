@@ -38,8 +38,20 @@ typedef struct expr_program {
 } expr_program;
 
 /* prt_expr (opaque in plugin.h) is defined in expr.c; its address is stable
- * for the pool's lifetime and expr_id gives its node index in the program. */
+ * for the pool's lifetime and expr_id gives its node index in the program
+ * (-1 for NULL). */
 int32_t expr_id(const prt_expr *e);
+
+/* prt_dim_op values are 0 .. EXPR_OP_COUNT - 1. */
+#define EXPR_OP_COUNT 9
+/* "SUM", "FLOOR_DIV", ...; "?" for a value out of range. Static storage. */
+const char *expr_op_name(int32_t op);
+/* One operation on concrete values, shared by constant folding (expr.c) and
+ * evaluation (expr_eval.c) so both round alike: NULL with *out set, or a
+ * static reason ("overflow", "division by zero", "unknown operation") with
+ * *out untouched. FLOOR_DIV rounds toward -inf and CEIL_DIV toward +inf for
+ * every sign of either operand. Records no error; callers name the node. */
+const char *expr_apply(int32_t op, int64_t a, int64_t b, int64_t *out);
 
 typedef struct expr_pool expr_pool;
 
@@ -102,6 +114,14 @@ typedef struct expr_env {
  * range. */
 prt_status expr_program_eval(const expr_program *p, const expr_env *env,
                              int64_t *values, uint8_t *known);
+
+/* Like expr_program_eval, but a size that env does not know takes the value
+ * of its upper-bound node (expr_upper.c): the dims memory must hold before a
+ * data-dependent layer runs. size_scratch and known_scratch hold nb_sizes
+ * entries. */
+prt_status expr_program_eval_upper(const expr_program *p, const expr_env *env,
+                                   int64_t *size_scratch, uint8_t *known_scratch,
+                                   int64_t *values, uint8_t *known);
 
 /* A profile: min/opt/max dims of every network input. */
 typedef struct expr_profile {

@@ -1,0 +1,130 @@
+/* Builder configuration: device, workspace limit, autotuning, profiles. */
+#include <string.h>
+
+#include "builder/builder.h"
+
+prt_status prt_builder_config_create(prt_builder_config **out)
+{
+    prt_builder_config *c;
+    if (!out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_builder_config_create: out is NULL");
+    c = base_calloc(1, sizeof *c);
+    if (!c)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_builder_config_create: out of memory");
+    c->device = PRT_DEVICE_CPU;
+    c->workspace_limit = (int64_t)1 << 30;
+    *out = c;
+    return PRT_OK;
+}
+
+void prt_builder_config_destroy(prt_builder_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (int32_t p = 0; p < cfg->nb_profiles; p++) {
+        for (int32_t i = 0; i < cfg->profiles[p].nb_entries; i++)
+            base_free(cfg->profiles[p].entries[i].input);
+        base_free(cfg->profiles[p].entries);
+    }
+    base_free(cfg->profiles);
+    base_free(cfg);
+}
+
+prt_status prt_builder_config_set_device(prt_builder_config *cfg, int32_t device)
+{
+    if (!cfg)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_builder_config_set_device: cfg is NULL");
+    if (device == PRT_DEVICE_CPU) {
+        cfg->device = device;
+        return PRT_OK;
+    }
+    if (device == PRT_DEVICE_CUDA)
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "this build of plugrt has no CUDA device; build on a "
+                          "machine with nvcc or target PRT_DEVICE_CPU");
+    return base_error(PRT_ERR_INVALID_ARGUMENT, "unknown device %d", (int)device);
+}
+
+prt_status prt_builder_config_set_workspace_limit(prt_builder_config *cfg,
+                                                  int64_t bytes)
+{
+    if (!cfg || bytes < 0)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builder_config_set_workspace_limit: bad argument");
+    cfg->workspace_limit = bytes;
+    return PRT_OK;
+}
+
+prt_status prt_builder_config_set_autotune(prt_builder_config *cfg, int32_t on)
+{
+    if (!cfg)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_builder_config_set_autotune: cfg is NULL");
+    cfg->autotune = on ? 1 : 0;
+    return PRT_OK;
+}
+
+prt_status prt_builder_config_add_profile(prt_builder_config *cfg,
+                                          int32_t *out_profile)
+{
+    cfg_profile *p;
+    if (!cfg || !out_profile)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_builder_config_add_profile: NULL argument");
+    p = base_realloc(cfg->profiles, sizeof *p * (size_t)(cfg->nb_profiles + 1));
+    if (!p)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_builder_config_add_profile: out of memory");
+    cfg->profiles = p;
+    memset(&p[cfg->nb_profiles], 0, sizeof *p);
+    *out_profile = cfg->nb_profiles++;
+    return PRT_OK;
+}
+
+prt_status prt_builder_config_set_profile_dims(prt_builder_config *cfg,
+                                               int32_t profile,
+                                               const char *input_name,
+                                               const prt_dims *min,
+                                               const prt_dims *opt,
+                                               const prt_dims *max)
+{
+    cfg_profile *p;
+    cfg_entry *e = NULL;
+    if (!cfg || !input_name || !min || !opt || !max)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builder_config_set_profile_dims: NULL argument");
+    if (profile < 0 || profile >= cfg->nb_profiles)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "profile %d does not exist (%d added)", (int)profile,
+                          (int)cfg->nb_profiles);
+    if (min->nb_dims != opt->nb_dims || min->nb_dims != max->nb_dims ||
+        min->nb_dims < 0 || min->nb_dims > PRT_MAX_DIMS)
+        return base_error(PRT_ERR_SHAPE,
+                          "profile %d, input '%s': min, opt and max must have "
+                          "one rank in 0..%d", (int)profile, input_name, PRT_MAX_DIMS);
+    for (int32_t i = 0; i < min->nb_dims; i++) {
+        if (min->d[i] < 0 || min->d[i] > opt->d[i] || opt->d[i] > max->d[i])
+            return base_error(PRT_ERR_SHAPE,
+                              "profile %d, input '%s', dim %d: need 0 <= min <= "
+                              "opt <= max, got %lld, %lld, %lld", (int)profile,
+                              input_name, (int)i, (long long)min->d[i],
+                              (long long)opt->d[i], (long long)max->d[i]);
+    }
+    p = &cfg->profiles[profile];
+    for (int32_t i = 0; i < p->nb_entries; i++)
+        if (strcmp(p->entries[i].input, input_name) == 0)
+            e = &p->entries[i];
+    if (!e) {
+        cfg_entry *arr = base_realloc(p->entries, sizeof *arr * (size_t)(p->nb_entries + 1));
+        char *name;
+        if (!arr)
+            return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
+        p->entries = arr;
+        name = base_strdup(input_name);
+        if (!name)
+            return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
+        e = &arr[p->nb_entries++];
+        e->input = name;
+    }
+    e->min = *min;
+    e->opt = *opt;
+    e->max = *max;
+    return PRT_OK;
+}

@@ -1,0 +1,336 @@
+/* Network definition: inputs, plugin layers, names, outputs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "network/network.h"
+
+/* Grows *arr (of elem-size entries) so index *count fits. */
+static int grow(void **arr, int32_t *cap, int32_t count, size_t elem)
+{
+    void *p;
+    int32_t n;
+    if (count < *cap)
+        return 1;
+    n = *cap ? *cap * 2 : 8;
+    p = base_realloc(*arr, (size_t)n * elem);
+    if (!p)
+        return 0;
+    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(n - *cap) * elem);
+    *arr = p;
+    *cap = n;
+    return 1;
+}
+
+prt_status prt_network_create(prt_network **out)
+{
+    prt_network *n;
+    if (!out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_network_create: out is NULL");
+    n = base_calloc(1, sizeof *n);
+    if (!n)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_network_create: out of memory");
+    *out = n;
+    return PRT_OK;
+}
+
+void prt_network_destroy(prt_network *net)
+{
+    if (!net)
+        return;
+    for (int32_t i = 0; i < net->nb_tensors; i++)
+        base_free(net->tensors[i].name);
+    for (int32_t i = 0; i < net->nb_layers; i++) {
+        net_layer *l = &net->layers[i];
+        base_free(l->name);
+        base_free(l->inputs);
+        base_free(l->shape_inputs);
+        base_free(l->outputs);
+        if (l->plugin)
+            l->plugin->vt->runtime->destroy(l->plugin);
+    }
+    base_free(net->tensors);
+    base_free(net->layers);
+    base_free(net->inputs);
+    base_free(net->outputs);
+    base_free(net);
+}
+
+static int name_taken(const prt_network *net, const char *name, int32_t except)
+{
+    for (int32_t i = 0; i < net->nb_tensors; i++)
+        if (i != except && net->tensors[i].name &&
+            strcmp(net->tensors[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Appends a tensor with a copy of `name`; returns its id or -1 (OOM). */
+static int32_t add_tensor(prt_network *net, const char *name)
+{
+    net_tensor *t;
+    char *copy;
+    if (!grow((void **)&net->tensors, &net->cap_tensors, net->nb_tensors,
+              sizeof *net->tensors))
+        return -1;
+    copy = base_strdup(name);
+    if (!copy)
+        return -1;
+    t = &net->tensors[net->nb_tensors];
+    memset(t, 0, sizeof *t);
+    t->name = copy;
+    t->producer = -1;
+    t->input_index = -1;
+    return net->nb_tensors++;
+}
+
+prt_status prt_network_add_input(prt_network *net, const char *name,
+                                 int32_t dtype, const prt_dims *dims,
+                                 int32_t *out_tensor)
+{
+    int32_t id;
+    if (!net || !name || !dims || !out_tensor)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_add_input: NULL argument");
+    if (!name[0])
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_add_input: empty input name");
+    if (prt_dtype_size(dtype) == 0)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "input '%s': invalid dtype %d", name, (int)dtype);
+    if (dims->nb_dims < 0 || dims->nb_dims > PRT_MAX_DIMS)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "input '%s': rank %d is outside 0..%d", name,
+                          (int)dims->nb_dims, PRT_MAX_DIMS);
+    for (int32_t i = 0; i < dims->nb_dims; i++)
+        if (dims->d[i] < -1)
+            return base_error(PRT_ERR_INVALID_ARGUMENT,
+                              "input '%s': dim %d is %lld (use -1 for dynamic)",
+                              name, (int)i, (long long)dims->d[i]);
+    if (name_taken(net, name, -1))
+        return base_error(PRT_ERR_ALREADY_EXISTS,
+                          "input '%s': a tensor of that name exists", name);
+    if (!grow((void **)&net->inputs, &net->cap_inputs, net->nb_inputs,
+              sizeof *net->inputs))
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_network_add_input: out of memory");
+    id = add_tensor(net, name);
+    if (id < 0)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_network_add_input: out of memory");
+    net->tensors[id].dtype = dtype;
+    net->tensors[id].dims = *dims;
+    net->tensors[id].input_index = net->nb_inputs;
+    net->inputs[net->nb_inputs++] = id;
+    *out_tensor = id;
+    return PRT_OK;
+}
+
+static const char *plugin_name(const prt_plugin *p)
+{
+    const char *n = p->vt->core->name ? p->vt->core->name(p) : NULL;
+    return n ? n : "(unnamed plugin)";
+}
+
+prt_status network_check_plugin(const prt_plugin *p, int need_build)
+{
+    const prt_plugin_vtable *vt;
+    if (!p || !p->vt)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "plugin is NULL or has no vtable");
+    vt = p->vt;
+    if (vt->struct_size < sizeof(prt_plugin_vtable) || !vt->core || !vt->runtime)
+        return base_error(PRT_ERR_PLUGIN,
+                          "plugin vtable is too small or lacks core/runtime tables");
+    if (vt->abi_version > PRT_PLUGIN_ABI_VERSION)
+        return base_error(PRT_ERR_VERSION,
+                          "plugin speaks ABI %u, this plugrt speaks %u",
+                          vt->abi_version, PRT_PLUGIN_ABI_VERSION);
+    if (vt->core->struct_size < sizeof(prt_plugin_core) || !vt->core->name ||
+        !vt->core->version || !vt->core->plugin_namespace || !vt->core->devices)
+        return base_error(PRT_ERR_PLUGIN, "plugin core table is incomplete");
+    if (vt->runtime->struct_size < sizeof(prt_plugin_runtime) ||
+        !vt->runtime->enqueue || !vt->runtime->clone || !vt->runtime->destroy ||
+        !vt->runtime->attach_to_context || !vt->runtime->get_fields_to_serialize)
+        return base_error(PRT_ERR_PLUGIN, "plugin '%s': runtime table is incomplete",
+                          plugin_name(p));
+    if (need_build) {
+        const prt_plugin_build *b = vt->build;
+        if (!b || b->struct_size < sizeof(prt_plugin_build) || !b->nb_outputs ||
+            !b->get_output_dtypes || !b->get_output_shapes ||
+            !b->supports_format_combination)
+            return base_error(PRT_ERR_PLUGIN,
+                              "plugin '%s': build table is missing or incomplete "
+                              "(was it created for the runtime phase?)",
+                              plugin_name(p));
+    }
+    return PRT_OK;
+}
+
+prt_status prt_network_add_plugin(prt_network *net, const int32_t *inputs,
+                                  int32_t nb_inputs, const int32_t *shape_inputs,
+                                  int32_t nb_shape_inputs, prt_plugin *plugin,
+                                  int32_t *out_layer)
+{
+    prt_status st;
+    net_layer *l;
+    int32_t nb_out, id, first_tensor;
+    char buf[256];
+    if (!net || !plugin || !out_layer || nb_inputs < 0 || nb_shape_inputs < 0 ||
+        (nb_inputs && !inputs) || (nb_shape_inputs && !shape_inputs))
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_add_plugin: bad argument");
+    st = network_check_plugin(plugin, 1);
+    if (st)
+        return st;
+    for (int32_t i = 0; i < nb_inputs; i++)
+        if (inputs[i] < 0 || inputs[i] >= net->nb_tensors)
+            return base_error(PRT_ERR_INVALID_ARGUMENT,
+                              "plugin '%s': input %d is tensor id %d, which does "
+                              "not exist", plugin_name(plugin), (int)i, (int)inputs[i]);
+    for (int32_t i = 0; i < nb_shape_inputs; i++) {
+        int32_t t = shape_inputs[i];
+        if (t < 0 || t >= net->nb_tensors || net->tensors[t].input_index < 0)
+            return base_error(PRT_ERR_INVALID_ARGUMENT,
+                              "plugin '%s': shape input %d must be a network input",
+                              plugin_name(plugin), (int)i);
+    }
+    nb_out = plugin->vt->build->nb_outputs(plugin);
+    if (nb_out < 1 || nb_out > 64)
+        return base_error(PRT_ERR_PLUGIN, "plugin '%s' reports %d outputs (1..64 allowed)",
+                          plugin_name(plugin), (int)nb_out);
+    if (!grow((void **)&net->layers, &net->cap_layers, net->nb_layers,
+              sizeof *net->layers))
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_network_add_plugin: out of memory");
+    id = net->nb_layers;
+    l = &net->layers[id];
+    memset(l, 0, sizeof *l);
+    snprintf(buf, sizeof buf, "%s_%d", plugin_name(plugin), (int)id);
+    l->name = base_strdup(buf);
+    l->inputs = base_malloc(sizeof(int32_t) * (size_t)(nb_inputs + 1));
+    l->shape_inputs = base_malloc(sizeof(int32_t) * (size_t)(nb_shape_inputs + 1));
+    l->outputs = base_malloc(sizeof(int32_t) * (size_t)nb_out);
+    first_tensor = net->nb_tensors;
+    if (!l->name || !l->inputs || !l->shape_inputs || !l->outputs)
+        goto oom;
+    for (int32_t o = 0; o < nb_out; o++) {
+        int32_t t;
+        snprintf(buf, sizeof buf, "%s:%d", l->name, (int)o);
+        /* A default name that clashes with a user's name gets a suffix. */
+        for (int k = 1; name_taken(net, buf, -1); k++)
+            snprintf(buf, sizeof buf, "%s:%d.%d", l->name, (int)o, k);
+        t = add_tensor(net, buf);
+        if (t < 0)
+            goto oom;
+        net->tensors[t].producer = id;
+        net->tensors[t].producer_output = o;
+        l->outputs[o] = t;
+    }
+    if (nb_inputs)
+        memcpy(l->inputs, inputs, sizeof(int32_t) * (size_t)nb_inputs);
+    if (nb_shape_inputs)
+        memcpy(l->shape_inputs, shape_inputs, sizeof(int32_t) * (size_t)nb_shape_inputs);
+    l->nb_inputs = nb_inputs;
+    l->nb_shape_inputs = nb_shape_inputs;
+    l->nb_outputs = nb_out;
+    l->plugin = plugin;
+    net->nb_layers++;
+    *out_layer = id;
+    return PRT_OK;
+oom:
+    /* Roll back: the caller keeps the plugin. */
+    for (int32_t t = first_tensor; t < net->nb_tensors; t++)
+        base_free(net->tensors[t].name);
+    net->nb_tensors = first_tensor;
+    base_free(l->name);
+    base_free(l->inputs);
+    base_free(l->shape_inputs);
+    base_free(l->outputs);
+    memset(l, 0, sizeof *l);
+    return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_network_add_plugin: out of memory");
+}
+
+int32_t prt_network_layer_output_count(const prt_network *net, int32_t layer)
+{
+    if (!net || layer < 0 || layer >= net->nb_layers)
+        return 0;
+    return net->layers[layer].nb_outputs;
+}
+
+prt_status prt_network_get_layer_output(const prt_network *net, int32_t layer,
+                                        int32_t index, int32_t *out_tensor)
+{
+    if (!net || !out_tensor || layer < 0 || layer >= net->nb_layers)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_get_layer_output: no layer %d", (int)layer);
+    if (index < 0 || index >= net->layers[layer].nb_outputs)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "layer '%s' has %d outputs; %d asked",
+                          net->layers[layer].name,
+                          (int)net->layers[layer].nb_outputs, (int)index);
+    *out_tensor = net->layers[layer].outputs[index];
+    return PRT_OK;
+}
+
+prt_status prt_network_set_tensor_name(prt_network *net, int32_t tensor,
+                                       const char *name)
+{
+    char *copy;
+    if (!net || !name || tensor < 0 || tensor >= net->nb_tensors)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_set_tensor_name: no tensor %d", (int)tensor);
+    if (!name[0])
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "tensor names may not be empty");
+    if (name_taken(net, name, tensor))
+        return base_error(PRT_ERR_ALREADY_EXISTS,
+                          "a tensor named '%s' already exists", name);
+    copy = base_strdup(name);
+    if (!copy)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
+    base_free(net->tensors[tensor].name);
+    net->tensors[tensor].name = copy;
+    return PRT_OK;
+}
+
+prt_status prt_network_set_layer_name(prt_network *net, int32_t layer,
+                                      const char *name)
+{
+    char *copy;
+    if (!net || !name || !name[0] || layer < 0 || layer >= net->nb_layers)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_set_layer_name: bad layer or name");
+    copy = base_strdup(name);
+    if (!copy)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
+    base_free(net->layers[layer].name);
+    net->layers[layer].name = copy;
+    return PRT_OK;
+}
+
+prt_status prt_network_mark_output(prt_network *net, int32_t tensor)
+{
+    if (!net || tensor < 0 || tensor >= net->nb_tensors)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_mark_output: no tensor %d", (int)tensor);
+    if (net->tensors[tensor].is_output)
+        return PRT_OK;
+    if (net->tensors[tensor].input_index >= 0)
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "tensor '%s' is a network input and cannot also be an output",
+                          net->tensors[tensor].name);
+    if (!grow((void **)&net->outputs, &net->cap_outputs, net->nb_outputs,
+              sizeof *net->outputs))
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
+    net->outputs[net->nb_outputs++] = tensor;
+    net->tensors[tensor].is_output = 1;
+    return PRT_OK;
+}
+
+prt_status prt_network_find_tensor(const prt_network *net, const char *name,
+                                   int32_t *out_tensor)
+{
+    if (!net || !name || !out_tensor)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_network_find_tensor: NULL argument");
+    for (int32_t i = 0; i < net->nb_tensors; i++)
+        if (strcmp(net->tensors[i].name, name) == 0) {
+            *out_tensor = i;
+            return PRT_OK;
+        }
+    return base_error(PRT_ERR_NOT_FOUND, "no tensor named '%s' in the network", name);
+}

@@ -1,0 +1,49 @@
+/*
+ * The network definition (internal view for the builder).
+ *
+ * Layers can only consume tensors that already exist, so the order in which
+ * layers were added is a topological order and a network has no cycles.
+ */
+#ifndef PLUGRT_NETWORK_H
+#define PLUGRT_NETWORK_H
+
+#include "base/base.h"
+
+typedef struct net_tensor {
+    char *name;
+    int32_t dtype;     /* network inputs only; layer outputs get theirs at build */
+    prt_dims dims;     /* network inputs only */
+    int32_t producer;  /* layer id, or -1 for a network input */
+    int32_t producer_output;
+    int32_t input_index; /* index in prt_network.inputs, or -1 */
+    int32_t is_output;
+} net_tensor;
+
+typedef struct net_layer {
+    char *name;
+    prt_plugin *plugin; /* owned */
+    int32_t nb_inputs;
+    int32_t *inputs;
+    int32_t nb_shape_inputs;
+    int32_t *shape_inputs;
+    int32_t nb_outputs;
+    int32_t *outputs;
+} net_layer;
+
+struct prt_network {
+    int32_t nb_tensors, cap_tensors;
+    net_tensor *tensors;
+    int32_t nb_layers, cap_layers;
+    net_layer *layers;
+    int32_t nb_inputs, cap_inputs;
+    int32_t *inputs; /* tensor ids of network inputs, in order */
+    int32_t nb_outputs, cap_outputs;
+    int32_t *outputs; /* tensor ids marked as outputs, in order */
+};
+
+/* Checks a plugin object's tables before plugrt calls into it: the vtable,
+ * core and runtime tables present with a size covering every entry, and (for
+ * build) the build table too. Errors name the plugin. */
+prt_status network_check_plugin(const prt_plugin *p, int need_build);
+
+#endif /* PLUGRT_NETWORK_H */

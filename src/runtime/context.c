@@ -1,0 +1,595 @@
+/*
+ * Execution contexts on the CPU.
+ *
+ * Everything a run needs is allocated when the context is created (the arena
+ * at the largest profile, the workspace, plugin clones, expression scratch),
+ * so enqueue allocates nothing. A run evaluates the engine's shape program
+ * from the input shapes; sizes that depend on data are unknown until their
+ * producer has run, so outputs with such dims get their upper bound, and the
+ * program is evaluated again as each size tensor is read.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/engine_impl.h"
+#include "network/network.h"
+
+struct prt_context {
+    const prt_engine *e;
+    int32_t profile;
+    int32_t nb_io;
+    prt_plugin **plugins; /* per layer, owned */
+
+    prt_dims *input_dims; /* per input */
+    uint8_t *input_set;
+    void **io_addr;                       /* per I/O index */
+    const prt_output_allocator **alloc;   /* per I/O index */
+    void **staging;                       /* per I/O index: data-dependent
+                                             outputs with an allocator */
+    prt_dims *out_dims;                   /* per output: dims after a run */
+    int ran;                              /* out_dims valid for the shapes */
+
+    uint8_t *arena;
+    uint8_t *workspace;
+    void **tptr; /* per tensor: memory for this run */
+
+    int64_t *values, *up_values, *size_values, *size_scratch;
+    uint8_t *known, *up_known, *size_known, *known_scratch;
+    int32_t *size_node; /* per size id: its SIZE node */
+
+    prt_tensor_desc *descs;  /* scratch: one layer's inputs then outputs */
+    const void **in_ptrs;
+    void **out_ptrs;
+    prt_tensor_desc *last;   /* per layer, at last_off: shapes last told */
+    int32_t *last_off;
+    uint8_t *told;           /* per layer: on_shape_change called once */
+};
+
+static int32_t io_tensor(const prt_engine *e, int32_t io)
+{
+    return io < e->nb_inputs ? e->input_tensors[io] : e->output_tensors[io - e->nb_inputs];
+}
+
+static int32_t find_io(const prt_context *c, const char *name)
+{
+    if (!name)
+        return -1;
+    for (int32_t i = 0; i < c->nb_io; i++)
+        if (strcmp(c->e->tensors[io_tensor(c->e, i)].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static prt_status no_such_io(const prt_context *c, const char *name, const char *what)
+{
+    return base_error(PRT_ERR_NOT_FOUND, "%s: the engine has no input or output named '%s'",
+                      what, name ? name : "(null)");
+}
+
+void prt_context_destroy(prt_context *c)
+{
+    if (!c)
+        return;
+    if (c->plugins)
+        for (int32_t i = 0; i < c->e->nb_layers; i++)
+            if (c->plugins[i])
+                c->plugins[i]->vt->runtime->destroy(c->plugins[i]);
+    base_free(c->plugins);
+    base_free(c->input_dims);
+    base_free(c->input_set);
+    base_free(c->io_addr);
+    base_free(c->alloc);
+    if (c->staging)
+        for (int32_t i = 0; i < c->nb_io; i++)
+            base_free(c->staging[i]);
+    base_free(c->staging);
+    base_free(c->out_dims);
+    base_free(c->arena);
+    base_free(c->workspace);
+    base_free(c->tptr);
+    base_free(c->values);
+    base_free(c->up_values);
+    base_free(c->size_values);
+    base_free(c->size_scratch);
+    base_free(c->known);
+    base_free(c->up_known);
+    base_free(c->size_known);
+    base_free(c->known_scratch);
+    base_free(c->size_node);
+    base_free(c->descs);
+    base_free(c->in_ptrs);
+    base_free(c->out_ptrs);
+    base_free(c->last);
+    base_free(c->last_off);
+    base_free(c->told);
+    base_free(c);
+}
+
+/* Inputs whose profile fixes their shape need no set_input_shape. */
+static void preset_static_inputs(prt_context *c)
+{
+    const prt_engine *e = c->e;
+    for (int32_t i = 0; i < e->nb_inputs; i++) {
+        size_t k = (size_t)c->profile * (size_t)e->nb_inputs + (size_t)i;
+        c->input_set[i] = memcmp(&e->prof_min[k], &e->prof_max[k], sizeof(prt_dims)) == 0;
+        c->input_dims[i] = e->prof_max[k];
+    }
+    c->ran = 0;
+}
+
+prt_status prt_context_create(const prt_engine *e, prt_context **out)
+{
+    prt_context *c;
+    int32_t max_io = 0, total_desc = 0;
+    size_t nn, ns;
+    if (!e || !out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create: NULL argument");
+    if (e->device != PRT_DEVICE_CPU)
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "the engine targets a device this build cannot run");
+    c = base_calloc(1, sizeof *c);
+    if (!c)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_context_create: out of memory");
+    c->e = e;
+    c->nb_io = e->nb_inputs + e->nb_outputs;
+    for (int32_t i = 0; i < e->nb_layers; i++) {
+        int32_t n = e->layers[i].nb_inputs + e->layers[i].nb_outputs;
+        if (n > max_io)
+            max_io = n;
+        total_desc += n;
+    }
+    nn = (size_t)e->exprs.nb_nodes + 1;
+    ns = (size_t)e->nb_sizes + 1;
+    c->plugins = base_calloc((size_t)e->nb_layers + 1, sizeof(prt_plugin *));
+    c->input_dims = base_calloc((size_t)e->nb_inputs + 1, sizeof(prt_dims));
+    c->input_set = base_calloc((size_t)e->nb_inputs + 1, 1);
+    c->io_addr = base_calloc((size_t)c->nb_io + 1, sizeof(void *));
+    c->alloc = base_calloc((size_t)c->nb_io + 1, sizeof(prt_output_allocator *));
+    c->staging = base_calloc((size_t)c->nb_io + 1, sizeof(void *));
+    c->out_dims = base_calloc((size_t)e->nb_outputs + 1, sizeof(prt_dims));
+    c->arena = base_malloc((size_t)e->arena_size);
+    c->workspace = base_malloc((size_t)e->workspace_size);
+    c->tptr = base_calloc((size_t)e->nb_tensors + 1, sizeof(void *));
+    c->values = base_calloc(nn, sizeof(int64_t));
+    c->up_values = base_calloc(nn, sizeof(int64_t));
+    c->known = base_calloc(nn, 1);
+    c->up_known = base_calloc(nn, 1);
+    c->size_values = base_calloc(ns, sizeof(int64_t));
+    c->size_scratch = base_calloc(ns, sizeof(int64_t));
+    c->size_known = base_calloc(ns, 1);
+    c->known_scratch = base_calloc(ns, 1);
+    c->size_node = base_calloc(ns, sizeof(int32_t));
+    c->descs = base_calloc((size_t)max_io + 1, sizeof(prt_tensor_desc));
+    c->in_ptrs = base_calloc((size_t)max_io + 1, sizeof(void *));
+    c->out_ptrs = base_calloc((size_t)max_io + 1, sizeof(void *));
+    c->last = base_calloc((size_t)total_desc + 1, sizeof(prt_tensor_desc));
+    c->last_off = base_calloc((size_t)e->nb_layers + 1, sizeof(int32_t));
+    c->told = base_calloc((size_t)e->nb_layers + 1, 1);
+    if (!c->plugins || !c->input_dims || !c->input_set || !c->io_addr || !c->alloc ||
+        !c->staging || !c->out_dims || !c->arena || !c->workspace || !c->tptr ||
+        !c->values || !c->up_values || !c->known || !c->up_known || !c->size_values ||
+        !c->size_scratch || !c->size_known || !c->known_scratch || !c->size_node ||
+        !c->descs || !c->in_ptrs || !c->out_ptrs || !c->last || !c->last_off || !c->told) {
+        prt_context_destroy(c);
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_context_create: out of memory "
+                          "(arena %lld bytes, workspace %lld)", (long long)e->arena_size,
+                          (long long)e->workspace_size);
+    }
+    for (int32_t i = 0, off = 0; i < e->nb_layers; i++) {
+        c->last_off[i] = off;
+        off += e->layers[i].nb_inputs + e->layers[i].nb_outputs;
+    }
+    for (int32_t i = 0; i < e->exprs.nb_nodes; i++)
+        if (e->exprs.nodes[i].kind == EXPR_SIZE)
+            c->size_node[e->exprs.nodes[i].imm] = i;
+    for (int32_t i = 0; i < e->nb_tensors; i++)
+        if (e->tensors[i].offset >= 0)
+            c->tptr[i] = c->arena + e->tensors[i].offset;
+    /* One plugin clone per context (attach_to_context). */
+    for (int32_t i = 0; i < e->nb_layers; i++) {
+        const eng_layer *l = &e->layers[i];
+        prt_status st;
+        if (!l->plugin) {
+            prt_context_destroy(c);
+            return base_error(PRT_ERR_STATE, "layer '%s' has no plugin", l->name);
+        }
+        base_clear_error();
+        c->plugins[i] = l->plugin->vt->runtime->attach_to_context(l->plugin, NULL);
+        st = c->plugins[i] ? network_check_plugin(c->plugins[i], 0) : PRT_ERR_PLUGIN;
+        if (st == PRT_OK)
+            st = c->plugins[i]->vt->runtime->set_tactic(c->plugins[i], l->tactic);
+        if (st) {
+            if (!prt_last_error()[0])
+                base_error(PRT_ERR_PLUGIN, "no message from the plugin");
+            prt_context_destroy(c);
+            return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s': attach_to_context failed",
+                                     l->name);
+        }
+    }
+    preset_static_inputs(c);
+    *out = c;
+    return PRT_OK;
+}
+
+prt_status prt_context_set_profile(prt_context *c, int32_t profile)
+{
+    if (!c)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_set_profile: NULL context");
+    if (profile < 0 || profile >= c->e->nb_profiles)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "profile %d does not exist (the engine "
+                          "has %d)", (int)profile, (int)c->e->nb_profiles);
+    c->profile = profile;
+    preset_static_inputs(c);
+    return PRT_OK;
+}
+
+prt_status prt_context_set_input_shape(prt_context *c, const char *name,
+                                       const prt_dims *dims)
+{
+    const prt_engine *e;
+    int32_t io;
+    size_t k;
+    char got[160], lo[160], hi[160];
+    if (!c || !dims)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_set_input_shape: NULL argument");
+    e = c->e;
+    io = find_io(c, name);
+    if (io < 0)
+        return no_such_io(c, name, "set_input_shape");
+    if (io >= e->nb_inputs)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "set_input_shape: '%s' is an output, not an input", name);
+    k = (size_t)c->profile * (size_t)e->nb_inputs + (size_t)io;
+    base_dims_str(dims, got, sizeof got);
+    base_dims_str(&e->prof_min[k], lo, sizeof lo);
+    base_dims_str(&e->prof_max[k], hi, sizeof hi);
+    if (dims->nb_dims != e->prof_min[k].nb_dims)
+        return base_error(PRT_ERR_SHAPE, "input '%s': shape %s has rank %d, the input has "
+                          "rank %d", name, got, (int)dims->nb_dims,
+                          (int)e->prof_min[k].nb_dims);
+    for (int32_t d = 0; d < dims->nb_dims; d++)
+        if (dims->d[d] < e->prof_min[k].d[d] || dims->d[d] > e->prof_max[k].d[d])
+            return base_error(PRT_ERR_SHAPE,
+                              "input '%s': shape %s is outside profile %d (min %s, max %s): "
+                              "dim %d is %lld, allowed %lld..%lld", name, got,
+                              (int)c->profile, lo, hi, (int)d, (long long)dims->d[d],
+                              (long long)e->prof_min[k].d[d],
+                              (long long)e->prof_max[k].d[d]);
+    c->input_dims[io] = *dims;
+    c->input_set[io] = 1;
+    c->ran = 0;
+    return PRT_OK;
+}
+
+prt_status prt_context_set_tensor_address(prt_context *c, const char *name, void *address)
+{
+    int32_t io;
+    if (!c)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_set_tensor_address: NULL context");
+    io = find_io(c, name);
+    if (io < 0)
+        return no_such_io(c, name, "set_tensor_address");
+    c->io_addr[io] = address;
+    return PRT_OK;
+}
+
+prt_status prt_context_set_output_allocator(prt_context *c, const char *name,
+                                            const prt_output_allocator *alloc)
+{
+    int32_t io;
+    const eng_tensor *t;
+    if (!c)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_set_output_allocator: NULL context");
+    io = find_io(c, name);
+    if (io < 0)
+        return no_such_io(c, name, "set_output_allocator");
+    if (io < c->e->nb_inputs)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "set_output_allocator: '%s' is an input", name);
+    if (alloc && (alloc->struct_size < sizeof *alloc || !alloc->reallocate))
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "set_output_allocator: '%s': allocator lacks reallocate", name);
+    t = &c->e->tensors[io_tensor(c->e, io)];
+    /* Data-dependent outputs are written to staging memory of the upper-bound
+     * size, then handed to the allocator at the final size. */
+    if (alloc && !c->staging[io]) {
+        int dd = 0;
+        for (int32_t d = 0; d < t->nb_dims; d++)
+            for (int32_t i = 0; i <= t->dim_expr[d]; i++)
+                dd |= c->e->exprs.nodes[i].kind == EXPR_SIZE;
+        if (dd) {
+            c->staging[io] = base_malloc((size_t)t->max_bytes);
+            if (!c->staging[io])
+                return base_error(PRT_ERR_OUT_OF_MEMORY,
+                                  "set_output_allocator: '%s': out of memory", name);
+        }
+    }
+    c->alloc[io] = alloc;
+    return PRT_OK;
+}
+
+/* Current dims of tensor t from evaluated values (0 if a dim is unknown). */
+static int tensor_dims(const prt_engine *e, int32_t t, const int64_t *values,
+                       const uint8_t *known, prt_dims *out)
+{
+    const eng_tensor *et = &e->tensors[t];
+    memset(out, 0, sizeof *out);
+    out->nb_dims = et->nb_dims;
+    for (int32_t d = 0; d < et->nb_dims; d++) {
+        if (!known[et->dim_expr[d]])
+            return 0;
+        out->d[d] = values[et->dim_expr[d]];
+    }
+    return 1;
+}
+
+static prt_status check_inputs_set(const prt_context *c)
+{
+    for (int32_t i = 0; i < c->e->nb_inputs; i++)
+        if (!c->input_set[i])
+            return base_error(PRT_ERR_STATE, "input '%s' is dynamic and has no shape "
+                              "(prt_context_set_input_shape)",
+                              c->e->tensors[c->e->input_tensors[i]].name);
+    return PRT_OK;
+}
+
+static prt_status eval_exact(prt_context *c)
+{
+    expr_env env = {c->e->nb_inputs, c->input_dims, c->e->nb_sizes, c->size_values,
+                    c->size_known};
+    return expr_program_eval(&c->e->exprs, &env, c->values, c->known);
+}
+
+static prt_status eval_upper(prt_context *c)
+{
+    expr_env env = {c->e->nb_inputs, c->input_dims, c->e->nb_sizes, c->size_values,
+                    c->size_known};
+    return expr_program_eval_upper(&c->e->exprs, &env, c->size_scratch, c->known_scratch,
+                                   c->up_values, c->up_known);
+}
+
+prt_status prt_context_get_tensor_shape(const prt_context *cc, const char *name,
+                                        prt_dims *out)
+{
+    prt_context *c = (prt_context *)cc; /* scratch only; the context is per thread */
+    int32_t io;
+    prt_status st;
+    if (!c || !out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_get_tensor_shape: NULL argument");
+    io = find_io(c, name);
+    if (io < 0)
+        return no_such_io(c, name, "get_tensor_shape");
+    if (io < c->e->nb_inputs) {
+        if (!c->input_set[io])
+            return base_error(PRT_ERR_STATE, "input '%s' has no shape yet", name);
+        *out = c->input_dims[io];
+        return PRT_OK;
+    }
+    if (c->ran) {
+        *out = c->out_dims[io - c->e->nb_inputs];
+        return PRT_OK;
+    }
+    st = check_inputs_set(c);
+    if (st)
+        return st;
+    memset(c->size_known, 0, (size_t)c->e->nb_sizes + 1);
+    st = eval_upper(c);
+    if (st)
+        return st;
+    if (!tensor_dims(c->e, io_tensor(c->e, io), c->up_values, c->up_known, out))
+        return base_error(PRT_ERR_INTERNAL, "output '%s': shape cannot be bounded", name);
+    return PRT_OK;
+}
+
+/* ---- enqueue ----------------------------------------------------------- */
+
+static int has_unknown_dim(const prt_engine *e, int32_t t, const uint8_t *known)
+{
+    for (int32_t d = 0; d < e->tensors[t].nb_dims; d++)
+        if (!known[e->tensors[t].dim_expr[d]])
+            return 1;
+    return 0;
+}
+
+static int64_t bytes_of(const prt_tensor_desc *d)
+{
+    return base_volume(&d->dims) * (int64_t)prt_dtype_size(d->dtype);
+}
+
+/* Points every I/O tensor at its memory; asks allocators for outputs whose
+ * size is known before the run. */
+static prt_status bind_io(prt_context *c)
+{
+    const prt_engine *e = c->e;
+    for (int32_t io = 0; io < c->nb_io; io++) {
+        int32_t t = io_tensor(e, io);
+        const char *name = e->tensors[t].name;
+        if (c->io_addr[io] || (io < e->nb_inputs && e->tensors[t].nb_dims >= 0 &&
+                               c->io_addr[io])) {
+            c->tptr[t] = c->io_addr[io];
+            continue;
+        }
+        if (io < e->nb_inputs || !c->alloc[io]) {
+            prt_dims d;
+            if (tensor_dims(e, t, c->values, c->known, &d) && base_volume(&d) == 0) {
+                c->tptr[t] = c->staging; /* empty tensor: any non-NULL pointer */
+                continue;
+            }
+            return base_error(PRT_ERR_STATE, "%s '%s' has no address "
+                              "(prt_context_set_tensor_address%s)",
+                              io < e->nb_inputs ? "input" : "output", name,
+                              io < e->nb_inputs ? "" : " or an output allocator");
+        }
+        if (c->staging[io]) {
+            c->tptr[t] = c->staging[io];
+        } else {
+            prt_dims d;
+            int64_t bytes;
+            const prt_output_allocator *a = c->alloc[io];
+            tensor_dims(e, t, c->values, c->known, &d);
+            bytes = base_volume(&d) * (int64_t)prt_dtype_size(e->tensors[t].dtype);
+            c->tptr[t] = a->reallocate(a->user, name, NULL, (uint64_t)bytes, 256);
+            if (!c->tptr[t])
+                return base_error(PRT_ERR_OUT_OF_MEMORY, "output allocator gave no memory "
+                                  "for '%s' (%lld bytes)", name, (long long)bytes);
+        }
+    }
+    return PRT_OK;
+}
+
+static int desc_changed(const prt_tensor_desc *a, const prt_tensor_desc *b, int32_t n)
+{
+    for (int32_t k = 0; k < n; k++)
+        if (a[k].dtype != b[k].dtype || a[k].format != b[k].format ||
+            a[k].dims.nb_dims != b[k].dims.nb_dims ||
+            memcmp(a[k].dims.d, b[k].dims.d, sizeof(int64_t) * (size_t)a[k].dims.nb_dims))
+            return 1;
+    return 0;
+}
+
+static prt_status layer_fail(const eng_layer *l, prt_status st, const char *what)
+{
+    if (!prt_last_error()[0])
+        base_error(PRT_ERR_PLUGIN, "no message from the plugin");
+    (void)st;
+    return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s' (plugin %s): %s", l->name,
+                             l->plugin_name, what);
+}
+
+static prt_status run_layer(prt_context *c, int32_t li)
+{
+    const prt_engine *e = c->e;
+    const eng_layer *l = &e->layers[li];
+    prt_plugin *p = c->plugins[li];
+    int32_t nb_in = l->nb_inputs, nb_out = l->nb_outputs;
+    prt_tensor_desc *in = c->descs, *out = c->descs + nb_in;
+    int need_upper = 0;
+    prt_status st;
+
+    for (int32_t k = 0; k < nb_in; k++) {
+        int32_t t = l->inputs[k];
+        memset(&in[k], 0, sizeof in[k]);
+        in[k].dtype = e->tensors[t].dtype;
+        in[k].format = e->tensors[t].format;
+        if (!tensor_dims(e, t, c->values, c->known, &in[k].dims))
+            return base_error(PRT_ERR_INTERNAL, "layer '%s': input %d shape unknown",
+                              l->name, (int)k);
+        c->in_ptrs[k] = c->tptr[t];
+    }
+    for (int32_t o = 0; o < nb_out; o++)
+        need_upper |= has_unknown_dim(e, l->outputs[o], c->known);
+    if (need_upper) {
+        st = eval_upper(c);
+        if (st)
+            return st;
+    }
+    for (int32_t o = 0; o < nb_out; o++) {
+        int32_t t = l->outputs[o];
+        memset(&out[o], 0, sizeof out[o]);
+        out[o].dtype = e->tensors[t].dtype;
+        out[o].format = e->tensors[t].format;
+        if (!tensor_dims(e, t, c->values, c->known, &out[o].dims) &&
+            !tensor_dims(e, t, c->up_values, c->up_known, &out[o].dims))
+            return base_error(PRT_ERR_INTERNAL, "layer '%s': output %d cannot be bounded",
+                              l->name, (int)o);
+        c->out_ptrs[o] = c->tptr[t];
+    }
+    if (!c->told[li] || desc_changed(c->descs, c->last + c->last_off[li], nb_in + nb_out)) {
+        if (p->vt->runtime->on_shape_change) {
+            base_clear_error();
+            st = p->vt->runtime->on_shape_change(p, in, nb_in, out, nb_out);
+            if (st)
+                return layer_fail(l, st, "on_shape_change failed");
+        }
+        memcpy(c->last + c->last_off[li], c->descs, sizeof(prt_tensor_desc) *
+                                                        (size_t)(nb_in + nb_out));
+        c->told[li] = 1;
+    }
+    /* In place: the output's memory must hold the input's values first. */
+    for (int32_t o = 0; o < nb_out; o++) {
+        int32_t k = l->alias_input[o];
+        if (k < 0)
+            continue;
+        if (l->alias_copy[o] && c->out_ptrs[o] != c->in_ptrs[k])
+            memcpy(c->out_ptrs[o], c->in_ptrs[k], (size_t)bytes_of(&in[k]));
+        c->in_ptrs[k] = c->out_ptrs[o];
+    }
+    base_clear_error();
+    st = p->vt->runtime->enqueue(p, in, out, c->in_ptrs, c->out_ptrs,
+                                 l->workspace ? c->workspace : NULL, PRT_DEVICE_CPU, NULL);
+    if (st)
+        return layer_fail(l, st, "enqueue failed");
+    /* Size tensors: read, check against the bound, and re-evaluate shapes. */
+    for (int32_t o = 0; o < nb_out; o++) {
+        const eng_tensor *t = &e->tensors[l->outputs[o]];
+        int32_t s = t->size_id;
+        int64_t v, upper;
+        if (s < 0)
+            continue;
+        v = t->dtype == PRT_INT32 ? *(const int32_t *)c->out_ptrs[o]
+                                  : *(const int64_t *)c->out_ptrs[o];
+        upper = c->up_values[e->exprs.nodes[c->size_node[s]].b];
+        if (v < 0 || v > upper)
+            return base_error(PRT_ERR_PLUGIN,
+                              "layer '%s' (plugin %s) wrote %lld to size tensor '%s', "
+                              "outside its declared bounds 0..%lld; its outputs may be "
+                              "corrupt", l->name, l->plugin_name, (long long)v, t->name,
+                              (long long)upper);
+        c->size_values[s] = v;
+        c->size_known[s] = 1;
+    }
+    if (need_upper)
+        return eval_exact(c);
+    return PRT_OK;
+}
+
+/* After the run: final shapes; allocators get data-dependent outputs. */
+static prt_status finish_outputs(prt_context *c)
+{
+    const prt_engine *e = c->e;
+    for (int32_t o = 0; o < e->nb_outputs; o++) {
+        int32_t io = e->nb_inputs + o, t = e->output_tensors[o];
+        const prt_output_allocator *a = c->alloc[io];
+        const char *name = e->tensors[t].name;
+        if (!tensor_dims(e, t, c->values, c->known, &c->out_dims[o]))
+            return base_error(PRT_ERR_INTERNAL, "output '%s': shape unknown after the run",
+                              name);
+        if (c->io_addr[io] || !a)
+            continue;
+        if (c->staging[io]) {
+            int64_t bytes = base_volume(&c->out_dims[o]) *
+                            (int64_t)prt_dtype_size(e->tensors[t].dtype);
+            void *dst = a->reallocate(a->user, name, NULL, (uint64_t)bytes, 256);
+            if (!dst && bytes > 0)
+                return base_error(PRT_ERR_OUT_OF_MEMORY, "output allocator gave no memory "
+                                  "for '%s' (%lld bytes)", name, (long long)bytes);
+            if (bytes > 0)
+                memcpy(dst, c->staging[io], (size_t)bytes);
+        }
+        if (a->notify_shape)
+            a->notify_shape(a->user, name, &c->out_dims[o]);
+    }
+    return PRT_OK;
+}
+
+prt_status prt_context_enqueue(prt_context *c, void *stream)
+{
+    prt_status st;
+    (void)stream;
+    if (!c)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_enqueue: NULL context");
+    c->ran = 0;
+    st = check_inputs_set(c);
+    if (st)
+        return st;
+    memset(c->size_known, 0, (size_t)c->e->nb_sizes + 1);
+    st = eval_exact(c);
+    if (!st)
+        st = bind_io(c);
+    for (int32_t li = 0; !st && li < c->e->nb_layers; li++)
+        st = run_layer(c, li);
+    if (!st)
+        st = finish_outputs(c);
+    c->ran = st == PRT_OK;
+    return st;
+}

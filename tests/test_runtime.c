@@ -1,0 +1,626 @@
+/*
+ * End-to-end tests of builder, engine files and runtime with small plugins
+ * defined here (registered directly, not through a library) and the standard
+ * library's NonZeroPlugin:
+ *  - a data-dependent dim flowing through a second layer (NonZero -> ToFloat);
+ *  - build -> bytes -> engine -> run equals the first run, output allocator;
+ *  - a plugin writing a size above its bound is caught;
+ *  - autotuning never picks a tactic that disagrees with tactic 0;
+ *  - every single-byte flip and every truncation of an engine file fails
+ *    cleanly; a wrong magic and a future version are named;
+ *  - bad use: shape outside the profile, missing address, unknown plugin;
+ *  - allocation failure at every point of build, load and run.
+ */
+#include <stdlib.h>
+
+#include "base/base.h"
+#include "engine/engine_impl.h"
+#include "testutil.h"
+
+/* ---- test plugins -------------------------------------------------------- */
+
+enum { KIND_TOFLOAT, KIND_BADSIZE, KIND_TACTICAL };
+
+typedef struct tplug {
+    prt_plugin base;
+    int32_t kind;
+    int32_t tactic;
+    prt_field_collection fc;
+} tplug;
+
+static const char *tp_name(const prt_plugin *p)
+{
+    static const char *const names[] = {"ToFloat", "BadSize", "Tactical"};
+    return names[((const tplug *)p)->kind];
+}
+static const char *tp_version(const prt_plugin *p) { (void)p; return "1"; }
+static const char *tp_ns(const prt_plugin *p) { (void)p; return "test"; }
+static uint32_t tp_devices(const prt_plugin *p) { (void)p; return 1u << PRT_DEVICE_CPU; }
+
+static int32_t tp_nb_outputs(const prt_plugin *p)
+{
+    return ((const tplug *)p)->kind == KIND_BADSIZE ? 2 : 1;
+}
+
+static prt_status tp_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out,
+                            const int32_t *in, int32_t nb_in)
+{
+    (void)nb_out;
+    (void)nb_in;
+    out[0] = PRT_FLOAT32;
+    if (((tplug *)p)->kind == KIND_BADSIZE)
+        out[1] = PRT_INT64;
+    (void)in;
+    return PRT_OK;
+}
+
+static prt_status tp_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_in,
+                            const prt_dim_exprs *si, int32_t nb_si, prt_dim_exprs *out,
+                            int32_t nb_out, prt_expr_builder *eb)
+{
+    (void)nb_in;
+    (void)si;
+    (void)nb_si;
+    (void)nb_out;
+    if (((tplug *)p)->kind == KIND_BADSIZE) {
+        /* out0: 1-D of K <= N elements, K a size tensor. */
+        const prt_expr *n = in[0].d[0];
+        out[0].nb_dims = 1;
+        out[0].d[0] = eb->declare_size_tensor(eb, 1, n, n);
+        out[1].nb_dims = 0;
+        return out[0].d[0] ? PRT_OK : PRT_ERR_PLUGIN;
+    }
+    out[0] = in[0];
+    return PRT_OK;
+}
+
+static int32_t tp_supports(prt_plugin *p, int32_t pos, const prt_dynamic_tensor_desc *io,
+                           int32_t nb_in, int32_t nb_out)
+{
+    const tplug *t = (const tplug *)p;
+    (void)nb_out;
+    if (io[pos].desc.format != PRT_FORMAT_LINEAR)
+        return 0;
+    if (pos < nb_in)
+        return t->kind == KIND_TOFLOAT ? io[pos].desc.dtype == PRT_INT32
+                                       : io[pos].desc.dtype == PRT_FLOAT32;
+    if (t->kind == KIND_BADSIZE && pos == nb_in + 1)
+        return io[pos].desc.dtype == PRT_INT64;
+    return io[pos].desc.dtype == PRT_FLOAT32;
+}
+
+static prt_status tp_tactics(prt_plugin *p, int32_t *tactics, int32_t cap, int32_t *count)
+{
+    const tplug *t = (const tplug *)p;
+    *count = t->kind == KIND_TACTICAL ? 2 : 0;
+    for (int32_t i = 0; i < cap && i < *count; i++)
+        tactics[i] = i + 1;
+    return PRT_OK;
+}
+
+static prt_status tp_set_tactic(prt_plugin *p, int32_t tactic)
+{
+    ((tplug *)p)->tactic = tactic;
+    return PRT_OK;
+}
+
+static prt_status tp_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
+                             const prt_tensor_desc *out_desc, const void *const *in,
+                             void *const *out, void *ws, int32_t device, void *stream)
+{
+    const tplug *t = (const tplug *)p;
+    int64_t n = 1;
+    (void)ws;
+    (void)stream;
+    (void)out_desc;
+    if (device != PRT_DEVICE_CPU)
+        return PRT_ERR_UNSUPPORTED;
+    for (int32_t d = 0; d < in_desc[0].dims.nb_dims; d++)
+        n *= in_desc[0].dims.d[d];
+    if (t->kind == KIND_TOFLOAT) {
+        for (int64_t i = 0; i < n; i++)
+            ((float *)out[0])[i] = (float)((const int32_t *)in[0])[i] * 0.5f;
+    } else if (t->kind == KIND_BADSIZE) {
+        *(int64_t *)out[1] = n + 5; /* past the declared bound n */
+    } else {
+        /* Tactic 2 is "fast" and wrong: it must never be chosen. */
+        for (int64_t i = 0; i < n; i++)
+            ((float *)out[0])[i] = ((const float *)in[0])[i] * 2.0f +
+                                   (t->tactic == 2 ? 1.0f : 0.0f);
+    }
+    return PRT_OK;
+}
+
+static prt_plugin *tp_clone(const prt_plugin *p)
+{
+    tplug *c = malloc(sizeof *c);
+    if (c)
+        *c = *(const tplug *)p;
+    return &c->base;
+}
+static prt_plugin *tp_attach(prt_plugin *p, prt_plugin_resources *r)
+{
+    (void)r;
+    return tp_clone(p);
+}
+static const prt_field_collection *tp_fields(prt_plugin *p) { return &((tplug *)p)->fc; }
+static void tp_destroy(prt_plugin *p) { free(p); }
+
+static const prt_plugin_core tp_core = {sizeof tp_core, PRT_PLUGIN_ABI_VERSION, tp_name,
+                                        tp_version, tp_ns, tp_devices};
+static const prt_plugin_build tp_build = {
+    sizeof tp_build, PRT_PLUGIN_ABI_VERSION, tp_nb_outputs, tp_dtypes, tp_shapes,
+    tp_supports, NULL, NULL, tp_tactics, NULL};
+static const prt_plugin_runtime tp_runtime = {
+    sizeof tp_runtime, PRT_PLUGIN_ABI_VERSION, tp_set_tactic, NULL, tp_enqueue,
+    tp_attach, tp_fields, tp_clone, tp_destroy};
+static const prt_plugin_vtable tp_vt = {sizeof tp_vt, PRT_PLUGIN_ABI_VERSION, &tp_core,
+                                        &tp_build, &tp_runtime};
+
+static prt_status tp_create(const prt_plugin_creator *c, const char *layer,
+                            const prt_field_collection *f, int32_t phase, prt_plugin **out)
+{
+    tplug *t = calloc(1, sizeof *t);
+    (void)layer;
+    (void)f;
+    (void)phase;
+    if (!t)
+        return PRT_ERR_OUT_OF_MEMORY;
+    t->base.vt = &tp_vt;
+    t->kind = (int32_t)(intptr_t)c->user;
+    *out = &t->base;
+    return PRT_OK;
+}
+
+static prt_plugin_creator tp_creators[3] = {
+    {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "ToFloat", "1", "test", 0, NULL,
+     tp_create, (void *)(intptr_t)KIND_TOFLOAT},
+    {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "BadSize", "1", "test", 0, NULL,
+     tp_create, (void *)(intptr_t)KIND_BADSIZE},
+    {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "Tactical", "1", "test", 0, NULL,
+     tp_create, (void *)(intptr_t)KIND_TACTICAL},
+};
+
+static prt_registry *make_registry(void)
+{
+    prt_registry *reg = tu_registry_with_plugins();
+    for (int i = 0; reg && i < 3; i++)
+        if (prt_registry_add_creator(reg, &tp_creators[i]) != PRT_OK) {
+            tu_fail(__FILE__, __LINE__, "add test creator");
+            prt_registry_destroy(reg);
+            return NULL;
+        }
+    return reg;
+}
+
+/* ---- NonZero -> ToFloat, dynamic R x C ------------------------------------ */
+
+static prt_status build_chain(prt_registry *reg, prt_engine **out)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_plugin *nz = tu_make_plugin(reg, "", "NonZeroPlugin", "1", NULL, 0);
+    prt_plugin *tf = tu_make_plugin(reg, "test", "ToFloat", "1", NULL, 0);
+    prt_dims dyn = {2, {-1, -1}}, mn = {2, {1, 1}}, op = {2, {8, 8}}, mx = {2, {16, 16}};
+    int32_t x, l0, l1, idx, cnt, f, prof;
+    prt_status st;
+    if (!nz || !tf)
+        return PRT_ERR_INTERNAL;
+    st = prt_network_create(&net);
+    if (!st)
+        st = prt_network_add_input(net, "X", PRT_FLOAT32, &dyn, &x);
+    if (!st)
+        st = prt_network_add_plugin(net, &x, 1, NULL, 0, nz, &l0);
+    if (!st) {
+        nz = NULL;
+        st = prt_network_get_layer_output(net, l0, 0, &idx);
+    }
+    if (!st)
+        st = prt_network_get_layer_output(net, l0, 1, &cnt);
+    if (!st)
+        st = prt_network_add_plugin(net, &idx, 1, NULL, 0, tf, &l1);
+    if (!st) {
+        tf = NULL;
+        st = prt_network_get_layer_output(net, l1, 0, &f);
+    }
+    if (!st)
+        st = prt_network_set_tensor_name(net, f, "F");
+    if (!st)
+        st = prt_network_set_tensor_name(net, cnt, "K");
+    if (!st)
+        st = prt_network_mark_output(net, f);
+    if (!st)
+        st = prt_network_mark_output(net, cnt);
+    if (!st)
+        st = prt_builder_config_create(&cfg);
+    if (!st)
+        st = prt_builder_config_add_profile(cfg, &prof);
+    if (!st)
+        st = prt_builder_config_set_profile_dims(cfg, prof, "X", &mn, &op, &mx);
+    if (!st)
+        st = prt_build_engine(net, cfg, reg, out);
+    if (nz)
+        nz->vt->runtime->destroy(nz);
+    if (tf)
+        tf->vt->runtime->destroy(tf);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return st;
+}
+
+typedef struct capture {
+    void *mem;
+    uint64_t size;
+    prt_dims dims;
+    int notified;
+} capture;
+
+static void *cap_realloc(void *user, const char *name, void *cur, uint64_t size,
+                         uint64_t align)
+{
+    capture *c = user;
+    (void)name;
+    (void)cur;
+    (void)align;
+    free(c->mem);
+    c->mem = malloc(size ? size : 1);
+    c->size = size;
+    return c->mem;
+}
+
+static void cap_notify(void *user, const char *name, const prt_dims *dims)
+{
+    capture *c = user;
+    (void)name;
+    c->dims = *dims;
+    c->notified++;
+}
+
+/* Runs the chain on an r x c input; checks against a reference. */
+static int run_chain(const prt_engine *e, int64_t r, int64_t c, int use_allocator,
+                     uint64_t seed)
+{
+    prt_context *ctx = NULL;
+    float *x = malloc(sizeof(float) * (size_t)(r * c));
+    float *f = malloc(sizeof(float) * (size_t)(r * c * 2 + 1));
+    int64_t k = -1, want = 0;
+    prt_dims d = {2, {r, c}}, fd;
+    capture cap = {0};
+    prt_output_allocator alloc = {sizeof alloc, PRT_PLUGIN_ABI_VERSION, &cap, cap_realloc,
+                                  cap_notify};
+    tu_rng rng;
+    int rc = 0;
+    REQUIRE(x && f);
+    tu_rng_seed(&rng, seed);
+    for (int64_t i = 0; i < r * c; i++)
+        x[i] = tu_rng_uniform(&rng) < 0.4 ? 0.0f : (float)tu_rng_range(&rng, 1, 9);
+    REQUIRE_OK(prt_context_create(e, &ctx));
+    CHECK_OK(prt_context_set_input_shape(ctx, "X", &d));
+    /* Before a run, F's data-dependent dim stands at its upper bound. */
+    CHECK_OK(prt_context_get_tensor_shape(ctx, "F", &fd));
+    CHECK(fd.nb_dims == 2 && fd.d[0] == r * c && fd.d[1] == 2);
+    CHECK_OK(prt_context_set_tensor_address(ctx, "X", x));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "K", &k));
+    if (use_allocator)
+        CHECK_OK(prt_context_set_output_allocator(ctx, "F", &alloc));
+    else
+        CHECK_OK(prt_context_set_tensor_address(ctx, "F", f));
+    CHECK_OK(prt_context_enqueue(ctx, NULL));
+    CHECK_OK(prt_context_get_tensor_shape(ctx, "F", &fd));
+    for (int64_t i = 0; i < r * c; i++)
+        want += x[i] != 0.0f;
+    CHECK(k == want);
+    CHECK(fd.nb_dims == 2 && fd.d[0] == want && fd.d[1] == 2);
+    if (use_allocator) {
+        CHECK(cap.notified == 1 && cap.dims.d[0] == want);
+        CHECK(cap.size == (uint64_t)(want * 2) * sizeof(float));
+        if (cap.mem)
+            memcpy(f, cap.mem, (size_t)cap.size);
+    }
+    for (int64_t i = 0, j = 0; i < r * c && !rc; i++) {
+        if (x[i] == 0.0f)
+            continue;
+        if (f[2 * j] != (float)(i / c) * 0.5f || f[2 * j + 1] != (float)(i % c) * 0.5f) {
+            tu_fail(__FILE__, __LINE__, "chain output differs from the reference");
+            rc = 1;
+        }
+        j++;
+    }
+    free(cap.mem);
+    free(x);
+    free(f);
+    prt_context_destroy(ctx);
+    return rc;
+}
+
+static int test_chain(prt_registry *reg)
+{
+    prt_engine *e = NULL, *e2 = NULL;
+    void *bytes = NULL, *bytes2 = NULL;
+    size_t size = 0, size2 = 0;
+    prt_io_info io;
+    REQUIRE_OK(build_chain(reg, &e));
+    REQUIRE_OK(prt_engine_serialize(e, &bytes, &size));
+    REQUIRE_OK(prt_engine_deserialize(reg, bytes, size, &e2));
+    /* Serializing the loaded engine gives the same bytes. */
+    REQUIRE_OK(prt_engine_serialize(e2, &bytes2, &size2));
+    CHECK(size == size2 && memcmp(bytes, bytes2, size) == 0);
+    CHECK(prt_engine_io_count(e2) == 3);
+    CHECK_OK(prt_engine_get_io(e2, 1, &io));
+    CHECK(strcmp(io.name, "F") == 0 && !io.is_input && io.dtype == PRT_FLOAT32);
+    CHECK(io.dims.nb_dims == 2 && io.dims.d[0] == -1 && io.dims.d[1] == 2);
+    CHECK(io.data_dependent_mask == 1u);
+    CHECK_OK(prt_engine_get_io(e2, 2, &io));
+    CHECK(io.is_size_tensor && io.dims.nb_dims == 0 && io.dtype == PRT_INT64);
+    for (int rep = 0; rep < 2; rep++) {
+        const prt_engine *which = rep ? e2 : e;
+        run_chain(which, 1, 1, 0, 1);
+        run_chain(which, 5, 7, 0, 2);
+        run_chain(which, 16, 16, 0, 3);
+        run_chain(which, 9, 3, 1, 4);
+    }
+    prt_free(bytes);
+    prt_free(bytes2);
+    prt_engine_destroy(e2);
+    prt_engine_destroy(e);
+    return 0;
+}
+
+/* ---- single-layer networks of the test plugins ---------------------------- */
+
+static prt_status build_one(prt_registry *reg, const char *name, int32_t autotune,
+                            int64_t n, prt_engine **out)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_plugin *p = tu_make_plugin(reg, "test", name, "1", NULL, 0);
+    prt_dims d = {1, {n}};
+    int32_t x, l, y;
+    prt_status st;
+    if (!p)
+        return PRT_ERR_INTERNAL;
+    st = prt_network_create(&net);
+    if (!st)
+        st = prt_network_add_input(net, "X", PRT_FLOAT32, &d, &x);
+    if (!st)
+        st = prt_network_add_plugin(net, &x, 1, NULL, 0, p, &l);
+    if (st)
+        p->vt->runtime->destroy(p);
+    for (int32_t o = 0; !st && o < prt_network_layer_output_count(net, l); o++) {
+        char nm[8] = {'Y', (char)('0' + o), 0};
+        st = prt_network_get_layer_output(net, l, o, &y);
+        if (!st)
+            st = prt_network_set_tensor_name(net, y, nm);
+        if (!st)
+            st = prt_network_mark_output(net, y);
+    }
+    if (!st)
+        st = prt_builder_config_create(&cfg);
+    if (!st)
+        st = prt_builder_config_set_autotune(cfg, autotune);
+    if (!st)
+        st = prt_build_engine(net, cfg, reg, out);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return st;
+}
+
+static int test_bad_size(prt_registry *reg)
+{
+    prt_engine *e = NULL;
+    prt_context *ctx = NULL;
+    float x[4] = {1, 2, 3, 4}, y[4];
+    int64_t k;
+    REQUIRE_OK(build_one(reg, "BadSize", 0, 4, &e));
+    REQUIRE_OK(prt_context_create(e, &ctx));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "X", x));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "Y0", y));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "Y1", &k));
+    CHECK_ERR(prt_context_enqueue(ctx, NULL), PRT_ERR_PLUGIN, "wrote 9 to size tensor 'Y1'");
+    prt_context_destroy(ctx);
+    prt_engine_destroy(e);
+    return 0;
+}
+
+static int test_tactics(prt_registry *reg)
+{
+    for (int autotune = 0; autotune < 2; autotune++) {
+        prt_engine *e = NULL;
+        prt_context *ctx = NULL;
+        float x[64], y[64];
+        REQUIRE_OK(build_one(reg, "Tactical", autotune, 64, &e));
+        /* Tactic 2 disagrees with the reference and can never win; without
+         * autotuning tactic 0 is used. */
+        CHECK(e->layers[0].tactic != 2);
+        if (!autotune)
+            CHECK(e->layers[0].tactic == 0);
+        for (int i = 0; i < 64; i++)
+            x[i] = (float)i - 20.0f;
+        REQUIRE_OK(prt_context_create(e, &ctx));
+        CHECK_OK(prt_context_set_tensor_address(ctx, "X", x));
+        CHECK_OK(prt_context_set_tensor_address(ctx, "Y0", y));
+        CHECK_OK(prt_context_enqueue(ctx, NULL));
+        for (int i = 0; i < 64; i++)
+            CHECK(y[i] == x[i] * 2.0f);
+        prt_context_destroy(ctx);
+        prt_engine_destroy(e);
+    }
+    return 0;
+}
+
+/* ---- engine bytes ---------------------------------------------------------- */
+
+static int test_corruption(prt_registry *reg)
+{
+    prt_engine *e = NULL, *bad = NULL;
+    uint8_t *bytes = NULL, *copy;
+    size_t size = 0;
+    int ok_flips = 0;
+    REQUIRE_OK(build_chain(reg, &e));
+    REQUIRE_OK(prt_engine_serialize(e, (void **)&bytes, &size));
+    copy = malloc(size);
+    REQUIRE(copy);
+    for (size_t i = 0; i < size; i++) {
+        prt_status st;
+        memcpy(copy, bytes, size);
+        copy[i] ^= (uint8_t)(1u << (i % 8));
+        st = prt_engine_deserialize(reg, copy, size, &bad);
+        if (st == PRT_OK) {
+            prt_engine_destroy(bad);
+            ok_flips++;
+        } else if (!prt_last_error()[0]) {
+            tu_fail(__FILE__, __LINE__, "a flipped byte gave an empty message");
+        }
+    }
+    CHECK(ok_flips == 0);
+    for (size_t n = 0; n < size; n++) {
+        prt_status st = prt_engine_deserialize(reg, bytes, n, &bad);
+        CHECK(st == PRT_ERR_MALFORMED || st == PRT_ERR_VERSION);
+        if (st == PRT_OK)
+            prt_engine_destroy(bad);
+    }
+    memcpy(copy, bytes, size);
+    memcpy(copy, "NOTANENG", 8);
+    CHECK_ERR(prt_engine_deserialize(reg, copy, size, &bad), PRT_ERR_MALFORMED, "magic");
+    memcpy(copy, bytes, size);
+    copy[8] = (uint8_t)(copy[8] + 1); /* format version, little-endian u32 */
+    CHECK_ERR(prt_engine_deserialize(reg, copy, size, &bad), PRT_ERR_VERSION, "version");
+    free(copy);
+    prt_free(bytes);
+    prt_engine_destroy(e);
+    return 0;
+}
+
+/* ---- bad use ---------------------------------------------------------------- */
+
+static int test_bad_use(prt_registry *reg)
+{
+    prt_engine *e = NULL, *e2 = NULL;
+    prt_context *ctx = NULL;
+    prt_registry *empty = NULL;
+    void *bytes = NULL;
+    size_t size;
+    prt_dims big = {2, {17, 3}}, rank1 = {1, {3}}, ok = {2, {2, 2}};
+    float x[4] = {0, 1, 0, 1};
+    float f[8];
+    int64_t k;
+    REQUIRE_OK(build_chain(reg, &e));
+    REQUIRE_OK(prt_context_create(e, &ctx));
+    CHECK_ERR(prt_context_set_input_shape(ctx, "X", &big), PRT_ERR_SHAPE,
+              "input 'X': shape 17x3 is outside profile 0 (min 1x1, max 16x16)");
+    CHECK_ERR(prt_context_set_input_shape(ctx, "X", &rank1), PRT_ERR_SHAPE, "rank");
+    CHECK_ERR(prt_context_set_input_shape(ctx, "nope", &ok), PRT_ERR_NOT_FOUND, "'nope'");
+    CHECK_ERR(prt_context_enqueue(ctx, NULL), PRT_ERR_STATE, "input 'X'");
+    CHECK_OK(prt_context_set_input_shape(ctx, "X", &ok));
+    CHECK_ERR(prt_context_enqueue(ctx, NULL), PRT_ERR_STATE, "input 'X' has no address");
+    CHECK_OK(prt_context_set_tensor_address(ctx, "X", x));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "K", &k));
+    CHECK_ERR(prt_context_enqueue(ctx, NULL), PRT_ERR_STATE, "output 'F' has no address");
+    CHECK_OK(prt_context_set_tensor_address(ctx, "F", f));
+    CHECK_OK(prt_context_enqueue(ctx, NULL));
+    CHECK(k == 2);
+    prt_context_destroy(ctx);
+
+    /* A registry without the plugins: the error names the key. */
+    REQUIRE_OK(prt_engine_serialize(e, &bytes, &size));
+    REQUIRE_OK(prt_registry_create(&empty));
+    CHECK_ERR(prt_engine_deserialize(empty, bytes, size, &e2), PRT_ERR_NOT_FOUND,
+              "NonZeroPlugin");
+    CHECK_ERR(prt_engine_deserialize(empty, bytes, size, &e2), PRT_ERR_NOT_FOUND,
+              "libplugrt_plugins");
+    prt_registry_destroy(empty);
+    prt_free(bytes);
+    prt_engine_destroy(e);
+
+    /* Builder errors. */
+    {
+        prt_network *net = NULL;
+        prt_builder_config *cfg = NULL;
+        prt_dims dyn = {2, {-1, 4}};
+        int32_t t;
+        REQUIRE_OK(prt_network_create(&net));
+        REQUIRE_OK(prt_builder_config_create(&cfg));
+        CHECK_ERR(prt_build_engine(net, cfg, reg, &e2), PRT_ERR_INVALID_ARGUMENT, "no outputs");
+        CHECK_OK(prt_network_add_input(net, "X", PRT_FLOAT32, &dyn, &t));
+        CHECK_ERR(prt_network_add_input(net, "X", PRT_FLOAT32, &dyn, &t),
+                  PRT_ERR_ALREADY_EXISTS, "'X'");
+        {
+            prt_plugin *p = tu_make_plugin(reg, "test", "Tactical", "1", NULL, 0);
+            int32_t l, y;
+            REQUIRE(p);
+            REQUIRE_OK(prt_network_add_plugin(net, &t, 1, NULL, 0, p, &l));
+            REQUIRE_OK(prt_network_get_layer_output(net, l, 0, &y));
+            REQUIRE_OK(prt_network_mark_output(net, y));
+        }
+        CHECK_ERR(prt_build_engine(net, cfg, reg, &e2), PRT_ERR_SHAPE,
+                  "input 'X' has dynamic dims -1x4");
+        prt_builder_config_destroy(cfg);
+        prt_network_destroy(net);
+    }
+    return 0;
+}
+
+/* ---- allocation failures ---------------------------------------------------- */
+
+static int test_alloc_failures(prt_registry *reg)
+{
+    int64_t n;
+    /* Fail the n-th allocation of build + serialize + load + run, for every
+     * n until the whole sequence succeeds; each must end cleanly. */
+    for (n = 0; n < 100000; n++) {
+        prt_engine *e = NULL, *e2 = NULL;
+        prt_context *ctx = NULL;
+        void *bytes = NULL;
+        size_t size = 0;
+        prt_dims d = {2, {3, 3}};
+        float x[9] = {1, 0, 2, 0, 0, 3, 4, 5, 0}, f[18];
+        int64_t k = 0;
+        prt_status st;
+        base_fail_alloc_after(n);
+        st = build_chain(reg, &e);
+        if (!st)
+            st = prt_engine_serialize(e, &bytes, &size);
+        if (!st)
+            st = prt_engine_deserialize(reg, bytes, size, &e2);
+        if (!st)
+            st = prt_context_create(e2, &ctx);
+        if (!st)
+            st = prt_context_set_input_shape(ctx, "X", &d);
+        if (!st)
+            st = prt_context_set_tensor_address(ctx, "X", x);
+        if (!st)
+            st = prt_context_set_tensor_address(ctx, "F", f);
+        if (!st)
+            st = prt_context_set_tensor_address(ctx, "K", &k);
+        if (!st)
+            st = prt_context_enqueue(ctx, NULL);
+        base_fail_alloc_after(-1);
+        if (st)
+            CHECK(prt_last_error()[0] != '\0');
+        prt_context_destroy(ctx);
+        prt_engine_destroy(e2);
+        prt_engine_destroy(e);
+        prt_free(bytes);
+        if (st == PRT_OK) {
+            CHECK(k == 5);
+            break;
+        }
+    }
+    CHECK(n > 10 && n < 100000);
+    return 0;
+}
+
+int main(void)
+{
+    prt_registry *reg = make_registry();
+    if (!reg)
+        return tu_finish("test_runtime");
+    test_chain(reg);
+    test_bad_size(reg);
+    test_tactics(reg);
+    test_corruption(reg);
+    test_bad_use(reg);
+    test_alloc_failures(reg);
+    prt_registry_destroy(reg);
+    return tu_finish("test_runtime");
+}
