@@ -1,0 +1,646 @@
+/*
+ * The plugin registry: keys and defaults, direct creators, plugin libraries
+ * (good, broken, refusing, from the future, clashing), independent
+ * registries side by side, library identity, error messages, and allocation
+ * failure at every step.
+ */
+#include <stdlib.h>
+
+#include "base/base.h"
+#include "registry/registry.h"
+#include "testutil.h"
+
+#define LIB(name) PRT_TESTLIB_DIR "/" name ".so"
+#define FOO_A LIB("testlib_foo_a")
+#define FOO_B LIB("testlib_foo_b")
+
+/* ---- creators added directly -------------------------------------------- */
+
+static prt_status direct_create(const prt_plugin_creator *self,
+                                const char *layer_name,
+                                const prt_field_collection *fields,
+                                int32_t phase, prt_plugin **out)
+{
+    return PRT_ERR_UNSUPPORTED;
+}
+
+static const prt_field_schema gamma_fields[] = {
+    {"axis", PRT_FIELD_INT32, 1, "the axis"},
+    {"pads", PRT_FIELD_INT64, -1, NULL},
+};
+
+/* ::Gamma@1, the default namespace and version. */
+static const prt_plugin_creator gamma_creator = {
+    sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "Gamma", "1", "",
+    2, gamma_fields, direct_create, NULL};
+/* test::Gamma@2: same name, other namespace and version. */
+static const prt_plugin_creator gamma2_creator = {
+    sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "Gamma", "2", "test",
+    0, NULL, direct_create, NULL};
+/* test::Foo@1 directly, to clash with the Foo libraries. */
+static const prt_plugin_creator foo_direct = {
+    sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "Foo", "1", "test",
+    0, NULL, direct_create, NULL};
+
+/* 1 if the registry's list of libraries contains `sub`. */
+static int libraries_mention(const prt_registry *reg, const char *sub)
+{
+    char buf[1024];
+    registry_describe_libraries(reg, buf, sizeof buf);
+    return strstr(buf, sub) != NULL;
+}
+
+static void test_direct(void)
+{
+    prt_registry *reg = NULL;
+    const prt_plugin_creator *c = NULL;
+    uint64_t hash = 123;
+
+    CHECK_OK(prt_registry_create(&reg));
+    if (!reg)
+        return;
+    CHECK(prt_registry_creator_count(reg) == 0);
+    CHECK(prt_registry_get_creator(reg, 0) == NULL);
+
+    CHECK_OK(prt_registry_add_creator(reg, &gamma_creator));
+    CHECK_OK(prt_registry_add_creator(reg, &gamma2_creator));
+    CHECK(prt_registry_creator_count(reg) == 2);
+    CHECK(prt_registry_get_creator(reg, 0) == &gamma_creator);
+    CHECK(prt_registry_get_creator(reg, 1) == &gamma2_creator);
+    CHECK(prt_registry_get_creator(reg, 2) == NULL);
+    CHECK(prt_registry_get_creator(reg, -1) == NULL);
+
+    /* NULL namespace means "", NULL version means "1". */
+    CHECK_OK(prt_registry_find_creator(reg, NULL, "Gamma", NULL, &c));
+    CHECK(c == &gamma_creator);
+    c = NULL;
+    CHECK_OK(prt_registry_find_creator(reg, "", "Gamma", "1", &c));
+    CHECK(c == &gamma_creator);
+    CHECK_OK(prt_registry_find_creator(reg, "test", "Gamma", "2", &c));
+    CHECK(c == &gamma2_creator);
+
+    /* Missing keys name the key, near misses and the (absent) libraries;
+     * *out is untouched. */
+    c = &foo_direct;
+    CHECK_ERR(prt_registry_find_creator(reg, "test", "Gamma", NULL, &c),
+              PRT_ERR_NOT_FOUND, "test::Gamma@1");
+    CHECK(c == &foo_direct);
+    CHECK(strstr(prt_last_error(), "::Gamma@1") != NULL);
+    CHECK(strstr(prt_last_error(), "test::Gamma@2") != NULL);
+    CHECK(strstr(prt_last_error(), "no plugin libraries loaded") != NULL);
+    CHECK_ERR(prt_registry_find_creator(reg, NULL, "Nope", "3", &c),
+              PRT_ERR_NOT_FOUND, "::Nope@3");
+
+    /* Duplicates. */
+    CHECK_ERR(prt_registry_add_creator(reg, &gamma_creator),
+              PRT_ERR_ALREADY_EXISTS, "::Gamma@1");
+    CHECK(strstr(prt_last_error(), "added directly") != NULL);
+    CHECK(prt_registry_creator_count(reg) == 2);
+
+    /* Direct creators have no library. */
+    CHECK(prt_registry_get_creator_library(reg, &gamma_creator, &hash) ==
+          NULL);
+    CHECK(hash == 0);
+    CHECK(prt_registry_get_creator_library(reg, &foo_direct, NULL) == NULL);
+
+    /* Remove, with the same defaults, keeping the others' order. */
+    CHECK_ERR(prt_registry_remove_creator(reg, "", "Gamma", "7"),
+              PRT_ERR_NOT_FOUND, "::Gamma@7");
+    CHECK_OK(prt_registry_add_creator(reg, &foo_direct));
+    CHECK_OK(prt_registry_remove_creator(reg, NULL, "Gamma", NULL));
+    CHECK(prt_registry_creator_count(reg) == 2);
+    CHECK(prt_registry_get_creator(reg, 0) == &gamma2_creator);
+    CHECK(prt_registry_get_creator(reg, 1) == &foo_direct);
+    CHECK_ERR(prt_registry_find_creator(reg, NULL, "Gamma", NULL, &c),
+              PRT_ERR_NOT_FOUND, "::Gamma@1");
+    CHECK_ERR(prt_registry_remove_creator(reg, NULL, "Gamma", NULL),
+              PRT_ERR_NOT_FOUND, "::Gamma@1");
+    /* Removed, it can come back. */
+    CHECK_OK(prt_registry_add_creator(reg, &gamma_creator));
+    CHECK(prt_registry_get_creator(reg, 2) == &gamma_creator);
+
+    /* Bad arguments are errors, not crashes. */
+    CHECK_ERR(prt_registry_add_creator(reg, NULL), PRT_ERR_INVALID_ARGUMENT,
+              NULL);
+    CHECK_ERR(prt_registry_add_creator(NULL, &gamma_creator),
+              PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(prt_registry_find_creator(reg, NULL, NULL, NULL, &c),
+              PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(prt_registry_find_creator(reg, NULL, "Gamma", NULL, NULL),
+              PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(prt_registry_find_creator(NULL, NULL, "Gamma", NULL, &c),
+              PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(prt_registry_remove_creator(reg, NULL, NULL, NULL),
+              PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(prt_registry_load_library(reg, NULL), PRT_ERR_INVALID_ARGUMENT,
+              NULL);
+    CHECK_ERR(prt_registry_load_library(reg, ""), PRT_ERR_INVALID_ARGUMENT,
+              NULL);
+    CHECK_ERR(prt_registry_unload_library(reg, NULL), PRT_ERR_INVALID_ARGUMENT,
+              NULL);
+    CHECK_ERR(prt_registry_create(NULL), PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK(prt_registry_creator_count(NULL) == 0);
+    CHECK(prt_registry_get_creator(NULL, 0) == NULL);
+    CHECK(prt_registry_get_creator_library(NULL, &gamma_creator, &hash) ==
+          NULL);
+
+    prt_registry_destroy(reg);
+    prt_registry_destroy(NULL);
+}
+
+/* Creators that break a rule are refused, naming them. */
+static void test_bad_creators(void)
+{
+    prt_registry *reg = NULL;
+    prt_plugin_creator c;
+    prt_field_schema bad_field = {"w", 42, 1, NULL};
+    prt_field_schema bad_len = {"w", PRT_FIELD_INT32, -2, NULL};
+    prt_field_schema no_name = {NULL, PRT_FIELD_INT32, 1, NULL};
+
+    CHECK_OK(prt_registry_create(&reg));
+    if (!reg)
+        return;
+
+    c = gamma_creator;
+    c.abi_version = PRT_PLUGIN_ABI_VERSION + 1;
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_VERSION,
+              "::Gamma@1 speaks ABI 2, this plugrt speaks 1");
+
+    c = gamma_creator;
+    c.abi_version = 0;
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "::Gamma@1");
+
+    c = gamma_creator;
+    c.struct_size = (uint32_t)offsetof(prt_plugin_creator, create);
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "::Gamma@1 has struct_size");
+
+    c = gamma_creator;
+    c.struct_size = 8;
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "struct_size 8");
+
+    c = gamma_creator;
+    c.create = NULL;
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "::Gamma@1 has no create function");
+
+    c = gamma_creator;
+    c.name = NULL;
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "must not be NULL");
+    c = gamma_creator;
+    c.version = NULL;
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "must not be NULL");
+    c = gamma_creator;
+    c.plugin_namespace = NULL;
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "must not be NULL");
+    c = gamma_creator;
+    c.name = "";
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "must not be empty");
+
+    c = gamma_creator;
+    c.fields = NULL;
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "schema array is NULL");
+    c = gamma_creator;
+    c.nb_fields = -1;
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "negative");
+    c = gamma_creator;
+    c.nb_fields = 1;
+    c.fields = &bad_field;
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "unknown type 42");
+    c.fields = &bad_len;
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "length -2");
+    c.fields = &no_name;
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
+              "NULL name");
+
+    CHECK(prt_registry_creator_count(reg) == 0);
+    prt_registry_destroy(reg);
+}
+
+/* ---- libraries ----------------------------------------------------------- */
+
+/* The one creator of a Foo library: "a" or "b" by its user data, and its
+ * schema agrees. */
+static const char *foo_flavour(const prt_plugin_creator *c)
+{
+    const char *u = c ? (const char *)c->user : NULL;
+    if (!u || c->nb_fields != 1)
+        return "?";
+    if (strcmp(u, "a") == 0 && strcmp(c->fields[0].name, "alpha") == 0)
+        return "a";
+    if (strcmp(u, "b") == 0 && strcmp(c->fields[0].name, "beta") == 0)
+        return "b";
+    return "?";
+}
+
+static void test_load_unload(void)
+{
+    prt_registry *reg = NULL;
+    const prt_plugin_creator *c = NULL;
+    const char *path;
+    uint64_t hash = 0;
+    prt_plugin *plugin = NULL;
+    prt_field_collection none = {0, NULL};
+
+    CHECK_OK(prt_registry_create(&reg));
+    if (!reg)
+        return;
+    CHECK_OK(prt_registry_add_creator(reg, &gamma_creator));
+    CHECK_OK(prt_registry_load_library(reg, FOO_A));
+    CHECK(prt_registry_creator_count(reg) == 2);
+    CHECK_OK(prt_registry_find_creator(reg, "test", "Foo", NULL, &c));
+    CHECK(strcmp(foo_flavour(c), "a") == 0);
+    CHECK(prt_registry_get_creator(reg, 1) == c);
+
+    /* The creator works, and its errors arrive through the host services. */
+    if (c)
+        CHECK_ERR(c->create(c, "foo", &none, PRT_PHASE_BUILD, &plugin),
+                  PRT_ERR_UNSUPPORTED, "only exists to be found");
+    CHECK(plugin == NULL);
+
+    /* Identity: the path as given and the hash of the file's bytes. */
+    path = prt_registry_get_creator_library(reg, c, &hash);
+    CHECK(path && strcmp(path, FOO_A) == 0);
+    CHECK(hash != 0);
+    {
+        FILE *f = fopen(FOO_A, "rb");
+        uint64_t want = BASE_FNV_SEED;
+        unsigned char buf[4096];
+        size_t n;
+        CHECK(f != NULL);
+        while (f && (n = fread(buf, 1, sizeof buf, f)) > 0)
+            want = base_fnv1a64(buf, n, want);
+        if (f)
+            fclose(f);
+        CHECK(hash == want);
+    }
+
+    /* "Not found" lists what is loaded. */
+    CHECK_ERR(prt_registry_find_creator(reg, "test", "Bar", "1", &c),
+              PRT_ERR_NOT_FOUND, "test::Bar@1");
+    CHECK(strstr(prt_last_error(), "plugin libraries loaded: " FOO_A) != NULL);
+
+    /* Clashes with what a library provides name that library. */
+    CHECK_ERR(prt_registry_add_creator(reg, &foo_direct),
+              PRT_ERR_ALREADY_EXISTS, "test::Foo@1");
+    CHECK(strstr(prt_last_error(), FOO_A) != NULL);
+
+    /* The same library again: by the same path, and by another spelling. */
+    CHECK_ERR(prt_registry_load_library(reg, FOO_A), PRT_ERR_ALREADY_EXISTS,
+              FOO_A);
+    CHECK_ERR(prt_registry_load_library(reg, PRT_TESTLIB_DIR
+                                        "/./testlib_foo_a.so"),
+              PRT_ERR_ALREADY_EXISTS, "already loaded into this registry as");
+    CHECK(prt_registry_creator_count(reg) == 2);
+
+    /* A library whose key is taken adds nothing and stays unloaded. */
+    CHECK_ERR(prt_registry_load_library(reg, FOO_B), PRT_ERR_ALREADY_EXISTS,
+              "test::Foo@1");
+    CHECK(strstr(prt_last_error(), FOO_B) != NULL);
+    CHECK(strstr(prt_last_error(), FOO_A) != NULL);
+    CHECK(prt_registry_creator_count(reg) == 2);
+    CHECK(!libraries_mention(reg, "testlib_foo_b"));
+    CHECK_ERR(prt_registry_unload_library(reg, FOO_B), PRT_ERR_NOT_FOUND,
+              FOO_B);
+
+    /* Unload removes its creators, keeps the others. */
+    CHECK_OK(prt_registry_unload_library(reg, FOO_A));
+    CHECK(prt_registry_creator_count(reg) == 1);
+    CHECK(prt_registry_get_creator(reg, 0) == &gamma_creator);
+    CHECK_ERR(prt_registry_find_creator(reg, "test", "Foo", NULL, &c),
+              PRT_ERR_NOT_FOUND, "no plugin libraries loaded");
+    CHECK_ERR(prt_registry_unload_library(reg, FOO_A), PRT_ERR_NOT_FOUND,
+              "not loaded into this registry");
+
+    /* Now B loads, and a direct Foo clashes with it. */
+    CHECK_OK(prt_registry_load_library(reg, FOO_B));
+    CHECK_OK(prt_registry_find_creator(reg, "test", "Foo", "1", &c));
+    CHECK(strcmp(foo_flavour(c), "b") == 0);
+    CHECK_ERR(prt_registry_load_library(reg, FOO_A), PRT_ERR_ALREADY_EXISTS,
+              "testlib_foo_b.so");
+
+    /* A direct creator with a library's key blocks that library. */
+    CHECK_OK(prt_registry_unload_library(reg, FOO_B));
+    CHECK_OK(prt_registry_add_creator(reg, &foo_direct));
+    CHECK_ERR(prt_registry_load_library(reg, FOO_A), PRT_ERR_ALREADY_EXISTS,
+              "added directly");
+    CHECK(prt_registry_creator_count(reg) == 2);
+
+    /* Destroy unloads what is still loaded (ASan sees any leak). */
+    CHECK_OK(prt_registry_remove_creator(reg, "test", "Foo", "1"));
+    CHECK_OK(prt_registry_load_library(reg, FOO_A));
+    CHECK_OK(prt_registry_load_library(reg, LIB("testlib_malformed")));
+    CHECK(libraries_mention(reg, FOO_A ", " PRT_TESTLIB_DIR
+                                           "/testlib_malformed.so"));
+    prt_registry_destroy(reg);
+}
+
+/* Two registries each hold their own test::Foo@1. */
+static void test_side_by_side(void)
+{
+    prt_registry *ra = NULL, *rb = NULL;
+    const prt_plugin_creator *ca = NULL, *cb = NULL;
+    uint64_t ha = 0, hb = 0;
+    const char *pa, *pb;
+
+    CHECK_OK(prt_registry_create(&ra));
+    CHECK_OK(prt_registry_create(&rb));
+    if (!ra || !rb) {
+        prt_registry_destroy(ra);
+        prt_registry_destroy(rb);
+        return;
+    }
+    CHECK_OK(prt_registry_load_library(ra, FOO_A));
+    CHECK_OK(prt_registry_load_library(rb, FOO_B));
+    CHECK_OK(prt_registry_find_creator(ra, "test", "Foo", "1", &ca));
+    CHECK_OK(prt_registry_find_creator(rb, "test", "Foo", "1", &cb));
+    CHECK(strcmp(foo_flavour(ca), "a") == 0);
+    CHECK(strcmp(foo_flavour(cb), "b") == 0);
+    CHECK(ca != cb);
+    pa = prt_registry_get_creator_library(ra, ca, &ha);
+    pb = prt_registry_get_creator_library(rb, cb, &hb);
+    CHECK(pa && strcmp(pa, FOO_A) == 0);
+    CHECK(pb && strcmp(pb, FOO_B) == 0);
+    CHECK(ha != 0 && hb != 0 && ha != hb);
+    /* A creator of another registry is not this one's. */
+    CHECK(prt_registry_get_creator_library(ra, cb, &hb) == NULL);
+    CHECK(hb == 0);
+
+    /* The same library in both: each registry holds it on its own. */
+    CHECK_OK(prt_registry_load_library(rb, LIB("testlib_malformed")));
+    CHECK_OK(prt_registry_load_library(ra, LIB("testlib_malformed")));
+    CHECK_OK(prt_registry_unload_library(ra, LIB("testlib_malformed")));
+    CHECK_OK(prt_registry_find_creator(rb, "test", "Malformed", "1", &cb));
+    CHECK(cb && cb->create != NULL);
+
+    prt_registry_destroy(ra);
+    /* rb's creator still lives after ra is gone. */
+    CHECK_OK(prt_registry_find_creator(rb, "test", "Foo", "1", &cb));
+    CHECK(strcmp(foo_flavour(cb), "b") == 0);
+    prt_registry_destroy(rb);
+}
+
+static void test_bad_libraries(void)
+{
+    prt_registry *reg = NULL;
+    static const struct {
+        const char *flaw;
+        prt_status status;
+        const char *message;
+    } flaws[] = {
+        {"small_struct", PRT_ERR_MALFORMED, "struct_size 8"},
+        {"null_creators", PRT_ERR_MALFORMED, "creators array is NULL"},
+        {"negative_count", PRT_ERR_MALFORMED, "lists -1 creators"},
+        {"null_creator", PRT_ERR_MALFORMED, "creator 0 of 1 is NULL"},
+        {"no_create", PRT_ERR_MALFORMED, "test::Malformed@1 has no create"},
+        {"null_name", PRT_ERR_MALFORMED, "must not be NULL"},
+        {"bad_field", PRT_ERR_MALFORMED, "unknown type 99"},
+        {"zero_abi", PRT_ERR_MALFORMED, "abi_version 0"},
+    };
+
+    CHECK_OK(prt_registry_create(&reg));
+    if (!reg)
+        return;
+    CHECK_OK(prt_registry_add_creator(reg, &gamma_creator));
+
+    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_does_not_exist")),
+              PRT_ERR_IO, "testlib_does_not_exist.so");
+    CHECK_ERR(prt_registry_load_library(reg, "no_such_plugin_library.so"),
+              PRT_ERR_IO, "no_such_plugin_library.so");
+    /* Not a shared library at all. */
+    CHECK_ERR(prt_registry_load_library(reg, PRT_TESTLIB_DIR),
+              PRT_ERR_IO, PRT_TESTLIB_DIR);
+
+    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_noentry")),
+              PRT_ERR_NOT_FOUND, PRT_PLUGIN_ENTRY_SYMBOL);
+    CHECK(strstr(prt_last_error(), "testlib_noentry.so") != NULL);
+
+    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_refuse")),
+              PRT_ERR_VERSION, "cannot serve plugin ABI 1");
+    CHECK(strstr(prt_last_error(), "testlib_refuse.so") != NULL);
+    /* The library's own explanation is kept. */
+    CHECK(strstr(prt_last_error(), "serves no ABI at all") != NULL);
+
+    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_future")),
+              PRT_ERR_VERSION, "speaks ABI 2, this plugrt speaks 1");
+    CHECK(strstr(prt_last_error(), "testlib_future.so") != NULL);
+
+    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_dup")),
+              PRT_ERR_ALREADY_EXISTS, "test::Dup@1");
+    CHECK(strstr(prt_last_error(), "twice") != NULL);
+    /* Not even its unique creator was added. */
+    CHECK(prt_registry_creator_count(reg) == 1);
+
+    for (size_t i = 0; i < sizeof flaws / sizeof flaws[0]; i++) {
+        setenv("PRT_TESTLIB_FLAW", flaws[i].flaw, 1);
+        CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_malformed")),
+                  flaws[i].status, flaws[i].message);
+        if (!strstr(prt_last_error(), "testlib_malformed.so")) {
+            fprintf(stderr, "flaw %s: message lacks the path\n",
+                    flaws[i].flaw);
+            CHECK(0);
+        }
+    }
+    unsetenv("PRT_TESTLIB_FLAW");
+
+    /* Nothing of any of them stuck. */
+    CHECK(prt_registry_creator_count(reg) == 1);
+    CHECK(libraries_mention(reg, "no plugin libraries loaded"));
+    CHECK_OK(prt_registry_load_library(reg, LIB("testlib_malformed")));
+    CHECK(prt_registry_creator_count(reg) == 2);
+    prt_registry_destroy(reg);
+}
+
+static void test_describe(void)
+{
+    prt_registry *reg = NULL;
+    char buf[64];
+    char key[16];
+
+    registry_describe_libraries(NULL, buf, sizeof buf);
+    CHECK(strcmp(buf, "no registry") == 0);
+    CHECK_OK(prt_registry_create(&reg));
+    if (!reg)
+        return;
+    registry_describe_libraries(reg, buf, sizeof buf);
+    CHECK(strcmp(buf, "no plugin libraries loaded") == 0);
+    CHECK_OK(prt_registry_load_library(reg, FOO_A));
+    CHECK_OK(prt_registry_load_library(reg, LIB("testlib_malformed")));
+    /* Too long for the buffer: truncated, terminated, marked. */
+    registry_describe_libraries(reg, buf, sizeof buf);
+    CHECK(strlen(buf) == sizeof buf - 1);
+    CHECK(strcmp(buf + sizeof buf - 4, "...") == 0);
+    registry_describe_libraries(reg, buf, 1);
+    CHECK(buf[0] == '\0');
+    registry_describe_libraries(reg, buf, 0);
+
+    registry_format_key(NULL, "N", NULL, key, sizeof key);
+    CHECK(strcmp(key, "::N@1") == 0);
+    registry_format_key("ns", "Name", "2", key, sizeof key);
+    CHECK(strcmp(key, "ns::Name@2") == 0);
+    registry_format_key("a-long-namespace", "Name", "2", key, sizeof key);
+    CHECK(strlen(key) == sizeof key - 1);
+    prt_registry_destroy(reg);
+}
+
+/* ---- the standard plugin library ---------------------------------------- */
+
+static void test_standard_library(void)
+{
+    static const struct {
+        const char *ns, *name, *version;
+    } want[] = {
+        {"", "NonZeroPlugin", "1"},
+        {"", "CustomHardmax", "1"},
+        {"example", "circ_pad_plugin", "1"},
+        {"example", "AddInPlace", "1"},
+    };
+    prt_registry *reg = NULL;
+
+    CHECK_OK(prt_registry_create(&reg));
+    if (!reg)
+        return;
+    CHECK_OK(prt_registry_load_library(reg, PRT_PLUGINS_PATH));
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const prt_plugin_creator *c = NULL;
+        uint64_t hash = 0;
+        const char *path;
+        CHECK_OK(prt_registry_find_creator(reg, want[i].ns, want[i].name,
+                                           want[i].version, &c));
+        if (!c)
+            continue;
+        CHECK(strcmp(c->name, want[i].name) == 0);
+        CHECK(strcmp(c->plugin_namespace, want[i].ns) == 0);
+        path = prt_registry_get_creator_library(reg, c, &hash);
+        CHECK(path && strcmp(path, PRT_PLUGINS_PATH) == 0);
+        CHECK(hash != 0);
+    }
+    /* Default namespace and version reach the un-namespaced ones. */
+    {
+        const prt_plugin_creator *c = NULL;
+        CHECK_OK(prt_registry_find_creator(reg, NULL, "NonZeroPlugin", NULL,
+                                           &c));
+    }
+    /* Every creator, with its field schema (the registry vetted them). */
+    for (int32_t i = 0; i < prt_registry_creator_count(reg); i++) {
+        const prt_plugin_creator *c = prt_registry_get_creator(reg, i);
+        CHECK(c && c->name && c->version && c->plugin_namespace && c->create);
+        if (!c)
+            continue;
+        CHECK(c->nb_fields == 0 || c->fields != NULL);
+        for (int32_t f = 0; c->fields && f < c->nb_fields; f++) {
+            CHECK(c->fields[f].name != NULL);
+            CHECK(c->fields[f].type >= 0 &&
+                  c->fields[f].type < PRT_FIELD_TYPE_COUNT);
+        }
+    }
+    prt_registry_destroy(reg);
+}
+
+/* Listing creators with their field schemas, on a registry we control. */
+static void test_listing(void)
+{
+    prt_registry *reg = NULL;
+    int found_alpha = 0, found_axis = 0;
+
+    CHECK_OK(prt_registry_create(&reg));
+    if (!reg)
+        return;
+    CHECK_OK(prt_registry_add_creator(reg, &gamma_creator));
+    CHECK_OK(prt_registry_load_library(reg, FOO_A));
+    CHECK(prt_registry_creator_count(reg) == 2);
+    for (int32_t i = 0; i < prt_registry_creator_count(reg); i++) {
+        const prt_plugin_creator *c = prt_registry_get_creator(reg, i);
+        for (int32_t f = 0; c && f < c->nb_fields; f++) {
+            const prt_field_schema *s = &c->fields[f];
+            if (strcmp(c->name, "Foo") == 0 && strcmp(s->name, "alpha") == 0)
+                found_alpha = s->type == PRT_FIELD_FLOAT32 && s->length == 1;
+            if (strcmp(c->name, "Gamma") == 0 && strcmp(s->name, "axis") == 0)
+                found_axis = s->type == PRT_FIELD_INT32;
+        }
+    }
+    CHECK(found_alpha);
+    CHECK(found_axis);
+    prt_registry_destroy(reg);
+}
+
+/* ---- allocation failure ------------------------------------------------- */
+
+/* Fails the n-th allocation for n = 0, 1, ... through create, add and load,
+ * until the whole sequence succeeds; every failure must be a clean
+ * PRT_ERR_OUT_OF_MEMORY that leaves the registry usable and leaks nothing. */
+static void test_alloc_failure(void)
+{
+    int64_t n;
+    int done = 0;
+    for (n = 0; n < 200 && !done; n++) {
+        prt_registry *reg = NULL;
+        const prt_plugin_creator *c = NULL;
+        prt_status st;
+        int32_t before = -1;
+
+        base_fail_alloc_after(n);
+        st = prt_registry_create(&reg);
+        CHECK((st == PRT_OK) == (reg != NULL)); /* *out untouched on failure */
+        if (st == PRT_OK)
+            st = prt_registry_add_creator(reg, &gamma_creator);
+        if (st == PRT_OK)
+            st = prt_registry_add_creator(reg, &gamma2_creator);
+        if (st == PRT_OK) {
+            before = prt_registry_creator_count(reg);
+            st = prt_registry_load_library(reg, FOO_A);
+        }
+        if (st == PRT_OK)
+            st = prt_registry_load_library(reg, LIB("testlib_malformed"));
+        if (st == PRT_OK)
+            st = prt_registry_find_creator(reg, "test", "Foo", "1", &c);
+        base_fail_alloc_after(-1);
+
+        if (st == PRT_OK) {
+            done = 1;
+            CHECK(prt_registry_creator_count(reg) == 4);
+            CHECK(strcmp(foo_flavour(c), "a") == 0);
+        } else {
+            CHECK_ERR(st, PRT_ERR_OUT_OF_MEMORY, "out of memory");
+            if (reg && before >= 0) {
+                /* A failed load leaves no trace of that library; the
+                 * registry still works. */
+                int32_t count = prt_registry_creator_count(reg);
+                CHECK(count == before || count == before + 1);
+                if (count == before) {
+                    CHECK_ERR(prt_registry_find_creator(reg, "test", "Foo",
+                                                        "1", &c),
+                              PRT_ERR_NOT_FOUND, "test::Foo@1");
+                    CHECK_OK(prt_registry_load_library(reg, FOO_A));
+                }
+            }
+        }
+        prt_registry_destroy(reg);
+    }
+    CHECK(done);
+    CHECK(n > 3); /* create, add, and load did allocate */
+}
+
+int main(void)
+{
+    test_direct();
+    test_bad_creators();
+    test_load_unload();
+    test_side_by_side();
+    test_bad_libraries();
+    test_describe();
+    test_listing();
+    test_alloc_failure();
+    test_standard_library();
+    return tu_finish("test_registry");
+}
