@@ -130,6 +130,17 @@ const char *prt_registry_get_creator_library(const prt_registry *reg,
                                              const prt_plugin_creator *c,
                                              uint64_t *out_content_hash);
 
+/* Built-in ops. plugrt's own operators (Relu, MatMul, Conv, ...) are plugins
+ * in the namespace PRT_BUILTIN_NAMESPACE, served by plugrt itself: every
+ * engine loader finds them without a registry entry. Creators have static
+ * storage. PRT_ERR_NOT_FOUND names the op if there is no such built-in. */
+#define PRT_BUILTIN_NAMESPACE "plugrt"
+PRT_NODISCARD prt_status prt_get_builtin_creator(const char *name,
+                                                 const char *version,
+                                                 const prt_plugin_creator **out);
+int32_t prt_builtin_creator_count(void);
+const prt_plugin_creator *prt_get_builtin_creator_at(int32_t index);
+
 /* ------------------------------------------------------------------------ */
 /* Network definition                                                        */
 /* ------------------------------------------------------------------------ */
@@ -146,6 +157,14 @@ PRT_NODISCARD prt_status prt_network_add_input(prt_network *net,
                                                const char *name, int32_t dtype,
                                                const prt_dims *dims,
                                                int32_t *out_tensor);
+
+/* Adds a constant tensor (weights). `data` holds volume(dims) elements of
+ * dtype, C order, and is copied. dims must be static. */
+PRT_NODISCARD prt_status prt_network_add_constant(prt_network *net,
+                                                  const char *name, int32_t dtype,
+                                                  const prt_dims *dims,
+                                                  const void *data,
+                                                  int32_t *out_tensor);
 
 /* Adds a plugin layer. On success the network owns `plugin` (made by a
  * creator for PRT_PHASE_BUILD); on failure the caller still does. `inputs`
@@ -270,6 +289,55 @@ int32_t prt_engine_profile_count(const prt_engine *engine);
 int32_t prt_engine_layer_count(const prt_engine *engine);
 /* Device the engine was built for (prt_device). */
 int32_t prt_engine_device(const prt_engine *engine);
+
+/* Inspection: what `plugrt inspect` prints. Strings are borrowed for the
+ * engine's lifetime. */
+typedef enum prt_tensor_kind {
+    PRT_TENSOR_INPUT = 0,
+    PRT_TENSOR_OUTPUT = 1,
+    PRT_TENSOR_ACTIVATION = 2, /* lives in the context's arena */
+    PRT_TENSOR_CONSTANT = 3    /* weights stored in the engine */
+} prt_tensor_kind;
+
+typedef struct prt_tensor_info {
+    const char *name;
+    int32_t kind; /* prt_tensor_kind */
+    int32_t dtype;
+    int32_t format;
+    prt_dims dims; /* -1 where dynamic or data-dependent */
+    uint32_t data_dependent_mask;
+    int32_t size_id;   /* >= 0: a size tensor */
+    int32_t producer;  /* layer index, -1 for inputs and constants */
+    int64_t offset;    /* arena offset (activations), -1 otherwise */
+    int64_t max_bytes; /* bytes at the largest shapes */
+} prt_tensor_info;
+
+int32_t prt_engine_tensor_count(const prt_engine *engine);
+PRT_NODISCARD prt_status prt_engine_get_tensor(const prt_engine *engine,
+                                               int32_t index,
+                                               prt_tensor_info *out);
+
+typedef struct prt_layer_info {
+    const char *name;
+    const char *plugin_namespace;
+    const char *plugin_name;
+    const char *plugin_version;
+    const char *library; /* "" for built-ins and creators added directly */
+    uint64_t library_hash;
+    int32_t tactic;
+    int64_t workspace;
+    int32_t nb_inputs;
+    const int32_t *inputs; /* tensor indices */
+    int32_t nb_outputs;
+    const int32_t *outputs;
+    const int32_t *alias_input; /* per output: aliased input or -1 */
+    int32_t nb_fields;
+    const prt_field *fields; /* the plugin's serialized fields */
+} prt_layer_info;
+
+PRT_NODISCARD prt_status prt_engine_get_layer(const prt_engine *engine,
+                                              int32_t index,
+                                              prt_layer_info *out);
 
 /* ------------------------------------------------------------------------ */
 /* Execution context                                                         */

@@ -1,0 +1,67 @@
+/*
+ * plugrt ONNX importer.
+ *
+ * Reads an ONNX model into a prt_network. Ops the importer implements become
+ * built-in layers (PRT_BUILTIN_NAMESPACE); any other node becomes a plugin
+ * layer when a creator is found, following TensorRT's rules: the key is
+ * (op_type, attribute "plugin_version" default "1", attribute
+ * "plugin_namespace" default ""), and a node that carries plugin_namespace is
+ * always a plugin. The node's other attributes become plugin fields, typed by
+ * the creator's field schema.
+ *
+ * Conventions are those of plugrt.h. A parser is used by one thread at a time.
+ */
+#ifndef PLUGRT_ONNX_H
+#define PLUGRT_ONNX_H
+
+#include "plugrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct prt_onnx_parser prt_onnx_parser;
+
+/* A parser that finds plugins in `reg` (borrowed; may be NULL for built-ins
+ * only). */
+PRT_NODISCARD prt_status prt_onnx_parser_create(const prt_registry *reg,
+                                                prt_onnx_parser **out);
+void prt_onnx_parser_destroy(prt_onnx_parser *parser);
+
+/* Sends every node of `op_type` to the plugin (plugin_namespace,
+ * plugin_name, plugin_version) instead of the built-in importer or the
+ * node's own key. Later calls for the same op replace earlier ones. The
+ * plugin is looked up when a model is parsed. */
+PRT_NODISCARD prt_status prt_onnx_map_op(prt_onnx_parser *parser,
+                                         const char *op_type,
+                                         const char *plugin_namespace,
+                                         const char *plugin_name,
+                                         const char *plugin_version);
+
+/* Parses a model file; external data files are looked up next to it. On
+ * success *out is a new network owned by the caller. Errors name the node,
+ * the op and what is wrong (PRT_ERR_MALFORMED for bytes that do not parse,
+ * PRT_ERR_UNSUPPORTED for an op with neither an importer nor a creator). */
+PRT_NODISCARD prt_status prt_onnx_parse_file(prt_onnx_parser *parser,
+                                             const char *path,
+                                             prt_network **out);
+/* The same from bytes; base_dir (may be NULL) is where external data live. */
+PRT_NODISCARD prt_status prt_onnx_parse_bytes(prt_onnx_parser *parser,
+                                              const void *bytes, size_t size,
+                                              const char *base_dir,
+                                              prt_network **out);
+
+/* Reads a serialized ONNX TensorProto file (the node tests' input_0.pb).
+ * On success *out_name (may be "" ) and *out_data are the caller's, freed
+ * with prt_free; *out_data holds volume(dims) elements of *out_dtype. */
+PRT_NODISCARD prt_status prt_onnx_read_tensor_file(const char *path,
+                                                   char **out_name,
+                                                   int32_t *out_dtype,
+                                                   prt_dims *out_dims,
+                                                   void **out_data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLUGRT_ONNX_H */
