@@ -69,8 +69,9 @@ const prt_expr *expr_op(expr_pool *pool, int32_t op, const prt_expr *a,
  * expr_pool_begin_layer; declare_size_tensor (through the ABI builder or
  * expr_size) then creates a new size symbol owned by (layer, output_index).
  * Rules: output_index in [0, nb_outputs); opt must not depend on any size
- * symbol; upper may; declaring the same output twice in one layer returns
- * the same symbol if opt and upper are the same expressions, else NULL. */
+ * symbol; upper may (a constant upper below 0 is refused); declaring the
+ * same output twice in one layer returns the same symbol if opt and upper
+ * are the same expressions, else NULL. */
 void expr_pool_begin_layer(expr_pool *pool, int32_t layer, int32_t nb_outputs);
 const prt_expr *expr_size(expr_pool *pool, int32_t output_index,
                           const prt_expr *opt, const prt_expr *upper);
