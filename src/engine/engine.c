@@ -1,0 +1,764 @@
+/*
+ * The engine object: allocation, freeing, the invariant check that guards
+ * engines read from bytes, and the public prt_engine_* API (serialize,
+ * deserialize with plugins recreated through a registry, queries).
+ *
+ * The file format itself is in format.c.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_impl.h"
+#include "network/network.h"
+#include "registry/registry.h"
+
+/* Bytes up to and including `member`: the least struct_size that lets us
+ * call it (plugin.h: tables only grow; read an entry only when covered). */
+#define END_OF(type, member) \
+    (offsetof(type, member) + sizeof(((type *)0)->member))
+#define HAS_ENTRY(table, type, member)                                     \
+    ((table) && (table)->struct_size >= END_OF(type, member) &&            \
+     (table)->member != NULL)
+
+/* ------------------------------------------------------------------------ */
+/* Allocation                                                                */
+/* ------------------------------------------------------------------------ */
+
+prt_engine *engine_alloc(void)
+{
+    return base_calloc(1, sizeof(prt_engine));
+}
+
+/* The runtime table of a plugin when its tables can be trusted to hold it. */
+static const prt_plugin_runtime *plugin_runtime(const prt_plugin *p)
+{
+    if (!p || !p->vt || p->vt->struct_size < END_OF(prt_plugin_vtable, runtime))
+        return NULL;
+    return p->vt->runtime;
+}
+
+static void plugin_destroy(prt_plugin *p)
+{
+    const prt_plugin_runtime *rt = plugin_runtime(p);
+    if (HAS_ENTRY(rt, prt_plugin_runtime, destroy))
+        rt->destroy(p);
+}
+
+void engine_free(prt_engine *e)
+{
+    if (!e)
+        return;
+    for (int32_t i = 0; i < e->nb_tensors; i++)
+        base_free(e->tensors[i].name);
+    base_free(e->tensors);
+    for (int32_t i = 0; i < e->nb_layers; i++) {
+        eng_layer *l = &e->layers[i];
+        plugin_destroy(l->plugin);
+        base_free(l->name);
+        base_free(l->plugin_namespace);
+        base_free(l->plugin_name);
+        base_free(l->plugin_version);
+        base_free(l->library);
+        base_free(l->fields);
+        base_free(l->field_blob);
+        base_free(l->inputs);
+        base_free(l->outputs);
+        base_free(l->alias_input);
+        base_free(l->alias_copy);
+    }
+    base_free(e->layers);
+    base_free(e->input_tensors);
+    base_free(e->output_tensors);
+    base_free(e->prof_min);
+    base_free(e->prof_opt);
+    base_free(e->prof_max);
+    expr_program_free(&e->exprs);
+    base_free(e);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Validation                                                                */
+/* ------------------------------------------------------------------------ */
+
+static prt_status invalid(const char *fmt, ...) BASE_PRINTF(1, 2);
+static prt_status invalid(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return base_error(PRT_ERR_MALFORMED, "invalid engine: %s", msg);
+}
+
+static const char *tname(const prt_engine *e, int32_t t)
+{
+    return e->tensors[t].name;
+}
+
+static prt_status validate_counts(const prt_engine *e)
+{
+    if (e->device != PRT_DEVICE_CPU && e->device != PRT_DEVICE_CUDA)
+        return invalid("unknown target device %d", (int)e->device);
+    if (e->nb_tensors < 0 || e->nb_layers < 0 || e->nb_inputs < 0 ||
+        e->nb_outputs < 0 || e->nb_profiles < 0 || e->nb_sizes < 0 ||
+        e->exprs.nb_nodes < 0)
+        return invalid("a negative count");
+    if ((e->nb_tensors && !e->tensors) || (e->nb_layers && !e->layers) ||
+        (e->nb_inputs && !e->input_tensors) ||
+        (e->nb_outputs && !e->output_tensors) ||
+        (e->exprs.nb_nodes && !e->exprs.nodes))
+        return invalid("an array is missing");
+    if (e->arena_size < 0 || e->workspace_size < 0 ||
+        e->arena_size > INT64_MAX - e->workspace_size)
+        return invalid("arena size %lld and workspace size %lld",
+                       (long long)e->arena_size, (long long)e->workspace_size);
+    /* Each size id names a distinct tensor; this also bounds what the size
+     * check below allocates. */
+    if (e->nb_sizes > e->nb_tensors)
+        return invalid("%d size tensors but only %d tensors", (int)e->nb_sizes,
+                       (int)e->nb_tensors);
+    /* Profiles are indexed profile * nb_inputs + input in int32. */
+    if (e->nb_profiles < 1)
+        return invalid("no optimization profile");
+    if ((int64_t)e->nb_profiles * e->nb_inputs > INT32_MAX)
+        return invalid("%d profiles of %d inputs are too many",
+                       (int)e->nb_profiles, (int)e->nb_inputs);
+    if (e->nb_inputs && (!e->prof_min || !e->prof_opt || !e->prof_max))
+        return invalid("profile arrays are missing");
+    return PRT_OK;
+}
+
+/* input_tensors / output_tensors against the tensors' input_index and
+ * output_index (both directions are checked: here the lists, in
+ * validate_tensor each tensor). */
+static prt_status validate_io_lists(const prt_engine *e)
+{
+    for (int32_t i = 0; i < e->nb_inputs; i++) {
+        int32_t t = e->input_tensors[i];
+        if (t < 0 || t >= e->nb_tensors)
+            return invalid("input %d is tensor %d, outside 0..%d", (int)i,
+                           (int)t, (int)e->nb_tensors - 1);
+        if (e->tensors[t].input_index != i)
+            return invalid("input %d is tensor %d ('%s'), whose input index "
+                           "is %d", (int)i, (int)t, tname(e, t),
+                           (int)e->tensors[t].input_index);
+    }
+    for (int32_t i = 0; i < e->nb_outputs; i++) {
+        int32_t t = e->output_tensors[i];
+        if (t < 0 || t >= e->nb_tensors)
+            return invalid("output %d is tensor %d, outside 0..%d", (int)i,
+                           (int)t, (int)e->nb_tensors - 1);
+        if (e->tensors[t].output_index != i)
+            return invalid("output %d is tensor %d ('%s'), whose output index "
+                           "is %d", (int)i, (int)t, tname(e, t),
+                           (int)e->tensors[t].output_index);
+    }
+    return PRT_OK;
+}
+
+static prt_status validate_tensor(const prt_engine *e, int32_t i,
+                                  uint8_t *size_seen)
+{
+    const eng_tensor *t = &e->tensors[i];
+    const char *n = t->name;
+    int is_io;
+    if (!n)
+        return invalid("tensor %d has no name", (int)i);
+    if (t->dtype < 0 || t->dtype >= PRT_DTYPE_COUNT)
+        return invalid("tensor %d ('%s'): dtype %d out of range", (int)i, n,
+                       (int)t->dtype);
+    if (t->format < 0 || t->format >= PRT_FORMAT_COUNT)
+        return invalid("tensor %d ('%s'): format %d out of range", (int)i, n,
+                       (int)t->format);
+    if (t->nb_dims < 0 || t->nb_dims > PRT_MAX_DIMS)
+        return invalid("tensor %d ('%s'): rank %d outside 0..%d", (int)i, n,
+                       (int)t->nb_dims, PRT_MAX_DIMS);
+    for (int32_t d = 0; d < t->nb_dims; d++)
+        if (t->dim_expr[d] < 0 || t->dim_expr[d] >= e->exprs.nb_nodes)
+            return invalid("tensor %d ('%s'): dim %d is expression %d, "
+                           "outside 0..%d", (int)i, n, (int)d,
+                           (int)t->dim_expr[d], (int)e->exprs.nb_nodes - 1);
+    if (t->input_index != -1 &&
+        (t->input_index < 0 || t->input_index >= e->nb_inputs ||
+         e->input_tensors[t->input_index] != i))
+        return invalid("tensor %d ('%s'): input index %d does not match the "
+                       "input list", (int)i, n, (int)t->input_index);
+    if (t->output_index != -1 &&
+        (t->output_index < 0 || t->output_index >= e->nb_outputs ||
+         e->output_tensors[t->output_index] != i))
+        return invalid("tensor %d ('%s'): output index %d does not match the "
+                       "output list", (int)i, n, (int)t->output_index);
+    if (t->input_index >= 0 && t->output_index >= 0)
+        return invalid("tensor %d ('%s') is both a network input and an output",
+                       (int)i, n);
+    if (t->producer < -1 || t->producer >= e->nb_layers)
+        return invalid("tensor %d ('%s'): producer %d outside -1..%d", (int)i,
+                       n, (int)t->producer, (int)e->nb_layers - 1);
+    /* Every tensor has exactly one source: the user, or one layer. */
+    if ((t->producer == -1) != (t->input_index >= 0))
+        return invalid("tensor %d ('%s'): %s", (int)i, n,
+                       t->producer == -1 ? "has no producer but is not a "
+                                           "network input"
+                                         : "is a network input with a producer");
+    if (t->size_id != -1) {
+        if (t->size_id < 0 || t->size_id >= e->nb_sizes)
+            return invalid("tensor %d ('%s'): size id %d outside 0..%d", (int)i,
+                           n, (int)t->size_id, (int)e->nb_sizes - 1);
+        if (size_seen[t->size_id]++)
+            return invalid("tensor %d ('%s'): size id %d is used twice", (int)i,
+                           n, (int)t->size_id);
+        if (t->nb_dims != 0 || (t->dtype != PRT_INT32 && t->dtype != PRT_INT64) ||
+            t->producer < 0)
+            return invalid("tensor %d ('%s'): a size tensor must be a 0-D "
+                           "int32/int64 layer output", (int)i, n);
+    }
+    if (t->max_bytes < 0)
+        return invalid("tensor %d ('%s'): negative max bytes %lld", (int)i, n,
+                       (long long)t->max_bytes);
+    if (t->offset < -1)
+        return invalid("tensor %d ('%s'): arena offset %lld", (int)i, n,
+                       (long long)t->offset);
+    is_io = t->input_index >= 0 || t->output_index >= 0;
+    if (is_io && t->offset != -1)
+        return invalid("tensor %d ('%s') is an input or output but has arena "
+                       "offset %lld", (int)i, n, (long long)t->offset);
+    if (t->offset >= 0) {
+        int64_t end;
+        if (!base_add_i64(t->offset, t->max_bytes, &end) || end > e->arena_size)
+            return invalid("tensor %d ('%s'): arena bytes [%lld, +%lld) exceed "
+                           "the arena of %lld bytes", (int)i, n,
+                           (long long)t->offset, (long long)t->max_bytes,
+                           (long long)e->arena_size);
+    }
+    return PRT_OK;
+}
+
+/* I/O names are how users address tensors; two alike would be ambiguous. */
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static prt_status validate_io_names(const prt_engine *e)
+{
+    int32_t n = e->nb_inputs + e->nb_outputs;
+    const char **names;
+    if (n < 2)
+        return PRT_OK;
+    names = base_calloc((size_t)n, sizeof *names);
+    if (!names)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory validating an engine");
+    for (int32_t i = 0; i < e->nb_inputs; i++)
+        names[i] = tname(e, e->input_tensors[i]);
+    for (int32_t i = 0; i < e->nb_outputs; i++)
+        names[e->nb_inputs + i] = tname(e, e->output_tensors[i]);
+    qsort(names, (size_t)n, sizeof *names, cmp_names);
+    for (int32_t i = 1; i < n; i++)
+        if (strcmp(names[i - 1], names[i]) == 0) {
+            prt_status st = invalid("two inputs or outputs are named '%s'",
+                                    names[i]);
+            base_free(names);
+            return st;
+        }
+    base_free(names);
+    return PRT_OK;
+}
+
+static prt_status validate_field(const eng_layer *l, int32_t li, int32_t fi)
+{
+    const prt_field *f = &l->fields[fi];
+    size_t es = base_field_type_size(f->type);
+    int64_t bytes;
+    if (!f->name)
+        return invalid("layer %d ('%s') field %d has no name", (int)li, l->name,
+                       (int)fi);
+    if (es == 0)
+        return invalid("layer %d ('%s') field '%s': unknown type %d", (int)li,
+                       l->name, f->name, (int)f->type);
+    if (f->length < 0 || !base_mul_i64(f->length, (int64_t)es, &bytes))
+        return invalid("layer %d ('%s') field '%s': length %lld", (int)li,
+                       l->name, f->name, (long long)f->length);
+    if (f->length > 0 && !f->data)
+        return invalid("layer %d ('%s') field '%s' has no data", (int)li,
+                       l->name, f->name);
+    if (f->type == PRT_FIELD_DIMS)
+        for (int64_t k = 0; k < f->length; k++) {
+            prt_dims d;
+            memcpy(&d, (const uint8_t *)f->data + (size_t)k * sizeof d, sizeof d);
+            if (d.nb_dims < 0 || d.nb_dims > PRT_MAX_DIMS)
+                return invalid("layer %d ('%s') field '%s' element %lld: rank "
+                               "%d outside 0..%d", (int)li, l->name, f->name,
+                               (long long)k, (int)d.nb_dims, PRT_MAX_DIMS);
+        }
+    return PRT_OK;
+}
+
+static prt_status validate_layer(const prt_engine *e, int32_t li,
+                                 uint8_t *produced)
+{
+    const eng_layer *l = &e->layers[li];
+    const char *n = l->name;
+    prt_status st;
+    if (!n || !l->plugin_namespace || !l->plugin_name || !l->plugin_version ||
+        !l->library)
+        return invalid("layer %d ('%s'): a name, plugin key or library is "
+                       "missing", (int)li, n ? n : "?");
+    if (l->device != PRT_DEVICE_CPU && l->device != PRT_DEVICE_CUDA)
+        return invalid("layer %d ('%s'): unknown device %d", (int)li, n,
+                       (int)l->device);
+    if (l->nb_inputs < 0 || l->nb_outputs < 0 || l->nb_fields < 0 ||
+        (l->nb_inputs && !l->inputs) ||
+        (l->nb_outputs && (!l->outputs || !l->alias_input || !l->alias_copy)) ||
+        (l->nb_fields && !l->fields))
+        return invalid("layer %d ('%s'): bad counts or missing arrays", (int)li, n);
+    if (l->workspace < 0 || l->workspace > e->workspace_size)
+        return invalid("layer %d ('%s'): workspace %lld outside 0..%lld",
+                       (int)li, n, (long long)l->workspace,
+                       (long long)e->workspace_size);
+    for (int32_t k = 0; k < l->nb_inputs; k++) {
+        int32_t t = l->inputs[k];
+        if (t < 0 || t >= e->nb_tensors)
+            return invalid("layer %d ('%s') input %d is tensor %d, outside "
+                           "0..%d", (int)li, n, (int)k, (int)t,
+                           (int)e->nb_tensors - 1);
+        /* Topological order; producer -1 is a network input (checked per
+         * tensor). */
+        if (e->tensors[t].producer >= li)
+            return invalid("layer %d ('%s') input %d reads tensor %d ('%s'), "
+                           "produced by layer %d, not an earlier one", (int)li,
+                           n, (int)k, (int)t, tname(e, t),
+                           (int)e->tensors[t].producer);
+    }
+    for (int32_t k = 0; k < l->nb_outputs; k++) {
+        int32_t t = l->outputs[k];
+        int32_t a = l->alias_input[k];
+        if (t < 0 || t >= e->nb_tensors)
+            return invalid("layer %d ('%s') output %d is tensor %d, outside "
+                           "0..%d", (int)li, n, (int)k, (int)t,
+                           (int)e->nb_tensors - 1);
+        if (e->tensors[t].producer != li || produced[t])
+            return invalid("layer %d ('%s') output %d is tensor %d ('%s'), "
+                           "whose producer is %d%s", (int)li, n, (int)k, (int)t,
+                           tname(e, t), (int)e->tensors[t].producer,
+                           produced[t] ? " and which is listed twice" : "");
+        produced[t] = 1;
+        if (a < -1 || a >= l->nb_inputs)
+            return invalid("layer %d ('%s') output %d aliases input %d, outside "
+                           "-1..%d", (int)li, n, (int)k, (int)a,
+                           (int)l->nb_inputs - 1);
+        if (l->alias_copy[k] > 1 || (a < 0 && l->alias_copy[k]))
+            return invalid("layer %d ('%s') output %d: alias copy flag %d",
+                           (int)li, n, (int)k, (int)l->alias_copy[k]);
+        if (a >= 0) {
+            /* In place: the output lives in the input's memory, so it must
+             * be the same size; with hash-consed expressions, equal shapes
+             * are equal node ids. */
+            const eng_tensor *to = &e->tensors[t];
+            const eng_tensor *ti = &e->tensors[l->inputs[a]];
+            int same = to->dtype == ti->dtype && to->nb_dims == ti->nb_dims;
+            for (int32_t d = 0; same && d < to->nb_dims; d++)
+                same = to->dim_expr[d] == ti->dim_expr[d];
+            if (!same)
+                return invalid("layer %d ('%s') output %d ('%s') aliases input "
+                               "%d ('%s') of another dtype or shape", (int)li,
+                               n, (int)k, to->name, (int)a, ti->name);
+        }
+    }
+    for (int32_t f = 0; f < l->nb_fields; f++)
+        if ((st = validate_field(l, li, f)))
+            return st;
+    return PRT_OK;
+}
+
+static prt_status validate_profiles(const prt_engine *e)
+{
+    /* An input's dims are what the user sets: dim d of input i is the
+     * symbol (i, d), or a constant when static. Anything else would let the
+     * runtime describe user memory with a shape the user did not give. */
+    for (int32_t i = 0; i < e->nb_inputs; i++) {
+        const eng_tensor *t = &e->tensors[e->input_tensors[i]];
+        for (int32_t d = 0; d < t->nb_dims; d++) {
+            const expr_node *x = &e->exprs.nodes[t->dim_expr[d]];
+            if (x->kind != EXPR_CONST &&
+                !(x->kind == EXPR_INPUT_DIM && x->a == i && x->b == d))
+                return invalid("input %d ('%s') dim %d is expression %d, not "
+                               "a constant or that input's own dim", (int)i,
+                               t->name, (int)d, (int)t->dim_expr[d]);
+        }
+    }
+    for (int32_t p = 0; p < e->nb_profiles; p++)
+        for (int32_t i = 0; i < e->nb_inputs; i++) {
+            size_t k = (size_t)p * (size_t)e->nb_inputs + (size_t)i;
+            const eng_tensor *t = &e->tensors[e->input_tensors[i]];
+            const prt_dims *mn = &e->prof_min[k];
+            const prt_dims *op = &e->prof_opt[k];
+            const prt_dims *mx = &e->prof_max[k];
+            if (mn->nb_dims != t->nb_dims || op->nb_dims != t->nb_dims ||
+                mx->nb_dims != t->nb_dims)
+                return invalid("profile %d input '%s': ranks %d/%d/%d, the "
+                               "input has %d", (int)p, t->name, (int)mn->nb_dims,
+                               (int)op->nb_dims, (int)mx->nb_dims,
+                               (int)t->nb_dims);
+            for (int32_t d = 0; d < t->nb_dims; d++) {
+                const expr_node *x = &e->exprs.nodes[t->dim_expr[d]];
+                if (mn->d[d] < 0 || mn->d[d] > op->d[d] || op->d[d] > mx->d[d])
+                    return invalid("profile %d input '%s' dim %d: min %lld, "
+                                   "opt %lld, max %lld are not 0 <= min <= opt "
+                                   "<= max", (int)p, t->name, (int)d,
+                                   (long long)mn->d[d], (long long)op->d[d],
+                                   (long long)mx->d[d]);
+                if (x->kind == EXPR_CONST && (mn->d[d] != x->imm || mx->d[d] != x->imm))
+                    return invalid("profile %d input '%s' dim %d: static dim "
+                                   "%lld, but the profile gives %lld..%lld",
+                                   (int)p, t->name, (int)d, (long long)x->imm,
+                                   (long long)mn->d[d], (long long)mx->d[d]);
+            }
+        }
+    return PRT_OK;
+}
+
+/* Memory sizes against the shapes the program allows. The runtime places a
+ * tensor in max_bytes (arena slot, staging buffer) and lets plugins write it
+ * at the shapes it evaluates, so a file that understates max_bytes would
+ * turn into writes out of bounds. Recompute what the builder computes: per
+ * profile, sound bounds of every node (expr_program_bounds), and require
+ * every dim's lower bound >= 0 and max_bytes >= dtype size * the product of
+ * the upper bounds. */
+static prt_status validate_bounds(const prt_engine *e)
+{
+    size_t n = (size_t)e->exprs.nb_nodes;
+    int64_t *lo = base_malloc(sizeof(int64_t) * (n ? 3 * n : 1));
+    int64_t *opt = lo + n, *hi = lo + 2 * n;
+    prt_status st = PRT_OK;
+    if (!lo)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory validating an engine");
+    for (int32_t p = 0; p < e->nb_profiles && !st; p++) {
+        size_t k = (size_t)p * (size_t)e->nb_inputs;
+        expr_profile prof = {e->nb_inputs, e->prof_min + k, e->prof_opt + k,
+                             e->prof_max + k};
+        st = expr_program_bounds(&e->exprs, &prof, lo, opt, hi);
+        if (st) {
+            if (st != PRT_ERR_OUT_OF_MEMORY)
+                st = base_error_prefix(PRT_ERR_MALFORMED,
+                                       "invalid engine: profile %d", (int)p);
+            break;
+        }
+        for (int32_t i = 0; i < e->nb_tensors && !st; i++) {
+            const eng_tensor *t = &e->tensors[i];
+            int64_t bytes = (int64_t)prt_dtype_size(t->dtype);
+            for (int32_t d = 0; d < t->nb_dims && !st; d++) {
+                int32_t x = t->dim_expr[d];
+                if (lo[x] < 0)
+                    st = invalid("tensor %d ('%s') dim %d can be negative (down "
+                                 "to %lld) in profile %d", (int)i, t->name,
+                                 (int)d, (long long)lo[x], (int)p);
+                else if (!base_mul_i64(bytes, hi[x], &bytes))
+                    st = invalid("tensor %d ('%s') is too large to address in "
+                                 "profile %d", (int)i, t->name, (int)p);
+            }
+            if (!st && t->max_bytes < bytes)
+                st = invalid("tensor %d ('%s'): max bytes %lld, but profile %d "
+                             "allows %lld", (int)i, t->name,
+                             (long long)t->max_bytes, (int)p, (long long)bytes);
+        }
+    }
+    base_free(lo);
+    return st;
+}
+
+prt_status engine_validate(const prt_engine *e)
+{
+    uint8_t *seen = NULL;
+    int32_t *ranks = NULL;
+    prt_status st;
+    if (!e)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "engine_validate: NULL engine");
+    if ((st = validate_counts(e)) || (st = validate_io_lists(e)))
+        return st;
+
+    /* One byte per tensor: size ids seen, then tensors produced. */
+    seen = base_calloc((size_t)e->nb_tensors, 1);
+    ranks = base_calloc((size_t)e->nb_inputs, sizeof *ranks);
+    if (!seen || !ranks) {
+        st = base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory validating an engine");
+        goto done;
+    }
+    for (int32_t i = 0; i < e->nb_tensors && !st; i++)
+        st = validate_tensor(e, i, seen);
+    if (st)
+        goto done;
+    for (int32_t s = 0; s < e->nb_sizes; s++)
+        if (!seen[s]) {
+            st = invalid("no tensor is size tensor %d", (int)s);
+            goto done;
+        }
+
+    /* The expression program before anything evaluates it. */
+    for (int32_t i = 0; i < e->nb_inputs; i++)
+        ranks[i] = e->tensors[e->input_tensors[i]].nb_dims;
+    st = expr_program_validate(&e->exprs, e->nb_inputs, ranks, e->nb_sizes);
+    if (st) {
+        if (st != PRT_ERR_OUT_OF_MEMORY)
+            st = base_error_prefix(PRT_ERR_MALFORMED, "invalid engine: expressions");
+        goto done;
+    }
+
+    memset(seen, 0, (size_t)e->nb_tensors);
+    for (int32_t l = 0; l < e->nb_layers && !st; l++)
+        st = validate_layer(e, l, seen);
+    if (st)
+        goto done;
+    for (int32_t i = 0; i < e->nb_tensors; i++)
+        if (e->tensors[i].producer >= 0 && !seen[i]) {
+            st = invalid("tensor %d ('%s') names layer %d as its producer, "
+                         "which does not output it", (int)i, tname(e, i),
+                         (int)e->tensors[i].producer);
+            goto done;
+        }
+    if ((st = validate_profiles(e)) || (st = validate_bounds(e)) ||
+        (st = validate_io_names(e)))
+        goto done;
+done:
+    base_free(seen);
+    base_free(ranks);
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Serialize / deserialize                                                   */
+/* ------------------------------------------------------------------------ */
+
+prt_status prt_engine_serialize(const prt_engine *engine, void **out_bytes,
+                                size_t *out_size)
+{
+    base_buf b = {0};
+    prt_status st;
+    if (!engine || !out_bytes || !out_size)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_engine_serialize: NULL argument");
+    st = engine_write(engine, &b);
+    if (st) {
+        base_buf_free(&b);
+        return st;
+    }
+    /* base_buf grows with base_realloc, which is realloc: prt_free frees it. */
+    *out_bytes = b.data;
+    *out_size = b.size;
+    return PRT_OK;
+}
+
+/* Recreates layer l's runtime plugin through the registry. */
+static prt_status recreate_plugin(const prt_registry *reg, eng_layer *l,
+                                  int32_t li)
+{
+    const prt_plugin_creator *c = NULL;
+    const prt_plugin_runtime *rt;
+    prt_field_collection fc;
+    prt_plugin *p = NULL;
+    const char *lib;
+    uint64_t hash = 0;
+    prt_status st;
+
+    if (prt_registry_find_creator(reg, l->plugin_namespace, l->plugin_name,
+                                  l->plugin_version, &c) != PRT_OK) {
+        char libs[1024];
+        char built[4200];
+        registry_describe_libraries(reg, libs, sizeof libs);
+        if (l->library[0])
+            snprintf(built, sizeof built, "library %s (content hash %016llx)",
+                     l->library, (unsigned long long)l->library_hash);
+        else
+            snprintf(built, sizeof built, "a creator registered directly, "
+                     "not from a library");
+        return base_error(PRT_ERR_NOT_FOUND,
+                          "layer %d ('%s'): plugin %s::%s version %s is not in "
+                          "the registry; the engine was built with %s; %s",
+                          (int)li, l->name, l->plugin_namespace, l->plugin_name,
+                          l->plugin_version, built, libs);
+    }
+    lib = prt_registry_get_creator_library(reg, c, &hash);
+    /* Hash 0 means unknown on either side: nothing to compare. */
+    if (hash && l->library_hash && hash != l->library_hash)
+        base_log(PRT_SEV_WARNING,
+                 "layer '%s': plugin %s::%s version %s was built with library "
+                 "%s (content hash %016llx) but is loaded from %s (content "
+                 "hash %016llx); results may differ",
+                 l->name, l->plugin_namespace, l->plugin_name, l->plugin_version,
+                 l->library, (unsigned long long)l->library_hash,
+                 lib ? lib : "?", (unsigned long long)hash);
+
+    if (!HAS_ENTRY(c, prt_plugin_creator, create))
+        return base_error(PRT_ERR_PLUGIN, "layer '%s': the creator of %s::%s "
+                          "has no create function", l->name,
+                          l->plugin_namespace, l->plugin_name);
+    fc.nb_fields = l->nb_fields;
+    fc.fields = l->fields;
+    base_clear_error();
+    st = c->create(c, l->name, &fc, PRT_PHASE_RUNTIME, &p);
+    if (st != PRT_OK || !p) {
+        if (prt_last_error()[0] == '\0')
+            return base_error(PRT_ERR_PLUGIN, "layer '%s': creating plugin "
+                              "%s::%s failed (%s, no message)", l->name,
+                              l->plugin_namespace, l->plugin_name,
+                              st ? prt_status_name(st) : "no plugin returned");
+        return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s'", l->name);
+    }
+    /* Owned by the engine from here: engine_free destroys it (when its
+     * tables let it be destroyed at all). */
+    l->plugin = p;
+    /* The same check the network makes, for the runtime phase: contexts
+     * call the engine's plugin (attach_to_context) without checking again. */
+    if (network_check_plugin(p, 0) != PRT_OK)
+        return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s'", l->name);
+    rt = plugin_runtime(p);
+    if (HAS_ENTRY(rt, prt_plugin_runtime, set_tactic)) {
+        base_clear_error();
+        st = rt->set_tactic(p, l->tactic);
+        if (st != PRT_OK) {
+            if (prt_last_error()[0] == '\0')
+                return base_error(PRT_ERR_PLUGIN, "layer '%s': set_tactic(%d) "
+                                  "failed (%s)", l->name, (int)l->tactic,
+                                  prt_status_name(st));
+            return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s'", l->name);
+        }
+    } else if (l->tactic != 0) {
+        return base_error(PRT_ERR_PLUGIN, "layer '%s': the engine chose tactic "
+                          "%d, but the plugin has no set_tactic", l->name,
+                          (int)l->tactic);
+    }
+    return PRT_OK;
+}
+
+prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes,
+                                  size_t size, prt_engine **out)
+{
+    prt_engine *e = NULL;
+    prt_status st;
+    if (!bytes || !out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_engine_deserialize: NULL %s",
+                          !bytes ? "bytes" : "out");
+    st = engine_read(bytes, size, &e);
+    if (st)
+        return st;
+    if (!reg && e->nb_layers > 0) {
+        st = base_error(PRT_ERR_INVALID_ARGUMENT,
+                        "prt_engine_deserialize: the engine has %d plugin "
+                        "layers, but no registry was given to recreate them",
+                        (int)e->nb_layers);
+        engine_free(e);
+        return st;
+    }
+    for (int32_t i = 0; i < e->nb_layers; i++) {
+        st = recreate_plugin(reg, &e->layers[i], i);
+        if (st) {
+            engine_free(e);
+            return st;
+        }
+    }
+    base_clear_error();
+    *out = e;
+    return PRT_OK;
+}
+
+void prt_engine_destroy(prt_engine *engine) { engine_free(engine); }
+
+/* ------------------------------------------------------------------------ */
+/* Queries                                                                   */
+/* ------------------------------------------------------------------------ */
+
+int32_t prt_engine_io_count(const prt_engine *engine)
+{
+    return engine ? engine->nb_inputs + engine->nb_outputs : 0;
+}
+
+static int32_t io_tensor(const prt_engine *e, int32_t index)
+{
+    return index < e->nb_inputs ? e->input_tensors[index]
+                                : e->output_tensors[index - e->nb_inputs];
+}
+
+prt_status prt_engine_get_io(const prt_engine *engine, int32_t index,
+                             prt_io_info *out)
+{
+    const eng_tensor *t;
+    const expr_program *p;
+    uint8_t *dep;
+    prt_io_info info;
+    if (!engine || !out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_io: NULL argument");
+    if (index < 0 || index >= prt_engine_io_count(engine))
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_engine_get_io: index %d outside 0..%d", (int)index,
+                          (int)prt_engine_io_count(engine) - 1);
+    t = &engine->tensors[io_tensor(engine, index)];
+    p = &engine->exprs;
+    /* Which nodes depend on a size symbol: operands come before their node,
+     * so one pass front to back settles every node. */
+    dep = base_calloc((size_t)p->nb_nodes, 1);
+    if (!dep)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
+    for (int32_t i = 0; i < p->nb_nodes; i++) {
+        const expr_node *x = &p->nodes[i];
+        if (x->kind == EXPR_SIZE)
+            dep[i] = 1;
+        else if (x->kind == EXPR_OP)
+            dep[i] = dep[x->a] | dep[x->b];
+    }
+    memset(&info, 0, sizeof info);
+    info.name = t->name;
+    info.is_input = index < engine->nb_inputs;
+    info.dtype = t->dtype;
+    info.format = t->format;
+    info.dims.nb_dims = t->nb_dims;
+    for (int32_t d = 0; d < t->nb_dims; d++) {
+        const expr_node *x = &p->nodes[t->dim_expr[d]];
+        info.dims.d[d] = x->kind == EXPR_CONST ? x->imm : -1;
+        if (dep[t->dim_expr[d]])
+            info.data_dependent_mask |= 1u << d;
+    }
+    info.is_size_tensor = t->size_id >= 0;
+    base_free(dep);
+    *out = info;
+    return PRT_OK;
+}
+
+prt_status prt_engine_find_io(const prt_engine *engine, const char *name,
+                              int32_t *out)
+{
+    int32_t n;
+    if (!engine || !name || !out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_find_io: NULL argument");
+    n = prt_engine_io_count(engine);
+    for (int32_t i = 0; i < n; i++)
+        if (strcmp(engine->tensors[io_tensor(engine, i)].name, name) == 0) {
+            *out = i;
+            return PRT_OK;
+        }
+    return base_error(PRT_ERR_NOT_FOUND, "the engine has no input or output "
+                      "named '%s'", name);
+}
+
+int64_t prt_engine_device_memory_size(const prt_engine *engine)
+{
+    return engine ? engine->arena_size + engine->workspace_size : 0;
+}
+
+int32_t prt_engine_profile_count(const prt_engine *engine)
+{
+    return engine ? engine->nb_profiles : 0;
+}
+
+int32_t prt_engine_layer_count(const prt_engine *engine)
+{
+    return engine ? engine->nb_layers : 0;
+}
+
+int32_t prt_engine_device(const prt_engine *engine)
+{
+    return engine ? engine->device : PRT_DEVICE_CPU;
+}

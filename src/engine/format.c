@@ -1,0 +1,938 @@
+/*
+ * The engine file format: engine_write and engine_read.
+ *
+ * Every integer is little-endian and written through base_buf_* / read
+ * through the bounds-checked base_rd_*. A string is a u32 byte count and the
+ * bytes, no NUL inside and none at the end ("str" below), at most 65536
+ * bytes. A "dims" value is i32 nb_dims (0..8) and nb_dims i64.
+ *
+ *   header
+ *     u8[8]   magic "PLUGRTEN" (ENG_MAGIC)
+ *     u32     format version (ENG_FORMAT_VERSION)
+ *     u32     plugin ABI version of the writer (PRT_PLUGIN_ABI_VERSION);
+ *             informational: each layer stores its creator's own ABI version
+ *     str     plugrt version of the writer (prt_version_string(), <= 64 bytes)
+ *     i32     target device (prt_device). It lives in the header, not in the
+ *             meta section, so a tool learns the target without parsing on.
+ *     u32     section count
+ *   sections, each
+ *     u32     tag (four ASCII characters, e.g. "TENS" reads as such in a dump)
+ *     u32     flags: bit 0 ENG_SECTION_OPTIONAL; the other bits are reserved
+ *             and must be 0 in a section this reader knows
+ *     u64     payload length in bytes
+ *     u8[]    payload
+ *   u32       CRC-32 (base_crc32) of every byte before it. It catches every
+ *             error burst of up to 32 bits, so any one damaged byte is
+ *             caught for certain; it is an integrity check against damage,
+ *             not a defence against tampering (parsing and engine_validate
+ *             are that).
+ *
+ * Sections this version writes, each exactly once, in this order (a reader
+ * accepts any order, rejects duplicates and requires all six):
+ *   META  i64 arena_size, i64 workspace_size, i32 nb_sizes
+ *   TENS  u32 count; per tensor: str name, i32 dtype, i32 format,
+ *         i32 nb_dims, i32 dim_expr[nb_dims], i32 input_index,
+ *         i32 output_index, i32 size_id, i32 producer, i64 offset,
+ *         i64 max_bytes
+ *   LAYR  u32 count; per layer: str name, str namespace, str plugin name,
+ *         str plugin version, str library path, u64 library content hash,
+ *         u32 plugin ABI version, i32 device, i32 tactic, i64 workspace,
+ *         u32 nb_inputs, i32 inputs[nb_inputs],
+ *         u32 nb_outputs, per output {i32 tensor, i32 alias_input,
+ *         u8 alias_copy},
+ *         u32 nb_fields, per field {str name, i32 type, i64 length,
+ *         u64 byte count (must equal length * the type's file element size),
+ *         the elements}
+ *   IOLS  u32 nb_inputs, i32 input tensor ids; u32 nb_outputs, i32 ids
+ *   PROF  u32 nb_profiles, u32 nb_inputs (must equal IOLS's), then for each
+ *         profile, for each input: dims min, dims opt, dims max
+ *   EXPR  u32 nb_nodes; per node: i32 kind, i32 op, i64 imm, i32 a, i32 b
+ *
+ * Field elements on file: INT8/CHAR/BYTES 1 byte, INT16/FLOAT16/BFLOAT16 2,
+ * INT32/FLOAT32 4, INT64/FLOAT64 8 (IEEE bit patterns, little-endian), DIMS
+ * 68 (i32 nb_dims in 0..8, then all eight i64 d[], unused ones written 0).
+ *
+ * Extension. A section whose tag this reader does not know is skipped when
+ * its OPTIONAL flag is set (room for kernel blobs carried by the engine) and
+ * is an error naming the tag otherwise. A change that old readers must not
+ * misread bumps ENG_FORMAT_VERSION.
+ *
+ * Reading treats the bytes as hostile. Order of checks: magic, format
+ * version (PRT_ERR_VERSION), checksum, then every section through a reader
+ * bounded to that section; every count is checked against the bytes left
+ * before anything is allocated, strings are capped, field byte counts must
+ * match their types, a section must be consumed exactly, and nothing may
+ * follow the last section. The parsed engine then goes through
+ * engine_validate (engine.c), which checks every cross-reference.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/engine_impl.h"
+
+#define ENG_TAG(a, b, c, d)                                                \
+    ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 |            \
+     (uint32_t)(d) << 24)
+#define TAG_META ENG_TAG('M', 'E', 'T', 'A')
+#define TAG_TENS ENG_TAG('T', 'E', 'N', 'S')
+#define TAG_LAYR ENG_TAG('L', 'A', 'Y', 'R')
+#define TAG_IOLS ENG_TAG('I', 'O', 'L', 'S')
+#define TAG_PROF ENG_TAG('P', 'R', 'O', 'F')
+#define TAG_EXPR ENG_TAG('E', 'X', 'P', 'R')
+
+#define ENG_SECTION_OPTIONAL 1u
+
+/* Caps on strings in a file: names and paths, and the writer's version
+ * string. Lengths are also bounded by the bytes present; the cap is a sanity
+ * limit that engine_write enforces too, so every engine written reads. */
+#define ENG_MAX_STR 65536u
+#define ENG_MAX_VERSION_STR 64u
+
+/* Smallest file sizes of records, for checking counts before allocating. */
+#define TENSOR_MIN_BYTES (4 + 3 * 4 + 4 * 4 + 2 * 8)
+#define LAYER_MIN_BYTES (5 * 4 + 8 + 4 + 3 * 4 + 8 + 3 * 4)
+#define OUTPUT_BYTES (4 + 4 + 1)
+#define FIELD_MIN_BYTES (4 + 4 + 8 + 8)
+#define DIMS_MIN_BYTES 4
+#define NODE_BYTES (4 + 4 + 8 + 4 + 4)
+#define SECTION_HEADER_BYTES (4 + 4 + 8)
+#define FIELD_DIMS_FILE_BYTES (4 + 8 * PRT_MAX_DIMS)
+
+/* ------------------------------------------------------------------------ */
+/* Field element sizes                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Bytes of one element on file (0 for an unknown type). */
+static size_t field_file_elem(int32_t type)
+{
+    switch (type) {
+    case PRT_FIELD_INT8: case PRT_FIELD_CHAR: case PRT_FIELD_BYTES: return 1;
+    case PRT_FIELD_INT16: case PRT_FIELD_FLOAT16: case PRT_FIELD_BFLOAT16:
+        return 2;
+    case PRT_FIELD_INT32: case PRT_FIELD_FLOAT32: return 4;
+    case PRT_FIELD_INT64: case PRT_FIELD_FLOAT64: return 8;
+    case PRT_FIELD_DIMS: return FIELD_DIMS_FILE_BYTES;
+    default: return 0;
+    }
+}
+
+static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static size_t sec_begin(base_buf *b, uint32_t tag)
+{
+    size_t at;
+    base_buf_u32(b, tag);
+    base_buf_u32(b, 0);
+    at = b->size;
+    base_buf_u64(b, 0); /* patched by sec_end */
+    return at;
+}
+
+static void sec_end(base_buf *b, size_t at)
+{
+    uint64_t n;
+    if (b->failed)
+        return;
+    n = (uint64_t)(b->size - at - 8);
+    for (int i = 0; i < 8; i++)
+        b->data[at + (size_t)i] = (uint8_t)(n >> (8 * i));
+}
+
+static void put_dims(base_buf *b, const prt_dims *d)
+{
+    base_buf_i32(b, d->nb_dims);
+    for (int32_t i = 0; i < d->nb_dims; i++)
+        base_buf_i64(b, d->d[i]);
+}
+
+/* Elements in host order in memory, little-endian on file. */
+static void put_field_data(base_buf *b, const prt_field *f)
+{
+    const uint8_t *p = f->data;
+    size_t n = (size_t)f->length;
+    size_t es = field_file_elem(f->type);
+    if (f->type == PRT_FIELD_DIMS) {
+        for (size_t i = 0; i < n; i++) {
+            prt_dims d;
+            memcpy(&d, p + i * sizeof d, sizeof d);
+            base_buf_i32(b, d.nb_dims);
+            for (int32_t j = 0; j < PRT_MAX_DIMS; j++)
+                base_buf_i64(b, j < d.nb_dims ? d.d[j] : 0);
+        }
+        return;
+    }
+    if (es == 1) {
+        base_buf_put(b, p, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (es == 2) {
+            uint16_t v;
+            uint8_t x[2];
+            memcpy(&v, p + 2 * i, 2);
+            x[0] = (uint8_t)v;
+            x[1] = (uint8_t)(v >> 8);
+            base_buf_put(b, x, 2);
+        } else if (es == 4) {
+            uint32_t v;
+            memcpy(&v, p + 4 * i, 4);
+            base_buf_u32(b, v);
+        } else {
+            uint64_t v;
+            memcpy(&v, p + 8 * i, 8);
+            base_buf_u64(b, v);
+        }
+    }
+}
+
+static void put_layer(base_buf *b, const eng_layer *l)
+{
+    base_buf_str(b, l->name);
+    base_buf_str(b, l->plugin_namespace);
+    base_buf_str(b, l->plugin_name);
+    base_buf_str(b, l->plugin_version);
+    base_buf_str(b, l->library);
+    base_buf_u64(b, l->library_hash);
+    base_buf_u32(b, l->plugin_abi);
+    base_buf_i32(b, l->device);
+    base_buf_i32(b, l->tactic);
+    base_buf_i64(b, l->workspace);
+    base_buf_u32(b, (uint32_t)l->nb_inputs);
+    for (int32_t i = 0; i < l->nb_inputs; i++)
+        base_buf_i32(b, l->inputs[i]);
+    base_buf_u32(b, (uint32_t)l->nb_outputs);
+    for (int32_t i = 0; i < l->nb_outputs; i++) {
+        uint8_t copy = l->alias_copy[i];
+        base_buf_i32(b, l->outputs[i]);
+        base_buf_i32(b, l->alias_input[i]);
+        base_buf_put(b, &copy, 1);
+    }
+    base_buf_u32(b, (uint32_t)l->nb_fields);
+    for (int32_t i = 0; i < l->nb_fields; i++) {
+        const prt_field *f = &l->fields[i];
+        base_buf_str(b, f->name);
+        base_buf_i32(b, f->type);
+        base_buf_i64(b, f->length);
+        base_buf_u64(b, (uint64_t)f->length * field_file_elem(f->type));
+        put_field_data(b, f);
+    }
+}
+
+static prt_status check_str(const char *s, const char *what, const char *name)
+{
+    if (strlen(s) > ENG_MAX_STR)
+        return base_error(PRT_ERR_UNSUPPORTED, "cannot serialize the engine: "
+                          "%s '%.64s...' is longer than %u bytes", what, name,
+                          ENG_MAX_STR);
+    return PRT_OK;
+}
+
+/* Strings the reader would refuse for length (engine_validate has checked
+ * they are not NULL). */
+static prt_status check_strings(const prt_engine *e)
+{
+    prt_status st = PRT_OK;
+    for (int32_t i = 0; i < e->nb_tensors && !st; i++)
+        st = check_str(e->tensors[i].name, "tensor name", e->tensors[i].name);
+    for (int32_t i = 0; i < e->nb_layers && !st; i++) {
+        const eng_layer *l = &e->layers[i];
+        if ((st = check_str(l->name, "layer name", l->name)) ||
+            (st = check_str(l->plugin_namespace, "plugin namespace of layer", l->name)) ||
+            (st = check_str(l->plugin_name, "plugin name of layer", l->name)) ||
+            (st = check_str(l->plugin_version, "plugin version of layer", l->name)) ||
+            (st = check_str(l->library, "library path of layer", l->name)))
+            break;
+        for (int32_t f = 0; f < l->nb_fields && !st; f++)
+            st = check_str(l->fields[f].name, "a field name of layer", l->name);
+    }
+    return st;
+}
+
+prt_status engine_write(const prt_engine *e, base_buf *out)
+{
+    size_t start, at;
+    prt_status st;
+    uint32_t crc;
+    if (!e || !out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "engine_write: NULL argument");
+    /* Never write what a reader would refuse: an invalid engine here is a
+     * bug in whoever built it. */
+    st = engine_validate(e);
+    if (st == PRT_ERR_OUT_OF_MEMORY)
+        return st;
+    if (st)
+        return base_error_prefix(PRT_ERR_INTERNAL,
+                                 "refusing to serialize an invalid engine");
+    st = check_strings(e);
+    if (st)
+        return st;
+    start = out->size;
+
+    base_buf_put(out, ENG_MAGIC, 8);
+    base_buf_u32(out, ENG_FORMAT_VERSION);
+    base_buf_u32(out, PRT_PLUGIN_ABI_VERSION);
+    base_buf_str(out, prt_version_string());
+    base_buf_i32(out, e->device);
+    base_buf_u32(out, 6);
+
+    at = sec_begin(out, TAG_META);
+    base_buf_i64(out, e->arena_size);
+    base_buf_i64(out, e->workspace_size);
+    base_buf_i32(out, e->nb_sizes);
+    sec_end(out, at);
+
+    at = sec_begin(out, TAG_TENS);
+    base_buf_u32(out, (uint32_t)e->nb_tensors);
+    for (int32_t i = 0; i < e->nb_tensors; i++) {
+        const eng_tensor *t = &e->tensors[i];
+        base_buf_str(out, t->name);
+        base_buf_i32(out, t->dtype);
+        base_buf_i32(out, t->format);
+        base_buf_i32(out, t->nb_dims);
+        for (int32_t j = 0; j < t->nb_dims; j++)
+            base_buf_i32(out, t->dim_expr[j]);
+        base_buf_i32(out, t->input_index);
+        base_buf_i32(out, t->output_index);
+        base_buf_i32(out, t->size_id);
+        base_buf_i32(out, t->producer);
+        base_buf_i64(out, t->offset);
+        base_buf_i64(out, t->max_bytes);
+    }
+    sec_end(out, at);
+
+    at = sec_begin(out, TAG_LAYR);
+    base_buf_u32(out, (uint32_t)e->nb_layers);
+    for (int32_t i = 0; i < e->nb_layers; i++)
+        put_layer(out, &e->layers[i]);
+    sec_end(out, at);
+
+    at = sec_begin(out, TAG_IOLS);
+    base_buf_u32(out, (uint32_t)e->nb_inputs);
+    for (int32_t i = 0; i < e->nb_inputs; i++)
+        base_buf_i32(out, e->input_tensors[i]);
+    base_buf_u32(out, (uint32_t)e->nb_outputs);
+    for (int32_t i = 0; i < e->nb_outputs; i++)
+        base_buf_i32(out, e->output_tensors[i]);
+    sec_end(out, at);
+
+    at = sec_begin(out, TAG_PROF);
+    base_buf_u32(out, (uint32_t)e->nb_profiles);
+    base_buf_u32(out, (uint32_t)e->nb_inputs);
+    for (int32_t p = 0; p < e->nb_profiles; p++)
+        for (int32_t i = 0; i < e->nb_inputs; i++) {
+            size_t k = (size_t)p * (size_t)e->nb_inputs + (size_t)i;
+            put_dims(out, &e->prof_min[k]);
+            put_dims(out, &e->prof_opt[k]);
+            put_dims(out, &e->prof_max[k]);
+        }
+    sec_end(out, at);
+
+    at = sec_begin(out, TAG_EXPR);
+    base_buf_u32(out, (uint32_t)e->exprs.nb_nodes);
+    for (int32_t i = 0; i < e->exprs.nb_nodes; i++) {
+        const expr_node *n = &e->exprs.nodes[i];
+        base_buf_i32(out, n->kind);
+        base_buf_i32(out, n->op);
+        base_buf_i64(out, n->imm);
+        base_buf_i32(out, n->a);
+        base_buf_i32(out, n->b);
+    }
+    sec_end(out, at);
+
+    if (out->failed)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory serializing the engine");
+    crc = base_crc32(out->data + start, out->size - start);
+    base_buf_u32(out, crc);
+    if (out->failed)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory serializing the engine");
+    return PRT_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A reader bounded to one section, and that section's name for messages. */
+typedef struct rctx {
+    base_reader r;
+    const char *sec;
+} rctx;
+
+static prt_status malformed(const rctx *c, const char *fmt, ...) BASE_PRINTF(2, 3);
+static prt_status malformed(const rctx *c, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return base_error(PRT_ERR_MALFORMED, "malformed engine: %s section: %s",
+                      c->sec, msg);
+}
+
+static prt_status oom(void)
+{
+    return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory reading an engine");
+}
+
+static size_t left(const base_reader *r) { return r->size - r->pos; }
+
+/* Reads a u32 count of records that take at least min_bytes each and checks
+ * that so many fit in what is left, before the caller allocates for them. */
+static prt_status rd_count(rctx *c, size_t min_bytes, const char *what,
+                           int32_t *out)
+{
+    uint32_t n = base_rd_u32(&c->r);
+    if (c->r.failed)
+        return malformed(c, "truncated before the %s", what);
+    if (n > INT32_MAX || (min_bytes && n > left(&c->r) / min_bytes))
+        return malformed(c, "%s %u does not fit in the %zu bytes left", what,
+                         n, left(&c->r));
+    *out = (int32_t)n;
+    return PRT_OK;
+}
+
+/* Reads a string into *out (owned). `item` names it for messages. */
+static prt_status rd_str(rctx *c, char **out, const char *item, int32_t index,
+                         const char *what)
+{
+    *out = base_rd_str(&c->r, ENG_MAX_STR);
+    if (*out)
+        return PRT_OK;
+    if (!c->r.failed)
+        return oom();
+    return malformed(c, "%s %d: %s is truncated, longer than %u bytes or holds a NUL",
+                     item, (int)index, what, ENG_MAX_STR);
+}
+
+static uint8_t rd_u8(base_reader *r)
+{
+    uint8_t v;
+    base_rd_get(r, &v, 1);
+    return v;
+}
+
+/* dims as put_dims wrote them; the unused d[] are 0. */
+static int rd_dims(base_reader *r, prt_dims *d)
+{
+    memset(d, 0, sizeof *d);
+    d->nb_dims = base_rd_i32(r);
+    if (r->failed || d->nb_dims < 0 || d->nb_dims > PRT_MAX_DIMS)
+        return 0;
+    for (int32_t i = 0; i < d->nb_dims; i++)
+        d->d[i] = base_rd_i64(r);
+    return !r->failed;
+}
+
+static prt_status read_meta(rctx *c, prt_engine *e)
+{
+    e->arena_size = base_rd_i64(&c->r);
+    e->workspace_size = base_rd_i64(&c->r);
+    e->nb_sizes = base_rd_i32(&c->r);
+    if (c->r.failed)
+        return malformed(c, "truncated");
+    return PRT_OK;
+}
+
+static prt_status read_tensors(rctx *c, prt_engine *e)
+{
+    int32_t n;
+    prt_status st = rd_count(c, TENSOR_MIN_BYTES, "tensor count", &n);
+    if (st)
+        return st;
+    e->tensors = base_calloc((size_t)n, sizeof *e->tensors);
+    if (!e->tensors)
+        return oom();
+    e->nb_tensors = n;
+    for (int32_t i = 0; i < n; i++) {
+        eng_tensor *t = &e->tensors[i];
+        st = rd_str(c, &t->name, "tensor", i, "the name");
+        if (st)
+            return st;
+        t->dtype = base_rd_i32(&c->r);
+        t->format = base_rd_i32(&c->r);
+        t->nb_dims = base_rd_i32(&c->r);
+        if (c->r.failed)
+            return malformed(c, "tensor %d ('%s') is truncated", (int)i, t->name);
+        if (t->nb_dims < 0 || t->nb_dims > PRT_MAX_DIMS)
+            return malformed(c, "tensor %d ('%s') has rank %d, outside 0..%d",
+                             (int)i, t->name, (int)t->nb_dims, PRT_MAX_DIMS);
+        for (int32_t j = 0; j < PRT_MAX_DIMS; j++)
+            t->dim_expr[j] = j < t->nb_dims ? base_rd_i32(&c->r) : -1;
+        t->input_index = base_rd_i32(&c->r);
+        t->output_index = base_rd_i32(&c->r);
+        t->size_id = base_rd_i32(&c->r);
+        t->producer = base_rd_i32(&c->r);
+        t->offset = base_rd_i64(&c->r);
+        t->max_bytes = base_rd_i64(&c->r);
+        if (c->r.failed)
+            return malformed(c, "tensor %d ('%s') is truncated", (int)i, t->name);
+    }
+    return PRT_OK;
+}
+
+/* Decodes `n` file elements of `type` at `src` into host order at `dst`. */
+static void decode_field(uint8_t *dst, const uint8_t *src, int32_t type,
+                         size_t n)
+{
+    size_t es = field_file_elem(type);
+    if (type == PRT_FIELD_DIMS) {
+        for (size_t i = 0; i < n; i++) {
+            base_reader r = {src + i * es, es, 0, 0};
+            prt_dims d;
+            memset(&d, 0, sizeof d);
+            d.nb_dims = base_rd_i32(&r);
+            for (int32_t j = 0; j < PRT_MAX_DIMS; j++)
+                d.d[j] = base_rd_i64(&r);
+            memcpy(dst + i * sizeof d, &d, sizeof d);
+        }
+        return;
+    }
+    if (es == 1) {
+        if (n)
+            memcpy(dst, src, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *s = src + i * es;
+        uint64_t v = 0;
+        for (size_t k = 0; k < es; k++)
+            v |= (uint64_t)s[k] << (8 * k);
+        if (es == 2) {
+            uint16_t x = (uint16_t)v;
+            memcpy(dst + 2 * i, &x, 2);
+        } else if (es == 4) {
+            uint32_t x = (uint32_t)v;
+            memcpy(dst + 4 * i, &x, 4);
+        } else {
+            memcpy(dst + 8 * i, &v, 8);
+        }
+    }
+}
+
+/* One field record: its parts as spans into the file. */
+typedef struct field_rec {
+    const uint8_t *name;
+    uint32_t name_len;
+    int32_t type;
+    int64_t length;
+    const uint8_t *data;
+    size_t mem_bytes;
+} field_rec;
+
+static prt_status rd_field(rctx *c, const eng_layer *l, int32_t li, int32_t fi,
+                           field_rec *f)
+{
+    uint64_t nbytes;
+    size_t fes;
+    f->name_len = base_rd_u32(&c->r);
+    if (c->r.failed || f->name_len > ENG_MAX_STR)
+        return malformed(c, "layer %d ('%s') field %d: name is truncated or "
+                         "longer than %u bytes", (int)li, l->name, (int)fi,
+                         ENG_MAX_STR);
+    f->name = base_rd_span(&c->r, f->name_len);
+    if (!f->name || memchr(f->name, 0, f->name_len))
+        return malformed(c, "layer %d ('%s') field %d: name is truncated or "
+                         "holds a NUL", (int)li, l->name, (int)fi);
+    f->type = base_rd_i32(&c->r);
+    f->length = base_rd_i64(&c->r);
+    nbytes = base_rd_u64(&c->r);
+    if (c->r.failed)
+        return malformed(c, "layer %d ('%s') field '%.*s' is truncated",
+                         (int)li, l->name, (int)f->name_len, f->name);
+    fes = field_file_elem(f->type);
+    if (fes == 0)
+        return malformed(c, "layer %d ('%s') field '%.*s' has unknown type %d",
+                         (int)li, l->name, (int)f->name_len, f->name,
+                         (int)f->type);
+    /* length * fes must be exactly the byte count (and not wrap). */
+    if (f->length < 0 || (uint64_t)f->length > UINT64_MAX / fes ||
+        (uint64_t)f->length * fes != nbytes)
+        return malformed(c, "layer %d ('%s') field '%.*s': %lld %s elements "
+                         "do not make %llu bytes", (int)li, l->name,
+                         (int)f->name_len, f->name, (long long)f->length,
+                         base_field_type_name(f->type),
+                         (unsigned long long)nbytes);
+    if (nbytes > left(&c->r))
+        return malformed(c, "layer %d ('%s') field '%.*s' is truncated",
+                         (int)li, l->name, (int)f->name_len, f->name);
+    f->data = base_rd_span(&c->r, (size_t)nbytes);
+    /* In memory a DIMS element is a prt_dims; others are as on file. Both
+     * fit in size_t: the bytes are in memory already, and sizeof(prt_dims)
+     * is less than twice the file element. */
+    f->mem_bytes = (size_t)f->length * base_field_type_size(f->type);
+    if (f->type == PRT_FIELD_DIMS) {
+        for (int64_t k = 0; k < f->length; k++) {
+            base_reader r = {f->data + (size_t)k * fes, fes, 0, 0};
+            int32_t nb = base_rd_i32(&r);
+            if (nb < 0 || nb > PRT_MAX_DIMS)
+                return malformed(c, "layer %d ('%s') field '%.*s' element %lld "
+                                 "has rank %d, outside 0..%d", (int)li, l->name,
+                                 (int)f->name_len, f->name, (long long)k,
+                                 (int)nb, PRT_MAX_DIMS);
+        }
+    }
+    return PRT_OK;
+}
+
+/* Fields go into one owned blob: each field's data 8-aligned, then its name
+ * with a NUL. A first pass checks every record and sizes the blob, so one
+ * allocation holds all and nothing is allocated for a lying record. */
+static prt_status read_fields(rctx *c, eng_layer *l, int32_t li)
+{
+    int32_t n;
+    size_t size = 0, off = 0;
+    base_reader start;
+    field_rec f;
+    prt_status st = rd_count(c, FIELD_MIN_BYTES, "field count", &n);
+    if (st)
+        return st;
+    start = c->r;
+    for (int32_t i = 0; i < n; i++) {
+        st = rd_field(c, l, li, i, &f);
+        if (st)
+            return st;
+        size = align8(size) + f.mem_bytes + f.name_len + 1;
+    }
+    l->field_blob = base_malloc(size);
+    l->fields = base_calloc((size_t)n, sizeof *l->fields);
+    if (!l->field_blob || !l->fields)
+        return oom();
+    l->field_blob_size = (int64_t)size;
+    l->nb_fields = n;
+    c->r = start;
+    for (int32_t i = 0; i < n; i++) {
+        prt_field *pf = &l->fields[i];
+        st = rd_field(c, l, li, i, &f);
+        if (st) /* cannot happen: the same bytes passed above */
+            return st;
+        off = align8(off);
+        decode_field(l->field_blob + off, f.data, f.type, (size_t)f.length);
+        pf->data = l->field_blob + off;
+        off += f.mem_bytes;
+        memcpy(l->field_blob + off, f.name, f.name_len);
+        l->field_blob[off + f.name_len] = '\0';
+        pf->name = (const char *)(l->field_blob + off);
+        off += f.name_len + 1;
+        pf->type = f.type;
+        pf->length = f.length;
+    }
+    return PRT_OK;
+}
+
+static prt_status read_layer(rctx *c, eng_layer *l, int32_t i)
+{
+    int32_t n;
+    prt_status st;
+    if ((st = rd_str(c, &l->name, "layer", i, "the name")) ||
+        (st = rd_str(c, &l->plugin_namespace, "layer", i, "the plugin namespace")) ||
+        (st = rd_str(c, &l->plugin_name, "layer", i, "the plugin name")) ||
+        (st = rd_str(c, &l->plugin_version, "layer", i, "the plugin version")) ||
+        (st = rd_str(c, &l->library, "layer", i, "the library path")))
+        return st;
+    l->library_hash = base_rd_u64(&c->r);
+    l->plugin_abi = base_rd_u32(&c->r);
+    l->device = base_rd_i32(&c->r);
+    l->tactic = base_rd_i32(&c->r);
+    l->workspace = base_rd_i64(&c->r);
+    if (c->r.failed)
+        return malformed(c, "layer %d ('%s') is truncated", (int)i, l->name);
+
+    if ((st = rd_count(c, 4, "input count", &n)))
+        return st;
+    if (!(l->inputs = base_calloc((size_t)n, sizeof *l->inputs)))
+        return oom();
+    l->nb_inputs = n;
+    for (int32_t k = 0; k < n; k++)
+        l->inputs[k] = base_rd_i32(&c->r);
+
+    if ((st = rd_count(c, OUTPUT_BYTES, "output count", &n)))
+        return st;
+    l->outputs = base_calloc((size_t)n, sizeof *l->outputs);
+    l->alias_input = base_calloc((size_t)n, sizeof *l->alias_input);
+    l->alias_copy = base_calloc((size_t)n, sizeof *l->alias_copy);
+    if (!l->outputs || !l->alias_input || !l->alias_copy)
+        return oom();
+    l->nb_outputs = n;
+    for (int32_t k = 0; k < n; k++) {
+        l->outputs[k] = base_rd_i32(&c->r);
+        l->alias_input[k] = base_rd_i32(&c->r);
+        l->alias_copy[k] = rd_u8(&c->r);
+    }
+    if (c->r.failed)
+        return malformed(c, "layer %d ('%s') is truncated", (int)i, l->name);
+    return read_fields(c, l, i);
+}
+
+static prt_status read_layers(rctx *c, prt_engine *e)
+{
+    int32_t n;
+    prt_status st = rd_count(c, LAYER_MIN_BYTES, "layer count", &n);
+    if (st)
+        return st;
+    e->layers = base_calloc((size_t)n, sizeof *e->layers);
+    if (!e->layers)
+        return oom();
+    e->nb_layers = n;
+    for (int32_t i = 0; i < n; i++)
+        if ((st = read_layer(c, &e->layers[i], i)))
+            return st;
+    return PRT_OK;
+}
+
+static prt_status read_id_list(rctx *c, const char *what, int32_t *count,
+                               int32_t **ids)
+{
+    int32_t n;
+    prt_status st = rd_count(c, 4, what, &n);
+    if (st)
+        return st;
+    if (!(*ids = base_calloc((size_t)n, sizeof **ids)))
+        return oom();
+    *count = n;
+    for (int32_t i = 0; i < n; i++)
+        (*ids)[i] = base_rd_i32(&c->r);
+    if (c->r.failed)
+        return malformed(c, "truncated in the %s list", what);
+    return PRT_OK;
+}
+
+static prt_status read_io(rctx *c, prt_engine *e)
+{
+    prt_status st = read_id_list(c, "input count", &e->nb_inputs, &e->input_tensors);
+    if (st)
+        return st;
+    return read_id_list(c, "output count", &e->nb_outputs, &e->output_tensors);
+}
+
+static prt_status read_profiles(rctx *c, prt_engine *e, uint32_t *nb_inputs)
+{
+    uint32_t np = base_rd_u32(&c->r);
+    uint64_t total;
+    *nb_inputs = base_rd_u32(&c->r);
+    if (c->r.failed)
+        return malformed(c, "truncated");
+    /* Both are < 2^32, so the product fits in 64 bits. */
+    total = (uint64_t)np * *nb_inputs;
+    if (np > INT32_MAX || total > INT32_MAX ||
+        total > left(&c->r) / (3 * DIMS_MIN_BYTES))
+        return malformed(c, "%u profiles of %u inputs do not fit in the %zu "
+                         "bytes left", np, *nb_inputs, left(&c->r));
+    e->prof_min = base_calloc((size_t)total, sizeof(prt_dims));
+    e->prof_opt = base_calloc((size_t)total, sizeof(prt_dims));
+    e->prof_max = base_calloc((size_t)total, sizeof(prt_dims));
+    if (!e->prof_min || !e->prof_opt || !e->prof_max)
+        return oom();
+    e->nb_profiles = (int32_t)np;
+    for (size_t k = 0; k < (size_t)total; k++) {
+        if (!rd_dims(&c->r, &e->prof_min[k]) || !rd_dims(&c->r, &e->prof_opt[k]) ||
+            !rd_dims(&c->r, &e->prof_max[k]))
+            return malformed(c, "profile %u input %u: dims truncated or rank "
+                             "outside 0..%d", (unsigned)(k / *nb_inputs),
+                             (unsigned)(k % *nb_inputs), PRT_MAX_DIMS);
+    }
+    return PRT_OK;
+}
+
+static prt_status read_exprs(rctx *c, prt_engine *e)
+{
+    int32_t n;
+    prt_status st = rd_count(c, NODE_BYTES, "node count", &n);
+    if (st)
+        return st;
+    e->exprs.nodes = base_calloc((size_t)n, sizeof *e->exprs.nodes);
+    if (!e->exprs.nodes)
+        return oom();
+    e->exprs.nb_nodes = n;
+    for (int32_t i = 0; i < n; i++) {
+        expr_node *x = &e->exprs.nodes[i];
+        x->kind = base_rd_i32(&c->r);
+        x->op = base_rd_i32(&c->r);
+        x->imm = base_rd_i64(&c->r);
+        x->a = base_rd_i32(&c->r);
+        x->b = base_rd_i32(&c->r);
+    }
+    if (c->r.failed)
+        return malformed(c, "truncated");
+    return PRT_OK;
+}
+
+/* "'TENS' (0x534e4554)" or "0x00000007" when the tag is not printable. */
+static void tag_str(uint32_t tag, char *buf, size_t cap)
+{
+    char s[5];
+    int printable = 1;
+    for (int i = 0; i < 4; i++) {
+        s[i] = (char)(tag >> (8 * i));
+        if (s[i] < 0x20 || s[i] > 0x7e)
+            printable = 0;
+    }
+    s[4] = '\0';
+    if (printable)
+        snprintf(buf, cap, "'%s' (0x%08x)", s, (unsigned)tag);
+    else
+        snprintf(buf, cap, "0x%08x", (unsigned)tag);
+}
+
+enum { SEC_META, SEC_TENS, SEC_LAYR, SEC_IOLS, SEC_PROF, SEC_EXPR, SEC_COUNT };
+
+static const struct {
+    uint32_t tag;
+    const char *name;
+} known_sections[SEC_COUNT] = {
+    {TAG_META, "meta"},     {TAG_TENS, "tensors"},  {TAG_LAYR, "layers"},
+    {TAG_IOLS, "io"},       {TAG_PROF, "profiles"}, {TAG_EXPR, "expressions"},
+};
+
+/* Parses everything after the version check and the checksum. */
+static prt_status read_body(const uint8_t *p, size_t size, prt_engine *e)
+{
+    rctx c = {{p, size, 12, 0}, "header"};
+    char version[ENG_MAX_VERSION_STR + 1];
+    uint32_t vlen, nb_sections, prof_inputs = 0;
+    const uint8_t *v;
+    int seen[SEC_COUNT] = {0};
+    prt_status st;
+
+    (void)base_rd_u32(&c.r); /* writer's plugin ABI: informational */
+    vlen = base_rd_u32(&c.r);
+    if (c.r.failed || vlen > ENG_MAX_VERSION_STR)
+        return malformed(&c, "truncated, or a version string over %u bytes",
+                         ENG_MAX_VERSION_STR);
+    v = base_rd_span(&c.r, vlen);
+    if (!v || memchr(v, 0, vlen))
+        return malformed(&c, "version string truncated or holding a NUL");
+    memcpy(version, v, vlen);
+    version[vlen] = '\0';
+    e->device = base_rd_i32(&c.r);
+    nb_sections = base_rd_u32(&c.r);
+    if (c.r.failed)
+        return malformed(&c, "truncated");
+    if (nb_sections > left(&c.r) / SECTION_HEADER_BYTES)
+        return malformed(&c, "%u sections do not fit in the %zu bytes left",
+                         nb_sections, left(&c.r));
+
+    for (uint32_t s = 0; s < nb_sections; s++) {
+        uint32_t tag = base_rd_u32(&c.r);
+        uint32_t flags = base_rd_u32(&c.r);
+        uint64_t len = base_rd_u64(&c.r);
+        char tname[48];
+        int k;
+        rctx sc;
+        c.sec = "header";
+        if (c.r.failed)
+            return malformed(&c, "section %u header is truncated", s);
+        tag_str(tag, tname, sizeof tname);
+        if (len > left(&c.r))
+            return malformed(&c, "section %u %s claims %llu bytes, but %zu are "
+                             "left", s, tname, (unsigned long long)len,
+                             left(&c.r));
+        sc.r.data = base_rd_span(&c.r, (size_t)len);
+        sc.r.size = (size_t)len;
+        sc.r.pos = 0;
+        sc.r.failed = 0;
+        for (k = 0; k < SEC_COUNT; k++)
+            if (known_sections[k].tag == tag)
+                break;
+        if (k == SEC_COUNT) {
+            if (flags & ENG_SECTION_OPTIONAL)
+                continue; /* a later plugrt's optional data */
+            return base_error(PRT_ERR_MALFORMED,
+                              "malformed engine: section %u has tag %s, which "
+                              "this plugrt (%s) does not know and the file "
+                              "marks as required (written by plugrt %s)",
+                              s, tname, prt_version_string(), version);
+        }
+        sc.sec = known_sections[k].name;
+        if (flags & ~ENG_SECTION_OPTIONAL)
+            return malformed(&sc, "unknown flags 0x%08x", (unsigned)flags);
+        if (seen[k])
+            return malformed(&sc, "appears twice");
+        seen[k] = 1;
+        switch (k) {
+        case SEC_META: st = read_meta(&sc, e); break;
+        case SEC_TENS: st = read_tensors(&sc, e); break;
+        case SEC_LAYR: st = read_layers(&sc, e); break;
+        case SEC_IOLS: st = read_io(&sc, e); break;
+        case SEC_PROF: st = read_profiles(&sc, e, &prof_inputs); break;
+        default: st = read_exprs(&sc, e); break;
+        }
+        if (st)
+            return st;
+        if (sc.r.pos != sc.r.size)
+            return malformed(&sc, "%zu bytes left over after its records",
+                             left(&sc.r));
+    }
+    c.sec = "header";
+    if (left(&c.r))
+        return malformed(&c, "%zu bytes after the last section", left(&c.r));
+    for (int k = 0; k < SEC_COUNT; k++)
+        if (!seen[k])
+            return base_error(PRT_ERR_MALFORMED,
+                              "malformed engine: the %s section is missing",
+                              known_sections[k].name);
+    /* The profile arrays are indexed with the io section's input count. */
+    if (prof_inputs != (uint32_t)e->nb_inputs)
+        return base_error(PRT_ERR_MALFORMED,
+                          "malformed engine: profiles section describes %u "
+                          "inputs, the io section %d",
+                          prof_inputs, (int)e->nb_inputs);
+    return PRT_OK;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+prt_status engine_read(const void *bytes, size_t size, prt_engine **out)
+{
+    const uint8_t *p = bytes;
+    prt_engine *e;
+    uint32_t version;
+    prt_status st;
+    /* magic, version, plugin ABI, empty version string, device, section
+     * count, checksum */
+    const size_t min_size = 8 + 4 + 4 + 4 + 4 + 4 + 4;
+
+    if (!out || (!bytes && size))
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "engine_read: NULL argument");
+    if (size < 8 || memcmp(p, ENG_MAGIC, 8) != 0)
+        return base_error(PRT_ERR_MALFORMED, "not a plugrt engine (bad magic)");
+    if (size < 12)
+        return base_error(PRT_ERR_MALFORMED,
+                          "malformed engine: truncated in the header (%zu bytes)",
+                          size);
+    version = le32(p + 8);
+    if (version != ENG_FORMAT_VERSION)
+        return base_error(PRT_ERR_VERSION,
+                          "engine format version %u, this plugrt reads %u",
+                          (unsigned)version, (unsigned)ENG_FORMAT_VERSION);
+    if (size < min_size)
+        return base_error(PRT_ERR_MALFORMED,
+                          "malformed engine: truncated in the header (%zu bytes)",
+                          size);
+    if (base_crc32(p, size - 4) != le32(p + size - 4))
+        return base_error(PRT_ERR_MALFORMED,
+                          "checksum mismatch: the engine file is corrupted "
+                          "or truncated");
+
+    e = engine_alloc();
+    if (!e)
+        return oom();
+    st = read_body(p, size - 4, e);
+    if (!st)
+        st = engine_validate(e);
+    if (st) {
+        engine_free(e);
+        return st;
+    }
+    *out = e;
+    return PRT_OK;
+}

@@ -1,0 +1,1183 @@
+/*
+ * The engine file format (src/engine/format.c) and the engine object
+ * (src/engine/engine.c), on an engine built by hand: round trip of every
+ * field, stable bytes, hostile bytes (every byte flipped, every truncation,
+ * bad magic, a future version, corruption behind a valid checksum, lying
+ * counts), optional and required unknown sections, allocation failures,
+ * engine_validate's invariants, the queries, and deserialize recreating
+ * plugins through a registry of test creators.
+ */
+#include <stdlib.h>
+
+#include "engine/engine_impl.h"
+#include "testutil.h"
+
+/* ------------------------------------------------------------------------ */
+/* A hand-built engine                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Packs fields the way engine_read does: data 8-aligned, then the name, all
+ * in one owned blob. */
+static int set_fields(eng_layer *l, const prt_field *src, int32_t n)
+{
+    size_t size = 0, off = 0;
+    for (int32_t i = 0; i < n; i++)
+        size = ((size + 7) & ~(size_t)7) +
+               (size_t)src[i].length * base_field_type_size(src[i].type) +
+               strlen(src[i].name) + 1;
+    l->field_blob = base_malloc(size);
+    l->fields = base_calloc((size_t)n, sizeof *l->fields);
+    if (!l->field_blob || !l->fields)
+        return 0;
+    l->field_blob_size = (int64_t)size;
+    l->nb_fields = n;
+    for (int32_t i = 0; i < n; i++) {
+        size_t bytes = (size_t)src[i].length * base_field_type_size(src[i].type);
+        off = (off + 7) & ~(size_t)7;
+        if (bytes)
+            memcpy(l->field_blob + off, src[i].data, bytes);
+        l->fields[i].data = l->field_blob + off;
+        off += bytes;
+        memcpy(l->field_blob + off, src[i].name, strlen(src[i].name) + 1);
+        l->fields[i].name = (const char *)l->field_blob + off;
+        off += strlen(src[i].name) + 1;
+        l->fields[i].type = src[i].type;
+        l->fields[i].length = src[i].length;
+    }
+    return 1;
+}
+
+static int32_t *ids(int32_t n, const int32_t *v)
+{
+    int32_t *p = base_malloc(sizeof *p * (size_t)(n ? n : 1));
+    if (p && n)
+        memcpy(p, v, sizeof *p * (size_t)n);
+    return p;
+}
+
+static void set_tensor(eng_tensor *t, const char *name, int32_t dtype,
+                       int32_t nb_dims, const int32_t *dims, int32_t in,
+                       int32_t out, int32_t size_id, int32_t producer,
+                       int64_t offset, int64_t max_bytes)
+{
+    t->name = base_strdup(name);
+    t->dtype = dtype;
+    t->format = PRT_FORMAT_LINEAR;
+    t->nb_dims = nb_dims;
+    for (int32_t i = 0; i < PRT_MAX_DIMS; i++)
+        t->dim_expr[i] = i < nb_dims ? dims[i] : -1;
+    t->input_index = in;
+    t->output_index = out;
+    t->size_id = size_id;
+    t->producer = producer;
+    t->offset = offset;
+    t->max_bytes = max_bytes;
+}
+
+static void set_layer(eng_layer *l, const char *name, const char *ns,
+                      const char *pname, const char *version,
+                      const char *library, uint64_t hash, int32_t nb_in,
+                      const int32_t *in, int32_t nb_out, const int32_t *out,
+                      const int32_t *alias, const uint8_t *copy, int32_t tactic,
+                      int64_t workspace)
+{
+    l->name = base_strdup(name);
+    l->plugin_namespace = base_strdup(ns);
+    l->plugin_name = base_strdup(pname);
+    l->plugin_version = base_strdup(version);
+    l->library = base_strdup(library);
+    l->library_hash = hash;
+    l->plugin_abi = PRT_PLUGIN_ABI_VERSION;
+    l->device = PRT_DEVICE_CPU;
+    l->nb_inputs = nb_in;
+    l->inputs = ids(nb_in, in);
+    l->nb_outputs = nb_out;
+    l->outputs = ids(nb_out, out);
+    l->alias_input = ids(nb_out, alias);
+    l->alias_copy = base_calloc((size_t)nb_out, 1);
+    if (l->alias_copy)
+        memcpy(l->alias_copy, copy, (size_t)nb_out);
+    l->tactic = tactic;
+    l->workspace = workspace;
+}
+
+#define LIB_PATH "/opt/plugrt/libtestplugins.so"
+#define LIB_HASH 0x0123456789abcdefull
+
+/* Field values of layer 0, one of each type (and an empty one). */
+static const int8_t f_i8[] = {-128, 0, 127};
+static const int16_t f_i16[] = {-32768, 1, 32767};
+static const int32_t f_i32[] = {1};
+static const int64_t f_i64[] = {INT64_MIN, -1, INT64_MAX};
+static const uint16_t f_f16[] = {0x3c00, 0xc000, 0x7bff};
+static const float f_f32[] = {0.5f, -2.25f};
+static const double f_f64[] = {3.141592653589793};
+static const uint16_t f_bf16[] = {0x3f80, 0x4049};
+static const char f_char[] = "hello";
+static const uint8_t f_bytes[] = {0, 1, 2, 0xfe, 0xff};
+static prt_dims f_dims[2];
+
+static prt_engine *make_engine(void)
+{
+    /* Expressions: N is input 0's dim 0; K is size tensor 0 (opt N, upper
+     * 4N). */
+    static const expr_node nodes[] = {
+        {EXPR_CONST, 0, 4, 0, 0},           /* 0: 4 */
+        {EXPR_INPUT_DIM, 0, 0, 0, 0},       /* 1: N */
+        {EXPR_CONST, 0, 3, 0, 0},           /* 2: 3 */
+        {EXPR_OP, PRT_DIM_PROD, 0, 1, 0},   /* 3: 4N */
+        {EXPR_CONST, 0, 2, 0, 0},           /* 4: 2 */
+        {EXPR_SIZE, 0, 0, 1, 3},            /* 5: K */
+        {EXPR_OP, PRT_DIM_SUM, 0, 5, 2},    /* 6: K + 3 */
+    };
+    static const int32_t d_x[] = {1, 0}, d_y[] = {2}, d_idx[] = {4, 5},
+                         d_mid[] = {6};
+    prt_engine *e = engine_alloc();
+    if (!e)
+        return NULL;
+    e->device = PRT_DEVICE_CPU;
+    e->exprs.nb_nodes = (int32_t)(sizeof nodes / sizeof nodes[0]);
+    e->exprs.nodes = base_malloc(sizeof nodes);
+    memcpy(e->exprs.nodes, nodes, sizeof nodes);
+    e->nb_sizes = 1;
+
+    e->nb_tensors = 6;
+    e->tensors = base_calloc(6, sizeof *e->tensors);
+    set_tensor(&e->tensors[0], "x", PRT_FLOAT32, 2, d_x, 0, -1, -1, -1, -1, 2048);
+    set_tensor(&e->tensors[1], "y", PRT_INT64, 1, d_y, 1, -1, -1, -1, -1, 24);
+    set_tensor(&e->tensors[2], "count", PRT_INT64, 0, NULL, -1, 1, 0, 0, -1, 8);
+    set_tensor(&e->tensors[3], "idx", PRT_INT64, 2, d_idx, -1, -1, -1, 0, 64, 8192);
+    set_tensor(&e->tensors[4], "mid", PRT_FLOAT32, 1, d_mid, -1, -1, -1, 1, 8256, 2060);
+    set_tensor(&e->tensors[5], "final", PRT_FLOAT32, 1, d_mid, -1, 0, -1, 2, -1, 2060);
+    e->arena_size = 10320;
+    e->workspace_size = 256;
+
+    e->nb_inputs = 2;
+    e->input_tensors = ids(2, (const int32_t[]){0, 1});
+    e->nb_outputs = 2;
+    e->output_tensors = ids(2, (const int32_t[]){5, 2});
+
+    e->nb_layers = 3;
+    e->layers = base_calloc(3, sizeof *e->layers);
+    set_layer(&e->layers[0], "nz", "test", "NonZeroLike", "1", LIB_PATH, LIB_HASH,
+              1, (const int32_t[]){0}, 2, (const int32_t[]){2, 3},
+              (const int32_t[]){-1, -1}, (const uint8_t[]){0, 0}, 0, 128);
+    set_layer(&e->layers[1], "add", "", "AddLike", "2", "", 0, 2,
+              (const int32_t[]){3, 1}, 1, (const int32_t[]){4},
+              (const int32_t[]){-1}, (const uint8_t[]){0}, 7, 256);
+    set_layer(&e->layers[2], "inplace", "test", "InPlace", "1", LIB_PATH,
+              LIB_HASH, 1, (const int32_t[]){4}, 1, (const int32_t[]){5},
+              (const int32_t[]){0}, (const uint8_t[]){1}, -3, 0);
+    {
+        const int64_t a[] = {2, 3, 4}, b[] = {7};
+        prt_field f0[12];
+        f_dims[0] = tu_dims(3, a);
+        f_dims[1] = tu_dims(1, b);
+        f0[0] = (prt_field){"i8", f_i8, PRT_FIELD_INT8, 3};
+        f0[1] = (prt_field){"i16", f_i16, PRT_FIELD_INT16, 3};
+        f0[2] = (prt_field){"axis", f_i32, PRT_FIELD_INT32, 1};
+        f0[3] = (prt_field){"i64", f_i64, PRT_FIELD_INT64, 3};
+        f0[4] = (prt_field){"half", f_f16, PRT_FIELD_FLOAT16, 3};
+        f0[5] = (prt_field){"scale", f_f32, PRT_FIELD_FLOAT32, 2};
+        f0[6] = (prt_field){"pi", f_f64, PRT_FIELD_FLOAT64, 1};
+        f0[7] = (prt_field){"bf", f_bf16, PRT_FIELD_BFLOAT16, 2};
+        f0[8] = (prt_field){"mode", f_char, PRT_FIELD_CHAR, 5};
+        f0[9] = (prt_field){"shapes", f_dims, PRT_FIELD_DIMS, 2};
+        f0[10] = (prt_field){"blob", f_bytes, PRT_FIELD_BYTES, 5};
+        f0[11] = (prt_field){"", f_char, PRT_FIELD_CHAR, 0};
+        set_fields(&e->layers[0], f0, 12);
+        f0[0] = (prt_field){"alpha", f_f64, PRT_FIELD_FLOAT64, 1};
+        set_fields(&e->layers[1], f0, 1);
+    }
+
+    e->nb_profiles = 2;
+    e->prof_min = base_calloc(4, sizeof(prt_dims));
+    e->prof_opt = base_calloc(4, sizeof(prt_dims));
+    e->prof_max = base_calloc(4, sizeof(prt_dims));
+    {
+        const int64_t x1[] = {1, 4}, x8[] = {8, 4}, x32[] = {32, 4},
+                      x64[] = {64, 4}, x128[] = {128, 4}, y3[] = {3};
+        e->prof_min[0] = tu_dims(2, x1);
+        e->prof_opt[0] = tu_dims(2, x8);
+        e->prof_max[0] = tu_dims(2, x32);
+        e->prof_min[1] = e->prof_opt[1] = e->prof_max[1] = tu_dims(1, y3);
+        e->prof_min[2] = tu_dims(2, x1);
+        e->prof_opt[2] = tu_dims(2, x64);
+        e->prof_max[2] = tu_dims(2, x128);
+        e->prof_min[3] = e->prof_opt[3] = e->prof_max[3] = tu_dims(1, y3);
+    }
+    return e;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Comparison                                                                */
+/* ------------------------------------------------------------------------ */
+
+static int same_dims(const prt_dims *a, const prt_dims *b)
+{
+    if (a->nb_dims != b->nb_dims)
+        return 0;
+    for (int32_t i = 0; i < a->nb_dims; i++)
+        if (a->d[i] != b->d[i])
+            return 0;
+    return 1;
+}
+
+static int same_field(const prt_field *a, const prt_field *b)
+{
+    if (strcmp(a->name, b->name) || a->type != b->type || a->length != b->length)
+        return 0;
+    if (a->type == PRT_FIELD_DIMS) {
+        for (int64_t i = 0; i < a->length; i++)
+            if (!same_dims((const prt_dims *)a->data + i,
+                           (const prt_dims *)b->data + i))
+                return 0;
+        return 1;
+    }
+    return a->length == 0 ||
+           memcmp(a->data, b->data,
+                  (size_t)a->length * base_field_type_size(a->type)) == 0;
+}
+
+static int compare_engines(const prt_engine *a, const prt_engine *b)
+{
+    int before = tu_failures;
+    REQUIRE(a && b);
+    CHECK(a->device == b->device);
+    CHECK(a->arena_size == b->arena_size);
+    CHECK(a->workspace_size == b->workspace_size);
+    CHECK(a->nb_sizes == b->nb_sizes);
+    REQUIRE(a->nb_tensors == b->nb_tensors);
+    for (int32_t i = 0; i < a->nb_tensors; i++) {
+        const eng_tensor *x = &a->tensors[i], *y = &b->tensors[i];
+        CHECK(strcmp(x->name, y->name) == 0);
+        CHECK(x->dtype == y->dtype && x->format == y->format);
+        CHECK(x->nb_dims == y->nb_dims);
+        for (int32_t d = 0; d < x->nb_dims && d < PRT_MAX_DIMS; d++)
+            CHECK(x->dim_expr[d] == y->dim_expr[d]);
+        CHECK(x->input_index == y->input_index);
+        CHECK(x->output_index == y->output_index);
+        CHECK(x->size_id == y->size_id);
+        CHECK(x->producer == y->producer);
+        CHECK(x->offset == y->offset);
+        CHECK(x->max_bytes == y->max_bytes);
+    }
+    REQUIRE(a->nb_layers == b->nb_layers);
+    for (int32_t i = 0; i < a->nb_layers; i++) {
+        const eng_layer *x = &a->layers[i], *y = &b->layers[i];
+        CHECK(strcmp(x->name, y->name) == 0);
+        CHECK(strcmp(x->plugin_namespace, y->plugin_namespace) == 0);
+        CHECK(strcmp(x->plugin_name, y->plugin_name) == 0);
+        CHECK(strcmp(x->plugin_version, y->plugin_version) == 0);
+        CHECK(strcmp(x->library, y->library) == 0);
+        CHECK(x->library_hash == y->library_hash);
+        CHECK(x->plugin_abi == y->plugin_abi);
+        CHECK(x->device == y->device);
+        CHECK(x->tactic == y->tactic);
+        CHECK(x->workspace == y->workspace);
+        REQUIRE(x->nb_inputs == y->nb_inputs);
+        for (int32_t k = 0; k < x->nb_inputs; k++)
+            CHECK(x->inputs[k] == y->inputs[k]);
+        REQUIRE(x->nb_outputs == y->nb_outputs);
+        for (int32_t k = 0; k < x->nb_outputs; k++) {
+            CHECK(x->outputs[k] == y->outputs[k]);
+            CHECK(x->alias_input[k] == y->alias_input[k]);
+            CHECK(x->alias_copy[k] == y->alias_copy[k]);
+        }
+        REQUIRE(x->nb_fields == y->nb_fields);
+        for (int32_t k = 0; k < x->nb_fields; k++) {
+            CHECK(same_field(&x->fields[k], &y->fields[k]));
+            /* Fields of a read engine live in its blob. */
+            CHECK((const uint8_t *)y->fields[k].data >= y->field_blob &&
+                  (const uint8_t *)y->fields[k].data <=
+                      y->field_blob + y->field_blob_size);
+            CHECK((const uint8_t *)y->fields[k].name >= y->field_blob &&
+                  (const uint8_t *)y->fields[k].name <
+                      y->field_blob + y->field_blob_size);
+        }
+        CHECK(y->plugin == NULL);
+    }
+    REQUIRE(a->nb_inputs == b->nb_inputs && a->nb_outputs == b->nb_outputs);
+    for (int32_t i = 0; i < a->nb_inputs; i++)
+        CHECK(a->input_tensors[i] == b->input_tensors[i]);
+    for (int32_t i = 0; i < a->nb_outputs; i++)
+        CHECK(a->output_tensors[i] == b->output_tensors[i]);
+    REQUIRE(a->nb_profiles == b->nb_profiles);
+    for (int32_t i = 0; i < a->nb_profiles * a->nb_inputs; i++) {
+        CHECK(same_dims(&a->prof_min[i], &b->prof_min[i]));
+        CHECK(same_dims(&a->prof_opt[i], &b->prof_opt[i]));
+        CHECK(same_dims(&a->prof_max[i], &b->prof_max[i]));
+    }
+    REQUIRE(a->exprs.nb_nodes == b->exprs.nb_nodes);
+    for (int32_t i = 0; i < a->exprs.nb_nodes; i++) {
+        const expr_node *x = &a->exprs.nodes[i], *y = &b->exprs.nodes[i];
+        CHECK(x->kind == y->kind && x->op == y->op && x->imm == y->imm &&
+              x->a == y->a && x->b == y->b);
+    }
+    return tu_failures != before;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Byte helpers                                                              */
+/* ------------------------------------------------------------------------ */
+
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void fix_crc(uint8_t *p, size_t size)
+{
+    put32(p + size - 4, base_crc32(p, size - 4));
+}
+
+/* Offset of the section count (after magic, version, ABI, version string and
+ * device). */
+static size_t section_count_at(const uint8_t *p)
+{
+    return 8 + 4 + 4 + 4 + get32(p + 16) + 4;
+}
+
+static int serialize(const prt_engine *e, uint8_t **bytes, size_t *size)
+{
+    base_buf b = {0};
+    if (engine_write(e, &b) != PRT_OK) {
+        base_buf_free(&b);
+        return 0;
+    }
+    *bytes = b.data;
+    *size = b.size;
+    return 1;
+}
+
+/* A read that must fail cleanly: an error status and a message. */
+static int read_fails(const uint8_t *p, size_t n, prt_status *st)
+{
+    prt_engine *e = NULL;
+    base_clear_error();
+    *st = engine_read(p, n, &e);
+    if (*st == PRT_OK) {
+        engine_free(e);
+        return 0;
+    }
+    return e == NULL && prt_last_error()[0] != '\0';
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static int test_round_trip(void)
+{
+    prt_engine *e = make_engine(), *r = NULL;
+    uint8_t *b1 = NULL, *b2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    REQUIRE(e);
+    CHECK_OK(engine_validate(e));
+    REQUIRE(serialize(e, &b1, &n1));
+    CHECK(memcmp(b1, ENG_MAGIC, 8) == 0);
+    CHECK(get32(b1 + 8) == ENG_FORMAT_VERSION);
+    CHECK(get32(b1 + 12) == PRT_PLUGIN_ABI_VERSION);
+    CHECK(get32(b1 + section_count_at(b1)) == 6);
+    REQUIRE_OK(engine_read(b1, n1, &r));
+    compare_engines(e, r);
+    REQUIRE(serialize(r, &b2, &n2));
+    CHECK(n1 == n2 && memcmp(b1, b2, n1) == 0);
+
+    /* Through the public API too: the bytes are the same, freed by prt_free. */
+    {
+        void *pb = NULL;
+        size_t pn = 0;
+        CHECK_OK(prt_engine_serialize(r, &pb, &pn));
+        CHECK(pn == n1 && pb && memcmp(pb, b1, n1) == 0);
+        prt_free(pb);
+    }
+    engine_free(r);
+    engine_free(e);
+    base_free(b1);
+    base_free(b2);
+    return 0;
+}
+
+static int test_queries(void)
+{
+    prt_engine *e = make_engine();
+    prt_io_info io;
+    int32_t idx = -1;
+    REQUIRE(e);
+    CHECK(prt_engine_io_count(e) == 4);
+    CHECK(prt_engine_profile_count(e) == 2);
+    CHECK(prt_engine_layer_count(e) == 3);
+    CHECK(prt_engine_device(e) == PRT_DEVICE_CPU);
+    CHECK(prt_engine_device_memory_size(e) == 10320 + 256);
+
+    CHECK_OK(prt_engine_get_io(e, 0, &io));
+    CHECK(strcmp(io.name, "x") == 0 && io.is_input == 1);
+    CHECK(io.dtype == PRT_FLOAT32 && io.format == PRT_FORMAT_LINEAR);
+    CHECK(io.dims.nb_dims == 2 && io.dims.d[0] == -1 && io.dims.d[1] == 4);
+    CHECK(io.data_dependent_mask == 0 && io.is_size_tensor == 0);
+
+    CHECK_OK(prt_engine_get_io(e, 1, &io));
+    CHECK(strcmp(io.name, "y") == 0 && io.is_input == 1);
+    CHECK(io.dims.nb_dims == 1 && io.dims.d[0] == 3);
+
+    CHECK_OK(prt_engine_get_io(e, 2, &io));
+    CHECK(strcmp(io.name, "final") == 0 && io.is_input == 0);
+    CHECK(io.dims.nb_dims == 1 && io.dims.d[0] == -1);
+    CHECK(io.data_dependent_mask == 1u && io.is_size_tensor == 0);
+
+    CHECK_OK(prt_engine_get_io(e, 3, &io));
+    CHECK(strcmp(io.name, "count") == 0 && io.is_input == 0);
+    CHECK(io.dims.nb_dims == 0 && io.is_size_tensor == 1);
+    CHECK(io.dtype == PRT_INT64);
+
+    CHECK_ERR(prt_engine_get_io(e, 4, &io), PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(prt_engine_get_io(e, -1, &io), PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_OK(prt_engine_find_io(e, "count", &idx));
+    CHECK(idx == 3);
+    CHECK_OK(prt_engine_find_io(e, "x", &idx));
+    CHECK(idx == 0);
+    CHECK_ERR(prt_engine_find_io(e, "mid", &idx), PRT_ERR_NOT_FOUND, "mid");
+
+    CHECK(prt_engine_io_count(NULL) == 0);
+    CHECK(prt_engine_layer_count(NULL) == 0);
+    prt_engine_destroy(NULL);
+    engine_free(e);
+    return 0;
+}
+
+static int test_flips_and_truncations(void)
+{
+    prt_engine *e = make_engine();
+    uint8_t *b = NULL, *c;
+    size_t n = 0;
+    int bad = 0;
+    prt_status st;
+    static const uint8_t masks[] = {0x01, 0x10, 0x80, 0xff};
+    REQUIRE(e && serialize(e, &b, &n));
+    c = malloc(n);
+    REQUIRE(c);
+    for (size_t i = 0; i < n; i++)
+        for (size_t m = 0; m < sizeof masks; m++) {
+            memcpy(c, b, n);
+            c[i] ^= masks[m];
+            if (!read_fails(c, n, &st))
+                bad++;
+            else if (i < 8)
+                bad += strstr(prt_last_error(), "magic") == NULL;
+            else if (i < 12)
+                bad += st != PRT_ERR_VERSION;
+            else
+                bad += st != PRT_ERR_MALFORMED;
+        }
+    CHECK(bad == 0);
+    bad = 0;
+    for (size_t len = 0; len < n; len++) {
+        if (!read_fails(b, len, &st) || st != PRT_ERR_MALFORMED)
+            bad++;
+    }
+    CHECK(bad == 0);
+
+    memcpy(c, b, n);
+    c[0] = 'X';
+    {
+        prt_engine *r = NULL;
+        CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED, "magic");
+        CHECK_ERR(engine_read("PLUG", 4, &r), PRT_ERR_MALFORMED, "magic");
+        CHECK_ERR(engine_read(c, 0, &r), PRT_ERR_MALFORMED, "magic");
+        CHECK(r == NULL);
+    }
+
+    memcpy(c, b, n);
+    put32(c + 8, ENG_FORMAT_VERSION + 1);
+    fix_crc(c, n);
+    {
+        prt_engine *r = NULL;
+        char want[64];
+        snprintf(want, sizeof want, "engine format version %u, this plugrt reads %u",
+                 ENG_FORMAT_VERSION + 1, ENG_FORMAT_VERSION);
+        CHECK_ERR(engine_read(c, n, &r), PRT_ERR_VERSION, want);
+        CHECK(r == NULL);
+        /* The public entry point says the same. */
+        CHECK_ERR(prt_engine_deserialize(NULL, c, n, &r), PRT_ERR_VERSION, want);
+    }
+
+    memcpy(c, b, n);
+    c[n / 2] ^= 0x40;
+    {
+        prt_engine *r = NULL;
+        CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED,
+                  "checksum mismatch: the engine file is corrupted");
+    }
+    free(c);
+    base_free(b);
+    engine_free(e);
+    return 0;
+}
+
+/* Corruption behind a valid checksum: parsing and engine_validate must catch
+ * it, or the engine must be valid. Run under ASan this proves no byte makes
+ * the reader touch memory it should not. */
+static int try_fixed(uint8_t *c, size_t n, int *bad, int *accepted)
+{
+    prt_engine *r = NULL;
+    prt_status st;
+    fix_crc(c, n);
+    base_clear_error();
+    st = engine_read(c, n, &r);
+    if (st == PRT_OK) {
+        uint8_t *again = NULL;
+        size_t m = 0;
+        (*accepted)++;
+        if (engine_validate(r) != PRT_OK || !serialize(r, &again, &m))
+            (*bad)++;
+        /* Queries must be safe on anything the reader accepts. */
+        for (int32_t i = 0; i < prt_engine_io_count(r); i++) {
+            prt_io_info io;
+            if (prt_engine_get_io(r, i, &io) != PRT_OK)
+                (*bad)++;
+        }
+        base_free(again);
+        engine_free(r);
+        return 0;
+    }
+    if (r != NULL || prt_last_error()[0] == '\0' ||
+        (st != PRT_ERR_MALFORMED && st != PRT_ERR_VERSION)) {
+        (*bad)++;
+        fprintf(stderr, "    bad failure: %s: %s\n", prt_status_name(st),
+                prt_last_error());
+    }
+    return 0;
+}
+
+static int test_corruption_behind_checksum(void)
+{
+    prt_engine *e = make_engine();
+    uint8_t *b = NULL, *c;
+    size_t n = 0;
+    int bad = 0, accepted = 0;
+    tu_rng rng;
+    static const uint8_t masks[] = {0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xff};
+    static const uint32_t values[] = {0,          1,          2,          3,
+                                      7,          8,          0xff,       0x7fffffff,
+                                      0x80000000, 0xffffffff, 0xfffffffe, 0x10000,
+                                      0x40000000, 0x00ffffff};
+    REQUIRE(e && serialize(e, &b, &n));
+    c = malloc(n);
+    REQUIRE(c);
+    /* Every byte, every single-bit flip and the full inversion. */
+    for (size_t i = 0; i + 4 < n; i++)
+        for (size_t m = 0; m < sizeof masks; m++) {
+            memcpy(c, b, n);
+            c[i] ^= masks[m];
+            try_fixed(c, n, &bad, &accepted);
+        }
+    /* Lying counts and indices: every aligned-or-not 32-bit word set to
+     * values that break counts, ids and lengths. */
+    for (size_t i = 12; i + 8 <= n; i++)
+        for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
+            memcpy(c, b, n);
+            put32(c + i, values[v]);
+            try_fixed(c, n, &bad, &accepted);
+        }
+    /* Random multi-byte damage. */
+    tu_rng_seed(&rng, 12345);
+    for (int it = 0; it < 20000; it++) {
+        int k = (int)tu_rng_range(&rng, 1, 4);
+        memcpy(c, b, n);
+        for (int j = 0; j < k; j++)
+            c[tu_rng_range(&rng, 12, (int64_t)n - 5)] = (uint8_t)tu_rng_u64(&rng);
+        try_fixed(c, n, &bad, &accepted);
+    }
+    CHECK(bad == 0);
+    /* Some flips (a tactic, a hash, a field value) are legal engines. */
+    CHECK(accepted > 0);
+    printf("corruption behind checksum: %d variants accepted as valid engines\n",
+           accepted);
+    free(c);
+    base_free(b);
+    engine_free(e);
+    return 0;
+}
+
+/* Builds bytes with one extra section (tag, flags, payload) before the
+ * checksum. Caller frees. */
+static uint8_t *with_section(const uint8_t *b, size_t n, uint32_t tag,
+                             uint32_t flags, const char *payload, size_t *out_n)
+{
+    size_t plen = strlen(payload);
+    size_t m = n + 16 + plen;
+    uint8_t *c = malloc(m);
+    size_t at;
+    if (!c)
+        return NULL;
+    memcpy(c, b, n - 4);
+    at = n - 4;
+    put32(c + at, tag);
+    put32(c + at + 4, flags);
+    put32(c + at + 8, (uint32_t)plen);
+    put32(c + at + 12, 0);
+    memcpy(c + at + 16, payload, plen);
+    put32(c + section_count_at(c), get32(c + section_count_at(c)) + 1);
+    fix_crc(c, m);
+    *out_n = m;
+    return c;
+}
+
+#define TAG4(a, b, c, d)                                                   \
+    ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 |            \
+     (uint32_t)(d) << 24)
+
+static int test_sections(void)
+{
+    prt_engine *e = make_engine(), *r = NULL;
+    uint8_t *b = NULL, *c;
+    size_t n = 0, m = 0;
+    REQUIRE(e && serialize(e, &b, &n));
+
+    /* An unknown optional section (say, a kernel blob) is skipped. */
+    c = with_section(b, n, TAG4('K', 'E', 'R', 'N'), 1, "cubin bytes", &m);
+    REQUIRE(c);
+    CHECK_OK(engine_read(c, m, &r));
+    if (r)
+        compare_engines(e, r);
+    engine_free(r);
+    r = NULL;
+    free(c);
+
+    /* An unknown required one is an error naming the tag. */
+    c = with_section(b, n, TAG4('K', 'E', 'R', 'N'), 0, "cubin bytes", &m);
+    REQUIRE(c);
+    CHECK_ERR(engine_read(c, m, &r), PRT_ERR_MALFORMED, "'KERN'");
+    free(c);
+    c = with_section(b, n, 0x00000007u, 2, "", &m);
+    REQUIRE(c);
+    CHECK_ERR(engine_read(c, m, &r), PRT_ERR_MALFORMED, "0x00000007");
+    free(c);
+
+    /* A known section twice. */
+    c = with_section(b, n, TAG4('M', 'E', 'T', 'A'), 0, "", &m);
+    REQUIRE(c);
+    CHECK_ERR(engine_read(c, m, &r), PRT_ERR_MALFORMED, "meta");
+    free(c);
+
+    /* Reserved flag bits on a known section. */
+    c = malloc(n);
+    REQUIRE(c);
+    memcpy(c, b, n);
+    put32(c + section_count_at(c) + 8, 4); /* the first section's flags */
+    fix_crc(c, n);
+    CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED, "flags");
+    /* A missing section: claim one section fewer, drop nothing. */
+    memcpy(c, b, n);
+    put32(c + section_count_at(c), 5);
+    fix_crc(c, n);
+    CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED, "after the last section");
+    /* A missing section: turn the last one (expressions) into an unknown
+     * optional section, which the reader skips. */
+    memcpy(c, b, n);
+    {
+        size_t at = section_count_at(c) + 4, last = at;
+        for (uint32_t k = 0; k < 6; k++) {
+            last = at;
+            at += 16 + get32(c + at + 8);
+        }
+        CHECK(get32(c + last) == TAG4('E', 'X', 'P', 'R'));
+        put32(c + last, TAG4('X', 'P', 'R', 'E'));
+        put32(c + last + 4, 1);
+    }
+    fix_crc(c, n);
+    CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED,
+              "the expressions section is missing");
+    free(c);
+    CHECK(r == NULL);
+    base_free(b);
+    engine_free(e);
+    return 0;
+}
+
+static int test_alloc_failures(void)
+{
+    prt_engine *e = make_engine();
+    uint8_t *b = NULL;
+    size_t n = 0;
+    int64_t k;
+    prt_status st = PRT_ERR_INTERNAL;
+    REQUIRE(e && serialize(e, &b, &n));
+    for (k = 0; k < 10000; k++) {
+        prt_engine *r = NULL;
+        base_fail_alloc_after(k);
+        st = engine_read(b, n, &r);
+        base_fail_alloc_after(-1);
+        if (st == PRT_OK) {
+            compare_engines(e, r);
+            engine_free(r);
+            break;
+        }
+        CHECK(st == PRT_ERR_OUT_OF_MEMORY && r == NULL);
+    }
+    CHECK(st == PRT_OK && k > 10);
+    printf("engine_read: %lld allocation failures injected\n", (long long)k);
+
+    for (k = 0; k < 1000; k++) {
+        void *pb = NULL;
+        size_t pn = 0;
+        base_fail_alloc_after(k);
+        st = prt_engine_serialize(e, &pb, &pn);
+        base_fail_alloc_after(-1);
+        if (st == PRT_OK) {
+            CHECK(pn == n && memcmp(pb, b, n) == 0);
+            prt_free(pb);
+            break;
+        }
+        CHECK(st == PRT_ERR_OUT_OF_MEMORY && pb == NULL);
+    }
+    CHECK(st == PRT_OK);
+    base_free(b);
+    engine_free(e);
+    return 0;
+}
+
+/* Each breaks one invariant of a valid engine; validation must name it and
+ * engine_write must refuse. */
+static int expect_invalid(prt_engine *e, const char *sub, int line)
+{
+    base_buf b = {0};
+    prt_status st = engine_validate(e);
+    tu_checks++;
+    if (st != PRT_ERR_MALFORMED || !strstr(prt_last_error(), sub)) {
+        tu_failures++;
+        fprintf(stderr, "%s:%d: engine_validate gave %s, wanted a message with "
+                "\"%s\"\n    message: %s\n", __FILE__, line,
+                prt_status_name(st), sub, prt_last_error());
+    }
+    CHECK(engine_write(e, &b) == PRT_ERR_INTERNAL);
+    base_buf_free(&b);
+    engine_free(e);
+    return 0;
+}
+#define EXPECT_INVALID(e, sub) expect_invalid((e), (sub), __LINE__)
+
+static int test_validate(void)
+{
+    prt_engine *e;
+
+    e = make_engine();
+    e->layers[1].inputs[0] = 5; /* produced by a later layer */
+    EXPECT_INVALID(e, "layer 1 ('add') input 0");
+
+    e = make_engine();
+    e->tensors[3].size_id = 0; /* size id twice */
+    EXPECT_INVALID(e, "size id 0");
+
+    e = make_engine();
+    e->tensors[4].max_bytes = 2065; /* past the arena */
+    EXPECT_INVALID(e, "tensor 4 ('mid')");
+
+    e = make_engine();
+    e->tensors[2].offset = 0; /* an output in the arena */
+    EXPECT_INVALID(e, "tensor 2 ('count')");
+
+    e = make_engine();
+    e->prof_opt[2].d[0] = 256; /* opt > max */
+    EXPECT_INVALID(e, "profile 1 input 'x' dim 0");
+
+    e = make_engine();
+    e->prof_max[1].d[0] = 4; /* a static dim with a range */
+    EXPECT_INVALID(e, "profile 0 input 'y'");
+
+    e = make_engine();
+    e->tensors[3].dim_expr[1] = 7; /* no such node */
+    EXPECT_INVALID(e, "expression 7");
+
+    e = make_engine();
+    e->exprs.nodes[5].a = 6; /* operand after the node */
+    EXPECT_INVALID(e, "expression node 5");
+
+    e = make_engine();
+    e->exprs.nodes[1].b = 2; /* dim 2 of the rank-2 input x */
+    EXPECT_INVALID(e, "expression node 1");
+
+    e = make_engine();
+    e->tensors[4].producer = 0; /* producer disagrees with the layer */
+    EXPECT_INVALID(e, "tensor 4 ('mid')");
+
+    e = make_engine();
+    e->layers[2].alias_input[0] = 1; /* no input 1 */
+    EXPECT_INVALID(e, "aliases input 1");
+
+    e = make_engine();
+    e->layers[0].alias_input[1] = 0; /* idx aliases x: other dtype */
+    EXPECT_INVALID(e, "another dtype or shape");
+
+    e = make_engine();
+    e->output_tensors[0] = 4; /* list and output_index disagree */
+    EXPECT_INVALID(e, "output 0 is tensor 4");
+
+    e = make_engine();
+    e->tensors[1].dtype = PRT_DTYPE_COUNT;
+    EXPECT_INVALID(e, "dtype");
+
+    e = make_engine();
+    e->tensors[5].format = 3;
+    EXPECT_INVALID(e, "format");
+
+    e = make_engine();
+    e->layers[0].fields[2].type = 42;
+    EXPECT_INVALID(e, "field 'axis'");
+
+    e = make_engine();
+    {
+        char *t = e->tensors[2].name;
+        e->tensors[2].name = base_strdup("x");
+        base_free(t);
+    }
+    EXPECT_INVALID(e, "named 'x'");
+
+    e = make_engine();
+    e->nb_profiles = 0;
+    EXPECT_INVALID(e, "profile");
+
+    e = make_engine();
+    e->tensors[3].max_bytes = 8191; /* 2 x (4 x 128) int64 need 8192 */
+    EXPECT_INVALID(e, "tensor 3 ('idx'): max bytes 8191, but profile 1 allows 8192");
+
+    e = make_engine();
+    e->tensors[5].max_bytes = 100; /* an output's staging size too */
+    EXPECT_INVALID(e, "tensor 5 ('final')");
+
+    e = make_engine();
+    e->exprs.nodes[6].op = PRT_DIM_SUB; /* K - 3 can be negative */
+    EXPECT_INVALID(e, "can be negative");
+
+    e = make_engine();
+    e->tensors[0].dim_expr[0] = 3; /* x's dim 0 as 4N: not the user's dim */
+    EXPECT_INVALID(e, "input 0 ('x') dim 0");
+
+    e = make_engine();
+    e->layers[1].workspace = 257;
+    EXPECT_INVALID(e, "workspace");
+
+    /* Valid, but a name longer than a file may hold: refused when written
+     * rather than written unreadable. */
+    e = make_engine();
+    {
+        base_buf b = {0};
+        char *name = base_malloc(70001);
+        REQUIRE(e && name);
+        memset(name, 'n', 70000);
+        name[70000] = '\0';
+        base_free(e->tensors[3].name);
+        e->tensors[3].name = name;
+        CHECK_OK(engine_validate(e));
+        CHECK_ERR(engine_write(e, &b), PRT_ERR_UNSUPPORTED, "tensor name");
+        base_buf_free(&b);
+        engine_free(e);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Deserialize through a registry                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct fake_state {
+    int created;
+    int destroyed;
+    int tactics[8];
+    int fail_create; /* 1: create fails with a message; 2: bad tables */
+    int32_t axis;    /* the "axis" field seen by NonZeroLike */
+} fake_state;
+
+typedef struct fake_plugin {
+    prt_plugin base;
+    fake_state *st;
+    int index;
+} fake_plugin;
+
+static const char *fk_name(const prt_plugin *p) { (void)p; return "fake"; }
+static uint32_t fk_devices(const prt_plugin *p) { (void)p; return 1u; }
+
+static prt_status fk_set_tactic(prt_plugin *p, int32_t tactic)
+{
+    fake_plugin *f = (fake_plugin *)p;
+    f->st->tactics[f->index] = tactic;
+    return PRT_OK;
+}
+
+static void fk_destroy(prt_plugin *p)
+{
+    fake_plugin *f = (fake_plugin *)p;
+    f->st->destroyed++;
+    free(f);
+}
+
+static prt_status fk_enqueue(prt_plugin *p, const prt_tensor_desc *in,
+                             const prt_tensor_desc *out, const void *const *ins,
+                             void *const *outs, void *ws, int32_t device,
+                             void *stream)
+{
+    (void)p, (void)in, (void)out, (void)ins, (void)outs, (void)ws;
+    (void)device, (void)stream;
+    return PRT_ERR_UNSUPPORTED;
+}
+static prt_plugin *fk_attach(prt_plugin *p, prt_plugin_resources *r)
+{
+    (void)p, (void)r;
+    return NULL;
+}
+static const prt_field_collection *fk_fields(prt_plugin *p)
+{
+    (void)p;
+    return NULL;
+}
+static prt_plugin *fk_clone(const prt_plugin *p)
+{
+    (void)p;
+    return NULL;
+}
+
+static const prt_plugin_core fk_core = {
+    .struct_size = sizeof(prt_plugin_core),
+    .abi_version = PRT_PLUGIN_ABI_VERSION,
+    .name = fk_name,
+    .version = fk_name,
+    .plugin_namespace = fk_name,
+    .devices = fk_devices};
+static const prt_plugin_runtime fk_runtime = {
+    .struct_size = sizeof(prt_plugin_runtime),
+    .abi_version = PRT_PLUGIN_ABI_VERSION,
+    .set_tactic = fk_set_tactic,
+    .enqueue = fk_enqueue,
+    .attach_to_context = fk_attach,
+    .get_fields_to_serialize = fk_fields,
+    .clone = fk_clone,
+    .destroy = fk_destroy};
+static const prt_plugin_vtable fk_vt = {
+    .struct_size = sizeof(prt_plugin_vtable),
+    .abi_version = PRT_PLUGIN_ABI_VERSION,
+    .core = &fk_core,
+    .build = NULL,
+    .runtime = &fk_runtime};
+/* A runtime table without enqueue: must be refused, and still destroyed. */
+static const prt_plugin_runtime fk_runtime_bad = {
+    .struct_size = sizeof(prt_plugin_runtime),
+    .abi_version = PRT_PLUGIN_ABI_VERSION,
+    .set_tactic = fk_set_tactic,
+    .destroy = fk_destroy};
+static const prt_plugin_vtable fk_vt_bad = {
+    .struct_size = sizeof(prt_plugin_vtable),
+    .abi_version = PRT_PLUGIN_ABI_VERSION,
+    .core = &fk_core,
+    .build = NULL,
+    .runtime = &fk_runtime_bad};
+
+static prt_status fk_create(const prt_plugin_creator *c, const char *layer,
+                            const prt_field_collection *fc, int32_t phase,
+                            prt_plugin **out)
+{
+    fake_state *s = c->user;
+    fake_plugin *f;
+    if (phase != PRT_PHASE_RUNTIME)
+        return PRT_ERR_INVALID_ARGUMENT;
+    if (s->fail_create == 1) {
+        prt_get_host_services()->set_error(NULL, PRT_ERR_INVALID_ARGUMENT,
+                                           "fake creator refuses");
+        return PRT_ERR_INVALID_ARGUMENT;
+    }
+    for (int32_t i = 0; i < fc->nb_fields; i++)
+        if (strcmp(fc->fields[i].name, "axis") == 0 &&
+            fc->fields[i].type == PRT_FIELD_INT32 && fc->fields[i].length == 1)
+            memcpy(&s->axis, fc->fields[i].data, 4);
+    f = calloc(1, sizeof *f);
+    if (!f)
+        return PRT_ERR_OUT_OF_MEMORY;
+    f->base.vt = s->fail_create == 2 ? &fk_vt_bad : &fk_vt;
+    f->st = s;
+    f->index = strcmp(layer, "nz") == 0 ? 0 : strcmp(layer, "add") == 0 ? 1 : 2;
+    s->created++;
+    *out = &f->base;
+    return PRT_OK;
+}
+
+static int test_deserialize(void)
+{
+    prt_engine *e = make_engine(), *r = NULL;
+    prt_registry *reg = NULL;
+    fake_state s;
+    prt_plugin_creator cr[3];
+    void *b = NULL;
+    size_t n = 0;
+    memset(&s, 0, sizeof s);
+    REQUIRE(e);
+    REQUIRE_OK(prt_engine_serialize(e, &b, &n));
+
+    CHECK_ERR(prt_engine_deserialize(NULL, b, n, &r), PRT_ERR_INVALID_ARGUMENT,
+              "no registry");
+    CHECK_ERR(prt_engine_deserialize(NULL, NULL, n, &r), PRT_ERR_INVALID_ARGUMENT,
+              NULL);
+    REQUIRE_OK(prt_registry_create(&reg));
+    /* Missing plugin: the key, the layer, the library it was built with and
+     * what the registry searched. */
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_NOT_FOUND,
+              "plugin test::NonZeroLike version 1");
+    CHECK(strstr(prt_last_error(), "'nz'") != NULL);
+    CHECK(strstr(prt_last_error(), LIB_PATH) != NULL);
+    CHECK(strstr(prt_last_error(), "0123456789abcdef") != NULL);
+    CHECK(strstr(prt_last_error(), "no plugin libraries loaded") != NULL);
+
+    for (int i = 0; i < 3; i++) {
+        static const char *const ns[] = {"test", "", "test"};
+        static const char *const nm[] = {"NonZeroLike", "AddLike", "InPlace"};
+        static const char *const ver[] = {"1", "2", "1"};
+        memset(&cr[i], 0, sizeof cr[i]);
+        cr[i].struct_size = sizeof cr[i];
+        cr[i].abi_version = PRT_PLUGIN_ABI_VERSION;
+        cr[i].name = nm[i];
+        cr[i].version = ver[i];
+        cr[i].plugin_namespace = ns[i];
+        cr[i].create = fk_create;
+        cr[i].user = &s;
+    }
+    REQUIRE_OK(prt_registry_add_creator(reg, &cr[0]));
+    REQUIRE_OK(prt_registry_add_creator(reg, &cr[2]));
+    /* The second layer's plugin is missing now; the first is destroyed. */
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_NOT_FOUND,
+              "plugin ::AddLike version 2");
+    CHECK(strstr(prt_last_error(), "registered directly") != NULL);
+    CHECK(s.created == 1 && s.destroyed == 1);
+
+    REQUIRE_OK(prt_registry_add_creator(reg, &cr[1]));
+    s.created = s.destroyed = 0;
+    s.fail_create = 1;
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_PLUGIN,
+              "layer 'nz': fake creator refuses");
+    CHECK(r == NULL);
+
+    s.fail_create = 2;
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_PLUGIN,
+              "layer 'nz': plugin 'fake': runtime table is incomplete");
+    CHECK(r == NULL && s.created == 1 && s.destroyed == 1);
+
+    s.created = s.destroyed = 0;
+    s.fail_create = 0;
+    CHECK_OK(prt_engine_deserialize(reg, b, n, &r));
+    CHECK(s.created == 3 && s.destroyed == 0);
+    CHECK(s.tactics[0] == 0 && s.tactics[1] == 7 && s.tactics[2] == -3);
+    CHECK(s.axis == 1);
+    if (r) {
+        CHECK(r->layers[0].plugin && r->layers[1].plugin && r->layers[2].plugin);
+        CHECK(prt_engine_layer_count(r) == 3);
+    }
+    prt_engine_destroy(r);
+    CHECK(s.destroyed == 3);
+
+    /* Allocation failures anywhere in deserialize: clean, no plugin leaks. */
+    {
+        int64_t k;
+        prt_status st = PRT_ERR_INTERNAL;
+        for (k = 0; k < 10000; k++) {
+            r = NULL;
+            s.created = s.destroyed = 0;
+            base_fail_alloc_after(k);
+            st = prt_engine_deserialize(reg, b, n, &r);
+            base_fail_alloc_after(-1);
+            if (st == PRT_OK)
+                break;
+            CHECK(st == PRT_ERR_OUT_OF_MEMORY && r == NULL);
+            CHECK(s.created == s.destroyed);
+        }
+        CHECK(st == PRT_OK);
+        prt_engine_destroy(r);
+    }
+    prt_registry_destroy(reg);
+    prt_free(b);
+    engine_free(e);
+    return 0;
+}
+
+/* With a real plugin library: a key found in a library whose content hash
+ * differs from the one the engine recorded is a warning naming both; the
+ * library's creator then fails, which is PRT_ERR_PLUGIN prefixed with the
+ * layer. A missing key lists the libraries searched. */
+static char logged[4096];
+static void capture_log(void *user, int32_t severity, const char *message)
+{
+    (void)user;
+    if (severity == PRT_SEV_WARNING)
+        snprintf(logged, sizeof logged, "%s", message);
+}
+
+static int test_deserialize_library(void)
+{
+    const char *lib = PRT_TESTLIB_DIR "/testlib_foo_a.so";
+    prt_engine *e = make_engine(), *r = NULL;
+    prt_registry *reg = NULL;
+    fake_state s;
+    prt_plugin_creator cr[2];
+    void *b = NULL;
+    size_t n = 0;
+    memset(&s, 0, sizeof s);
+    REQUIRE(e);
+    REQUIRE_OK(prt_registry_create(&reg));
+    REQUIRE_OK(prt_registry_load_library(reg, lib));
+
+    /* NonZeroLike is in no library: the loaded ones are listed. */
+    REQUIRE_OK(prt_engine_serialize(e, &b, &n));
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_NOT_FOUND,
+              "plugin libraries loaded: " PRT_TESTLIB_DIR "/testlib_foo_a.so");
+    prt_free(b);
+
+    /* Layer 0 becomes test::Foo@1, recorded with another hash. */
+    base_free(e->layers[0].plugin_name);
+    e->layers[0].plugin_name = base_strdup("Foo");
+    REQUIRE(e->layers[0].plugin_name);
+    for (int i = 0; i < 2; i++) {
+        memset(&cr[i], 0, sizeof cr[i]);
+        cr[i].struct_size = sizeof cr[i];
+        cr[i].abi_version = PRT_PLUGIN_ABI_VERSION;
+        cr[i].name = i ? "InPlace" : "AddLike";
+        cr[i].version = i ? "1" : "2";
+        cr[i].plugin_namespace = i ? "test" : "";
+        cr[i].create = fk_create;
+        cr[i].user = &s;
+        REQUIRE_OK(prt_registry_add_creator(reg, &cr[i]));
+    }
+    REQUIRE_OK(prt_engine_serialize(e, &b, &n));
+    logged[0] = '\0';
+    prt_set_logger(capture_log, NULL, PRT_SEV_WARNING);
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_PLUGIN,
+              "layer 'nz': test::Foo (a) only exists to be found");
+    prt_set_logger(NULL, NULL, 0);
+    CHECK(r == NULL);
+    CHECK(strstr(logged, LIB_PATH) != NULL);
+    CHECK(strstr(logged, "0123456789abcdef") != NULL);
+    CHECK(strstr(logged, "testlib_foo_a.so") != NULL);
+    CHECK(strstr(logged, "'nz'") != NULL);
+    CHECK(s.created == s.destroyed);
+    prt_free(b);
+    prt_registry_destroy(reg);
+    engine_free(e);
+    return 0;
+}
+
+int main(void)
+{
+    test_round_trip();
+    test_queries();
+    test_flips_and_truncations();
+    test_corruption_behind_checksum();
+    test_sections();
+    test_alloc_failures();
+    test_validate();
+    test_deserialize();
+    test_deserialize_library();
+    return tu_finish("test_engine_format");
+}
