@@ -1,15 +1,59 @@
-/* Placeholder: the plugins helper replaces this file with the library's
- * entry point. */
-#include "plugrt/plugin.h"
+/*
+ * The entry point of the standard plugin library, libplugrt_plugins.
+ *
+ * The library is built with hidden visibility; prt_plugin_library_open is
+ * its only exported symbol. The registry loads it with dlopen exactly as it
+ * would load a third party's library.
+ *
+ * Plugins (namespace, name, version):
+ *   ("",        "NonZeroPlugin",   "1")  plugins/nonzero.c
+ *   ("",        "CustomHardmax",   "1")  plugins/hardmax.c
+ *   ("example", "circ_pad_plugin", "1")  plugins/circ_pad.c
+ *   ("example", "AddInPlace",      "1")  plugins/add_in_place.c
+ *
+ * Conventions shared by all of them:
+ *  - Devices: the CPU only (1u << PRT_DEVICE_CPU); enqueue on any other
+ *    device is PRT_ERR_UNSUPPORTED.
+ *  - Phases: a build-phase plugin carries core, build and runtime tables; a
+ *    runtime-phase plugin (recreated from an engine) has vt->build == NULL,
+ *    as plugin.h describes. Both are the same object otherwise.
+ *  - Fields: unknown names are ignored; a known name with the wrong type or
+ *    length, or given twice, is PRT_ERR_INVALID_ARGUMENT naming the plugin,
+ *    the field and the expected and actual type; absent fields take their
+ *    defaults. get_fields_to_serialize returns every parameter explicitly.
+ *  - Tactics: only the default (0).
+ */
+#include "common.h"
 
 PRT_PLUGIN_EXPORT const prt_plugin_library *
 prt_plugin_library_open(uint32_t host_abi_version,
                         const prt_host_services *services);
+
+static const prt_plugin_creator *const library_creators[] = {
+    &plg_nonzero_creator,
+    &plg_hardmax_creator,
+    &plg_circ_pad_creator,
+    &plg_add_in_place_creator,
+};
+
+static const prt_plugin_library library = {
+    sizeof(prt_plugin_library),
+    PRT_PLUGIN_ABI_VERSION,
+    "plugrt_plugins",
+    "0.1.0",
+    (int32_t)(sizeof library_creators / sizeof library_creators[0]),
+    library_creators,
+};
+
+/* Serves every host whose ABI is at least the one this library was built
+ * against: tables only grow, so a newer host reads ours through their
+ * struct_size. An older host could not read our tables; refuse it. */
 PRT_PLUGIN_EXPORT const prt_plugin_library *
 prt_plugin_library_open(uint32_t host_abi_version,
                         const prt_host_services *services)
 {
-    (void)host_abi_version;
-    (void)services;
-    return NULL;
+    if (host_abi_version < PRT_PLUGIN_ABI_VERSION)
+        return NULL;
+    plg_host_set(services);
+    return &library;
 }

@@ -8,7 +8,10 @@
  *    or outputs of earlier layers;
  *  - every tensor dim is a node of `exprs`;
  *  - an arena tensor's [offset, offset + max_bytes) lies inside arena_size;
- *  - I/O tensors (io_index >= 0) live in user memory and have offset -1.
+ *  - I/O tensors (input_index or output_index >= 0) live in user memory and
+ *    have offset -1;
+ *  - a constant (const_offset >= 0) has static dims, no producer, offset -1,
+ *    and its [const_offset, const_offset + max_bytes) lies inside weights.
  */
 #ifndef PLUGRT_ENGINE_IMPL_H
 #define PLUGRT_ENGINE_IMPL_H
@@ -34,6 +37,9 @@ typedef struct eng_tensor {
     int32_t producer;               /* layer index, or -1 for an input */
     int64_t offset;    /* arena byte offset; -1 when not in the arena */
     int64_t max_bytes; /* bytes at the largest shapes of every profile */
+    /* Constants: byte offset of the data in prt_engine.weights (which holds
+     * max_bytes bytes there); -1 for every other tensor. */
+    int64_t const_offset;
 } eng_tensor;
 
 typedef struct eng_layer {
@@ -93,6 +99,11 @@ struct prt_engine {
 
     expr_program exprs;
     int32_t nb_sizes; /* size tensors; tensor with size_id s exists for each */
+
+    /* Constant data of every constant tensor, each at a 64-byte aligned
+     * offset. Owned. */
+    uint8_t *weights;
+    int64_t weights_size;
 
     int64_t arena_size;     /* activations */
     int64_t workspace_size; /* max over layers */

@@ -1,0 +1,497 @@
+/* Shared pieces of the standard plugin library: host services, field
+ * validation, half floats, the plugin-object scaffold. See common.h. */
+#include "common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Host services                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* A copy of the host's entries. The entry point may run more than once (two
+ * registries loading the library share one dlopen handle); plg_host_set
+ * writes only when something changed, so the common case (the same host
+ * again) never writes while another thread reads. */
+static struct {
+    void *host;
+    void (*log)(void *host, int32_t severity, const char *message);
+    void (*set_error)(void *host, prt_status status, const char *message);
+} plg_host;
+
+void plg_host_set(const prt_host_services *services)
+{
+    void *host = NULL;
+    void (*log_fn)(void *, int32_t, const char *) = NULL;
+    void (*err_fn)(void *, prt_status, const char *) = NULL;
+    if (PLG_HAS(services, prt_host_services, host))
+        host = services->host;
+    if (PLG_HAS(services, prt_host_services, log))
+        log_fn = services->log;
+    if (PLG_HAS(services, prt_host_services, set_error))
+        err_fn = services->set_error;
+    if (plg_host.host != host)
+        plg_host.host = host;
+    if (plg_host.log != log_fn)
+        plg_host.log = log_fn;
+    if (plg_host.set_error != err_fn)
+        plg_host.set_error = err_fn;
+}
+
+prt_status plg_error(prt_status status, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (plg_host.set_error)
+        plg_host.set_error(plg_host.host, status, buf);
+    return status;
+}
+
+void plg_log(int32_t severity, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    if (!plg_host.log)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    plg_host.log(plg_host.host, severity, buf);
+}
+
+const char *plg_dtype_name(int32_t dtype)
+{
+    static const char *const names[PRT_DTYPE_COUNT] = {
+        "float32", "float16", "bfloat16", "int8",
+        "uint8",   "int32",   "int64",    "bool"};
+    if (dtype < 0 || dtype >= PRT_DTYPE_COUNT)
+        return "invalid";
+    return names[dtype];
+}
+
+const char *plg_field_type_name(int32_t type)
+{
+    static const char *const names[PRT_FIELD_TYPE_COUNT] = {
+        "int8",    "int16", "int32", "int64", "float16", "float32",
+        "float64", "bfloat16", "char", "dims", "bytes"};
+    if (type < 0 || type >= PRT_FIELD_TYPE_COUNT)
+        return "invalid";
+    return names[type];
+}
+
+size_t plg_dtype_size(int32_t dtype)
+{
+    switch (dtype) {
+    case PRT_FLOAT32:
+    case PRT_INT32:
+        return 4;
+    case PRT_FLOAT16:
+    case PRT_BFLOAT16:
+        return 2;
+    case PRT_INT8:
+    case PRT_UINT8:
+    case PRT_BOOL:
+        return 1;
+    case PRT_INT64:
+        return 8;
+    default:
+        return 0;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fields                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* "NonZeroPlugin (layer 'nz'): " or "NonZeroPlugin: ". */
+static void fields_prefix(const plg_fields *f, char *buf, size_t cap)
+{
+    const char *plugin = f->plugin ? f->plugin : "plugin";
+    if (f->layer && f->layer[0])
+        snprintf(buf, cap, "%s (layer '%s'): ", plugin, f->layer);
+    else
+        snprintf(buf, cap, "%s: ", plugin);
+}
+
+prt_status plg_fields_validate(const plg_fields *f)
+{
+    char pre[160];
+    if (!f->fc)
+        return PRT_OK;
+    fields_prefix(f, pre, sizeof pre);
+    if (f->fc->nb_fields < 0)
+        return plg_error(PRT_ERR_INVALID_ARGUMENT,
+                         "%sfield collection has a negative count (%d)", pre,
+                         (int)f->fc->nb_fields);
+    if (f->fc->nb_fields > 0 && !f->fc->fields)
+        return plg_error(PRT_ERR_INVALID_ARGUMENT,
+                         "%sfield collection has %d fields but no array", pre,
+                         (int)f->fc->nb_fields);
+    return PRT_OK;
+}
+
+prt_status plg_fields_find(const plg_fields *f, const char *name,
+                           const prt_field **out)
+{
+    const prt_field *found = NULL;
+    *out = NULL;
+    if (!f->fc || f->fc->nb_fields <= 0 || !f->fc->fields)
+        return PRT_OK;
+    for (int32_t i = 0; i < f->fc->nb_fields; i++) {
+        const prt_field *fi = &f->fc->fields[i];
+        if (!fi->name || strcmp(fi->name, name) != 0)
+            continue;
+        if (found) {
+            char pre[160];
+            fields_prefix(f, pre, sizeof pre);
+            return plg_error(PRT_ERR_INVALID_ARGUMENT,
+                             "%sfield '%s' is given more than once", pre, name);
+        }
+        found = fi;
+    }
+    *out = found;
+    return PRT_OK;
+}
+
+prt_status plg_fields_check(const plg_fields *f, const prt_field *field,
+                            int32_t type, int64_t min_len, int64_t max_len)
+{
+    char pre[160];
+    fields_prefix(f, pre, sizeof pre);
+    if (field->type != type)
+        return plg_error(PRT_ERR_INVALID_ARGUMENT,
+                         "%sfield '%s' has type %s (%d), expected %s", pre,
+                         field->name, plg_field_type_name(field->type),
+                         (int)field->type, plg_field_type_name(type));
+    if (field->length < min_len || (max_len >= 0 && field->length > max_len)) {
+        if (min_len == max_len)
+            return plg_error(PRT_ERR_INVALID_ARGUMENT,
+                             "%sfield '%s' (%s) has %lld elements, expected "
+                             "%lld",
+                             pre, field->name, plg_field_type_name(type),
+                             (long long)field->length, (long long)min_len);
+        if (max_len < 0)
+            return plg_error(PRT_ERR_INVALID_ARGUMENT,
+                             "%sfield '%s' (%s) has %lld elements, expected at "
+                             "least %lld",
+                             pre, field->name, plg_field_type_name(type),
+                             (long long)field->length, (long long)min_len);
+        return plg_error(PRT_ERR_INVALID_ARGUMENT,
+                         "%sfield '%s' (%s) has %lld elements, expected %lld "
+                         "to %lld",
+                         pre, field->name, plg_field_type_name(type),
+                         (long long)field->length, (long long)min_len,
+                         (long long)max_len);
+    }
+    if (field->length > 0 && !field->data)
+        return plg_error(PRT_ERR_INVALID_ARGUMENT,
+                         "%sfield '%s' has %lld elements but no data", pre,
+                         field->name, (long long)field->length);
+    return PRT_OK;
+}
+
+prt_status plg_fields_get_i32(const plg_fields *f, const char *name,
+                              int32_t dflt, int32_t *out)
+{
+    const prt_field *field;
+    prt_status st = plg_fields_find(f, name, &field);
+    if (st != PRT_OK)
+        return st;
+    if (!field) {
+        *out = dflt;
+        return PRT_OK;
+    }
+    st = plg_fields_check(f, field, PRT_FIELD_INT32, 1, 1);
+    if (st != PRT_OK)
+        return st;
+    memcpy(out, field->data, sizeof *out); /* data may be unaligned */
+    return PRT_OK;
+}
+
+prt_status plg_fields_get_i32_array(const plg_fields *f, const char *name,
+                                    int32_t *dst, int64_t capacity,
+                                    int64_t *out_len)
+{
+    const prt_field *field;
+    prt_status st = plg_fields_find(f, name, &field);
+    if (st != PRT_OK)
+        return st;
+    *out_len = 0;
+    if (!field)
+        return PRT_OK;
+    st = plg_fields_check(f, field, PRT_FIELD_INT32, 0, capacity);
+    if (st != PRT_OK)
+        return st;
+    if (field->length > 0)
+        memcpy(dst, field->data, (size_t)field->length * sizeof *dst);
+    *out_len = field->length;
+    return PRT_OK;
+}
+
+prt_status plg_fields_check_type(const plg_fields *f, const char *name,
+                                 int32_t type)
+{
+    const prt_field *field;
+    prt_status st = plg_fields_find(f, name, &field);
+    if (st != PRT_OK || !field)
+        return st;
+    return plg_fields_check(f, field, type, 0, -1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Half precision                                                            */
+/* ------------------------------------------------------------------------ */
+
+float plg_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1Fu;
+    uint32_t man = h & 0x3FFu;
+    uint32_t bits;
+    float f;
+    if (exp == 0) {
+        /* Zero or subnormal: man * 2^-24, exact in binary32. */
+        f = (float)man * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    }
+    if (exp == 31)
+        bits = sign | 0x7F800000u | (man << 13); /* inf, or NaN kept NaN */
+    else
+        bits = sign | ((exp + 112u) << 23) | (man << 13);
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+uint16_t plg_float_to_half(float f)
+{
+    uint32_t x, ax, sign;
+    memcpy(&x, &f, sizeof x);
+    sign = (x >> 16) & 0x8000u;
+    ax = x & 0x7FFFFFFFu;
+    if (ax > 0x7F800000u) /* NaN: quiet, keep the top payload bits */
+        return (uint16_t)(sign | 0x7E00u | ((ax >> 13) & 0x3FFu));
+    /* 65520 is half-way between 65504 (largest half, odd mantissa) and
+     * 65536; ties to even round it up, so it and above become infinity. */
+    if (ax >= 0x477FF000u)
+        return (uint16_t)(sign | 0x7C00u);
+    if (ax < 0x38800000u) {
+        /* Below 2^-14: a subnormal half, round(|f| * 2^24). With the
+         * implicit bit m = 1.man * 2^23 and biased exponent e, that is
+         * m >> (126 - e); below e = 102 everything rounds to zero. */
+        uint32_t e = ax >> 23, m, s, q, rem, halfway;
+        if (e < 102)
+            return (uint16_t)sign;
+        m = (ax & 0x7FFFFFu) | 0x800000u;
+        s = 126u - e;
+        q = m >> s;
+        rem = m & ((1u << s) - 1u);
+        halfway = 1u << (s - 1u);
+        if (rem > halfway || (rem == halfway && (q & 1u)))
+            q++; /* may carry into the smallest normal: still correct */
+        return (uint16_t)(sign | q);
+    }
+    {
+        uint32_t h = (((ax >> 23) - 112u) << 10) | ((ax & 0x7FFFFFu) >> 13);
+        uint32_t rem = ax & 0x1FFFu;
+        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+            h++; /* a carry into the exponent is the right answer */
+        return (uint16_t)(sign | h);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Plugin objects                                                            */
+/* ------------------------------------------------------------------------ */
+
+plg_object *plg_object_create(const prt_plugin_creator *creator,
+                              const prt_plugin_vtable *vt, size_t size,
+                              const char *layer)
+{
+    plg_object *o = calloc(1, size);
+    if (!o) {
+        plg_error(PRT_ERR_OUT_OF_MEMORY,
+                  "%s: out of memory allocating a plugin object (%zu bytes)",
+                  creator->name, size);
+        return NULL;
+    }
+    o->base.vt = vt;
+    o->creator = creator;
+    o->size = size;
+    if (layer) {
+        size_t n = strlen(layer);
+        if (n >= sizeof o->layer)
+            n = sizeof o->layer - 1;
+        memcpy(o->layer, layer, n);
+        o->layer[n] = '\0';
+    }
+    return o;
+}
+
+prt_status plg_fail(const plg_object *o, prt_status status, const char *fmt,
+                    ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (o->layer[0])
+        return plg_error(status, "%s (layer '%s'): %s", o->creator->name,
+                         o->layer, msg);
+    return plg_error(status, "%s: %s", o->creator->name, msg);
+}
+
+static const char *core_name(const prt_plugin *self)
+{
+    return plg_cobj(self)->creator->name;
+}
+
+static const char *core_version(const prt_plugin *self)
+{
+    return plg_cobj(self)->creator->version;
+}
+
+static const char *core_namespace(const prt_plugin *self)
+{
+    return plg_cobj(self)->creator->plugin_namespace;
+}
+
+static uint32_t core_devices(const prt_plugin *self)
+{
+    (void)self;
+    return PLG_DEVICES;
+}
+
+const prt_plugin_core plg_core = {
+    sizeof(prt_plugin_core), PRT_PLUGIN_ABI_VERSION, core_name, core_version,
+    core_namespace,          core_devices};
+
+prt_status plg_set_tactic(prt_plugin *self, int32_t tactic)
+{
+    if (tactic != 0)
+        return plg_fail(plg_obj(self), PRT_ERR_INVALID_ARGUMENT,
+                        "unknown tactic %d (only the default, 0, exists)",
+                        (int)tactic);
+    return PRT_OK;
+}
+
+prt_plugin *plg_clone(const prt_plugin *self)
+{
+    const plg_object *o = plg_cobj(self);
+    plg_object *c = malloc(o->size);
+    if (!c) {
+        plg_fail(o, PRT_ERR_OUT_OF_MEMORY, "out of memory cloning (%zu bytes)",
+                 o->size);
+        return NULL;
+    }
+    memcpy(c, o, o->size);
+    c->serialized.nb_fields = 0;
+    c->serialized.fields = NULL;
+    return &c->base;
+}
+
+prt_plugin *plg_attach_to_context(prt_plugin *self,
+                                  prt_plugin_resources *resources)
+{
+    (void)resources;
+    return plg_clone(self); /* no per-context resources: a full copy */
+}
+
+void plg_destroy(prt_plugin *self)
+{
+    free(self);
+}
+
+prt_status plg_get_workspace_size(prt_plugin *self,
+                                  const prt_dynamic_tensor_desc *in,
+                                  int32_t nb_in,
+                                  const prt_dynamic_tensor_desc *out,
+                                  int32_t nb_out, int64_t *out_bytes)
+{
+    (void)self, (void)in, (void)nb_in, (void)out, (void)nb_out;
+    *out_bytes = 0;
+    return PRT_OK;
+}
+
+prt_status plg_get_valid_tactics(prt_plugin *self, int32_t *tactics,
+                                 int32_t capacity, int32_t *out_count)
+{
+    (void)self, (void)tactics, (void)capacity;
+    *out_count = 0;
+    return PRT_OK;
+}
+
+int32_t plg_no_aliased_input(const prt_plugin *self, int32_t output_index)
+{
+    (void)self, (void)output_index;
+    return -1;
+}
+
+prt_status plg_check_enqueue(const plg_object *o, int32_t device,
+                             const prt_tensor_desc *in_desc,
+                             const prt_tensor_desc *out_desc,
+                             const void *const *inputs, void *const *outputs)
+{
+    if (device != PRT_DEVICE_CPU)
+        return plg_fail(o, PRT_ERR_UNSUPPORTED,
+                        "enqueue on device %d: this library runs on the CPU "
+                        "only",
+                        (int)device);
+    if (!in_desc || !out_desc || !inputs || !outputs)
+        return plg_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                        "enqueue without tensor descriptors or pointers");
+    return PRT_OK;
+}
+
+int64_t plg_volume(const prt_dims *d)
+{
+    int64_t v = 1;
+    if (d->nb_dims < 0 || d->nb_dims > PRT_MAX_DIMS)
+        return -1;
+    for (int32_t i = 0; i < d->nb_dims; i++) {
+        if (d->d[i] < 0)
+            return -1;
+        if (d->d[i] != 0 && v > INT64_MAX / d->d[i])
+            return -1;
+        v *= d->d[i];
+    }
+    return v;
+}
+
+const char *plg_dims_str(const prt_dims *d, char *buf, size_t cap)
+{
+    size_t n = 0;
+    int32_t nb = d->nb_dims;
+    if (nb < 0 || nb > PRT_MAX_DIMS)
+        nb = 0;
+    if (cap == 0)
+        return buf;
+    buf[0] = '\0';
+    n += (size_t)snprintf(buf + n, cap - n, "[");
+    for (int32_t i = 0; i < nb && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "",
+                              (long long)d->d[i]);
+    if (n < cap)
+        snprintf(buf + n, cap - n, "]");
+    return buf;
+}
+
+const prt_plugin_vtable *plg_phase_vtable(const char *plugin, int32_t phase,
+                                          const prt_plugin_vtable *build_vt,
+                                          const prt_plugin_vtable *runtime_vt)
+{
+    if (phase == PRT_PHASE_BUILD)
+        return build_vt;
+    if (phase == PRT_PHASE_RUNTIME)
+        return runtime_vt;
+    plg_error(PRT_ERR_INVALID_ARGUMENT,
+              "%s: unknown phase %d (expected PRT_PHASE_BUILD or "
+              "PRT_PHASE_RUNTIME)",
+              plugin, (int)phase);
+    return NULL;
+}

@@ -1,0 +1,204 @@
+/*
+ * Shared pieces of the standard plugin library (libplugrt_plugins).
+ *
+ * Everything here is internal to the library: it is built with hidden
+ * visibility, so none of these symbols leaves the .so. Like any third-party
+ * plugin library this code sees only include/plugrt/plugin.h; it never
+ * includes anything from src/ and never links libplugrt.
+ *
+ * What lives here:
+ *  - the host services the entry point received, and error/log helpers that
+ *    go through them (plg_error, plg_log);
+ *  - field lookup and validation for creators (plg_fields_*), whose messages
+ *    name the plugin, the layer, the field, and the expected and actual type;
+ *  - IEEE binary16 conversions;
+ *  - a plugin-object scaffold (plg_object) shared by every plugin: identity
+ *    comes from the creator, objects are plain old data so clone is a copy,
+ *    and the core table and the generic runtime entries are shared.
+ */
+#ifndef PLUGRT_PLUGINS_COMMON_H
+#define PLUGRT_PLUGINS_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plugrt/plugin.h"
+
+#if defined(__GNUC__)
+#define PLG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PLG_PRINTF(f, a)
+#endif
+
+/* 1 if the table `tbl` (a pointer to a struct of type `type` that opens with
+ * struct_size) is long enough to hold `member`. Tables the host hands us may
+ * come from an older or newer header; we read an entry only when covered. */
+#define PLG_HAS(tbl, type, member)                                          \
+    ((tbl) != NULL &&                                                       \
+     (size_t)(tbl)->struct_size >=                                          \
+         offsetof(type, member) + sizeof(((type *)0)->member))
+
+/* The only device this library computes on today. */
+#define PLG_DEVICES (1u << PRT_DEVICE_CPU)
+
+/* ------------------------------------------------------------------------ */
+/* Host services                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Keeps what the entry point received (NULL: errors and logs are dropped).
+ * Copies the entries, so only the host's function pointers and its `host`
+ * argument need to stay valid, which the ABI promises until unload. */
+void plg_host_set(const prt_host_services *services);
+
+/* Formats a message, hands it to the host's set_error with `status`, and
+ * returns `status` so a caller can write `return plg_error(...)`. Messages
+ * longer than 512 bytes are truncated. */
+prt_status plg_error(prt_status status, const char *fmt, ...) PLG_PRINTF(2, 3);
+
+/* Formats a message for the host's logger. */
+void plg_log(int32_t severity, const char *fmt, ...) PLG_PRINTF(2, 3);
+
+/* "float32", "int64", ... for messages; "invalid" for anything else. */
+const char *plg_dtype_name(int32_t dtype);
+const char *plg_field_type_name(int32_t type);
+
+/* Bytes of one element of a dtype this library handles; 0 otherwise. */
+size_t plg_dtype_size(int32_t dtype);
+
+/* ------------------------------------------------------------------------ */
+/* Fields                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A field collection being read by a creator, with the names used in
+ * messages: "<plugin> (layer '<layer>'): field 'axis' ...". */
+typedef struct plg_fields {
+    const char *plugin;
+    const char *layer; /* may be "" */
+    const prt_field_collection *fc; /* may be NULL: no fields */
+} plg_fields;
+
+/* Checks the collection itself (count >= 0, array present when non-empty).
+ * Call it once before the lookups below. */
+prt_status plg_fields_validate(const plg_fields *f);
+
+/* Finds a field by name. *out is NULL if absent. A name given twice is
+ * PRT_ERR_INVALID_ARGUMENT (ambiguous). Entries with a NULL name are
+ * ignored, like any unknown field. */
+prt_status plg_fields_find(const plg_fields *f, const char *name,
+                           const prt_field **out);
+
+/* Checks a found field's type and length: length must lie in
+ * [min_len, max_len] (max_len < 0: no upper limit), data must be present when
+ * length > 0. Fails with PRT_ERR_INVALID_ARGUMENT naming the field and the
+ * expected and actual type or length. */
+prt_status plg_fields_check(const plg_fields *f, const prt_field *field,
+                            int32_t type, int64_t min_len, int64_t max_len);
+
+/* One int32: *out = the field's value, or `dflt` if the field is absent. */
+prt_status plg_fields_get_i32(const plg_fields *f, const char *name,
+                              int32_t dflt, int32_t *out);
+
+/* An int32 array of at most `capacity` values copied to `dst`; *out_len is
+ * its length (0 if absent). */
+prt_status plg_fields_get_i32_array(const plg_fields *f, const char *name,
+                                    int32_t *dst, int64_t capacity,
+                                    int64_t *out_len);
+
+/* A field of this type, if present; any length. Its value is not read. */
+prt_status plg_fields_check_type(const plg_fields *f, const char *name,
+                                 int32_t type);
+
+/* ------------------------------------------------------------------------ */
+/* Half precision                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* IEEE binary16 <-> binary32. float -> half rounds to nearest even, keeps
+ * NaN a NaN (quiet) and overflows to infinity. */
+float plg_half_to_float(uint16_t h);
+uint16_t plg_float_to_half(float f);
+
+#define PLG_HALF_ONE ((uint16_t)0x3C00u)
+
+/* ------------------------------------------------------------------------ */
+/* Plugin objects                                                            */
+/* ------------------------------------------------------------------------ */
+
+#define PLG_LAYER_MAX 64
+
+/* The head of every plugin object in this library. Objects are plain old
+ * data, owned pointers are not allowed in them: clone is malloc + memcpy,
+ * destroy is free. get_fields_to_serialize rebuilds its collection (pointing
+ * into the object) on every call, so a copied object needs no fixing. */
+typedef struct plg_object {
+    prt_plugin base; /* first: the vtable */
+    const prt_plugin_creator *creator; /* identity: name, version, namespace */
+    size_t size; /* bytes of the whole object */
+    char layer[PLG_LAYER_MAX]; /* layer name for messages, maybe truncated */
+    prt_field_collection serialized; /* filled by get_fields_to_serialize */
+} plg_object;
+
+/* Allocates a zeroed object of `size` bytes (>= sizeof(plg_object)) and
+ * fills the head. NULL (and an error set) when out of memory. */
+plg_object *plg_object_create(const prt_plugin_creator *creator,
+                              const prt_plugin_vtable *vt, size_t size,
+                              const char *layer);
+
+/* The object of a plugin from this library. */
+static inline plg_object *plg_obj(prt_plugin *p) { return (plg_object *)p; }
+static inline const plg_object *plg_cobj(const prt_plugin *p)
+{
+    return (const plg_object *)p;
+}
+
+/* Reports an error about a plugin object, prefixed "<name> (layer '<l>'): ". */
+prt_status plg_fail(const plg_object *o, prt_status status, const char *fmt,
+                    ...) PLG_PRINTF(3, 4);
+
+/* The core table every plugin here uses: identity from the creator, devices
+ * = CPU. */
+extern const prt_plugin_core plg_core;
+
+/* Generic runtime entries. */
+prt_status plg_set_tactic(prt_plugin *self, int32_t tactic); /* only 0 */
+prt_plugin *plg_attach_to_context(prt_plugin *self,
+                                  prt_plugin_resources *resources);
+prt_plugin *plg_clone(const prt_plugin *self);
+void plg_destroy(prt_plugin *self);
+
+/* Generic build entries: no workspace, no tactics beyond 0, no aliasing. */
+prt_status plg_get_workspace_size(prt_plugin *self,
+                                  const prt_dynamic_tensor_desc *in,
+                                  int32_t nb_in,
+                                  const prt_dynamic_tensor_desc *out,
+                                  int32_t nb_out, int64_t *out_bytes);
+prt_status plg_get_valid_tactics(prt_plugin *self, int32_t *tactics,
+                                 int32_t capacity, int32_t *out_count);
+int32_t plg_no_aliased_input(const prt_plugin *self, int32_t output_index);
+
+/* Checks the arguments every enqueue shares: the device is the CPU, arrays
+ * are present. */
+prt_status plg_check_enqueue(const plg_object *o, int32_t device,
+                             const prt_tensor_desc *in_desc,
+                             const prt_tensor_desc *out_desc,
+                             const void *const *inputs, void *const *outputs);
+
+/* Elements of concrete dims; -1 if a dim is negative or the product would
+ * overflow int64. */
+int64_t plg_volume(const prt_dims *d);
+
+/* "[2, 3, 4]" into buf, for messages. Returns buf. */
+const char *plg_dims_str(const prt_dims *d, char *buf, size_t cap);
+
+/* Picks the vtable for a creator's phase argument; NULL (error set) for an
+ * unknown phase. */
+const prt_plugin_vtable *plg_phase_vtable(const char *plugin, int32_t phase,
+                                          const prt_plugin_vtable *build_vt,
+                                          const prt_plugin_vtable *runtime_vt);
+
+/* Creator entries of the plugins, defined in their files. */
+extern const prt_plugin_creator plg_nonzero_creator;
+extern const prt_plugin_creator plg_hardmax_creator;
+extern const prt_plugin_creator plg_circ_pad_creator;
+extern const prt_plugin_creator plg_add_in_place_creator;
+
+#endif /* PLUGRT_PLUGINS_COMMON_H */

@@ -1,0 +1,393 @@
+/*
+ * NonZeroPlugin (namespace "", version "1"): the indices of the non-zero
+ * elements of a 2-D tensor, as TensorRT's NonZero sample plugin.
+ *
+ * Input 0: float32 or float16, shape R x C (exactly rank 2; any other rank
+ * fails get_output_shapes with a message naming the rank).
+ * Output 0: int32 indices, K x 2 (rowOrder != 0) or 2 x K (rowOrder == 0).
+ * Output 1: K, a 0-D int64 size tensor, declared with
+ *     opt         = CEIL_DIV(R * C, 2)   (half dense; CEIL so a 1 x 1 input
+ *                                         tunes for 1, not 0)
+ *     upper_bound = R * C.
+ *
+ * Indices are (row, col) pairs in row-major order of the input, so the
+ * result is deterministic. At enqueue output 0's descriptor holds the upper
+ * bound; the plugin writes densely with the true K:
+ *     row order:    [r0, c0, r1, c1, ..., r(K-1), c(K-1)]     (K x 2)
+ *     column order: [r0, ..., r(K-1), c0, ..., c(K-1)]         (2 x K)
+ * and then K into output 1.
+ *
+ * Zero: a float32 x is non-zero when x != 0 (so -0 is zero and NaN is
+ * non-zero); a float16 is non-zero when its bits other than the sign are not
+ * all zero (the same rule).
+ *
+ * Fields: rowOrder (int32, default 1; any non-zero value means row order,
+ * serialized as 0 or 1); backend (char; accepted for compatibility with
+ * TensorRT's sample and ignored, not serialized).
+ */
+#include "common.h"
+
+#include <string.h>
+
+typedef struct nonzero {
+    plg_object obj;
+    int32_t row_order; /* 1: K x 2, 0: 2 x K */
+    prt_field ser[1];
+} nonzero;
+
+static nonzero *nz(prt_plugin *p) { return (nonzero *)p; }
+
+/* Indices are int32: every row and column index must fit. */
+#define NZ_MAX_DIM ((int64_t)INT32_MAX + 1)
+
+static prt_status nz_check_io(const nonzero *z, int32_t nb_in, int32_t nb_out)
+{
+    if (nb_in != 1 || nb_out != 2)
+        return plg_fail(&z->obj, PRT_ERR_INVALID_ARGUMENT,
+                        "expects 1 input and 2 outputs, got %d and %d",
+                        (int)nb_in, (int)nb_out);
+    return PRT_OK;
+}
+
+static int nz_dtype_ok(int32_t dtype)
+{
+    return dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16;
+}
+
+static prt_status nz_check_dtype(const nonzero *z, int32_t dtype)
+{
+    if (!nz_dtype_ok(dtype))
+        return plg_fail(&z->obj, PRT_ERR_UNSUPPORTED,
+                        "input dtype %s is not supported (float32 or float16)",
+                        plg_dtype_name(dtype));
+    return PRT_OK;
+}
+
+static prt_status nz_check_rank(const nonzero *z, int32_t rank)
+{
+    if (rank != 2)
+        return plg_fail(&z->obj, PRT_ERR_SHAPE,
+                        "input has rank %d; NonZeroPlugin takes a 2-D input "
+                        "(rows x cols)",
+                        (int)rank);
+    return PRT_OK;
+}
+
+/* ---- build --------------------------------------------------------------- */
+
+static int32_t nz_nb_outputs(const prt_plugin *self)
+{
+    (void)self;
+    return 2;
+}
+
+static prt_status nz_get_output_dtypes(prt_plugin *self, int32_t *out_types,
+                                       int32_t nb_outputs,
+                                       const int32_t *in_types,
+                                       int32_t nb_inputs)
+{
+    prt_status st = nz_check_io(nz(self), nb_inputs, nb_outputs);
+    if (st == PRT_OK)
+        st = nz_check_dtype(nz(self), in_types[0]);
+    if (st != PRT_OK)
+        return st;
+    out_types[0] = PRT_INT32;
+    out_types[1] = PRT_INT64;
+    return PRT_OK;
+}
+
+static prt_status nz_get_output_shapes(prt_plugin *self,
+                                       const prt_dim_exprs *inputs,
+                                       int32_t nb_inputs,
+                                       const prt_dim_exprs *shape_inputs,
+                                       int32_t nb_shape_inputs,
+                                       prt_dim_exprs *outputs,
+                                       int32_t nb_outputs,
+                                       prt_expr_builder *exprs)
+{
+    nonzero *z = nz(self);
+    const prt_expr *upper, *opt, *k, *two;
+    prt_status st = nz_check_io(z, nb_inputs, nb_outputs);
+    (void)shape_inputs, (void)nb_shape_inputs;
+    if (st == PRT_OK)
+        st = nz_check_rank(z, inputs[0].nb_dims);
+    if (st != PRT_OK)
+        return st;
+    if (!PLG_HAS(exprs, prt_expr_builder, declare_size_tensor))
+        return plg_fail(&z->obj, PRT_ERR_VERSION,
+                        "the host's expression builder lacks "
+                        "declare_size_tensor");
+    two = exprs->constant(exprs, 2);
+    upper = exprs->operation(exprs, PRT_DIM_PROD, inputs[0].d[0],
+                             inputs[0].d[1]);
+    opt = exprs->operation(exprs, PRT_DIM_CEIL_DIV, upper, two);
+    k = exprs->declare_size_tensor(exprs, 1, opt, upper);
+    if (!k)
+        return plg_fail(&z->obj, PRT_ERR_PLUGIN,
+                        "the expression builder failed to declare the size "
+                        "tensor (output 1)");
+    outputs[0].nb_dims = 2;
+    outputs[0].d[0] = z->row_order ? k : two;
+    outputs[0].d[1] = z->row_order ? two : k;
+    outputs[1].nb_dims = 0;
+    return PRT_OK;
+}
+
+static int32_t nz_supports(prt_plugin *self, int32_t pos,
+                           const prt_dynamic_tensor_desc *in_out,
+                           int32_t nb_inputs, int32_t nb_outputs)
+{
+    const prt_tensor_desc *d;
+    (void)self;
+    if (nb_inputs != 1 || nb_outputs != 2 || pos < 0 || pos > 2)
+        return 0;
+    d = &in_out[pos].desc;
+    if (d->format != PRT_FORMAT_LINEAR)
+        return 0;
+    if (pos == 0)
+        return nz_dtype_ok(d->dtype);
+    return d->dtype == (pos == 1 ? PRT_INT32 : PRT_INT64);
+}
+
+static prt_status nz_check_out_dtypes(const nonzero *z, int32_t idx_dtype,
+                                      int32_t count_dtype)
+{
+    if (idx_dtype != PRT_INT32 || count_dtype != PRT_INT64)
+        return plg_fail(&z->obj, PRT_ERR_INVALID_ARGUMENT,
+                        "outputs are %s and %s; expected int32 indices and an "
+                        "int64 count",
+                        plg_dtype_name(idx_dtype), plg_dtype_name(count_dtype));
+    return PRT_OK;
+}
+
+static prt_status nz_configure(prt_plugin *self,
+                               const prt_dynamic_tensor_desc *in, int32_t nb_in,
+                               const prt_dynamic_tensor_desc *out,
+                               int32_t nb_out)
+{
+    nonzero *z = nz(self);
+    prt_status st = nz_check_io(z, nb_in, nb_out);
+    if (st == PRT_OK)
+        st = nz_check_dtype(z, in[0].desc.dtype);
+    if (st == PRT_OK)
+        st = nz_check_out_dtypes(z, out[0].desc.dtype, out[1].desc.dtype);
+    if (st == PRT_OK)
+        st = nz_check_rank(z, in[0].desc.dims.nb_dims);
+    if (st != PRT_OK)
+        return st;
+    /* With the profile's largest shape known, refuse indices int32 cannot
+     * hold now rather than at run time. */
+    if (in[0].max.nb_dims == 2 &&
+        (in[0].max.d[0] > NZ_MAX_DIM || in[0].max.d[1] > NZ_MAX_DIM)) {
+        char a[96];
+        return plg_fail(&z->obj, PRT_ERR_UNSUPPORTED,
+                        "input may be as large as %s; int32 indices hold at "
+                        "most %lld rows and columns",
+                        plg_dims_str(&in[0].max, a, sizeof a),
+                        (long long)NZ_MAX_DIM);
+    }
+    return PRT_OK;
+}
+
+static const prt_plugin_build nz_build = {
+    sizeof(prt_plugin_build),
+    PRT_PLUGIN_ABI_VERSION,
+    nz_nb_outputs,
+    nz_get_output_dtypes,
+    nz_get_output_shapes,
+    nz_supports,
+    nz_configure,
+    plg_get_workspace_size,
+    plg_get_valid_tactics,
+    plg_no_aliased_input,
+};
+
+/* ---- runtime ------------------------------------------------------------- */
+
+static prt_status nz_on_shape_change(prt_plugin *self,
+                                     const prt_tensor_desc *in, int32_t nb_in,
+                                     const prt_tensor_desc *out,
+                                     int32_t nb_out)
+{
+    nonzero *z = nz(self);
+    prt_status st = nz_check_io(z, nb_in, nb_out);
+    (void)out;
+    if (st == PRT_OK)
+        st = nz_check_rank(z, in[0].dims.nb_dims);
+    return st;
+}
+
+static int64_t nz_count_f32(const float *x, int64_t n)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++)
+        k += x[i] != 0.0f; /* NaN != 0 holds: NaN counts */
+    return k;
+}
+
+static int64_t nz_count_f16(const uint16_t *x, int64_t n)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++)
+        k += (x[i] & 0x7FFFu) != 0;
+    return k;
+}
+
+/* Writes the indices of the k non-zero elements of x (R x C). */
+static void nz_write(const void *x, int32_t dtype, int64_t rows, int64_t cols,
+                     int32_t row_order, int64_t k, int32_t *idx)
+{
+    const float *xf = x;
+    const uint16_t *xh = x;
+    int64_t i = 0, n = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t c = 0; c < cols; c++, i++) {
+            int nonzero_elem = dtype == PRT_FLOAT32 ? xf[i] != 0.0f
+                                                    : (xh[i] & 0x7FFFu) != 0;
+            if (!nonzero_elem)
+                continue;
+            if (row_order) {
+                idx[2 * n] = (int32_t)r;
+                idx[2 * n + 1] = (int32_t)c;
+            } else {
+                idx[n] = (int32_t)r;
+                idx[k + n] = (int32_t)c;
+            }
+            n++;
+        }
+    }
+}
+
+static prt_status nz_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
+                             const prt_tensor_desc *out_desc,
+                             const void *const *inputs, void *const *outputs,
+                             void *workspace, int32_t device, void *stream)
+{
+    nonzero *z = nz(self);
+    const prt_dims *d = &in_desc[0].dims;
+    int64_t rows, cols, vol, cap, k;
+    char a[96];
+    prt_status st =
+        plg_check_enqueue(&z->obj, device, in_desc, out_desc, inputs, outputs);
+    (void)workspace, (void)stream;
+    if (st == PRT_OK)
+        st = nz_check_dtype(z, in_desc[0].dtype);
+    if (st == PRT_OK)
+        st = nz_check_out_dtypes(z, out_desc[0].dtype, out_desc[1].dtype);
+    if (st == PRT_OK)
+        st = nz_check_rank(z, d->nb_dims);
+    if (st != PRT_OK)
+        return st;
+    vol = plg_volume(d);
+    if (vol < 0)
+        return plg_fail(&z->obj, PRT_ERR_SHAPE, "input dims %s are not valid",
+                        plg_dims_str(d, a, sizeof a));
+    rows = d->d[0];
+    cols = d->d[1];
+    if (rows > NZ_MAX_DIM || cols > NZ_MAX_DIM)
+        return plg_fail(&z->obj, PRT_ERR_UNSUPPORTED,
+                        "input %s: int32 indices hold at most %lld rows and "
+                        "columns",
+                        plg_dims_str(d, a, sizeof a), (long long)NZ_MAX_DIM);
+    if (!outputs[1] || (vol > 0 && !inputs[0]))
+        return plg_fail(&z->obj, PRT_ERR_INVALID_ARGUMENT,
+                        "enqueue with a NULL tensor pointer");
+    k = vol == 0 ? 0
+        : in_desc[0].dtype == PRT_FLOAT32
+            ? nz_count_f32(inputs[0], vol)
+            : nz_count_f16(inputs[0], vol);
+    /* out_desc[0] holds the upper bound the memory was sized for. */
+    cap = plg_volume(&out_desc[0].dims);
+    if (out_desc[0].dims.nb_dims != 2 || cap < 0 || cap / 2 < k)
+        return plg_fail(&z->obj, PRT_ERR_SHAPE,
+                        "output 0 %s cannot hold %lld index pairs",
+                        plg_dims_str(&out_desc[0].dims, a, sizeof a),
+                        (long long)k);
+    if (k > 0) {
+        if (!outputs[0])
+            return plg_fail(&z->obj, PRT_ERR_INVALID_ARGUMENT,
+                            "enqueue with a NULL tensor pointer");
+        nz_write(inputs[0], in_desc[0].dtype, rows, cols, z->row_order, k,
+                 outputs[0]);
+    }
+    memcpy(outputs[1], &k, sizeof k);
+    return PRT_OK;
+}
+
+static const prt_field_collection *nz_fields(prt_plugin *self)
+{
+    nonzero *z = nz(self);
+    z->ser[0].name = "rowOrder";
+    z->ser[0].data = &z->row_order;
+    z->ser[0].type = PRT_FIELD_INT32;
+    z->ser[0].length = 1;
+    z->obj.serialized.nb_fields = 1;
+    z->obj.serialized.fields = z->ser;
+    return &z->obj.serialized;
+}
+
+static const prt_plugin_runtime nz_runtime = {
+    sizeof(prt_plugin_runtime),
+    PRT_PLUGIN_ABI_VERSION,
+    plg_set_tactic,
+    nz_on_shape_change,
+    nz_enqueue,
+    plg_attach_to_context,
+    nz_fields,
+    plg_clone,
+    plg_destroy,
+};
+
+static const prt_plugin_vtable nz_vt_build = {
+    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, &nz_build,
+    &nz_runtime};
+static const prt_plugin_vtable nz_vt_runtime = {
+    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, NULL,
+    &nz_runtime};
+
+/* ---- creator ------------------------------------------------------------- */
+
+static const prt_field_schema nz_schema[] = {
+    {"rowOrder", PRT_FIELD_INT32, 1,
+     "1 (default): indices K x 2; 0: indices 2 x K"},
+    {"backend", PRT_FIELD_CHAR, -1, "accepted and ignored"},
+};
+
+static prt_status nz_create(const prt_plugin_creator *self,
+                            const char *layer_name,
+                            const prt_field_collection *fields, int32_t phase,
+                            prt_plugin **out)
+{
+    plg_fields f = {self->name, layer_name ? layer_name : "", fields};
+    const prt_plugin_vtable *vt;
+    int32_t row_order = 1;
+    nonzero *z;
+    prt_status st = plg_fields_validate(&f);
+    if (st == PRT_OK)
+        st = plg_fields_get_i32(&f, "rowOrder", 1, &row_order);
+    if (st == PRT_OK)
+        st = plg_fields_check_type(&f, "backend", PRT_FIELD_CHAR);
+    if (st != PRT_OK)
+        return st;
+    vt = plg_phase_vtable(self->name, phase, &nz_vt_build, &nz_vt_runtime);
+    if (!vt)
+        return PRT_ERR_INVALID_ARGUMENT;
+    z = (nonzero *)plg_object_create(self, vt, sizeof *z, f.layer);
+    if (!z)
+        return PRT_ERR_OUT_OF_MEMORY;
+    z->row_order = row_order != 0;
+    *out = &z->obj.base;
+    return PRT_OK;
+}
+
+const prt_plugin_creator plg_nonzero_creator = {
+    sizeof(prt_plugin_creator),
+    PRT_PLUGIN_ABI_VERSION,
+    "NonZeroPlugin",
+    "1",
+    "",
+    (int32_t)(sizeof nz_schema / sizeof nz_schema[0]),
+    nz_schema,
+    nz_create,
+    NULL,
+};
