@@ -72,6 +72,7 @@ static void set_tensor(eng_tensor *t, const char *name, int32_t dtype,
     t->producer = producer;
     t->offset = offset;
     t->max_bytes = max_bytes;
+    t->const_offset = -1;
 }
 
 static void set_layer(eng_layer *l, const char *name, const char *ns,
@@ -385,7 +386,7 @@ static int test_round_trip(void)
     CHECK(memcmp(b1, ENG_MAGIC, 8) == 0);
     CHECK(get32(b1 + 8) == ENG_FORMAT_VERSION);
     CHECK(get32(b1 + 12) == PRT_PLUGIN_ABI_VERSION);
-    CHECK(get32(b1 + section_count_at(b1)) == 6);
+    CHECK(get32(b1 + section_count_at(b1)) == 7);
     REQUIRE_OK(engine_read(b1, n1, &r));
     compare_engines(e, r);
     REQUIRE(serialize(r, &b2, &n2));
@@ -677,7 +678,7 @@ static int test_sections(void)
     CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED, "flags");
     /* A missing section: claim one section fewer, drop nothing. */
     memcpy(c, b, n);
-    put32(c + section_count_at(c), 5);
+    put32(c + section_count_at(c), 6);
     fix_crc(c, n);
     CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED, "after the last section");
     /* A missing section: turn the last one (expressions) into an unknown
@@ -685,7 +686,7 @@ static int test_sections(void)
     memcpy(c, b, n);
     {
         size_t at = section_count_at(c) + 4, last = at;
-        for (uint32_t k = 0; k < 6; k++) {
+        for (uint32_t k = 0; k < 7; k++) {
             last = at;
             at += 16 + get32(c + at + 8);
         }

@@ -422,13 +422,29 @@ static int test_bad_size(prt_registry *reg)
     return 0;
 }
 
+static char logged[4096];
+
+static void capture_log(void *user, int32_t severity, const char *msg)
+{
+    (void)user;
+    if (severity <= PRT_SEV_WARNING && strlen(logged) + strlen(msg) + 2 < sizeof logged) {
+        strcat(logged, msg);
+        strcat(logged, "\n");
+    }
+}
+
 static int test_tactics(prt_registry *reg)
 {
     for (int autotune = 0; autotune < 2; autotune++) {
         prt_engine *e = NULL;
         prt_context *ctx = NULL;
         float x[64], y[64];
+        logged[0] = '\0';
+        prt_set_logger(capture_log, NULL, PRT_SEV_WARNING);
         REQUIRE_OK(build_one(reg, "Tactical", autotune, 64, &e));
+        prt_set_logger(NULL, NULL, 0);
+        /* The logger hears why tactic 2 lost; without autotuning, nothing. */
+        CHECK((strstr(logged, "tactic 2 disagrees with the reference") != NULL) == autotune);
         /* Tactic 2 disagrees with the reference and can never win; without
          * autotuning tactic 0 is used. */
         CHECK(e->layers[0].tactic != 2);
@@ -560,6 +576,57 @@ static int test_bad_use(prt_registry *reg)
     return 0;
 }
 
+/* ---- constants -------------------------------------------------------------- */
+
+/* AddInPlace(constant, input): the output aliases the constant, so the
+ * runtime must copy it first and never write into the engine's weights. */
+static int test_constants(prt_registry *reg)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_engine *e = NULL, *e2 = NULL;
+    prt_context *ctx = NULL;
+    prt_plugin *p = tu_make_plugin(reg, "example", "AddInPlace", "1", NULL, 0);
+    prt_dims d = {1, {5}};
+    const float w[5] = {1, 2, 3, 4, 5};
+    float a[5] = {10, 20, 30, 40, 50}, y[5];
+    int32_t in[2], l, t;
+    void *bytes = NULL;
+    size_t size;
+    prt_tensor_info ti;
+    REQUIRE(p);
+    REQUIRE_OK(prt_network_create(&net));
+    CHECK_OK(prt_network_add_constant(net, "W", PRT_FLOAT32, &d, w, &in[0]));
+    CHECK_OK(prt_network_add_input(net, "A", PRT_FLOAT32, &d, &in[1]));
+    CHECK_ERR(prt_network_mark_output(net, in[0]), PRT_ERR_UNSUPPORTED, "constant");
+    REQUIRE_OK(prt_network_add_plugin(net, in, 2, NULL, 0, p, &l));
+    CHECK_OK(prt_network_get_layer_output(net, l, 0, &t));
+    CHECK_OK(prt_network_set_tensor_name(net, t, "Y"));
+    CHECK_OK(prt_network_mark_output(net, t));
+    CHECK_OK(prt_builder_config_create(&cfg));
+    REQUIRE_OK(prt_build_engine(net, cfg, reg, &e));
+    REQUIRE_OK(prt_engine_serialize(e, &bytes, &size));
+    REQUIRE_OK(prt_engine_deserialize(reg, bytes, size, &e2));
+    CHECK(prt_engine_tensor_count(e2) == 3);
+    CHECK_OK(prt_engine_get_tensor(e2, in[0], &ti));
+    CHECK(ti.kind == PRT_TENSOR_CONSTANT && strcmp(ti.name, "W") == 0 && ti.max_bytes == 20);
+    REQUIRE_OK(prt_context_create(e2, &ctx));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "A", a));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "Y", y));
+    for (int rep = 0; rep < 2; rep++) {
+        CHECK_OK(prt_context_enqueue(ctx, NULL));
+        for (int i = 0; i < 5; i++)
+            CHECK(y[i] == w[i] + a[i]);
+    }
+    prt_context_destroy(ctx);
+    prt_free(bytes);
+    prt_engine_destroy(e2);
+    prt_engine_destroy(e);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return 0;
+}
+
 /* ---- allocation failures ---------------------------------------------------- */
 
 static int test_alloc_failures(prt_registry *reg)
@@ -620,6 +687,7 @@ int main(void)
     test_tactics(reg);
     test_corruption(reg);
     test_bad_use(reg);
+    test_constants(reg);
     test_alloc_failures(reg);
     prt_registry_destroy(reg);
     return tu_finish("test_runtime");

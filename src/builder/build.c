@@ -141,6 +141,27 @@ static prt_status bld_profiles(bld *b)
 
 /* ---- 2. dtypes and shapes ----------------------------------------------- */
 
+/* Constants: static dims, dtype from the network. */
+static prt_status bld_constant_exprs(bld *b)
+{
+    for (int32_t id = 0; id < b->net->nb_tensors; id++) {
+        const net_tensor *nt = &b->net->tensors[id];
+        bld_tensor *t = &b->t[id];
+        if (nt->const_bytes < 0)
+            continue;
+        t->dtype = nt->dtype;
+        t->format = PRT_FORMAT_LINEAR;
+        t->dims.nb_dims = nt->dims.nb_dims;
+        for (int32_t d = 0; d < nt->dims.nb_dims; d++) {
+            t->dims.d[d] = expr_const(b->pool, nt->dims.d[d]);
+            if (!t->dims.d[d])
+                return base_error(PRT_ERR_OUT_OF_MEMORY, "build: %s",
+                                  expr_pool_error(b->pool));
+        }
+    }
+    return PRT_OK;
+}
+
 static prt_status bld_input_exprs(bld *b)
 {
     for (int32_t i = 0; i < b->net->nb_inputs; i++) {
@@ -524,9 +545,11 @@ done:
 
 /* ---- 5. aliasing, memory plan, assembly ---------------------------------- */
 
+/* Tensors outside the arena: user memory and engine constants. */
 static int is_io(const prt_network *net, int32_t id)
 {
-    return net->tensors[id].input_index >= 0 || net->tensors[id].is_output;
+    return net->tensors[id].input_index >= 0 || net->tensors[id].is_output ||
+           net->tensors[id].const_bytes >= 0;
 }
 
 static prt_status bld_alias(bld *b)
@@ -655,6 +678,7 @@ static prt_status bld_assemble(bld *b, prt_engine **out)
     prt_engine *e = engine_alloc();
     plan_item *items = NULL;
     int32_t *item_of = NULL, nb_items = 0;
+    int64_t weights_used = 0;
     prt_status st = PRT_OK;
     size_t np = (size_t)b->nb_profiles * (size_t)net->nb_inputs;
 
@@ -704,6 +728,17 @@ static prt_status bld_assemble(bld *b, prt_engine **out)
         goto fail;
     e->nb_sizes = expr_pool_size_count(b->pool);
 
+    /* Constants, each 64-byte aligned in one weights block. */
+    for (int32_t i = 0; i < net->nb_tensors; i++)
+        if (net->tensors[i].const_bytes >= 0)
+            e->weights_size += (net->tensors[i].const_bytes + 63) / 64 * 64;
+    e->weights = base_calloc((size_t)e->weights_size + 1, 1);
+    if (!e->weights) {
+        st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory for %lld bytes of "
+                        "constants", (long long)e->weights_size);
+        goto fail;
+    }
+
     /* Tensors; arena items, one per memory root. */
     for (int32_t i = 0; i < net->nb_tensors; i++)
         item_of[i] = -1;
@@ -729,9 +764,16 @@ static prt_status bld_assemble(bld *b, prt_engine **out)
         et->size_id = t->size_id;
         et->producer = nt->producer;
         et->offset = -1;
+        et->const_offset = -1;
         st = tensor_max_bytes(b, i, &et->max_bytes);
         if (st)
             goto fail;
+        if (nt->const_bytes >= 0) {
+            et->const_offset = weights_used;
+            if (nt->const_bytes)
+                memcpy(e->weights + weights_used, nt->const_data, (size_t)nt->const_bytes);
+            weights_used += (nt->const_bytes + 63) / 64 * 64;
+        }
         if (!is_io(net, i)) {
             int32_t r = t->root;
             plan_item *it;
@@ -876,6 +918,8 @@ prt_status prt_build_engine(const prt_network *net, const prt_builder_config *cf
     st = bld_profiles(&b);
     if (!st)
         st = bld_input_exprs(&b);
+    if (!st)
+        st = bld_constant_exprs(&b);
     for (int32_t li = 0; !st && li < net->nb_layers; li++)
         st = bld_layer_shapes(&b, li);
     if (!st)

@@ -75,6 +75,7 @@ void engine_free(prt_engine *e)
     base_free(e->prof_min);
     base_free(e->prof_opt);
     base_free(e->prof_max);
+    base_free(e->weights);
     expr_program_free(&e->exprs);
     base_free(e);
 }
@@ -165,7 +166,7 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i,
 {
     const eng_tensor *t = &e->tensors[i];
     const char *n = t->name;
-    int is_io;
+    int is_io, is_const;
     if (!n)
         return invalid("tensor %d has no name", (int)i);
     if (t->dtype < 0 || t->dtype >= PRT_DTYPE_COUNT)
@@ -198,12 +199,27 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i,
     if (t->producer < -1 || t->producer >= e->nb_layers)
         return invalid("tensor %d ('%s'): producer %d outside -1..%d", (int)i,
                        n, (int)t->producer, (int)e->nb_layers - 1);
-    /* Every tensor has exactly one source: the user, or one layer. */
-    if ((t->producer == -1) != (t->input_index >= 0))
+    /* Every tensor has exactly one source: the user, the engine's weights,
+     * or one layer. */
+    is_const = t->const_offset >= 0;
+    if (t->const_offset < -1)
+        return invalid("tensor %d ('%s'): constant offset %lld", (int)i, n,
+                       (long long)t->const_offset);
+    if ((t->producer == -1) != (t->input_index >= 0 || is_const) ||
+        (is_const && (t->input_index >= 0 || t->output_index >= 0)))
         return invalid("tensor %d ('%s'): %s", (int)i, n,
-                       t->producer == -1 ? "has no producer but is not a "
-                                           "network input"
-                                         : "is a network input with a producer");
+                       t->producer == -1 ? "has no producer but is neither a "
+                                           "network input nor a constant"
+                                         : "has a producer and another source");
+    if (is_const) {
+        int64_t end;
+        if (t->offset != -1 ||
+            !base_add_i64(t->const_offset, t->max_bytes, &end) || end > e->weights_size)
+            return invalid("tensor %d ('%s'): constant bytes [%lld, +%lld) exceed "
+                           "the %lld bytes of weights", (int)i, n,
+                           (long long)t->const_offset, (long long)t->max_bytes,
+                           (long long)e->weights_size);
+    }
     if (t->size_id != -1) {
         if (t->size_id < 0 || t->size_id >= e->nb_sizes)
             return invalid("tensor %d ('%s'): size id %d outside 0..%d", (int)i,
@@ -226,6 +242,10 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i,
     if (is_io && t->offset != -1)
         return invalid("tensor %d ('%s') is an input or output but has arena "
                        "offset %lld", (int)i, n, (long long)t->offset);
+    /* Everything else lives in the arena: the runtime needs its memory. */
+    if (!is_io && !is_const && t->offset < 0)
+        return invalid("tensor %d ('%s') has no memory: not an input, output or "
+                       "constant, and no arena offset", (int)i, n);
     if (t->offset >= 0) {
         int64_t end;
         if (!base_add_i64(t->offset, t->max_bytes, &end) || end > e->arena_size)
@@ -563,8 +583,13 @@ static prt_status recreate_plugin(const prt_registry *reg, eng_layer *l,
     uint64_t hash = 0;
     prt_status st;
 
-    if (prt_registry_find_creator(reg, l->plugin_namespace, l->plugin_name,
-                                  l->plugin_version, &c) != PRT_OK) {
+    /* plugrt's own ops are served by plugrt, whatever the registry holds. */
+    if (strcmp(l->plugin_namespace, PRT_BUILTIN_NAMESPACE) == 0) {
+        if (prt_get_builtin_creator(l->plugin_name, l->plugin_version, &c) != PRT_OK)
+            return base_error_prefix(PRT_ERR_NOT_FOUND, "layer %d ('%s')", (int)li,
+                                     l->name);
+    } else if (prt_registry_find_creator(reg, l->plugin_namespace, l->plugin_name,
+                                         l->plugin_version, &c) != PRT_OK) {
         char libs[1024];
         char built[4200];
         registry_describe_libraries(reg, libs, sizeof libs);
@@ -645,14 +670,16 @@ prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes,
     st = engine_read(bytes, size, &e);
     if (st)
         return st;
-    if (!reg && e->nb_layers > 0) {
-        st = base_error(PRT_ERR_INVALID_ARGUMENT,
-                        "prt_engine_deserialize: the engine has %d plugin "
-                        "layers, but no registry was given to recreate them",
-                        (int)e->nb_layers);
-        engine_free(e);
-        return st;
-    }
+    for (int32_t i = 0; !reg && i < e->nb_layers; i++)
+        if (strcmp(e->layers[i].plugin_namespace, PRT_BUILTIN_NAMESPACE) != 0) {
+            st = base_error(PRT_ERR_INVALID_ARGUMENT,
+                            "prt_engine_deserialize: layer '%s' needs plugin "
+                            "%s::%s, but no registry was given to recreate it",
+                            e->layers[i].name, e->layers[i].plugin_namespace,
+                            e->layers[i].plugin_name);
+            engine_free(e);
+            return st;
+        }
     for (int32_t i = 0; i < e->nb_layers; i++) {
         st = recreate_plugin(reg, &e->layers[i], i);
         if (st) {
@@ -697,18 +724,9 @@ prt_status prt_engine_get_io(const prt_engine *engine, int32_t index,
                           (int)prt_engine_io_count(engine) - 1);
     t = &engine->tensors[io_tensor(engine, index)];
     p = &engine->exprs;
-    /* Which nodes depend on a size symbol: operands come before their node,
-     * so one pass front to back settles every node. */
-    dep = base_calloc((size_t)p->nb_nodes, 1);
+    dep = engine_size_deps(engine);
     if (!dep)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
-    for (int32_t i = 0; i < p->nb_nodes; i++) {
-        const expr_node *x = &p->nodes[i];
-        if (x->kind == EXPR_SIZE)
-            dep[i] = 1;
-        else if (x->kind == EXPR_OP)
-            dep[i] = dep[x->a] | dep[x->b];
-    }
     memset(&info, 0, sizeof info);
     info.name = t->name;
     info.is_input = index < engine->nb_inputs;
@@ -725,6 +743,24 @@ prt_status prt_engine_get_io(const prt_engine *engine, int32_t index,
     base_free(dep);
     *out = info;
     return PRT_OK;
+}
+
+uint8_t *engine_size_deps(const prt_engine *e)
+{
+    const expr_program *p = &e->exprs;
+    uint8_t *dep = base_calloc((size_t)p->nb_nodes + 1, 1);
+    if (!dep)
+        return NULL;
+    /* Operands come before their node, so one pass front to back settles
+     * every node. */
+    for (int32_t i = 0; i < p->nb_nodes; i++) {
+        const expr_node *x = &p->nodes[i];
+        if (x->kind == EXPR_SIZE)
+            dep[i] = 1;
+        else if (x->kind == EXPR_OP)
+            dep[i] = dep[x->a] | dep[x->b];
+    }
+    return dep;
 }
 
 prt_status prt_engine_find_io(const prt_engine *engine, const char *name,

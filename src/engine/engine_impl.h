@@ -117,6 +117,10 @@ void engine_free(prt_engine *e);
  * offending item. Used on engines read from bytes. */
 prt_status engine_validate(const prt_engine *e);
 
+/* Per expression node: 1 if it depends on a size tensor's value. Caller
+ * frees with base_free; NULL on out of memory. */
+uint8_t *engine_size_deps(const prt_engine *e);
+
 /* Serialization (format.c). Writes the whole engine. */
 prt_status engine_write(const prt_engine *e, base_buf *out);
 /* Parses bytes into a new engine without plugins (layers' plugin == NULL).

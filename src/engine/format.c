@@ -28,12 +28,12 @@
  *             are that).
  *
  * Sections this version writes, each exactly once, in this order (a reader
- * accepts any order, rejects duplicates and requires all six):
+ * accepts any order, rejects duplicates and requires all seven):
  *   META  i64 arena_size, i64 workspace_size, i32 nb_sizes
  *   TENS  u32 count; per tensor: str name, i32 dtype, i32 format,
  *         i32 nb_dims, i32 dim_expr[nb_dims], i32 input_index,
  *         i32 output_index, i32 size_id, i32 producer, i64 offset,
- *         i64 max_bytes
+ *         i64 max_bytes, i64 const_offset
  *   LAYR  u32 count; per layer: str name, str namespace, str plugin name,
  *         str plugin version, str library path, u64 library content hash,
  *         u32 plugin ABI version, i32 device, i32 tactic, i64 workspace,
@@ -47,6 +47,8 @@
  *   PROF  u32 nb_profiles, u32 nb_inputs (must equal IOLS's), then for each
  *         profile, for each input: dims min, dims opt, dims max
  *   EXPR  u32 nb_nodes; per node: i32 kind, i32 op, i64 imm, i32 a, i32 b
+ *   WGHT  u64 byte count, then the constants' bytes (each constant at its
+ *         tensor's const_offset)
  *
  * Field elements on file: INT8/CHAR/BYTES 1 byte, INT16/FLOAT16/BFLOAT16 2,
  * INT32/FLOAT32 4, INT64/FLOAT64 8 (IEEE bit patterns, little-endian), DIMS
@@ -80,6 +82,7 @@
 #define TAG_IOLS ENG_TAG('I', 'O', 'L', 'S')
 #define TAG_PROF ENG_TAG('P', 'R', 'O', 'F')
 #define TAG_EXPR ENG_TAG('E', 'X', 'P', 'R')
+#define TAG_WGHT ENG_TAG('W', 'G', 'H', 'T')
 
 #define ENG_SECTION_OPTIONAL 1u
 
@@ -90,7 +93,7 @@
 #define ENG_MAX_VERSION_STR 64u
 
 /* Smallest file sizes of records, for checking counts before allocating. */
-#define TENSOR_MIN_BYTES (4 + 3 * 4 + 4 * 4 + 2 * 8)
+#define TENSOR_MIN_BYTES (4 + 3 * 4 + 4 * 4 + 3 * 8)
 #define LAYER_MIN_BYTES (5 * 4 + 8 + 4 + 3 * 4 + 8 + 3 * 4)
 #define OUTPUT_BYTES (4 + 4 + 1)
 #define FIELD_MIN_BYTES (4 + 4 + 8 + 8)
@@ -278,7 +281,7 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
     base_buf_u32(out, PRT_PLUGIN_ABI_VERSION);
     base_buf_str(out, prt_version_string());
     base_buf_i32(out, e->device);
-    base_buf_u32(out, 6);
+    base_buf_u32(out, 7);
 
     at = sec_begin(out, TAG_META);
     base_buf_i64(out, e->arena_size);
@@ -302,7 +305,13 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
         base_buf_i32(out, t->producer);
         base_buf_i64(out, t->offset);
         base_buf_i64(out, t->max_bytes);
+        base_buf_i64(out, t->const_offset);
     }
+    sec_end(out, at);
+
+    at = sec_begin(out, TAG_WGHT);
+    base_buf_u64(out, (uint64_t)e->weights_size);
+    base_buf_put(out, e->weights, (size_t)e->weights_size);
     sec_end(out, at);
 
     at = sec_begin(out, TAG_LAYR);
@@ -439,6 +448,23 @@ static prt_status read_meta(rctx *c, prt_engine *e)
     return PRT_OK;
 }
 
+static prt_status read_weights(rctx *c, prt_engine *e)
+{
+    uint64_t n = base_rd_u64(&c->r);
+    const uint8_t *p;
+    if (c->r.failed || n > left(&c->r))
+        return malformed(c, "weights size %llu exceeds the %zu bytes present",
+                         (unsigned long long)n, left(&c->r));
+    p = base_rd_span(&c->r, (size_t)n);
+    e->weights = base_malloc((size_t)n + 1);
+    if (!e->weights)
+        return oom();
+    if (n)
+        memcpy(e->weights, p, (size_t)n);
+    e->weights_size = (int64_t)n;
+    return PRT_OK;
+}
+
 static prt_status read_tensors(rctx *c, prt_engine *e)
 {
     int32_t n;
@@ -470,6 +496,7 @@ static prt_status read_tensors(rctx *c, prt_engine *e)
         t->producer = base_rd_i32(&c->r);
         t->offset = base_rd_i64(&c->r);
         t->max_bytes = base_rd_i64(&c->r);
+        t->const_offset = base_rd_i64(&c->r);
         if (c->r.failed)
             return malformed(c, "tensor %d ('%s') is truncated", (int)i, t->name);
     }
@@ -779,7 +806,7 @@ static void tag_str(uint32_t tag, char *buf, size_t cap)
         snprintf(buf, cap, "0x%08x", (unsigned)tag);
 }
 
-enum { SEC_META, SEC_TENS, SEC_LAYR, SEC_IOLS, SEC_PROF, SEC_EXPR, SEC_COUNT };
+enum { SEC_META, SEC_TENS, SEC_LAYR, SEC_IOLS, SEC_PROF, SEC_EXPR, SEC_WGHT, SEC_COUNT };
 
 static const struct {
     uint32_t tag;
@@ -787,6 +814,7 @@ static const struct {
 } known_sections[SEC_COUNT] = {
     {TAG_META, "meta"},     {TAG_TENS, "tensors"},  {TAG_LAYR, "layers"},
     {TAG_IOLS, "io"},       {TAG_PROF, "profiles"}, {TAG_EXPR, "expressions"},
+    {TAG_WGHT, "weights"},
 };
 
 /* Parses everything after the version check and the checksum. */
@@ -860,6 +888,7 @@ static prt_status read_body(const uint8_t *p, size_t size, prt_engine *e)
         case SEC_LAYR: st = read_layers(&sc, e); break;
         case SEC_IOLS: st = read_io(&sc, e); break;
         case SEC_PROF: st = read_profiles(&sc, e, &prof_inputs); break;
+        case SEC_WGHT: st = read_weights(&sc, e); break;
         default: st = read_exprs(&sc, e); break;
         }
         if (st)

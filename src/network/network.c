@@ -37,8 +37,10 @@ void prt_network_destroy(prt_network *net)
 {
     if (!net)
         return;
-    for (int32_t i = 0; i < net->nb_tensors; i++)
+    for (int32_t i = 0; i < net->nb_tensors; i++) {
         base_free(net->tensors[i].name);
+        base_free(net->tensors[i].const_data);
+    }
     for (int32_t i = 0; i < net->nb_layers; i++) {
         net_layer *l = &net->layers[i];
         base_free(l->name);
@@ -80,6 +82,7 @@ static int32_t add_tensor(prt_network *net, const char *name)
     t->name = copy;
     t->producer = -1;
     t->input_index = -1;
+    t->const_bytes = -1;
     return net->nb_tensors++;
 }
 
@@ -119,6 +122,49 @@ prt_status prt_network_add_input(prt_network *net, const char *name,
     net->tensors[id].dims = *dims;
     net->tensors[id].input_index = net->nb_inputs;
     net->inputs[net->nb_inputs++] = id;
+    *out_tensor = id;
+    return PRT_OK;
+}
+
+prt_status prt_network_add_constant(prt_network *net, const char *name, int32_t dtype,
+                                    const prt_dims *dims, const void *data,
+                                    int32_t *out_tensor)
+{
+    int64_t n;
+    void *copy;
+    int32_t id;
+    if (!net || !name || !dims || !out_tensor || !name[0])
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_add_constant: NULL argument or empty name");
+    if (prt_dtype_size(dtype) == 0)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "constant '%s': invalid dtype %d",
+                          name, (int)dtype);
+    n = base_volume(dims);
+    if (n < 0 || dims->nb_dims > PRT_MAX_DIMS ||
+        !base_mul_i64(n, (int64_t)prt_dtype_size(dtype), &n))
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "constant '%s': dims must be static, rank 0..%d", name,
+                          PRT_MAX_DIMS);
+    if (n > 0 && !data)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "constant '%s': data is NULL", name);
+    if (name_taken(net, name, -1))
+        return base_error(PRT_ERR_ALREADY_EXISTS,
+                          "constant '%s': a tensor of that name exists", name);
+    copy = base_malloc((size_t)n);
+    if (!copy)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "constant '%s': out of memory (%lld bytes)",
+                          name, (long long)n);
+    if (n)
+        memcpy(copy, data, (size_t)n);
+    id = add_tensor(net, name);
+    if (id < 0) {
+        base_free(copy);
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_network_add_constant: out of memory");
+    }
+    net->tensors[id].dtype = dtype;
+    net->tensors[id].dims = *dims;
+    net->tensors[id].const_data = copy;
+    net->tensors[id].const_bytes = n;
     *out_tensor = id;
     return PRT_OK;
 }
@@ -310,10 +356,10 @@ prt_status prt_network_mark_output(prt_network *net, int32_t tensor)
                           "prt_network_mark_output: no tensor %d", (int)tensor);
     if (net->tensors[tensor].is_output)
         return PRT_OK;
-    if (net->tensors[tensor].input_index >= 0)
+    if (net->tensors[tensor].input_index >= 0 || net->tensors[tensor].const_bytes >= 0)
         return base_error(PRT_ERR_UNSUPPORTED,
-                          "tensor '%s' is a network input and cannot also be an output",
-                          net->tensors[tensor].name);
+                          "tensor '%s' is a network input or a constant and cannot "
+                          "also be an output", net->tensors[tensor].name);
     if (!grow((void **)&net->outputs, &net->cap_outputs, net->nb_outputs,
               sizeof *net->outputs))
         return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");

@@ -17,6 +17,8 @@ typedef struct net_tensor {
     int32_t producer_output;
     int32_t input_index; /* index in prt_network.inputs, or -1 */
     int32_t is_output;
+    void *const_data;    /* owned copy for constants (dtype and dims set) */
+    int64_t const_bytes; /* -1 unless a constant */
 } net_tensor;
 
 typedef struct net_layer {

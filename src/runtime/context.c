@@ -182,9 +182,12 @@ prt_status prt_context_create(const prt_engine *e, prt_context **out)
     for (int32_t i = 0; i < e->exprs.nb_nodes; i++)
         if (e->exprs.nodes[i].kind == EXPR_SIZE)
             c->size_node[e->exprs.nodes[i].imm] = i;
-    for (int32_t i = 0; i < e->nb_tensors; i++)
+    for (int32_t i = 0; i < e->nb_tensors; i++) {
         if (e->tensors[i].offset >= 0)
             c->tptr[i] = c->arena + e->tensors[i].offset;
+        else if (e->tensors[i].const_offset >= 0)
+            c->tptr[i] = e->weights + e->tensors[i].const_offset;
+    }
     /* One plugin clone per context (attach_to_context). */
     for (int32_t i = 0; i < e->nb_layers; i++) {
         const eng_layer *l = &e->layers[i];
