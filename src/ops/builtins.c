@@ -1,0 +1,57 @@
+/*
+ * The table of built-in ops and the public functions that serve it
+ * (prt_get_builtin_creator, prt_builtin_creator_count,
+ * prt_get_builtin_creator_at). The table is static and read-only, so these
+ * are thread-safe.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/op_common.h"
+
+static const prt_plugin_creator *const builtins[] = {
+    &op_relu_creator,   &op_identity_creator,  &op_add_creator,
+    &op_sub_creator,    &op_mul_creator,       &op_div_creator,
+    &op_matmul_creator, &op_transpose_creator, &op_einsum_creator,
+    &op_conv_creator,
+};
+
+#define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))
+
+int32_t prt_builtin_creator_count(void)
+{
+    return NB_BUILTINS;
+}
+
+const prt_plugin_creator *prt_get_builtin_creator_at(int32_t index)
+{
+    if (index < 0 || index >= NB_BUILTINS)
+        return NULL;
+    return builtins[index];
+}
+
+prt_status prt_get_builtin_creator(const char *name, const char *version,
+                                   const prt_plugin_creator **out)
+{
+    char list[256];
+    size_t n = 0;
+    if (!name || !out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_get_builtin_creator: NULL name or output");
+    if (!version)
+        version = OP_VERSION;
+    for (int32_t i = 0; i < NB_BUILTINS; i++)
+        if (strcmp(builtins[i]->name, name) == 0 &&
+            strcmp(builtins[i]->version, version) == 0) {
+            *out = builtins[i];
+            return PRT_OK;
+        }
+    list[0] = '\0';
+    for (int32_t i = 0; i < NB_BUILTINS && n < sizeof list; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
+                              builtins[i]->name);
+    return base_error(PRT_ERR_NOT_FOUND,
+                      "no built-in op %s::%s version %s (built-ins, version "
+                      "%s: %s)",
+                      PRT_BUILTIN_NAMESPACE, name, version, OP_VERSION, list);
+}

@@ -1,0 +1,240 @@
+/*
+ * MatMul (namespace "plugrt", version "1"). No fields.
+ *
+ * numpy.matmul semantics: A [..., M, K] x B [..., K, N] -> [..., M, N]; a
+ * rank-1 A is [1, K] with that 1 dropped from the output, a rank-1 B is
+ * [K, 1] with that 1 dropped (two vectors give a scalar); batch dims
+ * broadcast like Add's (op_broadcast_exprs). Scalars are rejected.
+ *
+ * float32 through op_gemm_f32 (cblas_sgemm per batch when the build has a
+ * CBLAS; one call for the whole batch when B has no batch of its own);
+ * float16 and bfloat16 are converted to float32 in the workspace, computed
+ * there and rounded once; int32 and int64 use plain loops that wrap on
+ * overflow.
+ */
+#include <string.h>
+
+#include "ops/op_common.h"
+
+/* The pieces of the two shapes, from concrete dims. */
+typedef struct mm_geom {
+    int64_t M, K, N, KB; /* KB: B's K, equal to K once checked */
+    prt_dims ba, bb;     /* batch dims of A and B */
+} mm_geom;
+
+static void mm_split(const prt_dims *a, const prt_dims *b, mm_geom *g)
+{
+    int32_t ra = a->nb_dims, rb = b->nb_dims;
+    memset(g, 0, sizeof *g);
+    g->M = ra >= 2 ? a->d[ra - 2] : 1;
+    g->K = a->d[ra - 1];
+    g->KB = rb >= 2 ? b->d[rb - 2] : b->d[0];
+    g->N = rb >= 2 ? b->d[rb - 1] : 1;
+    g->ba.nb_dims = ra >= 2 ? ra - 2 : 0;
+    g->bb.nb_dims = rb >= 2 ? rb - 2 : 0;
+    for (int32_t i = 0; i < g->ba.nb_dims; i++)
+        g->ba.d[i] = a->d[i];
+    for (int32_t i = 0; i < g->bb.nb_dims; i++)
+        g->bb.d[i] = b->d[i];
+}
+
+static prt_status mm_shapes(op_object *o, const prt_dim_exprs *in,
+                            int32_t nb_in, prt_dim_exprs *out,
+                            prt_expr_builder *eb)
+{
+    const prt_dim_exprs *a = &in[0], *b = &in[1];
+    int32_t ra = a->nb_dims, rb = b->nb_dims;
+    prt_dim_exprs ba, bb;
+    const prt_expr *ka, *kb;
+    int64_t va, vb;
+    char sa[128], sb[128];
+    prt_status st;
+    (void)nb_in;
+    if (ra < 1 || rb < 1)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "inputs must have rank >= 1 (numpy.matmul takes no "
+                       "scalars); A has rank %d, B has rank %d",
+                       (int)ra, (int)rb);
+    ka = a->d[ra - 1];
+    kb = rb >= 2 ? b->d[rb - 2] : b->d[0];
+    if (ka != kb && eb->is_constant(eb, ka, &va) &&
+        eb->is_constant(eb, kb, &vb) && va != vb)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "inner dims differ: A %s has K = %lld, B %s has "
+                       "K = %lld",
+                       op_exprs_str(eb, a, sa, sizeof sa), (long long)va,
+                       op_exprs_str(eb, b, sb, sizeof sb), (long long)vb);
+    memset(&ba, 0, sizeof ba);
+    memset(&bb, 0, sizeof bb);
+    ba.nb_dims = ra >= 2 ? ra - 2 : 0;
+    bb.nb_dims = rb >= 2 ? rb - 2 : 0;
+    for (int32_t i = 0; i < ba.nb_dims; i++)
+        ba.d[i] = a->d[i];
+    for (int32_t i = 0; i < bb.nb_dims; i++)
+        bb.d[i] = b->d[i];
+    st = op_broadcast_exprs(o, eb, &ba, &bb, out, "the batch dims of A and B");
+    if (st)
+        return st;
+    if (ra >= 2)
+        out->d[out->nb_dims++] = a->d[ra - 2];
+    if (rb >= 2)
+        out->d[out->nb_dims++] = b->d[rb - 1];
+    return PRT_OK;
+}
+
+static prt_status mm_infer(const op_object *o, const prt_dims *in,
+                           int32_t nb_in, prt_dims *out)
+{
+    mm_geom g;
+    char sa[128], sb[128];
+    prt_status st;
+    (void)nb_in;
+    if (in[0].nb_dims < 1 || in[1].nb_dims < 1)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "inputs must have rank >= 1; A has rank %d, B has "
+                       "rank %d",
+                       (int)in[0].nb_dims, (int)in[1].nb_dims);
+    mm_split(&in[0], &in[1], &g);
+    if (g.K != g.KB)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "inner dims differ: A %s has K = %lld, B %s has "
+                       "K = %lld",
+                       op_dims_str(&in[0], sa, sizeof sa), (long long)g.K,
+                       op_dims_str(&in[1], sb, sizeof sb), (long long)g.KB);
+    st = op_broadcast_dims(o, &g.ba, &g.bb, out, "the batch dims of A and B");
+    if (st)
+        return st;
+    if (in[0].nb_dims >= 2)
+        out->d[out->nb_dims++] = g.M;
+    if (in[1].nb_dims >= 2)
+        out->d[out->nb_dims++] = g.N;
+    return PRT_OK;
+}
+
+/* Half floats: A, B and Y as float32. */
+static int64_t mm_workspace(const op_object *o, int32_t dtype,
+                            const prt_dims *in, int32_t nb_in,
+                            const prt_dims *out)
+{
+    int64_t va, vb, vy, n;
+    (void)o, (void)nb_in;
+    if (dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
+        return 0;
+    va = op_volume(&in[0]);
+    vb = op_volume(&in[1]);
+    vy = op_volume(out);
+    if (va < 0 || vb < 0 || vy < 0 || !base_add_i64(va, vb, &n) ||
+        !base_add_i64(n, vy, &n) ||
+        !base_mul_i64(n, (int64_t)sizeof(float), &n))
+        return -1;
+    return n;
+}
+
+/* C = A * B for integers; unsigned arithmetic wraps instead of overflowing. */
+#define MM_INT(NAME, T, U)                                                     \
+    static void NAME(int64_t M, int64_t N, int64_t K, const T *A, const T *B,  \
+                     T *C)                                                     \
+    {                                                                          \
+        for (int64_t i = 0; i < M; i++) {                                      \
+            T *c = C + i * N;                                                  \
+            for (int64_t j = 0; j < N; j++)                                    \
+                c[j] = 0;                                                      \
+            for (int64_t k = 0; k < K; k++) {                                  \
+                U av = (U)A[i * K + k];                                        \
+                const T *bk = B + k * N;                                       \
+                for (int64_t j = 0; j < N; j++)                                \
+                    c[j] = (T)((U)c[j] + av * (U)bk[j]);                       \
+            }                                                                  \
+        }                                                                      \
+    }
+
+MM_INT(mm_i32, int32_t, uint32_t)
+MM_INT(mm_i64, int64_t, uint64_t)
+
+static void mm_one(int32_t dtype, int64_t M, int64_t N, int64_t K,
+                   const void *a, const void *b, void *y)
+{
+    if (dtype == PRT_INT32)
+        mm_i32(M, N, K, a, b, y);
+    else if (dtype == PRT_INT64)
+        mm_i64(M, N, K, a, b, y);
+    else
+        op_gemm_f32(M, N, K, a, K, b, N, y, N);
+}
+
+static prt_status mm_run(const op_object *o, int32_t dtype,
+                         const prt_tensor_desc *in, int32_t nb_in,
+                         const prt_tensor_desc *out, const void *const *x,
+                         void *y, void *ws)
+{
+    const void *A = x[0], *B = x[1];
+    void *Y = y;
+    int32_t cdt = dtype; /* dtype computed in */
+    size_t es;
+    prt_dims bo;
+    mm_geom g;
+    int64_t sa[PRT_MAX_DIMS], sb[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0};
+    int64_t nbatch, oa = 0, ob = 0;
+    prt_status st;
+    (void)nb_in;
+    mm_split(&in[0].dims, &in[1].dims, &g);
+    st = op_broadcast_dims(o, &g.ba, &g.bb, &bo, "the batch dims of A and B");
+    if (st)
+        return st;
+    if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
+        float *wa = ws, *wb, *wy;
+        int64_t va = op_volume(&in[0].dims), vb = op_volume(&in[1].dims);
+        wb = wa + va;
+        wy = wb + vb;
+        op_to_f32(A, dtype, va, wa);
+        op_to_f32(B, dtype, vb, wb);
+        A = wa;
+        B = wb;
+        Y = wy;
+        cdt = PRT_FLOAT32;
+    }
+    es = prt_dtype_size(cdt);
+    nbatch = op_volume(&bo);
+    if (op_volume(&g.bb) == 1) {
+        /* B is one matrix: A's batch rows stack into one tall product. */
+        mm_one(cdt, nbatch * g.M, g.N, g.K, A, B, Y);
+    } else {
+        op_broadcast_strides(&g.ba, &bo, sa);
+        op_broadcast_strides(&g.bb, &bo, sb);
+        for (int64_t t = 0; t < nbatch; t++) {
+            mm_one(cdt, g.M, g.N, g.K,
+                   (const uint8_t *)A + (size_t)(oa * g.M * g.K) * es,
+                   (const uint8_t *)B + (size_t)(ob * g.K * g.N) * es,
+                   (uint8_t *)Y + (size_t)(t * g.M * g.N) * es);
+            for (int32_t k = bo.nb_dims - 1; k >= 0; k--) {
+                idx[k]++;
+                oa += sa[k];
+                ob += sb[k];
+                if (idx[k] < bo.d[k])
+                    break;
+                oa -= sa[k] * bo.d[k];
+                ob -= sb[k] * bo.d[k];
+                idx[k] = 0;
+            }
+        }
+    }
+    if (Y != y)
+        op_from_f32(Y, dtype, op_volume(&out->dims), y);
+    return PRT_OK;
+}
+
+static const op_class matmul_class = {
+    .min_inputs = 2,
+    .max_inputs = 2,
+    .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT32) |
+              OP_DT(PRT_INT64),
+    .size = sizeof(op_object),
+    .alias_input = -1,
+    .shapes = mm_shapes,
+    .infer = mm_infer,
+    .workspace = mm_workspace,
+    .run = mm_run,
+};
+
+const prt_plugin_creator op_matmul_creator =
+    OP_CREATOR("MatMul", matmul_class, NULL, 0);

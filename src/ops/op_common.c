@@ -1,0 +1,542 @@
+/* The built-in op scaffold: messages, plugin tables, dtype negotiation,
+ * run-time checks, creation. See op_common.h. */
+#include "ops/op_common.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Messages                                                                  */
+/* ------------------------------------------------------------------------ */
+
+const char *op_name(const op_object *o)
+{
+    return o->creator->name;
+}
+
+prt_status op_fail(const op_object *o, prt_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    status = op_vfail(op_name(o), o->layer, status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* "float32, float16 or int32" for a mask. */
+static const char *dtype_list(uint32_t mask, char *buf, size_t cap)
+{
+    size_t n = 0;
+    int32_t count = 0, seen = 0;
+    for (int32_t t = 0; t < PRT_DTYPE_COUNT; t++)
+        count += (mask >> t) & 1u;
+    buf[0] = '\0';
+    for (int32_t t = 0; t < PRT_DTYPE_COUNT && n < cap; t++) {
+        if (!((mask >> t) & 1u))
+            continue;
+        seen++;
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s",
+                              seen == 1       ? ""
+                              : seen == count ? " or "
+                                              : ", ",
+                              prt_dtype_name(t));
+    }
+    return buf;
+}
+
+const char *op_dims_str(const prt_dims *d, char *buf, size_t cap)
+{
+    size_t n = 0;
+    int32_t nb = d->nb_dims < 0 || d->nb_dims > PRT_MAX_DIMS ? 0 : d->nb_dims;
+    n += (size_t)snprintf(buf, cap, "[");
+    for (int32_t i = 0; i < nb && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "",
+                              (long long)d->d[i]);
+    if (n < cap)
+        snprintf(buf + n, cap - n, "]");
+    return buf;
+}
+
+const char *op_exprs_str(prt_expr_builder *eb, const prt_dim_exprs *d,
+                         char *buf, size_t cap)
+{
+    size_t n = 0;
+    int32_t nb = d->nb_dims < 0 || d->nb_dims > PRT_MAX_DIMS ? 0 : d->nb_dims;
+    n += (size_t)snprintf(buf, cap, "[");
+    for (int32_t i = 0; i < nb && n < cap; i++) {
+        int64_t v;
+        if (d->d[i] && eb->is_constant(eb, d->d[i], &v))
+            n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "",
+                                  (long long)v);
+        else
+            n += (size_t)snprintf(buf + n, cap - n, "%s?", i ? ", " : "");
+    }
+    if (n < cap)
+        snprintf(buf + n, cap - n, "]");
+    return buf;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Checks shared by build and run                                            */
+/* ------------------------------------------------------------------------ */
+
+static op_object *obj(prt_plugin *p)
+{
+    return (op_object *)p;
+}
+static const op_object *cobj(const prt_plugin *p)
+{
+    return (const op_object *)p;
+}
+
+static prt_status check_io(const op_object *o, int32_t nb_in, int32_t nb_out)
+{
+    const op_class *c = o->cls;
+    if (nb_in < c->min_inputs || nb_in > c->max_inputs) {
+        if (c->min_inputs == c->max_inputs)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "takes %d input%s, got %d", (int)c->min_inputs,
+                           c->min_inputs == 1 ? "" : "s", (int)nb_in);
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       "takes %d to %d inputs, got %d", (int)c->min_inputs,
+                       (int)c->max_inputs, (int)nb_in);
+    }
+    if (nb_out != 1)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "has 1 output, got %d",
+                       (int)nb_out);
+    return PRT_OK;
+}
+
+/* types[0..n): in the class's mask and all equal. */
+static prt_status check_dtypes(const op_object *o, const int32_t *types,
+                               int32_t n)
+{
+    char list[160];
+    int32_t t0 = types[0];
+    if (t0 < 0 || t0 >= PRT_DTYPE_COUNT || !((o->cls->dtypes >> t0) & 1u))
+        return op_fail(
+            o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported (supported: %s)",
+            prt_dtype_name(t0), dtype_list(o->cls->dtypes, list, sizeof list));
+    for (int32_t i = 1; i < n; i++)
+        if (types[i] != t0)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "input %d is %s but input 0 is %s; all inputs "
+                           "must share one dtype",
+                           (int)i, prt_dtype_name(types[i]),
+                           prt_dtype_name(t0));
+    return PRT_OK;
+}
+
+static prt_status check_desc_dtypes(const op_object *o,
+                                    const prt_tensor_desc *in, int32_t nb_in,
+                                    const prt_tensor_desc *out)
+{
+    int32_t types[OP_MAX_INPUTS];
+    prt_status st;
+    for (int32_t i = 0; i < nb_in; i++)
+        types[i] = in[i].dtype;
+    st = check_dtypes(o, types, nb_in);
+    if (st)
+        return st;
+    if (out->dtype != in[0].dtype)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       "output dtype %s differs from input dtype %s",
+                       prt_dtype_name(out->dtype), prt_dtype_name(in[0].dtype));
+    if (out->format != PRT_FORMAT_LINEAR)
+        return op_fail(o, PRT_ERR_UNSUPPORTED, "output format %d is not linear",
+                       (int)out->format);
+    for (int32_t i = 0; i < nb_in; i++)
+        if (in[i].format != PRT_FORMAT_LINEAR)
+            return op_fail(o, PRT_ERR_UNSUPPORTED,
+                           "input %d format %d is not linear", (int)i,
+                           (int)in[i].format);
+    return PRT_OK;
+}
+
+/* Concrete dims: infer the output and compare it with what the runtime
+ * gives. */
+static prt_status check_dims(const op_object *o, const prt_tensor_desc *in,
+                             int32_t nb_in, const prt_tensor_desc *out)
+{
+    prt_dims ind[OP_MAX_INPUTS], want;
+    char a[128], b[128];
+    prt_status st;
+    for (int32_t i = 0; i < nb_in; i++) {
+        ind[i] = in[i].dims;
+        if (op_volume(&ind[i]) < 0)
+            return op_fail(o, PRT_ERR_SHAPE, "input %d dims %s are not valid",
+                           (int)i, op_dims_str(&ind[i], a, sizeof a));
+    }
+    memset(&want, 0, sizeof want);
+    st = o->cls->infer(o, ind, nb_in, &want);
+    if (st)
+        return st;
+    if (want.nb_dims != out->dims.nb_dims ||
+        memcmp(want.d, out->dims.d, sizeof(int64_t) * (size_t)want.nb_dims))
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "output dims %s differ from %s computed from the "
+                       "inputs' dims",
+                       op_dims_str(&out->dims, a, sizeof a),
+                       op_dims_str(&want, b, sizeof b));
+    return PRT_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Core                                                                      */
+/* ------------------------------------------------------------------------ */
+
+static const char *core_name(const prt_plugin *p)
+{
+    return cobj(p)->creator->name;
+}
+static const char *core_version(const prt_plugin *p)
+{
+    return cobj(p)->creator->version;
+}
+static const char *core_namespace(const prt_plugin *p)
+{
+    return cobj(p)->creator->plugin_namespace;
+}
+static uint32_t core_devices(const prt_plugin *p)
+{
+    (void)p;
+    return 1u << PRT_DEVICE_CPU;
+}
+
+static const prt_plugin_core op_core = {sizeof(prt_plugin_core),
+                                        PRT_PLUGIN_ABI_VERSION,
+                                        core_name,
+                                        core_version,
+                                        core_namespace,
+                                        core_devices};
+
+/* ------------------------------------------------------------------------ */
+/* Build                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static int32_t bld_nb_outputs(const prt_plugin *p)
+{
+    (void)p;
+    return 1;
+}
+
+static prt_status bld_dtypes(prt_plugin *p, int32_t *out_types,
+                             int32_t nb_outputs, const int32_t *in_types,
+                             int32_t nb_inputs)
+{
+    op_object *o = obj(p);
+    prt_status st = check_io(o, nb_inputs, nb_outputs);
+    if (!st)
+        st = check_dtypes(o, in_types, nb_inputs);
+    if (!st)
+        out_types[0] = in_types[0];
+    return st;
+}
+
+static prt_status bld_shapes(prt_plugin *p, const prt_dim_exprs *inputs,
+                             int32_t nb_inputs,
+                             const prt_dim_exprs *shape_inputs,
+                             int32_t nb_shape_inputs, prt_dim_exprs *outputs,
+                             int32_t nb_outputs, prt_expr_builder *exprs)
+{
+    op_object *o = obj(p);
+    prt_status st = check_io(o, nb_inputs, nb_outputs);
+    (void)shape_inputs, (void)nb_shape_inputs;
+    if (st)
+        return st;
+    for (int32_t i = 0; i < nb_inputs; i++)
+        if (inputs[i].nb_dims < 0 || inputs[i].nb_dims > PRT_MAX_DIMS)
+            return op_fail(o, PRT_ERR_SHAPE, "input %d has rank %d", (int)i,
+                           (int)inputs[i].nb_dims);
+    st = o->cls->shapes(o, inputs, nb_inputs, &outputs[0], exprs);
+    if (st)
+        return st;
+    for (int32_t d = 0; d < outputs[0].nb_dims; d++)
+        if (!outputs[0].d[d])
+            return op_fail(o, PRT_ERR_OUT_OF_MEMORY,
+                           "building the expression of output dim %d failed",
+                           (int)d);
+    return PRT_OK;
+}
+
+static int32_t bld_supports(prt_plugin *p, int32_t pos,
+                            const prt_dynamic_tensor_desc *in_out,
+                            int32_t nb_inputs, int32_t nb_outputs)
+{
+    const op_object *o = obj(p);
+    int32_t t;
+    if (pos < 0 || pos >= nb_inputs + nb_outputs || nb_outputs != 1 ||
+        in_out[pos].desc.format != PRT_FORMAT_LINEAR)
+        return 0;
+    t = in_out[pos].desc.dtype;
+    if (pos == 0)
+        return t >= 0 && t < PRT_DTYPE_COUNT && ((o->cls->dtypes >> t) & 1u);
+    return t == in_out[0].desc.dtype;
+}
+
+static prt_status
+bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in, int32_t nb_in,
+              const prt_dynamic_tensor_desc *out, int32_t nb_out)
+{
+    op_object *o = obj(p);
+    prt_tensor_desc descs[OP_MAX_INPUTS];
+    prt_dims ind[OP_MAX_INPUTS], want;
+    char a[128], b[128];
+    int known = 1;
+    prt_status st = check_io(o, nb_in, nb_out);
+    if (st)
+        return st;
+    memset(descs, 0, sizeof descs);
+    for (int32_t i = 0; i < nb_in; i++) {
+        descs[i] = in[i].desc;
+        ind[i] = in[i].desc.dims;
+        for (int32_t d = 0; d < ind[i].nb_dims; d++)
+            known &= ind[i].d[d] >= 0;
+    }
+    st = check_desc_dtypes(o, descs, nb_in, &out[0].desc);
+    if (st)
+        return st;
+    o->nb_inputs = nb_in;
+    if (!known)
+        return PRT_OK;
+    /* Static dims: the concrete rules apply now, not only at run time. */
+    memset(&want, 0, sizeof want);
+    st = o->cls->infer(o, ind, nb_in, &want);
+    if (st)
+        return st;
+    if (want.nb_dims != out[0].desc.dims.nb_dims)
+        return op_fail(o, PRT_ERR_SHAPE, "output rank %d differs from %d",
+                       (int)out[0].desc.dims.nb_dims, (int)want.nb_dims);
+    for (int32_t d = 0; d < want.nb_dims; d++)
+        if (out[0].desc.dims.d[d] >= 0 && out[0].desc.dims.d[d] != want.d[d])
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "output dims %s differ from %s computed from the "
+                           "inputs' dims",
+                           op_dims_str(&out[0].desc.dims, a, sizeof a),
+                           op_dims_str(&want, b, sizeof b));
+    return PRT_OK;
+}
+
+static prt_status bld_workspace(prt_plugin *p,
+                                const prt_dynamic_tensor_desc *in,
+                                int32_t nb_in,
+                                const prt_dynamic_tensor_desc *out,
+                                int32_t nb_out, int64_t *out_bytes)
+{
+    op_object *o = obj(p);
+    prt_dims ind[OP_MAX_INPUTS];
+    int64_t n;
+    prt_status st = check_io(o, nb_in, nb_out);
+    if (st)
+        return st;
+    *out_bytes = 0;
+    if (!o->cls->workspace)
+        return PRT_OK;
+    /* The need grows with every dim, so the profile's maxima bound it. */
+    for (int32_t i = 0; i < nb_in; i++)
+        ind[i] = in[i].max;
+    n = o->cls->workspace(o, in[0].desc.dtype, ind, nb_in, &out[0].max);
+    if (n < 0)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "the workspace for the largest shapes overflows");
+    *out_bytes = n;
+    return PRT_OK;
+}
+
+static prt_status bld_tactics(prt_plugin *p, int32_t *tactics, int32_t capacity,
+                              int32_t *out_count)
+{
+    (void)p, (void)tactics, (void)capacity;
+    *out_count = 0;
+    return PRT_OK;
+}
+
+static int32_t bld_alias(const prt_plugin *p, int32_t output_index)
+{
+    return output_index == 0 ? cobj(p)->cls->alias_input : -1;
+}
+
+static const prt_plugin_build op_build = {sizeof(prt_plugin_build),
+                                          PRT_PLUGIN_ABI_VERSION,
+                                          bld_nb_outputs,
+                                          bld_dtypes,
+                                          bld_shapes,
+                                          bld_supports,
+                                          bld_configure,
+                                          bld_workspace,
+                                          bld_tactics,
+                                          bld_alias};
+
+/* ------------------------------------------------------------------------ */
+/* Runtime                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static prt_status rt_set_tactic(prt_plugin *p, int32_t tactic)
+{
+    if (tactic != 0)
+        return op_fail(obj(p), PRT_ERR_INVALID_ARGUMENT,
+                       "tactic %d does not exist (only 0)", (int)tactic);
+    return PRT_OK;
+}
+
+static prt_status rt_shape_change(prt_plugin *p, const prt_tensor_desc *in,
+                                  int32_t nb_in, const prt_tensor_desc *out,
+                                  int32_t nb_out)
+{
+    op_object *o = obj(p);
+    prt_status st = check_io(o, nb_in, nb_out);
+    if (!st)
+        st = check_desc_dtypes(o, in, nb_in, out);
+    if (!st)
+        st = check_dims(o, in, nb_in, out);
+    if (!st)
+        o->nb_inputs = nb_in;
+    return st;
+}
+
+static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
+                             const prt_tensor_desc *out_desc,
+                             const void *const *inputs, void *const *outputs,
+                             void *workspace, int32_t device, void *stream)
+{
+    op_object *o = obj(p);
+    int32_t nb_in = 0;
+    prt_status st;
+    (void)stream;
+    if (device != PRT_DEVICE_CPU)
+        return op_fail(o, PRT_ERR_UNSUPPORTED,
+                       "enqueue on device %d: built-in ops run on the CPU",
+                       (int)device);
+    if (!in_desc || !out_desc || !inputs || !outputs)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       "enqueue without tensor descriptors or pointers");
+    /* enqueue is not told the number of inputs; configure and
+     * on_shape_change (which the runtime calls before the first run) are. */
+    nb_in = o->nb_inputs;
+    if (nb_in == 0 && o->cls->min_inputs == o->cls->max_inputs)
+        nb_in = o->cls->min_inputs;
+    if (nb_in == 0)
+        return op_fail(o, PRT_ERR_STATE,
+                       "enqueue before configure or on_shape_change: the "
+                       "number of inputs is not known");
+    st = check_desc_dtypes(o, in_desc, nb_in, out_desc);
+    if (!st)
+        st = check_dims(o, in_desc, nb_in, out_desc);
+    if (st)
+        return st;
+    if (op_volume(&out_desc->dims) == 0)
+        return PRT_OK;
+    if (!outputs[0])
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "output pointer is NULL");
+    for (int32_t i = 0; i < nb_in; i++)
+        if (!inputs[i] && op_volume(&in_desc[i].dims) > 0)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "input %d pointer is NULL", (int)i);
+    if (o->cls->workspace) {
+        prt_dims ind[OP_MAX_INPUTS];
+        int64_t need;
+        for (int32_t i = 0; i < nb_in; i++)
+            ind[i] = in_desc[i].dims;
+        need =
+            o->cls->workspace(o, in_desc[0].dtype, ind, nb_in, &out_desc->dims);
+        if (need < 0 || (need > 0 && !workspace))
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "needs %lld bytes of workspace but got none",
+                           (long long)need);
+    }
+    return o->cls->run(o, in_desc[0].dtype, in_desc, nb_in, out_desc, inputs,
+                       outputs[0], workspace);
+}
+
+static prt_plugin *rt_clone(const prt_plugin *p)
+{
+    const op_object *o = cobj(p);
+    op_object *c = base_malloc(o->cls->size);
+    if (!c) {
+        op_fail(o, PRT_ERR_OUT_OF_MEMORY, "clone: out of memory");
+        return NULL;
+    }
+    memcpy(c, o, o->cls->size);
+    return &c->base;
+}
+
+static prt_plugin *rt_attach(prt_plugin *p, prt_plugin_resources *resources)
+{
+    (void)resources;
+    return rt_clone(p);
+}
+
+static const prt_field_collection *rt_fields(prt_plugin *p)
+{
+    op_object *o = obj(p);
+    o->fc.nb_fields = o->cls->serialize ? o->cls->serialize(o, o->ser) : 0;
+    o->fc.fields = o->ser;
+    return &o->fc;
+}
+
+static void rt_destroy(prt_plugin *p)
+{
+    base_free(p);
+}
+
+static const prt_plugin_runtime op_runtime = {sizeof(prt_plugin_runtime),
+                                              PRT_PLUGIN_ABI_VERSION,
+                                              rt_set_tactic,
+                                              rt_shape_change,
+                                              rt_enqueue,
+                                              rt_attach,
+                                              rt_fields,
+                                              rt_clone,
+                                              rt_destroy};
+
+static const prt_plugin_vtable op_vt_build = {sizeof(prt_plugin_vtable),
+                                              PRT_PLUGIN_ABI_VERSION, &op_core,
+                                              &op_build, &op_runtime};
+static const prt_plugin_vtable op_vt_runtime = {sizeof(prt_plugin_vtable),
+                                                PRT_PLUGIN_ABI_VERSION,
+                                                &op_core, NULL, &op_runtime};
+
+/* ------------------------------------------------------------------------ */
+/* Creation                                                                  */
+/* ------------------------------------------------------------------------ */
+
+prt_status op_create(const prt_plugin_creator *self, const char *layer_name,
+                     const prt_field_collection *fields, int32_t phase,
+                     prt_plugin **out)
+{
+    const op_class *cls;
+    op_fields f;
+    op_object *o;
+    prt_status st;
+    if (!self || !self->user || !out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "built-in op create: NULL creator or output");
+    cls = self->user;
+    f.op = self->name;
+    f.layer = layer_name ? layer_name : "";
+    f.fc = fields;
+    if (phase != PRT_PHASE_BUILD && phase != PRT_PHASE_RUNTIME)
+        return op_fields_fail(&f, PRT_ERR_INVALID_ARGUMENT,
+                              "unknown phase %d (expected PRT_PHASE_BUILD or "
+                              "PRT_PHASE_RUNTIME)",
+                              (int)phase);
+    st = op_fields_validate(&f, self);
+    if (st)
+        return st;
+    o = base_calloc(1, cls->size);
+    if (!o)
+        return op_fields_fail(&f, PRT_ERR_OUT_OF_MEMORY, "out of memory");
+    o->base.vt = phase == PRT_PHASE_BUILD ? &op_vt_build : &op_vt_runtime;
+    o->creator = self;
+    o->cls = cls;
+    snprintf(o->layer, sizeof o->layer, "%s", f.layer);
+    if (cls->parse) {
+        st = cls->parse(o, &f);
+        if (st) {
+            base_free(o);
+            return st;
+        }
+    }
+    *out = &o->base;
+    return PRT_OK;
+}

@@ -1,0 +1,209 @@
+/*
+ * The scaffold every built-in op stands on (internal to libplugrt).
+ *
+ * A built-in op is a plugin of the ordinary ABI (plugin.h) in namespace
+ * PRT_BUILTIN_NAMESPACE, version "1". Its creator's `user` points to an
+ * op_class: a short description (fields, dtypes, number of inputs) plus the
+ * few functions that differ between ops (parse fields, serialize them,
+ * symbolic shapes, concrete shapes, workspace, run). Everything else is the
+ * same for every op: the plugin tables, dtype and format negotiation, the
+ * checks before every run and creation (op_common.c), field reading
+ * (op_fields.c), broadcasting, GEMM and half-float conversion (op_math.c).
+ * builtins.c holds the table of creators behind prt_get_builtin_creator.
+ *
+ * Rules every op obeys through the scaffold:
+ *  - One output. All inputs and the output share one dtype, taken from the
+ *    class's mask; the format is LINEAR; the device is the CPU.
+ *  - Objects are plain old data (no owned pointers): clone and
+ *    attach_to_context are a copy, destroy is a free. The serialized field
+ *    collection points into the object and is rebuilt on every call.
+ *  - Unknown fields are an error (an ONNX attribute we do not model must not
+ *    be dropped silently). Integer fields accept any integer field type
+ *    (int32 and int64 in practice) with values in int32's range; they are
+ *    stored and serialized as int32.
+ *  - Shape rules that can be decided from the symbolic dims fail
+ *    get_output_shapes; the rest are checked by `infer` on concrete dims in
+ *    configure (when the dims are static), on_shape_change and before every
+ *    run, which also checks that the output dims are what infer computes, so
+ *    a kernel never reads or writes out of bounds.
+ */
+#ifndef PLUGRT_OPS_OP_COMMON_H
+#define PLUGRT_OPS_OP_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+#define OP_VERSION "1"
+#define OP_LAYER_MAX 64 /* layer name kept for messages, maybe truncated */
+#define OP_MAX_FIELDS 8 /* serialized fields of one op */
+#define OP_MAX_INPUTS 8
+
+/* dtype masks */
+#define OP_DT(t) (1u << (t))
+#define OP_DT_ALL ((1u << PRT_DTYPE_COUNT) - 1u)
+#define OP_DT_FLOAT (OP_DT(PRT_FLOAT32) | OP_DT(PRT_FLOAT16))
+
+typedef struct op_object op_object;
+
+/* A field collection being read by a creator; names for messages. */
+typedef struct op_fields {
+    const char *op;
+    const char *layer;              /* never NULL; may be "" */
+    const prt_field_collection *fc; /* may be NULL: no fields */
+} op_fields;
+
+typedef struct op_class {
+    int32_t kind;       /* variant, for families that share code (Add, Sub) */
+    int32_t min_inputs; /* inputs accepted */
+    int32_t max_inputs;
+    uint32_t dtypes;     /* OP_DT mask; all inputs and the output share one */
+    size_t size;         /* bytes of the op's object, >= sizeof(op_object) */
+    int32_t alias_input; /* output 0 may share this input's memory; -1: no */
+    /* Reads fields into the object (creator defaults for absent ones).
+     * NULL: the op has no fields. */
+    prt_status (*parse)(op_object *o, const op_fields *f);
+    /* Writes the fields that recreate the op into ser (OP_MAX_FIELDS
+     * entries, pointing into the object) and returns their count. NULL:
+     * none. */
+    int32_t (*serialize)(op_object *o, prt_field *ser);
+    /* Symbolic output dims. nb_in is within the class's range. */
+    prt_status (*shapes)(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                         prt_dim_exprs *out, prt_expr_builder *eb);
+    /* Concrete output dims from concrete input dims (all >= 0), with the
+     * errors that need concrete values. */
+    prt_status (*infer)(const op_object *o, const prt_dims *in, int32_t nb_in,
+                        prt_dims *out);
+    /* Scratch bytes for these concrete dims. The builder asks with every
+     * input's and the output's profile maximum, which together need not be
+     * a shape infer accepts, so this must cope with any dims; the need must
+     * not decrease when a dim grows. Before a run it is asked again with
+     * the real dims. NULL: none. -1: overflow. */
+    int64_t (*workspace)(const op_object *o, int32_t dtype, const prt_dims *in,
+                         int32_t nb_in, const prt_dims *out);
+    /* Computes the output. Dims are checked; pointers are non-NULL for
+     * tensors with elements; ws holds what `workspace` asked for. */
+    prt_status (*run)(const op_object *o, int32_t dtype,
+                      const prt_tensor_desc *in, int32_t nb_in,
+                      const prt_tensor_desc *out, const void *const *x, void *y,
+                      void *ws);
+} op_class;
+
+/* The head of every op object. */
+struct op_object {
+    prt_plugin base;                   /* first: the vtable */
+    const prt_plugin_creator *creator; /* identity */
+    const op_class *cls;
+    /* Inputs seen by configure or on_shape_change (enqueue is not told);
+     * 0 until then. */
+    int32_t nb_inputs;
+    char layer[OP_LAYER_MAX];
+    prt_field_collection fc; /* rebuilt by get_fields_to_serialize */
+    prt_field ser[OP_MAX_FIELDS];
+};
+
+/* A built-in creator for `cls` (an op_class object) with a schema array. */
+#define OP_CREATOR(name, cls, schema, nb_schema)                               \
+    {                                                                          \
+        sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, (name),            \
+            OP_VERSION, PRT_BUILTIN_NAMESPACE, (nb_schema), (schema),          \
+            op_create, (void *)&(cls)                                          \
+    }
+
+/* The create function of every built-in creator. */
+prt_status op_create(const prt_plugin_creator *self, const char *layer_name,
+                     const prt_field_collection *fields, int32_t phase,
+                     prt_plugin **out);
+
+/* "<Op> (layer '<layer>'): <message>" with `status`; returns status. */
+prt_status op_fail(const op_object *o, prt_status status, const char *fmt, ...)
+    BASE_PRINTF(3, 4);
+/* The same for a creator reading fields (no object yet). */
+prt_status op_fields_fail(const op_fields *f, prt_status status,
+                          const char *fmt, ...) BASE_PRINTF(3, 4);
+/* The same from an op name, layer name ("" or NULL: none) and va_list. */
+prt_status op_vfail(const char *op, const char *layer, prt_status status,
+                    const char *fmt, va_list ap);
+/* The op's name (its creator's). */
+const char *op_name(const op_object *o);
+
+/* ---- fields ------------------------------------------------------------- */
+
+/* Finds a field by name (*out NULL if absent); a name given twice fails. */
+prt_status op_field_find(const op_fields *f, const char *name,
+                         const prt_field **out);
+/* One integer (int32 or int64 field of length 1), or dflt if absent. */
+prt_status op_field_i32(const op_fields *f, const char *name, int32_t dflt,
+                        int32_t *out);
+/* An integer array of at most cap values; *out_len = its length, -1 when
+ * the field is absent. */
+prt_status op_field_i32_array(const op_fields *f, const char *name,
+                              int32_t *dst, int32_t cap, int32_t *out_len);
+/* A string (char field) of at most cap - 1 bytes, NUL-terminated in dst;
+ * trailing NULs in the field are dropped, inner ones rejected. *out_len = -1
+ * when absent (dst is then ""). */
+prt_status op_field_str(const op_fields *f, const char *name, char *dst,
+                        size_t cap, int32_t *out_len);
+
+/* Checks a creator's collection: well formed, and every field named in
+ * the creator's schema (an unknown field is an error naming the accepted
+ * ones). */
+prt_status op_fields_validate(const op_fields *f, const prt_plugin_creator *c);
+/* Fills a serialized field. */
+void op_ser(prt_field *f, const char *name, int32_t type, const void *data,
+            int64_t length);
+
+/* ---- shapes ------------------------------------------------------------- */
+
+/* "[2, 3]" into buf; returns buf. */
+const char *op_dims_str(const prt_dims *d, char *buf, size_t cap);
+/* "[2, ?, 3]" (? for a symbolic dim) into buf; returns buf. */
+const char *op_exprs_str(prt_expr_builder *eb, const prt_dim_exprs *d,
+                         char *buf, size_t cap);
+/* Elements of concrete dims; -1 on a negative dim or overflow. */
+int64_t op_volume(const prt_dims *d);
+
+/* Multidirectional (numpy) broadcast of two symbolic shapes, aligned at the
+ * right. Per dim: equal expressions give that one; a constant 1 gives the
+ * other side; two different constants fail naming `what` and the dim; one
+ * constant c != 1 gives c (the other must be c or 1, checked at run time);
+ * two different symbols give MAX(a, b), which assumes the run-time values
+ * are equal or one of them is 1 and the other >= 1 (checked at run time:
+ * broadcasting 0 against a symbolic dim that turns out 1 is rejected). */
+prt_status op_broadcast_exprs(op_object *o, prt_expr_builder *eb,
+                              const prt_dim_exprs *a, const prt_dim_exprs *b,
+                              prt_dim_exprs *out, const char *what);
+/* The same for concrete dims; fails naming `what` and the dim. */
+prt_status op_broadcast_dims(const op_object *o, const prt_dims *a,
+                             const prt_dims *b, prt_dims *out,
+                             const char *what);
+/* Element strides of `in` (rank <= out's) broadcast to `out`: 0 where the
+ * input has size 1 (or lacks the dim), its dense stride elsewhere. */
+void op_broadcast_strides(const prt_dims *in, const prt_dims *out,
+                          int64_t *strides);
+
+/* ---- compute ------------------------------------------------------------ */
+
+/* C[M x N] = A[M x K] * B[K x N] (row-major, leading dims given). Through
+ * cblas_sgemm when the build has a CBLAS, else cache-friendly loops. */
+void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                 const float *B, int64_t ldb, float *C, int64_t ldc);
+/* Converts n elements of float16/bfloat16/float32 to float32 and back. */
+void op_to_f32(const void *src, int32_t dtype, int64_t n, float *dst);
+void op_from_f32(const float *src, int32_t dtype, int64_t n, void *dst);
+
+/* Creators of the built-in ops, in their files. */
+extern const prt_plugin_creator op_relu_creator;
+extern const prt_plugin_creator op_identity_creator;
+extern const prt_plugin_creator op_add_creator;
+extern const prt_plugin_creator op_sub_creator;
+extern const prt_plugin_creator op_mul_creator;
+extern const prt_plugin_creator op_div_creator;
+extern const prt_plugin_creator op_matmul_creator;
+extern const prt_plugin_creator op_transpose_creator;
+extern const prt_plugin_creator op_einsum_creator;
+extern const prt_plugin_creator op_conv_creator;
+
+#endif /* PLUGRT_OPS_OP_COMMON_H */

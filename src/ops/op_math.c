@@ -1,0 +1,185 @@
+/* Shared arithmetic of the built-in ops: volumes, broadcasting, GEMM and
+ * half-float conversion. See op_common.h. */
+#include "ops/op_common.h"
+
+#include <limits.h>
+#include <string.h>
+
+#ifdef PRT_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+int64_t op_volume(const prt_dims *d)
+{
+    int64_t v = 1;
+    if (d->nb_dims < 0 || d->nb_dims > PRT_MAX_DIMS)
+        return -1;
+    for (int32_t i = 0; i < d->nb_dims; i++)
+        if (d->d[i] < 0 || !base_mul_i64(v, d->d[i], &v))
+            return -1;
+    return v;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Broadcasting                                                              */
+/* ------------------------------------------------------------------------ */
+
+prt_status op_broadcast_exprs(op_object *o, prt_expr_builder *eb,
+                              const prt_dim_exprs *a, const prt_dim_exprs *b,
+                              prt_dim_exprs *out, const char *what)
+{
+    int32_t r = a->nb_dims > b->nb_dims ? a->nb_dims : b->nb_dims;
+    char sa[128], sb[128];
+    for (int32_t i = 0; i < r; i++) {
+        int32_t ia = i - (r - a->nb_dims), ib = i - (r - b->nb_dims);
+        const prt_expr *ea = ia >= 0 ? a->d[ia] : NULL;
+        const prt_expr *e2 = ib >= 0 ? b->d[ib] : NULL;
+        int64_t va = 0, vb = 0;
+        int ca, cb;
+        if (!ea || !e2 || ea == e2) {
+            out->d[i] = ea ? ea : e2;
+            continue;
+        }
+        ca = eb->is_constant(eb, ea, &va);
+        cb = eb->is_constant(eb, e2, &vb);
+        if (ca && va == 1)
+            out->d[i] = e2;
+        else if (cb && vb == 1)
+            out->d[i] = ea;
+        else if (ca && cb)
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "cannot broadcast %s: shapes %s and %s differ in "
+                           "output dim %d (%lld vs %lld; each must be equal "
+                           "or 1)",
+                           what, op_exprs_str(eb, a, sa, sizeof sa),
+                           op_exprs_str(eb, b, sb, sizeof sb), (int)i,
+                           (long long)va, (long long)vb);
+        else if (ca)
+            out->d[i] = ea; /* the symbol must be va or 1 */
+        else if (cb)
+            out->d[i] = e2;
+        else
+            out->d[i] = eb->operation(eb, PRT_DIM_MAX, ea, e2);
+    }
+    out->nb_dims = r;
+    return PRT_OK;
+}
+
+prt_status op_broadcast_dims(const op_object *o, const prt_dims *a,
+                             const prt_dims *b, prt_dims *out, const char *what)
+{
+    int32_t r = a->nb_dims > b->nb_dims ? a->nb_dims : b->nb_dims;
+    char sa[128], sb[128];
+    for (int32_t i = 0; i < r; i++) {
+        int32_t ia = i - (r - a->nb_dims), ib = i - (r - b->nb_dims);
+        int64_t va = ia >= 0 ? a->d[ia] : 1, vb = ib >= 0 ? b->d[ib] : 1;
+        if (va == vb || vb == 1)
+            out->d[i] = va;
+        else if (va == 1)
+            out->d[i] = vb;
+        else
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "cannot broadcast %s: shapes %s and %s differ in "
+                           "output dim %d (%lld vs %lld; each must be equal "
+                           "or 1)",
+                           what, op_dims_str(a, sa, sizeof sa),
+                           op_dims_str(b, sb, sizeof sb), (int)i, (long long)va,
+                           (long long)vb);
+    }
+    out->nb_dims = r;
+    return PRT_OK;
+}
+
+void op_broadcast_strides(const prt_dims *in, const prt_dims *out,
+                          int64_t *strides)
+{
+    int64_t s = 1;
+    int32_t shift = out->nb_dims - in->nb_dims;
+    for (int32_t i = out->nb_dims - 1; i >= 0; i--) {
+        int32_t k = i - shift;
+        if (k < 0 || in->d[k] == 1) {
+            strides[i] = 0;
+        } else {
+            strides[i] = s;
+            s *= in->d[k];
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Compute helpers                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Rows of B kept hot while a block of C's rows is updated. */
+#define GEMM_KB 256
+#define GEMM_NB 1024
+
+void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                 const float *B, int64_t ldb, float *C, int64_t ldc)
+{
+    if (M <= 0 || N <= 0)
+        return;
+    if (K <= 0) {
+        for (int64_t i = 0; i < M; i++)
+            memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
+        return;
+    }
+#ifdef PRT_HAVE_CBLAS
+    if (M <= INT_MAX && N <= INT_MAX && K <= INT_MAX && lda <= INT_MAX &&
+        ldb <= INT_MAX && ldc <= INT_MAX) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
+                    (int)K, 1.0f, A, (int)lda, B, (int)ldb, 0.0f, C, (int)ldc);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < M; i++)
+        memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
+    /* Blocks of B (GEMM_KB rows x GEMM_NB columns) stay in cache while every
+     * row of A sweeps them; the inner loop runs along contiguous rows. */
+    for (int64_t j0 = 0; j0 < N; j0 += GEMM_NB) {
+        int64_t jn = N - j0 < GEMM_NB ? N - j0 : GEMM_NB;
+        for (int64_t k0 = 0; k0 < K; k0 += GEMM_KB) {
+            int64_t kn = K - k0 < GEMM_KB ? K - k0 : GEMM_KB;
+            for (int64_t i = 0; i < M; i++) {
+                float *c = C + i * ldc + j0;
+                const float *a = A + i * lda + k0;
+                for (int64_t k = 0; k < kn; k++) {
+                    const float av = a[k];
+                    const float *bk = B + (k0 + k) * ldb + j0;
+                    for (int64_t j = 0; j < jn; j++)
+                        c[j] += av * bk[j];
+                }
+            }
+        }
+    }
+}
+
+void op_to_f32(const void *src, int32_t dtype, int64_t n, float *dst)
+{
+    if (dtype == PRT_FLOAT16) {
+        const uint16_t *h = src;
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = base_half_to_float(h[i]);
+    } else if (dtype == PRT_BFLOAT16) {
+        const uint16_t *h = src;
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = base_bf16_to_float(h[i]);
+    } else if (n > 0) {
+        memcpy(dst, src, sizeof(float) * (size_t)n);
+    }
+}
+
+void op_from_f32(const float *src, int32_t dtype, int64_t n, void *dst)
+{
+    if (dtype == PRT_FLOAT16) {
+        uint16_t *h = dst;
+        for (int64_t i = 0; i < n; i++)
+            h[i] = base_float_to_half(src[i]);
+    } else if (dtype == PRT_BFLOAT16) {
+        uint16_t *h = dst;
+        for (int64_t i = 0; i < n; i++)
+            h[i] = base_float_to_bf16(src[i]);
+    } else if (n > 0) {
+        memcpy(dst, src, sizeof(float) * (size_t)n);
+    }
+}

@@ -1,0 +1,1637 @@
+/*
+ * The built-in ops (namespace "plugrt"), through the public API: each op is
+ * made with prt_get_builtin_creator, put in a one-layer network, built, run,
+ * serialized, loaded through an empty registry (built-ins need none), run
+ * again, and compared with a plain C reference written here.
+ *
+ *  - table: count, lookup, unknown names and versions;
+ *  - plugin objects: identity, fields round trip, clone, bad fields;
+ *  - Relu, Identity (every dtype, in-place chains);
+ *  - Add/Sub/Mul/Div: dtypes x broadcasting (scalar, row, column, rank
+ *    mismatch, both sides), dynamic dims, errors;
+ *  - MatMul: 1-D, 2-D, batched, broadcast batch, dtypes, errors;
+ *  - Transpose: ranks 1..5, several perms, element sizes 1/2/4/8, errors;
+ *  - Einsum: the listed equations, diagonals, implicit output, errors;
+ *  - Conv: 1-D, 2-D, 3-D, pads/strides/dilations/groups/bias, auto_pad
+ *    modes, float16, dynamic shapes, errors;
+ *  - a small network chaining several ops with constants;
+ *  - allocation failure at every point of build, load and run.
+ * Integer ops, Relu, Identity, Transpose and single arithmetic operations
+ * are compared exactly; sums of products with a relative tolerance.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "base/base.h"
+#include "testutil.h"
+
+#define MAXIN 8
+
+/* ---- tensors --------------------------------------------------------------- */
+
+typedef struct tensor {
+    int32_t dtype;
+    prt_dims dims;
+    void *data;
+} tensor;
+
+static int64_t vol(const prt_dims *d)
+{
+    int64_t v = 1;
+    for (int32_t i = 0; i < d->nb_dims; i++)
+        v *= d->d[i];
+    return v;
+}
+
+static prt_dims mkdims(int32_t nb, int64_t a, int64_t b, int64_t c, int64_t d,
+                       int64_t e)
+{
+    const int64_t v[5] = {a, b, c, d, e};
+    return tu_dims(nb, v);
+}
+#define D0() mkdims(0, 0, 0, 0, 0, 0)
+#define D1(a) mkdims(1, a, 0, 0, 0, 0)
+#define D2(a, b) mkdims(2, a, b, 0, 0, 0)
+#define D3(a, b, c) mkdims(3, a, b, c, 0, 0)
+#define D4(a, b, c, d) mkdims(4, a, b, c, d, 0)
+#define D5(a, b, c, d, e) mkdims(5, a, b, c, d, e)
+
+static tensor t_make(int32_t dtype, prt_dims dims)
+{
+    tensor t;
+    t.dtype = dtype;
+    t.dims = dims;
+    t.data = calloc((size_t)(vol(&dims) + 1), prt_dtype_size(dtype));
+    return t;
+}
+
+static void t_free(tensor *t)
+{
+    free(t->data);
+    t->data = NULL;
+}
+
+static double t_get(const tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case PRT_FLOAT32:
+        return ((const float *)t->data)[i];
+    case PRT_FLOAT16:
+        return base_half_to_float(((const uint16_t *)t->data)[i]);
+    case PRT_BFLOAT16:
+        return base_bf16_to_float(((const uint16_t *)t->data)[i]);
+    case PRT_INT8:
+        return ((const int8_t *)t->data)[i];
+    case PRT_UINT8:
+    case PRT_BOOL:
+        return ((const uint8_t *)t->data)[i];
+    case PRT_INT32:
+        return ((const int32_t *)t->data)[i];
+    default:
+        return (double)((const int64_t *)t->data)[i];
+    }
+}
+
+static void t_set(tensor *t, int64_t i, double v)
+{
+    switch (t->dtype) {
+    case PRT_FLOAT32:
+        ((float *)t->data)[i] = (float)v;
+        break;
+    case PRT_FLOAT16:
+        ((uint16_t *)t->data)[i] = base_float_to_half((float)v);
+        break;
+    case PRT_BFLOAT16:
+        ((uint16_t *)t->data)[i] = base_float_to_bf16((float)v);
+        break;
+    case PRT_INT8:
+        ((int8_t *)t->data)[i] = (int8_t)v;
+        break;
+    case PRT_UINT8:
+    case PRT_BOOL:
+        ((uint8_t *)t->data)[i] = (uint8_t)v;
+        break;
+    case PRT_INT32:
+        ((int32_t *)t->data)[i] = (int32_t)v;
+        break;
+    default:
+        ((int64_t *)t->data)[i] = (int64_t)v;
+        break;
+    }
+}
+
+static int is_float(int32_t dt)
+{
+    return dt == PRT_FLOAT32 || dt == PRT_FLOAT16 || dt == PRT_BFLOAT16;
+}
+
+/* Random values: floats uniform in [-1, 1), integers in [-20, 20] (bool and
+ * uint8 in their range); `nonzero` replaces zeros with 1 (divisors). */
+static tensor t_random(int32_t dtype, prt_dims dims, tu_rng *r, int nonzero)
+{
+    tensor t = t_make(dtype, dims);
+    for (int64_t i = 0; i < vol(&dims); i++) {
+        double v;
+        if (is_float(dtype))
+            v = tu_rng_uniform(r) * 2.0 - 1.0;
+        else if (dtype == PRT_BOOL)
+            v = (double)tu_rng_range(r, 0, 1);
+        else if (dtype == PRT_UINT8)
+            v = (double)tu_rng_range(r, 0, 255);
+        else
+            v = (double)tu_rng_range(r, -20, 20);
+        if (nonzero && v == 0)
+            v = 1;
+        t_set(&t, i, v);
+    }
+    return t;
+}
+
+static void unravel(const prt_dims *d, int64_t lin, int64_t *idx)
+{
+    for (int32_t i = d->nb_dims - 1; i >= 0; i--) {
+        idx[i] = d->d[i] ? lin % d->d[i] : 0;
+        lin = d->d[i] ? lin / d->d[i] : 0;
+    }
+}
+
+/* Linear index into `in` of output index idx (numpy broadcasting). */
+static int64_t bcast_at(const prt_dims *in, const prt_dims *out,
+                        const int64_t *idx)
+{
+    int64_t lin = 0;
+    int32_t shift = out->nb_dims - in->nb_dims;
+    for (int32_t i = 0; i < in->nb_dims; i++)
+        lin = lin * in->d[i] + (in->d[i] == 1 ? 0 : idx[i + shift]);
+    return lin;
+}
+
+static int dims_eq(const prt_dims *a, const prt_dims *b)
+{
+    if (a->nb_dims != b->nb_dims)
+        return 0;
+    for (int32_t i = 0; i < a->nb_dims; i++)
+        if (a->d[i] != b->d[i])
+            return 0;
+    return 1;
+}
+
+/* got vs want: dims equal, values within rtol * max(1, |want|) (0: exact,
+ * NaN equal to NaN). */
+static void check_close(const char *what, const tensor *got,
+                        const prt_dims *want_dims, const double *want,
+                        double rtol)
+{
+    char a[128], b[128];
+    tu_checks++;
+    if (!dims_eq(&got->dims, want_dims)) {
+        base_dims_str(&got->dims, a, sizeof a);
+        base_dims_str(want_dims, b, sizeof b);
+        fprintf(stderr, "%s: output dims %s, wanted %s\n", what, a, b);
+        tu_failures++;
+        return;
+    }
+    for (int64_t i = 0; i < vol(want_dims); i++) {
+        double g = t_get(got, i), w = want[i];
+        int ok = rtol == 0 ? (g == w || (g != g && w != w))
+                           : fabs(g - w) <= rtol * (fabs(w) > 1 ? fabs(w) : 1);
+        if (!ok) {
+            fprintf(stderr, "%s: element %lld is %.9g, wanted %.9g\n", what,
+                    (long long)i, g, w);
+            tu_failures++;
+            return;
+        }
+    }
+}
+
+/* ---- one-op networks -------------------------------------------------------- */
+
+static prt_status make_op(const char *name, const prt_field *fields,
+                          int32_t nb_fields, prt_plugin **out)
+{
+    const prt_plugin_creator *c;
+    prt_field_collection fc = {nb_fields, fields};
+    prt_status st = prt_get_builtin_creator(name, "1", &c);
+    if (st)
+        return st;
+    return c->create(c, name, &fc, PRT_PHASE_BUILD, out);
+}
+
+/* Inputs X0.. with in[i]'s dtype and dims; dims whose bit is set in dyn[i]
+ * are -1 with a profile from the given value to value + 3. Output Y. */
+static prt_status build_op(const char *name, const prt_field *fields,
+                           int32_t nb_fields, const tensor *in, int32_t nb_in,
+                           const uint32_t *dyn, prt_engine **out)
+{
+    prt_plugin *p = NULL;
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    int32_t ids[MAXIN], l, y, prof = -1;
+    prt_status st = make_op(name, fields, nb_fields, &p);
+    if (!st)
+        st = prt_network_create(&net);
+    if (!st)
+        st = prt_builder_config_create(&cfg);
+    for (int32_t i = 0; !st && i < nb_in; i++) {
+        char nm[16];
+        prt_dims d = in[i].dims, mx = in[i].dims;
+        snprintf(nm, sizeof nm, "X%d", (int)i);
+        for (int32_t k = 0; dyn && k < d.nb_dims; k++)
+            if (dyn[i] & (1u << k)) {
+                d.d[k] = -1;
+                mx.d[k] += 3;
+            }
+        st = prt_network_add_input(net, nm, in[i].dtype, &d, &ids[i]);
+        if (!st && dyn && dyn[i]) {
+            if (prof < 0)
+                st = prt_builder_config_add_profile(cfg, &prof);
+            if (!st)
+                st = prt_builder_config_set_profile_dims(cfg, prof, nm, &in[i].dims,
+                                                         &in[i].dims, &mx);
+        }
+    }
+    if (!st)
+        st = prt_network_add_plugin(net, ids, nb_in, NULL, 0, p, &l);
+    if (!st) {
+        p = NULL;
+        st = prt_network_get_layer_output(net, l, 0, &y);
+    }
+    if (!st)
+        st = prt_network_set_tensor_name(net, y, "Y");
+    if (!st)
+        st = prt_network_mark_output(net, y);
+    if (!st)
+        st = prt_build_engine(net, cfg, NULL, out);
+    if (p)
+        p->vt->runtime->destroy(p);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return st;
+}
+
+/* Runs an engine with inputs X0.. and allocates *out for Y. */
+static prt_status run_engine(const prt_engine *e, const tensor *in,
+                             int32_t nb_in, tensor *out)
+{
+    prt_context *ctx = NULL;
+    prt_io_info io;
+    prt_dims yd;
+    int32_t yi;
+    prt_status st = prt_context_create(e, &ctx);
+    out->data = NULL;
+    for (int32_t i = 0; !st && i < nb_in; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "X%d", (int)i);
+        st = prt_engine_get_io(e, i, &io);
+        for (int32_t k = 0; !st && k < io.dims.nb_dims; k++)
+            if (io.dims.d[k] < 0) {
+                st = prt_context_set_input_shape(ctx, nm, &in[i].dims);
+                break;
+            }
+        if (!st)
+            st = prt_context_set_tensor_address(ctx, nm, in[i].data);
+    }
+    if (!st)
+        st = prt_engine_find_io(e, "Y", &yi);
+    if (!st)
+        st = prt_engine_get_io(e, yi, &io);
+    if (!st)
+        st = prt_context_get_tensor_shape(ctx, "Y", &yd);
+    if (!st) {
+        *out = t_make(io.dtype, yd);
+        st = out->data ? prt_context_set_tensor_address(ctx, "Y", out->data)
+                       : PRT_ERR_OUT_OF_MEMORY;
+    }
+    if (!st)
+        st = prt_context_enqueue(ctx, NULL);
+    if (st)
+        t_free(out);
+    prt_context_destroy(ctx);
+    return st;
+}
+
+/* Build, run, serialize, load through an empty registry, run again: both
+ * results must be the same bytes. *out holds the result. */
+static prt_status run_op_dyn(const char *name, const prt_field *fields,
+                             int32_t nb_fields, const tensor *in,
+                             int32_t nb_in, const uint32_t *dyn, tensor *out)
+{
+    prt_engine *e = NULL, *e2 = NULL;
+    prt_registry *reg = NULL;
+    void *bytes = NULL;
+    size_t size = 0;
+    tensor again = {0};
+    prt_status st = build_op(name, fields, nb_fields, in, nb_in, dyn, &e);
+    out->data = NULL;
+    if (!st)
+        st = run_engine(e, in, nb_in, out);
+    if (!st)
+        st = prt_engine_serialize(e, &bytes, &size);
+    if (!st)
+        st = prt_registry_create(&reg);
+    if (!st)
+        st = prt_engine_deserialize(reg, bytes, size, &e2);
+    if (!st)
+        st = run_engine(e2, in, nb_in, &again);
+    if (!st) {
+        tu_checks++;
+        if (!dims_eq(&again.dims, &out->dims) ||
+            memcmp(again.data, out->data,
+                   (size_t)vol(&out->dims) * prt_dtype_size(out->dtype)) != 0) {
+            fprintf(stderr, "%s: the loaded engine gives other results\n", name);
+            tu_failures++;
+        }
+    }
+    if (st)
+        t_free(out);
+    t_free(&again);
+    prt_free(bytes);
+    prt_engine_destroy(e2);
+    prt_engine_destroy(e);
+    prt_registry_destroy(reg);
+    return st;
+}
+
+static prt_status run_op(const char *name, const prt_field *fields,
+                         int32_t nb_fields, const tensor *in, int32_t nb_in,
+                         tensor *out)
+{
+    return run_op_dyn(name, fields, nb_fields, in, nb_in, NULL, out);
+}
+
+static prt_field fld_i32(const char *name, const int32_t *v, int64_t n)
+{
+    prt_field f = {name, v, PRT_FIELD_INT32, n};
+    return f;
+}
+static prt_field fld_str(const char *name, const char *s)
+{
+    prt_field f = {name, s, PRT_FIELD_CHAR, (int64_t)strlen(s)};
+    return f;
+}
+
+/* ---- the table -------------------------------------------------------------- */
+
+static const char *const all_ops[] = {"Relu", "Identity", "Add",   "Sub",
+                                      "Mul",  "Div",      "MatMul", "Transpose",
+                                      "Einsum", "Conv"};
+#define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
+
+static int test_table(void)
+{
+    const prt_plugin_creator *c = NULL;
+    CHECK(prt_builtin_creator_count() == NB_OPS);
+    for (int32_t i = 0; i < prt_builtin_creator_count(); i++) {
+        const prt_plugin_creator *ci = prt_get_builtin_creator_at(i);
+        REQUIRE(ci != NULL);
+        CHECK(strcmp(ci->plugin_namespace, PRT_BUILTIN_NAMESPACE) == 0);
+        CHECK(strcmp(ci->version, "1") == 0);
+        CHECK(ci->struct_size == sizeof(prt_plugin_creator));
+        CHECK_OK(prt_get_builtin_creator(ci->name, "1", &c));
+        CHECK(c == ci);
+    }
+    for (int32_t i = 0; i < NB_OPS; i++) {
+        CHECK_OK(prt_get_builtin_creator(all_ops[i], NULL, &c));
+        CHECK(c && strcmp(c->name, all_ops[i]) == 0);
+    }
+    CHECK(prt_get_builtin_creator_at(-1) == NULL);
+    CHECK(prt_get_builtin_creator_at(NB_OPS) == NULL);
+    CHECK_ERR(prt_get_builtin_creator("Softmax", "1", &c), PRT_ERR_NOT_FOUND,
+              "no built-in op plugrt::Softmax version 1");
+    CHECK_ERR(prt_get_builtin_creator("Relu", "2", &c), PRT_ERR_NOT_FOUND,
+              "Relu version 2");
+    CHECK_ERR(prt_get_builtin_creator(NULL, "1", &c), PRT_ERR_INVALID_ARGUMENT, NULL);
+    return 0;
+}
+
+/* ---- plugin objects ---------------------------------------------------------- */
+
+static int same_fields(const prt_field_collection *a, const prt_field_collection *b)
+{
+    if (a->nb_fields != b->nb_fields)
+        return 0;
+    for (int32_t i = 0; i < a->nb_fields; i++) {
+        const prt_field *x = &a->fields[i], *y = &b->fields[i];
+        if (strcmp(x->name, y->name) || x->type != y->type || x->length != y->length ||
+            (x->length &&
+             memcmp(x->data, y->data, (size_t)x->length * (x->type == PRT_FIELD_CHAR ? 1 : 4))))
+            return 0;
+    }
+    return 1;
+}
+
+static int test_objects(void)
+{
+    const prt_plugin_creator *c;
+    prt_plugin *p = NULL, *q = NULL, *r = NULL, *s = NULL;
+    const prt_field_collection *fa, *fb;
+    int32_t pads[4] = {1, 0, 1, 0}, strides[2] = {2, 1}, group = 1, ks[2] = {3, 3};
+    int64_t strides64[2] = {2, 1};
+    float bad = 1.0f;
+    prt_field f[5];
+    prt_field_collection fc;
+    REQUIRE_OK(prt_get_builtin_creator("Conv", "1", &c));
+    f[0] = fld_i32("pads", pads, 4);
+    f[1] = fld_i32("strides", strides, 2);
+    f[2] = fld_str("auto_pad", "NOTSET");
+    f[3] = fld_i32("group", &group, 1);
+    f[4] = fld_i32("kernel_shape", ks, 2);
+    fc.nb_fields = 5;
+    fc.fields = f;
+    REQUIRE_OK(c->create(c, "conv", &fc, PRT_PHASE_BUILD, &p));
+    CHECK(strcmp(p->vt->core->name(p), "Conv") == 0);
+    CHECK(strcmp(p->vt->core->version(p), "1") == 0);
+    CHECK(strcmp(p->vt->core->plugin_namespace(p), "plugrt") == 0);
+    CHECK(p->vt->core->devices(p) == 1u << PRT_DEVICE_CPU);
+    CHECK(p->vt->build != NULL && p->vt->build->nb_outputs(p) == 1);
+    /* The serialized fields recreate an equal plugin in the runtime phase. */
+    fa = p->vt->runtime->get_fields_to_serialize(p);
+    REQUIRE(fa && fa->nb_fields == 5);
+    REQUIRE_OK(c->create(c, "conv", fa, PRT_PHASE_RUNTIME, &q));
+    CHECK(q->vt->build == NULL);
+    fb = q->vt->runtime->get_fields_to_serialize(q);
+    CHECK(same_fields(fa, fb));
+    r = p->vt->runtime->clone(p);
+    s = q->vt->runtime->attach_to_context(q, NULL);
+    REQUIRE(r && s);
+    CHECK(same_fields(r->vt->runtime->get_fields_to_serialize(r),
+                      s->vt->runtime->get_fields_to_serialize(s)));
+    CHECK_OK(s->vt->runtime->set_tactic(s, 0));
+    CHECK_ERR(s->vt->runtime->set_tactic(s, 3), PRT_ERR_INVALID_ARGUMENT, "tactic 3");
+    p->vt->runtime->destroy(p);
+    q->vt->runtime->destroy(q);
+    r->vt->runtime->destroy(r);
+    s->vt->runtime->destroy(s);
+
+    /* int64 fields are accepted and serialized back as int32. */
+    f[0].name = "strides";
+    f[0].data = strides64;
+    f[0].type = PRT_FIELD_INT64;
+    f[0].length = 2;
+    fc.nb_fields = 1;
+    REQUIRE_OK(c->create(c, "conv", &fc, PRT_PHASE_BUILD, &p));
+    fa = p->vt->runtime->get_fields_to_serialize(p);
+    CHECK(fa->nb_fields == 3 && strcmp(fa->fields[2].name, "strides") == 0 &&
+          fa->fields[2].type == PRT_FIELD_INT32 &&
+          ((const int32_t *)fa->fields[2].data)[0] == 2);
+    p->vt->runtime->destroy(p);
+
+    /* Bad fields. */
+    f[0] = fld_i32("padz", pads, 4);
+    CHECK_ERR(c->create(c, "conv", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
+              "Conv (layer 'conv'): unknown field 'padz' (accepted: auto_pad, "
+              "dilations, group, kernel_shape, pads, strides)");
+    f[0].name = "strides";
+    f[0].data = &bad;
+    f[0].type = PRT_FIELD_FLOAT32;
+    f[0].length = 1;
+    CHECK_ERR(c->create(c, "conv", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
+              "field 'strides' has type float32, expected int32");
+    f[0] = fld_i32("pads", pads, 4);
+    f[1] = fld_i32("pads", pads, 4);
+    fc.nb_fields = 2;
+    CHECK_ERR(c->create(c, "conv", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
+              "field 'pads' is given more than once");
+    fc.nb_fields = 1;
+    CHECK_ERR(c->create(c, "conv", &fc, 7, &p), PRT_ERR_INVALID_ARGUMENT, "phase 7");
+    fc.nb_fields = 1;
+    fc.fields = NULL;
+    CHECK_ERR(c->create(c, "conv", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
+              "malformed field collection");
+    REQUIRE_OK(prt_get_builtin_creator("Relu", "1", &c));
+    fc.fields = f;
+    CHECK_ERR(c->create(c, "r", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
+              "unknown field 'pads' (it takes no fields)");
+    /* NULL fields and layer name are fine. */
+    REQUIRE_OK(c->create(c, NULL, NULL, PRT_PHASE_BUILD, &p));
+    CHECK(p->vt->runtime->get_fields_to_serialize(p)->nb_fields == 0);
+    p->vt->runtime->destroy(p);
+    return 0;
+}
+
+/* ---- Relu and Identity ------------------------------------------------------- */
+
+static int test_relu_identity(void)
+{
+    static const int32_t relu_types[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16,
+                                         PRT_INT8,    PRT_INT32,   PRT_INT64};
+    tu_rng rng;
+    tu_rng_seed(&rng, 11);
+    for (size_t k = 0; k < sizeof relu_types / sizeof relu_types[0]; k++) {
+        tensor x = t_random(relu_types[k], D3(2, 3, 5), &rng, 0), y;
+        double want[30];
+        if (relu_types[k] == PRT_FLOAT32) {
+            ((float *)x.data)[3] = NAN;
+            ((float *)x.data)[4] = -0.0f;
+        }
+        for (int64_t i = 0; i < 30; i++) {
+            double v = t_get(&x, i);
+            want[i] = v < 0 ? 0 : v;
+        }
+        CHECK_OK(run_op("Relu", NULL, 0, &x, 1, &y));
+        if (y.data) {
+            check_close(prt_dtype_name(x.dtype), &y, &x.dims, want, 0);
+            CHECK(y.dtype == x.dtype);
+            if (relu_types[k] == PRT_FLOAT32)
+                CHECK(signbit(((float *)y.data)[4]));
+        }
+        t_free(&x);
+        t_free(&y);
+    }
+    /* Relu of bool is refused at build, naming the dtype. */
+    {
+        tensor x = t_make(PRT_BOOL, D1(4)), y;
+        CHECK_ERR(run_op("Relu", NULL, 0, &x, 1, &y), PRT_ERR_UNSUPPORTED,
+                  "Relu (layer 'Relu'): dtype bool is not supported (supported: "
+                  "float32, float16, bfloat16, int8, int32 or int64)");
+        t_free(&x);
+    }
+    for (int32_t dt = 0; dt < PRT_DTYPE_COUNT; dt++) {
+        tensor x = t_random(dt, D4(2, 1, 3, 2), &rng, 0), y;
+        double want[12];
+        for (int64_t i = 0; i < 12; i++)
+            want[i] = t_get(&x, i);
+        CHECK_OK(run_op("Identity", NULL, 0, &x, 1, &y));
+        if (y.data)
+            check_close("Identity", &y, &x.dims, want, 0);
+        t_free(&x);
+        t_free(&y);
+    }
+    /* A scalar and an empty tensor. */
+    {
+        tensor x = t_make(PRT_FLOAT32, D0()), y;
+        double w = -2.5;
+        t_set(&x, 0, -2.5);
+        CHECK_OK(run_op("Identity", NULL, 0, &x, 1, &y));
+        if (y.data)
+            check_close("Identity scalar", &y, &x.dims, &w, 0);
+        t_free(&y);
+        t_free(&x);
+        x = t_make(PRT_FLOAT32, D2(0, 3));
+        CHECK_OK(run_op("Relu", NULL, 0, &x, 1, &y));
+        CHECK(y.data && y.dims.nb_dims == 2 && y.dims.d[0] == 0);
+        t_free(&y);
+        t_free(&x);
+    }
+    return 0;
+}
+
+/* Relu -> Identity -> Identity -> Relu: the middle layers share memory with
+ * their inputs (aliasing), the result is still right. */
+static int test_inplace_chain(void)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_engine *e = NULL;
+    prt_dims d = D2(4, 6);
+    const char *ops[4] = {"Relu", "Identity", "Identity", "Relu"};
+    int32_t t, l;
+    tensor x, y;
+    double want[24];
+    tu_rng rng;
+    tu_rng_seed(&rng, 5);
+    REQUIRE_OK(prt_network_create(&net));
+    REQUIRE_OK(prt_network_add_input(net, "X0", PRT_FLOAT32, &d, &t));
+    for (int i = 0; i < 4; i++) {
+        prt_plugin *p = NULL;
+        REQUIRE_OK(make_op(ops[i], NULL, 0, &p));
+        REQUIRE_OK(prt_network_add_plugin(net, &t, 1, NULL, 0, p, &l));
+        REQUIRE_OK(prt_network_get_layer_output(net, l, 0, &t));
+    }
+    REQUIRE_OK(prt_network_set_tensor_name(net, t, "Y"));
+    REQUIRE_OK(prt_network_mark_output(net, t));
+    REQUIRE_OK(prt_builder_config_create(&cfg));
+    REQUIRE_OK(prt_build_engine(net, cfg, NULL, &e));
+    {
+        prt_layer_info li;
+        CHECK_OK(prt_engine_get_layer(e, 1, &li));
+        CHECK(li.alias_input[0] == 0);
+        CHECK(strcmp(li.plugin_namespace, "plugrt") == 0 && li.library[0] == '\0');
+    }
+    x = t_random(PRT_FLOAT32, d, &rng, 0);
+    for (int i = 0; i < 24; i++)
+        want[i] = t_get(&x, i) < 0 ? 0 : t_get(&x, i);
+    CHECK_OK(run_engine(e, &x, 1, &y));
+    if (y.data)
+        check_close("in-place chain", &y, &d, want, 0);
+    t_free(&x);
+    t_free(&y);
+    prt_engine_destroy(e);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return 0;
+}
+
+/* ---- Add, Sub, Mul, Div ------------------------------------------------------- */
+
+static double ref_bin(int kind, int32_t dt, double a, double b)
+{
+    if (!is_float(dt)) {
+        int64_t x = (int64_t)a, y = (int64_t)b;
+        int64_t r = kind == 0 ? x + y : kind == 1 ? x - y : kind == 2 ? x * y : x / y;
+        /* The op wraps around in its own type. */
+        return dt == PRT_INT8    ? (double)(int8_t)r
+               : dt == PRT_UINT8 ? (double)(uint8_t)r
+               : dt == PRT_INT32 ? (double)(int32_t)r
+                                 : (double)r;
+    } else {
+        float x = (float)a, y = (float)b;
+        float r = kind == 0 ? x + y : kind == 1 ? x - y : kind == 2 ? x * y : x / y;
+        if (dt == PRT_FLOAT16)
+            r = base_half_to_float(base_float_to_half(r));
+        if (dt == PRT_BFLOAT16)
+            r = base_bf16_to_float(base_float_to_bf16(r));
+        return r;
+    }
+}
+
+static void ref_broadcast_bin(int kind, const tensor *a, const tensor *b,
+                              prt_dims *od, double *want)
+{
+    int64_t idx[PRT_MAX_DIMS];
+    int32_t r = a->dims.nb_dims > b->dims.nb_dims ? a->dims.nb_dims : b->dims.nb_dims;
+    od->nb_dims = r;
+    for (int32_t i = 0; i < r; i++) {
+        int32_t ia = i - (r - a->dims.nb_dims), ib = i - (r - b->dims.nb_dims);
+        int64_t va = ia >= 0 ? a->dims.d[ia] : 1, vb = ib >= 0 ? b->dims.d[ib] : 1;
+        od->d[i] = va == 1 ? vb : va;
+    }
+    for (int64_t i = 0; i < vol(od); i++) {
+        unravel(od, i, idx);
+        want[i] = ref_bin(kind, a->dtype, t_get(a, bcast_at(&a->dims, od, idx)),
+                          t_get(b, bcast_at(&b->dims, od, idx)));
+    }
+}
+
+static int test_binary(void)
+{
+    static const char *const names[4] = {"Add", "Sub", "Mul", "Div"};
+    static const int32_t types[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16, PRT_INT8,
+                                    PRT_UINT8,   PRT_INT32,   PRT_INT64};
+    struct {
+        prt_dims a, b;
+    } cases[] = {
+        {D3(2, 3, 4), D3(2, 3, 4)}, /* same */
+        {D2(2, 3), D0()},           /* scalar */
+        {D0(), D2(2, 3)},
+        {D2(3, 4), D1(4)},          /* row */
+        {D2(3, 4), D2(3, 1)},       /* column */
+        {D3(2, 1, 4), D2(3, 1)},    /* rank mismatch, both broadcast */
+        {D3(4, 1, 5), D3(1, 3, 1)},
+        {D1(1), D4(2, 1, 3, 1)},
+        {D0(), D0()},
+        {D5(2, 1, 2, 1, 3), D4(3, 2, 1, 3)},
+    };
+    tu_rng rng;
+    tu_rng_seed(&rng, 21);
+    for (int kind = 0; kind < 4; kind++)
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+            for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+                tensor in[2], y;
+                double want[512];
+                prt_dims od;
+                char what[96];
+                in[0] = t_random(types[t], cases[c].a, &rng, 0);
+                in[1] = t_random(types[t], cases[c].b, &rng, kind == 3);
+                ref_broadcast_bin(kind, &in[0], &in[1], &od, want);
+                snprintf(what, sizeof what, "%s %s case %d", names[kind],
+                         prt_dtype_name(types[t]), (int)c);
+                CHECK_OK(run_op(names[kind], NULL, 0, in, 2, &y));
+                if (y.data)
+                    check_close(what, &y, &od, want, 0);
+                t_free(&y);
+                t_free(&in[0]);
+                t_free(&in[1]);
+            }
+
+    /* Dynamic dims on both sides: the output dim is MAX(a, b); one engine
+     * serves [4,3]+[1,3] and [1,3]+[4,3], and refuses [2,3]+[4,3]. */
+    {
+        uint32_t dyn[2] = {1u, 1u};
+        tensor in[2], y;
+        double want[64];
+        prt_dims od;
+        prt_engine *e = NULL;
+        in[0] = t_random(PRT_FLOAT32, D2(4, 3), &rng, 0);
+        in[1] = t_random(PRT_FLOAT32, D2(1, 3), &rng, 0);
+        ref_broadcast_bin(0, &in[0], &in[1], &od, want);
+        CHECK_OK(run_op_dyn("Add", NULL, 0, in, 2, dyn, &y));
+        if (y.data)
+            check_close("Add dynamic", &y, &od, want, 0);
+        t_free(&y);
+        /* Profile: X0 dim 0 in [1, 4], X1 dim 0 in [1, 4]. */
+        t_free(&in[0]);
+        t_free(&in[1]);
+        in[0] = t_random(PRT_FLOAT32, D2(1, 3), &rng, 0);
+        in[1] = t_random(PRT_FLOAT32, D2(1, 3), &rng, 0);
+        REQUIRE_OK(build_op("Add", NULL, 0, in, 2, dyn, &e));
+        t_free(&in[1]);
+        in[1] = t_random(PRT_FLOAT32, D2(4, 3), &rng, 0);
+        ref_broadcast_bin(0, &in[0], &in[1], &od, want);
+        CHECK_OK(run_engine(e, in, 2, &y));
+        if (y.data)
+            check_close("Add dynamic 2", &y, &od, want, 0);
+        t_free(&y);
+        t_free(&in[0]);
+        in[0] = t_random(PRT_FLOAT32, D2(2, 3), &rng, 0);
+        CHECK_ERR(run_engine(e, in, 2, &y), PRT_ERR_PLUGIN,
+                  "cannot broadcast inputs A and B: shapes [2, 3] and [4, 3] "
+                  "differ in output dim 0 (2 vs 4");
+        prt_engine_destroy(e);
+        t_free(&in[0]);
+        t_free(&in[1]);
+    }
+
+    /* Errors. */
+    {
+        tensor in[2], y;
+        in[0] = t_make(PRT_FLOAT32, D2(2, 3));
+        in[1] = t_make(PRT_FLOAT32, D1(4));
+        CHECK_ERR(run_op("Mul", NULL, 0, in, 2, &y), PRT_ERR_SHAPE,
+                  "Mul (layer 'Mul'): cannot broadcast inputs A and B: shapes "
+                  "[2, 3] and [4] differ in output dim 1 (3 vs 4; each must be "
+                  "equal or 1)");
+        t_free(&in[1]);
+        in[1] = t_make(PRT_INT32, D1(3));
+        CHECK_ERR(run_op("Add", NULL, 0, in, 2, &y), PRT_ERR_INVALID_ARGUMENT,
+                  "input 1 is int32 but input 0 is float32");
+        CHECK_ERR(run_op("Add", NULL, 0, in, 1, &y), PRT_ERR_INVALID_ARGUMENT,
+                  "Add (layer 'Add'): takes 2 inputs, got 1");
+        t_free(&in[0]);
+        t_free(&in[1]);
+        in[0] = t_random(PRT_INT32, D1(3), &rng, 1);
+        in[1] = t_make(PRT_INT32, D1(3));
+        CHECK_ERR(run_op("Div", NULL, 0, in, 2, &y), PRT_ERR_PLUGIN,
+                  "integer division by zero");
+        t_free(&in[0]);
+        t_free(&in[1]);
+    }
+    /* Wrapping integer arithmetic and INT_MIN / -1. */
+    {
+        tensor in[2], y;
+        int32_t *a, *b;
+        in[0] = t_make(PRT_INT32, D1(2));
+        in[1] = t_make(PRT_INT32, D1(2));
+        a = in[0].data;
+        b = in[1].data;
+        a[0] = INT32_MAX;
+        b[0] = 1;
+        a[1] = INT32_MIN;
+        b[1] = -1;
+        CHECK_OK(run_op("Add", NULL, 0, in, 2, &y));
+        CHECK(y.data && ((int32_t *)y.data)[0] == INT32_MIN);
+        t_free(&y);
+        CHECK_OK(run_op("Div", NULL, 0, in, 2, &y));
+        CHECK(y.data && ((int32_t *)y.data)[1] == INT32_MIN);
+        t_free(&y);
+        t_free(&in[0]);
+        t_free(&in[1]);
+    }
+    return 0;
+}
+
+/* ---- MatMul -------------------------------------------------------------------- */
+
+static void ref_matmul(const tensor *a, const tensor *b, prt_dims *od, double *want)
+{
+    int32_t ra = a->dims.nb_dims, rb = b->dims.nb_dims;
+    prt_dims ad = a->dims, bd = b->dims, ba, bb, bo;
+    int64_t M, K, N, idx[PRT_MAX_DIMS];
+    if (ra == 1) {
+        ad = D2(1, a->dims.d[0]);
+        ra = 2;
+    }
+    if (rb == 1) {
+        bd = D2(b->dims.d[0], 1);
+        rb = 2;
+    }
+    M = ad.d[ra - 2];
+    K = ad.d[ra - 1];
+    N = bd.d[rb - 1];
+    ba.nb_dims = ra - 2;
+    bb.nb_dims = rb - 2;
+    memcpy(ba.d, ad.d, sizeof ba.d);
+    memcpy(bb.d, bd.d, sizeof bb.d);
+    bo.nb_dims = ba.nb_dims > bb.nb_dims ? ba.nb_dims : bb.nb_dims;
+    for (int32_t i = 0; i < bo.nb_dims; i++) {
+        int32_t ia = i - (bo.nb_dims - ba.nb_dims), ib = i - (bo.nb_dims - bb.nb_dims);
+        int64_t va = ia >= 0 ? ba.d[ia] : 1, vb = ib >= 0 ? bb.d[ib] : 1;
+        bo.d[i] = va == 1 ? vb : va;
+    }
+    *od = bo;
+    if (a->dims.nb_dims >= 2)
+        od->d[od->nb_dims++] = M;
+    if (b->dims.nb_dims >= 2)
+        od->d[od->nb_dims++] = N;
+    for (int64_t t = 0; t < vol(&bo); t++) {
+        int64_t oa, ob;
+        unravel(&bo, t, idx);
+        oa = bcast_at(&ba, &bo, idx);
+        ob = bcast_at(&bb, &bo, idx);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double s = 0;
+                for (int64_t k = 0; k < K; k++)
+                    s += t_get(a, (oa * M + i) * K + k) * t_get(b, (ob * K + k) * N + j);
+                want[(t * M + i) * N + j] = s;
+            }
+    }
+}
+
+static int test_matmul(void)
+{
+    struct {
+        int32_t dtype;
+        prt_dims a, b;
+    } cases[] = {
+        {PRT_FLOAT32, D2(3, 4), D2(4, 5)},
+        {PRT_FLOAT32, D1(4), D2(4, 5)},
+        {PRT_FLOAT32, D2(3, 4), D1(4)},
+        {PRT_FLOAT32, D1(7), D1(7)},
+        {PRT_FLOAT32, D3(2, 3, 4), D2(4, 5)},
+        {PRT_FLOAT32, D3(2, 3, 4), D3(2, 4, 5)},
+        {PRT_FLOAT32, D2(3, 4), D3(2, 4, 5)},
+        {PRT_FLOAT32, D4(2, 1, 3, 4), D3(5, 4, 2)},
+        {PRT_FLOAT32, D1(4), D3(3, 4, 2)},
+        {PRT_FLOAT32, D3(2, 3, 4), D1(4)},
+        {PRT_FLOAT32, D2(33, 130), D2(130, 47)},
+        {PRT_FLOAT32, D2(3, 0), D2(0, 4)},
+        {PRT_FLOAT16, D3(2, 3, 8), D3(2, 8, 5)},
+        {PRT_FLOAT16, D1(6), D2(6, 3)},
+        {PRT_BFLOAT16, D2(2, 4), D2(4, 3)},
+        {PRT_INT32, D3(2, 3, 4), D2(4, 2)},
+        {PRT_INT64, D2(3, 4), D3(2, 4, 5)},
+    };
+    tu_rng rng;
+    tu_rng_seed(&rng, 31);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tensor in[2], y;
+        double *want = calloc(4096, sizeof(double));
+        prt_dims od;
+        char what[64];
+        int32_t dt = cases[c].dtype;
+        REQUIRE(want);
+        in[0] = t_random(dt, cases[c].a, &rng, 0);
+        in[1] = t_random(dt, cases[c].b, &rng, 0);
+        ref_matmul(&in[0], &in[1], &od, want);
+        snprintf(what, sizeof what, "MatMul case %d (%s)", (int)c, prt_dtype_name(dt));
+        CHECK_OK(run_op("MatMul", NULL, 0, in, 2, &y));
+        if (y.data)
+            check_close(what, &y, &od, want,
+                        dt == PRT_FLOAT32 ? 1e-4 : dt == PRT_FLOAT16 ? 2e-3
+                                                  : dt == PRT_BFLOAT16 ? 1e-2 : 0);
+        t_free(&y);
+        t_free(&in[0]);
+        t_free(&in[1]);
+        free(want);
+    }
+    {
+        tensor in[2], y;
+        in[0] = t_make(PRT_FLOAT32, D2(3, 4));
+        in[1] = t_make(PRT_FLOAT32, D2(5, 2));
+        CHECK_ERR(run_op("MatMul", NULL, 0, in, 2, &y), PRT_ERR_SHAPE,
+                  "MatMul (layer 'MatMul'): inner dims differ: A [3, 4] has K = 4, "
+                  "B [5, 2] has K = 5");
+        t_free(&in[1]);
+        in[1] = t_make(PRT_FLOAT32, D0());
+        CHECK_ERR(run_op("MatMul", NULL, 0, in, 2, &y), PRT_ERR_SHAPE, "rank >= 1");
+        t_free(&in[0]);
+        t_free(&in[1]);
+        in[0] = t_make(PRT_FLOAT32, D3(2, 3, 4));
+        in[1] = t_make(PRT_FLOAT32, D3(3, 4, 2));
+        CHECK_ERR(run_op("MatMul", NULL, 0, in, 2, &y), PRT_ERR_SHAPE,
+                  "cannot broadcast the batch dims of A and B");
+        t_free(&in[0]);
+        t_free(&in[1]);
+    }
+    /* Dynamic K and M: checked at run time. */
+    {
+        uint32_t dyn[2] = {3u, 1u};
+        tensor in[2], y;
+        double want[64];
+        prt_dims od;
+        in[0] = t_random(PRT_FLOAT32, D2(3, 4), &rng, 0);
+        in[1] = t_random(PRT_FLOAT32, D2(4, 5), &rng, 0);
+        ref_matmul(&in[0], &in[1], &od, want);
+        CHECK_OK(run_op_dyn("MatMul", NULL, 0, in, 2, dyn, &y));
+        if (y.data)
+            check_close("MatMul dynamic", &y, &od, want, 1e-4);
+        t_free(&y);
+        t_free(&in[0]);
+        t_free(&in[1]);
+    }
+    return 0;
+}
+
+/* ---- Transpose ------------------------------------------------------------------ */
+
+static int test_transpose(void)
+{
+    struct {
+        prt_dims d;
+        int32_t nb_perm;
+        int32_t perm[5];
+    } cases[] = {
+        {D1(5), 1, {0}},
+        {D1(5), 0, {0}},
+        {D2(3, 4), 2, {1, 0}},
+        {D2(3, 4), 0, {0}},
+        {D2(3, 4), 2, {0, 1}},
+        {D3(2, 3, 4), 3, {2, 0, 1}},
+        {D3(2, 3, 4), 3, {1, 2, 0}},
+        {D3(2, 3, 4), 3, {0, 2, 1}},
+        {D3(2, 1, 4), 3, {1, 2, 0}},
+        {D4(2, 3, 4, 5), 4, {0, 2, 3, 1}},
+        {D4(2, 3, 4, 5), 4, {3, 2, 1, 0}},
+        {D4(2, 3, 4, 5), 4, {0, 1, 3, 2}},
+        {D5(2, 3, 1, 4, 2), 5, {4, 1, 3, 0, 2}},
+        {D5(2, 3, 2, 4, 2), 5, {0, 3, 1, 4, 2}},
+        {D5(2, 3, 2, 4, 2), 0, {0}},
+    };
+    static const int32_t types[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_INT8, PRT_INT64,
+                                    PRT_BOOL};
+    tu_rng rng;
+    tu_rng_seed(&rng, 41);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+            int32_t perm[5], r = cases[c].d.nb_dims;
+            int64_t idx[5], src[5];
+            prt_dims od;
+            prt_field f = fld_i32("perm", cases[c].perm, cases[c].nb_perm);
+            tensor x = t_random(types[t], cases[c].d, &rng, 0), y;
+            double want[512];
+            char what[64];
+            for (int32_t i = 0; i < r; i++)
+                perm[i] = cases[c].nb_perm ? cases[c].perm[i] : r - 1 - i;
+            od.nb_dims = r;
+            for (int32_t i = 0; i < r; i++)
+                od.d[i] = cases[c].d.d[perm[i]];
+            for (int64_t i = 0; i < vol(&od); i++) {
+                int64_t lin = 0;
+                unravel(&od, i, idx);
+                for (int32_t k = 0; k < r; k++)
+                    src[perm[k]] = idx[k];
+                for (int32_t k = 0; k < r; k++)
+                    lin = lin * cases[c].d.d[k] + src[k];
+                want[i] = t_get(&x, lin);
+            }
+            snprintf(what, sizeof what, "Transpose case %d (%s)", (int)c,
+                     prt_dtype_name(types[t]));
+            CHECK_OK(run_op("Transpose", &f, cases[c].nb_perm ? 1 : 0, &x, 1, &y));
+            if (y.data)
+                check_close(what, &y, &od, want, 0);
+            t_free(&x);
+            t_free(&y);
+        }
+    {
+        const int32_t dup[3] = {0, 0, 1}, big[2] = {0, 2}, two[2] = {1, 0};
+        prt_field f = fld_i32("perm", dup, 3);
+        prt_plugin *p = NULL;
+        tensor x = t_make(PRT_FLOAT32, D3(2, 3, 4)), y;
+        CHECK_ERR(make_op("Transpose", &f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "Transpose (layer 'Transpose'): perm [0, 0, 1] is not a "
+                  "permutation of 0..2");
+        f = fld_i32("perm", big, 2);
+        CHECK_ERR(make_op("Transpose", &f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "perm [0, 2] is not a permutation of 0..1");
+        f = fld_i32("perm", two, 2);
+        CHECK_ERR(run_op("Transpose", &f, 1, &x, 1, &y), PRT_ERR_SHAPE,
+                  "Transpose (layer 'Transpose'): perm [1, 0] has 2 entries but "
+                  "the input has rank 3");
+        t_free(&x);
+    }
+    return 0;
+}
+
+/* ---- Einsum ---------------------------------------------------------------------- */
+
+/* A naive reference over every assignment of the letters; `eq` is explicit
+ * and has no spaces. */
+static void ref_einsum(const char *eq, const tensor *in, int32_t nb_in, prt_dims *od,
+                       double *want)
+{
+    int64_t size[128] = {0}, val[128] = {0};
+    char letters[64] = "";
+    int32_t nl = 0, k = 0, pos = 0;
+    const char *arrow = strstr(eq, "->");
+    for (const char *p = eq; p < arrow; p++) {
+        if (*p == ',') {
+            k++;
+            pos = 0;
+            continue;
+        }
+        size[(int)*p] = in[k].dims.d[pos++];
+        if (!strchr(letters, *p)) {
+            letters[nl++] = *p;
+            letters[nl] = '\0';
+        }
+    }
+    od->nb_dims = (int32_t)strlen(arrow + 2);
+    for (int32_t i = 0; i < od->nb_dims; i++)
+        od->d[i] = size[(int)arrow[2 + i]];
+    for (int64_t i = 0; i < vol(od); i++)
+        want[i] = 0;
+    for (int32_t j = 0; j < nl; j++)
+        if (size[(int)letters[j]] == 0)
+            return; /* an empty sum */
+    for (;;) {
+        double prod = 1;
+        int64_t oi = 0;
+        const char *p = eq;
+        for (int32_t t = 0; t < nb_in; t++) {
+            int64_t lin = 0;
+            for (; *p && *p != ',' && p < arrow; p++)
+                lin = lin * size[(int)*p] + val[(int)*p];
+            p++;
+            prod *= t_get(&in[t], lin);
+        }
+        for (int32_t i = 0; i < od->nb_dims; i++)
+            oi = oi * od->d[i] + val[(int)arrow[2 + i]];
+        if (vol(od) > 0)
+            want[oi] += prod;
+        {
+            int32_t j = nl - 1;
+            for (; j >= 0; j--) {
+                if (++val[(int)letters[j]] < size[(int)letters[j]])
+                    break;
+                val[(int)letters[j]] = 0;
+            }
+            if (j < 0)
+                break;
+        }
+    }
+}
+
+static int test_einsum(void)
+{
+    struct {
+        const char *eq;     /* given */
+        const char *ref;    /* explicit, for the reference */
+        int32_t dtype;
+        int32_t nb_in;
+        prt_dims d[3];
+    } cases[] = {
+        {"ij,ij->i", "ij,ij->i", PRT_FLOAT32, 2, {D2(3, 5), D2(3, 5)}},
+        {"ij,jk->ik", "ij,jk->ik", PRT_FLOAT32, 2, {D2(3, 4), D2(4, 5)}},
+        {"bij,bjk->bik", "bij,bjk->bik", PRT_FLOAT32, 2, {D3(2, 3, 4), D3(2, 4, 5)}},
+        {"ii->i", "ii->i", PRT_FLOAT32, 1, {D2(4, 4)}},
+        {"ii->", "ii->", PRT_FLOAT32, 1, {D2(4, 4)}},
+        {"ii", "ii->", PRT_FLOAT32, 1, {D2(3, 3)}},
+        {"ij->ji", "ij->ji", PRT_FLOAT32, 1, {D2(3, 4)}},
+        {"ij->", "ij->", PRT_FLOAT32, 1, {D2(3, 4)}},
+        {"i->i", "i->i", PRT_FLOAT32, 1, {D1(6)}},
+        {"ij,jk", "ij,jk->ik", PRT_FLOAT32, 2, {D2(2, 3), D2(3, 4)}},
+        {"ba", "ba->ab", PRT_FLOAT32, 1, {D2(3, 2)}},
+        {"i,i", "i,i->", PRT_FLOAT32, 2, {D1(7), D1(7)}},
+        {"i,j->ij", "i,j->ij", PRT_FLOAT32, 2, {D1(3), D1(4)}},
+        {" i j , j k -> i k ", "ij,jk->ik", PRT_FLOAT32, 2, {D2(2, 3), D2(3, 2)}},
+        {"ij,jk,kl->il", "ij,jk,kl->il", PRT_FLOAT32, 3, {D2(2, 3), D2(3, 4), D2(4, 2)}},
+        {"Ab,bC->AC", "Ab,bC->AC", PRT_FLOAT32, 2, {D2(2, 3), D2(3, 2)}},
+        {"bAc", "bAc->Abc", PRT_FLOAT32, 1, {D3(2, 3, 4)}},
+        {"iij,jk->ki", "iij,jk->ki", PRT_FLOAT32, 2, {D3(3, 3, 2), D2(2, 4)}},
+        {"abcdefgh,hgfedcba->", "abcdefgh,hgfedcba->", PRT_FLOAT32, 2,
+         {{8, {2, 1, 2, 1, 2, 1, 2, 2}}, {8, {2, 2, 1, 2, 1, 2, 1, 2}}}},
+        {"ij,jk->ik", "ij,jk->ik", PRT_FLOAT16, 2, {D2(3, 4), D2(4, 5)}},
+        {"ij,ij->i", "ij,ij->i", PRT_INT32, 2, {D2(3, 5), D2(3, 5)}},
+        {"bij,bjk->bik", "bij,bjk->bik", PRT_INT64, 2, {D3(2, 3, 4), D3(2, 4, 5)}},
+        {"ij,jk->ik", "ij,jk->ik", PRT_FLOAT32, 2, {D2(2, 0), D2(0, 3)}},
+    };
+    tu_rng rng;
+    tu_rng_seed(&rng, 51);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tensor in[3], y;
+        double want[256];
+        prt_dims od;
+        char what[96];
+        prt_field f = fld_str("equation", cases[c].eq);
+        int32_t dt = cases[c].dtype;
+        for (int32_t k = 0; k < cases[c].nb_in; k++)
+            in[k] = t_random(dt, cases[c].d[k], &rng, 0);
+        ref_einsum(cases[c].ref, in, cases[c].nb_in, &od, want);
+        snprintf(what, sizeof what, "Einsum '%s' (%s)", cases[c].eq, prt_dtype_name(dt));
+        CHECK_OK(run_op("Einsum", &f, 1, in, cases[c].nb_in, &y));
+        if (y.data)
+            check_close(what, &y, &od, want,
+                        dt == PRT_FLOAT32 ? 1e-4 : dt == PRT_FLOAT16 ? 2e-3 : 0);
+        t_free(&y);
+        for (int32_t k = 0; k < cases[c].nb_in; k++)
+            t_free(&in[k]);
+    }
+    /* Errors at creation: syntax. */
+    {
+        struct {
+            const char *eq;
+            prt_status st;
+            const char *msg;
+        } bad[] = {
+            {"i...j->ij", PRT_ERR_UNSUPPORTED, "ellipsis ('...') is not supported"},
+            {"...ij,...jk", PRT_ERR_UNSUPPORTED, "ellipsis"},
+            {"ij,jk->iz", PRT_ERR_INVALID_ARGUMENT,
+             "Einsum (layer 'Einsum'): equation 'ij,jk->iz': output letter 'z' "
+             "does not appear in any input"},
+            {"ij->ii", PRT_ERR_INVALID_ARGUMENT, "output letter 'i' appears twice"},
+            {"i$j->ij", PRT_ERR_INVALID_ARGUMENT, "'$' is not a letter"},
+            {"ij->i->j", PRT_ERR_INVALID_ARGUMENT, "more than one '->'"},
+            {"ij-i", PRT_ERR_INVALID_ARGUMENT, "'-' is not a letter"},
+            {"abcdefghi->a", PRT_ERR_UNSUPPORTED, "more than 8 letters"},
+            {"i,i,i,i,i,i,i,i,i", PRT_ERR_UNSUPPORTED, "more than 8 operands"},
+        };
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            prt_field f = fld_str("equation", bad[k].eq);
+            prt_plugin *p = NULL;
+            CHECK_ERR(make_op("Einsum", &f, 1, &p), bad[k].st, bad[k].msg);
+        }
+        {
+            prt_plugin *p = NULL;
+            CHECK_ERR(make_op("Einsum", NULL, 0, &p), PRT_ERR_INVALID_ARGUMENT,
+                      "field 'equation' is required");
+        }
+    }
+    /* Errors at build: inputs against the equation. */
+    {
+        tensor in[2], y;
+        prt_field f = fld_str("equation", "ij,jk->ik");
+        in[0] = t_make(PRT_FLOAT32, D2(2, 3));
+        in[1] = t_make(PRT_FLOAT32, D2(4, 5));
+        CHECK_ERR(run_op("Einsum", &f, 1, in, 2, &y), PRT_ERR_SHAPE,
+                  "equation 'ij,jk->ik': letter 'j' is 3 in input 0 and 4 in input 1");
+        CHECK_ERR(run_op("Einsum", &f, 1, in, 1, &y), PRT_ERR_SHAPE,
+                  "equation 'ij,jk->ik' has 2 operands but the layer has 1 input");
+        t_free(&in[1]);
+        in[1] = t_make(PRT_FLOAT32, D3(3, 4, 5));
+        CHECK_ERR(run_op("Einsum", &f, 1, in, 2, &y), PRT_ERR_SHAPE,
+                  "operand 1 ('jk') has 2 letters but input 1 has rank 3");
+        t_free(&in[0]);
+        t_free(&in[1]);
+        /* A repeated letter of different static sizes in one operand. */
+        f = fld_str("equation", "ii->i");
+        in[0] = t_make(PRT_FLOAT32, D2(2, 3));
+        CHECK_ERR(run_op("Einsum", &f, 1, in, 1, &y), PRT_ERR_SHAPE,
+                  "letter 'i' is 2 in input 0 and 3 in input 0");
+        t_free(&in[0]);
+    }
+    /* Dynamic sizes: a mismatch is found at run time. */
+    {
+        uint32_t dyn[2] = {3u, 3u};
+        prt_field f = fld_str("equation", "ij,ij->i");
+        tensor in[2], y;
+        prt_engine *e = NULL;
+        double want[64];
+        prt_dims od;
+        in[0] = t_random(PRT_FLOAT32, D2(2, 3), &rng, 0);
+        in[1] = t_random(PRT_FLOAT32, D2(2, 3), &rng, 0);
+        REQUIRE_OK(build_op("Einsum", &f, 1, in, 2, dyn, &e));
+        ref_einsum("ij,ij->i", in, 2, &od, want);
+        CHECK_OK(run_engine(e, in, 2, &y));
+        if (y.data)
+            check_close("Einsum dynamic", &y, &od, want, 1e-4);
+        t_free(&y);
+        t_free(&in[1]);
+        in[1] = t_random(PRT_FLOAT32, D2(2, 4), &rng, 0);
+        CHECK_ERR(run_engine(e, in, 2, &y), PRT_ERR_PLUGIN,
+                  "letter 'j' is 3 in input 0 and 4 in input 1");
+        prt_engine_destroy(e);
+        t_free(&in[0]);
+        t_free(&in[1]);
+    }
+    return 0;
+}
+
+/* ---- Conv ------------------------------------------------------------------------- */
+
+typedef struct conv_case {
+    int32_t dtype;
+    prt_dims x, w;
+    int bias;
+    const char *auto_pad; /* NULL: not given */
+    int32_t group;        /* 0: not given */
+    int32_t nb_sp;        /* arrays below have this many values (0: not given) */
+    int32_t pads[6], strides[3], dil[3];
+    int give_pads, give_strides, give_dil, give_ks;
+} conv_case;
+
+/* Direct convolution with ONNX's padding rules, written independently of
+ * the op. */
+static void ref_conv(const conv_case *cc, const tensor *x, const tensor *w,
+                     const tensor *b, prt_dims *od, double *want)
+{
+    int32_t ns = x->dims.nb_dims - 2, G = cc->group ? cc->group : 1;
+    int64_t N = x->dims.d[0], C = x->dims.d[1], M = w->dims.d[0], Cg = C / G, Mg = M / G;
+    int64_t pb[3] = {0}, st[3], dl[3], K[3], D[3], O[3];
+    const char *ap = cc->auto_pad ? cc->auto_pad : "NOTSET";
+    for (int32_t i = 0; i < ns; i++) {
+        st[i] = cc->give_strides ? cc->strides[i] : 1;
+        dl[i] = cc->give_dil ? cc->dil[i] : 1;
+        K[i] = w->dims.d[2 + i];
+        D[i] = x->dims.d[2 + i];
+        if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+            int64_t tot;
+            O[i] = (D[i] + st[i] - 1) / st[i];
+            tot = (O[i] - 1) * st[i] + (K[i] - 1) * dl[i] + 1 - D[i];
+            if (tot < 0)
+                tot = 0;
+            pb[i] = !strcmp(ap, "SAME_UPPER") ? tot / 2 : (tot + 1) / 2;
+        } else {
+            int64_t b0 = 0, e0 = 0;
+            if (!strcmp(ap, "NOTSET") && cc->give_pads) {
+                b0 = cc->pads[i];
+                e0 = cc->pads[ns + i];
+            }
+            pb[i] = b0;
+            O[i] = (D[i] + b0 + e0 - (K[i] - 1) * dl[i] - 1) / st[i] + 1;
+        }
+    }
+    od->nb_dims = ns + 2;
+    od->d[0] = N;
+    od->d[1] = M;
+    for (int32_t i = 0; i < ns; i++)
+        od->d[2 + i] = O[i];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t m = 0; m < M; m++) {
+            int64_t g = m / Mg;
+            int64_t ovol = vol(od) / (N * M);
+            for (int64_t p = 0; p < ovol; p++) {
+                int64_t o[3] = {0}, rem = p;
+                double s = b ? t_get(b, m) : 0;
+                for (int32_t i = ns - 1; i >= 0; i--) {
+                    o[i] = rem % O[i];
+                    rem /= O[i];
+                }
+                for (int64_t c = 0; c < Cg; c++) {
+                    int64_t kvol = 1;
+                    for (int32_t i = 0; i < ns; i++)
+                        kvol *= K[i];
+                    for (int64_t kp = 0; kp < kvol; kp++) {
+                        int64_t kk[3], r2 = kp, xi = n * C + g * Cg + c, wi = m * Cg + c;
+                        int inside = 1;
+                        for (int32_t i = ns - 1; i >= 0; i--) {
+                            kk[i] = r2 % K[i];
+                            r2 /= K[i];
+                        }
+                        for (int32_t i = 0; i < ns; i++) {
+                            int64_t q = o[i] * st[i] - pb[i] + kk[i] * dl[i];
+                            inside &= q >= 0 && q < D[i];
+                            xi = xi * D[i] + q;
+                            wi = wi * K[i] + kk[i];
+                        }
+                        if (inside)
+                            s += t_get(x, xi) * t_get(w, wi);
+                    }
+                }
+                want[(n * M + m) * ovol + p] = s;
+            }
+        }
+}
+
+static int32_t conv_fields(const conv_case *cc, const prt_dims *w, prt_field *f,
+                           int32_t *ks)
+{
+    int32_t n = 0;
+    if (cc->auto_pad)
+        f[n++] = fld_str("auto_pad", cc->auto_pad);
+    if (cc->group)
+        f[n++] = fld_i32("group", &cc->group, 1);
+    if (cc->give_pads)
+        f[n++] = fld_i32("pads", cc->pads, 2 * cc->nb_sp);
+    if (cc->give_strides)
+        f[n++] = fld_i32("strides", cc->strides, cc->nb_sp);
+    if (cc->give_dil)
+        f[n++] = fld_i32("dilations", cc->dil, cc->nb_sp);
+    if (cc->give_ks) {
+        for (int32_t i = 0; i < cc->nb_sp; i++)
+            ks[i] = (int32_t)w->d[2 + i];
+        f[n++] = fld_i32("kernel_shape", ks, cc->nb_sp);
+    }
+    return n;
+}
+
+static int run_conv_case(const conv_case *cc, int idx, const uint32_t *dyn, tu_rng *rng)
+{
+    tensor in[3], y;
+    prt_field f[6];
+    int32_t ks[3], nf, nb_in = cc->bias ? 3 : 2;
+    double *want = calloc(8192, sizeof(double));
+    prt_dims od;
+    char what[64];
+    REQUIRE(want);
+    in[0] = t_random(cc->dtype, cc->x, rng, 0);
+    in[1] = t_random(cc->dtype, cc->w, rng, 0);
+    if (cc->bias)
+        in[2] = t_random(cc->dtype, D1(cc->w.d[0]), rng, 0);
+    nf = conv_fields(cc, &cc->w, f, ks);
+    ref_conv(cc, &in[0], &in[1], cc->bias ? &in[2] : NULL, &od, want);
+    snprintf(what, sizeof what, "Conv case %d (%s%s)", idx, prt_dtype_name(cc->dtype),
+             dyn ? ", dynamic" : "");
+    CHECK_OK(run_op_dyn("Conv", f, nf, in, nb_in, dyn, &y));
+    if (y.data)
+        check_close(what, &y, &od, want, cc->dtype == PRT_FLOAT32 ? 1e-4 : 4e-3);
+    t_free(&y);
+    for (int32_t k = 0; k < nb_in; k++)
+        t_free(&in[k]);
+    free(want);
+    return 0;
+}
+
+static int test_conv(void)
+{
+    conv_case cases[] = {
+        /* 2-D, pads, bias */
+        {PRT_FLOAT32, D4(1, 3, 7, 7), D4(4, 3, 3, 3), 1, NULL, 0, 2,
+         {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, 0, 0, 0},
+        /* 2-D, strides 2, dilations 2, asymmetric pads, kernel_shape */
+        {PRT_FLOAT32, D4(2, 2, 9, 8), D4(3, 2, 3, 2), 0, "NOTSET", 1, 2,
+         {0, 1, 2, 1}, {2, 2}, {2, 2}, 1, 1, 1, 1},
+        /* groups */
+        {PRT_FLOAT32, D4(2, 4, 6, 5), D4(6, 2, 3, 2), 1, NULL, 2, 2,
+         {1, 0, 1, 0}, {1, 2}, {1, 1}, 1, 1, 0, 0},
+        /* depthwise */
+        {PRT_FLOAT32, D4(1, 3, 5, 5), D4(3, 1, 3, 3), 1, NULL, 3, 2,
+         {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, 0, 0, 0},
+        /* 1-D with everything */
+        {PRT_FLOAT32, D3(2, 2, 10), D3(3, 2, 3), 1, NULL, 0, 1,
+         {1, 2}, {2}, {2}, 1, 1, 1, 1},
+        /* 1-D plain */
+        {PRT_FLOAT32, D3(1, 1, 5), D3(1, 1, 2), 0, NULL, 0, 1,
+         {0}, {1}, {1}, 0, 0, 0, 0},
+        /* auto_pad */
+        {PRT_FLOAT32, D4(1, 2, 7, 6), D4(3, 2, 3, 3), 1, "SAME_UPPER", 0, 2,
+         {0}, {2, 2}, {1, 1}, 0, 1, 0, 0},
+        {PRT_FLOAT32, D4(1, 2, 7, 6), D4(3, 2, 3, 3), 1, "SAME_LOWER", 0, 2,
+         {0}, {2, 2}, {1, 1}, 0, 1, 0, 0},
+        {PRT_FLOAT32, D4(1, 2, 6, 6), D4(2, 2, 2, 2), 0, "SAME_UPPER", 0, 2,
+         {0}, {1, 1}, {2, 2}, 0, 0, 1, 0},
+        {PRT_FLOAT32, D4(1, 2, 6, 6), D4(2, 2, 2, 2), 0, "SAME_LOWER", 0, 2,
+         {0}, {1, 1}, {1, 1}, 0, 0, 0, 0},
+        {PRT_FLOAT32, D4(1, 2, 7, 6), D4(3, 2, 3, 2), 1, "VALID", 0, 2,
+         {0}, {2, 1}, {1, 1}, 0, 1, 0, 0},
+        /* 1x1: no im2col */
+        {PRT_FLOAT32, D4(2, 8, 4, 4), D4(5, 8, 1, 1), 1, NULL, 0, 2,
+         {0}, {1, 1}, {1, 1}, 0, 0, 0, 0},
+        /* 1x1 with stride */
+        {PRT_FLOAT32, D4(1, 3, 5, 5), D4(2, 3, 1, 1), 0, NULL, 0, 2,
+         {0}, {2, 2}, {1, 1}, 0, 1, 0, 0},
+        /* 3-D */
+        {PRT_FLOAT32, D5(1, 2, 4, 5, 3), D5(2, 2, 2, 3, 2), 1, NULL, 0, 3,
+         {1, 0, 1, 0, 1, 1}, {1, 2, 1}, {1, 1, 2}, 1, 1, 1, 0},
+        /* float16 */
+        {PRT_FLOAT16, D4(1, 3, 6, 6), D4(4, 3, 3, 3), 1, NULL, 0, 2,
+         {1, 1, 1, 1}, {2, 1}, {1, 1}, 1, 1, 0, 0},
+        {PRT_FLOAT16, D3(2, 4, 9), D3(4, 2, 3), 0, "SAME_UPPER", 2, 1,
+         {0}, {2}, {1}, 0, 1, 0, 0},
+    };
+    tu_rng rng;
+    tu_rng_seed(&rng, 61);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        run_conv_case(&cases[c], (int)c, NULL, &rng);
+    /* Dynamic N and spatial dims: output dims are expressions. */
+    {
+        uint32_t dyn[3] = {0xDu, 0u, 0u};
+        run_conv_case(&cases[1], 1, dyn, &rng);
+        run_conv_case(&cases[6], 6, dyn, &rng);
+        run_conv_case(&cases[7], 7, dyn, &rng);
+        run_conv_case(&cases[4], 4, dyn, &rng);
+    }
+    /* One dynamic engine, two shapes. */
+    {
+        conv_case cc = cases[0];
+        uint32_t dyn[3] = {0xDu, 0u, 0u};
+        tensor in[3], y;
+        prt_field f[6];
+        int32_t ks[3], nf = conv_fields(&cc, &cc.w, f, ks);
+        prt_engine *e = NULL;
+        double *want = calloc(4096, sizeof(double));
+        prt_dims od;
+        REQUIRE(want);
+        in[0] = t_random(PRT_FLOAT32, cc.x, &rng, 0);
+        in[1] = t_random(PRT_FLOAT32, cc.w, &rng, 0);
+        in[2] = t_random(PRT_FLOAT32, D1(4), &rng, 0);
+        REQUIRE_OK(build_op("Conv", f, nf, in, 3, dyn, &e));
+        t_free(&in[0]);
+        cc.x = D4(3, 3, 9, 8);
+        in[0] = t_random(PRT_FLOAT32, cc.x, &rng, 0);
+        ref_conv(&cc, &in[0], &in[1], &in[2], &od, want);
+        CHECK_OK(run_engine(e, in, 3, &y));
+        if (y.data)
+            check_close("Conv dynamic engine", &y, &od, want, 1e-4);
+        t_free(&y);
+        {
+            prt_layer_info li;
+            CHECK_OK(prt_engine_get_layer(e, 0, &li));
+            CHECK(li.nb_fields == 3 && strcmp(li.fields[0].name, "auto_pad") == 0 &&
+                  strcmp(li.fields[2].name, "pads") == 0);
+        }
+        prt_engine_destroy(e);
+        for (int k = 0; k < 3; k++)
+            t_free(&in[k]);
+        free(want);
+    }
+
+    /* Errors at creation. */
+    {
+        const int32_t odd[3] = {1, 1, 1}, zero[2] = {0, 1}, pads[4] = {1, 1, 1, 1};
+        const int32_t g0 = 0, two[2] = {1, 1}, three[3] = {1, 1, 1};
+        prt_field f[2];
+        prt_plugin *p = NULL;
+        f[0] = fld_str("auto_pad", "SAME");
+        CHECK_ERR(make_op("Conv", f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "auto_pad 'SAME' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+        f[0] = fld_i32("pads", odd, 3);
+        CHECK_ERR(make_op("Conv", f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "pads has 3 values");
+        f[0] = fld_i32("strides", zero, 2);
+        CHECK_ERR(make_op("Conv", f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "strides[0] is 0; it must be >= 1");
+        f[0] = fld_i32("group", &g0, 1);
+        CHECK_ERR(make_op("Conv", f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "group is 0");
+        f[0] = fld_str("auto_pad", "VALID");
+        f[1] = fld_i32("pads", pads, 4);
+        CHECK_ERR(make_op("Conv", f, 2, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "explicit pads cannot be used with auto_pad VALID");
+        f[0] = fld_i32("strides", two, 2);
+        f[1] = fld_i32("dilations", three, 3);
+        CHECK_ERR(make_op("Conv", f, 2, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "disagree on the number of spatial dims");
+    }
+    /* Errors at build. */
+    {
+        tensor in[3], y;
+        const int32_t ks[2] = {3, 2}, g2 = 2, pads2[2] = {0, 0};
+        prt_field f[2];
+        in[0] = t_make(PRT_FLOAT32, D4(1, 3, 5, 5));
+        in[1] = t_make(PRT_FLOAT32, D4(4, 2, 3, 3));
+        in[2] = t_make(PRT_FLOAT32, D1(5));
+        CHECK_ERR(run_op("Conv", NULL, 0, in, 2, &y), PRT_ERR_SHAPE,
+                  "Conv (layer 'Conv'): X has 3 channels but W takes 2 per group x 1 group");
+        t_free(&in[1]);
+        in[1] = t_make(PRT_FLOAT32, D4(4, 3, 3, 3));
+        CHECK_ERR(run_op("Conv", NULL, 0, in, 3, &y), PRT_ERR_SHAPE,
+                  "B has 5 values but W has 4 output channels");
+        f[0] = fld_i32("kernel_shape", ks, 2);
+        CHECK_ERR(run_op("Conv", f, 1, in, 2, &y), PRT_ERR_SHAPE,
+                  "kernel_shape[1] is 2 but W's spatial dim 1 is 3");
+        f[0] = fld_i32("group", &g2, 1);
+        CHECK_ERR(run_op("Conv", f, 1, in, 2, &y), PRT_ERR_SHAPE, "per group x 2 groups");
+        f[0] = fld_i32("pads", pads2, 2);
+        CHECK_ERR(run_op("Conv", f, 1, in, 2, &y), PRT_ERR_SHAPE,
+                  "X has 2 spatial dims but dilations has 0 values, kernel_shape 0, "
+                  "strides 0, pads 2");
+        t_free(&in[0]);
+        in[0] = t_make(PRT_FLOAT32, D4(1, 3, 2, 5));
+        CHECK_ERR(run_op("Conv", NULL, 0, in, 2, &y), PRT_ERR_SHAPE,
+                  "spatial dim 0: the padded input (2 + 0) is smaller than the "
+                  "dilated kernel (3)");
+        t_free(&in[0]);
+        in[0] = t_make(PRT_FLOAT32, D2(1, 3));
+        CHECK_ERR(run_op("Conv", NULL, 0, in, 2, &y), PRT_ERR_SHAPE,
+                  "X must have rank 3 or more");
+        t_free(&in[0]);
+        in[0] = t_make(PRT_INT32, D4(1, 3, 5, 5));
+        t_free(&in[1]);
+        in[1] = t_make(PRT_INT32, D4(4, 3, 3, 3));
+        CHECK_ERR(run_op("Conv", NULL, 0, in, 2, &y), PRT_ERR_UNSUPPORTED,
+                  "dtype int32 is not supported (supported: float32 or float16)");
+        for (int k = 0; k < 3; k++)
+            t_free(&in[k]);
+    }
+    return 0;
+}
+
+/* ---- a network of several ops with constants --------------------------------------- */
+
+/* X[4, 8] -> MatMul(W[8, 6]) -> Add(b[6]) -> Relu -> Identity ->
+ * Einsum("ij,ij->i", t, t): the row sums of squares of relu(XW + b). */
+static int test_chain(void)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_engine *e = NULL, *e2 = NULL;
+    prt_registry *reg = NULL;
+    prt_dims xd = D2(4, 8), wd = D2(8, 6), bd = D1(6), yd = D1(4);
+    float w[48], b[6];
+    tensor x, y;
+    double want[4];
+    int32_t tx, tw, tb, t, l, ins[2];
+    void *bytes = NULL;
+    size_t size;
+    prt_plugin *p;
+    prt_field eq = fld_str("equation", "ij,ij->i");
+    tu_rng rng;
+    tu_rng_seed(&rng, 71);
+    for (int i = 0; i < 48; i++)
+        w[i] = (float)(tu_rng_uniform(&rng) * 2 - 1);
+    for (int i = 0; i < 6; i++)
+        b[i] = (float)(tu_rng_uniform(&rng) * 2 - 1);
+    x = t_random(PRT_FLOAT32, xd, &rng, 0);
+    for (int i = 0; i < 4; i++) {
+        want[i] = 0;
+        for (int j = 0; j < 6; j++) {
+            double s = b[j];
+            for (int k = 0; k < 8; k++)
+                s += t_get(&x, i * 8 + k) * w[k * 6 + j];
+            s = s < 0 ? 0 : s;
+            want[i] += s * s;
+        }
+    }
+    REQUIRE_OK(prt_network_create(&net));
+    REQUIRE_OK(prt_network_add_input(net, "X0", PRT_FLOAT32, &xd, &tx));
+    REQUIRE_OK(prt_network_add_constant(net, "W", PRT_FLOAT32, &wd, w, &tw));
+    REQUIRE_OK(prt_network_add_constant(net, "b", PRT_FLOAT32, &bd, b, &tb));
+    ins[0] = tx;
+    ins[1] = tw;
+    REQUIRE_OK(make_op("MatMul", NULL, 0, &p));
+    REQUIRE_OK(prt_network_add_plugin(net, ins, 2, NULL, 0, p, &l));
+    REQUIRE_OK(prt_network_get_layer_output(net, l, 0, &ins[0]));
+    ins[1] = tb;
+    REQUIRE_OK(make_op("Add", NULL, 0, &p));
+    REQUIRE_OK(prt_network_add_plugin(net, ins, 2, NULL, 0, p, &l));
+    REQUIRE_OK(prt_network_get_layer_output(net, l, 0, &t));
+    REQUIRE_OK(make_op("Relu", NULL, 0, &p));
+    REQUIRE_OK(prt_network_add_plugin(net, &t, 1, NULL, 0, p, &l));
+    REQUIRE_OK(prt_network_get_layer_output(net, l, 0, &t));
+    REQUIRE_OK(make_op("Identity", NULL, 0, &p));
+    REQUIRE_OK(prt_network_add_plugin(net, &t, 1, NULL, 0, p, &l));
+    REQUIRE_OK(prt_network_get_layer_output(net, l, 0, &t));
+    ins[0] = ins[1] = t;
+    REQUIRE_OK(make_op("Einsum", &eq, 1, &p));
+    REQUIRE_OK(prt_network_add_plugin(net, ins, 2, NULL, 0, p, &l));
+    REQUIRE_OK(prt_network_get_layer_output(net, l, 0, &t));
+    REQUIRE_OK(prt_network_set_tensor_name(net, t, "Y"));
+    REQUIRE_OK(prt_network_mark_output(net, t));
+    REQUIRE_OK(prt_builder_config_create(&cfg));
+    REQUIRE_OK(prt_build_engine(net, cfg, NULL, &e));
+    CHECK_OK(run_engine(e, &x, 1, &y));
+    if (y.data)
+        check_close("chain", &y, &yd, want, 1e-4);
+    t_free(&y);
+    REQUIRE_OK(prt_engine_serialize(e, &bytes, &size));
+    REQUIRE_OK(prt_registry_create(&reg));
+    CHECK_OK(prt_engine_deserialize(reg, bytes, size, &e2));
+    if (e2) {
+        CHECK_OK(run_engine(e2, &x, 1, &y));
+        if (y.data)
+            check_close("chain, loaded", &y, &yd, want, 1e-4);
+        t_free(&y);
+    }
+    /* No registry at all is fine for an engine of built-ins only. */
+    prt_engine_destroy(e2);
+    e2 = NULL;
+    CHECK_OK(prt_engine_deserialize(NULL, bytes, size, &e2));
+    prt_engine_destroy(e2);
+    prt_free(bytes);
+    prt_registry_destroy(reg);
+    prt_engine_destroy(e);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    t_free(&x);
+    return 0;
+}
+
+/* ---- allocation failures ------------------------------------------------------------- */
+
+static int test_alloc_failures(void)
+{
+    const int32_t pads[4] = {1, 1, 1, 1};
+    prt_field f = fld_i32("pads", pads, 4);
+    tensor in[3];
+    tu_rng rng;
+    int64_t n;
+    tu_rng_seed(&rng, 81);
+    in[0] = t_random(PRT_FLOAT16, D4(1, 2, 5, 5), &rng, 0);
+    in[1] = t_random(PRT_FLOAT16, D4(3, 2, 3, 3), &rng, 0);
+    in[2] = t_random(PRT_FLOAT16, D1(3), &rng, 0);
+    for (n = 0; n < 100000; n++) {
+        tensor y = {0};
+        prt_status st;
+        base_fail_alloc_after(n);
+        st = run_op("Conv", &f, 1, in, 3, &y);
+        base_fail_alloc_after(-1);
+        t_free(&y);
+        if (st == PRT_OK)
+            break;
+        if (!prt_last_error()[0]) {
+            tu_fail(__FILE__, __LINE__, "an allocation failure left no message");
+            break;
+        }
+    }
+    CHECK(n > 3 && n < 100000);
+    for (int k = 0; k < 3; k++)
+        t_free(&in[k]);
+    return 0;
+}
+
+int main(void)
+{
+    test_table();
+    test_objects();
+    test_relu_identity();
+    test_inplace_chain();
+    test_binary();
+    test_matmul();
+    test_transpose();
+    test_einsum();
+    test_conv();
+    test_chain();
+    test_alloc_failures();
+    return tu_finish("test_ops");
+}
