@@ -7,7 +7,18 @@
  * (op_type, attribute "plugin_version" default "1", attribute
  * "plugin_namespace" default ""), and a node that carries plugin_namespace is
  * always a plugin. The node's other attributes become plugin fields, typed by
- * the creator's field schema.
+ * the creator's field schema: INT(S) to its integer type (a value that does
+ * not fit is an error), FLOAT(S) to its float type, STRING to char with the
+ * trailing NUL counted, TENSOR to a typed array. An attribute the schema
+ * does not name is left out with a PRT_SEV_WARNING to the logger; a schema
+ * field the node lacks takes the creator's default.
+ *
+ * Models: IR version 3 and later; default-domain opsets 7 to the newest of
+ * the onnx.proto plugrt was built with. Initializers and Constant nodes
+ * become constants (a graph input that is also an initializer is the
+ * constant); dims given by dim_param or not at all are dynamic (-1). Nodes
+ * need not be sorted. Linking: a program links the static library
+ * plugrt_onnx together with plugrt.
  *
  * Conventions are those of plugrt.h. A parser is used by one thread at a time.
  */
@@ -31,7 +42,9 @@ void prt_onnx_parser_destroy(prt_onnx_parser *parser);
 /* Sends every node of `op_type` to the plugin (plugin_namespace,
  * plugin_name, plugin_version) instead of the built-in importer or the
  * node's own key. Later calls for the same op replace earlier ones. The
- * plugin is looked up when a model is parsed. */
+ * plugin is looked up when a model is parsed: in the registry, then among
+ * the built-ins when the namespace is PRT_BUILTIN_NAMESPACE. A NULL
+ * namespace means "", a NULL or empty version "1". */
 PRT_NODISCARD prt_status prt_onnx_map_op(prt_onnx_parser *parser,
                                          const char *op_type,
                                          const char *plugin_namespace,
@@ -41,7 +54,11 @@ PRT_NODISCARD prt_status prt_onnx_map_op(prt_onnx_parser *parser,
 /* Parses a model file; external data files are looked up next to it. On
  * success *out is a new network owned by the caller. Errors name the node,
  * the op and what is wrong (PRT_ERR_MALFORMED for bytes that do not parse,
- * PRT_ERR_UNSUPPORTED for an op with neither an importer nor a creator). */
+ * a dangling input, a cycle; PRT_ERR_UNSUPPORTED for an op with neither an
+ * importer nor a creator, naming the libraries searched and listing the
+ * model's other such ops; PRT_ERR_VERSION for an IR version or opset out
+ * of range; PRT_ERR_IO for files). External data locations must be relative
+ * paths without ".." components. */
 PRT_NODISCARD prt_status prt_onnx_parse_file(prt_onnx_parser *parser,
                                              const char *path,
                                              prt_network **out);

@@ -322,7 +322,8 @@ typedef struct prt_plugin_runtime {
     uint32_t struct_size;
     uint32_t abi_version;
 
-    /* Chooses the tactic to run; 0 is the default. */
+    /* Chooses the tactic to run; 0 is the default. May be NULL: the plugin
+     * then has only tactic 0. */
     prt_status (*set_tactic)(prt_plugin *self, int32_t tactic);
 
     /* Concrete shapes before a run with new shapes. May be NULL. */

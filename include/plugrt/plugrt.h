@@ -65,6 +65,9 @@ void prt_set_logger(prt_log_fn fn, void *user, int32_t max_severity);
 
 /* Frees memory that a plugrt function handed to the caller. NULL is fine. */
 void prt_free(void *p);
+/* Allocates memory that prt_free frees (for code that hands memory to plugrt
+ * users, e.g. the ONNX importer). NULL on failure; prt_malloc(0) is valid. */
+void *prt_malloc(size_t size);
 
 /* Size in bytes of one element; 0 for an invalid dtype. */
 size_t prt_dtype_size(int32_t dtype);
@@ -197,6 +200,26 @@ PRT_NODISCARD prt_status prt_network_set_layer_name(prt_network *net,
 /* Marks a tensor as a network output. */
 PRT_NODISCARD prt_status prt_network_mark_output(prt_network *net,
                                                  int32_t tensor);
+/* Network inputs and marked outputs, in order: counts (0 for NULL), and the
+ * tensor id of the index-th. */
+int32_t prt_network_input_count(const prt_network *net);
+int32_t prt_network_output_count(const prt_network *net);
+PRT_NODISCARD prt_status prt_network_get_input(const prt_network *net,
+                                               int32_t index,
+                                               int32_t *out_tensor);
+PRT_NODISCARD prt_status prt_network_get_output(const prt_network *net,
+                                                int32_t index,
+                                                int32_t *out_tensor);
+/* A tensor's name (borrowed until it is renamed or the network destroyed),
+ * dtype and dims. Inputs and constants have theirs (-1 for dynamic dims);
+ * layer outputs are known only after a build: dtype -1, nb_dims -1. Any out
+ * pointer may be NULL. */
+PRT_NODISCARD prt_status prt_network_get_tensor(const prt_network *net,
+                                                int32_t tensor,
+                                                const char **out_name,
+                                                int32_t *out_dtype,
+                                                prt_dims *out_dims);
+
 /* Finds a tensor by name; PRT_ERR_NOT_FOUND if none. */
 PRT_NODISCARD prt_status prt_network_find_tensor(const prt_network *net,
                                                  const char *name,

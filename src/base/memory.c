@@ -47,6 +47,8 @@ void base_free(void *p) { free(p); }
 
 void prt_free(void *p) { free(p); }
 
+void *prt_malloc(size_t size) { return base_malloc(size); }
+
 char *base_strdup(const char *s)
 {
     size_t n;

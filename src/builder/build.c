@@ -384,7 +384,8 @@ static prt_status bld_tactics(const net_layer *l, int32_t **out, int32_t *out_n)
     int32_t count = 0, n = 1;
     int32_t *list;
     prt_status st;
-    if (bt->get_valid_tactics) {
+    /* Without set_tactic a plugin has only the default tactic. */
+    if (bt->get_valid_tactics && l->plugin->vt->runtime->set_tactic) {
         base_clear_error();
         st = bt->get_valid_tactics(l->plugin, NULL, 0, &count);
         if (st)
@@ -709,7 +710,8 @@ static prt_status bld_assemble(bld *b, prt_engine **out)
         st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
         goto fail;
     }
-    memcpy(e->input_tensors, net->inputs, sizeof(int32_t) * (size_t)net->nb_inputs);
+    if (net->nb_inputs)
+        memcpy(e->input_tensors, net->inputs, sizeof(int32_t) * (size_t)net->nb_inputs);
     memcpy(e->output_tensors, net->outputs, sizeof(int32_t) * (size_t)net->nb_outputs);
     /* Zero the padding too: profiles are written to the file. */
     memset(e->prof_min, 0, sizeof(prt_dims) * (np + 1));
@@ -853,7 +855,9 @@ static prt_status bld_assemble(bld *b, prt_engine **out)
             st = plugin_fail(l, PRT_ERR_PLUGIN, "clone failed");
             goto fail;
         }
-        st = el->plugin->vt->runtime->set_tactic(el->plugin, el->tactic);
+        st = el->plugin->vt->runtime->set_tactic
+                 ? el->plugin->vt->runtime->set_tactic(el->plugin, el->tactic)
+                 : PRT_OK;
         if (st) {
             st = plugin_fail(l, st, "set_tactic failed");
             goto fail;

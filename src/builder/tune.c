@@ -142,7 +142,7 @@ static prt_status tune_first_run(prt_plugin *plugin, const tune_candidate *c,
     prt_status st = tune_alloc(c, nb_in, nb_out, out_dd, workspace, tb);
     if (!st && bt->configure)
         st = bt->configure(plugin, c->descs, nb_in, c->descs + nb_in, nb_out);
-    if (!st)
+    if (!st && rt->set_tactic)
         st = rt->set_tactic(plugin, c->tactic);
     if (!st && rt->on_shape_change)
         st = rt->on_shape_change(plugin, tb->desc, nb_in, tb->desc + nb_in, nb_out);

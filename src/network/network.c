@@ -380,3 +380,49 @@ prt_status prt_network_find_tensor(const prt_network *net, const char *name,
         }
     return base_error(PRT_ERR_NOT_FOUND, "no tensor named '%s' in the network", name);
 }
+
+int32_t prt_network_input_count(const prt_network *net) { return net ? net->nb_inputs : 0; }
+
+int32_t prt_network_output_count(const prt_network *net) { return net ? net->nb_outputs : 0; }
+
+prt_status prt_network_get_input(const prt_network *net, int32_t index, int32_t *out_tensor)
+{
+    if (!net || !out_tensor || index < 0 || index >= net->nb_inputs)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_network_get_input: no input %d",
+                          (int)index);
+    *out_tensor = net->inputs[index];
+    return PRT_OK;
+}
+
+prt_status prt_network_get_output(const prt_network *net, int32_t index, int32_t *out_tensor)
+{
+    if (!net || !out_tensor || index < 0 || index >= net->nb_outputs)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_network_get_output: no output %d",
+                          (int)index);
+    *out_tensor = net->outputs[index];
+    return PRT_OK;
+}
+
+prt_status prt_network_get_tensor(const prt_network *net, int32_t tensor,
+                                  const char **out_name, int32_t *out_dtype,
+                                  prt_dims *out_dims)
+{
+    const net_tensor *t;
+    if (!net || tensor < 0 || tensor >= net->nb_tensors)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_network_get_tensor: no tensor %d",
+                          (int)tensor);
+    t = &net->tensors[tensor];
+    if (out_name)
+        *out_name = t->name;
+    if (out_dtype)
+        *out_dtype = t->producer >= 0 ? -1 : t->dtype;
+    if (out_dims) {
+        if (t->producer >= 0) {
+            memset(out_dims, 0, sizeof *out_dims);
+            out_dims->nb_dims = -1;
+        } else {
+            *out_dims = t->dims;
+        }
+    }
+    return PRT_OK;
+}

@@ -199,8 +199,11 @@ prt_status prt_context_create(const prt_engine *e, prt_context **out)
         base_clear_error();
         c->plugins[i] = l->plugin->vt->runtime->attach_to_context(l->plugin, NULL);
         st = c->plugins[i] ? network_check_plugin(c->plugins[i], 0) : PRT_ERR_PLUGIN;
-        if (st == PRT_OK)
+        if (st == PRT_OK && c->plugins[i]->vt->runtime->set_tactic)
             st = c->plugins[i]->vt->runtime->set_tactic(c->plugins[i], l->tactic);
+        else if (st == PRT_OK && l->tactic != 0)
+            st = base_error(PRT_ERR_PLUGIN, "the plugin has no set_tactic but the "
+                            "engine chose tactic %d", (int)l->tactic);
         if (st) {
             if (!prt_last_error()[0])
                 base_error(PRT_ERR_PLUGIN, "no message from the plugin");

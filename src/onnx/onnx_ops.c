@@ -1,0 +1,451 @@
+/* The importer table, and how a node finds what computes it.
+ *
+ * A node becomes a plugin layer. Which plugin is decided in this order:
+ *  1. prt_onnx_map_op for its op_type: that plugin, whatever else holds.
+ *  2. A node without plugin_namespace, in the default domain, whose op has an
+ *     entry in the table below: the entry's built-in creator (namespace
+ *     PRT_BUILTIN_NAMESPACE, served by libplugrt) or its custom function.
+ *  3. Otherwise, and when the built-in is missing from this libplugrt: the
+ *     registry's creator for (op_type, plugin_version or "1",
+ *     plugin_namespace or ""), TensorRT's key for plugin nodes.
+ *  4. Nothing: PRT_ERR_UNSUPPORTED naming the op, the node and the libraries
+ *     the registry searched.
+ * Attributes become fields through the creator's schema (onnx_fields.c), so
+ * a built-in whose fields carry the ONNX attribute names needs no code here;
+ * a custom function handles what does not fit that mould.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+typedef prt_status (*onnx_custom_fn)(onnx_import *imp, const Onnx__NodeProto *node,
+                                     const char *label,
+                                     const prt_plugin_creator *creator);
+
+typedef struct onnx_op {
+    const char *op_type;
+    /* Creator name in PRT_BUILTIN_NAMESPACE, version "1"; NULL when the
+     * custom function does all the work. */
+    const char *builtin;
+    /* First default-domain opset with the semantics the built-in has. */
+    int32_t min_opset;
+    /* NULL: attributes -> fields through the schema, inputs by position. */
+    onnx_custom_fn custom;
+} onnx_op;
+
+static prt_status import_constant(onnx_import *imp, const Onnx__NodeProto *node,
+                                  const char *label, const prt_plugin_creator *creator);
+
+/* Sorted by op_type. Opset notes: Add/Sub/Mul/Div before 7 broadcast only
+ * with an explicit attribute; Relu before 6 had consumed_inputs. Einsum came
+ * in 12. */
+static const onnx_op op_table[] = {
+    {"Add", "Add", 7, NULL},
+    {"Constant", NULL, 1, import_constant},
+    {"Conv", "Conv", 1, NULL},
+    {"Div", "Div", 7, NULL},
+    {"Einsum", "Einsum", 12, NULL},
+    {"Identity", "Identity", 1, NULL},
+    {"MatMul", "MatMul", 1, NULL},
+    {"Mul", "Mul", 7, NULL},
+    {"Relu", "Relu", 6, NULL},
+    {"Sub", "Sub", 7, NULL},
+    {"Transpose", "Transpose", 1, NULL},
+};
+
+static const onnx_op *op_find(const char *op_type)
+{
+    size_t lo = 0, hi = sizeof op_table / sizeof op_table[0];
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(op_type, op_table[mid].op_type);
+        if (c == 0)
+            return &op_table[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+static prt_status builtin_find(const char *name, const prt_plugin_creator **out)
+{
+    return prt_get_builtin_creator(name, "1", out);
+}
+
+static const onnx_mapping *mapping_find(const prt_onnx_parser *p, const char *op_type)
+{
+    for (int32_t i = 0; i < p->nb_maps; i++)
+        if (strcmp(p->maps[i].op_type, op_type) == 0)
+            return &p->maps[i];
+    return NULL;
+}
+
+/* A STRING attribute's value as a C string in buf; -1 if it is not a
+ * STRING. */
+static int attr_string(const Onnx__AttributeProto *a, char *buf, size_t cap)
+{
+    size_t n;
+    if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
+        return -1;
+    n = a->s.len < cap - 1 ? a->s.len : cap - 1;
+    if (n)
+        memcpy(buf, a->s.data, n);
+    buf[n] = '\0';
+    return memchr(buf, '\0', n) ? -1 : 0;
+}
+
+prt_status onnx_claim_name(onnx_import *imp, const char *name)
+{
+    int32_t other, idx;
+    char alt[600];
+    if (prt_network_find_tensor(imp->net, name, &other) != PRT_OK)
+        return PRT_OK;
+    if (onnx_names_get(&imp->names, name, &idx) == 0 && imp->values[idx].tensor == other)
+        return onnx_error(PRT_ERR_ALREADY_EXISTS, "the name '%s' is defined twice", name);
+    for (int k = 0; k < 1000; k++) {
+        snprintf(alt, sizeof alt, "%s~%d", name, k);
+        if (prt_network_set_tensor_name(imp->net, other, alt) == PRT_OK)
+            return PRT_OK;
+    }
+    return onnx_error(PRT_ERR_INTERNAL, "cannot rename tensor '%s' out of the way", name);
+}
+
+/* Names tensor `t` with an ONNX name. */
+static prt_status name_tensor(onnx_import *imp, int32_t t, const char *name,
+                              const char *label)
+{
+    prt_status st = prt_network_set_tensor_name(imp->net, t, name);
+    if (st == PRT_ERR_ALREADY_EXISTS) {
+        st = onnx_claim_name(imp, name);
+        if (!st)
+            st = prt_network_set_tensor_name(imp->net, t, name);
+    }
+    if (st)
+        return onnx_error_wrap(st, "%s: cannot name output '%s'", label, name);
+    return PRT_OK;
+}
+
+/* ---- the generic path ------------------------------------------------------- */
+
+static prt_status import_plugin(onnx_import *imp, const Onnx__NodeProto *node,
+                                const char *label, const prt_plugin_creator *c)
+{
+    onnx_fields fields;
+    prt_field_collection fc;
+    prt_plugin *plugin = NULL;
+    int32_t *inputs = NULL;
+    int32_t nb_in = (int32_t)node->n_input, layer, nb_out;
+    const char *layer_name =
+        node->name && node->name[0] ? node->name : onnx_str(node->op_type);
+    prt_status st;
+
+    if (!c->create)
+        return onnx_error(PRT_ERR_PLUGIN, "%s: creator '%s' has no create function",
+                          label, onnx_str(c->name));
+    /* Omitted optional inputs are empty names; trailing ones are dropped.
+     * A plugin takes inputs by position, so a gap cannot be expressed. */
+    while (nb_in > 0 && !onnx_str(node->input[nb_in - 1])[0])
+        nb_in--;
+    inputs = malloc(sizeof *inputs * (size_t)(nb_in + 1));
+    if (!inputs)
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+    for (int32_t k = 0; k < nb_in; k++) {
+        const char *name = onnx_str(node->input[k]);
+        if (!name[0]) {
+            free(inputs);
+            return onnx_error(PRT_ERR_UNSUPPORTED,
+                              "%s: optional input %d is omitted but a later input "
+                              "is given; plugin layers take inputs by position",
+                              label, (int)k);
+        }
+        st = onnx_value_tensor(imp, name, &inputs[k]);
+        if (st) {
+            free(inputs);
+            return onnx_error_wrap(st, "%s: input %d '%s'", label, (int)k, name);
+        }
+    }
+
+    st = onnx_fields_from_node(node, label, c, imp->base_dir, &fields);
+    if (st) {
+        free(inputs);
+        return st;
+    }
+    fc.nb_fields = fields.nb_fields;
+    fc.fields = fields.fields;
+    st = c->create(c, layer_name, &fc, PRT_PHASE_BUILD, &plugin);
+    onnx_fields_free(&fields);
+    if (st || !plugin) {
+        free(inputs);
+        return onnx_error_wrap(st ? st : PRT_ERR_PLUGIN,
+                               "%s: plugin '%s%s%s' version '%s' refused the node's "
+                               "fields",
+                               label, c->plugin_namespace,
+                               c->plugin_namespace[0] ? "::" : "", c->name, c->version);
+    }
+    st = prt_network_add_plugin(imp->net, inputs, nb_in, NULL, 0, plugin, &layer);
+    free(inputs);
+    if (st) {
+        if (plugin->vt && plugin->vt->runtime && plugin->vt->runtime->destroy)
+            plugin->vt->runtime->destroy(plugin);
+        return onnx_error_wrap(st, "%s", label);
+    }
+    if (node->name && node->name[0]) {
+        st = prt_network_set_layer_name(imp->net, layer, node->name);
+        if (st)
+            return onnx_error_wrap(st, "%s", label);
+    }
+    nb_out = prt_network_layer_output_count(imp->net, layer);
+    if ((int32_t)node->n_output > nb_out)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                          "%s: the node has %zu outputs; plugin '%s' makes %d", label,
+                          node->n_output, c->name, (int)nb_out);
+    for (int32_t k = 0; k < (int32_t)node->n_output; k++) {
+        const char *name = onnx_str(node->output[k]);
+        int32_t t;
+        if (!name[0])
+            continue;
+        st = prt_network_get_layer_output(imp->net, layer, k, &t);
+        if (!st)
+            st = name_tensor(imp, t, name, label);
+        if (!st)
+            st = onnx_value_add(imp, name, ONNX_VALUE_NODE, t, NULL, label);
+        if (st)
+            return st;
+    }
+    return PRT_OK;
+}
+
+/* ---- Constant ---------------------------------------------------------------- */
+
+/* Constant folds into a network constant named by its output. */
+static prt_status import_constant(onnx_import *imp, const Onnx__NodeProto *node,
+                                  const char *label, const prt_plugin_creator *creator)
+{
+    onnx_tensor t;
+    const Onnx__AttributeProto *a;
+    const char *out;
+    int32_t id;
+    prt_status st;
+    (void)creator;
+    if (node->n_output != 1 || node->n_attribute != 1)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: a Constant has one output and one attribute; this one "
+                          "has %zu and %zu",
+                          label, node->n_output, node->n_attribute);
+    a = node->attribute[0];
+    out = onnx_str(node->output[0]);
+    memset(&t, 0, sizeof t);
+    if (strcmp(onnx_str(a->name), "value") == 0 &&
+        a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && a->t) {
+        /* Made on first use, like an initializer: an unused one of a type
+         * plugrt lacks does no harm. */
+        if (!out[0])
+            return PRT_OK;
+        return onnx_value_add(imp, out, ONNX_VALUE_CONSTANT, -1, a->t, label);
+    } else if ((strcmp(onnx_str(a->name), "value_float") == 0 &&
+                a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) ||
+               (strcmp(onnx_str(a->name), "value_floats") == 0 &&
+                a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS)) {
+        int scalar = a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+        size_t n = scalar ? 1 : a->n_floats;
+        t.dtype = PRT_FLOAT32;
+        t.dims.nb_dims = scalar ? 0 : 1;
+        t.dims.d[0] = (int64_t)n;
+        t.bytes = n * sizeof(float);
+        t.data = malloc(t.bytes ? t.bytes : 1);
+        if (!t.data)
+            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+        if (n)
+            memcpy(t.data, scalar ? &a->f : a->floats, t.bytes);
+    } else if ((strcmp(onnx_str(a->name), "value_int") == 0 &&
+                a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT) ||
+               (strcmp(onnx_str(a->name), "value_ints") == 0 &&
+                a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)) {
+        int scalar = a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+        size_t n = scalar ? 1 : a->n_ints;
+        t.dtype = PRT_INT64;
+        t.dims.nb_dims = scalar ? 0 : 1;
+        t.dims.d[0] = (int64_t)n;
+        t.bytes = n * sizeof(int64_t);
+        t.data = malloc(t.bytes ? t.bytes : 1);
+        if (!t.data)
+            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+        if (n)
+            memcpy(t.data, scalar ? &a->i : a->ints, t.bytes);
+    } else {
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s: Constant attribute '%s' is not supported (value, "
+                          "value_float(s) and value_int(s) are)",
+                          label, onnx_str(a->name));
+    }
+    if (!out[0]) {
+        onnx_tensor_free(&t);
+        return PRT_OK; /* nobody can refer to it */
+    }
+    st = onnx_add_constant(imp, out, &t, &id);
+    onnx_tensor_free(&t);
+    if (st)
+        return onnx_error_wrap(st, "%s", label);
+    return onnx_value_add(imp, out, ONNX_VALUE_CONSTANT, id, NULL, label);
+}
+
+/* ---- choosing ------------------------------------------------------------------ */
+
+static int is_default_domain(const char *domain)
+{
+    return !domain || !domain[0] || strcmp(domain, "ai.onnx") == 0;
+}
+
+prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t index,
+                       onnx_choice *out)
+{
+    const prt_registry *reg = imp->parser->reg;
+    const char *op_type = onnx_str(node->op_type);
+    const onnx_mapping *map;
+    const Onnx__AttributeProto *ns_attr, *ver_attr;
+    const prt_plugin_creator *c = NULL;
+    const onnx_op *op = NULL;
+    char label[512], ns[256], ver[64];
+    prt_status st;
+
+    onnx_node_label(node, index, label, sizeof label);
+    out->creator = NULL;
+    out->custom = NULL;
+    if (!op_type[0])
+        return onnx_error(PRT_ERR_MALFORMED, "%s: the node has no op_type", label);
+
+    /* 1. An explicit mapping beats everything. */
+    map = mapping_find(imp->parser, op_type);
+    if (map) {
+        st = PRT_ERR_NOT_FOUND;
+        if (reg)
+            st = prt_registry_find_creator(reg, map->plugin_namespace,
+                                           map->plugin_name, map->plugin_version, &c);
+        if (st && strcmp(map->plugin_namespace, PRT_BUILTIN_NAMESPACE) == 0)
+            st = builtin_find(map->plugin_name, &c);
+        if (st) {
+            if (!reg)
+                onnx_error(st, "no registry was given to the parser");
+            return onnx_error_wrap(PRT_ERR_UNSUPPORTED,
+                                   "%s: op '%s' is mapped to plugin '%s%s%s' version "
+                                   "'%s', which was not found",
+                                   label, op_type, map->plugin_namespace,
+                                   map->plugin_namespace[0] ? "::" : "",
+                                   map->plugin_name, map->plugin_version);
+        }
+        out->creator = c;
+        return PRT_OK;
+    }
+
+    ns_attr = onnx_node_attr(node, "plugin_namespace");
+    ver_attr = onnx_node_attr(node, "plugin_version");
+    strcpy(ns, "");
+    strcpy(ver, "1");
+    if (ns_attr && attr_string(ns_attr, ns, sizeof ns) != 0)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: attribute 'plugin_namespace' must be a STRING", label);
+    if (ver_attr && attr_string(ver_attr, ver, sizeof ver) != 0)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: attribute 'plugin_version' must be a STRING", label);
+
+    /* 2. The importer table. */
+    if (!ns_attr && is_default_domain(node->domain))
+        op = op_find(op_type);
+    if (op) {
+        if (imp->opset == 0)
+            return onnx_error(PRT_ERR_MALFORMED,
+                              "%s: an op of the default ONNX domain, but the model "
+                              "imports no opset of that domain",
+                              label);
+        if (imp->opset < op->min_opset)
+            return onnx_error(PRT_ERR_VERSION,
+                              "%s: plugrt imports %s from opset %d; the model "
+                              "imports opset %lld",
+                              label, op_type, (int)op->min_opset, (long long)imp->opset);
+        if (!op->builtin) {
+            out->custom = op->custom;
+            return PRT_OK;
+        }
+        if (builtin_find(op->builtin, &c) == PRT_OK) {
+            out->creator = c;
+            out->custom = op->custom;
+            return PRT_OK;
+        }
+        /* Not in this libplugrt: a registered plugin may still serve it. */
+    }
+
+    /* 3. A plugin by the node's own key. */
+    if (reg && prt_registry_find_creator(reg, ns, op_type, ver, &c) == PRT_OK) {
+        out->creator = c;
+        return PRT_OK;
+    }
+
+    /* 4. Nothing serves it. */
+    if (!reg)
+        onnx_error(PRT_ERR_NOT_FOUND,
+                   "no plugin creator '%s%s%s' version '%s': no registry was given "
+                   "to the parser",
+                   ns, ns[0] ? "::" : "", op_type, ver);
+    return onnx_error_wrap(PRT_ERR_UNSUPPORTED,
+                           "%s: op '%s'%s%s has no importer%s and no plugin creator",
+                           label, op_type,
+                           is_default_domain(node->domain) ? "" : " of domain ",
+                           is_default_domain(node->domain) ? "" : node->domain,
+                           op ? " available in this libplugrt" : "");
+}
+
+prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node,
+                            int32_t index, const onnx_choice *choice)
+{
+    char label[512];
+    onnx_node_label(node, index, label, sizeof label);
+    if (choice->custom)
+        return choice->custom(imp, node, label, choice->creator);
+    return import_plugin(imp, node, label, choice->creator);
+}
+
+prt_status onnx_output_constant(onnx_import *imp, const char *name, int32_t src,
+                                int32_t *out_tensor)
+{
+    const prt_plugin_creator *c = NULL;
+    prt_field_collection none = {0, NULL};
+    prt_plugin *plugin = NULL;
+    char alt[512];
+    int32_t layer, t;
+    prt_status st;
+    if (builtin_find("Identity", &c) != PRT_OK)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "graph output '%s' is a constant, which needs the built-in "
+                          "Identity to be an output",
+                          name);
+    /* The output takes the name; the constant gets another one. */
+    for (int k = 0;; k++) {
+        snprintf(alt, sizeof alt, k ? "%s:constant.%d" : "%s:constant", name, k);
+        st = prt_network_set_tensor_name(imp->net, src, alt);
+        if (st != PRT_ERR_ALREADY_EXISTS || k > 1000)
+            break;
+    }
+    if (!st)
+        st = c->create(c, name, &none, PRT_PHASE_BUILD, &plugin);
+    if (!st && !plugin)
+        st = PRT_ERR_PLUGIN;
+    if (!st) {
+        st = prt_network_add_plugin(imp->net, &src, 1, NULL, 0, plugin, &layer);
+        if (st)
+            plugin->vt->runtime->destroy(plugin);
+    }
+    if (!st)
+        st = prt_network_get_layer_output(imp->net, layer, 0, &t);
+    if (!st)
+        st = onnx_claim_name(imp, name);
+    if (!st)
+        st = prt_network_set_tensor_name(imp->net, t, name);
+    if (st)
+        return onnx_error_wrap(st, "graph output '%s' (a constant)", name);
+    *out_tensor = t;
+    return PRT_OK;
+}

@@ -1,0 +1,457 @@
+/* The parser object and the walk over a model: version checks, graph inputs,
+ * initializers (made into constants when first used), nodes in topological
+ * order, graph outputs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* The default-domain opsets the importer accepts. 7 is where broadcasting
+ * became the numpy rule for every elementwise op; the newest is that of the
+ * onnx.proto compiled in (set by src/onnx/CMakeLists.txt). */
+#define MIN_OPSET 7
+#ifndef PRT_ONNX_MAX_OPSET
+#define PRT_ONNX_MAX_OPSET 17
+#endif
+/* IR version 3 added opset_import to ModelProto. */
+#define MIN_IR_VERSION 3
+
+prt_status prt_onnx_parser_create(const prt_registry *reg, prt_onnx_parser **out)
+{
+    prt_onnx_parser *p;
+    if (!out)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "prt_onnx_parser_create: out is NULL");
+    p = calloc(1, sizeof *p);
+    if (!p)
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parser_create: out of memory");
+    p->reg = reg;
+    *out = p;
+    return PRT_OK;
+}
+
+static void mapping_free(onnx_mapping *m)
+{
+    free(m->op_type);
+    free(m->plugin_namespace);
+    free(m->plugin_name);
+    free(m->plugin_version);
+}
+
+void prt_onnx_parser_destroy(prt_onnx_parser *parser)
+{
+    if (!parser)
+        return;
+    for (int32_t i = 0; i < parser->nb_maps; i++)
+        mapping_free(&parser->maps[i]);
+    free(parser->maps);
+    free(parser);
+}
+
+prt_status prt_onnx_map_op(prt_onnx_parser *parser, const char *op_type,
+                           const char *plugin_namespace, const char *plugin_name,
+                           const char *plugin_version)
+{
+    onnx_mapping m;
+    int32_t i;
+    if (!parser || !op_type || !op_type[0] || !plugin_name || !plugin_name[0])
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_onnx_map_op: parser, op_type and plugin_name are "
+                          "required");
+    m.op_type = strdup(op_type);
+    m.plugin_namespace = strdup(plugin_namespace ? plugin_namespace : "");
+    m.plugin_name = strdup(plugin_name);
+    m.plugin_version = strdup(plugin_version && plugin_version[0] ? plugin_version : "1");
+    if (!m.op_type || !m.plugin_namespace || !m.plugin_name || !m.plugin_version) {
+        mapping_free(&m);
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_map_op: out of memory");
+    }
+    for (i = 0; i < parser->nb_maps; i++)
+        if (strcmp(parser->maps[i].op_type, op_type) == 0)
+            break;
+    if (i == parser->nb_maps) {
+        if (parser->nb_maps == parser->cap_maps) {
+            int32_t cap = parser->cap_maps ? parser->cap_maps * 2 : 8;
+            onnx_mapping *grown = realloc(parser->maps, sizeof *grown * (size_t)cap);
+            if (!grown) {
+                mapping_free(&m);
+                return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_map_op: out of memory");
+            }
+            parser->maps = grown;
+            parser->cap_maps = cap;
+        }
+        parser->nb_maps++;
+    } else {
+        mapping_free(&parser->maps[i]);
+    }
+    parser->maps[i] = m;
+    return PRT_OK;
+}
+
+/* ---- values -------------------------------------------------------------------- */
+
+prt_status onnx_value_add(onnx_import *imp, const char *name, int32_t kind,
+                          int32_t tensor, const Onnx__TensorProto *init,
+                          const char *who)
+{
+    int32_t idx;
+    if (onnx_names_get(&imp->names, name, &idx) == 0)
+        return onnx_error(PRT_ERR_MALFORMED, "%s: the name '%s' is defined twice", who,
+                          name);
+    if (imp->nb_values == imp->cap_values) {
+        int32_t cap = imp->cap_values ? imp->cap_values * 2 : 64;
+        onnx_value *grown = realloc(imp->values, sizeof *grown * (size_t)cap);
+        if (!grown)
+            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
+        imp->values = grown;
+        imp->cap_values = cap;
+    }
+    imp->values[imp->nb_values].name = name;
+    imp->values[imp->nb_values].kind = kind;
+    imp->values[imp->nb_values].tensor = tensor;
+    imp->values[imp->nb_values].init = init;
+    if (onnx_names_put(&imp->names, name, imp->nb_values))
+        return PRT_ERR_OUT_OF_MEMORY;
+    imp->nb_values++;
+    return PRT_OK;
+}
+
+prt_status onnx_value_tensor(onnx_import *imp, const char *name, int32_t *out_tensor)
+{
+    int32_t idx;
+    onnx_value *v;
+    if (onnx_names_get(&imp->names, name, &idx) != 0)
+        return onnx_error(PRT_ERR_NOT_FOUND, "nothing in the graph is named '%s'", name);
+    v = &imp->values[idx];
+    if (v->tensor < 0 && v->init) {
+        /* An initializer (or a Constant's tensor) becomes a constant on
+         * first use, so an unused one of a type plugrt lacks does not stop
+         * the import. */
+        onnx_tensor t;
+        char what[512];
+        prt_status st;
+        snprintf(what, sizeof what, "constant '%s'", name);
+        st = onnx_tensor_load(v->init, imp->base_dir, what, &t);
+        if (st)
+            return st;
+        st = onnx_add_constant(imp, name, &t, &v->tensor);
+        onnx_tensor_free(&t);
+        if (st) {
+            v->tensor = -1;
+            return onnx_error_wrap(st, "%s", what);
+        }
+    }
+    if (v->tensor < 0)
+        return onnx_error(PRT_ERR_INTERNAL, "'%s' is used before it is made", name);
+    *out_tensor = v->tensor;
+    return PRT_OK;
+}
+
+prt_status onnx_add_constant(onnx_import *imp, const char *name, const onnx_tensor *t,
+                             int32_t *out_tensor)
+{
+    prt_status st =
+        prt_network_add_constant(imp->net, name, t->dtype, &t->dims, t->data, out_tensor);
+    if (st == PRT_ERR_ALREADY_EXISTS) {
+        st = onnx_claim_name(imp, name);
+        if (!st)
+            st = prt_network_add_constant(imp->net, name, t->dtype, &t->dims, t->data,
+                                          out_tensor);
+    }
+    return st;
+}
+
+/* ---- the model ------------------------------------------------------------------- */
+
+/* Names a graph input before any tensor is made, so that nodes can be
+ * ordered and chosen first (an op nothing serves is reported before an input
+ * of an unsupported type). An input that is also an initializer is a
+ * constant with a default value; plugrt treats it as the constant, as
+ * TensorRT does. */
+static prt_status register_graph_input(onnx_import *imp, const Onnx__ValueInfoProto *vi)
+{
+    const char *name = onnx_str(vi->name);
+    int32_t idx;
+    if (!name[0])
+        return onnx_error(PRT_ERR_MALFORMED, "a graph input has no name");
+    if (onnx_names_get(&imp->names, name, &idx) == 0) {
+        if (imp->values[idx].init)
+            return PRT_OK;
+        return onnx_error(PRT_ERR_MALFORMED, "graph input '%s' is listed twice", name);
+    }
+    return onnx_value_add(imp, name, ONNX_VALUE_INPUT, -1, NULL, "graph inputs");
+}
+
+static prt_status add_graph_input(onnx_import *imp, const Onnx__ValueInfoProto *vi)
+{
+    const char *name = onnx_str(vi->name);
+    const Onnx__TypeProto__Tensor *tt;
+    prt_dims dims;
+    int32_t dtype, idx;
+    char what[512];
+    prt_status st;
+    snprintf(what, sizeof what, "graph input '%s'", name);
+    if (onnx_names_get(&imp->names, name, &idx) != 0 ||
+        imp->values[idx].kind != ONNX_VALUE_INPUT)
+        return PRT_OK; /* an initializer */
+    if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+        return onnx_error(PRT_ERR_UNSUPPORTED, "%s: only tensor inputs are supported%s",
+                          what, vi->type ? " (not sequences, maps or optionals)" : "");
+    tt = vi->type->tensor_type;
+    if (!tt || !tt->has_elem_type)
+        return onnx_error(PRT_ERR_MALFORMED, "%s has no element type", what);
+    st = onnx_dtype_from_onnx(tt->elem_type, what, &dtype);
+    if (st)
+        return st;
+    if (!tt->shape)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s has no shape; plugrt needs at least its rank", what);
+    if (tt->shape->n_dim > PRT_MAX_DIMS)
+        return onnx_error(PRT_ERR_UNSUPPORTED, "%s: rank %zu is over plugrt's %d", what,
+                          tt->shape->n_dim, PRT_MAX_DIMS);
+    dims.nb_dims = (int32_t)tt->shape->n_dim;
+    for (size_t i = 0; i < tt->shape->n_dim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+        /* dim_param, no value, or a negative value: known only at run time. */
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+            d->dim_value >= 0)
+            dims.d[i] = d->dim_value;
+        else
+            dims.d[i] = -1;
+    }
+    st = prt_network_add_input(imp->net, name, dtype, &dims, &imp->values[idx].tensor);
+    if (st)
+        return onnx_error_wrap(st, "%s", what);
+    return PRT_OK;
+}
+
+/* Chooses every node's creator. When an op has none, the error names the
+ * first such node and lists the other ops that lack one too, so a user sees
+ * at once everything a model needs. */
+static prt_status choose_all(onnx_import *imp, const int32_t *order, onnx_choice *choices)
+{
+    enum { MAX_LISTED = 32 };
+    const Onnx__GraphProto *g = imp->graph;
+    const char *listed[MAX_LISTED];
+    char first[2048], others[1024];
+    size_t pos = 0;
+    int nb_listed = 0;
+    prt_status st = PRT_OK;
+    others[0] = '\0';
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *node = g->node[order[i]];
+        const char *op = onnx_str(node->op_type);
+        int seen = 0;
+        prt_status s = onnx_choose(imp, node, order[i], &choices[i]);
+        if (!s)
+            continue;
+        if (!st && s != PRT_ERR_UNSUPPORTED)
+            return s;
+        if (s != PRT_ERR_UNSUPPORTED)
+            continue; /* already failing; only unserved ops are listed */
+        if (!st) {
+            st = s;
+            snprintf(first, sizeof first, "%s", prt_last_error());
+        }
+        for (int k = 0; k < nb_listed; k++)
+            seen |= strcmp(listed[k], op) == 0;
+        if (seen || nb_listed == MAX_LISTED)
+            continue;
+        if (nb_listed > 0 && pos < sizeof others)
+            pos += (size_t)snprintf(others + pos, sizeof others - pos, "%s%s",
+                                    nb_listed > 1 ? ", " : "", op);
+        listed[nb_listed++] = op;
+    }
+    if (!st)
+        return PRT_OK;
+    if (nb_listed > 1)
+        return onnx_error(st, "%s (other ops that nothing serves: %s%s)", first, others,
+                          nb_listed == MAX_LISTED ? ", ..." : "");
+    return onnx_error(st, "%s", first);
+}
+
+static prt_status import_graph(onnx_import *imp)
+{
+    const Onnx__GraphProto *g = imp->graph;
+    int32_t *order = NULL;
+    onnx_choice *choices = NULL;
+    prt_status st = PRT_OK;
+
+    if (g->n_sparse_initializer)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "sparse initializers are not supported ('%s')",
+                          onnx_str(g->sparse_initializer[0]->values
+                                       ? g->sparse_initializer[0]->values->name
+                                       : NULL));
+    for (size_t i = 0; i < g->n_initializer && !st; i++) {
+        const char *name = onnx_str(g->initializer[i]->name);
+        if (!name[0])
+            return onnx_error(PRT_ERR_MALFORMED, "initializer %zu has no name", i);
+        st = onnx_value_add(imp, name, ONNX_VALUE_CONSTANT, -1, g->initializer[i],
+                            "initializers");
+    }
+    for (size_t i = 0; i < g->n_input && !st; i++)
+        st = register_graph_input(imp, g->input[i]);
+    if (st)
+        return st;
+    if (g->n_node > (size_t)INT32_MAX / 2)
+        return onnx_error(PRT_ERR_UNSUPPORTED, "the graph has too many nodes");
+
+    order = malloc(sizeof *order * (g->n_node + 1));
+    choices = malloc(sizeof *choices * (g->n_node + 1));
+    if (!order || !choices) {
+        free(order);
+        free(choices);
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
+    }
+    st = onnx_graph_order(g, &imp->names, order);
+    if (!st)
+        st = choose_all(imp, order, choices);
+    for (size_t i = 0; i < g->n_input && !st; i++)
+        st = add_graph_input(imp, g->input[i]);
+    for (size_t i = 0; i < g->n_node && !st; i++)
+        st = onnx_import_node(imp, g->node[order[i]], order[i], &choices[i]);
+    free(order);
+    free(choices);
+    if (st)
+        return st;
+
+    if (g->n_output == 0)
+        return onnx_error(PRT_ERR_MALFORMED, "the graph has no outputs");
+    for (size_t i = 0; i < g->n_output; i++) {
+        const char *name = onnx_str(g->output[i]->name);
+        int32_t t, idx;
+        if (onnx_names_get(&imp->names, name, &idx) != 0)
+            return onnx_error(PRT_ERR_MALFORMED,
+                              "graph output '%s' is not produced by any node", name);
+        if (imp->values[idx].kind == ONNX_VALUE_INPUT)
+            return onnx_error(PRT_ERR_UNSUPPORTED,
+                              "graph output '%s' is also a graph input; engine inputs "
+                              "and outputs need distinct names",
+                              name);
+        st = onnx_value_tensor(imp, name, &t);
+        if (!st && imp->values[idx].kind == ONNX_VALUE_CONSTANT) {
+            /* Once per name: a later mention finds the copy. */
+            st = onnx_output_constant(imp, name, t, &t);
+            if (!st) {
+                imp->values[idx].kind = ONNX_VALUE_NODE;
+                imp->values[idx].tensor = t;
+            }
+        }
+        if (!st)
+            st = prt_network_mark_output(imp->net, t);
+        if (st)
+            return onnx_error_wrap(st, "graph output '%s'", name);
+    }
+    return PRT_OK;
+}
+
+static prt_status check_versions(const Onnx__ModelProto *m, int64_t *out_opset)
+{
+    int found = 0;
+    int64_t opset = 0;
+    if (!m->has_ir_version || m->ir_version < MIN_IR_VERSION)
+        return onnx_error(PRT_ERR_VERSION,
+                          "the model's IR version is %lld; plugrt reads IR version "
+                          "%d and later",
+                          (long long)m->ir_version, MIN_IR_VERSION);
+    for (size_t i = 0; i < m->n_opset_import; i++) {
+        const char *d = onnx_str(m->opset_import[i]->domain);
+        if (!d[0] || strcmp(d, "ai.onnx") == 0) {
+            if (found && m->opset_import[i]->version != opset)
+                return onnx_error(PRT_ERR_MALFORMED,
+                                  "the model imports the default domain twice, as "
+                                  "opsets %lld and %lld",
+                                  (long long)opset,
+                                  (long long)m->opset_import[i]->version);
+            found = 1;
+            opset = m->opset_import[i]->version;
+        }
+    }
+    /* A model of custom-domain ops alone need not import the default
+     * domain; then opset stays 0 and the importer table is not used. */
+    if (found && (opset < MIN_OPSET || opset > PRT_ONNX_MAX_OPSET))
+        return onnx_error(PRT_ERR_VERSION,
+                          "the model imports default-domain opset %lld; plugrt "
+                          "supports opsets %d to %d",
+                          (long long)opset, MIN_OPSET, PRT_ONNX_MAX_OPSET);
+    *out_opset = opset;
+    return PRT_OK;
+}
+
+prt_status prt_onnx_parse_bytes(prt_onnx_parser *parser, const void *bytes, size_t size,
+                                const char *base_dir, prt_network **out)
+{
+    ProtobufCMessage *msg = NULL;
+    const Onnx__ModelProto *model;
+    onnx_import imp;
+    prt_status st;
+    if (!parser || (!bytes && size) || !out)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "prt_onnx_parse_bytes: NULL argument");
+    st = onnx_unpack(&onnx__model_proto__descriptor, bytes, size, "ONNX model", &msg);
+    if (st)
+        return st;
+    model = (const Onnx__ModelProto *)msg;
+    memset(&imp, 0, sizeof imp);
+    imp.parser = parser;
+    imp.base_dir = base_dir;
+    imp.graph = model->graph;
+    st = check_versions(model, &imp.opset);
+    if (!st && !model->graph)
+        st = onnx_error(PRT_ERR_MALFORMED, "the model has no graph");
+    if (!st) {
+        st = prt_network_create(&imp.net);
+        if (st)
+            st = onnx_error_wrap(st, "ONNX import");
+    }
+    if (!st)
+        st = import_graph(&imp);
+    if (st) {
+        prt_network_destroy(imp.net);
+        imp.net = NULL;
+    }
+    free(imp.values);
+    onnx_names_free(&imp.names);
+    protobuf_c_message_free_unpacked(msg, NULL);
+    if (!st)
+        *out = imp.net;
+    return st;
+}
+
+prt_status prt_onnx_parse_file(prt_onnx_parser *parser, const char *path,
+                               prt_network **out)
+{
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    char *dir;
+    const char *slash;
+    prt_status st;
+    if (!parser || !path || !out)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "prt_onnx_parse_file: NULL argument");
+    st = onnx_read_file(path, "ONNX model", &bytes, &size);
+    if (st)
+        return st;
+    /* External data lives next to the model. */
+    slash = strrchr(path, '/');
+    if (!slash)
+        dir = strdup(".");
+    else if (slash == path)
+        dir = strdup("/");
+    else {
+        dir = malloc((size_t)(slash - path) + 1);
+        if (dir) {
+            memcpy(dir, path, (size_t)(slash - path));
+            dir[slash - path] = '\0';
+        }
+    }
+    if (!dir) {
+        free(bytes);
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parse_file: out of memory");
+    }
+    st = prt_onnx_parse_bytes(parser, bytes, size, dir, out);
+    if (st)
+        st = onnx_error_wrap(st, "%s", path);
+    free(dir);
+    free(bytes);
+    return st;
+}

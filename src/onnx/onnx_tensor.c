@@ -1,0 +1,370 @@
+/* ONNX TensorProto -> dtype, dims and dense data in plugrt's layout, from
+ * typed fields, raw_data or an external data file; and the reader of
+ * serialized TensorProto files (prt_onnx_read_tensor_file). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* raw_data and external data are little-endian byte images that are copied
+ * as they are. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the ONNX importer copies little-endian tensor bytes as they are"
+#endif
+
+const char *onnx_elem_type_name(int32_t t)
+{
+    /* TensorProto.DataType, in the order onnx.proto numbers them. */
+    static const char *const names[] = {
+        "UNDEFINED", "FLOAT",     "UINT8",      "INT8",   "UINT16",
+        "INT16",     "INT32",     "INT64",      "STRING", "BOOL",
+        "FLOAT16",   "DOUBLE",    "UINT32",     "UINT64", "COMPLEX64",
+        "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
+        "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
+    if (t < 0 || t >= (int32_t)(sizeof names / sizeof names[0]))
+        return "unknown";
+    return names[t];
+}
+
+prt_status onnx_dtype_from_onnx(int32_t t, const char *what, int32_t *out)
+{
+    switch (t) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: *out = PRT_FLOAT32; return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: *out = PRT_FLOAT16; return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: *out = PRT_BFLOAT16; return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: *out = PRT_INT8; return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: *out = PRT_UINT8; return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: *out = PRT_INT32; return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *out = PRT_INT64; return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = PRT_BOOL; return PRT_OK;
+    default:
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s: ONNX element type %s (%d) is not supported "
+                          "(plugrt has float32, float16, bfloat16, int8, uint8, "
+                          "int32, int64, bool)",
+                          what, onnx_elem_type_name(t), (int)t);
+    }
+}
+
+void onnx_tensor_free(onnx_tensor *t)
+{
+    if (!t)
+        return;
+    free(t->data);
+    t->data = NULL;
+}
+
+/* ---- external data --------------------------------------------------------- */
+
+/* A decimal uint64 with nothing else around it. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!s || !*s)
+        return 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
+            return 0;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+/* A location must stay below base_dir: relative, with no ".." component.
+ * Backslashes count as separators too, so a model written on Windows cannot
+ * smuggle a "..\\" past the check. */
+static int location_is_safe(const char *loc)
+{
+    const char *p = loc;
+    if (!*loc || loc[0] == '/' || loc[0] == '\\')
+        return 0;
+    while (*p) {
+        size_t n = strcspn(p, "/\\");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return 0;
+        p += n;
+        if (*p)
+            p++;
+    }
+    return 1;
+}
+
+static prt_status load_external(const Onnx__TensorProto *t, const char *base_dir,
+                                const char *what, size_t bytes, void *dst)
+{
+    const char *location = NULL;
+    uint64_t offset = 0, length = bytes;
+    char *path;
+    size_t n;
+    FILE *f;
+    off_t end;
+    for (size_t i = 0; i < t->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *e = t->external_data[i];
+        const char *k = onnx_str(e->key), *v = onnx_str(e->value);
+        if (strcmp(k, "location") == 0) {
+            location = v;
+        } else if (strcmp(k, "offset") == 0) {
+            if (!parse_u64(v, &offset))
+                return onnx_error(PRT_ERR_MALFORMED,
+                                  "%s: external data offset '%s' is not a number",
+                                  what, v);
+        } else if (strcmp(k, "length") == 0) {
+            if (!parse_u64(v, &length))
+                return onnx_error(PRT_ERR_MALFORMED,
+                                  "%s: external data length '%s' is not a number",
+                                  what, v);
+        } /* "checksum" and keys of later versions are not needed to read. */
+    }
+    if (!location)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: external data without a 'location' entry", what);
+    if (!location_is_safe(location))
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: external data location '%s' must be a relative "
+                          "path without '..' components",
+                          what, location);
+    if (length != bytes)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: external data length is %llu bytes; its dims and "
+                          "type need %zu",
+                          what, (unsigned long long)length, bytes);
+    if (!base_dir)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                          "%s: data lives in the external file '%s', but no base "
+                          "directory was given to find it in",
+                          what, location);
+    n = strlen(base_dir) + strlen(location) + 2;
+    path = malloc(n);
+    if (!path)
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+    snprintf(path, n, "%s/%s", base_dir, location);
+    f = fopen(path, "rb");
+    if (!f) {
+        prt_status st = onnx_error(PRT_ERR_IO, "%s: cannot open external data file '%s': %s",
+                                   what, path, strerror(errno));
+        free(path);
+        return st;
+    }
+    if (fseeko(f, 0, SEEK_END) != 0 || (end = ftello(f)) < 0) {
+        fclose(f);
+        free(path);
+        return onnx_error(PRT_ERR_IO, "%s: cannot seek in external data file", what);
+    }
+    if (offset > (uint64_t)end || (uint64_t)end - offset < bytes) {
+        prt_status st = onnx_error(
+            PRT_ERR_MALFORMED,
+            "%s: external data file '%s' has %lld bytes; the tensor needs %zu "
+            "bytes at offset %llu",
+            what, path, (long long)end, bytes, (unsigned long long)offset);
+        fclose(f);
+        free(path);
+        return st;
+    }
+    if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
+        (bytes && fread(dst, 1, bytes, f) != bytes)) {
+        prt_status st = onnx_error(PRT_ERR_IO, "%s: reading external data file '%s' failed",
+                                   what, path);
+        fclose(f);
+        free(path);
+        return st;
+    }
+    fclose(f);
+    free(path);
+    return PRT_OK;
+}
+
+/* ---- typed fields ------------------------------------------------------------ */
+
+/* int32_data carries every type narrower than 32 bits; each value must fit. */
+static prt_status from_int32_data(const Onnx__TensorProto *t, int32_t dtype,
+                                  const char *what, size_t count, void *dst)
+{
+    int64_t lo, hi;
+    switch (dtype) {
+    case PRT_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
+    case PRT_UINT8: lo = 0; hi = UINT8_MAX; break;
+    case PRT_BOOL: lo = 0; hi = 1; break;
+    case PRT_FLOAT16:
+    case PRT_BFLOAT16: lo = 0; hi = UINT16_MAX; break; /* the bits */
+    default: lo = INT32_MIN; hi = INT32_MAX; break;
+    }
+    for (size_t i = 0; i < count; i++) {
+        int32_t v = t->int32_data[i];
+        if (v < lo || v > hi)
+            return onnx_error(PRT_ERR_MALFORMED,
+                              "%s: int32_data[%zu] = %d does not fit %s", what, i,
+                              (int)v, prt_dtype_name(dtype));
+        switch (dtype) {
+        case PRT_INT8: ((int8_t *)dst)[i] = (int8_t)v; break;
+        case PRT_UINT8:
+        case PRT_BOOL: ((uint8_t *)dst)[i] = (uint8_t)v; break;
+        case PRT_FLOAT16:
+        case PRT_BFLOAT16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
+        default: ((int32_t *)dst)[i] = v; break;
+        }
+    }
+    return PRT_OK;
+}
+
+prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
+                            const char *what, onnx_tensor *out)
+{
+    onnx_tensor r;
+    size_t esize, count = 1;
+    prt_status st;
+    memset(&r, 0, sizeof r);
+    if (!t->has_data_type)
+        return onnx_error(PRT_ERR_MALFORMED, "%s: tensor has no data_type", what);
+    st = onnx_dtype_from_onnx(t->data_type, what, &r.dtype);
+    if (st)
+        return st;
+    esize = prt_dtype_size(r.dtype);
+    if (t->n_dims > PRT_MAX_DIMS)
+        return onnx_error(PRT_ERR_UNSUPPORTED, "%s: rank %zu is over plugrt's %d",
+                          what, t->n_dims, PRT_MAX_DIMS);
+    r.dims.nb_dims = (int32_t)t->n_dims;
+    for (size_t i = 0; i < t->n_dims; i++) {
+        if (t->dims[i] < 0)
+            return onnx_error(PRT_ERR_MALFORMED, "%s: dim %zu is %lld", what, i,
+                              (long long)t->dims[i]);
+        /* Keep count * esize within what a protobuf could hold, so the
+         * checks below cannot overflow. */
+        if (t->dims[i] && count > ((size_t)1 << 48) / (size_t)t->dims[i])
+            return onnx_error(PRT_ERR_MALFORMED, "%s: too many elements", what);
+        count *= (size_t)t->dims[i];
+        r.dims.d[i] = t->dims[i];
+    }
+    if (t->segment)
+        return onnx_error(PRT_ERR_UNSUPPORTED, "%s: segmented tensors are not supported",
+                          what);
+    r.bytes = count * esize;
+
+    if (t->has_data_location &&
+        t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        /* Allocation is bounded by the file's size, checked before reading;
+         * a bogus 2^48-byte claim fails in malloc or in that check. */
+        r.data = malloc(r.bytes ? r.bytes : 1);
+        if (!r.data)
+            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)",
+                              what, r.bytes);
+        st = load_external(t, base_dir, what, r.bytes, r.data);
+        if (st) {
+            free(r.data);
+            return st;
+        }
+        *out = r;
+        return PRT_OK;
+    }
+
+    if (t->has_raw_data && t->raw_data.len > 0) {
+        if (t->raw_data.len != r.bytes)
+            return onnx_error(PRT_ERR_MALFORMED,
+                              "%s: raw_data has %zu bytes; %s with %zu elements "
+                              "needs %zu",
+                              what, t->raw_data.len, prt_dtype_name(r.dtype), count,
+                              r.bytes);
+        r.data = malloc(r.bytes);
+        if (!r.data)
+            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+        memcpy(r.data, t->raw_data.data, r.bytes);
+        *out = r;
+        return PRT_OK;
+    }
+
+    /* Typed fields. The count must match, which also bounds the allocation
+     * by the size of the message. */
+    {
+        size_t have;
+        const char *field;
+        switch (r.dtype) {
+        case PRT_FLOAT32: have = t->n_float_data; field = "float_data"; break;
+        case PRT_INT64: have = t->n_int64_data; field = "int64_data"; break;
+        default: have = t->n_int32_data; field = "int32_data"; break;
+        }
+        if (have != count)
+            return onnx_error(PRT_ERR_MALFORMED,
+                              "%s: %s tensor of %zu elements has %zu values in %s "
+                              "(and no raw_data)",
+                              what, prt_dtype_name(r.dtype), count, have, field);
+        r.data = malloc(r.bytes ? r.bytes : 1);
+        if (!r.data)
+            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+        if (r.dtype == PRT_FLOAT32) {
+            if (count)
+                memcpy(r.data, t->float_data, r.bytes);
+        } else if (r.dtype == PRT_INT64) {
+            if (count)
+                memcpy(r.data, t->int64_data, r.bytes);
+        } else {
+            st = from_int32_data(t, r.dtype, what, count, r.data);
+            if (st) {
+                free(r.data);
+                return st;
+            }
+        }
+    }
+    *out = r;
+    return PRT_OK;
+}
+
+/* ---- TensorProto files ------------------------------------------------------- */
+
+prt_status prt_onnx_read_tensor_file(const char *path, char **out_name,
+                                     int32_t *out_dtype, prt_dims *out_dims,
+                                     void **out_data)
+{
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    ProtobufCMessage *m = NULL;
+    const Onnx__TensorProto *t;
+    onnx_tensor tensor;
+    char *dir, *slash, *name;
+    char what[512];
+    prt_status st;
+    if (!path || !out_name || !out_dtype || !out_dims || !out_data)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_onnx_read_tensor_file: NULL argument");
+    st = onnx_read_file(path, "tensor file", &bytes, &size);
+    if (st)
+        return st;
+    snprintf(what, sizeof what, "tensor file '%s'", path);
+    st = onnx_unpack(&onnx__tensor_proto__descriptor, bytes, size, what, &m);
+    free(bytes);
+    if (st)
+        return st;
+    t = (const Onnx__TensorProto *)m;
+    if (t->name && t->name[0])
+        snprintf(what, sizeof what, "tensor '%s' in file '%s'", t->name, path);
+    /* External data of a .pb lives next to it. */
+    dir = strdup(path);
+    if (!dir) {
+        protobuf_c_message_free_unpacked(m, NULL);
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+    }
+    slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        strcpy(dir, ".");
+    st = onnx_tensor_load(t, slash == dir ? "/" : dir, what, &tensor);
+    free(dir);
+    if (st) {
+        protobuf_c_message_free_unpacked(m, NULL);
+        return st;
+    }
+    /* prt_free is free(): the caller frees both with it. */
+    name = strdup(onnx_str(t->name));
+    protobuf_c_message_free_unpacked(m, NULL);
+    if (!name) {
+        onnx_tensor_free(&tensor);
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+    }
+    *out_name = name;
+    *out_dtype = tensor.dtype;
+    *out_dims = tensor.dims;
+    *out_data = tensor.data;
+    return PRT_OK;
+}
