@@ -23,7 +23,8 @@ prt_status base_error(prt_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(error_msg, sizeof error_msg, fmt, ap);
     va_end(ap);
-    base_log(PRT_SEV_ERROR, "%s", error_msg);
+    /* Not logged: the caller gets the status and decides (many errors are
+     * handled inside plugrt, e.g. a lookup that falls back). */
     return status;
 }
 
@@ -95,7 +96,6 @@ static void host_set_error(void *host, prt_status status, const char *message)
     (void)host;
     (void)status;
     snprintf(error_msg, sizeof error_msg, "%s", message ? message : "(null)");
-    base_log(PRT_SEV_ERROR, "%s", error_msg);
 }
 
 static const prt_host_services host_services = {

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# `plugrt inspect` on a built plan: the plugin's key, library and fields, the
+# data-dependent output, the memory plan; --json parses and says the same.
+. "$(dirname "$0")/common.sh"
+
+have_onnx || skip "plugrt was built without the ONNX importer"
+expect_rc 0 make_model "$PYTHON" "$SRC/make_nonzero_model.py" model || finish
+expect_rc 0 build "$PLUGRT" build model/model.onnx -o model.plan \
+  --min-shapes X:1x1 --opt-shapes X:8x8 --max-shapes X:16x16 || finish
+
+expect_rc 0 inspect "$PLUGRT" inspect model.plan && {
+  expect_grep "NonZeroPlugin@1" inspect.out "plugin key"
+  expect_grep "library: .*libplugrt_plugins.*content hash [0-9a-f]{16}" inspect.out "library"
+  expect_grep "rowOrder int32\[1\] = 1" inspect.out "rowOrder field"
+  expect_grep "output Y +int32 +\?x2 +data-dependent dim 0" inspect.out "Y's data-dependent dim"
+  expect_grep "output K +int64 +scalar" inspect.out "size tensor K"
+  expect_grep "Memory plan" inspect.out
+}
+
+expect_rc 0 inspect_json "$PLUGRT" inspect model.plan --json &&
+  expect_rc 0 json_parse "$PYTHON" - inspect_json.out <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+layers = d["layers"]
+nz = [l for l in layers if l["plugin"] == "NonZeroPlugin"]
+assert len(nz) == 1, layers
+nz = nz[0]
+assert nz["key"] == "NonZeroPlugin@1" and nz["namespace"] == "" and nz["version"] == "1", nz
+assert "libplugrt_plugins" in nz["library"], nz
+assert len(nz["library_hash"]) == 16, nz
+fields = {f["name"]: f for f in nz["fields"]}
+assert fields["rowOrder"]["type"] == "int32" and fields["rowOrder"]["value"] == [1], fields
+io = {t["name"]: t for t in d["io"]}
+assert io["X"]["is_input"] and io["X"]["dims"] == [-1, -1], io
+assert io["Y"]["data_dependent_dims"] == [0] and io["Y"]["dims"][1] == 2, io
+assert io["K"]["dims"] == [], io
+mem = d["memory"]
+assert mem["device_memory_bytes"] >= mem["arena_bytes"] >= 0, mem
+for a in mem["activations"]:
+    assert a["offset"] >= 0 and a["offset"] + a["bytes"] <= mem["arena_bytes"], a
+EOF
+
+# A plan whose plugin library is not loaded names the plugin and says what
+# to do.
+expect_rc 1 no_lib "$PLUGRT" inspect model.plan --no-default-plugins &&
+  expect_grep "NonZeroPlugin" no_lib.err && expect_grep "\-\-plugins" no_lib.err
+
+finish

@@ -1,0 +1,148 @@
+/* Threads, a start gate and latency percentiles. */
+#include "bench.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The start line: workers check in after their warmup and wait for `go`,
+ * which the main thread gives once every started worker has checked in. */
+struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int ready, go;
+};
+
+typedef struct worker {
+    prt_context *ctx;
+    int index, warmup, iterations;
+    double *lat_ms; /* iterations entries */
+    struct gate *gate;
+    prt_status status;
+    int failed_at; /* iteration (negative: warmup) */
+    char error[1024];
+} worker;
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    for (int i = 0; i < w->warmup && !w->status; i++) {
+        w->status = prt_context_enqueue(w->ctx, NULL);
+        w->failed_at = i - w->warmup;
+    }
+    if (w->status)
+        snprintf(w->error, sizeof w->error, "%s", prt_last_error());
+    /* Check in even after a failure, or the main thread would wait forever. */
+    pthread_mutex_lock(&w->gate->lock);
+    w->gate->ready++;
+    pthread_cond_broadcast(&w->gate->cond);
+    while (!w->gate->go)
+        pthread_cond_wait(&w->gate->cond, &w->gate->lock);
+    pthread_mutex_unlock(&w->gate->lock);
+    for (int i = 0; i < w->iterations && !w->status; i++) {
+        double t0 = cli_now();
+        w->status = prt_context_enqueue(w->ctx, NULL);
+        w->lat_ms[i] = (cli_now() - t0) * 1e3;
+        w->failed_at = i;
+        if (w->status)
+            snprintf(w->error, sizeof w->error, "%s", prt_last_error());
+    }
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted values. */
+static double percentile(const double *v, int64_t n, double q)
+{
+    int64_t k = (int64_t)(q * (double)n + 0.999999999);
+    if (k < 1)
+        k = 1;
+    if (k > n)
+        k = n;
+    return v[k - 1];
+}
+
+int cli_bench_run(prt_context *const *contexts, int nb_threads, int warmup, int iterations,
+                  cli_bench_stats *stats)
+{
+    worker *w = calloc((size_t)nb_threads, sizeof *w);
+    pthread_t *tid = calloc((size_t)nb_threads, sizeof *tid);
+    double *lat = calloc((size_t)nb_threads * (size_t)iterations, sizeof *lat);
+    struct gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+    int started = 0, rc = CLI_FAIL;
+    double t0, t1, sum = 0.0;
+    int64_t n = (int64_t)nb_threads * iterations;
+    if (!w || !tid || !lat) {
+        cli_error("out of memory for %d threads", nb_threads);
+        free(w);
+        free(tid);
+        free(lat);
+        return CLI_FAIL;
+    }
+    for (int t = 0; t < nb_threads; t++) {
+        w[t].ctx = contexts[t];
+        w[t].index = t;
+        w[t].warmup = warmup;
+        w[t].iterations = iterations;
+        w[t].lat_ms = lat + (size_t)t * (size_t)iterations;
+        w[t].gate = &gate;
+        if (pthread_create(&tid[t], NULL, worker_main, &w[t]) != 0) {
+            w[t].status = PRT_ERR_INTERNAL;
+            w[t].failed_at = -warmup - 1;
+            snprintf(w[t].error, sizeof w[t].error, "cannot start the thread");
+            break;
+        }
+        started++;
+    }
+    if (nb_threads > 1 || warmup > 0)
+        cli_progress("running %d iteration(s) on %d thread(s)", iterations, nb_threads);
+    pthread_mutex_lock(&gate.lock);
+    while (gate.ready < started)
+        pthread_cond_wait(&gate.cond, &gate.lock);
+    /* The clock starts before the gate opens: a worker may run before this
+     * thread is scheduled again. */
+    t0 = cli_now();
+    gate.go = 1;
+    pthread_cond_broadcast(&gate.cond);
+    pthread_mutex_unlock(&gate.lock);
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+    t1 = cli_now();
+    cli_progress_clear();
+    for (int t = 0; t < nb_threads; t++)
+        if (w[t].status) {
+            if (w[t].failed_at < -warmup)
+                cli_error("thread %d: %s", t, w[t].error);
+            else if (w[t].failed_at < 0)
+                cli_error("thread %d, warmup run %d: %s [%s]", t, w[t].failed_at + warmup,
+                          w[t].error, prt_status_name(w[t].status));
+            else
+                cli_error("thread %d, run %d: %s [%s]", t, w[t].failed_at, w[t].error,
+                          prt_status_name(w[t].status));
+            goto done;
+        }
+    qsort(lat, (size_t)n, sizeof *lat, cmp_double);
+    for (int64_t i = 0; i < n; i++)
+        sum += lat[i];
+    stats->samples = n;
+    stats->min_ms = lat[0];
+    stats->max_ms = lat[n - 1];
+    stats->median_ms = n % 2 ? lat[n / 2] : 0.5 * (lat[n / 2 - 1] + lat[n / 2]);
+    stats->p90_ms = percentile(lat, n, 0.90);
+    stats->p99_ms = percentile(lat, n, 0.99);
+    stats->mean_ms = sum / (double)n;
+    stats->wall_s = t1 - t0;
+    stats->throughput = t1 > t0 ? (double)n / (t1 - t0) : 0.0;
+    rc = CLI_OK;
+done:
+    free(w);
+    free(tid);
+    free(lat);
+    return rc;
+}

@@ -1,0 +1,300 @@
+/*
+ * plugrt build: ONNX model -> plan file.
+ *
+ * Import (with plugins from --plugins and the standard library), build for
+ * one optimization profile (from --min/--opt/--max-shapes), serialize, write
+ * atomically (a temporary file renamed over the target), then summarize.
+ *
+ * --fp16 is accepted and ignored with a warning: plugrt has no
+ * reduced-precision build mode yet, and refusing the flag would break
+ * scripts written for when it has one; the plan is built in the network's
+ * own types, which is always correct, only slower.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "describe.h"
+#include "model.h"
+#include "options.h"
+
+enum {
+    OPT_HELP = 1, OPT_OUTPUT, OPT_PLUGINS, OPT_NO_DEFAULT, OPT_DEVICE, OPT_FP16,
+    OPT_MIN, OPT_OPT, OPT_MAX, OPT_WORKSPACE, OPT_AUTOTUNE, OPT_PLUGIN_OP, OPT_VERBOSE
+};
+
+static const cli_opt build_opts[] = {
+    {"--help", "-h", 0, OPT_HELP},
+    {"--output", "-o", 1, OPT_OUTPUT},
+    {"--plugins", NULL, 1, OPT_PLUGINS},
+    {"--no-default-plugins", NULL, 0, OPT_NO_DEFAULT},
+    {"--device", NULL, 1, OPT_DEVICE},
+    {"--fp16", NULL, 0, OPT_FP16},
+    {"--min-shapes", NULL, 1, OPT_MIN},
+    {"--opt-shapes", NULL, 1, OPT_OPT},
+    {"--max-shapes", NULL, 1, OPT_MAX},
+    {"--workspace", NULL, 1, OPT_WORKSPACE},
+    {"--autotune", NULL, 0, OPT_AUTOTUNE},
+    {"--plugin-op", NULL, 1, OPT_PLUGIN_OP},
+    {"--verbose", "-v", 0, OPT_VERBOSE},
+    {NULL, NULL, 0, 0},
+};
+
+static void build_help(void)
+{
+    printf(
+        "Usage: plugrt build MODEL.onnx [-o MODEL.plan] [options]\n"
+        "\n"
+        "Imports an ONNX model, builds an engine and writes it as a plan file.\n"
+        "\n"
+        "Options:\n"
+        "  -o, --output FILE        plan to write (default: MODEL with .plan for .onnx)\n"
+        "  --plugins LIB.so         load a plugin library (repeatable)\n"
+        "  --no-default-plugins     do not load the standard plugin library\n"
+        "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
+        "                           import every OP node as that plugin (repeatable)\n"
+        "  --device cpu|cuda        target device (default cpu)\n"
+        "  --min-shapes NAME:DIMS[,NAME:DIMS...]\n"
+        "  --opt-shapes NAME:DIMS[,...]\n"
+        "  --max-shapes NAME:DIMS[,...]\n"
+        "                           optimization profile of dynamic inputs, dims as\n"
+        "                           1x3x224x224; a missing min or max takes opt, a\n"
+        "                           missing opt takes max (or min)\n"
+        "  --workspace SIZE         cap on any layer's scratch memory (e.g. 512M, 1G)\n"
+        "  --autotune               time every tactic and format and keep the fastest\n"
+        "  --fp16                   accepted for trtexec compatibility; plugrt has no\n"
+        "                           reduced-precision mode yet: warns, builds as typed\n"
+        "  -v, --verbose            print the library's log\n"
+        "  -h, --help               this help\n"
+        "\n"
+        "Progress is shown when stderr is a terminal; a summary (layers, plugins,\n"
+        "memory, time) is printed to stdout. Exit status: 0 built, 1 failed, 2 usage.\n");
+}
+
+typedef struct build_args {
+    const char *model, *output;
+    cli_plugin_opts plugins;
+    cli_plugin_ops ops;
+    cli_shapes min, opt, max;
+    int32_t device;
+    int64_t workspace;
+    int autotune, fp16, verbose;
+} build_args;
+
+static int parse_args(int argc, char **argv, build_args *a)
+{
+    cli_scanner s;
+    const char *v;
+    int id, rc;
+    cli_scan_init(&s, argc, argv, build_opts);
+    while ((id = cli_scan_next(&s, &v)) != CLI_SCAN_END) {
+        switch (id) {
+        case CLI_SCAN_ERROR: return CLI_USAGE;
+        case CLI_SCAN_POSITIONAL:
+            if (a->model)
+                return cli_usage("one model at a time ('%s' and '%s' given)", a->model, v);
+            a->model = v;
+            break;
+        case OPT_HELP: build_help(); return -1;
+        case OPT_OUTPUT: a->output = v; break;
+        case OPT_PLUGINS:
+            if ((rc = cli_plugin_opts_add(&a->plugins, v)))
+                return rc;
+            break;
+        case OPT_NO_DEFAULT: a->plugins.no_default = 1; break;
+        case OPT_DEVICE:
+            if (strcmp(v, "cpu") == 0)
+                a->device = PRT_DEVICE_CPU;
+            else if (strcmp(v, "cuda") == 0)
+                a->device = PRT_DEVICE_CUDA;
+            else
+                return cli_usage("--device: '%s' is not cpu or cuda", v);
+            break;
+        case OPT_FP16: a->fp16 = 1; break;
+        case OPT_MIN:
+        case OPT_OPT:
+        case OPT_MAX: {
+            cli_shapes *l = id == OPT_MIN ? &a->min : id == OPT_OPT ? &a->opt : &a->max;
+            if ((rc = cli_shapes_parse(l, id == OPT_MIN   ? "--min-shapes"
+                                          : id == OPT_OPT ? "--opt-shapes"
+                                                          : "--max-shapes",
+                                       v)))
+                return rc;
+            break;
+        }
+        case OPT_WORKSPACE:
+            if ((rc = cli_parse_size("--workspace", v, &a->workspace)))
+                return rc;
+            break;
+        case OPT_AUTOTUNE: a->autotune = 1; break;
+        case OPT_PLUGIN_OP:
+            if ((rc = cli_plugin_ops_parse(&a->ops, "--plugin-op", v)))
+                return rc;
+            break;
+        case OPT_VERBOSE: a->verbose = 1; break;
+        default: return cli_usage("internal: unhandled option");
+        }
+    }
+    if (!a->model)
+        return cli_usage("missing the model to build (plugrt build MODEL.onnx -o MODEL.plan)");
+    return CLI_OK;
+}
+
+/* Plugins used by the engine: each key once, with its library and hash. */
+static void print_plugins(const prt_engine *engine)
+{
+    int32_t n = prt_engine_layer_count(engine), shown = 0;
+    for (int32_t i = 0; i < n; i++) {
+        prt_layer_info li;
+        char key[256];
+        int seen = 0, uses = 0;
+        if (prt_engine_get_layer(engine, i, &li) != PRT_OK || cli_is_builtin(&li))
+            continue;
+        for (int32_t j = 0; j < n; j++) {
+            prt_layer_info lj;
+            if (prt_engine_get_layer(engine, j, &lj) != PRT_OK ||
+                strcmp(lj.plugin_namespace, li.plugin_namespace) != 0 ||
+                strcmp(lj.plugin_name, li.plugin_name) != 0 ||
+                strcmp(lj.plugin_version, li.plugin_version) != 0)
+                continue;
+            seen |= j < i;
+            uses++;
+        }
+        if (seen)
+            continue;
+        printf("  %-12s %s x%d from %s", shown++ ? "" : "plugins",
+               cli_plugin_key(li.plugin_namespace, li.plugin_name, li.plugin_version, key,
+                              sizeof key),
+               uses, *li.library ? li.library : "(registered directly)");
+        if (*li.library)
+            printf(" (content hash %016llx)", (unsigned long long)li.library_hash);
+        putchar('\n');
+    }
+    if (!shown)
+        printf("  %-12s none\n", "plugins");
+}
+
+static void summarize(const build_args *a, const prt_engine *engine, size_t plan_size,
+                      double t_import, double t_build, double t_write)
+{
+    int32_t layers = prt_engine_layer_count(engine);
+    int32_t plugins = cli_plugin_layer_count(engine);
+    char b1[32], b2[32];
+    printf("Built %s from %s in %.3f s (import %.3f s, build %.3f s, write %.3f s)\n",
+           a->output, a->model, t_import + t_build + t_write, t_import, t_build, t_write);
+    printf("  %-12s %s\n", "device", cli_device_name(prt_engine_device(engine)));
+    cli_print_io(stdout, engine, "  ");
+    printf("  %-12s %d (%d built-in, %d plugin)\n", "layers", (int)layers,
+           (int)(layers - plugins), (int)plugins);
+    print_plugins(engine);
+    printf("  %-12s %s per context (activations and workspace), plan %s\n", "memory",
+           cli_format_bytes(prt_engine_device_memory_size(engine), b1, sizeof b1),
+           cli_format_bytes((int64_t)plan_size, b2, sizeof b2));
+    printf("  %-12s %d\n", "profiles", (int)prt_engine_profile_count(engine));
+}
+
+static int write_plan(const char *path, const prt_engine *engine, size_t *out_size)
+{
+    void *bytes = NULL;
+    size_t size = 0, n = strlen(path);
+    char *tmp;
+    int rc;
+    prt_status st = prt_engine_serialize(engine, &bytes, &size);
+    if (st) {
+        cli_error_api(st, "cannot serialize the engine");
+        return CLI_FAIL;
+    }
+    /* Write beside the target and rename: a failed build never leaves half
+     * a plan where a good one was. */
+    tmp = malloc(n + 8);
+    if (!tmp) {
+        prt_free(bytes);
+        cli_error("out of memory");
+        return CLI_FAIL;
+    }
+    snprintf(tmp, n + 8, "%s.tmp", path);
+    rc = cli_write_file(tmp, bytes, size);
+    if (rc == CLI_OK && rename(tmp, path) != 0) {
+        cli_error("cannot rename %s to %s", tmp, path);
+        remove(tmp);
+        rc = CLI_FAIL;
+    }
+    free(tmp);
+    prt_free(bytes);
+    *out_size = size;
+    return rc;
+}
+
+int cmd_build(int argc, char **argv)
+{
+    build_args a;
+    prt_registry *reg = NULL;
+    prt_network *net = NULL;
+    prt_engine *engine = NULL;
+    char *default_out = NULL;
+    size_t plan_size = 0;
+    double t0, t1, t2, t3;
+    int rc;
+    memset(&a, 0, sizeof a);
+    a.device = PRT_DEVICE_CPU;
+    a.workspace = -1;
+    rc = parse_args(argc, argv, &a);
+    if (rc != CLI_OK) {
+        rc = rc < 0 ? CLI_OK : rc;
+        goto done;
+    }
+    rc = CLI_FAIL;
+    if (!a.output) {
+        size_t n = strlen(a.model);
+        default_out = malloc(n + 6);
+        if (!default_out)
+            goto done;
+        memcpy(default_out, a.model, n + 1);
+        if (cli_is_onnx_path(a.model))
+            default_out[n - 5] = '\0';
+        strcat(default_out, ".plan");
+        a.output = default_out;
+    }
+    if (strcmp(a.output, a.model) == 0) {
+        rc = cli_usage("the plan would overwrite the model; choose another -o");
+        goto done;
+    }
+    if (a.fp16)
+        cli_warn("--fp16: plugrt has no reduced-precision build mode yet; building in the "
+                 "network's own types");
+    cli_install_logger(a.verbose);
+    t0 = cli_now();
+    if (!(reg = cli_registry_create(&a.plugins)))
+        goto done;
+    if (cli_import_onnx(a.model, reg, &a.ops, &net) != CLI_OK)
+        goto done;
+    t1 = cli_now();
+    {
+        cli_build_opts bo = {&a.min, &a.opt, &a.max, a.device, a.workspace, a.autotune,
+                             "give the shapes of dynamic inputs with --min-shapes, "
+                             "--opt-shapes and --max-shapes (e.g. --opt-shapes "
+                             "input:1x3x224x224)"};
+        if (cli_build_engine(net, reg, &bo, &engine) != CLI_OK)
+            goto done;
+    }
+    t2 = cli_now();
+    cli_progress("writing %s", a.output);
+    rc = write_plan(a.output, engine, &plan_size);
+    cli_progress_clear();
+    if (rc != CLI_OK)
+        goto done;
+    t3 = cli_now();
+    summarize(&a, engine, plan_size, t1 - t0, t2 - t1, t3 - t2);
+    rc = CLI_OK;
+done:
+    prt_engine_destroy(engine);
+    prt_network_destroy(net);
+    prt_registry_destroy(reg);
+    free(default_out);
+    cli_plugin_opts_free(&a.plugins);
+    cli_plugin_ops_free(&a.ops);
+    cli_shapes_free(&a.min);
+    cli_shapes_free(&a.opt);
+    cli_shapes_free(&a.max);
+    return rc;
+}

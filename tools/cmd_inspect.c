@@ -1,0 +1,371 @@
+/*
+ * plugrt inspect: what a plan holds. Its inputs and outputs (dims, which
+ * dims depend on data), its layers in execution order (tactic, workspace,
+ * the dtype and format of each tensor), each plugin's key, library, content
+ * hash and fields, and the memory plan (arena, each activation's offset and
+ * size, workspace). As text, or as JSON with --json.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "describe.h"
+#include "fields.h"
+#include "json.h"
+#include "model.h"
+#include "options.h"
+
+enum { OPT_HELP = 1, OPT_JSON, OPT_PLUGINS, OPT_NO_DEFAULT, OPT_VERBOSE };
+
+static const cli_opt inspect_opts[] = {
+    {"--help", "-h", 0, OPT_HELP},
+    {"--json", NULL, 0, OPT_JSON},
+    {"--plugins", NULL, 1, OPT_PLUGINS},
+    {"--no-default-plugins", NULL, 0, OPT_NO_DEFAULT},
+    {"--verbose", "-v", 0, OPT_VERBOSE},
+    {NULL, NULL, 0, 0},
+};
+
+static void inspect_help(void)
+{
+    printf("Usage: plugrt inspect MODEL.plan [--json] [options]\n"
+           "\n"
+           "Shows a plan's inputs and outputs (with data-dependent dims), its layers\n"
+           "in order (plugin key, library and content hash, fields, tactic, tensor\n"
+           "dtypes and formats) and its memory plan (arena, activation offsets and\n"
+           "sizes, workspace).\n"
+           "\n"
+           "Options:\n"
+           "  --json                  machine-readable output (one JSON document)\n"
+           "  --plugins LIB.so        load a plugin library the plan needs (repeatable)\n"
+           "  --no-default-plugins    do not load the standard plugin library\n"
+           "  -v, --verbose           print the library's log\n"
+           "  -h, --help              this help\n"
+           "\n"
+           "Exit status: 0 success, 1 the plan cannot be read, 2 usage.\n");
+}
+
+/* Totals of the memory plan. */
+typedef struct plan_totals {
+    int64_t arena;     /* end of the furthest activation */
+    int64_t workspace; /* the largest layer workspace */
+    int64_t constants; /* bytes of weights */
+    int32_t nb_activations, nb_constants;
+} plan_totals;
+
+static plan_totals totals(const prt_engine *e)
+{
+    plan_totals t;
+    int32_t nt = prt_engine_tensor_count(e), nl = prt_engine_layer_count(e);
+    memset(&t, 0, sizeof t);
+    for (int32_t i = 0; i < nt; i++) {
+        prt_tensor_info ti;
+        if (prt_engine_get_tensor(e, i, &ti) != PRT_OK)
+            continue;
+        if (ti.kind == PRT_TENSOR_ACTIVATION && ti.offset >= 0) {
+            t.nb_activations++;
+            if (ti.offset + ti.max_bytes > t.arena)
+                t.arena = ti.offset + ti.max_bytes;
+        } else if (ti.kind == PRT_TENSOR_CONSTANT) {
+            t.nb_constants++;
+            t.constants += ti.max_bytes;
+        }
+    }
+    for (int32_t i = 0; i < nl; i++) {
+        prt_layer_info li;
+        if (prt_engine_get_layer(e, i, &li) == PRT_OK && li.workspace > t.workspace)
+            t.workspace = li.workspace;
+    }
+    return t;
+}
+
+static const char *kind_name(int32_t kind)
+{
+    switch (kind) {
+    case PRT_TENSOR_INPUT: return "input";
+    case PRT_TENSOR_OUTPUT: return "output";
+    case PRT_TENSOR_ACTIVATION: return "activation";
+    case PRT_TENSOR_CONSTANT: return "constant";
+    default: return "unknown";
+    }
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+static void print_tensor_ref(const prt_engine *e, int32_t index, const char *prefix)
+{
+    prt_tensor_info ti;
+    char d[128], m[64], b[32];
+    if (prt_engine_get_tensor(e, index, &ti) != PRT_OK) {
+        printf("%s#%d (unknown tensor)\n", prefix, (int)index);
+        return;
+    }
+    printf("%s%s  %s %s %s  %s", prefix, ti.name, prt_dtype_name(ti.dtype),
+           cli_format_name(ti.format), cli_format_dims(&ti.dims, d, sizeof d),
+           kind_name(ti.kind));
+    if (ti.kind == PRT_TENSOR_ACTIVATION && ti.offset >= 0)
+        printf(" @%lld, %s", (long long)ti.offset, cli_format_bytes(ti.max_bytes, b, sizeof b));
+    if (ti.data_dependent_mask)
+        printf(", data-dependent %s", cli_mask_str(ti.data_dependent_mask, m, sizeof m));
+    if (ti.size_id >= 0)
+        printf(", size tensor");
+    putchar('\n');
+}
+
+static void print_text(const char *path, size_t size, const prt_engine *e)
+{
+    int32_t nl = prt_engine_layer_count(e), nt = prt_engine_tensor_count(e);
+    plan_totals t = totals(e);
+    char b1[32], b2[32], b3[32], b4[32];
+    printf("plan: %s (%zu bytes), device %s, %d profile(s), %d layers (%d plugin)\n", path,
+           size, cli_device_name(prt_engine_device(e)), (int)prt_engine_profile_count(e),
+           (int)nl, (int)cli_plugin_layer_count(e));
+    printf("\nI/O:\n");
+    cli_print_io(stdout, e, "  ");
+    printf("\nLayers:\n");
+    for (int32_t i = 0; i < nl; i++) {
+        prt_layer_info li;
+        char key[256];
+        if (prt_engine_get_layer(e, i, &li) != PRT_OK) {
+            printf("  [%d] (cannot read: %s)\n", (int)i, prt_last_error());
+            continue;
+        }
+        printf("  [%d] %s  %s%s  tactic %d, workspace %s\n", (int)i, li.name,
+               cli_plugin_key(li.plugin_namespace, li.plugin_name, li.plugin_version, key,
+                              sizeof key),
+               cli_is_builtin(&li) ? " (built-in)" : "", (int)li.tactic,
+               cli_format_bytes(li.workspace, b1, sizeof b1));
+        if (!cli_is_builtin(&li))
+            printf("      library: %s (content hash %016llx)\n",
+                   *li.library ? li.library : "(registered directly)",
+                   (unsigned long long)li.library_hash);
+        for (int32_t k = 0; k < li.nb_fields; k++) {
+            const prt_field *fd = &li.fields[k];
+            printf("      %s %s %s[%lld] = ", k ? "       " : "fields:",
+                   fd->name ? fd->name : "?", cli_field_type_name(fd->type),
+                   (long long)fd->length);
+            cli_field_print(stdout, fd, 16);
+            putchar('\n');
+        }
+        for (int32_t k = 0; k < li.nb_inputs; k++)
+            print_tensor_ref(e, li.inputs[k], k ? "           " : "      in:  ");
+        for (int32_t k = 0; k < li.nb_outputs; k++) {
+            print_tensor_ref(e, li.outputs[k], k ? "           " : "      out: ");
+            if (li.alias_input && li.alias_input[k] >= 0)
+                printf("           (in place: shares the memory of input %d)\n",
+                       (int)li.alias_input[k]);
+        }
+    }
+    printf("\nMemory plan:\n");
+    printf("  per context: %s = arena %s + workspace %s (largest layer's)\n",
+           cli_format_bytes(prt_engine_device_memory_size(e), b1, sizeof b1),
+           cli_format_bytes(t.arena, b2, sizeof b2),
+           cli_format_bytes(t.workspace, b3, sizeof b3));
+    printf("  constants: %d, %s in the plan\n", (int)t.nb_constants,
+           cli_format_bytes(t.constants, b4, sizeof b4));
+    if (t.nb_activations) {
+        printf("  activations (offset in the arena, bytes at the largest shapes):\n");
+        for (int32_t i = 0; i < nt; i++) {
+            prt_tensor_info ti;
+            if (prt_engine_get_tensor(e, i, &ti) != PRT_OK ||
+                ti.kind != PRT_TENSOR_ACTIVATION || ti.offset < 0)
+                continue;
+            printf("    %12lld %12lld  %s\n", (long long)ti.offset, (long long)ti.max_bytes,
+                   ti.name);
+        }
+    }
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static void json_dims(json_writer *w, const char *key, const prt_dims *d)
+{
+    json_begin_array(w, key);
+    for (int32_t i = 0; i < d->nb_dims && i < PRT_MAX_DIMS; i++)
+        json_int(w, NULL, d->d[i]);
+    json_end_array(w);
+}
+
+static void json_mask(json_writer *w, const char *key, uint32_t mask)
+{
+    json_begin_array(w, key);
+    for (int i = 0; i < 32; i++)
+        if (mask & (1u << i))
+            json_int(w, NULL, i);
+    json_end_array(w);
+}
+
+static void json_tensor_names(json_writer *w, const char *key, const prt_engine *e,
+                              const int32_t *idx, int32_t n)
+{
+    json_begin_array(w, key);
+    for (int32_t k = 0; k < n; k++) {
+        prt_tensor_info ti;
+        if (prt_engine_get_tensor(e, idx[k], &ti) == PRT_OK)
+            json_string(w, NULL, ti.name);
+        else
+            json_null(w, NULL);
+    }
+    json_end_array(w);
+}
+
+static void print_json(const char *path, size_t size, const prt_engine *e)
+{
+    int32_t nl = prt_engine_layer_count(e), nt = prt_engine_tensor_count(e);
+    int32_t nio = prt_engine_io_count(e);
+    plan_totals t = totals(e);
+    json_writer w;
+    char hash[24];
+    json_init(&w, stdout);
+    json_begin_object(&w, NULL);
+    json_string(&w, "plan", path);
+    json_int(&w, "size_bytes", (int64_t)size);
+    json_string(&w, "plugrt_version", prt_version_string());
+    json_string(&w, "device", cli_device_name(prt_engine_device(e)));
+    json_int(&w, "profiles", prt_engine_profile_count(e));
+    json_begin_array(&w, "io");
+    for (int32_t i = 0; i < nio; i++) {
+        prt_io_info io;
+        if (prt_engine_get_io(e, i, &io) != PRT_OK)
+            continue;
+        json_begin_object(&w, NULL);
+        json_string(&w, "name", io.name);
+        json_bool(&w, "is_input", io.is_input);
+        json_string(&w, "dtype", prt_dtype_name(io.dtype));
+        json_string(&w, "format", cli_format_name(io.format));
+        json_dims(&w, "dims", &io.dims);
+        json_mask(&w, "data_dependent_dims", io.data_dependent_mask);
+        json_bool(&w, "is_size_tensor", io.is_size_tensor);
+        json_end_object(&w);
+    }
+    json_end_array(&w);
+    json_begin_array(&w, "layers");
+    for (int32_t i = 0; i < nl; i++) {
+        prt_layer_info li;
+        char key[256];
+        if (prt_engine_get_layer(e, i, &li) != PRT_OK)
+            continue;
+        json_begin_object(&w, NULL);
+        json_int(&w, "index", i);
+        json_string(&w, "name", li.name);
+        json_string(&w, "key", cli_plugin_key(li.plugin_namespace, li.plugin_name,
+                                              li.plugin_version, key, sizeof key));
+        json_string(&w, "namespace", li.plugin_namespace);
+        json_string(&w, "plugin", li.plugin_name);
+        json_string(&w, "version", li.plugin_version);
+        json_bool(&w, "builtin", cli_is_builtin(&li));
+        json_string(&w, "library", li.library);
+        snprintf(hash, sizeof hash, "%016llx", (unsigned long long)li.library_hash);
+        json_string(&w, "library_hash", hash);
+        json_int(&w, "tactic", li.tactic);
+        json_int(&w, "workspace", li.workspace);
+        json_tensor_names(&w, "inputs", e, li.inputs, li.nb_inputs);
+        json_tensor_names(&w, "outputs", e, li.outputs, li.nb_outputs);
+        json_begin_array(&w, "aliased_inputs");
+        for (int32_t k = 0; k < li.nb_outputs; k++)
+            json_int(&w, NULL, li.alias_input ? li.alias_input[k] : -1);
+        json_end_array(&w);
+        json_begin_array(&w, "fields");
+        for (int32_t k = 0; k < li.nb_fields; k++)
+            cli_field_json(&w, &li.fields[k]);
+        json_end_array(&w);
+        json_end_object(&w);
+    }
+    json_end_array(&w);
+    json_begin_array(&w, "tensors");
+    for (int32_t i = 0; i < nt; i++) {
+        prt_tensor_info ti;
+        if (prt_engine_get_tensor(e, i, &ti) != PRT_OK)
+            continue;
+        json_begin_object(&w, NULL);
+        json_int(&w, "index", i);
+        json_string(&w, "name", ti.name);
+        json_string(&w, "kind", kind_name(ti.kind));
+        json_string(&w, "dtype", prt_dtype_name(ti.dtype));
+        json_string(&w, "format", cli_format_name(ti.format));
+        json_dims(&w, "dims", &ti.dims);
+        json_mask(&w, "data_dependent_dims", ti.data_dependent_mask);
+        json_bool(&w, "is_size_tensor", ti.size_id >= 0);
+        json_int(&w, "producer", ti.producer);
+        json_int(&w, "offset", ti.offset);
+        json_int(&w, "max_bytes", ti.max_bytes);
+        json_end_object(&w);
+    }
+    json_end_array(&w);
+    json_begin_object(&w, "memory");
+    json_int(&w, "device_memory_bytes", prt_engine_device_memory_size(e));
+    json_int(&w, "arena_bytes", t.arena);
+    json_int(&w, "workspace_bytes", t.workspace);
+    json_int(&w, "constant_bytes", t.constants);
+    json_begin_array(&w, "activations");
+    for (int32_t i = 0; i < nt; i++) {
+        prt_tensor_info ti;
+        if (prt_engine_get_tensor(e, i, &ti) != PRT_OK || ti.kind != PRT_TENSOR_ACTIVATION ||
+            ti.offset < 0)
+            continue;
+        json_begin_object(&w, NULL);
+        json_string(&w, "name", ti.name);
+        json_int(&w, "offset", ti.offset);
+        json_int(&w, "bytes", ti.max_bytes);
+        json_end_object(&w);
+    }
+    json_end_array(&w);
+    json_end_object(&w);
+    json_end_object(&w);
+    json_finish(&w);
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+    cli_plugin_opts plugins;
+    cli_scanner s;
+    const char *v, *model = NULL;
+    prt_registry *reg = NULL;
+    prt_engine *engine = NULL;
+    size_t size = 0;
+    int id, json = 0, verbose = 0, rc = CLI_OK;
+    memset(&plugins, 0, sizeof plugins);
+    cli_scan_init(&s, argc, argv, inspect_opts);
+    while (rc == CLI_OK && (id = cli_scan_next(&s, &v)) != CLI_SCAN_END) {
+        switch (id) {
+        case CLI_SCAN_ERROR: rc = CLI_USAGE; break;
+        case CLI_SCAN_POSITIONAL:
+            if (model)
+                rc = cli_usage("one plan at a time ('%s' and '%s' given)", model, v);
+            model = v;
+            break;
+        case OPT_HELP:
+            inspect_help();
+            cli_plugin_opts_free(&plugins);
+            return CLI_OK;
+        case OPT_JSON: json = 1; break;
+        case OPT_PLUGINS: rc = cli_plugin_opts_add(&plugins, v); break;
+        case OPT_NO_DEFAULT: plugins.no_default = 1; break;
+        case OPT_VERBOSE: verbose = 1; break;
+        default: rc = cli_usage("internal: unhandled option"); break;
+        }
+    }
+    if (rc == CLI_OK && !model)
+        rc = cli_usage("missing the plan to inspect (plugrt inspect MODEL.plan)");
+    if (rc == CLI_OK && cli_is_onnx_path(model))
+        rc = cli_usage("%s is an ONNX model; build a plan first (plugrt build %s -o "
+                       "MODEL.plan)",
+                       model, model);
+    if (rc != CLI_OK)
+        goto done;
+    cli_install_logger(verbose);
+    rc = CLI_FAIL;
+    if (!(reg = cli_registry_create(&plugins)) ||
+        cli_load_plan(model, reg, &engine, &size) != CLI_OK)
+        goto done;
+    if (json)
+        print_json(model, size, engine);
+    else
+        print_text(model, size, engine);
+    rc = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+done:
+    prt_engine_destroy(engine);
+    prt_registry_destroy(reg);
+    cli_plugin_opts_free(&plugins);
+    return rc;
+}

@@ -1,0 +1,466 @@
+/*
+ * plugrt run: run a plan (or an ONNX model, built in memory) on inputs from
+ * .npy files or random data; write the outputs as .npy, time the runs and
+ * compare the outputs with reference files.
+ *
+ * For an ONNX model the single optimization profile is min = opt = max =
+ * the shape of each input: from --shapes, else from its .npy file.
+ * --threads N runs N execution contexts of the same engine on N threads;
+ * the outputs of every thread must match thread 0's bit for bit.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench.h"
+#include "compare.h"
+#include "model.h"
+#include "options.h"
+#include "run_io.h"
+
+enum {
+    OPT_HELP = 1, OPT_PLUGINS, OPT_NO_DEFAULT, OPT_PLUGIN_OP, OPT_INPUT, OPT_RANDOM,
+    OPT_SEED, OPT_SHAPES, OPT_OUTPUT_DIR, OPT_ITERATIONS, OPT_WARMUP, OPT_THREADS,
+    OPT_COMPARE, OPT_ATOL, OPT_RTOL, OPT_PROFILE, OPT_VERBOSE
+};
+
+static const cli_opt run_opts[] = {
+    {"--help", "-h", 0, OPT_HELP},
+    {"--plugins", NULL, 1, OPT_PLUGINS},
+    {"--no-default-plugins", NULL, 0, OPT_NO_DEFAULT},
+    {"--plugin-op", NULL, 1, OPT_PLUGIN_OP},
+    {"--input", "-i", 1, OPT_INPUT},
+    {"--random-inputs", NULL, 0, OPT_RANDOM},
+    {"--seed", NULL, 1, OPT_SEED},
+    {"--shapes", NULL, 1, OPT_SHAPES},
+    {"--output-dir", "-o", 1, OPT_OUTPUT_DIR},
+    {"--iterations", "-n", 1, OPT_ITERATIONS},
+    {"--warmup", NULL, 1, OPT_WARMUP},
+    {"--threads", "-t", 1, OPT_THREADS},
+    {"--compare", NULL, 1, OPT_COMPARE},
+    {"--atol", NULL, 1, OPT_ATOL},
+    {"--rtol", NULL, 1, OPT_RTOL},
+    {"--profile", NULL, 1, OPT_PROFILE},
+    {"--verbose", "-v", 0, OPT_VERBOSE},
+    {NULL, NULL, 0, 0},
+};
+
+static void run_help(void)
+{
+    printf(
+        "Usage: plugrt run MODEL.plan|MODEL.onnx [options]\n"
+        "\n"
+        "Runs a plan, or an ONNX model built in memory, writes its outputs, times it\n"
+        "and optionally compares the outputs with reference files.\n"
+        "\n"
+        "Inputs (first that applies):\n"
+        "  -i, --input NAME=FILE.npy  data of input NAME (repeatable)\n"
+        "  (with --compare DIR)       DIR/input_NAME.npy\n"
+        "  --random-inputs            random data: floats in [-1, 1), integers in\n"
+        "                             [0, 16) (int8 in [-8, 8)), bools 0/1\n"
+        "  --seed N                   seed of the random data (default 1)\n"
+        "  --shapes NAME:DIMS[,...]   shapes of dynamic inputs (e.g. x:1x3x224x224);\n"
+        "                             for an ONNX model also its profile\n"
+        "\n"
+        "Outputs and checks:\n"
+        "  -o, --output-dir DIR       write each output to DIR/output_NAME.npy\n"
+        "  --compare DIR              check outputs against DIR/output_NAME.npy:\n"
+        "                             |got - ref| <= atol + rtol * |ref| per element;\n"
+        "                             a missing reference is skipped with a note\n"
+        "  --atol X                   absolute tolerance (default 1e-5)\n"
+        "  --rtol Y                   relative tolerance (default 1e-5)\n"
+        "\n"
+        "Timing:\n"
+        "  -n, --iterations N         timed runs per thread (default 10)\n"
+        "  --warmup N                 untimed runs first (default 2)\n"
+        "  -t, --threads N            N contexts of the engine on N threads (default 1)\n"
+        "\n"
+        "Plugins and engine:\n"
+        "  --plugins LIB.so           load a plugin library (repeatable)\n"
+        "  --no-default-plugins       do not load the standard plugin library\n"
+        "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
+        "                             (ONNX) import every OP node as that plugin\n"
+        "  --profile N                optimization profile to run (default 0)\n"
+        "  -v, --verbose              print the library's log\n"
+        "  -h, --help                 this help\n"
+        "\n"
+        "Prints latency (min, median, p90, p99, max, mean) and throughput to stdout.\n"
+        "Exit status: 0 success, 1 failure or mismatch, 2 usage.\n");
+}
+
+typedef struct run_args {
+    const char *model, *output_dir, *compare_dir;
+    cli_plugin_opts plugins;
+    cli_plugin_ops ops;
+    const char **inputs; /* "name=file", argv storage */
+    int nb_inputs;
+    cli_shapes shapes;
+    int random_inputs, verbose;
+    int64_t seed, iterations, warmup, threads, profile;
+    double atol, rtol;
+} run_args;
+
+static int parse_args(int argc, char **argv, run_args *a)
+{
+    cli_scanner s;
+    const char *v;
+    int id, rc;
+    cli_scan_init(&s, argc, argv, run_opts);
+    while ((id = cli_scan_next(&s, &v)) != CLI_SCAN_END) {
+        switch (id) {
+        case CLI_SCAN_ERROR: return CLI_USAGE;
+        case CLI_SCAN_POSITIONAL:
+            if (a->model)
+                return cli_usage("one model at a time ('%s' and '%s' given)", a->model, v);
+            a->model = v;
+            break;
+        case OPT_HELP: run_help(); return -1;
+        case OPT_PLUGINS:
+            if ((rc = cli_plugin_opts_add(&a->plugins, v)))
+                return rc;
+            break;
+        case OPT_NO_DEFAULT: a->plugins.no_default = 1; break;
+        case OPT_PLUGIN_OP:
+            if ((rc = cli_plugin_ops_parse(&a->ops, "--plugin-op", v)))
+                return rc;
+            break;
+        case OPT_INPUT: {
+            const char **l;
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || eq[1] == '\0')
+                return cli_usage("--input: '%s' is not NAME=FILE.npy", v);
+            l = realloc(a->inputs, sizeof *l * (size_t)(a->nb_inputs + 1));
+            if (!l)
+                return CLI_FAIL;
+            l[a->nb_inputs++] = v;
+            a->inputs = l;
+            break;
+        }
+        case OPT_RANDOM: a->random_inputs = 1; break;
+        case OPT_SEED:
+            if ((rc = cli_parse_int("--seed", v, 0, INT64_MAX, &a->seed)))
+                return rc;
+            break;
+        case OPT_SHAPES:
+            if ((rc = cli_shapes_parse(&a->shapes, "--shapes", v)))
+                return rc;
+            break;
+        case OPT_OUTPUT_DIR: a->output_dir = v; break;
+        case OPT_ITERATIONS:
+            if ((rc = cli_parse_int("--iterations", v, 1, 1000000000, &a->iterations)))
+                return rc;
+            break;
+        case OPT_WARMUP:
+            if ((rc = cli_parse_int("--warmup", v, 0, 1000000000, &a->warmup)))
+                return rc;
+            break;
+        case OPT_THREADS:
+            if ((rc = cli_parse_int("--threads", v, 1, 1024, &a->threads)))
+                return rc;
+            break;
+        case OPT_COMPARE: a->compare_dir = v; break;
+        case OPT_ATOL:
+            if ((rc = cli_parse_nonneg("--atol", v, &a->atol)))
+                return rc;
+            break;
+        case OPT_RTOL:
+            if ((rc = cli_parse_nonneg("--rtol", v, &a->rtol)))
+                return rc;
+            break;
+        case OPT_PROFILE:
+            if ((rc = cli_parse_int("--profile", v, 0, INT32_MAX, &a->profile)))
+                return rc;
+            break;
+        case OPT_VERBOSE: a->verbose = 1; break;
+        default: return cli_usage("internal: unhandled option");
+        }
+    }
+    if (!a->model)
+        return cli_usage("missing the model to run (plugrt run MODEL.plan or MODEL.onnx)");
+    if (a->iterations * a->threads > 100000000)
+        return cli_usage("--iterations x --threads is more than 1e8 runs");
+    if (!cli_is_onnx_path(a->model) && a->ops.count)
+        return cli_usage("--plugin-op applies to ONNX models, not to a plan");
+    return CLI_OK;
+}
+
+static int load_inputs(const run_args *a, run_inputs *in)
+{
+    for (int i = 0; i < a->nb_inputs; i++) {
+        const char *eq = strchr(a->inputs[i], '=');
+        char *name = strndup(a->inputs[i], (size_t)(eq - a->inputs[i]));
+        int rc = name ? run_inputs_add_file(in, name, eq + 1, 0) : CLI_FAIL;
+        free(name);
+        if (rc)
+            return rc;
+    }
+    return a->compare_dir ? run_inputs_scan_dir(in, a->compare_dir) : CLI_OK;
+}
+
+/* An ONNX model: import, profile from --shapes and the input files, build. */
+static int build_from_onnx(const run_args *a, const prt_registry *reg,
+                           const run_inputs *in, prt_engine **out)
+{
+    prt_network *net = NULL;
+    cli_shapes prof = {NULL, 0};
+    int rc = cli_import_onnx(a->model, reg, &a->ops, &net);
+    for (int i = 0; rc == CLI_OK && i < a->shapes.count; i++)
+        rc = cli_shapes_set(&prof, a->shapes.items[i].name, &a->shapes.items[i].dims);
+    for (int i = 0; rc == CLI_OK && i < in->count; i++) {
+        int32_t t;
+        /* A reference-directory file for a tensor the model lacks is noted
+         * later, not put into the profile. */
+        if (cli_shapes_find(&prof, in->items[i].name) ||
+            prt_network_find_tensor(net, in->items[i].name, &t) != PRT_OK)
+            continue;
+        rc = cli_shapes_set(&prof, in->items[i].name, &in->items[i].arr.dims);
+    }
+    if (rc == CLI_OK) {
+        cli_build_opts bo = {NULL, &prof, NULL, PRT_DEVICE_CPU, -1, 0,
+                             "give the shapes of dynamic inputs with --shapes "
+                             "NAME:DIMS or their data with --input NAME=FILE.npy"};
+        rc = cli_build_engine(net, reg, &bo, out);
+    }
+    cli_shapes_free(&prof);
+    prt_network_destroy(net);
+    return rc;
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static void print_compare(const char *name, const cli_compare_result *r,
+                          const prt_dims *dims, int pass)
+{
+    char idx[160];
+    printf("  %-16s %s  ", name, pass ? "PASS" : "FAIL");
+    if (r->mismatches)
+        printf("%lld of %lld elements differ", (long long)r->mismatches,
+               (long long)r->count);
+    else
+        printf("%lld elements", (long long)r->count);
+    printf("; max abs err %.6g, max rel err %.6g", r->max_abs, r->max_rel);
+    if (r->worst >= 0 && (r->mismatches || r->max_abs > 0))
+        printf("; %s at %s: got %.9g, ref %.9g, abs err %.6g, rel err %.6g",
+               r->mismatches ? "worst" : "largest error",
+               cli_index_str(dims, r->worst, idx, sizeof idx), r->worst_got, r->worst_ref,
+               r->worst_abs, r->worst_rel);
+    putchar('\n');
+}
+
+/* Compares output `name` with DIR/output_<name>.npy. 1 pass (or skipped),
+ * 0 mismatch, -1 error. */
+static int compare_output(const run_args *a, const char *name, int32_t dtype,
+                          const prt_dims *dims, const void *data, int *skipped)
+{
+    char safe[512], path[4096], err[1024], d1[128], d2[128];
+    npy_array ref;
+    cli_compare_result r;
+    cli_safe_name(name, safe, sizeof safe);
+    snprintf(path, sizeof path, "%s/output_%s.npy", a->compare_dir, safe);
+    if (!file_exists(path)) {
+        printf("  %-16s SKIP  no reference %s\n", name, path);
+        cli_note("no reference for output %s (%s); skipped", name, path);
+        *skipped = 1;
+        return 1;
+    }
+    if (npy_read(path, &ref, err, sizeof err) != 0) {
+        cli_error("reference for output %s: %s", name, err);
+        return -1;
+    }
+    if (ref.dtype != dtype)
+        cli_note("output %s is %s, its reference %s; comparing values", name,
+                 prt_dtype_name(dtype), prt_dtype_name(ref.dtype));
+    cli_compare(dtype, dims, data, ref.dtype, &ref.dims, ref.data, a->atol, a->rtol, &r);
+    if (r.shape_mismatch)
+        printf("  %-16s FAIL  shape %s, the reference's %s\n", name,
+               cli_format_dims(dims, d1, sizeof d1), cli_format_dims(&ref.dims, d2, sizeof d2));
+    npy_array_free(&ref);
+    if (r.shape_mismatch)
+        return 0;
+    print_compare(name, &r, dims, r.mismatches == 0);
+    return r.mismatches == 0;
+}
+
+/* Outputs of context 0: print, write, check against the other threads and
+ * the references. */
+static int handle_outputs(const run_args *a, run_ctx *ctxs, int nb_ctx)
+{
+    int failed = 0, compared = 0, differ = 0, skipped_any = 0;
+    if (a->output_dir && cli_make_dirs(a->output_dir) != CLI_OK)
+        return CLI_FAIL;
+    printf("outputs:\n");
+    for (int i = 0; i < ctxs[0].nb_slots; i++) {
+        const run_slot *s = &ctxs[0].slots[i];
+        prt_dims dims;
+        const void *data;
+        char d[128], safe[512], path[4096], err[1024];
+        size_t bytes;
+        if (run_ctx_output(&ctxs[0], i, &dims, &data) != CLI_OK)
+            return CLI_FAIL;
+        bytes = (size_t)cli_volume(&dims) * prt_dtype_size(s->dtype);
+        printf("  %-16s %-8s %s", s->name, prt_dtype_name(s->dtype),
+               cli_format_dims(&dims, d, sizeof d));
+        if (a->output_dir) {
+            cli_safe_name(s->name, safe, sizeof safe);
+            snprintf(path, sizeof path, "%s/output_%s.npy", a->output_dir, safe);
+            if (npy_write(path, s->dtype, &dims, data, err, sizeof err) != 0) {
+                putchar('\n');
+                cli_error("%s", err);
+                return CLI_FAIL;
+            }
+            printf(" -> %s", path);
+        }
+        putchar('\n');
+        for (int t = 1; t < nb_ctx; t++) {
+            prt_dims dt;
+            const void *dat;
+            int same;
+            if (run_ctx_output(&ctxs[t], i, &dt, &dat) != CLI_OK)
+                return CLI_FAIL;
+            same = dt.nb_dims == dims.nb_dims &&
+                   memcmp(dt.d, dims.d, sizeof dims.d[0] * (size_t)dims.nb_dims) == 0 &&
+                   (bytes == 0 || memcmp(dat, data, bytes) == 0);
+            if (!same) {
+                cli_error("output %s of thread %d differs from thread 0's (a plugin that "
+                          "shares state between contexts?)",
+                          s->name, t);
+                failed = 1;
+                break;
+            }
+        }
+    }
+    if (!a->compare_dir)
+        return failed ? CLI_FAIL : CLI_OK;
+    printf("compare with %s (|got - ref| <= atol + rtol * |ref|, atol %g, rtol %g):\n",
+           a->compare_dir, a->atol, a->rtol);
+    for (int i = 0; i < ctxs[0].nb_slots; i++) {
+        const run_slot *s = &ctxs[0].slots[i];
+        prt_dims dims;
+        const void *data;
+        int skipped = 0, r;
+        if (run_ctx_output(&ctxs[0], i, &dims, &data) != CLI_OK)
+            return CLI_FAIL;
+        r = compare_output(a, s->name, s->dtype, &dims, data, &skipped);
+        if (r < 0)
+            return CLI_FAIL;
+        compared += !skipped;
+        skipped_any |= skipped;
+        differ += r == 0;
+    }
+    if (differ)
+        printf("FAILED: %d of %d compared outputs differ from the references\n", differ,
+               compared);
+    else if (compared == 0)
+        printf("nothing compared: no output has a reference in %s\n", a->compare_dir);
+    else
+        printf("PASSED: %d output(s) match%s\n", compared,
+               skipped_any ? " (others skipped)" : "");
+    return failed || differ ? CLI_FAIL : CLI_OK;
+}
+
+static void print_inputs(const prt_engine *engine, const run_inputs *in)
+{
+    int32_t n = prt_engine_io_count(engine);
+    printf("inputs:\n");
+    for (int32_t i = 0; i < n; i++) {
+        prt_io_info io;
+        const run_input *r;
+        char d[128];
+        if (prt_engine_get_io(engine, i, &io) || !io.is_input)
+            continue;
+        r = run_inputs_match(in, io.name);
+        if (!r)
+            continue;
+        printf("  %-16s %-8s %-14s %s\n", io.name, prt_dtype_name(io.dtype),
+               cli_format_dims(&r->arr.dims, d, sizeof d), r->path ? r->path : "random");
+    }
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_args a;
+    run_inputs in = {NULL, 0};
+    prt_registry *reg = NULL;
+    prt_engine *engine = NULL;
+    run_ctx *ctxs = NULL;
+    prt_context **handles = NULL;
+    cli_bench_stats stats;
+    size_t plan_size = 0;
+    double t0, t1;
+    int rc, onnx;
+    memset(&a, 0, sizeof a);
+    a.seed = 1;
+    a.iterations = 10;
+    a.warmup = 2;
+    a.threads = 1;
+    a.atol = 1e-5;
+    a.rtol = 1e-5;
+    rc = parse_args(argc, argv, &a);
+    if (rc != CLI_OK) {
+        rc = rc < 0 ? CLI_OK : rc;
+        goto done;
+    }
+    rc = CLI_FAIL;
+    onnx = cli_is_onnx_path(a.model);
+    cli_install_logger(a.verbose);
+    if (!(reg = cli_registry_create(&a.plugins)) || load_inputs(&a, &in) != CLI_OK)
+        goto done;
+    t0 = cli_now();
+    if ((onnx ? build_from_onnx(&a, reg, &in, &engine)
+              : cli_load_plan(a.model, reg, &engine, &plan_size)) != CLI_OK)
+        goto done;
+    t1 = cli_now();
+    if (a.profile >= prt_engine_profile_count(engine) && a.profile > 0) {
+        cli_error("--profile %lld: the engine has %d profile(s)", (long long)a.profile,
+                  (int)prt_engine_profile_count(engine));
+        goto done;
+    }
+    if (run_inputs_bind(&in, engine, &a.shapes, a.random_inputs, (uint64_t)a.seed) != CLI_OK)
+        goto done;
+    if (onnx)
+        printf("model: %s, built in %.3f s for %s\n", a.model, t1 - t0,
+               cli_device_name(prt_engine_device(engine)));
+    else
+        printf("model: %s, plan of %zu bytes for %s, loaded in %.3f s\n", a.model,
+               plan_size, cli_device_name(prt_engine_device(engine)), t1 - t0);
+    print_inputs(engine, &in);
+    ctxs = calloc((size_t)a.threads, sizeof *ctxs);
+    handles = calloc((size_t)a.threads, sizeof *handles);
+    if (!ctxs || !handles) {
+        cli_error("out of memory");
+        goto done;
+    }
+    for (int t = 0; t < (int)a.threads; t++) {
+        if (run_ctx_create(&ctxs[t], engine, (int32_t)a.profile, &in) != CLI_OK)
+            goto done;
+        handles[t] = ctxs[t].ctx;
+    }
+    if (cli_bench_run(handles, (int)a.threads, (int)a.warmup, (int)a.iterations, &stats) !=
+        CLI_OK)
+        goto done;
+    rc = handle_outputs(&a, ctxs, (int)a.threads);
+    printf("latency (ms): min %.4f, median %.4f, p90 %.4f, p99 %.4f, max %.4f, mean %.4f "
+           "(%lld runs: %lld x %lld thread%s, after %lld warmup)\n",
+           stats.min_ms, stats.median_ms, stats.p90_ms, stats.p99_ms, stats.max_ms,
+           stats.mean_ms, (long long)stats.samples, (long long)a.iterations,
+           (long long)a.threads, a.threads > 1 ? "s" : "", (long long)a.warmup);
+    printf("throughput: %.2f inferences/s (wall %.4f s)\n", stats.throughput, stats.wall_s);
+done:
+    for (int t = 0; ctxs && t < (int)a.threads; t++)
+        run_ctx_destroy(&ctxs[t]);
+    free(ctxs);
+    free(handles);
+    prt_engine_destroy(engine);
+    prt_registry_destroy(reg);
+    run_inputs_free(&in);
+    free(a.inputs);
+    cli_plugin_opts_free(&a.plugins);
+    cli_plugin_ops_free(&a.ops);
+    cli_shapes_free(&a.shapes);
+    return rc;
+}

@@ -1,0 +1,96 @@
+/* Element-wise comparison with absolute and relative tolerance. */
+#include "compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "numeric.h"
+
+char *cli_index_str(const prt_dims *dims, int64_t i, char *buf, size_t cap)
+{
+    int64_t idx[PRT_MAX_DIMS];
+    size_t n = 0;
+    for (int32_t d = dims->nb_dims - 1; d >= 0; d--) {
+        int64_t extent = dims->d[d] > 0 ? dims->d[d] : 1;
+        idx[d] = i % extent;
+        i /= extent;
+    }
+    n += (size_t)snprintf(buf, cap, "[");
+    for (int32_t d = 0; d < dims->nb_dims && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "", (long long)idx[d]);
+    if (n < cap)
+        snprintf(buf + n, cap - n, "]");
+    return buf;
+}
+
+static int same_dims(const prt_dims *a, const prt_dims *b)
+{
+    if (a->nb_dims != b->nb_dims)
+        return 0;
+    for (int32_t i = 0; i < a->nb_dims; i++)
+        if (a->d[i] != b->d[i])
+            return 0;
+    return 1;
+}
+
+void cli_compare(int32_t got_dtype, const prt_dims *got_dims, const void *got,
+                 int32_t ref_dtype, const prt_dims *ref_dims, const void *ref, double atol,
+                 double rtol, cli_compare_result *out)
+{
+    double worst_excess = 0.0;
+    int worst_fails = 0;
+    int64_t n;
+    memset(out, 0, sizeof *out);
+    out->worst = -1;
+    if (!same_dims(got_dims, ref_dims)) {
+        out->shape_mismatch = 1;
+        return;
+    }
+    n = cli_volume(got_dims);
+    out->count = n;
+    for (int64_t i = 0; i < n; i++) {
+        double a = cli_element(got_dtype, got, i);
+        double b = cli_element(ref_dtype, ref, i);
+        double abs_err, rel_err;
+        int ok, better;
+        if (isnan(a) || isnan(b)) {
+            ok = isnan(a) && isnan(b);
+            abs_err = rel_err = ok ? 0.0 : INFINITY;
+        } else if (a == b) {
+            /* Also covers equal infinities, whose difference is NaN. */
+            ok = 1;
+            abs_err = rel_err = 0.0;
+        } else {
+            abs_err = fabs(a - b);
+            rel_err = b != 0.0 ? abs_err / fabs(b) : INFINITY;
+            ok = abs_err <= atol + rtol * fabs(b);
+        }
+        if (!ok)
+            out->mismatches++;
+        if (abs_err > out->max_abs)
+            out->max_abs = abs_err;
+        if (rel_err > out->max_rel)
+            out->max_rel = rel_err;
+        /* Failing elements rank by how far past the tolerance they are;
+         * passing ones (only while nothing fails) by absolute error. */
+        if (!ok) {
+            double excess = isinf(abs_err) ? INFINITY : abs_err - (atol + rtol * fabs(b));
+            better = !worst_fails || excess > worst_excess;
+            if (better) {
+                worst_fails = 1;
+                worst_excess = excess;
+            }
+        } else {
+            better = !worst_fails && (out->worst < 0 || abs_err > out->worst_abs);
+        }
+        if (better) {
+            out->worst = i;
+            out->worst_got = a;
+            out->worst_ref = b;
+            out->worst_abs = abs_err;
+            out->worst_rel = rel_err;
+        }
+    }
+}

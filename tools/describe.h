@@ -1,0 +1,20 @@
+/* Describing an engine for people: I/O tensors and plugin keys, shared by
+ * `plugrt build`'s summary and `plugrt inspect`. */
+#ifndef PLUGRT_TOOLS_DESCRIBE_H
+#define PLUGRT_TOOLS_DESCRIBE_H
+
+#include <stdio.h>
+
+#include "cli.h"
+
+/* "example::circ_pad_plugin@1" ("NonZeroPlugin@1" in the empty namespace). */
+char *cli_plugin_key(const char *plugin_namespace, const char *name,
+                     const char *version, char *buf, size_t cap);
+/* "dims 0, 2" for a data-dependent mask; "" when 0. */
+char *cli_mask_str(uint32_t mask, char *buf, size_t cap);
+/* One line per input and output: name, dtype, dims, data-dependent dims. */
+void cli_print_io(FILE *f, const prt_engine *engine, const char *indent);
+/* 1 if the layer's plugin is one of plugrt's built-in ops. */
+int cli_is_builtin(const prt_layer_info *li);
+
+#endif /* PLUGRT_TOOLS_DESCRIBE_H */

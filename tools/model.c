@@ -1,0 +1,197 @@
+/* ONNX import, building with a profile, loading plans: the way from a file
+ * to an engine, shared by `plugrt build` and `plugrt run`. */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if PRT_HAVE_ONNX
+#include "plugrt/onnx.h"
+#endif
+
+int cli_have_onnx(void) { return PRT_HAVE_ONNX; }
+
+int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_ops *ops,
+                    prt_network **out)
+{
+#if PRT_HAVE_ONNX
+    prt_onnx_parser *parser = NULL;
+    prt_status st = prt_onnx_parser_create(reg, &parser);
+    if (st) {
+        cli_error_api(st, "cannot create the ONNX parser");
+        return CLI_FAIL;
+    }
+    for (int i = 0; ops && i < ops->count; i++) {
+        const cli_plugin_op *m = &ops->items[i];
+        st = prt_onnx_map_op(parser, m->op_type, m->plugin_namespace, m->name, m->version);
+        if (st) {
+            cli_error_api(st, "--plugin-op %s=%s@%s/%s", m->op_type, m->name, m->version,
+                          m->plugin_namespace);
+            prt_onnx_parser_destroy(parser);
+            return CLI_FAIL;
+        }
+    }
+    cli_progress("importing %s", path);
+    st = prt_onnx_parse_file(parser, path, out);
+    cli_progress_clear();
+    prt_onnx_parser_destroy(parser);
+    if (st == PRT_OK)
+        return CLI_OK;
+    cli_error_api(st, "cannot import %s", path);
+    if (st == PRT_ERR_UNSUPPORTED || st == PRT_ERR_NOT_FOUND)
+        fprintf(stderr,
+                "  for a custom op, load the library that defines its plugin with "
+                "--plugins lib.so,\n  or send the op to a plugin with --plugin-op "
+                "Op=Plugin[@version][/namespace];\n  `plugrt plugins lib.so` lists "
+                "what a library offers\n");
+    else if (st == PRT_ERR_MALFORMED)
+        fprintf(stderr, "  is it an ONNX model (a serialized ModelProto)?\n");
+    else if (st == PRT_ERR_PLUGIN || st == PRT_ERR_INVALID_ARGUMENT)
+        fprintf(stderr, "  check the node's attributes against the creator's fields "
+                        "(`plugrt plugins lib.so` lists them)\n");
+    return CLI_FAIL;
+#else
+    (void)reg;
+    (void)ops;
+    (void)out;
+    cli_error("cannot import %s: this plugrt was built without the ONNX importer "
+              "(protobuf-c was missing at build time); install protoc-c, "
+              "libprotobuf-c-dev and libonnx-dev (scripts/deps.sh) and rebuild, or "
+              "pass a .plan built elsewhere",
+              path);
+    return CLI_FAIL;
+#endif
+}
+
+/* Fills the entries a user left out: opt from max or min, min and max from
+ * opt. */
+static void complete_profile(const cli_build_opts *o, const char *name, prt_dims *mn,
+                             prt_dims *op, prt_dims *mx)
+{
+    const cli_shape *a = o->min ? cli_shapes_find(o->min, name) : NULL;
+    const cli_shape *b = o->opt ? cli_shapes_find(o->opt, name) : NULL;
+    const cli_shape *c = o->max ? cli_shapes_find(o->max, name) : NULL;
+    *op = b ? b->dims : c ? c->dims : a->dims;
+    *mn = a ? a->dims : *op;
+    *mx = c ? c->dims : *op;
+}
+
+static int set_profile(prt_builder_config *cfg, const cli_build_opts *o)
+{
+    const cli_shapes *lists[3] = {o->min, o->opt, o->max};
+    int32_t profile = -1;
+    for (int l = 0; l < 3; l++) {
+        for (int i = 0; lists[l] && i < lists[l]->count; i++) {
+            const char *name = lists[l]->items[i].name;
+            prt_dims mn, op, mx;
+            prt_status st;
+            int seen = 0;
+            /* Each name once, at its first list. */
+            for (int k = 0; k < l && !seen; k++)
+                seen = lists[k] && cli_shapes_find(lists[k], name) != NULL;
+            if (seen)
+                continue;
+            if (profile < 0 && (st = prt_builder_config_add_profile(cfg, &profile))) {
+                cli_error_api(st, "cannot add an optimization profile");
+                return CLI_FAIL;
+            }
+            complete_profile(o, name, &mn, &op, &mx);
+            st = prt_builder_config_set_profile_dims(cfg, profile, name, &mn, &op, &mx);
+            if (st) {
+                char a[96], b[96], c[96];
+                cli_error_api(st, "shapes of input %s (min %s, opt %s, max %s)", name,
+                              cli_format_dims(&mn, a, sizeof a),
+                              cli_format_dims(&op, b, sizeof b),
+                              cli_format_dims(&mx, c, sizeof c));
+                return CLI_FAIL;
+            }
+        }
+    }
+    return CLI_OK;
+}
+
+int cli_build_engine(const prt_network *net, const prt_registry *reg,
+                     const cli_build_opts *o, prt_engine **out)
+{
+    prt_builder_config *cfg = NULL;
+    prt_status st = prt_builder_config_create(&cfg);
+    int rc = CLI_FAIL;
+    if (st) {
+        cli_error_api(st, "cannot create a builder configuration");
+        return CLI_FAIL;
+    }
+    if ((st = prt_builder_config_set_device(cfg, o->device))) {
+        cli_error_api(st, "--device %s", cli_device_name(o->device));
+        if (st == PRT_ERR_UNSUPPORTED)
+            fprintf(stderr, "  build for the CPU instead (--device cpu, the default)\n");
+        goto done;
+    }
+    if (o->workspace >= 0 && (st = prt_builder_config_set_workspace_limit(cfg, o->workspace))) {
+        cli_error_api(st, "--workspace");
+        goto done;
+    }
+    if ((st = prt_builder_config_set_autotune(cfg, o->autotune))) {
+        cli_error_api(st, "--autotune");
+        goto done;
+    }
+    if (set_profile(cfg, o) != CLI_OK)
+        goto done;
+    cli_progress("building the engine%s", o->autotune ? " (autotuning)" : "");
+    st = prt_build_engine(net, cfg, reg, out);
+    cli_progress_clear();
+    if (st) {
+        cli_error_api(st, "building the engine failed");
+        if (st == PRT_ERR_SHAPE && o->shape_hint)
+            fprintf(stderr, "  %s\n", o->shape_hint);
+        else if (st == PRT_ERR_NOT_FOUND)
+            fprintf(stderr, "  load the library that defines the plugin with --plugins "
+                            "lib.so\n");
+        else if (strstr(prt_last_error(), "workspace") && strstr(prt_last_error(), "limit"))
+            fprintf(stderr, "  raise the limit with --workspace (e.g. --workspace 4G)\n");
+        goto done;
+    }
+    rc = CLI_OK;
+done:
+    prt_builder_config_destroy(cfg);
+    return rc;
+}
+
+int cli_load_plan(const char *path, const prt_registry *reg, prt_engine **out,
+                  size_t *out_size)
+{
+    void *bytes = NULL;
+    size_t size = 0;
+    prt_status st;
+    if (cli_read_file(path, &bytes, &size) != CLI_OK)
+        return CLI_FAIL;
+    cli_progress("loading %s", path);
+    st = prt_engine_deserialize(reg, bytes, size, out);
+    cli_progress_clear();
+    free(bytes);
+    if (st == PRT_OK) {
+        if (out_size)
+            *out_size = size;
+        return CLI_OK;
+    }
+    cli_error_api(st, "cannot load the plan %s", path);
+    if (st == PRT_ERR_NOT_FOUND)
+        fprintf(stderr, "  load the library that defines the plugin with --plugins "
+                        "lib.so\n");
+    else if (st == PRT_ERR_MALFORMED || st == PRT_ERR_VERSION)
+        fprintf(stderr, "  is it a plan written by `plugrt build` of this version? "
+                        "rebuild it from the model\n");
+    return CLI_FAIL;
+}
+
+int32_t cli_plugin_layer_count(const prt_engine *engine)
+{
+    int32_t n = 0, count = prt_engine_layer_count(engine);
+    for (int32_t i = 0; i < count; i++) {
+        prt_layer_info li;
+        if (prt_engine_get_layer(engine, i, &li) == PRT_OK &&
+            strcmp(li.plugin_namespace, PRT_BUILTIN_NAMESPACE) != 0)
+            n++;
+    }
+    return n;
+}

@@ -1,0 +1,22 @@
+/* Element access across dtypes for the plugrt program: values as doubles
+ * (for comparison and printing), half-precision conversion, and random
+ * tensor contents. */
+#ifndef PLUGRT_TOOLS_NUMERIC_H
+#define PLUGRT_TOOLS_NUMERIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+float cli_half_to_float(uint16_t h);
+uint16_t cli_float_to_half(float f);
+float cli_bf16_to_float(uint16_t b);
+
+/* Element i of an array of `dtype` as a double (int64 beyond 2^53 rounds). */
+double cli_element(int32_t dtype, const void *data, int64_t i);
+
+/* Fills n elements of dtype from a small xorshift generator: floats uniform
+ * in [-1, 1), int8 in [-8, 8), other integers in [0, 16), bool 0 or 1.
+ * Deterministic for a given seed. */
+void cli_fill_random(int32_t dtype, void *data, int64_t n, uint64_t *state);
+
+#endif /* PLUGRT_TOOLS_NUMERIC_H */

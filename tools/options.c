@@ -1,0 +1,287 @@
+/* The option scanner and value parsers of the plugrt program. */
+#include "options.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_scan_init(cli_scanner *s, int argc, char **argv, const cli_opt *opts)
+{
+    s->argc = argc;
+    s->argv = argv;
+    s->next = 1;
+    s->only_positional = 0;
+    s->opts = opts;
+}
+
+int cli_scan_next(cli_scanner *s, const char **value)
+{
+    const char *arg, *eq;
+    size_t len;
+    *value = NULL;
+    if (s->next >= s->argc)
+        return CLI_SCAN_END;
+    arg = s->argv[s->next++];
+    if (s->only_positional || arg[0] != '-' || arg[1] == '\0') {
+        *value = arg;
+        return CLI_SCAN_POSITIONAL;
+    }
+    if (strcmp(arg, "--") == 0) {
+        s->only_positional = 1;
+        return cli_scan_next(s, value);
+    }
+    eq = arg[1] == '-' ? strchr(arg, '=') : NULL;
+    len = eq ? (size_t)(eq - arg) : strlen(arg);
+    for (const cli_opt *o = s->opts; o->name; o++) {
+        int match = (strlen(o->name) == len && strncmp(o->name, arg, len) == 0) ||
+                    (o->alias && !eq && strcmp(o->alias, arg) == 0);
+        if (!match)
+            continue;
+        if (!o->has_arg) {
+            if (eq) {
+                cli_usage("option %s takes no value", o->name);
+                return CLI_SCAN_ERROR;
+            }
+            return o->id;
+        }
+        if (eq) {
+            *value = eq + 1;
+            return o->id;
+        }
+        if (s->next >= s->argc) {
+            cli_usage("option %s needs a value", o->name);
+            return CLI_SCAN_ERROR;
+        }
+        *value = s->argv[s->next++];
+        return o->id;
+    }
+    cli_usage("unknown option '%.*s'", (int)len, arg);
+    return CLI_SCAN_ERROR;
+}
+
+/* ---- values -------------------------------------------------------------- */
+
+int cli_parse_int(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    char *end;
+    long long v;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || end == s || *end != '\0')
+        return cli_usage("%s: '%s' is not an integer", opt, s);
+    if (v < min || v > max)
+        return cli_usage("%s: %lld is out of range [%lld, %lld]", opt, v, (long long)min,
+                         (long long)max);
+    *out = v;
+    return CLI_OK;
+}
+
+int cli_parse_nonneg(const char *opt, const char *s, double *out)
+{
+    char *end;
+    double v;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || end == s || *end != '\0' || !isfinite(v) || v < 0)
+        return cli_usage("%s: '%s' is not a non-negative number", opt, s);
+    *out = v;
+    return CLI_OK;
+}
+
+int cli_parse_size(const char *opt, const char *s, int64_t *out)
+{
+    static const struct {
+        const char *suffix;
+        double mult;
+    } units[] = {{"", 1.0},
+                 {"B", 1.0},
+                 {"K", 1024.0},
+                 {"KB", 1024.0},
+                 {"KiB", 1024.0},
+                 {"M", 1048576.0},
+                 {"MB", 1048576.0},
+                 {"MiB", 1048576.0},
+                 {"G", 1073741824.0},
+                 {"GB", 1073741824.0},
+                 {"GiB", 1073741824.0},
+                 {"T", 1099511627776.0},
+                 {"TB", 1099511627776.0},
+                 {"TiB", 1099511627776.0}};
+    char *end;
+    double v;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || end == s || !isfinite(v) || v < 0)
+        return cli_usage("%s: '%s' is not a size (e.g. 512M, 1G, 1048576)", opt, s);
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(end, units[i].suffix) != 0)
+            continue;
+        v *= units[i].mult;
+        if (v >= 9.2e18)
+            return cli_usage("%s: '%s' is too large", opt, s);
+        *out = (int64_t)v;
+        return CLI_OK;
+    }
+    return cli_usage("%s: '%s' has an unknown unit (use K, M, G or T)", opt, s);
+}
+
+int cli_parse_dims(const char *s, prt_dims *out)
+{
+    prt_dims d;
+    d.nb_dims = 0;
+    if (*s == '\0' || strcmp(s, "scalar") == 0) {
+        *out = d;
+        return 0;
+    }
+    for (;;) {
+        char *end;
+        long long v;
+        if (*s < '0' || *s > '9' || d.nb_dims >= PRT_MAX_DIMS)
+            return -1;
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno || v < 0)
+            return -1;
+        d.d[d.nb_dims++] = v;
+        s = end;
+        if (*s == '\0')
+            break;
+        if (*s != 'x' && *s != 'X' && *s != '*')
+            return -1;
+        s++;
+    }
+    *out = d;
+    return 0;
+}
+
+int cli_shapes_set(cli_shapes *list, const char *name, const prt_dims *dims)
+{
+    cli_shape *items;
+    char *copy;
+    for (int i = 0; i < list->count; i++)
+        if (strcmp(list->items[i].name, name) == 0) {
+            list->items[i].dims = *dims;
+            return CLI_OK;
+        }
+    copy = cli_strdup(name);
+    items = copy ? realloc(list->items, sizeof *items * (size_t)(list->count + 1)) : NULL;
+    if (!items) {
+        free(copy);
+        cli_error("out of memory");
+        return CLI_FAIL;
+    }
+    items[list->count].name = copy;
+    items[list->count].dims = *dims;
+    list->items = items;
+    list->count++;
+    return CLI_OK;
+}
+
+int cli_shapes_parse(cli_shapes *list, const char *opt, const char *s)
+{
+    char *buf = cli_strdup(s), *save = NULL, *item;
+    int rc = CLI_OK;
+    if (!buf) {
+        cli_error("out of memory");
+        return CLI_FAIL;
+    }
+    if (*s == '\0')
+        rc = cli_usage("%s: empty value; expected name:dims[,name:dims...] such as "
+                       "input:1x3x224x224",
+                       opt);
+    for (item = strtok_r(buf, ",", &save); item && rc == CLI_OK;
+         item = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(item, ':');
+        prt_dims d;
+        if (!colon || colon == item) {
+            rc = cli_usage("%s: '%s' is not name:dims (e.g. input:1x3x224x224)", opt, item);
+            break;
+        }
+        *colon = '\0';
+        if (cli_parse_dims(colon + 1, &d) != 0) {
+            rc = cli_usage("%s: '%s' for %s is not a shape (dims joined by 'x', at most "
+                           "%d, e.g. 1x3x224x224)",
+                           opt, colon + 1, item, PRT_MAX_DIMS);
+            break;
+        }
+        rc = cli_shapes_set(list, item, &d);
+    }
+    free(buf);
+    return rc;
+}
+
+const cli_shape *cli_shapes_find(const cli_shapes *list, const char *name)
+{
+    for (int i = 0; i < list->count; i++)
+        if (strcmp(list->items[i].name, name) == 0)
+            return &list->items[i];
+    return NULL;
+}
+
+void cli_shapes_free(cli_shapes *list)
+{
+    for (int i = 0; i < list->count; i++)
+        free(list->items[i].name);
+    free(list->items);
+    list->items = NULL;
+    list->count = 0;
+}
+
+int cli_plugin_ops_parse(cli_plugin_ops *list, const char *opt, const char *s)
+{
+    const char *eq = strchr(s, '=');
+    const char *name, *at, *slash, *name_end;
+    cli_plugin_op op;
+    cli_plugin_op *items;
+    if (!eq || eq == s || eq[1] == '\0')
+        return cli_usage("%s: '%s' is not Op=Plugin[@version][/namespace] (e.g. "
+                         "Hardmax=CustomHardmax@1)",
+                         opt, s);
+    name = eq + 1;
+    slash = strchr(name, '/');
+    at = strchr(name, '@');
+    if (at && slash && at > slash)
+        at = NULL; /* an '@' inside the namespace */
+    name_end = at ? at : slash ? slash : name + strlen(name);
+    memset(&op, 0, sizeof op);
+    op.op_type = strndup(s, (size_t)(eq - s));
+    op.name = strndup(name, (size_t)(name_end - name));
+    op.version = at ? strndup(at + 1, slash ? (size_t)(slash - at - 1) : strlen(at + 1))
+                    : cli_strdup("1");
+    op.plugin_namespace = cli_strdup(slash ? slash + 1 : "");
+    if (op.name && op.version && (!*op.name || !*op.version)) {
+        free(op.op_type);
+        free(op.name);
+        free(op.version);
+        free(op.plugin_namespace);
+        return cli_usage("%s: '%s': empty plugin name or version", opt, s);
+    }
+    items = realloc(list->items, sizeof *items * (size_t)(list->count + 1));
+    if (!op.op_type || !op.name || !op.version || !op.plugin_namespace || !items) {
+        free(op.op_type);
+        free(op.name);
+        free(op.version);
+        free(op.plugin_namespace);
+        if (items)
+            list->items = items;
+        cli_error("out of memory");
+        return CLI_FAIL;
+    }
+    items[list->count++] = op;
+    list->items = items;
+    return CLI_OK;
+}
+
+void cli_plugin_ops_free(cli_plugin_ops *list)
+{
+    for (int i = 0; i < list->count; i++) {
+        free(list->items[i].op_type);
+        free(list->items[i].name);
+        free(list->items[i].version);
+        free(list->items[i].plugin_namespace);
+    }
+    free(list->items);
+    list->items = NULL;
+    list->count = 0;
+}

@@ -1,0 +1,94 @@
+/*
+ * Command-line parsing for the plugrt program: a small option scanner and
+ * the parsers of option values (numbers, sizes, shapes, plugin mappings).
+ *
+ * Every function here that fails prints a usage error (cli_usage) and
+ * returns CLI_USAGE, so callers just pass the code on.
+ */
+#ifndef PLUGRT_TOOLS_OPTIONS_H
+#define PLUGRT_TOOLS_OPTIONS_H
+
+#include <stdint.h>
+
+#include "cli.h"
+
+/* One option a subcommand accepts. `name` is the long form ("--iterations"),
+ * `alias` a short one ("-o") or NULL; `id` is returned by the scanner and
+ * must be > 0. */
+typedef struct cli_opt {
+    const char *name;
+    const char *alias;
+    int has_arg;
+    int id;
+} cli_opt;
+
+/* Scans argv[1..]: "--name value", "--name=value", "-o value", "--" ends
+ * options. Options and positionals may be mixed. */
+typedef struct cli_scanner {
+    int argc;
+    char **argv;
+    int next;
+    int only_positional;
+    const cli_opt *opts; /* terminated by an entry with name NULL */
+} cli_scanner;
+
+enum {
+    CLI_SCAN_END = -1,     /* no more arguments */
+    CLI_SCAN_ERROR = -2,   /* a usage error was printed */
+    CLI_SCAN_POSITIONAL = 0
+};
+
+void cli_scan_init(cli_scanner *s, int argc, char **argv, const cli_opt *opts);
+/* The next option's id (value in *value when it takes one), a positional
+ * (CLI_SCAN_POSITIONAL, the argument in *value), CLI_SCAN_END or
+ * CLI_SCAN_ERROR. */
+int cli_scan_next(cli_scanner *s, const char **value);
+
+/* ---- values -------------------------------------------------------------- */
+
+int cli_parse_int(const char *opt, const char *s, int64_t min, int64_t max,
+                  int64_t *out);
+/* A finite, non-negative real number. */
+int cli_parse_nonneg(const char *opt, const char *s, double *out);
+/* Bytes: "1048576", "512K", "64M", "1G", "1.5GiB" (binary multiples). */
+int cli_parse_size(const char *opt, const char *s, int64_t *out);
+/* "1x3x224x224"; "" or "scalar" is rank 0. Dims are >= 0. Returns 0, or -1
+ * without printing (callers say which option). */
+int cli_parse_dims(const char *s, prt_dims *out);
+
+/* Shapes by tensor name, as "--shapes a:1x3,b:2x4" gives them. */
+typedef struct cli_shape {
+    char *name;
+    prt_dims dims;
+} cli_shape;
+
+typedef struct cli_shapes {
+    cli_shape *items;
+    int count;
+} cli_shapes;
+
+/* Adds the entries of "name:dims,name:dims"; a name given again replaces
+ * the earlier entry. Names may contain ':' (the last one separates). */
+int cli_shapes_parse(cli_shapes *list, const char *opt, const char *s);
+/* Adds or replaces one entry. CLI_FAIL on OOM. */
+int cli_shapes_set(cli_shapes *list, const char *name, const prt_dims *dims);
+const cli_shape *cli_shapes_find(const cli_shapes *list, const char *name);
+void cli_shapes_free(cli_shapes *list);
+
+/* --plugin-op Op=Plugin[@version][/namespace] */
+typedef struct cli_plugin_op {
+    char *op_type;
+    char *name;
+    char *version;          /* "1" unless given */
+    char *plugin_namespace; /* "" unless given */
+} cli_plugin_op;
+
+typedef struct cli_plugin_ops {
+    cli_plugin_op *items;
+    int count;
+} cli_plugin_ops;
+
+int cli_plugin_ops_parse(cli_plugin_ops *list, const char *opt, const char *s);
+void cli_plugin_ops_free(cli_plugin_ops *list);
+
+#endif /* PLUGRT_TOOLS_OPTIONS_H */

@@ -1,0 +1,75 @@
+/*
+ * Inputs and outputs of `plugrt run`.
+ *
+ * Inputs come from, in order of precedence: --input name=file.npy; the
+ * reference directory's input_<name>.npy (--compare DIR); random values
+ * (--random-inputs). Outputs are bound per context: an output whose dims
+ * depend on data gets an output allocator (memory of the true size after
+ * each run), every other output a buffer of its size.
+ */
+#ifndef PLUGRT_TOOLS_RUN_IO_H
+#define PLUGRT_TOOLS_RUN_IO_H
+
+#include "cli.h"
+#include "npy.h"
+#include "options.h"
+
+typedef struct run_input {
+    char *name;     /* tensor name */
+    char *path;     /* the .npy it came from; NULL for random data */
+    int from_dir;   /* 1: found in the --compare directory */
+    int used;       /* matched an engine input */
+    npy_array arr;  /* the data */
+} run_input;
+
+typedef struct run_inputs {
+    run_input *items;
+    int count;
+} run_inputs;
+
+/* Reads path as input `name` (replacing an earlier entry of that name).
+ * Prints the error and returns CLI_FAIL on a bad file. */
+int run_inputs_add_file(run_inputs *l, const char *name, const char *path, int from_dir);
+/* Adds DIR/input_<name>.npy for every name not given yet. */
+int run_inputs_scan_dir(run_inputs *l, const char *dir);
+run_input *run_inputs_find(run_inputs *l, const char *name);
+/* The entry for engine input `name`: by name, or a reference-directory
+ * file named after the name made file-safe (cli_safe_name). */
+run_input *run_inputs_match(const run_inputs *l, const char *name);
+void run_inputs_free(run_inputs *l);
+
+/* Checks every input of the engine has data (making random data with the
+ * seed when allowed), with the right dtype and a shape that fits the
+ * engine's dims; notes files that match no input. `shapes` (--shapes)
+ * gives the dims of random inputs. Prints what is wrong and returns
+ * CLI_FAIL. */
+int run_inputs_bind(run_inputs *l, const prt_engine *engine, const cli_shapes *shapes,
+                    int random_allowed, uint64_t seed);
+
+/* One output of one context. */
+typedef struct run_slot {
+    const char *name; /* the engine's, borrowed */
+    int32_t dtype;
+    int use_allocator;
+    void *mem;
+    uint64_t cap;
+    prt_dims notified; /* from notify_shape (allocator outputs) */
+    prt_output_allocator alloc;
+} run_slot;
+
+typedef struct run_ctx {
+    prt_context *ctx;
+    run_slot *slots; /* one per engine output */
+    int nb_slots;
+} run_ctx;
+
+/* A context with input shapes and addresses set (inputs must be bound) and
+ * outputs bound as described above. */
+int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
+                   const run_inputs *inputs);
+void run_ctx_destroy(run_ctx *rc);
+
+/* After a run: output i's true dims and data. */
+int run_ctx_output(const run_ctx *rc, int i, prt_dims *dims, const void **data);
+
+#endif /* PLUGRT_TOOLS_RUN_IO_H */
