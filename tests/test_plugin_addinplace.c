@@ -14,26 +14,7 @@
 
 #include "testutil.h"
 
-static int64_t volume(const prt_dims *d)
-{
-    int64_t v = 1;
-    for (int i = 0; i < d->nb_dims; i++)
-        v *= d->d[i];
-    return v;
-}
-
 /* ---- float16 reference (plain, independent of the library) --------------- */
-
-static double half_to_double(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    double s = (h & 0x8000) ? -1.0 : 1.0;
-    if (e == 0)
-        return s * ldexp(m, -24);
-    if (e == 31)
-        return m ? NAN : s * INFINITY;
-    return s * ldexp(1024 + m, e - 25);
-}
 
 /* Rounds a finite double to the nearest half, ties to even. The sum of two
  * halves is exact in a double, so this is the correctly rounded half sum. */
@@ -58,100 +39,29 @@ static uint16_t double_to_half(double x)
                       (uint16_t)(m - 1024.0));
 }
 
-/* A random finite half with a magnitude below 2^11, so sums stay finite. */
-static uint16_t random_half(tu_rng *r)
-{
-    uint16_t e = (uint16_t)tu_rng_range(r, 0, 25);
-    uint16_t m = (uint16_t)tu_rng_range(r, 0, 1023);
-    uint16_t s = (uint16_t)(tu_rng_range(r, 0, 1) << 15);
-    return (uint16_t)(s | (e << 10) | m);
-}
-
 /* ---- engine plumbing ------------------------------------------------------ */
 
-typedef struct aip_engine {
-    prt_engine *engine;
-    prt_context *ctx;
-} aip_engine;
-
-static void aip_engine_destroy(aip_engine *e)
-{
-    prt_context_destroy(e->ctx);
-    prt_engine_destroy(e->engine);
-    e->ctx = NULL;
-    e->engine = NULL;
-}
-
-/* x, b -> AddInPlace -> y. */
+/* x, b -> AddInPlace -> y, built and loaded back; when mn is given, one
+ * profile bounds x and b alike. */
 static prt_status aip_build(prt_registry *reg, int32_t dtype_x, int32_t dtype_b,
                             const prt_dims *dx, const prt_dims *db,
                             const prt_dims *mn, const prt_dims *opt,
-                            const prt_dims *mx, aip_engine *out)
+                            const prt_dims *mx, tu_engine *out)
 {
+    static const char *const outs[1] = {"y"};
     prt_plugin *p = tu_make_plugin(reg, "example", "AddInPlace", "1", NULL, 0);
-    prt_network *net = NULL;
-    prt_builder_config *cfg = NULL;
-    prt_engine *eng = NULL;
-    void *bytes = NULL;
-    size_t size = 0;
-    int32_t in[2], layer, y, prof;
-    prt_status st;
-    out->engine = NULL;
-    out->ctx = NULL;
-    if (!p)
-        return PRT_ERR_PLUGIN;
-    st = prt_network_create(&net);
-    if (!st)
-        st = prt_network_add_input(net, "x", dtype_x, dx, &in[0]);
-    if (!st)
-        st = prt_network_add_input(net, "b", dtype_b, db, &in[1]);
-    if (!st)
-        st = prt_network_add_plugin(net, in, 2, NULL, 0, p, &layer);
-    if (!st) {
-        p = NULL;
-        st = prt_network_get_layer_output(net, layer, 0, &y);
-    }
-    if (!st)
-        st = prt_network_set_tensor_name(net, y, "y");
-    if (!st)
-        st = prt_network_mark_output(net, y);
-    if (!st)
-        st = prt_builder_config_create(&cfg);
-    if (!st && mn) {
-        st = prt_builder_config_add_profile(cfg, &prof);
-        if (!st)
-            st = prt_builder_config_set_profile_dims(cfg, prof, "x", mn, opt,
-                                                     mx);
-        if (!st)
-            st = prt_builder_config_set_profile_dims(cfg, prof, "b", mn, opt,
-                                                     mx);
-    }
-    if (!st)
-        st = prt_build_engine(net, cfg, reg, &eng);
-    if (!st)
-        st = prt_engine_serialize(eng, &bytes, &size);
-    if (!st)
-        st = prt_engine_deserialize(reg, bytes, size, &out->engine);
-    if (!st)
-        st = prt_context_create(out->engine, &out->ctx);
-    if (st)
-        aip_engine_destroy(out);
-    if (p)
-        p->vt->runtime->destroy(p);
-    prt_free(bytes);
-    prt_engine_destroy(eng);
-    prt_builder_config_destroy(cfg);
-    prt_network_destroy(net);
-    return st;
+    tu_input_spec in[2] = {{"x", dtype_x, dx, mn, opt, mx},
+                           {"b", dtype_b, db, mn, opt, mx}};
+    return tu_build_roundtrip(reg, p, in, 2, outs, 1, 0, out);
 }
 
 /* One run. in_place: y's address is x's. Checks y against x + b and, when
  * not in place, that x is unchanged. */
-static void run_and_check(aip_engine *e, tu_rng *r, int32_t dtype,
+static void run_and_check(tu_engine *e, tu_rng *r, int32_t dtype,
                           const prt_dims *d, int dynamic, int in_place)
 {
     size_t es = prt_dtype_size(dtype);
-    int64_t n = volume(d);
+    int64_t n = tu_volume(d);
     unsigned char *x = malloc((size_t)n * es + 1);
     unsigned char *x0 = malloc((size_t)n * es + 1);
     unsigned char *b = malloc((size_t)n * es + 1);
@@ -164,8 +74,10 @@ static void run_and_check(aip_engine *e, tu_rng *r, int32_t dtype,
     }
     for (int64_t i = 0; i < n; i++) {
         if (dtype == PRT_FLOAT16) {
-            uint16_t u = random_half(r), v = random_half(r);
-            uint16_t s = double_to_half(half_to_double(u) + half_to_double(v));
+            /* magnitudes below 2^11: sums stay finite */
+            uint16_t u = tu_rng_half(r, 25), v = tu_rng_half(r, 25);
+            uint16_t s = double_to_half(tu_half_to_double(u) +
+                                        tu_half_to_double(v));
             memcpy(x + 2 * i, &u, 2);
             memcpy(b + 2 * i, &v, 2);
             memcpy(want + 2 * i, &s, 2);
@@ -234,14 +146,14 @@ static void test_static(prt_registry *reg)
         prt_dims d = s ? tu_dims(1, d0) : tu_dims(3, d3);
         for (int dt = 0; dt < 2; dt++) {
             int32_t dtype = dt ? PRT_FLOAT16 : PRT_FLOAT32;
-            aip_engine e;
+            tu_engine e;
             CHECK_OK(aip_build(reg, dtype, dtype, &d, &d, NULL, NULL, NULL, &e));
             if (!e.ctx)
                 continue;
             run_and_check(&e, &r, dtype, &d, 0, 1);
             run_and_check(&e, &r, dtype, &d, 0, 0);
             run_and_check(&e, &r, dtype, &d, 0, 1);
-            aip_engine_destroy(&e);
+            tu_engine_destroy(&e);
         }
     }
 }
@@ -256,7 +168,7 @@ static void test_dynamic(prt_registry *reg)
     tu_rng_seed(&r, 22);
     for (int dt = 0; dt < 2; dt++) {
         int32_t dtype = dt ? PRT_FLOAT16 : PRT_FLOAT32;
-        aip_engine e;
+        tu_engine e;
         CHECK_OK(aip_build(reg, dtype, dtype, &d, &d, &dmin, &dopt, &dmax, &e));
         if (!e.ctx)
             continue;
@@ -265,7 +177,7 @@ static void test_dynamic(prt_registry *reg)
             prt_dims c = tu_dims(2, cur);
             run_and_check(&e, &r, dtype, &c, 1, (int)(i & 1));
         }
-        aip_engine_destroy(&e);
+        tu_engine_destroy(&e);
     }
 }
 
@@ -273,20 +185,20 @@ static void test_errors(prt_registry *reg)
 {
     int64_t a[2] = {2, 3}, b[2] = {2, 4}, c[3] = {2, 3, 1};
     prt_dims da = tu_dims(2, a), db = tu_dims(2, b), dc = tu_dims(3, c);
-    aip_engine e;
+    tu_engine e;
     prt_status st;
     st = aip_build(reg, PRT_FLOAT32, PRT_FLOAT32, &da, &db, NULL, NULL, NULL, &e);
     CHECK(st != PRT_OK);
     CHECK(strstr(prt_last_error(), "AddInPlace") != NULL);
-    aip_engine_destroy(&e);
+    tu_engine_destroy(&e);
     st = aip_build(reg, PRT_FLOAT32, PRT_FLOAT32, &da, &dc, NULL, NULL, NULL, &e);
     CHECK(st != PRT_OK);
     CHECK(strstr(prt_last_error(), "rank") != NULL);
-    aip_engine_destroy(&e);
+    tu_engine_destroy(&e);
     st = aip_build(reg, PRT_FLOAT32, PRT_FLOAT16, &da, &da, NULL, NULL, NULL, &e);
     CHECK(st != PRT_OK);
     CHECK(strstr(prt_last_error(), "float16") != NULL);
-    aip_engine_destroy(&e);
+    tu_engine_destroy(&e);
 }
 
 int main(void)

@@ -14,14 +14,6 @@
 
 #include "testutil.h"
 
-static int64_t volume(const prt_dims *d)
-{
-    int64_t v = 1;
-    for (int i = 0; i < d->nb_dims; i++)
-        v *= d->d[i];
-    return v;
-}
-
 /* Output dims: d + before + after on the last npads / 2 dims. */
 static prt_dims padded_dims(const prt_dims *d, const int32_t *pads,
                             int32_t npads)
@@ -38,7 +30,7 @@ static void ref_circ_pad(const unsigned char *x, unsigned char *y, size_t es,
                          const prt_dims *d, const int32_t *pads, int32_t npads)
 {
     prt_dims od = padded_dims(d, pads, npads);
-    int64_t on = volume(&od);
+    int64_t on = tu_volume(&od);
     for (int64_t o = 0; o < on; o++) {
         int64_t rem = o, src = 0, stride = 1;
         for (int k = d->nb_dims - 1; k >= 0; k--) {
@@ -55,87 +47,29 @@ static void ref_circ_pad(const unsigned char *x, unsigned char *y, size_t es,
 
 /* ---- engine plumbing ------------------------------------------------------ */
 
-typedef struct cp_engine {
-    prt_engine *engine;
-    prt_context *ctx;
-} cp_engine;
-
-static void cp_engine_destroy(cp_engine *e)
-{
-    prt_context_destroy(e->ctx);
-    prt_engine_destroy(e->engine);
-    e->ctx = NULL;
-    e->engine = NULL;
-}
-
-/* x -> circ_pad_plugin(pads) -> y; a profile when mn is given. */
+/* x -> circ_pad_plugin(pads) -> y, built and loaded back; a profile when mn
+ * is given. */
 static prt_status cp_build(prt_registry *reg, const int32_t *pads,
                            int32_t npads, int32_t dtype, const prt_dims *dims,
                            const prt_dims *mn, const prt_dims *opt,
-                           const prt_dims *mx, cp_engine *out)
+                           const prt_dims *mx, tu_engine *out)
 {
+    static const char *const outs[1] = {"y"};
     prt_field f = {"pads", pads, PRT_FIELD_INT32, npads};
     prt_plugin *p = tu_make_plugin(reg, "example", "circ_pad_plugin", "1", &f, 1);
-    prt_network *net = NULL;
-    prt_builder_config *cfg = NULL;
-    prt_engine *eng = NULL;
-    void *bytes = NULL;
-    size_t size = 0;
-    int32_t x, layer, y, prof;
-    prt_status st;
-    out->engine = NULL;
-    out->ctx = NULL;
-    if (!p)
-        return PRT_ERR_PLUGIN;
-    st = prt_network_create(&net);
-    if (!st)
-        st = prt_network_add_input(net, "x", dtype, dims, &x);
-    if (!st)
-        st = prt_network_add_plugin(net, &x, 1, NULL, 0, p, &layer);
-    if (!st) {
-        p = NULL;
-        st = prt_network_get_layer_output(net, layer, 0, &y);
-    }
-    if (!st)
-        st = prt_network_set_tensor_name(net, y, "y");
-    if (!st)
-        st = prt_network_mark_output(net, y);
-    if (!st)
-        st = prt_builder_config_create(&cfg);
-    if (!st && mn) {
-        st = prt_builder_config_add_profile(cfg, &prof);
-        if (!st)
-            st = prt_builder_config_set_profile_dims(cfg, prof, "x", mn, opt,
-                                                     mx);
-    }
-    if (!st)
-        st = prt_build_engine(net, cfg, reg, &eng);
-    if (!st)
-        st = prt_engine_serialize(eng, &bytes, &size);
-    if (!st)
-        st = prt_engine_deserialize(reg, bytes, size, &out->engine);
-    if (!st)
-        st = prt_context_create(out->engine, &out->ctx);
-    if (st)
-        cp_engine_destroy(out);
-    if (p)
-        p->vt->runtime->destroy(p);
-    prt_free(bytes);
-    prt_engine_destroy(eng);
-    prt_builder_config_destroy(cfg);
-    prt_network_destroy(net);
-    return st;
+    tu_input_spec x = {"x", dtype, dims, mn, opt, mx};
+    return tu_build_roundtrip(reg, p, &x, 1, outs, 1, 0, out);
 }
 
 /* Runs one shape and compares bytes with the reference. Input values are
  * random bits: the plugin copies, so any pattern must survive exactly. */
-static void run_and_check(cp_engine *e, tu_rng *r, int32_t dtype,
+static void run_and_check(tu_engine *e, tu_rng *r, int32_t dtype,
                           const prt_dims *d, int dynamic, const int32_t *pads,
                           int32_t npads)
 {
     size_t es = prt_dtype_size(dtype);
     prt_dims od = padded_dims(d, pads, npads), got;
-    int64_t n = volume(d), on = volume(&od);
+    int64_t n = tu_volume(d), on = tu_volume(&od);
     unsigned char *x = malloc((size_t)n * es + 1);
     unsigned char *y = malloc((size_t)on * es + 1);
     unsigned char *want = malloc((size_t)on * es + 1);
@@ -175,7 +109,7 @@ static void test_static(prt_registry *reg)
                 int32_t pads[2 * PRT_MAX_DIMS];
                 int32_t npads = 2 * (int32_t)tu_rng_range(&r, 0, rank);
                 prt_dims dims;
-                cp_engine e;
+                tu_engine e;
                 for (int i = 0; i < rank; i++)
                     d[i] = tu_rng_range(&r, 1, 5);
                 dims = tu_dims(rank, d);
@@ -186,7 +120,7 @@ static void test_static(prt_registry *reg)
                                   NULL, &e));
                 if (e.ctx)
                     run_and_check(&e, &r, dtype, &dims, 0, pads, npads);
-                cp_engine_destroy(&e);
+                tu_engine_destroy(&e);
             }
         }
     }
@@ -195,15 +129,15 @@ static void test_static(prt_registry *reg)
         int64_t d4[4] = {2, 3, 4, 5};
         prt_dims dims = tu_dims(4, d4);
         int32_t last[2] = {5, 2}, zeros[4] = {0, 0, 0, 0};
-        cp_engine e;
+        tu_engine e;
         CHECK_OK(cp_build(reg, last, 2, PRT_FLOAT32, &dims, NULL, NULL, NULL, &e));
         if (e.ctx)
             run_and_check(&e, &r, PRT_FLOAT32, &dims, 0, last, 2);
-        cp_engine_destroy(&e);
+        tu_engine_destroy(&e);
         CHECK_OK(cp_build(reg, zeros, 4, PRT_FLOAT16, &dims, NULL, NULL, NULL, &e));
         if (e.ctx)
             run_and_check(&e, &r, PRT_FLOAT16, &dims, 0, zeros, 4);
-        cp_engine_destroy(&e);
+        tu_engine_destroy(&e);
     }
     /* torch's documented example: pad (1, 1) on [[0, 1, 2], [3, 4, 5]] gives
      * [[2, 0, 1, 2, 0], [5, 3, 4, 5, 3]]. */
@@ -213,7 +147,7 @@ static void test_static(prt_registry *reg)
         int32_t pads[2] = {1, 1};
         float x[6] = {0, 1, 2, 3, 4, 5}, y[10];
         static const float want[10] = {2, 0, 1, 2, 0, 5, 3, 4, 5, 3};
-        cp_engine e;
+        tu_engine e;
         CHECK_OK(cp_build(reg, pads, 2, PRT_FLOAT32, &dims, NULL, NULL, NULL, &e));
         if (e.ctx) {
             CHECK_OK(prt_context_set_tensor_address(e.ctx, "x", x));
@@ -221,7 +155,7 @@ static void test_static(prt_registry *reg)
             CHECK_OK(prt_context_enqueue(e.ctx, NULL));
             CHECK(memcmp(y, want, sizeof want) == 0);
         }
-        cp_engine_destroy(&e);
+        tu_engine_destroy(&e);
     }
 }
 
@@ -237,7 +171,7 @@ static void test_dynamic(prt_registry *reg)
     tu_rng_seed(&r, 12);
     for (int dt = 0; dt < 2; dt++) {
         int32_t dtype = dt ? PRT_FLOAT16 : PRT_FLOAT32;
-        cp_engine e;
+        tu_engine e;
         CHECK_OK(cp_build(reg, pads, 4, dtype, &d, &dmin, &dopt, &dmax, &e));
         if (!e.ctx)
             continue;
@@ -245,7 +179,7 @@ static void test_dynamic(prt_registry *reg)
             prt_dims cur = tu_dims(3, shapes[s]);
             run_and_check(&e, &r, dtype, &cur, 1, pads, 4);
         }
-        cp_engine_destroy(&e);
+        tu_engine_destroy(&e);
     }
 }
 
@@ -253,8 +187,8 @@ static void test_errors(prt_registry *reg)
 {
     int64_t d2[2] = {2, 3};
     prt_dims dims = tu_dims(2, d2);
-    const prt_plugin_creator *c = NULL;
-    cp_engine e;
+    const prt_plugin_creator *c;
+    tu_engine e;
     prt_status st;
 
     /* pad 4 after dim 1 of size 3: wraps more than once. */
@@ -265,7 +199,7 @@ static void test_errors(prt_registry *reg)
         CHECK(strstr(prt_last_error(), "dim 1") != NULL);
         CHECK(strstr(prt_last_error(), "size 3") != NULL);
         CHECK(strstr(prt_last_error(), "padded by 4") != NULL);
-        cp_engine_destroy(&e);
+        tu_engine_destroy(&e);
     }
     /* The same with a dynamic dim: the profile's minimum (2) is too small
      * for a pad of 3; a minimum of 3 builds. */
@@ -278,10 +212,10 @@ static void test_errors(prt_registry *reg)
         CHECK(st != PRT_OK);
         CHECK(strstr(prt_last_error(), "dim 1") != NULL);
         CHECK(strstr(prt_last_error(), "size 2") != NULL);
-        cp_engine_destroy(&e);
+        tu_engine_destroy(&e);
         dmin.d[1] = 3;
         CHECK_OK(cp_build(reg, pads, 2, PRT_FLOAT32, &d, &dmin, &dopt, &dmax, &e));
-        cp_engine_destroy(&e);
+        tu_engine_destroy(&e);
     }
     /* More padded dims than the rank. */
     {
@@ -289,14 +223,12 @@ static void test_errors(prt_registry *reg)
         st = cp_build(reg, pads, 6, PRT_FLOAT32, &dims, NULL, NULL, NULL, &e);
         CHECK(st != PRT_OK);
         CHECK(strstr(prt_last_error(), "rank 2") != NULL);
-        cp_engine_destroy(&e);
+        tu_engine_destroy(&e);
     }
 
-    if (prt_registry_find_creator(reg, "example", "circ_pad_plugin", "1", &c) !=
-        PRT_OK) {
-        CHECK(!"circ_pad_plugin not found");
+    c = tu_find_creator(reg, "example", "circ_pad_plugin", "1");
+    if (!c)
         return;
-    }
     {
         int32_t odd[3] = {1, 1, 1}, neg[2] = {1, -1};
         float fl[2] = {1, 1};

@@ -14,26 +14,10 @@
 
 #include "testutil.h"
 
-/* ---- float16 for test data (plain, independent of the library) ----------- */
-
+/* Every half is exact in a float. */
 static float half_to_float(uint16_t h)
 {
-    int e = (h >> 10) & 31, m = h & 1023;
-    float s = (h & 0x8000) ? -1.0f : 1.0f;
-    if (e == 0)
-        return s * ldexpf((float)m, -24);
-    if (e == 31)
-        return m ? NAN : s * INFINITY;
-    return s * ldexpf((float)(1024 + m), e - 25);
-}
-
-/* A random finite half: any sign, exponent 0..30, mantissa. */
-static uint16_t random_half(tu_rng *r)
-{
-    uint16_t e = (uint16_t)tu_rng_range(r, 0, 30);
-    uint16_t m = (uint16_t)tu_rng_range(r, 0, 1023);
-    uint16_t s = (uint16_t)(tu_rng_range(r, 0, 1) << 15);
-    return (uint16_t)(s | (e << 10) | m);
+    return (float)tu_half_to_double(h);
 }
 
 /* ---- reference ------------------------------------------------------------ */
@@ -63,92 +47,24 @@ static void ref_hardmax(const float *x, float *y, const prt_dims *d, int axis)
     }
 }
 
-static int64_t volume(const prt_dims *d)
-{
-    int64_t v = 1;
-    for (int i = 0; i < d->nb_dims; i++)
-        v *= d->d[i];
-    return v;
-}
-
 /* ---- engine plumbing ------------------------------------------------------ */
 
-typedef struct hm_engine {
-    prt_engine *engine; /* the one loaded back from bytes */
-    prt_context *ctx;
-} hm_engine;
-
-static void hm_engine_destroy(hm_engine *e)
-{
-    prt_context_destroy(e->ctx);
-    prt_engine_destroy(e->engine);
-    e->ctx = NULL;
-    e->engine = NULL;
-}
-
-/* Builds x -> CustomHardmax(axis) -> y. `dims` may hold -1; then min/opt/max
- * give the profile. Round-trips the engine through bytes and makes a
- * context. Returns the status of the first failing step. */
+/* x -> CustomHardmax(axis) -> y, built and loaded back. `dims` may hold -1;
+ * then min/opt/max give the profile. */
 static prt_status hm_build(prt_registry *reg, int32_t axis, int32_t dtype,
                            const prt_dims *dims, const prt_dims *mn,
                            const prt_dims *opt, const prt_dims *mx,
-                           hm_engine *out)
+                           tu_engine *out)
 {
+    static const char *const outs[1] = {"y"};
     prt_field f = {"axis", &axis, PRT_FIELD_INT32, 1};
     prt_plugin *p = tu_make_plugin(reg, "", "CustomHardmax", "1", &f, 1);
-    prt_network *net = NULL;
-    prt_builder_config *cfg = NULL;
-    prt_engine *eng = NULL;
-    void *bytes = NULL;
-    size_t size = 0;
-    int32_t x, layer, y, prof;
-    prt_status st;
-    out->engine = NULL;
-    out->ctx = NULL;
-    if (!p)
-        return PRT_ERR_PLUGIN;
-    st = prt_network_create(&net);
-    if (!st)
-        st = prt_network_add_input(net, "x", dtype, dims, &x);
-    if (!st)
-        st = prt_network_add_plugin(net, &x, 1, NULL, 0, p, &layer);
-    if (!st) {
-        p = NULL; /* the network owns it */
-        st = prt_network_get_layer_output(net, layer, 0, &y);
-    }
-    if (!st)
-        st = prt_network_set_tensor_name(net, y, "y");
-    if (!st)
-        st = prt_network_mark_output(net, y);
-    if (!st)
-        st = prt_builder_config_create(&cfg);
-    if (!st && mn) {
-        st = prt_builder_config_add_profile(cfg, &prof);
-        if (!st)
-            st = prt_builder_config_set_profile_dims(cfg, prof, "x", mn, opt,
-                                                     mx);
-    }
-    if (!st)
-        st = prt_build_engine(net, cfg, reg, &eng);
-    if (!st)
-        st = prt_engine_serialize(eng, &bytes, &size);
-    if (!st)
-        st = prt_engine_deserialize(reg, bytes, size, &out->engine);
-    if (!st)
-        st = prt_context_create(out->engine, &out->ctx);
-    if (st)
-        hm_engine_destroy(out);
-    if (p)
-        p->vt->runtime->destroy(p);
-    prt_free(bytes);
-    prt_engine_destroy(eng);
-    prt_builder_config_destroy(cfg);
-    prt_network_destroy(net);
-    return st;
+    tu_input_spec x = {"x", dtype, dims, mn, opt, mx};
+    return tu_build_roundtrip(reg, p, &x, 1, outs, 1, 0, out);
 }
 
 /* Runs once; shape set only when `dynamic`. Checks y's reported shape. */
-static prt_status hm_run(hm_engine *e, const prt_dims *d, int dynamic,
+static prt_status hm_run(tu_engine *e, const prt_dims *d, int dynamic,
                          void *x, void *y)
 {
     prt_dims got;
@@ -181,7 +97,7 @@ static void fill(tu_rng *r, int kind, int32_t dtype, int64_t n, void *buf,
     for (int64_t i = 0; i < n; i++) {
         float v;
         if (dtype == PRT_FLOAT16) {
-            uint16_t h = random_half(r);
+            uint16_t h = tu_rng_half(r, 30);
             if (kind == VALUES_TIES)
                 h = (uint16_t)(0x3C00 + 0x400 * tu_rng_range(r, 0, 2));
             if (kind == VALUES_NAN && tu_rng_range(r, 0, 4) == 0)
@@ -216,12 +132,12 @@ static int64_t count_mismatches(int32_t dtype, const void *y, const float *want,
 static void static_case(prt_registry *reg, tu_rng *r, const prt_dims *d,
                         int32_t axis, int32_t dtype, int kind)
 {
-    int64_t n = volume(d);
+    int64_t n = tu_volume(d);
     float *xin = malloc(sizeof(float) * (size_t)n);
     float *want = malloc(sizeof(float) * (size_t)n);
     void *x = malloc(4 * (size_t)n), *y = malloc(4 * (size_t)n);
     int rank = d->nb_dims;
-    hm_engine e;
+    tu_engine e;
     if (!xin || !want || !x || !y) {
         CHECK(!"out of memory in test");
         goto done;
@@ -240,7 +156,7 @@ static void static_case(prt_registry *reg, tu_rng *r, const prt_dims *d,
             fprintf(stderr, "    rank %d axis %d %s kind %d: %lld wrong\n", rank,
                     (int)axis, prt_dtype_name(dtype), kind, (long long)bad);
     }
-    hm_engine_destroy(&e);
+    tu_engine_destroy(&e);
 done:
     free(xin);
     free(want);
@@ -284,7 +200,7 @@ static void test_ties_and_nan(prt_registry *reg)
         prt_dims d = tu_dims(1, d1);
         float x[6] = {1, 7, 7, NAN, 9, NAN}, y[6];
         float x2[6] = {2, 5, 5, -1, -INFINITY, 4};
-        hm_engine e;
+        tu_engine e;
         CHECK_OK(hm_build(reg, 0, PRT_FLOAT32, &d, NULL, NULL, NULL, &e));
         if (e.ctx) {
             CHECK_OK(hm_run(&e, &d, 0, x, y));
@@ -294,7 +210,7 @@ static void test_ties_and_nan(prt_registry *reg)
             CHECK(y[0] == 0 && y[1] == 1 && y[2] == 0 && y[3] == 0 &&
                   y[4] == 0 && y[5] == 0);
         }
-        hm_engine_destroy(&e);
+        tu_engine_destroy(&e);
     }
 }
 
@@ -309,13 +225,13 @@ static void test_dynamic(prt_registry *reg)
     tu_rng_seed(&r, 99);
     for (int dt = 0; dt < 2; dt++) {
         int32_t dtype = dt ? PRT_FLOAT16 : PRT_FLOAT32;
-        hm_engine e;
+        tu_engine e;
         CHECK_OK(hm_build(reg, 1, dtype, &d, &dmin, &dopt, &dmax, &e));
         if (!e.ctx)
             continue;
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             prt_dims cur = tu_dims(3, shapes[s]);
-            int64_t n = volume(&cur);
+            int64_t n = tu_volume(&cur);
             float *xin = malloc(sizeof(float) * (size_t)n);
             float *want = malloc(sizeof(float) * (size_t)n);
             void *x = malloc(4 * (size_t)n), *y = malloc(4 * (size_t)n);
@@ -330,16 +246,16 @@ static void test_dynamic(prt_registry *reg)
             free(x);
             free(y);
         }
-        hm_engine_destroy(&e);
+        tu_engine_destroy(&e);
     }
 }
 
 static void test_errors(prt_registry *reg)
 {
-    const prt_plugin_creator *c = NULL;
+    const prt_plugin_creator *c;
     int64_t d3[3] = {2, 3, 4};
     prt_dims d = tu_dims(3, d3);
-    hm_engine e;
+    tu_engine e;
     prt_status st;
 
     /* Axis out of range: the build fails, naming the axis and the rank. */
@@ -347,23 +263,22 @@ static void test_errors(prt_registry *reg)
     CHECK(st != PRT_OK);
     CHECK(strstr(prt_last_error(), "axis 3") != NULL);
     CHECK(strstr(prt_last_error(), "rank 3") != NULL);
-    hm_engine_destroy(&e);
+    tu_engine_destroy(&e);
     st = hm_build(reg, -4, PRT_FLOAT32, &d, NULL, NULL, NULL, &e);
     CHECK(st != PRT_OK);
     CHECK(strstr(prt_last_error(), "axis -4") != NULL);
-    hm_engine_destroy(&e);
+    tu_engine_destroy(&e);
 
     /* Unsupported dtype. */
     st = hm_build(reg, 0, PRT_INT32, &d, NULL, NULL, NULL, &e);
     CHECK(st != PRT_OK);
     CHECK(strstr(prt_last_error(), "int32") != NULL);
-    hm_engine_destroy(&e);
+    tu_engine_destroy(&e);
 
     /* A field of the wrong type is named, with both types. */
-    if (prt_registry_find_creator(reg, "", "CustomHardmax", "1", &c) != PRT_OK) {
-        CHECK(!"CustomHardmax not found");
+    c = tu_find_creator(reg, "", "CustomHardmax", "1");
+    if (!c)
         return;
-    }
     {
         float axis = 1.0f;
         int32_t two[2] = {0, 1};

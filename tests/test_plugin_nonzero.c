@@ -15,94 +15,19 @@
 
 #include "testutil.h"
 
-static int64_t volume(const prt_dims *d)
-{
-    int64_t v = 1;
-    for (int i = 0; i < d->nb_dims; i++)
-        v *= d->d[i];
-    return v;
-}
-
-/* ---- engine plumbing ------------------------------------------------------ */
-
-typedef struct nz_engine {
-    prt_engine *engine; /* loaded back from bytes */
-    prt_context *ctx;
-} nz_engine;
-
-static void nz_engine_destroy(nz_engine *e)
-{
-    prt_context_destroy(e->ctx);
-    prt_engine_destroy(e->engine);
-    e->ctx = NULL;
-    e->engine = NULL;
-}
-
 /* x (dims, maybe dynamic with a profile) -> NonZero(rowOrder) -> y
- * (indices), k (count). */
+ * (indices), k (count), built and loaded back. */
 static prt_status nz_build(prt_registry *reg, int32_t row_order, int32_t dtype,
                            const prt_dims *dims, const prt_dims *mn,
                            const prt_dims *opt, const prt_dims *mx,
-                           nz_engine *out)
+                           tu_engine *out)
 {
+    static const char *const outs[2] = {"y", "k"};
     prt_field f[2] = {{"rowOrder", &row_order, PRT_FIELD_INT32, 1},
                       {"backend", "cpu", PRT_FIELD_CHAR, 3}};
     prt_plugin *p = tu_make_plugin(reg, "", "NonZeroPlugin", "1", f, 2);
-    prt_network *net = NULL;
-    prt_builder_config *cfg = NULL;
-    prt_engine *eng = NULL;
-    void *bytes = NULL;
-    size_t size = 0;
-    int32_t x, layer, y, k, prof;
-    prt_status st;
-    out->engine = NULL;
-    out->ctx = NULL;
-    if (!p)
-        return PRT_ERR_PLUGIN;
-    st = prt_network_create(&net);
-    if (!st)
-        st = prt_network_add_input(net, "x", dtype, dims, &x);
-    if (!st)
-        st = prt_network_add_plugin(net, &x, 1, NULL, 0, p, &layer);
-    if (!st) {
-        p = NULL;
-        st = prt_network_get_layer_output(net, layer, 0, &y);
-    }
-    if (!st)
-        st = prt_network_get_layer_output(net, layer, 1, &k);
-    if (!st)
-        st = prt_network_set_tensor_name(net, y, "y");
-    if (!st)
-        st = prt_network_set_tensor_name(net, k, "k");
-    if (!st)
-        st = prt_network_mark_output(net, y);
-    if (!st)
-        st = prt_network_mark_output(net, k);
-    if (!st)
-        st = prt_builder_config_create(&cfg);
-    if (!st && mn) {
-        st = prt_builder_config_add_profile(cfg, &prof);
-        if (!st)
-            st = prt_builder_config_set_profile_dims(cfg, prof, "x", mn, opt,
-                                                     mx);
-    }
-    if (!st)
-        st = prt_build_engine(net, cfg, reg, &eng);
-    if (!st)
-        st = prt_engine_serialize(eng, &bytes, &size);
-    if (!st)
-        st = prt_engine_deserialize(reg, bytes, size, &out->engine);
-    if (!st)
-        st = prt_context_create(out->engine, &out->ctx);
-    if (st)
-        nz_engine_destroy(out);
-    if (p)
-        p->vt->runtime->destroy(p);
-    prt_free(bytes);
-    prt_engine_destroy(eng);
-    prt_builder_config_destroy(cfg);
-    prt_network_destroy(net);
-    return st;
+    tu_input_spec x = {"x", dtype, dims, mn, opt, mx};
+    return tu_build_roundtrip(reg, p, &x, 1, outs, 2, 0, out);
 }
 
 /* Test data: R x C values of dtype, a fraction `density` of them non-zero.
@@ -151,7 +76,7 @@ static int64_t make_input(tu_rng *r, int32_t dtype, int64_t rows, int64_t cols,
 /* Runs with y sized for the upper bound; checks the pre-run shape (the
  * bound), K, the post-run shape and every index. `first`: the context's
  * first run. */
-static void run_and_check(nz_engine *e, int32_t row_order, const prt_dims *d,
+static void run_and_check(tu_engine *e, int32_t row_order, const prt_dims *d,
                           int dynamic, int first, const void *x,
                           const int32_t *ref, int64_t want_k)
 {
@@ -166,7 +91,7 @@ static void run_and_check(nz_engine *e, int32_t row_order, const prt_dims *d,
      * the upper bound; after a run on unchanged shapes it is that run's
      * true shape (plugrt.h), so the buffer is sized from R * C here. */
     if (first || dynamic)
-        CHECK(volume(&ub) == 2 * bound);
+        CHECK(tu_volume(&ub) == 2 * bound);
     y = malloc(sizeof(int32_t) * (size_t)(2 * bound + 1));
     if (!y) {
         CHECK(!"out of memory in test");
@@ -206,7 +131,7 @@ static void test_static(prt_registry *reg)
     tu_rng_seed(&r, 1);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         prt_dims d = tu_dims(2, shapes[s]);
-        int64_t n = volume(&d);
+        int64_t n = tu_volume(&d);
         void *x = malloc(4 * (size_t)n);
         int32_t *ref = malloc(sizeof(int32_t) * 2 * (size_t)n);
         if (!x || !ref) {
@@ -218,7 +143,7 @@ static void test_static(prt_registry *reg)
         for (int dt = 0; dt < 2; dt++) {
             for (int32_t order = 0; order < 2; order++) {
                 int32_t dtype = dt ? PRT_FLOAT16 : PRT_FLOAT32;
-                nz_engine e;
+                tu_engine e;
                 CHECK_OK(nz_build(reg, order, dtype, &d, NULL, NULL, NULL, &e));
                 if (!e.ctx)
                     continue;
@@ -232,7 +157,7 @@ static void test_static(prt_registry *reg)
                         CHECK(k == n);
                     run_and_check(&e, order, &d, 0, di == 0, x, ref, k);
                 }
-                nz_engine_destroy(&e);
+                tu_engine_destroy(&e);
             }
         }
         free(x);
@@ -249,13 +174,13 @@ static void test_dynamic(prt_registry *reg)
     tu_rng r;
     tu_rng_seed(&r, 2);
     for (int32_t order = 0; order < 2; order++) {
-        nz_engine e;
+        tu_engine e;
         CHECK_OK(nz_build(reg, order, PRT_FLOAT32, &d, &dmin, &dopt, &dmax, &e));
         if (!e.ctx)
             continue;
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             prt_dims cur = tu_dims(2, shapes[s]);
-            int64_t n = volume(&cur);
+            int64_t n = tu_volume(&cur);
             float *x = malloc(sizeof(float) * (size_t)n);
             int32_t *ref = malloc(sizeof(int32_t) * 2 * (size_t)n);
             if (x && ref) {
@@ -266,41 +191,8 @@ static void test_dynamic(prt_registry *reg)
             free(x);
             free(ref);
         }
-        nz_engine_destroy(&e);
+        tu_engine_destroy(&e);
     }
-}
-
-/* ---- output allocator ----------------------------------------------------- */
-
-typedef struct alloc_state {
-    void *mem;
-    uint64_t size;
-    int reallocs;
-    int notified;
-    prt_dims dims;
-} alloc_state;
-
-static void *oa_reallocate(void *user, const char *name, void *current,
-                           uint64_t size, uint64_t alignment)
-{
-    alloc_state *s = user;
-    (void)name;
-    (void)alignment;
-    s->reallocs++;
-    if (current && size <= s->size)
-        return current;
-    free(s->mem);
-    s->mem = malloc(size ? (size_t)size : 1);
-    s->size = s->mem ? size : 0;
-    return s->mem;
-}
-
-static void oa_notify(void *user, const char *name, const prt_dims *dims)
-{
-    alloc_state *s = user;
-    (void)name;
-    s->notified++;
-    s->dims = *dims;
 }
 
 static void test_output_allocator(prt_registry *reg)
@@ -310,12 +202,10 @@ static void test_output_allocator(prt_registry *reg)
     float x[99];
     int32_t ref[198];
     int64_t k = -1, want;
-    alloc_state s;
-    prt_output_allocator oa = {sizeof oa, PRT_PLUGIN_ABI_VERSION, &s,
-                               oa_reallocate, oa_notify};
-    nz_engine e;
+    tu_capture s;
+    prt_output_allocator oa = tu_capture_allocator(&s);
+    tu_engine e;
     tu_rng r;
-    memset(&s, 0, sizeof s);
     tu_rng_seed(&r, 3);
     want = make_input(&r, PRT_FLOAT32, 9, 11, 0.2, x, ref);
     CHECK_OK(nz_build(reg, 0, PRT_FLOAT32, &d, NULL, NULL, NULL, &e));
@@ -337,7 +227,7 @@ static void test_output_allocator(prt_registry *reg)
             bad += y[j] != ref[2 * j] || y[k + j] != ref[2 * j + 1];
         CHECK(bad == 0);
     }
-    nz_engine_destroy(&e);
+    tu_engine_destroy(&e);
     free(s.mem);
 }
 
@@ -345,22 +235,21 @@ static void test_errors(prt_registry *reg)
 {
     int64_t d3[3] = {2, 3, 4};
     prt_dims d = tu_dims(3, d3);
-    const prt_plugin_creator *c = NULL;
-    nz_engine e;
+    const prt_plugin_creator *c;
+    tu_engine e;
     prt_status st = nz_build(reg, 1, PRT_FLOAT32, &d, NULL, NULL, NULL, &e);
     CHECK(st != PRT_OK);
     CHECK(strstr(prt_last_error(), "rank 3") != NULL);
     CHECK(strstr(prt_last_error(), "NonZeroPlugin") != NULL);
-    nz_engine_destroy(&e);
+    tu_engine_destroy(&e);
 
     st = nz_build(reg, 1, PRT_INT32, &d, NULL, NULL, NULL, &e);
     CHECK(st != PRT_OK);
-    nz_engine_destroy(&e);
+    tu_engine_destroy(&e);
 
-    if (prt_registry_find_creator(reg, "", "NonZeroPlugin", "1", &c) != PRT_OK) {
-        CHECK(!"NonZeroPlugin not found");
+    c = tu_find_creator(reg, "", "NonZeroPlugin", "1");
+    if (!c)
         return;
-    }
     {
         float one = 1.0f;
         prt_field f = {"rowOrder", &one, PRT_FIELD_FLOAT32, 1};

@@ -248,34 +248,6 @@ static prt_status build_chain(prt_registry *reg, prt_engine **out)
     return st;
 }
 
-typedef struct capture {
-    void *mem;
-    uint64_t size;
-    prt_dims dims;
-    int notified;
-} capture;
-
-static void *cap_realloc(void *user, const char *name, void *cur, uint64_t size,
-                         uint64_t align)
-{
-    capture *c = user;
-    (void)name;
-    (void)cur;
-    (void)align;
-    free(c->mem);
-    c->mem = malloc(size ? size : 1);
-    c->size = size;
-    return c->mem;
-}
-
-static void cap_notify(void *user, const char *name, const prt_dims *dims)
-{
-    capture *c = user;
-    (void)name;
-    c->dims = *dims;
-    c->notified++;
-}
-
 /* Runs the chain on an r x c input; checks against a reference. */
 static int run_chain(const prt_engine *e, int64_t r, int64_t c, int use_allocator,
                      uint64_t seed)
@@ -285,9 +257,8 @@ static int run_chain(const prt_engine *e, int64_t r, int64_t c, int use_allocato
     float *f = malloc(sizeof(float) * (size_t)(r * c * 2 + 1));
     int64_t k = -1, want = 0;
     prt_dims d = {2, {r, c}}, fd;
-    capture cap = {0};
-    prt_output_allocator alloc = {sizeof alloc, PRT_PLUGIN_ABI_VERSION, &cap, cap_realloc,
-                                  cap_notify};
+    tu_capture cap;
+    prt_output_allocator alloc = tu_capture_allocator(&cap);
     tu_rng rng;
     int rc = 0;
     REQUIRE(x && f);
@@ -368,57 +339,34 @@ static int test_chain(prt_registry *reg)
 
 /* ---- single-layer networks of the test plugins ---------------------------- */
 
+/* X (n floats) -> test plugin `name` -> Y0 (and Y1 for BadSize), built and
+ * loaded back. */
 static prt_status build_one(prt_registry *reg, const char *name, int32_t autotune,
-                            int64_t n, prt_engine **out)
+                            int64_t n, tu_engine *out)
 {
-    prt_network *net = NULL;
-    prt_builder_config *cfg = NULL;
-    prt_plugin *p = tu_make_plugin(reg, "test", name, "1", NULL, 0);
+    static const char *const outs[2] = {"Y0", "Y1"};
     prt_dims d = {1, {n}};
-    int32_t x, l, y;
-    prt_status st;
-    if (!p)
-        return PRT_ERR_INTERNAL;
-    st = prt_network_create(&net);
-    if (!st)
-        st = prt_network_add_input(net, "X", PRT_FLOAT32, &d, &x);
-    if (!st)
-        st = prt_network_add_plugin(net, &x, 1, NULL, 0, p, &l);
-    if (st)
-        p->vt->runtime->destroy(p);
-    for (int32_t o = 0; !st && o < prt_network_layer_output_count(net, l); o++) {
-        char nm[8] = {'Y', (char)('0' + o), 0};
-        st = prt_network_get_layer_output(net, l, o, &y);
-        if (!st)
-            st = prt_network_set_tensor_name(net, y, nm);
-        if (!st)
-            st = prt_network_mark_output(net, y);
-    }
-    if (!st)
-        st = prt_builder_config_create(&cfg);
-    if (!st)
-        st = prt_builder_config_set_autotune(cfg, autotune);
-    if (!st)
-        st = prt_build_engine(net, cfg, reg, out);
-    prt_builder_config_destroy(cfg);
-    prt_network_destroy(net);
-    return st;
+    tu_input_spec x = {"X", PRT_FLOAT32, &d, NULL, NULL, NULL};
+    prt_plugin *p = tu_make_plugin(reg, "test", name, "1", NULL, 0);
+    return tu_build_roundtrip(reg, p, &x, 1, outs, p ? tp_nb_outputs(p) : 0, autotune,
+                              out);
 }
 
 static int test_bad_size(prt_registry *reg)
 {
-    prt_engine *e = NULL;
-    prt_context *ctx = NULL;
+    tu_engine e;
+    prt_io_info io;
     float x[4] = {1, 2, 3, 4}, y[4];
     int64_t k;
     REQUIRE_OK(build_one(reg, "BadSize", 0, 4, &e));
-    REQUIRE_OK(prt_context_create(e, &ctx));
-    CHECK_OK(prt_context_set_tensor_address(ctx, "X", x));
-    CHECK_OK(prt_context_set_tensor_address(ctx, "Y0", y));
-    CHECK_OK(prt_context_set_tensor_address(ctx, "Y1", &k));
-    CHECK_ERR(prt_context_enqueue(ctx, NULL), PRT_ERR_PLUGIN, "wrote 9 to size tensor 'Y1'");
-    prt_context_destroy(ctx);
-    prt_engine_destroy(e);
+    /* Y1 is still a size tensor once loaded: what lets the run catch it. */
+    CHECK_OK(prt_engine_get_io(e.engine, 2, &io));
+    CHECK(io.is_size_tensor && strcmp(io.name, "Y1") == 0);
+    CHECK_OK(prt_context_set_tensor_address(e.ctx, "X", x));
+    CHECK_OK(prt_context_set_tensor_address(e.ctx, "Y0", y));
+    CHECK_OK(prt_context_set_tensor_address(e.ctx, "Y1", &k));
+    CHECK_ERR(prt_context_enqueue(e.ctx, NULL), PRT_ERR_PLUGIN, "wrote 9 to size tensor 'Y1'");
+    tu_engine_destroy(&e);
     return 0;
 }
 
@@ -436,8 +384,7 @@ static void capture_log(void *user, int32_t severity, const char *msg)
 static int test_tactics(prt_registry *reg)
 {
     for (int autotune = 0; autotune < 2; autotune++) {
-        prt_engine *e = NULL;
-        prt_context *ctx = NULL;
+        tu_engine e;
         float x[64], y[64];
         logged[0] = '\0';
         prt_set_logger(capture_log, NULL, PRT_SEV_WARNING);
@@ -447,19 +394,19 @@ static int test_tactics(prt_registry *reg)
         CHECK((strstr(logged, "tactic 2 disagrees with the reference") != NULL) == autotune);
         /* Tactic 2 disagrees with the reference and can never win; without
          * autotuning tactic 0 is used. */
-        CHECK(e->layers[0].tactic != 2);
+        CHECK(e.built->layers[0].tactic != 2);
         if (!autotune)
-            CHECK(e->layers[0].tactic == 0);
+            CHECK(e.built->layers[0].tactic == 0);
+        /* The engine file keeps the choice; the run below uses the loaded one. */
+        CHECK(e.engine->layers[0].tactic == e.built->layers[0].tactic);
         for (int i = 0; i < 64; i++)
             x[i] = (float)i - 20.0f;
-        REQUIRE_OK(prt_context_create(e, &ctx));
-        CHECK_OK(prt_context_set_tensor_address(ctx, "X", x));
-        CHECK_OK(prt_context_set_tensor_address(ctx, "Y0", y));
-        CHECK_OK(prt_context_enqueue(ctx, NULL));
+        CHECK_OK(prt_context_set_tensor_address(e.ctx, "X", x));
+        CHECK_OK(prt_context_set_tensor_address(e.ctx, "Y0", y));
+        CHECK_OK(prt_context_enqueue(e.ctx, NULL));
         for (int i = 0; i < 64; i++)
             CHECK(y[i] == x[i] * 2.0f);
-        prt_context_destroy(ctx);
-        prt_engine_destroy(e);
+        tu_engine_destroy(&e);
     }
     return 0;
 }

@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 int tu_failures;
@@ -70,3 +71,31 @@ prt_dims tu_dims(int32_t nb, const int64_t *d)
     return r;
 }
 
+int64_t tu_volume(const prt_dims *d)
+{
+    int64_t v = 1;
+    for (int32_t i = 0; i < d->nb_dims; i++)
+        v *= d->d[i];
+    return v;
+}
+
+double tu_half_to_double(uint16_t h)
+{
+    int e = (h >> 10) & 31, m = h & 1023;
+    double s = (h & 0x8000) ? -1.0 : 1.0;
+    if (e == 0)
+        return s * ldexp(m, -24);
+    if (e == 31)
+        return m ? NAN : s * INFINITY;
+    return s * ldexp(1024 + m, e - 25);
+}
+
+uint16_t tu_rng_half(tu_rng *r, int max_exp)
+{
+    /* Drawn in this order (exponent, mantissa, sign) so that seeded tests
+     * keep their data. */
+    uint16_t e = (uint16_t)tu_rng_range(r, 0, max_exp);
+    uint16_t m = (uint16_t)tu_rng_range(r, 0, 1023);
+    uint16_t s = (uint16_t)(tu_rng_range(r, 0, 1) << 15);
+    return (uint16_t)(s | (e << 10) | m);
+}

@@ -1,7 +1,9 @@
 /*
  * A small test harness shared by every test: checks that report file, line
- * and plugrt's last error, a deterministic random generator, and helpers to
- * load the standard plugin library. A test's main returns tu_finish().
+ * and plugrt's last error, a deterministic random generator, float16 test
+ * data, helpers to load the standard plugin library, build a one-plugin
+ * network into a loaded engine, and capture an output allocator's calls. A
+ * test's main returns tu_finish().
  */
 #ifndef PLUGRT_TESTUTIL_H
 #define PLUGRT_TESTUTIL_H
@@ -64,11 +66,80 @@ prt_registry *tu_registry_with_plugins(void);
 
 /* Makes dims from a count and values. */
 prt_dims tu_dims(int32_t nb, const int64_t *d);
+/* Number of elements: the product of the dims (1 for rank 0). */
+int64_t tu_volume(const prt_dims *d);
+
+/* float16 for test data, written plainly and apart from the library so that
+ * references do not share its bugs. The exact value of a half (every half is
+ * exact in a double): */
+double tu_half_to_double(uint16_t h);
+/* A random finite half: any sign, exponent field 0..max_exp (at most 30),
+ * any mantissa. max_exp 25 keeps magnitudes below 2^11. */
+uint16_t tu_rng_half(tu_rng *r, int max_exp);
+
+/* Finds a creator (borrowed from the registry). NULL on error (recorded). */
+const prt_plugin_creator *tu_find_creator(const prt_registry *reg,
+                                          const char *ns, const char *name,
+                                          const char *version);
 
 /* Creates a plugin through the registry: fields may be NULL. NULL on error
  * (recorded). */
 prt_plugin *tu_make_plugin(const prt_registry *reg, const char *ns,
                            const char *name, const char *version,
                            const prt_field *fields, int32_t nb_fields);
+
+/* ---- one plugin layer, built and loaded back ------------------------------ */
+
+/* A network input. dims may hold -1; then min/opt/max (all three, or all
+ * NULL) bound it in the one optimization profile the build makes. */
+typedef struct tu_input_spec {
+    const char *name;
+    int32_t dtype;
+    const prt_dims *dims;
+    const prt_dims *min, *opt, *max;
+} tu_input_spec;
+
+/* What tu_build_roundtrip makes. All NULL after a failure, so
+ * tu_engine_destroy is always safe. */
+typedef struct tu_engine {
+    prt_engine *built;  /* as the builder made it */
+    prt_engine *engine; /* built, serialized and deserialized again */
+    prt_context *ctx;   /* on `engine` */
+} tu_engine;
+
+/* Most inputs and outputs tu_build_roundtrip takes. */
+#define TU_MAX_IO 16
+
+/* Builds inputs -> plugin -> outputs: every input feeds the plugin in order;
+ * the plugin's output i is named out_names[i] and marked, for i < nb_out. A
+ * profile is added when an input has min/opt/max; autotune goes to the
+ * config. Then serializes, deserializes through `reg` and makes a context.
+ * `plugin` (PRT_PHASE_BUILD; NULL gives PRT_ERR_PLUGIN, for a failed
+ * tu_make_plugin) is owned by the call whether it succeeds or fails. Returns
+ * the status of the first failing step, its message left in
+ * prt_last_error(), so tests of build errors can check it. */
+PRT_NODISCARD prt_status tu_build_roundtrip(prt_registry *reg,
+                                            prt_plugin *plugin,
+                                            const tu_input_spec *in, int nb_in,
+                                            const char *const *out_names,
+                                            int nb_out, int autotune,
+                                            tu_engine *out);
+/* Destroys the context and both engines; sets them to NULL. */
+void tu_engine_destroy(tu_engine *e);
+
+/* ---- an output allocator that records what it was asked ------------------- */
+
+typedef struct tu_capture {
+    void *mem; /* malloc'd: the caller frees it with free() */
+    uint64_t size;
+    int reallocs;
+    int notified;
+    prt_dims dims; /* the last notified shape */
+} tu_capture;
+
+/* Zeroes *cap and returns an allocator recording into it: reallocate keeps
+ * `current` when it is big enough and otherwise allocates exactly `size`
+ * bytes anew; notify_shape stores the dims. */
+prt_output_allocator tu_capture_allocator(tu_capture *cap);
 
 #endif /* PLUGRT_TESTUTIL_H */
