@@ -195,6 +195,10 @@ static prt_engine *make_engine(void)
     e->prof_min = base_calloc(4, sizeof(prt_dims));
     e->prof_opt = base_calloc(4, sizeof(prt_dims));
     e->prof_max = base_calloc(4, sizeof(prt_dims));
+    /* No shape inputs: value bounds of rank 0. */
+    e->prof_vmin = base_calloc(4, sizeof(prt_dims));
+    e->prof_vopt = base_calloc(4, sizeof(prt_dims));
+    e->prof_vmax = base_calloc(4, sizeof(prt_dims));
     {
         const int64_t x1[] = {1, 4}, x8[] = {8, 4}, x32[] = {32, 4},
                       x64[] = {64, 4}, x128[] = {128, 4}, y3[] = {3};
@@ -308,6 +312,9 @@ static int compare_engines(const prt_engine *a, const prt_engine *b)
         CHECK(same_dims(&a->prof_min[i], &b->prof_min[i]));
         CHECK(same_dims(&a->prof_opt[i], &b->prof_opt[i]));
         CHECK(same_dims(&a->prof_max[i], &b->prof_max[i]));
+        CHECK(same_dims(&a->prof_vmin[i], &b->prof_vmin[i]));
+        CHECK(same_dims(&a->prof_vopt[i], &b->prof_vopt[i]));
+        CHECK(same_dims(&a->prof_vmax[i], &b->prof_vmax[i]));
     }
     REQUIRE(a->exprs.nb_nodes == b->exprs.nb_nodes);
     for (int32_t i = 0; i < a->exprs.nb_nodes; i++) {

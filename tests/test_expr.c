@@ -123,7 +123,7 @@ static void test_eval_ops(void)
     for (int64_t a = -11; a <= 11; a++) {
         for (int64_t b = -6; b <= 6; b++) {
             prt_dims d = dims2(a, b);
-            expr_env env = {1, &d, 0, NULL, NULL};
+            expr_env env = {1, &d, 0, NULL, NULL, NULL};
             int64_t values[64];
             uint8_t known[64];
             prt_status st;
@@ -338,7 +338,7 @@ static void test_hash_consing(void)
     CHECK(ok);
     CHECK(expr_pool_program(pool)->nb_nodes == count);
     /* Ids are dense, operands come first: the pool is a valid program. */
-    CHECK_OK(expr_program_validate(expr_pool_program(pool), 2, ranks, 0));
+    CHECK_OK(expr_program_validate(expr_pool_program(pool), 2, ranks, NULL, 0));
     expr_pool_destroy(pool);
 }
 
@@ -476,7 +476,7 @@ static void test_eval_unknown(void)
     CHECK(p->nb_nodes <= 32);
     d[0] = dims2(2, 9);
     d[1] = dims2(4, 1);
-    env = (expr_env){2, d, 1, &size_value, &size_known};
+    env = (expr_env){2, d, 1, &size_value, &size_known, NULL};
     CHECK_OK(expr_program_eval(p, &env, values, known));
     CHECK(known[expr_id(x)] && values[expr_id(x)] == 9);
     CHECK(known[expr_id(y)] && values[expr_id(y)] == 4);
@@ -515,7 +515,7 @@ static void test_eval_errors(void)
     int64_t values[16];
     uint8_t known[16];
     prt_dims d;
-    expr_env env = {1, &d, 0, NULL, NULL};
+    expr_env env = {1, &d, 0, NULL, NULL, NULL};
     char want[64];
     CHECK(pool != NULL);
     if (!pool)
@@ -572,7 +572,7 @@ static int check_box(expr_pool *pool, int op, const prt_expr *e, box x,
 {
     prt_dims mn = dims2(x.a0, x.b0), o = dims2(x.ao, x.bo),
              mx = dims2(x.a1, x.b1);
-    expr_profile prof = {1, &mn, &o, &mx};
+    expr_profile prof = {1, &mn, &o, &mx, NULL, NULL, NULL};
     int64_t lo[4], opt[4], hi[4], rlo = INT64_MAX, rhi = INT64_MIN;
     int32_t id = expr_id(e);
     prt_status st;
@@ -768,7 +768,7 @@ static int sample_program(const ref_prog *r, expr_pool *pool, tu_rng *rng,
         __int128 v[R_MAX], up = 0;
         int64_t size_v = 0;
         int wide;
-        expr_env env = {2, in, 1, &size_v, NULL};
+        expr_env env = {2, in, 1, &size_v, NULL, NULL};
         for (int i = 0; i < 2; i++)
             for (int d = 0; d < 2; d++)
                 in[i].d[d] = tu_rng_range(rng, mn[i].d[d], mx[i].d[d]);
@@ -821,7 +821,7 @@ static void test_bounds_soundness(void)
         expr_pool *pool = expr_pool_create();
         ref_prog r;
         prt_dims mn[2], op[2], mx[2];
-        expr_profile prof = {2, mn, op, mx};
+        expr_profile prof = {2, mn, op, mx, NULL, NULL, NULL};
         int64_t lo[4 * R_MAX], opt[4 * R_MAX], hi[4 * R_MAX];
         int complete = 1;
         prt_status st;
@@ -862,7 +862,7 @@ static void test_bounds_sizes_and_errors(void)
     const prt_expr *x, *y, *up, *s, *e, *neg;
     int64_t lo[32], opt[32], hi[32];
     prt_dims mn = dims2(2, 3), op = dims2(5, 4), mx = dims2(7, 9);
-    expr_profile prof = {1, &mn, &op, &mx};
+    expr_profile prof = {1, &mn, &op, &mx, NULL, NULL, NULL};
     const expr_program *p;
     CHECK(pool != NULL);
     if (!pool)
@@ -928,7 +928,7 @@ static prt_status validate1(expr_node bad_last)
                           bad_last};
     expr_program p = {5, nodes};
     int32_t ranks[2] = {2, 3};
-    return expr_program_validate(&p, 2, ranks, 1);
+    return expr_program_validate(&p, 2, ranks, NULL, 1);
 }
 
 static void test_validate(void)
@@ -939,9 +939,9 @@ static void test_validate(void)
     int32_t ranks[1] = {1};
     CHECK_OK(validate1(ok));
     CHECK_OK(validate1((expr_node){EXPR_INPUT_DIM, 0, 0, 1, 2}));
-    CHECK_OK(expr_program_validate(&empty, 0, NULL, 0));
-    CHECK_ERR(expr_program_validate(&neg, 0, NULL, 0), PRT_ERR_MALFORMED, NULL);
-    CHECK_ERR(expr_program_validate(NULL, 0, NULL, 0), PRT_ERR_MALFORMED, NULL);
+    CHECK_OK(expr_program_validate(&empty, 0, NULL, NULL, 0));
+    CHECK_ERR(expr_program_validate(&neg, 0, NULL, NULL, 0), PRT_ERR_MALFORMED, NULL);
+    CHECK_ERR(expr_program_validate(NULL, 0, NULL, NULL, 0), PRT_ERR_MALFORMED, NULL);
 
     n = ok;
     n.a = 4; /* operand is the node itself */
@@ -953,8 +953,11 @@ static void test_validate(void)
     n.a = -1;
     CHECK_ERR(validate1(n), PRT_ERR_MALFORMED, "node 4");
     n = ok;
-    n.kind = 4;
-    CHECK_ERR(validate1(n), PRT_ERR_MALFORMED, "kind 4");
+    n.kind = 5;
+    CHECK_ERR(validate1(n), PRT_ERR_MALFORMED, "kind 5");
+    n = ok;
+    n.kind = EXPR_INPUT_VALUE; /* no input has values here */
+    CHECK_ERR(validate1(n), PRT_ERR_MALFORMED, "shape input");
     n = ok;
     n.kind = -1;
     CHECK_ERR(validate1(n), PRT_ERR_MALFORMED, "kind -1");
@@ -985,15 +988,15 @@ static void test_validate(void)
                               {EXPR_OP, PRT_DIM_SUM, 0, 0, 5}};
         expr_program p = {2, nodes};
         prt_dims d = dims2(1, 1);
-        expr_env env = {1, &d, 0, NULL, NULL};
-        expr_profile prof = {1, &d, &d, &d};
+        expr_env env = {1, &d, 0, NULL, NULL, NULL};
+        expr_profile prof = {1, &d, &d, &d, NULL, NULL, NULL};
         int64_t v[2], lo[2], opt[2], hi[2];
         uint8_t known[2];
         CHECK_ERR(expr_program_eval(&p, &env, v, known), PRT_ERR_MALFORMED,
                   "node 1");
         CHECK_ERR(expr_program_bounds(&p, &prof, lo, opt, hi),
                   PRT_ERR_MALFORMED, "node 1");
-        CHECK_ERR(expr_program_validate(&p, 1, ranks, 0), PRT_ERR_MALFORMED,
+        CHECK_ERR(expr_program_validate(&p, 1, ranks, NULL, 0), PRT_ERR_MALFORMED,
                   "node 1");
 
         CHECK_OK(expr_program_copy(&p, &copy));
@@ -1081,7 +1084,7 @@ static void test_alloc_failures(void)
         if (st == PRT_OK)
             expr_program_free(&copy);
         st = st == PRT_OK ? expr_program_validate(expr_pool_program(pool), 2,
-                                                  (int32_t[2]){1, 1}, 1)
+                                                  (int32_t[2]){1, 1}, NULL, 1)
                           : st;
         base_fail_alloc_after(-1);
         if (nulls && !expr_pool_error(pool)[0])
@@ -1102,6 +1105,46 @@ static void test_alloc_failures(void)
     CHECK(failed_runs > 5 && n < 1000);
 }
 
+/* Values of shape inputs: a leaf like an input dim, with its own bounds. */
+static int test_input_values(void)
+{
+    expr_pool *pool = expr_pool_create();
+    const prt_expr *v0, *v1, *d0, *e;
+    const expr_program *p;
+    prt_dims dims = {1, {2}}, vals = {2, {7, 3}};
+    prt_dims vmin = {2, {1, 2}}, vopt = {2, {4, 3}}, vmax = {2, {9, 5}};
+    int32_t ranks[1] = {1}, counts[1] = {2};
+    int64_t values[16], lo[16], opt[16], hi[16];
+    uint8_t known[16];
+    REQUIRE(pool);
+    v0 = expr_input_value(pool, 0, 0);
+    v1 = expr_input_value(pool, 0, 1);
+    d0 = expr_input_dim(pool, 0, 0);
+    CHECK(v0 && v1 && v0 != v1 && v0 != d0);
+    CHECK(expr_input_value(pool, 0, 0) == v0); /* hash-consed */
+    CHECK(expr_input_value(pool, 0, PRT_MAX_DIMS) == NULL);
+    e = expr_op(pool, PRT_DIM_PROD, v0, expr_op(pool, PRT_DIM_SUM, v1, d0));
+    REQUIRE(e);
+    p = expr_pool_program(pool);
+    CHECK_OK(expr_program_validate(p, 1, ranks, counts, 0));
+    CHECK_ERR(expr_program_validate(p, 1, ranks, NULL, 0), PRT_ERR_MALFORMED, "shape input");
+    {
+        expr_env env = {1, &dims, 0, NULL, NULL, &vals};
+        expr_env none = {1, &dims, 0, NULL, NULL, NULL};
+        CHECK_OK(expr_program_eval(p, &env, values, known));
+        CHECK(values[expr_id(e)] == 7 * (3 + 2));
+        CHECK_ERR(expr_program_eval(p, &none, values, known), PRT_ERR_SHAPE, "no values");
+    }
+    {
+        expr_profile prof = {1, &dims, &dims, &dims, &vmin, &vopt, &vmax};
+        CHECK_OK(expr_program_bounds(p, &prof, lo, opt, hi));
+        CHECK(lo[expr_id(e)] == 1 * (2 + 2) && opt[expr_id(e)] == 4 * (3 + 2) &&
+              hi[expr_id(e)] == 9 * (5 + 2));
+    }
+    expr_pool_destroy(pool);
+    return 0;
+}
+
 int main(void)
 {
     test_reference_division();
@@ -1120,5 +1163,6 @@ int main(void)
     test_bounds_sizes_and_errors();
     test_validate();
     test_alloc_failures();
+    test_input_values();
     return tu_finish("test_expr");
 }

@@ -19,7 +19,7 @@
 
 /* ---- test plugins -------------------------------------------------------- */
 
-enum { KIND_TOFLOAT, KIND_BADSIZE, KIND_TACTICAL };
+enum { KIND_TOFLOAT, KIND_BADSIZE, KIND_TACTICAL, KIND_FILL };
 
 typedef struct tplug {
     prt_plugin base;
@@ -30,7 +30,7 @@ typedef struct tplug {
 
 static const char *tp_name(const prt_plugin *p)
 {
-    static const char *const names[] = {"ToFloat", "BadSize", "Tactical"};
+    static const char *const names[] = {"ToFloat", "BadSize", "Tactical", "Fill"};
     return names[((const tplug *)p)->kind];
 }
 static const char *tp_version(const prt_plugin *p) { (void)p; return "1"; }
@@ -59,9 +59,16 @@ static prt_status tp_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_i
                             int32_t nb_out, prt_expr_builder *eb)
 {
     (void)nb_in;
-    (void)si;
-    (void)nb_si;
     (void)nb_out;
+    if (((tplug *)p)->kind == KIND_FILL) {
+        /* Output dims are the values of shape input 0, plus one. */
+        if (nb_si != 1 || si[0].nb_dims != 2)
+            return PRT_ERR_SHAPE;
+        out[0].nb_dims = 2;
+        for (int d = 0; d < 2; d++)
+            out[0].d[d] = eb->operation(eb, PRT_DIM_SUM, si[0].d[d], eb->constant(eb, 1));
+        return out[0].d[0] && out[0].d[1] ? PRT_OK : PRT_ERR_PLUGIN;
+    }
     if (((tplug *)p)->kind == KIND_BADSIZE) {
         /* out0: 1-D of K <= N elements, K a size tensor. */
         const prt_expr *n = in[0].d[0];
@@ -115,6 +122,12 @@ static prt_status tp_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
     (void)out_desc;
     if (device != PRT_DEVICE_CPU)
         return PRT_ERR_UNSUPPORTED;
+    if (t->kind == KIND_FILL) {
+        int64_t m = out_desc[0].dims.d[0] * out_desc[0].dims.d[1];
+        for (int64_t i = 0; i < m; i++)
+            ((float *)out[0])[i] = (float)i;
+        return PRT_OK;
+    }
     for (int32_t d = 0; d < in_desc[0].dims.nb_dims; d++)
         n *= in_desc[0].dims.d[d];
     if (t->kind == KIND_TOFLOAT) {
@@ -172,19 +185,21 @@ static prt_status tp_create(const prt_plugin_creator *c, const char *layer,
     return PRT_OK;
 }
 
-static prt_plugin_creator tp_creators[3] = {
+static prt_plugin_creator tp_creators[4] = {
     {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "ToFloat", "1", "test", 0, NULL,
      tp_create, (void *)(intptr_t)KIND_TOFLOAT},
     {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "BadSize", "1", "test", 0, NULL,
      tp_create, (void *)(intptr_t)KIND_BADSIZE},
     {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "Tactical", "1", "test", 0, NULL,
      tp_create, (void *)(intptr_t)KIND_TACTICAL},
+    {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "Fill", "1", "test", 0, NULL,
+     tp_create, (void *)(intptr_t)KIND_FILL},
 };
 
 static prt_registry *make_registry(void)
 {
     prt_registry *reg = tu_registry_with_plugins();
-    for (int i = 0; reg && i < 3; i++)
+    for (int i = 0; reg && i < 4; i++)
         if (prt_registry_add_creator(reg, &tp_creators[i]) != PRT_OK) {
             tu_fail(__FILE__, __LINE__, "add test creator");
             prt_registry_destroy(reg);
@@ -574,6 +589,92 @@ static int test_constants(prt_registry *reg)
     return 0;
 }
 
+/* ---- shape inputs --------------------------------------------------------------- */
+
+/* Fill takes no data, one shape input S (int64[2]); its output is
+ * (S[0] + 1) x (S[1] + 1). */
+static prt_status build_fill(prt_registry *reg, int with_values, int32_t s_dtype,
+                             prt_engine **out)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_plugin *p = tu_make_plugin(reg, "test", "Fill", "1", NULL, 0);
+    prt_dims sd = {1, {2}};
+    const int64_t mn[2] = {0, 1}, op[2] = {2, 3}, mx[2] = {4, 5};
+    int32_t s, l, y, prof;
+    prt_status st;
+    if (!p)
+        return PRT_ERR_INTERNAL;
+    st = prt_network_create(&net);
+    if (!st)
+        st = prt_network_add_input(net, "S", s_dtype, &sd, &s);
+    if (!st)
+        st = prt_network_add_plugin(net, NULL, 0, &s, 1, p, &l);
+    if (st)
+        p->vt->runtime->destroy(p);
+    if (!st)
+        st = prt_network_get_layer_output(net, l, 0, &y);
+    if (!st)
+        st = prt_network_set_tensor_name(net, y, "Y");
+    if (!st)
+        st = prt_network_mark_output(net, y);
+    if (!st)
+        st = prt_builder_config_create(&cfg);
+    if (!st)
+        st = prt_builder_config_add_profile(cfg, &prof);
+    if (!st && with_values)
+        st = prt_builder_config_set_profile_shape_values(cfg, prof, "S", mn, op, mx, 2);
+    if (!st)
+        st = prt_build_engine(net, cfg, reg, out);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return st;
+}
+
+static int test_shape_inputs(prt_registry *reg)
+{
+    prt_engine *e = NULL, *e2 = NULL;
+    prt_context *ctx = NULL;
+    void *bytes = NULL;
+    size_t size;
+    int64_t s[2] = {3, 4}, bad[2] = {5, 1};
+    float y[5 * 6];
+    prt_dims d;
+    prt_io_info io;
+    CHECK_ERR(build_fill(reg, 0, PRT_INT64, &e), PRT_ERR_SHAPE,
+              "shape input 'S' (2 values) needs the bounds of its values in profile 0");
+    CHECK_ERR(build_fill(reg, 1, PRT_FLOAT32, &e), PRT_ERR_SHAPE, "1-D int32/int64");
+    REQUIRE_OK(build_fill(reg, 1, PRT_INT64, &e));
+    REQUIRE_OK(prt_engine_serialize(e, &bytes, &size));
+    REQUIRE_OK(prt_engine_deserialize(reg, bytes, size, &e2));
+    CHECK_OK(prt_engine_get_io(e2, 1, &io));
+    CHECK(io.dims.nb_dims == 2 && io.dims.d[0] == -1 && io.dims.d[1] == -1);
+    REQUIRE_OK(prt_context_create(e2, &ctx));
+    CHECK_ERR(prt_context_get_tensor_shape(ctx, "Y", &d), PRT_ERR_STATE,
+              "shape input 'S' has no address");
+    CHECK_OK(prt_context_set_tensor_address(ctx, "S", s));
+    CHECK_OK(prt_context_get_tensor_shape(ctx, "Y", &d));
+    CHECK(d.nb_dims == 2 && d.d[0] == 4 && d.d[1] == 5);
+    CHECK_OK(prt_context_set_tensor_address(ctx, "Y", y));
+    CHECK_OK(prt_context_enqueue(ctx, NULL));
+    for (int i = 0; i < 20; i++)
+        CHECK(y[i] == (float)i);
+    /* New values, new shape: no set_input_shape needed. */
+    s[0] = 4;
+    s[1] = 5;
+    CHECK_OK(prt_context_enqueue(ctx, NULL));
+    CHECK_OK(prt_context_get_tensor_shape(ctx, "Y", &d));
+    CHECK(d.d[0] == 5 && d.d[1] == 6 && y[29] == 29.0f);
+    CHECK_OK(prt_context_set_tensor_address(ctx, "S", bad));
+    CHECK_ERR(prt_context_enqueue(ctx, NULL), PRT_ERR_SHAPE,
+              "shape input 'S': value 0 is 5, outside profile 0's 0..4");
+    prt_context_destroy(ctx);
+    prt_free(bytes);
+    prt_engine_destroy(e2);
+    prt_engine_destroy(e);
+    return 0;
+}
+
 /* ---- allocation failures ---------------------------------------------------- */
 
 static int test_alloc_failures(prt_registry *reg)
@@ -635,6 +736,7 @@ int main(void)
     test_corruption(reg);
     test_bad_use(reg);
     test_constants(reg);
+    test_shape_inputs(reg);
     test_alloc_failures(reg);
     prt_registry_destroy(reg);
     return tu_finish("test_runtime");

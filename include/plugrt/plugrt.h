@@ -255,6 +255,14 @@ PRT_NODISCARD prt_status prt_builder_config_set_profile_dims(
     prt_builder_config *cfg, int32_t profile, const char *input_name,
     const prt_dims *min, const prt_dims *opt, const prt_dims *max);
 
+/* Sets min/opt/max of the values of a shape input: a 1-D int32/int64 network
+ * input of static length `count` (1..PRT_MAX_DIMS) that some layer takes as a
+ * shape input. Required in every profile for every shape input; at run time
+ * its values (read from its address, host memory) must lie within them. */
+PRT_NODISCARD prt_status prt_builder_config_set_profile_shape_values(
+    prt_builder_config *cfg, int32_t profile, const char *input_name,
+    const int64_t *min, const int64_t *opt, const int64_t *max, int32_t count);
+
 typedef struct prt_engine prt_engine;
 
 /* Builds an engine from a network. The registry (may be NULL) names the
@@ -385,7 +393,8 @@ PRT_NODISCARD prt_status prt_context_set_input_shape(prt_context *ctx,
                                                      const prt_dims *dims);
 
 /* Sets the memory of an input or output (borrowed until the next run
- * returns). For an output whose dims depend on data, the buffer must hold the
+ * returns). A shape input's values are read from it (host memory) when
+ * shapes are computed: at enqueue and by get_tensor_shape. For an output whose dims depend on data, the buffer must hold the
  * upper-bound size (prt_context_get_tensor_shape before a run gives it), or
  * use an output allocator instead. */
 PRT_NODISCARD prt_status prt_context_set_tensor_address(prt_context *ctx,

@@ -41,6 +41,7 @@ typedef struct bld {
     bld_layer *l;
     int32_t nb_profiles;
     prt_dims *pmin, *popt, *pmax; /* [profile * nb_inputs + input] */
+    prt_dims *pvmin, *pvopt, *pvmax; /* shape-input values, same indexing */
     int32_t nb_nodes;
     int64_t *lo, *opt, *hi; /* [profile * nb_nodes + node] */
     uint8_t *dd;            /* [node]: depends on a size tensor's value */
@@ -73,6 +74,15 @@ static int dims_dynamic(const prt_dims *d)
     return 0;
 }
 
+static int bld_is_shape_input(const prt_network *net, int32_t tensor)
+{
+    for (int32_t l = 0; l < net->nb_layers; l++)
+        for (int32_t k = 0; k < net->layers[l].nb_shape_inputs; k++)
+            if (net->layers[l].shape_inputs[k] == tensor)
+                return 1;
+    return 0;
+}
+
 static prt_status bld_profiles(bld *b)
 {
     const prt_network *net = b->net;
@@ -84,7 +94,10 @@ static prt_status bld_profiles(bld *b)
     b->pmin = base_calloc(n, sizeof(prt_dims));
     b->popt = base_calloc(n, sizeof(prt_dims));
     b->pmax = base_calloc(n, sizeof(prt_dims));
-    if (!b->pmin || !b->popt || !b->pmax)
+    b->pvmin = base_calloc(n, sizeof(prt_dims));
+    b->pvopt = base_calloc(n, sizeof(prt_dims));
+    b->pvmax = base_calloc(n, sizeof(prt_dims));
+    if (!b->pmin || !b->popt || !b->pmax || !b->pvmin || !b->pvopt || !b->pvmax)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
     /* Every profile entry must name an input. */
     for (int32_t p = 0; p < cfg->nb_profiles; p++)
@@ -107,7 +120,25 @@ static prt_status bld_profiles(bld *b)
                     if (strcmp(cfg->profiles[p].entries[j].input, t->name) == 0)
                         e = &cfg->profiles[p].entries[j];
             base_dims_str(&t->dims, buf, sizeof buf);
-            if (!e) {
+            if (bld_is_shape_input(net, net->inputs[i])) {
+                if (t->dims.nb_dims != 1 || t->dims.d[0] < 1 || t->dims.d[0] > PRT_MAX_DIMS ||
+                    (t->dtype != PRT_INT32 && t->dtype != PRT_INT64))
+                    return base_error(PRT_ERR_SHAPE,
+                                      "input '%s' is a shape input, so it must be a "
+                                      "1-D int32/int64 input of static length 1..%d; "
+                                      "it is %s %s", t->name, PRT_MAX_DIMS,
+                                      prt_dtype_name(t->dtype), buf);
+                if (!e || !e->has_values || e->vmin.nb_dims != t->dims.d[0])
+                    return base_error(PRT_ERR_SHAPE,
+                                      "shape input '%s' (%lld values) needs the bounds "
+                                      "of its values in profile %d "
+                                      "(prt_builder_config_set_profile_shape_values)",
+                                      t->name, (long long)t->dims.d[0], (int)p);
+                b->pvmin[k] = e->vmin;
+                b->pvopt[k] = e->vopt;
+                b->pvmax[k] = e->vmax;
+            }
+            if (!e || !e->has_dims) {
                 if (dims_dynamic(&t->dims))
                     return base_error(PRT_ERR_SHAPE,
                                       "input '%s' has dynamic dims %s but profile %d "
@@ -187,16 +218,27 @@ static prt_status bld_layer_shapes(bld *b, int32_t li)
     const net_layer *l = &b->net->layers[li];
     const prt_plugin_build *bt = l->plugin->vt->build;
     int32_t in_types[64], out_types[64];
-    prt_dim_exprs in_dims[64], out_dims[64];
+    prt_dim_exprs in_dims[64], out_dims[64], shape_values[64];
     prt_status st;
     int32_t nb_sizes_before = expr_pool_size_count(b->pool);
 
     if (l->nb_inputs > 64)
         return base_error(PRT_ERR_UNSUPPORTED, "layer '%s': more than 64 inputs", l->name);
-    if (l->nb_shape_inputs > 0)
-        return base_error(PRT_ERR_UNSUPPORTED,
-                          "layer '%s': shape inputs are not supported by this "
-                          "builder yet; pass the values as plugin fields", l->name);
+    if (l->nb_shape_inputs > 64)
+        return base_error(PRT_ERR_UNSUPPORTED, "layer '%s': more than 64 shape inputs",
+                          l->name);
+    /* A shape input's values as expressions (its length is static: checked
+     * with the profiles). */
+    for (int32_t s = 0; s < l->nb_shape_inputs; s++) {
+        const net_tensor *st_t = &b->net->tensors[l->shape_inputs[s]];
+        shape_values[s].nb_dims = (int32_t)st_t->dims.d[0];
+        for (int32_t v = 0; v < shape_values[s].nb_dims; v++) {
+            shape_values[s].d[v] = expr_input_value(b->pool, st_t->input_index, v);
+            if (!shape_values[s].d[v])
+                return base_error(PRT_ERR_OUT_OF_MEMORY, "build: %s",
+                                  expr_pool_error(b->pool));
+        }
+    }
     for (int32_t i = 0; i < l->nb_inputs; i++) {
         in_types[i] = b->t[l->inputs[i]].dtype;
         in_dims[i] = b->t[l->inputs[i]].dims;
@@ -219,8 +261,9 @@ static prt_status bld_layer_shapes(bld *b, int32_t li)
         out_dims[o].nb_dims = -1;
     expr_pool_begin_layer(b->pool, li, l->nb_outputs);
     base_clear_error();
-    st = bt->get_output_shapes(l->plugin, in_dims, l->nb_inputs, NULL, 0, out_dims,
-                               l->nb_outputs, expr_pool_builder(b->pool));
+    st = bt->get_output_shapes(l->plugin, in_dims, l->nb_inputs, shape_values,
+                               l->nb_shape_inputs, out_dims, l->nb_outputs,
+                               expr_pool_builder(b->pool));
     if (st)
         return plugin_fail(l, st, "get_output_shapes failed");
     for (int32_t o = 0; o < l->nb_outputs; o++) {
@@ -276,7 +319,8 @@ static prt_status bld_bounds(bld *b)
     for (int32_t p = 0; p < b->nb_profiles; p++) {
         size_t k = (size_t)p * (size_t)b->net->nb_inputs;
         size_t o = (size_t)p * (size_t)prog->nb_nodes;
-        expr_profile prof = {b->net->nb_inputs, b->pmin + k, b->popt + k, b->pmax + k};
+        expr_profile prof = {b->net->nb_inputs, b->pmin + k,  b->popt + k,  b->pmax + k,
+                             b->pvmin + k,      b->pvopt + k, b->pvmax + k};
         prt_status st = expr_program_bounds(prog, &prof, b->lo + o, b->opt + o, b->hi + o);
         if (st)
             return base_error_prefix(st, "profile %d", (int)p);
@@ -698,10 +742,14 @@ static prt_status bld_assemble(bld *b, prt_engine **out)
     e->prof_min = base_malloc(sizeof(prt_dims) * (np + 1));
     e->prof_opt = base_malloc(sizeof(prt_dims) * (np + 1));
     e->prof_max = base_malloc(sizeof(prt_dims) * (np + 1));
+    e->prof_vmin = base_calloc(np + 1, sizeof(prt_dims));
+    e->prof_vopt = base_calloc(np + 1, sizeof(prt_dims));
+    e->prof_vmax = base_calloc(np + 1, sizeof(prt_dims));
     items = base_calloc((size_t)net->nb_tensors + 1, sizeof *items);
     item_of = base_malloc(sizeof(int32_t) * ((size_t)net->nb_tensors + 1));
     if (!e->tensors || !e->layers || !e->input_tensors || !e->output_tensors ||
-        !e->prof_min || !e->prof_opt || !e->prof_max || !items || !item_of) {
+        !e->prof_min || !e->prof_opt || !e->prof_max || !e->prof_vmin ||
+        !e->prof_vopt || !e->prof_vmax || !items || !item_of) {
         /* engine_free walks the counted arrays; none was filled yet. */
         if (!e->tensors)
             e->nb_tensors = 0;
@@ -724,6 +772,10 @@ static prt_status bld_assemble(bld *b, prt_engine **out)
         memcpy(e->prof_min[k].d, b->pmin[k].d, sizeof b->pmin[k].d);
         memcpy(e->prof_opt[k].d, b->popt[k].d, sizeof b->popt[k].d);
         memcpy(e->prof_max[k].d, b->pmax[k].d, sizeof b->pmax[k].d);
+        /* Unused value slots are zero in b (calloc): copy whole. */
+        e->prof_vmin[k] = b->pvmin[k];
+        e->prof_vopt[k] = b->pvopt[k];
+        e->prof_vmax[k] = b->pvmax[k];
     }
     st = expr_program_copy(expr_pool_program(b->pool), &e->exprs);
     if (st)
@@ -946,6 +998,9 @@ done:
     base_free(b.pmin);
     base_free(b.popt);
     base_free(b.pmax);
+    base_free(b.pvmin);
+    base_free(b.pvopt);
+    base_free(b.pvmax);
     base_free(b.lo);
     base_free(b.opt);
     base_free(b.hi);

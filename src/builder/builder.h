@@ -10,7 +10,9 @@
 
 typedef struct cfg_entry {
     char *input; /* input name */
-    prt_dims min, opt, max;
+    int32_t has_dims, has_values;
+    prt_dims min, opt, max;    /* dims, when has_dims */
+    prt_dims vmin, vopt, vmax; /* shape-input values, when has_values */
 } cfg_entry;
 
 typedef struct cfg_profile {

@@ -78,6 +78,29 @@ prt_status prt_builder_config_add_profile(prt_builder_config *cfg,
     return PRT_OK;
 }
 
+/* The entry of an input in a profile, created empty if absent; NULL on out
+ * of memory. */
+static cfg_entry *config_entry(prt_builder_config *cfg, int32_t profile,
+                               const char *input_name)
+{
+    cfg_profile *p = &cfg->profiles[profile];
+    cfg_entry *arr;
+    char *name;
+    for (int32_t i = 0; i < p->nb_entries; i++)
+        if (strcmp(p->entries[i].input, input_name) == 0)
+            return &p->entries[i];
+    arr = base_realloc(p->entries, sizeof *arr * (size_t)(p->nb_entries + 1));
+    if (!arr)
+        return NULL;
+    p->entries = arr;
+    name = base_strdup(input_name);
+    if (!name)
+        return NULL;
+    memset(&arr[p->nb_entries], 0, sizeof *arr);
+    arr[p->nb_entries].input = name;
+    return &arr[p->nb_entries++];
+}
+
 prt_status prt_builder_config_set_profile_dims(prt_builder_config *cfg,
                                                int32_t profile,
                                                const char *input_name,
@@ -85,8 +108,7 @@ prt_status prt_builder_config_set_profile_dims(prt_builder_config *cfg,
                                                const prt_dims *opt,
                                                const prt_dims *max)
 {
-    cfg_profile *p;
-    cfg_entry *e = NULL;
+    cfg_entry *e;
     if (!cfg || !input_name || !min || !opt || !max)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "prt_builder_config_set_profile_dims: NULL argument");
@@ -107,24 +129,53 @@ prt_status prt_builder_config_set_profile_dims(prt_builder_config *cfg,
                               input_name, (int)i, (long long)min->d[i],
                               (long long)opt->d[i], (long long)max->d[i]);
     }
-    p = &cfg->profiles[profile];
-    for (int32_t i = 0; i < p->nb_entries; i++)
-        if (strcmp(p->entries[i].input, input_name) == 0)
-            e = &p->entries[i];
-    if (!e) {
-        cfg_entry *arr = base_realloc(p->entries, sizeof *arr * (size_t)(p->nb_entries + 1));
-        char *name;
-        if (!arr)
-            return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
-        p->entries = arr;
-        name = base_strdup(input_name);
-        if (!name)
-            return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
-        e = &arr[p->nb_entries++];
-        e->input = name;
-    }
+    e = config_entry(cfg, profile, input_name);
+    if (!e)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
+    e->has_dims = 1;
     e->min = *min;
     e->opt = *opt;
     e->max = *max;
+    return PRT_OK;
+}
+
+prt_status prt_builder_config_set_profile_shape_values(prt_builder_config *cfg,
+                                                      int32_t profile,
+                                                      const char *input_name,
+                                                      const int64_t *min,
+                                                      const int64_t *opt,
+                                                      const int64_t *max,
+                                                      int32_t count)
+{
+    cfg_entry *e;
+    if (!cfg || !input_name || !min || !opt || !max)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builder_config_set_profile_shape_values: NULL argument");
+    if (profile < 0 || profile >= cfg->nb_profiles)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "profile %d does not exist (%d added)", (int)profile,
+                          (int)cfg->nb_profiles);
+    if (count < 1 || count > PRT_MAX_DIMS)
+        return base_error(PRT_ERR_SHAPE, "profile %d, shape input '%s': %d values "
+                          "(1..%d allowed)", (int)profile, input_name, (int)count,
+                          PRT_MAX_DIMS);
+    for (int32_t i = 0; i < count; i++)
+        if (min[i] > opt[i] || opt[i] > max[i])
+            return base_error(PRT_ERR_SHAPE,
+                              "profile %d, shape input '%s', value %d: need min <= "
+                              "opt <= max, got %lld, %lld, %lld", (int)profile,
+                              input_name, (int)i, (long long)min[i], (long long)opt[i],
+                              (long long)max[i]);
+    e = config_entry(cfg, profile, input_name);
+    if (!e)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
+    e->has_values = 1;
+    memset(&e->vmin, 0, sizeof e->vmin);
+    memset(&e->vopt, 0, sizeof e->vopt);
+    memset(&e->vmax, 0, sizeof e->vmax);
+    e->vmin.nb_dims = e->vopt.nb_dims = e->vmax.nb_dims = count;
+    memcpy(e->vmin.d, min, sizeof(int64_t) * (size_t)count);
+    memcpy(e->vopt.d, opt, sizeof(int64_t) * (size_t)count);
+    memcpy(e->vmax.d, max, sizeof(int64_t) * (size_t)count);
     return PRT_OK;
 }

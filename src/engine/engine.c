@@ -75,6 +75,9 @@ void engine_free(prt_engine *e)
     base_free(e->prof_min);
     base_free(e->prof_opt);
     base_free(e->prof_max);
+    base_free(e->prof_vmin);
+    base_free(e->prof_vopt);
+    base_free(e->prof_vmax);
     base_free(e->weights);
     expr_program_free(&e->exprs);
     base_free(e);
@@ -128,7 +131,8 @@ static prt_status validate_counts(const prt_engine *e)
     if ((int64_t)e->nb_profiles * e->nb_inputs > INT32_MAX)
         return invalid("%d profiles of %d inputs are too many",
                        (int)e->nb_profiles, (int)e->nb_inputs);
-    if (e->nb_inputs && (!e->prof_min || !e->prof_opt || !e->prof_max))
+    if (e->nb_inputs && (!e->prof_min || !e->prof_opt || !e->prof_max ||
+                         !e->prof_vmin || !e->prof_vopt || !e->prof_vmax))
         return invalid("profile arrays are missing");
     return PRT_OK;
 }
@@ -394,6 +398,32 @@ static prt_status validate_layer(const prt_engine *e, int32_t li,
     return PRT_OK;
 }
 
+/* A shape input's value bounds: the same count in every profile, matching
+ * a 1-D int32/int64 input of that static length; min <= opt <= max. */
+static prt_status validate_shape_values(const prt_engine *e, int32_t p, int32_t i)
+{
+    size_t k = (size_t)p * (size_t)e->nb_inputs + (size_t)i;
+    const eng_tensor *t = &e->tensors[e->input_tensors[i]];
+    const prt_dims *mn = &e->prof_vmin[k], *op = &e->prof_vopt[k], *mx = &e->prof_vmax[k];
+    int32_t n = mn->nb_dims;
+    if (op->nb_dims != n || mx->nb_dims != n || n != e->prof_vmin[i].nb_dims)
+        return invalid("profile %d input '%s': value bounds of different counts",
+                       (int)p, t->name);
+    if (n == 0)
+        return PRT_OK;
+    if ((t->dtype != PRT_INT32 && t->dtype != PRT_INT64) || t->nb_dims != 1 ||
+        e->exprs.nodes[t->dim_expr[0]].kind != EXPR_CONST ||
+        e->exprs.nodes[t->dim_expr[0]].imm != n)
+        return invalid("input '%s' has %d value bounds but is not a 1-D int32/int64 "
+                       "input of that static length", t->name, (int)n);
+    for (int32_t v = 0; v < n; v++)
+        if (mn->d[v] > op->d[v] || op->d[v] > mx->d[v])
+            return invalid("profile %d input '%s' value %d: min %lld, opt %lld, max "
+                           "%lld out of order", (int)p, t->name, (int)v,
+                           (long long)mn->d[v], (long long)op->d[v], (long long)mx->d[v]);
+    return PRT_OK;
+}
+
 static prt_status validate_profiles(const prt_engine *e)
 {
     /* An input's dims are what the user sets: dim d of input i is the
@@ -417,6 +447,9 @@ static prt_status validate_profiles(const prt_engine *e)
             const prt_dims *mn = &e->prof_min[k];
             const prt_dims *op = &e->prof_opt[k];
             const prt_dims *mx = &e->prof_max[k];
+            prt_status st = validate_shape_values(e, p, i);
+            if (st)
+                return st;
             if (mn->nb_dims != t->nb_dims || op->nb_dims != t->nb_dims ||
                 mx->nb_dims != t->nb_dims)
                 return invalid("profile %d input '%s': ranks %d/%d/%d, the "
@@ -458,8 +491,9 @@ static prt_status validate_bounds(const prt_engine *e)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory validating an engine");
     for (int32_t p = 0; p < e->nb_profiles && !st; p++) {
         size_t k = (size_t)p * (size_t)e->nb_inputs;
-        expr_profile prof = {e->nb_inputs, e->prof_min + k, e->prof_opt + k,
-                             e->prof_max + k};
+        expr_profile prof = {e->nb_inputs,     e->prof_min + k,  e->prof_opt + k,
+                             e->prof_max + k,  e->prof_vmin + k, e->prof_vopt + k,
+                             e->prof_vmax + k};
         st = expr_program_bounds(&e->exprs, &prof, lo, opt, hi);
         if (st) {
             if (st != PRT_ERR_OUT_OF_MEMORY)
@@ -502,7 +536,7 @@ prt_status engine_validate(const prt_engine *e)
 
     /* One byte per tensor: size ids seen, then tensors produced. */
     seen = base_calloc((size_t)e->nb_tensors, 1);
-    ranks = base_calloc((size_t)e->nb_inputs, sizeof *ranks);
+    ranks = base_calloc((size_t)e->nb_inputs * 2 + 1, sizeof *ranks);
     if (!seen || !ranks) {
         st = base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory validating an engine");
         goto done;
@@ -520,7 +554,12 @@ prt_status engine_validate(const prt_engine *e)
     /* The expression program before anything evaluates it. */
     for (int32_t i = 0; i < e->nb_inputs; i++)
         ranks[i] = e->tensors[e->input_tensors[i]].nb_dims;
-    st = expr_program_validate(&e->exprs, e->nb_inputs, ranks, e->nb_sizes);
+    /* Value counts of shape inputs (validate_profiles made them agree
+     * across profiles); after the ranks in the same allocation. */
+    for (int32_t i = 0; i < e->nb_inputs; i++)
+        ranks[e->nb_inputs + i] = e->nb_profiles ? e->prof_vmin[i].nb_dims : 0;
+    st = expr_program_validate(&e->exprs, e->nb_inputs, ranks, ranks + e->nb_inputs,
+                               e->nb_sizes);
     if (st) {
         if (st != PRT_ERR_OUT_OF_MEMORY)
             st = base_error_prefix(PRT_ERR_MALFORMED, "invalid engine: expressions");

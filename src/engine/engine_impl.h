@@ -96,6 +96,13 @@ struct prt_engine {
     prt_dims *prof_min;
     prt_dims *prof_opt;
     prt_dims *prof_max;
+    /* Same indexing: bounds of a shape input's values (nb_dims = how many
+     * values, 1..PRT_MAX_DIMS); nb_dims 0 for inputs that are not shape
+     * inputs. A shape input is a 1-D int32/int64 input with a static length
+     * equal to that count, in every profile. */
+    prt_dims *prof_vmin;
+    prt_dims *prof_vopt;
+    prt_dims *prof_vmax;
 
     expr_program exprs;
     int32_t nb_sizes; /* size tensors; tensor with size_id s exists for each */

@@ -45,7 +45,9 @@
  *         the elements}
  *   IOLS  u32 nb_inputs, i32 input tensor ids; u32 nb_outputs, i32 ids
  *   PROF  u32 nb_profiles, u32 nb_inputs (must equal IOLS's), then for each
- *         profile, for each input: dims min, dims opt, dims max
+ *         profile, for each input: dims min, dims opt, dims max, then the
+ *         bounds of its values as a shape input: dims vmin, vopt, vmax
+ *         (rank 0 when it is not one)
  *   EXPR  u32 nb_nodes; per node: i32 kind, i32 op, i64 imm, i32 a, i32 b
  *   WGHT  u64 byte count, then the constants' bytes (each constant at its
  *         tensor's const_offset)
@@ -338,6 +340,9 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
             put_dims(out, &e->prof_min[k]);
             put_dims(out, &e->prof_opt[k]);
             put_dims(out, &e->prof_max[k]);
+            put_dims(out, &e->prof_vmin[k]);
+            put_dims(out, &e->prof_vopt[k]);
+            put_dims(out, &e->prof_vmax[k]);
         }
     sec_end(out, at);
 
@@ -747,18 +752,23 @@ static prt_status read_profiles(rctx *c, prt_engine *e, uint32_t *nb_inputs)
     /* Both are < 2^32, so the product fits in 64 bits. */
     total = (uint64_t)np * *nb_inputs;
     if (np > INT32_MAX || total > INT32_MAX ||
-        total > left(&c->r) / (3 * DIMS_MIN_BYTES))
+        total > left(&c->r) / (6 * DIMS_MIN_BYTES))
         return malformed(c, "%u profiles of %u inputs do not fit in the %zu "
                          "bytes left", np, *nb_inputs, left(&c->r));
     e->prof_min = base_calloc((size_t)total, sizeof(prt_dims));
     e->prof_opt = base_calloc((size_t)total, sizeof(prt_dims));
     e->prof_max = base_calloc((size_t)total, sizeof(prt_dims));
-    if (!e->prof_min || !e->prof_opt || !e->prof_max)
+    e->prof_vmin = base_calloc((size_t)total, sizeof(prt_dims));
+    e->prof_vopt = base_calloc((size_t)total, sizeof(prt_dims));
+    e->prof_vmax = base_calloc((size_t)total, sizeof(prt_dims));
+    if (!e->prof_min || !e->prof_opt || !e->prof_max || !e->prof_vmin ||
+        !e->prof_vopt || !e->prof_vmax)
         return oom();
     e->nb_profiles = (int32_t)np;
     for (size_t k = 0; k < (size_t)total; k++) {
         if (!rd_dims(&c->r, &e->prof_min[k]) || !rd_dims(&c->r, &e->prof_opt[k]) ||
-            !rd_dims(&c->r, &e->prof_max[k]))
+            !rd_dims(&c->r, &e->prof_max[k]) || !rd_dims(&c->r, &e->prof_vmin[k]) ||
+            !rd_dims(&c->r, &e->prof_vopt[k]) || !rd_dims(&c->r, &e->prof_vmax[k]))
             return malformed(c, "profile %u input %u: dims truncated or rank "
                              "outside 0..%d", (unsigned)(k / *nb_inputs),
                              (unsigned)(k % *nb_inputs), PRT_MAX_DIMS);

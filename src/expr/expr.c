@@ -356,6 +356,17 @@ const prt_expr *expr_input_dim(expr_pool *pool, int32_t input, int32_t dim)
     return pool_intern(pool, &n, 0);
 }
 
+const prt_expr *expr_input_value(expr_pool *pool, int32_t input, int32_t index)
+{
+    expr_node n = {EXPR_INPUT_VALUE, 0, 0, input, index};
+    if (!pool)
+        return NULL;
+    if (input < 0 || index < 0 || index >= PRT_MAX_DIMS)
+        return pool_fail(pool, PRT_ERR_INVALID_ARGUMENT,
+                         "input %d value %d: no such shape-input value", input, index);
+    return pool_intern(pool, &n, 0);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Operations and folding                                                    */
 /* ------------------------------------------------------------------------ */

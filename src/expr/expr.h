@@ -20,7 +20,10 @@ typedef enum expr_kind {
     EXPR_CONST = 0,     /* imm = value */
     EXPR_INPUT_DIM = 1, /* a = network input index, b = dim index */
     EXPR_SIZE = 2,      /* imm = size-tensor id, a = opt node, b = upper node */
-    EXPR_OP = 3         /* op = prt_dim_op, a and b = operand nodes */
+    EXPR_OP = 3,        /* op = prt_dim_op, a and b = operand nodes */
+    EXPR_INPUT_VALUE = 4 /* a = network input index, b = element index: a
+                            value of a shape input (a 1-D int tensor whose
+                            values shapes may depend on) */
 } expr_kind;
 
 /* One node of a program. Operand indices are < the node's own index. */
@@ -62,6 +65,8 @@ void expr_pool_destroy(expr_pool *pool);
  * NULL operands give NULL. */
 const prt_expr *expr_const(expr_pool *pool, int64_t value);
 const prt_expr *expr_input_dim(expr_pool *pool, int32_t input, int32_t dim);
+/* Element `index` (0..PRT_MAX_DIMS-1) of shape input `input`. */
+const prt_expr *expr_input_value(expr_pool *pool, int32_t input, int32_t index);
 const prt_expr *expr_op(expr_pool *pool, int32_t op, const prt_expr *a,
                         const prt_expr *b);
 
@@ -95,10 +100,13 @@ const char *expr_pool_error(const expr_pool *pool);
 prt_status expr_program_copy(const expr_program *src, expr_program *dst);
 void expr_program_free(expr_program *p);
 /* Checks a program from untrusted bytes: kinds, ops, operand order, input
- * and dim indices against the given counts, size ids < nb_sizes. Returns
+ * and dim indices against the given counts (value_counts[i]: how many
+ * values input i has as a shape input, 0 if none; NULL: no input has
+ * values), size ids < nb_sizes. Returns
  * PRT_ERR_MALFORMED with a message naming the node. */
 prt_status expr_program_validate(const expr_program *p, int32_t nb_inputs,
-                                 const int32_t *input_ranks, int32_t nb_sizes);
+                                 const int32_t *input_ranks,
+                                 const int32_t *value_counts, int32_t nb_sizes);
 
 /* Concrete values of everything a program can depend on. */
 typedef struct expr_env {
@@ -107,6 +115,9 @@ typedef struct expr_env {
     int32_t nb_sizes;
     const int64_t *size_values;  /* [nb_sizes] */
     const uint8_t *size_known;   /* [nb_sizes]; NULL: all known */
+    /* Values of shape inputs, held in prt_dims (nb_dims = count); NULL when
+     * no input is a shape input. [nb_inputs] */
+    const prt_dims *input_values;
 } expr_env;
 
 /* Evaluates every node into values[nb_nodes]. A node that depends on an
@@ -130,6 +141,10 @@ typedef struct expr_profile {
     const prt_dims *min; /* [nb_inputs] */
     const prt_dims *opt;
     const prt_dims *max;
+    /* Bounds of shape inputs' values, as in expr_env; NULL when none. */
+    const prt_dims *vmin;
+    const prt_dims *vopt;
+    const prt_dims *vmax;
 } expr_profile;
 
 /* Sound bounds of every node over the profile: lo[i] <= value <= hi[i] for

@@ -99,7 +99,7 @@ static int program_ok(const expr_program *p)
  * operands, operands before node i. */
 static prt_status check_operands(const expr_node *n, int32_t i)
 {
-    if (n->kind < EXPR_CONST || n->kind > EXPR_OP)
+    if (n->kind < EXPR_CONST || n->kind > EXPR_INPUT_VALUE)
         return base_error(PRT_ERR_MALFORMED, "expression node %d: unknown "
                           "kind %d", i, (int)n->kind);
     if (n->kind == EXPR_OP && (n->op < 0 || n->op >= EXPR_OP_COUNT))
@@ -120,8 +120,18 @@ static prt_status check_operands(const expr_node *n, int32_t i)
 
 static prt_status validate_leaf(const expr_node *n, int32_t i,
                                 int32_t nb_inputs, const int32_t *input_ranks,
-                                int32_t nb_sizes)
+                                const int32_t *value_counts, int32_t nb_sizes)
 {
+    if (n->kind == EXPR_INPUT_VALUE) {
+        if (n->a < 0 || n->a >= nb_inputs || !value_counts)
+            return base_error(PRT_ERR_MALFORMED, "expression node %d: shape "
+                              "input %d out of range (%d inputs)", i, (int)n->a,
+                              nb_inputs);
+        if (n->b < 0 || n->b >= value_counts[n->a] || n->b >= PRT_MAX_DIMS)
+            return base_error(PRT_ERR_MALFORMED, "expression node %d: value %d "
+                              "out of range for input %d with %d values", i,
+                              (int)n->b, (int)n->a, (int)value_counts[n->a]);
+    }
     if (n->kind == EXPR_INPUT_DIM) {
         if (n->a < 0 || n->a >= nb_inputs)
             return base_error(PRT_ERR_MALFORMED, "expression node %d: input "
@@ -142,14 +152,16 @@ static prt_status validate_leaf(const expr_node *n, int32_t i,
 /* has_size[i]: node i depends on a size symbol. A size's opt may not, the
  * same rule expr_size enforces on construction. */
 static prt_status validate_nodes(const expr_program *p, int32_t nb_inputs,
-                                 const int32_t *input_ranks, int32_t nb_sizes,
+                                 const int32_t *input_ranks,
+                                 const int32_t *value_counts, int32_t nb_sizes,
                                  uint8_t *has_size)
 {
     for (int32_t i = 0; i < p->nb_nodes; i++) {
         const expr_node *n = &p->nodes[i];
         prt_status st = check_operands(n, i);
         if (st == PRT_OK)
-            st = validate_leaf(n, i, nb_inputs, input_ranks, nb_sizes);
+            st = validate_leaf(n, i, nb_inputs, input_ranks, value_counts,
+                               nb_sizes);
         if (st != PRT_OK)
             return st;
         if (n->kind == EXPR_SIZE && has_size[n->a])
@@ -163,7 +175,8 @@ static prt_status validate_nodes(const expr_program *p, int32_t nb_inputs,
 }
 
 prt_status expr_program_validate(const expr_program *p, int32_t nb_inputs,
-                                 const int32_t *input_ranks, int32_t nb_sizes)
+                                 const int32_t *input_ranks,
+                                 const int32_t *value_counts, int32_t nb_sizes)
 {
     uint8_t *has_size;
     prt_status st;
@@ -177,7 +190,8 @@ prt_status expr_program_validate(const expr_program *p, int32_t nb_inputs,
     if (!has_size)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory validating "
                           "%d expression nodes", p->nb_nodes);
-    st = validate_nodes(p, nb_inputs, input_ranks, nb_sizes, has_size);
+    st = validate_nodes(p, nb_inputs, input_ranks, value_counts, nb_sizes,
+                        has_size);
     base_free(has_size);
     return st;
 }
@@ -233,6 +247,22 @@ static prt_status eval_input(const expr_node *n, int32_t i,
     return PRT_OK;
 }
 
+static prt_status eval_value(const expr_node *n, int32_t i,
+                             const expr_env *env, int64_t *value)
+{
+    const prt_dims *v;
+    if (n->a < 0 || n->a >= env->nb_inputs || !env->input_values)
+        return base_error(PRT_ERR_SHAPE, "expression node %d: no values for "
+                          "shape input %d", i, (int)n->a);
+    v = &env->input_values[n->a];
+    if (n->b < 0 || n->b >= v->nb_dims || n->b >= PRT_MAX_DIMS)
+        return base_error(PRT_ERR_SHAPE, "expression node %d: shape input %d "
+                          "has %d values, no value %d", i, (int)n->a,
+                          (int)v->nb_dims, (int)n->b);
+    *value = v->d[n->b];
+    return PRT_OK;
+}
+
 static prt_status eval_size(const expr_node *n, int32_t i,
                             const expr_env *env, int64_t *value,
                             uint8_t *known)
@@ -281,6 +311,8 @@ static prt_status eval_node(const expr_program *p, int32_t i,
         return PRT_OK;
     case EXPR_INPUT_DIM:
         return eval_input(n, i, env, &values[i]);
+    case EXPR_INPUT_VALUE:
+        return eval_value(n, i, env, &values[i]);
     case EXPR_SIZE:
         return eval_size(n, i, env, &values[i], &known[i]);
     default:
@@ -376,23 +408,28 @@ static const char *interval_op(int32_t op, interval a, interval b,
     }
 }
 
+/* An input dim, or a shape input's value: both are boxes in the profile. */
 static prt_status bounds_input(const expr_node *n, int32_t i,
                                const expr_profile *prof, int64_t *lo,
                                int64_t *opt, int64_t *hi)
 {
     int32_t in = n->a, d = n->b;
-    if (in < 0 || in >= prof->nb_inputs || !prof->min || !prof->opt ||
-        !prof->max)
+    int values = n->kind == EXPR_INPUT_VALUE;
+    const prt_dims *mn = values ? prof->vmin : prof->min;
+    const prt_dims *op = values ? prof->vopt : prof->opt;
+    const prt_dims *mx = values ? prof->vmax : prof->max;
+    if (in < 0 || in >= prof->nb_inputs || !mn || !op || !mx)
         return base_error(PRT_ERR_SHAPE, "expression node %d: input %d out "
                           "of range (%d in the profile)", i, (int)in,
                           (int)prof->nb_inputs);
-    if (d < 0 || d >= PRT_MAX_DIMS || d >= prof->min[in].nb_dims ||
-        d >= prof->opt[in].nb_dims || d >= prof->max[in].nb_dims)
-        return base_error(PRT_ERR_SHAPE, "expression node %d: input %d dim %d "
-                          "not in the profile", i, (int)in, (int)d);
-    lo[i] = prof->min[in].d[d];
-    opt[i] = prof->opt[in].d[d];
-    hi[i] = prof->max[in].d[d];
+    if (d < 0 || d >= PRT_MAX_DIMS || d >= mn[in].nb_dims ||
+        d >= op[in].nb_dims || d >= mx[in].nb_dims)
+        return base_error(PRT_ERR_SHAPE, "expression node %d: input %d %s %d "
+                          "not in the profile", i, (int)in, values ? "value" : "dim",
+                          (int)d);
+    lo[i] = mn[in].d[d];
+    opt[i] = op[in].d[d];
+    hi[i] = mx[in].d[d];
     /* Interval arithmetic is only sound over non-empty intervals. */
     if (!(lo[i] <= opt[i] && opt[i] <= hi[i]))
         return base_error(PRT_ERR_SHAPE, "expression node %d: profile of "
@@ -447,7 +484,7 @@ prt_status expr_program_bounds(const expr_program *p, const expr_profile *prof,
             return st;
         if (n->kind == EXPR_CONST) {
             lo[i] = opt[i] = hi[i] = n->imm;
-        } else if (n->kind == EXPR_INPUT_DIM) {
+        } else if (n->kind == EXPR_INPUT_DIM || n->kind == EXPR_INPUT_VALUE) {
             st = bounds_input(n, i, prof, lo, opt, hi);
         } else if (n->kind == EXPR_SIZE) {
             st = bounds_size(n, i, lo, opt, hi);

@@ -20,7 +20,8 @@ struct prt_context {
     int32_t nb_io;
     prt_plugin **plugins; /* per layer, owned */
 
-    prt_dims *input_dims; /* per input */
+    prt_dims *input_dims;   /* per input */
+    prt_dims *input_values; /* per input: a shape input's values */
     uint8_t *input_set;
     void **io_addr;                       /* per I/O index */
     const prt_output_allocator **alloc;   /* per I/O index */
@@ -76,6 +77,7 @@ void prt_context_destroy(prt_context *c)
                 c->plugins[i]->vt->runtime->destroy(c->plugins[i]);
     base_free(c->plugins);
     base_free(c->input_dims);
+    base_free(c->input_values);
     base_free(c->input_set);
     base_free(c->io_addr);
     base_free(c->alloc);
@@ -143,6 +145,7 @@ prt_status prt_context_create(const prt_engine *e, prt_context **out)
     c->plugins = base_calloc((size_t)e->nb_layers + 1, sizeof(prt_plugin *));
     c->input_dims = base_calloc((size_t)e->nb_inputs + 1, sizeof(prt_dims));
     c->input_set = base_calloc((size_t)e->nb_inputs + 1, 1);
+    c->input_values = base_calloc((size_t)e->nb_inputs + 1, sizeof(prt_dims));
     c->io_addr = base_calloc((size_t)c->nb_io + 1, sizeof(void *));
     c->alloc = base_calloc((size_t)c->nb_io + 1, sizeof(prt_output_allocator *));
     c->staging = base_calloc((size_t)c->nb_io + 1, sizeof(void *));
@@ -165,7 +168,7 @@ prt_status prt_context_create(const prt_engine *e, prt_context **out)
     c->last = base_calloc((size_t)total_desc + 1, sizeof(prt_tensor_desc));
     c->last_off = base_calloc((size_t)e->nb_layers + 1, sizeof(int32_t));
     c->told = base_calloc((size_t)e->nb_layers + 1, 1);
-    if (!c->plugins || !c->input_dims || !c->input_set || !c->io_addr || !c->alloc ||
+    if (!c->plugins || !c->input_dims || !c->input_values || !c->input_set || !c->io_addr || !c->alloc ||
         !c->staging || !c->out_dims || !c->arena || !c->workspace || !c->tptr ||
         !c->values || !c->up_values || !c->known || !c->up_known || !c->size_values ||
         !c->size_scratch || !c->size_known || !c->known_scratch || !c->size_node ||
@@ -339,17 +342,47 @@ static prt_status check_inputs_set(const prt_context *c)
     return PRT_OK;
 }
 
+/* Reads shape inputs' values from their (host) memory and checks them
+ * against the profile. */
+static prt_status load_shape_values(prt_context *c)
+{
+    const prt_engine *e = c->e;
+    for (int32_t i = 0; i < e->nb_inputs; i++) {
+        size_t k = (size_t)c->profile * (size_t)e->nb_inputs + (size_t)i;
+        const prt_dims *mn = &e->prof_vmin[k], *mx = &e->prof_vmax[k];
+        const eng_tensor *t = &e->tensors[e->input_tensors[i]];
+        prt_dims *v = &c->input_values[i];
+        v->nb_dims = mn->nb_dims;
+        if (mn->nb_dims == 0)
+            continue;
+        if (!c->io_addr[i])
+            return base_error(PRT_ERR_STATE, "shape input '%s' has no address: its "
+                              "values are needed to compute shapes "
+                              "(prt_context_set_tensor_address)", t->name);
+        for (int32_t j = 0; j < mn->nb_dims; j++) {
+            v->d[j] = t->dtype == PRT_INT32 ? ((const int32_t *)c->io_addr[i])[j]
+                                            : ((const int64_t *)c->io_addr[i])[j];
+            if (v->d[j] < mn->d[j] || v->d[j] > mx->d[j])
+                return base_error(PRT_ERR_SHAPE, "shape input '%s': value %d is %lld, "
+                                  "outside profile %d's %lld..%lld", t->name, (int)j,
+                                  (long long)v->d[j], (int)c->profile,
+                                  (long long)mn->d[j], (long long)mx->d[j]);
+        }
+    }
+    return PRT_OK;
+}
+
 static prt_status eval_exact(prt_context *c)
 {
     expr_env env = {c->e->nb_inputs, c->input_dims, c->e->nb_sizes, c->size_values,
-                    c->size_known};
+                    c->size_known, c->input_values};
     return expr_program_eval(&c->e->exprs, &env, c->values, c->known);
 }
 
 static prt_status eval_upper(prt_context *c)
 {
     expr_env env = {c->e->nb_inputs, c->input_dims, c->e->nb_sizes, c->size_values,
-                    c->size_known};
+                    c->size_known, c->input_values};
     return expr_program_eval_upper(&c->e->exprs, &env, c->size_scratch, c->known_scratch,
                                    c->up_values, c->up_known);
 }
@@ -379,7 +412,9 @@ prt_status prt_context_get_tensor_shape(const prt_context *cc, const char *name,
     if (st)
         return st;
     memset(c->size_known, 0, (size_t)c->e->nb_sizes + 1);
-    st = eval_upper(c);
+    st = load_shape_values(c);
+    if (!st)
+        st = eval_upper(c);
     if (st)
         return st;
     if (!tensor_dims(c->e, io_tensor(c->e, io), c->up_values, c->up_known, out))
@@ -589,7 +624,9 @@ prt_status prt_context_enqueue(prt_context *c, void *stream)
     if (st)
         return st;
     memset(c->size_known, 0, (size_t)c->e->nb_sizes + 1);
-    st = eval_exact(c);
+    st = load_shape_values(c);
+    if (!st)
+        st = eval_exact(c);
     if (!st)
         st = bind_io(c);
     for (int32_t li = 0; !st && li < c->e->nb_layers; li++)
