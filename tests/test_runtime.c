@@ -451,6 +451,31 @@ static int test_corruption(prt_registry *reg)
         }
     }
     CHECK(ok_flips == 0);
+    /* Past the checksum: flip each byte and fix the CRC, so parsing,
+     * validation and the plugins' own field checks must catch it. Each load
+     * either fails cleanly or gives an engine a context can be made for. */
+    {
+        int loaded = 0;
+        for (size_t i = 0; i + 4 < size; i++) {
+            uint32_t crc;
+            prt_context *ctx = NULL;
+            memcpy(copy, bytes, size);
+            copy[i] ^= (uint8_t)(1u << (i % 8));
+            crc = base_crc32(copy, size - 4);
+            for (int k = 0; k < 4; k++)
+                copy[size - 4 + (size_t)k] = (uint8_t)(crc >> (8 * k));
+            if (prt_engine_deserialize(reg, copy, size, &bad) != PRT_OK) {
+                CHECK(prt_last_error()[0] != '\0');
+                continue;
+            }
+            loaded++;
+            if (prt_context_create(bad, &ctx) == PRT_OK)
+                prt_context_destroy(ctx);
+            prt_engine_destroy(bad);
+        }
+        printf("engine bytes flipped behind the checksum: %d of %zu still load\n",
+               loaded, size - 4);
+    }
     for (size_t n = 0; n < size; n++) {
         prt_status st = prt_engine_deserialize(reg, bytes, n, &bad);
         CHECK(st == PRT_ERR_MALFORMED || st == PRT_ERR_VERSION);
