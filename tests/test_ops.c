@@ -14,6 +14,17 @@
  *  - Einsum: the listed equations, diagonals, implicit output, errors;
  *  - Conv: 1-D, 2-D, 3-D, pads/strides/dilations/groups/bias, auto_pad
  *    modes, float16, dynamic shapes, errors;
+ *  - HardSigmoid, HardSwish: defaults and fields, float32/float16/bfloat16,
+ *    saturation, infinities and NaN, field errors;
+ *  - GlobalAveragePool: 1-D, 2-D, 3-D spatial, half floats, dynamic dims,
+ *    an empty extent, errors;
+ *  - Flatten: every axis (negative too) over several dtypes, scalars,
+ *    dynamic dims (products of expressions), errors;
+ *  - Gemm: every transA/transB, alpha/beta (defaults too), C absent, scalar,
+ *    row, column, full, [1, 1]; half floats; beta 0 with NaN in C; K = 0;
+ *    dynamic dims; errors;
+ *  - MobileNet's head (Conv, HardSwish, GlobalAveragePool, HardSigmoid,
+ *    Flatten, Gemm) with a dynamic batch;
  *  - a small network chaining several ops with constants;
  *  - allocation failure at every point of build, load and run.
  * Integer ops, Relu, Identity, Transpose and single arithmetic operations
@@ -372,9 +383,10 @@ static prt_field fld_str(const char *name, const char *s)
 
 /* ---- the table -------------------------------------------------------------- */
 
-static const char *const all_ops[] = {"Relu", "Identity", "Add",   "Sub",
-                                      "Mul",  "Div",      "MatMul", "Transpose",
-                                      "Einsum", "Conv"};
+static const char *const all_ops[] = {
+    "Relu",      "Identity",    "Add",    "Sub",        "Mul",
+    "Div",       "MatMul",      "Transpose", "Einsum",  "Conv",
+    "HardSigmoid", "HardSwish", "GlobalAveragePool", "Flatten", "Gemm"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)
@@ -1497,6 +1509,694 @@ static int test_conv(void)
     return 0;
 }
 
+/* ---- HardSigmoid and HardSwish ----------------------------------------------------- */
+
+static prt_field fld_f32(const char *name, const float *v)
+{
+    prt_field f = {name, v, PRT_FIELD_FLOAT32, 1};
+    return f;
+}
+
+/* ONNX's definitions in float32, rounded to the dtype: the op computes in
+ * float32 and rounds once, so half floats match exactly too. */
+static double ref_hard(int swish, int32_t dt, float alpha, float beta, double xv)
+{
+    float x = (float)xv, v = alpha * x + beta, r;
+    v = v < 0 ? 0 : v > 1 ? 1 : v; /* NaN passes, as in numpy.clip */
+    r = swish ? x * v : v;
+    if (dt == PRT_FLOAT16)
+        r = base_half_to_float(base_float_to_half(r));
+    if (dt == PRT_BFLOAT16)
+        r = base_bf16_to_float(base_float_to_bf16(r));
+    return r;
+}
+
+static int test_hard(void)
+{
+    static const int32_t types[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16};
+    const float alpha = 0.35f, beta = 0.25f;
+    tu_rng rng;
+    tu_rng_seed(&rng, 91);
+    for (int swish = 0; swish < 2; swish++)
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+            for (int given = 0; given < (swish ? 1 : 3); given++) {
+                /* given: 0 defaults, 1 both fields, 2 alpha only */
+                const char *name = swish ? "HardSwish" : "HardSigmoid";
+                float a = swish ? 1.0f / 6.0f : given ? alpha : 0.2f;
+                float b = swish ? 0.5f : given == 1 ? beta : 0.5f;
+                prt_field f[2];
+                int32_t nf = 0;
+                tensor x = t_random(types[t], D3(2, 3, 7), &rng, 0), y;
+                double want[42];
+                char what[96];
+                if (given)
+                    f[nf++] = fld_f32("alpha", &alpha);
+                if (given == 1)
+                    f[nf++] = fld_f32("beta", &beta);
+                /* Values past both ends of the linear part, and special ones. */
+                for (int64_t i = 0; i < 42; i++)
+                    t_set(&x, i, t_get(&x, i) * 8.0);
+                t_set(&x, 0, -3.0);
+                t_set(&x, 1, 3.0);
+                t_set(&x, 2, 0.0);
+                t_set(&x, 3, INFINITY);
+                t_set(&x, 4, -INFINITY);
+                t_set(&x, 5, NAN);
+                for (int64_t i = 0; i < 42; i++)
+                    want[i] = ref_hard(swish, types[t], a, b, t_get(&x, i));
+                snprintf(what, sizeof what, "%s %s fields %d", name,
+                         prt_dtype_name(types[t]), given);
+                CHECK_OK(run_op(name, f, nf, &x, 1, &y));
+                if (y.data) {
+                    check_close(what, &y, &x.dims, want, 0);
+                    /* HardSwish(-inf) = -inf * 0, NaN like the reference. */
+                    CHECK(isnan(t_get(&y, 5)) && (swish ? isnan(t_get(&y, 4))
+                                                        : t_get(&y, 4) == 0));
+                }
+                t_free(&x);
+                t_free(&y);
+            }
+    /* Dynamic dims; the fields survive serialization (run_op_dyn reloads). */
+    {
+        uint32_t dyn[1] = {0x5u};
+        prt_field f[2] = {fld_f32("alpha", &alpha), fld_f32("beta", &beta)};
+        tensor x = t_random(PRT_FLOAT32, D3(2, 3, 4), &rng, 0), y;
+        double want[24];
+        for (int64_t i = 0; i < 24; i++)
+            want[i] = ref_hard(0, PRT_FLOAT32, alpha, beta, t_get(&x, i) * 4);
+        for (int64_t i = 0; i < 24; i++)
+            t_set(&x, i, t_get(&x, i) * 4);
+        CHECK_OK(run_op_dyn("HardSigmoid", f, 2, &x, 1, dyn, &y));
+        if (y.data)
+            check_close("HardSigmoid dynamic", &y, &x.dims, want, 0);
+        t_free(&y);
+        CHECK_OK(run_op_dyn("HardSwish", NULL, 0, &x, 1, dyn, &y));
+        t_free(&y);
+        t_free(&x);
+    }
+    /* Fields: float64 is read as float32; wrong types, lengths, names. */
+    {
+        const prt_plugin_creator *c;
+        prt_plugin *p = NULL;
+        const prt_field_collection *fa;
+        const double a64 = 0.125;
+        const int32_t one = 1;
+        const float two[2] = {1, 2};
+        prt_field f = {"alpha", &a64, PRT_FIELD_FLOAT64, 1};
+        prt_field_collection fc = {1, &f};
+        REQUIRE_OK(prt_get_builtin_creator("HardSigmoid", "1", &c));
+        CHECK(c->nb_fields == 2 && strcmp(c->fields[0].name, "alpha") == 0 &&
+              c->fields[0].type == PRT_FIELD_FLOAT32 &&
+              strcmp(c->fields[1].name, "beta") == 0);
+        REQUIRE_OK(c->create(c, "hs", &fc, PRT_PHASE_BUILD, &p));
+        fa = p->vt->runtime->get_fields_to_serialize(p);
+        CHECK(fa->nb_fields == 2 && fa->fields[0].type == PRT_FIELD_FLOAT32 &&
+              *(const float *)fa->fields[0].data == 0.125f &&
+              *(const float *)fa->fields[1].data == 0.5f);
+        p->vt->runtime->destroy(p);
+        f = fld_i32("alpha", &one, 1);
+        CHECK_ERR(make_op("HardSigmoid", &f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "field 'alpha' has type int32, expected float32");
+        f.name = "beta";
+        f.data = two;
+        f.type = PRT_FIELD_FLOAT32;
+        f.length = 2;
+        CHECK_ERR(make_op("HardSigmoid", &f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "field 'beta' must hold one value, it holds 2");
+        f.name = "alpha";
+        f.length = 1;
+        CHECK_ERR(make_op("HardSwish", &f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "HardSwish (layer 'HardSwish'): unknown field 'alpha' (it takes "
+                  "no fields)");
+    }
+    /* Integer inputs are refused at build. */
+    {
+        tensor x = t_make(PRT_INT32, D1(4)), y;
+        CHECK_ERR(run_op("HardSwish", NULL, 0, &x, 1, &y), PRT_ERR_UNSUPPORTED,
+                  "dtype int32 is not supported (supported: float32, float16 or "
+                  "bfloat16)");
+        CHECK_ERR(run_op("HardSigmoid", NULL, 0, &x, 1, &y), PRT_ERR_UNSUPPORTED,
+                  "dtype int32");
+        t_free(&x);
+    }
+    return 0;
+}
+
+/* ---- GlobalAveragePool -------------------------------------------------------------- */
+
+static void ref_gap(const tensor *x, prt_dims *od, double *want)
+{
+    int64_t rows = x->dims.d[0] * x->dims.d[1], sp = vol(&x->dims) / (rows ? rows : 1);
+    *od = x->dims;
+    for (int32_t i = 2; i < od->nb_dims; i++)
+        od->d[i] = 1;
+    for (int64_t r = 0; r < rows; r++) {
+        double s = 0;
+        for (int64_t k = 0; k < sp; k++)
+            s += t_get(x, r * sp + k);
+        want[r] = s / (double)sp;
+        if (x->dtype == PRT_FLOAT16)
+            want[r] = base_half_to_float(base_float_to_half((float)want[r]));
+        else if (x->dtype == PRT_BFLOAT16)
+            want[r] = base_bf16_to_float(base_float_to_bf16((float)want[r]));
+    }
+}
+
+static int test_gap(void)
+{
+    struct {
+        int32_t dtype;
+        prt_dims x;
+    } cases[] = {
+        {PRT_FLOAT32, D3(2, 3, 7)},          /* 1-D spatial */
+        {PRT_FLOAT32, D4(2, 5, 6, 7)},       /* 2-D */
+        {PRT_FLOAT32, D5(1, 3, 4, 3, 5)},    /* 3-D */
+        {PRT_FLOAT32, D4(3, 2, 1, 1)},       /* already pooled */
+        {PRT_FLOAT32, D4(1, 4, 56, 56)},     /* MobileNet's largest */
+        {PRT_FLOAT16, D4(2, 3, 5, 4)},
+        {PRT_FLOAT16, D3(1, 2, 9)},
+        {PRT_BFLOAT16, D5(1, 2, 2, 3, 2)},
+    };
+    tu_rng rng;
+    tu_rng_seed(&rng, 101);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tensor x = t_random(cases[c].dtype, cases[c].x, &rng, 0), y;
+        double want[64];
+        prt_dims od;
+        char what[64];
+        ref_gap(&x, &od, want);
+        snprintf(what, sizeof what, "GlobalAveragePool case %d (%s)", (int)c,
+                 prt_dtype_name(cases[c].dtype));
+        CHECK_OK(run_op("GlobalAveragePool", NULL, 0, &x, 1, &y));
+        /* float32 sums in double and rounds once: within an ulp or so. */
+        if (y.data)
+            check_close(what, &y, &od, want, cases[c].dtype == PRT_FLOAT32 ? 1e-6 : 0);
+        t_free(&x);
+        t_free(&y);
+    }
+    /* Dynamic N and spatial dims: the output's spatial dims are constant 1s;
+     * one engine, two shapes. */
+    {
+        uint32_t dyn[1] = {0xDu};
+        tensor x = t_random(PRT_FLOAT32, D4(1, 3, 4, 5), &rng, 0), y;
+        double want[64];
+        prt_dims od;
+        prt_engine *e = NULL;
+        prt_io_info io;
+        ref_gap(&x, &od, want);
+        CHECK_OK(run_op_dyn("GlobalAveragePool", NULL, 0, &x, 1, dyn, &y));
+        if (y.data)
+            check_close("GlobalAveragePool dynamic", &y, &od, want, 1e-6);
+        t_free(&y);
+        REQUIRE_OK(build_op("GlobalAveragePool", NULL, 0, &x, 1, dyn, &e));
+        CHECK_OK(prt_engine_get_io(e, 1, &io));
+        CHECK(io.dims.nb_dims == 4 && io.dims.d[0] == -1 && io.dims.d[1] == 3 &&
+              io.dims.d[2] == 1 && io.dims.d[3] == 1);
+        t_free(&x);
+        x = t_random(PRT_FLOAT32, D4(4, 3, 6, 8), &rng, 0);
+        ref_gap(&x, &od, want);
+        CHECK_OK(run_engine(e, &x, 1, &y));
+        if (y.data)
+            check_close("GlobalAveragePool dynamic engine", &y, &od, want, 1e-6);
+        t_free(&y);
+        t_free(&x);
+        prt_engine_destroy(e);
+    }
+    /* An empty spatial extent: the mean of nothing is NaN (numpy's). */
+    {
+        tensor x = t_make(PRT_FLOAT32, D4(1, 2, 0, 3)), y;
+        CHECK_OK(run_op("GlobalAveragePool", NULL, 0, &x, 1, &y));
+        CHECK(y.data && y.dims.nb_dims == 4 && y.dims.d[2] == 1 &&
+              isnan(t_get(&y, 0)) && isnan(t_get(&y, 1)));
+        t_free(&y);
+        t_free(&x);
+    }
+    /* Errors. */
+    {
+        tensor x = t_make(PRT_FLOAT32, D2(2, 3)), y;
+        const int32_t one = 1;
+        prt_field f = fld_i32("kernel_shape", &one, 1);
+        prt_plugin *p = NULL;
+        CHECK_ERR(run_op("GlobalAveragePool", NULL, 0, &x, 1, &y), PRT_ERR_SHAPE,
+                  "GlobalAveragePool (layer 'GlobalAveragePool'): X must have rank 3 "
+                  "or more (N x C x D1 ...), it has rank 2");
+        t_free(&x);
+        x = t_make(PRT_INT32, D3(1, 2, 3));
+        CHECK_ERR(run_op("GlobalAveragePool", NULL, 0, &x, 1, &y), PRT_ERR_UNSUPPORTED,
+                  "dtype int32 is not supported");
+        t_free(&x);
+        CHECK_ERR(make_op("GlobalAveragePool", &f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "unknown field 'kernel_shape' (it takes no fields)");
+    }
+    return 0;
+}
+
+/* ---- Flatten --------------------------------------------------------------------------- */
+
+static prt_dims ref_flatten_dims(const prt_dims *x, int32_t axis)
+{
+    prt_dims o = D2(1, 1);
+    if (axis < 0)
+        axis += x->nb_dims;
+    for (int32_t i = 0; i < x->nb_dims; i++)
+        o.d[i >= axis] *= x->d[i];
+    return o;
+}
+
+static int test_flatten(void)
+{
+    static const int32_t types[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_INT8,
+                                    PRT_INT64,   PRT_BOOL,    PRT_UINT8};
+    tu_rng rng;
+    tu_rng_seed(&rng, 111);
+    /* Every axis of a rank-4 input, -4 to 4, and the default (1). */
+    for (int32_t axis = -4; axis <= 5; axis++)
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+            int given = axis <= 4;
+            tensor x = t_random(types[t], D4(2, 3, 1, 4), &rng, 0), y;
+            prt_field f = fld_i32("axis", &axis, 1);
+            prt_dims od = ref_flatten_dims(&x.dims, given ? axis : 1);
+            double want[24];
+            char what[64];
+            for (int64_t i = 0; i < 24; i++)
+                want[i] = t_get(&x, i);
+            snprintf(what, sizeof what, "Flatten %s axis %d%s", prt_dtype_name(types[t]),
+                     (int)(given ? axis : 1), given ? "" : " (default)");
+            CHECK_OK(run_op("Flatten", &f, given, &x, 1, &y));
+            if (y.data)
+                check_close(what, &y, &od, want, 0);
+            t_free(&x);
+            t_free(&y);
+        }
+    /* A scalar is [1, 1] (axis 0 or its own rank 0); a rank-1 input. */
+    {
+        const int32_t zero = 0, m1 = -1;
+        prt_field f = fld_i32("axis", &zero, 1);
+        tensor x = t_make(PRT_FLOAT32, D0()), y;
+        double w = 4.5;
+        t_set(&x, 0, 4.5);
+        CHECK_OK(run_op("Flatten", &f, 1, &x, 1, &y));
+        if (y.data) {
+            prt_dims od = D2(1, 1);
+            check_close("Flatten scalar", &y, &od, &w, 0);
+        }
+        t_free(&y);
+        t_free(&x);
+        x = t_random(PRT_INT32, D1(5), &rng, 0);
+        f = fld_i32("axis", &m1, 1);
+        CHECK_OK(run_op("Flatten", &f, 1, &x, 1, &y));
+        CHECK(y.data && y.dims.nb_dims == 2 && y.dims.d[0] == 1 && y.dims.d[1] == 5 &&
+              memcmp(y.data, x.data, 20) == 0);
+        t_free(&y);
+        t_free(&x);
+    }
+    /* Dynamic dims: the output dims are products of expressions. One engine
+     * (dims 0 and 2 dynamic, axis 2) serves two shapes; an int64 field. */
+    {
+        uint32_t dyn[1] = {0x5u};
+        const int64_t axis64 = 2;
+        prt_field f = {"axis", &axis64, PRT_FIELD_INT64, 1};
+        tensor x = t_random(PRT_FLOAT32, D4(2, 3, 4, 5), &rng, 0), y;
+        prt_engine *e = NULL;
+        prt_io_info io;
+        prt_layer_info li;
+        prt_dims od;
+        double want[7 * 3 * 6 * 5];
+        for (int64_t i = 0; i < 120; i++)
+            want[i] = t_get(&x, i);
+        od = ref_flatten_dims(&x.dims, 2);
+        CHECK_OK(run_op_dyn("Flatten", &f, 1, &x, 1, dyn, &y));
+        if (y.data)
+            check_close("Flatten dynamic", &y, &od, want, 0);
+        t_free(&y);
+        REQUIRE_OK(build_op("Flatten", &f, 1, &x, 1, dyn, &e));
+        CHECK_OK(prt_engine_get_io(e, 1, &io));
+        CHECK(io.dims.nb_dims == 2 && io.dims.d[0] == -1 && io.dims.d[1] == -1);
+        CHECK_OK(prt_engine_get_layer(e, 0, &li));
+        CHECK(li.nb_fields == 1 && strcmp(li.fields[0].name, "axis") == 0 &&
+              li.fields[0].type == PRT_FIELD_INT32 &&
+              *(const int32_t *)li.fields[0].data == 2);
+        t_free(&x);
+        x = t_random(PRT_FLOAT32, D4(5, 3, 7, 5), &rng, 0);
+        for (int64_t i = 0; i < 525; i++)
+            want[i] = t_get(&x, i);
+        od = ref_flatten_dims(&x.dims, 2);
+        CHECK_OK(run_engine(e, &x, 1, &y));
+        if (y.data)
+            check_close("Flatten dynamic engine", &y, &od, want, 0);
+        t_free(&y);
+        t_free(&x);
+        prt_engine_destroy(e);
+    }
+    /* Errors: an axis outside [-r, r] fails the build naming both. */
+    {
+        const int32_t five = 5, m4 = -4;
+        prt_field f = fld_i32("axis", &five, 1);
+        tensor x = t_make(PRT_FLOAT32, D4(1, 2, 3, 4)), y;
+        CHECK_ERR(run_op("Flatten", &f, 1, &x, 1, &y), PRT_ERR_SHAPE,
+                  "Flatten (layer 'Flatten'): axis 5 is out of range for an input of "
+                  "rank 4 (-4 to 4)");
+        t_free(&x);
+        x = t_make(PRT_FLOAT32, D3(1, 2, 3));
+        f = fld_i32("axis", &m4, 1);
+        CHECK_ERR(run_op("Flatten", &f, 1, &x, 1, &y), PRT_ERR_SHAPE,
+                  "axis -4 is out of range for an input of rank 3");
+        t_free(&x);
+    }
+    return 0;
+}
+
+/* ---- Gemm ---------------------------------------------------------------------------------- */
+
+/* Y = alpha * A' * B' + beta * C in double, C broadcast to [M, N] (none
+ * when c is NULL or beta is 0, as ONNX's reference does). */
+static void ref_gemm(const tensor *a, const tensor *b, const tensor *c, int ta, int tb,
+                     double alpha, double beta, prt_dims *od, double *want)
+{
+    int64_t M = a->dims.d[ta ? 1 : 0], K = a->dims.d[ta ? 0 : 1];
+    int64_t N = b->dims.d[tb ? 0 : 1];
+    *od = D2(M, N);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double s = 0;
+            int64_t idx[2] = {i, j};
+            for (int64_t k = 0; k < K; k++)
+                s += t_get(a, ta ? k * M + i : i * K + k) *
+                     t_get(b, tb ? j * K + k : k * N + j);
+            s *= alpha;
+            if (c && beta != 0)
+                s += beta * t_get(c, bcast_at(&c->dims, od, idx));
+            want[i * N + j] = s;
+        }
+}
+
+static int32_t gemm_fields(prt_field *f, const float *alpha, const float *beta,
+                           const int32_t *ta, const int32_t *tb)
+{
+    int32_t n = 0;
+    if (alpha)
+        f[n++] = fld_f32("alpha", alpha);
+    if (beta)
+        f[n++] = fld_f32("beta", beta);
+    if (ta)
+        f[n++] = fld_i32("transA", ta, 1);
+    if (tb)
+        f[n++] = fld_i32("transB", tb, 1);
+    return n;
+}
+
+static int test_gemm(void)
+{
+    const int64_t M = 3, K = 5, N = 4;
+    /* C: none, scalar, [1], [N], [1, N], [M, 1], [M, N], [1, 1]. */
+    const prt_dims cdims[] = {D0(), D0(), D1(1), D1(N), D2(1, N), D2(M, 1), D2(M, N), D2(1, 1)};
+    const float alphas[] = {1.0f, 0.5f, -2.0f}, betas[] = {1.0f, 0.25f, 0.0f};
+    static const int32_t types[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16};
+    int ncases = 0;
+    tu_rng rng;
+    tu_rng_seed(&rng, 121);
+    for (int32_t ta = 0; ta < 2; ta++)
+        for (int32_t tb = 0; tb < 2; tb++)
+            for (size_t ab = 0; ab < 3; ab++)
+                for (size_t ci = 0; ci < sizeof cdims / sizeof cdims[0]; ci++)
+                    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+                        /* Half floats on a subset, float32 on all. */
+                        int32_t dt = types[t], nb_in = ci ? 3 : 2, nf;
+                        tensor in[3], y;
+                        prt_field f[4];
+                        double want[12];
+                        prt_dims od;
+                        char what[128];
+                        /* Fields given explicitly or left to their defaults
+                         * (alpha = beta = 1, trans 0) in turn. */
+                        int explicit_ = (ci + ab) % 2 || ta || tb;
+                        if (dt != PRT_FLOAT32 && (ci % 3 != 0 || ab == 2))
+                            continue;
+                        in[0] = t_random(dt, ta ? D2(K, M) : D2(M, K), &rng, 0);
+                        in[1] = t_random(dt, tb ? D2(N, K) : D2(K, N), &rng, 0);
+                        if (ci)
+                            in[2] = t_random(dt, cdims[ci], &rng, 0);
+                        nf = gemm_fields(f, ab || explicit_ ? &alphas[ab] : NULL,
+                                         ab || explicit_ ? &betas[ab] : NULL,
+                                         explicit_ ? &ta : NULL, explicit_ ? &tb : NULL);
+                        ref_gemm(&in[0], &in[1], ci ? &in[2] : NULL, ta, tb, alphas[ab],
+                                 betas[ab], &od, want);
+                        snprintf(what, sizeof what,
+                                 "Gemm %s transA %d transB %d alpha %g beta %g C case %d",
+                                 prt_dtype_name(dt), (int)ta, (int)tb, alphas[ab],
+                                 betas[ab], (int)ci);
+                        CHECK_OK(run_op("Gemm", f, nf, in, nb_in, &y));
+                        if (y.data)
+                            check_close(what, &y, &od, want,
+                                        dt == PRT_FLOAT32 ? 1e-5
+                                        : dt == PRT_FLOAT16 ? 4e-3
+                                                            : 3e-2);
+                        t_free(&y);
+                        for (int32_t k = 0; k < nb_in; k++)
+                            t_free(&in[k]);
+                        ncases++;
+                    }
+    CHECK(ncases == 2 * 2 * 3 * 8 + 2 * 2 * 2 * 3 * 2);
+    /* beta 0: C is not read, so its NaN does not reach Y; alpha 0 still
+     * multiplies (0 * inf is NaN, as dot(A, B) * 0 is in the reference). */
+    {
+        const float b0 = 0.0f, a0 = 0.0f;
+        prt_field f[2] = {fld_f32("beta", &b0), fld_f32("alpha", &a0)};
+        tensor in[3], y;
+        double want[4];
+        prt_dims od;
+        in[0] = t_random(PRT_FLOAT32, D2(2, 3), &rng, 0);
+        in[1] = t_random(PRT_FLOAT32, D2(3, 2), &rng, 0);
+        in[2] = t_make(PRT_FLOAT32, D2(2, 2));
+        for (int i = 0; i < 4; i++)
+            t_set(&in[2], i, NAN);
+        ref_gemm(&in[0], &in[1], NULL, 0, 0, 1, 0, &od, want);
+        CHECK_OK(run_op("Gemm", f, 1, in, 3, &y));
+        if (y.data)
+            check_close("Gemm beta 0, C NaN", &y, &od, want, 1e-5);
+        t_free(&y);
+        t_set(&in[0], 0, INFINITY);
+        CHECK_OK(run_op("Gemm", f, 2, in, 3, &y));
+        CHECK(y.data && isnan(t_get(&y, 0)) && isnan(t_get(&y, 1)) &&
+              t_get(&y, 2) == 0 && t_get(&y, 3) == 0);
+        t_free(&y);
+        for (int k = 0; k < 3; k++)
+            t_free(&in[k]);
+    }
+    /* A larger product than the blocks of the loop fallback; K = 0. */
+    {
+        const int32_t one = 1;
+        prt_field f = fld_i32("transB", &one, 1);
+        tensor in[3], y;
+        double *want = calloc(37 * 300, sizeof(double));
+        prt_dims od;
+        REQUIRE(want);
+        in[0] = t_random(PRT_FLOAT32, D2(37, 600), &rng, 0);
+        in[1] = t_random(PRT_FLOAT32, D2(300, 600), &rng, 0);
+        in[2] = t_random(PRT_FLOAT32, D1(300), &rng, 0);
+        ref_gemm(&in[0], &in[1], &in[2], 0, 1, 1, 1, &od, want);
+        CHECK_OK(run_op("Gemm", &f, 1, in, 3, &y));
+        if (y.data)
+            check_close("Gemm 37x600x300 transB", &y, &od, want, 1e-4);
+        t_free(&y);
+        for (int k = 0; k < 3; k++)
+            t_free(&in[k]);
+        in[0] = t_make(PRT_FLOAT32, D2(2, 0));
+        in[1] = t_make(PRT_FLOAT32, D2(0, 3));
+        in[2] = t_random(PRT_FLOAT32, D1(3), &rng, 0);
+        ref_gemm(&in[0], &in[1], &in[2], 0, 0, 1, 1, &od, want);
+        CHECK_OK(run_op("Gemm", NULL, 0, in, 3, &y));
+        if (y.data)
+            check_close("Gemm K = 0", &y, &od, want, 0);
+        t_free(&y);
+        for (int k = 0; k < 3; k++)
+            t_free(&in[k]);
+        free(want);
+    }
+    /* Dynamic M (and K on both sides): one engine, two shapes; the fields
+     * survive the engine. */
+    {
+        const int32_t one = 1;
+        const float alpha = 0.5f;
+        prt_field f[2] = {fld_i32("transA", &one, 1), fld_f32("alpha", &alpha)};
+        uint32_t dyn[3] = {0x3u, 0x1u, 0x0u};
+        tensor in[3], y;
+        double want[64];
+        prt_dims od;
+        prt_engine *e = NULL;
+        prt_layer_info li;
+        in[0] = t_random(PRT_FLOAT32, D2(3, 2), &rng, 0); /* K x M */
+        in[1] = t_random(PRT_FLOAT32, D2(3, 4), &rng, 0);
+        in[2] = t_random(PRT_FLOAT32, D2(1, 4), &rng, 0);
+        ref_gemm(&in[0], &in[1], &in[2], 1, 0, 0.5, 1, &od, want);
+        CHECK_OK(run_op_dyn("Gemm", f, 2, in, 3, dyn, &y));
+        if (y.data)
+            check_close("Gemm dynamic", &y, &od, want, 1e-5);
+        t_free(&y);
+        REQUIRE_OK(build_op("Gemm", f, 2, in, 3, dyn, &e));
+        CHECK_OK(prt_engine_get_layer(e, 0, &li));
+        CHECK(li.nb_fields == 4 && strcmp(li.fields[0].name, "alpha") == 0 &&
+              *(const float *)li.fields[0].data == 0.5f &&
+              *(const int32_t *)li.fields[2].data == 1 &&
+              *(const int32_t *)li.fields[3].data == 0);
+        t_free(&in[0]);
+        t_free(&in[1]);
+        in[0] = t_random(PRT_FLOAT32, D2(5, 4), &rng, 0);
+        in[1] = t_random(PRT_FLOAT32, D2(5, 4), &rng, 0);
+        ref_gemm(&in[0], &in[1], &in[2], 1, 0, 0.5, 1, &od, want);
+        CHECK_OK(run_engine(e, in, 3, &y));
+        if (y.data)
+            check_close("Gemm dynamic engine", &y, &od, want, 1e-5);
+        t_free(&y);
+        /* K differs between A and B at run time. */
+        t_free(&in[1]);
+        in[1] = t_random(PRT_FLOAT32, D2(4, 4), &rng, 0);
+        CHECK_ERR(run_engine(e, in, 3, &y), PRT_ERR_PLUGIN,
+                  "inner dims differ: A [5, 4] (transposed) has K = 5, B [4, 4] has "
+                  "K = 4");
+        prt_engine_destroy(e);
+        for (int k = 0; k < 3; k++)
+            t_free(&in[k]);
+    }
+    /* Errors. */
+    {
+        const int32_t one = 1;
+        const float two[2] = {1, 2};
+        prt_field f = fld_i32("transB", &one, 1);
+        tensor in[3], y;
+        prt_plugin *p = NULL;
+        in[0] = t_make(PRT_FLOAT32, D2(2, 3));
+        in[1] = t_make(PRT_FLOAT32, D2(3, 4));
+        in[2] = t_make(PRT_FLOAT32, D2(2, 3));
+        CHECK_ERR(run_op("Gemm", NULL, 0, in, 3, &y), PRT_ERR_SHAPE,
+                  "Gemm (layer 'Gemm'): C [2, 3] cannot be broadcast to M x N = "
+                  "[2, 4]");
+        CHECK_ERR(run_op("Gemm", &f, 1, in, 2, &y), PRT_ERR_SHAPE,
+                  "inner dims differ: A [2, 3] has K = 3, B [3, 4] (transposed) has "
+                  "K = 4");
+        t_free(&in[2]);
+        in[2] = t_make(PRT_FLOAT32, D3(1, 2, 4));
+        CHECK_ERR(run_op("Gemm", NULL, 0, in, 3, &y), PRT_ERR_SHAPE,
+                  "C must have rank 2 or less");
+        t_free(&in[0]);
+        in[0] = t_make(PRT_FLOAT32, D3(1, 2, 3));
+        CHECK_ERR(run_op("Gemm", NULL, 0, in, 2, &y), PRT_ERR_SHAPE,
+                  "A and B must be 2-D; A has rank 3, B has rank 2");
+        for (int k = 0; k < 3; k++)
+            t_free(&in[k]);
+        in[0] = t_make(PRT_INT32, D2(2, 3));
+        in[1] = t_make(PRT_INT32, D2(3, 4));
+        CHECK_ERR(run_op("Gemm", NULL, 0, in, 2, &y), PRT_ERR_UNSUPPORTED,
+                  "dtype int32 is not supported (supported: float32, float16 or "
+                  "bfloat16)");
+        t_free(&in[0]);
+        t_free(&in[1]);
+        f.name = "alpha";
+        f.data = two;
+        f.type = PRT_FIELD_FLOAT32;
+        f.length = 2;
+        CHECK_ERR(make_op("Gemm", &f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "field 'alpha' must hold one value, it holds 2");
+        f = fld_i32("broadcast", &one, 1);
+        CHECK_ERR(make_op("Gemm", &f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "unknown field 'broadcast' (accepted: alpha, beta, transA, transB)");
+    }
+    return 0;
+}
+
+/* ---- MobileNet's head: Conv -> HardSwish -> GlobalAveragePool -> Flatten -> Gemm -------- */
+
+/* X[N, 4, 5, 5] (N dynamic) -> Conv(W[6, 4, 1, 1]) -> HardSwish ->
+ * GlobalAveragePool -> HardSigmoid -> Flatten -> Gemm(W2[3, 6], b[3],
+ * transB 1): the shapes flow through symbolic dims into a 2-D Gemm. */
+static int test_head(void)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_engine *e = NULL;
+    prt_dims xd = D4(-1, 4, 5, 5), wd = D4(6, 4, 1, 1), w2d = D2(3, 6), bd = D1(3);
+    prt_dims mn = D4(1, 4, 5, 5), mx = D4(4, 4, 5, 5);
+    float w[24], w2[18], b[3];
+    const int32_t one = 1;
+    prt_field tb = fld_i32("transB", &one, 1);
+    int32_t tx, tw, tw2, tb2, t, l, ins[3], prof;
+    tu_rng rng;
+    tu_rng_seed(&rng, 131);
+    for (int i = 0; i < 24; i++)
+        w[i] = (float)(tu_rng_uniform(&rng) * 4 - 2);
+    for (int i = 0; i < 18; i++)
+        w2[i] = (float)(tu_rng_uniform(&rng) * 2 - 1);
+    for (int i = 0; i < 3; i++)
+        b[i] = (float)(tu_rng_uniform(&rng) * 2 - 1);
+    REQUIRE_OK(prt_network_create(&net));
+    REQUIRE_OK(prt_network_add_input(net, "X0", PRT_FLOAT32, &xd, &tx));
+    REQUIRE_OK(prt_network_add_constant(net, "W", PRT_FLOAT32, &wd, w, &tw));
+    REQUIRE_OK(prt_network_add_constant(net, "W2", PRT_FLOAT32, &w2d, w2, &tw2));
+    REQUIRE_OK(prt_network_add_constant(net, "b", PRT_FLOAT32, &bd, b, &tb2));
+    {
+        static const char *const chain[] = {"Conv", "HardSwish", "GlobalAveragePool",
+                                            "HardSigmoid", "Flatten", "Gemm"};
+        t = tx;
+        for (int i = 0; i < 6; i++) {
+            prt_plugin *p = NULL;
+            int32_t nb = 1;
+            ins[0] = t;
+            if (i == 0) {
+                ins[1] = tw;
+                nb = 2;
+            } else if (i == 5) {
+                ins[1] = tw2;
+                ins[2] = tb2;
+                nb = 3;
+            }
+            REQUIRE_OK(make_op(chain[i], i == 5 ? &tb : NULL, i == 5, &p));
+            REQUIRE_OK(prt_network_add_plugin(net, ins, nb, NULL, 0, p, &l));
+            REQUIRE_OK(prt_network_get_layer_output(net, l, 0, &t));
+        }
+    }
+    REQUIRE_OK(prt_network_set_tensor_name(net, t, "Y"));
+    REQUIRE_OK(prt_network_mark_output(net, t));
+    REQUIRE_OK(prt_builder_config_create(&cfg));
+    REQUIRE_OK(prt_builder_config_add_profile(cfg, &prof));
+    REQUIRE_OK(prt_builder_config_set_profile_dims(cfg, prof, "X0", &mn, &mn, &mx));
+    REQUIRE_OK(prt_build_engine(net, cfg, NULL, &e));
+    for (int64_t n = 1; n <= 4; n += 3) {
+        tensor x = t_random(PRT_FLOAT32, D4(n, 4, 5, 5), &rng, 0), y;
+        double want[12];
+        prt_dims yd = D2(n, 3);
+        for (int64_t i = 0; i < n; i++) {
+            double pooled[6];
+            for (int c = 0; c < 6; c++) {
+                double s = 0;
+                for (int p = 0; p < 25; p++) {
+                    double v = 0, hs;
+                    for (int k = 0; k < 4; k++)
+                        v += w[c * 4 + k] * t_get(&x, (i * 4 + k) * 25 + p);
+                    hs = v / 6 + 0.5;
+                    s += v * (hs < 0 ? 0 : hs > 1 ? 1 : hs);
+                }
+                s = s / 25 * 0.2 + 0.5;
+                pooled[c] = s < 0 ? 0 : s > 1 ? 1 : s;
+            }
+            for (int j = 0; j < 3; j++) {
+                double s = b[j];
+                for (int c = 0; c < 6; c++)
+                    s += pooled[c] * w2[j * 6 + c];
+                want[i * 3 + j] = s;
+            }
+        }
+        CHECK_OK(run_engine(e, &x, 1, &y));
+        if (y.data)
+            check_close(n == 1 ? "head N=1" : "head N=4", &y, &yd, want, 1e-5);
+        t_free(&y);
+        t_free(&x);
+    }
+    prt_engine_destroy(e);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return 0;
+}
+
 /* ---- a network of several ops with constants --------------------------------------- */
 
 /* X[4, 8] -> MatMul(W[8, 6]) -> Add(b[6]) -> Relu -> Identity ->
@@ -1631,6 +2331,11 @@ int main(void)
     test_transpose();
     test_einsum();
     test_conv();
+    test_hard();
+    test_gap();
+    test_flatten();
+    test_gemm();
+    test_head();
     test_chain();
     test_alloc_failures();
     return tu_finish("test_ops");

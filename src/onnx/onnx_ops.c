@@ -39,14 +39,22 @@ static prt_status import_constant(onnx_import *imp, const Onnx__NodeProto *node,
                                   const char *label, const prt_plugin_creator *creator);
 
 /* Sorted by op_type. Opset notes: Add/Sub/Mul/Div before 7 broadcast only
- * with an explicit attribute; Relu before 6 had consumed_inputs. Einsum came
- * in 12. */
+ * with an explicit attribute; Relu and HardSigmoid before 6 had
+ * consumed_inputs. Einsum came in 12, HardSwish in 14. Gemm before 7 had a
+ * broadcast attribute; its C became optional in 11 (the built-in takes it
+ * optional for 7 to 10 too). Flatten's negative axis came in 11 (the
+ * built-in accepts it at every opset). */
 static const onnx_op op_table[] = {
     {"Add", "Add", 7, NULL},
     {"Constant", NULL, 1, import_constant},
     {"Conv", "Conv", 1, NULL},
     {"Div", "Div", 7, NULL},
     {"Einsum", "Einsum", 12, NULL},
+    {"Flatten", "Flatten", 1, NULL},
+    {"Gemm", "Gemm", 7, NULL},
+    {"GlobalAveragePool", "GlobalAveragePool", 1, NULL},
+    {"HardSigmoid", "HardSigmoid", 6, NULL},
+    {"HardSwish", "HardSwish", 14, NULL},
     {"Identity", "Identity", 1, NULL},
     {"MatMul", "MatMul", 1, NULL},
     {"Mul", "Mul", 7, NULL},

@@ -10,10 +10,21 @@
 #include "ops/op_common.h"
 
 static const prt_plugin_creator *const builtins[] = {
-    &op_relu_creator,   &op_identity_creator,  &op_add_creator,
-    &op_sub_creator,    &op_mul_creator,       &op_div_creator,
-    &op_matmul_creator, &op_transpose_creator, &op_einsum_creator,
+    &op_relu_creator,
+    &op_identity_creator,
+    &op_add_creator,
+    &op_sub_creator,
+    &op_mul_creator,
+    &op_div_creator,
+    &op_matmul_creator,
+    &op_transpose_creator,
+    &op_einsum_creator,
     &op_conv_creator,
+    &op_hard_sigmoid_creator,
+    &op_hard_swish_creator,
+    &op_global_average_pool_creator,
+    &op_flatten_creator,
+    &op_gemm_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))
@@ -33,7 +44,7 @@ const prt_plugin_creator *prt_get_builtin_creator_at(int32_t index)
 prt_status prt_get_builtin_creator(const char *name, const char *version,
                                    const prt_plugin_creator **out)
 {
-    char list[256];
+    char list[512];
     size_t n = 0;
     if (!name || !out)
         return base_error(PRT_ERR_INVALID_ARGUMENT,

@@ -141,6 +141,11 @@ prt_status op_field_i32(const op_fields *f, const char *name, int32_t dflt,
  * the field is absent. */
 prt_status op_field_i32_array(const op_fields *f, const char *name,
                               int32_t *dst, int32_t cap, int32_t *out_len);
+/* One float (a float field of length 1: float32, or float64, float16 or
+ * bfloat16 converted to float32), or dflt if absent. Float fields are
+ * stored and serialized as float32. */
+prt_status op_field_f32(const op_fields *f, const char *name, float dflt,
+                        float *out);
 /* A string (char field) of at most cap - 1 bytes, NUL-terminated in dst;
  * trailing NULs in the field are dropped, inner ones rejected. *out_len = -1
  * when absent (dst is then ""). */
@@ -190,6 +195,12 @@ void op_broadcast_strides(const prt_dims *in, const prt_dims *out,
  * cblas_sgemm when the build has a CBLAS, else cache-friendly loops. */
 void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                  const float *B, int64_t ldb, float *C, int64_t ldc);
+/* C[M x N] = op(A) * op(B), op(X) = X or its transpose (BLAS's rule: with
+ * trans_a, A is stored K x M with leading dim lda; with trans_b, B is N x
+ * K). op_gemm_f32 is this with both 0. */
+void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
+                   int64_t K, const float *A, int64_t lda, const float *B,
+                   int64_t ldb, float *C, int64_t ldc);
 /* Converts n elements of float16/bfloat16/float32 to float32 and back. */
 void op_to_f32(const void *src, int32_t dtype, int64_t n, float *dst);
 void op_from_f32(const float *src, int32_t dtype, int64_t n, void *dst);
@@ -205,5 +216,10 @@ extern const prt_plugin_creator op_matmul_creator;
 extern const prt_plugin_creator op_transpose_creator;
 extern const prt_plugin_creator op_einsum_creator;
 extern const prt_plugin_creator op_conv_creator;
+extern const prt_plugin_creator op_hard_sigmoid_creator;
+extern const prt_plugin_creator op_hard_swish_creator;
+extern const prt_plugin_creator op_global_average_pool_creator;
+extern const prt_plugin_creator op_flatten_creator;
+extern const prt_plugin_creator op_gemm_creator;
 
 #endif /* PLUGRT_OPS_OP_COMMON_H */

@@ -3,6 +3,8 @@
  * op_common.h. */
 #include "ops/op_common.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -129,6 +131,47 @@ prt_status op_field_i32(const op_fields *f, const char *name, int32_t dflt,
     if (st)
         return st;
     *out = len < 0 ? dflt : v[0];
+    return PRT_OK;
+}
+
+prt_status op_field_f32(const op_fields *f, const char *name, float dflt,
+                        float *out)
+{
+    const prt_field *fl;
+    prt_status st = op_field_find(f, name, &fl);
+    if (st)
+        return st;
+    *out = dflt;
+    if (!fl)
+        return PRT_OK;
+    if (fl->type != PRT_FIELD_FLOAT32 && fl->type != PRT_FIELD_FLOAT64 &&
+        fl->type != PRT_FIELD_FLOAT16 && fl->type != PRT_FIELD_BFLOAT16)
+        return op_fields_fail(
+            f, PRT_ERR_INVALID_ARGUMENT,
+            "field '%s' has type %s, expected float32 (or another float)", name,
+            base_field_type_name(fl->type));
+    if (fl->length != 1)
+        return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                              "field '%s' must hold one value, it holds %lld",
+                              name, (long long)fl->length);
+    switch (fl->type) {
+    case PRT_FIELD_FLOAT32:
+        *out = *(const float *)fl->data;
+        break;
+    case PRT_FIELD_FLOAT64: {
+        /* Out of float's range, a C conversion is undefined: saturate to
+         * the infinity IEEE rounding gives (near enough at the edge). */
+        double d = *(const double *)fl->data;
+        *out = d > FLT_MAX ? INFINITY : d < -FLT_MAX ? -INFINITY : (float)d;
+        break;
+    }
+    case PRT_FIELD_FLOAT16:
+        *out = base_half_to_float(*(const uint16_t *)fl->data);
+        break;
+    default:
+        *out = base_bf16_to_float(*(const uint16_t *)fl->data);
+        break;
+    }
     return PRT_OK;
 }
 

@@ -117,6 +117,15 @@ void op_broadcast_strides(const prt_dims *in, const prt_dims *out,
 void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                  const float *B, int64_t ldb, float *C, int64_t ldc)
 {
+    op_gemm_f32_t(0, 0, M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
+                   int64_t K, const float *A, int64_t lda, const float *B,
+                   int64_t ldb, float *C, int64_t ldc)
+{
+    /* Element (i, k) of op(A) and the step between its consecutive k. */
+    const int64_t ai = trans_a ? 1 : lda, ak = trans_a ? lda : 1;
     if (M <= 0 || N <= 0)
         return;
     if (K <= 0) {
@@ -127,11 +136,25 @@ void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
 #ifdef PRT_HAVE_CBLAS
     if (M <= INT_MAX && N <= INT_MAX && K <= INT_MAX && lda <= INT_MAX &&
         ldb <= INT_MAX && ldc <= INT_MAX) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
-                    (int)K, 1.0f, A, (int)lda, B, (int)ldb, 0.0f, C, (int)ldc);
+        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                    trans_b ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
+                    1.0f, A, (int)lda, B, (int)ldb, 0.0f, C, (int)ldc);
         return;
     }
 #endif
+    if (trans_b) {
+        /* Rows of B are columns of op(B): one dot product per element, B's
+         * row read contiguously. */
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                const float *a = A + i * ai, *b = B + j * ldb;
+                float s = 0.0f;
+                for (int64_t k = 0; k < K; k++)
+                    s += a[k * ak] * b[k];
+                C[i * ldc + j] = s;
+            }
+        return;
+    }
     for (int64_t i = 0; i < M; i++)
         memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
     /* Blocks of B (GEMM_KB rows x GEMM_NB columns) stay in cache while every
@@ -142,9 +165,9 @@ void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
             int64_t kn = K - k0 < GEMM_KB ? K - k0 : GEMM_KB;
             for (int64_t i = 0; i < M; i++) {
                 float *c = C + i * ldc + j0;
-                const float *a = A + i * lda + k0;
+                const float *a = A + i * ai + k0 * ak;
                 for (int64_t k = 0; k < kn; k++) {
-                    const float av = a[k];
+                    const float av = a[k * ak];
                     const float *bk = B + (k0 + k) * ldb + j0;
                     for (int64_t j = 0; j < jn; j++)
                         c[j] += av * bk[j];

@@ -1,0 +1,246 @@
+/*
+ * Gemm (namespace "plugrt", version "1"), ONNX opset 13 semantics.
+ *
+ * Y = alpha * A' * B' + beta * C, A' = transA ? A^T : A (M x K), B' =
+ * transB ? B^T : B (K x N). A and B are 2-D; C is optional and
+ * unidirectionally broadcast to [M, N] (a scalar, [N], [1, N], [M, 1],
+ * [M, N], or 1s in their place); Y is [M, N]. float32; float16 and bfloat16
+ * are converted to float32 in the workspace and rounded once at the end.
+ *
+ * Fields (ONNX attribute names; ints accepted as int32 or int64):
+ *   alpha  float32, default 1
+ *   beta   float32, default 1
+ *   transA int32, default 0; non-zero transposes A (as ONNX Runtime reads it)
+ *   transB int32, default 0
+ *
+ * The product goes through op_gemm_f32_t (cblas_sgemm when built with a
+ * CBLAS); alpha and C are applied in one pass after it, as ONNX's reference
+ * does (dot(A', B') * alpha + C * beta). When beta is 0, C is not read, so
+ * its NaNs and infinities do not reach Y (ONNX's reference and ONNX Runtime
+ * skip it too).
+ */
+#include "ops/op_common.h"
+
+typedef struct gemm_op {
+    op_object o;
+    float alpha, beta;
+    int32_t trans_a, trans_b; /* 0 or 1 */
+} gemm_op;
+
+static const gemm_op *cgm(const op_object *o)
+{
+    return (const gemm_op *)o;
+}
+
+static prt_status gemm_parse(op_object *o, const op_fields *f)
+{
+    gemm_op *g = (gemm_op *)o;
+    prt_status st = op_field_f32(f, "alpha", 1.0f, &g->alpha);
+    if (!st)
+        st = op_field_f32(f, "beta", 1.0f, &g->beta);
+    if (!st)
+        st = op_field_i32(f, "transA", 0, &g->trans_a);
+    if (!st)
+        st = op_field_i32(f, "transB", 0, &g->trans_b);
+    g->trans_a = g->trans_a != 0;
+    g->trans_b = g->trans_b != 0;
+    return st;
+}
+
+static int32_t gemm_serialize(op_object *o, prt_field *ser)
+{
+    gemm_op *g = (gemm_op *)o;
+    op_ser(&ser[0], "alpha", PRT_FIELD_FLOAT32, &g->alpha, 1);
+    op_ser(&ser[1], "beta", PRT_FIELD_FLOAT32, &g->beta, 1);
+    op_ser(&ser[2], "transA", PRT_FIELD_INT32, &g->trans_a, 1);
+    op_ser(&ser[3], "transB", PRT_FIELD_INT32, &g->trans_b, 1);
+    return 4;
+}
+
+static prt_status gemm_check_ranks(const op_object *o, int32_t nb_in,
+                                   int32_t ra, int32_t rb, int32_t rc)
+{
+    if (ra != 2 || rb != 2)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "A and B must be 2-D; A has rank %d, B has rank %d",
+                       (int)ra, (int)rb);
+    if (nb_in == 3 && rc > 2)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "C must have rank 2 or less (it is broadcast to "
+                       "M x N), it has rank %d",
+                       (int)rc);
+    return PRT_OK;
+}
+
+static prt_status gemm_shapes(op_object *o, const prt_dim_exprs *in,
+                              int32_t nb_in, prt_dim_exprs *out,
+                              prt_expr_builder *eb)
+{
+    const gemm_op *g = cgm(o);
+    const prt_dim_exprs *a = &in[0], *b = &in[1];
+    const prt_expr *ka, *kb;
+    int64_t va, vb;
+    char sa[128], sb[128];
+    prt_status st = gemm_check_ranks(o, nb_in, a->nb_dims, b->nb_dims,
+                                     nb_in == 3 ? in[2].nb_dims : 0);
+    if (st)
+        return st;
+    out->nb_dims = 2;
+    out->d[0] = a->d[g->trans_a ? 1 : 0];
+    out->d[1] = b->d[g->trans_b ? 0 : 1];
+    ka = a->d[g->trans_a ? 0 : 1];
+    kb = b->d[g->trans_b ? 1 : 0];
+    if (ka != kb && eb->is_constant(eb, ka, &va) &&
+        eb->is_constant(eb, kb, &vb) && va != vb)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "inner dims differ: A %s%s has K = %lld, B %s%s has "
+                       "K = %lld",
+                       op_exprs_str(eb, a, sa, sizeof sa),
+                       g->trans_a ? " (transposed)" : "", (long long)va,
+                       op_exprs_str(eb, b, sb, sizeof sb),
+                       g->trans_b ? " (transposed)" : "", (long long)vb);
+    if (nb_in == 3) {
+        const prt_dim_exprs *c = &in[2];
+        for (int32_t i = 0; i < c->nb_dims; i++) {
+            const prt_expr *cd = c->d[i], *od = out->d[2 - c->nb_dims + i];
+            if (cd != od && eb->is_constant(eb, cd, &va) && va != 1 &&
+                eb->is_constant(eb, od, &vb) && va != vb)
+                return op_fail(o, PRT_ERR_SHAPE,
+                               "C %s cannot be broadcast to M x N = %s (each "
+                               "dim of C must be 1 or equal)",
+                               op_exprs_str(eb, c, sa, sizeof sa),
+                               op_exprs_str(eb, out, sb, sizeof sb));
+        }
+    }
+    return PRT_OK;
+}
+
+static prt_status gemm_infer(const op_object *o, const prt_dims *in,
+                             int32_t nb_in, prt_dims *out)
+{
+    const gemm_op *g = cgm(o);
+    const prt_dims *a = &in[0], *b = &in[1];
+    int64_t ka, kb;
+    char sa[128], sb[128];
+    prt_status st = gemm_check_ranks(o, nb_in, a->nb_dims, b->nb_dims,
+                                     nb_in == 3 ? in[2].nb_dims : 0);
+    if (st)
+        return st;
+    out->nb_dims = 2;
+    out->d[0] = a->d[g->trans_a ? 1 : 0];
+    out->d[1] = b->d[g->trans_b ? 0 : 1];
+    ka = a->d[g->trans_a ? 0 : 1];
+    kb = b->d[g->trans_b ? 1 : 0];
+    if (ka != kb)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "inner dims differ: A %s%s has K = %lld, B %s%s has "
+                       "K = %lld",
+                       op_dims_str(a, sa, sizeof sa),
+                       g->trans_a ? " (transposed)" : "", (long long)ka,
+                       op_dims_str(b, sb, sizeof sb),
+                       g->trans_b ? " (transposed)" : "", (long long)kb);
+    if (nb_in == 3) {
+        const prt_dims *c = &in[2];
+        for (int32_t i = 0; i < c->nb_dims; i++) {
+            int64_t cd = c->d[i], od = out->d[2 - c->nb_dims + i];
+            if (cd != 1 && cd != od)
+                return op_fail(o, PRT_ERR_SHAPE,
+                               "C %s cannot be broadcast to M x N = %s (each "
+                               "dim of C must be 1 or equal)",
+                               op_dims_str(c, sa, sizeof sa),
+                               op_dims_str(out, sb, sizeof sb));
+        }
+    }
+    return PRT_OK;
+}
+
+/* Half floats: A, B, C and Y as float32. */
+static int64_t gemm_workspace(const op_object *o, int32_t dtype,
+                              const prt_dims *in, int32_t nb_in,
+                              const prt_dims *out)
+{
+    int64_t n = 0;
+    (void)o;
+    if (dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
+        return 0;
+    for (int32_t k = 0; k <= nb_in; k++) {
+        int64_t v = op_volume(k < nb_in ? &in[k] : out); /* inputs, then Y */
+        if (v < 0 || !base_add_i64(n, v, &n))
+            return -1;
+    }
+    return base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
+}
+
+static prt_status gemm_run(const op_object *o, int32_t dtype,
+                           const prt_tensor_desc *in, int32_t nb_in,
+                           const prt_tensor_desc *out, const void *const *x,
+                           void *y, void *ws)
+{
+    const gemm_op *g = cgm(o);
+    const float *A = x[0], *B = x[1], *C = nb_in == 3 ? x[2] : NULL;
+    float *Y = y;
+    int64_t M = out->dims.d[0], N = out->dims.d[1];
+    int64_t K = in[0].dims.d[g->trans_a ? 0 : 1];
+    int64_t si = 0, sj = 0; /* C's element strides along Y's rows, cols */
+    (void)ws;
+    if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
+        float *w = ws;
+        const float **dst[3] = {&A, &B, &C};
+        for (int32_t k = 0; k < nb_in; k++) {
+            int64_t v = op_volume(&in[k].dims);
+            op_to_f32(x[k], dtype, v, w);
+            *dst[k] = w;
+            w += v;
+        }
+        Y = w;
+    } else if (dtype != PRT_FLOAT32) {
+        return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
+                       prt_dtype_name(dtype));
+    }
+    op_gemm_f32_t(g->trans_a, g->trans_b, M, N, K, A, g->trans_a ? M : K, B,
+                  g->trans_b ? K : N, Y, N);
+    if (C && g->beta != 0.0f) {
+        const prt_dims *c = &in[2].dims;
+        if (c->nb_dims >= 1 && c->d[c->nb_dims - 1] != 1)
+            sj = 1;
+        if (c->nb_dims == 2 && c->d[0] != 1)
+            si = c->d[1];
+        for (int64_t i = 0; i < M; i++) {
+            float *row = Y + i * N;
+            const float *cr = C + i * si;
+            for (int64_t j = 0; j < N; j++)
+                row[j] = row[j] * g->alpha + cr[j * sj] * g->beta;
+        }
+    } else if (g->alpha != 1.0f) {
+        for (int64_t i = 0; i < M * N; i++)
+            Y[i] *= g->alpha;
+    }
+    if (Y != y)
+        op_from_f32(Y, dtype, M * N, y);
+    return PRT_OK;
+}
+
+static const op_class gemm_class = {
+    .min_inputs = 2,
+    .max_inputs = 3,
+    .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16),
+    .size = sizeof(gemm_op),
+    .alias_input = -1,
+    .parse = gemm_parse,
+    .serialize = gemm_serialize,
+    .shapes = gemm_shapes,
+    .infer = gemm_infer,
+    .workspace = gemm_workspace,
+    .run = gemm_run,
+};
+
+static const prt_field_schema gemm_schema[] = {
+    {"alpha", PRT_FIELD_FLOAT32, 1, "scale of A' * B', default 1"},
+    {"beta", PRT_FIELD_FLOAT32, 1, "scale of C, default 1"},
+    {"transA", PRT_FIELD_INT32, 1, "non-zero: A is K x M, default 0"},
+    {"transB", PRT_FIELD_INT32, 1, "non-zero: B is N x K, default 0"},
+};
+
+const prt_plugin_creator op_gemm_creator =
+    OP_CREATOR("Gemm", gemm_class, gemm_schema,
+               (int32_t)(sizeof gemm_schema / sizeof gemm_schema[0]));
