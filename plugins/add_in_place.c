@@ -170,6 +170,7 @@ static const prt_plugin_build aip_build = {
     plg_get_workspace_size,
     plg_get_valid_tactics,
     aip_aliased_input,
+    NULL, /* get_output_values: no shape-tensor outputs */
 };
 
 /* ---- runtime ------------------------------------------------------------- */

@@ -200,6 +200,7 @@ static const prt_plugin_build nz_build = {
     plg_get_workspace_size,
     plg_get_valid_tactics,
     plg_no_aliased_input,
+    NULL, /* get_output_values: no shape-tensor outputs */
 };
 
 /* ---- runtime ------------------------------------------------------------- */

@@ -19,7 +19,7 @@
 
 /* ---- test plugins -------------------------------------------------------- */
 
-enum { KIND_TOFLOAT, KIND_BADSIZE, KIND_TACTICAL, KIND_FILL };
+enum { KIND_TOFLOAT, KIND_BADSIZE, KIND_TACTICAL, KIND_FILL, KIND_SHAPEOF };
 
 typedef struct tplug {
     prt_plugin base;
@@ -30,7 +30,7 @@ typedef struct tplug {
 
 static const char *tp_name(const prt_plugin *p)
 {
-    static const char *const names[] = {"ToFloat", "BadSize", "Tactical", "Fill"};
+    static const char *const names[] = {"ToFloat", "BadSize", "Tactical", "Fill", "ShapeOf"};
     return names[((const tplug *)p)->kind];
 }
 static const char *tp_version(const prt_plugin *p) { (void)p; return "1"; }
@@ -47,7 +47,7 @@ static prt_status tp_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out,
 {
     (void)nb_out;
     (void)nb_in;
-    out[0] = PRT_FLOAT32;
+    out[0] = ((tplug *)p)->kind == KIND_SHAPEOF ? PRT_INT64 : PRT_FLOAT32;
     if (((tplug *)p)->kind == KIND_BADSIZE)
         out[1] = PRT_INT64;
     (void)in;
@@ -60,6 +60,11 @@ static prt_status tp_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_i
 {
     (void)nb_in;
     (void)nb_out;
+    if (((tplug *)p)->kind == KIND_SHAPEOF) {
+        out[0].nb_dims = 1;
+        out[0].d[0] = eb->constant(eb, in[0].nb_dims);
+        return PRT_OK;
+    }
     if (((tplug *)p)->kind == KIND_FILL) {
         /* Output dims are the values of shape input 0, plus one. */
         if (nb_si != 1 || si[0].nb_dims != 2)
@@ -93,6 +98,8 @@ static int32_t tp_supports(prt_plugin *p, int32_t pos, const prt_dynamic_tensor_
                                        : io[pos].desc.dtype == PRT_FLOAT32;
     if (t->kind == KIND_BADSIZE && pos == nb_in + 1)
         return io[pos].desc.dtype == PRT_INT64;
+    if (t->kind == KIND_SHAPEOF)
+        return io[pos].desc.dtype == PRT_INT64;
     return io[pos].desc.dtype == PRT_FLOAT32;
 }
 
@@ -122,6 +129,11 @@ static prt_status tp_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
     (void)out_desc;
     if (device != PRT_DEVICE_CPU)
         return PRT_ERR_UNSUPPORTED;
+    if (t->kind == KIND_SHAPEOF) {
+        for (int32_t d = 0; d < in_desc[0].dims.nb_dims; d++)
+            ((int64_t *)out[0])[d] = in_desc[0].dims.d[d];
+        return PRT_OK;
+    }
     if (t->kind == KIND_FILL) {
         int64_t m = out_desc[0].dims.d[0] * out_desc[0].dims.d[1];
         for (int64_t i = 0; i < m; i++)
@@ -144,6 +156,20 @@ static prt_status tp_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
     return PRT_OK;
 }
 
+/* ShapeOf states its output's values: the input's dims. */
+static prt_status tp_values(prt_plugin *p, const prt_dim_exprs *in_dims,
+                            const prt_dim_exprs *in_values, int32_t nb_in,
+                            prt_dim_exprs *out, int32_t nb_out, prt_expr_builder *eb)
+{
+    (void)in_values;
+    (void)nb_in;
+    (void)nb_out;
+    (void)eb;
+    if (((tplug *)p)->kind == KIND_SHAPEOF)
+        out[0] = in_dims[0];
+    return PRT_OK;
+}
+
 static prt_plugin *tp_clone(const prt_plugin *p)
 {
     tplug *c = malloc(sizeof *c);
@@ -163,7 +189,7 @@ static const prt_plugin_core tp_core = {sizeof tp_core, PRT_PLUGIN_ABI_VERSION, 
                                         tp_version, tp_ns, tp_devices};
 static const prt_plugin_build tp_build = {
     sizeof tp_build, PRT_PLUGIN_ABI_VERSION, tp_nb_outputs, tp_dtypes, tp_shapes,
-    tp_supports, NULL, NULL, tp_tactics, NULL};
+    tp_supports, NULL, NULL, tp_tactics, NULL, tp_values};
 static const prt_plugin_runtime tp_runtime = {
     sizeof tp_runtime, PRT_PLUGIN_ABI_VERSION, tp_set_tactic, NULL, tp_enqueue,
     tp_attach, tp_fields, tp_clone, tp_destroy};
@@ -185,7 +211,7 @@ static prt_status tp_create(const prt_plugin_creator *c, const char *layer,
     return PRT_OK;
 }
 
-static prt_plugin_creator tp_creators[4] = {
+static prt_plugin_creator tp_creators[5] = {
     {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "ToFloat", "1", "test", 0, NULL,
      tp_create, (void *)(intptr_t)KIND_TOFLOAT},
     {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "BadSize", "1", "test", 0, NULL,
@@ -194,12 +220,14 @@ static prt_plugin_creator tp_creators[4] = {
      tp_create, (void *)(intptr_t)KIND_TACTICAL},
     {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "Fill", "1", "test", 0, NULL,
      tp_create, (void *)(intptr_t)KIND_FILL},
+    {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "ShapeOf", "1", "test", 0, NULL,
+     tp_create, (void *)(intptr_t)KIND_SHAPEOF},
 };
 
 static prt_registry *make_registry(void)
 {
     prt_registry *reg = tu_registry_with_plugins();
-    for (int i = 0; reg && i < 4; i++)
+    for (int i = 0; reg && i < 5; i++)
         if (prt_registry_add_creator(reg, &tp_creators[i]) != PRT_OK) {
             tu_fail(__FILE__, __LINE__, "add test creator");
             prt_registry_destroy(reg);
@@ -700,6 +728,69 @@ static int test_shape_inputs(prt_registry *reg)
     return 0;
 }
 
+/* Shape tensors through layers: X (R x C) -> ShapeOf -> [R, C] -> Fill's
+ * shape input -> Y of (R + 1) x (C + 1). And a shape input whose values no
+ * one states is a build error naming the layer. */
+static int test_shape_tensors(prt_registry *reg)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_engine *e = NULL;
+    prt_context *ctx = NULL;
+    prt_plugin *so = tu_make_plugin(reg, "test", "ShapeOf", "1", NULL, 0);
+    prt_plugin *fill = tu_make_plugin(reg, "test", "Fill", "1", NULL, 0);
+    prt_dims dyn = {2, {-1, -1}}, mn = {2, {1, 1}}, op = {2, {4, 4}}, mx = {2, {8, 8}};
+    prt_dims xd = {2, {3, 6}}, yd;
+    float x[18], y[9 * 9];
+    int32_t xt, l0, l1, st, yt, prof;
+    REQUIRE(so && fill);
+    REQUIRE_OK(prt_network_create(&net));
+    CHECK_OK(prt_network_add_input(net, "X", PRT_FLOAT32, &dyn, &xt));
+    REQUIRE_OK(prt_network_add_plugin(net, &xt, 1, NULL, 0, so, &l0));
+    CHECK_OK(prt_network_get_layer_output(net, l0, 0, &st));
+    REQUIRE_OK(prt_network_add_plugin(net, NULL, 0, &st, 1, fill, &l1));
+    CHECK_OK(prt_network_get_layer_output(net, l1, 0, &yt));
+    CHECK_OK(prt_network_set_tensor_name(net, yt, "Y"));
+    CHECK_OK(prt_network_mark_output(net, yt));
+    CHECK_OK(prt_builder_config_create(&cfg));
+    CHECK_OK(prt_builder_config_add_profile(cfg, &prof));
+    CHECK_OK(prt_builder_config_set_profile_dims(cfg, prof, "X", &mn, &op, &mx));
+    REQUIRE_OK(prt_build_engine(net, cfg, reg, &e));
+    REQUIRE_OK(prt_context_create(e, &ctx));
+    CHECK_OK(prt_context_set_input_shape(ctx, "X", &xd));
+    CHECK_OK(prt_context_get_tensor_shape(ctx, "Y", &yd));
+    CHECK(yd.nb_dims == 2 && yd.d[0] == 4 && yd.d[1] == 7);
+    CHECK_OK(prt_context_set_tensor_address(ctx, "X", x));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "Y", y));
+    CHECK_OK(prt_context_enqueue(ctx, NULL));
+    CHECK(y[27] == 27.0f);
+    prt_context_destroy(ctx);
+    prt_engine_destroy(e);
+    prt_network_destroy(net);
+    /* Fill's shape input from ToFloat, which states no values. */
+    {
+        prt_plugin *tf = tu_make_plugin(reg, "test", "ToFloat", "1", NULL, 0);
+        prt_plugin *f2 = tu_make_plugin(reg, "test", "Fill", "1", NULL, 0);
+        prt_dims two = {1, {2}};
+        int32_t it, ft;
+        REQUIRE(tf && f2);
+        REQUIRE_OK(prt_network_create(&net));
+        CHECK_OK(prt_network_add_input(net, "I", PRT_INT32, &two, &it));
+        REQUIRE_OK(prt_network_add_plugin(net, &it, 1, NULL, 0, tf, &l0));
+        CHECK_OK(prt_network_get_layer_output(net, l0, 0, &ft));
+        REQUIRE_OK(prt_network_add_plugin(net, NULL, 0, &ft, 1, f2, &l1));
+        CHECK_OK(prt_network_get_layer_output(net, l1, 0, &yt));
+        CHECK_OK(prt_network_mark_output(net, yt));
+        prt_builder_config_destroy(cfg);
+        CHECK_OK(prt_builder_config_create(&cfg));
+        CHECK_ERR(prt_build_engine(net, cfg, reg, &e), PRT_ERR_SHAPE,
+                  "shape input 0 ('ToFloat_0:0') has values the builder cannot know");
+        prt_network_destroy(net);
+    }
+    prt_builder_config_destroy(cfg);
+    return 0;
+}
+
 /* ---- allocation failures ---------------------------------------------------- */
 
 static int test_alloc_failures(prt_registry *reg)
@@ -762,6 +853,7 @@ int main(void)
     test_bad_use(reg);
     test_constants(reg);
     test_shape_inputs(reg);
+    test_shape_tensors(reg);
     test_alloc_failures(reg);
     prt_registry_destroy(reg);
     return tu_finish("test_runtime");

@@ -312,6 +312,22 @@ typedef struct prt_plugin_build {
     /* The input whose memory output `output_index` shares (in place), or -1.
      * Dtype and shape must match; the builder checks. May be NULL (none). */
     int32_t (*get_aliased_input)(const prt_plugin *self, int32_t output_index);
+
+    /* Shape tensors (TensorRT's term): the VALUES of small integer outputs
+     * as expressions, so later layers can take them as shape inputs (a
+     * Reshape's target shape computed by Shape -> Gather -> Concat). Called
+     * after get_output_shapes. For input i, in_values[i].nb_dims is the
+     * number of elements whose values are known (a 0-D tensor has 1) and d[]
+     * their expressions in row-major order, or -1 when they are not known.
+     * For each output whose values follow from its inputs' dims and values,
+     * set out_values[o].nb_dims to its element count (<= PRT_MAX_DIMS; the
+     * output must be int32 or int64) and d[]; leave -1 for the others. At
+     * run time the plugin must still compute those same values. May be
+     * NULL. */
+    prt_status (*get_output_values)(prt_plugin *self, const prt_dim_exprs *in_dims,
+                                    const prt_dim_exprs *in_values,
+                                    int32_t nb_inputs, prt_dim_exprs *out_values,
+                                    int32_t nb_outputs, prt_expr_builder *exprs);
 } prt_plugin_build;
 
 /* Context resources (reserved; NULL today). */

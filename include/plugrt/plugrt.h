@@ -171,8 +171,12 @@ PRT_NODISCARD prt_status prt_network_add_constant(prt_network *net,
 
 /* Adds a plugin layer. On success the network owns `plugin` (made by a
  * creator for PRT_PHASE_BUILD); on failure the caller still does. `inputs`
- * are tensor ids; `shape_inputs` are tensor ids of 1-D int32/int64 network
- * inputs whose values are fed to get_output_shapes (may be NULL with 0). */
+ * are tensor ids; `shape_inputs` are tensor ids whose VALUES are fed to
+ * get_output_shapes (may be NULL with 0): shape tensors — a 1-D int32/int64
+ * network input with value bounds in every profile, a small integer
+ * constant, or an output whose values a plugin states (get_output_values).
+ * The builder fails, naming the layer, when a shape input's values cannot be
+ * known. A tensor may be both an input and a shape input. */
 PRT_NODISCARD prt_status prt_network_add_plugin(prt_network *net,
                                                 const int32_t *inputs,
                                                 int32_t nb_inputs,

@@ -19,6 +19,13 @@
 #define BASE_PRINTF(a, b)
 #endif
 
+/* A table entry that a plugin's table covers (its struct_size reaches past
+ * it), or NULL: tables only grow, so an older plugin's table is shorter and
+ * its missing entries read as absent. */
+#define BASE_END_OF(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
+#define BASE_ENTRY(table, type, member)                                     \
+    (((table) && (table)->struct_size >= BASE_END_OF(type, member)) ? (table)->member : NULL)
+
 /* Records the calling thread's error and returns `status`, so callers write
  * `return base_error(PRT_ERR_SHAPE, "...", ...);`. */
 prt_status base_error(prt_status status, const char *fmt, ...) BASE_PRINTF(2, 3);

@@ -22,6 +22,9 @@ typedef struct bld_tensor {
     int32_t size_id;  /* >= 0 for a size tensor */
     int32_t last_use; /* last consuming layer, or -1 */
     int32_t root;     /* tensor whose memory this one uses (aliasing) */
+    /* Shape tensors: the values, row-major, as expressions; nb_dims is the
+     * element count, -1 when the values are not known at build time. */
+    prt_dim_exprs values;
 } bld_tensor;
 
 typedef struct bld_layer {
@@ -83,6 +86,17 @@ static int bld_is_shape_input(const prt_network *net, int32_t tensor)
     return 0;
 }
 
+/* Whether any profile bounds the values of input `name`. */
+static int bld_has_values(const prt_builder_config *cfg, const char *name)
+{
+    for (int32_t p = 0; p < cfg->nb_profiles; p++)
+        for (int32_t e = 0; e < cfg->profiles[p].nb_entries; e++)
+            if (cfg->profiles[p].entries[e].has_values &&
+                strcmp(cfg->profiles[p].entries[e].input, name) == 0)
+                return 1;
+    return 0;
+}
+
 static prt_status bld_profiles(bld *b)
 {
     const prt_network *net = b->net;
@@ -120,7 +134,7 @@ static prt_status bld_profiles(bld *b)
                     if (strcmp(cfg->profiles[p].entries[j].input, t->name) == 0)
                         e = &cfg->profiles[p].entries[j];
             base_dims_str(&t->dims, buf, sizeof buf);
-            if (bld_is_shape_input(net, net->inputs[i])) {
+            if (bld_is_shape_input(net, net->inputs[i]) || bld_has_values(cfg, t->name)) {
                 if (t->dims.nb_dims != 1 || t->dims.d[0] < 1 || t->dims.d[0] > PRT_MAX_DIMS ||
                     (t->dtype != PRT_INT32 && t->dtype != PRT_INT64))
                     return base_error(PRT_ERR_SHAPE,
@@ -189,6 +203,19 @@ static prt_status bld_constant_exprs(bld *b)
                 return base_error(PRT_ERR_OUT_OF_MEMORY, "build: %s",
                                   expr_pool_error(b->pool));
         }
+        /* A small integer constant is a shape tensor with known values. */
+        if ((nt->dtype == PRT_INT32 || nt->dtype == PRT_INT64) && nt->dims.nb_dims <= 1 &&
+            base_volume(&nt->dims) <= PRT_MAX_DIMS) {
+            t->values.nb_dims = (int32_t)base_volume(&nt->dims);
+            for (int32_t v = 0; v < t->values.nb_dims; v++) {
+                int64_t x = nt->dtype == PRT_INT32 ? ((const int32_t *)nt->const_data)[v]
+                                                   : ((const int64_t *)nt->const_data)[v];
+                t->values.d[v] = expr_const(b->pool, x);
+                if (!t->values.d[v])
+                    return base_error(PRT_ERR_OUT_OF_MEMORY, "build: %s",
+                                      expr_pool_error(b->pool));
+            }
+        }
     }
     return PRT_OK;
 }
@@ -209,6 +236,68 @@ static prt_status bld_input_exprs(bld *b)
                 return base_error(PRT_ERR_OUT_OF_MEMORY, "build: %s",
                                   expr_pool_error(b->pool));
         }
+        /* Inputs with value bounds are shape tensors (bld_profiles checked
+         * them: 1-D, static length, the same count in every profile). */
+        t->values.nb_dims = b->pvmin[i].nb_dims > 0 ? b->pvmin[i].nb_dims : -1;
+        for (int32_t v = 0; v < t->values.nb_dims; v++) {
+            t->values.d[v] = expr_input_value(b->pool, i, v);
+            if (!t->values.d[v])
+                return base_error(PRT_ERR_OUT_OF_MEMORY, "build: %s",
+                                  expr_pool_error(b->pool));
+        }
+    }
+    return PRT_OK;
+}
+
+/* Shape tensors: the values of this layer's small integer outputs, when the
+ * plugin states them. */
+static prt_status bld_layer_values(bld *b, int32_t li)
+{
+    const net_layer *l = &b->net->layers[li];
+    const prt_plugin_build *bt = l->plugin->vt->build;
+    prt_dim_exprs in_dims[64], in_values[64], out_values[64];
+    prt_status st;
+    if (!BASE_ENTRY(bt, prt_plugin_build, get_output_values))
+        return PRT_OK;
+    for (int32_t i = 0; i < l->nb_inputs; i++) {
+        in_dims[i] = b->t[l->inputs[i]].dims;
+        in_values[i] = b->t[l->inputs[i]].values;
+    }
+    for (int32_t o = 0; o < l->nb_outputs; o++) {
+        memset(&out_values[o], 0, sizeof out_values[o]);
+        out_values[o].nb_dims = -1;
+    }
+    base_clear_error();
+    st = BASE_ENTRY(bt, prt_plugin_build, get_output_values)(
+        l->plugin, in_dims, in_values, l->nb_inputs, out_values, l->nb_outputs,
+        expr_pool_builder(b->pool));
+    if (st)
+        return plugin_fail(l, st, "get_output_values failed");
+    for (int32_t o = 0; o < l->nb_outputs; o++) {
+        bld_tensor *t = &b->t[l->outputs[o]];
+        int64_t count = 1;
+        if (out_values[o].nb_dims < 0)
+            continue;
+        for (int32_t d = 0; d < t->dims.nb_dims; d++) {
+            int64_t v;
+            if (!expr_is_const(b->pool, t->dims.d[d], &v))
+                count = -1;
+            else if (count >= 0)
+                count *= v;
+        }
+        if ((t->dtype != PRT_INT32 && t->dtype != PRT_INT64) || t->dims.nb_dims > 1 ||
+            out_values[o].nb_dims > PRT_MAX_DIMS || count != out_values[o].nb_dims)
+            return base_error(PRT_ERR_PLUGIN,
+                              "layer '%s': output %d states %d values, but only a 0-D "
+                              "or 1-D int32/int64 output of a static size up to %d can "
+                              "have them (its size is %lld)", l->name, (int)o,
+                              (int)out_values[o].nb_dims, PRT_MAX_DIMS, (long long)count);
+        for (int32_t v = 0; v < out_values[o].nb_dims; v++)
+            if (!out_values[o].d[v])
+                return base_error(PRT_ERR_PLUGIN, "layer '%s': output %d value %d has no "
+                                  "expression (%s)", l->name, (int)o, (int)v,
+                                  expr_pool_error(b->pool));
+        t->values = out_values[o];
     }
     return PRT_OK;
 }
@@ -227,17 +316,16 @@ static prt_status bld_layer_shapes(bld *b, int32_t li)
     if (l->nb_shape_inputs > 64)
         return base_error(PRT_ERR_UNSUPPORTED, "layer '%s': more than 64 shape inputs",
                           l->name);
-    /* A shape input's values as expressions (its length is static: checked
-     * with the profiles). */
     for (int32_t s = 0; s < l->nb_shape_inputs; s++) {
-        const net_tensor *st_t = &b->net->tensors[l->shape_inputs[s]];
-        shape_values[s].nb_dims = (int32_t)st_t->dims.d[0];
-        for (int32_t v = 0; v < shape_values[s].nb_dims; v++) {
-            shape_values[s].d[v] = expr_input_value(b->pool, st_t->input_index, v);
-            if (!shape_values[s].d[v])
-                return base_error(PRT_ERR_OUT_OF_MEMORY, "build: %s",
-                                  expr_pool_error(b->pool));
-        }
+        shape_values[s] = b->t[l->shape_inputs[s]].values;
+        if (shape_values[s].nb_dims < 0)
+            return base_error(PRT_ERR_SHAPE,
+                              "layer '%s': shape input %d ('%s') has values the "
+                              "builder cannot know: it must be a network input with "
+                              "value bounds (prt_builder_config_set_profile_shape_values), "
+                              "a small integer constant, or computed from those by "
+                              "layers that state their values (get_output_values)",
+                              l->name, (int)s, b->net->tensors[l->shape_inputs[s]].name);
     }
     for (int32_t i = 0; i < l->nb_inputs; i++) {
         in_types[i] = b->t[l->inputs[i]].dtype;
@@ -295,7 +383,7 @@ static prt_status bld_layer_shapes(bld *b, int32_t li)
                               "must be a 0-D int32 or int64 tensor", l->name, (int)oi);
         t->size_id = s;
     }
-    return PRT_OK;
+    return bld_layer_values(b, li);
 }
 
 /* ---- 3. bounds ----------------------------------------------------------- */
@@ -414,10 +502,10 @@ static prt_status bld_configure(bld *b, const net_layer *l,
         bld_desc(b, id, profile, &descs[k]);
         descs[k].desc.format = fmt[k];
     }
-    if (!bt->configure)
+    if (!BASE_ENTRY(bt, prt_plugin_build, configure))
         return PRT_OK;
     base_clear_error();
-    st = bt->configure(l->plugin, descs, l->nb_inputs, descs + l->nb_inputs,
+    st = BASE_ENTRY(bt, prt_plugin_build, configure)(l->plugin, descs, l->nb_inputs, descs + l->nb_inputs,
                        l->nb_outputs);
     return st ? plugin_fail(l, st, "configure failed") : PRT_OK;
 }
@@ -429,9 +517,9 @@ static prt_status bld_tactics(const net_layer *l, int32_t **out, int32_t *out_n)
     int32_t *list;
     prt_status st;
     /* Without set_tactic a plugin has only the default tactic. */
-    if (bt->get_valid_tactics && l->plugin->vt->runtime->set_tactic) {
+    if (BASE_ENTRY(bt, prt_plugin_build, get_valid_tactics) && BASE_ENTRY(l->plugin->vt->runtime, prt_plugin_runtime, set_tactic)) {
         base_clear_error();
-        st = bt->get_valid_tactics(l->plugin, NULL, 0, &count);
+        st = BASE_ENTRY(bt, prt_plugin_build, get_valid_tactics)(l->plugin, NULL, 0, &count);
         if (st)
             return plugin_fail(l, st, "get_valid_tactics failed");
         if (count < 0 || count > 1024)
@@ -444,7 +532,7 @@ static prt_status bld_tactics(const net_layer *l, int32_t **out, int32_t *out_n)
     list[0] = 0;
     if (count) {
         int32_t got = 0;
-        st = bt->get_valid_tactics(l->plugin, list + 1, count, &got);
+        st = BASE_ENTRY(bt, prt_plugin_build, get_valid_tactics)(l->plugin, list + 1, count, &got);
         if (st) {
             base_free(list);
             return plugin_fail(l, st, "get_valid_tactics failed");
@@ -522,8 +610,8 @@ static prt_status bld_layer_formats(bld *b, int32_t li)
             for (int32_t k = 0; k < n; k++)
                 d[k].desc.format = ng->formats[c][k];
             st = bld_configure(b, l, d, 0);
-            if (!st && bt->get_workspace_size) {
-                st = bt->get_workspace_size(l->plugin, d, nb_in, d + nb_in, nb_out, &ws);
+            if (!st && BASE_ENTRY(bt, prt_plugin_build, get_workspace_size)) {
+                st = BASE_ENTRY(bt, prt_plugin_build, get_workspace_size)(l->plugin, d, nb_in, d + nb_in, nb_out, &ws);
                 if (st)
                     st = plugin_fail(l, st, "get_workspace_size failed");
             }
@@ -559,9 +647,9 @@ static prt_status bld_layer_formats(bld *b, int32_t li)
     for (int32_t p = b->nb_profiles - 1; p >= 0 && !st; p--) {
         int64_t ws = 0;
         st = bld_configure(b, l, bl->descs, p);
-        if (!st && bt->get_workspace_size) {
+        if (!st && BASE_ENTRY(bt, prt_plugin_build, get_workspace_size)) {
             base_clear_error();
-            st = bt->get_workspace_size(l->plugin, bl->descs, nb_in, bl->descs + nb_in,
+            st = BASE_ENTRY(bt, prt_plugin_build, get_workspace_size)(l->plugin, bl->descs, nb_in, bl->descs + nb_in,
                                         nb_out, &ws);
             if (st)
                 st = plugin_fail(l, st, "get_workspace_size failed");
@@ -609,7 +697,7 @@ static prt_status bld_alias(bld *b)
         if (!bl->alias_input || !bl->alias_copy)
             return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
         for (int32_t o = 0; o < l->nb_outputs; o++) {
-            int32_t in = bt->get_aliased_input ? bt->get_aliased_input(l->plugin, o) : -1;
+            int32_t in = BASE_ENTRY(bt, prt_plugin_build, get_aliased_input) ? BASE_ENTRY(bt, prt_plugin_build, get_aliased_input)(l->plugin, o) : -1;
             int32_t tin, tout = l->outputs[o], uses = 0;
             bl->alias_input[o] = -1;
             if (in < 0)
@@ -907,8 +995,8 @@ static prt_status bld_assemble(bld *b, prt_engine **out)
             st = plugin_fail(l, PRT_ERR_PLUGIN, "clone failed");
             goto fail;
         }
-        st = el->plugin->vt->runtime->set_tactic
-                 ? el->plugin->vt->runtime->set_tactic(el->plugin, el->tactic)
+        st = BASE_ENTRY(el->plugin->vt->runtime, prt_plugin_runtime, set_tactic)
+                 ? BASE_ENTRY(el->plugin->vt->runtime, prt_plugin_runtime, set_tactic)(el->plugin, el->tactic)
                  : PRT_OK;
         if (st) {
             st = plugin_fail(l, st, "set_tactic failed");
@@ -958,6 +1046,7 @@ prt_status prt_build_engine(const prt_network *net, const prt_builder_config *cf
         b.t[i].size_id = -1;
         b.t[i].last_use = -1;
         b.t[i].root = i;
+        b.t[i].values.nb_dims = -1;
     }
     for (int32_t li = 0; li < net->nb_layers; li++) {
         const net_layer *l = &net->layers[li];

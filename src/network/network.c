@@ -188,17 +188,18 @@ prt_status network_check_plugin(const prt_plugin *p, int need_build)
         return base_error(PRT_ERR_VERSION,
                           "plugin speaks ABI %u, this plugrt speaks %u",
                           vt->abi_version, PRT_PLUGIN_ABI_VERSION);
-    if (vt->core->struct_size < sizeof(prt_plugin_core) || !vt->core->name ||
+    if (vt->core->struct_size < BASE_END_OF(prt_plugin_core, devices) || !vt->core->name ||
         !vt->core->version || !vt->core->plugin_namespace || !vt->core->devices)
         return base_error(PRT_ERR_PLUGIN, "plugin core table is incomplete");
-    if (vt->runtime->struct_size < sizeof(prt_plugin_runtime) ||
+    if (vt->runtime->struct_size < BASE_END_OF(prt_plugin_runtime, destroy) ||
         !vt->runtime->enqueue || !vt->runtime->clone || !vt->runtime->destroy ||
         !vt->runtime->attach_to_context || !vt->runtime->get_fields_to_serialize)
         return base_error(PRT_ERR_PLUGIN, "plugin '%s': runtime table is incomplete",
                           plugin_name(p));
     if (need_build) {
         const prt_plugin_build *b = vt->build;
-        if (!b || b->struct_size < sizeof(prt_plugin_build) || !b->nb_outputs ||
+        if (!b || b->struct_size < BASE_END_OF(prt_plugin_build, supports_format_combination) ||
+            !b->nb_outputs ||
             !b->get_output_dtypes || !b->get_output_shapes ||
             !b->supports_format_combination)
             return base_error(PRT_ERR_PLUGIN,
@@ -230,13 +231,12 @@ prt_status prt_network_add_plugin(prt_network *net, const int32_t *inputs,
             return base_error(PRT_ERR_INVALID_ARGUMENT,
                               "plugin '%s': input %d is tensor id %d, which does "
                               "not exist", plugin_name(plugin), (int)i, (int)inputs[i]);
-    for (int32_t i = 0; i < nb_shape_inputs; i++) {
-        int32_t t = shape_inputs[i];
-        if (t < 0 || t >= net->nb_tensors || net->tensors[t].input_index < 0)
+    for (int32_t i = 0; i < nb_shape_inputs; i++)
+        if (shape_inputs[i] < 0 || shape_inputs[i] >= net->nb_tensors)
             return base_error(PRT_ERR_INVALID_ARGUMENT,
-                              "plugin '%s': shape input %d must be a network input",
-                              plugin_name(plugin), (int)i);
-    }
+                              "plugin '%s': shape input %d is tensor id %d, which "
+                              "does not exist", plugin_name(plugin), (int)i,
+                              (int)shape_inputs[i]);
     nb_out = plugin->vt->build->nb_outputs(plugin);
     if (nb_out < 1 || nb_out > 64)
         return base_error(PRT_ERR_PLUGIN, "plugin '%s' reports %d outputs (1..64 allowed)",

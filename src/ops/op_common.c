@@ -365,7 +365,7 @@ static const prt_plugin_build op_build = {sizeof(prt_plugin_build),
                                           bld_configure,
                                           bld_workspace,
                                           bld_tactics,
-                                          bld_alias};
+                                          bld_alias, NULL};
 
 /* ------------------------------------------------------------------------ */
 /* Runtime                                                                   */

@@ -202,8 +202,8 @@ prt_status prt_context_create(const prt_engine *e, prt_context **out)
         base_clear_error();
         c->plugins[i] = l->plugin->vt->runtime->attach_to_context(l->plugin, NULL);
         st = c->plugins[i] ? network_check_plugin(c->plugins[i], 0) : PRT_ERR_PLUGIN;
-        if (st == PRT_OK && c->plugins[i]->vt->runtime->set_tactic)
-            st = c->plugins[i]->vt->runtime->set_tactic(c->plugins[i], l->tactic);
+        if (st == PRT_OK && BASE_ENTRY(c->plugins[i]->vt->runtime, prt_plugin_runtime, set_tactic))
+            st = BASE_ENTRY(c->plugins[i]->vt->runtime, prt_plugin_runtime, set_tactic)(c->plugins[i], l->tactic);
         else if (st == PRT_OK && l->tactic != 0)
             st = base_error(PRT_ERR_PLUGIN, "the plugin has no set_tactic but the "
                             "engine chose tactic %d", (int)l->tactic);
@@ -536,9 +536,9 @@ static prt_status run_layer(prt_context *c, int32_t li)
         c->out_ptrs[o] = c->tptr[t];
     }
     if (!c->told[li] || desc_changed(c->descs, c->last + c->last_off[li], nb_in + nb_out)) {
-        if (p->vt->runtime->on_shape_change) {
+        if (BASE_ENTRY(p->vt->runtime, prt_plugin_runtime, on_shape_change)) {
             base_clear_error();
-            st = p->vt->runtime->on_shape_change(p, in, nb_in, out, nb_out);
+            st = BASE_ENTRY(p->vt->runtime, prt_plugin_runtime, on_shape_change)(p, in, nb_in, out, nb_out);
             if (st)
                 return layer_fail(l, st, "on_shape_change failed");
         }
