@@ -254,10 +254,9 @@ static prt_status bld_input_exprs(bld *b)
 static prt_status bld_layer_values(bld *b, int32_t li)
 {
     const net_layer *l = &b->net->layers[li];
-    const prt_plugin_build *bt = l->plugin->vt->build;
     prt_dim_exprs in_dims[64], in_values[64], out_values[64];
     prt_status st;
-    if (!BASE_ENTRY(bt, prt_plugin_build, get_output_values))
+    if (!BUILD_ENTRY(l->plugin, get_output_values))
         return PRT_OK;
     for (int32_t i = 0; i < l->nb_inputs; i++) {
         in_dims[i] = b->t[l->inputs[i]].dims;
@@ -268,7 +267,7 @@ static prt_status bld_layer_values(bld *b, int32_t li)
         out_values[o].nb_dims = -1;
     }
     base_clear_error();
-    st = BASE_ENTRY(bt, prt_plugin_build, get_output_values)(
+    st = BUILD_ENTRY(l->plugin, get_output_values)(
         l->plugin, in_dims, in_values, l->nb_inputs, out_values, l->nb_outputs,
         expr_pool_builder(b->pool));
     if (st)
@@ -492,7 +491,6 @@ static prt_status bld_configure(bld *b, const net_layer *l,
                                 prt_dynamic_tensor_desc *descs, int32_t profile)
 {
     int32_t n = l->nb_inputs + l->nb_outputs;
-    const prt_plugin_build *bt = l->plugin->vt->build;
     int32_t fmt[128];
     prt_status st;
     for (int32_t k = 0; k < n; k++)
@@ -502,24 +500,23 @@ static prt_status bld_configure(bld *b, const net_layer *l,
         bld_desc(b, id, profile, &descs[k]);
         descs[k].desc.format = fmt[k];
     }
-    if (!BASE_ENTRY(bt, prt_plugin_build, configure))
+    if (!BUILD_ENTRY(l->plugin, configure))
         return PRT_OK;
     base_clear_error();
-    st = BASE_ENTRY(bt, prt_plugin_build, configure)(l->plugin, descs, l->nb_inputs, descs + l->nb_inputs,
+    st = BUILD_ENTRY(l->plugin, configure)(l->plugin, descs, l->nb_inputs, descs + l->nb_inputs,
                        l->nb_outputs);
     return st ? plugin_fail(l, st, "configure failed") : PRT_OK;
 }
 
 static prt_status bld_tactics(const net_layer *l, int32_t **out, int32_t *out_n)
 {
-    const prt_plugin_build *bt = l->plugin->vt->build;
     int32_t count = 0, n = 1;
     int32_t *list;
     prt_status st;
     /* Without set_tactic a plugin has only the default tactic. */
-    if (BASE_ENTRY(bt, prt_plugin_build, get_valid_tactics) && BASE_ENTRY(l->plugin->vt->runtime, prt_plugin_runtime, set_tactic)) {
+    if (BUILD_ENTRY(l->plugin, get_valid_tactics) && RUNTIME_ENTRY(l->plugin, set_tactic)) {
         base_clear_error();
-        st = BASE_ENTRY(bt, prt_plugin_build, get_valid_tactics)(l->plugin, NULL, 0, &count);
+        st = BUILD_ENTRY(l->plugin, get_valid_tactics)(l->plugin, NULL, 0, &count);
         if (st)
             return plugin_fail(l, st, "get_valid_tactics failed");
         if (count < 0 || count > 1024)
@@ -532,7 +529,7 @@ static prt_status bld_tactics(const net_layer *l, int32_t **out, int32_t *out_n)
     list[0] = 0;
     if (count) {
         int32_t got = 0;
-        st = BASE_ENTRY(bt, prt_plugin_build, get_valid_tactics)(l->plugin, list + 1, count, &got);
+        st = BUILD_ENTRY(l->plugin, get_valid_tactics)(l->plugin, list + 1, count, &got);
         if (st) {
             base_free(list);
             return plugin_fail(l, st, "get_valid_tactics failed");
@@ -553,7 +550,6 @@ static prt_status bld_layer_formats(bld *b, int32_t li)
     const net_layer *l = &b->net->layers[li];
     bld_layer *bl = &b->l[li];
     int32_t nb_in = l->nb_inputs, nb_out = l->nb_outputs, n = nb_in + nb_out;
-    const prt_plugin_build *bt = l->plugin->vt->build;
     negotiation *ng;
     int32_t *tactics = NULL, nb_tactics = 0, combo = 0;
     prt_status st = PRT_OK;
@@ -610,8 +606,8 @@ static prt_status bld_layer_formats(bld *b, int32_t li)
             for (int32_t k = 0; k < n; k++)
                 d[k].desc.format = ng->formats[c][k];
             st = bld_configure(b, l, d, 0);
-            if (!st && BASE_ENTRY(bt, prt_plugin_build, get_workspace_size)) {
-                st = BASE_ENTRY(bt, prt_plugin_build, get_workspace_size)(l->plugin, d, nb_in, d + nb_in, nb_out, &ws);
+            if (!st && BUILD_ENTRY(l->plugin, get_workspace_size)) {
+                st = BUILD_ENTRY(l->plugin, get_workspace_size)(l->plugin, d, nb_in, d + nb_in, nb_out, &ws);
                 if (st)
                     st = plugin_fail(l, st, "get_workspace_size failed");
             }
@@ -647,9 +643,9 @@ static prt_status bld_layer_formats(bld *b, int32_t li)
     for (int32_t p = b->nb_profiles - 1; p >= 0 && !st; p--) {
         int64_t ws = 0;
         st = bld_configure(b, l, bl->descs, p);
-        if (!st && BASE_ENTRY(bt, prt_plugin_build, get_workspace_size)) {
+        if (!st && BUILD_ENTRY(l->plugin, get_workspace_size)) {
             base_clear_error();
-            st = BASE_ENTRY(bt, prt_plugin_build, get_workspace_size)(l->plugin, bl->descs, nb_in, bl->descs + nb_in,
+            st = BUILD_ENTRY(l->plugin, get_workspace_size)(l->plugin, bl->descs, nb_in, bl->descs + nb_in,
                                         nb_out, &ws);
             if (st)
                 st = plugin_fail(l, st, "get_workspace_size failed");
@@ -691,13 +687,12 @@ static prt_status bld_alias(bld *b)
     for (int32_t li = 0; li < net->nb_layers; li++) {
         const net_layer *l = &net->layers[li];
         bld_layer *bl = &b->l[li];
-        const prt_plugin_build *bt = l->plugin->vt->build;
         bl->alias_input = base_malloc(sizeof(int32_t) * (size_t)l->nb_outputs);
         bl->alias_copy = base_calloc((size_t)l->nb_outputs, 1);
         if (!bl->alias_input || !bl->alias_copy)
             return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
         for (int32_t o = 0; o < l->nb_outputs; o++) {
-            int32_t in = BASE_ENTRY(bt, prt_plugin_build, get_aliased_input) ? BASE_ENTRY(bt, prt_plugin_build, get_aliased_input)(l->plugin, o) : -1;
+            int32_t in = BUILD_ENTRY(l->plugin, get_aliased_input) ? BUILD_ENTRY(l->plugin, get_aliased_input)(l->plugin, o) : -1;
             int32_t tin, tout = l->outputs[o], uses = 0;
             bl->alias_input[o] = -1;
             if (in < 0)
@@ -995,8 +990,8 @@ static prt_status bld_assemble(bld *b, prt_engine **out)
             st = plugin_fail(l, PRT_ERR_PLUGIN, "clone failed");
             goto fail;
         }
-        st = BASE_ENTRY(el->plugin->vt->runtime, prt_plugin_runtime, set_tactic)
-                 ? BASE_ENTRY(el->plugin->vt->runtime, prt_plugin_runtime, set_tactic)(el->plugin, el->tactic)
+        st = RUNTIME_ENTRY(el->plugin, set_tactic)
+                 ? RUNTIME_ENTRY(el->plugin, set_tactic)(el->plugin, el->tactic)
                  : PRT_OK;
         if (st) {
             st = plugin_fail(l, st, "set_tactic failed");

@@ -137,15 +137,13 @@ static prt_status tune_first_run(prt_plugin *plugin, const tune_candidate *c,
                                  int32_t nb_in, int32_t nb_out, const uint32_t *out_dd,
                                  int64_t workspace, tune_bufs *tb)
 {
-    const prt_plugin_build *bt = plugin->vt->build;
-    const prt_plugin_runtime *rt = plugin->vt->runtime;
     prt_status st = tune_alloc(c, nb_in, nb_out, out_dd, workspace, tb);
-    if (!st && BASE_ENTRY(bt, prt_plugin_build, configure))
-        st = BASE_ENTRY(bt, prt_plugin_build, configure)(plugin, c->descs, nb_in, c->descs + nb_in, nb_out);
-    if (!st && BASE_ENTRY(rt, prt_plugin_runtime, set_tactic))
-        st = BASE_ENTRY(rt, prt_plugin_runtime, set_tactic)(plugin, c->tactic);
-    if (!st && BASE_ENTRY(rt, prt_plugin_runtime, on_shape_change))
-        st = BASE_ENTRY(rt, prt_plugin_runtime, on_shape_change)(plugin, tb->desc, nb_in, tb->desc + nb_in, nb_out);
+    if (!st && BUILD_ENTRY(plugin, configure))
+        st = BUILD_ENTRY(plugin, configure)(plugin, c->descs, nb_in, c->descs + nb_in, nb_out);
+    if (!st && RUNTIME_ENTRY(plugin, set_tactic))
+        st = RUNTIME_ENTRY(plugin, set_tactic)(plugin, c->tactic);
+    if (!st && RUNTIME_ENTRY(plugin, on_shape_change))
+        st = RUNTIME_ENTRY(plugin, on_shape_change)(plugin, tb->desc, nb_in, tb->desc + nb_in, nb_out);
     if (!st)
         st = tune_run(plugin, tb, nb_in, nb_out);
     return st;

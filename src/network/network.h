@@ -43,6 +43,11 @@ struct prt_network {
     int32_t *outputs; /* tensor ids marked as outputs, in order */
 };
 
+/* A plugin's optional table entry, or NULL when its table is too old (short)
+ * to hold it or leaves it empty. */
+#define BUILD_ENTRY(p, m) BASE_ENTRY((p)->vt->build, prt_plugin_build, m)
+#define RUNTIME_ENTRY(p, m) BASE_ENTRY((p)->vt->runtime, prt_plugin_runtime, m)
+
 /* Checks a plugin object's tables before plugrt calls into it: the vtable,
  * core and runtime tables present with a size covering every entry, and (for
  * build) the build table too. Errors name the plugin. */

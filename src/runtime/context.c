@@ -202,8 +202,8 @@ prt_status prt_context_create(const prt_engine *e, prt_context **out)
         base_clear_error();
         c->plugins[i] = l->plugin->vt->runtime->attach_to_context(l->plugin, NULL);
         st = c->plugins[i] ? network_check_plugin(c->plugins[i], 0) : PRT_ERR_PLUGIN;
-        if (st == PRT_OK && BASE_ENTRY(c->plugins[i]->vt->runtime, prt_plugin_runtime, set_tactic))
-            st = BASE_ENTRY(c->plugins[i]->vt->runtime, prt_plugin_runtime, set_tactic)(c->plugins[i], l->tactic);
+        if (st == PRT_OK && RUNTIME_ENTRY(c->plugins[i], set_tactic))
+            st = RUNTIME_ENTRY(c->plugins[i], set_tactic)(c->plugins[i], l->tactic);
         else if (st == PRT_OK && l->tactic != 0)
             st = base_error(PRT_ERR_PLUGIN, "the plugin has no set_tactic but the "
                             "engine chose tactic %d", (int)l->tactic);
@@ -445,15 +445,16 @@ static prt_status bind_io(prt_context *c)
     for (int32_t io = 0; io < c->nb_io; io++) {
         int32_t t = io_tensor(e, io);
         const char *name = e->tensors[t].name;
-        if (c->io_addr[io] || (io < e->nb_inputs && e->tensors[t].nb_dims >= 0 &&
-                               c->io_addr[io])) {
+        if (c->io_addr[io]) {
             c->tptr[t] = c->io_addr[io];
             continue;
         }
         if (io < e->nb_inputs || !c->alloc[io]) {
             prt_dims d;
             if (tensor_dims(e, t, c->values, c->known, &d) && base_volume(&d) == 0) {
-                c->tptr[t] = c->staging; /* empty tensor: any non-NULL pointer */
+                /* An empty tensor is never read or written; plugins still
+                 * get a non-NULL pointer. */
+                c->tptr[t] = c->arena;
                 continue;
             }
             return base_error(PRT_ERR_STATE, "%s '%s' has no address "
@@ -536,9 +537,9 @@ static prt_status run_layer(prt_context *c, int32_t li)
         c->out_ptrs[o] = c->tptr[t];
     }
     if (!c->told[li] || desc_changed(c->descs, c->last + c->last_off[li], nb_in + nb_out)) {
-        if (BASE_ENTRY(p->vt->runtime, prt_plugin_runtime, on_shape_change)) {
+        if (RUNTIME_ENTRY(p, on_shape_change)) {
             base_clear_error();
-            st = BASE_ENTRY(p->vt->runtime, prt_plugin_runtime, on_shape_change)(p, in, nb_in, out, nb_out);
+            st = RUNTIME_ENTRY(p, on_shape_change)(p, in, nb_in, out, nb_out);
             if (st)
                 return layer_fail(l, st, "on_shape_change failed");
         }
