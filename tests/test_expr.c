@@ -794,17 +794,21 @@ static int sample_program(const ref_prog *r, expr_pool *pool, tu_rng *rng,
     return bad;
 }
 
-/* At the opt shapes with each size at its opt, bounds' opt is the value. */
+/* At the opt shapes with each size at its opt (clamped into [0, its
+ * bound's hi]), bounds' opt is the value. */
 static int check_opt(const ref_prog *r, const prt_dims *opt_dims,
-                     const int64_t *opt)
+                     const int64_t *opt, const int64_t *hi)
 {
     __int128 v[R_MAX];
     int64_t size_opt = 0;
     int wide, bad = 0;
     ref_eval(r, opt_dims, 0, v, &wide);
     for (int i = 0; i < r->n; i++)
-        if (r->kind[i] == R_SIZE)
+        if (r->kind[i] == R_SIZE) {
+            int64_t up = hi[expr_id(r->e[i])];
             size_opt = (int64_t)v[r->a[i]];
+            size_opt = size_opt < 0 ? 0 : size_opt > up ? up : size_opt;
+        }
     ref_eval(r, opt_dims, size_opt, v, &wide);
     for (int i = 0; i < r->n && !wide; i++)
         if (opt[expr_id(r->e[i])] != (int64_t)v[i])
@@ -842,7 +846,7 @@ static void test_bounds_soundness(void)
         if (st == PRT_OK) {
             sound++;
             bad += sample_program(&r, pool, &rng, mn, mx, lo, hi);
-            bad += check_opt(&r, op, opt);
+            bad += check_opt(&r, op, opt, hi);
         } else {
             /* Only an overflowing bound may refuse: divisors avoid 0. */
             refused++;
@@ -1105,6 +1109,43 @@ static void test_alloc_failures(void)
     CHECK(failed_runs > 5 && n < 1000);
 }
 
+/* Signs: dims and sizes are >= 0, so comparisons with negative constants
+ * fold; shape-input values may be negative, so theirs do not. */
+static int test_sign_folds(void)
+{
+    expr_pool *pool = expr_pool_create();
+    const prt_expr *d, *v, *m1, *zero, *c;
+    int64_t x = 99;
+    REQUIRE(pool);
+    d = expr_op(pool, PRT_DIM_PROD, expr_input_dim(pool, 0, 0),
+                expr_op(pool, PRT_DIM_SUM, expr_input_dim(pool, 0, 1), expr_const(pool, 2)));
+    v = expr_input_value(pool, 1, 0);
+    m1 = expr_const(pool, -1);
+    zero = expr_const(pool, 0);
+    REQUIRE(d && v && m1 && zero);
+    CHECK(expr_is_const(pool, expr_op(pool, PRT_DIM_EQUAL, d, m1), &x) && x == 0);
+    CHECK(expr_is_const(pool, expr_op(pool, PRT_DIM_EQUAL, m1, d), &x) && x == 0);
+    CHECK(expr_is_const(pool, expr_op(pool, PRT_DIM_LESS, d, zero), &x) && x == 0);
+    CHECK(expr_is_const(pool, expr_op(pool, PRT_DIM_LESS, m1, d), &x) && x == 1);
+    CHECK(expr_op(pool, PRT_DIM_MAX, d, zero) == d);
+    CHECK(expr_is_const(pool, expr_op(pool, PRT_DIM_MIN, m1, d), &x) && x == -1);
+    /* Not decidable: a value may be -1; d - 3 may be negative. */
+    CHECK(!expr_is_const(pool, expr_op(pool, PRT_DIM_EQUAL, v, m1), NULL));
+    c = expr_op(pool, PRT_DIM_SUB, d, expr_const(pool, 3));
+    CHECK(!expr_is_const(pool, expr_op(pool, PRT_DIM_EQUAL, c, m1), NULL));
+    /* The exporters' Where(Equal(dim, -1), 1, dim) folds back to dim. */
+    {
+        const prt_expr *cond = expr_op(pool, PRT_DIM_EQUAL, d, m1);
+        const prt_expr *one = expr_const(pool, 1);
+        const prt_expr *w = expr_op(
+            pool, PRT_DIM_SUM, expr_op(pool, PRT_DIM_PROD, cond, one),
+            expr_op(pool, PRT_DIM_PROD, expr_op(pool, PRT_DIM_SUB, one, cond), d));
+        CHECK(w == d);
+    }
+    expr_pool_destroy(pool);
+    return 0;
+}
+
 /* Values of shape inputs: a leaf like an input dim, with its own bounds. */
 static int test_input_values(void)
 {
@@ -1164,5 +1205,6 @@ int main(void)
     test_validate();
     test_alloc_failures();
     test_input_values();
+    test_sign_folds();
     return tu_finish("test_expr");
 }

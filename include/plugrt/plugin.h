@@ -321,7 +321,8 @@ typedef struct prt_plugin_build {
      * their expressions in row-major order, or -1 when they are not known.
      * For each output whose values follow from its inputs' dims and values,
      * set out_values[o].nb_dims to its element count (<= PRT_MAX_DIMS; the
-     * output must be int32 or int64) and d[]; leave -1 for the others. At
+     * output must be int32, int64 or bool, as 0/1) and d[]; leave -1 for the
+     * others. At
      * run time the plugin must still compute those same values. May be
      * NULL. */
     prt_status (*get_output_values)(prt_plugin *self, const prt_dim_exprs *in_dims,

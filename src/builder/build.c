@@ -186,6 +186,14 @@ static prt_status bld_profiles(bld *b)
 
 /* ---- 2. dtypes and shapes ----------------------------------------------- */
 
+/* Dtypes whose small tensors can carry values as expressions (shape
+ * tensors): integers, and booleans as 0/1 (conditions in shape arithmetic,
+ * e.g. Equal -> Where). */
+static int bld_value_dtype(int32_t dtype)
+{
+    return dtype == PRT_INT32 || dtype == PRT_INT64 || dtype == PRT_BOOL;
+}
+
 /* Constants: static dims, dtype from the network. */
 static prt_status bld_constant_exprs(bld *b)
 {
@@ -204,12 +212,13 @@ static prt_status bld_constant_exprs(bld *b)
                                   expr_pool_error(b->pool));
         }
         /* A small integer constant is a shape tensor with known values. */
-        if ((nt->dtype == PRT_INT32 || nt->dtype == PRT_INT64) && nt->dims.nb_dims <= 1 &&
+        if (bld_value_dtype(nt->dtype) && nt->dims.nb_dims <= 1 &&
             base_volume(&nt->dims) <= PRT_MAX_DIMS) {
             t->values.nb_dims = (int32_t)base_volume(&nt->dims);
             for (int32_t v = 0; v < t->values.nb_dims; v++) {
-                int64_t x = nt->dtype == PRT_INT32 ? ((const int32_t *)nt->const_data)[v]
-                                                   : ((const int64_t *)nt->const_data)[v];
+                int64_t x = nt->dtype == PRT_INT32   ? ((const int32_t *)nt->const_data)[v]
+                            : nt->dtype == PRT_INT64 ? ((const int64_t *)nt->const_data)[v]
+                                                     : ((const uint8_t *)nt->const_data)[v] != 0;
                 t->values.d[v] = expr_const(b->pool, x);
                 if (!t->values.d[v])
                     return base_error(PRT_ERR_OUT_OF_MEMORY, "build: %s",
@@ -284,11 +293,11 @@ static prt_status bld_layer_values(bld *b, int32_t li)
             else if (count >= 0)
                 count *= v;
         }
-        if ((t->dtype != PRT_INT32 && t->dtype != PRT_INT64) || t->dims.nb_dims > 1 ||
+        if (!bld_value_dtype(t->dtype) || t->dims.nb_dims > 1 ||
             out_values[o].nb_dims > PRT_MAX_DIMS || count != out_values[o].nb_dims)
             return base_error(PRT_ERR_PLUGIN,
                               "layer '%s': output %d states %d values, but only a 0-D "
-                              "or 1-D int32/int64 output of a static size up to %d can "
+                              "or 1-D int32/int64/bool output of a static size up to %d can "
                               "have them (its size is %lld)", l->name, (int)o,
                               (int)out_values[o].nb_dims, PRT_MAX_DIMS, (long long)count);
         for (int32_t v = 0; v < out_values[o].nb_dims; v++)

@@ -27,6 +27,11 @@ struct prt_expr {
     /* 1 if the value depends on a size symbol, directly or through an
      * operand; declare_size_tensor's opt must not. */
     uint8_t has_size;
+    /* 1 if the value is >= 0 for every input: dims and sizes are, and so
+     * are sums, products, quotients and maxima of such values. Lets
+     * comparisons with negative constants fold (exporters write
+     * Where(Equal(dim, -1), ...) around every reshape). */
+    uint8_t nonneg;
 };
 
 /* Who declared size symbol k (sizes[k]), and its node. */
@@ -233,6 +238,29 @@ oom:
     return 0;
 }
 
+/* Whether a new node's value is >= 0 for every input (see prt_expr.nonneg).
+ * Operands, when there are any, exist already. */
+static uint8_t node_nonneg(expr_pool *pool, const expr_node *n)
+{
+    uint8_t a, b;
+    switch (n->kind) {
+    case EXPR_CONST: return n->imm >= 0;
+    case EXPR_INPUT_DIM: case EXPR_SIZE: return 1;
+    case EXPR_OP: break;
+    default: return 0; /* shape-input values may be negative (-1 in a shape) */
+    }
+    a = expr_slot(pool, n->a)->nonneg;
+    b = expr_slot(pool, n->b)->nonneg;
+    switch (n->op) {
+    case PRT_DIM_SUM: case PRT_DIM_PROD: case PRT_DIM_MIN:
+    case PRT_DIM_FLOOR_DIV: case PRT_DIM_CEIL_DIV:
+        return a && b;
+    case PRT_DIM_MAX: return a || b;
+    case PRT_DIM_EQUAL: case PRT_DIM_LESS: return 1;
+    default: return 0; /* SUB */
+    }
+}
+
 /* Appends a node; `intern` also enters it in the hash table under hash h. */
 static const prt_expr *pool_add(expr_pool *pool, const expr_node *node,
                                 uint8_t has_size, int intern, uint32_t h)
@@ -246,6 +274,7 @@ static const prt_expr *pool_add(expr_pool *pool, const expr_node *node,
     e = expr_slot(pool, id);
     e->id = id;
     e->has_size = has_size;
+    e->nonneg = node_nonneg(pool, node);
     if (intern) {
         table_put(pool->table, pool->table_cap, id, h);
         pool->table_count++;
@@ -421,6 +450,33 @@ static fold_result fold_identity(int32_t op, const prt_expr *a,
     }
 }
 
+/* Facts from signs: a value known to be >= 0 never equals a negative
+ * constant nor is below a constant <= 0, and bounds it from above. */
+static fold_result fold_sign(int32_t op, const prt_expr *a, const prt_expr *b,
+                             int ca, int64_t va, int cb, int64_t vb)
+{
+    int a_nn_b_neg = a->nonneg && cb && vb < 0;  /* a >= 0 > b */
+    int b_nn_a_neg = b->nonneg && ca && va < 0;  /* b >= 0 > a */
+    switch (op) {
+    case PRT_DIM_EQUAL:
+        return a_nn_b_neg || b_nn_a_neg ? FOLD_ZERO : FOLD_NONE;
+    case PRT_DIM_LESS:
+        if (a->nonneg && cb && vb <= 0)
+            return FOLD_ZERO; /* a < b <= 0 <= a: never */
+        return b_nn_a_neg ? FOLD_ONE : FOLD_NONE;
+    case PRT_DIM_MAX:
+        return a->nonneg && cb && vb <= 0 ? FOLD_A
+               : b->nonneg && ca && va <= 0 ? FOLD_B
+                                            : FOLD_NONE;
+    case PRT_DIM_MIN:
+        return a->nonneg && cb && vb <= 0 ? FOLD_B
+               : b->nonneg && ca && va <= 0 ? FOLD_A
+                                            : FOLD_NONE;
+    default:
+        return FOLD_NONE;
+    }
+}
+
 /* Decides op(a, b) without a new OP node when it can. Returns 1 with *out
  * the result (NULL: failed, error recorded), or 0 when a node is needed. */
 static int fold(expr_pool *pool, int32_t op, const prt_expr *a,
@@ -441,6 +497,22 @@ static int fold(expr_pool *pool, int32_t op, const prt_expr *a,
         *out = pool_fail(pool, PRT_ERR_SHAPE, "%s(node %d, 0): division by "
                          "constant zero", expr_op_name(op), a->id);
         return 1;
+    }
+    switch (fold_sign(op, a, b, ca, va, cb, vb)) {
+    case FOLD_A:
+        *out = a;
+        return 1;
+    case FOLD_B:
+        *out = b;
+        return 1;
+    case FOLD_ZERO:
+        *out = expr_const(pool, 0);
+        return 1;
+    case FOLD_ONE:
+        *out = expr_const(pool, 1);
+        return 1;
+    default:
+        break;
     }
     switch (fold_identity(op, a, b, ca, va, cb, vb)) {
     case FOLD_A:

@@ -150,7 +150,8 @@ typedef struct expr_profile {
 /* Sound bounds of every node over the profile: lo[i] <= value <= hi[i] for
  * every input shape within [min, max] (interval arithmetic; a size symbol
  * lies in [0, hi(upper)]), and opt[i] the value at the opt shapes with every
- * size symbol at its opt. PRT_ERR_SHAPE for overflow or a divisor interval
+ * size symbol at its opt clamped into [0, hi(upper)]. Folding assumes what
+ * holds in every real network: input dims and sizes are >= 0. PRT_ERR_SHAPE for overflow or a divisor interval
  * that contains 0. */
 prt_status expr_program_bounds(const expr_program *p, const expr_profile *prof,
                                int64_t *lo, int64_t *opt, int64_t *hi);

@@ -439,13 +439,15 @@ static prt_status bounds_input(const expr_node *n, int32_t i,
     return PRT_OK;
 }
 
-/* A size symbol lies in [0, its upper bound]. It is tuned at its opt. */
+/* A size symbol lies in [0, its upper bound]. It is tuned at its opt,
+ * clamped into that range (a size is never negative, so neither is the value
+ * everything after it is tuned and folded for). */
 static prt_status bounds_size(const expr_node *n, int32_t i, int64_t *lo,
                               int64_t *opt, int64_t *hi)
 {
     lo[i] = 0;
     hi[i] = hi[n->b];
-    opt[i] = opt[n->a];
+    opt[i] = opt[n->a] < 0 ? 0 : opt[n->a] > hi[i] ? hi[i] : opt[n->a];
     if (hi[i] < 0)
         return base_error(PRT_ERR_SHAPE, "expression node %d: size %lld has "
                           "an upper bound (node %d) that is never above %lld",

@@ -171,6 +171,11 @@ typedef struct onnx_choice {
     /* An importer function of the table; NULL for the generic path. */
     prt_status (*custom)(onnx_import *imp, const Onnx__NodeProto *node,
                          const char *label, const prt_plugin_creator *creator);
+    /* Bit k: ONNX input k is a shape input of the layer (its values feed
+     * get_output_shapes); if also set in shape_data it stays a data input
+     * too, otherwise it is left out of the data inputs. 0 for plugins. */
+    uint32_t shape_inputs;
+    uint32_t shape_data;
 } onnx_choice;
 
 /* Decides what computes node `index` (the rules are in onnx_ops.c) without

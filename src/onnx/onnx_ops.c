@@ -35,32 +35,86 @@ typedef struct onnx_op {
     onnx_custom_fn custom;
 } onnx_op;
 
+/* Built-ins with shape inputs (onnx_choice.shape_inputs, shape_data): bit
+ * k for ONNX input k. Range's and Slice's are data inputs too (the run
+ * reads them); the others' values matter only to the output dims. */
+typedef struct onnx_shape_op {
+    const char *op_type;
+    uint32_t shape_inputs;
+    uint32_t shape_data;
+} onnx_shape_op;
+
+static const onnx_shape_op shape_op_table[] = {
+    {"ConstantOfShape", 0x1, 0},
+    {"Expand", 0x2, 0},
+    {"Range", 0x7, 0x7},
+    {"Reshape", 0x2, 0},
+    {"Slice", 0x1e, 0x1e},
+    {"Squeeze", 0x2, 0},
+    {"Unsqueeze", 0x2, 0},
+};
+
 static prt_status import_constant(onnx_import *imp, const Onnx__NodeProto *node,
                                   const char *label, const prt_plugin_creator *creator);
+static prt_status import_cast(onnx_import *imp, const Onnx__NodeProto *node,
+                              const char *label, const prt_plugin_creator *creator);
+static prt_status import_constant_of_shape(onnx_import *imp,
+                                           const Onnx__NodeProto *node,
+                                           const char *label,
+                                           const prt_plugin_creator *creator);
 
 /* Sorted by op_type. Opset notes: Add/Sub/Mul/Div before 7 broadcast only
  * with an explicit attribute; Relu and HardSigmoid before 6 had
  * consumed_inputs. Einsum came in 12, HardSwish in 14. Gemm before 7 had a
  * broadcast attribute; its C became optional in 11 (the built-in takes it
  * optional for 7 to 10 too). Flatten's negative axis came in 11 (the
- * built-in accepts it at every opset). */
+ * built-in accepts it at every opset). Erf came in 9, LayerNormalization in
+ * 17; Softmax took one axis (not a flattened 2-D view) from 13; Tanh before
+ * 6 had consumed_inputs. Equal and And broadcast from 7; GreaterOrEqual came
+ * in 12, IsNaN and Where in 9, GatherElements in 11.
+ * Shape ops: Reshape's shape became an input in 5 (allowzero came in 14);
+ * Unsqueeze's and Squeeze's axes an input in 13 (an attribute before: the
+ * built-in takes both); Slice's starts..steps inputs in 10; Concat's axis
+ * was optional before 4; Cast's `to` a string before 6. Expand came in 8,
+ * ConstantOfShape in 9, Range in 11; Shape's start/end in 15. */
 static const onnx_op op_table[] = {
     {"Add", "Add", 7, NULL},
+    {"And", "And", 7, NULL},
+    {"Cast", "Cast", 6, import_cast},
+    {"Concat", "Concat", 4, NULL},
     {"Constant", NULL, 1, import_constant},
+    {"ConstantOfShape", "ConstantOfShape", 9, import_constant_of_shape},
     {"Conv", "Conv", 1, NULL},
     {"Div", "Div", 7, NULL},
     {"Einsum", "Einsum", 12, NULL},
+    {"Equal", "Equal", 7, NULL},
+    {"Erf", "Erf", 9, NULL},
+    {"Expand", "Expand", 8, NULL},
     {"Flatten", "Flatten", 1, NULL},
+    {"Gather", "Gather", 1, NULL},
+    {"GatherElements", "GatherElements", 11, NULL},
     {"Gemm", "Gemm", 7, NULL},
     {"GlobalAveragePool", "GlobalAveragePool", 1, NULL},
+    {"GreaterOrEqual", "GreaterOrEqual", 12, NULL},
     {"HardSigmoid", "HardSigmoid", 6, NULL},
     {"HardSwish", "HardSwish", 14, NULL},
     {"Identity", "Identity", 1, NULL},
+    {"IsNaN", "IsNaN", 9, NULL},
+    {"LayerNormalization", "LayerNormalization", 17, NULL},
     {"MatMul", "MatMul", 1, NULL},
     {"Mul", "Mul", 7, NULL},
+    {"Range", "Range", 11, NULL},
     {"Relu", "Relu", 6, NULL},
+    {"Reshape", "Reshape", 5, NULL},
+    {"Shape", "Shape", 1, NULL},
+    {"Slice", "Slice", 10, NULL},
+    {"Softmax", "Softmax", 13, NULL},
+    {"Squeeze", "Squeeze", 1, NULL},
     {"Sub", "Sub", 7, NULL},
+    {"Tanh", "Tanh", 6, NULL},
     {"Transpose", "Transpose", 1, NULL},
+    {"Unsqueeze", "Unsqueeze", 1, NULL},
+    {"Where", "Where", 9, NULL},
 };
 
 static const onnx_op *op_find(const char *op_type)
@@ -139,14 +193,17 @@ static prt_status name_tensor(onnx_import *imp, int32_t t, const char *name,
 
 /* ---- the generic path ------------------------------------------------------- */
 
-static prt_status import_plugin(onnx_import *imp, const Onnx__NodeProto *node,
-                                const char *label, const prt_plugin_creator *c)
+/* Makes the plugin from `fc` and adds its layer. ONNX input k is a data
+ * input unless bit k of shape_inputs is set without bit k of shape_data,
+ * and a shape input when bit k of shape_inputs is set. */
+static prt_status import_with_fields(onnx_import *imp, const Onnx__NodeProto *node,
+                                     const char *label, const prt_plugin_creator *c,
+                                     const prt_field_collection *fc,
+                                     uint32_t shape_inputs, uint32_t shape_data)
 {
-    onnx_fields fields;
-    prt_field_collection fc;
     prt_plugin *plugin = NULL;
-    int32_t *inputs = NULL;
-    int32_t nb_in = (int32_t)node->n_input, layer, nb_out;
+    int32_t *inputs = NULL, *shapes;
+    int32_t nb_in = (int32_t)node->n_input, nb_data = 0, nb_shape = 0, layer, nb_out;
     const char *layer_name =
         node->name && node->name[0] ? node->name : onnx_str(node->op_type);
     prt_status st;
@@ -158,11 +215,14 @@ static prt_status import_plugin(onnx_import *imp, const Onnx__NodeProto *node,
      * A plugin takes inputs by position, so a gap cannot be expressed. */
     while (nb_in > 0 && !onnx_str(node->input[nb_in - 1])[0])
         nb_in--;
-    inputs = malloc(sizeof *inputs * (size_t)(nb_in + 1));
+    inputs = malloc(sizeof *inputs * (size_t)(2 * nb_in + 1));
     if (!inputs)
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+    shapes = inputs + nb_in;
     for (int32_t k = 0; k < nb_in; k++) {
         const char *name = onnx_str(node->input[k]);
+        uint32_t bit = k < 32 ? 1u << k : 0;
+        int32_t t;
         if (!name[0]) {
             free(inputs);
             return onnx_error(PRT_ERR_UNSUPPORTED,
@@ -170,22 +230,18 @@ static prt_status import_plugin(onnx_import *imp, const Onnx__NodeProto *node,
                               "is given; plugin layers take inputs by position",
                               label, (int)k);
         }
-        st = onnx_value_tensor(imp, name, &inputs[k]);
+        st = onnx_value_tensor(imp, name, &t);
         if (st) {
             free(inputs);
             return onnx_error_wrap(st, "%s: input %d '%s'", label, (int)k, name);
         }
+        if (!(shape_inputs & bit) || (shape_data & bit))
+            inputs[nb_data++] = t;
+        if (shape_inputs & bit)
+            shapes[nb_shape++] = t;
     }
 
-    st = onnx_fields_from_node(node, label, c, imp->base_dir, &fields);
-    if (st) {
-        free(inputs);
-        return st;
-    }
-    fc.nb_fields = fields.nb_fields;
-    fc.fields = fields.fields;
-    st = c->create(c, layer_name, &fc, PRT_PHASE_BUILD, &plugin);
-    onnx_fields_free(&fields);
+    st = c->create(c, layer_name, fc, PRT_PHASE_BUILD, &plugin);
     if (st || !plugin) {
         free(inputs);
         return onnx_error_wrap(st ? st : PRT_ERR_PLUGIN,
@@ -194,7 +250,8 @@ static prt_status import_plugin(onnx_import *imp, const Onnx__NodeProto *node,
                                label, c->plugin_namespace,
                                c->plugin_namespace[0] ? "::" : "", c->name, c->version);
     }
-    st = prt_network_add_plugin(imp->net, inputs, nb_in, NULL, 0, plugin, &layer);
+    st = prt_network_add_plugin(imp->net, inputs, nb_data, shapes, nb_shape, plugin,
+                                &layer);
     free(inputs);
     if (st) {
         if (plugin->vt && plugin->vt->runtime && plugin->vt->runtime->destroy)
@@ -225,6 +282,112 @@ static prt_status import_plugin(onnx_import *imp, const Onnx__NodeProto *node,
             return st;
     }
     return PRT_OK;
+}
+
+/* The generic path: attributes -> fields through the creator's schema. */
+static prt_status import_plugin(onnx_import *imp, const Onnx__NodeProto *node,
+                                const char *label, const prt_plugin_creator *c,
+                                uint32_t shape_inputs, uint32_t shape_data)
+{
+    onnx_fields fields;
+    prt_field_collection fc;
+    prt_status st = onnx_fields_from_node(node, label, c, imp->base_dir, &fields);
+    if (st)
+        return st;
+    fc.nb_fields = fields.nb_fields;
+    fc.fields = fields.fields;
+    st = import_with_fields(imp, node, label, c, &fc, shape_inputs, shape_data);
+    onnx_fields_free(&fields);
+    return st;
+}
+
+/* ---- Cast, ConstantOfShape: ONNX element types -> prt_dtype --------------------- */
+
+/* Cast's `to` is an ONNX TensorProto.DataType; the built-in takes a
+ * prt_dtype. */
+static prt_status import_cast(onnx_import *imp, const Onnx__NodeProto *node,
+                              const char *label, const prt_plugin_creator *creator)
+{
+    const Onnx__AttributeProto *a = onnx_node_attr(node, "to");
+    int32_t to;
+    prt_field f;
+    prt_field_collection fc = {1, &f};
+    prt_status st;
+    if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+        return onnx_error(PRT_ERR_MALFORMED, "%s: Cast needs an INT attribute 'to'",
+                          label);
+    if (node->n_attribute != 1)
+        onnx_warn("%s: attributes other than 'to' are ignored", label);
+    st = onnx_dtype_from_onnx((int32_t)a->i, label, &to);
+    if (st)
+        return st;
+    f.name = "to";
+    f.data = &to;
+    f.type = PRT_FIELD_INT32;
+    f.length = 1;
+    return import_with_fields(imp, node, label, creator, &fc, 0, 0);
+}
+
+/* ConstantOfShape's `value` is a one-element TENSOR: its dtype becomes the
+ * field dtype and its element the field value (int64 for integer types and
+ * bool, float64 for float32, the bits for half floats: all exact). Absent,
+ * a float32 0. */
+static prt_status import_constant_of_shape(onnx_import *imp,
+                                           const Onnx__NodeProto *node,
+                                           const char *label,
+                                           const prt_plugin_creator *creator)
+{
+    const Onnx__AttributeProto *a = onnx_node_attr(node, "value");
+    onnx_tensor t;
+    int32_t dtype = PRT_FLOAT32;
+    int64_t iv = 0;
+    double fv = 0.0;
+    uint16_t hv = 0;
+    prt_field f[2];
+    prt_field_collection fc = {2, f};
+    prt_status st;
+    if (a) {
+        if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR || !a->t)
+            return onnx_error(PRT_ERR_MALFORMED,
+                              "%s: attribute 'value' must be a TENSOR", label);
+        st = onnx_tensor_load(a->t, imp->base_dir, label, &t);
+        if (st)
+            return st;
+        if (t.bytes != prt_dtype_size(t.dtype)) {
+            onnx_tensor_free(&t);
+            return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                              "%s: attribute 'value' must hold one element", label);
+        }
+        dtype = t.dtype;
+        switch (dtype) {
+        case PRT_FLOAT32: fv = *(const float *)t.data; break;
+        case PRT_FLOAT16:
+        case PRT_BFLOAT16: memcpy(&hv, t.data, 2); break;
+        case PRT_INT8: iv = *(const int8_t *)t.data; break;
+        case PRT_UINT8:
+        case PRT_BOOL: iv = *(const uint8_t *)t.data; break;
+        case PRT_INT32: iv = *(const int32_t *)t.data; break;
+        default: iv = *(const int64_t *)t.data; break;
+        }
+        onnx_tensor_free(&t);
+    }
+    f[0].name = "dtype";
+    f[0].data = &dtype;
+    f[0].type = PRT_FIELD_INT32;
+    f[0].length = 1;
+    f[1].name = "value";
+    f[1].length = 1;
+    if (dtype == PRT_FLOAT32) {
+        f[1].data = &fv;
+        f[1].type = PRT_FIELD_FLOAT64;
+    } else if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
+        f[1].data = &hv; /* the bits, as the field types carry them */
+        f[1].type = dtype == PRT_FLOAT16 ? PRT_FIELD_FLOAT16 : PRT_FIELD_BFLOAT16;
+    } else {
+        f[1].data = &iv;
+        f[1].type = PRT_FIELD_INT64;
+    }
+    return import_with_fields(imp, node, label, creator, &fc, 0x1, 0);
 }
 
 /* ---- Constant ---------------------------------------------------------------- */
@@ -323,6 +486,7 @@ prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t in
     onnx_node_label(node, index, label, sizeof label);
     out->creator = NULL;
     out->custom = NULL;
+    out->shape_inputs = out->shape_data = 0;
     if (!op_type[0])
         return onnx_error(PRT_ERR_MALFORMED, "%s: the node has no op_type", label);
 
@@ -381,6 +545,12 @@ prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t in
         if (builtin_find(op->builtin, &c) == PRT_OK) {
             out->creator = c;
             out->custom = op->custom;
+            for (size_t k = 0; k < sizeof shape_op_table / sizeof shape_op_table[0];
+                 k++)
+                if (strcmp(shape_op_table[k].op_type, op_type) == 0) {
+                    out->shape_inputs = shape_op_table[k].shape_inputs;
+                    out->shape_data = shape_op_table[k].shape_data;
+                }
             return PRT_OK;
         }
         /* Not in this libplugrt: a registered plugin may still serve it. */
@@ -413,7 +583,8 @@ prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node,
     onnx_node_label(node, index, label, sizeof label);
     if (choice->custom)
         return choice->custom(imp, node, label, choice->creator);
-    return import_plugin(imp, node, label, choice->creator);
+    return import_plugin(imp, node, label, choice->creator, choice->shape_inputs,
+                         choice->shape_data);
 }
 
 prt_status onnx_output_constant(onnx_import *imp, const char *name, int32_t src,

@@ -224,6 +224,57 @@ static prt_status bin_run(const op_object *o, int32_t dtype,
     return PRT_OK;
 }
 
+/* Values (shape tensors): elementwise on the known values, a single value
+ * broadcast. Integer Div truncates toward zero, as the run does: for a
+ * divisor b > 0, trunc(a / b) = a < 0 ? -floor(-a / b) : floor(a / b),
+ * written as a select on LESS(a, 0); other divisors give no values unless
+ * both sides are constants. */
+static const prt_expr *trunc_div(prt_expr_builder *eb, const prt_expr *a,
+                                 const prt_expr *b)
+{
+    int64_t va, vb;
+    const prt_expr *zero = eb->constant(eb, 0), *neg, *down, *up;
+    if (eb->is_constant(eb, a, &va) && eb->is_constant(eb, b, &vb))
+        return vb == 0 || (va == INT64_MIN && vb == -1) ? NULL
+                                                        : eb->constant(eb, va / vb);
+    if (!eb->is_constant(eb, b, &vb) || vb <= 0)
+        return NULL;
+    neg = eb->operation(eb, PRT_DIM_LESS, a, zero);
+    down = eb->operation(eb, PRT_DIM_FLOOR_DIV, a, b);
+    up = eb->operation(eb, PRT_DIM_SUB, zero,
+                       eb->operation(eb, PRT_DIM_FLOOR_DIV,
+                                     eb->operation(eb, PRT_DIM_SUB, zero, a), b));
+    /* neg * up + (1 - neg) * down */
+    return eb->operation(
+        eb, PRT_DIM_SUM, eb->operation(eb, PRT_DIM_PROD, neg, up),
+        eb->operation(eb, PRT_DIM_PROD,
+                      eb->operation(eb, PRT_DIM_SUB, eb->constant(eb, 1), neg), down));
+}
+
+static prt_status bin_values(op_object *o, const prt_dim_exprs *in_dims,
+                             const prt_dim_exprs *in_values, int32_t nb_in,
+                             const prt_dim_exprs *out_dims,
+                             prt_dim_exprs *out_values, prt_expr_builder *eb)
+{
+    static const int32_t ops[] = {PRT_DIM_SUM, PRT_DIM_SUB, PRT_DIM_PROD};
+    int32_t n = op_static_count(eb, out_dims);
+    int32_t na = in_values[0].nb_dims, nb = in_values[1].nb_dims;
+    (void)in_dims, (void)nb_in;
+    if (n < 0 || na < 0 || nb < 0 || (na != n && na != 1) || (nb != n && nb != 1))
+        return PRT_OK;
+    for (int32_t i = 0; i < n; i++) {
+        const prt_expr *a = in_values[0].d[na == 1 ? 0 : i];
+        const prt_expr *b = in_values[1].d[nb == 1 ? 0 : i];
+        out_values->d[i] = o->cls->kind == BIN_DIV
+                               ? trunc_div(eb, a, b)
+                               : eb->operation(eb, ops[o->cls->kind], a, b);
+        if (!out_values->d[i])
+            return PRT_OK; /* not expressible: the values stay unknown */
+    }
+    out_values->nb_dims = n;
+    return PRT_OK;
+}
+
 #define BIN_DTYPES                                                             \
     (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT8) | OP_DT(PRT_UINT8) |  \
      OP_DT(PRT_INT32) | OP_DT(PRT_INT64))
@@ -232,7 +283,7 @@ static prt_status bin_run(const op_object *o, int32_t dtype,
     {                                                                          \
         .kind = (k), .min_inputs = 2, .max_inputs = 2, .dtypes = BIN_DTYPES,   \
         .size = sizeof(op_object), .alias_input = -1, .shapes = bin_shapes,    \
-        .infer = bin_infer, .run = bin_run,                                    \
+        .infer = bin_infer, .run = bin_run, .values = bin_values,              \
     }
 
 static const op_class add_class = BIN_CLASS(BIN_ADD);

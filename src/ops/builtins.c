@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/math_ops.h"
 #include "ops/op_common.h"
+#include "ops/shape_ops.h"
 
 static const prt_plugin_creator *const builtins[] = {
     &op_relu_creator,
@@ -25,6 +27,27 @@ static const prt_plugin_creator *const builtins[] = {
     &op_global_average_pool_creator,
     &op_flatten_creator,
     &op_gemm_creator,
+    &op_erf_creator,
+    &op_tanh_creator,
+    &op_softmax_creator,
+    &op_layer_norm_creator,
+    &op_equal_creator,
+    &op_greater_or_equal_creator,
+    &op_and_creator,
+    &op_is_nan_creator,
+    &op_where_creator,
+    &op_gather_elements_creator,
+    &op_shape_creator,
+    &op_gather_creator,
+    &op_reshape_creator,
+    &op_unsqueeze_creator,
+    &op_squeeze_creator,
+    &op_concat_creator,
+    &op_constant_of_shape_creator,
+    &op_expand_creator,
+    &op_range_creator,
+    &op_slice_creator,
+    &op_cast_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))

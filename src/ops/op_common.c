@@ -107,12 +107,44 @@ static prt_status check_io(const op_object *o, int32_t nb_in, int32_t nb_out)
     return PRT_OK;
 }
 
-/* types[0..n): in the class's mask and all equal. */
+/* The mask input i accepts given the dtypes before it. */
+static uint32_t in_mask(const op_object *o, int32_t i, const int32_t *types)
+{
+    if (o->cls->in_dtypes)
+        return o->cls->in_dtypes(o, i, types);
+    return i == 0 ? o->cls->dtypes : OP_DT(types[0]);
+}
+
+/* The output dtype for these input dtypes (already checked). */
+static int32_t out_dtype(const op_object *o, const int32_t *types, int32_t n)
+{
+    if (o->cls->out_dtype)
+        return o->cls->out_dtype(o, types, n);
+    return n > 0 ? types[0] : -1;
+}
+
+/* types[0..n): in the class's mask and all equal (by default), or each in
+ * its in_dtypes mask. */
 static prt_status check_dtypes(const op_object *o, const int32_t *types,
                                int32_t n)
 {
     char list[160];
-    int32_t t0 = types[0];
+    int32_t t0 = n > 0 ? types[0] : 0;
+    if (o->cls->in_dtypes) {
+        for (int32_t i = 0; i < n; i++) {
+            uint32_t m = o->cls->in_dtypes(o, i, types);
+            if (types[i] < 0 || types[i] >= PRT_DTYPE_COUNT ||
+                !((m >> types[i]) & 1u))
+                return op_fail(o, PRT_ERR_UNSUPPORTED,
+                               "input %d dtype %s is not supported here "
+                               "(supported: %s)",
+                               (int)i, prt_dtype_name(types[i]),
+                               dtype_list(m, list, sizeof list));
+        }
+        return PRT_OK;
+    }
+    if (n == 0)
+        return PRT_OK;
     if (t0 < 0 || t0 >= PRT_DTYPE_COUNT || !((o->cls->dtypes >> t0) & 1u))
         return op_fail(
             o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported (supported: %s)",
@@ -138,10 +170,11 @@ static prt_status check_desc_dtypes(const op_object *o,
     st = check_dtypes(o, types, nb_in);
     if (st)
         return st;
-    if (out->dtype != in[0].dtype)
+    if (out->dtype != out_dtype(o, types, nb_in))
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                       "output dtype %s differs from input dtype %s",
-                       prt_dtype_name(out->dtype), prt_dtype_name(in[0].dtype));
+                       "output dtype %s differs from %s, which the inputs give",
+                       prt_dtype_name(out->dtype),
+                       prt_dtype_name(out_dtype(o, types, nb_in)));
     if (out->format != PRT_FORMAT_LINEAR)
         return op_fail(o, PRT_ERR_UNSUPPORTED, "output format %d is not linear",
                        (int)out->format);
@@ -167,6 +200,8 @@ static prt_status check_dims(const op_object *o, const prt_tensor_desc *in,
             return op_fail(o, PRT_ERR_SHAPE, "input %d dims %s are not valid",
                            (int)i, op_dims_str(&ind[i], a, sizeof a));
     }
+    if (!o->cls->infer)
+        return PRT_OK; /* dims from values: run checks what it relies on */
     memset(&want, 0, sizeof want);
     st = o->cls->infer(o, ind, nb_in, &want);
     if (st)
@@ -229,7 +264,7 @@ static prt_status bld_dtypes(prt_plugin *p, int32_t *out_types,
     if (!st)
         st = check_dtypes(o, in_types, nb_inputs);
     if (!st)
-        out_types[0] = in_types[0];
+        out_types[0] = out_dtype(o, in_types, nb_inputs);
     return st;
 }
 
@@ -240,15 +275,29 @@ static prt_status bld_shapes(prt_plugin *p, const prt_dim_exprs *inputs,
                              int32_t nb_outputs, prt_expr_builder *exprs)
 {
     op_object *o = obj(p);
+    const op_class *c = o->cls;
     prt_status st = check_io(o, nb_inputs, nb_outputs);
-    (void)shape_inputs, (void)nb_shape_inputs;
     if (st)
         return st;
+    if (nb_shape_inputs < c->min_shape_inputs ||
+        nb_shape_inputs > c->max_shape_inputs)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       "takes %d to %d shape inputs, got %d",
+                       (int)c->min_shape_inputs, (int)c->max_shape_inputs,
+                       (int)nb_shape_inputs);
     for (int32_t i = 0; i < nb_inputs; i++)
         if (inputs[i].nb_dims < 0 || inputs[i].nb_dims > PRT_MAX_DIMS)
             return op_fail(o, PRT_ERR_SHAPE, "input %d has rank %d", (int)i,
                            (int)inputs[i].nb_dims);
-    st = o->cls->shapes(o, inputs, nb_inputs, &outputs[0], exprs);
+    for (int32_t k = 0; k < nb_shape_inputs; k++)
+        for (int32_t v = 0; v < shape_inputs[k].nb_dims; v++)
+            if (!shape_inputs[k].d[v])
+                return op_fail(o, PRT_ERR_SHAPE,
+                               "shape input %d value %d has no expression",
+                               (int)k, (int)v);
+    st = c->shapes_sv ? c->shapes_sv(o, inputs, nb_inputs, shape_inputs,
+                                     nb_shape_inputs, &outputs[0], exprs)
+                      : c->shapes(o, inputs, nb_inputs, &outputs[0], exprs);
     if (st)
         return st;
     for (int32_t d = 0; d < outputs[0].nb_dims; d++)
@@ -256,6 +305,61 @@ static prt_status bld_shapes(prt_plugin *p, const prt_dim_exprs *inputs,
             return op_fail(o, PRT_ERR_OUT_OF_MEMORY,
                            "building the expression of output dim %d failed",
                            (int)d);
+    o->bld_out = outputs[0];
+    return PRT_OK;
+}
+
+int32_t op_static_count(prt_expr_builder *eb, const prt_dim_exprs *d)
+{
+    int64_t n = 1, v;
+    if (d->nb_dims < 0)
+        return -1;
+    for (int32_t i = 0; i < d->nb_dims; i++) {
+        if (!d->d[i] || !eb->is_constant(eb, d->d[i], &v) || v < 0)
+            return -1;
+        n *= v;
+        if (n > PRT_MAX_DIMS)
+            return -1;
+    }
+    return (int32_t)n;
+}
+
+int64_t op_int_at(const void *x, int32_t dtype, int64_t i)
+{
+    switch (dtype) {
+    case PRT_INT64:
+        return ((const int64_t *)x)[i];
+    case PRT_INT32:
+        return ((const int32_t *)x)[i];
+    case PRT_INT8:
+        return ((const int8_t *)x)[i];
+    default:
+        return ((const uint8_t *)x)[i];
+    }
+}
+
+static prt_status bld_values(prt_plugin *p, const prt_dim_exprs *in_dims,
+                             const prt_dim_exprs *in_values, int32_t nb_inputs,
+                             prt_dim_exprs *out_values, int32_t nb_outputs,
+                             prt_expr_builder *exprs)
+{
+    op_object *o = obj(p);
+    prt_status st = check_io(o, nb_inputs, nb_outputs);
+    if (st || !o->cls->values)
+        return st;
+    out_values[0].nb_dims = -1;
+    st = o->cls->values(o, in_dims, in_values, nb_inputs, &o->bld_out,
+                        &out_values[0], exprs);
+    if (st)
+        return st;
+    if (out_values[0].nb_dims >= 0 &&
+        out_values[0].nb_dims != op_static_count(exprs, &o->bld_out))
+        out_values[0].nb_dims = -1; /* not a shape tensor after all */
+    for (int32_t v = 0; v < out_values[0].nb_dims; v++)
+        if (!out_values[0].d[v])
+            return op_fail(o, PRT_ERR_OUT_OF_MEMORY,
+                           "building the expression of value %d failed",
+                           (int)v);
     return PRT_OK;
 }
 
@@ -264,14 +368,17 @@ static int32_t bld_supports(prt_plugin *p, int32_t pos,
                             int32_t nb_inputs, int32_t nb_outputs)
 {
     const op_object *o = obj(p);
-    int32_t t;
+    int32_t t, types[OP_MAX_INPUTS];
     if (pos < 0 || pos >= nb_inputs + nb_outputs || nb_outputs != 1 ||
+        nb_inputs > OP_MAX_INPUTS ||
         in_out[pos].desc.format != PRT_FORMAT_LINEAR)
         return 0;
     t = in_out[pos].desc.dtype;
-    if (pos == 0)
-        return t >= 0 && t < PRT_DTYPE_COUNT && ((o->cls->dtypes >> t) & 1u);
-    return t == in_out[0].desc.dtype;
+    for (int32_t i = 0; i < pos && i < nb_inputs; i++)
+        types[i] = in_out[i].desc.dtype;
+    if (pos < nb_inputs)
+        return t >= 0 && t < PRT_DTYPE_COUNT && ((in_mask(o, pos, types) >> t) & 1u);
+    return t == out_dtype(o, types, nb_inputs);
 }
 
 static prt_status
@@ -297,7 +404,8 @@ bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in, int32_t nb_in,
     if (st)
         return st;
     o->nb_inputs = nb_in;
-    if (!known)
+    o->configured = 1;
+    if (!known || !o->cls->infer)
         return PRT_OK;
     /* Static dims: the concrete rules apply now, not only at run time. */
     memset(&want, 0, sizeof want);
@@ -335,7 +443,8 @@ static prt_status bld_workspace(prt_plugin *p,
     /* The need grows with every dim, so the profile's maxima bound it. */
     for (int32_t i = 0; i < nb_in; i++)
         ind[i] = in[i].max;
-    n = o->cls->workspace(o, in[0].desc.dtype, ind, nb_in, &out[0].max);
+    n = o->cls->workspace(o, nb_in ? in[0].desc.dtype : out[0].desc.dtype,
+                          ind, nb_in, &out[0].max);
     if (n < 0)
         return op_fail(o, PRT_ERR_SHAPE,
                        "the workspace for the largest shapes overflows");
@@ -365,7 +474,8 @@ static const prt_plugin_build op_build = {sizeof(prt_plugin_build),
                                           bld_configure,
                                           bld_workspace,
                                           bld_tactics,
-                                          bld_alias, NULL};
+                                          bld_alias,
+                                          bld_values};
 
 /* ------------------------------------------------------------------------ */
 /* Runtime                                                                   */
@@ -389,8 +499,10 @@ static prt_status rt_shape_change(prt_plugin *p, const prt_tensor_desc *in,
         st = check_desc_dtypes(o, in, nb_in, out);
     if (!st)
         st = check_dims(o, in, nb_in, out);
-    if (!st)
+    if (!st) {
         o->nb_inputs = nb_in;
+        o->configured = 1;
+    }
     return st;
 }
 
@@ -413,9 +525,9 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
     /* enqueue is not told the number of inputs; configure and
      * on_shape_change (which the runtime calls before the first run) are. */
     nb_in = o->nb_inputs;
-    if (nb_in == 0 && o->cls->min_inputs == o->cls->max_inputs)
+    if (!o->configured && o->cls->min_inputs == o->cls->max_inputs)
         nb_in = o->cls->min_inputs;
-    if (nb_in == 0)
+    else if (!o->configured)
         return op_fail(o, PRT_ERR_STATE,
                        "enqueue before configure or on_shape_change: the "
                        "number of inputs is not known");
@@ -437,15 +549,15 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
         int64_t need;
         for (int32_t i = 0; i < nb_in; i++)
             ind[i] = in_desc[i].dims;
-        need =
-            o->cls->workspace(o, in_desc[0].dtype, ind, nb_in, &out_desc->dims);
+        need = o->cls->workspace(o, nb_in ? in_desc[0].dtype : out_desc->dtype,
+                                 ind, nb_in, &out_desc->dims);
         if (need < 0 || (need > 0 && !workspace))
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                            "needs %lld bytes of workspace but got none",
                            (long long)need);
     }
-    return o->cls->run(o, in_desc[0].dtype, in_desc, nb_in, out_desc, inputs,
-                       outputs[0], workspace);
+    return o->cls->run(o, nb_in ? in_desc[0].dtype : out_desc->dtype, in_desc,
+                       nb_in, out_desc, inputs, outputs[0], workspace);
 }
 
 static prt_plugin *rt_clone(const prt_plugin *p)

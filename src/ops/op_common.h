@@ -12,8 +12,18 @@
  * builtins.c holds the table of creators behind prt_get_builtin_creator.
  *
  * Rules every op obeys through the scaffold:
- *  - One output. All inputs and the output share one dtype, taken from the
- *    class's mask; the format is LINEAR; the device is the CPU.
+ *  - One output. By default all inputs and the output share one dtype,
+ *    taken from the class's mask; `in_dtypes` and `out_dtype` let an op mix
+ *    dtypes (Gather's int64 indices, Shape's int64 output, Cast). The format
+ *    is LINEAR; the device is the CPU.
+ *  - Shape inputs (prt_network_add_plugin's shape_inputs): an op accepts
+ *    min_shape_inputs..max_shape_inputs of them (0 by default) and sees
+ *    their values as expressions in `shapes_sv`. An op whose output dims
+ *    come from those values has no `infer` (the runtime's dims, computed
+ *    from the same expressions, are trusted); its `run` checks whatever it
+ *    relies on (a reshape the volume, Slice its dims from its parameters).
+ *  - Shape tensors: `values` states the values of a small integer output
+ *    (get_output_values), so later layers may take it as a shape input.
  *  - Objects are plain old data (no owned pointers): clone and
  *    attach_to_context are a copy, destroy is a free. The serialized field
  *    collection points into the object and is rebuilt on every call.
@@ -40,6 +50,7 @@
 #define OP_LAYER_MAX 64 /* layer name kept for messages, maybe truncated */
 #define OP_MAX_FIELDS 8 /* serialized fields of one op */
 #define OP_MAX_INPUTS 8
+#define OP_MAX_SHAPE_INPUTS 4
 
 /* dtype masks */
 #define OP_DT(t) (1u << (t))
@@ -84,11 +95,45 @@ typedef struct op_class {
     int64_t (*workspace)(const op_object *o, int32_t dtype, const prt_dims *in,
                          int32_t nb_in, const prt_dims *out);
     /* Computes the output. Dims are checked; pointers are non-NULL for
-     * tensors with elements; ws holds what `workspace` asked for. */
+     * tensors with elements; ws holds what `workspace` asked for. `dtype` is
+     * input 0's (the output's when the op has no inputs); with mixed dtypes
+     * read in[i].dtype and out->dtype. */
     prt_status (*run)(const op_object *o, int32_t dtype,
                       const prt_tensor_desc *in, int32_t nb_in,
                       const prt_tensor_desc *out, const void *const *x, void *y,
                       void *ws);
+
+    /* ---- optional; zero/NULL keeps the rules above ---------------------- */
+    /* Shape inputs accepted (both 0: none). */
+    int32_t min_shape_inputs;
+    int32_t max_shape_inputs;
+    /* The OP_DT mask input `index` accepts, given the dtypes of inputs
+     * 0..index-1 in types[]. NULL: input 0 takes `dtypes`, the others input
+     * 0's dtype. */
+    uint32_t (*in_dtypes)(const op_object *o, int32_t index,
+                          const int32_t *types);
+    /* The output dtype from the inputs' (nb_in may be 0). NULL: input 0's. */
+    int32_t (*out_dtype)(const op_object *o, const int32_t *types,
+                         int32_t nb_in);
+    /* Symbolic output dims when the op takes shape inputs: sv[k] holds
+     * shape input k's values (sv[k].nb_dims of them). Used instead of
+     * `shapes` when set. */
+    prt_status (*shapes_sv)(op_object *o, const prt_dim_exprs *in,
+                            int32_t nb_in, const prt_dim_exprs *sv,
+                            int32_t nb_sv, prt_dim_exprs *out,
+                            prt_expr_builder *eb);
+    /* The output's values (get_output_values): in_values[i].nb_dims < 0
+     * where input i's are not known; out_dims are the output dims `shapes`
+     * gave. Set out_values->nb_dims (the element count, which must be the
+     * output's static volume, <= PRT_MAX_DIMS) and d[], or leave it -1
+     * (the scaffold also drops values whose count is not that volume).
+     * Only an int32/int64/bool (0/1) output may have values (the builder
+     * fails the layer otherwise): an op whose output dtype differs from its
+     * inputs' checks it. NULL: never known. */
+    prt_status (*values)(op_object *o, const prt_dim_exprs *in_dims,
+                         const prt_dim_exprs *in_values, int32_t nb_in,
+                         const prt_dim_exprs *out_dims,
+                         prt_dim_exprs *out_values, prt_expr_builder *eb);
 } op_class;
 
 /* The head of every op object. */
@@ -99,6 +144,10 @@ struct op_object {
     /* Inputs seen by configure or on_shape_change (enqueue is not told);
      * 0 until then. */
     int32_t nb_inputs;
+    int32_t configured; /* configure or on_shape_change has run */
+    /* The output dims get_output_shapes gave, for get_output_values.
+     * Expressions live only as long as the build: never read them after. */
+    prt_dim_exprs bld_out;
     char layer[OP_LAYER_MAX];
     prt_field_collection fc; /* rebuilt by get_fields_to_serialize */
     prt_field ser[OP_MAX_FIELDS];
@@ -204,6 +253,14 @@ void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
 /* Converts n elements of float16/bfloat16/float32 to float32 and back. */
 void op_to_f32(const void *src, int32_t dtype, int64_t n, float *dst);
 void op_from_f32(const float *src, int32_t dtype, int64_t n, void *dst);
+
+/* ---- values (shape tensors) --------------------------------------------- */
+
+/* The static element count of symbolic dims: -1 when a dim is not a
+ * constant or the count exceeds PRT_MAX_DIMS. */
+int32_t op_static_count(prt_expr_builder *eb, const prt_dim_exprs *d);
+/* Reads element i of an int32/int64 (or bool, uint8, int8) tensor. */
+int64_t op_int_at(const void *x, int32_t dtype, int64_t i);
 
 /* Creators of the built-in ops, in their files. */
 extern const prt_plugin_creator op_relu_creator;

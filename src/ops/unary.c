@@ -101,6 +101,18 @@ static const op_class relu_class = {
     .run = unary_run,
 };
 
+/* Identity's values are its input's (a shape tensor passes through). */
+static prt_status identity_values(op_object *o, const prt_dim_exprs *in_dims,
+                                  const prt_dim_exprs *in_values, int32_t nb_in,
+                                  const prt_dim_exprs *out_dims,
+                                  prt_dim_exprs *out_values,
+                                  prt_expr_builder *eb)
+{
+    (void)o, (void)in_dims, (void)nb_in, (void)out_dims, (void)eb;
+    *out_values = in_values[0];
+    return PRT_OK;
+}
+
 static const op_class identity_class = {
     .kind = UNARY_IDENTITY,
     .min_inputs = 1,
@@ -111,6 +123,7 @@ static const op_class identity_class = {
     .shapes = unary_shapes,
     .infer = unary_infer,
     .run = unary_run,
+    .values = identity_values,
 };
 
 const prt_plugin_creator op_relu_creator =

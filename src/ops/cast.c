@@ -1,0 +1,213 @@
+/*
+ * Cast (namespace "plugrt", version "1"), ONNX opset 13 semantics over
+ * plugrt's dtypes. Any input dtype; field `to` (int32) is the output's
+ * prt_dtype (the ONNX importer translates ONNX's TensorProto code).
+ *
+ * Conversions: to bool, x != 0 (NaN is true, as in numpy); from bool, 0 or
+ * 1; float to integer truncates toward zero and saturates at the type's
+ * range (NaN gives 0; ONNX leaves out-of-range undefined); integer to
+ * integer wraps (two's complement, as numpy); to a half float rounds to
+ * nearest even. Integers travel through int64 so int64 values stay exact.
+ * Values pass through between int32, int64 and bool (to bool: x != 0).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ops/shape_ops.h"
+
+typedef struct cast_op {
+    op_object o;
+    int32_t to;
+} cast_op;
+
+static prt_status cast_parse(op_object *o, const op_fields *f)
+{
+    cast_op *c = (cast_op *)o;
+    prt_status st = op_field_i32(f, "to", -1, &c->to);
+    if (st)
+        return st;
+    if (c->to < 0 || c->to >= PRT_DTYPE_COUNT)
+        return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                              "field 'to' is %d; it must be a prt_dtype (0 to %d)",
+                              (int)c->to, PRT_DTYPE_COUNT - 1);
+    return PRT_OK;
+}
+
+static int32_t cast_serialize(op_object *o, prt_field *ser)
+{
+    op_ser(&ser[0], "to", PRT_FIELD_INT32, &((cast_op *)o)->to, 1);
+    return 1;
+}
+
+static prt_status cast_shapes(op_object *o, const prt_dim_exprs *in,
+                              int32_t nb_in, prt_dim_exprs *out,
+                              prt_expr_builder *eb)
+{
+    (void)o, (void)nb_in, (void)eb;
+    *out = in[0];
+    return PRT_OK;
+}
+
+static prt_status cast_infer(const op_object *o, const prt_dims *in,
+                             int32_t nb_in, prt_dims *out)
+{
+    (void)o, (void)nb_in;
+    *out = in[0];
+    return PRT_OK;
+}
+
+static int32_t cast_out_dtype(const op_object *o, const int32_t *types,
+                              int32_t nb_in)
+{
+    (void)types, (void)nb_in;
+    return ((const cast_op *)o)->to;
+}
+
+static prt_status cast_values(op_object *o, const prt_dim_exprs *in_dims,
+                              const prt_dim_exprs *in_values, int32_t nb_in,
+                              const prt_dim_exprs *out_dims,
+                              prt_dim_exprs *out_values, prt_expr_builder *eb)
+{
+    int32_t to = ((const cast_op *)o)->to;
+    (void)in_dims, (void)nb_in, (void)out_dims;
+    /* Known only for integer and bool inputs; int64 -> int32 of a dim is
+     * exact; to bool, x != 0 is 1 - (x == 0). */
+    if (to == PRT_INT32 || to == PRT_INT64)
+        *out_values = in_values[0];
+    else if (to == PRT_BOOL && in_values[0].nb_dims >= 0) {
+        for (int32_t i = 0; i < in_values[0].nb_dims; i++)
+            out_values->d[i] = eb->operation(
+                eb, PRT_DIM_SUB, eb->constant(eb, 1),
+                eb->operation(eb, PRT_DIM_EQUAL, in_values[0].d[i],
+                              eb->constant(eb, 0)));
+        out_values->nb_dims = in_values[0].nb_dims;
+    }
+    return PRT_OK;
+}
+
+static int is_float(int32_t t)
+{
+    return t == PRT_FLOAT32 || t == PRT_FLOAT16 || t == PRT_BFLOAT16;
+}
+
+static float get_f(const void *x, int32_t t, int64_t i)
+{
+    switch (t) {
+    case PRT_FLOAT32:
+        return ((const float *)x)[i];
+    case PRT_FLOAT16:
+        return base_half_to_float(((const uint16_t *)x)[i]);
+    default:
+        return base_bf16_to_float(((const uint16_t *)x)[i]);
+    }
+}
+
+/* A float to an integer of [lo, hi], truncating and saturating. */
+static int64_t f_to_i(double v, int64_t lo, int64_t hi)
+{
+    if (v != v)
+        return 0;
+    if (v <= (double)lo)
+        return lo;
+    if (v >= (double)hi)
+        return hi;
+    return (int64_t)v;
+}
+
+static prt_status cast_run(const op_object *o, int32_t dtype,
+                           const prt_tensor_desc *in, int32_t nb_in,
+                           const prt_tensor_desc *out, const void *const *xs,
+                           void *y, void *ws)
+{
+    int32_t to = out->dtype;
+    int64_t n = op_volume(&in[0].dims);
+    const void *x = xs[0];
+    (void)o, (void)nb_in, (void)ws;
+    if (to == dtype) {
+        if (x != y)
+            memmove(y, x, prt_dtype_size(dtype) * (size_t)n);
+        return PRT_OK;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (is_float(dtype)) {
+            float f = get_f(x, dtype, i);
+            switch (to) {
+            case PRT_FLOAT32:
+                ((float *)y)[i] = f;
+                break;
+            case PRT_FLOAT16:
+                ((uint16_t *)y)[i] = base_float_to_half(f);
+                break;
+            case PRT_BFLOAT16:
+                ((uint16_t *)y)[i] = base_float_to_bf16(f);
+                break;
+            case PRT_BOOL:
+                ((uint8_t *)y)[i] = f != 0.0f;
+                break;
+            case PRT_INT8:
+                ((int8_t *)y)[i] = (int8_t)f_to_i(f, INT8_MIN, INT8_MAX);
+                break;
+            case PRT_UINT8:
+                ((uint8_t *)y)[i] = (uint8_t)f_to_i(f, 0, UINT8_MAX);
+                break;
+            case PRT_INT32:
+                ((int32_t *)y)[i] = (int32_t)f_to_i(f, INT32_MIN, INT32_MAX);
+                break;
+            default:
+                ((int64_t *)y)[i] = f_to_i(f, INT64_MIN, INT64_MAX);
+                break;
+            }
+        } else {
+            int64_t v = op_int_at(x, dtype, i);
+            uint64_t u = (uint64_t)v;
+            switch (to) {
+            case PRT_FLOAT32:
+                ((float *)y)[i] = (float)v;
+                break;
+            case PRT_FLOAT16:
+                ((uint16_t *)y)[i] = base_float_to_half((float)v);
+                break;
+            case PRT_BFLOAT16:
+                ((uint16_t *)y)[i] = base_float_to_bf16((float)v);
+                break;
+            case PRT_BOOL:
+                ((uint8_t *)y)[i] = v != 0;
+                break;
+            case PRT_INT8:
+                ((int8_t *)y)[i] = (int8_t)(uint8_t)u;
+                break;
+            case PRT_UINT8:
+                ((uint8_t *)y)[i] = (uint8_t)u;
+                break;
+            case PRT_INT32:
+                ((int32_t *)y)[i] = (int32_t)(uint32_t)u;
+                break;
+            default:
+                ((int64_t *)y)[i] = v;
+                break;
+            }
+        }
+    }
+    return PRT_OK;
+}
+
+static const op_class cast_class = {
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .dtypes = OP_DT_ALL,
+    .size = sizeof(cast_op),
+    .alias_input = -1,
+    .parse = cast_parse,
+    .serialize = cast_serialize,
+    .shapes = cast_shapes,
+    .infer = cast_infer,
+    .run = cast_run,
+    .out_dtype = cast_out_dtype,
+    .values = cast_values,
+};
+
+static const prt_field_schema cast_schema[] = {
+    {"to", PRT_FIELD_INT32, 1, "the output's prt_dtype (required)"},
+};
+
+const prt_plugin_creator op_cast_creator = OP_CREATOR("Cast", cast_class, cast_schema, 1);

@@ -1,0 +1,161 @@
+/*
+ * Concat (namespace "plugrt", version "1"), ONNX opset 13 semantics: 1 to 8
+ * inputs of one dtype (any) and one rank >= 1, joined along `axis`.
+ *
+ * Field axis (int32, required by ONNX; default 0 here), in [-r, r-1]. The
+ * other dims must agree: equal expressions, or a constant and a symbol (the
+ * constant is taken; the run checks), or two symbols (the first is taken;
+ * the run checks). Values: 1-D inputs whose values are all known give
+ * their concatenation (Shape -> Gather -> Unsqueeze -> Concat builds a
+ * Reshape's target).
+ */
+#include <string.h>
+
+#include "ops/shape_ops.h"
+
+typedef struct concat_op {
+    op_object o;
+    int32_t axis;
+} concat_op;
+
+static prt_status concat_parse(op_object *o, const op_fields *f)
+{
+    return op_field_i32(f, "axis", 0, &((concat_op *)o)->axis);
+}
+
+static int32_t concat_serialize(op_object *o, prt_field *ser)
+{
+    op_ser(&ser[0], "axis", PRT_FIELD_INT32, &((concat_op *)o)->axis, 1);
+    return 1;
+}
+
+static prt_status concat_axis(const op_object *o, int32_t r, int32_t *out)
+{
+    int32_t a = ((const concat_op *)o)->axis;
+    if (r < 1)
+        return op_fail(o, PRT_ERR_SHAPE, "the inputs must have rank 1 or more");
+    if (a < -r || a >= r)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "axis %d is out of range for rank %d (-%d to %d)",
+                       (int)a, (int)r, (int)r, (int)(r - 1));
+    *out = a < 0 ? a + r : a;
+    return PRT_OK;
+}
+
+static prt_status concat_shapes(op_object *o, const prt_dim_exprs *in,
+                                int32_t nb_in, prt_dim_exprs *out,
+                                prt_expr_builder *eb)
+{
+    int32_t axis;
+    prt_status st = concat_axis(o, in[0].nb_dims, &axis);
+    if (st)
+        return st;
+    *out = in[0];
+    for (int32_t i = 1; i < nb_in; i++) {
+        if (in[i].nb_dims != in[0].nb_dims)
+            return op_fail(o, PRT_ERR_SHAPE, "input %d has rank %d, input 0 %d",
+                           (int)i, (int)in[i].nb_dims, (int)in[0].nb_dims);
+        for (int32_t d = 0; d < in[0].nb_dims; d++) {
+            int64_t a, b;
+            int ca = eb->is_constant(eb, out->d[d], &a);
+            int cb = eb->is_constant(eb, in[i].d[d], &b);
+            if (d == axis)
+                out->d[d] = eb->operation(eb, PRT_DIM_SUM, out->d[d], in[i].d[d]);
+            else if (ca && cb && a != b)
+                return op_fail(o, PRT_ERR_SHAPE,
+                               "input %d dim %d is %lld, input 0's is %lld",
+                               (int)i, (int)d, (long long)b, (long long)a);
+            else if (cb)
+                out->d[d] = in[i].d[d];
+        }
+    }
+    return PRT_OK;
+}
+
+static prt_status concat_infer(const op_object *o, const prt_dims *in,
+                               int32_t nb_in, prt_dims *out)
+{
+    int32_t axis;
+    prt_status st = concat_axis(o, in[0].nb_dims, &axis);
+    if (st)
+        return st;
+    *out = in[0];
+    for (int32_t i = 1; i < nb_in; i++) {
+        if (in[i].nb_dims != in[0].nb_dims)
+            return op_fail(o, PRT_ERR_SHAPE, "input %d has rank %d, input 0 %d",
+                           (int)i, (int)in[i].nb_dims, (int)in[0].nb_dims);
+        for (int32_t d = 0; d < in[0].nb_dims; d++)
+            if (d == axis)
+                out->d[d] += in[i].d[d];
+            else if (in[i].d[d] != in[0].d[d])
+                return op_fail(o, PRT_ERR_SHAPE,
+                               "input %d dim %d is %lld, input 0's is %lld",
+                               (int)i, (int)d, (long long)in[i].d[d],
+                               (long long)in[0].d[d]);
+    }
+    return PRT_OK;
+}
+
+static prt_status concat_values(op_object *o, const prt_dim_exprs *in_dims,
+                                const prt_dim_exprs *in_values, int32_t nb_in,
+                                const prt_dim_exprs *out_dims,
+                                prt_dim_exprs *out_values, prt_expr_builder *eb)
+{
+    int32_t n = 0;
+    (void)o, (void)out_dims, (void)eb;
+    for (int32_t i = 0; i < nb_in; i++)
+        if (in_dims[i].nb_dims != 1 || in_values[i].nb_dims < 0 ||
+            n + in_values[i].nb_dims > PRT_MAX_DIMS)
+            return PRT_OK;
+        else
+            for (int32_t k = 0; k < in_values[i].nb_dims; k++)
+                out_values->d[n++] = in_values[i].d[k];
+    out_values->nb_dims = n;
+    return PRT_OK;
+}
+
+static prt_status concat_run(const op_object *o, int32_t dtype,
+                             const prt_tensor_desc *in, int32_t nb_in,
+                             const prt_tensor_desc *out, const void *const *x,
+                             void *y, void *ws)
+{
+    int32_t axis = 0;
+    int64_t outer = 1, inner = 1, off = 0, row;
+    size_t es = prt_dtype_size(dtype);
+    (void)ws;
+    concat_axis(o, out->dims.nb_dims, &axis);
+    for (int32_t d = 0; d < axis; d++)
+        outer *= out->dims.d[d];
+    for (int32_t d = axis + 1; d < out->dims.nb_dims; d++)
+        inner *= out->dims.d[d];
+    row = out->dims.d[axis] * inner;
+    for (int32_t i = 0; i < nb_in; i++) {
+        int64_t n = in[i].dims.d[axis] * inner;
+        for (int64_t b = 0; b < outer && n > 0; b++)
+            memcpy((uint8_t *)y + (size_t)(b * row + off) * es,
+                   (const uint8_t *)x[i] + (size_t)(b * n) * es, (size_t)n * es);
+        off += n;
+    }
+    return PRT_OK;
+}
+
+static const op_class concat_class = {
+    .min_inputs = 1,
+    .max_inputs = OP_MAX_INPUTS,
+    .dtypes = OP_DT_ALL,
+    .size = sizeof(concat_op),
+    .alias_input = -1,
+    .parse = concat_parse,
+    .serialize = concat_serialize,
+    .shapes = concat_shapes,
+    .infer = concat_infer,
+    .run = concat_run,
+    .values = concat_values,
+};
+
+static const prt_field_schema concat_schema[] = {
+    {"axis", PRT_FIELD_INT32, 1, "the axis to join along, default 0; -r to r-1"},
+};
+
+const prt_plugin_creator op_concat_creator =
+    OP_CREATOR("Concat", concat_class, concat_schema, 1);

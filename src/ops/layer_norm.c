@@ -1,0 +1,293 @@
+/*
+ * LayerNormalization (namespace "plugrt", version "1"), ONNX opset 17
+ * semantics, output Y only. float32, float16, bfloat16.
+ *
+ * Inputs X (rank r >= 1), Scale, optional B. The normalized dims are X's
+ * dims from `axis` on; each row (one index of the dims before `axis`) is
+ * normalized over them:
+ *   Y = (X - mean) / sqrt(var + epsilon) * Scale + B,
+ * with mean and the population variance over the row. Scale and B broadcast
+ * to the normalized dims (numpy's rule, aligned at the right): each dim is 1
+ * or equal to X's, and any dims of theirs before `axis` must be 1 (a scale
+ * that varied per row would not be a layer norm). Y has X's dims.
+ *
+ * Fields (ONNX attribute names; ints accepted as int32 or int64):
+ *   axis       int32, default -1; -r to r-1
+ *   epsilon    float32, default 1e-5
+ *   stash_type int32, default 1; only 1 (statistics in float32 or better)
+ *
+ * ONNX's outputs Mean and InvStdDev are not produced: the plugin has one
+ * output, so a node that asks for them is refused when it is imported.
+ *
+ * Mean and variance are accumulated in double over a two-pass loop (no
+ * E[x^2] - E[x]^2 cancellation); then each element is computed in float32.
+ * Half floats are converted to float32 in the workspace and rounded once.
+ */
+#include <math.h>
+
+#include "ops/math_ops.h"
+
+typedef struct ln_op {
+    op_object o;
+    int32_t axis;
+    float epsilon;
+    int32_t stash_type;
+} ln_op;
+
+static const ln_op *cln(const op_object *o)
+{
+    return (const ln_op *)o;
+}
+
+static prt_status ln_parse(op_object *o, const op_fields *f)
+{
+    ln_op *l = (ln_op *)o;
+    prt_status st = op_field_i32(f, "axis", -1, &l->axis);
+    if (!st)
+        st = op_field_f32(f, "epsilon", 1e-5f, &l->epsilon);
+    if (!st)
+        st = op_field_i32(f, "stash_type", 1, &l->stash_type);
+    if (!st && l->stash_type != 1)
+        st = op_fields_fail(f, PRT_ERR_UNSUPPORTED,
+                            "stash_type %d is not supported (only 1: "
+                            "statistics in float32)",
+                            (int)l->stash_type);
+    if (!st && !(l->epsilon >= 0.0f))
+        st = op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                            "epsilon must be >= 0, it is %g",
+                            (double)l->epsilon);
+    return st;
+}
+
+static int32_t ln_serialize(op_object *o, prt_field *ser)
+{
+    ln_op *l = (ln_op *)o;
+    op_ser(&ser[0], "axis", PRT_FIELD_INT32, &l->axis, 1);
+    op_ser(&ser[1], "epsilon", PRT_FIELD_FLOAT32, &l->epsilon, 1);
+    op_ser(&ser[2], "stash_type", PRT_FIELD_INT32, &l->stash_type, 1);
+    return 3;
+}
+
+/* The axis for rank r, in [0, r). */
+static prt_status ln_axis(const op_object *o, int32_t r, int32_t *out)
+{
+    int32_t a = cln(o)->axis;
+    if (r < 1)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "X must have rank 1 or more, it is a scalar");
+    if (a < -r || a >= r)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "axis %d is out of range for X of rank %d (-%d to %d)",
+                       (int)a, (int)r, (int)r, (int)(r - 1));
+    *out = a < 0 ? a + r : a;
+    return PRT_OK;
+}
+
+static const char *const ln_names[3] = {"X", "Scale", "B"};
+
+static prt_status ln_shapes(op_object *o, const prt_dim_exprs *in,
+                            int32_t nb_in, prt_dim_exprs *out,
+                            prt_expr_builder *eb)
+{
+    const prt_dim_exprs *x = &in[0];
+    int32_t axis = 0, r = x->nb_dims;
+    char sa[128], sb[128];
+    prt_status st = ln_axis(o, r, &axis);
+    if (st)
+        return st;
+    for (int32_t k = 1; k < nb_in; k++) {
+        const prt_dim_exprs *s = &in[k];
+        if (s->nb_dims > r)
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "%s has rank %d, more than X's %d", ln_names[k],
+                           (int)s->nb_dims, (int)r);
+        for (int32_t i = 0; i < s->nb_dims; i++) {
+            int32_t xi = r - s->nb_dims + i;
+            const prt_expr *sd = s->d[i], *xd = x->d[xi];
+            int64_t vs, vx;
+            if (sd == xd || !eb->is_constant(eb, sd, &vs) || vs == 1)
+                continue;
+            if (xi < axis || (eb->is_constant(eb, xd, &vx) && vx != vs))
+                return op_fail(o, PRT_ERR_SHAPE,
+                               "%s %s cannot be broadcast to X %s's "
+                               "normalized dims (from axis %d)",
+                               ln_names[k], op_exprs_str(eb, s, sa, sizeof sa),
+                               op_exprs_str(eb, x, sb, sizeof sb), (int)axis);
+        }
+    }
+    *out = *x;
+    return PRT_OK;
+}
+
+static prt_status ln_infer(const op_object *o, const prt_dims *in,
+                           int32_t nb_in, prt_dims *out)
+{
+    const prt_dims *x = &in[0];
+    int32_t axis = 0, r = x->nb_dims;
+    char sa[128], sb[128];
+    prt_status st = ln_axis(o, r, &axis);
+    if (st)
+        return st;
+    for (int32_t k = 1; k < nb_in; k++) {
+        const prt_dims *s = &in[k];
+        int ok = s->nb_dims <= r;
+        for (int32_t i = 0; ok && i < s->nb_dims; i++) {
+            int32_t xi = r - s->nb_dims + i;
+            ok = s->d[i] == 1 || (xi >= axis && s->d[i] == x->d[xi]);
+        }
+        if (!ok)
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "%s %s cannot be broadcast to X %s's normalized "
+                           "dims (from axis %d)",
+                           ln_names[k], op_dims_str(s, sa, sizeof sa),
+                           op_dims_str(x, sb, sizeof sb), (int)axis);
+    }
+    *out = *x;
+    return PRT_OK;
+}
+
+/* Elements of the normalized dims of x; -1 on overflow or a bad axis. */
+static int64_t ln_norm_size(const op_object *o, const prt_dims *x)
+{
+    int32_t r = x->nb_dims, a = cln(o)->axis;
+    int64_t n = 1;
+    if (r < 1 || r > PRT_MAX_DIMS || a < -r || a >= r)
+        return -1;
+    for (int32_t i = a < 0 ? a + r : a; i < r; i++)
+        if (x->d[i] < 0 || !base_mul_i64(n, x->d[i], &n))
+            return -1;
+    return n;
+}
+
+/* Scale and B expanded to the normalized dims (float32); half floats also
+ * X as float32, normalized in place. */
+static int64_t ln_workspace(const op_object *o, int32_t dtype,
+                            const prt_dims *in, int32_t nb_in,
+                            const prt_dims *out)
+{
+    int64_t norm = ln_norm_size(o, &in[0]), n;
+    (void)nb_in, (void)out;
+    if (norm < 0)
+        return 0; /* the dims are refused before a run asks */
+    if (!base_mul_i64(norm, 2, &n))
+        return -1;
+    if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
+        int64_t v = op_volume(&in[0]);
+        if (v < 0 || !base_add_i64(n, v, &n))
+            return -1;
+    }
+    return base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
+}
+
+/* dst[norm] = s broadcast to the normalized dims nd (float32). */
+static void ln_expand(const void *s, int32_t dtype, const prt_dims *sd,
+                      const prt_dims *nd, int64_t norm, float *dst)
+{
+    prt_dims trimmed = *sd;
+    int64_t strides[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0}, off = 0;
+    /* Dims of s before the axis are all 1 (checked): drop them. */
+    if (trimmed.nb_dims > nd->nb_dims) {
+        int32_t drop = trimmed.nb_dims - nd->nb_dims;
+        for (int32_t i = 0; i < nd->nb_dims; i++)
+            trimmed.d[i] = trimmed.d[i + drop];
+        trimmed.nb_dims = nd->nb_dims;
+    }
+    op_broadcast_strides(&trimmed, nd, strides);
+    for (int64_t p = 0; p < norm; p++) {
+        op_to_f32((const uint8_t *)s + (size_t)off * prt_dtype_size(dtype),
+                  dtype, 1, &dst[p]);
+        for (int32_t k = nd->nb_dims - 1; k >= 0; k--) {
+            idx[k]++;
+            off += strides[k];
+            if (idx[k] < nd->d[k])
+                break;
+            off -= strides[k] * nd->d[k];
+            idx[k] = 0;
+        }
+    }
+}
+
+static prt_status ln_run(const op_object *o, int32_t dtype,
+                         const prt_tensor_desc *in, int32_t nb_in,
+                         const prt_tensor_desc *out, const void *const *x,
+                         void *y, void *ws)
+{
+    const prt_dims *xd = &in[0].dims;
+    int64_t norm = ln_norm_size(o, xd), total = op_volume(xd), rows;
+    int32_t axis = 0;
+    float *scale = ws, *bias, *buf = NULL;
+    const float *src = x[0];
+    float *dst = y;
+    prt_dims nd;
+    prt_status st = ln_axis(o, xd->nb_dims, &axis);
+    (void)out;
+    if (st)
+        return st;
+    if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 &&
+        dtype != PRT_BFLOAT16)
+        return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
+                       prt_dtype_name(dtype));
+    if (norm <= 0)
+        return PRT_OK; /* no elements (the scaffold runs only non-empty) */
+    rows = total / norm;
+    bias = scale + norm;
+    nd.nb_dims = xd->nb_dims - axis;
+    for (int32_t i = 0; i < nd.nb_dims; i++)
+        nd.d[i] = xd->d[axis + i];
+    ln_expand(x[1], dtype, &in[1].dims, &nd, norm, scale);
+    if (nb_in == 3)
+        ln_expand(x[2], dtype, &in[2].dims, &nd, norm, bias);
+    else
+        for (int64_t p = 0; p < norm; p++)
+            bias[p] = 0.0f;
+    if (dtype != PRT_FLOAT32) {
+        buf = bias + norm;
+        op_to_f32(x[0], dtype, total, buf);
+        src = dst = buf;
+    }
+    for (int64_t rw = 0; rw < rows; rw++) {
+        const float *xr = src + rw * norm;
+        float *yr = dst + rw * norm;
+        double sum = 0.0, sq = 0.0;
+        float mean, inv;
+        for (int64_t p = 0; p < norm; p++)
+            sum += xr[p];
+        mean = (float)(sum / (double)norm);
+        for (int64_t p = 0; p < norm; p++) {
+            double dv = (double)xr[p] - (double)mean;
+            sq += dv * dv;
+        }
+        inv = (float)(1.0 / sqrt(sq / (double)norm + (double)cln(o)->epsilon));
+        for (int64_t p = 0; p < norm; p++)
+            yr[p] = (xr[p] - mean) * inv * scale[p] + bias[p];
+    }
+    if (buf)
+        op_from_f32(buf, dtype, total, y);
+    return PRT_OK;
+}
+
+static const op_class ln_class = {
+    .min_inputs = 2,
+    .max_inputs = 3,
+    .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16),
+    .size = sizeof(ln_op),
+    .alias_input = -1,
+    .parse = ln_parse,
+    .serialize = ln_serialize,
+    .shapes = ln_shapes,
+    .infer = ln_infer,
+    .workspace = ln_workspace,
+    .run = ln_run,
+};
+
+static const prt_field_schema ln_schema[] = {
+    {"axis", PRT_FIELD_INT32, 1,
+     "first normalized dim, default -1; -r to r-1"},
+    {"epsilon", PRT_FIELD_FLOAT32, 1, "added to the variance, default 1e-5"},
+    {"stash_type", PRT_FIELD_INT32, 1,
+     "precision of the statistics, default 1 (float32, the only one)"},
+};
+
+const prt_plugin_creator op_layer_norm_creator =
+    OP_CREATOR("LayerNormalization", ln_class, ln_schema,
+               (int32_t)(sizeof ln_schema / sizeof ln_schema[0]));

@@ -1,0 +1,241 @@
+/*
+ * Slice (namespace "plugrt", version "1"), ONNX opset 13 semantics. Inputs
+ * data (any dtype), starts, ends, optional axes and steps (1-D int32/int64
+ * of one length); starts..steps are also shape inputs, so the output dims
+ * are expressions of their values. axes (default 0..n-1) and steps
+ * (default 1) must be constants at build time; starts and ends may be
+ * expressions (then taken as >= 0, which a value computed from dims is).
+ *
+ * Per ONNX: a negative start or end counts from the end of the axis; with
+ * step > 0 both are clamped to [0, d], with step < 0 the start to [0, d-1]
+ * and the end to [-1, d-1]; the axis' length is max(ceil((end - start) /
+ * step), 0). The run computes the same from the values in memory and
+ * fails if they give other dims than the runtime's.
+ *
+ * Values: a 1-D data shape tensor sliced by constants gives its values.
+ */
+#include <string.h>
+
+#include "ops/shape_ops.h"
+
+#define SLICE_MAX 8 /* entries of starts/ends/axes/steps */
+
+static prt_status slice_shapes(op_object *o, const prt_dim_exprs *in,
+                               int32_t nb_in, const prt_dim_exprs *sv,
+                               int32_t nb_sv, prt_dim_exprs *out,
+                               prt_expr_builder *eb)
+{
+    int32_t n = sv[0].nb_dims, r = in[0].nb_dims, seen[PRT_MAX_DIMS] = {0};
+    (void)nb_in;
+    if (nb_sv < 2)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "needs starts and ends");
+    for (int32_t k = 1; k < nb_sv; k++)
+        if (sv[k].nb_dims != n)
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "starts has %d values, input %d has %d", (int)n,
+                           (int)(k + 1), (int)sv[k].nb_dims);
+    if (n > r)
+        return op_fail(o, PRT_ERR_SHAPE, "%d starts for data of rank %d",
+                       (int)n, (int)r);
+    *out = in[0];
+    for (int32_t i = 0; i < n; i++) {
+        int64_t axis = i, step = 1, v;
+        const prt_expr *d, *s, *e;
+        if (nb_sv > 2 && !eb->is_constant(eb, sv[2].d[i], &axis))
+            return op_fail(o, PRT_ERR_SHAPE, "axes value %d is not a constant",
+                           (int)i);
+        if (nb_sv > 3 && !eb->is_constant(eb, sv[3].d[i], &step))
+            return op_fail(o, PRT_ERR_SHAPE, "steps value %d is not a constant",
+                           (int)i);
+        if (axis < -r || axis >= r)
+            return op_fail(o, PRT_ERR_SHAPE, "axis %lld is out of range for rank %d",
+                           (long long)axis, (int)r);
+        axis = axis < 0 ? axis + r : axis;
+        if (seen[axis]++)
+            return op_fail(o, PRT_ERR_SHAPE, "axis %lld is given twice",
+                           (long long)axis);
+        if (step == 0)
+            return op_fail(o, PRT_ERR_SHAPE, "step %d is 0", (int)i);
+        d = in[0].d[axis];
+        s = sv[0].d[i];
+        e = sv[1].d[i];
+        /* Negative constants count from the end; then clamp. */
+        if (eb->is_constant(eb, s, &v) && v < 0)
+            s = eb->operation(eb, PRT_DIM_MAX, eb->operation(eb, PRT_DIM_SUM, d, s),
+                              eb->constant(eb, 0));
+        if (eb->is_constant(eb, e, &v) && v < 0)
+            e = eb->operation(eb, PRT_DIM_MAX, eb->operation(eb, PRT_DIM_SUM, d, e),
+                              eb->constant(eb, step > 0 ? 0 : -1));
+        if (step > 0) {
+            s = eb->operation(eb, PRT_DIM_MIN, s, d);
+            e = eb->operation(eb, PRT_DIM_MIN, e, d);
+        } else {
+            const prt_expr *dm1 = eb->operation(eb, PRT_DIM_SUB, d, eb->constant(eb, 1));
+            s = eb->operation(eb, PRT_DIM_MIN, s, dm1);
+            e = eb->operation(eb, PRT_DIM_MIN, e, dm1);
+        }
+        out->d[axis] = eb->operation(
+            eb, PRT_DIM_MAX,
+            eb->operation(eb, PRT_DIM_CEIL_DIV, eb->operation(eb, PRT_DIM_SUB, e, s),
+                          eb->constant(eb, step)),
+            eb->constant(eb, 0));
+    }
+    return PRT_OK;
+}
+
+/* Concrete start and step per data axis (every axis; untouched ones
+ * 0 and 1) and the output dims, from the parameters' values. */
+static prt_status slice_params(const op_object *o, const prt_dims *dd,
+                               const int64_t *const vals[4], int32_t nb, int32_t n,
+                               int64_t *start, int64_t *step, prt_dims *od)
+{
+    int32_t r = dd->nb_dims, seen[PRT_MAX_DIMS] = {0};
+    *od = *dd;
+    for (int32_t a = 0; a < r; a++) {
+        start[a] = 0;
+        step[a] = 1;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int64_t axis = nb > 2 ? vals[2][i] : i, k = nb > 3 ? vals[3][i] : 1;
+        int64_t s = vals[0][i], e = vals[1][i], d, len;
+        if (axis < -r || axis >= r || k == 0 || k == INT64_MIN)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "entry %d: axis %lld or step %lld is not valid", (int)i,
+                           (long long)axis, (long long)k);
+        axis = axis < 0 ? axis + r : axis;
+        if (seen[axis]++)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "axis %lld is given twice",
+                           (long long)axis);
+        d = dd->d[axis];
+        s = s < 0 ? (s < -d ? 0 : s + d) : s;
+        if (e < 0)
+            e = e < -d ? (k > 0 ? 0 : -1) : e + d;
+        if (k > 0) {
+            s = s > d ? d : s;
+            e = e > d ? d : e;
+        } else {
+            s = s > d - 1 ? d - 1 : s;
+            e = e > d - 1 ? d - 1 : e;
+        }
+        /* max(ceil((e - s) / k), 0), both signs of k; |e - s| <= d + 1. */
+        if (k > 0)
+            len = e > s ? (e - s - 1) / k + 1 : 0;
+        else
+            len = s > e ? (s - e - 1) / -k + 1 : 0;
+        od->d[axis] = len;
+        start[axis] = s;
+        step[axis] = k;
+    }
+    return PRT_OK;
+}
+
+static prt_status slice_run(const op_object *o, int32_t dtype,
+                            const prt_tensor_desc *in, int32_t nb_in,
+                            const prt_tensor_desc *out, const void *const *x,
+                            void *y, void *ws)
+{
+    int64_t buf[4][SLICE_MAX], start[PRT_MAX_DIMS], step[PRT_MAX_DIMS];
+    int64_t istride[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0}, n, src = 0;
+    const int64_t *vals[4];
+    const prt_dims *dd = &in[0].dims;
+    size_t es = prt_dtype_size(dtype);
+    int32_t cnt = (int32_t)op_volume(&in[1].dims), r = dd->nb_dims;
+    prt_dims od;
+    char a[128], b[128];
+    prt_status st;
+    (void)ws;
+    if (cnt > SLICE_MAX)
+        return op_fail(o, PRT_ERR_SHAPE, "more than %d starts", SLICE_MAX);
+    for (int32_t k = 1; k < nb_in; k++) {
+        if (in[k].dims.nb_dims != 1 || in[k].dims.d[0] != cnt)
+            return op_fail(o, PRT_ERR_SHAPE, "input %d must hold %d values",
+                           (int)k, (int)cnt);
+        for (int32_t i = 0; i < cnt; i++)
+            buf[k - 1][i] = op_int_at(x[k], in[k].dtype, i);
+        vals[k - 1] = buf[k - 1];
+    }
+    st = slice_params(o, dd, vals, nb_in - 1, cnt, start, step, &od);
+    if (st)
+        return st;
+    if (od.nb_dims != out->dims.nb_dims ||
+        memcmp(od.d, out->dims.d, sizeof(int64_t) * (size_t)r))
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "the output dims %s differ from %s, which the values of "
+                       "starts, ends, axes and steps give",
+                       op_dims_str(&out->dims, a, sizeof a),
+                       op_dims_str(&od, b, sizeof b));
+    n = op_volume(&od);
+    for (int32_t d = r - 1; d >= 0; d--)
+        istride[d] = d == r - 1 ? 1 : istride[d + 1] * dd->d[d + 1];
+    for (int32_t d = 0; d < r; d++)
+        src += start[d] * istride[d];
+    for (int64_t i = 0; i < n; i++) {
+        memcpy((uint8_t *)y + (size_t)i * es, (const uint8_t *)x[0] + (size_t)src * es,
+               es);
+        for (int32_t k = r - 1; k >= 0; k--) {
+            idx[k]++;
+            src += step[k] * istride[k];
+            if (idx[k] < od.d[k])
+                break;
+            src -= step[k] * istride[k] * od.d[k];
+            idx[k] = 0;
+        }
+    }
+    return PRT_OK;
+}
+
+static prt_status slice_values(op_object *o, const prt_dim_exprs *in_dims,
+                               const prt_dim_exprs *in_values, int32_t nb_in,
+                               const prt_dim_exprs *out_dims,
+                               prt_dim_exprs *out_values, prt_expr_builder *eb)
+{
+    int64_t buf[4][SLICE_MAX], start[PRT_MAX_DIMS], step[PRT_MAX_DIMS];
+    const int64_t *vals[4];
+    int32_t cnt = in_values[1].nb_dims;
+    prt_dims dd, od;
+    (void)out_dims;
+    if (in_dims[0].nb_dims != 1 || in_values[0].nb_dims < 0 || cnt < 0 ||
+        cnt > SLICE_MAX)
+        return PRT_OK;
+    dd.nb_dims = 1;
+    dd.d[0] = in_values[0].nb_dims;
+    for (int32_t k = 1; k < nb_in; k++) {
+        if (in_values[k].nb_dims != cnt)
+            return PRT_OK;
+        for (int32_t i = 0; i < cnt; i++)
+            if (!eb->is_constant(eb, in_values[k].d[i], &buf[k - 1][i]))
+                return PRT_OK;
+        vals[k - 1] = buf[k - 1];
+    }
+    if (slice_params(o, &dd, vals, nb_in - 1, cnt, start, step, &od))
+        return PRT_ERR_SHAPE;
+    for (int64_t i = 0; i < od.d[0]; i++)
+        out_values->d[i] = in_values[0].d[start[0] + i * step[0]];
+    out_values->nb_dims = (int32_t)od.d[0];
+    return PRT_OK;
+}
+
+static uint32_t slice_in_dtypes(const op_object *o, int32_t index,
+                                const int32_t *types)
+{
+    (void)o;
+    if (index == 0)
+        return OP_DT_ALL;
+    return index == 1 ? OP_DT_INDEX : OP_DT(types[1]);
+}
+
+static const op_class slice_class = {
+    .min_inputs = 3,
+    .max_inputs = 5,
+    .dtypes = OP_DT_ALL,
+    .size = sizeof(op_object),
+    .alias_input = -1,
+    .run = slice_run,
+    .min_shape_inputs = 2,
+    .max_shape_inputs = 4,
+    .in_dtypes = slice_in_dtypes,
+    .shapes_sv = slice_shapes,
+    .values = slice_values,
+};
+
+const prt_plugin_creator op_slice_creator = OP_CREATOR("Slice", slice_class, NULL, 0);

@@ -1,0 +1,444 @@
+/*
+ * The shape built-ins (Shape, Gather, Reshape, Unsqueeze, Squeeze, Concat,
+ * ConstantOfShape, Expand, Range, Slice, Cast) and the values they state
+ * (shape tensors), through the public API: small networks are built (with a
+ * dynamic input where shapes are computed), serialized, loaded through an
+ * empty registry, run at several shapes and compared with plain C
+ * references written here.
+ *
+ *  - the exporters' chain: Shape -> Gather -> Unsqueeze -> Concat ->
+ *    Reshape, -1 and 0 in a Reshape, Add/Sub/Mul/Div on shape values,
+ *    Range over a dim, ConstantOfShape and Expand from computed shapes,
+ *    Slice ending at a computed dim, Cast of a dim, at two run shapes;
+ *  - Gather (negative indices, axis 1, int32 indices), Slice (negative
+ *    starts and steps, clamping), Squeeze/Unsqueeze, Concat, Cast
+ *    (saturation, bool), Shape's start/end;
+ *  - build errors: a shape input whose values cannot be known, bad axes.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+
+#define MAXT 64
+
+/* A network under construction; the first failure sticks. */
+typedef struct net {
+    prt_network *n;
+    prt_status st;
+} net;
+
+static int32_t layer(net *g, const char *op, const prt_field *f, int32_t nf,
+                     const int32_t *in, int32_t nin, const int32_t *sin,
+                     int32_t nsin)
+{
+    const prt_plugin_creator *c;
+    prt_field_collection fc = {nf, f};
+    prt_plugin *p = NULL;
+    int32_t l = -1, t = -1;
+    if (g->st)
+        return -1;
+    g->st = prt_get_builtin_creator(op, "1", &c);
+    if (!g->st)
+        g->st = c->create(c, op, &fc, PRT_PHASE_BUILD, &p);
+    if (!g->st) {
+        g->st = prt_network_add_plugin(g->n, in, nin, sin, nsin, p, &l);
+        if (g->st)
+            p->vt->runtime->destroy(p);
+    }
+    if (!g->st)
+        g->st = prt_network_get_layer_output(g->n, l, 0, &t);
+    return t;
+}
+
+/* Data-only and shape-only shorthands. */
+static int32_t op1(net *g, const char *op, int32_t a)
+{
+    return layer(g, op, NULL, 0, &a, 1, NULL, 0);
+}
+static int32_t op2(net *g, const char *op, int32_t a, int32_t b)
+{
+    int32_t in[2] = {a, b};
+    return layer(g, op, NULL, 0, in, 2, NULL, 0);
+}
+/* data a, shape input s */
+static int32_t op_s(net *g, const char *op, int32_t a, int32_t s)
+{
+    return layer(g, op, NULL, 0, &a, a >= 0, &s, 1);
+}
+
+static int32_t cst(net *g, int32_t dtype, int32_t rank, int64_t n, const void *v)
+{
+    static int counter;
+    char name[32];
+    prt_dims d = {rank, {n}};
+    int32_t t = -1;
+    snprintf(name, sizeof name, "c%d", counter++);
+    if (!g->st)
+        g->st = prt_network_add_constant(g->n, name, dtype, &d, v, &t);
+    return t;
+}
+static int32_t i64s(net *g, int64_t v) /* a 0-D int64 */
+{
+    return cst(g, PRT_INT64, 0, 1, &v);
+}
+static int32_t i64v(net *g, int64_t n, const int64_t *v) /* 1-D int64 */
+{
+    return cst(g, PRT_INT64, 1, n, v);
+}
+
+static void out(net *g, int32_t t, const char *name)
+{
+    if (!g->st)
+        g->st = prt_network_set_tensor_name(g->n, t, name);
+    if (!g->st)
+        g->st = prt_network_mark_output(g->n, t);
+}
+
+/* Builds with X in [1..8] x [1..8] (when dynamic), serializes and loads
+ * through an empty registry. */
+static prt_status build(net *g, int dynamic, prt_engine **out_e)
+{
+    prt_builder_config *cfg = NULL;
+    prt_engine *e = NULL;
+    prt_registry *reg = NULL;
+    void *bytes = NULL;
+    size_t size = 0;
+    int32_t prof;
+    prt_dims mn = {2, {1, 1}}, op = {2, {4, 4}}, mx = {2, {8, 8}};
+    prt_status st = g->st;
+    if (!st)
+        st = prt_builder_config_create(&cfg);
+    if (!st && dynamic)
+        st = prt_builder_config_add_profile(cfg, &prof);
+    if (!st && dynamic)
+        st = prt_builder_config_set_profile_dims(cfg, prof, "X", &mn, &op, &mx);
+    if (!st)
+        st = prt_build_engine(g->n, cfg, NULL, &e);
+    if (!st)
+        st = prt_engine_serialize(e, &bytes, &size);
+    if (!st)
+        st = prt_registry_create(&reg);
+    if (!st)
+        st = prt_engine_deserialize(reg, bytes, size, out_e);
+    prt_free(bytes);
+    prt_engine_destroy(e);
+    prt_registry_destroy(reg);
+    prt_builder_config_destroy(cfg);
+    return st;
+}
+
+/* Runs with X (float32, dims xd) and fetches outputs by name into bufs
+ * (each MAXT * 8 bytes), their dims into od. */
+static prt_status run(prt_engine *e, const prt_dims *xd, const void *x,
+                      const char *const *names, int32_t n, void *bufs,
+                      prt_dims *od)
+{
+    prt_context *ctx = NULL;
+    prt_status st = prt_context_create(e, &ctx);
+    if (!st)
+        st = prt_context_set_input_shape(ctx, "X", xd);
+    if (!st)
+        st = prt_context_set_tensor_address(ctx, "X", (void *)x);
+    for (int32_t i = 0; !st && i < n; i++) {
+        st = prt_context_get_tensor_shape(ctx, names[i], &od[i]);
+        if (!st && tu_volume(&od[i]) > MAXT)
+            st = PRT_ERR_SHAPE;
+        if (!st)
+            st = prt_context_set_tensor_address(ctx, names[i],
+                                                (char *)bufs + (size_t)i * MAXT * 8);
+    }
+    if (!st)
+        st = prt_context_enqueue(ctx, NULL);
+    prt_context_destroy(ctx);
+    return st;
+}
+
+static int dims_are(const prt_dims *d, int32_t nb, int64_t a, int64_t b)
+{
+    return d->nb_dims == nb && (nb < 1 || d->d[0] == a) && (nb < 2 || d->d[1] == b);
+}
+
+/* ---- the exporters' chain --------------------------------------------------- */
+
+static int test_chain(void)
+{
+    static const char *const names[] = {"R", "F", "G", "Q", "C", "E", "S", "K", "D"};
+    enum { NOUT = 9 };
+    net g = {NULL, PRT_OK};
+    prt_engine *e = NULL;
+    prt_dims xdyn = {2, {-1, -1}};
+    int64_t zero1[1] = {0}, m1[1] = {-1}, one1[1] = {1}, two1[1] = {2};
+    int64_t row[3] = {1, 2, 3};
+    int32_t x, s, d0, d1, u0, u1, t, i32one = 7;
+    prt_field cos_f[2];
+    int32_t cos_dt = PRT_INT32;
+    int32_t to_f32 = PRT_FLOAT32;
+    prt_field cast_f = {"to", &to_f32, PRT_FIELD_INT32, 1};
+    static int64_t bufs[NOUT][MAXT];
+    prt_dims od[NOUT];
+    const prt_dims runs[2] = {{2, {3, 5}}, {2, {2, 7}}};
+
+    cos_f[0] = (prt_field){"dtype", &cos_dt, PRT_FIELD_INT32, 1};
+    cos_f[1] = (prt_field){"value", &i32one, PRT_FIELD_INT32, 1};
+    REQUIRE_OK(prt_network_create(&g.n));
+    CHECK_OK(prt_network_add_input(g.n, "X", PRT_FLOAT32, &xdyn, &x));
+    s = op1(&g, "Shape", x);
+    d0 = op2(&g, "Gather", s, i64s(&g, 0));          /* 0-D: X's dim 0 */
+    d1 = op2(&g, "Gather", s, i64v(&g, 1, m1));       /* 1-D: [dim 1] */
+    u0 = op_s(&g, "Unsqueeze", d0, i64v(&g, 1, zero1)); /* [dim 0] */
+    /* R = Reshape(X, [d1, d0]) */
+    out(&g, op_s(&g, "Reshape", x, op2(&g, "Concat", d1, u0)), "R");
+    /* F = Reshape(X, [-1]) */
+    out(&g, op_s(&g, "Reshape", x, i64v(&g, 1, m1)), "F");
+    /* G = Reshape(X, [0, (d0 + d1 - d1) * 0 + 1 ... ]) : [0, -1] -> X's dims */
+    {
+        int64_t zm[2] = {0, -1};
+        out(&g, op_s(&g, "Reshape", x, i64v(&g, 2, zm)), "G");
+    }
+    /* Q = Range(0, d0 * d1 / 2 (int div), 1), Cast to float */
+    t = op2(&g, "Div", op2(&g, "Mul", d0, op1(&g, "Identity", d1)), i64v(&g, 1, two1));
+    {
+        int32_t in[3] = {i64s(&g, 0), -1, i64s(&g, 1)};
+        int32_t g0 = op2(&g, "Gather", t, i64s(&g, 0));
+        in[1] = g0;
+        t = layer(&g, "Range", NULL, 0, in, 3, in, 3);
+        out(&g, layer(&g, "Cast", &cast_f, 1, &t, 1, NULL, 0), "Q");
+    }
+    /* C = ConstantOfShape([d0, 2]) int32 7 */
+    u1 = op2(&g, "Concat", u0, i64v(&g, 1, two1));
+    out(&g, layer(&g, "ConstantOfShape", cos_f, 2, NULL, 0, &u1, 1), "C");
+    /* E = Expand([1, 2, 3], [d0 + d1, 1]) */
+    t = op2(&g, "Add", u0, d1);
+    out(&g, op_s(&g, "Expand", cst(&g, PRT_INT64, 1, 3, row), op2(&g, "Concat", t, i64v(&g, 1, one1))),
+        "E");
+    /* S = Slice(X, [1], [d1 - 1], [1], [1]) */
+    {
+        int32_t in[5];
+        in[0] = x;
+        in[1] = i64v(&g, 1, one1);
+        in[2] = op2(&g, "Sub", d1, i64v(&g, 1, one1));
+        in[3] = i64v(&g, 1, one1);
+        in[4] = i64v(&g, 1, one1);
+        out(&g, layer(&g, "Slice", NULL, 0, in, 5, in + 1, 4), "S");
+    }
+    /* K = Shape(X) with start -1: [d1]; D = Squeeze(Unsqueeze(X)) */
+    {
+        int32_t st1 = -1;
+        prt_field f = {"start", &st1, PRT_FIELD_INT32, 1};
+        out(&g, layer(&g, "Shape", &f, 1, &x, 1, NULL, 0), "K");
+        out(&g, op_s(&g, "Squeeze", op_s(&g, "Unsqueeze", x, i64v(&g, 1, zero1)),
+                     i64v(&g, 1, zero1)),
+            "D");
+    }
+    REQUIRE_OK(g.st);
+    REQUIRE_OK(build(&g, 1, &e));
+    for (int r = 0; r < 2; r++) {
+        const prt_dims *xd = &runs[r];
+        int64_t a = xd->d[0], b = xd->d[1];
+        float xv[64];
+        for (int i = 0; i < a * b; i++)
+            xv[i] = (float)i * 0.5f - 3.0f;
+        memset(bufs, 0, sizeof bufs);
+        CHECK_OK(run(e, xd, xv, names, NOUT, bufs, od));
+        CHECK(dims_are(&od[0], 2, b, a));
+        CHECK(memcmp(bufs[0], xv, (size_t)(a * b) * 4) == 0);
+        CHECK(dims_are(&od[1], 1, a * b, 0));
+        CHECK(dims_are(&od[2], 2, a, b));
+        CHECK(dims_are(&od[3], 1, a * b / 2, 0));
+        for (int i = 0; i < a * b / 2; i++)
+            CHECK(((const float *)bufs[3])[i] == (float)i);
+        CHECK(dims_are(&od[4], 2, a, 2));
+        for (int i = 0; i < a * 2; i++)
+            CHECK(((const int32_t *)bufs[4])[i] == 7);
+        CHECK(dims_are(&od[5], 2, a + b, 3));
+        for (int i = 0; i < (a + b) * 3; i++)
+            CHECK(bufs[5][i] == i % 3 + 1);
+        CHECK(dims_are(&od[6], 2, a, b - 2));
+        for (int i = 0; i < a; i++)
+            for (int j = 0; j < b - 2; j++)
+                CHECK(((const float *)bufs[6])[i * (b - 2) + j] == xv[i * b + j + 1]);
+        CHECK(dims_are(&od[7], 1, 1, 0) && bufs[7][0] == b);
+        CHECK(dims_are(&od[8], 2, a, b));
+    }
+    prt_engine_destroy(e);
+    prt_network_destroy(g.n);
+    return 0;
+}
+
+/* ---- single ops on static data ------------------------------------------------ */
+
+/* One op over X (float32 [r, c] from xd) plus constant inputs; returns its
+ * output in buf. */
+static prt_status one(const char *opname, const prt_field *f, int32_t nf,
+                      const prt_dims *xd, const float *x, const int32_t *extra_kind,
+                      const void *const *extra, const int64_t *extra_n, int32_t nextra,
+                      int32_t nshape_from, void *buf, prt_dims *od)
+{
+    net g = {NULL, PRT_OK};
+    prt_engine *e = NULL;
+    const char *names[1] = {"Y"};
+    int32_t in[6];
+    prt_status st;
+    if (prt_network_create(&g.n))
+        return PRT_ERR_OUT_OF_MEMORY;
+    g.st = prt_network_add_input(g.n, "X", PRT_FLOAT32, xd, &in[0]);
+    for (int32_t i = 0; i < nextra; i++)
+        in[1 + i] = cst(&g, extra_kind[i], extra_n[i] < 0 ? 0 : 1,
+                        extra_n[i] < 0 ? 1 : extra_n[i], extra[i]);
+    /* nshape_from k > 0: inputs k.. are data and shape inputs; -k: shape
+     * inputs only. */
+    {
+        int32_t k = nshape_from < 0 ? -nshape_from : nshape_from;
+        out(&g, layer(&g, opname, f, nf, in, nshape_from < 0 ? k : 1 + nextra, in + k,
+                      k ? 1 + nextra - k : 0),
+            "Y");
+    }
+    st = build(&g, 0, &e);
+    if (!st)
+        st = run(e, xd, x, names, 1, buf, od);
+    prt_engine_destroy(e);
+    prt_network_destroy(g.n);
+    return st;
+}
+
+static int test_gather_slice(void)
+{
+    prt_dims xd = {2, {3, 4}}, od;
+    float x[12], y[MAXT * 2];
+    for (int i = 0; i < 12; i++)
+        x[i] = (float)i;
+    /* Gather axis 1, int32 indices [-1, 0, 2] -> [3, 3] */
+    {
+        int32_t idx[3] = {-1, 0, 2}, axis = 1;
+        prt_field f = {"axis", &axis, PRT_FIELD_INT32, 1};
+        int32_t k = PRT_INT32;
+        const void *ex = idx;
+        int64_t n = 3;
+        CHECK_OK(one("Gather", &f, 1, &xd, x, &k, &ex, &n, 1, 0, y, &od));
+        CHECK(dims_are(&od, 2, 3, 3));
+        for (int r = 0; r < 3; r++)
+            for (int j = 0; j < 3; j++)
+                CHECK(y[r * 3 + j] == x[r * 4 + (idx[j] < 0 ? idx[j] + 4 : idx[j])]);
+        idx[1] = 4; /* out of range: the run fails */
+        CHECK_ERR(one("Gather", &f, 1, &xd, x, &k, &ex, &n, 1, 0, y, &od),
+                  PRT_ERR_PLUGIN, "out of range");
+    }
+    /* Gather axis 0, a 0-D index: [4] */
+    {
+        int64_t idx = -3;
+        int32_t k = PRT_INT64;
+        const void *ex = &idx;
+        int64_t n = -1;
+        CHECK_OK(one("Gather", NULL, 0, &xd, x, &k, &ex, &n, 1, 0, y, &od));
+        CHECK(dims_are(&od, 1, 4, 0));
+        for (int j = 0; j < 4; j++)
+            CHECK(y[j] == x[j]);
+    }
+    /* Slice: rows from -1 down with step -2, columns 10..-100 step -3
+     * (clamped), i.e. x[::-2, ::-3] -> [2, 2] */
+    {
+        int64_t starts[2] = {-1, 10}, ends[2] = {-100, -100}, axes[2] = {0, -1},
+                steps[2] = {-2, -3};
+        int32_t k[4] = {PRT_INT64, PRT_INT64, PRT_INT64, PRT_INT64};
+        const void *ex[4] = {starts, ends, axes, steps};
+        int64_t n[4] = {2, 2, 2, 2};
+        CHECK_OK(one("Slice", NULL, 0, &xd, x, k, ex, n, 4, 1, y, &od));
+        CHECK(dims_are(&od, 2, 2, 2));
+        CHECK(y[0] == 11 && y[1] == 8 && y[2] == 3 && y[3] == 0);
+    }
+    /* Slice without axes/steps, start past the end: an empty dim */
+    {
+        int64_t starts[2] = {1, 5}, ends[2] = {3, 9};
+        int32_t k[2] = {PRT_INT64, PRT_INT64};
+        const void *ex[2] = {starts, ends};
+        int64_t n[2] = {2, 2};
+        CHECK_OK(one("Slice", NULL, 0, &xd, x, k, ex, n, 2, 1, y, &od));
+        CHECK(dims_are(&od, 2, 2, 0));
+    }
+    /* Concat axis 1 with itself through Cast to check dtypes */
+    return 0;
+}
+
+static int test_cast_concat_squeeze(void)
+{
+    prt_dims xd = {2, {2, 3}}, od;
+    float x[6] = {-2.7f, 0.0f, 3e10f, NAN, 1.5f, -3e10f};
+    uint8_t yb[MAXT * 8];
+    /* float -> int32: truncation, saturation, NaN -> 0 */
+    {
+        int32_t to = PRT_INT32;
+        prt_field f = {"to", &to, PRT_FIELD_INT32, 1};
+        const int32_t *y = (const int32_t *)yb;
+        CHECK_OK(one("Cast", &f, 1, &xd, x, NULL, NULL, NULL, 0, 0, yb, &od));
+        CHECK(y[0] == -2 && y[1] == 0 && y[2] == INT32_MAX && y[3] == 0 && y[4] == 1 &&
+              y[5] == INT32_MIN);
+        to = PRT_BOOL;
+        CHECK_OK(one("Cast", &f, 1, &xd, x, NULL, NULL, NULL, 0, 0, yb, &od));
+        CHECK(yb[0] == 1 && yb[1] == 0 && yb[2] == 1 && yb[3] == 1);
+        to = 99;
+        CHECK_ERR(one("Cast", &f, 1, &xd, x, NULL, NULL, NULL, 0, 0, yb, &od),
+                  PRT_ERR_INVALID_ARGUMENT, "prt_dtype");
+    }
+    /* Concat of X and a constant; a rank mismatch fails the build */
+    {
+        float c[2] = {9, 8};
+        int32_t axis = -1, k = PRT_FLOAT32;
+        prt_field f = {"axis", &axis, PRT_FIELD_INT32, 1};
+        const void *ex = c;
+        int64_t n = 2;
+        prt_dims xd1 = {1, {3}};
+        float x1[3] = {1, 2, 3};
+        const float *y = (const float *)yb;
+        CHECK_OK(one("Concat", &f, 1, &xd1, x1, &k, &ex, &n, 1, 0, yb, &od));
+        CHECK(dims_are(&od, 1, 5, 0));
+        CHECK(y[0] == 1 && y[2] == 3 && y[3] == 9 && y[4] == 8);
+        CHECK_ERR(one("Concat", &f, 1, &xd, x, &k, &ex, &n, 1, 0, yb, &od),
+                  PRT_ERR_SHAPE, "rank");
+    }
+    /* Squeeze without axes drops the 1s; Unsqueeze with two axes */
+    {
+        prt_dims d = {3, {1, 3, 1}};
+        float v[3] = {1, 2, 3};
+        int64_t axes[2] = {0, -1};
+        int32_t k = PRT_INT64;
+        const void *ex = axes;
+        int64_t n = 2;
+        CHECK_OK(one("Squeeze", NULL, 0, &d, v, NULL, NULL, NULL, 0, 0, yb, &od));
+        CHECK(dims_are(&od, 1, 3, 0));
+        CHECK_OK(one("Unsqueeze", NULL, 0, &d, v, &k, &ex, &n, 1, -1, yb, &od));
+        CHECK(od.nb_dims == 5 && od.d[0] == 1 && od.d[4] == 1 && od.d[2] == 3);
+        axes[1] = 1; /* dim 1 is 3: not squeezable */
+        CHECK_ERR(one("Squeeze", NULL, 0, &d, v, &k, &ex, &n, 1, -1, yb, &od),
+                  PRT_ERR_SHAPE, "squeezed");
+    }
+    return 0;
+}
+
+/* A shape input computed by a layer that states no values (a float Add):
+ * the build names the layer. */
+static int test_unknown_values(void)
+{
+    net g = {NULL, PRT_OK};
+    prt_engine *e = NULL;
+    prt_dims xd = {1, {2}};
+    float two[2] = {1, 2};
+    int32_t x, t;
+    REQUIRE_OK(prt_network_create(&g.n));
+    CHECK_OK(prt_network_add_input(g.n, "X", PRT_FLOAT32, &xd, &x));
+    t = op2(&g, "Add", x, cst(&g, PRT_FLOAT32, 1, 2, two));
+    out(&g, op_s(&g, "Reshape", x, t), "Y");
+    CHECK_ERR(build(&g, 0, &e), PRT_ERR_SHAPE, "cannot know");
+    prt_engine_destroy(e);
+    prt_network_destroy(g.n);
+    return 0;
+}
+
+int main(void)
+{
+    test_chain();
+    test_gather_slice();
+    test_cast_concat_squeeze();
+    test_unknown_values();
+    return tu_finish("test_shape_ops");
+}
