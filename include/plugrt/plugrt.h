@@ -259,9 +259,9 @@ PRT_NODISCARD prt_status prt_builder_config_set_profile_dims(
     prt_builder_config *cfg, int32_t profile, const char *input_name,
     const prt_dims *min, const prt_dims *opt, const prt_dims *max);
 
-/* Sets min/opt/max of the values of a shape input: a 1-D int32/int64 network
- * input of static length `count` (1..PRT_MAX_DIMS) that some layer takes as a
- * shape input. Required in every profile for every shape input; at run time
+/* Sets min/opt/max of the values of a shape input: a 0-D (count 1) or 1-D
+ * int32/int64 network input of static length `count` (1..PRT_MAX_DIMS) whose
+ * values some layer's shape depends on. Required in every profile for every shape input; at run time
  * its values (read from its address, host memory) must lie within them. */
 PRT_NODISCARD prt_status prt_builder_config_set_profile_shape_values(
     prt_builder_config *cfg, int32_t profile, const char *input_name,

@@ -135,19 +135,21 @@ static prt_status bld_profiles(bld *b)
                         e = &cfg->profiles[p].entries[j];
             base_dims_str(&t->dims, buf, sizeof buf);
             if (bld_is_shape_input(net, net->inputs[i]) || bld_has_values(cfg, t->name)) {
-                if (t->dims.nb_dims != 1 || t->dims.d[0] < 1 || t->dims.d[0] > PRT_MAX_DIMS ||
+                /* 0-D holds one value, 1-D a static count of them. */
+                int64_t count = t->dims.nb_dims == 0 ? 1 : t->dims.d[0];
+                if (t->dims.nb_dims > 1 || count < 1 || count > PRT_MAX_DIMS ||
                     (t->dtype != PRT_INT32 && t->dtype != PRT_INT64))
                     return base_error(PRT_ERR_SHAPE,
                                       "input '%s' is a shape input, so it must be a "
-                                      "1-D int32/int64 input of static length 1..%d; "
-                                      "it is %s %s", t->name, PRT_MAX_DIMS,
+                                      "0-D or 1-D int32/int64 input of static length "
+                                      "1..%d; it is %s %s", t->name, PRT_MAX_DIMS,
                                       prt_dtype_name(t->dtype), buf);
-                if (!e || !e->has_values || e->vmin.nb_dims != t->dims.d[0])
+                if (!e || !e->has_values || e->vmin.nb_dims != count)
                     return base_error(PRT_ERR_SHAPE,
                                       "shape input '%s' (%lld values) needs the bounds "
                                       "of its values in profile %d "
                                       "(prt_builder_config_set_profile_shape_values)",
-                                      t->name, (long long)t->dims.d[0], (int)p);
+                                      t->name, (long long)count, (int)p);
                 b->pvmin[k] = e->vmin;
                 b->pvopt[k] = e->vopt;
                 b->pvmax[k] = e->vmax;
@@ -249,7 +251,17 @@ static prt_status bld_input_exprs(bld *b)
          * them: 1-D, static length, the same count in every profile). */
         t->values.nb_dims = b->pvmin[i].nb_dims > 0 ? b->pvmin[i].nb_dims : -1;
         for (int32_t v = 0; v < t->values.nb_dims; v++) {
-            t->values.d[v] = expr_input_value(b->pool, i, v);
+            /* A value every profile pins to one number is that constant (the
+             * runtime enforces the bounds), so ops that need constants — a
+             * Slice's axes — accept it. */
+            int pinned = 1;
+            for (int32_t p = 0; p < b->nb_profiles; p++) {
+                size_t k = (size_t)p * (size_t)b->net->nb_inputs + (size_t)i;
+                pinned &= b->pvmin[k].d[v] == b->pvmax[k].d[v] &&
+                          b->pvmin[k].d[v] == b->pvmin[i].d[v];
+            }
+            t->values.d[v] = pinned ? expr_const(b->pool, b->pvmin[i].d[v])
+                                    : expr_input_value(b->pool, i, v);
             if (!t->values.d[v])
                 return base_error(PRT_ERR_OUT_OF_MEMORY, "build: %s",
                                   expr_pool_error(b->pool));

@@ -411,11 +411,12 @@ static prt_status validate_shape_values(const prt_engine *e, int32_t p, int32_t 
                        (int)p, t->name);
     if (n == 0)
         return PRT_OK;
-    if ((t->dtype != PRT_INT32 && t->dtype != PRT_INT64) || t->nb_dims != 1 ||
-        e->exprs.nodes[t->dim_expr[0]].kind != EXPR_CONST ||
-        e->exprs.nodes[t->dim_expr[0]].imm != n)
-        return invalid("input '%s' has %d value bounds but is not a 1-D int32/int64 "
-                       "input of that static length", t->name, (int)n);
+    if ((t->dtype != PRT_INT32 && t->dtype != PRT_INT64) || t->nb_dims > 1 ||
+        (t->nb_dims == 0 && n != 1) ||
+        (t->nb_dims == 1 && (e->exprs.nodes[t->dim_expr[0]].kind != EXPR_CONST ||
+                             e->exprs.nodes[t->dim_expr[0]].imm != n)))
+        return invalid("input '%s' has %d value bounds but is not a 0-D or 1-D "
+                       "int32/int64 input of that static length", t->name, (int)n);
     for (int32_t v = 0; v < n; v++)
         if (mn->d[v] > op->d[v] || op->d[v] > mx->d[v])
             return invalid("profile %d input '%s' value %d: min %lld, opt %lld, max "

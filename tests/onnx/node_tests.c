@@ -361,6 +361,26 @@ static void run_data_set(const prt_network *net, const prt_registry *reg, char *
                        prt_last_error());
             goto out;
         }
+    /* Small integer inputs may be shape tensors (a Reshape's shape, Range's
+     * bounds): the profile fixes their values to this test's data. */
+    for (int i = 0; i < nb_in; i++) {
+        int64_t vals[PRT_MAX_DIMS];
+        int64_t n = 1;
+        for (int32_t d = 0; d < ins[i].dims.nb_dims; d++)
+            n *= ins[i].dims.d[d];
+        if ((ins[i].dtype != PRT_INT32 && ins[i].dtype != PRT_INT64) ||
+            ins[i].dims.nb_dims > 1 || n < 1 || n > PRT_MAX_DIMS)
+            continue;
+        for (int64_t k = 0; k < n; k++)
+            vals[k] = ins[i].dtype == PRT_INT32 ? ((const int32_t *)ins[i].data)[k]
+                                                : ((const int64_t *)ins[i].data)[k];
+        if (prt_builder_config_set_profile_shape_values(cfg, prof, in_names[i], vals, vals,
+                                                        vals, (int32_t)n)) {
+            set_reason(r, RES_FAIL, "shape values for input '%s': %s", in_names[i],
+                       prt_last_error());
+            goto out;
+        }
+    }
     if (prt_build_engine(net, cfg, reg, &engine)) {
         set_reason(r, RES_FAIL, "build: %s", prt_last_error());
         goto out;
