@@ -18,7 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "testutil.h"
+#include "op_testutil.h"
 
 #define MAXT 64
 
@@ -32,15 +32,11 @@ static int32_t layer(net *g, const char *op, const prt_field *f, int32_t nf,
                      const int32_t *in, int32_t nin, const int32_t *sin,
                      int32_t nsin)
 {
-    const prt_plugin_creator *c;
-    prt_field_collection fc = {nf, f};
     prt_plugin *p = NULL;
     int32_t l = -1, t = -1;
     if (g->st)
         return -1;
-    g->st = prt_get_builtin_creator(op, "1", &c);
-    if (!g->st)
-        g->st = c->create(c, op, &fc, PRT_PHASE_BUILD, &p);
+    g->st = ot_make_op(op, f, nf, &p);
     if (!g->st) {
         g->st = prt_network_add_plugin(g->n, in, nin, sin, nsin, p, &l);
         if (g->st)
@@ -101,9 +97,6 @@ static prt_status build(net *g, int dynamic, prt_engine **out_e)
 {
     prt_builder_config *cfg = NULL;
     prt_engine *e = NULL;
-    prt_registry *reg = NULL;
-    void *bytes = NULL;
-    size_t size = 0;
     int32_t prof;
     prt_dims mn = {2, {1, 1}}, op = {2, {4, 4}}, mx = {2, {8, 8}};
     prt_status st = g->st;
@@ -116,14 +109,8 @@ static prt_status build(net *g, int dynamic, prt_engine **out_e)
     if (!st)
         st = prt_build_engine(g->n, cfg, NULL, &e);
     if (!st)
-        st = prt_engine_serialize(e, &bytes, &size);
-    if (!st)
-        st = prt_registry_create(&reg);
-    if (!st)
-        st = prt_engine_deserialize(reg, bytes, size, out_e);
-    prt_free(bytes);
+        st = ot_reload(e, out_e);
     prt_engine_destroy(e);
-    prt_registry_destroy(reg);
     prt_builder_config_destroy(cfg);
     return st;
 }

@@ -19,15 +19,15 @@
 #include "options.h"
 
 enum {
-    OPT_HELP = 1, OPT_OUTPUT, OPT_PLUGINS, OPT_NO_DEFAULT, OPT_DEVICE, OPT_FP16,
-    OPT_MIN, OPT_OPT, OPT_MAX, OPT_WORKSPACE, OPT_AUTOTUNE, OPT_PLUGIN_OP, OPT_VERBOSE
+    OPT_HELP = CLI_MODEL_OPT_END, OPT_OUTPUT, OPT_DEVICE, OPT_FP16, OPT_MIN, OPT_OPT,
+    OPT_MAX, OPT_WORKSPACE, OPT_AUTOTUNE
 };
 
 static const cli_opt build_opts[] = {
     {"--help", "-h", 0, OPT_HELP},
     {"--output", "-o", 1, OPT_OUTPUT},
-    {"--plugins", NULL, 1, OPT_PLUGINS},
-    {"--no-default-plugins", NULL, 0, OPT_NO_DEFAULT},
+    {"--plugins", NULL, 1, CLI_MODEL_OPT_PLUGINS},
+    {"--no-default-plugins", NULL, 0, CLI_MODEL_OPT_NO_DEFAULT},
     {"--device", NULL, 1, OPT_DEVICE},
     {"--fp16", NULL, 0, OPT_FP16},
     {"--min-shapes", NULL, 1, OPT_MIN},
@@ -35,8 +35,8 @@ static const cli_opt build_opts[] = {
     {"--max-shapes", NULL, 1, OPT_MAX},
     {"--workspace", NULL, 1, OPT_WORKSPACE},
     {"--autotune", NULL, 0, OPT_AUTOTUNE},
-    {"--plugin-op", NULL, 1, OPT_PLUGIN_OP},
-    {"--verbose", "-v", 0, OPT_VERBOSE},
+    {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
+    {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {NULL, NULL, 0, 0},
 };
 
@@ -72,71 +72,43 @@ static void build_help(void)
 }
 
 typedef struct build_args {
-    const char *model, *output;
-    cli_plugin_opts plugins;
-    cli_plugin_ops ops;
+    cli_model_args m;
+    const char *output;
     cli_shapes min, opt, max;
     int32_t device;
     int64_t workspace;
-    int autotune, fp16, verbose;
+    int autotune, fp16;
 } build_args;
 
-static int parse_args(int argc, char **argv, build_args *a)
+/* build's own options (cli_model_args_parse takes the others). */
+static int take_option(void *user, int id, const char *v)
 {
-    cli_scanner s;
-    const char *v;
-    int id, rc;
-    cli_scan_init(&s, argc, argv, build_opts);
-    while ((id = cli_scan_next(&s, &v)) != CLI_SCAN_END) {
-        switch (id) {
-        case CLI_SCAN_ERROR: return CLI_USAGE;
-        case CLI_SCAN_POSITIONAL:
-            if (a->model)
-                return cli_usage("one model at a time ('%s' and '%s' given)", a->model, v);
-            a->model = v;
-            break;
-        case OPT_HELP: build_help(); return -1;
-        case OPT_OUTPUT: a->output = v; break;
-        case OPT_PLUGINS:
-            if ((rc = cli_plugin_opts_add(&a->plugins, v)))
-                return rc;
-            break;
-        case OPT_NO_DEFAULT: a->plugins.no_default = 1; break;
-        case OPT_DEVICE:
-            if (strcmp(v, "cpu") == 0)
-                a->device = PRT_DEVICE_CPU;
-            else if (strcmp(v, "cuda") == 0)
-                a->device = PRT_DEVICE_CUDA;
-            else
-                return cli_usage("--device: '%s' is not cpu or cuda", v);
-            break;
-        case OPT_FP16: a->fp16 = 1; break;
-        case OPT_MIN:
-        case OPT_OPT:
-        case OPT_MAX: {
-            cli_shapes *l = id == OPT_MIN ? &a->min : id == OPT_OPT ? &a->opt : &a->max;
-            if ((rc = cli_shapes_parse(l, id == OPT_MIN   ? "--min-shapes"
-                                          : id == OPT_OPT ? "--opt-shapes"
-                                                          : "--max-shapes",
-                                       v)))
-                return rc;
-            break;
-        }
-        case OPT_WORKSPACE:
-            if ((rc = cli_parse_size("--workspace", v, &a->workspace)))
-                return rc;
-            break;
-        case OPT_AUTOTUNE: a->autotune = 1; break;
-        case OPT_PLUGIN_OP:
-            if ((rc = cli_plugin_ops_parse(&a->ops, "--plugin-op", v)))
-                return rc;
-            break;
-        case OPT_VERBOSE: a->verbose = 1; break;
-        default: return cli_usage("internal: unhandled option");
-        }
+    build_args *a = user;
+    switch (id) {
+    case OPT_HELP: build_help(); return -1;
+    case OPT_OUTPUT: a->output = v; break;
+    case OPT_DEVICE:
+        if (strcmp(v, "cpu") == 0)
+            a->device = PRT_DEVICE_CPU;
+        else if (strcmp(v, "cuda") == 0)
+            a->device = PRT_DEVICE_CUDA;
+        else
+            return cli_usage("--device: '%s' is not cpu or cuda", v);
+        break;
+    case OPT_FP16: a->fp16 = 1; break;
+    case OPT_MIN:
+    case OPT_OPT:
+    case OPT_MAX: {
+        cli_shapes *l = id == OPT_MIN ? &a->min : id == OPT_OPT ? &a->opt : &a->max;
+        return cli_shapes_parse(l, id == OPT_MIN   ? "--min-shapes"
+                                   : id == OPT_OPT ? "--opt-shapes"
+                                                   : "--max-shapes",
+                                v);
     }
-    if (!a->model)
-        return cli_usage("missing the model to build (plugrt build MODEL.onnx -o MODEL.plan)");
+    case OPT_WORKSPACE: return cli_parse_size("--workspace", v, &a->workspace);
+    case OPT_AUTOTUNE: a->autotune = 1; break;
+    default: return cli_usage("internal: unhandled option");
+    }
     return CLI_OK;
 }
 
@@ -181,7 +153,7 @@ static void summarize(const build_args *a, const prt_engine *engine, size_t plan
     int32_t plugins = cli_plugin_layer_count(engine);
     char b1[32], b2[32];
     printf("Built %s from %s in %.3f s (import %.3f s, build %.3f s, write %.3f s)\n",
-           a->output, a->model, t_import + t_build + t_write, t_import, t_build, t_write);
+           a->output, a->m.model, t_import + t_build + t_write, t_import, t_build, t_write);
     printf("  %-12s %s\n", "device", cli_device_name(prt_engine_device(engine)));
     cli_print_io(stdout, engine, "  ");
     printf("  %-12s %d (%d built-in, %d plugin)\n", "layers", (int)layers,
@@ -238,35 +210,36 @@ int cmd_build(int argc, char **argv)
     memset(&a, 0, sizeof a);
     a.device = PRT_DEVICE_CPU;
     a.workspace = -1;
-    rc = parse_args(argc, argv, &a);
+    rc = cli_model_args_parse(&a.m, argc, argv, build_opts, take_option, &a,
+                              "the model to build (plugrt build MODEL.onnx -o MODEL.plan)");
     if (rc != CLI_OK) {
         rc = rc < 0 ? CLI_OK : rc;
         goto done;
     }
     rc = CLI_FAIL;
     if (!a.output) {
-        size_t n = strlen(a.model);
+        size_t n = strlen(a.m.model);
         default_out = malloc(n + 6);
         if (!default_out)
             goto done;
-        memcpy(default_out, a.model, n + 1);
-        if (cli_is_onnx_path(a.model))
+        memcpy(default_out, a.m.model, n + 1);
+        if (cli_is_onnx_path(a.m.model))
             default_out[n - 5] = '\0';
         strcat(default_out, ".plan");
         a.output = default_out;
     }
-    if (strcmp(a.output, a.model) == 0) {
+    if (strcmp(a.output, a.m.model) == 0) {
         rc = cli_usage("the plan would overwrite the model; choose another -o");
         goto done;
     }
     if (a.fp16)
         cli_warn("--fp16: plugrt has no reduced-precision build mode yet; building in the "
                  "network's own types");
-    cli_install_logger(a.verbose);
+    cli_install_logger(a.m.verbose);
     t0 = cli_now();
-    if (!(reg = cli_registry_create(&a.plugins)))
+    if (!(reg = cli_registry_create(&a.m.plugins)))
         goto done;
-    if (cli_import_onnx(a.model, reg, &a.ops, &net) != CLI_OK)
+    if (cli_import_onnx(a.m.model, reg, &a.m.ops, &net) != CLI_OK)
         goto done;
     t1 = cli_now();
     {
@@ -291,8 +264,7 @@ done:
     prt_network_destroy(net);
     prt_registry_destroy(reg);
     free(default_out);
-    cli_plugin_opts_free(&a.plugins);
-    cli_plugin_ops_free(&a.ops);
+    cli_model_args_free(&a.m);
     cli_shapes_free(&a.min);
     cli_shapes_free(&a.opt);
     cli_shapes_free(&a.max);

@@ -20,16 +20,16 @@
 #include "run_io.h"
 
 enum {
-    OPT_HELP = 1, OPT_PLUGINS, OPT_NO_DEFAULT, OPT_PLUGIN_OP, OPT_INPUT, OPT_RANDOM,
-    OPT_SEED, OPT_SHAPES, OPT_OUTPUT_DIR, OPT_ITERATIONS, OPT_WARMUP, OPT_THREADS,
-    OPT_COMPARE, OPT_ATOL, OPT_RTOL, OPT_PROFILE, OPT_VERBOSE
+    OPT_HELP = CLI_MODEL_OPT_END, OPT_INPUT, OPT_RANDOM, OPT_SEED, OPT_SHAPES,
+    OPT_OUTPUT_DIR, OPT_ITERATIONS, OPT_WARMUP, OPT_THREADS, OPT_COMPARE, OPT_ATOL,
+    OPT_RTOL, OPT_PROFILE
 };
 
 static const cli_opt run_opts[] = {
     {"--help", "-h", 0, OPT_HELP},
-    {"--plugins", NULL, 1, OPT_PLUGINS},
-    {"--no-default-plugins", NULL, 0, OPT_NO_DEFAULT},
-    {"--plugin-op", NULL, 1, OPT_PLUGIN_OP},
+    {"--plugins", NULL, 1, CLI_MODEL_OPT_PLUGINS},
+    {"--no-default-plugins", NULL, 0, CLI_MODEL_OPT_NO_DEFAULT},
+    {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
     {"--input", "-i", 1, OPT_INPUT},
     {"--random-inputs", NULL, 0, OPT_RANDOM},
     {"--seed", NULL, 1, OPT_SEED},
@@ -42,7 +42,7 @@ static const cli_opt run_opts[] = {
     {"--atol", NULL, 1, OPT_ATOL},
     {"--rtol", NULL, 1, OPT_RTOL},
     {"--profile", NULL, 1, OPT_PROFILE},
-    {"--verbose", "-v", 0, OPT_VERBOSE},
+    {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {NULL, NULL, 0, 0},
 };
 
@@ -90,97 +90,61 @@ static void run_help(void)
 }
 
 typedef struct run_args {
-    const char *model, *output_dir, *compare_dir;
-    cli_plugin_opts plugins;
-    cli_plugin_ops ops;
+    cli_model_args m;
+    const char *output_dir, *compare_dir;
     const char **inputs; /* "name=file", argv storage */
     int nb_inputs;
     cli_shapes shapes;
-    int random_inputs, verbose;
+    int random_inputs;
     int64_t seed, iterations, warmup, threads, profile;
     double atol, rtol;
 } run_args;
 
+/* run's own options (cli_model_args_parse takes the others). */
+static int take_option(void *user, int id, const char *v)
+{
+    run_args *a = user;
+    switch (id) {
+    case OPT_HELP: run_help(); return -1;
+    case OPT_INPUT: {
+        const char **l;
+        const char *eq = strchr(v, '=');
+        if (!eq || eq == v || eq[1] == '\0')
+            return cli_usage("--input: '%s' is not NAME=FILE.npy", v);
+        l = realloc(a->inputs, sizeof *l * (size_t)(a->nb_inputs + 1));
+        if (!l)
+            return CLI_FAIL;
+        l[a->nb_inputs++] = v;
+        a->inputs = l;
+        break;
+    }
+    case OPT_RANDOM: a->random_inputs = 1; break;
+    case OPT_SEED: return cli_parse_int("--seed", v, 0, INT64_MAX, &a->seed);
+    case OPT_SHAPES: return cli_shapes_parse(&a->shapes, "--shapes", v);
+    case OPT_OUTPUT_DIR: a->output_dir = v; break;
+    case OPT_ITERATIONS:
+        return cli_parse_int("--iterations", v, 1, 1000000000, &a->iterations);
+    case OPT_WARMUP: return cli_parse_int("--warmup", v, 0, 1000000000, &a->warmup);
+    case OPT_THREADS: return cli_parse_int("--threads", v, 1, 1024, &a->threads);
+    case OPT_COMPARE: a->compare_dir = v; break;
+    case OPT_ATOL: return cli_parse_nonneg("--atol", v, &a->atol);
+    case OPT_RTOL: return cli_parse_nonneg("--rtol", v, &a->rtol);
+    case OPT_PROFILE: return cli_parse_int("--profile", v, 0, INT32_MAX, &a->profile);
+    default: return cli_usage("internal: unhandled option");
+    }
+    return CLI_OK;
+}
+
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    cli_scanner s;
-    const char *v;
-    int id, rc;
-    cli_scan_init(&s, argc, argv, run_opts);
-    while ((id = cli_scan_next(&s, &v)) != CLI_SCAN_END) {
-        switch (id) {
-        case CLI_SCAN_ERROR: return CLI_USAGE;
-        case CLI_SCAN_POSITIONAL:
-            if (a->model)
-                return cli_usage("one model at a time ('%s' and '%s' given)", a->model, v);
-            a->model = v;
-            break;
-        case OPT_HELP: run_help(); return -1;
-        case OPT_PLUGINS:
-            if ((rc = cli_plugin_opts_add(&a->plugins, v)))
-                return rc;
-            break;
-        case OPT_NO_DEFAULT: a->plugins.no_default = 1; break;
-        case OPT_PLUGIN_OP:
-            if ((rc = cli_plugin_ops_parse(&a->ops, "--plugin-op", v)))
-                return rc;
-            break;
-        case OPT_INPUT: {
-            const char **l;
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v || eq[1] == '\0')
-                return cli_usage("--input: '%s' is not NAME=FILE.npy", v);
-            l = realloc(a->inputs, sizeof *l * (size_t)(a->nb_inputs + 1));
-            if (!l)
-                return CLI_FAIL;
-            l[a->nb_inputs++] = v;
-            a->inputs = l;
-            break;
-        }
-        case OPT_RANDOM: a->random_inputs = 1; break;
-        case OPT_SEED:
-            if ((rc = cli_parse_int("--seed", v, 0, INT64_MAX, &a->seed)))
-                return rc;
-            break;
-        case OPT_SHAPES:
-            if ((rc = cli_shapes_parse(&a->shapes, "--shapes", v)))
-                return rc;
-            break;
-        case OPT_OUTPUT_DIR: a->output_dir = v; break;
-        case OPT_ITERATIONS:
-            if ((rc = cli_parse_int("--iterations", v, 1, 1000000000, &a->iterations)))
-                return rc;
-            break;
-        case OPT_WARMUP:
-            if ((rc = cli_parse_int("--warmup", v, 0, 1000000000, &a->warmup)))
-                return rc;
-            break;
-        case OPT_THREADS:
-            if ((rc = cli_parse_int("--threads", v, 1, 1024, &a->threads)))
-                return rc;
-            break;
-        case OPT_COMPARE: a->compare_dir = v; break;
-        case OPT_ATOL:
-            if ((rc = cli_parse_nonneg("--atol", v, &a->atol)))
-                return rc;
-            break;
-        case OPT_RTOL:
-            if ((rc = cli_parse_nonneg("--rtol", v, &a->rtol)))
-                return rc;
-            break;
-        case OPT_PROFILE:
-            if ((rc = cli_parse_int("--profile", v, 0, INT32_MAX, &a->profile)))
-                return rc;
-            break;
-        case OPT_VERBOSE: a->verbose = 1; break;
-        default: return cli_usage("internal: unhandled option");
-        }
-    }
-    if (!a->model)
-        return cli_usage("missing the model to run (plugrt run MODEL.plan or MODEL.onnx)");
+    int rc = cli_model_args_parse(&a->m, argc, argv, run_opts, take_option, a,
+                                  "the model to run (plugrt run MODEL.plan or "
+                                  "MODEL.onnx)");
+    if (rc != CLI_OK)
+        return rc;
     if (a->iterations * a->threads > 100000000)
         return cli_usage("--iterations x --threads is more than 1e8 runs");
-    if (!cli_is_onnx_path(a->model) && a->ops.count)
+    if (!cli_is_onnx_path(a->m.model) && a->m.ops.count)
         return cli_usage("--plugin-op applies to ONNX models, not to a plan");
     return CLI_OK;
 }
@@ -204,7 +168,7 @@ static int build_from_onnx(const run_args *a, const prt_registry *reg,
 {
     prt_network *net = NULL;
     cli_shapes prof = {NULL, 0};
-    int rc = cli_import_onnx(a->model, reg, &a->ops, &net);
+    int rc = cli_import_onnx(a->m.model, reg, &a->m.ops, &net);
     for (int i = 0; rc == CLI_OK && i < a->shapes.count; i++)
         rc = cli_shapes_set(&prof, a->shapes.items[i].name, &a->shapes.items[i].dims);
     for (int i = 0; rc == CLI_OK && i < in->count; i++) {
@@ -406,13 +370,13 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     rc = CLI_FAIL;
-    onnx = cli_is_onnx_path(a.model);
-    cli_install_logger(a.verbose);
-    if (!(reg = cli_registry_create(&a.plugins)) || load_inputs(&a, &in) != CLI_OK)
+    onnx = cli_is_onnx_path(a.m.model);
+    cli_install_logger(a.m.verbose);
+    if (!(reg = cli_registry_create(&a.m.plugins)) || load_inputs(&a, &in) != CLI_OK)
         goto done;
     t0 = cli_now();
     if ((onnx ? build_from_onnx(&a, reg, &in, &engine)
-              : cli_load_plan(a.model, reg, &engine, &plan_size)) != CLI_OK)
+              : cli_load_plan(a.m.model, reg, &engine, &plan_size)) != CLI_OK)
         goto done;
     t1 = cli_now();
     if (a.profile >= prt_engine_profile_count(engine) && a.profile > 0) {
@@ -423,10 +387,10 @@ int cmd_run(int argc, char **argv)
     if (run_inputs_bind(&in, engine, &a.shapes, a.random_inputs, (uint64_t)a.seed) != CLI_OK)
         goto done;
     if (onnx)
-        printf("model: %s, built in %.3f s for %s\n", a.model, t1 - t0,
+        printf("model: %s, built in %.3f s for %s\n", a.m.model, t1 - t0,
                cli_device_name(prt_engine_device(engine)));
     else
-        printf("model: %s, plan of %zu bytes for %s, loaded in %.3f s\n", a.model,
+        printf("model: %s, plan of %zu bytes for %s, loaded in %.3f s\n", a.m.model,
                plan_size, cli_device_name(prt_engine_device(engine)), t1 - t0);
     print_inputs(engine, &in);
     ctxs = calloc((size_t)a.threads, sizeof *ctxs);
@@ -459,8 +423,7 @@ done:
     prt_registry_destroy(reg);
     run_inputs_free(&in);
     free(a.inputs);
-    cli_plugin_opts_free(&a.plugins);
-    cli_plugin_ops_free(&a.ops);
+    cli_model_args_free(&a.m);
     cli_shapes_free(&a.shapes);
     return rc;
 }

@@ -1,5 +1,6 @@
-/* ONNX import, building with a profile, loading plans: the way from a file
- * to an engine, shared by `plugrt build` and `plugrt run`. */
+/* The model arguments, ONNX import, building with a profile, loading plans:
+ * the way from a file to an engine, shared by `plugrt build` and
+ * `plugrt run`. */
 #include "model.h"
 
 #include <stdio.h>
@@ -9,6 +10,54 @@
 #if PRT_HAVE_ONNX
 #include "plugrt/onnx.h"
 #endif
+
+/* One result of the scanner, if the model or a shared option takes it:
+ * CLI_OK, or the error's code; NOT_SHARED for the subcommand's own options. */
+enum { NOT_SHARED = -100 };
+static int take_model_arg(cli_model_args *a, int id, const char *value)
+{
+    switch (id) {
+    case CLI_SCAN_ERROR: return CLI_USAGE;
+    case CLI_SCAN_POSITIONAL:
+        if (a->model)
+            return cli_usage("one model at a time ('%s' and '%s' given)", a->model,
+                             value);
+        a->model = value;
+        return CLI_OK;
+    case CLI_MODEL_OPT_PLUGINS: return cli_plugin_opts_add(&a->plugins, value);
+    case CLI_MODEL_OPT_NO_DEFAULT: a->plugins.no_default = 1; return CLI_OK;
+    case CLI_MODEL_OPT_PLUGIN_OP:
+        return cli_plugin_ops_parse(&a->ops, "--plugin-op", value);
+    case CLI_MODEL_OPT_VERBOSE: a->verbose = 1; return CLI_OK;
+    default: return NOT_SHARED;
+    }
+}
+
+int cli_model_args_parse(cli_model_args *a, int argc, char **argv, const cli_opt *opts,
+                         int (*own)(void *user, int id, const char *value), void *user,
+                         const char *missing)
+{
+    cli_scanner s;
+    const char *v;
+    int id, rc;
+    cli_scan_init(&s, argc, argv, opts);
+    while ((id = cli_scan_next(&s, &v)) != CLI_SCAN_END) {
+        rc = take_model_arg(a, id, v);
+        if (rc == NOT_SHARED)
+            rc = own(user, id, v);
+        if (rc != CLI_OK)
+            return rc;
+    }
+    if (!a->model)
+        return cli_usage("missing %s", missing);
+    return CLI_OK;
+}
+
+void cli_model_args_free(cli_model_args *a)
+{
+    cli_plugin_opts_free(&a->plugins);
+    cli_plugin_ops_free(&a->ops);
+}
 
 int cli_have_onnx(void) { return PRT_HAVE_ONNX; }
 

@@ -1,13 +1,47 @@
 /*
- * From a file to an engine: ONNX import, building with a profile, loading a
- * plan. Shared by `plugrt build` and `plugrt run`. Each function prints its
- * errors (with what to try next) and returns a CLI_ exit code.
+ * From a file to an engine: the model's arguments, ONNX import, building
+ * with a profile, loading a plan. Shared by `plugrt build` and `plugrt run`.
+ * Each function prints its errors (with what to try next) and returns a CLI_
+ * exit code.
  */
 #ifndef PLUGRT_TOOLS_MODEL_H
 #define PLUGRT_TOOLS_MODEL_H
 
 #include "cli.h"
 #include "options.h"
+
+/* ---- the arguments build and run share ---------------------------------- */
+
+/* The model (the one positional argument) and the options that say how to
+ * read it: --plugins, --no-default-plugins, --plugin-op, --verbose. */
+typedef struct cli_model_args {
+    const char *model; /* argv storage */
+    cli_plugin_opts plugins;
+    cli_plugin_ops ops;
+    int verbose;
+} cli_model_args;
+
+/* Their ids in a subcommand's cli_opt table; its own ids follow, from
+ * CLI_MODEL_OPT_END. */
+enum {
+    CLI_MODEL_OPT_PLUGINS = 1,
+    CLI_MODEL_OPT_NO_DEFAULT,
+    CLI_MODEL_OPT_PLUGIN_OP,
+    CLI_MODEL_OPT_VERBOSE,
+    CLI_MODEL_OPT_END
+};
+
+/* Scans argv[1..] with `opts` (whose entries for the shared options carry
+ * the ids above): the model and those options go to *a, a subcommand's own
+ * option to own(user, id, value), which returns CLI_OK to go on or the code
+ * to stop with (its own usage error, or -1 after printing the help). After
+ * the scan a missing model is a usage error, "missing " + `missing`.
+ * Returns CLI_OK or the code that stopped it; *a holds what was taken
+ * either way (free it with cli_model_args_free). */
+int cli_model_args_parse(cli_model_args *a, int argc, char **argv, const cli_opt *opts,
+                         int (*own)(void *user, int id, const char *value), void *user,
+                         const char *missing);
+void cli_model_args_free(cli_model_args *a);
 
 /* 1 if this program was built with the ONNX importer. */
 int cli_have_onnx(void);
