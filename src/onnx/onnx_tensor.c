@@ -92,9 +92,14 @@ static int location_is_safe(const char *loc)
     return 1;
 }
 
+/* Reads `bytes` bytes of external data into a new buffer, *out (malloc'd).
+ * The buffer is allocated only once the file is known to hold the bytes: the
+ * size comes from the model's dims, which cost nothing to lie about, and a
+ * claim of terabytes must fail on the file's size, not in malloc. */
 static prt_status load_external(const Onnx__TensorProto *t, const char *base_dir,
-                                const char *what, size_t bytes, void *dst)
+                                const char *what, size_t bytes, void **out)
 {
+    void *dst;
     const char *location = NULL;
     uint64_t offset = 0, length = bytes;
     char *path;
@@ -163,16 +168,25 @@ static prt_status load_external(const Onnx__TensorProto *t, const char *base_dir
         free(path);
         return st;
     }
+    dst = malloc(bytes ? bytes : 1);
+    if (!dst) {
+        fclose(f);
+        free(path);
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", what,
+                          bytes);
+    }
     if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
         (bytes && fread(dst, 1, bytes, f) != bytes)) {
         prt_status st = onnx_error(PRT_ERR_IO, "%s: reading external data file '%s' failed",
                                    what, path);
+        free(dst);
         fclose(f);
         free(path);
         return st;
     }
     fclose(f);
     free(path);
+    *out = dst;
     return PRT_OK;
 }
 
@@ -244,17 +258,10 @@ prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
 
     if (t->has_data_location &&
         t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-        /* Allocation is bounded by the file's size, checked before reading;
-         * a bogus 2^48-byte claim fails in malloc or in that check. */
-        r.data = malloc(r.bytes ? r.bytes : 1);
-        if (!r.data)
-            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)",
-                              what, r.bytes);
-        st = load_external(t, base_dir, what, r.bytes, r.data);
-        if (st) {
-            free(r.data);
+        /* load_external allocates only after checking the file's size. */
+        st = load_external(t, base_dir, what, r.bytes, &r.data);
+        if (st)
             return st;
-        }
         *out = r;
         return PRT_OK;
     }

@@ -1228,6 +1228,22 @@ static int test_external_data(void)
     bytes = pack(external_graph("weights/w.bin", "2x"), 8, 17, &size);
     CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "2x");
     free(bytes);
+    /* Dims that claim 16 TiB of external data: the file's size refutes them
+     * before anything is allocated, so the error is the short file (or the
+     * missing base directory), never out of memory (the buffer used to be
+     * allocated from the dims alone, before any check). */
+    {
+        Onnx__GraphProto *g = external_graph("weights/w.bin", NULL);
+        static const int64_t huge[2] = {(int64_t)1 << 21, (int64_t)1 << 21};
+        g->initializer[0]->dims = A(sizeof huge);
+        memcpy(g->initializer[0]->dims, huge, sizeof huge);
+        bytes = pack(g, 8, 17, &size);
+        CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED,
+                  "40 bytes");
+        CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, NULL, &net),
+                  PRT_ERR_INVALID_ARGUMENT, "base directory");
+        free(bytes);
+    }
     prt_onnx_parser_destroy(p);
     return 0;
 }
