@@ -15,3 +15,9 @@ cmake --build build-asan -j "$jobs"
 # exists, and plugrt must fail cleanly where malloc returns NULL.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs"
+# ThreadSanitizer over the test that runs one engine from several threads.
+cmake -S . -B build-tsan -G Ninja -DCMAKE_C_FLAGS="-fsanitize=thread -g" \
+  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
+  -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
+cmake --build build-tsan -j "$jobs" --target test_runtime
+TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 ./build-tsan/tests/test_runtime

@@ -11,6 +11,7 @@
  *  - bad use: shape outside the profile, missing address, unknown plugin;
  *  - allocation failure at every point of build, load and run.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "base/base.h"
@@ -791,6 +792,48 @@ static int test_shape_tensors(prt_registry *reg)
     return 0;
 }
 
+/* ---- threads ------------------------------------------------------------------ */
+
+/* One engine, one context per thread, all running at once: contexts share
+ * nothing mutable, so every thread's results match the reference. */
+typedef struct thread_job {
+    const prt_engine *engine;
+    int thread;
+    int failures;
+} thread_job;
+
+static void *thread_main(void *arg)
+{
+    thread_job *j = arg;
+    for (int it = 0; it < 40; it++) {
+        int before = tu_failures;
+        /* Different shapes and data per thread and iteration. */
+        run_chain(j->engine, 1 + (j->thread + it) % 16, 1 + (3 * it + j->thread) % 16,
+                  it % 3 == 0, (uint64_t)(1000 * j->thread + it + 1));
+        if (tu_failures != before)
+            j->failures++;
+    }
+    return NULL;
+}
+
+static int test_threads(prt_registry *reg)
+{
+    prt_engine *e = NULL;
+    pthread_t th[4];
+    thread_job jobs[4];
+    REQUIRE_OK(build_chain(reg, &e));
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (thread_job){e, i, 0};
+        REQUIRE(pthread_create(&th[i], NULL, thread_main, &jobs[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(jobs[i].failures == 0);
+    }
+    prt_engine_destroy(e);
+    return 0;
+}
+
 /* ---- allocation failures ---------------------------------------------------- */
 
 static int test_alloc_failures(prt_registry *reg)
@@ -854,6 +897,7 @@ int main(void)
     test_constants(reg);
     test_shape_inputs(reg);
     test_shape_tensors(reg);
+    test_threads(reg);
     test_alloc_failures(reg);
     prt_registry_destroy(reg);
     return tu_finish("test_runtime");

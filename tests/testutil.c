@@ -3,8 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-int tu_failures;
-int tu_checks;
+_Atomic int tu_failures;
+_Atomic int tu_checks;
 
 void tu_fail(const char *file, int line, const char *what)
 {

@@ -14,8 +14,8 @@
 
 #include "plugrt/plugrt.h"
 
-extern int tu_failures;
-extern int tu_checks;
+extern _Atomic int tu_failures; /* atomic: tests may check from threads */
+extern _Atomic int tu_checks;
 
 void tu_fail(const char *file, int line, const char *what);
 
