@@ -343,7 +343,11 @@ typedef struct prt_plugin_runtime {
      * then has only tactic 0. */
     prt_status (*set_tactic)(prt_plugin *self, int32_t tactic);
 
-    /* Concrete shapes before a run with new shapes. May be NULL. */
+    /* Concrete shapes (and input counts) before a run with new shapes. The
+     * runtime calls it before a plugin object's first enqueue and whenever
+     * its tensors' shapes change since the last call, so a plugin may learn
+     * its input and output counts here (enqueue is not told them). May be
+     * NULL. */
     prt_status (*on_shape_change)(prt_plugin *self, const prt_tensor_desc *in,
                                   int32_t nb_in, const prt_tensor_desc *out,
                                   int32_t nb_out);

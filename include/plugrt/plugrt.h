@@ -52,6 +52,11 @@ const char *prt_version_string(void);
  * plugrt call on this thread. */
 const char *prt_last_error(void);
 
+/* Clears the calling thread's last error message (for callers that invoke
+ * plugin or creator entries themselves and want to tell whether the callee
+ * described its failure). */
+void prt_clear_error(void);
+
 /* Short name of a status code, e.g. "PRT_ERR_SHAPE". Static storage. */
 const char *prt_status_name(prt_status status);
 

@@ -17,6 +17,8 @@ const char *prt_last_error(void) { return error_msg; }
 
 void base_clear_error(void) { error_msg[0] = '\0'; }
 
+void prt_clear_error(void) { base_clear_error(); }
+
 prt_status base_error(prt_status status, const char *fmt, ...)
 {
     va_list ap;

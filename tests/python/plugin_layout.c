@@ -1,0 +1,76 @@
+/*
+ * Prints the size and alignment of every struct the ctypes binding
+ * (plugrt_ctypes.py) declares, and the offset of each of its fields, as the
+ * C compiler lays them out: "S name size align" and "F name.field offset".
+ * test_ctypes_plugin.py compares this with ctypes' layout, so a binding that
+ * drifts from plugin.h / plugrt.h fails the test instead of corrupting memory.
+ */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "plugrt/plugrt.h"
+
+#define S(T) printf("S %s %zu %zu\n", #T, sizeof(T), _Alignof(T))
+#define F(T, f) printf("F %s.%s %zu\n", #T, #f, offsetof(T, f))
+
+int main(void)
+{
+    S(prt_dims); F(prt_dims, nb_dims); F(prt_dims, d);
+    S(prt_tensor_desc); F(prt_tensor_desc, dtype); F(prt_tensor_desc, format);
+    F(prt_tensor_desc, dims); F(prt_tensor_desc, dims_device); F(prt_tensor_desc, reserved);
+    S(prt_dynamic_tensor_desc); F(prt_dynamic_tensor_desc, desc);
+    F(prt_dynamic_tensor_desc, min); F(prt_dynamic_tensor_desc, opt);
+    F(prt_dynamic_tensor_desc, max);
+    S(prt_field); F(prt_field, name); F(prt_field, data); F(prt_field, type);
+    F(prt_field, length);
+    S(prt_field_collection); F(prt_field_collection, nb_fields);
+    F(prt_field_collection, fields);
+    S(prt_field_schema); F(prt_field_schema, name); F(prt_field_schema, type);
+    F(prt_field_schema, length); F(prt_field_schema, doc);
+    S(prt_host_services); F(prt_host_services, struct_size);
+    F(prt_host_services, abi_version); F(prt_host_services, host);
+    F(prt_host_services, log); F(prt_host_services, set_error);
+    S(prt_dim_exprs); F(prt_dim_exprs, nb_dims); F(prt_dim_exprs, d);
+    S(prt_expr_builder); F(prt_expr_builder, struct_size);
+    F(prt_expr_builder, abi_version); F(prt_expr_builder, constant);
+    F(prt_expr_builder, operation); F(prt_expr_builder, declare_size_tensor);
+    F(prt_expr_builder, is_constant); F(prt_expr_builder, host);
+    S(prt_plugin_core); F(prt_plugin_core, struct_size); F(prt_plugin_core, abi_version);
+    F(prt_plugin_core, name); F(prt_plugin_core, version);
+    F(prt_plugin_core, plugin_namespace); F(prt_plugin_core, devices);
+    S(prt_plugin_build); F(prt_plugin_build, struct_size); F(prt_plugin_build, abi_version);
+    F(prt_plugin_build, nb_outputs); F(prt_plugin_build, get_output_dtypes);
+    F(prt_plugin_build, get_output_shapes);
+    F(prt_plugin_build, supports_format_combination); F(prt_plugin_build, configure);
+    F(prt_plugin_build, get_workspace_size); F(prt_plugin_build, get_valid_tactics);
+    F(prt_plugin_build, get_aliased_input); F(prt_plugin_build, get_output_values);
+    S(prt_plugin_runtime); F(prt_plugin_runtime, struct_size);
+    F(prt_plugin_runtime, abi_version); F(prt_plugin_runtime, set_tactic);
+    F(prt_plugin_runtime, on_shape_change); F(prt_plugin_runtime, enqueue);
+    F(prt_plugin_runtime, attach_to_context);
+    F(prt_plugin_runtime, get_fields_to_serialize); F(prt_plugin_runtime, clone);
+    F(prt_plugin_runtime, destroy);
+    S(prt_plugin_vtable); F(prt_plugin_vtable, struct_size);
+    F(prt_plugin_vtable, abi_version); F(prt_plugin_vtable, core);
+    F(prt_plugin_vtable, build); F(prt_plugin_vtable, runtime);
+    S(prt_plugin); F(prt_plugin, vt);
+    S(prt_plugin_creator); F(prt_plugin_creator, struct_size);
+    F(prt_plugin_creator, abi_version); F(prt_plugin_creator, name);
+    F(prt_plugin_creator, version); F(prt_plugin_creator, plugin_namespace);
+    F(prt_plugin_creator, nb_fields); F(prt_plugin_creator, fields);
+    F(prt_plugin_creator, create); F(prt_plugin_creator, user);
+    S(prt_plugin_library); F(prt_plugin_library, struct_size);
+    F(prt_plugin_library, abi_version); F(prt_plugin_library, name);
+    F(prt_plugin_library, version); F(prt_plugin_library, nb_creators);
+    F(prt_plugin_library, creators);
+    S(prt_io_info); F(prt_io_info, name); F(prt_io_info, is_input); F(prt_io_info, dtype);
+    F(prt_io_info, format); F(prt_io_info, dims); F(prt_io_info, data_dependent_mask);
+    F(prt_io_info, is_size_tensor);
+    S(prt_layer_info); F(prt_layer_info, name); F(prt_layer_info, plugin_namespace);
+    F(prt_layer_info, plugin_name); F(prt_layer_info, plugin_version);
+    F(prt_layer_info, library); F(prt_layer_info, library_hash); F(prt_layer_info, tactic);
+    F(prt_layer_info, workspace); F(prt_layer_info, nb_inputs); F(prt_layer_info, inputs);
+    F(prt_layer_info, nb_outputs); F(prt_layer_info, outputs);
+    F(prt_layer_info, alias_input); F(prt_layer_info, nb_fields); F(prt_layer_info, fields);
+    return 0;
+}
