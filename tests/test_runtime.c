@@ -581,6 +581,9 @@ static int test_bad_use(prt_registry *reg)
             int32_t l, y;
             REQUIRE(p);
             REQUIRE_OK(prt_network_add_plugin(net, &t, 1, NULL, 0, p, &l));
+            /* The network owns it now: a second add would free it twice. */
+            CHECK_ERR(prt_network_add_plugin(net, &t, 1, NULL, 0, p, &l),
+                      PRT_ERR_INVALID_ARGUMENT, "already layer");
             REQUIRE_OK(prt_network_get_layer_output(net, l, 0, &y));
             REQUIRE_OK(prt_network_mark_output(net, y));
         }

@@ -733,6 +733,11 @@ static prt_status bld_alias(bld *b)
                                   "dtypes or shapes differ", l->name, (int)o, (int)in);
             for (int32_t k = 0; k < l->nb_inputs; k++)
                 uses += l->inputs[k] == tin;
+            /* An earlier output of this layer that already took the input's
+             * memory counts as a use: two outputs in one buffer would
+             * overwrite each other. */
+            for (int32_t k = 0; k < o; k++)
+                uses += bl->alias_input[k] == in && !bl->alias_copy[k];
             bl->alias_input[o] = in;
             /* Share memory only when nobody can see the input change: both
              * live in the arena, the input dies here and is read once. Else

@@ -29,7 +29,12 @@
 
 prt_engine *engine_alloc(void)
 {
-    return base_calloc(1, sizeof(prt_engine));
+    prt_engine *e = base_calloc(1, sizeof(prt_engine));
+    if (e && pthread_mutex_init(&e->plugin_lock, NULL) != 0) {
+        base_free(e);
+        return NULL;
+    }
+    return e;
 }
 
 /* The runtime table of a plugin when its tables can be trusted to hold it. */
@@ -80,6 +85,7 @@ void engine_free(prt_engine *e)
     base_free(e->prof_vmax);
     base_free(e->weights);
     expr_program_free(&e->exprs);
+    pthread_mutex_destroy(&e->plugin_lock);
     base_free(e);
 }
 
@@ -566,6 +572,25 @@ prt_status engine_validate(const prt_engine *e)
             st = base_error_prefix(PRT_ERR_MALFORMED, "invalid engine: expressions");
         goto done;
     }
+
+    /* Exactly one SIZE node per size id (the builder makes one per size
+     * tensor): the runtime checks a size's value against the upper bound
+     * of its one node and treats node 0 as the node of a size that has
+     * none. A missing node sends that check to whatever node 0's operand
+     * field holds (unchecked on a leaf), a second node with another bound
+     * lets a value through that the other node's users were not sized for. */
+    memset(seen, 0, (size_t)e->nb_tensors);
+    for (int32_t i = 0; i < e->exprs.nb_nodes; i++)
+        if (e->exprs.nodes[i].kind == EXPR_SIZE && seen[e->exprs.nodes[i].imm]++) {
+            st = invalid("size %lld has two expression nodes",
+                         (long long)e->exprs.nodes[i].imm);
+            goto done;
+        }
+    for (int32_t s = 0; s < e->nb_sizes; s++)
+        if (!seen[s]) {
+            st = invalid("size %d has no expression node", (int)s);
+            goto done;
+        }
 
     memset(seen, 0, (size_t)e->nb_tensors);
     for (int32_t l = 0; l < e->nb_layers && !st; l++)

@@ -16,6 +16,7 @@
 #ifndef PLUGRT_ENGINE_IMPL_H
 #define PLUGRT_ENGINE_IMPL_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "base/base.h"
@@ -114,6 +115,12 @@ struct prt_engine {
 
     int64_t arena_size;     /* activations */
     int64_t workspace_size; /* max over layers */
+
+    /* Serializes calls on the layers' plugins (attach_to_context when a
+     * context is created): the engine is shared by threads, and plugin.h
+     * promises a plugin object is never called from two threads at once.
+     * Initialized by engine_alloc, destroyed by engine_free. */
+    pthread_mutex_t plugin_lock;
 };
 
 /* Allocates an empty engine (all zero). NULL on out of memory. */

@@ -226,6 +226,14 @@ prt_status prt_network_add_plugin(prt_network *net, const int32_t *inputs,
     st = network_check_plugin(plugin, 1);
     if (st)
         return st;
+    /* The network owns its plugins: the same object twice would be
+     * destroyed twice. */
+    for (int32_t i = 0; i < net->nb_layers; i++)
+        if (net->layers[i].plugin == plugin)
+            return base_error(PRT_ERR_INVALID_ARGUMENT,
+                              "plugin '%s' is already layer '%s' of this network; "
+                              "clone it for another layer", plugin_name(plugin),
+                              net->layers[i].name);
     for (int32_t i = 0; i < nb_inputs; i++)
         if (inputs[i] < 0 || inputs[i] >= net->nb_tensors)
             return base_error(PRT_ERR_INVALID_ARGUMENT,

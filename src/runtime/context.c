@@ -25,6 +25,9 @@ struct prt_context {
     uint8_t *input_set;
     void **io_addr;                       /* per I/O index */
     const prt_output_allocator **alloc;   /* per I/O index */
+    void **alloc_mem;                     /* per I/O index: what the
+                                             allocator last returned, passed
+                                             back as `current` (plugrt.h) */
     void **staging;                       /* per I/O index: data-dependent
                                              outputs with an allocator */
     prt_dims *out_dims;                   /* per output: dims after a run */
@@ -81,6 +84,7 @@ void prt_context_destroy(prt_context *c)
     base_free(c->input_set);
     base_free(c->io_addr);
     base_free(c->alloc);
+    base_free(c->alloc_mem);
     if (c->staging)
         for (int32_t i = 0; i < c->nb_io; i++)
             base_free(c->staging[i]);
@@ -148,6 +152,7 @@ prt_status prt_context_create(const prt_engine *e, prt_context **out)
     c->input_values = base_calloc((size_t)e->nb_inputs + 1, sizeof(prt_dims));
     c->io_addr = base_calloc((size_t)c->nb_io + 1, sizeof(void *));
     c->alloc = base_calloc((size_t)c->nb_io + 1, sizeof(prt_output_allocator *));
+    c->alloc_mem = base_calloc((size_t)c->nb_io + 1, sizeof(void *));
     c->staging = base_calloc((size_t)c->nb_io + 1, sizeof(void *));
     c->out_dims = base_calloc((size_t)e->nb_outputs + 1, sizeof(prt_dims));
     c->arena = base_malloc((size_t)e->arena_size);
@@ -168,7 +173,7 @@ prt_status prt_context_create(const prt_engine *e, prt_context **out)
     c->last = base_calloc((size_t)total_desc + 1, sizeof(prt_tensor_desc));
     c->last_off = base_calloc((size_t)e->nb_layers + 1, sizeof(int32_t));
     c->told = base_calloc((size_t)e->nb_layers + 1, 1);
-    if (!c->plugins || !c->input_dims || !c->input_values || !c->input_set || !c->io_addr || !c->alloc ||
+    if (!c->plugins || !c->input_dims || !c->input_values || !c->input_set || !c->io_addr || !c->alloc || !c->alloc_mem ||
         !c->staging || !c->out_dims || !c->arena || !c->workspace || !c->tptr ||
         !c->values || !c->up_values || !c->known || !c->up_known || !c->size_values ||
         !c->size_scratch || !c->size_known || !c->known_scratch || !c->size_node ||
@@ -200,7 +205,12 @@ prt_status prt_context_create(const prt_engine *e, prt_context **out)
             return base_error(PRT_ERR_STATE, "layer '%s' has no plugin", l->name);
         }
         base_clear_error();
+        /* The engine's plugin is shared by every context of the engine,
+         * which threads may create at once; the lock keeps plugin.h's
+         * promise that one object is never called concurrently. */
+        pthread_mutex_lock((pthread_mutex_t *)&e->plugin_lock);
         c->plugins[i] = l->plugin->vt->runtime->attach_to_context(l->plugin, NULL);
+        pthread_mutex_unlock((pthread_mutex_t *)&e->plugin_lock);
         st = c->plugins[i] ? network_check_plugin(c->plugins[i], 0) : PRT_ERR_PLUGIN;
         if (st == PRT_OK && RUNTIME_ENTRY(c->plugins[i], set_tactic))
             st = RUNTIME_ENTRY(c->plugins[i], set_tactic)(c->plugins[i], l->tactic);
@@ -313,6 +323,10 @@ prt_status prt_context_set_output_allocator(prt_context *c, const char *name,
                                   "set_output_allocator: '%s': out of memory", name);
         }
     }
+    /* `current` is memory this allocator handed out; another allocator
+     * starts with none. */
+    if (alloc != c->alloc[io])
+        c->alloc_mem[io] = NULL;
     c->alloc[io] = alloc;
     return PRT_OK;
 }
@@ -470,8 +484,15 @@ static prt_status bind_io(prt_context *c)
             const prt_output_allocator *a = c->alloc[io];
             tensor_dims(e, t, c->values, c->known, &d);
             bytes = base_volume(&d) * (int64_t)prt_dtype_size(e->tensors[t].dtype);
-            c->tptr[t] = a->reallocate(a->user, name, NULL, (uint64_t)bytes, 256);
-            if (!c->tptr[t])
+            /* plugrt.h: the allocator gets back what it gave last time and
+             * returns it when it is big enough, so a steady run allocates
+             * nothing. */
+            c->tptr[t] = a->reallocate(a->user, name, c->alloc_mem[io], (uint64_t)bytes, 256);
+            if (c->tptr[t])
+                c->alloc_mem[io] = c->tptr[t];
+            else if (bytes == 0)
+                c->tptr[t] = c->arena; /* empty: never touched, but not NULL */
+            else
                 return base_error(PRT_ERR_OUT_OF_MEMORY, "output allocator gave no memory "
                                   "for '%s' (%lld bytes)", name, (long long)bytes);
         }
@@ -518,8 +539,15 @@ static prt_status run_layer(prt_context *c, int32_t li)
                               l->name, (int)k);
         c->in_ptrs[k] = c->tptr[t];
     }
+    /* Upper-bound values are needed for outputs with a dim not known yet,
+     * and for a size tensor's own bound, checked below after the run: a
+     * layer whose only data-dependent output is a 0-D size tensor has no
+     * unknown dim, yet its bound must be evaluated now (up_values would
+     * otherwise hold zeros or an earlier layer's or run's values), and the
+     * exact shapes must be evaluated again once its size is known. */
     for (int32_t o = 0; o < nb_out; o++)
-        need_upper |= has_unknown_dim(e, l->outputs[o], c->known);
+        need_upper |= has_unknown_dim(e, l->outputs[o], c->known) ||
+                      e->tensors[l->outputs[o]].size_id >= 0;
     if (need_upper) {
         st = eval_upper(c);
         if (st)
@@ -601,7 +629,9 @@ static prt_status finish_outputs(prt_context *c)
         if (c->staging[io]) {
             int64_t bytes = base_volume(&c->out_dims[o]) *
                             (int64_t)prt_dtype_size(e->tensors[t].dtype);
-            void *dst = a->reallocate(a->user, name, NULL, (uint64_t)bytes, 256);
+            void *dst = a->reallocate(a->user, name, c->alloc_mem[io], (uint64_t)bytes, 256);
+            if (dst)
+                c->alloc_mem[io] = dst;
             if (!dst && bytes > 0)
                 return base_error(PRT_ERR_OUT_OF_MEMORY, "output allocator gave no memory "
                                   "for '%s' (%lld bytes)", name, (long long)bytes);
