@@ -421,11 +421,57 @@ static int test_unknown_values(void)
     return 0;
 }
 
+/* Ops state the values of small integer outputs (shape tensors), but only a
+ * 0-D or 1-D output can be a shape tensor: a 2-D int64 ConstantOfShape, an
+ * Add of 2-D int64 constants or a Reshape of a known vector to 2-D must
+ * build and run, not fail the build for stating values. */
+static int test_values_rank2(void)
+{
+    net g = {NULL, PRT_OK};
+    prt_engine *e = NULL;
+    prt_dims xd = {1, {2}}, od[3];
+    float xv[2] = {1, 2};
+    int64_t shp[2] = {2, 3}, four[4] = {1, 2, 3, 4}, s22[2] = {2, 2};
+    int64_t bufs[3][MAXT];
+    int32_t dt = PRT_INT64, x, c;
+    int64_t seven = 7;
+    prt_field f[2];
+    const char *names[3] = {"C", "S", "R"};
+    REQUIRE_OK(prt_network_create(&g.n));
+    CHECK_OK(prt_network_add_input(g.n, "X", PRT_FLOAT32, &xd, &x));
+    f[0] = ot_fld_i32("dtype", &dt, 1);
+    f[1].name = "value";
+    f[1].data = &seven;
+    f[1].type = PRT_FIELD_INT64;
+    f[1].length = 1;
+    c = i64v(&g, 2, shp);
+    out(&g, layer(&g, "ConstantOfShape", f, 2, NULL, 0, &c, 1), "C");
+    {
+        prt_dims d22 = {2, {2, 2}};
+        int32_t a = -1;
+        if (!g.st)
+            g.st = prt_network_add_constant(g.n, "k22", PRT_INT64, &d22, four, &a);
+        out(&g, op2(&g, "Add", a, a), "S");
+    }
+    out(&g, op_s(&g, "Reshape", i64v(&g, 4, four), i64v(&g, 2, s22)), "R");
+    CHECK_OK(build(&g, 0, &e));
+    if (e) {
+        CHECK_OK(run(e, &xd, xv, names, 3, bufs, od));
+        CHECK(dims_are(&od[0], 2, 2, 3) && bufs[0][0] == 7 && bufs[0][5] == 7);
+        CHECK(dims_are(&od[1], 2, 2, 2) && bufs[1][0] == 2 && bufs[1][3] == 8);
+        CHECK(dims_are(&od[2], 2, 2, 2) && bufs[2][0] == 1 && bufs[2][3] == 4);
+    }
+    prt_engine_destroy(e);
+    prt_network_destroy(g.n);
+    return 0;
+}
+
 int main(void)
 {
     test_chain();
     test_gather_slice();
     test_cast_concat_squeeze();
     test_unknown_values();
+    test_values_rank2();
     return tu_finish("test_shape_ops");
 }

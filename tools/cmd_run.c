@@ -171,14 +171,20 @@ static int build_from_onnx(const run_args *a, const prt_registry *reg,
     int rc = cli_import_onnx(a->m.model, reg, &a->m.ops, &net);
     for (int i = 0; rc == CLI_OK && i < a->shapes.count; i++)
         rc = cli_shapes_set(&prof, a->shapes.items[i].name, &a->shapes.items[i].dims);
-    for (int i = 0; rc == CLI_OK && i < in->count; i++) {
+    /* Walk the network's inputs, not the files, and find each one's file as
+     * run_inputs_bind will: by name, or a reference-directory file named
+     * after the file-safe name ('x:0' -> input_x_0.npy). A file for a
+     * tensor that is no input (an intermediate's name) is noted later; put
+     * into the profile it would fail the build ("not a network input"). */
+    for (int32_t i = 0; rc == CLI_OK && net && i < prt_network_input_count(net); i++) {
         int32_t t;
-        /* A reference-directory file for a tensor the model lacks is noted
-         * later, not put into the profile. */
-        if (cli_shapes_find(&prof, in->items[i].name) ||
-            prt_network_find_tensor(net, in->items[i].name, &t) != PRT_OK)
+        const char *name = NULL;
+        const run_input *r;
+        if (prt_network_get_input(net, i, &t) != PRT_OK ||
+            prt_network_get_tensor(net, t, &name, NULL, NULL) != PRT_OK || !name ||
+            cli_shapes_find(&prof, name) || !(r = run_inputs_match(in, name)))
             continue;
-        rc = cli_shapes_set(&prof, in->items[i].name, &in->items[i].arr.dims);
+        rc = cli_shapes_set(&prof, name, &r->arr.dims);
     }
     if (rc == CLI_OK) {
         cli_build_opts bo = {NULL, &prof, NULL, PRT_DEVICE_CPU, -1, 0,

@@ -310,8 +310,10 @@ static prt_status bld_layer_values(bld *b, int32_t li)
             return base_error(PRT_ERR_PLUGIN,
                               "layer '%s': output %d states %d values, but only a 0-D "
                               "or 1-D int32/int64/bool output of a static size up to %d can "
-                              "have them (its size is %lld)", l->name, (int)o,
-                              (int)out_values[o].nb_dims, PRT_MAX_DIMS, (long long)count);
+                              "have them (it is %s, rank %d, size %lld)", l->name, (int)o,
+                              (int)out_values[o].nb_dims, PRT_MAX_DIMS,
+                              prt_dtype_name(t->dtype), (int)t->dims.nb_dims,
+                              (long long)count);
         for (int32_t v = 0; v < out_values[o].nb_dims; v++)
             if (!out_values[o].d[v])
                 return base_error(PRT_ERR_PLUGIN, "layer '%s': output %d value %d has no "

@@ -352,8 +352,13 @@ static prt_status bld_values(prt_plugin *p, const prt_dim_exprs *in_dims,
                         &out_values[0], exprs);
     if (st)
         return st;
+    /* Only a 0-D or 1-D output can be a shape tensor (the builder fails a
+     * layer that states values of any other): an op's values hook counts
+     * elements, so a 2-D int64 ConstantOfShape, or an Add of 2-D int64
+     * constants, would otherwise fail the build of a valid network. */
     if (out_values[0].nb_dims >= 0 &&
-        out_values[0].nb_dims != op_static_count(exprs, &o->bld_out))
+        (o->bld_out.nb_dims > 1 ||
+         out_values[0].nb_dims != op_static_count(exprs, &o->bld_out)))
         out_values[0].nb_dims = -1; /* not a shape tensor after all */
     for (int32_t v = 0; v < out_values[0].nb_dims; v++)
         if (!out_values[0].d[v])

@@ -59,4 +59,29 @@ expect_rc 2 mapped_plan "$PLUGRT" run model.plan --plugin-op FindNonZero=NonZero
 expect_rc 1 outside "$PLUGRT" run model.plan --random-inputs --shapes X:40x4 &&
   expect_grep "X" outside.err
 
+# An ONNX model run from a reference directory alone: the profile of a
+# dynamic input comes from DIR/input_<name>.npy, found by the file-safe name
+# ('x:0' -> input_x_0.npy) as the binding finds it; a file naming a tensor
+# that is not an input (input_T.npy for an intermediate) is noted, not put
+# into the profile.
+expect_rc 0 make_refdir "$PYTHON" - refdir <<'EOF'
+import sys, os
+import numpy as np, onnx
+from onnx import helper as H, TensorProto as T
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+g = H.make_graph([H.make_node("Relu", ["x:0"], ["T"]), H.make_node("Relu", ["T"], ["Y"])],
+                 "g", [H.make_tensor_value_info("x:0", T.FLOAT, ["N", 3])],
+                 [H.make_tensor_value_info("Y", T.FLOAT, None)])
+m = H.make_model(g, opset_imports=[H.make_opsetid("", 17)])
+m.ir_version = 8
+onnx.save(m, d + "/m.onnx")
+x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+np.save(d + "/input_x_0.npy", x)
+np.save(d + "/input_T.npy", x)
+np.save(d + "/output_Y.npy", np.maximum(x, 0))
+EOF
+expect_rc 0 refdir_run "$PLUGRT" run refdir/m.onnx --compare refdir -n 1 &&
+  expect_grep "PASSED" refdir_run.out && expect_grep "ignoring .*input_T.npy" refdir_run.err
+
 finish
