@@ -27,25 +27,17 @@ typedef struct add_in_place {
 
 static add_in_place *aip(prt_plugin *p) { return (add_in_place *)p; }
 
+/* Two inputs (a, b), one output (a + b, over a). */
 static prt_status aip_check_io(const add_in_place *a, int32_t nb_in,
                                int32_t nb_out)
 {
-    if (nb_in != 2 || nb_out != 1)
-        return plg_fail(&a->obj, PRT_ERR_INVALID_ARGUMENT,
-                        "expects 2 inputs and 1 output, got %d and %d",
-                        (int)nb_in, (int)nb_out);
-    return PRT_OK;
-}
-
-static int aip_dtype_ok(int32_t dtype)
-{
-    return dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16;
+    return plg_check_io(&a->obj, nb_in, nb_out, 2, 1);
 }
 
 static prt_status aip_check_dtypes(const add_in_place *a, int32_t t0,
                                    int32_t t1)
 {
-    if (!aip_dtype_ok(t0) || t1 != t0)
+    if (!plg_float_dtype_ok(t0) || t1 != t0)
         return plg_fail(&a->obj, PRT_ERR_UNSUPPORTED,
                         "inputs are %s and %s; expected two float32 or two "
                         "float16 tensors",
@@ -117,16 +109,10 @@ static int32_t aip_supports(prt_plugin *self, int32_t pos,
                             const prt_dynamic_tensor_desc *in_out,
                             int32_t nb_inputs, int32_t nb_outputs)
 {
-    const prt_tensor_desc *d;
     (void)self;
-    if (nb_inputs != 2 || nb_outputs != 1 || pos < 0 || pos > 2)
-        return 0;
-    d = &in_out[pos].desc;
-    if (d->format != PRT_FORMAT_LINEAR)
-        return 0;
-    if (pos == 0)
-        return aip_dtype_ok(d->dtype);
-    return d->dtype == in_out[0].desc.dtype;
+    /* a: linear float32 or float16; b and the output: linear, a's dtype. */
+    return plg_supports_float_same_dtype(pos, in_out, nb_inputs, nb_outputs,
+                                         2, 1);
 }
 
 static prt_status aip_configure(prt_plugin *self,
@@ -139,11 +125,8 @@ static prt_status aip_configure(prt_plugin *self,
     prt_status st = aip_check_io(a, nb_in, nb_out);
     if (st == PRT_OK)
         st = aip_check_dtypes(a, in[0].desc.dtype, in[1].desc.dtype);
-    if (st == PRT_OK && out[0].desc.dtype != in[0].desc.dtype)
-        st = plg_fail(&a->obj, PRT_ERR_INVALID_ARGUMENT,
-                      "output dtype %s differs from input dtype %s",
-                      plg_dtype_name(out[0].desc.dtype),
-                      plg_dtype_name(in[0].desc.dtype));
+    if (st == PRT_OK)
+        st = plg_check_same_dtype(&a->obj, out[0].desc.dtype, in[0].desc.dtype);
     if (st == PRT_OK && in[0].desc.dims.nb_dims != in[1].desc.dims.nb_dims)
         st = plg_fail(&a->obj, PRT_ERR_SHAPE,
                       "inputs have ranks %d and %d; AddInPlace needs equal "
@@ -261,11 +244,9 @@ static prt_status aip_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
     (void)workspace, (void)stream;
     if (st == PRT_OK)
         st = aip_check_dtypes(a, in_desc[0].dtype, in_desc[1].dtype);
-    if (st == PRT_OK && out_desc[0].dtype != in_desc[0].dtype)
-        st = plg_fail(&a->obj, PRT_ERR_INVALID_ARGUMENT,
-                      "output dtype %s differs from input dtype %s",
-                      plg_dtype_name(out_desc[0].dtype),
-                      plg_dtype_name(in_desc[0].dtype));
+    if (st == PRT_OK)
+        st = plg_check_same_dtype(&a->obj, out_desc[0].dtype,
+                                  in_desc[0].dtype);
     if (st == PRT_OK)
         st = aip_check_shapes(a, in_desc, out_desc);
     if (st != PRT_OK)

@@ -36,27 +36,10 @@ typedef struct circ_pad {
 
 static circ_pad *cp(prt_plugin *p) { return (circ_pad *)p; }
 
+/* One input (x), one output (the padded x). */
 static prt_status cp_check_io(const circ_pad *c, int32_t nb_in, int32_t nb_out)
 {
-    if (nb_in != 1 || nb_out != 1)
-        return plg_fail(&c->obj, PRT_ERR_INVALID_ARGUMENT,
-                        "expects 1 input and 1 output, got %d and %d",
-                        (int)nb_in, (int)nb_out);
-    return PRT_OK;
-}
-
-static int cp_dtype_ok(int32_t dtype)
-{
-    return dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16;
-}
-
-static prt_status cp_check_dtype(const circ_pad *c, int32_t dtype)
-{
-    if (!cp_dtype_ok(dtype))
-        return plg_fail(&c->obj, PRT_ERR_UNSUPPORTED,
-                        "input dtype %s is not supported (float32 or float16)",
-                        plg_dtype_name(dtype));
-    return PRT_OK;
+    return plg_check_io(&c->obj, nb_in, nb_out, 1, 1);
 }
 
 static prt_status cp_check_rank(const circ_pad *c, int32_t rank)
@@ -127,7 +110,7 @@ static prt_status cp_get_output_dtypes(prt_plugin *self, int32_t *out_types,
 {
     prt_status st = cp_check_io(cp(self), nb_inputs, nb_outputs);
     if (st == PRT_OK)
-        st = cp_check_dtype(cp(self), in_types[0]);
+        st = plg_check_float_input(&cp(self)->obj, in_types[0]);
     if (st != PRT_OK)
         return st;
     out_types[0] = in_types[0];
@@ -181,16 +164,10 @@ static int32_t cp_supports(prt_plugin *self, int32_t pos,
                            const prt_dynamic_tensor_desc *in_out,
                            int32_t nb_inputs, int32_t nb_outputs)
 {
-    const prt_tensor_desc *d;
     (void)self;
-    if (nb_inputs != 1 || nb_outputs != 1 || pos < 0 || pos > 1)
-        return 0;
-    d = &in_out[pos].desc;
-    if (d->format != PRT_FORMAT_LINEAR)
-        return 0;
-    if (pos == 0)
-        return cp_dtype_ok(d->dtype);
-    return d->dtype == in_out[0].desc.dtype;
+    /* x: linear float32 or float16; the output: linear, x's dtype. */
+    return plg_supports_float_same_dtype(pos, in_out, nb_inputs, nb_outputs,
+                                         1, 1);
 }
 
 static prt_status cp_configure(prt_plugin *self,
@@ -203,12 +180,9 @@ static prt_status cp_configure(prt_plugin *self,
     int32_t rank;
     prt_status st = cp_check_io(c, nb_in, nb_out);
     if (st == PRT_OK)
-        st = cp_check_dtype(c, in[0].desc.dtype);
-    if (st == PRT_OK && out[0].desc.dtype != in[0].desc.dtype)
-        st = plg_fail(&c->obj, PRT_ERR_INVALID_ARGUMENT,
-                      "output dtype %s differs from input dtype %s",
-                      plg_dtype_name(out[0].desc.dtype),
-                      plg_dtype_name(in[0].desc.dtype));
+        st = plg_check_float_input(&c->obj, in[0].desc.dtype);
+    if (st == PRT_OK)
+        st = plg_check_same_dtype(&c->obj, out[0].desc.dtype, in[0].desc.dtype);
     if (st == PRT_OK)
         st = cp_check_rank(c, in[0].desc.dims.nb_dims);
     if (st != PRT_OK)
@@ -322,16 +296,15 @@ static prt_status cp_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
         plg_check_enqueue(&c->obj, device, in_desc, out_desc, inputs, outputs);
     (void)workspace, (void)stream;
     if (st == PRT_OK)
-        st = cp_check_dtype(c, in_desc[0].dtype);
+        st = plg_check_float_input(&c->obj, in_desc[0].dtype);
     if (st == PRT_OK)
         st = cp_check_rank(c, d->nb_dims);
     if (st == PRT_OK)
         st = cp_check_dims(c, d, "concrete");
+    if (st == PRT_OK)
+        st = plg_check_input_volume(&c->obj, d, NULL);
     if (st != PRT_OK)
         return st;
-    if (plg_volume(d) < 0)
-        return plg_fail(&c->obj, PRT_ERR_SHAPE, "input dims %s are not valid",
-                        plg_dims_str(d, a, sizeof a));
     want = *d;
     for (int32_t i = 0; i < d->nb_dims; i++) {
         int64_t before, after;

@@ -448,6 +448,81 @@ prt_status plg_check_enqueue(const plg_object *o, int32_t device,
     return PRT_OK;
 }
 
+prt_status plg_check_io(const plg_object *o, int32_t nb_in, int32_t nb_out,
+                        int32_t want_in, int32_t want_out)
+{
+    if (nb_in != want_in || nb_out != want_out)
+        return plg_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                        "expects %d input%s and %d output%s, got %d and %d",
+                        (int)want_in, want_in == 1 ? "" : "s", (int)want_out,
+                        want_out == 1 ? "" : "s", (int)nb_in, (int)nb_out);
+    return PRT_OK;
+}
+
+int plg_float_dtype_ok(int32_t dtype)
+{
+    return dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16;
+}
+
+prt_status plg_check_float_input(const plg_object *o, int32_t dtype)
+{
+    if (!plg_float_dtype_ok(dtype))
+        return plg_fail(o, PRT_ERR_UNSUPPORTED,
+                        "input dtype %s is not supported (float32 or float16)",
+                        plg_dtype_name(dtype));
+    return PRT_OK;
+}
+
+prt_status plg_check_same_dtype(const plg_object *o, int32_t out_dtype,
+                                int32_t in_dtype)
+{
+    if (out_dtype != in_dtype)
+        return plg_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                        "output dtype %s differs from input dtype %s",
+                        plg_dtype_name(out_dtype), plg_dtype_name(in_dtype));
+    return PRT_OK;
+}
+
+prt_status plg_check_input_volume(const plg_object *o, const prt_dims *d,
+                                  int64_t *out_vol)
+{
+    int64_t vol = plg_volume(d);
+    char a[96];
+    if (vol < 0)
+        return plg_fail(o, PRT_ERR_SHAPE, "input dims %s are not valid",
+                        plg_dims_str(d, a, sizeof a));
+    if (out_vol)
+        *out_vol = vol;
+    return PRT_OK;
+}
+
+const prt_tensor_desc *plg_linear_desc(int32_t pos,
+                                       const prt_dynamic_tensor_desc *in_out,
+                                       int32_t nb_inputs, int32_t nb_outputs,
+                                       int32_t want_in, int32_t want_out)
+{
+    const prt_tensor_desc *d;
+    if (nb_inputs != want_in || nb_outputs != want_out || pos < 0 ||
+        pos >= want_in + want_out)
+        return NULL;
+    d = &in_out[pos].desc;
+    return d->format == PRT_FORMAT_LINEAR ? d : NULL;
+}
+
+int32_t plg_supports_float_same_dtype(int32_t pos,
+                                      const prt_dynamic_tensor_desc *in_out,
+                                      int32_t nb_inputs, int32_t nb_outputs,
+                                      int32_t want_in, int32_t want_out)
+{
+    const prt_tensor_desc *d = plg_linear_desc(pos, in_out, nb_inputs,
+                                               nb_outputs, want_in, want_out);
+    if (!d)
+        return 0;
+    if (pos == 0)
+        return plg_float_dtype_ok(d->dtype);
+    return d->dtype == in_out[0].desc.dtype;
+}
+
 int64_t plg_volume(const prt_dims *d)
 {
     int64_t v = 1;

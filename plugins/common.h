@@ -14,7 +14,10 @@
  *  - IEEE binary16 conversions;
  *  - a plugin-object scaffold (plg_object) shared by every plugin: identity
  *    comes from the creator, objects are plain old data so clone is a copy,
- *    and the core table and the generic runtime entries are shared.
+ *    and the core table and the generic runtime entries are shared;
+ *  - the checks several plugins' entries make alike (input and output
+ *    counts, float32/float16 inputs, an output in its input's dtype,
+ *    supports_format_combination for that case), with one message each.
  */
 #ifndef PLUGRT_PLUGINS_COMMON_H
 #define PLUGRT_PLUGINS_COMMON_H
@@ -181,6 +184,51 @@ prt_status plg_check_enqueue(const plg_object *o, int32_t device,
                              const prt_tensor_desc *in_desc,
                              const prt_tensor_desc *out_desc,
                              const void *const *inputs, void *const *outputs);
+
+/* ---- Checks the build and runtime entries share --------------------------
+ * Each reports through plg_fail, so its message starts with the plugin's
+ * name and layer. What a plugin accepts beyond these (ranks, axes, pads,
+ * output dtypes of its own) stays in its file. */
+
+/* The entry was called with `want_in` inputs and `want_out` outputs;
+ * otherwise PRT_ERR_INVALID_ARGUMENT, "expects 1 input and 2 outputs, got 1
+ * and 1". */
+prt_status plg_check_io(const plg_object *o, int32_t nb_in, int32_t nb_out,
+                        int32_t want_in, int32_t want_out);
+
+/* 1 for the dtypes the kernels here compute in: float32 and float16. */
+int plg_float_dtype_ok(int32_t dtype);
+
+/* The input's dtype is float32 or float16; otherwise PRT_ERR_UNSUPPORTED,
+ * "input dtype int32 is not supported (float32 or float16)". */
+prt_status plg_check_float_input(const plg_object *o, int32_t dtype);
+
+/* An output in its input's dtype; otherwise PRT_ERR_INVALID_ARGUMENT,
+ * "output dtype float16 differs from input dtype float32". */
+prt_status plg_check_same_dtype(const plg_object *o, int32_t out_dtype,
+                                int32_t in_dtype);
+
+/* *out_vol = the elements of an input's concrete dims (out_vol may be NULL);
+ * dims that plg_volume refuses are PRT_ERR_SHAPE, "input dims [2, -1] are
+ * not valid". */
+prt_status plg_check_input_volume(const plg_object *o, const prt_dims *d,
+                                  int64_t *out_vol);
+
+/* For supports_format_combination: the descriptor at `pos` when the call
+ * has `want_in` inputs and `want_out` outputs, `pos` is one of them and its
+ * format is linear (the only one this library reads); NULL otherwise, which
+ * the caller answers with 0 (not supported). */
+const prt_tensor_desc *plg_linear_desc(int32_t pos,
+                                       const prt_dynamic_tensor_desc *in_out,
+                                       int32_t nb_inputs, int32_t nb_outputs,
+                                       int32_t want_in, int32_t want_out);
+
+/* supports_format_combination of a plugin whose tensors are all linear,
+ * input 0 float32 or float16 and every other tensor in input 0's dtype. */
+int32_t plg_supports_float_same_dtype(int32_t pos,
+                                      const prt_dynamic_tensor_desc *in_out,
+                                      int32_t nb_inputs, int32_t nb_outputs,
+                                      int32_t want_in, int32_t want_out);
 
 /* Elements of concrete dims; -1 if a dim is negative or the product would
  * overflow int64. */

@@ -42,28 +42,11 @@ static prt_status hardmax_axis(const hardmax *h, int32_t rank, int32_t *out)
     return PRT_OK;
 }
 
-static int hardmax_dtype_ok(int32_t dtype)
-{
-    return dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16;
-}
-
+/* One input (x), one output (y). */
 static prt_status hardmax_check_io(const hardmax *h, int32_t nb_in,
                                    int32_t nb_out)
 {
-    if (nb_in != 1 || nb_out != 1)
-        return plg_fail(&h->obj, PRT_ERR_INVALID_ARGUMENT,
-                        "expects 1 input and 1 output, got %d and %d",
-                        (int)nb_in, (int)nb_out);
-    return PRT_OK;
-}
-
-static prt_status hardmax_check_dtype(const hardmax *h, int32_t dtype)
-{
-    if (!hardmax_dtype_ok(dtype))
-        return plg_fail(&h->obj, PRT_ERR_UNSUPPORTED,
-                        "input dtype %s is not supported (float32 or float16)",
-                        plg_dtype_name(dtype));
-    return PRT_OK;
+    return plg_check_io(&h->obj, nb_in, nb_out, 1, 1);
 }
 
 /* ---- build --------------------------------------------------------------- */
@@ -82,7 +65,7 @@ static prt_status hardmax_get_output_dtypes(prt_plugin *self,
 {
     prt_status st = hardmax_check_io(hm(self), nb_inputs, nb_outputs);
     if (st == PRT_OK)
-        st = hardmax_check_dtype(hm(self), in_types[0]);
+        st = plg_check_float_input(&hm(self)->obj, in_types[0]);
     if (st != PRT_OK)
         return st;
     out_types[0] = in_types[0];
@@ -109,16 +92,10 @@ static int32_t hardmax_supports(prt_plugin *self, int32_t pos,
                                 const prt_dynamic_tensor_desc *in_out,
                                 int32_t nb_inputs, int32_t nb_outputs)
 {
-    const prt_tensor_desc *d;
     (void)self;
-    if (nb_inputs != 1 || nb_outputs != 1 || pos < 0 || pos > 1)
-        return 0;
-    d = &in_out[pos].desc;
-    if (d->format != PRT_FORMAT_LINEAR)
-        return 0;
-    if (pos == 0)
-        return hardmax_dtype_ok(d->dtype);
-    return d->dtype == in_out[0].desc.dtype;
+    /* x: linear float32 or float16; y: linear, x's dtype. */
+    return plg_supports_float_same_dtype(pos, in_out, nb_inputs, nb_outputs,
+                                         1, 1);
 }
 
 static prt_status hardmax_configure(prt_plugin *self,
@@ -127,17 +104,15 @@ static prt_status hardmax_configure(prt_plugin *self,
                                     const prt_dynamic_tensor_desc *out,
                                     int32_t nb_out)
 {
+    hardmax *h = hm(self);
     int32_t axis;
-    prt_status st = hardmax_check_io(hm(self), nb_in, nb_out);
+    prt_status st = hardmax_check_io(h, nb_in, nb_out);
     if (st == PRT_OK)
-        st = hardmax_check_dtype(hm(self), in[0].desc.dtype);
-    if (st == PRT_OK && out[0].desc.dtype != in[0].desc.dtype)
-        st = plg_fail(&hm(self)->obj, PRT_ERR_INVALID_ARGUMENT,
-                      "output dtype %s differs from input dtype %s",
-                      plg_dtype_name(out[0].desc.dtype),
-                      plg_dtype_name(in[0].desc.dtype));
+        st = plg_check_float_input(&h->obj, in[0].desc.dtype);
     if (st == PRT_OK)
-        st = hardmax_axis(hm(self), in[0].desc.dims.nb_dims, &axis);
+        st = plg_check_same_dtype(&h->obj, out[0].desc.dtype, in[0].desc.dtype);
+    if (st == PRT_OK)
+        st = hardmax_axis(h, in[0].desc.dims.nb_dims, &axis);
     return st;
 }
 
@@ -278,15 +253,13 @@ static prt_status hardmax_enqueue(prt_plugin *self,
         plg_check_enqueue(&h->obj, device, in_desc, out_desc, inputs, outputs);
     (void)workspace, (void)stream;
     if (st == PRT_OK)
-        st = hardmax_check_dtype(h, in_desc[0].dtype);
+        st = plg_check_float_input(&h->obj, in_desc[0].dtype);
     if (st == PRT_OK)
         st = hardmax_axis(h, d->nb_dims, &axis);
+    if (st == PRT_OK)
+        st = plg_check_input_volume(&h->obj, d, &vol);
     if (st != PRT_OK)
         return st;
-    vol = plg_volume(d);
-    if (vol < 0)
-        return plg_fail(&h->obj, PRT_ERR_SHAPE, "input dims %s are not valid",
-                        plg_dims_str(d, a, sizeof a));
     if (out_desc[0].dtype != in_desc[0].dtype ||
         plg_volume(&out_desc[0].dims) != vol ||
         out_desc[0].dims.nb_dims != d->nb_dims)

@@ -40,27 +40,10 @@ static nonzero *nz(prt_plugin *p) { return (nonzero *)p; }
 /* Indices are int32: every row and column index must fit. */
 #define NZ_MAX_DIM ((int64_t)INT32_MAX + 1)
 
+/* One input (x), two outputs (indices, count). */
 static prt_status nz_check_io(const nonzero *z, int32_t nb_in, int32_t nb_out)
 {
-    if (nb_in != 1 || nb_out != 2)
-        return plg_fail(&z->obj, PRT_ERR_INVALID_ARGUMENT,
-                        "expects 1 input and 2 outputs, got %d and %d",
-                        (int)nb_in, (int)nb_out);
-    return PRT_OK;
-}
-
-static int nz_dtype_ok(int32_t dtype)
-{
-    return dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16;
-}
-
-static prt_status nz_check_dtype(const nonzero *z, int32_t dtype)
-{
-    if (!nz_dtype_ok(dtype))
-        return plg_fail(&z->obj, PRT_ERR_UNSUPPORTED,
-                        "input dtype %s is not supported (float32 or float16)",
-                        plg_dtype_name(dtype));
-    return PRT_OK;
+    return plg_check_io(&z->obj, nb_in, nb_out, 1, 2);
 }
 
 static prt_status nz_check_rank(const nonzero *z, int32_t rank)
@@ -88,7 +71,7 @@ static prt_status nz_get_output_dtypes(prt_plugin *self, int32_t *out_types,
 {
     prt_status st = nz_check_io(nz(self), nb_inputs, nb_outputs);
     if (st == PRT_OK)
-        st = nz_check_dtype(nz(self), in_types[0]);
+        st = plg_check_float_input(&nz(self)->obj, in_types[0]);
     if (st != PRT_OK)
         return st;
     out_types[0] = PRT_INT32;
@@ -137,15 +120,13 @@ static int32_t nz_supports(prt_plugin *self, int32_t pos,
                            const prt_dynamic_tensor_desc *in_out,
                            int32_t nb_inputs, int32_t nb_outputs)
 {
-    const prt_tensor_desc *d;
+    const prt_tensor_desc *d =
+        plg_linear_desc(pos, in_out, nb_inputs, nb_outputs, 1, 2);
     (void)self;
-    if (nb_inputs != 1 || nb_outputs != 2 || pos < 0 || pos > 2)
-        return 0;
-    d = &in_out[pos].desc;
-    if (d->format != PRT_FORMAT_LINEAR)
+    if (!d)
         return 0;
     if (pos == 0)
-        return nz_dtype_ok(d->dtype);
+        return plg_float_dtype_ok(d->dtype);
     return d->dtype == (pos == 1 ? PRT_INT32 : PRT_INT64);
 }
 
@@ -168,7 +149,7 @@ static prt_status nz_configure(prt_plugin *self,
     nonzero *z = nz(self);
     prt_status st = nz_check_io(z, nb_in, nb_out);
     if (st == PRT_OK)
-        st = nz_check_dtype(z, in[0].desc.dtype);
+        st = plg_check_float_input(&z->obj, in[0].desc.dtype);
     if (st == PRT_OK)
         st = nz_check_out_dtypes(z, out[0].desc.dtype, out[1].desc.dtype);
     if (st == PRT_OK)
@@ -272,17 +253,15 @@ static prt_status nz_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
         plg_check_enqueue(&z->obj, device, in_desc, out_desc, inputs, outputs);
     (void)workspace, (void)stream;
     if (st == PRT_OK)
-        st = nz_check_dtype(z, in_desc[0].dtype);
+        st = plg_check_float_input(&z->obj, in_desc[0].dtype);
     if (st == PRT_OK)
         st = nz_check_out_dtypes(z, out_desc[0].dtype, out_desc[1].dtype);
     if (st == PRT_OK)
         st = nz_check_rank(z, d->nb_dims);
+    if (st == PRT_OK)
+        st = plg_check_input_volume(&z->obj, d, &vol);
     if (st != PRT_OK)
         return st;
-    vol = plg_volume(d);
-    if (vol < 0)
-        return plg_fail(&z->obj, PRT_ERR_SHAPE, "input dims %s are not valid",
-                        plg_dims_str(d, a, sizeof a));
     rows = d->d[0];
     cols = d->d[1];
     if (rows > NZ_MAX_DIM || cols > NZ_MAX_DIM)

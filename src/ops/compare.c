@@ -176,62 +176,22 @@ static prt_status equal_values(op_object *o, const prt_dim_exprs *in_dims,
     (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT8) | OP_DT(PRT_UINT8) |  \
      OP_DT(PRT_INT32) | OP_DT(PRT_INT64))
 
-static const op_class equal_class = {
-    .kind = CMP_EQUAL,
-    .min_inputs = 2,
-    .max_inputs = 2,
-    .dtypes = CMP_ALL_DTYPES | OP_DT(PRT_BOOL),
-    .size = sizeof(op_object),
-    .alias_input = -1,
-    .shapes = cmp_shapes,
-    .infer = cmp_infer,
-    .run = cmp_run,
-    .in_dtypes = cmp_in_dtypes,
-    .out_dtype = cmp_out_dtype,
-    .values = equal_values,
-};
+/* Every comparison: bool out, no aliasing; cmp_* dispatch on the kind. */
+#define CMP_CLASS(k, nb_in, dt, vals)                                          \
+    {                                                                          \
+        .kind = (k), .min_inputs = (nb_in), .max_inputs = (nb_in),             \
+        .dtypes = (dt), .size = sizeof(op_object), .alias_input = -1,          \
+        .shapes = cmp_shapes, .infer = cmp_infer, .run = cmp_run,              \
+        .in_dtypes = cmp_in_dtypes, .out_dtype = cmp_out_dtype,                \
+        .values = (vals),                                                      \
+    }
 
-static const op_class ge_class = {
-    .kind = CMP_GE,
-    .min_inputs = 2,
-    .max_inputs = 2,
-    .dtypes = CMP_ALL_DTYPES,
-    .size = sizeof(op_object),
-    .alias_input = -1,
-    .shapes = cmp_shapes,
-    .infer = cmp_infer,
-    .run = cmp_run,
-    .in_dtypes = cmp_in_dtypes,
-    .out_dtype = cmp_out_dtype,
-};
-
-static const op_class and_class = {
-    .kind = CMP_AND,
-    .min_inputs = 2,
-    .max_inputs = 2,
-    .dtypes = OP_DT(PRT_BOOL),
-    .size = sizeof(op_object),
-    .alias_input = -1,
-    .shapes = cmp_shapes,
-    .infer = cmp_infer,
-    .run = cmp_run,
-    .in_dtypes = cmp_in_dtypes,
-    .out_dtype = cmp_out_dtype,
-};
-
-static const op_class is_nan_class = {
-    .kind = CMP_ISNAN,
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16),
-    .size = sizeof(op_object),
-    .alias_input = -1,
-    .shapes = cmp_shapes,
-    .infer = cmp_infer,
-    .run = cmp_run,
-    .in_dtypes = cmp_in_dtypes,
-    .out_dtype = cmp_out_dtype,
-};
+static const op_class equal_class = CMP_CLASS(
+    CMP_EQUAL, 2, CMP_ALL_DTYPES | OP_DT(PRT_BOOL), equal_values);
+static const op_class ge_class = CMP_CLASS(CMP_GE, 2, CMP_ALL_DTYPES, NULL);
+static const op_class and_class = CMP_CLASS(CMP_AND, 2, OP_DT(PRT_BOOL), NULL);
+static const op_class is_nan_class =
+    CMP_CLASS(CMP_ISNAN, 1, OP_DT_FLOAT | OP_DT(PRT_BFLOAT16), NULL);
 
 const prt_plugin_creator op_equal_creator =
     OP_CREATOR("Equal", equal_class, NULL, 0);
