@@ -40,7 +40,7 @@ void cli_compare(int32_t got_dtype, const prt_dims *got_dims, const void *got,
                  double rtol, cli_compare_result *out)
 {
     double worst_excess = 0.0;
-    int worst_fails = 0;
+    int worst_fails = 0, exact;
     int64_t n;
     memset(out, 0, sizeof *out);
     out->worst = -1;
@@ -50,12 +50,23 @@ void cli_compare(int32_t got_dtype, const prt_dims *got_dims, const void *got,
     }
     n = cli_volume(got_dims);
     out->count = n;
+    exact = cli_dtype_is_integer(got_dtype) && cli_dtype_is_integer(ref_dtype);
     for (int64_t i = 0; i < n; i++) {
         double a = cli_element(got_dtype, got, i);
         double b = cli_element(ref_dtype, ref, i);
         double abs_err, rel_err;
         int ok, better;
-        if (isnan(a) || isnan(b)) {
+        if (exact) {
+            /* Integers (indices, counts, masks) must match exactly, even
+             * past 2^53 where doubles would round them together. */
+            int64_t ia = cli_element_i64(got_dtype, got, i);
+            int64_t ib = cli_element_i64(ref_dtype, ref, i);
+            ok = ia == ib;
+            abs_err = ok ? 0.0 : fabs((double)ia - (double)ib);
+            if (!ok && abs_err == 0.0)
+                abs_err = 1.0; /* distinct values that round to one double */
+            rel_err = ok ? 0.0 : ib != 0 ? abs_err / fabs((double)ib) : INFINITY;
+        } else if (isnan(a) || isnan(b)) {
             ok = isnan(a) && isnan(b);
             abs_err = rel_err = ok ? 0.0 : INFINITY;
         } else if (a == b) {
@@ -76,7 +87,9 @@ void cli_compare(int32_t got_dtype, const prt_dims *got_dims, const void *got,
         /* Failing elements rank by how far past the tolerance they are;
          * passing ones (only while nothing fails) by absolute error. */
         if (!ok) {
-            double excess = isinf(abs_err) ? INFINITY : abs_err - (atol + rtol * fabs(b));
+            double excess = exact            ? abs_err
+                            : isinf(abs_err) ? INFINITY
+                                             : abs_err - (atol + rtol * fabs(b));
             better = !worst_fails || excess > worst_excess;
             if (better) {
                 worst_fails = 1;

@@ -89,6 +89,24 @@ double cli_element(int32_t dtype, const void *data, int64_t i)
     }
 }
 
+int cli_dtype_is_integer(int32_t dtype)
+{
+    return dtype == PRT_INT8 || dtype == PRT_UINT8 || dtype == PRT_INT32 ||
+           dtype == PRT_INT64 || dtype == PRT_BOOL;
+}
+
+int64_t cli_element_i64(int32_t dtype, const void *data, int64_t i)
+{
+    switch (dtype) {
+    case PRT_INT8: return ((const int8_t *)data)[i];
+    case PRT_UINT8: return ((const uint8_t *)data)[i];
+    case PRT_INT32: return ((const int32_t *)data)[i];
+    case PRT_INT64: return ((const int64_t *)data)[i];
+    case PRT_BOOL: return ((const uint8_t *)data)[i] != 0;
+    default: return 0;
+    }
+}
+
 static uint64_t next(uint64_t *s)
 {
     /* xorshift64*: plenty for test data, and the same on every machine. */

@@ -84,4 +84,24 @@ EOF
 expect_rc 0 refdir_run "$PLUGRT" run refdir/m.onnx --compare refdir -n 1 &&
   expect_grep "PASSED" refdir_run.out && expect_grep "ignoring .*input_T.npy" refdir_run.err
 
+# Integers compare exactly: 1000001 against 1000000 is within the default
+# rtol (1e-5 * 1e6 = 10) but is a different index, count or id.
+expect_rc 0 make_intdir "$PYTHON" - intdir <<'EOF'
+import sys, os
+import numpy as np, onnx
+from onnx import helper as H, TensorProto as T
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+g = H.make_graph([H.make_node("Identity", ["X"], ["Y"])], "g",
+                 [H.make_tensor_value_info("X", T.INT64, [2])],
+                 [H.make_tensor_value_info("Y", T.INT64, None)])
+m = H.make_model(g, opset_imports=[H.make_opsetid("", 17)])
+m.ir_version = 8
+onnx.save(m, d + "/m.onnx")
+np.save(d + "/input_X.npy", np.array([1000001, 5], dtype=np.int64))
+np.save(d + "/output_Y.npy", np.array([1000000, 5], dtype=np.int64))
+EOF
+expect_rc 1 int_exact "$PLUGRT" run intdir/m.onnx --compare intdir -n 1 &&
+  expect_grep "Y +FAIL" int_exact.out
+
 finish
