@@ -97,7 +97,7 @@ int main(int argc, char **argv)
         fail("naming the outputs");
         goto done;
     }
-    if (prt_builder_config_create(&cfg) || prt_build_engine(net, cfg, reg, &built)) {
+    if (prt_builder_config_create(&cfg) || prt_engine_build(net, cfg, reg, &built)) {
         fail("building the engine");
         goto done;
     }
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
         goto done;
     }
     printf("engine: %zu bytes, %lld bytes of working memory\n", size,
-           (long long)prt_engine_device_memory_size(engine));
+           (long long)prt_engine_context_memory_size(engine));
     /* Y's buffer holds the upper bound (R*C pairs); K is one int64. */
     if (prt_context_create(engine, &ctx) || prt_context_set_tensor_address(ctx, "X", x) ||
         prt_context_set_tensor_address(ctx, "Y", got) ||

@@ -25,6 +25,8 @@
  */
 #include "common.h"
 
+#include "plugrt/version.h"
+
 PRT_PLUGIN_EXPORT const prt_plugin_library *
 prt_plugin_library_open(uint32_t host_abi_version,
                         const prt_host_services *services);
@@ -40,7 +42,7 @@ static const prt_plugin_library library = {
     sizeof(prt_plugin_library),
     PRT_PLUGIN_ABI_VERSION,
     "plugrt_plugins",
-    "0.1.0",
+    PRT_VERSION,
     (int32_t)(sizeof library_creators / sizeof library_creators[0]),
     library_creators,
 };

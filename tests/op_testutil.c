@@ -185,7 +185,7 @@ prt_status ot_make_op(const char *name, const prt_field *fields,
 {
     const prt_plugin_creator *c;
     prt_field_collection fc = {nb_fields, fields};
-    prt_status st = prt_get_builtin_creator(name, "1", &c);
+    prt_status st = prt_builtin_find_creator(name, "1", &c);
     if (st)
         return st;
     return c->create(c, name, &fc, PRT_PHASE_BUILD, out);
@@ -234,7 +234,7 @@ prt_status ot_build_op(const char *name, const prt_field *fields,
     if (!st)
         st = prt_network_mark_output(net, y);
     if (!st)
-        st = prt_build_engine(net, cfg, NULL, out);
+        st = prt_engine_build(net, cfg, NULL, out);
     if (p)
         p->vt->runtime->destroy(p);
     prt_builder_config_destroy(cfg);

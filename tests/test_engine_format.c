@@ -424,7 +424,7 @@ static int test_queries(void)
     CHECK(prt_engine_profile_count(e) == 2);
     CHECK(prt_engine_layer_count(e) == 3);
     CHECK(prt_engine_device(e) == PRT_DEVICE_CPU);
-    CHECK(prt_engine_device_memory_size(e) == 10320 + 256);
+    CHECK(prt_engine_context_memory_size(e) == 10320 + 256);
 
     CHECK_OK(prt_engine_get_io(e, 0, &io));
     CHECK(strcmp(io.name, "x") == 0 && io.is_input == 1);
@@ -996,7 +996,7 @@ static prt_status fk_create(const prt_plugin_creator *c, const char *layer,
     if (phase != PRT_PHASE_RUNTIME)
         return PRT_ERR_INVALID_ARGUMENT;
     if (s->fail_create == 1) {
-        prt_get_host_services()->set_error(NULL, PRT_ERR_INVALID_ARGUMENT,
+        prt_host_services_get()->set_error(NULL, PRT_ERR_INVALID_ARGUMENT,
                                            "fake creator refuses");
         return PRT_ERR_INVALID_ARGUMENT;
     }

@@ -52,18 +52,18 @@ static int test_table(void)
     static const int32_t nb_fields[] = {0, 0, 1, 3, 0, 0, 0, 0, 0, 1};
     const prt_plugin_creator *c = NULL;
     for (int i = 0; i < 10; i++) {
-        CHECK_OK(prt_get_builtin_creator(names[i], "1", &c));
+        CHECK_OK(prt_builtin_find_creator(names[i], "1", &c));
         CHECK(c && strcmp(c->name, names[i]) == 0 &&
               strcmp(c->plugin_namespace, PRT_BUILTIN_NAMESPACE) == 0 &&
               c->nb_fields == nb_fields[i]);
     }
-    REQUIRE_OK(prt_get_builtin_creator("LayerNormalization", "1", &c));
+    REQUIRE_OK(prt_builtin_find_creator("LayerNormalization", "1", &c));
     CHECK(strcmp(c->fields[0].name, "axis") == 0 &&
           c->fields[0].type == PRT_FIELD_INT32 &&
           strcmp(c->fields[1].name, "epsilon") == 0 &&
           c->fields[1].type == PRT_FIELD_FLOAT32 &&
           strcmp(c->fields[2].name, "stash_type") == 0);
-    REQUIRE_OK(prt_get_builtin_creator("Softmax", "1", &c));
+    REQUIRE_OK(prt_builtin_find_creator("Softmax", "1", &c));
     CHECK(strcmp(c->fields[0].name, "axis") == 0);
     return 0;
 }

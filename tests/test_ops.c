@@ -1,6 +1,6 @@
 /*
  * The built-in ops (namespace "plugrt"), through the public API: each op is
- * made with prt_get_builtin_creator, put in a one-layer network, built, run,
+ * made with prt_builtin_find_creator, put in a one-layer network, built, run,
  * serialized, loaded through an empty registry (built-ins need none), run
  * again, and compared with a plain C reference written here.
  *
@@ -55,25 +55,25 @@ static int test_table(void)
     const prt_plugin_creator *c = NULL;
     CHECK(prt_builtin_creator_count() == NB_OPS);
     for (int32_t i = 0; i < prt_builtin_creator_count(); i++) {
-        const prt_plugin_creator *ci = prt_get_builtin_creator_at(i);
+        const prt_plugin_creator *ci = prt_builtin_get_creator(i);
         REQUIRE(ci != NULL);
         CHECK(strcmp(ci->plugin_namespace, PRT_BUILTIN_NAMESPACE) == 0);
         CHECK(strcmp(ci->version, "1") == 0);
         CHECK(ci->struct_size == sizeof(prt_plugin_creator));
-        CHECK_OK(prt_get_builtin_creator(ci->name, "1", &c));
+        CHECK_OK(prt_builtin_find_creator(ci->name, "1", &c));
         CHECK(c == ci);
     }
     for (int32_t i = 0; i < NB_OPS; i++) {
-        CHECK_OK(prt_get_builtin_creator(all_ops[i], NULL, &c));
+        CHECK_OK(prt_builtin_find_creator(all_ops[i], NULL, &c));
         CHECK(c && strcmp(c->name, all_ops[i]) == 0);
     }
-    CHECK(prt_get_builtin_creator_at(-1) == NULL);
-    CHECK(prt_get_builtin_creator_at(NB_OPS) == NULL);
-    CHECK_ERR(prt_get_builtin_creator("NoSuchOp", "1", &c), PRT_ERR_NOT_FOUND,
+    CHECK(prt_builtin_get_creator(-1) == NULL);
+    CHECK(prt_builtin_get_creator(NB_OPS) == NULL);
+    CHECK_ERR(prt_builtin_find_creator("NoSuchOp", "1", &c), PRT_ERR_NOT_FOUND,
               "no built-in op plugrt::NoSuchOp version 1");
-    CHECK_ERR(prt_get_builtin_creator("Relu", "2", &c), PRT_ERR_NOT_FOUND,
+    CHECK_ERR(prt_builtin_find_creator("Relu", "2", &c), PRT_ERR_NOT_FOUND,
               "Relu version 2");
-    CHECK_ERR(prt_get_builtin_creator(NULL, "1", &c), PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(prt_builtin_find_creator(NULL, "1", &c), PRT_ERR_INVALID_ARGUMENT, NULL);
     return 0;
 }
 
@@ -103,7 +103,7 @@ static int test_objects(void)
     float bad = 1.0f;
     prt_field f[5];
     prt_field_collection fc;
-    REQUIRE_OK(prt_get_builtin_creator("Conv", "1", &c));
+    REQUIRE_OK(prt_builtin_find_creator("Conv", "1", &c));
     f[0] = ot_fld_i32("pads", pads, 4);
     f[1] = ot_fld_i32("strides", strides, 2);
     f[2] = ot_fld_str("auto_pad", "NOTSET");
@@ -171,7 +171,7 @@ static int test_objects(void)
     fc.fields = NULL;
     CHECK_ERR(c->create(c, "conv", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
               "malformed field collection");
-    REQUIRE_OK(prt_get_builtin_creator("Relu", "1", &c));
+    REQUIRE_OK(prt_builtin_find_creator("Relu", "1", &c));
     fc.fields = f;
     CHECK_ERR(c->create(c, "r", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
               "unknown field 'pads' (it takes no fields)");
@@ -274,7 +274,7 @@ static int test_inplace_chain(void)
     REQUIRE_OK(prt_network_set_tensor_name(net, t, "Y"));
     REQUIRE_OK(prt_network_mark_output(net, t));
     REQUIRE_OK(prt_builder_config_create(&cfg));
-    REQUIRE_OK(prt_build_engine(net, cfg, NULL, &e));
+    REQUIRE_OK(prt_engine_build(net, cfg, NULL, &e));
     {
         prt_layer_info li;
         CHECK_OK(prt_engine_get_layer(e, 1, &li));
@@ -1265,7 +1265,7 @@ static int test_hard(void)
         const float two[2] = {1, 2};
         prt_field f = {"alpha", &a64, PRT_FIELD_FLOAT64, 1};
         prt_field_collection fc = {1, &f};
-        REQUIRE_OK(prt_get_builtin_creator("HardSigmoid", "1", &c));
+        REQUIRE_OK(prt_builtin_find_creator("HardSigmoid", "1", &c));
         CHECK(c->nb_fields == 2 && strcmp(c->fields[0].name, "alpha") == 0 &&
               c->fields[0].type == PRT_FIELD_FLOAT32 &&
               strcmp(c->fields[1].name, "beta") == 0);
@@ -1821,7 +1821,7 @@ static int test_head(void)
     REQUIRE_OK(prt_builder_config_create(&cfg));
     REQUIRE_OK(prt_builder_config_add_profile(cfg, &prof));
     REQUIRE_OK(prt_builder_config_set_profile_dims(cfg, prof, "X0", &mn, &mn, &mx));
-    REQUIRE_OK(prt_build_engine(net, cfg, NULL, &e));
+    REQUIRE_OK(prt_engine_build(net, cfg, NULL, &e));
     for (int64_t n = 1; n <= 4; n += 3) {
         ot_tensor x = ot_random(PRT_FLOAT32, D4(n, 4, 5, 5), &rng, 0), y;
         double want[12];
@@ -1921,7 +1921,7 @@ static int test_chain(void)
     REQUIRE_OK(prt_network_set_tensor_name(net, t, "Y"));
     REQUIRE_OK(prt_network_mark_output(net, t));
     REQUIRE_OK(prt_builder_config_create(&cfg));
-    REQUIRE_OK(prt_build_engine(net, cfg, NULL, &e));
+    REQUIRE_OK(prt_engine_build(net, cfg, NULL, &e));
     CHECK_OK(ot_run_engine(e, &x, 1, &y));
     if (y.data)
         ot_check_close("chain", &y, &yd, want, 1e-4);

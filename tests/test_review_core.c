@@ -216,7 +216,7 @@ static prt_status build(prt_network *net, prt_engine **out)
     if (!st)
         st = prt_builder_config_set_profile_dims(cfg, prof, "X", &mn, &op, &mx);
     if (!st)
-        st = prt_build_engine(net, cfg, NULL, out);
+        st = prt_engine_build(net, cfg, NULL, out);
     prt_builder_config_destroy(cfg);
     return st;
 }
@@ -354,7 +354,7 @@ static prt_status build_static_count(prt_engine **out)
     if (!st)
         st = prt_builder_config_create(&cfg);
     if (!st)
-        st = prt_build_engine(net, cfg, NULL, out);
+        st = prt_engine_build(net, cfg, NULL, out);
     prt_builder_config_destroy(cfg);
     prt_network_destroy(net);
     return st;

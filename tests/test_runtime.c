@@ -282,7 +282,7 @@ static prt_status build_chain(prt_registry *reg, prt_engine **out)
     if (!st)
         st = prt_builder_config_set_profile_dims(cfg, prof, "X", &mn, &op, &mx);
     if (!st)
-        st = prt_build_engine(net, cfg, reg, out);
+        st = prt_engine_build(net, cfg, reg, out);
     if (nz)
         nz->vt->runtime->destroy(nz);
     if (tf)
@@ -572,7 +572,7 @@ static int test_bad_use(prt_registry *reg)
         int32_t t;
         REQUIRE_OK(prt_network_create(&net));
         REQUIRE_OK(prt_builder_config_create(&cfg));
-        CHECK_ERR(prt_build_engine(net, cfg, reg, &e2), PRT_ERR_INVALID_ARGUMENT, "no outputs");
+        CHECK_ERR(prt_engine_build(net, cfg, reg, &e2), PRT_ERR_INVALID_ARGUMENT, "no outputs");
         CHECK_OK(prt_network_add_input(net, "X", PRT_FLOAT32, &dyn, &t));
         CHECK_ERR(prt_network_add_input(net, "X", PRT_FLOAT32, &dyn, &t),
                   PRT_ERR_ALREADY_EXISTS, "'X'");
@@ -587,7 +587,7 @@ static int test_bad_use(prt_registry *reg)
             REQUIRE_OK(prt_network_get_layer_output(net, l, 0, &y));
             REQUIRE_OK(prt_network_mark_output(net, y));
         }
-        CHECK_ERR(prt_build_engine(net, cfg, reg, &e2), PRT_ERR_SHAPE,
+        CHECK_ERR(prt_engine_build(net, cfg, reg, &e2), PRT_ERR_SHAPE,
                   "input 'X' has dynamic dims -1x4");
         prt_builder_config_destroy(cfg);
         prt_network_destroy(net);
@@ -623,7 +623,7 @@ static int test_constants(prt_registry *reg)
     CHECK_OK(prt_network_set_tensor_name(net, t, "Y"));
     CHECK_OK(prt_network_mark_output(net, t));
     CHECK_OK(prt_builder_config_create(&cfg));
-    REQUIRE_OK(prt_build_engine(net, cfg, reg, &e));
+    REQUIRE_OK(prt_engine_build(net, cfg, reg, &e));
     REQUIRE_OK(prt_engine_serialize(e, &bytes, &size));
     REQUIRE_OK(prt_engine_deserialize(reg, bytes, size, &e2));
     CHECK(prt_engine_tensor_count(e2) == 3);
@@ -682,7 +682,7 @@ static prt_status build_fill(prt_registry *reg, int with_values, int32_t s_dtype
     if (!st && with_values)
         st = prt_builder_config_set_profile_shape_values(cfg, prof, "S", mn, op, mx, 2);
     if (!st)
-        st = prt_build_engine(net, cfg, reg, out);
+        st = prt_engine_build(net, cfg, reg, out);
     prt_builder_config_destroy(cfg);
     prt_network_destroy(net);
     return st;
@@ -759,7 +759,7 @@ static int test_shape_tensors(prt_registry *reg)
     CHECK_OK(prt_builder_config_create(&cfg));
     CHECK_OK(prt_builder_config_add_profile(cfg, &prof));
     CHECK_OK(prt_builder_config_set_profile_dims(cfg, prof, "X", &mn, &op, &mx));
-    REQUIRE_OK(prt_build_engine(net, cfg, reg, &e));
+    REQUIRE_OK(prt_engine_build(net, cfg, reg, &e));
     REQUIRE_OK(prt_context_create(e, &ctx));
     CHECK_OK(prt_context_set_input_shape(ctx, "X", &xd));
     CHECK_OK(prt_context_get_tensor_shape(ctx, "Y", &yd));
@@ -787,7 +787,7 @@ static int test_shape_tensors(prt_registry *reg)
         CHECK_OK(prt_network_mark_output(net, yt));
         prt_builder_config_destroy(cfg);
         CHECK_OK(prt_builder_config_create(&cfg));
-        CHECK_ERR(prt_build_engine(net, cfg, reg, &e), PRT_ERR_SHAPE,
+        CHECK_ERR(prt_engine_build(net, cfg, reg, &e), PRT_ERR_SHAPE,
                   "shape input 0 ('ToFloat_0:0') has values the builder cannot know");
         prt_network_destroy(net);
     }

@@ -107,7 +107,7 @@ static prt_status build(net *g, int dynamic, prt_engine **out_e)
     if (!st && dynamic)
         st = prt_builder_config_set_profile_dims(cfg, prof, "X", &mn, &op, &mx);
     if (!st)
-        st = prt_build_engine(g->n, cfg, NULL, &e);
+        st = prt_engine_build(g->n, cfg, NULL, &e);
     if (!st)
         st = ot_reload(e, out_e);
     prt_engine_destroy(e);

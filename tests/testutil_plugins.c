@@ -131,7 +131,7 @@ prt_status tu_build_roundtrip(prt_registry *reg, prt_plugin *plugin,
     if (!st)
         st = rt_configure(cfg, in, nb_in, autotune);
     if (!st)
-        st = prt_build_engine(net, cfg, reg, &out->built);
+        st = prt_engine_build(net, cfg, reg, &out->built);
     if (!st)
         st = prt_engine_serialize(out->built, &bytes, &size);
     if (!st)

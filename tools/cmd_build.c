@@ -160,7 +160,7 @@ static void summarize(const build_args *a, const prt_engine *engine, size_t plan
            (int)(layers - plugins), (int)plugins);
     print_plugins(engine);
     printf("  %-12s %s per context (activations and workspace), plan %s\n", "memory",
-           cli_format_bytes(prt_engine_device_memory_size(engine), b1, sizeof b1),
+           cli_format_bytes(prt_engine_context_memory_size(engine), b1, sizeof b1),
            cli_format_bytes((int64_t)plan_size, b2, sizeof b2));
     printf("  %-12s %d\n", "profiles", (int)prt_engine_profile_count(engine));
 }

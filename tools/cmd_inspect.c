@@ -158,7 +158,7 @@ static void print_text(const char *path, size_t size, const prt_engine *e)
     }
     printf("\nMemory plan:\n");
     printf("  per context: %s = arena %s + workspace %s (largest layer's)\n",
-           cli_format_bytes(prt_engine_device_memory_size(e), b1, sizeof b1),
+           cli_format_bytes(prt_engine_context_memory_size(e), b1, sizeof b1),
            cli_format_bytes(t.arena, b2, sizeof b2),
            cli_format_bytes(t.workspace, b3, sizeof b3));
     printf("  constants: %d, %s in the plan\n", (int)t.nb_constants,
@@ -293,7 +293,7 @@ static void print_json(const char *path, size_t size, const prt_engine *e)
     }
     json_end_array(&w);
     json_begin_object(&w, "memory");
-    json_int(&w, "device_memory_bytes", prt_engine_device_memory_size(e));
+    json_int(&w, "device_memory_bytes", prt_engine_context_memory_size(e));
     json_int(&w, "arena_bytes", t.arena);
     json_int(&w, "workspace_bytes", t.workspace);
     json_int(&w, "constant_bytes", t.constants);

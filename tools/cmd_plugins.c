@@ -134,13 +134,13 @@ static void list_builtins(json_writer *w)
     if (w) {
         json_begin_array(w, "builtins");
         for (int32_t i = 0; i < n; i++)
-            json_creator(w, prt_get_builtin_creator_at(i));
+            json_creator(w, prt_builtin_get_creator(i));
         json_end_array(w);
         return;
     }
     printf("built-in ops (namespace %s): %d\n", PRT_BUILTIN_NAMESPACE, (int)n);
     for (int32_t i = 0; i < n; i++)
-        print_creator(prt_get_builtin_creator_at(i));
+        print_creator(prt_builtin_get_creator(i));
 }
 
 int cmd_plugins(int argc, char **argv)

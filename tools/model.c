@@ -73,7 +73,7 @@ int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_
     }
     for (int i = 0; ops && i < ops->count; i++) {
         const cli_plugin_op *m = &ops->items[i];
-        st = prt_onnx_map_op(parser, m->op_type, m->plugin_namespace, m->name, m->version);
+        st = prt_onnx_parser_map_op(parser, m->op_type, m->plugin_namespace, m->name, m->version);
         if (st) {
             cli_error_api(st, "--plugin-op %s=%s@%s/%s", m->op_type, m->name, m->version,
                           m->plugin_namespace);
@@ -82,7 +82,7 @@ int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_
         }
     }
     cli_progress("importing %s", path);
-    st = prt_onnx_parse_file(parser, path, out);
+    st = prt_onnx_parser_parse_file(parser, path, out);
     cli_progress_clear();
     prt_onnx_parser_destroy(parser);
     if (st == PRT_OK)
@@ -187,7 +187,7 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
     if (set_profile(cfg, o) != CLI_OK)
         goto done;
     cli_progress("building the engine%s", o->autotune ? " (autotuning)" : "");
-    st = prt_build_engine(net, cfg, reg, out);
+    st = prt_engine_build(net, cfg, reg, out);
     cli_progress_clear();
     if (st) {
         cli_error_api(st, "building the engine failed");

@@ -45,7 +45,7 @@ void prt_onnx_parser_destroy(prt_onnx_parser *parser);
  * plugin is looked up when a model is parsed: in the registry, then among
  * the built-ins when the namespace is PRT_BUILTIN_NAMESPACE. A NULL
  * namespace means "", a NULL or empty version "1". */
-PRT_NODISCARD prt_status prt_onnx_map_op(prt_onnx_parser *parser,
+PRT_NODISCARD prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser,
                                          const char *op_type,
                                          const char *plugin_namespace,
                                          const char *plugin_name,
@@ -59,11 +59,11 @@ PRT_NODISCARD prt_status prt_onnx_map_op(prt_onnx_parser *parser,
  * model's other such ops; PRT_ERR_VERSION for an IR version or opset out
  * of range; PRT_ERR_IO for files). External data locations must be relative
  * paths without ".." components. */
-PRT_NODISCARD prt_status prt_onnx_parse_file(prt_onnx_parser *parser,
+PRT_NODISCARD prt_status prt_onnx_parser_parse_file(prt_onnx_parser *parser,
                                              const char *path,
                                              prt_network **out);
 /* The same from bytes; base_dir (may be NULL) is where external data live. */
-PRT_NODISCARD prt_status prt_onnx_parse_bytes(prt_onnx_parser *parser,
+PRT_NODISCARD prt_status prt_onnx_parser_parse_bytes(prt_onnx_parser *parser,
                                               const void *bytes, size_t size,
                                               const char *base_dir,
                                               prt_network **out);

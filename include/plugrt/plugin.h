@@ -85,6 +85,7 @@ typedef enum prt_format { PRT_FORMAT_LINEAR = 0 } prt_format;
 
 /* Devices. A plugin advertises a mask of (1u << prt_device). */
 typedef enum prt_device { PRT_DEVICE_CPU = 0, PRT_DEVICE_CUDA = 1 } prt_device;
+#define PRT_DEVICE_COUNT 2
 
 #define PRT_MAX_DIMS 8
 

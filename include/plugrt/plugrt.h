@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "plugin.h"
+#include "plugrt/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,12 +38,22 @@ extern "C" {
 #define PRT_NODISCARD
 #endif
 
-#define PRT_VERSION_MAJOR 0
-#define PRT_VERSION_MINOR 1
-#define PRT_VERSION_PATCH 0
+/* Marks the functions libplugrt exports. The library is built with hidden
+ * visibility, so everything not marked stays internal (nm -D shows only
+ * prt_ symbols). */
+#if defined(_WIN32)
+#define PRT_API
+#elif defined(__GNUC__)
+#define PRT_API __attribute__((visibility("default")))
+#else
+#define PRT_API
+#endif
 
-/* "0.1.0". Static storage. */
-const char *prt_version_string(void);
+/* The version of the library as built: PRT_VERSION and PRT_VERSION_NUMBER
+ * (version.h) of libplugrt itself, which differ from the header's when a
+ * program runs against another build. Static storage. */
+PRT_API const char *prt_version_string(void);
+PRT_API int32_t prt_version_number(void);
 
 /* ------------------------------------------------------------------------ */
 /* Errors, logging, memory                                                   */
@@ -50,15 +61,15 @@ const char *prt_version_string(void);
 
 /* The calling thread's last error message ("" if none). Valid until the next
  * plugrt call on this thread. */
-const char *prt_last_error(void);
+PRT_API const char *prt_last_error(void);
 
 /* Clears the calling thread's last error message (for callers that invoke
  * plugin or creator entries themselves and want to tell whether the callee
  * described its failure). */
-void prt_clear_error(void);
+PRT_API void prt_clear_error(void);
 
 /* Short name of a status code, e.g. "PRT_ERR_SHAPE". Static storage. */
-const char *prt_status_name(prt_status status);
+PRT_API const char *prt_status_name(prt_status status);
 
 /* Receives log messages of severity <= the installed threshold. May be called
  * from any thread that calls plugrt. */
@@ -66,22 +77,22 @@ typedef void (*prt_log_fn)(void *user, int32_t severity, const char *message);
 
 /* Installs a process-wide logger (NULL removes it). Messages more verbose than
  * max_severity are dropped. Not thread-safe against concurrent logging. */
-void prt_set_logger(prt_log_fn fn, void *user, int32_t max_severity);
+PRT_API void prt_set_logger(prt_log_fn fn, void *user, int32_t max_severity);
 
 /* Frees memory that a plugrt function handed to the caller. NULL is fine. */
-void prt_free(void *p);
+PRT_API void prt_free(void *p);
 /* Allocates memory that prt_free frees (for code that hands memory to plugrt
  * users, e.g. the ONNX importer). NULL on failure; prt_malloc(0) is valid. */
-void *prt_malloc(size_t size);
+PRT_API void *prt_malloc(size_t size);
 
 /* Size in bytes of one element; 0 for an invalid dtype. */
-size_t prt_dtype_size(int32_t dtype);
+PRT_API size_t prt_dtype_size(int32_t dtype);
 /* "float32", "float16", ...; "invalid" for an unknown value. */
-const char *prt_dtype_name(int32_t dtype);
+PRT_API const char *prt_dtype_name(int32_t dtype);
 
 /* The host services plugrt offers to plugins (logging, errors). For code that
  * registers creators directly rather than through a library. Static storage. */
-const prt_host_services *prt_get_host_services(void);
+PRT_API const prt_host_services *prt_host_services_get(void);
 
 /* ------------------------------------------------------------------------ */
 /* Registry: creators keyed by (namespace, name, version)                    */
@@ -91,33 +102,33 @@ typedef struct prt_registry prt_registry;
 
 /* A new, empty registry. Registries are independent: two may hold creators
  * with the same key. */
-PRT_NODISCARD prt_status prt_registry_create(prt_registry **out);
+PRT_API PRT_NODISCARD prt_status prt_registry_create(prt_registry **out);
 /* Unloads the libraries the registry loaded. Engines and plugins made from
  * them must be destroyed first. */
-void prt_registry_destroy(prt_registry *reg);
+PRT_API void prt_registry_destroy(prt_registry *reg);
 
 /* Adds a creator. It is borrowed: it must outlive the registry or its
  * deregistration. PRT_ERR_ALREADY_EXISTS if the key is taken;
  * PRT_ERR_VERSION if its abi_version is newer than PRT_PLUGIN_ABI_VERSION. */
-PRT_NODISCARD prt_status prt_registry_add_creator(prt_registry *reg,
+PRT_API PRT_NODISCARD prt_status prt_registry_add_creator(prt_registry *reg,
                                                   const prt_plugin_creator *c);
 /* Removes the creator with this key. PRT_ERR_NOT_FOUND if none. */
-PRT_NODISCARD prt_status prt_registry_remove_creator(prt_registry *reg,
+PRT_API PRT_NODISCARD prt_status prt_registry_remove_creator(prt_registry *reg,
                                                      const char *plugin_namespace,
                                                      const char *name,
                                                      const char *version);
 /* Looks up a creator; NULL namespace means "", NULL version means "1".
  * PRT_ERR_NOT_FOUND names the key and the libraries loaded. The result is
  * borrowed until it is removed or its library unloaded. */
-PRT_NODISCARD prt_status prt_registry_find_creator(const prt_registry *reg,
+PRT_API PRT_NODISCARD prt_status prt_registry_find_creator(const prt_registry *reg,
                                                    const char *plugin_namespace,
                                                    const char *name,
                                                    const char *version,
                                                    const prt_plugin_creator **out);
 /* Number of creators, and the i-th (borrowed, as above; NULL if out of
  * range). Order is the order of registration. */
-int32_t prt_registry_creator_count(const prt_registry *reg);
-const prt_plugin_creator *prt_registry_get_creator(const prt_registry *reg,
+PRT_API int32_t prt_registry_creator_count(const prt_registry *reg);
+PRT_API const prt_plugin_creator *prt_registry_get_creator(const prt_registry *reg,
                                                    int32_t index);
 
 /* Loads a plugin library with dlopen, calls its entry point
@@ -125,16 +136,16 @@ const prt_plugin_creator *prt_registry_get_creator(const prt_registry *reg,
  * PRT_ERR_IO (cannot open), PRT_ERR_NOT_FOUND (no entry point),
  * PRT_ERR_VERSION (library refused our ABI or speaks a newer one),
  * PRT_ERR_ALREADY_EXISTS (a key clashes; nothing of the library is added). */
-PRT_NODISCARD prt_status prt_registry_load_library(prt_registry *reg,
+PRT_API PRT_NODISCARD prt_status prt_registry_load_library(prt_registry *reg,
                                                    const char *path);
 /* Removes the library's creators and unloads it. PRT_ERR_NOT_FOUND if the
  * path was not loaded into this registry. */
-PRT_NODISCARD prt_status prt_registry_unload_library(prt_registry *reg,
+PRT_API PRT_NODISCARD prt_status prt_registry_unload_library(prt_registry *reg,
                                                      const char *path);
 /* Identity of the library a creator came from: its path as loaded and a hash
  * of its file content (0 for creators added directly). Borrowed like the
  * creator. Returns NULL path for a creator added directly. */
-const char *prt_registry_get_creator_library(const prt_registry *reg,
+PRT_API const char *prt_registry_get_creator_library(const prt_registry *reg,
                                              const prt_plugin_creator *c,
                                              uint64_t *out_content_hash);
 
@@ -143,11 +154,11 @@ const char *prt_registry_get_creator_library(const prt_registry *reg,
  * engine loader finds them without a registry entry. Creators have static
  * storage. PRT_ERR_NOT_FOUND names the op if there is no such built-in. */
 #define PRT_BUILTIN_NAMESPACE "plugrt"
-PRT_NODISCARD prt_status prt_get_builtin_creator(const char *name,
+PRT_API PRT_NODISCARD prt_status prt_builtin_find_creator(const char *name,
                                                  const char *version,
                                                  const prt_plugin_creator **out);
-int32_t prt_builtin_creator_count(void);
-const prt_plugin_creator *prt_get_builtin_creator_at(int32_t index);
+PRT_API int32_t prt_builtin_creator_count(void);
+PRT_API const prt_plugin_creator *prt_builtin_get_creator(int32_t index);
 
 /* ------------------------------------------------------------------------ */
 /* Network definition                                                        */
@@ -155,20 +166,20 @@ const prt_plugin_creator *prt_get_builtin_creator_at(int32_t index);
 
 typedef struct prt_network prt_network;
 
-PRT_NODISCARD prt_status prt_network_create(prt_network **out);
+PRT_API PRT_NODISCARD prt_status prt_network_create(prt_network **out);
 /* Destroys the network and the plugins it owns. */
-void prt_network_destroy(prt_network *net);
+PRT_API void prt_network_destroy(prt_network *net);
 
 /* Adds a network input. dims may hold -1 for dynamic dims (bounded by an
  * optimization profile). Names are unique among tensors. */
-PRT_NODISCARD prt_status prt_network_add_input(prt_network *net,
+PRT_API PRT_NODISCARD prt_status prt_network_add_input(prt_network *net,
                                                const char *name, int32_t dtype,
                                                const prt_dims *dims,
                                                int32_t *out_tensor);
 
 /* Adds a constant tensor (weights). `data` holds volume(dims) elements of
  * dtype, C order, and is copied. dims must be static. */
-PRT_NODISCARD prt_status prt_network_add_constant(prt_network *net,
+PRT_API PRT_NODISCARD prt_status prt_network_add_constant(prt_network *net,
                                                   const char *name, int32_t dtype,
                                                   const prt_dims *dims,
                                                   const void *data,
@@ -182,7 +193,7 @@ PRT_NODISCARD prt_status prt_network_add_constant(prt_network *net,
  * constant, or an output whose values a plugin states (get_output_values).
  * The builder fails, naming the layer, when a shape input's values cannot be
  * known. A tensor may be both an input and a shape input. */
-PRT_NODISCARD prt_status prt_network_add_plugin(prt_network *net,
+PRT_API PRT_NODISCARD prt_status prt_network_add_plugin(prt_network *net,
                                                 const int32_t *inputs,
                                                 int32_t nb_inputs,
                                                 const int32_t *shape_inputs,
@@ -191,46 +202,46 @@ PRT_NODISCARD prt_status prt_network_add_plugin(prt_network *net,
                                                 int32_t *out_layer);
 
 /* The tensor id of a layer's output `index`. */
-PRT_NODISCARD prt_status prt_network_get_layer_output(const prt_network *net,
+PRT_API PRT_NODISCARD prt_status prt_network_get_layer_output(const prt_network *net,
                                                       int32_t layer,
                                                       int32_t index,
                                                       int32_t *out_tensor);
 /* Number of outputs of a layer (0 for an invalid id). */
-int32_t prt_network_layer_output_count(const prt_network *net, int32_t layer);
+PRT_API int32_t prt_network_layer_output_count(const prt_network *net, int32_t layer);
 
 /* Names a tensor (copied). Default names are "<layer name>:<index>". */
-PRT_NODISCARD prt_status prt_network_set_tensor_name(prt_network *net,
+PRT_API PRT_NODISCARD prt_status prt_network_set_tensor_name(prt_network *net,
                                                      int32_t tensor,
                                                      const char *name);
 /* Names a layer (copied). Default names are "<plugin name>_<layer id>". */
-PRT_NODISCARD prt_status prt_network_set_layer_name(prt_network *net,
+PRT_API PRT_NODISCARD prt_status prt_network_set_layer_name(prt_network *net,
                                                     int32_t layer,
                                                     const char *name);
 /* Marks a tensor as a network output. */
-PRT_NODISCARD prt_status prt_network_mark_output(prt_network *net,
+PRT_API PRT_NODISCARD prt_status prt_network_mark_output(prt_network *net,
                                                  int32_t tensor);
 /* Network inputs and marked outputs, in order: counts (0 for NULL), and the
  * tensor id of the index-th. */
-int32_t prt_network_input_count(const prt_network *net);
-int32_t prt_network_output_count(const prt_network *net);
-PRT_NODISCARD prt_status prt_network_get_input(const prt_network *net,
+PRT_API int32_t prt_network_input_count(const prt_network *net);
+PRT_API int32_t prt_network_output_count(const prt_network *net);
+PRT_API PRT_NODISCARD prt_status prt_network_get_input(const prt_network *net,
                                                int32_t index,
                                                int32_t *out_tensor);
-PRT_NODISCARD prt_status prt_network_get_output(const prt_network *net,
+PRT_API PRT_NODISCARD prt_status prt_network_get_output(const prt_network *net,
                                                 int32_t index,
                                                 int32_t *out_tensor);
 /* A tensor's name (borrowed until it is renamed or the network destroyed),
  * dtype and dims. Inputs and constants have theirs (-1 for dynamic dims);
  * layer outputs are known only after a build: dtype -1, nb_dims -1. Any out
  * pointer may be NULL. */
-PRT_NODISCARD prt_status prt_network_get_tensor(const prt_network *net,
+PRT_API PRT_NODISCARD prt_status prt_network_get_tensor(const prt_network *net,
                                                 int32_t tensor,
                                                 const char **out_name,
                                                 int32_t *out_dtype,
                                                 prt_dims *out_dims);
 
 /* Finds a tensor by name; PRT_ERR_NOT_FOUND if none. */
-PRT_NODISCARD prt_status prt_network_find_tensor(const prt_network *net,
+PRT_API PRT_NODISCARD prt_status prt_network_find_tensor(const prt_network *net,
                                                  const char *name,
                                                  int32_t *out_tensor);
 
@@ -240,27 +251,27 @@ PRT_NODISCARD prt_status prt_network_find_tensor(const prt_network *net,
 
 typedef struct prt_builder_config prt_builder_config;
 
-PRT_NODISCARD prt_status prt_builder_config_create(prt_builder_config **out);
-void prt_builder_config_destroy(prt_builder_config *cfg);
+PRT_API PRT_NODISCARD prt_status prt_builder_config_create(prt_builder_config **out);
+PRT_API void prt_builder_config_destroy(prt_builder_config *cfg);
 
 /* Target device (prt_device). Default PRT_DEVICE_CPU. PRT_ERR_UNSUPPORTED
  * if this build has no such device. */
-PRT_NODISCARD prt_status prt_builder_config_set_device(prt_builder_config *cfg,
+PRT_API PRT_NODISCARD prt_status prt_builder_config_set_device(prt_builder_config *cfg,
                                                        int32_t device);
 /* Cap on any one layer's workspace, in bytes; default 1 GiB. A layer that
  * asks for more fails the build with its name. */
-PRT_NODISCARD prt_status prt_builder_config_set_workspace_limit(
+PRT_API PRT_NODISCARD prt_status prt_builder_config_set_workspace_limit(
     prt_builder_config *cfg, int64_t bytes);
 /* 0 (default): take the first accepted format combination and tactic 0.
  * 1: time every accepted combination and tactic and keep the fastest. */
-PRT_NODISCARD prt_status prt_builder_config_set_autotune(prt_builder_config *cfg,
+PRT_API PRT_NODISCARD prt_status prt_builder_config_set_autotune(prt_builder_config *cfg,
                                                          int32_t on);
 /* Adds an optimization profile; *out_profile is its index (0, 1, ...). */
-PRT_NODISCARD prt_status prt_builder_config_add_profile(prt_builder_config *cfg,
+PRT_API PRT_NODISCARD prt_status prt_builder_config_add_profile(prt_builder_config *cfg,
                                                         int32_t *out_profile);
 /* Sets min/opt/max dims of a dynamic input in a profile. Rank must match the
  * input; min <= opt <= max element-wise; static dims must equal the input's. */
-PRT_NODISCARD prt_status prt_builder_config_set_profile_dims(
+PRT_API PRT_NODISCARD prt_status prt_builder_config_set_profile_dims(
     prt_builder_config *cfg, int32_t profile, const char *input_name,
     const prt_dims *min, const prt_dims *opt, const prt_dims *max);
 
@@ -268,7 +279,7 @@ PRT_NODISCARD prt_status prt_builder_config_set_profile_dims(
  * int32/int64 network input of static length `count` (1..PRT_MAX_DIMS) whose
  * values some layer's shape depends on. Required in every profile for every shape input; at run time
  * its values (read from its address, host memory) must lie within them. */
-PRT_NODISCARD prt_status prt_builder_config_set_profile_shape_values(
+PRT_API PRT_NODISCARD prt_status prt_builder_config_set_profile_shape_values(
     prt_builder_config *cfg, int32_t profile, const char *input_name,
     const int64_t *min, const int64_t *opt, const int64_t *max, int32_t count);
 
@@ -277,7 +288,7 @@ typedef struct prt_engine prt_engine;
 /* Builds an engine from a network. The registry (may be NULL) names the
  * library each plugin's creator came from, stored in the engine. The network
  * and config are only read. *out is owned by the caller. */
-PRT_NODISCARD prt_status prt_build_engine(const prt_network *net,
+PRT_API PRT_NODISCARD prt_status prt_engine_build(const prt_network *net,
                                           const prt_builder_config *cfg,
                                           const prt_registry *reg,
                                           prt_engine **out);
@@ -287,17 +298,17 @@ PRT_NODISCARD prt_status prt_build_engine(const prt_network *net,
 /* ------------------------------------------------------------------------ */
 
 /* Destroys the engine. Its contexts must be destroyed first. */
-void prt_engine_destroy(prt_engine *engine);
+PRT_API void prt_engine_destroy(prt_engine *engine);
 
 /* Serializes: *out_bytes (free with prt_free) holds *out_size bytes. */
-PRT_NODISCARD prt_status prt_engine_serialize(const prt_engine *engine,
+PRT_API PRT_NODISCARD prt_status prt_engine_serialize(const prt_engine *engine,
                                               void **out_bytes,
                                               size_t *out_size);
 /* Loads an engine from bytes (copied; the caller keeps them). Plugins are
  * recreated through `reg`. Every malformed, truncated or altered input is
  * PRT_ERR_MALFORMED or PRT_ERR_VERSION; a missing plugin is PRT_ERR_NOT_FOUND
  * naming its key, its library and the libraries searched. */
-PRT_NODISCARD prt_status prt_engine_deserialize(const prt_registry *reg,
+PRT_API PRT_NODISCARD prt_status prt_engine_deserialize(const prt_registry *reg,
                                                 const void *bytes, size_t size,
                                                 prt_engine **out);
 
@@ -315,20 +326,20 @@ typedef struct prt_io_info {
     int32_t is_size_tensor;
 } prt_io_info;
 
-int32_t prt_engine_io_count(const prt_engine *engine);
+PRT_API int32_t prt_engine_io_count(const prt_engine *engine);
 /* Inputs come first, in network order, then outputs in marking order. */
-PRT_NODISCARD prt_status prt_engine_get_io(const prt_engine *engine,
+PRT_API PRT_NODISCARD prt_status prt_engine_get_io(const prt_engine *engine,
                                            int32_t index, prt_io_info *out);
 /* Index of an I/O tensor by name; PRT_ERR_NOT_FOUND if none. */
-PRT_NODISCARD prt_status prt_engine_find_io(const prt_engine *engine,
+PRT_API PRT_NODISCARD prt_status prt_engine_find_io(const prt_engine *engine,
                                             const char *name, int32_t *out);
 /* Bytes of device memory a context needs beyond the I/O buffers: the
  * activation arena at the largest profile plus the largest workspace. */
-int64_t prt_engine_device_memory_size(const prt_engine *engine);
-int32_t prt_engine_profile_count(const prt_engine *engine);
-int32_t prt_engine_layer_count(const prt_engine *engine);
+PRT_API int64_t prt_engine_context_memory_size(const prt_engine *engine);
+PRT_API int32_t prt_engine_profile_count(const prt_engine *engine);
+PRT_API int32_t prt_engine_layer_count(const prt_engine *engine);
 /* Device the engine was built for (prt_device). */
-int32_t prt_engine_device(const prt_engine *engine);
+PRT_API int32_t prt_engine_device(const prt_engine *engine);
 
 /* Inspection: what `plugrt inspect` prints. Strings are borrowed for the
  * engine's lifetime. */
@@ -352,8 +363,8 @@ typedef struct prt_tensor_info {
     int64_t max_bytes; /* bytes at the largest shapes */
 } prt_tensor_info;
 
-int32_t prt_engine_tensor_count(const prt_engine *engine);
-PRT_NODISCARD prt_status prt_engine_get_tensor(const prt_engine *engine,
+PRT_API int32_t prt_engine_tensor_count(const prt_engine *engine);
+PRT_API PRT_NODISCARD prt_status prt_engine_get_tensor(const prt_engine *engine,
                                                int32_t index,
                                                prt_tensor_info *out);
 
@@ -375,7 +386,7 @@ typedef struct prt_layer_info {
     const prt_field *fields; /* the plugin's serialized fields */
 } prt_layer_info;
 
-PRT_NODISCARD prt_status prt_engine_get_layer(const prt_engine *engine,
+PRT_API PRT_NODISCARD prt_status prt_engine_get_layer(const prt_engine *engine,
                                               int32_t index,
                                               prt_layer_info *out);
 
@@ -387,17 +398,17 @@ typedef struct prt_context prt_context;
 
 /* A context runs one engine; it owns per-context plugin clones and scratch
  * memory. The engine must outlive it. */
-PRT_NODISCARD prt_status prt_context_create(const prt_engine *engine,
+PRT_API PRT_NODISCARD prt_status prt_context_create(const prt_engine *engine,
                                             prt_context **out);
-void prt_context_destroy(prt_context *ctx);
+PRT_API void prt_context_destroy(prt_context *ctx);
 
 /* Selects the optimization profile (default 0). Resets input shapes. */
-PRT_NODISCARD prt_status prt_context_set_profile(prt_context *ctx,
+PRT_API PRT_NODISCARD prt_status prt_context_set_profile(prt_context *ctx,
                                                  int32_t profile);
 
 /* Sets the concrete shape of a dynamic input. PRT_ERR_SHAPE, naming the
  * input, the shape and the profile bounds, if it falls outside them. */
-PRT_NODISCARD prt_status prt_context_set_input_shape(prt_context *ctx,
+PRT_API PRT_NODISCARD prt_status prt_context_set_input_shape(prt_context *ctx,
                                                      const char *name,
                                                      const prt_dims *dims);
 
@@ -406,7 +417,7 @@ PRT_NODISCARD prt_status prt_context_set_input_shape(prt_context *ctx,
  * shapes are computed: at enqueue and by get_tensor_shape. For an output whose dims depend on data, the buffer must hold the
  * upper-bound size (prt_context_get_tensor_shape before a run gives it), or
  * use an output allocator instead. */
-PRT_NODISCARD prt_status prt_context_set_tensor_address(prt_context *ctx,
+PRT_API PRT_NODISCARD prt_status prt_context_set_tensor_address(prt_context *ctx,
                                                         const char *name,
                                                         void *address);
 
@@ -425,18 +436,18 @@ typedef struct prt_output_allocator {
 } prt_output_allocator;
 
 /* Installs an output allocator for an output (borrowed; NULL removes it). */
-PRT_NODISCARD prt_status prt_context_set_output_allocator(
+PRT_API PRT_NODISCARD prt_status prt_context_set_output_allocator(
     prt_context *ctx, const char *name, const prt_output_allocator *alloc);
 
 /* Shape of an I/O tensor. Before a run (after input shapes are set) data-
  * dependent dims hold their upper bound; after a run, the true values. */
-PRT_NODISCARD prt_status prt_context_get_tensor_shape(const prt_context *ctx,
+PRT_API PRT_NODISCARD prt_status prt_context_get_tensor_shape(const prt_context *ctx,
                                                       const char *name,
                                                       prt_dims *out);
 
 /* Runs the engine. On the CPU it computes before returning (stream NULL).
  * Fails with a message naming what is missing: an input shape, an address. */
-PRT_NODISCARD prt_status prt_context_enqueue(prt_context *ctx, void *stream);
+PRT_API PRT_NODISCARD prt_status prt_context_enqueue(prt_context *ctx, void *stream);
 
 #ifdef __cplusplus
 }

@@ -85,7 +85,9 @@ void base_log(int32_t severity, const char *fmt, ...)
     log_fn(log_user, severity, msg);
 }
 
-const char *prt_version_string(void) { return "0.1.0"; }
+const char *prt_version_string(void) { return PRT_VERSION; }
+
+int32_t prt_version_number(void) { return PRT_VERSION_NUMBER; }
 
 static void host_log(void *host, int32_t severity, const char *message)
 {
@@ -104,4 +106,4 @@ static const prt_host_services host_services = {
     sizeof(prt_host_services), PRT_PLUGIN_ABI_VERSION, NULL, host_log,
     host_set_error};
 
-const prt_host_services *prt_get_host_services(void) { return &host_services; }
+const prt_host_services *prt_host_services_get(void) { return &host_services; }

@@ -1044,13 +1044,13 @@ fail:
 
 /* ---- entry point --------------------------------------------------------- */
 
-prt_status prt_build_engine(const prt_network *net, const prt_builder_config *cfg,
+prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cfg,
                             const prt_registry *reg, prt_engine **out)
 {
     bld b;
     prt_status st = PRT_OK;
     if (!net || !cfg || !out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_build_engine: NULL argument");
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_build: NULL argument");
     if (net->nb_outputs == 0)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "the network has no outputs (prt_network_mark_output)");

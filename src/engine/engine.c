@@ -650,7 +650,7 @@ static prt_status recreate_plugin(const prt_registry *reg, eng_layer *l,
 
     /* plugrt's own ops are served by plugrt, whatever the registry holds. */
     if (strcmp(l->plugin_namespace, PRT_BUILTIN_NAMESPACE) == 0) {
-        if (prt_get_builtin_creator(l->plugin_name, l->plugin_version, &c) != PRT_OK)
+        if (prt_builtin_find_creator(l->plugin_name, l->plugin_version, &c) != PRT_OK)
             return base_error_prefix(PRT_ERR_NOT_FOUND, "layer %d ('%s')", (int)li,
                                      l->name);
     } else if (prt_registry_find_creator(reg, l->plugin_namespace, l->plugin_name,
@@ -844,7 +844,7 @@ prt_status prt_engine_find_io(const prt_engine *engine, const char *name,
                       "named '%s'", name);
 }
 
-int64_t prt_engine_device_memory_size(const prt_engine *engine)
+int64_t prt_engine_context_memory_size(const prt_engine *engine)
 {
     return engine ? engine->arena_size + engine->workspace_size : 0;
 }

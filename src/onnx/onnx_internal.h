@@ -99,7 +99,7 @@ void onnx_tensor_free(onnx_tensor *t);
 
 /* ---- the import of one model (onnx_parser.c, onnx_ops.c) ----------------- */
 
-/* One op mapping from prt_onnx_map_op. */
+/* One op mapping from prt_onnx_parser_map_op. */
 typedef struct onnx_mapping {
     char *op_type;
     char *plugin_namespace;

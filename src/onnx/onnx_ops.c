@@ -1,7 +1,7 @@
 /* The importer table, and how a node finds what computes it.
  *
  * A node becomes a plugin layer. Which plugin is decided in this order:
- *  1. prt_onnx_map_op for its op_type: that plugin, whatever else holds.
+ *  1. prt_onnx_parser_map_op for its op_type: that plugin, whatever else holds.
  *  2. A node without plugin_namespace, in the default domain, whose op has an
  *     entry in the table below: the entry's built-in creator (namespace
  *     PRT_BUILTIN_NAMESPACE, served by libplugrt) or its custom function.
@@ -135,7 +135,7 @@ static const onnx_op *op_find(const char *op_type)
 
 static prt_status builtin_find(const char *name, const prt_plugin_creator **out)
 {
-    return prt_get_builtin_creator(name, "1", out);
+    return prt_builtin_find_creator(name, "1", out);
 }
 
 static const onnx_mapping *mapping_find(const prt_onnx_parser *p, const char *op_type)

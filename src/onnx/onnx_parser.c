@@ -48,7 +48,7 @@ void prt_onnx_parser_destroy(prt_onnx_parser *parser)
     free(parser);
 }
 
-prt_status prt_onnx_map_op(prt_onnx_parser *parser, const char *op_type,
+prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser, const char *op_type,
                            const char *plugin_namespace, const char *plugin_name,
                            const char *plugin_version)
 {
@@ -56,7 +56,7 @@ prt_status prt_onnx_map_op(prt_onnx_parser *parser, const char *op_type,
     int32_t i;
     if (!parser || !op_type || !op_type[0] || !plugin_name || !plugin_name[0])
         return onnx_error(PRT_ERR_INVALID_ARGUMENT,
-                          "prt_onnx_map_op: parser, op_type and plugin_name are "
+                          "prt_onnx_parser_map_op: parser, op_type and plugin_name are "
                           "required");
     m.op_type = strdup(op_type);
     m.plugin_namespace = strdup(plugin_namespace ? plugin_namespace : "");
@@ -64,7 +64,7 @@ prt_status prt_onnx_map_op(prt_onnx_parser *parser, const char *op_type,
     m.plugin_version = strdup(plugin_version && plugin_version[0] ? plugin_version : "1");
     if (!m.op_type || !m.plugin_namespace || !m.plugin_name || !m.plugin_version) {
         mapping_free(&m);
-        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_map_op: out of memory");
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parser_map_op: out of memory");
     }
     for (i = 0; i < parser->nb_maps; i++)
         if (strcmp(parser->maps[i].op_type, op_type) == 0)
@@ -75,7 +75,7 @@ prt_status prt_onnx_map_op(prt_onnx_parser *parser, const char *op_type,
             onnx_mapping *grown = realloc(parser->maps, sizeof *grown * (size_t)cap);
             if (!grown) {
                 mapping_free(&m);
-                return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_map_op: out of memory");
+                return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parser_map_op: out of memory");
             }
             parser->maps = grown;
             parser->cap_maps = cap;
@@ -379,7 +379,7 @@ static prt_status check_versions(const Onnx__ModelProto *m, int64_t *out_opset)
     return PRT_OK;
 }
 
-prt_status prt_onnx_parse_bytes(prt_onnx_parser *parser, const void *bytes, size_t size,
+prt_status prt_onnx_parser_parse_bytes(prt_onnx_parser *parser, const void *bytes, size_t size,
                                 const char *base_dir, prt_network **out)
 {
     ProtobufCMessage *msg = NULL;
@@ -387,7 +387,7 @@ prt_status prt_onnx_parse_bytes(prt_onnx_parser *parser, const void *bytes, size
     onnx_import imp;
     prt_status st;
     if (!parser || (!bytes && size) || !out)
-        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "prt_onnx_parse_bytes: NULL argument");
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "prt_onnx_parser_parse_bytes: NULL argument");
     st = onnx_unpack(&onnx__model_proto__descriptor, bytes, size, "ONNX model", &msg);
     if (st)
         return st;
@@ -418,7 +418,7 @@ prt_status prt_onnx_parse_bytes(prt_onnx_parser *parser, const void *bytes, size
     return st;
 }
 
-prt_status prt_onnx_parse_file(prt_onnx_parser *parser, const char *path,
+prt_status prt_onnx_parser_parse_file(prt_onnx_parser *parser, const char *path,
                                prt_network **out)
 {
     uint8_t *bytes = NULL;
@@ -427,7 +427,7 @@ prt_status prt_onnx_parse_file(prt_onnx_parser *parser, const char *path,
     const char *slash;
     prt_status st;
     if (!parser || !path || !out)
-        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "prt_onnx_parse_file: NULL argument");
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "prt_onnx_parser_parse_file: NULL argument");
     st = onnx_read_file(path, "ONNX model", &bytes, &size);
     if (st)
         return st;
@@ -446,9 +446,9 @@ prt_status prt_onnx_parse_file(prt_onnx_parser *parser, const char *path,
     }
     if (!dir) {
         free(bytes);
-        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parse_file: out of memory");
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parser_parse_file: out of memory");
     }
-    st = prt_onnx_parse_bytes(parser, bytes, size, dir, out);
+    st = prt_onnx_parser_parse_bytes(parser, bytes, size, dir, out);
     if (st)
         st = onnx_error_wrap(st, "%s", path);
     free(dir);

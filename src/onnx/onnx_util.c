@@ -13,7 +13,7 @@
 
 prt_status onnx_error(prt_status status, const char *fmt, ...)
 {
-    const prt_host_services *hs = prt_get_host_services();
+    const prt_host_services *hs = prt_host_services_get();
     char msg[MSG_CAP];
     va_list ap;
     va_start(ap, fmt);
@@ -25,7 +25,7 @@ prt_status onnx_error(prt_status status, const char *fmt, ...)
 
 prt_status onnx_error_wrap(prt_status status, const char *fmt, ...)
 {
-    const prt_host_services *hs = prt_get_host_services();
+    const prt_host_services *hs = prt_host_services_get();
     char msg[MSG_CAP];
     char cause[MSG_CAP];
     size_t n;
@@ -50,7 +50,7 @@ prt_status onnx_error_wrap(prt_status status, const char *fmt, ...)
 
 void onnx_warn(const char *fmt, ...)
 {
-    const prt_host_services *hs = prt_get_host_services();
+    const prt_host_services *hs = prt_host_services_get();
     char msg[MSG_CAP];
     va_list ap;
     va_start(ap, fmt);

@@ -132,7 +132,7 @@ INNER_INT(inner_i64, int64_t, uint64_t, 1)
 static prt_status bin_run(const op_object *o, int32_t dtype,
                           const prt_tensor_desc *in, int32_t nb_in,
                           const prt_tensor_desc *out, const void *const *x,
-                          void *y, void *ws)
+                          void *y, void *ws, void *stream)
 {
     const prt_dims *od = &out->dims;
     int64_t sa0[PRT_MAX_DIMS], sb0[PRT_MAX_DIMS];
@@ -283,7 +283,7 @@ static prt_status bin_values(op_object *o, const prt_dim_exprs *in_dims,
     {                                                                          \
         .kind = (k), .min_inputs = 2, .max_inputs = 2, .dtypes = BIN_DTYPES,   \
         .size = sizeof(op_object), .alias_input = -1, .shapes = bin_shapes,    \
-        .infer = bin_infer, .run = bin_run, .values = bin_values,              \
+        .infer = bin_infer, .run = {[PRT_DEVICE_CPU] = bin_run}, .values = bin_values,              \
     }
 
 static const op_class add_class = BIN_CLASS(BIN_ADD);

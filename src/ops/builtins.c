@@ -1,7 +1,7 @@
 /*
  * The table of built-in ops and the public functions that serve it
- * (prt_get_builtin_creator, prt_builtin_creator_count,
- * prt_get_builtin_creator_at). The table is static and read-only, so these
+ * (prt_builtin_find_creator, prt_builtin_creator_count,
+ * prt_builtin_get_creator). The table is static and read-only, so these
  * are thread-safe.
  */
 #include <stdio.h>
@@ -57,21 +57,21 @@ int32_t prt_builtin_creator_count(void)
     return NB_BUILTINS;
 }
 
-const prt_plugin_creator *prt_get_builtin_creator_at(int32_t index)
+const prt_plugin_creator *prt_builtin_get_creator(int32_t index)
 {
     if (index < 0 || index >= NB_BUILTINS)
         return NULL;
     return builtins[index];
 }
 
-prt_status prt_get_builtin_creator(const char *name, const char *version,
+prt_status prt_builtin_find_creator(const char *name, const char *version,
                                    const prt_plugin_creator **out)
 {
     char list[512];
     size_t n = 0;
     if (!name || !out)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
-                          "prt_get_builtin_creator: NULL name or output");
+                          "prt_builtin_find_creator: NULL name or output");
     if (!version)
         version = OP_VERSION;
     for (int32_t i = 0; i < NB_BUILTINS; i++)

@@ -117,7 +117,7 @@ static int64_t f_to_i(double v, int64_t lo, int64_t hi)
 static prt_status cast_run(const op_object *o, int32_t dtype,
                            const prt_tensor_desc *in, int32_t nb_in,
                            const prt_tensor_desc *out, const void *const *xs,
-                           void *y, void *ws)
+                           void *y, void *ws, void *stream)
 {
     int32_t to = out->dtype;
     int64_t n = op_volume(&in[0].dims);
@@ -201,7 +201,7 @@ static const op_class cast_class = {
     .serialize = cast_serialize,
     .shapes = cast_shapes,
     .infer = cast_infer,
-    .run = cast_run,
+    .run = {[PRT_DEVICE_CPU] = cast_run},
     .out_dtype = cast_out_dtype,
     .values = cast_values,
 };

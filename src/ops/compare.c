@@ -121,7 +121,7 @@ static void cmp_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
 static prt_status cmp_run(const op_object *o, int32_t dtype,
                           const prt_tensor_desc *in, int32_t nb_in,
                           const prt_tensor_desc *out, const void *const *x,
-                          void *y, void *ws)
+                          void *y, void *ws, void *stream)
 {
     cmp_ctx c;
     size_t es[2];
@@ -181,7 +181,7 @@ static prt_status equal_values(op_object *o, const prt_dim_exprs *in_dims,
     {                                                                          \
         .kind = (k), .min_inputs = (nb_in), .max_inputs = (nb_in),             \
         .dtypes = (dt), .size = sizeof(op_object), .alias_input = -1,          \
-        .shapes = cmp_shapes, .infer = cmp_infer, .run = cmp_run,              \
+        .shapes = cmp_shapes, .infer = cmp_infer, .run = {[PRT_DEVICE_CPU] = cmp_run},              \
         .in_dtypes = cmp_in_dtypes, .out_dtype = cmp_out_dtype,                \
         .values = (vals),                                                      \
     }

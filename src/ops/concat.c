@@ -117,7 +117,7 @@ static prt_status concat_values(op_object *o, const prt_dim_exprs *in_dims,
 static prt_status concat_run(const op_object *o, int32_t dtype,
                              const prt_tensor_desc *in, int32_t nb_in,
                              const prt_tensor_desc *out, const void *const *x,
-                             void *y, void *ws)
+                             void *y, void *ws, void *stream)
 {
     int32_t axis = 0;
     int64_t outer = 1, inner = 1, off = 0, row;
@@ -149,7 +149,7 @@ static const op_class concat_class = {
     .serialize = concat_serialize,
     .shapes = concat_shapes,
     .infer = concat_infer,
-    .run = concat_run,
+    .run = {[PRT_DEVICE_CPU] = concat_run},
     .values = concat_values,
 };
 

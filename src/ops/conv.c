@@ -456,7 +456,7 @@ static void im2col(const conv_geom *g, const float *x, float *col)
 static prt_status conv_run(const op_object *o, int32_t dtype,
                            const prt_tensor_desc *in, int32_t nb_in,
                            const prt_tensor_desc *out, const void *const *xs,
-                           void *y, void *ws)
+                           void *y, void *ws, void *stream)
 {
     prt_dims dims[3];
     conv_geom g;
@@ -522,7 +522,7 @@ static const op_class conv_class = {
     .shapes = conv_shapes,
     .infer = conv_infer,
     .workspace = conv_workspace,
-    .run = conv_run,
+    .run = {[PRT_DEVICE_CPU] = conv_run},
 };
 
 static const prt_field_schema conv_schema[] = {

@@ -391,7 +391,7 @@ ES_CONTRACT(es_contract_i64, int64_t, uint64_t, 1u, ES_MADD_I)
 static prt_status es_run(const op_object *o, int32_t dtype,
                          const prt_tensor_desc *in, int32_t nb_in,
                          const prt_tensor_desc *out, const void *const *xs,
-                         void *y, void *ws)
+                         void *y, void *ws, void *stream)
 {
     const einsum_op *e = ces(o);
     int64_t size[ES_MAX_LETTERS], st[ES_MAX_OPS][ES_MAX_LETTERS];
@@ -471,7 +471,7 @@ static const op_class einsum_class = {
     .shapes = es_shapes,
     .infer = es_infer,
     .workspace = es_workspace,
-    .run = es_run,
+    .run = {[PRT_DEVICE_CPU] = es_run},
 };
 
 static const prt_field_schema einsum_schema[] = {

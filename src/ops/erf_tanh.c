@@ -37,7 +37,7 @@ static float ew_one(int32_t kind, float x)
 static prt_status ew_run(const op_object *o, int32_t dtype,
                          const prt_tensor_desc *in, int32_t nb_in,
                          const prt_tensor_desc *out, const void *const *xs,
-                         void *y, void *ws)
+                         void *y, void *ws, void *stream)
 {
     const int32_t kind = o->cls->kind;
     int64_t n = op_volume(&in[0].dims);
@@ -74,7 +74,7 @@ static prt_status ew_run(const op_object *o, int32_t dtype,
         .kind = (k), .min_inputs = 1, .max_inputs = 1,                         \
         .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16),                           \
         .size = sizeof(op_object), .alias_input = -1, .shapes = ew_shapes,     \
-        .infer = ew_infer, .run = ew_run,                                      \
+        .infer = ew_infer, .run = {[PRT_DEVICE_CPU] = ew_run},                                      \
     }
 
 static const op_class erf_class = EW_CLASS(MATH_ERF);

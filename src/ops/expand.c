@@ -67,7 +67,7 @@ static prt_status expand_values(op_object *o, const prt_dim_exprs *in_dims,
 static prt_status expand_run(const op_object *o, int32_t dtype,
                              const prt_tensor_desc *in, int32_t nb_in,
                              const prt_tensor_desc *out, const void *const *x,
-                             void *y, void *ws)
+                             void *y, void *ws, void *stream)
 {
     const prt_dims *id = &in[0].dims, *od = &out->dims;
     int64_t strides[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0}, n, inner, src = 0;
@@ -117,7 +117,7 @@ static const op_class expand_class = {
     .dtypes = OP_DT_ALL,
     .size = sizeof(op_object),
     .alias_input = -1,
-    .run = expand_run,
+    .run = {[PRT_DEVICE_CPU] = expand_run},
     .min_shape_inputs = 1,
     .max_shape_inputs = 1,
     .shapes_sv = expand_shapes,

@@ -152,7 +152,7 @@ static prt_status cos_values(op_object *o, const prt_dim_exprs *in_dims,
 static prt_status cos_run(const op_object *o, int32_t dtype,
                           const prt_tensor_desc *in, int32_t nb_in,
                           const prt_tensor_desc *out, const void *const *x,
-                          void *y, void *ws)
+                          void *y, void *ws, void *stream)
 {
     const cos_op *c = (const cos_op *)o;
     int64_t n = op_volume(&out->dims);
@@ -197,7 +197,7 @@ static const op_class cos_class = {
     .alias_input = -1,
     .parse = cos_parse,
     .serialize = cos_serialize,
-    .run = cos_run,
+    .run = {[PRT_DEVICE_CPU] = cos_run},
     .min_shape_inputs = 1,
     .max_shape_inputs = 1,
     .out_dtype = cos_out_dtype,
@@ -261,7 +261,7 @@ static prt_status range_values(op_object *o, const prt_dim_exprs *in_dims,
 static prt_status range_run(const op_object *o, int32_t dtype,
                             const prt_tensor_desc *in, int32_t nb_in,
                             const prt_tensor_desc *out, const void *const *x,
-                            void *y, void *ws)
+                            void *y, void *ws, void *stream)
 {
     int64_t s = op_int_at(x[0], dtype, 0), l = op_int_at(x[1], dtype, 0);
     int64_t d = op_int_at(x[2], dtype, 0), n;
@@ -294,7 +294,7 @@ static const op_class range_class = {
     .dtypes = OP_DT_INDEX,
     .size = sizeof(op_object),
     .alias_input = -1,
-    .run = range_run,
+    .run = {[PRT_DEVICE_CPU] = range_run},
     .min_shape_inputs = 3,
     .max_shape_inputs = 3,
     .shapes_sv = range_shapes,

@@ -83,7 +83,7 @@ static prt_status flatten_infer(const op_object *o, const prt_dims *in,
 static prt_status flatten_run(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
                               const prt_tensor_desc *out, const void *const *x,
-                              void *y, void *ws)
+                              void *y, void *ws, void *stream)
 {
     (void)o, (void)nb_in, (void)out, (void)ws;
     if (x[0] != y)
@@ -102,7 +102,7 @@ static const op_class flatten_class = {
     .serialize = flatten_serialize,
     .shapes = flatten_shapes,
     .infer = flatten_infer,
-    .run = flatten_run,
+    .run = {[PRT_DEVICE_CPU] = flatten_run},
 };
 
 static const prt_field_schema flatten_schema[] = {

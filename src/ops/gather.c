@@ -111,7 +111,7 @@ static prt_status gather_values(op_object *o, const prt_dim_exprs *in_dims,
 static prt_status gather_run(const op_object *o, int32_t dtype,
                              const prt_tensor_desc *in, int32_t nb_in,
                              const prt_tensor_desc *out, const void *const *x,
-                             void *y, void *ws)
+                             void *y, void *ws, void *stream)
 {
     int32_t axis = 0;
     int64_t outer = 1, inner = 1, d, ni = op_volume(&in[1].dims);
@@ -159,7 +159,7 @@ static const op_class gather_class = {
     .serialize = gather_serialize,
     .shapes = gather_shapes,
     .infer = gather_infer,
-    .run = gather_run,
+    .run = {[PRT_DEVICE_CPU] = gather_run},
     .in_dtypes = gather_in_dtypes,
     .values = gather_values,
 };

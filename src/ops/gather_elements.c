@@ -115,7 +115,7 @@ static uint32_t ge_in_dtypes(const op_object *o, int32_t index,
 static prt_status ge_run(const op_object *o, int32_t dtype,
                          const prt_tensor_desc *in, int32_t nb_in,
                          const prt_tensor_desc *out, const void *const *x,
-                         void *y, void *ws)
+                         void *y, void *ws, void *stream)
 {
     const prt_dims *dd = &in[0].dims, *id = &in[1].dims;
     int32_t r = dd->nb_dims, axis = 0, it = in[1].dtype;
@@ -171,7 +171,7 @@ static const op_class ge_class = {
     .serialize = ge_serialize,
     .shapes = ge_shapes,
     .infer = ge_infer,
-    .run = ge_run,
+    .run = {[PRT_DEVICE_CPU] = ge_run},
     .in_dtypes = ge_in_dtypes,
 };
 

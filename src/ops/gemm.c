@@ -174,7 +174,7 @@ static int64_t gemm_workspace(const op_object *o, int32_t dtype,
 static prt_status gemm_run(const op_object *o, int32_t dtype,
                            const prt_tensor_desc *in, int32_t nb_in,
                            const prt_tensor_desc *out, const void *const *x,
-                           void *y, void *ws)
+                           void *y, void *ws, void *stream)
 {
     const gemm_op *g = cgm(o);
     const float *A = x[0], *B = x[1], *C = nb_in == 3 ? x[2] : NULL;
@@ -231,7 +231,7 @@ static const op_class gemm_class = {
     .shapes = gemm_shapes,
     .infer = gemm_infer,
     .workspace = gemm_workspace,
-    .run = gemm_run,
+    .run = {[PRT_DEVICE_CPU] = gemm_run},
 };
 
 static const prt_field_schema gemm_schema[] = {

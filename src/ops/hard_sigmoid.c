@@ -67,7 +67,7 @@ static float hard_one(int32_t kind, float alpha, float beta, float x)
 static prt_status hard_run(const op_object *o, int32_t dtype,
                            const prt_tensor_desc *in, int32_t nb_in,
                            const prt_tensor_desc *out, const void *const *xs,
-                           void *y, void *ws)
+                           void *y, void *ws, void *stream)
 {
     const int32_t kind = o->cls->kind;
     /* ONNX fixes HardSwish's alpha at 1/6, beta at 1/2. */
@@ -111,7 +111,7 @@ static const op_class hard_sigmoid_class = {
     .serialize = hard_serialize,
     .shapes = hard_shapes,
     .infer = hard_infer,
-    .run = hard_run,
+    .run = {[PRT_DEVICE_CPU] = hard_run},
 };
 
 static const op_class hard_swish_class = {
@@ -123,7 +123,7 @@ static const op_class hard_swish_class = {
     .alias_input = -1,
     .shapes = hard_shapes,
     .infer = hard_infer,
-    .run = hard_run,
+    .run = {[PRT_DEVICE_CPU] = hard_run},
 };
 
 static const prt_field_schema hard_sigmoid_schema[] = {

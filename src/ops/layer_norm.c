@@ -210,7 +210,7 @@ static void ln_expand(const void *s, int32_t dtype, const prt_dims *sd,
 static prt_status ln_run(const op_object *o, int32_t dtype,
                          const prt_tensor_desc *in, int32_t nb_in,
                          const prt_tensor_desc *out, const void *const *x,
-                         void *y, void *ws)
+                         void *y, void *ws, void *stream)
 {
     const prt_dims *xd = &in[0].dims;
     int64_t norm = ln_norm_size(o, xd), total = op_volume(xd), rows;
@@ -277,7 +277,7 @@ static const op_class ln_class = {
     .shapes = ln_shapes,
     .infer = ln_infer,
     .workspace = ln_workspace,
-    .run = ln_run,
+    .run = {[PRT_DEVICE_CPU] = ln_run},
 };
 
 static const prt_field_schema ln_schema[] = {

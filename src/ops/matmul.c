@@ -165,7 +165,7 @@ static void mm_one(int32_t dtype, int64_t M, int64_t N, int64_t K,
 static prt_status mm_run(const op_object *o, int32_t dtype,
                          const prt_tensor_desc *in, int32_t nb_in,
                          const prt_tensor_desc *out, const void *const *x,
-                         void *y, void *ws)
+                         void *y, void *ws, void *stream)
 {
     const void *A = x[0], *B = x[1];
     void *Y = y;
@@ -233,7 +233,7 @@ static const op_class matmul_class = {
     .shapes = mm_shapes,
     .infer = mm_infer,
     .workspace = mm_workspace,
-    .run = mm_run,
+    .run = {[PRT_DEVICE_CPU] = mm_run},
 };
 
 const prt_plugin_creator op_matmul_creator =

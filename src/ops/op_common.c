@@ -234,8 +234,11 @@ static const char *core_namespace(const prt_plugin *p)
 }
 static uint32_t core_devices(const prt_plugin *p)
 {
-    (void)p;
-    return 1u << PRT_DEVICE_CPU;
+    uint32_t mask = 0;
+    for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++)
+        if (cobj(p)->cls->run[d])
+            mask |= 1u << d;
+    return mask;
 }
 
 static const prt_plugin_core op_core = {sizeof(prt_plugin_core),
@@ -519,10 +522,9 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
     op_object *o = obj(p);
     int32_t nb_in = 0;
     prt_status st;
-    (void)stream;
-    if (device != PRT_DEVICE_CPU)
+    if (device < 0 || device >= PRT_DEVICE_COUNT || !o->cls->run[device])
         return op_fail(o, PRT_ERR_UNSUPPORTED,
-                       "enqueue on device %d: built-in ops run on the CPU",
+                       "enqueue on device %d: this op has no kernel for it",
                        (int)device);
     if (!in_desc || !out_desc || !inputs || !outputs)
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
@@ -561,8 +563,9 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
                            "needs %lld bytes of workspace but got none",
                            (long long)need);
     }
-    return o->cls->run(o, nb_in ? in_desc[0].dtype : out_desc->dtype, in_desc,
-                       nb_in, out_desc, inputs, outputs[0], workspace);
+    return o->cls->run[device](o, nb_in ? in_desc[0].dtype : out_desc->dtype,
+                               in_desc, nb_in, out_desc, inputs, outputs[0],
+                               workspace, stream);
 }
 
 static prt_plugin *rt_clone(const prt_plugin *p)

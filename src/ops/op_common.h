@@ -9,13 +9,13 @@
  * same for every op: the plugin tables, dtype and format negotiation, the
  * checks before every run and creation (op_common.c), field reading
  * (op_fields.c), broadcasting, GEMM and half-float conversion (op_math.c).
- * builtins.c holds the table of creators behind prt_get_builtin_creator.
+ * builtins.c holds the table of creators behind prt_builtin_find_creator.
  *
  * Rules every op obeys through the scaffold:
  *  - One output. By default all inputs and the output share one dtype,
  *    taken from the class's mask; `in_dtypes` and `out_dtype` let an op mix
  *    dtypes (Gather's int64 indices, Shape's int64 output, Cast). The format
- *    is LINEAR; the device is the CPU.
+ *    is LINEAR; the devices are those the class has a kernel for.
  *  - Shape inputs (prt_network_add_plugin's shape_inputs): an op accepts
  *    min_shape_inputs..max_shape_inputs of them (0 by default) and sees
  *    their values as expressions in `shapes_sv`. An op whose output dims
@@ -66,6 +66,13 @@ typedef struct op_fields {
     const prt_field_collection *fc; /* may be NULL: no fields */
 } op_fields;
 
+/* A kernel: see op_class.run. */
+typedef prt_status (*op_kernel_fn)(const op_object *o, int32_t dtype,
+                                   const prt_tensor_desc *in, int32_t nb_in,
+                                   const prt_tensor_desc *out,
+                                   const void *const *x, void *y, void *ws,
+                                   void *stream);
+
 typedef struct op_class {
     int32_t kind;       /* variant, for families that share code (Add, Sub) */
     int32_t min_inputs; /* inputs accepted */
@@ -94,14 +101,15 @@ typedef struct op_class {
      * the real dims. NULL: none. -1: overflow. */
     int64_t (*workspace)(const op_object *o, int32_t dtype, const prt_dims *in,
                          int32_t nb_in, const prt_dims *out);
-    /* Computes the output. Dims are checked; pointers are non-NULL for
-     * tensors with elements; ws holds what `workspace` asked for. `dtype` is
-     * input 0's (the output's when the op has no inputs); with mixed dtypes
-     * read in[i].dtype and out->dtype. */
-    prt_status (*run)(const op_object *o, int32_t dtype,
-                      const prt_tensor_desc *in, int32_t nb_in,
-                      const prt_tensor_desc *out, const void *const *x, void *y,
-                      void *ws);
+    /* Kernels, one slot per device (prt_device): computes the output.
+     * Dims are checked; pointers are non-NULL for tensors with elements and
+     * point into that device's memory; ws holds what `workspace` asked for.
+     * `dtype` is input 0's (the output's when the op has no inputs); with
+     * mixed dtypes read in[i].dtype and out->dtype. `stream` is the
+     * device's queue (NULL on the CPU, where the work is done on return).
+     * The op runs on the devices whose slot is set; the CPU slot is always
+     * set. */
+    op_kernel_fn run[PRT_DEVICE_COUNT];
 
     /* ---- optional; zero/NULL keeps the rules above ---------------------- */
     /* Shape inputs accepted (both 0: none). */

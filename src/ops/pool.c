@@ -49,7 +49,7 @@ static prt_status gap_infer(const op_object *o, const prt_dims *in,
 static prt_status gap_run(const op_object *o, int32_t dtype,
                           const prt_tensor_desc *in, int32_t nb_in,
                           const prt_tensor_desc *out, const void *const *xs,
-                          void *y, void *ws)
+                          void *y, void *ws, void *stream)
 {
     const prt_dims *d = &in[0].dims;
     int64_t rows = d->d[0] * d->d[1], sp = 1;
@@ -94,7 +94,7 @@ static const op_class gap_class = {
     .alias_input = -1,
     .shapes = gap_shapes,
     .infer = gap_infer,
-    .run = gap_run,
+    .run = {[PRT_DEVICE_CPU] = gap_run},
 };
 
 const prt_plugin_creator op_global_average_pool_creator =

@@ -59,7 +59,7 @@ static int32_t reshape_serialize(op_object *o, prt_field *ser)
 prt_status op_copy_run(const op_object *o, int32_t dtype,
                        const prt_tensor_desc *in, int32_t nb_in,
                        const prt_tensor_desc *out, const void *const *x,
-                       void *y, void *ws)
+                       void *y, void *ws, void *stream)
 {
     int64_t n = op_volume(&in[0].dims);
     char a[128], b[128];
@@ -284,7 +284,7 @@ static prt_status reshape_values(op_object *o, const prt_dim_exprs *in_dims,
     {                                                                          \
         .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = OP_DT_ALL,    \
         .size = sizeof(reshape_op), .alias_input = -1, .parse = reshape_parse, \
-        .serialize = reshape_serialize, .run = op_copy_run,                    \
+        .serialize = reshape_serialize, .run = {[PRT_DEVICE_CPU] = op_copy_run},                    \
         .min_shape_inputs = (nsv_min), .max_shape_inputs = (nsv_max),          \
         .shapes_sv = reshape_shapes, .values = reshape_values,                 \
     }

@@ -98,7 +98,7 @@ static prt_status shape_values(op_object *o, const prt_dim_exprs *in_dims,
 static prt_status shape_run(const op_object *o, int32_t dtype,
                             const prt_tensor_desc *in, int32_t nb_in,
                             const prt_tensor_desc *out, const void *const *x,
-                            void *y, void *ws)
+                            void *y, void *ws, void *stream)
 {
     int32_t b, e;
     (void)dtype, (void)nb_in, (void)out, (void)x, (void)ws;
@@ -125,7 +125,7 @@ static const op_class shape_class = {
     .serialize = shape_serialize,
     .shapes = shape_shapes,
     .infer = shape_infer,
-    .run = shape_run,
+    .run = {[PRT_DEVICE_CPU] = shape_run},
     .out_dtype = shape_out_dtype,
     .values = shape_values,
 };

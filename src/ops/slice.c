@@ -132,7 +132,7 @@ static prt_status slice_params(const op_object *o, const prt_dims *dd,
 static prt_status slice_run(const op_object *o, int32_t dtype,
                             const prt_tensor_desc *in, int32_t nb_in,
                             const prt_tensor_desc *out, const void *const *x,
-                            void *y, void *ws)
+                            void *y, void *ws, void *stream)
 {
     int64_t buf[4][SLICE_MAX], start[PRT_MAX_DIMS], step[PRT_MAX_DIMS];
     int64_t istride[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0}, n, src = 0;
@@ -230,7 +230,7 @@ static const op_class slice_class = {
     .dtypes = OP_DT_ALL,
     .size = sizeof(op_object),
     .alias_input = -1,
-    .run = slice_run,
+    .run = {[PRT_DEVICE_CPU] = slice_run},
     .min_shape_inputs = 2,
     .max_shape_inputs = 4,
     .in_dtypes = slice_in_dtypes,

@@ -106,7 +106,7 @@ static void softmax_row(const float *x, float *y, int64_t n, int64_t stride)
 static prt_status softmax_run(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
                               const prt_tensor_desc *out, const void *const *x,
-                              void *y, void *ws)
+                              void *y, void *ws, void *stream)
 {
     const prt_dims *d = &in[0].dims;
     int64_t outer = 1, inner = 1, n, total = op_volume(d);
@@ -150,7 +150,7 @@ static const op_class softmax_class = {
     .shapes = softmax_shapes,
     .infer = softmax_infer,
     .workspace = softmax_workspace,
-    .run = softmax_run,
+    .run = {[PRT_DEVICE_CPU] = softmax_run},
 };
 
 static const prt_field_schema softmax_schema[] = {

@@ -186,7 +186,7 @@ static prt_status tp_infer(const op_object *o, const prt_dims *in,
 static prt_status tp_run(const op_object *o, int32_t dtype,
                          const prt_tensor_desc *in, int32_t nb_in,
                          const prt_tensor_desc *out, const void *const *xs,
-                         void *y, void *ws)
+                         void *y, void *ws, void *stream)
 {
     const prt_dims *id = &in[0].dims;
     const void *x = xs[0];
@@ -251,7 +251,7 @@ static const op_class transpose_class = {
     .serialize = tp_serialize,
     .shapes = tp_shapes,
     .infer = tp_infer,
-    .run = tp_run,
+    .run = {[PRT_DEVICE_CPU] = tp_run},
 };
 
 static const prt_field_schema transpose_schema[] = {

@@ -52,7 +52,7 @@ static void relu_16(const uint16_t *x, uint16_t *y, int64_t n, uint16_t inf)
 static prt_status unary_run(const op_object *o, int32_t dtype,
                             const prt_tensor_desc *in, int32_t nb_in,
                             const prt_tensor_desc *out, const void *const *xs,
-                            void *y, void *ws)
+                            void *y, void *ws, void *stream)
 {
     int64_t n = op_volume(&in[0].dims);
     const void *x = xs[0];
@@ -98,7 +98,7 @@ static const op_class relu_class = {
     .alias_input = -1,
     .shapes = unary_shapes,
     .infer = unary_infer,
-    .run = unary_run,
+    .run = {[PRT_DEVICE_CPU] = unary_run},
 };
 
 /* Identity's values are its input's (a shape tensor passes through). */
@@ -122,7 +122,7 @@ static const op_class identity_class = {
     .alias_input = 0, /* in place when the builder can arrange it */
     .shapes = unary_shapes,
     .infer = unary_infer,
-    .run = unary_run,
+    .run = {[PRT_DEVICE_CPU] = unary_run},
     .values = identity_values,
 };
 

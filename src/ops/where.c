@@ -82,7 +82,7 @@ static void where_row_f32(const void *ctx, const uint8_t *const *p,
 static prt_status where_run(const op_object *o, int32_t dtype,
                             const prt_tensor_desc *in, int32_t nb_in,
                             const prt_tensor_desc *out, const void *const *x,
-                            void *y, void *ws)
+                            void *y, void *ws, void *stream)
 {
     size_t es[3], ves = prt_dtype_size(in[1].dtype);
     prt_dims dims[3];
@@ -139,7 +139,7 @@ static const op_class where_class = {
     .alias_input = -1,
     .shapes = where_shapes,
     .infer = where_infer,
-    .run = where_run,
+    .run = {[PRT_DEVICE_CPU] = where_run},
     .in_dtypes = where_in_dtypes,
     .out_dtype = where_out_dtype,
     .values = where_values,

@@ -573,7 +573,7 @@ static prt_status load_opened(prt_registry *reg, const char *path,
     /* A refusing library may explain itself through set_error; keep its
      * words. */
     base_clear_error();
-    desc = entry(PRT_PLUGIN_ABI_VERSION, prt_get_host_services());
+    desc = entry(PRT_PLUGIN_ABI_VERSION, prt_host_services_get());
     if (!desc) {
         char why[512];
         snprintf(why, sizeof why, "%s", prt_last_error());

@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness: ONNX model bytes. prt_onnx_parse_bytes with a registry
+ * libFuzzer harness: ONNX model bytes. prt_onnx_parser_parse_bytes with a registry
  * holding the standard plugin library; a model that parses is also built
  * with an empty builder config (no profiles: a dynamic input then fails the
  * build cleanly). Any input must end in PRT_OK or a clean error: no crash,
@@ -36,10 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (prt_onnx_parser_create(reg, &parser) != PRT_OK)
         abort();
-    if (prt_onnx_parse_bytes(parser, data, size, NULL, &net) == PRT_OK) {
+    if (prt_onnx_parser_parse_bytes(parser, data, size, NULL, &net) == PRT_OK) {
         if (prt_builder_config_create(&cfg) != PRT_OK)
             abort();
-        if (prt_build_engine(net, cfg, reg, &engine) == PRT_OK)
+        if (prt_engine_build(net, cfg, reg, &engine) == PRT_OK)
             prt_engine_destroy(engine);
         prt_builder_config_destroy(cfg);
         prt_network_destroy(net);

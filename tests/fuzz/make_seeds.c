@@ -98,7 +98,7 @@ static int nonzero_seed(prt_registry *reg, const char *dir)
         prt_network_mark_output(net, t1) != PRT_OK)
         goto done;
     if (prt_builder_config_create(&cfg) != PRT_OK || add_profile(net, cfg) ||
-        prt_build_engine(net, cfg, reg, &engine) != PRT_OK)
+        prt_engine_build(net, cfg, reg, &engine) != PRT_OK)
         goto done;
     rc = write_engine(engine, dir, "nonzero.plan");
 done:
@@ -117,9 +117,9 @@ static int model_seed(prt_registry *reg, const char *model, const char *dir, int
     char name[64];
     int rc = 1;
     if (prt_onnx_parser_create(reg, &parser) != PRT_OK ||
-        prt_onnx_parse_file(parser, model, &net) != PRT_OK ||
+        prt_onnx_parser_parse_file(parser, model, &net) != PRT_OK ||
         prt_builder_config_create(&cfg) != PRT_OK || add_profile(net, cfg) ||
-        prt_build_engine(net, cfg, reg, &engine) != PRT_OK)
+        prt_engine_build(net, cfg, reg, &engine) != PRT_OK)
         goto done;
     snprintf(name, sizeof name, "model%d.plan", n);
     rc = write_engine(engine, dir, name);

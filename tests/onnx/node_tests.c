@@ -381,7 +381,7 @@ static void run_data_set(const prt_network *net, const prt_registry *reg, char *
             goto out;
         }
     }
-    if (prt_build_engine(net, cfg, reg, &engine)) {
+    if (prt_engine_build(net, cfg, reg, &engine)) {
         set_reason(r, RES_FAIL, "build: %s", prt_last_error());
         goto out;
     }
@@ -498,11 +498,11 @@ static void run_test(const char *dir, const prt_registry *reg, result *r)
     r->reason[0] = '\0';
     snprintf(path, sizeof path, "%s/model.onnx", dir);
     if (prt_onnx_parser_create(reg, &parser) ||
-        prt_onnx_map_op(parser, "Hardmax", "", "CustomHardmax", "1")) {
+        prt_onnx_parser_map_op(parser, "Hardmax", "", "CustomHardmax", "1")) {
         set_reason(r, RES_FAIL, "parser: %s", prt_last_error());
         goto out;
     }
-    st = prt_onnx_parse_file(parser, path, &net);
+    st = prt_onnx_parser_parse_file(parser, path, &net);
     if (st) {
         /* Skipped: an op that nothing serves. Anything else is a failure. */
         int skip = st == PRT_ERR_UNSUPPORTED && strstr(prt_last_error(), "has no importer");

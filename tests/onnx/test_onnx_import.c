@@ -5,7 +5,7 @@
  *    a test creator as fields of the schema's types; an unknown attribute
  *    is a warning; an INT that does not fit is an error; wrong types too;
  *  - an unknown op names the op, the node and the libraries searched;
- *  - prt_onnx_map_op overrides the built-in table and the node's own key;
+ *  - prt_onnx_parser_map_op overrides the built-in table and the node's own key;
  *  - initializers and Constant nodes become constants (run and checked);
  *  - external data, and its unsafe or short forms;
  *  - TensorProto files of every dtype and data field;
@@ -502,7 +502,7 @@ static prt_status parse(const uint8_t *bytes, size_t size, const char *base_dir,
     prt_onnx_parser *p = NULL;
     prt_status st = prt_onnx_parser_create(reg_global, &p);
     if (!st)
-        st = prt_onnx_parse_bytes(p, bytes, size, base_dir, net);
+        st = prt_onnx_parser_parse_bytes(p, bytes, size, base_dir, net);
     prt_onnx_parser_destroy(p);
     return st;
 }
@@ -522,7 +522,7 @@ static int build_and_run(const prt_network *net, const float *x, const char *out
         goto out;
     if (x && prt_builder_config_set_profile_dims(cfg, prof, "X", &d, &d, &d))
         goto out;
-    if (prt_build_engine(net, cfg, reg_global, &e) || prt_context_create(e, &ctx))
+    if (prt_engine_build(net, cfg, reg_global, &e) || prt_context_create(e, &ctx))
         goto out;
     if (x && (prt_context_set_input_shape(ctx, "X", &d) ||
               prt_context_set_tensor_address(ctx, "X", (void *)x)))
@@ -786,7 +786,7 @@ static int test_unknown_op(void)
     {
         prt_onnx_parser *p = NULL;
         REQUIRE_OK(prt_onnx_parser_create(NULL, &p));
-        CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, NULL, &net), PRT_ERR_UNSUPPORTED,
+        CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net), PRT_ERR_UNSUPPORTED,
                   "no registry");
         prt_onnx_parser_destroy(p);
     }
@@ -818,15 +818,15 @@ static int test_map_op(void)
     G_OUT(g, "Y");
     bytes = pack(g, 8, 17, &size);
     REQUIRE_OK(prt_onnx_parser_create(reg_global, &p));
-    CHECK_ERR(prt_onnx_map_op(p, NULL, "", "x", "1"), PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(prt_onnx_parser_map_op(p, NULL, "", "x", "1"), PRT_ERR_INVALID_ARGUMENT, NULL);
     /* Later calls replace earlier ones. */
-    CHECK_OK(prt_onnx_map_op(p, "Relu", "", "NoSuchPlugin", "1"));
-    CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, NULL, &net), PRT_ERR_UNSUPPORTED,
+    CHECK_OK(prt_onnx_parser_map_op(p, "Relu", "", "NoSuchPlugin", "1"));
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net), PRT_ERR_UNSUPPORTED,
               "NoSuchPlugin");
     CHECK(strstr(prt_last_error(), "r0") != NULL);
-    CHECK_OK(prt_onnx_map_op(p, "Relu", "tns", "TestPlug", "2"));
+    CHECK_OK(prt_onnx_parser_map_op(p, "Relu", "tns", "TestPlug", "2"));
     before = cap_creates;
-    CHECK_OK(prt_onnx_parse_bytes(p, bytes, size, NULL, &net));
+    CHECK_OK(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net));
     CHECK(cap_creates == before + 1);
     {
         const captured *c = cap_find("i32");
@@ -847,8 +847,8 @@ static int test_map_op(void)
     g->node[0] = node("Foo", "f0", "X", NULL, NULL, "Y");
     node_attr(g->node[0], attr_s("plugin_namespace", "elsewhere"));
     bytes = pack(g, 8, 17, &size);
-    CHECK_OK(prt_onnx_map_op(p, "Foo", "", "SumPlug", NULL));
-    CHECK_OK(prt_onnx_parse_bytes(p, bytes, size, NULL, &net));
+    CHECK_OK(prt_onnx_parser_map_op(p, "Foo", "", "SumPlug", NULL));
+    CHECK_OK(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net));
     prt_network_destroy(net);
     net = NULL;
     free(bytes);
@@ -856,8 +856,8 @@ static int test_map_op(void)
     /* A mapping may name a built-in: Frob -> plugrt::Relu. */
     g->node[0] = node("Frob", "fr", "X", NULL, NULL, "Y");
     bytes = pack(g, 8, 17, &size);
-    CHECK_OK(prt_onnx_map_op(p, "Frob", PRT_BUILTIN_NAMESPACE, "Relu", "1"));
-    CHECK_OK(prt_onnx_parse_bytes(p, bytes, size, NULL, &net));
+    CHECK_OK(prt_onnx_parser_map_op(p, "Frob", PRT_BUILTIN_NAMESPACE, "Relu", "1"));
+    CHECK_OK(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net));
     x[0] = -1;
     CHECK(net && build_and_run(net, x, "Y", y));
     CHECK(y[0] == 0.0f && y[1] == 2.0f);
@@ -982,7 +982,7 @@ static int test_constant_outputs(void)
     CHECK_OK(prt_builder_config_create(&cfg));
     CHECK_OK(prt_builder_config_add_profile(cfg, &prof));
     CHECK_OK(prt_builder_config_set_profile_dims(cfg, prof, "X", &d, &d, &d));
-    CHECK_OK(prt_build_engine(net, cfg, reg_global, &e));
+    CHECK_OK(prt_engine_build(net, cfg, reg_global, &e));
     if (e) {
         CHECK_OK(prt_context_create(e, &ctx));
         CHECK_OK(prt_context_set_tensor_address(ctx, "X", x));
@@ -1181,52 +1181,52 @@ static int test_external_data(void)
     snprintf(path, sizeof path, "%s/model.onnx", dir);
     REQUIRE(write_file(path, bytes, size));
     REQUIRE_OK(prt_onnx_parser_create(reg_global, &p));
-    CHECK_OK(prt_onnx_parse_file(p, path, &net));
+    CHECK_OK(prt_onnx_parser_parse_file(p, path, &net));
     CHECK(net && build_and_run(net, x, "Y", y));
     for (int i = 0; i < 6; i++)
         CHECK(y[i] == 1000.0f * (i + 1) + 100.0f * (i + 1));
     prt_network_destroy(net);
     net = NULL;
     /* From bytes, the base directory is the caller's to give. */
-    CHECK_OK(prt_onnx_parse_bytes(p, bytes, size, dir, &net));
+    CHECK_OK(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net));
     prt_network_destroy(net);
     net = NULL;
-    CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, NULL, &net), PRT_ERR_INVALID_ARGUMENT,
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net), PRT_ERR_INVALID_ARGUMENT,
               "base directory");
     free(bytes);
 
     /* No length entry: the tensor's size is read. */
     bytes = pack(external_graph("weights/w.bin", NULL), 8, 17, &size);
-    CHECK_OK(prt_onnx_parse_bytes(p, bytes, size, dir, &net));
+    CHECK_OK(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net));
     prt_network_destroy(net);
     net = NULL;
     free(bytes);
 
     /* Paths that leave the model's directory. */
     bytes = pack(external_graph("../ext/weights/w.bin", "24"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "..");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "..");
     free(bytes);
     bytes = pack(external_graph("weights/../../w.bin", "24"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "relative");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "relative");
     free(bytes);
     bytes = pack(external_graph(path, "24"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "relative");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "relative");
     free(bytes);
     /* A length that disagrees with the dims; a file that is too short; a
      * missing file; a bad number. */
     bytes = pack(external_graph("weights/w.bin", "20"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "24");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "24");
     free(bytes);
     snprintf(path, sizeof path, "%s/weights/short.bin", dir);
     REQUIRE(write_file(path, file, 30));
     bytes = pack(external_graph("weights/short.bin", "24"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "30 bytes");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "30 bytes");
     free(bytes);
     bytes = pack(external_graph("weights/none.bin", "24"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_IO, "none.bin");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_IO, "none.bin");
     free(bytes);
     bytes = pack(external_graph("weights/w.bin", "2x"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "2x");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "2x");
     free(bytes);
     /* Dims that claim 16 TiB of external data: the file's size refutes them
      * before anything is allocated, so the error is the short file (or the
@@ -1238,9 +1238,9 @@ static int test_external_data(void)
         g->initializer[0]->dims = A(sizeof huge);
         memcpy(g->initializer[0]->dims, huge, sizeof huge);
         bytes = pack(g, 8, 17, &size);
-        CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED,
+        CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED,
                   "40 bytes");
-        CHECK_ERR(prt_onnx_parse_bytes(p, bytes, size, NULL, &net),
+        CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net),
                   PRT_ERR_INVALID_ARGUMENT, "base directory");
         free(bytes);
     }
@@ -1662,7 +1662,7 @@ static int test_dynamic_dims(void)
     REQUIRE_OK(prt_builder_config_create(&cfg));
     REQUIRE_OK(prt_builder_config_add_profile(cfg, &prof));
     CHECK_OK(prt_builder_config_set_profile_dims(cfg, prof, "X", &mn, &mx, &mx));
-    CHECK_OK(prt_build_engine(net, cfg, reg_global, &e));
+    CHECK_OK(prt_engine_build(net, cfg, reg_global, &e));
     if (e) {
         CHECK_OK(prt_engine_find_io(e, "X", &idx));
         CHECK_OK(prt_engine_get_io(e, idx, &io));
@@ -1693,7 +1693,7 @@ static int seed_model(const char *file, int nb_inputs, const char *const *names,
         return 0;
     }
     REQUIRE_OK(prt_onnx_parser_create(reg_global, &p));
-    st = prt_onnx_parse_file(p, path, &net);
+    st = prt_onnx_parser_parse_file(p, path, &net);
     prt_onnx_parser_destroy(p);
     if (st == PRT_ERR_UNSUPPORTED &&
         strstr(prt_last_error(), "available in this libplugrt")) {
@@ -1710,7 +1710,7 @@ static int seed_model(const char *file, int nb_inputs, const char *const *names,
     for (int i = 0; i < nb_inputs; i++)
         CHECK_OK(prt_builder_config_set_profile_dims(cfg, prof, names[i], &shapes[i],
                                                      &shapes[i], &shapes[i]));
-    CHECK_OK(prt_build_engine(net, cfg, reg_global, &e));
+    CHECK_OK(prt_engine_build(net, cfg, reg_global, &e));
     if (e)
         printf("seed model %s: imported and built (%d layers)\n", file,
                (int)prt_engine_layer_count(e));

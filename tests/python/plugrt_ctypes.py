@@ -346,7 +346,7 @@ prt_version_string = _fn("prt_version_string", c_char_p)
 prt_last_error = _fn("prt_last_error", c_char_p)
 prt_status_name = _fn("prt_status_name", c_char_p, c_int32)
 prt_free = _fn("prt_free", None, c_void_p)
-prt_get_host_services = _fn("prt_get_host_services", POINTER(prt_host_services))
+prt_host_services_get = _fn("prt_host_services_get", POINTER(prt_host_services))
 LOG_FN = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
 prt_set_logger = _fn("prt_set_logger", None, LOG_FN, c_void_p, c_int32)
 
@@ -383,7 +383,7 @@ prt_builder_config_add_profile = _fn("prt_builder_config_add_profile", c_int32,
 prt_builder_config_set_profile_dims = _fn(
     "prt_builder_config_set_profile_dims", c_int32, _opaque, c_int32, c_char_p,
     POINTER(prt_dims), POINTER(prt_dims), POINTER(prt_dims))
-prt_build_engine = _fn("prt_build_engine", c_int32, _opaque, _opaque, _opaque,
+prt_engine_build = _fn("prt_engine_build", c_int32, _opaque, _opaque, _opaque,
                        POINTER(_opaque))
 
 prt_engine_destroy = _fn("prt_engine_destroy", None, _opaque)
@@ -432,12 +432,12 @@ def b(s):
 # ---------------------------------------------------------------------------
 
 def host_set_error(status, message):
-    hs = prt_get_host_services().contents
+    hs = prt_host_services_get().contents
     hs.set_error(hs.host, status, b(message))
 
 
 def host_log(severity, message):
-    hs = prt_get_host_services().contents
+    hs = prt_host_services_get().contents
     hs.log(hs.host, severity, b(message))
 
 

@@ -220,7 +220,7 @@ def build_engine(reg, scale_plugin, concat_plugin):
             cfg, prof, b"X", prt.prt_dims.of([1, 4]), prt.prt_dims.of([3, 4]),
             prt.prt_dims.of([8, 4])), "profile dims")
         eng = c_void_p()
-        st = prt.prt_build_engine(net, cfg, reg, byref(eng))
+        st = prt.prt_engine_build(net, cfg, reg, byref(eng))
         return st, eng
     finally:
         prt.prt_builder_config_destroy(cfg)
@@ -292,7 +292,7 @@ def test_layout():
     for m in bad:
         print("layout: " + m)
     check(not bad, "ctypes layouts equal C's (%d differences)" % len(bad))
-    hs = prt.prt_get_host_services().contents
+    hs = prt.prt_host_services_get().contents
     check(hs.struct_size == sizeof(prt.prt_host_services) and
           hs.abi_version == prt.PRT_PLUGIN_ABI_VERSION and bool(hs.set_error),
           "host services: struct_size %d abi %d" % (hs.struct_size, hs.abi_version))
