@@ -35,9 +35,9 @@ double ot_get(const ot_tensor *t, int64_t i)
     case PRT_FLOAT32:
         return ((const float *)t->data)[i];
     case PRT_FLOAT16:
-        return base_half_to_float(((const uint16_t *)t->data)[i]);
+        return prt_half_to_float(((const uint16_t *)t->data)[i]);
     case PRT_BFLOAT16:
-        return base_bf16_to_float(((const uint16_t *)t->data)[i]);
+        return prt_bf16_to_float(((const uint16_t *)t->data)[i]);
     case PRT_INT8:
         return ((const int8_t *)t->data)[i];
     case PRT_UINT8:
@@ -57,10 +57,10 @@ void ot_set(ot_tensor *t, int64_t i, double v)
         ((float *)t->data)[i] = (float)v;
         break;
     case PRT_FLOAT16:
-        ((uint16_t *)t->data)[i] = base_float_to_half((float)v);
+        ((uint16_t *)t->data)[i] = prt_float_to_half((float)v);
         break;
     case PRT_BFLOAT16:
-        ((uint16_t *)t->data)[i] = base_float_to_bf16((float)v);
+        ((uint16_t *)t->data)[i] = prt_float_to_bf16((float)v);
         break;
     case PRT_INT8:
         ((int8_t *)t->data)[i] = (int8_t)v;

@@ -311,9 +311,9 @@ static double ref_bin(int kind, int32_t dt, double a, double b)
         float x = (float)a, y = (float)b;
         float r = kind == 0 ? x + y : kind == 1 ? x - y : kind == 2 ? x * y : x / y;
         if (dt == PRT_FLOAT16)
-            r = base_half_to_float(base_float_to_half(r));
+            r = prt_half_to_float(prt_float_to_half(r));
         if (dt == PRT_BFLOAT16)
-            r = base_bf16_to_float(base_float_to_bf16(r));
+            r = prt_bf16_to_float(prt_float_to_bf16(r));
         return r;
     }
 }
@@ -1186,9 +1186,9 @@ static double ref_hard(int swish, int32_t dt, float alpha, float beta, double xv
     v = v < 0 ? 0 : v > 1 ? 1 : v; /* NaN passes, as in numpy.clip */
     r = swish ? x * v : v;
     if (dt == PRT_FLOAT16)
-        r = base_half_to_float(base_float_to_half(r));
+        r = prt_half_to_float(prt_float_to_half(r));
     if (dt == PRT_BFLOAT16)
-        r = base_bf16_to_float(base_float_to_bf16(r));
+        r = prt_bf16_to_float(prt_float_to_bf16(r));
     return r;
 }
 
@@ -1318,9 +1318,9 @@ static void ref_gap(const ot_tensor *x, prt_dims *od, double *want)
             s += ot_get(x, r * sp + k);
         want[r] = s / (double)sp;
         if (x->dtype == PRT_FLOAT16)
-            want[r] = base_half_to_float(base_float_to_half((float)want[r]));
+            want[r] = prt_half_to_float(prt_float_to_half((float)want[r]));
         else if (x->dtype == PRT_BFLOAT16)
-            want[r] = base_bf16_to_float(base_float_to_bf16((float)want[r]));
+            want[r] = prt_bf16_to_float(prt_float_to_bf16((float)want[r]));
     }
 }
 

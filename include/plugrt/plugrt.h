@@ -90,6 +90,13 @@ PRT_API size_t prt_dtype_size(int32_t dtype);
 /* "float32", "float16", ...; "invalid" for an unknown value. */
 PRT_API const char *prt_dtype_name(int32_t dtype);
 
+/* IEEE binary16 and bfloat16 bits to float32 and back (round to nearest
+ * even; NaN stays NaN, overflow gives infinity). */
+PRT_API float prt_half_to_float(uint16_t h);
+PRT_API uint16_t prt_float_to_half(float f);
+PRT_API float prt_bf16_to_float(uint16_t h);
+PRT_API uint16_t prt_float_to_bf16(float f);
+
 /* The host services plugrt offers to plugins (logging, errors). For code that
  * registers creators directly rather than through a library. Static storage. */
 PRT_API const prt_host_services *prt_host_services_get(void);

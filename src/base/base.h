@@ -64,10 +64,6 @@ size_t base_field_type_size(int32_t type);
 /* "int32", "float32", "char", ...; "invalid" for an unknown value. */
 const char *base_field_type_name(int32_t type);
 
-float base_half_to_float(uint16_t h);
-uint16_t base_float_to_half(float f);
-float base_bf16_to_float(uint16_t h);
-uint16_t base_float_to_bf16(float f);
 
 uint64_t base_fnv1a64(const void *data, size_t n, uint64_t seed);
 #define BASE_FNV_SEED 0xcbf29ce484222325ull

@@ -68,7 +68,7 @@ const char *prt_dtype_name(int32_t dtype)
     return names[dtype];
 }
 
-float base_half_to_float(uint16_t h)
+float prt_half_to_float(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h >> 15) << 31;
     uint32_t exp = (h >> 10) & 0x1f;
@@ -88,7 +88,7 @@ float base_half_to_float(uint16_t h)
     return f;
 }
 
-uint16_t base_float_to_half(float f)
+uint16_t prt_float_to_half(float f)
 {
     uint32_t x;
     uint32_t sign, exp, man;
@@ -126,7 +126,7 @@ uint16_t base_float_to_half(float f)
     }
 }
 
-float base_bf16_to_float(uint16_t h)
+float prt_bf16_to_float(uint16_t h)
 {
     uint32_t bits = (uint32_t)h << 16;
     float f;
@@ -134,7 +134,7 @@ float base_bf16_to_float(uint16_t h)
     return f;
 }
 
-uint16_t base_float_to_bf16(float f)
+uint16_t prt_float_to_bf16(float f)
 {
     uint32_t x;
     memcpy(&x, &f, 4);

@@ -36,8 +36,8 @@ static void fill_random(void *p, int32_t dtype, int64_t count, uint64_t *seed)
         float f = (float)((double)(r >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
         switch (dtype) {
         case PRT_FLOAT32: ((float *)p)[i] = f; break;
-        case PRT_FLOAT16: ((uint16_t *)p)[i] = base_float_to_half(f); break;
-        case PRT_BFLOAT16: ((uint16_t *)p)[i] = base_float_to_bf16(f); break;
+        case PRT_FLOAT16: ((uint16_t *)p)[i] = prt_float_to_half(f); break;
+        case PRT_BFLOAT16: ((uint16_t *)p)[i] = prt_float_to_bf16(f); break;
         case PRT_INT8: ((int8_t *)p)[i] = (int8_t)(r % 8); break;
         case PRT_UINT8: ((uint8_t *)p)[i] = (uint8_t)(r % 8); break;
         case PRT_INT32: ((int32_t *)p)[i] = (int32_t)(r % 8); break;
@@ -51,8 +51,8 @@ static float as_float(const void *p, int32_t dtype, int64_t i)
 {
     switch (dtype) {
     case PRT_FLOAT32: return ((const float *)p)[i];
-    case PRT_FLOAT16: return base_half_to_float(((const uint16_t *)p)[i]);
-    default: return base_bf16_to_float(((const uint16_t *)p)[i]);
+    case PRT_FLOAT16: return prt_half_to_float(((const uint16_t *)p)[i]);
+    default: return prt_bf16_to_float(((const uint16_t *)p)[i]);
     }
 }
 

@@ -80,13 +80,13 @@ static void inner_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
     if (dtype == PRT_FLOAT16)
         for (int64_t j = 0; j < n; j++)
             y[j] =
-                base_float_to_half(apply_f(kind, base_half_to_float(a[j * sa]),
-                                           base_half_to_float(b[j * sb])));
+                prt_float_to_half(apply_f(kind, prt_half_to_float(a[j * sa]),
+                                           prt_half_to_float(b[j * sb])));
     else
         for (int64_t j = 0; j < n; j++)
             y[j] =
-                base_float_to_bf16(apply_f(kind, base_bf16_to_float(a[j * sa]),
-                                           base_bf16_to_float(b[j * sb])));
+                prt_float_to_bf16(apply_f(kind, prt_bf16_to_float(a[j * sa]),
+                                           prt_bf16_to_float(b[j * sb])));
 }
 
 /* Integer loops through the unsigned type so overflow wraps instead of

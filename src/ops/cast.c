@@ -96,9 +96,9 @@ static float get_f(const void *x, int32_t t, int64_t i)
     case PRT_FLOAT32:
         return ((const float *)x)[i];
     case PRT_FLOAT16:
-        return base_half_to_float(((const uint16_t *)x)[i]);
+        return prt_half_to_float(((const uint16_t *)x)[i]);
     default:
-        return base_bf16_to_float(((const uint16_t *)x)[i]);
+        return prt_bf16_to_float(((const uint16_t *)x)[i]);
     }
 }
 
@@ -136,10 +136,10 @@ static prt_status cast_run(const op_object *o, int32_t dtype,
                 ((float *)y)[i] = f;
                 break;
             case PRT_FLOAT16:
-                ((uint16_t *)y)[i] = base_float_to_half(f);
+                ((uint16_t *)y)[i] = prt_float_to_half(f);
                 break;
             case PRT_BFLOAT16:
-                ((uint16_t *)y)[i] = base_float_to_bf16(f);
+                ((uint16_t *)y)[i] = prt_float_to_bf16(f);
                 break;
             case PRT_BOOL:
                 ((uint8_t *)y)[i] = f != 0.0f;
@@ -165,10 +165,10 @@ static prt_status cast_run(const op_object *o, int32_t dtype,
                 ((float *)y)[i] = (float)v;
                 break;
             case PRT_FLOAT16:
-                ((uint16_t *)y)[i] = base_float_to_half((float)v);
+                ((uint16_t *)y)[i] = prt_float_to_half((float)v);
                 break;
             case PRT_BFLOAT16:
-                ((uint16_t *)y)[i] = base_float_to_bf16((float)v);
+                ((uint16_t *)y)[i] = prt_float_to_bf16((float)v);
                 break;
             case PRT_BOOL:
                 ((uint8_t *)y)[i] = v != 0;

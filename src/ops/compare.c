@@ -78,7 +78,7 @@ typedef struct cmp_ctx {
 static float f16_at(int32_t dtype, const uint8_t *p, int64_t i)
 {
     uint16_t h = ((const uint16_t *)p)[i];
-    return dtype == PRT_FLOAT16 ? base_half_to_float(h) : base_bf16_to_float(h);
+    return dtype == PRT_FLOAT16 ? prt_half_to_float(h) : prt_bf16_to_float(h);
 }
 
 static void cmp_row(const void *ctx, const uint8_t *const *p, const int64_t *s,

@@ -438,7 +438,7 @@ static prt_status es_run(const op_object *o, int32_t dtype,
             break;
         case PRT_FLOAT16:
             ((uint16_t *)y)[t] =
-                base_float_to_half((float)es_contract_f32(&z, x, base));
+                prt_float_to_half((float)es_contract_f32(&z, x, base));
             break;
         case PRT_INT32:
             ((int32_t *)y)[t] = (int32_t)es_contract_i32(&z, x, base);

@@ -74,10 +74,10 @@ static prt_status cos_parse(op_object *o, const op_fields *f)
         c->fval = *(const double *)fl->data;
         break;
     case PRT_FIELD_FLOAT16:
-        c->fval = base_half_to_float(*(const uint16_t *)fl->data);
+        c->fval = prt_half_to_float(*(const uint16_t *)fl->data);
         break;
     case PRT_FIELD_BFLOAT16:
-        c->fval = base_bf16_to_float(*(const uint16_t *)fl->data);
+        c->fval = prt_bf16_to_float(*(const uint16_t *)fl->data);
         break;
     default:
         return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
@@ -168,7 +168,7 @@ static prt_status cos_run(const op_object *o, int32_t dtype,
     case PRT_FLOAT16:
     case PRT_BFLOAT16: {
         float v = (float)c->fval;
-        uint16_t h = dtype == PRT_FLOAT16 ? base_float_to_half(v) : base_float_to_bf16(v);
+        uint16_t h = dtype == PRT_FLOAT16 ? prt_float_to_half(v) : prt_float_to_bf16(v);
         memcpy(one, &h, 2);
         break;
     }

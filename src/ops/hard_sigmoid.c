@@ -85,14 +85,14 @@ static prt_status hard_run(const op_object *o, int32_t dtype,
         const uint16_t *x = xs[0];
         uint16_t *yh = y;
         for (int64_t i = 0; i < n; i++)
-            yh[i] = base_float_to_half(
-                hard_one(kind, alpha, beta, base_half_to_float(x[i])));
+            yh[i] = prt_float_to_half(
+                hard_one(kind, alpha, beta, prt_half_to_float(x[i])));
     } else if (dtype == PRT_BFLOAT16) {
         const uint16_t *x = xs[0];
         uint16_t *yh = y;
         for (int64_t i = 0; i < n; i++)
-            yh[i] = base_float_to_bf16(
-                hard_one(kind, alpha, beta, base_bf16_to_float(x[i])));
+            yh[i] = prt_float_to_bf16(
+                hard_one(kind, alpha, beta, prt_bf16_to_float(x[i])));
     } else {
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                        prt_dtype_name(dtype));

@@ -166,10 +166,10 @@ prt_status op_field_f32(const op_fields *f, const char *name, float dflt,
         break;
     }
     case PRT_FIELD_FLOAT16:
-        *out = base_half_to_float(*(const uint16_t *)fl->data);
+        *out = prt_half_to_float(*(const uint16_t *)fl->data);
         break;
     default:
-        *out = base_bf16_to_float(*(const uint16_t *)fl->data);
+        *out = prt_bf16_to_float(*(const uint16_t *)fl->data);
         break;
     }
     return PRT_OK;

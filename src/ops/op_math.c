@@ -182,11 +182,11 @@ void op_to_f32(const void *src, int32_t dtype, int64_t n, float *dst)
     if (dtype == PRT_FLOAT16) {
         const uint16_t *h = src;
         for (int64_t i = 0; i < n; i++)
-            dst[i] = base_half_to_float(h[i]);
+            dst[i] = prt_half_to_float(h[i]);
     } else if (dtype == PRT_BFLOAT16) {
         const uint16_t *h = src;
         for (int64_t i = 0; i < n; i++)
-            dst[i] = base_bf16_to_float(h[i]);
+            dst[i] = prt_bf16_to_float(h[i]);
     } else if (n > 0) {
         memcpy(dst, src, sizeof(float) * (size_t)n);
     }
@@ -197,11 +197,11 @@ void op_from_f32(const float *src, int32_t dtype, int64_t n, void *dst)
     if (dtype == PRT_FLOAT16) {
         uint16_t *h = dst;
         for (int64_t i = 0; i < n; i++)
-            h[i] = base_float_to_half(src[i]);
+            h[i] = prt_float_to_half(src[i]);
     } else if (dtype == PRT_BFLOAT16) {
         uint16_t *h = dst;
         for (int64_t i = 0; i < n; i++)
-            h[i] = base_float_to_bf16(src[i]);
+            h[i] = prt_float_to_bf16(src[i]);
     } else if (n > 0) {
         memcpy(dst, src, sizeof(float) * (size_t)n);
     }

@@ -66,11 +66,11 @@ static prt_status gap_run(const op_object *o, int32_t dtype,
         } else if (dtype == PRT_FLOAT16) {
             const uint16_t *x = (const uint16_t *)xs[0] + r * sp;
             for (int64_t k = 0; k < sp; k++)
-                s += base_half_to_float(x[k]);
+                s += prt_half_to_float(x[k]);
         } else if (dtype == PRT_BFLOAT16) {
             const uint16_t *x = (const uint16_t *)xs[0] + r * sp;
             for (int64_t k = 0; k < sp; k++)
-                s += base_bf16_to_float(x[k]);
+                s += prt_bf16_to_float(x[k]);
         } else {
             return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                            prt_dtype_name(dtype));
@@ -79,9 +79,9 @@ static prt_status gap_run(const op_object *o, int32_t dtype,
         if (dtype == PRT_FLOAT32)
             ((float *)y)[r] = m;
         else if (dtype == PRT_FLOAT16)
-            ((uint16_t *)y)[r] = base_float_to_half(m);
+            ((uint16_t *)y)[r] = prt_float_to_half(m);
         else
-            ((uint16_t *)y)[r] = base_float_to_bf16(m);
+            ((uint16_t *)y)[r] = prt_float_to_bf16(m);
     }
     return PRT_OK;
 }
