@@ -407,6 +407,24 @@ typedef struct prt_context prt_context;
  * memory. The engine must outlive it. */
 PRT_API PRT_NODISCARD prt_status prt_context_create(const prt_engine *engine,
                                             prt_context **out);
+
+/* Options for prt_context_create_with_options. Zero-initialize, set
+ * struct_size = sizeof(prt_context_options), then the fields you need;
+ * fields added later read as zero for callers built against this header. */
+typedef struct prt_context_options {
+    uint32_t struct_size;
+    uint32_t reserved;
+    /* Most bytes of scratch memory (activation arena + workspace,
+     * prt_engine_context_memory_size) the context may allocate; 0 for no
+     * limit. An engine that needs more fails with PRT_ERR_OUT_OF_MEMORY
+     * naming both sizes, before anything is allocated. */
+    int64_t memory_limit;
+} prt_context_options;
+
+/* prt_context_create with options (NULL: the defaults). */
+PRT_API PRT_NODISCARD prt_status prt_context_create_with_options(
+    const prt_engine *engine, const prt_context_options *options,
+    prt_context **out);
 PRT_API void prt_context_destroy(prt_context *ctx);
 
 /* Selects the optimization profile (default 0). Resets input shapes. */

@@ -125,11 +125,33 @@ static void preset_static_inputs(prt_context *c)
 
 prt_status prt_context_create(const prt_engine *e, prt_context **out)
 {
+    return prt_context_create_with_options(e, NULL, out);
+}
+
+prt_status prt_context_create_with_options(const prt_engine *e,
+                                           const prt_context_options *opts,
+                                           prt_context **out)
+{
     prt_context *c;
     int32_t max_io = 0, total_desc = 0;
     size_t nn, ns;
+    int64_t limit = 0;
     if (!e || !out)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create: NULL argument");
+    if (opts && opts->struct_size < BASE_END_OF(prt_context_options, memory_limit))
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create_with_options: "
+                          "options.struct_size %u is too small", (unsigned)opts->struct_size);
+    if (opts)
+        limit = opts->memory_limit;
+    if (limit < 0)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create_with_options: "
+                          "negative memory limit %lld", (long long)limit);
+    if (limit > 0 && e->arena_size + e->workspace_size > limit)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "the engine needs %lld bytes of context "
+                          "memory (arena %lld, workspace %lld), over the limit of %lld",
+                          (long long)(e->arena_size + e->workspace_size),
+                          (long long)e->arena_size, (long long)e->workspace_size,
+                          (long long)limit);
     if (e->device != PRT_DEVICE_CPU)
         return base_error(PRT_ERR_UNSUPPORTED,
                           "the engine targets a device this build cannot run");
