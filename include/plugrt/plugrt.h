@@ -466,7 +466,7 @@ PRT_API PRT_NODISCARD prt_status prt_context_set_output_allocator(
 
 /* Shape of an I/O tensor. Before a run (after input shapes are set) data-
  * dependent dims hold their upper bound; after a run, the true values. */
-PRT_API PRT_NODISCARD prt_status prt_context_get_tensor_shape(const prt_context *ctx,
+PRT_API PRT_NODISCARD prt_status prt_context_get_tensor_shape(prt_context *ctx,
                                                       const char *name,
                                                       prt_dims *out);
 

@@ -45,6 +45,10 @@ void *base_calloc(size_t count, size_t size);
 void *base_realloc(void *p, size_t n);
 void base_free(void *p);
 char *base_strdup(const char *s);
+/* `n` bytes aligned to `align` (a power of two, >= sizeof(void *)), freed
+ * with base_aligned_free; counted by the failure injection like the rest. */
+void *base_aligned_alloc(size_t align, size_t n);
+void base_aligned_free(void *p);
 /* Test hook: the allocation after `n` more succeed fails; -1 disables. */
 void base_fail_alloc_after(int64_t n);
 

@@ -15,6 +15,70 @@ static int32_t log_max = -1;
 
 const char *prt_last_error(void) { return error_msg; }
 
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is not one
+ * (overlong forms, surrogates and code points past U+10FFFF are not). */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned min, cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, min = 0x80, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, min = 0x800, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, min = 0x10000, cp = c & 0x07;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3fu);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/* Messages carry names read from files and plugins (tensor, node, plugin
+ * names), so a file could put terminal escapes or broken text on a user's
+ * screen. Every message is stored with control bytes and bytes that are not
+ * valid UTF-8 written as \xNN; valid UTF-8 passes through. */
+static void store_escaped(char *dst, size_t cap, const char *src)
+{
+    const unsigned char *s = (const unsigned char *)src;
+    size_t o = 0;
+    while (*s && o + 1 < cap) {
+        size_t n = utf8_len(s);
+        if (n == 1 && *s >= 0x20 && *s != 0x7f) {
+            dst[o++] = (char)*s++;
+        } else if (n > 1) {
+            if (o + n >= cap)
+                break;
+            memcpy(dst + o, s, n);
+            o += n;
+            s += n;
+        } else {
+            if (o + 4 >= cap)
+                break;
+            snprintf(dst + o, cap - o, "\\x%02x", *s++);
+            o += 4;
+        }
+    }
+    dst[o] = '\0';
+}
+
+/* Formats into the thread's message, escaped. */
+static void set_message(const char *fmt, va_list ap) BASE_PRINTF(1, 0);
+static void set_message(const char *fmt, va_list ap)
+{
+    char raw[ERROR_CAP];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    store_escaped(error_msg, sizeof error_msg, raw);
+}
+
 void base_clear_error(void) { error_msg[0] = '\0'; }
 
 void prt_clear_error(void) { base_clear_error(); }
@@ -23,7 +87,7 @@ prt_status base_error(prt_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(error_msg, sizeof error_msg, fmt, ap);
+    set_message(fmt, ap);
     va_end(ap);
     /* Not logged: the caller gets the status and decides (many errors are
      * handled inside plugrt, e.g. a lookup that falls back). */
@@ -32,12 +96,13 @@ prt_status base_error(prt_status status, const char *fmt, ...)
 
 prt_status base_error_prefix(prt_status status, const char *fmt, ...)
 {
-    char prefix[512];
+    char raw[512], prefix[512];
     char old[ERROR_CAP];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    store_escaped(prefix, sizeof prefix, raw);
     memcpy(old, error_msg, sizeof old);
     /* Truncation is fine: the message is for people. */
     {
@@ -75,13 +140,14 @@ void prt_set_logger(prt_log_fn fn, void *user, int32_t max_severity)
 
 void base_log(int32_t severity, const char *fmt, ...)
 {
-    char msg[ERROR_CAP];
+    char raw[ERROR_CAP], msg[ERROR_CAP];
     va_list ap;
     if (!log_fn || severity > log_max)
         return;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    store_escaped(msg, sizeof msg, raw);
     log_fn(log_user, severity, msg);
 }
 
@@ -99,7 +165,7 @@ static void host_set_error(void *host, prt_status status, const char *message)
 {
     (void)host;
     (void)status;
-    snprintf(error_msg, sizeof error_msg, "%s", message ? message : "(null)");
+    store_escaped(error_msg, sizeof error_msg, message ? message : "(null)");
 }
 
 static const prt_host_services host_services = {

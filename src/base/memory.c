@@ -45,6 +45,18 @@ void *base_realloc(void *p, size_t n)
 
 void base_free(void *p) { free(p); }
 
+void *base_aligned_alloc(size_t align, size_t n)
+{
+    void *p = NULL;
+    if (should_fail())
+        return NULL;
+    if (posix_memalign(&p, align, n ? n : 1) != 0)
+        return NULL;
+    return p;
+}
+
+void base_aligned_free(void *p) { free(p); }
+
 void prt_free(void *p) { free(p); }
 
 void *prt_malloc(size_t size) { return base_malloc(size); }

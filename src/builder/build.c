@@ -13,58 +13,21 @@
 #include <string.h>
 
 #include "builder/builder.h"
-#include "registry/registry.h"
 
-typedef struct bld_tensor {
-    int32_t dtype;
-    int32_t format;
-    prt_dim_exprs dims;
-    int32_t size_id;  /* >= 0 for a size tensor */
-    int32_t last_use; /* last consuming layer, or -1 */
-    int32_t root;     /* tensor whose memory this one uses (aliasing) */
-    /* Shape tensors: the values, row-major, as expressions; nb_dims is the
-     * element count, -1 when the values are not known at build time. */
-    prt_dim_exprs values;
-} bld_tensor;
-
-typedef struct bld_layer {
-    prt_dynamic_tensor_desc *descs; /* nb_in + nb_out, profile 0, chosen */
-    int32_t tactic;
-    int64_t workspace;
-    int32_t *alias_input;
-    uint8_t *alias_copy;
-} bld_layer;
-
-typedef struct bld {
-    const prt_network *net;
-    const prt_builder_config *cfg;
-    const prt_registry *reg;
-    expr_pool *pool;
-    bld_tensor *t;
-    bld_layer *l;
-    int32_t nb_profiles;
-    prt_dims *pmin, *popt, *pmax; /* [profile * nb_inputs + input] */
-    prt_dims *pvmin, *pvopt, *pvmax; /* shape-input values, same indexing */
-    int32_t nb_nodes;
-    int64_t *lo, *opt, *hi; /* [profile * nb_nodes + node] */
-    uint8_t *dd;            /* [node]: depends on a size tensor's value */
-} bld;
-
-static const char *plugin_label(const prt_plugin *p)
+const char *bld_plugin_label(const prt_plugin *p)
 {
     const char *n = p->vt->core->name(p);
     return n ? n : "?";
 }
 
-/* Wraps a plugin's failure with the layer; keeps the plugin's message. */
-static prt_status plugin_fail(const net_layer *l, prt_status st, const char *what)
+prt_status bld_plugin_fail(const net_layer *l, prt_status st, const char *what)
 {
     if (!prt_last_error()[0])
         base_error(PRT_ERR_PLUGIN, "the plugin gave no message");
     if (st <= PRT_OK || st > PRT_ERR_INTERNAL)
         st = PRT_ERR_PLUGIN;
     return base_error_prefix(st, "layer '%s' (plugin %s): %s", l->name,
-                             plugin_label(l->plugin), what);
+                             bld_plugin_label(l->plugin), what);
 }
 
 /* ---- 1. profiles -------------------------------------------------------- */
@@ -292,7 +255,7 @@ static prt_status bld_layer_values(bld *b, int32_t li)
         l->plugin, in_dims, in_values, l->nb_inputs, out_values, l->nb_outputs,
         expr_pool_builder(b->pool));
     if (st)
-        return plugin_fail(l, st, "get_output_values failed");
+        return bld_plugin_fail(l, st, "get_output_values failed");
     for (int32_t o = 0; o < l->nb_outputs; o++) {
         bld_tensor *t = &b->t[l->outputs[o]];
         int64_t count = 1;
@@ -359,7 +322,7 @@ static prt_status bld_layer_shapes(bld *b, int32_t li)
     st = bt->get_output_dtypes(l->plugin, out_types, l->nb_outputs, in_types,
                                l->nb_inputs);
     if (st)
-        return plugin_fail(l, st, "get_output_dtypes failed");
+        return bld_plugin_fail(l, st, "get_output_dtypes failed");
     for (int32_t o = 0; o < l->nb_outputs; o++)
         if (prt_dtype_size(out_types[o]) == 0)
             return base_error(PRT_ERR_PLUGIN,
@@ -375,7 +338,7 @@ static prt_status bld_layer_shapes(bld *b, int32_t li)
                                l->nb_shape_inputs, out_dims, l->nb_outputs,
                                expr_pool_builder(b->pool));
     if (st)
-        return plugin_fail(l, st, "get_output_shapes failed");
+        return bld_plugin_fail(l, st, "get_output_shapes failed");
     for (int32_t o = 0; o < l->nb_outputs; o++) {
         bld_tensor *t = &b->t[l->outputs[o]];
         if (out_dims[o].nb_dims < 0 || out_dims[o].nb_dims > PRT_MAX_DIMS)
@@ -455,7 +418,7 @@ static prt_status bld_bounds(bld *b)
 }
 
 /* The build-time descriptor of tensor `id` in profile p. */
-static void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out)
+void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out)
 {
     const bld_tensor *t = &b->t[id];
     size_t o = (size_t)p * (size_t)b->nb_nodes;
@@ -474,574 +437,6 @@ static void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_des
     }
 }
 
-/* ---- 4. formats, configure, workspace, tactics ---------------------------- */
-
-#define MAX_COMBOS 16
-
-typedef struct negotiation {
-    int32_t nb_combos;
-    int32_t formats[MAX_COMBOS][128]; /* per position */
-    int32_t deepest;                  /* furthest position reached */
-} negotiation;
-
-/* Depth-first over positions in order; inputs keep their producer's dtype
- * and format, outputs try every format (in prt_format order) with the dtype
- * get_output_dtypes gave. Records up to MAX_COMBOS complete combinations in
- * the order found, which is the documented preference order. */
-static void negotiate(prt_plugin *p, prt_dynamic_tensor_desc *descs, int32_t pos,
-                      int32_t nb_in, int32_t nb_out, negotiation *ng)
-{
-    int32_t n = nb_in + nb_out;
-    int32_t f0 = pos < nb_in ? descs[pos].desc.format : 0;
-    int32_t f1 = pos < nb_in ? descs[pos].desc.format + 1 : PRT_FORMAT_COUNT;
-    if (pos > ng->deepest)
-        ng->deepest = pos;
-    for (int32_t f = f0; f < f1 && ng->nb_combos < MAX_COMBOS; f++) {
-        descs[pos].desc.format = f;
-        if (!p->vt->build->supports_format_combination(p, pos, descs, nb_in, nb_out))
-            continue;
-        if (pos + 1 == n) {
-            for (int32_t k = 0; k < n; k++)
-                ng->formats[ng->nb_combos][k] = descs[k].desc.format;
-            ng->nb_combos++;
-        } else {
-            negotiate(p, descs, pos + 1, nb_in, nb_out, ng);
-        }
-    }
-}
-
-static prt_status bld_configure(bld *b, const net_layer *l,
-                                prt_dynamic_tensor_desc *descs, int32_t profile)
-{
-    int32_t n = l->nb_inputs + l->nb_outputs;
-    int32_t fmt[128];
-    prt_status st;
-    for (int32_t k = 0; k < n; k++)
-        fmt[k] = descs[k].desc.format;
-    for (int32_t k = 0; k < n; k++) {
-        int32_t id = k < l->nb_inputs ? l->inputs[k] : l->outputs[k - l->nb_inputs];
-        bld_desc(b, id, profile, &descs[k]);
-        descs[k].desc.format = fmt[k];
-    }
-    if (!BUILD_ENTRY(l->plugin, configure))
-        return PRT_OK;
-    base_clear_error();
-    st = BUILD_ENTRY(l->plugin, configure)(l->plugin, descs, l->nb_inputs, descs + l->nb_inputs,
-                       l->nb_outputs);
-    return st ? plugin_fail(l, st, "configure failed") : PRT_OK;
-}
-
-static prt_status bld_tactics(const net_layer *l, int32_t **out, int32_t *out_n)
-{
-    int32_t count = 0, n = 1;
-    int32_t *list;
-    prt_status st;
-    /* Without set_tactic a plugin has only the default tactic. */
-    if (BUILD_ENTRY(l->plugin, get_valid_tactics) && RUNTIME_ENTRY(l->plugin, set_tactic)) {
-        base_clear_error();
-        st = BUILD_ENTRY(l->plugin, get_valid_tactics)(l->plugin, NULL, 0, &count);
-        if (st)
-            return plugin_fail(l, st, "get_valid_tactics failed");
-        if (count < 0 || count > 1024)
-            return base_error(PRT_ERR_PLUGIN, "layer '%s': plugin lists %d tactics",
-                              l->name, (int)count);
-    }
-    list = base_malloc(sizeof(int32_t) * (size_t)(count + 1));
-    if (!list)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
-    list[0] = 0;
-    if (count) {
-        int32_t got = 0;
-        st = BUILD_ENTRY(l->plugin, get_valid_tactics)(l->plugin, list + 1, count, &got);
-        if (st) {
-            base_free(list);
-            return plugin_fail(l, st, "get_valid_tactics failed");
-        }
-        if (got > count)
-            got = count;
-        for (int32_t i = 1; i <= got; i++)
-            if (list[i] != 0)
-                list[n++] = list[i];
-    }
-    *out = list;
-    *out_n = n;
-    return PRT_OK;
-}
-
-static prt_status bld_layer_formats(bld *b, int32_t li)
-{
-    const net_layer *l = &b->net->layers[li];
-    bld_layer *bl = &b->l[li];
-    int32_t nb_in = l->nb_inputs, nb_out = l->nb_outputs, n = nb_in + nb_out;
-    negotiation *ng;
-    int32_t *tactics = NULL, nb_tactics = 0, combo = 0;
-    prt_status st = PRT_OK;
-    char buf[128];
-
-    if (n > 128)
-        return base_error(PRT_ERR_UNSUPPORTED, "layer '%s': too many tensors", l->name);
-    bl->descs = base_calloc((size_t)n, sizeof(prt_dynamic_tensor_desc));
-    ng = base_calloc(1, sizeof *ng);
-    if (!bl->descs || !ng) {
-        base_free(ng);
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
-    }
-    for (int32_t k = 0; k < n; k++)
-        bld_desc(b, k < nb_in ? l->inputs[k] : l->outputs[k - nb_in], 0, &bl->descs[k]);
-    negotiate(l->plugin, bl->descs, 0, nb_in, nb_out, ng);
-    if (ng->nb_combos == 0) {
-        const prt_dynamic_tensor_desc *d = &bl->descs[ng->deepest];
-        base_dims_str(&d->desc.dims, buf, sizeof buf);
-        st = base_error(PRT_ERR_UNSUPPORTED,
-                        "layer '%s' (plugin %s) accepts no type/format combination: "
-                        "it rejects %s %d (%s, dims %s)", l->name,
-                        plugin_label(l->plugin), ng->deepest < nb_in ? "input" : "output",
-                        (int)(ng->deepest < nb_in ? ng->deepest : ng->deepest - nb_in),
-                        prt_dtype_name(d->desc.dtype), buf);
-        goto done;
-    }
-    st = bld_tactics(l, &tactics, &nb_tactics);
-    if (st)
-        goto done;
-
-    if (b->cfg->autotune && (ng->nb_combos > 1 || nb_tactics > 1)) {
-        uint32_t out_dd[64] = {0};
-        int32_t nc = ng->nb_combos * nb_tactics, best = 0;
-        tune_candidate *cands = base_calloc((size_t)nc, sizeof *cands);
-        prt_dynamic_tensor_desc *all = base_calloc((size_t)ng->nb_combos * (size_t)n,
-                                                   sizeof *all);
-        int64_t ws_max = 0;
-        for (int32_t o = 0; o < nb_out && o < 64; o++) {
-            const bld_tensor *t = &b->t[l->outputs[o]];
-            for (int32_t d = 0; d < t->dims.nb_dims; d++)
-                if (b->dd[expr_id(t->dims.d[d])])
-                    out_dd[o] |= 1u << d;
-        }
-        if (!cands || !all) {
-            base_free(cands);
-            base_free(all);
-            st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
-            goto done;
-        }
-        for (int32_t c = 0; c < ng->nb_combos && !st; c++) {
-            prt_dynamic_tensor_desc *d = all + (size_t)c * (size_t)n;
-            int64_t ws = 0;
-            for (int32_t k = 0; k < n; k++)
-                d[k].desc.format = ng->formats[c][k];
-            st = bld_configure(b, l, d, 0);
-            if (!st && BUILD_ENTRY(l->plugin, get_workspace_size)) {
-                st = BUILD_ENTRY(l->plugin, get_workspace_size)(l->plugin, d, nb_in, d + nb_in, nb_out, &ws);
-                if (st)
-                    st = plugin_fail(l, st, "get_workspace_size failed");
-            }
-            if (ws > ws_max)
-                ws_max = ws;
-            for (int32_t t = 0; t < nb_tactics; t++) {
-                cands[c * nb_tactics + t].tactic = tactics[t];
-                cands[c * nb_tactics + t].descs = d;
-            }
-        }
-        if (!st && ws_max > b->cfg->workspace_limit)
-            st = base_error(PRT_ERR_UNSUPPORTED,
-                            "layer '%s' needs %lld bytes of workspace, over the limit "
-                            "of %lld (prt_builder_config_set_workspace_limit)", l->name,
-                            (long long)ws_max, (long long)b->cfg->workspace_limit);
-        if (!st)
-            st = tune_layer(l->plugin, l->name, nb_in, nb_out, cands, nc, ws_max,
-                            out_dd, &best);
-        if (!st) {
-            combo = best / nb_tactics;
-            bl->tactic = tactics[best % nb_tactics];
-        }
-        base_free(cands);
-        base_free(all);
-        if (st)
-            goto done;
-    }
-
-    /* The chosen combination: configure for every profile; the workspace is
-     * the largest any profile asks for. */
-    for (int32_t k = 0; k < n; k++)
-        bl->descs[k].desc.format = ng->formats[combo][k];
-    for (int32_t p = b->nb_profiles - 1; p >= 0 && !st; p--) {
-        int64_t ws = 0;
-        st = bld_configure(b, l, bl->descs, p);
-        if (!st && BUILD_ENTRY(l->plugin, get_workspace_size)) {
-            base_clear_error();
-            st = BUILD_ENTRY(l->plugin, get_workspace_size)(l->plugin, bl->descs, nb_in, bl->descs + nb_in,
-                                        nb_out, &ws);
-            if (st)
-                st = plugin_fail(l, st, "get_workspace_size failed");
-            else if (ws < 0)
-                st = base_error(PRT_ERR_PLUGIN, "layer '%s': negative workspace %lld",
-                                l->name, (long long)ws);
-        }
-        if (ws > bl->workspace)
-            bl->workspace = ws;
-    }
-    if (!st && bl->workspace > b->cfg->workspace_limit)
-        st = base_error(PRT_ERR_UNSUPPORTED,
-                        "layer '%s' needs %lld bytes of workspace, over the limit of "
-                        "%lld (prt_builder_config_set_workspace_limit)", l->name,
-                        (long long)bl->workspace, (long long)b->cfg->workspace_limit);
-    /* Outputs take the negotiated formats; consumers see them. */
-    for (int32_t o = 0; !st && o < nb_out; o++)
-        b->t[l->outputs[o]].format = bl->descs[nb_in + o].desc.format;
-    base_log(PRT_SEV_VERBOSE, "layer '%s': tactic %d, workspace %lld, %d combination(s)",
-             l->name, (int)bl->tactic, (long long)bl->workspace, (int)ng->nb_combos);
-done:
-    base_free(tactics);
-    base_free(ng);
-    return st;
-}
-
-/* ---- 5. aliasing, memory plan, assembly ---------------------------------- */
-
-/* Tensors outside the arena: user memory and engine constants. */
-static int is_io(const prt_network *net, int32_t id)
-{
-    return net->tensors[id].input_index >= 0 || net->tensors[id].is_output ||
-           net->tensors[id].const_bytes >= 0;
-}
-
-static prt_status bld_alias(bld *b)
-{
-    const prt_network *net = b->net;
-    for (int32_t li = 0; li < net->nb_layers; li++) {
-        const net_layer *l = &net->layers[li];
-        bld_layer *bl = &b->l[li];
-        bl->alias_input = base_malloc(sizeof(int32_t) * (size_t)l->nb_outputs);
-        bl->alias_copy = base_calloc((size_t)l->nb_outputs, 1);
-        if (!bl->alias_input || !bl->alias_copy)
-            return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
-        for (int32_t o = 0; o < l->nb_outputs; o++) {
-            int32_t in = BUILD_ENTRY(l->plugin, get_aliased_input) ? BUILD_ENTRY(l->plugin, get_aliased_input)(l->plugin, o) : -1;
-            int32_t tin, tout = l->outputs[o], uses = 0;
-            bl->alias_input[o] = -1;
-            if (in < 0)
-                continue;
-            if (in >= l->nb_inputs)
-                return base_error(PRT_ERR_PLUGIN,
-                                  "layer '%s': output %d aliases input %d, but there "
-                                  "are %d inputs", l->name, (int)o, (int)in,
-                                  (int)l->nb_inputs);
-            tin = l->inputs[in];
-            if (b->t[tin].dtype != b->t[tout].dtype ||
-                b->t[tin].dims.nb_dims != b->t[tout].dims.nb_dims ||
-                memcmp(b->t[tin].dims.d, b->t[tout].dims.d,
-                       sizeof(prt_expr *) * (size_t)b->t[tin].dims.nb_dims) != 0)
-                return base_error(PRT_ERR_PLUGIN,
-                                  "layer '%s': output %d aliases input %d, but their "
-                                  "dtypes or shapes differ", l->name, (int)o, (int)in);
-            for (int32_t k = 0; k < l->nb_inputs; k++)
-                uses += l->inputs[k] == tin;
-            /* An earlier output of this layer that already took the input's
-             * memory counts as a use: two outputs in one buffer would
-             * overwrite each other. */
-            for (int32_t k = 0; k < o; k++)
-                uses += bl->alias_input[k] == in && !bl->alias_copy[k];
-            bl->alias_input[o] = in;
-            /* Share memory only when nobody can see the input change: both
-             * live in the arena, the input dies here and is read once. Else
-             * the runtime copies the input into the output first. */
-            if (!is_io(net, tin) && !is_io(net, tout) && b->t[tin].last_use == li &&
-                uses == 1)
-                b->t[tout].root = b->t[tin].root;
-            else
-                bl->alias_copy[o] = 1;
-        }
-    }
-    return PRT_OK;
-}
-
-static prt_status tensor_max_bytes(const bld *b, int32_t id, int64_t *out)
-{
-    const bld_tensor *t = &b->t[id];
-    int64_t best = 0;
-    for (int32_t p = 0; p < b->nb_profiles; p++) {
-        int64_t v = (int64_t)prt_dtype_size(t->dtype);
-        for (int32_t d = 0; d < t->dims.nb_dims; d++) {
-            int64_t hi = b->hi[(size_t)p * (size_t)b->nb_nodes +
-                               (size_t)expr_id(t->dims.d[d])];
-            if (!base_mul_i64(v, hi, &v))
-                return base_error(PRT_ERR_SHAPE, "tensor '%s' is too large to address",
-                                  b->net->tensors[id].name);
-        }
-        if (v > best)
-            best = v;
-    }
-    *out = best;
-    return PRT_OK;
-}
-
-static prt_status bld_copy_fields(const net_layer *l, eng_layer *el)
-{
-    const prt_field_collection *fc;
-    size_t total = 0, off = 0;
-    base_clear_error();
-    fc = l->plugin->vt->runtime->get_fields_to_serialize(l->plugin);
-    if (!fc)
-        return plugin_fail(l, PRT_ERR_PLUGIN, "get_fields_to_serialize returned NULL");
-    if (fc->nb_fields < 0 || fc->nb_fields > 4096 || (fc->nb_fields && !fc->fields))
-        return base_error(PRT_ERR_PLUGIN, "layer '%s': bad field collection", l->name);
-    for (int32_t i = 0; i < fc->nb_fields; i++) {
-        const prt_field *f = &fc->fields[i];
-        size_t es = base_field_type_size(f->type);
-        if (!f->name || es == 0 || f->length < 0 || f->length > ((int64_t)1 << 40) ||
-            (f->length && !f->data))
-            return base_error(PRT_ERR_PLUGIN,
-                              "layer '%s': serialized field %d is malformed", l->name,
-                              (int)i);
-        total += (strlen(f->name) + 1 + 7) / 8 * 8 + ((size_t)f->length * es + 7) / 8 * 8;
-    }
-    el->nb_fields = fc->nb_fields;
-    el->fields = base_calloc((size_t)fc->nb_fields + 1, sizeof(prt_field));
-    el->field_blob = base_calloc(total + 8, 1);
-    el->field_blob_size = (int64_t)total;
-    if (!el->fields || !el->field_blob)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
-    for (int32_t i = 0; i < fc->nb_fields; i++) {
-        const prt_field *f = &fc->fields[i];
-        size_t es = base_field_type_size(f->type);
-        size_t nl = strlen(f->name) + 1, nb = (size_t)f->length * es;
-        memcpy(el->field_blob + off, f->name, nl);
-        el->fields[i].name = (const char *)el->field_blob + off;
-        off += (nl + 7) / 8 * 8;
-        if (f->type == PRT_FIELD_DIMS) {
-            /* Member by member, so padding bytes stay zero in the file. */
-            const prt_dims *src = f->data;
-            prt_dims *dst = (prt_dims *)(void *)(el->field_blob + off);
-            for (int64_t k = 0; k < f->length; k++) {
-                dst[k].nb_dims = src[k].nb_dims;
-                memcpy(dst[k].d, src[k].d, sizeof dst[k].d);
-            }
-        } else if (nb) {
-            memcpy(el->field_blob + off, f->data, nb);
-        }
-        el->fields[i].data = el->field_blob + off;
-        el->fields[i].type = f->type;
-        el->fields[i].length = f->length;
-        off += (nb + 7) / 8 * 8;
-    }
-    return PRT_OK;
-}
-
-static char *dup_or_empty(const char *s) { return base_strdup(s ? s : ""); }
-
-static prt_status bld_assemble(bld *b, prt_engine **out)
-{
-    const prt_network *net = b->net;
-    prt_engine *e = engine_alloc();
-    plan_item *items = NULL;
-    int32_t *item_of = NULL, nb_items = 0;
-    int64_t weights_used = 0;
-    prt_status st = PRT_OK;
-    size_t np = (size_t)b->nb_profiles * (size_t)net->nb_inputs;
-
-    if (!e)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
-    e->device = b->cfg->device;
-    e->nb_tensors = net->nb_tensors;
-    e->tensors = base_calloc((size_t)net->nb_tensors, sizeof(eng_tensor));
-    e->nb_layers = net->nb_layers;
-    e->layers = base_calloc((size_t)net->nb_layers + 1, sizeof(eng_layer));
-    e->nb_inputs = net->nb_inputs;
-    e->input_tensors = base_malloc(sizeof(int32_t) * (size_t)(net->nb_inputs + 1));
-    e->nb_outputs = net->nb_outputs;
-    e->output_tensors = base_malloc(sizeof(int32_t) * (size_t)(net->nb_outputs + 1));
-    e->nb_profiles = b->nb_profiles;
-    e->prof_min = base_malloc(sizeof(prt_dims) * (np + 1));
-    e->prof_opt = base_malloc(sizeof(prt_dims) * (np + 1));
-    e->prof_max = base_malloc(sizeof(prt_dims) * (np + 1));
-    e->prof_vmin = base_calloc(np + 1, sizeof(prt_dims));
-    e->prof_vopt = base_calloc(np + 1, sizeof(prt_dims));
-    e->prof_vmax = base_calloc(np + 1, sizeof(prt_dims));
-    items = base_calloc((size_t)net->nb_tensors + 1, sizeof *items);
-    item_of = base_malloc(sizeof(int32_t) * ((size_t)net->nb_tensors + 1));
-    if (!e->tensors || !e->layers || !e->input_tensors || !e->output_tensors ||
-        !e->prof_min || !e->prof_opt || !e->prof_max || !e->prof_vmin ||
-        !e->prof_vopt || !e->prof_vmax || !items || !item_of) {
-        /* engine_free walks the counted arrays; none was filled yet. */
-        if (!e->tensors)
-            e->nb_tensors = 0;
-        if (!e->layers)
-            e->nb_layers = 0;
-        st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
-        goto fail;
-    }
-    if (net->nb_inputs)
-        memcpy(e->input_tensors, net->inputs, sizeof(int32_t) * (size_t)net->nb_inputs);
-    memcpy(e->output_tensors, net->outputs, sizeof(int32_t) * (size_t)net->nb_outputs);
-    /* Zero the padding too: profiles are written to the file. */
-    memset(e->prof_min, 0, sizeof(prt_dims) * (np + 1));
-    memset(e->prof_opt, 0, sizeof(prt_dims) * (np + 1));
-    memset(e->prof_max, 0, sizeof(prt_dims) * (np + 1));
-    for (size_t k = 0; k < np; k++) {
-        e->prof_min[k].nb_dims = b->pmin[k].nb_dims;
-        e->prof_opt[k].nb_dims = b->popt[k].nb_dims;
-        e->prof_max[k].nb_dims = b->pmax[k].nb_dims;
-        memcpy(e->prof_min[k].d, b->pmin[k].d, sizeof b->pmin[k].d);
-        memcpy(e->prof_opt[k].d, b->popt[k].d, sizeof b->popt[k].d);
-        memcpy(e->prof_max[k].d, b->pmax[k].d, sizeof b->pmax[k].d);
-        /* Unused value slots are zero in b (calloc): copy whole. */
-        e->prof_vmin[k] = b->pvmin[k];
-        e->prof_vopt[k] = b->pvopt[k];
-        e->prof_vmax[k] = b->pvmax[k];
-    }
-    st = expr_program_copy(expr_pool_program(b->pool), &e->exprs);
-    if (st)
-        goto fail;
-    e->nb_sizes = expr_pool_size_count(b->pool);
-
-    /* Constants, each 64-byte aligned in one weights block. */
-    for (int32_t i = 0; i < net->nb_tensors; i++)
-        if (net->tensors[i].const_bytes >= 0)
-            e->weights_size += (net->tensors[i].const_bytes + 63) / 64 * 64;
-    e->weights = base_calloc((size_t)e->weights_size + 1, 1);
-    if (!e->weights) {
-        st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory for %lld bytes of "
-                        "constants", (long long)e->weights_size);
-        goto fail;
-    }
-
-    /* Tensors; arena items, one per memory root. */
-    for (int32_t i = 0; i < net->nb_tensors; i++)
-        item_of[i] = -1;
-    for (int32_t i = 0; i < net->nb_tensors; i++) {
-        const net_tensor *nt = &net->tensors[i];
-        const bld_tensor *t = &b->t[i];
-        eng_tensor *et = &e->tensors[i];
-        et->name = base_strdup(nt->name);
-        if (!et->name) {
-            st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
-            goto fail;
-        }
-        et->dtype = t->dtype;
-        et->format = t->format;
-        et->nb_dims = t->dims.nb_dims;
-        for (int32_t d = 0; d < t->dims.nb_dims; d++)
-            et->dim_expr[d] = expr_id(t->dims.d[d]);
-        et->input_index = nt->input_index;
-        et->output_index = -1;
-        for (int32_t k = 0; k < net->nb_outputs; k++)
-            if (net->outputs[k] == i)
-                et->output_index = k;
-        et->size_id = t->size_id;
-        et->producer = nt->producer;
-        et->offset = -1;
-        et->const_offset = -1;
-        st = tensor_max_bytes(b, i, &et->max_bytes);
-        if (st)
-            goto fail;
-        if (nt->const_bytes >= 0) {
-            et->const_offset = weights_used;
-            if (nt->const_bytes)
-                memcpy(e->weights + weights_used, nt->const_data, (size_t)nt->const_bytes);
-            weights_used += (nt->const_bytes + 63) / 64 * 64;
-        }
-        if (!is_io(net, i)) {
-            int32_t r = t->root;
-            plan_item *it;
-            if (item_of[r] < 0) {
-                item_of[r] = nb_items++;
-                items[item_of[r]].first = nt->producer;
-                items[item_of[r]].last = nt->producer;
-            }
-            it = &items[item_of[r]];
-            if (et->max_bytes > it->bytes)
-                it->bytes = et->max_bytes;
-            if (nt->producer < it->first)
-                it->first = nt->producer;
-            if (t->last_use > it->last)
-                it->last = t->last_use;
-            if (nt->producer > it->last)
-                it->last = nt->producer;
-        }
-    }
-    e->arena_size = plan_arena(items, nb_items);
-    if (e->arena_size < 0) {
-        st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: memory plan failed");
-        goto fail;
-    }
-    for (int32_t i = 0; i < net->nb_tensors; i++)
-        if (!is_io(net, i))
-            e->tensors[i].offset = items[item_of[b->t[i].root]].offset;
-
-    /* Layers. */
-    for (int32_t li = 0; li < net->nb_layers; li++) {
-        const net_layer *l = &net->layers[li];
-        const bld_layer *bl = &b->l[li];
-        eng_layer *el = &e->layers[li];
-        const prt_plugin_creator *c = NULL;
-        const char *lib = NULL;
-        uint64_t hash = 0;
-        const prt_plugin *p = l->plugin;
-        if (b->reg && prt_registry_find_creator(b->reg, p->vt->core->plugin_namespace(p),
-                                                p->vt->core->name(p),
-                                                p->vt->core->version(p), &c) == PRT_OK)
-            lib = prt_registry_get_creator_library(b->reg, c, &hash);
-        base_clear_error();
-        el->name = base_strdup(l->name);
-        el->plugin_namespace = dup_or_empty(p->vt->core->plugin_namespace(p));
-        el->plugin_name = dup_or_empty(p->vt->core->name(p));
-        el->plugin_version = dup_or_empty(p->vt->core->version(p));
-        el->library = dup_or_empty(lib);
-        el->library_hash = hash;
-        el->plugin_abi = c ? c->abi_version : p->vt->abi_version;
-        el->device = e->device;
-        el->nb_inputs = l->nb_inputs;
-        el->inputs = base_malloc(sizeof(int32_t) * (size_t)(l->nb_inputs + 1));
-        el->nb_outputs = l->nb_outputs;
-        el->outputs = base_malloc(sizeof(int32_t) * (size_t)l->nb_outputs);
-        el->alias_input = base_malloc(sizeof(int32_t) * (size_t)l->nb_outputs);
-        el->alias_copy = base_malloc((size_t)l->nb_outputs);
-        el->tactic = bl->tactic;
-        el->workspace = bl->workspace;
-        if (!el->name || !el->plugin_namespace || !el->plugin_name ||
-            !el->plugin_version || !el->library || !el->inputs || !el->outputs ||
-            !el->alias_input || !el->alias_copy) {
-            st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
-            goto fail;
-        }
-        memcpy(el->inputs, l->inputs, sizeof(int32_t) * (size_t)l->nb_inputs);
-        memcpy(el->outputs, l->outputs, sizeof(int32_t) * (size_t)l->nb_outputs);
-        memcpy(el->alias_input, bl->alias_input, sizeof(int32_t) * (size_t)l->nb_outputs);
-        memcpy(el->alias_copy, bl->alias_copy, (size_t)l->nb_outputs);
-        if (el->workspace > e->workspace_size)
-            e->workspace_size = el->workspace;
-        st = bld_copy_fields(l, el);
-        if (st)
-            goto fail;
-        /* The engine's own plugin: a clone of the built one, at its tactic. */
-        el->plugin = p->vt->runtime->clone(p);
-        if (!el->plugin) {
-            st = plugin_fail(l, PRT_ERR_PLUGIN, "clone failed");
-            goto fail;
-        }
-        st = RUNTIME_ENTRY(el->plugin, set_tactic)
-                 ? RUNTIME_ENTRY(el->plugin, set_tactic)(el->plugin, el->tactic)
-                 : PRT_OK;
-        if (st) {
-            st = plugin_fail(l, st, "set_tactic failed");
-            goto fail;
-        }
-    }
-    st = engine_validate(e);
-    if (st) {
-        st = base_error_prefix(PRT_ERR_INTERNAL, "the built engine is inconsistent");
-        goto fail;
-    }
-    base_free(items);
-    base_free(item_of);
-    *out = e;
-    return PRT_OK;
-fail:
-    base_free(items);
-    base_free(item_of);
-    engine_free(e);
-    return st;
-}
-
 /* ---- entry point --------------------------------------------------------- */
 
 prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cfg,
@@ -1055,6 +450,9 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "the network has no outputs (prt_network_mark_output)");
     memset(&b, 0, sizeof b);
+    st = dev_get(cfg->device, &b.dev);
+    if (st)
+        return st;
     b.net = net;
     b.cfg = cfg;
     b.reg = reg;
@@ -1075,10 +473,9 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
         const net_layer *l = &net->layers[li];
         for (int32_t k = 0; k < l->nb_inputs; k++)
             b.t[l->inputs[k]].last_use = li;
-        if (cfg->device != PRT_DEVICE_CPU ||
-            !(l->plugin->vt->core->devices(l->plugin) & (1u << cfg->device))) {
+        if (!(l->plugin->vt->core->devices(l->plugin) & (1u << cfg->device))) {
             st = base_error(PRT_ERR_UNSUPPORTED, "layer '%s': plugin %s does not run on %s",
-                            l->name, plugin_label(l->plugin),
+                            l->name, bld_plugin_label(l->plugin),
                             cfg->device == PRT_DEVICE_CPU ? "the CPU" : "CUDA");
             goto done;
         }

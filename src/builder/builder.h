@@ -1,9 +1,10 @@
-/* Builder internals shared by its files (config.c, build.c, plan.c,
- * tune.c). */
+/* Builder internals shared by its files (config.c, build.c, formats.c,
+ * assemble.c, plan.c, tune.c). */
 #ifndef PLUGRT_BUILDER_H
 #define PLUGRT_BUILDER_H
 
 #include "base/base.h"
+#include "device/device.h"
 #include "engine/engine_impl.h"
 #include "expr/expr.h"
 #include "network/network.h"
@@ -29,8 +30,8 @@ struct prt_builder_config {
 };
 
 /* Arena alignment: every arena tensor starts on this boundary (enough for
- * any vector load on CPU and GPU). */
-#define PLAN_ALIGN 256
+ * any vector load on CPU and GPU); device allocations are aligned as much. */
+#define PLAN_ALIGN DEV_ALIGN
 
 /* One buffer to place: tensors that share memory (in-place aliases) are
  * merged into one item by the caller. */
@@ -52,15 +53,67 @@ typedef struct tune_candidate {
     const prt_dynamic_tensor_desc *descs; /* nb_in + nb_out, chosen formats */
 } tune_candidate;
 
-/* Runs `plugin` with each candidate on random inputs at the opt shapes given
+/* Runs `plugin` on `dev` with each candidate on random inputs at the opt shapes given
  * in descs (output dims whose bit is set in out_dd[o], which depend on data,
  * at descs' max), checks each candidate's
  * outputs against candidate 0 (the reference: first combination, tactic 0),
  * and returns the index of the fastest one that agrees in *best. Candidates
  * that fail or disagree are logged and skipped. */
-prt_status tune_layer(prt_plugin *plugin, const char *layer_name, int32_t nb_in,
-                      int32_t nb_out, const tune_candidate *cands,
-                      int32_t nb_cands, int64_t workspace,
-                      const uint32_t *out_dd, int32_t *best);
+prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin,
+                      const char *layer_name, int32_t nb_in, int32_t nb_out,
+                      const tune_candidate *cands, int32_t nb_cands,
+                      int64_t workspace, const uint32_t *out_dd,
+                      int32_t *best);
+
+
+/* ---- the build in progress (build.c, formats.c, assemble.c) -------------- */
+
+typedef struct bld_tensor {
+    int32_t dtype;
+    int32_t format;
+    prt_dim_exprs dims;
+    int32_t size_id;  /* >= 0 for a size tensor */
+    int32_t last_use; /* last consuming layer, or -1 */
+    int32_t root;     /* tensor whose memory this one uses (aliasing) */
+    /* Shape tensors: the values, row-major, as expressions; nb_dims is the
+     * element count, -1 when the values are not known at build time. */
+    prt_dim_exprs values;
+} bld_tensor;
+
+typedef struct bld_layer {
+    prt_dynamic_tensor_desc *descs; /* nb_in + nb_out, profile 0, chosen */
+    int32_t tactic;
+    int64_t workspace;
+    int32_t *alias_input;
+    uint8_t *alias_copy;
+} bld_layer;
+
+typedef struct bld {
+    const prt_network *net;
+    const prt_builder_config *cfg;
+    const prt_registry *reg;
+    expr_pool *pool;
+    bld_tensor *t;
+    bld_layer *l;
+    int32_t nb_profiles;
+    prt_dims *pmin, *popt, *pmax; /* [profile * nb_inputs + input] */
+    prt_dims *pvmin, *pvopt, *pvmax; /* shape-input values, same indexing */
+    int32_t nb_nodes;
+    int64_t *lo, *opt, *hi; /* [profile * nb_nodes + node] */
+    uint8_t *dd;            /* [node]: depends on a size tensor's value */
+    const dev_ops *dev; /* the target device, for tuning and the engine */
+} bld;
+
+/* The plugin's name for messages ("?" if it gives none). */
+const char *bld_plugin_label(const prt_plugin *p);
+/* Wraps a plugin's failure with the layer; keeps the plugin's message. */
+prt_status bld_plugin_fail(const net_layer *l, prt_status st, const char *what);
+/* The build-time descriptor of tensor `id` in profile p (build.c). */
+void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out);
+/* Phase 4 for one layer: formats, configure, workspace, tactics (formats.c). */
+prt_status bld_layer_formats(bld *b, int32_t li);
+/* Phase 5: in-place aliasing, then the engine (assemble.c). */
+prt_status bld_alias(bld *b);
+prt_status bld_assemble(bld *b, prt_engine **out);
 
 #endif /* PLUGRT_BUILDER_H */

@@ -34,15 +34,16 @@ prt_status prt_builder_config_set_device(prt_builder_config *cfg, int32_t device
 {
     if (!cfg)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_builder_config_set_device: cfg is NULL");
-    if (device == PRT_DEVICE_CPU) {
-        cfg->device = device;
-        return PRT_OK;
-    }
-    if (device == PRT_DEVICE_CUDA)
-        return base_error(PRT_ERR_UNSUPPORTED,
-                          "this build of plugrt has no CUDA device; build on a "
-                          "machine with nvcc or target PRT_DEVICE_CPU");
-    return base_error(PRT_ERR_INVALID_ARGUMENT, "unknown device %d", (int)device);
+    const dev_ops *d;
+    prt_status st;
+    if (device < 0 || device >= PRT_DEVICE_COUNT)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "unknown device %d", (int)device);
+    /* Building means timing and checking on the device, so it must be here. */
+    st = dev_get(device, &d);
+    if (st)
+        return st;
+    cfg->device = device;
+    return PRT_OK;
 }
 
 prt_status prt_builder_config_set_workspace_limit(prt_builder_config *cfg,

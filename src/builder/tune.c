@@ -1,23 +1,15 @@
 /*
- * Autotuning on the CPU: time each (format combination, tactic) candidate of
+ * Autotuning on the engine's device: time each (format combination, tactic) candidate of
  * a layer on random data at the profile's opt shapes and keep the fastest.
  * A candidate must first agree with the reference — candidate 0, the first
  * combination at tactic 0 — so a fast but wrong tactic can never win.
  */
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include "builder/builder.h"
 
 #define TUNE_RUNS 5
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -75,17 +67,28 @@ static int outputs_agree(const void *a, const void *b, int32_t dtype, int64_t co
 }
 
 typedef struct tune_bufs {
+    const dev_ops *dev;
+    void *stream;
     prt_tensor_desc desc[128];
-    void *ptr[128];
+    void *ptr[128]; /* device memory */
     int64_t count[128];
     void *workspace;
+    void *host; /* staging for inputs and for reading outputs back */
+    size_t host_size;
 } tune_bufs;
 
-/* Concrete descs and buffers from the candidate's dynamic descs. */
+static size_t tune_bytes(const tune_bufs *tb, int32_t k)
+{
+    return (size_t)tb->count[k] * prt_dtype_size(tb->desc[k].dtype);
+}
+
+/* Concrete descs and device buffers from the candidate's dynamic descs;
+ * inputs get the same random values for every candidate. */
 static prt_status tune_alloc(const tune_candidate *c, int32_t nb_in, int32_t nb_out,
                              const uint32_t *out_dd, int64_t workspace, tune_bufs *tb)
 {
-    uint64_t seed = 0x5eed5eed12345ull; /* the same inputs for every candidate */
+    uint64_t seed = 0x5eed5eed12345ull;
+    prt_status st;
     for (int32_t k = 0; k < nb_in + nb_out; k++) {
         const prt_dynamic_tensor_desc *d = &c->descs[k];
         prt_tensor_desc *t = &tb->desc[k];
@@ -102,34 +105,59 @@ static prt_status tune_alloc(const tune_candidate *c, int32_t nb_in, int32_t nb_
         if (n < 0 || n > ((int64_t)1 << 31))
             return base_error(PRT_ERR_SHAPE, "tuning: tensor %d is too large", (int)k);
         tb->count[k] = n;
-        tb->ptr[k] = base_calloc((size_t)n + 1, prt_dtype_size(t->dtype));
-        if (!tb->ptr[k])
-            return base_error(PRT_ERR_OUT_OF_MEMORY, "tuning: out of memory");
-        if (k < nb_in)
-            fill_random(tb->ptr[k], t->dtype, n, &seed);
+        if (tune_bytes(tb, k) > tb->host_size)
+            tb->host_size = tune_bytes(tb, k);
     }
-    tb->workspace = workspace ? base_malloc((size_t)workspace) : NULL;
-    if (workspace && !tb->workspace)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "tuning: out of memory");
-    return PRT_OK;
+    st = tb->dev->alloc_host(tb->host_size, &tb->host);
+    for (int32_t k = 0; !st && k < nb_in + nb_out; k++) {
+        st = tb->dev->alloc(tune_bytes(tb, k), &tb->ptr[k]);
+        if (!st && k < nb_in) {
+            fill_random(tb->host, tb->desc[k].dtype, tb->count[k], &seed);
+            st = tb->dev->copy(tb->ptr[k], tb->host, tune_bytes(tb, k), DEV_COPY_H2D,
+                               tb->stream);
+            /* The staging buffer is reused for the next input. */
+            if (!st)
+                st = tb->dev->stream_sync(tb->stream);
+        }
+    }
+    if (!st && workspace)
+        st = tb->dev->alloc((size_t)workspace, &tb->workspace);
+    return st ? base_error_prefix(st, "tuning") : PRT_OK;
 }
 
 static void tune_free(tune_bufs *tb, int32_t n)
 {
+    const dev_ops *dev = tb->dev;
+    void *stream = tb->stream;
     for (int32_t k = 0; k < n; k++)
-        base_free(tb->ptr[k]);
-    base_free(tb->workspace);
+        dev->free(tb->ptr[k]);
+    dev->free(tb->workspace);
+    dev->free_host(tb->host);
     memset(tb, 0, sizeof *tb);
+    tb->dev = dev;
+    tb->stream = stream;
 }
 
+/* Clears the outputs, then runs the plugin once on the tuning stream. */
 static prt_status tune_run(prt_plugin *p, tune_bufs *tb, int32_t nb_in, int32_t nb_out)
 {
-    for (int32_t o = 0; o < nb_out; o++)
-        memset(tb->ptr[nb_in + o], 0,
-               (size_t)tb->count[nb_in + o] * prt_dtype_size(tb->desc[nb_in + o].dtype));
+    for (int32_t o = 0; o < nb_out; o++) {
+        prt_status st = tb->dev->memset(tb->ptr[nb_in + o], 0, tune_bytes(tb, nb_in + o),
+                                        tb->stream);
+        if (st)
+            return st;
+    }
     return p->vt->runtime->enqueue(p, tb->desc, tb->desc + nb_in,
                                    (const void *const *)tb->ptr, tb->ptr + nb_in,
-                                   tb->workspace, PRT_DEVICE_CPU, NULL);
+                                   tb->workspace, tb->dev->device, tb->stream);
+}
+
+/* Output o of the last run, copied to host memory `dst`. */
+static prt_status tune_read_output(tune_bufs *tb, int32_t k, void *dst)
+{
+    prt_status st = tb->dev->copy(dst, tb->ptr[k], tune_bytes(tb, k), DEV_COPY_D2H,
+                                  tb->stream);
+    return st ? st : tb->dev->stream_sync(tb->stream);
 }
 
 /* Prepares and runs candidate c once (its result stays in tb). */
@@ -146,7 +174,32 @@ static prt_status tune_first_run(prt_plugin *plugin, const tune_candidate *c,
         st = RUNTIME_ENTRY(plugin, on_shape_change)(plugin, tb->desc, nb_in, tb->desc + nb_in, nb_out);
     if (!st)
         st = tune_run(plugin, tb, nb_in, nb_out);
+    if (!st)
+        st = tb->dev->stream_sync(tb->stream);
     return st;
+}
+
+/* Median time in ms of TUNE_RUNS runs, measured with the device's events;
+ * -1 when a run fails. */
+static double tune_time(prt_plugin *plugin, tune_bufs *tb, int32_t nb_in, int32_t nb_out,
+                        void *ev0, void *ev1)
+{
+    double times[TUNE_RUNS];
+    for (int32_t r = 0; r < TUNE_RUNS; r++) {
+        if (tb->dev->event_record(ev0, tb->stream) != PRT_OK ||
+            tune_run(plugin, tb, nb_in, nb_out) != PRT_OK ||
+            tb->dev->event_record(ev1, tb->stream) != PRT_OK ||
+            tb->dev->event_sync(ev1) != PRT_OK ||
+            tb->dev->event_elapsed_ms(ev0, ev1, &times[r]) != PRT_OK)
+            return -1;
+    }
+    for (int i = 1; i < TUNE_RUNS; i++)
+        for (int j = i; j > 0 && times[j - 1] > times[j]; j--) {
+            double x = times[j];
+            times[j] = times[j - 1];
+            times[j - 1] = x;
+        }
+    return times[TUNE_RUNS / 2];
 }
 
 static int same_formats(const tune_candidate *a, const tune_candidate *b, int32_t n)
@@ -157,73 +210,77 @@ static int same_formats(const tune_candidate *a, const tune_candidate *b, int32_
     return 1;
 }
 
-prt_status tune_layer(prt_plugin *plugin, const char *layer_name, int32_t nb_in,
-                      int32_t nb_out, const tune_candidate *cands, int32_t nb_cands,
-                      int64_t workspace, const uint32_t *out_dd, int32_t *best)
+prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_name,
+                      int32_t nb_in, int32_t nb_out, const tune_candidate *cands,
+                      int32_t nb_cands, int64_t workspace, const uint32_t *out_dd,
+                      int32_t *best)
 {
     void *ref[64] = {0};
+    void *got = NULL, *stream = NULL, *ev0 = NULL, *ev1 = NULL;
+    size_t got_size = 0;
     double best_t = 0;
     int32_t best_i = -1;
     prt_status st = PRT_OK;
     if (nb_out > 64 || nb_in + nb_out > 128)
         return base_error(PRT_ERR_UNSUPPORTED, "tuning '%s': too many tensors", layer_name);
+    st = dev->stream_create(&stream);
+    if (!st)
+        st = dev->event_create(&ev0);
+    if (!st)
+        st = dev->event_create(&ev1);
+    if (st)
+        st = base_error_prefix(st, "tuning '%s'", layer_name);
     for (int32_t c = 0; c < nb_cands && !st; c++) {
         tune_bufs tb;
-        double times[TUNE_RUNS];
-        int32_t runs = 0;
+        int keep = 1;
         memset(&tb, 0, sizeof tb);
+        tb.dev = dev;
+        tb.stream = stream;
         base_clear_error();
         st = tune_first_run(plugin, &cands[c], nb_in, nb_out, out_dd, workspace, &tb);
         if (st && c == 0) {
             st = base_error_prefix(PRT_ERR_PLUGIN, "layer '%s': the reference candidate "
                                    "(tactic 0) failed while tuning", layer_name);
+            keep = 0;
         } else if (st) {
             base_log(PRT_SEV_WARNING, "layer '%s': tactic %d failed while tuning and is "
                      "skipped: %s", layer_name, (int)cands[c].tactic, prt_last_error());
             st = PRT_OK;
+            keep = 0;
         } else if (c == 0) {
+            /* The reference's outputs, in host memory. */
             for (int32_t o = 0; o < nb_out && !st; o++) {
-                size_t bytes = (size_t)tb.count[nb_in + o] *
-                               prt_dtype_size(tb.desc[nb_in + o].dtype);
-                ref[o] = base_malloc(bytes + 1);
-                if (!ref[o])
-                    st = base_error(PRT_ERR_OUT_OF_MEMORY, "tuning: out of memory");
-                else
-                    memcpy(ref[o], tb.ptr[nb_in + o], bytes);
+                ref[o] = base_malloc(tune_bytes(&tb, nb_in + o) + 1);
+                st = ref[o] ? tune_read_output(&tb, nb_in + o, ref[o])
+                            : base_error(PRT_ERR_OUT_OF_MEMORY, "tuning: out of memory");
             }
         } else if (same_formats(&cands[c], &cands[0], nb_in + nb_out)) {
             /* Layouts match the reference's, so the values can be compared. */
-            for (int32_t o = 0; o < nb_out; o++)
-                if (!outputs_agree(tb.ptr[nb_in + o], ref[o], tb.desc[nb_in + o].dtype,
-                                   tb.count[nb_in + o])) {
+            if (tb.host_size + 1 > got_size) {
+                base_free(got);
+                got_size = tb.host_size + 1;
+                got = base_malloc(got_size);
+                if (!got)
+                    st = base_error(PRT_ERR_OUT_OF_MEMORY, "tuning: out of memory");
+            }
+            for (int32_t o = 0; o < nb_out && keep && !st; o++) {
+                st = tune_read_output(&tb, nb_in + o, got);
+                if (!st && !outputs_agree(got, ref[o], tb.desc[nb_in + o].dtype,
+                                          tb.count[nb_in + o])) {
                     base_log(PRT_SEV_WARNING, "layer '%s': tactic %d disagrees with the "
                              "reference on output %d and is skipped", layer_name,
                              (int)cands[c].tactic, (int)o);
-                    tune_free(&tb, nb_in + nb_out);
-                    break;
+                    keep = 0;
                 }
-        }
-        /* tb.ptr[0] is NULL when the candidate was dropped above. */
-        if (!st && (nb_in + nb_out == 0 || tb.ptr[0] != NULL)) {
-            for (; runs < TUNE_RUNS; runs++) {
-                double t0 = now_s();
-                if (tune_run(plugin, &tb, nb_in, nb_out) != PRT_OK)
-                    break;
-                times[runs] = now_s() - t0;
             }
-            if (runs == TUNE_RUNS) {
-                /* Median of the runs. */
-                for (int i = 1; i < runs; i++)
-                    for (int j = i; j > 0 && times[j - 1] > times[j]; j--) {
-                        double x = times[j];
-                        times[j] = times[j - 1];
-                        times[j - 1] = x;
-                    }
+        }
+        if (!st && keep) {
+            double t = tune_time(plugin, &tb, nb_in, nb_out, ev0, ev1);
+            if (t >= 0) {
                 base_log(PRT_SEV_VERBOSE, "layer '%s': candidate %d (tactic %d): %.3f us",
-                         layer_name, (int)c, (int)cands[c].tactic,
-                         times[runs / 2] * 1e6);
-                if (best_i < 0 || times[runs / 2] < best_t) {
-                    best_t = times[runs / 2];
+                         layer_name, (int)c, (int)cands[c].tactic, t * 1e3);
+                if (best_i < 0 || t < best_t) {
+                    best_t = t;
                     best_i = c;
                 }
             }
@@ -232,6 +289,10 @@ prt_status tune_layer(prt_plugin *plugin, const char *layer_name, int32_t nb_in,
     }
     for (int32_t o = 0; o < 64; o++)
         base_free(ref[o]);
+    base_free(got);
+    dev->event_destroy(ev0);
+    dev->event_destroy(ev1);
+    dev->stream_destroy(stream);
     if (!st)
         *best = best_i < 0 ? 0 : best_i;
     return st;

@@ -30,11 +30,42 @@
 prt_engine *engine_alloc(void)
 {
     prt_engine *e = base_calloc(1, sizeof(prt_engine));
-    if (e && pthread_mutex_init(&e->plugin_lock, NULL) != 0) {
+    if (!e)
+        return NULL;
+    e->plugin_lock = base_malloc(sizeof *e->plugin_lock);
+    if (!e->plugin_lock || pthread_mutex_init(e->plugin_lock, NULL) != 0) {
+        base_free(e->plugin_lock);
         base_free(e);
         return NULL;
     }
     return e;
+}
+
+prt_status engine_attach_device(prt_engine *e)
+{
+    const dev_ops *d;
+    void *w = NULL;
+    prt_status st = dev_get(e->device, &d);
+    if (st)
+        return base_error_prefix(st, "the engine targets %s", dev_name(e->device));
+    e->dev = d;
+    if (d->host_visible) {
+        e->weights_dev = e->weights;
+        return PRT_OK;
+    }
+    st = d->alloc((size_t)e->weights_size, &w);
+    if (!st)
+        st = d->copy(w, e->weights, (size_t)e->weights_size, DEV_COPY_H2D, NULL);
+    if (!st)
+        st = d->sync();
+    if (st) {
+        if (w)
+            d->free(w);
+        return base_error_prefix(st, "uploading %lld bytes of weights",
+                                 (long long)e->weights_size);
+    }
+    e->weights_dev = w;
+    return PRT_OK;
 }
 
 /* The runtime table of a plugin when its tables can be trusted to hold it. */
@@ -83,9 +114,12 @@ void engine_free(prt_engine *e)
     base_free(e->prof_vmin);
     base_free(e->prof_vopt);
     base_free(e->prof_vmax);
+    if (e->dev && e->weights_dev && e->weights_dev != e->weights)
+        e->dev->free(e->weights_dev);
     base_free(e->weights);
     expr_program_free(&e->exprs);
-    pthread_mutex_destroy(&e->plugin_lock);
+    pthread_mutex_destroy(e->plugin_lock);
+    base_free(e->plugin_lock);
     base_free(e);
 }
 
@@ -735,6 +769,11 @@ prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes,
     st = engine_read(bytes, size, &e);
     if (st)
         return st;
+    st = engine_attach_device(e);
+    if (st) {
+        engine_free(e);
+        return st;
+    }
     for (int32_t i = 0; !reg && i < e->nb_layers; i++)
         if (strcmp(e->layers[i].plugin_namespace, PRT_BUILTIN_NAMESPACE) != 0) {
             st = base_error(PRT_ERR_INVALID_ARGUMENT,

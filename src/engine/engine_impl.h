@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "device/device.h"
 #include "expr/expr.h"
 
 /* Engine file format version; bump on any incompatible change. */
@@ -80,6 +81,9 @@ typedef struct eng_layer {
 
 struct prt_engine {
     int32_t device; /* prt_device */
+    /* The device's implementation (src/device), chosen once when the engine
+     * is built or loaded; not serialized. */
+    const dev_ops *dev;
 
     int32_t nb_tensors;
     eng_tensor *tensors;
@@ -109,9 +113,13 @@ struct prt_engine {
     int32_t nb_sizes; /* size tensors; tensor with size_id s exists for each */
 
     /* Constant data of every constant tensor, each at a 64-byte aligned
-     * offset. Owned. */
+     * offset, in host memory (what the file holds). Owned. */
     uint8_t *weights;
     int64_t weights_size;
+    /* The same bytes in the device's memory, where layers read them:
+     * `weights` itself on a device whose memory is host memory, else an
+     * upload owned by the engine (engine_upload_weights). */
+    uint8_t *weights_dev;
 
     int64_t arena_size;     /* activations */
     int64_t workspace_size; /* max over layers */
@@ -119,9 +127,16 @@ struct prt_engine {
     /* Serializes calls on the layers' plugins (attach_to_context when a
      * context is created): the engine is shared by threads, and plugin.h
      * promises a plugin object is never called from two threads at once.
-     * Initialized by engine_alloc, destroyed by engine_free. */
-    pthread_mutex_t plugin_lock;
+     * The one mutable part of an engine, so it lives outside the struct: a
+     * const engine still reaches it honestly. Made by engine_alloc, freed by
+     * engine_free. */
+    pthread_mutex_t *plugin_lock;
 };
+
+/* Puts the weights in the device's memory (weights_dev) and sets e->dev
+ * from e->device. PRT_ERR_UNSUPPORTED when this machine cannot run the
+ * engine's device. Called once by the builder and the loader. */
+prt_status engine_attach_device(prt_engine *e);
 
 /* Allocates an empty engine (all zero). NULL on out of memory. */
 prt_engine *engine_alloc(void);

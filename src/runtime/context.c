@@ -16,8 +16,10 @@
 
 struct prt_context {
     const prt_engine *e;
+    const dev_ops *dev; /* the engine's device */
     int32_t profile;
     int32_t nb_io;
+    uint8_t *host_block; /* every host array below, one allocation */
     prt_plugin **plugins; /* per layer, owned */
 
     prt_dims *input_dims;   /* per input */
@@ -28,11 +30,13 @@ struct prt_context {
     void **alloc_mem;                     /* per I/O index: what the
                                              allocator last returned, passed
                                              back as `current` (plugrt.h) */
-    void **staging;                       /* per I/O index: data-dependent
-                                             outputs with an allocator */
+    void **staging;                       /* per I/O index: device memory for
+                                             data-dependent outputs with an
+                                             allocator */
     prt_dims *out_dims;                   /* per output: dims after a run */
     int ran;                              /* out_dims valid for the shapes */
 
+    uint8_t *device_block; /* arena then workspace, device memory */
     uint8_t *arena;
     uint8_t *workspace;
     void **tptr; /* per tensor: memory for this run */
@@ -78,36 +82,11 @@ void prt_context_destroy(prt_context *c)
         for (int32_t i = 0; i < c->e->nb_layers; i++)
             if (c->plugins[i])
                 c->plugins[i]->vt->runtime->destroy(c->plugins[i]);
-    base_free(c->plugins);
-    base_free(c->input_dims);
-    base_free(c->input_values);
-    base_free(c->input_set);
-    base_free(c->io_addr);
-    base_free(c->alloc);
-    base_free(c->alloc_mem);
     if (c->staging)
         for (int32_t i = 0; i < c->nb_io; i++)
-            base_free(c->staging[i]);
-    base_free(c->staging);
-    base_free(c->out_dims);
-    base_free(c->arena);
-    base_free(c->workspace);
-    base_free(c->tptr);
-    base_free(c->values);
-    base_free(c->up_values);
-    base_free(c->size_values);
-    base_free(c->size_scratch);
-    base_free(c->known);
-    base_free(c->up_known);
-    base_free(c->size_known);
-    base_free(c->known_scratch);
-    base_free(c->size_node);
-    base_free(c->descs);
-    base_free(c->in_ptrs);
-    base_free(c->out_ptrs);
-    base_free(c->last);
-    base_free(c->last_off);
-    base_free(c->told);
+            c->dev->free(c->staging[i]);
+    c->dev->free(c->device_block);
+    base_free(c->host_block);
     base_free(c);
 }
 
@@ -123,88 +102,77 @@ static void preset_static_inputs(prt_context *c)
     c->ran = 0;
 }
 
-prt_status prt_context_create(const prt_engine *e, prt_context **out)
+/* The next `count` elements of `elem` bytes in the host block: a pointer
+ * into `base`, or NULL while only measuring (base NULL). */
+static void *carve(uint8_t *base, size_t *off, size_t count, size_t elem)
 {
-    return prt_context_create_with_options(e, NULL, out);
+    const size_t align = sizeof(int64_t) > sizeof(void *) ? sizeof(int64_t) : sizeof(void *);
+    size_t at = (*off + align - 1) / align * align;
+    *off = at + (count + 1) * elem; /* +1: no array is empty */
+    return base ? base + at : NULL;
 }
 
-prt_status prt_context_create_with_options(const prt_engine *e,
-                                           const prt_context_options *opts,
-                                           prt_context **out)
+/* Lays out every per-context host array in one block: measures it (base
+ * NULL) or points the context's arrays into it. Returns the block's size. */
+static size_t layout_host(prt_context *c, uint8_t *base)
 {
-    prt_context *c;
-    int32_t max_io = 0, total_desc = 0;
-    size_t nn, ns;
-    int64_t limit = 0;
-    if (!e || !out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create: NULL argument");
-    if (opts && opts->struct_size < BASE_END_OF(prt_context_options, memory_limit))
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create_with_options: "
-                          "options.struct_size %u is too small", (unsigned)opts->struct_size);
-    if (opts)
-        limit = opts->memory_limit;
-    if (limit < 0)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create_with_options: "
-                          "negative memory limit %lld", (long long)limit);
-    if (limit > 0 && e->arena_size + e->workspace_size > limit)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "the engine needs %lld bytes of context "
-                          "memory (arena %lld, workspace %lld), over the limit of %lld",
-                          (long long)(e->arena_size + e->workspace_size),
-                          (long long)e->arena_size, (long long)e->workspace_size,
-                          (long long)limit);
-    if (e->device != PRT_DEVICE_CPU)
-        return base_error(PRT_ERR_UNSUPPORTED,
-                          "the engine targets a device this build cannot run");
-    c = base_calloc(1, sizeof *c);
-    if (!c)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_context_create: out of memory");
-    c->e = e;
-    c->nb_io = e->nb_inputs + e->nb_outputs;
+    const prt_engine *e = c->e;
+    size_t off = 0, nn = (size_t)e->exprs.nb_nodes, ns = (size_t)e->nb_sizes;
+    size_t nl = (size_t)e->nb_layers, nio = (size_t)c->nb_io;
+    size_t max_io = 0, total_desc = 0;
     for (int32_t i = 0; i < e->nb_layers; i++) {
-        int32_t n = e->layers[i].nb_inputs + e->layers[i].nb_outputs;
-        if (n > max_io)
-            max_io = n;
+        size_t n = (size_t)e->layers[i].nb_inputs + (size_t)e->layers[i].nb_outputs;
+        max_io = n > max_io ? n : max_io;
         total_desc += n;
     }
-    nn = (size_t)e->exprs.nb_nodes + 1;
-    ns = (size_t)e->nb_sizes + 1;
-    c->plugins = base_calloc((size_t)e->nb_layers + 1, sizeof(prt_plugin *));
-    c->input_dims = base_calloc((size_t)e->nb_inputs + 1, sizeof(prt_dims));
-    c->input_set = base_calloc((size_t)e->nb_inputs + 1, 1);
-    c->input_values = base_calloc((size_t)e->nb_inputs + 1, sizeof(prt_dims));
-    c->io_addr = base_calloc((size_t)c->nb_io + 1, sizeof(void *));
-    c->alloc = base_calloc((size_t)c->nb_io + 1, sizeof(prt_output_allocator *));
-    c->alloc_mem = base_calloc((size_t)c->nb_io + 1, sizeof(void *));
-    c->staging = base_calloc((size_t)c->nb_io + 1, sizeof(void *));
-    c->out_dims = base_calloc((size_t)e->nb_outputs + 1, sizeof(prt_dims));
-    c->arena = base_malloc((size_t)e->arena_size);
-    c->workspace = base_malloc((size_t)e->workspace_size);
-    c->tptr = base_calloc((size_t)e->nb_tensors + 1, sizeof(void *));
-    c->values = base_calloc(nn, sizeof(int64_t));
-    c->up_values = base_calloc(nn, sizeof(int64_t));
-    c->known = base_calloc(nn, 1);
-    c->up_known = base_calloc(nn, 1);
-    c->size_values = base_calloc(ns, sizeof(int64_t));
-    c->size_scratch = base_calloc(ns, sizeof(int64_t));
-    c->size_known = base_calloc(ns, 1);
-    c->known_scratch = base_calloc(ns, 1);
-    c->size_node = base_calloc(ns, sizeof(int32_t));
-    c->descs = base_calloc((size_t)max_io + 1, sizeof(prt_tensor_desc));
-    c->in_ptrs = base_calloc((size_t)max_io + 1, sizeof(void *));
-    c->out_ptrs = base_calloc((size_t)max_io + 1, sizeof(void *));
-    c->last = base_calloc((size_t)total_desc + 1, sizeof(prt_tensor_desc));
-    c->last_off = base_calloc((size_t)e->nb_layers + 1, sizeof(int32_t));
-    c->told = base_calloc((size_t)e->nb_layers + 1, 1);
-    if (!c->plugins || !c->input_dims || !c->input_values || !c->input_set || !c->io_addr || !c->alloc || !c->alloc_mem ||
-        !c->staging || !c->out_dims || !c->arena || !c->workspace || !c->tptr ||
-        !c->values || !c->up_values || !c->known || !c->up_known || !c->size_values ||
-        !c->size_scratch || !c->size_known || !c->known_scratch || !c->size_node ||
-        !c->descs || !c->in_ptrs || !c->out_ptrs || !c->last || !c->last_off || !c->told) {
-        prt_context_destroy(c);
+    c->plugins = carve(base, &off, nl, sizeof(prt_plugin *));
+    c->input_dims = carve(base, &off, (size_t)e->nb_inputs, sizeof(prt_dims));
+    c->input_values = carve(base, &off, (size_t)e->nb_inputs, sizeof(prt_dims));
+    c->input_set = carve(base, &off, (size_t)e->nb_inputs, 1);
+    c->io_addr = carve(base, &off, nio, sizeof(void *));
+    c->alloc = carve(base, &off, nio, sizeof(prt_output_allocator *));
+    c->alloc_mem = carve(base, &off, nio, sizeof(void *));
+    c->staging = carve(base, &off, nio, sizeof(void *));
+    c->out_dims = carve(base, &off, (size_t)e->nb_outputs, sizeof(prt_dims));
+    c->tptr = carve(base, &off, (size_t)e->nb_tensors, sizeof(void *));
+    c->values = carve(base, &off, nn, sizeof(int64_t));
+    c->up_values = carve(base, &off, nn, sizeof(int64_t));
+    c->known = carve(base, &off, nn, 1);
+    c->up_known = carve(base, &off, nn, 1);
+    c->size_values = carve(base, &off, ns, sizeof(int64_t));
+    c->size_scratch = carve(base, &off, ns, sizeof(int64_t));
+    c->size_known = carve(base, &off, ns, 1);
+    c->known_scratch = carve(base, &off, ns, 1);
+    c->size_node = carve(base, &off, ns, sizeof(int32_t));
+    c->descs = carve(base, &off, max_io, sizeof(prt_tensor_desc));
+    c->in_ptrs = carve(base, &off, max_io, sizeof(void *));
+    c->out_ptrs = carve(base, &off, max_io, sizeof(void *));
+    c->last = carve(base, &off, total_desc, sizeof(prt_tensor_desc));
+    c->last_off = carve(base, &off, nl, sizeof(int32_t));
+    c->told = carve(base, &off, nl, 1);
+    return off;
+}
+
+/* Host scratch (one block) and device memory (arena + workspace, one
+ * allocation on the engine's device); tensors point into them. */
+static prt_status alloc_memory(prt_context *c)
+{
+    const prt_engine *e = c->e;
+    size_t host = layout_host(c, NULL);
+    size_t ws_off = ((size_t)e->arena_size + DEV_ALIGN - 1) / DEV_ALIGN * DEV_ALIGN;
+    prt_status st;
+    c->host_block = base_calloc(1, host);
+    if (!c->host_block)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_context_create: out of memory "
-                          "(arena %lld bytes, workspace %lld)", (long long)e->arena_size,
-                          (long long)e->workspace_size);
-    }
+                          "(%zu bytes of host scratch)", host);
+    layout_host(c, c->host_block);
+    st = c->dev->alloc(ws_off + (size_t)e->workspace_size, (void **)&c->device_block);
+    if (st)
+        return base_error_prefix(PRT_ERR_OUT_OF_MEMORY, "prt_context_create: arena %lld "
+                                 "bytes, workspace %lld", (long long)e->arena_size,
+                                 (long long)e->workspace_size);
+    c->arena = c->device_block;
+    c->workspace = c->device_block + ws_off;
     for (int32_t i = 0, off = 0; i < e->nb_layers; i++) {
         c->last_off[i] = off;
         off += e->layers[i].nb_inputs + e->layers[i].nb_outputs;
@@ -216,23 +184,27 @@ prt_status prt_context_create_with_options(const prt_engine *e,
         if (e->tensors[i].offset >= 0)
             c->tptr[i] = c->arena + e->tensors[i].offset;
         else if (e->tensors[i].const_offset >= 0)
-            c->tptr[i] = e->weights + e->tensors[i].const_offset;
+            c->tptr[i] = e->weights_dev + e->tensors[i].const_offset;
     }
-    /* One plugin clone per context (attach_to_context). */
+    return PRT_OK;
+}
+
+/* One plugin clone per layer (attach_to_context), at the engine's tactic. */
+static prt_status attach_plugins(prt_context *c)
+{
+    const prt_engine *e = c->e;
     for (int32_t i = 0; i < e->nb_layers; i++) {
         const eng_layer *l = &e->layers[i];
         prt_status st;
-        if (!l->plugin) {
-            prt_context_destroy(c);
+        if (!l->plugin)
             return base_error(PRT_ERR_STATE, "layer '%s' has no plugin", l->name);
-        }
         base_clear_error();
         /* The engine's plugin is shared by every context of the engine,
          * which threads may create at once; the lock keeps plugin.h's
          * promise that one object is never called concurrently. */
-        pthread_mutex_lock((pthread_mutex_t *)&e->plugin_lock);
+        pthread_mutex_lock(e->plugin_lock);
         c->plugins[i] = l->plugin->vt->runtime->attach_to_context(l->plugin, NULL);
-        pthread_mutex_unlock((pthread_mutex_t *)&e->plugin_lock);
+        pthread_mutex_unlock(e->plugin_lock);
         st = c->plugins[i] ? network_check_plugin(c->plugins[i], 0) : PRT_ERR_PLUGIN;
         if (st == PRT_OK && RUNTIME_ENTRY(c->plugins[i], set_tactic))
             st = RUNTIME_ENTRY(c->plugins[i], set_tactic)(c->plugins[i], l->tactic);
@@ -242,10 +214,55 @@ prt_status prt_context_create_with_options(const prt_engine *e,
         if (st) {
             if (!prt_last_error()[0])
                 base_error(PRT_ERR_PLUGIN, "no message from the plugin");
-            prt_context_destroy(c);
             return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s': attach_to_context failed",
                                      l->name);
         }
+    }
+    return PRT_OK;
+}
+
+prt_status prt_context_create(const prt_engine *e, prt_context **out)
+{
+    return prt_context_create_with_options(e, NULL, out);
+}
+
+prt_status prt_context_create_with_options(const prt_engine *e,
+                                           const prt_context_options *opts,
+                                           prt_context **out)
+{
+    prt_context *c;
+    int64_t limit = 0, need;
+    prt_status st;
+    if (!e || !out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create: NULL argument");
+    if (opts && opts->struct_size < BASE_END_OF(prt_context_options, memory_limit))
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create_with_options: "
+                          "options.struct_size %u is too small", (unsigned)opts->struct_size);
+    if (opts)
+        limit = opts->memory_limit;
+    if (limit < 0)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create_with_options: "
+                          "negative memory limit %lld", (long long)limit);
+    need = prt_engine_context_memory_size(e);
+    if (limit > 0 && need > limit)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "the engine needs %lld bytes of context "
+                          "memory (arena %lld, workspace %lld), over the limit of %lld",
+                          (long long)need, (long long)e->arena_size,
+                          (long long)e->workspace_size, (long long)limit);
+    if (!e->dev)
+        return base_error(PRT_ERR_STATE, "prt_context_create: the engine has no device");
+    c = base_calloc(1, sizeof *c);
+    if (!c)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_context_create: out of memory");
+    c->e = e;
+    c->dev = e->dev;
+    c->nb_io = e->nb_inputs + e->nb_outputs;
+    st = alloc_memory(c);
+    if (!st)
+        st = attach_plugins(c);
+    if (st) {
+        prt_context_destroy(c);
+        return st;
     }
     preset_static_inputs(c);
     *out = c;
@@ -338,12 +355,9 @@ prt_status prt_context_set_output_allocator(prt_context *c, const char *name,
         for (int32_t d = 0; d < t->nb_dims; d++)
             for (int32_t i = 0; i <= t->dim_expr[d]; i++)
                 dd |= c->e->exprs.nodes[i].kind == EXPR_SIZE;
-        if (dd) {
-            c->staging[io] = base_malloc((size_t)t->max_bytes);
-            if (!c->staging[io])
-                return base_error(PRT_ERR_OUT_OF_MEMORY,
-                                  "set_output_allocator: '%s': out of memory", name);
-        }
+        if (dd && c->dev->alloc((size_t)t->max_bytes, &c->staging[io]) != PRT_OK)
+            return base_error_prefix(PRT_ERR_OUT_OF_MEMORY,
+                                     "set_output_allocator: '%s'", name);
     }
     /* `current` is memory this allocator handed out; another allocator
      * starts with none. */
@@ -353,18 +367,21 @@ prt_status prt_context_set_output_allocator(prt_context *c, const char *name,
     return PRT_OK;
 }
 
-/* Current dims of tensor t from evaluated values (0 if a dim is unknown). */
+/* Current dims of tensor t from evaluated values: 1 and *out set, or 0
+ * (*out untouched) if a dim is unknown. */
 static int tensor_dims(const prt_engine *e, int32_t t, const int64_t *values,
                        const uint8_t *known, prt_dims *out)
 {
     const eng_tensor *et = &e->tensors[t];
-    memset(out, 0, sizeof *out);
-    out->nb_dims = et->nb_dims;
-    for (int32_t d = 0; d < et->nb_dims; d++) {
-        if (!known[et->dim_expr[d]])
+    prt_dims d;
+    memset(&d, 0, sizeof d);
+    d.nb_dims = et->nb_dims;
+    for (int32_t k = 0; k < et->nb_dims; k++) {
+        if (!known[et->dim_expr[k]])
             return 0;
-        out->d[d] = values[et->dim_expr[d]];
+        d.d[k] = values[et->dim_expr[k]];
     }
+    *out = d;
     return 1;
 }
 
@@ -423,10 +440,24 @@ static prt_status eval_upper(prt_context *c)
                                    c->up_values, c->up_known);
 }
 
-prt_status prt_context_get_tensor_shape(const prt_context *cc, const char *name,
+/* The prologue of every shape computation: inputs set, sizes unknown,
+ * shape inputs read; then the exact dims (sizes unknown) or, with `upper`,
+ * every dim's upper bound. */
+static prt_status prepare_shapes(prt_context *c, int upper)
+{
+    prt_status st = check_inputs_set(c);
+    if (st)
+        return st;
+    memset(c->size_known, 0, (size_t)c->e->nb_sizes + 1);
+    st = load_shape_values(c);
+    if (st)
+        return st;
+    return upper ? eval_upper(c) : eval_exact(c);
+}
+
+prt_status prt_context_get_tensor_shape(prt_context *c, const char *name,
                                         prt_dims *out)
 {
-    prt_context *c = (prt_context *)cc; /* scratch only; the context is per thread */
     int32_t io;
     prt_status st;
     if (!c || !out)
@@ -444,13 +475,7 @@ prt_status prt_context_get_tensor_shape(const prt_context *cc, const char *name,
         *out = c->out_dims[io - c->e->nb_inputs];
         return PRT_OK;
     }
-    st = check_inputs_set(c);
-    if (st)
-        return st;
-    memset(c->size_known, 0, (size_t)c->e->nb_sizes + 1);
-    st = load_shape_values(c);
-    if (!st)
-        st = eval_upper(c);
+    st = prepare_shapes(c, 1);
     if (st)
         return st;
     if (!tensor_dims(c->e, io_tensor(c->e, io), c->up_values, c->up_known, out))
@@ -541,7 +566,7 @@ static prt_status layer_fail(const eng_layer *l, prt_status st, const char *what
                              l->plugin_name, what);
 }
 
-static prt_status run_layer(prt_context *c, int32_t li)
+static prt_status run_layer(prt_context *c, int32_t li, void *stream)
 {
     const prt_engine *e = c->e;
     const eng_layer *l = &e->layers[li];
@@ -602,13 +627,18 @@ static prt_status run_layer(prt_context *c, int32_t li)
         int32_t k = l->alias_input[o];
         if (k < 0)
             continue;
-        if (l->alias_copy[o] && c->out_ptrs[o] != c->in_ptrs[k])
-            memcpy(c->out_ptrs[o], c->in_ptrs[k], (size_t)bytes_of(&in[k]));
+        if (l->alias_copy[o] && c->out_ptrs[o] != c->in_ptrs[k]) {
+            st = c->dev->copy(c->out_ptrs[o], c->in_ptrs[k], (size_t)bytes_of(&in[k]),
+                              DEV_COPY_D2D, stream);
+            if (st)
+                return base_error_prefix(st, "layer '%s': copying input %d for output %d "
+                                         "in place", l->name, (int)k, (int)o);
+        }
         c->in_ptrs[k] = c->out_ptrs[o];
     }
     base_clear_error();
     st = p->vt->runtime->enqueue(p, in, out, c->in_ptrs, c->out_ptrs,
-                                 l->workspace ? c->workspace : NULL, PRT_DEVICE_CPU, NULL);
+                                 l->workspace ? c->workspace : NULL, c->dev->device, stream);
     if (st)
         return layer_fail(l, st, "enqueue failed");
     /* Size tensors: read, check against the bound, and re-evaluate shapes. */
@@ -618,8 +648,10 @@ static prt_status run_layer(prt_context *c, int32_t li)
         int64_t v, upper;
         if (s < 0)
             continue;
-        v = t->dtype == PRT_INT32 ? *(const int32_t *)c->out_ptrs[o]
-                                  : *(const int64_t *)c->out_ptrs[o];
+        st = dev_read_i64(c->dev, c->out_ptrs[o], t->dtype, &v, stream);
+        if (st)
+            return base_error_prefix(st, "layer '%s': reading size tensor '%s'", l->name,
+                                     t->name);
         upper = c->up_values[e->exprs.nodes[c->size_node[s]].b];
         if (v < 0 || v > upper)
             return base_error(PRT_ERR_PLUGIN,
@@ -636,7 +668,7 @@ static prt_status run_layer(prt_context *c, int32_t li)
 }
 
 /* After the run: final shapes; allocators get data-dependent outputs. */
-static prt_status finish_outputs(prt_context *c)
+static prt_status finish_outputs(prt_context *c, void *stream)
 {
     const prt_engine *e = c->e;
     for (int32_t o = 0; o < e->nb_outputs; o++) {
@@ -657,8 +689,12 @@ static prt_status finish_outputs(prt_context *c)
             if (!dst && bytes > 0)
                 return base_error(PRT_ERR_OUT_OF_MEMORY, "output allocator gave no memory "
                                   "for '%s' (%lld bytes)", name, (long long)bytes);
-            if (bytes > 0)
-                memcpy(dst, c->staging[io], (size_t)bytes);
+            if (bytes > 0) {
+                prt_status st = c->dev->copy(dst, c->staging[io], (size_t)bytes,
+                                             DEV_COPY_D2D, stream);
+                if (st)
+                    return base_error_prefix(st, "output '%s'", name);
+            }
         }
         if (a->notify_shape)
             a->notify_shape(a->user, name, &c->out_dims[o]);
@@ -669,23 +705,16 @@ static prt_status finish_outputs(prt_context *c)
 prt_status prt_context_enqueue(prt_context *c, void *stream)
 {
     prt_status st;
-    (void)stream;
     if (!c)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_enqueue: NULL context");
     c->ran = 0;
-    st = check_inputs_set(c);
-    if (st)
-        return st;
-    memset(c->size_known, 0, (size_t)c->e->nb_sizes + 1);
-    st = load_shape_values(c);
-    if (!st)
-        st = eval_exact(c);
+    st = prepare_shapes(c, 0);
     if (!st)
         st = bind_io(c);
     for (int32_t li = 0; !st && li < c->e->nb_layers; li++)
-        st = run_layer(c, li);
+        st = run_layer(c, li, stream);
     if (!st)
-        st = finish_outputs(c);
+        st = finish_outputs(c, stream);
     c->ran = st == PRT_OK;
     return st;
 }

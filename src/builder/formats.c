@@ -1,0 +1,236 @@
+/*
+ * Build phase 4, per layer: negotiate dtypes and formats with the plugin,
+ * configure it for every profile, size its workspace, list its tactics and,
+ * when autotuning, time the candidates on the target device (tune.c).
+ */
+#include <string.h>
+
+#include "builder/builder.h"
+
+/* ---- 4. formats, configure, workspace, tactics ---------------------------- */
+
+#define MAX_COMBOS 16
+
+typedef struct negotiation {
+    int32_t nb_combos;
+    int32_t formats[MAX_COMBOS][128]; /* per position */
+    int32_t deepest;                  /* furthest position reached */
+} negotiation;
+
+/* Depth-first over positions in order; inputs keep their producer's dtype
+ * and format, outputs try every format (in prt_format order) with the dtype
+ * get_output_dtypes gave. Records up to MAX_COMBOS complete combinations in
+ * the order found, which is the documented preference order. */
+static void negotiate(prt_plugin *p, prt_dynamic_tensor_desc *descs, int32_t pos,
+                      int32_t nb_in, int32_t nb_out, negotiation *ng)
+{
+    int32_t n = nb_in + nb_out;
+    int32_t f0 = pos < nb_in ? descs[pos].desc.format : 0;
+    int32_t f1 = pos < nb_in ? descs[pos].desc.format + 1 : PRT_FORMAT_COUNT;
+    if (pos > ng->deepest)
+        ng->deepest = pos;
+    for (int32_t f = f0; f < f1 && ng->nb_combos < MAX_COMBOS; f++) {
+        descs[pos].desc.format = f;
+        if (!p->vt->build->supports_format_combination(p, pos, descs, nb_in, nb_out))
+            continue;
+        if (pos + 1 == n) {
+            for (int32_t k = 0; k < n; k++)
+                ng->formats[ng->nb_combos][k] = descs[k].desc.format;
+            ng->nb_combos++;
+        } else {
+            negotiate(p, descs, pos + 1, nb_in, nb_out, ng);
+        }
+    }
+}
+
+static prt_status bld_configure(bld *b, const net_layer *l,
+                                prt_dynamic_tensor_desc *descs, int32_t profile)
+{
+    int32_t n = l->nb_inputs + l->nb_outputs;
+    int32_t fmt[128];
+    prt_status st;
+    for (int32_t k = 0; k < n; k++)
+        fmt[k] = descs[k].desc.format;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t id = k < l->nb_inputs ? l->inputs[k] : l->outputs[k - l->nb_inputs];
+        bld_desc(b, id, profile, &descs[k]);
+        descs[k].desc.format = fmt[k];
+    }
+    if (!BUILD_ENTRY(l->plugin, configure))
+        return PRT_OK;
+    base_clear_error();
+    st = BUILD_ENTRY(l->plugin, configure)(l->plugin, descs, l->nb_inputs, descs + l->nb_inputs,
+                       l->nb_outputs);
+    return st ? bld_plugin_fail(l, st, "configure failed") : PRT_OK;
+}
+
+static prt_status bld_tactics(const net_layer *l, int32_t **out, int32_t *out_n)
+{
+    int32_t count = 0, n = 1;
+    int32_t *list;
+    prt_status st;
+    /* Without set_tactic a plugin has only the default tactic. */
+    if (BUILD_ENTRY(l->plugin, get_valid_tactics) && RUNTIME_ENTRY(l->plugin, set_tactic)) {
+        base_clear_error();
+        st = BUILD_ENTRY(l->plugin, get_valid_tactics)(l->plugin, NULL, 0, &count);
+        if (st)
+            return bld_plugin_fail(l, st, "get_valid_tactics failed");
+        if (count < 0 || count > 1024)
+            return base_error(PRT_ERR_PLUGIN, "layer '%s': plugin lists %d tactics",
+                              l->name, (int)count);
+    }
+    list = base_malloc(sizeof(int32_t) * (size_t)(count + 1));
+    if (!list)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
+    list[0] = 0;
+    if (count) {
+        int32_t got = 0;
+        st = BUILD_ENTRY(l->plugin, get_valid_tactics)(l->plugin, list + 1, count, &got);
+        if (st) {
+            base_free(list);
+            return bld_plugin_fail(l, st, "get_valid_tactics failed");
+        }
+        if (got > count)
+            got = count;
+        for (int32_t i = 1; i <= got; i++)
+            if (list[i] != 0)
+                list[n++] = list[i];
+    }
+    *out = list;
+    *out_n = n;
+    return PRT_OK;
+}
+
+/* Configures the plugin for `descs` (formats chosen) at profile p and asks
+ * for its workspace there. */
+static prt_status bld_workspace(bld *b, const net_layer *l, prt_dynamic_tensor_desc *descs,
+                                int32_t p, int64_t *out)
+{
+    int32_t nb_in = l->nb_inputs, nb_out = l->nb_outputs;
+    int64_t ws = 0;
+    prt_status st = bld_configure(b, l, descs, p);
+    if (!st && BUILD_ENTRY(l->plugin, get_workspace_size)) {
+        base_clear_error();
+        st = BUILD_ENTRY(l->plugin, get_workspace_size)(l->plugin, descs, nb_in,
+                                                        descs + nb_in, nb_out, &ws);
+        if (st)
+            st = bld_plugin_fail(l, st, "get_workspace_size failed");
+        else if (ws < 0)
+            st = base_error(PRT_ERR_PLUGIN, "layer '%s': negative workspace %lld", l->name,
+                            (long long)ws);
+    }
+    if (!st && ws > b->cfg->workspace_limit)
+        st = base_error(PRT_ERR_UNSUPPORTED,
+                        "layer '%s' needs %lld bytes of workspace, over the limit of "
+                        "%lld (prt_builder_config_set_workspace_limit)", l->name,
+                        (long long)ws, (long long)b->cfg->workspace_limit);
+    if (!st)
+        *out = ws;
+    return st;
+}
+
+/* Times every (combination, tactic) candidate on the device and returns
+ * the winner's combination and tactic. */
+static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng,
+                               const int32_t *tactics, int32_t nb_tactics,
+                               int32_t *out_combo, int32_t *out_tactic)
+{
+    int32_t nb_in = l->nb_inputs, nb_out = l->nb_outputs, n = nb_in + nb_out;
+    int32_t nc = ng->nb_combos * nb_tactics, best = 0;
+    uint32_t out_dd[64] = {0};
+    int64_t ws_max = 0;
+    prt_status st = PRT_OK;
+    tune_candidate *cands = base_calloc((size_t)nc, sizeof *cands);
+    prt_dynamic_tensor_desc *all = base_calloc((size_t)ng->nb_combos * (size_t)n, sizeof *all);
+    if (!cands || !all)
+        st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
+    /* Output dims that depend on data are tuned at their upper bound. */
+    for (int32_t o = 0; o < nb_out && o < 64; o++) {
+        const bld_tensor *t = &b->t[l->outputs[o]];
+        for (int32_t d = 0; d < t->dims.nb_dims; d++)
+            if (b->dd[expr_id(t->dims.d[d])])
+                out_dd[o] |= 1u << d;
+    }
+    for (int32_t c = 0; c < ng->nb_combos && !st; c++) {
+        prt_dynamic_tensor_desc *d = all + (size_t)c * (size_t)n;
+        int64_t ws = 0;
+        for (int32_t k = 0; k < n; k++)
+            d[k].desc.format = ng->formats[c][k];
+        st = bld_workspace(b, l, d, 0, &ws);
+        if (ws > ws_max)
+            ws_max = ws;
+        for (int32_t t = 0; t < nb_tactics; t++) {
+            cands[c * nb_tactics + t].tactic = tactics[t];
+            cands[c * nb_tactics + t].descs = d;
+        }
+    }
+    if (!st)
+        st = tune_layer(b->dev, l->plugin, l->name, nb_in, nb_out, cands, nc, ws_max, out_dd,
+                        &best);
+    if (!st) {
+        *out_combo = best / nb_tactics;
+        *out_tactic = tactics[best % nb_tactics];
+    }
+    base_free(cands);
+    base_free(all);
+    return st;
+}
+
+prt_status bld_layer_formats(bld *b, int32_t li)
+{
+    const net_layer *l = &b->net->layers[li];
+    bld_layer *bl = &b->l[li];
+    int32_t nb_in = l->nb_inputs, nb_out = l->nb_outputs, n = nb_in + nb_out;
+    negotiation *ng;
+    int32_t *tactics = NULL, nb_tactics = 0, combo = 0;
+    prt_status st = PRT_OK;
+    char buf[128];
+
+    if (n > 128)
+        return base_error(PRT_ERR_UNSUPPORTED, "layer '%s': too many tensors", l->name);
+    bl->descs = base_calloc((size_t)n, sizeof(prt_dynamic_tensor_desc));
+    ng = base_calloc(1, sizeof *ng);
+    if (!bl->descs || !ng) {
+        base_free(ng);
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
+    }
+    for (int32_t k = 0; k < n; k++)
+        bld_desc(b, k < nb_in ? l->inputs[k] : l->outputs[k - nb_in], 0, &bl->descs[k]);
+    negotiate(l->plugin, bl->descs, 0, nb_in, nb_out, ng);
+    if (ng->nb_combos == 0) {
+        const prt_dynamic_tensor_desc *d = &bl->descs[ng->deepest];
+        base_dims_str(&d->desc.dims, buf, sizeof buf);
+        st = base_error(PRT_ERR_UNSUPPORTED,
+                        "layer '%s' (plugin %s) accepts no type/format combination: "
+                        "it rejects %s %d (%s, dims %s)", l->name,
+                        bld_plugin_label(l->plugin), ng->deepest < nb_in ? "input" : "output",
+                        (int)(ng->deepest < nb_in ? ng->deepest : ng->deepest - nb_in),
+                        prt_dtype_name(d->desc.dtype), buf);
+        goto done;
+    }
+    st = bld_tactics(l, &tactics, &nb_tactics);
+    if (!st && b->cfg->autotune && (ng->nb_combos > 1 || nb_tactics > 1))
+        st = bld_autotune(b, l, ng, tactics, nb_tactics, &combo, &bl->tactic);
+    if (st)
+        goto done;
+
+    /* The chosen combination: configure for every profile; the workspace is
+     * the largest any profile asks for. */
+    for (int32_t k = 0; k < n; k++)
+        bl->descs[k].desc.format = ng->formats[combo][k];
+    for (int32_t p = b->nb_profiles - 1; p >= 0 && !st; p--) {
+        int64_t ws = 0;
+        st = bld_workspace(b, l, bl->descs, p, &ws);
+        if (ws > bl->workspace)
+            bl->workspace = ws;
+    }
+    /* Outputs take the negotiated formats; consumers see them. */
+    for (int32_t o = 0; !st && o < nb_out; o++)
+        b->t[l->outputs[o]].format = bl->descs[nb_in + o].desc.format;
+    base_log(PRT_SEV_VERBOSE, "layer '%s': tactic %d, workspace %lld, %d combination(s)",
+             l->name, (int)bl->tactic, (long long)bl->workspace, (int)ng->nb_combos);
+done:
+    base_free(tactics);
+    base_free(ng);
+    return st;
+}
