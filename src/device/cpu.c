@@ -2,6 +2,7 @@
  * The CPU device: device memory is host memory, every operation completes
  * before it returns, and an event is the time at which it was recorded.
  */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -92,6 +93,13 @@ static prt_status cpu_event_elapsed(void *start, void *end, double *out_ms)
 
 static prt_status cpu_sync(void) { return PRT_OK; }
 
+static prt_status cpu_info(dev_info *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "cpu");
+    return PRT_OK;
+}
+
 const dev_ops dev_cpu_ops = {
     .device = PRT_DEVICE_CPU,
     .name = "cpu",
@@ -111,4 +119,5 @@ const dev_ops dev_cpu_ops = {
     .event_sync = cpu_event_sync,
     .event_elapsed_ms = cpu_event_elapsed,
     .sync = cpu_sync,
+    .info = cpu_info,
 };

@@ -19,9 +19,13 @@ prt_status dev_get(int32_t device, const dev_ops **out)
         *out = &dev_cpu_ops;
         return PRT_OK;
     case PRT_DEVICE_CUDA:
+#ifdef PRT_HAVE_CUDA
+        return dev_cuda_get(out);
+#else
         return base_error(PRT_ERR_UNSUPPORTED, "device cuda: this build of plugrt has "
                           "no CUDA support (it was built without nvcc and the CUDA "
                           "toolkit)");
+#endif
     default:
         return base_error(PRT_ERR_UNSUPPORTED, "device %d does not exist", (int)device);
     }

@@ -45,6 +45,74 @@ typedef enum dev_copy_kind {
     DEV_COPY_D2D = 2  /* device to device */
 } dev_copy_kind;
 
+/* What a device is, for engines (built on, loaded on) and messages. */
+typedef struct dev_info {
+    char name[96];    /* "NVIDIA H200", "cpu" */
+    int32_t cc_major; /* compute capability; 0 on the CPU */
+    int32_t cc_minor;
+    int32_t multiprocessors;
+    int64_t memory_bytes;
+} dev_info;
+
+/* ---- sizes that stay on the device (dev_ops.eval_sizes) ----------------- */
+
+/* The part of an engine's shape program that depends on size tensors, as a
+ * device evaluates it after each layer that writes sizes, so that no value
+ * goes to the host between layers. An operand code >= 0 is an earlier
+ * entry of `nodes`; a code < 0 is leaf -(code + 1), a value the host knows
+ * for the run (an input dim, a shape input's value, or anything computed
+ * from them) and passes with each launch. */
+typedef struct dev_node {
+    int32_t kind; /* EXPR_CONST, EXPR_SIZE or EXPR_OP (expr.h values) */
+    int32_t op;   /* prt_dim_op for EXPR_OP */
+    int64_t imm;  /* the constant; the size id for EXPR_SIZE */
+    int32_t a;    /* operand codes; for EXPR_SIZE, b is the upper bound */
+    int32_t b;
+} dev_node;
+
+/* Leaves passed by value with each launch (a kernel parameter); engines
+ * whose size-dependent dims need more fall back to host reads. */
+#define DEV_MAX_LEAVES 192
+/* Sizes one layer may write (a kernel parameter). */
+#define DEV_MAX_NEW_SIZES 8
+
+/* A violated bound, written by the device into pinned host memory and read
+ * by the host when it next waits for the stream. */
+typedef struct dev_size_status {
+    int32_t failed; /* 0: every size was within its bounds */
+    int32_t layer;
+    int32_t size_id;
+    int32_t pad;
+    int64_t value;
+    int64_t upper;
+} dev_size_status;
+
+/* Per context, in device memory unless said; made by the runtime. */
+typedef struct dev_sizes {
+    int32_t nb_nodes;
+    const dev_node *nodes;    /* [nb_nodes], in evaluation order */
+    int32_t nb_sizes;
+    const int32_t *producer;  /* [nb_sizes]: the layer that writes each */
+    int64_t *size_values;     /* [nb_sizes]: this run's values */
+    int64_t *node_values;     /* [nb_nodes]: scratch */
+    int32_t nb_dims;
+    const int32_t *dim_code;  /* [nb_dims]: operand code of each dim slot */
+    int64_t *dims;            /* [nb_dims]: the dims_device arrays */
+    dev_size_status *status;  /* pinned host memory */
+} dev_sizes;
+
+/* One launch: layer `layer` has written sizes new_id[] at new_ptr[]. */
+typedef struct dev_size_args {
+    int32_t layer;
+    int32_t first; /* 1 on the run's first launch: clears the status */
+    int32_t nb_new;
+    int32_t nb_leaves;
+    int32_t new_id[DEV_MAX_NEW_SIZES];
+    int32_t new_dtype[DEV_MAX_NEW_SIZES];
+    const void *new_ptr[DEV_MAX_NEW_SIZES];
+    int64_t leaves[DEV_MAX_LEAVES];
+} dev_size_args;
+
 typedef struct dev_ops {
     int32_t device;   /* prt_device */
     const char *name; /* "cpu", "cuda": for messages */
@@ -86,6 +154,26 @@ typedef struct dev_ops {
 
     /* Waits until all work on the device is done. */
     prt_status (*sync)(void);
+
+    /* The device this process uses. */
+    prt_status (*info)(dev_info *out);
+
+    /* ---- optional (NULL where the device has none) ----------------------- */
+
+    /* Reads the new sizes of args->layer, checks each against its upper
+     * bound (a violation is recorded in status and the value clamped, so
+     * later kernels stay in bounds), and evaluates every node and dim slot,
+     * with sizes not yet written at their upper bounds; ordered on
+     * `stream`. NULL on a host-visible device, whose runtime reads sizes
+     * directly. */
+    prt_status (*eval_sizes)(const dev_sizes *s, const dev_size_args *args, void *stream);
+
+    /* Graphs: records what is queued on `stream` between begin and end
+     * (nothing runs) and instantiates it; launch replays it on a stream. */
+    prt_status (*graph_begin)(void *stream);
+    prt_status (*graph_end)(void *stream, void **out_graph);
+    prt_status (*graph_launch)(void *graph, void *stream);
+    void (*graph_destroy)(void *graph);
 } dev_ops;
 
 /* The implementation for a device (prt_device). PRT_ERR_UNSUPPORTED, naming
@@ -105,5 +193,10 @@ prt_status dev_read_i64(const dev_ops *d, const void *src, int32_t dtype,
 
 /* The CPU implementation (cpu.c). */
 extern const dev_ops dev_cpu_ops;
+#ifdef PRT_HAVE_CUDA
+/* The CUDA implementation (cuda.c): PRT_ERR_UNSUPPORTED naming the reason
+ * (no driver, no GPU) when it cannot run here. */
+prt_status dev_cuda_get(const dev_ops **out);
+#endif
 
 #endif /* PLUGRT_DEVICE_H */

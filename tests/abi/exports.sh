@@ -19,5 +19,13 @@ if [ "$got" != "prt_plugin_library_open " ]; then
 fi
 # The soname carries the ABI version (major.minor while major is 0).
 readelf -d "$lib" | grep -q 'SONAME.*libplugrt\.so\.[0-9]' || { echo "libplugrt has no versioned SONAME"; fail=1; }
+# Both libraries load on machines with no GPU, driver or CUDA libraries: the
+# CUDA runtime is linked in statically and nothing else of CUDA is needed.
+for f in "$lib" "$plugins"; do
+  cuda_needed=$(readelf -d "$f" | grep NEEDED | grep -Ei 'libcuda|libcudart|libcublas|libcudnn|libnvrtc' || true)
+  if [ -n "$cuda_needed" ]; then
+    echo "$f needs CUDA libraries at load time:"; echo "$cuda_needed"; fail=1
+  fi
+done
 [ "$fail" = 0 ] && echo "exports: ok ($n prt_ functions)"
 exit $fail
