@@ -419,6 +419,11 @@ typedef struct prt_context_options {
      * limit. An engine that needs more fails with PRT_ERR_OUT_OF_MEMORY
      * naming both sizes, before anything is allocated. */
     int64_t memory_limit;
+    /* 1: the context allocates no arena or workspace; the caller gives
+     * prt_engine_context_memory_size bytes of the engine's device memory
+     * with prt_context_set_memory before the first run (TensorRT's
+     * createExecutionContextWithoutDeviceMemory). */
+    int32_t external_memory;
 } prt_context_options;
 
 /* prt_context_create with options (NULL: the defaults). */
@@ -426,6 +431,14 @@ PRT_API PRT_NODISCARD prt_status prt_context_create_with_options(
     const prt_engine *engine, const prt_context_options *options,
     prt_context **out);
 PRT_API void prt_context_destroy(prt_context *ctx);
+
+/* Gives a context made with options.external_memory its scratch memory:
+ * at least prt_engine_context_memory_size bytes of the engine's device
+ * memory, aligned to 256 bytes, borrowed until the context is destroyed or
+ * given other memory; one context's memory must not be in use by another
+ * context's run at the same time. */
+PRT_API PRT_NODISCARD prt_status prt_context_set_memory(prt_context *ctx, void *memory,
+                                                        int64_t size);
 
 /* Selects the optimization profile (default 0). Resets input shapes. */
 PRT_API PRT_NODISCARD prt_status prt_context_set_profile(prt_context *ctx,
@@ -465,14 +478,37 @@ PRT_API PRT_NODISCARD prt_status prt_context_set_output_allocator(
     prt_context *ctx, const char *name, const prt_output_allocator *alloc);
 
 /* Shape of an I/O tensor. Before a run (after input shapes are set) data-
- * dependent dims hold their upper bound; after a run, the true values. */
+ * dependent dims hold their upper bound; after a run, the true values. On a
+ * device whose sizes stay in its own memory (CUDA), asking for an output's
+ * shape after a run waits for that run's stream to finish and reads the
+ * sizes once; nothing else in a run waits for the device. A plugin that
+ * broke a size tensor's bound is reported here (PRT_ERR_PLUGIN naming the
+ * layer, the value and the bound). */
 PRT_API PRT_NODISCARD prt_status prt_context_get_tensor_shape(prt_context *ctx,
                                                       const char *name,
                                                       prt_dims *out);
 
 /* Runs the engine. On the CPU it computes before returning (stream NULL).
- * Fails with a message naming what is missing: an input shape, an address. */
+ * On CUDA it queues the work on `stream` (a cudaStream_t; NULL is the
+ * default stream) and returns: it allocates nothing and does not wait for
+ * the device, except to tell an output allocator the size of a
+ * data-dependent output, and before a layer whose plugin needs true dims on
+ * the host (both logged at build time). Tensor addresses are then device
+ * pointers (shape inputs' values stay in host memory). Several contexts of
+ * one engine may run at once on their own streams. Fails with a message
+ * naming what is missing: an input shape, an address. */
 PRT_API PRT_NODISCARD prt_status prt_context_enqueue(prt_context *ctx, void *stream);
+
+/* Graphs (CUDA): capture records one enqueue on `stream` (which must not be
+ * capturing already) without running it; launch replays it on a stream,
+ * with the shapes, shape-input values, addresses and memory of the capture
+ * (changing any of them makes launch fail until the next capture). A replay
+ * is a run: data-dependent outputs get their true shapes, which
+ * prt_context_get_tensor_shape reads after it. PRT_ERR_UNSUPPORTED on a
+ * device without graphs, and for engines whose run must wait for the host
+ * (see prt_context_enqueue) or outputs bound to an output allocator. */
+PRT_API PRT_NODISCARD prt_status prt_context_capture_graph(prt_context *ctx, void *stream);
+PRT_API PRT_NODISCARD prt_status prt_context_launch_graph(prt_context *ctx, void *stream);
 
 #ifdef __cplusplus
 }

@@ -73,6 +73,11 @@ typedef struct eng_layer {
 
     int32_t tactic;
     int64_t workspace; /* bytes at the largest shapes */
+    /* 1: the plugin needs the true dims of data-dependent tensors in
+     * `dims` at enqueue (it cannot read dims_device), so on a device that
+     * keeps sizes in its own memory the runtime waits for them before this
+     * layer. */
+    int32_t host_dims;
 
     /* Runtime-phase plugin (not serialized): made by the builder as a clone,
      * or recreated through the registry on load. Contexts attach clones. */

@@ -1,0 +1,126 @@
+/*
+ * The execution context (internal to src/runtime): context.c makes it and
+ * answers its setters and queries, run.c runs it, sizes.c keeps sizes on
+ * devices whose memory the host cannot read.
+ *
+ * Everything a run needs is allocated when the context is created (host
+ * scratch in one block, the arena and workspace in one device allocation,
+ * plugin clones), so enqueue allocates nothing. A run evaluates the engine's
+ * shape program from the input shapes; sizes that depend on data are unknown
+ * until their producer has run.
+ *
+ * Two ways to learn a size:
+ *  - on a device whose memory is host memory (the CPU) the runtime reads it
+ *    after its layer, checks it and evaluates the program again, so every
+ *    later layer sees true dims;
+ *  - elsewhere (CUDA) it stays on the device: a device kernel checks it and
+ *    evaluates the size-dependent dims into device memory; later layers see
+ *    upper bounds in `dims` and the true dims through `dims_device`, and the
+ *    host learns them only when asked (prt_context_get_tensor_shape), or
+ *    before a layer whose plugin needs true dims on the host.
+ */
+#ifndef PLUGRT_CONTEXT_IMPL_H
+#define PLUGRT_CONTEXT_IMPL_H
+
+#include "device/device.h"
+#include "engine/engine_impl.h"
+#include "network/network.h"
+
+struct prt_context {
+    const prt_engine *e;
+    const dev_ops *dev; /* the engine's device */
+    int32_t profile;
+    int32_t nb_io;
+    uint8_t *host_block; /* every host array below, one allocation */
+    prt_plugin **plugins; /* per layer, owned */
+
+    prt_dims *input_dims;   /* per input */
+    prt_dims *input_values; /* per input: a shape input's values */
+    uint8_t *input_set;
+    void **io_addr;                       /* per I/O index */
+    const prt_output_allocator **alloc;   /* per I/O index */
+    void **alloc_mem;                     /* per I/O index: what the
+                                             allocator last returned, passed
+                                             back as `current` (plugrt.h) */
+    void **staging;                       /* per I/O index: device memory for
+                                             data-dependent outputs with an
+                                             allocator */
+    prt_dims *out_dims;                   /* per output: dims after a run */
+    int ran;                              /* a run finished (or is queued) */
+    int sizes_pending;                    /* out_dims of data-dependent
+                                             outputs wait for the device */
+    void *last_stream;                    /* the last run's stream */
+
+    int external_memory;   /* the caller gives arena + workspace */
+    uint8_t *device_block; /* arena then workspace, device memory (owned
+                              unless external) */
+    uint8_t *arena;
+    uint8_t *workspace;
+    void **tptr; /* per tensor: memory for this run */
+
+    int64_t *values, *up_values, *size_values, *size_scratch;
+    uint8_t *known, *up_known, *size_known, *known_scratch;
+    int32_t *size_node;   /* per size id: its SIZE node */
+    int32_t *size_tensor; /* per size id: the tensor holding it */
+    int32_t *size_layer;  /* per size id: the layer writing it */
+    int32_t *dep_layer;   /* per tensor: last layer whose size its dims
+                             depend on, -1 if none */
+
+    prt_tensor_desc *descs;  /* scratch: one layer's inputs then outputs */
+    const void **in_ptrs;
+    void **out_ptrs;
+    prt_tensor_desc *last;   /* per layer, at last_off: shapes last told */
+    int32_t *last_off;
+    uint8_t *told;           /* per layer: on_shape_change called once */
+
+    /* Sizes on the device (sizes.c); device_sizes 0 when the device reads
+     * them on the host. */
+    int device_sizes;
+    dev_sizes ds;          /* pointers into ds_block / ds_status */
+    void *ds_block;        /* device memory */
+    dev_size_status *ds_status; /* pinned host memory */
+    int64_t *ds_host_sizes;     /* pinned host memory: sizes read back */
+    int32_t *dims_off;     /* per tensor: its dims in ds.dims, or -1 */
+    int32_t nb_leaves;
+    int32_t *leaf_node;    /* per leaf: the node whose value it is */
+    dev_size_args *args;   /* scratch for one launch */
+    int32_t first_dd_layer;
+
+    /* A captured run (graphs): replayable while `gen` is what it was. */
+    void *graph;
+    uint64_t gen, graph_gen;
+    int capturing;
+};
+
+static inline int32_t ctx_io_tensor(const prt_engine *e, int32_t io)
+{
+    return io < e->nb_inputs ? e->input_tensors[io] : e->output_tensors[io - e->nb_inputs];
+}
+
+/* Current dims of tensor t from evaluated values: 1 and *out set, or 0
+ * (*out untouched) if a dim is unknown (context.c). */
+int ctx_tensor_dims(const prt_engine *e, int32_t t, const int64_t *values,
+                    const uint8_t *known, prt_dims *out);
+/* Shapes for a run: inputs set, sizes unknown, shape inputs read; the exact
+ * dims, and with `upper` also every dim's upper bound (context.c). */
+prt_status ctx_prepare_shapes(prt_context *c, int upper);
+prt_status ctx_eval_exact(prt_context *c);
+prt_status ctx_eval_upper(prt_context *c);
+/* The engine's output dims after a run, from the known values; the sizes of
+ * a device-side run are fetched first (context.c). */
+prt_status ctx_resolve_outputs(prt_context *c);
+
+/* sizes.c */
+/* Builds the device-side size plan when the engine has sizes and the
+ * device keeps them (dev->eval_sizes); leaves device_sizes 0 otherwise. */
+prt_status ctx_sizes_create(prt_context *c);
+void ctx_sizes_destroy(prt_context *c);
+/* After layer li enqueued: its sizes are checked and evaluated on the
+ * device. */
+prt_status ctx_sizes_launch(prt_context *c, int32_t li, void *stream);
+/* Waits for the stream and brings every size written so far (layers < li;
+ * all with li = nb_layers) to the host: size_values/size_known, then the
+ * exact shapes. Reports a bound a plugin broke. */
+prt_status ctx_sizes_fetch(prt_context *c, int32_t li, void *stream);
+
+#endif /* PLUGRT_CONTEXT_IMPL_H */

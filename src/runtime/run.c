@@ -1,0 +1,388 @@
+/*
+ * A run of an execution context: bind the I/O, run every layer in order on
+ * the stream, learn the sizes that depend on data (on the host or on the
+ * device, context_impl.h), finish the outputs; and graphs, which record one
+ * run and replay it.
+ */
+#include <string.h>
+
+#include "runtime/context_impl.h"
+
+static int has_unknown_dim(const prt_engine *e, int32_t t, const uint8_t *known)
+{
+    for (int32_t d = 0; d < e->tensors[t].nb_dims; d++)
+        if (!known[e->tensors[t].dim_expr[d]])
+            return 1;
+    return 0;
+}
+
+static int64_t bytes_of(const prt_tensor_desc *d)
+{
+    return base_volume(&d->dims) * (int64_t)prt_dtype_size(d->dtype);
+}
+
+/* Points every I/O tensor at its memory; asks allocators for outputs whose
+ * size is known before the run. */
+static prt_status bind_io(prt_context *c)
+{
+    const prt_engine *e = c->e;
+    if (!c->arena && e->arena_size + e->workspace_size > 0)
+        return base_error(PRT_ERR_STATE, "the context has no memory yet "
+                          "(prt_context_set_memory)");
+    for (int32_t io = 0; io < c->nb_io; io++) {
+        int32_t t = ctx_io_tensor(e, io);
+        const char *name = e->tensors[t].name;
+        if (c->io_addr[io]) {
+            c->tptr[t] = c->io_addr[io];
+            continue;
+        }
+        if (io < e->nb_inputs || !c->alloc[io]) {
+            prt_dims d;
+            if (ctx_tensor_dims(e, t, c->values, c->known, &d) && base_volume(&d) == 0) {
+                /* An empty tensor is never read or written; plugins still
+                 * get a non-NULL pointer. */
+                c->tptr[t] = c->arena ? (void *)c->arena : (void *)c;
+                continue;
+            }
+            return base_error(PRT_ERR_STATE, "%s '%s' has no address "
+                              "(prt_context_set_tensor_address%s)",
+                              io < e->nb_inputs ? "input" : "output", name,
+                              io < e->nb_inputs ? "" : " or an output allocator");
+        }
+        if (c->staging[io]) {
+            c->tptr[t] = c->staging[io];
+        } else {
+            prt_dims d;
+            int64_t bytes;
+            const prt_output_allocator *a = c->alloc[io];
+            ctx_tensor_dims(e, t, c->values, c->known, &d);
+            bytes = base_volume(&d) * (int64_t)prt_dtype_size(e->tensors[t].dtype);
+            /* plugrt.h: the allocator gets back what it gave last time and
+             * returns it when it is big enough, so a steady run allocates
+             * nothing. */
+            c->tptr[t] = a->reallocate(a->user, name, c->alloc_mem[io], (uint64_t)bytes, 256);
+            if (c->tptr[t])
+                c->alloc_mem[io] = c->tptr[t];
+            else if (bytes == 0)
+                c->tptr[t] = c->arena ? (void *)c->arena : (void *)c; /* never touched */
+            else
+                return base_error(PRT_ERR_OUT_OF_MEMORY, "output allocator gave no memory "
+                                  "for '%s' (%lld bytes)", name, (long long)bytes);
+        }
+    }
+    return PRT_OK;
+}
+
+static int desc_changed(const prt_tensor_desc *a, const prt_tensor_desc *b, int32_t n)
+{
+    for (int32_t k = 0; k < n; k++)
+        if (a[k].dtype != b[k].dtype || a[k].format != b[k].format ||
+            a[k].dims.nb_dims != b[k].dims.nb_dims ||
+            memcmp(a[k].dims.d, b[k].dims.d, sizeof(int64_t) * (size_t)a[k].dims.nb_dims))
+            return 1;
+    return 0;
+}
+
+static prt_status layer_fail(const eng_layer *l, const char *what)
+{
+    if (!prt_last_error()[0])
+        base_error(PRT_ERR_PLUGIN, "no message from the plugin");
+    return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s' (plugin %s): %s", l->name,
+                             l->plugin_name, what);
+}
+
+/* Whether layer li reads or writes a tensor whose dims depend on sizes
+ * written by earlier layers. */
+static int touches_earlier_sizes(const prt_context *c, const eng_layer *l, int32_t li)
+{
+    for (int32_t k = 0; k < l->nb_inputs; k++)
+        if (c->dep_layer[l->inputs[k]] >= 0)
+            return 1;
+    for (int32_t o = 0; o < l->nb_outputs; o++)
+        if (c->dep_layer[l->outputs[o]] >= 0 && c->dep_layer[l->outputs[o]] < li)
+            return 1;
+    return 0;
+}
+
+/* The layer's descriptors: true dims where known, else upper bounds; on a
+ * device that keeps sizes, a pointer to the true dims of tensors whose
+ * sizes earlier layers wrote. */
+static prt_status fill_descs(prt_context *c, int32_t li)
+{
+    const prt_engine *e = c->e;
+    const eng_layer *l = &e->layers[li];
+    prt_tensor_desc *in = c->descs, *out = c->descs + l->nb_inputs;
+    for (int32_t k = 0; k < l->nb_inputs + l->nb_outputs; k++) {
+        int is_in = k < l->nb_inputs;
+        int32_t t = is_in ? l->inputs[k] : l->outputs[k - l->nb_inputs];
+        prt_tensor_desc *d = is_in ? &in[k] : &out[k - l->nb_inputs];
+        memset(d, 0, sizeof *d);
+        d->dtype = e->tensors[t].dtype;
+        d->format = e->tensors[t].format;
+        if (!ctx_tensor_dims(e, t, c->values, c->known, &d->dims) &&
+            !ctx_tensor_dims(e, t, c->up_values, c->up_known, &d->dims))
+            return base_error(PRT_ERR_INTERNAL, "layer '%s': %s %d cannot be bounded",
+                              l->name, is_in ? "input" : "output",
+                              (int)(is_in ? k : k - l->nb_inputs));
+        if (c->device_sizes && c->dims_off[t] >= 0 && c->dep_layer[t] >= 0 &&
+            (is_in || c->dep_layer[t] < li))
+            d->dims_device = c->ds.dims + c->dims_off[t];
+        if (is_in)
+            c->in_ptrs[k] = c->tptr[t];
+        else
+            c->out_ptrs[k - l->nb_inputs] = c->tptr[t];
+    }
+    return PRT_OK;
+}
+
+/* On the host: reads the sizes layer li wrote, checks them against their
+ * bounds, and evaluates the shapes again. */
+static prt_status read_sizes(prt_context *c, int32_t li, void *stream)
+{
+    const prt_engine *e = c->e;
+    const eng_layer *l = &e->layers[li];
+    for (int32_t o = 0; o < l->nb_outputs; o++) {
+        const eng_tensor *t = &e->tensors[l->outputs[o]];
+        int32_t s = t->size_id;
+        int64_t v, upper;
+        prt_status st;
+        if (s < 0)
+            continue;
+        st = dev_read_i64(c->dev, c->out_ptrs[o], t->dtype, &v, stream);
+        if (st)
+            return base_error_prefix(st, "layer '%s': reading size tensor '%s'", l->name,
+                                     t->name);
+        upper = c->up_values[e->exprs.nodes[c->size_node[s]].b];
+        if (v < 0 || v > upper)
+            return base_error(PRT_ERR_PLUGIN,
+                              "layer '%s' (plugin %s) wrote %lld to size tensor '%s', "
+                              "outside its declared bounds 0..%lld; its outputs may be "
+                              "corrupt", l->name, l->plugin_name, (long long)v, t->name,
+                              (long long)upper);
+        c->size_values[s] = v;
+        c->size_known[s] = 1;
+    }
+    return ctx_eval_exact(c);
+}
+
+static prt_status run_layer(prt_context *c, int32_t li, void *stream)
+{
+    const prt_engine *e = c->e;
+    const eng_layer *l = &e->layers[li];
+    prt_plugin *p = c->plugins[li];
+    int32_t nb_in = l->nb_inputs, nb_out = l->nb_outputs;
+    prt_tensor_desc *in = c->descs, *out = c->descs + nb_in;
+    int writes_sizes = 0, need_upper = 0;
+    prt_status st;
+
+    for (int32_t o = 0; o < nb_out; o++)
+        writes_sizes |= e->tensors[l->outputs[o]].size_id >= 0;
+    /* A plugin that needs true dims on the host waits for the sizes. */
+    if (c->device_sizes && l->host_dims && touches_earlier_sizes(c, l, li)) {
+        st = ctx_sizes_fetch(c, li, stream);
+        if (st)
+            return st;
+    }
+    /* On the host, upper bounds are needed for outputs with a dim not
+     * known yet, and for a size tensor's own bound, checked after the run:
+     * a layer whose only data-dependent output is a 0-D size tensor has no
+     * unknown dim, yet its bound must be evaluated now. (A device that keeps
+     * sizes bounds every dim once, before the run.) */
+    if (!c->device_sizes) {
+        for (int32_t o = 0; o < nb_out; o++)
+            need_upper |= has_unknown_dim(e, l->outputs[o], c->known) ||
+                          e->tensors[l->outputs[o]].size_id >= 0;
+        if (need_upper && (st = ctx_eval_upper(c)) != PRT_OK)
+            return st;
+    }
+    st = fill_descs(c, li);
+    if (st)
+        return st;
+    if (!c->told[li] || desc_changed(c->descs, c->last + c->last_off[li], nb_in + nb_out)) {
+        if (RUNTIME_ENTRY(p, on_shape_change)) {
+            base_clear_error();
+            st = RUNTIME_ENTRY(p, on_shape_change)(p, in, nb_in, out, nb_out);
+            if (st)
+                return layer_fail(l, "on_shape_change failed");
+        }
+        memcpy(c->last + c->last_off[li], c->descs, sizeof(prt_tensor_desc) *
+                                                        (size_t)(nb_in + nb_out));
+        c->told[li] = 1;
+    }
+    /* In place: the output's memory must hold the input's values first. */
+    for (int32_t o = 0; o < nb_out; o++) {
+        int32_t k = l->alias_input[o];
+        if (k < 0)
+            continue;
+        if (l->alias_copy[o] && c->out_ptrs[o] != c->in_ptrs[k]) {
+            st = c->dev->copy(c->out_ptrs[o], c->in_ptrs[k], (size_t)bytes_of(&in[k]),
+                              DEV_COPY_D2D, stream);
+            if (st)
+                return base_error_prefix(st, "layer '%s': copying input %d for output %d "
+                                         "in place", l->name, (int)k, (int)o);
+        }
+        c->in_ptrs[k] = c->out_ptrs[o];
+    }
+    base_clear_error();
+    st = p->vt->runtime->enqueue(p, in, out, c->in_ptrs, c->out_ptrs,
+                                 l->workspace ? c->workspace : NULL, c->dev->device, stream);
+    if (st)
+        return layer_fail(l, "enqueue failed");
+    if (!writes_sizes)
+        return PRT_OK;
+    if (c->device_sizes)
+        return ctx_sizes_launch(c, li, stream);
+    return read_sizes(c, li, stream);
+}
+
+/* After the run: final shapes; allocators get data-dependent outputs. */
+static prt_status finish_outputs(prt_context *c, void *stream)
+{
+    const prt_engine *e = c->e;
+    int dd_alloc = 0;
+    for (int32_t o = 0; o < e->nb_outputs; o++) {
+        int32_t io = e->nb_inputs + o;
+        dd_alloc |= !c->io_addr[io] && c->alloc[io] && c->staging[io];
+    }
+    /* A device that keeps sizes is waited for only when an allocator must
+     * be told a size now; otherwise the host learns the sizes when asked. */
+    c->last_stream = stream;
+    c->sizes_pending = c->device_sizes && e->nb_sizes > 0;
+    if (c->sizes_pending && !dd_alloc) {
+        for (int32_t o = 0; o < e->nb_outputs; o++)
+            if (c->dep_layer[e->output_tensors[o]] < 0)
+                ctx_tensor_dims(e, e->output_tensors[o], c->values, c->known, &c->out_dims[o]);
+    } else {
+        prt_status st = ctx_resolve_outputs(c);
+        if (st)
+            return st;
+    }
+    for (int32_t o = 0; o < e->nb_outputs; o++) {
+        int32_t io = e->nb_inputs + o, t = e->output_tensors[o];
+        const prt_output_allocator *a = c->alloc[io];
+        const char *name = e->tensors[t].name;
+        if (c->io_addr[io] || !a)
+            continue;
+        if (c->staging[io]) {
+            int64_t bytes = base_volume(&c->out_dims[o]) *
+                            (int64_t)prt_dtype_size(e->tensors[t].dtype);
+            void *dst = a->reallocate(a->user, name, c->alloc_mem[io], (uint64_t)bytes, 256);
+            if (dst)
+                c->alloc_mem[io] = dst;
+            if (!dst && bytes > 0)
+                return base_error(PRT_ERR_OUT_OF_MEMORY, "output allocator gave no memory "
+                                  "for '%s' (%lld bytes)", name, (long long)bytes);
+            if (bytes > 0) {
+                prt_status st = c->dev->copy(dst, c->staging[io], (size_t)bytes,
+                                             DEV_COPY_D2D, stream);
+                if (st)
+                    return base_error_prefix(st, "output '%s'", name);
+            }
+        }
+        if (a->notify_shape && (!c->sizes_pending || c->dep_layer[t] < 0))
+            a->notify_shape(a->user, name, &c->out_dims[o]);
+    }
+    return PRT_OK;
+}
+
+prt_status prt_context_enqueue(prt_context *c, void *stream)
+{
+    prt_status st;
+    if (!c)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_enqueue: NULL context");
+    c->ran = 0;
+    c->sizes_pending = 0;
+    /* A device that keeps sizes bounds every dim once; the host path bounds
+     * as it goes. */
+    st = ctx_prepare_shapes(c, c->device_sizes);
+    if (!st)
+        st = bind_io(c);
+    for (int32_t li = 0; !st && li < c->e->nb_layers; li++)
+        st = run_layer(c, li, stream);
+    if (!st)
+        st = finish_outputs(c, stream);
+    c->ran = st == PRT_OK;
+    return st;
+}
+
+/* ---- graphs -------------------------------------------------------------- */
+
+/* What a graph cannot hold: a wait for the host in the middle of the run. */
+static prt_status check_capturable(const prt_context *c)
+{
+    const prt_engine *e = c->e;
+    if (!c->dev->graph_begin)
+        return base_error(PRT_ERR_UNSUPPORTED, "graphs: device %s has none", c->dev->name);
+    if (e->nb_sizes > 0 && !c->device_sizes)
+        return base_error(PRT_ERR_UNSUPPORTED, "graphs: this engine's sizes are read on "
+                          "the host between layers, which a graph cannot wait for");
+    for (int32_t li = 0; li < e->nb_layers; li++)
+        if (e->layers[li].host_dims && touches_earlier_sizes(c, &e->layers[li], li))
+            return base_error(PRT_ERR_UNSUPPORTED, "graphs: layer '%s' (plugin %s) needs "
+                              "the true dims of data-dependent tensors on the host, which "
+                              "a graph cannot wait for", e->layers[li].name,
+                              e->layers[li].plugin_name);
+    for (int32_t o = 0; o < e->nb_outputs; o++)
+        if (!c->io_addr[e->nb_inputs + o] && c->alloc[e->nb_inputs + o])
+            return base_error(PRT_ERR_UNSUPPORTED, "graphs: output '%s' has an output "
+                              "allocator; give it an address instead",
+                              e->tensors[e->output_tensors[o]].name);
+    return PRT_OK;
+}
+
+prt_status prt_context_capture_graph(prt_context *c, void *stream)
+{
+    void *g = NULL;
+    prt_status st, st2;
+    if (!c)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_capture_graph: NULL context");
+    st = check_capturable(c);
+    if (st)
+        return st;
+    if (c->graph) {
+        c->dev->graph_destroy(c->graph);
+        c->graph = NULL;
+    }
+    st = c->dev->graph_begin(stream);
+    if (st)
+        return st;
+    c->capturing = 1;
+    st = prt_context_enqueue(c, stream);
+    c->capturing = 0;
+    /* The capture must end whatever happened, or the stream stays in it. */
+    st2 = c->dev->graph_end(stream, &g);
+    c->ran = 0;
+    if (st) {
+        if (!st2)
+            c->dev->graph_destroy(g);
+        return base_error_prefix(st, "capturing a graph");
+    }
+    if (st2)
+        return st2;
+    c->graph = g;
+    c->graph_gen = c->gen;
+    return PRT_OK;
+}
+
+prt_status prt_context_launch_graph(prt_context *c, void *stream)
+{
+    prt_status st;
+    if (!c)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_launch_graph: NULL context");
+    if (!c->graph)
+        return base_error(PRT_ERR_STATE, "prt_context_launch_graph: no graph was captured "
+                          "(prt_context_capture_graph)");
+    if (c->gen != c->graph_gen)
+        return base_error(PRT_ERR_STATE, "prt_context_launch_graph: shapes, addresses or "
+                          "memory changed since the graph was captured; capture it again");
+    c->ran = 0;
+    st = c->dev->graph_launch(c->graph, stream);
+    if (st)
+        return st;
+    /* The replay computes what the captured run did: shapes known then stay
+     * known; sizes come from the device when asked. */
+    c->last_stream = stream;
+    c->sizes_pending = c->device_sizes && c->e->nb_sizes > 0;
+    c->ran = 1;
+    return PRT_OK;
+}
