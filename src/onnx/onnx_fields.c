@@ -176,7 +176,7 @@ static prt_status ints_to_field(const field_ctx *c, const int64_t *v, size_t n,
                               "%s: attribute '%s' has %zu values; a dims field holds "
                               "at most %d",
                               c->label, c->attr, n, PRT_MAX_DIMS);
-        dims = calloc(1, sizeof *dims);
+        dims = onnx_calloc(1, sizeof *dims);
         if (!dims)
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
         dims->nb_dims = (int32_t)n;
@@ -188,7 +188,7 @@ static prt_status ints_to_field(const field_ctx *c, const int64_t *v, size_t n,
     }
     if (!is_int_field(t) && !is_float_field(t))
         return type_mismatch(c);
-    d = malloc(n ? n * 8 : 1);
+    d = prt_malloc(n * 8);
     if (!d)
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
     for (size_t i = 0; i < n; i++) {
@@ -200,7 +200,7 @@ static prt_status ints_to_field(const field_ctx *c, const int64_t *v, size_t n,
         default: break;
         }
         if (x < lo || x > hi) {
-            free(d);
+            prt_free(d);
             return onnx_error(PRT_ERR_INVALID_ARGUMENT,
                               "%s: attribute '%s' value %lld does not fit plugin "
                               "field '%s' of type %s (%lld to %lld)",
@@ -231,7 +231,7 @@ static prt_status floats_to_field(const field_ctx *c, const float *v, size_t n,
     void *d;
     if (!is_float_field(t))
         return type_mismatch(c);
-    d = malloc(n ? n * 8 : 1);
+    d = prt_malloc(n * 8);
     if (!d)
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
     for (size_t i = 0; i < n; i++) {
@@ -261,7 +261,7 @@ static prt_status strings_to_field(const field_ctx *c, const attr_src *s,
         return type_mismatch(c);
     for (size_t i = 0; i < s->nb_strings; i++)
         total += s->strings[i].len + (size_t)nul;
-    d = malloc(total ? total : 1);
+    d = prt_malloc(total);
     if (!d)
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
     for (size_t i = 0; i < s->nb_strings; i++) {
@@ -303,7 +303,7 @@ static prt_status tensor_to_field(const field_ctx *c, const Onnx__TensorProto *t
             onnx_tensor_free(&t);
             return type_mismatch(c);
         }
-        v = malloc(n ? n * sizeof *v : 1);
+        v = prt_malloc(n * sizeof *v);
         if (!v) {
             onnx_tensor_free(&t);
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
@@ -319,11 +319,11 @@ static prt_status tensor_to_field(const field_ctx *c, const Onnx__TensorProto *t
         }
         onnx_tensor_free(&t);
         st = ints_to_field(c, v, n, out, out_len);
-        free(v);
+        prt_free(v);
         return st;
     }
     if (is_float_field(ft)) {
-        float *v = malloc(n ? n * sizeof *v : 1);
+        float *v = prt_malloc(n * sizeof *v);
         if (!v) {
             onnx_tensor_free(&t);
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
@@ -337,7 +337,7 @@ static prt_status tensor_to_field(const field_ctx *c, const Onnx__TensorProto *t
         }
         onnx_tensor_free(&t);
         st = floats_to_field(c, v, n, out, out_len);
-        free(v);
+        prt_free(v);
         return st;
     }
     onnx_tensor_free(&t);
@@ -397,7 +397,7 @@ static prt_status attr_to_field(const Onnx__AttributeProto *a, const char *label
         return st;
     if (schema->length >= 0 && schema->type != PRT_FIELD_CHAR &&
         schema->type != PRT_FIELD_BYTES && *out_len != schema->length) {
-        free(*out);
+        prt_free(*out);
         *out = NULL;
         return onnx_error(PRT_ERR_INVALID_ARGUMENT,
                           "%s: attribute '%s' has %lld value%s; plugin field '%s' "
@@ -415,9 +415,9 @@ void onnx_fields_free(onnx_fields *f)
     if (!f)
         return;
     for (int32_t i = 0; i < f->nb_fields; i++)
-        free(f->blocks[i]);
-    free(f->blocks);
-    free(f->fields);
+        prt_free(f->blocks[i]);
+    prt_free(f->blocks);
+    prt_free(f->fields);
     memset(f, 0, sizeof *f);
 }
 
@@ -439,8 +439,8 @@ prt_status onnx_fields_from_node(const Onnx__NodeProto *node, const char *label,
     onnx_fields f;
     size_t n = node->n_attribute;
     memset(&f, 0, sizeof f);
-    f.fields = calloc(n ? n : 1, sizeof *f.fields);
-    f.blocks = calloc(n ? n : 1, sizeof *f.blocks);
+    f.fields = onnx_calloc(n, sizeof *f.fields);
+    f.blocks = onnx_calloc(n, sizeof *f.blocks);
     if (!f.fields || !f.blocks) {
         onnx_fields_free(&f);
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);

@@ -138,11 +138,11 @@ prt_status onnx_graph_order(const Onnx__GraphProto *graph, const onnx_names *kno
     }
 
     /* Kahn's algorithm over producer -> consumer edges (CSR by producer). */
-    indeg = calloc((size_t)n, sizeof *indeg);
-    first = calloc((size_t)n + 1, sizeof *first);
-    succ = calloc((size_t)nb_edges + 1, sizeof *succ);
-    done = calloc((size_t)n, sizeof *done);
-    h.v = calloc((size_t)n, sizeof *h.v);
+    indeg = onnx_calloc((size_t)n, sizeof *indeg);
+    first = onnx_calloc((size_t)n + 1, sizeof *first);
+    succ = onnx_calloc((size_t)nb_edges + 1, sizeof *succ);
+    done = onnx_calloc((size_t)n, sizeof *done);
+    h.v = onnx_calloc((size_t)n, sizeof *h.v);
     if (!indeg || !first || !succ || !done || !h.v) {
         st = onnx_error(PRT_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
         goto out;
@@ -158,7 +158,7 @@ prt_status onnx_graph_order(const Onnx__GraphProto *graph, const onnx_names *kno
     for (int32_t i = 0; i < n; i++)
         first[i + 1] += first[i];
     {
-        int32_t *fill = calloc((size_t)n + 1, sizeof *fill);
+        int32_t *fill = onnx_calloc((size_t)n + 1, sizeof *fill);
         if (!fill) {
             st = onnx_error(PRT_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
             goto out;
@@ -169,7 +169,7 @@ prt_status onnx_graph_order(const Onnx__GraphProto *graph, const onnx_names *kno
                 if (p >= 0)
                     succ[first[p] + fill[p]++] = i;
             }
-        free(fill);
+        prt_free(fill);
     }
     for (int32_t i = 0; i < n; i++)
         if (indeg[i] == 0)
@@ -205,11 +205,11 @@ prt_status onnx_graph_order(const Onnx__GraphProto *graph, const onnx_names *kno
                         label, (int)(n - count), (int)n);
     }
 out:
-    free(indeg);
-    free(first);
-    free(succ);
-    free(done);
-    free(h.v);
+    prt_free(indeg);
+    prt_free(first);
+    prt_free(succ);
+    prt_free(done);
+    prt_free(h.v);
     onnx_names_free(&producers);
     return st;
 }
