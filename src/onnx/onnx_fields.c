@@ -2,7 +2,6 @@
  * field's type, as TensorRT's ONNX parser does for plugin nodes: ONNX has
  * only int64, float32, strings and tensors, while a plugin may want int8 or
  * float16. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,83 +17,7 @@ const Onnx__AttributeProto *onnx_node_attr(const Onnx__NodeProto *node,
     return NULL;
 }
 
-/* ---- numbers --------------------------------------------------------------- */
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float f32_from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* IEEE binary16, round to nearest even; NaN stays NaN. */
-static uint16_t to_half(float f)
-{
-    uint32_t x = f32_bits(f);
-    uint32_t sign = (x >> 16) & 0x8000u;
-    uint32_t exp = (x >> 23) & 0xffu;
-    uint32_t man = x & 0x7fffffu;
-    if (exp == 0xff)
-        return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
-    {
-        int32_t e = (int32_t)exp - 127 + 15;
-        if (e >= 31)
-            return (uint16_t)(sign | 0x7c00u);
-        if (e <= 0) {
-            /* Subnormal or zero: shift the full mantissa into place. */
-            uint32_t m, shift, r, half;
-            if (e < -10)
-                return (uint16_t)sign;
-            m = man | 0x800000u;
-            shift = (uint32_t)(14 - e);
-            r = m >> shift;
-            half = 1u << (shift - 1);
-            if ((m & ((1u << shift) - 1)) > half ||
-                ((m & ((1u << shift) - 1)) == half && (r & 1)))
-                r++;
-            return (uint16_t)(sign | r);
-        }
-        {
-            uint32_t r = ((uint32_t)e << 10) | (man >> 13);
-            uint32_t rest = man & 0x1fffu;
-            if (rest > 0x1000u || (rest == 0x1000u && (r & 1)))
-                r++; /* may carry into the exponent, up to infinity: right */
-            return (uint16_t)(sign | r);
-        }
-    }
-}
-
-static uint16_t to_bf16(float f)
-{
-    uint32_t x = f32_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
-    x += 0x7fffu + ((x >> 16) & 1u);
-    return (uint16_t)(x >> 16);
-}
-
-static float from_half(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t man = h & 0x3ffu;
-    if (exp == 0) {
-        float v = ldexpf((float)man, -24);
-        return sign ? -v : v;
-    }
-    if (exp == 31)
-        return f32_from_bits(sign | 0x7f800000u | (man << 13));
-    return f32_from_bits(sign | ((exp + 112) << 23) | (man << 13));
-}
-
-static float from_bf16(uint16_t h) { return f32_from_bits((uint32_t)h << 16); }
+/* ---- field and attribute types --------------------------------------------- */
 
 static int is_int_field(int32_t t)
 {
@@ -212,8 +135,8 @@ static prt_status ints_to_field(const field_ctx *c, const int64_t *v, size_t n,
         case PRT_FIELD_INT16: ((int16_t *)d)[i] = (int16_t)x; break;
         case PRT_FIELD_INT32: ((int32_t *)d)[i] = (int32_t)x; break;
         case PRT_FIELD_INT64: ((int64_t *)d)[i] = x; break;
-        case PRT_FIELD_FLOAT16: ((uint16_t *)d)[i] = to_half((float)x); break;
-        case PRT_FIELD_BFLOAT16: ((uint16_t *)d)[i] = to_bf16((float)x); break;
+        case PRT_FIELD_FLOAT16: ((uint16_t *)d)[i] = prt_float_to_half((float)x); break;
+        case PRT_FIELD_BFLOAT16: ((uint16_t *)d)[i] = prt_float_to_bf16((float)x); break;
         case PRT_FIELD_FLOAT32: ((float *)d)[i] = (float)x; break;
         default: ((double *)d)[i] = (double)x; break;
         }
@@ -236,8 +159,8 @@ static prt_status floats_to_field(const field_ctx *c, const float *v, size_t n,
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
     for (size_t i = 0; i < n; i++) {
         switch (t) {
-        case PRT_FIELD_FLOAT16: ((uint16_t *)d)[i] = to_half(v[i]); break;
-        case PRT_FIELD_BFLOAT16: ((uint16_t *)d)[i] = to_bf16(v[i]); break;
+        case PRT_FIELD_FLOAT16: ((uint16_t *)d)[i] = prt_float_to_half(v[i]); break;
+        case PRT_FIELD_BFLOAT16: ((uint16_t *)d)[i] = prt_float_to_bf16(v[i]); break;
         case PRT_FIELD_FLOAT32: ((float *)d)[i] = v[i]; break;
         default: ((double *)d)[i] = (double)v[i]; break;
         }
@@ -323,6 +246,7 @@ static prt_status tensor_to_field(const field_ctx *c, const Onnx__TensorProto *t
         return st;
     }
     if (is_float_field(ft)) {
+        const uint16_t *bits = t.data; /* of a half-float tensor */
         float *v = prt_malloc(n * sizeof *v);
         if (!v) {
             onnx_tensor_free(&t);
@@ -330,8 +254,8 @@ static prt_status tensor_to_field(const field_ctx *c, const Onnx__TensorProto *t
         }
         for (size_t i = 0; i < n; i++) {
             switch (t.dtype) {
-            case PRT_FLOAT16: v[i] = from_half(((const uint16_t *)t.data)[i]); break;
-            case PRT_BFLOAT16: v[i] = from_bf16(((const uint16_t *)t.data)[i]); break;
+            case PRT_FLOAT16: v[i] = prt_half_to_float(bits[i]); break;
+            case PRT_BFLOAT16: v[i] = prt_bf16_to_float(bits[i]); break;
             default: v[i] = ((const float *)t.data)[i]; break;
             }
         }
