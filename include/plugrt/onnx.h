@@ -57,12 +57,17 @@ PRT_NODISCARD prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser,
  * a dangling input, a cycle; PRT_ERR_UNSUPPORTED for an op with neither an
  * importer nor a creator, naming the libraries searched and listing the
  * model's other such ops; PRT_ERR_VERSION for an IR version or opset out
- * of range; PRT_ERR_IO for files). External data locations must be relative
- * paths without ".." components. */
+ * of range; PRT_ERR_IO for files; PRT_ERR_OUT_OF_MEMORY, saying "out of
+ * memory", when an allocation fails). External data locations must be
+ * relative paths without ".." components (PRT_ERR_MALFORMED), and must
+ * name regular files that stay inside the model's folder once symlinks are
+ * resolved, as in ONNX Runtime (PRT_ERR_IO: a symlink out of the folder, a
+ * FIFO, a directory). The model file itself must be a regular file too. */
 PRT_NODISCARD prt_status prt_onnx_parser_parse_file(prt_onnx_parser *parser,
                                              const char *path,
                                              prt_network **out);
-/* The same from bytes; base_dir (may be NULL) is where external data live. */
+/* The same from bytes; base_dir (may be NULL) is where external data live,
+ * and the folder they must stay inside. */
 PRT_NODISCARD prt_status prt_onnx_parser_parse_bytes(prt_onnx_parser *parser,
                                               const void *bytes, size_t size,
                                               const char *base_dir,

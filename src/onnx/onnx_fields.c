@@ -2,7 +2,6 @@
  * field's type, as TensorRT's ONNX parser does for plugin nodes: ONNX has
  * only int64, float32, strings and tensors, while a plugin may want int8 or
  * float16. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,83 +17,7 @@ const Onnx__AttributeProto *onnx_node_attr(const Onnx__NodeProto *node,
     return NULL;
 }
 
-/* ---- numbers --------------------------------------------------------------- */
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float f32_from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* IEEE binary16, round to nearest even; NaN stays NaN. */
-static uint16_t to_half(float f)
-{
-    uint32_t x = f32_bits(f);
-    uint32_t sign = (x >> 16) & 0x8000u;
-    uint32_t exp = (x >> 23) & 0xffu;
-    uint32_t man = x & 0x7fffffu;
-    if (exp == 0xff)
-        return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
-    {
-        int32_t e = (int32_t)exp - 127 + 15;
-        if (e >= 31)
-            return (uint16_t)(sign | 0x7c00u);
-        if (e <= 0) {
-            /* Subnormal or zero: shift the full mantissa into place. */
-            uint32_t m, shift, r, half;
-            if (e < -10)
-                return (uint16_t)sign;
-            m = man | 0x800000u;
-            shift = (uint32_t)(14 - e);
-            r = m >> shift;
-            half = 1u << (shift - 1);
-            if ((m & ((1u << shift) - 1)) > half ||
-                ((m & ((1u << shift) - 1)) == half && (r & 1)))
-                r++;
-            return (uint16_t)(sign | r);
-        }
-        {
-            uint32_t r = ((uint32_t)e << 10) | (man >> 13);
-            uint32_t rest = man & 0x1fffu;
-            if (rest > 0x1000u || (rest == 0x1000u && (r & 1)))
-                r++; /* may carry into the exponent, up to infinity: right */
-            return (uint16_t)(sign | r);
-        }
-    }
-}
-
-static uint16_t to_bf16(float f)
-{
-    uint32_t x = f32_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
-    x += 0x7fffu + ((x >> 16) & 1u);
-    return (uint16_t)(x >> 16);
-}
-
-static float from_half(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t man = h & 0x3ffu;
-    if (exp == 0) {
-        float v = ldexpf((float)man, -24);
-        return sign ? -v : v;
-    }
-    if (exp == 31)
-        return f32_from_bits(sign | 0x7f800000u | (man << 13));
-    return f32_from_bits(sign | ((exp + 112) << 23) | (man << 13));
-}
-
-static float from_bf16(uint16_t h) { return f32_from_bits((uint32_t)h << 16); }
+/* ---- field and attribute types --------------------------------------------- */
 
 static int is_int_field(int32_t t)
 {
@@ -176,7 +99,7 @@ static prt_status ints_to_field(const field_ctx *c, const int64_t *v, size_t n,
                               "%s: attribute '%s' has %zu values; a dims field holds "
                               "at most %d",
                               c->label, c->attr, n, PRT_MAX_DIMS);
-        dims = calloc(1, sizeof *dims);
+        dims = onnx_calloc(1, sizeof *dims);
         if (!dims)
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
         dims->nb_dims = (int32_t)n;
@@ -188,7 +111,7 @@ static prt_status ints_to_field(const field_ctx *c, const int64_t *v, size_t n,
     }
     if (!is_int_field(t) && !is_float_field(t))
         return type_mismatch(c);
-    d = malloc(n ? n * 8 : 1);
+    d = prt_malloc(n * 8);
     if (!d)
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
     for (size_t i = 0; i < n; i++) {
@@ -200,7 +123,7 @@ static prt_status ints_to_field(const field_ctx *c, const int64_t *v, size_t n,
         default: break;
         }
         if (x < lo || x > hi) {
-            free(d);
+            prt_free(d);
             return onnx_error(PRT_ERR_INVALID_ARGUMENT,
                               "%s: attribute '%s' value %lld does not fit plugin "
                               "field '%s' of type %s (%lld to %lld)",
@@ -212,8 +135,8 @@ static prt_status ints_to_field(const field_ctx *c, const int64_t *v, size_t n,
         case PRT_FIELD_INT16: ((int16_t *)d)[i] = (int16_t)x; break;
         case PRT_FIELD_INT32: ((int32_t *)d)[i] = (int32_t)x; break;
         case PRT_FIELD_INT64: ((int64_t *)d)[i] = x; break;
-        case PRT_FIELD_FLOAT16: ((uint16_t *)d)[i] = to_half((float)x); break;
-        case PRT_FIELD_BFLOAT16: ((uint16_t *)d)[i] = to_bf16((float)x); break;
+        case PRT_FIELD_FLOAT16: ((uint16_t *)d)[i] = prt_float_to_half((float)x); break;
+        case PRT_FIELD_BFLOAT16: ((uint16_t *)d)[i] = prt_float_to_bf16((float)x); break;
         case PRT_FIELD_FLOAT32: ((float *)d)[i] = (float)x; break;
         default: ((double *)d)[i] = (double)x; break;
         }
@@ -231,13 +154,13 @@ static prt_status floats_to_field(const field_ctx *c, const float *v, size_t n,
     void *d;
     if (!is_float_field(t))
         return type_mismatch(c);
-    d = malloc(n ? n * 8 : 1);
+    d = prt_malloc(n * 8);
     if (!d)
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
     for (size_t i = 0; i < n; i++) {
         switch (t) {
-        case PRT_FIELD_FLOAT16: ((uint16_t *)d)[i] = to_half(v[i]); break;
-        case PRT_FIELD_BFLOAT16: ((uint16_t *)d)[i] = to_bf16(v[i]); break;
+        case PRT_FIELD_FLOAT16: ((uint16_t *)d)[i] = prt_float_to_half(v[i]); break;
+        case PRT_FIELD_BFLOAT16: ((uint16_t *)d)[i] = prt_float_to_bf16(v[i]); break;
         case PRT_FIELD_FLOAT32: ((float *)d)[i] = v[i]; break;
         default: ((double *)d)[i] = (double)v[i]; break;
         }
@@ -261,7 +184,7 @@ static prt_status strings_to_field(const field_ctx *c, const attr_src *s,
         return type_mismatch(c);
     for (size_t i = 0; i < s->nb_strings; i++)
         total += s->strings[i].len + (size_t)nul;
-    d = malloc(total ? total : 1);
+    d = prt_malloc(total);
     if (!d)
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
     for (size_t i = 0; i < s->nb_strings; i++) {
@@ -303,7 +226,7 @@ static prt_status tensor_to_field(const field_ctx *c, const Onnx__TensorProto *t
             onnx_tensor_free(&t);
             return type_mismatch(c);
         }
-        v = malloc(n ? n * sizeof *v : 1);
+        v = prt_malloc(n * sizeof *v);
         if (!v) {
             onnx_tensor_free(&t);
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
@@ -319,25 +242,26 @@ static prt_status tensor_to_field(const field_ctx *c, const Onnx__TensorProto *t
         }
         onnx_tensor_free(&t);
         st = ints_to_field(c, v, n, out, out_len);
-        free(v);
+        prt_free(v);
         return st;
     }
     if (is_float_field(ft)) {
-        float *v = malloc(n ? n * sizeof *v : 1);
+        const uint16_t *bits = t.data; /* of a half-float tensor */
+        float *v = prt_malloc(n * sizeof *v);
         if (!v) {
             onnx_tensor_free(&t);
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
         }
         for (size_t i = 0; i < n; i++) {
             switch (t.dtype) {
-            case PRT_FLOAT16: v[i] = from_half(((const uint16_t *)t.data)[i]); break;
-            case PRT_BFLOAT16: v[i] = from_bf16(((const uint16_t *)t.data)[i]); break;
+            case PRT_FLOAT16: v[i] = prt_half_to_float(bits[i]); break;
+            case PRT_BFLOAT16: v[i] = prt_bf16_to_float(bits[i]); break;
             default: v[i] = ((const float *)t.data)[i]; break;
             }
         }
         onnx_tensor_free(&t);
         st = floats_to_field(c, v, n, out, out_len);
-        free(v);
+        prt_free(v);
         return st;
     }
     onnx_tensor_free(&t);
@@ -397,7 +321,7 @@ static prt_status attr_to_field(const Onnx__AttributeProto *a, const char *label
         return st;
     if (schema->length >= 0 && schema->type != PRT_FIELD_CHAR &&
         schema->type != PRT_FIELD_BYTES && *out_len != schema->length) {
-        free(*out);
+        prt_free(*out);
         *out = NULL;
         return onnx_error(PRT_ERR_INVALID_ARGUMENT,
                           "%s: attribute '%s' has %lld value%s; plugin field '%s' "
@@ -415,9 +339,9 @@ void onnx_fields_free(onnx_fields *f)
     if (!f)
         return;
     for (int32_t i = 0; i < f->nb_fields; i++)
-        free(f->blocks[i]);
-    free(f->blocks);
-    free(f->fields);
+        prt_free(f->blocks[i]);
+    prt_free(f->blocks);
+    prt_free(f->fields);
     memset(f, 0, sizeof *f);
 }
 
@@ -439,8 +363,8 @@ prt_status onnx_fields_from_node(const Onnx__NodeProto *node, const char *label,
     onnx_fields f;
     size_t n = node->n_attribute;
     memset(&f, 0, sizeof f);
-    f.fields = calloc(n ? n : 1, sizeof *f.fields);
-    f.blocks = calloc(n ? n : 1, sizeof *f.blocks);
+    f.fields = onnx_calloc(n, sizeof *f.fields);
+    f.blocks = onnx_calloc(n, sizeof *f.blocks);
     if (!f.fields || !f.blocks) {
         onnx_fields_free(&f);
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);

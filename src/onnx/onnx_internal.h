@@ -3,8 +3,9 @@
  * public API (include/plugrt/) and the protobuf-c code generated from the
  * system's onnx.proto at build time (onnx.pb-c.h); nothing of src/.
  *
- *   onnx_util.c    errors and warnings through the host services, safe
- *                  unpacking of untrusted protobuf bytes, a name table
+ *   onnx_util.c    errors and warnings through the host services, memory
+ *                  through prt_malloc, safe unpacking of untrusted protobuf
+ *                  bytes, regular-file reads, a name table
  *   onnx_tensor.c  TensorProto -> dtype, dims and data (typed fields, raw
  *                  data, external files); prt_onnx_read_tensor_file
  *   onnx_fields.c  node attributes -> plugin fields, typed by a schema
@@ -39,6 +40,22 @@ prt_status onnx_error_wrap(prt_status status, const char *fmt, ...)
 /* Sends a warning to the user's logger (prt_set_logger). */
 void onnx_warn(const char *fmt, ...) ONNX_PRINTF(1, 2);
 
+/* ---- memory (onnx_util.c) ----------------------------------------------- */
+
+/* Every allocation of the importer goes through prt_malloc / prt_free:
+ * memory handed to users must be freed with prt_free, and libplugrt's
+ * allocation-failure injection (the tests' base_fail_alloc_after) must reach
+ * the importer too. These never set an error; the caller says "out of
+ * memory". */
+
+/* count * size zeroed bytes; NULL on failure or overflow. */
+void *onnx_calloc(size_t count, size_t size);
+/* Grows (or shrinks) a block of old_size bytes to new_size, keeping its
+ * contents. On failure the old block is untouched and NULL returned. */
+void *onnx_resize(void *p, size_t old_size, size_t new_size);
+/* A copy of `s` (NULL on failure). */
+char *onnx_strdup(const char *s);
+
 /* A proto string field: protobuf-c leaves absent strings NULL. */
 static inline const char *onnx_str(const char *s) { return s ? s : ""; }
 
@@ -47,12 +64,28 @@ static inline const char *onnx_str(const char *s) { return s ? s : ""; }
 /* Unpacks `size` bytes as a message of `desc`. Before protobuf-c sees them,
  * the bytes are walked once to check the wire format and to bound message
  * nesting (protobuf-c recurses once per level, so unbounded nesting in a
- * hostile file would exhaust the stack). `what` names the input in errors.
- * On success free *out with protobuf_c_message_free_unpacked(*out, NULL). */
+ * hostile file would exhaust the stack). `what` names the input in errors:
+ * PRT_ERR_MALFORMED for bytes that do not parse, PRT_ERR_OUT_OF_MEMORY when
+ * protobuf-c ran out of memory. On success free *out with
+ * onnx_message_free. */
 prt_status onnx_unpack(const ProtobufCMessageDescriptor *desc, const void *bytes,
                        size_t size, const char *what, ProtobufCMessage **out);
+/* Frees a message of onnx_unpack (NULL is fine). */
+void onnx_message_free(ProtobufCMessage *m);
 
-/* Reads a whole file into memory the caller frees with free(). */
+/* Opens `path` for reading, only if it is a regular file. The open cannot
+ * block (O_NONBLOCK: a FIFO would wait for a writer forever) and the type
+ * is checked on the opened descriptor, so what is checked is what is read.
+ * `flags` are more open() flags (O_NOFOLLOW). 0 with *out_fd and *out_size
+ * set, or -1 with *why saying what is wrong ("No such file or directory",
+ * "it is a directory", ...). */
+int onnx_open_regular(const char *path, int flags, int *out_fd, uint64_t *out_size,
+                      const char **why);
+/* Reads exactly n bytes at `offset`; 0 on success, -1 on a read error or an
+ * early end. */
+int onnx_read_at(int fd, void *buf, size_t n, uint64_t offset);
+
+/* Reads a whole regular file into memory the caller frees with prt_free. */
 prt_status onnx_read_file(const char *path, const char *what, uint8_t **out,
                           size_t *out_size);
 
@@ -78,7 +111,7 @@ void onnx_names_free(onnx_names *t);
 typedef struct onnx_tensor {
     int32_t dtype; /* prt_dtype */
     prt_dims dims;
-    void *data;   /* malloc'd, never NULL after a successful load */
+    void *data;   /* prt_malloc'd, never NULL after a successful load */
     size_t bytes; /* volume * element size */
 } onnx_tensor;
 
@@ -91,8 +124,9 @@ const char *onnx_elem_type_name(int32_t elem_type);
 
 /* Reads a TensorProto's contents: typed fields (float_data, int32_data,
  * int64_data, ...), raw_data, or external data in a file relative to
- * base_dir (NULL: external data is an error). `what` names the tensor in
- * errors. */
+ * base_dir (NULL: external data is an error). External data must be a
+ * regular file inside base_dir once symlinks are resolved. `what` names the
+ * tensor in errors. */
 prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
                             const char *what, onnx_tensor *out);
 void onnx_tensor_free(onnx_tensor *t);
@@ -208,7 +242,7 @@ prt_status onnx_graph_order(const Onnx__GraphProto *graph,
 typedef struct onnx_fields {
     prt_field *fields;
     int32_t nb_fields;
-    void **blocks; /* one malloc'd block per field */
+    void **blocks; /* one prt_malloc'd block per field */
 } onnx_fields;
 
 /* Converts the attributes of `node` into fields of `creator`'s schema:
@@ -225,5 +259,12 @@ void onnx_fields_free(onnx_fields *f);
 /* The node's attribute called `name`, or NULL. */
 const Onnx__AttributeProto *onnx_node_attr(const Onnx__NodeProto *node,
                                            const char *name);
+
+/* The C library's allocator is off limits here (see onnx_calloc): a call
+ * to it is a compile error rather than an allocation the failure tests
+ * cannot reach or a block that prt_free must not see. */
+#if defined(__GNUC__)
+#pragma GCC poison malloc calloc realloc free strdup strndup
+#endif
 
 #endif /* PLUGRT_ONNX_INTERNAL_H */

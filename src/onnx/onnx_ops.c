@@ -169,9 +169,13 @@ prt_status onnx_claim_name(onnx_import *imp, const char *name)
     if (onnx_names_get(&imp->names, name, &idx) == 0 && imp->values[idx].tensor == other)
         return onnx_error(PRT_ERR_ALREADY_EXISTS, "the name '%s' is defined twice", name);
     for (int k = 0; k < 1000; k++) {
+        prt_status st;
         snprintf(alt, sizeof alt, "%s~%d", name, k);
-        if (prt_network_set_tensor_name(imp->net, other, alt) == PRT_OK)
-            return PRT_OK;
+        st = prt_network_set_tensor_name(imp->net, other, alt);
+        /* Only a taken name is worth another try; out of memory is not. */
+        if (st != PRT_ERR_ALREADY_EXISTS)
+            return st ? onnx_error_wrap(st, "renaming tensor '%s' out of the way", name)
+                      : PRT_OK;
     }
     return onnx_error(PRT_ERR_INTERNAL, "cannot rename tensor '%s' out of the way", name);
 }
@@ -215,7 +219,7 @@ static prt_status import_with_fields(onnx_import *imp, const Onnx__NodeProto *no
      * A plugin takes inputs by position, so a gap cannot be expressed. */
     while (nb_in > 0 && !onnx_str(node->input[nb_in - 1])[0])
         nb_in--;
-    inputs = malloc(sizeof *inputs * (size_t)(2 * nb_in + 1));
+    inputs = prt_malloc(sizeof *inputs * (size_t)(2 * nb_in + 1));
     if (!inputs)
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
     shapes = inputs + nb_in;
@@ -224,7 +228,7 @@ static prt_status import_with_fields(onnx_import *imp, const Onnx__NodeProto *no
         uint32_t bit = k < 32 ? 1u << k : 0;
         int32_t t;
         if (!name[0]) {
-            free(inputs);
+            prt_free(inputs);
             return onnx_error(PRT_ERR_UNSUPPORTED,
                               "%s: optional input %d is omitted but a later input "
                               "is given; plugin layers take inputs by position",
@@ -232,7 +236,7 @@ static prt_status import_with_fields(onnx_import *imp, const Onnx__NodeProto *no
         }
         st = onnx_value_tensor(imp, name, &t);
         if (st) {
-            free(inputs);
+            prt_free(inputs);
             return onnx_error_wrap(st, "%s: input %d '%s'", label, (int)k, name);
         }
         if (!(shape_inputs & bit) || (shape_data & bit))
@@ -243,7 +247,7 @@ static prt_status import_with_fields(onnx_import *imp, const Onnx__NodeProto *no
 
     st = c->create(c, layer_name, fc, PRT_PHASE_BUILD, &plugin);
     if (st || !plugin) {
-        free(inputs);
+        prt_free(inputs);
         return onnx_error_wrap(st ? st : PRT_ERR_PLUGIN,
                                "%s: plugin '%s%s%s' version '%s' refused the node's "
                                "fields",
@@ -252,7 +256,7 @@ static prt_status import_with_fields(onnx_import *imp, const Onnx__NodeProto *no
     }
     st = prt_network_add_plugin(imp->net, inputs, nb_data, shapes, nb_shape, plugin,
                                 &layer);
-    free(inputs);
+    prt_free(inputs);
     if (st) {
         if (plugin->vt && plugin->vt->runtime && plugin->vt->runtime->destroy)
             plugin->vt->runtime->destroy(plugin);
@@ -427,7 +431,7 @@ static prt_status import_constant(onnx_import *imp, const Onnx__NodeProto *node,
         t.dims.nb_dims = scalar ? 0 : 1;
         t.dims.d[0] = (int64_t)n;
         t.bytes = n * sizeof(float);
-        t.data = malloc(t.bytes ? t.bytes : 1);
+        t.data = prt_malloc(t.bytes);
         if (!t.data)
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
         if (n)
@@ -442,7 +446,7 @@ static prt_status import_constant(onnx_import *imp, const Onnx__NodeProto *node,
         t.dims.nb_dims = scalar ? 0 : 1;
         t.dims.d[0] = (int64_t)n;
         t.bytes = n * sizeof(int64_t);
-        t.data = malloc(t.bytes ? t.bytes : 1);
+        t.data = prt_malloc(t.bytes);
         if (!t.data)
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
         if (n)

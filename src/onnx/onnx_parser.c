@@ -22,7 +22,7 @@ prt_status prt_onnx_parser_create(const prt_registry *reg, prt_onnx_parser **out
     prt_onnx_parser *p;
     if (!out)
         return onnx_error(PRT_ERR_INVALID_ARGUMENT, "prt_onnx_parser_create: out is NULL");
-    p = calloc(1, sizeof *p);
+    p = onnx_calloc(1, sizeof *p);
     if (!p)
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parser_create: out of memory");
     p->reg = reg;
@@ -32,10 +32,10 @@ prt_status prt_onnx_parser_create(const prt_registry *reg, prt_onnx_parser **out
 
 static void mapping_free(onnx_mapping *m)
 {
-    free(m->op_type);
-    free(m->plugin_namespace);
-    free(m->plugin_name);
-    free(m->plugin_version);
+    prt_free(m->op_type);
+    prt_free(m->plugin_namespace);
+    prt_free(m->plugin_name);
+    prt_free(m->plugin_version);
 }
 
 void prt_onnx_parser_destroy(prt_onnx_parser *parser)
@@ -44,8 +44,8 @@ void prt_onnx_parser_destroy(prt_onnx_parser *parser)
         return;
     for (int32_t i = 0; i < parser->nb_maps; i++)
         mapping_free(&parser->maps[i]);
-    free(parser->maps);
-    free(parser);
+    prt_free(parser->maps);
+    prt_free(parser);
 }
 
 prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser, const char *op_type,
@@ -58,10 +58,11 @@ prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser, const char *op_type,
         return onnx_error(PRT_ERR_INVALID_ARGUMENT,
                           "prt_onnx_parser_map_op: parser, op_type and plugin_name are "
                           "required");
-    m.op_type = strdup(op_type);
-    m.plugin_namespace = strdup(plugin_namespace ? plugin_namespace : "");
-    m.plugin_name = strdup(plugin_name);
-    m.plugin_version = strdup(plugin_version && plugin_version[0] ? plugin_version : "1");
+    m.op_type = onnx_strdup(op_type);
+    m.plugin_namespace = onnx_strdup(plugin_namespace ? plugin_namespace : "");
+    m.plugin_name = onnx_strdup(plugin_name);
+    m.plugin_version =
+        onnx_strdup(plugin_version && plugin_version[0] ? plugin_version : "1");
     if (!m.op_type || !m.plugin_namespace || !m.plugin_name || !m.plugin_version) {
         mapping_free(&m);
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parser_map_op: out of memory");
@@ -72,7 +73,9 @@ prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser, const char *op_type,
     if (i == parser->nb_maps) {
         if (parser->nb_maps == parser->cap_maps) {
             int32_t cap = parser->cap_maps ? parser->cap_maps * 2 : 8;
-            onnx_mapping *grown = realloc(parser->maps, sizeof *grown * (size_t)cap);
+            onnx_mapping *grown =
+                onnx_resize(parser->maps, sizeof *grown * (size_t)parser->cap_maps,
+                            sizeof *grown * (size_t)cap);
             if (!grown) {
                 mapping_free(&m);
                 return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parser_map_op: out of memory");
@@ -100,7 +103,9 @@ prt_status onnx_value_add(onnx_import *imp, const char *name, int32_t kind,
                           name);
     if (imp->nb_values == imp->cap_values) {
         int32_t cap = imp->cap_values ? imp->cap_values * 2 : 64;
-        onnx_value *grown = realloc(imp->values, sizeof *grown * (size_t)cap);
+        onnx_value *grown =
+            onnx_resize(imp->values, sizeof *grown * (size_t)imp->cap_values,
+                        sizeof *grown * (size_t)cap);
         if (!grown)
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
         imp->values = grown;
@@ -297,11 +302,11 @@ static prt_status import_graph(onnx_import *imp)
     if (g->n_node > (size_t)INT32_MAX / 2)
         return onnx_error(PRT_ERR_UNSUPPORTED, "the graph has too many nodes");
 
-    order = malloc(sizeof *order * (g->n_node + 1));
-    choices = malloc(sizeof *choices * (g->n_node + 1));
+    order = prt_malloc(sizeof *order * (g->n_node + 1));
+    choices = prt_malloc(sizeof *choices * (g->n_node + 1));
     if (!order || !choices) {
-        free(order);
-        free(choices);
+        prt_free(order);
+        prt_free(choices);
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
     }
     st = onnx_graph_order(g, &imp->names, order);
@@ -311,8 +316,8 @@ static prt_status import_graph(onnx_import *imp)
         st = add_graph_input(imp, g->input[i]);
     for (size_t i = 0; i < g->n_node && !st; i++)
         st = onnx_import_node(imp, g->node[order[i]], order[i], &choices[i]);
-    free(order);
-    free(choices);
+    prt_free(order);
+    prt_free(choices);
     if (st)
         return st;
 
@@ -410,9 +415,9 @@ prt_status prt_onnx_parser_parse_bytes(prt_onnx_parser *parser, const void *byte
         prt_network_destroy(imp.net);
         imp.net = NULL;
     }
-    free(imp.values);
+    prt_free(imp.values);
     onnx_names_free(&imp.names);
-    protobuf_c_message_free_unpacked(msg, NULL);
+    onnx_message_free(msg);
     if (!st)
         *out = imp.net;
     return st;
@@ -434,24 +439,24 @@ prt_status prt_onnx_parser_parse_file(prt_onnx_parser *parser, const char *path,
     /* External data lives next to the model. */
     slash = strrchr(path, '/');
     if (!slash)
-        dir = strdup(".");
+        dir = onnx_strdup(".");
     else if (slash == path)
-        dir = strdup("/");
+        dir = onnx_strdup("/");
     else {
-        dir = malloc((size_t)(slash - path) + 1);
+        dir = prt_malloc((size_t)(slash - path) + 1);
         if (dir) {
             memcpy(dir, path, (size_t)(slash - path));
             dir[slash - path] = '\0';
         }
     }
     if (!dir) {
-        free(bytes);
+        prt_free(bytes);
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parser_parse_file: out of memory");
     }
     st = prt_onnx_parser_parse_bytes(parser, bytes, size, dir, out);
     if (st)
         st = onnx_error_wrap(st, "%s", path);
-    free(dir);
-    free(bytes);
+    prt_free(dir);
+    prt_free(bytes);
     return st;
 }

@@ -1,10 +1,16 @@
 /* ONNX TensorProto -> dtype, dims and dense data in plugrt's layout, from
  * typed fields, raw_data or an external data file; and the reader of
  * serialized TensorProto files (prt_onnx_read_tensor_file). */
+/* realpath is XSI; the build's _POSIX_C_SOURCE alone leaves it out. */
+#define _XOPEN_SOURCE 700
+
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "onnx_internal.h"
 
@@ -52,7 +58,7 @@ void onnx_tensor_free(onnx_tensor *t)
 {
     if (!t)
         return;
-    free(t->data);
+    prt_free(t->data);
     t->data = NULL;
 }
 
@@ -92,7 +98,54 @@ static int location_is_safe(const char *loc)
     return 1;
 }
 
-/* Reads `bytes` bytes of external data into a new buffer, *out (malloc'd).
+/* Whether real path `p` is `dir` or lies below it (both resolved). */
+static int path_is_inside(const char *p, const char *dir)
+{
+    size_t n = strlen(dir);
+    if (n == 1 && dir[0] == '/')
+        return 1;
+    return strncmp(p, dir, n) == 0 && (p[n] == '/' || p[n] == '\0');
+}
+
+/* Finds `location` under base_dir and opens it. As in ONNX Runtime, the
+ * file must resolve inside base_dir's real path (a symlink may point
+ * elsewhere in the folder, never out of it) and must be a regular file:
+ * a model is untrusted, and a symlink to /etc/passwd or a FIFO is a file
+ * that looks like weights. The resolved path is what is opened, without
+ * following a final symlink, so a link swapped in between fails. */
+static prt_status open_external(const char *base_dir, const char *location,
+                                const char *what, int *out_fd, uint64_t *out_size)
+{
+    char dir_real[PATH_MAX], file_real[PATH_MAX], *path;
+    size_t n = strlen(base_dir) + strlen(location) + 2;
+    const char *why;
+    prt_status st = PRT_OK;
+    if (!realpath(base_dir, dir_real))
+        return onnx_error(PRT_ERR_IO,
+                          "%s: external data '%s': cannot resolve the model's folder "
+                          "'%s': %s",
+                          what, location, base_dir, strerror(errno));
+    path = prt_malloc(n);
+    if (!path)
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+    snprintf(path, n, "%s/%s", base_dir, location);
+    if (!realpath(path, file_real))
+        st = onnx_error(PRT_ERR_IO, "%s: cannot open external data file '%s': %s", what,
+                        path, strerror(errno));
+    else if (!path_is_inside(file_real, dir_real))
+        st = onnx_error(PRT_ERR_IO,
+                        "%s: external data location '%s' resolves to '%s', outside "
+                        "the model's folder '%s' (a symlink out of the folder?)",
+                        what, location, file_real, dir_real);
+    else if (onnx_open_regular(file_real, O_NOFOLLOW, out_fd, out_size, &why) != 0)
+        st = onnx_error(PRT_ERR_IO, "%s: cannot open external data file '%s' (location "
+                                    "'%s'): %s",
+                        what, path, location, why);
+    prt_free(path);
+    return st;
+}
+
+/* Reads `bytes` bytes of external data into a new buffer, *out (prt_malloc'd).
  * The buffer is allocated only once the file is known to hold the bytes: the
  * size comes from the model's dims, which cost nothing to lie about, and a
  * claim of terabytes must fail on the file's size, not in malloc. */
@@ -101,11 +154,9 @@ static prt_status load_external(const Onnx__TensorProto *t, const char *base_dir
 {
     void *dst;
     const char *location = NULL;
-    uint64_t offset = 0, length = bytes;
-    char *path;
-    size_t n;
-    FILE *f;
-    off_t end;
+    uint64_t offset = 0, length = bytes, end;
+    int fd;
+    prt_status st;
     for (size_t i = 0; i < t->n_external_data; i++) {
         const Onnx__StringStringEntryProto *e = t->external_data[i];
         const char *k = onnx_str(e->key), *v = onnx_str(e->value);
@@ -141,51 +192,32 @@ static prt_status load_external(const Onnx__TensorProto *t, const char *base_dir
                           "%s: data lives in the external file '%s', but no base "
                           "directory was given to find it in",
                           what, location);
-    n = strlen(base_dir) + strlen(location) + 2;
-    path = malloc(n);
-    if (!path)
-        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
-    snprintf(path, n, "%s/%s", base_dir, location);
-    f = fopen(path, "rb");
-    if (!f) {
-        prt_status st = onnx_error(PRT_ERR_IO, "%s: cannot open external data file '%s': %s",
-                                   what, path, strerror(errno));
-        free(path);
+    st = open_external(base_dir, location, what, &fd, &end);
+    if (st)
+        return st;
+    if (offset > end || end - offset < bytes) {
+        st = onnx_error(PRT_ERR_MALFORMED,
+                        "%s: external data file '%s' has %llu bytes; the tensor needs "
+                        "%zu bytes at offset %llu",
+                        what, location, (unsigned long long)end, bytes,
+                        (unsigned long long)offset);
+        close(fd);
         return st;
     }
-    if (fseeko(f, 0, SEEK_END) != 0 || (end = ftello(f)) < 0) {
-        fclose(f);
-        free(path);
-        return onnx_error(PRT_ERR_IO, "%s: cannot seek in external data file", what);
-    }
-    if (offset > (uint64_t)end || (uint64_t)end - offset < bytes) {
-        prt_status st = onnx_error(
-            PRT_ERR_MALFORMED,
-            "%s: external data file '%s' has %lld bytes; the tensor needs %zu "
-            "bytes at offset %llu",
-            what, path, (long long)end, bytes, (unsigned long long)offset);
-        fclose(f);
-        free(path);
-        return st;
-    }
-    dst = malloc(bytes ? bytes : 1);
+    dst = prt_malloc(bytes);
     if (!dst) {
-        fclose(f);
-        free(path);
+        close(fd);
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", what,
                           bytes);
     }
-    if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
-        (bytes && fread(dst, 1, bytes, f) != bytes)) {
-        prt_status st = onnx_error(PRT_ERR_IO, "%s: reading external data file '%s' failed",
-                                   what, path);
-        free(dst);
-        fclose(f);
-        free(path);
+    if (onnx_read_at(fd, dst, bytes, offset) != 0) {
+        st = onnx_error(PRT_ERR_IO, "%s: reading external data file '%s' failed", what,
+                        location);
+        prt_free(dst);
+        close(fd);
         return st;
     }
-    fclose(f);
-    free(path);
+    close(fd);
     *out = dst;
     return PRT_OK;
 }
@@ -273,7 +305,7 @@ prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
                               "needs %zu",
                               what, t->raw_data.len, prt_dtype_name(r.dtype), count,
                               r.bytes);
-        r.data = malloc(r.bytes);
+        r.data = prt_malloc(r.bytes);
         if (!r.data)
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
         memcpy(r.data, t->raw_data.data, r.bytes);
@@ -296,7 +328,7 @@ prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
                               "%s: %s tensor of %zu elements has %zu values in %s "
                               "(and no raw_data)",
                               what, prt_dtype_name(r.dtype), count, have, field);
-        r.data = malloc(r.bytes ? r.bytes : 1);
+        r.data = prt_malloc(r.bytes);
         if (!r.data)
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
         if (r.dtype == PRT_FLOAT32) {
@@ -308,7 +340,7 @@ prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
         } else {
             st = from_int32_data(t, r.dtype, what, count, r.data);
             if (st) {
-                free(r.data);
+                prt_free(r.data);
                 return st;
             }
         }
@@ -339,16 +371,16 @@ prt_status prt_onnx_read_tensor_file(const char *path, char **out_name,
         return st;
     snprintf(what, sizeof what, "tensor file '%s'", path);
     st = onnx_unpack(&onnx__tensor_proto__descriptor, bytes, size, what, &m);
-    free(bytes);
+    prt_free(bytes);
     if (st)
         return st;
     t = (const Onnx__TensorProto *)m;
     if (t->name && t->name[0])
         snprintf(what, sizeof what, "tensor '%s' in file '%s'", t->name, path);
     /* External data of a .pb lives next to it. */
-    dir = strdup(path);
+    dir = onnx_strdup(path);
     if (!dir) {
-        protobuf_c_message_free_unpacked(m, NULL);
+        onnx_message_free(m);
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
     }
     slash = strrchr(dir, '/');
@@ -357,14 +389,14 @@ prt_status prt_onnx_read_tensor_file(const char *path, char **out_name,
     else
         strcpy(dir, ".");
     st = onnx_tensor_load(t, slash == dir ? "/" : dir, what, &tensor);
-    free(dir);
+    prt_free(dir);
     if (st) {
-        protobuf_c_message_free_unpacked(m, NULL);
+        onnx_message_free(m);
         return st;
     }
-    /* prt_free is free(): the caller frees both with it. */
-    name = strdup(onnx_str(t->name));
-    protobuf_c_message_free_unpacked(m, NULL);
+    /* Both are prt_malloc'd: the caller frees them with prt_free. */
+    name = onnx_strdup(onnx_str(t->name));
+    onnx_message_free(m);
     if (!name) {
         onnx_tensor_free(&tensor);
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);

@@ -1,10 +1,14 @@
-/* Errors and warnings through the public host services, a guarded unpack of
- * untrusted protobuf bytes, whole-file reads, and a table of names. */
+/* Errors and warnings through the public host services, memory through
+ * prt_malloc, a guarded unpack of untrusted protobuf bytes, reads of
+ * regular files, and a table of names. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "onnx_internal.h"
 
@@ -57,6 +61,64 @@ void onnx_warn(const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     hs->log(hs->host, PRT_SEV_WARNING, msg);
+}
+
+/* ---- memory ---------------------------------------------------------------- */
+
+void *onnx_calloc(size_t count, size_t size)
+{
+    void *p;
+    if (size && count > SIZE_MAX / size)
+        return NULL;
+    p = prt_malloc(count * size);
+    if (p)
+        memset(p, 0, count * size);
+    return p;
+}
+
+/* prt_malloc has no realloc; every caller knows its old size. */
+void *onnx_resize(void *p, size_t old_size, size_t new_size)
+{
+    void *q = prt_malloc(new_size);
+    if (!q)
+        return NULL;
+    if (p && old_size)
+        memcpy(q, p, old_size < new_size ? old_size : new_size);
+    prt_free(p);
+    return q;
+}
+
+char *onnx_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *r = prt_malloc(n);
+    if (r)
+        memcpy(r, s, n);
+    return r;
+}
+
+/* protobuf-c returns NULL from unpack both for bad bytes and for a failed
+ * allocation; the allocator tells the two apart by counting its failures in
+ * allocator_data. */
+static void *pb_alloc(void *data, size_t size)
+{
+    void *p = prt_malloc(size);
+    if (!p && data)
+        (*(int *)data)++;
+    return p;
+}
+
+static void pb_free(void *data, void *p)
+{
+    (void)data;
+    prt_free(p);
+}
+
+void onnx_message_free(ProtobufCMessage *m)
+{
+    ProtobufCAllocator a = {pb_alloc, pb_free, NULL};
+    if (m)
+        protobuf_c_message_free_unpacked(m, &a);
 }
 
 /* ---- guarded unpack -------------------------------------------------------- */
@@ -147,6 +209,8 @@ prt_status onnx_unpack(const ProtobufCMessageDescriptor *desc, const void *bytes
 {
     const char *why;
     ProtobufCMessage *m;
+    int failed_allocs = 0;
+    ProtobufCAllocator a = {pb_alloc, pb_free, &failed_allocs};
     if (!bytes && size)
         return onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: bytes are NULL", what);
     /* Protocol buffers are limited to 2 GiB; larger models keep their
@@ -160,7 +224,10 @@ prt_status onnx_unpack(const ProtobufCMessageDescriptor *desc, const void *bytes
     if (why)
         return onnx_error(PRT_ERR_MALFORMED, "%s: not a valid %s: %s", what,
                           desc->name, why);
-    m = protobuf_c_message_unpack(desc, NULL, size, bytes);
+    m = protobuf_c_message_unpack(desc, &a, size, bytes);
+    if (!m && failed_allocs)
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory unpacking %s", what,
+                          desc->name);
     if (!m)
         return onnx_error(PRT_ERR_MALFORMED,
                           "%s: not a valid %s (a field has the wrong type or "
@@ -170,41 +237,92 @@ prt_status onnx_unpack(const ProtobufCMessageDescriptor *desc, const void *bytes
     return PRT_OK;
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "it is a directory, not a regular file";
+    if (S_ISFIFO(mode))
+        return "it is a FIFO, not a regular file";
+    if (S_ISSOCK(mode))
+        return "it is a socket, not a regular file";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "it is a device, not a regular file";
+    return "it is not a regular file";
+}
+
+int onnx_open_regular(const char *path, int flags, int *out_fd, uint64_t *out_size,
+                      const char **why)
+{
+    struct stat sb;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | flags);
+    if (fd < 0) {
+        *why = strerror(errno);
+        return -1;
+    }
+    if (fstat(fd, &sb) != 0) {
+        *why = strerror(errno);
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode) || sb.st_size < 0) {
+        *why = file_kind(sb.st_mode);
+        close(fd);
+        return -1;
+    }
+    *out_fd = fd;
+    *out_size = (uint64_t)sb.st_size;
+    return 0;
+}
+
+int onnx_read_at(int fd, void *buf, size_t n, uint64_t offset)
+{
+    uint8_t *p = buf;
+    while (n > 0) {
+        ssize_t got;
+        if (offset > (uint64_t)INT64_MAX)
+            return -1;
+        got = pread(fd, p, n, (off_t)offset);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1; /* an error, or the file ended early (it shrank) */
+        p += got;
+        n -= (size_t)got;
+        offset += (uint64_t)got;
+    }
+    return 0;
+}
+
 prt_status onnx_read_file(const char *path, const char *what, uint8_t **out,
                           size_t *out_size)
 {
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf = NULL;
-    off_t end;
-    if (!f)
-        return onnx_error(PRT_ERR_IO, "%s '%s': cannot open: %s", what, path,
-                          strerror(errno));
-    if (fseeko(f, 0, SEEK_END) != 0 || (end = ftello(f)) < 0 ||
-        fseeko(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return onnx_error(PRT_ERR_IO, "%s '%s': cannot seek (not a regular file?)",
-                          what, path);
-    }
-    if ((uint64_t)end > (uint64_t)INT32_MAX) {
-        fclose(f);
+    uint8_t *buf;
+    uint64_t size;
+    const char *why;
+    int fd;
+    if (onnx_open_regular(path, 0, &fd, &size, &why) != 0)
+        return onnx_error(PRT_ERR_IO, "%s '%s': cannot open: %s", what, path, why);
+    if (size > (uint64_t)INT32_MAX) {
+        close(fd);
         return onnx_error(PRT_ERR_UNSUPPORTED,
-                          "%s '%s': %lld bytes is over the 2 GiB protobuf limit",
-                          what, path, (long long)end);
+                          "%s '%s': %llu bytes is over the 2 GiB protobuf limit",
+                          what, path, (unsigned long long)size);
     }
-    buf = malloc(end ? (size_t)end : 1);
+    buf = prt_malloc((size_t)size);
     if (!buf) {
-        fclose(f);
-        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s '%s': out of memory (%lld bytes)",
-                          what, path, (long long)end);
+        close(fd);
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s '%s': out of memory (%llu bytes)",
+                          what, path, (unsigned long long)size);
     }
-    if (end && fread(buf, 1, (size_t)end, f) != (size_t)end) {
-        free(buf);
-        fclose(f);
+    if (onnx_read_at(fd, buf, (size_t)size, 0) != 0) {
+        prt_free(buf);
+        close(fd);
         return onnx_error(PRT_ERR_IO, "%s '%s': read failed", what, path);
     }
-    fclose(f);
+    close(fd);
     *out = buf;
-    *out_size = (size_t)end;
+    *out_size = (size_t)size;
     return PRT_OK;
 }
 
@@ -246,11 +364,11 @@ prt_status onnx_names_put(onnx_names *t, const char *key, int32_t value)
         onnx_names bigger;
         bigger.cap = t->cap ? t->cap * 2 : 64;
         bigger.count = 0;
-        bigger.keys = calloc(bigger.cap, sizeof *bigger.keys);
-        bigger.values = calloc(bigger.cap, sizeof *bigger.values);
+        bigger.keys = onnx_calloc(bigger.cap, sizeof *bigger.keys);
+        bigger.values = onnx_calloc(bigger.cap, sizeof *bigger.values);
         if (!bigger.keys || !bigger.values) {
-            free(bigger.keys);
-            free(bigger.values);
+            prt_free(bigger.keys);
+            prt_free(bigger.values);
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
         }
         for (size_t j = 0; j < t->cap; j++)
@@ -274,7 +392,7 @@ prt_status onnx_names_put(onnx_names *t, const char *key, int32_t value)
 
 void onnx_names_free(onnx_names *t)
 {
-    free(t->keys);
-    free(t->values);
+    prt_free(t->keys);
+    prt_free(t->values);
     memset(t, 0, sizeof *t);
 }

@@ -7,20 +7,26 @@
  *  - an unknown op names the op, the node and the libraries searched;
  *  - prt_onnx_parser_map_op overrides the built-in table and the node's own key;
  *  - initializers and Constant nodes become constants (run and checked);
- *  - external data, and its unsafe or short forms;
+ *  - external data, and its unsafe or short forms; it stays inside the
+ *    model's folder (no symlink out of it) and is a regular file (a FIFO
+ *    fails at once instead of hanging);
  *  - TensorProto files of every dtype and data field;
  *  - every truncation and random byte flips of a model fail cleanly;
  *  - dangling inputs, cycles, unsorted nodes, omitted optional inputs,
  *    versions, dtypes, dynamic dims;
- *  - the seed models of /work/shared/models import and build.
+ *  - the seed models of /work/shared/models import and build;
+ *  - failing each allocation of an import in turn ends in out of memory,
+ *    said so, with nothing leaked.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "onnx.pb-c.h"
 #include "plugrt/onnx.h"
 #include "testutil.h"
@@ -1055,19 +1061,26 @@ static int test_op_listing(void)
 
 /* ONNX names that equal the default names plugrt gives unnamed tensors
  * ("<layer>:<i>"): the ONNX name wins. */
-static int test_name_clash(void)
+/* Node 0's output is omitted, so it keeps the default "TestPlug_0:0", which
+ * node 1's output claims. */
+static Onnx__GraphProto *clash_graph(void)
 {
     Onnx__GraphProto *g = graph();
+    G_IN(g, value_info("X", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, D23));
+    G_NODE(g, node("SumPlug", "n0", "X", NULL, NULL, NULL));
+    G_NODE(g, node("SumPlug", "n1", "X", NULL, NULL, "TestPlug_0:0"));
+    G_OUT(g, "TestPlug_0:0");
+    return g;
+}
+
+static int test_name_clash(void)
+{
+    Onnx__GraphProto *g = clash_graph();
     const float w[6] = {1, 1, 1, 1, 1, 1};
     prt_network *net = NULL;
     size_t size;
     uint8_t *bytes;
     int32_t a, b;
-    /* Node 0's output is omitted, so it keeps the default "TestPlug_0:0". */
-    G_IN(g, value_info("X", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, D23));
-    G_NODE(g, node("SumPlug", "n0", "X", NULL, NULL, NULL));
-    G_NODE(g, node("SumPlug", "n1", "X", NULL, NULL, "TestPlug_0:0"));
-    G_OUT(g, "TestPlug_0:0");
     bytes = pack(g, 8, 17, &size);
     CHECK_OK(parse(bytes, size, NULL, &net));
     free(bytes);
@@ -1244,6 +1257,116 @@ static int test_external_data(void)
                   PRT_ERR_INVALID_ARGUMENT, "base directory");
         free(bytes);
     }
+    prt_onnx_parser_destroy(p);
+    return 0;
+}
+
+/* A FIFO opened as data would wait for a writer forever; the alarm turns
+ * such a regression into a failure instead of a hung test. */
+static void on_alarm(int sig)
+{
+    static const char msg[] = "test_onnx_import: timed out (an open blocked?)\n";
+    (void)sig;
+    if (write(2, msg, sizeof msg - 1) < 0) {
+        /* nothing more to do: the process ends either way */
+    }
+    _exit(1);
+}
+
+/* Makes the folder <tmp>/<name> (its path into dir), a folder <sub> in it
+ * and the file <file> in it, of n bytes of data. 0 on failure. */
+static int make_model_dir(const char *name, const char *sub, const char *file,
+                          const void *data, size_t n, char *dir, size_t cap)
+{
+    char path[1024];
+    snprintf(dir, cap, "%s/%s", tmp_root, name);
+    snprintf(path, sizeof path, "%s/%s", dir, sub);
+    if (make_dir(dir) != 0 || make_dir(path) != 0)
+        return 0;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    return write_file(path, data, n);
+}
+
+/* Imports external_graph(location) from `dir`: PRT_OK, or the status `want`
+ * with a message that contains `sub`, names the tensor ('W') and contains
+ * `also`. */
+static void import_external(prt_onnx_parser *p, const char *dir, const char *location,
+                            prt_status want, const char *sub, const char *also)
+{
+    size_t size;
+    uint8_t *bytes = pack(external_graph(location, "24"), 8, 17, &size);
+    prt_network *net = NULL;
+    prt_status st = prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net);
+    free(bytes);
+    if (want == PRT_OK) {
+        CHECK_OK(st);
+        CHECK(net != NULL);
+        prt_network_destroy(net);
+        return;
+    }
+    CHECK_ERR(st, want, sub);
+    CHECK(net == NULL);
+    CHECK(strstr(prt_last_error(), "'W'") && strstr(prt_last_error(), also));
+    if (st == PRT_OK)
+        prt_network_destroy(net);
+}
+
+/* External data must be a regular file inside the model's folder once
+ * symlinks are resolved (ONNX Runtime's rule), whatever the location
+ * says. */
+static int test_external_confinement(void)
+{
+    char dir[512], path[600], target[600];
+    float file[4 + 6] = {0};
+    prt_network *net = NULL;
+    prt_onnx_parser *p = NULL;
+    for (int i = 0; i < 6; i++)
+        file[4 + i] = (float)(i + 1);
+    REQUIRE(make_model_dir("conf", "sub", "w.bin", file, sizeof file, dir, sizeof dir));
+    /* The same bytes outside the folder: without the check, a link to them
+     * imports fine. */
+    snprintf(target, sizeof target, "%s/outside.bin", tmp_root);
+    REQUIRE(write_file(target, file, sizeof file));
+    snprintf(path, sizeof path, "%s/conf/out.bin", tmp_root);
+    REQUIRE(symlink(target, path) == 0);
+    remember(path);
+    snprintf(path, sizeof path, "%s/conf/sub/in.bin", tmp_root);
+    REQUIRE(symlink("../w.bin", path) == 0);
+    remember(path);
+    snprintf(path, sizeof path, "%s/conf/fifo.bin", tmp_root);
+    REQUIRE(mkfifo(path, 0600) == 0);
+    remember(path);
+    REQUIRE_OK(prt_onnx_parser_create(reg_global, &p));
+
+    /* A symlink out of the folder; one that stays inside is fine, and so is
+     * a plain file. */
+    import_external(p, dir, "out.bin", PRT_ERR_IO, "outside", "'out.bin'");
+    import_external(p, dir, "sub/in.bin", PRT_OK, NULL, NULL);
+    import_external(p, dir, "w.bin", PRT_OK, NULL, NULL);
+    /* "..", and an absolute path, even to a file inside the folder. */
+    import_external(p, dir, "sub/../../conf/w.bin", PRT_ERR_MALFORMED, "'..'",
+                    "sub/../../conf");
+    snprintf(path, sizeof path, "%s/conf/w.bin", tmp_root);
+    import_external(p, dir, path, PRT_ERR_MALFORMED, "relative", path);
+    /* A FIFO and a directory are not data files. */
+    signal(SIGALRM, on_alarm);
+    alarm(20);
+    import_external(p, dir, "fifo.bin", PRT_ERR_IO, "FIFO", "fifo.bin");
+    import_external(p, dir, "sub", PRT_ERR_IO, "directory", "'sub'");
+    /* A FIFO as the model or as a tensor file fails at once too. */
+    {
+        char *name = NULL;
+        int32_t dtype;
+        prt_dims dims;
+        void *data = NULL;
+        snprintf(path, sizeof path, "%s/conf/fifo.bin", tmp_root);
+        CHECK_ERR(prt_onnx_parser_parse_file(p, path, &net), PRT_ERR_IO, "FIFO");
+        CHECK_ERR(prt_onnx_read_tensor_file(path, &name, &dtype, &dims, &data),
+                  PRT_ERR_IO, "FIFO");
+        CHECK_ERR(prt_onnx_parser_parse_file(p, dir, &net), PRT_ERR_IO, "directory");
+    }
+    alarm(0);
+    signal(SIGALRM, SIG_DFL);
     prt_onnx_parser_destroy(p);
     return 0;
 }
@@ -1732,6 +1855,187 @@ static int test_seed_models(void)
     return 0;
 }
 
+/* ---- allocation failure ------------------------------------------------------ */
+
+/* One import as a user makes it: a parser, an op mapping, then the model
+ * from bytes or, when `path` is set, from that file. */
+static prt_status import_once(const uint8_t *bytes, size_t size, const char *path,
+                              prt_network **net)
+{
+    prt_onnx_parser *p = NULL;
+    prt_status st = prt_onnx_parser_create(reg_global, &p);
+    if (!st)
+        st = prt_onnx_parser_map_op(p, "Frob", PRT_BUILTIN_NAMESPACE, "Relu", "1");
+    if (!st && path)
+        st = prt_onnx_parser_parse_file(p, path, net);
+    else if (!st)
+        st = prt_onnx_parser_parse_bytes(p, bytes, size, NULL, net);
+    prt_onnx_parser_destroy(p);
+    return st;
+}
+
+/* Whether the failure that base_fail_alloc_after(n) set up is still to
+ * come (the run since then made at most n allocations); then disables it. */
+static int failure_pending(int64_t n)
+{
+    int pending = 0;
+    for (int64_t i = 0; i <= n && !pending; i++) {
+        void *q = base_malloc(1);
+        pending = q == NULL;
+        base_free(q);
+    }
+    base_fail_alloc_after(-1);
+    return pending;
+}
+
+/* Fails allocation n = 0, 1, 2, ... of import_once (or, with `tensor_file`,
+ * of prt_onnx_read_tensor_file) until a run makes no more than n. Every
+ * run that meets its failure must end in PRT_ERR_OUT_OF_MEMORY with a
+ * message that says so and leave its outputs untouched; the sanitizer build
+ * finds what a run leaks. Returns how many runs failed with protobuf-c's
+ * unpack out of memory. */
+static int alloc_sweep(const char *what, const uint8_t *bytes, size_t size,
+                       const char *path, int tensor_file)
+{
+    enum { MAX_RUNS = 20000, MAX_SHOWN = 5 };
+    int bad = 0, in_unpack = 0;
+    for (int64_t n = 0; n < MAX_RUNS; n++) {
+        prt_network *net = NULL;
+        char *name = NULL;
+        void *data = NULL;
+        int32_t dtype;
+        prt_dims dims;
+        prt_status st;
+        base_fail_alloc_after(n);
+        if (tensor_file)
+            st = prt_onnx_read_tensor_file(path, &name, &dtype, &dims, &data);
+        else
+            st = import_once(bytes, size, path, &net);
+        if (failure_pending(n)) {
+            /* Success at the first n that the run never reached: an
+             * import that met the failure and succeeded anyway has hidden
+             * it (and may have dropped something). */
+            CHECK(st == PRT_OK);
+            CHECK(tensor_file ? name && data : net != NULL);
+            prt_network_destroy(net);
+            prt_free(name);
+            prt_free(data);
+            /* Failing the first allocation fails the import: the sweep
+             * reached it. */
+            CHECK(n > 0);
+            CHECK(bad == 0);
+            printf("%s: %lld allocations, each failed in turn\n", what, (long long)n);
+            return in_unpack;
+        }
+        if (st == PRT_OK) {
+            if (bad++ < MAX_SHOWN)
+                fprintf(stderr, "%s: allocation %lld failed, yet the import succeeded\n",
+                        what, (long long)n);
+            prt_network_destroy(net);
+            prt_free(name);
+            prt_free(data);
+            continue;
+        }
+        if (st != PRT_ERR_OUT_OF_MEMORY || !strstr(prt_last_error(), "out of memory") ||
+            net || name || data) {
+            if (bad++ < MAX_SHOWN)
+                fprintf(stderr, "%s: allocation %lld failed: %s: %s\n", what,
+                        (long long)n, prt_status_name(st), prt_last_error());
+        }
+        in_unpack += strstr(prt_last_error(), "unpacking") != NULL;
+    }
+    fprintf(stderr, "%s: no success after %d runs\n", what, MAX_RUNS);
+    CHECK(!"the sweep ends in a successful import");
+    return in_unpack;
+}
+
+/* X -> Relu -> Add(W) -> Reshape(S) -> Frob (mapped to Relu) -> Y, listed
+ * out of order (so the nodes are sorted), with a Constant as a second
+ * output (copied by an Identity). */
+static Onnx__GraphProto *builtin_graph(void)
+{
+    Onnx__GraphProto *g = graph();
+    const float w[6] = {1, 2, 3, 4, 5, 6}, k[6] = {6, 5, 4, 3, 2, 1};
+    const int64_t shape[2] = {3, 2};
+    Onnx__NodeProto *sn = node("Constant", "s", NULL, NULL, NULL, "S");
+    Onnx__NodeProto *kn = node("Constant", "k", NULL, NULL, NULL, "K");
+    node_attr(sn, attr_ints("value_ints", 2, shape));
+    node_attr(kn, attr_t("value", tensor_raw("", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2,
+                                             D23, k, sizeof k)));
+    G_IN(g, value_info("X", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, D23));
+    G_INIT(g, tensor_f32("W", 2, D23, w, 6));
+    G_NODE(g, node("Reshape", "reshape", "A", "S", NULL, "B"));
+    G_NODE(g, node("Add", "add", "R", "W", NULL, "A"));
+    G_NODE(g, node("Relu", NULL, "X", NULL, NULL, "R"));
+    G_NODE(g, sn);
+    G_NODE(g, node("Frob", "frob", "B", NULL, NULL, "Y"));
+    G_NODE(g, kn);
+    G_OUT(g, "Y");
+    G_OUT(g, "K");
+    return g;
+}
+
+static int test_alloc_failures(void)
+{
+    char dir[512], path[600];
+    float file[4 + 6] = {0};
+    const int64_t d1[1] = {3}, tvals[3] = {7, 8, 9};
+    Onnx__NodeProto *n;
+    Onnx__GraphProto *g;
+    size_t size;
+    uint8_t *bytes;
+    prt_network *net = NULL;
+
+    bytes = pack(builtin_graph(), 8, 17, &size);
+    CHECK_OK(import_once(bytes, size, NULL, &net)); /* the model itself is sound */
+    CHECK(net && prt_network_output_count(net) == 2);
+    prt_network_destroy(net);
+    CHECK(alloc_sweep("built-in ops", bytes, size, NULL, 0) > 0);
+    free(bytes);
+
+    g = plugin_graph(&n);
+    node_attr(n, attr_i("i8", -5));
+    node_attr(n, attr_ints("i16s", 3, tvals));
+    node_attr(n, attr_f("f32", 1.5f));
+    node_attr(n, attr_s("name", "hello"));
+    node_attr(n, attr_ints("dims", 1, d1));
+    node_attr(n, attr_t("tens", tensor_raw("", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1,
+                                           d1, tvals, sizeof tvals)));
+    bytes = pack(g, 8, 17, &size);
+    CHECK(alloc_sweep("plugin attributes", bytes, size, NULL, 0) > 0);
+    free(bytes);
+
+    bytes = pack(constants_graph(), 8, 17, &size);
+    CHECK(alloc_sweep("initializers and constants", bytes, size, NULL, 0) > 0);
+    free(bytes);
+
+    bytes = pack(clash_graph(), 8, 17, &size);
+    CHECK(alloc_sweep("a renamed default name", bytes, size, NULL, 0) > 0);
+    free(bytes);
+
+    REQUIRE(make_model_dir("oom", "weights", "weights/w.bin", file, sizeof file, dir,
+                           sizeof dir));
+    bytes = pack(external_graph("weights/w.bin", "24"), 8, 17, &size);
+    snprintf(path, sizeof path, "%s/oom/model.onnx", tmp_root);
+    REQUIRE(write_file(path, bytes, size));
+    free(bytes);
+    CHECK(alloc_sweep("external data", NULL, 0, path, 0) > 0);
+
+    {
+        Onnx__TensorProto *t = tensor_f32("T", 1, d1, file, 3);
+        uint8_t *buf;
+        size = onnx__tensor_proto__get_packed_size(t);
+        buf = malloc(size);
+        REQUIRE(buf != NULL);
+        onnx__tensor_proto__pack(t, buf);
+        snprintf(path, sizeof path, "%s/oom/t.pb", tmp_root);
+        CHECK(write_file(path, buf, size));
+        free(buf);
+        CHECK(alloc_sweep("tensor file", NULL, 0, path, 1) > 0);
+    }
+    return 0;
+}
+
 int main(void)
 {
     char tmpl[] = "/tmp/prt_onnx_test_XXXXXX";
@@ -1758,11 +2062,13 @@ int main(void)
     test_op_listing();
     test_name_clash();
     test_external_data();
+    test_external_confinement();
     test_tensor_files();
     test_garbage();
     test_graph_errors();
     test_dynamic_dims();
     test_seed_models();
+    test_alloc_failures();
     prt_registry_destroy(reg_global);
     arena_free();
     remove_made();
