@@ -1,6 +1,7 @@
 /* Threads, a start gate and latency percentiles. */
 #include "bench.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +80,7 @@ int cli_bench_run(prt_context *const *contexts, int nb_threads, int warmup, int 
     double t0, t1, sum = 0.0;
     int64_t n = (int64_t)nb_threads * iterations;
     if (!w || !tid || !lat) {
-        cli_error("out of memory for %d threads", nb_threads);
+        cli_error("out of memory for the state and latencies of %d threads", nb_threads);
         free(w);
         free(tid);
         free(lat);
@@ -92,10 +93,13 @@ int cli_bench_run(prt_context *const *contexts, int nb_threads, int warmup, int 
         w[t].iterations = iterations;
         w[t].lat_ms = lat + (size_t)t * (size_t)iterations;
         w[t].gate = &gate;
-        if (pthread_create(&tid[t], NULL, worker_main, &w[t]) != 0) {
+        int err = pthread_create(&tid[t], NULL, worker_main, &w[t]);
+        if (err != 0) {
             w[t].status = PRT_ERR_INTERNAL;
             w[t].failed_at = -warmup - 1;
-            snprintf(w[t].error, sizeof w[t].error, "cannot start the thread");
+            /* EAGAIN: out of memory for the thread, or past a limit. */
+            snprintf(w[t].error, sizeof w[t].error, "cannot start the thread: %s",
+                     err == EAGAIN ? "out of memory or threads (EAGAIN)" : strerror(err));
             break;
         }
         started++;

@@ -17,6 +17,7 @@
 #include "describe.h"
 #include "model.h"
 #include "options.h"
+#include "text.h"
 
 enum {
     OPT_HELP = CLI_MODEL_OPT_END, OPT_OUTPUT, OPT_DEVICE, OPT_FP16, OPT_MIN, OPT_OPT,
@@ -118,7 +119,7 @@ static void print_plugins(const prt_engine *engine)
     int32_t n = prt_engine_layer_count(engine), shown = 0;
     for (int32_t i = 0; i < n; i++) {
         prt_layer_info li;
-        char key[256];
+        char key[256], e1[CLI_ESC_CAP], e2[CLI_ESC_CAP];
         int seen = 0, uses = 0;
         if (prt_engine_get_layer(engine, i, &li) != PRT_OK || cli_is_builtin(&li))
             continue;
@@ -135,9 +136,12 @@ static void print_plugins(const prt_engine *engine)
         if (seen)
             continue;
         printf("  %-12s %s x%d from %s", shown++ ? "" : "plugins",
-               cli_plugin_key(li.plugin_namespace, li.plugin_name, li.plugin_version, key,
-                              sizeof key),
-               uses, *li.library ? li.library : "(registered directly)");
+               cli_escape(cli_plugin_key(li.plugin_namespace, li.plugin_name,
+                                         li.plugin_version, key, sizeof key),
+                          e1, sizeof e1),
+               uses,
+               *li.library ? cli_escape(li.library, e2, sizeof e2)
+                           : "(registered directly)");
         if (*li.library)
             printf(" (content hash %016llx)", (unsigned long long)li.library_hash);
         putchar('\n');
@@ -146,8 +150,8 @@ static void print_plugins(const prt_engine *engine)
         printf("  %-12s none\n", "plugins");
 }
 
-static void summarize(const build_args *a, const prt_engine *engine, size_t plan_size,
-                      double t_import, double t_build, double t_write)
+static int summarize(const build_args *a, const prt_engine *engine, size_t plan_size,
+                     double t_import, double t_build, double t_write)
 {
     int32_t layers = prt_engine_layer_count(engine);
     int32_t plugins = cli_plugin_layer_count(engine);
@@ -155,7 +159,8 @@ static void summarize(const build_args *a, const prt_engine *engine, size_t plan
     printf("Built %s from %s in %.3f s (import %.3f s, build %.3f s, write %.3f s)\n",
            a->output, a->m.model, t_import + t_build + t_write, t_import, t_build, t_write);
     printf("  %-12s %s\n", "device", cli_device_name(prt_engine_device(engine)));
-    cli_print_io(stdout, engine, "  ");
+    if (cli_print_io(stdout, engine, "  ") != CLI_OK)
+        return CLI_FAIL;
     printf("  %-12s %d (%d built-in, %d plugin)\n", "layers", (int)layers,
            (int)(layers - plugins), (int)plugins);
     print_plugins(engine);
@@ -163,6 +168,7 @@ static void summarize(const build_args *a, const prt_engine *engine, size_t plan
            cli_format_bytes(prt_engine_context_memory_size(engine), b1, sizeof b1),
            cli_format_bytes((int64_t)plan_size, b2, sizeof b2));
     printf("  %-12s %d\n", "profiles", (int)prt_engine_profile_count(engine));
+    return CLI_OK;
 }
 
 static int write_plan(const char *path, const prt_engine *engine, size_t *out_size)
@@ -181,7 +187,7 @@ static int write_plan(const char *path, const prt_engine *engine, size_t *out_si
     tmp = malloc(n + 8);
     if (!tmp) {
         prt_free(bytes);
-        cli_error("out of memory");
+        cli_error("out of memory for the name of the temporary file beside %s", path);
         return CLI_FAIL;
     }
     snprintf(tmp, n + 8, "%s.tmp", path);
@@ -220,8 +226,10 @@ int cmd_build(int argc, char **argv)
     if (!a.output) {
         size_t n = strlen(a.m.model);
         default_out = malloc(n + 6);
-        if (!default_out)
+        if (!default_out) {
+            cli_error("out of memory for the name of the plan to write");
             goto done;
+        }
         memcpy(default_out, a.m.model, n + 1);
         if (cli_is_onnx_path(a.m.model))
             default_out[n - 5] = '\0';
@@ -257,8 +265,7 @@ int cmd_build(int argc, char **argv)
     if (rc != CLI_OK)
         goto done;
     t3 = cli_now();
-    summarize(&a, engine, plan_size, t1 - t0, t2 - t1, t3 - t2);
-    rc = CLI_OK;
+    rc = summarize(&a, engine, plan_size, t1 - t0, t2 - t1, t3 - t2);
 done:
     prt_engine_destroy(engine);
     prt_network_destroy(net);

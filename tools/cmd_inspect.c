@@ -14,6 +14,7 @@
 #include "json.h"
 #include "model.h"
 #include "options.h"
+#include "text.h"
 
 enum { OPT_HELP = 1, OPT_JSON, OPT_PLUGINS, OPT_NO_DEFAULT, OPT_VERBOSE };
 
@@ -95,14 +96,14 @@ static const char *kind_name(int32_t kind)
 static void print_tensor_ref(const prt_engine *e, int32_t index, const char *prefix)
 {
     prt_tensor_info ti;
-    char d[128], m[64], b[32];
+    char d[128], m[64], b[32], en[CLI_ESC_CAP];
     if (prt_engine_get_tensor(e, index, &ti) != PRT_OK) {
         printf("%s#%d (unknown tensor)\n", prefix, (int)index);
         return;
     }
-    printf("%s%s  %s %s %s  %s", prefix, ti.name, prt_dtype_name(ti.dtype),
-           cli_format_name(ti.format), cli_format_dims(&ti.dims, d, sizeof d),
-           kind_name(ti.kind));
+    printf("%s%s  %s %s %s  %s", prefix, cli_escape(ti.name, en, sizeof en),
+           prt_dtype_name(ti.dtype), cli_format_name(ti.format),
+           cli_format_dims(&ti.dims, d, sizeof d), kind_name(ti.kind));
     if (ti.kind == PRT_TENSOR_ACTIVATION && ti.offset >= 0)
         printf(" @%lld, %s", (long long)ti.offset, cli_format_bytes(ti.max_bytes, b, sizeof b));
     if (ti.data_dependent_mask)
@@ -112,7 +113,7 @@ static void print_tensor_ref(const prt_engine *e, int32_t index, const char *pre
     putchar('\n');
 }
 
-static void print_text(const char *path, size_t size, const prt_engine *e)
+static int print_text(const char *path, size_t size, const prt_engine *e)
 {
     int32_t nl = prt_engine_layer_count(e), nt = prt_engine_tensor_count(e);
     plan_totals t = totals(e);
@@ -121,29 +122,33 @@ static void print_text(const char *path, size_t size, const prt_engine *e)
            size, cli_device_name(prt_engine_device(e)), (int)prt_engine_profile_count(e),
            (int)nl, (int)cli_plugin_layer_count(e));
     printf("\nI/O:\n");
-    cli_print_io(stdout, e, "  ");
+    if (cli_print_io(stdout, e, "  ") != CLI_OK)
+        return CLI_FAIL;
     printf("\nLayers:\n");
     for (int32_t i = 0; i < nl; i++) {
         prt_layer_info li;
-        char key[256];
+        char key[256], e1[CLI_ESC_CAP], e2[CLI_ESC_CAP];
         if (prt_engine_get_layer(e, i, &li) != PRT_OK) {
             printf("  [%d] (cannot read: %s)\n", (int)i, prt_last_error());
             continue;
         }
-        printf("  [%d] %s  %s%s  tactic %d, workspace %s\n", (int)i, li.name,
-               cli_plugin_key(li.plugin_namespace, li.plugin_name, li.plugin_version, key,
-                              sizeof key),
+        printf("  [%d] %s  %s%s  tactic %d, workspace %s\n", (int)i,
+               cli_escape(li.name, e1, sizeof e1),
+               cli_escape(cli_plugin_key(li.plugin_namespace, li.plugin_name,
+                                         li.plugin_version, key, sizeof key),
+                          e2, sizeof e2),
                cli_is_builtin(&li) ? " (built-in)" : "", (int)li.tactic,
                cli_format_bytes(li.workspace, b1, sizeof b1));
         if (!cli_is_builtin(&li))
             printf("      library: %s (content hash %016llx)\n",
-                   *li.library ? li.library : "(registered directly)",
+                   *li.library ? cli_escape(li.library, e1, sizeof e1)
+                               : "(registered directly)",
                    (unsigned long long)li.library_hash);
         for (int32_t k = 0; k < li.nb_fields; k++) {
             const prt_field *fd = &li.fields[k];
             printf("      %s %s %s[%lld] = ", k ? "       " : "fields:",
-                   fd->name ? fd->name : "?", cli_field_type_name(fd->type),
-                   (long long)fd->length);
+                   fd->name ? cli_escape(fd->name, e1, sizeof e1) : "?",
+                   cli_field_type_name(fd->type), (long long)fd->length);
             cli_field_print(stdout, fd, 16);
             putchar('\n');
         }
@@ -164,27 +169,21 @@ static void print_text(const char *path, size_t size, const prt_engine *e)
     printf("  constants: %d, %s in the plan\n", (int)t.nb_constants,
            cli_format_bytes(t.constants, b4, sizeof b4));
     if (t.nb_activations) {
+        char e1[CLI_ESC_CAP];
         printf("  activations (offset in the arena, bytes at the largest shapes):\n");
         for (int32_t i = 0; i < nt; i++) {
             prt_tensor_info ti;
             if (prt_engine_get_tensor(e, i, &ti) != PRT_OK ||
                 ti.kind != PRT_TENSOR_ACTIVATION || ti.offset < 0)
                 continue;
-            printf("    %12lld %12lld  %s\n", (long long)ti.offset, (long long)ti.max_bytes,
-                   ti.name);
+            printf("    %12lld %12lld  %s\n", (long long)ti.offset,
+                   (long long)ti.max_bytes, cli_escape(ti.name, e1, sizeof e1));
         }
     }
+    return CLI_OK;
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
-
-static void json_dims(json_writer *w, const char *key, const prt_dims *d)
-{
-    json_begin_array(w, key);
-    for (int32_t i = 0; i < d->nb_dims && i < PRT_MAX_DIMS; i++)
-        json_int(w, NULL, d->d[i]);
-    json_end_array(w);
-}
 
 static void json_mask(json_writer *w, const char *key, uint32_t mask)
 {
@@ -209,13 +208,15 @@ static void json_tensor_names(json_writer *w, const char *key, const prt_engine 
     json_end_array(w);
 }
 
-static void print_json(const char *path, size_t size, const prt_engine *e)
+static int print_json(const char *path, size_t size, const prt_engine *e)
 {
-    int32_t nl = prt_engine_layer_count(e), nt = prt_engine_tensor_count(e);
-    int32_t nio = prt_engine_io_count(e);
+    int32_t nl = prt_engine_layer_count(e), nt = prt_engine_tensor_count(e), nio;
     plan_totals t = totals(e);
+    prt_io_info *ios;
     json_writer w;
     char hash[24];
+    if (cli_engine_io(e, &ios, &nio) != CLI_OK)
+        return CLI_FAIL;
     json_init(&w, stdout);
     json_begin_object(&w, NULL);
     json_string(&w, "plan", path);
@@ -225,19 +226,18 @@ static void print_json(const char *path, size_t size, const prt_engine *e)
     json_int(&w, "profiles", prt_engine_profile_count(e));
     json_begin_array(&w, "io");
     for (int32_t i = 0; i < nio; i++) {
-        prt_io_info io;
-        if (prt_engine_get_io(e, i, &io) != PRT_OK)
-            continue;
+        const prt_io_info *io = &ios[i];
         json_begin_object(&w, NULL);
-        json_string(&w, "name", io.name);
-        json_bool(&w, "is_input", io.is_input);
-        json_string(&w, "dtype", prt_dtype_name(io.dtype));
-        json_string(&w, "format", cli_format_name(io.format));
-        json_dims(&w, "dims", &io.dims);
-        json_mask(&w, "data_dependent_dims", io.data_dependent_mask);
-        json_bool(&w, "is_size_tensor", io.is_size_tensor);
+        json_string(&w, "name", io->name);
+        json_bool(&w, "is_input", io->is_input);
+        json_string(&w, "dtype", prt_dtype_name(io->dtype));
+        json_string(&w, "format", cli_format_name(io->format));
+        cli_json_dims(&w, "dims", &io->dims);
+        json_mask(&w, "data_dependent_dims", io->data_dependent_mask);
+        json_bool(&w, "is_size_tensor", io->is_size_tensor);
         json_end_object(&w);
     }
+    free(ios);
     json_end_array(&w);
     json_begin_array(&w, "layers");
     for (int32_t i = 0; i < nl; i++) {
@@ -283,7 +283,7 @@ static void print_json(const char *path, size_t size, const prt_engine *e)
         json_string(&w, "kind", kind_name(ti.kind));
         json_string(&w, "dtype", prt_dtype_name(ti.dtype));
         json_string(&w, "format", cli_format_name(ti.format));
-        json_dims(&w, "dims", &ti.dims);
+        cli_json_dims(&w, "dims", &ti.dims);
         json_mask(&w, "data_dependent_dims", ti.data_dependent_mask);
         json_bool(&w, "is_size_tensor", ti.size_id >= 0);
         json_int(&w, "producer", ti.producer);
@@ -313,6 +313,7 @@ static void print_json(const char *path, size_t size, const prt_engine *e)
     json_end_object(&w);
     json_end_object(&w);
     json_finish(&w);
+    return CLI_OK;
 }
 
 int cmd_inspect(int argc, char **argv)
@@ -358,11 +359,9 @@ int cmd_inspect(int argc, char **argv)
     if (!(reg = cli_registry_create(&plugins)) ||
         cli_load_plan(model, reg, &engine, &size) != CLI_OK)
         goto done;
-    if (json)
-        print_json(model, size, engine);
-    else
-        print_text(model, size, engine);
-    rc = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+    rc = json ? print_json(model, size, engine) : print_text(model, size, engine);
+    if (fflush(stdout) != 0)
+        rc = CLI_FAIL;
 done:
     prt_engine_destroy(engine);
     prt_registry_destroy(reg);

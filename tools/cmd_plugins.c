@@ -13,6 +13,7 @@
 #include "fields.h"
 #include "json.h"
 #include "options.h"
+#include "text.h"
 
 enum { OPT_HELP = 1, OPT_JSON, OPT_BUILTINS, OPT_VERBOSE };
 
@@ -41,18 +42,25 @@ static void plugins_help(void)
            "Exit status: 0 success, 1 a library could not be loaded, 2 usage.\n");
 }
 
+/* A library's creators and their schemas are its author's text: escaped
+ * like names from a plan. */
 static void print_creator(const prt_plugin_creator *c)
 {
-    char key[256];
+    char key[256], e1[CLI_ESC_CAP], e2[CLI_ESC_CAP];
     size_t w = 4;
-    printf("  %s\n", cli_plugin_key(c->plugin_namespace, c->name, c->version, key, sizeof key));
+    printf("  %s\n", cli_escape(cli_plugin_key(c->plugin_namespace, c->name, c->version,
+                                               key, sizeof key),
+                                e1, sizeof e1));
     if (c->nb_fields <= 0 || !c->fields) {
         printf("    (no fields)\n");
         return;
     }
-    for (int32_t i = 0; i < c->nb_fields; i++)
-        if (c->fields[i].name && strlen(c->fields[i].name) > w)
-            w = strlen(c->fields[i].name);
+    for (int32_t i = 0; i < c->nb_fields; i++) {
+        size_t len =
+            c->fields[i].name ? strlen(cli_escape(c->fields[i].name, e1, sizeof e1)) : 1;
+        if (len > w)
+            w = len;
+    }
     for (int32_t i = 0; i < c->nb_fields; i++) {
         const prt_field_schema *f = &c->fields[i];
         char type[48];
@@ -61,8 +69,9 @@ static void print_creator(const prt_plugin_creator *c)
         else
             snprintf(type, sizeof type, "%s[%lld]", cli_field_type_name(f->type),
                      (long long)f->length);
-        printf("    %-*s  %-12s %s\n", (int)w, f->name ? f->name : "?", type,
-               f->doc ? f->doc : "");
+        printf("    %-*s  %-12s %s\n", (int)w,
+               f->name ? cli_escape(f->name, e1, sizeof e1) : "?", type,
+               f->doc ? cli_escape(f->doc, e2, sizeof e2) : "");
     }
 }
 

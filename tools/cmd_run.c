@@ -18,11 +18,12 @@
 #include "model.h"
 #include "options.h"
 #include "run_io.h"
+#include "text.h"
 
 enum {
     OPT_HELP = CLI_MODEL_OPT_END, OPT_INPUT, OPT_RANDOM, OPT_SEED, OPT_SHAPES,
     OPT_OUTPUT_DIR, OPT_ITERATIONS, OPT_WARMUP, OPT_THREADS, OPT_COMPARE, OPT_ATOL,
-    OPT_RTOL, OPT_PROFILE
+    OPT_RTOL, OPT_PROFILE, OPT_MEMORY_LIMIT
 };
 
 static const cli_opt run_opts[] = {
@@ -42,6 +43,7 @@ static const cli_opt run_opts[] = {
     {"--atol", NULL, 1, OPT_ATOL},
     {"--rtol", NULL, 1, OPT_RTOL},
     {"--profile", NULL, 1, OPT_PROFILE},
+    {"--memory-limit", NULL, 1, OPT_MEMORY_LIMIT},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {NULL, NULL, 0, 0},
 };
@@ -55,13 +57,14 @@ static void run_help(void)
         "and optionally compares the outputs with reference files.\n"
         "\n"
         "Inputs (first that applies):\n"
-        "  -i, --input NAME=FILE.npy  data of input NAME (repeatable)\n"
+        "  -i, --input NAME=FILE.npy  data of input NAME (repeatable, once per input)\n"
         "  (with --compare DIR)       DIR/input_NAME.npy\n"
         "  --random-inputs            random data: floats in [-1, 1), integers in\n"
         "                             [0, 16) (int8 in [-8, 8)), bools 0/1\n"
         "  --seed N                   seed of the random data (default 1)\n"
         "  --shapes NAME:DIMS[,...]   shapes of dynamic inputs (e.g. x:1x3x224x224);\n"
-        "                             for an ONNX model also its profile\n"
+        "                             for an ONNX model also its profile; an input\n"
+        "                             whose profile fixes its shape needs none\n"
         "\n"
         "Outputs and checks:\n"
         "  -o, --output-dir DIR       write each output to DIR/output_NAME.npy\n"
@@ -82,6 +85,11 @@ static void run_help(void)
         "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
         "                             (ONNX) import every OP node as that plugin\n"
         "  --profile N                optimization profile to run (default 0)\n"
+        "  --memory-limit SIZE        most scratch memory (activations and workspace)\n"
+        "                             each context may take, in bytes or with K, M, G\n"
+        "                             (KiB, MiB, GiB; multiples of 1024), e.g. 64M;\n"
+        "                             an engine that needs more fails, saying how much\n"
+        "                             it needs (default: no limit)\n"
         "  -v, --verbose              print the library's log\n"
         "  -h, --help                 this help\n"
         "\n"
@@ -97,6 +105,7 @@ typedef struct run_args {
     cli_shapes shapes;
     int random_inputs;
     int64_t seed, iterations, warmup, threads, profile;
+    int64_t memory_limit; /* 0: none */
     double atol, rtol;
 } run_args;
 
@@ -109,11 +118,19 @@ static int take_option(void *user, int id, const char *v)
     case OPT_INPUT: {
         const char **l;
         const char *eq = strchr(v, '=');
+        size_t n = eq ? (size_t)(eq - v) : 0;
         if (!eq || eq == v || eq[1] == '\0')
             return cli_usage("--input: '%s' is not NAME=FILE.npy", v);
+        /* Two files for one input: whichever won, the other was a mistake. */
+        for (int i = 0; i < a->nb_inputs; i++)
+            if (strncmp(a->inputs[i], v, n + 1) == 0)
+                return cli_usage("--input %.*s is given twice ('%s' and '%s')", (int)n, v,
+                                 a->inputs[i], v);
         l = realloc(a->inputs, sizeof *l * (size_t)(a->nb_inputs + 1));
-        if (!l)
+        if (!l) {
+            cli_error("out of memory for the list of --input options");
             return CLI_FAIL;
+        }
         l[a->nb_inputs++] = v;
         a->inputs = l;
         break;
@@ -130,6 +147,19 @@ static int take_option(void *user, int id, const char *v)
     case OPT_ATOL: return cli_parse_nonneg("--atol", v, &a->atol);
     case OPT_RTOL: return cli_parse_nonneg("--rtol", v, &a->rtol);
     case OPT_PROFILE: return cli_parse_int("--profile", v, 0, INT32_MAX, &a->profile);
+    case OPT_MEMORY_LIMIT: {
+        int rc = cli_parse_size("--memory-limit", v, &a->memory_limit);
+        if (rc != CLI_OK)
+            return rc;
+        /* 0 bytes would read as "no limit" to the library: say so instead
+         * of running unlimited behind a limit the user asked for. */
+        if (a->memory_limit < 1)
+            return cli_usage(
+                "--memory-limit: '%s' is less than one byte (leave the option "
+                "out for no limit)",
+                v);
+        break;
+    }
     default: return cli_usage("internal: unhandled option");
     }
     return CLI_OK;
@@ -154,12 +184,54 @@ static int load_inputs(const run_args *a, run_inputs *in)
     for (int i = 0; i < a->nb_inputs; i++) {
         const char *eq = strchr(a->inputs[i], '=');
         char *name = strndup(a->inputs[i], (size_t)(eq - a->inputs[i]));
-        int rc = name ? run_inputs_add_file(in, name, eq + 1, 0) : CLI_FAIL;
+        int rc;
+        if (!name) {
+            cli_error("out of memory for the name in --input %s", a->inputs[i]);
+            return CLI_FAIL;
+        }
+        rc = run_inputs_add_file(in, name, eq + 1, 0);
         free(name);
         if (rc)
             return rc;
     }
     return a->compare_dir ? run_inputs_scan_dir(in, a->compare_dir) : CLI_OK;
+}
+
+static int network_has_input(const prt_network *net, const char *name)
+{
+    int32_t t, in;
+    if (prt_network_find_tensor(net, name, &t) != PRT_OK)
+        return 0;
+    for (int32_t i = 0; i < prt_network_input_count(net); i++)
+        if (prt_network_get_input(net, i, &in) == PRT_OK && in == t)
+            return 1;
+    return 0;
+}
+
+/* A --shapes name that is no input of the ONNX model is a usage error, as
+ * for a plan (run_model_check_shapes); the builder would only say the
+ * profile names a tensor that is not an input. */
+static int check_shape_names(const prt_network *net, const cli_shapes *shapes)
+{
+    for (int i = 0; i < shapes->count; i++) {
+        char en[CLI_ESC_CAP];
+        if (network_has_input(net, shapes->items[i].name))
+            continue;
+        cli_error("--shapes %s: the model has no input of that name",
+                  cli_escape(shapes->items[i].name, en, sizeof en));
+        fprintf(stderr, "  the model's inputs:");
+        for (int32_t k = 0; k < prt_network_input_count(net); k++) {
+            int32_t t;
+            const char *name = NULL;
+            if (prt_network_get_input(net, k, &t) != PRT_OK ||
+                prt_network_get_tensor(net, t, &name, NULL, NULL) != PRT_OK || !name)
+                name = "?";
+            fprintf(stderr, "%s %s", k ? "," : "", cli_escape(name, en, sizeof en));
+        }
+        fputc('\n', stderr);
+        return cli_usage("give --shapes only for the model's inputs");
+    }
+    return CLI_OK;
 }
 
 /* An ONNX model: import, profile from --shapes and the input files, build. */
@@ -169,6 +241,8 @@ static int build_from_onnx(const run_args *a, const prt_registry *reg,
     prt_network *net = NULL;
     cli_shapes prof = {NULL, 0};
     int rc = cli_import_onnx(a->m.model, reg, &a->m.ops, &net);
+    if (rc == CLI_OK)
+        rc = check_shape_names(net, &a->shapes);
     for (int i = 0; rc == CLI_OK && i < a->shapes.count; i++)
         rc = cli_shapes_set(&prof, a->shapes.items[i].name, &a->shapes.items[i].dims);
     /* Walk the network's inputs, not the files, and find each one's file as
@@ -203,6 +277,7 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+/* `name` is escaped already. */
 static void print_compare(const char *name, const cli_compare_result *r,
                           const prt_dims *dims, int pass)
 {
@@ -222,15 +297,16 @@ static void print_compare(const char *name, const cli_compare_result *r,
     putchar('\n');
 }
 
-/* Compares output `name` with DIR/output_<name>.npy. 1 pass (or skipped),
+/* Compares output `tensor` with DIR/output_<name>.npy. 1 pass (or skipped),
  * 0 mismatch, -1 error. */
-static int compare_output(const run_args *a, const char *name, int32_t dtype,
+static int compare_output(const run_args *a, const char *tensor, int32_t dtype,
                           const prt_dims *dims, const void *data, int *skipped)
 {
-    char safe[512], path[4096], err[1024], d1[128], d2[128];
+    char safe[512], path[4096], err[1024], d1[128], d2[128], en[CLI_ESC_CAP];
+    const char *name = cli_escape(tensor, en, sizeof en);
     npy_array ref;
     cli_compare_result r;
-    cli_safe_name(name, safe, sizeof safe);
+    cli_safe_name(tensor, safe, sizeof safe);
     snprintf(path, sizeof path, "%s/output_%s.npy", a->compare_dir, safe);
     if (!file_exists(path)) {
         printf("  %-16s SKIP  no reference %s\n", name, path);
@@ -268,12 +344,13 @@ static int handle_outputs(const run_args *a, run_ctx *ctxs, int nb_ctx)
         const run_slot *s = &ctxs[0].slots[i];
         prt_dims dims;
         const void *data;
-        char d[128], safe[512], path[4096], err[1024];
+        char d[128], safe[512], path[4096], err[1024], en[CLI_ESC_CAP];
+        const char *name = cli_escape(s->name, en, sizeof en);
         size_t bytes;
         if (run_ctx_output(&ctxs[0], i, &dims, &data) != CLI_OK)
             return CLI_FAIL;
         bytes = (size_t)cli_volume(&dims) * prt_dtype_size(s->dtype);
-        printf("  %-16s %-8s %s", s->name, prt_dtype_name(s->dtype),
+        printf("  %-16s %-8s %s", name, prt_dtype_name(s->dtype),
                cli_format_dims(&dims, d, sizeof d));
         if (a->output_dir) {
             cli_safe_name(s->name, safe, sizeof safe);
@@ -298,7 +375,7 @@ static int handle_outputs(const run_args *a, run_ctx *ctxs, int nb_ctx)
             if (!same) {
                 cli_error("output %s of thread %d differs from thread 0's (a plugin that "
                           "shares state between contexts?)",
-                          s->name, t);
+                          name, t);
                 failed = 1;
                 break;
             }
@@ -333,21 +410,18 @@ static int handle_outputs(const run_args *a, run_ctx *ctxs, int nb_ctx)
     return failed || differ ? CLI_FAIL : CLI_OK;
 }
 
-static void print_inputs(const prt_engine *engine, const run_inputs *in)
+static void print_inputs(const run_model *m, const run_inputs *in)
 {
-    int32_t n = prt_engine_io_count(engine);
     printf("inputs:\n");
-    for (int32_t i = 0; i < n; i++) {
-        prt_io_info io;
-        const run_input *r;
-        char d[128];
-        if (prt_engine_get_io(engine, i, &io) || !io.is_input)
-            continue;
-        r = run_inputs_match(in, io.name);
+    for (int32_t i = 0; i < m->nb_inputs; i++) {
+        const prt_io_info *io = &m->io[i];
+        const run_input *r = run_inputs_match(in, io->name);
+        char d[128], en[CLI_ESC_CAP], ep[CLI_ESC_CAP];
         if (!r)
             continue;
-        printf("  %-16s %-8s %-14s %s\n", io.name, prt_dtype_name(io.dtype),
-               cli_format_dims(&r->arr.dims, d, sizeof d), r->path ? r->path : "random");
+        printf("  %-16s %-8s %-14s %s\n", cli_escape(io->name, en, sizeof en),
+               prt_dtype_name(io->dtype), cli_format_dims(&r->arr.dims, d, sizeof d),
+               r->path ? cli_escape(r->path, ep, sizeof ep) : "random");
     }
 }
 
@@ -355,6 +429,7 @@ int cmd_run(int argc, char **argv)
 {
     run_args a;
     run_inputs in = {NULL, 0};
+    run_model model = {NULL, 0, 0};
     prt_registry *reg = NULL;
     prt_engine *engine = NULL;
     run_ctx *ctxs = NULL;
@@ -381,16 +456,38 @@ int cmd_run(int argc, char **argv)
     if (!(reg = cli_registry_create(&a.m.plugins)) || load_inputs(&a, &in) != CLI_OK)
         goto done;
     t0 = cli_now();
-    if ((onnx ? build_from_onnx(&a, reg, &in, &engine)
-              : cli_load_plan(a.m.model, reg, &engine, &plan_size)) != CLI_OK)
+    rc = onnx ? build_from_onnx(&a, reg, &in, &engine)
+              : cli_load_plan(a.m.model, reg, &engine, &plan_size);
+    if (rc != CLI_OK)
         goto done;
+    rc = CLI_FAIL;
     t1 = cli_now();
     if (a.profile >= prt_engine_profile_count(engine) && a.profile > 0) {
         cli_error("--profile %lld: the engine has %d profile(s)", (long long)a.profile,
                   (int)prt_engine_profile_count(engine));
         goto done;
     }
-    if (run_inputs_bind(&in, engine, &a.shapes, a.random_inputs, (uint64_t)a.seed) != CLI_OK)
+    if (run_model_init(&model, engine) != CLI_OK)
+        goto done;
+    if ((rc = run_model_check_shapes(&model, &a.shapes)) != CLI_OK)
+        goto done;
+    rc = CLI_FAIL;
+    ctxs = calloc((size_t)a.threads, sizeof *ctxs);
+    handles = calloc((size_t)a.threads, sizeof *handles);
+    if (!ctxs || !handles) {
+        cli_error("out of memory for %lld execution contexts", (long long)a.threads);
+        goto done;
+    }
+    /* Contexts before inputs: a context on the profile tells which inputs
+     * the profile fixes, and those need no --shapes for random data. */
+    for (int t = 0; t < (int)a.threads; t++) {
+        if (run_ctx_create(&ctxs[t], engine, (int32_t)a.profile, a.memory_limit) !=
+            CLI_OK)
+            goto done;
+        handles[t] = ctxs[t].ctx;
+    }
+    if (run_inputs_bind(&in, &model, ctxs[0].ctx, &a.shapes, a.random_inputs,
+                        (uint64_t)a.seed) != CLI_OK)
         goto done;
     if (onnx)
         printf("model: %s, built in %.3f s for %s\n", a.m.model, t1 - t0,
@@ -398,18 +495,10 @@ int cmd_run(int argc, char **argv)
     else
         printf("model: %s, plan of %zu bytes for %s, loaded in %.3f s\n", a.m.model,
                plan_size, cli_device_name(prt_engine_device(engine)), t1 - t0);
-    print_inputs(engine, &in);
-    ctxs = calloc((size_t)a.threads, sizeof *ctxs);
-    handles = calloc((size_t)a.threads, sizeof *handles);
-    if (!ctxs || !handles) {
-        cli_error("out of memory");
-        goto done;
-    }
-    for (int t = 0; t < (int)a.threads; t++) {
-        if (run_ctx_create(&ctxs[t], engine, (int32_t)a.profile, &in) != CLI_OK)
+    print_inputs(&model, &in);
+    for (int t = 0; t < (int)a.threads; t++)
+        if (run_ctx_bind(&ctxs[t], &model, &in) != CLI_OK)
             goto done;
-        handles[t] = ctxs[t].ctx;
-    }
     if (cli_bench_run(handles, (int)a.threads, (int)a.warmup, (int)a.iterations, &stats) !=
         CLI_OK)
         goto done;
@@ -425,6 +514,7 @@ done:
         run_ctx_destroy(&ctxs[t]);
     free(ctxs);
     free(handles);
+    run_model_free(&model);
     prt_engine_destroy(engine);
     prt_registry_destroy(reg);
     run_inputs_free(&in);

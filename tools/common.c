@@ -384,7 +384,7 @@ int cli_plugin_opts_add(cli_plugin_opts *o, const char *path)
 {
     const char **libs = realloc(o->libs, sizeof *libs * (size_t)(o->nb_libs + 1));
     if (!libs) {
-        cli_error("out of memory");
+        cli_error("out of memory for the list of --plugins libraries");
         return CLI_FAIL;
     }
     libs[o->nb_libs++] = path;

@@ -1,5 +1,5 @@
 /* Describing an engine for people: I/O tensors and plugin keys, shared by
- * `plugrt build`'s summary and `plugrt inspect`. */
+ * `plugrt build`'s summary, `plugrt inspect` and `plugrt run`. */
 #ifndef PLUGRT_TOOLS_DESCRIBE_H
 #define PLUGRT_TOOLS_DESCRIBE_H
 
@@ -12,8 +12,14 @@ char *cli_plugin_key(const char *plugin_namespace, const char *name,
                      const char *version, char *buf, size_t cap);
 /* "dims 0, 2" for a data-dependent mask; "" when 0. */
 char *cli_mask_str(uint32_t mask, char *buf, size_t cap);
-/* One line per input and output: name, dtype, dims, data-dependent dims. */
-void cli_print_io(FILE *f, const prt_engine *engine, const char *indent);
+/* Every input and output of the engine, inputs first: *out (free with
+ * free()) holds *count entries, names borrowed from the engine. Reading one
+ * allocates inside plugrt and can fail; then the error is printed and
+ * CLI_FAIL returned, so no caller goes on with an I/O missing. */
+int cli_engine_io(const prt_engine *engine, prt_io_info **out, int32_t *count);
+/* One line per input and output: name, dtype, dims, data-dependent dims.
+ * CLI_FAIL (printed) if the I/O cannot be read. */
+int cli_print_io(FILE *f, const prt_engine *engine, const char *indent);
 /* 1 if the layer's plugin is one of plugrt's built-in ops. */
 int cli_is_builtin(const prt_layer_info *li);
 

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "numeric.h"
+#include "cli.h"
 
 const char *cli_field_type_name(int32_t type)
 {
@@ -22,10 +22,10 @@ static double number(const prt_field *fd, int64_t i)
     case PRT_FIELD_INT16: return ((const int16_t *)p)[i];
     case PRT_FIELD_INT32: return ((const int32_t *)p)[i];
     case PRT_FIELD_INT64: return (double)((const int64_t *)p)[i];
-    case PRT_FIELD_FLOAT16: return cli_half_to_float(((const uint16_t *)p)[i]);
+    case PRT_FIELD_FLOAT16: return prt_half_to_float(((const uint16_t *)p)[i]);
     case PRT_FIELD_FLOAT32: return ((const float *)p)[i];
     case PRT_FIELD_FLOAT64: return ((const double *)p)[i];
-    case PRT_FIELD_BFLOAT16: return cli_bf16_to_float(((const uint16_t *)p)[i]);
+    case PRT_FIELD_BFLOAT16: return prt_bf16_to_float(((const uint16_t *)p)[i]);
     default: return 0.0;
     }
 }
@@ -36,16 +36,15 @@ static int is_integer_type(int32_t t)
            t == PRT_FIELD_INT64;
 }
 
+/* Dims as everywhere else in the program's text (cli_format_dims). */
 static void print_dims(FILE *f, const prt_dims *d)
 {
+    char buf[PRT_MAX_DIMS * 24 + 8];
     if (d->nb_dims < 0 || d->nb_dims > PRT_MAX_DIMS) {
         fputs("<invalid>", f);
         return;
     }
-    fputc('(', f);
-    for (int32_t i = 0; i < d->nb_dims; i++)
-        fprintf(f, "%s%lld", i ? ", " : "", (long long)d->d[i]);
-    fputs(d->nb_dims == 1 ? ",)" : ")", f);
+    fputs(cli_format_dims(d, buf, sizeof buf), f);
 }
 
 static void print_string(FILE *f, const char *s, int64_t n)
@@ -106,6 +105,14 @@ void cli_field_print(FILE *f, const prt_field *fd, int64_t max_elems)
         fputc(']', f);
 }
 
+void cli_json_dims(json_writer *w, const char *key, const prt_dims *d)
+{
+    json_begin_array(w, key);
+    for (int32_t i = 0; i < d->nb_dims && i < PRT_MAX_DIMS; i++)
+        json_int(w, NULL, d->d[i]);
+    json_end_array(w);
+}
+
 void cli_field_json(json_writer *w, const prt_field *fd)
 {
     int64_t n = fd->length;
@@ -124,11 +131,7 @@ void cli_field_json(json_writer *w, const prt_field *fd)
         json_begin_array(w, "value");
         for (int64_t i = 0; i < n; i++) {
             if (fd->type == PRT_FIELD_DIMS) {
-                const prt_dims *d = &((const prt_dims *)fd->data)[i];
-                json_begin_array(w, NULL);
-                for (int32_t k = 0; d->nb_dims <= PRT_MAX_DIMS && k < d->nb_dims; k++)
-                    json_int(w, NULL, d->d[k]);
-                json_end_array(w);
+                cli_json_dims(w, NULL, &((const prt_dims *)fd->data)[i]);
             } else if (fd->type == PRT_FIELD_INT64) {
                 json_int(w, NULL, ((const int64_t *)fd->data)[i]);
             } else if (is_integer_type(fd->type)) {

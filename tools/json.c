@@ -4,44 +4,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "text.h"
+
 void json_init(json_writer *w, FILE *f)
 {
     w->f = f;
     w->depth = 0;
     w->count[0] = 0;
-}
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    size_t len;
-    uint32_t cp;
-    if (s[0] < 0x80)
-        return 1;
-    if ((s[0] & 0xe0) == 0xc0) {
-        len = 2;
-        cp = s[0] & 0x1fu;
-    } else if ((s[0] & 0xf0) == 0xe0) {
-        len = 3;
-        cp = s[0] & 0x0fu;
-    } else if ((s[0] & 0xf8) == 0xf0) {
-        len = 4;
-        cp = s[0] & 0x07u;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3fu);
-    }
-    /* Overlong forms, surrogates and values past U+10FFFF are invalid. */
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-        return 0;
-    return len;
 }
 
 static void put_string(FILE *f, const char *str, size_t n)
@@ -50,31 +19,28 @@ static void put_string(FILE *f, const char *str, size_t n)
     fputc('"', f);
     for (size_t i = 0; i < n;) {
         unsigned char c = s[i];
-        size_t len;
+        unsigned cp = 0;
+        size_t len = cli_utf8_next(s + i, n - i, &cp);
         if (c == '"' || c == '\\') {
             fputc('\\', f);
             fputc(c, f);
-            i++;
         } else if (c == '\n') {
             fputs("\\n", f);
-            i++;
         } else if (c == '\t') {
             fputs("\\t", f);
-            i++;
         } else if (c == '\r') {
             fputs("\\r", f);
-            i++;
-        } else if (c < 0x20 || c == 0x7f) {
-            fprintf(f, "\\u%04x", c);
-            i++;
-        } else if ((len = utf8_len(s + i, n - i)) == 0) {
+        } else if (len == 0) {
             /* Not UTF-8: keep the byte as its Latin-1 code point. */
             fprintf(f, "\\u%04x", c);
-            i++;
+        } else if (cli_is_control(cp)) {
+            /* DEL and C1 are valid JSON raw, but a terminal showing the
+             * document would act on them (U+009B is CSI). */
+            fprintf(f, "\\u%04x", cp);
         } else {
             fwrite(s + i, 1, len, f);
-            i += len;
         }
+        i += len ? len : 1;
     }
     fputc('"', f);
 }

@@ -454,7 +454,7 @@ int npy_read(const char *path, npy_array *out, char *err, size_t errlen)
     }
     hbuf = malloc(hlen ? hlen : 1);
     if (!hbuf) {
-        fail(err, errlen, path, "out of memory");
+        fail(err, errlen, path, "out of memory for the header");
         goto bad;
     }
     if (fseek(f, (long)prefix, SEEK_SET) != 0 || fread(hbuf, 1, hlen, f) != hlen) {
@@ -519,7 +519,7 @@ int npy_write(const char *path, int32_t dtype, const prt_dims *dims, const void 
     snprintf(shape + n, sizeof shape - n, dims->nb_dims == 1 ? ",)" : ")");
     hdr = malloc(256 + sizeof shape);
     if (!hdr)
-        return fail(err, errlen, path, "out of memory");
+        return fail(err, errlen, path, "out of memory for the header");
     hlen = (size_t)sprintf(hdr, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
                            descr, shape);
     /* Pad with spaces and a final newline so the data starts 64-aligned. */

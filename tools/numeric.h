@@ -1,15 +1,11 @@
 /* Element access across dtypes for the plugrt program: values as doubles
- * (for comparison and printing), half-precision conversion, and random
- * tensor contents. */
+ * (for comparison and printing) and random tensor contents. Half and
+ * bfloat16 conversion is plugrt's own (prt_half_to_float, ...). */
 #ifndef PLUGRT_TOOLS_NUMERIC_H
 #define PLUGRT_TOOLS_NUMERIC_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-float cli_half_to_float(uint16_t h);
-uint16_t cli_float_to_half(float f);
-float cli_bf16_to_float(uint16_t b);
 
 /* Element i of an array of `dtype` as a double (int64 beyond 2^53 rounds). */
 double cli_element(int32_t dtype, const void *data, int64_t i);

@@ -110,9 +110,12 @@ int cli_parse_size(const char *opt, const char *s, int64_t *out)
                  {"TiB", 1099511627776.0}};
     char *end;
     double v;
+    size_t digits = strspn(s, "0123456789.");
     errno = 0;
     v = strtod(s, &end);
-    if (errno || end == s || !isfinite(v) || v < 0)
+    /* Decimal digits only: strtod would also take " 1", "1e3", "0x10" and
+     * "-0", none of which is a size anyone means. */
+    if (errno || end == s || (size_t)(end - s) != digits || !isfinite(v))
         return cli_usage("%s: '%s' is not a size (e.g. 512M, 1G, 1048576)", opt, s);
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcmp(end, units[i].suffix) != 0)
@@ -168,7 +171,7 @@ int cli_shapes_set(cli_shapes *list, const char *name, const prt_dims *dims)
     items = copy ? realloc(list->items, sizeof *items * (size_t)(list->count + 1)) : NULL;
     if (!items) {
         free(copy);
-        cli_error("out of memory");
+        cli_error("out of memory for the shape of %s", name);
         return CLI_FAIL;
     }
     items[list->count].name = copy;
@@ -183,7 +186,7 @@ int cli_shapes_parse(cli_shapes *list, const char *opt, const char *s)
     char *buf = cli_strdup(s), *save = NULL, *item;
     int rc = CLI_OK;
     if (!buf) {
-        cli_error("out of memory");
+        cli_error("out of memory for a copy of %s", opt);
         return CLI_FAIL;
     }
     if (*s == '\0')
@@ -265,7 +268,7 @@ int cli_plugin_ops_parse(cli_plugin_ops *list, const char *opt, const char *s)
         free(op.plugin_namespace);
         if (items)
             list->items = items;
-        cli_error("out of memory");
+        cli_error("out of memory for %s %s", opt, s);
         return CLI_FAIL;
     }
     items[list->count++] = op;

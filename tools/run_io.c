@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "describe.h"
 #include "numeric.h"
+#include "text.h"
 
 /* ---- inputs -------------------------------------------------------------- */
 
@@ -25,6 +27,7 @@ static run_input *entry(run_inputs *l, const char *name)
 {
     run_input *in = run_inputs_find(l, name), *items;
     char *copy;
+    char en[CLI_ESC_CAP];
     if (in) {
         npy_array_free(&in->arr);
         free(in->path);
@@ -35,7 +38,9 @@ static run_input *entry(run_inputs *l, const char *name)
     items = copy ? realloc(l->items, sizeof *items * (size_t)(l->count + 1)) : NULL;
     if (!items) {
         free(copy);
-        cli_error("out of memory");
+        cli_error("out of memory for %s input %s",
+                  copy ? "the list of inputs, adding" : "the name of",
+                  cli_escape(name, en, sizeof en));
         return NULL;
     }
     l->items = items;
@@ -47,15 +52,18 @@ static run_input *entry(run_inputs *l, const char *name)
 
 int run_inputs_add_file(run_inputs *l, const char *name, const char *path, int from_dir)
 {
-    char err[1024];
+    char err[1024], en[CLI_ESC_CAP];
     npy_array arr;
     run_input *in;
     char *p;
     if (npy_read(path, &arr, err, sizeof err) != 0) {
-        cli_error("input %s: %s", name, err);
+        cli_error("input %s: %s", cli_escape(name, en, sizeof en), err);
         return CLI_FAIL;
     }
     p = cli_strdup(path);
+    if (!p)
+        cli_error("out of memory for the path of input %s",
+                  cli_escape(name, en, sizeof en));
     in = p ? entry(l, name) : NULL;
     if (!in) {
         free(p);
@@ -130,43 +138,103 @@ run_input *run_inputs_match(const run_inputs *l, const char *name)
     return NULL;
 }
 
-static int make_random(run_inputs *l, const prt_io_info *io, const cli_shapes *shapes,
-                       uint64_t *seed)
+/* ---- the engine's I/O ---------------------------------------------------- */
+
+int run_model_init(run_model *m, const prt_engine *engine)
+{
+    memset(m, 0, sizeof *m);
+    if (cli_engine_io(engine, &m->io, &m->nb_io) != CLI_OK)
+        return CLI_FAIL;
+    while (m->nb_inputs < m->nb_io && m->io[m->nb_inputs].is_input)
+        m->nb_inputs++;
+    return CLI_OK;
+}
+
+void run_model_free(run_model *m)
+{
+    free(m->io);
+    memset(m, 0, sizeof *m);
+}
+
+static void list_inputs(const run_model *m)
+{
+    fprintf(stderr, "  the model's inputs:");
+    for (int32_t i = 0; i < m->nb_inputs; i++) {
+        const prt_io_info *io = &m->io[i];
+        char d[128], en[CLI_ESC_CAP];
+        fprintf(stderr, "%s %s (%s %s)", i ? "," : "",
+                cli_escape(io->name, en, sizeof en), prt_dtype_name(io->dtype),
+                cli_format_dims(&io->dims, d, sizeof d));
+    }
+    fprintf(stderr, "%s\n", m->nb_inputs ? "" : " none");
+}
+
+int run_model_check_shapes(const run_model *m, const cli_shapes *shapes)
+{
+    for (int i = 0; i < shapes->count; i++) {
+        const char *name = shapes->items[i].name;
+        char en[CLI_ESC_CAP];
+        int32_t k = 0;
+        while (k < m->nb_inputs && strcmp(m->io[k].name, name) != 0)
+            k++;
+        if (k < m->nb_inputs)
+            continue;
+        cli_error("--shapes %s: the model has no input of that name",
+                  cli_escape(name, en, sizeof en));
+        list_inputs(m);
+        return cli_usage("give --shapes only for the model's inputs");
+    }
+    return CLI_OK;
+}
+
+/* ---- inputs: binding ----------------------------------------------------- */
+
+static int make_random(run_inputs *l, const prt_io_info *io, const prt_context *ctx,
+                       const cli_shapes *shapes, uint64_t *seed)
 {
     const cli_shape *sh = cli_shapes_find(shapes, io->name);
-    prt_dims dims = io->dims;
-    char a[128], b[128];
+    prt_dims dims = io->dims, fixed;
+    char a[128], b[128], en[CLI_ESC_CAP];
+    const char *name = cli_escape(io->name, en, sizeof en);
     int64_t vol;
     size_t bytes;
     run_input *in;
     void *data;
     if (sh) {
         if (!dims_fit(&io->dims, &sh->dims)) {
-            cli_error("--shapes %s:%s does not fit the input's dims %s", io->name,
+            cli_error("--shapes %s:%s does not fit the input's dims %s", name,
                       cli_format_dims(&sh->dims, a, sizeof a),
                       cli_format_dims(&io->dims, b, sizeof b));
             return CLI_FAIL;
         }
         dims = sh->dims;
+    } else if (prt_context_get_tensor_shape(ctx, io->name, &fixed) == PRT_OK) {
+        /* The context knows the shape before any is set only when the
+         * profile fixes it (min = max). */
+        dims = fixed;
     }
     for (int32_t i = 0; i < dims.nb_dims; i++)
         if (dims.d[i] < 0) {
             cli_error("input %s has dynamic dims %s; give its shape for random data with "
                       "--shapes %s:DIMS",
-                      io->name, cli_format_dims(&io->dims, a, sizeof a), io->name);
+                      name, cli_format_dims(&io->dims, a, sizeof a), name);
             return CLI_FAIL;
         }
     vol = cli_volume(&dims);
     if (vol < 0 || (uint64_t)vol > SIZE_MAX / 8) {
-        cli_error("input %s: shape %s is too large", io->name,
+        cli_error("input %s: shape %s is too large", name,
                   cli_format_dims(&dims, a, sizeof a));
         return CLI_FAIL;
     }
     bytes = (size_t)vol * prt_dtype_size(io->dtype);
     data = malloc(bytes ? bytes : 1);
-    if (!data || !(in = entry(l, io->name))) {
+    if (!data) {
+        cli_error("out of memory for the random data of input %s (%zu bytes)", name,
+                  bytes);
+        return CLI_FAIL;
+    }
+    if (!(in = entry(l, io->name))) {
         free(data);
-        cli_error("out of memory for input %s", io->name);
         return CLI_FAIL;
     }
     cli_fill_random(io->dtype, data, vol, seed);
@@ -178,67 +246,51 @@ static int make_random(run_inputs *l, const prt_io_info *io, const cli_shapes *s
     return CLI_OK;
 }
 
-static void list_inputs(const prt_engine *engine)
+int run_inputs_bind(run_inputs *l, const run_model *m, const prt_context *ctx,
+                    const cli_shapes *shapes, int random_allowed, uint64_t seed)
 {
-    int32_t n = prt_engine_io_count(engine);
-    int first = 1;
-    fprintf(stderr, "  the model's inputs:");
-    for (int32_t i = 0; i < n; i++) {
-        prt_io_info io;
-        char d[128];
-        if (prt_engine_get_io(engine, i, &io) || !io.is_input)
-            continue;
-        fprintf(stderr, "%s %s (%s %s)", first ? "" : ",", io.name,
-                prt_dtype_name(io.dtype), cli_format_dims(&io.dims, d, sizeof d));
-        first = 0;
-    }
-    fprintf(stderr, "%s\n", first ? " none" : "");
-}
-
-int run_inputs_bind(run_inputs *l, const prt_engine *engine, const cli_shapes *shapes,
-                    int random_allowed, uint64_t seed)
-{
-    int32_t n = prt_engine_io_count(engine);
     int bad = 0, listed = 0;
     uint64_t state = seed;
-    for (int32_t i = 0; i < n; i++) {
-        prt_io_info io;
-        run_input *in;
-        char a[128], b[128];
-        if (prt_engine_get_io(engine, i, &io) || !io.is_input)
-            continue;
-        in = run_inputs_match(l, io.name);
+    for (int32_t i = 0; i < m->nb_inputs; i++) {
+        const prt_io_info *io = &m->io[i];
+        run_input *in = run_inputs_match(l, io->name);
+        char a[128], b[128], en[CLI_ESC_CAP], ep[CLI_ESC_CAP];
+        const char *name = cli_escape(io->name, en, sizeof en);
         if (!in) {
             if (!random_allowed) {
+                char safe[512];
+                cli_safe_name(io->name, safe, sizeof safe);
                 cli_error("no data for input %s (%s %s): give --input %s=FILE.npy, put "
                           "input_%s.npy in the --compare directory, or pass "
                           "--random-inputs",
-                          io.name, prt_dtype_name(io.dtype),
-                          cli_format_dims(&io.dims, a, sizeof a), io.name, io.name);
+                          name, prt_dtype_name(io->dtype),
+                          cli_format_dims(&io->dims, a, sizeof a), name, safe);
                 bad = 1;
-            } else if (make_random(l, &io, shapes, &state) != CLI_OK) {
+            } else if (make_random(l, io, ctx, shapes, &state) != CLI_OK) {
                 bad = 1;
             }
             continue;
         }
         in->used = 1;
-        if (in->arr.dtype != io.dtype) {
+        if (in->arr.dtype != io->dtype) {
             cli_error("input %s: %s holds %s, the model takes %s (convert it, e.g. "
                       "numpy's a.astype(np.%s))",
-                      io.name, in->path, prt_dtype_name(in->arr.dtype),
-                      prt_dtype_name(io.dtype),
-                      io.dtype == PRT_BOOL ? "bool_" : prt_dtype_name(io.dtype));
+                      name, cli_escape(in->path, ep, sizeof ep),
+                      prt_dtype_name(in->arr.dtype), prt_dtype_name(io->dtype),
+                      io->dtype == PRT_BOOL ? "bool_" : prt_dtype_name(io->dtype));
             bad = 1;
-        } else if (!dims_fit(&io.dims, &in->arr.dims)) {
-            cli_error("input %s: %s has shape %s, the model takes %s", io.name, in->path,
+        } else if (!dims_fit(&io->dims, &in->arr.dims)) {
+            cli_error("input %s: %s has shape %s, the model takes %s", name,
+                      cli_escape(in->path, ep, sizeof ep),
                       cli_format_dims(&in->arr.dims, a, sizeof a),
-                      cli_format_dims(&io.dims, b, sizeof b));
+                      cli_format_dims(&io->dims, b, sizeof b));
             bad = 1;
         } else {
-            const cli_shape *sh = cli_shapes_find(shapes, io.name);
+            const cli_shape *sh = cli_shapes_find(shapes, io->name);
             if (sh && !dims_fit(&sh->dims, &in->arr.dims)) {
-                cli_error("input %s: --shapes says %s but %s has shape %s", io.name,
-                          cli_format_dims(&sh->dims, a, sizeof a), in->path,
+                cli_error("input %s: --shapes says %s but %s has shape %s", name,
+                          cli_format_dims(&sh->dims, a, sizeof a),
+                          cli_escape(in->path, ep, sizeof ep),
                           cli_format_dims(&in->arr.dims, b, sizeof b));
                 bad = 1;
             }
@@ -246,14 +298,18 @@ int run_inputs_bind(run_inputs *l, const prt_engine *engine, const cli_shapes *s
     }
     for (int i = 0; i < l->count; i++) {
         run_input *in = &l->items[i];
+        char en[CLI_ESC_CAP], ep[CLI_ESC_CAP];
         if (in->used)
             continue;
         if (in->from_dir) {
-            cli_note("ignoring %s: the model has no input %s", in->path, in->name);
+            cli_note("ignoring %s: the model has no input %s",
+                     cli_escape(in->path, ep, sizeof ep),
+                     cli_escape(in->name, en, sizeof en));
         } else {
-            cli_error("--input %s: the model has no input of that name", in->name);
+            cli_error("--input %s: the model has no input of that name",
+                      cli_escape(in->name, en, sizeof en));
             if (!listed++)
-                list_inputs(engine);
+                list_inputs(m);
             bad = 1;
         }
     }
@@ -291,96 +347,116 @@ static void slot_notify(void *user, const char *tensor_name, const prt_dims *dim
 }
 
 int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
-                   const run_inputs *inputs)
+                   int64_t memory_limit)
 {
-    int32_t n = prt_engine_io_count(engine), nb_out = 0;
+    prt_context_options opt;
     prt_status st;
     memset(rc, 0, sizeof *rc);
-    if ((st = prt_context_create(engine, &rc->ctx))) {
+    memset(&opt, 0, sizeof opt);
+    opt.struct_size = sizeof opt;
+    opt.memory_limit = memory_limit;
+    if ((st = prt_context_create_with_options(engine, &opt, &rc->ctx))) {
+        char need[32], limit[32];
         cli_error_api(st, "cannot create an execution context");
+        if (memory_limit > 0 && prt_engine_context_memory_size(engine) > memory_limit)
+            fprintf(stderr,
+                    "  the engine needs %s per context and --memory-limit allows "
+                    "%s: raise the limit or leave it out\n",
+                    cli_format_bytes(prt_engine_context_memory_size(engine), need,
+                                     sizeof need),
+                    cli_format_bytes(memory_limit, limit, sizeof limit));
         return CLI_FAIL;
     }
     if (profile != 0 && (st = prt_context_set_profile(rc->ctx, profile))) {
         cli_error_api(st, "--profile %d", (int)profile);
         return CLI_FAIL;
     }
-    for (int32_t i = 0; i < n; i++) {
-        prt_io_info io;
-        if (prt_engine_get_io(engine, i, &io) == PRT_OK && !io.is_input)
-            nb_out++;
+    return CLI_OK;
+}
+
+static int bind_output(run_ctx *rc, run_slot *s, const prt_io_info *io)
+{
+    prt_status st;
+    char en[CLI_ESC_CAP];
+    s->name = io->name;
+    s->dtype = io->dtype;
+    if (io->data_dependent_mask) {
+        s->use_allocator = 1;
+        s->alloc.struct_size = sizeof s->alloc;
+        s->alloc.abi_version = PRT_PLUGIN_ABI_VERSION;
+        s->alloc.user = s;
+        s->alloc.reallocate = slot_reallocate;
+        s->alloc.notify_shape = slot_notify;
+        s->notified.nb_dims = -1;
+        st = prt_context_set_output_allocator(rc->ctx, io->name, &s->alloc);
+    } else {
+        prt_dims dims;
+        int64_t vol;
+        uint64_t bytes;
+        char a[128];
+        st = prt_context_get_tensor_shape(rc->ctx, io->name, &dims);
+        if (st == PRT_OK) {
+            vol = cli_volume(&dims);
+            if (vol < 0) {
+                cli_error("output %s: cannot size a buffer for dims %s",
+                          cli_escape(io->name, en, sizeof en),
+                          cli_format_dims(&dims, a, sizeof a));
+                return CLI_FAIL;
+            }
+            bytes = (uint64_t)vol * prt_dtype_size(io->dtype);
+            if (!slot_reallocate(s, io->name, NULL, bytes, 64)) {
+                cli_error("out of memory for output %s (%llu bytes)",
+                          cli_escape(io->name, en, sizeof en), (unsigned long long)bytes);
+                return CLI_FAIL;
+            }
+            st = prt_context_set_tensor_address(rc->ctx, io->name, s->mem);
+        }
     }
+    if (st) {
+        cli_error_api(st, "output %s", cli_escape(io->name, en, sizeof en));
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+int run_ctx_bind(run_ctx *rc, const run_model *m, const run_inputs *inputs)
+{
+    int32_t nb_out = m->nb_io - m->nb_inputs;
+    prt_status st;
     rc->slots = calloc((size_t)(nb_out ? nb_out : 1), sizeof *rc->slots);
     if (!rc->slots) {
-        cli_error("out of memory");
+        cli_error("out of memory for the bookkeeping of %d outputs", (int)nb_out);
         return CLI_FAIL;
     }
     /* Inputs first: output sizes follow from the input shapes. */
-    for (int32_t i = 0; i < n; i++) {
-        prt_io_info io;
-        const run_input *in = NULL;
+    for (int32_t i = 0; i < m->nb_inputs; i++) {
+        const prt_io_info *io = &m->io[i];
+        const run_input *in = run_inputs_match(inputs, io->name);
+        char en[CLI_ESC_CAP];
         int dynamic = 0;
-        if (prt_engine_get_io(engine, i, &io) || !io.is_input)
-            continue;
-        in = run_inputs_match(inputs, io.name);
         if (!in || !in->used) {
-            cli_error("internal: input %s is not bound", io.name);
+            cli_error("internal: input %s is not bound",
+                      cli_escape(io->name, en, sizeof en));
             return CLI_FAIL;
         }
-        for (int32_t d = 0; d < io.dims.nb_dims; d++)
-            dynamic |= io.dims.d[d] < 0;
-        if (dynamic && (st = prt_context_set_input_shape(rc->ctx, io.name, &in->arr.dims))) {
+        for (int32_t d = 0; d < io->dims.nb_dims; d++)
+            dynamic |= io->dims.d[d] < 0;
+        if (dynamic &&
+            (st = prt_context_set_input_shape(rc->ctx, io->name, &in->arr.dims))) {
             char a[128];
-            cli_error_api(st, "input %s with shape %s", io.name,
+            cli_error_api(st, "input %s with shape %s",
+                          cli_escape(io->name, en, sizeof en),
                           cli_format_dims(&in->arr.dims, a, sizeof a));
             return CLI_FAIL;
         }
-        if ((st = prt_context_set_tensor_address(rc->ctx, io.name, in->arr.data))) {
-            cli_error_api(st, "input %s", io.name);
+        if ((st = prt_context_set_tensor_address(rc->ctx, io->name, in->arr.data))) {
+            cli_error_api(st, "input %s", cli_escape(io->name, en, sizeof en));
             return CLI_FAIL;
         }
     }
-    for (int32_t i = 0; i < n; i++) {
-        prt_io_info io;
-        run_slot *s;
-        if (prt_engine_get_io(engine, i, &io) || io.is_input)
-            continue;
-        s = &rc->slots[rc->nb_slots++];
-        s->name = io.name;
-        s->dtype = io.dtype;
-        if (io.data_dependent_mask) {
-            s->use_allocator = 1;
-            s->alloc.struct_size = sizeof s->alloc;
-            s->alloc.abi_version = PRT_PLUGIN_ABI_VERSION;
-            s->alloc.user = s;
-            s->alloc.reallocate = slot_reallocate;
-            s->alloc.notify_shape = slot_notify;
-            s->notified.nb_dims = -1;
-            st = prt_context_set_output_allocator(rc->ctx, io.name, &s->alloc);
-        } else {
-            prt_dims dims;
-            int64_t vol;
-            st = prt_context_get_tensor_shape(rc->ctx, io.name, &dims);
-            if (st == PRT_OK) {
-                vol = cli_volume(&dims);
-                if (vol < 0) {
-                    char a[128];
-                    cli_error("output %s: cannot size a buffer for dims %s", io.name,
-                              cli_format_dims(&dims, a, sizeof a));
-                    return CLI_FAIL;
-                }
-                if (!slot_reallocate(s, io.name, NULL,
-                                     (uint64_t)vol * prt_dtype_size(io.dtype), 64)) {
-                    cli_error("out of memory for output %s", io.name);
-                    return CLI_FAIL;
-                }
-                st = prt_context_set_tensor_address(rc->ctx, io.name, s->mem);
-            }
-        }
-        if (st) {
-            cli_error_api(st, "output %s", io.name);
+    for (int32_t i = m->nb_inputs; i < m->nb_io; i++)
+        if (bind_output(rc, &rc->slots[rc->nb_slots++], &m->io[i]) != CLI_OK)
             return CLI_FAIL;
-        }
-    }
     return CLI_OK;
 }
 
@@ -397,9 +473,10 @@ int run_ctx_output(const run_ctx *rc, int i, prt_dims *dims, const void **data)
 {
     const run_slot *s = &rc->slots[i];
     int64_t vol;
+    char en[CLI_ESC_CAP];
     prt_status st = prt_context_get_tensor_shape(rc->ctx, s->name, dims);
     if (st) {
-        cli_error_api(st, "shape of output %s", s->name);
+        cli_error_api(st, "shape of output %s", cli_escape(s->name, en, sizeof en));
         return CLI_FAIL;
     }
     vol = cli_volume(dims);
@@ -408,7 +485,8 @@ int run_ctx_output(const run_ctx *rc, int i, prt_dims *dims, const void **data)
         char a[128];
         cli_error("output %s: the runtime reports dims %s, more than the %llu bytes it "
                   "was given (a bug in plugrt; please report it)",
-                  s->name, cli_format_dims(dims, a, sizeof a), (unsigned long long)s->cap);
+                  cli_escape(s->name, en, sizeof en), cli_format_dims(dims, a, sizeof a),
+                  (unsigned long long)s->cap);
         return CLI_FAIL;
     }
     *data = s->mem;

@@ -38,13 +38,27 @@ run_input *run_inputs_find(run_inputs *l, const char *name);
 run_input *run_inputs_match(const run_inputs *l, const char *name);
 void run_inputs_free(run_inputs *l);
 
+/* The engine's inputs and outputs as `plugrt run` needs them: read once
+ * (cli_engine_io), so that every loop sees the same list. */
+typedef struct run_model {
+    prt_io_info *io; /* inputs first */
+    int32_t nb_io, nb_inputs;
+} run_model;
+
+/* CLI_FAIL (printed) if the I/O cannot be read. */
+int run_model_init(run_model *m, const prt_engine *engine);
+void run_model_free(run_model *m);
+/* Checks that every --shapes name is an input: a usage error naming the
+ * first that is not (with the list of inputs). */
+int run_model_check_shapes(const run_model *m, const cli_shapes *shapes);
+
 /* Checks every input of the engine has data (making random data with the
  * seed when allowed), with the right dtype and a shape that fits the
- * engine's dims; notes files that match no input. `shapes` (--shapes)
- * gives the dims of random inputs. Prints what is wrong and returns
- * CLI_FAIL. */
-int run_inputs_bind(run_inputs *l, const prt_engine *engine, const cli_shapes *shapes,
-                    int random_allowed, uint64_t seed);
+ * engine's dims; notes files that match no input. The dims of random data
+ * come from `shapes` (--shapes), else from `ctx` for an input whose profile
+ * fixes its shape (min = max). Prints what is wrong and returns CLI_FAIL. */
+int run_inputs_bind(run_inputs *l, const run_model *m, const prt_context *ctx,
+                    const cli_shapes *shapes, int random_allowed, uint64_t seed);
 
 /* One output of one context. */
 typedef struct run_slot {
@@ -63,10 +77,13 @@ typedef struct run_ctx {
     int nb_slots;
 } run_ctx;
 
-/* A context with input shapes and addresses set (inputs must be bound) and
- * outputs bound as described above. */
+/* A context of the engine on `profile`, its scratch memory bounded by
+ * memory_limit bytes (0: no limit). */
 int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
-                   const run_inputs *inputs);
+                   int64_t memory_limit);
+/* Sets input shapes and addresses (the inputs must be bound) and binds the
+ * outputs as described above. */
+int run_ctx_bind(run_ctx *rc, const run_model *m, const run_inputs *inputs);
 void run_ctx_destroy(run_ctx *rc);
 
 /* After a run: output i's true dims and data. */

@@ -6,6 +6,9 @@
 #   MODELS      the shared test models (shared/models beside the repo)
 #   PYTHON      /usr/bin/python3 (with numpy and onnx)
 #   NPY_CHECK   the .npy helper (tests/cli/npy_check.c)
+#   MAKE_PLAN   writes plans through the C API (tests/cli/make_plan.c)
+#   FAILMALLOC  the allocation-failure shim (tests/cli/failmalloc.c); empty
+#               under the sanitizers
 #   WORK        a scratch directory of this test
 #   SRC         tests/cli in the source tree
 set -u
