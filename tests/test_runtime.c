@@ -4,15 +4,27 @@
  * library's NonZeroPlugin:
  *  - a data-dependent dim flowing through a second layer (NonZero -> ToFloat);
  *  - build -> bytes -> engine -> run equals the first run, output allocator;
- *  - a plugin writing a size above its bound is caught;
+ *  - an output allocator is handed back the memory it returned last time
+ *    (`current`), as plugrt.h says;
+ *  - a plugin writing a size above its bound is caught; a layer whose only
+ *    data-dependent output is a 0-D size tensor is checked against its real
+ *    bound;
  *  - autotuning never picks a tactic that disagrees with tactic 0;
  *  - every single-byte flip and every truncation of an engine file fails
- *    cleanly; a wrong magic and a future version are named;
+ *    cleanly; a wrong magic and a future version are named; an engine file
+ *    whose size tensor has no SIZE expression node, or two, is rejected (the
+ *    runtime reads that node's upper bound);
+ *  - two outputs of one layer that alias the same input never share memory;
  *  - bad use: shape outside the profile, missing address, unknown plugin;
+ *  - contexts on one engine run from several threads at once; contexts
+ *    created concurrently never call the engine's plugin object from two
+ *    threads at once (plugin.h's threading promise);
  *  - allocation failure at every point of build, load and run.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "base/base.h"
 #include "engine/engine_impl.h"
@@ -20,7 +32,21 @@
 
 /* ---- test plugins -------------------------------------------------------- */
 
-enum { KIND_TOFLOAT, KIND_BADSIZE, KIND_TACTICAL, KIND_FILL, KIND_SHAPEOF };
+/* Count: the number of positive elements, as a 0-D size tensor. Copy: y = x.
+ * Dup2: two outputs, x + 1 and x + 2, both aliasing x. SlowAttach: a copy
+ * whose attach_to_context notices two threads inside it at once. */
+enum {
+    KIND_TOFLOAT,
+    KIND_BADSIZE,
+    KIND_TACTICAL,
+    KIND_FILL,
+    KIND_SHAPEOF,
+    KIND_COUNT,
+    KIND_COPY,
+    KIND_DUP2,
+    KIND_ATTACH,
+    NB_KINDS
+};
 
 typedef struct tplug {
     prt_plugin base;
@@ -31,7 +57,9 @@ typedef struct tplug {
 
 static const char *tp_name(const prt_plugin *p)
 {
-    static const char *const names[] = {"ToFloat", "BadSize", "Tactical", "Fill", "ShapeOf"};
+    static const char *const names[NB_KINDS] = {"ToFloat", "BadSize", "Tactical",
+                                                "Fill",    "ShapeOf", "Count",
+                                                "Copy",    "Dup2",    "SlowAttach"};
     return names[((const tplug *)p)->kind];
 }
 static const char *tp_version(const prt_plugin *p) { (void)p; return "1"; }
@@ -40,16 +68,18 @@ static uint32_t tp_devices(const prt_plugin *p) { (void)p; return 1u << PRT_DEVI
 
 static int32_t tp_nb_outputs(const prt_plugin *p)
 {
-    return ((const tplug *)p)->kind == KIND_BADSIZE ? 2 : 1;
+    int32_t kind = ((const tplug *)p)->kind;
+    return kind == KIND_BADSIZE || kind == KIND_DUP2 ? 2 : 1;
 }
 
 static prt_status tp_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out,
                             const int32_t *in, int32_t nb_in)
 {
-    (void)nb_out;
+    int32_t kind = ((tplug *)p)->kind;
     (void)nb_in;
-    out[0] = ((tplug *)p)->kind == KIND_SHAPEOF ? PRT_INT64 : PRT_FLOAT32;
-    if (((tplug *)p)->kind == KIND_BADSIZE)
+    for (int32_t o = 0; o < nb_out; o++)
+        out[o] = kind == KIND_SHAPEOF || kind == KIND_COUNT ? PRT_INT64 : PRT_FLOAT32;
+    if (kind == KIND_BADSIZE)
         out[1] = PRT_INT64;
     (void)in;
     return PRT_OK;
@@ -60,7 +90,6 @@ static prt_status tp_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_i
                             int32_t nb_out, prt_expr_builder *eb)
 {
     (void)nb_in;
-    (void)nb_out;
     if (((tplug *)p)->kind == KIND_SHAPEOF) {
         out[0].nb_dims = 1;
         out[0].d[0] = eb->constant(eb, in[0].nb_dims);
@@ -83,7 +112,14 @@ static prt_status tp_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_i
         out[1].nb_dims = 0;
         return out[0].d[0] ? PRT_OK : PRT_ERR_PLUGIN;
     }
-    out[0] = in[0];
+    if (((tplug *)p)->kind == KIND_COUNT) {
+        /* The count of positive elements: 0..N, tuned at N. */
+        out[0].nb_dims = 0;
+        return eb->declare_size_tensor(eb, 0, in[0].d[0], in[0].d[0]) ? PRT_OK
+                                                                       : PRT_ERR_PLUGIN;
+    }
+    for (int32_t o = 0; o < nb_out; o++)
+        out[o] = in[0];
     return PRT_OK;
 }
 
@@ -99,9 +135,15 @@ static int32_t tp_supports(prt_plugin *p, int32_t pos, const prt_dynamic_tensor_
                                        : io[pos].desc.dtype == PRT_FLOAT32;
     if (t->kind == KIND_BADSIZE && pos == nb_in + 1)
         return io[pos].desc.dtype == PRT_INT64;
-    if (t->kind == KIND_SHAPEOF)
+    if (t->kind == KIND_SHAPEOF || t->kind == KIND_COUNT)
         return io[pos].desc.dtype == PRT_INT64;
     return io[pos].desc.dtype == PRT_FLOAT32;
+}
+
+static int32_t tp_alias(const prt_plugin *p, int32_t o)
+{
+    (void)o;
+    return ((const tplug *)p)->kind == KIND_DUP2 ? 0 : -1;
 }
 
 static prt_status tp_tactics(prt_plugin *p, int32_t *tactics, int32_t cap, int32_t *count)
@@ -143,16 +185,41 @@ static prt_status tp_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
     }
     for (int32_t d = 0; d < in_desc[0].dims.nb_dims; d++)
         n *= in_desc[0].dims.d[d];
-    if (t->kind == KIND_TOFLOAT) {
+    switch (t->kind) {
+    case KIND_TOFLOAT:
         for (int64_t i = 0; i < n; i++)
             ((float *)out[0])[i] = (float)((const int32_t *)in[0])[i] * 0.5f;
-    } else if (t->kind == KIND_BADSIZE) {
+        break;
+    case KIND_BADSIZE:
         *(int64_t *)out[1] = n + 5; /* past the declared bound n */
-    } else {
+        break;
+    case KIND_COUNT: {
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++)
+            k += ((const float *)in[0])[i] > 0;
+        *(int64_t *)out[0] = k;
+        break;
+    }
+    case KIND_DUP2:
+        /* Written for in place: each element is read before either output
+         * element is written. */
+        for (int64_t i = 0; i < n; i++) {
+            float a = ((const float *)in[0])[i];
+            ((float *)out[0])[i] = a + 1;
+            ((float *)out[1])[i] = a + 2;
+        }
+        break;
+    case KIND_COPY:
+    case KIND_ATTACH:
+        for (int64_t i = 0; i < n; i++)
+            ((float *)out[0])[i] = ((const float *)in[0])[i];
+        break;
+    default:
         /* Tactic 2 is "fast" and wrong: it must never be chosen. */
         for (int64_t i = 0; i < n; i++)
             ((float *)out[0])[i] = ((const float *)in[0])[i] * 2.0f +
                                    (t->tactic == 2 ? 1.0f : 0.0f);
+        break;
     }
     return PRT_OK;
 }
@@ -176,11 +243,22 @@ static prt_plugin *tp_clone(const prt_plugin *p)
     tplug *c = malloc(sizeof *c);
     if (c)
         *c = *(const tplug *)p;
-    return &c->base;
+    return c ? &c->base : NULL;
 }
+
+/* SlowAttach: flags two threads inside attach_to_context of one object. */
+static atomic_int attach_inside, attach_overlaps;
+
 static prt_plugin *tp_attach(prt_plugin *p, prt_plugin_resources *r)
 {
     (void)r;
+    if (((tplug *)p)->kind == KIND_ATTACH) {
+        struct timespec ts = {0, 2000000};
+        if (atomic_fetch_add(&attach_inside, 1) != 0)
+            atomic_fetch_add(&attach_overlaps, 1);
+        nanosleep(&ts, NULL);
+        atomic_fetch_sub(&attach_inside, 1);
+    }
     return tp_clone(p);
 }
 static const prt_field_collection *tp_fields(prt_plugin *p) { return &((tplug *)p)->fc; }
@@ -190,7 +268,7 @@ static const prt_plugin_core tp_core = {sizeof tp_core, PRT_PLUGIN_ABI_VERSION, 
                                         tp_version, tp_ns, tp_devices};
 static const prt_plugin_build tp_build = {
     sizeof tp_build, PRT_PLUGIN_ABI_VERSION, tp_nb_outputs, tp_dtypes, tp_shapes,
-    tp_supports, NULL, NULL, tp_tactics, NULL, tp_values};
+    tp_supports, NULL, NULL, tp_tactics, tp_alias, tp_values};
 static const prt_plugin_runtime tp_runtime = {
     sizeof tp_runtime, PRT_PLUGIN_ABI_VERSION, tp_set_tactic, NULL, tp_enqueue,
     tp_attach, tp_fields, tp_clone, tp_destroy};
@@ -212,23 +290,20 @@ static prt_status tp_create(const prt_plugin_creator *c, const char *layer,
     return PRT_OK;
 }
 
-static prt_plugin_creator tp_creators[5] = {
-    {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "ToFloat", "1", "test", 0, NULL,
-     tp_create, (void *)(intptr_t)KIND_TOFLOAT},
-    {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "BadSize", "1", "test", 0, NULL,
-     tp_create, (void *)(intptr_t)KIND_BADSIZE},
-    {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "Tactical", "1", "test", 0, NULL,
-     tp_create, (void *)(intptr_t)KIND_TACTICAL},
-    {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "Fill", "1", "test", 0, NULL,
-     tp_create, (void *)(intptr_t)KIND_FILL},
-    {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "ShapeOf", "1", "test", 0, NULL,
-     tp_create, (void *)(intptr_t)KIND_SHAPEOF},
-};
+#define TP_CREATOR(name, kind)                                                        \
+    {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, name, "1", "test", 0, NULL, \
+     tp_create, (void *)(intptr_t)(kind)}
+static prt_plugin_creator tp_creators[NB_KINDS] = {
+    TP_CREATOR("ToFloat", KIND_TOFLOAT), TP_CREATOR("BadSize", KIND_BADSIZE),
+    TP_CREATOR("Tactical", KIND_TACTICAL), TP_CREATOR("Fill", KIND_FILL),
+    TP_CREATOR("ShapeOf", KIND_SHAPEOF), TP_CREATOR("Count", KIND_COUNT),
+    TP_CREATOR("Copy", KIND_COPY), TP_CREATOR("Dup2", KIND_DUP2),
+    TP_CREATOR("SlowAttach", KIND_ATTACH)};
 
 static prt_registry *make_registry(void)
 {
     prt_registry *reg = tu_registry_with_plugins();
-    for (int i = 0; reg && i < 5; i++)
+    for (int i = 0; reg && i < NB_KINDS; i++)
         if (prt_registry_add_creator(reg, &tp_creators[i]) != PRT_OK) {
             tu_fail(__FILE__, __LINE__, "add test creator");
             prt_registry_destroy(reg);
@@ -455,6 +530,141 @@ static int test_tactics(prt_registry *reg)
     return 0;
 }
 
+/* ---- layers of the test plugins, built without a registry ---------------- */
+
+/* Adds a one-input layer of `kind` over `in`; *out0 is its output 0. */
+static prt_status add(prt_network *net, int32_t kind, int32_t in, int32_t *layer,
+                      int32_t *out0)
+{
+    prt_plugin *p = NULL;
+    prt_field_collection fc = {0, NULL};
+    prt_status st = tp_create(&tp_creators[kind], "x", &fc, PRT_PHASE_BUILD, &p);
+    if (st)
+        return st;
+    st = prt_network_add_plugin(net, &in, 1, NULL, 0, p, layer);
+    if (st) {
+        p->vt->runtime->destroy(p);
+        return st;
+    }
+    return prt_network_get_layer_output(net, *layer, 0, out0);
+}
+
+/* Builds with one profile X: [1..16] (opt 8). */
+static prt_status build(prt_network *net, prt_engine **out)
+{
+    prt_builder_config *cfg = NULL;
+    prt_dims mn = {1, {1}}, op = {1, {8}}, mx = {1, {16}};
+    int32_t prof;
+    prt_status st = prt_builder_config_create(&cfg);
+    if (!st)
+        st = prt_builder_config_add_profile(cfg, &prof);
+    if (!st)
+        st = prt_builder_config_set_profile_dims(cfg, prof, "X", &mn, &op, &mx);
+    if (!st)
+        st = prt_engine_build(net, cfg, NULL, out);
+    prt_builder_config_destroy(cfg);
+    return st;
+}
+
+/* X: [-1] -> `kind` -> output `name`, built with build(). Non-zero (after a
+ * recorded failure) if that fails. */
+static int build_kind(int32_t kind, const char *name, prt_engine **e)
+{
+    prt_network *net = NULL;
+    prt_dims dyn = {1, {-1}};
+    int32_t tx, l, ty;
+    REQUIRE_OK(prt_network_create(&net));
+    REQUIRE_OK(prt_network_add_input(net, "X", PRT_FLOAT32, &dyn, &tx));
+    REQUIRE_OK(add(net, kind, tx, &l, &ty));
+    REQUIRE_OK(prt_network_set_tensor_name(net, ty, name));
+    REQUIRE_OK(prt_network_mark_output(net, ty));
+    CHECK_OK(build(net, e));
+    prt_network_destroy(net);
+    REQUIRE(*e != NULL);
+    return 0;
+}
+
+/* A layer whose only data-dependent output is a 0-D size tensor (no other
+ * output has a data-dependent dim) is checked against its real bound. */
+static int test_size_only_layer(void)
+{
+    prt_engine *e = NULL;
+    prt_context *ctx = NULL;
+    prt_dims d5 = {1, {5}};
+    float x[5] = {1, -1, 2, 0, 3};
+    int64_t k = -1;
+    if (build_kind(KIND_COUNT, "K", &e))
+        return 1;
+    REQUIRE_OK(prt_context_create(e, &ctx));
+    CHECK_OK(prt_context_set_input_shape(ctx, "X", &d5));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "X", x));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "K", &k));
+    /* Before the fix the bound was read from upper-bound values never
+     * evaluated for this layer (zero), so a count of 3 was "outside 0..0". */
+    CHECK_OK(prt_context_enqueue(ctx, NULL));
+    CHECK(k == 3);
+    prt_context_destroy(ctx);
+    prt_engine_destroy(e);
+    return 0;
+}
+
+/* An output allocator is handed back the memory it returned last time. */
+typedef struct rec_alloc {
+    void *mem;
+    uint64_t size;
+    void *currents[4];
+    int calls;
+} rec_alloc;
+
+static void *rec_reallocate(void *user, const char *name, void *current, uint64_t size,
+                            uint64_t alignment)
+{
+    rec_alloc *r = user;
+    (void)name;
+    (void)alignment;
+    if (r->calls < 4)
+        r->currents[r->calls] = current;
+    r->calls++;
+    if (current && current == r->mem && size <= r->size)
+        return current;
+    free(r->mem);
+    r->mem = malloc(size ? (size_t)size : 1);
+    r->size = r->mem ? size : 0;
+    return r->mem;
+}
+
+static int test_allocator_current(void)
+{
+    prt_engine *e = NULL;
+    prt_context *ctx = NULL;
+    prt_dims d4 = {1, {4}}, d3 = {1, {3}};
+    float x[4] = {1, 2, 3, 4};
+    rec_alloc rec = {0};
+    prt_output_allocator a = {sizeof a, PRT_PLUGIN_ABI_VERSION, &rec, rec_reallocate, NULL};
+    void *first;
+    if (build_kind(KIND_COPY, "Y", &e))
+        return 1;
+    REQUIRE_OK(prt_context_create(e, &ctx));
+    CHECK_OK(prt_context_set_input_shape(ctx, "X", &d4));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "X", x));
+    CHECK_OK(prt_context_set_output_allocator(ctx, "Y", &a));
+    CHECK_OK(prt_context_enqueue(ctx, NULL));
+    first = rec.mem;
+    CHECK_OK(prt_context_set_input_shape(ctx, "X", &d3));
+    CHECK_OK(prt_context_enqueue(ctx, NULL));
+    CHECK(rec.calls == 2);
+    CHECK(rec.currents[0] == NULL);
+    /* Before the fix `current` was always NULL, so the allocator could
+     * never keep its memory. */
+    CHECK(rec.currents[1] == first);
+    CHECK(rec.mem == first);
+    CHECK(rec.mem && ((float *)rec.mem)[2] == 3);
+    prt_context_destroy(ctx);
+    prt_engine_destroy(e);
+    free(rec.mem);
+    return 0;
+}
+
 /* ---- engine bytes ---------------------------------------------------------- */
 
 static int test_corruption(prt_registry *reg)
@@ -520,6 +730,120 @@ static int test_corruption(prt_registry *reg)
     free(copy);
     prt_free(bytes);
     prt_engine_destroy(e);
+    return 0;
+}
+
+/* An engine file needs exactly one SIZE expression node per size tensor. */
+/* X: [5] static -> Count -> K. The program is [CONST 5, SIZE(0, 5, 5)]. */
+static prt_status build_static_count(prt_engine **out)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_dims d5 = {1, {5}};
+    int32_t tx, l, tk;
+    prt_status st = prt_network_create(&net);
+    if (!st)
+        st = prt_network_add_input(net, "X", PRT_FLOAT32, &d5, &tx);
+    if (!st)
+        st = add(net, KIND_COUNT, tx, &l, &tk);
+    if (!st)
+        st = prt_network_set_tensor_name(net, tk, "K");
+    if (!st)
+        st = prt_network_mark_output(net, tk);
+    if (!st)
+        st = prt_builder_config_create(&cfg);
+    if (!st)
+        st = prt_engine_build(net, cfg, NULL, out);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return st;
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void fix_crc(uint8_t *p, size_t size)
+{
+    put_le(p + size - 4, base_crc32(p, size - 4), 4);
+}
+
+/* Offset of the EXPR section's header (tag) in an engine file, or 0. */
+static size_t expr_section(const uint8_t *p, size_t size)
+{
+    for (size_t i = 0; i + 4 <= size; i++)
+        if (memcmp(p + i, "EXPR", 4) == 0)
+            return i;
+    return 0;
+}
+
+#define NODE_FILE_BYTES 24 /* i32 kind, i32 op, i64 imm, i32 a, i32 b */
+
+static int test_size_nodes(void)
+{
+    prt_registry *reg = NULL;
+    prt_engine *e = NULL, *back = NULL;
+    uint8_t *bytes = NULL, *big = NULL;
+    size_t size = 0, sec, nodes;
+    int32_t size_node = -1;
+    REQUIRE_OK(prt_registry_create(&reg));
+    /* Its own registry, holding only the kinds built without one. */
+    for (int i = KIND_COUNT; i < NB_KINDS; i++)
+        REQUIRE_OK(prt_registry_add_creator(reg, &tp_creators[i]));
+    REQUIRE_OK(build_static_count(&e));
+    for (int32_t i = 0; i < e->exprs.nb_nodes; i++)
+        if (e->exprs.nodes[i].kind == EXPR_SIZE)
+            size_node = i;
+    REQUIRE(size_node > 0 && e->exprs.nodes[0].kind == EXPR_CONST);
+    REQUIRE_OK(prt_engine_serialize(e, (void **)&bytes, &size));
+    sec = expr_section(bytes, size);
+    REQUIRE(sec > 0);
+    nodes = sec + 16 + 4; /* tag, flags, length; node count */
+
+    /* No SIZE node for size 0: before the fix the file loaded, and the
+     * runtime took node 0 for the size's node and read its upper bound at
+     * up_values[node 0's b], which nothing checks on a CONST node: a read
+     * far out of bounds (ASan: SEGV in run_layer). */
+    {
+        uint8_t *c = malloc(size);
+        REQUIRE(c != NULL);
+        memcpy(c, bytes, size);
+        put_le(c + nodes + (size_t)size_node * NODE_FILE_BYTES, EXPR_CONST, 4);
+        put_le(c + nodes + 20, 1u << 28, 4); /* node 0's b */
+        fix_crc(c, size);
+        CHECK_ERR(prt_engine_deserialize(reg, c, size, &back), PRT_ERR_MALFORMED,
+                  "size 0 has no expression node");
+        prt_engine_destroy(back);
+        back = NULL;
+        free(c);
+    }
+
+    /* Two SIZE nodes for size 0 (a second node could give another bound to
+     * whatever uses it; the runtime checks the value against only one). */
+    big = malloc(size + NODE_FILE_BYTES);
+    REQUIRE(big != NULL);
+    {
+        size_t end = nodes + (size_t)e->exprs.nb_nodes * NODE_FILE_BYTES;
+        uint64_t len = 0;
+        for (int i = 7; i >= 0; i--)
+            len = len << 8 | bytes[sec + 8 + (size_t)i];
+        memcpy(big, bytes, end);
+        memcpy(big + end, bytes + nodes + (size_t)size_node * NODE_FILE_BYTES,
+               NODE_FILE_BYTES);
+        memcpy(big + end + NODE_FILE_BYTES, bytes + end, size - end);
+        put_le(big + sec + 8, len + NODE_FILE_BYTES, 8);
+        put_le(big + nodes - 4, (uint64_t)e->exprs.nb_nodes + 1, 4);
+        fix_crc(big, size + NODE_FILE_BYTES);
+        CHECK_ERR(prt_engine_deserialize(reg, big, size + NODE_FILE_BYTES, &back),
+                  PRT_ERR_MALFORMED, "size 0 has two expression nodes");
+        prt_engine_destroy(back);
+    }
+    free(big);
+    prt_free(bytes);
+    prt_engine_destroy(e);
+    prt_registry_destroy(reg);
     return 0;
 }
 
@@ -643,6 +967,47 @@ static int test_constants(prt_registry *reg)
     prt_engine_destroy(e);
     prt_builder_config_destroy(cfg);
     prt_network_destroy(net);
+    return 0;
+}
+
+/* ---- two outputs aliasing one input ------------------------------------------ */
+
+static int test_two_aliases(void)
+{
+    prt_network *net = NULL;
+    prt_engine *e = NULL;
+    prt_context *ctx = NULL;
+    prt_dims dyn = {1, {-1}}, d4 = {1, {4}};
+    float x[4] = {1, 2, 3, 4}, y0[4] = {0}, y1[4] = {0};
+    int32_t tx, l, t, u0, u1, y0t, y1t;
+    REQUIRE_OK(prt_network_create(&net));
+    REQUIRE_OK(prt_network_add_input(net, "X", PRT_FLOAT32, &dyn, &tx));
+    /* X -> Copy -> t -> Dup2 -> (u0, u1) -> Copy each -> Y0, Y1: t, u0 and
+     * u1 all live in the arena, so the builder may place them in place. */
+    REQUIRE_OK(add(net, KIND_COPY, tx, &l, &t));
+    REQUIRE_OK(add(net, KIND_DUP2, t, &l, &u0));
+    REQUIRE_OK(prt_network_get_layer_output(net, l, 1, &u1));
+    REQUIRE_OK(add(net, KIND_COPY, u0, &l, &y0t));
+    REQUIRE_OK(add(net, KIND_COPY, u1, &l, &y1t));
+    REQUIRE_OK(prt_network_set_tensor_name(net, y0t, "Y0"));
+    REQUIRE_OK(prt_network_set_tensor_name(net, y1t, "Y1"));
+    REQUIRE_OK(prt_network_mark_output(net, y0t));
+    REQUIRE_OK(prt_network_mark_output(net, y1t));
+    CHECK_OK(build(net, &e));
+    prt_network_destroy(net);
+    REQUIRE(e != NULL);
+    REQUIRE_OK(prt_context_create(e, &ctx));
+    CHECK_OK(prt_context_set_input_shape(ctx, "X", &d4));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "X", x));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "Y0", y0));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "Y1", y1));
+    CHECK_OK(prt_context_enqueue(ctx, NULL));
+    for (int i = 0; i < 4; i++) {
+        CHECK(y0[i] == x[i] + 1);
+        CHECK(y1[i] == x[i] + 2);
+    }
+    prt_context_destroy(ctx);
+    prt_engine_destroy(e);
     return 0;
 }
 
@@ -837,6 +1202,45 @@ static int test_threads(prt_registry *reg)
     return 0;
 }
 
+/* Contexts created from threads: every context attaches from the engine's
+ * one plugin object, which must never be inside two calls at once. */
+static void *make_contexts(void *arg)
+{
+    const prt_engine *e = arg;
+    for (int i = 0; i < 10; i++) {
+        prt_context *ctx = NULL;
+        CHECK_OK(prt_context_create(e, &ctx));
+        prt_context_destroy(ctx);
+    }
+    return NULL;
+}
+
+static int test_concurrent_attach(void)
+{
+    prt_network *net = NULL;
+    prt_engine *e = NULL;
+    pthread_t th[4];
+    int32_t tx, l, ty;
+    prt_dims dyn = {1, {-1}};
+    REQUIRE_OK(prt_network_create(&net));
+    REQUIRE_OK(prt_network_add_input(net, "X", PRT_FLOAT32, &dyn, &tx));
+    REQUIRE_OK(add(net, KIND_ATTACH, tx, &l, &ty));
+    REQUIRE_OK(prt_network_mark_output(net, ty));
+    CHECK_OK(build(net, &e));
+    prt_network_destroy(net);
+    REQUIRE(e != NULL);
+    atomic_store(&attach_overlaps, 0);
+    for (int i = 0; i < 4; i++)
+        REQUIRE(pthread_create(&th[i], NULL, make_contexts, e) == 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    /* plugin.h: "The host never calls two entries of the same plugin object
+     * at once." Every context attaches from the engine's one plugin. */
+    CHECK(atomic_load(&attach_overlaps) == 0);
+    prt_engine_destroy(e);
+    return 0;
+}
+
 /* ---- allocation failures ---------------------------------------------------- */
 
 static int test_alloc_failures(prt_registry *reg)
@@ -895,12 +1299,17 @@ int main(void)
     test_chain(reg);
     test_bad_size(reg);
     test_tactics(reg);
+    test_size_only_layer();
+    test_allocator_current();
     test_corruption(reg);
+    test_size_nodes();
     test_bad_use(reg);
     test_constants(reg);
+    test_two_aliases();
     test_shape_inputs(reg);
     test_shape_tensors(reg);
     test_threads(reg);
+    test_concurrent_attach();
     test_alloc_failures(reg);
     prt_registry_destroy(reg);
     return tu_finish("test_runtime");

@@ -26,6 +26,22 @@
  *  - Threading. The host never calls two entries of the same plugin object at
  *    once. Different plugin objects (e.g. per-context clones) may be called
  *    from different threads concurrently; creators must be thread-safe.
+ *  - Three kinds of plugin object, each called on the thread that uses its
+ *    owner (entries below say only what this does not):
+ *      network plugin: made for PRT_PHASE_BUILD (by a creator) and added with
+ *        prt_network_add_plugin; called by that call and by prt_engine_build
+ *        (build entries, and the runtime entries prt_plugin_runtime names).
+ *        The network destroys it.
+ *      engine plugin: the builder's clone of a network plugin, or the
+ *        creator's PRT_PHASE_RUNTIME object made by prt_engine_deserialize;
+ *        gets set_tactic, then attach_to_context from each thread that
+ *        creates a context. The engine destroys it.
+ *      context plugin: what attach_to_context returned; gets set_tactic,
+ *        then on_shape_change and enqueue from the thread that runs the
+ *        context. The context destroys it.
+ *  - NULL entries. "Required" entries must be set and covered by struct_size;
+ *    the host refuses a plugin without them when it is added, loaded or
+ *    attached. Others say what NULL means.
  */
 #ifndef PLUGRT_PLUGIN_H
 #define PLUGRT_PLUGIN_H
@@ -175,7 +191,8 @@ typedef enum prt_severity {
 } prt_severity;
 
 /* What the host offers a plugin library. Passed to the library's entry point;
- * valid until the library is unloaded. */
+ * valid until the library is unloaded. Both entries may be called from any
+ * thread. */
 typedef struct prt_host_services {
     uint32_t struct_size;
     uint32_t abi_version;
@@ -183,7 +200,8 @@ typedef struct prt_host_services {
     /* Send one message to the user's logger (prints nothing unless asked). */
     void (*log)(void *host, int32_t severity, const char *message);
     /* Record the calling thread's error: the user reads `message` from
-     * prt_last_error(). Call it before returning the same non-zero status. */
+     * prt_last_error(). Call it before returning the same non-zero status,
+     * on the thread the host called (not from a worker thread of yours). */
     void (*set_error)(void *host, prt_status status, const char *message);
 } prt_host_services;
 
@@ -214,9 +232,10 @@ typedef struct prt_dim_exprs {
     const prt_expr *d[PRT_MAX_DIMS];
 } prt_dim_exprs;
 
-/* The expression builder handed to get_output_shapes. Every entry returns
- * NULL when it fails (bad operand, division by a constant zero, out of
- * memory); NULL operands give NULL, so a plugin may check once at the end. */
+/* The expression builder handed to get_output_shapes and get_output_values,
+ * borrowed for that call. Every entry returns NULL when it fails (bad
+ * operand, division by a constant zero, out of memory); NULL operands give
+ * NULL, so a plugin may check once at the end. */
 typedef struct prt_expr_builder prt_expr_builder;
 struct prt_expr_builder {
     uint32_t struct_size;
@@ -245,7 +264,10 @@ struct prt_expr_builder {
 
 typedef struct prt_plugin prt_plugin;
 
-/* Identity. Strings are borrowed for the plugin's lifetime. */
+/* Identity. Strings are borrowed for the plugin's lifetime. All four entries
+ * are required. Called on network plugins: name by prt_network_add_plugin
+ * (the default layer name) and the builder; devices at the start of each
+ * build; the key by the builder, which records it in the engine. */
 typedef struct prt_plugin_core {
     uint32_t struct_size;
     uint32_t abi_version;
@@ -256,21 +278,31 @@ typedef struct prt_plugin_core {
     uint32_t (*devices)(const prt_plugin *self);
 } prt_plugin_core;
 
-/* Build-time capability. Called only by the builder. */
+/* Build-time capability: called only on network plugins, by the thread that
+ * builds (nb_outputs: the thread that adds the layer). Per build, layer by
+ * layer: get_output_dtypes, get_output_shapes, get_output_values; then per
+ * layer: supports_format_combination, get_valid_tactics, configure and
+ * get_workspace_size (with timing runs when autotuning has a choice); then
+ * get_aliased_input. May be NULL in a runtime-phase plugin. */
 typedef struct prt_plugin_build {
     uint32_t struct_size;
     uint32_t abi_version;
 
+    /* Required. Called once, by prt_network_add_plugin; the count (1..64)
+     * must not change afterwards. */
     int32_t (*nb_outputs)(const prt_plugin *self);
 
-    /* Output dtypes from input dtypes. out_types has nb_outputs entries. */
+    /* Output dtypes from input dtypes. out_types has nb_outputs entries.
+     * Required. Called once per build, before get_output_shapes. */
     prt_status (*get_output_dtypes)(prt_plugin *self, int32_t *out_types,
                                     int32_t nb_outputs, const int32_t *in_types,
                                     int32_t nb_inputs);
 
     /* Output shapes as expressions over the inputs' dims. `shape_inputs`
      * gives, for each shape input, its values as expressions (d[i] is value
-     * i). Fill outputs[i].nb_dims and .d. Size tensors are declared here. */
+     * i). Fill outputs[i].nb_dims and .d. Size tensors are declared here.
+     * Required. Called once per build, not per profile: the expressions
+     * serve every profile. */
     prt_status (*get_output_shapes)(prt_plugin *self,
                                     const prt_dim_exprs *inputs,
                                     int32_t nb_inputs,
@@ -284,19 +316,26 @@ typedef struct prt_plugin_build {
      * undefined and must not be read. The builder tries candidates in the
      * order of prt_dtype values (and prt_format values within a dtype) and
      * takes the first complete combination the plugin accepts; with
-     * autotuning on it times every accepted combination instead. */
+     * autotuning on it times every accepted combination instead. Required.
+     * Called many times per build, depth-first over positions; in_out holds
+     * profile 0's bounds. */
     int32_t (*supports_format_combination)(prt_plugin *self, int32_t pos,
                                            const prt_dynamic_tensor_desc *in_out,
                                            int32_t nb_inputs,
                                            int32_t nb_outputs);
 
-    /* The chosen types, formats and profile bounds. May be called more than
-     * once (once per profile and candidate). */
+    /* The chosen types, formats and profile bounds. May be NULL (nothing to
+     * configure). Called once per profile for the chosen combination and,
+     * when candidates are timed, once per candidate combination and again
+     * before each candidate runs. The builder clones the engine plugin after the
+     * last call; a loaded engine's plugin is never configured, so keep what
+     * enqueue needs in the fields. */
     prt_status (*configure)(prt_plugin *self,
                             const prt_dynamic_tensor_desc *in, int32_t nb_in,
                             const prt_dynamic_tensor_desc *out, int32_t nb_out);
 
-    /* Scratch bytes needed for any shape within the bounds. May be NULL (0). */
+    /* Scratch bytes needed for any shape within the bounds. May be NULL (0).
+     * Called after each configure; the engine keeps the largest answer. */
     prt_status (*get_workspace_size)(prt_plugin *self,
                                      const prt_dynamic_tensor_desc *in,
                                      int32_t nb_in,
@@ -306,12 +345,17 @@ typedef struct prt_plugin_build {
     /* Tactics the builder may time. Writes up to `capacity` ids to `tactics`
      * (which may be NULL when capacity is 0) and the total to *out_count.
      * Tactic 0 is the default and is always valid; do not list it. May be
-     * NULL (only tactic 0). */
+     * NULL (only tactic 0); ignored when set_tactic is NULL. Called twice
+     * per build, with and without autotuning: to count, then to fill. */
     prt_status (*get_valid_tactics)(prt_plugin *self, int32_t *tactics,
                                     int32_t capacity, int32_t *out_count);
 
     /* The input whose memory output `output_index` shares (in place), or -1.
-     * Dtype and shape must match; the builder checks. May be NULL (none). */
+     * Dtype and shape must match; the builder checks. May be NULL (none).
+     * Called once per output per build, after every layer's formats are
+     * chosen. At run time that input and output are then one address
+     * (copied first when memory cannot be shared); the builder's timing
+     * runs pass separate buffers. */
     int32_t (*get_aliased_input)(const prt_plugin *self, int32_t output_index);
 
     /* Shape tensors (TensorRT's term): the VALUES of small integer outputs
@@ -325,7 +369,8 @@ typedef struct prt_plugin_build {
      * output must be int32, int64 or bool, as 0/1) and d[]; leave -1 for the
      * others. At
      * run time the plugin must still compute those same values. May be
-     * NULL. */
+     * NULL (no values known). Called once per build, right after
+     * get_output_shapes. */
     prt_status (*get_output_values)(prt_plugin *self, const prt_dim_exprs *in_dims,
                                     const prt_dim_exprs *in_values,
                                     int32_t nb_inputs, prt_dim_exprs *out_values,
@@ -335,20 +380,28 @@ typedef struct prt_plugin_build {
 /* Context resources (reserved; NULL today). */
 typedef struct prt_plugin_resources prt_plugin_resources;
 
-/* Run-time capability. */
+/* Run-time capability: required in every plugin. Called on engine and
+ * context plugins as the general rule says, and on network plugins by the
+ * builder: while autotuning (set_tactic, on_shape_change, enqueue, on random
+ * data at profile 0's opt shapes) and once the build is done
+ * (get_fields_to_serialize, clone). A runtime-phase plugin needs this table
+ * and the core table, nothing else. */
 typedef struct prt_plugin_runtime {
     uint32_t struct_size;
     uint32_t abi_version;
 
     /* Chooses the tactic to run; 0 is the default. May be NULL: the plugin
-     * then has only tactic 0. */
+     * then has only tactic 0 (an engine that chose another fails to load).
+     * Called on each engine and context plugin right after it is made, and
+     * by the builder before timing each candidate. */
     prt_status (*set_tactic)(prt_plugin *self, int32_t tactic);
 
     /* Concrete shapes (and input counts) before a run with new shapes. The
      * runtime calls it before a plugin object's first enqueue and whenever
      * its tensors' shapes change since the last call, so a plugin may learn
      * its input and output counts here (enqueue is not told them). May be
-     * NULL. */
+     * NULL. Called from prt_context_enqueue on the context's thread, and by
+     * the builder before timing each candidate. */
     prt_status (*on_shape_change)(prt_plugin *self, const prt_tensor_desc *in,
                                   int32_t nb_in, const prt_tensor_desc *out,
                                   int32_t nb_out);
@@ -357,33 +410,49 @@ typedef struct prt_plugin_runtime {
      * before return; on CUDA, stream is a cudaStream_t and the work is
      * enqueued on it. `workspace` holds the bytes get_workspace_size asked for
      * (NULL when 0). All pointers are borrowed for the call. A size-tensor
-     * output receives the true size, which must not exceed its upper bound. */
+     * output receives the true size, which must not exceed its upper bound.
+     * Required. Called from prt_context_enqueue on the context's thread,
+     * once per layer per run in layer order, and repeatedly by the builder
+     * while autotuning. */
     prt_status (*enqueue)(prt_plugin *self, const prt_tensor_desc *in_desc,
                           const prt_tensor_desc *out_desc,
                           const void *const *inputs, void *const *outputs,
                           void *workspace, int32_t device, void *stream);
 
-    /* A full clone for one execution context; the caller owns it. */
+    /* A full clone for one execution context; the caller owns it. Required.
+     * Called on the engine plugin once per layer by prt_context_create, on
+     * the creating thread: possibly several threads over time, but a lock
+     * per engine keeps them from entering it at once. The clone must share
+     * nothing mutable with self: it runs on its context's thread while self
+     * attaches more. NULL fails the context's creation. */
     prt_plugin *(*attach_to_context)(prt_plugin *self,
                                      prt_plugin_resources *resources);
 
     /* The fields that recreate this plugin through its creator. The result is
-     * owned by the plugin and valid until the next call on it or destroy. */
+     * owned by the plugin and valid until the next call on it or destroy.
+     * Required in every plugin, though only network plugins are asked: once
+     * per layer, as prt_engine_build writes the engine (after configure).
+     * The engine keeps a copy; prt_engine_serialize writes that copy. */
     const prt_field_collection *(*get_fields_to_serialize)(prt_plugin *self);
 
-    /* A deep copy; the caller owns it. NULL on failure. */
+    /* A deep copy; the caller owns it. NULL on failure. Required in every
+     * plugin. Called by the builder once per layer at the end of a build,
+     * for the engine plugin; a loaded engine's plugin comes from its creator
+     * instead. Users clone to put one plugin in two layers. */
     prt_plugin *(*clone)(const prt_plugin *self);
 
-    /* Frees the plugin and everything it owns. */
+    /* Frees the plugin and everything it owns. Required. Called once, by its
+     * owner: the network, engine or context as it is destroyed (on that
+     * thread), or whoever created it and could not hand it on. */
     void (*destroy)(prt_plugin *self);
 } prt_plugin_runtime;
 
 typedef struct prt_plugin_vtable {
     uint32_t struct_size;
     uint32_t abi_version;
-    const prt_plugin_core *core;       /* never NULL */
-    const prt_plugin_build *build;     /* NULL in a runtime-phase plugin */
-    const prt_plugin_runtime *runtime; /* never NULL */
+    const prt_plugin_core *core;       /* required */
+    const prt_plugin_build *build;     /* may be NULL in a runtime-phase plugin */
+    const prt_plugin_runtime *runtime; /* required */
 } prt_plugin_vtable;
 
 /* A plugin object: this struct first, the author's state after it. */
@@ -410,7 +479,11 @@ struct prt_plugin_creator {
     int32_t nb_fields;
     const prt_field_schema *fields; /* the fields it accepts */
     /* Makes a plugin from fields (borrowed for the call). Fields not given
-     * take the creator's defaults. On success *out is owned by the caller. */
+     * take the creator's defaults. On success *out is owned by the caller.
+     * Required. Called by users and the ONNX importer for PRT_PHASE_BUILD,
+     * and by prt_engine_deserialize for PRT_PHASE_RUNTIME with the fields
+     * stored in the engine file: untrusted bytes, check them. May be called
+     * from any thread, concurrently. */
     prt_status (*create)(const prt_plugin_creator *self, const char *layer_name,
                          const prt_field_collection *fields, int32_t phase,
                          prt_plugin **out);
@@ -430,7 +503,10 @@ typedef struct prt_plugin_library {
 
 /* The single symbol a plugin library exports. The host passes the highest ABI
  * version it speaks and its services (valid until unload). Return the library
- * description, or NULL if this library cannot serve that ABI version. */
+ * description, or NULL if this library cannot serve that ABI version. Called
+ * by prt_registry_load_library on the loading thread, once per load: a
+ * library loaded into several registries is asked each time, possibly from
+ * several threads at once. */
 #define PRT_PLUGIN_ENTRY_SYMBOL "prt_plugin_library_open"
 typedef const prt_plugin_library *(*prt_plugin_entry_fn)(
     uint32_t host_abi_version, const prt_host_services *services);
