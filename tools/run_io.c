@@ -189,7 +189,7 @@ int run_model_check_shapes(const run_model *m, const cli_shapes *shapes)
 
 /* ---- inputs: binding ----------------------------------------------------- */
 
-static int make_random(run_inputs *l, const prt_io_info *io, const prt_context *ctx,
+static int make_random(run_inputs *l, const prt_io_info *io, prt_context *ctx,
                        const cli_shapes *shapes, uint64_t *seed)
 {
     const cli_shape *sh = cli_shapes_find(shapes, io->name);
@@ -246,7 +246,7 @@ static int make_random(run_inputs *l, const prt_io_info *io, const prt_context *
     return CLI_OK;
 }
 
-int run_inputs_bind(run_inputs *l, const run_model *m, const prt_context *ctx,
+int run_inputs_bind(run_inputs *l, const run_model *m, prt_context *ctx,
                     const cli_shapes *shapes, int random_allowed, uint64_t seed)
 {
     int bad = 0, listed = 0;

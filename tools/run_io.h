@@ -57,7 +57,7 @@ int run_model_check_shapes(const run_model *m, const cli_shapes *shapes);
  * engine's dims; notes files that match no input. The dims of random data
  * come from `shapes` (--shapes), else from `ctx` for an input whose profile
  * fixes its shape (min = max). Prints what is wrong and returns CLI_FAIL. */
-int run_inputs_bind(run_inputs *l, const run_model *m, const prt_context *ctx,
+int run_inputs_bind(run_inputs *l, const run_model *m, prt_context *ctx,
                     const cli_shapes *shapes, int random_allowed, uint64_t seed);
 
 /* One output of one context. */
