@@ -45,6 +45,7 @@ enum {
     KIND_COPY,
     KIND_DUP2,
     KIND_ATTACH,
+    KIND_BADATTACH,
     NB_KINDS
 };
 
@@ -59,7 +60,7 @@ static const char *tp_name(const prt_plugin *p)
 {
     static const char *const names[NB_KINDS] = {"ToFloat", "BadSize", "Tactical",
                                                 "Fill",    "ShapeOf", "Count",
-                                                "Copy",    "Dup2",    "SlowAttach"};
+                                                "Copy",    "Dup2",    "SlowAttach", "BadAttach"};
     return names[((const tplug *)p)->kind];
 }
 static const char *tp_version(const prt_plugin *p) { (void)p; return "1"; }
@@ -249,9 +250,23 @@ static prt_plugin *tp_clone(const prt_plugin *p)
 /* SlowAttach: flags two threads inside attach_to_context of one object. */
 static atomic_int attach_inside, attach_overlaps;
 
+/* BadAttach: attach_to_context hands back an object whose runtime table is
+ * too short to hold destroy (static, so nothing leaks when the host rightly
+ * refuses to call through it). */
+static const prt_plugin_runtime bad_runtime = {8, PRT_PLUGIN_ABI_VERSION, NULL, NULL, NULL,
+                                               NULL, NULL, NULL, NULL};
+static prt_plugin bad_attached;
+
 static prt_plugin *tp_attach(prt_plugin *p, prt_plugin_resources *r)
 {
     (void)r;
+    if (((tplug *)p)->kind == KIND_BADATTACH) {
+        static prt_plugin_vtable vt;
+        vt = *p->vt;
+        vt.runtime = &bad_runtime;
+        bad_attached.vt = &vt;
+        return &bad_attached;
+    }
     if (((tplug *)p)->kind == KIND_ATTACH) {
         struct timespec ts = {0, 2000000};
         if (atomic_fetch_add(&attach_inside, 1) != 0)
@@ -298,7 +313,7 @@ static prt_plugin_creator tp_creators[NB_KINDS] = {
     TP_CREATOR("Tactical", KIND_TACTICAL), TP_CREATOR("Fill", KIND_FILL),
     TP_CREATOR("ShapeOf", KIND_SHAPEOF), TP_CREATOR("Count", KIND_COUNT),
     TP_CREATOR("Copy", KIND_COPY), TP_CREATOR("Dup2", KIND_DUP2),
-    TP_CREATOR("SlowAttach", KIND_ATTACH)};
+    TP_CREATOR("SlowAttach", KIND_ATTACH), TP_CREATOR("BadAttach", KIND_BADATTACH)};
 
 static prt_registry *make_registry(void)
 {
@@ -1291,6 +1306,19 @@ static int test_alloc_failures(prt_registry *reg)
     return 0;
 }
 
+/* A context whose plugin clone has a broken table fails to be made, with
+ * the layer named, and does not call through the broken table. */
+static void test_bad_attach(void)
+{
+    prt_engine *e = NULL;
+    prt_context *ctx = NULL;
+    if (build_kind(KIND_BADATTACH, "Y", &e))
+        return;
+    CHECK_ERR(prt_context_create(e, &ctx), PRT_ERR_PLUGIN, "attach_to_context failed");
+    CHECK(ctx == NULL);
+    prt_engine_destroy(e);
+}
+
 int main(void)
 {
     prt_registry *reg = make_registry();
@@ -1310,6 +1338,7 @@ int main(void)
     test_shape_tensors(reg);
     test_threads(reg);
     test_concurrent_attach();
+    test_bad_attach();
     test_alloc_failures(reg);
     prt_registry_destroy(reg);
     return tu_finish("test_runtime");

@@ -15,12 +15,10 @@
 #include "network/network.h"
 #include "registry/registry.h"
 
-/* Bytes up to and including `member`: the least struct_size that lets us
- * call it (plugin.h: tables only grow; read an entry only when covered). */
-#define END_OF(type, member) \
-    (offsetof(type, member) + sizeof(((type *)0)->member))
+/* An entry a table's struct_size covers and that is set (plugin.h: tables
+ * only grow; read an entry only when covered). */
 #define HAS_ENTRY(table, type, member)                                     \
-    ((table) && (table)->struct_size >= END_OF(type, member) &&            \
+    ((table) && (table)->struct_size >= BASE_END_OF(type, member) &&       \
      (table)->member != NULL)
 
 /* ------------------------------------------------------------------------ */
@@ -71,16 +69,9 @@ prt_status engine_attach_device(prt_engine *e)
 /* The runtime table of a plugin when its tables can be trusted to hold it. */
 static const prt_plugin_runtime *plugin_runtime(const prt_plugin *p)
 {
-    if (!p || !p->vt || p->vt->struct_size < END_OF(prt_plugin_vtable, runtime))
+    if (!p || !p->vt || p->vt->struct_size < BASE_END_OF(prt_plugin_vtable, runtime))
         return NULL;
     return p->vt->runtime;
-}
-
-static void plugin_destroy(prt_plugin *p)
-{
-    const prt_plugin_runtime *rt = plugin_runtime(p);
-    if (HAS_ENTRY(rt, prt_plugin_runtime, destroy))
-        rt->destroy(p);
 }
 
 void engine_free(prt_engine *e)
@@ -92,7 +83,7 @@ void engine_free(prt_engine *e)
     base_free(e->tensors);
     for (int32_t i = 0; i < e->nb_layers; i++) {
         eng_layer *l = &e->layers[i];
-        plugin_destroy(l->plugin);
+        network_destroy_plugin(l->plugin);
         base_free(l->name);
         base_free(l->plugin_namespace);
         base_free(l->plugin_name);

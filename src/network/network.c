@@ -210,6 +210,16 @@ prt_status network_check_plugin(const prt_plugin *p, int need_build)
     return PRT_OK;
 }
 
+void network_destroy_plugin(prt_plugin *p)
+{
+    const prt_plugin_runtime *rt;
+    if (!p || !p->vt || p->vt->struct_size < BASE_END_OF(prt_plugin_vtable, runtime))
+        return;
+    rt = p->vt->runtime;
+    if (rt && rt->struct_size >= BASE_END_OF(prt_plugin_runtime, destroy) && rt->destroy)
+        rt->destroy(p);
+}
+
 prt_status prt_network_add_plugin(prt_network *net, const int32_t *inputs,
                                   int32_t nb_inputs, const int32_t *shape_inputs,
                                   int32_t nb_shape_inputs, prt_plugin *plugin,

@@ -52,5 +52,9 @@ struct prt_network {
  * core and runtime tables present with a size covering every entry, and (for
  * build) the build table too. Errors name the plugin. */
 prt_status network_check_plugin(const prt_plugin *p, int need_build);
+/* Destroys a plugin through its table when the table can be trusted to hold
+ * destroy (a plugin that failed network_check_plugin may not); else leaks
+ * it rather than calling through a bad pointer. NULL is fine. */
+void network_destroy_plugin(prt_plugin *p);
 
 #endif /* PLUGRT_NETWORK_H */

@@ -30,8 +30,7 @@ void prt_context_destroy(prt_context *c)
         return;
     if (c->plugins)
         for (int32_t i = 0; i < c->e->nb_layers; i++)
-            if (c->plugins[i])
-                c->plugins[i]->vt->runtime->destroy(c->plugins[i]);
+            network_destroy_plugin(c->plugins[i]);
     if (c->staging)
         for (int32_t i = 0; i < c->nb_io; i++)
             c->dev->free(c->staging[i]);
