@@ -102,6 +102,69 @@ PRT_API uint16_t prt_float_to_bf16(float f);
 PRT_API const prt_host_services *prt_host_services_get(void);
 
 /* ------------------------------------------------------------------------ */
+/* Devices: memory, copies, streams and events                               */
+/* ------------------------------------------------------------------------ */
+
+/* The device behind engines (prt_device) as plugrt uses it, for programs
+ * and language bindings that do not link a device runtime of their own (the
+ * plugrt program moves .npy data and times runs with these). On CUDA the
+ * handles are the CUDA runtime's (cudaStream_t, cudaEvent_t) and memory is
+ * cudaMalloc'd, so they mix with the caller's own CUDA code; on the CPU,
+ * memory is host memory, streams are tokens and every call completes before
+ * it returns. Every function may be called from any thread. */
+
+/* PRT_OK when this build and machine can use the device; else
+ * PRT_ERR_UNSUPPORTED with the reason (no CUDA in this build, no driver, no
+ * GPU). */
+PRT_API PRT_NODISCARD prt_status prt_device_check(int32_t device);
+
+/* What a device is. Set struct_size = sizeof(prt_device_info) first. */
+typedef struct prt_device_info {
+    uint32_t struct_size;
+    int32_t device;   /* prt_device */
+    char name[96];    /* "NVIDIA H200", "cpu" */
+    int32_t cc_major; /* CUDA compute capability; 0 on the CPU */
+    int32_t cc_minor;
+    int32_t multiprocessors;
+    int64_t memory_bytes;
+} prt_device_info;
+PRT_API PRT_NODISCARD prt_status prt_device_get_info(int32_t device, prt_device_info *out);
+
+/* Device memory (aligned to 256 bytes) and pinned host memory; free
+ * accepts NULL. PRT_ERR_OUT_OF_MEMORY names the size. */
+PRT_API PRT_NODISCARD prt_status prt_device_malloc(int32_t device, size_t bytes, void **out);
+PRT_API void prt_device_free(int32_t device, void *p);
+PRT_API PRT_NODISCARD prt_status prt_device_malloc_host(int32_t device, size_t bytes,
+                                                        void **out);
+PRT_API void prt_device_free_host(int32_t device, void *p);
+
+typedef enum prt_memcpy_kind {
+    PRT_MEMCPY_HOST_TO_DEVICE = 0,
+    PRT_MEMCPY_DEVICE_TO_HOST = 1,
+    PRT_MEMCPY_DEVICE_TO_DEVICE = 2
+} prt_memcpy_kind;
+/* Copies and memsets are ordered on `stream` (NULL: the default stream)
+ * and may return before they are done. */
+PRT_API PRT_NODISCARD prt_status prt_device_memcpy(int32_t device, void *dst, const void *src,
+                                                   size_t bytes, int32_t kind, void *stream);
+PRT_API PRT_NODISCARD prt_status prt_device_memset(int32_t device, void *dst, int32_t value,
+                                                   size_t bytes, void *stream);
+/* Waits for all work on the device. */
+PRT_API PRT_NODISCARD prt_status prt_device_synchronize(int32_t device);
+
+PRT_API PRT_NODISCARD prt_status prt_stream_create(int32_t device, void **out);
+PRT_API void prt_stream_destroy(int32_t device, void *stream);
+PRT_API PRT_NODISCARD prt_status prt_stream_synchronize(int32_t device, void *stream);
+
+PRT_API PRT_NODISCARD prt_status prt_event_create(int32_t device, void **out);
+PRT_API void prt_event_destroy(int32_t device, void *event);
+PRT_API PRT_NODISCARD prt_status prt_event_record(int32_t device, void *event, void *stream);
+PRT_API PRT_NODISCARD prt_status prt_event_synchronize(int32_t device, void *event);
+/* Milliseconds between two recorded events that have completed. */
+PRT_API PRT_NODISCARD prt_status prt_event_elapsed_ms(int32_t device, void *start, void *end,
+                                                      double *out_ms);
+
+/* ------------------------------------------------------------------------ */
 /* Registry: creators keyed by (namespace, name, version)                    */
 /* ------------------------------------------------------------------------ */
 

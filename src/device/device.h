@@ -38,7 +38,7 @@
  * CPU and GPU, and the arena's tensor alignment (PLAN_ALIGN). */
 #define DEV_ALIGN 256
 
-/* Direction of a copy. */
+/* Direction of a copy (the values of plugrt.h's prt_memcpy_kind). */
 typedef enum dev_copy_kind {
     DEV_COPY_H2D = 0, /* host (pinned or not) to device */
     DEV_COPY_D2H = 1, /* device to host */
