@@ -68,14 +68,22 @@ typedef Elf32_Phdr elf_phdr;
 static const char *machine_name(unsigned m)
 {
     switch (m) {
-    case EM_386: return "x86";
-    case EM_X86_64: return "x86-64";
-    case EM_ARM: return "ARM";
-    case EM_AARCH64: return "AArch64";
-    case EM_RISCV: return "RISC-V";
-    case EM_PPC64: return "PowerPC64";
-    case EM_S390: return "s390";
-    default: return "another machine";
+    case EM_386:
+        return "x86";
+    case EM_X86_64:
+        return "x86-64";
+    case EM_ARM:
+        return "ARM";
+    case EM_AARCH64:
+        return "AArch64";
+    case EM_RISCV:
+        return "RISC-V";
+    case EM_PPC64:
+        return "PowerPC64";
+    case EM_S390:
+        return "s390";
+    default:
+        return "another machine";
     }
 }
 
@@ -87,16 +95,20 @@ static const char *class_name(unsigned c)
 static const char *type_name(unsigned t)
 {
     switch (t) {
-    case ET_REL: return "a relocatable object (.o)";
-    case ET_EXEC: return "an executable";
-    case ET_CORE: return "a core dump";
-    default: return "unknown";
+    case ET_REL:
+        return "a relocatable object (.o)";
+    case ET_EXEC:
+        return "an executable";
+    case ET_CORE:
+        return "a core dump";
+    default:
+        return "unknown";
     }
 }
 
 /* A file that is not a loadable library: the reason, after the path. */
-#define BAD(path, ...)                                                     \
-    base_error_prefix(base_error(PRT_ERR_MALFORMED, __VA_ARGS__),          \
+#define BAD(path, ...)                                                                   \
+    base_error_prefix(base_error(PRT_ERR_MALFORMED, __VA_ARGS__),                        \
                       "cannot load plugin library %s", (path))
 
 /* Exactly n bytes at `off`, or fewer only at the end of the file. -1 on a
@@ -119,14 +131,15 @@ static ssize_t read_at(int fd, void *buf, size_t n, off_t off)
 
 static prt_status read_error(const char *path)
 {
-    return base_error(PRT_ERR_IO, "cannot load plugin library %s: reading it "
-                      "failed: %s", path, strerror(errno));
+    return base_error(PRT_ERR_IO,
+                      "cannot load plugin library %s: reading it "
+                      "failed: %s",
+                      path, strerror(errno));
 }
 
 /* The ELF header: magic, the host's class and byte order, a shared object
  * for the host's machine, program headers of the host's layout. */
-static prt_status check_header(int fd, const char *path, uint64_t size,
-                               elf_ehdr *h)
+static prt_status check_header(int fd, const char *path, uint64_t size, elf_ehdr *h)
 {
     ssize_t got;
     memset(h, 0, sizeof *h);
@@ -145,18 +158,22 @@ static prt_status check_header(int fd, const char *path, uint64_t size,
                    h->e_ident[EI_DATA] == ELFDATA2MSB ? "big-endian" : "little-endian",
                    HOST_DATA == ELFDATA2MSB ? "big-endian" : "little-endian");
     if ((size_t)got < sizeof *h)
-        return BAD(path, "truncated: the ELF header needs %zu bytes, the file "
-                   "has %llu", sizeof *h, (unsigned long long)size);
+        return BAD(path,
+                   "truncated: the ELF header needs %zu bytes, the file "
+                   "has %llu",
+                   sizeof *h, (unsigned long long)size);
     if (h->e_ident[EI_VERSION] != EV_CURRENT || h->e_version != EV_CURRENT)
         return BAD(path, "ELF version %u, not %u", (unsigned)h->e_ident[EI_VERSION],
                    (unsigned)EV_CURRENT);
     if (h->e_type != ET_DYN)
-        return BAD(path, "ELF type %u is %s, not a shared library",
-                   (unsigned)h->e_type, type_name(h->e_type));
+        return BAD(path, "ELF type %u is %s, not a shared library", (unsigned)h->e_type,
+                   type_name(h->e_type));
 #ifdef HOST_MACHINE
     if (h->e_machine != HOST_MACHINE)
-        return BAD(path, "built for %s (ELF machine %u), this process runs on "
-                   "%s (%u)", machine_name(h->e_machine), (unsigned)h->e_machine,
+        return BAD(path,
+                   "built for %s (ELF machine %u), this process runs on "
+                   "%s (%u)",
+                   machine_name(h->e_machine), (unsigned)h->e_machine,
                    machine_name(HOST_MACHINE), (unsigned)HOST_MACHINE);
 #endif
     if (h->e_phentsize != sizeof(elf_phdr))
@@ -167,9 +184,9 @@ static prt_status check_header(int fd, const char *path, uint64_t size,
         return BAD(path, "%s program headers", h->e_phnum ? "too many" : "no");
     /* Once the offset is within the file (< 2^63), adding a table of under
      * 2^22 bytes cannot wrap. */
-    if (h->e_phoff > size ||
-        h->e_phoff + (uint64_t)h->e_phnum * sizeof(elf_phdr) > size)
-        return BAD(path, "truncated: the program headers end at byte %llu, the "
+    if (h->e_phoff > size || h->e_phoff + (uint64_t)h->e_phnum * sizeof(elf_phdr) > size)
+        return BAD(path,
+                   "truncated: the program headers end at byte %llu, the "
                    "file has %llu",
                    (unsigned long long)h->e_phoff +
                        (unsigned long long)h->e_phnum * sizeof(elf_phdr),
@@ -184,8 +201,8 @@ static prt_status check_segments(int fd, const char *path, uint64_t size,
     int loads = 0;
     for (unsigned i = 0; i < h->e_phnum; i++) {
         elf_phdr ph;
-        ssize_t got = read_at(fd, &ph, sizeof ph,
-                              (off_t)(h->e_phoff + (uint64_t)i * sizeof ph));
+        ssize_t got =
+            read_at(fd, &ph, sizeof ph, (off_t)(h->e_phoff + (uint64_t)i * sizeof ph));
         if (got < 0)
             return read_error(path);
         if ((size_t)got < sizeof ph) /* the file shrank since fstat */
@@ -194,13 +211,17 @@ static prt_status check_segments(int fd, const char *path, uint64_t size,
             continue;
         loads++;
         if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
-            return BAD(path, "truncated: segment %u ends at byte %llu, the file "
-                       "has %llu", i,
+            return BAD(path,
+                       "truncated: segment %u ends at byte %llu, the file "
+                       "has %llu",
+                       i,
                        (unsigned long long)ph.p_offset + (unsigned long long)ph.p_filesz,
                        (unsigned long long)size);
         if (ph.p_filesz > ph.p_memsz)
-            return BAD(path, "segment %u holds %llu bytes of the file in %llu "
-                       "bytes of memory", i, (unsigned long long)ph.p_filesz,
+            return BAD(path,
+                       "segment %u holds %llu bytes of the file in %llu "
+                       "bytes of memory",
+                       i, (unsigned long long)ph.p_filesz,
                        (unsigned long long)ph.p_memsz);
     }
     if (loads == 0)
@@ -218,8 +239,10 @@ static prt_status hash_fd(int fd, const char *path, uint64_t size, uint64_t *out
         if (got < 0)
             return read_error(path);
         if (got == 0)
-            return base_error(PRT_ERR_IO, "cannot load plugin library %s: it "
-                              "shrank while being read", path);
+            return base_error(PRT_ERR_IO,
+                              "cannot load plugin library %s: it "
+                              "shrank while being read",
+                              path);
         h = base_fnv1a64(chunk, (size_t)got, h);
         off += (uint64_t)got;
     }

@@ -11,8 +11,8 @@
 
 /* Which file, with which bytes, a library comes from. */
 typedef struct registry_file_id {
-    int known;     /* 0: a path the dynamic loader searches for */
-    uint64_t dev;  /* st_dev and st_ino of the file */
+    int known;    /* 0: a path the dynamic loader searches for */
+    uint64_t dev; /* st_dev and st_ino of the file */
     uint64_t ino;
     uint64_t hash; /* FNV-1a (base_fnv1a64, seed BASE_FNV_SEED); 0 unknown */
 } registry_file_id;
