@@ -9,8 +9,14 @@
  */
 #include <stdlib.h>
 
+#include "builder/builder.h"
 #include "engine/engine_impl.h"
 #include "testutil.h"
+
+/* The engine may not include builder headers, so it names the arena's
+ * alignment itself; the plans the builder makes must agree with it. */
+_Static_assert(PLAN_ALIGN == ENG_ARENA_ALIGN,
+               "the builder's arena alignment is the one engine_validate checks");
 
 /* ------------------------------------------------------------------------ */
 /* A hand-built engine                                                       */
@@ -147,8 +153,8 @@ static prt_engine *make_engine(void)
     set_tensor(&e->tensors[0], "x", PRT_FLOAT32, 2, d_x, 0, -1, -1, -1, -1, 2048);
     set_tensor(&e->tensors[1], "y", PRT_INT64, 1, d_y, 1, -1, -1, -1, -1, 24);
     set_tensor(&e->tensors[2], "count", PRT_INT64, 0, NULL, -1, 1, 0, 0, -1, 8);
-    set_tensor(&e->tensors[3], "idx", PRT_INT64, 2, d_idx, -1, -1, -1, 0, 64, 8192);
-    set_tensor(&e->tensors[4], "mid", PRT_FLOAT32, 1, d_mid, -1, -1, -1, 1, 8256, 2060);
+    set_tensor(&e->tensors[3], "idx", PRT_INT64, 2, d_idx, -1, -1, -1, 0, 0, 8192);
+    set_tensor(&e->tensors[4], "mid", PRT_FLOAT32, 1, d_mid, -1, -1, -1, 1, 8192, 2060);
     set_tensor(&e->tensors[5], "final", PRT_FLOAT32, 1, d_mid, -1, 0, -1, 2, -1, 2060);
     e->arena_size = 10320;
     e->workspace_size = 256;
@@ -786,8 +792,12 @@ static int test_validate(void)
     EXPECT_INVALID(e, "size id 0");
 
     e = make_engine();
-    e->tensors[4].max_bytes = 2065; /* past the arena */
+    e->tensors[4].max_bytes = 2065; /* more than K + 3 floats need */
     EXPECT_INVALID(e, "tensor 4 ('mid')");
+
+    e = make_engine();
+    e->tensors[4].offset = 8448; /* aligned, but past the arena */
+    EXPECT_INVALID(e, "tensor 4 ('mid'): arena bytes [8448, +2060) exceed");
 
     e = make_engine();
     e->tensors[2].offset = 0; /* an output in the arena */
@@ -873,6 +883,35 @@ static int test_validate(void)
     e->layers[1].workspace = 257;
     EXPECT_INVALID(e, "workspace");
 
+    /* The memory plan. Offsets are aligned for the dtype and the arena. */
+    e = make_engine();
+    e->tensors[4].offset = 8194;
+    EXPECT_INVALID(e, "tensor 4 ('mid'): arena offset 8194 is misaligned for "
+                      "its float32 elements");
+    e = make_engine();
+    e->tensors[3].offset = 8; /* int64-aligned, not arena-aligned */
+    EXPECT_INVALID(e, "tensor 3 ('idx'): arena offset 8 is not a multiple of 256");
+    /* No more memory than the shapes can need: an input's max bytes (its
+     * staging size) above its bounds, an arena above its tensors side by
+     * side (8192 + 2304 bytes), a workspace above the largest layer's. */
+    e = make_engine();
+    e->tensors[0].max_bytes = 4096;
+    EXPECT_INVALID(e, "tensor 0 ('x'): max bytes 4096, but its shapes need at "
+                      "most 2048");
+    e = make_engine();
+    e->arena_size = 10496;
+    CHECK_OK(engine_validate(e));
+    engine_free(e);
+    e = make_engine();
+    e->arena_size = 10497;
+    EXPECT_INVALID(e, "arena size 10497, but its tensors need at most 10496");
+    e = make_engine();
+    e->workspace_size = 257;
+    EXPECT_INVALID(e, "workspace size 257, but the largest layer workspace is 256");
+    e = make_engine();
+    e->layers[1].workspace = 0; /* the largest is 128 now */
+    EXPECT_INVALID(e, "workspace size 256, but the largest layer workspace is 128");
+
     /* Valid, but a name longer than a file may hold: refused when written
      * rather than written unreadable. */
     e = make_engine();
@@ -889,6 +928,221 @@ static int test_validate(void)
         base_buf_free(&b);
         engine_free(e);
     }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A plan the builder made, altered behind a valid checksum                  */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t get64(const uint8_t *p)
+{
+    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    put32(p, (uint32_t)v);
+    put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Offset of the payload of the section tagged `tag`; 0 if none. */
+static size_t section_at(const uint8_t *p, uint32_t tag)
+{
+    size_t at = section_count_at(p) + 4;
+    for (uint32_t k = 0; k < get32(p + section_count_at(p)); k++) {
+        if (get32(p + at) == tag)
+            return at + 16;
+        at += 16 + (size_t)get64(p + at + 8);
+    }
+    return 0;
+}
+
+/* Offset of the tensor record's i64 offset for the tensor named `name`
+ * (max_bytes follows at +8, const_offset at +16); 0 if none. */
+static size_t tensor_at(const uint8_t *p, const char *name)
+{
+    size_t at = section_at(p, TAG4('T', 'E', 'N', 'S'));
+    uint32_t n = at ? get32(p + at) : 0;
+    at += 4;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len = get32(p + at);
+        int match = len == strlen(name) && memcmp(p + at + 4, name, len) == 0;
+        at += 4 + len;
+        /* dtype, format, nb_dims, the dims, then four i32 ids */
+        at += 12 + 4 * (size_t)get32(p + at + 8) + 16;
+        if (match)
+            return at;
+        at += 24;
+    }
+    return 0;
+}
+
+static prt_plugin *builtin_op(const char *op)
+{
+    const prt_plugin_creator *c = NULL;
+    prt_field_collection none = {0, NULL};
+    prt_plugin *p = NULL;
+    if (prt_builtin_find_creator(op, "1", &c) != PRT_OK ||
+        c->create(c, op, &none, PRT_PHASE_BUILD, &p) != PRT_OK)
+        return NULL;
+    return p;
+}
+
+#define PLAN_N 15 /* elements of every tensor of the plan: [3, 5] */
+
+static float plan_x(int i) { return (float)i - 7.0f; }
+static float plan_c(int i) { return 0.5f * (float)i; }
+
+/* One layer over `a` and `b` (b < 0: none), its output named `name`. */
+static int plan_layer(prt_network *net, const char *op, int32_t a, int32_t b,
+                      const char *name, int32_t *out)
+{
+    int32_t in[2] = {a, b}, l;
+    prt_plugin *p = builtin_op(op);
+    REQUIRE(p);
+    REQUIRE_OK(prt_network_add_plugin(net, in, b < 0 ? 1 : 2, NULL, 0, p, &l));
+    REQUIRE_OK(prt_network_get_layer_output(net, l, 0, out));
+    REQUIRE_OK(prt_network_set_tensor_name(net, *out, name));
+    return 0;
+}
+
+/* y = relu(x + c) + c over [3, 5] floats: arena tensors "sum" and "relu"
+ * (60 bytes each, live together, so in two 256-byte slots), the constant
+ * "c" (60 bytes in 64 of weights), no workspace. *bytes: free with
+ * prt_free. */
+static int build_plan(void **bytes, size_t *size)
+{
+    prt_dims d = {2, {3, 5}};
+    float c[PLAN_N];
+    int32_t x, k, sum, relu, y;
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_engine *e = NULL;
+    int bad;
+    for (int i = 0; i < PLAN_N; i++)
+        c[i] = plan_c(i);
+    REQUIRE_OK(prt_network_create(&net));
+    bad = prt_network_add_input(net, "x", PRT_FLOAT32, &d, &x) != PRT_OK ||
+          prt_network_add_constant(net, "c", PRT_FLOAT32, &d, c, &k) != PRT_OK ||
+          plan_layer(net, "Add", x, k, "sum", &sum) ||
+          plan_layer(net, "Relu", sum, -1, "relu", &relu) ||
+          plan_layer(net, "Add", relu, k, "y", &y) ||
+          prt_network_mark_output(net, y) != PRT_OK ||
+          prt_builder_config_create(&cfg) != PRT_OK ||
+          prt_engine_build(net, cfg, NULL, &e) != PRT_OK ||
+          prt_engine_serialize(e, bytes, size) != PRT_OK;
+    CHECK(!bad);
+    prt_engine_destroy(e);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return bad;
+}
+
+/* Runs a loaded plan once; 1 if y = relu(x + c) + c. */
+static int run_plan(const prt_engine *e)
+{
+    float x[PLAN_N], y[PLAN_N];
+    prt_context *ctx = NULL;
+    int ok;
+    for (int i = 0; i < PLAN_N; i++)
+        x[i] = plan_x(i);
+    ok = prt_context_create(e, &ctx) == PRT_OK &&
+         prt_context_set_tensor_address(ctx, "x", x) == PRT_OK &&
+         prt_context_set_tensor_address(ctx, "y", y) == PRT_OK &&
+         prt_context_enqueue(ctx, NULL) == PRT_OK;
+    for (int i = 0; ok && i < PLAN_N; i++) {
+        float s = plan_x(i) + plan_c(i);
+        ok = y[i] == (s > 0 ? s : 0) + plan_c(i);
+    }
+    prt_context_destroy(ctx);
+    return ok;
+}
+
+/* The plan with the i64 at `at` set to `value`, checksum fixed, must be
+ * refused naming `sub`. One that loads is run, so that a sanitizer build
+ * shows what such a plan does to a context. */
+static int expect_plan_refused(const uint8_t *b, size_t n, size_t at,
+                               int64_t value, const char *sub, int line)
+{
+    uint8_t *c = malloc(n);
+    prt_engine *e = NULL;
+    prt_status st;
+    REQUIRE(c && at && at + 8 <= n);
+    memcpy(c, b, n);
+    put64(c + at, (uint64_t)value);
+    fix_crc(c, n);
+    base_clear_error();
+    st = prt_engine_deserialize(NULL, c, n, &e);
+    tu_checks++;
+    if (st != PRT_ERR_MALFORMED || !strstr(prt_last_error(), sub)) {
+        tu_failures++;
+        fprintf(stderr, "%s:%d: deserialize gave %s, wanted a message with "
+                "\"%s\"\n    message: %s\n", __FILE__, line,
+                prt_status_name(st), sub, prt_last_error());
+    }
+    if (st == PRT_OK)
+        fprintf(stderr, "    the altered plan %s\n",
+                run_plan(e) ? "runs" : "fails to run or computes wrong values");
+    prt_engine_destroy(e);
+    free(c);
+    return 0;
+}
+#define EXPECT_PLAN_REFUSED(b, n, at, value, sub)                          \
+    expect_plan_refused((b), (n), (at), (value), (sub), __LINE__)
+
+static int test_memory_plan(void)
+{
+    void *pb = NULL;
+    const uint8_t *b;
+    size_t n = 0, sum, relu, c, y, meta;
+    prt_engine *e = NULL;
+    REQUIRE(!build_plan(&pb, &n));
+    b = pb;
+    sum = tensor_at(b, "sum");
+    relu = tensor_at(b, "relu");
+    c = tensor_at(b, "c");
+    y = tensor_at(b, "y");
+    meta = section_at(b, TAG4('M', 'E', 'T', 'A'));
+    /* What the builder planned, as the comment of build_plan says. */
+    REQUIRE(sum && relu && c && y && meta);
+    CHECK((int64_t)get64(b + sum) + (int64_t)get64(b + relu) == ENG_ARENA_ALIGN);
+    CHECK(get64(b + sum + 8) == 60 && get64(b + relu + 8) == 60);
+    CHECK(get64(b + c + 16) == 0 && get64(b + c + 8) == 60);
+    CHECK(get64(b + y) == (uint64_t)-1 && get64(b + y + 8) == 60);
+    CHECK(get64(b + meta) == 2 * ENG_ARENA_ALIGN && get64(b + meta + 8) == 0);
+    /* Intact, it loads and computes. */
+    REQUIRE_OK(prt_engine_deserialize(NULL, b, n, &e));
+    CHECK(run_plan(e));
+    prt_engine_destroy(e);
+
+    /* Misaligned for the dtype: float loads and stores off their boundary. */
+    EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)get64(b + sum) + 2,
+                        "('sum'): arena offset");
+    EXPECT_PLAN_REFUSED(b, n, relu, (int64_t)get64(b + relu) + 2,
+                        "('relu'): arena offset");
+    EXPECT_PLAN_REFUSED(b, n, c + 16, 2, "('c'): constant offset 2 is not a "
+                                         "multiple of 64");
+    /* Aligned for floats, not for the arena or the weights. */
+    EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)get64(b + sum) + 64,
+                        "is not a multiple of 256, the arena's alignment");
+    EXPECT_PLAN_REFUSED(b, n, c + 16, 4, "('c'): constant offset 4 is not a "
+                                         "multiple of 64");
+
+    /* More memory than the shapes can need. */
+    EXPECT_PLAN_REFUSED(b, n, meta, (int64_t)8 << 30,
+                        "arena size 8589934592, but its tensors need at most 512");
+    EXPECT_PLAN_REFUSED(b, n, meta, 2 * ENG_ARENA_ALIGN + 1,
+                        "arena size 513, but its tensors need at most 512");
+    EXPECT_PLAN_REFUSED(b, n, meta + 8, (int64_t)8 << 30,
+                        "workspace size 8589934592, but the largest layer "
+                        "workspace is 0");
+    EXPECT_PLAN_REFUSED(b, n, sum + 8, 64, "('sum'): max bytes 64, but its "
+                                           "shapes need at most 60");
+    EXPECT_PLAN_REFUSED(b, n, y + 8, (int64_t)1 << 30,
+                        "('y'): max bytes 1073741824, but its shapes need at "
+                        "most 60");
+    prt_free(pb);
     return 0;
 }
 
@@ -1185,6 +1439,7 @@ int main(void)
     test_sections();
     test_alloc_failures();
     test_validate();
+    test_memory_plan();
     test_deserialize();
     test_deserialize_library();
     return tu_finish("test_engine_format");

@@ -4,7 +4,10 @@
  * registries side by side, library identity, error messages, and allocation
  * failure at every step.
  */
+#include <elf.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "registry/registry.h"
@@ -493,6 +496,348 @@ static void test_describe(void)
     prt_registry_destroy(reg);
 }
 
+/* ---- damaged library files ---------------------------------------------- */
+
+/* A scratch directory for altered copies of the test libraries. */
+static char scratch[256];
+
+static int make_scratch(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(scratch, sizeof scratch, "%s/prt_test_registry_XXXXXX",
+             tmp && tmp[0] ? tmp : "/tmp");
+    return mkdtemp(scratch) != NULL;
+}
+
+/* scratch/name, in a static buffer of its own per slot. */
+static const char *scratch_path(const char *name)
+{
+    static char bufs[4][320];
+    static int next;
+    char *b = bufs[next++ % 4];
+    snprintf(b, sizeof bufs[0], "%s/%s", scratch, name);
+    return b;
+}
+
+static int write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(data, 1, n, f) == n;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    return ok;
+}
+
+/* The whole file, malloc'd; NULL on failure. */
+static uint8_t *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *p = NULL;
+    long len;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) > 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && (p = malloc((size_t)len)) &&
+        fread(p, 1, (size_t)len, f) != (size_t)len) {
+        free(p);
+        p = NULL;
+    }
+    fclose(f);
+    *n = p ? (size_t)len : 0;
+    return p;
+}
+
+/* Loading `path` fails with `status`, a message naming the path and
+ * containing `sub`, and leaves the registry as it was. */
+static void expect_load_error(prt_registry *reg, const char *path,
+                              prt_status status, const char *sub, int line)
+{
+    int32_t before = prt_registry_creator_count(reg);
+    prt_status st = prt_registry_load_library(reg, path);
+    tu_checks++;
+    if (st != status || !strstr(prt_last_error(), sub) ||
+        !strstr(prt_last_error(), path)) {
+        tu_failures++;
+        fprintf(stderr, "%s:%d: loading %s gave %s, wanted %s naming the path "
+                "and \"%s\"\n    message: %s\n", __FILE__, line, path,
+                prt_status_name(st), prt_status_name(status), sub,
+                prt_last_error());
+    }
+    CHECK(prt_registry_creator_count(reg) == before);
+    CHECK(!libraries_mention(reg, path));
+}
+#define EXPECT_LOAD_ERROR(reg, path, status, sub)                          \
+    expect_load_error((reg), (path), (status), (sub), __LINE__)
+
+/* FOO_A's bytes with `n` bytes at `at` replaced by `v`, written to
+ * scratch/name; the path. */
+static const char *altered_copy(const uint8_t *lib, size_t size,
+                                const char *name, size_t at, const void *v,
+                                size_t n)
+{
+    const char *path = scratch_path(name);
+    uint8_t *c = malloc(size);
+    int ok = c != NULL;
+    if (ok) {
+        memcpy(c, lib, size);
+        memcpy(c + at, v, n);
+        ok = write_file(path, c, size);
+    }
+    free(c);
+    CHECK(ok);
+    return path;
+}
+
+static void test_damaged_files(void)
+{
+    prt_registry *reg = NULL;
+    uint8_t *lib;
+    size_t size = 0;
+    char want[128];
+    const char *path;
+    Elf64_Ehdr eh;
+    Elf64_Phdr ph[32];
+    int nb_ph;
+    size_t last_end = 0;
+
+    lib = read_file(FOO_A, &size);
+    CHECK(lib && size > sizeof eh);
+    if (!lib || size <= sizeof eh || !make_scratch()) {
+        free(lib);
+        CHECK(0);
+        return;
+    }
+    /* The layout of the intact library, to cut it at chosen places. */
+    memcpy(&eh, lib, sizeof eh);
+    nb_ph = eh.e_phnum;
+    CHECK(eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof ph[0]);
+    CHECK(nb_ph > 1 && nb_ph <= 32 &&
+          eh.e_phoff + (size_t)nb_ph * sizeof ph[0] <= size);
+    if (nb_ph > 32)
+        nb_ph = 32;
+    memcpy(ph, lib + eh.e_phoff, (size_t)nb_ph * sizeof ph[0]);
+    CHECK_OK(prt_registry_create(&reg));
+    if (!reg)
+        goto done;
+
+    /* Cut inside the ELF header, inside the program headers, inside each
+     * loadable segment. */
+    path = scratch_path("empty.so");
+    CHECK(write_file(path, lib, 0));
+    EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, "the file is empty");
+    path = scratch_path("cut3.so");
+    CHECK(write_file(path, lib, 3));
+    EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED,
+                      "truncated: the ELF header needs 64 bytes, the file has 3");
+    path = scratch_path("cut40.so");
+    CHECK(write_file(path, lib, 40));
+    EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED,
+                      "truncated: the ELF header needs 64 bytes, the file has 40");
+    path = scratch_path("cut_phdrs.so");
+    CHECK(write_file(path, lib, eh.e_phoff + sizeof ph[0] + 7));
+    snprintf(want, sizeof want, "truncated: the program headers end at byte "
+             "%zu, the file has %zu", (size_t)eh.e_phoff + nb_ph * sizeof ph[0],
+             (size_t)eh.e_phoff + sizeof ph[0] + 7);
+    EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, want);
+    for (int i = 0; i < nb_ph; i++) {
+        size_t end = ph[i].p_offset + ph[i].p_filesz, cut;
+        char name[32];
+        if (ph[i].p_type != PT_LOAD)
+            continue;
+        if (end > last_end)
+            last_end = end;
+        if (ph[i].p_filesz < 2 || end <= eh.e_phoff + nb_ph * sizeof ph[0])
+            continue;
+        cut = ph[i].p_offset + ph[i].p_filesz / 2;
+        snprintf(name, sizeof name, "cut_segment%d.so", i);
+        path = scratch_path(name);
+        CHECK(write_file(path, lib, cut));
+        /* The first segment whose end is past the cut is named. */
+        for (int j = 0; j < nb_ph; j++)
+            if (ph[j].p_type == PT_LOAD && ph[j].p_offset + ph[j].p_filesz > cut) {
+                snprintf(want, sizeof want, "truncated: segment %d ends at byte "
+                         "%zu, the file has %zu", j,
+                         (size_t)(ph[j].p_offset + ph[j].p_filesz), cut);
+                break;
+            }
+        EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, want);
+    }
+    /* Past the last segment only what the loader never reads is missing
+     * (section headers): that copy loads, as does the whole one. */
+    CHECK(last_end > 0 && last_end < size);
+    path = scratch_path("cut_sections.so");
+    CHECK(write_file(path, lib, last_end));
+    CHECK_OK(prt_registry_load_library(reg, path));
+    CHECK_OK(prt_registry_unload_library(reg, path));
+
+    /* Not an ELF file at all. */
+    {
+        uint8_t noise[4096];
+        tu_rng rng;
+        tu_rng_seed(&rng, 7);
+        for (size_t i = 0; i < sizeof noise; i++)
+            noise[i] = (uint8_t)tu_rng_u64(&rng);
+        noise[0] = 'x'; /* whatever the seed, no ELF magic */
+        path = scratch_path("noise.so");
+        CHECK(write_file(path, noise, sizeof noise));
+        EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, "not an ELF file");
+        path = scratch_path("script.so");
+        CHECK(write_file(path, "/* GNU ld script */\nINPUT(libfoo.so.1)\n", 39));
+        EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, "not an ELF file");
+    }
+
+    /* ELF, but not for this process. */
+    {
+        const uint8_t c32 = ELFCLASS32, msb = ELFDATA2MSB;
+        const uint16_t exec = ET_EXEC, rel = ET_REL, phent = 32;
+        const uint16_t other = eh.e_machine == EM_AARCH64 ? EM_X86_64 : EM_AARCH64;
+        Elf64_Phdr big = ph[0];
+        int last_load = 0;
+        path = altered_copy(lib, size, "elf32.so", EI_CLASS, &c32, 1);
+        EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED,
+                          "a 32-bit ELF file, this process loads 64-bit ones");
+        path = altered_copy(lib, size, "msb.so", EI_DATA, &msb, 1);
+        EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, "a big-endian ELF file");
+        path = altered_copy(lib, size, "machine.so",
+                            offsetof(Elf64_Ehdr, e_machine), &other, 2);
+        snprintf(want, sizeof want, "(ELF machine %u), this process runs on",
+                 (unsigned)other);
+        EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, want);
+        path = altered_copy(lib, size, "exec.so", offsetof(Elf64_Ehdr, e_type),
+                            &exec, 2);
+        EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, "an executable, not a "
+                                                        "shared library");
+        path = altered_copy(lib, size, "object.so", offsetof(Elf64_Ehdr, e_type),
+                            &rel, 2);
+        EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, "a relocatable object");
+        path = altered_copy(lib, size, "phent.so",
+                            offsetof(Elf64_Ehdr, e_phentsize), &phent, 2);
+        EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED,
+                          "program header entries of 32 bytes, not 56");
+        /* A whole file whose last loadable segment claims more of it than
+         * there is. */
+        for (int i = 0; i < nb_ph; i++)
+            if (ph[i].p_type == PT_LOAD)
+                last_load = i;
+        big = ph[last_load];
+        big.p_filesz = size;
+        path = altered_copy(lib, size, "lying_segment.so",
+                            eh.e_phoff + (size_t)last_load * sizeof big, &big,
+                            sizeof big);
+        snprintf(want, sizeof want, "truncated: segment %d ends at byte %zu, "
+                 "the file has %zu", last_load, (size_t)big.p_offset + size, size);
+        EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, want);
+    }
+
+    /* Not a regular file: a FIFO is refused without waiting for a writer. */
+    path = scratch_path("fifo.so");
+    CHECK(mkfifo(path, 0600) == 0);
+    EXPECT_LOAD_ERROR(reg, path, PRT_ERR_IO, "not a regular file");
+    unlink(path);
+
+    /* The intact copy loads, hashed like the original, and still works. */
+    path = scratch_path("intact.so");
+    CHECK(write_file(path, lib, size));
+    CHECK_OK(prt_registry_load_library(reg, path));
+    {
+        const prt_plugin_creator *c = NULL;
+        uint64_t hash = 0;
+        CHECK_OK(prt_registry_find_creator(reg, "test", "Foo", "1", &c));
+        CHECK(strcmp(foo_flavour(c), "a") == 0);
+        CHECK(prt_registry_get_creator_library(reg, c, &hash) != NULL);
+        CHECK(hash == base_fnv1a64(lib, size, BASE_FNV_SEED));
+    }
+    prt_registry_destroy(reg);
+done:
+    {
+        static const char *const names[] = {
+            "empty.so", "cut3.so", "cut40.so", "cut_phdrs.so", "cut_sections.so",
+            "noise.so", "script.so", "elf32.so", "msb.so", "machine.so",
+            "exec.so", "object.so", "phent.so", "lying_segment.so", "intact.so"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            unlink(scratch_path(names[i]));
+        for (int i = 0; i < 32; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "cut_segment%d.so", i);
+            unlink(scratch_path(name));
+        }
+        rmdir(scratch);
+    }
+    free(lib);
+}
+
+/* One file under three names; then another file under the first name while
+ * the process still holds the old one. */
+static void test_file_identity(void)
+{
+    prt_registry *ra = NULL, *rb = NULL;
+    const prt_plugin_creator *c = NULL;
+    uint8_t *a, *b;
+    size_t na = 0, nb = 0;
+    uint64_t hash = 0;
+    char p[320], sym[320], hard[320], fresh[320];
+
+    a = read_file(FOO_A, &na);
+    b = read_file(FOO_B, &nb);
+    CHECK_OK(prt_registry_create(&ra));
+    CHECK_OK(prt_registry_create(&rb));
+    if (!a || !b || !ra || !rb || !make_scratch()) {
+        CHECK(0);
+        goto done;
+    }
+    snprintf(p, sizeof p, "%s", scratch_path("p.so"));
+    snprintf(sym, sizeof sym, "%s", scratch_path("sym.so"));
+    snprintf(hard, sizeof hard, "%s", scratch_path("hard.so"));
+    snprintf(fresh, sizeof fresh, "%s", scratch_path("fresh.so"));
+    CHECK(write_file(p, a, na));
+    CHECK(symlink("p.so", sym) == 0 && link(p, hard) == 0);
+
+    /* One file is one library, whatever the name: once per registry. */
+    CHECK_OK(prt_registry_load_library(ra, p));
+    CHECK_ERR(prt_registry_load_library(ra, sym), PRT_ERR_ALREADY_EXISTS,
+              "already loaded into this registry as");
+    CHECK(strstr(prt_last_error(), p) != NULL);
+    CHECK_ERR(prt_registry_load_library(ra, hard), PRT_ERR_ALREADY_EXISTS,
+              "already loaded into this registry as");
+    CHECK(prt_registry_creator_count(ra) == 1);
+    /* Another registry may hold it too, under another name, same hash. */
+    CHECK_OK(prt_registry_load_library(rb, hard));
+    CHECK_OK(prt_registry_find_creator(rb, "test", "Foo", "1", &c));
+    CHECK(strcmp(foo_flavour(c), "a") == 0);
+    CHECK(prt_registry_get_creator_library(rb, c, &hash) != NULL);
+    CHECK(hash == base_fnv1a64(a, na, BASE_FNV_SEED));
+    CHECK_OK(prt_registry_unload_library(rb, hard));
+
+    /* p.so is replaced (a new file renamed over it) while ra holds the old
+     * one. The dynamic loader would hand rb that old code for the name;
+     * recording it under the new file's hash would be a lie. */
+    CHECK(write_file(fresh, b, nb) && rename(fresh, p) == 0);
+    CHECK_ERR(prt_registry_load_library(rb, p), PRT_ERR_ALREADY_EXISTS,
+              "from a file that has since been replaced");
+    CHECK(strstr(prt_last_error(), p) != NULL);
+    CHECK(prt_registry_creator_count(rb) == 0 && !libraries_mention(rb, p));
+    /* Once no registry holds the old one, the new file loads. */
+    CHECK_OK(prt_registry_unload_library(ra, p));
+    CHECK_OK(prt_registry_load_library(rb, p));
+    c = NULL;
+    CHECK_OK(prt_registry_find_creator(rb, "test", "Foo", "1", &c));
+    CHECK(strcmp(foo_flavour(c), "b") == 0);
+    CHECK(prt_registry_get_creator_library(rb, c, &hash) != NULL);
+    CHECK(hash == base_fnv1a64(b, nb, BASE_FNV_SEED));
+done:
+    prt_registry_destroy(ra);
+    prt_registry_destroy(rb);
+    if (scratch[0]) {
+        unlink(scratch_path("p.so"));
+        unlink(scratch_path("sym.so"));
+        unlink(scratch_path("hard.so"));
+        unlink(scratch_path("fresh.so"));
+        rmdir(scratch);
+    }
+    free(a);
+    free(b);
+}
+
 /* ---- the standard plugin library ---------------------------------------- */
 
 static void test_standard_library(void)
@@ -638,6 +983,8 @@ int main(void)
     test_load_unload();
     test_side_by_side();
     test_bad_libraries();
+    test_damaged_files();
+    test_file_identity();
     test_describe();
     test_listing();
     test_alloc_failure();

@@ -254,6 +254,11 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i,
                            "the %lld bytes of weights", (int)i, n,
                            (long long)t->const_offset, (long long)t->max_bytes,
                            (long long)e->weights_size);
+        /* Contexts read constants in place, as typed elements. */
+        if (t->const_offset % ENG_WEIGHTS_ALIGN != 0)
+            return invalid("tensor %d ('%s'): constant offset %lld is not a "
+                           "multiple of %d, the weights' alignment", (int)i, n,
+                           (long long)t->const_offset, ENG_WEIGHTS_ALIGN);
     }
     if (t->size_id != -1) {
         if (t->size_id < 0 || t->size_id >= e->nb_sizes)
@@ -288,6 +293,15 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i,
                            "the arena of %lld bytes", (int)i, n,
                            (long long)t->offset, (long long)t->max_bytes,
                            (long long)e->arena_size);
+        /* Kernels and plugins access the tensor as typed elements. */
+        if (t->offset % (int64_t)prt_dtype_size(t->dtype) != 0)
+            return invalid("tensor %d ('%s'): arena offset %lld is misaligned "
+                           "for its %s elements", (int)i, n,
+                           (long long)t->offset, prt_dtype_name(t->dtype));
+        if (t->offset % ENG_ARENA_ALIGN != 0)
+            return invalid("tensor %d ('%s'): arena offset %lld is not a "
+                           "multiple of %d, the arena's alignment", (int)i, n,
+                           (long long)t->offset, ENG_ARENA_ALIGN);
     }
     return PRT_OK;
 }
@@ -512,8 +526,9 @@ static prt_status validate_profiles(const prt_engine *e)
  * turn into writes out of bounds. Recompute what the builder computes: per
  * profile, sound bounds of every node (expr_program_bounds), and require
  * every dim's lower bound >= 0 and max_bytes >= dtype size * the product of
- * the upper bounds. */
-static prt_status validate_bounds(const prt_engine *e)
+ * the upper bounds. need[t] receives the largest such product over the
+ * profiles, for validate_memory_plan. */
+static prt_status validate_bounds(const prt_engine *e, int64_t *need)
 {
     size_t n = (size_t)e->exprs.nb_nodes;
     int64_t *lo = base_malloc(sizeof(int64_t) * (n ? 3 * n : 1));
@@ -521,6 +536,8 @@ static prt_status validate_bounds(const prt_engine *e)
     prt_status st = PRT_OK;
     if (!lo)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory validating an engine");
+    for (int32_t i = 0; i < e->nb_tensors; i++)
+        need[i] = 0;
     for (int32_t p = 0; p < e->nb_profiles && !st; p++) {
         size_t k = (size_t)p * (size_t)e->nb_inputs;
         expr_profile prof = {e->nb_inputs,     e->prof_min + k,  e->prof_opt + k,
@@ -550,16 +567,57 @@ static prt_status validate_bounds(const prt_engine *e)
                 st = invalid("tensor %d ('%s'): max bytes %lld, but profile %d "
                              "allows %lld", (int)i, t->name,
                              (long long)t->max_bytes, (int)p, (long long)bytes);
+            if (!st && bytes > need[i])
+                need[i] = bytes;
         }
     }
     base_free(lo);
     return st;
 }
 
+/* The memory a context reserves, against what the shapes can need (need[t]
+ * from validate_bounds): a file that claims more would make every context
+ * allocate it. Each tensor's max_bytes is exactly its need, as the builder
+ * computes it; the arena holds at most every arena tensor side by side, each
+ * rounded up to ENG_ARENA_ALIGN, which is what a plan that shares nothing
+ * takes; the workspace is the largest layer's (the layers' own claims are
+ * the plugins', bounded at run time by the context's memory limit). */
+static prt_status validate_memory_plan(const prt_engine *e, const int64_t *need)
+{
+    int64_t arena_max = 0, ws_max = 0;
+    for (int32_t i = 0; i < e->nb_tensors; i++) {
+        const eng_tensor *t = &e->tensors[i];
+        int64_t slot;
+        if (t->max_bytes > need[i])
+            return invalid("tensor %d ('%s'): max bytes %lld, but its shapes "
+                           "need at most %lld in every profile", (int)i, t->name,
+                           (long long)t->max_bytes, (long long)need[i]);
+        if (t->offset < 0)
+            continue;
+        /* Saturating: a sum past INT64_MAX bounds nothing further. */
+        if (!base_add_i64(t->max_bytes, ENG_ARENA_ALIGN - 1, &slot) ||
+            !base_add_i64(arena_max, slot / ENG_ARENA_ALIGN * ENG_ARENA_ALIGN,
+                          &arena_max))
+            arena_max = INT64_MAX;
+    }
+    if (e->arena_size > arena_max)
+        return invalid("arena size %lld, but its tensors need at most %lld "
+                       "bytes (each rounded up to %d)", (long long)e->arena_size,
+                       (long long)arena_max, ENG_ARENA_ALIGN);
+    for (int32_t l = 0; l < e->nb_layers; l++)
+        if (e->layers[l].workspace > ws_max)
+            ws_max = e->layers[l].workspace;
+    if (e->workspace_size != ws_max)
+        return invalid("workspace size %lld, but the largest layer workspace "
+                       "is %lld", (long long)e->workspace_size, (long long)ws_max);
+    return PRT_OK;
+}
+
 prt_status engine_validate(const prt_engine *e)
 {
     uint8_t *seen = NULL;
     int32_t *ranks = NULL;
+    int64_t *need = NULL;
     prt_status st;
     if (!e)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "engine_validate: NULL engine");
@@ -569,7 +627,8 @@ prt_status engine_validate(const prt_engine *e)
     /* One byte per tensor: size ids seen, then tensors produced. */
     seen = base_calloc((size_t)e->nb_tensors, 1);
     ranks = base_calloc((size_t)e->nb_inputs * 2 + 1, sizeof *ranks);
-    if (!seen || !ranks) {
+    need = base_calloc((size_t)e->nb_tensors + 1, sizeof *need);
+    if (!seen || !ranks || !need) {
         st = base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory validating an engine");
         goto done;
     }
@@ -629,12 +688,13 @@ prt_status engine_validate(const prt_engine *e)
                          (int)e->tensors[i].producer);
             goto done;
         }
-    if ((st = validate_profiles(e)) || (st = validate_bounds(e)) ||
-        (st = validate_io_names(e)))
+    if ((st = validate_profiles(e)) || (st = validate_bounds(e, need)) ||
+        (st = validate_memory_plan(e, need)) || (st = validate_io_names(e)))
         goto done;
 done:
     base_free(seen);
     base_free(ranks);
+    base_free(need);
     return st;
 }
 

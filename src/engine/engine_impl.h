@@ -11,7 +11,14 @@
  *  - I/O tensors (input_index or output_index >= 0) live in user memory and
  *    have offset -1;
  *  - a constant (const_offset >= 0) has static dims, no producer, offset -1,
- *    and its [const_offset, const_offset + max_bytes) lies inside weights.
+ *    and its [const_offset, const_offset + max_bytes) lies inside weights;
+ *  - an arena offset is a multiple of ENG_ARENA_ALIGN (and so of its dtype's
+ *    size), a const_offset a multiple of ENG_WEIGHTS_ALIGN;
+ *  - the memory plan asks for no more than the shapes can need: a tensor's
+ *    max_bytes is exactly what its dims give at their upper bounds over all
+ *    profiles, arena_size is at most the sum of the arena tensors' max_bytes
+ *    each rounded up to ENG_ARENA_ALIGN, and workspace_size is the largest
+ *    layer workspace.
  */
 #ifndef PLUGRT_ENGINE_IMPL_H
 #define PLUGRT_ENGINE_IMPL_H
@@ -26,6 +33,13 @@
 /* Engine file format version; bump on any incompatible change. */
 #define ENG_FORMAT_VERSION 1u
 #define ENG_MAGIC "PLUGRTEN" /* 8 bytes at offset 0 */
+
+/* Every arena tensor starts on this boundary: a multiple of every dtype's
+ * size, and enough for any vector load on CPU and GPU. The builder's
+ * PLAN_ALIGN must be this value (tests/test_engine_format.c asserts it). */
+#define ENG_ARENA_ALIGN 256
+/* Every constant starts on this boundary in the weights block. */
+#define ENG_WEIGHTS_ALIGN 64
 
 typedef struct eng_tensor {
     char *name;

@@ -11,13 +11,16 @@
  * Everything a library hands us (its description, its creators, their field
  * schemas) is checked before the registry keeps any of it, so the rest of
  * plugrt may trust a creator it finds here: non-NULL strings, a create
- * function, and a well-formed field schema.
+ * function, and a well-formed field schema. The file itself is checked
+ * before dlopen sees it (library_file.c), and the object dlopen returns must
+ * come from that file (check_same_file).
  */
 #include <dlfcn.h>
-#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "library_file.h"
 #include "registry.h"
 
 /* Room for one key in a message; longer keys are truncated (for people). */
@@ -40,14 +43,23 @@
  * point at it while the array of libraries grows. */
 typedef struct reg_library {
     char *path;                     /* exactly as given to load_library */
-    uint64_t hash;                  /* FNV-1a of the file; 0 if unknown */
+    registry_file_id file;          /* what was checked; file.hash 0 if unknown */
     void *handle;                   /* from dlopen, closed on unload */
+    struct reg_library *next_open;  /* in open_libs */
 } reg_library;
 
 typedef struct reg_entry {
     const prt_plugin_creator *creator; /* borrowed */
     reg_library *lib;                  /* NULL when added directly */
 } reg_entry;
+
+/* Every library that any registry of the process holds. dlopen's table of
+ * objects belongs to the process: asked for a path it has loaded before,
+ * the loader returns that object, however the file at the path has changed
+ * since. Only what was recorded when the object was first opened says which
+ * file that was. */
+static pthread_mutex_t open_libs_lock = PTHREAD_MUTEX_INITIALIZER;
+static reg_library *open_libs;
 
 struct prt_registry {
     reg_entry *entries; /* registration order */
@@ -280,8 +292,16 @@ prt_status prt_registry_create(prt_registry **out)
 
 static void library_free(reg_library *lib)
 {
+    reg_library **p;
     if (!lib)
         return;
+    pthread_mutex_lock(&open_libs_lock);
+    for (p = &open_libs; *p; p = &(*p)->next_open)
+        if (*p == lib) {
+            *p = lib->next_open;
+            break;
+        }
+    pthread_mutex_unlock(&open_libs_lock);
     if (lib->handle && dlclose(lib->handle) != 0) {
         const char *why = dlerror();
         base_log(PRT_SEV_WARNING, "closing plugin library %s failed: %s",
@@ -430,7 +450,7 @@ const char *prt_registry_get_creator_library(const prt_registry *reg,
         if (!lib)
             return NULL;
         if (out_content_hash)
-            *out_content_hash = lib->hash;
+            *out_content_hash = lib->file.hash;
         return lib->path;
     }
     return NULL;
@@ -439,39 +459,6 @@ const char *prt_registry_get_creator_library(const prt_registry *reg,
 /* ------------------------------------------------------------------------ */
 /* Libraries                                                                 */
 /* ------------------------------------------------------------------------ */
-
-/* FNV-1a of the file at `path`, streamed. A path without '/' was searched
- * for by the dynamic loader, which does not say which file it opened: its
- * hash is 0, "unknown" (reading the name relative to the working directory
- * could hash a different file). */
-static prt_status hash_file(const char *path, uint64_t *out)
-{
-    unsigned char chunk[16384];
-    uint64_t h = BASE_FNV_SEED;
-    size_t n;
-    FILE *f;
-    int failed;
-    *out = 0;
-    if (!strchr(path, '/'))
-        return PRT_OK;
-    f = fopen(path, "rb");
-    if (!f)
-        return base_error(PRT_ERR_IO,
-                          "plugin library %s was loaded but cannot be read "
-                          "to hash it: %s",
-                          path, strerror(errno));
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        h = base_fnv1a64(chunk, n, h);
-    failed = ferror(f);
-    fclose(f);
-    if (failed)
-        return base_error(PRT_ERR_IO,
-                          "plugin library %s was loaded but reading it to "
-                          "hash it failed",
-                          path);
-    *out = h;
-    return PRT_OK;
-}
 
 /* Checks a library's description and every creator in it. */
 static prt_status check_library(const prt_plugin_library *desc,
@@ -548,14 +535,41 @@ static prt_status check_clashes(const prt_registry *reg,
     return PRT_OK;
 }
 
-/* Everything after dlopen. On failure the caller closes the handle. */
+/* The object dlopen returned must be the file that was checked. When some
+ * registry holds that object already, it was opened from a file recorded
+ * then, which must be the one now at `path`, unchanged; otherwise the
+ * loader hands back old code that neither the check nor the hash saw. */
+static prt_status check_same_file(const char *path, void *handle,
+                                  const registry_file_id *id)
+{
+    prt_status st = PRT_OK;
+    pthread_mutex_lock(&open_libs_lock);
+    for (const reg_library *l = open_libs; l && !st; l = l->next_open) {
+        int moved;
+        if (l->handle != handle || !l->file.known || !id->known)
+            continue;
+        moved = l->file.dev != id->dev || l->file.ino != id->ino;
+        if (moved || l->file.hash != id->hash)
+            st = base_error(PRT_ERR_ALREADY_EXISTS,
+                            "cannot load plugin library %s: this process "
+                            "already holds the library opened as %s from a "
+                            "file that has since been %s, and the dynamic "
+                            "loader would return that old code; unload it "
+                            "from every registry first",
+                            path, l->path, moved ? "replaced" : "changed");
+    }
+    pthread_mutex_unlock(&open_libs_lock);
+    return st;
+}
+
+/* Everything after dlopen; `id` is the checked file's. On failure the
+ * caller closes the handle. */
 static prt_status load_opened(prt_registry *reg, const char *path,
-                              void *handle)
+                              void *handle, const registry_file_id *id)
 {
     const prt_plugin_library *desc;
     prt_plugin_entry_fn entry;
     reg_library *lib;
-    uint64_t hash;
     prt_status st;
     void *sym;
 
@@ -588,9 +602,6 @@ static prt_status load_opened(prt_registry *reg, const char *path,
     st = check_clashes(reg, desc, path);
     if (st != PRT_OK)
         return st;
-    st = hash_file(path, &hash);
-    if (st != PRT_OK)
-        return st;
 
     /* Reserve everything, then commit: nothing below can fail. */
     lib = base_calloc(1, sizeof *lib);
@@ -604,7 +615,7 @@ static prt_status load_opened(prt_registry *reg, const char *path,
         return base_error(PRT_ERR_OUT_OF_MEMORY,
                           "out of memory loading plugin library %s", path);
     }
-    lib->hash = hash;
+    lib->file = *id;
     lib->handle = handle;
     for (int32_t i = 0; i < desc->nb_creators; i++) {
         reg->entries[reg->nb_entries].creator = desc->creators[i];
@@ -612,11 +623,16 @@ static prt_status load_opened(prt_registry *reg, const char *path,
         reg->nb_entries++;
     }
     reg->libs[reg->nb_libs++] = lib;
+    pthread_mutex_lock(&open_libs_lock);
+    lib->next_open = open_libs;
+    open_libs = lib;
+    pthread_mutex_unlock(&open_libs_lock);
     return PRT_OK;
 }
 
 prt_status prt_registry_load_library(prt_registry *reg, const char *path)
 {
+    registry_file_id id;
     prt_status st;
     void *handle;
     if (!reg || !path || !path[0])
@@ -630,6 +646,11 @@ prt_status prt_registry_load_library(prt_registry *reg, const char *path)
                               "registry",
                               path);
     }
+    /* Before the loader maps it: a damaged file must be an error, not a
+     * SIGBUS inside dlopen. */
+    st = registry_check_library_file(path, &id);
+    if (st != PRT_OK)
+        return st;
     dlerror();
     handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
@@ -647,7 +668,9 @@ prt_status prt_registry_load_library(prt_registry *reg, const char *path)
                               path, reg->libs[i]->path);
         }
     }
-    st = load_opened(reg, path, handle);
+    st = check_same_file(path, handle, &id);
+    if (st == PRT_OK)
+        st = load_opened(reg, path, handle, &id);
     if (st != PRT_OK)
         dlclose(handle);
     return st;

@@ -12,10 +12,11 @@
  *
  * Libraries. Each loaded library is recorded with its path exactly as given
  * to prt_registry_load_library and a 64-bit FNV-1a hash of the file's bytes
- * (base_fnv1a64, seed BASE_FNV_SEED), read right after dlopen. A path with no
- * '/' is searched for by the dynamic loader, so plugrt cannot know which file
- * it opened: such a library is recorded with content hash 0 ("unknown"), the
- * same value a creator added directly reports.
+ * (base_fnv1a64, seed BASE_FNV_SEED), read just before dlopen while the file
+ * is checked (library_file.h). A path with no '/' is searched for by the
+ * dynamic loader, so plugrt cannot know which file it opens: such a library
+ * is neither checked nor hashed, and is recorded with content hash 0
+ * ("unknown"), the same value a creator added directly reports.
  */
 #ifndef PLUGRT_REGISTRY_H
 #define PLUGRT_REGISTRY_H
