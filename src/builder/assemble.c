@@ -185,15 +185,18 @@ static prt_status assemble_header(const bld *b, prt_engine *e)
     return expr_program_copy(expr_pool_program(b->pool), &e->exprs);
 }
 
-/* Constants, each 64-byte aligned in one weights block. */
+/* Constants, each ENG_WEIGHTS_ALIGN-aligned in one weights block. */
 static prt_status assemble_weights(const bld *b, prt_engine *e)
 {
     const prt_network *net = b->net;
     int64_t used = 0;
     for (int32_t i = 0; i < net->nb_tensors; i++)
         if (net->tensors[i].const_bytes >= 0)
-            e->weights_size += (net->tensors[i].const_bytes + 63) / 64 * 64;
-    e->weights = base_calloc((size_t)e->weights_size + 1, 1);
+            e->weights_size += (net->tensors[i].const_bytes + ENG_WEIGHTS_ALIGN - 1) /
+                               ENG_WEIGHTS_ALIGN * ENG_WEIGHTS_ALIGN;
+    e->weights = base_aligned_alloc(ENG_ARENA_ALIGN, (size_t)e->weights_size + 1);
+    if (e->weights)
+        memset(e->weights, 0, (size_t)e->weights_size + 1);
     if (!e->weights)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory for %lld bytes of "
                           "constants", (long long)e->weights_size);
@@ -204,7 +207,7 @@ static prt_status assemble_weights(const bld *b, prt_engine *e)
         e->tensors[i].const_offset = used;
         if (nt->const_bytes)
             memcpy(e->weights + used, nt->const_data, (size_t)nt->const_bytes);
-        used += (nt->const_bytes + 63) / 64 * 64;
+        used += (nt->const_bytes + ENG_WEIGHTS_ALIGN - 1) / ENG_WEIGHTS_ALIGN * ENG_WEIGHTS_ALIGN;
     }
     return PRT_OK;
 }

@@ -30,8 +30,10 @@ struct prt_builder_config {
 };
 
 /* Arena alignment: every arena tensor starts on this boundary (enough for
- * any vector load on CPU and GPU); device allocations are aligned as much. */
-#define PLAN_ALIGN DEV_ALIGN
+ * any vector load on CPU and GPU); the engine validates it and device
+ * allocations are aligned as much. */
+#define PLAN_ALIGN ENG_ARENA_ALIGN
+_Static_assert(ENG_ARENA_ALIGN == DEV_ALIGN, "the arena and device allocations align alike");
 
 /* One buffer to place: tensors that share memory (in-place aliases) are
  * merged into one item by the caller. */

@@ -107,7 +107,7 @@ void engine_free(prt_engine *e)
     base_free(e->prof_vmax);
     if (e->dev && e->weights_dev && e->weights_dev != e->weights)
         e->dev->free(e->weights_dev);
-    base_free(e->weights);
+    base_aligned_free(e->weights);
     expr_program_free(&e->exprs);
     pthread_mutex_destroy(e->plugin_lock);
     base_free(e->plugin_lock);

@@ -463,7 +463,8 @@ static prt_status read_weights(rctx *c, prt_engine *e)
         return malformed(c, "weights size %llu exceeds the %zu bytes present",
                          (unsigned long long)n, left(&c->r));
     p = base_rd_span(&c->r, (size_t)n);
-    e->weights = base_malloc((size_t)n + 1);
+    /* Aligned as the arena, so constants read in place take vector loads. */
+    e->weights = base_aligned_alloc(ENG_ARENA_ALIGN, (size_t)n + 1);
     if (!e->weights)
         return oom();
     if (n)
