@@ -5,6 +5,7 @@
  * error at every door (builder config, engine load).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "device/device.h"
@@ -159,6 +160,61 @@ static void test_load_foreign_device(void)
     }
 }
 
+/* The optional sections of a GPU engine (DEVI: where it was built; HDIM:
+ * layers needing host dims) round-trip, and damaged ones are refused. */
+static void test_device_sections(void)
+{
+    prt_registry *reg = tu_registry_with_plugins();
+    const prt_dims d = {2, {2, 3}};
+    tu_input_spec in = {"x", PRT_FLOAT32, &d, NULL, NULL, NULL};
+    const char *outs[] = {"y"};
+    tu_engine te;
+    base_buf buf = {0};
+    prt_engine *r = NULL;
+    if (!reg)
+        return;
+    memset(&te, 0, sizeof te);
+    CHECK_OK(tu_build_roundtrip(reg, tu_make_plugin(reg, "", "CustomHardmax", "1", NULL, 0),
+                                &in, 1, outs, 1, 0, &te));
+    if (te.built) {
+        prt_engine *e = te.built;
+        dev_info saved = e->built_on;
+        e->device = PRT_DEVICE_CUDA;
+        snprintf(e->built_on.name, sizeof e->built_on.name, "Test GPU \xc3\xa9");
+        e->built_on.cc_major = 9;
+        e->built_on.cc_minor = 0;
+        e->layers[0].host_dims = 1;
+        CHECK_OK(engine_write(e, &buf));
+        CHECK_OK(engine_read(buf.data, buf.size, &r));
+        if (r) {
+            CHECK(r->device == PRT_DEVICE_CUDA);
+            CHECK(strcmp(r->built_on.name, "Test GPU \xc3\xa9") == 0);
+            CHECK(r->built_on.cc_major == 9 && r->built_on.cc_minor == 0);
+            CHECK(r->layers[0].host_dims == 1);
+            engine_free(r);
+        }
+        /* Without the flag the section is absent and the layer reads 0. */
+        e->layers[0].host_dims = 0;
+        base_buf_free(&buf);
+        memset(&buf, 0, sizeof buf);
+        CHECK_OK(engine_write(e, &buf));
+        r = NULL;
+        CHECK_OK(engine_read(buf.data, buf.size, &r));
+        CHECK(r && r->layers[0].host_dims == 0);
+        engine_free(r);
+        /* Every truncation of the GPU engine is refused cleanly. */
+        for (size_t n = 0; n < buf.size; n += 7) {
+            r = NULL;
+            CHECK(engine_read(buf.data, n, &r) != PRT_OK && r == NULL);
+        }
+        e->device = PRT_DEVICE_CPU;
+        e->built_on = saved;
+    }
+    base_buf_free(&buf);
+    tu_engine_destroy(&te);
+    prt_registry_destroy(reg);
+}
+
 int main(void)
 {
     test_cpu_memory();
@@ -167,5 +223,6 @@ int main(void)
     test_failure_is_clean();
     test_missing_device();
     test_load_foreign_device();
+    test_device_sections();
     return tu_finish("test_device");
 }

@@ -145,6 +145,8 @@ static prt_status assemble_header(const bld *b, prt_engine *e)
     const prt_network *net = b->net;
     size_t np = (size_t)b->nb_profiles * (size_t)net->nb_inputs;
     e->device = b->cfg->device;
+    if (b->dev->info(&e->built_on) != PRT_OK)
+        return base_error_prefix(PRT_ERR_UNSUPPORTED, "build");
     e->tensors = base_calloc((size_t)net->nb_tensors, sizeof(eng_tensor));
     e->layers = base_calloc((size_t)net->nb_layers + 1, sizeof(eng_layer));
     /* engine_free walks the counted arrays: count only what exists. */

@@ -42,11 +42,21 @@ prt_engine *engine_alloc(void)
 prt_status engine_attach_device(prt_engine *e)
 {
     const dev_ops *d;
+    dev_info here;
     void *w = NULL;
     prt_status st = dev_get(e->device, &d);
     if (st)
         return base_error_prefix(st, "the engine targets %s", dev_name(e->device));
     e->dev = d;
+    /* Tactics were timed on the device the engine was built on; another
+     * GPU runs the engine correctly but maybe not at its best. */
+    if (e->device != PRT_DEVICE_CPU && e->built_on.name[0] && d->info(&here) == PRT_OK &&
+        (here.cc_major != e->built_on.cc_major || here.cc_minor != e->built_on.cc_minor ||
+         strcmp(here.name, e->built_on.name) != 0))
+        base_log(PRT_SEV_WARNING, "the engine was built and tuned on %s (compute capability "
+                 "%d.%d) and is loaded on %s (%d.%d): its tactics' timings may not hold",
+                 e->built_on.name, (int)e->built_on.cc_major, (int)e->built_on.cc_minor,
+                 here.name, (int)here.cc_major, (int)here.cc_minor);
     if (d->host_visible) {
         e->weights_dev = e->weights;
         return PRT_OK;

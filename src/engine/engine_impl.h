@@ -103,6 +103,9 @@ struct prt_engine {
     /* The device's implementation (src/device), chosen once when the engine
      * is built or loaded; not serialized. */
     const dev_ops *dev;
+    /* The device it was built and tuned on (name "" when the file does not
+     * say). */
+    dev_info built_on;
 
     int32_t nb_tensors;
     eng_tensor *tensors;

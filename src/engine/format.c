@@ -51,6 +51,14 @@
  *   EXPR  u32 nb_nodes; per node: i32 kind, i32 op, i64 imm, i32 a, i32 b
  *   WGHT  u64 byte count, then the constants' bytes (each constant at its
  *         tensor's const_offset)
+ * and after them these, marked OPTIONAL (older plugrts skip them; a missing
+ * one reads as its default; HDIM must follow LAYR):
+ *   DEVI  the device the engine was built and tuned on: str name (<= 95
+ *         bytes), i32 compute capability major, i32 minor; written for
+ *         devices other than the CPU. Default: unknown (no warning on
+ *         load).
+ *   HDIM  u32 count, then i32 layer indices, ascending: layers whose plugin
+ *         needs true dims on the host (eng_layer.host_dims). Default: none.
  *
  * Field elements on file: INT8/CHAR/BYTES 1 byte, INT16/FLOAT16/BFLOAT16 2,
  * INT32/FLOAT32 4, INT64/FLOAT64 8 (IEEE bit patterns, little-endian), DIMS
@@ -87,6 +95,8 @@
 #define TAG_PROF ENG_TAG('P', 'R', 'O', 'F')
 #define TAG_EXPR ENG_TAG('E', 'X', 'P', 'R')
 #define TAG_WGHT ENG_TAG('W', 'G', 'H', 'T')
+#define TAG_DEVI ENG_TAG('D', 'E', 'V', 'I')
+#define TAG_HDIM ENG_TAG('H', 'D', 'I', 'M')
 
 #define ENG_SECTION_OPTIONAL 1u
 
@@ -130,15 +140,17 @@ static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
 /* Writing                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static size_t sec_begin(base_buf *b, uint32_t tag)
+static size_t sec_begin_flags(base_buf *b, uint32_t tag, uint32_t flags)
 {
     size_t at;
     base_buf_u32(b, tag);
-    base_buf_u32(b, 0);
+    base_buf_u32(b, flags);
     at = b->size;
     base_buf_u64(b, 0); /* patched by sec_end */
     return at;
 }
+
+static size_t sec_begin(base_buf *b, uint32_t tag) { return sec_begin_flags(b, tag, 0); }
 
 static void sec_end(base_buf *b, size_t at)
 {
@@ -265,6 +277,7 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
     size_t start, at;
     prt_status st;
     uint32_t crc;
+    int32_t nb_hdim;
     if (!e || !out)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "engine_write: NULL argument");
     /* Never write what a reader would refuse: an invalid engine here is a
@@ -285,7 +298,13 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
     base_buf_u32(out, PRT_PLUGIN_ABI_VERSION);
     base_buf_str(out, prt_version_string());
     base_buf_i32(out, e->device);
-    base_buf_u32(out, 7);
+    nb_hdim = 0;
+    for (int32_t i = 0; i < e->nb_layers; i++)
+        nb_hdim += e->layers[i].host_dims != 0;
+    /* A CPU engine says nothing of its device: the CPU's files stay as they
+     * were before DEVI existed. */
+    base_buf_u32(out, 7 + (e->device != PRT_DEVICE_CPU) + (nb_hdim > 0));
+
 
     at = sec_begin(out, TAG_META);
     base_buf_i64(out, e->arena_size);
@@ -359,6 +378,24 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
         base_buf_i32(out, n->b);
     }
     sec_end(out, at);
+
+    /* Last: optional, and HDIM names layers of LAYR. */
+    if (e->device != PRT_DEVICE_CPU) {
+        at = sec_begin_flags(out, TAG_DEVI, ENG_SECTION_OPTIONAL);
+        base_buf_str(out, e->built_on.name);
+        base_buf_i32(out, e->built_on.cc_major);
+        base_buf_i32(out, e->built_on.cc_minor);
+        sec_end(out, at);
+    }
+
+    if (nb_hdim) {
+        at = sec_begin_flags(out, TAG_HDIM, ENG_SECTION_OPTIONAL);
+        base_buf_u32(out, (uint32_t)nb_hdim);
+        for (int32_t i = 0; i < e->nb_layers; i++)
+            if (e->layers[i].host_dims)
+                base_buf_i32(out, i);
+        sec_end(out, at);
+    }
 
     if (out->failed)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory serializing the engine");
@@ -819,15 +856,66 @@ static void tag_str(uint32_t tag, char *buf, size_t cap)
         snprintf(buf, cap, "0x%08x", (unsigned)tag);
 }
 
-enum { SEC_META, SEC_TENS, SEC_LAYR, SEC_IOLS, SEC_PROF, SEC_EXPR, SEC_WGHT, SEC_COUNT };
+/* The device an engine was built on (DEVI). */
+static prt_status read_device(rctx *c, prt_engine *e)
+{
+    uint32_t n = base_rd_u32(&c->r);
+    const uint8_t *p;
+    if (c->r.failed || n >= sizeof e->built_on.name)
+        return malformed(c, "truncated, or a device name over %zu bytes",
+                         sizeof e->built_on.name - 1);
+    p = base_rd_span(&c->r, n);
+    if (!p || memchr(p, 0, n))
+        return malformed(c, "device name truncated or holding a NUL");
+    memcpy(e->built_on.name, p, n);
+    e->built_on.name[n] = '\0';
+    e->built_on.cc_major = base_rd_i32(&c->r);
+    e->built_on.cc_minor = base_rd_i32(&c->r);
+    if (c->r.failed || e->built_on.cc_major < 0 || e->built_on.cc_major > 1000 ||
+        e->built_on.cc_minor < 0 || e->built_on.cc_minor > 1000)
+        return malformed(c, "truncated, or compute capability %d.%d",
+                         (int)e->built_on.cc_major, (int)e->built_on.cc_minor);
+    return PRT_OK;
+}
+
+/* Layers that need true dims on the host (HDIM); read after LAYR. */
+static prt_status read_host_dims(rctx *c, prt_engine *e)
+{
+    uint32_t n = base_rd_u32(&c->r);
+    int32_t prev = -1;
+    if (c->r.failed || n > (uint32_t)e->nb_layers)
+        return malformed(c, "%u layers for %d", n, (int)e->nb_layers);
+    for (uint32_t k = 0; k < n; k++) {
+        int32_t li = base_rd_i32(&c->r);
+        if (c->r.failed || li <= prev || li >= e->nb_layers)
+            return malformed(c, "layer index %d out of order or range", (int)li);
+        e->layers[li].host_dims = 1;
+        prev = li;
+    }
+    return PRT_OK;
+}
+
+enum {
+    SEC_META,
+    SEC_TENS,
+    SEC_LAYR,
+    SEC_IOLS,
+    SEC_PROF,
+    SEC_EXPR,
+    SEC_WGHT,
+    SEC_DEVI,
+    SEC_HDIM,
+    SEC_COUNT
+};
 
 static const struct {
     uint32_t tag;
     const char *name;
+    int required;
 } known_sections[SEC_COUNT] = {
-    {TAG_META, "meta"},     {TAG_TENS, "tensors"},  {TAG_LAYR, "layers"},
-    {TAG_IOLS, "io"},       {TAG_PROF, "profiles"}, {TAG_EXPR, "expressions"},
-    {TAG_WGHT, "weights"},
+    {TAG_META, "meta", 1},     {TAG_TENS, "tensors", 1},  {TAG_LAYR, "layers", 1},
+    {TAG_IOLS, "io", 1},       {TAG_PROF, "profiles", 1}, {TAG_EXPR, "expressions", 1},
+    {TAG_WGHT, "weights", 1},  {TAG_DEVI, "device", 0},   {TAG_HDIM, "host dims", 0},
 };
 
 /* Parses everything after the version check and the checksum. */
@@ -902,6 +990,11 @@ static prt_status read_body(const uint8_t *p, size_t size, prt_engine *e)
         case SEC_IOLS: st = read_io(&sc, e); break;
         case SEC_PROF: st = read_profiles(&sc, e, &prof_inputs); break;
         case SEC_WGHT: st = read_weights(&sc, e); break;
+        case SEC_DEVI: st = read_device(&sc, e); break;
+        case SEC_HDIM:
+            st = seen[SEC_LAYR] ? read_host_dims(&sc, e)
+                                : malformed(&sc, "comes before the layers section");
+            break;
         default: st = read_exprs(&sc, e); break;
         }
         if (st)
@@ -914,7 +1007,7 @@ static prt_status read_body(const uint8_t *p, size_t size, prt_engine *e)
     if (left(&c.r))
         return malformed(&c, "%zu bytes after the last section", left(&c.r));
     for (int k = 0; k < SEC_COUNT; k++)
-        if (!seen[k])
+        if (!seen[k] && known_sections[k].required)
             return base_error(PRT_ERR_MALFORMED,
                               "malformed engine: the %s section is missing",
                               known_sections[k].name);
