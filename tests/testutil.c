@@ -99,3 +99,11 @@ uint16_t tu_rng_half(tu_rng *r, int max_exp)
     uint16_t s = (uint16_t)(tu_rng_range(r, 0, 1) << 15);
     return (uint16_t)(s | (e << 10) | m);
 }
+
+void tu_require_cuda(const char *name)
+{
+    if (prt_device_check(PRT_DEVICE_CUDA) == PRT_OK)
+        return;
+    printf("%s: skipped: %s\n", name, prt_last_error());
+    exit(TU_SKIP);
+}

@@ -49,6 +49,12 @@ void tu_check_err(prt_status got, prt_status want, const char *sub,
 /* Prints a summary line and returns the process exit code. */
 int tu_finish(const char *name);
 
+/* Exit status CTest reads as "skipped" (SKIP_RETURN_CODE). */
+#define TU_SKIP 77
+/* For the CUDA suite: returns when CUDA is usable here; otherwise prints
+ * "<name>: skipped: <why>" and exits with TU_SKIP. */
+void tu_require_cuda(const char *name);
+
 /* Deterministic xorshift64* generator. */
 typedef struct tu_rng {
     uint64_t s;

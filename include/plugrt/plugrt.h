@@ -336,6 +336,16 @@ PRT_API PRT_NODISCARD prt_status prt_builder_config_set_workspace_limit(
  * 1: time every accepted combination and tactic and keep the fastest. */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_set_autotune(prt_builder_config *cfg,
                                                          int32_t on);
+/* A timing cache file: the tactic and format choices of earlier builds,
+ * keyed by the layer's plugin, fields, shapes, dtypes and the device. When
+ * set, the builder reads it if it exists (a damaged or foreign file is
+ * PRT_ERR_MALFORMED naming it; it is validated like an engine file), reuses
+ * every choice that still applies instead of timing again, and after a
+ * successful build writes it back with the new choices (replacing the file
+ * atomically). NULL clears it. The path is copied. */
+PRT_API PRT_NODISCARD prt_status prt_builder_config_set_timing_cache_file(
+    prt_builder_config *cfg, const char *path);
+
 /* Adds an optimization profile; *out_profile is its index (0, 1, ...). */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_add_profile(prt_builder_config *cfg,
                                                         int32_t *out_profile);
@@ -410,6 +420,11 @@ PRT_API int32_t prt_engine_profile_count(const prt_engine *engine);
 PRT_API int32_t prt_engine_layer_count(const prt_engine *engine);
 /* Device the engine was built for (prt_device). */
 PRT_API int32_t prt_engine_device(const prt_engine *engine);
+/* The device the engine was built and tuned on: name and compute
+ * capability for GPU engines; {"cpu", 0, 0} for CPU engines; name "" when
+ * the file does not say. Set out->struct_size first. */
+PRT_API PRT_NODISCARD prt_status prt_engine_get_build_device(const prt_engine *engine,
+                                                            prt_device_info *out);
 
 /* Inspection: what `plugrt inspect` prints. Strings are borrowed for the
  * engine's lifetime. */

@@ -27,6 +27,7 @@ struct prt_builder_config {
     int32_t autotune;
     int32_t nb_profiles;
     cfg_profile *profiles;
+    char *timing_cache; /* file path, or NULL */
 };
 
 /* Arena alignment: every arena tensor starts on this boundary (enough for

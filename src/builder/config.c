@@ -27,7 +27,22 @@ void prt_builder_config_destroy(prt_builder_config *cfg)
         base_free(cfg->profiles[p].entries);
     }
     base_free(cfg->profiles);
+    base_free(cfg->timing_cache);
     base_free(cfg);
+}
+
+prt_status prt_builder_config_set_timing_cache_file(prt_builder_config *cfg, const char *path)
+{
+    char *copy = NULL;
+    if (!cfg)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builder_config_set_timing_cache_file: cfg is NULL");
+    if (path && !(copy = base_strdup(path)))
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "prt_builder_config_set_timing_cache_file: out of memory");
+    base_free(cfg->timing_cache);
+    cfg->timing_cache = copy;
+    return PRT_OK;
 }
 
 prt_status prt_builder_config_set_device(prt_builder_config *cfg, int32_t device)

@@ -963,3 +963,24 @@ int32_t prt_engine_device(const prt_engine *engine)
 {
     return engine ? engine->device : PRT_DEVICE_CPU;
 }
+
+prt_status prt_engine_get_build_device(const prt_engine *engine, prt_device_info *out)
+{
+    prt_device_info r;
+    if (!engine || !out || out->struct_size < sizeof *out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_build_device: NULL "
+                          "argument, or out->struct_size is not sizeof(prt_device_info)");
+    memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    r.device = engine->device;
+    if (engine->device == PRT_DEVICE_CPU)
+        snprintf(r.name, sizeof r.name, "cpu");
+    else
+        memcpy(r.name, engine->built_on.name, sizeof r.name);
+    r.cc_major = engine->built_on.cc_major;
+    r.cc_minor = engine->built_on.cc_minor;
+    r.multiprocessors = engine->built_on.multiprocessors;
+    r.memory_bytes = engine->built_on.memory_bytes;
+    *out = r;
+    return PRT_OK;
+}
