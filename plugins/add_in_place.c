@@ -154,6 +154,7 @@ static const prt_plugin_build aip_build = {
     plg_get_valid_tactics,
     aip_aliased_input,
     NULL, /* get_output_values: no shape-tensor outputs */
+    NULL, /* requires_host_dims: the kernels read dims_device */
 };
 
 /* ---- runtime ------------------------------------------------------------- */

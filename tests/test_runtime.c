@@ -283,7 +283,7 @@ static const prt_plugin_core tp_core = {sizeof tp_core, PRT_PLUGIN_ABI_VERSION, 
                                         tp_version, tp_ns, tp_devices};
 static const prt_plugin_build tp_build = {
     sizeof tp_build, PRT_PLUGIN_ABI_VERSION, tp_nb_outputs, tp_dtypes, tp_shapes,
-    tp_supports, NULL, NULL, tp_tactics, tp_alias, tp_values};
+    tp_supports, NULL, NULL, tp_tactics, tp_alias, tp_values, NULL};
 static const prt_plugin_runtime tp_runtime = {
     sizeof tp_runtime, PRT_PLUGIN_ABI_VERSION, tp_set_tactic, NULL, tp_enqueue,
     tp_attach, tp_fields, tp_clone, tp_destroy};

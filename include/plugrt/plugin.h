@@ -375,6 +375,18 @@ typedef struct prt_plugin_build {
                                     const prt_dim_exprs *in_values,
                                     int32_t nb_inputs, prt_dim_exprs *out_values,
                                     int32_t nb_outputs, prt_expr_builder *exprs);
+
+    /* ---- appended in ABI 1 after the entries above; read only when
+     * struct_size covers it ---------------------------------------------- */
+
+    /* 1 if the plugin's enqueue on `device` needs the true dims of
+     * data-dependent tensors in `dims` (it cannot size its work from
+     * dims_device on the device). On a device that keeps sizes in its own
+     * memory (CUDA) the runtime then waits for the device before this
+     * layer whenever one of its tensors depends on an earlier layer's size,
+     * and the build log names the layer. May be NULL (0: dims_device is
+     * enough). Called by the builder, once per layer per build. */
+    int32_t (*requires_host_dims)(const prt_plugin *self, int32_t device);
 } prt_plugin_build;
 
 /* Context resources (reserved; NULL today). */

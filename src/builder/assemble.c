@@ -316,6 +316,7 @@ static prt_status assemble_layer(const bld *b, prt_engine *e, int32_t li)
     el->alias_copy = base_malloc((size_t)l->nb_outputs);
     el->tactic = bl->tactic;
     el->workspace = bl->workspace;
+    el->host_dims = bl->host_dims;
     if (!el->name || !el->plugin_namespace || !el->plugin_name || !el->plugin_version ||
         !el->library || !el->inputs || !el->outputs || !el->alias_input || !el->alias_copy)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");

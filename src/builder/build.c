@@ -492,6 +492,8 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
     for (int32_t li = 0; !st && li < net->nb_layers; li++)
         st = bld_layer_formats(&b, li);
     if (!st)
+        st = bld_host_dims(&b);
+    if (!st)
         st = bld_alias(&b);
     if (!st)
         st = bld_assemble(&b, out);

@@ -89,6 +89,7 @@ typedef struct bld_layer {
     int64_t workspace;
     int32_t *alias_input;
     uint8_t *alias_copy;
+    int32_t host_dims; /* the runtime waits for sizes before it (eng_layer) */
 } bld_layer;
 
 typedef struct bld {
@@ -115,6 +116,8 @@ prt_status bld_plugin_fail(const net_layer *l, prt_status st, const char *what);
 void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out);
 /* Phase 4 for one layer: formats, configure, workspace, tactics (formats.c). */
 prt_status bld_layer_formats(bld *b, int32_t li);
+/* Phase 4, last: which layers need true dims on the host (formats.c). */
+prt_status bld_host_dims(bld *b);
 /* Phase 5: in-place aliasing, then the engine (assemble.c). */
 prt_status bld_alias(bld *b);
 prt_status bld_assemble(bld *b, prt_engine **out);

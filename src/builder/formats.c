@@ -234,3 +234,55 @@ done:
     base_free(ng);
     return st;
 }
+
+/* The last layer whose sizes dims d depend on (-1 if none), from each
+ * node's owner (the last layer whose size it depends on). */
+static int32_t size_layer_of(const int32_t *owner, const prt_dim_exprs *d)
+{
+    int32_t last = -1;
+    for (int32_t k = 0; k < d->nb_dims; k++)
+        if (owner[expr_id(d->d[k])] > last)
+            last = owner[expr_id(d->d[k])];
+    return last;
+}
+
+prt_status bld_host_dims(bld *b)
+{
+    const expr_program *prog = expr_pool_program(b->pool);
+    int32_t *owner;
+    if (b->dev->host_visible)
+        return PRT_OK; /* sizes are read on the host after each layer anyway */
+    owner = base_malloc(sizeof(int32_t) * ((size_t)prog->nb_nodes + 1));
+    if (!owner)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
+    for (int32_t i = 0; i < prog->nb_nodes; i++) {
+        const expr_node *x = &prog->nodes[i];
+        int32_t oi;
+        owner[i] = -1;
+        if (x->kind == EXPR_SIZE)
+            expr_pool_size_owner(b->pool, (int32_t)x->imm, &owner[i], &oi);
+        else if (x->kind == EXPR_OP)
+            owner[i] = owner[x->a] > owner[x->b] ? owner[x->a] : owner[x->b];
+    }
+    for (int32_t li = 0; li < b->net->nb_layers; li++) {
+        const net_layer *l = &b->net->layers[li];
+        int touches = 0;
+        if (!BUILD_ENTRY(l->plugin, requires_host_dims) ||
+            !BUILD_ENTRY(l->plugin, requires_host_dims)(l->plugin, b->cfg->device))
+            continue;
+        for (int32_t k = 0; k < l->nb_inputs && !touches; k++)
+            touches = size_layer_of(owner, &b->t[l->inputs[k]].dims) >= 0;
+        for (int32_t o = 0; o < l->nb_outputs && !touches; o++) {
+            int32_t s = size_layer_of(owner, &b->t[l->outputs[o]].dims);
+            touches = s >= 0 && s < li;
+        }
+        if (!touches)
+            continue;
+        b->l[li].host_dims = 1;
+        base_log(PRT_SEV_INFO, "layer '%s' (plugin %s) needs the true dims of "
+                 "data-dependent tensors on the host: each run waits for the device "
+                 "before it", l->name, bld_plugin_label(l->plugin));
+    }
+    base_free(owner);
+    return PRT_OK;
+}

@@ -1,15 +1,22 @@
 /*
  * Autotuning on the engine's device: time each (format combination, tactic) candidate of
  * a layer on random data at the profile's opt shapes and keep the fastest.
- * A candidate must first agree with the reference — candidate 0, the first
- * combination at tactic 0 — so a fast but wrong tactic can never win.
+ * A candidate must first agree with the reference — on a device other than
+ * the CPU, the plugin's CPU implementation on the same inputs when it has
+ * one; else candidate 0, the first combination at tactic 0 — so a fast but
+ * wrong tactic can never win.
  */
 #include <math.h>
 #include <string.h>
 
 #include "builder/builder.h"
 
-#define TUNE_RUNS 5
+/* Timed runs per candidate (median); on a GPU, after warm-up runs, more of
+ * them since each is short and noisy. */
+#define TUNE_RUNS_HOST 5
+#define TUNE_RUNS_DEVICE 21
+#define TUNE_WARMUP_DEVICE 3
+#define TUNE_MAX_RUNS 32
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -48,22 +55,44 @@ static float as_float(const void *p, int32_t dtype, int64_t i)
     }
 }
 
-/* Outputs agree: integers exactly, floats within a tolerance fitting their
- * precision (tactics may sum in another order). */
-static int outputs_agree(const void *a, const void *b, int32_t dtype, int64_t count)
+/* The first element where two outputs disagree, or -1: integers exactly,
+ * floats within a tolerance fitting their precision (tactics may sum in
+ * another order). */
+static int64_t first_disagreement(const void *a, const void *b, int32_t dtype, int64_t count)
 {
     double tol;
-    if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
-        return memcmp(a, b, (size_t)count * prt_dtype_size(dtype)) == 0;
+    if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16) {
+        size_t es = prt_dtype_size(dtype);
+        for (int64_t i = 0; i < count; i++)
+            if (memcmp((const uint8_t *)a + (size_t)i * es, (const uint8_t *)b + (size_t)i * es,
+                       es) != 0)
+                return i;
+        return -1;
+    }
     tol = dtype == PRT_FLOAT32 ? 1e-4 : 1e-2;
     for (int64_t i = 0; i < count; i++) {
         float x = as_float(a, dtype, i), y = as_float(b, dtype, i);
         if (isnan(x) && isnan(y))
             continue;
         if (!(fabs((double)x - (double)y) <= tol + tol * fabs((double)y)))
-            return 0;
+            return i;
     }
-    return 1;
+    return -1;
+}
+
+/* Element i as a double, for messages. */
+static double element(const void *p, int32_t dtype, int64_t i)
+{
+    switch (dtype) {
+    case PRT_FLOAT32:
+    case PRT_FLOAT16:
+    case PRT_BFLOAT16: return (double)as_float(p, dtype, i);
+    case PRT_INT8: return ((const int8_t *)p)[i];
+    case PRT_UINT8:
+    case PRT_BOOL: return ((const uint8_t *)p)[i];
+    case PRT_INT32: return ((const int32_t *)p)[i];
+    default: return (double)((const int64_t *)p)[i];
+    }
 }
 
 typedef struct tune_bufs {
@@ -179,13 +208,18 @@ static prt_status tune_first_run(prt_plugin *plugin, const tune_candidate *c,
     return st;
 }
 
-/* Median time in ms of TUNE_RUNS runs, measured with the device's events;
- * -1 when a run fails. */
+/* Median time in ms of the candidate's timed runs (after warm-up runs on a
+ * GPU), measured with the device's events; -1 when a run fails. */
 static double tune_time(prt_plugin *plugin, tune_bufs *tb, int32_t nb_in, int32_t nb_out,
                         void *ev0, void *ev1)
 {
-    double times[TUNE_RUNS];
-    for (int32_t r = 0; r < TUNE_RUNS; r++) {
+    double times[TUNE_MAX_RUNS];
+    int32_t runs = tb->dev->host_visible ? TUNE_RUNS_HOST : TUNE_RUNS_DEVICE;
+    int32_t warmup = tb->dev->host_visible ? 0 : TUNE_WARMUP_DEVICE;
+    for (int32_t r = 0; r < warmup; r++)
+        if (tune_run(plugin, tb, nb_in, nb_out) != PRT_OK)
+            return -1;
+    for (int32_t r = 0; r < runs; r++) {
         if (tb->dev->event_record(ev0, tb->stream) != PRT_OK ||
             tune_run(plugin, tb, nb_in, nb_out) != PRT_OK ||
             tb->dev->event_record(ev1, tb->stream) != PRT_OK ||
@@ -193,13 +227,13 @@ static double tune_time(prt_plugin *plugin, tune_bufs *tb, int32_t nb_in, int32_
             tb->dev->event_elapsed_ms(ev0, ev1, &times[r]) != PRT_OK)
             return -1;
     }
-    for (int i = 1; i < TUNE_RUNS; i++)
+    for (int i = 1; i < runs; i++)
         for (int j = i; j > 0 && times[j - 1] > times[j]; j--) {
             double x = times[j];
             times[j] = times[j - 1];
             times[j - 1] = x;
         }
-    return times[TUNE_RUNS / 2];
+    return times[runs / 2];
 }
 
 static int same_formats(const tune_candidate *a, const tune_candidate *b, int32_t n)
@@ -210,17 +244,99 @@ static int same_formats(const tune_candidate *a, const tune_candidate *b, int32_
     return 1;
 }
 
+/* The reference outputs in host memory: the plugin's CPU implementation on
+ * the same inputs when the target is another device and the plugin runs on
+ * the CPU, else candidate 0 on the target (filled by the caller). */
+typedef struct tune_ref {
+    void *out[64];
+    int from_cpu;
+} tune_ref;
+
+static void ref_free(tune_ref *r)
+{
+    for (int32_t o = 0; o < 64; o++)
+        base_free(r->out[o]);
+    memset(r, 0, sizeof *r);
+}
+
+/* Copies the outputs of the run in tb into r (host memory). */
+static prt_status ref_keep(tune_ref *r, tune_bufs *tb, int32_t nb_in, int32_t nb_out)
+{
+    prt_status st = PRT_OK;
+    for (int32_t o = 0; o < nb_out && !st; o++) {
+        r->out[o] = base_malloc(tune_bytes(tb, nb_in + o) + 1);
+        st = r->out[o] ? tune_read_output(tb, nb_in + o, r->out[o])
+                       : base_error(PRT_ERR_OUT_OF_MEMORY, "tuning: out of memory");
+    }
+    return st;
+}
+
+/* Candidate 0 (the first combination, tactic 0) on the CPU. 0 with a
+ * warning when the CPU run fails: the target's candidate 0 is then the
+ * reference. */
+static int ref_on_cpu(prt_plugin *plugin, const char *layer_name, const tune_candidate *c0,
+                      int32_t nb_in, int32_t nb_out, const uint32_t *out_dd,
+                      int64_t workspace, tune_ref *r)
+{
+    tune_bufs tb;
+    void *stream = NULL;
+    prt_status st;
+    memset(&tb, 0, sizeof tb);
+    tb.dev = &dev_cpu_ops;
+    dev_cpu_ops.stream_create(&stream);
+    tb.stream = stream;
+    base_clear_error();
+    st = tune_first_run(plugin, c0, nb_in, nb_out, out_dd, workspace, &tb);
+    if (!st)
+        st = ref_keep(r, &tb, nb_in, nb_out);
+    tune_free(&tb, nb_in + nb_out);
+    if (st) {
+        base_log(PRT_SEV_WARNING, "layer '%s': the CPU implementation failed while tuning "
+                 "(%s); tactics are checked against tactic 0 on the device instead",
+                 layer_name, prt_last_error());
+        ref_free(r);
+        return 0;
+    }
+    r->from_cpu = 1;
+    return 1;
+}
+
+/* 1 if candidate c's outputs (in tb) agree with the reference; else logs
+ * which output and element differ and returns 0. */
+static int agrees(tune_bufs *tb, const tune_ref *r, const tune_candidate *c, int32_t nb_in,
+                  int32_t nb_out, void *got, const char *layer_name, prt_status *st)
+{
+    for (int32_t o = 0; o < nb_out; o++) {
+        int32_t k = nb_in + o, dt = tb->desc[k].dtype;
+        int64_t bad;
+        *st = tune_read_output(tb, k, got);
+        if (*st)
+            return 0;
+        bad = first_disagreement(got, r->out[o], dt, tb->count[k]);
+        if (bad >= 0) {
+            base_log(PRT_SEV_WARNING, "layer '%s': tactic %d disagrees with the reference "
+                     "(%s) and is rejected: output %d element %lld is %g, the reference's "
+                     "%g", layer_name, (int)c->tactic,
+                     r->from_cpu ? "the CPU implementation" : "tactic 0", (int)o,
+                     (long long)bad, element(got, dt, bad), element(r->out[o], dt, bad));
+            return 0;
+        }
+    }
+    return 1;
+}
+
 prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_name,
                       int32_t nb_in, int32_t nb_out, const tune_candidate *cands,
                       int32_t nb_cands, int64_t workspace, const uint32_t *out_dd,
                       int32_t *best)
 {
-    void *ref[64] = {0};
+    tune_ref ref;
     void *got = NULL, *stream = NULL, *ev0 = NULL, *ev1 = NULL;
     size_t got_size = 0;
     double best_t = 0;
-    int32_t best_i = -1;
+    int32_t best_i = -1, rejected = 0;
     prt_status st = PRT_OK;
+    memset(&ref, 0, sizeof ref);
     if (nb_out > 64 || nb_in + nb_out > 128)
         return base_error(PRT_ERR_UNSUPPORTED, "tuning '%s': too many tensors", layer_name);
     st = dev->stream_create(&stream);
@@ -230,6 +346,9 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
         st = dev->event_create(&ev1);
     if (st)
         st = base_error_prefix(st, "tuning '%s'", layer_name);
+    if (!st && !dev->host_visible &&
+        (plugin->vt->core->devices(plugin) & (1u << PRT_DEVICE_CPU)))
+        ref_on_cpu(plugin, layer_name, &cands[0], nb_in, nb_out, out_dd, workspace, &ref);
     for (int32_t c = 0; c < nb_cands && !st; c++) {
         tune_bufs tb;
         int keep = 1;
@@ -247,13 +366,8 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
                      "skipped: %s", layer_name, (int)cands[c].tactic, prt_last_error());
             st = PRT_OK;
             keep = 0;
-        } else if (c == 0) {
-            /* The reference's outputs, in host memory. */
-            for (int32_t o = 0; o < nb_out && !st; o++) {
-                ref[o] = base_malloc(tune_bytes(&tb, nb_in + o) + 1);
-                st = ref[o] ? tune_read_output(&tb, nb_in + o, ref[o])
-                            : base_error(PRT_ERR_OUT_OF_MEMORY, "tuning: out of memory");
-            }
+        } else if (c == 0 && !ref.from_cpu) {
+            st = ref_keep(&ref, &tb, nb_in, nb_out);
         } else if (same_formats(&cands[c], &cands[0], nb_in + nb_out)) {
             /* Layouts match the reference's, so the values can be compared. */
             if (tb.host_size + 1 > got_size) {
@@ -263,15 +377,9 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
                 if (!got)
                     st = base_error(PRT_ERR_OUT_OF_MEMORY, "tuning: out of memory");
             }
-            for (int32_t o = 0; o < nb_out && keep && !st; o++) {
-                st = tune_read_output(&tb, nb_in + o, got);
-                if (!st && !outputs_agree(got, ref[o], tb.desc[nb_in + o].dtype,
-                                          tb.count[nb_in + o])) {
-                    base_log(PRT_SEV_WARNING, "layer '%s': tactic %d disagrees with the "
-                             "reference on output %d and is skipped", layer_name,
-                             (int)cands[c].tactic, (int)o);
-                    keep = 0;
-                }
+            if (!st && !agrees(&tb, &ref, &cands[c], nb_in, nb_out, got, layer_name, &st)) {
+                keep = 0;
+                rejected++;
             }
         }
         if (!st && keep) {
@@ -287,8 +395,11 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
         }
         tune_free(&tb, nb_in + nb_out);
     }
-    for (int32_t o = 0; o < 64; o++)
-        base_free(ref[o]);
+    if (!st && best_i < 0 && rejected > 0)
+        st = base_error(PRT_ERR_PLUGIN, "layer '%s': no tactic agrees with the reference "
+                        "(%s); the build log names each one's first wrong element",
+                        layer_name, ref.from_cpu ? "the CPU implementation" : "tactic 0");
+    ref_free(&ref);
     base_free(got);
     dev->event_destroy(ev0);
     dev->event_destroy(ev1);

@@ -473,6 +473,13 @@ static int32_t bld_alias(const prt_plugin *p, int32_t output_index)
     return output_index == 0 ? cobj(p)->cls->alias_input : -1;
 }
 
+/* The built-in kernels size their work from `dims`. */
+static int32_t bld_host_dims(const prt_plugin *p, int32_t device)
+{
+    (void)p;
+    return device != PRT_DEVICE_CPU;
+}
+
 static const prt_plugin_build op_build = {sizeof(prt_plugin_build),
                                           PRT_PLUGIN_ABI_VERSION,
                                           bld_nb_outputs,
@@ -483,7 +490,8 @@ static const prt_plugin_build op_build = {sizeof(prt_plugin_build),
                                           bld_workspace,
                                           bld_tactics,
                                           bld_alias,
-                                          bld_values};
+                                          bld_values,
+                                          bld_host_dims};
 
 /* ------------------------------------------------------------------------ */
 /* Runtime                                                                   */

@@ -415,7 +415,7 @@ static const prt_plugin_core sp_core = {sizeof sp_core, PRT_PLUGIN_ABI_VERSION, 
                                         sp_version, sp_ns, sp_devices};
 static const prt_plugin_build sp_build = {
     sizeof sp_build, PRT_PLUGIN_ABI_VERSION, sp_nb_outputs, sp_dtypes, sp_shapes,
-    sp_supports, sp_configure, NULL, NULL, NULL, NULL};
+    sp_supports, sp_configure, NULL, NULL, NULL, NULL, NULL};
 static const prt_plugin_runtime sp_runtime = {
     sizeof sp_runtime, PRT_PLUGIN_ABI_VERSION, sp_set_tactic, sp_shape_change, sp_enqueue,
     sp_attach, sp_fields, sp_clone, sp_destroy};

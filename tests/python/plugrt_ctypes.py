@@ -184,6 +184,9 @@ OUTPUT_VALUES_FN = CFUNCTYPE(c_int32, P, POINTER(prt_dim_exprs),
                              POINTER(prt_expr_builder))
 
 
+REQUIRES_HOST_DIMS_FN = CFUNCTYPE(c_int32, P, c_int32)
+
+
 class prt_plugin_build(Structure):
     _fields_ = [("struct_size", c_uint32), ("abi_version", c_uint32),
                 ("nb_outputs", NB_OUTPUTS_FN),
@@ -194,7 +197,8 @@ class prt_plugin_build(Structure):
                 ("get_workspace_size", WORKSPACE_FN),
                 ("get_valid_tactics", TACTICS_FN),
                 ("get_aliased_input", ALIASED_FN),
-                ("get_output_values", OUTPUT_VALUES_FN)]
+                ("get_output_values", OUTPUT_VALUES_FN),
+                ("requires_host_dims", REQUIRES_HOST_DIMS_FN)]
 
 
 SET_TACTIC_FN = CFUNCTYPE(c_int32, P, c_int32)
