@@ -44,6 +44,7 @@ int main(void)
     F(prt_plugin_build, supports_format_combination); F(prt_plugin_build, configure);
     F(prt_plugin_build, get_workspace_size); F(prt_plugin_build, get_valid_tactics);
     F(prt_plugin_build, get_aliased_input); F(prt_plugin_build, get_output_values);
+    F(prt_plugin_build, requires_host_dims);
     S(prt_plugin_runtime); F(prt_plugin_runtime, struct_size);
     F(prt_plugin_runtime, abi_version); F(prt_plugin_runtime, set_tactic);
     F(prt_plugin_runtime, on_shape_change); F(prt_plugin_runtime, enqueue);
