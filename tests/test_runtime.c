@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "engine/engine_impl.h"
@@ -1306,6 +1307,104 @@ static int test_alloc_failures(prt_registry *reg)
     return 0;
 }
 
+static int cache_hits;
+static void count_cache_hits(void *user, int32_t severity, const char *msg)
+{
+    (void)user, (void)severity;
+    cache_hits += strstr(msg, "from the timing cache") != NULL;
+}
+
+/* X -> Tactical -> Y, autotuned with a timing cache file. */
+static prt_status build_cached(const char *cache, prt_engine **out)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_dims dyn = {1, {-1}}, mn = {1, {1}}, op = {1, {8}}, mx = {1, {16}};
+    int32_t tx, l, ty, prof;
+    prt_status st = prt_network_create(&net);
+    if (!st)
+        st = prt_network_add_input(net, "X", PRT_FLOAT32, &dyn, &tx);
+    if (!st)
+        st = add(net, KIND_TACTICAL, tx, &l, &ty);
+    if (!st)
+        st = prt_network_mark_output(net, ty);
+    if (!st)
+        st = prt_builder_config_create(&cfg);
+    if (!st)
+        st = prt_builder_config_add_profile(cfg, &prof);
+    if (!st)
+        st = prt_builder_config_set_profile_dims(cfg, prof, "X", &mn, &op, &mx);
+    if (!st)
+        st = prt_builder_config_set_autotune(cfg, 1);
+    if (!st)
+        st = prt_builder_config_set_timing_cache_file(cfg, cache);
+    if (!st)
+        st = prt_engine_build(net, cfg, NULL, out);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return st;
+}
+
+/* The timing cache: written by a build, reused by the next, validated like
+ * an engine file, and a file that cannot be written fails the build. */
+static void test_timing_cache(void)
+{
+    char path[128], bad[160];
+    prt_engine *e1 = NULL, *e2 = NULL, *e3 = NULL;
+    FILE *f;
+    long size;
+    unsigned char *bytes;
+    snprintf(path, sizeof path, "/tmp/prt_timing_cache_%d.bin", (int)getpid());
+    remove(path);
+    CHECK_OK(build_cached(path, &e1));
+    f = fopen(path, "rb");
+    CHECK(f != NULL);
+    if (!f || !e1) {
+        prt_engine_destroy(e1);
+        return;
+    }
+    fseek(f, 0, SEEK_END);
+    size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    bytes = malloc((size_t)size);
+    CHECK(bytes && fread(bytes, 1, (size_t)size, f) == (size_t)size);
+    fclose(f);
+    /* The second build takes the first one's choice without timing. */
+    cache_hits = 0;
+    prt_set_logger(count_cache_hits, NULL, PRT_SEV_VERBOSE);
+    CHECK_OK(build_cached(path, &e2));
+    prt_set_logger(NULL, NULL, 0);
+    CHECK(cache_hits == 1);
+    CHECK(e2 && e2->layers[0].tactic == e1->layers[0].tactic && e1->layers[0].tactic != 2);
+    /* Every damaged byte and every truncation is refused, naming the file. */
+    for (long i = 0; bytes && i < size; i++) {
+        bytes[i] ^= 0x41;
+        f = fopen(path, "wb");
+        fwrite(bytes, 1, (size_t)size, f);
+        fclose(f);
+        CHECK_ERR(build_cached(path, &e3), i < 12 && i >= 8 ? PRT_ERR_VERSION
+                                                             : PRT_ERR_MALFORMED, path);
+        bytes[i] ^= 0x41;
+    }
+    for (long n = 0; bytes && n < size; n += 3) {
+        f = fopen(path, "wb");
+        fwrite(bytes, 1, (size_t)n, f);
+        fclose(f);
+        CHECK(build_cached(path, &e3) == PRT_ERR_MALFORMED && e3 == NULL);
+    }
+    f = fopen(path, "w");
+    fputs("not a cache at all\n", f);
+    fclose(f);
+    CHECK_ERR(build_cached(path, &e3), PRT_ERR_MALFORMED, "not a valid plugrt timing cache");
+    remove(path);
+    snprintf(bad, sizeof bad, "/nonexistent-dir-%d/cache.bin", (int)getpid());
+    CHECK_ERR(build_cached(bad, &e3), PRT_ERR_IO, "cannot write");
+    CHECK(e3 == NULL);
+    free(bytes);
+    prt_engine_destroy(e1);
+    prt_engine_destroy(e2);
+}
+
 /* A context whose plugin clone has a broken table fails to be made, with
  * the layer named, and does not call through the broken table. */
 static void test_bad_attach(void)
@@ -1339,6 +1438,7 @@ int main(void)
     test_threads(reg);
     test_concurrent_attach();
     test_bad_attach();
+    test_timing_cache();
     test_alloc_failures(reg);
     prt_registry_destroy(reg);
     return tu_finish("test_runtime");

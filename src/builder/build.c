@@ -451,6 +451,10 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
                           "the network has no outputs (prt_network_mark_output)");
     memset(&b, 0, sizeof b);
     st = dev_get(cfg->device, &b.dev);
+    if (!st)
+        st = b.dev->info(&b.dev_info);
+    if (!st && cfg->timing_cache)
+        st = tc_load(&b.cache, cfg->timing_cache);
     if (st)
         return st;
     b.net = net;
@@ -497,7 +501,15 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
         st = bld_alias(&b);
     if (!st)
         st = bld_assemble(&b, out);
+    if (!st && cfg->timing_cache && b.cache.dirty) {
+        st = tc_save(&b.cache, cfg->timing_cache);
+        if (st) {
+            prt_engine_destroy(*out);
+            *out = NULL;
+        }
+    }
 done:
+    tc_free(&b.cache);
     if (b.l)
         for (int32_t li = 0; li < net->nb_layers; li++) {
             base_free(b.l[li].descs);

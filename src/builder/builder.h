@@ -69,6 +69,31 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin,
                       int32_t *best);
 
 
+/* ---- the timing cache (timing_cache.c) ------------------------------------ */
+
+typedef struct tc_entry {
+    char *key;
+    int32_t tactic;
+    int32_t nb_formats;
+    int32_t formats[128];
+} tc_entry;
+
+typedef struct tc_cache {
+    int32_t nb, cap;
+    tc_entry *entries;
+    int dirty; /* changed since loaded */
+} tc_cache;
+
+/* Reads a cache file; a missing file is an empty cache, a damaged one
+ * PRT_ERR_MALFORMED naming it. */
+prt_status tc_load(tc_cache *c, const char *path);
+/* Writes it (to path.tmp, then renamed over path). */
+prt_status tc_save(const tc_cache *c, const char *path);
+void tc_free(tc_cache *c);
+const tc_entry *tc_find(const tc_cache *c, const char *key);
+prt_status tc_put(tc_cache *c, const char *key, int32_t tactic, int32_t n,
+                  const int32_t *formats);
+
 /* ---- the build in progress (build.c, formats.c, assemble.c) -------------- */
 
 typedef struct bld_tensor {
@@ -106,6 +131,8 @@ typedef struct bld {
     int64_t *lo, *opt, *hi; /* [profile * nb_nodes + node] */
     uint8_t *dd;            /* [node]: depends on a size tensor's value */
     const dev_ops *dev; /* the target device, for tuning and the engine */
+    dev_info dev_info;  /* what it is, for timing-cache keys */
+    tc_cache cache;     /* loaded when the config names a timing cache */
 } bld;
 
 /* The plugin's name for messages ("?" if it gives none). */

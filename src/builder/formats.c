@@ -3,6 +3,7 @@
  * configure it for every profile, size its workspace, list its tactics and,
  * when autotuning, time the candidates on the target device (tune.c).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "builder/builder.h"
@@ -129,6 +130,65 @@ static prt_status bld_workspace(bld *b, const net_layer *l, prt_dynamic_tensor_d
     return st;
 }
 
+/* The timing-cache key of a layer: what its best choice depends on. */
+static prt_status cache_key(const bld *b, const net_layer *l, char *key, size_t cap)
+{
+    const prt_plugin *p = l->plugin;
+    const prt_field_collection *fc = p->vt->runtime->get_fields_to_serialize(l->plugin);
+    uint64_t h = BASE_FNV_SEED;
+    size_t n;
+    if (fc)
+        for (int32_t i = 0; i < fc->nb_fields; i++) {
+            const prt_field *f = &fc->fields[i];
+            if (!f->name || (f->length && !f->data))
+                continue;
+            h = base_fnv1a64(f->name, strlen(f->name), h);
+            h = base_fnv1a64(&f->type, sizeof f->type, h);
+            h = base_fnv1a64(f->data, (size_t)f->length * base_field_type_size(f->type), h);
+        }
+    n = (size_t)snprintf(key, cap, "%s|%s|%d.%d|%s::%s@%s|%016llx", dev_name(b->cfg->device),
+                         b->dev_info.name, (int)b->dev_info.cc_major,
+                         (int)b->dev_info.cc_minor, p->vt->core->plugin_namespace(p),
+                         p->vt->core->name(p), p->vt->core->version(p),
+                         (unsigned long long)h);
+    for (int32_t k = 0; k < l->nb_inputs + l->nb_outputs && n < cap; k++) {
+        prt_dynamic_tensor_desc d;
+        char lo[128], opt[128], hi[128];
+        bld_desc(b, k < l->nb_inputs ? l->inputs[k] : l->outputs[k - l->nb_inputs], 0, &d);
+        base_dims_str(&d.min, lo, sizeof lo);
+        base_dims_str(&d.opt, opt, sizeof opt);
+        base_dims_str(&d.max, hi, sizeof hi);
+        n += (size_t)snprintf(key + n, cap - n, "|%s:%s/%s/%s", prt_dtype_name(d.desc.dtype),
+                              lo, opt, hi);
+    }
+    if (n >= cap)
+        return base_error(PRT_ERR_UNSUPPORTED, "layer '%s': its timing-cache key is too "
+                          "long", l->name);
+    return PRT_OK;
+}
+
+/* A cached choice that still applies: its formats are one of the combinations
+ * and its tactic one of the tactics. */
+static int cached_choice(const bld *b, const char *key, const negotiation *ng, int32_t n,
+                         const int32_t *tactics, int32_t nb_tactics, int32_t *combo,
+                         int32_t *tactic)
+{
+    const tc_entry *e = tc_find(&b->cache, key);
+    if (!e || e->nb_formats != n)
+        return 0;
+    for (int32_t c = 0; c < ng->nb_combos; c++) {
+        if (memcmp(ng->formats[c], e->formats, sizeof(int32_t) * (size_t)n) != 0)
+            continue;
+        for (int32_t t = 0; t < nb_tactics; t++)
+            if (tactics[t] == e->tactic) {
+                *combo = c;
+                *tactic = e->tactic;
+                return 1;
+            }
+    }
+    return 0;
+}
+
 /* Times every (combination, tactic) candidate on the device and returns
  * the winner's combination and tactic. */
 static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng,
@@ -140,6 +200,7 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
     uint32_t out_dd[64] = {0};
     int64_t ws_max = 0;
     prt_status st = PRT_OK;
+    char key[4096];
     tune_candidate *cands = base_calloc((size_t)nc, sizeof *cands);
     prt_dynamic_tensor_desc *all = base_calloc((size_t)ng->nb_combos * (size_t)n, sizeof *all);
     if (!cands || !all)
@@ -164,12 +225,24 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
             cands[c * nb_tactics + t].descs = d;
         }
     }
+    if (!st && b->cfg->timing_cache) {
+        st = cache_key(b, l, key, sizeof key);
+        if (!st && cached_choice(b, key, ng, n, tactics, nb_tactics, out_combo, out_tactic)) {
+            base_log(PRT_SEV_VERBOSE, "layer '%s': tactic %d from the timing cache", l->name,
+                     (int)*out_tactic);
+            base_free(cands);
+            base_free(all);
+            return PRT_OK;
+        }
+    }
     if (!st)
         st = tune_layer(b->dev, l->plugin, l->name, nb_in, nb_out, cands, nc, ws_max, out_dd,
                         &best);
     if (!st) {
         *out_combo = best / nb_tactics;
         *out_tactic = tactics[best % nb_tactics];
+        if (b->cfg->timing_cache)
+            st = tc_put(&b->cache, key, *out_tactic, n, ng->formats[*out_combo]);
     }
     base_free(cands);
     base_free(all);
