@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs the CUDA suite under compute-sanitizer's memcheck, racecheck and
+# synccheck (on a machine with an NVIDIA GPU). Usage:
+#   bash scripts/cuda-sanitize.sh [BUILD_DIR]     (default build-cuda)
+# Each tool runs every test of `ctest -L cuda` in BUILD_DIR; the script fails
+# if any tool reports an error. Logs go to $OUT (when set) or BUILD_DIR.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-cuda}
+logs=${OUT:-$build}
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+[ -x "$san" ] || { echo "compute-sanitizer not found"; exit 1; }
+tests=$(ctest --test-dir "$build" -L cuda -N | awk '/Test +#/ {print $3}')
+[ -n "$tests" ] || { echo "no CUDA tests in $build"; exit 1; }
+fail=0
+for tool in memcheck racecheck synccheck; do
+  for t in $tests; do
+    exe=$(find "$build/tests" -type f -name "$t" -perm -u+x | head -1)
+    [ -n "$exe" ] || continue
+    log="$logs/sanitize-$tool-$t.log"
+    extra=()
+    [ "$tool" = memcheck ] && extra=(--leak-check full)
+    "$san" --tool "$tool" --error-exitcode 99 "${extra[@]}" "$exe" >"$log" 2>&1
+    rc=$?
+    summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1)
+    echo "$tool $t: rc=$rc ${summary:-}"
+    if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then fail=1; tail -30 "$log"; fi
+  done
+done
+exit $fail
