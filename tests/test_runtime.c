@@ -256,7 +256,7 @@ static atomic_int attach_inside, attach_overlaps;
  * refuses to call through it). */
 static const prt_plugin_runtime bad_runtime = {8, PRT_PLUGIN_ABI_VERSION, NULL, NULL, NULL,
                                                NULL, NULL, NULL, NULL};
-static prt_plugin bad_attached;
+static tplug bad_attached;
 
 static prt_plugin *tp_attach(prt_plugin *p, prt_plugin_resources *r)
 {
@@ -265,8 +265,9 @@ static prt_plugin *tp_attach(prt_plugin *p, prt_plugin_resources *r)
         static prt_plugin_vtable vt;
         vt = *p->vt;
         vt.runtime = &bad_runtime;
-        bad_attached.vt = &vt;
-        return &bad_attached;
+        bad_attached = *(tplug *)p;
+        bad_attached.base.vt = &vt;
+        return &bad_attached.base;
     }
     if (((tplug *)p)->kind == KIND_ATTACH) {
         struct timespec ts = {0, 2000000};
