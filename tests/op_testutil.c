@@ -246,7 +246,7 @@ prt_status ot_run_engine(const prt_engine *e, const ot_tensor *in,
                          int32_t nb_in, ot_tensor *out)
 {
     prt_context *ctx = NULL;
-    prt_io_info io;
+    prt_io_info io = {.struct_size = sizeof(prt_io_info)};
     prt_dims yd;
     int32_t yi;
     prt_status st = prt_context_create(e, &ctx);

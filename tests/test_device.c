@@ -215,6 +215,45 @@ static void test_device_sections(void)
     prt_registry_destroy(reg);
 }
 
+/* Query structs: the caller's struct_size is checked; I/O tensors say where
+ * their memory lives. */
+static void test_query_structs(void)
+{
+    prt_registry *reg = tu_registry_with_plugins();
+    const prt_dims d = {2, {2, 3}};
+    tu_input_spec in = {"x", PRT_FLOAT32, &d, NULL, NULL, NULL};
+    const char *outs[] = {"y"};
+    tu_engine te;
+    if (!reg)
+        return;
+    memset(&te, 0, sizeof te);
+    CHECK_OK(tu_build_roundtrip(reg, tu_make_plugin(reg, "", "CustomHardmax", "1", NULL, 0),
+                                &in, 1, outs, 1, 0, &te));
+    if (te.engine) {
+        prt_io_info io = {.struct_size = 8};
+        prt_layer_info li = {.struct_size = 0};
+        prt_tensor_info ti = {.struct_size = sizeof ti - 1};
+        CHECK_ERR(prt_engine_get_io(te.engine, 0, &io), PRT_ERR_INVALID_ARGUMENT,
+                  "sizeof(prt_io_info)");
+        CHECK(io.name == NULL); /* untouched */
+        CHECK_ERR(prt_engine_get_layer(te.engine, 0, &li), PRT_ERR_INVALID_ARGUMENT,
+                  "sizeof(prt_layer_info)");
+        CHECK_ERR(prt_engine_get_tensor(te.engine, 0, &ti), PRT_ERR_INVALID_ARGUMENT,
+                  "sizeof(prt_tensor_info)");
+        CHECK_ERR(prt_engine_get_io(te.engine, 0, NULL), PRT_ERR_INVALID_ARGUMENT, "NULL");
+        io.struct_size = sizeof io;
+        for (int32_t i = 0; i < prt_engine_io_count(te.engine); i++) {
+            CHECK_OK(prt_engine_get_io(te.engine, i, &io));
+            CHECK(io.struct_size == sizeof io && io.location == PRT_LOCATION_HOST);
+        }
+        li.struct_size = sizeof li;
+        CHECK_OK(prt_engine_get_layer(te.engine, 0, &li));
+        CHECK(li.struct_size == sizeof li && strcmp(li.plugin_name, "CustomHardmax") == 0);
+    }
+    tu_engine_destroy(&te);
+    prt_registry_destroy(reg);
+}
+
 int main(void)
 {
     test_cpu_memory();
@@ -224,5 +263,6 @@ int main(void)
     test_missing_device();
     test_load_foreign_device();
     test_device_sections();
+    test_query_structs();
     return tu_finish("test_device");
 }

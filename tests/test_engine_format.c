@@ -217,6 +217,12 @@ static prt_engine *make_engine(void)
         e->prof_max[2] = tu_dims(2, x128);
         e->prof_min[3] = e->prof_opt[3] = e->prof_max[3] = tu_dims(1, y3);
     }
+    /* As the builder and the loader leave every engine: ready to run and to
+     * be queried. */
+    if (engine_prepare(e) != PRT_OK) {
+        engine_free(e);
+        return NULL;
+    }
     return e;
 }
 
@@ -423,7 +429,7 @@ static int test_round_trip(void)
 static int test_queries(void)
 {
     prt_engine *e = make_engine();
-    prt_io_info io;
+    prt_io_info io = {.struct_size = sizeof(prt_io_info)};
     int32_t idx = -1;
     REQUIRE(e);
     CHECK(prt_engine_io_count(e) == 4);
@@ -554,7 +560,7 @@ static int try_fixed(uint8_t *c, size_t n, int *bad, int *accepted)
             (*bad)++;
         /* Queries must be safe on anything the reader accepts. */
         for (int32_t i = 0; i < prt_engine_io_count(r); i++) {
-            prt_io_info io;
+            prt_io_info io = {.struct_size = sizeof(prt_io_info)};
             if (prt_engine_get_io(r, i, &io) != PRT_OK)
                 (*bad)++;
         }

@@ -276,7 +276,7 @@ static int test_inplace_chain(void)
     REQUIRE_OK(prt_builder_config_create(&cfg));
     REQUIRE_OK(prt_engine_build(net, cfg, NULL, &e));
     {
-        prt_layer_info li;
+        prt_layer_info li = {.struct_size = sizeof(prt_layer_info)};
         CHECK_OK(prt_engine_get_layer(e, 1, &li));
         CHECK(li.alias_input[0] == 0);
         CHECK(strcmp(li.plugin_namespace, "plugrt") == 0 && li.library[0] == '\0');
@@ -1093,7 +1093,7 @@ static int test_conv(void)
             ot_check_close("Conv dynamic engine", &y, &od, want, 1e-4);
         ot_free(&y);
         {
-            prt_layer_info li;
+            prt_layer_info li = {.struct_size = sizeof(prt_layer_info)};
             CHECK_OK(prt_engine_get_layer(e, 0, &li));
             CHECK(li.nb_fields == 3 && strcmp(li.fields[0].name, "auto_pad") == 0 &&
                   strcmp(li.fields[2].name, "pads") == 0);
@@ -1364,7 +1364,7 @@ static int test_gap(void)
         double want[64];
         prt_dims od;
         prt_engine *e = NULL;
-        prt_io_info io;
+        prt_io_info io = {.struct_size = sizeof(prt_io_info)};
         ref_gap(&x, &od, want);
         CHECK_OK(ot_run_op_dyn("GlobalAveragePool", NULL, 0, &x, 1, dyn, &y));
         if (y.data)
@@ -1480,8 +1480,8 @@ static int test_flatten(void)
         prt_field f = {"axis", &axis64, PRT_FIELD_INT64, 1};
         ot_tensor x = ot_random(PRT_FLOAT32, D4(2, 3, 4, 5), &rng, 0), y;
         prt_engine *e = NULL;
-        prt_io_info io;
-        prt_layer_info li;
+        prt_io_info io = {.struct_size = sizeof(prt_io_info)};
+        prt_layer_info li = {.struct_size = sizeof(prt_layer_info)};
         prt_dims od;
         double want[7 * 3 * 6 * 5];
         for (int64_t i = 0; i < 120; i++)
@@ -1686,7 +1686,7 @@ static int test_gemm(void)
         double want[64];
         prt_dims od;
         prt_engine *e = NULL;
-        prt_layer_info li;
+        prt_layer_info li = {.struct_size = sizeof(prt_layer_info)};
         in[0] = ot_random(PRT_FLOAT32, D2(3, 2), &rng, 0); /* K x M */
         in[1] = ot_random(PRT_FLOAT32, D2(3, 4), &rng, 0);
         in[2] = ot_random(PRT_FLOAT32, D2(1, 4), &rng, 0);

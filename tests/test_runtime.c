@@ -445,7 +445,7 @@ static int test_chain(prt_registry *reg)
     prt_engine *e = NULL, *e2 = NULL;
     void *bytes = NULL, *bytes2 = NULL;
     size_t size = 0, size2 = 0;
-    prt_io_info io;
+    prt_io_info io = {.struct_size = sizeof(prt_io_info)};
     REQUIRE_OK(build_chain(reg, &e));
     REQUIRE_OK(prt_engine_serialize(e, &bytes, &size));
     REQUIRE_OK(prt_engine_deserialize(reg, bytes, size, &e2));
@@ -491,7 +491,7 @@ static prt_status build_one(prt_registry *reg, const char *name, int32_t autotun
 static int test_bad_size(prt_registry *reg)
 {
     tu_engine e;
-    prt_io_info io;
+    prt_io_info io = {.struct_size = sizeof(prt_io_info)};
     float x[4] = {1, 2, 3, 4}, y[4];
     int64_t k;
     REQUIRE_OK(build_one(reg, "BadSize", 0, 4, &e));
@@ -953,7 +953,7 @@ static int test_constants(prt_registry *reg)
     int32_t in[2], l, t;
     void *bytes = NULL;
     size_t size;
-    prt_tensor_info ti;
+    prt_tensor_info ti = {.struct_size = sizeof(prt_tensor_info)};
     REQUIRE(p);
     REQUIRE_OK(prt_network_create(&net));
     CHECK_OK(prt_network_add_constant(net, "W", PRT_FLOAT32, &d, w, &in[0]));
@@ -1079,7 +1079,7 @@ static int test_shape_inputs(prt_registry *reg)
     int64_t s[2] = {3, 4}, bad[2] = {5, 1};
     float y[5 * 6];
     prt_dims d;
-    prt_io_info io;
+    prt_io_info io = {.struct_size = sizeof(prt_io_info)};
     CHECK_ERR(build_fill(reg, 0, PRT_INT64, &e), PRT_ERR_SHAPE,
               "shape input 'S' (2 values) needs the bounds of its values in profile 0");
     CHECK_ERR(build_fill(reg, 1, PRT_FLOAT32, &e), PRT_ERR_SHAPE, "1-D int32/int64");

@@ -118,13 +118,13 @@ static void print_plugins(const prt_engine *engine)
 {
     int32_t n = prt_engine_layer_count(engine), shown = 0;
     for (int32_t i = 0; i < n; i++) {
-        prt_layer_info li;
+        prt_layer_info li = {.struct_size = sizeof(prt_layer_info)};
         char key[256], e1[CLI_ESC_CAP], e2[CLI_ESC_CAP];
         int seen = 0, uses = 0;
         if (prt_engine_get_layer(engine, i, &li) != PRT_OK || cli_is_builtin(&li))
             continue;
         for (int32_t j = 0; j < n; j++) {
-            prt_layer_info lj;
+            prt_layer_info lj = {.struct_size = sizeof(prt_layer_info)};
             if (prt_engine_get_layer(engine, j, &lj) != PRT_OK ||
                 strcmp(lj.plugin_namespace, li.plugin_namespace) != 0 ||
                 strcmp(lj.plugin_name, li.plugin_name) != 0 ||

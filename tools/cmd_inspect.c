@@ -60,7 +60,7 @@ static plan_totals totals(const prt_engine *e)
     int32_t nt = prt_engine_tensor_count(e), nl = prt_engine_layer_count(e);
     memset(&t, 0, sizeof t);
     for (int32_t i = 0; i < nt; i++) {
-        prt_tensor_info ti;
+        prt_tensor_info ti = {.struct_size = sizeof(prt_tensor_info)};
         if (prt_engine_get_tensor(e, i, &ti) != PRT_OK)
             continue;
         if (ti.kind == PRT_TENSOR_ACTIVATION && ti.offset >= 0) {
@@ -73,7 +73,7 @@ static plan_totals totals(const prt_engine *e)
         }
     }
     for (int32_t i = 0; i < nl; i++) {
-        prt_layer_info li;
+        prt_layer_info li = {.struct_size = sizeof(prt_layer_info)};
         if (prt_engine_get_layer(e, i, &li) == PRT_OK && li.workspace > t.workspace)
             t.workspace = li.workspace;
     }
@@ -95,7 +95,7 @@ static const char *kind_name(int32_t kind)
 
 static void print_tensor_ref(const prt_engine *e, int32_t index, const char *prefix)
 {
-    prt_tensor_info ti;
+    prt_tensor_info ti = {.struct_size = sizeof(prt_tensor_info)};
     char d[128], m[64], b[32], en[CLI_ESC_CAP];
     if (prt_engine_get_tensor(e, index, &ti) != PRT_OK) {
         printf("%s#%d (unknown tensor)\n", prefix, (int)index);
@@ -126,7 +126,7 @@ static int print_text(const char *path, size_t size, const prt_engine *e)
         return CLI_FAIL;
     printf("\nLayers:\n");
     for (int32_t i = 0; i < nl; i++) {
-        prt_layer_info li;
+        prt_layer_info li = {.struct_size = sizeof(prt_layer_info)};
         char key[256], e1[CLI_ESC_CAP], e2[CLI_ESC_CAP];
         if (prt_engine_get_layer(e, i, &li) != PRT_OK) {
             printf("  [%d] (cannot read: %s)\n", (int)i, prt_last_error());
@@ -172,7 +172,7 @@ static int print_text(const char *path, size_t size, const prt_engine *e)
         char e1[CLI_ESC_CAP];
         printf("  activations (offset in the arena, bytes at the largest shapes):\n");
         for (int32_t i = 0; i < nt; i++) {
-            prt_tensor_info ti;
+            prt_tensor_info ti = {.struct_size = sizeof(prt_tensor_info)};
             if (prt_engine_get_tensor(e, i, &ti) != PRT_OK ||
                 ti.kind != PRT_TENSOR_ACTIVATION || ti.offset < 0)
                 continue;
@@ -199,7 +199,7 @@ static void json_tensor_names(json_writer *w, const char *key, const prt_engine 
 {
     json_begin_array(w, key);
     for (int32_t k = 0; k < n; k++) {
-        prt_tensor_info ti;
+        prt_tensor_info ti = {.struct_size = sizeof(prt_tensor_info)};
         if (prt_engine_get_tensor(e, idx[k], &ti) == PRT_OK)
             json_string(w, NULL, ti.name);
         else
@@ -241,7 +241,7 @@ static int print_json(const char *path, size_t size, const prt_engine *e)
     json_end_array(&w);
     json_begin_array(&w, "layers");
     for (int32_t i = 0; i < nl; i++) {
-        prt_layer_info li;
+        prt_layer_info li = {.struct_size = sizeof(prt_layer_info)};
         char key[256];
         if (prt_engine_get_layer(e, i, &li) != PRT_OK)
             continue;
@@ -274,7 +274,7 @@ static int print_json(const char *path, size_t size, const prt_engine *e)
     json_end_array(&w);
     json_begin_array(&w, "tensors");
     for (int32_t i = 0; i < nt; i++) {
-        prt_tensor_info ti;
+        prt_tensor_info ti = {.struct_size = sizeof(prt_tensor_info)};
         if (prt_engine_get_tensor(e, i, &ti) != PRT_OK)
             continue;
         json_begin_object(&w, NULL);
@@ -299,7 +299,7 @@ static int print_json(const char *path, size_t size, const prt_engine *e)
     json_int(&w, "constant_bytes", t.constants);
     json_begin_array(&w, "activations");
     for (int32_t i = 0; i < nt; i++) {
-        prt_tensor_info ti;
+        prt_tensor_info ti = {.struct_size = sizeof(prt_tensor_info)};
         if (prt_engine_get_tensor(e, i, &ti) != PRT_OK || ti.kind != PRT_TENSOR_ACTIVATION ||
             ti.offset < 0)
             continue;

@@ -48,7 +48,9 @@ int cli_engine_io(const prt_engine *engine, prt_io_info **out, int32_t *count)
         return CLI_FAIL;
     }
     for (int32_t i = 0; i < n; i++) {
-        prt_status st = prt_engine_get_io(engine, i, &io[i]);
+        prt_status st;
+        io[i].struct_size = sizeof io[i];
+        st = prt_engine_get_io(engine, i, &io[i]);
         if (st) {
             cli_error_api(st, "cannot read input/output %d of the engine", (int)i);
             free(io);

@@ -237,7 +237,7 @@ int32_t cli_plugin_layer_count(const prt_engine *engine)
 {
     int32_t n = 0, count = prt_engine_layer_count(engine);
     for (int32_t i = 0; i < count; i++) {
-        prt_layer_info li;
+        prt_layer_info li = {.struct_size = sizeof(prt_layer_info)};
         if (prt_engine_get_layer(engine, i, &li) == PRT_OK &&
             strcmp(li.plugin_namespace, PRT_BUILTIN_NAMESPACE) != 0)
             n++;

@@ -392,8 +392,24 @@ PRT_API PRT_NODISCARD prt_status prt_engine_deserialize(const prt_registry *reg,
                                                 const void *bytes, size_t size,
                                                 prt_engine **out);
 
+/* Where a tensor's memory lives: what prt_context_set_tensor_address
+ * expects. */
+typedef enum prt_location {
+    PRT_LOCATION_HOST = 0,  /* host memory */
+    PRT_LOCATION_DEVICE = 1 /* the engine's device's memory (CUDA: cudaMalloc'd) */
+} prt_location;
+
+/* The query structs below (and prt_device_info) are filled by the library
+ * but allocated by the caller, so they open with struct_size: set it to
+ * sizeof the struct before the call (e.g. `prt_io_info io = {.struct_size =
+ * sizeof io};`). A later plugrt may append fields; it fills only what the
+ * caller's struct_size covers. A struct_size smaller than this header's
+ * struct is PRT_ERR_INVALID_ARGUMENT. */
+
 /* One input or output of an engine. */
 typedef struct prt_io_info {
+    uint32_t struct_size;
+    int32_t location; /* prt_location */
     const char *name; /* borrowed for the engine's lifetime */
     int32_t is_input;
     int32_t dtype;  /* prt_dtype */
@@ -436,6 +452,7 @@ typedef enum prt_tensor_kind {
 } prt_tensor_kind;
 
 typedef struct prt_tensor_info {
+    uint32_t struct_size;
     const char *name;
     int32_t kind; /* prt_tensor_kind */
     int32_t dtype;
@@ -454,6 +471,7 @@ PRT_API PRT_NODISCARD prt_status prt_engine_get_tensor(const prt_engine *engine,
                                                prt_tensor_info *out);
 
 typedef struct prt_layer_info {
+    uint32_t struct_size;
     const char *name;
     const char *plugin_namespace;
     const char *plugin_name;

@@ -52,6 +52,13 @@ void base_aligned_free(void *p);
 /* Test hook: the allocation after `n` more succeed fails; -1 disables. */
 void base_fail_alloc_after(int64_t n);
 
+/* The check every query filling a caller's struct makes (plugrt.h: query
+ * structs open with struct_size): out non-NULL and its struct_size at
+ * least `size`, this library's sizeof. PRT_ERR_INVALID_ARGUMENT naming the
+ * function and the struct otherwise. */
+prt_status base_query_check(uint32_t struct_size, size_t size, const void *out,
+                            const char *fn, const char *type);
+
 /* a * b with overflow check: 0 on overflow, else 1 and *out set. */
 int base_mul_i64(int64_t a, int64_t b, int64_t *out);
 int base_add_i64(int64_t a, int64_t b, int64_t *out);

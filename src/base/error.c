@@ -173,3 +173,15 @@ static const prt_host_services host_services = {
     host_set_error};
 
 const prt_host_services *prt_host_services_get(void) { return &host_services; }
+
+prt_status base_query_check(uint32_t struct_size, size_t size, const void *out,
+                            const char *fn, const char *type)
+{
+    if (!out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    if (struct_size < size)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "%s: out->struct_size is %u; set it "
+                          "to sizeof(%s) (%zu) before the call", fn, (unsigned)struct_size,
+                          type, size);
+    return PRT_OK;
+}

@@ -354,7 +354,7 @@ prt_status bld_assemble(bld *b, prt_engine **out)
     if (!st && (st = engine_validate(e)) != PRT_OK)
         st = base_error_prefix(PRT_ERR_INTERNAL, "the built engine is inconsistent");
     if (!st)
-        st = engine_attach_device(e);
+        st = engine_prepare(e);
     if (st) {
         engine_free(e);
         return st;

@@ -39,14 +39,25 @@ prt_engine *engine_alloc(void)
     return e;
 }
 
-prt_status engine_attach_device(prt_engine *e)
+prt_status engine_prepare(prt_engine *e)
 {
     const dev_ops *d;
     dev_info here;
     void *w = NULL;
+    uint8_t *dep;
     prt_status st = dev_get(e->device, &d);
     if (st)
         return base_error_prefix(st, "the engine targets %s", dev_name(e->device));
+    dep = engine_size_deps(e);
+    if (!dep)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "loading the engine: out of memory");
+    for (int32_t t = 0; t < e->nb_tensors; t++) {
+        e->tensors[t].dd_mask = 0;
+        for (int32_t k = 0; k < e->tensors[t].nb_dims; k++)
+            if (dep[e->tensors[t].dim_expr[k]])
+                e->tensors[t].dd_mask |= 1u << k;
+    }
+    base_free(dep);
     e->dev = d;
     /* Tactics were timed on the device the engine was built on; another
      * GPU runs the engine correctly but maybe not at its best. */
@@ -830,7 +841,7 @@ prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes,
     st = engine_read(bytes, size, &e);
     if (st)
         return st;
-    st = engine_attach_device(e);
+    st = engine_prepare(e);
     if (st) {
         engine_free(e);
         return st;
@@ -879,33 +890,39 @@ prt_status prt_engine_get_io(const prt_engine *engine, int32_t index,
 {
     const eng_tensor *t;
     const expr_program *p;
-    uint8_t *dep;
     prt_io_info info;
-    if (!engine || !out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_io: NULL argument");
+    prt_status st = base_query_check(out ? out->struct_size : 0, sizeof info, out,
+                                     "prt_engine_get_io", "prt_io_info");
+    if (st)
+        return st;
+    if (!engine)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_io: NULL engine");
     if (index < 0 || index >= prt_engine_io_count(engine))
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "prt_engine_get_io: index %d outside 0..%d", (int)index,
                           (int)prt_engine_io_count(engine) - 1);
     t = &engine->tensors[io_tensor(engine, index)];
     p = &engine->exprs;
-    dep = engine_size_deps(engine);
-    if (!dep)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
     memset(&info, 0, sizeof info);
+    info.struct_size = out->struct_size;
     info.name = t->name;
     info.is_input = index < engine->nb_inputs;
+    /* Shape inputs' values are read by the host; everything else lives where
+     * the device computes. */
+    info.location = engine->device == PRT_DEVICE_CPU ||
+                            (info.is_input &&
+                             engine->prof_vmin[(size_t)t->input_index].nb_dims > 0)
+                        ? PRT_LOCATION_HOST
+                        : PRT_LOCATION_DEVICE;
     info.dtype = t->dtype;
     info.format = t->format;
     info.dims.nb_dims = t->nb_dims;
     for (int32_t d = 0; d < t->nb_dims; d++) {
         const expr_node *x = &p->nodes[t->dim_expr[d]];
         info.dims.d[d] = x->kind == EXPR_CONST ? x->imm : -1;
-        if (dep[t->dim_expr[d]])
-            info.data_dependent_mask |= 1u << d;
     }
+    info.data_dependent_mask = t->dd_mask;
     info.is_size_tensor = t->size_id >= 0;
-    base_free(dep);
     *out = info;
     return PRT_OK;
 }

@@ -56,6 +56,9 @@ typedef struct eng_tensor {
     /* Constants: byte offset of the data in prt_engine.weights (which holds
      * max_bytes bytes there); -1 for every other tensor. */
     int64_t const_offset;
+    /* Derived, not serialized (engine_prepare): bit d set when dim d
+     * depends on a size tensor's value. */
+    uint32_t dd_mask;
 } eng_tensor;
 
 typedef struct eng_layer {
@@ -155,10 +158,11 @@ struct prt_engine {
     pthread_mutex_t *plugin_lock;
 };
 
-/* Puts the weights in the device's memory (weights_dev) and sets e->dev
- * from e->device. PRT_ERR_UNSUPPORTED when this machine cannot run the
- * engine's device. Called once by the builder and the loader. */
-prt_status engine_attach_device(prt_engine *e);
+/* Makes a valid engine ready to run: sets e->dev from e->device, puts the
+ * weights in the device's memory (weights_dev) and derives each tensor's
+ * dd_mask. PRT_ERR_UNSUPPORTED when this machine cannot run the engine's
+ * device. Called once by the builder and the loader, after validation. */
+prt_status engine_prepare(prt_engine *e);
 
 /* Allocates an empty engine (all zero). NULL on out of memory. */
 prt_engine *engine_alloc(void);

@@ -12,18 +12,19 @@ prt_status prt_engine_get_tensor(const prt_engine *engine, int32_t index,
                                  prt_tensor_info *out)
 {
     const eng_tensor *t;
-    uint8_t *dep;
     prt_tensor_info info;
-    if (!engine || !out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_tensor: NULL argument");
+    prt_status st = base_query_check(out ? out->struct_size : 0, sizeof info, out,
+                                     "prt_engine_get_tensor", "prt_tensor_info");
+    if (st)
+        return st;
+    if (!engine)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_tensor: NULL engine");
     if (index < 0 || index >= engine->nb_tensors)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_tensor: index %d "
                           "outside 0..%d", (int)index, (int)engine->nb_tensors - 1);
-    dep = engine_size_deps(engine);
-    if (!dep)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
     t = &engine->tensors[index];
     memset(&info, 0, sizeof info);
+    info.struct_size = out->struct_size;
     info.name = t->name;
     info.kind = t->input_index >= 0    ? PRT_TENSOR_INPUT
                 : t->output_index >= 0 ? PRT_TENSOR_OUTPUT
@@ -35,14 +36,12 @@ prt_status prt_engine_get_tensor(const prt_engine *engine, int32_t index,
     for (int32_t d = 0; d < t->nb_dims; d++) {
         const expr_node *x = &engine->exprs.nodes[t->dim_expr[d]];
         info.dims.d[d] = x->kind == EXPR_CONST ? x->imm : -1;
-        if (dep[t->dim_expr[d]])
-            info.data_dependent_mask |= 1u << d;
     }
+    info.data_dependent_mask = t->dd_mask;
     info.size_id = t->size_id;
     info.producer = t->producer;
     info.offset = t->offset;
     info.max_bytes = t->max_bytes;
-    base_free(dep);
     *out = info;
     return PRT_OK;
 }
@@ -51,13 +50,20 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
                                 prt_layer_info *out)
 {
     const eng_layer *l;
-    if (!engine || !out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_layer: NULL argument");
+    uint32_t size;
+    prt_status st = base_query_check(out ? out->struct_size : 0, sizeof *out, out,
+                                     "prt_engine_get_layer", "prt_layer_info");
+    if (st)
+        return st;
+    if (!engine)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_layer: NULL engine");
     if (index < 0 || index >= engine->nb_layers)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_layer: index %d "
                           "outside 0..%d", (int)index, (int)engine->nb_layers - 1);
     l = &engine->layers[index];
+    size = out->struct_size;
     memset(out, 0, sizeof *out);
+    out->struct_size = size;
     out->name = l->name;
     out->plugin_namespace = l->plugin_namespace;
     out->plugin_name = l->plugin_name;

@@ -387,7 +387,7 @@ static void run_data_set(const prt_network *net, const prt_registry *reg, char *
     }
     nb_io = prt_engine_io_count(engine);
     for (int32_t i = 0; i < nb_io; i++) {
-        prt_io_info io;
+        prt_io_info io = {.struct_size = sizeof(prt_io_info)};
         if (prt_engine_get_io(engine, i, &io) == PRT_OK && !io.is_input) {
             first_out = i;
             break;
@@ -403,7 +403,7 @@ static void run_data_set(const prt_network *net, const prt_registry *reg, char *
         goto out;
     }
     for (int i = 0; i < nb_in; i++) {
-        prt_io_info io;
+        prt_io_info io = {.struct_size = sizeof(prt_io_info)};
         int32_t idx;
         if (prt_engine_find_io(engine, in_names[i], &idx) ||
             prt_engine_get_io(engine, idx, &io)) {
@@ -427,7 +427,7 @@ static void run_data_set(const prt_network *net, const prt_registry *reg, char *
         goto out;
     }
     for (int k = 0; k < n_outs; k++) {
-        prt_io_info io;
+        prt_io_info io = {.struct_size = sizeof(prt_io_info)};
         prt_dims d;
         int64_t n;
         if (prt_engine_get_io(engine, first_out + k, &io) ||
@@ -447,7 +447,7 @@ static void run_data_set(const prt_network *net, const prt_registry *reg, char *
         goto out;
     }
     for (int k = 0; k < n_outs; k++) {
-        prt_io_info io;
+        prt_io_info io = {.struct_size = sizeof(prt_io_info)};
         prt_dims d;
         char a[128], b[128];
         if (prt_engine_get_io(engine, first_out + k, &io) ||

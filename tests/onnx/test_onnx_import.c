@@ -1766,7 +1766,7 @@ static int test_dynamic_dims(void)
     prt_network *net = NULL;
     prt_builder_config *cfg = NULL;
     prt_engine *e = NULL;
-    prt_io_info io;
+    prt_io_info io = {.struct_size = sizeof(prt_io_info)};
     int32_t prof, idx;
     prt_dims mn = {2, {1, 3}}, mx = {2, {8, 3}};
     size_t size;

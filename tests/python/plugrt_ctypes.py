@@ -255,13 +255,14 @@ class prt_plugin_library(Structure):
 
 
 class prt_io_info(Structure):
-    _fields_ = [("name", c_char_p), ("is_input", c_int32), ("dtype", c_int32),
+    _fields_ = [("struct_size", c_uint32), ("location", c_int32),
+                ("name", c_char_p), ("is_input", c_int32), ("dtype", c_int32),
                 ("format", c_int32), ("dims", prt_dims),
                 ("data_dependent_mask", c_uint32), ("is_size_tensor", c_int32)]
 
 
 class prt_layer_info(Structure):
-    _fields_ = [("name", c_char_p), ("plugin_namespace", c_char_p),
+    _fields_ = [("struct_size", c_uint32), ("name", c_char_p), ("plugin_namespace", c_char_p),
                 ("plugin_name", c_char_p), ("plugin_version", c_char_p),
                 ("library", c_char_p), ("library_hash", c_uint64),
                 ("tactic", c_int32), ("workspace", c_int64),

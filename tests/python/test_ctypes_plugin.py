@@ -359,12 +359,12 @@ def test_build_and_run():
     check(n.get("div0") is None, "division by a constant zero gives NULL")
     check(n.get("null_operand") is None, "a NULL operand gives NULL")
 
-    io = prt.prt_io_info()
+    io = prt.prt_io_info(struct_size=ctypes.sizeof(prt.prt_io_info))
     check(prt.prt_engine_io_count(eng) == 3, "three I/O tensors")
     prt.check(prt.prt_engine_get_io(eng, 2, byref(io)), "get_io")
     check(io.name == b"Z" and io.dims.tolist() == [-1, 4],
           "Z is [-1, 4]: %s %s" % (io.name, io.dims.tolist()))
-    li = prt.prt_layer_info()
+    li = prt.prt_layer_info(struct_size=ctypes.sizeof(prt.prt_layer_info))
     prt.check(prt.prt_engine_get_layer(eng, 0, byref(li)), "get_layer")
     fc = prt.prt_field_collection(li.nb_fields, li.fields)
     fields = prt.read_fields(ctypes.pointer(fc))
