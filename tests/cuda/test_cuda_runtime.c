@@ -305,6 +305,11 @@ static void test_build_device(prt_registry *reg)
         CHECK_OK(prt_engine_get_build_device(ge, &built));
         CHECK(strcmp(here.name, built.name) == 0);
         CHECK(here.cc_major == built.cc_major && here.cc_minor == built.cc_minor);
+        for (int32_t i = 0; i < prt_engine_io_count(ge); i++) {
+            prt_io_info io = {.struct_size = sizeof io};
+            CHECK_OK(prt_engine_get_io(ge, i, &io));
+            CHECK(io.location == PRT_LOCATION_DEVICE);
+        }
         printf("built on %s (compute capability %d.%d, %d multiprocessors)\n", built.name,
                (int)built.cc_major, (int)built.cc_minor, (int)here.multiprocessors);
     }
