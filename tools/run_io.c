@@ -379,7 +379,10 @@ static int is_shape_input(prt_context *ctx, const run_model *m, int32_t io, void
     if ((in->dtype != PRT_INT32 && in->dtype != PRT_INT64) || in->dims.nb_dims > 1 ||
         m->nb_io == m->nb_inputs)
         return 0;
-    if (prt_context_set_tensor_address(ctx, in->name, NULL) != PRT_OK)
+    /* Shapes must compute with the address, or a failure without it says
+     * nothing (and binding the outputs reports why). */
+    if (prt_context_get_tensor_shape(ctx, m->io[m->nb_inputs].name, &d) != PRT_OK ||
+        prt_context_set_tensor_address(ctx, in->name, NULL) != PRT_OK)
         return 0;
     st = prt_context_get_tensor_shape(ctx, m->io[m->nb_inputs].name, &d);
     if (prt_context_set_tensor_address(ctx, in->name, host) != PRT_OK)
