@@ -16,20 +16,46 @@ struct gate {
 };
 
 typedef struct worker {
-    prt_context *ctx;
+    const cli_bench_target *t;
     int index, warmup, iterations;
     double *lat_ms; /* iterations entries */
+    double *dev_ms; /* iterations entries; NULL without a stream */
+    void *ev[2];    /* start and end events on the stream */
     struct gate *gate;
     prt_status status;
     int failed_at; /* iteration (negative: warmup) */
     char error[1024];
 } worker;
 
+/* One run; its wall time and (with a stream) its time between events. */
+static prt_status run_once(worker *w, double *wall_ms, double *dev_ms)
+{
+    const cli_bench_target *t = w->t;
+    double t0 = cli_now();
+    prt_status st = PRT_OK;
+    if (t->stream)
+        st = prt_event_record(t->device, w->ev[0], t->stream);
+    if (!st)
+        st = t->graph ? prt_context_launch_graph(t->ctx, t->stream)
+                      : prt_context_enqueue(t->ctx, t->stream);
+    if (t->stream) {
+        if (!st)
+            st = prt_event_record(t->device, w->ev[1], t->stream);
+        if (!st)
+            st = prt_event_synchronize(t->device, w->ev[1]);
+    }
+    if (wall_ms)
+        *wall_ms = (cli_now() - t0) * 1e3;
+    if (!st && t->stream && dev_ms)
+        st = prt_event_elapsed_ms(t->device, w->ev[0], w->ev[1], dev_ms);
+    return st;
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
     for (int i = 0; i < w->warmup && !w->status; i++) {
-        w->status = prt_context_enqueue(w->ctx, NULL);
+        w->status = run_once(w, NULL, NULL);
         w->failed_at = i - w->warmup;
     }
     if (w->status)
@@ -42,9 +68,7 @@ static void *worker_main(void *arg)
         pthread_cond_wait(&w->gate->cond, &w->gate->lock);
     pthread_mutex_unlock(&w->gate->lock);
     for (int i = 0; i < w->iterations && !w->status; i++) {
-        double t0 = cli_now();
-        w->status = prt_context_enqueue(w->ctx, NULL);
-        w->lat_ms[i] = (cli_now() - t0) * 1e3;
+        w->status = run_once(w, &w->lat_ms[i], w->dev_ms ? &w->dev_ms[i] : NULL);
         w->failed_at = i;
         if (w->status)
             snprintf(w->error, sizeof w->error, "%s", prt_last_error());
@@ -69,30 +93,68 @@ static double percentile(const double *v, int64_t n, double q)
     return v[k - 1];
 }
 
-int cli_bench_run(prt_context *const *contexts, int nb_threads, int warmup, int iterations,
-                  cli_bench_stats *stats)
+/* Sorts v and summarizes it. */
+static void summarize(double *v, int64_t n, cli_bench_times *out)
+{
+    double sum = 0.0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    for (int64_t i = 0; i < n; i++)
+        sum += v[i];
+    out->min_ms = v[0];
+    out->max_ms = v[n - 1];
+    out->median_ms = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    out->p90_ms = percentile(v, n, 0.90);
+    out->p99_ms = percentile(v, n, 0.99);
+    out->mean_ms = sum / (double)n;
+}
+
+static void destroy_events(worker *w, int nb_threads)
+{
+    for (int t = 0; t < nb_threads; t++)
+        for (int k = 0; k < 2; k++)
+            if (w[t].ev[k])
+                prt_event_destroy(w[t].t->device, w[t].ev[k]);
+}
+
+int cli_bench_run(const cli_bench_target *targets, int nb_threads, int warmup,
+                  int iterations, cli_bench_stats *stats)
 {
     worker *w = calloc((size_t)nb_threads, sizeof *w);
     pthread_t *tid = calloc((size_t)nb_threads, sizeof *tid);
-    double *lat = calloc((size_t)nb_threads * (size_t)iterations, sizeof *lat);
+    int64_t n = (int64_t)nb_threads * iterations;
+    int has_device = targets[0].stream != NULL;
+    double *lat = calloc((size_t)n, sizeof *lat);
+    double *dev = has_device ? calloc((size_t)n, sizeof *dev) : NULL;
     struct gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
     int started = 0, rc = CLI_FAIL;
-    double t0, t1, sum = 0.0;
-    int64_t n = (int64_t)nb_threads * iterations;
-    if (!w || !tid || !lat) {
+    double t0, t1;
+    if (!w || !tid || !lat || (has_device && !dev)) {
         cli_error("out of memory for the state and latencies of %d threads", nb_threads);
         free(w);
         free(tid);
         free(lat);
+        free(dev);
         return CLI_FAIL;
     }
     for (int t = 0; t < nb_threads; t++) {
-        w[t].ctx = contexts[t];
+        w[t].t = &targets[t];
         w[t].index = t;
         w[t].warmup = warmup;
         w[t].iterations = iterations;
         w[t].lat_ms = lat + (size_t)t * (size_t)iterations;
+        w[t].dev_ms = dev ? dev + (size_t)t * (size_t)iterations : NULL;
         w[t].gate = &gate;
+    }
+    for (int t = 0; has_device && t < nb_threads; t++)
+        for (int k = 0; k < 2; k++) {
+            prt_status st = prt_event_create(targets[t].device, &w[t].ev[k]);
+            if (st) {
+                w[t].ev[k] = NULL;
+                cli_error_api(st, "thread %d: cannot create an event to time its runs", t);
+                goto done;
+            }
+        }
+    for (int t = 0; t < nb_threads; t++) {
         int err = pthread_create(&tid[t], NULL, worker_main, &w[t]);
         if (err != 0) {
             w[t].status = PRT_ERR_INTERNAL;
@@ -131,22 +193,19 @@ int cli_bench_run(prt_context *const *contexts, int nb_threads, int warmup, int 
                           prt_status_name(w[t].status));
             goto done;
         }
-    qsort(lat, (size_t)n, sizeof *lat, cmp_double);
-    for (int64_t i = 0; i < n; i++)
-        sum += lat[i];
     stats->samples = n;
-    stats->min_ms = lat[0];
-    stats->max_ms = lat[n - 1];
-    stats->median_ms = n % 2 ? lat[n / 2] : 0.5 * (lat[n / 2 - 1] + lat[n / 2]);
-    stats->p90_ms = percentile(lat, n, 0.90);
-    stats->p99_ms = percentile(lat, n, 0.99);
-    stats->mean_ms = sum / (double)n;
+    summarize(lat, n, &stats->wall);
+    stats->has_device = has_device;
+    if (has_device)
+        summarize(dev, n, &stats->device);
     stats->wall_s = t1 - t0;
     stats->throughput = t1 > t0 ? (double)n / (t1 - t0) : 0.0;
     rc = CLI_OK;
 done:
+    destroy_events(w, nb_threads);
     free(w);
     free(tid);
     free(lat);
+    free(dev);
     return rc;
 }

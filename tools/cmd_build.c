@@ -21,7 +21,7 @@
 
 enum {
     OPT_HELP = CLI_MODEL_OPT_END, OPT_OUTPUT, OPT_DEVICE, OPT_FP16, OPT_MIN, OPT_OPT,
-    OPT_MAX, OPT_WORKSPACE, OPT_AUTOTUNE
+    OPT_MAX, OPT_WORKSPACE, OPT_AUTOTUNE, OPT_TIMING_CACHE
 };
 
 static const cli_opt build_opts[] = {
@@ -36,6 +36,7 @@ static const cli_opt build_opts[] = {
     {"--max-shapes", NULL, 1, OPT_MAX},
     {"--workspace", NULL, 1, OPT_WORKSPACE},
     {"--autotune", NULL, 0, OPT_AUTOTUNE},
+    {"--timing-cache", NULL, 1, OPT_TIMING_CACHE},
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {NULL, NULL, 0, 0},
@@ -63,6 +64,9 @@ static void build_help(void)
         "                           missing opt takes max (or min)\n"
         "  --workspace SIZE         cap on any layer's scratch memory (e.g. 512M, 1G)\n"
         "  --autotune               time every tactic and format and keep the fastest\n"
+        "  --timing-cache FILE      reuse the tactic and format choices of earlier builds\n"
+        "                           stored in FILE instead of timing again, and store\n"
+        "                           this build's there (FILE is created if missing)\n"
         "  --fp16                   accepted for trtexec compatibility; plugrt has no\n"
         "                           reduced-precision mode yet: warns, builds as typed\n"
         "  -v, --verbose            print the library's log\n"
@@ -79,6 +83,8 @@ typedef struct build_args {
     int32_t device;
     int64_t workspace;
     int autotune, fp16;
+    const char *timing_cache;
+    int64_t cache_before; /* its size before the build; -1: it did not exist */
 } build_args;
 
 /* build's own options (cli_model_args_parse takes the others). */
@@ -88,14 +94,8 @@ static int take_option(void *user, int id, const char *v)
     switch (id) {
     case OPT_HELP: build_help(); return -1;
     case OPT_OUTPUT: a->output = v; break;
-    case OPT_DEVICE:
-        if (strcmp(v, "cpu") == 0)
-            a->device = PRT_DEVICE_CPU;
-        else if (strcmp(v, "cuda") == 0)
-            a->device = PRT_DEVICE_CUDA;
-        else
-            return cli_usage("--device: '%s' is not cpu or cuda", v);
-        break;
+    case OPT_DEVICE: return cli_parse_device("--device", v, &a->device);
+    case OPT_TIMING_CACHE: a->timing_cache = v; break;
     case OPT_FP16: a->fp16 = 1; break;
     case OPT_MIN:
     case OPT_OPT:
@@ -158,7 +158,18 @@ static int summarize(const build_args *a, const prt_engine *engine, size_t plan_
     char b1[32], b2[32];
     printf("Built %s from %s in %.3f s (import %.3f s, build %.3f s, write %.3f s)\n",
            a->output, a->m.model, t_import + t_build + t_write, t_import, t_build, t_write);
-    printf("  %-12s %s\n", "device", cli_device_name(prt_engine_device(engine)));
+    printf("  %-12s %s", "device", cli_device_name(prt_engine_device(engine)));
+    if (prt_engine_device(engine) != PRT_DEVICE_CPU) {
+        prt_device_info di;
+        char b[32], en[CLI_ESC_CAP];
+        memset(&di, 0, sizeof di);
+        di.struct_size = sizeof di;
+        if (prt_engine_get_build_device(engine, &di) == PRT_OK && di.name[0])
+            printf(", built on %s (compute capability %d.%d, %d multiprocessors, %s)",
+                   cli_escape(di.name, en, sizeof en), (int)di.cc_major, (int)di.cc_minor,
+                   (int)di.multiprocessors, cli_format_bytes(di.memory_bytes, b, sizeof b));
+    }
+    putchar('\n');
     if (cli_print_io(stdout, engine, "  ") != CLI_OK)
         return CLI_FAIL;
     printf("  %-12s %d (%d built-in, %d plugin)\n", "layers", (int)layers,
@@ -168,6 +179,19 @@ static int summarize(const build_args *a, const prt_engine *engine, size_t plan_
            cli_format_bytes(prt_engine_context_memory_size(engine), b1, sizeof b1),
            cli_format_bytes((int64_t)plan_size, b2, sizeof b2));
     printf("  %-12s %d\n", "profiles", (int)prt_engine_profile_count(engine));
+    if (a->timing_cache) {
+        int64_t after = cli_file_size(a->timing_cache);
+        char en[CLI_ESC_CAP];
+        printf("  %-12s %s: ", "timing cache", cli_escape(a->timing_cache, en, sizeof en));
+        if (a->cache_before < 0)
+            printf("none before the build");
+        else
+            printf("%lld bytes before the build", (long long)a->cache_before);
+        if (after >= 0)
+            printf(", %lld after\n", (long long)after);
+        else
+            printf(", none after\n");
+    }
     return CLI_OK;
 }
 
@@ -240,6 +264,13 @@ int cmd_build(int argc, char **argv)
         rc = cli_usage("the plan would overwrite the model; choose another -o");
         goto done;
     }
+    if (a.timing_cache && (strcmp(a.timing_cache, a.output) == 0 ||
+                           strcmp(a.timing_cache, a.m.model) == 0)) {
+        rc = cli_usage("--timing-cache %s is also the %s; give the cache a file of its own",
+                       a.timing_cache, strcmp(a.timing_cache, a.output) == 0 ? "plan" : "model");
+        goto done;
+    }
+    a.cache_before = a.timing_cache ? cli_file_size(a.timing_cache) : -1;
     if (a.fp16)
         cli_warn("--fp16: plugrt has no reduced-precision build mode yet; building in the "
                  "network's own types");
@@ -252,6 +283,7 @@ int cmd_build(int argc, char **argv)
     t1 = cli_now();
     {
         cli_build_opts bo = {&a.min, &a.opt, &a.max, a.device, a.workspace, a.autotune,
+                             a.timing_cache,
                              "give the shapes of dynamic inputs with --min-shapes, "
                              "--opt-shapes and --max-shapes (e.g. --opt-shapes "
                              "input:1x3x224x224)"};

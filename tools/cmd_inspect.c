@@ -1,5 +1,6 @@
 /*
- * plugrt inspect: what a plan holds. Its inputs and outputs (dims, which
+ * plugrt inspect: what a plan holds. Its device (and for a GPU plan the
+ * GPU it was built and tuned on), its inputs and outputs (dims, which
  * dims depend on data), its layers in execution order (tactic, workspace,
  * the dtype and format of each tensor), each plugin's key, library, content
  * hash and fields, and the memory plan (arena, each activation's offset and
@@ -31,10 +32,11 @@ static void inspect_help(void)
 {
     printf("Usage: plugrt inspect MODEL.plan [--json] [options]\n"
            "\n"
-           "Shows a plan's inputs and outputs (with data-dependent dims), its layers\n"
-           "in order (plugin key, library and content hash, fields, tactic, tensor\n"
-           "dtypes and formats) and its memory plan (arena, activation offsets and\n"
-           "sizes, workspace).\n"
+           "Shows a plan's device (for a GPU plan, the GPU it was built and tuned on:\n"
+           "name, compute capability), its inputs and outputs (with data-dependent\n"
+           "dims), its layers in order (plugin key, library and content hash, fields,\n"
+           "tactic, tensor dtypes and formats) and its memory plan (arena, activation\n"
+           "offsets and sizes, workspace).\n"
            "\n"
            "Options:\n"
            "  --json                  machine-readable output (one JSON document)\n"
@@ -91,6 +93,14 @@ static const char *kind_name(int32_t kind)
     }
 }
 
+/* The device a plan was built and tuned on (prt_engine_get_build_device). */
+static int build_device(const prt_engine *e, prt_device_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->struct_size = sizeof *out;
+    return prt_engine_get_build_device(e, out) == PRT_OK;
+}
+
 /* ---- text ---------------------------------------------------------------- */
 
 static void print_tensor_ref(const prt_engine *e, int32_t index, const char *prefix)
@@ -121,6 +131,18 @@ static int print_text(const char *path, size_t size, const prt_engine *e)
     printf("plan: %s (%zu bytes), device %s, %d profile(s), %d layers (%d plugin)\n", path,
            size, cli_device_name(prt_engine_device(e)), (int)prt_engine_profile_count(e),
            (int)nl, (int)cli_plugin_layer_count(e));
+    if (prt_engine_device(e) != PRT_DEVICE_CPU) {
+        prt_device_info di;
+        char en[CLI_ESC_CAP];
+        if (!build_device(e, &di))
+            printf("built on: unknown (%s)\n", prt_last_error());
+        else if (!di.name[0])
+            printf("built on: unknown (the plan does not say)\n");
+        else
+            printf("built on: %s, compute capability %d.%d, %d multiprocessors, %s\n",
+                   cli_escape(di.name, en, sizeof en), (int)di.cc_major, (int)di.cc_minor,
+                   (int)di.multiprocessors, cli_format_bytes(di.memory_bytes, b1, sizeof b1));
+    }
     printf("\nI/O:\n");
     if (cli_print_io(stdout, e, "  ") != CLI_OK)
         return CLI_FAIL;
@@ -223,6 +245,20 @@ static int print_json(const char *path, size_t size, const prt_engine *e)
     json_int(&w, "size_bytes", (int64_t)size);
     json_string(&w, "plugrt_version", prt_version_string());
     json_string(&w, "device", cli_device_name(prt_engine_device(e)));
+    {
+        prt_device_info di;
+        json_begin_object(&w, "build_device");
+        if (build_device(e, &di) && di.name[0]) {
+            json_string(&w, "name", di.name);
+            json_int(&w, "cc_major", di.cc_major);
+            json_int(&w, "cc_minor", di.cc_minor);
+            json_int(&w, "multiprocessors", di.multiprocessors);
+            json_int(&w, "memory_bytes", di.memory_bytes);
+        } else {
+            json_null(&w, "name"); /* the plan does not say */
+        }
+        json_end_object(&w);
+    }
     json_int(&w, "profiles", prt_engine_profile_count(e));
     json_begin_array(&w, "io");
     for (int32_t i = 0; i < nio; i++) {

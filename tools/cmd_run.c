@@ -7,6 +7,14 @@
  * the shape of each input: from --shapes, else from its .npy file.
  * --threads N runs N execution contexts of the same engine on N threads;
  * the outputs of every thread must match thread 0's bit for bit.
+ *
+ * Devices: an ONNX model is built for --device (default cpu); a plan runs on
+ * the device it was built for, which --device must name if given. Every
+ * device takes the same path (run_io.h): inputs copied into memory of the
+ * engine's device, outputs there at their upper-bound size, copied back at
+ * their true size after the runs; on CUDA each context has its own stream,
+ * and runs are timed with events as well (bench.h). --cuda-graph captures
+ * one run per context and replays it (the library says when it cannot).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +31,7 @@
 enum {
     OPT_HELP = CLI_MODEL_OPT_END, OPT_INPUT, OPT_RANDOM, OPT_SEED, OPT_SHAPES,
     OPT_OUTPUT_DIR, OPT_ITERATIONS, OPT_WARMUP, OPT_THREADS, OPT_COMPARE, OPT_ATOL,
-    OPT_RTOL, OPT_PROFILE, OPT_MEMORY_LIMIT
+    OPT_RTOL, OPT_PROFILE, OPT_MEMORY_LIMIT, OPT_DEVICE, OPT_CUDA_GRAPH
 };
 
 static const cli_opt run_opts[] = {
@@ -44,6 +52,8 @@ static const cli_opt run_opts[] = {
     {"--rtol", NULL, 1, OPT_RTOL},
     {"--profile", NULL, 1, OPT_PROFILE},
     {"--memory-limit", NULL, 1, OPT_MEMORY_LIMIT},
+    {"--device", NULL, 1, OPT_DEVICE},
+    {"--cuda-graph", NULL, 0, OPT_CUDA_GRAPH},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {NULL, NULL, 0, 0},
 };
@@ -77,13 +87,19 @@ static void run_help(void)
         "Timing:\n"
         "  -n, --iterations N         timed runs per thread (default 10)\n"
         "  --warmup N                 untimed runs first (default 2)\n"
-        "  -t, --threads N            N contexts of the engine on N threads (default 1)\n"
+        "  -t, --threads N            N contexts of the engine on N threads (default 1),\n"
+        "                             each on its own stream on CUDA\n"
+        "  --cuda-graph               capture one run as a CUDA graph and replay it for\n"
+        "                             every run (fails, saying why, when the engine or\n"
+        "                             the device cannot be captured)\n"
         "\n"
         "Plugins and engine:\n"
         "  --plugins LIB.so           load a plugin library (repeatable)\n"
         "  --no-default-plugins       do not load the standard plugin library\n"
         "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
         "                             (ONNX) import every OP node as that plugin\n"
+        "  --device cpu|cuda          (ONNX) the device to build for (default cpu); for a\n"
+        "                             plan, the plan's device, which it must name if given\n"
         "  --profile N                optimization profile to run (default 0)\n"
         "  --memory-limit SIZE        most scratch memory (activations and workspace)\n"
         "                             each context may take, in bytes or with K, M, G\n"
@@ -93,7 +109,10 @@ static void run_help(void)
         "  -v, --verbose              print the library's log\n"
         "  -h, --help                 this help\n"
         "\n"
-        "Prints latency (min, median, p90, p99, max, mean) and throughput to stdout.\n"
+        "Prints latency (min, median, p90, p99, max, mean) and throughput to stdout;\n"
+        "on CUDA, the GPU time of each run from CUDA events around its enqueue too.\n"
+        "On CUDA, inputs are copied to device memory, outputs allocated there at\n"
+        "their upper-bound size and copied back at their true size after the runs.\n"
         "Exit status: 0 success, 1 failure or mismatch, 2 usage.\n");
 }
 
@@ -104,6 +123,8 @@ typedef struct run_args {
     int nb_inputs;
     cli_shapes shapes;
     int random_inputs;
+    int32_t device; /* -1: not given */
+    int cuda_graph;
     int64_t seed, iterations, warmup, threads, profile;
     int64_t memory_limit; /* 0: none */
     double atol, rtol;
@@ -147,6 +168,8 @@ static int take_option(void *user, int id, const char *v)
     case OPT_ATOL: return cli_parse_nonneg("--atol", v, &a->atol);
     case OPT_RTOL: return cli_parse_nonneg("--rtol", v, &a->rtol);
     case OPT_PROFILE: return cli_parse_int("--profile", v, 0, INT32_MAX, &a->profile);
+    case OPT_DEVICE: return cli_parse_device("--device", v, &a->device);
+    case OPT_CUDA_GRAPH: a->cuda_graph = 1; break;
     case OPT_MEMORY_LIMIT: {
         int rc = cli_parse_size("--memory-limit", v, &a->memory_limit);
         if (rc != CLI_OK)
@@ -261,7 +284,8 @@ static int build_from_onnx(const run_args *a, const prt_registry *reg,
         rc = cli_shapes_set(&prof, name, &r->arr.dims);
     }
     if (rc == CLI_OK) {
-        cli_build_opts bo = {NULL, &prof, NULL, PRT_DEVICE_CPU, -1, 0,
+        cli_build_opts bo = {NULL, &prof, NULL, a->device < 0 ? PRT_DEVICE_CPU : a->device,
+                             -1, 0, NULL,
                              "give the shapes of dynamic inputs with --shapes "
                              "NAME:DIMS or their data with --input NAME=FILE.npy"};
         rc = cli_build_engine(net, reg, &bo, out);
@@ -410,7 +434,8 @@ static int handle_outputs(const run_args *a, run_ctx *ctxs, int nb_ctx)
     return failed || differ ? CLI_FAIL : CLI_OK;
 }
 
-static void print_inputs(const run_model *m, const run_inputs *in)
+/* `rc` is context 0, bound: a shape input has no device copy. */
+static void print_inputs(const run_model *m, const run_inputs *in, const run_ctx *rc)
 {
     printf("inputs:\n");
     for (int32_t i = 0; i < m->nb_inputs; i++) {
@@ -419,10 +444,81 @@ static void print_inputs(const run_model *m, const run_inputs *in)
         char d[128], en[CLI_ESC_CAP], ep[CLI_ESC_CAP];
         if (!r)
             continue;
-        printf("  %-16s %-8s %-14s %s\n", cli_escape(io->name, en, sizeof en),
+        printf("  %-16s %-8s %-14s %s%s\n", cli_escape(io->name, en, sizeof en),
                prt_dtype_name(io->dtype), cli_format_dims(&r->arr.dims, d, sizeof d),
-               r->path ? cli_escape(r->path, ep, sizeof ep) : "random");
+               r->path ? cli_escape(r->path, ep, sizeof ep) : "random",
+               rc->in_dev[i] ? "" : " (shape input: read on the host)");
     }
+}
+
+/* A plan runs on the device it was built for: --device, if given, must
+ * name it. */
+static int check_plan_device(const run_args *a, const prt_engine *engine)
+{
+    int32_t dev = prt_engine_device(engine);
+    if (a->device < 0 || a->device == dev)
+        return CLI_OK;
+    return cli_usage("--device %s: the plan %s was built for %s, and a plan runs on the "
+                     "device it was built for (rebuild it from the model with plugrt build "
+                     "--device %s, or leave --device out)",
+                     cli_device_name(a->device), a->m.model, cli_device_name(dev),
+                     cli_device_name(a->device));
+}
+
+/* Before importing a model for a device: whether it can be used here. */
+static int check_device_usable(int32_t device)
+{
+    prt_status st = prt_device_check(device);
+    if (st == PRT_OK)
+        return CLI_OK;
+    cli_error_api(st, "--device %s", cli_device_name(device));
+    fprintf(stderr, "  `plugrt devices` lists the devices plugrt can use here\n");
+    return CLI_FAIL;
+}
+
+/* --cuda-graph: one graph per context, captured on its stream. */
+static int capture_graphs(run_ctx *ctxs, cli_bench_target *targets, int n)
+{
+    for (int t = 0; t < n; t++) {
+        prt_status st = prt_context_capture_graph(ctxs[t].ctx, ctxs[t].stream);
+        if (st) {
+            if (n > 1)
+                cli_error_api(st, "--cuda-graph: cannot capture the run of thread %d", t);
+            else
+                cli_error_api(st, "--cuda-graph: cannot capture the run");
+            fprintf(stderr, "  run without --cuda-graph to enqueue each run instead\n");
+            return CLI_FAIL;
+        }
+        targets[t].graph = 1;
+    }
+    return CLI_OK;
+}
+
+static void print_times(const char *what, const cli_bench_times *t)
+{
+    printf("%s: min %.4f, median %.4f, p90 %.4f, p99 %.4f, max %.4f, mean %.4f", what,
+           t->min_ms, t->median_ms, t->p90_ms, t->p99_ms, t->max_ms, t->mean_ms);
+}
+
+static void print_stats(const run_args *a, const cli_bench_stats *stats)
+{
+    char runs[160];
+    snprintf(runs, sizeof runs, " (%lld runs: %lld x %lld thread%s, after %lld warmup%s)\n",
+             (long long)stats->samples, (long long)a->iterations, (long long)a->threads,
+             a->threads > 1 ? "s" : "", (long long)a->warmup,
+             a->cuda_graph ? "; CUDA graph replays" : "");
+    if (!stats->has_device) {
+        print_times("latency (ms)", &stats->wall);
+        fputs(runs, stdout);
+    } else {
+        print_times("latency (ms, wall per run)", &stats->wall);
+        fputs(runs, stdout);
+        print_times(a->cuda_graph ? "GPU time (ms, CUDA events around each graph launch)"
+                                  : "GPU time (ms, CUDA events around each enqueue)",
+                    &stats->device);
+        putchar('\n');
+    }
+    printf("throughput: %.2f inferences/s (wall %.4f s)\n", stats->throughput, stats->wall_s);
 }
 
 int cmd_run(int argc, char **argv)
@@ -433,7 +529,7 @@ int cmd_run(int argc, char **argv)
     prt_registry *reg = NULL;
     prt_engine *engine = NULL;
     run_ctx *ctxs = NULL;
-    prt_context **handles = NULL;
+    cli_bench_target *targets = NULL;
     cli_bench_stats stats;
     size_t plan_size = 0;
     double t0, t1;
@@ -445,6 +541,7 @@ int cmd_run(int argc, char **argv)
     a.threads = 1;
     a.atol = 1e-5;
     a.rtol = 1e-5;
+    a.device = -1;
     rc = parse_args(argc, argv, &a);
     if (rc != CLI_OK) {
         rc = rc < 0 ? CLI_OK : rc;
@@ -453,6 +550,8 @@ int cmd_run(int argc, char **argv)
     rc = CLI_FAIL;
     onnx = cli_is_onnx_path(a.m.model);
     cli_install_logger(a.m.verbose);
+    if (onnx && a.device >= 0 && check_device_usable(a.device) != CLI_OK)
+        goto done;
     if (!(reg = cli_registry_create(&a.m.plugins)) || load_inputs(&a, &in) != CLI_OK)
         goto done;
     t0 = cli_now();
@@ -460,8 +559,10 @@ int cmd_run(int argc, char **argv)
               : cli_load_plan(a.m.model, reg, &engine, &plan_size);
     if (rc != CLI_OK)
         goto done;
-    rc = CLI_FAIL;
     t1 = cli_now();
+    if (!onnx && (rc = check_plan_device(&a, engine)) != CLI_OK)
+        goto done;
+    rc = CLI_FAIL;
     if (a.profile >= prt_engine_profile_count(engine) && a.profile > 0) {
         cli_error("--profile %lld: the engine has %d profile(s)", (long long)a.profile,
                   (int)prt_engine_profile_count(engine));
@@ -473,8 +574,8 @@ int cmd_run(int argc, char **argv)
         goto done;
     rc = CLI_FAIL;
     ctxs = calloc((size_t)a.threads, sizeof *ctxs);
-    handles = calloc((size_t)a.threads, sizeof *handles);
-    if (!ctxs || !handles) {
+    targets = calloc((size_t)a.threads, sizeof *targets);
+    if (!ctxs || !targets) {
         cli_error("out of memory for %lld execution contexts", (long long)a.threads);
         goto done;
     }
@@ -484,7 +585,9 @@ int cmd_run(int argc, char **argv)
         if (run_ctx_create(&ctxs[t], engine, (int32_t)a.profile, a.memory_limit) !=
             CLI_OK)
             goto done;
-        handles[t] = ctxs[t].ctx;
+        targets[t].ctx = ctxs[t].ctx;
+        targets[t].device = ctxs[t].device;
+        targets[t].stream = ctxs[t].stream;
     }
     if (run_inputs_bind(&in, &model, ctxs[0].ctx, &a.shapes, a.random_inputs,
                         (uint64_t)a.seed) != CLI_OK)
@@ -495,25 +598,25 @@ int cmd_run(int argc, char **argv)
     else
         printf("model: %s, plan of %zu bytes for %s, loaded in %.3f s\n", a.m.model,
                plan_size, cli_device_name(prt_engine_device(engine)), t1 - t0);
-    print_inputs(&model, &in);
     for (int t = 0; t < (int)a.threads; t++)
         if (run_ctx_bind(&ctxs[t], &model, &in) != CLI_OK)
             goto done;
-    if (cli_bench_run(handles, (int)a.threads, (int)a.warmup, (int)a.iterations, &stats) !=
+    print_inputs(&model, &in, &ctxs[0]);
+    if (a.cuda_graph && capture_graphs(ctxs, targets, (int)a.threads) != CLI_OK)
+        goto done;
+    if (cli_bench_run(targets, (int)a.threads, (int)a.warmup, (int)a.iterations, &stats) !=
         CLI_OK)
         goto done;
+    for (int t = 0; t < (int)a.threads; t++)
+        if (run_ctx_fetch(&ctxs[t]) != CLI_OK)
+            goto done;
     rc = handle_outputs(&a, ctxs, (int)a.threads);
-    printf("latency (ms): min %.4f, median %.4f, p90 %.4f, p99 %.4f, max %.4f, mean %.4f "
-           "(%lld runs: %lld x %lld thread%s, after %lld warmup)\n",
-           stats.min_ms, stats.median_ms, stats.p90_ms, stats.p99_ms, stats.max_ms,
-           stats.mean_ms, (long long)stats.samples, (long long)a.iterations,
-           (long long)a.threads, a.threads > 1 ? "s" : "", (long long)a.warmup);
-    printf("throughput: %.2f inferences/s (wall %.4f s)\n", stats.throughput, stats.wall_s);
+    print_stats(&a, &stats);
 done:
     for (int t = 0; ctxs && t < (int)a.threads; t++)
         run_ctx_destroy(&ctxs[t]);
     free(ctxs);
-    free(handles);
+    free(targets);
     run_model_free(&model);
     prt_engine_destroy(engine);
     prt_registry_destroy(reg);

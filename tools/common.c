@@ -267,6 +267,12 @@ int cli_write_file(const char *path, const void *data, size_t size)
     return CLI_OK;
 }
 
+int64_t cli_file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+}
+
 int cli_make_dirs(const char *path)
 {
     char buf[PATH_MAX];

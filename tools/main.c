@@ -6,6 +6,7 @@
  *   plugrt run model.plan|model.onnx [options]
  *   plugrt inspect model.plan [--json]
  *   plugrt plugins [lib.so...]
+ *   plugrt devices [--json]
  *
  * Exit codes: 0 success, 1 the job failed, 2 wrong usage.
  */
@@ -23,6 +24,7 @@ static const struct {
     {"run", cmd_run, "run a plan or an ONNX model: outputs, latency, comparison"},
     {"inspect", cmd_inspect, "show a plan's I/O, layers, plugins and memory plan"},
     {"plugins", cmd_plugins, "list the plugin creators of libraries and their fields"},
+    {"devices", cmd_devices, "list the devices plugrt can use here, or why it cannot"},
 };
 #define NB_COMMANDS (int)(sizeof commands / sizeof commands[0])
 

@@ -160,6 +160,13 @@ static int set_profile(prt_builder_config *cfg, const cli_build_opts *o)
     return CLI_OK;
 }
 
+static void cache_hint(const char *path)
+{
+    fprintf(stderr, "  is %s a timing cache written by `plugrt build --timing-cache`? "
+                    "delete it to start a new one\n",
+            path);
+}
+
 int cli_build_engine(const prt_network *net, const prt_registry *reg,
                      const cli_build_opts *o, prt_engine **out)
 {
@@ -173,7 +180,8 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
     if ((st = prt_builder_config_set_device(cfg, o->device))) {
         cli_error_api(st, "--device %s", cli_device_name(o->device));
         if (st == PRT_ERR_UNSUPPORTED)
-            fprintf(stderr, "  build for the CPU instead (--device cpu, the default)\n");
+            fprintf(stderr, "  `plugrt devices` says which devices this machine can use; "
+                            "build for the CPU\n  instead (--device cpu, the default)\n");
         goto done;
     }
     if (o->workspace >= 0 && (st = prt_builder_config_set_workspace_limit(cfg, o->workspace))) {
@@ -182,6 +190,12 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
     }
     if ((st = prt_builder_config_set_autotune(cfg, o->autotune))) {
         cli_error_api(st, "--autotune");
+        goto done;
+    }
+    if (o->timing_cache &&
+        (st = prt_builder_config_set_timing_cache_file(cfg, o->timing_cache))) {
+        cli_error_api(st, "--timing-cache %s", o->timing_cache);
+        cache_hint(o->timing_cache);
         goto done;
     }
     if (set_profile(cfg, o) != CLI_OK)
@@ -196,6 +210,8 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
         else if (st == PRT_ERR_NOT_FOUND)
             fprintf(stderr, "  load the library that defines the plugin with --plugins "
                             "lib.so\n");
+        else if (o->timing_cache && strstr(prt_last_error(), o->timing_cache))
+            cache_hint(o->timing_cache);
         else if (strstr(prt_last_error(), "workspace") && strstr(prt_last_error(), "limit"))
             fprintf(stderr, "  raise the limit with --workspace (e.g. --workspace 4G)\n");
         goto done;

@@ -58,6 +58,7 @@ typedef struct cli_build_opts {
     int32_t device;
     int64_t workspace; /* < 0: the builder's default */
     int autotune;
+    const char *timing_cache; /* --timing-cache FILE, or NULL */
     /* What to tell the user about shapes when the build fails on one. */
     const char *shape_hint;
 } cli_build_opts;

@@ -129,6 +129,17 @@ int cli_parse_size(const char *opt, const char *s, int64_t *out)
     return cli_usage("%s: '%s' has an unknown unit (use K, M, G or T)", opt, s);
 }
 
+int cli_parse_device(const char *opt, const char *s, int32_t *out)
+{
+    if (strcmp(s, "cpu") == 0)
+        *out = PRT_DEVICE_CPU;
+    else if (strcmp(s, "cuda") == 0)
+        *out = PRT_DEVICE_CUDA;
+    else
+        return cli_usage("%s: '%s' is not cpu or cuda", opt, s);
+    return CLI_OK;
+}
+
 int cli_parse_dims(const char *s, prt_dims *out)
 {
     prt_dims d;

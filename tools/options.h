@@ -53,6 +53,8 @@ int cli_parse_nonneg(const char *opt, const char *s, double *out);
 /* Bytes: "1048576", "512K", "64M", "1G", "1.5GiB" (binary multiples; the
  * number in decimal digits and an optional fraction). */
 int cli_parse_size(const char *opt, const char *s, int64_t *out);
+/* "cpu" or "cuda" (prt_device). */
+int cli_parse_device(const char *opt, const char *s, int32_t *out);
 /* "1x3x224x224"; "" or "scalar" is rank 0. Dims are >= 0. Returns 0, or -1
  * without printing (callers say which option). */
 int cli_parse_dims(const char *s, prt_dims *out);

@@ -125,6 +125,18 @@ static int dims_fit(const prt_dims *engine_dims, const prt_dims *dims)
     return 1;
 }
 
+/* Bytes of a tensor of concrete `dims`: 0, or -1 if they do not fit in
+ * memory. */
+static int dims_bytes(const prt_dims *dims, int32_t dtype, size_t *out)
+{
+    int64_t vol = cli_volume(dims);
+    size_t es = prt_dtype_size(dtype);
+    if (vol < 0 || es == 0 || (uint64_t)vol > SIZE_MAX / es)
+        return -1;
+    *out = (size_t)vol * es;
+    return 0;
+}
+
 run_input *run_inputs_match(const run_inputs *l, const char *name)
 {
     char safe[512];
@@ -220,13 +232,12 @@ static int make_random(run_inputs *l, const prt_io_info *io, prt_context *ctx,
                       name, cli_format_dims(&io->dims, a, sizeof a), name);
             return CLI_FAIL;
         }
-    vol = cli_volume(&dims);
-    if (vol < 0 || (uint64_t)vol > SIZE_MAX / 8) {
+    if (dims_bytes(&dims, io->dtype, &bytes) != 0) {
         cli_error("input %s: shape %s is too large", name,
                   cli_format_dims(&dims, a, sizeof a));
         return CLI_FAIL;
     }
-    bytes = (size_t)vol * prt_dtype_size(io->dtype);
+    vol = cli_volume(&dims);
     data = malloc(bytes ? bytes : 1);
     if (!data) {
         cli_error("out of memory for the random data of input %s (%zu bytes)", name,
@@ -316,35 +327,7 @@ int run_inputs_bind(run_inputs *l, const run_model *m, prt_context *ctx,
     return bad ? CLI_FAIL : CLI_OK;
 }
 
-/* ---- outputs ------------------------------------------------------------- */
-
-static void *slot_reallocate(void *user, const char *tensor_name, void *current,
-                             uint64_t size, uint64_t alignment)
-{
-    run_slot *s = user;
-    void *mem = NULL;
-    size_t align = alignment > 64 ? (size_t)alignment : 64;
-    (void)tensor_name;
-    (void)current;
-    /* Reuse once big enough: after the first run the hot path allocates
-     * nothing. */
-    if (s->mem && size <= s->cap)
-        return s->mem;
-    if ((align & (align - 1)) != 0 || size > SIZE_MAX - 64)
-        return NULL;
-    if (posix_memalign(&mem, align, size ? (size_t)size : 1) != 0)
-        return NULL;
-    free(s->mem);
-    s->mem = mem;
-    s->cap = size;
-    return mem;
-}
-
-static void slot_notify(void *user, const char *tensor_name, const prt_dims *dims)
-{
-    (void)tensor_name;
-    ((run_slot *)user)->notified = *dims;
-}
+/* ---- contexts and their memory ------------------------------------------ */
 
 int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
                    int64_t memory_limit)
@@ -355,6 +338,7 @@ int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
     memset(&opt, 0, sizeof opt);
     opt.struct_size = sizeof opt;
     opt.memory_limit = memory_limit;
+    rc->device = prt_engine_device(engine);
     if ((st = prt_context_create_with_options(engine, &opt, &rc->ctx))) {
         char need[32], limit[32];
         cli_error_api(st, "cannot create an execution context");
@@ -371,49 +355,115 @@ int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
         cli_error_api(st, "--profile %d", (int)profile);
         return CLI_FAIL;
     }
+    /* On the CPU a run computes on the calling thread and takes no stream
+     * (plugrt.h); plugins there are promised none. */
+    if (rc->device != PRT_DEVICE_CPU && (st = prt_stream_create(rc->device, &rc->stream))) {
+        cli_error_api(st, "cannot create a %s stream", cli_device_name(rc->device));
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+/* 1 if engine input `io` is a shape input: one whose values the runtime
+ * reads on the host to compute shapes, so that it stays in host memory on
+ * every device. The public API has no query for it; the runtime's contract
+ * shows it instead: computing shapes (get_tensor_shape before a run) needs
+ * a shape input's address and no other input's. Called with every input
+ * bound to host data; only 0-D and 1-D int32/int64 inputs can be shape
+ * inputs (prt_builder_config_set_profile_shape_values). */
+static int is_shape_input(prt_context *ctx, const run_model *m, int32_t io, void *host)
+{
+    const prt_io_info *in = &m->io[io];
+    prt_dims d;
+    prt_status st;
+    if ((in->dtype != PRT_INT32 && in->dtype != PRT_INT64) || in->dims.nb_dims > 1 ||
+        m->nb_io == m->nb_inputs)
+        return 0;
+    /* Shapes must compute with the address, or a failure without it says
+     * nothing (and binding the outputs reports why). */
+    if (prt_context_get_tensor_shape(ctx, m->io[m->nb_inputs].name, &d) != PRT_OK ||
+        prt_context_set_tensor_address(ctx, in->name, NULL) != PRT_OK)
+        return 0;
+    st = prt_context_get_tensor_shape(ctx, m->io[m->nb_inputs].name, &d);
+    if (prt_context_set_tensor_address(ctx, in->name, host) != PRT_OK)
+        return 0;
+    return st == PRT_ERR_STATE;
+}
+
+/* Device memory of `bytes` (at least one byte: an empty tensor still needs
+ * an address). */
+static int device_alloc(const run_ctx *rc, uint64_t bytes, void **out, const char *what,
+                        const char *name)
+{
+    char en[CLI_ESC_CAP], b[32];
+    prt_status st;
+    if (bytes > SIZE_MAX) {
+        cli_error("%s %s: %llu bytes do not fit in memory", what,
+                  cli_escape(name, en, sizeof en), (unsigned long long)bytes);
+        return CLI_FAIL;
+    }
+    st = prt_device_malloc(rc->device, bytes ? (size_t)bytes : 1, out);
+    if (st) {
+        cli_error_api(st, "%s %s: cannot allocate %s of %s memory", what,
+                      cli_escape(name, en, sizeof en),
+                      cli_format_bytes((int64_t)bytes, b, sizeof b),
+                      cli_device_name(rc->device));
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+static int bind_input(run_ctx *rc, const run_model *m, int32_t i, const run_input *in)
+{
+    const prt_io_info *io = &m->io[i];
+    char en[CLI_ESC_CAP];
+    const char *name = cli_escape(io->name, en, sizeof en);
+    prt_status st;
+    if (is_shape_input(rc->ctx, m, i, in->arr.data))
+        return CLI_OK; /* bound to its host data already */
+    if (device_alloc(rc, in->arr.nbytes, &rc->in_dev[i], "input", io->name) != CLI_OK)
+        return CLI_FAIL;
+    st = prt_device_memcpy(rc->device, rc->in_dev[i], in->arr.data, in->arr.nbytes,
+                           PRT_MEMCPY_HOST_TO_DEVICE, rc->stream);
+    if (!st)
+        st = prt_context_set_tensor_address(rc->ctx, io->name, rc->in_dev[i]);
+    if (st) {
+        cli_error_api(st, "input %s", name);
+        return CLI_FAIL;
+    }
     return CLI_OK;
 }
 
 static int bind_output(run_ctx *rc, run_slot *s, const prt_io_info *io)
 {
+    char en[CLI_ESC_CAP], a[128];
+    const char *name = cli_escape(io->name, en, sizeof en);
+    prt_dims dims;
+    size_t bytes;
     prt_status st;
-    char en[CLI_ESC_CAP];
     s->name = io->name;
     s->dtype = io->dtype;
-    if (io->data_dependent_mask) {
-        s->use_allocator = 1;
-        s->alloc.struct_size = sizeof s->alloc;
-        s->alloc.abi_version = PRT_PLUGIN_ABI_VERSION;
-        s->alloc.user = s;
-        s->alloc.reallocate = slot_reallocate;
-        s->alloc.notify_shape = slot_notify;
-        s->notified.nb_dims = -1;
-        st = prt_context_set_output_allocator(rc->ctx, io->name, &s->alloc);
-    } else {
-        prt_dims dims;
-        int64_t vol;
-        uint64_t bytes;
-        char a[128];
-        st = prt_context_get_tensor_shape(rc->ctx, io->name, &dims);
-        if (st == PRT_OK) {
-            vol = cli_volume(&dims);
-            if (vol < 0) {
-                cli_error("output %s: cannot size a buffer for dims %s",
-                          cli_escape(io->name, en, sizeof en),
-                          cli_format_dims(&dims, a, sizeof a));
-                return CLI_FAIL;
-            }
-            bytes = (uint64_t)vol * prt_dtype_size(io->dtype);
-            if (!slot_reallocate(s, io->name, NULL, bytes, 64)) {
-                cli_error("out of memory for output %s (%llu bytes)",
-                          cli_escape(io->name, en, sizeof en), (unsigned long long)bytes);
-                return CLI_FAIL;
-            }
-            st = prt_context_set_tensor_address(rc->ctx, io->name, s->mem);
-        }
-    }
+    /* Before a run, data-dependent dims hold their upper bound. */
+    st = prt_context_get_tensor_shape(rc->ctx, io->name, &dims);
     if (st) {
-        cli_error_api(st, "output %s", cli_escape(io->name, en, sizeof en));
+        cli_error_api(st, "output %s", name);
+        return CLI_FAIL;
+    }
+    if (dims_bytes(&dims, io->dtype, &bytes) != 0) {
+        cli_error("output %s: cannot size a buffer for dims %s", name,
+                  cli_format_dims(&dims, a, sizeof a));
+        return CLI_FAIL;
+    }
+    s->bytes = bytes;
+    if (!(s->host = malloc(bytes ? bytes : 1))) {
+        cli_error("out of memory for output %s (%llu bytes)", name,
+                  (unsigned long long)s->bytes);
+        return CLI_FAIL;
+    }
+    if (device_alloc(rc, s->bytes, &s->dev, "output", io->name) != CLI_OK)
+        return CLI_FAIL;
+    if ((st = prt_context_set_tensor_address(rc->ctx, io->name, s->dev))) {
+        cli_error_api(st, "output %s", name);
         return CLI_FAIL;
     }
     return CLI_OK;
@@ -424,11 +474,15 @@ int run_ctx_bind(run_ctx *rc, const run_model *m, const run_inputs *inputs)
     int32_t nb_out = m->nb_io - m->nb_inputs;
     prt_status st;
     rc->slots = calloc((size_t)(nb_out ? nb_out : 1), sizeof *rc->slots);
-    if (!rc->slots) {
-        cli_error("out of memory for the bookkeeping of %d outputs", (int)nb_out);
+    rc->in_dev = calloc((size_t)(m->nb_inputs ? m->nb_inputs : 1), sizeof *rc->in_dev);
+    if (!rc->slots || !rc->in_dev) {
+        cli_error("out of memory for the bookkeeping of %d inputs and %d outputs",
+                  (int)m->nb_inputs, (int)nb_out);
         return CLI_FAIL;
     }
-    /* Inputs first: output sizes follow from the input shapes. */
+    rc->nb_in = m->nb_inputs;
+    /* Shapes first, and every input on its host data: output sizes follow
+     * from the input shapes and shape inputs' values. */
     for (int32_t i = 0; i < m->nb_inputs; i++) {
         const prt_io_info *io = &m->io[i];
         const run_input *in = run_inputs_match(inputs, io->name);
@@ -454,17 +508,79 @@ int run_ctx_bind(run_ctx *rc, const run_model *m, const run_inputs *inputs)
             return CLI_FAIL;
         }
     }
+    for (int32_t i = 0; i < m->nb_inputs; i++)
+        if (bind_input(rc, m, i, run_inputs_match(inputs, m->io[i].name)) != CLI_OK)
+            return CLI_FAIL;
     for (int32_t i = m->nb_inputs; i < m->nb_io; i++)
         if (bind_output(rc, &rc->slots[rc->nb_slots++], &m->io[i]) != CLI_OK)
             return CLI_FAIL;
+    /* The copies are done before anything is timed or captured: a graph
+     * capture then starts on an idle stream, and a failed copy is reported
+     * here, as the input's. */
+    if ((st = prt_stream_synchronize(rc->device, rc->stream))) {
+        cli_error_api(st, "copying the inputs to %s memory", cli_device_name(rc->device));
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+int run_ctx_fetch(run_ctx *rc)
+{
+    prt_status st;
+    for (int i = 0; i < rc->nb_slots; i++) {
+        run_slot *s = &rc->slots[i];
+        char en[CLI_ESC_CAP], a[128];
+        int64_t vol;
+        uint64_t bytes;
+        /* After a run this waits for the stream and reads the true sizes. */
+        st = prt_context_get_tensor_shape(rc->ctx, s->name, &s->dims);
+        if (st) {
+            cli_error_api(st, "shape of output %s", cli_escape(s->name, en, sizeof en));
+            return CLI_FAIL;
+        }
+        vol = cli_volume(&s->dims);
+        bytes = vol < 0 ? UINT64_MAX : (uint64_t)vol * prt_dtype_size(s->dtype);
+        if (vol < 0 || bytes > s->bytes) {
+            cli_error("output %s: the runtime reports dims %s, more than the %llu bytes "
+                      "of its upper bound (a bug in plugrt; please report it)",
+                      cli_escape(s->name, en, sizeof en),
+                      cli_format_dims(&s->dims, a, sizeof a), (unsigned long long)s->bytes);
+            return CLI_FAIL;
+        }
+        /* The data is written densely at the true dims (plugin.h). */
+        st = prt_device_memcpy(rc->device, s->host, s->dev, (size_t)bytes,
+                               PRT_MEMCPY_DEVICE_TO_HOST, rc->stream);
+        if (st) {
+            cli_error_api(st, "copying output %s to the host",
+                          cli_escape(s->name, en, sizeof en));
+            return CLI_FAIL;
+        }
+    }
+    if ((st = prt_stream_synchronize(rc->device, rc->stream))) {
+        cli_error_api(st, "waiting for the outputs' copies");
+        return CLI_FAIL;
+    }
+    for (int i = 0; i < rc->nb_slots; i++)
+        rc->slots[i].fetched = 1;
     return CLI_OK;
 }
 
 void run_ctx_destroy(run_ctx *rc)
 {
+    /* Work may still be queued after a failure: the memory it uses is freed
+     * only once it is done. */
+    if (rc->stream && prt_stream_synchronize(rc->device, rc->stream) != PRT_OK)
+        cli_warn("waiting for the %s stream before freeing its memory: %s",
+                 cli_device_name(rc->device), prt_last_error());
     prt_context_destroy(rc->ctx);
-    for (int i = 0; i < rc->nb_slots; i++)
-        free(rc->slots[i].mem);
+    for (int32_t i = 0; rc->in_dev && i < rc->nb_in; i++)
+        prt_device_free(rc->device, rc->in_dev[i]);
+    for (int i = 0; i < rc->nb_slots; i++) {
+        prt_device_free(rc->device, rc->slots[i].dev);
+        free(rc->slots[i].host);
+    }
+    prt_stream_destroy(rc->device, rc->stream);
+    free(rc->in_dev);
     free(rc->slots);
     memset(rc, 0, sizeof *rc);
 }
@@ -472,23 +588,12 @@ void run_ctx_destroy(run_ctx *rc)
 int run_ctx_output(const run_ctx *rc, int i, prt_dims *dims, const void **data)
 {
     const run_slot *s = &rc->slots[i];
-    int64_t vol;
     char en[CLI_ESC_CAP];
-    prt_status st = prt_context_get_tensor_shape(rc->ctx, s->name, dims);
-    if (st) {
-        cli_error_api(st, "shape of output %s", cli_escape(s->name, en, sizeof en));
+    if (!s->fetched) {
+        cli_error("internal: output %s was not fetched", cli_escape(s->name, en, sizeof en));
         return CLI_FAIL;
     }
-    vol = cli_volume(dims);
-    if (vol < 0 || (uint64_t)vol * prt_dtype_size(s->dtype) > s->cap ||
-        (vol > 0 && !s->mem)) {
-        char a[128];
-        cli_error("output %s: the runtime reports dims %s, more than the %llu bytes it "
-                  "was given (a bug in plugrt; please report it)",
-                  cli_escape(s->name, en, sizeof en), cli_format_dims(dims, a, sizeof a),
-                  (unsigned long long)s->cap);
-        return CLI_FAIL;
-    }
-    *data = s->mem;
+    *dims = s->dims;
+    *data = s->host;
     return CLI_OK;
 }

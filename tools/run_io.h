@@ -3,9 +3,9 @@
  *
  * Inputs come from, in order of precedence: --input name=file.npy; the
  * reference directory's input_<name>.npy (--compare DIR); random values
- * (--random-inputs). Outputs are bound per context: an output whose dims
- * depend on data gets an output allocator (memory of the true size after
- * each run), every other output a buffer of its size.
+ * (--random-inputs). Outputs are bound per context to device memory of
+ * their upper-bound size and copied to the host after the runs at their
+ * true size (run_ctx below).
  */
 #ifndef PLUGRT_TOOLS_RUN_IO_H
 #define PLUGRT_TOOLS_RUN_IO_H
@@ -60,33 +60,50 @@ int run_model_check_shapes(const run_model *m, const cli_shapes *shapes);
 int run_inputs_bind(run_inputs *l, const run_model *m, prt_context *ctx,
                     const cli_shapes *shapes, int random_allowed, uint64_t seed);
 
-/* One output of one context. */
+/* One output of one context: device memory of its upper-bound size (what
+ * prt_context_get_tensor_shape gives before a run), and host memory the
+ * result is copied to after the runs at its true size. */
 typedef struct run_slot {
     const char *name; /* the engine's, borrowed */
     int32_t dtype;
-    int use_allocator;
-    void *mem;
-    uint64_t cap;
-    prt_dims notified; /* from notify_shape (allocator outputs) */
-    prt_output_allocator alloc;
+    void *dev;         /* prt_device_malloc'd, bound to the context */
+    void *host;        /* malloc'd, `bytes` long */
+    uint64_t bytes;    /* at the upper bound */
+    prt_dims dims;     /* true dims, after run_ctx_fetch */
+    int fetched;
 } run_slot;
 
+/* One execution context and its memory. Every device goes the same way: the
+ * program owns device memory (prt_device_malloc, host memory on the CPU),
+ * copies inputs into it on the context's stream and the results out of it,
+ * so the path a GPU takes is the one every CPU test runs. */
 typedef struct run_ctx {
     prt_context *ctx;
+    int32_t device; /* the engine's */
+    void *stream;   /* the context's own on CUDA; NULL on the CPU */
+    void **in_dev;  /* per engine input: its device copy; NULL for a shape input */
+    int32_t nb_in;
     run_slot *slots; /* one per engine output */
     int nb_slots;
 } run_ctx;
 
 /* A context of the engine on `profile`, its scratch memory bounded by
- * memory_limit bytes (0: no limit). */
+ * memory_limit bytes (0: no limit), with a stream of its own on a device
+ * that has streams. */
 int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
                    int64_t memory_limit);
-/* Sets input shapes and addresses (the inputs must be bound) and binds the
- * outputs as described above. */
+/* Sets input shapes, copies each input's data into device memory on the
+ * context's stream (a shape input, whose values the runtime reads on the
+ * host, is bound to its host data instead) and binds every output to device
+ * memory of its upper-bound size. The inputs must be bound. */
 int run_ctx_bind(run_ctx *rc, const run_model *m, const run_inputs *inputs);
+/* After the runs: each output's true dims (which waits for the stream) and
+ * its data copied to host memory. */
+int run_ctx_fetch(run_ctx *rc);
+/* Waits for the stream, then frees everything. */
 void run_ctx_destroy(run_ctx *rc);
 
-/* After a run: output i's true dims and data. */
+/* After run_ctx_fetch: output i's true dims and host data. */
 int run_ctx_output(const run_ctx *rc, int i, prt_dims *dims, const void **data);
 
 #endif /* PLUGRT_TOOLS_RUN_IO_H */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `plugrt inspect` on a built plan: the plugin's key, library and fields, the
-# data-dependent output, the memory plan; --json parses and says the same.
+# `plugrt inspect` on a built plan: its device, the plugin's key, library
+# and fields, each layer's tactic, the data-dependent output, the memory
+# plan; --json parses and says the same.
 . "$(dirname "$0")/common.sh"
 
 have_onnx || skip "plugrt was built without the ONNX importer"
@@ -9,6 +10,12 @@ expect_rc 0 build "$PLUGRT" build model/model.onnx -o model.plan \
   --min-shapes X:1x1 --opt-shapes X:8x8 --max-shapes X:16x16 || finish
 
 expect_rc 0 inspect "$PLUGRT" inspect model.plan && {
+  expect_grep "^plan: model\.plan \([0-9]+ bytes\), device cpu, 1 profile\(s\), 1 layers \(1 plugin\)$" \
+    inspect.out "the plan's device"
+  # A CPU plan names no GPU it was built on.
+  grep -q "^built on:" inspect.out && fail "a CPU plan says which GPU it was built on"
+  expect_grep "^  \[0\] nonzero  NonZeroPlugin@1  tactic 0, workspace 0 B$" inspect.out \
+    "the plugin layer's tactic"
   expect_grep "NonZeroPlugin@1" inspect.out "plugin key"
   expect_grep "library: .*libplugrt_plugins.*content hash [0-9a-f]{16}" inspect.out "library"
   expect_grep "rowOrder int32\[1\] = 1" inspect.out "rowOrder field"
@@ -25,6 +32,10 @@ layers = d["layers"]
 nz = [l for l in layers if l["plugin"] == "NonZeroPlugin"]
 assert len(nz) == 1, layers
 nz = nz[0]
+assert d["device"] == "cpu", d["device"]
+assert d["build_device"] == {"name": "cpu", "cc_major": 0, "cc_minor": 0,
+                             "multiprocessors": 0, "memory_bytes": 0}, d["build_device"]
+assert all(isinstance(l["tactic"], int) and l["tactic"] >= 0 for l in layers), layers
 assert nz["key"] == "NonZeroPlugin@1" and nz["namespace"] == "" and nz["version"] == "1", nz
 assert "libplugrt_plugins" in nz["library"], nz
 assert len(nz["library_hash"]) == 16, nz
@@ -39,6 +50,12 @@ assert mem["device_memory_bytes"] >= mem["arena_bytes"] >= 0, mem
 for a in mem["activations"]:
     assert a["offset"] >= 0 and a["offset"] + a["bytes"] <= mem["arena_bytes"], a
 EOF
+
+# Built-in layers have a tactic too.
+expect_rc 0 make_plan "$MAKE_PLAN" relu.plan 4 &&
+  expect_rc 0 inspect_relu "$PLUGRT" inspect relu.plan &&
+  expect_grep "^  \[1\] relu_2  plugrt::Relu@1 \(built-in\)  tactic 0, workspace 0 B$" \
+    inspect_relu.out "the built-in layer's tactic"
 
 # A plan whose plugin library is not loaded names the plugin and says what
 # to do.

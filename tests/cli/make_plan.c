@@ -2,7 +2,7 @@
  * Writes plans for the CLI tests through the C API, for what an ONNX file
  * cannot easily say.
  *
- *   make_plan OUT.plan ELEMS [hostile]
+ *   make_plan OUT.plan ELEMS [hostile|reshape]
  *
  * The network is x (float32, 1 x ELEMS) -> Relu -> Relu -> y, so the
  * tensor between the two layers lives in the context's arena: about
@@ -11,6 +11,11 @@
  * control (U+009B, CSI), backslashes and bytes that are not UTF-8, as a
  * plan from an untrusted source might; the second layer's name is long
  * enough that its escaped form is cut.
+ *
+ * With `reshape`, the network is instead y = Reshape(x, s): x (float32,
+ * 1 x ELEMS) and a shape input s (int64, 2 values in 1..ELEMS), whose values
+ * the runtime reads on the host (for `plugrt run`'s binding of shape
+ * inputs; the ONNX importer cannot give a network input value bounds).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +64,32 @@ static int add_relu(prt_network *net, int32_t in, const char *layer_name, int32_
            check(prt_network_get_layer_output(net, layer, 0, out), "layer output");
 }
 
+/* y = Reshape(x, s), s a shape input with value bounds 1..elems. */
+static int make_reshape(prt_network *net, prt_builder_config *cfg, long elems)
+{
+    const prt_plugin_creator *c;
+    prt_field_collection none = {0, NULL};
+    prt_plugin *p = NULL;
+    prt_dims xd = {2, {1, elems}}, sd = {1, {2}};
+    int64_t mn[2] = {1, 1}, opt[2] = {1, elems}, mx[2] = {elems, elems};
+    int32_t x, s, layer, y, profile;
+    if (check(prt_network_add_input(net, "x", PRT_FLOAT32, &xd, &x), "input x") ||
+        check(prt_network_add_input(net, "s", PRT_INT64, &sd, &s), "input s") ||
+        check(prt_builtin_find_creator("Reshape", "1", &c), "Reshape") ||
+        check(c->create(c, "reshape", &none, PRT_PHASE_BUILD, &p), "create Reshape"))
+        return 1;
+    if (check(prt_network_add_plugin(net, &x, 1, &s, 1, p, &layer), "add Reshape")) {
+        p->vt->runtime->destroy(p);
+        return 1;
+    }
+    return check(prt_network_get_layer_output(net, layer, 0, &y), "layer output") ||
+           check(prt_network_set_tensor_name(net, y, "y"), "tensor name") ||
+           check(prt_network_mark_output(net, y), "output") ||
+           check(prt_builder_config_add_profile(cfg, &profile), "profile") ||
+           check(prt_builder_config_set_profile_shape_values(cfg, profile, "s", mn, opt, mx, 2),
+                 "shape values");
+}
+
 int main(int argc, char **argv)
 {
     const char *names[5];
@@ -72,13 +103,15 @@ int main(int argc, char **argv)
     long elems;
     int bad;
     FILE *f;
-    if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "hostile") != 0) ||
+    int hostile = argc == 4 && strcmp(argv[3], "hostile") == 0;
+    int reshape = argc == 4 && strcmp(argv[3], "reshape") == 0;
+    if (argc < 3 || argc > 4 || (argc == 4 && !hostile && !reshape) ||
         (elems = strtol(argv[2], NULL, 10)) < 1) {
-        fprintf(stderr, "usage: make_plan OUT.plan ELEMS [hostile]\n");
+        fprintf(stderr, "usage: make_plan OUT.plan ELEMS [hostile|reshape]\n");
         return 2;
     }
-    memcpy(names, argc == 4 ? hostile_names : plain_names, sizeof names);
-    if (argc == 4) {
+    memcpy(names, hostile ? hostile_names : plain_names, sizeof names);
+    if (hostile) {
         /* 200 ESCs after the name: 800 bytes escaped. */
         size_t n = strlen(names[2]);
         memcpy(long_name, names[2], n);
@@ -88,14 +121,17 @@ int main(int argc, char **argv)
     }
     prt_dims dims = {2, {1, elems}};
     bad = check(prt_network_create(&net), "network") ||
-          check(prt_network_add_input(net, names[0], PRT_FLOAT32, &dims, &x), "input") ||
-          add_relu(net, x, names[1], &mid) ||
-          check(prt_network_set_tensor_name(net, mid, names[3]), "tensor name") ||
-          add_relu(net, mid, names[2], &y) ||
-          check(prt_network_set_tensor_name(net, y, names[4]), "tensor name") ||
-          check(prt_network_mark_output(net, y), "output") ||
-          check(prt_builder_config_create(&cfg), "config") ||
-          check(prt_engine_build(net, cfg, NULL, &engine), "build") ||
+          check(prt_builder_config_create(&cfg), "config");
+    if (!bad && reshape)
+        bad = make_reshape(net, cfg, elems);
+    else if (!bad)
+        bad = check(prt_network_add_input(net, names[0], PRT_FLOAT32, &dims, &x), "input") ||
+              add_relu(net, x, names[1], &mid) ||
+              check(prt_network_set_tensor_name(net, mid, names[3]), "tensor name") ||
+              add_relu(net, mid, names[2], &y) ||
+              check(prt_network_set_tensor_name(net, y, names[4]), "tensor name") ||
+              check(prt_network_mark_output(net, y), "output");
+    bad = bad || check(prt_engine_build(net, cfg, NULL, &engine), "build") ||
           check(prt_engine_serialize(engine, &bytes, &size), "serialize");
     if (!bad) {
         f = fopen(argv[1], "wb");

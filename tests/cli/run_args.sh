@@ -2,7 +2,8 @@
 # What `plugrt run` makes of its arguments against a model: an input given
 # twice and --shapes for a name that is no input are usage errors naming
 # it; --memory-limit bounds each context's memory; an input whose profile
-# fixes its shape needs no --shapes for random data.
+# fixes its shape needs no --shapes for random data; a shape input stays on
+# the host while the other inputs go to device memory.
 . "$(dirname "$0")/common.sh"
 
 # x (float32 1x4) -> Relu -> Relu -> y; then one whose context needs 4 MiB.
@@ -45,6 +46,27 @@ for v in 12parsecs -1M 0 0K "" 1e6 0x100000 " 1M" 1..5M M; do
     expect_grep "\-\-memory-limit" "limit_bad_$v.err"
 done
 expect_rc 0 help "$PLUGRT" run --help && expect_grep "^  --memory-limit SIZE" help.out
+
+# y = Reshape(x, s) with s a shape input: s is bound to its host data (the
+# runtime reads its values there), x to a device copy; y comes back at its
+# true shape from memory of its upper bound (6 x 6).
+expect_rc 0 make_reshape "$MAKE_PLAN" reshape.plan 6 reshape || finish
+"$PYTHON" -c 'import numpy as np
+np.save("rx.npy", np.arange(6, dtype=np.float32).reshape(1, 6))
+np.save("rs.npy", np.array([3, 2], np.int64))'
+expect_rc 0 reshape "$PLUGRT" run reshape.plan -i x=rx.npy -i s=rs.npy -o reshape_out -n 2 \
+  --threads 2 && {
+  expect_grep "^  s +int64 +2 +rs\.npy \(shape input: read on the host\)$" reshape.out
+  expect_grep "^  x +float32 +1x6 +rx\.npy$" reshape.out
+  expect_grep "^  y +float32 +3x2 -> reshape_out/output_y\.npy$" reshape.out
+  expect_rc 0 reshape_check "$PYTHON" -c 'import numpy as np
+y = np.load("reshape_out/output_y.npy")
+assert y.dtype == np.float32 and (y == np.arange(6, dtype=np.float32).reshape(3, 2)).all(), y'
+}
+# Values outside the profile's bounds (1..6): the runtime's error, exit 1.
+"$PYTHON" -c 'import numpy as np; np.save("rs_big.npy", np.array([1, 7], np.int64))'
+expect_rc 1 reshape_bounds "$PLUGRT" run reshape.plan -i x=rx.npy -i s=rs_big.npy -n 1 &&
+  expect_grep "shape input 's': value 1 is 7, outside profile 0's 1\.\.6" reshape_bounds.err
 
 if have_onnx; then
   expect_rc 0 make_model "$PYTHON" "$SRC/make_nonzero_model.py" model 4 5 || finish

@@ -5,7 +5,7 @@
 
 # --help exits 0 and prints a usage line, for the program and every command.
 expect_rc 0 help "$PLUGRT" --help && expect_grep "^Usage: plugrt" help.out
-for cmd in build run inspect plugins; do
+for cmd in build run inspect plugins devices; do
   expect_rc 0 "help_$cmd" "$PLUGRT" "$cmd" --help &&
     expect_grep "^Usage: plugrt $cmd" "help_$cmd.out"
   expect_rc 0 "help_h_$cmd" "$PLUGRT" "$cmd" -h
@@ -20,7 +20,7 @@ expect_rc 2 unknown_cmd "$PLUGRT" frobnicate &&
   expect_grep "plugrt --help" unknown_cmd.err
 expect_rc 2 unknown_top_flag "$PLUGRT" --frobnicate &&
   expect_grep "unknown option '--frobnicate'" unknown_top_flag.err
-for cmd in build run inspect plugins; do
+for cmd in build run inspect plugins devices; do
   expect_rc 2 "unknown_flag_$cmd" "$PLUGRT" "$cmd" --no-such-flag x &&
     expect_grep "unknown option '--no-such-flag'" "unknown_flag_$cmd.err" &&
     expect_grep "Try 'plugrt $cmd --help'" "unknown_flag_$cmd.err"
@@ -38,6 +38,11 @@ expect_rc 2 bad_shapes "$PLUGRT" run m.plan --shapes x:1xq && expect_grep "not a
 expect_rc 2 bad_shapes2 "$PLUGRT" build m.onnx --opt-shapes 1x3 && expect_grep "name:dims" bad_shapes2.err
 expect_rc 2 bad_size "$PLUGRT" build m.onnx --workspace 12parsecs && expect_grep "unknown unit" bad_size.err
 expect_rc 2 bad_device "$PLUGRT" build m.onnx --device tpu && expect_grep "not cpu or cuda" bad_device.err
+expect_rc 2 bad_device_run "$PLUGRT" run m.plan --device tpu &&
+  expect_grep "\-\-device: 'tpu' is not cpu or cuda" bad_device_run.err
+expect_rc 2 devices_arg "$PLUGRT" devices cuda && expect_grep "unexpected argument 'cuda'" devices_arg.err
+expect_rc 2 cache_is_plan "$PLUGRT" build m.onnx -o m.plan --timing-cache m.plan &&
+  expect_grep "\-\-timing-cache m.plan is also the plan" cache_is_plan.err
 expect_rc 2 bad_plugin_op "$PLUGRT" build m.onnx --plugin-op Hardmax && expect_grep "Op=Plugin" bad_plugin_op.err
 expect_rc 2 bad_tol "$PLUGRT" run m.plan --atol -1 && expect_grep "non-negative" bad_tol.err
 expect_rc 2 flag_value "$PLUGRT" build m.onnx --autotune=yes && expect_grep "takes no value" flag_value.err
