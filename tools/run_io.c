@@ -364,32 +364,6 @@ int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
     return CLI_OK;
 }
 
-/* 1 if engine input `io` is a shape input: one whose values the runtime
- * reads on the host to compute shapes, so that it stays in host memory on
- * every device. The public API has no query for it; the runtime's contract
- * shows it instead: computing shapes (get_tensor_shape before a run) needs
- * a shape input's address and no other input's. Called with every input
- * bound to host data; only 0-D and 1-D int32/int64 inputs can be shape
- * inputs (prt_builder_config_set_profile_shape_values). */
-static int is_shape_input(prt_context *ctx, const run_model *m, int32_t io, void *host)
-{
-    const prt_io_info *in = &m->io[io];
-    prt_dims d;
-    prt_status st;
-    if ((in->dtype != PRT_INT32 && in->dtype != PRT_INT64) || in->dims.nb_dims > 1 ||
-        m->nb_io == m->nb_inputs)
-        return 0;
-    /* Shapes must compute with the address, or a failure without it says
-     * nothing (and binding the outputs reports why). */
-    if (prt_context_get_tensor_shape(ctx, m->io[m->nb_inputs].name, &d) != PRT_OK ||
-        prt_context_set_tensor_address(ctx, in->name, NULL) != PRT_OK)
-        return 0;
-    st = prt_context_get_tensor_shape(ctx, m->io[m->nb_inputs].name, &d);
-    if (prt_context_set_tensor_address(ctx, in->name, host) != PRT_OK)
-        return 0;
-    return st == PRT_ERR_STATE;
-}
-
 /* Device memory of `bytes` (at least one byte: an empty tensor still needs
  * an address). */
 static int device_alloc(const run_ctx *rc, uint64_t bytes, void **out, const char *what,
@@ -419,7 +393,8 @@ static int bind_input(run_ctx *rc, const run_model *m, int32_t i, const run_inpu
     char en[CLI_ESC_CAP];
     const char *name = cli_escape(io->name, en, sizeof en);
     prt_status st;
-    if (is_shape_input(rc->ctx, m, i, in->arr.data))
+    /* A shape input's values are read on the host, on every device. */
+    if (m->io[i].is_shape_input)
         return CLI_OK; /* bound to its host data already */
     if (device_alloc(rc, in->arr.nbytes, &rc->in_dev[i], "input", io->name) != CLI_OK)
         return CLI_FAIL;

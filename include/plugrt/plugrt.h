@@ -420,6 +420,10 @@ typedef struct prt_io_info {
     uint32_t data_dependent_mask;
     /* 1 if this output is itself a size tensor (0-D). */
     int32_t is_size_tensor;
+    /* 1 if this input is a shape input: its values are read from host
+     * memory when shapes are computed (location is then HOST on every
+     * device). */
+    int32_t is_shape_input;
 } prt_io_info;
 
 PRT_API int32_t prt_engine_io_count(const prt_engine *engine);

@@ -909,9 +909,9 @@ prt_status prt_engine_get_io(const prt_engine *engine, int32_t index,
     info.is_input = index < engine->nb_inputs;
     /* Shape inputs' values are read by the host; everything else lives where
      * the device computes. */
-    info.location = engine->device == PRT_DEVICE_CPU ||
-                            (info.is_input &&
-                             engine->prof_vmin[(size_t)t->input_index].nb_dims > 0)
+    info.is_shape_input =
+        info.is_input && engine->prof_vmin[(size_t)t->input_index].nb_dims > 0;
+    info.location = engine->device == PRT_DEVICE_CPU || info.is_shape_input
                         ? PRT_LOCATION_HOST
                         : PRT_LOCATION_DEVICE;
     info.dtype = t->dtype;

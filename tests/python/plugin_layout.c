@@ -67,7 +67,7 @@ int main(void)
     S(prt_io_info); F(prt_io_info, struct_size); F(prt_io_info, location);
     F(prt_io_info, name); F(prt_io_info, is_input); F(prt_io_info, dtype);
     F(prt_io_info, format); F(prt_io_info, dims); F(prt_io_info, data_dependent_mask);
-    F(prt_io_info, is_size_tensor);
+    F(prt_io_info, is_size_tensor); F(prt_io_info, is_shape_input);
     S(prt_layer_info); F(prt_layer_info, struct_size); F(prt_layer_info, name); F(prt_layer_info, plugin_namespace);
     F(prt_layer_info, plugin_name); F(prt_layer_info, plugin_version);
     F(prt_layer_info, library); F(prt_layer_info, library_hash); F(prt_layer_info, tactic);

@@ -258,7 +258,8 @@ class prt_io_info(Structure):
     _fields_ = [("struct_size", c_uint32), ("location", c_int32),
                 ("name", c_char_p), ("is_input", c_int32), ("dtype", c_int32),
                 ("format", c_int32), ("dims", prt_dims),
-                ("data_dependent_mask", c_uint32), ("is_size_tensor", c_int32)]
+                ("data_dependent_mask", c_uint32), ("is_size_tensor", c_int32),
+                ("is_shape_input", c_int32)]
 
 
 class prt_layer_info(Structure):
