@@ -1,0 +1,157 @@
+/*
+ * cuBLAS for the built-in ops' matrix products on CUDA, opened on first use
+ * (dlopen), so libplugrt loads where cuBLAS is absent (DESIGN-NOTES) and a
+ * missing cuBLAS is a clear error at the first CUDA MatMul.
+ *
+ * Each user (a MatMul or Gemm object of one context) owns a handle and a
+ * workspace of its own: a handle's stream and workspace are per call state,
+ * and contexts run concurrently on their own streams. The workspace is set
+ * on every call so cuBLAS allocates nothing itself, which graph capture
+ * requires.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "ops/op_cublas.h"
+
+/* Enough for cuBLAS's single-precision kernels on Hopper. */
+#define OPK_BLAS_WORKSPACE ((size_t)8 << 20)
+
+typedef cublasStatus_t (*create_fn)(cublasHandle_t *);
+typedef cublasStatus_t (*destroy_fn)(cublasHandle_t);
+typedef cublasStatus_t (*set_stream_fn)(cublasHandle_t, cudaStream_t);
+typedef cublasStatus_t (*set_workspace_fn)(cublasHandle_t, void *, size_t);
+typedef cublasStatus_t (*sgemm_batched_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                           int, int, int, const float *, const float *, int,
+                                           long long, const float *, int, long long,
+                                           const float *, float *, int, long long, int);
+typedef const char *(*status_string_fn)(cublasStatus_t);
+
+static struct {
+    void *lib;
+    char error[256];
+    create_fn create;
+    destroy_fn destroy;
+    set_stream_fn set_stream;
+    set_workspace_fn set_workspace;
+    sgemm_batched_fn sgemm_batched;
+    status_string_fn status_string;
+} blas;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void blas_load(void)
+{
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                                        "/usr/local/cuda/lib64/libcublas.so.13",
+                                        "/usr/local/cuda/lib64/libcublas.so"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !blas.lib; i++)
+        blas.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!blas.lib) {
+        snprintf(blas.error, sizeof blas.error, "cuBLAS is not installed or not on the "
+                 "library path (%s)", dlerror());
+        return;
+    }
+    /* dlsym returns void *; POSIX lets it convert to a function pointer. */
+    *(void **)&blas.create = dlsym(blas.lib, "cublasCreate_v2");
+    *(void **)&blas.destroy = dlsym(blas.lib, "cublasDestroy_v2");
+    *(void **)&blas.set_stream = dlsym(blas.lib, "cublasSetStream_v2");
+    *(void **)&blas.set_workspace = dlsym(blas.lib, "cublasSetWorkspace_v2");
+    *(void **)&blas.sgemm_batched = dlsym(blas.lib, "cublasSgemmStridedBatched");
+    *(void **)&blas.status_string = dlsym(blas.lib, "cublasGetStatusString");
+    if (!blas.create || !blas.destroy || !blas.set_stream || !blas.set_workspace ||
+        !blas.sgemm_batched) {
+        snprintf(blas.error, sizeof blas.error, "the cuBLAS found lacks the functions "
+                 "plugrt needs");
+        dlclose(blas.lib);
+        blas.lib = NULL;
+    }
+}
+
+static const char *status_name(cublasStatus_t s)
+{
+    return blas.status_string ? blas.status_string(s) : "cuBLAS error";
+}
+
+struct opk_blas {
+    cublasHandle_t handle;
+    void *workspace;
+};
+
+prt_status opk_blas_open(opk_blas **out)
+{
+    opk_blas *b;
+    cublasStatus_t s;
+    cudaError_t e;
+    pthread_once(&blas_once, blas_load);
+    if (!blas.lib)
+        return base_error(PRT_ERR_UNSUPPORTED, "matrix products on CUDA need cuBLAS: %s",
+                          blas.error);
+    b = base_calloc(1, sizeof *b);
+    if (!b)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "cuBLAS: out of memory");
+    s = blas.create(&b->handle);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        base_free(b);
+        return base_error(PRT_ERR_INTERNAL, "cuBLAS: creating a handle: %s", status_name(s));
+    }
+    e = cudaMalloc(&b->workspace, OPK_BLAS_WORKSPACE);
+    if (e != cudaSuccess) {
+        blas.destroy(b->handle);
+        base_free(b);
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "cuBLAS: its workspace: %s",
+                          cudaGetErrorString(e));
+    }
+    *out = b;
+    return PRT_OK;
+}
+
+void opk_blas_close(opk_blas *b)
+{
+    if (!b)
+        return;
+    blas.destroy(b->handle);
+    cudaFree(b->workspace);
+    base_free(b);
+}
+
+int opk_blas_capturing(void *stream)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    return cudaStreamIsCapturing((cudaStream_t)stream, &st) == cudaSuccess &&
+           st != cudaStreamCaptureStatusNone;
+}
+
+prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b, int64_t M,
+                         int64_t N, int64_t K, const float *A, int64_t lda, int64_t stride_a,
+                         const float *B, int64_t ldb, int64_t stride_b, float *C, int64_t ldc,
+                         int64_t stride_c, int64_t batch)
+{
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t s;
+    if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || lda > INT32_MAX ||
+        ldb > INT32_MAX || ldc > INT32_MAX || batch > INT32_MAX)
+        return base_error(PRT_ERR_UNSUPPORTED, "cuBLAS: a matrix product of %lld x %lld x "
+                          "%lld (batch %lld) is too large", (long long)M, (long long)N,
+                          (long long)K, (long long)batch);
+    if (M == 0 || N == 0 || batch == 0)
+        return PRT_OK;
+    s = blas.set_stream(b->handle, (cudaStream_t)stream);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = blas.set_workspace(b->handle, b->workspace, OPK_BLAS_WORKSPACE);
+    /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. */
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = blas.sgemm_batched(b->handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                               trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N, (int)M, (int)K,
+                               &one, B, (int)ldb, stride_b, A, (int)lda, stride_a, &zero, C,
+                               (int)ldc, stride_c, (int)batch);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return base_error(PRT_ERR_INTERNAL, "cuBLAS sgemm (%lld x %lld x %lld, batch %lld): %s",
+                          (long long)M, (long long)N, (long long)K, (long long)batch,
+                          status_name(s));
+    return PRT_OK;
+}

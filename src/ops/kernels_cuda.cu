@@ -1,0 +1,277 @@
+// CUDA kernels of the built-in ops (ops_cuda.h): elementwise, permutation,
+// einsum and convolution. Grids are sized with a grid-stride loop so any
+// element count fits; every index is 64-bit.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "ops/ops_cuda.h"
+
+namespace {
+
+// plugin.h's prt_dtype values, restated for device code.
+enum { DT_F32 = 0, DT_F16 = 1, DT_BF16 = 2, DT_I8 = 3, DT_I32 = 5, DT_I64 = 6 };
+
+constexpr int kThreads = 256;
+
+int blocks_for(int64_t n)
+{
+    int64_t b = (n + kThreads - 1) / kThreads;
+    if (b < 1)
+        b = 1;
+    return (int)(b > 65535 * 16 ? 65535 * 16 : b);
+}
+
+template <typename T> __global__ void relu_kernel(const T *x, T *y, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        T v = x[i];
+        y[i] = v < T(0) ? T(0) : v;
+    }
+}
+
+// 16-bit floats by their bits: negative, non-zero, not NaN becomes +0.
+__global__ void relu16_kernel(const uint16_t *x, uint16_t *y, int64_t n, uint16_t inf)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        uint16_t h = x[i], mag = (uint16_t)(h & 0x7FFFu);
+        y[i] = (h & 0x8000u) && mag != 0 && mag <= inf ? (uint16_t)0 : h;
+    }
+}
+
+struct perm_args {
+    int32_t rank;
+    int64_t dims[OPK_MAX_RANK];
+    int64_t stride[OPK_MAX_RANK];
+};
+
+template <typename T> __global__ void transpose_kernel(const T *x, T *y, perm_args p, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t rest = i, src = 0;
+        for (int32_t k = p.rank - 1; k >= 0; k--) {
+            int64_t c = rest % p.dims[k];
+            rest /= p.dims[k];
+            src += c * p.stride[k];
+        }
+        y[i] = x[src];
+    }
+}
+
+__device__ double load_d(const void *p, int32_t dtype, int64_t i)
+{
+    return dtype == DT_F32 ? (double)((const float *)p)[i]
+                           : (double)__half2float(((const __half *)p)[i]);
+}
+
+__device__ int64_t load_i(const void *p, int32_t dtype, int64_t i)
+{
+    return dtype == DT_I32 ? (int64_t)((const int32_t *)p)[i] : ((const int64_t *)p)[i];
+}
+
+__global__ void einsum_kernel(opk_einsum_args a)
+{
+    int is_float = a.dtype == DT_F32 || a.dtype == DT_F16;
+    for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < a.out_count;
+         o += (int64_t)gridDim.x * blockDim.x) {
+        int64_t base[OPK_MAX_OPERANDS];
+        int64_t rest = o;
+        double fs = 0;
+        int64_t is = 0;
+        for (int32_t k = 0; k < a.nb_ops; k++)
+            base[k] = 0;
+        for (int32_t l = a.out_rank - 1; l >= 0; l--) {
+            int64_t c = rest % a.size[l];
+            rest /= a.size[l];
+            for (int32_t k = 0; k < a.nb_ops; k++)
+                base[k] += c * a.stride[k][l];
+        }
+        for (int64_t s = 0; s < a.sum_count; s++) {
+            int64_t off[OPK_MAX_OPERANDS];
+            int64_t r = s;
+            for (int32_t k = 0; k < a.nb_ops; k++)
+                off[k] = base[k];
+            for (int32_t l = a.nb_letters - 1; l >= a.out_rank; l--) {
+                int64_t c = r % a.size[l];
+                r /= a.size[l];
+                for (int32_t k = 0; k < a.nb_ops; k++)
+                    off[k] += c * a.stride[k][l];
+            }
+            if (is_float) {
+                double p = 1;
+                for (int32_t k = 0; k < a.nb_ops; k++)
+                    p *= load_d(a.x[k], a.dtype, off[k]);
+                fs += p;
+            } else {
+                uint64_t p = 1; // wraps, as the CPU's int64 products
+                for (int32_t k = 0; k < a.nb_ops; k++)
+                    p *= (uint64_t)load_i(a.x[k], a.dtype, off[k]);
+                is = (int64_t)((uint64_t)is + p);
+            }
+        }
+        switch (a.dtype) {
+        case DT_F32: ((float *)a.y)[o] = (float)fs; break;
+        case DT_F16: ((__half *)a.y)[o] = __float2half((float)fs); break;
+        case DT_I32: ((int32_t *)a.y)[o] = (int32_t)is; break;
+        default: ((int64_t *)a.y)[o] = is; break;
+        }
+    }
+}
+
+__device__ float load_f(const void *p, int32_t dtype, int64_t i)
+{
+    return dtype == DT_F32 ? ((const float *)p)[i] : __half2float(((const __half *)p)[i]);
+}
+
+// One thread per output element (n, m, spatial position).
+__global__ void conv_kernel(opk_conv_args a)
+{
+    int64_t total = a.N * a.M * a.ovol;
+    for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
+         idx += (int64_t)gridDim.x * blockDim.x) {
+        int64_t opos = idx % a.ovol, nm = idx / a.ovol;
+        int64_t m = nm % a.M, n = nm / a.M, g = m / a.Mg;
+        int64_t oc[OPK_MAX_SP] = {0, 0, 0};
+        int64_t r = opos;
+        float acc = a.b ? load_f(a.b, a.dtype, m) : 0.0f;
+        for (int32_t i = a.ns - 1; i >= 0; i--) {
+            oc[i] = r % a.out[i];
+            r /= a.out[i];
+        }
+        for (int64_t c = 0; c < a.Cg; c++) {
+            int64_t xbase = (n * a.C + g * a.Cg + c) * a.ivol;
+            int64_t wbase = (m * a.Cg + c) * a.kvol;
+            for (int64_t kp = 0; kp < a.kvol; kp++) {
+                int64_t kr = kp, ipos = 0, istride = 1;
+                int inside = 1;
+                int64_t kc[OPK_MAX_SP] = {0, 0, 0};
+                for (int32_t i = a.ns - 1; i >= 0; i--) {
+                    kc[i] = kr % a.k[i];
+                    kr /= a.k[i];
+                }
+                for (int32_t i = a.ns - 1; i >= 0; i--) {
+                    int64_t p = oc[i] * a.s[i] + kc[i] * a.d[i] - a.pb[i];
+                    if (p < 0 || p >= a.in[i])
+                        inside = 0;
+                    ipos += p * istride;
+                    istride *= a.in[i];
+                }
+                if (inside)
+                    acc += load_f(a.x, a.dtype, xbase + ipos) * load_f(a.w, a.dtype, wbase + kp);
+            }
+        }
+        if (a.dtype == DT_F32)
+            ((float *)a.y)[idx] = acc;
+        else
+            ((__half *)a.y)[idx] = __float2half(acc);
+    }
+}
+
+__global__ void to_f32_kernel(int32_t dtype, const uint16_t *x, float *y, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = dtype == DT_F16 ? __half2float(__ushort_as_half(x[i]))
+                               : __bfloat162float(__ushort_as_bfloat16(x[i]));
+}
+
+__global__ void from_f32_kernel(int32_t dtype, const float *x, uint16_t *y, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = dtype == DT_F16 ? __half_as_ushort(__float2half_rn(x[i]))
+                               : __bfloat16_as_ushort(__float2bfloat16_rn(x[i]));
+}
+
+} // namespace
+
+extern "C" int opk_relu(int32_t dtype, const void *x, void *y, int64_t n, void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    int b = blocks_for(n);
+    if (n == 0)
+        return 0;
+    switch (dtype) {
+    case DT_F32: relu_kernel<float><<<b, kThreads, 0, s>>>((const float *)x, (float *)y, n); break;
+    case DT_F16:
+        relu16_kernel<<<b, kThreads, 0, s>>>((const uint16_t *)x, (uint16_t *)y, n, 0x7C00u);
+        break;
+    case DT_BF16:
+        relu16_kernel<<<b, kThreads, 0, s>>>((const uint16_t *)x, (uint16_t *)y, n, 0x7F80u);
+        break;
+    case DT_I8: relu_kernel<int8_t><<<b, kThreads, 0, s>>>((const int8_t *)x, (int8_t *)y, n); break;
+    case DT_I32:
+        relu_kernel<int32_t><<<b, kThreads, 0, s>>>((const int32_t *)x, (int32_t *)y, n);
+        break;
+    case DT_I64:
+        relu_kernel<int64_t><<<b, kThreads, 0, s>>>((const int64_t *)x, (int64_t *)y, n);
+        break;
+    default: return (int)cudaErrorInvalidValue;
+    }
+    return (int)cudaGetLastError();
+}
+
+extern "C" int opk_transpose(int32_t esize, const void *x, void *y, int32_t rank,
+                             const int64_t *out_dims, const int64_t *in_stride, int64_t n,
+                             void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    perm_args p;
+    int b = blocks_for(n);
+    if (n == 0)
+        return 0;
+    if (rank < 0 || rank > OPK_MAX_RANK)
+        return (int)cudaErrorInvalidValue;
+    p.rank = rank;
+    for (int32_t k = 0; k < rank; k++) {
+        p.dims[k] = out_dims[k];
+        p.stride[k] = in_stride[k];
+    }
+    switch (esize) {
+    case 1: transpose_kernel<uint8_t><<<b, kThreads, 0, s>>>((const uint8_t *)x, (uint8_t *)y, p, n); break;
+    case 2: transpose_kernel<uint16_t><<<b, kThreads, 0, s>>>((const uint16_t *)x, (uint16_t *)y, p, n); break;
+    case 4: transpose_kernel<uint32_t><<<b, kThreads, 0, s>>>((const uint32_t *)x, (uint32_t *)y, p, n); break;
+    case 8: transpose_kernel<uint64_t><<<b, kThreads, 0, s>>>((const uint64_t *)x, (uint64_t *)y, p, n); break;
+    default: return (int)cudaErrorInvalidValue;
+    }
+    return (int)cudaGetLastError();
+}
+
+extern "C" int opk_einsum(const opk_einsum_args *a, void *stream)
+{
+    if (a->out_count == 0)
+        return 0;
+    einsum_kernel<<<blocks_for(a->out_count), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int opk_conv(const opk_conv_args *a, void *stream)
+{
+    int64_t total = a->N * a->M * a->ovol;
+    if (total == 0)
+        return 0;
+    conv_kernel<<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int opk_to_f32(int32_t dtype, const void *x, float *y, int64_t n, void *stream)
+{
+    if (n == 0)
+        return 0;
+    to_f32_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(dtype, (const uint16_t *)x,
+                                                                        y, n);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int opk_from_f32(int32_t dtype, const float *x, void *y, int64_t n, void *stream)
+{
+    if (n == 0)
+        return 0;
+    from_f32_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(dtype, x, (uint16_t *)y,
+                                                                          n);
+    return (int)cudaGetLastError();
+}
