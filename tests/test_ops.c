@@ -4,6 +4,8 @@
  * serialized, loaded through an empty registry (built-ins need none), run
  * again, and compared with a plain C reference written here.
  *
+ *  - dims in messages: both spellings of base_dims_format, symbolic dims,
+ *    ranks out of range, text cut short;
  *  - table: count, lookup, unknown names and versions;
  *  - plugin objects: identity, fields round trip, clone, bad fields;
  *  - Relu, Identity (every dtype, in-place chains);
@@ -36,6 +38,37 @@
 
 #include "base/base.h"
 #include "op_testutil.h"
+
+/* ---- dims in messages -------------------------------------------------------- */
+
+static int test_dims_text(void)
+{
+    prt_dims d = D4(1, 3, 224, 224), bad = D0();
+    char buf[64], tiny[6];
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_X, buf, sizeof buf), "1x3x224x224") == 0);
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_LIST, buf, sizeof buf),
+                 "[1, 3, 224, 224]") == 0);
+    base_dims_str(&d, buf, sizeof buf);
+    CHECK(strcmp(buf, "1x3x224x224") == 0);
+    d.d[1] = BASE_DIM_UNKNOWN;
+    d.d[2] = -1; /* a dynamic dim of a descriptor reads as its value */
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_LIST, buf, sizeof buf),
+                 "[1, ?, -1, 224]") == 0);
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_X, buf, sizeof buf), "1x?x-1x224") == 0);
+    CHECK(strcmp(base_dims_format(&bad, BASE_DIMS_X, buf, sizeof buf), "scalar") == 0);
+    CHECK(strcmp(base_dims_format(&bad, BASE_DIMS_LIST, buf, sizeof buf), "[]") == 0);
+    bad.nb_dims = PRT_MAX_DIMS + 1;
+    CHECK(strcmp(base_dims_format(&bad, BASE_DIMS_X, buf, sizeof buf), "(rank 9)") == 0);
+    CHECK(strcmp(base_dims_format(&bad, BASE_DIMS_LIST, buf, sizeof buf), "[]") == 0);
+    bad.nb_dims = -2;
+    CHECK(strcmp(base_dims_format(&bad, BASE_DIMS_X, buf, sizeof buf), "(rank -2)") == 0);
+    /* Cut short, but terminated and within the buffer. */
+    d = D3(12345, 2, 3);
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_LIST, tiny, sizeof tiny), "[1234") == 0);
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_X, tiny, sizeof tiny), "12345") == 0);
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_X, tiny, 1), "") == 0);
+    return 0;
+}
 
 /* ---- the table -------------------------------------------------------------- */
 
@@ -1971,6 +2004,7 @@ static int test_alloc_failures(void)
 
 int main(void)
 {
+    test_dims_text();
     test_table();
     test_objects();
     test_relu_identity();

@@ -128,7 +128,7 @@ static prt_status cmp_run(const op_object *o, int32_t dtype,
     prt_dims dims[2];
     (void)ws;
     if (o->cls->kind == CMP_ISNAN) {
-        int64_t n = op_volume(&in[0].dims);
+        int64_t n = base_volume(&in[0].dims);
         uint8_t *yb = y;
         for (int64_t i = 0; i < n; i++) {
             float v = dtype == PRT_FLOAT32 ? ((const float *)x[0])[i]

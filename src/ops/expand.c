@@ -81,7 +81,7 @@ static prt_status expand_run(const op_object *o, int32_t dtype,
         if (id->d[d] != 1 && id->d[d] != od->d[d + off])
             goto bad;
     op_broadcast_strides(id, od, strides);
-    n = op_volume(od);
+    n = base_volume(od);
     if (r == 0) {
         memcpy(y, x[0], es);
         return PRT_OK;
@@ -108,7 +108,8 @@ static prt_status expand_run(const op_object *o, int32_t dtype,
     return PRT_OK;
 bad:
     return op_fail(o, PRT_ERR_SHAPE, "the input dims %s do not broadcast to %s",
-                   op_dims_str(id, a, sizeof a), op_dims_str(od, b, sizeof b));
+                   base_dims_format(id, BASE_DIMS_LIST, a, sizeof a),
+                   base_dims_format(od, BASE_DIMS_LIST, b, sizeof b));
 }
 
 static const op_class expand_class = {

@@ -155,7 +155,7 @@ static prt_status cos_run(const op_object *o, int32_t dtype,
                           void *y, void *ws, void *stream)
 {
     const cos_op *c = (const cos_op *)o;
-    int64_t n = op_volume(&out->dims);
+    int64_t n = base_volume(&out->dims);
     size_t es = prt_dtype_size(dtype);
     uint8_t one[8];
     (void)in, (void)nb_in, (void)x, (void)ws;

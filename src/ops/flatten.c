@@ -87,8 +87,7 @@ static prt_status flatten_run(const op_object *o, int32_t dtype,
 {
     (void)o, (void)nb_in, (void)out, (void)ws;
     if (x[0] != y)
-        memmove(y, x[0],
-                prt_dtype_size(dtype) * (size_t)op_volume(&in[0].dims));
+        memmove(y, x[0], prt_dtype_size(dtype) * (size_t)base_volume(&in[0].dims));
     return PRT_OK;
 }
 

@@ -114,7 +114,7 @@ static prt_status gather_run(const op_object *o, int32_t dtype,
                              void *y, void *ws, void *stream)
 {
     int32_t axis = 0;
-    int64_t outer = 1, inner = 1, d, ni = op_volume(&in[1].dims);
+    int64_t outer = 1, inner = 1, d, ni = base_volume(&in[1].dims);
     size_t es = prt_dtype_size(dtype);
     (void)nb_in, (void)out, (void)ws;
     gather_axis(o, in[0].dims.nb_dims, in[1].dims.nb_dims, &axis);

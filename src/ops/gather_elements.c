@@ -92,15 +92,16 @@ static prt_status ge_infer(const op_object *o, const prt_dims *in,
             return op_fail(o, PRT_ERR_SHAPE,
                            "indices %s exceed data %s in dim %d (only the "
                            "axis, %d, may be larger)",
-                           op_dims_str(&in[1], sa, sizeof sa),
-                           op_dims_str(&in[0], sb, sizeof sb), (int)i,
-                           (int)axis);
+                           base_dims_format(&in[1], BASE_DIMS_LIST, sa, sizeof sa),
+                           base_dims_format(&in[0], BASE_DIMS_LIST, sb, sizeof sb),
+                           (int)i, (int)axis);
     /* Indices along an empty axis can only be out of range. */
-    if (in[0].d[axis] == 0 && op_volume(&in[1]) > 0)
+    if (in[0].d[axis] == 0 && base_volume(&in[1]) > 0)
         return op_fail(o, PRT_ERR_SHAPE,
                        "data %s is empty along axis %d, so no index is in "
                        "range",
-                       op_dims_str(&in[0], sb, sizeof sb), (int)axis);
+                       base_dims_format(&in[0], BASE_DIMS_LIST, sb, sizeof sb),
+                       (int)axis);
     *out = in[1];
     return PRT_OK;
 }
@@ -120,7 +121,7 @@ static prt_status ge_run(const op_object *o, int32_t dtype,
     const prt_dims *dd = &in[0].dims, *id = &in[1].dims;
     int32_t r = dd->nb_dims, axis = 0, it = in[1].dtype;
     int64_t dstride[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0};
-    int64_t n = op_volume(id), base = 0, size;
+    int64_t n = base_volume(id), base = 0, size;
     size_t es = prt_dtype_size(dtype);
     const uint8_t *data = x[0];
     uint8_t *yb = y;

@@ -135,9 +135,9 @@ static prt_status gemm_infer(const op_object *o, const prt_dims *in,
         return op_fail(o, PRT_ERR_SHAPE,
                        "inner dims differ: A %s%s has K = %lld, B %s%s has "
                        "K = %lld",
-                       op_dims_str(a, sa, sizeof sa),
+                       base_dims_format(a, BASE_DIMS_LIST, sa, sizeof sa),
                        g->trans_a ? " (transposed)" : "", (long long)ka,
-                       op_dims_str(b, sb, sizeof sb),
+                       base_dims_format(b, BASE_DIMS_LIST, sb, sizeof sb),
                        g->trans_b ? " (transposed)" : "", (long long)kb);
     if (nb_in == 3) {
         const prt_dims *c = &in[2];
@@ -147,8 +147,8 @@ static prt_status gemm_infer(const op_object *o, const prt_dims *in,
                 return op_fail(o, PRT_ERR_SHAPE,
                                "C %s cannot be broadcast to M x N = %s (each "
                                "dim of C must be 1 or equal)",
-                               op_dims_str(c, sa, sizeof sa),
-                               op_dims_str(out, sb, sizeof sb));
+                               base_dims_format(c, BASE_DIMS_LIST, sa, sizeof sa),
+                               base_dims_format(out, BASE_DIMS_LIST, sb, sizeof sb));
         }
     }
     return PRT_OK;
@@ -164,7 +164,7 @@ static int64_t gemm_workspace(const op_object *o, int32_t dtype,
     if (dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return 0;
     for (int32_t k = 0; k <= nb_in; k++) {
-        int64_t v = op_volume(k < nb_in ? &in[k] : out); /* inputs, then Y */
+        int64_t v = base_volume(k < nb_in ? &in[k] : out); /* inputs, then Y */
         if (v < 0 || !base_add_i64(n, v, &n))
             return -1;
     }
@@ -187,7 +187,7 @@ static prt_status gemm_run(const op_object *o, int32_t dtype,
         float *w = ws;
         const float **dst[3] = {&A, &B, &C};
         for (int32_t k = 0; k < nb_in; k++) {
-            int64_t v = op_volume(&in[k].dims);
+            int64_t v = base_volume(&in[k].dims);
             op_to_f32(x[k], dtype, v, w);
             *dst[k] = w;
             w += v;

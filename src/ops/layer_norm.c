@@ -139,8 +139,9 @@ static prt_status ln_infer(const op_object *o, const prt_dims *in,
             return op_fail(o, PRT_ERR_SHAPE,
                            "%s %s cannot be broadcast to X %s's normalized "
                            "dims (from axis %d)",
-                           ln_names[k], op_dims_str(s, sa, sizeof sa),
-                           op_dims_str(x, sb, sizeof sb), (int)axis);
+                           ln_names[k],
+                           base_dims_format(s, BASE_DIMS_LIST, sa, sizeof sa),
+                           base_dims_format(x, BASE_DIMS_LIST, sb, sizeof sb), (int)axis);
     }
     *out = *x;
     return PRT_OK;
@@ -172,7 +173,7 @@ static int64_t ln_workspace(const op_object *o, int32_t dtype,
     if (!base_mul_i64(norm, 2, &n))
         return -1;
     if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
-        int64_t v = op_volume(&in[0]);
+        int64_t v = base_volume(&in[0]);
         if (v < 0 || !base_add_i64(n, v, &n))
             return -1;
     }
@@ -213,7 +214,7 @@ static prt_status ln_run(const op_object *o, int32_t dtype,
                          void *y, void *ws, void *stream)
 {
     const prt_dims *xd = &in[0].dims;
-    int64_t norm = ln_norm_size(o, xd), total = op_volume(xd), rows;
+    int64_t norm = ln_norm_size(o, xd), total = base_volume(xd), rows;
     int32_t axis = 0;
     float *scale = ws, *bias, *buf = NULL;
     const float *src = x[0];

@@ -96,11 +96,12 @@ static prt_status mm_infer(const op_object *o, const prt_dims *in,
                        (int)in[0].nb_dims, (int)in[1].nb_dims);
     mm_split(&in[0], &in[1], &g);
     if (g.K != g.KB)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "inner dims differ: A %s has K = %lld, B %s has "
-                       "K = %lld",
-                       op_dims_str(&in[0], sa, sizeof sa), (long long)g.K,
-                       op_dims_str(&in[1], sb, sizeof sb), (long long)g.KB);
+        return op_fail(
+            o, PRT_ERR_SHAPE,
+            "inner dims differ: A %s has K = %lld, B %s has "
+            "K = %lld",
+            base_dims_format(&in[0], BASE_DIMS_LIST, sa, sizeof sa), (long long)g.K,
+            base_dims_format(&in[1], BASE_DIMS_LIST, sb, sizeof sb), (long long)g.KB);
     st = op_broadcast_dims(o, &g.ba, &g.bb, out, "the batch dims of A and B");
     if (st)
         return st;
@@ -120,9 +121,9 @@ static int64_t mm_workspace(const op_object *o, int32_t dtype,
     (void)o, (void)nb_in;
     if (dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return 0;
-    va = op_volume(&in[0]);
-    vb = op_volume(&in[1]);
-    vy = op_volume(out);
+    va = base_volume(&in[0]);
+    vb = base_volume(&in[1]);
+    vy = base_volume(out);
     if (va < 0 || vb < 0 || vy < 0 || !base_add_i64(va, vb, &n) ||
         !base_add_i64(n, vy, &n) ||
         !base_mul_i64(n, (int64_t)sizeof(float), &n))
@@ -183,7 +184,7 @@ static prt_status mm_run(const op_object *o, int32_t dtype,
         return st;
     if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
         float *wa = ws, *wb, *wy;
-        int64_t va = op_volume(&in[0].dims), vb = op_volume(&in[1].dims);
+        int64_t va = base_volume(&in[0].dims), vb = base_volume(&in[1].dims);
         wb = wa + va;
         wy = wb + vb;
         op_to_f32(A, dtype, va, wa);
@@ -194,8 +195,8 @@ static prt_status mm_run(const op_object *o, int32_t dtype,
         cdt = PRT_FLOAT32;
     }
     es = prt_dtype_size(cdt);
-    nbatch = op_volume(&bo);
-    if (op_volume(&g.bb) == 1) {
+    nbatch = base_volume(&bo);
+    if (base_volume(&g.bb) == 1) {
         /* B is one matrix: A's batch rows stack into one tall product. */
         mm_one(cdt, nbatch * g.M, g.N, g.K, A, B, Y);
     } else {
@@ -219,7 +220,7 @@ static prt_status mm_run(const op_object *o, int32_t dtype,
         }
     }
     if (Y != y)
-        op_from_f32(Y, dtype, op_volume(&out->dims), y);
+        op_from_f32(Y, dtype, base_volume(&out->dims), y);
     return PRT_OK;
 }
 

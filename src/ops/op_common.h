@@ -219,13 +219,11 @@ void op_ser(prt_field *f, const char *name, int32_t type, const void *data,
 
 /* ---- shapes ------------------------------------------------------------- */
 
-/* "[2, 3]" into buf; returns buf. */
-const char *op_dims_str(const prt_dims *d, char *buf, size_t cap);
-/* "[2, ?, 3]" (? for a symbolic dim) into buf; returns buf. */
-const char *op_exprs_str(prt_expr_builder *eb, const prt_dim_exprs *d,
-                         char *buf, size_t cap);
-/* Elements of concrete dims; -1 on a negative dim or overflow. */
-int64_t op_volume(const prt_dims *d);
+/* Dims in messages: base_dims_format(d, BASE_DIMS_LIST, ...) for concrete
+ * ones ("[2, 3]"), this for symbolic ones: "[2, ?, 3]" (? for a dim that is
+ * not a constant) into buf; returns buf. Element counts: base_volume. */
+const char *op_exprs_str(prt_expr_builder *eb, const prt_dim_exprs *d, char *buf,
+                         size_t cap);
 
 /* Multidirectional (numpy) broadcast of two symbolic shapes, aligned at the
  * right. Per dim: equal expressions give that one; a constant 1 gives the

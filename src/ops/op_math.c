@@ -1,4 +1,4 @@
-/* Shared arithmetic of the built-in ops: volumes, broadcasting, GEMM and
+/* Shared arithmetic of the built-in ops: broadcasting, GEMM and
  * half-float conversion. See op_common.h. */
 #include "ops/op_common.h"
 
@@ -8,17 +8,6 @@
 #ifdef PRT_HAVE_CBLAS
 #include <cblas.h>
 #endif
-
-int64_t op_volume(const prt_dims *d)
-{
-    int64_t v = 1;
-    if (d->nb_dims < 0 || d->nb_dims > PRT_MAX_DIMS)
-        return -1;
-    for (int32_t i = 0; i < d->nb_dims; i++)
-        if (d->d[i] < 0 || !base_mul_i64(v, d->d[i], &v))
-            return -1;
-    return v;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Broadcasting                                                              */
@@ -82,9 +71,9 @@ prt_status op_broadcast_dims(const op_object *o, const prt_dims *a,
                            "cannot broadcast %s: shapes %s and %s differ in "
                            "output dim %d (%lld vs %lld; each must be equal "
                            "or 1)",
-                           what, op_dims_str(a, sa, sizeof sa),
-                           op_dims_str(b, sb, sizeof sb), (int)i, (long long)va,
-                           (long long)vb);
+                           what, base_dims_format(a, BASE_DIMS_LIST, sa, sizeof sa),
+                           base_dims_format(b, BASE_DIMS_LIST, sb, sizeof sb), (int)i,
+                           (long long)va, (long long)vb);
     }
     out->nb_dims = r;
     return PRT_OK;

@@ -73,7 +73,7 @@ static int64_t softmax_workspace(const op_object *o, int32_t dtype,
                                  const prt_dims *in, int32_t nb_in,
                                  const prt_dims *out)
 {
-    int64_t n = op_volume(&in[0]);
+    int64_t n = base_volume(&in[0]);
     (void)o, (void)nb_in, (void)out;
     if (dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return 0;
@@ -109,7 +109,7 @@ static prt_status softmax_run(const op_object *o, int32_t dtype,
                               void *y, void *ws, void *stream)
 {
     const prt_dims *d = &in[0].dims;
-    int64_t outer = 1, inner = 1, n, total = op_volume(d);
+    int64_t outer = 1, inner = 1, n, total = base_volume(d);
     int32_t axis = 0;
     const float *src = x[0];
     float *dst = y;
