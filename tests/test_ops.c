@@ -22,6 +22,9 @@
  *    an empty extent, errors;
  *  - Flatten: every axis (negative too) over several dtypes, scalars,
  *    dynamic dims (products of expressions), errors;
+ *  - matrix products: the built-in loops and the BLAS against a double
+ *    reference (every transposition, leading dims, blocks' edges, K = 0);
+ *    a memory limit switches products to the loops at the next context;
  *  - Gemm: every transA/transB, alpha/beta (defaults too), C absent, scalar,
  *    row, column, full, [1, 1]; half floats; beta 0 with NaN in C; K = 0;
  *    dynamic dims; errors;
@@ -35,9 +38,11 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "base/base.h"
 #include "op_testutil.h"
+#include "ops/op_common.h"
 
 /* ---- dims in messages -------------------------------------------------------- */
 
@@ -1561,6 +1566,130 @@ static int test_flatten(void)
     return 0;
 }
 
+/* ---- matrix products ------------------------------------------------------------------------ */
+
+/* C = op(A) op(B) in double, leading dims as op_gemm_f32_t takes them. */
+static void ref_product(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A,
+                        int64_t lda, const float *B, int64_t ldb, double *C)
+{
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double s = 0;
+            for (int64_t k = 0; k < K; k++)
+                s += (double)(ta ? A[k * lda + i] : A[i * lda + k]) *
+                     (tb ? B[j * ldb + k] : B[k * ldb + j]);
+            C[i * N + j] = s;
+        }
+}
+
+/* A product of op_gemm_f32_t's rule through fn; 0 when C matches. ldc > N,
+ * and the padding of every row must stay as it was. */
+static int check_product(const char *what,
+                         void (*fn)(int32_t, int32_t, int64_t, int64_t, int64_t,
+                                    const float *, int64_t, const float *, int64_t,
+                                    float *, int64_t),
+                         int ta, int tb, int64_t M, int64_t N, int64_t K, tu_rng *rng)
+{
+    int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5;
+    int64_t na = (ta ? K : M) * lda, nb = (tb ? N : K) * ldb;
+    float *A = malloc(sizeof(float) * (size_t)(na + 1));
+    float *B = malloc(sizeof(float) * (size_t)(nb + 1));
+    float *C = malloc(sizeof(float) * (size_t)(M * ldc + 1));
+    double *want = malloc(sizeof(double) * (size_t)(M * N + 1));
+    int bad = 0;
+    REQUIRE(A && B && C && want);
+    for (int64_t i = 0; i < na; i++)
+        A[i] = (float)(tu_rng_uniform(rng) * 2 - 1);
+    for (int64_t i = 0; i < nb; i++)
+        B[i] = (float)(tu_rng_uniform(rng) * 2 - 1);
+    for (int64_t i = 0; i < M * ldc; i++)
+        C[i] = NAN; /* every element of the product must be written */
+    ref_product(ta, tb, M, N, K, A, lda, B, ldb, want);
+    fn(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);
+    for (int64_t i = 0; i < M && !bad; i++)
+        for (int64_t j = 0; j < ldc && !bad; j++) {
+            double got = C[i * ldc + j];
+            if (j >= N)
+                bad = !isnan(got);
+            else
+                bad = !(fabs(got - want[i * N + j]) <= 1e-5 * (1 + sqrt((double)K)));
+            if (bad)
+                fprintf(stderr, "%s transA %d transB %d %lldx%lldx%lld: C[%lld, %lld] = %g, "
+                        "wanted %g\n", what, ta, tb, (long long)M, (long long)N,
+                        (long long)K, (long long)i, (long long)j, got,
+                        j >= N ? NAN : want[i * N + j]);
+        }
+    CHECK(!bad);
+    free(A);
+    free(B);
+    free(C);
+    free(want);
+    return bad;
+}
+
+/* A process whose limit is finite however large: OpenBLAS would spin where
+ * it is refused memory, so products must not go to it (ops/blas.c). */
+static int set_data_limit(rlim_t cur)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_DATA, &r) != 0 || (r.rlim_max != RLIM_INFINITY && cur > r.rlim_max))
+        return -1;
+    r.rlim_cur = cur;
+    return setrlimit(RLIMIT_DATA, &r);
+}
+
+static int test_products(void)
+{
+    /* Past the loops' blocks of 256 rows of K and 1024 columns too. */
+    static const int64_t sizes[][3] = {{1, 1, 1}, {3, 4, 5},     {7, 1, 9},
+                                       {1, 13, 2}, {5, 1030, 300}, {17, 33, 257}};
+    tu_rng rng;
+    float one = 1.0f, c[2] = {7.0f, 7.0f};
+    int blas, limited;
+    ot_tensor in[2], y;
+    tu_rng_seed(&rng, 141);
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                check_product("op_gemm_f32_loops", op_gemm_f32_loops, ta, tb, sizes[s][0],
+                              sizes[s][1], sizes[s][2], &rng);
+                check_product("op_gemm_f32_t", op_gemm_f32_t, ta, tb, sizes[s][0],
+                              sizes[s][1], sizes[s][2], &rng);
+            }
+    /* K = 0: a sum of nothing. */
+    op_gemm_f32_loops(0, 0, 1, 2, 0, &one, 1, &one, 2, c, 2);
+    CHECK(c[0] == 0.0f && c[1] == 0.0f);
+
+    /* Whether products go to the BLAS in this process and build (1 with
+     * OpenBLAS loaded, 0 without one). */
+    blas = op_blas_sgemm(0, 0, 1, 1, 1, &one, 1, &one, 1, c, 1);
+    /* A finite limit, even one nothing reaches: the next context of an op
+     * with products takes the loops, and its results are right. */
+    limited = set_data_limit(RLIM_INFINITY - 1) == 0;
+    if (!limited)
+        fprintf(stderr, "note: cannot set RLIMIT_DATA; the limit case is not tested\n");
+    in[0] = ot_random(PRT_FLOAT32, D2(3, 4), &rng, 0);
+    in[1] = ot_random(PRT_FLOAT32, D2(4, 2), &rng, 0);
+    if (limited) {
+        double want[6];
+        prt_dims od;
+        CHECK_OK(ot_run_op("MatMul", NULL, 0, in, 2, &y));
+        CHECK(op_blas_sgemm(0, 0, 1, 1, 1, &one, 1, &one, 1, c, 1) == 0);
+        ref_matmul(&in[0], &in[1], &od, want);
+        if (y.data)
+            ot_check_close("MatMul under a limit", &y, &od, want, 1e-6);
+        ot_free(&y);
+        CHECK(set_data_limit(RLIM_INFINITY) == 0);
+    }
+    /* Without it, the next context goes back to what the process had. */
+    CHECK_OK(ot_run_op("MatMul", NULL, 0, in, 2, &y));
+    CHECK(op_blas_sgemm(0, 0, 1, 1, 1, &one, 1, &one, 1, c, 1) == blas);
+    ot_free(&y);
+    ot_free(&in[0]);
+    ot_free(&in[1]);
+    return 0;
+}
+
 /* ---- Gemm ---------------------------------------------------------------------------------- */
 
 /* Y = alpha * A' * B' + beta * C in double, C broadcast to [M, N] (none
@@ -2017,6 +2146,7 @@ int main(void)
     test_hard();
     test_gap();
     test_flatten();
+    test_products();
     test_gemm();
     test_head();
     test_chain();

@@ -20,7 +20,7 @@
  * at the end (SAME_UPPER) or the beginning (SAME_LOWER).
  *
  * Computation: per image and group, im2col into the workspace and one GEMM
- * (op_gemm_f32: cblas_sgemm when built with a CBLAS, else blocked loops);
+ * (op_gemm_f32: OpenBLAS or the built-in loops, blas.c);
  * a 1x1 kernel with stride 1 and no padding multiplies X directly.
  */
 #include <string.h>
@@ -523,6 +523,7 @@ static const op_class conv_class = {
     .infer = conv_infer,
     .workspace = conv_workspace,
     .run = {[PRT_DEVICE_CPU] = conv_run},
+    .blas = 1,
 };
 
 static const prt_field_schema conv_schema[] = {

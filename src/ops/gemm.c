@@ -13,8 +13,8 @@
  *   transA int32, default 0; non-zero transposes A (as ONNX Runtime reads it)
  *   transB int32, default 0
  *
- * The product goes through op_gemm_f32_t (cblas_sgemm when built with a
- * CBLAS); alpha and C are applied in one pass after it, as ONNX's reference
+ * The product goes through op_gemm_f32_t (OpenBLAS or the built-in loops,
+ * blas.c); alpha and C are applied in one pass after it, as ONNX's reference
  * does (dot(A', B') * alpha + C * beta). When beta is 0, C is not read, so
  * its NaNs and infinities do not reach Y (ONNX's reference and ONNX Runtime
  * skip it too).
@@ -232,6 +232,7 @@ static const op_class gemm_class = {
     .infer = gemm_infer,
     .workspace = gemm_workspace,
     .run = {[PRT_DEVICE_CPU] = gemm_run},
+    .blas = 1,
 };
 
 static const prt_field_schema gemm_schema[] = {

@@ -6,8 +6,8 @@
  * [K, 1] with that 1 dropped (two vectors give a scalar); batch dims
  * broadcast like Add's (op_broadcast_exprs). Scalars are rejected.
  *
- * float32 through op_gemm_f32 (cblas_sgemm per batch when the build has a
- * CBLAS; one call for the whole batch when B has no batch of its own);
+ * float32 through op_gemm_f32 (OpenBLAS or the built-in loops, blas.c), per
+ * batch, or one call for the whole batch when B has no batch of its own;
  * float16 and bfloat16 are converted to float32 in the workspace, computed
  * there and rounded once; int32 and int64 use plain loops that wrap on
  * overflow.
@@ -235,6 +235,7 @@ static const op_class matmul_class = {
     .infer = mm_infer,
     .workspace = mm_workspace,
     .run = {[PRT_DEVICE_CPU] = mm_run},
+    .blas = 1,
 };
 
 const prt_plugin_creator op_matmul_creator =

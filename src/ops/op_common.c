@@ -563,6 +563,10 @@ static prt_plugin *rt_clone(const prt_plugin *p)
 static prt_plugin *rt_attach(prt_plugin *p, prt_plugin_resources *resources)
 {
     (void)resources;
+    /* Here, not in the first run: loading a BLAS allocates and starts
+     * threads, and enqueue allocates nothing. */
+    if (cobj(p)->cls->blas)
+        op_blas_prepare();
     return rt_clone(p);
 }
 

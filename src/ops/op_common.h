@@ -8,7 +8,8 @@
  * symbolic shapes, concrete shapes, workspace, run). Everything else is the
  * same for every op: the plugin tables, dtype and format negotiation, the
  * checks before every run and creation (op_common.c), field reading
- * (op_fields.c), broadcasting, GEMM and half-float conversion (op_math.c).
+ * (op_fields.c), broadcasting, GEMM and half-float conversion (op_math.c),
+ * the BLAS behind GEMM (blas.c).
  * builtins.c holds the table of creators behind prt_builtin_find_creator.
  *
  * Rules every op obeys through the scaffold:
@@ -112,6 +113,9 @@ typedef struct op_class {
     op_kernel_fn run[PRT_DEVICE_COUNT];
 
     /* ---- optional; zero/NULL keeps the rules above ---------------------- */
+    /* The kernel computes matrix products (op_gemm_f32): attach_to_context
+     * calls op_blas_prepare. */
+    int32_t blas;
     /* Shape inputs accepted (both 0: none). */
     int32_t min_shape_inputs;
     int32_t max_shape_inputs;
@@ -247,7 +251,8 @@ void op_broadcast_strides(const prt_dims *in, const prt_dims *out,
 /* ---- compute ------------------------------------------------------------ */
 
 /* C[M x N] = A[M x K] * B[K x N] (row-major, leading dims given). Through
- * cblas_sgemm when the build has a CBLAS, else cache-friendly loops. */
+ * OpenBLAS's cblas_sgemm where it is in use (op_blas_prepare), else
+ * op_gemm_f32_loops. */
 void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                  const float *B, int64_t ldb, float *C, int64_t ldc);
 /* C[M x N] = op(A) * op(B), op(X) = X or its transpose (BLAS's rule: with
@@ -256,6 +261,23 @@ void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
 void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
                    int64_t K, const float *A, int64_t lda, const float *B,
                    int64_t ldb, float *C, int64_t ldc);
+/* The same with cache-friendly loops: what op_gemm_f32_t computes where
+ * OpenBLAS is not in use. */
+void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
+                       int64_t K, const float *A, int64_t lda, const float *B,
+                       int64_t ldb, float *C, int64_t ldc);
+/* Whether products go to OpenBLAS (blas.c says why this is decided at run
+ * time): loads it on the first call where the process has no memory limit
+ * (RLIMIT_AS, RLIMIT_DATA), and switches to the built-in loops where it has
+ * one. attach_to_context calls it for ops with `blas` set, so the choice and
+ * the loading happen at context creation; the first product calls it if
+ * nothing has. Thread-safe. */
+void op_blas_prepare(void);
+/* op_gemm_f32_t's product through OpenBLAS when it is in use and the sizes
+ * fit its int: 1 when done, 0 when the caller must compute it. */
+int op_blas_sgemm(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                  const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                  int64_t ldc);
 /* Converts n elements of float16/bfloat16/float32 to float32 and back. */
 void op_to_f32(const void *src, int32_t dtype, int64_t n, float *dst);
 void op_from_f32(const float *src, int32_t dtype, int64_t n, void *dst);

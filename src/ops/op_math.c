@@ -2,12 +2,7 @@
  * half-float conversion. See op_common.h. */
 #include "ops/op_common.h"
 
-#include <limits.h>
 #include <string.h>
-
-#ifdef PRT_HAVE_CBLAS
-#include <cblas.h>
-#endif
 
 /* ------------------------------------------------------------------------ */
 /* Broadcasting                                                              */
@@ -113,6 +108,16 @@ void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
                    int64_t K, const float *A, int64_t lda, const float *B,
                    int64_t ldb, float *C, int64_t ldc)
 {
+    if (M > 0 && N > 0 && K > 0 &&
+        op_blas_sgemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc))
+        return;
+    op_gemm_f32_loops(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
+                       int64_t K, const float *A, int64_t lda, const float *B,
+                       int64_t ldb, float *C, int64_t ldc)
+{
     /* Element (i, k) of op(A) and the step between its consecutive k. */
     const int64_t ai = trans_a ? 1 : lda, ak = trans_a ? lda : 1;
     if (M <= 0 || N <= 0)
@@ -122,15 +127,6 @@ void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
             memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
         return;
     }
-#ifdef PRT_HAVE_CBLAS
-    if (M <= INT_MAX && N <= INT_MAX && K <= INT_MAX && lda <= INT_MAX &&
-        ldb <= INT_MAX && ldc <= INT_MAX) {
-        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                    trans_b ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
-                    1.0f, A, (int)lda, B, (int)ldb, 0.0f, C, (int)ldc);
-        return;
-    }
-#endif
     if (trans_b) {
         /* Rows of B are columns of op(B): one dot product per element, B's
          * row read contiguously. */
