@@ -10,7 +10,8 @@
  *  - plugin objects: identity, fields round trip, clone, bad fields;
  *  - Relu, Identity (every dtype, in-place chains);
  *  - Add/Sub/Mul/Div: dtypes x broadcasting (scalar, row, column, rank
- *    mismatch, both sides), dynamic dims, errors;
+ *    mismatch, both sides, a middle dim, size-1 dims between, long rows,
+ *    empty tensors), dynamic dims, errors (a zero divisor in a later row);
  *  - MatMul: 1-D, 2-D, batched, broadcast batch, dtypes, errors;
  *  - Transpose: ranks 1..5, several perms, element sizes 1/2/4/8, errors;
  *  - Einsum: the listed equations, diagonals, implicit output, errors;
@@ -392,6 +393,16 @@ static int test_binary(void)
         {D1(1), D4(2, 1, 3, 1)},
         {D0(), D0()},
         {D5(2, 1, 2, 1, 3), D4(3, 2, 1, 3)},
+        {D1(4), D2(3, 4)},                   /* row on the left */
+        {D4(2, 3, 4, 5), D4(2, 1, 4, 5)},    /* a middle dim; the rest merge */
+        {D4(2, 1, 3, 1), D4(1, 1, 3, 1)},    /* size-1 dims between */
+        {D3(2, 3, 1), D3(2, 3, 1)},          /* same, ending in 1 */
+        {D2(1000, 1), D0()},                 /* long rows: same and scalars */
+        {D0(), D1(1000)},
+        {D2(10, 100), D2(10, 100)},
+        {D2(0, 3), D1(3)},                   /* empty */
+        {D3(2, 0, 4), D3(2, 1, 4)},
+        {D2(4, 1), D1(0)},
     };
     tu_rng rng;
     tu_rng_seed(&rng, 21);
@@ -399,7 +410,7 @@ static int test_binary(void)
         for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
             for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
                 ot_tensor in[2], y;
-                double want[512];
+                double want[1024];
                 prt_dims od;
                 char what[96];
                 in[0] = ot_random(types[t], cases[c].a, &rng, 0);
@@ -474,6 +485,19 @@ static int test_binary(void)
         in[1] = ot_make(PRT_INT32, D1(3));
         CHECK_ERR(ot_run_op("Div", NULL, 0, in, 2, &y), PRT_ERR_PLUGIN,
                   "integer division by zero");
+        ot_free(&in[0]);
+        ot_free(&in[1]);
+        /* A zero divisor in the last of several rows stops the run, and one
+         * broadcast over a whole row too. */
+        in[0] = ot_random(PRT_INT64, D2(3, 4), &rng, 1);
+        in[1] = ot_random(PRT_INT64, D2(3, 1), &rng, 1);
+        ((int64_t *)in[1].data)[2] = 0;
+        CHECK_ERR(ot_run_op("Div", NULL, 0, in, 2, &y), PRT_ERR_PLUGIN,
+                  "integer division by zero (int64)");
+        ot_free(&in[1]);
+        in[1] = ot_make(PRT_INT64, D0());
+        CHECK_ERR(ot_run_op("Div", NULL, 0, in, 2, &y), PRT_ERR_PLUGIN,
+                  "integer division by zero (int64)");
         ot_free(&in[0]);
         ot_free(&in[1]);
     }

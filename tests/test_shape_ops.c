@@ -10,6 +10,9 @@
  *    Reshape, -1 and 0 in a Reshape, Add/Sub/Mul/Div on shape values,
  *    Range over a dim, ConstantOfShape and Expand from computed shapes,
  *    Slice ending at a computed dim, Cast of a dim, at two run shapes;
+ *  - Expand's broadcasts: rank growth, a middle dim, the last dim (a fill),
+ *    rows (a copy), scalars, size-1 dims, empty tensors, element sizes 1 to
+ *    8;
  *  - Gather (negative indices, axis 1, int32 indices), Slice (negative
  *    starts and steps, clamping), Squeeze/Unsqueeze, Concat, Cast
  *    (saturation, bool), Shape's start/end;
@@ -466,10 +469,85 @@ static int test_values_rank2(void)
     return 0;
 }
 
+/* ---- Expand ---------------------------------------------------------------- */
+
+/* Expand(X, shape) with X of dtype and dims xd (random) and a constant
+ * shape; checks Y's dims against want and its elements against X's,
+ * broadcast. */
+static int expand_case(int32_t dtype, prt_dims xd, int64_t nshape, const int64_t *shape,
+                       prt_dims want, tu_rng *rng)
+{
+    net g = {NULL, PRT_OK};
+    prt_engine *e = NULL;
+    prt_context *ctx = NULL;
+    ot_tensor x = ot_random(dtype, xd, rng, 0), y = ot_make(dtype, want);
+    int32_t tx;
+    double ref[256];
+    char what[96];
+    snprintf(what, sizeof what, "Expand %s case %lld->%lld", prt_dtype_name(dtype),
+             (long long)tu_volume(&xd), (long long)tu_volume(&want));
+    REQUIRE(tu_volume(&want) <= 256 && x.data && y.data);
+    for (int64_t i = 0; i < tu_volume(&want); i++) {
+        int64_t idx[PRT_MAX_DIMS];
+        ot_unravel(&want, i, idx);
+        ref[i] = ot_get(&x, ot_bcast_at(&xd, &want, idx));
+    }
+    REQUIRE_OK(prt_network_create(&g.n));
+    g.st = prt_network_add_input(g.n, "X", dtype, &xd, &tx);
+    out(&g, op_s(&g, "Expand", tx, i64v(&g, nshape, shape)), "Y");
+    CHECK_OK(build(&g, 0, &e));
+    if (e) {
+        CHECK_OK(prt_context_create(e, &ctx));
+        CHECK_OK(prt_context_set_tensor_address(ctx, "X", x.data));
+        CHECK_OK(prt_context_set_tensor_address(ctx, "Y", y.data));
+        CHECK_OK(prt_context_enqueue(ctx, NULL));
+        CHECK_OK(prt_context_get_tensor_shape(ctx, "Y", &y.dims));
+        ot_check_close(what, &y, &want, ref, 0);
+    }
+    prt_context_destroy(ctx);
+    prt_engine_destroy(e);
+    prt_network_destroy(g.n);
+    ot_free(&x);
+    ot_free(&y);
+    return 0;
+}
+
+static int test_expand(void)
+{
+    static const int32_t types[] = {PRT_INT8, PRT_BOOL, PRT_FLOAT16, PRT_FLOAT32,
+                                    PRT_INT64};
+    const int64_t s234[3] = {2, 3, 4}, s34[2] = {3, 4}, s253[3] = {2, 5, 3},
+                  s23[2] = {2, 3}, s3[1] = {3}, s111[3] = {1, 1, 1}, s04[2] = {0, 4},
+                  s1[1] = {1};
+    tu_rng rng;
+    tu_rng_seed(&rng, 17);
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        int32_t dt = types[t];
+        expand_case(dt, ot_dims5(2, 3, 1, 0, 0, 0), 3, s234, ot_dims5(3, 2, 3, 4, 0, 0),
+                    &rng);                                   /* rank, last dim */
+        expand_case(dt, ot_dims5(2, 1, 4, 0, 0, 0), 2, s34, ot_dims5(2, 3, 4, 0, 0, 0),
+                    &rng);                                   /* rows */
+        expand_case(dt, ot_dims5(3, 2, 1, 3, 0, 0), 3, s253, ot_dims5(3, 2, 5, 3, 0, 0),
+                    &rng);                                   /* a middle dim */
+        expand_case(dt, ot_dims5(0, 0, 0, 0, 0, 0), 2, s23, ot_dims5(2, 2, 3, 0, 0, 0),
+                    &rng);                                   /* a scalar */
+        expand_case(dt, ot_dims5(1, 3, 0, 0, 0, 0), 1, s3, ot_dims5(1, 3, 0, 0, 0, 0),
+                    &rng);                                   /* the same */
+        expand_case(dt, ot_dims5(2, 2, 1, 0, 0, 0), 3, s111, ot_dims5(3, 1, 2, 1, 0, 0),
+                    &rng);                                   /* size-1 dims */
+        expand_case(dt, ot_dims5(2, 0, 1, 0, 0, 0), 2, s04, ot_dims5(2, 0, 4, 0, 0, 0),
+                    &rng);                                   /* empty */
+        expand_case(dt, ot_dims5(0, 0, 0, 0, 0, 0), 1, s1, ot_dims5(1, 1, 0, 0, 0, 0),
+                    &rng);                                   /* scalar to [1] */
+    }
+    return 0;
+}
+
 int main(void)
 {
     test_chain();
     test_gather_slice();
+    test_expand();
     test_cast_concat_squeeze();
     test_unknown_values();
     test_values_rank2();

@@ -180,12 +180,24 @@ static int64_t ln_workspace(const op_object *o, int32_t dtype,
     return base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
 }
 
-/* dst[norm] = s broadcast to the normalized dims nd (float32). */
+/* One row of ln_expand: n elements converted, or one converted and
+ * repeated; ctx points to the dtype. */
+static int ln_expand_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
+                         uint8_t *y, int64_t n)
+{
+    float *dst = (float *)y;
+    op_to_f32(p[0], *(const int32_t *)ctx, s[0] ? n : 1, dst);
+    for (int64_t j = s[0] ? n : 1; j < n; j++)
+        dst[j] = dst[0];
+    return 0;
+}
+
+/* dst = s broadcast to the normalized dims nd (float32). */
 static void ln_expand(const void *s, int32_t dtype, const prt_dims *sd,
-                      const prt_dims *nd, int64_t norm, float *dst)
+                      const prt_dims *nd, float *dst)
 {
     prt_dims trimmed = *sd;
-    int64_t strides[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0}, off = 0;
+    size_t es = prt_dtype_size(dtype);
     /* Dims of s before the axis are all 1 (checked): drop them. */
     if (trimmed.nb_dims > nd->nb_dims) {
         int32_t drop = trimmed.nb_dims - nd->nb_dims;
@@ -193,19 +205,9 @@ static void ln_expand(const void *s, int32_t dtype, const prt_dims *sd,
             trimmed.d[i] = trimmed.d[i + drop];
         trimmed.nb_dims = nd->nb_dims;
     }
-    op_broadcast_strides(&trimmed, nd, strides);
-    for (int64_t p = 0; p < norm; p++) {
-        op_to_f32((const uint8_t *)s + (size_t)off * prt_dtype_size(dtype),
-                  dtype, 1, &dst[p]);
-        for (int32_t k = nd->nb_dims - 1; k >= 0; k--) {
-            idx[k]++;
-            off += strides[k];
-            if (idx[k] < nd->d[k])
-                break;
-            off -= strides[k] * nd->d[k];
-            idx[k] = 0;
-        }
-    }
+    /* The rows never stop the walk. */
+    (void)op_bcast_walk(nd, 1, &trimmed, &es, sizeof(float), &s, dst, ln_expand_row,
+                        &dtype);
 }
 
 static prt_status ln_run(const op_object *o, int32_t dtype,
@@ -235,9 +237,9 @@ static prt_status ln_run(const op_object *o, int32_t dtype,
     nd.nb_dims = xd->nb_dims - axis;
     for (int32_t i = 0; i < nd.nb_dims; i++)
         nd.d[i] = xd->d[axis + i];
-    ln_expand(x[1], dtype, &in[1].dims, &nd, norm, scale);
+    ln_expand(x[1], dtype, &in[1].dims, &nd, scale);
     if (nb_in == 3)
-        ln_expand(x[2], dtype, &in[2].dims, &nd, norm, bias);
+        ln_expand(x[2], dtype, &in[2].dims, &nd, bias);
     else
         for (int64_t p = 0; p < norm; p++)
             bias[p] = 0.0f;

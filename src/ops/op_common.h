@@ -248,6 +248,25 @@ prt_status op_broadcast_dims(const op_object *o, const prt_dims *a,
 void op_broadcast_strides(const prt_dims *in, const prt_dims *out,
                           int64_t *strides);
 
+#define OP_WALK_MAX 3 /* inputs of one walk */
+
+/* One row of a walk: y[j] from the inputs' elements p[k] + j * s[k] (in
+ * elements of each input), j < n; every s[k] is 0 or 1. Returns 0, or a
+ * code of the op's own that stops the walk. */
+typedef int (*op_row_fn)(const void *ctx, const uint8_t *const *p, const int64_t *s,
+                         uint8_t *y, int64_t n);
+
+/* Calls fn over the rows of `out`, nb (<= OP_WALK_MAX) inputs of dims in[k]
+ * broadcast to it (numpy's rule; checked before), element sizes es[k] and
+ * out_es (an "element" may be a whole block, as MatMul's matrices). Size-1
+ * dims are dropped and dims contiguous in every input merged, so rows are
+ * as long as the layout allows: inputs of the output's shape, or scalars,
+ * make a single row. Returns 0, or the first non-zero code of fn (the
+ * remaining rows are not visited). (broadcast_walk.c) */
+int op_bcast_walk(const prt_dims *out, int32_t nb, const prt_dims *in, const size_t *es,
+                  size_t out_es, const void *const *x, void *y, op_row_fn fn,
+                  const void *ctx);
+
 /* ---- compute ------------------------------------------------------------ */
 
 /* C[M x N] = A[M x K] * B[K x N] (row-major, leading dims given). Through
