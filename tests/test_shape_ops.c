@@ -10,6 +10,8 @@
  *    Reshape, -1 and 0 in a Reshape, Add/Sub/Mul/Div on shape values,
  *    Range over a dim, ConstantOfShape and Expand from computed shapes,
  *    Slice ending at a computed dim, Cast of a dim, at two run shapes;
+ *  - ConstantOfShape's value of every numeric field type, into integer,
+ *    float and bool dtypes (truncation, saturation), and a non-number;
  *  - Expand's broadcasts: rank growth, a middle dim, the last dim (a fill),
  *    rows (a copy), scalars, size-1 dims, empty tensors, element sizes 1 to
  *    8;
@@ -385,6 +387,26 @@ static int test_cast_concat_squeeze(void)
         CHECK(y[0] == 1 && y[2] == 3 && y[3] == 9 && y[4] == 8);
         CHECK_ERR(one("Concat", &f, 1, &xd, x, &k, &ex, &n, 1, 0, yb, &od),
                   PRT_ERR_SHAPE, "rank");
+        axis = 1;
+        CHECK_ERR(one("Concat", &f, 1, &xd1, x1, &k, &ex, &n, 1, 0, yb, &od),
+                  PRT_ERR_SHAPE, "axis 1 is out of range for inputs of rank 1 (-1 to 0)");
+    }
+    /* Axes of Concat and Gather on scalars */
+    {
+        int32_t axis = 0;
+        prt_field f = {"axis", &axis, PRT_FIELD_INT32, 1};
+        ot_tensor in[2], y;
+        in[0] = ot_make(PRT_FLOAT32, D0());
+        in[1] = ot_make(PRT_FLOAT32, D0());
+        CHECK_ERR(ot_run_op("Concat", &f, 1, in, 2, &y), PRT_ERR_SHAPE,
+                  "Concat (layer 'Concat'): axis 0 needs inputs of rank 1 or more, not a "
+                  "scalar");
+        ot_free(&in[1]);
+        in[1] = ot_make(PRT_INT64, D1(1));
+        CHECK_ERR(ot_run_op("Gather", &f, 1, in, 2, &y), PRT_ERR_SHAPE,
+                  "axis 0 needs data of rank 1 or more, not a scalar");
+        ot_free(&in[0]);
+        ot_free(&in[1]);
     }
     /* Squeeze without axes drops the 1s; Unsqueeze with two axes */
     {
@@ -469,6 +491,86 @@ static int test_values_rank2(void)
     return 0;
 }
 
+/* ---- ConstantOfShape's value ----------------------------------------------- */
+
+/* ConstantOfShape([2]) of dtype dt with a one-element value field of type
+ * ftype; *got is element 1 of the result. */
+static prt_status cos_value(int32_t dt, int32_t ftype, const void *v, double *got)
+{
+    net g = {NULL, PRT_OK};
+    prt_engine *e = NULL;
+    prt_dims xd = {1, {2}}, od;
+    float xv[2] = {0, 0};
+    int64_t two = 2, buf[MAXT];
+    const char *names[1] = {"C"};
+    int32_t x, c;
+    prt_field f[2];
+    prt_status st;
+    f[0] = ot_fld_i32("dtype", &dt, 1);
+    f[1] = (prt_field){"value", v, ftype, 1};
+    if (prt_network_create(&g.n))
+        return PRT_ERR_OUT_OF_MEMORY;
+    g.st = prt_network_add_input(g.n, "X", PRT_FLOAT32, &xd, &x);
+    c = i64v(&g, 1, &two);
+    out(&g, layer(&g, "ConstantOfShape", f, 2, NULL, 0, &c, 1), "C");
+    st = build(&g, 0, &e);
+    if (!st)
+        st = run(e, &xd, xv, names, 1, buf, &od);
+    if (!st) {
+        ot_tensor t = {dt, od, buf};
+        *got = ot_get(&t, 1);
+    }
+    prt_engine_destroy(e);
+    prt_network_destroy(g.n);
+    return st;
+}
+
+static int test_constant_value(void)
+{
+    static const int8_t i8 = -3;
+    static const int16_t i16 = 300;
+    static const int32_t i32 = -70000;
+    static const int64_t i64 = 5000000000LL;
+    static const float f32 = -2.75f;
+    static const double f64 = 1.0e300;
+    static const uint16_t h = 0x3e00, bf = 0x3fc0; /* 1.5 in both */
+    static const char ch = 'x';
+    static const struct {
+        int32_t dtype, ftype;
+        const void *value;
+        double want;
+    } cases[] = {
+        {PRT_INT32, PRT_FIELD_INT8, &i8, -3},
+        {PRT_INT32, PRT_FIELD_INT16, &i16, 300},
+        {PRT_INT64, PRT_FIELD_INT32, &i32, -70000},
+        {PRT_INT64, PRT_FIELD_INT64, &i64, 5000000000.0},
+        {PRT_FLOAT32, PRT_FIELD_INT16, &i16, 300},
+        {PRT_FLOAT32, PRT_FIELD_FLOAT32, &f32, -2.75},
+        {PRT_FLOAT16, PRT_FIELD_FLOAT16, &h, 1.5},
+        {PRT_BFLOAT16, PRT_FIELD_BFLOAT16, &bf, 1.5},
+        {PRT_FLOAT32, PRT_FIELD_FLOAT64, &f64, INFINITY},
+        /* A float for an integer dtype truncates, and saturates. */
+        {PRT_INT32, PRT_FIELD_FLOAT32, &f32, -2},
+        {PRT_INT64, PRT_FIELD_FLOAT64, &f64, (double)INT64_MAX},
+        {PRT_BOOL, PRT_FIELD_INT16, &i16, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double got = 0;
+        CHECK_OK(cos_value(cases[i].dtype, cases[i].ftype, cases[i].value, &got));
+        if (got != cases[i].want) {
+            fprintf(stderr, "ConstantOfShape case %d: %g, wanted %g\n", (int)i, got,
+                    cases[i].want);
+            CHECK(got == cases[i].want);
+        }
+    }
+    {
+        double got = 0;
+        CHECK_ERR(cos_value(PRT_INT32, PRT_FIELD_CHAR, &ch, &got), PRT_ERR_INVALID_ARGUMENT,
+                  "field 'value' has type char, expected a number");
+    }
+    return 0;
+}
+
 /* ---- Expand ---------------------------------------------------------------- */
 
 /* Expand(X, shape) with X of dtype and dims xd (random) and a constant
@@ -548,6 +650,7 @@ int main(void)
     test_chain();
     test_gather_slice();
     test_expand();
+    test_constant_value();
     test_cast_concat_squeeze();
     test_unknown_values();
     test_values_rank2();

@@ -39,9 +39,9 @@ static prt_status bin_infer(const op_object *o, const prt_dims *in,
  *
  * op_bcast_walk's rows have element strides 0 or 1: both 1 for inputs of
  * one shape, one of them 0 for a scalar or a broadcast row. Those get loops
- * of their own that read the broadcast value once: in the general loop the
- * compiler must read b[j * sb] again after every store to y, which may alias
- * it as far as it knows. */
+ * of their own, with constant strides and the broadcast value read once
+ * (the compiler cannot keep b[j * 0] in a register itself: as far as it
+ * knows, a store to y may change it). */
 #define BIN_ROWS(T, F)                                                         \
     do {                                                                       \
         if (sa == 1 && sb == 1) {                                              \
@@ -99,7 +99,7 @@ static float apply_f(int32_t kind, float a, float b)
     }
 }
 
-/* Half floats compute in float32 and round once. */
+/* Half floats compute in float32 and round once (kind: row_16's). */
 #define F_HALF(x, z) prt_float_to_half(apply_f(kind, prt_half_to_float(x), prt_half_to_float(z)))
 #define F_BF16(x, z) prt_float_to_bf16(apply_f(kind, prt_bf16_to_float(x), prt_bf16_to_float(z)))
 

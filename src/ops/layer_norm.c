@@ -71,19 +71,20 @@ static int32_t ln_serialize(op_object *o, prt_field *ser)
 /* The axis for rank r, in [0, r). */
 static prt_status ln_axis(const op_object *o, int32_t r, int32_t *out)
 {
-    int32_t a = cln(o)->axis;
-    if (r < 1)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "X must have rank 1 or more, it is a scalar");
-    if (a < -r || a >= r)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "axis %d is out of range for X of rank %d (-%d to %d)",
-                       (int)a, (int)r, (int)r, (int)(r - 1));
-    *out = a < 0 ? a + r : a;
-    return PRT_OK;
+    return op_axis(o, cln(o)->axis, r, 0, "X", out);
 }
 
 static const char *const ln_names[3] = {"X", "Scale", "B"};
+
+/* Scale or B (k) that does not broadcast to X's normalized dims; dims
+ * already written out. */
+static prt_status ln_bcast_fail(const op_object *o, int32_t k, const char *s,
+                                const char *x, int32_t axis)
+{
+    return op_fail(o, PRT_ERR_SHAPE,
+                   "%s %s cannot be broadcast to X %s's normalized dims (from axis %d)",
+                   ln_names[k], s, x, (int)axis);
+}
 
 static prt_status ln_shapes(op_object *o, const prt_dim_exprs *in,
                             int32_t nb_in, prt_dim_exprs *out,
@@ -108,11 +109,8 @@ static prt_status ln_shapes(op_object *o, const prt_dim_exprs *in,
             if (sd == xd || !eb->is_constant(eb, sd, &vs) || vs == 1)
                 continue;
             if (xi < axis || (eb->is_constant(eb, xd, &vx) && vx != vs))
-                return op_fail(o, PRT_ERR_SHAPE,
-                               "%s %s cannot be broadcast to X %s's "
-                               "normalized dims (from axis %d)",
-                               ln_names[k], op_exprs_str(eb, s, sa, sizeof sa),
-                               op_exprs_str(eb, x, sb, sizeof sb), (int)axis);
+                return ln_bcast_fail(o, k, op_exprs_str(eb, s, sa, sizeof sa),
+                                     op_exprs_str(eb, x, sb, sizeof sb), axis);
         }
     }
     *out = *x;
@@ -136,12 +134,8 @@ static prt_status ln_infer(const op_object *o, const prt_dims *in,
             ok = s->d[i] == 1 || (xi >= axis && s->d[i] == x->d[xi]);
         }
         if (!ok)
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "%s %s cannot be broadcast to X %s's normalized "
-                           "dims (from axis %d)",
-                           ln_names[k],
-                           base_dims_format(s, BASE_DIMS_LIST, sa, sizeof sa),
-                           base_dims_format(x, BASE_DIMS_LIST, sb, sizeof sb), (int)axis);
+            return ln_bcast_fail(o, k, base_dims_format(s, BASE_DIMS_LIST, sa, sizeof sa),
+                                 base_dims_format(x, BASE_DIMS_LIST, sb, sizeof sb), axis);
     }
     *out = *x;
     return PRT_OK;

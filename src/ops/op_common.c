@@ -59,6 +59,21 @@ const char *op_exprs_str(prt_expr_builder *eb, const prt_dim_exprs *d,
 /* Checks shared by build and run                                            */
 /* ------------------------------------------------------------------------ */
 
+prt_status op_axis(const op_object *o, int32_t axis, int32_t r, int32_t end,
+                   const char *what, int32_t *out)
+{
+    int32_t hi = end ? r : r - 1;
+    if (hi < 0)
+        return op_fail(o, PRT_ERR_SHAPE, "axis %d needs %s of rank 1 or more, not a scalar",
+                       (int)axis, what);
+    if (axis < -r || axis > hi)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "axis %d is out of range for %s of rank %d (-%d to %d)", (int)axis,
+                       what, (int)r, (int)r, (int)hi);
+    *out = axis < 0 ? axis + r : axis;
+    return PRT_OK;
+}
+
 static op_object *obj(prt_plugin *p)
 {
     return (op_object *)p;

@@ -207,6 +207,9 @@ prt_status op_field_i32_array(const op_fields *f, const char *name,
  * stored and serialized as float32. */
 prt_status op_field_f32(const op_fields *f, const char *name, float dflt,
                         float *out);
+/* Element k of a numeric field: 1 for an integer type (the value in *i),
+ * 2 for a float type (in *d, halves converted), 0 for any other type. */
+int op_field_number_at(const prt_field *fl, int64_t k, int64_t *i, double *d);
 /* A string (char field) of at most cap - 1 bytes, NUL-terminated in dst;
  * trailing NULs in the field are dropped, inner ones rejected. *out_len = -1
  * when absent (dst is then ""). */
@@ -228,6 +231,14 @@ void op_ser(prt_field *f, const char *name, int32_t type, const void *data,
  * not a constant) into buf; returns buf. Element counts: base_volume. */
 const char *op_exprs_str(prt_expr_builder *eb, const prt_dim_exprs *d, char *buf,
                          size_t cap);
+
+/* An axis field for inputs of rank r, normalized into [0, r) ([0, r] with
+ * `end` set: an axis that may name the end, as Flatten's) or an error naming
+ * `what` (e.g. "X", "data", "an input"): "axis -4 is out of range for X of
+ * rank 3 (-3 to 2)", and without `end` "axis 0 needs X of rank 1 or more,
+ * not a scalar". */
+prt_status op_axis(const op_object *o, int32_t axis, int32_t r, int32_t end,
+                   const char *what, int32_t *out);
 
 /* Multidirectional (numpy) broadcast of two symbolic shapes, aligned at the
  * right. Per dim: equal expressions give that one; a constant 1 gives the

@@ -8,6 +8,16 @@
 /* Broadcasting                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* The one message of both broadcasts, over dims already written out. */
+static prt_status bcast_fail(const op_object *o, const char *what, const char *a,
+                             const char *b, int32_t dim, int64_t va, int64_t vb)
+{
+    return op_fail(o, PRT_ERR_SHAPE,
+                   "cannot broadcast %s: shapes %s and %s differ in output dim %d "
+                   "(%lld vs %lld; each must be equal or 1)",
+                   what, a, b, (int)dim, (long long)va, (long long)vb);
+}
+
 prt_status op_broadcast_exprs(op_object *o, prt_expr_builder *eb,
                               const prt_dim_exprs *a, const prt_dim_exprs *b,
                               prt_dim_exprs *out, const char *what)
@@ -31,13 +41,8 @@ prt_status op_broadcast_exprs(op_object *o, prt_expr_builder *eb,
         else if (cb && vb == 1)
             out->d[i] = ea;
         else if (ca && cb)
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "cannot broadcast %s: shapes %s and %s differ in "
-                           "output dim %d (%lld vs %lld; each must be equal "
-                           "or 1)",
-                           what, op_exprs_str(eb, a, sa, sizeof sa),
-                           op_exprs_str(eb, b, sb, sizeof sb), (int)i,
-                           (long long)va, (long long)vb);
+            return bcast_fail(o, what, op_exprs_str(eb, a, sa, sizeof sa),
+                              op_exprs_str(eb, b, sb, sizeof sb), i, va, vb);
         else if (ca)
             out->d[i] = ea; /* the symbol must be va or 1 */
         else if (cb)
@@ -62,13 +67,9 @@ prt_status op_broadcast_dims(const op_object *o, const prt_dims *a,
         else if (va == 1)
             out->d[i] = vb;
         else
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "cannot broadcast %s: shapes %s and %s differ in "
-                           "output dim %d (%lld vs %lld; each must be equal "
-                           "or 1)",
-                           what, base_dims_format(a, BASE_DIMS_LIST, sa, sizeof sa),
-                           base_dims_format(b, BASE_DIMS_LIST, sb, sizeof sb), (int)i,
-                           (long long)va, (long long)vb);
+            return bcast_fail(o, what, base_dims_format(a, BASE_DIMS_LIST, sa, sizeof sa),
+                              base_dims_format(b, BASE_DIMS_LIST, sb, sizeof sb), i, va,
+                              vb);
     }
     out->nb_dims = r;
     return PRT_OK;

@@ -36,17 +36,7 @@ static int32_t softmax_serialize(op_object *o, prt_field *ser)
 /* The axis for rank r, in [0, r). */
 static prt_status softmax_axis(const op_object *o, int32_t r, int32_t *out)
 {
-    int32_t a = ((const softmax_op *)o)->axis;
-    if (r < 1)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "the input must have rank 1 or more, it is a scalar");
-    if (a < -r || a >= r)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "axis %d is out of range for an input of rank %d "
-                       "(-%d to %d)",
-                       (int)a, (int)r, (int)r, (int)(r - 1));
-    *out = a < 0 ? a + r : a;
-    return PRT_OK;
+    return op_axis(o, ((const softmax_op *)o)->axis, r, 0, "an input", out);
 }
 
 static prt_status softmax_shapes(op_object *o, const prt_dim_exprs *in,
