@@ -1592,27 +1592,36 @@ static int test_flatten(void)
 
 /* ---- matrix products ------------------------------------------------------------------------ */
 
-/* C = op(A) op(B) in double, leading dims as op_gemm_f32_t takes them. */
+/* C = op(A) op(B), leading dims as op_gemm_f32_t takes them: in double, and
+ * in float summing k in order (what the built-in loops promise, bit for
+ * bit). */
 static void ref_product(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A,
-                        int64_t lda, const float *B, int64_t ldb, double *C)
+                        int64_t lda, const float *B, int64_t ldb, double *C, float *Cf)
 {
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++) {
             double s = 0;
-            for (int64_t k = 0; k < K; k++)
-                s += (double)(ta ? A[k * lda + i] : A[i * lda + k]) *
-                     (tb ? B[j * ldb + k] : B[k * ldb + j]);
+            float sf = 0;
+            for (int64_t k = 0; k < K; k++) {
+                float a = ta ? A[k * lda + i] : A[i * lda + k];
+                float b = tb ? B[j * ldb + k] : B[k * ldb + j];
+                s += (double)a * b;
+                sf += a * b;
+            }
             C[i * N + j] = s;
+            Cf[i * N + j] = sf;
         }
 }
 
-/* A product of op_gemm_f32_t's rule through fn; 0 when C matches. ldc > N,
- * and the padding of every row must stay as it was. */
+/* A product of op_gemm_f32_t's rule through fn; 0 when C matches (exactly
+ * the in-order float sums with `exact`). ldc > N, and the padding of every
+ * row must stay as it was. */
 static int check_product(const char *what,
                          void (*fn)(int32_t, int32_t, int64_t, int64_t, int64_t,
                                     const float *, int64_t, const float *, int64_t,
                                     float *, int64_t),
-                         int ta, int tb, int64_t M, int64_t N, int64_t K, tu_rng *rng)
+                         int exact, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                         tu_rng *rng)
 {
     int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5;
     int64_t na = (ta ? K : M) * lda, nb = (tb ? N : K) * ldb;
@@ -1620,21 +1629,24 @@ static int check_product(const char *what,
     float *B = malloc(sizeof(float) * (size_t)(nb + 1));
     float *C = malloc(sizeof(float) * (size_t)(M * ldc + 1));
     double *want = malloc(sizeof(double) * (size_t)(M * N + 1));
+    float *wantf = malloc(sizeof(float) * (size_t)(M * N + 1));
     int bad = 0;
-    REQUIRE(A && B && C && want);
+    REQUIRE(A && B && C && want && wantf);
     for (int64_t i = 0; i < na; i++)
         A[i] = (float)(tu_rng_uniform(rng) * 2 - 1);
     for (int64_t i = 0; i < nb; i++)
         B[i] = (float)(tu_rng_uniform(rng) * 2 - 1);
     for (int64_t i = 0; i < M * ldc; i++)
         C[i] = NAN; /* every element of the product must be written */
-    ref_product(ta, tb, M, N, K, A, lda, B, ldb, want);
+    ref_product(ta, tb, M, N, K, A, lda, B, ldb, want, wantf);
     fn(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);
     for (int64_t i = 0; i < M && !bad; i++)
         for (int64_t j = 0; j < ldc && !bad; j++) {
             double got = C[i * ldc + j];
             if (j >= N)
                 bad = !isnan(got);
+            else if (exact)
+                bad = C[i * ldc + j] != wantf[i * N + j];
             else
                 bad = !(fabs(got - want[i * N + j]) <= 1e-5 * (1 + sqrt((double)K)));
             if (bad)
@@ -1648,6 +1660,7 @@ static int check_product(const char *what,
     free(B);
     free(C);
     free(want);
+    free(wantf);
     return bad;
 }
 
@@ -1664,9 +1677,10 @@ static int set_data_limit(rlim_t cur)
 
 static int test_products(void)
 {
-    /* Past the loops' blocks of 256 rows of K and 1024 columns too. */
-    static const int64_t sizes[][3] = {{1, 1, 1}, {3, 4, 5},     {7, 1, 9},
-                                       {1, 13, 2}, {5, 1030, 300}, {17, 33, 257}};
+    /* Whole and partial tiles (4 x 8), past the panels of 256 rows of K. */
+    static const int64_t sizes[][3] = {{1, 1, 1},  {3, 4, 5},     {7, 1, 9},
+                                       {1, 13, 2}, {5, 1030, 300}, {17, 33, 257},
+                                       {8, 16, 64}, {4, 8, 513}};
     tu_rng rng;
     float one = 1.0f, c[2] = {7.0f, 7.0f};
     int blas, limited;
@@ -1675,9 +1689,9 @@ static int test_products(void)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (int ta = 0; ta < 2; ta++)
             for (int tb = 0; tb < 2; tb++) {
-                check_product("op_gemm_f32_loops", op_gemm_f32_loops, ta, tb, sizes[s][0],
-                              sizes[s][1], sizes[s][2], &rng);
-                check_product("op_gemm_f32_t", op_gemm_f32_t, ta, tb, sizes[s][0],
+                check_product("op_gemm_f32_loops", op_gemm_f32_loops, 1, ta, tb,
+                              sizes[s][0], sizes[s][1], sizes[s][2], &rng);
+                check_product("op_gemm_f32_t", op_gemm_f32_t, 0, ta, tb, sizes[s][0],
                               sizes[s][1], sizes[s][2], &rng);
             }
     /* K = 0: a sum of nothing. */

@@ -24,9 +24,9 @@
  * -v) and RLIMIT_DATA (ulimit -d, which counts private mappings since Linux
  * 4.7). Without either, OpenBLAS is dlopen'ed (once, never closed) and
  * computes every product. With one, products take the built-in loops
- * (results within float rounding of OpenBLAS's, several times slower) and
- * OpenBLAS is never loaded, so neither its constructor nor its destructor
- * runs. The limits are read at each context creation of an op with
+ * (results within float rounding of OpenBLAS's, two to four times slower)
+ * and OpenBLAS is not loaded, so neither its constructor nor its destructor
+ * runs (loaded before the limit came, it is left idle). The limits are read at each context creation of an op with
  * products (attach_to_context) and at the first product if nothing has read
  * them yet, so a limit the process sets itself counts from its next context
  * on; a product only reads an atomic.

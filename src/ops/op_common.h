@@ -291,8 +291,9 @@ void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
 void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
                    int64_t K, const float *A, int64_t lda, const float *B,
                    int64_t ldb, float *C, int64_t ldc);
-/* The same with cache-friendly loops: what op_gemm_f32_t computes where
- * OpenBLAS is not in use. */
+/* The same with the built-in loops: what op_gemm_f32_t computes where
+ * OpenBLAS is not in use. Each element is the float sum over k in order,
+ * bit for bit (register tiles only change which sums run together). */
 void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
                        int64_t K, const float *A, int64_t lda, const float *B,
                        int64_t ldb, float *C, int64_t ldc);
