@@ -4,11 +4,14 @@
  * serialized, loaded through an empty registry (built-ins need none), run
  * again, and compared with a plain C reference written here.
  *
+ *  - dims in messages: both spellings of base_dims_format, symbolic dims,
+ *    ranks out of range, text cut short;
  *  - table: count, lookup, unknown names and versions;
  *  - plugin objects: identity, fields round trip, clone, bad fields;
  *  - Relu, Identity (every dtype, in-place chains);
  *  - Add/Sub/Mul/Div: dtypes x broadcasting (scalar, row, column, rank
- *    mismatch, both sides), dynamic dims, errors;
+ *    mismatch, both sides, a middle dim, size-1 dims between, long rows,
+ *    empty tensors), dynamic dims, errors (a zero divisor in a later row);
  *  - MatMul: 1-D, 2-D, batched, broadcast batch, dtypes, errors;
  *  - Transpose: ranks 1..5, several perms, element sizes 1/2/4/8, errors;
  *  - Einsum: the listed equations, diagonals, implicit output, errors;
@@ -20,6 +23,9 @@
  *    an empty extent, errors;
  *  - Flatten: every axis (negative too) over several dtypes, scalars,
  *    dynamic dims (products of expressions), errors;
+ *  - matrix products: the built-in loops and the BLAS against a double
+ *    reference (every transposition, leading dims, blocks' edges, K = 0);
+ *    a memory limit switches products to the loops at the next context;
  *  - Gemm: every transA/transB, alpha/beta (defaults too), C absent, scalar,
  *    row, column, full, [1, 1]; half floats; beta 0 with NaN in C; K = 0;
  *    dynamic dims; errors;
@@ -33,9 +39,42 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "base/base.h"
 #include "op_testutil.h"
+#include "ops/op_common.h"
+
+/* ---- dims in messages -------------------------------------------------------- */
+
+static int test_dims_text(void)
+{
+    prt_dims d = D4(1, 3, 224, 224), bad = D0();
+    char buf[64], tiny[6];
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_X, buf, sizeof buf), "1x3x224x224") == 0);
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_LIST, buf, sizeof buf),
+                 "[1, 3, 224, 224]") == 0);
+    base_dims_str(&d, buf, sizeof buf);
+    CHECK(strcmp(buf, "1x3x224x224") == 0);
+    d.d[1] = BASE_DIM_UNKNOWN;
+    d.d[2] = -1; /* a dynamic dim of a descriptor reads as its value */
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_LIST, buf, sizeof buf),
+                 "[1, ?, -1, 224]") == 0);
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_X, buf, sizeof buf), "1x?x-1x224") == 0);
+    CHECK(strcmp(base_dims_format(&bad, BASE_DIMS_X, buf, sizeof buf), "scalar") == 0);
+    CHECK(strcmp(base_dims_format(&bad, BASE_DIMS_LIST, buf, sizeof buf), "[]") == 0);
+    bad.nb_dims = PRT_MAX_DIMS + 1;
+    CHECK(strcmp(base_dims_format(&bad, BASE_DIMS_X, buf, sizeof buf), "(rank 9)") == 0);
+    CHECK(strcmp(base_dims_format(&bad, BASE_DIMS_LIST, buf, sizeof buf), "[]") == 0);
+    bad.nb_dims = -2;
+    CHECK(strcmp(base_dims_format(&bad, BASE_DIMS_X, buf, sizeof buf), "(rank -2)") == 0);
+    /* Cut short, but terminated and within the buffer. */
+    d = D3(12345, 2, 3);
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_LIST, tiny, sizeof tiny), "[1234") == 0);
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_X, tiny, sizeof tiny), "12345") == 0);
+    CHECK(strcmp(base_dims_format(&d, BASE_DIMS_X, tiny, 1), "") == 0);
+    return 0;
+}
 
 /* ---- the table -------------------------------------------------------------- */
 
@@ -354,6 +393,16 @@ static int test_binary(void)
         {D1(1), D4(2, 1, 3, 1)},
         {D0(), D0()},
         {D5(2, 1, 2, 1, 3), D4(3, 2, 1, 3)},
+        {D1(4), D2(3, 4)},                   /* row on the left */
+        {D4(2, 3, 4, 5), D4(2, 1, 4, 5)},    /* a middle dim; the rest merge */
+        {D4(2, 1, 3, 1), D4(1, 1, 3, 1)},    /* size-1 dims between */
+        {D3(2, 3, 1), D3(2, 3, 1)},          /* same, ending in 1 */
+        {D2(1000, 1), D0()},                 /* long rows: same and scalars */
+        {D0(), D1(1000)},
+        {D2(10, 100), D2(10, 100)},
+        {D2(0, 3), D1(3)},                   /* empty */
+        {D3(2, 0, 4), D3(2, 1, 4)},
+        {D2(4, 1), D1(0)},
     };
     tu_rng rng;
     tu_rng_seed(&rng, 21);
@@ -361,7 +410,7 @@ static int test_binary(void)
         for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
             for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
                 ot_tensor in[2], y;
-                double want[512];
+                double want[1024];
                 prt_dims od;
                 char what[96];
                 in[0] = ot_random(types[t], cases[c].a, &rng, 0);
@@ -436,6 +485,19 @@ static int test_binary(void)
         in[1] = ot_make(PRT_INT32, D1(3));
         CHECK_ERR(ot_run_op("Div", NULL, 0, in, 2, &y), PRT_ERR_PLUGIN,
                   "integer division by zero");
+        ot_free(&in[0]);
+        ot_free(&in[1]);
+        /* A zero divisor in the last of several rows stops the run, and one
+         * broadcast over a whole row too. */
+        in[0] = ot_random(PRT_INT64, D2(3, 4), &rng, 1);
+        in[1] = ot_random(PRT_INT64, D2(3, 1), &rng, 1);
+        ((int64_t *)in[1].data)[2] = 0;
+        CHECK_ERR(ot_run_op("Div", NULL, 0, in, 2, &y), PRT_ERR_PLUGIN,
+                  "integer division by zero (int64)");
+        ot_free(&in[1]);
+        in[1] = ot_make(PRT_INT64, D0());
+        CHECK_ERR(ot_run_op("Div", NULL, 0, in, 2, &y), PRT_ERR_PLUGIN,
+                  "integer division by zero (int64)");
         ot_free(&in[0]);
         ot_free(&in[1]);
     }
@@ -1528,6 +1590,144 @@ static int test_flatten(void)
     return 0;
 }
 
+/* ---- matrix products ------------------------------------------------------------------------ */
+
+/* C = op(A) op(B), leading dims as op_gemm_f32_t takes them: in double, and
+ * in float summing k in order (what the built-in loops promise, bit for
+ * bit). */
+static void ref_product(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A,
+                        int64_t lda, const float *B, int64_t ldb, double *C, float *Cf)
+{
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double s = 0;
+            float sf = 0;
+            for (int64_t k = 0; k < K; k++) {
+                float a = ta ? A[k * lda + i] : A[i * lda + k];
+                float b = tb ? B[j * ldb + k] : B[k * ldb + j];
+                s += (double)a * b;
+                sf += a * b;
+            }
+            C[i * N + j] = s;
+            Cf[i * N + j] = sf;
+        }
+}
+
+/* A product of op_gemm_f32_t's rule through fn; 0 when C matches (exactly
+ * the in-order float sums with `exact`). ldc > N, and the padding of every
+ * row must stay as it was. */
+static int check_product(const char *what,
+                         void (*fn)(int32_t, int32_t, int64_t, int64_t, int64_t,
+                                    const float *, int64_t, const float *, int64_t,
+                                    float *, int64_t),
+                         int exact, int ta, int tb, int64_t M, int64_t N, int64_t K,
+                         tu_rng *rng)
+{
+    int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5;
+    int64_t na = (ta ? K : M) * lda, nb = (tb ? N : K) * ldb;
+    float *A = malloc(sizeof(float) * (size_t)(na + 1));
+    float *B = malloc(sizeof(float) * (size_t)(nb + 1));
+    float *C = malloc(sizeof(float) * (size_t)(M * ldc + 1));
+    double *want = malloc(sizeof(double) * (size_t)(M * N + 1));
+    float *wantf = malloc(sizeof(float) * (size_t)(M * N + 1));
+    int bad = 0;
+    REQUIRE(A && B && C && want && wantf);
+    for (int64_t i = 0; i < na; i++)
+        A[i] = (float)(tu_rng_uniform(rng) * 2 - 1);
+    for (int64_t i = 0; i < nb; i++)
+        B[i] = (float)(tu_rng_uniform(rng) * 2 - 1);
+    for (int64_t i = 0; i < M * ldc; i++)
+        C[i] = NAN; /* every element of the product must be written */
+    ref_product(ta, tb, M, N, K, A, lda, B, ldb, want, wantf);
+    fn(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);
+    for (int64_t i = 0; i < M && !bad; i++)
+        for (int64_t j = 0; j < ldc && !bad; j++) {
+            double got = C[i * ldc + j];
+            if (j >= N)
+                bad = !isnan(got);
+            else if (exact)
+                bad = C[i * ldc + j] != wantf[i * N + j];
+            else
+                bad = !(fabs(got - want[i * N + j]) <= 1e-5 * (1 + sqrt((double)K)));
+            if (bad)
+                fprintf(stderr, "%s transA %d transB %d %lldx%lldx%lld: C[%lld, %lld] = %g, "
+                        "wanted %g\n", what, ta, tb, (long long)M, (long long)N,
+                        (long long)K, (long long)i, (long long)j, got,
+                        j >= N ? NAN : want[i * N + j]);
+        }
+    CHECK(!bad);
+    free(A);
+    free(B);
+    free(C);
+    free(want);
+    free(wantf);
+    return bad;
+}
+
+/* A process whose limit is finite however large: OpenBLAS would spin where
+ * it is refused memory, so products must not go to it (ops/blas.c). */
+static int set_data_limit(rlim_t cur)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_DATA, &r) != 0 || (r.rlim_max != RLIM_INFINITY && cur > r.rlim_max))
+        return -1;
+    r.rlim_cur = cur;
+    return setrlimit(RLIMIT_DATA, &r);
+}
+
+static int test_products(void)
+{
+    /* Whole and partial tiles (4 x 8), past the panels of 256 rows of K. */
+    static const int64_t sizes[][3] = {{1, 1, 1},  {3, 4, 5},     {7, 1, 9},
+                                       {1, 13, 2}, {5, 1030, 300}, {17, 33, 257},
+                                       {8, 16, 64}, {4, 8, 513}};
+    tu_rng rng;
+    float one = 1.0f, c[2] = {7.0f, 7.0f};
+    int blas, limited;
+    ot_tensor in[2], y;
+    tu_rng_seed(&rng, 141);
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                check_product("op_gemm_f32_loops", op_gemm_f32_loops, 1, ta, tb,
+                              sizes[s][0], sizes[s][1], sizes[s][2], &rng);
+                check_product("op_gemm_f32_t", op_gemm_f32_t, 0, ta, tb, sizes[s][0],
+                              sizes[s][1], sizes[s][2], &rng);
+            }
+    /* K = 0: a sum of nothing. */
+    op_gemm_f32_loops(0, 0, 1, 2, 0, &one, 1, &one, 2, c, 2);
+    CHECK(c[0] == 0.0f && c[1] == 0.0f);
+
+    /* Whether products go to the BLAS in this process and build (1 with
+     * OpenBLAS loaded, 0 without one). */
+    blas = op_blas_sgemm(0, 0, 1, 1, 1, &one, 1, &one, 1, c, 1);
+    /* A finite limit, even one nothing reaches: the next context of an op
+     * with products takes the loops, and its results are right. */
+    limited = set_data_limit(RLIM_INFINITY - 1) == 0;
+    if (!limited)
+        fprintf(stderr, "note: cannot set RLIMIT_DATA; the limit case is not tested\n");
+    in[0] = ot_random(PRT_FLOAT32, D2(3, 4), &rng, 0);
+    in[1] = ot_random(PRT_FLOAT32, D2(4, 2), &rng, 0);
+    if (limited) {
+        double want[6];
+        prt_dims od;
+        CHECK_OK(ot_run_op("MatMul", NULL, 0, in, 2, &y));
+        CHECK(op_blas_sgemm(0, 0, 1, 1, 1, &one, 1, &one, 1, c, 1) == 0);
+        ref_matmul(&in[0], &in[1], &od, want);
+        if (y.data)
+            ot_check_close("MatMul under a limit", &y, &od, want, 1e-6);
+        ot_free(&y);
+        CHECK(set_data_limit(RLIM_INFINITY) == 0);
+    }
+    /* Without it, the next context goes back to what the process had. */
+    CHECK_OK(ot_run_op("MatMul", NULL, 0, in, 2, &y));
+    CHECK(op_blas_sgemm(0, 0, 1, 1, 1, &one, 1, &one, 1, c, 1) == blas);
+    ot_free(&y);
+    ot_free(&in[0]);
+    ot_free(&in[1]);
+    return 0;
+}
+
 /* ---- Gemm ---------------------------------------------------------------------------------- */
 
 /* Y = alpha * A' * B' + beta * C in double, C broadcast to [M, N] (none
@@ -1971,6 +2171,7 @@ static int test_alloc_failures(void)
 
 int main(void)
 {
+    test_dims_text();
     test_table();
     test_objects();
     test_relu_identity();
@@ -1983,6 +2184,7 @@ int main(void)
     test_hard();
     test_gap();
     test_flatten();
+    test_products();
     test_gemm();
     test_head();
     test_chain();

@@ -10,6 +10,11 @@
  *    Reshape, -1 and 0 in a Reshape, Add/Sub/Mul/Div on shape values,
  *    Range over a dim, ConstantOfShape and Expand from computed shapes,
  *    Slice ending at a computed dim, Cast of a dim, at two run shapes;
+ *  - ConstantOfShape's value of every numeric field type, into integer,
+ *    float and bool dtypes (truncation, saturation), and a non-number;
+ *  - Expand's broadcasts: rank growth, a middle dim, the last dim (a fill),
+ *    rows (a copy), scalars, size-1 dims, empty tensors, element sizes 1 to
+ *    8;
  *  - Gather (negative indices, axis 1, int32 indices), Slice (negative
  *    starts and steps, clamping), Squeeze/Unsqueeze, Concat, Cast
  *    (saturation, bool), Shape's start/end;
@@ -382,6 +387,26 @@ static int test_cast_concat_squeeze(void)
         CHECK(y[0] == 1 && y[2] == 3 && y[3] == 9 && y[4] == 8);
         CHECK_ERR(one("Concat", &f, 1, &xd, x, &k, &ex, &n, 1, 0, yb, &od),
                   PRT_ERR_SHAPE, "rank");
+        axis = 1;
+        CHECK_ERR(one("Concat", &f, 1, &xd1, x1, &k, &ex, &n, 1, 0, yb, &od),
+                  PRT_ERR_SHAPE, "axis 1 is out of range for inputs of rank 1 (-1 to 0)");
+    }
+    /* Axes of Concat and Gather on scalars */
+    {
+        int32_t axis = 0;
+        prt_field f = {"axis", &axis, PRT_FIELD_INT32, 1};
+        ot_tensor in[2], y;
+        in[0] = ot_make(PRT_FLOAT32, D0());
+        in[1] = ot_make(PRT_FLOAT32, D0());
+        CHECK_ERR(ot_run_op("Concat", &f, 1, in, 2, &y), PRT_ERR_SHAPE,
+                  "Concat (layer 'Concat'): axis 0 needs inputs of rank 1 or more, not a "
+                  "scalar");
+        ot_free(&in[1]);
+        in[1] = ot_make(PRT_INT64, D1(1));
+        CHECK_ERR(ot_run_op("Gather", &f, 1, in, 2, &y), PRT_ERR_SHAPE,
+                  "axis 0 needs data of rank 1 or more, not a scalar");
+        ot_free(&in[0]);
+        ot_free(&in[1]);
     }
     /* Squeeze without axes drops the 1s; Unsqueeze with two axes */
     {
@@ -466,10 +491,166 @@ static int test_values_rank2(void)
     return 0;
 }
 
+/* ---- ConstantOfShape's value ----------------------------------------------- */
+
+/* ConstantOfShape([2]) of dtype dt with a one-element value field of type
+ * ftype; *got is element 1 of the result. */
+static prt_status cos_value(int32_t dt, int32_t ftype, const void *v, double *got)
+{
+    net g = {NULL, PRT_OK};
+    prt_engine *e = NULL;
+    prt_dims xd = {1, {2}}, od;
+    float xv[2] = {0, 0};
+    int64_t two = 2, buf[MAXT];
+    const char *names[1] = {"C"};
+    int32_t x, c;
+    prt_field f[2];
+    prt_status st;
+    f[0] = ot_fld_i32("dtype", &dt, 1);
+    f[1] = (prt_field){"value", v, ftype, 1};
+    if (prt_network_create(&g.n))
+        return PRT_ERR_OUT_OF_MEMORY;
+    g.st = prt_network_add_input(g.n, "X", PRT_FLOAT32, &xd, &x);
+    c = i64v(&g, 1, &two);
+    out(&g, layer(&g, "ConstantOfShape", f, 2, NULL, 0, &c, 1), "C");
+    st = build(&g, 0, &e);
+    if (!st)
+        st = run(e, &xd, xv, names, 1, buf, &od);
+    if (!st) {
+        ot_tensor t = {dt, od, buf};
+        *got = ot_get(&t, 1);
+    }
+    prt_engine_destroy(e);
+    prt_network_destroy(g.n);
+    return st;
+}
+
+static int test_constant_value(void)
+{
+    static const int8_t i8 = -3;
+    static const int16_t i16 = 300;
+    static const int32_t i32 = -70000;
+    static const int64_t i64 = 5000000000LL;
+    static const float f32 = -2.75f;
+    static const double f64 = 1.0e300;
+    static const uint16_t h = 0x3e00, bf = 0x3fc0; /* 1.5 in both */
+    static const char ch = 'x';
+    static const struct {
+        int32_t dtype, ftype;
+        const void *value;
+        double want;
+    } cases[] = {
+        {PRT_INT32, PRT_FIELD_INT8, &i8, -3},
+        {PRT_INT32, PRT_FIELD_INT16, &i16, 300},
+        {PRT_INT64, PRT_FIELD_INT32, &i32, -70000},
+        {PRT_INT64, PRT_FIELD_INT64, &i64, 5000000000.0},
+        {PRT_FLOAT32, PRT_FIELD_INT16, &i16, 300},
+        {PRT_FLOAT32, PRT_FIELD_FLOAT32, &f32, -2.75},
+        {PRT_FLOAT16, PRT_FIELD_FLOAT16, &h, 1.5},
+        {PRT_BFLOAT16, PRT_FIELD_BFLOAT16, &bf, 1.5},
+        {PRT_FLOAT32, PRT_FIELD_FLOAT64, &f64, INFINITY},
+        /* A float for an integer dtype truncates, and saturates. */
+        {PRT_INT32, PRT_FIELD_FLOAT32, &f32, -2},
+        {PRT_INT64, PRT_FIELD_FLOAT64, &f64, (double)INT64_MAX},
+        {PRT_BOOL, PRT_FIELD_INT16, &i16, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double got = 0;
+        CHECK_OK(cos_value(cases[i].dtype, cases[i].ftype, cases[i].value, &got));
+        if (got != cases[i].want) {
+            fprintf(stderr, "ConstantOfShape case %d: %g, wanted %g\n", (int)i, got,
+                    cases[i].want);
+            CHECK(got == cases[i].want);
+        }
+    }
+    {
+        double got = 0;
+        CHECK_ERR(cos_value(PRT_INT32, PRT_FIELD_CHAR, &ch, &got), PRT_ERR_INVALID_ARGUMENT,
+                  "field 'value' has type char, expected a number");
+    }
+    return 0;
+}
+
+/* ---- Expand ---------------------------------------------------------------- */
+
+/* Expand(X, shape) with X of dtype and dims xd (random) and a constant
+ * shape; checks Y's dims against want and its elements against X's,
+ * broadcast. */
+static int expand_case(int32_t dtype, prt_dims xd, int64_t nshape, const int64_t *shape,
+                       prt_dims want, tu_rng *rng)
+{
+    net g = {NULL, PRT_OK};
+    prt_engine *e = NULL;
+    prt_context *ctx = NULL;
+    ot_tensor x = ot_random(dtype, xd, rng, 0), y = ot_make(dtype, want);
+    int32_t tx;
+    double ref[256];
+    char what[96];
+    snprintf(what, sizeof what, "Expand %s case %lld->%lld", prt_dtype_name(dtype),
+             (long long)tu_volume(&xd), (long long)tu_volume(&want));
+    REQUIRE(tu_volume(&want) <= 256 && x.data && y.data);
+    for (int64_t i = 0; i < tu_volume(&want); i++) {
+        int64_t idx[PRT_MAX_DIMS];
+        ot_unravel(&want, i, idx);
+        ref[i] = ot_get(&x, ot_bcast_at(&xd, &want, idx));
+    }
+    REQUIRE_OK(prt_network_create(&g.n));
+    g.st = prt_network_add_input(g.n, "X", dtype, &xd, &tx);
+    out(&g, op_s(&g, "Expand", tx, i64v(&g, nshape, shape)), "Y");
+    CHECK_OK(build(&g, 0, &e));
+    if (e) {
+        CHECK_OK(prt_context_create(e, &ctx));
+        CHECK_OK(prt_context_set_tensor_address(ctx, "X", x.data));
+        CHECK_OK(prt_context_set_tensor_address(ctx, "Y", y.data));
+        CHECK_OK(prt_context_enqueue(ctx, NULL));
+        CHECK_OK(prt_context_get_tensor_shape(ctx, "Y", &y.dims));
+        ot_check_close(what, &y, &want, ref, 0);
+    }
+    prt_context_destroy(ctx);
+    prt_engine_destroy(e);
+    prt_network_destroy(g.n);
+    ot_free(&x);
+    ot_free(&y);
+    return 0;
+}
+
+static int test_expand(void)
+{
+    static const int32_t types[] = {PRT_INT8, PRT_BOOL, PRT_FLOAT16, PRT_FLOAT32,
+                                    PRT_INT64};
+    const int64_t s234[3] = {2, 3, 4}, s34[2] = {3, 4}, s253[3] = {2, 5, 3},
+                  s23[2] = {2, 3}, s3[1] = {3}, s111[3] = {1, 1, 1}, s04[2] = {0, 4},
+                  s1[1] = {1};
+    tu_rng rng;
+    tu_rng_seed(&rng, 17);
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        int32_t dt = types[t];
+        expand_case(dt, ot_dims5(2, 3, 1, 0, 0, 0), 3, s234, ot_dims5(3, 2, 3, 4, 0, 0),
+                    &rng);                                   /* rank, last dim */
+        expand_case(dt, ot_dims5(2, 1, 4, 0, 0, 0), 2, s34, ot_dims5(2, 3, 4, 0, 0, 0),
+                    &rng);                                   /* rows */
+        expand_case(dt, ot_dims5(3, 2, 1, 3, 0, 0), 3, s253, ot_dims5(3, 2, 5, 3, 0, 0),
+                    &rng);                                   /* a middle dim */
+        expand_case(dt, ot_dims5(0, 0, 0, 0, 0, 0), 2, s23, ot_dims5(2, 2, 3, 0, 0, 0),
+                    &rng);                                   /* a scalar */
+        expand_case(dt, ot_dims5(1, 3, 0, 0, 0, 0), 1, s3, ot_dims5(1, 3, 0, 0, 0, 0),
+                    &rng);                                   /* the same */
+        expand_case(dt, ot_dims5(2, 2, 1, 0, 0, 0), 3, s111, ot_dims5(3, 1, 2, 1, 0, 0),
+                    &rng);                                   /* size-1 dims */
+        expand_case(dt, ot_dims5(2, 0, 1, 0, 0, 0), 2, s04, ot_dims5(2, 0, 4, 0, 0, 0),
+                    &rng);                                   /* empty */
+        expand_case(dt, ot_dims5(0, 0, 0, 0, 0, 0), 1, s1, ot_dims5(1, 1, 0, 0, 0, 0),
+                    &rng);                                   /* scalar to [1] */
+    }
+    return 0;
+}
+
 int main(void)
 {
     test_chain();
     test_gather_slice();
+    test_expand();
+    test_constant_value();
     test_cast_concat_squeeze();
     test_unknown_values();
     test_values_rank2();

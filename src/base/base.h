@@ -66,7 +66,20 @@ int base_add_i64(int64_t a, int64_t b, int64_t *out);
 /* Element count of dims (1 for rank 0); -1 if a dim is negative or the product
  * overflows. */
 int64_t base_volume(const prt_dims *dims);
-/* Writes "1x3x224x224" (or "scalar") into buf. */
+/* The two spellings of dims in text, from one formatter:
+ *   BASE_DIMS_X     "1x3x224x224": shape messages and the program's
+ *                   NAME:DIMS syntax; rank 0 reads "scalar", a rank out of
+ *                   range "(rank N)".
+ *   BASE_DIMS_LIST  "[1, 3, 224, 224]": op messages; rank 0 and a rank out
+ *                   of range read "[]". */
+enum { BASE_DIMS_X, BASE_DIMS_LIST };
+/* A dim value that reads "?": a symbolic dim, in messages about
+ * expressions. */
+#define BASE_DIM_UNKNOWN INT64_MIN
+/* Writes dims in `style` into buf and returns buf; text that does not fit
+ * in cap bytes is cut short, still terminated. */
+const char *base_dims_format(const prt_dims *dims, int32_t style, char *buf, size_t cap);
+/* base_dims_format in BASE_DIMS_X. */
 void base_dims_str(const prt_dims *dims, char *buf, size_t cap);
 
 /* Bytes of one element of a prt_field_type (sizeof(prt_dims) for DIMS); 0

@@ -27,24 +27,60 @@ int64_t base_volume(const prt_dims *dims)
     return v;
 }
 
-void base_dims_str(const prt_dims *dims, char *buf, size_t cap)
+/* Appends to buf at n, never past cap; returns the new length (cap - 1 at
+ * most, so later appends are no-ops once the text is cut short). */
+static size_t dims_put(char *buf, size_t cap, size_t n, const char *fmt, ...)
+    BASE_PRINTF(4, 5);
+static size_t dims_put(char *buf, size_t cap, size_t n, const char *fmt, ...)
 {
+    va_list ap;
+    int w;
+    if (n + 1 >= cap)
+        return n;
+    va_start(ap, fmt);
+    w = vsnprintf(buf + n, cap - n, fmt, ap);
+    va_end(ap);
+    if (w < 0)
+        return n;
+    return (size_t)w < cap - n ? n + (size_t)w : cap - 1;
+}
+
+const char *base_dims_format(const prt_dims *dims, int32_t style, char *buf, size_t cap)
+{
+    int list = style == BASE_DIMS_LIST;
+    int32_t nb = dims->nb_dims;
     size_t n = 0;
     if (cap == 0)
-        return;
+        return buf;
     buf[0] = '\0';
-    if (dims->nb_dims <= 0 || dims->nb_dims > PRT_MAX_DIMS) {
-        snprintf(buf, cap, dims->nb_dims == 0 ? "scalar" : "(rank %d)",
-                 (int)dims->nb_dims);
-        return;
+    if (nb < 0 || nb > PRT_MAX_DIMS) {
+        if (list)
+            dims_put(buf, cap, 0, "[]");
+        else
+            dims_put(buf, cap, 0, "(rank %d)", (int)nb);
+        return buf;
     }
-    for (int32_t i = 0; i < dims->nb_dims && n < cap; i++) {
-        int w = snprintf(buf + n, cap - n, "%s%lld", i ? "x" : "",
-                         (long long)dims->d[i]);
-        if (w < 0)
-            return;
-        n += (size_t)w;
+    if (nb == 0 && !list) {
+        dims_put(buf, cap, 0, "scalar");
+        return buf;
     }
+    if (list)
+        n = dims_put(buf, cap, n, "[");
+    for (int32_t i = 0; i < nb; i++) {
+        const char *sep = i == 0 ? "" : list ? ", " : "x";
+        if (dims->d[i] == BASE_DIM_UNKNOWN)
+            n = dims_put(buf, cap, n, "%s?", sep);
+        else
+            n = dims_put(buf, cap, n, "%s%lld", sep, (long long)dims->d[i]);
+    }
+    if (list)
+        dims_put(buf, cap, n, "]");
+    return buf;
+}
+
+void base_dims_str(const prt_dims *dims, char *buf, size_t cap)
+{
+    base_dims_format(dims, BASE_DIMS_X, buf, cap);
 }
 
 size_t prt_dtype_size(int32_t dtype)

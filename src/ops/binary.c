@@ -35,27 +35,52 @@ static prt_status bin_infer(const op_object *o, const prt_dims *in,
     return op_broadcast_dims(o, &in[0], &in[1], out, "inputs A and B");
 }
 
-/* ---- inner loops: y[j] = a[j * sa] op b[j * sb], j < n ------------------- */
+/* ---- rows: y[j] = a[j * sa] op b[j * sb], j < n ---------------------------
+ *
+ * op_bcast_walk's rows have element strides 0 or 1: both 1 for inputs of
+ * one shape, one of them 0 for a scalar or a broadcast row. Those get loops
+ * of their own, with constant strides and the broadcast value read once
+ * (the compiler cannot keep b[j * 0] in a register itself: as far as it
+ * knows, a store to y may change it). */
+#define BIN_ROWS(T, F)                                                         \
+    do {                                                                       \
+        if (sa == 1 && sb == 1) {                                              \
+            for (int64_t j = 0; j < n; j++)                                    \
+                y[j] = F(a[j], b[j]);                                          \
+        } else if (sa == 1 && sb == 0) {                                       \
+            const T bv = b[0];                                                 \
+            for (int64_t j = 0; j < n; j++)                                    \
+                y[j] = F(a[j], bv);                                            \
+        } else if (sa == 0 && sb == 1) {                                       \
+            const T av = a[0];                                                 \
+            for (int64_t j = 0; j < n; j++)                                    \
+                y[j] = F(av, b[j]);                                            \
+        } else {                                                               \
+            for (int64_t j = 0; j < n; j++)                                    \
+                y[j] = F(a[j * sa], b[j * sb]);                                \
+        }                                                                      \
+    } while (0)
 
-static void inner_f32(int32_t kind, const float *a, int64_t sa, const float *b,
-                      int64_t sb, float *y, int64_t n)
+#define F_ADD(x, z) ((x) + (z))
+#define F_SUB(x, z) ((x) - (z))
+#define F_MUL(x, z) ((x) * (z))
+#define F_DIV(x, z) ((x) / (z))
+
+static void row_f32(int32_t kind, const float *a, int64_t sa, const float *b,
+                    int64_t sb, float *y, int64_t n)
 {
     switch (kind) {
     case BIN_ADD:
-        for (int64_t j = 0; j < n; j++)
-            y[j] = a[j * sa] + b[j * sb];
+        BIN_ROWS(float, F_ADD);
         break;
     case BIN_SUB:
-        for (int64_t j = 0; j < n; j++)
-            y[j] = a[j * sa] - b[j * sb];
+        BIN_ROWS(float, F_SUB);
         break;
     case BIN_MUL:
-        for (int64_t j = 0; j < n; j++)
-            y[j] = a[j * sa] * b[j * sb];
+        BIN_ROWS(float, F_MUL);
         break;
     default:
-        for (int64_t j = 0; j < n; j++)
-            y[j] = a[j * sa] / b[j * sb];
+        BIN_ROWS(float, F_DIV);
         break;
     }
 }
@@ -74,40 +99,40 @@ static float apply_f(int32_t kind, float a, float b)
     }
 }
 
-static void inner_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
-                     const uint16_t *b, int64_t sb, uint16_t *y, int64_t n)
+/* Half floats compute in float32 and round once (kind: row_16's). */
+#define F_HALF(x, z) prt_float_to_half(apply_f(kind, prt_half_to_float(x), prt_half_to_float(z)))
+#define F_BF16(x, z) prt_float_to_bf16(apply_f(kind, prt_bf16_to_float(x), prt_bf16_to_float(z)))
+
+static void row_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
+                   const uint16_t *b, int64_t sb, uint16_t *y, int64_t n)
 {
     if (dtype == PRT_FLOAT16)
-        for (int64_t j = 0; j < n; j++)
-            y[j] =
-                prt_float_to_half(apply_f(kind, prt_half_to_float(a[j * sa]),
-                                           prt_half_to_float(b[j * sb])));
+        BIN_ROWS(uint16_t, F_HALF);
     else
-        for (int64_t j = 0; j < n; j++)
-            y[j] =
-                prt_float_to_bf16(apply_f(kind, prt_bf16_to_float(a[j * sa]),
-                                           prt_bf16_to_float(b[j * sb])));
+        BIN_ROWS(uint16_t, F_BF16);
 }
 
-/* Integer loops through the unsigned type so overflow wraps instead of
- * being undefined. Return 0 on a division by zero. SIGNED: T is signed, so
- * x / -1 must not overflow. */
-#define INNER_INT(NAME, T, U, SIGNED)                                          \
+/* Integer rows through the unsigned type (bin_u, with T as bin_t) so
+ * overflow wraps instead of being undefined. Return 0 on a division by
+ * zero. SIGNED: T is signed, so x / -1 must not overflow. */
+#define W_ADD(x, z) ((bin_t)((bin_u)(x) + (bin_u)(z)))
+#define W_SUB(x, z) ((bin_t)((bin_u)(x) - (bin_u)(z)))
+#define W_MUL(x, z) ((bin_t)((bin_u)(x) * (bin_u)(z)))
+#define ROW_INT(NAME, T, U, SIGNED)                                            \
     static int NAME(int32_t kind, const T *a, int64_t sa, const T *b,          \
                     int64_t sb, T *y, int64_t n)                               \
     {                                                                          \
+        typedef T bin_t;                                                       \
+        typedef U bin_u;                                                       \
         switch (kind) {                                                        \
         case BIN_ADD:                                                          \
-            for (int64_t j = 0; j < n; j++)                                    \
-                y[j] = (T)((U)a[j * sa] + (U)b[j * sb]);                       \
+            BIN_ROWS(T, W_ADD);                                                \
             break;                                                             \
         case BIN_SUB:                                                          \
-            for (int64_t j = 0; j < n; j++)                                    \
-                y[j] = (T)((U)a[j * sa] - (U)b[j * sb]);                       \
+            BIN_ROWS(T, W_SUB);                                                \
             break;                                                             \
         case BIN_MUL:                                                          \
-            for (int64_t j = 0; j < n; j++)                                    \
-                y[j] = (T)((U)a[j * sa] * (U)b[j * sb]);                       \
+            BIN_ROWS(T, W_MUL);                                                \
             break;                                                             \
         default:                                                               \
             for (int64_t j = 0; j < n; j++) {                                  \
@@ -121,107 +146,72 @@ static void inner_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
         return 1;                                                              \
     }
 
-INNER_INT(inner_i8, int8_t, uint8_t, 1)
-INNER_INT(inner_u8, uint8_t, uint8_t, 0)
-INNER_INT(inner_i32, int32_t, uint32_t, 1)
-INNER_INT(inner_i64, int64_t, uint64_t, 1)
+ROW_INT(row_i8, int8_t, uint8_t, 1)
+ROW_INT(row_u8, uint8_t, uint8_t, 0)
+ROW_INT(row_i32, int32_t, uint32_t, 1)
+ROW_INT(row_i64, int64_t, uint64_t, 1)
 
-/* ---- broadcast walk --------------------------------------------------------
- */
+typedef struct bin_ctx {
+    int32_t kind, dtype;
+} bin_ctx;
+
+enum { BIN_ROW_OK, BIN_ROW_DIV_ZERO, BIN_ROW_DTYPE };
+
+static int bin_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
+                   uint8_t *y, int64_t n)
+{
+    const bin_ctx *c = ctx;
+    int ok = 1;
+    switch (c->dtype) {
+    case PRT_FLOAT32:
+        row_f32(c->kind, (const float *)p[0], s[0], (const float *)p[1], s[1],
+                (float *)y, n);
+        break;
+    case PRT_FLOAT16:
+    case PRT_BFLOAT16:
+        row_16(c->kind, c->dtype, (const uint16_t *)p[0], s[0],
+               (const uint16_t *)p[1], s[1], (uint16_t *)y, n);
+        break;
+    case PRT_INT8:
+        ok = row_i8(c->kind, (const int8_t *)p[0], s[0], (const int8_t *)p[1], s[1],
+                    (int8_t *)y, n);
+        break;
+    case PRT_UINT8:
+        ok = row_u8(c->kind, p[0], s[0], p[1], s[1], y, n);
+        break;
+    case PRT_INT32:
+        ok = row_i32(c->kind, (const int32_t *)p[0], s[0], (const int32_t *)p[1],
+                     s[1], (int32_t *)y, n);
+        break;
+    case PRT_INT64:
+        ok = row_i64(c->kind, (const int64_t *)p[0], s[0], (const int64_t *)p[1],
+                     s[1], (int64_t *)y, n);
+        break;
+    default:
+        return BIN_ROW_DTYPE;
+    }
+    return ok ? BIN_ROW_OK : BIN_ROW_DIV_ZERO;
+}
 
 static prt_status bin_run(const op_object *o, int32_t dtype,
                           const prt_tensor_desc *in, int32_t nb_in,
                           const prt_tensor_desc *out, const void *const *x,
                           void *y, void *ws, void *stream)
 {
-    const prt_dims *od = &out->dims;
-    int64_t sa0[PRT_MAX_DIMS], sb0[PRT_MAX_DIMS];
-    int64_t d[PRT_MAX_DIMS], sa[PRT_MAX_DIMS], sb[PRT_MAX_DIMS];
-    int64_t idx[PRT_MAX_DIMS] = {0};
-    int64_t n, outer = 1, oa = 0, ob = 0, oy = 0;
-    size_t es = prt_dtype_size(dtype);
-    int32_t r = 0, kind = o->cls->kind;
+    const prt_dims dims[2] = {in[0].dims, in[1].dims};
+    const size_t es[2] = {prt_dtype_size(dtype), prt_dtype_size(dtype)};
+    const bin_ctx c = {o->cls->kind, dtype};
     (void)nb_in, (void)ws;
-
-    op_broadcast_strides(&in[0].dims, od, sa0);
-    op_broadcast_strides(&in[1].dims, od, sb0);
-    /* Drop size-1 dims and merge neighbours that stay contiguous in both
-     * inputs, so the inner loop is as long as possible. */
-    for (int32_t i = 0; i < od->nb_dims; i++) {
-        if (od->d[i] == 1)
-            continue;
-        if (r > 0 && sa[r - 1] == sa0[i] * od->d[i] &&
-            sb[r - 1] == sb0[i] * od->d[i]) {
-            d[r - 1] *= od->d[i];
-            sa[r - 1] = sa0[i];
-            sb[r - 1] = sb0[i];
-            continue;
-        }
-        d[r] = od->d[i];
-        sa[r] = sa0[i];
-        sb[r] = sb0[i];
-        r++;
+    switch (op_bcast_walk(&out->dims, 2, dims, es, es[0], x, y, bin_row, &c)) {
+    case BIN_ROW_OK:
+        return PRT_OK;
+    case BIN_ROW_DIV_ZERO:
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "integer division by zero (%s)",
+                       prt_dtype_name(dtype));
+    default:
+        return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
+                       prt_dtype_name(dtype));
     }
-    if (r == 0) {
-        d[0] = 1;
-        sa[0] = sb[0] = 0;
-        r = 1;
-    }
-    n = d[r - 1];
-    for (int32_t i = 0; i < r - 1; i++)
-        outer *= d[i];
-    for (int64_t it = 0; it < outer; it++) {
-        const uint8_t *pa = (const uint8_t *)x[0] + (size_t)oa * es;
-        const uint8_t *pb = (const uint8_t *)x[1] + (size_t)ob * es;
-        uint8_t *py = (uint8_t *)y + (size_t)oy * es;
-        int ok = 1;
-        switch (dtype) {
-        case PRT_FLOAT32:
-            inner_f32(kind, (const float *)pa, sa[r - 1], (const float *)pb,
-                      sb[r - 1], (float *)py, n);
-            break;
-        case PRT_FLOAT16:
-        case PRT_BFLOAT16:
-            inner_16(kind, dtype, (const uint16_t *)pa, sa[r - 1],
-                     (const uint16_t *)pb, sb[r - 1], (uint16_t *)py, n);
-            break;
-        case PRT_INT8:
-            ok = inner_i8(kind, (const int8_t *)pa, sa[r - 1],
-                          (const int8_t *)pb, sb[r - 1], (int8_t *)py, n);
-            break;
-        case PRT_UINT8:
-            ok = inner_u8(kind, pa, sa[r - 1], pb, sb[r - 1], py, n);
-            break;
-        case PRT_INT32:
-            ok = inner_i32(kind, (const int32_t *)pa, sa[r - 1],
-                           (const int32_t *)pb, sb[r - 1], (int32_t *)py, n);
-            break;
-        case PRT_INT64:
-            ok = inner_i64(kind, (const int64_t *)pa, sa[r - 1],
-                           (const int64_t *)pb, sb[r - 1], (int64_t *)py, n);
-            break;
-        default:
-            return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
-                           prt_dtype_name(dtype));
-        }
-        if (!ok)
-            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                           "integer division by zero (%s)",
-                           prt_dtype_name(dtype));
-        oy += n;
-        /* Next outer index (odometer over dims 0 .. r-2). */
-        for (int32_t k = r - 2; k >= 0; k--) {
-            idx[k]++;
-            oa += sa[k];
-            ob += sb[k];
-            if (idx[k] < d[k])
-                break;
-            oa -= sa[k] * d[k];
-            ob -= sb[k] * d[k];
-            idx[k] = 0;
-        }
-    }
-    return PRT_OK;
 }
 
 /* Values (shape tensors): elementwise on the known values, a single value

@@ -120,7 +120,7 @@ static prt_status cast_run(const op_object *o, int32_t dtype,
                            void *y, void *ws, void *stream)
 {
     int32_t to = out->dtype;
-    int64_t n = op_volume(&in[0].dims);
+    int64_t n = base_volume(&in[0].dims);
     const void *x = xs[0];
     (void)o, (void)nb_in, (void)ws;
     if (to == dtype) {

@@ -81,8 +81,8 @@ static float f16_at(int32_t dtype, const uint8_t *p, int64_t i)
     return dtype == PRT_FLOAT16 ? prt_half_to_float(h) : prt_bf16_to_float(h);
 }
 
-static void cmp_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
-                    uint8_t *y, int64_t n)
+static int cmp_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
+                   uint8_t *y, int64_t n)
 {
     const cmp_ctx *c = ctx;
     switch (c->dtype) {
@@ -116,6 +116,7 @@ static void cmp_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
         }
         break;
     }
+    return 0;
 }
 
 static prt_status cmp_run(const op_object *o, int32_t dtype,
@@ -128,7 +129,7 @@ static prt_status cmp_run(const op_object *o, int32_t dtype,
     prt_dims dims[2];
     (void)ws;
     if (o->cls->kind == CMP_ISNAN) {
-        int64_t n = op_volume(&in[0].dims);
+        int64_t n = base_volume(&in[0].dims);
         uint8_t *yb = y;
         for (int64_t i = 0; i < n; i++) {
             float v = dtype == PRT_FLOAT32 ? ((const float *)x[0])[i]
@@ -144,7 +145,8 @@ static prt_status cmp_run(const op_object *o, int32_t dtype,
         es[k] = prt_dtype_size(dtype);
         dims[k] = in[k].dims;
     }
-    op_bcast_walk(&out->dims, 2, dims, es, 1, x, y, cmp_row, &c);
+    /* The rows never stop the walk. */
+    (void)op_bcast_walk(&out->dims, 2, dims, es, 1, x, y, cmp_row, &c);
     return PRT_OK;
 }
 

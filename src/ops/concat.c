@@ -31,15 +31,7 @@ static int32_t concat_serialize(op_object *o, prt_field *ser)
 
 static prt_status concat_axis(const op_object *o, int32_t r, int32_t *out)
 {
-    int32_t a = ((const concat_op *)o)->axis;
-    if (r < 1)
-        return op_fail(o, PRT_ERR_SHAPE, "the inputs must have rank 1 or more");
-    if (a < -r || a >= r)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "axis %d is out of range for rank %d (-%d to %d)",
-                       (int)a, (int)r, (int)r, (int)(r - 1));
-    *out = a < 0 ? a + r : a;
-    return PRT_OK;
+    return op_axis(o, ((const concat_op *)o)->axis, r, 0, "inputs", out);
 }
 
 static prt_status concat_shapes(op_object *o, const prt_dim_exprs *in,

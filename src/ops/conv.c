@@ -20,7 +20,7 @@
  * at the end (SAME_UPPER) or the beginning (SAME_LOWER).
  *
  * Computation: per image and group, im2col into the workspace and one GEMM
- * (op_gemm_f32: cblas_sgemm when built with a CBLAS, else blocked loops);
+ * (op_gemm_f32: OpenBLAS or the built-in loops, blas.c);
  * a 1x1 kernel with stride 1 and no padding multiplies X directly.
  */
 #include <string.h>
@@ -393,7 +393,7 @@ static int64_t conv_workspace(const op_object *o, int32_t dtype,
     n = col;
     if (dtype == PRT_FLOAT16) {
         for (int32_t k = 0; k <= nb_in; k++) {
-            vol = op_volume(k < nb_in ? &in[k] : out); /* X, W, B, then Y */
+            vol = base_volume(k < nb_in ? &in[k] : out); /* X, W, B, then Y */
             if (vol < 0 || !base_add_i64(n, vol, &n))
                 return -1;
         }
@@ -475,7 +475,7 @@ static prt_status conv_run(const op_object *o, int32_t dtype,
         float *w = col + ncol;
         int64_t v[3];
         for (int32_t k = 0; k < nb_in; k++) {
-            v[k] = op_volume(&dims[k]);
+            v[k] = base_volume(&dims[k]);
             op_to_f32(xs[k], dtype, v[k], w);
             if (k == 0)
                 X = w;
@@ -507,7 +507,7 @@ static prt_status conv_run(const op_object *o, int32_t dtype,
                 }
         }
     if (dtype == PRT_FLOAT16)
-        op_from_f32(Y, dtype, op_volume(&out->dims), y);
+        op_from_f32(Y, dtype, base_volume(&out->dims), y);
     return PRT_OK;
 }
 
@@ -523,6 +523,7 @@ static const op_class conv_class = {
     .infer = conv_infer,
     .workspace = conv_workspace,
     .run = {[PRT_DEVICE_CPU] = conv_run},
+    .blas = 1,
 };
 
 static const prt_field_schema conv_schema[] = {

@@ -313,7 +313,7 @@ static int64_t es_workspace(const op_object *o, int32_t dtype,
     if (dtype != PRT_FLOAT16)
         return 0;
     for (int32_t k = 0; k < nb_in; k++) {
-        int64_t v = op_volume(&in[k]);
+        int64_t v = base_volume(&in[k]);
         if (v < 0 || !base_add_i64(total, v, &total))
             return -1;
     }
@@ -419,7 +419,7 @@ static prt_status es_run(const op_object *o, int32_t dtype,
     if (dtype == PRT_FLOAT16) {
         float *w = ws;
         for (int32_t k = 0; k < nb_in; k++) {
-            int64_t v = op_volume(&dims[k]);
+            int64_t v = base_volume(&dims[k]);
             op_to_f32(xs[k], dtype, v, w);
             x[k] = w;
             w += v;
@@ -430,7 +430,7 @@ static prt_status es_run(const op_object *o, int32_t dtype,
     z.NL = e->nb_letters;
     z.size = size;
     z.st = st;
-    nout = op_volume(&out->dims);
+    nout = base_volume(&out->dims);
     for (int64_t t = 0; t < nout; t++) {
         switch (dtype) {
         case PRT_FLOAT32:

@@ -40,7 +40,7 @@ static prt_status ew_run(const op_object *o, int32_t dtype,
                          void *y, void *ws, void *stream)
 {
     const int32_t kind = o->cls->kind;
-    int64_t n = op_volume(&in[0].dims);
+    int64_t n = base_volume(&in[0].dims);
     (void)nb_in, (void)out, (void)ws;
     if (dtype == PRT_FLOAT32) {
         const float *x = xs[0];

@@ -64,15 +64,28 @@ static prt_status expand_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
+/* One row: a copy where the input has the dim, a fill where it broadcasts
+ * it; ctx points to the element size. */
+static int expand_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
+                      uint8_t *y, int64_t n)
+{
+    size_t es = *(const size_t *)ctx;
+    if (s[0])
+        memcpy(y, p[0], (size_t)n * es);
+    else
+        for (int64_t j = 0; j < n; j++)
+            memcpy(y + (size_t)j * es, p[0], es);
+    return 0;
+}
+
 static prt_status expand_run(const op_object *o, int32_t dtype,
                              const prt_tensor_desc *in, int32_t nb_in,
                              const prt_tensor_desc *out, const void *const *x,
                              void *y, void *ws, void *stream)
 {
     const prt_dims *id = &in[0].dims, *od = &out->dims;
-    int64_t strides[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0}, n, inner, src = 0;
     size_t es = prt_dtype_size(dtype);
-    int32_t off = od->nb_dims - id->nb_dims, r = od->nb_dims;
+    int32_t off = od->nb_dims - id->nb_dims;
     char a[128], b[128];
     (void)nb_in, (void)ws;
     if (off < 0)
@@ -80,35 +93,13 @@ static prt_status expand_run(const op_object *o, int32_t dtype,
     for (int32_t d = 0; d < id->nb_dims; d++)
         if (id->d[d] != 1 && id->d[d] != od->d[d + off])
             goto bad;
-    op_broadcast_strides(id, od, strides);
-    n = op_volume(od);
-    if (r == 0) {
-        memcpy(y, x[0], es);
-        return PRT_OK;
-    }
-    /* Rows of the last dim: a copy when the input has it, a fill when not. */
-    inner = od->d[r - 1];
-    for (int64_t row = 0; row < n / inner; row++) {
-        uint8_t *dst = (uint8_t *)y + (size_t)(row * inner) * es;
-        const uint8_t *s = (const uint8_t *)x[0] + (size_t)src * es;
-        if (strides[r - 1] == 1)
-            memcpy(dst, s, (size_t)inner * es);
-        else
-            for (int64_t j = 0; j < inner; j++)
-                memcpy(dst + (size_t)j * es, s, es);
-        for (int32_t k = r - 2; k >= 0; k--) {
-            idx[k]++;
-            src += strides[k];
-            if (idx[k] < od->d[k])
-                break;
-            src -= strides[k] * od->d[k];
-            idx[k] = 0;
-        }
-    }
+    /* The rows never stop the walk. */
+    (void)op_bcast_walk(od, 1, id, &es, es, x, y, expand_row, &es);
     return PRT_OK;
 bad:
     return op_fail(o, PRT_ERR_SHAPE, "the input dims %s do not broadcast to %s",
-                   op_dims_str(id, a, sizeof a), op_dims_str(od, b, sizeof b));
+                   base_dims_format(id, BASE_DIMS_LIST, a, sizeof a),
+                   base_dims_format(od, BASE_DIMS_LIST, b, sizeof b));
 }
 
 static const op_class expand_class = {

@@ -37,6 +37,7 @@ static prt_status cos_parse(op_object *o, const op_fields *f)
 {
     cos_op *c = (cos_op *)o;
     const prt_field *fl;
+    int number;
     prt_status st = op_field_i32(f, "dtype", PRT_FLOAT32, &c->dtype);
     if (st)
         return st;
@@ -54,37 +55,12 @@ static prt_status cos_parse(op_object *o, const op_fields *f)
         return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
                               "field 'value' must hold one value, it holds %lld",
                               (long long)fl->length);
-    switch (fl->type) {
-    case PRT_FIELD_INT8:
-        c->ival = *(const int8_t *)fl->data;
-        break;
-    case PRT_FIELD_INT16:
-        c->ival = *(const int16_t *)fl->data;
-        break;
-    case PRT_FIELD_INT32:
-        c->ival = *(const int32_t *)fl->data;
-        break;
-    case PRT_FIELD_INT64:
-        c->ival = *(const int64_t *)fl->data;
-        break;
-    case PRT_FIELD_FLOAT32:
-        c->fval = *(const float *)fl->data;
-        break;
-    case PRT_FIELD_FLOAT64:
-        c->fval = *(const double *)fl->data;
-        break;
-    case PRT_FIELD_FLOAT16:
-        c->fval = prt_half_to_float(*(const uint16_t *)fl->data);
-        break;
-    case PRT_FIELD_BFLOAT16:
-        c->fval = prt_bf16_to_float(*(const uint16_t *)fl->data);
-        break;
-    default:
+    number = op_field_number_at(fl, 0, &c->ival, &c->fval);
+    if (!number)
         return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
                               "field 'value' has type %s, expected a number",
                               base_field_type_name(fl->type));
-    }
-    if (fl->type <= PRT_FIELD_INT64)
+    if (number == 1)
         c->fval = (double)c->ival;
     else if (!is_float_dt(c->dtype)) {
         /* A float value for an integer dtype: truncate, saturating. */
@@ -155,7 +131,7 @@ static prt_status cos_run(const op_object *o, int32_t dtype,
                           void *y, void *ws, void *stream)
 {
     const cos_op *c = (const cos_op *)o;
-    int64_t n = op_volume(&out->dims);
+    int64_t n = base_volume(&out->dims);
     size_t es = prt_dtype_size(dtype);
     uint8_t one[8];
     (void)in, (void)nb_in, (void)x, (void)ws;

@@ -34,14 +34,7 @@ static int32_t flatten_serialize(op_object *o, prt_field *ser)
 /* The axis for rank r, in [0, r]. */
 static prt_status flatten_axis(const op_object *o, int32_t r, int32_t *out)
 {
-    int32_t a = ((const flatten_op *)o)->axis;
-    if (a < -r || a > r)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "axis %d is out of range for an input of rank %d "
-                       "(-%d to %d)",
-                       (int)a, (int)r, (int)r, (int)r);
-    *out = a < 0 ? a + r : a;
-    return PRT_OK;
+    return op_axis(o, ((const flatten_op *)o)->axis, r, 1, "an input", out);
 }
 
 static prt_status flatten_shapes(op_object *o, const prt_dim_exprs *in,
@@ -87,8 +80,7 @@ static prt_status flatten_run(const op_object *o, int32_t dtype,
 {
     (void)o, (void)nb_in, (void)out, (void)ws;
     if (x[0] != y)
-        memmove(y, x[0],
-                prt_dtype_size(dtype) * (size_t)op_volume(&in[0].dims));
+        memmove(y, x[0], prt_dtype_size(dtype) * (size_t)base_volume(&in[0].dims));
     return PRT_OK;
 }
 

@@ -34,18 +34,11 @@ static int32_t gather_serialize(op_object *o, prt_field *ser)
 static prt_status gather_axis(const op_object *o, int32_t r, int32_t q,
                               int32_t *out)
 {
-    int32_t a = ((const gather_op *)o)->axis;
-    if (r < 1)
-        return op_fail(o, PRT_ERR_SHAPE, "the data must have rank 1 or more");
-    if (a < -r || a >= r)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "axis %d is out of range for data of rank %d (-%d to %d)",
-                       (int)a, (int)r, (int)r, (int)(r - 1));
-    if (r - 1 + q > PRT_MAX_DIMS)
+    prt_status st = op_axis(o, ((const gather_op *)o)->axis, r, 0, "data", out);
+    if (!st && r - 1 + q > PRT_MAX_DIMS)
         return op_fail(o, PRT_ERR_SHAPE, "the output would have rank %d (max %d)",
                        (int)(r - 1 + q), PRT_MAX_DIMS);
-    *out = a < 0 ? a + r : a;
-    return PRT_OK;
+    return st;
 }
 
 static prt_status gather_shapes(op_object *o, const prt_dim_exprs *in,
@@ -114,7 +107,7 @@ static prt_status gather_run(const op_object *o, int32_t dtype,
                              void *y, void *ws, void *stream)
 {
     int32_t axis = 0;
-    int64_t outer = 1, inner = 1, d, ni = op_volume(&in[1].dims);
+    int64_t outer = 1, inner = 1, d, ni = base_volume(&in[1].dims);
     size_t es = prt_dtype_size(dtype);
     (void)nb_in, (void)out, (void)ws;
     gather_axis(o, in[0].dims.nb_dims, in[1].dims.nb_dims, &axis);

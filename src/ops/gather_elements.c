@@ -35,22 +35,23 @@ static int32_t ge_serialize(op_object *o, prt_field *ser)
 static prt_status ge_axis(const op_object *o, int32_t r, int32_t ri,
                           int32_t *out)
 {
-    int32_t a = ((const ge_op *)o)->axis;
-    if (r < 1)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "data must have rank 1 or more, it is a scalar");
-    if (ri != r)
+    prt_status st = op_axis(o, ((const ge_op *)o)->axis, r, 0, "data", out);
+    if (!st && ri != r)
         return op_fail(o, PRT_ERR_SHAPE,
                        "indices have rank %d but data has rank %d; they "
                        "must be equal",
                        (int)ri, (int)r);
-    if (a < -r || a >= r)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "axis %d is out of range for data of rank %d (-%d to "
-                       "%d)",
-                       (int)a, (int)r, (int)r, (int)(r - 1));
-    *out = a < 0 ? a + r : a;
-    return PRT_OK;
+    return st;
+}
+
+/* Indices larger than the data outside the axis; dims already written out. */
+static prt_status ge_exceed(const op_object *o, const char *indices, const char *data,
+                            int32_t dim, int32_t axis)
+{
+    return op_fail(o, PRT_ERR_SHAPE,
+                   "indices %s exceed data %s in dim %d (only the axis, %d, may be "
+                   "larger)",
+                   indices, data, (int)dim, (int)axis);
 }
 
 static prt_status ge_shapes(op_object *o, const prt_dim_exprs *in,
@@ -67,12 +68,8 @@ static prt_status ge_shapes(op_object *o, const prt_dim_exprs *in,
         int64_t vd, vi;
         if (i != axis && eb->is_constant(eb, in[0].d[i], &vd) &&
             eb->is_constant(eb, in[1].d[i], &vi) && vi > vd)
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "indices %s exceed data %s in dim %d (only the "
-                           "axis, %d, may be larger)",
-                           op_exprs_str(eb, &in[1], sa, sizeof sa),
-                           op_exprs_str(eb, &in[0], sb, sizeof sb), (int)i,
-                           (int)axis);
+            return ge_exceed(o, op_exprs_str(eb, &in[1], sa, sizeof sa),
+                             op_exprs_str(eb, &in[0], sb, sizeof sb), i, axis);
     }
     *out = in[1];
     return PRT_OK;
@@ -89,18 +86,16 @@ static prt_status ge_infer(const op_object *o, const prt_dims *in,
         return st;
     for (int32_t i = 0; i < in[0].nb_dims; i++)
         if (i != axis && in[1].d[i] > in[0].d[i])
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "indices %s exceed data %s in dim %d (only the "
-                           "axis, %d, may be larger)",
-                           op_dims_str(&in[1], sa, sizeof sa),
-                           op_dims_str(&in[0], sb, sizeof sb), (int)i,
-                           (int)axis);
+            return ge_exceed(o, base_dims_format(&in[1], BASE_DIMS_LIST, sa, sizeof sa),
+                             base_dims_format(&in[0], BASE_DIMS_LIST, sb, sizeof sb), i,
+                             axis);
     /* Indices along an empty axis can only be out of range. */
-    if (in[0].d[axis] == 0 && op_volume(&in[1]) > 0)
+    if (in[0].d[axis] == 0 && base_volume(&in[1]) > 0)
         return op_fail(o, PRT_ERR_SHAPE,
                        "data %s is empty along axis %d, so no index is in "
                        "range",
-                       op_dims_str(&in[0], sb, sizeof sb), (int)axis);
+                       base_dims_format(&in[0], BASE_DIMS_LIST, sb, sizeof sb),
+                       (int)axis);
     *out = in[1];
     return PRT_OK;
 }
@@ -120,7 +115,7 @@ static prt_status ge_run(const op_object *o, int32_t dtype,
     const prt_dims *dd = &in[0].dims, *id = &in[1].dims;
     int32_t r = dd->nb_dims, axis = 0, it = in[1].dtype;
     int64_t dstride[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0};
-    int64_t n = op_volume(id), base = 0, size;
+    int64_t n = base_volume(id), base = 0, size;
     size_t es = prt_dtype_size(dtype);
     const uint8_t *data = x[0];
     uint8_t *yb = y;

@@ -13,8 +13,8 @@
  *   transA int32, default 0; non-zero transposes A (as ONNX Runtime reads it)
  *   transB int32, default 0
  *
- * The product goes through op_gemm_f32_t (cblas_sgemm when built with a
- * CBLAS); alpha and C are applied in one pass after it, as ONNX's reference
+ * The product goes through op_gemm_f32_t (OpenBLAS or the built-in loops,
+ * blas.c); alpha and C are applied in one pass after it, as ONNX's reference
  * does (dot(A', B') * alpha + C * beta). When beta is 0, C is not read, so
  * its NaNs and infinities do not reach Y (ONNX's reference and ONNX Runtime
  * skip it too).
@@ -72,6 +72,25 @@ static prt_status gemm_check_ranks(const op_object *o, int32_t nb_in,
     return PRT_OK;
 }
 
+/* The two shape errors, with dims already written out. */
+static prt_status gemm_k_fail(const op_object *o, const char *a, int64_t ka, const char *b,
+                              int64_t kb)
+{
+    const gemm_op *g = cgm(o);
+    return op_fail(o, PRT_ERR_SHAPE,
+                   "inner dims differ: A %s%s has K = %lld, B %s%s has K = %lld", a,
+                   g->trans_a ? " (transposed)" : "", (long long)ka, b,
+                   g->trans_b ? " (transposed)" : "", (long long)kb);
+}
+
+static prt_status gemm_c_fail(const op_object *o, const char *c, const char *y)
+{
+    return op_fail(o, PRT_ERR_SHAPE,
+                   "C %s cannot be broadcast to M x N = %s (each dim of C must be 1 "
+                   "or equal)",
+                   c, y);
+}
+
 static prt_status gemm_shapes(op_object *o, const prt_dim_exprs *in,
                               int32_t nb_in, prt_dim_exprs *out,
                               prt_expr_builder *eb)
@@ -92,24 +111,16 @@ static prt_status gemm_shapes(op_object *o, const prt_dim_exprs *in,
     kb = b->d[g->trans_b ? 1 : 0];
     if (ka != kb && eb->is_constant(eb, ka, &va) &&
         eb->is_constant(eb, kb, &vb) && va != vb)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "inner dims differ: A %s%s has K = %lld, B %s%s has "
-                       "K = %lld",
-                       op_exprs_str(eb, a, sa, sizeof sa),
-                       g->trans_a ? " (transposed)" : "", (long long)va,
-                       op_exprs_str(eb, b, sb, sizeof sb),
-                       g->trans_b ? " (transposed)" : "", (long long)vb);
+        return gemm_k_fail(o, op_exprs_str(eb, a, sa, sizeof sa), va,
+                           op_exprs_str(eb, b, sb, sizeof sb), vb);
     if (nb_in == 3) {
         const prt_dim_exprs *c = &in[2];
         for (int32_t i = 0; i < c->nb_dims; i++) {
             const prt_expr *cd = c->d[i], *od = out->d[2 - c->nb_dims + i];
             if (cd != od && eb->is_constant(eb, cd, &va) && va != 1 &&
                 eb->is_constant(eb, od, &vb) && va != vb)
-                return op_fail(o, PRT_ERR_SHAPE,
-                               "C %s cannot be broadcast to M x N = %s (each "
-                               "dim of C must be 1 or equal)",
-                               op_exprs_str(eb, c, sa, sizeof sa),
-                               op_exprs_str(eb, out, sb, sizeof sb));
+                return gemm_c_fail(o, op_exprs_str(eb, c, sa, sizeof sa),
+                                   op_exprs_str(eb, out, sb, sizeof sb));
         }
     }
     return PRT_OK;
@@ -132,23 +143,15 @@ static prt_status gemm_infer(const op_object *o, const prt_dims *in,
     ka = a->d[g->trans_a ? 0 : 1];
     kb = b->d[g->trans_b ? 1 : 0];
     if (ka != kb)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "inner dims differ: A %s%s has K = %lld, B %s%s has "
-                       "K = %lld",
-                       op_dims_str(a, sa, sizeof sa),
-                       g->trans_a ? " (transposed)" : "", (long long)ka,
-                       op_dims_str(b, sb, sizeof sb),
-                       g->trans_b ? " (transposed)" : "", (long long)kb);
+        return gemm_k_fail(o, base_dims_format(a, BASE_DIMS_LIST, sa, sizeof sa), ka,
+                           base_dims_format(b, BASE_DIMS_LIST, sb, sizeof sb), kb);
     if (nb_in == 3) {
         const prt_dims *c = &in[2];
         for (int32_t i = 0; i < c->nb_dims; i++) {
             int64_t cd = c->d[i], od = out->d[2 - c->nb_dims + i];
             if (cd != 1 && cd != od)
-                return op_fail(o, PRT_ERR_SHAPE,
-                               "C %s cannot be broadcast to M x N = %s (each "
-                               "dim of C must be 1 or equal)",
-                               op_dims_str(c, sa, sizeof sa),
-                               op_dims_str(out, sb, sizeof sb));
+                return gemm_c_fail(o, base_dims_format(c, BASE_DIMS_LIST, sa, sizeof sa),
+                                   base_dims_format(out, BASE_DIMS_LIST, sb, sizeof sb));
         }
     }
     return PRT_OK;
@@ -164,7 +167,7 @@ static int64_t gemm_workspace(const op_object *o, int32_t dtype,
     if (dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return 0;
     for (int32_t k = 0; k <= nb_in; k++) {
-        int64_t v = op_volume(k < nb_in ? &in[k] : out); /* inputs, then Y */
+        int64_t v = base_volume(k < nb_in ? &in[k] : out); /* inputs, then Y */
         if (v < 0 || !base_add_i64(n, v, &n))
             return -1;
     }
@@ -187,7 +190,7 @@ static prt_status gemm_run(const op_object *o, int32_t dtype,
         float *w = ws;
         const float **dst[3] = {&A, &B, &C};
         for (int32_t k = 0; k < nb_in; k++) {
-            int64_t v = op_volume(&in[k].dims);
+            int64_t v = base_volume(&in[k].dims);
             op_to_f32(x[k], dtype, v, w);
             *dst[k] = w;
             w += v;
@@ -232,6 +235,7 @@ static const op_class gemm_class = {
     .infer = gemm_infer,
     .workspace = gemm_workspace,
     .run = {[PRT_DEVICE_CPU] = gemm_run},
+    .blas = 1,
 };
 
 static const prt_field_schema gemm_schema[] = {

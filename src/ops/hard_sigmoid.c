@@ -74,7 +74,7 @@ static prt_status hard_run(const op_object *o, int32_t dtype,
     const float alpha =
         kind == HARD_SWISH ? 1.0f / 6.0f : ((const hard_op *)o)->alpha;
     const float beta = kind == HARD_SWISH ? 0.5f : ((const hard_op *)o)->beta;
-    int64_t n = op_volume(&in[0].dims);
+    int64_t n = base_volume(&in[0].dims);
     (void)nb_in, (void)out, (void)ws;
     if (dtype == PRT_FLOAT32) {
         const float *x = xs[0];

@@ -71,19 +71,20 @@ static int32_t ln_serialize(op_object *o, prt_field *ser)
 /* The axis for rank r, in [0, r). */
 static prt_status ln_axis(const op_object *o, int32_t r, int32_t *out)
 {
-    int32_t a = cln(o)->axis;
-    if (r < 1)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "X must have rank 1 or more, it is a scalar");
-    if (a < -r || a >= r)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "axis %d is out of range for X of rank %d (-%d to %d)",
-                       (int)a, (int)r, (int)r, (int)(r - 1));
-    *out = a < 0 ? a + r : a;
-    return PRT_OK;
+    return op_axis(o, cln(o)->axis, r, 0, "X", out);
 }
 
 static const char *const ln_names[3] = {"X", "Scale", "B"};
+
+/* Scale or B (k) that does not broadcast to X's normalized dims; dims
+ * already written out. */
+static prt_status ln_bcast_fail(const op_object *o, int32_t k, const char *s,
+                                const char *x, int32_t axis)
+{
+    return op_fail(o, PRT_ERR_SHAPE,
+                   "%s %s cannot be broadcast to X %s's normalized dims (from axis %d)",
+                   ln_names[k], s, x, (int)axis);
+}
 
 static prt_status ln_shapes(op_object *o, const prt_dim_exprs *in,
                             int32_t nb_in, prt_dim_exprs *out,
@@ -108,11 +109,8 @@ static prt_status ln_shapes(op_object *o, const prt_dim_exprs *in,
             if (sd == xd || !eb->is_constant(eb, sd, &vs) || vs == 1)
                 continue;
             if (xi < axis || (eb->is_constant(eb, xd, &vx) && vx != vs))
-                return op_fail(o, PRT_ERR_SHAPE,
-                               "%s %s cannot be broadcast to X %s's "
-                               "normalized dims (from axis %d)",
-                               ln_names[k], op_exprs_str(eb, s, sa, sizeof sa),
-                               op_exprs_str(eb, x, sb, sizeof sb), (int)axis);
+                return ln_bcast_fail(o, k, op_exprs_str(eb, s, sa, sizeof sa),
+                                     op_exprs_str(eb, x, sb, sizeof sb), axis);
         }
     }
     *out = *x;
@@ -136,11 +134,8 @@ static prt_status ln_infer(const op_object *o, const prt_dims *in,
             ok = s->d[i] == 1 || (xi >= axis && s->d[i] == x->d[xi]);
         }
         if (!ok)
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "%s %s cannot be broadcast to X %s's normalized "
-                           "dims (from axis %d)",
-                           ln_names[k], op_dims_str(s, sa, sizeof sa),
-                           op_dims_str(x, sb, sizeof sb), (int)axis);
+            return ln_bcast_fail(o, k, base_dims_format(s, BASE_DIMS_LIST, sa, sizeof sa),
+                                 base_dims_format(x, BASE_DIMS_LIST, sb, sizeof sb), axis);
     }
     *out = *x;
     return PRT_OK;
@@ -172,19 +167,31 @@ static int64_t ln_workspace(const op_object *o, int32_t dtype,
     if (!base_mul_i64(norm, 2, &n))
         return -1;
     if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
-        int64_t v = op_volume(&in[0]);
+        int64_t v = base_volume(&in[0]);
         if (v < 0 || !base_add_i64(n, v, &n))
             return -1;
     }
     return base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
 }
 
-/* dst[norm] = s broadcast to the normalized dims nd (float32). */
+/* One row of ln_expand: n elements converted, or one converted and
+ * repeated; ctx points to the dtype. */
+static int ln_expand_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
+                         uint8_t *y, int64_t n)
+{
+    float *dst = (float *)y;
+    op_to_f32(p[0], *(const int32_t *)ctx, s[0] ? n : 1, dst);
+    for (int64_t j = s[0] ? n : 1; j < n; j++)
+        dst[j] = dst[0];
+    return 0;
+}
+
+/* dst = s broadcast to the normalized dims nd (float32). */
 static void ln_expand(const void *s, int32_t dtype, const prt_dims *sd,
-                      const prt_dims *nd, int64_t norm, float *dst)
+                      const prt_dims *nd, float *dst)
 {
     prt_dims trimmed = *sd;
-    int64_t strides[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0}, off = 0;
+    size_t es = prt_dtype_size(dtype);
     /* Dims of s before the axis are all 1 (checked): drop them. */
     if (trimmed.nb_dims > nd->nb_dims) {
         int32_t drop = trimmed.nb_dims - nd->nb_dims;
@@ -192,19 +199,9 @@ static void ln_expand(const void *s, int32_t dtype, const prt_dims *sd,
             trimmed.d[i] = trimmed.d[i + drop];
         trimmed.nb_dims = nd->nb_dims;
     }
-    op_broadcast_strides(&trimmed, nd, strides);
-    for (int64_t p = 0; p < norm; p++) {
-        op_to_f32((const uint8_t *)s + (size_t)off * prt_dtype_size(dtype),
-                  dtype, 1, &dst[p]);
-        for (int32_t k = nd->nb_dims - 1; k >= 0; k--) {
-            idx[k]++;
-            off += strides[k];
-            if (idx[k] < nd->d[k])
-                break;
-            off -= strides[k] * nd->d[k];
-            idx[k] = 0;
-        }
-    }
+    /* The rows never stop the walk. */
+    (void)op_bcast_walk(nd, 1, &trimmed, &es, sizeof(float), &s, dst, ln_expand_row,
+                        &dtype);
 }
 
 static prt_status ln_run(const op_object *o, int32_t dtype,
@@ -213,7 +210,7 @@ static prt_status ln_run(const op_object *o, int32_t dtype,
                          void *y, void *ws, void *stream)
 {
     const prt_dims *xd = &in[0].dims;
-    int64_t norm = ln_norm_size(o, xd), total = op_volume(xd), rows;
+    int64_t norm = ln_norm_size(o, xd), total = base_volume(xd), rows;
     int32_t axis = 0;
     float *scale = ws, *bias, *buf = NULL;
     const float *src = x[0];
@@ -234,9 +231,9 @@ static prt_status ln_run(const op_object *o, int32_t dtype,
     nd.nb_dims = xd->nb_dims - axis;
     for (int32_t i = 0; i < nd.nb_dims; i++)
         nd.d[i] = xd->d[axis + i];
-    ln_expand(x[1], dtype, &in[1].dims, &nd, norm, scale);
+    ln_expand(x[1], dtype, &in[1].dims, &nd, scale);
     if (nb_in == 3)
-        ln_expand(x[2], dtype, &in[2].dims, &nd, norm, bias);
+        ln_expand(x[2], dtype, &in[2].dims, &nd, bias);
     else
         for (int64_t p = 0; p < norm; p++)
             bias[p] = 0.0f;

@@ -6,8 +6,8 @@
  * [K, 1] with that 1 dropped (two vectors give a scalar); batch dims
  * broadcast like Add's (op_broadcast_exprs). Scalars are rejected.
  *
- * float32 through op_gemm_f32 (cblas_sgemm per batch when the build has a
- * CBLAS; one call for the whole batch when B has no batch of its own);
+ * float32 through op_gemm_f32 (OpenBLAS or the built-in loops, blas.c), per
+ * batch, or one call for the whole batch when B has no batch of its own;
  * float16 and bfloat16 are converted to float32 in the workspace, computed
  * there and rounded once; int32 and int64 use plain loops that wrap on
  * overflow.
@@ -96,11 +96,12 @@ static prt_status mm_infer(const op_object *o, const prt_dims *in,
                        (int)in[0].nb_dims, (int)in[1].nb_dims);
     mm_split(&in[0], &in[1], &g);
     if (g.K != g.KB)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "inner dims differ: A %s has K = %lld, B %s has "
-                       "K = %lld",
-                       op_dims_str(&in[0], sa, sizeof sa), (long long)g.K,
-                       op_dims_str(&in[1], sb, sizeof sb), (long long)g.KB);
+        return op_fail(
+            o, PRT_ERR_SHAPE,
+            "inner dims differ: A %s has K = %lld, B %s has "
+            "K = %lld",
+            base_dims_format(&in[0], BASE_DIMS_LIST, sa, sizeof sa), (long long)g.K,
+            base_dims_format(&in[1], BASE_DIMS_LIST, sb, sizeof sb), (long long)g.KB);
     st = op_broadcast_dims(o, &g.ba, &g.bb, out, "the batch dims of A and B");
     if (st)
         return st;
@@ -120,9 +121,9 @@ static int64_t mm_workspace(const op_object *o, int32_t dtype,
     (void)o, (void)nb_in;
     if (dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return 0;
-    va = op_volume(&in[0]);
-    vb = op_volume(&in[1]);
-    vy = op_volume(out);
+    va = base_volume(&in[0]);
+    vb = base_volume(&in[1]);
+    vy = base_volume(out);
     if (va < 0 || vb < 0 || vy < 0 || !base_add_i64(va, vb, &n) ||
         !base_add_i64(n, vy, &n) ||
         !base_mul_i64(n, (int64_t)sizeof(float), &n))
@@ -162,64 +163,71 @@ static void mm_one(int32_t dtype, int64_t M, int64_t N, int64_t K,
         op_gemm_f32(M, N, K, a, K, b, N, y, N);
 }
 
+/* A row of the batch walk: n products of one matrix of A and one of B
+ * (each an element of the walk). */
+typedef struct mm_batch {
+    int32_t dtype; /* computed in */
+    int64_t M, N, K;
+} mm_batch;
+
+static int mm_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
+                  uint8_t *y, int64_t n)
+{
+    const mm_batch *c = ctx;
+    size_t es = prt_dtype_size(c->dtype);
+    size_t sa = (size_t)(c->M * c->K) * es, sb = (size_t)(c->K * c->N) * es;
+    size_t sy = (size_t)(c->M * c->N) * es;
+    for (int64_t j = 0; j < n; j++)
+        mm_one(c->dtype, c->M, c->N, c->K, p[0] + (size_t)(j * s[0]) * sa,
+               p[1] + (size_t)(j * s[1]) * sb, y + (size_t)j * sy);
+    return 0;
+}
+
 static prt_status mm_run(const op_object *o, int32_t dtype,
                          const prt_tensor_desc *in, int32_t nb_in,
                          const prt_tensor_desc *out, const void *const *x,
                          void *y, void *ws, void *stream)
 {
-    const void *A = x[0], *B = x[1];
+    const void *mats[2] = {x[0], x[1]};
     void *Y = y;
-    int32_t cdt = dtype; /* dtype computed in */
-    size_t es;
     prt_dims bo;
     mm_geom g;
-    int64_t sa[PRT_MAX_DIMS], sb[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0};
-    int64_t nbatch, oa = 0, ob = 0;
+    mm_batch c;
     prt_status st;
     (void)nb_in;
     mm_split(&in[0].dims, &in[1].dims, &g);
     st = op_broadcast_dims(o, &g.ba, &g.bb, &bo, "the batch dims of A and B");
     if (st)
         return st;
+    c.dtype = dtype;
+    c.M = g.M;
+    c.N = g.N;
+    c.K = g.K;
     if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
         float *wa = ws, *wb, *wy;
-        int64_t va = op_volume(&in[0].dims), vb = op_volume(&in[1].dims);
+        int64_t va = base_volume(&in[0].dims), vb = base_volume(&in[1].dims);
         wb = wa + va;
         wy = wb + vb;
-        op_to_f32(A, dtype, va, wa);
-        op_to_f32(B, dtype, vb, wb);
-        A = wa;
-        B = wb;
+        op_to_f32(x[0], dtype, va, wa);
+        op_to_f32(x[1], dtype, vb, wb);
+        mats[0] = wa;
+        mats[1] = wb;
         Y = wy;
-        cdt = PRT_FLOAT32;
+        c.dtype = PRT_FLOAT32;
     }
-    es = prt_dtype_size(cdt);
-    nbatch = op_volume(&bo);
-    if (op_volume(&g.bb) == 1) {
+    if (base_volume(&g.bb) == 1) {
         /* B is one matrix: A's batch rows stack into one tall product. */
-        mm_one(cdt, nbatch * g.M, g.N, g.K, A, B, Y);
+        mm_one(c.dtype, base_volume(&bo) * g.M, g.N, g.K, mats[0], mats[1], Y);
     } else {
-        op_broadcast_strides(&g.ba, &bo, sa);
-        op_broadcast_strides(&g.bb, &bo, sb);
-        for (int64_t t = 0; t < nbatch; t++) {
-            mm_one(cdt, g.M, g.N, g.K,
-                   (const uint8_t *)A + (size_t)(oa * g.M * g.K) * es,
-                   (const uint8_t *)B + (size_t)(ob * g.K * g.N) * es,
-                   (uint8_t *)Y + (size_t)(t * g.M * g.N) * es);
-            for (int32_t k = bo.nb_dims - 1; k >= 0; k--) {
-                idx[k]++;
-                oa += sa[k];
-                ob += sb[k];
-                if (idx[k] < bo.d[k])
-                    break;
-                oa -= sa[k] * bo.d[k];
-                ob -= sb[k] * bo.d[k];
-                idx[k] = 0;
-            }
-        }
+        size_t es = prt_dtype_size(c.dtype);
+        const size_t mes[2] = {(size_t)(g.M * g.K) * es, (size_t)(g.K * g.N) * es};
+        const prt_dims batch[2] = {g.ba, g.bb};
+        /* The rows never stop the walk. */
+        (void)op_bcast_walk(&bo, 2, batch, mes, (size_t)(g.M * g.N) * es, mats, Y, mm_row,
+                            &c);
     }
     if (Y != y)
-        op_from_f32(Y, dtype, op_volume(&out->dims), y);
+        op_from_f32(Y, dtype, base_volume(&out->dims), y);
     return PRT_OK;
 }
 
@@ -234,6 +242,7 @@ static const op_class matmul_class = {
     .infer = mm_infer,
     .workspace = mm_workspace,
     .run = {[PRT_DEVICE_CPU] = mm_run},
+    .blas = 1,
 };
 
 const prt_plugin_creator op_matmul_creator =

@@ -44,41 +44,35 @@ static const char *dtype_list(uint32_t mask, char *buf, size_t cap)
     return buf;
 }
 
-const char *op_dims_str(const prt_dims *d, char *buf, size_t cap)
-{
-    size_t n = 0;
-    int32_t nb = d->nb_dims < 0 || d->nb_dims > PRT_MAX_DIMS ? 0 : d->nb_dims;
-    n += (size_t)snprintf(buf, cap, "[");
-    for (int32_t i = 0; i < nb && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "",
-                              (long long)d->d[i]);
-    if (n < cap)
-        snprintf(buf + n, cap - n, "]");
-    return buf;
-}
-
 const char *op_exprs_str(prt_expr_builder *eb, const prt_dim_exprs *d,
                          char *buf, size_t cap)
 {
-    size_t n = 0;
-    int32_t nb = d->nb_dims < 0 || d->nb_dims > PRT_MAX_DIMS ? 0 : d->nb_dims;
-    n += (size_t)snprintf(buf, cap, "[");
-    for (int32_t i = 0; i < nb && n < cap; i++) {
-        int64_t v;
-        if (d->d[i] && eb->is_constant(eb, d->d[i], &v))
-            n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "",
-                                  (long long)v);
-        else
-            n += (size_t)snprintf(buf + n, cap - n, "%s?", i ? ", " : "");
-    }
-    if (n < cap)
-        snprintf(buf + n, cap - n, "]");
-    return buf;
+    prt_dims v;
+    v.nb_dims = d->nb_dims < 0 || d->nb_dims > PRT_MAX_DIMS ? 0 : d->nb_dims;
+    for (int32_t i = 0; i < v.nb_dims; i++)
+        if (!d->d[i] || !eb->is_constant(eb, d->d[i], &v.d[i]))
+            v.d[i] = BASE_DIM_UNKNOWN;
+    return base_dims_format(&v, BASE_DIMS_LIST, buf, cap);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Checks shared by build and run                                            */
 /* ------------------------------------------------------------------------ */
+
+prt_status op_axis(const op_object *o, int32_t axis, int32_t r, int32_t end,
+                   const char *what, int32_t *out)
+{
+    int32_t hi = end ? r : r - 1;
+    if (hi < 0)
+        return op_fail(o, PRT_ERR_SHAPE, "axis %d needs %s of rank 1 or more, not a scalar",
+                       (int)axis, what);
+    if (axis < -r || axis > hi)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "axis %d is out of range for %s of rank %d (-%d to %d)", (int)axis,
+                       what, (int)r, (int)r, (int)hi);
+    *out = axis < 0 ? axis + r : axis;
+    return PRT_OK;
+}
 
 static op_object *obj(prt_plugin *p)
 {
@@ -196,9 +190,9 @@ static prt_status check_dims(const op_object *o, const prt_tensor_desc *in,
     prt_status st;
     for (int32_t i = 0; i < nb_in; i++) {
         ind[i] = in[i].dims;
-        if (op_volume(&ind[i]) < 0)
-            return op_fail(o, PRT_ERR_SHAPE, "input %d dims %s are not valid",
-                           (int)i, op_dims_str(&ind[i], a, sizeof a));
+        if (base_volume(&ind[i]) < 0)
+            return op_fail(o, PRT_ERR_SHAPE, "input %d dims %s are not valid", (int)i,
+                           base_dims_format(&ind[i], BASE_DIMS_LIST, a, sizeof a));
     }
     if (!o->cls->infer)
         return PRT_OK; /* dims from values: run checks what it relies on */
@@ -211,8 +205,8 @@ static prt_status check_dims(const op_object *o, const prt_tensor_desc *in,
         return op_fail(o, PRT_ERR_SHAPE,
                        "output dims %s differ from %s computed from the "
                        "inputs' dims",
-                       op_dims_str(&out->dims, a, sizeof a),
-                       op_dims_str(&want, b, sizeof b));
+                       base_dims_format(&out->dims, BASE_DIMS_LIST, a, sizeof a),
+                       base_dims_format(&want, BASE_DIMS_LIST, b, sizeof b));
     return PRT_OK;
 }
 
@@ -425,11 +419,12 @@ bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in, int32_t nb_in,
                        (int)out[0].desc.dims.nb_dims, (int)want.nb_dims);
     for (int32_t d = 0; d < want.nb_dims; d++)
         if (out[0].desc.dims.d[d] >= 0 && out[0].desc.dims.d[d] != want.d[d])
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "output dims %s differ from %s computed from the "
-                           "inputs' dims",
-                           op_dims_str(&out[0].desc.dims, a, sizeof a),
-                           op_dims_str(&want, b, sizeof b));
+            return op_fail(
+                o, PRT_ERR_SHAPE,
+                "output dims %s differ from %s computed from the "
+                "inputs' dims",
+                base_dims_format(&out[0].desc.dims, BASE_DIMS_LIST, a, sizeof a),
+                base_dims_format(&want, BASE_DIMS_LIST, b, sizeof b));
     return PRT_OK;
 }
 
@@ -551,12 +546,12 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
         st = check_dims(o, in_desc, nb_in, out_desc);
     if (st)
         return st;
-    if (op_volume(&out_desc->dims) == 0)
+    if (base_volume(&out_desc->dims) == 0)
         return PRT_OK;
     if (!outputs[0])
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "output pointer is NULL");
     for (int32_t i = 0; i < nb_in; i++)
-        if (!inputs[i] && op_volume(&in_desc[i].dims) > 0)
+        if (!inputs[i] && base_volume(&in_desc[i].dims) > 0)
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                            "input %d pointer is NULL", (int)i);
     if (o->cls->workspace) {
@@ -591,6 +586,10 @@ static prt_plugin *rt_clone(const prt_plugin *p)
 static prt_plugin *rt_attach(prt_plugin *p, prt_plugin_resources *resources)
 {
     (void)resources;
+    /* Here, not in the first run: loading a BLAS allocates and starts
+     * threads, and enqueue allocates nothing. */
+    if (cobj(p)->cls->blas)
+        op_blas_prepare();
     return rt_clone(p);
 }
 

@@ -8,7 +8,8 @@
  * symbolic shapes, concrete shapes, workspace, run). Everything else is the
  * same for every op: the plugin tables, dtype and format negotiation, the
  * checks before every run and creation (op_common.c), field reading
- * (op_fields.c), broadcasting, GEMM and half-float conversion (op_math.c).
+ * (op_fields.c), broadcasting, GEMM and half-float conversion (op_math.c),
+ * the BLAS behind GEMM (blas.c).
  * builtins.c holds the table of creators behind prt_builtin_find_creator.
  *
  * Rules every op obeys through the scaffold:
@@ -112,6 +113,9 @@ typedef struct op_class {
     op_kernel_fn run[PRT_DEVICE_COUNT];
 
     /* ---- optional; zero/NULL keeps the rules above ---------------------- */
+    /* The kernel computes matrix products (op_gemm_f32): attach_to_context
+     * calls op_blas_prepare. */
+    int32_t blas;
     /* Shape inputs accepted (both 0: none). */
     int32_t min_shape_inputs;
     int32_t max_shape_inputs;
@@ -203,6 +207,9 @@ prt_status op_field_i32_array(const op_fields *f, const char *name,
  * stored and serialized as float32. */
 prt_status op_field_f32(const op_fields *f, const char *name, float dflt,
                         float *out);
+/* Element k of a numeric field: 1 for an integer type (the value in *i),
+ * 2 for a float type (in *d, halves converted), 0 for any other type. */
+int op_field_number_at(const prt_field *fl, int64_t k, int64_t *i, double *d);
 /* A string (char field) of at most cap - 1 bytes, NUL-terminated in dst;
  * trailing NULs in the field are dropped, inner ones rejected. *out_len = -1
  * when absent (dst is then ""). */
@@ -219,13 +226,19 @@ void op_ser(prt_field *f, const char *name, int32_t type, const void *data,
 
 /* ---- shapes ------------------------------------------------------------- */
 
-/* "[2, 3]" into buf; returns buf. */
-const char *op_dims_str(const prt_dims *d, char *buf, size_t cap);
-/* "[2, ?, 3]" (? for a symbolic dim) into buf; returns buf. */
-const char *op_exprs_str(prt_expr_builder *eb, const prt_dim_exprs *d,
-                         char *buf, size_t cap);
-/* Elements of concrete dims; -1 on a negative dim or overflow. */
-int64_t op_volume(const prt_dims *d);
+/* Dims in messages: base_dims_format(d, BASE_DIMS_LIST, ...) for concrete
+ * ones ("[2, 3]"), this for symbolic ones: "[2, ?, 3]" (? for a dim that is
+ * not a constant) into buf; returns buf. Element counts: base_volume. */
+const char *op_exprs_str(prt_expr_builder *eb, const prt_dim_exprs *d, char *buf,
+                         size_t cap);
+
+/* An axis field for inputs of rank r, normalized into [0, r) ([0, r] with
+ * `end` set: an axis that may name the end, as Flatten's) or an error naming
+ * `what` (e.g. "X", "data", "an input"): "axis -4 is out of range for X of
+ * rank 3 (-3 to 2)", and without `end` "axis 0 needs X of rank 1 or more,
+ * not a scalar". */
+prt_status op_axis(const op_object *o, int32_t axis, int32_t r, int32_t end,
+                   const char *what, int32_t *out);
 
 /* Multidirectional (numpy) broadcast of two symbolic shapes, aligned at the
  * right. Per dim: equal expressions give that one; a constant 1 gives the
@@ -246,10 +259,30 @@ prt_status op_broadcast_dims(const op_object *o, const prt_dims *a,
 void op_broadcast_strides(const prt_dims *in, const prt_dims *out,
                           int64_t *strides);
 
+#define OP_WALK_MAX 3 /* inputs of one walk */
+
+/* One row of a walk: y[j] from the inputs' elements p[k] + j * s[k] (in
+ * elements of each input), j < n; every s[k] is 0 or 1. Returns 0, or a
+ * code of the op's own that stops the walk. */
+typedef int (*op_row_fn)(const void *ctx, const uint8_t *const *p, const int64_t *s,
+                         uint8_t *y, int64_t n);
+
+/* Calls fn over the rows of `out`, nb (<= OP_WALK_MAX) inputs of dims in[k]
+ * broadcast to it (numpy's rule; checked before), element sizes es[k] and
+ * out_es (an "element" may be a whole block, as MatMul's matrices). Size-1
+ * dims are dropped and dims contiguous in every input merged, so rows are
+ * as long as the layout allows: inputs of the output's shape, or scalars,
+ * make a single row. Returns 0, or the first non-zero code of fn (the
+ * remaining rows are not visited). (broadcast_walk.c) */
+int op_bcast_walk(const prt_dims *out, int32_t nb, const prt_dims *in, const size_t *es,
+                  size_t out_es, const void *const *x, void *y, op_row_fn fn,
+                  const void *ctx);
+
 /* ---- compute ------------------------------------------------------------ */
 
 /* C[M x N] = A[M x K] * B[K x N] (row-major, leading dims given). Through
- * cblas_sgemm when the build has a CBLAS, else cache-friendly loops. */
+ * OpenBLAS's cblas_sgemm where it is in use (op_blas_prepare), else
+ * op_gemm_f32_loops. */
 void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                  const float *B, int64_t ldb, float *C, int64_t ldc);
 /* C[M x N] = op(A) * op(B), op(X) = X or its transpose (BLAS's rule: with
@@ -258,6 +291,24 @@ void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
 void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
                    int64_t K, const float *A, int64_t lda, const float *B,
                    int64_t ldb, float *C, int64_t ldc);
+/* The same with the built-in loops: what op_gemm_f32_t computes where
+ * OpenBLAS is not in use. Each element is the float sum over k in order,
+ * bit for bit (register tiles only change which sums run together). */
+void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
+                       int64_t K, const float *A, int64_t lda, const float *B,
+                       int64_t ldb, float *C, int64_t ldc);
+/* Whether products go to OpenBLAS (blas.c says why this is decided at run
+ * time): loads it on the first call where the process has no memory limit
+ * (RLIMIT_AS, RLIMIT_DATA), and switches to the built-in loops where it has
+ * one. attach_to_context calls it for ops with `blas` set, so the choice and
+ * the loading happen at context creation; the first product calls it if
+ * nothing has. Thread-safe. */
+void op_blas_prepare(void);
+/* op_gemm_f32_t's product through OpenBLAS when it is in use and the sizes
+ * fit its int: 1 when done, 0 when the caller must compute it. */
+int op_blas_sgemm(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                  const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                  int64_t ldc);
 /* Converts n elements of float16/bfloat16/float32 to float32 and back. */
 void op_to_f32(const void *src, int32_t dtype, int64_t n, float *dst);
 void op_from_f32(const float *src, int32_t dtype, int64_t n, void *dst);

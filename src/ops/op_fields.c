@@ -60,18 +60,36 @@ prt_status op_field_find(const op_fields *f, const char *name,
     return PRT_OK;
 }
 
-/* Element k of an integer field as int64; 0 if the type is not integer. */
-static int64_t field_int_at(const prt_field *fl, int64_t k)
+int op_field_number_at(const prt_field *fl, int64_t k, int64_t *i, double *d)
 {
+    const void *p = fl->data;
+    *i = 0;
+    *d = 0.0;
     switch (fl->type) {
     case PRT_FIELD_INT8:
-        return ((const int8_t *)fl->data)[k];
+        *i = ((const int8_t *)p)[k];
+        return 1;
     case PRT_FIELD_INT16:
-        return ((const int16_t *)fl->data)[k];
+        *i = ((const int16_t *)p)[k];
+        return 1;
     case PRT_FIELD_INT32:
-        return ((const int32_t *)fl->data)[k];
+        *i = ((const int32_t *)p)[k];
+        return 1;
     case PRT_FIELD_INT64:
-        return ((const int64_t *)fl->data)[k];
+        *i = ((const int64_t *)p)[k];
+        return 1;
+    case PRT_FIELD_FLOAT32:
+        *d = ((const float *)p)[k];
+        return 2;
+    case PRT_FIELD_FLOAT64:
+        *d = ((const double *)p)[k];
+        return 2;
+    case PRT_FIELD_FLOAT16:
+        *d = prt_half_to_float(((const uint16_t *)p)[k]);
+        return 2;
+    case PRT_FIELD_BFLOAT16:
+        *d = prt_bf16_to_float(((const uint16_t *)p)[k]);
+        return 2;
     default:
         return 0;
     }
@@ -102,7 +120,9 @@ prt_status op_field_i32_array(const op_fields *f, const char *name,
             "field '%s' has %lld values; at most %d are allowed", name,
             (long long)fl->length, (int)cap);
     for (int64_t k = 0; k < fl->length; k++) {
-        int64_t v = field_int_at(fl, k);
+        int64_t v;
+        double unused;
+        op_field_number_at(fl, k, &v, &unused);
         if (v < INT32_MIN || v > INT32_MAX)
             return op_fields_fail(
                 f, PRT_ERR_INVALID_ARGUMENT,
@@ -154,23 +174,13 @@ prt_status op_field_f32(const op_fields *f, const char *name, float dflt,
         return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
                               "field '%s' must hold one value, it holds %lld",
                               name, (long long)fl->length);
-    switch (fl->type) {
-    case PRT_FIELD_FLOAT32:
-        *out = *(const float *)fl->data;
-        break;
-    case PRT_FIELD_FLOAT64: {
+    {
         /* Out of float's range, a C conversion is undefined: saturate to
          * the infinity IEEE rounding gives (near enough at the edge). */
-        double d = *(const double *)fl->data;
+        int64_t unused;
+        double d;
+        op_field_number_at(fl, 0, &unused, &d);
         *out = d > FLT_MAX ? INFINITY : d < -FLT_MAX ? -INFINITY : (float)d;
-        break;
-    }
-    case PRT_FIELD_FLOAT16:
-        *out = prt_half_to_float(*(const uint16_t *)fl->data);
-        break;
-    default:
-        *out = prt_bf16_to_float(*(const uint16_t *)fl->data);
-        break;
     }
     return PRT_OK;
 }

@@ -1,28 +1,22 @@
-/* Shared arithmetic of the built-in ops: volumes, broadcasting, GEMM and
+/* Shared arithmetic of the built-in ops: broadcasting, GEMM and
  * half-float conversion. See op_common.h. */
 #include "ops/op_common.h"
 
-#include <limits.h>
 #include <string.h>
-
-#ifdef PRT_HAVE_CBLAS
-#include <cblas.h>
-#endif
-
-int64_t op_volume(const prt_dims *d)
-{
-    int64_t v = 1;
-    if (d->nb_dims < 0 || d->nb_dims > PRT_MAX_DIMS)
-        return -1;
-    for (int32_t i = 0; i < d->nb_dims; i++)
-        if (d->d[i] < 0 || !base_mul_i64(v, d->d[i], &v))
-            return -1;
-    return v;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Broadcasting                                                              */
 /* ------------------------------------------------------------------------ */
+
+/* The one message of both broadcasts, over dims already written out. */
+static prt_status bcast_fail(const op_object *o, const char *what, const char *a,
+                             const char *b, int32_t dim, int64_t va, int64_t vb)
+{
+    return op_fail(o, PRT_ERR_SHAPE,
+                   "cannot broadcast %s: shapes %s and %s differ in output dim %d "
+                   "(%lld vs %lld; each must be equal or 1)",
+                   what, a, b, (int)dim, (long long)va, (long long)vb);
+}
 
 prt_status op_broadcast_exprs(op_object *o, prt_expr_builder *eb,
                               const prt_dim_exprs *a, const prt_dim_exprs *b,
@@ -47,13 +41,8 @@ prt_status op_broadcast_exprs(op_object *o, prt_expr_builder *eb,
         else if (cb && vb == 1)
             out->d[i] = ea;
         else if (ca && cb)
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "cannot broadcast %s: shapes %s and %s differ in "
-                           "output dim %d (%lld vs %lld; each must be equal "
-                           "or 1)",
-                           what, op_exprs_str(eb, a, sa, sizeof sa),
-                           op_exprs_str(eb, b, sb, sizeof sb), (int)i,
-                           (long long)va, (long long)vb);
+            return bcast_fail(o, what, op_exprs_str(eb, a, sa, sizeof sa),
+                              op_exprs_str(eb, b, sb, sizeof sb), i, va, vb);
         else if (ca)
             out->d[i] = ea; /* the symbol must be va or 1 */
         else if (cb)
@@ -78,13 +67,9 @@ prt_status op_broadcast_dims(const op_object *o, const prt_dims *a,
         else if (va == 1)
             out->d[i] = vb;
         else
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "cannot broadcast %s: shapes %s and %s differ in "
-                           "output dim %d (%lld vs %lld; each must be equal "
-                           "or 1)",
-                           what, op_dims_str(a, sa, sizeof sa),
-                           op_dims_str(b, sb, sizeof sb), (int)i, (long long)va,
-                           (long long)vb);
+            return bcast_fail(o, what, base_dims_format(a, BASE_DIMS_LIST, sa, sizeof sa),
+                              base_dims_format(b, BASE_DIMS_LIST, sb, sizeof sb), i, va,
+                              vb);
     }
     out->nb_dims = r;
     return PRT_OK;
@@ -110,9 +95,80 @@ void op_broadcast_strides(const prt_dims *in, const prt_dims *out,
 /* Compute helpers                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Rows of B kept hot while a block of C's rows is updated. */
-#define GEMM_KB 256
-#define GEMM_NB 1024
+/* The built-in product works on tiles of C of GEMM_MR rows by GEMM_NR
+ * columns, held in registers while k runs over a panel of op(B) of up to
+ * GEMM_KC rows copied to the stack (8 KiB: it stays in L1 while every row of
+ * A sweeps it). Each element is still the sum over k in order from 0, one
+ * multiply and one add per term, so the results are those of the plain
+ * triple loop, bit for bit. */
+#define GEMM_MR 4
+#define GEMM_NR 8
+#define GEMM_KC 256
+
+/* Four floats as GCC and Clang lower them: SSE on x86-64, NEON on arm64. */
+typedef float gemm_v4 __attribute__((vector_size(16)));
+
+static gemm_v4 v4_load(const float *p)
+{
+    gemm_v4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static void v4_store(float *p, gemm_v4 v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+/* The panel: rows k0 .. k0 + kc of op(B), columns j0 .. j0 + nr, zero past
+ * nr. */
+static void gemm_pack(int32_t trans_b, const float *B, int64_t ldb, int64_t k0,
+                      int64_t kc, int64_t j0, int64_t nr, float *bp)
+{
+    for (int64_t k = 0; k < kc; k++)
+        for (int64_t t = 0; t < GEMM_NR; t++)
+            bp[k * GEMM_NR + t] = t >= nr      ? 0.0f
+                                  : trans_b ? B[(j0 + t) * ldb + k0 + k]
+                                            : B[(k0 + k) * ldb + j0 + t];
+}
+
+/* Tile rows i .. i + mr (mr is GEMM_MR, or 1 for the last rows) of C, nr
+ * columns from c: c = (first ? 0 : c) + op(A)'s rows times the panel. a
+ * points to op(A)'s element (i, k0); ai and ak step i and k. */
+static void gemm_tile(int64_t mr, int64_t nr, int64_t kc, const float *a, int64_t ai,
+                      int64_t ak, const float *bp, float *c, int64_t ldc, int first)
+{
+    float t[GEMM_MR][GEMM_NR] = {{0.0f}};
+    gemm_v4 acc[GEMM_MR][2];
+    for (int64_t i = 0; i < mr && !first; i++)
+        memcpy(t[i], c + i * ldc, sizeof(float) * (size_t)nr);
+    for (int64_t i = 0; i < GEMM_MR; i++) {
+        acc[i][0] = v4_load(t[i]);
+        acc[i][1] = v4_load(t[i] + 4);
+    }
+    if (mr == GEMM_MR) {
+        for (int64_t k = 0; k < kc; k++) {
+            const gemm_v4 b0 = v4_load(bp + k * GEMM_NR), b1 = v4_load(bp + k * GEMM_NR + 4);
+            const float *ak0 = a + k * ak;
+            for (int64_t i = 0; i < GEMM_MR; i++) {
+                const float av = ak0[i * ai];
+                acc[i][0] += av * b0;
+                acc[i][1] += av * b1;
+            }
+        }
+    } else {
+        for (int64_t k = 0; k < kc; k++) {
+            const float av = a[k * ak];
+            acc[0][0] += av * v4_load(bp + k * GEMM_NR);
+            acc[0][1] += av * v4_load(bp + k * GEMM_NR + 4);
+        }
+    }
+    for (int64_t i = 0; i < mr; i++) {
+        v4_store(t[i], acc[i][0]);
+        v4_store(t[i] + 4, acc[i][1]);
+        memcpy(c + i * ldc, t[i], sizeof(float) * (size_t)nr);
+    }
+}
 
 void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                  const float *B, int64_t ldb, float *C, int64_t ldc)
@@ -124,6 +180,16 @@ void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
                    int64_t K, const float *A, int64_t lda, const float *B,
                    int64_t ldb, float *C, int64_t ldc)
 {
+    if (M > 0 && N > 0 && K > 0 &&
+        op_blas_sgemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc))
+        return;
+    op_gemm_f32_loops(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
+                       int64_t K, const float *A, int64_t lda, const float *B,
+                       int64_t ldb, float *C, int64_t ldc)
+{
     /* Element (i, k) of op(A) and the step between its consecutive k. */
     const int64_t ai = trans_a ? 1 : lda, ak = trans_a ? lda : 1;
     if (M <= 0 || N <= 0)
@@ -133,45 +199,17 @@ void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
             memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
         return;
     }
-#ifdef PRT_HAVE_CBLAS
-    if (M <= INT_MAX && N <= INT_MAX && K <= INT_MAX && lda <= INT_MAX &&
-        ldb <= INT_MAX && ldc <= INT_MAX) {
-        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                    trans_b ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
-                    1.0f, A, (int)lda, B, (int)ldb, 0.0f, C, (int)ldc);
-        return;
-    }
-#endif
-    if (trans_b) {
-        /* Rows of B are columns of op(B): one dot product per element, B's
-         * row read contiguously. */
-        for (int64_t i = 0; i < M; i++)
-            for (int64_t j = 0; j < N; j++) {
-                const float *a = A + i * ai, *b = B + j * ldb;
-                float s = 0.0f;
-                for (int64_t k = 0; k < K; k++)
-                    s += a[k * ak] * b[k];
-                C[i * ldc + j] = s;
-            }
-        return;
-    }
-    for (int64_t i = 0; i < M; i++)
-        memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
-    /* Blocks of B (GEMM_KB rows x GEMM_NB columns) stay in cache while every
-     * row of A sweeps them; the inner loop runs along contiguous rows. */
-    for (int64_t j0 = 0; j0 < N; j0 += GEMM_NB) {
-        int64_t jn = N - j0 < GEMM_NB ? N - j0 : GEMM_NB;
-        for (int64_t k0 = 0; k0 < K; k0 += GEMM_KB) {
-            int64_t kn = K - k0 < GEMM_KB ? K - k0 : GEMM_KB;
-            for (int64_t i = 0; i < M; i++) {
-                float *c = C + i * ldc + j0;
-                const float *a = A + i * ai + k0 * ak;
-                for (int64_t k = 0; k < kn; k++) {
-                    const float av = a[k * ak];
-                    const float *bk = B + (k0 + k) * ldb + j0;
-                    for (int64_t j = 0; j < jn; j++)
-                        c[j] += av * bk[j];
-                }
+    for (int64_t j0 = 0; j0 < N; j0 += GEMM_NR) {
+        const int64_t nr = N - j0 < GEMM_NR ? N - j0 : GEMM_NR;
+        for (int64_t k0 = 0; k0 < K; k0 += GEMM_KC) {
+            const int64_t kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
+            float bp[GEMM_KC * GEMM_NR];
+            gemm_pack(trans_b, B, ldb, k0, kc, j0, nr, bp);
+            for (int64_t i = 0; i < M;) {
+                const int64_t mr = M - i >= GEMM_MR ? GEMM_MR : 1;
+                gemm_tile(mr, nr, kc, A + i * ai + k0 * ak, ai, ak, bp, C + i * ldc + j0,
+                          ldc, k0 == 0);
+                i += mr;
             }
         }
     }

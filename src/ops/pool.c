@@ -15,16 +15,24 @@
 
 #include "ops/op_common.h"
 
+static prt_status gap_rank(const op_object *o, int32_t r)
+{
+    if (r < 3)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "X must have rank 3 or more (N x C x D1 ...), it has "
+                       "rank %d",
+                       (int)r);
+    return PRT_OK;
+}
+
 static prt_status gap_shapes(op_object *o, const prt_dim_exprs *in,
                              int32_t nb_in, prt_dim_exprs *out,
                              prt_expr_builder *eb)
 {
+    prt_status st = gap_rank(o, in[0].nb_dims);
     (void)nb_in;
-    if (in[0].nb_dims < 3)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "X must have rank 3 or more (N x C x D1 ...), it has "
-                       "rank %d",
-                       (int)in[0].nb_dims);
+    if (st)
+        return st;
     *out = in[0];
     for (int32_t i = 2; i < out->nb_dims; i++)
         out->d[i] = eb->constant(eb, 1);
@@ -34,12 +42,10 @@ static prt_status gap_shapes(op_object *o, const prt_dim_exprs *in,
 static prt_status gap_infer(const op_object *o, const prt_dims *in,
                             int32_t nb_in, prt_dims *out)
 {
+    prt_status st = gap_rank(o, in[0].nb_dims);
     (void)nb_in;
-    if (in[0].nb_dims < 3)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "X must have rank 3 or more (N x C x D1 ...), it has "
-                       "rank %d",
-                       (int)in[0].nb_dims);
+    if (st)
+        return st;
     *out = in[0];
     for (int32_t i = 2; i < out->nb_dims; i++)
         out->d[i] = 1;

@@ -61,14 +61,14 @@ prt_status op_copy_run(const op_object *o, int32_t dtype,
                        const prt_tensor_desc *out, const void *const *x,
                        void *y, void *ws, void *stream)
 {
-    int64_t n = op_volume(&in[0].dims);
+    int64_t n = base_volume(&in[0].dims);
     char a[128], b[128];
     (void)nb_in, (void)ws;
-    if (n != op_volume(&out->dims))
+    if (n != base_volume(&out->dims))
         return op_fail(o, PRT_ERR_SHAPE,
                        "the output dims %s do not hold the input's %s elements",
-                       op_dims_str(&out->dims, a, sizeof a),
-                       op_dims_str(&in[0].dims, b, sizeof b));
+                       base_dims_format(&out->dims, BASE_DIMS_LIST, a, sizeof a),
+                       base_dims_format(&in[0].dims, BASE_DIMS_LIST, b, sizeof b));
     if (x[0] != y)
         memmove(y, x[0], prt_dtype_size(dtype) * (size_t)n);
     return PRT_OK;

@@ -139,7 +139,7 @@ static prt_status slice_run(const op_object *o, int32_t dtype,
     const int64_t *vals[4];
     const prt_dims *dd = &in[0].dims;
     size_t es = prt_dtype_size(dtype);
-    int32_t cnt = (int32_t)op_volume(&in[1].dims), r = dd->nb_dims;
+    int32_t cnt = (int32_t)base_volume(&in[1].dims), r = dd->nb_dims;
     prt_dims od;
     char a[128], b[128];
     prt_status st;
@@ -162,9 +162,9 @@ static prt_status slice_run(const op_object *o, int32_t dtype,
         return op_fail(o, PRT_ERR_SHAPE,
                        "the output dims %s differ from %s, which the values of "
                        "starts, ends, axes and steps give",
-                       op_dims_str(&out->dims, a, sizeof a),
-                       op_dims_str(&od, b, sizeof b));
-    n = op_volume(&od);
+                       base_dims_format(&out->dims, BASE_DIMS_LIST, a, sizeof a),
+                       base_dims_format(&od, BASE_DIMS_LIST, b, sizeof b));
+    n = base_volume(&od);
     for (int32_t d = r - 1; d >= 0; d--)
         istride[d] = d == r - 1 ? 1 : istride[d + 1] * dd->d[d + 1];
     for (int32_t d = 0; d < r; d++)

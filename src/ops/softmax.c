@@ -36,17 +36,7 @@ static int32_t softmax_serialize(op_object *o, prt_field *ser)
 /* The axis for rank r, in [0, r). */
 static prt_status softmax_axis(const op_object *o, int32_t r, int32_t *out)
 {
-    int32_t a = ((const softmax_op *)o)->axis;
-    if (r < 1)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "the input must have rank 1 or more, it is a scalar");
-    if (a < -r || a >= r)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "axis %d is out of range for an input of rank %d "
-                       "(-%d to %d)",
-                       (int)a, (int)r, (int)r, (int)(r - 1));
-    *out = a < 0 ? a + r : a;
-    return PRT_OK;
+    return op_axis(o, ((const softmax_op *)o)->axis, r, 0, "an input", out);
 }
 
 static prt_status softmax_shapes(op_object *o, const prt_dim_exprs *in,
@@ -73,7 +63,7 @@ static int64_t softmax_workspace(const op_object *o, int32_t dtype,
                                  const prt_dims *in, int32_t nb_in,
                                  const prt_dims *out)
 {
-    int64_t n = op_volume(&in[0]);
+    int64_t n = base_volume(&in[0]);
     (void)o, (void)nb_in, (void)out;
     if (dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return 0;
@@ -109,7 +99,7 @@ static prt_status softmax_run(const op_object *o, int32_t dtype,
                               void *y, void *ws, void *stream)
 {
     const prt_dims *d = &in[0].dims;
-    int64_t outer = 1, inner = 1, n, total = op_volume(d);
+    int64_t outer = 1, inner = 1, n, total = base_volume(d);
     int32_t axis = 0;
     const float *src = x[0];
     float *dst = y;

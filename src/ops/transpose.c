@@ -28,7 +28,7 @@ static const char *perm_str(const int32_t *perm, int32_t n, char *buf,
     d.nb_dims = n;
     for (int32_t i = 0; i < n; i++)
         d.d[i] = perm[i];
-    return op_dims_str(&d, buf, cap);
+    return base_dims_format(&d, BASE_DIMS_LIST, buf, cap);
 }
 
 static prt_status tp_parse(op_object *o, const op_fields *f)
@@ -219,7 +219,7 @@ static prt_status tp_run(const op_object *o, int32_t dtype,
         r++;
     }
     if (r == 0 || (r == 1 && s[0] == 1)) {
-        memcpy(y, x, es * (size_t)op_volume(id));
+        memcpy(y, x, es * (size_t)base_volume(id));
         return PRT_OK;
     }
     if (es != 1 && es != 2 && es != 4 && es != 8)

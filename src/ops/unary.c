@@ -54,7 +54,7 @@ static prt_status unary_run(const op_object *o, int32_t dtype,
                             const prt_tensor_desc *out, const void *const *xs,
                             void *y, void *ws, void *stream)
 {
-    int64_t n = op_volume(&in[0].dims);
+    int64_t n = base_volume(&in[0].dims);
     const void *x = xs[0];
     (void)nb_in, (void)out, (void)ws;
     if (o->cls->kind == UNARY_IDENTITY) {

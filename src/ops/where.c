@@ -58,8 +58,8 @@ static int32_t where_out_dtype(const op_object *o, const int32_t *types,
 }
 
 /* One row; ctx points to the element size. */
-static void where_row(const void *ctx, const uint8_t *const *p,
-                      const int64_t *s, uint8_t *y, int64_t n)
+static int where_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
+                     uint8_t *y, int64_t n)
 {
     size_t es = *(const size_t *)ctx;
     for (int64_t j = 0; j < n; j++) {
@@ -67,16 +67,18 @@ static void where_row(const void *ctx, const uint8_t *const *p,
                                             : p[2] + (size_t)(j * s[2]) * es;
         memcpy(y + (size_t)j * es, src, es);
     }
+    return 0;
 }
 
-static void where_row_f32(const void *ctx, const uint8_t *const *p,
-                          const int64_t *s, uint8_t *y, int64_t n)
+static int where_row_f32(const void *ctx, const uint8_t *const *p, const int64_t *s,
+                         uint8_t *y, int64_t n)
 {
     const float *a = (const float *)p[1], *b = (const float *)p[2];
     float *yf = (float *)y;
     (void)ctx;
     for (int64_t j = 0; j < n; j++)
         yf[j] = p[0][j * s[0]] ? a[j * s[1]] : b[j * s[2]];
+    return 0;
 }
 
 static prt_status where_run(const op_object *o, int32_t dtype,
@@ -91,8 +93,9 @@ static prt_status where_run(const op_object *o, int32_t dtype,
         es[k] = prt_dtype_size(in[k].dtype);
         dims[k] = in[k].dims;
     }
-    op_bcast_walk(&out->dims, 3, dims, es, ves, x, y,
-                  in[1].dtype == PRT_FLOAT32 ? where_row_f32 : where_row, &ves);
+    /* The rows never stop the walk. */
+    (void)op_bcast_walk(&out->dims, 3, dims, es, ves, x, y,
+                        in[1].dtype == PRT_FLOAT32 ? where_row_f32 : where_row, &ves);
     return PRT_OK;
 }
 
