@@ -154,7 +154,12 @@ static int test_objects(void)
     CHECK(strcmp(p->vt->core->name(p), "Conv") == 0);
     CHECK(strcmp(p->vt->core->version(p), "1") == 0);
     CHECK(strcmp(p->vt->core->plugin_namespace(p), "plugrt") == 0);
+    /* Conv has a CUDA kernel in builds with CUDA. */
+#ifdef PRT_HAVE_CUDA
+    CHECK(p->vt->core->devices(p) == ((1u << PRT_DEVICE_CPU) | (1u << PRT_DEVICE_CUDA)));
+#else
     CHECK(p->vt->core->devices(p) == 1u << PRT_DEVICE_CPU);
+#endif
     CHECK(p->vt->build != NULL && p->vt->build->nb_outputs(p) == 1);
     /* The serialized fields recreate an equal plugin in the runtime phase. */
     fa = p->vt->runtime->get_fields_to_serialize(p);

@@ -389,8 +389,16 @@ typedef struct prt_plugin_build {
     int32_t (*requires_host_dims)(const prt_plugin *self, int32_t device);
 } prt_plugin_build;
 
-/* Context resources (reserved; NULL today). */
-typedef struct prt_plugin_resources prt_plugin_resources;
+/* What the context a clone is made for gives it (attach_to_context), as
+ * TensorRT's resource context: today the device the context runs on, so a
+ * plugin can make device resources (a cuBLAS handle, say) once, at context
+ * creation, rather than in enqueue. Borrowed for the call; later versions
+ * append fields, read only when struct_size covers them. */
+typedef struct prt_plugin_resources {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    int32_t device; /* prt_device of the context's engine */
+} prt_plugin_resources;
 
 /* Run-time capability: required in every plugin. Called on engine and
  * context plugins as the general rule says, and on network plugins by the

@@ -26,6 +26,9 @@
 #include <string.h>
 
 #include "ops/op_common.h"
+#ifdef PRT_HAVE_CUDA
+#include "ops/ops_cuda.h"
+#endif
 
 #define CONV_MAX_SP (PRT_MAX_DIMS - 2)
 
@@ -511,6 +514,59 @@ static prt_status conv_run(const op_object *o, int32_t dtype,
     return PRT_OK;
 }
 
+#ifdef PRT_HAVE_CUDA
+/* CUDA: a direct convolution, one thread per output element. */
+static prt_status conv_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                                int32_t nb_in, const prt_tensor_desc *out,
+                                const void *const *x, void *y, void *ws, void *stream)
+{
+    prt_dims dims[3];
+    conv_geom g;
+    opk_conv_args a;
+    prt_status st;
+    int err;
+    (void)out, (void)ws;
+    for (int32_t k = 0; k < nb_in; k++)
+        dims[k] = in[k].dims;
+    st = conv_geom_make(ccv(o), dims, nb_in, &g);
+    if (st)
+        return st;
+    if (g.ns > OPK_MAX_SP)
+        return op_fail(o, PRT_ERR_UNSUPPORTED, "%d spatial dims on CUDA (at most %d)",
+                       (int)g.ns, OPK_MAX_SP);
+    memset(&a, 0, sizeof a);
+    a.dtype = dtype;
+    a.ns = g.ns;
+    a.N = g.N;
+    a.C = g.C;
+    a.M = g.M;
+    a.G = g.G;
+    a.Cg = g.Cg;
+    a.Mg = g.Mg;
+    for (int32_t i = 0; i < g.ns; i++) {
+        a.in[i] = g.in[i];
+        a.k[i] = g.k[i];
+        a.out[i] = g.out[i];
+        a.s[i] = g.s[i];
+        a.d[i] = g.d[i];
+        a.pb[i] = g.pb[i];
+    }
+    a.ivol = g.ivol;
+    a.kvol = g.kvol;
+    a.ovol = g.ovol;
+    a.x = x[0];
+    a.w = x[1];
+    a.b = nb_in == 3 ? x[2] : NULL;
+    a.y = y;
+    err = opk_conv(&a, stream);
+    return err ? op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err)
+               : PRT_OK;
+}
+#define CONV_CUDA conv_run_cuda
+#else
+#define CONV_CUDA NULL
+#endif
+
 static const op_class conv_class = {
     .min_inputs = 2,
     .max_inputs = 3,
@@ -522,7 +578,7 @@ static const op_class conv_class = {
     .shapes = conv_shapes,
     .infer = conv_infer,
     .workspace = conv_workspace,
-    .run = {[PRT_DEVICE_CPU] = conv_run},
+    .run = {[PRT_DEVICE_CPU] = conv_run, [PRT_DEVICE_CUDA] = CONV_CUDA},
     .blas = 1,
 };
 

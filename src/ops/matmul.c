@@ -15,6 +15,10 @@
 #include <string.h>
 
 #include "ops/op_common.h"
+#ifdef PRT_HAVE_CUDA
+#include "ops/op_cublas.h"
+#include "ops/ops_cuda.h"
+#endif
 
 /* The pieces of the two shapes, from concrete dims. */
 typedef struct mm_geom {
@@ -231,6 +235,84 @@ static prt_status mm_run(const op_object *o, int32_t dtype,
     return PRT_OK;
 }
 
+#ifdef PRT_HAVE_CUDA
+/* Element offset of batch b (row-major over bo) in a batch of dims `dims`
+ * broadcast to bo, in matrices. */
+static int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t b)
+{
+    int64_t off = 0, stride = 1;
+    for (int32_t i = bo->nb_dims - 1, j = dims->nb_dims - 1; i >= 0; i--, j--) {
+        int64_t c = b % bo->d[i];
+        b /= bo->d[i];
+        if (j >= 0) {
+            if (dims->d[j] != 1)
+                off += c * stride;
+            stride *= dims->d[j];
+        }
+    }
+    return off;
+}
+
+/* CUDA: float32 (and 16-bit floats through float32 in the workspace) with
+ * cuBLAS: one product when B has no batch of its own, one strided batch when
+ * A's and B's batches are the same, else one product per output matrix. */
+static prt_status mm_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                              int32_t nb_in, const prt_tensor_desc *out,
+                              const void *const *x, void *y, void *ws, void *stream)
+{
+    const float *A = x[0], *B = x[1];
+    float *Y = y;
+    prt_dims bo;
+    mm_geom g;
+    int64_t nb, va = base_volume(&in[0].dims), vb = base_volume(&in[1].dims);
+    prt_status st;
+    int err = 0;
+    (void)nb_in;
+    if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
+        return op_fail(o, PRT_ERR_UNSUPPORTED, "%s on CUDA is not supported (float32, "
+                       "float16 and bfloat16 are)", prt_dtype_name(dtype));
+    mm_split(&in[0].dims, &in[1].dims, &g);
+    st = op_broadcast_dims(o, &g.ba, &g.bb, &bo, "the batch dims of A and B");
+    if (st)
+        return st;
+    if (dtype != PRT_FLOAT32) {
+        float *wa = ws, *wb = wa + va;
+        err = opk_to_f32(dtype, x[0], wa, va, stream);
+        if (!err)
+            err = opk_to_f32(dtype, x[1], wb, vb, stream);
+        A = wa;
+        B = wb;
+        Y = wb + vb;
+    }
+    if (err)
+        return op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err);
+    nb = base_volume(&bo);
+    if (base_volume(&g.bb) == 1)
+        st = opk_blas_gemm(o->gpu_blas, stream, 0, 0, nb * g.M, g.N, g.K, A, g.K, 0, B, g.N,
+                           0, Y, g.N, 0, 1);
+    else if (base_volume(&g.ba) == nb && base_volume(&g.bb) == nb &&
+             g.ba.nb_dims == g.bb.nb_dims &&
+             memcmp(g.ba.d, g.bb.d, sizeof(int64_t) * (size_t)g.ba.nb_dims) == 0)
+        st = opk_blas_gemm(o->gpu_blas, stream, 0, 0, g.M, g.N, g.K, A, g.K, g.M * g.K, B,
+                           g.N, g.K * g.N, Y, g.N, g.M * g.N, nb);
+    else
+        for (int64_t b = 0; b < nb && !st; b++)
+            st = opk_blas_gemm(o->gpu_blas, stream, 0, 0, g.M, g.N, g.K,
+                               A + mm_batch_offset(&g.ba, &bo, b) * g.M * g.K, g.K, 0,
+                               B + mm_batch_offset(&g.bb, &bo, b) * g.K * g.N, g.N, 0,
+                               Y + b * g.M * g.N, g.N, 0, 1);
+    if (st)
+        return op_fail(o, st, "%s", prt_last_error());
+    if (dtype != PRT_FLOAT32 && (err = opk_from_f32(dtype, Y, y, base_volume(&out->dims),
+                                                    stream)) != 0)
+        return op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err);
+    return PRT_OK;
+}
+#define MM_CUDA mm_run_cuda
+#else
+#define MM_CUDA NULL
+#endif
+
 static const op_class matmul_class = {
     .min_inputs = 2,
     .max_inputs = 2,
@@ -241,7 +323,7 @@ static const op_class matmul_class = {
     .shapes = mm_shapes,
     .infer = mm_infer,
     .workspace = mm_workspace,
-    .run = {[PRT_DEVICE_CPU] = mm_run},
+    .run = {[PRT_DEVICE_CPU] = mm_run, [PRT_DEVICE_CUDA] = MM_CUDA},
     .blas = 1,
 };
 

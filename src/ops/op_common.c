@@ -1,6 +1,9 @@
 /* The built-in op scaffold: messages, plugin tables, dtype negotiation,
  * run-time checks, creation. See op_common.h. */
 #include "ops/op_common.h"
+#ifdef PRT_HAVE_CUDA
+#include "ops/op_cublas.h"
+#endif
 
 #include <stdio.h>
 #include <string.h>
@@ -566,6 +569,17 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
                            "needs %lld bytes of workspace but got none",
                            (long long)need);
     }
+#ifdef PRT_HAVE_CUDA
+    /* The builder's timing runs use objects no context attached. */
+    if (device == PRT_DEVICE_CUDA && o->cls->blas && !o->gpu_blas) {
+        if (opk_blas_capturing(stream))
+            return op_fail(o, PRT_ERR_STATE, "needs a cuBLAS handle, which cannot be made "
+                           "during a graph capture");
+        st = opk_blas_open(&o->gpu_blas);
+        if (st)
+            return op_fail(o, st, "%s", prt_last_error());
+    }
+#endif
     return o->cls->run[device](o, nb_in ? in_desc[0].dtype : out_desc->dtype,
                                in_desc, nb_in, out_desc, inputs, outputs[0],
                                workspace, stream);
@@ -580,17 +594,34 @@ static prt_plugin *rt_clone(const prt_plugin *p)
         return NULL;
     }
     memcpy(c, o, o->cls->size);
+    c->gpu_blas = NULL; /* each object opens its own */
     return &c->base;
+}
+
+/* The device a context gives at attach (resources may be NULL or short). */
+static int32_t attach_device(const prt_plugin_resources *r)
+{
+    if (r && r->struct_size >= BASE_END_OF(prt_plugin_resources, device))
+        return r->device;
+    return PRT_DEVICE_CPU;
 }
 
 static prt_plugin *rt_attach(prt_plugin *p, prt_plugin_resources *resources)
 {
-    (void)resources;
+    prt_plugin *c;
     /* Here, not in the first run: loading a BLAS allocates and starts
      * threads, and enqueue allocates nothing. */
-    if (cobj(p)->cls->blas)
+    if (cobj(p)->cls->blas && attach_device(resources) == PRT_DEVICE_CPU)
         op_blas_prepare();
-    return rt_clone(p);
+    c = rt_clone(p);
+#ifdef PRT_HAVE_CUDA
+    if (c && cobj(p)->cls->blas && attach_device(resources) == PRT_DEVICE_CUDA &&
+        opk_blas_open(&obj(c)->gpu_blas) != PRT_OK) {
+        base_free(c);
+        return NULL;
+    }
+#endif
+    return c;
 }
 
 static const prt_field_collection *rt_fields(prt_plugin *p)
@@ -603,6 +634,9 @@ static const prt_field_collection *rt_fields(prt_plugin *p)
 
 static void rt_destroy(prt_plugin *p)
 {
+#ifdef PRT_HAVE_CUDA
+    opk_blas_close(obj(p)->gpu_blas);
+#endif
     base_free(p);
 }
 

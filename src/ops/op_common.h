@@ -163,6 +163,11 @@ struct op_object {
     char layer[OP_LAYER_MAX];
     prt_field_collection fc; /* rebuilt by get_fields_to_serialize */
     prt_field ser[OP_MAX_FIELDS];
+    /* CUDA: this object's cuBLAS handle for ops with `blas` set, opened
+     * when the object is attached to a CUDA context (or, for the builder's
+     * timing runs, at the first CUDA enqueue outside a graph capture);
+     * never shared by clones. NULL elsewhere. */
+    struct opk_blas *gpu_blas;
 };
 
 /* A built-in creator for `cls` (an op_class object) with a schema array. */

@@ -11,6 +11,11 @@
 #include <string.h>
 
 #include "ops/op_common.h"
+#ifdef PRT_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "ops/ops_cuda.h"
+#endif
 
 enum { UNARY_RELU, UNARY_IDENTITY };
 
@@ -88,6 +93,28 @@ static prt_status unary_run(const op_object *o, int32_t dtype,
     return PRT_OK;
 }
 
+#ifdef PRT_HAVE_CUDA
+static prt_status unary_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                                 int32_t nb_in, const prt_tensor_desc *out,
+                                 const void *const *xs, void *y, void *ws, void *stream)
+{
+    int64_t n = base_volume(&in[0].dims);
+    int err;
+    (void)nb_in, (void)out, (void)ws;
+    if (o->cls->kind == UNARY_IDENTITY)
+        err = xs[0] == y ? 0
+                         : (int)cudaMemcpyAsync(y, xs[0], prt_dtype_size(dtype) * (size_t)n,
+                                                cudaMemcpyDeviceToDevice, (cudaStream_t)stream);
+    else
+        err = opk_relu(dtype, xs[0], y, n, stream);
+    return err ? op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err)
+               : PRT_OK;
+}
+#define UNARY_CUDA unary_run_cuda
+#else
+#define UNARY_CUDA NULL
+#endif
+
 static const op_class relu_class = {
     .kind = UNARY_RELU,
     .min_inputs = 1,
@@ -98,7 +125,7 @@ static const op_class relu_class = {
     .alias_input = -1,
     .shapes = unary_shapes,
     .infer = unary_infer,
-    .run = {[PRT_DEVICE_CPU] = unary_run},
+    .run = {[PRT_DEVICE_CPU] = unary_run, [PRT_DEVICE_CUDA] = UNARY_CUDA},
 };
 
 /* Identity's values are its input's (a shape tensor passes through). */
@@ -122,7 +149,7 @@ static const op_class identity_class = {
     .alias_input = 0, /* in place when the builder can arrange it */
     .shapes = unary_shapes,
     .infer = unary_infer,
-    .run = {[PRT_DEVICE_CPU] = unary_run},
+    .run = {[PRT_DEVICE_CPU] = unary_run, [PRT_DEVICE_CUDA] = UNARY_CUDA},
     .values = identity_values,
 };
 

@@ -198,6 +198,7 @@ static prt_status alloc_memory(prt_context *c)
 static prt_status attach_plugins(prt_context *c)
 {
     const prt_engine *e = c->e;
+    prt_plugin_resources res = {sizeof res, PRT_PLUGIN_ABI_VERSION, e->device};
     for (int32_t i = 0; i < e->nb_layers; i++) {
         const eng_layer *l = &e->layers[i];
         prt_status st;
@@ -208,7 +209,7 @@ static prt_status attach_plugins(prt_context *c)
          * which threads may create at once; the lock keeps plugin.h's
          * promise that one object is never called concurrently. */
         pthread_mutex_lock(e->plugin_lock);
-        c->plugins[i] = l->plugin->vt->runtime->attach_to_context(l->plugin, NULL);
+        c->plugins[i] = l->plugin->vt->runtime->attach_to_context(l->plugin, &res);
         pthread_mutex_unlock(e->plugin_lock);
         st = c->plugins[i] ? network_check_plugin(c->plugins[i], 0) : PRT_ERR_PLUGIN;
         if (st == PRT_OK && RUNTIME_ENTRY(c->plugins[i], set_tactic))
