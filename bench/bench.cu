@@ -21,7 +21,8 @@ void *bench_malloc(size_t bytes)
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, bytes ? bytes : 1);
     if (err != cudaSuccess) {
-        fprintf(stderr, "cudaMalloc(%zu bytes) failed: %s\n", bytes, cudaGetErrorString(err));
+        fprintf(stderr, "cudaMalloc(%zu bytes) failed: %s\n", bytes,
+                cudaGetErrorString(err));
         exit(2);
     }
     return p;
@@ -104,7 +105,8 @@ int bench_init(bench_env *env, const char *program)
     BENCH_CUDA(cudaRuntimeGetVersion(&runtime));
     env->l2_bytes = l2 > 0 ? l2 : (int64_t)60 << 20;
     BENCH_CUDA(cudaStreamCreateWithFlags(&env->stream, cudaStreamNonBlocking));
-    env->events = (cudaEvent_t *)bench_host_malloc(sizeof(cudaEvent_t) * (BENCH_MAX_ITERS + 1));
+    env->events =
+        (cudaEvent_t *)bench_host_malloc(sizeof(cudaEvent_t) * (BENCH_MAX_ITERS + 1));
     for (int i = 0; i <= BENCH_MAX_ITERS; i++)
         BENCH_CUDA(cudaEventCreate(&env->events[i]));
 
@@ -290,8 +292,9 @@ typedef struct copy_work {
 static int copy_run(void *user, int set)
 {
     copy_work *w = (copy_work *)user;
-    BENCH_CUDA(cudaMemcpyAsync(w->dst + (size_t)set * w->stride, w->src + (size_t)set * w->stride,
-                               w->bytes, cudaMemcpyDeviceToDevice, w->env->stream));
+    BENCH_CUDA(cudaMemcpyAsync(w->dst + (size_t)set * w->stride,
+                               w->src + (size_t)set * w->stride, w->bytes,
+                               cudaMemcpyDeviceToDevice, w->env->stream));
     return 0;
 }
 
@@ -302,7 +305,8 @@ int bench_time_copy(bench_env *env, int64_t moved_bytes, int sets, int method,
     int rc;
     w.env = env;
     w.bytes = (size_t)(moved_bytes > 1 ? moved_bytes / 2 : 1);
-    w.stride = (w.bytes + 255) / 256 * 256; /* every set 256-byte aligned, like cudaMalloc */
+    w.stride =
+        (w.bytes + 255) / 256 * 256; /* every set 256-byte aligned, like cudaMalloc */
     w.src = (char *)bench_malloc(w.stride * (size_t)sets);
     w.dst = (char *)bench_malloc(w.stride * (size_t)sets);
     BENCH_CUDA(cudaMemsetAsync(w.src, 0x3c, w.stride * (size_t)sets, env->stream));
@@ -329,14 +333,16 @@ void bench_result(const char *case_id, const char *impl, const char *status,
     if (ok && copy && copy->us > 0 && t->us > 0)
         snprintf(pct, sizeof pct, " %5.1f%% of copy", 100.0 * copy->us / t->us);
     if (ok)
-        printf("  %-36s %-14s %10.2f us %7.3f TB/s%s  (%s of %d, min %.2f, %d set%s)%s%s\n",
-               case_id, impl, t->us, tbps, pct, method_name(t->method), t->iters, t->min_us,
-               t->sets, t->sets == 1 ? "" : "s", note ? "  " : "", note ? note : "");
+        printf(
+            "  %-36s %-14s %10.2f us %7.3f TB/s%s  (%s of %d, min %.2f, %d set%s)%s%s\n",
+            case_id, impl, t->us, tbps, pct, method_name(t->method), t->iters, t->min_us,
+            t->sets, t->sets == 1 ? "" : "s", note ? "  " : "", note ? note : "");
     else
         printf("  %-36s %-14s %s%s%s\n", case_id, impl, status, note ? ": " : "",
                note ? note : "");
     if (ok && t->method == BENCH_LOOP)
-        printf("  %-36s %-14s host %.2f us per call while queueing\n", "", "", t->host_us);
+        printf("  %-36s %-14s host %.2f us per call while queueing\n", "", "",
+               t->host_us);
     printf("@result {\"case\": ");
     json_str(stdout, case_id);
     printf(", \"impl\": ");
@@ -346,7 +352,8 @@ void bench_result(const char *case_id, const char *impl, const char *status,
     if (ok)
         printf(", \"us\": %.4f, \"min_us\": %.4f, \"host_us\": %.4f, \"method\": \"%s\", "
                "\"iters\": %d, \"sets\": %d, \"tbps\": %.4f",
-               t->us, t->min_us, t->host_us, method_name(t->method), t->iters, t->sets, tbps);
+               t->us, t->min_us, t->host_us, method_name(t->method), t->iters, t->sets,
+               tbps);
     if (ok && copy)
         printf(", \"copy_us\": %.4f", copy->us);
     printf(", \"bytes\": %lld, \"note\": ", (long long)bytes);
@@ -440,7 +447,8 @@ int bench_enqueue(bench_env *env, prt_context *ctx)
 {
     prt_status st = prt_context_enqueue(ctx, env->stream);
     if (st != PRT_OK) {
-        printf("  prt_context_enqueue failed: %s: %s\n", prt_status_name(st), prt_last_error());
+        printf("  prt_context_enqueue failed: %s: %s\n", prt_status_name(st),
+               prt_last_error());
         return 1;
     }
     return 0;
@@ -510,8 +518,8 @@ void bench_run_case1(bench_env *env, const bench_case1 *c)
 
     memset(&r, 0, sizeof r);
     r.env = env;
-    if (bench_engine_build(env, c->ns, c->name, c->fields, c->nb_fields, PRT_FLOAT32, &c->dims,
-                           outs, 1, sets, &r.eng) != PRT_OK) {
+    if (bench_engine_build(env, c->ns, c->name, c->fields, c->nb_fields, PRT_FLOAT32,
+                           &c->dims, outs, 1, sets, &r.eng) != PRT_OK) {
         bench_result(c->id, "plugrt", "error", NULL, NULL, bytes,
                      "no engine (build failed, above)");
         env->failures++;
@@ -526,16 +534,19 @@ void bench_run_case1(bench_env *env, const bench_case1 *c)
             goto done;
         }
     }
-    BENCH_CUDA(cudaMemsetAsync(y[0], 0xff, sizeof(float) * (size_t)c->out_elems, env->stream));
+    BENCH_CUDA(
+        cudaMemsetAsync(y[0], 0xff, sizeof(float) * (size_t)c->out_elems, env->stream));
     if (case1_enqueue(&r, 0)) {
-        bench_result(c->id, "plugrt", "error", NULL, NULL, bytes, "enqueue failed (above)");
+        bench_result(c->id, "plugrt", "error", NULL, NULL, bytes,
+                     "enqueue failed (above)");
         env->failures++;
         goto done;
     }
     if (case1_check(env, c, y, 0, hx, hy, bytes))
         goto done;
     if (bench_time(env, case1_enqueue, &r, sets, BENCH_MEDIAN, &t)) {
-        bench_result(c->id, "plugrt", "error", NULL, NULL, bytes, "a timed run failed (above)");
+        bench_result(c->id, "plugrt", "error", NULL, NULL, bytes,
+                     "a timed run failed (above)");
         env->failures++;
         goto done;
     }
@@ -576,14 +587,16 @@ __global__ static void fill_uniform_kernel(float *d, int64_t n, uint64_t seed, f
     }
 }
 
-__global__ static void fill_sparse_kernel(float *d, int64_t n, uint64_t seed, uint64_t threshold)
+__global__ static void fill_sparse_kernel(float *d, int64_t n, uint64_t seed,
+                                          uint64_t threshold)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
         uint64_t h = mix64(seed * 0xD1B54A32D192ED03ull + (uint64_t)i);
         float v;
         if ((h >> 32) < threshold) {
-            float mag = 1e-3f + 99.999f * ((float)((h >> 8) & 0xFFFFFF) * (1.0f / 16777216.0f));
+            float mag =
+                1e-3f + 99.999f * ((float)((h >> 8) & 0xFFFFFF) * (1.0f / 16777216.0f));
             v = (h & 1) ? -mag : mag;
         } else {
             v = (h & 2) ? -0.0f : 0.0f;
@@ -607,7 +620,8 @@ void bench_fill_uniform(float *d, int64_t n, uint64_t seed, float lo, float hi,
     BENCH_CUDA(cudaGetLastError());
 }
 
-void bench_fill_sparse(float *d, int64_t n, uint64_t seed, double density, cudaStream_t stream)
+void bench_fill_sparse(float *d, int64_t n, uint64_t seed, double density,
+                       cudaStream_t stream)
 {
     /* Non-zero when the hash's top 32 bits fall under density * 2^32. */
     double t = density * 4294967296.0;

@@ -57,11 +57,11 @@ typedef struct bench_env {
     int device;
     cudaDeviceProp prop;
     int64_t l2_bytes;
-    cudaStream_t stream;  /* every timed run goes here */
-    prt_registry *reg;    /* the standard plugin library, loaded */
-    int autotune;         /* builder autotuning (env PRT_BENCH_AUTOTUNE, default 1) */
-    int failures;         /* wrong results and cases that could not run */
-    cudaEvent_t *events;  /* BENCH_MAX_ITERS + 1, for per-run intervals */
+    cudaStream_t stream; /* every timed run goes here */
+    prt_registry *reg;   /* the standard plugin library, loaded */
+    int autotune;        /* builder autotuning (env PRT_BENCH_AUTOTUNE, default 1) */
+    int failures;        /* wrong results and cases that could not run */
+    cudaEvent_t *events; /* BENCH_MAX_ITERS + 1, for per-run intervals */
 } bench_env;
 
 /* Picks device 0, prints it (and an @device line), makes the stream and the
@@ -157,15 +157,15 @@ typedef int (*bench_check_fn)(const void *spec, const float *x, const float *y, 
 /* A case of a plugin with one float32 input "x", uniform in [-1, 1), and
  * one float32 output "y" (CustomHardmax, circ_pad_plugin). */
 typedef struct bench_case1 {
-    const char *id;          /* its name in the table */
-    const char *ns, *name;   /* the plugin's creator (version "1") */
+    const char *id;        /* its name in the table */
+    const char *ns, *name; /* the plugin's creator (version "1") */
     const prt_field *fields;
     int32_t nb_fields;
-    prt_dims dims;           /* of x */
-    int64_t out_elems;       /* of y */
+    prt_dims dims;     /* of x */
+    int64_t out_elems; /* of y */
     uint64_t seed;
     bench_check_fn check;
-    const void *spec;        /* passed to check */
+    const void *spec; /* passed to check */
 } bench_case1;
 
 /* Runs one such case: buffer sets for 4 x L2 (bytes moved: both tensors

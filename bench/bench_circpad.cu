@@ -25,7 +25,8 @@ typedef struct cp_spec {
     int64_t pad;
 } cp_spec;
 
-static int cp_check(const void *spec, const float *x, const float *y, char *why, size_t size)
+static int cp_check(const void *spec, const float *x, const float *y, char *why,
+                    size_t size)
 {
     const cp_spec *c = (const cp_spec *)spec;
     int64_t planes = c->d[0] * c->d[1], h = c->d[2], w = c->d[3], p = c->pad;
@@ -38,10 +39,11 @@ static int cp_check(const void *spec, const float *x, const float *y, char *why,
             for (int64_t j = 0; j < ow; j++) {
                 int64_t sj = ((j - p) % w + w) % w;
                 if (memcmp(&yp[i * ow + j], &xp[si * w + sj], sizeof(float)) != 0) {
-                    snprintf(why, size,
-                             "y[plane %lld, %lld, %lld] = %g, expected x[%lld, %lld] = %g",
-                             (long long)pl, (long long)i, (long long)j, (double)yp[i * ow + j],
-                             (long long)si, (long long)sj, (double)xp[si * w + sj]);
+                    snprintf(
+                        why, size,
+                        "y[plane %lld, %lld, %lld] = %g, expected x[%lld, %lld] = %g",
+                        (long long)pl, (long long)i, (long long)j, (double)yp[i * ow + j],
+                        (long long)si, (long long)sj, (double)xp[si * w + sj]);
                     return 1;
                 }
             }
@@ -63,14 +65,15 @@ int main(void)
         return rc;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const cp_spec *cs = &cases[i];
-        int32_t p = (int32_t)cs->pad, pads[4] = {p, p, p, p}; /* last dim, then the one before */
+        int32_t p = (int32_t)cs->pad,
+                pads[4] = {p, p, p, p}; /* last dim, then the one before */
         prt_field f = {"pads", pads, PRT_FIELD_INT32, 4};
         bench_case1 c;
         char id[96], dims[64];
         c.out_elems = cs->d[0] * cs->d[1] * (cs->d[2] + 2 * p) * (cs->d[3] + 2 * p);
         bench_dims(&c.dims, 4, cs->d);
-        snprintf(id, sizeof id, "circpad %s pads=%d", bench_dims_str(&c.dims, dims, sizeof dims),
-                 (int)p);
+        snprintf(id, sizeof id, "circpad %s pads=%d",
+                 bench_dims_str(&c.dims, dims, sizeof dims), (int)p);
         c.id = id;
         c.ns = "example";
         c.name = "circ_pad_plugin";

@@ -23,7 +23,8 @@ typedef struct hm_spec {
     int32_t axis;
 } hm_spec;
 
-static int hm_check(const void *spec, const float *x, const float *y, char *why, size_t size)
+static int hm_check(const void *spec, const float *x, const float *y, char *why,
+                    size_t size)
 {
     const hm_spec *h = (const hm_spec *)spec;
     int64_t outer = 1, len = h->dims.d[h->axis], inner = 1;
@@ -78,8 +79,8 @@ int main(void)
         int64_t n = bench_dims(&h.dims, cases[i].rank, cases[i].d);
         prt_field f = {"axis", &h.axis, PRT_FIELD_INT32, 1};
         h.axis = cases[i].axis;
-        snprintf(id, sizeof id, "hardmax %s axis=%d", bench_dims_str(&h.dims, dims, sizeof dims),
-                 (int)h.axis);
+        snprintf(id, sizeof id, "hardmax %s axis=%d",
+                 bench_dims_str(&h.dims, dims, sizeof dims), (int)h.axis);
         c.id = id;
         c.ns = "";
         c.name = "CustomHardmax";

@@ -77,7 +77,8 @@ struct nz_pair_tuple {
 __global__ static void nz_move_cols(int *out, const int *cols, const int *count)
 {
     int k = *count;
-    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < k; j += gridDim.x * blockDim.x)
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < k;
+         j += gridDim.x * blockDim.x)
         out[k + j] = cols[j];
 }
 
@@ -94,8 +95,8 @@ typedef struct nz_size {
     int *cnum[BENCH_MAX_SETS];
     void *temp;
     size_t temp_bytes;
-    float *hx;   /* host copy of set 0's input */
-    int32_t *hy; /* host copy of an output */
+    float *hx;           /* host copy of set 0's input */
+    int32_t *hy;         /* host copy of an output */
     bench_engine eng[2]; /* [row_order] */
 } nz_size;
 
@@ -107,22 +108,23 @@ static cudaError_t cub_select(nz_size *z, int variant, int row_order, int s, voi
     int n = (int)z->n;
     cudaError_t err;
     if (row_order) {
-        auto out = thrust::make_transform_output_iterator((int2 *)z->cy[s], nz_pair{(unsigned)z->cols});
+        auto out = thrust::make_transform_output_iterator((int2 *)z->cy[s],
+                                                          nz_pair{(unsigned)z->cols});
         if (variant == CUB_IF)
             return cub::DeviceSelect::If(temp, *temp_bytes, idx, out, z->cnum[s], n,
                                          nz_at{z->x[s]}, stream);
-        return cub::DeviceSelect::FlaggedIf(temp, *temp_bytes, idx, z->x[s], out, z->cnum[s], n,
-                                            nz_flag{}, stream);
+        return cub::DeviceSelect::FlaggedIf(temp, *temp_bytes, idx, z->x[s], out,
+                                            z->cnum[s], n, nz_flag{}, stream);
     }
     auto out = thrust::make_transform_output_iterator(
         thrust::make_zip_iterator(thrust::make_tuple(z->cy[s], z->cstage)),
         nz_pair_tuple{(unsigned)z->cols});
     if (variant == CUB_IF)
-        err = cub::DeviceSelect::If(temp, *temp_bytes, idx, out, z->cnum[s], n, nz_at{z->x[s]},
-                                    stream);
+        err = cub::DeviceSelect::If(temp, *temp_bytes, idx, out, z->cnum[s], n,
+                                    nz_at{z->x[s]}, stream);
     else
-        err = cub::DeviceSelect::FlaggedIf(temp, *temp_bytes, idx, z->x[s], out, z->cnum[s], n,
-                                           nz_flag{}, stream);
+        err = cub::DeviceSelect::FlaggedIf(temp, *temp_bytes, idx, z->x[s], out,
+                                           z->cnum[s], n, nz_flag{}, stream);
     if (err != cudaSuccess || !temp)
         return err;
     nz_move_cols<<<264, 256, 0, stream>>>(z->cy[s], z->cstage, z->cnum[s]);
@@ -148,7 +150,8 @@ static int run_plugrt(void *user, int set)
 static int run_plugrt_graph(void *user, int set)
 {
     nz_run *r = (nz_run *)user;
-    prt_status st = prt_context_launch_graph(r->z->eng[r->row_order].ctx[set], r->env->stream);
+    prt_status st =
+        prt_context_launch_graph(r->z->eng[r->row_order].ctx[set], r->env->stream);
     if (st != PRT_OK) {
         printf("  prt_context_launch_graph failed: %s: %s\n", prt_status_name(st),
                prt_last_error());
@@ -198,8 +201,8 @@ static int check_pairs(const nz_size *z, int row_order, int64_t kref, int64_t k,
             gr = row_order ? hy[2 * j] : hy[j];
             gc = row_order ? hy[2 * j + 1] : hy[k + j];
             if (gr != (int32_t)r || gc != (int32_t)c) {
-                snprintf(why, size, "pair %lld is (%d, %d), expected (%lld, %lld)", (long long)j,
-                         (int)gr, (int)gc, (long long)r, (long long)c);
+                snprintf(why, size, "pair %lld is (%d, %d), expected (%lld, %lld)",
+                         (long long)j, (int)gr, (int)gc, (long long)r, (long long)c);
                 return 1;
             }
             j++;
@@ -209,8 +212,8 @@ static int check_pairs(const nz_size *z, int row_order, int64_t kref, int64_t k,
 }
 
 /* Downloads set 0's output of plugrt (or CUB) and checks it. */
-static int check_plugrt(bench_env *env, nz_size *z, int row_order, int64_t kref, char *why,
-                        size_t size)
+static int check_plugrt(bench_env *env, nz_size *z, int row_order, int64_t kref,
+                        char *why, size_t size)
 {
     int64_t k = -1;
     prt_dims d;
@@ -230,8 +233,8 @@ static int check_plugrt(bench_env *env, nz_size *z, int row_order, int64_t kref,
     }
     if (d.nb_dims != 2 || d.d[row_order ? 0 : 1] != k || d.d[row_order ? 1 : 0] != 2) {
         char a[64];
-        snprintf(why, size, "output shape %s, expected K = %lld", bench_dims_str(&d, a, sizeof a),
-                 (long long)k);
+        snprintf(why, size, "output shape %s, expected K = %lld",
+                 bench_dims_str(&d, a, sizeof a), (long long)k);
         return 1;
     }
     if (k > 0)
@@ -323,8 +326,8 @@ static int size_alloc(bench_env *env, nz_size *z, int64_t rows, int64_t cols, in
         int32_t row_order = ro;
         prt_field f = {"rowOrder", &row_order, PRT_FIELD_INT32, 1};
         bench_dims(&d, 2, d2);
-        if (bench_engine_build(env, "", "NonZeroPlugin", &f, 1, PRT_FLOAT32, &d, outs, 2, sets,
-                               &z->eng[ro]) != PRT_OK)
+        if (bench_engine_build(env, "", "NonZeroPlugin", &f, 1, PRT_FLOAT32, &d, outs, 2,
+                               sets, &z->eng[ro]) != PRT_OK)
             continue;
         for (int s = 0; s < sets; s++) {
             prt_context *c = z->eng[ro].ctx[s];
@@ -367,13 +370,17 @@ static int64_t size_fill(bench_env *env, nz_size *z, double density, uint64_t se
         BENCH_CUDA(cudaMemcpyAsync(z->x[s], z->x[0], sizeof(float) * (size_t)z->n,
                                    cudaMemcpyDeviceToDevice, env->stream));
     BENCH_CUDA(cudaStreamSynchronize(env->stream));
-    BENCH_CUDA(cudaMemcpy(z->hx, z->x[0], sizeof(float) * (size_t)z->n, cudaMemcpyDeviceToHost));
+    BENCH_CUDA(
+        cudaMemcpy(z->hx, z->x[0], sizeof(float) * (size_t)z->n, cudaMemcpyDeviceToHost));
     for (int64_t i = 0; i < z->n; i++)
         k += z->hx[i] != 0.0f;
     return k;
 }
 
-static const char *impl_name(int variant) { return variant == CUB_IF ? "cub_if" : "cub_flagged"; }
+static const char *impl_name(int variant)
+{
+    return variant == CUB_IF ? "cub_if" : "cub_flagged";
+}
 
 /* Poisons set 0's output, runs fn once on set 0 and checks the result
  * against the reference. Returns 0 when it is right; otherwise reports the
@@ -385,7 +392,8 @@ static int first_run(bench_env *env, nz_run *r, bench_run_fn fn, int cub, int64_
     int bad;
     poison(env, r->z, cub);
     if (fn(r, 0)) {
-        bench_result(id, impl, "error", NULL, NULL, bytes, "the first run failed (above)");
+        bench_result(id, impl, "error", NULL, NULL, bytes,
+                     "the first run failed (above)");
         env->failures++;
         return 1;
     }
@@ -400,8 +408,8 @@ static int first_run(bench_env *env, nz_run *r, bench_run_fn fn, int cub, int64_
 
 /* Times fn over every set, checks every set's count again and reports. */
 static void timed(bench_env *env, nz_run *r, bench_run_fn fn, int cub, int64_t kref,
-                  int64_t bytes, const bench_timing *copy, const char *id, const char *impl,
-                  const char *note)
+                  int64_t bytes, const bench_timing *copy, const char *id,
+                  const char *impl, const char *note)
 {
     char why[256];
     bench_timing t;
@@ -417,8 +425,8 @@ static void timed(bench_env *env, nz_run *r, bench_run_fn fn, int cub, int64_t k
 }
 
 /* Checks, times and reports plugrt and both CUB variants on one case. */
-static void bench_case(bench_env *env, nz_size *z, int row_order, int64_t kref, int64_t bytes,
-                       const bench_timing *copy, const char *id)
+static void bench_case(bench_env *env, nz_size *z, int row_order, int64_t kref,
+                       int64_t bytes, const bench_timing *copy, const char *id)
 {
     char note[128];
     nz_run r;
@@ -427,9 +435,11 @@ static void bench_case(bench_env *env, nz_size *z, int row_order, int64_t kref, 
     r.z = z;
     r.row_order = row_order;
 
-    bench_result(id, "copy", "ok", copy, NULL, bytes, "cudaMemcpyAsync D2D of the same bytes");
+    bench_result(id, "copy", "ok", copy, NULL, bytes,
+                 "cudaMemcpyAsync D2D of the same bytes");
     if (!z->eng[row_order].engine) {
-        bench_result(id, "plugrt", "error", NULL, NULL, bytes, "no engine (build failed, above)");
+        bench_result(id, "plugrt", "error", NULL, NULL, bytes,
+                     "no engine (build failed, above)");
         env->failures++;
     } else if (!first_run(env, &r, run_plugrt, 0, kref, bytes, id, "plugrt")) {
         snprintf(note, sizeof note, "K = %lld, tactic %d", (long long)kref,
@@ -513,16 +523,20 @@ static void bench_small(bench_env *env)
     r.row_order = 1;
 
     if (bench_time_copy(env, bytes, 1, BENCH_LOOP, &copy) == 0) {
-        bench_result(eager, "copy", "ok", &copy, NULL, bytes, "cudaMemcpyAsync D2D of the same bytes");
-        bench_result(graph, "copy", "ok", &copy, NULL, bytes, "cudaMemcpyAsync D2D of the same bytes");
+        bench_result(eager, "copy", "ok", &copy, NULL, bytes,
+                     "cudaMemcpyAsync D2D of the same bytes");
+        bench_result(graph, "copy", "ok", &copy, NULL, bytes,
+                     "cudaMemcpyAsync D2D of the same bytes");
     } else {
         env->failures++;
     }
 
     /* plugrt, eager and as a graph. */
     if (!z.eng[1].engine) {
-        bench_result(eager, "plugrt", "error", NULL, NULL, bytes, "no engine (build failed, above)");
-        bench_result(graph, "plugrt", "error", NULL, NULL, bytes, "no engine (build failed, above)");
+        bench_result(eager, "plugrt", "error", NULL, NULL, bytes,
+                     "no engine (build failed, above)");
+        bench_result(graph, "plugrt", "error", NULL, NULL, bytes,
+                     "no engine (build failed, above)");
         env->failures += 2;
     } else {
         if (!first_run(env, &r, run_plugrt, 0, kref, bytes, eager, "plugrt")) {
@@ -532,13 +546,15 @@ static void bench_small(bench_env *env)
         }
         st = prt_context_capture_graph(z.eng[1].ctx[0], env->stream);
         if (st != PRT_OK) {
-            snprintf(why, sizeof why, "prt_context_capture_graph: %s: %s", prt_status_name(st),
-                     prt_last_error());
+            snprintf(why, sizeof why, "prt_context_capture_graph: %s: %s",
+                     prt_status_name(st), prt_last_error());
             bench_result(graph, "plugrt", "error", NULL, NULL, bytes, why);
             env->failures++;
-        } else if (!first_run(env, &r, run_plugrt_graph, 0, kref, bytes, graph, "plugrt")) {
+        } else if (!first_run(env, &r, run_plugrt_graph, 0, kref, bytes, graph,
+                              "plugrt")) {
             snprintf(note, sizeof note, "K = %lld, graph replay", (long long)kref);
-            report_latency(env, graph, "plugrt", &r, run_plugrt_graph, &copy, bytes, note);
+            report_latency(env, graph, "plugrt", &r, run_plugrt_graph, &copy, bytes,
+                           note);
         }
     }
 
@@ -556,7 +572,8 @@ static void bench_small(bench_env *env)
             cudaStreamEndCapture(env->stream, &g);
             if (g)
                 cudaGraphDestroy(g);
-            bench_result(graph, impl_name(v), "error", NULL, NULL, bytes, "capture failed");
+            bench_result(graph, impl_name(v), "error", NULL, NULL, bytes,
+                         "capture failed");
             env->failures++;
             continue;
         }

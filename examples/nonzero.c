@@ -111,7 +111,8 @@ int main(int argc, char **argv)
     /* Y's buffer holds the upper bound (R*C pairs); K is one int64. */
     if (prt_context_create(engine, &ctx) || prt_context_set_tensor_address(ctx, "X", x) ||
         prt_context_set_tensor_address(ctx, "Y", got) ||
-        prt_context_set_tensor_address(ctx, "K", &count) || prt_context_enqueue(ctx, NULL) ||
+        prt_context_set_tensor_address(ctx, "K", &count) ||
+        prt_context_enqueue(ctx, NULL) ||
         prt_context_get_tensor_shape(ctx, "Y", &out_dims)) {
         fail("running the engine");
         goto done;
@@ -119,7 +120,8 @@ int main(int argc, char **argv)
     printf("non-zeros: %lld of %d, output shape %lldx%lld\n", (long long)count, R * C,
            (long long)out_dims.d[0], (long long)out_dims.d[1]);
     if (count != want_count || out_dims.nb_dims != 2 || out_dims.d[0] != count ||
-        out_dims.d[1] != 2 || memcmp(got, want, sizeof(int32_t) * 2 * (size_t)count) != 0) {
+        out_dims.d[1] != 2 ||
+        memcmp(got, want, sizeof(int32_t) * 2 * (size_t)count) != 0) {
         fprintf(stderr, "Inference result wrong: expected %lld non-zeros\n",
                 (long long)want_count);
         goto done;

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds with warnings as errors, and runs the whole
-# suite: a normal build; the test that runs one engine from several threads
-# under ThreadSanitizer; then the whole suite again under AddressSanitizer and
-# UndefinedBehaviorSanitizer.
+# Installs what is missing, checks the format, builds with warnings as errors,
+# and runs the whole suite: a normal build; the test that runs one engine
+# from several threads under ThreadSanitizer; then the whole suite again
+# under AddressSanitizer and UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 jobs=$(nproc)
+# One format (STYLE.md habit 13): every C and CUDA source as .clang-format says.
+clang-format --dry-run -Werror $(git ls-files '*.c' '*.h' '*.cu' '*.cuh')
 cmake -S . -B build-test -G Ninja -DPRT_WERROR=ON >/dev/null
 cmake --build build-test -j "$jobs"
 ctest --test-dir build-test --output-on-failure -j "$jobs"

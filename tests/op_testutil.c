@@ -7,8 +7,7 @@
 
 /* ---- tensors --------------------------------------------------------------- */
 
-prt_dims ot_dims5(int32_t nb, int64_t a, int64_t b, int64_t c, int64_t d,
-                  int64_t e)
+prt_dims ot_dims5(int32_t nb, int64_t a, int64_t b, int64_t c, int64_t d, int64_t e)
 {
     const int64_t v[5] = {a, b, c, d, e};
     return tu_dims(nb, v);
@@ -132,8 +131,8 @@ int ot_dims_eq(const prt_dims *a, const prt_dims *b)
     return 1;
 }
 
-void ot_check_close(const char *what, const ot_tensor *got,
-                    const prt_dims *want_dims, const double *want, double rtol)
+void ot_check_close(const char *what, const ot_tensor *got, const prt_dims *want_dims,
+                    const double *want, double rtol)
 {
     char a[128], b[128];
     tu_checks++;
@@ -150,8 +149,8 @@ void ot_check_close(const char *what, const ot_tensor *got,
         int ok = g == w || (g != g && w != w) ||
                  (rtol > 0 && fabs(g - w) <= rtol * (fabs(w) > 1 ? fabs(w) : 1));
         if (!ok) {
-            fprintf(stderr, "%s: element %lld is %.9g, wanted %.9g\n", what,
-                    (long long)i, g, w);
+            fprintf(stderr, "%s: element %lld is %.9g, wanted %.9g\n", what, (long long)i,
+                    g, w);
             tu_failures++;
             return;
         }
@@ -180,8 +179,8 @@ prt_field ot_fld_str(const char *name, const char *s)
 
 /* ---- one-op networks ---------------------------------------------------------- */
 
-prt_status ot_make_op(const char *name, const prt_field *fields,
-                      int32_t nb_fields, prt_plugin **out)
+prt_status ot_make_op(const char *name, const prt_field *fields, int32_t nb_fields,
+                      prt_plugin **out)
 {
     const prt_plugin_creator *c;
     prt_field_collection fc = {nb_fields, fields};
@@ -191,9 +190,9 @@ prt_status ot_make_op(const char *name, const prt_field *fields,
     return c->create(c, name, &fc, PRT_PHASE_BUILD, out);
 }
 
-prt_status ot_build_op(const char *name, const prt_field *fields,
-                       int32_t nb_fields, const ot_tensor *in, int32_t nb_in,
-                       const uint32_t *dyn, prt_engine **out)
+prt_status ot_build_op(const char *name, const prt_field *fields, int32_t nb_fields,
+                       const ot_tensor *in, int32_t nb_in, const uint32_t *dyn,
+                       prt_engine **out)
 {
     prt_plugin *p = NULL;
     prt_network *net = NULL;
@@ -242,8 +241,8 @@ prt_status ot_build_op(const char *name, const prt_field *fields,
     return st;
 }
 
-prt_status ot_run_engine(const prt_engine *e, const ot_tensor *in,
-                         int32_t nb_in, ot_tensor *out)
+prt_status ot_run_engine(const prt_engine *e, const ot_tensor *in, int32_t nb_in,
+                         ot_tensor *out)
 {
     prt_context *ctx = NULL;
     prt_io_info io = {.struct_size = sizeof(prt_io_info)};
@@ -297,9 +296,9 @@ prt_status ot_reload(const prt_engine *e, prt_engine **out)
     return st;
 }
 
-prt_status ot_run_op_dyn(const char *name, const prt_field *fields,
-                         int32_t nb_fields, const ot_tensor *in, int32_t nb_in,
-                         const uint32_t *dyn, ot_tensor *out)
+prt_status ot_run_op_dyn(const char *name, const prt_field *fields, int32_t nb_fields,
+                         const ot_tensor *in, int32_t nb_in, const uint32_t *dyn,
+                         ot_tensor *out)
 {
     prt_engine *e = NULL, *e2 = NULL;
     ot_tensor again = {0};
@@ -328,15 +327,14 @@ prt_status ot_run_op_dyn(const char *name, const prt_field *fields,
     return st;
 }
 
-prt_status ot_run_op(const char *name, const prt_field *fields,
-                     int32_t nb_fields, const ot_tensor *in, int32_t nb_in,
-                     ot_tensor *out)
+prt_status ot_run_op(const char *name, const prt_field *fields, int32_t nb_fields,
+                     const ot_tensor *in, int32_t nb_in, ot_tensor *out)
 {
     return ot_run_op_dyn(name, fields, nb_fields, in, nb_in, NULL, out);
 }
 
-int64_t ot_alloc_failures(const char *name, const prt_field *fields,
-                          int32_t nb_fields, const ot_tensor *in, int32_t nb_in)
+int64_t ot_alloc_failures(const char *name, const prt_field *fields, int32_t nb_fields,
+                          const ot_tensor *in, int32_t nb_in)
 {
     int64_t n;
     for (n = 0; n < OT_MAX_ALLOCS; n++) {

@@ -24,8 +24,7 @@ typedef struct ot_tensor {
 } ot_tensor;
 
 /* Dims of rank nb from the first nb of a..e. D0()..D5() are the shorthands. */
-prt_dims ot_dims5(int32_t nb, int64_t a, int64_t b, int64_t c, int64_t d,
-                  int64_t e);
+prt_dims ot_dims5(int32_t nb, int64_t a, int64_t b, int64_t c, int64_t d, int64_t e);
 #define D0() ot_dims5(0, 0, 0, 0, 0, 0)
 #define D1(a) ot_dims5(1, a, 0, 0, 0, 0)
 #define D2(a, b) ot_dims5(2, a, b, 0, 0, 0)
@@ -57,8 +56,8 @@ int ot_dims_eq(const prt_dims *a, const prt_dims *b);
 /* One check: got's dims are want_dims and every value is within
  * rtol * max(1, |want|) (rtol 0: exact). NaN matches NaN and an infinity
  * itself at any tolerance. The first difference is printed under `what`. */
-void ot_check_close(const char *what, const ot_tensor *got,
-                    const prt_dims *want_dims, const double *want, double rtol);
+void ot_check_close(const char *what, const ot_tensor *got, const prt_dims *want_dims,
+                    const double *want, double rtol);
 
 /* ---- fields ------------------------------------------------------------------ */
 
@@ -98,15 +97,15 @@ PRT_NODISCARD prt_status ot_run_op_dyn(const char *name, const prt_field *fields
                                        ot_tensor *out);
 /* ot_run_op_dyn with static dims. */
 PRT_NODISCARD prt_status ot_run_op(const char *name, const prt_field *fields,
-                                   int32_t nb_fields, const ot_tensor *in,
-                                   int32_t nb_in, ot_tensor *out);
+                                   int32_t nb_fields, const ot_tensor *in, int32_t nb_in,
+                                   ot_tensor *out);
 
 /* Runs ot_run_op with the n-th allocation failing, for n = 0, 1, ... until
  * it succeeds (at most OT_MAX_ALLOCS times); a failure that leaves no
  * message is recorded. Returns the n that succeeded, so the caller can check
  * that the run allocates at all and that it ended. */
 #define OT_MAX_ALLOCS 100000
-int64_t ot_alloc_failures(const char *name, const prt_field *fields,
-                          int32_t nb_fields, const ot_tensor *in, int32_t nb_in);
+int64_t ot_alloc_failures(const char *name, const prt_field *fields, int32_t nb_fields,
+                          const ot_tensor *in, int32_t nb_in);
 
 #endif /* PLUGRT_OP_TESTUTIL_H */

@@ -3,4 +3,7 @@
 #include "plugrt/plugin.h"
 
 int plugin_h_alone_size(void);
-int plugin_h_alone_size(void) { return (int)sizeof(prt_plugin_creator); }
+int plugin_h_alone_size(void)
+{
+    return (int)sizeof(prt_plugin_creator);
+}

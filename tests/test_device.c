@@ -32,7 +32,8 @@ static void test_cpu_memory(void)
         h[i] = (uint8_t)(i * 7 + 1);
     CHECK_OK(d->memset(a, 0xab, 1000, NULL));
     CHECK_OK(d->copy(a + 100, h, 64, DEV_COPY_H2D, NULL));
-    CHECK(a[99] == 0xab && a[100] == 1 && a[163] == (uint8_t)(63 * 7 + 1) && a[164] == 0xab);
+    CHECK(a[99] == 0xab && a[100] == 1 && a[163] == (uint8_t)(63 * 7 + 1) &&
+          a[164] == 0xab);
     memset(h, 0, 64);
     CHECK_OK(d->copy(h, a + 100, 64, DEV_COPY_D2H, NULL));
     CHECK(h[5] == 36);
@@ -118,8 +119,8 @@ static void test_missing_device(void)
 #ifndef PRT_HAVE_CUDA
         CHECK_ERR(dev_get(PRT_DEVICE_CUDA, &d), PRT_ERR_UNSUPPORTED, "no CUDA support");
 #endif
-        CHECK_ERR(prt_builder_config_set_device(cfg, PRT_DEVICE_CUDA), PRT_ERR_UNSUPPORTED,
-                  "cuda");
+        CHECK_ERR(prt_builder_config_set_device(cfg, PRT_DEVICE_CUDA),
+                  PRT_ERR_UNSUPPORTED, "cuda");
     }
     CHECK_ERR(dev_get(7, &d), PRT_ERR_UNSUPPORTED, "device 7");
     CHECK_ERR(prt_builder_config_set_device(cfg, 9), PRT_ERR_INVALID_ARGUMENT, "9");
@@ -133,30 +134,31 @@ static void test_load_foreign_device(void)
     if (cuda_usable())
         return;
     {
-    prt_registry *reg = tu_registry_with_plugins();
-    const prt_dims d = {2, {2, 3}};
-    tu_input_spec in = {"x", PRT_FLOAT32, &d, NULL, NULL, NULL};
-    const char *outs[] = {"y"};
-    tu_engine te;
-    base_buf buf = {0};
-    prt_engine *e2 = NULL;
-    if (!reg)
-        return;
-    memset(&te, 0, sizeof te);
-    CHECK_OK(tu_build_roundtrip(reg, tu_make_plugin(reg, "", "CustomHardmax", "1", NULL, 0), &in, 1,
-                                outs, 1, 0, &te));
-    if (te.built) {
-        te.built->device = PRT_DEVICE_CUDA;
-        CHECK_OK(engine_write(te.built, &buf));
-        te.built->device = PRT_DEVICE_CPU;
-        CHECK(!buf.failed);
-        CHECK_ERR(prt_engine_deserialize(reg, buf.data, buf.size, &e2), PRT_ERR_UNSUPPORTED,
-                  "targets cuda");
-        CHECK(e2 == NULL);
-    }
-    base_buf_free(&buf);
-    tu_engine_destroy(&te);
-    prt_registry_destroy(reg);
+        prt_registry *reg = tu_registry_with_plugins();
+        const prt_dims d = {2, {2, 3}};
+        tu_input_spec in = {"x", PRT_FLOAT32, &d, NULL, NULL, NULL};
+        const char *outs[] = {"y"};
+        tu_engine te;
+        base_buf buf = {0};
+        prt_engine *e2 = NULL;
+        if (!reg)
+            return;
+        memset(&te, 0, sizeof te);
+        CHECK_OK(tu_build_roundtrip(
+            reg, tu_make_plugin(reg, "", "CustomHardmax", "1", NULL, 0), &in, 1, outs, 1,
+            0, &te));
+        if (te.built) {
+            te.built->device = PRT_DEVICE_CUDA;
+            CHECK_OK(engine_write(te.built, &buf));
+            te.built->device = PRT_DEVICE_CPU;
+            CHECK(!buf.failed);
+            CHECK_ERR(prt_engine_deserialize(reg, buf.data, buf.size, &e2),
+                      PRT_ERR_UNSUPPORTED, "targets cuda");
+            CHECK(e2 == NULL);
+        }
+        base_buf_free(&buf);
+        tu_engine_destroy(&te);
+        prt_registry_destroy(reg);
     }
 }
 
@@ -174,7 +176,8 @@ static void test_device_sections(void)
     if (!reg)
         return;
     memset(&te, 0, sizeof te);
-    CHECK_OK(tu_build_roundtrip(reg, tu_make_plugin(reg, "", "CustomHardmax", "1", NULL, 0),
+    CHECK_OK(tu_build_roundtrip(reg,
+                                tu_make_plugin(reg, "", "CustomHardmax", "1", NULL, 0),
                                 &in, 1, outs, 1, 0, &te));
     if (te.built) {
         prt_engine *e = te.built;
@@ -227,7 +230,8 @@ static void test_query_structs(void)
     if (!reg)
         return;
     memset(&te, 0, sizeof te);
-    CHECK_OK(tu_build_roundtrip(reg, tu_make_plugin(reg, "", "CustomHardmax", "1", NULL, 0),
+    CHECK_OK(tu_build_roundtrip(reg,
+                                tu_make_plugin(reg, "", "CustomHardmax", "1", NULL, 0),
                                 &in, 1, outs, 1, 0, &te));
     if (te.engine) {
         prt_io_info io = {.struct_size = 8};
@@ -240,7 +244,8 @@ static void test_query_structs(void)
                   "sizeof(prt_layer_info)");
         CHECK_ERR(prt_engine_get_tensor(te.engine, 0, &ti), PRT_ERR_INVALID_ARGUMENT,
                   "sizeof(prt_tensor_info)");
-        CHECK_ERR(prt_engine_get_io(te.engine, 0, NULL), PRT_ERR_INVALID_ARGUMENT, "NULL");
+        CHECK_ERR(prt_engine_get_io(te.engine, 0, NULL), PRT_ERR_INVALID_ARGUMENT,
+                  "NULL");
         io.struct_size = sizeof io;
         for (int32_t i = 0; i < prt_engine_io_count(te.engine); i++) {
             CHECK_OK(prt_engine_get_io(te.engine, i, &io));
@@ -248,7 +253,8 @@ static void test_query_structs(void)
         }
         li.struct_size = sizeof li;
         CHECK_OK(prt_engine_get_layer(te.engine, 0, &li));
-        CHECK(li.struct_size == sizeof li && strcmp(li.plugin_name, "CustomHardmax") == 0);
+        CHECK(li.struct_size == sizeof li &&
+              strcmp(li.plugin_name, "CustomHardmax") == 0);
     }
     tu_engine_destroy(&te);
     prt_registry_destroy(reg);

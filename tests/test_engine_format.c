@@ -61,10 +61,9 @@ static int32_t *ids(int32_t n, const int32_t *v)
     return p;
 }
 
-static void set_tensor(eng_tensor *t, const char *name, int32_t dtype,
-                       int32_t nb_dims, const int32_t *dims, int32_t in,
-                       int32_t out, int32_t size_id, int32_t producer,
-                       int64_t offset, int64_t max_bytes)
+static void set_tensor(eng_tensor *t, const char *name, int32_t dtype, int32_t nb_dims,
+                       const int32_t *dims, int32_t in, int32_t out, int32_t size_id,
+                       int32_t producer, int64_t offset, int64_t max_bytes)
 {
     t->name = base_strdup(name);
     t->dtype = dtype;
@@ -81,12 +80,11 @@ static void set_tensor(eng_tensor *t, const char *name, int32_t dtype,
     t->const_offset = -1;
 }
 
-static void set_layer(eng_layer *l, const char *name, const char *ns,
-                      const char *pname, const char *version,
-                      const char *library, uint64_t hash, int32_t nb_in,
-                      const int32_t *in, int32_t nb_out, const int32_t *out,
-                      const int32_t *alias, const uint8_t *copy, int32_t tactic,
-                      int64_t workspace)
+static void set_layer(eng_layer *l, const char *name, const char *ns, const char *pname,
+                      const char *version, const char *library, uint64_t hash,
+                      int32_t nb_in, const int32_t *in, int32_t nb_out,
+                      const int32_t *out, const int32_t *alias, const uint8_t *copy,
+                      int32_t tactic, int64_t workspace)
 {
     l->name = base_strdup(name);
     l->plugin_namespace = base_strdup(ns);
@@ -129,16 +127,15 @@ static prt_engine *make_engine(void)
     /* Expressions: N is input 0's dim 0; K is size tensor 0 (opt N, upper
      * 4N). */
     static const expr_node nodes[] = {
-        {EXPR_CONST, 0, 4, 0, 0},           /* 0: 4 */
-        {EXPR_INPUT_DIM, 0, 0, 0, 0},       /* 1: N */
-        {EXPR_CONST, 0, 3, 0, 0},           /* 2: 3 */
-        {EXPR_OP, PRT_DIM_PROD, 0, 1, 0},   /* 3: 4N */
-        {EXPR_CONST, 0, 2, 0, 0},           /* 4: 2 */
-        {EXPR_SIZE, 0, 0, 1, 3},            /* 5: K */
-        {EXPR_OP, PRT_DIM_SUM, 0, 5, 2},    /* 6: K + 3 */
+        {EXPR_CONST, 0, 4, 0, 0},         /* 0: 4 */
+        {EXPR_INPUT_DIM, 0, 0, 0, 0},     /* 1: N */
+        {EXPR_CONST, 0, 3, 0, 0},         /* 2: 3 */
+        {EXPR_OP, PRT_DIM_PROD, 0, 1, 0}, /* 3: 4N */
+        {EXPR_CONST, 0, 2, 0, 0},         /* 4: 2 */
+        {EXPR_SIZE, 0, 0, 1, 3},          /* 5: K */
+        {EXPR_OP, PRT_DIM_SUM, 0, 5, 2},  /* 6: K + 3 */
     };
-    static const int32_t d_x[] = {1, 0}, d_y[] = {2}, d_idx[] = {4, 5},
-                         d_mid[] = {6};
+    static const int32_t d_x[] = {1, 0}, d_y[] = {2}, d_idx[] = {4, 5}, d_mid[] = {6};
     prt_engine *e = engine_alloc();
     if (!e)
         return NULL;
@@ -166,15 +163,15 @@ static prt_engine *make_engine(void)
 
     e->nb_layers = 3;
     e->layers = base_calloc(3, sizeof *e->layers);
-    set_layer(&e->layers[0], "nz", "test", "NonZeroLike", "1", LIB_PATH, LIB_HASH,
-              1, (const int32_t[]){0}, 2, (const int32_t[]){2, 3},
-              (const int32_t[]){-1, -1}, (const uint8_t[]){0, 0}, 0, 128);
-    set_layer(&e->layers[1], "add", "", "AddLike", "2", "", 0, 2,
-              (const int32_t[]){3, 1}, 1, (const int32_t[]){4},
-              (const int32_t[]){-1}, (const uint8_t[]){0}, 7, 256);
-    set_layer(&e->layers[2], "inplace", "test", "InPlace", "1", LIB_PATH,
-              LIB_HASH, 1, (const int32_t[]){4}, 1, (const int32_t[]){5},
-              (const int32_t[]){0}, (const uint8_t[]){1}, -3, 0);
+    set_layer(&e->layers[0], "nz", "test", "NonZeroLike", "1", LIB_PATH, LIB_HASH, 1,
+              (const int32_t[]){0}, 2, (const int32_t[]){2, 3}, (const int32_t[]){-1, -1},
+              (const uint8_t[]){0, 0}, 0, 128);
+    set_layer(&e->layers[1], "add", "", "AddLike", "2", "", 0, 2, (const int32_t[]){3, 1},
+              1, (const int32_t[]){4}, (const int32_t[]){-1}, (const uint8_t[]){0}, 7,
+              256);
+    set_layer(&e->layers[2], "inplace", "test", "InPlace", "1", LIB_PATH, LIB_HASH, 1,
+              (const int32_t[]){4}, 1, (const int32_t[]){5}, (const int32_t[]){0},
+              (const uint8_t[]){1}, -3, 0);
     {
         const int64_t a[] = {2, 3, 4}, b[] = {7};
         prt_field f0[12];
@@ -206,8 +203,8 @@ static prt_engine *make_engine(void)
     e->prof_vopt = base_calloc(4, sizeof(prt_dims));
     e->prof_vmax = base_calloc(4, sizeof(prt_dims));
     {
-        const int64_t x1[] = {1, 4}, x8[] = {8, 4}, x32[] = {32, 4},
-                      x64[] = {64, 4}, x128[] = {128, 4}, y3[] = {3};
+        const int64_t x1[] = {1, 4}, x8[] = {8, 4}, x32[] = {32, 4}, x64[] = {64, 4},
+                      x128[] = {128, 4}, y3[] = {3};
         e->prof_min[0] = tu_dims(2, x1);
         e->prof_opt[0] = tu_dims(2, x8);
         e->prof_max[0] = tu_dims(2, x32);
@@ -246,14 +243,13 @@ static int same_field(const prt_field *a, const prt_field *b)
         return 0;
     if (a->type == PRT_FIELD_DIMS) {
         for (int64_t i = 0; i < a->length; i++)
-            if (!same_dims((const prt_dims *)a->data + i,
-                           (const prt_dims *)b->data + i))
+            if (!same_dims((const prt_dims *)a->data + i, (const prt_dims *)b->data + i))
                 return 0;
         return 1;
     }
     return a->length == 0 ||
-           memcmp(a->data, b->data,
-                  (size_t)a->length * base_field_type_size(a->type)) == 0;
+           memcmp(a->data, b->data, (size_t)a->length * base_field_type_size(a->type)) ==
+               0;
 }
 
 static int compare_engines(const prt_engine *a, const prt_engine *b)
@@ -331,8 +327,8 @@ static int compare_engines(const prt_engine *a, const prt_engine *b)
     REQUIRE(a->exprs.nb_nodes == b->exprs.nb_nodes);
     for (int32_t i = 0; i < a->exprs.nb_nodes; i++) {
         const expr_node *x = &a->exprs.nodes[i], *y = &b->exprs.nodes[i];
-        CHECK(x->kind == y->kind && x->op == y->op && x->imm == y->imm &&
-              x->a == y->a && x->b == y->b);
+        CHECK(x->kind == y->kind && x->op == y->op && x->imm == y->imm && x->a == y->a &&
+              x->b == y->b);
     }
     return tu_failures != before;
 }
@@ -585,10 +581,9 @@ static int test_corruption_behind_checksum(void)
     int bad = 0, accepted = 0;
     tu_rng rng;
     static const uint8_t masks[] = {0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xff};
-    static const uint32_t values[] = {0,          1,          2,          3,
-                                      7,          8,          0xff,       0x7fffffff,
-                                      0x80000000, 0xffffffff, 0xfffffffe, 0x10000,
-                                      0x40000000, 0x00ffffff};
+    static const uint32_t values[] = {
+        0,          1,          2,          3,          7,       8,          0xff,
+        0x7fffffff, 0x80000000, 0xffffffff, 0xfffffffe, 0x10000, 0x40000000, 0x00ffffff};
     REQUIRE(e && serialize(e, &b, &n));
     c = malloc(n);
     REQUIRE(c);
@@ -629,8 +624,8 @@ static int test_corruption_behind_checksum(void)
 
 /* Builds bytes with one extra section (tag, flags, payload) before the
  * checksum. Caller frees. */
-static uint8_t *with_section(const uint8_t *b, size_t n, uint32_t tag,
-                             uint32_t flags, const char *payload, size_t *out_n)
+static uint8_t *with_section(const uint8_t *b, size_t n, uint32_t tag, uint32_t flags,
+                             const char *payload, size_t *out_n)
 {
     size_t plen = strlen(payload);
     size_t m = n + 16 + plen;
@@ -651,9 +646,8 @@ static uint8_t *with_section(const uint8_t *b, size_t n, uint32_t tag,
     return c;
 }
 
-#define TAG4(a, b, c, d)                                                   \
-    ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 |            \
-     (uint32_t)(d) << 24)
+#define TAG4(a, b, c, d)                                                                 \
+    ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 
 static int test_sections(void)
 {
@@ -774,9 +768,10 @@ static int expect_invalid(prt_engine *e, const char *sub, int line)
     tu_checks++;
     if (st != PRT_ERR_MALFORMED || !strstr(prt_last_error(), sub)) {
         tu_failures++;
-        fprintf(stderr, "%s:%d: engine_validate gave %s, wanted a message with "
-                "\"%s\"\n    message: %s\n", __FILE__, line,
-                prt_status_name(st), sub, prt_last_error());
+        fprintf(stderr,
+                "%s:%d: engine_validate gave %s, wanted a message with "
+                "\"%s\"\n    message: %s\n",
+                __FILE__, line, prt_status_name(st), sub, prt_last_error());
     }
     CHECK(engine_write(e, &b) == PRT_ERR_INTERNAL);
     base_buf_free(&b);
@@ -997,8 +992,14 @@ static prt_plugin *builtin_op(const char *op)
 
 #define PLAN_N 15 /* elements of every tensor of the plan: [3, 5] */
 
-static float plan_x(int i) { return (float)i - 7.0f; }
-static float plan_c(int i) { return 0.5f * (float)i; }
+static float plan_x(int i)
+{
+    return (float)i - 7.0f;
+}
+static float plan_c(int i)
+{
+    return 0.5f * (float)i;
+}
 
 /* One layer over `a` and `b` (b < 0: none), its output named `name`. */
 static int plan_layer(prt_network *net, const char *op, int32_t a, int32_t b,
@@ -1068,8 +1069,8 @@ static int run_plan(const prt_engine *e)
 /* The plan with the i64 at `at` set to `value`, checksum fixed, must be
  * refused naming `sub`. One that loads is run, so that a sanitizer build
  * shows what such a plan does to a context. */
-static int expect_plan_refused(const uint8_t *b, size_t n, size_t at,
-                               int64_t value, const char *sub, int line)
+static int expect_plan_refused(const uint8_t *b, size_t n, size_t at, int64_t value,
+                               const char *sub, int line)
 {
     uint8_t *c = malloc(n);
     prt_engine *e = NULL;
@@ -1083,9 +1084,10 @@ static int expect_plan_refused(const uint8_t *b, size_t n, size_t at,
     tu_checks++;
     if (st != PRT_ERR_MALFORMED || !strstr(prt_last_error(), sub)) {
         tu_failures++;
-        fprintf(stderr, "%s:%d: deserialize gave %s, wanted a message with "
-                "\"%s\"\n    message: %s\n", __FILE__, line,
-                prt_status_name(st), sub, prt_last_error());
+        fprintf(stderr,
+                "%s:%d: deserialize gave %s, wanted a message with "
+                "\"%s\"\n    message: %s\n",
+                __FILE__, line, prt_status_name(st), sub, prt_last_error());
     }
     if (st == PRT_OK)
         fprintf(stderr, "    the altered plan %s\n",
@@ -1094,7 +1096,7 @@ static int expect_plan_refused(const uint8_t *b, size_t n, size_t at,
     free(c);
     return 0;
 }
-#define EXPECT_PLAN_REFUSED(b, n, at, value, sub)                          \
+#define EXPECT_PLAN_REFUSED(b, n, at, value, sub)                                        \
     expect_plan_refused((b), (n), (at), (value), (sub), __LINE__)
 
 static int test_memory_plan(void)
@@ -1123,17 +1125,18 @@ static int test_memory_plan(void)
     prt_engine_destroy(e);
 
     /* Misaligned for the dtype: float loads and stores off their boundary. */
-    EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)get64(b + sum) + 2,
-                        "('sum'): arena offset");
+    EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)get64(b + sum) + 2, "('sum'): arena offset");
     EXPECT_PLAN_REFUSED(b, n, relu, (int64_t)get64(b + relu) + 2,
                         "('relu'): arena offset");
-    EXPECT_PLAN_REFUSED(b, n, c + 16, 2, "('c'): constant offset 2 is not a "
-                                         "multiple of 64");
+    EXPECT_PLAN_REFUSED(b, n, c + 16, 2,
+                        "('c'): constant offset 2 is not a "
+                        "multiple of 64");
     /* Aligned for floats, not for the arena or the weights. */
     EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)get64(b + sum) + 64,
                         "is not a multiple of 256, the arena's alignment");
-    EXPECT_PLAN_REFUSED(b, n, c + 16, 4, "('c'): constant offset 4 is not a "
-                                         "multiple of 64");
+    EXPECT_PLAN_REFUSED(b, n, c + 16, 4,
+                        "('c'): constant offset 4 is not a "
+                        "multiple of 64");
 
     /* More memory than the shapes can need. */
     EXPECT_PLAN_REFUSED(b, n, meta, (int64_t)8 << 30,
@@ -1143,8 +1146,9 @@ static int test_memory_plan(void)
     EXPECT_PLAN_REFUSED(b, n, meta + 8, (int64_t)8 << 30,
                         "workspace size 8589934592, but the largest layer "
                         "workspace is 0");
-    EXPECT_PLAN_REFUSED(b, n, sum + 8, 64, "('sum'): max bytes 64, but its "
-                                           "shapes need at most 60");
+    EXPECT_PLAN_REFUSED(b, n, sum + 8, 64,
+                        "('sum'): max bytes 64, but its "
+                        "shapes need at most 60");
     EXPECT_PLAN_REFUSED(b, n, y + 8, (int64_t)1 << 30,
                         "('y'): max bytes 1073741824, but its shapes need at "
                         "most 60");
@@ -1170,8 +1174,16 @@ typedef struct fake_plugin {
     int index;
 } fake_plugin;
 
-static const char *fk_name(const prt_plugin *p) { (void)p; return "fake"; }
-static uint32_t fk_devices(const prt_plugin *p) { (void)p; return 1u; }
+static const char *fk_name(const prt_plugin *p)
+{
+    (void)p;
+    return "fake";
+}
+static uint32_t fk_devices(const prt_plugin *p)
+{
+    (void)p;
+    return 1u;
+}
 
 static prt_status fk_set_tactic(prt_plugin *p, int32_t tactic)
 {
@@ -1189,8 +1201,7 @@ static void fk_destroy(prt_plugin *p)
 
 static prt_status fk_enqueue(prt_plugin *p, const prt_tensor_desc *in,
                              const prt_tensor_desc *out, const void *const *ins,
-                             void *const *outs, void *ws, int32_t device,
-                             void *stream)
+                             void *const *outs, void *ws, int32_t device, void *stream)
 {
     (void)p, (void)in, (void)out, (void)ins, (void)outs, (void)ws;
     (void)device, (void)stream;
@@ -1212,40 +1223,36 @@ static prt_plugin *fk_clone(const prt_plugin *p)
     return NULL;
 }
 
-static const prt_plugin_core fk_core = {
-    .struct_size = sizeof(prt_plugin_core),
-    .abi_version = PRT_PLUGIN_ABI_VERSION,
-    .name = fk_name,
-    .version = fk_name,
-    .plugin_namespace = fk_name,
-    .devices = fk_devices};
-static const prt_plugin_runtime fk_runtime = {
-    .struct_size = sizeof(prt_plugin_runtime),
-    .abi_version = PRT_PLUGIN_ABI_VERSION,
-    .set_tactic = fk_set_tactic,
-    .enqueue = fk_enqueue,
-    .attach_to_context = fk_attach,
-    .get_fields_to_serialize = fk_fields,
-    .clone = fk_clone,
-    .destroy = fk_destroy};
-static const prt_plugin_vtable fk_vt = {
-    .struct_size = sizeof(prt_plugin_vtable),
-    .abi_version = PRT_PLUGIN_ABI_VERSION,
-    .core = &fk_core,
-    .build = NULL,
-    .runtime = &fk_runtime};
+static const prt_plugin_core fk_core = {.struct_size = sizeof(prt_plugin_core),
+                                        .abi_version = PRT_PLUGIN_ABI_VERSION,
+                                        .name = fk_name,
+                                        .version = fk_name,
+                                        .plugin_namespace = fk_name,
+                                        .devices = fk_devices};
+static const prt_plugin_runtime fk_runtime = {.struct_size = sizeof(prt_plugin_runtime),
+                                              .abi_version = PRT_PLUGIN_ABI_VERSION,
+                                              .set_tactic = fk_set_tactic,
+                                              .enqueue = fk_enqueue,
+                                              .attach_to_context = fk_attach,
+                                              .get_fields_to_serialize = fk_fields,
+                                              .clone = fk_clone,
+                                              .destroy = fk_destroy};
+static const prt_plugin_vtable fk_vt = {.struct_size = sizeof(prt_plugin_vtable),
+                                        .abi_version = PRT_PLUGIN_ABI_VERSION,
+                                        .core = &fk_core,
+                                        .build = NULL,
+                                        .runtime = &fk_runtime};
 /* A runtime table without enqueue: must be refused, and still destroyed. */
-static const prt_plugin_runtime fk_runtime_bad = {
-    .struct_size = sizeof(prt_plugin_runtime),
-    .abi_version = PRT_PLUGIN_ABI_VERSION,
-    .set_tactic = fk_set_tactic,
-    .destroy = fk_destroy};
-static const prt_plugin_vtable fk_vt_bad = {
-    .struct_size = sizeof(prt_plugin_vtable),
-    .abi_version = PRT_PLUGIN_ABI_VERSION,
-    .core = &fk_core,
-    .build = NULL,
-    .runtime = &fk_runtime_bad};
+static const prt_plugin_runtime fk_runtime_bad = {.struct_size =
+                                                      sizeof(prt_plugin_runtime),
+                                                  .abi_version = PRT_PLUGIN_ABI_VERSION,
+                                                  .set_tactic = fk_set_tactic,
+                                                  .destroy = fk_destroy};
+static const prt_plugin_vtable fk_vt_bad = {.struct_size = sizeof(prt_plugin_vtable),
+                                            .abi_version = PRT_PLUGIN_ABI_VERSION,
+                                            .core = &fk_core,
+                                            .build = NULL,
+                                            .runtime = &fk_runtime_bad};
 
 static prt_status fk_create(const prt_plugin_creator *c, const char *layer,
                             const prt_field_collection *fc, int32_t phase,
@@ -1289,8 +1296,7 @@ static int test_deserialize(void)
 
     CHECK_ERR(prt_engine_deserialize(NULL, b, n, &r), PRT_ERR_INVALID_ARGUMENT,
               "no registry");
-    CHECK_ERR(prt_engine_deserialize(NULL, NULL, n, &r), PRT_ERR_INVALID_ARGUMENT,
-              NULL);
+    CHECK_ERR(prt_engine_deserialize(NULL, NULL, n, &r), PRT_ERR_INVALID_ARGUMENT, NULL);
     REQUIRE_OK(prt_registry_create(&reg));
     /* Missing plugin: the key, the layer, the library it was built with and
      * what the registry searched. */

@@ -26,7 +26,8 @@ static void test_error_escaped(void)
 {
     prt_registry *reg = NULL;
     const prt_plugin_creator *c = NULL;
-    const char *evil = "Foo\x1b[31m\xff\x01" "bar";
+    const char *evil = "Foo\x1b[31m\xff\x01"
+                       "bar";
     CHECK_OK(prt_registry_create(&reg));
     CHECK_ERR(prt_registry_find_creator(reg, "", evil, "1", &c), PRT_ERR_NOT_FOUND,
               "Foo\\x1b[31m\\xff\\x01bar");
@@ -40,10 +41,11 @@ static void test_utf8_kept(void)
      * an overlong '/', a lone continuation byte, a surrogate, a truncated
      * sequence at the end. */
     base_error(PRT_ERR_SHAPE, "tensor '%s'", "caf\xc3\xa9 \xe2\x88\x91 \xf0\x9d\x94\xb8");
-    CHECK(strcmp(prt_last_error(), "tensor 'caf\xc3\xa9 \xe2\x88\x91 \xf0\x9d\x94\xb8'") == 0);
-    base_error(PRT_ERR_SHAPE, "%s", "a\xc0\xaf b\x80 c\xed\xa0\x80 d\xe2\x88");
     CHECK(strcmp(prt_last_error(),
-                 "a\\xc0\\xaf b\\x80 c\\xed\\xa0\\x80 d\\xe2\\x88") == 0);
+                 "tensor 'caf\xc3\xa9 \xe2\x88\x91 \xf0\x9d\x94\xb8'") == 0);
+    base_error(PRT_ERR_SHAPE, "%s", "a\xc0\xaf b\x80 c\xed\xa0\x80 d\xe2\x88");
+    CHECK(strcmp(prt_last_error(), "a\\xc0\\xaf b\\x80 c\\xed\\xa0\\x80 d\\xe2\\x88") ==
+          0);
     CHECK(clean(prt_last_error()));
 }
 
@@ -53,7 +55,8 @@ static void test_prefix_and_plugin_messages(void)
     hs->set_error(hs->host, PRT_ERR_PLUGIN, "plugin says \x1b]0;title\x07 hi");
     CHECK(strcmp(prt_last_error(), "plugin says \\x1b]0;title\\x07 hi") == 0);
     base_error_prefix(PRT_ERR_PLUGIN, "layer '%s'", "L\nx");
-    CHECK(strcmp(prt_last_error(), "layer 'L\\x0ax': plugin says \\x1b]0;title\\x07 hi") == 0);
+    CHECK(strcmp(prt_last_error(),
+                 "layer 'L\\x0ax': plugin says \\x1b]0;title\\x07 hi") == 0);
     CHECK(clean(prt_last_error()));
 }
 

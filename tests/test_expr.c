@@ -35,15 +35,24 @@ static int64_t ref_ceil_div(int64_t a, int64_t b)
 static int64_t ref_apply(int op, int64_t a, int64_t b)
 {
     switch (op) {
-    case PRT_DIM_SUM: return a + b;
-    case PRT_DIM_PROD: return a * b;
-    case PRT_DIM_MAX: return a > b ? a : b;
-    case PRT_DIM_MIN: return a < b ? a : b;
-    case PRT_DIM_SUB: return a - b;
-    case PRT_DIM_EQUAL: return a == b ? 1 : 0;
-    case PRT_DIM_LESS: return a < b ? 1 : 0;
-    case PRT_DIM_FLOOR_DIV: return ref_floor_div(a, b);
-    default: return ref_ceil_div(a, b);
+    case PRT_DIM_SUM:
+        return a + b;
+    case PRT_DIM_PROD:
+        return a * b;
+    case PRT_DIM_MAX:
+        return a > b ? a : b;
+    case PRT_DIM_MIN:
+        return a < b ? a : b;
+    case PRT_DIM_SUB:
+        return a - b;
+    case PRT_DIM_EQUAL:
+        return a == b ? 1 : 0;
+    case PRT_DIM_LESS:
+        return a < b ? 1 : 0;
+    case PRT_DIM_FLOOR_DIV:
+        return ref_floor_div(a, b);
+    default:
+        return ref_ceil_div(a, b);
     }
 }
 
@@ -90,11 +99,10 @@ static void test_fold_constants(void)
                 if (is_div(op) && b == 0)
                     continue;
                 e = expr_op(pool, op, expr_const(pool, a), expr_const(pool, b));
-                if (!e || !expr_is_const(pool, e, &v) ||
-                    v != ref_apply(op, a, b)) {
+                if (!e || !expr_is_const(pool, e, &v) || v != ref_apply(op, a, b)) {
                     bad++;
-                    fprintf(stderr, "fold %s(%lld, %lld) wrong\n",
-                            expr_op_name(op), (long long)a, (long long)b);
+                    fprintf(stderr, "fold %s(%lld, %lld) wrong\n", expr_op_name(op),
+                            (long long)a, (long long)b);
                 }
             }
         }
@@ -201,8 +209,7 @@ static void test_identities(void)
 
 static void check_overflow(expr_pool *pool, int op, int64_t a, int64_t b)
 {
-    const prt_expr *e = expr_op(pool, op, expr_const(pool, a),
-                                expr_const(pool, b));
+    const prt_expr *e = expr_op(pool, op, expr_const(pool, a), expr_const(pool, b));
     CHECK(e == NULL);
     CHECK(strstr(expr_pool_error(pool), "overflow") != NULL);
 }
@@ -222,12 +229,14 @@ static void test_construction_errors(void)
     check_overflow(pool, PRT_DIM_FLOOR_DIV, INT64_MIN, -1);
     check_overflow(pool, PRT_DIM_CEIL_DIV, INT64_MIN, -1);
     /* Extremes that do not overflow still fold. */
-    CHECK(is_const_value(pool, expr_op(pool, PRT_DIM_SUM,
-                                       expr_const(pool, INT64_MAX),
-                                       expr_const(pool, INT64_MIN)), -1));
-    CHECK(is_const_value(pool, expr_op(pool, PRT_DIM_FLOOR_DIV,
-                                       expr_const(pool, INT64_MIN),
-                                       expr_const(pool, 2)), INT64_MIN / 2));
+    CHECK(is_const_value(pool,
+                         expr_op(pool, PRT_DIM_SUM, expr_const(pool, INT64_MAX),
+                                 expr_const(pool, INT64_MIN)),
+                         -1));
+    CHECK(is_const_value(pool,
+                         expr_op(pool, PRT_DIM_FLOOR_DIV, expr_const(pool, INT64_MIN),
+                                 expr_const(pool, 2)),
+                         INT64_MIN / 2));
 
     x = expr_input_dim(pool, 0, 0);
     CHECK(expr_op(pool, -1, x, x) == NULL);
@@ -283,11 +292,9 @@ static const prt_expr *build_poly(expr_pool *pool, int32_t k)
     const prt_expr *x = expr_input_dim(pool, 0, 0);
     const prt_expr *y = expr_input_dim(pool, 1, 1);
     const prt_expr *c = expr_const(pool, k);
-    const prt_expr *l = expr_op(pool, PRT_DIM_PROD,
-                                expr_op(pool, PRT_DIM_SUM, x, c),
+    const prt_expr *l = expr_op(pool, PRT_DIM_PROD, expr_op(pool, PRT_DIM_SUM, x, c),
                                 expr_op(pool, PRT_DIM_SUB, y, c));
-    const prt_expr *r = expr_op(pool, PRT_DIM_CEIL_DIV, x,
-                                expr_const(pool, k + 1));
+    const prt_expr *r = expr_op(pool, PRT_DIM_CEIL_DIV, x, expr_const(pool, k + 1));
     return expr_op(pool, PRT_DIM_MAX, l, r);
 }
 
@@ -313,9 +320,8 @@ static void test_hash_consing(void)
     for (int op = 0; op < EXPR_OP_COUNT; op++) {
         const prt_expr *xy = expr_op(pool, op, x, y);
         const prt_expr *yx = expr_op(pool, op, y, x);
-        int commutes = op == PRT_DIM_SUM || op == PRT_DIM_PROD ||
-                       op == PRT_DIM_MAX || op == PRT_DIM_MIN ||
-                       op == PRT_DIM_EQUAL;
+        int commutes = op == PRT_DIM_SUM || op == PRT_DIM_PROD || op == PRT_DIM_MAX ||
+                       op == PRT_DIM_MIN || op == PRT_DIM_EQUAL;
         CHECK(xy && yx);
         CHECK(expr_op(pool, op, x, y) == xy);
         CHECK((xy == yx) == commutes);
@@ -358,8 +364,7 @@ static void test_builder_abi(void)
     b = expr_pool_builder(pool);
     CHECK(b != NULL && b->struct_size == sizeof(prt_expr_builder));
     CHECK(b->abi_version == PRT_PLUGIN_ABI_VERSION);
-    CHECK(b->constant && b->operation && b->declare_size_tensor &&
-          b->is_constant);
+    CHECK(b->constant && b->operation && b->declare_size_tensor && b->is_constant);
     c6 = b->constant(b, 6);
     c7 = b->constant(b, 7);
     CHECK(c6 == expr_const(pool, 6));
@@ -411,10 +416,10 @@ static void test_size_rules(void)
 
     s0 = expr_size(pool, 0, x, up);
     CHECK(s0 != NULL && expr_pool_size_count(pool) == 1);
-    CHECK(expr_size(pool, 0, x, up) == s0);       /* same declaration */
-    CHECK(expr_size(pool, 0, up, up) == NULL);    /* different opt */
+    CHECK(expr_size(pool, 0, x, up) == s0);    /* same declaration */
+    CHECK(expr_size(pool, 0, up, up) == NULL); /* different opt */
     CHECK(strstr(expr_pool_error(pool), "again") != NULL);
-    CHECK(expr_size(pool, 0, x, x) == NULL);      /* different upper */
+    CHECK(expr_size(pool, 0, x, x) == NULL); /* different upper */
 
     /* opt may not depend on a size, however indirectly; upper may. */
     e = expr_op(pool, PRT_DIM_MIN, expr_op(pool, PRT_DIM_SUM, s0, x), up);
@@ -443,8 +448,7 @@ static void test_size_rules(void)
     CHECK(layer == -1 && out == -1);
     /* SIZE nodes are not constants and are distinct from everything. */
     CHECK(!expr_is_const(pool, s0, NULL));
-    CHECK(expr_op(pool, PRT_DIM_SUM, s0, s1) != expr_op(pool, PRT_DIM_SUM, s0,
-                                                         s0));
+    CHECK(expr_op(pool, PRT_DIM_SUM, s0, s1) != expr_op(pool, PRT_DIM_SUM, s0, s0));
     expr_pool_destroy(pool);
 }
 
@@ -495,16 +499,13 @@ static void test_eval_unknown(void)
 
     /* Fewer inputs or sizes than the program names. */
     env.nb_inputs = 1;
-    CHECK_ERR(expr_program_eval(p, &env, values, known), PRT_ERR_SHAPE,
-              "input 1");
+    CHECK_ERR(expr_program_eval(p, &env, values, known), PRT_ERR_SHAPE, "input 1");
     env.nb_inputs = 2;
     env.nb_sizes = 0;
-    CHECK_ERR(expr_program_eval(p, &env, values, known), PRT_ERR_SHAPE,
-              "size 0");
+    CHECK_ERR(expr_program_eval(p, &env, values, known), PRT_ERR_SHAPE, "size 0");
     d[0].nb_dims = 1;
     env.nb_sizes = 1;
-    CHECK_ERR(expr_program_eval(p, &env, values, known), PRT_ERR_SHAPE,
-              "no dim 1");
+    CHECK_ERR(expr_program_eval(p, &env, values, known), PRT_ERR_SHAPE, "no dim 1");
     expr_pool_destroy(pool);
 }
 
@@ -550,8 +551,8 @@ static void test_eval_errors(void)
     snprintf(want, sizeof want, "node %d", (int)expr_id(sub));
     CHECK_ERR(expr_program_eval(expr_pool_program(pool), &env, values, known),
               PRT_ERR_SHAPE, want);
-    CHECK_ERR(expr_program_eval(NULL, &env, values, known),
-              PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(expr_program_eval(NULL, &env, values, known), PRT_ERR_INVALID_ARGUMENT,
+              NULL);
     expr_pool_destroy(pool);
 }
 
@@ -567,11 +568,9 @@ typedef struct box {
 /* For one op over two independent input dims, interval arithmetic is exact:
  * bounds must equal the brute-force range over the box, and be refused
  * exactly when a divisor range contains 0. Returns 1 on a mismatch. */
-static int check_box(expr_pool *pool, int op, const prt_expr *e, box x,
-                     int *refused)
+static int check_box(expr_pool *pool, int op, const prt_expr *e, box x, int *refused)
 {
-    prt_dims mn = dims2(x.a0, x.b0), o = dims2(x.ao, x.bo),
-             mx = dims2(x.a1, x.b1);
+    prt_dims mn = dims2(x.a0, x.b0), o = dims2(x.ao, x.bo), mx = dims2(x.a1, x.b1);
     expr_profile prof = {1, &mn, &o, &mx, NULL, NULL, NULL};
     int64_t lo[4], opt[4], hi[4], rlo = INT64_MAX, rhi = INT64_MIN;
     int32_t id = expr_id(e);
@@ -594,8 +593,8 @@ static int check_box(expr_pool *pool, int op, const prt_expr *e, box x,
         opt[id] == ref_apply(op, x.ao, x.bo))
         return 0;
     fprintf(stderr, "bounds %s [%lld,%lld]x[%lld,%lld]: want [%lld,%lld]\n",
-            expr_op_name(op), (long long)x.a0, (long long)x.a1,
-            (long long)x.b0, (long long)x.b1, (long long)rlo, (long long)rhi);
+            expr_op_name(op), (long long)x.a0, (long long)x.a1, (long long)x.b0,
+            (long long)x.b1, (long long)rlo, (long long)rhi);
     return 1;
 }
 
@@ -611,16 +610,16 @@ static void test_bounds_exact_single_op(void)
             bad++;
             continue;
         }
-        e = expr_op(pool, op, expr_input_dim(pool, 0, 0),
-                    expr_input_dim(pool, 0, 1));
+        e = expr_op(pool, op, expr_input_dim(pool, 0, 0), expr_input_dim(pool, 0, 1));
         /* Every small box, point boxes and touching boxes included. */
         for (int64_t a0 = -3; a0 <= 3; a0++)
             for (int64_t wa = 0; wa <= 2; wa++)
                 for (int64_t b0 = -3; b0 <= 3; b0++)
                     for (int64_t wb = 0; wb <= 2; wb++, boxes++)
-                        bad += check_box(pool, op, e,
-                                         (box){a0, a0 + wa, b0, b0 + wb,
-                                               a0 + wa / 2, b0 + wb}, &refused);
+                        bad += check_box(
+                            pool, op, e,
+                            (box){a0, a0 + wa, b0, b0 + wb, a0 + wa / 2, b0 + wb},
+                            &refused);
         /* Wider random boxes. */
         for (int k = 0; k < 100; k++, boxes++) {
             box x;
@@ -659,8 +658,8 @@ static int ref_push(ref_prog *r, int kind, int op, int a, int b, int64_t imm,
     r->b[i] = b;
     r->imm[i] = imm;
     r->e[i] = e;
-    r->has_size[i] = kind == R_SIZE ||
-                     (kind == R_OP && (r->has_size[a] || r->has_size[b]));
+    r->has_size[i] =
+        kind == R_SIZE || (kind == R_OP && (r->has_size[a] || r->has_size[b]));
     return i;
 }
 
@@ -671,17 +670,23 @@ static int ref_op(ref_prog *r, expr_pool *pool, int op, int a, int b)
 
 /* Values in __int128 so that the reference itself never overflows for the
  * small programs built here; *wide is set if a value leaves int64. */
-static void ref_eval(const ref_prog *r, const prt_dims *in, int64_t size_v,
-                     __int128 *v, int *wide)
+static void ref_eval(const ref_prog *r, const prt_dims *in, int64_t size_v, __int128 *v,
+                     int *wide)
 {
     const __int128 lim = (__int128)INT64_MAX;
     *wide = 0;
     for (int i = 0; i < r->n; i++) {
         __int128 x = v[r->a[i]], y = v[r->b[i]];
         switch (r->kind[i]) {
-        case R_CONST: v[i] = r->imm[i]; break;
-        case R_INPUT: v[i] = in[r->a[i]].d[r->b[i]]; break;
-        case R_SIZE: v[i] = size_v; break;
+        case R_CONST:
+            v[i] = r->imm[i];
+            break;
+        case R_INPUT:
+            v[i] = in[r->a[i]].d[r->b[i]];
+            break;
+        case R_SIZE:
+            v[i] = size_v;
+            break;
         default:
             if (*wide)
                 return; /* operands may be garbage: stop */
@@ -700,8 +705,8 @@ static void ref_eval(const ref_prog *r, const prt_dims *in, int64_t size_v,
 }
 
 /* Builds a random program over two rank-2 inputs (and maybe one size). */
-static void random_program(ref_prog *r, expr_pool *pool, tu_rng *rng,
-                           int with_size, int nb_ops)
+static void random_program(ref_prog *r, expr_pool *pool, tu_rng *rng, int with_size,
+                           int nb_ops)
 {
     r->n = 0;
     for (int in = 0; in < 2; in++)
@@ -715,11 +720,9 @@ static void random_program(ref_prog *r, expr_pool *pool, tu_rng *rng,
         int opt = (int)tu_rng_range(rng, 0, r->n - 1);
         int64_t k = tu_rng_range(rng, 0, 5);
         int kc = ref_push(r, R_CONST, 0, 0, 0, k, expr_const(pool, k));
-        int up = ref_op(r, pool, PRT_DIM_MAX,
-                        (int)tu_rng_range(rng, 0, r->n - 1), kc);
+        int up = ref_op(r, pool, PRT_DIM_MAX, (int)tu_rng_range(rng, 0, r->n - 1), kc);
         expr_pool_begin_layer(pool, 0, 1);
-        ref_push(r, R_SIZE, 0, opt, up, 0,
-                 expr_size(pool, 0, r->e[opt], r->e[up]));
+        ref_push(r, R_SIZE, 0, opt, up, 0, expr_size(pool, 0, r->e[opt], r->e[up]));
     }
     for (int k = 0; k < nb_ops && r->n < R_MAX - 3; k++) {
         int op = (int)tu_rng_range(rng, 0, EXPR_OP_COUNT - 1);
@@ -736,8 +739,7 @@ static void random_program(ref_prog *r, expr_pool *pool, tu_rng *rng,
     }
 }
 
-static void random_profile(tu_rng *rng, prt_dims *mn, prt_dims *op,
-                           prt_dims *mx)
+static void random_profile(tu_rng *rng, prt_dims *mn, prt_dims *op, prt_dims *mx)
 {
     for (int in = 0; in < 2; in++) {
         int64_t lo[2], o[2], hi[2];
@@ -756,8 +758,8 @@ static void random_profile(tu_rng *rng, prt_dims *mn, prt_dims *op,
  * node's value must match the reference and lie in [lo, hi]. Returns the
  * number of failures. */
 static int sample_program(const ref_prog *r, expr_pool *pool, tu_rng *rng,
-                          const prt_dims *mn, const prt_dims *mx,
-                          const int64_t *lo, const int64_t *hi)
+                          const prt_dims *mn, const prt_dims *mx, const int64_t *lo,
+                          const int64_t *hi)
 {
     const expr_program *p = expr_pool_program(pool);
     int64_t *values = malloc((size_t)p->nb_nodes * sizeof *values);
@@ -784,8 +786,8 @@ static int sample_program(const ref_prog *r, expr_pool *pool, tu_rng *rng,
         }
         for (int i = 0; i < r->n; i++) {
             int32_t id = expr_id(r->e[i]);
-            if (!known[id] || values[id] != (int64_t)v[i] ||
-                values[id] < lo[id] || values[id] > hi[id])
+            if (!known[id] || values[id] != (int64_t)v[i] || values[id] < lo[id] ||
+                values[id] > hi[id])
                 bad++;
         }
     }
@@ -796,8 +798,8 @@ static int sample_program(const ref_prog *r, expr_pool *pool, tu_rng *rng,
 
 /* At the opt shapes with each size at its opt (clamped into [0, its
  * bound's hi]), bounds' opt is the value. */
-static int check_opt(const ref_prog *r, const prt_dims *opt_dims,
-                     const int64_t *opt, const int64_t *hi)
+static int check_opt(const ref_prog *r, const prt_dims *opt_dims, const int64_t *opt,
+                     const int64_t *hi)
 {
     __int128 v[R_MAX];
     int64_t size_opt = 0;
@@ -856,8 +858,8 @@ static void test_bounds_soundness(void)
     }
     CHECK(bad == 0);
     CHECK(sound > 200);
-    printf("bounds soundness: %d programs sampled, %d refused (overflow)\n",
-           sound, refused);
+    printf("bounds soundness: %d programs sampled, %d refused (overflow)\n", sound,
+           refused);
 }
 
 static void test_bounds_sizes_and_errors(void)
@@ -875,8 +877,7 @@ static void test_bounds_sizes_and_errors(void)
     y = expr_input_dim(pool, 0, 1);
     up = expr_op(pool, PRT_DIM_PROD, x, y);
     expr_pool_begin_layer(pool, 0, 1);
-    s = expr_size(pool, 0, expr_op(pool, PRT_DIM_FLOOR_DIV, up,
-                                   expr_const(pool, 2)), up);
+    s = expr_size(pool, 0, expr_op(pool, PRT_DIM_FLOOR_DIV, up, expr_const(pool, 2)), up);
     e = expr_op(pool, PRT_DIM_SUM, s, x);
     CHECK(s && e);
     p = expr_pool_program(pool);
@@ -988,18 +989,16 @@ static void test_validate(void)
 
     /* Walks refuse a malformed program too, without reading out of bounds. */
     {
-        expr_node nodes[2] = {{EXPR_CONST, 0, 1, 0, 0},
-                              {EXPR_OP, PRT_DIM_SUM, 0, 0, 5}};
+        expr_node nodes[2] = {{EXPR_CONST, 0, 1, 0, 0}, {EXPR_OP, PRT_DIM_SUM, 0, 0, 5}};
         expr_program p = {2, nodes};
         prt_dims d = dims2(1, 1);
         expr_env env = {1, &d, 0, NULL, NULL, NULL};
         expr_profile prof = {1, &d, &d, &d, NULL, NULL, NULL};
         int64_t v[2], lo[2], opt[2], hi[2];
         uint8_t known[2];
-        CHECK_ERR(expr_program_eval(&p, &env, v, known), PRT_ERR_MALFORMED,
+        CHECK_ERR(expr_program_eval(&p, &env, v, known), PRT_ERR_MALFORMED, "node 1");
+        CHECK_ERR(expr_program_bounds(&p, &prof, lo, opt, hi), PRT_ERR_MALFORMED,
                   "node 1");
-        CHECK_ERR(expr_program_bounds(&p, &prof, lo, opt, hi),
-                  PRT_ERR_MALFORMED, "node 1");
         CHECK_ERR(expr_program_validate(&p, 1, ranks, NULL, 0), PRT_ERR_MALFORMED,
                   "node 1");
 
@@ -1015,8 +1014,7 @@ static void test_validate(void)
         CHECK_OK(expr_program_copy(&empty, &copy));
         CHECK(copy.nb_nodes == 0);
         expr_program_free(&copy);
-        CHECK_ERR(expr_program_copy(&neg, &copy), PRT_ERR_INVALID_ARGUMENT,
-                  NULL);
+        CHECK_ERR(expr_program_copy(&neg, &copy), PRT_ERR_INVALID_ARGUMENT, NULL);
     }
 }
 
@@ -1117,8 +1115,9 @@ static int test_sign_folds(void)
     const prt_expr *d, *v, *m1, *zero, *c;
     int64_t x = 99;
     REQUIRE(pool);
-    d = expr_op(pool, PRT_DIM_PROD, expr_input_dim(pool, 0, 0),
-                expr_op(pool, PRT_DIM_SUM, expr_input_dim(pool, 0, 1), expr_const(pool, 2)));
+    d = expr_op(
+        pool, PRT_DIM_PROD, expr_input_dim(pool, 0, 0),
+        expr_op(pool, PRT_DIM_SUM, expr_input_dim(pool, 0, 1), expr_const(pool, 2)));
     v = expr_input_value(pool, 1, 0);
     m1 = expr_const(pool, -1);
     zero = expr_const(pool, 0);
@@ -1168,7 +1167,8 @@ static int test_input_values(void)
     REQUIRE(e);
     p = expr_pool_program(pool);
     CHECK_OK(expr_program_validate(p, 1, ranks, counts, 0));
-    CHECK_ERR(expr_program_validate(p, 1, ranks, NULL, 0), PRT_ERR_MALFORMED, "shape input");
+    CHECK_ERR(expr_program_validate(p, 1, ranks, NULL, 0), PRT_ERR_MALFORMED,
+              "shape input");
     {
         expr_env env = {1, &dims, 0, NULL, NULL, &vals};
         expr_env none = {1, &dims, 0, NULL, NULL, NULL};

@@ -46,9 +46,8 @@ static const int32_t float_types[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16};
 static int test_table(void)
 {
     static const char *const names[] = {
-        "Erf",   "Tanh",           "Softmax", "LayerNormalization",
-        "Equal", "GreaterOrEqual", "And",     "IsNaN",
-        "Where", "GatherElements"};
+        "Erf", "Tanh",  "Softmax", "LayerNormalization", "Equal", "GreaterOrEqual",
+        "And", "IsNaN", "Where",   "GatherElements"};
     static const int32_t nb_fields[] = {0, 0, 1, 3, 0, 0, 0, 0, 0, 1};
     const prt_plugin_creator *c = NULL;
     for (int i = 0; i < 10; i++) {
@@ -198,9 +197,8 @@ static int test_softmax(void)
                 for (int64_t i = 0; i < n; i++)
                     ot_set(&x, i, ot_get(&x, i) * 6.0);
                 ref_softmax(&x, axis < 0 ? axis + r : axis, want);
-                snprintf(what, sizeof what, "Softmax rank %d axis %d%s %s",
-                         (int)r, (int)axis, a < -r ? " (default)" : "",
-                         prt_dtype_name(dt));
+                snprintf(what, sizeof what, "Softmax rank %d axis %d%s %s", (int)r,
+                         (int)axis, a < -r ? " (default)" : "", prt_dtype_name(dt));
                 CHECK_OK(ot_run_op("Softmax", &f, a < -r ? 0 : 1, &x, 1, &y));
                 if (y.data)
                     ot_check_close(what, &y, &x.dims, want, tol_for(dt, 1e-6));
@@ -213,10 +211,10 @@ static int test_softmax(void)
      * -inf entries, a NaN row, an all -inf row (NaN, as the reference). */
     {
         ot_tensor x = ot_make(PRT_FLOAT32, D2(5, 4)), y;
-        static const double v[20] = {
-            1000, 1001, 1002, 999,     -1000, -1001, -999, -1002,
-            0,    -INFINITY, 1, -INFINITY, 1, NAN, 2, 3,
-            -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+        static const double v[20] = {1000,  1001,      1002,      999,       -1000,
+                                     -1001, -999,      -1002,     0,         -INFINITY,
+                                     1,     -INFINITY, 1,         NAN,       2,
+                                     3,     -INFINITY, -INFINITY, -INFINITY, -INFINITY};
         double want[20];
         for (int i = 0; i < 20; i++)
             ot_set(&x, i, v[i]);
@@ -308,9 +306,8 @@ static void ref_ln(const ot_tensor *x, const ot_tensor *s, const ot_tensor *b,
 }
 
 /* One case: X of dims xd, Scale of sd, B of bd (nb_dims < 0: absent). */
-static int ln_case(int32_t dt, prt_dims xd, int32_t axis, int given_axis,
-                   prt_dims sd, prt_dims bd, const float *eps, tu_rng *rng,
-                   const uint32_t *dyn)
+static int ln_case(int32_t dt, prt_dims xd, int32_t axis, int given_axis, prt_dims sd,
+                   prt_dims bd, const float *eps, tu_rng *rng, const uint32_t *dyn)
 {
     prt_field f[2];
     int32_t nf = 0, nb_in = bd.nb_dims < 0 ? 2 : 3;
@@ -330,15 +327,14 @@ static int ln_case(int32_t dt, prt_dims xd, int32_t axis, int given_axis,
         f[nf++] = ot_fld_i32("axis", &axis, 1);
     if (eps)
         f[nf++] = ot_fld_f32("epsilon", eps);
-    ref_ln(&in[0], &in[1], nb_in == 3 ? &in[2] : NULL,
-           axis < 0 ? axis + r : axis, eps ? (double)*eps : 1e-5, want);
+    ref_ln(&in[0], &in[1], nb_in == 3 ? &in[2] : NULL, axis < 0 ? axis + r : axis,
+           eps ? (double)*eps : 1e-5, want);
     base_dims_str(&xd, a, sizeof a);
     base_dims_str(&sd, b, sizeof b);
     if (nb_in == 3)
         base_dims_str(&bd, c, sizeof c);
-    snprintf(what, sizeof what, "LayerNorm X %s axis %d Scale %s B %s %s%s", a,
-             (int)axis, b, nb_in == 3 ? c : "none", prt_dtype_name(dt),
-             dyn ? " dynamic" : "");
+    snprintf(what, sizeof what, "LayerNorm X %s axis %d Scale %s B %s %s%s", a, (int)axis,
+             b, nb_in == 3 ? c : "none", prt_dtype_name(dt), dyn ? " dynamic" : "");
     CHECK_OK(ot_run_op_dyn("LayerNormalization", f, nf, in, nb_in, dyn, &y));
     if (y.data)
         ot_check_close(what, &y, &xd, want, tol_for(dt, 1e-4));
@@ -366,24 +362,20 @@ static int test_layer_norm(void)
                 nd.nb_dims = r - ax;
                 for (int32_t i = 0; i < nd.nb_dims; i++)
                     nd.d[i] = shapes[s].d[ax + i];
-                ln_case(float_types[t], shapes[s], axis, a >= -r, nd,
-                        (a & 1) ? none : nd, (a & 2) ? &eps : NULL, &rng, NULL);
+                ln_case(float_types[t], shapes[s], axis, a >= -r, nd, (a & 1) ? none : nd,
+                        (a & 2) ? &eps : NULL, &rng, NULL);
             }
     }
     /* Broadcast Scale and B: 1s, fewer dims, leading 1s before the axis. */
     ln_case(PRT_FLOAT32, D3(2, 3, 4), 1, 1, D2(1, 4), D1(4), NULL, &rng, NULL);
-    ln_case(PRT_FLOAT32, D3(2, 3, 4), 1, 1, D3(1, 3, 4), D2(3, 1), NULL, &rng,
-            NULL);
-    ln_case(PRT_FLOAT32, D3(2, 3, 4), 1, 1, D0(), D3(1, 1, 1), NULL, &rng,
-            NULL);
-    ln_case(PRT_FLOAT16, D4(2, 3, 2, 5), -2, 1, D1(5), D2(2, 1), &eps, &rng,
-            NULL);
+    ln_case(PRT_FLOAT32, D3(2, 3, 4), 1, 1, D3(1, 3, 4), D2(3, 1), NULL, &rng, NULL);
+    ln_case(PRT_FLOAT32, D3(2, 3, 4), 1, 1, D0(), D3(1, 1, 1), NULL, &rng, NULL);
+    ln_case(PRT_FLOAT16, D4(2, 3, 2, 5), -2, 1, D1(5), D2(2, 1), &eps, &rng, NULL);
     /* bert's shape: [batch, sequence, hidden] over the hidden dim, with a
      * dynamic batch and sequence. */
     {
         uint32_t dyn[3] = {0x3u, 0, 0};
-        ln_case(PRT_FLOAT32, D3(2, 5, 64), -1, 0, D1(64), D1(64), NULL, &rng,
-                dyn);
+        ln_case(PRT_FLOAT32, D3(2, 5, 64), -1, 0, D1(64), D1(64), NULL, &rng, dyn);
     }
     /* A constant row: the variance is 0, so Y is B (epsilon keeps it finite). */
     {
@@ -439,8 +431,8 @@ static int test_layer_norm(void)
         CHECK_ERR(ot_make_op("LayerNormalization", &f, 1, &p), PRT_ERR_UNSUPPORTED,
                   "stash_type 0 is not supported");
         f = ot_fld_f32("epsilon", &neg);
-        CHECK_ERR(ot_make_op("LayerNormalization", &f, 1, &p),
-                  PRT_ERR_INVALID_ARGUMENT, "epsilon must be >= 0");
+        CHECK_ERR(ot_make_op("LayerNormalization", &f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "epsilon must be >= 0");
         for (int k = 0; k < 3; k++)
             ot_free(&in[k]);
         /* Dtypes must agree; integers are refused. */
@@ -497,8 +489,8 @@ static const struct {
 #define NB_BCAST ((int)(sizeof bcast_cases / sizeof bcast_cases[0]))
 
 /* y[i] for the broadcast binary op; kind 0 Equal, 1 GreaterOrEqual, 2 And. */
-static void ref_cmp(int kind, const ot_tensor *a, const ot_tensor *b,
-                    const prt_dims *yd, double *want)
+static void ref_cmp(int kind, const ot_tensor *a, const ot_tensor *b, const prt_dims *yd,
+                    double *want)
 {
     int64_t idx[PRT_MAX_DIMS];
     for (int64_t i = 0; i < tu_volume(yd); i++) {
@@ -512,9 +504,8 @@ static void ref_cmp(int kind, const ot_tensor *a, const ot_tensor *b,
 
 static int test_compare(void)
 {
-    static const int32_t types[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16,
-                                    PRT_INT8,    PRT_UINT8,   PRT_INT32,
-                                    PRT_INT64,   PRT_BOOL};
+    static const int32_t types[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16, PRT_INT8,
+                                    PRT_UINT8,   PRT_INT32,   PRT_INT64,    PRT_BOOL};
     static const char *const names[] = {"Equal", "GreaterOrEqual", "And"};
     tu_rng rng;
     tu_rng_seed(&rng, 61);
@@ -603,8 +594,8 @@ static int test_compare(void)
         ot_free(&in[1]);
         in[0] = ot_make(PRT_BOOL, D1(3));
         in[1] = ot_make(PRT_BOOL, D1(3));
-        CHECK_ERR(ot_run_op("GreaterOrEqual", NULL, 0, in, 2, &y),
-                  PRT_ERR_UNSUPPORTED, "input 0 dtype bool");
+        CHECK_ERR(ot_run_op("GreaterOrEqual", NULL, 0, in, 2, &y), PRT_ERR_UNSUPPORTED,
+                  "input 0 dtype bool");
         ot_free(&in[1]);
         in[1] = ot_make(PRT_BOOL, D1(4));
         CHECK_ERR(ot_run_op("And", NULL, 0, in, 2, &y), PRT_ERR_SHAPE, NULL);
@@ -647,8 +638,8 @@ static int test_where(void)
                               ? ot_get(&in[1], ot_bcast_at(&in[1].dims, od, idx))
                               : ot_get(&in[2], ot_bcast_at(&in[2].dims, od, idx));
             }
-            snprintf(what, sizeof what, "Where %s case %d",
-                     prt_dtype_name(types[t]), (int)c);
+            snprintf(what, sizeof what, "Where %s case %d", prt_dtype_name(types[t]),
+                     (int)c);
             CHECK_OK(ot_run_op("Where", NULL, 0, in, 3, &y));
             if (y.data) {
                 CHECK(y.dtype == types[t]);
@@ -668,8 +659,8 @@ static int test_where(void)
         CHECK_OK(ot_run_op_dyn("Where", NULL, 0, in, 3, dyn, &y));
         if (y.data)
             for (int64_t i = 0; i < 15; i++)
-                CHECK(ot_get(&y, i) == (ot_get(&in[0], i) ? ot_get(&in[1], i)
-                                                         : ot_get(&in[2], i % 3)));
+                CHECK(ot_get(&y, i) ==
+                      (ot_get(&in[0], i) ? ot_get(&in[1], i) : ot_get(&in[2], i % 3)));
         ot_free(&y);
         ot_free(&in[2]);
         in[2] = ot_make(PRT_FLOAT16, D1(3));
@@ -688,8 +679,8 @@ static int test_where(void)
 
 /* ---- GatherElements --------------------------------------------------------------- */
 
-static void ref_gather_elements(const ot_tensor *data, const ot_tensor *ind,
-                                int32_t axis, double *want)
+static void ref_gather_elements(const ot_tensor *data, const ot_tensor *ind, int32_t axis,
+                                double *want)
 {
     int64_t idx[PRT_MAX_DIMS];
     for (int64_t i = 0; i < tu_volume(&ind->dims); i++) {
@@ -706,8 +697,7 @@ static void ref_gather_elements(const ot_tensor *data, const ot_tensor *ind,
 
 static int test_gather_elements(void)
 {
-    static const int32_t dtypes[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_INT64,
-                                     PRT_BOOL};
+    static const int32_t dtypes[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_INT64, PRT_BOOL};
     const prt_dims shapes[] = {D1(6), D2(3, 4), D3(2, 3, 4), D4(2, 2, 3, 2)};
     tu_rng rng;
     tu_rng_seed(&rng, 71);
@@ -736,9 +726,8 @@ static int test_gather_elements(void)
                                (double)tu_rng_range(&rng, -shapes[s].d[ax],
                                                     shapes[s].d[ax] - 1));
                     ref_gather_elements(&in[0], &in[1], ax, want);
-                    snprintf(what, sizeof what,
-                             "GatherElements rank %d axis %d %s %s", (int)r,
-                             (int)a, prt_dtype_name(dtypes[t]),
+                    snprintf(what, sizeof what, "GatherElements rank %d axis %d %s %s",
+                             (int)r, (int)a, prt_dtype_name(dtypes[t]),
                              prt_dtype_name(in[1].dtype));
                     CHECK_OK(ot_run_op("GatherElements", &f, 1, in, 2, &y));
                     if (y.data) {
@@ -766,13 +755,12 @@ static int test_gather_elements(void)
         ot_free(&y);
         /* An index out of range fails the run and names it. */
         ot_set(&in[1], 5, 3);
-        CHECK_ERR(ot_run_op("GatherElements", NULL, 0, in, 2, &y),
-                  PRT_ERR_PLUGIN,
+        CHECK_ERR(ot_run_op("GatherElements", NULL, 0, in, 2, &y), PRT_ERR_PLUGIN,
                   "index 3 at element 5 of indices is out of range for axis 0 "
                   "of size 3 (-3 to 2)");
         ot_set(&in[1], 5, -4);
-        CHECK_ERR(ot_run_op("GatherElements", NULL, 0, in, 2, &y),
-                  PRT_ERR_PLUGIN, "index -4 at element 5");
+        CHECK_ERR(ot_run_op("GatherElements", NULL, 0, in, 2, &y), PRT_ERR_PLUGIN,
+                  "index -4 at element 5");
         ot_free(&in[1]);
         /* Shape errors: rank, a non-axis dim too large, axis, dtype. */
         in[1] = ot_make(PRT_INT64, D1(4));
@@ -784,8 +772,8 @@ static int test_gather_elements(void)
                   "indices [2, 5] exceed data [3, 4] in dim 1");
         ot_free(&in[1]);
         in[1] = ot_make(PRT_FLOAT32, D2(2, 4));
-        CHECK_ERR(ot_run_op("GatherElements", NULL, 0, in, 2, &y),
-                  PRT_ERR_UNSUPPORTED, "input 1 dtype float32");
+        CHECK_ERR(ot_run_op("GatherElements", NULL, 0, in, 2, &y), PRT_ERR_UNSUPPORTED,
+                  "input 1 dtype float32");
         ot_free(&in[1]);
         {
             int32_t axis = 2;

@@ -78,15 +78,42 @@ static int test_dims_text(void)
 
 /* ---- the table -------------------------------------------------------------- */
 
-static const char *const all_ops[] = {
-    "Relu",      "Identity",    "Add",    "Sub",        "Mul",
-    "Div",       "MatMul",      "Transpose", "Einsum",  "Conv",
-    "HardSigmoid", "HardSwish", "GlobalAveragePool", "Flatten", "Gemm",
-    "Erf",       "Tanh",        "Softmax", "LayerNormalization", "Equal",
-    "GreaterOrEqual", "And",    "IsNaN",   "Where",     "GatherElements",
-    "Shape",     "Gather",      "Reshape", "Unsqueeze", "Squeeze",
-    "Concat",    "ConstantOfShape", "Expand", "Range",  "Slice",
-    "Cast"};
+static const char *const all_ops[] = {"Relu",
+                                      "Identity",
+                                      "Add",
+                                      "Sub",
+                                      "Mul",
+                                      "Div",
+                                      "MatMul",
+                                      "Transpose",
+                                      "Einsum",
+                                      "Conv",
+                                      "HardSigmoid",
+                                      "HardSwish",
+                                      "GlobalAveragePool",
+                                      "Flatten",
+                                      "Gemm",
+                                      "Erf",
+                                      "Tanh",
+                                      "Softmax",
+                                      "LayerNormalization",
+                                      "Equal",
+                                      "GreaterOrEqual",
+                                      "And",
+                                      "IsNaN",
+                                      "Where",
+                                      "GatherElements",
+                                      "Shape",
+                                      "Gather",
+                                      "Reshape",
+                                      "Unsqueeze",
+                                      "Squeeze",
+                                      "Concat",
+                                      "ConstantOfShape",
+                                      "Expand",
+                                      "Range",
+                                      "Slice",
+                                      "Cast"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)
@@ -126,7 +153,8 @@ static int same_fields(const prt_field_collection *a, const prt_field_collection
         const prt_field *x = &a->fields[i], *y = &b->fields[i];
         if (strcmp(x->name, y->name) || x->type != y->type || x->length != y->length ||
             (x->length &&
-             memcmp(x->data, y->data, (size_t)x->length * (x->type == PRT_FIELD_CHAR ? 1 : 4))))
+             memcmp(x->data, y->data,
+                    (size_t)x->length * (x->type == PRT_FIELD_CHAR ? 1 : 4))))
             return 0;
     }
     return 1;
@@ -391,21 +419,21 @@ static int test_binary(void)
         {D3(2, 3, 4), D3(2, 3, 4)}, /* same */
         {D2(2, 3), D0()},           /* scalar */
         {D0(), D2(2, 3)},
-        {D2(3, 4), D1(4)},          /* row */
-        {D2(3, 4), D2(3, 1)},       /* column */
-        {D3(2, 1, 4), D2(3, 1)},    /* rank mismatch, both broadcast */
+        {D2(3, 4), D1(4)},       /* row */
+        {D2(3, 4), D2(3, 1)},    /* column */
+        {D3(2, 1, 4), D2(3, 1)}, /* rank mismatch, both broadcast */
         {D3(4, 1, 5), D3(1, 3, 1)},
         {D1(1), D4(2, 1, 3, 1)},
         {D0(), D0()},
         {D5(2, 1, 2, 1, 3), D4(3, 2, 1, 3)},
-        {D1(4), D2(3, 4)},                   /* row on the left */
-        {D4(2, 3, 4, 5), D4(2, 1, 4, 5)},    /* a middle dim; the rest merge */
-        {D4(2, 1, 3, 1), D4(1, 1, 3, 1)},    /* size-1 dims between */
-        {D3(2, 3, 1), D3(2, 3, 1)},          /* same, ending in 1 */
-        {D2(1000, 1), D0()},                 /* long rows: same and scalars */
+        {D1(4), D2(3, 4)},                /* row on the left */
+        {D4(2, 3, 4, 5), D4(2, 1, 4, 5)}, /* a middle dim; the rest merge */
+        {D4(2, 1, 3, 1), D4(1, 1, 3, 1)}, /* size-1 dims between */
+        {D3(2, 3, 1), D3(2, 3, 1)},       /* same, ending in 1 */
+        {D2(1000, 1), D0()},              /* long rows: same and scalars */
         {D0(), D1(1000)},
         {D2(10, 100), D2(10, 100)},
-        {D2(0, 3), D1(3)},                   /* empty */
+        {D2(0, 3), D1(3)}, /* empty */
         {D3(2, 0, 4), D3(2, 1, 4)},
         {D2(4, 1), D1(0)},
     };
@@ -572,8 +600,8 @@ static void ref_matmul(const ot_tensor *a, const ot_tensor *b, prt_dims *od, dou
             for (int64_t j = 0; j < N; j++) {
                 double s = 0;
                 for (int64_t k = 0; k < K; k++)
-                    s += ot_get(a, (oa * M + i) * K + k) *
-                         ot_get(b, (ob * K + k) * N + j);
+                    s +=
+                        ot_get(a, (oa * M + i) * K + k) * ot_get(b, (ob * K + k) * N + j);
                 want[(t * M + i) * N + j] = s;
             }
     }
@@ -808,8 +836,8 @@ static void ref_einsum(const char *eq, const ot_tensor *in, int32_t nb_in, prt_d
 static int test_einsum(void)
 {
     struct {
-        const char *eq;     /* given */
-        const char *ref;    /* explicit, for the reference */
+        const char *eq;  /* given */
+        const char *ref; /* explicit, for the reference */
         int32_t dtype;
         int32_t nb_in;
         prt_dims d[3];
@@ -832,7 +860,10 @@ static int test_einsum(void)
         {"Ab,bC->AC", "Ab,bC->AC", PRT_FLOAT32, 2, {D2(2, 3), D2(3, 2)}},
         {"bAc", "bAc->Abc", PRT_FLOAT32, 1, {D3(2, 3, 4)}},
         {"iij,jk->ki", "iij,jk->ki", PRT_FLOAT32, 2, {D3(3, 3, 2), D2(2, 4)}},
-        {"abcdefgh,hgfedcba->", "abcdefgh,hgfedcba->", PRT_FLOAT32, 2,
+        {"abcdefgh,hgfedcba->",
+         "abcdefgh,hgfedcba->",
+         PRT_FLOAT32,
+         2,
          {{8, {2, 1, 2, 1, 2, 1, 2, 2}}, {8, {2, 2, 1, 2, 1, 2, 1, 2}}}},
         {"ij,jk->ik", "ij,jk->ik", PRT_FLOAT16, 2, {D2(3, 4), D2(4, 5)}},
         {"ij,ij->i", "ij,ij->i", PRT_INT32, 2, {D2(3, 5), D2(3, 5)}},
@@ -1081,48 +1112,227 @@ static int test_conv(void)
 {
     conv_case cases[] = {
         /* 2-D, pads, bias */
-        {PRT_FLOAT32, D4(1, 3, 7, 7), D4(4, 3, 3, 3), 1, NULL, 0, 2,
-         {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, 0, 0, 0},
+        {PRT_FLOAT32,
+         D4(1, 3, 7, 7),
+         D4(4, 3, 3, 3),
+         1,
+         NULL,
+         0,
+         2,
+         {1, 1, 1, 1},
+         {1, 1},
+         {1, 1},
+         1,
+         0,
+         0,
+         0},
         /* 2-D, strides 2, dilations 2, asymmetric pads, kernel_shape */
-        {PRT_FLOAT32, D4(2, 2, 9, 8), D4(3, 2, 3, 2), 0, "NOTSET", 1, 2,
-         {0, 1, 2, 1}, {2, 2}, {2, 2}, 1, 1, 1, 1},
+        {PRT_FLOAT32,
+         D4(2, 2, 9, 8),
+         D4(3, 2, 3, 2),
+         0,
+         "NOTSET",
+         1,
+         2,
+         {0, 1, 2, 1},
+         {2, 2},
+         {2, 2},
+         1,
+         1,
+         1,
+         1},
         /* groups */
-        {PRT_FLOAT32, D4(2, 4, 6, 5), D4(6, 2, 3, 2), 1, NULL, 2, 2,
-         {1, 0, 1, 0}, {1, 2}, {1, 1}, 1, 1, 0, 0},
+        {PRT_FLOAT32,
+         D4(2, 4, 6, 5),
+         D4(6, 2, 3, 2),
+         1,
+         NULL,
+         2,
+         2,
+         {1, 0, 1, 0},
+         {1, 2},
+         {1, 1},
+         1,
+         1,
+         0,
+         0},
         /* depthwise */
-        {PRT_FLOAT32, D4(1, 3, 5, 5), D4(3, 1, 3, 3), 1, NULL, 3, 2,
-         {1, 1, 1, 1}, {1, 1}, {1, 1}, 1, 0, 0, 0},
+        {PRT_FLOAT32,
+         D4(1, 3, 5, 5),
+         D4(3, 1, 3, 3),
+         1,
+         NULL,
+         3,
+         2,
+         {1, 1, 1, 1},
+         {1, 1},
+         {1, 1},
+         1,
+         0,
+         0,
+         0},
         /* 1-D with everything */
-        {PRT_FLOAT32, D3(2, 2, 10), D3(3, 2, 3), 1, NULL, 0, 1,
-         {1, 2}, {2}, {2}, 1, 1, 1, 1},
+        {PRT_FLOAT32,
+         D3(2, 2, 10),
+         D3(3, 2, 3),
+         1,
+         NULL,
+         0,
+         1,
+         {1, 2},
+         {2},
+         {2},
+         1,
+         1,
+         1,
+         1},
         /* 1-D plain */
-        {PRT_FLOAT32, D3(1, 1, 5), D3(1, 1, 2), 0, NULL, 0, 1,
-         {0}, {1}, {1}, 0, 0, 0, 0},
+        {PRT_FLOAT32, D3(1, 1, 5), D3(1, 1, 2), 0, NULL, 0, 1, {0}, {1}, {1}, 0, 0, 0, 0},
         /* auto_pad */
-        {PRT_FLOAT32, D4(1, 2, 7, 6), D4(3, 2, 3, 3), 1, "SAME_UPPER", 0, 2,
-         {0}, {2, 2}, {1, 1}, 0, 1, 0, 0},
-        {PRT_FLOAT32, D4(1, 2, 7, 6), D4(3, 2, 3, 3), 1, "SAME_LOWER", 0, 2,
-         {0}, {2, 2}, {1, 1}, 0, 1, 0, 0},
-        {PRT_FLOAT32, D4(1, 2, 6, 6), D4(2, 2, 2, 2), 0, "SAME_UPPER", 0, 2,
-         {0}, {1, 1}, {2, 2}, 0, 0, 1, 0},
-        {PRT_FLOAT32, D4(1, 2, 6, 6), D4(2, 2, 2, 2), 0, "SAME_LOWER", 0, 2,
-         {0}, {1, 1}, {1, 1}, 0, 0, 0, 0},
-        {PRT_FLOAT32, D4(1, 2, 7, 6), D4(3, 2, 3, 2), 1, "VALID", 0, 2,
-         {0}, {2, 1}, {1, 1}, 0, 1, 0, 0},
+        {PRT_FLOAT32,
+         D4(1, 2, 7, 6),
+         D4(3, 2, 3, 3),
+         1,
+         "SAME_UPPER",
+         0,
+         2,
+         {0},
+         {2, 2},
+         {1, 1},
+         0,
+         1,
+         0,
+         0},
+        {PRT_FLOAT32,
+         D4(1, 2, 7, 6),
+         D4(3, 2, 3, 3),
+         1,
+         "SAME_LOWER",
+         0,
+         2,
+         {0},
+         {2, 2},
+         {1, 1},
+         0,
+         1,
+         0,
+         0},
+        {PRT_FLOAT32,
+         D4(1, 2, 6, 6),
+         D4(2, 2, 2, 2),
+         0,
+         "SAME_UPPER",
+         0,
+         2,
+         {0},
+         {1, 1},
+         {2, 2},
+         0,
+         0,
+         1,
+         0},
+        {PRT_FLOAT32,
+         D4(1, 2, 6, 6),
+         D4(2, 2, 2, 2),
+         0,
+         "SAME_LOWER",
+         0,
+         2,
+         {0},
+         {1, 1},
+         {1, 1},
+         0,
+         0,
+         0,
+         0},
+        {PRT_FLOAT32,
+         D4(1, 2, 7, 6),
+         D4(3, 2, 3, 2),
+         1,
+         "VALID",
+         0,
+         2,
+         {0},
+         {2, 1},
+         {1, 1},
+         0,
+         1,
+         0,
+         0},
         /* 1x1: no im2col */
-        {PRT_FLOAT32, D4(2, 8, 4, 4), D4(5, 8, 1, 1), 1, NULL, 0, 2,
-         {0}, {1, 1}, {1, 1}, 0, 0, 0, 0},
+        {PRT_FLOAT32,
+         D4(2, 8, 4, 4),
+         D4(5, 8, 1, 1),
+         1,
+         NULL,
+         0,
+         2,
+         {0},
+         {1, 1},
+         {1, 1},
+         0,
+         0,
+         0,
+         0},
         /* 1x1 with stride */
-        {PRT_FLOAT32, D4(1, 3, 5, 5), D4(2, 3, 1, 1), 0, NULL, 0, 2,
-         {0}, {2, 2}, {1, 1}, 0, 1, 0, 0},
+        {PRT_FLOAT32,
+         D4(1, 3, 5, 5),
+         D4(2, 3, 1, 1),
+         0,
+         NULL,
+         0,
+         2,
+         {0},
+         {2, 2},
+         {1, 1},
+         0,
+         1,
+         0,
+         0},
         /* 3-D */
-        {PRT_FLOAT32, D5(1, 2, 4, 5, 3), D5(2, 2, 2, 3, 2), 1, NULL, 0, 3,
-         {1, 0, 1, 0, 1, 1}, {1, 2, 1}, {1, 1, 2}, 1, 1, 1, 0},
+        {PRT_FLOAT32,
+         D5(1, 2, 4, 5, 3),
+         D5(2, 2, 2, 3, 2),
+         1,
+         NULL,
+         0,
+         3,
+         {1, 0, 1, 0, 1, 1},
+         {1, 2, 1},
+         {1, 1, 2},
+         1,
+         1,
+         1,
+         0},
         /* float16 */
-        {PRT_FLOAT16, D4(1, 3, 6, 6), D4(4, 3, 3, 3), 1, NULL, 0, 2,
-         {1, 1, 1, 1}, {2, 1}, {1, 1}, 1, 1, 0, 0},
-        {PRT_FLOAT16, D3(2, 4, 9), D3(4, 2, 3), 0, "SAME_UPPER", 2, 1,
-         {0}, {2}, {1}, 0, 1, 0, 0},
+        {PRT_FLOAT16,
+         D4(1, 3, 6, 6),
+         D4(4, 3, 3, 3),
+         1,
+         NULL,
+         0,
+         2,
+         {1, 1, 1, 1},
+         {2, 1},
+         {1, 1},
+         1,
+         1,
+         0,
+         0},
+        {PRT_FLOAT16,
+         D3(2, 4, 9),
+         D3(4, 2, 3),
+         0,
+         "SAME_UPPER",
+         2,
+         1,
+         {0},
+         {2},
+         {1},
+         0,
+         1,
+         0,
+         0},
     };
     tu_rng rng;
     tu_rng_seed(&rng, 61);
@@ -1187,8 +1397,7 @@ static int test_conv(void)
         CHECK_ERR(ot_make_op("Conv", f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
                   "strides[0] is 0; it must be >= 1");
         f[0] = ot_fld_i32("group", &g0, 1);
-        CHECK_ERR(ot_make_op("Conv", f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
-                  "group is 0");
+        CHECK_ERR(ot_make_op("Conv", f, 1, &p), PRT_ERR_INVALID_ARGUMENT, "group is 0");
         f[0] = ot_fld_str("auto_pad", "VALID");
         f[1] = ot_fld_i32("pads", pads, 4);
         CHECK_ERR(ot_make_op("Conv", f, 2, &p), PRT_ERR_INVALID_ARGUMENT,
@@ -1206,8 +1415,9 @@ static int test_conv(void)
         in[0] = ot_make(PRT_FLOAT32, D4(1, 3, 5, 5));
         in[1] = ot_make(PRT_FLOAT32, D4(4, 2, 3, 3));
         in[2] = ot_make(PRT_FLOAT32, D1(5));
-        CHECK_ERR(ot_run_op("Conv", NULL, 0, in, 2, &y), PRT_ERR_SHAPE,
-                  "Conv (layer 'Conv'): X has 3 channels but W takes 2 per group x 1 group");
+        CHECK_ERR(
+            ot_run_op("Conv", NULL, 0, in, 2, &y), PRT_ERR_SHAPE,
+            "Conv (layer 'Conv'): X has 3 channels but W takes 2 per group x 1 group");
         ot_free(&in[1]);
         in[1] = ot_make(PRT_FLOAT32, D4(4, 3, 3, 3));
         CHECK_ERR(ot_run_op("Conv", NULL, 0, in, 3, &y), PRT_ERR_SHAPE,
@@ -1298,8 +1508,8 @@ static int test_hard(void)
                 if (y.data) {
                     ot_check_close(what, &y, &x.dims, want, 0);
                     /* HardSwish(-inf) = -inf * 0, NaN like the reference. */
-                    CHECK(isnan(ot_get(&y, 5)) && (swish ? isnan(ot_get(&y, 4))
-                                                        : ot_get(&y, 4) == 0));
+                    CHECK(isnan(ot_get(&y, 5)) &&
+                          (swish ? isnan(ot_get(&y, 4)) : ot_get(&y, 4) == 0));
                 }
                 ot_free(&x);
                 ot_free(&y);
@@ -1370,7 +1580,8 @@ static int test_hard(void)
     return 0;
 }
 
-/* ---- GlobalAveragePool -------------------------------------------------------------- */
+/* ---- GlobalAveragePool --------------------------------------------------------------
+ */
 
 static void ref_gap(const ot_tensor *x, prt_dims *od, double *want)
 {
@@ -1397,13 +1608,12 @@ static int test_gap(void)
         int32_t dtype;
         prt_dims x;
     } cases[] = {
-        {PRT_FLOAT32, D3(2, 3, 7)},          /* 1-D spatial */
-        {PRT_FLOAT32, D4(2, 5, 6, 7)},       /* 2-D */
-        {PRT_FLOAT32, D5(1, 3, 4, 3, 5)},    /* 3-D */
-        {PRT_FLOAT32, D4(3, 2, 1, 1)},       /* already pooled */
-        {PRT_FLOAT32, D4(1, 4, 56, 56)},     /* MobileNet's largest */
-        {PRT_FLOAT16, D4(2, 3, 5, 4)},
-        {PRT_FLOAT16, D3(1, 2, 9)},
+        {PRT_FLOAT32, D3(2, 3, 7)},       /* 1-D spatial */
+        {PRT_FLOAT32, D4(2, 5, 6, 7)},    /* 2-D */
+        {PRT_FLOAT32, D5(1, 3, 4, 3, 5)}, /* 3-D */
+        {PRT_FLOAT32, D4(3, 2, 1, 1)},    /* already pooled */
+        {PRT_FLOAT32, D4(1, 4, 56, 56)},  /* MobileNet's largest */
+        {PRT_FLOAT16, D4(2, 3, 5, 4)},     {PRT_FLOAT16, D3(1, 2, 9)},
         {PRT_BFLOAT16, D5(1, 2, 2, 3, 2)},
     };
     tu_rng rng;
@@ -1455,8 +1665,8 @@ static int test_gap(void)
     {
         ot_tensor x = ot_make(PRT_FLOAT32, D4(1, 2, 0, 3)), y;
         CHECK_OK(ot_run_op("GlobalAveragePool", NULL, 0, &x, 1, &y));
-        CHECK(y.data && y.dims.nb_dims == 4 && y.dims.d[2] == 1 &&
-              isnan(ot_get(&y, 0)) && isnan(ot_get(&y, 1)));
+        CHECK(y.data && y.dims.nb_dims == 4 && y.dims.d[2] == 1 && isnan(ot_get(&y, 0)) &&
+              isnan(ot_get(&y, 1)));
         ot_free(&y);
         ot_free(&x);
     }
@@ -1480,7 +1690,8 @@ static int test_gap(void)
     return 0;
 }
 
-/* ---- Flatten --------------------------------------------------------------------------- */
+/* ---- Flatten
+ * --------------------------------------------------------------------------- */
 
 static prt_dims ref_flatten_dims(const prt_dims *x, int32_t axis)
 {
@@ -1595,7 +1806,8 @@ static int test_flatten(void)
     return 0;
 }
 
-/* ---- matrix products ------------------------------------------------------------------------ */
+/* ---- matrix products
+ * ------------------------------------------------------------------------ */
 
 /* C = op(A) op(B), leading dims as op_gemm_f32_t takes them: in double, and
  * in float summing k in order (what the built-in loops promise, bit for
@@ -1621,12 +1833,11 @@ static void ref_product(int ta, int tb, int64_t M, int64_t N, int64_t K, const f
 /* A product of op_gemm_f32_t's rule through fn; 0 when C matches (exactly
  * the in-order float sums with `exact`). ldc > N, and the padding of every
  * row must stay as it was. */
-static int check_product(const char *what,
-                         void (*fn)(int32_t, int32_t, int64_t, int64_t, int64_t,
-                                    const float *, int64_t, const float *, int64_t,
-                                    float *, int64_t),
-                         int exact, int ta, int tb, int64_t M, int64_t N, int64_t K,
-                         tu_rng *rng)
+static int
+check_product(const char *what,
+              void (*fn)(int32_t, int32_t, int64_t, int64_t, int64_t, const float *,
+                         int64_t, const float *, int64_t, float *, int64_t),
+              int exact, int ta, int tb, int64_t M, int64_t N, int64_t K, tu_rng *rng)
 {
     int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5;
     int64_t na = (ta ? K : M) * lda, nb = (tb ? N : K) * ldb;
@@ -1655,10 +1866,11 @@ static int check_product(const char *what,
             else
                 bad = !(fabs(got - want[i * N + j]) <= 1e-5 * (1 + sqrt((double)K)));
             if (bad)
-                fprintf(stderr, "%s transA %d transB %d %lldx%lldx%lld: C[%lld, %lld] = %g, "
-                        "wanted %g\n", what, ta, tb, (long long)M, (long long)N,
-                        (long long)K, (long long)i, (long long)j, got,
-                        j >= N ? NAN : want[i * N + j]);
+                fprintf(stderr,
+                        "%s transA %d transB %d %lldx%lldx%lld: C[%lld, %lld] = %g, "
+                        "wanted %g\n",
+                        what, ta, tb, (long long)M, (long long)N, (long long)K,
+                        (long long)i, (long long)j, got, j >= N ? NAN : want[i * N + j]);
         }
     CHECK(!bad);
     free(A);
@@ -1674,7 +1886,8 @@ static int check_product(const char *what,
 static int set_data_limit(rlim_t cur)
 {
     struct rlimit r;
-    if (getrlimit(RLIMIT_DATA, &r) != 0 || (r.rlim_max != RLIM_INFINITY && cur > r.rlim_max))
+    if (getrlimit(RLIMIT_DATA, &r) != 0 ||
+        (r.rlim_max != RLIM_INFINITY && cur > r.rlim_max))
         return -1;
     r.rlim_cur = cur;
     return setrlimit(RLIMIT_DATA, &r);
@@ -1683,8 +1896,8 @@ static int set_data_limit(rlim_t cur)
 static int test_products(void)
 {
     /* Whole and partial tiles (4 x 8), past the panels of 256 rows of K. */
-    static const int64_t sizes[][3] = {{1, 1, 1},  {3, 4, 5},     {7, 1, 9},
-                                       {1, 13, 2}, {5, 1030, 300}, {17, 33, 257},
+    static const int64_t sizes[][3] = {{1, 1, 1},   {3, 4, 5},      {7, 1, 9},
+                                       {1, 13, 2},  {5, 1030, 300}, {17, 33, 257},
                                        {8, 16, 64}, {4, 8, 513}};
     tu_rng rng;
     float one = 1.0f, c[2] = {7.0f, 7.0f};
@@ -1733,7 +1946,8 @@ static int test_products(void)
     return 0;
 }
 
-/* ---- Gemm ---------------------------------------------------------------------------------- */
+/* ---- Gemm
+ * ---------------------------------------------------------------------------------- */
 
 /* Y = alpha * A' * B' + beta * C in double, C broadcast to [M, N] (none
  * when c is NULL or beta is 0, as ONNX's reference does). */
@@ -1776,7 +1990,8 @@ static int test_gemm(void)
 {
     const int64_t M = 3, K = 5, N = 4;
     /* C: none, scalar, [1], [N], [1, N], [M, 1], [M, N], [1, 1]. */
-    const prt_dims cdims[] = {D0(), D0(), D1(1), D1(N), D2(1, N), D2(M, 1), D2(M, N), D2(1, 1)};
+    const prt_dims cdims[] = {D0(),     D0(),     D1(1),    D1(N),
+                              D2(1, N), D2(M, 1), D2(M, N), D2(1, 1)};
     const float alphas[] = {1.0f, 0.5f, -2.0f}, betas[] = {1.0f, 0.25f, 0.0f};
     static const int32_t types[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16};
     int ncases = 0;
@@ -1971,7 +2186,8 @@ static int test_gemm(void)
     return 0;
 }
 
-/* ---- MobileNet's head: Conv -> HardSwish -> GlobalAveragePool -> Flatten -> Gemm -------- */
+/* ---- MobileNet's head: Conv -> HardSwish -> GlobalAveragePool -> Flatten -> Gemm
+ * -------- */
 
 /* X[N, 4, 5, 5] (N dynamic) -> Conv(W[6, 4, 1, 1]) -> HardSwish ->
  * GlobalAveragePool -> HardSigmoid -> Flatten -> Gemm(W2[3, 6], b[3],
@@ -2001,8 +2217,8 @@ static int test_head(void)
     REQUIRE_OK(prt_network_add_constant(net, "W2", PRT_FLOAT32, &w2d, w2, &tw2));
     REQUIRE_OK(prt_network_add_constant(net, "b", PRT_FLOAT32, &bd, b, &tb2));
     {
-        static const char *const chain[] = {"Conv", "HardSwish", "GlobalAveragePool",
-                                            "HardSigmoid", "Flatten", "Gemm"};
+        static const char *const chain[] = {
+            "Conv", "HardSwish", "GlobalAveragePool", "HardSigmoid", "Flatten", "Gemm"};
         t = tx;
         for (int i = 0; i < 6; i++) {
             prt_plugin *p = NULL;
@@ -2154,7 +2370,8 @@ static int test_chain(void)
     return 0;
 }
 
-/* ---- allocation failures ------------------------------------------------------------- */
+/* ---- allocation failures -------------------------------------------------------------
+ */
 
 static int test_alloc_failures(void)
 {

@@ -27,7 +27,7 @@ static uint16_t double_to_half(double x)
         return sign | 0x7C00;
     if (a < ldexp(1.0, -14)) /* subnormal: a multiple of 2^-24 */
         return (uint16_t)(sign | (uint16_t)nearbyint(ldexp(a, 24)));
-    frexp(a, &e); /* a = f * 2^e, f in [0.5, 1): half exponent e - 1 */
+    frexp(a, &e);                    /* a = f * 2^e, f in [0.5, 1): half exponent e - 1 */
     m = nearbyint(ldexp(a, 11 - e)); /* 1024..2048 */
     if (m == 2048.0) {
         m = 1024.0;
@@ -35,8 +35,7 @@ static uint16_t double_to_half(double x)
     }
     if (e - 1 > 15)
         return sign | 0x7C00;
-    return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) |
-                      (uint16_t)(m - 1024.0));
+    return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) | (uint16_t)(m - 1024.0));
 }
 
 /* ---- engine plumbing ------------------------------------------------------ */
@@ -44,9 +43,8 @@ static uint16_t double_to_half(double x)
 /* x, b -> AddInPlace -> y, built and loaded back; when mn is given, one
  * profile bounds x and b alike. */
 static prt_status aip_build(prt_registry *reg, int32_t dtype_x, int32_t dtype_b,
-                            const prt_dims *dx, const prt_dims *db,
-                            const prt_dims *mn, const prt_dims *opt,
-                            const prt_dims *mx, tu_engine *out)
+                            const prt_dims *dx, const prt_dims *db, const prt_dims *mn,
+                            const prt_dims *opt, const prt_dims *mx, tu_engine *out)
 {
     static const char *const outs[1] = {"y"};
     prt_plugin *p = tu_make_plugin(reg, "example", "AddInPlace", "1", NULL, 0);
@@ -57,8 +55,8 @@ static prt_status aip_build(prt_registry *reg, int32_t dtype_x, int32_t dtype_b,
 
 /* One run. in_place: y's address is x's. Checks y against x + b and, when
  * not in place, that x is unchanged. */
-static void run_and_check(tu_engine *e, tu_rng *r, int32_t dtype,
-                          const prt_dims *d, int dynamic, int in_place)
+static void run_and_check(tu_engine *e, tu_rng *r, int32_t dtype, const prt_dims *d,
+                          int dynamic, int in_place)
 {
     size_t es = prt_dtype_size(dtype);
     int64_t n = tu_volume(d);
@@ -76,8 +74,7 @@ static void run_and_check(tu_engine *e, tu_rng *r, int32_t dtype,
         if (dtype == PRT_FLOAT16) {
             /* magnitudes below 2^11: sums stay finite */
             uint16_t u = tu_rng_half(r, 25), v = tu_rng_half(r, 25);
-            uint16_t s = double_to_half(tu_half_to_double(u) +
-                                        tu_half_to_double(v));
+            uint16_t s = double_to_half(tu_half_to_double(u) + tu_half_to_double(v));
             memcpy(x + 2 * i, &u, 2);
             memcpy(b + 2 * i, &v, 2);
             memcpy(want + 2 * i, &s, 2);
@@ -123,9 +120,8 @@ static void run_and_check(tu_engine *e, tu_rng *r, int32_t dtype,
         }
         CHECK(bad == 0);
         if (bad)
-            fprintf(stderr, "    %s %s: %lld of %lld wrong\n",
-                    prt_dtype_name(dtype), in_place ? "in place" : "copied",
-                    (long long)bad, (long long)n);
+            fprintf(stderr, "    %s %s: %lld of %lld wrong\n", prt_dtype_name(dtype),
+                    in_place ? "in place" : "copied", (long long)bad, (long long)n);
     }
     if (!in_place)
         CHECK(memcmp(x, x0, (size_t)n * es) == 0);

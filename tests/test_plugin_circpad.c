@@ -15,8 +15,7 @@
 #include "testutil.h"
 
 /* Output dims: d + before + after on the last npads / 2 dims. */
-static prt_dims padded_dims(const prt_dims *d, const int32_t *pads,
-                            int32_t npads)
+static prt_dims padded_dims(const prt_dims *d, const int32_t *pads, int32_t npads)
 {
     prt_dims o = *d;
     for (int32_t p = 0; p < npads / 2; p++)
@@ -49,10 +48,9 @@ static void ref_circ_pad(const unsigned char *x, unsigned char *y, size_t es,
 
 /* x -> circ_pad_plugin(pads) -> y, built and loaded back; a profile when mn
  * is given. */
-static prt_status cp_build(prt_registry *reg, const int32_t *pads,
-                           int32_t npads, int32_t dtype, const prt_dims *dims,
-                           const prt_dims *mn, const prt_dims *opt,
-                           const prt_dims *mx, tu_engine *out)
+static prt_status cp_build(prt_registry *reg, const int32_t *pads, int32_t npads,
+                           int32_t dtype, const prt_dims *dims, const prt_dims *mn,
+                           const prt_dims *opt, const prt_dims *mx, tu_engine *out)
 {
     static const char *const outs[1] = {"y"};
     prt_field f = {"pads", pads, PRT_FIELD_INT32, npads};
@@ -63,9 +61,8 @@ static prt_status cp_build(prt_registry *reg, const int32_t *pads,
 
 /* Runs one shape and compares bytes with the reference. Input values are
  * random bits: the plugin copies, so any pattern must survive exactly. */
-static void run_and_check(tu_engine *e, tu_rng *r, int32_t dtype,
-                          const prt_dims *d, int dynamic, const int32_t *pads,
-                          int32_t npads)
+static void run_and_check(tu_engine *e, tu_rng *r, int32_t dtype, const prt_dims *d,
+                          int dynamic, const int32_t *pads, int32_t npads)
 {
     size_t es = prt_dtype_size(dtype);
     prt_dims od = padded_dims(d, pads, npads), got;
@@ -116,8 +113,7 @@ static void test_static(prt_registry *reg)
                 /* pad in 0..size: zero pads and pad == size included */
                 for (int32_t i = 0; i < npads; i++)
                     pads[i] = (int32_t)tu_rng_range(&r, 0, d[rank - 1 - i / 2]);
-                CHECK_OK(cp_build(reg, pads, npads, dtype, &dims, NULL, NULL,
-                                  NULL, &e));
+                CHECK_OK(cp_build(reg, pads, npads, dtype, &dims, NULL, NULL, NULL, &e));
                 if (e.ctx)
                     run_and_check(&e, &r, dtype, &dims, 0, pads, npads);
                 tu_engine_destroy(&e);
@@ -205,8 +201,8 @@ static void test_errors(prt_registry *reg)
      * for a pad of 3; a minimum of 3 builds. */
     {
         int64_t dyn[2] = {2, -1}, mn[2] = {2, 2}, op[2] = {2, 6}, mx[2] = {2, 9};
-        prt_dims d = tu_dims(2, dyn), dmin = tu_dims(2, mn),
-                 dopt = tu_dims(2, op), dmax = tu_dims(2, mx);
+        prt_dims d = tu_dims(2, dyn), dmin = tu_dims(2, mn), dopt = tu_dims(2, op),
+                 dmax = tu_dims(2, mx);
         int32_t pads[2] = {3, 0};
         st = cp_build(reg, pads, 2, PRT_FLOAT32, &d, &dmin, &dopt, &dmax, &e);
         CHECK(st != PRT_OK);
@@ -235,16 +231,16 @@ static void test_errors(prt_registry *reg)
         prt_field f = {"pads", odd, PRT_FIELD_INT32, 3};
         prt_field_collection fc = {1, &f};
         prt_plugin *p = NULL;
-        CHECK_ERR(c->create(c, "cp", &fc, PRT_PHASE_BUILD, &p),
-                  PRT_ERR_INVALID_ARGUMENT, "even");
+        CHECK_ERR(c->create(c, "cp", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "even");
         f.data = neg;
         f.length = 2;
-        CHECK_ERR(c->create(c, "cp", &fc, PRT_PHASE_BUILD, &p),
-                  PRT_ERR_INVALID_ARGUMENT, "negative");
+        CHECK_ERR(c->create(c, "cp", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "negative");
         f.data = fl;
         f.type = PRT_FIELD_FLOAT32;
-        CHECK_ERR(c->create(c, "cp", &fc, PRT_PHASE_BUILD, &p),
-                  PRT_ERR_INVALID_ARGUMENT, "'pads'");
+        CHECK_ERR(c->create(c, "cp", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "'pads'");
         CHECK(strstr(prt_last_error(), "float32") != NULL);
         CHECK(strstr(prt_last_error(), "int32") != NULL);
         CHECK(p == NULL);

@@ -52,9 +52,8 @@ static void ref_hardmax(const float *x, float *y, const prt_dims *d, int axis)
 /* x -> CustomHardmax(axis) -> y, built and loaded back. `dims` may hold -1;
  * then min/opt/max give the profile. */
 static prt_status hm_build(prt_registry *reg, int32_t axis, int32_t dtype,
-                           const prt_dims *dims, const prt_dims *mn,
-                           const prt_dims *opt, const prt_dims *mx,
-                           tu_engine *out)
+                           const prt_dims *dims, const prt_dims *mn, const prt_dims *opt,
+                           const prt_dims *mx, tu_engine *out)
 {
     static const char *const outs[1] = {"y"};
     prt_field f = {"axis", &axis, PRT_FIELD_INT32, 1};
@@ -64,8 +63,7 @@ static prt_status hm_build(prt_registry *reg, int32_t axis, int32_t dtype,
 }
 
 /* Runs once; shape set only when `dynamic`. Checks y's reported shape. */
-static prt_status hm_run(tu_engine *e, const prt_dims *d, int dynamic,
-                         void *x, void *y)
+static prt_status hm_run(tu_engine *e, const prt_dims *d, int dynamic, void *x, void *y)
 {
     prt_dims got;
     prt_status st = PRT_OK;
@@ -91,8 +89,7 @@ static prt_status hm_run(tu_engine *e, const prt_dims *d, int dynamic,
 enum { VALUES_RANDOM, VALUES_TIES, VALUES_NAN };
 
 /* Fills n values of dtype into buf and their float values into ref_in. */
-static void fill(tu_rng *r, int kind, int32_t dtype, int64_t n, void *buf,
-                 float *ref_in)
+static void fill(tu_rng *r, int kind, int32_t dtype, int64_t n, void *buf, float *ref_in)
 {
     for (int64_t i = 0; i < n; i++) {
         float v;
@@ -129,8 +126,8 @@ static int64_t count_mismatches(int32_t dtype, const void *y, const float *want,
 }
 
 /* One static-shape case: build, run, compare exactly. */
-static void static_case(prt_registry *reg, tu_rng *r, const prt_dims *d,
-                        int32_t axis, int32_t dtype, int kind)
+static void static_case(prt_registry *reg, tu_rng *r, const prt_dims *d, int32_t axis,
+                        int32_t dtype, int kind)
 {
     int64_t n = tu_volume(d);
     float *xin = malloc(sizeof(float) * (size_t)n);
@@ -204,11 +201,11 @@ static void test_ties_and_nan(prt_registry *reg)
         CHECK_OK(hm_build(reg, 0, PRT_FLOAT32, &d, NULL, NULL, NULL, &e));
         if (e.ctx) {
             CHECK_OK(hm_run(&e, &d, 0, x, y));
-            CHECK(y[0] == 0 && y[1] == 0 && y[2] == 0 && y[3] == 1 &&
-                  y[4] == 0 && y[5] == 0);
+            CHECK(y[0] == 0 && y[1] == 0 && y[2] == 0 && y[3] == 1 && y[4] == 0 &&
+                  y[5] == 0);
             CHECK_OK(hm_run(&e, &d, 0, x2, y));
-            CHECK(y[0] == 0 && y[1] == 1 && y[2] == 0 && y[3] == 0 &&
-                  y[4] == 0 && y[5] == 0);
+            CHECK(y[0] == 0 && y[1] == 1 && y[2] == 0 && y[3] == 0 && y[4] == 0 &&
+                  y[5] == 0);
         }
         tu_engine_destroy(&e);
     }
@@ -285,8 +282,8 @@ static void test_errors(prt_registry *reg)
         prt_field f = {"axis", &axis, PRT_FIELD_FLOAT32, 1};
         prt_field_collection fc = {1, &f};
         prt_plugin *p = NULL;
-        CHECK_ERR(c->create(c, "hm", &fc, PRT_PHASE_BUILD, &p),
-                  PRT_ERR_INVALID_ARGUMENT, "'axis'");
+        CHECK_ERR(c->create(c, "hm", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "'axis'");
         CHECK(strstr(prt_last_error(), "float32") != NULL);
         CHECK(strstr(prt_last_error(), "int32") != NULL);
         CHECK(strstr(prt_last_error(), "CustomHardmax") != NULL);
@@ -294,14 +291,13 @@ static void test_errors(prt_registry *reg)
         f.data = two;
         f.type = PRT_FIELD_INT32;
         f.length = 2;
-        CHECK_ERR(c->create(c, "hm", &fc, PRT_PHASE_BUILD, &p),
-                  PRT_ERR_INVALID_ARGUMENT, "'axis'");
+        CHECK_ERR(c->create(c, "hm", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "'axis'");
         /* Unknown fields are ignored; absent axis means -1. */
         f.name = "unknownField";
         CHECK_OK(c->create(c, "hm", &fc, PRT_PHASE_BUILD, &p));
         if (p) {
-            const prt_field_collection *s =
-                p->vt->runtime->get_fields_to_serialize(p);
+            const prt_field_collection *s = p->vt->runtime->get_fields_to_serialize(p);
             CHECK(s->nb_fields == 1 && strcmp(s->fields[0].name, "axis") == 0 &&
                   *(const int32_t *)s->fields[0].data == -1);
             CHECK(p->vt->core->devices(p) == (1u << PRT_DEVICE_CPU));

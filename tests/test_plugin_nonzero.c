@@ -18,9 +18,8 @@
 /* x (dims, maybe dynamic with a profile) -> NonZero(rowOrder) -> y
  * (indices), k (count), built and loaded back. */
 static prt_status nz_build(prt_registry *reg, int32_t row_order, int32_t dtype,
-                           const prt_dims *dims, const prt_dims *mn,
-                           const prt_dims *opt, const prt_dims *mx,
-                           tu_engine *out)
+                           const prt_dims *dims, const prt_dims *mn, const prt_dims *opt,
+                           const prt_dims *mx, tu_engine *out)
 {
     static const char *const outs[2] = {"y", "k"};
     prt_field f[2] = {{"rowOrder", &row_order, PRT_FIELD_INT32, 1},
@@ -76,9 +75,8 @@ static int64_t make_input(tu_rng *r, int32_t dtype, int64_t rows, int64_t cols,
 /* Runs with y sized for the upper bound; checks the pre-run shape (the
  * bound), K, the post-run shape and every index. `first`: the context's
  * first run. */
-static void run_and_check(tu_engine *e, int32_t row_order, const prt_dims *d,
-                          int dynamic, int first, const void *x,
-                          const int32_t *ref, int64_t want_k)
+static void run_and_check(tu_engine *e, int32_t row_order, const prt_dims *d, int dynamic,
+                          int first, const void *x, const int32_t *ref, int64_t want_k)
 {
     prt_dims ub, got;
     int32_t *y = NULL;
@@ -124,8 +122,7 @@ static void run_and_check(tu_engine *e, int32_t row_order, const prt_dims *d,
 
 static void test_static(prt_registry *reg)
 {
-    static const int64_t shapes[][2] = {{1, 1}, {1, 37}, {37, 1}, {7, 13},
-                                        {128, 128}};
+    static const int64_t shapes[][2] = {{1, 1}, {1, 37}, {37, 1}, {7, 13}, {128, 128}};
     static const double densities[] = {0.0, 0.01, 0.5, 1.0};
     tu_rng r;
     tu_rng_seed(&r, 1);
@@ -149,8 +146,8 @@ static void test_static(prt_registry *reg)
                     continue;
                 /* One engine, several densities: K changes run to run. */
                 for (size_t di = 0; di < 4; di++) {
-                    int64_t k = make_input(&r, dtype, d.d[0], d.d[1],
-                                           densities[di], x, ref);
+                    int64_t k =
+                        make_input(&r, dtype, d.d[0], d.d[1], densities[di], x, ref);
                     if (densities[di] == 0.0)
                         CHECK(k == 0);
                     if (densities[di] == 1.0)
@@ -184,8 +181,7 @@ static void test_dynamic(prt_registry *reg)
             float *x = malloc(sizeof(float) * (size_t)n);
             int32_t *ref = malloc(sizeof(int32_t) * 2 * (size_t)n);
             if (x && ref) {
-                int64_t k = make_input(&r, PRT_FLOAT32, cur.d[0], cur.d[1], 0.3,
-                                       x, ref);
+                int64_t k = make_input(&r, PRT_FLOAT32, cur.d[0], cur.d[1], 0.3, x, ref);
                 run_and_check(&e, order, &cur, 1, s == 0, x, ref, k);
             }
             free(x);
@@ -255,13 +251,13 @@ static void test_errors(prt_registry *reg)
         prt_field f = {"rowOrder", &one, PRT_FIELD_FLOAT32, 1};
         prt_field_collection fc = {1, &f};
         prt_plugin *p = NULL;
-        CHECK_ERR(c->create(c, "nz", &fc, PRT_PHASE_BUILD, &p),
-                  PRT_ERR_INVALID_ARGUMENT, "'rowOrder'");
+        CHECK_ERR(c->create(c, "nz", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "'rowOrder'");
         CHECK(strstr(prt_last_error(), "float32") != NULL);
         CHECK(strstr(prt_last_error(), "int32") != NULL);
         f.name = "backend";
-        CHECK_ERR(c->create(c, "nz", &fc, PRT_PHASE_BUILD, &p),
-                  PRT_ERR_INVALID_ARGUMENT, "'backend'");
+        CHECK_ERR(c->create(c, "nz", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
+                  "'backend'");
         CHECK(p == NULL);
         /* A runtime-phase plugin has no build table. */
         f.name = "rowOrder";
@@ -269,11 +265,9 @@ static void test_errors(prt_registry *reg)
         f.type = PRT_FIELD_INT32;
         CHECK_OK(c->create(c, "nz", &fc, PRT_PHASE_RUNTIME, &p));
         if (p) {
-            const prt_field_collection *s =
-                p->vt->runtime->get_fields_to_serialize(p);
+            const prt_field_collection *s = p->vt->runtime->get_fields_to_serialize(p);
             CHECK(p->vt->build == NULL);
-            CHECK(s->nb_fields == 1 &&
-                  *(const int32_t *)s->fields[0].data == 0);
+            CHECK(s->nb_fields == 1 && *(const int32_t *)s->fields[0].data == 0);
             p->vt->runtime->destroy(p);
         }
     }

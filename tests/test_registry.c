@@ -19,10 +19,9 @@
 
 /* ---- creators added directly -------------------------------------------- */
 
-static prt_status direct_create(const prt_plugin_creator *self,
-                                const char *layer_name,
-                                const prt_field_collection *fields,
-                                int32_t phase, prt_plugin **out)
+static prt_status direct_create(const prt_plugin_creator *self, const char *layer_name,
+                                const prt_field_collection *fields, int32_t phase,
+                                prt_plugin **out)
 {
     return PRT_ERR_UNSUPPORTED;
 }
@@ -33,17 +32,35 @@ static const prt_field_schema gamma_fields[] = {
 };
 
 /* ::Gamma@1, the default namespace and version. */
-static const prt_plugin_creator gamma_creator = {
-    sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "Gamma", "1", "",
-    2, gamma_fields, direct_create, NULL};
+static const prt_plugin_creator gamma_creator = {sizeof(prt_plugin_creator),
+                                                 PRT_PLUGIN_ABI_VERSION,
+                                                 "Gamma",
+                                                 "1",
+                                                 "",
+                                                 2,
+                                                 gamma_fields,
+                                                 direct_create,
+                                                 NULL};
 /* test::Gamma@2: same name, other namespace and version. */
-static const prt_plugin_creator gamma2_creator = {
-    sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "Gamma", "2", "test",
-    0, NULL, direct_create, NULL};
+static const prt_plugin_creator gamma2_creator = {sizeof(prt_plugin_creator),
+                                                  PRT_PLUGIN_ABI_VERSION,
+                                                  "Gamma",
+                                                  "2",
+                                                  "test",
+                                                  0,
+                                                  NULL,
+                                                  direct_create,
+                                                  NULL};
 /* test::Foo@1 directly, to clash with the Foo libraries. */
-static const prt_plugin_creator foo_direct = {
-    sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "Foo", "1", "test",
-    0, NULL, direct_create, NULL};
+static const prt_plugin_creator foo_direct = {sizeof(prt_plugin_creator),
+                                              PRT_PLUGIN_ABI_VERSION,
+                                              "Foo",
+                                              "1",
+                                              "test",
+                                              0,
+                                              NULL,
+                                              direct_create,
+                                              NULL};
 
 /* 1 if the registry's list of libraries contains `sub`. */
 static int libraries_mention(const prt_registry *reg, const char *sub)
@@ -91,42 +108,40 @@ static void test_direct(void)
     CHECK(strstr(prt_last_error(), "::Gamma@1") != NULL);
     CHECK(strstr(prt_last_error(), "test::Gamma@2") != NULL);
     CHECK(strstr(prt_last_error(), "no plugin libraries loaded") != NULL);
-    CHECK_ERR(prt_registry_find_creator(reg, NULL, "Nope", "3", &c),
-              PRT_ERR_NOT_FOUND, "::Nope@3");
+    CHECK_ERR(prt_registry_find_creator(reg, NULL, "Nope", "3", &c), PRT_ERR_NOT_FOUND,
+              "::Nope@3");
 
     /* Duplicates. */
-    CHECK_ERR(prt_registry_add_creator(reg, &gamma_creator),
-              PRT_ERR_ALREADY_EXISTS, "::Gamma@1");
+    CHECK_ERR(prt_registry_add_creator(reg, &gamma_creator), PRT_ERR_ALREADY_EXISTS,
+              "::Gamma@1");
     CHECK(strstr(prt_last_error(), "added directly") != NULL);
     CHECK(prt_registry_creator_count(reg) == 2);
 
     /* Direct creators have no library. */
-    CHECK(prt_registry_get_creator_library(reg, &gamma_creator, &hash) ==
-          NULL);
+    CHECK(prt_registry_get_creator_library(reg, &gamma_creator, &hash) == NULL);
     CHECK(hash == 0);
     CHECK(prt_registry_get_creator_library(reg, &foo_direct, NULL) == NULL);
 
     /* Remove, with the same defaults, keeping the others' order. */
-    CHECK_ERR(prt_registry_remove_creator(reg, "", "Gamma", "7"),
-              PRT_ERR_NOT_FOUND, "::Gamma@7");
+    CHECK_ERR(prt_registry_remove_creator(reg, "", "Gamma", "7"), PRT_ERR_NOT_FOUND,
+              "::Gamma@7");
     CHECK_OK(prt_registry_add_creator(reg, &foo_direct));
     CHECK_OK(prt_registry_remove_creator(reg, NULL, "Gamma", NULL));
     CHECK(prt_registry_creator_count(reg) == 2);
     CHECK(prt_registry_get_creator(reg, 0) == &gamma2_creator);
     CHECK(prt_registry_get_creator(reg, 1) == &foo_direct);
-    CHECK_ERR(prt_registry_find_creator(reg, NULL, "Gamma", NULL, &c),
-              PRT_ERR_NOT_FOUND, "::Gamma@1");
-    CHECK_ERR(prt_registry_remove_creator(reg, NULL, "Gamma", NULL),
-              PRT_ERR_NOT_FOUND, "::Gamma@1");
+    CHECK_ERR(prt_registry_find_creator(reg, NULL, "Gamma", NULL, &c), PRT_ERR_NOT_FOUND,
+              "::Gamma@1");
+    CHECK_ERR(prt_registry_remove_creator(reg, NULL, "Gamma", NULL), PRT_ERR_NOT_FOUND,
+              "::Gamma@1");
     /* Removed, it can come back. */
     CHECK_OK(prt_registry_add_creator(reg, &gamma_creator));
     CHECK(prt_registry_get_creator(reg, 2) == &gamma_creator);
 
     /* Bad arguments are errors, not crashes. */
-    CHECK_ERR(prt_registry_add_creator(reg, NULL), PRT_ERR_INVALID_ARGUMENT,
+    CHECK_ERR(prt_registry_add_creator(reg, NULL), PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(prt_registry_add_creator(NULL, &gamma_creator), PRT_ERR_INVALID_ARGUMENT,
               NULL);
-    CHECK_ERR(prt_registry_add_creator(NULL, &gamma_creator),
-              PRT_ERR_INVALID_ARGUMENT, NULL);
     CHECK_ERR(prt_registry_find_creator(reg, NULL, NULL, NULL, &c),
               PRT_ERR_INVALID_ARGUMENT, NULL);
     CHECK_ERR(prt_registry_find_creator(reg, NULL, "Gamma", NULL, NULL),
@@ -135,17 +150,13 @@ static void test_direct(void)
               PRT_ERR_INVALID_ARGUMENT, NULL);
     CHECK_ERR(prt_registry_remove_creator(reg, NULL, NULL, NULL),
               PRT_ERR_INVALID_ARGUMENT, NULL);
-    CHECK_ERR(prt_registry_load_library(reg, NULL), PRT_ERR_INVALID_ARGUMENT,
-              NULL);
-    CHECK_ERR(prt_registry_load_library(reg, ""), PRT_ERR_INVALID_ARGUMENT,
-              NULL);
-    CHECK_ERR(prt_registry_unload_library(reg, NULL), PRT_ERR_INVALID_ARGUMENT,
-              NULL);
+    CHECK_ERR(prt_registry_load_library(reg, NULL), PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(prt_registry_load_library(reg, ""), PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(prt_registry_unload_library(reg, NULL), PRT_ERR_INVALID_ARGUMENT, NULL);
     CHECK_ERR(prt_registry_create(NULL), PRT_ERR_INVALID_ARGUMENT, NULL);
     CHECK(prt_registry_creator_count(NULL) == 0);
     CHECK(prt_registry_get_creator(NULL, 0) == NULL);
-    CHECK(prt_registry_get_creator_library(NULL, &gamma_creator, &hash) ==
-          NULL);
+    CHECK(prt_registry_get_creator_library(NULL, &gamma_creator, &hash) == NULL);
 
     prt_registry_destroy(reg);
     prt_registry_destroy(NULL);
@@ -171,8 +182,7 @@ static void test_bad_creators(void)
 
     c = gamma_creator;
     c.abi_version = 0;
-    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
-              "::Gamma@1");
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT, "::Gamma@1");
 
     c = gamma_creator;
     c.struct_size = (uint32_t)offsetof(prt_plugin_creator, create);
@@ -212,19 +222,16 @@ static void test_bad_creators(void)
               "schema array is NULL");
     c = gamma_creator;
     c.nb_fields = -1;
-    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
-              "negative");
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT, "negative");
     c = gamma_creator;
     c.nb_fields = 1;
     c.fields = &bad_field;
     CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
               "unknown type 42");
     c.fields = &bad_len;
-    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
-              "length -2");
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT, "length -2");
     c.fields = &no_name;
-    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT,
-              "NULL name");
+    CHECK_ERR(prt_registry_add_creator(reg, &c), PRT_ERR_INVALID_ARGUMENT, "NULL name");
 
     CHECK(prt_registry_creator_count(reg) == 0);
     prt_registry_destroy(reg);
@@ -289,20 +296,18 @@ static void test_load_unload(void)
     }
 
     /* "Not found" lists what is loaded. */
-    CHECK_ERR(prt_registry_find_creator(reg, "test", "Bar", "1", &c),
-              PRT_ERR_NOT_FOUND, "test::Bar@1");
+    CHECK_ERR(prt_registry_find_creator(reg, "test", "Bar", "1", &c), PRT_ERR_NOT_FOUND,
+              "test::Bar@1");
     CHECK(strstr(prt_last_error(), "plugin libraries loaded: " FOO_A) != NULL);
 
     /* Clashes with what a library provides name that library. */
-    CHECK_ERR(prt_registry_add_creator(reg, &foo_direct),
-              PRT_ERR_ALREADY_EXISTS, "test::Foo@1");
+    CHECK_ERR(prt_registry_add_creator(reg, &foo_direct), PRT_ERR_ALREADY_EXISTS,
+              "test::Foo@1");
     CHECK(strstr(prt_last_error(), FOO_A) != NULL);
 
     /* The same library again: by the same path, and by another spelling. */
-    CHECK_ERR(prt_registry_load_library(reg, FOO_A), PRT_ERR_ALREADY_EXISTS,
-              FOO_A);
-    CHECK_ERR(prt_registry_load_library(reg, PRT_TESTLIB_DIR
-                                        "/./testlib_foo_a.so"),
+    CHECK_ERR(prt_registry_load_library(reg, FOO_A), PRT_ERR_ALREADY_EXISTS, FOO_A);
+    CHECK_ERR(prt_registry_load_library(reg, PRT_TESTLIB_DIR "/./testlib_foo_a.so"),
               PRT_ERR_ALREADY_EXISTS, "already loaded into this registry as");
     CHECK(prt_registry_creator_count(reg) == 2);
 
@@ -313,15 +318,14 @@ static void test_load_unload(void)
     CHECK(strstr(prt_last_error(), FOO_A) != NULL);
     CHECK(prt_registry_creator_count(reg) == 2);
     CHECK(!libraries_mention(reg, "testlib_foo_b"));
-    CHECK_ERR(prt_registry_unload_library(reg, FOO_B), PRT_ERR_NOT_FOUND,
-              FOO_B);
+    CHECK_ERR(prt_registry_unload_library(reg, FOO_B), PRT_ERR_NOT_FOUND, FOO_B);
 
     /* Unload removes its creators, keeps the others. */
     CHECK_OK(prt_registry_unload_library(reg, FOO_A));
     CHECK(prt_registry_creator_count(reg) == 1);
     CHECK(prt_registry_get_creator(reg, 0) == &gamma_creator);
-    CHECK_ERR(prt_registry_find_creator(reg, "test", "Foo", NULL, &c),
-              PRT_ERR_NOT_FOUND, "no plugin libraries loaded");
+    CHECK_ERR(prt_registry_find_creator(reg, "test", "Foo", NULL, &c), PRT_ERR_NOT_FOUND,
+              "no plugin libraries loaded");
     CHECK_ERR(prt_registry_unload_library(reg, FOO_A), PRT_ERR_NOT_FOUND,
               "not loaded into this registry");
 
@@ -343,8 +347,7 @@ static void test_load_unload(void)
     CHECK_OK(prt_registry_remove_creator(reg, "test", "Foo", "1"));
     CHECK_OK(prt_registry_load_library(reg, FOO_A));
     CHECK_OK(prt_registry_load_library(reg, LIB("testlib_malformed")));
-    CHECK(libraries_mention(reg, FOO_A ", " PRT_TESTLIB_DIR
-                                           "/testlib_malformed.so"));
+    CHECK(libraries_mention(reg, FOO_A ", " PRT_TESTLIB_DIR "/testlib_malformed.so"));
     prt_registry_destroy(reg);
 }
 
@@ -416,30 +419,30 @@ static void test_bad_libraries(void)
         return;
     CHECK_OK(prt_registry_add_creator(reg, &gamma_creator));
 
-    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_does_not_exist")),
-              PRT_ERR_IO, "testlib_does_not_exist.so");
-    CHECK_ERR(prt_registry_load_library(reg, "no_such_plugin_library.so"),
-              PRT_ERR_IO, "no_such_plugin_library.so");
+    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_does_not_exist")), PRT_ERR_IO,
+              "testlib_does_not_exist.so");
+    CHECK_ERR(prt_registry_load_library(reg, "no_such_plugin_library.so"), PRT_ERR_IO,
+              "no_such_plugin_library.so");
     /* Not a shared library at all. */
-    CHECK_ERR(prt_registry_load_library(reg, PRT_TESTLIB_DIR),
-              PRT_ERR_IO, PRT_TESTLIB_DIR);
+    CHECK_ERR(prt_registry_load_library(reg, PRT_TESTLIB_DIR), PRT_ERR_IO,
+              PRT_TESTLIB_DIR);
 
-    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_noentry")),
-              PRT_ERR_NOT_FOUND, PRT_PLUGIN_ENTRY_SYMBOL);
+    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_noentry")), PRT_ERR_NOT_FOUND,
+              PRT_PLUGIN_ENTRY_SYMBOL);
     CHECK(strstr(prt_last_error(), "testlib_noentry.so") != NULL);
 
-    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_refuse")),
-              PRT_ERR_VERSION, "cannot serve plugin ABI 1");
+    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_refuse")), PRT_ERR_VERSION,
+              "cannot serve plugin ABI 1");
     CHECK(strstr(prt_last_error(), "testlib_refuse.so") != NULL);
     /* The library's own explanation is kept. */
     CHECK(strstr(prt_last_error(), "serves no ABI at all") != NULL);
 
-    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_future")),
-              PRT_ERR_VERSION, "speaks ABI 2, this plugrt speaks 1");
+    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_future")), PRT_ERR_VERSION,
+              "speaks ABI 2, this plugrt speaks 1");
     CHECK(strstr(prt_last_error(), "testlib_future.so") != NULL);
 
-    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_dup")),
-              PRT_ERR_ALREADY_EXISTS, "test::Dup@1");
+    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_dup")), PRT_ERR_ALREADY_EXISTS,
+              "test::Dup@1");
     CHECK(strstr(prt_last_error(), "twice") != NULL);
     /* Not even its unique creator was added. */
     CHECK(prt_registry_creator_count(reg) == 1);
@@ -449,8 +452,7 @@ static void test_bad_libraries(void)
         CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_malformed")),
                   flaws[i].status, flaws[i].message);
         if (!strstr(prt_last_error(), "testlib_malformed.so")) {
-            fprintf(stderr, "flaw %s: message lacks the path\n",
-                    flaws[i].flaw);
+            fprintf(stderr, "flaw %s: message lacks the path\n", flaws[i].flaw);
             CHECK(0);
         }
     }
@@ -549,8 +551,8 @@ static uint8_t *read_file(const char *path, size_t *n)
 
 /* Loading `path` fails with `status`, a message naming the path and
  * containing `sub`, and leaves the registry as it was. */
-static void expect_load_error(prt_registry *reg, const char *path,
-                              prt_status status, const char *sub, int line)
+static void expect_load_error(prt_registry *reg, const char *path, prt_status status,
+                              const char *sub, int line)
 {
     int32_t before = prt_registry_creator_count(reg);
     prt_status st = prt_registry_load_library(reg, path);
@@ -558,22 +560,22 @@ static void expect_load_error(prt_registry *reg, const char *path,
     if (st != status || !strstr(prt_last_error(), sub) ||
         !strstr(prt_last_error(), path)) {
         tu_failures++;
-        fprintf(stderr, "%s:%d: loading %s gave %s, wanted %s naming the path "
-                "and \"%s\"\n    message: %s\n", __FILE__, line, path,
-                prt_status_name(st), prt_status_name(status), sub,
+        fprintf(stderr,
+                "%s:%d: loading %s gave %s, wanted %s naming the path "
+                "and \"%s\"\n    message: %s\n",
+                __FILE__, line, path, prt_status_name(st), prt_status_name(status), sub,
                 prt_last_error());
     }
     CHECK(prt_registry_creator_count(reg) == before);
     CHECK(!libraries_mention(reg, path));
 }
-#define EXPECT_LOAD_ERROR(reg, path, status, sub)                          \
+#define EXPECT_LOAD_ERROR(reg, path, status, sub)                                        \
     expect_load_error((reg), (path), (status), (sub), __LINE__)
 
 /* FOO_A's bytes with `n` bytes at `at` replaced by `v`, written to
  * scratch/name; the path. */
-static const char *altered_copy(const uint8_t *lib, size_t size,
-                                const char *name, size_t at, const void *v,
-                                size_t n)
+static const char *altered_copy(const uint8_t *lib, size_t size, const char *name,
+                                size_t at, const void *v, size_t n)
 {
     const char *path = scratch_path(name);
     uint8_t *c = malloc(size);
@@ -611,8 +613,7 @@ static void test_damaged_files(void)
     memcpy(&eh, lib, sizeof eh);
     nb_ph = eh.e_phnum;
     CHECK(eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof ph[0]);
-    CHECK(nb_ph > 1 && nb_ph <= 32 &&
-          eh.e_phoff + (size_t)nb_ph * sizeof ph[0] <= size);
+    CHECK(nb_ph > 1 && nb_ph <= 32 && eh.e_phoff + (size_t)nb_ph * sizeof ph[0] <= size);
     if (nb_ph > 32)
         nb_ph = 32;
     memcpy(ph, lib + eh.e_phoff, (size_t)nb_ph * sizeof ph[0]);
@@ -635,8 +636,10 @@ static void test_damaged_files(void)
                       "truncated: the ELF header needs 64 bytes, the file has 40");
     path = scratch_path("cut_phdrs.so");
     CHECK(write_file(path, lib, eh.e_phoff + sizeof ph[0] + 7));
-    snprintf(want, sizeof want, "truncated: the program headers end at byte "
-             "%zu, the file has %zu", (size_t)eh.e_phoff + nb_ph * sizeof ph[0],
+    snprintf(want, sizeof want,
+             "truncated: the program headers end at byte "
+             "%zu, the file has %zu",
+             (size_t)eh.e_phoff + nb_ph * sizeof ph[0],
              (size_t)eh.e_phoff + sizeof ph[0] + 7);
     EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, want);
     for (int i = 0; i < nb_ph; i++) {
@@ -655,9 +658,10 @@ static void test_damaged_files(void)
         /* The first segment whose end is past the cut is named. */
         for (int j = 0; j < nb_ph; j++)
             if (ph[j].p_type == PT_LOAD && ph[j].p_offset + ph[j].p_filesz > cut) {
-                snprintf(want, sizeof want, "truncated: segment %d ends at byte "
-                         "%zu, the file has %zu", j,
-                         (size_t)(ph[j].p_offset + ph[j].p_filesz), cut);
+                snprintf(want, sizeof want,
+                         "truncated: segment %d ends at byte "
+                         "%zu, the file has %zu",
+                         j, (size_t)(ph[j].p_offset + ph[j].p_filesz), cut);
                 break;
             }
         EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, want);
@@ -698,20 +702,20 @@ static void test_damaged_files(void)
                           "a 32-bit ELF file, this process loads 64-bit ones");
         path = altered_copy(lib, size, "msb.so", EI_DATA, &msb, 1);
         EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, "a big-endian ELF file");
-        path = altered_copy(lib, size, "machine.so",
-                            offsetof(Elf64_Ehdr, e_machine), &other, 2);
+        path = altered_copy(lib, size, "machine.so", offsetof(Elf64_Ehdr, e_machine),
+                            &other, 2);
         snprintf(want, sizeof want, "(ELF machine %u), this process runs on",
                  (unsigned)other);
         EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, want);
-        path = altered_copy(lib, size, "exec.so", offsetof(Elf64_Ehdr, e_type),
-                            &exec, 2);
-        EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, "an executable, not a "
-                                                        "shared library");
-        path = altered_copy(lib, size, "object.so", offsetof(Elf64_Ehdr, e_type),
-                            &rel, 2);
+        path = altered_copy(lib, size, "exec.so", offsetof(Elf64_Ehdr, e_type), &exec, 2);
+        EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED,
+                          "an executable, not a "
+                          "shared library");
+        path =
+            altered_copy(lib, size, "object.so", offsetof(Elf64_Ehdr, e_type), &rel, 2);
         EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, "a relocatable object");
-        path = altered_copy(lib, size, "phent.so",
-                            offsetof(Elf64_Ehdr, e_phentsize), &phent, 2);
+        path = altered_copy(lib, size, "phent.so", offsetof(Elf64_Ehdr, e_phentsize),
+                            &phent, 2);
         EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED,
                           "program header entries of 32 bytes, not 56");
         /* A whole file whose last loadable segment claims more of it than
@@ -721,11 +725,13 @@ static void test_damaged_files(void)
                 last_load = i;
         big = ph[last_load];
         big.p_filesz = size;
-        path = altered_copy(lib, size, "lying_segment.so",
-                            eh.e_phoff + (size_t)last_load * sizeof big, &big,
-                            sizeof big);
-        snprintf(want, sizeof want, "truncated: segment %d ends at byte %zu, "
-                 "the file has %zu", last_load, (size_t)big.p_offset + size, size);
+        path =
+            altered_copy(lib, size, "lying_segment.so",
+                         eh.e_phoff + (size_t)last_load * sizeof big, &big, sizeof big);
+        snprintf(want, sizeof want,
+                 "truncated: segment %d ends at byte %zu, "
+                 "the file has %zu",
+                 last_load, (size_t)big.p_offset + size, size);
         EXPECT_LOAD_ERROR(reg, path, PRT_ERR_MALFORMED, want);
     }
 
@@ -748,21 +754,20 @@ static void test_damaged_files(void)
         CHECK(hash == base_fnv1a64(lib, size, BASE_FNV_SEED));
     }
     prt_registry_destroy(reg);
-done:
-    {
-        static const char *const names[] = {
-            "empty.so", "cut3.so", "cut40.so", "cut_phdrs.so", "cut_sections.so",
-            "noise.so", "script.so", "elf32.so", "msb.so", "machine.so",
-            "exec.so", "object.so", "phent.so", "lying_segment.so", "intact.so"};
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-            unlink(scratch_path(names[i]));
-        for (int i = 0; i < 32; i++) {
-            char name[32];
-            snprintf(name, sizeof name, "cut_segment%d.so", i);
-            unlink(scratch_path(name));
-        }
-        rmdir(scratch);
+done : {
+    static const char *const names[] = {
+        "empty.so", "cut3.so",   "cut40.so", "cut_phdrs.so",     "cut_sections.so",
+        "noise.so", "script.so", "elf32.so", "msb.so",           "machine.so",
+        "exec.so",  "object.so", "phent.so", "lying_segment.so", "intact.so"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        unlink(scratch_path(names[i]));
+    for (int i = 0; i < 32; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "cut_segment%d.so", i);
+        unlink(scratch_path(name));
     }
+    rmdir(scratch);
+}
     free(lib);
 }
 
@@ -860,8 +865,8 @@ static void test_standard_library(void)
         const prt_plugin_creator *c = NULL;
         uint64_t hash = 0;
         const char *path;
-        CHECK_OK(prt_registry_find_creator(reg, want[i].ns, want[i].name,
-                                           want[i].version, &c));
+        CHECK_OK(prt_registry_find_creator(reg, want[i].ns, want[i].name, want[i].version,
+                                           &c));
         if (!c)
             continue;
         CHECK(strcmp(c->name, want[i].name) == 0);
@@ -873,8 +878,7 @@ static void test_standard_library(void)
     /* Default namespace and version reach the un-namespaced ones. */
     {
         const prt_plugin_creator *c = NULL;
-        CHECK_OK(prt_registry_find_creator(reg, NULL, "NonZeroPlugin", NULL,
-                                           &c));
+        CHECK_OK(prt_registry_find_creator(reg, NULL, "NonZeroPlugin", NULL, &c));
     }
     /* Every creator, with its field schema (the registry vetted them). */
     for (int32_t i = 0; i < prt_registry_creator_count(reg); i++) {
@@ -885,8 +889,7 @@ static void test_standard_library(void)
         CHECK(c->nb_fields == 0 || c->fields != NULL);
         for (int32_t f = 0; c->fields && f < c->nb_fields; f++) {
             CHECK(c->fields[f].name != NULL);
-            CHECK(c->fields[f].type >= 0 &&
-                  c->fields[f].type < PRT_FIELD_TYPE_COUNT);
+            CHECK(c->fields[f].type >= 0 && c->fields[f].type < PRT_FIELD_TYPE_COUNT);
         }
     }
     prt_registry_destroy(reg);
@@ -963,8 +966,7 @@ static void test_alloc_failure(void)
                 int32_t count = prt_registry_creator_count(reg);
                 CHECK(count == before || count == before + 1);
                 if (count == before) {
-                    CHECK_ERR(prt_registry_find_creator(reg, "test", "Foo",
-                                                        "1", &c),
+                    CHECK_ERR(prt_registry_find_creator(reg, "test", "Foo", "1", &c),
                               PRT_ERR_NOT_FOUND, "test::Foo@1");
                     CHECK_OK(prt_registry_load_library(reg, FOO_A));
                 }

@@ -59,14 +59,26 @@ typedef struct tplug {
 
 static const char *tp_name(const prt_plugin *p)
 {
-    static const char *const names[NB_KINDS] = {"ToFloat", "BadSize", "Tactical",
-                                                "Fill",    "ShapeOf", "Count",
-                                                "Copy",    "Dup2",    "SlowAttach", "BadAttach"};
+    static const char *const names[NB_KINDS] = {
+        "ToFloat", "BadSize", "Tactical", "Fill",       "ShapeOf",
+        "Count",   "Copy",    "Dup2",     "SlowAttach", "BadAttach"};
     return names[((const tplug *)p)->kind];
 }
-static const char *tp_version(const prt_plugin *p) { (void)p; return "1"; }
-static const char *tp_ns(const prt_plugin *p) { (void)p; return "test"; }
-static uint32_t tp_devices(const prt_plugin *p) { (void)p; return 1u << PRT_DEVICE_CPU; }
+static const char *tp_version(const prt_plugin *p)
+{
+    (void)p;
+    return "1";
+}
+static const char *tp_ns(const prt_plugin *p)
+{
+    (void)p;
+    return "test";
+}
+static uint32_t tp_devices(const prt_plugin *p)
+{
+    (void)p;
+    return 1u << PRT_DEVICE_CPU;
+}
 
 static int32_t tp_nb_outputs(const prt_plugin *p)
 {
@@ -118,7 +130,7 @@ static prt_status tp_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_i
         /* The count of positive elements: 0..N, tuned at N. */
         out[0].nb_dims = 0;
         return eb->declare_size_tensor(eb, 0, in[0].d[0], in[0].d[0]) ? PRT_OK
-                                                                       : PRT_ERR_PLUGIN;
+                                                                      : PRT_ERR_PLUGIN;
     }
     for (int32_t o = 0; o < nb_out; o++)
         out[o] = in[0];
@@ -219,8 +231,8 @@ static prt_status tp_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
     default:
         /* Tactic 2 is "fast" and wrong: it must never be chosen. */
         for (int64_t i = 0; i < n; i++)
-            ((float *)out[0])[i] = ((const float *)in[0])[i] * 2.0f +
-                                   (t->tactic == 2 ? 1.0f : 0.0f);
+            ((float *)out[0])[i] =
+                ((const float *)in[0])[i] * 2.0f + (t->tactic == 2 ? 1.0f : 0.0f);
         break;
     }
     return PRT_OK;
@@ -254,8 +266,8 @@ static atomic_int attach_inside, attach_overlaps;
 /* BadAttach: attach_to_context hands back an object whose runtime table is
  * too short to hold destroy (static, so nothing leaks when the host rightly
  * refuses to call through it). */
-static const prt_plugin_runtime bad_runtime = {8, PRT_PLUGIN_ABI_VERSION, NULL, NULL, NULL,
-                                               NULL, NULL, NULL, NULL};
+static const prt_plugin_runtime bad_runtime = {
+    8, PRT_PLUGIN_ABI_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 static tplug bad_attached;
 
 static prt_plugin *tp_attach(prt_plugin *p, prt_plugin_resources *r)
@@ -278,22 +290,40 @@ static prt_plugin *tp_attach(prt_plugin *p, prt_plugin_resources *r)
     }
     return tp_clone(p);
 }
-static const prt_field_collection *tp_fields(prt_plugin *p) { return &((tplug *)p)->fc; }
-static void tp_destroy(prt_plugin *p) { free(p); }
+static const prt_field_collection *tp_fields(prt_plugin *p)
+{
+    return &((tplug *)p)->fc;
+}
+static void tp_destroy(prt_plugin *p)
+{
+    free(p);
+}
 
-static const prt_plugin_core tp_core = {sizeof tp_core, PRT_PLUGIN_ABI_VERSION, tp_name,
-                                        tp_version, tp_ns, tp_devices};
-static const prt_plugin_build tp_build = {
-    sizeof tp_build, PRT_PLUGIN_ABI_VERSION, tp_nb_outputs, tp_dtypes, tp_shapes,
-    tp_supports, NULL, NULL, tp_tactics, tp_alias, tp_values, NULL};
-static const prt_plugin_runtime tp_runtime = {
-    sizeof tp_runtime, PRT_PLUGIN_ABI_VERSION, tp_set_tactic, NULL, tp_enqueue,
-    tp_attach, tp_fields, tp_clone, tp_destroy};
+static const prt_plugin_core tp_core = {
+    sizeof tp_core, PRT_PLUGIN_ABI_VERSION, tp_name, tp_version, tp_ns, tp_devices};
+static const prt_plugin_build tp_build = {sizeof tp_build,
+                                          PRT_PLUGIN_ABI_VERSION,
+                                          tp_nb_outputs,
+                                          tp_dtypes,
+                                          tp_shapes,
+                                          tp_supports,
+                                          NULL,
+                                          NULL,
+                                          tp_tactics,
+                                          tp_alias,
+                                          tp_values,
+                                          NULL};
+static const prt_plugin_runtime tp_runtime = {sizeof tp_runtime, PRT_PLUGIN_ABI_VERSION,
+                                              tp_set_tactic,     NULL,
+                                              tp_enqueue,        tp_attach,
+                                              tp_fields,         tp_clone,
+                                              tp_destroy};
 static const prt_plugin_vtable tp_vt = {sizeof tp_vt, PRT_PLUGIN_ABI_VERSION, &tp_core,
                                         &tp_build, &tp_runtime};
 
 static prt_status tp_create(const prt_plugin_creator *c, const char *layer,
-                            const prt_field_collection *f, int32_t phase, prt_plugin **out)
+                            const prt_field_collection *f, int32_t phase,
+                            prt_plugin **out)
 {
     tplug *t = calloc(1, sizeof *t);
     (void)layer;
@@ -307,14 +337,16 @@ static prt_status tp_create(const prt_plugin_creator *c, const char *layer,
     return PRT_OK;
 }
 
-#define TP_CREATOR(name, kind)                                                        \
-    {sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, name, "1", "test", 0, NULL, \
-     tp_create, (void *)(intptr_t)(kind)}
+#define TP_CREATOR(name, kind)                                                           \
+    {                                                                                    \
+        sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, name, "1", "test", 0, NULL,  \
+            tp_create, (void *)(intptr_t)(kind)                                          \
+    }
 static prt_plugin_creator tp_creators[NB_KINDS] = {
-    TP_CREATOR("ToFloat", KIND_TOFLOAT), TP_CREATOR("BadSize", KIND_BADSIZE),
+    TP_CREATOR("ToFloat", KIND_TOFLOAT),   TP_CREATOR("BadSize", KIND_BADSIZE),
     TP_CREATOR("Tactical", KIND_TACTICAL), TP_CREATOR("Fill", KIND_FILL),
-    TP_CREATOR("ShapeOf", KIND_SHAPEOF), TP_CREATOR("Count", KIND_COUNT),
-    TP_CREATOR("Copy", KIND_COPY), TP_CREATOR("Dup2", KIND_DUP2),
+    TP_CREATOR("ShapeOf", KIND_SHAPEOF),   TP_CREATOR("Count", KIND_COUNT),
+    TP_CREATOR("Copy", KIND_COPY),         TP_CREATOR("Dup2", KIND_DUP2),
     TP_CREATOR("SlowAttach", KIND_ATTACH), TP_CREATOR("BadAttach", KIND_BADATTACH)};
 
 static prt_registry *make_registry(void)
@@ -501,7 +533,8 @@ static int test_bad_size(prt_registry *reg)
     CHECK_OK(prt_context_set_tensor_address(e.ctx, "X", x));
     CHECK_OK(prt_context_set_tensor_address(e.ctx, "Y0", y));
     CHECK_OK(prt_context_set_tensor_address(e.ctx, "Y1", &k));
-    CHECK_ERR(prt_context_enqueue(e.ctx, NULL), PRT_ERR_PLUGIN, "wrote 9 to size tensor 'Y1'");
+    CHECK_ERR(prt_context_enqueue(e.ctx, NULL), PRT_ERR_PLUGIN,
+              "wrote 9 to size tensor 'Y1'");
     tu_engine_destroy(&e);
     return 0;
 }
@@ -527,7 +560,8 @@ static int test_tactics(prt_registry *reg)
         REQUIRE_OK(build_one(reg, "Tactical", autotune, 64, &e));
         prt_set_logger(NULL, NULL, 0);
         /* The logger hears why tactic 2 lost; without autotuning, nothing. */
-        CHECK((strstr(logged, "tactic 2 disagrees with the reference") != NULL) == autotune);
+        CHECK((strstr(logged, "tactic 2 disagrees with the reference") != NULL) ==
+              autotune);
         /* Tactic 2 disagrees with the reference and can never win; without
          * autotuning tactic 0 is used. */
         CHECK(e.built->layers[0].tactic != 2);
@@ -657,7 +691,8 @@ static int test_allocator_current(void)
     prt_dims d4 = {1, {4}}, d3 = {1, {3}};
     float x[4] = {1, 2, 3, 4};
     rec_alloc rec = {0};
-    prt_output_allocator a = {sizeof a, PRT_PLUGIN_ABI_VERSION, &rec, rec_reallocate, NULL};
+    prt_output_allocator a = {sizeof a, PRT_PLUGIN_ABI_VERSION, &rec, rec_reallocate,
+                              NULL};
     void *first;
     if (build_kind(KIND_COPY, "Y", &e))
         return 1;
@@ -729,8 +764,8 @@ static int test_corruption(prt_registry *reg)
                 prt_context_destroy(ctx);
             prt_engine_destroy(bad);
         }
-        printf("engine bytes flipped behind the checksum: %d of %zu still load\n",
-               loaded, size - 4);
+        printf("engine bytes flipped behind the checksum: %d of %zu still load\n", loaded,
+               size - 4);
     }
     for (size_t n = 0; n < size; n++) {
         prt_status st = prt_engine_deserialize(reg, bytes, n, &bad);
@@ -913,7 +948,8 @@ static int test_bad_use(prt_registry *reg)
         int32_t t;
         REQUIRE_OK(prt_network_create(&net));
         REQUIRE_OK(prt_builder_config_create(&cfg));
-        CHECK_ERR(prt_engine_build(net, cfg, reg, &e2), PRT_ERR_INVALID_ARGUMENT, "no outputs");
+        CHECK_ERR(prt_engine_build(net, cfg, reg, &e2), PRT_ERR_INVALID_ARGUMENT,
+                  "no outputs");
         CHECK_OK(prt_network_add_input(net, "X", PRT_FLOAT32, &dyn, &t));
         CHECK_ERR(prt_network_add_input(net, "X", PRT_FLOAT32, &dyn, &t),
                   PRT_ERR_ALREADY_EXISTS, "'X'");
@@ -969,7 +1005,8 @@ static int test_constants(prt_registry *reg)
     REQUIRE_OK(prt_engine_deserialize(reg, bytes, size, &e2));
     CHECK(prt_engine_tensor_count(e2) == 3);
     CHECK_OK(prt_engine_get_tensor(e2, in[0], &ti));
-    CHECK(ti.kind == PRT_TENSOR_CONSTANT && strcmp(ti.name, "W") == 0 && ti.max_bytes == 20);
+    CHECK(ti.kind == PRT_TENSOR_CONSTANT && strcmp(ti.name, "W") == 0 &&
+          ti.max_bytes == 20);
     REQUIRE_OK(prt_context_create(e2, &ctx));
     CHECK_OK(prt_context_set_tensor_address(ctx, "A", a));
     CHECK_OK(prt_context_set_tensor_address(ctx, "Y", y));
@@ -1376,15 +1413,16 @@ static void test_timing_cache(void)
     CHECK_OK(build_cached(path, &e2));
     prt_set_logger(NULL, NULL, 0);
     CHECK(cache_hits == 1);
-    CHECK(e2 && e2->layers[0].tactic == e1->layers[0].tactic && e1->layers[0].tactic != 2);
+    CHECK(e2 && e2->layers[0].tactic == e1->layers[0].tactic &&
+          e1->layers[0].tactic != 2);
     /* Every damaged byte and every truncation is refused, naming the file. */
     for (long i = 0; bytes && i < size; i++) {
         bytes[i] ^= 0x41;
         f = fopen(path, "wb");
         fwrite(bytes, 1, (size_t)size, f);
         fclose(f);
-        CHECK_ERR(build_cached(path, &e3), i < 12 && i >= 8 ? PRT_ERR_VERSION
-                                                             : PRT_ERR_MALFORMED, path);
+        CHECK_ERR(build_cached(path, &e3),
+                  i < 12 && i >= 8 ? PRT_ERR_VERSION : PRT_ERR_MALFORMED, path);
         bytes[i] ^= 0x41;
     }
     for (long n = 0; bytes && n < size; n += 3) {
@@ -1396,7 +1434,8 @@ static void test_timing_cache(void)
     f = fopen(path, "w");
     fputs("not a cache at all\n", f);
     fclose(f);
-    CHECK_ERR(build_cached(path, &e3), PRT_ERR_MALFORMED, "not a valid plugrt timing cache");
+    CHECK_ERR(build_cached(path, &e3), PRT_ERR_MALFORMED,
+              "not a valid plugrt timing cache");
     remove(path);
     snprintf(bad, sizeof bad, "/nonexistent-dir-%d/cache.bin", (int)getpid());
     CHECK_ERR(build_cached(bad, &e3), PRT_ERR_IO, "cannot write");

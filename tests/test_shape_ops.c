@@ -34,8 +34,7 @@ typedef struct net {
 } net;
 
 static int32_t layer(net *g, const char *op, const prt_field *f, int32_t nf,
-                     const int32_t *in, int32_t nin, const int32_t *sin,
-                     int32_t nsin)
+                     const int32_t *in, int32_t nin, const int32_t *sin, int32_t nsin)
 {
     prt_plugin *p = NULL;
     int32_t l = -1, t = -1;
@@ -123,8 +122,7 @@ static prt_status build(net *g, int dynamic, prt_engine **out_e)
 /* Runs with X (float32, dims xd) and fetches outputs by name into bufs
  * (each MAXT * 8 bytes), their dims into od. */
 static prt_status run(prt_engine *e, const prt_dims *xd, const void *x,
-                      const char *const *names, int32_t n, void *bufs,
-                      prt_dims *od)
+                      const char *const *names, int32_t n, void *bufs, prt_dims *od)
 {
     prt_context *ctx = NULL;
     prt_status st = prt_context_create(e, &ctx);
@@ -176,8 +174,8 @@ static int test_chain(void)
     REQUIRE_OK(prt_network_create(&g.n));
     CHECK_OK(prt_network_add_input(g.n, "X", PRT_FLOAT32, &xdyn, &x));
     s = op1(&g, "Shape", x);
-    d0 = op2(&g, "Gather", s, i64s(&g, 0));          /* 0-D: X's dim 0 */
-    d1 = op2(&g, "Gather", s, i64v(&g, 1, m1));       /* 1-D: [dim 1] */
+    d0 = op2(&g, "Gather", s, i64s(&g, 0));             /* 0-D: X's dim 0 */
+    d1 = op2(&g, "Gather", s, i64v(&g, 1, m1));         /* 1-D: [dim 1] */
     u0 = op_s(&g, "Unsqueeze", d0, i64v(&g, 1, zero1)); /* [dim 0] */
     /* R = Reshape(X, [d1, d0]) */
     out(&g, op_s(&g, "Reshape", x, op2(&g, "Concat", d1, u0)), "R");
@@ -202,7 +200,9 @@ static int test_chain(void)
     out(&g, layer(&g, "ConstantOfShape", cos_f, 2, NULL, 0, &u1, 1), "C");
     /* E = Expand([1, 2, 3], [d0 + d1, 1]) */
     t = op2(&g, "Add", u0, d1);
-    out(&g, op_s(&g, "Expand", cst(&g, PRT_INT64, 1, 3, row), op2(&g, "Concat", t, i64v(&g, 1, one1))),
+    out(&g,
+        op_s(&g, "Expand", cst(&g, PRT_INT64, 1, 3, row),
+             op2(&g, "Concat", t, i64v(&g, 1, one1))),
         "E");
     /* S = Slice(X, [1], [d1 - 1], [1], [1]) */
     {
@@ -219,8 +219,9 @@ static int test_chain(void)
         int32_t st1 = -1;
         prt_field f = {"start", &st1, PRT_FIELD_INT32, 1};
         out(&g, layer(&g, "Shape", &f, 1, &x, 1, NULL, 0), "K");
-        out(&g, op_s(&g, "Squeeze", op_s(&g, "Unsqueeze", x, i64v(&g, 1, zero1)),
-                     i64v(&g, 1, zero1)),
+        out(&g,
+            op_s(&g, "Squeeze", op_s(&g, "Unsqueeze", x, i64v(&g, 1, zero1)),
+                 i64v(&g, 1, zero1)),
             "D");
     }
     REQUIRE_OK(g.st);
@@ -282,8 +283,9 @@ static prt_status one(const char *opname, const prt_field *f, int32_t nf,
      * inputs only. */
     {
         int32_t k = nshape_from < 0 ? -nshape_from : nshape_from;
-        out(&g, layer(&g, opname, f, nf, in, nshape_from < 0 ? k : 1 + nextra, in + k,
-                      k ? 1 + nextra - k : 0),
+        out(&g,
+            layer(&g, opname, f, nf, in, nshape_from < 0 ? k : 1 + nextra, in + k,
+                  k ? 1 + nextra - k : 0),
             "Y");
     }
     st = build(&g, 0, &e);
@@ -313,8 +315,8 @@ static int test_gather_slice(void)
             for (int j = 0; j < 3; j++)
                 CHECK(y[r * 3 + j] == x[r * 4 + (idx[j] < 0 ? idx[j] + 4 : idx[j])]);
         idx[1] = 4; /* out of range: the run fails */
-        CHECK_ERR(one("Gather", &f, 1, &xd, x, &k, &ex, &n, 1, 0, y, &od),
-                  PRT_ERR_PLUGIN, "out of range");
+        CHECK_ERR(one("Gather", &f, 1, &xd, x, &k, &ex, &n, 1, 0, y, &od), PRT_ERR_PLUGIN,
+                  "out of range");
     }
     /* Gather axis 0, a 0-D index: [4] */
     {
@@ -385,8 +387,8 @@ static int test_cast_concat_squeeze(void)
         CHECK_OK(one("Concat", &f, 1, &xd1, x1, &k, &ex, &n, 1, 0, yb, &od));
         CHECK(dims_are(&od, 1, 5, 0));
         CHECK(y[0] == 1 && y[2] == 3 && y[3] == 9 && y[4] == 8);
-        CHECK_ERR(one("Concat", &f, 1, &xd, x, &k, &ex, &n, 1, 0, yb, &od),
-                  PRT_ERR_SHAPE, "rank");
+        CHECK_ERR(one("Concat", &f, 1, &xd, x, &k, &ex, &n, 1, 0, yb, &od), PRT_ERR_SHAPE,
+                  "rank");
         axis = 1;
         CHECK_ERR(one("Concat", &f, 1, &xd1, x1, &k, &ex, &n, 1, 0, yb, &od),
                   PRT_ERR_SHAPE, "axis 1 is out of range for inputs of rank 1 (-1 to 0)");
@@ -565,7 +567,8 @@ static int test_constant_value(void)
     }
     {
         double got = 0;
-        CHECK_ERR(cos_value(PRT_INT32, PRT_FIELD_CHAR, &ch, &got), PRT_ERR_INVALID_ARGUMENT,
+        CHECK_ERR(cos_value(PRT_INT32, PRT_FIELD_CHAR, &ch, &got),
+                  PRT_ERR_INVALID_ARGUMENT,
                   "field 'value' has type char, expected a number");
     }
     return 0;
@@ -626,21 +629,21 @@ static int test_expand(void)
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
         int32_t dt = types[t];
         expand_case(dt, ot_dims5(2, 3, 1, 0, 0, 0), 3, s234, ot_dims5(3, 2, 3, 4, 0, 0),
-                    &rng);                                   /* rank, last dim */
+                    &rng); /* rank, last dim */
         expand_case(dt, ot_dims5(2, 1, 4, 0, 0, 0), 2, s34, ot_dims5(2, 3, 4, 0, 0, 0),
-                    &rng);                                   /* rows */
+                    &rng); /* rows */
         expand_case(dt, ot_dims5(3, 2, 1, 3, 0, 0), 3, s253, ot_dims5(3, 2, 5, 3, 0, 0),
-                    &rng);                                   /* a middle dim */
+                    &rng); /* a middle dim */
         expand_case(dt, ot_dims5(0, 0, 0, 0, 0, 0), 2, s23, ot_dims5(2, 2, 3, 0, 0, 0),
-                    &rng);                                   /* a scalar */
+                    &rng); /* a scalar */
         expand_case(dt, ot_dims5(1, 3, 0, 0, 0, 0), 1, s3, ot_dims5(1, 3, 0, 0, 0, 0),
-                    &rng);                                   /* the same */
+                    &rng); /* the same */
         expand_case(dt, ot_dims5(2, 2, 1, 0, 0, 0), 3, s111, ot_dims5(3, 1, 2, 1, 0, 0),
-                    &rng);                                   /* size-1 dims */
+                    &rng); /* size-1 dims */
         expand_case(dt, ot_dims5(2, 0, 1, 0, 0, 0), 2, s04, ot_dims5(2, 0, 4, 0, 0, 0),
-                    &rng);                                   /* empty */
+                    &rng); /* empty */
         expand_case(dt, ot_dims5(0, 0, 0, 0, 0, 0), 1, s1, ot_dims5(1, 1, 0, 0, 0, 0),
-                    &rng);                                   /* scalar to [1] */
+                    &rng); /* scalar to [1] */
     }
     return 0;
 }

@@ -9,26 +9,25 @@ _Atomic int tu_checks;
 void tu_fail(const char *file, int line, const char *what)
 {
     tu_failures++;
-    fprintf(stderr, "%s:%d: check failed: %s\n    last error: %s\n", file, line,
-            what, prt_last_error());
+    fprintf(stderr, "%s:%d: check failed: %s\n    last error: %s\n", file, line, what,
+            prt_last_error());
 }
 
-void tu_check_err(prt_status got, prt_status want, const char *sub,
-                  const char *file, int line, const char *what)
+void tu_check_err(prt_status got, prt_status want, const char *sub, const char *file,
+                  int line, const char *what)
 {
     const char *msg = prt_last_error();
     tu_checks++;
     if (got != want) {
         tu_failures++;
-        fprintf(stderr, "%s:%d: %s returned %s, wanted %s\n    last error: %s\n",
-                file, line, what, prt_status_name(got), prt_status_name(want),
-                msg);
+        fprintf(stderr, "%s:%d: %s returned %s, wanted %s\n    last error: %s\n", file,
+                line, what, prt_status_name(got), prt_status_name(want), msg);
         return;
     }
     if ((sub && !strstr(msg, sub)) || (!sub && msg[0] == '\0')) {
         tu_failures++;
-        fprintf(stderr, "%s:%d: %s: message lacks \"%s\"\n    message: %s\n",
-                file, line, what, sub ? sub : "(anything)", msg);
+        fprintf(stderr, "%s:%d: %s: message lacks \"%s\"\n    message: %s\n", file, line,
+                what, sub ? sub : "(anything)", msg);
     }
 }
 

@@ -20,31 +20,31 @@ extern _Atomic int tu_checks;
 void tu_fail(const char *file, int line, const char *what);
 
 /* CHECK(cond): records a failure (with prt_last_error()) and goes on. */
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        tu_checks++;                                                       \
-        if (!(cond))                                                       \
-            tu_fail(__FILE__, __LINE__, #cond);                            \
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        tu_checks++;                                                                     \
+        if (!(cond))                                                                     \
+            tu_fail(__FILE__, __LINE__, #cond);                                          \
     } while (0)
 /* REQUIRE(cond): like CHECK, but returns from the calling function (which
  * must return int, non-zero meaning failure) when it fails. */
-#define REQUIRE(cond)                                                      \
-    do {                                                                   \
-        tu_checks++;                                                       \
-        if (!(cond)) {                                                     \
-            tu_fail(__FILE__, __LINE__, #cond);                            \
-            return 1;                                                      \
-        }                                                                  \
+#define REQUIRE(cond)                                                                    \
+    do {                                                                                 \
+        tu_checks++;                                                                     \
+        if (!(cond)) {                                                                   \
+            tu_fail(__FILE__, __LINE__, #cond);                                          \
+            return 1;                                                                    \
+        }                                                                                \
     } while (0)
 /* CHECK_OK(call): the call returns PRT_OK. */
 #define CHECK_OK(call) CHECK((call) == PRT_OK)
 #define REQUIRE_OK(call) REQUIRE((call) == PRT_OK)
 /* CHECK_ERR(call, status, substring): fails with that status and a message
  * containing substring (NULL: any message, but not empty). */
-#define CHECK_ERR(call, status, sub)                                       \
+#define CHECK_ERR(call, status, sub)                                                     \
     tu_check_err((call), (status), (sub), __FILE__, __LINE__, #call)
-void tu_check_err(prt_status got, prt_status want, const char *sub,
-                  const char *file, int line, const char *what);
+void tu_check_err(prt_status got, prt_status want, const char *sub, const char *file,
+                  int line, const char *what);
 
 /* Prints a summary line and returns the process exit code. */
 int tu_finish(const char *name);
@@ -84,15 +84,14 @@ double tu_half_to_double(uint16_t h);
 uint16_t tu_rng_half(tu_rng *r, int max_exp);
 
 /* Finds a creator (borrowed from the registry). NULL on error (recorded). */
-const prt_plugin_creator *tu_find_creator(const prt_registry *reg,
-                                          const char *ns, const char *name,
-                                          const char *version);
+const prt_plugin_creator *tu_find_creator(const prt_registry *reg, const char *ns,
+                                          const char *name, const char *version);
 
 /* Creates a plugin through the registry: fields may be NULL. NULL on error
  * (recorded). */
-prt_plugin *tu_make_plugin(const prt_registry *reg, const char *ns,
-                           const char *name, const char *version,
-                           const prt_field *fields, int32_t nb_fields);
+prt_plugin *tu_make_plugin(const prt_registry *reg, const char *ns, const char *name,
+                           const char *version, const prt_field *fields,
+                           int32_t nb_fields);
 
 /* ---- one plugin layer, built and loaded back ------------------------------ */
 
@@ -124,12 +123,10 @@ typedef struct tu_engine {
  * tu_make_plugin) is owned by the call whether it succeeds or fails. Returns
  * the status of the first failing step, its message left in
  * prt_last_error(), so tests of build errors can check it. */
-PRT_NODISCARD prt_status tu_build_roundtrip(prt_registry *reg,
-                                            prt_plugin *plugin,
+PRT_NODISCARD prt_status tu_build_roundtrip(prt_registry *reg, prt_plugin *plugin,
                                             const tu_input_spec *in, int nb_in,
-                                            const char *const *out_names,
-                                            int nb_out, int autotune,
-                                            tu_engine *out);
+                                            const char *const *out_names, int nb_out,
+                                            int autotune, tu_engine *out);
 /* Destroys the context and both engines; sets them to NULL. */
 void tu_engine_destroy(tu_engine *e);
 

@@ -19,9 +19,8 @@ prt_registry *tu_registry_with_plugins(void)
     return reg;
 }
 
-const prt_plugin_creator *tu_find_creator(const prt_registry *reg,
-                                          const char *ns, const char *name,
-                                          const char *version)
+const prt_plugin_creator *tu_find_creator(const prt_registry *reg, const char *ns,
+                                          const char *name, const char *version)
 {
     const prt_plugin_creator *c = NULL;
     if (prt_registry_find_creator(reg, ns, name, version, &c) != PRT_OK) {
@@ -31,9 +30,9 @@ const prt_plugin_creator *tu_find_creator(const prt_registry *reg,
     return c;
 }
 
-prt_plugin *tu_make_plugin(const prt_registry *reg, const char *ns,
-                           const char *name, const char *version,
-                           const prt_field *fields, int32_t nb_fields)
+prt_plugin *tu_make_plugin(const prt_registry *reg, const char *ns, const char *name,
+                           const char *version, const prt_field *fields,
+                           int32_t nb_fields)
 {
     const prt_plugin_creator *c = tu_find_creator(reg, ns, name, version);
     prt_field_collection fc;
@@ -68,8 +67,7 @@ static prt_status rt_define(prt_network *net, prt_plugin **plugin,
     int32_t ids[TU_MAX_IO], layer, t;
     prt_status st = PRT_OK;
     for (int i = 0; !st && i < nb_in; i++)
-        st = prt_network_add_input(net, in[i].name, in[i].dtype, in[i].dims,
-                                   &ids[i]);
+        st = prt_network_add_input(net, in[i].name, in[i].dtype, in[i].dims, &ids[i]);
     if (!st)
         st = prt_network_add_plugin(net, ids, nb_in, NULL, 0, *plugin, &layer);
     if (!st)
@@ -85,8 +83,8 @@ static prt_status rt_define(prt_network *net, prt_plugin **plugin,
 }
 
 /* Autotuning and, when any input has bounds, one profile holding them. */
-static prt_status rt_configure(prt_builder_config *cfg,
-                               const tu_input_spec *in, int nb_in, int autotune)
+static prt_status rt_configure(prt_builder_config *cfg, const tu_input_spec *in,
+                               int nb_in, int autotune)
 {
     int32_t prof = -1;
     prt_status st = prt_builder_config_set_autotune(cfg, autotune);
@@ -96,17 +94,16 @@ static prt_status rt_configure(prt_builder_config *cfg,
         if (prof < 0)
             st = prt_builder_config_add_profile(cfg, &prof);
         if (!st)
-            st = prt_builder_config_set_profile_dims(cfg, prof, in[i].name,
-                                                     in[i].min, in[i].opt,
-                                                     in[i].max);
+            st = prt_builder_config_set_profile_dims(cfg, prof, in[i].name, in[i].min,
+                                                     in[i].opt, in[i].max);
     }
     return st;
 }
 
 prt_status tu_build_roundtrip(prt_registry *reg, prt_plugin *plugin,
                               const tu_input_spec *in, int nb_in,
-                              const char *const *out_names, int nb_out,
-                              int autotune, tu_engine *out)
+                              const char *const *out_names, int nb_out, int autotune,
+                              tu_engine *out)
 {
     prt_network *net = NULL;
     prt_builder_config *cfg = NULL;

@@ -150,7 +150,8 @@ int cli_bench_run(const cli_bench_target *targets, int nb_threads, int warmup,
             prt_status st = prt_event_create(targets[t].device, &w[t].ev[k]);
             if (st) {
                 w[t].ev[k] = NULL;
-                cli_error_api(st, "thread %d: cannot create an event to time its runs", t);
+                cli_error_api(st, "thread %d: cannot create an event to time its runs",
+                              t);
                 goto done;
             }
         }

@@ -20,8 +20,16 @@
 #include "text.h"
 
 enum {
-    OPT_HELP = CLI_MODEL_OPT_END, OPT_OUTPUT, OPT_DEVICE, OPT_FP16, OPT_MIN, OPT_OPT,
-    OPT_MAX, OPT_WORKSPACE, OPT_AUTOTUNE, OPT_TIMING_CACHE
+    OPT_HELP = CLI_MODEL_OPT_END,
+    OPT_OUTPUT,
+    OPT_DEVICE,
+    OPT_FP16,
+    OPT_MIN,
+    OPT_OPT,
+    OPT_MAX,
+    OPT_WORKSPACE,
+    OPT_AUTOTUNE,
+    OPT_TIMING_CACHE
 };
 
 static const cli_opt build_opts[] = {
@@ -64,7 +72,8 @@ static void build_help(void)
         "                           missing opt takes max (or min)\n"
         "  --workspace SIZE         cap on any layer's scratch memory (e.g. 512M, 1G)\n"
         "  --autotune               time every tactic and format and keep the fastest\n"
-        "  --timing-cache FILE      reuse the tactic and format choices of earlier builds\n"
+        "  --timing-cache FILE      reuse the tactic and format choices of earlier "
+        "builds\n"
         "                           stored in FILE instead of timing again, and store\n"
         "                           this build's there (FILE is created if missing)\n"
         "  --fp16                   accepted for trtexec compatibility; plugrt has no\n"
@@ -92,23 +101,37 @@ static int take_option(void *user, int id, const char *v)
 {
     build_args *a = user;
     switch (id) {
-    case OPT_HELP: build_help(); return -1;
-    case OPT_OUTPUT: a->output = v; break;
-    case OPT_DEVICE: return cli_parse_device("--device", v, &a->device);
-    case OPT_TIMING_CACHE: a->timing_cache = v; break;
-    case OPT_FP16: a->fp16 = 1; break;
+    case OPT_HELP:
+        build_help();
+        return -1;
+    case OPT_OUTPUT:
+        a->output = v;
+        break;
+    case OPT_DEVICE:
+        return cli_parse_device("--device", v, &a->device);
+    case OPT_TIMING_CACHE:
+        a->timing_cache = v;
+        break;
+    case OPT_FP16:
+        a->fp16 = 1;
+        break;
     case OPT_MIN:
     case OPT_OPT:
     case OPT_MAX: {
         cli_shapes *l = id == OPT_MIN ? &a->min : id == OPT_OPT ? &a->opt : &a->max;
-        return cli_shapes_parse(l, id == OPT_MIN   ? "--min-shapes"
-                                   : id == OPT_OPT ? "--opt-shapes"
-                                                   : "--max-shapes",
+        return cli_shapes_parse(l,
+                                id == OPT_MIN   ? "--min-shapes"
+                                : id == OPT_OPT ? "--opt-shapes"
+                                                : "--max-shapes",
                                 v);
     }
-    case OPT_WORKSPACE: return cli_parse_size("--workspace", v, &a->workspace);
-    case OPT_AUTOTUNE: a->autotune = 1; break;
-    default: return cli_usage("internal: unhandled option");
+    case OPT_WORKSPACE:
+        return cli_parse_size("--workspace", v, &a->workspace);
+    case OPT_AUTOTUNE:
+        a->autotune = 1;
+        break;
+    default:
+        return cli_usage("internal: unhandled option");
     }
     return CLI_OK;
 }
@@ -157,7 +180,8 @@ static int summarize(const build_args *a, const prt_engine *engine, size_t plan_
     int32_t plugins = cli_plugin_layer_count(engine);
     char b1[32], b2[32];
     printf("Built %s from %s in %.3f s (import %.3f s, build %.3f s, write %.3f s)\n",
-           a->output, a->m.model, t_import + t_build + t_write, t_import, t_build, t_write);
+           a->output, a->m.model, t_import + t_build + t_write, t_import, t_build,
+           t_write);
     printf("  %-12s %s", "device", cli_device_name(prt_engine_device(engine)));
     if (prt_engine_device(engine) != PRT_DEVICE_CPU) {
         prt_device_info di;
@@ -167,7 +191,8 @@ static int summarize(const build_args *a, const prt_engine *engine, size_t plan_
         if (prt_engine_get_build_device(engine, &di) == PRT_OK && di.name[0])
             printf(", built on %s (compute capability %d.%d, %d multiprocessors, %s)",
                    cli_escape(di.name, en, sizeof en), (int)di.cc_major, (int)di.cc_minor,
-                   (int)di.multiprocessors, cli_format_bytes(di.memory_bytes, b, sizeof b));
+                   (int)di.multiprocessors,
+                   cli_format_bytes(di.memory_bytes, b, sizeof b));
     }
     putchar('\n');
     if (cli_print_io(stdout, engine, "  ") != CLI_OK)
@@ -182,7 +207,8 @@ static int summarize(const build_args *a, const prt_engine *engine, size_t plan_
     if (a->timing_cache) {
         int64_t after = cli_file_size(a->timing_cache);
         char en[CLI_ESC_CAP];
-        printf("  %-12s %s: ", "timing cache", cli_escape(a->timing_cache, en, sizeof en));
+        printf("  %-12s %s: ", "timing cache",
+               cli_escape(a->timing_cache, en, sizeof en));
         if (a->cache_before < 0)
             printf("none before the build");
         else
@@ -240,8 +266,9 @@ int cmd_build(int argc, char **argv)
     memset(&a, 0, sizeof a);
     a.device = PRT_DEVICE_CPU;
     a.workspace = -1;
-    rc = cli_model_args_parse(&a.m, argc, argv, build_opts, take_option, &a,
-                              "the model to build (plugrt build MODEL.onnx -o MODEL.plan)");
+    rc = cli_model_args_parse(
+        &a.m, argc, argv, build_opts, take_option, &a,
+        "the model to build (plugrt build MODEL.onnx -o MODEL.plan)");
     if (rc != CLI_OK) {
         rc = rc < 0 ? CLI_OK : rc;
         goto done;
@@ -266,14 +293,16 @@ int cmd_build(int argc, char **argv)
     }
     if (a.timing_cache && (strcmp(a.timing_cache, a.output) == 0 ||
                            strcmp(a.timing_cache, a.m.model) == 0)) {
-        rc = cli_usage("--timing-cache %s is also the %s; give the cache a file of its own",
-                       a.timing_cache, strcmp(a.timing_cache, a.output) == 0 ? "plan" : "model");
+        rc = cli_usage(
+            "--timing-cache %s is also the %s; give the cache a file of its own",
+            a.timing_cache, strcmp(a.timing_cache, a.output) == 0 ? "plan" : "model");
         goto done;
     }
     a.cache_before = a.timing_cache ? cli_file_size(a.timing_cache) : -1;
     if (a.fp16)
-        cli_warn("--fp16: plugrt has no reduced-precision build mode yet; building in the "
-                 "network's own types");
+        cli_warn(
+            "--fp16: plugrt has no reduced-precision build mode yet; building in the "
+            "network's own types");
     cli_install_logger(a.m.verbose);
     t0 = cli_now();
     if (!(reg = cli_registry_create(&a.m.plugins)))
@@ -282,7 +311,12 @@ int cmd_build(int argc, char **argv)
         goto done;
     t1 = cli_now();
     {
-        cli_build_opts bo = {&a.min, &a.opt, &a.max, a.device, a.workspace, a.autotune,
+        cli_build_opts bo = {&a.min,
+                             &a.opt,
+                             &a.max,
+                             a.device,
+                             a.workspace,
+                             a.autotune,
                              a.timing_cache,
                              "give the shapes of dynamic inputs with --min-shapes, "
                              "--opt-shapes and --max-shapes (e.g. --opt-shapes "

@@ -113,11 +113,18 @@ int cmd_devices(int argc, char **argv)
     cli_scan_init(&s, argc, argv, devices_opts);
     while ((id = cli_scan_next(&s, &v)) != CLI_SCAN_END) {
         switch (id) {
-        case CLI_SCAN_ERROR: return CLI_USAGE;
-        case CLI_SCAN_POSITIONAL: return cli_usage("unexpected argument '%s'", v);
-        case OPT_HELP: devices_help(); return CLI_OK;
-        case OPT_JSON: json = 1; break;
-        default: return cli_usage("internal: unhandled option");
+        case CLI_SCAN_ERROR:
+            return CLI_USAGE;
+        case CLI_SCAN_POSITIONAL:
+            return cli_usage("unexpected argument '%s'", v);
+        case OPT_HELP:
+            devices_help();
+            return CLI_OK;
+        case OPT_JSON:
+            json = 1;
+            break;
+        default:
+            return cli_usage("internal: unhandled option");
         }
     }
     for (int i = 0; i < n; i++)

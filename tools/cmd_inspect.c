@@ -85,11 +85,16 @@ static plan_totals totals(const prt_engine *e)
 static const char *kind_name(int32_t kind)
 {
     switch (kind) {
-    case PRT_TENSOR_INPUT: return "input";
-    case PRT_TENSOR_OUTPUT: return "output";
-    case PRT_TENSOR_ACTIVATION: return "activation";
-    case PRT_TENSOR_CONSTANT: return "constant";
-    default: return "unknown";
+    case PRT_TENSOR_INPUT:
+        return "input";
+    case PRT_TENSOR_OUTPUT:
+        return "output";
+    case PRT_TENSOR_ACTIVATION:
+        return "activation";
+    case PRT_TENSOR_CONSTANT:
+        return "constant";
+    default:
+        return "unknown";
     }
 }
 
@@ -115,7 +120,8 @@ static void print_tensor_ref(const prt_engine *e, int32_t index, const char *pre
            prt_dtype_name(ti.dtype), cli_format_name(ti.format),
            cli_format_dims(&ti.dims, d, sizeof d), kind_name(ti.kind));
     if (ti.kind == PRT_TENSOR_ACTIVATION && ti.offset >= 0)
-        printf(" @%lld, %s", (long long)ti.offset, cli_format_bytes(ti.max_bytes, b, sizeof b));
+        printf(" @%lld, %s", (long long)ti.offset,
+               cli_format_bytes(ti.max_bytes, b, sizeof b));
     if (ti.data_dependent_mask)
         printf(", data-dependent %s", cli_mask_str(ti.data_dependent_mask, m, sizeof m));
     if (ti.size_id >= 0)
@@ -128,9 +134,9 @@ static int print_text(const char *path, size_t size, const prt_engine *e)
     int32_t nl = prt_engine_layer_count(e), nt = prt_engine_tensor_count(e);
     plan_totals t = totals(e);
     char b1[32], b2[32], b3[32], b4[32];
-    printf("plan: %s (%zu bytes), device %s, %d profile(s), %d layers (%d plugin)\n", path,
-           size, cli_device_name(prt_engine_device(e)), (int)prt_engine_profile_count(e),
-           (int)nl, (int)cli_plugin_layer_count(e));
+    printf("plan: %s (%zu bytes), device %s, %d profile(s), %d layers (%d plugin)\n",
+           path, size, cli_device_name(prt_engine_device(e)),
+           (int)prt_engine_profile_count(e), (int)nl, (int)cli_plugin_layer_count(e));
     if (prt_engine_device(e) != PRT_DEVICE_CPU) {
         prt_device_info di;
         char en[CLI_ESC_CAP];
@@ -141,7 +147,8 @@ static int print_text(const char *path, size_t size, const prt_engine *e)
         else
             printf("built on: %s, compute capability %d.%d, %d multiprocessors, %s\n",
                    cli_escape(di.name, en, sizeof en), (int)di.cc_major, (int)di.cc_minor,
-                   (int)di.multiprocessors, cli_format_bytes(di.memory_bytes, b1, sizeof b1));
+                   (int)di.multiprocessors,
+                   cli_format_bytes(di.memory_bytes, b1, sizeof b1));
     }
     printf("\nI/O:\n");
     if (cli_print_io(stdout, e, "  ") != CLI_OK)
@@ -284,8 +291,9 @@ static int print_json(const char *path, size_t size, const prt_engine *e)
         json_begin_object(&w, NULL);
         json_int(&w, "index", i);
         json_string(&w, "name", li.name);
-        json_string(&w, "key", cli_plugin_key(li.plugin_namespace, li.plugin_name,
-                                              li.plugin_version, key, sizeof key));
+        json_string(&w, "key",
+                    cli_plugin_key(li.plugin_namespace, li.plugin_name, li.plugin_version,
+                                   key, sizeof key));
         json_string(&w, "namespace", li.plugin_namespace);
         json_string(&w, "plugin", li.plugin_name);
         json_string(&w, "version", li.plugin_version);
@@ -336,8 +344,8 @@ static int print_json(const char *path, size_t size, const prt_engine *e)
     json_begin_array(&w, "activations");
     for (int32_t i = 0; i < nt; i++) {
         prt_tensor_info ti = {.struct_size = sizeof(prt_tensor_info)};
-        if (prt_engine_get_tensor(e, i, &ti) != PRT_OK || ti.kind != PRT_TENSOR_ACTIVATION ||
-            ti.offset < 0)
+        if (prt_engine_get_tensor(e, i, &ti) != PRT_OK ||
+            ti.kind != PRT_TENSOR_ACTIVATION || ti.offset < 0)
             continue;
         json_begin_object(&w, NULL);
         json_string(&w, "name", ti.name);
@@ -365,7 +373,9 @@ int cmd_inspect(int argc, char **argv)
     cli_scan_init(&s, argc, argv, inspect_opts);
     while (rc == CLI_OK && (id = cli_scan_next(&s, &v)) != CLI_SCAN_END) {
         switch (id) {
-        case CLI_SCAN_ERROR: rc = CLI_USAGE; break;
+        case CLI_SCAN_ERROR:
+            rc = CLI_USAGE;
+            break;
         case CLI_SCAN_POSITIONAL:
             if (model)
                 rc = cli_usage("one plan at a time ('%s' and '%s' given)", model, v);
@@ -375,11 +385,21 @@ int cmd_inspect(int argc, char **argv)
             inspect_help();
             cli_plugin_opts_free(&plugins);
             return CLI_OK;
-        case OPT_JSON: json = 1; break;
-        case OPT_PLUGINS: rc = cli_plugin_opts_add(&plugins, v); break;
-        case OPT_NO_DEFAULT: plugins.no_default = 1; break;
-        case OPT_VERBOSE: verbose = 1; break;
-        default: rc = cli_usage("internal: unhandled option"); break;
+        case OPT_JSON:
+            json = 1;
+            break;
+        case OPT_PLUGINS:
+            rc = cli_plugin_opts_add(&plugins, v);
+            break;
+        case OPT_NO_DEFAULT:
+            plugins.no_default = 1;
+            break;
+        case OPT_VERBOSE:
+            verbose = 1;
+            break;
+        default:
+            rc = cli_usage("internal: unhandled option");
+            break;
         }
     }
     if (rc == CLI_OK && !model)

@@ -79,8 +79,9 @@ static void json_creator(json_writer *w, const prt_plugin_creator *c)
 {
     char key[256];
     json_begin_object(w, NULL);
-    json_string(w, "key", cli_plugin_key(c->plugin_namespace, c->name, c->version, key,
-                                         sizeof key));
+    json_string(
+        w, "key",
+        cli_plugin_key(c->plugin_namespace, c->name, c->version, key, sizeof key));
     json_string(w, "namespace", c->plugin_namespace);
     json_string(w, "name", c->name);
     json_string(w, "version", c->version);
@@ -128,8 +129,8 @@ static int list_library(const char *path, json_writer *w)
         json_end_array(w);
         json_end_object(w);
     } else {
-        printf("%s (content hash %016llx): %d creator%s\n", path, (unsigned long long)hash,
-               (int)n, n == 1 ? "" : "s");
+        printf("%s (content hash %016llx): %d creator%s\n", path,
+               (unsigned long long)hash, (int)n, n == 1 ? "" : "s");
         for (int32_t i = 0; i < n; i++)
             print_creator(prt_registry_get_creator(reg, i));
     }
@@ -162,17 +163,27 @@ int cmd_plugins(int argc, char **argv)
     cli_scan_init(&s, argc, argv, plugins_opts);
     while ((id = cli_scan_next(&s, &v)) != CLI_SCAN_END) {
         switch (id) {
-        case CLI_SCAN_ERROR: return CLI_USAGE;
+        case CLI_SCAN_ERROR:
+            return CLI_USAGE;
         case CLI_SCAN_POSITIONAL:
             if (nb_libs == (int)(sizeof libs / sizeof libs[0]))
                 return cli_usage("too many libraries (at most %d)", nb_libs);
             libs[nb_libs++] = v;
             break;
-        case OPT_HELP: plugins_help(); return CLI_OK;
-        case OPT_JSON: json = 1; break;
-        case OPT_BUILTINS: builtins = 1; break;
-        case OPT_VERBOSE: verbose = 1; break;
-        default: return cli_usage("internal: unhandled option");
+        case OPT_HELP:
+            plugins_help();
+            return CLI_OK;
+        case OPT_JSON:
+            json = 1;
+            break;
+        case OPT_BUILTINS:
+            builtins = 1;
+            break;
+        case OPT_VERBOSE:
+            verbose = 1;
+            break;
+        default:
+            return cli_usage("internal: unhandled option");
         }
     }
     cli_install_logger(verbose);

@@ -29,9 +29,22 @@
 #include "text.h"
 
 enum {
-    OPT_HELP = CLI_MODEL_OPT_END, OPT_INPUT, OPT_RANDOM, OPT_SEED, OPT_SHAPES,
-    OPT_OUTPUT_DIR, OPT_ITERATIONS, OPT_WARMUP, OPT_THREADS, OPT_COMPARE, OPT_ATOL,
-    OPT_RTOL, OPT_PROFILE, OPT_MEMORY_LIMIT, OPT_DEVICE, OPT_CUDA_GRAPH
+    OPT_HELP = CLI_MODEL_OPT_END,
+    OPT_INPUT,
+    OPT_RANDOM,
+    OPT_SEED,
+    OPT_SHAPES,
+    OPT_OUTPUT_DIR,
+    OPT_ITERATIONS,
+    OPT_WARMUP,
+    OPT_THREADS,
+    OPT_COMPARE,
+    OPT_ATOL,
+    OPT_RTOL,
+    OPT_PROFILE,
+    OPT_MEMORY_LIMIT,
+    OPT_DEVICE,
+    OPT_CUDA_GRAPH
 };
 
 static const cli_opt run_opts[] = {
@@ -87,7 +100,8 @@ static void run_help(void)
         "Timing:\n"
         "  -n, --iterations N         timed runs per thread (default 10)\n"
         "  --warmup N                 untimed runs first (default 2)\n"
-        "  -t, --threads N            N contexts of the engine on N threads (default 1),\n"
+        "  -t, --threads N            N contexts of the engine on N threads (default "
+        "1),\n"
         "                             each on its own stream on CUDA\n"
         "  --cuda-graph               capture one run as a CUDA graph and replay it for\n"
         "                             every run (fails, saying why, when the engine or\n"
@@ -98,8 +112,10 @@ static void run_help(void)
         "  --no-default-plugins       do not load the standard plugin library\n"
         "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
         "                             (ONNX) import every OP node as that plugin\n"
-        "  --device cpu|cuda          (ONNX) the device to build for (default cpu); for a\n"
-        "                             plan, the plan's device, which it must name if given\n"
+        "  --device cpu|cuda          (ONNX) the device to build for (default cpu); for "
+        "a\n"
+        "                             plan, the plan's device, which it must name if "
+        "given\n"
         "  --profile N                optimization profile to run (default 0)\n"
         "  --memory-limit SIZE        most scratch memory (activations and workspace)\n"
         "                             each context may take, in bytes or with K, M, G\n"
@@ -135,7 +151,9 @@ static int take_option(void *user, int id, const char *v)
 {
     run_args *a = user;
     switch (id) {
-    case OPT_HELP: run_help(); return -1;
+    case OPT_HELP:
+        run_help();
+        return -1;
     case OPT_INPUT: {
         const char **l;
         const char *eq = strchr(v, '=');
@@ -156,20 +174,36 @@ static int take_option(void *user, int id, const char *v)
         a->inputs = l;
         break;
     }
-    case OPT_RANDOM: a->random_inputs = 1; break;
-    case OPT_SEED: return cli_parse_int("--seed", v, 0, INT64_MAX, &a->seed);
-    case OPT_SHAPES: return cli_shapes_parse(&a->shapes, "--shapes", v);
-    case OPT_OUTPUT_DIR: a->output_dir = v; break;
+    case OPT_RANDOM:
+        a->random_inputs = 1;
+        break;
+    case OPT_SEED:
+        return cli_parse_int("--seed", v, 0, INT64_MAX, &a->seed);
+    case OPT_SHAPES:
+        return cli_shapes_parse(&a->shapes, "--shapes", v);
+    case OPT_OUTPUT_DIR:
+        a->output_dir = v;
+        break;
     case OPT_ITERATIONS:
         return cli_parse_int("--iterations", v, 1, 1000000000, &a->iterations);
-    case OPT_WARMUP: return cli_parse_int("--warmup", v, 0, 1000000000, &a->warmup);
-    case OPT_THREADS: return cli_parse_int("--threads", v, 1, 1024, &a->threads);
-    case OPT_COMPARE: a->compare_dir = v; break;
-    case OPT_ATOL: return cli_parse_nonneg("--atol", v, &a->atol);
-    case OPT_RTOL: return cli_parse_nonneg("--rtol", v, &a->rtol);
-    case OPT_PROFILE: return cli_parse_int("--profile", v, 0, INT32_MAX, &a->profile);
-    case OPT_DEVICE: return cli_parse_device("--device", v, &a->device);
-    case OPT_CUDA_GRAPH: a->cuda_graph = 1; break;
+    case OPT_WARMUP:
+        return cli_parse_int("--warmup", v, 0, 1000000000, &a->warmup);
+    case OPT_THREADS:
+        return cli_parse_int("--threads", v, 1, 1024, &a->threads);
+    case OPT_COMPARE:
+        a->compare_dir = v;
+        break;
+    case OPT_ATOL:
+        return cli_parse_nonneg("--atol", v, &a->atol);
+    case OPT_RTOL:
+        return cli_parse_nonneg("--rtol", v, &a->rtol);
+    case OPT_PROFILE:
+        return cli_parse_int("--profile", v, 0, INT32_MAX, &a->profile);
+    case OPT_DEVICE:
+        return cli_parse_device("--device", v, &a->device);
+    case OPT_CUDA_GRAPH:
+        a->cuda_graph = 1;
+        break;
     case OPT_MEMORY_LIMIT: {
         int rc = cli_parse_size("--memory-limit", v, &a->memory_limit);
         if (rc != CLI_OK)
@@ -183,7 +217,8 @@ static int take_option(void *user, int id, const char *v)
                 v);
         break;
     }
-    default: return cli_usage("internal: unhandled option");
+    default:
+        return cli_usage("internal: unhandled option");
     }
     return CLI_OK;
 }
@@ -284,8 +319,13 @@ static int build_from_onnx(const run_args *a, const prt_registry *reg,
         rc = cli_shapes_set(&prof, name, &r->arr.dims);
     }
     if (rc == CLI_OK) {
-        cli_build_opts bo = {NULL, &prof, NULL, a->device < 0 ? PRT_DEVICE_CPU : a->device,
-                             -1, 0, NULL,
+        cli_build_opts bo = {NULL,
+                             &prof,
+                             NULL,
+                             a->device < 0 ? PRT_DEVICE_CPU : a->device,
+                             -1,
+                             0,
+                             NULL,
                              "give the shapes of dynamic inputs with --shapes "
                              "NAME:DIMS or their data with --input NAME=FILE.npy"};
         rc = cli_build_engine(net, reg, &bo, out);
@@ -348,7 +388,8 @@ static int compare_output(const run_args *a, const char *tensor, int32_t dtype,
     cli_compare(dtype, dims, data, ref.dtype, &ref.dims, ref.data, a->atol, a->rtol, &r);
     if (r.shape_mismatch)
         printf("  %-16s FAIL  shape %s, the reference's %s\n", name,
-               cli_format_dims(dims, d1, sizeof d1), cli_format_dims(&ref.dims, d2, sizeof d2));
+               cli_format_dims(dims, d1, sizeof d1),
+               cli_format_dims(&ref.dims, d2, sizeof d2));
     npy_array_free(&ref);
     if (r.shape_mismatch)
         return 0;
@@ -458,11 +499,12 @@ static int check_plan_device(const run_args *a, const prt_engine *engine)
     int32_t dev = prt_engine_device(engine);
     if (a->device < 0 || a->device == dev)
         return CLI_OK;
-    return cli_usage("--device %s: the plan %s was built for %s, and a plan runs on the "
-                     "device it was built for (rebuild it from the model with plugrt build "
-                     "--device %s, or leave --device out)",
-                     cli_device_name(a->device), a->m.model, cli_device_name(dev),
-                     cli_device_name(a->device));
+    return cli_usage(
+        "--device %s: the plan %s was built for %s, and a plan runs on the "
+        "device it was built for (rebuild it from the model with plugrt build "
+        "--device %s, or leave --device out)",
+        cli_device_name(a->device), a->m.model, cli_device_name(dev),
+        cli_device_name(a->device));
 }
 
 /* Before importing a model for a device: whether it can be used here. */
@@ -503,7 +545,8 @@ static void print_times(const char *what, const cli_bench_times *t)
 static void print_stats(const run_args *a, const cli_bench_stats *stats)
 {
     char runs[160];
-    snprintf(runs, sizeof runs, " (%lld runs: %lld x %lld thread%s, after %lld warmup%s)\n",
+    snprintf(runs, sizeof runs,
+             " (%lld runs: %lld x %lld thread%s, after %lld warmup%s)\n",
              (long long)stats->samples, (long long)a->iterations, (long long)a->threads,
              a->threads > 1 ? "s" : "", (long long)a->warmup,
              a->cuda_graph ? "; CUDA graph replays" : "");
@@ -518,7 +561,8 @@ static void print_stats(const run_args *a, const cli_bench_stats *stats)
                     &stats->device);
         putchar('\n');
     }
-    printf("throughput: %.2f inferences/s (wall %.4f s)\n", stats->throughput, stats->wall_s);
+    printf("throughput: %.2f inferences/s (wall %.4f s)\n", stats->throughput,
+           stats->wall_s);
 }
 
 int cmd_run(int argc, char **argv)
@@ -604,8 +648,8 @@ int cmd_run(int argc, char **argv)
     print_inputs(&model, &in, &ctxs[0]);
     if (a.cuda_graph && capture_graphs(ctxs, targets, (int)a.threads) != CLI_OK)
         goto done;
-    if (cli_bench_run(targets, (int)a.threads, (int)a.warmup, (int)a.iterations, &stats) !=
-        CLI_OK)
+    if (cli_bench_run(targets, (int)a.threads, (int)a.warmup, (int)a.iterations,
+                      &stats) != CLI_OK)
         goto done;
     for (int t = 0; t < (int)a.threads; t++)
         if (run_ctx_fetch(&ctxs[t]) != CLI_OK)

@@ -21,8 +21,14 @@ static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static int progress_shown;
 static int tty = -1;
 
-void cli_set_command(const char *name) { command = name ? name : ""; }
-const char *cli_command(void) { return command; }
+void cli_set_command(const char *name)
+{
+    command = name ? name : "";
+}
+const char *cli_command(void)
+{
+    return command;
+}
 
 int cli_is_tty(void)
 {
@@ -129,8 +135,8 @@ static int log_verbose;
 
 static void log_to_stderr(void *user, int32_t severity, const char *message)
 {
-    static const char *const kinds[] = {"log: error: ", "warning: ", "info: ",
-                                        "verbose: "};
+    static const char *const kinds[] = {
+        "log: error: ", "warning: ", "info: ", "verbose: "};
     (void)user;
     if (severity > PRT_SEV_WARNING && !log_verbose) {
         cli_progress("%s", message);
@@ -141,7 +147,10 @@ static void log_to_stderr(void *user, int32_t severity, const char *message)
     pthread_mutex_lock(&out_lock);
     clear_locked();
     fprintf(stderr, "plugrt%s%s: %s%s\n", *command ? " " : "", command,
-            kinds[severity < 0 ? 0 : severity > 3 ? 3 : severity], message);
+            kinds[severity < 0   ? 0
+                  : severity > 3 ? 3
+                                 : severity],
+            message);
     fflush(stderr);
     pthread_mutex_unlock(&out_lock);
 }
@@ -207,7 +216,9 @@ const char *cli_format_name(int32_t format)
 
 const char *cli_device_name(int32_t device)
 {
-    return device == PRT_DEVICE_CPU ? "cpu" : device == PRT_DEVICE_CUDA ? "cuda" : "unknown";
+    return device == PRT_DEVICE_CPU    ? "cpu"
+           : device == PRT_DEVICE_CUDA ? "cuda"
+                                       : "unknown";
 }
 
 int64_t cli_volume(const prt_dims *dims)
@@ -232,7 +243,8 @@ int cli_read_file(const char *path, void **out, size_t *size)
         cli_error("cannot open %s: %s", path, strerror(errno));
         return CLI_FAIL;
     }
-    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0 ||
+        fseek(f, 0, SEEK_SET) != 0) {
         cli_error("cannot read %s (not a regular file?)", path);
         fclose(f);
         return CLI_FAIL;
@@ -381,7 +393,8 @@ const char *cli_library_path(const char *arg, char *buf, size_t cap)
 {
     /* dlopen searches the system's paths for a name without a slash; a
      * user naming a file in the current directory means that file. */
-    if (strchr(arg, '/') || !file_exists(arg) || (size_t)snprintf(buf, cap, "./%s", arg) >= cap)
+    if (strchr(arg, '/') || !file_exists(arg) ||
+        (size_t)snprintf(buf, cap, "./%s", arg) >= cap)
         return arg;
     return buf;
 }
@@ -425,7 +438,8 @@ prt_registry *cli_registry_create(const cli_plugin_opts *o)
      * is the one loaded. */
     for (int i = 0; i < o->nb_libs; i++) {
         char buf[PATH_MAX];
-        st = prt_registry_load_library(reg, cli_library_path(o->libs[i], buf, sizeof buf));
+        st =
+            prt_registry_load_library(reg, cli_library_path(o->libs[i], buf, sizeof buf));
         if (st == PRT_OK)
             continue;
         cli_error_api(st, "cannot load plugin library %s", o->libs[i]);

@@ -19,7 +19,8 @@ char *cli_index_str(const prt_dims *dims, int64_t i, char *buf, size_t cap)
     }
     n += (size_t)snprintf(buf, cap, "[");
     for (int32_t d = 0; d < dims->nb_dims && n < cap; d++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "", (long long)idx[d]);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "",
+                              (long long)idx[d]);
     if (n < cap)
         snprintf(buf + n, cap - n, "]");
     return buf;
@@ -36,8 +37,8 @@ static int same_dims(const prt_dims *a, const prt_dims *b)
 }
 
 void cli_compare(int32_t got_dtype, const prt_dims *got_dims, const void *got,
-                 int32_t ref_dtype, const prt_dims *ref_dims, const void *ref, double atol,
-                 double rtol, cli_compare_result *out)
+                 int32_t ref_dtype, const prt_dims *ref_dims, const void *ref,
+                 double atol, double rtol, cli_compare_result *out)
 {
     double worst_excess = 0.0;
     int worst_fails = 0, exact;

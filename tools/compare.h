@@ -14,9 +14,9 @@
 #include "plugrt/plugrt.h"
 
 typedef struct cli_compare_result {
-    int shape_mismatch;  /* 1: shapes differ; nothing else is filled */
-    int64_t count;       /* elements compared */
-    int64_t mismatches;  /* elements outside the tolerance */
+    int shape_mismatch; /* 1: shapes differ; nothing else is filled */
+    int64_t count;      /* elements compared */
+    int64_t mismatches; /* elements outside the tolerance */
     double max_abs, max_rel;
     /* The worst element: the one furthest outside the tolerance, or, when
      * all pass, the one with the largest absolute error. -1 if none. */

@@ -8,8 +8,8 @@
 #include "cli.h"
 
 /* "example::circ_pad_plugin@1" ("NonZeroPlugin@1" in the empty namespace). */
-char *cli_plugin_key(const char *plugin_namespace, const char *name,
-                     const char *version, char *buf, size_t cap);
+char *cli_plugin_key(const char *plugin_namespace, const char *name, const char *version,
+                     char *buf, size_t cap);
 /* "dims 0, 2" for a data-dependent mask; "" when 0. */
 char *cli_mask_str(uint32_t mask, char *buf, size_t cap);
 /* Every input and output of the engine, inputs first: *out (free with

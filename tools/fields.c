@@ -18,15 +18,24 @@ static double number(const prt_field *fd, int64_t i)
 {
     const void *p = fd->data;
     switch (fd->type) {
-    case PRT_FIELD_INT8: return ((const int8_t *)p)[i];
-    case PRT_FIELD_INT16: return ((const int16_t *)p)[i];
-    case PRT_FIELD_INT32: return ((const int32_t *)p)[i];
-    case PRT_FIELD_INT64: return (double)((const int64_t *)p)[i];
-    case PRT_FIELD_FLOAT16: return prt_half_to_float(((const uint16_t *)p)[i]);
-    case PRT_FIELD_FLOAT32: return ((const float *)p)[i];
-    case PRT_FIELD_FLOAT64: return ((const double *)p)[i];
-    case PRT_FIELD_BFLOAT16: return prt_bf16_to_float(((const uint16_t *)p)[i]);
-    default: return 0.0;
+    case PRT_FIELD_INT8:
+        return ((const int8_t *)p)[i];
+    case PRT_FIELD_INT16:
+        return ((const int16_t *)p)[i];
+    case PRT_FIELD_INT32:
+        return ((const int32_t *)p)[i];
+    case PRT_FIELD_INT64:
+        return (double)((const int64_t *)p)[i];
+    case PRT_FIELD_FLOAT16:
+        return prt_half_to_float(((const uint16_t *)p)[i]);
+    case PRT_FIELD_FLOAT32:
+        return ((const float *)p)[i];
+    case PRT_FIELD_FLOAT64:
+        return ((const double *)p)[i];
+    case PRT_FIELD_BFLOAT16:
+        return prt_bf16_to_float(((const uint16_t *)p)[i]);
+    default:
+        return 0.0;
     }
 }
 

@@ -81,10 +81,22 @@ static void close_scope(json_writer *w, char c)
     fputc(c, w->f);
 }
 
-void json_begin_object(json_writer *w, const char *key) { open_scope(w, key, '{'); }
-void json_end_object(json_writer *w) { close_scope(w, '}'); }
-void json_begin_array(json_writer *w, const char *key) { open_scope(w, key, '['); }
-void json_end_array(json_writer *w) { close_scope(w, ']'); }
+void json_begin_object(json_writer *w, const char *key)
+{
+    open_scope(w, key, '{');
+}
+void json_end_object(json_writer *w)
+{
+    close_scope(w, '}');
+}
+void json_begin_array(json_writer *w, const char *key)
+{
+    open_scope(w, key, '[');
+}
+void json_end_array(json_writer *w)
+{
+    close_scope(w, ']');
+}
 
 void json_string(json_writer *w, const char *key, const char *s)
 {
@@ -150,4 +162,7 @@ void json_null(json_writer *w, const char *key)
     fputs("null", w->f);
 }
 
-void json_finish(json_writer *w) { fputc('\n', w->f); }
+void json_finish(json_writer *w)
+{
+    fputc('\n', w->f);
+}

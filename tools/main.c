@@ -47,7 +47,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return CLI_USAGE;
     }
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+        strcmp(cmd, "help") == 0) {
         if (strcmp(cmd, "help") == 0 && argc > 2) {
             for (int i = 0; i < NB_COMMANDS; i++)
                 if (strcmp(argv[2], commands[i].name) == 0) {
@@ -56,7 +57,8 @@ int main(int argc, char **argv)
                     cli_set_command(commands[i].name);
                     return commands[i].fn(2, args);
                 }
-            fprintf(stderr, "plugrt: unknown command '%s'\nTry 'plugrt --help'.\n", argv[2]);
+            fprintf(stderr, "plugrt: unknown command '%s'\nTry 'plugrt --help'.\n",
+                    argv[2]);
             return CLI_USAGE;
         }
         usage(stdout);
@@ -72,7 +74,8 @@ int main(int argc, char **argv)
             cli_set_command(commands[i].name);
             return commands[i].fn(argc - 1, argv + 1);
         }
-    fprintf(stderr, "plugrt: unknown %s '%s' (commands:", cmd[0] == '-' ? "option" : "command",
+    fprintf(stderr,
+            "plugrt: unknown %s '%s' (commands:", cmd[0] == '-' ? "option" : "command",
             cmd);
     for (int i = 0; i < NB_COMMANDS; i++)
         fprintf(stderr, " %s", commands[i].name);

@@ -17,19 +17,26 @@ enum { NOT_SHARED = -100 };
 static int take_model_arg(cli_model_args *a, int id, const char *value)
 {
     switch (id) {
-    case CLI_SCAN_ERROR: return CLI_USAGE;
+    case CLI_SCAN_ERROR:
+        return CLI_USAGE;
     case CLI_SCAN_POSITIONAL:
         if (a->model)
             return cli_usage("one model at a time ('%s' and '%s' given)", a->model,
                              value);
         a->model = value;
         return CLI_OK;
-    case CLI_MODEL_OPT_PLUGINS: return cli_plugin_opts_add(&a->plugins, value);
-    case CLI_MODEL_OPT_NO_DEFAULT: a->plugins.no_default = 1; return CLI_OK;
+    case CLI_MODEL_OPT_PLUGINS:
+        return cli_plugin_opts_add(&a->plugins, value);
+    case CLI_MODEL_OPT_NO_DEFAULT:
+        a->plugins.no_default = 1;
+        return CLI_OK;
     case CLI_MODEL_OPT_PLUGIN_OP:
         return cli_plugin_ops_parse(&a->ops, "--plugin-op", value);
-    case CLI_MODEL_OPT_VERBOSE: a->verbose = 1; return CLI_OK;
-    default: return NOT_SHARED;
+    case CLI_MODEL_OPT_VERBOSE:
+        a->verbose = 1;
+        return CLI_OK;
+    default:
+        return NOT_SHARED;
     }
 }
 
@@ -59,7 +66,10 @@ void cli_model_args_free(cli_model_args *a)
     cli_plugin_ops_free(&a->ops);
 }
 
-int cli_have_onnx(void) { return PRT_HAVE_ONNX; }
+int cli_have_onnx(void)
+{
+    return PRT_HAVE_ONNX;
+}
 
 int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_ops *ops,
                     prt_network **out)
@@ -73,7 +83,8 @@ int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_
     }
     for (int i = 0; ops && i < ops->count; i++) {
         const cli_plugin_op *m = &ops->items[i];
-        st = prt_onnx_parser_map_op(parser, m->op_type, m->plugin_namespace, m->name, m->version);
+        st = prt_onnx_parser_map_op(parser, m->op_type, m->plugin_namespace, m->name,
+                                    m->version);
         if (st) {
             cli_error_api(st, "--plugin-op %s=%s@%s/%s", m->op_type, m->name, m->version,
                           m->plugin_namespace);
@@ -162,8 +173,9 @@ static int set_profile(prt_builder_config *cfg, const cli_build_opts *o)
 
 static void cache_hint(const char *path)
 {
-    fprintf(stderr, "  is %s a timing cache written by `plugrt build --timing-cache`? "
-                    "delete it to start a new one\n",
+    fprintf(stderr,
+            "  is %s a timing cache written by `plugrt build --timing-cache`? "
+            "delete it to start a new one\n",
             path);
 }
 
@@ -184,7 +196,8 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
                             "build for the CPU\n  instead (--device cpu, the default)\n");
         goto done;
     }
-    if (o->workspace >= 0 && (st = prt_builder_config_set_workspace_limit(cfg, o->workspace))) {
+    if (o->workspace >= 0 &&
+        (st = prt_builder_config_set_workspace_limit(cfg, o->workspace))) {
         cli_error_api(st, "--workspace");
         goto done;
     }
@@ -212,7 +225,8 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
                             "lib.so\n");
         else if (o->timing_cache && strstr(prt_last_error(), o->timing_cache))
             cache_hint(o->timing_cache);
-        else if (strstr(prt_last_error(), "workspace") && strstr(prt_last_error(), "limit"))
+        else if (strstr(prt_last_error(), "workspace") &&
+                 strstr(prt_last_error(), "limit"))
             fprintf(stderr, "  raise the limit with --workspace (e.g. --workspace 4G)\n");
         goto done;
     }

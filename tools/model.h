@@ -48,8 +48,8 @@ int cli_have_onnx(void);
 
 /* Parses an ONNX model; *out is the caller's. `ops` are --plugin-op
  * mappings (may be NULL). */
-int cli_import_onnx(const char *path, const prt_registry *reg,
-                    const cli_plugin_ops *ops, prt_network **out);
+int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_ops *ops,
+                    prt_network **out);
 
 typedef struct cli_build_opts {
     /* Profile 0: for every name in any list, missing entries are taken from

@@ -57,14 +57,22 @@ const char *npy_descr(int32_t dtype)
     /* Multi-byte types are written in the host's byte order. */
     int le = host_is_little_endian();
     switch (dtype) {
-    case PRT_FLOAT32: return le ? "<f4" : ">f4";
-    case PRT_FLOAT16: return le ? "<f2" : ">f2";
-    case PRT_INT8: return "|i1";
-    case PRT_UINT8: return "|u1";
-    case PRT_INT32: return le ? "<i4" : ">i4";
-    case PRT_INT64: return le ? "<i8" : ">i8";
-    case PRT_BOOL: return "|b1";
-    default: return NULL;
+    case PRT_FLOAT32:
+        return le ? "<f4" : ">f4";
+    case PRT_FLOAT16:
+        return le ? "<f2" : ">f2";
+    case PRT_INT8:
+        return "|i1";
+    case PRT_UINT8:
+        return "|u1";
+    case PRT_INT32:
+        return le ? "<i4" : ">i4";
+    case PRT_INT64:
+        return le ? "<i8" : ">i8";
+    case PRT_BOOL:
+        return "|b1";
+    default:
+        return NULL;
     }
 }
 
@@ -95,8 +103,8 @@ typedef struct header {
 
 static void skip_ws(hparser *h)
 {
-    while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' ||
-                             *h->p == '\r'))
+    while (h->p < h->end &&
+           (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r'))
         h->p++;
 }
 
@@ -276,9 +284,10 @@ static int parse_header(hparser *h, header *out)
         return fail(h->err, h->errlen, h->name,
                     "malformed header: unexpected bytes after the dict");
     if (!have_descr || !have_fortran || !have_shape)
-        return fail(h->err, h->errlen, h->name,
-                    "malformed header: missing key '%s'",
-                    !have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape");
+        return fail(h->err, h->errlen, h->name, "malformed header: missing key '%s'",
+                    !have_descr     ? "descr"
+                    : !have_fortran ? "fortran_order"
+                                    : "shape");
     out->fortran = fortran;
     return 0;
 }
@@ -289,7 +298,8 @@ static int parse_prefix(const char *name, const uint8_t *b, size_t size,
                         uint32_t *out_hlen, size_t *out_prefix, char *err, size_t errlen)
 {
     if (size < NPY_MAGIC_LEN || memcmp(b, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
-        return fail(err, errlen, name, "not a .npy file (bad magic; expected \\x93NUMPY)");
+        return fail(err, errlen, name,
+                    "not a .npy file (bad magic; expected \\x93NUMPY)");
     if (size < 10)
         return fail(err, errlen, name, "truncated in the header");
     if (b[6] == 1) {
@@ -303,8 +313,8 @@ static int parse_prefix(const char *name, const uint8_t *b, size_t size,
         *out_prefix = 12;
     } else {
         return fail(err, errlen, name,
-                    "format version %u.%u is not supported (1.0, 2.0 and 3.0 are)",
-                    b[6], b[7]);
+                    "format version %u.%u is not supported (1.0, 2.0 and 3.0 are)", b[6],
+                    b[7]);
     }
     if (*out_hlen > NPY_MAX_HEADER)
         return fail(err, errlen, name, "header of %lu bytes is implausibly large",
@@ -392,8 +402,8 @@ static void *finish_data(const header *hd, void *data, size_t nbytes)
     return data;
 }
 
-int npy_parse(const char *name, const void *bytes, size_t size, npy_array *out,
-              char *err, size_t errlen)
+int npy_parse(const char *name, const void *bytes, size_t size, npy_array *out, char *err,
+              size_t errlen)
 {
     const uint8_t *b = bytes;
     uint32_t hlen;
@@ -441,7 +451,8 @@ int npy_read(const char *path, npy_array *out, char *err, size_t errlen)
     memset(&hd, 0, sizeof hd);
     if (!f)
         return fail(err, errlen, path, "cannot open: %s", strerror(errno));
-    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0 ||
+        fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
         return fail(err, errlen, path, "cannot read (not a regular file?)");
     }
@@ -508,8 +519,7 @@ int npy_write(const char *path, int32_t dtype, const prt_dims *dims, const void 
     if (!descr)
         return fail(err, errlen, path, "dtype %s has no .npy equivalent",
                     prt_dtype_name(dtype));
-    if (dims->nb_dims < 0 || dims->nb_dims > PRT_MAX_DIMS ||
-        (vol = npy_volume(dims)) < 0)
+    if (dims->nb_dims < 0 || dims->nb_dims > PRT_MAX_DIMS || (vol = npy_volume(dims)) < 0)
         return fail(err, errlen, path, "invalid shape");
     nbytes = (size_t)vol * prt_dtype_size(dtype);
     n += (size_t)snprintf(shape + n, sizeof shape - n, "(");
@@ -534,7 +544,15 @@ int npy_write(const char *path, int32_t dtype, const prt_dims *dims, const void 
         return fail(err, errlen, path, "cannot create: %s", strerror(errno));
     }
     {
-        uint8_t pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (uint8_t)(hlen & 0xff),
+        uint8_t pre[10] = {0x93,
+                           'N',
+                           'U',
+                           'M',
+                           'P',
+                           'Y',
+                           1,
+                           0,
+                           (uint8_t)(hlen & 0xff),
                            (uint8_t)(hlen >> 8)};
         int ok = fwrite(pre, 1, sizeof pre, f) == sizeof pre &&
                  fwrite(hdr, 1, hlen, f) == hlen &&

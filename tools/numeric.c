@@ -6,15 +6,24 @@
 double cli_element(int32_t dtype, const void *data, int64_t i)
 {
     switch (dtype) {
-    case PRT_FLOAT32: return ((const float *)data)[i];
-    case PRT_FLOAT16: return prt_half_to_float(((const uint16_t *)data)[i]);
-    case PRT_BFLOAT16: return prt_bf16_to_float(((const uint16_t *)data)[i]);
-    case PRT_INT8: return ((const int8_t *)data)[i];
-    case PRT_UINT8: return ((const uint8_t *)data)[i];
-    case PRT_INT32: return ((const int32_t *)data)[i];
-    case PRT_INT64: return (double)((const int64_t *)data)[i];
-    case PRT_BOOL: return ((const uint8_t *)data)[i] ? 1.0 : 0.0;
-    default: return 0.0;
+    case PRT_FLOAT32:
+        return ((const float *)data)[i];
+    case PRT_FLOAT16:
+        return prt_half_to_float(((const uint16_t *)data)[i]);
+    case PRT_BFLOAT16:
+        return prt_bf16_to_float(((const uint16_t *)data)[i]);
+    case PRT_INT8:
+        return ((const int8_t *)data)[i];
+    case PRT_UINT8:
+        return ((const uint8_t *)data)[i];
+    case PRT_INT32:
+        return ((const int32_t *)data)[i];
+    case PRT_INT64:
+        return (double)((const int64_t *)data)[i];
+    case PRT_BOOL:
+        return ((const uint8_t *)data)[i] ? 1.0 : 0.0;
+    default:
+        return 0.0;
     }
 }
 
@@ -27,12 +36,18 @@ int cli_dtype_is_integer(int32_t dtype)
 int64_t cli_element_i64(int32_t dtype, const void *data, int64_t i)
 {
     switch (dtype) {
-    case PRT_INT8: return ((const int8_t *)data)[i];
-    case PRT_UINT8: return ((const uint8_t *)data)[i];
-    case PRT_INT32: return ((const int32_t *)data)[i];
-    case PRT_INT64: return ((const int64_t *)data)[i];
-    case PRT_BOOL: return ((const uint8_t *)data)[i] != 0;
-    default: return 0;
+    case PRT_INT8:
+        return ((const int8_t *)data)[i];
+    case PRT_UINT8:
+        return ((const uint8_t *)data)[i];
+    case PRT_INT32:
+        return ((const int32_t *)data)[i];
+    case PRT_INT64:
+        return ((const int64_t *)data)[i];
+    case PRT_BOOL:
+        return ((const uint8_t *)data)[i] != 0;
+    default:
+        return 0;
     }
 }
 
@@ -53,15 +68,32 @@ void cli_fill_random(int32_t dtype, void *data, int64_t n, uint64_t *state)
         uint64_t r = next(state);
         float u = (float)((double)(r >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
         switch (dtype) {
-        case PRT_FLOAT32: ((float *)data)[i] = u; break;
-        case PRT_FLOAT16: ((uint16_t *)data)[i] = prt_float_to_half(u); break;
-        case PRT_BFLOAT16: ((uint16_t *)data)[i] = prt_float_to_bf16(u); break;
-        case PRT_INT8: ((int8_t *)data)[i] = (int8_t)((int)(r >> 60) - 8); break;
-        case PRT_UINT8: ((uint8_t *)data)[i] = (uint8_t)(r >> 60); break;
-        case PRT_INT32: ((int32_t *)data)[i] = (int32_t)(r >> 60); break;
-        case PRT_INT64: ((int64_t *)data)[i] = (int64_t)(r >> 60); break;
-        case PRT_BOOL: ((uint8_t *)data)[i] = (uint8_t)(r >> 63); break;
-        default: break;
+        case PRT_FLOAT32:
+            ((float *)data)[i] = u;
+            break;
+        case PRT_FLOAT16:
+            ((uint16_t *)data)[i] = prt_float_to_half(u);
+            break;
+        case PRT_BFLOAT16:
+            ((uint16_t *)data)[i] = prt_float_to_bf16(u);
+            break;
+        case PRT_INT8:
+            ((int8_t *)data)[i] = (int8_t)((int)(r >> 60) - 8);
+            break;
+        case PRT_UINT8:
+            ((uint8_t *)data)[i] = (uint8_t)(r >> 60);
+            break;
+        case PRT_INT32:
+            ((int32_t *)data)[i] = (int32_t)(r >> 60);
+            break;
+        case PRT_INT64:
+            ((int64_t *)data)[i] = (int64_t)(r >> 60);
+            break;
+        case PRT_BOOL:
+            ((uint8_t *)data)[i] = (uint8_t)(r >> 63);
+            break;
+        default:
+            break;
         }
     }
 }

@@ -209,7 +209,8 @@ int cli_shapes_parse(cli_shapes *list, const char *opt, const char *s)
         char *colon = strrchr(item, ':');
         prt_dims d;
         if (!colon || colon == item) {
-            rc = cli_usage("%s: '%s' is not name:dims (e.g. input:1x3x224x224)", opt, item);
+            rc = cli_usage("%s: '%s' is not name:dims (e.g. input:1x3x224x224)", opt,
+                           item);
             break;
         }
         *colon = '\0';

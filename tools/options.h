@@ -33,8 +33,8 @@ typedef struct cli_scanner {
 } cli_scanner;
 
 enum {
-    CLI_SCAN_END = -1,     /* no more arguments */
-    CLI_SCAN_ERROR = -2,   /* a usage error was printed */
+    CLI_SCAN_END = -1,   /* no more arguments */
+    CLI_SCAN_ERROR = -2, /* a usage error was printed */
     CLI_SCAN_POSITIONAL = 0
 };
 
@@ -46,8 +46,7 @@ int cli_scan_next(cli_scanner *s, const char **value);
 
 /* ---- values -------------------------------------------------------------- */
 
-int cli_parse_int(const char *opt, const char *s, int64_t min, int64_t max,
-                  int64_t *out);
+int cli_parse_int(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out);
 /* A finite, non-negative real number. */
 int cli_parse_nonneg(const char *opt, const char *s, double *out);
 /* Bytes: "1048576", "512K", "64M", "1G", "1.5GiB" (binary multiples; the

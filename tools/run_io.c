@@ -357,7 +357,8 @@ int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
     }
     /* On the CPU a run computes on the calling thread and takes no stream
      * (plugrt.h); plugins there are promised none. */
-    if (rc->device != PRT_DEVICE_CPU && (st = prt_stream_create(rc->device, &rc->stream))) {
+    if (rc->device != PRT_DEVICE_CPU &&
+        (st = prt_stream_create(rc->device, &rc->stream))) {
         cli_error_api(st, "cannot create a %s stream", cli_device_name(rc->device));
         return CLI_FAIL;
     }
@@ -519,7 +520,8 @@ int run_ctx_fetch(run_ctx *rc)
             cli_error("output %s: the runtime reports dims %s, more than the %llu bytes "
                       "of its upper bound (a bug in plugrt; please report it)",
                       cli_escape(s->name, en, sizeof en),
-                      cli_format_dims(&s->dims, a, sizeof a), (unsigned long long)s->bytes);
+                      cli_format_dims(&s->dims, a, sizeof a),
+                      (unsigned long long)s->bytes);
             return CLI_FAIL;
         }
         /* The data is written densely at the true dims (plugin.h). */
@@ -565,7 +567,8 @@ int run_ctx_output(const run_ctx *rc, int i, prt_dims *dims, const void **data)
     const run_slot *s = &rc->slots[i];
     char en[CLI_ESC_CAP];
     if (!s->fetched) {
-        cli_error("internal: output %s was not fetched", cli_escape(s->name, en, sizeof en));
+        cli_error("internal: output %s was not fetched",
+                  cli_escape(s->name, en, sizeof en));
         return CLI_FAIL;
     }
     *dims = s->dims;

@@ -15,11 +15,11 @@
 #include "options.h"
 
 typedef struct run_input {
-    char *name;     /* tensor name */
-    char *path;     /* the .npy it came from; NULL for random data */
-    int from_dir;   /* 1: found in the --compare directory */
-    int used;       /* matched an engine input */
-    npy_array arr;  /* the data */
+    char *name;    /* tensor name */
+    char *path;    /* the .npy it came from; NULL for random data */
+    int from_dir;  /* 1: found in the --compare directory */
+    int used;      /* matched an engine input */
+    npy_array arr; /* the data */
 } run_input;
 
 typedef struct run_inputs {
@@ -66,10 +66,10 @@ int run_inputs_bind(run_inputs *l, const run_model *m, prt_context *ctx,
 typedef struct run_slot {
     const char *name; /* the engine's, borrowed */
     int32_t dtype;
-    void *dev;         /* prt_device_malloc'd, bound to the context */
-    void *host;        /* malloc'd, `bytes` long */
-    uint64_t bytes;    /* at the upper bound */
-    prt_dims dims;     /* true dims, after run_ctx_fetch */
+    void *dev;      /* prt_device_malloc'd, bound to the context */
+    void *host;     /* malloc'd, `bytes` long */
+    uint64_t bytes; /* at the upper bound */
+    prt_dims dims;  /* true dims, after run_ctx_fetch */
     int fetched;
 } run_slot;
 

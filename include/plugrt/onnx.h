@@ -46,10 +46,10 @@ void prt_onnx_parser_destroy(prt_onnx_parser *parser);
  * the built-ins when the namespace is PRT_BUILTIN_NAMESPACE. A NULL
  * namespace means "", a NULL or empty version "1". */
 PRT_NODISCARD prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser,
-                                         const char *op_type,
-                                         const char *plugin_namespace,
-                                         const char *plugin_name,
-                                         const char *plugin_version);
+                                                const char *op_type,
+                                                const char *plugin_namespace,
+                                                const char *plugin_name,
+                                                const char *plugin_version);
 
 /* Parses a model file; external data files are looked up next to it. On
  * success *out is a new network owned by the caller. Errors name the node,
@@ -64,22 +64,19 @@ PRT_NODISCARD prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser,
  * resolved, as in ONNX Runtime (PRT_ERR_IO: a symlink out of the folder, a
  * FIFO, a directory). The model file itself must be a regular file too. */
 PRT_NODISCARD prt_status prt_onnx_parser_parse_file(prt_onnx_parser *parser,
-                                             const char *path,
-                                             prt_network **out);
+                                                    const char *path, prt_network **out);
 /* The same from bytes; base_dir (may be NULL) is where external data live,
  * and the folder they must stay inside. */
 PRT_NODISCARD prt_status prt_onnx_parser_parse_bytes(prt_onnx_parser *parser,
-                                              const void *bytes, size_t size,
-                                              const char *base_dir,
-                                              prt_network **out);
+                                                     const void *bytes, size_t size,
+                                                     const char *base_dir,
+                                                     prt_network **out);
 
 /* Reads a serialized ONNX TensorProto file (the node tests' input_0.pb).
  * On success *out_name (may be "" ) and *out_data are the caller's, freed
  * with prt_free; *out_data holds volume(dims) elements of *out_dtype. */
-PRT_NODISCARD prt_status prt_onnx_read_tensor_file(const char *path,
-                                                   char **out_name,
-                                                   int32_t *out_dtype,
-                                                   prt_dims *out_dims,
+PRT_NODISCARD prt_status prt_onnx_read_tensor_file(const char *path, char **out_name,
+                                                   int32_t *out_dtype, prt_dims *out_dims,
                                                    void **out_data);
 
 #ifdef __cplusplus

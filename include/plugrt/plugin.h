@@ -65,16 +65,16 @@ enum {
     PRT_OK = 0,
     PRT_ERR_INVALID_ARGUMENT = 1, /* a bad value passed by the caller */
     PRT_ERR_OUT_OF_MEMORY = 2,
-    PRT_ERR_NOT_FOUND = 3,        /* a name, key or file that does not exist */
-    PRT_ERR_ALREADY_EXISTS = 4,   /* duplicate key or name */
-    PRT_ERR_UNSUPPORTED = 5,      /* valid, but not supported (dtype, device) */
-    PRT_ERR_MALFORMED = 6,        /* untrusted bytes that do not parse */
-    PRT_ERR_VERSION = 7,          /* a version this build cannot serve */
-    PRT_ERR_SHAPE = 8,            /* a shape that breaks a rule or a bound */
-    PRT_ERR_PLUGIN = 9,           /* a plugin reported or caused a failure */
-    PRT_ERR_IO = 10,              /* file system or dynamic loader */
-    PRT_ERR_STATE = 11,           /* a call made at the wrong time */
-    PRT_ERR_INTERNAL = 12         /* a bug in plugrt; please report it */
+    PRT_ERR_NOT_FOUND = 3,      /* a name, key or file that does not exist */
+    PRT_ERR_ALREADY_EXISTS = 4, /* duplicate key or name */
+    PRT_ERR_UNSUPPORTED = 5,    /* valid, but not supported (dtype, device) */
+    PRT_ERR_MALFORMED = 6,      /* untrusted bytes that do not parse */
+    PRT_ERR_VERSION = 7,        /* a version this build cannot serve */
+    PRT_ERR_SHAPE = 8,          /* a shape that breaks a rule or a bound */
+    PRT_ERR_PLUGIN = 9,         /* a plugin reported or caused a failure */
+    PRT_ERR_IO = 10,            /* file system or dynamic loader */
+    PRT_ERR_STATE = 11,         /* a call made at the wrong time */
+    PRT_ERR_INTERNAL = 12       /* a bug in plugrt; please report it */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -174,8 +174,8 @@ typedef struct prt_field_collection {
 /* A creator's description of one field it accepts. */
 typedef struct prt_field_schema {
     const char *name;
-    int32_t type;   /* prt_field_type */
-    int64_t length; /* exact length, or -1 for any length */
+    int32_t type;    /* prt_field_type */
+    int64_t length;  /* exact length, or -1 for any length */
     const char *doc; /* one line for people; may be NULL */
 } prt_field_schema;
 
@@ -241,20 +241,18 @@ struct prt_expr_builder {
     uint32_t struct_size;
     uint32_t abi_version;
     const prt_expr *(*constant)(prt_expr_builder *self, int64_t value);
-    const prt_expr *(*operation)(prt_expr_builder *self, int32_t op,
-                                 const prt_expr *a, const prt_expr *b);
+    const prt_expr *(*operation)(prt_expr_builder *self, int32_t op, const prt_expr *a,
+                                 const prt_expr *b);
     /* Declares output `output_index` of this plugin a size tensor: a 0-D
      * int32 or int64 output whose value the plugin writes at run time. Returns
      * the symbolic value of that size, to be used as a dim of other outputs.
      * `opt` is the value to tune for and may not depend on a size tensor;
      * `upper_bound` bounds the value and sizes memory. */
-    const prt_expr *(*declare_size_tensor)(prt_expr_builder *self,
-                                           int32_t output_index,
+    const prt_expr *(*declare_size_tensor)(prt_expr_builder *self, int32_t output_index,
                                            const prt_expr *opt,
                                            const prt_expr *upper_bound);
     /* 1 and *value set if e is a constant, else 0. */
-    int32_t (*is_constant)(prt_expr_builder *self, const prt_expr *e,
-                           int64_t *value);
+    int32_t (*is_constant)(prt_expr_builder *self, const prt_expr *e, int64_t *value);
     void *host; /* private to the host */
 };
 
@@ -303,13 +301,10 @@ typedef struct prt_plugin_build {
      * i). Fill outputs[i].nb_dims and .d. Size tensors are declared here.
      * Required. Called once per build, not per profile: the expressions
      * serve every profile. */
-    prt_status (*get_output_shapes)(prt_plugin *self,
-                                    const prt_dim_exprs *inputs,
-                                    int32_t nb_inputs,
-                                    const prt_dim_exprs *shape_inputs,
-                                    int32_t nb_shape_inputs,
-                                    prt_dim_exprs *outputs, int32_t nb_outputs,
-                                    prt_expr_builder *exprs);
+    prt_status (*get_output_shapes)(prt_plugin *self, const prt_dim_exprs *inputs,
+                                    int32_t nb_inputs, const prt_dim_exprs *shape_inputs,
+                                    int32_t nb_shape_inputs, prt_dim_exprs *outputs,
+                                    int32_t nb_outputs, prt_expr_builder *exprs);
 
     /* 1 if the dtype/format at in_out[pos] is acceptable given the entries
      * at positions < pos (inputs first, then outputs). Entries above pos are
@@ -321,8 +316,7 @@ typedef struct prt_plugin_build {
      * profile 0's bounds. */
     int32_t (*supports_format_combination)(prt_plugin *self, int32_t pos,
                                            const prt_dynamic_tensor_desc *in_out,
-                                           int32_t nb_inputs,
-                                           int32_t nb_outputs);
+                                           int32_t nb_inputs, int32_t nb_outputs);
 
     /* The chosen types, formats and profile bounds. May be NULL (nothing to
      * configure). Called once per profile for the chosen combination and,
@@ -330,16 +324,14 @@ typedef struct prt_plugin_build {
      * before each candidate runs. The builder clones the engine plugin after the
      * last call; a loaded engine's plugin is never configured, so keep what
      * enqueue needs in the fields. */
-    prt_status (*configure)(prt_plugin *self,
-                            const prt_dynamic_tensor_desc *in, int32_t nb_in,
-                            const prt_dynamic_tensor_desc *out, int32_t nb_out);
+    prt_status (*configure)(prt_plugin *self, const prt_dynamic_tensor_desc *in,
+                            int32_t nb_in, const prt_dynamic_tensor_desc *out,
+                            int32_t nb_out);
 
     /* Scratch bytes needed for any shape within the bounds. May be NULL (0).
      * Called after each configure; the engine keeps the largest answer. */
-    prt_status (*get_workspace_size)(prt_plugin *self,
-                                     const prt_dynamic_tensor_desc *in,
-                                     int32_t nb_in,
-                                     const prt_dynamic_tensor_desc *out,
+    prt_status (*get_workspace_size)(prt_plugin *self, const prt_dynamic_tensor_desc *in,
+                                     int32_t nb_in, const prt_dynamic_tensor_desc *out,
                                      int32_t nb_out, int64_t *out_bytes);
 
     /* Tactics the builder may time. Writes up to `capacity` ids to `tactics`
@@ -347,8 +339,8 @@ typedef struct prt_plugin_build {
      * Tactic 0 is the default and is always valid; do not list it. May be
      * NULL (only tactic 0); ignored when set_tactic is NULL. Called twice
      * per build, with and without autotuning: to count, then to fill. */
-    prt_status (*get_valid_tactics)(prt_plugin *self, int32_t *tactics,
-                                    int32_t capacity, int32_t *out_count);
+    prt_status (*get_valid_tactics)(prt_plugin *self, int32_t *tactics, int32_t capacity,
+                                    int32_t *out_count);
 
     /* The input whose memory output `output_index` shares (in place), or -1.
      * Dtype and shape must match; the builder checks. May be NULL (none).
@@ -372,9 +364,9 @@ typedef struct prt_plugin_build {
      * NULL (no values known). Called once per build, right after
      * get_output_shapes. */
     prt_status (*get_output_values)(prt_plugin *self, const prt_dim_exprs *in_dims,
-                                    const prt_dim_exprs *in_values,
-                                    int32_t nb_inputs, prt_dim_exprs *out_values,
-                                    int32_t nb_outputs, prt_expr_builder *exprs);
+                                    const prt_dim_exprs *in_values, int32_t nb_inputs,
+                                    prt_dim_exprs *out_values, int32_t nb_outputs,
+                                    prt_expr_builder *exprs);
 
     /* ---- appended in ABI 1 after the entries above; read only when
      * struct_size covers it ---------------------------------------------- */
@@ -435,9 +427,9 @@ typedef struct prt_plugin_runtime {
      * once per layer per run in layer order, and repeatedly by the builder
      * while autotuning. */
     prt_status (*enqueue)(prt_plugin *self, const prt_tensor_desc *in_desc,
-                          const prt_tensor_desc *out_desc,
-                          const void *const *inputs, void *const *outputs,
-                          void *workspace, int32_t device, void *stream);
+                          const prt_tensor_desc *out_desc, const void *const *inputs,
+                          void *const *outputs, void *workspace, int32_t device,
+                          void *stream);
 
     /* A full clone for one execution context; the caller owns it. Required.
      * Called on the engine plugin once per layer by prt_context_create, on
@@ -445,8 +437,7 @@ typedef struct prt_plugin_runtime {
      * per engine keeps them from entering it at once. The clone must share
      * nothing mutable with self: it runs on its context's thread while self
      * attaches more. NULL fails the context's creation. */
-    prt_plugin *(*attach_to_context)(prt_plugin *self,
-                                     prt_plugin_resources *resources);
+    prt_plugin *(*attach_to_context)(prt_plugin *self, prt_plugin_resources *resources);
 
     /* The fields that recreate this plugin through its creator. The result is
      * owned by the plugin and valid until the next call on it or destroy.

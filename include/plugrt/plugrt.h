@@ -128,11 +128,13 @@ typedef struct prt_device_info {
     int32_t multiprocessors;
     int64_t memory_bytes;
 } prt_device_info;
-PRT_API PRT_NODISCARD prt_status prt_device_get_info(int32_t device, prt_device_info *out);
+PRT_API PRT_NODISCARD prt_status prt_device_get_info(int32_t device,
+                                                     prt_device_info *out);
 
 /* Device memory (aligned to 256 bytes) and pinned host memory; free
  * accepts NULL. PRT_ERR_OUT_OF_MEMORY names the size. */
-PRT_API PRT_NODISCARD prt_status prt_device_malloc(int32_t device, size_t bytes, void **out);
+PRT_API PRT_NODISCARD prt_status prt_device_malloc(int32_t device, size_t bytes,
+                                                   void **out);
 PRT_API void prt_device_free(int32_t device, void *p);
 PRT_API PRT_NODISCARD prt_status prt_device_malloc_host(int32_t device, size_t bytes,
                                                         void **out);
@@ -145,10 +147,12 @@ typedef enum prt_memcpy_kind {
 } prt_memcpy_kind;
 /* Copies and memsets are ordered on `stream` (NULL: the default stream)
  * and may return before they are done. */
-PRT_API PRT_NODISCARD prt_status prt_device_memcpy(int32_t device, void *dst, const void *src,
-                                                   size_t bytes, int32_t kind, void *stream);
-PRT_API PRT_NODISCARD prt_status prt_device_memset(int32_t device, void *dst, int32_t value,
-                                                   size_t bytes, void *stream);
+PRT_API PRT_NODISCARD prt_status prt_device_memcpy(int32_t device, void *dst,
+                                                   const void *src, size_t bytes,
+                                                   int32_t kind, void *stream);
+PRT_API PRT_NODISCARD prt_status prt_device_memset(int32_t device, void *dst,
+                                                   int32_t value, size_t bytes,
+                                                   void *stream);
 /* Waits for all work on the device. */
 PRT_API PRT_NODISCARD prt_status prt_device_synchronize(int32_t device);
 
@@ -158,11 +162,12 @@ PRT_API PRT_NODISCARD prt_status prt_stream_synchronize(int32_t device, void *st
 
 PRT_API PRT_NODISCARD prt_status prt_event_create(int32_t device, void **out);
 PRT_API void prt_event_destroy(int32_t device, void *event);
-PRT_API PRT_NODISCARD prt_status prt_event_record(int32_t device, void *event, void *stream);
+PRT_API PRT_NODISCARD prt_status prt_event_record(int32_t device, void *event,
+                                                  void *stream);
 PRT_API PRT_NODISCARD prt_status prt_event_synchronize(int32_t device, void *event);
 /* Milliseconds between two recorded events that have completed. */
-PRT_API PRT_NODISCARD prt_status prt_event_elapsed_ms(int32_t device, void *start, void *end,
-                                                      double *out_ms);
+PRT_API PRT_NODISCARD prt_status prt_event_elapsed_ms(int32_t device, void *start,
+                                                      void *end, double *out_ms);
 
 /* ------------------------------------------------------------------------ */
 /* Registry: creators keyed by (namespace, name, version)                    */
@@ -181,25 +186,23 @@ PRT_API void prt_registry_destroy(prt_registry *reg);
  * deregistration. PRT_ERR_ALREADY_EXISTS if the key is taken;
  * PRT_ERR_VERSION if its abi_version is newer than PRT_PLUGIN_ABI_VERSION. */
 PRT_API PRT_NODISCARD prt_status prt_registry_add_creator(prt_registry *reg,
-                                                  const prt_plugin_creator *c);
+                                                          const prt_plugin_creator *c);
 /* Removes the creator with this key. PRT_ERR_NOT_FOUND if none. */
 PRT_API PRT_NODISCARD prt_status prt_registry_remove_creator(prt_registry *reg,
-                                                     const char *plugin_namespace,
-                                                     const char *name,
-                                                     const char *version);
+                                                             const char *plugin_namespace,
+                                                             const char *name,
+                                                             const char *version);
 /* Looks up a creator; NULL namespace means "", NULL version means "1".
  * PRT_ERR_NOT_FOUND names the key and the libraries loaded. The result is
  * borrowed until it is removed or its library unloaded. */
-PRT_API PRT_NODISCARD prt_status prt_registry_find_creator(const prt_registry *reg,
-                                                   const char *plugin_namespace,
-                                                   const char *name,
-                                                   const char *version,
-                                                   const prt_plugin_creator **out);
+PRT_API PRT_NODISCARD prt_status prt_registry_find_creator(
+    const prt_registry *reg, const char *plugin_namespace, const char *name,
+    const char *version, const prt_plugin_creator **out);
 /* Number of creators, and the i-th (borrowed, as above; NULL if out of
  * range). Order is the order of registration. */
 PRT_API int32_t prt_registry_creator_count(const prt_registry *reg);
 PRT_API const prt_plugin_creator *prt_registry_get_creator(const prt_registry *reg,
-                                                   int32_t index);
+                                                           int32_t index);
 
 /* Loads a plugin library with dlopen, calls its entry point
  * (PRT_PLUGIN_ENTRY_SYMBOL) and adds every creator it returns. Errors:
@@ -207,17 +210,17 @@ PRT_API const prt_plugin_creator *prt_registry_get_creator(const prt_registry *r
  * PRT_ERR_VERSION (library refused our ABI or speaks a newer one),
  * PRT_ERR_ALREADY_EXISTS (a key clashes; nothing of the library is added). */
 PRT_API PRT_NODISCARD prt_status prt_registry_load_library(prt_registry *reg,
-                                                   const char *path);
+                                                           const char *path);
 /* Removes the library's creators and unloads it. PRT_ERR_NOT_FOUND if the
  * path was not loaded into this registry. */
 PRT_API PRT_NODISCARD prt_status prt_registry_unload_library(prt_registry *reg,
-                                                     const char *path);
+                                                             const char *path);
 /* Identity of the library a creator came from: its path as loaded and a hash
  * of its file content (0 for creators added directly). Borrowed like the
  * creator. Returns NULL path for a creator added directly. */
 PRT_API const char *prt_registry_get_creator_library(const prt_registry *reg,
-                                             const prt_plugin_creator *c,
-                                             uint64_t *out_content_hash);
+                                                     const prt_plugin_creator *c,
+                                                     uint64_t *out_content_hash);
 
 /* Built-in ops. plugrt's own operators (Relu, MatMul, Conv, ...) are plugins
  * in the namespace PRT_BUILTIN_NAMESPACE, served by plugrt itself: every
@@ -225,8 +228,8 @@ PRT_API const char *prt_registry_get_creator_library(const prt_registry *reg,
  * storage. PRT_ERR_NOT_FOUND names the op if there is no such built-in. */
 #define PRT_BUILTIN_NAMESPACE "plugrt"
 PRT_API PRT_NODISCARD prt_status prt_builtin_find_creator(const char *name,
-                                                 const char *version,
-                                                 const prt_plugin_creator **out);
+                                                          const char *version,
+                                                          const prt_plugin_creator **out);
 PRT_API int32_t prt_builtin_creator_count(void);
 PRT_API const prt_plugin_creator *prt_builtin_get_creator(int32_t index);
 
@@ -242,18 +245,18 @@ PRT_API void prt_network_destroy(prt_network *net);
 
 /* Adds a network input. dims may hold -1 for dynamic dims (bounded by an
  * optimization profile). Names are unique among tensors. */
-PRT_API PRT_NODISCARD prt_status prt_network_add_input(prt_network *net,
-                                               const char *name, int32_t dtype,
-                                               const prt_dims *dims,
-                                               int32_t *out_tensor);
+PRT_API PRT_NODISCARD prt_status prt_network_add_input(prt_network *net, const char *name,
+                                                       int32_t dtype,
+                                                       const prt_dims *dims,
+                                                       int32_t *out_tensor);
 
 /* Adds a constant tensor (weights). `data` holds volume(dims) elements of
  * dtype, C order, and is copied. dims must be static. */
 PRT_API PRT_NODISCARD prt_status prt_network_add_constant(prt_network *net,
-                                                  const char *name, int32_t dtype,
-                                                  const prt_dims *dims,
-                                                  const void *data,
-                                                  int32_t *out_tensor);
+                                                          const char *name, int32_t dtype,
+                                                          const prt_dims *dims,
+                                                          const void *data,
+                                                          int32_t *out_tensor);
 
 /* Adds a plugin layer. On success the network owns `plugin` (made by a
  * creator for PRT_PHASE_BUILD); on failure the caller still does. `inputs`
@@ -263,57 +266,54 @@ PRT_API PRT_NODISCARD prt_status prt_network_add_constant(prt_network *net,
  * constant, or an output whose values a plugin states (get_output_values).
  * The builder fails, naming the layer, when a shape input's values cannot be
  * known. A tensor may be both an input and a shape input. */
-PRT_API PRT_NODISCARD prt_status prt_network_add_plugin(prt_network *net,
-                                                const int32_t *inputs,
-                                                int32_t nb_inputs,
-                                                const int32_t *shape_inputs,
-                                                int32_t nb_shape_inputs,
-                                                prt_plugin *plugin,
-                                                int32_t *out_layer);
+PRT_API PRT_NODISCARD prt_status
+prt_network_add_plugin(prt_network *net, const int32_t *inputs, int32_t nb_inputs,
+                       const int32_t *shape_inputs, int32_t nb_shape_inputs,
+                       prt_plugin *plugin, int32_t *out_layer);
 
 /* The tensor id of a layer's output `index`. */
 PRT_API PRT_NODISCARD prt_status prt_network_get_layer_output(const prt_network *net,
-                                                      int32_t layer,
-                                                      int32_t index,
-                                                      int32_t *out_tensor);
+                                                              int32_t layer,
+                                                              int32_t index,
+                                                              int32_t *out_tensor);
 /* Number of outputs of a layer (0 for an invalid id). */
 PRT_API int32_t prt_network_layer_output_count(const prt_network *net, int32_t layer);
 
 /* Names a tensor (copied). Default names are "<layer name>:<index>". */
 PRT_API PRT_NODISCARD prt_status prt_network_set_tensor_name(prt_network *net,
-                                                     int32_t tensor,
-                                                     const char *name);
+                                                             int32_t tensor,
+                                                             const char *name);
 /* Names a layer (copied). Default names are "<plugin name>_<layer id>". */
 PRT_API PRT_NODISCARD prt_status prt_network_set_layer_name(prt_network *net,
-                                                    int32_t layer,
-                                                    const char *name);
+                                                            int32_t layer,
+                                                            const char *name);
 /* Marks a tensor as a network output. */
 PRT_API PRT_NODISCARD prt_status prt_network_mark_output(prt_network *net,
-                                                 int32_t tensor);
+                                                         int32_t tensor);
 /* Network inputs and marked outputs, in order: counts (0 for NULL), and the
  * tensor id of the index-th. */
 PRT_API int32_t prt_network_input_count(const prt_network *net);
 PRT_API int32_t prt_network_output_count(const prt_network *net);
 PRT_API PRT_NODISCARD prt_status prt_network_get_input(const prt_network *net,
-                                               int32_t index,
-                                               int32_t *out_tensor);
+                                                       int32_t index,
+                                                       int32_t *out_tensor);
 PRT_API PRT_NODISCARD prt_status prt_network_get_output(const prt_network *net,
-                                                int32_t index,
-                                                int32_t *out_tensor);
+                                                        int32_t index,
+                                                        int32_t *out_tensor);
 /* A tensor's name (borrowed until it is renamed or the network destroyed),
  * dtype and dims. Inputs and constants have theirs (-1 for dynamic dims);
  * layer outputs are known only after a build: dtype -1, nb_dims -1. Any out
  * pointer may be NULL. */
 PRT_API PRT_NODISCARD prt_status prt_network_get_tensor(const prt_network *net,
-                                                int32_t tensor,
-                                                const char **out_name,
-                                                int32_t *out_dtype,
-                                                prt_dims *out_dims);
+                                                        int32_t tensor,
+                                                        const char **out_name,
+                                                        int32_t *out_dtype,
+                                                        prt_dims *out_dims);
 
 /* Finds a tensor by name; PRT_ERR_NOT_FOUND if none. */
 PRT_API PRT_NODISCARD prt_status prt_network_find_tensor(const prt_network *net,
-                                                 const char *name,
-                                                 int32_t *out_tensor);
+                                                         const char *name,
+                                                         int32_t *out_tensor);
 
 /* ------------------------------------------------------------------------ */
 /* Builder                                                                   */
@@ -327,15 +327,15 @@ PRT_API void prt_builder_config_destroy(prt_builder_config *cfg);
 /* Target device (prt_device). Default PRT_DEVICE_CPU. PRT_ERR_UNSUPPORTED
  * if this build has no such device. */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_set_device(prt_builder_config *cfg,
-                                                       int32_t device);
+                                                               int32_t device);
 /* Cap on any one layer's workspace, in bytes; default 1 GiB. A layer that
  * asks for more fails the build with its name. */
-PRT_API PRT_NODISCARD prt_status prt_builder_config_set_workspace_limit(
-    prt_builder_config *cfg, int64_t bytes);
+PRT_API PRT_NODISCARD prt_status
+prt_builder_config_set_workspace_limit(prt_builder_config *cfg, int64_t bytes);
 /* 0 (default): take the first accepted format combination and tactic 0.
  * 1: time every accepted combination and tactic and keep the fastest. */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_set_autotune(prt_builder_config *cfg,
-                                                         int32_t on);
+                                                                 int32_t on);
 /* A timing cache file: the tactic and format choices of earlier builds,
  * keyed by the layer's plugin, fields, shapes, dtypes and the device. When
  * set, the builder reads it if it exists (a damaged or foreign file is
@@ -343,25 +343,25 @@ PRT_API PRT_NODISCARD prt_status prt_builder_config_set_autotune(prt_builder_con
  * every choice that still applies instead of timing again, and after a
  * successful build writes it back with the new choices (replacing the file
  * atomically). NULL clears it. The path is copied. */
-PRT_API PRT_NODISCARD prt_status prt_builder_config_set_timing_cache_file(
-    prt_builder_config *cfg, const char *path);
+PRT_API PRT_NODISCARD prt_status
+prt_builder_config_set_timing_cache_file(prt_builder_config *cfg, const char *path);
 
 /* Adds an optimization profile; *out_profile is its index (0, 1, ...). */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_add_profile(prt_builder_config *cfg,
-                                                        int32_t *out_profile);
+                                                                int32_t *out_profile);
 /* Sets min/opt/max dims of a dynamic input in a profile. Rank must match the
  * input; min <= opt <= max element-wise; static dims must equal the input's. */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_set_profile_dims(
-    prt_builder_config *cfg, int32_t profile, const char *input_name,
-    const prt_dims *min, const prt_dims *opt, const prt_dims *max);
+    prt_builder_config *cfg, int32_t profile, const char *input_name, const prt_dims *min,
+    const prt_dims *opt, const prt_dims *max);
 
 /* Sets min/opt/max of the values of a shape input: a 0-D (count 1) or 1-D
  * int32/int64 network input of static length `count` (1..PRT_MAX_DIMS) whose
- * values some layer's shape depends on. Required in every profile for every shape input; at run time
- * its values (read from its address, host memory) must lie within them. */
+ * values some layer's shape depends on. Required in every profile for every shape input;
+ * at run time its values (read from its address, host memory) must lie within them. */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_set_profile_shape_values(
-    prt_builder_config *cfg, int32_t profile, const char *input_name,
-    const int64_t *min, const int64_t *opt, const int64_t *max, int32_t count);
+    prt_builder_config *cfg, int32_t profile, const char *input_name, const int64_t *min,
+    const int64_t *opt, const int64_t *max, int32_t count);
 
 typedef struct prt_engine prt_engine;
 
@@ -369,9 +369,9 @@ typedef struct prt_engine prt_engine;
  * library each plugin's creator came from, stored in the engine. The network
  * and config are only read. *out is owned by the caller. */
 PRT_API PRT_NODISCARD prt_status prt_engine_build(const prt_network *net,
-                                          const prt_builder_config *cfg,
-                                          const prt_registry *reg,
-                                          prt_engine **out);
+                                                  const prt_builder_config *cfg,
+                                                  const prt_registry *reg,
+                                                  prt_engine **out);
 
 /* ------------------------------------------------------------------------ */
 /* Engine                                                                    */
@@ -382,15 +382,14 @@ PRT_API void prt_engine_destroy(prt_engine *engine);
 
 /* Serializes: *out_bytes (free with prt_free) holds *out_size bytes. */
 PRT_API PRT_NODISCARD prt_status prt_engine_serialize(const prt_engine *engine,
-                                              void **out_bytes,
-                                              size_t *out_size);
+                                                      void **out_bytes, size_t *out_size);
 /* Loads an engine from bytes (copied; the caller keeps them). Plugins are
  * recreated through `reg`. Every malformed, truncated or altered input is
  * PRT_ERR_MALFORMED or PRT_ERR_VERSION; a missing plugin is PRT_ERR_NOT_FOUND
  * naming its key, its library and the libraries searched. */
 PRT_API PRT_NODISCARD prt_status prt_engine_deserialize(const prt_registry *reg,
-                                                const void *bytes, size_t size,
-                                                prt_engine **out);
+                                                        const void *bytes, size_t size,
+                                                        prt_engine **out);
 
 /* Where a tensor's memory lives: what prt_context_set_tensor_address
  * expects. */
@@ -429,10 +428,10 @@ typedef struct prt_io_info {
 PRT_API int32_t prt_engine_io_count(const prt_engine *engine);
 /* Inputs come first, in network order, then outputs in marking order. */
 PRT_API PRT_NODISCARD prt_status prt_engine_get_io(const prt_engine *engine,
-                                           int32_t index, prt_io_info *out);
+                                                   int32_t index, prt_io_info *out);
 /* Index of an I/O tensor by name; PRT_ERR_NOT_FOUND if none. */
 PRT_API PRT_NODISCARD prt_status prt_engine_find_io(const prt_engine *engine,
-                                            const char *name, int32_t *out);
+                                                    const char *name, int32_t *out);
 /* Bytes of device memory a context needs beyond the I/O buffers: the
  * activation arena at the largest profile plus the largest workspace. */
 PRT_API int64_t prt_engine_context_memory_size(const prt_engine *engine);
@@ -444,7 +443,7 @@ PRT_API int32_t prt_engine_device(const prt_engine *engine);
  * capability for GPU engines; {"cpu", 0, 0} for CPU engines; name "" when
  * the file does not say. Set out->struct_size first. */
 PRT_API PRT_NODISCARD prt_status prt_engine_get_build_device(const prt_engine *engine,
-                                                            prt_device_info *out);
+                                                             prt_device_info *out);
 
 /* Inspection: what `plugrt inspect` prints. Strings are borrowed for the
  * engine's lifetime. */
@@ -471,8 +470,8 @@ typedef struct prt_tensor_info {
 
 PRT_API int32_t prt_engine_tensor_count(const prt_engine *engine);
 PRT_API PRT_NODISCARD prt_status prt_engine_get_tensor(const prt_engine *engine,
-                                               int32_t index,
-                                               prt_tensor_info *out);
+                                                       int32_t index,
+                                                       prt_tensor_info *out);
 
 typedef struct prt_layer_info {
     uint32_t struct_size;
@@ -494,8 +493,7 @@ typedef struct prt_layer_info {
 } prt_layer_info;
 
 PRT_API PRT_NODISCARD prt_status prt_engine_get_layer(const prt_engine *engine,
-                                              int32_t index,
-                                              prt_layer_info *out);
+                                                      int32_t index, prt_layer_info *out);
 
 /* ------------------------------------------------------------------------ */
 /* Execution context                                                         */
@@ -506,7 +504,7 @@ typedef struct prt_context prt_context;
 /* A context runs one engine; it owns per-context plugin clones and scratch
  * memory. The engine must outlive it. */
 PRT_API PRT_NODISCARD prt_status prt_context_create(const prt_engine *engine,
-                                            prt_context **out);
+                                                    prt_context **out);
 
 /* Options for prt_context_create_with_options. Zero-initialize, set
  * struct_size = sizeof(prt_context_options), then the fields you need;
@@ -528,8 +526,7 @@ typedef struct prt_context_options {
 
 /* prt_context_create with options (NULL: the defaults). */
 PRT_API PRT_NODISCARD prt_status prt_context_create_with_options(
-    const prt_engine *engine, const prt_context_options *options,
-    prt_context **out);
+    const prt_engine *engine, const prt_context_options *options, prt_context **out);
 PRT_API void prt_context_destroy(prt_context *ctx);
 
 /* Gives a context made with options.external_memory its scratch memory:
@@ -542,22 +539,22 @@ PRT_API PRT_NODISCARD prt_status prt_context_set_memory(prt_context *ctx, void *
 
 /* Selects the optimization profile (default 0). Resets input shapes. */
 PRT_API PRT_NODISCARD prt_status prt_context_set_profile(prt_context *ctx,
-                                                 int32_t profile);
+                                                         int32_t profile);
 
 /* Sets the concrete shape of a dynamic input. PRT_ERR_SHAPE, naming the
  * input, the shape and the profile bounds, if it falls outside them. */
 PRT_API PRT_NODISCARD prt_status prt_context_set_input_shape(prt_context *ctx,
-                                                     const char *name,
-                                                     const prt_dims *dims);
+                                                             const char *name,
+                                                             const prt_dims *dims);
 
 /* Sets the memory of an input or output (borrowed until the next run
  * returns). A shape input's values are read from it (host memory) when
- * shapes are computed: at enqueue and by get_tensor_shape. For an output whose dims depend on data, the buffer must hold the
- * upper-bound size (prt_context_get_tensor_shape before a run gives it), or
- * use an output allocator instead. */
+ * shapes are computed: at enqueue and by get_tensor_shape. For an output whose dims
+ * depend on data, the buffer must hold the upper-bound size (prt_context_get_tensor_shape
+ * before a run gives it), or use an output allocator instead. */
 PRT_API PRT_NODISCARD prt_status prt_context_set_tensor_address(prt_context *ctx,
-                                                        const char *name,
-                                                        void *address);
+                                                                const char *name,
+                                                                void *address);
 
 /* TensorRT's IOutputAllocator. After a run, for an output with this
  * allocator and no address set: reallocate is asked for memory of the final
@@ -567,10 +564,9 @@ typedef struct prt_output_allocator {
     uint32_t struct_size;
     uint32_t abi_version;
     void *user;
-    void *(*reallocate)(void *user, const char *tensor_name, void *current,
-                        uint64_t size, uint64_t alignment);
-    void (*notify_shape)(void *user, const char *tensor_name,
-                         const prt_dims *dims);
+    void *(*reallocate)(void *user, const char *tensor_name, void *current, uint64_t size,
+                        uint64_t alignment);
+    void (*notify_shape)(void *user, const char *tensor_name, const prt_dims *dims);
 } prt_output_allocator;
 
 /* Installs an output allocator for an output (borrowed; NULL removes it). */
@@ -585,8 +581,8 @@ PRT_API PRT_NODISCARD prt_status prt_context_set_output_allocator(
  * broke a size tensor's bound is reported here (PRT_ERR_PLUGIN naming the
  * layer, the value and the bound). */
 PRT_API PRT_NODISCARD prt_status prt_context_get_tensor_shape(prt_context *ctx,
-                                                      const char *name,
-                                                      prt_dims *out);
+                                                              const char *name,
+                                                              prt_dims *out);
 
 /* Runs the engine. On the CPU it computes before returning (stream NULL).
  * On CUDA it queues the work on `stream` (a cudaStream_t; NULL is the
@@ -607,7 +603,8 @@ PRT_API PRT_NODISCARD prt_status prt_context_enqueue(prt_context *ctx, void *str
  * prt_context_get_tensor_shape reads after it. PRT_ERR_UNSUPPORTED on a
  * device without graphs, and for engines whose run must wait for the host
  * (see prt_context_enqueue) or outputs bound to an output allocator. */
-PRT_API PRT_NODISCARD prt_status prt_context_capture_graph(prt_context *ctx, void *stream);
+PRT_API PRT_NODISCARD prt_status prt_context_capture_graph(prt_context *ctx,
+                                                           void *stream);
 PRT_API PRT_NODISCARD prt_status prt_context_launch_graph(prt_context *ctx, void *stream);
 
 #ifdef __cplusplus

@@ -23,15 +23,15 @@
  * it), or NULL: tables only grow, so an older plugin's table is shorter and
  * its missing entries read as absent. */
 #define BASE_END_OF(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
-#define BASE_ENTRY(table, type, member)                                     \
-    (((table) && (table)->struct_size >= BASE_END_OF(type, member)) ? (table)->member : NULL)
+#define BASE_ENTRY(table, type, member)                                                  \
+    (((table) && (table)->struct_size >= BASE_END_OF(type, member)) ? (table)->member    \
+                                                                    : NULL)
 
 /* Records the calling thread's error and returns `status`, so callers write
  * `return base_error(PRT_ERR_SHAPE, "...", ...);`. */
 prt_status base_error(prt_status status, const char *fmt, ...) BASE_PRINTF(2, 3);
 /* Prefixes the current message with "<prefix>: " (keeps the status). */
-prt_status base_error_prefix(prt_status status, const char *fmt, ...)
-    BASE_PRINTF(2, 3);
+prt_status base_error_prefix(prt_status status, const char *fmt, ...) BASE_PRINTF(2, 3);
 /* Clears the calling thread's error. */
 void base_clear_error(void);
 
@@ -87,7 +87,6 @@ void base_dims_str(const prt_dims *dims, char *buf, size_t cap);
 size_t base_field_type_size(int32_t type);
 /* "int32", "float32", "char", ...; "invalid" for an unknown value. */
 const char *base_field_type_name(int32_t type);
-
 
 uint64_t base_fnv1a64(const void *data, size_t n, uint64_t seed);
 #define BASE_FNV_SEED 0xcbf29ce484222325ull

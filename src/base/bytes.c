@@ -34,7 +34,10 @@ void base_buf_u32(base_buf *b, uint32_t v)
     base_buf_put(b, x, 4);
 }
 
-void base_buf_i32(base_buf *b, int32_t v) { base_buf_u32(b, (uint32_t)v); }
+void base_buf_i32(base_buf *b, int32_t v)
+{
+    base_buf_u32(b, (uint32_t)v);
+}
 
 void base_buf_u64(base_buf *b, uint64_t v)
 {
@@ -44,7 +47,10 @@ void base_buf_u64(base_buf *b, uint64_t v)
     base_buf_put(b, x, 8);
 }
 
-void base_buf_i64(base_buf *b, int64_t v) { base_buf_u64(b, (uint64_t)v); }
+void base_buf_i64(base_buf *b, int64_t v)
+{
+    base_buf_u64(b, (uint64_t)v);
+}
 
 void base_buf_str(base_buf *b, const char *s)
 {
@@ -78,7 +84,10 @@ uint32_t base_rd_u32(base_reader *r)
            (uint32_t)x[3] << 24;
 }
 
-int32_t base_rd_i32(base_reader *r) { return (int32_t)base_rd_u32(r); }
+int32_t base_rd_i32(base_reader *r)
+{
+    return (int32_t)base_rd_u32(r);
+}
 
 uint64_t base_rd_u64(base_reader *r)
 {
@@ -87,7 +96,10 @@ uint64_t base_rd_u64(base_reader *r)
     return lo | hi << 32;
 }
 
-int64_t base_rd_i64(base_reader *r) { return (int64_t)base_rd_u64(r); }
+int64_t base_rd_i64(base_reader *r)
+{
+    return (int64_t)base_rd_u64(r);
+}
 
 const uint8_t *base_rd_span(base_reader *r, size_t n)
 {

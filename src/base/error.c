@@ -13,7 +13,10 @@ static prt_log_fn log_fn;
 static void *log_user;
 static int32_t log_max = -1;
 
-const char *prt_last_error(void) { return error_msg; }
+const char *prt_last_error(void)
+{
+    return error_msg;
+}
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is not one
  * (overlong forms, surrogates and code points past U+10FFFF are not). */
@@ -79,9 +82,15 @@ static void set_message(const char *fmt, va_list ap)
     store_escaped(error_msg, sizeof error_msg, raw);
 }
 
-void base_clear_error(void) { error_msg[0] = '\0'; }
+void base_clear_error(void)
+{
+    error_msg[0] = '\0';
+}
 
-void prt_clear_error(void) { base_clear_error(); }
+void prt_clear_error(void)
+{
+    base_clear_error();
+}
 
 prt_status base_error(prt_status status, const char *fmt, ...)
 {
@@ -120,12 +129,19 @@ prt_status base_error_prefix(prt_status status, const char *fmt, ...)
 
 const char *prt_status_name(prt_status status)
 {
-    static const char *const names[] = {
-        "PRT_OK",           "PRT_ERR_INVALID_ARGUMENT", "PRT_ERR_OUT_OF_MEMORY",
-        "PRT_ERR_NOT_FOUND", "PRT_ERR_ALREADY_EXISTS",  "PRT_ERR_UNSUPPORTED",
-        "PRT_ERR_MALFORMED", "PRT_ERR_VERSION",         "PRT_ERR_SHAPE",
-        "PRT_ERR_PLUGIN",   "PRT_ERR_IO",               "PRT_ERR_STATE",
-        "PRT_ERR_INTERNAL"};
+    static const char *const names[] = {"PRT_OK",
+                                        "PRT_ERR_INVALID_ARGUMENT",
+                                        "PRT_ERR_OUT_OF_MEMORY",
+                                        "PRT_ERR_NOT_FOUND",
+                                        "PRT_ERR_ALREADY_EXISTS",
+                                        "PRT_ERR_UNSUPPORTED",
+                                        "PRT_ERR_MALFORMED",
+                                        "PRT_ERR_VERSION",
+                                        "PRT_ERR_SHAPE",
+                                        "PRT_ERR_PLUGIN",
+                                        "PRT_ERR_IO",
+                                        "PRT_ERR_STATE",
+                                        "PRT_ERR_INTERNAL"};
     if (status < 0 || status >= (prt_status)(sizeof names / sizeof names[0]))
         return "PRT_ERR_UNKNOWN";
     return names[status];
@@ -151,9 +167,15 @@ void base_log(int32_t severity, const char *fmt, ...)
     log_fn(log_user, severity, msg);
 }
 
-const char *prt_version_string(void) { return PRT_VERSION; }
+const char *prt_version_string(void)
+{
+    return PRT_VERSION;
+}
 
-int32_t prt_version_number(void) { return PRT_VERSION_NUMBER; }
+int32_t prt_version_number(void)
+{
+    return PRT_VERSION_NUMBER;
+}
 
 static void host_log(void *host, int32_t severity, const char *message)
 {
@@ -169,10 +191,12 @@ static void host_set_error(void *host, prt_status status, const char *message)
 }
 
 static const prt_host_services host_services = {
-    sizeof(prt_host_services), PRT_PLUGIN_ABI_VERSION, NULL, host_log,
-    host_set_error};
+    sizeof(prt_host_services), PRT_PLUGIN_ABI_VERSION, NULL, host_log, host_set_error};
 
-const prt_host_services *prt_host_services_get(void) { return &host_services; }
+const prt_host_services *prt_host_services_get(void)
+{
+    return &host_services;
+}
 
 prt_status base_query_check(uint32_t struct_size, size_t size, const void *out,
                             const char *fn, const char *type)
@@ -180,8 +204,9 @@ prt_status base_query_check(uint32_t struct_size, size_t size, const void *out,
     if (!out)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
     if (struct_size < size)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "%s: out->struct_size is %u; set it "
-                          "to sizeof(%s) (%zu) before the call", fn, (unsigned)struct_size,
-                          type, size);
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "%s: out->struct_size is %u; set it "
+                          "to sizeof(%s) (%zu) before the call",
+                          fn, (unsigned)struct_size, type, size);
     return PRT_OK;
 }

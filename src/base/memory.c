@@ -8,7 +8,10 @@
 /* Allocations left before the injected failure; negative: never fail. */
 static _Atomic int64_t fail_countdown = -1;
 
-void base_fail_alloc_after(int64_t n) { atomic_store(&fail_countdown, n); }
+void base_fail_alloc_after(int64_t n)
+{
+    atomic_store(&fail_countdown, n);
+}
 
 static int should_fail(void)
 {
@@ -43,7 +46,10 @@ void *base_realloc(void *p, size_t n)
     return realloc(p, n ? n : 1);
 }
 
-void base_free(void *p) { free(p); }
+void base_free(void *p)
+{
+    free(p);
+}
 
 void *base_aligned_alloc(size_t align, size_t n)
 {
@@ -55,11 +61,20 @@ void *base_aligned_alloc(size_t align, size_t n)
     return p;
 }
 
-void base_aligned_free(void *p) { free(p); }
+void base_aligned_free(void *p)
+{
+    free(p);
+}
 
-void prt_free(void *p) { free(p); }
+void prt_free(void *p)
+{
+    free(p);
+}
 
-void *prt_malloc(size_t size) { return base_malloc(size); }
+void *prt_malloc(size_t size)
+{
+    return base_malloc(size);
+}
 
 char *base_strdup(const char *s)
 {

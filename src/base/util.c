@@ -86,19 +86,27 @@ void base_dims_str(const prt_dims *dims, char *buf, size_t cap)
 size_t prt_dtype_size(int32_t dtype)
 {
     switch (dtype) {
-    case PRT_FLOAT32: case PRT_INT32: return 4;
-    case PRT_FLOAT16: case PRT_BFLOAT16: return 2;
-    case PRT_INT8: case PRT_UINT8: case PRT_BOOL: return 1;
-    case PRT_INT64: return 8;
-    default: return 0;
+    case PRT_FLOAT32:
+    case PRT_INT32:
+        return 4;
+    case PRT_FLOAT16:
+    case PRT_BFLOAT16:
+        return 2;
+    case PRT_INT8:
+    case PRT_UINT8:
+    case PRT_BOOL:
+        return 1;
+    case PRT_INT64:
+        return 8;
+    default:
+        return 0;
     }
 }
 
 const char *prt_dtype_name(int32_t dtype)
 {
     static const char *const names[PRT_DTYPE_COUNT] = {
-        "float32", "float16", "bfloat16", "int8",
-        "uint8",   "int32",   "int64",    "bool"};
+        "float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool"};
     if (dtype < 0 || dtype >= PRT_DTYPE_COUNT)
         return "invalid";
     return names[dtype];
@@ -215,20 +223,32 @@ uint32_t base_crc32(const void *data, size_t n)
 size_t base_field_type_size(int32_t type)
 {
     switch (type) {
-    case PRT_FIELD_INT8: case PRT_FIELD_CHAR: case PRT_FIELD_BYTES: return 1;
-    case PRT_FIELD_INT16: case PRT_FIELD_FLOAT16: case PRT_FIELD_BFLOAT16: return 2;
-    case PRT_FIELD_INT32: case PRT_FIELD_FLOAT32: return 4;
-    case PRT_FIELD_INT64: case PRT_FIELD_FLOAT64: return 8;
-    case PRT_FIELD_DIMS: return sizeof(prt_dims);
-    default: return 0;
+    case PRT_FIELD_INT8:
+    case PRT_FIELD_CHAR:
+    case PRT_FIELD_BYTES:
+        return 1;
+    case PRT_FIELD_INT16:
+    case PRT_FIELD_FLOAT16:
+    case PRT_FIELD_BFLOAT16:
+        return 2;
+    case PRT_FIELD_INT32:
+    case PRT_FIELD_FLOAT32:
+        return 4;
+    case PRT_FIELD_INT64:
+    case PRT_FIELD_FLOAT64:
+        return 8;
+    case PRT_FIELD_DIMS:
+        return sizeof(prt_dims);
+    default:
+        return 0;
     }
 }
 
 const char *base_field_type_name(int32_t type)
 {
     static const char *const names[PRT_FIELD_TYPE_COUNT] = {
-        "int8", "int16", "int32", "int64", "float16", "float32",
-        "float64", "bfloat16", "char", "dims", "bytes"};
+        "int8",    "int16",    "int32", "int64", "float16", "float32",
+        "float64", "bfloat16", "char",  "dims",  "bytes"};
     if (type < 0 || type >= PRT_FIELD_TYPE_COUNT)
         return "invalid";
     return names[type];

@@ -26,7 +26,9 @@ prt_status bld_alias(bld *b)
         if (!bl->alias_input || !bl->alias_copy)
             return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
         for (int32_t o = 0; o < l->nb_outputs; o++) {
-            int32_t in = BUILD_ENTRY(l->plugin, get_aliased_input) ? BUILD_ENTRY(l->plugin, get_aliased_input)(l->plugin, o) : -1;
+            int32_t in = BUILD_ENTRY(l->plugin, get_aliased_input)
+                             ? BUILD_ENTRY(l->plugin, get_aliased_input)(l->plugin, o)
+                             : -1;
             int32_t tin, tout = l->outputs[o], uses = 0;
             bl->alias_input[o] = -1;
             if (in < 0)
@@ -34,8 +36,8 @@ prt_status bld_alias(bld *b)
             if (in >= l->nb_inputs)
                 return base_error(PRT_ERR_PLUGIN,
                                   "layer '%s': output %d aliases input %d, but there "
-                                  "are %d inputs", l->name, (int)o, (int)in,
-                                  (int)l->nb_inputs);
+                                  "are %d inputs",
+                                  l->name, (int)o, (int)in, (int)l->nb_inputs);
             tin = l->inputs[in];
             if (b->t[tin].dtype != b->t[tout].dtype ||
                 b->t[tin].dims.nb_dims != b->t[tout].dims.nb_dims ||
@@ -43,7 +45,8 @@ prt_status bld_alias(bld *b)
                        sizeof(prt_expr *) * (size_t)b->t[tin].dims.nb_dims) != 0)
                 return base_error(PRT_ERR_PLUGIN,
                                   "layer '%s': output %d aliases input %d, but their "
-                                  "dtypes or shapes differ", l->name, (int)o, (int)in);
+                                  "dtypes or shapes differ",
+                                  l->name, (int)o, (int)in);
             for (int32_t k = 0; k < l->nb_inputs; k++)
                 uses += l->inputs[k] == tin;
             /* An earlier output of this layer that already took the input's
@@ -72,8 +75,8 @@ static prt_status tensor_max_bytes(const bld *b, int32_t id, int64_t *out)
     for (int32_t p = 0; p < b->nb_profiles; p++) {
         int64_t v = (int64_t)prt_dtype_size(t->dtype);
         for (int32_t d = 0; d < t->dims.nb_dims; d++) {
-            int64_t hi = b->hi[(size_t)p * (size_t)b->nb_nodes +
-                               (size_t)expr_id(t->dims.d[d])];
+            int64_t hi =
+                b->hi[(size_t)p * (size_t)b->nb_nodes + (size_t)expr_id(t->dims.d[d])];
             if (!base_mul_i64(v, hi, &v))
                 return base_error(PRT_ERR_SHAPE, "tensor '%s' is too large to address",
                                   b->net->tensors[id].name);
@@ -92,7 +95,8 @@ static prt_status bld_copy_fields(const net_layer *l, eng_layer *el)
     base_clear_error();
     fc = l->plugin->vt->runtime->get_fields_to_serialize(l->plugin);
     if (!fc)
-        return bld_plugin_fail(l, PRT_ERR_PLUGIN, "get_fields_to_serialize returned NULL");
+        return bld_plugin_fail(l, PRT_ERR_PLUGIN,
+                               "get_fields_to_serialize returned NULL");
     if (fc->nb_fields < 0 || fc->nb_fields > 4096 || (fc->nb_fields && !fc->fields))
         return base_error(PRT_ERR_PLUGIN, "layer '%s': bad field collection", l->name);
     for (int32_t i = 0; i < fc->nb_fields; i++) {
@@ -137,7 +141,10 @@ static prt_status bld_copy_fields(const net_layer *l, eng_layer *el)
     return PRT_OK;
 }
 
-static char *dup_or_empty(const char *s) { return base_strdup(s ? s : ""); }
+static char *dup_or_empty(const char *s)
+{
+    return base_strdup(s ? s : "");
+}
 
 /* The engine's arrays, I/O lists, profiles and expression program. */
 static prt_status assemble_header(const bld *b, prt_engine *e)
@@ -200,8 +207,10 @@ static prt_status assemble_weights(const bld *b, prt_engine *e)
     if (e->weights)
         memset(e->weights, 0, (size_t)e->weights_size + 1);
     if (!e->weights)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory for %lld bytes of "
-                          "constants", (long long)e->weights_size);
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "build: out of memory for %lld bytes of "
+                          "constants",
+                          (long long)e->weights_size);
     for (int32_t i = 0; i < net->nb_tensors; i++) {
         const net_tensor *nt = &net->tensors[i];
         if (nt->const_bytes < 0)
@@ -209,7 +218,8 @@ static prt_status assemble_weights(const bld *b, prt_engine *e)
         e->tensors[i].const_offset = used;
         if (nt->const_bytes)
             memcpy(e->weights + used, nt->const_data, (size_t)nt->const_bytes);
-        used += (nt->const_bytes + ENG_WEIGHTS_ALIGN - 1) / ENG_WEIGHTS_ALIGN * ENG_WEIGHTS_ALIGN;
+        used += (nt->const_bytes + ENG_WEIGHTS_ALIGN - 1) / ENG_WEIGHTS_ALIGN *
+                ENG_WEIGHTS_ALIGN;
     }
     return PRT_OK;
 }
@@ -318,7 +328,8 @@ static prt_status assemble_layer(const bld *b, prt_engine *e, int32_t li)
     el->workspace = bl->workspace;
     el->host_dims = bl->host_dims;
     if (!el->name || !el->plugin_namespace || !el->plugin_name || !el->plugin_version ||
-        !el->library || !el->inputs || !el->outputs || !el->alias_input || !el->alias_copy)
+        !el->library || !el->inputs || !el->outputs || !el->alias_input ||
+        !el->alias_copy)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
     memcpy(el->inputs, l->inputs, sizeof(int32_t) * (size_t)l->nb_inputs);
     memcpy(el->outputs, l->outputs, sizeof(int32_t) * (size_t)l->nb_outputs);

@@ -105,8 +105,9 @@ static prt_status bld_profiles(bld *b)
                     return base_error(PRT_ERR_SHAPE,
                                       "input '%s' is a shape input, so it must be a "
                                       "0-D or 1-D int32/int64 input of static length "
-                                      "1..%d; it is %s %s", t->name, PRT_MAX_DIMS,
-                                      prt_dtype_name(t->dtype), buf);
+                                      "1..%d; it is %s %s",
+                                      t->name, PRT_MAX_DIMS, prt_dtype_name(t->dtype),
+                                      buf);
                 if (!e || !e->has_values || e->vmin.nb_dims != count)
                     return base_error(PRT_ERR_SHAPE,
                                       "shape input '%s' (%lld values) needs the bounds "
@@ -130,8 +131,9 @@ static prt_status bld_profiles(bld *b)
             if (e->min.nb_dims != t->dims.nb_dims)
                 return base_error(PRT_ERR_SHAPE,
                                   "profile %d: input '%s' has rank %d, the profile "
-                                  "gives rank %d", (int)p, t->name,
-                                  (int)t->dims.nb_dims, (int)e->min.nb_dims);
+                                  "gives rank %d",
+                                  (int)p, t->name, (int)t->dims.nb_dims,
+                                  (int)e->min.nb_dims);
             for (int32_t d = 0; d < t->dims.nb_dims; d++)
                 if (t->dims.d[d] >= 0 &&
                     (e->min.d[d] != t->dims.d[d] || e->max.d[d] != t->dims.d[d]))
@@ -181,9 +183,10 @@ static prt_status bld_constant_exprs(bld *b)
             base_volume(&nt->dims) <= PRT_MAX_DIMS) {
             t->values.nb_dims = (int32_t)base_volume(&nt->dims);
             for (int32_t v = 0; v < t->values.nb_dims; v++) {
-                int64_t x = nt->dtype == PRT_INT32   ? ((const int32_t *)nt->const_data)[v]
-                            : nt->dtype == PRT_INT64 ? ((const int64_t *)nt->const_data)[v]
-                                                     : ((const uint8_t *)nt->const_data)[v] != 0;
+                int64_t x = nt->dtype == PRT_INT32 ? ((const int32_t *)nt->const_data)[v]
+                            : nt->dtype == PRT_INT64
+                                ? ((const int64_t *)nt->const_data)[v]
+                                : ((const uint8_t *)nt->const_data)[v] != 0;
                 t->values.d[v] = expr_const(b->pool, x);
                 if (!t->values.d[v])
                     return base_error(PRT_ERR_OUT_OF_MEMORY, "build: %s",
@@ -270,18 +273,19 @@ static prt_status bld_layer_values(bld *b, int32_t li)
         }
         if (!bld_value_dtype(t->dtype) || t->dims.nb_dims > 1 ||
             out_values[o].nb_dims > PRT_MAX_DIMS || count != out_values[o].nb_dims)
-            return base_error(PRT_ERR_PLUGIN,
-                              "layer '%s': output %d states %d values, but only a 0-D "
-                              "or 1-D int32/int64/bool output of a static size up to %d can "
-                              "have them (it is %s, rank %d, size %lld)", l->name, (int)o,
-                              (int)out_values[o].nb_dims, PRT_MAX_DIMS,
-                              prt_dtype_name(t->dtype), (int)t->dims.nb_dims,
-                              (long long)count);
+            return base_error(
+                PRT_ERR_PLUGIN,
+                "layer '%s': output %d states %d values, but only a 0-D "
+                "or 1-D int32/int64/bool output of a static size up to %d can "
+                "have them (it is %s, rank %d, size %lld)",
+                l->name, (int)o, (int)out_values[o].nb_dims, PRT_MAX_DIMS,
+                prt_dtype_name(t->dtype), (int)t->dims.nb_dims, (long long)count);
         for (int32_t v = 0; v < out_values[o].nb_dims; v++)
             if (!out_values[o].d[v])
-                return base_error(PRT_ERR_PLUGIN, "layer '%s': output %d value %d has no "
-                                  "expression (%s)", l->name, (int)o, (int)v,
-                                  expr_pool_error(b->pool));
+                return base_error(PRT_ERR_PLUGIN,
+                                  "layer '%s': output %d value %d has no "
+                                  "expression (%s)",
+                                  l->name, (int)o, (int)v, expr_pool_error(b->pool));
         t->values = out_values[o];
     }
     return PRT_OK;
@@ -297,20 +301,22 @@ static prt_status bld_layer_shapes(bld *b, int32_t li)
     int32_t nb_sizes_before = expr_pool_size_count(b->pool);
 
     if (l->nb_inputs > 64)
-        return base_error(PRT_ERR_UNSUPPORTED, "layer '%s': more than 64 inputs", l->name);
+        return base_error(PRT_ERR_UNSUPPORTED, "layer '%s': more than 64 inputs",
+                          l->name);
     if (l->nb_shape_inputs > 64)
         return base_error(PRT_ERR_UNSUPPORTED, "layer '%s': more than 64 shape inputs",
                           l->name);
     for (int32_t s = 0; s < l->nb_shape_inputs; s++) {
         shape_values[s] = b->t[l->shape_inputs[s]].values;
         if (shape_values[s].nb_dims < 0)
-            return base_error(PRT_ERR_SHAPE,
-                              "layer '%s': shape input %d ('%s') has values the "
-                              "builder cannot know: it must be a network input with "
-                              "value bounds (prt_builder_config_set_profile_shape_values), "
-                              "a small integer constant, or computed from those by "
-                              "layers that state their values (get_output_values)",
-                              l->name, (int)s, b->net->tensors[l->shape_inputs[s]].name);
+            return base_error(
+                PRT_ERR_SHAPE,
+                "layer '%s': shape input %d ('%s') has values the "
+                "builder cannot know: it must be a network input with "
+                "value bounds (prt_builder_config_set_profile_shape_values), "
+                "a small integer constant, or computed from those by "
+                "layers that state their values (get_output_values)",
+                l->name, (int)s, b->net->tensors[l->shape_inputs[s]].name);
     }
     for (int32_t i = 0; i < l->nb_inputs; i++) {
         in_types[i] = b->t[l->inputs[i]].dtype;
@@ -365,7 +371,8 @@ static prt_status bld_layer_shapes(bld *b, int32_t li)
         if (t->dims.nb_dims != 0 || (t->dtype != PRT_INT32 && t->dtype != PRT_INT64))
             return base_error(PRT_ERR_PLUGIN,
                               "layer '%s': output %d is declared a size tensor, so it "
-                              "must be a 0-D int32 or int64 tensor", l->name, (int)oi);
+                              "must be a 0-D int32 or int64 tensor",
+                              l->name, (int)oi);
         t->size_id = s;
     }
     return bld_layer_values(b, li);
@@ -392,9 +399,10 @@ static prt_status bld_bounds(bld *b)
     for (int32_t p = 0; p < b->nb_profiles; p++) {
         size_t k = (size_t)p * (size_t)b->net->nb_inputs;
         size_t o = (size_t)p * (size_t)prog->nb_nodes;
-        expr_profile prof = {b->net->nb_inputs, b->pmin + k,  b->popt + k,  b->pmax + k,
+        expr_profile prof = {b->net->nb_inputs, b->pmin + k,  b->popt + k, b->pmax + k,
                              b->pvmin + k,      b->pvopt + k, b->pvmax + k};
-        prt_status st = expr_program_bounds(prog, &prof, b->lo + o, b->opt + o, b->hi + o);
+        prt_status st =
+            expr_program_bounds(prog, &prof, b->lo + o, b->opt + o, b->hi + o);
         if (st)
             return base_error_prefix(st, "profile %d", (int)p);
     }
@@ -405,13 +413,13 @@ static prt_status bld_bounds(bld *b)
             for (int32_t p = 0; p < b->nb_profiles; p++) {
                 int32_t node = expr_id(t->dims.d[d]);
                 if (b->lo[(size_t)p * (size_t)b->nb_nodes + (size_t)node] < 0)
-                    return base_error(PRT_ERR_SHAPE,
-                                      "tensor '%s' dim %d can be negative (down to "
-                                      "%lld) in profile %d", b->net->tensors[i].name,
-                                      (int)d,
-                                      (long long)b->lo[(size_t)p * (size_t)b->nb_nodes +
-                                                       (size_t)node],
-                                      (int)p);
+                    return base_error(
+                        PRT_ERR_SHAPE,
+                        "tensor '%s' dim %d can be negative (down to "
+                        "%lld) in profile %d",
+                        b->net->tensors[i].name, (int)d,
+                        (long long)b->lo[(size_t)p * (size_t)b->nb_nodes + (size_t)node],
+                        (int)p);
             }
     }
     return PRT_OK;
@@ -478,8 +486,9 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
         for (int32_t k = 0; k < l->nb_inputs; k++)
             b.t[l->inputs[k]].last_use = li;
         if (!(l->plugin->vt->core->devices(l->plugin) & (1u << cfg->device))) {
-            st = base_error(PRT_ERR_UNSUPPORTED, "layer '%s': plugin %s does not run on %s",
-                            l->name, bld_plugin_label(l->plugin),
+            st = base_error(PRT_ERR_UNSUPPORTED,
+                            "layer '%s': plugin %s does not run on %s", l->name,
+                            bld_plugin_label(l->plugin),
                             cfg->device == PRT_DEVICE_CPU ? "the CPU" : "CUDA");
             goto done;
         }

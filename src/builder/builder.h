@@ -34,14 +34,15 @@ struct prt_builder_config {
  * any vector load on CPU and GPU); the engine validates it and device
  * allocations are aligned as much. */
 #define PLAN_ALIGN ENG_ARENA_ALIGN
-_Static_assert(ENG_ARENA_ALIGN == DEV_ALIGN, "the arena and device allocations align alike");
+_Static_assert(ENG_ARENA_ALIGN == DEV_ALIGN,
+               "the arena and device allocations align alike");
 
 /* One buffer to place: tensors that share memory (in-place aliases) are
  * merged into one item by the caller. */
 typedef struct plan_item {
     int64_t bytes;
-    int32_t first; /* first layer index that writes it */
-    int32_t last;  /* last layer index that reads it */
+    int32_t first;  /* first layer index that writes it */
+    int32_t last;   /* last layer index that reads it */
     int64_t offset; /* result */
 } plan_item;
 
@@ -62,12 +63,10 @@ typedef struct tune_candidate {
  * outputs against candidate 0 (the reference: first combination, tactic 0),
  * and returns the index of the fastest one that agrees in *best. Candidates
  * that fail or disagree are logged and skipped. */
-prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin,
-                      const char *layer_name, int32_t nb_in, int32_t nb_out,
-                      const tune_candidate *cands, int32_t nb_cands,
-                      int64_t workspace, const uint32_t *out_dd,
+prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_name,
+                      int32_t nb_in, int32_t nb_out, const tune_candidate *cands,
+                      int32_t nb_cands, int64_t workspace, const uint32_t *out_dd,
                       int32_t *best);
-
 
 /* ---- the timing cache (timing_cache.c) ------------------------------------ */
 
@@ -125,14 +124,14 @@ typedef struct bld {
     bld_tensor *t;
     bld_layer *l;
     int32_t nb_profiles;
-    prt_dims *pmin, *popt, *pmax; /* [profile * nb_inputs + input] */
+    prt_dims *pmin, *popt, *pmax;    /* [profile * nb_inputs + input] */
     prt_dims *pvmin, *pvopt, *pvmax; /* shape-input values, same indexing */
     int32_t nb_nodes;
     int64_t *lo, *opt, *hi; /* [profile * nb_nodes + node] */
     uint8_t *dd;            /* [node]: depends on a size tensor's value */
-    const dev_ops *dev; /* the target device, for tuning and the engine */
-    dev_info dev_info;  /* what it is, for timing-cache keys */
-    tc_cache cache;     /* loaded when the config names a timing cache */
+    const dev_ops *dev;     /* the target device, for tuning and the engine */
+    dev_info dev_info;      /* what it is, for timing-cache keys */
+    tc_cache cache;         /* loaded when the config names a timing cache */
 } bld;
 
 /* The plugin's name for messages ("?" if it gives none). */

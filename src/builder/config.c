@@ -7,10 +7,12 @@ prt_status prt_builder_config_create(prt_builder_config **out)
 {
     prt_builder_config *c;
     if (!out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_builder_config_create: out is NULL");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builder_config_create: out is NULL");
     c = base_calloc(1, sizeof *c);
     if (!c)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_builder_config_create: out of memory");
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "prt_builder_config_create: out of memory");
     c->device = PRT_DEVICE_CPU;
     c->workspace_limit = (int64_t)1 << 30;
     *out = c;
@@ -31,7 +33,8 @@ void prt_builder_config_destroy(prt_builder_config *cfg)
     base_free(cfg);
 }
 
-prt_status prt_builder_config_set_timing_cache_file(prt_builder_config *cfg, const char *path)
+prt_status prt_builder_config_set_timing_cache_file(prt_builder_config *cfg,
+                                                    const char *path)
 {
     char *copy = NULL;
     if (!cfg)
@@ -48,7 +51,8 @@ prt_status prt_builder_config_set_timing_cache_file(prt_builder_config *cfg, con
 prt_status prt_builder_config_set_device(prt_builder_config *cfg, int32_t device)
 {
     if (!cfg)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_builder_config_set_device: cfg is NULL");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builder_config_set_device: cfg is NULL");
     const dev_ops *d;
     prt_status st;
     if (device < 0 || device >= PRT_DEVICE_COUNT)
@@ -61,8 +65,7 @@ prt_status prt_builder_config_set_device(prt_builder_config *cfg, int32_t device
     return PRT_OK;
 }
 
-prt_status prt_builder_config_set_workspace_limit(prt_builder_config *cfg,
-                                                  int64_t bytes)
+prt_status prt_builder_config_set_workspace_limit(prt_builder_config *cfg, int64_t bytes)
 {
     if (!cfg || bytes < 0)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
@@ -74,20 +77,22 @@ prt_status prt_builder_config_set_workspace_limit(prt_builder_config *cfg,
 prt_status prt_builder_config_set_autotune(prt_builder_config *cfg, int32_t on)
 {
     if (!cfg)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_builder_config_set_autotune: cfg is NULL");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builder_config_set_autotune: cfg is NULL");
     cfg->autotune = on ? 1 : 0;
     return PRT_OK;
 }
 
-prt_status prt_builder_config_add_profile(prt_builder_config *cfg,
-                                          int32_t *out_profile)
+prt_status prt_builder_config_add_profile(prt_builder_config *cfg, int32_t *out_profile)
 {
     cfg_profile *p;
     if (!cfg || !out_profile)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_builder_config_add_profile: NULL argument");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builder_config_add_profile: NULL argument");
     p = base_realloc(cfg->profiles, sizeof *p * (size_t)(cfg->nb_profiles + 1));
     if (!p)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_builder_config_add_profile: out of memory");
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "prt_builder_config_add_profile: out of memory");
     cfg->profiles = p;
     memset(&p[cfg->nb_profiles], 0, sizeof *p);
     *out_profile = cfg->nb_profiles++;
@@ -117,11 +122,9 @@ static cfg_entry *config_entry(prt_builder_config *cfg, int32_t profile,
     return &arr[p->nb_entries++];
 }
 
-prt_status prt_builder_config_set_profile_dims(prt_builder_config *cfg,
-                                               int32_t profile,
+prt_status prt_builder_config_set_profile_dims(prt_builder_config *cfg, int32_t profile,
                                                const char *input_name,
-                                               const prt_dims *min,
-                                               const prt_dims *opt,
+                                               const prt_dims *min, const prt_dims *opt,
                                                const prt_dims *max)
 {
     cfg_entry *e;
@@ -136,13 +139,14 @@ prt_status prt_builder_config_set_profile_dims(prt_builder_config *cfg,
         min->nb_dims < 0 || min->nb_dims > PRT_MAX_DIMS)
         return base_error(PRT_ERR_SHAPE,
                           "profile %d, input '%s': min, opt and max must have "
-                          "one rank in 0..%d", (int)profile, input_name, PRT_MAX_DIMS);
+                          "one rank in 0..%d",
+                          (int)profile, input_name, PRT_MAX_DIMS);
     for (int32_t i = 0; i < min->nb_dims; i++) {
         if (min->d[i] < 0 || min->d[i] > opt->d[i] || opt->d[i] > max->d[i])
             return base_error(PRT_ERR_SHAPE,
                               "profile %d, input '%s', dim %d: need 0 <= min <= "
-                              "opt <= max, got %lld, %lld, %lld", (int)profile,
-                              input_name, (int)i, (long long)min->d[i],
+                              "opt <= max, got %lld, %lld, %lld",
+                              (int)profile, input_name, (int)i, (long long)min->d[i],
                               (long long)opt->d[i], (long long)max->d[i]);
     }
     e = config_entry(cfg, profile, input_name);
@@ -155,13 +159,9 @@ prt_status prt_builder_config_set_profile_dims(prt_builder_config *cfg,
     return PRT_OK;
 }
 
-prt_status prt_builder_config_set_profile_shape_values(prt_builder_config *cfg,
-                                                      int32_t profile,
-                                                      const char *input_name,
-                                                      const int64_t *min,
-                                                      const int64_t *opt,
-                                                      const int64_t *max,
-                                                      int32_t count)
+prt_status prt_builder_config_set_profile_shape_values(
+    prt_builder_config *cfg, int32_t profile, const char *input_name, const int64_t *min,
+    const int64_t *opt, const int64_t *max, int32_t count)
 {
     cfg_entry *e;
     if (!cfg || !input_name || !min || !opt || !max)
@@ -172,16 +172,17 @@ prt_status prt_builder_config_set_profile_shape_values(prt_builder_config *cfg,
                           "profile %d does not exist (%d added)", (int)profile,
                           (int)cfg->nb_profiles);
     if (count < 1 || count > PRT_MAX_DIMS)
-        return base_error(PRT_ERR_SHAPE, "profile %d, shape input '%s': %d values "
-                          "(1..%d allowed)", (int)profile, input_name, (int)count,
-                          PRT_MAX_DIMS);
+        return base_error(PRT_ERR_SHAPE,
+                          "profile %d, shape input '%s': %d values "
+                          "(1..%d allowed)",
+                          (int)profile, input_name, (int)count, PRT_MAX_DIMS);
     for (int32_t i = 0; i < count; i++)
         if (min[i] > opt[i] || opt[i] > max[i])
             return base_error(PRT_ERR_SHAPE,
                               "profile %d, shape input '%s', value %d: need min <= "
-                              "opt <= max, got %lld, %lld, %lld", (int)profile,
-                              input_name, (int)i, (long long)min[i], (long long)opt[i],
-                              (long long)max[i]);
+                              "opt <= max, got %lld, %lld, %lld",
+                              (int)profile, input_name, (int)i, (long long)min[i],
+                              (long long)opt[i], (long long)max[i]);
     e = config_entry(cfg, profile, input_name);
     if (!e)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");

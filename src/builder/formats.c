@@ -60,8 +60,8 @@ static prt_status bld_configure(bld *b, const net_layer *l,
     if (!BUILD_ENTRY(l->plugin, configure))
         return PRT_OK;
     base_clear_error();
-    st = BUILD_ENTRY(l->plugin, configure)(l->plugin, descs, l->nb_inputs, descs + l->nb_inputs,
-                       l->nb_outputs);
+    st = BUILD_ENTRY(l->plugin, configure)(l->plugin, descs, l->nb_inputs,
+                                           descs + l->nb_inputs, l->nb_outputs);
     return st ? bld_plugin_fail(l, st, "configure failed") : PRT_OK;
 }
 
@@ -71,7 +71,8 @@ static prt_status bld_tactics(const net_layer *l, int32_t **out, int32_t *out_n)
     int32_t *list;
     prt_status st;
     /* Without set_tactic a plugin has only the default tactic. */
-    if (BUILD_ENTRY(l->plugin, get_valid_tactics) && RUNTIME_ENTRY(l->plugin, set_tactic)) {
+    if (BUILD_ENTRY(l->plugin, get_valid_tactics) &&
+        RUNTIME_ENTRY(l->plugin, set_tactic)) {
         base_clear_error();
         st = BUILD_ENTRY(l->plugin, get_valid_tactics)(l->plugin, NULL, 0, &count);
         if (st)
@@ -104,8 +105,8 @@ static prt_status bld_tactics(const net_layer *l, int32_t **out, int32_t *out_n)
 
 /* Configures the plugin for `descs` (formats chosen) at profile p and asks
  * for its workspace there. */
-static prt_status bld_workspace(bld *b, const net_layer *l, prt_dynamic_tensor_desc *descs,
-                                int32_t p, int64_t *out)
+static prt_status bld_workspace(bld *b, const net_layer *l,
+                                prt_dynamic_tensor_desc *descs, int32_t p, int64_t *out)
 {
     int32_t nb_in = l->nb_inputs, nb_out = l->nb_outputs;
     int64_t ws = 0;
@@ -117,14 +118,14 @@ static prt_status bld_workspace(bld *b, const net_layer *l, prt_dynamic_tensor_d
         if (st)
             st = bld_plugin_fail(l, st, "get_workspace_size failed");
         else if (ws < 0)
-            st = base_error(PRT_ERR_PLUGIN, "layer '%s': negative workspace %lld", l->name,
-                            (long long)ws);
+            st = base_error(PRT_ERR_PLUGIN, "layer '%s': negative workspace %lld",
+                            l->name, (long long)ws);
     }
     if (!st && ws > b->cfg->workspace_limit)
         st = base_error(PRT_ERR_UNSUPPORTED,
                         "layer '%s' needs %lld bytes of workspace, over the limit of "
-                        "%lld (prt_builder_config_set_workspace_limit)", l->name,
-                        (long long)ws, (long long)b->cfg->workspace_limit);
+                        "%lld (prt_builder_config_set_workspace_limit)",
+                        l->name, (long long)ws, (long long)b->cfg->workspace_limit);
     if (!st)
         *out = ws;
     return st;
@@ -144,26 +145,30 @@ static prt_status cache_key(const bld *b, const net_layer *l, char *key, size_t 
                 continue;
             h = base_fnv1a64(f->name, strlen(f->name), h);
             h = base_fnv1a64(&f->type, sizeof f->type, h);
-            h = base_fnv1a64(f->data, (size_t)f->length * base_field_type_size(f->type), h);
+            h = base_fnv1a64(f->data, (size_t)f->length * base_field_type_size(f->type),
+                             h);
         }
-    n = (size_t)snprintf(key, cap, "%s|%s|%d.%d|%s::%s@%s|%016llx", dev_name(b->cfg->device),
-                         b->dev_info.name, (int)b->dev_info.cc_major,
-                         (int)b->dev_info.cc_minor, p->vt->core->plugin_namespace(p),
-                         p->vt->core->name(p), p->vt->core->version(p),
-                         (unsigned long long)h);
+    n = (size_t)snprintf(key, cap, "%s|%s|%d.%d|%s::%s@%s|%016llx",
+                         dev_name(b->cfg->device), b->dev_info.name,
+                         (int)b->dev_info.cc_major, (int)b->dev_info.cc_minor,
+                         p->vt->core->plugin_namespace(p), p->vt->core->name(p),
+                         p->vt->core->version(p), (unsigned long long)h);
     for (int32_t k = 0; k < l->nb_inputs + l->nb_outputs && n < cap; k++) {
         prt_dynamic_tensor_desc d;
         char lo[128], opt[128], hi[128];
-        bld_desc(b, k < l->nb_inputs ? l->inputs[k] : l->outputs[k - l->nb_inputs], 0, &d);
+        bld_desc(b, k < l->nb_inputs ? l->inputs[k] : l->outputs[k - l->nb_inputs], 0,
+                 &d);
         base_dims_str(&d.min, lo, sizeof lo);
         base_dims_str(&d.opt, opt, sizeof opt);
         base_dims_str(&d.max, hi, sizeof hi);
-        n += (size_t)snprintf(key + n, cap - n, "|%s:%s/%s/%s", prt_dtype_name(d.desc.dtype),
-                              lo, opt, hi);
+        n += (size_t)snprintf(key + n, cap - n, "|%s:%s/%s/%s",
+                              prt_dtype_name(d.desc.dtype), lo, opt, hi);
     }
     if (n >= cap)
-        return base_error(PRT_ERR_UNSUPPORTED, "layer '%s': its timing-cache key is too "
-                          "long", l->name);
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "layer '%s': its timing-cache key is too "
+                          "long",
+                          l->name);
     return PRT_OK;
 }
 
@@ -202,7 +207,8 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
     prt_status st = PRT_OK;
     char key[4096];
     tune_candidate *cands = base_calloc((size_t)nc, sizeof *cands);
-    prt_dynamic_tensor_desc *all = base_calloc((size_t)ng->nb_combos * (size_t)n, sizeof *all);
+    prt_dynamic_tensor_desc *all =
+        base_calloc((size_t)ng->nb_combos * (size_t)n, sizeof *all);
     if (!cands || !all)
         st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
     /* Output dims that depend on data are tuned at their upper bound. */
@@ -227,17 +233,18 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
     }
     if (!st && b->cfg->timing_cache) {
         st = cache_key(b, l, key, sizeof key);
-        if (!st && cached_choice(b, key, ng, n, tactics, nb_tactics, out_combo, out_tactic)) {
-            base_log(PRT_SEV_VERBOSE, "layer '%s': tactic %d from the timing cache", l->name,
-                     (int)*out_tactic);
+        if (!st &&
+            cached_choice(b, key, ng, n, tactics, nb_tactics, out_combo, out_tactic)) {
+            base_log(PRT_SEV_VERBOSE, "layer '%s': tactic %d from the timing cache",
+                     l->name, (int)*out_tactic);
             base_free(cands);
             base_free(all);
             return PRT_OK;
         }
     }
     if (!st)
-        st = tune_layer(b->dev, l->plugin, l->name, nb_in, nb_out, cands, nc, ws_max, out_dd,
-                        &best);
+        st = tune_layer(b->dev, l->plugin, l->name, nb_in, nb_out, cands, nc, ws_max,
+                        out_dd, &best);
     if (!st) {
         *out_combo = best / nb_tactics;
         *out_tactic = tactics[best % nb_tactics];
@@ -275,8 +282,9 @@ prt_status bld_layer_formats(bld *b, int32_t li)
         base_dims_str(&d->desc.dims, buf, sizeof buf);
         st = base_error(PRT_ERR_UNSUPPORTED,
                         "layer '%s' (plugin %s) accepts no type/format combination: "
-                        "it rejects %s %d (%s, dims %s)", l->name,
-                        bld_plugin_label(l->plugin), ng->deepest < nb_in ? "input" : "output",
+                        "it rejects %s %d (%s, dims %s)",
+                        l->name, bld_plugin_label(l->plugin),
+                        ng->deepest < nb_in ? "input" : "output",
                         (int)(ng->deepest < nb_in ? ng->deepest : ng->deepest - nb_in),
                         prt_dtype_name(d->desc.dtype), buf);
         goto done;
@@ -352,9 +360,11 @@ prt_status bld_host_dims(bld *b)
         if (!touches)
             continue;
         b->l[li].host_dims = 1;
-        base_log(PRT_SEV_INFO, "layer '%s' (plugin %s) needs the true dims of "
+        base_log(PRT_SEV_INFO,
+                 "layer '%s' (plugin %s) needs the true dims of "
                  "data-dependent tensors on the host: each run waits for the device "
-                 "before it", l->name, bld_plugin_label(l->plugin));
+                 "before it",
+                 l->name, bld_plugin_label(l->plugin));
     }
     base_free(owner);
     return PRT_OK;

@@ -2,7 +2,10 @@
  * buffers whose lifetimes do not meet. */
 #include "builder/builder.h"
 
-static int64_t align_up(int64_t v) { return (v + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN; }
+static int64_t align_up(int64_t v)
+{
+    return (v + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
+}
 
 int64_t plan_arena(plan_item *items, int32_t n)
 {

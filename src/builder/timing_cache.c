@@ -34,8 +34,10 @@ void tc_free(tc_cache *c)
 
 static prt_status bad(const char *path, const char *what)
 {
-    return base_error(PRT_ERR_MALFORMED, "timing cache '%s' is not a valid plugrt timing "
-                      "cache: %s", path, what);
+    return base_error(PRT_ERR_MALFORMED,
+                      "timing cache '%s' is not a valid plugrt timing "
+                      "cache: %s",
+                      path, what);
 }
 
 static prt_status tc_add(tc_cache *c, char *key, int32_t tactic, int32_t n,
@@ -68,8 +70,10 @@ static prt_status parse(tc_cache *c, const char *path, const uint8_t *p, size_t 
         return bad(path, "bad magic or too short");
     r.pos = 8;
     if (base_rd_u32(&r) != TC_VERSION)
-        return base_error(PRT_ERR_VERSION, "timing cache '%s': format version %u, this "
-                          "plugrt reads %u", path, (unsigned)(p[8] | p[9] << 8), TC_VERSION);
+        return base_error(PRT_ERR_VERSION,
+                          "timing cache '%s': format version %u, this "
+                          "plugrt reads %u",
+                          path, (unsigned)(p[8] | p[9] << 8), TC_VERSION);
     memcpy(&crc, p + size - 4, 4); /* little-endian hosts (x86-64, arm64) */
     if (crc != base_crc32(p, size - 4))
         return bad(path, "checksum mismatch (damaged or altered)");
@@ -127,7 +131,8 @@ prt_status tc_load(tc_cache *c, const char *path)
     bytes = base_malloc((size_t)n + 1);
     if (!bytes) {
         fclose(f);
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "timing cache '%s': out of memory", path);
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "timing cache '%s': out of memory",
+                          path);
     }
     if (fread(bytes, 1, (size_t)n, f) != (size_t)n) {
         fclose(f);

@@ -34,14 +34,30 @@ static void fill_random(void *p, int32_t dtype, int64_t count, uint64_t *seed)
         uint64_t r = rng_next(seed);
         float f = (float)((double)(r >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
         switch (dtype) {
-        case PRT_FLOAT32: ((float *)p)[i] = f; break;
-        case PRT_FLOAT16: ((uint16_t *)p)[i] = prt_float_to_half(f); break;
-        case PRT_BFLOAT16: ((uint16_t *)p)[i] = prt_float_to_bf16(f); break;
-        case PRT_INT8: ((int8_t *)p)[i] = (int8_t)(r % 8); break;
-        case PRT_UINT8: ((uint8_t *)p)[i] = (uint8_t)(r % 8); break;
-        case PRT_INT32: ((int32_t *)p)[i] = (int32_t)(r % 8); break;
-        case PRT_INT64: ((int64_t *)p)[i] = (int64_t)(r % 8); break;
-        default: ((uint8_t *)p)[i] = (uint8_t)(r & 1); break;
+        case PRT_FLOAT32:
+            ((float *)p)[i] = f;
+            break;
+        case PRT_FLOAT16:
+            ((uint16_t *)p)[i] = prt_float_to_half(f);
+            break;
+        case PRT_BFLOAT16:
+            ((uint16_t *)p)[i] = prt_float_to_bf16(f);
+            break;
+        case PRT_INT8:
+            ((int8_t *)p)[i] = (int8_t)(r % 8);
+            break;
+        case PRT_UINT8:
+            ((uint8_t *)p)[i] = (uint8_t)(r % 8);
+            break;
+        case PRT_INT32:
+            ((int32_t *)p)[i] = (int32_t)(r % 8);
+            break;
+        case PRT_INT64:
+            ((int64_t *)p)[i] = (int64_t)(r % 8);
+            break;
+        default:
+            ((uint8_t *)p)[i] = (uint8_t)(r & 1);
+            break;
         }
     }
 }
@@ -49,23 +65,27 @@ static void fill_random(void *p, int32_t dtype, int64_t count, uint64_t *seed)
 static float as_float(const void *p, int32_t dtype, int64_t i)
 {
     switch (dtype) {
-    case PRT_FLOAT32: return ((const float *)p)[i];
-    case PRT_FLOAT16: return prt_half_to_float(((const uint16_t *)p)[i]);
-    default: return prt_bf16_to_float(((const uint16_t *)p)[i]);
+    case PRT_FLOAT32:
+        return ((const float *)p)[i];
+    case PRT_FLOAT16:
+        return prt_half_to_float(((const uint16_t *)p)[i]);
+    default:
+        return prt_bf16_to_float(((const uint16_t *)p)[i]);
     }
 }
 
 /* The first element where two outputs disagree, or -1: integers exactly,
  * floats within a tolerance fitting their precision (tactics may sum in
  * another order). */
-static int64_t first_disagreement(const void *a, const void *b, int32_t dtype, int64_t count)
+static int64_t first_disagreement(const void *a, const void *b, int32_t dtype,
+                                  int64_t count)
 {
     double tol;
     if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16) {
         size_t es = prt_dtype_size(dtype);
         for (int64_t i = 0; i < count; i++)
-            if (memcmp((const uint8_t *)a + (size_t)i * es, (const uint8_t *)b + (size_t)i * es,
-                       es) != 0)
+            if (memcmp((const uint8_t *)a + (size_t)i * es,
+                       (const uint8_t *)b + (size_t)i * es, es) != 0)
                 return i;
         return -1;
     }
@@ -86,12 +106,17 @@ static double element(const void *p, int32_t dtype, int64_t i)
     switch (dtype) {
     case PRT_FLOAT32:
     case PRT_FLOAT16:
-    case PRT_BFLOAT16: return (double)as_float(p, dtype, i);
-    case PRT_INT8: return ((const int8_t *)p)[i];
+    case PRT_BFLOAT16:
+        return (double)as_float(p, dtype, i);
+    case PRT_INT8:
+        return ((const int8_t *)p)[i];
     case PRT_UINT8:
-    case PRT_BOOL: return ((const uint8_t *)p)[i];
-    case PRT_INT32: return ((const int32_t *)p)[i];
-    default: return (double)((const int64_t *)p)[i];
+    case PRT_BOOL:
+        return ((const uint8_t *)p)[i];
+    case PRT_INT32:
+        return ((const int32_t *)p)[i];
+    default:
+        return (double)((const int64_t *)p)[i];
     }
 }
 
@@ -171,8 +196,8 @@ static void tune_free(tune_bufs *tb, int32_t n)
 static prt_status tune_run(prt_plugin *p, tune_bufs *tb, int32_t nb_in, int32_t nb_out)
 {
     for (int32_t o = 0; o < nb_out; o++) {
-        prt_status st = tb->dev->memset(tb->ptr[nb_in + o], 0, tune_bytes(tb, nb_in + o),
-                                        tb->stream);
+        prt_status st =
+            tb->dev->memset(tb->ptr[nb_in + o], 0, tune_bytes(tb, nb_in + o), tb->stream);
         if (st)
             return st;
     }
@@ -184,8 +209,8 @@ static prt_status tune_run(prt_plugin *p, tune_bufs *tb, int32_t nb_in, int32_t 
 /* Output o of the last run, copied to host memory `dst`. */
 static prt_status tune_read_output(tune_bufs *tb, int32_t k, void *dst)
 {
-    prt_status st = tb->dev->copy(dst, tb->ptr[k], tune_bytes(tb, k), DEV_COPY_D2H,
-                                  tb->stream);
+    prt_status st =
+        tb->dev->copy(dst, tb->ptr[k], tune_bytes(tb, k), DEV_COPY_D2H, tb->stream);
     return st ? st : tb->dev->stream_sync(tb->stream);
 }
 
@@ -196,11 +221,13 @@ static prt_status tune_first_run(prt_plugin *plugin, const tune_candidate *c,
 {
     prt_status st = tune_alloc(c, nb_in, nb_out, out_dd, workspace, tb);
     if (!st && BUILD_ENTRY(plugin, configure))
-        st = BUILD_ENTRY(plugin, configure)(plugin, c->descs, nb_in, c->descs + nb_in, nb_out);
+        st = BUILD_ENTRY(plugin, configure)(plugin, c->descs, nb_in, c->descs + nb_in,
+                                            nb_out);
     if (!st && RUNTIME_ENTRY(plugin, set_tactic))
         st = RUNTIME_ENTRY(plugin, set_tactic)(plugin, c->tactic);
     if (!st && RUNTIME_ENTRY(plugin, on_shape_change))
-        st = RUNTIME_ENTRY(plugin, on_shape_change)(plugin, tb->desc, nb_in, tb->desc + nb_in, nb_out);
+        st = RUNTIME_ENTRY(plugin, on_shape_change)(plugin, tb->desc, nb_in,
+                                                    tb->desc + nb_in, nb_out);
     if (!st)
         st = tune_run(plugin, tb, nb_in, nb_out);
     if (!st)
@@ -274,9 +301,9 @@ static prt_status ref_keep(tune_ref *r, tune_bufs *tb, int32_t nb_in, int32_t nb
 /* Candidate 0 (the first combination, tactic 0) on the CPU. 0 with a
  * warning when the CPU run fails: the target's candidate 0 is then the
  * reference. */
-static int ref_on_cpu(prt_plugin *plugin, const char *layer_name, const tune_candidate *c0,
-                      int32_t nb_in, int32_t nb_out, const uint32_t *out_dd,
-                      int64_t workspace, tune_ref *r)
+static int ref_on_cpu(prt_plugin *plugin, const char *layer_name,
+                      const tune_candidate *c0, int32_t nb_in, int32_t nb_out,
+                      const uint32_t *out_dd, int64_t workspace, tune_ref *r)
 {
     tune_bufs tb;
     void *stream = NULL;
@@ -291,7 +318,8 @@ static int ref_on_cpu(prt_plugin *plugin, const char *layer_name, const tune_can
         st = ref_keep(r, &tb, nb_in, nb_out);
     tune_free(&tb, nb_in + nb_out);
     if (st) {
-        base_log(PRT_SEV_WARNING, "layer '%s': the CPU implementation failed while tuning "
+        base_log(PRT_SEV_WARNING,
+                 "layer '%s': the CPU implementation failed while tuning "
                  "(%s); tactics are checked against tactic 0 on the device instead",
                  layer_name, prt_last_error());
         ref_free(r);
@@ -303,8 +331,9 @@ static int ref_on_cpu(prt_plugin *plugin, const char *layer_name, const tune_can
 
 /* 1 if candidate c's outputs (in tb) agree with the reference; else logs
  * which output and element differ and returns 0. */
-static int agrees(tune_bufs *tb, const tune_ref *r, const tune_candidate *c, int32_t nb_in,
-                  int32_t nb_out, void *got, const char *layer_name, prt_status *st)
+static int agrees(tune_bufs *tb, const tune_ref *r, const tune_candidate *c,
+                  int32_t nb_in, int32_t nb_out, void *got, const char *layer_name,
+                  prt_status *st)
 {
     for (int32_t o = 0; o < nb_out; o++) {
         int32_t k = nb_in + o, dt = tb->desc[k].dtype;
@@ -314,11 +343,14 @@ static int agrees(tune_bufs *tb, const tune_ref *r, const tune_candidate *c, int
             return 0;
         bad = first_disagreement(got, r->out[o], dt, tb->count[k]);
         if (bad >= 0) {
-            base_log(PRT_SEV_WARNING, "layer '%s': tactic %d disagrees with the reference "
-                     "(%s) and is rejected: output %d element %lld is %g, the reference's "
-                     "%g", layer_name, (int)c->tactic,
-                     r->from_cpu ? "the CPU implementation" : "tactic 0", (int)o,
-                     (long long)bad, element(got, dt, bad), element(r->out[o], dt, bad));
+            base_log(
+                PRT_SEV_WARNING,
+                "layer '%s': tactic %d disagrees with the reference "
+                "(%s) and is rejected: output %d element %lld is %g, the reference's "
+                "%g",
+                layer_name, (int)c->tactic,
+                r->from_cpu ? "the CPU implementation" : "tactic 0", (int)o,
+                (long long)bad, element(got, dt, bad), element(r->out[o], dt, bad));
             return 0;
         }
     }
@@ -338,7 +370,8 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
     prt_status st = PRT_OK;
     memset(&ref, 0, sizeof ref);
     if (nb_out > 64 || nb_in + nb_out > 128)
-        return base_error(PRT_ERR_UNSUPPORTED, "tuning '%s': too many tensors", layer_name);
+        return base_error(PRT_ERR_UNSUPPORTED, "tuning '%s': too many tensors",
+                          layer_name);
     st = dev->stream_create(&stream);
     if (!st)
         st = dev->event_create(&ev0);
@@ -358,12 +391,16 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
         base_clear_error();
         st = tune_first_run(plugin, &cands[c], nb_in, nb_out, out_dd, workspace, &tb);
         if (st && c == 0) {
-            st = base_error_prefix(PRT_ERR_PLUGIN, "layer '%s': the reference candidate "
-                                   "(tactic 0) failed while tuning", layer_name);
+            st = base_error_prefix(PRT_ERR_PLUGIN,
+                                   "layer '%s': the reference candidate "
+                                   "(tactic 0) failed while tuning",
+                                   layer_name);
             keep = 0;
         } else if (st) {
-            base_log(PRT_SEV_WARNING, "layer '%s': tactic %d failed while tuning and is "
-                     "skipped: %s", layer_name, (int)cands[c].tactic, prt_last_error());
+            base_log(PRT_SEV_WARNING,
+                     "layer '%s': tactic %d failed while tuning and is "
+                     "skipped: %s",
+                     layer_name, (int)cands[c].tactic, prt_last_error());
             st = PRT_OK;
             keep = 0;
         } else if (c == 0 && !ref.from_cpu) {
@@ -377,7 +414,8 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
                 if (!got)
                     st = base_error(PRT_ERR_OUT_OF_MEMORY, "tuning: out of memory");
             }
-            if (!st && !agrees(&tb, &ref, &cands[c], nb_in, nb_out, got, layer_name, &st)) {
+            if (!st &&
+                !agrees(&tb, &ref, &cands[c], nb_in, nb_out, got, layer_name, &st)) {
                 keep = 0;
                 rejected++;
             }
@@ -396,7 +434,8 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
         tune_free(&tb, nb_in + nb_out);
     }
     if (!st && best_i < 0 && rejected > 0)
-        st = base_error(PRT_ERR_PLUGIN, "layer '%s': no tactic agrees with the reference "
+        st = base_error(PRT_ERR_PLUGIN,
+                        "layer '%s': no tactic agrees with the reference "
                         "(%s); the build log names each one's first wrong element",
                         layer_name, ref.from_cpu ? "the CPU implementation" : "tactic 0");
     ref_free(&ref);

@@ -12,13 +12,16 @@ static prt_status cpu_alloc(size_t bytes, void **out)
 {
     void *p = base_aligned_alloc(DEV_ALIGN, bytes);
     if (!p)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "cpu: out of memory allocating %zu bytes",
-                          bytes);
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "cpu: out of memory allocating %zu bytes", bytes);
     *out = p;
     return PRT_OK;
 }
 
-static void cpu_free(void *p) { base_aligned_free(p); }
+static void cpu_free(void *p)
+{
+    base_aligned_free(p);
+}
 
 static prt_status cpu_copy(void *dst, const void *src, size_t bytes, int32_t kind,
                            void *stream)
@@ -47,7 +50,10 @@ static prt_status cpu_stream_create(void **out)
     return PRT_OK;
 }
 
-static void cpu_stream_destroy(void *stream) { (void)stream; }
+static void cpu_stream_destroy(void *stream)
+{
+    (void)stream;
+}
 
 static prt_status cpu_sync_stream(void *stream)
 {
@@ -68,7 +74,10 @@ static prt_status cpu_event_create(void **out)
     return PRT_OK;
 }
 
-static void cpu_event_destroy(void *event) { base_free(event); }
+static void cpu_event_destroy(void *event)
+{
+    base_free(event);
+}
 
 static prt_status cpu_event_record(void *event, void *stream)
 {
@@ -87,11 +96,15 @@ static prt_status cpu_event_elapsed(void *start, void *end, double *out_ms)
 {
     const struct timespec *a = &((const cpu_event *)start)->t;
     const struct timespec *b = &((const cpu_event *)end)->t;
-    *out_ms = (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) * 1e-6;
+    *out_ms =
+        (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) * 1e-6;
     return PRT_OK;
 }
 
-static prt_status cpu_sync(void) { return PRT_OK; }
+static prt_status cpu_sync(void)
+{
+    return PRT_OK;
+}
 
 static prt_status cpu_info(dev_info *out)
 {

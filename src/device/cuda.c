@@ -21,11 +21,11 @@ static prt_status cuda_fail(cudaError_t err, prt_status status, const char *what
                       cudaGetErrorName(err));
 }
 
-#define CUDA_TRY(call, status, what)                                               \
-    do {                                                                           \
-        cudaError_t err_ = (call);                                                 \
-        if (err_ != cudaSuccess)                                                   \
-            return cuda_fail(err_, (status), (what));                              \
+#define CUDA_TRY(call, status, what)                                                     \
+    do {                                                                                 \
+        cudaError_t err_ = (call);                                                       \
+        if (err_ != cudaSuccess)                                                         \
+            return cuda_fail(err_, (status), (what));                                    \
     } while (0)
 
 static prt_status cu_alloc(size_t bytes, void **out)
@@ -66,11 +66,11 @@ static void cu_free_host(void *p)
         cudaFreeHost(p);
 }
 
-static prt_status cu_copy(void *dst, const void *src, size_t bytes, int32_t kind, void *stream)
+static prt_status cu_copy(void *dst, const void *src, size_t bytes, int32_t kind,
+                          void *stream)
 {
-    static const enum cudaMemcpyKind kinds[] = {cudaMemcpyHostToDevice,
-                                                cudaMemcpyDeviceToHost,
-                                                cudaMemcpyDeviceToDevice};
+    static const enum cudaMemcpyKind kinds[] = {
+        cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice};
     if (kind < 0 || kind > DEV_COPY_D2D)
         return base_error(PRT_ERR_INTERNAL, "cuda: copy kind %d", (int)kind);
     if (!bytes)
@@ -172,8 +172,9 @@ static prt_status cu_info(dev_info *out)
 
 static prt_status cu_graph_begin(void *stream)
 {
-    CUDA_TRY(cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeThreadLocal),
-             PRT_ERR_STATE, "beginning a graph capture");
+    CUDA_TRY(
+        cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeThreadLocal),
+        PRT_ERR_STATE, "beginning a graph capture");
     return PRT_OK;
 }
 
@@ -209,7 +210,8 @@ static void cu_graph_destroy(void *graph)
 extern int dev_cuda_eval_sizes_launch(const dev_sizes *s, const dev_size_args *args,
                                       void *stream);
 
-static prt_status cu_eval_sizes(const dev_sizes *s, const dev_size_args *args, void *stream)
+static prt_status cu_eval_sizes(const dev_sizes *s, const dev_size_args *args,
+                                void *stream)
 {
     CUDA_TRY((cudaError_t)dev_cuda_eval_sizes_launch(s, args, stream), PRT_ERR_INTERNAL,
              "evaluating sizes on the device");
@@ -259,12 +261,12 @@ prt_status dev_cuda_get(const dev_ops **out)
 {
     pthread_once(&probe_once, probe);
     if (probe_err != cudaSuccess)
-        return base_error(PRT_ERR_UNSUPPORTED, "device cuda is not usable here: %s (%s)%s",
-                          cudaGetErrorString(probe_err), cudaGetErrorName(probe_err),
-                          probe_err == cudaErrorInsufficientDriver ||
-                                  probe_err == cudaErrorNoDevice
-                              ? "; this machine has no NVIDIA GPU or driver it can use"
-                              : "");
+        return base_error(
+            PRT_ERR_UNSUPPORTED, "device cuda is not usable here: %s (%s)%s",
+            cudaGetErrorString(probe_err), cudaGetErrorName(probe_err),
+            probe_err == cudaErrorInsufficientDriver || probe_err == cudaErrorNoDevice
+                ? "; this machine has no NVIDIA GPU or driver it can use"
+                : "");
     *out = &cuda_ops;
     return PRT_OK;
 }

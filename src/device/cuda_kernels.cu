@@ -7,7 +7,8 @@ extern "C" {
 #include "device/device.h"
 }
 
-namespace {
+namespace
+{
 
 // expr.h's kinds and plugin.h's prt_dim_op values, restated for device code
 // (device.h documents that dev_node uses them).
@@ -16,24 +17,34 @@ enum { K_CONST = 0, K_SIZE = 2, K_OP = 3 };
 __device__ int64_t apply(int32_t op, int64_t a, int64_t b)
 {
     switch (op) {
-    case 0: return a + b;            // SUM
-    case 1: return a * b;            // PROD
-    case 2: return a > b ? a : b;    // MAX
-    case 3: return a < b ? a : b;    // MIN
-    case 4: return a - b;            // SUB
-    case 5: return a == b;           // EQUAL
-    case 6: return a < b;            // LESS
-    case 7: {                        // FLOOR_DIV (toward -inf)
-        if (b == 0) return 0;
+    case 0:
+        return a + b; // SUM
+    case 1:
+        return a * b; // PROD
+    case 2:
+        return a > b ? a : b; // MAX
+    case 3:
+        return a < b ? a : b; // MIN
+    case 4:
+        return a - b; // SUB
+    case 5:
+        return a == b; // EQUAL
+    case 6:
+        return a < b; // LESS
+    case 7: {         // FLOOR_DIV (toward -inf)
+        if (b == 0)
+            return 0;
         int64_t q = a / b;
         return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
     }
-    case 8: {                        // CEIL_DIV (toward +inf)
-        if (b == 0) return 0;
+    case 8: { // CEIL_DIV (toward +inf)
+        if (b == 0)
+            return 0;
         int64_t q = a / b;
         return (q * b != a && ((a < 0) == (b < 0))) ? q + 1 : q;
     }
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -54,7 +65,8 @@ __global__ void eval_sizes_kernel(dev_sizes s, dev_size_args a)
         if (n.kind == K_CONST) {
             v = n.imm;
         } else if (n.kind == K_OP) {
-            v = apply(n.op, operand(s.node_values, a, n.a), operand(s.node_values, a, n.b));
+            v = apply(n.op, operand(s.node_values, a, n.a),
+                      operand(s.node_values, a, n.b));
         } else if (n.kind == K_SIZE) {
             int32_t id = (int32_t)n.imm;
             int64_t upper = operand(s.node_values, a, n.b);
@@ -65,7 +77,7 @@ __global__ void eval_sizes_kernel(dev_sizes s, dev_size_args a)
                 for (int32_t k = 0; k < a.nb_new; k++)
                     if (a.new_id[k] == id)
                         v = a.new_dtype[k] == 5 /* PRT_INT32 */
-                                ? (int64_t)*(const int32_t *)a.new_ptr[k]
+                                ? (int64_t) * (const int32_t *)a.new_ptr[k]
                                 : *(const int64_t *)a.new_ptr[k];
                 if (v < 0 || v > upper) {
                     if (!s.status->failed) {

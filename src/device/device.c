@@ -6,9 +6,12 @@
 const char *dev_name(int32_t device)
 {
     switch (device) {
-    case PRT_DEVICE_CPU: return "cpu";
-    case PRT_DEVICE_CUDA: return "cuda";
-    default: return "unknown device";
+    case PRT_DEVICE_CPU:
+        return "cpu";
+    case PRT_DEVICE_CUDA:
+        return "cuda";
+    default:
+        return "unknown device";
     }
 }
 
@@ -22,7 +25,8 @@ prt_status dev_get(int32_t device, const dev_ops **out)
 #ifdef PRT_HAVE_CUDA
         return dev_cuda_get(out);
 #else
-        return base_error(PRT_ERR_UNSUPPORTED, "device cuda: this build of plugrt has "
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "device cuda: this build of plugrt has "
                           "no CUDA support (it was built without nvcc and the CUDA "
                           "toolkit)");
 #endif

@@ -90,15 +90,15 @@ typedef struct dev_size_status {
 /* Per context, in device memory unless said; made by the runtime. */
 typedef struct dev_sizes {
     int32_t nb_nodes;
-    const dev_node *nodes;    /* [nb_nodes], in evaluation order */
+    const dev_node *nodes; /* [nb_nodes], in evaluation order */
     int32_t nb_sizes;
-    const int32_t *producer;  /* [nb_sizes]: the layer that writes each */
-    int64_t *size_values;     /* [nb_sizes]: this run's values */
-    int64_t *node_values;     /* [nb_nodes]: scratch */
+    const int32_t *producer; /* [nb_sizes]: the layer that writes each */
+    int64_t *size_values;    /* [nb_sizes]: this run's values */
+    int64_t *node_values;    /* [nb_nodes]: scratch */
     int32_t nb_dims;
-    const int32_t *dim_code;  /* [nb_dims]: operand code of each dim slot */
-    int64_t *dims;            /* [nb_dims]: the dims_device arrays */
-    dev_size_status *status;  /* pinned host memory */
+    const int32_t *dim_code; /* [nb_dims]: operand code of each dim slot */
+    int64_t *dims;           /* [nb_dims]: the dims_device arrays */
+    dev_size_status *status; /* pinned host memory */
 } dev_sizes;
 
 /* One launch: layer `layer` has written sizes new_id[] at new_ptr[]. */
@@ -188,8 +188,8 @@ const char *dev_name(int32_t device);
 /* Reads one int32 or int64 element (a size tensor's value) from device
  * memory into *out, waiting for `stream` first when the device's memory is
  * not host memory. On the CPU it is a load. */
-prt_status dev_read_i64(const dev_ops *d, const void *src, int32_t dtype,
-                        int64_t *out, void *stream);
+prt_status dev_read_i64(const dev_ops *d, const void *src, int32_t dtype, int64_t *out,
+                        void *stream);
 
 /* The CPU implementation (cpu.c). */
 extern const dev_ops dev_cpu_ops;

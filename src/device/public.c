@@ -4,11 +4,11 @@
 #include "device/device.h"
 
 /* The device's table, or an error naming the call. */
-#define DEV_OR_FAIL(device, d, what)                                            \
-    do {                                                                        \
-        prt_status st_ = dev_get((device), &(d));                               \
-        if (st_)                                                                \
-            return base_error_prefix(st_, "%s", (what));                        \
+#define DEV_OR_FAIL(device, d, what)                                                     \
+    do {                                                                                 \
+        prt_status st_ = dev_get((device), &(d));                                        \
+        if (st_)                                                                         \
+            return base_error_prefix(st_, "%s", (what));                                 \
     } while (0)
 
 /* For functions returning void: a device that is not usable has nothing to
@@ -32,7 +32,8 @@ prt_status prt_device_get_info(int32_t device, prt_device_info *out)
     prt_device_info r;
     prt_status st;
     if (!out || out->struct_size < sizeof *out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_device_get_info: out is NULL or "
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_device_get_info: out is NULL or "
                           "its struct_size is not sizeof(prt_device_info)");
     DEV_OR_FAIL(device, d, "prt_device_get_info");
     st = d->info(&info);
@@ -70,7 +71,8 @@ prt_status prt_device_malloc_host(int32_t device, size_t bytes, void **out)
 {
     const dev_ops *d;
     if (!out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_device_malloc_host: out is NULL");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_device_malloc_host: out is NULL");
     DEV_OR_FAIL(device, d, "prt_device_malloc_host");
     return d->alloc_host(bytes, out);
 }
@@ -174,7 +176,8 @@ prt_status prt_event_elapsed_ms(int32_t device, void *start, void *end, double *
 {
     const dev_ops *d;
     if (!start || !end || !out_ms)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_event_elapsed_ms: NULL argument");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_event_elapsed_ms: NULL argument");
     DEV_OR_FAIL(device, d, "prt_event_elapsed_ms");
     return d->event_elapsed_ms(start, end, out_ms);
 }

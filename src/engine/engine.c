@@ -17,8 +17,8 @@
 
 /* An entry a table's struct_size covers and that is set (plugin.h: tables
  * only grow; read an entry only when covered). */
-#define HAS_ENTRY(table, type, member)                                     \
-    ((table) && (table)->struct_size >= BASE_END_OF(type, member) &&       \
+#define HAS_ENTRY(table, type, member)                                                   \
+    ((table) && (table)->struct_size >= BASE_END_OF(type, member) &&                     \
      (table)->member != NULL)
 
 /* ------------------------------------------------------------------------ */
@@ -64,7 +64,8 @@ prt_status engine_prepare(prt_engine *e)
     if (e->device != PRT_DEVICE_CPU && e->built_on.name[0] && d->info(&here) == PRT_OK &&
         (here.cc_major != e->built_on.cc_major || here.cc_minor != e->built_on.cc_minor ||
          strcmp(here.name, e->built_on.name) != 0))
-        base_log(PRT_SEV_WARNING, "the engine was built and tuned on %s (compute capability "
+        base_log(PRT_SEV_WARNING,
+                 "the engine was built and tuned on %s (compute capability "
                  "%d.%d) and is loaded on %s (%d.%d): its tactics' timings may not hold",
                  e->built_on.name, (int)e->built_on.cc_major, (int)e->built_on.cc_minor,
                  here.name, (int)here.cc_major, (int)here.cc_minor);
@@ -159,13 +160,11 @@ static prt_status validate_counts(const prt_engine *e)
 {
     if (e->device != PRT_DEVICE_CPU && e->device != PRT_DEVICE_CUDA)
         return invalid("unknown target device %d", (int)e->device);
-    if (e->nb_tensors < 0 || e->nb_layers < 0 || e->nb_inputs < 0 ||
-        e->nb_outputs < 0 || e->nb_profiles < 0 || e->nb_sizes < 0 ||
-        e->exprs.nb_nodes < 0)
+    if (e->nb_tensors < 0 || e->nb_layers < 0 || e->nb_inputs < 0 || e->nb_outputs < 0 ||
+        e->nb_profiles < 0 || e->nb_sizes < 0 || e->exprs.nb_nodes < 0)
         return invalid("a negative count");
     if ((e->nb_tensors && !e->tensors) || (e->nb_layers && !e->layers) ||
-        (e->nb_inputs && !e->input_tensors) ||
-        (e->nb_outputs && !e->output_tensors) ||
+        (e->nb_inputs && !e->input_tensors) || (e->nb_outputs && !e->output_tensors) ||
         (e->exprs.nb_nodes && !e->exprs.nodes))
         return invalid("an array is missing");
     if (e->arena_size < 0 || e->workspace_size < 0 ||
@@ -181,10 +180,10 @@ static prt_status validate_counts(const prt_engine *e)
     if (e->nb_profiles < 1)
         return invalid("no optimization profile");
     if ((int64_t)e->nb_profiles * e->nb_inputs > INT32_MAX)
-        return invalid("%d profiles of %d inputs are too many",
-                       (int)e->nb_profiles, (int)e->nb_inputs);
-    if (e->nb_inputs && (!e->prof_min || !e->prof_opt || !e->prof_max ||
-                         !e->prof_vmin || !e->prof_vopt || !e->prof_vmax))
+        return invalid("%d profiles of %d inputs are too many", (int)e->nb_profiles,
+                       (int)e->nb_inputs);
+    if (e->nb_inputs && (!e->prof_min || !e->prof_opt || !e->prof_max || !e->prof_vmin ||
+                         !e->prof_vopt || !e->prof_vmax))
         return invalid("profile arrays are missing");
     return PRT_OK;
 }
@@ -197,28 +196,27 @@ static prt_status validate_io_lists(const prt_engine *e)
     for (int32_t i = 0; i < e->nb_inputs; i++) {
         int32_t t = e->input_tensors[i];
         if (t < 0 || t >= e->nb_tensors)
-            return invalid("input %d is tensor %d, outside 0..%d", (int)i,
-                           (int)t, (int)e->nb_tensors - 1);
+            return invalid("input %d is tensor %d, outside 0..%d", (int)i, (int)t,
+                           (int)e->nb_tensors - 1);
         if (e->tensors[t].input_index != i)
             return invalid("input %d is tensor %d ('%s'), whose input index "
-                           "is %d", (int)i, (int)t, tname(e, t),
-                           (int)e->tensors[t].input_index);
+                           "is %d",
+                           (int)i, (int)t, tname(e, t), (int)e->tensors[t].input_index);
     }
     for (int32_t i = 0; i < e->nb_outputs; i++) {
         int32_t t = e->output_tensors[i];
         if (t < 0 || t >= e->nb_tensors)
-            return invalid("output %d is tensor %d, outside 0..%d", (int)i,
-                           (int)t, (int)e->nb_tensors - 1);
+            return invalid("output %d is tensor %d, outside 0..%d", (int)i, (int)t,
+                           (int)e->nb_tensors - 1);
         if (e->tensors[t].output_index != i)
             return invalid("output %d is tensor %d ('%s'), whose output index "
-                           "is %d", (int)i, (int)t, tname(e, t),
-                           (int)e->tensors[t].output_index);
+                           "is %d",
+                           (int)i, (int)t, tname(e, t), (int)e->tensors[t].output_index);
     }
     return PRT_OK;
 }
 
-static prt_status validate_tensor(const prt_engine *e, int32_t i,
-                                  uint8_t *size_seen)
+static prt_status validate_tensor(const prt_engine *e, int32_t i, uint8_t *size_seen)
 {
     const eng_tensor *t = &e->tensors[i];
     const char *n = t->name;
@@ -237,24 +235,26 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i,
     for (int32_t d = 0; d < t->nb_dims; d++)
         if (t->dim_expr[d] < 0 || t->dim_expr[d] >= e->exprs.nb_nodes)
             return invalid("tensor %d ('%s'): dim %d is expression %d, "
-                           "outside 0..%d", (int)i, n, (int)d,
-                           (int)t->dim_expr[d], (int)e->exprs.nb_nodes - 1);
-    if (t->input_index != -1 &&
-        (t->input_index < 0 || t->input_index >= e->nb_inputs ||
-         e->input_tensors[t->input_index] != i))
+                           "outside 0..%d",
+                           (int)i, n, (int)d, (int)t->dim_expr[d],
+                           (int)e->exprs.nb_nodes - 1);
+    if (t->input_index != -1 && (t->input_index < 0 || t->input_index >= e->nb_inputs ||
+                                 e->input_tensors[t->input_index] != i))
         return invalid("tensor %d ('%s'): input index %d does not match the "
-                       "input list", (int)i, n, (int)t->input_index);
+                       "input list",
+                       (int)i, n, (int)t->input_index);
     if (t->output_index != -1 &&
         (t->output_index < 0 || t->output_index >= e->nb_outputs ||
          e->output_tensors[t->output_index] != i))
         return invalid("tensor %d ('%s'): output index %d does not match the "
-                       "output list", (int)i, n, (int)t->output_index);
+                       "output list",
+                       (int)i, n, (int)t->output_index);
     if (t->input_index >= 0 && t->output_index >= 0)
-        return invalid("tensor %d ('%s') is both a network input and an output",
-                       (int)i, n);
+        return invalid("tensor %d ('%s') is both a network input and an output", (int)i,
+                       n);
     if (t->producer < -1 || t->producer >= e->nb_layers)
-        return invalid("tensor %d ('%s'): producer %d outside -1..%d", (int)i,
-                       n, (int)t->producer, (int)e->nb_layers - 1);
+        return invalid("tensor %d ('%s'): producer %d outside -1..%d", (int)i, n,
+                       (int)t->producer, (int)e->nb_layers - 1);
     /* Every tensor has exactly one source: the user, the engine's weights,
      * or one layer. */
     is_const = t->const_offset >= 0;
@@ -269,29 +269,30 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i,
                                          : "has a producer and another source");
     if (is_const) {
         int64_t end;
-        if (t->offset != -1 ||
-            !base_add_i64(t->const_offset, t->max_bytes, &end) || end > e->weights_size)
+        if (t->offset != -1 || !base_add_i64(t->const_offset, t->max_bytes, &end) ||
+            end > e->weights_size)
             return invalid("tensor %d ('%s'): constant bytes [%lld, +%lld) exceed "
-                           "the %lld bytes of weights", (int)i, n,
-                           (long long)t->const_offset, (long long)t->max_bytes,
+                           "the %lld bytes of weights",
+                           (int)i, n, (long long)t->const_offset, (long long)t->max_bytes,
                            (long long)e->weights_size);
         /* Contexts read constants in place, as typed elements. */
         if (t->const_offset % ENG_WEIGHTS_ALIGN != 0)
             return invalid("tensor %d ('%s'): constant offset %lld is not a "
-                           "multiple of %d, the weights' alignment", (int)i, n,
-                           (long long)t->const_offset, ENG_WEIGHTS_ALIGN);
+                           "multiple of %d, the weights' alignment",
+                           (int)i, n, (long long)t->const_offset, ENG_WEIGHTS_ALIGN);
     }
     if (t->size_id != -1) {
         if (t->size_id < 0 || t->size_id >= e->nb_sizes)
-            return invalid("tensor %d ('%s'): size id %d outside 0..%d", (int)i,
-                           n, (int)t->size_id, (int)e->nb_sizes - 1);
+            return invalid("tensor %d ('%s'): size id %d outside 0..%d", (int)i, n,
+                           (int)t->size_id, (int)e->nb_sizes - 1);
         if (size_seen[t->size_id]++)
-            return invalid("tensor %d ('%s'): size id %d is used twice", (int)i,
-                           n, (int)t->size_id);
+            return invalid("tensor %d ('%s'): size id %d is used twice", (int)i, n,
+                           (int)t->size_id);
         if (t->nb_dims != 0 || (t->dtype != PRT_INT32 && t->dtype != PRT_INT64) ||
             t->producer < 0)
             return invalid("tensor %d ('%s'): a size tensor must be a 0-D "
-                           "int32/int64 layer output", (int)i, n);
+                           "int32/int64 layer output",
+                           (int)i, n);
     }
     if (t->max_bytes < 0)
         return invalid("tensor %d ('%s'): negative max bytes %lld", (int)i, n,
@@ -302,27 +303,29 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i,
     is_io = t->input_index >= 0 || t->output_index >= 0;
     if (is_io && t->offset != -1)
         return invalid("tensor %d ('%s') is an input or output but has arena "
-                       "offset %lld", (int)i, n, (long long)t->offset);
+                       "offset %lld",
+                       (int)i, n, (long long)t->offset);
     /* Everything else lives in the arena: the runtime needs its memory. */
     if (!is_io && !is_const && t->offset < 0)
         return invalid("tensor %d ('%s') has no memory: not an input, output or "
-                       "constant, and no arena offset", (int)i, n);
+                       "constant, and no arena offset",
+                       (int)i, n);
     if (t->offset >= 0) {
         int64_t end;
         if (!base_add_i64(t->offset, t->max_bytes, &end) || end > e->arena_size)
             return invalid("tensor %d ('%s'): arena bytes [%lld, +%lld) exceed "
-                           "the arena of %lld bytes", (int)i, n,
-                           (long long)t->offset, (long long)t->max_bytes,
+                           "the arena of %lld bytes",
+                           (int)i, n, (long long)t->offset, (long long)t->max_bytes,
                            (long long)e->arena_size);
         /* Kernels and plugins access the tensor as typed elements. */
         if (t->offset % (int64_t)prt_dtype_size(t->dtype) != 0)
             return invalid("tensor %d ('%s'): arena offset %lld is misaligned "
-                           "for its %s elements", (int)i, n,
-                           (long long)t->offset, prt_dtype_name(t->dtype));
+                           "for its %s elements",
+                           (int)i, n, (long long)t->offset, prt_dtype_name(t->dtype));
         if (t->offset % ENG_ARENA_ALIGN != 0)
             return invalid("tensor %d ('%s'): arena offset %lld is not a "
-                           "multiple of %d, the arena's alignment", (int)i, n,
-                           (long long)t->offset, ENG_ARENA_ALIGN);
+                           "multiple of %d, the arena's alignment",
+                           (int)i, n, (long long)t->offset, ENG_ARENA_ALIGN);
     }
     return PRT_OK;
 }
@@ -349,8 +352,7 @@ static prt_status validate_io_names(const prt_engine *e)
     qsort(names, (size_t)n, sizeof *names, cmp_names);
     for (int32_t i = 1; i < n; i++)
         if (strcmp(names[i - 1], names[i]) == 0) {
-            prt_status st = invalid("two inputs or outputs are named '%s'",
-                                    names[i]);
+            prt_status st = invalid("two inputs or outputs are named '%s'", names[i]);
             base_free(names);
             return st;
         }
@@ -364,31 +366,30 @@ static prt_status validate_field(const eng_layer *l, int32_t li, int32_t fi)
     size_t es = base_field_type_size(f->type);
     int64_t bytes;
     if (!f->name)
-        return invalid("layer %d ('%s') field %d has no name", (int)li, l->name,
-                       (int)fi);
+        return invalid("layer %d ('%s') field %d has no name", (int)li, l->name, (int)fi);
     if (es == 0)
-        return invalid("layer %d ('%s') field '%s': unknown type %d", (int)li,
-                       l->name, f->name, (int)f->type);
+        return invalid("layer %d ('%s') field '%s': unknown type %d", (int)li, l->name,
+                       f->name, (int)f->type);
     if (f->length < 0 || !base_mul_i64(f->length, (int64_t)es, &bytes))
-        return invalid("layer %d ('%s') field '%s': length %lld", (int)li,
-                       l->name, f->name, (long long)f->length);
+        return invalid("layer %d ('%s') field '%s': length %lld", (int)li, l->name,
+                       f->name, (long long)f->length);
     if (f->length > 0 && !f->data)
-        return invalid("layer %d ('%s') field '%s' has no data", (int)li,
-                       l->name, f->name);
+        return invalid("layer %d ('%s') field '%s' has no data", (int)li, l->name,
+                       f->name);
     if (f->type == PRT_FIELD_DIMS)
         for (int64_t k = 0; k < f->length; k++) {
             prt_dims d;
             memcpy(&d, (const uint8_t *)f->data + (size_t)k * sizeof d, sizeof d);
             if (d.nb_dims < 0 || d.nb_dims > PRT_MAX_DIMS)
                 return invalid("layer %d ('%s') field '%s' element %lld: rank "
-                               "%d outside 0..%d", (int)li, l->name, f->name,
-                               (long long)k, (int)d.nb_dims, PRT_MAX_DIMS);
+                               "%d outside 0..%d",
+                               (int)li, l->name, f->name, (long long)k, (int)d.nb_dims,
+                               PRT_MAX_DIMS);
         }
     return PRT_OK;
 }
 
-static prt_status validate_layer(const prt_engine *e, int32_t li,
-                                 uint8_t *produced)
+static prt_status validate_layer(const prt_engine *e, int32_t li, uint8_t *produced)
 {
     const eng_layer *l = &e->layers[li];
     const char *n = l->name;
@@ -396,31 +397,30 @@ static prt_status validate_layer(const prt_engine *e, int32_t li,
     if (!n || !l->plugin_namespace || !l->plugin_name || !l->plugin_version ||
         !l->library)
         return invalid("layer %d ('%s'): a name, plugin key or library is "
-                       "missing", (int)li, n ? n : "?");
+                       "missing",
+                       (int)li, n ? n : "?");
     if (l->device != PRT_DEVICE_CPU && l->device != PRT_DEVICE_CUDA)
-        return invalid("layer %d ('%s'): unknown device %d", (int)li, n,
-                       (int)l->device);
+        return invalid("layer %d ('%s'): unknown device %d", (int)li, n, (int)l->device);
     if (l->nb_inputs < 0 || l->nb_outputs < 0 || l->nb_fields < 0 ||
         (l->nb_inputs && !l->inputs) ||
         (l->nb_outputs && (!l->outputs || !l->alias_input || !l->alias_copy)) ||
         (l->nb_fields && !l->fields))
         return invalid("layer %d ('%s'): bad counts or missing arrays", (int)li, n);
     if (l->workspace < 0 || l->workspace > e->workspace_size)
-        return invalid("layer %d ('%s'): workspace %lld outside 0..%lld",
-                       (int)li, n, (long long)l->workspace,
-                       (long long)e->workspace_size);
+        return invalid("layer %d ('%s'): workspace %lld outside 0..%lld", (int)li, n,
+                       (long long)l->workspace, (long long)e->workspace_size);
     for (int32_t k = 0; k < l->nb_inputs; k++) {
         int32_t t = l->inputs[k];
         if (t < 0 || t >= e->nb_tensors)
             return invalid("layer %d ('%s') input %d is tensor %d, outside "
-                           "0..%d", (int)li, n, (int)k, (int)t,
-                           (int)e->nb_tensors - 1);
+                           "0..%d",
+                           (int)li, n, (int)k, (int)t, (int)e->nb_tensors - 1);
         /* Topological order; producer -1 is a network input (checked per
          * tensor). */
         if (e->tensors[t].producer >= li)
             return invalid("layer %d ('%s') input %d reads tensor %d ('%s'), "
-                           "produced by layer %d, not an earlier one", (int)li,
-                           n, (int)k, (int)t, tname(e, t),
+                           "produced by layer %d, not an earlier one",
+                           (int)li, n, (int)k, (int)t, tname(e, t),
                            (int)e->tensors[t].producer);
     }
     for (int32_t k = 0; k < l->nb_outputs; k++) {
@@ -428,21 +428,22 @@ static prt_status validate_layer(const prt_engine *e, int32_t li,
         int32_t a = l->alias_input[k];
         if (t < 0 || t >= e->nb_tensors)
             return invalid("layer %d ('%s') output %d is tensor %d, outside "
-                           "0..%d", (int)li, n, (int)k, (int)t,
-                           (int)e->nb_tensors - 1);
+                           "0..%d",
+                           (int)li, n, (int)k, (int)t, (int)e->nb_tensors - 1);
         if (e->tensors[t].producer != li || produced[t])
             return invalid("layer %d ('%s') output %d is tensor %d ('%s'), "
-                           "whose producer is %d%s", (int)li, n, (int)k, (int)t,
-                           tname(e, t), (int)e->tensors[t].producer,
+                           "whose producer is %d%s",
+                           (int)li, n, (int)k, (int)t, tname(e, t),
+                           (int)e->tensors[t].producer,
                            produced[t] ? " and which is listed twice" : "");
         produced[t] = 1;
         if (a < -1 || a >= l->nb_inputs)
             return invalid("layer %d ('%s') output %d aliases input %d, outside "
-                           "-1..%d", (int)li, n, (int)k, (int)a,
-                           (int)l->nb_inputs - 1);
+                           "-1..%d",
+                           (int)li, n, (int)k, (int)a, (int)l->nb_inputs - 1);
         if (l->alias_copy[k] > 1 || (a < 0 && l->alias_copy[k]))
-            return invalid("layer %d ('%s') output %d: alias copy flag %d",
-                           (int)li, n, (int)k, (int)l->alias_copy[k]);
+            return invalid("layer %d ('%s') output %d: alias copy flag %d", (int)li, n,
+                           (int)k, (int)l->alias_copy[k]);
         if (a >= 0) {
             /* In place: the output lives in the input's memory, so it must
              * be the same size; with hash-consed expressions, equal shapes
@@ -454,8 +455,8 @@ static prt_status validate_layer(const prt_engine *e, int32_t li,
                 same = to->dim_expr[d] == ti->dim_expr[d];
             if (!same)
                 return invalid("layer %d ('%s') output %d ('%s') aliases input "
-                               "%d ('%s') of another dtype or shape", (int)li,
-                               n, (int)k, to->name, (int)a, ti->name);
+                               "%d ('%s') of another dtype or shape",
+                               (int)li, n, (int)k, to->name, (int)a, ti->name);
         }
     }
     for (int32_t f = 0; f < l->nb_fields; f++)
@@ -473,8 +474,8 @@ static prt_status validate_shape_values(const prt_engine *e, int32_t p, int32_t 
     const prt_dims *mn = &e->prof_vmin[k], *op = &e->prof_vopt[k], *mx = &e->prof_vmax[k];
     int32_t n = mn->nb_dims;
     if (op->nb_dims != n || mx->nb_dims != n || n != e->prof_vmin[i].nb_dims)
-        return invalid("profile %d input '%s': value bounds of different counts",
-                       (int)p, t->name);
+        return invalid("profile %d input '%s': value bounds of different counts", (int)p,
+                       t->name);
     if (n == 0)
         return PRT_OK;
     if ((t->dtype != PRT_INT32 && t->dtype != PRT_INT64) || t->nb_dims > 1 ||
@@ -482,12 +483,14 @@ static prt_status validate_shape_values(const prt_engine *e, int32_t p, int32_t 
         (t->nb_dims == 1 && (e->exprs.nodes[t->dim_expr[0]].kind != EXPR_CONST ||
                              e->exprs.nodes[t->dim_expr[0]].imm != n)))
         return invalid("input '%s' has %d value bounds but is not a 0-D or 1-D "
-                       "int32/int64 input of that static length", t->name, (int)n);
+                       "int32/int64 input of that static length",
+                       t->name, (int)n);
     for (int32_t v = 0; v < n; v++)
         if (mn->d[v] > op->d[v] || op->d[v] > mx->d[v])
             return invalid("profile %d input '%s' value %d: min %lld, opt %lld, max "
-                           "%lld out of order", (int)p, t->name, (int)v,
-                           (long long)mn->d[v], (long long)op->d[v], (long long)mx->d[v]);
+                           "%lld out of order",
+                           (int)p, t->name, (int)v, (long long)mn->d[v],
+                           (long long)op->d[v], (long long)mx->d[v]);
     return PRT_OK;
 }
 
@@ -503,8 +506,8 @@ static prt_status validate_profiles(const prt_engine *e)
             if (x->kind != EXPR_CONST &&
                 !(x->kind == EXPR_INPUT_DIM && x->a == i && x->b == d))
                 return invalid("input %d ('%s') dim %d is expression %d, not "
-                               "a constant or that input's own dim", (int)i,
-                               t->name, (int)d, (int)t->dim_expr[d]);
+                               "a constant or that input's own dim",
+                               (int)i, t->name, (int)d, (int)t->dim_expr[d]);
         }
     }
     for (int32_t p = 0; p < e->nb_profiles; p++)
@@ -520,17 +523,17 @@ static prt_status validate_profiles(const prt_engine *e)
             if (mn->nb_dims != t->nb_dims || op->nb_dims != t->nb_dims ||
                 mx->nb_dims != t->nb_dims)
                 return invalid("profile %d input '%s': ranks %d/%d/%d, the "
-                               "input has %d", (int)p, t->name, (int)mn->nb_dims,
-                               (int)op->nb_dims, (int)mx->nb_dims,
-                               (int)t->nb_dims);
+                               "input has %d",
+                               (int)p, t->name, (int)mn->nb_dims, (int)op->nb_dims,
+                               (int)mx->nb_dims, (int)t->nb_dims);
             for (int32_t d = 0; d < t->nb_dims; d++) {
                 const expr_node *x = &e->exprs.nodes[t->dim_expr[d]];
                 if (mn->d[d] < 0 || mn->d[d] > op->d[d] || op->d[d] > mx->d[d])
                     return invalid("profile %d input '%s' dim %d: min %lld, "
                                    "opt %lld, max %lld are not 0 <= min <= opt "
-                                   "<= max", (int)p, t->name, (int)d,
-                                   (long long)mn->d[d], (long long)op->d[d],
-                                   (long long)mx->d[d]);
+                                   "<= max",
+                                   (int)p, t->name, (int)d, (long long)mn->d[d],
+                                   (long long)op->d[d], (long long)mx->d[d]);
                 if (x->kind == EXPR_CONST && (mn->d[d] != x->imm || mx->d[d] != x->imm))
                     return invalid("profile %d input '%s' dim %d: static dim "
                                    "%lld, but the profile gives %lld..%lld",
@@ -561,14 +564,14 @@ static prt_status validate_bounds(const prt_engine *e, int64_t *need)
         need[i] = 0;
     for (int32_t p = 0; p < e->nb_profiles && !st; p++) {
         size_t k = (size_t)p * (size_t)e->nb_inputs;
-        expr_profile prof = {e->nb_inputs,     e->prof_min + k,  e->prof_opt + k,
-                             e->prof_max + k,  e->prof_vmin + k, e->prof_vopt + k,
+        expr_profile prof = {e->nb_inputs,    e->prof_min + k,  e->prof_opt + k,
+                             e->prof_max + k, e->prof_vmin + k, e->prof_vopt + k,
                              e->prof_vmax + k};
         st = expr_program_bounds(&e->exprs, &prof, lo, opt, hi);
         if (st) {
             if (st != PRT_ERR_OUT_OF_MEMORY)
-                st = base_error_prefix(PRT_ERR_MALFORMED,
-                                       "invalid engine: profile %d", (int)p);
+                st = base_error_prefix(PRT_ERR_MALFORMED, "invalid engine: profile %d",
+                                       (int)p);
             break;
         }
         for (int32_t i = 0; i < e->nb_tensors && !st; i++) {
@@ -578,16 +581,18 @@ static prt_status validate_bounds(const prt_engine *e, int64_t *need)
                 int32_t x = t->dim_expr[d];
                 if (lo[x] < 0)
                     st = invalid("tensor %d ('%s') dim %d can be negative (down "
-                                 "to %lld) in profile %d", (int)i, t->name,
-                                 (int)d, (long long)lo[x], (int)p);
+                                 "to %lld) in profile %d",
+                                 (int)i, t->name, (int)d, (long long)lo[x], (int)p);
                 else if (!base_mul_i64(bytes, hi[x], &bytes))
                     st = invalid("tensor %d ('%s') is too large to address in "
-                                 "profile %d", (int)i, t->name, (int)p);
+                                 "profile %d",
+                                 (int)i, t->name, (int)p);
             }
             if (!st && t->max_bytes < bytes)
                 st = invalid("tensor %d ('%s'): max bytes %lld, but profile %d "
-                             "allows %lld", (int)i, t->name,
-                             (long long)t->max_bytes, (int)p, (long long)bytes);
+                             "allows %lld",
+                             (int)i, t->name, (long long)t->max_bytes, (int)p,
+                             (long long)bytes);
             if (!st && bytes > need[i])
                 need[i] = bytes;
         }
@@ -611,8 +616,8 @@ static prt_status validate_memory_plan(const prt_engine *e, const int64_t *need)
         int64_t slot;
         if (t->max_bytes > need[i])
             return invalid("tensor %d ('%s'): max bytes %lld, but its shapes "
-                           "need at most %lld in every profile", (int)i, t->name,
-                           (long long)t->max_bytes, (long long)need[i]);
+                           "need at most %lld in every profile",
+                           (int)i, t->name, (long long)t->max_bytes, (long long)need[i]);
         if (t->offset < 0)
             continue;
         /* Saturating: a sum past INT64_MAX bounds nothing further. */
@@ -623,14 +628,15 @@ static prt_status validate_memory_plan(const prt_engine *e, const int64_t *need)
     }
     if (e->arena_size > arena_max)
         return invalid("arena size %lld, but its tensors need at most %lld "
-                       "bytes (each rounded up to %d)", (long long)e->arena_size,
-                       (long long)arena_max, ENG_ARENA_ALIGN);
+                       "bytes (each rounded up to %d)",
+                       (long long)e->arena_size, (long long)arena_max, ENG_ARENA_ALIGN);
     for (int32_t l = 0; l < e->nb_layers; l++)
         if (e->layers[l].workspace > ws_max)
             ws_max = e->layers[l].workspace;
     if (e->workspace_size != ws_max)
         return invalid("workspace size %lld, but the largest layer workspace "
-                       "is %lld", (long long)e->workspace_size, (long long)ws_max);
+                       "is %lld",
+                       (long long)e->workspace_size, (long long)ws_max);
     return PRT_OK;
 }
 
@@ -705,8 +711,8 @@ prt_status engine_validate(const prt_engine *e)
     for (int32_t i = 0; i < e->nb_tensors; i++)
         if (e->tensors[i].producer >= 0 && !seen[i]) {
             st = invalid("tensor %d ('%s') names layer %d as its producer, "
-                         "which does not output it", (int)i, tname(e, i),
-                         (int)e->tensors[i].producer);
+                         "which does not output it",
+                         (int)i, tname(e, i), (int)e->tensors[i].producer);
             goto done;
         }
     if ((st = validate_profiles(e)) || (st = validate_bounds(e, need)) ||
@@ -743,8 +749,7 @@ prt_status prt_engine_serialize(const prt_engine *engine, void **out_bytes,
 }
 
 /* Recreates layer l's runtime plugin through the registry. */
-static prt_status recreate_plugin(const prt_registry *reg, eng_layer *l,
-                                  int32_t li)
+static prt_status recreate_plugin(const prt_registry *reg, eng_layer *l, int32_t li)
 {
     const prt_plugin_creator *c = NULL;
     const prt_plugin_runtime *rt;
@@ -765,10 +770,11 @@ static prt_status recreate_plugin(const prt_registry *reg, eng_layer *l,
         char built[4200];
         registry_describe_libraries(reg, libs, sizeof libs);
         if (l->library[0])
-            snprintf(built, sizeof built, "library %s (content hash %016llx)",
-                     l->library, (unsigned long long)l->library_hash);
+            snprintf(built, sizeof built, "library %s (content hash %016llx)", l->library,
+                     (unsigned long long)l->library_hash);
         else
-            snprintf(built, sizeof built, "a creator registered directly, "
+            snprintf(built, sizeof built,
+                     "a creator registered directly, "
                      "not from a library");
         return base_error(PRT_ERR_NOT_FOUND,
                           "layer %d ('%s'): plugin %s::%s version %s is not in "
@@ -784,22 +790,24 @@ static prt_status recreate_plugin(const prt_registry *reg, eng_layer *l,
                  "%s (content hash %016llx) but is loaded from %s (content "
                  "hash %016llx); results may differ",
                  l->name, l->plugin_namespace, l->plugin_name, l->plugin_version,
-                 l->library, (unsigned long long)l->library_hash,
-                 lib ? lib : "?", (unsigned long long)hash);
+                 l->library, (unsigned long long)l->library_hash, lib ? lib : "?",
+                 (unsigned long long)hash);
 
     if (!HAS_ENTRY(c, prt_plugin_creator, create))
-        return base_error(PRT_ERR_PLUGIN, "layer '%s': the creator of %s::%s "
-                          "has no create function", l->name,
-                          l->plugin_namespace, l->plugin_name);
+        return base_error(PRT_ERR_PLUGIN,
+                          "layer '%s': the creator of %s::%s "
+                          "has no create function",
+                          l->name, l->plugin_namespace, l->plugin_name);
     fc.nb_fields = l->nb_fields;
     fc.fields = l->fields;
     base_clear_error();
     st = c->create(c, l->name, &fc, PRT_PHASE_RUNTIME, &p);
     if (st != PRT_OK || !p) {
         if (prt_last_error()[0] == '\0')
-            return base_error(PRT_ERR_PLUGIN, "layer '%s': creating plugin "
-                              "%s::%s failed (%s, no message)", l->name,
-                              l->plugin_namespace, l->plugin_name,
+            return base_error(PRT_ERR_PLUGIN,
+                              "layer '%s': creating plugin "
+                              "%s::%s failed (%s, no message)",
+                              l->name, l->plugin_namespace, l->plugin_name,
                               st ? prt_status_name(st) : "no plugin returned");
         return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s'", l->name);
     }
@@ -816,27 +824,28 @@ static prt_status recreate_plugin(const prt_registry *reg, eng_layer *l,
         st = rt->set_tactic(p, l->tactic);
         if (st != PRT_OK) {
             if (prt_last_error()[0] == '\0')
-                return base_error(PRT_ERR_PLUGIN, "layer '%s': set_tactic(%d) "
-                                  "failed (%s)", l->name, (int)l->tactic,
-                                  prt_status_name(st));
+                return base_error(PRT_ERR_PLUGIN,
+                                  "layer '%s': set_tactic(%d) "
+                                  "failed (%s)",
+                                  l->name, (int)l->tactic, prt_status_name(st));
             return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s'", l->name);
         }
     } else if (l->tactic != 0) {
-        return base_error(PRT_ERR_PLUGIN, "layer '%s': the engine chose tactic "
-                          "%d, but the plugin has no set_tactic", l->name,
-                          (int)l->tactic);
+        return base_error(PRT_ERR_PLUGIN,
+                          "layer '%s': the engine chose tactic "
+                          "%d, but the plugin has no set_tactic",
+                          l->name, (int)l->tactic);
     }
     return PRT_OK;
 }
 
-prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes,
-                                  size_t size, prt_engine **out)
+prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes, size_t size,
+                                  prt_engine **out)
 {
     prt_engine *e = NULL;
     prt_status st;
     if (!bytes || !out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT,
-                          "prt_engine_deserialize: NULL %s",
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_deserialize: NULL %s",
                           !bytes ? "bytes" : "out");
     st = engine_read(bytes, size, &e);
     if (st)
@@ -868,7 +877,10 @@ prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes,
     return PRT_OK;
 }
 
-void prt_engine_destroy(prt_engine *engine) { engine_free(engine); }
+void prt_engine_destroy(prt_engine *engine)
+{
+    engine_free(engine);
+}
 
 /* ------------------------------------------------------------------------ */
 /* Queries                                                                   */
@@ -885,8 +897,7 @@ static int32_t io_tensor(const prt_engine *e, int32_t index)
                                 : e->output_tensors[index - e->nb_inputs];
 }
 
-prt_status prt_engine_get_io(const prt_engine *engine, int32_t index,
-                             prt_io_info *out)
+prt_status prt_engine_get_io(const prt_engine *engine, int32_t index, prt_io_info *out)
 {
     const eng_tensor *t;
     const expr_program *p;
@@ -945,8 +956,7 @@ uint8_t *engine_size_deps(const prt_engine *e)
     return dep;
 }
 
-prt_status prt_engine_find_io(const prt_engine *engine, const char *name,
-                              int32_t *out)
+prt_status prt_engine_find_io(const prt_engine *engine, const char *name, int32_t *out)
 {
     int32_t n;
     if (!engine || !name || !out)
@@ -957,8 +967,10 @@ prt_status prt_engine_find_io(const prt_engine *engine, const char *name,
             *out = i;
             return PRT_OK;
         }
-    return base_error(PRT_ERR_NOT_FOUND, "the engine has no input or output "
-                      "named '%s'", name);
+    return base_error(PRT_ERR_NOT_FOUND,
+                      "the engine has no input or output "
+                      "named '%s'",
+                      name);
 }
 
 int64_t prt_engine_context_memory_size(const prt_engine *engine)
@@ -985,7 +997,8 @@ prt_status prt_engine_get_build_device(const prt_engine *engine, prt_device_info
 {
     prt_device_info r;
     if (!engine || !out || out->struct_size < sizeof *out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_build_device: NULL "
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_engine_get_build_device: NULL "
                           "argument, or out->struct_size is not sizeof(prt_device_info)");
     memset(&r, 0, sizeof r);
     r.struct_size = sizeof r;

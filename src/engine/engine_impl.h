@@ -51,8 +51,8 @@ typedef struct eng_tensor {
     int32_t output_index;           /* index in output_tensors, or -1 */
     int32_t size_id;                /* >= 0: this is size tensor size_id */
     int32_t producer;               /* layer index, or -1 for an input */
-    int64_t offset;    /* arena byte offset; -1 when not in the arena */
-    int64_t max_bytes; /* bytes at the largest shapes of every profile */
+    int64_t offset;                 /* arena byte offset; -1 when not in the arena */
+    int64_t max_bytes;              /* bytes at the largest shapes of every profile */
     /* Constants: byte offset of the data in prt_engine.weights (which holds
      * max_bytes bytes there); -1 for every other tensor. */
     int64_t const_offset;

@@ -85,9 +85,8 @@
 
 #include "engine/engine_impl.h"
 
-#define ENG_TAG(a, b, c, d)                                                \
-    ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 |            \
-     (uint32_t)(d) << 24)
+#define ENG_TAG(a, b, c, d)                                                              \
+    ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 #define TAG_META ENG_TAG('M', 'E', 'T', 'A')
 #define TAG_TENS ENG_TAG('T', 'E', 'N', 'S')
 #define TAG_LAYR ENG_TAG('L', 'A', 'Y', 'R')
@@ -124,17 +123,31 @@
 static size_t field_file_elem(int32_t type)
 {
     switch (type) {
-    case PRT_FIELD_INT8: case PRT_FIELD_CHAR: case PRT_FIELD_BYTES: return 1;
-    case PRT_FIELD_INT16: case PRT_FIELD_FLOAT16: case PRT_FIELD_BFLOAT16:
+    case PRT_FIELD_INT8:
+    case PRT_FIELD_CHAR:
+    case PRT_FIELD_BYTES:
+        return 1;
+    case PRT_FIELD_INT16:
+    case PRT_FIELD_FLOAT16:
+    case PRT_FIELD_BFLOAT16:
         return 2;
-    case PRT_FIELD_INT32: case PRT_FIELD_FLOAT32: return 4;
-    case PRT_FIELD_INT64: case PRT_FIELD_FLOAT64: return 8;
-    case PRT_FIELD_DIMS: return FIELD_DIMS_FILE_BYTES;
-    default: return 0;
+    case PRT_FIELD_INT32:
+    case PRT_FIELD_FLOAT32:
+        return 4;
+    case PRT_FIELD_INT64:
+    case PRT_FIELD_FLOAT64:
+        return 8;
+    case PRT_FIELD_DIMS:
+        return FIELD_DIMS_FILE_BYTES;
+    default:
+        return 0;
     }
 }
 
-static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+static size_t align8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Writing                                                                   */
@@ -150,7 +163,10 @@ static size_t sec_begin_flags(base_buf *b, uint32_t tag, uint32_t flags)
     return at;
 }
 
-static size_t sec_begin(base_buf *b, uint32_t tag) { return sec_begin_flags(b, tag, 0); }
+static size_t sec_begin(base_buf *b, uint32_t tag)
+{
+    return sec_begin_flags(b, tag, 0);
+}
 
 static void sec_end(base_buf *b, size_t at)
 {
@@ -245,9 +261,10 @@ static void put_layer(base_buf *b, const eng_layer *l)
 static prt_status check_str(const char *s, const char *what, const char *name)
 {
     if (strlen(s) > ENG_MAX_STR)
-        return base_error(PRT_ERR_UNSUPPORTED, "cannot serialize the engine: "
-                          "%s '%.64s...' is longer than %u bytes", what, name,
-                          ENG_MAX_STR);
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "cannot serialize the engine: "
+                          "%s '%.64s...' is longer than %u bytes",
+                          what, name, ENG_MAX_STR);
     return PRT_OK;
 }
 
@@ -304,7 +321,6 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
     /* A CPU engine says nothing of its device: the CPU's files stay as they
      * were before DEVI existed. */
     base_buf_u32(out, 7 + (e->device != PRT_DEVICE_CPU) + (nb_hdim > 0));
-
 
     at = sec_begin(out, TAG_META);
     base_buf_i64(out, e->arena_size);
@@ -424,8 +440,7 @@ static prt_status malformed(const rctx *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return base_error(PRT_ERR_MALFORMED, "malformed engine: %s section: %s",
-                      c->sec, msg);
+    return base_error(PRT_ERR_MALFORMED, "malformed engine: %s section: %s", c->sec, msg);
 }
 
 static prt_status oom(void)
@@ -433,19 +448,21 @@ static prt_status oom(void)
     return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory reading an engine");
 }
 
-static size_t left(const base_reader *r) { return r->size - r->pos; }
+static size_t left(const base_reader *r)
+{
+    return r->size - r->pos;
+}
 
 /* Reads a u32 count of records that take at least min_bytes each and checks
  * that so many fit in what is left, before the caller allocates for them. */
-static prt_status rd_count(rctx *c, size_t min_bytes, const char *what,
-                           int32_t *out)
+static prt_status rd_count(rctx *c, size_t min_bytes, const char *what, int32_t *out)
 {
     uint32_t n = base_rd_u32(&c->r);
     if (c->r.failed)
         return malformed(c, "truncated before the %s", what);
     if (n > INT32_MAX || (min_bytes && n > left(&c->r) / min_bytes))
-        return malformed(c, "%s %u does not fit in the %zu bytes left", what,
-                         n, left(&c->r));
+        return malformed(c, "%s %u does not fit in the %zu bytes left", what, n,
+                         left(&c->r));
     *out = (int32_t)n;
     return PRT_OK;
 }
@@ -531,8 +548,8 @@ static prt_status read_tensors(rctx *c, prt_engine *e)
         if (c->r.failed)
             return malformed(c, "tensor %d ('%s') is truncated", (int)i, t->name);
         if (t->nb_dims < 0 || t->nb_dims > PRT_MAX_DIMS)
-            return malformed(c, "tensor %d ('%s') has rank %d, outside 0..%d",
-                             (int)i, t->name, (int)t->nb_dims, PRT_MAX_DIMS);
+            return malformed(c, "tensor %d ('%s') has rank %d, outside 0..%d", (int)i,
+                             t->name, (int)t->nb_dims, PRT_MAX_DIMS);
         for (int32_t j = 0; j < PRT_MAX_DIMS; j++)
             t->dim_expr[j] = j < t->nb_dims ? base_rd_i32(&c->r) : -1;
         t->input_index = base_rd_i32(&c->r);
@@ -549,8 +566,7 @@ static prt_status read_tensors(rctx *c, prt_engine *e)
 }
 
 /* Decodes `n` file elements of `type` at `src` into host order at `dst`. */
-static void decode_field(uint8_t *dst, const uint8_t *src, int32_t type,
-                         size_t n)
+static void decode_field(uint8_t *dst, const uint8_t *src, int32_t type, size_t n)
 {
     size_t es = field_file_elem(type);
     if (type == PRT_FIELD_DIMS) {
@@ -604,35 +620,38 @@ static prt_status rd_field(rctx *c, const eng_layer *l, int32_t li, int32_t fi,
     size_t fes;
     f->name_len = base_rd_u32(&c->r);
     if (c->r.failed || f->name_len > ENG_MAX_STR)
-        return malformed(c, "layer %d ('%s') field %d: name is truncated or "
-                         "longer than %u bytes", (int)li, l->name, (int)fi,
-                         ENG_MAX_STR);
+        return malformed(c,
+                         "layer %d ('%s') field %d: name is truncated or "
+                         "longer than %u bytes",
+                         (int)li, l->name, (int)fi, ENG_MAX_STR);
     f->name = base_rd_span(&c->r, f->name_len);
     if (!f->name || memchr(f->name, 0, f->name_len))
-        return malformed(c, "layer %d ('%s') field %d: name is truncated or "
-                         "holds a NUL", (int)li, l->name, (int)fi);
+        return malformed(c,
+                         "layer %d ('%s') field %d: name is truncated or "
+                         "holds a NUL",
+                         (int)li, l->name, (int)fi);
     f->type = base_rd_i32(&c->r);
     f->length = base_rd_i64(&c->r);
     nbytes = base_rd_u64(&c->r);
     if (c->r.failed)
-        return malformed(c, "layer %d ('%s') field '%.*s' is truncated",
-                         (int)li, l->name, (int)f->name_len, f->name);
+        return malformed(c, "layer %d ('%s') field '%.*s' is truncated", (int)li, l->name,
+                         (int)f->name_len, f->name);
     fes = field_file_elem(f->type);
     if (fes == 0)
-        return malformed(c, "layer %d ('%s') field '%.*s' has unknown type %d",
-                         (int)li, l->name, (int)f->name_len, f->name,
-                         (int)f->type);
+        return malformed(c, "layer %d ('%s') field '%.*s' has unknown type %d", (int)li,
+                         l->name, (int)f->name_len, f->name, (int)f->type);
     /* length * fes must be exactly the byte count (and not wrap). */
     if (f->length < 0 || (uint64_t)f->length > UINT64_MAX / fes ||
         (uint64_t)f->length * fes != nbytes)
-        return malformed(c, "layer %d ('%s') field '%.*s': %lld %s elements "
-                         "do not make %llu bytes", (int)li, l->name,
-                         (int)f->name_len, f->name, (long long)f->length,
-                         base_field_type_name(f->type),
+        return malformed(c,
+                         "layer %d ('%s') field '%.*s': %lld %s elements "
+                         "do not make %llu bytes",
+                         (int)li, l->name, (int)f->name_len, f->name,
+                         (long long)f->length, base_field_type_name(f->type),
                          (unsigned long long)nbytes);
     if (nbytes > left(&c->r))
-        return malformed(c, "layer %d ('%s') field '%.*s' is truncated",
-                         (int)li, l->name, (int)f->name_len, f->name);
+        return malformed(c, "layer %d ('%s') field '%.*s' is truncated", (int)li, l->name,
+                         (int)f->name_len, f->name);
     f->data = base_rd_span(&c->r, (size_t)nbytes);
     /* In memory a DIMS element is a prt_dims; others are as on file. Both
      * fit in size_t: the bytes are in memory already, and sizeof(prt_dims)
@@ -643,10 +662,11 @@ static prt_status rd_field(rctx *c, const eng_layer *l, int32_t li, int32_t fi,
             base_reader r = {f->data + (size_t)k * fes, fes, 0, 0};
             int32_t nb = base_rd_i32(&r);
             if (nb < 0 || nb > PRT_MAX_DIMS)
-                return malformed(c, "layer %d ('%s') field '%.*s' element %lld "
-                                 "has rank %d, outside 0..%d", (int)li, l->name,
-                                 (int)f->name_len, f->name, (long long)k,
-                                 (int)nb, PRT_MAX_DIMS);
+                return malformed(c,
+                                 "layer %d ('%s') field '%.*s' element %lld "
+                                 "has rank %d, outside 0..%d",
+                                 (int)li, l->name, (int)f->name_len, f->name,
+                                 (long long)k, (int)nb, PRT_MAX_DIMS);
         }
     }
     return PRT_OK;
@@ -757,8 +777,7 @@ static prt_status read_layers(rctx *c, prt_engine *e)
     return PRT_OK;
 }
 
-static prt_status read_id_list(rctx *c, const char *what, int32_t *count,
-                               int32_t **ids)
+static prt_status read_id_list(rctx *c, const char *what, int32_t *count, int32_t **ids)
 {
     int32_t n;
     prt_status st = rd_count(c, 4, what, &n);
@@ -791,27 +810,30 @@ static prt_status read_profiles(rctx *c, prt_engine *e, uint32_t *nb_inputs)
         return malformed(c, "truncated");
     /* Both are < 2^32, so the product fits in 64 bits. */
     total = (uint64_t)np * *nb_inputs;
-    if (np > INT32_MAX || total > INT32_MAX ||
-        total > left(&c->r) / (6 * DIMS_MIN_BYTES))
-        return malformed(c, "%u profiles of %u inputs do not fit in the %zu "
-                         "bytes left", np, *nb_inputs, left(&c->r));
+    if (np > INT32_MAX || total > INT32_MAX || total > left(&c->r) / (6 * DIMS_MIN_BYTES))
+        return malformed(c,
+                         "%u profiles of %u inputs do not fit in the %zu "
+                         "bytes left",
+                         np, *nb_inputs, left(&c->r));
     e->prof_min = base_calloc((size_t)total, sizeof(prt_dims));
     e->prof_opt = base_calloc((size_t)total, sizeof(prt_dims));
     e->prof_max = base_calloc((size_t)total, sizeof(prt_dims));
     e->prof_vmin = base_calloc((size_t)total, sizeof(prt_dims));
     e->prof_vopt = base_calloc((size_t)total, sizeof(prt_dims));
     e->prof_vmax = base_calloc((size_t)total, sizeof(prt_dims));
-    if (!e->prof_min || !e->prof_opt || !e->prof_max || !e->prof_vmin ||
-        !e->prof_vopt || !e->prof_vmax)
+    if (!e->prof_min || !e->prof_opt || !e->prof_max || !e->prof_vmin || !e->prof_vopt ||
+        !e->prof_vmax)
         return oom();
     e->nb_profiles = (int32_t)np;
     for (size_t k = 0; k < (size_t)total; k++) {
         if (!rd_dims(&c->r, &e->prof_min[k]) || !rd_dims(&c->r, &e->prof_opt[k]) ||
             !rd_dims(&c->r, &e->prof_max[k]) || !rd_dims(&c->r, &e->prof_vmin[k]) ||
             !rd_dims(&c->r, &e->prof_vopt[k]) || !rd_dims(&c->r, &e->prof_vmax[k]))
-            return malformed(c, "profile %u input %u: dims truncated or rank "
-                             "outside 0..%d", (unsigned)(k / *nb_inputs),
-                             (unsigned)(k % *nb_inputs), PRT_MAX_DIMS);
+            return malformed(c,
+                             "profile %u input %u: dims truncated or rank "
+                             "outside 0..%d",
+                             (unsigned)(k / *nb_inputs), (unsigned)(k % *nb_inputs),
+                             PRT_MAX_DIMS);
     }
     return PRT_OK;
 }
@@ -913,9 +935,9 @@ static const struct {
     const char *name;
     int required;
 } known_sections[SEC_COUNT] = {
-    {TAG_META, "meta", 1},     {TAG_TENS, "tensors", 1},  {TAG_LAYR, "layers", 1},
-    {TAG_IOLS, "io", 1},       {TAG_PROF, "profiles", 1}, {TAG_EXPR, "expressions", 1},
-    {TAG_WGHT, "weights", 1},  {TAG_DEVI, "device", 0},   {TAG_HDIM, "host dims", 0},
+    {TAG_META, "meta", 1},    {TAG_TENS, "tensors", 1},  {TAG_LAYR, "layers", 1},
+    {TAG_IOLS, "io", 1},      {TAG_PROF, "profiles", 1}, {TAG_EXPR, "expressions", 1},
+    {TAG_WGHT, "weights", 1}, {TAG_DEVI, "device", 0},   {TAG_HDIM, "host dims", 0},
 };
 
 /* Parses everything after the version check and the checksum. */
@@ -943,8 +965,8 @@ static prt_status read_body(const uint8_t *p, size_t size, prt_engine *e)
     if (c.r.failed)
         return malformed(&c, "truncated");
     if (nb_sections > left(&c.r) / SECTION_HEADER_BYTES)
-        return malformed(&c, "%u sections do not fit in the %zu bytes left",
-                         nb_sections, left(&c.r));
+        return malformed(&c, "%u sections do not fit in the %zu bytes left", nb_sections,
+                         left(&c.r));
 
     for (uint32_t s = 0; s < nb_sections; s++) {
         uint32_t tag = base_rd_u32(&c.r);
@@ -958,9 +980,10 @@ static prt_status read_body(const uint8_t *p, size_t size, prt_engine *e)
             return malformed(&c, "section %u header is truncated", s);
         tag_str(tag, tname, sizeof tname);
         if (len > left(&c.r))
-            return malformed(&c, "section %u %s claims %llu bytes, but %zu are "
-                             "left", s, tname, (unsigned long long)len,
-                             left(&c.r));
+            return malformed(&c,
+                             "section %u %s claims %llu bytes, but %zu are "
+                             "left",
+                             s, tname, (unsigned long long)len, left(&c.r));
         sc.r.data = base_rd_span(&c.r, (size_t)len);
         sc.r.size = (size_t)len;
         sc.r.pos = 0;
@@ -984,24 +1007,39 @@ static prt_status read_body(const uint8_t *p, size_t size, prt_engine *e)
             return malformed(&sc, "appears twice");
         seen[k] = 1;
         switch (k) {
-        case SEC_META: st = read_meta(&sc, e); break;
-        case SEC_TENS: st = read_tensors(&sc, e); break;
-        case SEC_LAYR: st = read_layers(&sc, e); break;
-        case SEC_IOLS: st = read_io(&sc, e); break;
-        case SEC_PROF: st = read_profiles(&sc, e, &prof_inputs); break;
-        case SEC_WGHT: st = read_weights(&sc, e); break;
-        case SEC_DEVI: st = read_device(&sc, e); break;
+        case SEC_META:
+            st = read_meta(&sc, e);
+            break;
+        case SEC_TENS:
+            st = read_tensors(&sc, e);
+            break;
+        case SEC_LAYR:
+            st = read_layers(&sc, e);
+            break;
+        case SEC_IOLS:
+            st = read_io(&sc, e);
+            break;
+        case SEC_PROF:
+            st = read_profiles(&sc, e, &prof_inputs);
+            break;
+        case SEC_WGHT:
+            st = read_weights(&sc, e);
+            break;
+        case SEC_DEVI:
+            st = read_device(&sc, e);
+            break;
         case SEC_HDIM:
             st = seen[SEC_LAYR] ? read_host_dims(&sc, e)
                                 : malformed(&sc, "comes before the layers section");
             break;
-        default: st = read_exprs(&sc, e); break;
+        default:
+            st = read_exprs(&sc, e);
+            break;
         }
         if (st)
             return st;
         if (sc.r.pos != sc.r.size)
-            return malformed(&sc, "%zu bytes left over after its records",
-                             left(&sc.r));
+            return malformed(&sc, "%zu bytes left over after its records", left(&sc.r));
     }
     c.sec = "header";
     if (left(&c.r))
@@ -1042,8 +1080,7 @@ prt_status engine_read(const void *bytes, size_t size, prt_engine **out)
         return base_error(PRT_ERR_MALFORMED, "not a plugrt engine (bad magic)");
     if (size < 12)
         return base_error(PRT_ERR_MALFORMED,
-                          "malformed engine: truncated in the header (%zu bytes)",
-                          size);
+                          "malformed engine: truncated in the header (%zu bytes)", size);
     version = le32(p + 8);
     if (version != ENG_FORMAT_VERSION)
         return base_error(PRT_ERR_VERSION,
@@ -1051,8 +1088,7 @@ prt_status engine_read(const void *bytes, size_t size, prt_engine **out)
                           (unsigned)version, (unsigned)ENG_FORMAT_VERSION);
     if (size < min_size)
         return base_error(PRT_ERR_MALFORMED,
-                          "malformed engine: truncated in the header (%zu bytes)",
-                          size);
+                          "malformed engine: truncated in the header (%zu bytes)", size);
     if (base_crc32(p, size - 4) != le32(p + size - 4))
         return base_error(PRT_ERR_MALFORMED,
                           "checksum mismatch: the engine file is corrupted "

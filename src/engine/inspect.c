@@ -20,8 +20,10 @@ prt_status prt_engine_get_tensor(const prt_engine *engine, int32_t index,
     if (!engine)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_tensor: NULL engine");
     if (index < 0 || index >= engine->nb_tensors)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_tensor: index %d "
-                          "outside 0..%d", (int)index, (int)engine->nb_tensors - 1);
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_engine_get_tensor: index %d "
+                          "outside 0..%d",
+                          (int)index, (int)engine->nb_tensors - 1);
     t = &engine->tensors[index];
     memset(&info, 0, sizeof info);
     info.struct_size = out->struct_size;
@@ -58,8 +60,10 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
     if (!engine)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_layer: NULL engine");
     if (index < 0 || index >= engine->nb_layers)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_get_layer: index %d "
-                          "outside 0..%d", (int)index, (int)engine->nb_layers - 1);
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_engine_get_layer: index %d "
+                          "outside 0..%d",
+                          (int)index, (int)engine->nb_layers - 1);
     l = &engine->layers[index];
     size = out->struct_size;
     memset(out, 0, sizeof *out);

@@ -56,7 +56,7 @@ struct expr_pool {
     expr_size_decl *sizes;
     int32_t nb_sizes;
     int32_t size_cap;
-    int32_t layer;         /* set by expr_pool_begin_layer */
+    int32_t layer; /* set by expr_pool_begin_layer */
     int32_t layer_outputs;
     int layer_begun;
     prt_expr_builder builder;
@@ -67,14 +67,13 @@ struct expr_pool {
 /* Errors and small helpers                                                  */
 /* ------------------------------------------------------------------------ */
 
-static const prt_expr *pool_fail(expr_pool *pool, prt_status status,
-                                 const char *fmt, ...) BASE_PRINTF(3, 4);
+static const prt_expr *pool_fail(expr_pool *pool, prt_status status, const char *fmt, ...)
+    BASE_PRINTF(3, 4);
 
 /* Records why a constructor returns NULL, in the pool (expr_pool_error) and
  * as the thread's last error, so a builder that only sees the NULL late can
  * still report the cause. */
-static const prt_expr *pool_fail(expr_pool *pool, prt_status status,
-                                 const char *fmt, ...)
+static const prt_expr *pool_fail(expr_pool *pool, prt_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -91,8 +90,7 @@ static const prt_expr *null_operand(expr_pool *pool, const char *what)
 {
     if (pool->error[0])
         return NULL;
-    return pool_fail(pool, PRT_ERR_INVALID_ARGUMENT, "%s: an operand is NULL",
-                     what);
+    return pool_fail(pool, PRT_ERR_INVALID_ARGUMENT, "%s: an operand is NULL", what);
 }
 
 static prt_expr *expr_slot(const expr_pool *pool, int32_t id)
@@ -104,11 +102,13 @@ static prt_expr *expr_slot(const expr_pool *pool, int32_t id)
  * build (a plugin caching expressions) without trusting e->id blindly. */
 static int pool_owns(const expr_pool *pool, const prt_expr *e)
 {
-    return e->id >= 0 && e->id < pool->prog.nb_nodes &&
-           expr_slot(pool, e->id) == e;
+    return e->id >= 0 && e->id < pool->prog.nb_nodes && expr_slot(pool, e->id) == e;
 }
 
-int32_t expr_id(const prt_expr *e) { return e ? e->id : -1; }
+int32_t expr_id(const prt_expr *e)
+{
+    return e ? e->id : -1;
+}
 
 /* Grows an array to hold `need` elements, doubling. Returns the (possibly
  * moved) array, or NULL with *cap and the old array untouched. */
@@ -150,13 +150,12 @@ static uint32_t node_hash(const expr_node *n)
 
 static int node_equal(const expr_node *x, const expr_node *y)
 {
-    return x->kind == y->kind && x->op == y->op && x->imm == y->imm &&
-           x->a == y->a && x->b == y->b;
+    return x->kind == y->kind && x->op == y->op && x->imm == y->imm && x->a == y->a &&
+           x->b == y->b;
 }
 
 /* The id of the node equal to key, or -1. */
-static int32_t table_find(const expr_pool *pool, const expr_node *key,
-                          uint32_t h)
+static int32_t table_find(const expr_pool *pool, const expr_node *key, uint32_t h)
 {
     uint32_t mask = pool->table_cap - 1;
     if (pool->table_cap == 0)
@@ -218,8 +217,8 @@ static int pool_reserve(expr_pool *pool)
         goto oom;
     pool->prog.nodes = nodes;
     if (n == pool->nb_chunks * EXPR_CHUNK) {
-        prt_expr **chunks = grow(pool->chunks, &pool->chunk_cap,
-                                 pool->nb_chunks + 1, sizeof *chunks);
+        prt_expr **chunks =
+            grow(pool->chunks, &pool->chunk_cap, pool->nb_chunks + 1, sizeof *chunks);
         prt_expr *chunk;
         if (!chunks)
             goto oom;
@@ -233,8 +232,7 @@ static int pool_reserve(expr_pool *pool)
         goto oom;
     return 1;
 oom:
-    pool_fail(pool, PRT_ERR_OUT_OF_MEMORY,
-              "out of memory adding shape expression %d", n);
+    pool_fail(pool, PRT_ERR_OUT_OF_MEMORY, "out of memory adding shape expression %d", n);
     return 0;
 }
 
@@ -244,26 +242,38 @@ static uint8_t node_nonneg(expr_pool *pool, const expr_node *n)
 {
     uint8_t a, b;
     switch (n->kind) {
-    case EXPR_CONST: return n->imm >= 0;
-    case EXPR_INPUT_DIM: case EXPR_SIZE: return 1;
-    case EXPR_OP: break;
-    default: return 0; /* shape-input values may be negative (-1 in a shape) */
+    case EXPR_CONST:
+        return n->imm >= 0;
+    case EXPR_INPUT_DIM:
+    case EXPR_SIZE:
+        return 1;
+    case EXPR_OP:
+        break;
+    default:
+        return 0; /* shape-input values may be negative (-1 in a shape) */
     }
     a = expr_slot(pool, n->a)->nonneg;
     b = expr_slot(pool, n->b)->nonneg;
     switch (n->op) {
-    case PRT_DIM_SUM: case PRT_DIM_PROD: case PRT_DIM_MIN:
-    case PRT_DIM_FLOOR_DIV: case PRT_DIM_CEIL_DIV:
+    case PRT_DIM_SUM:
+    case PRT_DIM_PROD:
+    case PRT_DIM_MIN:
+    case PRT_DIM_FLOOR_DIV:
+    case PRT_DIM_CEIL_DIV:
         return a && b;
-    case PRT_DIM_MAX: return a || b;
-    case PRT_DIM_EQUAL: case PRT_DIM_LESS: return 1;
-    default: return 0; /* SUB */
+    case PRT_DIM_MAX:
+        return a || b;
+    case PRT_DIM_EQUAL:
+    case PRT_DIM_LESS:
+        return 1;
+    default:
+        return 0; /* SUB */
     }
 }
 
 /* Appends a node; `intern` also enters it in the hash table under hash h. */
-static const prt_expr *pool_add(expr_pool *pool, const expr_node *node,
-                                uint8_t has_size, int intern, uint32_t h)
+static const prt_expr *pool_add(expr_pool *pool, const expr_node *node, uint8_t has_size,
+                                int intern, uint32_t h)
 {
     int32_t id;
     prt_expr *e;
@@ -300,12 +310,9 @@ static const prt_expr *pool_intern(expr_pool *pool, const expr_node *node,
 static const prt_expr *abi_constant(prt_expr_builder *self, int64_t value);
 static const prt_expr *abi_operation(prt_expr_builder *self, int32_t op,
                                      const prt_expr *a, const prt_expr *b);
-static const prt_expr *abi_declare_size(prt_expr_builder *self,
-                                        int32_t output_index,
-                                        const prt_expr *opt,
-                                        const prt_expr *upper);
-static int32_t abi_is_constant(prt_expr_builder *self, const prt_expr *e,
-                               int64_t *value);
+static const prt_expr *abi_declare_size(prt_expr_builder *self, int32_t output_index,
+                                        const prt_expr *opt, const prt_expr *upper);
+static int32_t abi_is_constant(prt_expr_builder *self, const prt_expr *e, int64_t *value);
 
 expr_pool *expr_pool_create(void)
 {
@@ -422,9 +429,8 @@ typedef enum fold_result {
 /* Algebraic identities that hold for every value of the non-constant side.
  * ca/cb say whether va/vb hold constant operand values. Because equal
  * expressions are one object, a == b is exact expression equality. */
-static fold_result fold_identity(int32_t op, const prt_expr *a,
-                                 const prt_expr *b, int ca, int64_t va,
-                                 int cb, int64_t vb)
+static fold_result fold_identity(int32_t op, const prt_expr *a, const prt_expr *b, int ca,
+                                 int64_t va, int cb, int64_t vb)
 {
     switch (op) {
     case PRT_DIM_SUM:
@@ -452,11 +458,11 @@ static fold_result fold_identity(int32_t op, const prt_expr *a,
 
 /* Facts from signs: a value known to be >= 0 never equals a negative
  * constant nor is below a constant <= 0, and bounds it from above. */
-static fold_result fold_sign(int32_t op, const prt_expr *a, const prt_expr *b,
-                             int ca, int64_t va, int cb, int64_t vb)
+static fold_result fold_sign(int32_t op, const prt_expr *a, const prt_expr *b, int ca,
+                             int64_t va, int cb, int64_t vb)
 {
-    int a_nn_b_neg = a->nonneg && cb && vb < 0;  /* a >= 0 > b */
-    int b_nn_a_neg = b->nonneg && ca && va < 0;  /* b >= 0 > a */
+    int a_nn_b_neg = a->nonneg && cb && vb < 0; /* a >= 0 > b */
+    int b_nn_a_neg = b->nonneg && ca && va < 0; /* b >= 0 > a */
     switch (op) {
     case PRT_DIM_EQUAL:
         return a_nn_b_neg || b_nn_a_neg ? FOLD_ZERO : FOLD_NONE;
@@ -465,11 +471,11 @@ static fold_result fold_sign(int32_t op, const prt_expr *a, const prt_expr *b,
             return FOLD_ZERO; /* a < b <= 0 <= a: never */
         return b_nn_a_neg ? FOLD_ONE : FOLD_NONE;
     case PRT_DIM_MAX:
-        return a->nonneg && cb && vb <= 0 ? FOLD_A
+        return a->nonneg && cb && vb <= 0   ? FOLD_A
                : b->nonneg && ca && va <= 0 ? FOLD_B
                                             : FOLD_NONE;
     case PRT_DIM_MIN:
-        return a->nonneg && cb && vb <= 0 ? FOLD_B
+        return a->nonneg && cb && vb <= 0   ? FOLD_B
                : b->nonneg && ca && va <= 0 ? FOLD_A
                                             : FOLD_NONE;
     default:
@@ -479,8 +485,8 @@ static fold_result fold_sign(int32_t op, const prt_expr *a, const prt_expr *b,
 
 /* Decides op(a, b) without a new OP node when it can. Returns 1 with *out
  * the result (NULL: failed, error recorded), or 0 when a node is needed. */
-static int fold(expr_pool *pool, int32_t op, const prt_expr *a,
-                const prt_expr *b, const prt_expr **out)
+static int fold(expr_pool *pool, int32_t op, const prt_expr *a, const prt_expr *b,
+                const prt_expr **out)
 {
     int64_t va = 0, vb = 0, v;
     int ca = expr_is_const(pool, a, &va);
@@ -488,14 +494,15 @@ static int fold(expr_pool *pool, int32_t op, const prt_expr *a,
     if (ca && cb) {
         const char *why = expr_apply(op, va, vb, &v);
         *out = why ? pool_fail(pool, PRT_ERR_SHAPE, "%s(%lld, %lld): %s",
-                               expr_op_name(op), (long long)va,
-                               (long long)vb, why)
+                               expr_op_name(op), (long long)va, (long long)vb, why)
                    : expr_const(pool, v);
         return 1;
     }
     if (op_divides(op) && cb && vb == 0) {
-        *out = pool_fail(pool, PRT_ERR_SHAPE, "%s(node %d, 0): division by "
-                         "constant zero", expr_op_name(op), a->id);
+        *out = pool_fail(pool, PRT_ERR_SHAPE,
+                         "%s(node %d, 0): division by "
+                         "constant zero",
+                         expr_op_name(op), a->id);
         return 1;
     }
     switch (fold_sign(op, a, b, ca, va, cb, vb)) {
@@ -532,16 +539,15 @@ static int fold(expr_pool *pool, int32_t op, const prt_expr *a,
     }
 }
 
-const prt_expr *expr_op(expr_pool *pool, int32_t op, const prt_expr *a,
-                        const prt_expr *b)
+const prt_expr *expr_op(expr_pool *pool, int32_t op, const prt_expr *a, const prt_expr *b)
 {
     const prt_expr *r;
     expr_node n;
     if (!pool)
         return NULL;
     if (op < 0 || op >= EXPR_OP_COUNT)
-        return pool_fail(pool, PRT_ERR_INVALID_ARGUMENT,
-                         "unknown dim operation %d", (int)op);
+        return pool_fail(pool, PRT_ERR_INVALID_ARGUMENT, "unknown dim operation %d",
+                         (int)op);
     if (!a || !b)
         return null_operand(pool, expr_op_name(op));
     if (!pool_owns(pool, a) || !pool_owns(pool, b))
@@ -579,8 +585,8 @@ int32_t expr_pool_size_count(const expr_pool *pool)
     return pool ? pool->nb_sizes : 0;
 }
 
-void expr_pool_size_owner(const expr_pool *pool, int32_t size_id,
-                          int32_t *layer, int32_t *output_index)
+void expr_pool_size_owner(const expr_pool *pool, int32_t size_id, int32_t *layer,
+                          int32_t *output_index)
 {
     int ok = pool && size_id >= 0 && size_id < pool->nb_sizes;
     if (layer)
@@ -591,12 +597,10 @@ void expr_pool_size_owner(const expr_pool *pool, int32_t size_id,
 
 /* The size id owned by (layer, output_index), or -1. Linear: a network has
  * few size tensors. */
-static int32_t size_find(const expr_pool *pool, int32_t layer,
-                         int32_t output_index)
+static int32_t size_find(const expr_pool *pool, int32_t layer, int32_t output_index)
 {
     for (int32_t k = 0; k < pool->nb_sizes; k++) {
-        if (pool->sizes[k].layer == layer &&
-            pool->sizes[k].output_index == output_index)
+        if (pool->sizes[k].layer == layer && pool->sizes[k].output_index == output_index)
             return k;
     }
     return -1;
@@ -607,8 +611,8 @@ static const prt_expr *size_new(expr_pool *pool, int32_t output_index,
                                 const prt_expr *opt, const prt_expr *upper)
 {
     expr_node n = {EXPR_SIZE, 0, pool->nb_sizes, opt->id, upper->id};
-    expr_size_decl *sizes = grow(pool->sizes, &pool->size_cap,
-                                 pool->nb_sizes + 1, sizeof *sizes);
+    expr_size_decl *sizes =
+        grow(pool->sizes, &pool->size_cap, pool->nb_sizes + 1, sizeof *sizes);
     const prt_expr *e;
     if (!sizes)
         return pool_fail(pool, PRT_ERR_OUT_OF_MEMORY,
@@ -619,8 +623,7 @@ static const prt_expr *size_new(expr_pool *pool, int32_t output_index,
     e = pool_add(pool, &n, 1, 0, 0);
     if (!e)
         return NULL;
-    pool->sizes[pool->nb_sizes++] =
-        (expr_size_decl){pool->layer, output_index, e->id};
+    pool->sizes[pool->nb_sizes++] = (expr_size_decl){pool->layer, output_index, e->id};
     return e;
 }
 
@@ -631,13 +634,14 @@ static const prt_expr *size_check(expr_pool *pool, int32_t output_index,
 {
     int64_t v;
     if (!pool->layer_begun)
-        return pool_fail(pool, PRT_ERR_STATE, "declare_size_tensor: called "
+        return pool_fail(pool, PRT_ERR_STATE,
+                         "declare_size_tensor: called "
                          "outside get_output_shapes");
     if (output_index < 0 || output_index >= pool->layer_outputs)
         return pool_fail(pool, PRT_ERR_INVALID_ARGUMENT,
                          "declare_size_tensor: layer %d has no output %d "
-                         "(it has %d)", pool->layer, output_index,
-                         pool->layer_outputs);
+                         "(it has %d)",
+                         pool->layer, output_index, pool->layer_outputs);
     if (!opt || !upper)
         return null_operand(pool, "declare_size_tensor");
     if (!pool_owns(pool, opt) || !pool_owns(pool, upper))
@@ -647,18 +651,20 @@ static const prt_expr *size_check(expr_pool *pool, int32_t output_index,
     /* The builder tunes at opt before any plugin has run, so opt must be
      * computable from input dims alone. */
     if (opt->has_size)
-        return pool_fail(pool, PRT_ERR_SHAPE, "declare_size_tensor: layer %d "
+        return pool_fail(pool, PRT_ERR_SHAPE,
+                         "declare_size_tensor: layer %d "
                          "output %d: opt depends on a size tensor",
                          pool->layer, output_index);
     if (expr_is_const(pool, upper, &v) && v < 0)
-        return pool_fail(pool, PRT_ERR_SHAPE, "declare_size_tensor: layer %d "
+        return pool_fail(pool, PRT_ERR_SHAPE,
+                         "declare_size_tensor: layer %d "
                          "output %d: upper bound %lld is negative",
                          pool->layer, output_index, (long long)v);
     return upper;
 }
 
-const prt_expr *expr_size(expr_pool *pool, int32_t output_index,
-                          const prt_expr *opt, const prt_expr *upper)
+const prt_expr *expr_size(expr_pool *pool, int32_t output_index, const prt_expr *opt,
+                          const prt_expr *upper)
 {
     int32_t k;
     const expr_node *n;
@@ -674,9 +680,11 @@ const prt_expr *expr_size(expr_pool *pool, int32_t output_index,
     n = &pool->prog.nodes[pool->sizes[k].node];
     if (n->a == opt->id && n->b == upper->id)
         return expr_slot(pool, pool->sizes[k].node);
-    return pool_fail(pool, PRT_ERR_ALREADY_EXISTS, "declare_size_tensor: "
+    return pool_fail(pool, PRT_ERR_ALREADY_EXISTS,
+                     "declare_size_tensor: "
                      "layer %d output %d declared again with a different opt "
-                     "or upper bound", pool->layer, output_index);
+                     "or upper bound",
+                     pool->layer, output_index);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -699,16 +707,13 @@ static const prt_expr *abi_operation(prt_expr_builder *self, int32_t op,
     return expr_op(builder_pool(self), op, a, b);
 }
 
-static const prt_expr *abi_declare_size(prt_expr_builder *self,
-                                        int32_t output_index,
-                                        const prt_expr *opt,
-                                        const prt_expr *upper)
+static const prt_expr *abi_declare_size(prt_expr_builder *self, int32_t output_index,
+                                        const prt_expr *opt, const prt_expr *upper)
 {
     return expr_size(builder_pool(self), output_index, opt, upper);
 }
 
-static int32_t abi_is_constant(prt_expr_builder *self, const prt_expr *e,
-                               int64_t *value)
+static int32_t abi_is_constant(prt_expr_builder *self, const prt_expr *e, int64_t *value)
 {
     return expr_is_const(builder_pool(self), e, value);
 }

@@ -17,10 +17,10 @@
 #include "base/base.h"
 
 typedef enum expr_kind {
-    EXPR_CONST = 0,     /* imm = value */
-    EXPR_INPUT_DIM = 1, /* a = network input index, b = dim index */
-    EXPR_SIZE = 2,      /* imm = size-tensor id, a = opt node, b = upper node */
-    EXPR_OP = 3,        /* op = prt_dim_op, a and b = operand nodes */
+    EXPR_CONST = 0,      /* imm = value */
+    EXPR_INPUT_DIM = 1,  /* a = network input index, b = dim index */
+    EXPR_SIZE = 2,       /* imm = size-tensor id, a = opt node, b = upper node */
+    EXPR_OP = 3,         /* op = prt_dim_op, a and b = operand nodes */
     EXPR_INPUT_VALUE = 4 /* a = network input index, b = element index: a
                             value of a shape input (a 1-D int tensor whose
                             values shapes may depend on) */
@@ -78,12 +78,12 @@ const prt_expr *expr_op(expr_pool *pool, int32_t op, const prt_expr *a,
  * same output twice in one layer returns the same symbol if opt and upper
  * are the same expressions, else NULL. */
 void expr_pool_begin_layer(expr_pool *pool, int32_t layer, int32_t nb_outputs);
-const prt_expr *expr_size(expr_pool *pool, int32_t output_index,
-                          const prt_expr *opt, const prt_expr *upper);
+const prt_expr *expr_size(expr_pool *pool, int32_t output_index, const prt_expr *opt,
+                          const prt_expr *upper);
 int32_t expr_pool_size_count(const expr_pool *pool);
 /* Owner of size symbol `size_id` (0..count-1). */
-void expr_pool_size_owner(const expr_pool *pool, int32_t size_id,
-                          int32_t *layer, int32_t *output_index);
+void expr_pool_size_owner(const expr_pool *pool, int32_t size_id, int32_t *layer,
+                          int32_t *output_index);
 
 /* The ABI table bound to this pool, for get_output_shapes. Borrowed for the
  * pool's lifetime. */
@@ -105,16 +105,16 @@ void expr_program_free(expr_program *p);
  * values), size ids < nb_sizes. Returns
  * PRT_ERR_MALFORMED with a message naming the node. */
 prt_status expr_program_validate(const expr_program *p, int32_t nb_inputs,
-                                 const int32_t *input_ranks,
-                                 const int32_t *value_counts, int32_t nb_sizes);
+                                 const int32_t *input_ranks, const int32_t *value_counts,
+                                 int32_t nb_sizes);
 
 /* Concrete values of everything a program can depend on. */
 typedef struct expr_env {
     int32_t nb_inputs;
-    const prt_dims *input_dims;  /* [nb_inputs] */
+    const prt_dims *input_dims; /* [nb_inputs] */
     int32_t nb_sizes;
-    const int64_t *size_values;  /* [nb_sizes] */
-    const uint8_t *size_known;   /* [nb_sizes]; NULL: all known */
+    const int64_t *size_values; /* [nb_sizes] */
+    const uint8_t *size_known;  /* [nb_sizes]; NULL: all known */
     /* Values of shape inputs, held in prt_dims (nb_dims = count); NULL when
      * no input is a shape input. [nb_inputs] */
     const prt_dims *input_values;
@@ -124,8 +124,8 @@ typedef struct expr_env {
  * unknown size has known[i] = 0 (values[i] undefined). Errors (PRT_ERR_SHAPE
  * with the node named): division by zero, overflow, an input index out of
  * range. */
-prt_status expr_program_eval(const expr_program *p, const expr_env *env,
-                             int64_t *values, uint8_t *known);
+prt_status expr_program_eval(const expr_program *p, const expr_env *env, int64_t *values,
+                             uint8_t *known);
 
 /* Like expr_program_eval, but a size that env does not know takes the value
  * of its upper-bound node (expr_upper.c): the dims memory must hold before a
@@ -151,8 +151,8 @@ typedef struct expr_profile {
  * every input shape within [min, max] (interval arithmetic; a size symbol
  * lies in [0, hi(upper)]), and opt[i] the value at the opt shapes with every
  * size symbol at its opt clamped into [0, hi(upper)]. Folding assumes what
- * holds in every real network: input dims and sizes are >= 0. PRT_ERR_SHAPE for overflow or a divisor interval
- * that contains 0. */
+ * holds in every real network: input dims and sizes are >= 0. PRT_ERR_SHAPE for overflow
+ * or a divisor interval that contains 0. */
 prt_status expr_program_bounds(const expr_program *p, const expr_profile *prof,
                                int64_t *lo, int64_t *opt, int64_t *hi);
 

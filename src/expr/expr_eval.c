@@ -12,8 +12,7 @@
 #include <string.h>
 
 static const char *const op_names[EXPR_OP_COUNT] = {
-    "SUM", "PROD", "MAX", "MIN", "SUB", "EQUAL", "LESS", "FLOOR_DIV",
-    "CEIL_DIV"};
+    "SUM", "PROD", "MAX", "MIN", "SUB", "EQUAL", "LESS", "FLOOR_DIV", "CEIL_DIV"};
 
 const char *expr_op_name(int32_t op)
 {
@@ -100,17 +99,22 @@ static int program_ok(const expr_program *p)
 static prt_status check_operands(const expr_node *n, int32_t i)
 {
     if (n->kind < EXPR_CONST || n->kind > EXPR_INPUT_VALUE)
-        return base_error(PRT_ERR_MALFORMED, "expression node %d: unknown "
-                          "kind %d", i, (int)n->kind);
+        return base_error(PRT_ERR_MALFORMED,
+                          "expression node %d: unknown "
+                          "kind %d",
+                          i, (int)n->kind);
     if (n->kind == EXPR_OP && (n->op < 0 || n->op >= EXPR_OP_COUNT))
-        return base_error(PRT_ERR_MALFORMED, "expression node %d: unknown "
-                          "operation %d", i, (int)n->op);
+        return base_error(PRT_ERR_MALFORMED,
+                          "expression node %d: unknown "
+                          "operation %d",
+                          i, (int)n->op);
     if (n->kind != EXPR_OP && n->kind != EXPR_SIZE)
         return PRT_OK;
     if (n->a < 0 || n->a >= i || n->b < 0 || n->b >= i)
-        return base_error(PRT_ERR_MALFORMED, "expression node %d: operands "
-                          "(node %d, node %d) must come before it", i,
-                          (int)n->a, (int)n->b);
+        return base_error(PRT_ERR_MALFORMED,
+                          "expression node %d: operands "
+                          "(node %d, node %d) must come before it",
+                          i, (int)n->a, (int)n->b);
     return PRT_OK;
 }
 
@@ -118,56 +122,61 @@ static prt_status check_operands(const expr_node *n, int32_t i)
 /* Validation                                                                */
 /* ------------------------------------------------------------------------ */
 
-static prt_status validate_leaf(const expr_node *n, int32_t i,
-                                int32_t nb_inputs, const int32_t *input_ranks,
-                                const int32_t *value_counts, int32_t nb_sizes)
+static prt_status validate_leaf(const expr_node *n, int32_t i, int32_t nb_inputs,
+                                const int32_t *input_ranks, const int32_t *value_counts,
+                                int32_t nb_sizes)
 {
     if (n->kind == EXPR_INPUT_VALUE) {
         if (n->a < 0 || n->a >= nb_inputs || !value_counts)
-            return base_error(PRT_ERR_MALFORMED, "expression node %d: shape "
-                              "input %d out of range (%d inputs)", i, (int)n->a,
-                              nb_inputs);
+            return base_error(PRT_ERR_MALFORMED,
+                              "expression node %d: shape "
+                              "input %d out of range (%d inputs)",
+                              i, (int)n->a, nb_inputs);
         if (n->b < 0 || n->b >= value_counts[n->a] || n->b >= PRT_MAX_DIMS)
-            return base_error(PRT_ERR_MALFORMED, "expression node %d: value %d "
-                              "out of range for input %d with %d values", i,
-                              (int)n->b, (int)n->a, (int)value_counts[n->a]);
+            return base_error(PRT_ERR_MALFORMED,
+                              "expression node %d: value %d "
+                              "out of range for input %d with %d values",
+                              i, (int)n->b, (int)n->a, (int)value_counts[n->a]);
     }
     if (n->kind == EXPR_INPUT_DIM) {
         if (n->a < 0 || n->a >= nb_inputs)
-            return base_error(PRT_ERR_MALFORMED, "expression node %d: input "
-                              "%d out of range (%d inputs)", i, (int)n->a,
-                              nb_inputs);
+            return base_error(PRT_ERR_MALFORMED,
+                              "expression node %d: input "
+                              "%d out of range (%d inputs)",
+                              i, (int)n->a, nb_inputs);
         if (n->b < 0 || n->b >= input_ranks[n->a] || n->b >= PRT_MAX_DIMS)
-            return base_error(PRT_ERR_MALFORMED, "expression node %d: dim %d "
-                              "out of range for input %d of rank %d", i,
-                              (int)n->b, (int)n->a, (int)input_ranks[n->a]);
+            return base_error(PRT_ERR_MALFORMED,
+                              "expression node %d: dim %d "
+                              "out of range for input %d of rank %d",
+                              i, (int)n->b, (int)n->a, (int)input_ranks[n->a]);
     }
     if (n->kind == EXPR_SIZE && (n->imm < 0 || n->imm >= nb_sizes))
-        return base_error(PRT_ERR_MALFORMED, "expression node %d: size id "
-                          "%lld out of range (%d sizes)", i,
-                          (long long)n->imm, nb_sizes);
+        return base_error(PRT_ERR_MALFORMED,
+                          "expression node %d: size id "
+                          "%lld out of range (%d sizes)",
+                          i, (long long)n->imm, nb_sizes);
     return PRT_OK;
 }
 
 /* has_size[i]: node i depends on a size symbol. A size's opt may not, the
  * same rule expr_size enforces on construction. */
 static prt_status validate_nodes(const expr_program *p, int32_t nb_inputs,
-                                 const int32_t *input_ranks,
-                                 const int32_t *value_counts, int32_t nb_sizes,
-                                 uint8_t *has_size)
+                                 const int32_t *input_ranks, const int32_t *value_counts,
+                                 int32_t nb_sizes, uint8_t *has_size)
 {
     for (int32_t i = 0; i < p->nb_nodes; i++) {
         const expr_node *n = &p->nodes[i];
         prt_status st = check_operands(n, i);
         if (st == PRT_OK)
-            st = validate_leaf(n, i, nb_inputs, input_ranks, value_counts,
-                               nb_sizes);
+            st = validate_leaf(n, i, nb_inputs, input_ranks, value_counts, nb_sizes);
         if (st != PRT_OK)
             return st;
         if (n->kind == EXPR_SIZE && has_size[n->a])
-            return base_error(PRT_ERR_MALFORMED, "expression node %d: size "
+            return base_error(PRT_ERR_MALFORMED,
+                              "expression node %d: size "
                               "%lld has an opt (node %d) that depends on a "
-                              "size", i, (long long)n->imm, (int)n->a);
+                              "size",
+                              i, (long long)n->imm, (int)n->a);
         has_size[i] = n->kind == EXPR_SIZE ||
                       (n->kind == EXPR_OP && (has_size[n->a] | has_size[n->b]));
     }
@@ -175,23 +184,24 @@ static prt_status validate_nodes(const expr_program *p, int32_t nb_inputs,
 }
 
 prt_status expr_program_validate(const expr_program *p, int32_t nb_inputs,
-                                 const int32_t *input_ranks,
-                                 const int32_t *value_counts, int32_t nb_sizes)
+                                 const int32_t *input_ranks, const int32_t *value_counts,
+                                 int32_t nb_sizes)
 {
     uint8_t *has_size;
     prt_status st;
     if (!program_ok(p))
         return base_error(PRT_ERR_MALFORMED, "expression program: bad node "
-                          "count or no nodes");
+                                             "count or no nodes");
     if (nb_inputs < 0 || (nb_inputs > 0 && !input_ranks) || nb_sizes < 0)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "expr_program_validate: "
-                          "bad input or size counts");
+                                                    "bad input or size counts");
     has_size = base_calloc((size_t)p->nb_nodes, 1);
     if (!has_size)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory validating "
-                          "%d expression nodes", p->nb_nodes);
-    st = validate_nodes(p, nb_inputs, input_ranks, value_counts, nb_sizes,
-                        has_size);
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "out of memory validating "
+                          "%d expression nodes",
+                          p->nb_nodes);
+    st = validate_nodes(p, nb_inputs, input_ranks, value_counts, nb_sizes, has_size);
     base_free(has_size);
     return st;
 }
@@ -205,11 +215,13 @@ prt_status expr_program_copy(const expr_program *src, expr_program *dst)
     expr_node *nodes;
     if (!program_ok(src) || !dst)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "expr_program_copy: bad "
-                          "program");
+                                                    "program");
     nodes = base_malloc((size_t)src->nb_nodes * sizeof *nodes);
     if (!nodes)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory copying %d "
-                          "expression nodes", src->nb_nodes);
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "out of memory copying %d "
+                          "expression nodes",
+                          src->nb_nodes);
     if (src->nb_nodes)
         memcpy(nodes, src->nodes, (size_t)src->nb_nodes * sizeof *nodes);
     dst->nb_nodes = src->nb_nodes;
@@ -230,54 +242,58 @@ void expr_program_free(expr_program *p)
 /* Concrete evaluation                                                       */
 /* ------------------------------------------------------------------------ */
 
-static prt_status eval_input(const expr_node *n, int32_t i,
-                             const expr_env *env, int64_t *value)
+static prt_status eval_input(const expr_node *n, int32_t i, const expr_env *env,
+                             int64_t *value)
 {
     const prt_dims *d;
     if (n->a < 0 || n->a >= env->nb_inputs || !env->input_dims)
-        return base_error(PRT_ERR_SHAPE, "expression node %d: input %d out "
-                          "of range (%d inputs given)", i, (int)n->a,
-                          (int)env->nb_inputs);
+        return base_error(PRT_ERR_SHAPE,
+                          "expression node %d: input %d out "
+                          "of range (%d inputs given)",
+                          i, (int)n->a, (int)env->nb_inputs);
     d = &env->input_dims[n->a];
     if (n->b < 0 || n->b >= d->nb_dims || n->b >= PRT_MAX_DIMS)
-        return base_error(PRT_ERR_SHAPE, "expression node %d: input %d has "
-                          "rank %d, no dim %d", i, (int)n->a, (int)d->nb_dims,
-                          (int)n->b);
+        return base_error(PRT_ERR_SHAPE,
+                          "expression node %d: input %d has "
+                          "rank %d, no dim %d",
+                          i, (int)n->a, (int)d->nb_dims, (int)n->b);
     *value = d->d[n->b];
     return PRT_OK;
 }
 
-static prt_status eval_value(const expr_node *n, int32_t i,
-                             const expr_env *env, int64_t *value)
+static prt_status eval_value(const expr_node *n, int32_t i, const expr_env *env,
+                             int64_t *value)
 {
     const prt_dims *v;
     if (n->a < 0 || n->a >= env->nb_inputs || !env->input_values)
-        return base_error(PRT_ERR_SHAPE, "expression node %d: no values for "
-                          "shape input %d", i, (int)n->a);
+        return base_error(PRT_ERR_SHAPE,
+                          "expression node %d: no values for "
+                          "shape input %d",
+                          i, (int)n->a);
     v = &env->input_values[n->a];
     if (n->b < 0 || n->b >= v->nb_dims || n->b >= PRT_MAX_DIMS)
-        return base_error(PRT_ERR_SHAPE, "expression node %d: shape input %d "
-                          "has %d values, no value %d", i, (int)n->a,
-                          (int)v->nb_dims, (int)n->b);
+        return base_error(PRT_ERR_SHAPE,
+                          "expression node %d: shape input %d "
+                          "has %d values, no value %d",
+                          i, (int)n->a, (int)v->nb_dims, (int)n->b);
     *value = v->d[n->b];
     return PRT_OK;
 }
 
-static prt_status eval_size(const expr_node *n, int32_t i,
-                            const expr_env *env, int64_t *value,
-                            uint8_t *known)
+static prt_status eval_size(const expr_node *n, int32_t i, const expr_env *env,
+                            int64_t *value, uint8_t *known)
 {
     if (n->imm < 0 || n->imm >= env->nb_sizes || !env->size_values)
-        return base_error(PRT_ERR_SHAPE, "expression node %d: size %lld out "
-                          "of range (%d sizes given)", i, (long long)n->imm,
-                          (int)env->nb_sizes);
+        return base_error(PRT_ERR_SHAPE,
+                          "expression node %d: size %lld out "
+                          "of range (%d sizes given)",
+                          i, (long long)n->imm, (int)env->nb_sizes);
     *known = env->size_known ? env->size_known[n->imm] != 0 : 1;
     *value = env->size_values[n->imm];
     return PRT_OK;
 }
 
-static prt_status eval_op(const expr_node *n, int32_t i, int64_t *values,
-                          uint8_t *known)
+static prt_status eval_op(const expr_node *n, int32_t i, int64_t *values, uint8_t *known)
 {
     int64_t a = values[n->a], b = values[n->b];
     const char *why;
@@ -288,17 +304,16 @@ static prt_status eval_op(const expr_node *n, int32_t i, int64_t *values,
         return PRT_OK;
     why = expr_apply(n->op, a, b, &values[i]);
     if (why)
-        return base_error(PRT_ERR_SHAPE, "expression node %d = %s(node %d, "
-                          "node %d) = %s(%lld, %lld): %s", i,
-                          expr_op_name(n->op), (int)n->a, (int)n->b,
-                          expr_op_name(n->op), (long long)a, (long long)b,
-                          why);
+        return base_error(PRT_ERR_SHAPE,
+                          "expression node %d = %s(node %d, "
+                          "node %d) = %s(%lld, %lld): %s",
+                          i, expr_op_name(n->op), (int)n->a, (int)n->b,
+                          expr_op_name(n->op), (long long)a, (long long)b, why);
     return PRT_OK;
 }
 
-static prt_status eval_node(const expr_program *p, int32_t i,
-                            const expr_env *env, int64_t *values,
-                            uint8_t *known)
+static prt_status eval_node(const expr_program *p, int32_t i, const expr_env *env,
+                            int64_t *values, uint8_t *known)
 {
     const expr_node *n = &p->nodes[i];
     prt_status st = check_operands(n, i);
@@ -320,12 +335,12 @@ static prt_status eval_node(const expr_program *p, int32_t i,
     }
 }
 
-prt_status expr_program_eval(const expr_program *p, const expr_env *env,
-                             int64_t *values, uint8_t *known)
+prt_status expr_program_eval(const expr_program *p, const expr_env *env, int64_t *values,
+                             uint8_t *known)
 {
     if (!program_ok(p) || !env || (p->nb_nodes > 0 && (!values || !known)))
         return base_error(PRT_ERR_INVALID_ARGUMENT, "expr_program_eval: bad "
-                          "arguments");
+                                                    "arguments");
     for (int32_t i = 0; i < p->nb_nodes; i++) {
         prt_status st = eval_node(p, i, env, values, known);
         if (st != PRT_OK)
@@ -377,18 +392,15 @@ static interval compare(int32_t op, interval a, interval b)
 }
 
 /* The interval of op over a x b; NULL, or the reason it has none. */
-static const char *interval_op(int32_t op, interval a, interval b,
-                               interval *r)
+static const char *interval_op(int32_t op, interval a, interval b, interval *r)
 {
     switch (op) {
     case PRT_DIM_SUM:
-        return expr_apply(op, a.lo, b.lo, &r->lo)
-                   ? "overflow"
-                   : expr_apply(op, a.hi, b.hi, &r->hi);
+        return expr_apply(op, a.lo, b.lo, &r->lo) ? "overflow"
+                                                  : expr_apply(op, a.hi, b.hi, &r->hi);
     case PRT_DIM_SUB:
-        return expr_apply(op, a.lo, b.hi, &r->lo)
-                   ? "overflow"
-                   : expr_apply(op, a.hi, b.lo, &r->hi);
+        return expr_apply(op, a.lo, b.hi, &r->lo) ? "overflow"
+                                                  : expr_apply(op, a.hi, b.lo, &r->hi);
     case PRT_DIM_MAX:
     case PRT_DIM_MIN: /* monotone in both; cannot fail */
         expr_apply(op, a.lo, b.lo, &r->lo);
@@ -409,9 +421,8 @@ static const char *interval_op(int32_t op, interval a, interval b,
 }
 
 /* An input dim, or a shape input's value: both are boxes in the profile. */
-static prt_status bounds_input(const expr_node *n, int32_t i,
-                               const expr_profile *prof, int64_t *lo,
-                               int64_t *opt, int64_t *hi)
+static prt_status bounds_input(const expr_node *n, int32_t i, const expr_profile *prof,
+                               int64_t *lo, int64_t *opt, int64_t *hi)
 {
     int32_t in = n->a, d = n->b;
     int values = n->kind == EXPR_INPUT_VALUE;
@@ -419,55 +430,60 @@ static prt_status bounds_input(const expr_node *n, int32_t i,
     const prt_dims *op = values ? prof->vopt : prof->opt;
     const prt_dims *mx = values ? prof->vmax : prof->max;
     if (in < 0 || in >= prof->nb_inputs || !mn || !op || !mx)
-        return base_error(PRT_ERR_SHAPE, "expression node %d: input %d out "
-                          "of range (%d in the profile)", i, (int)in,
-                          (int)prof->nb_inputs);
-    if (d < 0 || d >= PRT_MAX_DIMS || d >= mn[in].nb_dims ||
-        d >= op[in].nb_dims || d >= mx[in].nb_dims)
-        return base_error(PRT_ERR_SHAPE, "expression node %d: input %d %s %d "
-                          "not in the profile", i, (int)in, values ? "value" : "dim",
-                          (int)d);
+        return base_error(PRT_ERR_SHAPE,
+                          "expression node %d: input %d out "
+                          "of range (%d in the profile)",
+                          i, (int)in, (int)prof->nb_inputs);
+    if (d < 0 || d >= PRT_MAX_DIMS || d >= mn[in].nb_dims || d >= op[in].nb_dims ||
+        d >= mx[in].nb_dims)
+        return base_error(PRT_ERR_SHAPE,
+                          "expression node %d: input %d %s %d "
+                          "not in the profile",
+                          i, (int)in, values ? "value" : "dim", (int)d);
     lo[i] = mn[in].d[d];
     opt[i] = op[in].d[d];
     hi[i] = mx[in].d[d];
     /* Interval arithmetic is only sound over non-empty intervals. */
     if (!(lo[i] <= opt[i] && opt[i] <= hi[i]))
-        return base_error(PRT_ERR_SHAPE, "expression node %d: profile of "
+        return base_error(PRT_ERR_SHAPE,
+                          "expression node %d: profile of "
                           "input %d dim %d has min %lld, opt %lld, max %lld "
-                          "out of order", i, (int)in, (int)d, (long long)lo[i],
-                          (long long)opt[i], (long long)hi[i]);
+                          "out of order",
+                          i, (int)in, (int)d, (long long)lo[i], (long long)opt[i],
+                          (long long)hi[i]);
     return PRT_OK;
 }
 
 /* A size symbol lies in [0, its upper bound]. It is tuned at its opt,
  * clamped into that range (a size is never negative, so neither is the value
  * everything after it is tuned and folded for). */
-static prt_status bounds_size(const expr_node *n, int32_t i, int64_t *lo,
-                              int64_t *opt, int64_t *hi)
+static prt_status bounds_size(const expr_node *n, int32_t i, int64_t *lo, int64_t *opt,
+                              int64_t *hi)
 {
     lo[i] = 0;
     hi[i] = hi[n->b];
     opt[i] = opt[n->a] < 0 ? 0 : opt[n->a] > hi[i] ? hi[i] : opt[n->a];
     if (hi[i] < 0)
-        return base_error(PRT_ERR_SHAPE, "expression node %d: size %lld has "
+        return base_error(PRT_ERR_SHAPE,
+                          "expression node %d: size %lld has "
                           "an upper bound (node %d) that is never above %lld",
                           i, (long long)n->imm, (int)n->b, (long long)hi[i]);
     return PRT_OK;
 }
 
-static prt_status bounds_op(const expr_node *n, int32_t i, int64_t *lo,
-                            int64_t *opt, int64_t *hi)
+static prt_status bounds_op(const expr_node *n, int32_t i, int64_t *lo, int64_t *opt,
+                            int64_t *hi)
 {
     interval a = {lo[n->a], hi[n->a]}, b = {lo[n->b], hi[n->b]}, r = {0, 0};
     const char *why = interval_op(n->op, a, b, &r);
     if (!why)
         why = expr_apply(n->op, opt[n->a], opt[n->b], &opt[i]);
     if (why)
-        return base_error(PRT_ERR_SHAPE, "expression node %d = %s(node %d, "
+        return base_error(PRT_ERR_SHAPE,
+                          "expression node %d = %s(node %d, "
                           "node %d) over [%lld, %lld] and [%lld, %lld]: %s",
-                          i, expr_op_name(n->op), (int)n->a, (int)n->b,
-                          (long long)a.lo, (long long)a.hi, (long long)b.lo,
-                          (long long)b.hi, why);
+                          i, expr_op_name(n->op), (int)n->a, (int)n->b, (long long)a.lo,
+                          (long long)a.hi, (long long)b.lo, (long long)b.hi, why);
     lo[i] = r.lo;
     hi[i] = r.hi;
     return PRT_OK;
@@ -478,7 +494,7 @@ prt_status expr_program_bounds(const expr_program *p, const expr_profile *prof,
 {
     if (!program_ok(p) || !prof || (p->nb_nodes > 0 && (!lo || !opt || !hi)))
         return base_error(PRT_ERR_INVALID_ARGUMENT, "expr_program_bounds: bad "
-                          "arguments");
+                                                    "arguments");
     for (int32_t i = 0; i < p->nb_nodes; i++) {
         const expr_node *n = &p->nodes[i];
         prt_status st = check_operands(n, i);

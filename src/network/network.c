@@ -86,9 +86,8 @@ static int32_t add_tensor(prt_network *net, const char *name)
     return net->nb_tensors++;
 }
 
-prt_status prt_network_add_input(prt_network *net, const char *name,
-                                 int32_t dtype, const prt_dims *dims,
-                                 int32_t *out_tensor)
+prt_status prt_network_add_input(prt_network *net, const char *name, int32_t dtype,
+                                 const prt_dims *dims, int32_t *out_tensor)
 {
     int32_t id;
     if (!net || !name || !dims || !out_tensor)
@@ -98,8 +97,8 @@ prt_status prt_network_add_input(prt_network *net, const char *name,
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "prt_network_add_input: empty input name");
     if (prt_dtype_size(dtype) == 0)
-        return base_error(PRT_ERR_INVALID_ARGUMENT,
-                          "input '%s': invalid dtype %d", name, (int)dtype);
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "input '%s': invalid dtype %d", name,
+                          (int)dtype);
     if (dims->nb_dims < 0 || dims->nb_dims > PRT_MAX_DIMS)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "input '%s': rank %d is outside 0..%d", name,
@@ -107,8 +106,8 @@ prt_status prt_network_add_input(prt_network *net, const char *name,
     for (int32_t i = 0; i < dims->nb_dims; i++)
         if (dims->d[i] < -1)
             return base_error(PRT_ERR_INVALID_ARGUMENT,
-                              "input '%s': dim %d is %lld (use -1 for dynamic)",
-                              name, (int)i, (long long)dims->d[i]);
+                              "input '%s': dim %d is %lld (use -1 for dynamic)", name,
+                              (int)i, (long long)dims->d[i]);
     if (name_taken(net, name, -1))
         return base_error(PRT_ERR_ALREADY_EXISTS,
                           "input '%s': a tensor of that name exists", name);
@@ -152,14 +151,16 @@ prt_status prt_network_add_constant(prt_network *net, const char *name, int32_t 
                           "constant '%s': a tensor of that name exists", name);
     copy = base_malloc((size_t)n);
     if (!copy)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "constant '%s': out of memory (%lld bytes)",
-                          name, (long long)n);
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "constant '%s': out of memory (%lld bytes)", name,
+                          (long long)n);
     if (n)
         memcpy(copy, data, (size_t)n);
     id = add_tensor(net, name);
     if (id < 0) {
         base_free(copy);
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_network_add_constant: out of memory");
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "prt_network_add_constant: out of memory");
     }
     net->tensors[id].dtype = dtype;
     net->tensors[id].dims = *dims;
@@ -185,11 +186,11 @@ prt_status network_check_plugin(const prt_plugin *p, int need_build)
         return base_error(PRT_ERR_PLUGIN,
                           "plugin vtable is too small or lacks core/runtime tables");
     if (vt->abi_version > PRT_PLUGIN_ABI_VERSION)
-        return base_error(PRT_ERR_VERSION,
-                          "plugin speaks ABI %u, this plugrt speaks %u",
+        return base_error(PRT_ERR_VERSION, "plugin speaks ABI %u, this plugrt speaks %u",
                           vt->abi_version, PRT_PLUGIN_ABI_VERSION);
-    if (vt->core->struct_size < BASE_END_OF(prt_plugin_core, devices) || !vt->core->name ||
-        !vt->core->version || !vt->core->plugin_namespace || !vt->core->devices)
+    if (vt->core->struct_size < BASE_END_OF(prt_plugin_core, devices) ||
+        !vt->core->name || !vt->core->version || !vt->core->plugin_namespace ||
+        !vt->core->devices)
         return base_error(PRT_ERR_PLUGIN, "plugin core table is incomplete");
     if (vt->runtime->struct_size < BASE_END_OF(prt_plugin_runtime, destroy) ||
         !vt->runtime->enqueue || !vt->runtime->clone || !vt->runtime->destroy ||
@@ -198,9 +199,9 @@ prt_status network_check_plugin(const prt_plugin *p, int need_build)
                           plugin_name(p));
     if (need_build) {
         const prt_plugin_build *b = vt->build;
-        if (!b || b->struct_size < BASE_END_OF(prt_plugin_build, supports_format_combination) ||
-            !b->nb_outputs ||
-            !b->get_output_dtypes || !b->get_output_shapes ||
+        if (!b ||
+            b->struct_size < BASE_END_OF(prt_plugin_build, supports_format_combination) ||
+            !b->nb_outputs || !b->get_output_dtypes || !b->get_output_shapes ||
             !b->supports_format_combination)
             return base_error(PRT_ERR_PLUGIN,
                               "plugin '%s': build table is missing or incomplete "
@@ -242,22 +243,24 @@ prt_status prt_network_add_plugin(prt_network *net, const int32_t *inputs,
         if (net->layers[i].plugin == plugin)
             return base_error(PRT_ERR_INVALID_ARGUMENT,
                               "plugin '%s' is already layer '%s' of this network; "
-                              "clone it for another layer", plugin_name(plugin),
-                              net->layers[i].name);
+                              "clone it for another layer",
+                              plugin_name(plugin), net->layers[i].name);
     for (int32_t i = 0; i < nb_inputs; i++)
         if (inputs[i] < 0 || inputs[i] >= net->nb_tensors)
             return base_error(PRT_ERR_INVALID_ARGUMENT,
                               "plugin '%s': input %d is tensor id %d, which does "
-                              "not exist", plugin_name(plugin), (int)i, (int)inputs[i]);
+                              "not exist",
+                              plugin_name(plugin), (int)i, (int)inputs[i]);
     for (int32_t i = 0; i < nb_shape_inputs; i++)
         if (shape_inputs[i] < 0 || shape_inputs[i] >= net->nb_tensors)
             return base_error(PRT_ERR_INVALID_ARGUMENT,
                               "plugin '%s': shape input %d is tensor id %d, which "
-                              "does not exist", plugin_name(plugin), (int)i,
-                              (int)shape_inputs[i]);
+                              "does not exist",
+                              plugin_name(plugin), (int)i, (int)shape_inputs[i]);
     nb_out = plugin->vt->build->nb_outputs(plugin);
     if (nb_out < 1 || nb_out > 64)
-        return base_error(PRT_ERR_PLUGIN, "plugin '%s' reports %d outputs (1..64 allowed)",
+        return base_error(PRT_ERR_PLUGIN,
+                          "plugin '%s' reports %d outputs (1..64 allowed)",
                           plugin_name(plugin), (int)nb_out);
     if (!grow((void **)&net->layers, &net->cap_layers, net->nb_layers,
               sizeof *net->layers))
@@ -324,16 +327,14 @@ prt_status prt_network_get_layer_output(const prt_network *net, int32_t layer,
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "prt_network_get_layer_output: no layer %d", (int)layer);
     if (index < 0 || index >= net->layers[layer].nb_outputs)
-        return base_error(PRT_ERR_INVALID_ARGUMENT,
-                          "layer '%s' has %d outputs; %d asked",
-                          net->layers[layer].name,
-                          (int)net->layers[layer].nb_outputs, (int)index);
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "layer '%s' has %d outputs; %d asked",
+                          net->layers[layer].name, (int)net->layers[layer].nb_outputs,
+                          (int)index);
     *out_tensor = net->layers[layer].outputs[index];
     return PRT_OK;
 }
 
-prt_status prt_network_set_tensor_name(prt_network *net, int32_t tensor,
-                                       const char *name)
+prt_status prt_network_set_tensor_name(prt_network *net, int32_t tensor, const char *name)
 {
     char *copy;
     if (!net || !name || tensor < 0 || tensor >= net->nb_tensors)
@@ -342,8 +343,8 @@ prt_status prt_network_set_tensor_name(prt_network *net, int32_t tensor,
     if (!name[0])
         return base_error(PRT_ERR_INVALID_ARGUMENT, "tensor names may not be empty");
     if (name_taken(net, name, tensor))
-        return base_error(PRT_ERR_ALREADY_EXISTS,
-                          "a tensor named '%s' already exists", name);
+        return base_error(PRT_ERR_ALREADY_EXISTS, "a tensor named '%s' already exists",
+                          name);
     copy = base_strdup(name);
     if (!copy)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
@@ -352,8 +353,7 @@ prt_status prt_network_set_tensor_name(prt_network *net, int32_t tensor,
     return PRT_OK;
 }
 
-prt_status prt_network_set_layer_name(prt_network *net, int32_t layer,
-                                      const char *name)
+prt_status prt_network_set_layer_name(prt_network *net, int32_t layer, const char *name)
 {
     char *copy;
     if (!net || !name || !name[0] || layer < 0 || layer >= net->nb_layers)
@@ -377,7 +377,8 @@ prt_status prt_network_mark_output(prt_network *net, int32_t tensor)
     if (net->tensors[tensor].input_index >= 0 || net->tensors[tensor].const_bytes >= 0)
         return base_error(PRT_ERR_UNSUPPORTED,
                           "tensor '%s' is a network input or a constant and cannot "
-                          "also be an output", net->tensors[tensor].name);
+                          "also be an output",
+                          net->tensors[tensor].name);
     if (!grow((void **)&net->outputs, &net->cap_outputs, net->nb_outputs,
               sizeof *net->outputs))
         return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
@@ -390,7 +391,8 @@ prt_status prt_network_find_tensor(const prt_network *net, const char *name,
                                    int32_t *out_tensor)
 {
     if (!net || !name || !out_tensor)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_network_find_tensor: NULL argument");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_find_tensor: NULL argument");
     for (int32_t i = 0; i < net->nb_tensors; i++)
         if (strcmp(net->tensors[i].name, name) == 0) {
             *out_tensor = i;
@@ -399,11 +401,18 @@ prt_status prt_network_find_tensor(const prt_network *net, const char *name,
     return base_error(PRT_ERR_NOT_FOUND, "no tensor named '%s' in the network", name);
 }
 
-int32_t prt_network_input_count(const prt_network *net) { return net ? net->nb_inputs : 0; }
+int32_t prt_network_input_count(const prt_network *net)
+{
+    return net ? net->nb_inputs : 0;
+}
 
-int32_t prt_network_output_count(const prt_network *net) { return net ? net->nb_outputs : 0; }
+int32_t prt_network_output_count(const prt_network *net)
+{
+    return net ? net->nb_outputs : 0;
+}
 
-prt_status prt_network_get_input(const prt_network *net, int32_t index, int32_t *out_tensor)
+prt_status prt_network_get_input(const prt_network *net, int32_t index,
+                                 int32_t *out_tensor)
 {
     if (!net || !out_tensor || index < 0 || index >= net->nb_inputs)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_network_get_input: no input %d",
@@ -412,11 +421,12 @@ prt_status prt_network_get_input(const prt_network *net, int32_t index, int32_t 
     return PRT_OK;
 }
 
-prt_status prt_network_get_output(const prt_network *net, int32_t index, int32_t *out_tensor)
+prt_status prt_network_get_output(const prt_network *net, int32_t index,
+                                  int32_t *out_tensor)
 {
     if (!net || !out_tensor || index < 0 || index >= net->nb_outputs)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_network_get_output: no output %d",
-                          (int)index);
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_get_output: no output %d", (int)index);
     *out_tensor = net->outputs[index];
     return PRT_OK;
 }
@@ -427,8 +437,8 @@ prt_status prt_network_get_tensor(const prt_network *net, int32_t tensor,
 {
     const net_tensor *t;
     if (!net || tensor < 0 || tensor >= net->nb_tensors)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_network_get_tensor: no tensor %d",
-                          (int)tensor);
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_get_tensor: no tensor %d", (int)tensor);
     t = &net->tensors[tensor];
     if (out_name)
         *out_name = t->name;

@@ -11,9 +11,9 @@
 
 typedef struct net_tensor {
     char *name;
-    int32_t dtype;     /* network inputs only; layer outputs get theirs at build */
-    prt_dims dims;     /* network inputs only */
-    int32_t producer;  /* layer id, or -1 for a network input */
+    int32_t dtype;    /* network inputs only; layer outputs get theirs at build */
+    prt_dims dims;    /* network inputs only */
+    int32_t producer; /* layer id, or -1 for a network input */
     int32_t producer_output;
     int32_t input_index; /* index in prt_network.inputs, or -1 */
     int32_t is_output;

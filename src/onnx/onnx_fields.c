@@ -8,8 +8,7 @@
 
 #include "onnx_internal.h"
 
-const Onnx__AttributeProto *onnx_node_attr(const Onnx__NodeProto *node,
-                                           const char *name)
+const Onnx__AttributeProto *onnx_node_attr(const Onnx__NodeProto *node, const char *name)
 {
     for (size_t i = 0; i < node->n_attribute; i++)
         if (strcmp(onnx_str(node->attribute[i]->name), name) == 0)
@@ -27,15 +26,15 @@ static int is_int_field(int32_t t)
 
 static int is_float_field(int32_t t)
 {
-    return t == PRT_FIELD_FLOAT16 || t == PRT_FIELD_FLOAT32 ||
-           t == PRT_FIELD_FLOAT64 || t == PRT_FIELD_BFLOAT16;
+    return t == PRT_FIELD_FLOAT16 || t == PRT_FIELD_FLOAT32 || t == PRT_FIELD_FLOAT64 ||
+           t == PRT_FIELD_BFLOAT16;
 }
 
 static const char *field_type_name(int32_t t)
 {
-    static const char *const names[] = {"int8",    "int16",   "int32", "int64",
-                                        "float16", "float32", "float64",
-                                        "bfloat16", "char",   "dims",  "bytes"};
+    static const char *const names[] = {"int8",    "int16",   "int32",   "int64",
+                                        "float16", "float32", "float64", "bfloat16",
+                                        "char",    "dims",    "bytes"};
     if (t < 0 || t >= PRT_FIELD_TYPE_COUNT)
         return "invalid";
     return names[t];
@@ -44,21 +43,36 @@ static const char *field_type_name(int32_t t)
 static const char *attr_type_name(int32_t t)
 {
     switch (t) {
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: return "FLOAT";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: return "INT";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: return "STRING";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: return "TENSOR";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: return "GRAPH";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR: return "SPARSE_TENSOR";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO: return "TYPE_PROTO";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: return "FLOATS";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: return "INTS";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: return "STRINGS";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS: return "TENSORS";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS: return "GRAPHS";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS: return "SPARSE_TENSORS";
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS: return "TYPE_PROTOS";
-    default: return "UNDEFINED";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+        return "FLOAT";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+        return "INT";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+        return "STRING";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
+        return "TENSOR";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+        return "GRAPH";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR:
+        return "SPARSE_TENSOR";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
+        return "TYPE_PROTO";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+        return "FLOATS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+        return "INTS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
+        return "STRINGS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS:
+        return "TENSORS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
+        return "GRAPHS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS:
+        return "SPARSE_TENSORS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
+        return "TYPE_PROTOS";
+    default:
+        return "UNDEFINED";
     }
 }
 
@@ -71,10 +85,10 @@ typedef struct attr_src {
 } attr_src;
 
 typedef struct field_ctx {
-    const char *label;  /* the node */
-    const char *attr;   /* the attribute */
+    const char *label; /* the node */
+    const char *attr;  /* the attribute */
     const prt_field_schema *schema;
-    const char *atype;  /* ONNX type name of the attribute */
+    const char *atype; /* ONNX type name of the attribute */
 } field_ctx;
 
 static prt_status type_mismatch(const field_ctx *c)
@@ -117,10 +131,20 @@ static prt_status ints_to_field(const field_ctx *c, const int64_t *v, size_t n,
     for (size_t i = 0; i < n; i++) {
         int64_t x = v[i], lo = INT64_MIN, hi = INT64_MAX;
         switch (t) {
-        case PRT_FIELD_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
-        case PRT_FIELD_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
-        case PRT_FIELD_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
-        default: break;
+        case PRT_FIELD_INT8:
+            lo = INT8_MIN;
+            hi = INT8_MAX;
+            break;
+        case PRT_FIELD_INT16:
+            lo = INT16_MIN;
+            hi = INT16_MAX;
+            break;
+        case PRT_FIELD_INT32:
+            lo = INT32_MIN;
+            hi = INT32_MAX;
+            break;
+        default:
+            break;
         }
         if (x < lo || x > hi) {
             prt_free(d);
@@ -131,14 +155,30 @@ static prt_status ints_to_field(const field_ctx *c, const int64_t *v, size_t n,
                               field_type_name(t), (long long)lo, (long long)hi);
         }
         switch (t) {
-        case PRT_FIELD_INT8: ((int8_t *)d)[i] = (int8_t)x; break;
-        case PRT_FIELD_INT16: ((int16_t *)d)[i] = (int16_t)x; break;
-        case PRT_FIELD_INT32: ((int32_t *)d)[i] = (int32_t)x; break;
-        case PRT_FIELD_INT64: ((int64_t *)d)[i] = x; break;
-        case PRT_FIELD_FLOAT16: ((uint16_t *)d)[i] = prt_float_to_half((float)x); break;
-        case PRT_FIELD_BFLOAT16: ((uint16_t *)d)[i] = prt_float_to_bf16((float)x); break;
-        case PRT_FIELD_FLOAT32: ((float *)d)[i] = (float)x; break;
-        default: ((double *)d)[i] = (double)x; break;
+        case PRT_FIELD_INT8:
+            ((int8_t *)d)[i] = (int8_t)x;
+            break;
+        case PRT_FIELD_INT16:
+            ((int16_t *)d)[i] = (int16_t)x;
+            break;
+        case PRT_FIELD_INT32:
+            ((int32_t *)d)[i] = (int32_t)x;
+            break;
+        case PRT_FIELD_INT64:
+            ((int64_t *)d)[i] = x;
+            break;
+        case PRT_FIELD_FLOAT16:
+            ((uint16_t *)d)[i] = prt_float_to_half((float)x);
+            break;
+        case PRT_FIELD_BFLOAT16:
+            ((uint16_t *)d)[i] = prt_float_to_bf16((float)x);
+            break;
+        case PRT_FIELD_FLOAT32:
+            ((float *)d)[i] = (float)x;
+            break;
+        default:
+            ((double *)d)[i] = (double)x;
+            break;
         }
     }
     *out = d;
@@ -159,10 +199,18 @@ static prt_status floats_to_field(const field_ctx *c, const float *v, size_t n,
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
     for (size_t i = 0; i < n; i++) {
         switch (t) {
-        case PRT_FIELD_FLOAT16: ((uint16_t *)d)[i] = prt_float_to_half(v[i]); break;
-        case PRT_FIELD_BFLOAT16: ((uint16_t *)d)[i] = prt_float_to_bf16(v[i]); break;
-        case PRT_FIELD_FLOAT32: ((float *)d)[i] = v[i]; break;
-        default: ((double *)d)[i] = (double)v[i]; break;
+        case PRT_FIELD_FLOAT16:
+            ((uint16_t *)d)[i] = prt_float_to_half(v[i]);
+            break;
+        case PRT_FIELD_BFLOAT16:
+            ((uint16_t *)d)[i] = prt_float_to_bf16(v[i]);
+            break;
+        case PRT_FIELD_FLOAT32:
+            ((float *)d)[i] = v[i];
+            break;
+        default:
+            ((double *)d)[i] = (double)v[i];
+            break;
         }
     }
     *out = d;
@@ -173,8 +221,8 @@ static prt_status floats_to_field(const field_ctx *c, const float *v, size_t n,
 /* Strings into a char or bytes field. A char field gets each string followed
  * by a NUL (so one STRING gives a C string whose NUL the length counts); a
  * bytes field gets the bytes as they are. */
-static prt_status strings_to_field(const field_ctx *c, const attr_src *s,
-                                   void **out, int64_t *out_len)
+static prt_status strings_to_field(const field_ctx *c, const attr_src *s, void **out,
+                                   int64_t *out_len)
 {
     int32_t t = c->schema->type;
     int nul = t == PRT_FIELD_CHAR;
@@ -233,11 +281,19 @@ static prt_status tensor_to_field(const field_ctx *c, const Onnx__TensorProto *t
         }
         for (size_t i = 0; i < n; i++) {
             switch (t.dtype) {
-            case PRT_INT8: v[i] = ((const int8_t *)t.data)[i]; break;
+            case PRT_INT8:
+                v[i] = ((const int8_t *)t.data)[i];
+                break;
             case PRT_UINT8:
-            case PRT_BOOL: v[i] = ((const uint8_t *)t.data)[i]; break;
-            case PRT_INT32: v[i] = ((const int32_t *)t.data)[i]; break;
-            default: v[i] = ((const int64_t *)t.data)[i]; break;
+            case PRT_BOOL:
+                v[i] = ((const uint8_t *)t.data)[i];
+                break;
+            case PRT_INT32:
+                v[i] = ((const int32_t *)t.data)[i];
+                break;
+            default:
+                v[i] = ((const int64_t *)t.data)[i];
+                break;
             }
         }
         onnx_tensor_free(&t);
@@ -254,9 +310,15 @@ static prt_status tensor_to_field(const field_ctx *c, const Onnx__TensorProto *t
         }
         for (size_t i = 0; i < n; i++) {
             switch (t.dtype) {
-            case PRT_FLOAT16: v[i] = prt_half_to_float(bits[i]); break;
-            case PRT_BFLOAT16: v[i] = prt_bf16_to_float(bits[i]); break;
-            default: v[i] = ((const float *)t.data)[i]; break;
+            case PRT_FLOAT16:
+                v[i] = prt_half_to_float(bits[i]);
+                break;
+            case PRT_BFLOAT16:
+                v[i] = prt_bf16_to_float(bits[i]);
+                break;
+            default:
+                v[i] = ((const float *)t.data)[i];
+                break;
             }
         }
         onnx_tensor_free(&t);
@@ -307,8 +369,8 @@ static prt_status attr_to_field(const Onnx__AttributeProto *a, const char *label
         break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
         if (!a->t)
-            return onnx_error(PRT_ERR_MALFORMED, "%s: TENSOR attribute '%s' has no tensor",
-                              label, c.attr);
+            return onnx_error(PRT_ERR_MALFORMED,
+                              "%s: TENSOR attribute '%s' has no tensor", label, c.attr);
         st = tensor_to_field(&c, a->t, base_dir, out, out_len);
         break;
     default:
@@ -345,8 +407,7 @@ void onnx_fields_free(onnx_fields *f)
     memset(f, 0, sizeof *f);
 }
 
-static const prt_field_schema *schema_find(const prt_plugin_creator *c,
-                                           const char *name)
+static const prt_field_schema *schema_find(const prt_plugin_creator *c, const char *name)
 {
     if (!c->fields)
         return NULL;
@@ -357,8 +418,8 @@ static const prt_field_schema *schema_find(const prt_plugin_creator *c,
 }
 
 prt_status onnx_fields_from_node(const Onnx__NodeProto *node, const char *label,
-                                 const prt_plugin_creator *creator,
-                                 const char *base_dir, onnx_fields *out)
+                                 const prt_plugin_creator *creator, const char *base_dir,
+                                 onnx_fields *out)
 {
     onnx_fields f;
     size_t n = node->n_attribute;
@@ -378,7 +439,8 @@ prt_status onnx_fields_from_node(const Onnx__NodeProto *node, const char *label,
         prt_status st;
         if (!name[0]) {
             onnx_fields_free(&f);
-            return onnx_error(PRT_ERR_MALFORMED, "%s: attribute %zu has no name", label, i);
+            return onnx_error(PRT_ERR_MALFORMED, "%s: attribute %zu has no name", label,
+                              i);
         }
         for (size_t j = 0; j < i; j++)
             if (strcmp(onnx_str(node->attribute[j]->name), name) == 0) {

@@ -8,8 +8,7 @@
 
 #include "onnx_internal.h"
 
-void onnx_node_label(const Onnx__NodeProto *node, int32_t index, char *buf,
-                     size_t cap)
+void onnx_node_label(const Onnx__NodeProto *node, int32_t index, char *buf, size_t cap)
 {
     const char *name = onnx_str(node->name);
     if (name[0])

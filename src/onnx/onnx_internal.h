@@ -35,8 +35,7 @@
 prt_status onnx_error(prt_status status, const char *fmt, ...) ONNX_PRINTF(2, 3);
 /* Like onnx_error, with ": <the current prt_last_error()>" appended, to say
  * where a failure of a plugrt call happened. */
-prt_status onnx_error_wrap(prt_status status, const char *fmt, ...)
-    ONNX_PRINTF(2, 3);
+prt_status onnx_error_wrap(prt_status status, const char *fmt, ...) ONNX_PRINTF(2, 3);
 /* Sends a warning to the user's logger (prt_set_logger). */
 void onnx_warn(const char *fmt, ...) ONNX_PRINTF(1, 2);
 
@@ -57,7 +56,10 @@ void *onnx_resize(void *p, size_t old_size, size_t new_size);
 char *onnx_strdup(const char *s);
 
 /* A proto string field: protobuf-c leaves absent strings NULL. */
-static inline const char *onnx_str(const char *s) { return s ? s : ""; }
+static inline const char *onnx_str(const char *s)
+{
+    return s ? s : "";
+}
 
 /* ---- untrusted bytes -> messages (onnx_util.c) --------------------------- */
 
@@ -117,8 +119,7 @@ typedef struct onnx_tensor {
 
 /* ONNX TensorProto.DataType -> prt_dtype. PRT_ERR_UNSUPPORTED names `what`
  * (a tensor) and the ONNX type when plugrt has no such dtype. */
-prt_status onnx_dtype_from_onnx(int32_t elem_type, const char *what,
-                                int32_t *out);
+prt_status onnx_dtype_from_onnx(int32_t elem_type, const char *what, int32_t *out);
 /* "FLOAT", "STRING", ... for messages. */
 const char *onnx_elem_type_name(int32_t elem_type);
 
@@ -153,9 +154,9 @@ enum { ONNX_VALUE_INPUT, ONNX_VALUE_CONSTANT, ONNX_VALUE_NODE };
 
 /* A name in the graph: what holds its value. */
 typedef struct onnx_value {
-    const char *name;                /* borrowed from the model */
-    int32_t kind;                    /* ONNX_VALUE_* */
-    int32_t tensor;                  /* network tensor id; -1 until made */
+    const char *name; /* borrowed from the model */
+    int32_t kind;     /* ONNX_VALUE_* */
+    int32_t tensor;   /* network tensor id; -1 until made */
     /* The tensor of an initializer or Constant node, made into a network
      * constant on first use; NULL for other values. */
     const Onnx__TensorProto *init;
@@ -174,19 +175,16 @@ typedef struct onnx_import {
 } onnx_import;
 
 /* How a node is named in messages: "node 'name' (Op)" or "node #3 (Op)". */
-void onnx_node_label(const Onnx__NodeProto *node, int32_t index, char *buf,
-                     size_t cap);
+void onnx_node_label(const Onnx__NodeProto *node, int32_t index, char *buf, size_t cap);
 
 /* Adds a name to the graph (PRT_ERR_MALFORMED if it is taken). `kind` is
  * one of ONNX_VALUE_*; `tensor` may be -1 for a tensor made later. */
 prt_status onnx_value_add(onnx_import *imp, const char *name, int32_t kind,
-                          int32_t tensor, const Onnx__TensorProto *init,
-                          const char *who);
+                          int32_t tensor, const Onnx__TensorProto *init, const char *who);
 /* The network tensor holding `name`; an initializer or a Constant node's
  * tensor becomes a network constant on first use. PRT_ERR_NOT_FOUND if
  * nothing holds that name. */
-prt_status onnx_value_tensor(onnx_import *imp, const char *name,
-                             int32_t *out_tensor);
+prt_status onnx_value_tensor(onnx_import *imp, const char *name, int32_t *out_tensor);
 
 /* plugrt names a layer's outputs "<layer>:<i>" until told otherwise, and an
  * ONNX name may equal such a default. The ONNX name wins: the tensor holding
@@ -203,8 +201,8 @@ typedef struct onnx_choice {
     /* The plugin's creator; NULL when `custom` needs none (Constant). */
     const prt_plugin_creator *creator;
     /* An importer function of the table; NULL for the generic path. */
-    prt_status (*custom)(onnx_import *imp, const Onnx__NodeProto *node,
-                         const char *label, const prt_plugin_creator *creator);
+    prt_status (*custom)(onnx_import *imp, const Onnx__NodeProto *node, const char *label,
+                         const prt_plugin_creator *creator);
     /* Bit k: ONNX input k is a shape input of the layer (its values feed
      * get_output_shapes); if also set in shape_data it stays a data input
      * too, otherwise it is left out of the data inputs. 0 for plugins. */
@@ -218,8 +216,8 @@ typedef struct onnx_choice {
 prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t index,
                        onnx_choice *out);
 /* Imports node `index` (in topological order) into imp->net as chosen. */
-prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node,
-                            int32_t index, const onnx_choice *choice);
+prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node, int32_t index,
+                            const onnx_choice *choice);
 /* Makes a graph output of constant tensor `src`, which the network cannot
  * mark: a built-in Identity copies it into a tensor named `name` (the
  * constant is renamed). */
@@ -233,8 +231,8 @@ prt_status onnx_output_constant(onnx_import *imp, const char *name, int32_t src,
  * before any node (graph inputs and initializers). Errors: PRT_ERR_MALFORMED
  * for an input that nothing produces (dangling), a name produced twice, or a
  * cycle (naming a node on it). */
-prt_status onnx_graph_order(const Onnx__GraphProto *graph,
-                            const onnx_names *known, int32_t *order);
+prt_status onnx_graph_order(const Onnx__GraphProto *graph, const onnx_names *known,
+                            int32_t *order);
 
 /* ---- attributes -> fields (onnx_fields.c) -------------------------------- */
 
@@ -252,13 +250,12 @@ typedef struct onnx_fields {
  * logger as warnings and left out; so are plugin_namespace and
  * plugin_version, silently. `label` names the node in messages. */
 prt_status onnx_fields_from_node(const Onnx__NodeProto *node, const char *label,
-                                 const prt_plugin_creator *creator,
-                                 const char *base_dir, onnx_fields *out);
+                                 const prt_plugin_creator *creator, const char *base_dir,
+                                 onnx_fields *out);
 void onnx_fields_free(onnx_fields *f);
 
 /* The node's attribute called `name`, or NULL. */
-const Onnx__AttributeProto *onnx_node_attr(const Onnx__NodeProto *node,
-                                           const char *name);
+const Onnx__AttributeProto *onnx_node_attr(const Onnx__NodeProto *node, const char *name);
 
 /* The C library's allocator is off limits here (see onnx_calloc): a call
  * to it is a compile error rather than an allocation the failure tests

@@ -45,12 +45,8 @@ typedef struct onnx_shape_op {
 } onnx_shape_op;
 
 static const onnx_shape_op shape_op_table[] = {
-    {"ConstantOfShape", 0x1, 0},
-    {"Expand", 0x2, 0},
-    {"Range", 0x7, 0x7},
-    {"Reshape", 0x2, 0},
-    {"Slice", 0x1e, 0x1e},
-    {"Squeeze", 0x2, 0},
+    {"ConstantOfShape", 0x1, 0}, {"Expand", 0x2, 0},    {"Range", 0x7, 0x7},
+    {"Reshape", 0x2, 0},         {"Slice", 0x1e, 0x1e}, {"Squeeze", 0x2, 0},
     {"Unsqueeze", 0x2, 0},
 };
 
@@ -58,8 +54,7 @@ static prt_status import_constant(onnx_import *imp, const Onnx__NodeProto *node,
                                   const char *label, const prt_plugin_creator *creator);
 static prt_status import_cast(onnx_import *imp, const Onnx__NodeProto *node,
                               const char *label, const prt_plugin_creator *creator);
-static prt_status import_constant_of_shape(onnx_import *imp,
-                                           const Onnx__NodeProto *node,
+static prt_status import_constant_of_shape(onnx_import *imp, const Onnx__NodeProto *node,
                                            const char *label,
                                            const prt_plugin_creator *creator);
 
@@ -336,8 +331,7 @@ static prt_status import_cast(onnx_import *imp, const Onnx__NodeProto *node,
  * field dtype and its element the field value (int64 for integer types and
  * bool, float64 for float32, the bits for half floats: all exact). Absent,
  * a float32 0. */
-static prt_status import_constant_of_shape(onnx_import *imp,
-                                           const Onnx__NodeProto *node,
+static prt_status import_constant_of_shape(onnx_import *imp, const Onnx__NodeProto *node,
                                            const char *label,
                                            const prt_plugin_creator *creator)
 {
@@ -352,8 +346,8 @@ static prt_status import_constant_of_shape(onnx_import *imp,
     prt_status st;
     if (a) {
         if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR || !a->t)
-            return onnx_error(PRT_ERR_MALFORMED,
-                              "%s: attribute 'value' must be a TENSOR", label);
+            return onnx_error(PRT_ERR_MALFORMED, "%s: attribute 'value' must be a TENSOR",
+                              label);
         st = onnx_tensor_load(a->t, imp->base_dir, label, &t);
         if (st)
             return st;
@@ -364,14 +358,26 @@ static prt_status import_constant_of_shape(onnx_import *imp,
         }
         dtype = t.dtype;
         switch (dtype) {
-        case PRT_FLOAT32: fv = *(const float *)t.data; break;
+        case PRT_FLOAT32:
+            fv = *(const float *)t.data;
+            break;
         case PRT_FLOAT16:
-        case PRT_BFLOAT16: memcpy(&hv, t.data, 2); break;
-        case PRT_INT8: iv = *(const int8_t *)t.data; break;
+        case PRT_BFLOAT16:
+            memcpy(&hv, t.data, 2);
+            break;
+        case PRT_INT8:
+            iv = *(const int8_t *)t.data;
+            break;
         case PRT_UINT8:
-        case PRT_BOOL: iv = *(const uint8_t *)t.data; break;
-        case PRT_INT32: iv = *(const int32_t *)t.data; break;
-        default: iv = *(const int64_t *)t.data; break;
+        case PRT_BOOL:
+            iv = *(const uint8_t *)t.data;
+            break;
+        case PRT_INT32:
+            iv = *(const int32_t *)t.data;
+            break;
+        default:
+            iv = *(const int64_t *)t.data;
+            break;
         }
         onnx_tensor_free(&t);
     }
@@ -499,8 +505,8 @@ prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t in
     if (map) {
         st = PRT_ERR_NOT_FOUND;
         if (reg)
-            st = prt_registry_find_creator(reg, map->plugin_namespace,
-                                           map->plugin_name, map->plugin_version, &c);
+            st = prt_registry_find_creator(reg, map->plugin_namespace, map->plugin_name,
+                                           map->plugin_version, &c);
         if (st && strcmp(map->plugin_namespace, PRT_BUILTIN_NAMESPACE) == 0)
             st = builtin_find(map->plugin_name, &c);
         if (st) {
@@ -510,8 +516,8 @@ prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t in
                                    "%s: op '%s' is mapped to plugin '%s%s%s' version "
                                    "'%s', which was not found",
                                    label, op_type, map->plugin_namespace,
-                                   map->plugin_namespace[0] ? "::" : "",
-                                   map->plugin_name, map->plugin_version);
+                                   map->plugin_namespace[0] ? "::" : "", map->plugin_name,
+                                   map->plugin_version);
         }
         out->creator = c;
         return PRT_OK;
@@ -549,8 +555,7 @@ prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t in
         if (builtin_find(op->builtin, &c) == PRT_OK) {
             out->creator = c;
             out->custom = op->custom;
-            for (size_t k = 0; k < sizeof shape_op_table / sizeof shape_op_table[0];
-                 k++)
+            for (size_t k = 0; k < sizeof shape_op_table / sizeof shape_op_table[0]; k++)
                 if (strcmp(shape_op_table[k].op_type, op_type) == 0) {
                     out->shape_inputs = shape_op_table[k].shape_inputs;
                     out->shape_data = shape_op_table[k].shape_data;
@@ -572,16 +577,15 @@ prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t in
                    "no plugin creator '%s%s%s' version '%s': no registry was given "
                    "to the parser",
                    ns, ns[0] ? "::" : "", op_type, ver);
-    return onnx_error_wrap(PRT_ERR_UNSUPPORTED,
-                           "%s: op '%s'%s%s has no importer%s and no plugin creator",
-                           label, op_type,
-                           is_default_domain(node->domain) ? "" : " of domain ",
-                           is_default_domain(node->domain) ? "" : node->domain,
-                           op ? " available in this libplugrt" : "");
+    return onnx_error_wrap(
+        PRT_ERR_UNSUPPORTED, "%s: op '%s'%s%s has no importer%s and no plugin creator",
+        label, op_type, is_default_domain(node->domain) ? "" : " of domain ",
+        is_default_domain(node->domain) ? "" : node->domain,
+        op ? " available in this libplugrt" : "");
 }
 
-prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node,
-                            int32_t index, const onnx_choice *choice)
+prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node, int32_t index,
+                            const onnx_choice *choice)
 {
     char label[512];
     onnx_node_label(node, index, label, sizeof label);

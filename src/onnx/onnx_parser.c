@@ -21,7 +21,8 @@ prt_status prt_onnx_parser_create(const prt_registry *reg, prt_onnx_parser **out
 {
     prt_onnx_parser *p;
     if (!out)
-        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "prt_onnx_parser_create: out is NULL");
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_onnx_parser_create: out is NULL");
     p = onnx_calloc(1, sizeof *p);
     if (!p)
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parser_create: out of memory");
@@ -49,8 +50,8 @@ void prt_onnx_parser_destroy(prt_onnx_parser *parser)
 }
 
 prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser, const char *op_type,
-                           const char *plugin_namespace, const char *plugin_name,
-                           const char *plugin_version)
+                                  const char *plugin_namespace, const char *plugin_name,
+                                  const char *plugin_version)
 {
     onnx_mapping m;
     int32_t i;
@@ -78,7 +79,8 @@ prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser, const char *op_type,
                             sizeof *grown * (size_t)cap);
             if (!grown) {
                 mapping_free(&m);
-                return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parser_map_op: out of memory");
+                return onnx_error(PRT_ERR_OUT_OF_MEMORY,
+                                  "prt_onnx_parser_map_op: out of memory");
             }
             parser->maps = grown;
             parser->cap_maps = cap;
@@ -94,8 +96,7 @@ prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser, const char *op_type,
 /* ---- values -------------------------------------------------------------------- */
 
 prt_status onnx_value_add(onnx_import *imp, const char *name, int32_t kind,
-                          int32_t tensor, const Onnx__TensorProto *init,
-                          const char *who)
+                          int32_t tensor, const Onnx__TensorProto *init, const char *who)
 {
     int32_t idx;
     if (onnx_names_get(&imp->names, name, &idx) == 0)
@@ -384,15 +385,17 @@ static prt_status check_versions(const Onnx__ModelProto *m, int64_t *out_opset)
     return PRT_OK;
 }
 
-prt_status prt_onnx_parser_parse_bytes(prt_onnx_parser *parser, const void *bytes, size_t size,
-                                const char *base_dir, prt_network **out)
+prt_status prt_onnx_parser_parse_bytes(prt_onnx_parser *parser, const void *bytes,
+                                       size_t size, const char *base_dir,
+                                       prt_network **out)
 {
     ProtobufCMessage *msg = NULL;
     const Onnx__ModelProto *model;
     onnx_import imp;
     prt_status st;
     if (!parser || (!bytes && size) || !out)
-        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "prt_onnx_parser_parse_bytes: NULL argument");
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_onnx_parser_parse_bytes: NULL argument");
     st = onnx_unpack(&onnx__model_proto__descriptor, bytes, size, "ONNX model", &msg);
     if (st)
         return st;
@@ -424,7 +427,7 @@ prt_status prt_onnx_parser_parse_bytes(prt_onnx_parser *parser, const void *byte
 }
 
 prt_status prt_onnx_parser_parse_file(prt_onnx_parser *parser, const char *path,
-                               prt_network **out)
+                                      prt_network **out)
 {
     uint8_t *bytes = NULL;
     size_t size = 0;
@@ -432,7 +435,8 @@ prt_status prt_onnx_parser_parse_file(prt_onnx_parser *parser, const char *path,
     const char *slash;
     prt_status st;
     if (!parser || !path || !out)
-        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "prt_onnx_parser_parse_file: NULL argument");
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_onnx_parser_parse_file: NULL argument");
     st = onnx_read_file(path, "ONNX model", &bytes, &size);
     if (st)
         return st;
@@ -451,7 +455,8 @@ prt_status prt_onnx_parser_parse_file(prt_onnx_parser *parser, const char *path,
     }
     if (!dir) {
         prt_free(bytes);
-        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "prt_onnx_parser_parse_file: out of memory");
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY,
+                          "prt_onnx_parser_parse_file: out of memory");
     }
     st = prt_onnx_parser_parse_bytes(parser, bytes, size, dir, out);
     if (st)

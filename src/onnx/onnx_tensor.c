@@ -24,11 +24,11 @@ const char *onnx_elem_type_name(int32_t t)
 {
     /* TensorProto.DataType, in the order onnx.proto numbers them. */
     static const char *const names[] = {
-        "UNDEFINED", "FLOAT",     "UINT8",      "INT8",   "UINT16",
-        "INT16",     "INT32",     "INT64",      "STRING", "BOOL",
-        "FLOAT16",   "DOUBLE",    "UINT32",     "UINT64", "COMPLEX64",
-        "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
-        "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
+        "UNDEFINED",      "FLOAT",    "UINT8",        "INT8",           "UINT16",
+        "INT16",          "INT32",    "INT64",        "STRING",         "BOOL",
+        "FLOAT16",        "DOUBLE",   "UINT32",       "UINT64",         "COMPLEX64",
+        "COMPLEX128",     "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+        "FLOAT8E5M2FNUZ", "UINT4",    "INT4",         "FLOAT4E2M1"};
     if (t < 0 || t >= (int32_t)(sizeof names / sizeof names[0]))
         return "unknown";
     return names[t];
@@ -37,14 +37,30 @@ const char *onnx_elem_type_name(int32_t t)
 prt_status onnx_dtype_from_onnx(int32_t t, const char *what, int32_t *out)
 {
     switch (t) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: *out = PRT_FLOAT32; return PRT_OK;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: *out = PRT_FLOAT16; return PRT_OK;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: *out = PRT_BFLOAT16; return PRT_OK;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: *out = PRT_INT8; return PRT_OK;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: *out = PRT_UINT8; return PRT_OK;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: *out = PRT_INT32; return PRT_OK;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *out = PRT_INT64; return PRT_OK;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = PRT_BOOL; return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+        *out = PRT_FLOAT32;
+        return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16:
+        *out = PRT_FLOAT16;
+        return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16:
+        *out = PRT_BFLOAT16;
+        return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
+        *out = PRT_INT8;
+        return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8:
+        *out = PRT_UINT8;
+        return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
+        *out = PRT_INT32;
+        return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+        *out = PRT_INT64;
+        return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL:
+        *out = PRT_BOOL;
+        return PRT_OK;
     default:
         return onnx_error(PRT_ERR_UNSUPPORTED,
                           "%s: ONNX element type %s (%d) is not supported "
@@ -138,8 +154,9 @@ static prt_status open_external(const char *base_dir, const char *location,
                         "the model's folder '%s' (a symlink out of the folder?)",
                         what, location, file_real, dir_real);
     else if (onnx_open_regular(file_real, O_NOFOLLOW, out_fd, out_size, &why) != 0)
-        st = onnx_error(PRT_ERR_IO, "%s: cannot open external data file '%s' (location "
-                                    "'%s'): %s",
+        st = onnx_error(PRT_ERR_IO,
+                        "%s: cannot open external data file '%s' (location "
+                        "'%s'): %s",
                         what, path, location, why);
     prt_free(path);
     return st;
@@ -165,13 +182,13 @@ static prt_status load_external(const Onnx__TensorProto *t, const char *base_dir
         } else if (strcmp(k, "offset") == 0) {
             if (!parse_u64(v, &offset))
                 return onnx_error(PRT_ERR_MALFORMED,
-                                  "%s: external data offset '%s' is not a number",
-                                  what, v);
+                                  "%s: external data offset '%s' is not a number", what,
+                                  v);
         } else if (strcmp(k, "length") == 0) {
             if (!parse_u64(v, &length))
                 return onnx_error(PRT_ERR_MALFORMED,
-                                  "%s: external data length '%s' is not a number",
-                                  what, v);
+                                  "%s: external data length '%s' is not a number", what,
+                                  v);
         } /* "checksum" and keys of later versions are not needed to read. */
     }
     if (!location)
@@ -230,26 +247,49 @@ static prt_status from_int32_data(const Onnx__TensorProto *t, int32_t dtype,
 {
     int64_t lo, hi;
     switch (dtype) {
-    case PRT_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
-    case PRT_UINT8: lo = 0; hi = UINT8_MAX; break;
-    case PRT_BOOL: lo = 0; hi = 1; break;
+    case PRT_INT8:
+        lo = INT8_MIN;
+        hi = INT8_MAX;
+        break;
+    case PRT_UINT8:
+        lo = 0;
+        hi = UINT8_MAX;
+        break;
+    case PRT_BOOL:
+        lo = 0;
+        hi = 1;
+        break;
     case PRT_FLOAT16:
-    case PRT_BFLOAT16: lo = 0; hi = UINT16_MAX; break; /* the bits */
-    default: lo = INT32_MIN; hi = INT32_MAX; break;
+    case PRT_BFLOAT16:
+        lo = 0;
+        hi = UINT16_MAX;
+        break; /* the bits */
+    default:
+        lo = INT32_MIN;
+        hi = INT32_MAX;
+        break;
     }
     for (size_t i = 0; i < count; i++) {
         int32_t v = t->int32_data[i];
         if (v < lo || v > hi)
             return onnx_error(PRT_ERR_MALFORMED,
-                              "%s: int32_data[%zu] = %d does not fit %s", what, i,
-                              (int)v, prt_dtype_name(dtype));
+                              "%s: int32_data[%zu] = %d does not fit %s", what, i, (int)v,
+                              prt_dtype_name(dtype));
         switch (dtype) {
-        case PRT_INT8: ((int8_t *)dst)[i] = (int8_t)v; break;
+        case PRT_INT8:
+            ((int8_t *)dst)[i] = (int8_t)v;
+            break;
         case PRT_UINT8:
-        case PRT_BOOL: ((uint8_t *)dst)[i] = (uint8_t)v; break;
+        case PRT_BOOL:
+            ((uint8_t *)dst)[i] = (uint8_t)v;
+            break;
         case PRT_FLOAT16:
-        case PRT_BFLOAT16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
-        default: ((int32_t *)dst)[i] = v; break;
+        case PRT_BFLOAT16:
+            ((uint16_t *)dst)[i] = (uint16_t)v;
+            break;
+        default:
+            ((int32_t *)dst)[i] = v;
+            break;
         }
     }
     return PRT_OK;
@@ -269,8 +309,8 @@ prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
         return st;
     esize = prt_dtype_size(r.dtype);
     if (t->n_dims > PRT_MAX_DIMS)
-        return onnx_error(PRT_ERR_UNSUPPORTED, "%s: rank %zu is over plugrt's %d",
-                          what, t->n_dims, PRT_MAX_DIMS);
+        return onnx_error(PRT_ERR_UNSUPPORTED, "%s: rank %zu is over plugrt's %d", what,
+                          t->n_dims, PRT_MAX_DIMS);
     r.dims.nb_dims = (int32_t)t->n_dims;
     for (size_t i = 0; i < t->n_dims; i++) {
         if (t->dims[i] < 0)
@@ -319,9 +359,18 @@ prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
         size_t have;
         const char *field;
         switch (r.dtype) {
-        case PRT_FLOAT32: have = t->n_float_data; field = "float_data"; break;
-        case PRT_INT64: have = t->n_int64_data; field = "int64_data"; break;
-        default: have = t->n_int32_data; field = "int32_data"; break;
+        case PRT_FLOAT32:
+            have = t->n_float_data;
+            field = "float_data";
+            break;
+        case PRT_INT64:
+            have = t->n_int64_data;
+            field = "int64_data";
+            break;
+        default:
+            have = t->n_int32_data;
+            field = "int32_data";
+            break;
         }
         if (have != count)
             return onnx_error(PRT_ERR_MALFORMED,

@@ -222,8 +222,8 @@ prt_status onnx_unpack(const ProtobufCMessageDescriptor *desc, const void *bytes
                           what, size);
     why = wire_walk(bytes, size, desc, 0);
     if (why)
-        return onnx_error(PRT_ERR_MALFORMED, "%s: not a valid %s: %s", what,
-                          desc->name, why);
+        return onnx_error(PRT_ERR_MALFORMED, "%s: not a valid %s: %s", what, desc->name,
+                          why);
     m = protobuf_c_message_unpack(desc, &a, size, bytes);
     if (!m && failed_allocs)
         return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory unpacking %s", what,
@@ -306,8 +306,8 @@ prt_status onnx_read_file(const char *path, const char *what, uint8_t **out,
     if (size > (uint64_t)INT32_MAX) {
         close(fd);
         return onnx_error(PRT_ERR_UNSUPPORTED,
-                          "%s '%s': %llu bytes is over the 2 GiB protobuf limit",
-                          what, path, (unsigned long long)size);
+                          "%s '%s': %llu bytes is over the 2 GiB protobuf limit", what,
+                          path, (unsigned long long)size);
     }
     buf = prt_malloc((size_t)size);
     if (!buf) {

@@ -20,16 +20,15 @@
 
 enum { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV };
 
-static prt_status bin_shapes(op_object *o, const prt_dim_exprs *in,
-                             int32_t nb_in, prt_dim_exprs *out,
-                             prt_expr_builder *eb)
+static prt_status bin_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                             prt_dim_exprs *out, prt_expr_builder *eb)
 {
     (void)nb_in;
     return op_broadcast_exprs(o, eb, &in[0], &in[1], out, "inputs A and B");
 }
 
-static prt_status bin_infer(const op_object *o, const prt_dims *in,
-                            int32_t nb_in, prt_dims *out)
+static prt_status bin_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                            prt_dims *out)
 {
     (void)nb_in;
     return op_broadcast_dims(o, &in[0], &in[1], out, "inputs A and B");
@@ -42,23 +41,23 @@ static prt_status bin_infer(const op_object *o, const prt_dims *in,
  * of their own, with constant strides and the broadcast value read once
  * (the compiler cannot keep b[j * 0] in a register itself: as far as it
  * knows, a store to y may change it). */
-#define BIN_ROWS(T, F)                                                         \
-    do {                                                                       \
-        if (sa == 1 && sb == 1) {                                              \
-            for (int64_t j = 0; j < n; j++)                                    \
-                y[j] = F(a[j], b[j]);                                          \
-        } else if (sa == 1 && sb == 0) {                                       \
-            const T bv = b[0];                                                 \
-            for (int64_t j = 0; j < n; j++)                                    \
-                y[j] = F(a[j], bv);                                            \
-        } else if (sa == 0 && sb == 1) {                                       \
-            const T av = a[0];                                                 \
-            for (int64_t j = 0; j < n; j++)                                    \
-                y[j] = F(av, b[j]);                                            \
-        } else {                                                               \
-            for (int64_t j = 0; j < n; j++)                                    \
-                y[j] = F(a[j * sa], b[j * sb]);                                \
-        }                                                                      \
+#define BIN_ROWS(T, F)                                                                   \
+    do {                                                                                 \
+        if (sa == 1 && sb == 1) {                                                        \
+            for (int64_t j = 0; j < n; j++)                                              \
+                y[j] = F(a[j], b[j]);                                                    \
+        } else if (sa == 1 && sb == 0) {                                                 \
+            const T bv = b[0];                                                           \
+            for (int64_t j = 0; j < n; j++)                                              \
+                y[j] = F(a[j], bv);                                                      \
+        } else if (sa == 0 && sb == 1) {                                                 \
+            const T av = a[0];                                                           \
+            for (int64_t j = 0; j < n; j++)                                              \
+                y[j] = F(av, b[j]);                                                      \
+        } else {                                                                         \
+            for (int64_t j = 0; j < n; j++)                                              \
+                y[j] = F(a[j * sa], b[j * sb]);                                          \
+        }                                                                                \
     } while (0)
 
 #define F_ADD(x, z) ((x) + (z))
@@ -66,8 +65,8 @@ static prt_status bin_infer(const op_object *o, const prt_dims *in,
 #define F_MUL(x, z) ((x) * (z))
 #define F_DIV(x, z) ((x) / (z))
 
-static void row_f32(int32_t kind, const float *a, int64_t sa, const float *b,
-                    int64_t sb, float *y, int64_t n)
+static void row_f32(int32_t kind, const float *a, int64_t sa, const float *b, int64_t sb,
+                    float *y, int64_t n)
 {
     switch (kind) {
     case BIN_ADD:
@@ -100,8 +99,10 @@ static float apply_f(int32_t kind, float a, float b)
 }
 
 /* Half floats compute in float32 and round once (kind: row_16's). */
-#define F_HALF(x, z) prt_float_to_half(apply_f(kind, prt_half_to_float(x), prt_half_to_float(z)))
-#define F_BF16(x, z) prt_float_to_bf16(apply_f(kind, prt_bf16_to_float(x), prt_bf16_to_float(z)))
+#define F_HALF(x, z)                                                                     \
+    prt_float_to_half(apply_f(kind, prt_half_to_float(x), prt_half_to_float(z)))
+#define F_BF16(x, z)                                                                     \
+    prt_float_to_bf16(apply_f(kind, prt_bf16_to_float(x), prt_bf16_to_float(z)))
 
 static void row_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
                    const uint16_t *b, int64_t sb, uint16_t *y, int64_t n)
@@ -118,32 +119,32 @@ static void row_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
 #define W_ADD(x, z) ((bin_t)((bin_u)(x) + (bin_u)(z)))
 #define W_SUB(x, z) ((bin_t)((bin_u)(x) - (bin_u)(z)))
 #define W_MUL(x, z) ((bin_t)((bin_u)(x) * (bin_u)(z)))
-#define ROW_INT(NAME, T, U, SIGNED)                                            \
-    static int NAME(int32_t kind, const T *a, int64_t sa, const T *b,          \
-                    int64_t sb, T *y, int64_t n)                               \
-    {                                                                          \
-        typedef T bin_t;                                                       \
-        typedef U bin_u;                                                       \
-        switch (kind) {                                                        \
-        case BIN_ADD:                                                          \
-            BIN_ROWS(T, W_ADD);                                                \
-            break;                                                             \
-        case BIN_SUB:                                                          \
-            BIN_ROWS(T, W_SUB);                                                \
-            break;                                                             \
-        case BIN_MUL:                                                          \
-            BIN_ROWS(T, W_MUL);                                                \
-            break;                                                             \
-        default:                                                               \
-            for (int64_t j = 0; j < n; j++) {                                  \
-                T av = a[j * sa], bv = b[j * sb];                              \
-                if (bv == 0)                                                   \
-                    return 0;                                                  \
-                y[j] = SIGNED && bv == (T)-1 ? (T)(0 - (U)av) : (T)(av / bv);  \
-            }                                                                  \
-            break;                                                             \
-        }                                                                      \
-        return 1;                                                              \
+#define ROW_INT(NAME, T, U, SIGNED)                                                      \
+    static int NAME(int32_t kind, const T *a, int64_t sa, const T *b, int64_t sb, T *y,  \
+                    int64_t n)                                                           \
+    {                                                                                    \
+        typedef T bin_t;                                                                 \
+        typedef U bin_u;                                                                 \
+        switch (kind) {                                                                  \
+        case BIN_ADD:                                                                    \
+            BIN_ROWS(T, W_ADD);                                                          \
+            break;                                                                       \
+        case BIN_SUB:                                                                    \
+            BIN_ROWS(T, W_SUB);                                                          \
+            break;                                                                       \
+        case BIN_MUL:                                                                    \
+            BIN_ROWS(T, W_MUL);                                                          \
+            break;                                                                       \
+        default:                                                                         \
+            for (int64_t j = 0; j < n; j++) {                                            \
+                T av = a[j * sa], bv = b[j * sb];                                        \
+                if (bv == 0)                                                             \
+                    return 0;                                                            \
+                y[j] = SIGNED && bv == (T)-1 ? (T)(0 - (U)av) : (T)(av / bv);            \
+            }                                                                            \
+            break;                                                                       \
+        }                                                                                \
+        return 1;                                                                        \
     }
 
 ROW_INT(row_i8, int8_t, uint8_t, 1)
@@ -157,20 +158,20 @@ typedef struct bin_ctx {
 
 enum { BIN_ROW_OK, BIN_ROW_DIV_ZERO, BIN_ROW_DTYPE };
 
-static int bin_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
-                   uint8_t *y, int64_t n)
+static int bin_row(const void *ctx, const uint8_t *const *p, const int64_t *s, uint8_t *y,
+                   int64_t n)
 {
     const bin_ctx *c = ctx;
     int ok = 1;
     switch (c->dtype) {
     case PRT_FLOAT32:
-        row_f32(c->kind, (const float *)p[0], s[0], (const float *)p[1], s[1],
-                (float *)y, n);
+        row_f32(c->kind, (const float *)p[0], s[0], (const float *)p[1], s[1], (float *)y,
+                n);
         break;
     case PRT_FLOAT16:
     case PRT_BFLOAT16:
-        row_16(c->kind, c->dtype, (const uint16_t *)p[0], s[0],
-               (const uint16_t *)p[1], s[1], (uint16_t *)y, n);
+        row_16(c->kind, c->dtype, (const uint16_t *)p[0], s[0], (const uint16_t *)p[1],
+               s[1], (uint16_t *)y, n);
         break;
     case PRT_INT8:
         ok = row_i8(c->kind, (const int8_t *)p[0], s[0], (const int8_t *)p[1], s[1],
@@ -180,12 +181,12 @@ static int bin_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
         ok = row_u8(c->kind, p[0], s[0], p[1], s[1], y, n);
         break;
     case PRT_INT32:
-        ok = row_i32(c->kind, (const int32_t *)p[0], s[0], (const int32_t *)p[1],
-                     s[1], (int32_t *)y, n);
+        ok = row_i32(c->kind, (const int32_t *)p[0], s[0], (const int32_t *)p[1], s[1],
+                     (int32_t *)y, n);
         break;
     case PRT_INT64:
-        ok = row_i64(c->kind, (const int64_t *)p[0], s[0], (const int64_t *)p[1],
-                     s[1], (int64_t *)y, n);
+        ok = row_i64(c->kind, (const int64_t *)p[0], s[0], (const int64_t *)p[1], s[1],
+                     (int64_t *)y, n);
         break;
     default:
         return BIN_ROW_DTYPE;
@@ -193,9 +194,8 @@ static int bin_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
     return ok ? BIN_ROW_OK : BIN_ROW_DIV_ZERO;
 }
 
-static prt_status bin_run(const op_object *o, int32_t dtype,
-                          const prt_tensor_desc *in, int32_t nb_in,
-                          const prt_tensor_desc *out, const void *const *x,
+static prt_status bin_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                          int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
                           void *y, void *ws, void *stream)
 {
     const prt_dims dims[2] = {in[0].dims, in[1].dims};
@@ -231,9 +231,9 @@ static const prt_expr *trunc_div(prt_expr_builder *eb, const prt_expr *a,
         return NULL;
     neg = eb->operation(eb, PRT_DIM_LESS, a, zero);
     down = eb->operation(eb, PRT_DIM_FLOOR_DIV, a, b);
-    up = eb->operation(eb, PRT_DIM_SUB, zero,
-                       eb->operation(eb, PRT_DIM_FLOOR_DIV,
-                                     eb->operation(eb, PRT_DIM_SUB, zero, a), b));
+    up = eb->operation(
+        eb, PRT_DIM_SUB, zero,
+        eb->operation(eb, PRT_DIM_FLOOR_DIV, eb->operation(eb, PRT_DIM_SUB, zero, a), b));
     /* neg * up + (1 - neg) * down */
     return eb->operation(
         eb, PRT_DIM_SUM, eb->operation(eb, PRT_DIM_PROD, neg, up),
@@ -243,8 +243,8 @@ static const prt_expr *trunc_div(prt_expr_builder *eb, const prt_expr *a,
 
 static prt_status bin_values(op_object *o, const prt_dim_exprs *in_dims,
                              const prt_dim_exprs *in_values, int32_t nb_in,
-                             const prt_dim_exprs *out_dims,
-                             prt_dim_exprs *out_values, prt_expr_builder *eb)
+                             const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                             prt_expr_builder *eb)
 {
     static const int32_t ops[] = {PRT_DIM_SUM, PRT_DIM_SUB, PRT_DIM_PROD};
     int32_t n = op_static_count(eb, out_dims);
@@ -265,15 +265,15 @@ static prt_status bin_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
-#define BIN_DTYPES                                                             \
-    (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT8) | OP_DT(PRT_UINT8) |  \
+#define BIN_DTYPES                                                                       \
+    (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT8) | OP_DT(PRT_UINT8) |            \
      OP_DT(PRT_INT32) | OP_DT(PRT_INT64))
 
-#define BIN_CLASS(k)                                                           \
-    {                                                                          \
-        .kind = (k), .min_inputs = 2, .max_inputs = 2, .dtypes = BIN_DTYPES,   \
-        .size = sizeof(op_object), .alias_input = -1, .shapes = bin_shapes,    \
-        .infer = bin_infer, .run = {[PRT_DEVICE_CPU] = bin_run}, .values = bin_values,              \
+#define BIN_CLASS(k)                                                                     \
+    {                                                                                    \
+        .kind = (k), .min_inputs = 2, .max_inputs = 2, .dtypes = BIN_DTYPES,             \
+        .size = sizeof(op_object), .alias_input = -1, .shapes = bin_shapes,              \
+        .infer = bin_infer, .run = {[PRT_DEVICE_CPU] = bin_run}, .values = bin_values,   \
     }
 
 static const op_class add_class = BIN_CLASS(BIN_ADD);

@@ -26,10 +26,10 @@
  * computes every product. With one, products take the built-in loops
  * (results within float rounding of OpenBLAS's, two to four times slower)
  * and OpenBLAS is not loaded, so neither its constructor nor its destructor
- * runs (loaded before the limit came, it is left idle). The limits are read at each context creation of an op with
- * products (attach_to_context) and at the first product if nothing has read
- * them yet, so a limit the process sets itself counts from its next context
- * on; a product only reads an atomic.
+ * runs (loaded before the limit came, it is left idle). The limits are read at each
+ * context creation of an op with products (attach_to_context) and at the first product if
+ * nothing has read them yet, so a limit the process sets itself counts from its next
+ * context on; a product only reads an atomic.
  */
 #include "ops/op_common.h"
 

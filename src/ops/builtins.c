@@ -65,7 +65,7 @@ const prt_plugin_creator *prt_builtin_get_creator(int32_t index)
 }
 
 prt_status prt_builtin_find_creator(const char *name, const char *version,
-                                   const prt_plugin_creator **out)
+                                    const prt_plugin_creator **out)
 {
     char list[512];
     size_t n = 0;

@@ -39,25 +39,23 @@ static int32_t cast_serialize(op_object *o, prt_field *ser)
     return 1;
 }
 
-static prt_status cast_shapes(op_object *o, const prt_dim_exprs *in,
-                              int32_t nb_in, prt_dim_exprs *out,
-                              prt_expr_builder *eb)
+static prt_status cast_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                              prt_dim_exprs *out, prt_expr_builder *eb)
 {
     (void)o, (void)nb_in, (void)eb;
     *out = in[0];
     return PRT_OK;
 }
 
-static prt_status cast_infer(const op_object *o, const prt_dims *in,
-                             int32_t nb_in, prt_dims *out)
+static prt_status cast_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                             prt_dims *out)
 {
     (void)o, (void)nb_in;
     *out = in[0];
     return PRT_OK;
 }
 
-static int32_t cast_out_dtype(const op_object *o, const int32_t *types,
-                              int32_t nb_in)
+static int32_t cast_out_dtype(const op_object *o, const int32_t *types, int32_t nb_in)
 {
     (void)types, (void)nb_in;
     return ((const cast_op *)o)->to;
@@ -65,8 +63,8 @@ static int32_t cast_out_dtype(const op_object *o, const int32_t *types,
 
 static prt_status cast_values(op_object *o, const prt_dim_exprs *in_dims,
                               const prt_dim_exprs *in_values, int32_t nb_in,
-                              const prt_dim_exprs *out_dims,
-                              prt_dim_exprs *out_values, prt_expr_builder *eb)
+                              const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                              prt_expr_builder *eb)
 {
     int32_t to = ((const cast_op *)o)->to;
     (void)in_dims, (void)nb_in, (void)out_dims;
@@ -78,8 +76,7 @@ static prt_status cast_values(op_object *o, const prt_dim_exprs *in_dims,
         for (int32_t i = 0; i < in_values[0].nb_dims; i++)
             out_values->d[i] = eb->operation(
                 eb, PRT_DIM_SUB, eb->constant(eb, 1),
-                eb->operation(eb, PRT_DIM_EQUAL, in_values[0].d[i],
-                              eb->constant(eb, 0)));
+                eb->operation(eb, PRT_DIM_EQUAL, in_values[0].d[i], eb->constant(eb, 0)));
         out_values->nb_dims = in_values[0].nb_dims;
     }
     return PRT_OK;
@@ -114,10 +111,9 @@ static int64_t f_to_i(double v, int64_t lo, int64_t hi)
     return (int64_t)v;
 }
 
-static prt_status cast_run(const op_object *o, int32_t dtype,
-                           const prt_tensor_desc *in, int32_t nb_in,
-                           const prt_tensor_desc *out, const void *const *xs,
-                           void *y, void *ws, void *stream)
+static prt_status cast_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                           int32_t nb_in, const prt_tensor_desc *out,
+                           const void *const *xs, void *y, void *ws, void *stream)
 {
     int32_t to = out->dtype;
     int64_t n = base_volume(&in[0].dims);

@@ -22,9 +22,8 @@
 
 enum { CMP_EQUAL, CMP_GE, CMP_AND, CMP_ISNAN };
 
-static prt_status cmp_shapes(op_object *o, const prt_dim_exprs *in,
-                             int32_t nb_in, prt_dim_exprs *out,
-                             prt_expr_builder *eb)
+static prt_status cmp_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                             prt_dim_exprs *out, prt_expr_builder *eb)
 {
     if (nb_in == 1) {
         *out = in[0];
@@ -33,8 +32,8 @@ static prt_status cmp_shapes(op_object *o, const prt_dim_exprs *in,
     return op_broadcast_exprs(o, eb, &in[0], &in[1], out, "inputs A and B");
 }
 
-static prt_status cmp_infer(const op_object *o, const prt_dims *in,
-                            int32_t nb_in, prt_dims *out)
+static prt_status cmp_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                            prt_dims *out)
 {
     if (nb_in == 1) {
         *out = in[0];
@@ -43,16 +42,14 @@ static prt_status cmp_infer(const op_object *o, const prt_dims *in,
     return op_broadcast_dims(o, &in[0], &in[1], out, "inputs A and B");
 }
 
-static uint32_t cmp_in_dtypes(const op_object *o, int32_t index,
-                              const int32_t *types)
+static uint32_t cmp_in_dtypes(const op_object *o, int32_t index, const int32_t *types)
 {
     if (index > 0)
         return OP_DT(types[0]) & o->cls->dtypes;
     return o->cls->dtypes;
 }
 
-static int32_t cmp_out_dtype(const op_object *o, const int32_t *types,
-                             int32_t nb_in)
+static int32_t cmp_out_dtype(const op_object *o, const int32_t *types, int32_t nb_in)
 {
     (void)o, (void)types, (void)nb_in;
     return PRT_BOOL;
@@ -64,15 +61,15 @@ typedef struct cmp_ctx {
     int32_t kind, dtype;
 } cmp_ctx;
 
-#define CMP_ROW(T)                                                             \
-    do {                                                                       \
-        const T *a = (const T *)p[0], *b = (const T *)p[1];                    \
-        if (c->kind == CMP_EQUAL)                                              \
-            for (int64_t j = 0; j < n; j++)                                    \
-                y[j] = a[j * s[0]] == b[j * s[1]];                             \
-        else                                                                   \
-            for (int64_t j = 0; j < n; j++)                                    \
-                y[j] = a[j * s[0]] >= b[j * s[1]];                             \
+#define CMP_ROW(T)                                                                       \
+    do {                                                                                 \
+        const T *a = (const T *)p[0], *b = (const T *)p[1];                              \
+        if (c->kind == CMP_EQUAL)                                                        \
+            for (int64_t j = 0; j < n; j++)                                              \
+                y[j] = a[j * s[0]] == b[j * s[1]];                                       \
+        else                                                                             \
+            for (int64_t j = 0; j < n; j++)                                              \
+                y[j] = a[j * s[0]] >= b[j * s[1]];                                       \
     } while (0)
 
 static float f16_at(int32_t dtype, const uint8_t *p, int64_t i)
@@ -81,8 +78,8 @@ static float f16_at(int32_t dtype, const uint8_t *p, int64_t i)
     return dtype == PRT_FLOAT16 ? prt_half_to_float(h) : prt_bf16_to_float(h);
 }
 
-static int cmp_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
-                   uint8_t *y, int64_t n)
+static int cmp_row(const void *ctx, const uint8_t *const *p, const int64_t *s, uint8_t *y,
+                   int64_t n)
 {
     const cmp_ctx *c = ctx;
     switch (c->dtype) {
@@ -119,9 +116,8 @@ static int cmp_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
     return 0;
 }
 
-static prt_status cmp_run(const op_object *o, int32_t dtype,
-                          const prt_tensor_desc *in, int32_t nb_in,
-                          const prt_tensor_desc *out, const void *const *x,
+static prt_status cmp_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                          int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
                           void *y, void *ws, void *stream)
 {
     cmp_ctx c;
@@ -132,8 +128,8 @@ static prt_status cmp_run(const op_object *o, int32_t dtype,
         int64_t n = base_volume(&in[0].dims);
         uint8_t *yb = y;
         for (int64_t i = 0; i < n; i++) {
-            float v = dtype == PRT_FLOAT32 ? ((const float *)x[0])[i]
-                                           : f16_at(dtype, x[0], i);
+            float v =
+                dtype == PRT_FLOAT32 ? ((const float *)x[0])[i] : f16_at(dtype, x[0], i);
             yb[i] = v != v;
         }
         return PRT_OK;
@@ -155,8 +151,8 @@ static prt_status cmp_run(const op_object *o, int32_t dtype,
 /* Equal's values: element j of each input (a single value broadcast). */
 static prt_status equal_values(op_object *o, const prt_dim_exprs *in_dims,
                                const prt_dim_exprs *in_values, int32_t nb_in,
-                               const prt_dim_exprs *out_dims,
-                               prt_dim_exprs *out_values, prt_expr_builder *eb)
+                               const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                               prt_expr_builder *eb)
 {
     int32_t n = op_static_count(eb, out_dims), na, nb;
     (void)o, (void)nb_in;
@@ -174,31 +170,28 @@ static prt_status equal_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
-#define CMP_ALL_DTYPES                                                         \
-    (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT8) | OP_DT(PRT_UINT8) |  \
+#define CMP_ALL_DTYPES                                                                   \
+    (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT8) | OP_DT(PRT_UINT8) |            \
      OP_DT(PRT_INT32) | OP_DT(PRT_INT64))
 
 /* Every comparison: bool out, no aliasing; cmp_* dispatch on the kind. */
-#define CMP_CLASS(k, nb_in, dt, vals)                                          \
-    {                                                                          \
-        .kind = (k), .min_inputs = (nb_in), .max_inputs = (nb_in),             \
-        .dtypes = (dt), .size = sizeof(op_object), .alias_input = -1,          \
-        .shapes = cmp_shapes, .infer = cmp_infer, .run = {[PRT_DEVICE_CPU] = cmp_run},              \
-        .in_dtypes = cmp_in_dtypes, .out_dtype = cmp_out_dtype,                \
-        .values = (vals),                                                      \
+#define CMP_CLASS(k, nb_in, dt, vals)                                                    \
+    {                                                                                    \
+        .kind = (k), .min_inputs = (nb_in), .max_inputs = (nb_in), .dtypes = (dt),       \
+        .size = sizeof(op_object), .alias_input = -1, .shapes = cmp_shapes,              \
+        .infer = cmp_infer, .run = {[PRT_DEVICE_CPU] = cmp_run},                         \
+        .in_dtypes = cmp_in_dtypes, .out_dtype = cmp_out_dtype, .values = (vals),        \
     }
 
-static const op_class equal_class = CMP_CLASS(
-    CMP_EQUAL, 2, CMP_ALL_DTYPES | OP_DT(PRT_BOOL), equal_values);
+static const op_class equal_class =
+    CMP_CLASS(CMP_EQUAL, 2, CMP_ALL_DTYPES | OP_DT(PRT_BOOL), equal_values);
 static const op_class ge_class = CMP_CLASS(CMP_GE, 2, CMP_ALL_DTYPES, NULL);
 static const op_class and_class = CMP_CLASS(CMP_AND, 2, OP_DT(PRT_BOOL), NULL);
 static const op_class is_nan_class =
     CMP_CLASS(CMP_ISNAN, 1, OP_DT_FLOAT | OP_DT(PRT_BFLOAT16), NULL);
 
-const prt_plugin_creator op_equal_creator =
-    OP_CREATOR("Equal", equal_class, NULL, 0);
+const prt_plugin_creator op_equal_creator = OP_CREATOR("Equal", equal_class, NULL, 0);
 const prt_plugin_creator op_greater_or_equal_creator =
     OP_CREATOR("GreaterOrEqual", ge_class, NULL, 0);
 const prt_plugin_creator op_and_creator = OP_CREATOR("And", and_class, NULL, 0);
-const prt_plugin_creator op_is_nan_creator =
-    OP_CREATOR("IsNaN", is_nan_class, NULL, 0);
+const prt_plugin_creator op_is_nan_creator = OP_CREATOR("IsNaN", is_nan_class, NULL, 0);

@@ -34,9 +34,8 @@ static prt_status concat_axis(const op_object *o, int32_t r, int32_t *out)
     return op_axis(o, ((const concat_op *)o)->axis, r, 0, "inputs", out);
 }
 
-static prt_status concat_shapes(op_object *o, const prt_dim_exprs *in,
-                                int32_t nb_in, prt_dim_exprs *out,
-                                prt_expr_builder *eb)
+static prt_status concat_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                                prt_dim_exprs *out, prt_expr_builder *eb)
 {
     int32_t axis;
     prt_status st = concat_axis(o, in[0].nb_dims, &axis);
@@ -45,8 +44,8 @@ static prt_status concat_shapes(op_object *o, const prt_dim_exprs *in,
     *out = in[0];
     for (int32_t i = 1; i < nb_in; i++) {
         if (in[i].nb_dims != in[0].nb_dims)
-            return op_fail(o, PRT_ERR_SHAPE, "input %d has rank %d, input 0 %d",
-                           (int)i, (int)in[i].nb_dims, (int)in[0].nb_dims);
+            return op_fail(o, PRT_ERR_SHAPE, "input %d has rank %d, input 0 %d", (int)i,
+                           (int)in[i].nb_dims, (int)in[0].nb_dims);
         for (int32_t d = 0; d < in[0].nb_dims; d++) {
             int64_t a, b;
             int ca = eb->is_constant(eb, out->d[d], &a);
@@ -55,8 +54,8 @@ static prt_status concat_shapes(op_object *o, const prt_dim_exprs *in,
                 out->d[d] = eb->operation(eb, PRT_DIM_SUM, out->d[d], in[i].d[d]);
             else if (ca && cb && a != b)
                 return op_fail(o, PRT_ERR_SHAPE,
-                               "input %d dim %d is %lld, input 0's is %lld",
-                               (int)i, (int)d, (long long)b, (long long)a);
+                               "input %d dim %d is %lld, input 0's is %lld", (int)i,
+                               (int)d, (long long)b, (long long)a);
             else if (cb)
                 out->d[d] = in[i].d[d];
         }
@@ -64,8 +63,8 @@ static prt_status concat_shapes(op_object *o, const prt_dim_exprs *in,
     return PRT_OK;
 }
 
-static prt_status concat_infer(const op_object *o, const prt_dims *in,
-                               int32_t nb_in, prt_dims *out)
+static prt_status concat_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                               prt_dims *out)
 {
     int32_t axis;
     prt_status st = concat_axis(o, in[0].nb_dims, &axis);
@@ -74,24 +73,23 @@ static prt_status concat_infer(const op_object *o, const prt_dims *in,
     *out = in[0];
     for (int32_t i = 1; i < nb_in; i++) {
         if (in[i].nb_dims != in[0].nb_dims)
-            return op_fail(o, PRT_ERR_SHAPE, "input %d has rank %d, input 0 %d",
-                           (int)i, (int)in[i].nb_dims, (int)in[0].nb_dims);
+            return op_fail(o, PRT_ERR_SHAPE, "input %d has rank %d, input 0 %d", (int)i,
+                           (int)in[i].nb_dims, (int)in[0].nb_dims);
         for (int32_t d = 0; d < in[0].nb_dims; d++)
             if (d == axis)
                 out->d[d] += in[i].d[d];
             else if (in[i].d[d] != in[0].d[d])
                 return op_fail(o, PRT_ERR_SHAPE,
-                               "input %d dim %d is %lld, input 0's is %lld",
-                               (int)i, (int)d, (long long)in[i].d[d],
-                               (long long)in[0].d[d]);
+                               "input %d dim %d is %lld, input 0's is %lld", (int)i,
+                               (int)d, (long long)in[i].d[d], (long long)in[0].d[d]);
     }
     return PRT_OK;
 }
 
 static prt_status concat_values(op_object *o, const prt_dim_exprs *in_dims,
                                 const prt_dim_exprs *in_values, int32_t nb_in,
-                                const prt_dim_exprs *out_dims,
-                                prt_dim_exprs *out_values, prt_expr_builder *eb)
+                                const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                                prt_expr_builder *eb)
 {
     int32_t n = 0;
     (void)o, (void)out_dims, (void)eb;
@@ -106,10 +104,9 @@ static prt_status concat_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
-static prt_status concat_run(const op_object *o, int32_t dtype,
-                             const prt_tensor_desc *in, int32_t nb_in,
-                             const prt_tensor_desc *out, const void *const *x,
-                             void *y, void *ws, void *stream)
+static prt_status concat_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                             int32_t nb_in, const prt_tensor_desc *out,
+                             const void *const *x, void *y, void *ws, void *stream)
 {
     int32_t axis = 0;
     int64_t outer = 1, inner = 1, off = 0, row;

@@ -33,8 +33,7 @@
 #define CONV_MAX_SP (PRT_MAX_DIMS - 2)
 
 enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
-static const char *const pad_names[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER",
-                                        "VALID"};
+static const char *const pad_names[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
 
 typedef struct conv_op {
     op_object o;
@@ -62,9 +61,8 @@ static prt_status conv_array(op_object *o, const op_fields *f, const char *name,
     *nb = n < 0 ? 0 : n;
     for (int32_t i = 0; i < *nb; i++)
         if (dst[i] < lo)
-            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                           "%s[%d] is %d; it must be >= %d", name, (int)i,
-                           (int)dst[i], (int)lo);
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "%s[%d] is %d; it must be >= %d",
+                           name, (int)i, (int)dst[i], (int)lo);
     return PRT_OK;
 }
 
@@ -89,8 +87,8 @@ static prt_status conv_parse(op_object *o, const op_fields *f)
                        ap);
     st = op_field_i32(f, "group", 1, &c->group);
     if (!st && c->group < 1)
-        st = op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                     "group is %d; it must be >= 1", (int)c->group);
+        st = op_fail(o, PRT_ERR_INVALID_ARGUMENT, "group is %d; it must be >= 1",
+                     (int)c->group);
     if (!st)
         st = conv_array(o, f, "dilations", c->dil, CONV_MAX_SP, 1, &c->nb_dil);
     if (!st)
@@ -115,8 +113,7 @@ static prt_status conv_parse(op_object *o, const op_fields *f)
                                pad_names[c->auto_pad]);
     /* The arrays given must agree on the number of spatial dims. */
     {
-        const int32_t lens[4] = {c->nb_dil, c->nb_ks, c->nb_pads / 2,
-                                 c->nb_str};
+        const int32_t lens[4] = {c->nb_dil, c->nb_ks, c->nb_pads / 2, c->nb_str};
         for (int32_t i = 0; i < 4; i++) {
             if (lens[i] == 0)
                 continue;
@@ -168,8 +165,7 @@ static prt_status conv_check_ranks(const conv_op *c, int32_t nb_in, int32_t rx,
                        "k1 ...)",
                        (int)rw, (int)rx);
     if (nb_in == 3 && rb != 1)
-        return op_fail(o, PRT_ERR_SHAPE, "B must have rank 1, it has rank %d",
-                       (int)rb);
+        return op_fail(o, PRT_ERR_SHAPE, "B must have rank 1, it has rank %d", (int)rb);
     if ((c->nb_dil && c->nb_dil != ns) || (c->nb_ks && c->nb_ks != ns) ||
         (c->nb_str && c->nb_str != ns) || (c->nb_pads && c->nb_pads != 2 * ns))
         return op_fail(o, PRT_ERR_SHAPE,
@@ -190,9 +186,8 @@ static int64_t conv_str(const conv_op *c, int32_t i)
     return c->nb_str ? c->str[i] : 1;
 }
 
-static prt_status conv_shapes(op_object *o, const prt_dim_exprs *in,
-                              int32_t nb_in, prt_dim_exprs *out,
-                              prt_expr_builder *eb)
+static prt_status conv_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                              prt_dim_exprs *out, prt_expr_builder *eb)
 {
     const conv_op *c = ccv(o);
     const prt_dim_exprs *x = &in[0], *w = &in[1];
@@ -203,8 +198,8 @@ static prt_status conv_shapes(op_object *o, const prt_dim_exprs *in,
     if (st)
         return st;
     ns = x->nb_dims - 2;
-    if (eb->is_constant(eb, x->d[1], &vx) &&
-        eb->is_constant(eb, w->d[1], &vw) && vx != vw * c->group)
+    if (eb->is_constant(eb, x->d[1], &vx) && eb->is_constant(eb, w->d[1], &vw) &&
+        vx != vw * c->group)
         return op_fail(o, PRT_ERR_SHAPE,
                        "X has %lld channels but W takes %lld per group x %d "
                        "group%s",
@@ -218,8 +213,8 @@ static prt_status conv_shapes(op_object *o, const prt_dim_exprs *in,
     if (nb_in == 3 && eb->is_constant(eb, w->d[0], &vw) &&
         eb->is_constant(eb, in[2].d[0], &vb) && vb != vw)
         return op_fail(o, PRT_ERR_SHAPE,
-                       "B has %lld values but W has %lld output channels",
-                       (long long)vb, (long long)vw);
+                       "B has %lld values but W has %lld output channels", (long long)vb,
+                       (long long)vw);
     out->nb_dims = x->nb_dims;
     out->d[0] = x->d[0];
     out->d[1] = w->d[0];
@@ -238,13 +233,12 @@ static prt_status conv_shapes(op_object *o, const prt_dim_exprs *in,
                                ? 0
                                : (int64_t)c->pads[i] + c->pads[ns + i];
             /* d + pads - 1 - dil * (k - 1), floor-divided by s, plus 1 */
-            const prt_expr *ext = eb->operation(
-                eb, PRT_DIM_PROD, eb->constant(eb, dil),
-                eb->operation(eb, PRT_DIM_SUB, k, eb->constant(eb, 1)));
+            const prt_expr *ext =
+                eb->operation(eb, PRT_DIM_PROD, eb->constant(eb, dil),
+                              eb->operation(eb, PRT_DIM_SUB, k, eb->constant(eb, 1)));
             const prt_expr *num = eb->operation(
                 eb, PRT_DIM_SUB,
-                eb->operation(eb, PRT_DIM_SUM, d, eb->constant(eb, pads - 1)),
-                ext);
+                eb->operation(eb, PRT_DIM_SUM, d, eb->constant(eb, pads - 1)), ext);
             r = eb->operation(
                 eb, PRT_DIM_SUM,
                 eb->operation(eb, PRT_DIM_FLOOR_DIV, num, eb->constant(eb, s)),
@@ -272,8 +266,8 @@ typedef struct conv_geom {
     int direct; /* 1x1, stride 1, no padding: X is its own im2col */
 } conv_geom;
 
-static prt_status conv_geom_make(const conv_op *c, const prt_dims *in,
-                                 int32_t nb_in, conv_geom *g)
+static prt_status conv_geom_make(const conv_op *c, const prt_dims *in, int32_t nb_in,
+                                 conv_geom *g)
 {
     const op_object *o = &c->o;
     const prt_dims *x = &in[0], *w = &in[1];
@@ -318,8 +312,8 @@ static prt_status conv_geom_make(const conv_op *c, const prt_dims *in,
                            "%lld",
                            (int)i, (int)c->ks[i], (int)i, (long long)K);
         if (K < 1)
-            return op_fail(o, PRT_ERR_SHAPE, "W's spatial dim %d is %lld",
-                           (int)i, (long long)K);
+            return op_fail(o, PRT_ERR_SHAPE, "W's spatial dim %d is %lld", (int)i,
+                           (long long)K);
         ek = g->d[i] * (K - 1) + 1;
         if (c->auto_pad == PAD_SAME_UPPER || c->auto_pad == PAD_SAME_LOWER) {
             int64_t total;
@@ -327,20 +321,18 @@ static prt_status conv_geom_make(const conv_op *c, const prt_dims *in,
             total = (g->out[i] - 1) * g->s[i] + ek - D;
             if (total < 0)
                 total = 0;
-            g->pb[i] =
-                c->auto_pad == PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            g->pb[i] = c->auto_pad == PAD_SAME_UPPER ? total / 2 : total - total / 2;
             pe = total - g->pb[i];
         } else {
             g->pb[i] = c->auto_pad == PAD_VALID || !c->nb_pads ? 0 : c->pads[i];
-            pe = c->auto_pad == PAD_VALID || !c->nb_pads ? 0
-                                                         : c->pads[g->ns + i];
+            pe = c->auto_pad == PAD_VALID || !c->nb_pads ? 0 : c->pads[g->ns + i];
             if (D + g->pb[i] + pe < ek)
                 return op_fail(o, PRT_ERR_SHAPE,
                                "spatial dim %d: the padded input (%lld + %lld "
                                "+ %lld) is smaller than the dilated kernel "
                                "(%lld)",
-                               (int)i, (long long)D, (long long)g->pb[i],
-                               (long long)pe, (long long)ek);
+                               (int)i, (long long)D, (long long)g->pb[i], (long long)pe,
+                               (long long)ek);
             g->out[i] = (D + g->pb[i] + pe - ek) / g->s[i] + 1;
         }
         if (K != 1 || g->s[i] != 1 || g->pb[i] != 0 || pe != 0)
@@ -352,8 +344,8 @@ static prt_status conv_geom_make(const conv_op *c, const prt_dims *in,
     return PRT_OK;
 }
 
-static prt_status conv_infer(const op_object *o, const prt_dims *in,
-                             int32_t nb_in, prt_dims *out)
+static prt_status conv_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                             prt_dims *out)
 {
     conv_geom g;
     prt_status st = conv_geom_make(ccv(o), in, nb_in, &g);
@@ -371,9 +363,8 @@ static prt_status conv_infer(const op_object *o, const prt_dims *in,
  * 1x1 with stride 1 and no padding; for float16 also X, W, B and Y as
  * float32. Computed from W and Y dims alone, so it grows with every dim and
  * works on the profile's maxima. */
-static int64_t conv_workspace(const op_object *o, int32_t dtype,
-                              const prt_dims *in, int32_t nb_in,
-                              const prt_dims *out)
+static int64_t conv_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
+                              int32_t nb_in, const prt_dims *out)
 {
     const conv_op *c = ccv(o);
     const prt_dims *w = &in[1];
@@ -385,13 +376,11 @@ static int64_t conv_workspace(const op_object *o, int32_t dtype,
     for (int32_t i = 0; c->auto_pad == PAD_NOTSET && i < c->nb_pads; i++)
         direct &= c->pads[i] == 0;
     for (int32_t i = 2; i < w->nb_dims; i++) {
-        if (!base_mul_i64(kvol, w->d[i], &kvol) ||
-            !base_mul_i64(ovol, out->d[i], &ovol))
+        if (!base_mul_i64(kvol, w->d[i], &kvol) || !base_mul_i64(ovol, out->d[i], &ovol))
             return -1;
         direct &= w->d[i] == 1 && conv_str(c, i - 2) == 1;
     }
-    if (!direct &&
-        (!base_mul_i64(w->d[1], kvol, &col) || !base_mul_i64(col, ovol, &col)))
+    if (!direct && (!base_mul_i64(w->d[1], kvol, &col) || !base_mul_i64(col, ovol, &col)))
         return -1;
     n = col;
     if (dtype == PRT_FLOAT16) {
@@ -425,8 +414,7 @@ static void im2col(const conv_geom *g, const float *x, float *col)
                 int64_t base = 0;
                 int inside = 1;
                 for (int32_t i = 0; i < last; i++) {
-                    int64_t p =
-                        oidx[i] * g->s[i] - g->pb[i] + kidx[i] * g->d[i];
+                    int64_t p = oidx[i] * g->s[i] - g->pb[i] + kidx[i] * g->d[i];
                     if (p < 0 || p >= g->in[i])
                         inside = 0;
                     base += p * istr[i];
@@ -456,10 +444,9 @@ static void im2col(const conv_geom *g, const float *x, float *col)
     }
 }
 
-static prt_status conv_run(const op_object *o, int32_t dtype,
-                           const prt_tensor_desc *in, int32_t nb_in,
-                           const prt_tensor_desc *out, const void *const *xs,
-                           void *y, void *ws, void *stream)
+static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                           int32_t nb_in, const prt_tensor_desc *out,
+                           const void *const *xs, void *y, void *ws, void *stream)
 {
     prt_dims dims[3];
     conv_geom g;
@@ -499,8 +486,7 @@ static prt_status conv_run(const op_object *o, int32_t dtype,
                 im2col(&g, xg, col);
                 cm = col;
             }
-            op_gemm_f32(g.Mg, g.ovol, kc, W + gi * g.Mg * kc, kc, cm, g.ovol,
-                        yg, g.ovol);
+            op_gemm_f32(g.Mg, g.ovol, kc, W + gi * g.Mg * kc, kc, cm, g.ovol, yg, g.ovol);
             if (B)
                 for (int64_t m = 0; m < g.Mg; m++) {
                     float b = B[gi * g.Mg + m];
@@ -516,9 +502,10 @@ static prt_status conv_run(const op_object *o, int32_t dtype,
 
 #ifdef PRT_HAVE_CUDA
 /* CUDA: a direct convolution, one thread per output element. */
-static prt_status conv_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                                int32_t nb_in, const prt_tensor_desc *out,
-                                const void *const *x, void *y, void *ws, void *stream)
+static prt_status conv_run_cuda(const op_object *o, int32_t dtype,
+                                const prt_tensor_desc *in, int32_t nb_in,
+                                const prt_tensor_desc *out, const void *const *x, void *y,
+                                void *ws, void *stream)
 {
     prt_dims dims[3];
     conv_geom g;

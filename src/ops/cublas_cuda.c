@@ -26,10 +26,11 @@ typedef cublasStatus_t (*create_fn)(cublasHandle_t *);
 typedef cublasStatus_t (*destroy_fn)(cublasHandle_t);
 typedef cublasStatus_t (*set_stream_fn)(cublasHandle_t, cudaStream_t);
 typedef cublasStatus_t (*set_workspace_fn)(cublasHandle_t, void *, size_t);
-typedef cublasStatus_t (*sgemm_batched_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
-                                           int, int, int, const float *, const float *, int,
-                                           long long, const float *, int, long long,
-                                           const float *, float *, int, long long, int);
+typedef cublasStatus_t (*sgemm_batched_fn)(cublasHandle_t, cublasOperation_t,
+                                           cublasOperation_t, int, int, int,
+                                           const float *, const float *, int, long long,
+                                           const float *, int, long long, const float *,
+                                           float *, int, long long, int);
 typedef const char *(*status_string_fn)(cublasStatus_t);
 
 static struct {
@@ -46,14 +47,16 @@ static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 
 static void blas_load(void)
 {
-    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
-                                        "/usr/local/cuda/lib64/libcublas.so.13",
-                                        "/usr/local/cuda/lib64/libcublas.so"};
+    static const char *const names[] = {
+        "libcublas.so.13", "libcublas.so.12", "libcublas.so",
+        "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so"};
     for (size_t i = 0; i < sizeof names / sizeof names[0] && !blas.lib; i++)
         blas.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!blas.lib) {
-        snprintf(blas.error, sizeof blas.error, "cuBLAS is not installed or not on the "
-                 "library path (%s)", dlerror());
+        snprintf(blas.error, sizeof blas.error,
+                 "cuBLAS is not installed or not on the "
+                 "library path (%s)",
+                 dlerror());
         return;
     }
     /* dlsym returns void *; POSIX lets it convert to a function pointer. */
@@ -65,7 +68,8 @@ static void blas_load(void)
     *(void **)&blas.status_string = dlsym(blas.lib, "cublasGetStatusString");
     if (!blas.create || !blas.destroy || !blas.set_stream || !blas.set_workspace ||
         !blas.sgemm_batched) {
-        snprintf(blas.error, sizeof blas.error, "the cuBLAS found lacks the functions "
+        snprintf(blas.error, sizeof blas.error,
+                 "the cuBLAS found lacks the functions "
                  "plugrt needs");
         dlclose(blas.lib);
         blas.lib = NULL;
@@ -97,7 +101,8 @@ prt_status opk_blas_open(opk_blas **out)
     s = blas.create(&b->handle);
     if (s != CUBLAS_STATUS_SUCCESS) {
         base_free(b);
-        return base_error(PRT_ERR_INTERNAL, "cuBLAS: creating a handle: %s", status_name(s));
+        return base_error(PRT_ERR_INTERNAL, "cuBLAS: creating a handle: %s",
+                          status_name(s));
     }
     e = cudaMalloc(&b->workspace, OPK_BLAS_WORKSPACE);
     if (e != cudaSuccess) {
@@ -126,18 +131,19 @@ int opk_blas_capturing(void *stream)
            st != cudaStreamCaptureStatusNone;
 }
 
-prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b, int64_t M,
-                         int64_t N, int64_t K, const float *A, int64_t lda, int64_t stride_a,
-                         const float *B, int64_t ldb, int64_t stride_b, float *C, int64_t ldc,
-                         int64_t stride_c, int64_t batch)
+prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b,
+                         int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                         int64_t stride_a, const float *B, int64_t ldb, int64_t stride_b,
+                         float *C, int64_t ldc, int64_t stride_c, int64_t batch)
 {
     const float one = 1.0f, zero = 0.0f;
     cublasStatus_t s;
     if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || lda > INT32_MAX ||
         ldb > INT32_MAX || ldc > INT32_MAX || batch > INT32_MAX)
-        return base_error(PRT_ERR_UNSUPPORTED, "cuBLAS: a matrix product of %lld x %lld x "
-                          "%lld (batch %lld) is too large", (long long)M, (long long)N,
-                          (long long)K, (long long)batch);
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "cuBLAS: a matrix product of %lld x %lld x "
+                          "%lld (batch %lld) is too large",
+                          (long long)M, (long long)N, (long long)K, (long long)batch);
     if (M == 0 || N == 0 || batch == 0)
         return PRT_OK;
     s = blas.set_stream(b->handle, (cudaStream_t)stream);
@@ -146,12 +152,12 @@ prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t tra
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. */
     if (s == CUBLAS_STATUS_SUCCESS)
         s = blas.sgemm_batched(b->handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                               trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N, (int)M, (int)K,
-                               &one, B, (int)ldb, stride_b, A, (int)lda, stride_a, &zero, C,
-                               (int)ldc, stride_c, (int)batch);
+                               trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N, (int)M,
+                               (int)K, &one, B, (int)ldb, stride_b, A, (int)lda, stride_a,
+                               &zero, C, (int)ldc, stride_c, (int)batch);
     if (s != CUBLAS_STATUS_SUCCESS)
-        return base_error(PRT_ERR_INTERNAL, "cuBLAS sgemm (%lld x %lld x %lld, batch %lld): %s",
-                          (long long)M, (long long)N, (long long)K, (long long)batch,
-                          status_name(s));
+        return base_error(
+            PRT_ERR_INTERNAL, "cuBLAS sgemm (%lld x %lld x %lld, batch %lld): %s",
+            (long long)M, (long long)N, (long long)K, (long long)batch, status_name(s));
     return PRT_OK;
 }

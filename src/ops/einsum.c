@@ -76,8 +76,7 @@ static prt_status es_parse(op_object *o, const op_fields *f)
     int32_t n = 0, count[ES_MAX_LETTERS] = {0}, id_of[ES_MAX_LETTERS];
     int32_t term = 0, pos = 0, nb_rhs = 0, len;
     int explicit_out;
-    prt_status st =
-        op_field_str(f, "equation", e->equation, sizeof e->equation, &len);
+    prt_status st = op_field_str(f, "equation", e->equation, sizeof e->equation, &len);
     if (st)
         return st;
     if (len < 0)
@@ -85,14 +84,13 @@ static prt_status es_parse(op_object *o, const op_fields *f)
                        "field 'equation' is required (e.g. \"ij,jk->ik\")");
     e->eq_len = len;
     for (int32_t i = 0; i < len; i++)
-        if (e->equation[i] != ' ' && e->equation[i] != '\t' &&
-            e->equation[i] != '\n' && e->equation[i] != '\r')
+        if (e->equation[i] != ' ' && e->equation[i] != '\t' && e->equation[i] != '\n' &&
+            e->equation[i] != '\r')
             eq[n++] = e->equation[i];
     eq[n] = '\0';
     if (strchr(eq, '.'))
         return op_fail(o, PRT_ERR_UNSUPPORTED,
-                       "equation '%s': ellipsis ('...') is not supported",
-                       e->equation);
+                       "equation '%s': ellipsis ('...') is not supported", e->equation);
     arrow = strstr(eq, "->");
     explicit_out = arrow != NULL;
     if (arrow && strstr(arrow + 2, "->"))
@@ -107,8 +105,8 @@ static prt_status es_parse(op_object *o, const op_fields *f)
         if (*p == ',') {
             if (++e->nb_ops > ES_MAX_OPS)
                 return op_fail(o, PRT_ERR_UNSUPPORTED,
-                               "equation '%s' has more than %d operands",
-                               e->equation, ES_MAX_OPS);
+                               "equation '%s' has more than %d operands", e->equation,
+                               ES_MAX_OPS);
             term = e->nb_ops - 1;
             pos = 0;
             continue;
@@ -206,29 +204,27 @@ static const char *term_str(const einsum_op *e, int32_t k, char *buf)
     return buf;
 }
 
-static prt_status es_check_inputs(const einsum_op *e, int32_t nb_in,
-                                  const int32_t *ranks)
+static prt_status es_check_inputs(const einsum_op *e, int32_t nb_in, const int32_t *ranks)
 {
     char t[PRT_MAX_DIMS + 1];
     if (nb_in != e->nb_ops)
         return op_fail(&e->o, PRT_ERR_SHAPE,
                        "equation '%s' has %d operand%s but the layer has %d "
                        "input%s",
-                       e->equation, (int)e->nb_ops, e->nb_ops == 1 ? "" : "s",
-                       (int)nb_in, nb_in == 1 ? "" : "s");
+                       e->equation, (int)e->nb_ops, e->nb_ops == 1 ? "" : "s", (int)nb_in,
+                       nb_in == 1 ? "" : "s");
     for (int32_t k = 0; k < nb_in; k++)
         if (ranks[k] != e->rank[k])
             return op_fail(&e->o, PRT_ERR_SHAPE,
                            "equation '%s': operand %d ('%s') has %d letters "
                            "but input %d has rank %d",
-                           e->equation, (int)k, term_str(e, k, t),
-                           (int)e->rank[k], (int)k, (int)ranks[k]);
+                           e->equation, (int)k, term_str(e, k, t), (int)e->rank[k],
+                           (int)k, (int)ranks[k]);
     return PRT_OK;
 }
 
-static prt_status es_shapes(op_object *o, const prt_dim_exprs *in,
-                            int32_t nb_in, prt_dim_exprs *out,
-                            prt_expr_builder *eb)
+static prt_status es_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                            prt_dim_exprs *out, prt_expr_builder *eb)
 {
     const einsum_op *e = ces(o);
     const prt_expr *dim[ES_MAX_LETTERS] = {0};
@@ -246,14 +242,13 @@ static prt_status es_shapes(op_object *o, const prt_dim_exprs *in,
             if (!dim[l]) {
                 dim[l] = in[k].d[i];
                 src[l] = k;
-            } else if (dim[l] != in[k].d[i] &&
-                       eb->is_constant(eb, dim[l], &va) &&
+            } else if (dim[l] != in[k].d[i] && eb->is_constant(eb, dim[l], &va) &&
                        eb->is_constant(eb, in[k].d[i], &vb) && va != vb) {
                 return op_fail(o, PRT_ERR_SHAPE,
                                "equation '%s': letter '%c' is %lld in input "
                                "%d and %lld in input %d",
-                               e->equation, e->letter[l], (long long)va,
-                               (int)src[l], (long long)vb, (int)k);
+                               e->equation, e->letter[l], (long long)va, (int)src[l],
+                               (long long)vb, (int)k);
             }
         }
     out->nb_dims = e->out_rank;
@@ -263,8 +258,8 @@ static prt_status es_shapes(op_object *o, const prt_dim_exprs *in,
 }
 
 /* Sizes of every letter from concrete dims; fails on a mismatch. */
-static prt_status es_letter_sizes(const einsum_op *e, const prt_dims *in,
-                                  int32_t nb_in, int64_t *size)
+static prt_status es_letter_sizes(const einsum_op *e, const prt_dims *in, int32_t nb_in,
+                                  int64_t *size)
 {
     int32_t src[ES_MAX_LETTERS] = {0}, ranks[ES_MAX_OPS] = {0};
     prt_status st;
@@ -285,15 +280,15 @@ static prt_status es_letter_sizes(const einsum_op *e, const prt_dims *in,
                 return op_fail(&e->o, PRT_ERR_SHAPE,
                                "equation '%s': letter '%c' is %lld in input "
                                "%d and %lld in input %d",
-                               e->equation, e->letter[l], (long long)size[l],
-                               (int)src[l], (long long)in[k].d[i], (int)k);
+                               e->equation, e->letter[l], (long long)size[l], (int)src[l],
+                               (long long)in[k].d[i], (int)k);
             }
         }
     return PRT_OK;
 }
 
-static prt_status es_infer(const op_object *o, const prt_dims *in,
-                           int32_t nb_in, prt_dims *out)
+static prt_status es_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                           prt_dims *out)
 {
     const einsum_op *e = ces(o);
     int64_t size[ES_MAX_LETTERS];
@@ -307,9 +302,8 @@ static prt_status es_infer(const op_object *o, const prt_dims *in,
 }
 
 /* float16 inputs as float32. */
-static int64_t es_workspace(const op_object *o, int32_t dtype,
-                            const prt_dims *in, int32_t nb_in,
-                            const prt_dims *out)
+static int64_t es_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
+                            int32_t nb_in, const prt_dims *out)
 {
     int64_t total = 0;
     (void)o, (void)out;
@@ -332,55 +326,53 @@ typedef struct es_nest {
     int64_t (*st)[ES_MAX_LETTERS];
 } es_nest;
 
-#define ES_CONTRACT(NAME, T, ACC, ONE, MULADD)                                 \
-    static ACC NAME(const es_nest *z, const void *const *x,                    \
-                    const int64_t *base)                                       \
-    {                                                                          \
-        int64_t off[ES_MAX_OPS], idx[ES_MAX_LETTERS] = {0}, outer = 1;         \
-        int32_t last = z->NL - 1;                                              \
-        int64_t n;                                                             \
-        ACC acc = 0;                                                           \
-        if (z->NL == z->R) {                                                   \
-            ACC p = ONE;                                                       \
-            for (int32_t k = 0; k < z->nb_ops; k++)                            \
-                p = MULADD(0, p, ((const T *)x[k])[base[k]]);                  \
-            return p;                                                          \
-        }                                                                      \
-        n = z->size[last];                                                     \
-        for (int32_t l = z->R; l < last; l++)                                  \
-            outer *= z->size[l];                                               \
-        if (n == 0 || outer == 0)                                              \
-            return 0; /* an empty sum */                                       \
-        for (int32_t k = 0; k < z->nb_ops; k++)                                \
-            off[k] = base[k];                                                  \
-        for (int64_t t = 0; t < outer; t++) {                                  \
-            if (z->nb_ops == 2) {                                              \
-                const T *a = (const T *)x[0] + off[0];                         \
-                const T *b = (const T *)x[1] + off[1];                         \
-                int64_t sa = z->st[0][last], sb = z->st[1][last];              \
-                for (int64_t j = 0; j < n; j++)                                \
-                    acc = MULADD(acc, (ACC)a[j * sa], b[j * sb]);              \
-            } else {                                                           \
-                for (int64_t j = 0; j < n; j++) {                              \
-                    ACC p = ONE;                                               \
-                    for (int32_t k = 0; k < z->nb_ops; k++)                    \
-                        p = MULADD(                                            \
-                            0, p,                                              \
-                            ((const T *)x[k])[off[k] + j * z->st[k][last]]);   \
-                    acc += p;                                                  \
-                }                                                              \
-            }                                                                  \
-            for (int32_t l = last - 1; l >= z->R; l--) {                       \
-                for (int32_t k = 0; k < z->nb_ops; k++)                        \
-                    off[k] += z->st[k][l];                                     \
-                if (++idx[l] < z->size[l])                                     \
-                    break;                                                     \
-                for (int32_t k = 0; k < z->nb_ops; k++)                        \
-                    off[k] -= z->st[k][l] * z->size[l];                        \
-                idx[l] = 0;                                                    \
-            }                                                                  \
-        }                                                                      \
-        return acc;                                                            \
+#define ES_CONTRACT(NAME, T, ACC, ONE, MULADD)                                           \
+    static ACC NAME(const es_nest *z, const void *const *x, const int64_t *base)         \
+    {                                                                                    \
+        int64_t off[ES_MAX_OPS], idx[ES_MAX_LETTERS] = {0}, outer = 1;                   \
+        int32_t last = z->NL - 1;                                                        \
+        int64_t n;                                                                       \
+        ACC acc = 0;                                                                     \
+        if (z->NL == z->R) {                                                             \
+            ACC p = ONE;                                                                 \
+            for (int32_t k = 0; k < z->nb_ops; k++)                                      \
+                p = MULADD(0, p, ((const T *)x[k])[base[k]]);                            \
+            return p;                                                                    \
+        }                                                                                \
+        n = z->size[last];                                                               \
+        for (int32_t l = z->R; l < last; l++)                                            \
+            outer *= z->size[l];                                                         \
+        if (n == 0 || outer == 0)                                                        \
+            return 0; /* an empty sum */                                                 \
+        for (int32_t k = 0; k < z->nb_ops; k++)                                          \
+            off[k] = base[k];                                                            \
+        for (int64_t t = 0; t < outer; t++) {                                            \
+            if (z->nb_ops == 2) {                                                        \
+                const T *a = (const T *)x[0] + off[0];                                   \
+                const T *b = (const T *)x[1] + off[1];                                   \
+                int64_t sa = z->st[0][last], sb = z->st[1][last];                        \
+                for (int64_t j = 0; j < n; j++)                                          \
+                    acc = MULADD(acc, (ACC)a[j * sa], b[j * sb]);                        \
+            } else {                                                                     \
+                for (int64_t j = 0; j < n; j++) {                                        \
+                    ACC p = ONE;                                                         \
+                    for (int32_t k = 0; k < z->nb_ops; k++)                              \
+                        p = MULADD(0, p,                                                 \
+                                   ((const T *)x[k])[off[k] + j * z->st[k][last]]);      \
+                    acc += p;                                                            \
+                }                                                                        \
+            }                                                                            \
+            for (int32_t l = last - 1; l >= z->R; l--) {                                 \
+                for (int32_t k = 0; k < z->nb_ops; k++)                                  \
+                    off[k] += z->st[k][l];                                               \
+                if (++idx[l] < z->size[l])                                               \
+                    break;                                                               \
+                for (int32_t k = 0; k < z->nb_ops; k++)                                  \
+                    off[k] -= z->st[k][l] * z->size[l];                                  \
+                idx[l] = 0;                                                              \
+            }                                                                            \
+        }                                                                                \
+        return acc;                                                                      \
     }
 
 /* acc + p * v in double; in uint64 (wrapping) for integers. */
@@ -391,9 +383,8 @@ ES_CONTRACT(es_contract_f32, float, double, 1.0, ES_MADD_F)
 ES_CONTRACT(es_contract_i32, int32_t, uint64_t, 1u, ES_MADD_I)
 ES_CONTRACT(es_contract_i64, int64_t, uint64_t, 1u, ES_MADD_I)
 
-static prt_status es_run(const op_object *o, int32_t dtype,
-                         const prt_tensor_desc *in, int32_t nb_in,
-                         const prt_tensor_desc *out, const void *const *xs,
+static prt_status es_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_tensor_desc *out, const void *const *xs,
                          void *y, void *ws, void *stream)
 {
     const einsum_op *e = ces(o);
@@ -440,8 +431,7 @@ static prt_status es_run(const op_object *o, int32_t dtype,
             ((float *)y)[t] = (float)es_contract_f32(&z, x, base);
             break;
         case PRT_FLOAT16:
-            ((uint16_t *)y)[t] =
-                prt_float_to_half((float)es_contract_f32(&z, x, base));
+            ((uint16_t *)y)[t] = prt_float_to_half((float)es_contract_f32(&z, x, base));
             break;
         case PRT_INT32:
             ((int32_t *)y)[t] = (int32_t)es_contract_i32(&z, x, base);
@@ -465,9 +455,10 @@ static prt_status es_run(const op_object *o, int32_t dtype,
 
 #ifdef PRT_HAVE_CUDA
 /* CUDA: the same loop nest, one thread per output element. */
-static prt_status es_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                              int32_t nb_in, const prt_tensor_desc *out,
-                              const void *const *xs, void *y, void *ws, void *stream)
+static prt_status es_run_cuda(const op_object *o, int32_t dtype,
+                              const prt_tensor_desc *in, int32_t nb_in,
+                              const prt_tensor_desc *out, const void *const *xs, void *y,
+                              void *ws, void *stream)
 {
     const einsum_op *e = ces(o);
     opk_einsum_args a;

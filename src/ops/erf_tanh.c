@@ -12,17 +12,16 @@
 
 enum { MATH_ERF, MATH_TANH };
 
-static prt_status ew_shapes(op_object *o, const prt_dim_exprs *in,
-                            int32_t nb_in, prt_dim_exprs *out,
-                            prt_expr_builder *eb)
+static prt_status ew_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                            prt_dim_exprs *out, prt_expr_builder *eb)
 {
     (void)o, (void)nb_in, (void)eb;
     *out = in[0];
     return PRT_OK;
 }
 
-static prt_status ew_infer(const op_object *o, const prt_dims *in,
-                           int32_t nb_in, prt_dims *out)
+static prt_status ew_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                           prt_dims *out)
 {
     (void)o, (void)nb_in;
     *out = in[0];
@@ -34,9 +33,8 @@ static float ew_one(int32_t kind, float x)
     return kind == MATH_ERF ? erff(x) : tanhf(x);
 }
 
-static prt_status ew_run(const op_object *o, int32_t dtype,
-                         const prt_tensor_desc *in, int32_t nb_in,
-                         const prt_tensor_desc *out, const void *const *xs,
+static prt_status ew_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_tensor_desc *out, const void *const *xs,
                          void *y, void *ws, void *stream)
 {
     const int32_t kind = o->cls->kind;
@@ -69,17 +67,16 @@ static prt_status ew_run(const op_object *o, int32_t dtype,
     return PRT_OK;
 }
 
-#define EW_CLASS(k)                                                            \
-    {                                                                          \
-        .kind = (k), .min_inputs = 1, .max_inputs = 1,                         \
-        .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16),                           \
-        .size = sizeof(op_object), .alias_input = -1, .shapes = ew_shapes,     \
-        .infer = ew_infer, .run = {[PRT_DEVICE_CPU] = ew_run},                                      \
+#define EW_CLASS(k)                                                                      \
+    {                                                                                    \
+        .kind = (k), .min_inputs = 1, .max_inputs = 1,                                   \
+        .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16), .size = sizeof(op_object),          \
+        .alias_input = -1, .shapes = ew_shapes, .infer = ew_infer,                       \
+        .run = {[PRT_DEVICE_CPU] = ew_run},                                              \
     }
 
 static const op_class erf_class = EW_CLASS(MATH_ERF);
 static const op_class tanh_class = EW_CLASS(MATH_TANH);
 
 const prt_plugin_creator op_erf_creator = OP_CREATOR("Erf", erf_class, NULL, 0);
-const prt_plugin_creator op_tanh_creator =
-    OP_CREATOR("Tanh", tanh_class, NULL, 0);
+const prt_plugin_creator op_tanh_creator = OP_CREATOR("Tanh", tanh_class, NULL, 0);

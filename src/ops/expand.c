@@ -12,17 +12,15 @@
 
 #include "ops/shape_ops.h"
 
-static prt_status expand_shapes(op_object *o, const prt_dim_exprs *in,
-                                int32_t nb_in, const prt_dim_exprs *sv,
-                                int32_t nb_sv, prt_dim_exprs *out,
-                                prt_expr_builder *eb)
+static prt_status expand_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                                const prt_dim_exprs *sv, int32_t nb_sv,
+                                prt_dim_exprs *out, prt_expr_builder *eb)
 {
     (void)nb_in, (void)nb_sv;
     if (sv[0].nb_dims > PRT_MAX_DIMS)
         return op_fail(o, PRT_ERR_SHAPE, "the shape has %d values (max %d)",
                        (int)sv[0].nb_dims, PRT_MAX_DIMS);
-    return op_broadcast_exprs(o, eb, &in[0], &sv[0], out,
-                              "the input and the shape");
+    return op_broadcast_exprs(o, eb, &in[0], &sv[0], out, "the input and the shape");
 }
 
 /* Index into `in` (broadcast, right-aligned) of output element `lin`. */
@@ -44,8 +42,8 @@ static int64_t bcast_index(const prt_dims *in, const prt_dims *out, int64_t lin)
 
 static prt_status expand_values(op_object *o, const prt_dim_exprs *in_dims,
                                 const prt_dim_exprs *in_values, int32_t nb_in,
-                                const prt_dim_exprs *out_dims,
-                                prt_dim_exprs *out_values, prt_expr_builder *eb)
+                                const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                                prt_expr_builder *eb)
 {
     int32_t n = op_static_count(eb, out_dims);
     prt_dims id, od;
@@ -78,10 +76,9 @@ static int expand_row(const void *ctx, const uint8_t *const *p, const int64_t *s
     return 0;
 }
 
-static prt_status expand_run(const op_object *o, int32_t dtype,
-                             const prt_tensor_desc *in, int32_t nb_in,
-                             const prt_tensor_desc *out, const void *const *x,
-                             void *y, void *ws, void *stream)
+static prt_status expand_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                             int32_t nb_in, const prt_tensor_desc *out,
+                             const void *const *x, void *y, void *ws, void *stream)
 {
     const prt_dims *id = &in[0].dims, *od = &out->dims;
     size_t es = prt_dtype_size(dtype);
@@ -115,5 +112,4 @@ static const op_class expand_class = {
     .values = expand_values,
 };
 
-const prt_plugin_creator op_expand_creator =
-    OP_CREATOR("Expand", expand_class, NULL, 0);
+const prt_plugin_creator op_expand_creator = OP_CREATOR("Expand", expand_class, NULL, 0);

@@ -65,8 +65,10 @@ static prt_status cos_parse(op_object *o, const op_fields *f)
     else if (!is_float_dt(c->dtype)) {
         /* A float value for an integer dtype: truncate, saturating. */
         double v = c->fval;
-        c->ival = v != v ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN
-                                                                     : (int64_t)v;
+        c->ival = v != v         ? 0
+                  : v >= 9.2e18  ? INT64_MAX
+                  : v <= -9.2e18 ? INT64_MIN
+                                 : (int64_t)v;
     }
     if (c->dtype == PRT_BOOL)
         c->ival = c->ival != 0;
@@ -84,9 +86,8 @@ static int32_t cos_serialize(op_object *o, prt_field *ser)
     return 2;
 }
 
-static prt_status cos_shapes(op_object *o, const prt_dim_exprs *in,
-                             int32_t nb_in, const prt_dim_exprs *sv,
-                             int32_t nb_sv, prt_dim_exprs *out,
+static prt_status cos_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                             const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
                              prt_expr_builder *eb)
 {
     (void)in, (void)nb_in, (void)nb_sv;
@@ -96,15 +97,14 @@ static prt_status cos_shapes(op_object *o, const prt_dim_exprs *in,
     for (int32_t i = 0; i < sv[0].nb_dims; i++) {
         int64_t v;
         if (eb->is_constant(eb, sv[0].d[i], &v) && v < 0)
-            return op_fail(o, PRT_ERR_SHAPE, "shape value %d is %lld (< 0)",
-                           (int)i, (long long)v);
+            return op_fail(o, PRT_ERR_SHAPE, "shape value %d is %lld (< 0)", (int)i,
+                           (long long)v);
     }
     *out = sv[0];
     return PRT_OK;
 }
 
-static int32_t cos_out_dtype(const op_object *o, const int32_t *types,
-                             int32_t nb_in)
+static int32_t cos_out_dtype(const op_object *o, const int32_t *types, int32_t nb_in)
 {
     (void)types, (void)nb_in;
     return ((const cos_op *)o)->dtype;
@@ -112,8 +112,8 @@ static int32_t cos_out_dtype(const op_object *o, const int32_t *types,
 
 static prt_status cos_values(op_object *o, const prt_dim_exprs *in_dims,
                              const prt_dim_exprs *in_values, int32_t nb_in,
-                             const prt_dim_exprs *out_dims,
-                             prt_dim_exprs *out_values, prt_expr_builder *eb)
+                             const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                             prt_expr_builder *eb)
 {
     int32_t n = op_static_count(eb, out_dims), dt = ((const cos_op *)o)->dtype;
     (void)in_dims, (void)in_values, (void)nb_in;
@@ -125,9 +125,8 @@ static prt_status cos_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
-static prt_status cos_run(const op_object *o, int32_t dtype,
-                          const prt_tensor_desc *in, int32_t nb_in,
-                          const prt_tensor_desc *out, const void *const *x,
+static prt_status cos_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                          int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
                           void *y, void *ws, void *stream)
 {
     const cos_op *c = (const cos_op *)o;
@@ -183,8 +182,7 @@ static const op_class cos_class = {
 
 static const prt_field_schema cos_schema[] = {
     {"dtype", PRT_FIELD_INT32, 1, "the output's prt_dtype, default float32"},
-    {"value", PRT_FIELD_FLOAT64, 1,
-     "the fill value (any number field), default 0"},
+    {"value", PRT_FIELD_FLOAT64, 1, "the fill value (any number field), default 0"},
 };
 
 const prt_plugin_creator op_constant_of_shape_creator =
@@ -192,9 +190,8 @@ const prt_plugin_creator op_constant_of_shape_creator =
 
 /* ---- Range -------------------------------------------------------------------- */
 
-static prt_status range_shapes(op_object *o, const prt_dim_exprs *in,
-                               int32_t nb_in, const prt_dim_exprs *sv,
-                               int32_t nb_sv, prt_dim_exprs *out,
+static prt_status range_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                               const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
                                prt_expr_builder *eb)
 {
     int64_t dv;
@@ -211,16 +208,15 @@ static prt_status range_shapes(op_object *o, const prt_dim_exprs *in,
     out->d[0] = eb->operation(
         eb, PRT_DIM_MAX,
         eb->operation(eb, PRT_DIM_CEIL_DIV,
-                      eb->operation(eb, PRT_DIM_SUB, sv[1].d[0], sv[0].d[0]),
-                      sv[2].d[0]),
+                      eb->operation(eb, PRT_DIM_SUB, sv[1].d[0], sv[0].d[0]), sv[2].d[0]),
         eb->constant(eb, 0));
     return PRT_OK;
 }
 
 static prt_status range_values(op_object *o, const prt_dim_exprs *in_dims,
                                const prt_dim_exprs *in_values, int32_t nb_in,
-                               const prt_dim_exprs *out_dims,
-                               prt_dim_exprs *out_values, prt_expr_builder *eb)
+                               const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                               prt_expr_builder *eb)
 {
     int32_t n = op_static_count(eb, out_dims);
     (void)o, (void)in_dims, (void)nb_in;
@@ -234,10 +230,9 @@ static prt_status range_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
-static prt_status range_run(const op_object *o, int32_t dtype,
-                            const prt_tensor_desc *in, int32_t nb_in,
-                            const prt_tensor_desc *out, const void *const *x,
-                            void *y, void *ws, void *stream)
+static prt_status range_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                            int32_t nb_in, const prt_tensor_desc *out,
+                            const void *const *x, void *y, void *ws, void *stream)
 {
     int64_t s = op_int_at(x[0], dtype, 0), l = op_int_at(x[1], dtype, 0);
     int64_t d = op_int_at(x[2], dtype, 0), n;

@@ -37,9 +37,8 @@ static prt_status flatten_axis(const op_object *o, int32_t r, int32_t *out)
     return op_axis(o, ((const flatten_op *)o)->axis, r, 1, "an input", out);
 }
 
-static prt_status flatten_shapes(op_object *o, const prt_dim_exprs *in,
-                                 int32_t nb_in, prt_dim_exprs *out,
-                                 prt_expr_builder *eb)
+static prt_status flatten_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                                 prt_dim_exprs *out, prt_expr_builder *eb)
 {
     const prt_expr *p[2];
     int32_t axis = 0;
@@ -49,16 +48,15 @@ static prt_status flatten_shapes(op_object *o, const prt_dim_exprs *in,
         return st;
     p[0] = p[1] = eb->constant(eb, 1);
     for (int32_t i = 0; i < in[0].nb_dims; i++)
-        p[i >= axis] =
-            eb->operation(eb, PRT_DIM_PROD, p[i >= axis], in[0].d[i]);
+        p[i >= axis] = eb->operation(eb, PRT_DIM_PROD, p[i >= axis], in[0].d[i]);
     out->nb_dims = 2;
     out->d[0] = p[0];
     out->d[1] = p[1];
     return PRT_OK;
 }
 
-static prt_status flatten_infer(const op_object *o, const prt_dims *in,
-                                int32_t nb_in, prt_dims *out)
+static prt_status flatten_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                                prt_dims *out)
 {
     int32_t axis = 0;
     prt_status st = flatten_axis(o, in[0].nb_dims, &axis);
@@ -75,8 +73,8 @@ static prt_status flatten_infer(const op_object *o, const prt_dims *in,
 
 static prt_status flatten_run(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, const void *const *x,
-                              void *y, void *ws, void *stream)
+                              const prt_tensor_desc *out, const void *const *x, void *y,
+                              void *ws, void *stream)
 {
     (void)o, (void)nb_in, (void)out, (void)ws;
     if (x[0] != y)

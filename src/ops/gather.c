@@ -31,8 +31,7 @@ static int32_t gather_serialize(op_object *o, prt_field *ser)
     return 1;
 }
 
-static prt_status gather_axis(const op_object *o, int32_t r, int32_t q,
-                              int32_t *out)
+static prt_status gather_axis(const op_object *o, int32_t r, int32_t q, int32_t *out)
 {
     prt_status st = op_axis(o, ((const gather_op *)o)->axis, r, 0, "data", out);
     if (!st && r - 1 + q > PRT_MAX_DIMS)
@@ -41,9 +40,8 @@ static prt_status gather_axis(const op_object *o, int32_t r, int32_t q,
     return st;
 }
 
-static prt_status gather_shapes(op_object *o, const prt_dim_exprs *in,
-                                int32_t nb_in, prt_dim_exprs *out,
-                                prt_expr_builder *eb)
+static prt_status gather_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                                prt_dim_exprs *out, prt_expr_builder *eb)
 {
     int32_t axis, n = 0;
     prt_status st = gather_axis(o, in[0].nb_dims, in[1].nb_dims, &axis);
@@ -60,8 +58,8 @@ static prt_status gather_shapes(op_object *o, const prt_dim_exprs *in,
     return PRT_OK;
 }
 
-static prt_status gather_infer(const op_object *o, const prt_dims *in,
-                               int32_t nb_in, prt_dims *out)
+static prt_status gather_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                               prt_dims *out)
 {
     int32_t axis, n = 0;
     prt_status st = gather_axis(o, in[0].nb_dims, in[1].nb_dims, &axis);
@@ -80,8 +78,8 @@ static prt_status gather_infer(const op_object *o, const prt_dims *in,
 
 static prt_status gather_values(op_object *o, const prt_dim_exprs *in_dims,
                                 const prt_dim_exprs *in_values, int32_t nb_in,
-                                const prt_dim_exprs *out_dims,
-                                prt_dim_exprs *out_values, prt_expr_builder *eb)
+                                const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                                prt_expr_builder *eb)
 {
     int32_t n = in_values[0].nb_dims;
     (void)o, (void)nb_in, (void)out_dims;
@@ -92,8 +90,7 @@ static prt_status gather_values(op_object *o, const prt_dim_exprs *in_dims,
         if (!eb->is_constant(eb, in_values[1].d[k], &i))
             return PRT_OK;
         if (i < -n || i >= n)
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "index %lld is out of range for %d values",
+            return op_fail(o, PRT_ERR_SHAPE, "index %lld is out of range for %d values",
                            (long long)i, (int)n);
         out_values->d[k] = in_values[0].d[i < 0 ? i + n : i];
     }
@@ -101,10 +98,9 @@ static prt_status gather_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
-static prt_status gather_run(const op_object *o, int32_t dtype,
-                             const prt_tensor_desc *in, int32_t nb_in,
-                             const prt_tensor_desc *out, const void *const *x,
-                             void *y, void *ws, void *stream)
+static prt_status gather_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                             int32_t nb_in, const prt_tensor_desc *out,
+                             const void *const *x, void *y, void *ws, void *stream)
 {
     int32_t axis = 0;
     int64_t outer = 1, inner = 1, d, ni = base_volume(&in[1].dims);
@@ -135,8 +131,7 @@ static prt_status gather_run(const op_object *o, int32_t dtype,
     return PRT_OK;
 }
 
-static uint32_t gather_in_dtypes(const op_object *o, int32_t index,
-                                 const int32_t *types)
+static uint32_t gather_in_dtypes(const op_object *o, int32_t index, const int32_t *types)
 {
     (void)o, (void)types;
     return index == 0 ? OP_DT_ALL : OP_DT_INDEX;

@@ -32,8 +32,7 @@ static int32_t ge_serialize(op_object *o, prt_field *ser)
     return 1;
 }
 
-static prt_status ge_axis(const op_object *o, int32_t r, int32_t ri,
-                          int32_t *out)
+static prt_status ge_axis(const op_object *o, int32_t r, int32_t ri, int32_t *out)
 {
     prt_status st = op_axis(o, ((const ge_op *)o)->axis, r, 0, "data", out);
     if (!st && ri != r)
@@ -54,9 +53,8 @@ static prt_status ge_exceed(const op_object *o, const char *indices, const char 
                    indices, data, (int)dim, (int)axis);
 }
 
-static prt_status ge_shapes(op_object *o, const prt_dim_exprs *in,
-                            int32_t nb_in, prt_dim_exprs *out,
-                            prt_expr_builder *eb)
+static prt_status ge_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                            prt_dim_exprs *out, prt_expr_builder *eb)
 {
     int32_t axis = 0;
     char sa[128], sb[128];
@@ -75,8 +73,8 @@ static prt_status ge_shapes(op_object *o, const prt_dim_exprs *in,
     return PRT_OK;
 }
 
-static prt_status ge_infer(const op_object *o, const prt_dims *in,
-                           int32_t nb_in, prt_dims *out)
+static prt_status ge_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                           prt_dims *out)
 {
     int32_t axis = 0;
     char sa[128], sb[128];
@@ -100,16 +98,14 @@ static prt_status ge_infer(const op_object *o, const prt_dims *in,
     return PRT_OK;
 }
 
-static uint32_t ge_in_dtypes(const op_object *o, int32_t index,
-                             const int32_t *types)
+static uint32_t ge_in_dtypes(const op_object *o, int32_t index, const int32_t *types)
 {
     (void)o, (void)types;
     return index == 0 ? OP_DT_ALL : OP_DT(PRT_INT32) | OP_DT(PRT_INT64);
 }
 
-static prt_status ge_run(const op_object *o, int32_t dtype,
-                         const prt_tensor_desc *in, int32_t nb_in,
-                         const prt_tensor_desc *out, const void *const *x,
+static prt_status ge_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
                          void *y, void *ws, void *stream)
 {
     const prt_dims *dd = &in[0].dims, *id = &in[1].dims;
@@ -129,19 +125,17 @@ static prt_status ge_run(const op_object *o, int32_t dtype,
         dstride[i] = dstride[i + 1] * dd->d[i + 1];
     /* base: data's offset of idx with the axis coordinate left 0. */
     for (int64_t e = 0; e < n; e++) {
-        int64_t v = it == PRT_INT32 ? ((const int32_t *)x[1])[e]
-                                    : ((const int64_t *)x[1])[e];
+        int64_t v =
+            it == PRT_INT32 ? ((const int32_t *)x[1])[e] : ((const int64_t *)x[1])[e];
         if (v < -size || v >= size)
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                            "index %lld at element %lld of indices is out of "
                            "range for axis %d of size %lld (-%lld to %lld)",
-                           (long long)v, (long long)e, (int)axis,
-                           (long long)size, (long long)size,
-                           (long long)(size - 1));
+                           (long long)v, (long long)e, (int)axis, (long long)size,
+                           (long long)size, (long long)(size - 1));
         if (v < 0)
             v += size;
-        memcpy(yb + (size_t)e * es,
-               data + (size_t)(base + v * dstride[axis]) * es, es);
+        memcpy(yb + (size_t)e * es, data + (size_t)(base + v * dstride[axis]) * es, es);
         for (int32_t k = r - 1; k >= 0; k--) {
             idx[k]++;
             if (k != axis)

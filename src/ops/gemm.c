@@ -57,13 +57,13 @@ static int32_t gemm_serialize(op_object *o, prt_field *ser)
     return 4;
 }
 
-static prt_status gemm_check_ranks(const op_object *o, int32_t nb_in,
-                                   int32_t ra, int32_t rb, int32_t rc)
+static prt_status gemm_check_ranks(const op_object *o, int32_t nb_in, int32_t ra,
+                                   int32_t rb, int32_t rc)
 {
     if (ra != 2 || rb != 2)
         return op_fail(o, PRT_ERR_SHAPE,
-                       "A and B must be 2-D; A has rank %d, B has rank %d",
-                       (int)ra, (int)rb);
+                       "A and B must be 2-D; A has rank %d, B has rank %d", (int)ra,
+                       (int)rb);
     if (nb_in == 3 && rc > 2)
         return op_fail(o, PRT_ERR_SHAPE,
                        "C must have rank 2 or less (it is broadcast to "
@@ -73,8 +73,8 @@ static prt_status gemm_check_ranks(const op_object *o, int32_t nb_in,
 }
 
 /* The two shape errors, with dims already written out. */
-static prt_status gemm_k_fail(const op_object *o, const char *a, int64_t ka, const char *b,
-                              int64_t kb)
+static prt_status gemm_k_fail(const op_object *o, const char *a, int64_t ka,
+                              const char *b, int64_t kb)
 {
     const gemm_op *g = cgm(o);
     return op_fail(o, PRT_ERR_SHAPE,
@@ -91,9 +91,8 @@ static prt_status gemm_c_fail(const op_object *o, const char *c, const char *y)
                    c, y);
 }
 
-static prt_status gemm_shapes(op_object *o, const prt_dim_exprs *in,
-                              int32_t nb_in, prt_dim_exprs *out,
-                              prt_expr_builder *eb)
+static prt_status gemm_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                              prt_dim_exprs *out, prt_expr_builder *eb)
 {
     const gemm_op *g = cgm(o);
     const prt_dim_exprs *a = &in[0], *b = &in[1];
@@ -109,8 +108,8 @@ static prt_status gemm_shapes(op_object *o, const prt_dim_exprs *in,
     out->d[1] = b->d[g->trans_b ? 0 : 1];
     ka = a->d[g->trans_a ? 0 : 1];
     kb = b->d[g->trans_b ? 1 : 0];
-    if (ka != kb && eb->is_constant(eb, ka, &va) &&
-        eb->is_constant(eb, kb, &vb) && va != vb)
+    if (ka != kb && eb->is_constant(eb, ka, &va) && eb->is_constant(eb, kb, &vb) &&
+        va != vb)
         return gemm_k_fail(o, op_exprs_str(eb, a, sa, sizeof sa), va,
                            op_exprs_str(eb, b, sb, sizeof sb), vb);
     if (nb_in == 3) {
@@ -126,8 +125,8 @@ static prt_status gemm_shapes(op_object *o, const prt_dim_exprs *in,
     return PRT_OK;
 }
 
-static prt_status gemm_infer(const op_object *o, const prt_dims *in,
-                             int32_t nb_in, prt_dims *out)
+static prt_status gemm_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                             prt_dims *out)
 {
     const gemm_op *g = cgm(o);
     const prt_dims *a = &in[0], *b = &in[1];
@@ -158,9 +157,8 @@ static prt_status gemm_infer(const op_object *o, const prt_dims *in,
 }
 
 /* Half floats: A, B, C and Y as float32. */
-static int64_t gemm_workspace(const op_object *o, int32_t dtype,
-                              const prt_dims *in, int32_t nb_in,
-                              const prt_dims *out)
+static int64_t gemm_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
+                              int32_t nb_in, const prt_dims *out)
 {
     int64_t n = 0;
     (void)o;
@@ -174,10 +172,9 @@ static int64_t gemm_workspace(const op_object *o, int32_t dtype,
     return base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
 }
 
-static prt_status gemm_run(const op_object *o, int32_t dtype,
-                           const prt_tensor_desc *in, int32_t nb_in,
-                           const prt_tensor_desc *out, const void *const *x,
-                           void *y, void *ws, void *stream)
+static prt_status gemm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                           int32_t nb_in, const prt_tensor_desc *out,
+                           const void *const *x, void *y, void *ws, void *stream)
 {
     const gemm_op *g = cgm(o);
     const float *A = x[0], *B = x[1], *C = nb_in == 3 ? x[2] : NULL;

@@ -39,17 +39,16 @@ static int32_t hard_serialize(op_object *o, prt_field *ser)
     return 2;
 }
 
-static prt_status hard_shapes(op_object *o, const prt_dim_exprs *in,
-                              int32_t nb_in, prt_dim_exprs *out,
-                              prt_expr_builder *eb)
+static prt_status hard_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                              prt_dim_exprs *out, prt_expr_builder *eb)
 {
     (void)o, (void)nb_in, (void)eb;
     *out = in[0];
     return PRT_OK;
 }
 
-static prt_status hard_infer(const op_object *o, const prt_dims *in,
-                             int32_t nb_in, prt_dims *out)
+static prt_status hard_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                             prt_dims *out)
 {
     (void)o, (void)nb_in;
     *out = in[0];
@@ -64,15 +63,13 @@ static float hard_one(int32_t kind, float alpha, float beta, float x)
     return kind == HARD_SWISH ? x * v : v;
 }
 
-static prt_status hard_run(const op_object *o, int32_t dtype,
-                           const prt_tensor_desc *in, int32_t nb_in,
-                           const prt_tensor_desc *out, const void *const *xs,
-                           void *y, void *ws, void *stream)
+static prt_status hard_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                           int32_t nb_in, const prt_tensor_desc *out,
+                           const void *const *xs, void *y, void *ws, void *stream)
 {
     const int32_t kind = o->cls->kind;
     /* ONNX fixes HardSwish's alpha at 1/6, beta at 1/2. */
-    const float alpha =
-        kind == HARD_SWISH ? 1.0f / 6.0f : ((const hard_op *)o)->alpha;
+    const float alpha = kind == HARD_SWISH ? 1.0f / 6.0f : ((const hard_op *)o)->alpha;
     const float beta = kind == HARD_SWISH ? 0.5f : ((const hard_op *)o)->beta;
     int64_t n = base_volume(&in[0].dims);
     (void)nb_in, (void)out, (void)ws;
@@ -85,14 +82,14 @@ static prt_status hard_run(const op_object *o, int32_t dtype,
         const uint16_t *x = xs[0];
         uint16_t *yh = y;
         for (int64_t i = 0; i < n; i++)
-            yh[i] = prt_float_to_half(
-                hard_one(kind, alpha, beta, prt_half_to_float(x[i])));
+            yh[i] =
+                prt_float_to_half(hard_one(kind, alpha, beta, prt_half_to_float(x[i])));
     } else if (dtype == PRT_BFLOAT16) {
         const uint16_t *x = xs[0];
         uint16_t *yh = y;
         for (int64_t i = 0; i < n; i++)
-            yh[i] = prt_float_to_bf16(
-                hard_one(kind, alpha, beta, prt_bf16_to_float(x[i])));
+            yh[i] =
+                prt_float_to_bf16(hard_one(kind, alpha, beta, prt_bf16_to_float(x[i])));
     } else {
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                        prt_dtype_name(dtype));
@@ -131,8 +128,8 @@ static const prt_field_schema hard_sigmoid_schema[] = {
     {"beta", PRT_FIELD_FLOAT32, 1, "offset, default 0.5"},
 };
 
-const prt_plugin_creator op_hard_sigmoid_creator = OP_CREATOR(
-    "HardSigmoid", hard_sigmoid_class, hard_sigmoid_schema,
-    (int32_t)(sizeof hard_sigmoid_schema / sizeof hard_sigmoid_schema[0]));
+const prt_plugin_creator op_hard_sigmoid_creator =
+    OP_CREATOR("HardSigmoid", hard_sigmoid_class, hard_sigmoid_schema,
+               (int32_t)(sizeof hard_sigmoid_schema / sizeof hard_sigmoid_schema[0]));
 const prt_plugin_creator op_hard_swish_creator =
     OP_CREATOR("HardSwish", hard_swish_class, NULL, 0);

@@ -8,7 +8,8 @@
 
 #include "ops/ops_cuda.h"
 
-namespace {
+namespace
+{
 
 // plugin.h's prt_dtype values, restated for device code.
 enum { DT_F32 = 0, DT_F16 = 1, DT_BF16 = 2, DT_I8 = 3, DT_I32 = 5, DT_I64 = 6 };
@@ -48,7 +49,8 @@ struct perm_args {
     int64_t stride[OPK_MAX_RANK];
 };
 
-template <typename T> __global__ void transpose_kernel(const T *x, T *y, perm_args p, int64_t n)
+template <typename T>
+__global__ void transpose_kernel(const T *x, T *y, perm_args p, int64_t n)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
@@ -114,10 +116,18 @@ __global__ void einsum_kernel(opk_einsum_args a)
             }
         }
         switch (a.dtype) {
-        case DT_F32: ((float *)a.y)[o] = (float)fs; break;
-        case DT_F16: ((__half *)a.y)[o] = __float2half((float)fs); break;
-        case DT_I32: ((int32_t *)a.y)[o] = (int32_t)is; break;
-        default: ((int64_t *)a.y)[o] = is; break;
+        case DT_F32:
+            ((float *)a.y)[o] = (float)fs;
+            break;
+        case DT_F16:
+            ((__half *)a.y)[o] = __float2half((float)fs);
+            break;
+        case DT_I32:
+            ((int32_t *)a.y)[o] = (int32_t)is;
+            break;
+        default:
+            ((int64_t *)a.y)[o] = is;
+            break;
         }
     }
 }
@@ -161,7 +171,8 @@ __global__ void conv_kernel(opk_conv_args a)
                     istride *= a.in[i];
                 }
                 if (inside)
-                    acc += load_f(a.x, a.dtype, xbase + ipos) * load_f(a.w, a.dtype, wbase + kp);
+                    acc += load_f(a.x, a.dtype, xbase + ipos) *
+                           load_f(a.w, a.dtype, wbase + kp);
             }
         }
         if (a.dtype == DT_F32)
@@ -196,21 +207,28 @@ extern "C" int opk_relu(int32_t dtype, const void *x, void *y, int64_t n, void *
     if (n == 0)
         return 0;
     switch (dtype) {
-    case DT_F32: relu_kernel<float><<<b, kThreads, 0, s>>>((const float *)x, (float *)y, n); break;
+    case DT_F32:
+        relu_kernel<float><<<b, kThreads, 0, s>>>((const float *)x, (float *)y, n);
+        break;
     case DT_F16:
-        relu16_kernel<<<b, kThreads, 0, s>>>((const uint16_t *)x, (uint16_t *)y, n, 0x7C00u);
+        relu16_kernel<<<b, kThreads, 0, s>>>((const uint16_t *)x, (uint16_t *)y, n,
+                                             0x7C00u);
         break;
     case DT_BF16:
-        relu16_kernel<<<b, kThreads, 0, s>>>((const uint16_t *)x, (uint16_t *)y, n, 0x7F80u);
+        relu16_kernel<<<b, kThreads, 0, s>>>((const uint16_t *)x, (uint16_t *)y, n,
+                                             0x7F80u);
         break;
-    case DT_I8: relu_kernel<int8_t><<<b, kThreads, 0, s>>>((const int8_t *)x, (int8_t *)y, n); break;
+    case DT_I8:
+        relu_kernel<int8_t><<<b, kThreads, 0, s>>>((const int8_t *)x, (int8_t *)y, n);
+        break;
     case DT_I32:
         relu_kernel<int32_t><<<b, kThreads, 0, s>>>((const int32_t *)x, (int32_t *)y, n);
         break;
     case DT_I64:
         relu_kernel<int64_t><<<b, kThreads, 0, s>>>((const int64_t *)x, (int64_t *)y, n);
         break;
-    default: return (int)cudaErrorInvalidValue;
+    default:
+        return (int)cudaErrorInvalidValue;
     }
     return (int)cudaGetLastError();
 }
@@ -232,11 +250,24 @@ extern "C" int opk_transpose(int32_t esize, const void *x, void *y, int32_t rank
         p.stride[k] = in_stride[k];
     }
     switch (esize) {
-    case 1: transpose_kernel<uint8_t><<<b, kThreads, 0, s>>>((const uint8_t *)x, (uint8_t *)y, p, n); break;
-    case 2: transpose_kernel<uint16_t><<<b, kThreads, 0, s>>>((const uint16_t *)x, (uint16_t *)y, p, n); break;
-    case 4: transpose_kernel<uint32_t><<<b, kThreads, 0, s>>>((const uint32_t *)x, (uint32_t *)y, p, n); break;
-    case 8: transpose_kernel<uint64_t><<<b, kThreads, 0, s>>>((const uint64_t *)x, (uint64_t *)y, p, n); break;
-    default: return (int)cudaErrorInvalidValue;
+    case 1:
+        transpose_kernel<uint8_t>
+            <<<b, kThreads, 0, s>>>((const uint8_t *)x, (uint8_t *)y, p, n);
+        break;
+    case 2:
+        transpose_kernel<uint16_t>
+            <<<b, kThreads, 0, s>>>((const uint16_t *)x, (uint16_t *)y, p, n);
+        break;
+    case 4:
+        transpose_kernel<uint32_t>
+            <<<b, kThreads, 0, s>>>((const uint32_t *)x, (uint32_t *)y, p, n);
+        break;
+    case 8:
+        transpose_kernel<uint64_t>
+            <<<b, kThreads, 0, s>>>((const uint64_t *)x, (uint64_t *)y, p, n);
+        break;
+    default:
+        return (int)cudaErrorInvalidValue;
     }
     return (int)cudaGetLastError();
 }
@@ -262,16 +293,17 @@ extern "C" int opk_to_f32(int32_t dtype, const void *x, float *y, int64_t n, voi
 {
     if (n == 0)
         return 0;
-    to_f32_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(dtype, (const uint16_t *)x,
-                                                                        y, n);
+    to_f32_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(
+        dtype, (const uint16_t *)x, y, n);
     return (int)cudaGetLastError();
 }
 
-extern "C" int opk_from_f32(int32_t dtype, const float *x, void *y, int64_t n, void *stream)
+extern "C" int opk_from_f32(int32_t dtype, const float *x, void *y, int64_t n,
+                            void *stream)
 {
     if (n == 0)
         return 0;
-    from_f32_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(dtype, x, (uint16_t *)y,
-                                                                          n);
+    from_f32_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(
+        dtype, x, (uint16_t *)y, n);
     return (int)cudaGetLastError();
 }

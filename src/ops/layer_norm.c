@@ -53,8 +53,7 @@ static prt_status ln_parse(op_object *o, const op_fields *f)
                             "statistics in float32)",
                             (int)l->stash_type);
     if (!st && !(l->epsilon >= 0.0f))
-        st = op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
-                            "epsilon must be >= 0, it is %g",
+        st = op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT, "epsilon must be >= 0, it is %g",
                             (double)l->epsilon);
     return st;
 }
@@ -86,9 +85,8 @@ static prt_status ln_bcast_fail(const op_object *o, int32_t k, const char *s,
                    ln_names[k], s, x, (int)axis);
 }
 
-static prt_status ln_shapes(op_object *o, const prt_dim_exprs *in,
-                            int32_t nb_in, prt_dim_exprs *out,
-                            prt_expr_builder *eb)
+static prt_status ln_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                            prt_dim_exprs *out, prt_expr_builder *eb)
 {
     const prt_dim_exprs *x = &in[0];
     int32_t axis = 0, r = x->nb_dims;
@@ -99,9 +97,8 @@ static prt_status ln_shapes(op_object *o, const prt_dim_exprs *in,
     for (int32_t k = 1; k < nb_in; k++) {
         const prt_dim_exprs *s = &in[k];
         if (s->nb_dims > r)
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "%s has rank %d, more than X's %d", ln_names[k],
-                           (int)s->nb_dims, (int)r);
+            return op_fail(o, PRT_ERR_SHAPE, "%s has rank %d, more than X's %d",
+                           ln_names[k], (int)s->nb_dims, (int)r);
         for (int32_t i = 0; i < s->nb_dims; i++) {
             int32_t xi = r - s->nb_dims + i;
             const prt_expr *sd = s->d[i], *xd = x->d[xi];
@@ -117,8 +114,8 @@ static prt_status ln_shapes(op_object *o, const prt_dim_exprs *in,
     return PRT_OK;
 }
 
-static prt_status ln_infer(const op_object *o, const prt_dims *in,
-                           int32_t nb_in, prt_dims *out)
+static prt_status ln_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                           prt_dims *out)
 {
     const prt_dims *x = &in[0];
     int32_t axis = 0, r = x->nb_dims;
@@ -135,7 +132,8 @@ static prt_status ln_infer(const op_object *o, const prt_dims *in,
         }
         if (!ok)
             return ln_bcast_fail(o, k, base_dims_format(s, BASE_DIMS_LIST, sa, sizeof sa),
-                                 base_dims_format(x, BASE_DIMS_LIST, sb, sizeof sb), axis);
+                                 base_dims_format(x, BASE_DIMS_LIST, sb, sizeof sb),
+                                 axis);
     }
     *out = *x;
     return PRT_OK;
@@ -156,9 +154,8 @@ static int64_t ln_norm_size(const op_object *o, const prt_dims *x)
 
 /* Scale and B expanded to the normalized dims (float32); half floats also
  * X as float32, normalized in place. */
-static int64_t ln_workspace(const op_object *o, int32_t dtype,
-                            const prt_dims *in, int32_t nb_in,
-                            const prt_dims *out)
+static int64_t ln_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
+                            int32_t nb_in, const prt_dims *out)
 {
     int64_t norm = ln_norm_size(o, &in[0]), n;
     (void)nb_in, (void)out;
@@ -204,9 +201,8 @@ static void ln_expand(const void *s, int32_t dtype, const prt_dims *sd,
                         &dtype);
 }
 
-static prt_status ln_run(const op_object *o, int32_t dtype,
-                         const prt_tensor_desc *in, int32_t nb_in,
-                         const prt_tensor_desc *out, const void *const *x,
+static prt_status ln_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
                          void *y, void *ws, void *stream)
 {
     const prt_dims *xd = &in[0].dims;
@@ -220,8 +216,7 @@ static prt_status ln_run(const op_object *o, int32_t dtype,
     (void)out;
     if (st)
         return st;
-    if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 &&
-        dtype != PRT_BFLOAT16)
+    if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                        prt_dtype_name(dtype));
     if (norm <= 0)
@@ -278,8 +273,7 @@ static const op_class ln_class = {
 };
 
 static const prt_field_schema ln_schema[] = {
-    {"axis", PRT_FIELD_INT32, 1,
-     "first normalized dim, default -1; -r to r-1"},
+    {"axis", PRT_FIELD_INT32, 1, "first normalized dim, default -1; -r to r-1"},
     {"epsilon", PRT_FIELD_FLOAT32, 1, "added to the variance, default 1e-5"},
     {"stash_type", PRT_FIELD_INT32, 1,
      "precision of the statistics, default 1 (float32, the only one)"},

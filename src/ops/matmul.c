@@ -42,9 +42,8 @@ static void mm_split(const prt_dims *a, const prt_dims *b, mm_geom *g)
         g->bb.d[i] = b->d[i];
 }
 
-static prt_status mm_shapes(op_object *o, const prt_dim_exprs *in,
-                            int32_t nb_in, prt_dim_exprs *out,
-                            prt_expr_builder *eb)
+static prt_status mm_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                            prt_dim_exprs *out, prt_expr_builder *eb)
 {
     const prt_dim_exprs *a = &in[0], *b = &in[1];
     int32_t ra = a->nb_dims, rb = b->nb_dims;
@@ -61,8 +60,8 @@ static prt_status mm_shapes(op_object *o, const prt_dim_exprs *in,
                        (int)ra, (int)rb);
     ka = a->d[ra - 1];
     kb = rb >= 2 ? b->d[rb - 2] : b->d[0];
-    if (ka != kb && eb->is_constant(eb, ka, &va) &&
-        eb->is_constant(eb, kb, &vb) && va != vb)
+    if (ka != kb && eb->is_constant(eb, ka, &va) && eb->is_constant(eb, kb, &vb) &&
+        va != vb)
         return op_fail(o, PRT_ERR_SHAPE,
                        "inner dims differ: A %s has K = %lld, B %s has "
                        "K = %lld",
@@ -86,8 +85,8 @@ static prt_status mm_shapes(op_object *o, const prt_dim_exprs *in,
     return PRT_OK;
 }
 
-static prt_status mm_infer(const op_object *o, const prt_dims *in,
-                           int32_t nb_in, prt_dims *out)
+static prt_status mm_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                           prt_dims *out)
 {
     mm_geom g;
     char sa[128], sb[128];
@@ -117,9 +116,8 @@ static prt_status mm_infer(const op_object *o, const prt_dims *in,
 }
 
 /* Half floats: A, B and Y as float32. */
-static int64_t mm_workspace(const op_object *o, int32_t dtype,
-                            const prt_dims *in, int32_t nb_in,
-                            const prt_dims *out)
+static int64_t mm_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
+                            int32_t nb_in, const prt_dims *out)
 {
     int64_t va, vb, vy, n;
     (void)o, (void)nb_in;
@@ -129,35 +127,33 @@ static int64_t mm_workspace(const op_object *o, int32_t dtype,
     vb = base_volume(&in[1]);
     vy = base_volume(out);
     if (va < 0 || vb < 0 || vy < 0 || !base_add_i64(va, vb, &n) ||
-        !base_add_i64(n, vy, &n) ||
-        !base_mul_i64(n, (int64_t)sizeof(float), &n))
+        !base_add_i64(n, vy, &n) || !base_mul_i64(n, (int64_t)sizeof(float), &n))
         return -1;
     return n;
 }
 
 /* C = A * B for integers; unsigned arithmetic wraps instead of overflowing. */
-#define MM_INT(NAME, T, U)                                                     \
-    static void NAME(int64_t M, int64_t N, int64_t K, const T *A, const T *B,  \
-                     T *C)                                                     \
-    {                                                                          \
-        for (int64_t i = 0; i < M; i++) {                                      \
-            T *c = C + i * N;                                                  \
-            for (int64_t j = 0; j < N; j++)                                    \
-                c[j] = 0;                                                      \
-            for (int64_t k = 0; k < K; k++) {                                  \
-                U av = (U)A[i * K + k];                                        \
-                const T *bk = B + k * N;                                       \
-                for (int64_t j = 0; j < N; j++)                                \
-                    c[j] = (T)((U)c[j] + av * (U)bk[j]);                       \
-            }                                                                  \
-        }                                                                      \
+#define MM_INT(NAME, T, U)                                                               \
+    static void NAME(int64_t M, int64_t N, int64_t K, const T *A, const T *B, T *C)      \
+    {                                                                                    \
+        for (int64_t i = 0; i < M; i++) {                                                \
+            T *c = C + i * N;                                                            \
+            for (int64_t j = 0; j < N; j++)                                              \
+                c[j] = 0;                                                                \
+            for (int64_t k = 0; k < K; k++) {                                            \
+                U av = (U)A[i * K + k];                                                  \
+                const T *bk = B + k * N;                                                 \
+                for (int64_t j = 0; j < N; j++)                                          \
+                    c[j] = (T)((U)c[j] + av * (U)bk[j]);                                 \
+            }                                                                            \
+        }                                                                                \
     }
 
 MM_INT(mm_i32, int32_t, uint32_t)
 MM_INT(mm_i64, int64_t, uint64_t)
 
-static void mm_one(int32_t dtype, int64_t M, int64_t N, int64_t K,
-                   const void *a, const void *b, void *y)
+static void mm_one(int32_t dtype, int64_t M, int64_t N, int64_t K, const void *a,
+                   const void *b, void *y)
 {
     if (dtype == PRT_INT32)
         mm_i32(M, N, K, a, b, y);
@@ -174,8 +170,8 @@ typedef struct mm_batch {
     int64_t M, N, K;
 } mm_batch;
 
-static int mm_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
-                  uint8_t *y, int64_t n)
+static int mm_row(const void *ctx, const uint8_t *const *p, const int64_t *s, uint8_t *y,
+                  int64_t n)
 {
     const mm_batch *c = ctx;
     size_t es = prt_dtype_size(c->dtype);
@@ -187,9 +183,8 @@ static int mm_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
     return 0;
 }
 
-static prt_status mm_run(const op_object *o, int32_t dtype,
-                         const prt_tensor_desc *in, int32_t nb_in,
-                         const prt_tensor_desc *out, const void *const *x,
+static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
                          void *y, void *ws, void *stream)
 {
     const void *mats[2] = {x[0], x[1]};
@@ -256,9 +251,10 @@ static int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t
 /* CUDA: float32 (and 16-bit floats through float32 in the workspace) with
  * cuBLAS: one product when B has no batch of its own, one strided batch when
  * A's and B's batches are the same, else one product per output matrix. */
-static prt_status mm_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                              int32_t nb_in, const prt_tensor_desc *out,
-                              const void *const *x, void *y, void *ws, void *stream)
+static prt_status mm_run_cuda(const op_object *o, int32_t dtype,
+                              const prt_tensor_desc *in, int32_t nb_in,
+                              const prt_tensor_desc *out, const void *const *x, void *y,
+                              void *ws, void *stream)
 {
     const float *A = x[0], *B = x[1];
     float *Y = y;
@@ -269,8 +265,10 @@ static prt_status mm_run_cuda(const op_object *o, int32_t dtype, const prt_tenso
     int err = 0;
     (void)nb_in;
     if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
-        return op_fail(o, PRT_ERR_UNSUPPORTED, "%s on CUDA is not supported (float32, "
-                       "float16 and bfloat16 are)", prt_dtype_name(dtype));
+        return op_fail(o, PRT_ERR_UNSUPPORTED,
+                       "%s on CUDA is not supported (float32, "
+                       "float16 and bfloat16 are)",
+                       prt_dtype_name(dtype));
     mm_split(&in[0].dims, &in[1].dims, &g);
     st = op_broadcast_dims(o, &g.ba, &g.bb, &bo, "the batch dims of A and B");
     if (st)
@@ -288,8 +286,8 @@ static prt_status mm_run_cuda(const op_object *o, int32_t dtype, const prt_tenso
         return op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err);
     nb = base_volume(&bo);
     if (base_volume(&g.bb) == 1)
-        st = opk_blas_gemm(o->gpu_blas, stream, 0, 0, nb * g.M, g.N, g.K, A, g.K, 0, B, g.N,
-                           0, Y, g.N, 0, 1);
+        st = opk_blas_gemm(o->gpu_blas, stream, 0, 0, nb * g.M, g.N, g.K, A, g.K, 0, B,
+                           g.N, 0, Y, g.N, 0, 1);
     else if (base_volume(&g.ba) == nb && base_volume(&g.bb) == nb &&
              g.ba.nb_dims == g.bb.nb_dims &&
              memcmp(g.ba.d, g.bb.d, sizeof(int64_t) * (size_t)g.ba.nb_dims) == 0)
@@ -303,8 +301,8 @@ static prt_status mm_run_cuda(const op_object *o, int32_t dtype, const prt_tenso
                                Y + b * g.M * g.N, g.N, 0, 1);
     if (st)
         return op_fail(o, st, "%s", prt_last_error());
-    if (dtype != PRT_FLOAT32 && (err = opk_from_f32(dtype, Y, y, base_volume(&out->dims),
-                                                    stream)) != 0)
+    if (dtype != PRT_FLOAT32 &&
+        (err = opk_from_f32(dtype, Y, y, base_volume(&out->dims), stream)) != 0)
         return op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err);
     return PRT_OK;
 }
@@ -316,8 +314,7 @@ static prt_status mm_run_cuda(const op_object *o, int32_t dtype, const prt_tenso
 static const op_class matmul_class = {
     .min_inputs = 2,
     .max_inputs = 2,
-    .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT32) |
-              OP_DT(PRT_INT64),
+    .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT32) | OP_DT(PRT_INT64),
     .size = sizeof(op_object),
     .alias_input = -1,
     .shapes = mm_shapes,
@@ -327,5 +324,4 @@ static const op_class matmul_class = {
     .blas = 1,
 };
 
-const prt_plugin_creator op_matmul_creator =
-    OP_CREATOR("MatMul", matmul_class, NULL, 0);
+const prt_plugin_creator op_matmul_creator = OP_CREATOR("MatMul", matmul_class, NULL, 0);

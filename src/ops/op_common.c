@@ -47,8 +47,8 @@ static const char *dtype_list(uint32_t mask, char *buf, size_t cap)
     return buf;
 }
 
-const char *op_exprs_str(prt_expr_builder *eb, const prt_dim_exprs *d,
-                         char *buf, size_t cap)
+const char *op_exprs_str(prt_expr_builder *eb, const prt_dim_exprs *d, char *buf,
+                         size_t cap)
 {
     prt_dims v;
     v.nb_dims = d->nb_dims < 0 || d->nb_dims > PRT_MAX_DIMS ? 0 : d->nb_dims;
@@ -67,8 +67,9 @@ prt_status op_axis(const op_object *o, int32_t axis, int32_t r, int32_t end,
 {
     int32_t hi = end ? r : r - 1;
     if (hi < 0)
-        return op_fail(o, PRT_ERR_SHAPE, "axis %d needs %s of rank 1 or more, not a scalar",
-                       (int)axis, what);
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "axis %d needs %s of rank 1 or more, not a scalar", (int)axis,
+                       what);
     if (axis < -r || axis > hi)
         return op_fail(o, PRT_ERR_SHAPE,
                        "axis %d is out of range for %s of rank %d (-%d to %d)", (int)axis,
@@ -91,16 +92,13 @@ static prt_status check_io(const op_object *o, int32_t nb_in, int32_t nb_out)
     const op_class *c = o->cls;
     if (nb_in < c->min_inputs || nb_in > c->max_inputs) {
         if (c->min_inputs == c->max_inputs)
-            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                           "takes %d input%s, got %d", (int)c->min_inputs,
-                           c->min_inputs == 1 ? "" : "s", (int)nb_in);
-        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                       "takes %d to %d inputs, got %d", (int)c->min_inputs,
-                       (int)c->max_inputs, (int)nb_in);
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "takes %d input%s, got %d",
+                           (int)c->min_inputs, c->min_inputs == 1 ? "" : "s", (int)nb_in);
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "takes %d to %d inputs, got %d",
+                       (int)c->min_inputs, (int)c->max_inputs, (int)nb_in);
     }
     if (nb_out != 1)
-        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "has 1 output, got %d",
-                       (int)nb_out);
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "has 1 output, got %d", (int)nb_out);
     return PRT_OK;
 }
 
@@ -122,16 +120,14 @@ static int32_t out_dtype(const op_object *o, const int32_t *types, int32_t n)
 
 /* types[0..n): in the class's mask and all equal (by default), or each in
  * its in_dtypes mask. */
-static prt_status check_dtypes(const op_object *o, const int32_t *types,
-                               int32_t n)
+static prt_status check_dtypes(const op_object *o, const int32_t *types, int32_t n)
 {
     char list[160];
     int32_t t0 = n > 0 ? types[0] : 0;
     if (o->cls->in_dtypes) {
         for (int32_t i = 0; i < n; i++) {
             uint32_t m = o->cls->in_dtypes(o, i, types);
-            if (types[i] < 0 || types[i] >= PRT_DTYPE_COUNT ||
-                !((m >> types[i]) & 1u))
+            if (types[i] < 0 || types[i] >= PRT_DTYPE_COUNT || !((m >> types[i]) & 1u))
                 return op_fail(o, PRT_ERR_UNSUPPORTED,
                                "input %d dtype %s is not supported here "
                                "(supported: %s)",
@@ -143,22 +139,20 @@ static prt_status check_dtypes(const op_object *o, const int32_t *types,
     if (n == 0)
         return PRT_OK;
     if (t0 < 0 || t0 >= PRT_DTYPE_COUNT || !((o->cls->dtypes >> t0) & 1u))
-        return op_fail(
-            o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported (supported: %s)",
-            prt_dtype_name(t0), dtype_list(o->cls->dtypes, list, sizeof list));
+        return op_fail(o, PRT_ERR_UNSUPPORTED,
+                       "dtype %s is not supported (supported: %s)", prt_dtype_name(t0),
+                       dtype_list(o->cls->dtypes, list, sizeof list));
     for (int32_t i = 1; i < n; i++)
         if (types[i] != t0)
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                            "input %d is %s but input 0 is %s; all inputs "
                            "must share one dtype",
-                           (int)i, prt_dtype_name(types[i]),
-                           prt_dtype_name(t0));
+                           (int)i, prt_dtype_name(types[i]), prt_dtype_name(t0));
     return PRT_OK;
 }
 
-static prt_status check_desc_dtypes(const op_object *o,
-                                    const prt_tensor_desc *in, int32_t nb_in,
-                                    const prt_tensor_desc *out)
+static prt_status check_desc_dtypes(const op_object *o, const prt_tensor_desc *in,
+                                    int32_t nb_in, const prt_tensor_desc *out)
 {
     int32_t types[OP_MAX_INPUTS];
     prt_status st;
@@ -177,16 +171,15 @@ static prt_status check_desc_dtypes(const op_object *o,
                        (int)out->format);
     for (int32_t i = 0; i < nb_in; i++)
         if (in[i].format != PRT_FORMAT_LINEAR)
-            return op_fail(o, PRT_ERR_UNSUPPORTED,
-                           "input %d format %d is not linear", (int)i,
-                           (int)in[i].format);
+            return op_fail(o, PRT_ERR_UNSUPPORTED, "input %d format %d is not linear",
+                           (int)i, (int)in[i].format);
     return PRT_OK;
 }
 
 /* Concrete dims: infer the output and compare it with what the runtime
  * gives. */
-static prt_status check_dims(const op_object *o, const prt_tensor_desc *in,
-                             int32_t nb_in, const prt_tensor_desc *out)
+static prt_status check_dims(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
+                             const prt_tensor_desc *out)
 {
     prt_dims ind[OP_MAX_INPUTS], want;
     char a[128], b[128];
@@ -255,9 +248,8 @@ static int32_t bld_nb_outputs(const prt_plugin *p)
     return 1;
 }
 
-static prt_status bld_dtypes(prt_plugin *p, int32_t *out_types,
-                             int32_t nb_outputs, const int32_t *in_types,
-                             int32_t nb_inputs)
+static prt_status bld_dtypes(prt_plugin *p, int32_t *out_types, int32_t nb_outputs,
+                             const int32_t *in_types, int32_t nb_inputs)
 {
     op_object *o = obj(p);
     prt_status st = check_io(o, nb_inputs, nb_outputs);
@@ -269,8 +261,7 @@ static prt_status bld_dtypes(prt_plugin *p, int32_t *out_types,
 }
 
 static prt_status bld_shapes(prt_plugin *p, const prt_dim_exprs *inputs,
-                             int32_t nb_inputs,
-                             const prt_dim_exprs *shape_inputs,
+                             int32_t nb_inputs, const prt_dim_exprs *shape_inputs,
                              int32_t nb_shape_inputs, prt_dim_exprs *outputs,
                              int32_t nb_outputs, prt_expr_builder *exprs)
 {
@@ -279,10 +270,8 @@ static prt_status bld_shapes(prt_plugin *p, const prt_dim_exprs *inputs,
     prt_status st = check_io(o, nb_inputs, nb_outputs);
     if (st)
         return st;
-    if (nb_shape_inputs < c->min_shape_inputs ||
-        nb_shape_inputs > c->max_shape_inputs)
-        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                       "takes %d to %d shape inputs, got %d",
+    if (nb_shape_inputs < c->min_shape_inputs || nb_shape_inputs > c->max_shape_inputs)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "takes %d to %d shape inputs, got %d",
                        (int)c->min_shape_inputs, (int)c->max_shape_inputs,
                        (int)nb_shape_inputs);
     for (int32_t i = 0; i < nb_inputs; i++)
@@ -293,18 +282,17 @@ static prt_status bld_shapes(prt_plugin *p, const prt_dim_exprs *inputs,
         for (int32_t v = 0; v < shape_inputs[k].nb_dims; v++)
             if (!shape_inputs[k].d[v])
                 return op_fail(o, PRT_ERR_SHAPE,
-                               "shape input %d value %d has no expression",
-                               (int)k, (int)v);
-    st = c->shapes_sv ? c->shapes_sv(o, inputs, nb_inputs, shape_inputs,
-                                     nb_shape_inputs, &outputs[0], exprs)
+                               "shape input %d value %d has no expression", (int)k,
+                               (int)v);
+    st = c->shapes_sv ? c->shapes_sv(o, inputs, nb_inputs, shape_inputs, nb_shape_inputs,
+                                     &outputs[0], exprs)
                       : c->shapes(o, inputs, nb_inputs, &outputs[0], exprs);
     if (st)
         return st;
     for (int32_t d = 0; d < outputs[0].nb_dims; d++)
         if (!outputs[0].d[d])
             return op_fail(o, PRT_ERR_OUT_OF_MEMORY,
-                           "building the expression of output dim %d failed",
-                           (int)d);
+                           "building the expression of output dim %d failed", (int)d);
     o->bld_out = outputs[0];
     return PRT_OK;
 }
@@ -348,8 +336,8 @@ static prt_status bld_values(prt_plugin *p, const prt_dim_exprs *in_dims,
     if (st || !o->cls->values)
         return st;
     out_values[0].nb_dims = -1;
-    st = o->cls->values(o, in_dims, in_values, nb_inputs, &o->bld_out,
-                        &out_values[0], exprs);
+    st = o->cls->values(o, in_dims, in_values, nb_inputs, &o->bld_out, &out_values[0],
+                        exprs);
     if (st)
         return st;
     /* Only a 0-D or 1-D output can be a shape tensor (the builder fails a
@@ -363,20 +351,18 @@ static prt_status bld_values(prt_plugin *p, const prt_dim_exprs *in_dims,
     for (int32_t v = 0; v < out_values[0].nb_dims; v++)
         if (!out_values[0].d[v])
             return op_fail(o, PRT_ERR_OUT_OF_MEMORY,
-                           "building the expression of value %d failed",
-                           (int)v);
+                           "building the expression of value %d failed", (int)v);
     return PRT_OK;
 }
 
 static int32_t bld_supports(prt_plugin *p, int32_t pos,
-                            const prt_dynamic_tensor_desc *in_out,
-                            int32_t nb_inputs, int32_t nb_outputs)
+                            const prt_dynamic_tensor_desc *in_out, int32_t nb_inputs,
+                            int32_t nb_outputs)
 {
     const op_object *o = obj(p);
     int32_t t, types[OP_MAX_INPUTS];
     if (pos < 0 || pos >= nb_inputs + nb_outputs || nb_outputs != 1 ||
-        nb_inputs > OP_MAX_INPUTS ||
-        in_out[pos].desc.format != PRT_FORMAT_LINEAR)
+        nb_inputs > OP_MAX_INPUTS || in_out[pos].desc.format != PRT_FORMAT_LINEAR)
         return 0;
     t = in_out[pos].desc.dtype;
     for (int32_t i = 0; i < pos && i < nb_inputs; i++)
@@ -386,9 +372,9 @@ static int32_t bld_supports(prt_plugin *p, int32_t pos,
     return t == out_dtype(o, types, nb_inputs);
 }
 
-static prt_status
-bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in, int32_t nb_in,
-              const prt_dynamic_tensor_desc *out, int32_t nb_out)
+static prt_status bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in,
+                                int32_t nb_in, const prt_dynamic_tensor_desc *out,
+                                int32_t nb_out)
 {
     op_object *o = obj(p);
     prt_tensor_desc descs[OP_MAX_INPUTS];
@@ -431,10 +417,8 @@ bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in, int32_t nb_in,
     return PRT_OK;
 }
 
-static prt_status bld_workspace(prt_plugin *p,
-                                const prt_dynamic_tensor_desc *in,
-                                int32_t nb_in,
-                                const prt_dynamic_tensor_desc *out,
+static prt_status bld_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in,
+                                int32_t nb_in, const prt_dynamic_tensor_desc *out,
                                 int32_t nb_out, int64_t *out_bytes)
 {
     op_object *o = obj(p);
@@ -449,8 +433,8 @@ static prt_status bld_workspace(prt_plugin *p,
     /* The need grows with every dim, so the profile's maxima bound it. */
     for (int32_t i = 0; i < nb_in; i++)
         ind[i] = in[i].max;
-    n = o->cls->workspace(o, nb_in ? in[0].desc.dtype : out[0].desc.dtype,
-                          ind, nb_in, &out[0].max);
+    n = o->cls->workspace(o, nb_in ? in[0].desc.dtype : out[0].desc.dtype, ind, nb_in,
+                          &out[0].max);
     if (n < 0)
         return op_fail(o, PRT_ERR_SHAPE,
                        "the workspace for the largest shapes overflows");
@@ -503,9 +487,8 @@ static prt_status rt_set_tactic(prt_plugin *p, int32_t tactic)
     return PRT_OK;
 }
 
-static prt_status rt_shape_change(prt_plugin *p, const prt_tensor_desc *in,
-                                  int32_t nb_in, const prt_tensor_desc *out,
-                                  int32_t nb_out)
+static prt_status rt_shape_change(prt_plugin *p, const prt_tensor_desc *in, int32_t nb_in,
+                                  const prt_tensor_desc *out, int32_t nb_out)
 {
     op_object *o = obj(p);
     prt_status st = check_io(o, nb_in, nb_out);
@@ -521,17 +504,16 @@ static prt_status rt_shape_change(prt_plugin *p, const prt_tensor_desc *in,
 }
 
 static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
-                             const prt_tensor_desc *out_desc,
-                             const void *const *inputs, void *const *outputs,
-                             void *workspace, int32_t device, void *stream)
+                             const prt_tensor_desc *out_desc, const void *const *inputs,
+                             void *const *outputs, void *workspace, int32_t device,
+                             void *stream)
 {
     op_object *o = obj(p);
     int32_t nb_in = 0;
     prt_status st;
     if (device < 0 || device >= PRT_DEVICE_COUNT || !o->cls->run[device])
         return op_fail(o, PRT_ERR_UNSUPPORTED,
-                       "enqueue on device %d: this op has no kernel for it",
-                       (int)device);
+                       "enqueue on device %d: this op has no kernel for it", (int)device);
     if (!in_desc || !out_desc || !inputs || !outputs)
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                        "enqueue without tensor descriptors or pointers");
@@ -555,34 +537,33 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "output pointer is NULL");
     for (int32_t i = 0; i < nb_in; i++)
         if (!inputs[i] && base_volume(&in_desc[i].dims) > 0)
-            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                           "input %d pointer is NULL", (int)i);
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "input %d pointer is NULL",
+                           (int)i);
     if (o->cls->workspace) {
         prt_dims ind[OP_MAX_INPUTS];
         int64_t need;
         for (int32_t i = 0; i < nb_in; i++)
             ind[i] = in_desc[i].dims;
-        need = o->cls->workspace(o, nb_in ? in_desc[0].dtype : out_desc->dtype,
-                                 ind, nb_in, &out_desc->dims);
+        need = o->cls->workspace(o, nb_in ? in_desc[0].dtype : out_desc->dtype, ind,
+                                 nb_in, &out_desc->dims);
         if (need < 0 || (need > 0 && !workspace))
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                           "needs %lld bytes of workspace but got none",
-                           (long long)need);
+                           "needs %lld bytes of workspace but got none", (long long)need);
     }
 #ifdef PRT_HAVE_CUDA
     /* The builder's timing runs use objects no context attached. */
     if (device == PRT_DEVICE_CUDA && o->cls->blas && !o->gpu_blas) {
         if (opk_blas_capturing(stream))
-            return op_fail(o, PRT_ERR_STATE, "needs a cuBLAS handle, which cannot be made "
+            return op_fail(o, PRT_ERR_STATE,
+                           "needs a cuBLAS handle, which cannot be made "
                            "during a graph capture");
         st = opk_blas_open(&o->gpu_blas);
         if (st)
             return op_fail(o, st, "%s", prt_last_error());
     }
 #endif
-    return o->cls->run[device](o, nb_in ? in_desc[0].dtype : out_desc->dtype,
-                               in_desc, nb_in, out_desc, inputs, outputs[0],
-                               workspace, stream);
+    return o->cls->run[device](o, nb_in ? in_desc[0].dtype : out_desc->dtype, in_desc,
+                               nb_in, out_desc, inputs, outputs[0], workspace, stream);
 }
 
 static prt_plugin *rt_clone(const prt_plugin *p)
@@ -650,20 +631,17 @@ static const prt_plugin_runtime op_runtime = {sizeof(prt_plugin_runtime),
                                               rt_clone,
                                               rt_destroy};
 
-static const prt_plugin_vtable op_vt_build = {sizeof(prt_plugin_vtable),
-                                              PRT_PLUGIN_ABI_VERSION, &op_core,
-                                              &op_build, &op_runtime};
-static const prt_plugin_vtable op_vt_runtime = {sizeof(prt_plugin_vtable),
-                                                PRT_PLUGIN_ABI_VERSION,
-                                                &op_core, NULL, &op_runtime};
+static const prt_plugin_vtable op_vt_build = {
+    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &op_core, &op_build, &op_runtime};
+static const prt_plugin_vtable op_vt_runtime = {
+    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &op_core, NULL, &op_runtime};
 
 /* ------------------------------------------------------------------------ */
 /* Creation                                                                  */
 /* ------------------------------------------------------------------------ */
 
 prt_status op_create(const prt_plugin_creator *self, const char *layer_name,
-                     const prt_field_collection *fields, int32_t phase,
-                     prt_plugin **out)
+                     const prt_field_collection *fields, int32_t phase, prt_plugin **out)
 {
     const op_class *cls;
     op_fields f;

@@ -70,9 +70,8 @@ typedef struct op_fields {
 /* A kernel: see op_class.run. */
 typedef prt_status (*op_kernel_fn)(const op_object *o, int32_t dtype,
                                    const prt_tensor_desc *in, int32_t nb_in,
-                                   const prt_tensor_desc *out,
-                                   const void *const *x, void *y, void *ws,
-                                   void *stream);
+                                   const prt_tensor_desc *out, const void *const *x,
+                                   void *y, void *ws, void *stream);
 
 typedef struct op_class {
     int32_t kind;       /* variant, for families that share code (Add, Sub) */
@@ -122,17 +121,14 @@ typedef struct op_class {
     /* The OP_DT mask input `index` accepts, given the dtypes of inputs
      * 0..index-1 in types[]. NULL: input 0 takes `dtypes`, the others input
      * 0's dtype. */
-    uint32_t (*in_dtypes)(const op_object *o, int32_t index,
-                          const int32_t *types);
+    uint32_t (*in_dtypes)(const op_object *o, int32_t index, const int32_t *types);
     /* The output dtype from the inputs' (nb_in may be 0). NULL: input 0's. */
-    int32_t (*out_dtype)(const op_object *o, const int32_t *types,
-                         int32_t nb_in);
+    int32_t (*out_dtype)(const op_object *o, const int32_t *types, int32_t nb_in);
     /* Symbolic output dims when the op takes shape inputs: sv[k] holds
      * shape input k's values (sv[k].nb_dims of them). Used instead of
      * `shapes` when set. */
-    prt_status (*shapes_sv)(op_object *o, const prt_dim_exprs *in,
-                            int32_t nb_in, const prt_dim_exprs *sv,
-                            int32_t nb_sv, prt_dim_exprs *out,
+    prt_status (*shapes_sv)(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                            const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
                             prt_expr_builder *eb);
     /* The output's values (get_output_values): in_values[i].nb_dims < 0
      * where input i's are not known; out_dims are the output dims `shapes`
@@ -144,8 +140,8 @@ typedef struct op_class {
      * inputs' checks it. NULL: never known. */
     prt_status (*values)(op_object *o, const prt_dim_exprs *in_dims,
                          const prt_dim_exprs *in_values, int32_t nb_in,
-                         const prt_dim_exprs *out_dims,
-                         prt_dim_exprs *out_values, prt_expr_builder *eb);
+                         const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                         prt_expr_builder *eb);
 } op_class;
 
 /* The head of every op object. */
@@ -171,55 +167,50 @@ struct op_object {
 };
 
 /* A built-in creator for `cls` (an op_class object) with a schema array. */
-#define OP_CREATOR(name, cls, schema, nb_schema)                               \
-    {                                                                          \
-        sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, (name),            \
-            OP_VERSION, PRT_BUILTIN_NAMESPACE, (nb_schema), (schema),          \
-            op_create, (void *)&(cls)                                          \
+#define OP_CREATOR(name, cls, schema, nb_schema)                                         \
+    {                                                                                    \
+        sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, (name), OP_VERSION,          \
+            PRT_BUILTIN_NAMESPACE, (nb_schema), (schema), op_create, (void *)&(cls)      \
     }
 
 /* The create function of every built-in creator. */
 prt_status op_create(const prt_plugin_creator *self, const char *layer_name,
-                     const prt_field_collection *fields, int32_t phase,
-                     prt_plugin **out);
+                     const prt_field_collection *fields, int32_t phase, prt_plugin **out);
 
 /* "<Op> (layer '<layer>'): <message>" with `status`; returns status. */
 prt_status op_fail(const op_object *o, prt_status status, const char *fmt, ...)
     BASE_PRINTF(3, 4);
 /* The same for a creator reading fields (no object yet). */
-prt_status op_fields_fail(const op_fields *f, prt_status status,
-                          const char *fmt, ...) BASE_PRINTF(3, 4);
+prt_status op_fields_fail(const op_fields *f, prt_status status, const char *fmt, ...)
+    BASE_PRINTF(3, 4);
 /* The same from an op name, layer name ("" or NULL: none) and va_list. */
-prt_status op_vfail(const char *op, const char *layer, prt_status status,
-                    const char *fmt, va_list ap);
+prt_status op_vfail(const char *op, const char *layer, prt_status status, const char *fmt,
+                    va_list ap);
 /* The op's name (its creator's). */
 const char *op_name(const op_object *o);
 
 /* ---- fields ------------------------------------------------------------- */
 
 /* Finds a field by name (*out NULL if absent); a name given twice fails. */
-prt_status op_field_find(const op_fields *f, const char *name,
-                         const prt_field **out);
+prt_status op_field_find(const op_fields *f, const char *name, const prt_field **out);
 /* One integer (int32 or int64 field of length 1), or dflt if absent. */
-prt_status op_field_i32(const op_fields *f, const char *name, int32_t dflt,
-                        int32_t *out);
+prt_status op_field_i32(const op_fields *f, const char *name, int32_t dflt, int32_t *out);
 /* An integer array of at most cap values; *out_len = its length, -1 when
  * the field is absent. */
-prt_status op_field_i32_array(const op_fields *f, const char *name,
-                              int32_t *dst, int32_t cap, int32_t *out_len);
+prt_status op_field_i32_array(const op_fields *f, const char *name, int32_t *dst,
+                              int32_t cap, int32_t *out_len);
 /* One float (a float field of length 1: float32, or float64, float16 or
  * bfloat16 converted to float32), or dflt if absent. Float fields are
  * stored and serialized as float32. */
-prt_status op_field_f32(const op_fields *f, const char *name, float dflt,
-                        float *out);
+prt_status op_field_f32(const op_fields *f, const char *name, float dflt, float *out);
 /* Element k of a numeric field: 1 for an integer type (the value in *i),
  * 2 for a float type (in *d, halves converted), 0 for any other type. */
 int op_field_number_at(const prt_field *fl, int64_t k, int64_t *i, double *d);
 /* A string (char field) of at most cap - 1 bytes, NUL-terminated in dst;
  * trailing NULs in the field are dropped, inner ones rejected. *out_len = -1
  * when absent (dst is then ""). */
-prt_status op_field_str(const op_fields *f, const char *name, char *dst,
-                        size_t cap, int32_t *out_len);
+prt_status op_field_str(const op_fields *f, const char *name, char *dst, size_t cap,
+                        int32_t *out_len);
 
 /* Checks a creator's collection: well formed, and every field named in
  * the creator's schema (an unknown field is an error naming the accepted
@@ -252,17 +243,15 @@ prt_status op_axis(const op_object *o, int32_t axis, int32_t r, int32_t end,
  * two different symbols give MAX(a, b), which assumes the run-time values
  * are equal or one of them is 1 and the other >= 1 (checked at run time:
  * broadcasting 0 against a symbolic dim that turns out 1 is rejected). */
-prt_status op_broadcast_exprs(op_object *o, prt_expr_builder *eb,
-                              const prt_dim_exprs *a, const prt_dim_exprs *b,
-                              prt_dim_exprs *out, const char *what);
+prt_status op_broadcast_exprs(op_object *o, prt_expr_builder *eb, const prt_dim_exprs *a,
+                              const prt_dim_exprs *b, prt_dim_exprs *out,
+                              const char *what);
 /* The same for concrete dims; fails naming `what` and the dim. */
-prt_status op_broadcast_dims(const op_object *o, const prt_dims *a,
-                             const prt_dims *b, prt_dims *out,
-                             const char *what);
+prt_status op_broadcast_dims(const op_object *o, const prt_dims *a, const prt_dims *b,
+                             prt_dims *out, const char *what);
 /* Element strides of `in` (rank <= out's) broadcast to `out`: 0 where the
  * input has size 1 (or lacks the dim), its dense stride elsewhere. */
-void op_broadcast_strides(const prt_dims *in, const prt_dims *out,
-                          int64_t *strides);
+void op_broadcast_strides(const prt_dims *in, const prt_dims *out, int64_t *strides);
 
 #define OP_WALK_MAX 3 /* inputs of one walk */
 
@@ -293,15 +282,15 @@ void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
 /* C[M x N] = op(A) * op(B), op(X) = X or its transpose (BLAS's rule: with
  * trans_a, A is stored K x M with leading dim lda; with trans_b, B is N x
  * K). op_gemm_f32 is this with both 0. */
-void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
-                   int64_t K, const float *A, int64_t lda, const float *B,
-                   int64_t ldb, float *C, int64_t ldc);
+void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                   const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                   int64_t ldc);
 /* The same with the built-in loops: what op_gemm_f32_t computes where
  * OpenBLAS is not in use. Each element is the float sum over k in order,
  * bit for bit (register tiles only change which sums run together). */
-void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
-                       int64_t K, const float *A, int64_t lda, const float *B,
-                       int64_t ldb, float *C, int64_t ldc);
+void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                       int64_t ldc);
 /* Whether products go to OpenBLAS (blas.c says why this is decided at run
  * time): loads it on the first call where the process has no memory limit
  * (RLIMIT_AS, RLIMIT_DATA), and switches to the built-in loops where it has

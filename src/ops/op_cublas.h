@@ -18,9 +18,9 @@ void opk_blas_close(opk_blas *b);
 int opk_blas_capturing(void *stream);
 /* Row-major C[M x N] = op(A) op(B) for `batch` matrices at the given
  * element strides, on `stream` (float32; leading dims as BLAS's). */
-prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b, int64_t M,
-                         int64_t N, int64_t K, const float *A, int64_t lda, int64_t stride_a,
-                         const float *B, int64_t ldb, int64_t stride_b, float *C, int64_t ldc,
-                         int64_t stride_c, int64_t batch);
+prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b,
+                         int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                         int64_t stride_a, const float *B, int64_t ldb, int64_t stride_b,
+                         float *C, int64_t ldc, int64_t stride_c, int64_t batch);
 
 #endif /* PLUGRT_OPS_OP_CUBLAS_H */

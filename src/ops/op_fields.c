@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-prt_status op_vfail(const char *op, const char *layer, prt_status status,
-                    const char *fmt, va_list ap)
+prt_status op_vfail(const char *op, const char *layer, prt_status status, const char *fmt,
+                    va_list ap)
 {
     char msg[768];
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -18,8 +18,7 @@ prt_status op_vfail(const char *op, const char *layer, prt_status status,
     return base_error(status, "%s: %s", op, msg);
 }
 
-prt_status op_fields_fail(const op_fields *f, prt_status status,
-                          const char *fmt, ...)
+prt_status op_fields_fail(const op_fields *f, prt_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -32,8 +31,7 @@ prt_status op_fields_fail(const op_fields *f, prt_status status,
 /* Fields                                                                    */
 /* ------------------------------------------------------------------------ */
 
-prt_status op_field_find(const op_fields *f, const char *name,
-                         const prt_field **out)
+prt_status op_field_find(const op_fields *f, const char *name, const prt_field **out)
 {
     const prt_field *found = NULL;
     *out = NULL;
@@ -101,8 +99,8 @@ static int field_is_int(const prt_field *fl)
            fl->type == PRT_FIELD_INT32 || fl->type == PRT_FIELD_INT64;
 }
 
-prt_status op_field_i32_array(const op_fields *f, const char *name,
-                              int32_t *dst, int32_t cap, int32_t *out_len)
+prt_status op_field_i32_array(const op_fields *f, const char *name, int32_t *dst,
+                              int32_t cap, int32_t *out_len)
 {
     const prt_field *fl;
     prt_status st = op_field_find(f, name, &fl);
@@ -110,33 +108,29 @@ prt_status op_field_i32_array(const op_fields *f, const char *name,
     if (st || !fl)
         return st;
     if (!field_is_int(fl))
-        return op_fields_fail(
-            f, PRT_ERR_INVALID_ARGUMENT,
-            "field '%s' has type %s, expected int32 (or int64)", name,
-            base_field_type_name(fl->type));
+        return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                              "field '%s' has type %s, expected int32 (or int64)", name,
+                              base_field_type_name(fl->type));
     if (fl->length > cap)
-        return op_fields_fail(
-            f, PRT_ERR_INVALID_ARGUMENT,
-            "field '%s' has %lld values; at most %d are allowed", name,
-            (long long)fl->length, (int)cap);
+        return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                              "field '%s' has %lld values; at most %d are allowed", name,
+                              (long long)fl->length, (int)cap);
     for (int64_t k = 0; k < fl->length; k++) {
         int64_t v;
         double unused;
         op_field_number_at(fl, k, &v, &unused);
         if (v < INT32_MIN || v > INT32_MAX)
-            return op_fields_fail(
-                f, PRT_ERR_INVALID_ARGUMENT,
-                "field '%s' value %lld (index %lld) does not fit "
-                "in int32",
-                name, (long long)v, (long long)k);
+            return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                                  "field '%s' value %lld (index %lld) does not fit "
+                                  "in int32",
+                                  name, (long long)v, (long long)k);
         dst[k] = (int32_t)v;
     }
     *out_len = (int32_t)fl->length;
     return PRT_OK;
 }
 
-prt_status op_field_i32(const op_fields *f, const char *name, int32_t dflt,
-                        int32_t *out)
+prt_status op_field_i32(const op_fields *f, const char *name, int32_t dflt, int32_t *out)
 {
     int32_t v[1], len;
     const prt_field *fl;
@@ -145,8 +139,8 @@ prt_status op_field_i32(const op_fields *f, const char *name, int32_t dflt,
         return st;
     if (fl && field_is_int(fl) && fl->length != 1)
         return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
-                              "field '%s' must hold one value, it holds %lld",
-                              name, (long long)fl->length);
+                              "field '%s' must hold one value, it holds %lld", name,
+                              (long long)fl->length);
     st = op_field_i32_array(f, name, v, 1, &len);
     if (st)
         return st;
@@ -154,8 +148,7 @@ prt_status op_field_i32(const op_fields *f, const char *name, int32_t dflt,
     return PRT_OK;
 }
 
-prt_status op_field_f32(const op_fields *f, const char *name, float dflt,
-                        float *out)
+prt_status op_field_f32(const op_fields *f, const char *name, float dflt, float *out)
 {
     const prt_field *fl;
     prt_status st = op_field_find(f, name, &fl);
@@ -172,8 +165,8 @@ prt_status op_field_f32(const op_fields *f, const char *name, float dflt,
             base_field_type_name(fl->type));
     if (fl->length != 1)
         return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
-                              "field '%s' must hold one value, it holds %lld",
-                              name, (long long)fl->length);
+                              "field '%s' must hold one value, it holds %lld", name,
+                              (long long)fl->length);
     {
         /* Out of float's range, a C conversion is undefined: saturate to
          * the infinity IEEE rounding gives (near enough at the edge). */
@@ -185,8 +178,8 @@ prt_status op_field_f32(const op_fields *f, const char *name, float dflt,
     return PRT_OK;
 }
 
-prt_status op_field_str(const op_fields *f, const char *name, char *dst,
-                        size_t cap, int32_t *out_len)
+prt_status op_field_str(const op_fields *f, const char *name, char *dst, size_t cap,
+                        int32_t *out_len)
 {
     const prt_field *fl;
     const char *s;
@@ -211,8 +204,7 @@ prt_status op_field_str(const op_fields *f, const char *name, char *dst,
                               name, (long long)n, cap - 1);
     if (n > 0 && memchr(s, '\0', (size_t)n))
         return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
-                              "field '%s' holds a NUL byte inside the string",
-                              name);
+                              "field '%s' holds a NUL byte inside the string", name);
     if (n > 0)
         memcpy(dst, s, (size_t)n);
     dst[n] = '\0';
@@ -235,29 +227,29 @@ prt_status op_fields_validate(const op_fields *f, const prt_plugin_creator *c)
     if (!f->fc)
         return PRT_OK;
     if (f->fc->nb_fields < 0 || (f->fc->nb_fields > 0 && !f->fc->fields))
-        return op_fields_fail(
-            f, PRT_ERR_INVALID_ARGUMENT,
-            "malformed field collection (%d fields, array %s)",
-            (int)f->fc->nb_fields, f->fc->fields ? "present" : "missing");
+        return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                              "malformed field collection (%d fields, array %s)",
+                              (int)f->fc->nb_fields,
+                              f->fc->fields ? "present" : "missing");
     for (int32_t i = 0; i < f->fc->nb_fields; i++) {
         const char *name = f->fc->fields[i].name;
         int32_t known = 0;
         char list[256];
         size_t n = 0;
         if (!name)
-            return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
-                                  "field %d has no name", (int)i);
+            return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT, "field %d has no name",
+                                  (int)i);
         for (int32_t k = 0; k < c->nb_fields; k++)
             known |= strcmp(c->fields[k].name, name) == 0;
         if (known)
             continue;
         list[0] = '\0';
         for (int32_t k = 0; k < c->nb_fields && n < sizeof list; k++)
-            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s",
-                                  k ? ", " : "", c->fields[k].name);
-        return op_fields_fail(
-            f, PRT_ERR_INVALID_ARGUMENT, "unknown field '%s' (%s%s)", name,
-            c->nb_fields ? "accepted: " : "it takes no fields", list);
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", k ? ", " : "",
+                                  c->fields[k].name);
+        return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT, "unknown field '%s' (%s%s)",
+                              name, c->nb_fields ? "accepted: " : "it takes no fields",
+                              list);
     }
     return PRT_OK;
 }

@@ -18,9 +18,9 @@ static prt_status bcast_fail(const op_object *o, const char *what, const char *a
                    what, a, b, (int)dim, (long long)va, (long long)vb);
 }
 
-prt_status op_broadcast_exprs(op_object *o, prt_expr_builder *eb,
-                              const prt_dim_exprs *a, const prt_dim_exprs *b,
-                              prt_dim_exprs *out, const char *what)
+prt_status op_broadcast_exprs(op_object *o, prt_expr_builder *eb, const prt_dim_exprs *a,
+                              const prt_dim_exprs *b, prt_dim_exprs *out,
+                              const char *what)
 {
     int32_t r = a->nb_dims > b->nb_dims ? a->nb_dims : b->nb_dims;
     char sa[128], sb[128];
@@ -54,8 +54,8 @@ prt_status op_broadcast_exprs(op_object *o, prt_expr_builder *eb,
     return PRT_OK;
 }
 
-prt_status op_broadcast_dims(const op_object *o, const prt_dims *a,
-                             const prt_dims *b, prt_dims *out, const char *what)
+prt_status op_broadcast_dims(const op_object *o, const prt_dims *a, const prt_dims *b,
+                             prt_dims *out, const char *what)
 {
     int32_t r = a->nb_dims > b->nb_dims ? a->nb_dims : b->nb_dims;
     char sa[128], sb[128];
@@ -75,8 +75,7 @@ prt_status op_broadcast_dims(const op_object *o, const prt_dims *a,
     return PRT_OK;
 }
 
-void op_broadcast_strides(const prt_dims *in, const prt_dims *out,
-                          int64_t *strides)
+void op_broadcast_strides(const prt_dims *in, const prt_dims *out, int64_t *strides)
 {
     int64_t s = 1;
     int32_t shift = out->nb_dims - in->nb_dims;
@@ -127,7 +126,7 @@ static void gemm_pack(int32_t trans_b, const float *B, int64_t ldb, int64_t k0,
 {
     for (int64_t k = 0; k < kc; k++)
         for (int64_t t = 0; t < GEMM_NR; t++)
-            bp[k * GEMM_NR + t] = t >= nr      ? 0.0f
+            bp[k * GEMM_NR + t] = t >= nr   ? 0.0f
                                   : trans_b ? B[(j0 + t) * ldb + k0 + k]
                                             : B[(k0 + k) * ldb + j0 + t];
 }
@@ -148,7 +147,8 @@ static void gemm_tile(int64_t mr, int64_t nr, int64_t kc, const float *a, int64_
     }
     if (mr == GEMM_MR) {
         for (int64_t k = 0; k < kc; k++) {
-            const gemm_v4 b0 = v4_load(bp + k * GEMM_NR), b1 = v4_load(bp + k * GEMM_NR + 4);
+            const gemm_v4 b0 = v4_load(bp + k * GEMM_NR),
+                          b1 = v4_load(bp + k * GEMM_NR + 4);
             const float *ak0 = a + k * ak;
             for (int64_t i = 0; i < GEMM_MR; i++) {
                 const float av = ak0[i * ai];
@@ -176,9 +176,9 @@ void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
     op_gemm_f32_t(0, 0, M, N, K, A, lda, B, ldb, C, ldc);
 }
 
-void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
-                   int64_t K, const float *A, int64_t lda, const float *B,
-                   int64_t ldb, float *C, int64_t ldc)
+void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                   const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                   int64_t ldc)
 {
     if (M > 0 && N > 0 && K > 0 &&
         op_blas_sgemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc))
@@ -186,9 +186,9 @@ void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
     op_gemm_f32_loops(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc);
 }
 
-void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
-                       int64_t K, const float *A, int64_t lda, const float *B,
-                       int64_t ldb, float *C, int64_t ldc)
+void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                       int64_t ldc)
 {
     /* Element (i, k) of op(A) and the step between its consecutive k. */
     const int64_t ai = trans_a ? 1 : lda, ak = trans_a ? lda : 1;

@@ -25,9 +25,8 @@ static prt_status gap_rank(const op_object *o, int32_t r)
     return PRT_OK;
 }
 
-static prt_status gap_shapes(op_object *o, const prt_dim_exprs *in,
-                             int32_t nb_in, prt_dim_exprs *out,
-                             prt_expr_builder *eb)
+static prt_status gap_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                             prt_dim_exprs *out, prt_expr_builder *eb)
 {
     prt_status st = gap_rank(o, in[0].nb_dims);
     (void)nb_in;
@@ -39,8 +38,8 @@ static prt_status gap_shapes(op_object *o, const prt_dim_exprs *in,
     return PRT_OK;
 }
 
-static prt_status gap_infer(const op_object *o, const prt_dims *in,
-                            int32_t nb_in, prt_dims *out)
+static prt_status gap_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                            prt_dims *out)
 {
     prt_status st = gap_rank(o, in[0].nb_dims);
     (void)nb_in;
@@ -52,10 +51,9 @@ static prt_status gap_infer(const op_object *o, const prt_dims *in,
     return PRT_OK;
 }
 
-static prt_status gap_run(const op_object *o, int32_t dtype,
-                          const prt_tensor_desc *in, int32_t nb_in,
-                          const prt_tensor_desc *out, const void *const *xs,
-                          void *y, void *ws, void *stream)
+static prt_status gap_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                          int32_t nb_in, const prt_tensor_desc *out,
+                          const void *const *xs, void *y, void *ws, void *stream)
 {
     const prt_dims *d = &in[0].dims;
     int64_t rows = d->d[0] * d->d[1], sp = 1;

@@ -28,8 +28,8 @@ enum { RS_RESHAPE, RS_UNSQUEEZE, RS_SQUEEZE };
 
 typedef struct reshape_op {
     op_object o;
-    int32_t allowzero;    /* Reshape */
-    int32_t nb_axes;      /* Unsqueeze, Squeeze: field axes, -1 if absent */
+    int32_t allowzero; /* Reshape */
+    int32_t nb_axes;   /* Unsqueeze, Squeeze: field axes, -1 if absent */
     int32_t axes[PRT_MAX_DIMS];
 } reshape_op;
 
@@ -56,9 +56,8 @@ static int32_t reshape_serialize(op_object *o, prt_field *ser)
     return 1;
 }
 
-prt_status op_copy_run(const op_object *o, int32_t dtype,
-                       const prt_tensor_desc *in, int32_t nb_in,
-                       const prt_tensor_desc *out, const void *const *x,
+prt_status op_copy_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                       int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
                        void *y, void *ws, void *stream)
 {
     int64_t n = base_volume(&in[0].dims);
@@ -143,8 +142,8 @@ static prt_status reshape_to(op_object *o, const prt_dim_exprs *in,
             }
             if (v < -1)
                 return op_fail(o, PRT_ERR_SHAPE,
-                               "shape value %d is %lld; dims are >= 0 (or -1)",
-                               (int)i, (long long)v);
+                               "shape value %d is %lld; dims are >= 0 (or -1)", (int)i,
+                               (long long)v);
             if (v == 0 && !((reshape_op *)o)->allowzero) {
                 if (i >= in->nb_dims)
                     return op_fail(o, PRT_ERR_SHAPE,
@@ -188,21 +187,19 @@ static prt_status get_axes(op_object *o, const prt_dim_exprs *sv, int32_t nb_sv,
     for (int32_t i = 0; i < sv[0].nb_dims; i++)
         if (!eb->is_constant(eb, sv[0].d[i], &ax[i]))
             return op_fail(o, PRT_ERR_SHAPE,
-                           "axes value %d is not a constant at build time",
-                           (int)i);
+                           "axes value %d is not a constant at build time", (int)i);
     return PRT_OK;
 }
 
 /* Normalizes axes into [0, rank) and marks them in mark[]. */
-static prt_status mark_axes(op_object *o, const int64_t *ax, int32_t n,
-                            int32_t rank, int32_t *mark)
+static prt_status mark_axes(op_object *o, const int64_t *ax, int32_t n, int32_t rank,
+                            int32_t *mark)
 {
     memset(mark, 0, sizeof(int32_t) * PRT_MAX_DIMS);
     for (int32_t i = 0; i < n; i++) {
         int64_t a = ax[i] < 0 ? ax[i] + rank : ax[i];
         if (a < 0 || a >= rank)
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "axis %lld is out of range for rank %d",
+            return op_fail(o, PRT_ERR_SHAPE, "axis %lld is out of range for rank %d",
                            (long long)ax[i], (int)rank);
         if (mark[a])
             return op_fail(o, PRT_ERR_SHAPE, "axis %lld is given twice",
@@ -212,10 +209,9 @@ static prt_status mark_axes(op_object *o, const int64_t *ax, int32_t n,
     return PRT_OK;
 }
 
-static prt_status reshape_shapes(op_object *o, const prt_dim_exprs *in,
-                                 int32_t nb_in, const prt_dim_exprs *sv,
-                                 int32_t nb_sv, prt_dim_exprs *out,
-                                 prt_expr_builder *eb)
+static prt_status reshape_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                                 const prt_dim_exprs *sv, int32_t nb_sv,
+                                 prt_dim_exprs *out, prt_expr_builder *eb)
 {
     int64_t ax[PRT_MAX_DIMS];
     int32_t n = 0, mark[PRT_MAX_DIMS], r = in[0].nb_dims, k = 0;
@@ -261,8 +257,8 @@ static prt_status reshape_shapes(op_object *o, const prt_dim_exprs *in,
         if (n < 0 ? v == 1 : mark[i]) {
             if (c && v != 1)
                 return op_fail(o, PRT_ERR_SHAPE,
-                               "dim %d is %lld; only a dim of 1 can be squeezed",
-                               (int)i, (long long)v);
+                               "dim %d is %lld; only a dim of 1 can be squeezed", (int)i,
+                               (long long)v);
             continue;
         }
         out->d[out->nb_dims++] = in[0].d[i];
@@ -272,21 +268,21 @@ static prt_status reshape_shapes(op_object *o, const prt_dim_exprs *in,
 
 static prt_status reshape_values(op_object *o, const prt_dim_exprs *in_dims,
                                  const prt_dim_exprs *in_values, int32_t nb_in,
-                                 const prt_dim_exprs *out_dims,
-                                 prt_dim_exprs *out_values, prt_expr_builder *eb)
+                                 const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                                 prt_expr_builder *eb)
 {
     (void)o, (void)in_dims, (void)nb_in, (void)out_dims, (void)eb;
     *out_values = in_values[0];
     return PRT_OK;
 }
 
-#define RESHAPE_CLASS(k, nsv_min, nsv_max)                                     \
-    {                                                                          \
-        .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = OP_DT_ALL,    \
-        .size = sizeof(reshape_op), .alias_input = -1, .parse = reshape_parse, \
-        .serialize = reshape_serialize, .run = {[PRT_DEVICE_CPU] = op_copy_run},                    \
-        .min_shape_inputs = (nsv_min), .max_shape_inputs = (nsv_max),          \
-        .shapes_sv = reshape_shapes, .values = reshape_values,                 \
+#define RESHAPE_CLASS(k, nsv_min, nsv_max)                                               \
+    {                                                                                    \
+        .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = OP_DT_ALL,              \
+        .size = sizeof(reshape_op), .alias_input = -1, .parse = reshape_parse,           \
+        .serialize = reshape_serialize, .run = {[PRT_DEVICE_CPU] = op_copy_run},         \
+        .min_shape_inputs = (nsv_min), .max_shape_inputs = (nsv_max),                    \
+        .shapes_sv = reshape_shapes, .values = reshape_values,                           \
     }
 
 static const op_class reshape_class = RESHAPE_CLASS(RS_RESHAPE, 1, 1);

@@ -58,9 +58,8 @@ static void shape_range(const op_object *o, int32_t r, int32_t *b, int32_t *e)
     *e = (int32_t)(hi < lo ? lo : hi);
 }
 
-static prt_status shape_shapes(op_object *o, const prt_dim_exprs *in,
-                               int32_t nb_in, prt_dim_exprs *out,
-                               prt_expr_builder *eb)
+static prt_status shape_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                               prt_dim_exprs *out, prt_expr_builder *eb)
 {
     int32_t b, e;
     (void)nb_in;
@@ -70,8 +69,8 @@ static prt_status shape_shapes(op_object *o, const prt_dim_exprs *in,
     return PRT_OK;
 }
 
-static prt_status shape_infer(const op_object *o, const prt_dims *in,
-                              int32_t nb_in, prt_dims *out)
+static prt_status shape_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                              prt_dims *out)
 {
     int32_t b, e;
     (void)nb_in;
@@ -83,8 +82,8 @@ static prt_status shape_infer(const op_object *o, const prt_dims *in,
 
 static prt_status shape_values(op_object *o, const prt_dim_exprs *in_dims,
                                const prt_dim_exprs *in_values, int32_t nb_in,
-                               const prt_dim_exprs *out_dims,
-                               prt_dim_exprs *out_values, prt_expr_builder *eb)
+                               const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                               prt_expr_builder *eb)
 {
     int32_t b, e;
     (void)in_values, (void)nb_in, (void)out_dims, (void)eb;
@@ -95,10 +94,9 @@ static prt_status shape_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
-static prt_status shape_run(const op_object *o, int32_t dtype,
-                            const prt_tensor_desc *in, int32_t nb_in,
-                            const prt_tensor_desc *out, const void *const *x,
-                            void *y, void *ws, void *stream)
+static prt_status shape_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                            int32_t nb_in, const prt_tensor_desc *out,
+                            const void *const *x, void *y, void *ws, void *stream)
 {
     int32_t b, e;
     (void)dtype, (void)nb_in, (void)out, (void)x, (void)ws;
@@ -108,8 +106,7 @@ static prt_status shape_run(const op_object *o, int32_t dtype,
     return PRT_OK;
 }
 
-static int32_t shape_out_dtype(const op_object *o, const int32_t *types,
-                               int32_t nb_in)
+static int32_t shape_out_dtype(const op_object *o, const int32_t *types, int32_t nb_in)
 {
     (void)o, (void)types, (void)nb_in;
     return PRT_INT64;

@@ -29,9 +29,8 @@ extern const prt_plugin_creator op_cast_creator;
 
 /* Shared by the reshaping ops (reshape.c): the output holds the input's
  * elements in order; checks that the volumes agree, then copies. */
-prt_status op_copy_run(const op_object *o, int32_t dtype,
-                       const prt_tensor_desc *in, int32_t nb_in,
-                       const prt_tensor_desc *out, const void *const *x,
+prt_status op_copy_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                       int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
                        void *y, void *ws, void *stream);
 
 #endif /* PLUGRT_OPS_SHAPE_OPS_H */

@@ -20,9 +20,8 @@
 
 #define SLICE_MAX 8 /* entries of starts/ends/axes/steps */
 
-static prt_status slice_shapes(op_object *o, const prt_dim_exprs *in,
-                               int32_t nb_in, const prt_dim_exprs *sv,
-                               int32_t nb_sv, prt_dim_exprs *out,
+static prt_status slice_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                               const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
                                prt_expr_builder *eb)
 {
     int32_t n = sv[0].nb_dims, r = in[0].nb_dims, seen[PRT_MAX_DIMS] = {0};
@@ -31,29 +30,24 @@ static prt_status slice_shapes(op_object *o, const prt_dim_exprs *in,
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "needs starts and ends");
     for (int32_t k = 1; k < nb_sv; k++)
         if (sv[k].nb_dims != n)
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "starts has %d values, input %d has %d", (int)n,
-                           (int)(k + 1), (int)sv[k].nb_dims);
+            return op_fail(o, PRT_ERR_SHAPE, "starts has %d values, input %d has %d",
+                           (int)n, (int)(k + 1), (int)sv[k].nb_dims);
     if (n > r)
-        return op_fail(o, PRT_ERR_SHAPE, "%d starts for data of rank %d",
-                       (int)n, (int)r);
+        return op_fail(o, PRT_ERR_SHAPE, "%d starts for data of rank %d", (int)n, (int)r);
     *out = in[0];
     for (int32_t i = 0; i < n; i++) {
         int64_t axis = i, step = 1, v;
         const prt_expr *d, *s, *e;
         if (nb_sv > 2 && !eb->is_constant(eb, sv[2].d[i], &axis))
-            return op_fail(o, PRT_ERR_SHAPE, "axes value %d is not a constant",
-                           (int)i);
+            return op_fail(o, PRT_ERR_SHAPE, "axes value %d is not a constant", (int)i);
         if (nb_sv > 3 && !eb->is_constant(eb, sv[3].d[i], &step))
-            return op_fail(o, PRT_ERR_SHAPE, "steps value %d is not a constant",
-                           (int)i);
+            return op_fail(o, PRT_ERR_SHAPE, "steps value %d is not a constant", (int)i);
         if (axis < -r || axis >= r)
             return op_fail(o, PRT_ERR_SHAPE, "axis %lld is out of range for rank %d",
                            (long long)axis, (int)r);
         axis = axis < 0 ? axis + r : axis;
         if (seen[axis]++)
-            return op_fail(o, PRT_ERR_SHAPE, "axis %lld is given twice",
-                           (long long)axis);
+            return op_fail(o, PRT_ERR_SHAPE, "axis %lld is given twice", (long long)axis);
         if (step == 0)
             return op_fail(o, PRT_ERR_SHAPE, "step %d is 0", (int)i);
         d = in[0].d[axis];
@@ -74,11 +68,11 @@ static prt_status slice_shapes(op_object *o, const prt_dim_exprs *in,
             s = eb->operation(eb, PRT_DIM_MIN, s, dm1);
             e = eb->operation(eb, PRT_DIM_MIN, e, dm1);
         }
-        out->d[axis] = eb->operation(
-            eb, PRT_DIM_MAX,
-            eb->operation(eb, PRT_DIM_CEIL_DIV, eb->operation(eb, PRT_DIM_SUB, e, s),
-                          eb->constant(eb, step)),
-            eb->constant(eb, 0));
+        out->d[axis] = eb->operation(eb, PRT_DIM_MAX,
+                                     eb->operation(eb, PRT_DIM_CEIL_DIV,
+                                                   eb->operation(eb, PRT_DIM_SUB, e, s),
+                                                   eb->constant(eb, step)),
+                                     eb->constant(eb, 0));
     }
     return PRT_OK;
 }
@@ -129,10 +123,9 @@ static prt_status slice_params(const op_object *o, const prt_dims *dd,
     return PRT_OK;
 }
 
-static prt_status slice_run(const op_object *o, int32_t dtype,
-                            const prt_tensor_desc *in, int32_t nb_in,
-                            const prt_tensor_desc *out, const void *const *x,
-                            void *y, void *ws, void *stream)
+static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                            int32_t nb_in, const prt_tensor_desc *out,
+                            const void *const *x, void *y, void *ws, void *stream)
 {
     int64_t buf[4][SLICE_MAX], start[PRT_MAX_DIMS], step[PRT_MAX_DIMS];
     int64_t istride[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0}, n, src = 0;
@@ -148,8 +141,8 @@ static prt_status slice_run(const op_object *o, int32_t dtype,
         return op_fail(o, PRT_ERR_SHAPE, "more than %d starts", SLICE_MAX);
     for (int32_t k = 1; k < nb_in; k++) {
         if (in[k].dims.nb_dims != 1 || in[k].dims.d[0] != cnt)
-            return op_fail(o, PRT_ERR_SHAPE, "input %d must hold %d values",
-                           (int)k, (int)cnt);
+            return op_fail(o, PRT_ERR_SHAPE, "input %d must hold %d values", (int)k,
+                           (int)cnt);
         for (int32_t i = 0; i < cnt; i++)
             buf[k - 1][i] = op_int_at(x[k], in[k].dtype, i);
         vals[k - 1] = buf[k - 1];
@@ -186,16 +179,15 @@ static prt_status slice_run(const op_object *o, int32_t dtype,
 
 static prt_status slice_values(op_object *o, const prt_dim_exprs *in_dims,
                                const prt_dim_exprs *in_values, int32_t nb_in,
-                               const prt_dim_exprs *out_dims,
-                               prt_dim_exprs *out_values, prt_expr_builder *eb)
+                               const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                               prt_expr_builder *eb)
 {
     int64_t buf[4][SLICE_MAX], start[PRT_MAX_DIMS], step[PRT_MAX_DIMS];
     const int64_t *vals[4];
     int32_t cnt = in_values[1].nb_dims;
     prt_dims dd, od;
     (void)out_dims;
-    if (in_dims[0].nb_dims != 1 || in_values[0].nb_dims < 0 || cnt < 0 ||
-        cnt > SLICE_MAX)
+    if (in_dims[0].nb_dims != 1 || in_values[0].nb_dims < 0 || cnt < 0 || cnt > SLICE_MAX)
         return PRT_OK;
     dd.nb_dims = 1;
     dd.d[0] = in_values[0].nb_dims;
@@ -215,8 +207,7 @@ static prt_status slice_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
-static uint32_t slice_in_dtypes(const op_object *o, int32_t index,
-                                const int32_t *types)
+static uint32_t slice_in_dtypes(const op_object *o, int32_t index, const int32_t *types)
 {
     (void)o;
     if (index == 0)

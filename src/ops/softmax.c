@@ -39,9 +39,8 @@ static prt_status softmax_axis(const op_object *o, int32_t r, int32_t *out)
     return op_axis(o, ((const softmax_op *)o)->axis, r, 0, "an input", out);
 }
 
-static prt_status softmax_shapes(op_object *o, const prt_dim_exprs *in,
-                                 int32_t nb_in, prt_dim_exprs *out,
-                                 prt_expr_builder *eb)
+static prt_status softmax_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                                 prt_dim_exprs *out, prt_expr_builder *eb)
 {
     int32_t axis;
     (void)nb_in, (void)eb;
@@ -49,8 +48,8 @@ static prt_status softmax_shapes(op_object *o, const prt_dim_exprs *in,
     return softmax_axis(o, in[0].nb_dims, &axis);
 }
 
-static prt_status softmax_infer(const op_object *o, const prt_dims *in,
-                                int32_t nb_in, prt_dims *out)
+static prt_status softmax_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                                prt_dims *out)
 {
     int32_t axis;
     (void)nb_in;
@@ -59,9 +58,8 @@ static prt_status softmax_infer(const op_object *o, const prt_dims *in,
 }
 
 /* Half floats: the input as float32, computed in place. */
-static int64_t softmax_workspace(const op_object *o, int32_t dtype,
-                                 const prt_dims *in, int32_t nb_in,
-                                 const prt_dims *out)
+static int64_t softmax_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
+                                 int32_t nb_in, const prt_dims *out)
 {
     int64_t n = base_volume(&in[0]);
     (void)o, (void)nb_in, (void)out;
@@ -95,8 +93,8 @@ static void softmax_row(const float *x, float *y, int64_t n, int64_t stride)
 
 static prt_status softmax_run(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, const void *const *x,
-                              void *y, void *ws, void *stream)
+                              const prt_tensor_desc *out, const void *const *x, void *y,
+                              void *ws, void *stream)
 {
     const prt_dims *d = &in[0].dims;
     int64_t outer = 1, inner = 1, n, total = base_volume(d);
@@ -144,8 +142,7 @@ static const op_class softmax_class = {
 };
 
 static const prt_field_schema softmax_schema[] = {
-    {"axis", PRT_FIELD_INT32, 1,
-     "the axis softmax runs along, default -1; -r to r-1"},
+    {"axis", PRT_FIELD_INT32, 1, "the axis softmax runs along, default -1; -r to r-1"},
 };
 
 const prt_plugin_creator op_softmax_creator =

@@ -24,8 +24,7 @@ static const transpose_op *ctp(const op_object *o)
     return (const transpose_op *)o;
 }
 
-static const char *perm_str(const int32_t *perm, int32_t n, char *buf,
-                            size_t cap)
+static const char *perm_str(const int32_t *perm, int32_t n, char *buf, size_t cap)
 {
     prt_dims d;
     d.nb_dims = n;
@@ -46,10 +45,9 @@ static prt_status tp_parse(op_object *o, const op_fields *f)
     for (int32_t i = 0; i < t->nb_perm; i++) {
         int32_t p = t->perm[i];
         if (p < 0 || p >= t->nb_perm || seen[p]++)
-            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                           "perm %s is not a permutation of 0..%d",
-                           perm_str(t->perm, t->nb_perm, buf, sizeof buf),
-                           (int)t->nb_perm - 1);
+            return op_fail(
+                o, PRT_ERR_INVALID_ARGUMENT, "perm %s is not a permutation of 0..%d",
+                perm_str(t->perm, t->nb_perm, buf, sizeof buf), (int)t->nb_perm - 1);
     }
     return PRT_OK;
 }
@@ -74,17 +72,15 @@ static prt_status tp_perm(const op_object *o, int32_t r, int32_t *perm)
         return PRT_OK;
     }
     if (t->nb_perm != r)
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "perm %s has %d entries but the input has rank %d",
-                       perm_str(t->perm, t->nb_perm, buf, sizeof buf),
-                       (int)t->nb_perm, (int)r);
+        return op_fail(
+            o, PRT_ERR_SHAPE, "perm %s has %d entries but the input has rank %d",
+            perm_str(t->perm, t->nb_perm, buf, sizeof buf), (int)t->nb_perm, (int)r);
     memcpy(perm, t->perm, sizeof(int32_t) * (size_t)r);
     return PRT_OK;
 }
 
-static prt_status tp_shapes(op_object *o, const prt_dim_exprs *in,
-                            int32_t nb_in, prt_dim_exprs *out,
-                            prt_expr_builder *eb)
+static prt_status tp_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                            prt_dim_exprs *out, prt_expr_builder *eb)
 {
     int32_t perm[PRT_MAX_DIMS];
     prt_status st = tp_perm(o, in[0].nb_dims, perm);
@@ -97,8 +93,8 @@ static prt_status tp_shapes(op_object *o, const prt_dim_exprs *in,
     return PRT_OK;
 }
 
-static prt_status tp_infer(const op_object *o, const prt_dims *in,
-                           int32_t nb_in, prt_dims *out)
+static prt_status tp_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                           prt_dims *out)
 {
     int32_t perm[PRT_MAX_DIMS];
     prt_status st = tp_perm(o, in[0].nb_dims, perm);
@@ -113,82 +109,81 @@ static prt_status tp_infer(const op_object *o, const prt_dims *in,
 
 /* y (dense, dims d[0..r)) from x read with element strides s[0..r); the
  * last dim is the inner loop. */
-#define TP_WALK(T)                                                             \
-    do {                                                                       \
-        const T *xt = x;                                                       \
-        T *yt = y;                                                             \
-        int64_t n = d[r - 1], s1 = s[r - 1], ox = 0;                           \
-        for (int64_t it = 0; it < outer; it++) {                               \
-            const T *xr = xt + ox;                                             \
-            T *yr = yt + it * n;                                               \
-            for (int64_t j = 0; j < n; j++)                                    \
-                yr[j] = xr[j * s1];                                            \
-            for (int32_t k = r - 2; k >= 0; k--) {                             \
-                ox += s[k];                                                    \
-                if (++idx[k] < d[k])                                           \
-                    break;                                                     \
-                ox -= s[k] * d[k];                                             \
-                idx[k] = 0;                                                    \
-            }                                                                  \
-        }                                                                      \
+#define TP_WALK(T)                                                                       \
+    do {                                                                                 \
+        const T *xt = x;                                                                 \
+        T *yt = y;                                                                       \
+        int64_t n = d[r - 1], s1 = s[r - 1], ox = 0;                                     \
+        for (int64_t it = 0; it < outer; it++) {                                         \
+            const T *xr = xt + ox;                                                       \
+            T *yr = yt + it * n;                                                         \
+            for (int64_t j = 0; j < n; j++)                                              \
+                yr[j] = xr[j * s1];                                                      \
+            for (int32_t k = r - 2; k >= 0; k--) {                                       \
+                ox += s[k];                                                              \
+                if (++idx[k] < d[k])                                                     \
+                    break;                                                               \
+                ox -= s[k] * d[k];                                                       \
+                idx[k] = 0;                                                              \
+            }                                                                            \
+        }                                                                                \
     } while (0)
 
 /* The same when the input's contiguous dim kc (s[kc] == 1) is not the
  * output's last: tiles of TP_TILE x TP_TILE over dims (kc, r-1) keep both
  * the strided reads and the writes in cache. ys: the output's strides. */
 #define TP_TILE 32
-#define TP_TILED(T)                                                            \
-    do {                                                                       \
-        const T *xt = x;                                                       \
-        T *yt = y;                                                             \
-        int64_t n = d[r - 1], s1 = s[r - 1], m = d[kc], ox = 0, oy = 0;        \
-        for (int64_t it = 0; it < outer; it++) {                               \
-            for (int64_t k0 = 0; k0 < m; k0 += TP_TILE)                        \
-                for (int64_t j0 = 0; j0 < n; j0 += TP_TILE) {                  \
-                    int64_t k1 = k0 + TP_TILE < m ? k0 + TP_TILE : m;          \
-                    int64_t j1 = j0 + TP_TILE < n ? j0 + TP_TILE : n;          \
-                    for (int64_t k = k0; k < k1; k++) {                        \
-                        const T *xr = xt + ox + k;                             \
-                        T *yr = yt + oy + k * ys[kc];                          \
-                        for (int64_t j = j0; j < j1; j++)                      \
-                            yr[j] = xr[j * s1];                                \
-                    }                                                          \
-                }                                                              \
-            for (int32_t q = r - 2; q >= 0; q--) {                             \
-                if (q == kc)                                                   \
-                    continue;                                                  \
-                ox += s[q];                                                    \
-                oy += ys[q];                                                   \
-                if (++idx[q] < d[q])                                           \
-                    break;                                                     \
-                ox -= s[q] * d[q];                                             \
-                oy -= ys[q] * d[q];                                            \
-                idx[q] = 0;                                                    \
-            }                                                                  \
-        }                                                                      \
+#define TP_TILED(T)                                                                      \
+    do {                                                                                 \
+        const T *xt = x;                                                                 \
+        T *yt = y;                                                                       \
+        int64_t n = d[r - 1], s1 = s[r - 1], m = d[kc], ox = 0, oy = 0;                  \
+        for (int64_t it = 0; it < outer; it++) {                                         \
+            for (int64_t k0 = 0; k0 < m; k0 += TP_TILE)                                  \
+                for (int64_t j0 = 0; j0 < n; j0 += TP_TILE) {                            \
+                    int64_t k1 = k0 + TP_TILE < m ? k0 + TP_TILE : m;                    \
+                    int64_t j1 = j0 + TP_TILE < n ? j0 + TP_TILE : n;                    \
+                    for (int64_t k = k0; k < k1; k++) {                                  \
+                        const T *xr = xt + ox + k;                                       \
+                        T *yr = yt + oy + k * ys[kc];                                    \
+                        for (int64_t j = j0; j < j1; j++)                                \
+                            yr[j] = xr[j * s1];                                          \
+                    }                                                                    \
+                }                                                                        \
+            for (int32_t q = r - 2; q >= 0; q--) {                                       \
+                if (q == kc)                                                             \
+                    continue;                                                            \
+                ox += s[q];                                                              \
+                oy += ys[q];                                                             \
+                if (++idx[q] < d[q])                                                     \
+                    break;                                                               \
+                ox -= s[q] * d[q];                                                       \
+                oy -= ys[q] * d[q];                                                      \
+                idx[q] = 0;                                                              \
+            }                                                                            \
+        }                                                                                \
     } while (0)
 
-#define TP_DISPATCH(MACRO)                                                     \
-    do {                                                                       \
-        switch (es) {                                                          \
-        case 1:                                                                \
-            MACRO(uint8_t);                                                    \
-            break;                                                             \
-        case 2:                                                                \
-            MACRO(uint16_t);                                                   \
-            break;                                                             \
-        case 4:                                                                \
-            MACRO(uint32_t);                                                   \
-            break;                                                             \
-        default:                                                               \
-            MACRO(uint64_t);                                                   \
-            break;                                                             \
-        }                                                                      \
+#define TP_DISPATCH(MACRO)                                                               \
+    do {                                                                                 \
+        switch (es) {                                                                    \
+        case 1:                                                                          \
+            MACRO(uint8_t);                                                              \
+            break;                                                                       \
+        case 2:                                                                          \
+            MACRO(uint16_t);                                                             \
+            break;                                                                       \
+        case 4:                                                                          \
+            MACRO(uint32_t);                                                             \
+            break;                                                                       \
+        default:                                                                         \
+            MACRO(uint64_t);                                                             \
+            break;                                                                       \
+        }                                                                                \
     } while (0)
 
-static prt_status tp_run(const op_object *o, int32_t dtype,
-                         const prt_tensor_desc *in, int32_t nb_in,
-                         const prt_tensor_desc *out, const void *const *xs,
+static prt_status tp_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_tensor_desc *out, const void *const *xs,
                          void *y, void *ws, void *stream)
 {
     const prt_dims *id = &in[0].dims;
@@ -246,9 +241,10 @@ static prt_status tp_run(const op_object *o, int32_t dtype,
 
 #ifdef PRT_HAVE_CUDA
 /* CUDA: one thread per output element, reading its permuted source. */
-static prt_status tp_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                              int32_t nb_in, const prt_tensor_desc *out,
-                              const void *const *xs, void *y, void *ws, void *stream)
+static prt_status tp_run_cuda(const op_object *o, int32_t dtype,
+                              const prt_tensor_desc *in, int32_t nb_in,
+                              const prt_tensor_desc *out, const void *const *xs, void *y,
+                              void *ws, void *stream)
 {
     const prt_dims *id = &in[0].dims;
     int32_t perm[PRT_MAX_DIMS];

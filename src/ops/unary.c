@@ -19,17 +19,16 @@
 
 enum { UNARY_RELU, UNARY_IDENTITY };
 
-static prt_status unary_shapes(op_object *o, const prt_dim_exprs *in,
-                               int32_t nb_in, prt_dim_exprs *out,
-                               prt_expr_builder *eb)
+static prt_status unary_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                               prt_dim_exprs *out, prt_expr_builder *eb)
 {
     (void)o, (void)nb_in, (void)eb;
     *out = in[0];
     return PRT_OK;
 }
 
-static prt_status unary_infer(const op_object *o, const prt_dims *in,
-                              int32_t nb_in, prt_dims *out)
+static prt_status unary_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                              prt_dims *out)
 {
     (void)o, (void)nb_in;
     *out = in[0];
@@ -46,18 +45,17 @@ static void relu_16(const uint16_t *x, uint16_t *y, int64_t n, uint16_t inf)
     }
 }
 
-#define RELU_LOOP(T)                                                           \
-    do {                                                                       \
-        const T *a = x;                                                        \
-        T *b = y;                                                              \
-        for (int64_t i = 0; i < n; i++)                                        \
-            b[i] = a[i] < 0 ? (T)0 : a[i];                                     \
+#define RELU_LOOP(T)                                                                     \
+    do {                                                                                 \
+        const T *a = x;                                                                  \
+        T *b = y;                                                                        \
+        for (int64_t i = 0; i < n; i++)                                                  \
+            b[i] = a[i] < 0 ? (T)0 : a[i];                                               \
     } while (0)
 
-static prt_status unary_run(const op_object *o, int32_t dtype,
-                            const prt_tensor_desc *in, int32_t nb_in,
-                            const prt_tensor_desc *out, const void *const *xs,
-                            void *y, void *ws, void *stream)
+static prt_status unary_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                            int32_t nb_in, const prt_tensor_desc *out,
+                            const void *const *xs, void *y, void *ws, void *stream)
 {
     int64_t n = base_volume(&in[0].dims);
     const void *x = xs[0];
@@ -94,17 +92,19 @@ static prt_status unary_run(const op_object *o, int32_t dtype,
 }
 
 #ifdef PRT_HAVE_CUDA
-static prt_status unary_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                                 int32_t nb_in, const prt_tensor_desc *out,
-                                 const void *const *xs, void *y, void *ws, void *stream)
+static prt_status unary_run_cuda(const op_object *o, int32_t dtype,
+                                 const prt_tensor_desc *in, int32_t nb_in,
+                                 const prt_tensor_desc *out, const void *const *xs,
+                                 void *y, void *ws, void *stream)
 {
     int64_t n = base_volume(&in[0].dims);
     int err;
     (void)nb_in, (void)out, (void)ws;
     if (o->cls->kind == UNARY_IDENTITY)
-        err = xs[0] == y ? 0
-                         : (int)cudaMemcpyAsync(y, xs[0], prt_dtype_size(dtype) * (size_t)n,
-                                                cudaMemcpyDeviceToDevice, (cudaStream_t)stream);
+        err = xs[0] == y
+                  ? 0
+                  : (int)cudaMemcpyAsync(y, xs[0], prt_dtype_size(dtype) * (size_t)n,
+                                         cudaMemcpyDeviceToDevice, (cudaStream_t)stream);
     else
         err = opk_relu(dtype, xs[0], y, n, stream);
     return err ? op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err)
@@ -119,8 +119,8 @@ static const op_class relu_class = {
     .kind = UNARY_RELU,
     .min_inputs = 1,
     .max_inputs = 1,
-    .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT8) |
-              OP_DT(PRT_INT32) | OP_DT(PRT_INT64),
+    .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT8) | OP_DT(PRT_INT32) |
+              OP_DT(PRT_INT64),
     .size = sizeof(op_object),
     .alias_input = -1,
     .shapes = unary_shapes,
@@ -132,8 +132,7 @@ static const op_class relu_class = {
 static prt_status identity_values(op_object *o, const prt_dim_exprs *in_dims,
                                   const prt_dim_exprs *in_values, int32_t nb_in,
                                   const prt_dim_exprs *out_dims,
-                                  prt_dim_exprs *out_values,
-                                  prt_expr_builder *eb)
+                                  prt_dim_exprs *out_values, prt_expr_builder *eb)
 {
     (void)o, (void)in_dims, (void)nb_in, (void)out_dims, (void)eb;
     *out_values = in_values[0];
@@ -153,7 +152,6 @@ static const op_class identity_class = {
     .values = identity_values,
 };
 
-const prt_plugin_creator op_relu_creator =
-    OP_CREATOR("Relu", relu_class, NULL, 0);
+const prt_plugin_creator op_relu_creator = OP_CREATOR("Relu", relu_class, NULL, 0);
 const prt_plugin_creator op_identity_creator =
     OP_CREATOR("Identity", identity_class, NULL, 0);

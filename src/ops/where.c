@@ -14,33 +14,29 @@
 
 #include "ops/math_ops.h"
 
-static prt_status where_shapes(op_object *o, const prt_dim_exprs *in,
-                               int32_t nb_in, prt_dim_exprs *out,
-                               prt_expr_builder *eb)
+static prt_status where_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                               prt_dim_exprs *out, prt_expr_builder *eb)
 {
     prt_dim_exprs cx;
-    prt_status st =
-        op_broadcast_exprs(o, eb, &in[0], &in[1], &cx, "condition and X");
+    prt_status st = op_broadcast_exprs(o, eb, &in[0], &in[1], &cx, "condition and X");
     (void)nb_in;
     if (st)
         return st;
     return op_broadcast_exprs(o, eb, &cx, &in[2], out, "condition, X and Y");
 }
 
-static prt_status where_infer(const op_object *o, const prt_dims *in,
-                              int32_t nb_in, prt_dims *out)
+static prt_status where_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                              prt_dims *out)
 {
     prt_dims cx;
-    prt_status st =
-        op_broadcast_dims(o, &in[0], &in[1], &cx, "condition and X");
+    prt_status st = op_broadcast_dims(o, &in[0], &in[1], &cx, "condition and X");
     (void)nb_in;
     if (st)
         return st;
     return op_broadcast_dims(o, &cx, &in[2], out, "condition, X and Y");
 }
 
-static uint32_t where_in_dtypes(const op_object *o, int32_t index,
-                                const int32_t *types)
+static uint32_t where_in_dtypes(const op_object *o, int32_t index, const int32_t *types)
 {
     (void)o;
     if (index == 0)
@@ -50,8 +46,7 @@ static uint32_t where_in_dtypes(const op_object *o, int32_t index,
     return OP_DT(types[1]);
 }
 
-static int32_t where_out_dtype(const op_object *o, const int32_t *types,
-                               int32_t nb_in)
+static int32_t where_out_dtype(const op_object *o, const int32_t *types, int32_t nb_in)
 {
     (void)o;
     return nb_in > 1 ? types[1] : -1;
@@ -81,10 +76,9 @@ static int where_row_f32(const void *ctx, const uint8_t *const *p, const int64_t
     return 0;
 }
 
-static prt_status where_run(const op_object *o, int32_t dtype,
-                            const prt_tensor_desc *in, int32_t nb_in,
-                            const prt_tensor_desc *out, const void *const *x,
-                            void *y, void *ws, void *stream)
+static prt_status where_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                            int32_t nb_in, const prt_tensor_desc *out,
+                            const void *const *x, void *y, void *ws, void *stream)
 {
     size_t es[3], ves = prt_dtype_size(in[1].dtype);
     prt_dims dims[3];
@@ -102,8 +96,8 @@ static prt_status where_run(const op_object *o, int32_t dtype,
 /* c * x + (1 - c) * y per element; a single value broadcasts. */
 static prt_status where_values(op_object *o, const prt_dim_exprs *in_dims,
                                const prt_dim_exprs *in_values, int32_t nb_in,
-                               const prt_dim_exprs *out_dims,
-                               prt_dim_exprs *out_values, prt_expr_builder *eb)
+                               const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                               prt_expr_builder *eb)
 {
     int32_t n = op_static_count(eb, out_dims), cnt[3];
     const prt_expr *one = eb->constant(eb, 1);
@@ -112,8 +106,7 @@ static prt_status where_values(op_object *o, const prt_dim_exprs *in_dims,
         return PRT_OK;
     for (int32_t k = 0; k < 3; k++) {
         cnt[k] = op_static_count(eb, &in_dims[k]);
-        if (cnt[k] < 0 || in_values[k].nb_dims != cnt[k] ||
-            (cnt[k] != 1 && cnt[k] != n))
+        if (cnt[k] < 0 || in_values[k].nb_dims != cnt[k] || (cnt[k] != 1 && cnt[k] != n))
             return PRT_OK; /* not known: out_values stays -1 */
     }
     for (int32_t j = 0; j < n; j++) {
@@ -127,8 +120,7 @@ static prt_status where_values(op_object *o, const prt_dim_exprs *in_dims,
         }
         out_values->d[j] = eb->operation(
             eb, PRT_DIM_SUM, eb->operation(eb, PRT_DIM_PROD, c, a),
-            eb->operation(eb, PRT_DIM_PROD,
-                          eb->operation(eb, PRT_DIM_SUB, one, c), b));
+            eb->operation(eb, PRT_DIM_PROD, eb->operation(eb, PRT_DIM_SUB, one, c), b));
     }
     out_values->nb_dims = n;
     return PRT_OK;
@@ -148,5 +140,4 @@ static const op_class where_class = {
     .values = where_values,
 };
 
-const prt_plugin_creator op_where_creator =
-    OP_CREATOR("Where", where_class, NULL, 0);
+const prt_plugin_creator op_where_creator = OP_CREATOR("Where", where_class, NULL, 0);

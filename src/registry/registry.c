@@ -32,8 +32,7 @@
 
 /* Bytes up to and including `member`: the least struct_size that lets us
  * read it. */
-#define END_OF(type, member) \
-    (offsetof(type, member) + sizeof(((type *)0)->member))
+#define END_OF(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
 
 /* The last creator entry plugrt reads is `create`; `user` is the author's. */
 #define CREATOR_MIN_SIZE END_OF(prt_plugin_creator, create)
@@ -42,10 +41,10 @@
 /* One library loaded into one registry. Allocated alone so that entries can
  * point at it while the array of libraries grows. */
 typedef struct reg_library {
-    char *path;                     /* exactly as given to load_library */
-    registry_file_id file;          /* what was checked; file.hash 0 if unknown */
-    void *handle;                   /* from dlopen, closed on unload */
-    struct reg_library *next_open;  /* in open_libs */
+    char *path;                    /* exactly as given to load_library */
+    registry_file_id file;         /* what was checked; file.hash 0 if unknown */
+    void *handle;                  /* from dlopen, closed on unload */
+    struct reg_library *next_open; /* in open_libs */
 } reg_library;
 
 typedef struct reg_entry {
@@ -83,8 +82,7 @@ void registry_format_key(const char *plugin_namespace, const char *name,
              name ? name : "(null)", version ? version : "1");
 }
 
-void registry_describe_libraries(const prt_registry *reg, char *buf,
-                                 size_t cap)
+void registry_describe_libraries(const prt_registry *reg, char *buf, size_t cap)
 {
     size_t pos;
     int truncated = 0;
@@ -105,8 +103,7 @@ void registry_describe_libraries(const prt_registry *reg, char *buf,
             truncated = 1;
             break;
         }
-        n = snprintf(buf + pos, cap - pos, "%s%s", i ? ", " : "",
-                     reg->libs[i]->path);
+        n = snprintf(buf + pos, cap - pos, "%s%s", i ? ", " : "", reg->libs[i]->path);
         if (n < 0 || (size_t)n >= cap - pos)
             truncated = 1;
         else
@@ -120,8 +117,7 @@ void registry_describe_libraries(const prt_registry *reg, char *buf,
 static void creator_label(const prt_plugin_creator *c, char *buf, size_t cap)
 {
     if (c->struct_size < END_OF(prt_plugin_creator, plugin_namespace)) {
-        snprintf(buf, cap, "(a creator with struct_size %u)",
-                 (unsigned)c->struct_size);
+        snprintf(buf, cap, "(a creator with struct_size %u)", (unsigned)c->struct_size);
         return;
     }
     registry_format_key(c->plugin_namespace, c->name, c->version, buf, cap);
@@ -131,16 +127,16 @@ static void creator_label(const prt_plugin_creator *c, char *buf, size_t cap)
 /* Lookups and checks                                                        */
 /* ------------------------------------------------------------------------ */
 
-static int key_equal(const prt_plugin_creator *c, const char *ns,
-                     const char *name, const char *version)
+static int key_equal(const prt_plugin_creator *c, const char *ns, const char *name,
+                     const char *version)
 {
     return strcmp(c->name, name) == 0 && strcmp(c->version, version) == 0 &&
            strcmp(c->plugin_namespace, ns) == 0;
 }
 
 /* Index of the entry with this key (no NULLs), or -1. */
-static int32_t find_index(const prt_registry *reg, const char *ns,
-                          const char *name, const char *version)
+static int32_t find_index(const prt_registry *reg, const char *ns, const char *name,
+                          const char *version)
 {
     for (int32_t i = 0; i < reg->nb_entries; i++) {
         if (key_equal(reg->entries[i].creator, ns, name, version))
@@ -172,8 +168,7 @@ static prt_status check_creator(const prt_plugin_creator *c)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "plugin creator %s has struct_size %u, smaller than "
                           "the %zu bytes plugrt reads",
-                          key, (unsigned)c->struct_size,
-                          (size_t)CREATOR_MIN_SIZE);
+                          key, (unsigned)c->struct_size, (size_t)CREATOR_MIN_SIZE);
     if (!c->name || !c->version || !c->plugin_namespace)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "plugin creator %s: name, version and "
@@ -190,16 +185,14 @@ static prt_status check_creator(const prt_plugin_creator *c)
                           "plugin creator %s has no create function", key);
     if (c->nb_fields < 0 || (c->nb_fields > 0 && !c->fields))
         return base_error(PRT_ERR_INVALID_ARGUMENT,
-                          "plugin creator %s lists %d fields %s", key,
-                          (int)c->nb_fields,
+                          "plugin creator %s lists %d fields %s", key, (int)c->nb_fields,
                           c->nb_fields < 0 ? "(negative)"
                                            : "but its schema array is NULL");
     for (int32_t i = 0; i < c->nb_fields; i++) {
         const prt_field_schema *f = &c->fields[i];
         if (!f->name)
             return base_error(PRT_ERR_INVALID_ARGUMENT,
-                              "plugin creator %s: field %d has a NULL name",
-                              key, (int)i);
+                              "plugin creator %s: field %d has a NULL name", key, (int)i);
         if (f->type < 0 || f->type >= PRT_FIELD_TYPE_COUNT)
             return base_error(PRT_ERR_INVALID_ARGUMENT,
                               "plugin creator %s: field \"%s\" has unknown "
@@ -220,8 +213,7 @@ static prt_status clash_error(const prt_registry *reg, int32_t idx)
     const prt_plugin_creator *old = reg->entries[idx].creator;
     const reg_library *lib = reg->entries[idx].lib;
     char key[KEY_CAP];
-    registry_format_key(old->plugin_namespace, old->name, old->version, key,
-                        sizeof key);
+    registry_format_key(old->plugin_namespace, old->name, old->version, key, sizeof key);
     if (lib)
         return base_error(PRT_ERR_ALREADY_EXISTS,
                           "plugin creator %s is already registered, provided "
@@ -280,8 +272,7 @@ prt_status prt_registry_create(prt_registry **out)
 {
     prt_registry *reg;
     if (!out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT,
-                          "prt_registry_create: out is NULL");
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_registry_create: out is NULL");
     reg = base_calloc(1, sizeof *reg);
     if (!reg)
         return base_error(PRT_ERR_OUT_OF_MEMORY,
@@ -304,8 +295,8 @@ static void library_free(reg_library *lib)
     pthread_mutex_unlock(&open_libs_lock);
     if (lib->handle && dlclose(lib->handle) != 0) {
         const char *why = dlerror();
-        base_log(PRT_SEV_WARNING, "closing plugin library %s failed: %s",
-                 lib->path, why ? why : "unknown error");
+        base_log(PRT_SEV_WARNING, "closing plugin library %s failed: %s", lib->path,
+                 why ? why : "unknown error");
     }
     base_free(lib->path);
     base_free(lib);
@@ -323,8 +314,7 @@ void prt_registry_destroy(prt_registry *reg)
     base_free(reg);
 }
 
-prt_status prt_registry_add_creator(prt_registry *reg,
-                                    const prt_plugin_creator *c)
+prt_status prt_registry_add_creator(prt_registry *reg, const prt_plugin_creator *c)
 {
     prt_status st;
     int32_t idx;
@@ -338,8 +328,7 @@ prt_status prt_registry_add_creator(prt_registry *reg,
     if (idx >= 0)
         return clash_error(reg, idx);
     if (!reserve_entries(reg, 1))
-        return base_error(PRT_ERR_OUT_OF_MEMORY,
-                          "out of memory adding a plugin creator");
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory adding a plugin creator");
     reg->entries[reg->nb_entries].creator = c;
     reg->entries[reg->nb_entries].lib = NULL;
     reg->nb_entries++;
@@ -374,13 +363,11 @@ static prt_status not_found_error(const prt_registry *reg, const char *ns,
         nb_near++;
     }
     registry_describe_libraries(reg, libs, sizeof libs);
-    return base_error(PRT_ERR_NOT_FOUND,
-                      "no plugin creator %s in this registry%s; %s", key, near,
-                      libs);
+    return base_error(PRT_ERR_NOT_FOUND, "no plugin creator %s in this registry%s; %s",
+                      key, near, libs);
 }
 
-prt_status prt_registry_remove_creator(prt_registry *reg,
-                                       const char *plugin_namespace,
+prt_status prt_registry_remove_creator(prt_registry *reg, const char *plugin_namespace,
                                        const char *name, const char *version)
 {
     int32_t idx;
@@ -402,15 +389,16 @@ prt_status prt_registry_remove_creator(prt_registry *reg,
 }
 
 prt_status prt_registry_find_creator(const prt_registry *reg,
-                                     const char *plugin_namespace,
-                                     const char *name, const char *version,
-                                     const prt_plugin_creator **out)
+                                     const char *plugin_namespace, const char *name,
+                                     const char *version, const prt_plugin_creator **out)
 {
     int32_t idx;
     if (!reg || !name || !out)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "prt_registry_find_creator: %s is NULL",
-                          !reg ? "registry" : !name ? "name" : "out");
+                          !reg    ? "registry"
+                          : !name ? "name"
+                                  : "out");
     if (!plugin_namespace)
         plugin_namespace = "";
     if (!version)
@@ -427,8 +415,7 @@ int32_t prt_registry_creator_count(const prt_registry *reg)
     return reg ? reg->nb_entries : 0;
 }
 
-const prt_plugin_creator *prt_registry_get_creator(const prt_registry *reg,
-                                                   int32_t index)
+const prt_plugin_creator *prt_registry_get_creator(const prt_registry *reg, int32_t index)
 {
     if (!reg || index < 0 || index >= reg->nb_entries)
         return NULL;
@@ -461,8 +448,7 @@ const char *prt_registry_get_creator_library(const prt_registry *reg,
 /* ------------------------------------------------------------------------ */
 
 /* Checks a library's description and every creator in it. */
-static prt_status check_library(const prt_plugin_library *desc,
-                                const char *path)
+static prt_status check_library(const prt_plugin_library *desc, const char *path)
 {
     if (desc->abi_version > PRT_PLUGIN_ABI_VERSION)
         return base_error(PRT_ERR_VERSION,
@@ -479,21 +465,18 @@ static prt_status check_library(const prt_plugin_library *desc,
         return base_error(PRT_ERR_MALFORMED,
                           "plugin library %s: its description has struct_size "
                           "%u, smaller than the %zu bytes plugrt reads",
-                          path, (unsigned)desc->struct_size,
-                          (size_t)LIBRARY_MIN_SIZE);
+                          path, (unsigned)desc->struct_size, (size_t)LIBRARY_MIN_SIZE);
     if (desc->nb_creators < 0 || (desc->nb_creators > 0 && !desc->creators))
-        return base_error(PRT_ERR_MALFORMED,
-                          "plugin library %s lists %d creators %s", path,
-                          (int)desc->nb_creators,
-                          desc->nb_creators < 0
-                              ? "(negative)"
-                              : "but its creators array is NULL");
+        return base_error(PRT_ERR_MALFORMED, "plugin library %s lists %d creators %s",
+                          path, (int)desc->nb_creators,
+                          desc->nb_creators < 0 ? "(negative)"
+                                                : "but its creators array is NULL");
     for (int32_t i = 0; i < desc->nb_creators; i++) {
         prt_status st;
         if (!desc->creators[i])
             return base_error(PRT_ERR_MALFORMED,
-                              "plugin library %s: creator %d of %d is NULL",
-                              path, (int)i, (int)desc->nb_creators);
+                              "plugin library %s: creator %d of %d is NULL", path, (int)i,
+                              (int)desc->nb_creators);
         st = check_creator(desc->creators[i]);
         if (st != PRT_OK) {
             /* A bad creator from a library is a broken library, not a bad
@@ -508,8 +491,7 @@ static prt_status check_library(const prt_plugin_library *desc,
 
 /* Every key of the library must be new, to the registry and within the
  * library. */
-static prt_status check_clashes(const prt_registry *reg,
-                                const prt_plugin_library *desc,
+static prt_status check_clashes(const prt_registry *reg, const prt_plugin_library *desc,
                                 const char *path)
 {
     for (int32_t i = 0; i < desc->nb_creators; i++) {
@@ -517,11 +499,10 @@ static prt_status check_clashes(const prt_registry *reg,
         int32_t idx;
         for (int32_t j = 0; j < i; j++) {
             char key[KEY_CAP];
-            if (!key_equal(desc->creators[j], c->plugin_namespace, c->name,
-                           c->version))
+            if (!key_equal(desc->creators[j], c->plugin_namespace, c->name, c->version))
                 continue;
-            registry_format_key(c->plugin_namespace, c->name, c->version,
-                                key, sizeof key);
+            registry_format_key(c->plugin_namespace, c->name, c->version, key,
+                                sizeof key);
             return base_error(PRT_ERR_ALREADY_EXISTS,
                               "plugin library %s provides plugin creator %s "
                               "twice (creators %d and %d)",
@@ -564,8 +545,8 @@ static prt_status check_same_file(const char *path, void *handle,
 
 /* Everything after dlopen; `id` is the checked file's. On failure the
  * caller closes the handle. */
-static prt_status load_opened(prt_registry *reg, const char *path,
-                              void *handle, const registry_file_id *id)
+static prt_status load_opened(prt_registry *reg, const char *path, void *handle,
+                              const registry_file_id *id)
 {
     const prt_plugin_library *desc;
     prt_plugin_entry_fn entry;
@@ -591,9 +572,8 @@ static prt_status load_opened(prt_registry *reg, const char *path,
     if (!desc) {
         char why[512];
         snprintf(why, sizeof why, "%s", prt_last_error());
-        return base_error(PRT_ERR_VERSION,
-                          "library %s cannot serve plugin ABI %u%s%s", path,
-                          (unsigned)PRT_PLUGIN_ABI_VERSION, why[0] ? ": " : "",
+        return base_error(PRT_ERR_VERSION, "library %s cannot serve plugin ABI %u%s%s",
+                          path, (unsigned)PRT_PLUGIN_ABI_VERSION, why[0] ? ": " : "",
                           why);
     }
     st = check_library(desc, path);
@@ -636,8 +616,7 @@ prt_status prt_registry_load_library(prt_registry *reg, const char *path)
     prt_status st;
     void *handle;
     if (!reg || !path || !path[0])
-        return base_error(PRT_ERR_INVALID_ARGUMENT,
-                          "prt_registry_load_library: %s",
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_registry_load_library: %s",
                           !reg ? "registry is NULL" : "path is NULL or empty");
     for (int32_t i = 0; i < reg->nb_libs; i++) {
         if (strcmp(reg->libs[i]->path, path) == 0)
@@ -655,8 +634,8 @@ prt_status prt_registry_load_library(prt_registry *reg, const char *path)
     handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         const char *why = dlerror();
-        return base_error(PRT_ERR_IO, "cannot load plugin library %s: %s",
-                          path, why ? why : "unknown error");
+        return base_error(PRT_ERR_IO, "cannot load plugin library %s: %s", path,
+                          why ? why : "unknown error");
     }
     /* Another spelling of a path already loaded gives the same handle. */
     for (int32_t i = 0; i < reg->nb_libs; i++) {

@@ -35,7 +35,6 @@ void registry_format_key(const char *plugin_namespace, const char *name,
  * "plugin libraries loaded: /a/x.so, /b/y.so" or "no plugin libraries loaded"
  * (and "no registry" for NULL). Always NUL-terminated when cap > 0; a list
  * that does not fit ends in "...". */
-void registry_describe_libraries(const prt_registry *reg, char *buf,
-                                 size_t cap);
+void registry_describe_libraries(const prt_registry *reg, char *buf, size_t cap);
 
 #endif /* PLUGRT_REGISTRY_H */

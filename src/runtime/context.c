@@ -20,8 +20,9 @@ static int32_t find_io(const prt_context *c, const char *name)
 static prt_status no_such_io(const prt_context *c, const char *name, const char *what)
 {
     (void)c;
-    return base_error(PRT_ERR_NOT_FOUND, "%s: the engine has no input or output named '%s'",
-                      what, name ? name : "(null)");
+    return base_error(PRT_ERR_NOT_FOUND,
+                      "%s: the engine has no input or output named '%s'", what,
+                      name ? name : "(null)");
 }
 
 void prt_context_destroy(prt_context *c)
@@ -59,7 +60,8 @@ static void preset_static_inputs(prt_context *c)
  * into `base`, or NULL while only measuring (base NULL). */
 static void *carve(uint8_t *base, size_t *off, size_t count, size_t elem)
 {
-    const size_t align = sizeof(int64_t) > sizeof(void *) ? sizeof(int64_t) : sizeof(void *);
+    const size_t align =
+        sizeof(int64_t) > sizeof(void *) ? sizeof(int64_t) : sizeof(void *);
     size_t at = (*off + align - 1) / align * align;
     *off = at + (count + 1) * elem; /* +1: no array is empty */
     return base ? base + at : NULL;
@@ -173,15 +175,19 @@ static prt_status alloc_memory(prt_context *c)
     prt_status st;
     c->host_block = base_calloc(1, host);
     if (!c->host_block)
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_context_create: out of memory "
-                          "(%zu bytes of host scratch)", host);
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "prt_context_create: out of memory "
+                          "(%zu bytes of host scratch)",
+                          host);
     layout_host(c, c->host_block);
     if (!c->external_memory) {
         st = c->dev->alloc(workspace_offset(e) + (size_t)e->workspace_size,
                            (void **)&c->device_block);
         if (st)
-            return base_error_prefix(PRT_ERR_OUT_OF_MEMORY, "prt_context_create: arena %lld "
-                                     "bytes, workspace %lld", (long long)e->arena_size,
+            return base_error_prefix(PRT_ERR_OUT_OF_MEMORY,
+                                     "prt_context_create: arena %lld "
+                                     "bytes, workspace %lld",
+                                     (long long)e->arena_size,
                                      (long long)e->workspace_size);
         c->arena = c->device_block;
         c->workspace = c->device_block + workspace_offset(e);
@@ -215,13 +221,15 @@ static prt_status attach_plugins(prt_context *c)
         if (st == PRT_OK && RUNTIME_ENTRY(c->plugins[i], set_tactic))
             st = RUNTIME_ENTRY(c->plugins[i], set_tactic)(c->plugins[i], l->tactic);
         else if (st == PRT_OK && l->tactic != 0)
-            st = base_error(PRT_ERR_PLUGIN, "the plugin has no set_tactic but the "
-                            "engine chose tactic %d", (int)l->tactic);
+            st = base_error(PRT_ERR_PLUGIN,
+                            "the plugin has no set_tactic but the "
+                            "engine chose tactic %d",
+                            (int)l->tactic);
         if (st) {
             if (!prt_last_error()[0])
                 base_error(PRT_ERR_PLUGIN, "no message from the plugin");
-            return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s': attach_to_context failed",
-                                     l->name);
+            return base_error_prefix(PRT_ERR_PLUGIN,
+                                     "layer '%s': attach_to_context failed", l->name);
         }
     }
     return PRT_OK;
@@ -242,16 +250,21 @@ prt_status prt_context_create_with_options(const prt_engine *e,
     if (!e || !out)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create: NULL argument");
     if (opts && opts->struct_size < BASE_END_OF(prt_context_options, external_memory))
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create_with_options: "
-                          "options.struct_size %u is too small", (unsigned)opts->struct_size);
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_create_with_options: "
+                          "options.struct_size %u is too small",
+                          (unsigned)opts->struct_size);
     if (opts)
         limit = opts->memory_limit;
     if (limit < 0)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create_with_options: "
-                          "negative memory limit %lld", (long long)limit);
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_create_with_options: "
+                          "negative memory limit %lld",
+                          (long long)limit);
     need = prt_engine_context_memory_size(e);
     if (limit > 0 && need > limit && !(opts && opts->external_memory))
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "the engine needs %lld bytes of context "
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "the engine needs %lld bytes of context "
                           "memory (arena %lld, workspace %lld), over the limit of %lld",
                           (long long)need, (long long)e->arena_size,
                           (long long)e->workspace_size, (long long)limit);
@@ -282,19 +295,24 @@ prt_status prt_context_set_memory(prt_context *c, void *memory, int64_t size)
 {
     const prt_engine *e;
     if (!c)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_set_memory: NULL context");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_set_memory: NULL context");
     e = c->e;
     if (!c->external_memory)
-        return base_error(PRT_ERR_STATE, "prt_context_set_memory: the context allocated "
+        return base_error(PRT_ERR_STATE,
+                          "prt_context_set_memory: the context allocated "
                           "its own memory (create it with options.external_memory = 1)");
     if (!memory || size < prt_engine_context_memory_size(e))
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_set_memory: %lld bytes "
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_set_memory: %lld bytes "
                           "at %p; the engine needs %lld (prt_engine_context_memory_size)",
                           (long long)size, memory,
                           (long long)prt_engine_context_memory_size(e));
     if ((uintptr_t)memory % DEV_ALIGN)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_set_memory: %p is not "
-                          "aligned to %d bytes", memory, DEV_ALIGN);
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_set_memory: %p is not "
+                          "aligned to %d bytes",
+                          memory, DEV_ALIGN);
     c->device_block = memory;
     c->arena = memory;
     c->workspace = c->device_block + workspace_offset(e);
@@ -306,10 +324,13 @@ prt_status prt_context_set_memory(prt_context *c, void *memory, int64_t size)
 prt_status prt_context_set_profile(prt_context *c, int32_t profile)
 {
     if (!c)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_set_profile: NULL context");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_set_profile: NULL context");
     if (profile < 0 || profile >= c->e->nb_profiles)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "profile %d does not exist (the engine "
-                          "has %d)", (int)profile, (int)c->e->nb_profiles);
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "profile %d does not exist (the engine "
+                          "has %d)",
+                          (int)profile, (int)c->e->nb_profiles);
     c->profile = profile;
     preset_static_inputs(c);
     c->gen++;
@@ -324,7 +345,8 @@ prt_status prt_context_set_input_shape(prt_context *c, const char *name,
     size_t k;
     char got[160], lo[160], hi[160];
     if (!c || !dims)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_set_input_shape: NULL argument");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_set_input_shape: NULL argument");
     e = c->e;
     io = find_io(c, name);
     if (io < 0)
@@ -337,17 +359,18 @@ prt_status prt_context_set_input_shape(prt_context *c, const char *name,
     base_dims_str(&e->prof_min[k], lo, sizeof lo);
     base_dims_str(&e->prof_max[k], hi, sizeof hi);
     if (dims->nb_dims != e->prof_min[k].nb_dims)
-        return base_error(PRT_ERR_SHAPE, "input '%s': shape %s has rank %d, the input has "
-                          "rank %d", name, got, (int)dims->nb_dims,
-                          (int)e->prof_min[k].nb_dims);
+        return base_error(PRT_ERR_SHAPE,
+                          "input '%s': shape %s has rank %d, the input has "
+                          "rank %d",
+                          name, got, (int)dims->nb_dims, (int)e->prof_min[k].nb_dims);
     for (int32_t d = 0; d < dims->nb_dims; d++)
         if (dims->d[d] < e->prof_min[k].d[d] || dims->d[d] > e->prof_max[k].d[d])
-            return base_error(PRT_ERR_SHAPE,
-                              "input '%s': shape %s is outside profile %d (min %s, max %s): "
-                              "dim %d is %lld, allowed %lld..%lld", name, got,
-                              (int)c->profile, lo, hi, (int)d, (long long)dims->d[d],
-                              (long long)e->prof_min[k].d[d],
-                              (long long)e->prof_max[k].d[d]);
+            return base_error(
+                PRT_ERR_SHAPE,
+                "input '%s': shape %s is outside profile %d (min %s, max %s): "
+                "dim %d is %lld, allowed %lld..%lld",
+                name, got, (int)c->profile, lo, hi, (int)d, (long long)dims->d[d],
+                (long long)e->prof_min[k].d[d], (long long)e->prof_max[k].d[d]);
     c->input_dims[io] = *dims;
     c->input_set[io] = 1;
     c->ran = 0;
@@ -359,7 +382,8 @@ prt_status prt_context_set_tensor_address(prt_context *c, const char *name, void
 {
     int32_t io;
     if (!c)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_set_tensor_address: NULL context");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_set_tensor_address: NULL context");
     io = find_io(c, name);
     if (io < 0)
         return no_such_io(c, name, "set_tensor_address");
@@ -374,7 +398,8 @@ prt_status prt_context_set_output_allocator(prt_context *c, const char *name,
     int32_t io;
     const eng_tensor *t;
     if (!c)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_set_output_allocator: NULL context");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_set_output_allocator: NULL context");
     io = find_io(c, name);
     if (io < 0)
         return no_such_io(c, name, "set_output_allocator");
@@ -389,7 +414,8 @@ prt_status prt_context_set_output_allocator(prt_context *c, const char *name,
      * size, then handed to the allocator at the final size. */
     if (alloc && !c->staging[io] && c->dep_layer[ctx_io_tensor(c->e, io)] >= 0 &&
         c->dev->alloc((size_t)t->max_bytes, &c->staging[io]) != PRT_OK)
-        return base_error_prefix(PRT_ERR_OUT_OF_MEMORY, "set_output_allocator: '%s'", name);
+        return base_error_prefix(PRT_ERR_OUT_OF_MEMORY, "set_output_allocator: '%s'",
+                                 name);
     /* `current` is memory this allocator handed out; another allocator
      * starts with none. */
     if (alloc != c->alloc[io])
@@ -419,7 +445,8 @@ static prt_status check_inputs_set(const prt_context *c)
 {
     for (int32_t i = 0; i < c->e->nb_inputs; i++)
         if (!c->input_set[i])
-            return base_error(PRT_ERR_STATE, "input '%s' is dynamic and has no shape "
+            return base_error(PRT_ERR_STATE,
+                              "input '%s' is dynamic and has no shape "
                               "(prt_context_set_input_shape)",
                               c->e->tensors[c->e->input_tensors[i]].name);
     return PRT_OK;
@@ -439,16 +466,19 @@ static prt_status load_shape_values(prt_context *c)
         if (mn->nb_dims == 0)
             continue;
         if (!c->io_addr[i])
-            return base_error(PRT_ERR_STATE, "shape input '%s' has no address: its "
+            return base_error(PRT_ERR_STATE,
+                              "shape input '%s' has no address: its "
                               "values are needed to compute shapes "
-                              "(prt_context_set_tensor_address)", t->name);
+                              "(prt_context_set_tensor_address)",
+                              t->name);
         for (int32_t j = 0; j < mn->nb_dims; j++) {
             v->d[j] = t->dtype == PRT_INT32 ? ((const int32_t *)c->io_addr[i])[j]
                                             : ((const int64_t *)c->io_addr[i])[j];
             if (v->d[j] < mn->d[j] || v->d[j] > mx->d[j])
-                return base_error(PRT_ERR_SHAPE, "shape input '%s': value %d is %lld, "
-                                  "outside profile %d's %lld..%lld", t->name, (int)j,
-                                  (long long)v->d[j], (int)c->profile,
+                return base_error(PRT_ERR_SHAPE,
+                                  "shape input '%s': value %d is %lld, "
+                                  "outside profile %d's %lld..%lld",
+                                  t->name, (int)j, (long long)v->d[j], (int)c->profile,
                                   (long long)mn->d[j], (long long)mx->d[j]);
         }
     }
@@ -457,15 +487,15 @@ static prt_status load_shape_values(prt_context *c)
 
 prt_status ctx_eval_exact(prt_context *c)
 {
-    expr_env env = {c->e->nb_inputs, c->input_dims, c->e->nb_sizes, c->size_values,
-                    c->size_known, c->input_values};
+    expr_env env = {c->e->nb_inputs, c->input_dims, c->e->nb_sizes,
+                    c->size_values,  c->size_known, c->input_values};
     return expr_program_eval(&c->e->exprs, &env, c->values, c->known);
 }
 
 prt_status ctx_eval_upper(prt_context *c)
 {
-    expr_env env = {c->e->nb_inputs, c->input_dims, c->e->nb_sizes, c->size_values,
-                    c->size_known, c->input_values};
+    expr_env env = {c->e->nb_inputs, c->input_dims, c->e->nb_sizes,
+                    c->size_values,  c->size_known, c->input_values};
     return expr_program_eval_upper(&c->e->exprs, &env, c->size_scratch, c->known_scratch,
                                    c->up_values, c->up_known);
 }
@@ -494,8 +524,10 @@ prt_status ctx_resolve_outputs(prt_context *c)
         c->sizes_pending = 0;
     }
     for (int32_t o = 0; o < e->nb_outputs; o++)
-        if (!ctx_tensor_dims(e, e->output_tensors[o], c->values, c->known, &c->out_dims[o]))
-            return base_error(PRT_ERR_INTERNAL, "output '%s': shape unknown after the run",
+        if (!ctx_tensor_dims(e, e->output_tensors[o], c->values, c->known,
+                             &c->out_dims[o]))
+            return base_error(PRT_ERR_INTERNAL,
+                              "output '%s': shape unknown after the run",
                               e->tensors[e->output_tensors[o]].name);
     return PRT_OK;
 }
@@ -505,7 +537,8 @@ prt_status prt_context_get_tensor_shape(prt_context *c, const char *name, prt_di
     int32_t io;
     prt_status st;
     if (!c || !out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_get_tensor_shape: NULL argument");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_get_tensor_shape: NULL argument");
     io = find_io(c, name);
     if (io < 0)
         return no_such_io(c, name, "get_tensor_shape");

@@ -31,25 +31,25 @@ struct prt_context {
     const dev_ops *dev; /* the engine's device */
     int32_t profile;
     int32_t nb_io;
-    uint8_t *host_block; /* every host array below, one allocation */
+    uint8_t *host_block;  /* every host array below, one allocation */
     prt_plugin **plugins; /* per layer, owned */
 
     prt_dims *input_dims;   /* per input */
     prt_dims *input_values; /* per input: a shape input's values */
     uint8_t *input_set;
-    void **io_addr;                       /* per I/O index */
-    const prt_output_allocator **alloc;   /* per I/O index */
-    void **alloc_mem;                     /* per I/O index: what the
-                                             allocator last returned, passed
-                                             back as `current` (plugrt.h) */
-    void **staging;                       /* per I/O index: device memory for
-                                             data-dependent outputs with an
-                                             allocator */
-    prt_dims *out_dims;                   /* per output: dims after a run */
-    int ran;                              /* a run finished (or is queued) */
-    int sizes_pending;                    /* out_dims of data-dependent
-                                             outputs wait for the device */
-    void *last_stream;                    /* the last run's stream */
+    void **io_addr;                     /* per I/O index */
+    const prt_output_allocator **alloc; /* per I/O index */
+    void **alloc_mem;                   /* per I/O index: what the
+                                           allocator last returned, passed
+                                           back as `current` (plugrt.h) */
+    void **staging;                     /* per I/O index: device memory for
+                                           data-dependent outputs with an
+                                           allocator */
+    prt_dims *out_dims;                 /* per output: dims after a run */
+    int ran;                            /* a run finished (or is queued) */
+    int sizes_pending;                  /* out_dims of data-dependent
+                                           outputs wait for the device */
+    void *last_stream;                  /* the last run's stream */
 
     int external_memory;   /* the caller gives arena + workspace */
     uint8_t *device_block; /* arena then workspace, device memory (owned
@@ -66,24 +66,24 @@ struct prt_context {
     int32_t *dep_layer;   /* per tensor: last layer whose size its dims
                              depend on, -1 if none */
 
-    prt_tensor_desc *descs;  /* scratch: one layer's inputs then outputs */
+    prt_tensor_desc *descs; /* scratch: one layer's inputs then outputs */
     const void **in_ptrs;
     void **out_ptrs;
-    prt_tensor_desc *last;   /* per layer, at last_off: shapes last told */
+    prt_tensor_desc *last; /* per layer, at last_off: shapes last told */
     int32_t *last_off;
-    uint8_t *told;           /* per layer: on_shape_change called once */
+    uint8_t *told; /* per layer: on_shape_change called once */
 
     /* Sizes on the device (sizes.c); device_sizes 0 when the device reads
      * them on the host. */
     int device_sizes;
-    dev_sizes ds;          /* pointers into ds_block / ds_status */
-    void *ds_block;        /* device memory */
+    dev_sizes ds;               /* pointers into ds_block / ds_status */
+    void *ds_block;             /* device memory */
     dev_size_status *ds_status; /* pinned host memory */
     int64_t *ds_host_sizes;     /* pinned host memory: sizes read back */
-    int32_t *dims_off;     /* per tensor: its dims in ds.dims, or -1 */
+    int32_t *dims_off;          /* per tensor: its dims in ds.dims, or -1 */
     int32_t nb_leaves;
-    int32_t *leaf_node;    /* per leaf: the node whose value it is */
-    dev_size_args *args;   /* scratch for one launch */
+    int32_t *leaf_node;  /* per leaf: the node whose value it is */
+    dev_size_args *args; /* scratch for one launch */
     int32_t first_dd_layer;
 
     /* A captured run (graphs): replayable while `gen` is what it was. */
@@ -94,7 +94,8 @@ struct prt_context {
 
 static inline int32_t ctx_io_tensor(const prt_engine *e, int32_t io)
 {
-    return io < e->nb_inputs ? e->input_tensors[io] : e->output_tensors[io - e->nb_inputs];
+    return io < e->nb_inputs ? e->input_tensors[io]
+                             : e->output_tensors[io - e->nb_inputs];
 }
 
 /* Current dims of tensor t from evaluated values: 1 and *out set, or 0

@@ -28,7 +28,7 @@ static prt_status bind_io(prt_context *c)
     const prt_engine *e = c->e;
     if (!c->arena && e->arena_size + e->workspace_size > 0)
         return base_error(PRT_ERR_STATE, "the context has no memory yet "
-                          "(prt_context_set_memory)");
+                                         "(prt_context_set_memory)");
     for (int32_t io = 0; io < c->nb_io; io++) {
         int32_t t = ctx_io_tensor(e, io);
         const char *name = e->tensors[t].name;
@@ -44,7 +44,8 @@ static prt_status bind_io(prt_context *c)
                 c->tptr[t] = c->arena ? (void *)c->arena : (void *)c;
                 continue;
             }
-            return base_error(PRT_ERR_STATE, "%s '%s' has no address "
+            return base_error(PRT_ERR_STATE,
+                              "%s '%s' has no address "
                               "(prt_context_set_tensor_address%s)",
                               io < e->nb_inputs ? "input" : "output", name,
                               io < e->nb_inputs ? "" : " or an output allocator");
@@ -60,14 +61,17 @@ static prt_status bind_io(prt_context *c)
             /* plugrt.h: the allocator gets back what it gave last time and
              * returns it when it is big enough, so a steady run allocates
              * nothing. */
-            c->tptr[t] = a->reallocate(a->user, name, c->alloc_mem[io], (uint64_t)bytes, 256);
+            c->tptr[t] =
+                a->reallocate(a->user, name, c->alloc_mem[io], (uint64_t)bytes, 256);
             if (c->tptr[t])
                 c->alloc_mem[io] = c->tptr[t];
             else if (bytes == 0)
                 c->tptr[t] = c->arena ? (void *)c->arena : (void *)c; /* never touched */
             else
-                return base_error(PRT_ERR_OUT_OF_MEMORY, "output allocator gave no memory "
-                                  "for '%s' (%lld bytes)", name, (long long)bytes);
+                return base_error(PRT_ERR_OUT_OF_MEMORY,
+                                  "output allocator gave no memory "
+                                  "for '%s' (%lld bytes)",
+                                  name, (long long)bytes);
         }
     }
     return PRT_OK;
@@ -157,7 +161,8 @@ static prt_status read_sizes(prt_context *c, int32_t li, void *stream)
             return base_error(PRT_ERR_PLUGIN,
                               "layer '%s' (plugin %s) wrote %lld to size tensor '%s', "
                               "outside its declared bounds 0..%lld; its outputs may be "
-                              "corrupt", l->name, l->plugin_name, (long long)v, t->name,
+                              "corrupt",
+                              l->name, l->plugin_name, (long long)v, t->name,
                               (long long)upper);
         c->size_values[s] = v;
         c->size_known[s] = 1;
@@ -198,15 +203,16 @@ static prt_status run_layer(prt_context *c, int32_t li, void *stream)
     st = fill_descs(c, li);
     if (st)
         return st;
-    if (!c->told[li] || desc_changed(c->descs, c->last + c->last_off[li], nb_in + nb_out)) {
+    if (!c->told[li] ||
+        desc_changed(c->descs, c->last + c->last_off[li], nb_in + nb_out)) {
         if (RUNTIME_ENTRY(p, on_shape_change)) {
             base_clear_error();
             st = RUNTIME_ENTRY(p, on_shape_change)(p, in, nb_in, out, nb_out);
             if (st)
                 return layer_fail(l, "on_shape_change failed");
         }
-        memcpy(c->last + c->last_off[li], c->descs, sizeof(prt_tensor_desc) *
-                                                        (size_t)(nb_in + nb_out));
+        memcpy(c->last + c->last_off[li], c->descs,
+               sizeof(prt_tensor_desc) * (size_t)(nb_in + nb_out));
         c->told[li] = 1;
     }
     /* In place: the output's memory must hold the input's values first. */
@@ -218,14 +224,17 @@ static prt_status run_layer(prt_context *c, int32_t li, void *stream)
             st = c->dev->copy(c->out_ptrs[o], c->in_ptrs[k], (size_t)bytes_of(&in[k]),
                               DEV_COPY_D2D, stream);
             if (st)
-                return base_error_prefix(st, "layer '%s': copying input %d for output %d "
-                                         "in place", l->name, (int)k, (int)o);
+                return base_error_prefix(st,
+                                         "layer '%s': copying input %d for output %d "
+                                         "in place",
+                                         l->name, (int)k, (int)o);
         }
         c->in_ptrs[k] = c->out_ptrs[o];
     }
     base_clear_error();
     st = p->vt->runtime->enqueue(p, in, out, c->in_ptrs, c->out_ptrs,
-                                 l->workspace ? c->workspace : NULL, c->dev->device, stream);
+                                 l->workspace ? c->workspace : NULL, c->dev->device,
+                                 stream);
     if (st)
         return layer_fail(l, "enqueue failed");
     if (!writes_sizes)
@@ -251,7 +260,8 @@ static prt_status finish_outputs(prt_context *c, void *stream)
     if (c->sizes_pending && !dd_alloc) {
         for (int32_t o = 0; o < e->nb_outputs; o++)
             if (c->dep_layer[e->output_tensors[o]] < 0)
-                ctx_tensor_dims(e, e->output_tensors[o], c->values, c->known, &c->out_dims[o]);
+                ctx_tensor_dims(e, e->output_tensors[o], c->values, c->known,
+                                &c->out_dims[o]);
     } else {
         prt_status st = ctx_resolve_outputs(c);
         if (st)
@@ -266,12 +276,15 @@ static prt_status finish_outputs(prt_context *c, void *stream)
         if (c->staging[io]) {
             int64_t bytes = base_volume(&c->out_dims[o]) *
                             (int64_t)prt_dtype_size(e->tensors[t].dtype);
-            void *dst = a->reallocate(a->user, name, c->alloc_mem[io], (uint64_t)bytes, 256);
+            void *dst =
+                a->reallocate(a->user, name, c->alloc_mem[io], (uint64_t)bytes, 256);
             if (dst)
                 c->alloc_mem[io] = dst;
             if (!dst && bytes > 0)
-                return base_error(PRT_ERR_OUT_OF_MEMORY, "output allocator gave no memory "
-                                  "for '%s' (%lld bytes)", name, (long long)bytes);
+                return base_error(PRT_ERR_OUT_OF_MEMORY,
+                                  "output allocator gave no memory "
+                                  "for '%s' (%lld bytes)",
+                                  name, (long long)bytes);
             if (bytes > 0) {
                 prt_status st = c->dev->copy(dst, c->staging[io], (size_t)bytes,
                                              DEV_COPY_D2D, stream);
@@ -312,19 +325,24 @@ static prt_status check_capturable(const prt_context *c)
 {
     const prt_engine *e = c->e;
     if (!c->dev->graph_begin)
-        return base_error(PRT_ERR_UNSUPPORTED, "graphs: device %s has none", c->dev->name);
+        return base_error(PRT_ERR_UNSUPPORTED, "graphs: device %s has none",
+                          c->dev->name);
     if (e->nb_sizes > 0 && !c->device_sizes)
-        return base_error(PRT_ERR_UNSUPPORTED, "graphs: this engine's sizes are read on "
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "graphs: this engine's sizes are read on "
                           "the host between layers, which a graph cannot wait for");
     for (int32_t li = 0; li < e->nb_layers; li++)
         if (e->layers[li].host_dims && touches_earlier_sizes(c, &e->layers[li], li))
-            return base_error(PRT_ERR_UNSUPPORTED, "graphs: layer '%s' (plugin %s) needs "
-                              "the true dims of data-dependent tensors on the host, which "
-                              "a graph cannot wait for", e->layers[li].name,
-                              e->layers[li].plugin_name);
+            return base_error(
+                PRT_ERR_UNSUPPORTED,
+                "graphs: layer '%s' (plugin %s) needs "
+                "the true dims of data-dependent tensors on the host, which "
+                "a graph cannot wait for",
+                e->layers[li].name, e->layers[li].plugin_name);
     for (int32_t o = 0; o < e->nb_outputs; o++)
         if (!c->io_addr[e->nb_inputs + o] && c->alloc[e->nb_inputs + o])
-            return base_error(PRT_ERR_UNSUPPORTED, "graphs: output '%s' has an output "
+            return base_error(PRT_ERR_UNSUPPORTED,
+                              "graphs: output '%s' has an output "
                               "allocator; give it an address instead",
                               e->tensors[e->output_tensors[o]].name);
     return PRT_OK;
@@ -335,7 +353,8 @@ prt_status prt_context_capture_graph(prt_context *c, void *stream)
     void *g = NULL;
     prt_status st, st2;
     if (!c)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_capture_graph: NULL context");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_capture_graph: NULL context");
     st = check_capturable(c);
     if (st)
         return st;
@@ -368,13 +387,17 @@ prt_status prt_context_launch_graph(prt_context *c, void *stream)
 {
     prt_status st;
     if (!c)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_launch_graph: NULL context");
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_launch_graph: NULL context");
     if (!c->graph)
-        return base_error(PRT_ERR_STATE, "prt_context_launch_graph: no graph was captured "
+        return base_error(PRT_ERR_STATE,
+                          "prt_context_launch_graph: no graph was captured "
                           "(prt_context_capture_graph)");
     if (c->gen != c->graph_gen)
-        return base_error(PRT_ERR_STATE, "prt_context_launch_graph: shapes, addresses or "
-                          "memory changed since the graph was captured; capture it again");
+        return base_error(
+            PRT_ERR_STATE,
+            "prt_context_launch_graph: shapes, addresses or "
+            "memory changed since the graph was captured; capture it again");
     c->ran = 0;
     st = c->dev->graph_launch(c->graph, stream);
     if (st)

@@ -62,8 +62,8 @@ static int plan(prt_context *c, const uint8_t *dd, int32_t *slot, int32_t *leaf_
             continue;
         c->dims_off[t] = nd;
         for (int32_t d = 0; d < e->tensors[t].nb_dims; d++)
-            dim_code[nd++] = code_of(dd, slot, leaf_of, c, e->tensors[t].dim_expr[d],
-                                     &too_many);
+            dim_code[nd++] =
+                code_of(dd, slot, leaf_of, c, e->tensors[t].dim_expr[d], &too_many);
     }
     /* A layer may write at most DEV_MAX_NEW_SIZES sizes per launch. */
     for (int32_t li = 0; li < e->nb_layers && !too_many; li++) {
@@ -82,7 +82,10 @@ typedef struct ds_layout {
     size_t nodes, producer, size_values, node_values, dim_code, dims, total;
 } ds_layout;
 
-static size_t up8(size_t x) { return (x + 7) / 8 * 8; }
+static size_t up8(size_t x)
+{
+    return (x + 7) / 8 * 8;
+}
 
 static ds_layout layout(int32_t nb_nodes, int32_t nb_sizes, int32_t nb_dims)
 {
@@ -169,7 +172,8 @@ prt_status ctx_sizes_create(prt_context *c)
         st = upload(c, nodes, dim_code, n, nd);
         c->device_sizes = st == PRT_OK;
     } else {
-        base_log(PRT_SEV_INFO, "the engine's data-dependent shapes need more than a device "
+        base_log(PRT_SEV_INFO,
+                 "the engine's data-dependent shapes need more than a device "
                  "launch holds; sizes are read on the host after each layer that writes "
                  "them");
         c->nb_leaves = 0;
@@ -214,8 +218,10 @@ prt_status ctx_sizes_launch(prt_context *c, int32_t li, void *stream)
     a->nb_leaves = c->nb_leaves;
     for (int32_t k = 0; k < c->nb_leaves; k++) {
         if (!c->known[c->leaf_node[k]])
-            return base_error(PRT_ERR_INTERNAL, "layer '%s': a dim its sizes need is "
-                              "unknown", l->name);
+            return base_error(PRT_ERR_INTERNAL,
+                              "layer '%s': a dim its sizes need is "
+                              "unknown",
+                              l->name);
         a->leaves[k] = c->values[c->leaf_node[k]];
     }
     st = c->dev->eval_sizes(&c->ds, a, stream);
@@ -225,8 +231,9 @@ prt_status ctx_sizes_launch(prt_context *c, int32_t li, void *stream)
 prt_status ctx_sizes_fetch(prt_context *c, int32_t li, void *stream)
 {
     const prt_engine *e = c->e;
-    prt_status st = c->dev->copy(c->ds_host_sizes, c->ds.size_values,
-                                 sizeof(int64_t) * (size_t)e->nb_sizes, DEV_COPY_D2H, stream);
+    prt_status st =
+        c->dev->copy(c->ds_host_sizes, c->ds.size_values,
+                     sizeof(int64_t) * (size_t)e->nb_sizes, DEV_COPY_D2H, stream);
     if (!st)
         st = c->dev->stream_sync(stream);
     if (st)
@@ -234,11 +241,12 @@ prt_status ctx_sizes_fetch(prt_context *c, int32_t li, void *stream)
     if (c->ds_status->failed) {
         const dev_size_status *f = c->ds_status;
         const eng_layer *l = &e->layers[f->layer];
-        return base_error(PRT_ERR_PLUGIN,
-                          "layer '%s' (plugin %s) wrote %lld to size tensor '%s', outside "
-                          "its declared bounds 0..%lld; its outputs may be corrupt",
-                          l->name, l->plugin_name, (long long)f->value,
-                          e->tensors[c->size_tensor[f->size_id]].name, (long long)f->upper);
+        return base_error(
+            PRT_ERR_PLUGIN,
+            "layer '%s' (plugin %s) wrote %lld to size tensor '%s', outside "
+            "its declared bounds 0..%lld; its outputs may be corrupt",
+            l->name, l->plugin_name, (long long)f->value,
+            e->tensors[c->size_tensor[f->size_id]].name, (long long)f->upper);
     }
     for (int32_t s = 0; s < e->nb_sizes; s++)
         if (c->size_layer[s] < li) {

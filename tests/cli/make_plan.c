@@ -86,7 +86,8 @@ static int make_reshape(prt_network *net, prt_builder_config *cfg, long elems)
            check(prt_network_set_tensor_name(net, y, "y"), "tensor name") ||
            check(prt_network_mark_output(net, y), "output") ||
            check(prt_builder_config_add_profile(cfg, &profile), "profile") ||
-           check(prt_builder_config_set_profile_shape_values(cfg, profile, "s", mn, opt, mx, 2),
+           check(prt_builder_config_set_profile_shape_values(cfg, profile, "s", mn, opt,
+                                                             mx, 2),
                  "shape values");
 }
 
@@ -125,7 +126,8 @@ int main(int argc, char **argv)
     if (!bad && reshape)
         bad = make_reshape(net, cfg, elems);
     else if (!bad)
-        bad = check(prt_network_add_input(net, names[0], PRT_FLOAT32, &dims, &x), "input") ||
+        bad = check(prt_network_add_input(net, names[0], PRT_FLOAT32, &dims, &x),
+                    "input") ||
               add_relu(net, x, names[1], &mid) ||
               check(prt_network_set_tensor_name(net, mid, names[3]), "tensor name") ||
               add_relu(net, mid, names[2], &y) ||

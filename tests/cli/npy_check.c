@@ -23,7 +23,9 @@ static void fill(int32_t dtype, void *data, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         switch (dtype) {
-        case PRT_FLOAT32: ((float *)data)[i] = (float)i * 0.5f - 3.0f; break;
+        case PRT_FLOAT32:
+            ((float *)data)[i] = (float)i * 0.5f - 3.0f;
+            break;
         case PRT_FLOAT16: {
             /* i * 0.5 - 3 in binary16: exact for the small i used here. */
             float v = (float)i * 0.5f - 3.0f;
@@ -39,12 +41,23 @@ static void fill(int32_t dtype, void *data, int64_t n)
             ((uint16_t *)data)[i] = h;
             break;
         }
-        case PRT_INT8: ((int8_t *)data)[i] = (int8_t)(i % 200 - 100); break;
-        case PRT_UINT8: ((uint8_t *)data)[i] = (uint8_t)(i * 7 % 256); break;
-        case PRT_INT32: ((int32_t *)data)[i] = (int32_t)(i * 1000003 - 5000); break;
-        case PRT_INT64: ((int64_t *)data)[i] = (int64_t)i * 4000000007LL - 9; break;
-        case PRT_BOOL: ((uint8_t *)data)[i] = (uint8_t)(i % 3 == 0); break;
-        default: break;
+        case PRT_INT8:
+            ((int8_t *)data)[i] = (int8_t)(i % 200 - 100);
+            break;
+        case PRT_UINT8:
+            ((uint8_t *)data)[i] = (uint8_t)(i * 7 % 256);
+            break;
+        case PRT_INT32:
+            ((int32_t *)data)[i] = (int32_t)(i * 1000003 - 5000);
+            break;
+        case PRT_INT64:
+            ((int64_t *)data)[i] = (int64_t)i * 4000000007LL - 9;
+            break;
+        case PRT_BOOL:
+            ((uint8_t *)data)[i] = (uint8_t)(i % 3 == 0);
+            break;
+        default:
+            break;
         }
     }
 }
@@ -66,7 +79,8 @@ static int cmd_write(const char *dir)
             if (!data)
                 return 1;
             fill(dt, data, n);
-            snprintf(path, sizeof path, "%s/rt_%s_%s.npy", dir, prt_dtype_name(dt), names[s]);
+            snprintf(path, sizeof path, "%s/rt_%s_%s.npy", dir, prt_dtype_name(dt),
+                     names[s]);
             if (npy_write(path, dt, &shapes[s], data, err, sizeof err) != 0 ||
                 npy_read(path, &back, err, sizeof err) != 0) {
                 fprintf(stderr, "%s\n", err);
@@ -75,7 +89,8 @@ static int cmd_write(const char *dir)
             }
             if (back.dtype != dt || back.dims.nb_dims != shapes[s].nb_dims ||
                 back.nbytes != bytes ||
-                memcmp(back.dims.d, shapes[s].d, sizeof(int64_t) * (size_t)shapes[s].nb_dims) ||
+                memcmp(back.dims.d, shapes[s].d,
+                       sizeof(int64_t) * (size_t)shapes[s].nb_dims) ||
                 (bytes && memcmp(back.data, data, bytes) != 0)) {
                 fprintf(stderr, "%s: read back differs from what was written\n", path);
                 bad = 1;

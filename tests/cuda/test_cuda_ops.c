@@ -12,8 +12,8 @@
 #include "op_testutil.h"
 
 /* X0.. -> op -> Y, static dims, built for `device` and reloaded. */
-static prt_engine *build_on(int32_t device, const char *name, const prt_field *f, int32_t nf,
-                            const ot_tensor *in, int32_t nb_in)
+static prt_engine *build_on(int32_t device, const char *name, const prt_field *f,
+                            int32_t nf, const ot_tensor *in, int32_t nb_in)
 {
     prt_network *net = NULL;
     prt_builder_config *cfg = NULL;
@@ -123,8 +123,8 @@ static void compare(const char *what, const char *name, const prt_field *f, int3
 
 static void test_relu(tu_rng *r)
 {
-    static const int32_t dts[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16, PRT_INT8, PRT_INT32,
-                                  PRT_INT64};
+    static const int32_t dts[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16,
+                                  PRT_INT8,    PRT_INT32,   PRT_INT64};
     static const int64_t sizes[] = {1, 7, 1000, 65537, 0};
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
@@ -160,8 +160,8 @@ static void test_transpose(tu_rng *r)
         dims = tu_dims(rank, d);
         x = ot_random(dts[t % 4], dims, r, 0);
         f = ot_fld_i32("perm", perm, rank);
-        snprintf(what, sizeof what, "Transpose %s rank %d case %d", prt_dtype_name(dts[t % 4]),
-                 (int)rank, t);
+        snprintf(what, sizeof what, "Transpose %s rank %d case %d",
+                 prt_dtype_name(dts[t % 4]), (int)rank, t);
         compare(what, "Transpose", &f, 1, &x, 1, 0);
         ot_free(&x);
     }
@@ -190,7 +190,8 @@ static void test_einsum(tu_rng *r)
             for (int k = 0; k < cs[c].nb; k++)
                 x[k] = ot_random(dts[d], cs[c].d[k], r, 0);
             snprintf(what, sizeof what, "Einsum %s %s", cs[c].eq, prt_dtype_name(dts[d]));
-            compare(what, "Einsum", &f, 1, x, cs[c].nb, dts[d] == PRT_FLOAT16 ? 2e-3 : 1e-6);
+            compare(what, "Einsum", &f, 1, x, cs[c].nb,
+                    dts[d] == PRT_FLOAT16 ? 2e-3 : 1e-6);
             for (int k = 0; k < cs[c].nb; k++)
                 ot_free(&x[k]);
         }
@@ -235,10 +236,14 @@ static void test_matmul(tu_rng *r)
     static const struct {
         prt_dims a, b;
     } cs[] = {
-        {{2, {8, 32}}, {2, {32, 64}}},      {{2, {1, 1}}, {2, {1, 1}}},
-        {{3, {3, 5, 7}}, {2, {7, 4}}},      {{3, {3, 5, 7}}, {3, {3, 7, 4}}},
-        {{4, {2, 1, 5, 6}}, {3, {3, 6, 2}}}, {{1, {9}}, {2, {9, 5}}},
-        {{2, {4, 9}}, {1, {9}}},            {{2, {0, 9}}, {2, {9, 5}}},
+        {{2, {8, 32}}, {2, {32, 64}}},
+        {{2, {1, 1}}, {2, {1, 1}}},
+        {{3, {3, 5, 7}}, {2, {7, 4}}},
+        {{3, {3, 5, 7}}, {3, {3, 7, 4}}},
+        {{4, {2, 1, 5, 6}}, {3, {3, 6, 2}}},
+        {{1, {9}}, {2, {9, 5}}},
+        {{2, {4, 9}}, {1, {9}}},
+        {{2, {0, 9}}, {2, {9, 5}}},
         {{2, {130, 257}}, {2, {257, 129}}},
     };
     static const int32_t dts[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16};
@@ -248,7 +253,8 @@ static void test_matmul(tu_rng *r)
             char what[96];
             x[0] = ot_random(dts[d], cs[c].a, r, 0);
             x[1] = ot_random(dts[d], cs[c].b, r, 0);
-            snprintf(what, sizeof what, "MatMul %s case %d", prt_dtype_name(dts[d]), (int)c);
+            snprintf(what, sizeof what, "MatMul %s case %d", prt_dtype_name(dts[d]),
+                     (int)c);
             /* cuBLAS sums in another order (and may use TF32-free FMAs). */
             compare(what, "MatMul", NULL, 0, x, 2, dts[d] == PRT_FLOAT32 ? 1e-4 : 1e-2);
             ot_free(&x[0]);

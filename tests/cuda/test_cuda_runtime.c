@@ -25,7 +25,8 @@ static prt_engine *build_nonzero(prt_registry *reg, int32_t device, int32_t row_
     prt_engine *e = NULL, *loaded = NULL;
     prt_field f = {"rowOrder", &row_order, PRT_FIELD_INT32, 1};
     prt_plugin *p = tu_make_plugin(reg, "", "NonZeroPlugin", "1", &f, 1);
-    prt_dims dyn = {2, {-1, -1}}, mn = {2, {1, 1}}, op = {2, {R, C}}, mx = {2, {256, 256}};
+    prt_dims dyn = {2, {-1, -1}}, mn = {2, {1, 1}}, op = {2, {R, C}},
+             mx = {2, {256, 256}};
     int32_t x, l, y, k, prof;
     void *bytes = NULL;
     size_t size = 0;
@@ -65,7 +66,8 @@ static void fill(float *x, int n, double density, unsigned seed)
     tu_rng r;
     tu_rng_seed(&r, seed);
     for (int i = 0; i < n; i++)
-        x[i] = tu_rng_uniform(&r) < density ? (float)(tu_rng_uniform(&r) * 2 - 1) + 0.5f : 0.0f;
+        x[i] = tu_rng_uniform(&r) < density ? (float)(tu_rng_uniform(&r) * 2 - 1) + 0.5f
+                                            : 0.0f;
 }
 
 /* The reference: the same engine on the CPU. Returns K; idx gets 2K. */
@@ -91,7 +93,8 @@ typedef struct gpu_io {
 static void gpu_io_alloc(gpu_io *g)
 {
     CHECK_OK(prt_device_malloc(PRT_DEVICE_CUDA, sizeof(float) * R * C, (void **)&g->x));
-    CHECK_OK(prt_device_malloc(PRT_DEVICE_CUDA, sizeof(int32_t) * 2 * R * C, (void **)&g->y));
+    CHECK_OK(
+        prt_device_malloc(PRT_DEVICE_CUDA, sizeof(int32_t) * 2 * R * C, (void **)&g->y));
     CHECK_OK(prt_device_malloc(PRT_DEVICE_CUDA, sizeof(int64_t), (void **)&g->k));
 }
 
@@ -120,10 +123,12 @@ static void check_result(prt_context *ctx, const gpu_io *g, void *stream, int64_
     int64_t k = -1;
     int32_t *got = malloc(sizeof(int32_t) * 2 * R * C);
     CHECK_OK(prt_context_get_tensor_shape(ctx, "Y", &yd));
-    CHECK(yd.nb_dims == 2 && yd.d[row_order ? 0 : 1] == want_k && yd.d[row_order ? 1 : 0] == 2);
+    CHECK(yd.nb_dims == 2 && yd.d[row_order ? 0 : 1] == want_k &&
+          yd.d[row_order ? 1 : 0] == 2);
     CHECK_OK(prt_device_memcpy(PRT_DEVICE_CUDA, &k, g->k, sizeof k,
                                PRT_MEMCPY_DEVICE_TO_HOST, stream));
-    CHECK_OK(prt_device_memcpy(PRT_DEVICE_CUDA, got, g->y, sizeof(int32_t) * 2 * (size_t)want_k,
+    CHECK_OK(prt_device_memcpy(PRT_DEVICE_CUDA, got, g->y,
+                               sizeof(int32_t) * 2 * (size_t)want_k,
                                PRT_MEMCPY_DEVICE_TO_HOST, stream));
     CHECK_OK(prt_stream_synchronize(PRT_DEVICE_CUDA, stream));
     CHECK(k == want_k);
@@ -146,7 +151,8 @@ static void test_round_trip_and_streams(prt_registry *reg, int32_t row_order)
     prt_context *cc = NULL, *g1 = NULL, *g2 = NULL;
     void *s1 = NULL, *s2 = NULL;
     float *xa = malloc(sizeof(float) * R * C), *xb = malloc(sizeof(float) * R * C);
-    int32_t *ia = malloc(sizeof(int32_t) * 2 * R * C), *ib = malloc(sizeof(int32_t) * 2 * R * C);
+    int32_t *ia = malloc(sizeof(int32_t) * 2 * R * C),
+            *ib = malloc(sizeof(int32_t) * 2 * R * C);
     gpu_io a, b;
     int64_t ka, kb;
     if (!ge || !ce || !xa || !xb || !ia || !ib) {
@@ -271,7 +277,8 @@ static void test_external_memory(prt_registry *reg)
     bind(g, &io);
     CHECK_ERR(prt_context_enqueue(g, s), PRT_ERR_STATE, "prt_context_set_memory");
     CHECK_OK(prt_device_malloc(PRT_DEVICE_CUDA, (size_t)need, &mem));
-    CHECK_ERR(prt_context_set_memory(g, mem, need - 1), PRT_ERR_INVALID_ARGUMENT, "needs");
+    CHECK_ERR(prt_context_set_memory(g, mem, need - 1), PRT_ERR_INVALID_ARGUMENT,
+              "needs");
     CHECK_ERR(prt_context_set_memory(g, (char *)mem + 8, need), PRT_ERR_INVALID_ARGUMENT,
               "aligned");
     CHECK_OK(prt_context_set_memory(g, mem, need));
@@ -320,17 +327,33 @@ static void test_build_device(prt_registry *reg)
 
 static int32_t over_value; /* what OverCount writes as K */
 
-static const char *oc_name(const prt_plugin *p) { (void)p; return "OverCount"; }
-static const char *oc_version(const prt_plugin *p) { (void)p; return "1"; }
-static const char *oc_ns(const prt_plugin *p) { (void)p; return "test"; }
+static const char *oc_name(const prt_plugin *p)
+{
+    (void)p;
+    return "OverCount";
+}
+static const char *oc_version(const prt_plugin *p)
+{
+    (void)p;
+    return "1";
+}
+static const char *oc_ns(const prt_plugin *p)
+{
+    (void)p;
+    return "test";
+}
 static uint32_t oc_devices(const prt_plugin *p)
 {
     (void)p;
     return 1u << PRT_DEVICE_CUDA;
 }
-static int32_t oc_nb_outputs(const prt_plugin *p) { (void)p; return 2; }
-static prt_status oc_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out, const int32_t *in,
-                            int32_t nb_in)
+static int32_t oc_nb_outputs(const prt_plugin *p)
+{
+    (void)p;
+    return 2;
+}
+static prt_status oc_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out,
+                            const int32_t *in, int32_t nb_in)
 {
     (void)p, (void)nb_out, (void)in, (void)nb_in;
     out[0] = PRT_FLOAT32;
@@ -342,7 +365,8 @@ static prt_status oc_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_i
                             const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
                             int32_t nb_out, prt_expr_builder *eb)
 {
-    const prt_expr *half = eb->operation(eb, PRT_DIM_CEIL_DIV, in[0].d[0], eb->constant(eb, 2));
+    const prt_expr *half =
+        eb->operation(eb, PRT_DIM_CEIL_DIV, in[0].d[0], eb->constant(eb, 2));
     (void)p, (void)nb_in, (void)sv, (void)nb_sv, (void)nb_out;
     out[0].nb_dims = 1;
     out[0].d[0] = eb->declare_size_tensor(eb, 1, half, in[0].d[0]);
@@ -362,7 +386,9 @@ static prt_status oc_enqueue(prt_plugin *p, const prt_tensor_desc *in,
 {
     (void)p, (void)in, (void)out, (void)x, (void)ws, (void)device;
     return cudaMemcpyAsync(y[1], &over_value, sizeof over_value, cudaMemcpyHostToDevice,
-                           (cudaStream_t)stream) == cudaSuccess ? PRT_OK : PRT_ERR_PLUGIN;
+                           (cudaStream_t)stream) == cudaSuccess
+               ? PRT_OK
+               : PRT_ERR_PLUGIN;
 }
 static prt_plugin *oc_clone(const prt_plugin *p)
 {
@@ -382,16 +408,34 @@ static const prt_field_collection *oc_fields(prt_plugin *p)
     (void)p;
     return &oc_no_fields;
 }
-static void oc_destroy(prt_plugin *p) { free(p); }
+static void oc_destroy(prt_plugin *p)
+{
+    free(p);
+}
 
-static const prt_plugin_core oc_core = {sizeof oc_core, PRT_PLUGIN_ABI_VERSION, oc_name,
-                                        oc_version, oc_ns, oc_devices};
-static const prt_plugin_build oc_build = {sizeof oc_build, PRT_PLUGIN_ABI_VERSION,
-                                          oc_nb_outputs, oc_dtypes, oc_shapes, oc_supports,
-                                          NULL, NULL, NULL, NULL, NULL, NULL};
-static const prt_plugin_runtime oc_runtime = {sizeof oc_runtime, PRT_PLUGIN_ABI_VERSION,
-                                              NULL, NULL, oc_enqueue, oc_attach, oc_fields,
-                                              oc_clone, oc_destroy};
+static const prt_plugin_core oc_core = {
+    sizeof oc_core, PRT_PLUGIN_ABI_VERSION, oc_name, oc_version, oc_ns, oc_devices};
+static const prt_plugin_build oc_build = {sizeof oc_build,
+                                          PRT_PLUGIN_ABI_VERSION,
+                                          oc_nb_outputs,
+                                          oc_dtypes,
+                                          oc_shapes,
+                                          oc_supports,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL};
+static const prt_plugin_runtime oc_runtime = {sizeof oc_runtime,
+                                              PRT_PLUGIN_ABI_VERSION,
+                                              NULL,
+                                              NULL,
+                                              oc_enqueue,
+                                              oc_attach,
+                                              oc_fields,
+                                              oc_clone,
+                                              oc_destroy};
 static const prt_plugin_vtable oc_vt = {sizeof oc_vt, PRT_PLUGIN_ABI_VERSION, &oc_core,
                                         &oc_build, &oc_runtime};
 

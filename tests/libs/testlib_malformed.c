@@ -15,8 +15,7 @@
 
 #include "plugrt/plugin.h"
 
-static prt_status mal_create(const prt_plugin_creator *self,
-                             const char *layer_name,
+static prt_status mal_create(const prt_plugin_creator *self, const char *layer_name,
                              const prt_field_collection *fields, int32_t phase,
                              prt_plugin **out)
 {
@@ -32,11 +31,9 @@ static const prt_plugin_creator *creators[1];
 static prt_plugin_library library;
 
 PRT_PLUGIN_EXPORT const prt_plugin_library *
-prt_plugin_library_open(uint32_t host_abi_version,
-                        const prt_host_services *services);
+prt_plugin_library_open(uint32_t host_abi_version, const prt_host_services *services);
 PRT_PLUGIN_EXPORT const prt_plugin_library *
-prt_plugin_library_open(uint32_t host_abi_version,
-                        const prt_host_services *services)
+prt_plugin_library_open(uint32_t host_abi_version, const prt_host_services *services)
 {
     const char *flaw = getenv("PRT_TESTLIB_FLAW");
     if (!flaw)

@@ -3,4 +3,7 @@
 #include "plugrt/plugin.h"
 
 PRT_PLUGIN_EXPORT int32_t testlib_noentry_answer(void);
-PRT_PLUGIN_EXPORT int32_t testlib_noentry_answer(void) { return 42; }
+PRT_PLUGIN_EXPORT int32_t testlib_noentry_answer(void)
+{
+    return 42;
+}

@@ -3,14 +3,11 @@
 #include "plugrt/plugin.h"
 
 PRT_PLUGIN_EXPORT const prt_plugin_library *
-prt_plugin_library_open(uint32_t host_abi_version,
-                        const prt_host_services *services);
+prt_plugin_library_open(uint32_t host_abi_version, const prt_host_services *services);
 PRT_PLUGIN_EXPORT const prt_plugin_library *
-prt_plugin_library_open(uint32_t host_abi_version,
-                        const prt_host_services *services)
+prt_plugin_library_open(uint32_t host_abi_version, const prt_host_services *services)
 {
-    if (services && services->struct_size >= sizeof *services &&
-        services->set_error)
+    if (services && services->struct_size >= sizeof *services && services->set_error)
         services->set_error(services->host, PRT_ERR_VERSION,
                             "testlib_refuse serves no ABI at all");
     return NULL;

@@ -164,24 +164,31 @@ static double elem_as_double(int32_t dtype, const void *p, int64_t i)
     uint32_t u;
     float f;
     switch (dtype) {
-    case PRT_FLOAT32: return ((const float *)p)[i];
-    case PRT_FLOAT16: return half_to_float(((const uint16_t *)p)[i]);
+    case PRT_FLOAT32:
+        return ((const float *)p)[i];
+    case PRT_FLOAT16:
+        return half_to_float(((const uint16_t *)p)[i]);
     case PRT_BFLOAT16:
         u = (uint32_t)((const uint16_t *)p)[i] << 16;
         memcpy(&f, &u, sizeof f);
         return f;
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
 static long long elem_as_i64(int32_t dtype, const void *p, int64_t i)
 {
     switch (dtype) {
-    case PRT_INT8: return ((const int8_t *)p)[i];
+    case PRT_INT8:
+        return ((const int8_t *)p)[i];
     case PRT_UINT8:
-    case PRT_BOOL: return ((const uint8_t *)p)[i];
-    case PRT_INT32: return ((const int32_t *)p)[i];
-    default: return ((const int64_t *)p)[i];
+    case PRT_BOOL:
+        return ((const uint8_t *)p)[i];
+    case PRT_INT32:
+        return ((const int32_t *)p)[i];
+    default:
+        return ((const int64_t *)p)[i];
     }
 }
 
@@ -221,8 +228,9 @@ static int compare(const char *name, int32_t dtype, const void *got, const void 
             if (first_bad < 0)
                 first_bad = i;
             if (bad < 8 && pos < sizeof detail)
-                pos += (size_t)snprintf(detail + pos, sizeof detail - pos,
-                                        " [%lld] got %lld want %lld;", (long long)i, g, w);
+                pos +=
+                    (size_t)snprintf(detail + pos, sizeof detail - pos,
+                                     " [%lld] got %lld want %lld;", (long long)i, g, w);
             bad++;
         }
     }
@@ -253,8 +261,8 @@ static void tensor_files_free(tensor_file *t, int n)
 }
 
 /* Reads <dir>/<prefix>0.pb, 1, ... until one is missing. */
-static int read_tensors(const char *dir, const char *prefix, tensor_file **out, int *out_n,
-                        result *r)
+static int read_tensors(const char *dir, const char *prefix, tensor_file **out,
+                        int *out_n, result *r)
 {
     tensor_file *v = NULL;
     int n = 0;
@@ -347,7 +355,8 @@ static void run_data_set(const prt_network *net, const prt_registry *reg, char *
         !read_tensors(set_dir, "output_", &outs, &n_outs, r))
         goto out;
     if (n_ins != nb_in) {
-        set_reason(r, RES_FAIL, "%s has %d inputs; the graph has %d", set_dir, n_ins, nb_in);
+        set_reason(r, RES_FAIL, "%s has %d inputs; the graph has %d", set_dir, n_ins,
+                   nb_in);
         goto out;
     }
     if (prt_builder_config_create(&cfg) || prt_builder_config_add_profile(cfg, &prof)) {
@@ -374,8 +383,8 @@ static void run_data_set(const prt_network *net, const prt_registry *reg, char *
         for (int64_t k = 0; k < n; k++)
             vals[k] = ins[i].dtype == PRT_INT32 ? ((const int32_t *)ins[i].data)[k]
                                                 : ((const int64_t *)ins[i].data)[k];
-        if (prt_builder_config_set_profile_shape_values(cfg, prof, in_names[i], vals, vals,
-                                                        vals, (int32_t)n)) {
+        if (prt_builder_config_set_profile_shape_values(cfg, prof, in_names[i], vals,
+                                                        vals, vals, (int32_t)n)) {
             set_reason(r, RES_FAIL, "shape values for input '%s': %s", in_names[i],
                        prt_last_error());
             goto out;
@@ -412,7 +421,8 @@ static void run_data_set(const prt_network *net, const prt_registry *reg, char *
         }
         if (io.dtype != ins[i].dtype) {
             set_reason(r, RES_FAIL, "input '%s' is %s in the engine, %s in the test",
-                       in_names[i], prt_dtype_name(io.dtype), prt_dtype_name(ins[i].dtype));
+                       in_names[i], prt_dtype_name(io.dtype),
+                       prt_dtype_name(ins[i].dtype));
             goto out;
         }
         if (prt_context_set_input_shape(ctx, in_names[i], &ins[i].dims) ||
@@ -505,7 +515,8 @@ static void run_test(const char *dir, const prt_registry *reg, result *r)
     st = prt_onnx_parser_parse_file(parser, path, &net);
     if (st) {
         /* Skipped: an op that nothing serves. Anything else is a failure. */
-        int skip = st == PRT_ERR_UNSUPPORTED && strstr(prt_last_error(), "has no importer");
+        int skip =
+            st == PRT_ERR_UNSUPPORTED && strstr(prt_last_error(), "has no importer");
         set_reason(r, skip ? RES_SKIP : RES_FAIL, "import: %s", prt_last_error());
         goto out;
     }
@@ -541,7 +552,8 @@ out:
 
 /* Runs one test in a child, so that a crash or a hang is that test's
  * failure. */
-static void run_isolated(const char *dir, const prt_registry *reg, result *r, int use_fork)
+static void run_isolated(const char *dir, const prt_registry *reg, result *r,
+                         int use_fork)
 {
     int fds[2];
     pid_t pid;
@@ -594,7 +606,8 @@ static void run_isolated(const char *dir, const prt_registry *reg, result *r, in
          * exit (a leak), or a crash while cleaning up. */
         char tmp[REASON_CAP];
         snprintf(tmp, sizeof tmp, "%s", r->reason);
-        set_reason(r, RES_FAIL, "%s%sthe test process then %s %d", tmp, tmp[0] ? "; " : "",
+        set_reason(r, RES_FAIL, "%s%sthe test process then %s %d", tmp,
+                   tmp[0] ? "; " : "",
                    WIFSIGNALED(wst) ? "died of signal" : "exited with status",
                    WIFSIGNALED(wst) ? WTERMSIG(wst) : WEXITSTATUS(wst));
     } else if (got != sizeof *r) {
@@ -709,8 +722,9 @@ int main(int argc, char **argv)
             return 1;
         }
         if (counts[RES_PASS] > expected)
-            printf("note: %d passed, more than the %ld recorded: raise the number in %s\n",
-                   counts[RES_PASS], expected, expect);
+            printf(
+                "note: %d passed, more than the %ld recorded: raise the number in %s\n",
+                counts[RES_PASS], expected, expect);
     }
     return 0;
 }

@@ -51,7 +51,10 @@ static void *A(size_t n)
     return p;
 }
 
-static const char *str_or(const char *s) { return s ? s : ""; }
+static const char *str_or(const char *s)
+{
+    return s ? s : "";
+}
 
 static char *S(const char *s)
 {
@@ -156,8 +159,8 @@ static Onnx__TensorProto *tensor_raw(const char *name, int32_t onnx_type, int nb
 static Onnx__TensorProto *tensor_f32(const char *name, int nb, const int64_t *dims,
                                      const float *v, int n)
 {
-    Onnx__TensorProto *t = tensor_raw(name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, nb, dims,
-                                      NULL, 0);
+    Onnx__TensorProto *t =
+        tensor_raw(name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, nb, dims, NULL, 0);
     t->n_float_data = (size_t)n;
     t->float_data = A(sizeof(float) * (size_t)n);
     memcpy(t->float_data, v, sizeof(float) * (size_t)n);
@@ -295,14 +298,34 @@ typedef struct sumplug {
     int32_t nb_in; /* from configure / on_shape_change */
 } sumplug;
 
-static const char *sp_name(const prt_plugin *p) { (void)p; return "TestPlug"; }
-static const char *sp_version(const prt_plugin *p) { (void)p; return "2"; }
-static const char *sp_ns(const prt_plugin *p) { (void)p; return "tns"; }
-static uint32_t sp_devices(const prt_plugin *p) { (void)p; return 1u << PRT_DEVICE_CPU; }
-static int32_t sp_nb_outputs(const prt_plugin *p) { (void)p; return 1; }
+static const char *sp_name(const prt_plugin *p)
+{
+    (void)p;
+    return "TestPlug";
+}
+static const char *sp_version(const prt_plugin *p)
+{
+    (void)p;
+    return "2";
+}
+static const char *sp_ns(const prt_plugin *p)
+{
+    (void)p;
+    return "tns";
+}
+static uint32_t sp_devices(const prt_plugin *p)
+{
+    (void)p;
+    return 1u << PRT_DEVICE_CPU;
+}
+static int32_t sp_nb_outputs(const prt_plugin *p)
+{
+    (void)p;
+    return 1;
+}
 
-static prt_status sp_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out, const int32_t *in,
-                            int32_t nb_in)
+static prt_status sp_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out,
+                            const int32_t *in, int32_t nb_in)
 {
     (void)p;
     (void)nb_out;
@@ -381,7 +404,10 @@ static const prt_field_collection *sp_fields(prt_plugin *p)
     return &none;
 }
 
-static void sp_destroy(prt_plugin *p) { free(p); }
+static void sp_destroy(prt_plugin *p)
+{
+    free(p);
+}
 
 static prt_status sp_set_tactic(prt_plugin *p, int32_t tactic)
 {
@@ -411,30 +437,52 @@ static prt_status sp_shape_change(prt_plugin *p, const prt_tensor_desc *in, int3
     return PRT_OK;
 }
 
-static const prt_plugin_core sp_core = {sizeof sp_core, PRT_PLUGIN_ABI_VERSION, sp_name,
-                                        sp_version, sp_ns, sp_devices};
-static const prt_plugin_build sp_build = {
-    sizeof sp_build, PRT_PLUGIN_ABI_VERSION, sp_nb_outputs, sp_dtypes, sp_shapes,
-    sp_supports, sp_configure, NULL, NULL, NULL, NULL, NULL};
-static const prt_plugin_runtime sp_runtime = {
-    sizeof sp_runtime, PRT_PLUGIN_ABI_VERSION, sp_set_tactic, sp_shape_change, sp_enqueue,
-    sp_attach, sp_fields, sp_clone, sp_destroy};
+static const prt_plugin_core sp_core = {
+    sizeof sp_core, PRT_PLUGIN_ABI_VERSION, sp_name, sp_version, sp_ns, sp_devices};
+static const prt_plugin_build sp_build = {sizeof sp_build,
+                                          PRT_PLUGIN_ABI_VERSION,
+                                          sp_nb_outputs,
+                                          sp_dtypes,
+                                          sp_shapes,
+                                          sp_supports,
+                                          sp_configure,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL};
+static const prt_plugin_runtime sp_runtime = {sizeof sp_runtime, PRT_PLUGIN_ABI_VERSION,
+                                              sp_set_tactic,     sp_shape_change,
+                                              sp_enqueue,        sp_attach,
+                                              sp_fields,         sp_clone,
+                                              sp_destroy};
 static const prt_plugin_vtable sp_vt = {sizeof sp_vt, PRT_PLUGIN_ABI_VERSION, &sp_core,
                                         &sp_build, &sp_runtime};
 
 static size_t field_elem_size(int32_t t)
 {
     switch (t) {
-    case PRT_FIELD_INT8: case PRT_FIELD_CHAR: case PRT_FIELD_BYTES: return 1;
-    case PRT_FIELD_INT16: case PRT_FIELD_FLOAT16: case PRT_FIELD_BFLOAT16: return 2;
-    case PRT_FIELD_INT32: case PRT_FIELD_FLOAT32: return 4;
-    case PRT_FIELD_DIMS: return sizeof(prt_dims);
-    default: return 8;
+    case PRT_FIELD_INT8:
+    case PRT_FIELD_CHAR:
+    case PRT_FIELD_BYTES:
+        return 1;
+    case PRT_FIELD_INT16:
+    case PRT_FIELD_FLOAT16:
+    case PRT_FIELD_BFLOAT16:
+        return 2;
+    case PRT_FIELD_INT32:
+    case PRT_FIELD_FLOAT32:
+        return 4;
+    case PRT_FIELD_DIMS:
+        return sizeof(prt_dims);
+    default:
+        return 8;
     }
 }
 
 static prt_status sp_create(const prt_plugin_creator *c, const char *layer,
-                            const prt_field_collection *f, int32_t phase, prt_plugin **out)
+                            const prt_field_collection *f, int32_t phase,
+                            prt_plugin **out)
 {
     sumplug *s;
     (void)c;
@@ -460,23 +508,37 @@ static prt_status sp_create(const prt_plugin_creator *c, const char *layer,
 }
 
 static const prt_field_schema sp_schema[] = {
-    {"i8", PRT_FIELD_INT8, 1, NULL},       {"i16s", PRT_FIELD_INT16, -1, NULL},
-    {"i32", PRT_FIELD_INT32, 1, NULL},     {"i64s", PRT_FIELD_INT64, -1, NULL},
-    {"f32", PRT_FIELD_FLOAT32, 1, NULL},   {"f16s", PRT_FIELD_FLOAT16, -1, NULL},
-    {"f64", PRT_FIELD_FLOAT64, 1, NULL},   {"name", PRT_FIELD_CHAR, -1, NULL},
-    {"dims", PRT_FIELD_DIMS, 1, NULL},     {"blob", PRT_FIELD_BYTES, -1, NULL},
-    {"tens", PRT_FIELD_INT32, -1, NULL},   {"ftens", PRT_FIELD_FLOAT32, -1, NULL},
+    {"i8", PRT_FIELD_INT8, 1, NULL},     {"i16s", PRT_FIELD_INT16, -1, NULL},
+    {"i32", PRT_FIELD_INT32, 1, NULL},   {"i64s", PRT_FIELD_INT64, -1, NULL},
+    {"f32", PRT_FIELD_FLOAT32, 1, NULL}, {"f16s", PRT_FIELD_FLOAT16, -1, NULL},
+    {"f64", PRT_FIELD_FLOAT64, 1, NULL}, {"name", PRT_FIELD_CHAR, -1, NULL},
+    {"dims", PRT_FIELD_DIMS, 1, NULL},   {"blob", PRT_FIELD_BYTES, -1, NULL},
+    {"tens", PRT_FIELD_INT32, -1, NULL}, {"ftens", PRT_FIELD_FLOAT32, -1, NULL},
 };
 
 static const prt_plugin_creator sp_creator = {
-    sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "TestPlug", "2", "tns",
-    (int32_t)(sizeof sp_schema / sizeof sp_schema[0]), sp_schema, sp_create, NULL};
+    sizeof(prt_plugin_creator),
+    PRT_PLUGIN_ABI_VERSION,
+    "TestPlug",
+    "2",
+    "tns",
+    (int32_t)(sizeof sp_schema / sizeof sp_schema[0]),
+    sp_schema,
+    sp_create,
+    NULL};
 
 /* The same plugin under the empty namespace, version 1: reachable by a bare
  * op_type. */
 static const prt_plugin_creator sp_creator_plain = {
-    sizeof(prt_plugin_creator), PRT_PLUGIN_ABI_VERSION, "SumPlug", "1", "",
-    (int32_t)(sizeof sp_schema / sizeof sp_schema[0]), sp_schema, sp_create, NULL};
+    sizeof(prt_plugin_creator),
+    PRT_PLUGIN_ABI_VERSION,
+    "SumPlug",
+    "1",
+    "",
+    (int32_t)(sizeof sp_schema / sizeof sp_schema[0]),
+    sp_schema,
+    sp_create,
+    NULL};
 
 static const captured *cap_find(const char *name)
 {
@@ -567,13 +629,14 @@ static int test_plugin_fields(void)
 {
     Onnx__NodeProto *n;
     Onnx__GraphProto *g = plugin_graph(&n);
-    const int64_t i16s[3] = {1, -2, 300}, i64s[1] = {(int64_t)1 << 40}, dims[3] = {2, 3, 4};
+    const int64_t i16s[3] = {1, -2, 300}, i64s[1] = {(int64_t)1 << 40},
+                  dims[3] = {2, 3, 4};
     const int64_t tdims[1] = {3}, tvals[3] = {7, 8, 9};
     const float f16s[2] = {1.0f, -2.0f};
     const float fvals[2] = {0.5f, 4.0f};
     const int64_t fdims[1] = {2};
-    Onnx__TensorProto *tens =
-        tensor_raw("", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, tdims, tvals, sizeof tvals);
+    Onnx__TensorProto *tens = tensor_raw("", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1,
+                                         tdims, tvals, sizeof tvals);
     prt_network *net = NULL;
     const captured *c;
     size_t size;
@@ -670,7 +733,8 @@ static int test_plugin_fields(void)
     } else
         CHECK(!"dims");
     c = cap_find("blob");
-    CHECK(c && c->type == PRT_FIELD_BYTES && c->length == 2 && memcmp(c->data, "ab", 2) == 0);
+    CHECK(c && c->type == PRT_FIELD_BYTES && c->length == 2 &&
+          memcmp(c->data, "ab", 2) == 0);
     c = cap_find("tens");
     if (c) {
         int32_t v[3];
@@ -683,7 +747,8 @@ static int test_plugin_fields(void)
     if (c) {
         float v[2];
         memcpy(v, c->data, sizeof v);
-        CHECK(c->type == PRT_FIELD_FLOAT32 && c->length == 2 && v[0] == 0.5f && v[1] == 4.0f);
+        CHECK(c->type == PRT_FIELD_FLOAT32 && c->length == 2 && v[0] == 0.5f &&
+              v[1] == 4.0f);
     } else
         CHECK(!"ftens");
 
@@ -718,7 +783,8 @@ static int test_field_errors(void)
     CHECK_ERR(parse_with_attr(attr_i("i8", 300)), PRT_ERR_INVALID_ARGUMENT, "300");
     CHECK(strstr(prt_last_error(), "tp0") && strstr(prt_last_error(), "'i8'"));
     CHECK_ERR(parse_with_attr(attr_i("i8", -129)), PRT_ERR_INVALID_ARGUMENT, "-129");
-    CHECK_ERR(parse_with_attr(attr_ints("i16s", 2, big)), PRT_ERR_INVALID_ARGUMENT, "40000");
+    CHECK_ERR(parse_with_attr(attr_ints("i16s", 2, big)), PRT_ERR_INVALID_ARGUMENT,
+              "40000");
     CHECK_ERR(parse_with_attr(attr_i("i32", (int64_t)1 << 31)), PRT_ERR_INVALID_ARGUMENT,
               "2147483648");
     /* Types that cannot fill the field. */
@@ -732,7 +798,8 @@ static int test_field_errors(void)
     CHECK_OK(parse_with_attr(attr_i("f32", 3)));
     /* A graph attribute cannot be a field. */
     {
-        Onnx__AttributeProto *a = attr("i32", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+        Onnx__AttributeProto *a =
+            attr("i32", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
         a->g = graph();
         CHECK_ERR(parse_with_attr(a), PRT_ERR_UNSUPPORTED, "GRAPH");
     }
@@ -792,8 +859,8 @@ static int test_unknown_op(void)
     {
         prt_onnx_parser *p = NULL;
         REQUIRE_OK(prt_onnx_parser_create(NULL, &p));
-        CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net), PRT_ERR_UNSUPPORTED,
-                  "no registry");
+        CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net),
+                  PRT_ERR_UNSUPPORTED, "no registry");
         prt_onnx_parser_destroy(p);
     }
     free(bytes);
@@ -824,11 +891,12 @@ static int test_map_op(void)
     G_OUT(g, "Y");
     bytes = pack(g, 8, 17, &size);
     REQUIRE_OK(prt_onnx_parser_create(reg_global, &p));
-    CHECK_ERR(prt_onnx_parser_map_op(p, NULL, "", "x", "1"), PRT_ERR_INVALID_ARGUMENT, NULL);
+    CHECK_ERR(prt_onnx_parser_map_op(p, NULL, "", "x", "1"), PRT_ERR_INVALID_ARGUMENT,
+              NULL);
     /* Later calls replace earlier ones. */
     CHECK_OK(prt_onnx_parser_map_op(p, "Relu", "", "NoSuchPlugin", "1"));
-    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net), PRT_ERR_UNSUPPORTED,
-              "NoSuchPlugin");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net),
+              PRT_ERR_UNSUPPORTED, "NoSuchPlugin");
     CHECK(strstr(prt_last_error(), "r0") != NULL);
     CHECK_OK(prt_onnx_parser_map_op(p, "Relu", "tns", "TestPlug", "2"));
     before = cap_creates;
@@ -910,8 +978,9 @@ static Onnx__GraphProto *constants_graph(void)
     /* An unused Constant of a type plugrt lacks: no harm either. */
     {
         Onnx__NodeProto *cd = node("Constant", "c4", NULL, NULL, NULL, "CD");
-        node_attr(cd, attr_t("value", tensor_raw("", ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE,
-                                                 1, one, unused, sizeof unused)));
+        node_attr(cd,
+                  attr_t("value", tensor_raw("", ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, 1,
+                                             one, unused, sizeof unused)));
         G_NODE(g, cd);
     }
     G_OUT(g, "Y");
@@ -1204,8 +1273,8 @@ static int test_external_data(void)
     CHECK_OK(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net));
     prt_network_destroy(net);
     net = NULL;
-    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net), PRT_ERR_INVALID_ARGUMENT,
-              "base directory");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net),
+              PRT_ERR_INVALID_ARGUMENT, "base directory");
     free(bytes);
 
     /* No length entry: the tensor's size is read. */
@@ -1217,29 +1286,36 @@ static int test_external_data(void)
 
     /* Paths that leave the model's directory. */
     bytes = pack(external_graph("../ext/weights/w.bin", "24"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "..");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED,
+              "..");
     free(bytes);
     bytes = pack(external_graph("weights/../../w.bin", "24"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "relative");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED,
+              "relative");
     free(bytes);
     bytes = pack(external_graph(path, "24"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "relative");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED,
+              "relative");
     free(bytes);
     /* A length that disagrees with the dims; a file that is too short; a
      * missing file; a bad number. */
     bytes = pack(external_graph("weights/w.bin", "20"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "24");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED,
+              "24");
     free(bytes);
     snprintf(path, sizeof path, "%s/weights/short.bin", dir);
     REQUIRE(write_file(path, file, 30));
     bytes = pack(external_graph("weights/short.bin", "24"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "30 bytes");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED,
+              "30 bytes");
     free(bytes);
     bytes = pack(external_graph("weights/none.bin", "24"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_IO, "none.bin");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_IO,
+              "none.bin");
     free(bytes);
     bytes = pack(external_graph("weights/w.bin", "2x"), 8, 17, &size);
-    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED, "2x");
+    CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED,
+              "2x");
     free(bytes);
     /* Dims that claim 16 TiB of external data: the file's size refutes them
      * before anything is allocated, so the error is the short file (or the
@@ -1251,8 +1327,8 @@ static int test_external_data(void)
         g->initializer[0]->dims = A(sizeof huge);
         memcpy(g->initializer[0]->dims, huge, sizeof huge);
         bytes = pack(g, 8, 17, &size);
-        CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net), PRT_ERR_MALFORMED,
-                  "40 bytes");
+        CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, dir, &net),
+                  PRT_ERR_MALFORMED, "40 bytes");
         CHECK_ERR(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net),
                   PRT_ERR_INVALID_ARGUMENT, "base directory");
         free(bytes);
@@ -1407,12 +1483,14 @@ static int test_tensor_files(void)
         const float v[4] = {1, -2, 3.5f, 4};
         t = tensor_f32("a", 2, d2, v, 4);
         CHECK_OK(tensor_roundtrip(t, "a.pb", &dtype, &dims, &data));
-        CHECK(dtype == PRT_FLOAT32 && dims.nb_dims == 2 && dims.d[0] == 2 && dims.d[1] == 2);
+        CHECK(dtype == PRT_FLOAT32 && dims.nb_dims == 2 && dims.d[0] == 2 &&
+              dims.d[1] == 2);
         CHECK(data && memcmp(data, v, sizeof v) == 0);
         prt_free(data);
         /* A count that does not match the dims. */
         t->n_float_data = 3;
-        CHECK_ERR(tensor_roundtrip(t, "a.pb", &dtype, &dims, &data), PRT_ERR_MALFORMED, "'");
+        CHECK_ERR(tensor_roundtrip(t, "a.pb", &dtype, &dims, &data), PRT_ERR_MALFORMED,
+                  "'");
     }
     /* int32_data carries int8, uint8, bool, float16 and int32. */
     {
@@ -1442,8 +1520,12 @@ static int test_tensor_files(void)
                     got = cases[k].prt == PRT_INT8 ? ((int8_t *)data)[i]
                                                    : ((uint8_t *)data)[i];
                     break;
-                case 2: got = ((uint16_t *)data)[i]; break;
-                default: got = ((int32_t *)data)[i]; break;
+                case 2:
+                    got = ((uint16_t *)data)[i];
+                    break;
+                default:
+                    got = ((int32_t *)data)[i];
+                    break;
                 }
                 CHECK(got == cases[k].v[i]);
             }
@@ -1496,11 +1578,13 @@ static int test_tensor_files(void)
     CHECK_ERR(tensor_roundtrip(t, "f.pb", &dtype, &dims, &data), PRT_ERR_UNSUPPORTED,
               "STRING");
     t = tensor_raw("dbl", ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, 1, d1, NULL, 0);
-    CHECK_ERR(tensor_roundtrip(t, "f.pb", &dtype, &dims, &data), PRT_ERR_UNSUPPORTED, "dbl");
+    CHECK_ERR(tensor_roundtrip(t, "f.pb", &dtype, &dims, &data), PRT_ERR_UNSUPPORTED,
+              "dbl");
     {
         const int64_t neg[1] = {-3};
         t = tensor_raw("n", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, neg, NULL, 0);
-        CHECK_ERR(tensor_roundtrip(t, "f.pb", &dtype, &dims, &data), PRT_ERR_MALFORMED, "-3");
+        CHECK_ERR(tensor_roundtrip(t, "f.pb", &dtype, &dims, &data), PRT_ERR_MALFORMED,
+                  "-3");
     }
     t = tensor_raw("nt", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, d1, NULL, 0);
     t->has_data_type = 0;
@@ -1509,8 +1593,9 @@ static int test_tensor_files(void)
     /* Not a file; not a tensor. */
     {
         char *name;
-        CHECK_ERR(prt_onnx_read_tensor_file("/nonexistent/x.pb", &name, &dtype, &dims, &data),
-                  PRT_ERR_IO, "x.pb");
+        CHECK_ERR(
+            prt_onnx_read_tensor_file("/nonexistent/x.pb", &name, &dtype, &dims, &data),
+            PRT_ERR_IO, "x.pb");
         CHECK_ERR(prt_onnx_read_tensor_file(NULL, &name, &dtype, &dims, &data),
                   PRT_ERR_INVALID_ARGUMENT, NULL);
     }
@@ -1638,9 +1723,10 @@ static int test_garbage(void)
     {
         prt_network *net = NULL;
         const char junk[] = "this is not an onnx model";
-        CHECK_ERR(parse((const uint8_t *)junk, sizeof junk, NULL, &net), PRT_ERR_MALFORMED,
-                  "ModelProto");
-        CHECK_ERR(parse((const uint8_t *)"", 0, NULL, &net), PRT_ERR_VERSION, "IR version");
+        CHECK_ERR(parse((const uint8_t *)junk, sizeof junk, NULL, &net),
+                  PRT_ERR_MALFORMED, "ModelProto");
+        CHECK_ERR(parse((const uint8_t *)"", 0, NULL, &net), PRT_ERR_VERSION,
+                  "IR version");
     }
     return 0;
 }
@@ -1771,7 +1857,8 @@ static int test_dynamic_dims(void)
     prt_dims mn = {2, {1, 3}}, mx = {2, {8, 3}};
     size_t size;
     uint8_t *bytes;
-    Onnx__ValueInfoProto *x = value_info("X", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, dims);
+    Onnx__ValueInfoProto *x =
+        value_info("X", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, dims);
     /* The second dim has neither a value nor a parameter. */
     x->type->tensor_type->shape->dim[1]->value_case =
         ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE__NOT_SET;
