@@ -529,7 +529,7 @@ static prt_status read_weights(rctx *c, prt_engine *e)
 
 static prt_status read_tensors(rctx *c, prt_engine *e)
 {
-    int32_t n;
+    int32_t n = 0;
     prt_status st = rd_count(c, TENSOR_MIN_BYTES, "tensor count", &n);
     if (st)
         return st;
@@ -677,7 +677,7 @@ static prt_status rd_field(rctx *c, const eng_layer *l, int32_t li, int32_t fi,
  * allocation holds all and nothing is allocated for a lying record. */
 static prt_status read_fields(rctx *c, eng_layer *l, int32_t li)
 {
-    int32_t n;
+    int32_t n = 0;
     size_t size = 0, off = 0;
     base_reader start;
     field_rec f;
@@ -719,7 +719,7 @@ static prt_status read_fields(rctx *c, eng_layer *l, int32_t li)
 
 static prt_status read_layer(rctx *c, eng_layer *l, int32_t i)
 {
-    int32_t n;
+    int32_t n = 0;
     prt_status st;
     if ((st = rd_str(c, &l->name, "layer", i, "the name")) ||
         (st = rd_str(c, &l->plugin_namespace, "layer", i, "the plugin namespace")) ||
@@ -763,7 +763,7 @@ static prt_status read_layer(rctx *c, eng_layer *l, int32_t i)
 
 static prt_status read_layers(rctx *c, prt_engine *e)
 {
-    int32_t n;
+    int32_t n = 0;
     prt_status st = rd_count(c, LAYER_MIN_BYTES, "layer count", &n);
     if (st)
         return st;
@@ -779,7 +779,7 @@ static prt_status read_layers(rctx *c, prt_engine *e)
 
 static prt_status read_id_list(rctx *c, const char *what, int32_t *count, int32_t **ids)
 {
-    int32_t n;
+    int32_t n = 0;
     prt_status st = rd_count(c, 4, what, &n);
     if (st)
         return st;
@@ -840,7 +840,7 @@ static prt_status read_profiles(rctx *c, prt_engine *e, uint32_t *nb_inputs)
 
 static prt_status read_exprs(rctx *c, prt_engine *e)
 {
-    int32_t n;
+    int32_t n = 0;
     prt_status st = rd_count(c, NODE_BYTES, "node count", &n);
     if (st)
         return st;

@@ -129,7 +129,7 @@ static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_
 {
     int64_t buf[4][SLICE_MAX], start[PRT_MAX_DIMS], step[PRT_MAX_DIMS];
     int64_t istride[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0}, n, src = 0;
-    const int64_t *vals[4];
+    const int64_t *vals[4] = {NULL, NULL, NULL, NULL};
     const prt_dims *dd = &in[0].dims;
     size_t es = prt_dtype_size(dtype);
     int32_t cnt = (int32_t)base_volume(&in[1].dims), r = dd->nb_dims;
@@ -183,7 +183,7 @@ static prt_status slice_values(op_object *o, const prt_dim_exprs *in_dims,
                                prt_expr_builder *eb)
 {
     int64_t buf[4][SLICE_MAX], start[PRT_MAX_DIMS], step[PRT_MAX_DIMS];
-    const int64_t *vals[4];
+    const int64_t *vals[4] = {NULL, NULL, NULL, NULL};
     int32_t cnt = in_values[1].nb_dims;
     prt_dims dd, od;
     (void)out_dims;
