@@ -16,6 +16,11 @@
  * sum.
  *
  * No fields.
+ *
+ * CUDA (add_in_place_cuda.cu): the same sums on the device. Threads run in
+ * no order, so a partial overlap of the output with an input is refused
+ * there; an output equal to an input (the in-place case) or apart from both
+ * is fine.
  */
 #include "common.h"
 
@@ -279,6 +284,29 @@ static prt_status aip_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
         return plg_fail(&a->obj, PRT_ERR_INVALID_ARGUMENT,
                         "the output partly overlaps both inputs from opposite "
                         "sides; no element order computes it in place");
+#ifdef PRT_PLUGINS_CUDA
+    if (device == PRT_DEVICE_CUDA) {
+        plg_add_launch l;
+        int err;
+        if ((po != pa && aip_overlap(po, pa, bytes)) ||
+            (po != pb && aip_overlap(po, pb, bytes)))
+            return plg_fail(&a->obj, PRT_ERR_UNSUPPORTED,
+                            "on CUDA the output must be an input or apart "
+                            "from both; it partly overlaps one");
+        memset(&l, 0, sizeof l);
+        l.a = inputs[0];
+        l.b = inputs[1];
+        l.out = outputs[0];
+        l.dtype = in_desc[0].dtype;
+        l.rank = in_desc[0].dims.nb_dims;
+        l.count = n;
+        l.dims_device = in_desc[0].dims_device;
+        if (!plg_cuda())
+            return plg_cuda_unavailable(&a->obj);
+        err = plg_cuda()->add(&l, stream);
+        return err ? plg_cuda_fail(&a->obj, err, "the add kernel") : PRT_OK;
+    }
+#endif
     aip_kernel(inputs[0], inputs[1], outputs[0], in_desc[0].dtype, n, fwd_ok);
     return PRT_OK;
 }

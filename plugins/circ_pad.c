@@ -20,6 +20,10 @@
  *    (against the profile's minimum dims), in get_output_shapes when the dim
  *    is a constant, and in on_shape_change and enqueue (concrete dims). The
  *    message names the dim, its size and the pad.
+ *  - CUDA (circ_pad_cuda.cu): the same copy, row by row. When the input's
+ *    dims come from the device (dims_device), the host checked only their
+ *    upper bounds: there a pad larger than the true dim wraps by a modulo
+ *    and an empty dim under a pad gives zeros, since a kernel cannot fail.
  */
 #include "common.h"
 
@@ -326,6 +330,21 @@ static prt_status cp_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
     if (!inputs[0] || !outputs[0])
         return plg_fail(&c->obj, PRT_ERR_INVALID_ARGUMENT,
                         "enqueue with a NULL tensor pointer");
+#ifdef PRT_PLUGINS_CUDA
+    if (device == PRT_DEVICE_CUDA) {
+        plg_cp_launch l;
+        int err;
+        memset(&l, 0, sizeof l);
+        plg_unary_io_fill(&l.io, in_desc, inputs, outputs);
+        for (int32_t i = 0; i < d->nb_dims; i++)
+            cp_dim_pads(c, d->nb_dims, i, &l.before[i], &l.after[i]);
+        if (!plg_cuda())
+            return plg_cuda_unavailable(&c->obj);
+        err = plg_cuda()->circ_pad(&l, stream);
+        return err ? plg_cuda_fail(&c->obj, err, "the padding kernel")
+                   : PRT_OK;
+    }
+#endif
     cp_kernel(c, inputs[0], outputs[0], plg_dtype_size(in_desc[0].dtype), d,
               &want);
     return PRT_OK;

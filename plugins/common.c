@@ -3,9 +3,14 @@
 #include "common.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef PRT_PLUGINS_CUDA_MODULE
+#include <dlfcn.h>
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Host services                                                             */
@@ -361,9 +366,76 @@ static const char *core_namespace(const prt_plugin *self)
     return plg_cobj(self)->creator->plugin_namespace;
 }
 
+#ifdef PRT_PLUGINS_CUDA
+#ifdef PRT_PLUGINS_CUDA_MODULE
+/* Threads racing here all get the same handle from dlopen (it counts
+ * references) and store the same table. */
+static const plg_cuda_api *_Atomic plg_cuda_table;
+static _Atomic int plg_cuda_tried;
+
+const plg_cuda_api *plg_cuda(void)
+{
+    const plg_cuda_api *t = plg_cuda_table;
+    void *h;
+    if (t || plg_cuda_tried)
+        return t;
+    /* Found through this library's RUNPATH ($ORIGIN): the module sits
+     * beside it. */
+    h = dlopen(PRT_PLUGINS_CUDA_MODULE, RTLD_NOW | RTLD_LOCAL);
+    t = h ? (const plg_cuda_api *)dlsym(h, PLG_CUDA_API_SYMBOL) : NULL;
+    if (t && t->struct_size < sizeof(plg_cuda_api))
+        t = NULL; /* a module from another build */
+    if (!t && h)
+        dlclose(h);
+    plg_cuda_table = t;
+    plg_cuda_tried = 1;
+    return t;
+}
+
+prt_status plg_cuda_unavailable(const plg_object *o)
+{
+    const char *why = dlerror();
+    return plg_fail(o, PRT_ERR_UNSUPPORTED,
+                    "the CUDA kernels (%s) could not be loaded%s%s",
+                    PRT_PLUGINS_CUDA_MODULE, why ? ": " : "", why ? why : "");
+}
+#else
+const plg_cuda_api *plg_cuda(void)
+{
+    return &plg_cuda_api_v1;
+}
+
+prt_status plg_cuda_unavailable(const plg_object *o)
+{
+    return plg_fail(o, PRT_ERR_INTERNAL, "the CUDA kernels are missing");
+}
+#endif
+
+/* 0: not asked yet, 1: no usable GPU, 2: a GPU. Threads racing to fill it
+ * compute the same answer. */
+static _Atomic int plg_cuda_state;
+
+static int plg_cuda_usable(void)
+{
+    int s = plg_cuda_state;
+    if (s == 0) {
+        const plg_cuda_api *cu = plg_cuda();
+        s = cu && cu->device_count() > 0 ? 2 : 1;
+        plg_cuda_state = s;
+    }
+    return s == 2;
+}
+#endif
+
 static uint32_t core_devices(const prt_plugin *self)
 {
     (void)self;
+#ifdef PRT_PLUGINS_CUDA
+    /* The library loads without a GPU (static CUDA runtime); there it offers
+     * only the CPU, so a build for CUDA fails on the device check first. */
+    if (!plg_cuda_usable())
+        return PLG_DEVICES & ~(1u << PRT_DEVICE_CUDA);
+#endif
     return PLG_DEVICES;
 }
 
@@ -437,16 +509,68 @@ prt_status plg_check_enqueue(const plg_object *o, int32_t device,
                              const prt_tensor_desc *out_desc,
                              const void *const *inputs, void *const *outputs)
 {
-    if (device != PRT_DEVICE_CPU)
+    if (device < 0 || device >= PRT_DEVICE_COUNT ||
+        !(PLG_DEVICES & (1u << device)))
         return plg_fail(o, PRT_ERR_UNSUPPORTED,
-                        "enqueue on device %d: this library runs on the CPU "
-                        "only",
-                        (int)device);
+                        "enqueue on device %d: this build of the library runs "
+                        "on the CPU%s only",
+                        (int)device,
+                        (PLG_DEVICES & (1u << PRT_DEVICE_CUDA)) ? " and CUDA"
+                                                                : "");
     if (!in_desc || !out_desc || !inputs || !outputs)
         return plg_fail(o, PRT_ERR_INVALID_ARGUMENT,
                         "enqueue without tensor descriptors or pointers");
     return PRT_OK;
 }
+
+prt_status plg_list_tactics(const int32_t *list, int32_t n, int32_t *tactics,
+                            int32_t capacity, int32_t *out_count)
+{
+    for (int32_t i = 0; i < n && i < capacity && tactics; i++)
+        tactics[i] = list[i];
+    *out_count = n;
+    return PRT_OK;
+}
+
+prt_status plg_check_tactic(const plg_object *o, int32_t tactic,
+                            const int32_t *list, int32_t n)
+{
+    char valid[96];
+    size_t len;
+    if (tactic == 0)
+        return PRT_OK;
+    for (int32_t i = 0; i < n; i++)
+        if (list[i] == tactic)
+            return PRT_OK;
+    len = (size_t)snprintf(valid, sizeof valid, "0");
+    for (int32_t i = 0; i < n && len < sizeof valid; i++)
+        len += (size_t)snprintf(valid + len, sizeof valid - len, ", %d",
+                                (int)list[i]);
+    return plg_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                    "unknown tactic %d (valid: %s)", (int)tactic, valid);
+}
+
+#ifdef PRT_PLUGINS_CUDA
+void plg_unary_io_fill(plg_unary_io *io, const prt_tensor_desc *in,
+                       const void *const *inputs, void *const *outputs)
+{
+    memset(io, 0, sizeof *io);
+    io->x = inputs[0];
+    io->y = outputs[0];
+    io->dtype = in[0].dtype;
+    io->rank = in[0].dims.nb_dims;
+    memcpy(io->dims, in[0].dims.d, sizeof io->dims);
+    io->dims_device = in[0].dims_device;
+}
+
+prt_status plg_cuda_fail(const plg_object *o, int err, const char *what)
+{
+    const plg_cuda_api *cu = plg_cuda();
+    return plg_fail(o, PRT_ERR_PLUGIN, "%s failed on CUDA: %s (%s)", what,
+                    cu ? cu->error_name(err) : "?",
+                    cu ? cu->error_string(err) : "?");
+}
+#endif
 
 prt_status plg_check_io(const plg_object *o, int32_t nb_in, int32_t nb_out,
                         int32_t want_in, int32_t want_out)

@@ -27,6 +27,10 @@
 
 #include "plugrt/plugin.h"
 
+#ifdef PRT_PLUGINS_CUDA
+#include "cuda_launch.h"
+#endif
+
 #if defined(__GNUC__)
 #define PLG_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -41,8 +45,14 @@
      (size_t)(tbl)->struct_size >=                                          \
          offsetof(type, member) + sizeof(((type *)0)->member))
 
-/* The only device this library computes on today. */
+/* The devices this build of the library computes on: the CPU, and CUDA when
+ * the kernels are built in (PRT_PLUGINS_CUDA, plugins/<name>_cuda.cu). devices()
+ * answers this set less CUDA on a machine with no usable GPU. */
+#ifdef PRT_PLUGINS_CUDA
+#define PLG_DEVICES ((1u << PRT_DEVICE_CPU) | (1u << PRT_DEVICE_CUDA))
+#else
 #define PLG_DEVICES (1u << PRT_DEVICE_CPU)
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Host services                                                             */
@@ -158,7 +168,7 @@ prt_status plg_fail(const plg_object *o, prt_status status, const char *fmt,
                     ...) PLG_PRINTF(3, 4);
 
 /* The core table every plugin here uses: identity from the creator, devices
- * = CPU. */
+ * = PLG_DEVICES (CUDA only where a GPU is usable, checked once). */
 extern const prt_plugin_core plg_core;
 
 /* Generic runtime entries. */
@@ -178,12 +188,44 @@ prt_status plg_get_valid_tactics(prt_plugin *self, int32_t *tactics,
                                  int32_t capacity, int32_t *out_count);
 int32_t plg_no_aliased_input(const prt_plugin *self, int32_t output_index);
 
-/* Checks the arguments every enqueue shares: the device is the CPU, arrays
- * are present. */
+/* Checks the arguments every enqueue shares: the device is one of
+ * PLG_DEVICES, arrays are present. */
 prt_status plg_check_enqueue(const plg_object *o, int32_t device,
                              const prt_tensor_desc *in_desc,
                              const prt_tensor_desc *out_desc,
                              const void *const *inputs, void *const *outputs);
+
+/* ---- Tactics ---------------------------------------------------------------
+ * A plugin with tactics keeps its list (without 0) in a static array; these
+ * answer get_valid_tactics and check set_tactic against it. */
+
+/* Copies min(n, capacity) ids of `list` to `tactics`; *out_count = n. */
+prt_status plg_list_tactics(const int32_t *list, int32_t n, int32_t *tactics,
+                            int32_t capacity, int32_t *out_count);
+
+/* PRT_OK for 0 and the ids of `list`; otherwise PRT_ERR_INVALID_ARGUMENT,
+ * "unknown tactic 7 (valid: 0, 1, 2)". */
+prt_status plg_check_tactic(const plg_object *o, int32_t tactic,
+                            const int32_t *list, int32_t n);
+
+#ifdef PRT_PLUGINS_CUDA
+/* The CUDA kernels' table (cuda_launch.h): linked in, or loaded from the
+ * module PRT_PLUGINS_CUDA_MODULE on the first call (thread-safe); NULL when
+ * that module cannot be loaded. Never unloaded. */
+const plg_cuda_api *plg_cuda(void);
+
+/* x = input 0 and y = output 0 of an enqueue, with input 0's dims. */
+void plg_unary_io_fill(plg_unary_io *io, const prt_tensor_desc *in,
+                       const void *const *inputs, void *const *outputs);
+
+/* PRT_ERR_UNSUPPORTED: "the CUDA kernels (<module>) could not be loaded:
+ * <dlerror>". */
+prt_status plg_cuda_unavailable(const plg_object *o);
+
+/* A failed CUDA launch (a cudaError_t from a cuda_launch.h launcher):
+ * PRT_ERR_PLUGIN, "<what> failed on CUDA: cudaErrorX (description)". */
+prt_status plg_cuda_fail(const plg_object *o, int err, const char *what);
+#endif
 
 /* ---- Checks the build and runtime entries share --------------------------
  * Each reports through plg_fail, so its message starts with the plugin's

@@ -12,6 +12,11 @@
  * the axis wins. That is what numpy.argmax does (it returns the index of the
  * first NaN), so hardmax(x) == one_hot(argmax(x)). A float16 NaN is any
  * encoding with all exponent bits set and a non-zero mantissa.
+ *
+ * CUDA (hardmax_cuda.cu), tactics (cuda_launch.h): 0 picks by shape; 1 a
+ * group of threads per axis line; 2 the axis split across blocks, for few
+ * long lines, with partial maxima in the workspace. On the CPU every tactic
+ * runs the same loop.
  */
 #include "common.h"
 
@@ -20,8 +25,18 @@
 typedef struct hardmax {
     plg_object obj;
     int32_t axis; /* as given: negative counts from the end */
+    int32_t tactic;
     prt_field ser[1];
 } hardmax;
+
+/* The tactics beyond 0 (cuda_launch.h); none without the CUDA kernels. */
+#ifdef PRT_PLUGINS_CUDA
+static const int32_t hardmax_tactics[] = {PLG_HM_SHORT_AXIS, PLG_HM_LONG_AXIS};
+#define HM_NB_TACTICS 2
+#else
+static const int32_t hardmax_tactics[] = {0};
+#define HM_NB_TACTICS 0
+#endif
 
 static hardmax *hm(prt_plugin *p) { return (hardmax *)p; }
 
@@ -116,6 +131,36 @@ static prt_status hardmax_configure(prt_plugin *self,
     return st;
 }
 
+static prt_status hardmax_get_workspace_size(prt_plugin *self,
+                                             const prt_dynamic_tensor_desc *in,
+                                             int32_t nb_in,
+                                             const prt_dynamic_tensor_desc *out,
+                                             int32_t nb_out, int64_t *out_bytes)
+{
+    (void)self, (void)in, (void)nb_in, (void)out, (void)nb_out;
+    *out_bytes = 0;
+#ifdef PRT_PLUGINS_CUDA
+    {
+        int32_t axis;
+        int32_t rank = nb_in == 1 ? in[0].max.nb_dims : 0;
+        /* The split's partial maxima, at the profile's largest dims. */
+        if (rank >= 1 && rank <= PRT_MAX_DIMS && plg_volume(&in[0].max) > 0 &&
+            hardmax_axis(hm(self), rank, &axis) == PRT_OK)
+            *out_bytes = plg_hm_workspace(rank, in[0].max.d, axis);
+    }
+#endif
+    return PRT_OK;
+}
+
+static prt_status hardmax_get_valid_tactics(prt_plugin *self, int32_t *tactics,
+                                            int32_t capacity,
+                                            int32_t *out_count)
+{
+    (void)self;
+    return plg_list_tactics(hardmax_tactics, HM_NB_TACTICS, tactics, capacity,
+                            out_count);
+}
+
 static const prt_plugin_build hardmax_build = {
     sizeof(prt_plugin_build),
     PRT_PLUGIN_ABI_VERSION,
@@ -124,13 +169,23 @@ static const prt_plugin_build hardmax_build = {
     hardmax_get_output_shapes,
     hardmax_supports,
     hardmax_configure,
-    plg_get_workspace_size,
-    plg_get_valid_tactics,
+    hardmax_get_workspace_size,
+    hardmax_get_valid_tactics,
     plg_no_aliased_input,
     NULL, /* get_output_values: no shape-tensor outputs */
 };
 
 /* ---- runtime ------------------------------------------------------------- */
+
+static prt_status hardmax_set_tactic(prt_plugin *self, int32_t tactic)
+{
+    hardmax *h = hm(self);
+    prt_status st =
+        plg_check_tactic(&h->obj, tactic, hardmax_tactics, HM_NB_TACTICS);
+    if (st == PRT_OK)
+        h->tactic = tactic;
+    return st;
+}
 
 static prt_status hardmax_on_shape_change(prt_plugin *self,
                                           const prt_tensor_desc *in,
@@ -274,6 +329,21 @@ static prt_status hardmax_enqueue(prt_plugin *self,
     if (!inputs[0] || !outputs[0])
         return plg_fail(&h->obj, PRT_ERR_INVALID_ARGUMENT,
                         "enqueue with a NULL tensor pointer");
+#ifdef PRT_PLUGINS_CUDA
+    if (device == PRT_DEVICE_CUDA) {
+        plg_hm_launch l;
+        int err;
+        plg_unary_io_fill(&l.io, in_desc, inputs, outputs);
+        l.axis = axis;
+        l.tactic = h->tactic;
+        l.workspace = workspace;
+        if (!plg_cuda())
+            return plg_cuda_unavailable(&h->obj);
+        err = plg_cuda()->hardmax(&l, stream);
+        return err ? plg_cuda_fail(&h->obj, err, "the hardmax kernels")
+                   : PRT_OK;
+    }
+#endif
     for (int32_t i = 0; i < axis; i++)
         outer *= d->d[i];
     n = d->d[axis];
@@ -298,7 +368,7 @@ static const prt_field_collection *hardmax_fields(prt_plugin *self)
 static const prt_plugin_runtime hardmax_runtime = {
     sizeof(prt_plugin_runtime),
     PRT_PLUGIN_ABI_VERSION,
-    plg_set_tactic,
+    hardmax_set_tactic,
     hardmax_on_shape_change,
     hardmax_enqueue,
     plg_attach_to_context,

@@ -12,8 +12,13 @@
  *   ("example", "AddInPlace",      "1")  plugins/add_in_place.c
  *
  * Conventions shared by all of them:
- *  - Devices: the CPU only (1u << PRT_DEVICE_CPU); enqueue on any other
- *    device is PRT_ERR_UNSUPPORTED.
+ *  - Devices: the CPU, and CUDA when the library is built with its kernels
+ *    (PRT_PLUGINS_CUDA; plugins/<name>_cuda.cu, launched through cuda_launch.h)
+ *    and the machine has a GPU. Enqueue on another device is
+ *    PRT_ERR_UNSUPPORTED. On CUDA, work is queued on the stream only (no
+ *    synchronization, allocation or default-stream call, so an enqueue can
+ *    be captured in a graph), and inputs whose dims depend on data are read
+ *    through dims_device.
  *  - Phases: a build-phase plugin carries core, build and runtime tables; a
  *    runtime-phase plugin (recreated from an engine) has vt->build == NULL,
  *    as plugin.h describes. Both are the same object otherwise.
@@ -21,7 +26,8 @@
  *    length, or given twice, is PRT_ERR_INVALID_ARGUMENT naming the plugin,
  *    the field and the expected and actual type; absent fields take their
  *    defaults. get_fields_to_serialize returns every parameter explicitly.
- *  - Tactics: only the default (0).
+ *  - Tactics: the default (0) everywhere; NonZeroPlugin and CustomHardmax
+ *    list CUDA alternatives (cuda_launch.h) in builds with the kernels.
  */
 #include "common.h"
 

@@ -24,6 +24,12 @@
  * Fields: rowOrder (int32, default 1; any non-zero value means row order,
  * serialized as 0 or 1); backend (char; accepted for compatibility with
  * TensorRT's sample and ignored, not serialized).
+ *
+ * CUDA (nonzero_cuda.cu): K is written on the device and never read back.
+ * Tactics (cuda_launch.h): 0 picks by size; 1 one block; 2 count, scan,
+ * write; 3 (row order only) one pass with a decoupled look-back. The
+ * workspace holds the multi-block plans' per-tile state, sized for the
+ * profile's largest input. On the CPU every tactic runs the same loop.
  */
 #include "common.h"
 
@@ -32,8 +38,25 @@
 typedef struct nonzero {
     plg_object obj;
     int32_t row_order; /* 1: K x 2, 0: 2 x K */
+    int32_t tactic;
     prt_field ser[1];
 } nonzero;
+
+/* The tactics beyond 0 (cuda_launch.h); only the CUDA kernels tell them
+ * apart, so a CPU-only build has none. Returns the count. */
+static int32_t nz_tactic_list(const nonzero *z, const int32_t **list)
+{
+#ifdef PRT_PLUGINS_CUDA
+    static const int32_t all[] = {PLG_NZ_ONE_BLOCK, PLG_NZ_COUNT_SCAN_WRITE,
+                                  PLG_NZ_ONE_PASS};
+    *list = all;
+    return z->row_order ? 3 : 2; /* one pass needs row order */
+#else
+    (void)z;
+    *list = NULL;
+    return 0;
+#endif
+}
 
 static nonzero *nz(prt_plugin *p) { return (nonzero *)p; }
 
@@ -170,6 +193,32 @@ static prt_status nz_configure(prt_plugin *self,
     return PRT_OK;
 }
 
+static prt_status nz_get_workspace_size(prt_plugin *self,
+                                        const prt_dynamic_tensor_desc *in,
+                                        int32_t nb_in,
+                                        const prt_dynamic_tensor_desc *out,
+                                        int32_t nb_out, int64_t *out_bytes)
+{
+    /* The multi-block plans' tile state, for the largest input. */
+    int64_t vol = nb_in == 1 && in[0].max.nb_dims == 2 ? plg_volume(&in[0].max) : 0;
+    (void)self, (void)out, (void)nb_out;
+#ifdef PRT_PLUGINS_CUDA
+    *out_bytes = vol > 0 ? plg_nz_workspace(vol) : 0;
+#else
+    (void)vol;
+    *out_bytes = 0; /* the CPU needs none */
+#endif
+    return PRT_OK;
+}
+
+static prt_status nz_get_valid_tactics(prt_plugin *self, int32_t *tactics,
+                                       int32_t capacity, int32_t *out_count)
+{
+    const int32_t *list;
+    int32_t n = nz_tactic_list(nz(self), &list);
+    return plg_list_tactics(list, n, tactics, capacity, out_count);
+}
+
 static const prt_plugin_build nz_build = {
     sizeof(prt_plugin_build),
     PRT_PLUGIN_ABI_VERSION,
@@ -178,13 +227,24 @@ static const prt_plugin_build nz_build = {
     nz_get_output_shapes,
     nz_supports,
     nz_configure,
-    plg_get_workspace_size,
-    plg_get_valid_tactics,
+    nz_get_workspace_size,
+    nz_get_valid_tactics,
     plg_no_aliased_input,
     NULL, /* get_output_values: no shape-tensor outputs */
 };
 
 /* ---- runtime ------------------------------------------------------------- */
+
+static prt_status nz_set_tactic(prt_plugin *self, int32_t tactic)
+{
+    nonzero *z = nz(self);
+    const int32_t *list;
+    int32_t n = nz_tactic_list(z, &list);
+    prt_status st = plg_check_tactic(&z->obj, tactic, list, n);
+    if (st == PRT_OK)
+        z->tactic = tactic;
+    return st;
+}
 
 static prt_status nz_on_shape_change(prt_plugin *self,
                                      const prt_tensor_desc *in, int32_t nb_in,
@@ -240,6 +300,47 @@ static void nz_write(const void *x, int32_t dtype, int64_t rows, int64_t cols,
     }
 }
 
+#ifdef PRT_PLUGINS_CUDA
+/* On the device: K is not known here, so output 0 must hold the worst case
+ * (every element non-zero), which its upper bound R x C x 2 does. */
+static prt_status nz_enqueue_cuda(nonzero *z, const prt_tensor_desc *in_desc,
+                                  const prt_tensor_desc *out_desc,
+                                  const void *const *inputs,
+                                  void *const *outputs, void *workspace,
+                                  void *stream, int64_t vol)
+{
+    plg_nz_launch a;
+    int64_t cap = plg_volume(&out_desc[0].dims);
+    char a_str[96], b_str[96];
+    int err;
+    if (out_desc[0].dims.nb_dims != 2 || cap < 0 || cap / 2 < vol)
+        return plg_fail(&z->obj, PRT_ERR_SHAPE,
+                        "output 0 %s cannot hold the %lld index pairs input "
+                        "%s may have",
+                        plg_dims_str(&out_desc[0].dims, a_str, sizeof a_str),
+                        (long long)vol,
+                        plg_dims_str(&in_desc[0].dims, b_str, sizeof b_str));
+    if (!outputs[1] || (vol > 0 && (!inputs[0] || !outputs[0])))
+        return plg_fail(&z->obj, PRT_ERR_INVALID_ARGUMENT,
+                        "enqueue with a NULL tensor pointer");
+    memset(&a, 0, sizeof a);
+    a.x = inputs[0];
+    a.dtype = in_desc[0].dtype;
+    a.row_order = z->row_order;
+    a.rows = in_desc[0].dims.d[0];
+    a.cols = in_desc[0].dims.d[1];
+    a.dims_device = in_desc[0].dims_device;
+    a.idx = outputs[0];
+    a.count = outputs[1];
+    a.tactic = z->tactic;
+    a.workspace = workspace;
+    if (!plg_cuda())
+        return plg_cuda_unavailable(&z->obj);
+    err = plg_cuda()->nonzero(&a, stream);
+    return err ? plg_cuda_fail(&z->obj, err, "the NonZero kernels") : PRT_OK;
+}
+#endif
+
 static prt_status nz_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
                              const prt_tensor_desc *out_desc,
                              const void *const *inputs, void *const *outputs,
@@ -269,6 +370,11 @@ static prt_status nz_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
                         "input %s: int32 indices hold at most %lld rows and "
                         "columns",
                         plg_dims_str(d, a, sizeof a), (long long)NZ_MAX_DIM);
+#ifdef PRT_PLUGINS_CUDA
+    if (device == PRT_DEVICE_CUDA)
+        return nz_enqueue_cuda(z, in_desc, out_desc, inputs, outputs,
+                               workspace, stream, vol);
+#endif
     if (!outputs[1] || (vol > 0 && !inputs[0]))
         return plg_fail(&z->obj, PRT_ERR_INVALID_ARGUMENT,
                         "enqueue with a NULL tensor pointer");
@@ -309,7 +415,7 @@ static const prt_field_collection *nz_fields(prt_plugin *self)
 static const prt_plugin_runtime nz_runtime = {
     sizeof(prt_plugin_runtime),
     PRT_PLUGIN_ABI_VERSION,
-    plg_set_tactic,
+    nz_set_tactic,
     nz_on_shape_change,
     nz_enqueue,
     plg_attach_to_context,
