@@ -17,7 +17,8 @@
 #include "cuda_device.cuh"
 #include "cuda_launch.h"
 
-namespace {
+namespace
+{
 
 constexpr int B = 256;
 
@@ -33,12 +34,14 @@ __device__ __forceinline__ uint16_t add(uint16_t a, uint16_t b)
 }
 
 template <typename T, bool VEC>
-__global__ void __launch_bounds__(B) add_kernel(const T *a, const T *b, T *out, int64_t count,
-                                                const int64_t *dims_device, int32_t rank)
+__global__ void __launch_bounds__(B)
+    add_kernel(const T *a, const T *b, T *out, int64_t count, const int64_t *dims_device,
+               int32_t rank)
 {
     constexpr int W = 16 / sizeof(T);
     const int64_t n = dims_device ? plg::volume(dims_device, rank) : count;
-    const int64_t tid = (int64_t)blockIdx.x * B + threadIdx.x, stride = (int64_t)gridDim.x * B;
+    const int64_t tid = (int64_t)blockIdx.x * B + threadIdx.x,
+                  stride = (int64_t)gridDim.x * B;
     int64_t done = 0;
     if (VEC) {
         union pack {
@@ -68,11 +71,14 @@ template <typename T> cudaError_t launch(const plg_add_launch *p, cudaStream_t s
     const int sms = plg::sm_count();
     const bool vec = plg::aligned16(a) && plg::aligned16(b) && plg::aligned16(out);
     const int64_t per_thread = vec ? 16 / (int64_t)sizeof(T) : 1;
-    const unsigned grid = plg::grid_for(plg::ceil_div(plg::ceil_div(p->count, per_thread), B), sms);
+    const unsigned grid =
+        plg::grid_for(plg::ceil_div(plg::ceil_div(p->count, per_thread), B), sms);
     if (vec)
-        add_kernel<T, true><<<grid, B, 0, s>>>(a, b, out, p->count, p->dims_device, p->rank);
+        add_kernel<T, true>
+            <<<grid, B, 0, s>>>(a, b, out, p->count, p->dims_device, p->rank);
     else
-        add_kernel<T, false><<<grid, B, 0, s>>>(a, b, out, p->count, p->dims_device, p->rank);
+        add_kernel<T, false>
+            <<<grid, B, 0, s>>>(a, b, out, p->count, p->dims_device, p->rank);
     return cudaGetLastError();
 }
 
@@ -83,5 +89,6 @@ extern "C" int plg_add_cuda(const plg_add_launch *a, void *stream)
     if (a->count == 0)
         return (int)cudaSuccess;
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
-    return (int)(a->dtype == PRT_FLOAT32 ? launch<uint32_t>(a, s) : launch<uint16_t>(a, s));
+    return (int)(a->dtype == PRT_FLOAT32 ? launch<uint32_t>(a, s)
+                                         : launch<uint16_t>(a, s));
 }

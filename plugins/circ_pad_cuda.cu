@@ -31,7 +31,8 @@
 #include "cuda_device.cuh"
 #include "cuda_launch.h"
 
-namespace {
+namespace
+{
 
 constexpr int B = 256;
 constexpr int MAXR = PRT_MAX_DIMS;
@@ -40,11 +41,11 @@ constexpr int UNROLL = 8; // scalar loads in flight per lane
 struct cp_params {
     const void *x;
     void *y;
-    int32_t rank;               // of dims_device; the arrays are right-aligned
-    int64_t in[MAXR];           // input dims (upper bounds with dims_device)
+    int32_t rank;                 // of dims_device; the arrays are right-aligned
+    int64_t in[MAXR];             // input dims (upper bounds with dims_device)
     int64_t bef[MAXR], aft[MAXR]; // pads
-    const int64_t *dims_device; // the true input dims, or NULL
-    int64_t nseg;               // segments per row (1 when G < 32)
+    const int64_t *dims_device;   // the true input dims, or NULL
+    int64_t nseg;                 // segments per row (1 when G < 32)
 };
 
 __device__ __forceinline__ int64_t wrap_any(int64_t s, int64_t d)
@@ -94,7 +95,8 @@ template <int R> __device__ __forceinline__ dims_t<R> true_dims(const cp_params 
 
 // Adds `step` to the odometer idx (over od[0..R-2]).
 template <int R>
-__device__ __forceinline__ void advance(int64_t (&idx)[R], const int64_t (&od)[R], int64_t step)
+__device__ __forceinline__ void advance(int64_t (&idx)[R], const int64_t (&od)[R],
+                                        int64_t step)
 {
     idx[R - 2] += step;
 #pragma unroll
@@ -110,8 +112,8 @@ __device__ __forceinline__ void advance(int64_t (&idx)[R], const int64_t (&od)[R
 // Copies output row `r`'s columns [c0, c1) from input row `src`, one element
 // per lane (lanes gl, gl + G, ...).
 template <typename T, int G, int R>
-__device__ void copy_scalar(const T *x, T *y, const dims_t<R> &d, int64_t src, int64_t r, int64_t c0,
-                            int64_t c1, int gl)
+__device__ void copy_scalar(const T *x, T *y, const dims_t<R> &d, int64_t src, int64_t r,
+                            int64_t c0, int64_t c1, int gl)
 {
     const T *xr = x + src * d.len;
     T *yr = y + r * d.olen;
@@ -132,16 +134,33 @@ __device__ void copy_scalar(const T *x, T *y, const dims_t<R> &d, int64_t src, i
 // The same with 16-byte accesses: c0, c1, the pads and the row length are
 // multiples of W, so a vector lies inside one of the row's three pieces.
 template <typename T, int R>
-__device__ void copy_vector(const T *x, T *y, const dims_t<R> &d, int64_t src, int64_t r, int64_t c0,
-                            int64_t c1, int lane)
+__device__ void copy_vector(const T *x, T *y, const dims_t<R> &d, int64_t src, int64_t r,
+                            int64_t c0, int64_t c1, int lane)
 {
     constexpr int64_t W = 16 / sizeof(T);
+    constexpr int VU = 4; // vectors in flight per lane
     const T *xr = x + src * d.len;
     T *yr = y + r * d.olen;
-    for (int64_t c = c0 + lane * W; c < c1; c += 32 * W) {
+    int64_t c = c0 + lane * W;
+    // Loads are batched by hand: x and y may alias as far as the compiler
+    // knows, so it would not move a load above the previous store.
+    for (; c + (VU - 1) * 32 * W < c1; c += VU * 32 * W) {
+        uint4 v[VU];
+#pragma unroll
+        for (int u = 0; u < VU; u++) {
+            int64_t s = c + u * 32 * W - d.bl;
+            s = s < 0 ? s + d.len : s >= d.len ? s - d.len : s;
+            v[u] = __ldg(reinterpret_cast<const uint4 *>(xr + s));
+        }
+#pragma unroll
+        for (int u = 0; u < VU; u++)
+            *reinterpret_cast<uint4 *>(yr + c + u * 32 * W) = v[u];
+    }
+    for (; c < c1; c += 32 * W) {
         int64_t s = c - d.bl;
         s = s < 0 ? s + d.len : s >= d.len ? s - d.len : s;
-        *reinterpret_cast<uint4 *>(yr + c) = __ldg(reinterpret_cast<const uint4 *>(xr + s));
+        *reinterpret_cast<uint4 *>(yr + c) =
+            __ldg(reinterpret_cast<const uint4 *>(xr + s));
     }
 }
 
@@ -164,8 +183,9 @@ __global__ void __launch_bounds__(B) pad_kernel(cp_params p)
     if (it >= end)
         return; // no shuffles below: lanes may leave on their own
     // Segments: multiples of 32 vectors, so a vector never crosses one.
-    const int64_t seg_len = plg::ceil_div(plg::ceil_div(d.olen, nseg), 32 * (16 / sizeof(T))) *
-                            (32 * (16 / sizeof(T)));
+    const int64_t seg_len =
+        plg::ceil_div(plg::ceil_div(d.olen, nseg), 32 * (16 / sizeof(T))) *
+        (32 * (16 / sizeof(T)));
     int64_t r = it / nseg, sgi = it - r * nseg;
     int64_t idx[R]; // idx[R - 1] is unused: the odometer is over the rows
     idx[R - 1] = 0;
@@ -224,7 +244,8 @@ cudaError_t launch(const cp_params &p, int64_t rows, int sms, cudaStream_t s)
     return cudaGetLastError();
 }
 
-template <typename T> cudaError_t launch_t(const plg_cp_launch *a, cp_params &p, cudaStream_t s)
+template <typename T>
+cudaError_t launch_t(const plg_cp_launch *a, cp_params &p, cudaStream_t s)
 {
     constexpr int64_t W = 16 / sizeof(T);
     const int sms = plg::sm_count();
@@ -253,7 +274,8 @@ template <typename T> cudaError_t launch_t(const plg_cp_launch *a, cp_params &p,
     p.nseg = want < most ? want : most;
     if (p.nseg < 1)
         p.nseg = 1;
-    return vec ? launch<T, 32, true>(p, rows, sms, s) : launch<T, 32, false>(p, rows, sms, s);
+    return vec ? launch<T, 32, true>(p, rows, sms, s)
+               : launch<T, 32, false>(p, rows, sms, s);
 }
 
 } // namespace

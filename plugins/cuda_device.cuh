@@ -8,7 +8,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-namespace plg {
+namespace plg
+{
 
 constexpr unsigned FULL_MASK = 0xffffffffu;
 
@@ -106,7 +107,10 @@ template <> struct elem<uint32_t> {
 };
 template <> struct elem<uint16_t> {
     static constexpr uint16_t ONE = 0x3C00u; // 1.0 in binary16
-    __device__ static float to_float(uint16_t b) { return __half2float(__ushort_as_half(b)); }
+    __device__ static float to_float(uint16_t b)
+    {
+        return __half2float(__ushort_as_half(b));
+    }
 };
 
 // Product of the first `rank` dims of a device array (true dims).

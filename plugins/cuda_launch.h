@@ -96,13 +96,13 @@ static inline int64_t plg_nz_workspace(int64_t max_volume)
 }
 
 typedef struct plg_nz_launch {
-    const void *x;     /* rows x cols, float32 or float16 */
-    int32_t dtype;     /* PRT_FLOAT32 or PRT_FLOAT16 */
-    int32_t row_order; /* 1: K x 2, 0: 2 x K */
-    int64_t rows, cols;          /* upper bounds when dims_device is set */
-    const int64_t *dims_device;  /* the true [rows, cols], or NULL */
-    int32_t *idx;                /* room for 2 * rows * cols indices */
-    int64_t *count;              /* the size tensor K (device memory) */
+    const void *x;              /* rows x cols, float32 or float16 */
+    int32_t dtype;              /* PRT_FLOAT32 or PRT_FLOAT16 */
+    int32_t row_order;          /* 1: K x 2, 0: 2 x K */
+    int64_t rows, cols;         /* upper bounds when dims_device is set */
+    const int64_t *dims_device; /* the true [rows, cols], or NULL */
+    int32_t *idx;               /* room for 2 * rows * cols indices */
+    int64_t *count;             /* the size tensor K (device memory) */
     int32_t tactic;
     void *workspace; /* plg_nz_workspace(max volume) bytes, or NULL */
 } plg_nz_launch;
@@ -159,7 +159,8 @@ static inline void plg_hm_collapse(int32_t rank, const int64_t *dims, int32_t ax
 /* Workspace for inputs up to `max_dims`: what LONG_AXIS may use. The size
  * grows with every dim, so the profile's largest dims bound every run's
  * need. */
-static inline int64_t plg_hm_workspace(int32_t rank, const int64_t *max_dims, int32_t axis)
+static inline int64_t plg_hm_workspace(int32_t rank, const int64_t *max_dims,
+                                       int32_t axis)
 {
     int64_t outer, n, inner, b;
     if (rank < 1 || rank > PRT_MAX_DIMS || axis < 0 || axis >= rank)

@@ -26,7 +26,8 @@
 #include "cuda_device.cuh"
 #include "cuda_launch.h"
 
-namespace {
+namespace
+{
 
 using plg::FULL_MASK;
 
@@ -46,9 +47,9 @@ struct hm_params {
     int64_t outer, n, inner;    // upper bounds when dims_device is set
     const int64_t *dims_device; // true dims, or NULL
     int32_t rank, axis;
-    int32_t tx;  // cols_kernel / split: inner positions per block (power of 2)
-    int32_t nch; // split: chunks per line
-    part *parts; // split: [outer * inner][nch]
+    int32_t tx;    // cols_kernel / split: inner positions per block (power of 2)
+    int32_t nch;   // split: chunks per line
+    part *parts;   // split: [outer * inner][nch]
     int64_t *args; // split: [outer * inner]
 };
 
@@ -107,8 +108,8 @@ template <typename T> __device__ __forceinline__ float load(const T *x, int64_t 
 // Best of x[base + k * stride] for k = k0, k0 + step, ... < k1, UNROLL loads
 // at a time.
 template <typename T>
-__device__ void scan_line(const T *x, int64_t base, int64_t stride, int64_t k0, int64_t step,
-                          int64_t k1, float &bv, int64_t &bk)
+__device__ void scan_line(const T *x, int64_t base, int64_t stride, int64_t k0,
+                          int64_t step, int64_t k1, float &bv, int64_t &bk)
 {
     int64_t k = k0;
     for (; k + (UNROLL - 1) * step < k1; k += UNROLL * step) {
@@ -126,8 +127,8 @@ __device__ void scan_line(const T *x, int64_t base, int64_t stride, int64_t k0, 
 
 // The block's best per column tx over its TY rows; every thread gets its
 // column's result. Ends with a barrier, so the arrays may be reused.
-__device__ void reduce_rows(float *sv, int64_t *sk, float &bv, int64_t &bk, int tx, int ty,
-                            int TX, int TY)
+__device__ void reduce_rows(float *sv, int64_t *sk, float &bv, int64_t &bk, int tx,
+                            int ty, int TX, int TY)
 {
     const int t = threadIdx.x;
     sv[t] = bv;
@@ -166,7 +167,8 @@ struct geom {
 
 // ---- SHORT_AXIS, inner == 1 -------------------------------------------------
 
-template <typename T, int G, bool VEC> __global__ void __launch_bounds__(B) rows_kernel(hm_params p)
+template <typename T, int G, bool VEC>
+__global__ void __launch_bounds__(B) rows_kernel(hm_params p)
 {
     constexpr int W = VEC ? 16 / (int)sizeof(T) : 1; // elements per access
     constexpr int GPW = 32 / G;                      // rows per warp at a time
@@ -299,7 +301,8 @@ template <typename T> __global__ void __launch_bounds__(B) part_kernel(hm_params
         float bv = 0.0f;
         int64_t bk = -1;
         if (c.valid)
-            scan_line(x, c.o * g.n * g.inner + c.j, g.inner, c.k0 + g.ty, g.TY, c.k1, bv, bk);
+            scan_line(x, c.o * g.n * g.inner + c.j, g.inner, c.k0 + g.ty, g.TY, c.k1, bv,
+                      bk);
         reduce_rows(sv, sk, bv, bk, g.tx, g.ty, g.TX, g.TY);
         if (g.ty == 0 && c.valid) {
             part q;
@@ -349,11 +352,13 @@ template <typename T, int G, bool VEC>
 cudaError_t launch_rows(const hm_params &p, int sms, cudaStream_t s)
 {
     const int64_t rows_per_block = (B / 32) * (32 / G);
-    rows_kernel<T, G, VEC><<<plg::grid_for(plg::ceil_div(p.outer, rows_per_block), sms), B, 0, s>>>(p);
+    rows_kernel<T, G, VEC>
+        <<<plg::grid_for(plg::ceil_div(p.outer, rows_per_block), sms), B, 0, s>>>(p);
     return cudaGetLastError();
 }
 
-template <typename T, bool VEC> cudaError_t launch_rows_g(const hm_params &p, int sms, cudaStream_t s)
+template <typename T, bool VEC>
+cudaError_t launch_rows_g(const hm_params &p, int sms, cudaStream_t s)
 {
     // Lanes per row: about two accesses per lane at least.
     const int64_t units = VEC ? p.n / (16 / (int64_t)sizeof(T)) : p.n;
@@ -364,7 +369,8 @@ template <typename T, bool VEC> cudaError_t launch_rows_g(const hm_params &p, in
     return launch_rows<T, 32, VEC>(p, sms, s);
 }
 
-template <typename T> cudaError_t launch_t(const plg_hm_launch *a, hm_params &p, cudaStream_t s)
+template <typename T>
+cudaError_t launch_t(const plg_hm_launch *a, hm_params &p, cudaStream_t s)
 {
     const int sms = plg::sm_count();
     const int64_t target = (int64_t)sms * 8; // blocks of 256 at full occupancy
@@ -386,15 +392,17 @@ template <typename T> cudaError_t launch_t(const plg_hm_launch *a, hm_params &p,
     // plg_hm_workspace gave at least this much (the need grows with dims).
     const bool split_ok = a->workspace && nch >= 2 &&
                           plg_hm_split_bytes(p.outer * p.inner, nch) <= PLG_HM_SPLIT_CAP;
-    const bool split = a->tactic == PLG_HM_LONG_AXIS    ? split_ok
-                       : a->tactic == PLG_HM_SHORT_AXIS ? false
-                                                        : split_ok && short_blocks < target / 2;
+    const bool split = a->tactic == PLG_HM_LONG_AXIS ? split_ok
+                       : a->tactic == PLG_HM_SHORT_AXIS
+                           ? false
+                           : split_ok && short_blocks < target / 2;
     if (split) {
         const int64_t lines = p.outer * p.inner;
         p.nch = (int32_t)nch;
         p.parts = static_cast<part *>(a->workspace);
-        p.args = reinterpret_cast<int64_t *>(static_cast<unsigned char *>(a->workspace) +
-                                             plg_up256(lines * nch * (int64_t)sizeof(part)));
+        p.args =
+            reinterpret_cast<int64_t *>(static_cast<unsigned char *>(a->workspace) +
+                                        plg_up256(lines * nch * (int64_t)sizeof(part)));
         const unsigned grid = plg::grid_for(units * nch, sms);
         part_kernel<T><<<grid, B, 0, s>>>(p);
         combine_kernel<<<plg::grid_for(plg::ceil_div(lines, B), sms), B, 0, s>>>(p);
@@ -402,7 +410,8 @@ template <typename T> cudaError_t launch_t(const plg_hm_launch *a, hm_params &p,
         return cudaGetLastError();
     }
     if (rows)
-        return vec ? launch_rows_g<T, true>(p, sms, s) : launch_rows_g<T, false>(p, sms, s);
+        return vec ? launch_rows_g<T, true>(p, sms, s)
+                   : launch_rows_g<T, false>(p, sms, s);
     cols_kernel<T><<<plg::grid_for(units, sms), B, 0, s>>>(p);
     return cudaGetLastError();
 }

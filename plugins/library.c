@@ -34,8 +34,7 @@
 #include "plugrt/version.h"
 
 PRT_PLUGIN_EXPORT const prt_plugin_library *
-prt_plugin_library_open(uint32_t host_abi_version,
-                        const prt_host_services *services);
+prt_plugin_library_open(uint32_t host_abi_version, const prt_host_services *services);
 
 static const prt_plugin_creator *const library_creators[] = {
     &plg_nonzero_creator,
@@ -57,8 +56,7 @@ static const prt_plugin_library library = {
  * against: tables only grow, so a newer host reads ours through their
  * struct_size. An older host could not read our tables; refuse it. */
 PRT_PLUGIN_EXPORT const prt_plugin_library *
-prt_plugin_library_open(uint32_t host_abi_version,
-                        const prt_host_services *services)
+prt_plugin_library_open(uint32_t host_abi_version, const prt_host_services *services)
 {
     if (host_abi_version < PRT_PLUGIN_ABI_VERSION)
         return NULL;

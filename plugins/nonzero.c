@@ -58,7 +58,10 @@ static int32_t nz_tactic_list(const nonzero *z, const int32_t **list)
 #endif
 }
 
-static nonzero *nz(prt_plugin *p) { return (nonzero *)p; }
+static nonzero *nz(prt_plugin *p)
+{
+    return (nonzero *)p;
+}
 
 /* Indices are int32: every row and column index must fit. */
 #define NZ_MAX_DIM ((int64_t)INT32_MAX + 1)
@@ -88,8 +91,7 @@ static int32_t nz_nb_outputs(const prt_plugin *self)
 }
 
 static prt_status nz_get_output_dtypes(prt_plugin *self, int32_t *out_types,
-                                       int32_t nb_outputs,
-                                       const int32_t *in_types,
+                                       int32_t nb_outputs, const int32_t *in_types,
                                        int32_t nb_inputs)
 {
     prt_status st = nz_check_io(nz(self), nb_inputs, nb_outputs);
@@ -102,14 +104,11 @@ static prt_status nz_get_output_dtypes(prt_plugin *self, int32_t *out_types,
     return PRT_OK;
 }
 
-static prt_status nz_get_output_shapes(prt_plugin *self,
-                                       const prt_dim_exprs *inputs,
+static prt_status nz_get_output_shapes(prt_plugin *self, const prt_dim_exprs *inputs,
                                        int32_t nb_inputs,
                                        const prt_dim_exprs *shape_inputs,
-                                       int32_t nb_shape_inputs,
-                                       prt_dim_exprs *outputs,
-                                       int32_t nb_outputs,
-                                       prt_expr_builder *exprs)
+                                       int32_t nb_shape_inputs, prt_dim_exprs *outputs,
+                                       int32_t nb_outputs, prt_expr_builder *exprs)
 {
     nonzero *z = nz(self);
     const prt_expr *upper, *opt, *k, *two;
@@ -124,8 +123,7 @@ static prt_status nz_get_output_shapes(prt_plugin *self,
                         "the host's expression builder lacks "
                         "declare_size_tensor");
     two = exprs->constant(exprs, 2);
-    upper = exprs->operation(exprs, PRT_DIM_PROD, inputs[0].d[0],
-                             inputs[0].d[1]);
+    upper = exprs->operation(exprs, PRT_DIM_PROD, inputs[0].d[0], inputs[0].d[1]);
     opt = exprs->operation(exprs, PRT_DIM_CEIL_DIV, upper, two);
     k = exprs->declare_size_tensor(exprs, 1, opt, upper);
     if (!k)
@@ -140,11 +138,10 @@ static prt_status nz_get_output_shapes(prt_plugin *self,
 }
 
 static int32_t nz_supports(prt_plugin *self, int32_t pos,
-                           const prt_dynamic_tensor_desc *in_out,
-                           int32_t nb_inputs, int32_t nb_outputs)
+                           const prt_dynamic_tensor_desc *in_out, int32_t nb_inputs,
+                           int32_t nb_outputs)
 {
-    const prt_tensor_desc *d =
-        plg_linear_desc(pos, in_out, nb_inputs, nb_outputs, 1, 2);
+    const prt_tensor_desc *d = plg_linear_desc(pos, in_out, nb_inputs, nb_outputs, 1, 2);
     (void)self;
     if (!d)
         return 0;
@@ -164,9 +161,8 @@ static prt_status nz_check_out_dtypes(const nonzero *z, int32_t idx_dtype,
     return PRT_OK;
 }
 
-static prt_status nz_configure(prt_plugin *self,
-                               const prt_dynamic_tensor_desc *in, int32_t nb_in,
-                               const prt_dynamic_tensor_desc *out,
+static prt_status nz_configure(prt_plugin *self, const prt_dynamic_tensor_desc *in,
+                               int32_t nb_in, const prt_dynamic_tensor_desc *out,
                                int32_t nb_out)
 {
     nonzero *z = nz(self);
@@ -187,15 +183,13 @@ static prt_status nz_configure(prt_plugin *self,
         return plg_fail(&z->obj, PRT_ERR_UNSUPPORTED,
                         "input may be as large as %s; int32 indices hold at "
                         "most %lld rows and columns",
-                        plg_dims_str(&in[0].max, a, sizeof a),
-                        (long long)NZ_MAX_DIM);
+                        plg_dims_str(&in[0].max, a, sizeof a), (long long)NZ_MAX_DIM);
     }
     return PRT_OK;
 }
 
 static prt_status nz_get_workspace_size(prt_plugin *self,
-                                        const prt_dynamic_tensor_desc *in,
-                                        int32_t nb_in,
+                                        const prt_dynamic_tensor_desc *in, int32_t nb_in,
                                         const prt_dynamic_tensor_desc *out,
                                         int32_t nb_out, int64_t *out_bytes)
 {
@@ -246,9 +240,8 @@ static prt_status nz_set_tactic(prt_plugin *self, int32_t tactic)
     return st;
 }
 
-static prt_status nz_on_shape_change(prt_plugin *self,
-                                     const prt_tensor_desc *in, int32_t nb_in,
-                                     const prt_tensor_desc *out,
+static prt_status nz_on_shape_change(prt_plugin *self, const prt_tensor_desc *in,
+                                     int32_t nb_in, const prt_tensor_desc *out,
                                      int32_t nb_out)
 {
     nonzero *z = nz(self);
@@ -284,8 +277,8 @@ static void nz_write(const void *x, int32_t dtype, int64_t rows, int64_t cols,
     int64_t i = 0, n = 0;
     for (int64_t r = 0; r < rows; r++) {
         for (int64_t c = 0; c < cols; c++, i++) {
-            int nonzero_elem = dtype == PRT_FLOAT32 ? xf[i] != 0.0f
-                                                    : (xh[i] & 0x7FFFu) != 0;
+            int nonzero_elem =
+                dtype == PRT_FLOAT32 ? xf[i] != 0.0f : (xh[i] & 0x7FFFu) != 0;
             if (!nonzero_elem)
                 continue;
             if (row_order) {
@@ -305,9 +298,8 @@ static void nz_write(const void *x, int32_t dtype, int64_t rows, int64_t cols,
  * (every element non-zero), which its upper bound R x C x 2 does. */
 static prt_status nz_enqueue_cuda(nonzero *z, const prt_tensor_desc *in_desc,
                                   const prt_tensor_desc *out_desc,
-                                  const void *const *inputs,
-                                  void *const *outputs, void *workspace,
-                                  void *stream, int64_t vol)
+                                  const void *const *inputs, void *const *outputs,
+                                  void *workspace, void *stream, int64_t vol)
 {
     plg_nz_launch a;
     int64_t cap = plg_volume(&out_desc[0].dims);
@@ -342,9 +334,9 @@ static prt_status nz_enqueue_cuda(nonzero *z, const prt_tensor_desc *in_desc,
 #endif
 
 static prt_status nz_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
-                             const prt_tensor_desc *out_desc,
-                             const void *const *inputs, void *const *outputs,
-                             void *workspace, int32_t device, void *stream)
+                             const prt_tensor_desc *out_desc, const void *const *inputs,
+                             void *const *outputs, void *workspace, int32_t device,
+                             void *stream)
 {
     nonzero *z = nz(self);
     const prt_dims *d = &in_desc[0].dims;
@@ -372,29 +364,26 @@ static prt_status nz_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
                         plg_dims_str(d, a, sizeof a), (long long)NZ_MAX_DIM);
 #ifdef PRT_PLUGINS_CUDA
     if (device == PRT_DEVICE_CUDA)
-        return nz_enqueue_cuda(z, in_desc, out_desc, inputs, outputs,
-                               workspace, stream, vol);
+        return nz_enqueue_cuda(z, in_desc, out_desc, inputs, outputs, workspace, stream,
+                               vol);
 #endif
     if (!outputs[1] || (vol > 0 && !inputs[0]))
         return plg_fail(&z->obj, PRT_ERR_INVALID_ARGUMENT,
                         "enqueue with a NULL tensor pointer");
-    k = vol == 0 ? 0
-        : in_desc[0].dtype == PRT_FLOAT32
-            ? nz_count_f32(inputs[0], vol)
-            : nz_count_f16(inputs[0], vol);
+    k = vol == 0                          ? 0
+        : in_desc[0].dtype == PRT_FLOAT32 ? nz_count_f32(inputs[0], vol)
+                                          : nz_count_f16(inputs[0], vol);
     /* out_desc[0] holds the upper bound the memory was sized for. */
     cap = plg_volume(&out_desc[0].dims);
     if (out_desc[0].dims.nb_dims != 2 || cap < 0 || cap / 2 < k)
         return plg_fail(&z->obj, PRT_ERR_SHAPE,
                         "output 0 %s cannot hold %lld index pairs",
-                        plg_dims_str(&out_desc[0].dims, a, sizeof a),
-                        (long long)k);
+                        plg_dims_str(&out_desc[0].dims, a, sizeof a), (long long)k);
     if (k > 0) {
         if (!outputs[0])
             return plg_fail(&z->obj, PRT_ERR_INVALID_ARGUMENT,
                             "enqueue with a NULL tensor pointer");
-        nz_write(inputs[0], in_desc[0].dtype, rows, cols, z->row_order, k,
-                 outputs[0]);
+        nz_write(inputs[0], in_desc[0].dtype, rows, cols, z->row_order, k, outputs[0]);
     }
     memcpy(outputs[1], &k, sizeof k);
     return PRT_OK;
@@ -425,22 +414,18 @@ static const prt_plugin_runtime nz_runtime = {
 };
 
 static const prt_plugin_vtable nz_vt_build = {
-    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, &nz_build,
-    &nz_runtime};
+    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, &nz_build, &nz_runtime};
 static const prt_plugin_vtable nz_vt_runtime = {
-    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, NULL,
-    &nz_runtime};
+    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, NULL, &nz_runtime};
 
 /* ---- creator ------------------------------------------------------------- */
 
 static const prt_field_schema nz_schema[] = {
-    {"rowOrder", PRT_FIELD_INT32, 1,
-     "1 (default): indices K x 2; 0: indices 2 x K"},
+    {"rowOrder", PRT_FIELD_INT32, 1, "1 (default): indices K x 2; 0: indices 2 x K"},
     {"backend", PRT_FIELD_CHAR, -1, "accepted and ignored"},
 };
 
-static prt_status nz_create(const prt_plugin_creator *self,
-                            const char *layer_name,
+static prt_status nz_create(const prt_plugin_creator *self, const char *layer_name,
                             const prt_field_collection *fields, int32_t phase,
                             prt_plugin **out)
 {

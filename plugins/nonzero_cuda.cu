@@ -34,12 +34,13 @@
 #include "cuda_device.cuh"
 #include "cuda_launch.h"
 
-namespace {
+namespace
+{
 
 using plg::FULL_MASK;
 
-constexpr int ROUNDS = 4;   // 16-byte loads in flight per thread per tile
-constexpr int BIG_B = 256;  // threads of the multi-block kernels
+constexpr int ROUNDS = 4;  // 16-byte loads in flight per thread per tile
+constexpr int BIG_B = 256; // threads of the multi-block kernels
 constexpr int SCAN_B = 1024;
 constexpr int SCAN_ITEMS = 8;
 // AUTO runs one block up to this many elements: below it, the launches and
@@ -78,15 +79,16 @@ struct nz_params {
     int64_t rows, cols;         // upper bounds when dims_device is set
     const int64_t *dims_device; // true [rows, cols], or NULL
     int32_t row_order;
-    int32_t out8;               // idx is 8-byte aligned: a pair is one store
-    uint32_t *next_tile;        // ONE_PASS: the tile id dispenser
-    unsigned long long *state;  // ONE_PASS: per tile, flag | value
-    int64_t *tile_offset;       // COUNT_SCAN_WRITE: per tile
-    int32_t *tile_count;        // COUNT_SCAN_WRITE: per tile
+    int32_t out8;              // idx is 8-byte aligned: a pair is one store
+    uint32_t *next_tile;       // ONE_PASS: the tile id dispenser
+    unsigned long long *state; // ONE_PASS: per tile, flag | value
+    int64_t *tile_offset;      // COUNT_SCAN_WRITE: per tile
+    int32_t *tile_count;       // COUNT_SCAN_WRITE: per tile
 };
 
 // The true dims; returns the element count.
-__device__ __forceinline__ int64_t true_dims(const nz_params &p, int64_t &rows, int64_t &cols)
+__device__ __forceinline__ int64_t true_dims(const nz_params &p, int64_t &rows,
+                                             int64_t &cols)
 {
     if (p.dims_device) {
         rows = p.dims_device[0];
@@ -151,7 +153,8 @@ template <typename T, int B> struct tile {
     // The masks of this thread's ROUNDS vectors of the tile at `base`. All
     // vector loads are issued before any is used.
     template <bool ALIGNED>
-    __device__ static void load(const T *x, int64_t base, int64_t n, uint32_t (&m)[ROUNDS])
+    __device__ static void load(const T *x, int64_t base, int64_t n,
+                                uint32_t (&m)[ROUNDS])
     {
         if (ALIGNED) {
             uint4 v[ROUNDS];
@@ -300,7 +303,8 @@ constexpr unsigned long long VALUE_MASK = (1ull << 62) - 1;
 // Warp 0 of tile t (which holds `total` non-zeros): publishes, looks back
 // 32 tiles at a time, publishes the inclusive prefix; returns the exclusive
 // one to every lane.
-__device__ int64_t look_back(unsigned long long *state_mem, int64_t t, int total, int lane)
+__device__ int64_t look_back(unsigned long long *state_mem, int64_t t, int total,
+                             int lane)
 {
     volatile unsigned long long *state = state_mem;
     if (t == 0) {
@@ -496,7 +500,8 @@ __global__ void __launch_bounds__(B) one_block_kernel(nz_params p)
 
 // ---- launch ----------------------------------------------------------------
 
-static_assert(tile<uint32_t, BIG_B>::SIZE == PLG_NZ_TILE, "cuda_launch.h sizes the workspace");
+static_assert(tile<uint32_t, BIG_B>::SIZE == PLG_NZ_TILE,
+              "cuda_launch.h sizes the workspace");
 
 template <typename T, bool ALIGNED>
 cudaError_t launch(const plg_nz_launch *a, nz_params &p, int plan, cudaStream_t s)
@@ -532,9 +537,11 @@ cudaError_t launch(const plg_nz_launch *a, nz_params &p, int plan, cudaStream_t 
     return cudaGetLastError();
 }
 
-template <typename T> cudaError_t launch_t(const plg_nz_launch *a, nz_params &p, int plan, cudaStream_t s)
+template <typename T>
+cudaError_t launch_t(const plg_nz_launch *a, nz_params &p, int plan, cudaStream_t s)
 {
-    return plg::aligned16(a->x) ? launch<T, true>(a, p, plan, s) : launch<T, false>(a, p, plan, s);
+    return plg::aligned16(a->x) ? launch<T, true>(a, p, plan, s)
+                                : launch<T, false>(a, p, plan, s);
 }
 
 } // namespace

@@ -87,7 +87,8 @@ static const char *dims_str(const prt_dims *d, char *buf, size_t cap)
 {
     size_t n = (size_t)snprintf(buf, cap, "[");
     for (int32_t i = 0; i < d->nb_dims && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "", (long long)d->d[i]);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "",
+                              (long long)d->d[i]);
     if (n < cap)
         snprintf(buf + n, cap - n, "]");
     return buf;
@@ -251,7 +252,8 @@ static uint32_t f32_bits(float f)
 /* A random finite float32: any sign, exponents 2^-27..2^23. */
 static uint32_t rng_f32(tu_rng *r)
 {
-    uint32_t e = (uint32_t)tu_rng_range(r, 100, 150), m = (uint32_t)tu_rng_range(r, 0, 0x7FFFFF);
+    uint32_t e = (uint32_t)tu_rng_range(r, 100, 150),
+             m = (uint32_t)tu_rng_range(r, 0, 0x7FFFFF);
     return (uint32_t)tu_rng_range(r, 0, 1) << 31 | e << 23 | m;
 }
 
@@ -291,14 +293,14 @@ static void fill_hardmax(tu_rng *r, void *x, int32_t dtype, int64_t n, int64_t l
         int64_t kind = tu_rng_range(r, 0, 15);
         int nan = tu_rng_uniform(r) < p_nan;
         if (dtype == PRT_FLOAT32) {
-            uint32_t v = kind < 6   ? f32_bits((float)tu_rng_range(r, -2, 2))
+            uint32_t v = kind < 6    ? f32_bits((float)tu_rng_range(r, -2, 2))
                          : kind == 6 ? 0x80000000u
                          : kind == 7 ? 0x7F800000u
                          : kind == 8 ? 0xFF800000u
                                      : rng_f32(r);
             ((uint32_t *)x)[i] = nan ? f_nan[tu_rng_range(r, 0, 3)] : v;
         } else {
-            uint16_t v = kind < 6   ? h_small[kind]
+            uint16_t v = kind < 6    ? h_small[kind]
                          : kind == 7 ? 0x7C00
                          : kind == 8 ? 0xFC00
                                      : tu_rng_half(r, 30);
@@ -318,8 +320,10 @@ static void fill_nonzero(tu_rng *r, void *x, int32_t dtype, int64_t n, double de
         if (dtype == PRT_FLOAT32) {
             uint32_t v = sign << 31;
             if (nz)
-                v = kind == 0 ? 0x7FC00000u : kind == 1 ? (sign << 31 | 1u)
-                    : kind == 2 ? 0xFF800000u : rng_f32(r);
+                v = kind == 0   ? 0x7FC00000u
+                    : kind == 1 ? (sign << 31 | 1u)
+                    : kind == 2 ? 0xFF800000u
+                                : rng_f32(r);
             ((uint32_t *)x)[i] = v;
         } else {
             uint16_t v = (uint16_t)(sign << 15);
@@ -391,7 +395,8 @@ static prt_plugin *nz_plugin(prt_registry *reg, int32_t row_order)
 }
 
 /* x (dims `in`) -> indices (room for every element) and K. */
-static void nz_descs(prun *r, prt_plugin *p, int32_t dtype, int32_t order, const prt_dims *in)
+static void nz_descs(prun *r, prt_plugin *p, int32_t dtype, int32_t order,
+                     const prt_dims *in)
 {
     int64_t n = tu_volume(in);
     prt_dims o = order ? mkdims(2, n, 2, 0, 0) : mkdims(2, 2, n, 0, 0);
@@ -406,8 +411,8 @@ static void nz_descs(prun *r, prt_plugin *p, int32_t dtype, int32_t order, const
 }
 
 /* The CPU's K and indices for x of true dims d. */
-static int nz_cpu(prt_plugin *p, int32_t dtype, int32_t order, const prt_dims *d, const void *x,
-                  int32_t *idx, int64_t *k)
+static int nz_cpu(prt_plugin *p, int32_t dtype, int32_t order, const prt_dims *d,
+                  const void *x, int32_t *idx, int64_t *k)
 {
     prun r;
     const void *in[1] = {x};
@@ -439,8 +444,10 @@ static void nz_compare(const char *label, int32_t order, int64_t k, int64_t k_wa
         return;
     }
     for (int64_t j = 0; j < k; j++) {
-        int32_t gr = order ? got[2 * j] : got[j], gc = order ? got[2 * j + 1] : got[k + j];
-        int32_t wr = order ? want[2 * j] : want[j], wc = order ? want[2 * j + 1] : want[k + j];
+        int32_t gr = order ? got[2 * j] : got[j],
+                gc = order ? got[2 * j + 1] : got[k + j];
+        int32_t wr = order ? want[2 * j] : want[j],
+                wc = order ? want[2 * j + 1] : want[k + j];
         if (gr != wr || gc != wc) {
             case_fail(label, "index pair %lld of %lld is (%d, %d), want (%d, %d)",
                       (long long)j, (long long)k, (int)gr, (int)gc, (int)wr, (int)wc);
@@ -450,8 +457,8 @@ static void nz_compare(const char *label, int32_t order, int64_t k, int64_t k_wa
 }
 
 /* Reads K and the indices a finished run left in d, checks them. */
-static void nz_verify(const char *label, const prun *r, nz_dev *d, int32_t order, int64_t k_want,
-                      const int32_t *want, int32_t *got)
+static void nz_verify(const char *label, const prun *r, nz_dev *d, int32_t order,
+                      int64_t k_want, const int32_t *want, int32_t *got)
 {
     int64_t k = -1, cap = tu_volume(&r->out[0].dims) / 2;
     if (!CUDA_OK(cudaStreamSynchronize(g_stream)) || !dbuf_get(&k, &d->k, sizeof k))
@@ -472,12 +479,14 @@ static prt_status nz_enqueue_dev(const prun *r, int32_t tactic, nz_dev *d)
 {
     const void *in[1] = {d->x.p};
     void *out[2] = {d->idx.p, d->k.p};
-    return prun_enqueue(r, tactic, PRT_DEVICE_CUDA, in, out, d->ws.bytes ? d->ws.p : NULL);
+    return prun_enqueue(r, tactic, PRT_DEVICE_CUDA, in, out,
+                        d->ws.bytes ? d->ws.p : NULL);
 }
 
 /* One CUDA run of r (outputs poisoned first), checked against the CPU. */
 static void nz_cuda_check(const char *label, const prun *r, int32_t tactic, nz_dev *d,
-                          int32_t order, int64_t k_want, const int32_t *want, int32_t *got)
+                          int32_t order, int64_t k_want, const int32_t *want,
+                          int32_t *got)
 {
     if (!dbuf_poison(&d->idx) || !dbuf_poison(&d->k))
         return;
@@ -491,8 +500,8 @@ static void nz_cuda_check(const char *label, const prun *r, int32_t tactic, nz_d
 
 /* Every density, both orders, every tactic, aligned and (when `misalign`)
  * with the input one element and the indices 4 bytes off alignment. */
-static void nz_shape(prt_registry *reg, tu_rng *rng, int32_t dtype, int64_t rows, int64_t cols,
-                     const double *dens, int nd, int misalign)
+static void nz_shape(prt_registry *reg, tu_rng *rng, int32_t dtype, int64_t rows,
+                     int64_t cols, const double *dens, int nd, int misalign)
 {
     prt_dims d = mkdims(2, rows, cols, 0, 0);
     int64_t n = rows * cols;
@@ -517,7 +526,8 @@ static void nz_shape(prt_registry *reg, tu_rng *rng, int32_t dtype, int64_t rows
         nt[o] = prun_tactics(&r[o], t[o]);
         for (int m = 0; m <= misalign; m++)
             if (!dbuf_make(&dev[o][m].x, (size_t)n * es, m ? es : 0) ||
-                !dbuf_make(&dev[o][m].idx, sizeof(int32_t) * (size_t)(2 * n), m ? 4 : 0) ||
+                !dbuf_make(&dev[o][m].idx, sizeof(int32_t) * (size_t)(2 * n),
+                           m ? 4 : 0) ||
                 !dbuf_make(&dev[o][m].k, sizeof(int64_t), 0) ||
                 !dbuf_make(&dev[o][m].ws, (size_t)ws, 0))
                 goto done;
@@ -536,10 +546,12 @@ static void nz_shape(prt_registry *reg, tu_rng *rng, int32_t dtype, int64_t rows
                 for (int ti = 0; ti < nt[o]; ti++) {
                     char label[160];
                     snprintf(label, sizeof label,
-                             "NonZeroPlugin %s [%lld, %lld] rowOrder %d density %.2f tactic %d%s",
-                             dtype_str(dtype), (long long)rows, (long long)cols, o, dens[di],
-                             (int)t[o][ti], m ? " misaligned" : "");
-                    nz_cuda_check(label, &r[o], t[o][ti], &dev[o][m], o, k_want, want, got);
+                             "NonZeroPlugin %s [%lld, %lld] rowOrder %d density %.2f "
+                             "tactic %d%s",
+                             dtype_str(dtype), (long long)rows, (long long)cols, o,
+                             dens[di], (int)t[o][ti], m ? " misaligned" : "");
+                    nz_cuda_check(label, &r[o], t[o][ti], &dev[o][m], o, k_want, want,
+                                  got);
                 }
             }
         }
@@ -559,8 +571,8 @@ done:
 /* The input's dims come from the device: descriptors hold the upper bound
  * `up`, dims_device the true dims `tr`, and x holds exactly tr's elements
  * (a kernel reading past them would count the 0xff guard bytes). */
-static void nz_dims_device(prt_registry *reg, tu_rng *rng, int32_t dtype, const prt_dims *up,
-                           const prt_dims *tr)
+static void nz_dims_device(prt_registry *reg, tu_rng *rng, int32_t dtype,
+                           const prt_dims *up, const prt_dims *tr)
 {
     int64_t n = tu_volume(tr), nu = tu_volume(up);
     size_t es = dtype_bytes(dtype);
@@ -596,10 +608,11 @@ static void nz_dims_device(prt_registry *reg, tu_rng *rng, int32_t dtype, const 
             dbuf_make(&dv.k, sizeof(int64_t), 0) && dbuf_make(&dv.ws, (size_t)ws, 0)) {
             for (int ti = 0; ti < nt; ti++) {
                 char label[192];
-                snprintf(label, sizeof label,
-                         "NonZeroPlugin %s dims_device %s of bound %s rowOrder %d tactic %d",
-                         dtype_str(dtype), dims_str(tr, a, sizeof a), dims_str(up, b, sizeof b),
-                         (int)o, (int)t[ti]);
+                snprintf(
+                    label, sizeof label,
+                    "NonZeroPlugin %s dims_device %s of bound %s rowOrder %d tactic %d",
+                    dtype_str(dtype), dims_str(tr, a, sizeof a),
+                    dims_str(up, b, sizeof b), (int)o, (int)t[ti]);
                 nz_cuda_check(label, &r, t[ti], &dv, o, k_want, want, got);
             }
         } else {
@@ -617,16 +630,16 @@ done:
 
 static void test_nonzero(prt_registry *reg, int32_t dtype)
 {
-    static const int64_t shapes[][2] = {
-        {1, 1},    {1, 37},    {37, 1},   {7, 13},     {0, 5},      {5, 0},
-        {3, 1024}, {64, 64},   {128, 128}, {100, 333}, {257, 255},  {17, 12291},
-        {1000, 999}, {1024, 1024}};
+    static const int64_t shapes[][2] = {{1, 1},      {1, 37},     {37, 1},    {7, 13},
+                                        {0, 5},      {5, 0},      {3, 1024},  {64, 64},
+                                        {128, 128},  {100, 333},  {257, 255}, {17, 12291},
+                                        {1000, 999}, {1024, 1024}};
     static const double dens[] = {0.0, 0.01, 0.5, 1.0};
     static const double big_dens[] = {0.01, 0.5};
-    static const int64_t dd[][4] = {/* upper, true */
-                                    {50, 70, 50, 70},  {50, 70, 13, 70}, {50, 70, 50, 9},
-                                    {50, 70, 1, 1},    {50, 70, 0, 70},  {50, 70, 37, 0},
-                                    {1100, 1000, 700, 999}};
+    static const int64_t dd[][4] = {
+        /* upper, true */
+        {50, 70, 50, 70}, {50, 70, 13, 70}, {50, 70, 50, 9},       {50, 70, 1, 1},
+        {50, 70, 0, 70},  {50, 70, 37, 0},  {1100, 1000, 700, 999}};
     tu_rng rng;
     tu_rng_seed(&rng, 11 + (uint64_t)dtype);
     {
@@ -634,8 +647,8 @@ static void test_nonzero(prt_registry *reg, int32_t dtype)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             nz_shape(reg, &rng, dtype, shapes[s][0], shapes[s][1], dens, 4, 1);
         for (int i = 0; i < 4; i++)
-            nz_shape(reg, &rng, dtype, tu_rng_range(&rng, 1, 300), tu_rng_range(&rng, 1, 300),
-                     dens, 4, 1);
+            nz_shape(reg, &rng, dtype, tu_rng_range(&rng, 1, 300),
+                     tu_rng_range(&rng, 1, 300), dens, 4, 1);
         /* Multi-block for real: 16.8 M elements, some 4 K tiles. */
         nz_shape(reg, &rng, dtype, 4096, 4097, big_dens, 2, 0);
         for (size_t i = 0; i < sizeof dd / sizeof dd[0]; i++) {
@@ -646,8 +659,8 @@ static void test_nonzero(prt_registry *reg, int32_t dtype)
         printf("NonZeroPlugin %s: %zu shapes (0 x 5 to 4096 x 4097) x densities 0, 0.01, "
                "0.5, 1 x both orders x every tactic, aligned and misaligned; %zu "
                "dims_device cases: %s\n",
-               dtype_str(dtype), sizeof shapes / sizeof shapes[0] + 5, sizeof dd / sizeof dd[0],
-               tu_failures == fails ? "ok" : "FAILED");
+               dtype_str(dtype), sizeof shapes / sizeof shapes[0] + 5,
+               sizeof dd / sizeof dd[0], tu_failures == fails ? "ok" : "FAILED");
     }
 }
 
@@ -776,7 +789,8 @@ static void fcase_run(const fcase *c)
         }
         out[0] = ob->p;
         tu_checks++;
-        if (prun_enqueue(&gpu, t[ti], PRT_DEVICE_CUDA, in, out, ws ? dws.p : NULL) != PRT_OK) {
+        if (prun_enqueue(&gpu, t[ti], PRT_DEVICE_CUDA, in, out, ws ? dws.p : NULL) !=
+            PRT_OK) {
             case_fail(label, "enqueue failed");
             continue;
         }
@@ -852,8 +866,8 @@ static void run_unary(const char *what, prt_plugin *p, int32_t dtype, const prt_
 
 /* ---- CustomHardmax -------------------------------------------------------- */
 
-static void hm_case(prt_registry *reg, tu_rng *rng, int32_t dtype, const prt_dims *d, int32_t axis,
-                    int misalign, const prt_dims *up)
+static void hm_case(prt_registry *reg, tu_rng *rng, int32_t dtype, const prt_dims *d,
+                    int32_t axis, int misalign, const prt_dims *up)
 {
     int32_t given = axis - (tu_rng_range(rng, 0, 1) ? d->nb_dims : 0); /* negative too */
     prt_field f = {"axis", &given, PRT_FIELD_INT32, 1};
@@ -874,17 +888,18 @@ static void test_hardmax(prt_registry *reg, int32_t dtype)
      * float32, 8 and 64 float16) for the vector path; few long lines for the
      * split one; zero-size tensors. */
     static const int64_t shapes[][4] = {
-        {1, 1, 0, 0},       {1, 5, 0, 0},      {1, 1000, 0, 0},    {2, 1, 1, 0},
-        {2, 3, 1000, 0},    {2, 1000, 3, 0},   {2, 257, 129, 0},   {3, 33, 17, 65},
-        {2, 300, 64, 0},    {2, 300, 8, 0},    {2, 300, 12, 0},    {2, 64, 4096, 0},
-        {2, 4096, 64, 0},   {1, 100003, 0, 0}, {2, 3, 40000, 0},   {2, 40000, 3, 0},
-        {2, 0, 5, 0},       {3, 2, 0, 3},      {2, 1024, 1024, 0}, {2, 7, 100000, 0}};
+        {1, 1, 0, 0},     {1, 5, 0, 0},      {1, 1000, 0, 0},    {2, 1, 1, 0},
+        {2, 3, 1000, 0},  {2, 1000, 3, 0},   {2, 257, 129, 0},   {3, 33, 17, 65},
+        {2, 300, 64, 0},  {2, 300, 8, 0},    {2, 300, 12, 0},    {2, 64, 4096, 0},
+        {2, 4096, 64, 0}, {1, 100003, 0, 0}, {2, 3, 40000, 0},   {2, 40000, 3, 0},
+        {2, 0, 5, 0},     {3, 2, 0, 3},      {2, 1024, 1024, 0}, {2, 7, 100000, 0}};
     tu_rng rng;
     tu_rng_seed(&rng, 12 + (uint64_t)dtype);
     {
         int fails = tu_failures, cases = 0;
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-            prt_dims d = mkdims((int32_t)shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], 0);
+            prt_dims d = mkdims((int32_t)shapes[s][0], shapes[s][1], shapes[s][2],
+                                shapes[s][3], 0);
             for (int32_t axis = 0; axis < d.nb_dims; axis++)
                 for (int m = 0; m < 2; m++, cases++)
                     hm_case(reg, &rng, dtype, &d, axis, m, NULL);
@@ -913,7 +928,8 @@ static void test_hardmax(prt_registry *reg, int32_t dtype)
 /* ---- circ_pad_plugin ------------------------------------------------------ */
 
 static void cp_case(prt_registry *reg, tu_rng *rng, int32_t dtype, const prt_dims *d,
-                    const int32_t *pads, int32_t nb_pads, int misalign, const prt_dims *up)
+                    const int32_t *pads, int32_t nb_pads, int misalign,
+                    const prt_dims *up)
 {
     prt_field f = {"pads", (void *)pads, PRT_FIELD_INT32, nb_pads};
     int64_t n = tu_volume(d);
@@ -922,7 +938,8 @@ static void cp_case(prt_registry *reg, tu_rng *rng, int32_t dtype, const prt_dim
     char what[128];
     size_t len = (size_t)snprintf(what, sizeof what, "circ_pad_plugin pads [");
     for (int32_t i = 0; i < nb_pads && len < sizeof what; i++)
-        len += (size_t)snprintf(what + len, sizeof what - len, "%s%d", i ? " " : "", (int)pads[i]);
+        len += (size_t)snprintf(what + len, sizeof what - len, "%s%d", i ? " " : "",
+                                (int)pads[i]);
     if (len < sizeof what)
         snprintf(what + len, sizeof what - len, "]");
     for (int32_t k = 0; 2 * k + 1 < nb_pads; k++) {
@@ -1001,8 +1018,8 @@ static void test_circ_pad(prt_registry *reg, int32_t dtype)
 
 /* ---- AddInPlace ----------------------------------------------------------- */
 
-static void aip_case(prt_registry *reg, tu_rng *rng, int32_t dtype, const prt_dims *d, int alias,
-                     int misalign, const prt_dims *up)
+static void aip_case(prt_registry *reg, tu_rng *rng, int32_t dtype, const prt_dims *d,
+                     int alias, int misalign, const prt_dims *up)
 {
     int64_t n = tu_volume(d);
     size_t bytes = (size_t)n * dtype_bytes(dtype);
@@ -1058,8 +1075,8 @@ static void aip_overlap(prt_registry *reg)
         float *base = buf.p;
         const void *in[2] = {base, base + 100};
         void *out[1] = {base + 8};
-        CHECK_ERR(prun_enqueue(&r, 0, PRT_DEVICE_CUDA, in, out, NULL), PRT_ERR_UNSUPPORTED,
-                  "partly overlaps");
+        CHECK_ERR(prun_enqueue(&r, 0, PRT_DEVICE_CUDA, in, out, NULL),
+                  PRT_ERR_UNSUPPORTED, "partly overlaps");
     }
 done:
     dbuf_free(&buf);
@@ -1069,15 +1086,16 @@ done:
 
 static void test_add_in_place(prt_registry *reg, int32_t dtype)
 {
-    static const int64_t shapes[][4] = {{0, 0, 0, 0},   {1, 1, 0, 0},       {1, 7, 0, 0},
-                                        {2, 3, 5, 0},   {1, 4096, 0, 0},    {3, 17, 31, 3},
-                                        {1, 1000003, 0, 0}, {2, 0, 4, 0}};
+    static const int64_t shapes[][4] = {
+        {0, 0, 0, 0},    {1, 1, 0, 0},   {1, 7, 0, 0},       {2, 3, 5, 0},
+        {1, 4096, 0, 0}, {3, 17, 31, 3}, {1, 1000003, 0, 0}, {2, 0, 4, 0}};
     tu_rng rng;
     tu_rng_seed(&rng, 14 + (uint64_t)dtype);
     {
         int fails = tu_failures, count = 0;
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-            prt_dims d = mkdims((int32_t)shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], 0);
+            prt_dims d = mkdims((int32_t)shapes[s][0], shapes[s][1], shapes[s][2],
+                                shapes[s][3], 0);
             for (int alias = -1; alias <= 1; alias++)
                 for (int m = 0; m < 2; m++, count++)
                     aip_case(reg, &rng, dtype, &d, alias, m, NULL);
@@ -1169,16 +1187,19 @@ static void graph_nonzero(prt_registry *reg, int32_t dtype, int64_t rows, int64_
         nt = prun_tactics(&r, t);
         if (!nz_cpu(p, dtype, o, &d, x[0], want[0], &k_want[0]) ||
             !nz_cpu(p, dtype, o, &d, x[1], want[1], &k_want[1]) ||
-            !dbuf_make(&dv.x, (size_t)n * es, 0) || !dbuf_make(&dv.idx, 8 * (size_t)n, 0) ||
-            !dbuf_make(&dv.k, 8, 0) || !dbuf_make(&dv.ws, (size_t)ws, 0)) {
+            !dbuf_make(&dv.x, (size_t)n * es, 0) ||
+            !dbuf_make(&dv.idx, 8 * (size_t)n, 0) || !dbuf_make(&dv.k, 8, 0) ||
+            !dbuf_make(&dv.ws, (size_t)ws, 0)) {
             CHECK(!"graph setup failed");
         } else {
             for (int ti = 0; ti < nt; ti++) {
                 nz_enq_arg arg = {&r, t[ti], &dv};
                 cudaGraphExec_t g;
                 char label[160];
-                snprintf(label, sizeof label, "NonZeroPlugin %s [%lld, %lld] rowOrder %d tactic %d "
-                         "graph", dtype_str(dtype), (long long)rows, (long long)cols, (int)o,
+                snprintf(label, sizeof label,
+                         "NonZeroPlugin %s [%lld, %lld] rowOrder %d tactic %d "
+                         "graph",
+                         dtype_str(dtype), (long long)rows, (long long)cols, (int)o,
                          (int)t[ti]);
                 dbuf_put(&dv.x, x[0], (size_t)n * es);
                 nz_cuda_check(label, &r, t[ti], &dv, o, k_want[0], want[0], got);
@@ -1228,7 +1249,8 @@ static void graph_hardmax(prt_registry *reg)
     prt_plugin *p = tu_make_plugin(reg, "", "CustomHardmax", "1", &f, 1);
     prt_dims d = mkdims(2, 4096, 64, 0, 0);
     int64_t n = tu_volume(&d), ws = 0;
-    float *x = malloc(4 * (size_t)n), *want = malloc(4 * (size_t)n), *got = malloc(4 * (size_t)n);
+    float *x = malloc(4 * (size_t)n), *want = malloc(4 * (size_t)n),
+          *got = malloc(4 * (size_t)n);
     dbuf dx, dy, dws;
     prun r;
     tu_rng rng;
@@ -1267,8 +1289,9 @@ static void graph_hardmax(prt_registry *reg)
                 tu_checks++;
                 bad = first_diff(got, want, PRT_FLOAT32, n, 0);
                 if (bad >= 0)
-                    case_fail(label, "replay %d: element %lld is 0x%08x, want 0x%08x", rep,
-                              (long long)bad, (unsigned)elem_bits(got, PRT_FLOAT32, bad),
+                    case_fail(label, "replay %d: element %lld is 0x%08x, want 0x%08x",
+                              rep, (long long)bad,
+                              (unsigned)elem_bits(got, PRT_FLOAT32, bad),
                               (unsigned)elem_bits(want, PRT_FLOAT32, bad));
             }
             cudaGraphExecDestroy(g);
@@ -1291,9 +1314,10 @@ static void test_graphs(prt_registry *reg)
     graph_nonzero(reg, PRT_FLOAT32, 128, 128);
     graph_nonzero(reg, PRT_FLOAT16, 1000, 999);
     graph_hardmax(reg);
-    printf("CUDA graphs of plugin enqueues (NonZero every tactic and order, Hardmax split), "
-           "replayed twice: %s\n",
-           tu_failures == fails ? "ok" : "FAILED");
+    printf(
+        "CUDA graphs of plugin enqueues (NonZero every tactic and order, Hardmax split), "
+        "replayed twice: %s\n",
+        tu_failures == fails ? "ok" : "FAILED");
 }
 
 /* ---- engines built for CUDA ------------------------------------------------- */
@@ -1311,8 +1335,9 @@ static void tc_log(void *user, int32_t severity, const char *msg)
 
 /* Adds a layer of `p` over tensors `in`; names its outputs and marks those
  * with a name (NULL: leave unmarked). Output tensor ids go to out_ids. */
-static prt_status add_layer(prt_network *net, prt_plugin *p, const int32_t *in, int32_t nb_in,
-                            const char *const *names, int32_t nb_out, int32_t *out_ids)
+static prt_status add_layer(prt_network *net, prt_plugin *p, const int32_t *in,
+                            int32_t nb_in, const char *const *names, int32_t nb_out,
+                            int32_t *out_ids)
 {
     int32_t layer;
     prt_status st = prt_network_add_plugin(net, in, nb_in, NULL, 0, p, &layer);
@@ -1371,22 +1396,24 @@ typedef struct nz_engine_bufs {
 
 /* One run of a NonZero engine, eager or (graph) a replay, on new data x. */
 static void nz_engine_run(prt_context *ctx, int graph, const char *label, int32_t order,
-                          nz_engine_bufs *b, const float *x, int64_t k_want, const int32_t *want)
+                          nz_engine_bufs *b, const float *x, int64_t k_want,
+                          const int32_t *want)
 {
     prt_dims shape;
     int64_t k = -1;
     dbuf_put(&b->x, x, 4 * (size_t)b->n);
     dbuf_poison(&b->y);
     dbuf_poison(&b->k);
-    CHECK_OK(graph ? prt_context_launch_graph(ctx, g_stream) : prt_context_enqueue(ctx, g_stream));
+    CHECK_OK(graph ? prt_context_launch_graph(ctx, g_stream)
+                   : prt_context_enqueue(ctx, g_stream));
     CHECK_OK(prt_context_get_tensor_shape(ctx, "y", &shape));
     CHECK(CUDA_OK(cudaStreamSynchronize(g_stream)) && dbuf_get(&k, &b->k, 8));
     CHECK(shape.nb_dims == 2 && shape.d[order ? 0 : 1] == k_want);
     if (k == k_want && dbuf_get(b->got, &b->y, 8 * (size_t)k))
         nz_compare(label, order, k, k_want, b->got, want);
     else
-        case_fail(label, "%s: K = %lld, want %lld", graph ? "graph" : "eager", (long long)k,
-                  (long long)k_want);
+        case_fail(label, "%s: K = %lld, want %lld", graph ? "graph" : "eager",
+                  (long long)k, (long long)k_want);
 }
 
 /* The 128 x 128 NonZero of TensorRT's sample as a CUDA engine: eager runs,
@@ -1401,7 +1428,8 @@ static void engine_nonzero(prt_registry *reg, int32_t order)
     prt_context *ctx = NULL;
     prt_plugin *p = nz_plugin(reg, order);
     float *x[2] = {malloc(4 * (size_t)n), malloc(4 * (size_t)n)};
-    int32_t *want[2] = {malloc(8 * (size_t)n), malloc(8 * (size_t)n)}, *got = malloc(8 * (size_t)n);
+    int32_t *want[2] = {malloc(8 * (size_t)n), malloc(8 * (size_t)n)},
+            *got = malloc(8 * (size_t)n);
     int64_t k_want[2] = {-1, -1};
     int32_t xin, ids[2];
     nz_engine_bufs run;
@@ -1410,8 +1438,8 @@ static void engine_nonzero(prt_registry *reg, int32_t order)
     memset(&run, 0, sizeof run);
     run.n = n;
     run.got = got;
-    snprintf(label, sizeof label, "NonZeroPlugin float32 [128, 128] rowOrder %d CUDA engine",
-             (int)order);
+    snprintf(label, sizeof label,
+             "NonZeroPlugin float32 [128, 128] rowOrder %d CUDA engine", (int)order);
     tu_rng_seed(&rng, 31);
     if (!p || !x[0] || !x[1] || !want[0] || !want[1] || !got) {
         CHECK(!"out of memory");
@@ -1438,7 +1466,8 @@ static void engine_nonzero(prt_registry *reg, int32_t order)
     CHECK_OK(prt_context_set_tensor_address(ctx, "y", run.y.p));
     CHECK_OK(prt_context_set_tensor_address(ctx, "k", run.k.p));
     for (int rep = 0; rep < 3; rep++) /* eager: data changes, K with it */
-        nz_engine_run(ctx, 0, label, order, &run, x[rep % 2], k_want[rep % 2], want[rep % 2]);
+        nz_engine_run(ctx, 0, label, order, &run, x[rep % 2], k_want[rep % 2],
+                      want[rep % 2]);
     tu_checks++;
     if (prt_context_capture_graph(ctx, g_stream) != PRT_OK) {
         case_fail(label, "prt_context_capture_graph failed");
@@ -1469,9 +1498,11 @@ static void engine_nonzero(prt_registry *reg, int32_t order)
             cudaEventDestroy(e1);
         }
         CHECK(bad == 0);
-        printf("%s (tactic %d): %.2f us per graph replay (target < 10), %.2f us per eager "
-               "enqueue\n",
-               label, (int)layer_tactic(eng, 0), 1e3 * ms_graph / runs, 1e3 * ms_eager / runs);
+        printf(
+            "%s (tactic %d): %.2f us per graph replay (target < 10), %.2f us per eager "
+            "enqueue\n",
+            label, (int)layer_tactic(eng, 0), 1e3 * ms_graph / runs,
+            1e3 * ms_eager / runs);
     }
 done:
     prt_context_destroy(ctx);
@@ -1490,13 +1521,16 @@ done:
 /* One float layer as a CUDA engine: inputs "a" (and "b") of dims d -> p ->
  * "z" of dims od, against p's CPU run; the inputs must be left as they
  * were (AddInPlace writes its network input's copy, never the input). */
-static void engine_float(prt_registry *reg, const char *label, prt_plugin *p, int32_t nb_in,
-                         int32_t dtype, const prt_dims *d, const prt_dims *od)
+static void engine_float(prt_registry *reg, const char *label, prt_plugin *p,
+                         int32_t nb_in, int32_t dtype, const prt_dims *d,
+                         const prt_dims *od)
 {
     static const char *const in_names[2] = {"a", "b"};
     static const char *const outs[1] = {"z"};
-    size_t es = dtype_bytes(dtype), ib = (size_t)tu_volume(d) * es, ob = (size_t)tu_volume(od) * es;
-    void *h[2] = {malloc(ib + 1), malloc(ib + 1)}, *want = malloc(ob + 1), *got = malloc(ob + 1);
+    size_t es = dtype_bytes(dtype), ib = (size_t)tu_volume(d) * es,
+           ob = (size_t)tu_volume(od) * es;
+    void *h[2] = {malloc(ib + 1), malloc(ib + 1)}, *want = malloc(ob + 1),
+         *got = malloc(ob + 1);
     prt_network *net = NULL;
     prt_engine *eng = NULL;
     prt_context *ctx = NULL;
@@ -1562,7 +1596,8 @@ static void engine_float(prt_registry *reg, const char *label, prt_plugin *p, in
         tu_checks++;
         if (bad >= 0)
             case_fail(label, "element %lld is 0x%x, want 0x%x", (long long)bad,
-                      (unsigned)elem_bits(got, dtype, bad), (unsigned)elem_bits(want, dtype, bad));
+                      (unsigned)elem_bits(got, dtype, bad),
+                      (unsigned)elem_bits(want, dtype, bad));
         for (int32_t i = 0; i < nb_in; i++)
             if (dbuf_get(got, &din[i], ib)) {
                 tu_checks++;
@@ -1606,15 +1641,15 @@ static void test_engines(prt_registry *reg)
     prt_dims e = mkdims(2, 1000, 1001, 0, 0);
     engine_nonzero(reg, 1);
     engine_nonzero(reg, 0);
-    engine_float(reg, "CustomHardmax float32 [512, 1000] axis 1 CUDA engine", hm_plugin(reg, 1),
-                 1, PRT_FLOAT32, &a, &a);
-    engine_float(reg, "CustomHardmax float16 [1000, 512] axis 0 CUDA engine", hm_plugin(reg, 0),
-                 1, PRT_FLOAT16, &b, &b);
+    engine_float(reg, "CustomHardmax float32 [512, 1000] axis 1 CUDA engine",
+                 hm_plugin(reg, 1), 1, PRT_FLOAT32, &a, &a);
+    engine_float(reg, "CustomHardmax float16 [1000, 512] axis 0 CUDA engine",
+                 hm_plugin(reg, 0), 1, PRT_FLOAT16, &b, &b);
     engine_float(reg, "circ_pad_plugin float32 [2, 3, 64, 64] pads [1 2 3 1] CUDA engine",
                  cp_plugin(reg, pads, 4), 1, PRT_FLOAT32, &c, &co);
     engine_float(reg, "AddInPlace float16 [1000, 1001] CUDA engine",
-                 tu_make_plugin(reg, "example", "AddInPlace", "1", NULL, 0), 2, PRT_FLOAT16, &e,
-                 &e);
+                 tu_make_plugin(reg, "example", "AddInPlace", "1", NULL, 0), 2,
+                 PRT_FLOAT16, &e, &e);
 }
 
 /* ---- a producer of data-dependent dims, for engines ------------------------
@@ -1628,14 +1663,34 @@ typedef struct trunc_rows {
     prt_field_collection none;
 } trunc_rows;
 
-static const char *tr_name(const prt_plugin *p) { (void)p; return "TruncRows"; }
-static const char *tr_version(const prt_plugin *p) { (void)p; return "1"; }
-static const char *tr_namespace(const prt_plugin *p) { (void)p; return "test"; }
-static uint32_t tr_devices(const prt_plugin *p) { (void)p; return 1u << PRT_DEVICE_CUDA; }
-static int32_t tr_nb_outputs(const prt_plugin *p) { (void)p; return 2; }
+static const char *tr_name(const prt_plugin *p)
+{
+    (void)p;
+    return "TruncRows";
+}
+static const char *tr_version(const prt_plugin *p)
+{
+    (void)p;
+    return "1";
+}
+static const char *tr_namespace(const prt_plugin *p)
+{
+    (void)p;
+    return "test";
+}
+static uint32_t tr_devices(const prt_plugin *p)
+{
+    (void)p;
+    return 1u << PRT_DEVICE_CUDA;
+}
+static int32_t tr_nb_outputs(const prt_plugin *p)
+{
+    (void)p;
+    return 2;
+}
 
-static prt_status tr_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out, const int32_t *in,
-                            int32_t nb_in)
+static prt_status tr_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out,
+                            const int32_t *in, int32_t nb_in)
 {
     (void)p;
     if (nb_in != 2 || nb_out != 2)
@@ -1674,18 +1729,20 @@ static int32_t tr_supports(prt_plugin *p, int32_t pos, const prt_dynamic_tensor_
     return pos == 2 ? t == io[0].desc.dtype : t == PRT_INT64;
 }
 
-static prt_status tr_enqueue(prt_plugin *p, const prt_tensor_desc *in, const prt_tensor_desc *out,
-                             const void *const *inputs, void *const *outputs, void *ws,
-                             int32_t device, void *stream)
+static prt_status tr_enqueue(prt_plugin *p, const prt_tensor_desc *in,
+                             const prt_tensor_desc *out, const void *const *inputs,
+                             void *const *outputs, void *ws, int32_t device, void *stream)
 {
     size_t bytes = (size_t)tu_volume(&in[0].dims) * prt_dtype_size(in[0].dtype);
     cudaStream_t s = (cudaStream_t)stream;
     (void)p, (void)out, (void)ws;
     if (device != PRT_DEVICE_CUDA)
         return PRT_ERR_UNSUPPORTED;
-    if (bytes && cudaMemcpyAsync(outputs[0], inputs[0], bytes, cudaMemcpyDeviceToDevice, s))
+    if (bytes &&
+        cudaMemcpyAsync(outputs[0], inputs[0], bytes, cudaMemcpyDeviceToDevice, s))
         return PRT_ERR_PLUGIN;
-    if (cudaMemcpyAsync(outputs[1], inputs[1], sizeof(int64_t), cudaMemcpyDeviceToDevice, s))
+    if (cudaMemcpyAsync(outputs[1], inputs[1], sizeof(int64_t), cudaMemcpyDeviceToDevice,
+                        s))
         return PRT_ERR_PLUGIN;
     return PRT_OK;
 }
@@ -1717,14 +1774,32 @@ static void tr_destroy(prt_plugin *p)
     free(p);
 }
 
-static const prt_plugin_core tr_core = {sizeof(prt_plugin_core), PRT_PLUGIN_ABI_VERSION, tr_name,
-                                        tr_version, tr_namespace, tr_devices};
-static const prt_plugin_build tr_build = {
-    sizeof(prt_plugin_build), PRT_PLUGIN_ABI_VERSION, tr_nb_outputs, tr_dtypes, tr_shapes,
-    tr_supports, NULL, NULL, NULL, NULL, NULL};
-static const prt_plugin_runtime tr_runtime = {
-    sizeof(prt_plugin_runtime), PRT_PLUGIN_ABI_VERSION, NULL, NULL, tr_enqueue, tr_attach,
-    tr_fields, tr_clone, tr_destroy};
+static const prt_plugin_core tr_core = {sizeof(prt_plugin_core),
+                                        PRT_PLUGIN_ABI_VERSION,
+                                        tr_name,
+                                        tr_version,
+                                        tr_namespace,
+                                        tr_devices};
+static const prt_plugin_build tr_build = {sizeof(prt_plugin_build),
+                                          PRT_PLUGIN_ABI_VERSION,
+                                          tr_nb_outputs,
+                                          tr_dtypes,
+                                          tr_shapes,
+                                          tr_supports,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL};
+static const prt_plugin_runtime tr_runtime = {sizeof(prt_plugin_runtime),
+                                              PRT_PLUGIN_ABI_VERSION,
+                                              NULL,
+                                              NULL,
+                                              tr_enqueue,
+                                              tr_attach,
+                                              tr_fields,
+                                              tr_clone,
+                                              tr_destroy};
 static const prt_plugin_vtable tr_vt = {sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION,
                                         &tr_core, &tr_build, &tr_runtime};
 
@@ -1741,7 +1816,8 @@ static prt_plugin *tr_make(void)
  * against p's CPU run on x's first K rows; then K changes and it runs
  * again. `pad_rows`/`pad_cols`: what p adds to y's dims. */
 static void dd_engine(prt_registry *reg, const char *label, prt_plugin *p, int32_t nb_in,
-                      int32_t dtype, int64_t R, int64_t C, int64_t pad_rows, int64_t pad_cols)
+                      int32_t dtype, int64_t R, int64_t C, int64_t pad_rows,
+                      int64_t pad_cols)
 {
     static const char *const tr_outs[2] = {NULL, NULL};
     static const char *const outs[1] = {"z"};
@@ -1790,8 +1866,9 @@ static void dd_engine(prt_registry *reg, const char *label, prt_plugin *p, int32
             goto done;
         }
     }
-    if (!dbuf_make(&dx, (size_t)(R * C) * es, 0) || !dbuf_put(&dx, x, (size_t)(R * C) * es) ||
-        !dbuf_make(&dk, sizeof(int64_t), 0) || !dbuf_make(&dz, (size_t)nz_max * es, 0)) {
+    if (!dbuf_make(&dx, (size_t)(R * C) * es, 0) ||
+        !dbuf_put(&dx, x, (size_t)(R * C) * es) || !dbuf_make(&dk, sizeof(int64_t), 0) ||
+        !dbuf_make(&dz, (size_t)nz_max * es, 0)) {
         p->vt->runtime->destroy(p);
         goto done;
     }
@@ -1800,11 +1877,13 @@ static void dd_engine(prt_registry *reg, const char *label, prt_plugin *p, int32
     CHECK_OK(prt_context_set_tensor_address(ctx, "z", dz.p));
     for (int i = 0; i < 3; i++) {
         int64_t k = ks[i] < 0 ? R + ks[i] : ks[i];
-        prt_dims yd = mkdims(2, k, C, 0, 0), zd = mkdims(2, k + pad_rows, C + pad_cols, 0, 0);
+        prt_dims yd = mkdims(2, k, C, 0, 0),
+                 zd = mkdims(2, k + pad_rows, C + pad_cols, 0, 0);
         int64_t nz = tu_volume(&zd);
         prun r;
         char lab[200];
-        snprintf(lab, sizeof lab, "%s, K = %lld of %lld", label, (long long)k, (long long)R);
+        snprintf(lab, sizeof lab, "%s, K = %lld of %lld", label, (long long)k,
+                 (long long)R);
         memset(&r, 0, sizeof r);
         r.p = p;
         r.nb_in = nb_in;
@@ -1837,24 +1916,27 @@ static void dd_engine(prt_registry *reg, const char *label, prt_plugin *p, int32
         tu_checks++;
         if (shape.nb_dims != 2 || shape.d[0] != zd.d[0] || shape.d[1] != zd.d[1]) {
             char a[64];
-            case_fail(lab, "z has shape %s, want [%lld, %lld]", dims_str(&shape, a, sizeof a),
-                      (long long)zd.d[0], (long long)zd.d[1]);
+            case_fail(lab, "z has shape %s, want [%lld, %lld]",
+                      dims_str(&shape, a, sizeof a), (long long)zd.d[0],
+                      (long long)zd.d[1]);
             continue;
         }
-        if (CUDA_OK(cudaStreamSynchronize(g_stream)) && dbuf_get(got, &dz, (size_t)nz * es)) {
+        if (CUDA_OK(cudaStreamSynchronize(g_stream)) &&
+            dbuf_get(got, &dz, (size_t)nz * es)) {
             int64_t bad = first_diff(got, want, dtype, nz, nb_in == 2);
             tu_checks++;
             if (bad >= 0) {
                 char ix[64];
                 case_fail(lab, "element %lld %s is 0x%x, want 0x%x", (long long)bad,
-                          index_str(&zd, bad, ix, sizeof ix), (unsigned)elem_bits(got, dtype, bad),
+                          index_str(&zd, bad, ix, sizeof ix),
+                          (unsigned)elem_bits(got, dtype, bad),
                           (unsigned)elem_bits(want, dtype, bad));
             }
             dbuf_guards_ok(&dz, lab, "z");
         }
     }
-    printf("%s (tactic %d) after a data-dependent layer: %s\n", label, (int)layer_tactic(eng, 1),
-           tu_failures == fails ? "ok" : "FAILED");
+    printf("%s (tactic %d) after a data-dependent layer: %s\n", label,
+           (int)layer_tactic(eng, 1), tu_failures == fails ? "ok" : "FAILED");
     p->vt->runtime->destroy(p);
 done:
     prt_context_destroy(ctx);
@@ -1874,19 +1956,19 @@ static void test_dd_engines(prt_registry *reg)
     /* Pads only on the static dim: a pad on K would exceed K's minimum, 0,
      * which configure rejects. */
     static const int32_t pads[2] = {2, 1}, pads16[2] = {8, 8};
-    dd_engine(reg, "CustomHardmax float32 axis 0 [K, 300]", hm_plugin(reg, 0), 1, PRT_FLOAT32,
-              700, 300, 0, 0);
-    dd_engine(reg, "CustomHardmax float16 axis 1 [K, 300]", hm_plugin(reg, 1), 1, PRT_FLOAT16,
-              700, 300, 0, 0);
-    dd_engine(reg, "CustomHardmax float32 axis 0 [K, 64]", hm_plugin(reg, 0), 1, PRT_FLOAT32,
-              9000, 64, 0, 0);
-    dd_engine(reg, "circ_pad_plugin float32 pads [2 1] [K, 129]", cp_plugin(reg, pads, 2), 1,
-              PRT_FLOAT32, 300, 129, 0, 3);
-    dd_engine(reg, "circ_pad_plugin float16 pads [8 8] [K, 64]", cp_plugin(reg, pads16, 2), 1,
-              PRT_FLOAT16, 300, 64, 0, 16);
+    dd_engine(reg, "CustomHardmax float32 axis 0 [K, 300]", hm_plugin(reg, 0), 1,
+              PRT_FLOAT32, 700, 300, 0, 0);
+    dd_engine(reg, "CustomHardmax float16 axis 1 [K, 300]", hm_plugin(reg, 1), 1,
+              PRT_FLOAT16, 700, 300, 0, 0);
+    dd_engine(reg, "CustomHardmax float32 axis 0 [K, 64]", hm_plugin(reg, 0), 1,
+              PRT_FLOAT32, 9000, 64, 0, 0);
+    dd_engine(reg, "circ_pad_plugin float32 pads [2 1] [K, 129]", cp_plugin(reg, pads, 2),
+              1, PRT_FLOAT32, 300, 129, 0, 3);
+    dd_engine(reg, "circ_pad_plugin float16 pads [8 8] [K, 64]",
+              cp_plugin(reg, pads16, 2), 1, PRT_FLOAT16, 300, 64, 0, 16);
     dd_engine(reg, "AddInPlace float32 [K, 333]",
-              tu_make_plugin(reg, "example", "AddInPlace", "1", NULL, 0), 2, PRT_FLOAT32, 500,
-              333, 0, 0);
+              tu_make_plugin(reg, "example", "AddInPlace", "1", NULL, 0), 2, PRT_FLOAT32,
+              500, 333, 0, 0);
 }
 
 /* ---- timing (printed, not checked) ------------------------------------------
@@ -1955,9 +2037,11 @@ static void perf_report(perf *pf, const char *what, double ms, double moved)
         printf("perf %s: failed\n", what);
         return;
     }
-    printf("perf %s: %.1f us, %.1f MB moved, %.2f TB/s, %.0f%% of a copy of the same bytes "
-           "(%.1f us)\n",
-           what, 1e3 * ms, moved / 1e6, moved / (ms * 1e9), 100.0 * copy_ms / ms, 1e3 * copy_ms);
+    printf(
+        "perf %s: %.1f us, %.1f MB moved, %.2f TB/s, %.0f%% of a copy of the same bytes "
+        "(%.1f us)\n",
+        what, 1e3 * ms, moved / 1e6, moved / (ms * 1e9), 100.0 * copy_ms / ms,
+        1e3 * copy_ms);
 }
 
 /* Fills `bytes` of device memory with the host block, repeated. */
@@ -1968,7 +2052,8 @@ static int fill_tiled(void *dst, size_t bytes, const void *block, size_t block_b
         return 0;
     while (done < bytes) {
         size_t n = done < bytes - done ? done : bytes - done;
-        if (!CUDA_OK(cudaMemcpy((unsigned char *)dst + done, dst, n, cudaMemcpyDeviceToDevice)))
+        if (!CUDA_OK(cudaMemcpy((unsigned char *)dst + done, dst, n,
+                                cudaMemcpyDeviceToDevice)))
             return 0;
         done += n;
     }
@@ -1991,7 +2076,8 @@ static prt_status plug_thunk(void *arg)
 
 /* NonZero on rows x cols float32 (a 1024 x 1024 block repeated), every
  * multi-block tactic of both orders; K is checked against the block's. */
-static void perf_nonzero(prt_registry *reg, perf *pf, int64_t rows, int64_t cols, double density)
+static void perf_nonzero(prt_registry *reg, perf *pf, int64_t rows, int64_t cols,
+                         double density)
 {
     const int64_t bn = 1024 * 1024, n = rows * cols;
     prt_dims d = mkdims(2, rows, cols, 0, 0), bd = mkdims(2, 1024, 1024, 0, 0);
@@ -2007,7 +2093,8 @@ static void perf_nonzero(prt_registry *reg, perf *pf, int64_t rows, int64_t cols
     if (!blk || !bidx || n % bn)
         goto done;
     fill_nonzero(&rng, blk, PRT_FLOAT32, bn, density);
-    if (!dbuf_make(&dx, 4 * (size_t)n, 0) || !fill_tiled(dx.p, 4 * (size_t)n, blk, 4 * (size_t)bn) ||
+    if (!dbuf_make(&dx, 4 * (size_t)n, 0) ||
+        !fill_tiled(dx.p, 4 * (size_t)n, blk, 4 * (size_t)bn) ||
         !dbuf_make(&didx, 8 * (size_t)n, 0) || !dbuf_make(&dk, 8, 0))
         goto done;
     for (int32_t o = 1; o >= 0; o--) {
@@ -2039,9 +2126,10 @@ static void perf_nonzero(prt_registry *reg, perf *pf, int64_t rows, int64_t cols
             if (k != kb * (n / bn))
                 case_fail("perf NonZero", "K = %lld, want %lld", (long long)k,
                           (long long)(kb * (n / bn)));
-            snprintf(what, sizeof what, "NonZeroPlugin float32 [%lld, %lld] density %.2f "
-                     "rowOrder %d tactic %d", (long long)rows, (long long)cols, density, (int)o,
-                     (int)t[ti]);
+            snprintf(what, sizeof what,
+                     "NonZeroPlugin float32 [%lld, %lld] density %.2f "
+                     "rowOrder %d tactic %d",
+                     (long long)rows, (long long)cols, density, (int)o, (int)t[ti]);
             perf_report(pf, what, ms, 4.0 * (double)n + 8.0 * (double)k);
         }
         p->vt->runtime->destroy(p);
@@ -2056,8 +2144,8 @@ done:
 }
 
 /* A one-input float32 plugin on x of dims d (out dims od), every tactic. */
-static void perf_float(perf *pf, const char *name, prt_plugin *p, int32_t nb_in, const prt_dims *d,
-                       const prt_dims *od)
+static void perf_float(perf *pf, const char *name, prt_plugin *p, int32_t nb_in,
+                       const prt_dims *d, const prt_dims *od)
 {
     const size_t bb = (size_t)1 << 24;
     size_t ib = 4 * (size_t)tu_volume(d), ob = 4 * (size_t)tu_volume(od);
@@ -2090,12 +2178,16 @@ static void perf_float(perf *pf, const char *name, prt_plugin *p, int32_t nb_in,
         goto done;
     for (int ti = 0; ti < nt; ti++) {
         /* AddInPlace runs in place, as in an engine. */
-        plug_arg a = {&r, t[ti], {din[0].p, din[1].p}, {nb_in == 1 ? dout.p : din[0].p, NULL},
+        plug_arg a = {&r,
+                      t[ti],
+                      {din[0].p, din[1].p},
+                      {nb_in == 1 ? dout.p : din[0].p, NULL},
                       ws ? dws.p : NULL};
         char what[160], ds[64];
-        snprintf(what, sizeof what, "%s float32 %s tactic %d", name, dims_str(d, ds, sizeof ds),
-                 (int)t[ti]);
-        perf_report(pf, what, perf_ms(pf, plug_thunk, &a), (double)(ib * (size_t)nb_in + ob));
+        snprintf(what, sizeof what, "%s float32 %s tactic %d", name,
+                 dims_str(d, ds, sizeof ds), (int)t[ti]);
+        perf_report(pf, what, perf_ms(pf, plug_thunk, &a),
+                    (double)(ib * (size_t)nb_in + ob));
     }
 done:
     for (int i = 0; i < 2; i++)
@@ -2130,8 +2222,8 @@ static void test_perf(prt_registry *reg)
     perf_float(&pf, "CustomHardmax axis 0", hm_plugin(reg, 0), 1, &h1, &h1);
     perf_float(&pf, "circ_pad_plugin pads 1", cp_plugin(reg, pads1, 4), 1, &c0, &c0o);
     perf_float(&pf, "circ_pad_plugin pads 16", cp_plugin(reg, pads16, 4), 1, &c1, &c1o);
-    perf_float(&pf, "AddInPlace", tu_make_plugin(reg, "example", "AddInPlace", "1", NULL, 0), 2,
-               &a0, &a0);
+    perf_float(&pf, "AddInPlace",
+               tu_make_plugin(reg, "example", "AddInPlace", "1", NULL, 0), 2, &a0, &a0);
 done:
     if (pf.e0)
         cudaEventDestroy(pf.e0);
@@ -2154,7 +2246,8 @@ static void test_devices(prt_registry *reg)
         prt_plugin *p = tu_make_plugin(reg, keys[i][0], keys[i][1], "1", NULL, 0);
         if (!p)
             continue;
-        CHECK(p->vt->core->devices(p) == ((1u << PRT_DEVICE_CPU) | (1u << PRT_DEVICE_CUDA)));
+        CHECK(p->vt->core->devices(p) ==
+              ((1u << PRT_DEVICE_CPU) | (1u << PRT_DEVICE_CUDA)));
         p->vt->runtime->destroy(p);
     }
 }
