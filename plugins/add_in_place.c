@@ -16,6 +16,11 @@
  * sum.
  *
  * No fields.
+ *
+ * CUDA (add_in_place_cuda.cu): the same sums on the device. Threads run in
+ * no order, so a partial overlap of the output with an input is refused
+ * there; an output equal to an input (the in-place case) or apart from both
+ * is fine.
  */
 #include "common.h"
 
@@ -25,17 +30,18 @@ typedef struct add_in_place {
     plg_object obj;
 } add_in_place;
 
-static add_in_place *aip(prt_plugin *p) { return (add_in_place *)p; }
+static add_in_place *aip(prt_plugin *p)
+{
+    return (add_in_place *)p;
+}
 
 /* Two inputs (a, b), one output (a + b, over a). */
-static prt_status aip_check_io(const add_in_place *a, int32_t nb_in,
-                               int32_t nb_out)
+static prt_status aip_check_io(const add_in_place *a, int32_t nb_in, int32_t nb_out)
 {
     return plg_check_io(&a->obj, nb_in, nb_out, 2, 1);
 }
 
-static prt_status aip_check_dtypes(const add_in_place *a, int32_t t0,
-                                   int32_t t1)
+static prt_status aip_check_dtypes(const add_in_place *a, int32_t t0, int32_t t1)
 {
     if (!plg_float_dtype_ok(t0) || t1 != t0)
         return plg_fail(&a->obj, PRT_ERR_UNSUPPORTED,
@@ -54,8 +60,7 @@ static int32_t aip_nb_outputs(const prt_plugin *self)
 }
 
 static prt_status aip_get_output_dtypes(prt_plugin *self, int32_t *out_types,
-                                        int32_t nb_outputs,
-                                        const int32_t *in_types,
+                                        int32_t nb_outputs, const int32_t *in_types,
                                         int32_t nb_inputs)
 {
     prt_status st = aip_check_io(aip(self), nb_inputs, nb_outputs);
@@ -67,14 +72,11 @@ static prt_status aip_get_output_dtypes(prt_plugin *self, int32_t *out_types,
     return PRT_OK;
 }
 
-static prt_status aip_get_output_shapes(prt_plugin *self,
-                                        const prt_dim_exprs *inputs,
+static prt_status aip_get_output_shapes(prt_plugin *self, const prt_dim_exprs *inputs,
                                         int32_t nb_inputs,
                                         const prt_dim_exprs *shape_inputs,
-                                        int32_t nb_shape_inputs,
-                                        prt_dim_exprs *outputs,
-                                        int32_t nb_outputs,
-                                        prt_expr_builder *exprs)
+                                        int32_t nb_shape_inputs, prt_dim_exprs *outputs,
+                                        int32_t nb_outputs, prt_expr_builder *exprs)
 {
     add_in_place *a = aip(self);
     prt_status st = aip_check_io(a, nb_inputs, nb_outputs);
@@ -106,19 +108,16 @@ static prt_status aip_get_output_shapes(prt_plugin *self,
 }
 
 static int32_t aip_supports(prt_plugin *self, int32_t pos,
-                            const prt_dynamic_tensor_desc *in_out,
-                            int32_t nb_inputs, int32_t nb_outputs)
+                            const prt_dynamic_tensor_desc *in_out, int32_t nb_inputs,
+                            int32_t nb_outputs)
 {
     (void)self;
     /* a: linear float32 or float16; b and the output: linear, a's dtype. */
-    return plg_supports_float_same_dtype(pos, in_out, nb_inputs, nb_outputs,
-                                         2, 1);
+    return plg_supports_float_same_dtype(pos, in_out, nb_inputs, nb_outputs, 2, 1);
 }
 
-static prt_status aip_configure(prt_plugin *self,
-                                const prt_dynamic_tensor_desc *in,
-                                int32_t nb_in,
-                                const prt_dynamic_tensor_desc *out,
+static prt_status aip_configure(prt_plugin *self, const prt_dynamic_tensor_desc *in,
+                                int32_t nb_in, const prt_dynamic_tensor_desc *out,
                                 int32_t nb_out)
 {
     add_in_place *a = aip(self);
@@ -131,8 +130,7 @@ static prt_status aip_configure(prt_plugin *self,
         st = plg_fail(&a->obj, PRT_ERR_SHAPE,
                       "inputs have ranks %d and %d; AddInPlace needs equal "
                       "shapes",
-                      (int)in[0].desc.dims.nb_dims,
-                      (int)in[1].desc.dims.nb_dims);
+                      (int)in[0].desc.dims.nb_dims, (int)in[1].desc.dims.nb_dims);
     return st;
 }
 
@@ -159,33 +157,27 @@ static const prt_plugin_build aip_build = {
 
 /* ---- runtime ------------------------------------------------------------- */
 
-static prt_status aip_check_shapes(const add_in_place *a,
-                                   const prt_tensor_desc *in,
+static prt_status aip_check_shapes(const add_in_place *a, const prt_tensor_desc *in,
                                    const prt_tensor_desc *out)
 {
     const prt_dims *d0 = &in[0].dims, *d1 = &in[1].dims;
     char x[96], y[96];
-    if (d0->nb_dims != d1->nb_dims || d0->nb_dims < 0 ||
-        d0->nb_dims > PRT_MAX_DIMS ||
+    if (d0->nb_dims != d1->nb_dims || d0->nb_dims < 0 || d0->nb_dims > PRT_MAX_DIMS ||
         memcmp(d0->d, d1->d, (size_t)d0->nb_dims * sizeof d0->d[0]) != 0)
         return plg_fail(&a->obj, PRT_ERR_SHAPE,
                         "inputs have shapes %s and %s; AddInPlace needs equal "
                         "shapes",
-                        plg_dims_str(d0, x, sizeof x),
-                        plg_dims_str(d1, y, sizeof y));
+                        plg_dims_str(d0, x, sizeof x), plg_dims_str(d1, y, sizeof y));
     if (out && (out[0].dims.nb_dims != d0->nb_dims ||
-                memcmp(out[0].dims.d, d0->d,
-                       (size_t)d0->nb_dims * sizeof d0->d[0]) != 0))
-        return plg_fail(&a->obj, PRT_ERR_SHAPE,
-                        "output shape %s differs from the input shape %s",
-                        plg_dims_str(&out[0].dims, x, sizeof x),
-                        plg_dims_str(d0, y, sizeof y));
+                memcmp(out[0].dims.d, d0->d, (size_t)d0->nb_dims * sizeof d0->d[0]) != 0))
+        return plg_fail(
+            &a->obj, PRT_ERR_SHAPE, "output shape %s differs from the input shape %s",
+            plg_dims_str(&out[0].dims, x, sizeof x), plg_dims_str(d0, y, sizeof y));
     return PRT_OK;
 }
 
-static prt_status aip_on_shape_change(prt_plugin *self,
-                                      const prt_tensor_desc *in, int32_t nb_in,
-                                      const prt_tensor_desc *out,
+static prt_status aip_on_shape_change(prt_plugin *self, const prt_tensor_desc *in,
+                                      int32_t nb_in, const prt_tensor_desc *out,
                                       int32_t nb_out)
 {
     add_in_place *a = aip(self);
@@ -203,27 +195,27 @@ static int aip_overlap(uintptr_t p, uintptr_t q, uintptr_t n)
 
 /* out[i] = a[i] + b[i] for i in [0, n), forward or backward. Each element
  * reads both inputs before it writes. */
-#define AIP_LOOP(T, LOAD, STORE)                                            \
-    do {                                                                    \
-        const T *x = a;                                                     \
-        const T *y = b;                                                     \
-        T *z = out;                                                         \
-        if (forward) {                                                      \
-            for (int64_t i = 0; i < n; i++) {                               \
-                float s = LOAD(x[i]) + LOAD(y[i]);                          \
-                z[i] = STORE(s);                                            \
-            }                                                               \
-        } else {                                                            \
-            for (int64_t i = n - 1; i >= 0; i--) {                          \
-                float s = LOAD(x[i]) + LOAD(y[i]);                          \
-                z[i] = STORE(s);                                            \
-            }                                                               \
-        }                                                                   \
+#define AIP_LOOP(T, LOAD, STORE)                                                         \
+    do {                                                                                 \
+        const T *x = a;                                                                  \
+        const T *y = b;                                                                  \
+        T *z = out;                                                                      \
+        if (forward) {                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                float s = LOAD(x[i]) + LOAD(y[i]);                                       \
+                z[i] = STORE(s);                                                         \
+            }                                                                            \
+        } else {                                                                         \
+            for (int64_t i = n - 1; i >= 0; i--) {                                       \
+                float s = LOAD(x[i]) + LOAD(y[i]);                                       \
+                z[i] = STORE(s);                                                         \
+            }                                                                            \
+        }                                                                                \
     } while (0)
 #define AIP_ID(v) (v)
 
-static void aip_kernel(const void *a, const void *b, void *out, int32_t dtype,
-                       int64_t n, int forward)
+static void aip_kernel(const void *a, const void *b, void *out, int32_t dtype, int64_t n,
+                       int forward)
 {
     if (dtype == PRT_FLOAT32)
         AIP_LOOP(float, AIP_ID, AIP_ID);
@@ -232,9 +224,9 @@ static void aip_kernel(const void *a, const void *b, void *out, int32_t dtype,
 }
 
 static prt_status aip_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
-                              const prt_tensor_desc *out_desc,
-                              const void *const *inputs, void *const *outputs,
-                              void *workspace, int32_t device, void *stream)
+                              const prt_tensor_desc *out_desc, const void *const *inputs,
+                              void *const *outputs, void *workspace, int32_t device,
+                              void *stream)
 {
     add_in_place *a = aip(self);
     int64_t n;
@@ -246,8 +238,7 @@ static prt_status aip_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
     if (st == PRT_OK)
         st = aip_check_dtypes(a, in_desc[0].dtype, in_desc[1].dtype);
     if (st == PRT_OK)
-        st = plg_check_same_dtype(&a->obj, out_desc[0].dtype,
-                                  in_desc[0].dtype);
+        st = plg_check_same_dtype(&a->obj, out_desc[0].dtype, in_desc[0].dtype);
     if (st == PRT_OK)
         st = aip_check_shapes(a, in_desc, out_desc);
     if (st != PRT_OK)
@@ -280,6 +271,29 @@ static prt_status aip_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
         return plg_fail(&a->obj, PRT_ERR_INVALID_ARGUMENT,
                         "the output partly overlaps both inputs from opposite "
                         "sides; no element order computes it in place");
+#ifdef PRT_PLUGINS_CUDA
+    if (device == PRT_DEVICE_CUDA) {
+        plg_add_launch l;
+        int err;
+        if ((po != pa && aip_overlap(po, pa, bytes)) ||
+            (po != pb && aip_overlap(po, pb, bytes)))
+            return plg_fail(&a->obj, PRT_ERR_UNSUPPORTED,
+                            "on CUDA the output must be an input or apart "
+                            "from both; it partly overlaps one");
+        memset(&l, 0, sizeof l);
+        l.a = inputs[0];
+        l.b = inputs[1];
+        l.out = outputs[0];
+        l.dtype = in_desc[0].dtype;
+        l.rank = in_desc[0].dims.nb_dims;
+        l.count = n;
+        l.dims_device = in_desc[0].dims_device;
+        if (!plg_cuda())
+            return plg_cuda_unavailable(&a->obj);
+        err = plg_cuda()->add(&l, stream);
+        return err ? plg_cuda_fail(&a->obj, err, "the add kernel") : PRT_OK;
+    }
+#endif
     aip_kernel(inputs[0], inputs[1], outputs[0], in_desc[0].dtype, n, fwd_ok);
     return PRT_OK;
 }
@@ -304,17 +318,15 @@ static const prt_plugin_runtime aip_runtime = {
     plg_destroy,
 };
 
-static const prt_plugin_vtable aip_vt_build = {
-    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, &aip_build,
-    &aip_runtime};
+static const prt_plugin_vtable aip_vt_build = {sizeof(prt_plugin_vtable),
+                                               PRT_PLUGIN_ABI_VERSION, &plg_core,
+                                               &aip_build, &aip_runtime};
 static const prt_plugin_vtable aip_vt_runtime = {
-    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, NULL,
-    &aip_runtime};
+    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, NULL, &aip_runtime};
 
 /* ---- creator ------------------------------------------------------------- */
 
-static prt_status aip_create(const prt_plugin_creator *self,
-                             const char *layer_name,
+static prt_status aip_create(const prt_plugin_creator *self, const char *layer_name,
                              const prt_field_collection *fields, int32_t phase,
                              prt_plugin **out)
 {

@@ -20,6 +20,10 @@
  *    (against the profile's minimum dims), in get_output_shapes when the dim
  *    is a constant, and in on_shape_change and enqueue (concrete dims). The
  *    message names the dim, its size and the pad.
+ *  - CUDA (circ_pad_cuda.cu): the same copy, row by row. When the input's
+ *    dims come from the device (dims_device), the host checked only their
+ *    upper bounds: there a pad larger than the true dim wraps by a modulo
+ *    and an empty dim under a pad gives zeros, since a kernel cannot fail.
  */
 #include "common.h"
 
@@ -34,7 +38,10 @@ typedef struct circ_pad {
     prt_field ser[1];
 } circ_pad;
 
-static circ_pad *cp(prt_plugin *p) { return (circ_pad *)p; }
+static circ_pad *cp(prt_plugin *p)
+{
+    return (circ_pad *)p;
+}
 
 /* One input (x), one output (the padded x). */
 static prt_status cp_check_io(const circ_pad *c, int32_t nb_in, int32_t nb_out)
@@ -57,8 +64,8 @@ static prt_status cp_check_rank(const circ_pad *c, int32_t rank)
 }
 
 /* Pads of dim `dim` of a rank-`rank` input (0 if not padded). */
-static void cp_dim_pads(const circ_pad *c, int32_t rank, int32_t dim,
-                        int64_t *before, int64_t *after)
+static void cp_dim_pads(const circ_pad *c, int32_t rank, int32_t dim, int64_t *before,
+                        int64_t *after)
 {
     int32_t p = rank - 1 - dim; /* pads pair index: last dim first */
     *before = *after = 0;
@@ -69,8 +76,8 @@ static void cp_dim_pads(const circ_pad *c, int32_t rank, int32_t dim,
 }
 
 /* Torch's rule: each pad at most the dim it pads. `size` < 0 is unknown. */
-static prt_status cp_check_dim(const circ_pad *c, int32_t rank, int32_t dim,
-                               int64_t size, const char *what)
+static prt_status cp_check_dim(const circ_pad *c, int32_t rank, int32_t dim, int64_t size,
+                               const char *what)
 {
     int64_t before, after, pad;
     cp_dim_pads(c, rank, dim, &before, &after);
@@ -84,8 +91,7 @@ static prt_status cp_check_dim(const circ_pad *c, int32_t rank, int32_t dim,
                     before > after ? "before" : "after");
 }
 
-static prt_status cp_check_dims(const circ_pad *c, const prt_dims *d,
-                                const char *what)
+static prt_status cp_check_dims(const circ_pad *c, const prt_dims *d, const char *what)
 {
     for (int32_t i = 0; i < d->nb_dims; i++) {
         prt_status st = cp_check_dim(c, d->nb_dims, i, d->d[i], what);
@@ -104,8 +110,7 @@ static int32_t cp_nb_outputs(const prt_plugin *self)
 }
 
 static prt_status cp_get_output_dtypes(prt_plugin *self, int32_t *out_types,
-                                       int32_t nb_outputs,
-                                       const int32_t *in_types,
+                                       int32_t nb_outputs, const int32_t *in_types,
                                        int32_t nb_inputs)
 {
     prt_status st = cp_check_io(cp(self), nb_inputs, nb_outputs);
@@ -117,14 +122,11 @@ static prt_status cp_get_output_dtypes(prt_plugin *self, int32_t *out_types,
     return PRT_OK;
 }
 
-static prt_status cp_get_output_shapes(prt_plugin *self,
-                                       const prt_dim_exprs *inputs,
+static prt_status cp_get_output_shapes(prt_plugin *self, const prt_dim_exprs *inputs,
                                        int32_t nb_inputs,
                                        const prt_dim_exprs *shape_inputs,
-                                       int32_t nb_shape_inputs,
-                                       prt_dim_exprs *outputs,
-                                       int32_t nb_outputs,
-                                       prt_expr_builder *exprs)
+                                       int32_t nb_shape_inputs, prt_dim_exprs *outputs,
+                                       int32_t nb_outputs, prt_expr_builder *exprs)
 {
     circ_pad *c = cp(self);
     prt_dim_exprs o;
@@ -153,26 +155,23 @@ static prt_status cp_get_output_shapes(prt_plugin *self,
                                   exprs->constant(exprs, before + after));
         if (!o.d[i])
             return plg_fail(&c->obj, PRT_ERR_PLUGIN,
-                            "the expression builder failed for output dim %d",
-                            (int)i);
+                            "the expression builder failed for output dim %d", (int)i);
     }
     outputs[0] = o;
     return PRT_OK;
 }
 
 static int32_t cp_supports(prt_plugin *self, int32_t pos,
-                           const prt_dynamic_tensor_desc *in_out,
-                           int32_t nb_inputs, int32_t nb_outputs)
+                           const prt_dynamic_tensor_desc *in_out, int32_t nb_inputs,
+                           int32_t nb_outputs)
 {
     (void)self;
     /* x: linear float32 or float16; the output: linear, x's dtype. */
-    return plg_supports_float_same_dtype(pos, in_out, nb_inputs, nb_outputs,
-                                         1, 1);
+    return plg_supports_float_same_dtype(pos, in_out, nb_inputs, nb_outputs, 1, 1);
 }
 
-static prt_status cp_configure(prt_plugin *self,
-                               const prt_dynamic_tensor_desc *in, int32_t nb_in,
-                               const prt_dynamic_tensor_desc *out,
+static prt_status cp_configure(prt_plugin *self, const prt_dynamic_tensor_desc *in,
+                               int32_t nb_in, const prt_dynamic_tensor_desc *out,
                                int32_t nb_out)
 {
     circ_pad *c = cp(self);
@@ -217,9 +216,8 @@ static const prt_plugin_build cp_build = {
 
 /* ---- runtime ------------------------------------------------------------- */
 
-static prt_status cp_on_shape_change(prt_plugin *self,
-                                     const prt_tensor_desc *in, int32_t nb_in,
-                                     const prt_tensor_desc *out,
+static prt_status cp_on_shape_change(prt_plugin *self, const prt_tensor_desc *in,
+                                     int32_t nb_in, const prt_tensor_desc *out,
                                      int32_t nb_out)
 {
     circ_pad *c = cp(self);
@@ -236,9 +234,8 @@ static prt_status cp_on_shape_change(prt_plugin *self,
  * walked row by row (a row = the last dim); each output row comes from one
  * input row, found by wrapping every leading index, and is three copies:
  * the input row's tail, the row, its head. Requires pad <= dim everywhere. */
-static void cp_kernel(const circ_pad *c, const unsigned char *x,
-                      unsigned char *y, size_t es, const prt_dims *d,
-                      const prt_dims *od)
+static void cp_kernel(const circ_pad *c, const unsigned char *x, unsigned char *y,
+                      size_t es, const prt_dims *d, const prt_dims *od)
 {
     int32_t rank = d->nb_dims;
     int64_t before[PRT_MAX_DIMS], after[PRT_MAX_DIMS];
@@ -285,9 +282,9 @@ static void cp_kernel(const circ_pad *c, const unsigned char *x,
 }
 
 static prt_status cp_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
-                             const prt_tensor_desc *out_desc,
-                             const void *const *inputs, void *const *outputs,
-                             void *workspace, int32_t device, void *stream)
+                             const prt_tensor_desc *out_desc, const void *const *inputs,
+                             void *const *outputs, void *workspace, int32_t device,
+                             void *stream)
 {
     circ_pad *c = cp(self);
     const prt_dims *d = &in_desc[0].dims;
@@ -314,10 +311,8 @@ static prt_status cp_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
     }
     if (out_desc[0].dtype != in_desc[0].dtype ||
         out_desc[0].dims.nb_dims != want.nb_dims ||
-        memcmp(out_desc[0].dims.d, want.d,
-               (size_t)want.nb_dims * sizeof want.d[0]) != 0)
-        return plg_fail(&c->obj, PRT_ERR_SHAPE,
-                        "output is %s %s; expected %s %s",
+        memcmp(out_desc[0].dims.d, want.d, (size_t)want.nb_dims * sizeof want.d[0]) != 0)
+        return plg_fail(&c->obj, PRT_ERR_SHAPE, "output is %s %s; expected %s %s",
                         plg_dtype_name(out_desc[0].dtype),
                         plg_dims_str(&out_desc[0].dims, a, sizeof a),
                         plg_dtype_name(in_desc[0].dtype),
@@ -327,8 +322,21 @@ static prt_status cp_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
     if (!inputs[0] || !outputs[0])
         return plg_fail(&c->obj, PRT_ERR_INVALID_ARGUMENT,
                         "enqueue with a NULL tensor pointer");
-    cp_kernel(c, inputs[0], outputs[0], plg_dtype_size(in_desc[0].dtype), d,
-              &want);
+#ifdef PRT_PLUGINS_CUDA
+    if (device == PRT_DEVICE_CUDA) {
+        plg_cp_launch l;
+        int err;
+        memset(&l, 0, sizeof l);
+        plg_unary_io_fill(&l.io, in_desc, inputs, outputs);
+        for (int32_t i = 0; i < d->nb_dims; i++)
+            cp_dim_pads(c, d->nb_dims, i, &l.before[i], &l.after[i]);
+        if (!plg_cuda())
+            return plg_cuda_unavailable(&c->obj);
+        err = plg_cuda()->circ_pad(&l, stream);
+        return err ? plg_cuda_fail(&c->obj, err, "the padding kernel") : PRT_OK;
+    }
+#endif
+    cp_kernel(c, inputs[0], outputs[0], plg_dtype_size(in_desc[0].dtype), d, &want);
     return PRT_OK;
 }
 
@@ -357,11 +365,9 @@ static const prt_plugin_runtime cp_runtime = {
 };
 
 static const prt_plugin_vtable cp_vt_build = {
-    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, &cp_build,
-    &cp_runtime};
+    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, &cp_build, &cp_runtime};
 static const prt_plugin_vtable cp_vt_runtime = {
-    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, NULL,
-    &cp_runtime};
+    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, NULL, &cp_runtime};
 
 /* ---- creator ------------------------------------------------------------- */
 
@@ -371,8 +377,7 @@ static const prt_field_schema cp_schema[] = {
      "length, non-negative (default: none)"},
 };
 
-static prt_status cp_create(const prt_plugin_creator *self,
-                            const char *layer_name,
+static prt_status cp_create(const prt_plugin_creator *self, const char *layer_name,
                             const prt_field_collection *fields, int32_t phase,
                             prt_plugin **out)
 {
@@ -398,8 +403,7 @@ static prt_status cp_create(const prt_plugin_creator *self,
             return plg_error(PRT_ERR_INVALID_ARGUMENT,
                              "%s%s%s%s: field 'pads' value %lld is %d; "
                              "negative pads (cropping) are not supported",
-                             self->name, sep, f.layer, end, (long long)i,
-                             (int)pads[i]);
+                             self->name, sep, f.layer, end, (long long)i, (int)pads[i]);
     vt = plg_phase_vtable(self->name, phase, &cp_vt_build, &cp_vt_runtime);
     if (!vt)
         return PRT_ERR_INVALID_ARGUMENT;

@@ -3,9 +3,14 @@
 #include "common.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef PRT_PLUGINS_CUDA_MODULE
+#include <dlfcn.h>
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Host services                                                             */
@@ -67,8 +72,7 @@ void plg_log(int32_t severity, const char *fmt, ...)
 const char *plg_dtype_name(int32_t dtype)
 {
     static const char *const names[PRT_DTYPE_COUNT] = {
-        "float32", "float16", "bfloat16", "int8",
-        "uint8",   "int32",   "int64",    "bool"};
+        "float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool"};
     if (dtype < 0 || dtype >= PRT_DTYPE_COUNT)
         return "invalid";
     return names[dtype];
@@ -77,8 +81,8 @@ const char *plg_dtype_name(int32_t dtype)
 const char *plg_field_type_name(int32_t type)
 {
     static const char *const names[PRT_FIELD_TYPE_COUNT] = {
-        "int8",    "int16", "int32", "int64", "float16", "float32",
-        "float64", "bfloat16", "char", "dims", "bytes"};
+        "int8",    "int16",    "int32", "int64", "float16", "float32",
+        "float64", "bfloat16", "char",  "dims",  "bytes"};
     if (type < 0 || type >= PRT_FIELD_TYPE_COUNT)
         return "invalid";
     return names[type];
@@ -135,8 +139,7 @@ prt_status plg_fields_validate(const plg_fields *f)
     return PRT_OK;
 }
 
-prt_status plg_fields_find(const plg_fields *f, const char *name,
-                           const prt_field **out)
+prt_status plg_fields_find(const plg_fields *f, const char *name, const prt_field **out)
 {
     const prt_field *found = NULL;
     *out = NULL;
@@ -158,16 +161,16 @@ prt_status plg_fields_find(const plg_fields *f, const char *name,
     return PRT_OK;
 }
 
-prt_status plg_fields_check(const plg_fields *f, const prt_field *field,
-                            int32_t type, int64_t min_len, int64_t max_len)
+prt_status plg_fields_check(const plg_fields *f, const prt_field *field, int32_t type,
+                            int64_t min_len, int64_t max_len)
 {
     char pre[160];
     fields_prefix(f, pre, sizeof pre);
     if (field->type != type)
         return plg_error(PRT_ERR_INVALID_ARGUMENT,
-                         "%sfield '%s' has type %s (%d), expected %s", pre,
-                         field->name, plg_field_type_name(field->type),
-                         (int)field->type, plg_field_type_name(type));
+                         "%sfield '%s' has type %s (%d), expected %s", pre, field->name,
+                         plg_field_type_name(field->type), (int)field->type,
+                         plg_field_type_name(type));
     if (field->length < min_len || (max_len >= 0 && field->length > max_len)) {
         if (min_len == max_len)
             return plg_error(PRT_ERR_INVALID_ARGUMENT,
@@ -190,13 +193,13 @@ prt_status plg_fields_check(const plg_fields *f, const prt_field *field,
     }
     if (field->length > 0 && !field->data)
         return plg_error(PRT_ERR_INVALID_ARGUMENT,
-                         "%sfield '%s' has %lld elements but no data", pre,
-                         field->name, (long long)field->length);
+                         "%sfield '%s' has %lld elements but no data", pre, field->name,
+                         (long long)field->length);
     return PRT_OK;
 }
 
-prt_status plg_fields_get_i32(const plg_fields *f, const char *name,
-                              int32_t dflt, int32_t *out)
+prt_status plg_fields_get_i32(const plg_fields *f, const char *name, int32_t dflt,
+                              int32_t *out)
 {
     const prt_field *field;
     prt_status st = plg_fields_find(f, name, &field);
@@ -213,9 +216,8 @@ prt_status plg_fields_get_i32(const plg_fields *f, const char *name,
     return PRT_OK;
 }
 
-prt_status plg_fields_get_i32_array(const plg_fields *f, const char *name,
-                                    int32_t *dst, int64_t capacity,
-                                    int64_t *out_len)
+prt_status plg_fields_get_i32_array(const plg_fields *f, const char *name, int32_t *dst,
+                                    int64_t capacity, int64_t *out_len)
 {
     const prt_field *field;
     prt_status st = plg_fields_find(f, name, &field);
@@ -233,8 +235,7 @@ prt_status plg_fields_get_i32_array(const plg_fields *f, const char *name,
     return PRT_OK;
 }
 
-prt_status plg_fields_check_type(const plg_fields *f, const char *name,
-                                 int32_t type)
+prt_status plg_fields_check_type(const plg_fields *f, const char *name, int32_t type)
 {
     const prt_field *field;
     prt_status st = plg_fields_find(f, name, &field);
@@ -309,8 +310,7 @@ uint16_t plg_float_to_half(float f)
 /* ------------------------------------------------------------------------ */
 
 plg_object *plg_object_create(const prt_plugin_creator *creator,
-                              const prt_plugin_vtable *vt, size_t size,
-                              const char *layer)
+                              const prt_plugin_vtable *vt, size_t size, const char *layer)
 {
     plg_object *o = calloc(1, size);
     if (!o) {
@@ -332,8 +332,7 @@ plg_object *plg_object_create(const prt_plugin_creator *creator,
     return o;
 }
 
-prt_status plg_fail(const plg_object *o, prt_status status, const char *fmt,
-                    ...)
+prt_status plg_fail(const plg_object *o, prt_status status, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -341,8 +340,7 @@ prt_status plg_fail(const plg_object *o, prt_status status, const char *fmt,
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (o->layer[0])
-        return plg_error(status, "%s (layer '%s'): %s", o->creator->name,
-                         o->layer, msg);
+        return plg_error(status, "%s (layer '%s'): %s", o->creator->name, o->layer, msg);
     return plg_error(status, "%s: %s", o->creator->name, msg);
 }
 
@@ -361,22 +359,91 @@ static const char *core_namespace(const prt_plugin *self)
     return plg_cobj(self)->creator->plugin_namespace;
 }
 
+#ifdef PRT_PLUGINS_CUDA
+#ifdef PRT_PLUGINS_CUDA_MODULE
+/* Threads racing here all get the same handle from dlopen (it counts
+ * references) and store the same table. */
+static const plg_cuda_api *_Atomic plg_cuda_table;
+static _Atomic int plg_cuda_tried;
+
+const plg_cuda_api *plg_cuda(void)
+{
+    const plg_cuda_api *t = plg_cuda_table;
+    void *h;
+    if (t || plg_cuda_tried)
+        return t;
+    /* Found through this library's RUNPATH ($ORIGIN): the module sits
+     * beside it. */
+    h = dlopen(PRT_PLUGINS_CUDA_MODULE, RTLD_NOW | RTLD_LOCAL);
+    t = h ? (const plg_cuda_api *)dlsym(h, PLG_CUDA_API_SYMBOL) : NULL;
+    if (t && t->struct_size < sizeof(plg_cuda_api))
+        t = NULL; /* a module from another build */
+    if (!t && h)
+        dlclose(h);
+    plg_cuda_table = t;
+    plg_cuda_tried = 1;
+    return t;
+}
+
+prt_status plg_cuda_unavailable(const plg_object *o)
+{
+    const char *why = dlerror();
+    return plg_fail(o, PRT_ERR_UNSUPPORTED,
+                    "the CUDA kernels (%s) could not be loaded%s%s",
+                    PRT_PLUGINS_CUDA_MODULE, why ? ": " : "", why ? why : "");
+}
+#else
+const plg_cuda_api *plg_cuda(void)
+{
+    return &plg_cuda_api_v1;
+}
+
+prt_status plg_cuda_unavailable(const plg_object *o)
+{
+    return plg_fail(o, PRT_ERR_INTERNAL, "the CUDA kernels are missing");
+}
+#endif
+
+/* 0: not asked yet, 1: no usable GPU, 2: a GPU. Threads racing to fill it
+ * compute the same answer. */
+static _Atomic int plg_cuda_state;
+
+static int plg_cuda_usable(void)
+{
+    int s = plg_cuda_state;
+    if (s == 0) {
+        const plg_cuda_api *cu = plg_cuda();
+        s = cu && cu->device_count() > 0 ? 2 : 1;
+        plg_cuda_state = s;
+    }
+    return s == 2;
+}
+#endif
+
 static uint32_t core_devices(const prt_plugin *self)
 {
     (void)self;
+#ifdef PRT_PLUGINS_CUDA
+    /* The library loads without a GPU (static CUDA runtime); there it offers
+     * only the CPU, so a build for CUDA fails on the device check first. */
+    if (!plg_cuda_usable())
+        return PLG_DEVICES & ~(1u << PRT_DEVICE_CUDA);
+#endif
     return PLG_DEVICES;
 }
 
-const prt_plugin_core plg_core = {
-    sizeof(prt_plugin_core), PRT_PLUGIN_ABI_VERSION, core_name, core_version,
-    core_namespace,          core_devices};
+const prt_plugin_core plg_core = {sizeof(prt_plugin_core),
+                                  PRT_PLUGIN_ABI_VERSION,
+                                  core_name,
+                                  core_version,
+                                  core_namespace,
+                                  core_devices};
 
 prt_status plg_set_tactic(prt_plugin *self, int32_t tactic)
 {
     if (tactic != 0)
         return plg_fail(plg_obj(self), PRT_ERR_INVALID_ARGUMENT,
-                        "unknown tactic %d (only the default, 0, exists)",
-                        (int)tactic);
+                        "unknown tactic %d (only the default, 0, exists)", (int)tactic);
     return PRT_OK;
 }
 
@@ -385,8 +452,7 @@ prt_plugin *plg_clone(const prt_plugin *self)
     const plg_object *o = plg_cobj(self);
     plg_object *c = malloc(o->size);
     if (!c) {
-        plg_fail(o, PRT_ERR_OUT_OF_MEMORY, "out of memory cloning (%zu bytes)",
-                 o->size);
+        plg_fail(o, PRT_ERR_OUT_OF_MEMORY, "out of memory cloning (%zu bytes)", o->size);
         return NULL;
     }
     memcpy(c, o, o->size);
@@ -395,8 +461,7 @@ prt_plugin *plg_clone(const prt_plugin *self)
     return &c->base;
 }
 
-prt_plugin *plg_attach_to_context(prt_plugin *self,
-                                  prt_plugin_resources *resources)
+prt_plugin *plg_attach_to_context(prt_plugin *self, prt_plugin_resources *resources)
 {
     (void)resources;
     return plg_clone(self); /* no per-context resources: a full copy */
@@ -407,10 +472,8 @@ void plg_destroy(prt_plugin *self)
     free(self);
 }
 
-prt_status plg_get_workspace_size(prt_plugin *self,
-                                  const prt_dynamic_tensor_desc *in,
-                                  int32_t nb_in,
-                                  const prt_dynamic_tensor_desc *out,
+prt_status plg_get_workspace_size(prt_plugin *self, const prt_dynamic_tensor_desc *in,
+                                  int32_t nb_in, const prt_dynamic_tensor_desc *out,
                                   int32_t nb_out, int64_t *out_bytes)
 {
     (void)self, (void)in, (void)nb_in, (void)out, (void)nb_out;
@@ -418,8 +481,8 @@ prt_status plg_get_workspace_size(prt_plugin *self,
     return PRT_OK;
 }
 
-prt_status plg_get_valid_tactics(prt_plugin *self, int32_t *tactics,
-                                 int32_t capacity, int32_t *out_count)
+prt_status plg_get_valid_tactics(prt_plugin *self, int32_t *tactics, int32_t capacity,
+                                 int32_t *out_count)
 {
     (void)self, (void)tactics, (void)capacity;
     *out_count = 0;
@@ -434,28 +497,76 @@ int32_t plg_no_aliased_input(const prt_plugin *self, int32_t output_index)
 
 prt_status plg_check_enqueue(const plg_object *o, int32_t device,
                              const prt_tensor_desc *in_desc,
-                             const prt_tensor_desc *out_desc,
-                             const void *const *inputs, void *const *outputs)
+                             const prt_tensor_desc *out_desc, const void *const *inputs,
+                             void *const *outputs)
 {
-    if (device != PRT_DEVICE_CPU)
+    if (device < 0 || device >= PRT_DEVICE_COUNT || !(PLG_DEVICES & (1u << device)))
         return plg_fail(o, PRT_ERR_UNSUPPORTED,
-                        "enqueue on device %d: this library runs on the CPU "
-                        "only",
-                        (int)device);
+                        "enqueue on device %d: this build of the library runs "
+                        "on the CPU%s only",
+                        (int)device,
+                        (PLG_DEVICES & (1u << PRT_DEVICE_CUDA)) ? " and CUDA" : "");
     if (!in_desc || !out_desc || !inputs || !outputs)
         return plg_fail(o, PRT_ERR_INVALID_ARGUMENT,
                         "enqueue without tensor descriptors or pointers");
     return PRT_OK;
 }
 
+prt_status plg_list_tactics(const int32_t *list, int32_t n, int32_t *tactics,
+                            int32_t capacity, int32_t *out_count)
+{
+    for (int32_t i = 0; i < n && i < capacity && tactics; i++)
+        tactics[i] = list[i];
+    *out_count = n;
+    return PRT_OK;
+}
+
+prt_status plg_check_tactic(const plg_object *o, int32_t tactic, const int32_t *list,
+                            int32_t n)
+{
+    char valid[96];
+    size_t len;
+    if (tactic == 0)
+        return PRT_OK;
+    for (int32_t i = 0; i < n; i++)
+        if (list[i] == tactic)
+            return PRT_OK;
+    len = (size_t)snprintf(valid, sizeof valid, "0");
+    for (int32_t i = 0; i < n && len < sizeof valid; i++)
+        len += (size_t)snprintf(valid + len, sizeof valid - len, ", %d", (int)list[i]);
+    return plg_fail(o, PRT_ERR_INVALID_ARGUMENT, "unknown tactic %d (valid: %s)",
+                    (int)tactic, valid);
+}
+
+#ifdef PRT_PLUGINS_CUDA
+void plg_unary_io_fill(plg_unary_io *io, const prt_tensor_desc *in,
+                       const void *const *inputs, void *const *outputs)
+{
+    memset(io, 0, sizeof *io);
+    io->x = inputs[0];
+    io->y = outputs[0];
+    io->dtype = in[0].dtype;
+    io->rank = in[0].dims.nb_dims;
+    memcpy(io->dims, in[0].dims.d, sizeof io->dims);
+    io->dims_device = in[0].dims_device;
+}
+
+prt_status plg_cuda_fail(const plg_object *o, int err, const char *what)
+{
+    const plg_cuda_api *cu = plg_cuda();
+    return plg_fail(o, PRT_ERR_PLUGIN, "%s failed on CUDA: %s (%s)", what,
+                    cu ? cu->error_name(err) : "?", cu ? cu->error_string(err) : "?");
+}
+#endif
+
 prt_status plg_check_io(const plg_object *o, int32_t nb_in, int32_t nb_out,
                         int32_t want_in, int32_t want_out)
 {
     if (nb_in != want_in || nb_out != want_out)
         return plg_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                        "expects %d input%s and %d output%s, got %d and %d",
-                        (int)want_in, want_in == 1 ? "" : "s", (int)want_out,
-                        want_out == 1 ? "" : "s", (int)nb_in, (int)nb_out);
+                        "expects %d input%s and %d output%s, got %d and %d", (int)want_in,
+                        want_in == 1 ? "" : "s", (int)want_out, want_out == 1 ? "" : "s",
+                        (int)nb_in, (int)nb_out);
     return PRT_OK;
 }
 
@@ -473,8 +584,7 @@ prt_status plg_check_float_input(const plg_object *o, int32_t dtype)
     return PRT_OK;
 }
 
-prt_status plg_check_same_dtype(const plg_object *o, int32_t out_dtype,
-                                int32_t in_dtype)
+prt_status plg_check_same_dtype(const plg_object *o, int32_t out_dtype, int32_t in_dtype)
 {
     if (out_dtype != in_dtype)
         return plg_fail(o, PRT_ERR_INVALID_ARGUMENT,
@@ -496,8 +606,7 @@ prt_status plg_check_input_volume(const plg_object *o, const prt_dims *d,
     return PRT_OK;
 }
 
-const prt_tensor_desc *plg_linear_desc(int32_t pos,
-                                       const prt_dynamic_tensor_desc *in_out,
+const prt_tensor_desc *plg_linear_desc(int32_t pos, const prt_dynamic_tensor_desc *in_out,
                                        int32_t nb_inputs, int32_t nb_outputs,
                                        int32_t want_in, int32_t want_out)
 {
@@ -509,13 +618,12 @@ const prt_tensor_desc *plg_linear_desc(int32_t pos,
     return d->format == PRT_FORMAT_LINEAR ? d : NULL;
 }
 
-int32_t plg_supports_float_same_dtype(int32_t pos,
-                                      const prt_dynamic_tensor_desc *in_out,
+int32_t plg_supports_float_same_dtype(int32_t pos, const prt_dynamic_tensor_desc *in_out,
                                       int32_t nb_inputs, int32_t nb_outputs,
                                       int32_t want_in, int32_t want_out)
 {
-    const prt_tensor_desc *d = plg_linear_desc(pos, in_out, nb_inputs,
-                                               nb_outputs, want_in, want_out);
+    const prt_tensor_desc *d =
+        plg_linear_desc(pos, in_out, nb_inputs, nb_outputs, want_in, want_out);
     if (!d)
         return 0;
     if (pos == 0)

@@ -27,6 +27,10 @@
 
 #include "plugrt/plugin.h"
 
+#ifdef PRT_PLUGINS_CUDA
+#include "cuda_launch.h"
+#endif
+
 #if defined(__GNUC__)
 #define PLG_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -36,13 +40,18 @@
 /* 1 if the table `tbl` (a pointer to a struct of type `type` that opens with
  * struct_size) is long enough to hold `member`. Tables the host hands us may
  * come from an older or newer header; we read an entry only when covered. */
-#define PLG_HAS(tbl, type, member)                                          \
-    ((tbl) != NULL &&                                                       \
-     (size_t)(tbl)->struct_size >=                                          \
-         offsetof(type, member) + sizeof(((type *)0)->member))
+#define PLG_HAS(tbl, type, member)                                                       \
+    ((tbl) != NULL &&                                                                    \
+     (size_t)(tbl)->struct_size >= offsetof(type, member) + sizeof(((type *)0)->member))
 
-/* The only device this library computes on today. */
+/* The devices this build of the library computes on: the CPU, and CUDA when
+ * the kernels are built in (PRT_PLUGINS_CUDA, plugins/<name>_cuda.cu). devices()
+ * answers this set less CUDA on a machine with no usable GPU. */
+#ifdef PRT_PLUGINS_CUDA
+#define PLG_DEVICES ((1u << PRT_DEVICE_CPU) | (1u << PRT_DEVICE_CUDA))
+#else
 #define PLG_DEVICES (1u << PRT_DEVICE_CPU)
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Host services                                                             */
@@ -76,7 +85,7 @@ size_t plg_dtype_size(int32_t dtype);
  * messages: "<plugin> (layer '<layer>'): field 'axis' ...". */
 typedef struct plg_fields {
     const char *plugin;
-    const char *layer; /* may be "" */
+    const char *layer;              /* may be "" */
     const prt_field_collection *fc; /* may be NULL: no fields */
 } plg_fields;
 
@@ -87,29 +96,26 @@ prt_status plg_fields_validate(const plg_fields *f);
 /* Finds a field by name. *out is NULL if absent. A name given twice is
  * PRT_ERR_INVALID_ARGUMENT (ambiguous). Entries with a NULL name are
  * ignored, like any unknown field. */
-prt_status plg_fields_find(const plg_fields *f, const char *name,
-                           const prt_field **out);
+prt_status plg_fields_find(const plg_fields *f, const char *name, const prt_field **out);
 
 /* Checks a found field's type and length: length must lie in
  * [min_len, max_len] (max_len < 0: no upper limit), data must be present when
  * length > 0. Fails with PRT_ERR_INVALID_ARGUMENT naming the field and the
  * expected and actual type or length. */
-prt_status plg_fields_check(const plg_fields *f, const prt_field *field,
-                            int32_t type, int64_t min_len, int64_t max_len);
+prt_status plg_fields_check(const plg_fields *f, const prt_field *field, int32_t type,
+                            int64_t min_len, int64_t max_len);
 
 /* One int32: *out = the field's value, or `dflt` if the field is absent. */
-prt_status plg_fields_get_i32(const plg_fields *f, const char *name,
-                              int32_t dflt, int32_t *out);
+prt_status plg_fields_get_i32(const plg_fields *f, const char *name, int32_t dflt,
+                              int32_t *out);
 
 /* An int32 array of at most `capacity` values copied to `dst`; *out_len is
  * its length (0 if absent). */
-prt_status plg_fields_get_i32_array(const plg_fields *f, const char *name,
-                                    int32_t *dst, int64_t capacity,
-                                    int64_t *out_len);
+prt_status plg_fields_get_i32_array(const plg_fields *f, const char *name, int32_t *dst,
+                                    int64_t capacity, int64_t *out_len);
 
 /* A field of this type, if present; any length. Its value is not read. */
-prt_status plg_fields_check_type(const plg_fields *f, const char *name,
-                                 int32_t type);
+prt_status plg_fields_check_type(const plg_fields *f, const char *name, int32_t type);
 
 /* ------------------------------------------------------------------------ */
 /* Half precision                                                            */
@@ -133,11 +139,11 @@ uint16_t plg_float_to_half(float f);
  * destroy is free. get_fields_to_serialize rebuilds its collection (pointing
  * into the object) on every call, so a copied object needs no fixing. */
 typedef struct plg_object {
-    prt_plugin base; /* first: the vtable */
+    prt_plugin base;                   /* first: the vtable */
     const prt_plugin_creator *creator; /* identity: name, version, namespace */
-    size_t size; /* bytes of the whole object */
-    char layer[PLG_LAYER_MAX]; /* layer name for messages, maybe truncated */
-    prt_field_collection serialized; /* filled by get_fields_to_serialize */
+    size_t size;                       /* bytes of the whole object */
+    char layer[PLG_LAYER_MAX];         /* layer name for messages, maybe truncated */
+    prt_field_collection serialized;   /* filled by get_fields_to_serialize */
 } plg_object;
 
 /* Allocates a zeroed object of `size` bytes (>= sizeof(plg_object)) and
@@ -147,43 +153,75 @@ plg_object *plg_object_create(const prt_plugin_creator *creator,
                               const char *layer);
 
 /* The object of a plugin from this library. */
-static inline plg_object *plg_obj(prt_plugin *p) { return (plg_object *)p; }
+static inline plg_object *plg_obj(prt_plugin *p)
+{
+    return (plg_object *)p;
+}
 static inline const plg_object *plg_cobj(const prt_plugin *p)
 {
     return (const plg_object *)p;
 }
 
 /* Reports an error about a plugin object, prefixed "<name> (layer '<l>'): ". */
-prt_status plg_fail(const plg_object *o, prt_status status, const char *fmt,
-                    ...) PLG_PRINTF(3, 4);
+prt_status plg_fail(const plg_object *o, prt_status status, const char *fmt, ...)
+    PLG_PRINTF(3, 4);
 
 /* The core table every plugin here uses: identity from the creator, devices
- * = CPU. */
+ * = PLG_DEVICES (CUDA only where a GPU is usable, checked once). */
 extern const prt_plugin_core plg_core;
 
 /* Generic runtime entries. */
 prt_status plg_set_tactic(prt_plugin *self, int32_t tactic); /* only 0 */
-prt_plugin *plg_attach_to_context(prt_plugin *self,
-                                  prt_plugin_resources *resources);
+prt_plugin *plg_attach_to_context(prt_plugin *self, prt_plugin_resources *resources);
 prt_plugin *plg_clone(const prt_plugin *self);
 void plg_destroy(prt_plugin *self);
 
 /* Generic build entries: no workspace, no tactics beyond 0, no aliasing. */
-prt_status plg_get_workspace_size(prt_plugin *self,
-                                  const prt_dynamic_tensor_desc *in,
-                                  int32_t nb_in,
-                                  const prt_dynamic_tensor_desc *out,
+prt_status plg_get_workspace_size(prt_plugin *self, const prt_dynamic_tensor_desc *in,
+                                  int32_t nb_in, const prt_dynamic_tensor_desc *out,
                                   int32_t nb_out, int64_t *out_bytes);
-prt_status plg_get_valid_tactics(prt_plugin *self, int32_t *tactics,
-                                 int32_t capacity, int32_t *out_count);
+prt_status plg_get_valid_tactics(prt_plugin *self, int32_t *tactics, int32_t capacity,
+                                 int32_t *out_count);
 int32_t plg_no_aliased_input(const prt_plugin *self, int32_t output_index);
 
-/* Checks the arguments every enqueue shares: the device is the CPU, arrays
- * are present. */
+/* Checks the arguments every enqueue shares: the device is one of
+ * PLG_DEVICES, arrays are present. */
 prt_status plg_check_enqueue(const plg_object *o, int32_t device,
                              const prt_tensor_desc *in_desc,
-                             const prt_tensor_desc *out_desc,
-                             const void *const *inputs, void *const *outputs);
+                             const prt_tensor_desc *out_desc, const void *const *inputs,
+                             void *const *outputs);
+
+/* ---- Tactics ---------------------------------------------------------------
+ * A plugin with tactics keeps its list (without 0) in a static array; these
+ * answer get_valid_tactics and check set_tactic against it. */
+
+/* Copies min(n, capacity) ids of `list` to `tactics`; *out_count = n. */
+prt_status plg_list_tactics(const int32_t *list, int32_t n, int32_t *tactics,
+                            int32_t capacity, int32_t *out_count);
+
+/* PRT_OK for 0 and the ids of `list`; otherwise PRT_ERR_INVALID_ARGUMENT,
+ * "unknown tactic 7 (valid: 0, 1, 2)". */
+prt_status plg_check_tactic(const plg_object *o, int32_t tactic, const int32_t *list,
+                            int32_t n);
+
+#ifdef PRT_PLUGINS_CUDA
+/* The CUDA kernels' table (cuda_launch.h): linked in, or loaded from the
+ * module PRT_PLUGINS_CUDA_MODULE on the first call (thread-safe); NULL when
+ * that module cannot be loaded. Never unloaded. */
+const plg_cuda_api *plg_cuda(void);
+
+/* x = input 0 and y = output 0 of an enqueue, with input 0's dims. */
+void plg_unary_io_fill(plg_unary_io *io, const prt_tensor_desc *in,
+                       const void *const *inputs, void *const *outputs);
+
+/* PRT_ERR_UNSUPPORTED: "the CUDA kernels (<module>) could not be loaded:
+ * <dlerror>". */
+prt_status plg_cuda_unavailable(const plg_object *o);
+
+/* A failed CUDA launch (a cudaError_t from a cuda_launch.h launcher):
+ * PRT_ERR_PLUGIN, "<what> failed on CUDA: cudaErrorX (description)". */
+prt_status plg_cuda_fail(const plg_object *o, int err, const char *what);
+#endif
 
 /* ---- Checks the build and runtime entries share --------------------------
  * Each reports through plg_fail, so its message starts with the plugin's
@@ -205,8 +243,7 @@ prt_status plg_check_float_input(const plg_object *o, int32_t dtype);
 
 /* An output in its input's dtype; otherwise PRT_ERR_INVALID_ARGUMENT,
  * "output dtype float16 differs from input dtype float32". */
-prt_status plg_check_same_dtype(const plg_object *o, int32_t out_dtype,
-                                int32_t in_dtype);
+prt_status plg_check_same_dtype(const plg_object *o, int32_t out_dtype, int32_t in_dtype);
 
 /* *out_vol = the elements of an input's concrete dims (out_vol may be NULL);
  * dims that plg_volume refuses are PRT_ERR_SHAPE, "input dims [2, -1] are
@@ -218,15 +255,13 @@ prt_status plg_check_input_volume(const plg_object *o, const prt_dims *d,
  * has `want_in` inputs and `want_out` outputs, `pos` is one of them and its
  * format is linear (the only one this library reads); NULL otherwise, which
  * the caller answers with 0 (not supported). */
-const prt_tensor_desc *plg_linear_desc(int32_t pos,
-                                       const prt_dynamic_tensor_desc *in_out,
+const prt_tensor_desc *plg_linear_desc(int32_t pos, const prt_dynamic_tensor_desc *in_out,
                                        int32_t nb_inputs, int32_t nb_outputs,
                                        int32_t want_in, int32_t want_out);
 
 /* supports_format_combination of a plugin whose tensors are all linear,
  * input 0 float32 or float16 and every other tensor in input 0's dtype. */
-int32_t plg_supports_float_same_dtype(int32_t pos,
-                                      const prt_dynamic_tensor_desc *in_out,
+int32_t plg_supports_float_same_dtype(int32_t pos, const prt_dynamic_tensor_desc *in_out,
                                       int32_t nb_inputs, int32_t nb_outputs,
                                       int32_t want_in, int32_t want_out);
 

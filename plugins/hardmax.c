@@ -12,6 +12,11 @@
  * the axis wins. That is what numpy.argmax does (it returns the index of the
  * first NaN), so hardmax(x) == one_hot(argmax(x)). A float16 NaN is any
  * encoding with all exponent bits set and a non-zero mantissa.
+ *
+ * CUDA (hardmax_cuda.cu), tactics (cuda_launch.h): 0 picks by shape; 1 a
+ * group of threads per axis line; 2 the axis split across blocks, for few
+ * long lines, with partial maxima in the workspace. On the CPU every tactic
+ * runs the same loop.
  */
 #include "common.h"
 
@@ -20,10 +25,23 @@
 typedef struct hardmax {
     plg_object obj;
     int32_t axis; /* as given: negative counts from the end */
+    int32_t tactic;
     prt_field ser[1];
 } hardmax;
 
-static hardmax *hm(prt_plugin *p) { return (hardmax *)p; }
+/* The tactics beyond 0 (cuda_launch.h); none without the CUDA kernels. */
+#ifdef PRT_PLUGINS_CUDA
+static const int32_t hardmax_tactics[] = {PLG_HM_SHORT_AXIS, PLG_HM_LONG_AXIS};
+#define HM_NB_TACTICS 2
+#else
+static const int32_t hardmax_tactics[] = {0};
+#define HM_NB_TACTICS 0
+#endif
+
+static hardmax *hm(prt_plugin *p)
+{
+    return (hardmax *)p;
+}
 
 /* Resolves the axis for an input of `rank`. */
 static prt_status hardmax_axis(const hardmax *h, int32_t rank, int32_t *out)
@@ -31,8 +49,8 @@ static prt_status hardmax_axis(const hardmax *h, int32_t rank, int32_t *out)
     int32_t a = h->axis;
     if (rank < 1 || rank > PRT_MAX_DIMS)
         return plg_fail(&h->obj, PRT_ERR_SHAPE,
-                        "input has rank %d; CustomHardmax takes rank 1 to %d",
-                        (int)rank, PRT_MAX_DIMS);
+                        "input has rank %d; CustomHardmax takes rank 1 to %d", (int)rank,
+                        PRT_MAX_DIMS);
     if (a < -rank || a >= rank)
         return plg_fail(&h->obj, PRT_ERR_SHAPE,
                         "axis %d is out of range for an input of rank %d "
@@ -43,8 +61,7 @@ static prt_status hardmax_axis(const hardmax *h, int32_t rank, int32_t *out)
 }
 
 /* One input (x), one output (y). */
-static prt_status hardmax_check_io(const hardmax *h, int32_t nb_in,
-                                   int32_t nb_out)
+static prt_status hardmax_check_io(const hardmax *h, int32_t nb_in, int32_t nb_out)
 {
     return plg_check_io(&h->obj, nb_in, nb_out, 1, 1);
 }
@@ -57,10 +74,8 @@ static int32_t hardmax_nb_outputs(const prt_plugin *self)
     return 1;
 }
 
-static prt_status hardmax_get_output_dtypes(prt_plugin *self,
-                                            int32_t *out_types,
-                                            int32_t nb_outputs,
-                                            const int32_t *in_types,
+static prt_status hardmax_get_output_dtypes(prt_plugin *self, int32_t *out_types,
+                                            int32_t nb_outputs, const int32_t *in_types,
                                             int32_t nb_inputs)
 {
     prt_status st = hardmax_check_io(hm(self), nb_inputs, nb_outputs);
@@ -72,10 +87,12 @@ static prt_status hardmax_get_output_dtypes(prt_plugin *self,
     return PRT_OK;
 }
 
-static prt_status hardmax_get_output_shapes(
-    prt_plugin *self, const prt_dim_exprs *inputs, int32_t nb_inputs,
-    const prt_dim_exprs *shape_inputs, int32_t nb_shape_inputs,
-    prt_dim_exprs *outputs, int32_t nb_outputs, prt_expr_builder *exprs)
+static prt_status hardmax_get_output_shapes(prt_plugin *self, const prt_dim_exprs *inputs,
+                                            int32_t nb_inputs,
+                                            const prt_dim_exprs *shape_inputs,
+                                            int32_t nb_shape_inputs,
+                                            prt_dim_exprs *outputs, int32_t nb_outputs,
+                                            prt_expr_builder *exprs)
 {
     int32_t axis;
     prt_status st = hardmax_check_io(hm(self), nb_inputs, nb_outputs);
@@ -89,19 +106,16 @@ static prt_status hardmax_get_output_shapes(
 }
 
 static int32_t hardmax_supports(prt_plugin *self, int32_t pos,
-                                const prt_dynamic_tensor_desc *in_out,
-                                int32_t nb_inputs, int32_t nb_outputs)
+                                const prt_dynamic_tensor_desc *in_out, int32_t nb_inputs,
+                                int32_t nb_outputs)
 {
     (void)self;
     /* x: linear float32 or float16; y: linear, x's dtype. */
-    return plg_supports_float_same_dtype(pos, in_out, nb_inputs, nb_outputs,
-                                         1, 1);
+    return plg_supports_float_same_dtype(pos, in_out, nb_inputs, nb_outputs, 1, 1);
 }
 
-static prt_status hardmax_configure(prt_plugin *self,
-                                    const prt_dynamic_tensor_desc *in,
-                                    int32_t nb_in,
-                                    const prt_dynamic_tensor_desc *out,
+static prt_status hardmax_configure(prt_plugin *self, const prt_dynamic_tensor_desc *in,
+                                    int32_t nb_in, const prt_dynamic_tensor_desc *out,
                                     int32_t nb_out)
 {
     hardmax *h = hm(self);
@@ -116,6 +130,34 @@ static prt_status hardmax_configure(prt_plugin *self,
     return st;
 }
 
+static prt_status hardmax_get_workspace_size(prt_plugin *self,
+                                             const prt_dynamic_tensor_desc *in,
+                                             int32_t nb_in,
+                                             const prt_dynamic_tensor_desc *out,
+                                             int32_t nb_out, int64_t *out_bytes)
+{
+    (void)self, (void)in, (void)nb_in, (void)out, (void)nb_out;
+    *out_bytes = 0;
+#ifdef PRT_PLUGINS_CUDA
+    {
+        int32_t axis;
+        int32_t rank = nb_in == 1 ? in[0].max.nb_dims : 0;
+        /* The split's partial maxima, at the profile's largest dims. */
+        if (rank >= 1 && rank <= PRT_MAX_DIMS && plg_volume(&in[0].max) > 0 &&
+            hardmax_axis(hm(self), rank, &axis) == PRT_OK)
+            *out_bytes = plg_hm_workspace(rank, in[0].max.d, axis);
+    }
+#endif
+    return PRT_OK;
+}
+
+static prt_status hardmax_get_valid_tactics(prt_plugin *self, int32_t *tactics,
+                                            int32_t capacity, int32_t *out_count)
+{
+    (void)self;
+    return plg_list_tactics(hardmax_tactics, HM_NB_TACTICS, tactics, capacity, out_count);
+}
+
 static const prt_plugin_build hardmax_build = {
     sizeof(prt_plugin_build),
     PRT_PLUGIN_ABI_VERSION,
@@ -124,8 +166,8 @@ static const prt_plugin_build hardmax_build = {
     hardmax_get_output_shapes,
     hardmax_supports,
     hardmax_configure,
-    plg_get_workspace_size,
-    plg_get_valid_tactics,
+    hardmax_get_workspace_size,
+    hardmax_get_valid_tactics,
     plg_no_aliased_input,
     NULL, /* get_output_values: no shape-tensor outputs */
     NULL, /* requires_host_dims: the kernels read dims_device */
@@ -133,10 +175,17 @@ static const prt_plugin_build hardmax_build = {
 
 /* ---- runtime ------------------------------------------------------------- */
 
-static prt_status hardmax_on_shape_change(prt_plugin *self,
-                                          const prt_tensor_desc *in,
-                                          int32_t nb_in,
-                                          const prt_tensor_desc *out,
+static prt_status hardmax_set_tactic(prt_plugin *self, int32_t tactic)
+{
+    hardmax *h = hm(self);
+    prt_status st = plg_check_tactic(&h->obj, tactic, hardmax_tactics, HM_NB_TACTICS);
+    if (st == PRT_OK)
+        h->tactic = tactic;
+    return st;
+}
+
+static prt_status hardmax_on_shape_change(prt_plugin *self, const prt_tensor_desc *in,
+                                          int32_t nb_in, const prt_tensor_desc *out,
                                           int32_t nb_out)
 {
     int32_t axis;
@@ -151,8 +200,7 @@ static prt_status hardmax_on_shape_change(prt_plugin *self,
  * read rows of HM_CHUNK contiguous values instead of strided single ones. */
 #define HM_CHUNK 256
 
-static void hm_load(const void *x, int32_t dtype, int64_t off, int64_t n,
-                    float *dst)
+static void hm_load(const void *x, int32_t dtype, int64_t off, int64_t n, float *dst)
 {
     if (dtype == PRT_FLOAT32) {
         memcpy(dst, (const float *)x + off, (size_t)n * sizeof(float));
@@ -165,8 +213,8 @@ static void hm_load(const void *x, int32_t dtype, int64_t off, int64_t n,
 
 /* x, y: [outer, n, inner] in dtype. For each (o, j) finds the first maximum
  * of x[o, :, j] (NaN greatest, first NaN wins) and writes the one-hot row. */
-static void hm_kernel(const void *x, void *y, int32_t dtype, int64_t outer,
-                      int64_t n, int64_t inner)
+static void hm_kernel(const void *x, void *y, int32_t dtype, int64_t outer, int64_t n,
+                      int64_t inner)
 {
     float best[HM_CHUNK], v[HM_CHUNK];
     int64_t arg[HM_CHUNK];
@@ -215,8 +263,7 @@ static void hm_kernel(const void *x, void *y, int32_t dtype, int64_t outer,
                 for (int64_t j = 0; j < jn; j++) {
                     /* A NaN best is final; otherwise a NaN or a strictly
                      * greater value takes over (ties keep the first). */
-                    if (best[j] == best[j] &&
-                        (v[j] != v[j] || v[j] > best[j])) {
+                    if (best[j] == best[j] && (v[j] != v[j] || v[j] > best[j])) {
                         best[j] = v[j];
                         arg[j] = k;
                     }
@@ -238,12 +285,10 @@ static void hm_kernel(const void *x, void *y, int32_t dtype, int64_t outer,
     }
 }
 
-static prt_status hardmax_enqueue(prt_plugin *self,
-                                  const prt_tensor_desc *in_desc,
+static prt_status hardmax_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
                                   const prt_tensor_desc *out_desc,
-                                  const void *const *inputs,
-                                  void *const *outputs, void *workspace,
-                                  int32_t device, void *stream)
+                                  const void *const *inputs, void *const *outputs,
+                                  void *workspace, int32_t device, void *stream)
 {
     hardmax *h = hm(self);
     const prt_dims *d = &in_desc[0].dims;
@@ -261,20 +306,31 @@ static prt_status hardmax_enqueue(prt_plugin *self,
         st = plg_check_input_volume(&h->obj, d, &vol);
     if (st != PRT_OK)
         return st;
-    if (out_desc[0].dtype != in_desc[0].dtype ||
-        plg_volume(&out_desc[0].dims) != vol ||
+    if (out_desc[0].dtype != in_desc[0].dtype || plg_volume(&out_desc[0].dims) != vol ||
         out_desc[0].dims.nb_dims != d->nb_dims)
-        return plg_fail(&h->obj, PRT_ERR_SHAPE,
-                        "output %s %s does not match input %s %s",
+        return plg_fail(&h->obj, PRT_ERR_SHAPE, "output %s %s does not match input %s %s",
                         plg_dtype_name(out_desc[0].dtype),
                         plg_dims_str(&out_desc[0].dims, a, sizeof a),
-                        plg_dtype_name(in_desc[0].dtype),
-                        plg_dims_str(d, b, sizeof b));
+                        plg_dtype_name(in_desc[0].dtype), plg_dims_str(d, b, sizeof b));
     if (vol == 0)
         return PRT_OK;
     if (!inputs[0] || !outputs[0])
         return plg_fail(&h->obj, PRT_ERR_INVALID_ARGUMENT,
                         "enqueue with a NULL tensor pointer");
+#ifdef PRT_PLUGINS_CUDA
+    if (device == PRT_DEVICE_CUDA) {
+        plg_hm_launch l;
+        int err;
+        plg_unary_io_fill(&l.io, in_desc, inputs, outputs);
+        l.axis = axis;
+        l.tactic = h->tactic;
+        l.workspace = workspace;
+        if (!plg_cuda())
+            return plg_cuda_unavailable(&h->obj);
+        err = plg_cuda()->hardmax(&l, stream);
+        return err ? plg_cuda_fail(&h->obj, err, "the hardmax kernels") : PRT_OK;
+    }
+#endif
     for (int32_t i = 0; i < axis; i++)
         outer *= d->d[i];
     n = d->d[axis];
@@ -299,7 +355,7 @@ static const prt_field_collection *hardmax_fields(prt_plugin *self)
 static const prt_plugin_runtime hardmax_runtime = {
     sizeof(prt_plugin_runtime),
     PRT_PLUGIN_ABI_VERSION,
-    plg_set_tactic,
+    hardmax_set_tactic,
     hardmax_on_shape_change,
     hardmax_enqueue,
     plg_attach_to_context,
@@ -308,12 +364,11 @@ static const prt_plugin_runtime hardmax_runtime = {
     plg_destroy,
 };
 
-static const prt_plugin_vtable hardmax_vt_build = {
-    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core,
-    &hardmax_build, &hardmax_runtime};
+static const prt_plugin_vtable hardmax_vt_build = {sizeof(prt_plugin_vtable),
+                                                   PRT_PLUGIN_ABI_VERSION, &plg_core,
+                                                   &hardmax_build, &hardmax_runtime};
 static const prt_plugin_vtable hardmax_vt_runtime = {
-    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, NULL,
-    &hardmax_runtime};
+    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, NULL, &hardmax_runtime};
 
 /* ---- creator ------------------------------------------------------------- */
 
@@ -322,10 +377,9 @@ static const prt_field_schema hardmax_schema[] = {
      "axis of the maximum; negative counts from the end (default -1)"},
 };
 
-static prt_status hardmax_create(const prt_plugin_creator *self,
-                                 const char *layer_name,
-                                 const prt_field_collection *fields,
-                                 int32_t phase, prt_plugin **out)
+static prt_status hardmax_create(const prt_plugin_creator *self, const char *layer_name,
+                                 const prt_field_collection *fields, int32_t phase,
+                                 prt_plugin **out)
 {
     plg_fields f = {self->name, layer_name ? layer_name : "", fields};
     const prt_plugin_vtable *vt;
@@ -336,8 +390,7 @@ static prt_status hardmax_create(const prt_plugin_creator *self,
         st = plg_fields_get_i32(&f, "axis", -1, &axis);
     if (st != PRT_OK)
         return st;
-    vt = plg_phase_vtable(self->name, phase, &hardmax_vt_build,
-                          &hardmax_vt_runtime);
+    vt = plg_phase_vtable(self->name, phase, &hardmax_vt_build, &hardmax_vt_runtime);
     if (!vt)
         return PRT_ERR_INVALID_ARGUMENT;
     h = (hardmax *)plg_object_create(self, vt, sizeof *h, f.layer);

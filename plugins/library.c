@@ -12,8 +12,13 @@
  *   ("example", "AddInPlace",      "1")  plugins/add_in_place.c
  *
  * Conventions shared by all of them:
- *  - Devices: the CPU only (1u << PRT_DEVICE_CPU); enqueue on any other
- *    device is PRT_ERR_UNSUPPORTED.
+ *  - Devices: the CPU, and CUDA when the library is built with its kernels
+ *    (PRT_PLUGINS_CUDA; plugins/<name>_cuda.cu, launched through cuda_launch.h)
+ *    and the machine has a GPU. Enqueue on another device is
+ *    PRT_ERR_UNSUPPORTED. On CUDA, work is queued on the stream only (no
+ *    synchronization, allocation or default-stream call, so an enqueue can
+ *    be captured in a graph), and inputs whose dims depend on data are read
+ *    through dims_device.
  *  - Phases: a build-phase plugin carries core, build and runtime tables; a
  *    runtime-phase plugin (recreated from an engine) has vt->build == NULL,
  *    as plugin.h describes. Both are the same object otherwise.
@@ -21,15 +26,15 @@
  *    length, or given twice, is PRT_ERR_INVALID_ARGUMENT naming the plugin,
  *    the field and the expected and actual type; absent fields take their
  *    defaults. get_fields_to_serialize returns every parameter explicitly.
- *  - Tactics: only the default (0).
+ *  - Tactics: the default (0) everywhere; NonZeroPlugin and CustomHardmax
+ *    list CUDA alternatives (cuda_launch.h) in builds with the kernels.
  */
 #include "common.h"
 
 #include "plugrt/version.h"
 
 PRT_PLUGIN_EXPORT const prt_plugin_library *
-prt_plugin_library_open(uint32_t host_abi_version,
-                        const prt_host_services *services);
+prt_plugin_library_open(uint32_t host_abi_version, const prt_host_services *services);
 
 static const prt_plugin_creator *const library_creators[] = {
     &plg_nonzero_creator,
@@ -51,8 +56,7 @@ static const prt_plugin_library library = {
  * against: tables only grow, so a newer host reads ours through their
  * struct_size. An older host could not read our tables; refuse it. */
 PRT_PLUGIN_EXPORT const prt_plugin_library *
-prt_plugin_library_open(uint32_t host_abi_version,
-                        const prt_host_services *services)
+prt_plugin_library_open(uint32_t host_abi_version, const prt_host_services *services)
 {
     if (host_abi_version < PRT_PLUGIN_ABI_VERSION)
         return NULL;

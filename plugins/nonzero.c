@@ -24,6 +24,12 @@
  * Fields: rowOrder (int32, default 1; any non-zero value means row order,
  * serialized as 0 or 1); backend (char; accepted for compatibility with
  * TensorRT's sample and ignored, not serialized).
+ *
+ * CUDA (nonzero_cuda.cu): K is written on the device and never read back.
+ * Tactics (cuda_launch.h): 0 picks by size; 1 one block; 2 count, scan,
+ * write; 3 (row order only) one pass with a decoupled look-back. The
+ * workspace holds the multi-block plans' per-tile state, sized for the
+ * profile's largest input. On the CPU every tactic runs the same loop.
  */
 #include "common.h"
 
@@ -32,10 +38,30 @@
 typedef struct nonzero {
     plg_object obj;
     int32_t row_order; /* 1: K x 2, 0: 2 x K */
+    int32_t tactic;
     prt_field ser[1];
 } nonzero;
 
-static nonzero *nz(prt_plugin *p) { return (nonzero *)p; }
+/* The tactics beyond 0 (cuda_launch.h); only the CUDA kernels tell them
+ * apart, so a CPU-only build has none. Returns the count. */
+static int32_t nz_tactic_list(const nonzero *z, const int32_t **list)
+{
+#ifdef PRT_PLUGINS_CUDA
+    static const int32_t all[] = {PLG_NZ_ONE_BLOCK, PLG_NZ_COUNT_SCAN_WRITE,
+                                  PLG_NZ_ONE_PASS};
+    *list = all;
+    return z->row_order ? 3 : 2; /* one pass needs row order */
+#else
+    (void)z;
+    *list = NULL;
+    return 0;
+#endif
+}
+
+static nonzero *nz(prt_plugin *p)
+{
+    return (nonzero *)p;
+}
 
 /* Indices are int32: every row and column index must fit. */
 #define NZ_MAX_DIM ((int64_t)INT32_MAX + 1)
@@ -65,8 +91,7 @@ static int32_t nz_nb_outputs(const prt_plugin *self)
 }
 
 static prt_status nz_get_output_dtypes(prt_plugin *self, int32_t *out_types,
-                                       int32_t nb_outputs,
-                                       const int32_t *in_types,
+                                       int32_t nb_outputs, const int32_t *in_types,
                                        int32_t nb_inputs)
 {
     prt_status st = nz_check_io(nz(self), nb_inputs, nb_outputs);
@@ -79,14 +104,11 @@ static prt_status nz_get_output_dtypes(prt_plugin *self, int32_t *out_types,
     return PRT_OK;
 }
 
-static prt_status nz_get_output_shapes(prt_plugin *self,
-                                       const prt_dim_exprs *inputs,
+static prt_status nz_get_output_shapes(prt_plugin *self, const prt_dim_exprs *inputs,
                                        int32_t nb_inputs,
                                        const prt_dim_exprs *shape_inputs,
-                                       int32_t nb_shape_inputs,
-                                       prt_dim_exprs *outputs,
-                                       int32_t nb_outputs,
-                                       prt_expr_builder *exprs)
+                                       int32_t nb_shape_inputs, prt_dim_exprs *outputs,
+                                       int32_t nb_outputs, prt_expr_builder *exprs)
 {
     nonzero *z = nz(self);
     const prt_expr *upper, *opt, *k, *two;
@@ -101,8 +123,7 @@ static prt_status nz_get_output_shapes(prt_plugin *self,
                         "the host's expression builder lacks "
                         "declare_size_tensor");
     two = exprs->constant(exprs, 2);
-    upper = exprs->operation(exprs, PRT_DIM_PROD, inputs[0].d[0],
-                             inputs[0].d[1]);
+    upper = exprs->operation(exprs, PRT_DIM_PROD, inputs[0].d[0], inputs[0].d[1]);
     opt = exprs->operation(exprs, PRT_DIM_CEIL_DIV, upper, two);
     k = exprs->declare_size_tensor(exprs, 1, opt, upper);
     if (!k)
@@ -117,11 +138,10 @@ static prt_status nz_get_output_shapes(prt_plugin *self,
 }
 
 static int32_t nz_supports(prt_plugin *self, int32_t pos,
-                           const prt_dynamic_tensor_desc *in_out,
-                           int32_t nb_inputs, int32_t nb_outputs)
+                           const prt_dynamic_tensor_desc *in_out, int32_t nb_inputs,
+                           int32_t nb_outputs)
 {
-    const prt_tensor_desc *d =
-        plg_linear_desc(pos, in_out, nb_inputs, nb_outputs, 1, 2);
+    const prt_tensor_desc *d = plg_linear_desc(pos, in_out, nb_inputs, nb_outputs, 1, 2);
     (void)self;
     if (!d)
         return 0;
@@ -141,9 +161,8 @@ static prt_status nz_check_out_dtypes(const nonzero *z, int32_t idx_dtype,
     return PRT_OK;
 }
 
-static prt_status nz_configure(prt_plugin *self,
-                               const prt_dynamic_tensor_desc *in, int32_t nb_in,
-                               const prt_dynamic_tensor_desc *out,
+static prt_status nz_configure(prt_plugin *self, const prt_dynamic_tensor_desc *in,
+                               int32_t nb_in, const prt_dynamic_tensor_desc *out,
                                int32_t nb_out)
 {
     nonzero *z = nz(self);
@@ -164,10 +183,34 @@ static prt_status nz_configure(prt_plugin *self,
         return plg_fail(&z->obj, PRT_ERR_UNSUPPORTED,
                         "input may be as large as %s; int32 indices hold at "
                         "most %lld rows and columns",
-                        plg_dims_str(&in[0].max, a, sizeof a),
-                        (long long)NZ_MAX_DIM);
+                        plg_dims_str(&in[0].max, a, sizeof a), (long long)NZ_MAX_DIM);
     }
     return PRT_OK;
+}
+
+static prt_status nz_get_workspace_size(prt_plugin *self,
+                                        const prt_dynamic_tensor_desc *in, int32_t nb_in,
+                                        const prt_dynamic_tensor_desc *out,
+                                        int32_t nb_out, int64_t *out_bytes)
+{
+    /* The multi-block plans' tile state, for the largest input. */
+    int64_t vol = nb_in == 1 && in[0].max.nb_dims == 2 ? plg_volume(&in[0].max) : 0;
+    (void)self, (void)out, (void)nb_out;
+#ifdef PRT_PLUGINS_CUDA
+    *out_bytes = vol > 0 ? plg_nz_workspace(vol) : 0;
+#else
+    (void)vol;
+    *out_bytes = 0; /* the CPU needs none */
+#endif
+    return PRT_OK;
+}
+
+static prt_status nz_get_valid_tactics(prt_plugin *self, int32_t *tactics,
+                                       int32_t capacity, int32_t *out_count)
+{
+    const int32_t *list;
+    int32_t n = nz_tactic_list(nz(self), &list);
+    return plg_list_tactics(list, n, tactics, capacity, out_count);
 }
 
 static const prt_plugin_build nz_build = {
@@ -178,8 +221,8 @@ static const prt_plugin_build nz_build = {
     nz_get_output_shapes,
     nz_supports,
     nz_configure,
-    plg_get_workspace_size,
-    plg_get_valid_tactics,
+    nz_get_workspace_size,
+    nz_get_valid_tactics,
     plg_no_aliased_input,
     NULL, /* get_output_values: no shape-tensor outputs */
     NULL, /* requires_host_dims: the kernels read dims_device */
@@ -187,9 +230,19 @@ static const prt_plugin_build nz_build = {
 
 /* ---- runtime ------------------------------------------------------------- */
 
-static prt_status nz_on_shape_change(prt_plugin *self,
-                                     const prt_tensor_desc *in, int32_t nb_in,
-                                     const prt_tensor_desc *out,
+static prt_status nz_set_tactic(prt_plugin *self, int32_t tactic)
+{
+    nonzero *z = nz(self);
+    const int32_t *list;
+    int32_t n = nz_tactic_list(z, &list);
+    prt_status st = plg_check_tactic(&z->obj, tactic, list, n);
+    if (st == PRT_OK)
+        z->tactic = tactic;
+    return st;
+}
+
+static prt_status nz_on_shape_change(prt_plugin *self, const prt_tensor_desc *in,
+                                     int32_t nb_in, const prt_tensor_desc *out,
                                      int32_t nb_out)
 {
     nonzero *z = nz(self);
@@ -225,8 +278,8 @@ static void nz_write(const void *x, int32_t dtype, int64_t rows, int64_t cols,
     int64_t i = 0, n = 0;
     for (int64_t r = 0; r < rows; r++) {
         for (int64_t c = 0; c < cols; c++, i++) {
-            int nonzero_elem = dtype == PRT_FLOAT32 ? xf[i] != 0.0f
-                                                    : (xh[i] & 0x7FFFu) != 0;
+            int nonzero_elem =
+                dtype == PRT_FLOAT32 ? xf[i] != 0.0f : (xh[i] & 0x7FFFu) != 0;
             if (!nonzero_elem)
                 continue;
             if (row_order) {
@@ -241,10 +294,50 @@ static void nz_write(const void *x, int32_t dtype, int64_t rows, int64_t cols,
     }
 }
 
+#ifdef PRT_PLUGINS_CUDA
+/* On the device: K is not known here, so output 0 must hold the worst case
+ * (every element non-zero), which its upper bound R x C x 2 does. */
+static prt_status nz_enqueue_cuda(nonzero *z, const prt_tensor_desc *in_desc,
+                                  const prt_tensor_desc *out_desc,
+                                  const void *const *inputs, void *const *outputs,
+                                  void *workspace, void *stream, int64_t vol)
+{
+    plg_nz_launch a;
+    int64_t cap = plg_volume(&out_desc[0].dims);
+    char a_str[96], b_str[96];
+    int err;
+    if (out_desc[0].dims.nb_dims != 2 || cap < 0 || cap / 2 < vol)
+        return plg_fail(&z->obj, PRT_ERR_SHAPE,
+                        "output 0 %s cannot hold the %lld index pairs input "
+                        "%s may have",
+                        plg_dims_str(&out_desc[0].dims, a_str, sizeof a_str),
+                        (long long)vol,
+                        plg_dims_str(&in_desc[0].dims, b_str, sizeof b_str));
+    if (!outputs[1] || (vol > 0 && (!inputs[0] || !outputs[0])))
+        return plg_fail(&z->obj, PRT_ERR_INVALID_ARGUMENT,
+                        "enqueue with a NULL tensor pointer");
+    memset(&a, 0, sizeof a);
+    a.x = inputs[0];
+    a.dtype = in_desc[0].dtype;
+    a.row_order = z->row_order;
+    a.rows = in_desc[0].dims.d[0];
+    a.cols = in_desc[0].dims.d[1];
+    a.dims_device = in_desc[0].dims_device;
+    a.idx = outputs[0];
+    a.count = outputs[1];
+    a.tactic = z->tactic;
+    a.workspace = workspace;
+    if (!plg_cuda())
+        return plg_cuda_unavailable(&z->obj);
+    err = plg_cuda()->nonzero(&a, stream);
+    return err ? plg_cuda_fail(&z->obj, err, "the NonZero kernels") : PRT_OK;
+}
+#endif
+
 static prt_status nz_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
-                             const prt_tensor_desc *out_desc,
-                             const void *const *inputs, void *const *outputs,
-                             void *workspace, int32_t device, void *stream)
+                             const prt_tensor_desc *out_desc, const void *const *inputs,
+                             void *const *outputs, void *workspace, int32_t device,
+                             void *stream)
 {
     nonzero *z = nz(self);
     const prt_dims *d = &in_desc[0].dims;
@@ -270,26 +363,28 @@ static prt_status nz_enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
                         "input %s: int32 indices hold at most %lld rows and "
                         "columns",
                         plg_dims_str(d, a, sizeof a), (long long)NZ_MAX_DIM);
+#ifdef PRT_PLUGINS_CUDA
+    if (device == PRT_DEVICE_CUDA)
+        return nz_enqueue_cuda(z, in_desc, out_desc, inputs, outputs, workspace, stream,
+                               vol);
+#endif
     if (!outputs[1] || (vol > 0 && !inputs[0]))
         return plg_fail(&z->obj, PRT_ERR_INVALID_ARGUMENT,
                         "enqueue with a NULL tensor pointer");
-    k = vol == 0 ? 0
-        : in_desc[0].dtype == PRT_FLOAT32
-            ? nz_count_f32(inputs[0], vol)
-            : nz_count_f16(inputs[0], vol);
+    k = vol == 0                          ? 0
+        : in_desc[0].dtype == PRT_FLOAT32 ? nz_count_f32(inputs[0], vol)
+                                          : nz_count_f16(inputs[0], vol);
     /* out_desc[0] holds the upper bound the memory was sized for. */
     cap = plg_volume(&out_desc[0].dims);
     if (out_desc[0].dims.nb_dims != 2 || cap < 0 || cap / 2 < k)
         return plg_fail(&z->obj, PRT_ERR_SHAPE,
                         "output 0 %s cannot hold %lld index pairs",
-                        plg_dims_str(&out_desc[0].dims, a, sizeof a),
-                        (long long)k);
+                        plg_dims_str(&out_desc[0].dims, a, sizeof a), (long long)k);
     if (k > 0) {
         if (!outputs[0])
             return plg_fail(&z->obj, PRT_ERR_INVALID_ARGUMENT,
                             "enqueue with a NULL tensor pointer");
-        nz_write(inputs[0], in_desc[0].dtype, rows, cols, z->row_order, k,
-                 outputs[0]);
+        nz_write(inputs[0], in_desc[0].dtype, rows, cols, z->row_order, k, outputs[0]);
     }
     memcpy(outputs[1], &k, sizeof k);
     return PRT_OK;
@@ -310,7 +405,7 @@ static const prt_field_collection *nz_fields(prt_plugin *self)
 static const prt_plugin_runtime nz_runtime = {
     sizeof(prt_plugin_runtime),
     PRT_PLUGIN_ABI_VERSION,
-    plg_set_tactic,
+    nz_set_tactic,
     nz_on_shape_change,
     nz_enqueue,
     plg_attach_to_context,
@@ -320,22 +415,18 @@ static const prt_plugin_runtime nz_runtime = {
 };
 
 static const prt_plugin_vtable nz_vt_build = {
-    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, &nz_build,
-    &nz_runtime};
+    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, &nz_build, &nz_runtime};
 static const prt_plugin_vtable nz_vt_runtime = {
-    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, NULL,
-    &nz_runtime};
+    sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &plg_core, NULL, &nz_runtime};
 
 /* ---- creator ------------------------------------------------------------- */
 
 static const prt_field_schema nz_schema[] = {
-    {"rowOrder", PRT_FIELD_INT32, 1,
-     "1 (default): indices K x 2; 0: indices 2 x K"},
+    {"rowOrder", PRT_FIELD_INT32, 1, "1 (default): indices K x 2; 0: indices 2 x K"},
     {"backend", PRT_FIELD_CHAR, -1, "accepted and ignored"},
 };
 
-static prt_status nz_create(const prt_plugin_creator *self,
-                            const char *layer_name,
+static prt_status nz_create(const prt_plugin_creator *self, const char *layer_name,
                             const prt_field_collection *fields, int32_t phase,
                             prt_plugin **out)
 {

@@ -1,0 +1,435 @@
+// CustomHardmax on CUDA (cuda_launch.h): y = one_hot(first argmax of x along
+// an axis), NaN greater than every number and the first NaN winning, as on
+// the CPU. The input is viewed as [outer, n, inner] with n the axis; every
+// element is read once and written once.
+//
+// SHORT_AXIS: a group of threads owns whole axis lines.
+//  - inner == 1 (the axis is innermost; rows_kernel): G lanes per row
+//    (G = 1, 4 or 32 by the row's length), 16-byte loads and stores when
+//    every row is 16-byte aligned, a shuffle reduction, then the one-hot row.
+//  - inner > 1 (a strided axis; cols_kernel): a block takes TX consecutive
+//    inner positions (TX = min(32, inner) rounded up to a power of two) and
+//    TY = 256 / TX axis positions at a time, so each warp reads contiguous
+//    memory; each thread reduces its axis positions in registers, the block
+//    reduces across TY in shared memory, then the same threads write the
+//    one-hot lines in a second sweep of the same tile.
+// LONG_AXIS: when those lines are too few to fill the GPU, each line is cut
+// into chunks along the axis: part_kernel writes a partial maximum per
+// (line, chunk) to the workspace, combine_kernel reduces them per line, and
+// split_write_kernel writes the one-hot values chunk by chunk.
+//
+// Partial results combine with better(), a total order on (value, index):
+// any split of the axis gives the CPU's first maximum.
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "cuda_device.cuh"
+#include "cuda_launch.h"
+
+namespace
+{
+
+using plg::FULL_MASK;
+
+constexpr int B = 256;
+constexpr int UNROLL = 8; // loads in flight per thread in the scans
+
+struct part {
+    float v;
+    int32_t pad;
+    int64_t k; // -1: no element
+};
+static_assert(sizeof(part) == 16, "cuda_launch.h sizes the workspace");
+
+struct hm_params {
+    const void *x;
+    void *y;
+    int64_t outer, n, inner;    // upper bounds when dims_device is set
+    const int64_t *dims_device; // true dims, or NULL
+    int32_t rank, axis;
+    int32_t tx;    // cols_kernel / split: inner positions per block (power of 2)
+    int32_t nch;   // split: chunks per line
+    part *parts;   // split: [outer * inner][nch]
+    int64_t *args; // split: [outer * inner]
+};
+
+__device__ __forceinline__ void shape(const hm_params &p, int64_t &outer, int64_t &n,
+                                      int64_t &inner)
+{
+    if (!p.dims_device) {
+        outer = p.outer;
+        n = p.n;
+        inner = p.inner;
+        return;
+    }
+    outer = 1;
+    inner = 1;
+    n = 1;
+    for (int i = 0; i < p.rank; i++) {
+        const int64_t d = p.dims_device[i];
+        if (i < p.axis)
+            outer *= d;
+        else if (i == p.axis)
+            n = d;
+        else
+            inner *= d;
+    }
+}
+
+// Whether (v, k) beats (bv, bk): NaN above every number; then the larger
+// value; then the smaller index. k < 0 is "no element".
+__device__ __forceinline__ bool better(float v, int64_t k, float bv, int64_t bk)
+{
+    if (k < 0)
+        return false;
+    if (bk < 0)
+        return true;
+    const bool vn = v != v, bn = bv != bv;
+    if (vn != bn)
+        return vn;
+    if (vn || v == bv)
+        return k < bk;
+    return v > bv;
+}
+
+__device__ __forceinline__ void update(float v, int64_t k, float &bv, int64_t &bk)
+{
+    if (better(v, k, bv, bk)) {
+        bv = v;
+        bk = k;
+    }
+}
+
+template <typename T> __device__ __forceinline__ float load(const T *x, int64_t i)
+{
+    return plg::elem<T>::to_float(__ldg(x + i));
+}
+
+// Best of x[base + k * stride] for k = k0, k0 + step, ... < k1, UNROLL loads
+// at a time.
+template <typename T>
+__device__ void scan_line(const T *x, int64_t base, int64_t stride, int64_t k0,
+                          int64_t step, int64_t k1, float &bv, int64_t &bk)
+{
+    int64_t k = k0;
+    for (; k + (UNROLL - 1) * step < k1; k += UNROLL * step) {
+        float v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            v[u] = load(x, base + (k + u * step) * stride);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            update(v[u], k + u * step, bv, bk);
+    }
+    for (; k < k1; k += step)
+        update(load(x, base + k * stride), k, bv, bk);
+}
+
+// The block's best per column tx over its TY rows; every thread gets its
+// column's result. Ends with a barrier, so the arrays may be reused.
+__device__ void reduce_rows(float *sv, int64_t *sk, float &bv, int64_t &bk, int tx,
+                            int ty, int TX, int TY)
+{
+    const int t = threadIdx.x;
+    sv[t] = bv;
+    sk[t] = bk;
+    __syncthreads();
+    for (int s = TY / 2; s >= 1; s >>= 1) {
+        if (ty < s) {
+            const int o = t + s * TX;
+            if (better(sv[o], sk[o], sv[t], sk[t])) {
+                sv[t] = sv[o];
+                sk[t] = sk[o];
+            }
+        }
+        __syncthreads();
+    }
+    bv = sv[tx];
+    bk = sk[tx];
+    __syncthreads();
+}
+
+// The column tiles of the strided kernels: TX inner positions (a power of
+// two) by TY = B / TX axis positions per block; this thread's (tx, ty).
+struct geom {
+    int64_t outer, n, inner, ctiles;
+    int TX, TY, tx, ty;
+    __device__ explicit geom(const hm_params &p)
+    {
+        shape(p, outer, n, inner);
+        TX = p.tx;
+        TY = B / TX;
+        tx = threadIdx.x & (TX - 1);
+        ty = threadIdx.x / TX;
+        ctiles = plg::ceil_div(inner, TX);
+    }
+};
+
+// ---- SHORT_AXIS, inner == 1 -------------------------------------------------
+
+template <typename T, int G, bool VEC>
+__global__ void __launch_bounds__(B) rows_kernel(hm_params p)
+{
+    constexpr int W = VEC ? 16 / (int)sizeof(T) : 1; // elements per access
+    constexpr int GPW = 32 / G;                      // rows per warp at a time
+    union pack {
+        uint4 v;
+        T e[W > 1 ? W : 1];
+    };
+    int64_t outer, n, inner;
+    shape(p, outer, n, inner);
+    if (inner != 1 || n == 0) // with true dims, inner may be 0: nothing to do
+        return;
+    const T *x = static_cast<const T *>(p.x);
+    T *y = static_cast<T *>(p.y);
+    const plg::lane_group<G, B> g;
+    const int gl = g.gl;
+    // Warp-uniform loop: the shuffles below need every lane.
+    for (int64_t r0 = g.warp * GPW; r0 < outer; r0 += g.nwarps * GPW) {
+        const int64_t row = r0 + g.gw;
+        const bool active = row < outer;
+        float bv = 0.0f;
+        int64_t bk = -1;
+        if (active) {
+            const T *xr = x + row * n;
+            if (VEC) {
+                const int64_t units = n / W;
+                int64_t u = gl;
+                for (; u + G < units; u += 2 * G) {
+                    pack a, b;
+                    a.v = __ldg(reinterpret_cast<const uint4 *>(xr + u * W));
+                    b.v = __ldg(reinterpret_cast<const uint4 *>(xr + (u + G) * W));
+#pragma unroll
+                    for (int q = 0; q < W; q++)
+                        update(plg::elem<T>::to_float(a.e[q]), u * W + q, bv, bk);
+#pragma unroll
+                    for (int q = 0; q < W; q++)
+                        update(plg::elem<T>::to_float(b.e[q]), (u + G) * W + q, bv, bk);
+                }
+                if (u < units) {
+                    pack a;
+                    a.v = __ldg(reinterpret_cast<const uint4 *>(xr + u * W));
+#pragma unroll
+                    for (int q = 0; q < W; q++)
+                        update(plg::elem<T>::to_float(a.e[q]), u * W + q, bv, bk);
+                }
+            } else {
+                scan_line(xr, 0, 1, gl, G, n, bv, bk);
+            }
+        }
+#pragma unroll
+        for (int o = G / 2; o >= 1; o >>= 1) {
+            const float ov = __shfl_xor_sync(FULL_MASK, bv, o);
+            const int64_t ok = __shfl_xor_sync(FULL_MASK, bk, o);
+            update(ov, ok, bv, bk);
+        }
+        if (active) {
+            T *yr = y + row * n;
+            if (VEC) {
+                for (int64_t u = gl; u < n / W; u += G) {
+                    pack a;
+#pragma unroll
+                    for (int q = 0; q < W; q++)
+                        a.e[q] = u * W + q == bk ? plg::elem<T>::ONE : (T)0;
+                    *reinterpret_cast<uint4 *>(yr + u * W) = a.v;
+                }
+            } else {
+                for (int64_t k = gl; k < n; k += G)
+                    yr[k] = k == bk ? plg::elem<T>::ONE : (T)0;
+            }
+        }
+    }
+}
+
+// ---- SHORT_AXIS, strided ----------------------------------------------------
+
+template <typename T> __global__ void __launch_bounds__(B) cols_kernel(hm_params p)
+{
+    __shared__ float sv[B];
+    __shared__ int64_t sk[B];
+    const geom g(p);
+    const T *x = static_cast<const T *>(p.x);
+    T *y = static_cast<T *>(p.y);
+    const int64_t units = g.outer * g.ctiles;
+    for (int64_t u = blockIdx.x; u < units; u += gridDim.x) { // block-uniform
+        const int64_t o = u / g.ctiles;
+        const int64_t j = (u - o * g.ctiles) * g.TX + g.tx;
+        const bool valid = j < g.inner;
+        const int64_t base = o * g.n * g.inner + j;
+        float bv = 0.0f;
+        int64_t bk = -1;
+        if (valid)
+            scan_line(x, base, g.inner, g.ty, g.TY, g.n, bv, bk);
+        reduce_rows(sv, sk, bv, bk, g.tx, g.ty, g.TX, g.TY);
+        if (valid)
+            for (int64_t k = g.ty; k < g.n; k += g.TY)
+                y[base + k * g.inner] = k == bk ? plg::elem<T>::ONE : (T)0;
+    }
+}
+
+// ---- LONG_AXIS ----------------------------------------------------------------
+
+// The chunk of task `task`: its line (o, j) and axis range [k0, k1).
+struct chunk {
+    int64_t o, j, k0, k1, ci;
+    bool valid;
+};
+
+__device__ __forceinline__ chunk chunk_of(int64_t task, int nch, const geom &g)
+{
+    chunk c;
+    const int64_t u = task / nch, len = plg::ceil_div(g.n, nch);
+    c.ci = task - u * nch;
+    c.o = u / g.ctiles;
+    c.j = (u - c.o * g.ctiles) * g.TX + g.tx;
+    c.valid = c.j < g.inner;
+    c.k0 = c.ci * len;
+    c.k1 = c.k0 + len < g.n ? c.k0 + len : g.n;
+    return c;
+}
+
+template <typename T> __global__ void __launch_bounds__(B) part_kernel(hm_params p)
+{
+    __shared__ float sv[B];
+    __shared__ int64_t sk[B];
+    const geom g(p);
+    const T *x = static_cast<const T *>(p.x);
+    const int64_t tasks = g.outer * g.ctiles * p.nch;
+    for (int64_t task = blockIdx.x; task < tasks; task += gridDim.x) {
+        const chunk c = chunk_of(task, p.nch, g);
+        const int64_t line = c.o * g.inner + c.j;
+        float bv = 0.0f;
+        int64_t bk = -1;
+        if (c.valid)
+            scan_line(x, c.o * g.n * g.inner + c.j, g.inner, c.k0 + g.ty, g.TY, c.k1, bv,
+                      bk);
+        reduce_rows(sv, sk, bv, bk, g.tx, g.ty, g.TX, g.TY);
+        if (g.ty == 0 && c.valid) {
+            part q;
+            q.v = bv;
+            q.pad = 0;
+            q.k = bk;
+            p.parts[line * p.nch + c.ci] = q;
+        }
+    }
+}
+
+__global__ void __launch_bounds__(B) combine_kernel(hm_params p)
+{
+    int64_t outer, n, inner;
+    shape(p, outer, n, inner);
+    const int64_t lines = outer * inner;
+    for (int64_t l = (int64_t)blockIdx.x * B + threadIdx.x; l < lines;
+         l += (int64_t)gridDim.x * B) {
+        float bv = 0.0f;
+        int64_t bk = -1;
+        for (int c = 0; c < p.nch; c++) {
+            const part q = p.parts[l * p.nch + c];
+            update(q.v, q.k, bv, bk);
+        }
+        p.args[l] = bk;
+    }
+}
+
+template <typename T> __global__ void __launch_bounds__(B) split_write_kernel(hm_params p)
+{
+    const geom g(p);
+    T *y = static_cast<T *>(p.y);
+    const int64_t tasks = g.outer * g.ctiles * p.nch;
+    for (int64_t task = blockIdx.x; task < tasks; task += gridDim.x) {
+        const chunk c = chunk_of(task, p.nch, g);
+        if (!c.valid)
+            continue;
+        const int64_t base = c.o * g.n * g.inner + c.j, arg = p.args[c.o * g.inner + c.j];
+        for (int64_t k = c.k0 + g.ty; k < c.k1; k += g.TY)
+            y[base + k * g.inner] = k == arg ? plg::elem<T>::ONE : (T)0;
+    }
+}
+
+// ---- launch ------------------------------------------------------------------
+
+template <typename T, int G, bool VEC>
+cudaError_t launch_rows(const hm_params &p, int sms, cudaStream_t s)
+{
+    const int64_t rows_per_block = (B / 32) * (32 / G);
+    rows_kernel<T, G, VEC>
+        <<<plg::grid_for(plg::ceil_div(p.outer, rows_per_block), sms), B, 0, s>>>(p);
+    return cudaGetLastError();
+}
+
+template <typename T, bool VEC>
+cudaError_t launch_rows_g(const hm_params &p, int sms, cudaStream_t s)
+{
+    // Lanes per row: about two accesses per lane at least.
+    const int64_t units = VEC ? p.n / (16 / (int64_t)sizeof(T)) : p.n;
+    if (units <= 2)
+        return launch_rows<T, 1, VEC>(p, sms, s);
+    if (units <= 16)
+        return launch_rows<T, 4, VEC>(p, sms, s);
+    return launch_rows<T, 32, VEC>(p, sms, s);
+}
+
+template <typename T>
+cudaError_t launch_t(const plg_hm_launch *a, hm_params &p, cudaStream_t s)
+{
+    const int sms = plg::sm_count();
+    const int64_t target = (int64_t)sms * 8; // blocks of 256 at full occupancy
+    const bool rows = p.inner == 1;
+    const bool vec = rows && !p.dims_device && (p.n * (int64_t)sizeof(T)) % 16 == 0 &&
+                     plg::aligned16(p.x) && plg::aligned16(p.y);
+    int tx = 1;
+    while (tx < 32 && tx < p.inner)
+        tx <<= 1;
+    p.tx = tx;
+    const int64_t units = p.outer * plg::ceil_div(p.inner, tx);
+    // Blocks SHORT_AXIS has work for.
+    const int64_t short_blocks = rows ? plg::ceil_div(p.outer * 32, B) : units;
+    int64_t want = plg::ceil_div(target, units);
+    if (a->tactic == PLG_HM_LONG_AXIS && want < 2)
+        want = 2;
+    const int64_t mc = plg_hm_max_chunks(p.n);
+    const int64_t nch = want < mc ? want : mc;
+    // plg_hm_workspace gave at least this much (the need grows with dims).
+    const bool split_ok = a->workspace && nch >= 2 &&
+                          plg_hm_split_bytes(p.outer * p.inner, nch) <= PLG_HM_SPLIT_CAP;
+    const bool split = a->tactic == PLG_HM_LONG_AXIS ? split_ok
+                       : a->tactic == PLG_HM_SHORT_AXIS
+                           ? false
+                           : split_ok && short_blocks < target / 2;
+    if (split) {
+        const int64_t lines = p.outer * p.inner;
+        p.nch = (int32_t)nch;
+        p.parts = static_cast<part *>(a->workspace);
+        p.args =
+            reinterpret_cast<int64_t *>(static_cast<unsigned char *>(a->workspace) +
+                                        plg_up256(lines * nch * (int64_t)sizeof(part)));
+        const unsigned grid = plg::grid_for(units * nch, sms);
+        part_kernel<T><<<grid, B, 0, s>>>(p);
+        combine_kernel<<<plg::grid_for(plg::ceil_div(lines, B), sms), B, 0, s>>>(p);
+        split_write_kernel<T><<<grid, B, 0, s>>>(p);
+        return cudaGetLastError();
+    }
+    if (rows)
+        return vec ? launch_rows_g<T, true>(p, sms, s)
+                   : launch_rows_g<T, false>(p, sms, s);
+    cols_kernel<T><<<plg::grid_for(units, sms), B, 0, s>>>(p);
+    return cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" int plg_hm_cuda(const plg_hm_launch *a, void *stream)
+{
+    hm_params p = {};
+    p.x = a->io.x;
+    p.y = a->io.y;
+    p.dims_device = a->io.dims_device;
+    p.rank = a->io.rank;
+    p.axis = a->axis;
+    plg_hm_collapse(a->io.rank, a->io.dims, a->axis, &p.outer, &p.n, &p.inner);
+    if (p.outer * p.n * p.inner == 0)
+        return (int)cudaSuccess;
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    return (int)(a->io.dtype == PRT_FLOAT32 ? launch_t<uint32_t>(a, p, s)
+                                            : launch_t<uint16_t>(a, p, s));
+}
