@@ -408,7 +408,7 @@ prt_status plg_cuda_unavailable(const plg_object *o)
  * compute the same answer. */
 static _Atomic int plg_cuda_state;
 
-static int plg_cuda_usable(void)
+int plg_cuda_usable(void)
 {
     int s = plg_cuda_state;
     if (s == 0) {

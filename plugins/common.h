@@ -214,6 +214,13 @@ const plg_cuda_api *plg_cuda(void);
 void plg_unary_io_fill(plg_unary_io *io, const prt_tensor_desc *in,
                        const void *const *inputs, void *const *outputs);
 
+/* 1 when the CUDA kernels load and a GPU is there (asked once). Devices
+ * and workspace follow it: a CPU engine built where there is no GPU asks
+ * for no CUDA scratch. (The builder does not tell a plugin the target
+ * device, so where there is a GPU CPU engines reserve the CUDA workspace
+ * too, a few hundred bytes to 4 MiB.) */
+int plg_cuda_usable(void);
+
 /* PRT_ERR_UNSUPPORTED: "the CUDA kernels (<module>) could not be loaded:
  * <dlerror>". */
 prt_status plg_cuda_unavailable(const plg_object *o);

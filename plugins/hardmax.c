@@ -143,8 +143,8 @@ static prt_status hardmax_get_workspace_size(prt_plugin *self,
         int32_t axis;
         int32_t rank = nb_in == 1 ? in[0].max.nb_dims : 0;
         /* The split's partial maxima, at the profile's largest dims. */
-        if (rank >= 1 && rank <= PRT_MAX_DIMS && plg_volume(&in[0].max) > 0 &&
-            hardmax_axis(hm(self), rank, &axis) == PRT_OK)
+        if (plg_cuda_usable() && rank >= 1 && rank <= PRT_MAX_DIMS &&
+            plg_volume(&in[0].max) > 0 && hardmax_axis(hm(self), rank, &axis) == PRT_OK)
             *out_bytes = plg_hm_workspace(rank, in[0].max.d, axis);
     }
 #endif

@@ -197,7 +197,7 @@ static prt_status nz_get_workspace_size(prt_plugin *self,
     int64_t vol = nb_in == 1 && in[0].max.nb_dims == 2 ? plg_volume(&in[0].max) : 0;
     (void)self, (void)out, (void)nb_out;
 #ifdef PRT_PLUGINS_CUDA
-    *out_bytes = vol > 0 ? plg_nz_workspace(vol) : 0;
+    *out_bytes = vol > 0 && plg_cuda_usable() ? plg_nz_workspace(vol) : 0;
 #else
     (void)vol;
     *out_bytes = 0; /* the CPU needs none */
