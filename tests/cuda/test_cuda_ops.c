@@ -20,7 +20,7 @@ static prt_engine *build_on(int32_t device, const char *name, const prt_field *f
     prt_engine *e = NULL, *r = NULL;
     prt_plugin *p = NULL;
     int32_t ids[OT_MAXIN], layer, y;
-    char nm[8];
+    char nm[16];
     if (prt_network_create(&net) != PRT_OK)
         return NULL;
     for (int32_t i = 0; i < nb_in; i++) {
@@ -53,7 +53,7 @@ static int run_cuda(prt_engine *e, const ot_tensor *in, int32_t nb_in, ot_tensor
     void *dx[OT_MAXIN] = {0}, *dy = NULL, *s = NULL;
     prt_dims yd;
     size_t ybytes;
-    char nm[8];
+    char nm[16];
     int ok = 0;
     REQUIRE_OK(prt_context_create(e, &ctx));
     REQUIRE_OK(prt_stream_create(PRT_DEVICE_CUDA, &s));
