@@ -87,9 +87,16 @@ static const op_object *cobj(const prt_plugin *p)
     return (const op_object *)p;
 }
 
+/* The number of outputs of this object. */
+static int32_t nb_outs(const op_object *o)
+{
+    return o->cls->nb_outputs ? o->cls->nb_outputs(o) : 1;
+}
+
 static prt_status check_io(const op_object *o, int32_t nb_in, int32_t nb_out)
 {
     const op_class *c = o->cls;
+    int32_t want = nb_outs(o);
     if (nb_in < c->min_inputs || nb_in > c->max_inputs) {
         if (c->min_inputs == c->max_inputs)
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "takes %d input%s, got %d",
@@ -97,8 +104,9 @@ static prt_status check_io(const op_object *o, int32_t nb_in, int32_t nb_out)
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "takes %d to %d inputs, got %d",
                        (int)c->min_inputs, (int)c->max_inputs, (int)nb_in);
     }
-    if (nb_out != 1)
-        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "has 1 output, got %d", (int)nb_out);
+    if (nb_out != want)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "has %d output%s, got %d", (int)want,
+                       want == 1 ? "" : "s", (int)nb_out);
     return PRT_OK;
 }
 
@@ -108,6 +116,17 @@ static uint32_t in_mask(const op_object *o, int32_t i, const int32_t *types)
     if (o->cls->in_dtypes)
         return o->cls->in_dtypes(o, i, types);
     return i == 0 ? o->cls->dtypes : OP_DT(types[0]);
+}
+
+static int32_t out_dtype(const op_object *o, const int32_t *types, int32_t n);
+
+/* Output k's dtype for these input dtypes (already checked). */
+static int32_t out_dtype_at(const op_object *o, const int32_t *types, int32_t n,
+                            int32_t k)
+{
+    if (o->cls->nb_outputs)
+        return o->cls->out_dtype_n(o, types, n, k);
+    return out_dtype(o, types, n);
 }
 
 /* The output dtype for these input dtypes (already checked). */
@@ -152,7 +171,8 @@ static prt_status check_dtypes(const op_object *o, const int32_t *types, int32_t
 }
 
 static prt_status check_desc_dtypes(const op_object *o, const prt_tensor_desc *in,
-                                    int32_t nb_in, const prt_tensor_desc *out)
+                                    int32_t nb_in, const prt_tensor_desc *out,
+                                    int32_t nb_out)
 {
     int32_t types[OP_MAX_INPUTS];
     prt_status st;
@@ -161,14 +181,16 @@ static prt_status check_desc_dtypes(const op_object *o, const prt_tensor_desc *i
     st = check_dtypes(o, types, nb_in);
     if (st)
         return st;
-    if (out->dtype != out_dtype(o, types, nb_in))
-        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                       "output dtype %s differs from %s, which the inputs give",
-                       prt_dtype_name(out->dtype),
-                       prt_dtype_name(out_dtype(o, types, nb_in)));
-    if (out->format != PRT_FORMAT_LINEAR)
-        return op_fail(o, PRT_ERR_UNSUPPORTED, "output format %d is not linear",
-                       (int)out->format);
+    for (int32_t k = 0; k < nb_out; k++) {
+        int32_t want = out_dtype_at(o, types, nb_in, k);
+        if (out[k].dtype != want)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "output %d dtype %s differs from %s, which the inputs give",
+                           (int)k, prt_dtype_name(out[k].dtype), prt_dtype_name(want));
+        if (out[k].format != PRT_FORMAT_LINEAR)
+            return op_fail(o, PRT_ERR_UNSUPPORTED, "output %d format %d is not linear",
+                           (int)k, (int)out[k].format);
+    }
     for (int32_t i = 0; i < nb_in; i++)
         if (in[i].format != PRT_FORMAT_LINEAR)
             return op_fail(o, PRT_ERR_UNSUPPORTED, "input %d format %d is not linear",
@@ -179,9 +201,9 @@ static prt_status check_desc_dtypes(const op_object *o, const prt_tensor_desc *i
 /* Concrete dims: infer the output and compare it with what the runtime
  * gives. */
 static prt_status check_dims(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
-                             const prt_tensor_desc *out)
+                             const prt_tensor_desc *out, int32_t nb_out)
 {
-    prt_dims ind[OP_MAX_INPUTS], want;
+    prt_dims ind[OP_MAX_INPUTS], want[OP_MAX_OUTPUTS];
     char a[128], b[128];
     prt_status st;
     for (int32_t i = 0; i < nb_in; i++) {
@@ -190,19 +212,22 @@ static prt_status check_dims(const op_object *o, const prt_tensor_desc *in, int3
             return op_fail(o, PRT_ERR_SHAPE, "input %d dims %s are not valid", (int)i,
                            base_dims_format(&ind[i], BASE_DIMS_LIST, a, sizeof a));
     }
-    if (!o->cls->infer)
-        return PRT_OK; /* dims from values: run checks what it relies on */
-    memset(&want, 0, sizeof want);
-    st = o->cls->infer(o, ind, nb_in, &want);
+    memset(want, 0, sizeof want);
+    if (o->cls->nb_outputs ? !o->cls->infer_n : !o->cls->infer)
+        return PRT_OK; /* dims from values or data: run checks what it relies on */
+    st = o->cls->nb_outputs ? o->cls->infer_n(o, ind, nb_in, want, nb_out)
+                            : o->cls->infer(o, ind, nb_in, &want[0]);
     if (st)
         return st;
-    if (want.nb_dims != out->dims.nb_dims ||
-        memcmp(want.d, out->dims.d, sizeof(int64_t) * (size_t)want.nb_dims))
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "output dims %s differ from %s computed from the "
-                       "inputs' dims",
-                       base_dims_format(&out->dims, BASE_DIMS_LIST, a, sizeof a),
-                       base_dims_format(&want, BASE_DIMS_LIST, b, sizeof b));
+    for (int32_t k = 0; k < nb_out; k++)
+        if (want[k].nb_dims != out[k].dims.nb_dims ||
+            memcmp(want[k].d, out[k].dims.d, sizeof(int64_t) * (size_t)want[k].nb_dims))
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "output %d dims %s differ from %s computed from the "
+                           "inputs' dims",
+                           (int)k,
+                           base_dims_format(&out[k].dims, BASE_DIMS_LIST, a, sizeof a),
+                           base_dims_format(&want[k], BASE_DIMS_LIST, b, sizeof b));
     return PRT_OK;
 }
 
@@ -226,7 +251,8 @@ static uint32_t core_devices(const prt_plugin *p)
 {
     uint32_t mask = 0;
     for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++)
-        if (cobj(p)->cls->run[d])
+        if (cobj(p)->cls->nb_outputs ? cobj(p)->cls->run_n[d] != NULL
+                                     : cobj(p)->cls->run[d] != NULL)
             mask |= 1u << d;
     return mask;
 }
@@ -244,8 +270,7 @@ static const prt_plugin_core op_core = {sizeof(prt_plugin_core),
 
 static int32_t bld_nb_outputs(const prt_plugin *p)
 {
-    (void)p;
-    return 1;
+    return nb_outs(cobj(p));
 }
 
 static prt_status bld_dtypes(prt_plugin *p, int32_t *out_types, int32_t nb_outputs,
@@ -255,8 +280,8 @@ static prt_status bld_dtypes(prt_plugin *p, int32_t *out_types, int32_t nb_outpu
     prt_status st = check_io(o, nb_inputs, nb_outputs);
     if (!st)
         st = check_dtypes(o, in_types, nb_inputs);
-    if (!st)
-        out_types[0] = out_dtype(o, in_types, nb_inputs);
+    for (int32_t k = 0; !st && k < nb_outputs; k++)
+        out_types[k] = out_dtype_at(o, in_types, nb_inputs, k);
     return st;
 }
 
@@ -284,15 +309,21 @@ static prt_status bld_shapes(prt_plugin *p, const prt_dim_exprs *inputs,
                 return op_fail(o, PRT_ERR_SHAPE,
                                "shape input %d value %d has no expression", (int)k,
                                (int)v);
-    st = c->shapes_sv ? c->shapes_sv(o, inputs, nb_inputs, shape_inputs, nb_shape_inputs,
-                                     &outputs[0], exprs)
-                      : c->shapes(o, inputs, nb_inputs, &outputs[0], exprs);
+    if (c->nb_outputs)
+        st = c->shapes_n(o, inputs, nb_inputs, shape_inputs, nb_shape_inputs, outputs,
+                         nb_outputs, exprs);
+    else
+        st = c->shapes_sv ? c->shapes_sv(o, inputs, nb_inputs, shape_inputs,
+                                         nb_shape_inputs, &outputs[0], exprs)
+                          : c->shapes(o, inputs, nb_inputs, &outputs[0], exprs);
     if (st)
         return st;
-    for (int32_t d = 0; d < outputs[0].nb_dims; d++)
-        if (!outputs[0].d[d])
-            return op_fail(o, PRT_ERR_OUT_OF_MEMORY,
-                           "building the expression of output dim %d failed", (int)d);
+    for (int32_t k = 0; k < nb_outputs; k++)
+        for (int32_t d = 0; d < outputs[k].nb_dims; d++)
+            if (!outputs[k].d[d])
+                return op_fail(o, PRT_ERR_OUT_OF_MEMORY,
+                               "building the expression of output %d dim %d failed",
+                               (int)k, (int)d);
     o->bld_out = outputs[0];
     return PRT_OK;
 }
@@ -333,7 +364,7 @@ static prt_status bld_values(prt_plugin *p, const prt_dim_exprs *in_dims,
 {
     op_object *o = obj(p);
     prt_status st = check_io(o, nb_inputs, nb_outputs);
-    if (st || !o->cls->values)
+    if (st || !o->cls->values || o->cls->nb_outputs)
         return st;
     out_values[0].nb_dims = -1;
     st = o->cls->values(o, in_dims, in_values, nb_inputs, &o->bld_out, &out_values[0],
@@ -361,7 +392,7 @@ static int32_t bld_supports(prt_plugin *p, int32_t pos,
 {
     const op_object *o = obj(p);
     int32_t t, types[OP_MAX_INPUTS];
-    if (pos < 0 || pos >= nb_inputs + nb_outputs || nb_outputs != 1 ||
+    if (pos < 0 || pos >= nb_inputs + nb_outputs || nb_outputs != nb_outs(o) ||
         nb_inputs > OP_MAX_INPUTS || in_out[pos].desc.format != PRT_FORMAT_LINEAR)
         return 0;
     t = in_out[pos].desc.dtype;
@@ -369,7 +400,7 @@ static int32_t bld_supports(prt_plugin *p, int32_t pos,
         types[i] = in_out[i].desc.dtype;
     if (pos < nb_inputs)
         return t >= 0 && t < PRT_DTYPE_COUNT && ((in_mask(o, pos, types) >> t) & 1u);
-    return t == out_dtype(o, types, nb_inputs);
+    return t == out_dtype_at(o, types, nb_inputs, pos - nb_inputs);
 }
 
 static prt_status bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in,
@@ -377,8 +408,8 @@ static prt_status bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in
                                 int32_t nb_out)
 {
     op_object *o = obj(p);
-    prt_tensor_desc descs[OP_MAX_INPUTS];
-    prt_dims ind[OP_MAX_INPUTS], want;
+    prt_tensor_desc descs[OP_MAX_INPUTS], odescs[OP_MAX_OUTPUTS];
+    prt_dims ind[OP_MAX_INPUTS], want[OP_MAX_OUTPUTS];
     char a[128], b[128];
     int known = 1;
     prt_status st = check_io(o, nb_in, nb_out);
@@ -391,29 +422,35 @@ static prt_status bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in
         for (int32_t d = 0; d < ind[i].nb_dims; d++)
             known &= ind[i].d[d] >= 0;
     }
-    st = check_desc_dtypes(o, descs, nb_in, &out[0].desc);
+    for (int32_t k = 0; k < nb_out; k++)
+        odescs[k] = out[k].desc;
+    st = check_desc_dtypes(o, descs, nb_in, odescs, nb_out);
     if (st)
         return st;
     o->nb_inputs = nb_in;
     o->configured = 1;
-    if (!known || !o->cls->infer)
+    if (!known || (o->cls->nb_outputs ? !o->cls->infer_n : !o->cls->infer))
         return PRT_OK;
     /* Static dims: the concrete rules apply now, not only at run time. */
-    memset(&want, 0, sizeof want);
-    st = o->cls->infer(o, ind, nb_in, &want);
+    memset(want, 0, sizeof want);
+    st = o->cls->nb_outputs ? o->cls->infer_n(o, ind, nb_in, want, nb_out)
+                            : o->cls->infer(o, ind, nb_in, &want[0]);
     if (st)
         return st;
-    if (want.nb_dims != out[0].desc.dims.nb_dims)
-        return op_fail(o, PRT_ERR_SHAPE, "output rank %d differs from %d",
-                       (int)out[0].desc.dims.nb_dims, (int)want.nb_dims);
-    for (int32_t d = 0; d < want.nb_dims; d++)
-        if (out[0].desc.dims.d[d] >= 0 && out[0].desc.dims.d[d] != want.d[d])
-            return op_fail(
-                o, PRT_ERR_SHAPE,
-                "output dims %s differ from %s computed from the "
-                "inputs' dims",
-                base_dims_format(&out[0].desc.dims, BASE_DIMS_LIST, a, sizeof a),
-                base_dims_format(&want, BASE_DIMS_LIST, b, sizeof b));
+    for (int32_t k = 0; k < nb_out; k++) {
+        if (want[k].nb_dims != out[k].desc.dims.nb_dims)
+            return op_fail(o, PRT_ERR_SHAPE, "output %d rank %d differs from %d", (int)k,
+                           (int)out[k].desc.dims.nb_dims, (int)want[k].nb_dims);
+        for (int32_t d = 0; d < want[k].nb_dims; d++)
+            if (out[k].desc.dims.d[d] >= 0 && out[k].desc.dims.d[d] != want[k].d[d])
+                return op_fail(
+                    o, PRT_ERR_SHAPE,
+                    "output %d dims %s differ from %s computed from the "
+                    "inputs' dims",
+                    (int)k,
+                    base_dims_format(&out[k].desc.dims, BASE_DIMS_LIST, a, sizeof a),
+                    base_dims_format(&want[k], BASE_DIMS_LIST, b, sizeof b));
+    }
     return PRT_OK;
 }
 
@@ -428,13 +465,21 @@ static prt_status bld_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in
     if (st)
         return st;
     *out_bytes = 0;
-    if (!o->cls->workspace)
+    if (o->cls->nb_outputs ? !o->cls->workspace_n : !o->cls->workspace)
         return PRT_OK;
     /* The need grows with every dim, so the profile's maxima bound it. */
     for (int32_t i = 0; i < nb_in; i++)
         ind[i] = in[i].max;
-    n = o->cls->workspace(o, nb_in ? in[0].desc.dtype : out[0].desc.dtype, ind, nb_in,
-                          &out[0].max);
+    if (o->cls->nb_outputs) {
+        prt_dims outd[OP_MAX_OUTPUTS];
+        for (int32_t k = 0; k < nb_out; k++)
+            outd[k] = out[k].max;
+        n = o->cls->workspace_n(o, nb_in ? in[0].desc.dtype : out[0].desc.dtype, ind,
+                                nb_in, outd, nb_out);
+    } else {
+        n = o->cls->workspace(o, nb_in ? in[0].desc.dtype : out[0].desc.dtype, ind, nb_in,
+                              &out[0].max);
+    }
     if (n < 0)
         return op_fail(o, PRT_ERR_SHAPE,
                        "the workspace for the largest shapes overflows");
@@ -493,9 +538,9 @@ static prt_status rt_shape_change(prt_plugin *p, const prt_tensor_desc *in, int3
     op_object *o = obj(p);
     prt_status st = check_io(o, nb_in, nb_out);
     if (!st)
-        st = check_desc_dtypes(o, in, nb_in, out);
+        st = check_desc_dtypes(o, in, nb_in, out, nb_out);
     if (!st)
-        st = check_dims(o, in, nb_in, out);
+        st = check_dims(o, in, nb_in, out, nb_out);
     if (!st) {
         o->nb_inputs = nb_in;
         o->configured = 1;
@@ -509,9 +554,11 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
                              void *stream)
 {
     op_object *o = obj(p);
-    int32_t nb_in = 0;
+    int32_t nb_in = 0, nb_out = nb_outs(o);
+    int64_t out_elems = 0;
     prt_status st;
-    if (device < 0 || device >= PRT_DEVICE_COUNT || !o->cls->run[device])
+    if (device < 0 || device >= PRT_DEVICE_COUNT ||
+        (o->cls->nb_outputs ? !o->cls->run_n[device] : !o->cls->run[device]))
         return op_fail(o, PRT_ERR_UNSUPPORTED,
                        "enqueue on device %d: this op has no kernel for it", (int)device);
     if (!in_desc || !out_desc || !inputs || !outputs)
@@ -526,26 +573,38 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
         return op_fail(o, PRT_ERR_STATE,
                        "enqueue before configure or on_shape_change: the "
                        "number of inputs is not known");
-    st = check_desc_dtypes(o, in_desc, nb_in, out_desc);
+    st = check_desc_dtypes(o, in_desc, nb_in, out_desc, nb_out);
     if (!st)
-        st = check_dims(o, in_desc, nb_in, out_desc);
+        st = check_dims(o, in_desc, nb_in, out_desc, nb_out);
     if (st)
         return st;
-    if (base_volume(&out_desc->dims) == 0)
+    for (int32_t k = 0; k < nb_out; k++) {
+        int64_t v = base_volume(&out_desc[k].dims);
+        if (v > 0 && !outputs[k])
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "output %d pointer is NULL",
+                           (int)k);
+        out_elems += v;
+    }
+    /* Nothing to write (a size tensor is 0-D, one element, so an op with one
+     * always runs). */
+    if (out_elems == 0)
         return PRT_OK;
-    if (!outputs[0])
-        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "output pointer is NULL");
     for (int32_t i = 0; i < nb_in; i++)
         if (!inputs[i] && base_volume(&in_desc[i].dims) > 0)
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "input %d pointer is NULL",
                            (int)i);
-    if (o->cls->workspace) {
-        prt_dims ind[OP_MAX_INPUTS];
+    if (o->cls->nb_outputs ? o->cls->workspace_n != NULL : o->cls->workspace != NULL) {
+        prt_dims ind[OP_MAX_INPUTS], outd[OP_MAX_OUTPUTS];
         int64_t need;
         for (int32_t i = 0; i < nb_in; i++)
             ind[i] = in_desc[i].dims;
-        need = o->cls->workspace(o, nb_in ? in_desc[0].dtype : out_desc->dtype, ind,
-                                 nb_in, &out_desc->dims);
+        for (int32_t k = 0; k < nb_out; k++)
+            outd[k] = out_desc[k].dims;
+        need = o->cls->nb_outputs
+                   ? o->cls->workspace_n(o, nb_in ? in_desc[0].dtype : out_desc->dtype,
+                                         ind, nb_in, outd, nb_out)
+                   : o->cls->workspace(o, nb_in ? in_desc[0].dtype : out_desc->dtype, ind,
+                                       nb_in, &out_desc->dims);
         if (need < 0 || (need > 0 && !workspace))
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                            "needs %lld bytes of workspace but got none", (long long)need);
@@ -562,6 +621,10 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
             return op_fail(o, st, "%s", prt_last_error());
     }
 #endif
+    if (o->cls->nb_outputs)
+        return o->cls->run_n[device](o, nb_in ? in_desc[0].dtype : out_desc->dtype,
+                                     in_desc, nb_in, out_desc, nb_out, inputs, outputs,
+                                     workspace, stream);
     return o->cls->run[device](o, nb_in ? in_desc[0].dtype : out_desc->dtype, in_desc,
                                nb_in, out_desc, inputs, outputs[0], workspace, stream);
 }

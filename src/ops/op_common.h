@@ -13,7 +13,8 @@
  * builtins.c holds the table of creators behind prt_builtin_find_creator.
  *
  * Rules every op obeys through the scaffold:
- *  - One output. By default all inputs and the output share one dtype,
+ *  - One output, unless the class says how many (nb_outputs and the *_n
+ *    hooks). By default all inputs and the output share one dtype,
  *    taken from the class's mask; `in_dtypes` and `out_dtype` let an op mix
  *    dtypes (Gather's int64 indices, Shape's int64 output, Cast). The format
  *    is LINEAR; the devices are those the class has a kernel for.
@@ -52,6 +53,7 @@
 #define OP_MAX_FIELDS 8 /* serialized fields of one op */
 #define OP_MAX_INPUTS 8
 #define OP_MAX_SHAPE_INPUTS 4
+#define OP_MAX_OUTPUTS 64 /* outputs of one op (Split) */
 
 /* dtype masks */
 #define OP_DT(t) (1u << (t))
@@ -66,6 +68,13 @@ typedef struct op_fields {
     const char *layer;              /* never NULL; may be "" */
     const prt_field_collection *fc; /* may be NULL: no fields */
 } op_fields;
+
+/* A kernel of several outputs: see op_class.run_n. */
+typedef prt_status (*op_kernel_n_fn)(const op_object *o, int32_t dtype,
+                                     const prt_tensor_desc *in, int32_t nb_in,
+                                     const prt_tensor_desc *out, int32_t nb_out,
+                                     const void *const *x, void *const *y, void *ws,
+                                     void *stream);
 
 /* A kernel: see op_class.run. */
 typedef prt_status (*op_kernel_fn)(const op_object *o, int32_t dtype,
@@ -142,6 +151,32 @@ typedef struct op_class {
                          const prt_dim_exprs *in_values, int32_t nb_in,
                          const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
                          prt_expr_builder *eb);
+
+    /* ---- several outputs (optional; nb_outputs NULL: one, the hooks
+     * above). With nb_outputs set these replace shapes/shapes_sv, infer,
+     * out_dtype, workspace and run; `values` is not used. ---------------- */
+    /* How many outputs this object has (its fields may say: Split). */
+    int32_t (*nb_outputs)(const op_object *o);
+    /* Symbolic dims of every output; sv and nb_sv as for shapes_sv. Size
+     * tensors are declared here through eb (the output they are declared
+     * for must be a 0-D int32/int64 output). */
+    prt_status (*shapes_n)(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                           const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
+                           int32_t nb_out, prt_expr_builder *eb);
+    /* Concrete dims of every output (NULL: the runtime's are trusted and
+     * run checks what it relies on, as for data-dependent outputs). */
+    prt_status (*infer_n)(const op_object *o, const prt_dims *in, int32_t nb_in,
+                          prt_dims *out, int32_t nb_out);
+    /* Output `index`'s dtype from the inputs'. */
+    int32_t (*out_dtype_n)(const op_object *o, const int32_t *types, int32_t nb_in,
+                           int32_t index);
+    /* Scratch bytes, as `workspace`, given every output's dims. NULL: none. */
+    int64_t (*workspace_n)(const op_object *o, int32_t dtype, const prt_dims *in,
+                           int32_t nb_in, const prt_dims *out, int32_t nb_out);
+    /* Kernels, one slot per device, as `run` with every output: y[k] is
+     * output k (non-NULL when it has elements). An output whose dims depend
+     * on data holds its upper bound in out[k].dims. */
+    op_kernel_n_fn run_n[PRT_DEVICE_COUNT];
 } op_class;
 
 /* The head of every op object. */
