@@ -2,6 +2,7 @@
  * Error messages and log lines: names from files and plugins reach them, so
  * they never carry control bytes or broken UTF-8 to a user's terminal.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -86,6 +87,56 @@ static void test_log_escaped(void)
     prt_set_logger(NULL, NULL, 0);
 }
 
+/* A plugin with a hole in a table: the message names the entry. */
+static const char *np_str(const prt_plugin *p)
+{
+    (void)p;
+    return "Holey";
+}
+static uint32_t np_devices(const prt_plugin *p)
+{
+    (void)p;
+    return 1u;
+}
+static prt_status np_enqueue(prt_plugin *p, const prt_tensor_desc *i,
+                             const prt_tensor_desc *o, const void *const *x,
+                             void *const *y, void *w, int32_t d, void *s)
+{
+    (void)p, (void)i, (void)o, (void)x, (void)y, (void)w, (void)d, (void)s;
+    return PRT_OK;
+}
+
+static void test_table_entry_named(void)
+{
+    static const prt_plugin_core core = {
+        sizeof core, PRT_PLUGIN_ABI_VERSION, np_str, np_str, np_str, np_devices};
+    static const prt_plugin_runtime rt = {
+        sizeof rt, PRT_PLUGIN_ABI_VERSION, NULL, NULL, np_enqueue, NULL, NULL, NULL,
+        NULL};
+    static const prt_plugin_vtable vt = {sizeof vt, PRT_PLUGIN_ABI_VERSION, &core, NULL,
+                                         &rt};
+    static const prt_plugin_core short_core = {offsetof(prt_plugin_core, devices),
+                                               PRT_PLUGIN_ABI_VERSION,
+                                               np_str,
+                                               np_str,
+                                               np_str,
+                                               np_devices};
+    static const prt_plugin_vtable vt2 = {sizeof vt2, PRT_PLUGIN_ABI_VERSION, &short_core,
+                                          NULL, &rt};
+    prt_plugin p = {&vt}, q = {&vt2};
+    prt_network *net = NULL;
+    int32_t x, l;
+    prt_dims d = {1, {4}};
+    CHECK_OK(prt_network_create(&net));
+    CHECK_OK(prt_network_add_input(net, "x", PRT_FLOAT32, &d, &x));
+    CHECK_ERR(
+        prt_network_add_plugin(net, &x, 1, NULL, 0, &p, &l), PRT_ERR_PLUGIN,
+        "runtime table is incomplete: it lacks the required entry 'attach_to_context'");
+    CHECK_ERR(prt_network_add_plugin(net, &x, 1, NULL, 0, &q, &l), PRT_ERR_PLUGIN,
+              "lacks the required entry 'devices'");
+    prt_network_destroy(net);
+}
+
 int main(void)
 {
     test_error_escaped();
@@ -93,5 +144,6 @@ int main(void)
     test_prefix_and_plugin_messages();
     test_long_message_cut_cleanly();
     test_log_escaped();
+    test_table_entry_named();
     return tu_finish("test_errors");
 }

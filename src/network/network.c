@@ -176,37 +176,81 @@ static const char *plugin_name(const prt_plugin *p)
     return n ? n : "(unnamed plugin)";
 }
 
+/* The first required entry a table lacks: not covered by its struct_size,
+ * or NULL. "" when it has them all. */
+#define MISSING(tbl, type, member)                                                       \
+    (((tbl)->struct_size < BASE_END_OF(type, member) || !(tbl)->member) ? #member : "")
+
+static const char *first_missing(const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (names[i][0])
+            return names[i];
+    return "";
+}
+
 prt_status network_check_plugin(const prt_plugin *p, int need_build)
 {
     const prt_plugin_vtable *vt;
+    const char *miss;
     if (!p || !p->vt)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "plugin is NULL or has no vtable");
     vt = p->vt;
     if (vt->struct_size < sizeof(prt_plugin_vtable) || !vt->core || !vt->runtime)
         return base_error(PRT_ERR_PLUGIN,
-                          "plugin vtable is too small or lacks core/runtime tables");
+                          "plugin vtable is too small (struct_size %u) or "
+                          "lacks its %s table",
+                          (unsigned)vt->struct_size,
+                          !vt->core      ? "core"
+                          : !vt->runtime ? "runtime"
+                                         : "core or runtime");
     if (vt->abi_version > PRT_PLUGIN_ABI_VERSION)
         return base_error(PRT_ERR_VERSION, "plugin speaks ABI %u, this plugrt speaks %u",
                           vt->abi_version, PRT_PLUGIN_ABI_VERSION);
-    if (vt->core->struct_size < BASE_END_OF(prt_plugin_core, devices) ||
-        !vt->core->name || !vt->core->version || !vt->core->plugin_namespace ||
-        !vt->core->devices)
-        return base_error(PRT_ERR_PLUGIN, "plugin core table is incomplete");
-    if (vt->runtime->struct_size < BASE_END_OF(prt_plugin_runtime, destroy) ||
-        !vt->runtime->enqueue || !vt->runtime->clone || !vt->runtime->destroy ||
-        !vt->runtime->attach_to_context || !vt->runtime->get_fields_to_serialize)
-        return base_error(PRT_ERR_PLUGIN, "plugin '%s': runtime table is incomplete",
-                          plugin_name(p));
+    {
+        const char *names[] = {MISSING(vt->core, prt_plugin_core, name),
+                               MISSING(vt->core, prt_plugin_core, version),
+                               MISSING(vt->core, prt_plugin_core, plugin_namespace),
+                               MISSING(vt->core, prt_plugin_core, devices)};
+        miss = first_missing(names, 4);
+        if (miss[0])
+            return base_error(PRT_ERR_PLUGIN,
+                              "plugin core table is incomplete: it lacks "
+                              "the required entry '%s' (struct_size %u)",
+                              miss, (unsigned)vt->core->struct_size);
+    }
+    {
+        const char *names[] = {
+            MISSING(vt->runtime, prt_plugin_runtime, enqueue),
+            MISSING(vt->runtime, prt_plugin_runtime, attach_to_context),
+            MISSING(vt->runtime, prt_plugin_runtime, get_fields_to_serialize),
+            MISSING(vt->runtime, prt_plugin_runtime, clone),
+            MISSING(vt->runtime, prt_plugin_runtime, destroy)};
+        miss = first_missing(names, 5);
+        if (miss[0])
+            return base_error(PRT_ERR_PLUGIN,
+                              "plugin '%s': runtime table is incomplete: it "
+                              "lacks the required entry '%s' (struct_size %u)",
+                              plugin_name(p), miss, (unsigned)vt->runtime->struct_size);
+    }
     if (need_build) {
         const prt_plugin_build *b = vt->build;
-        if (!b ||
-            b->struct_size < BASE_END_OF(prt_plugin_build, supports_format_combination) ||
-            !b->nb_outputs || !b->get_output_dtypes || !b->get_output_shapes ||
-            !b->supports_format_combination)
+        const char *names[4];
+        if (!b)
             return base_error(PRT_ERR_PLUGIN,
-                              "plugin '%s': build table is missing or incomplete "
-                              "(was it created for the runtime phase?)",
+                              "plugin '%s': build table is missing (was it "
+                              "created for the runtime phase?)",
                               plugin_name(p));
+        names[0] = MISSING(b, prt_plugin_build, nb_outputs);
+        names[1] = MISSING(b, prt_plugin_build, get_output_dtypes);
+        names[2] = MISSING(b, prt_plugin_build, get_output_shapes);
+        names[3] = MISSING(b, prt_plugin_build, supports_format_combination);
+        miss = first_missing(names, 4);
+        if (miss[0])
+            return base_error(PRT_ERR_PLUGIN,
+                              "plugin '%s': build table is incomplete: it "
+                              "lacks the required entry '%s' (struct_size %u)",
+                              plugin_name(p), miss, (unsigned)b->struct_size);
     }
     return PRT_OK;
 }
