@@ -47,6 +47,8 @@ enum {
     KIND_DUP2,
     KIND_ATTACH,
     KIND_BADATTACH,
+    KIND_WRONGNAME,
+    KIND_DROPFIELD,
     NB_KINDS
 };
 
@@ -60,8 +62,10 @@ typedef struct tplug {
 static const char *tp_name(const prt_plugin *p)
 {
     static const char *const names[NB_KINDS] = {
-        "ToFloat", "BadSize", "Tactical", "Fill",       "ShapeOf",
-        "Count",   "Copy",    "Dup2",     "SlowAttach", "BadAttach"};
+        "ToFloat", "BadSize", "Tactical", "Fill", "ShapeOf", "Count", "Copy", "Dup2",
+        "SlowAttach", "BadAttach",
+        /* WrongName's plugin calls itself what no creator is called. */
+        "NotItsName", "DropField"};
     return names[((const tplug *)p)->kind];
 }
 static const char *tp_version(const prt_plugin *p)
@@ -325,10 +329,18 @@ static prt_status tp_create(const prt_plugin_creator *c, const char *layer,
                             const prt_field_collection *f, int32_t phase,
                             prt_plugin **out)
 {
-    tplug *t = calloc(1, sizeof *t);
+    tplug *t;
     (void)layer;
-    (void)f;
-    (void)phase;
+    /* DropField needs a field its plugin never serializes. */
+    if ((int32_t)(intptr_t)c->user == KIND_DROPFIELD && phase == PRT_PHASE_RUNTIME &&
+        (!f || f->nb_fields == 0)) {
+        const prt_host_services *hs = prt_host_services_get();
+        hs->set_error(hs->host, PRT_ERR_INVALID_ARGUMENT,
+                      "DropField: field 'needed' is "
+                      "required");
+        return PRT_ERR_INVALID_ARGUMENT;
+    }
+    t = calloc(1, sizeof *t);
     if (!t)
         return PRT_ERR_OUT_OF_MEMORY;
     t->base.vt = &tp_vt;
@@ -343,11 +355,12 @@ static prt_status tp_create(const prt_plugin_creator *c, const char *layer,
             tp_create, (void *)(intptr_t)(kind)                                          \
     }
 static prt_plugin_creator tp_creators[NB_KINDS] = {
-    TP_CREATOR("ToFloat", KIND_TOFLOAT),   TP_CREATOR("BadSize", KIND_BADSIZE),
-    TP_CREATOR("Tactical", KIND_TACTICAL), TP_CREATOR("Fill", KIND_FILL),
-    TP_CREATOR("ShapeOf", KIND_SHAPEOF),   TP_CREATOR("Count", KIND_COUNT),
-    TP_CREATOR("Copy", KIND_COPY),         TP_CREATOR("Dup2", KIND_DUP2),
-    TP_CREATOR("SlowAttach", KIND_ATTACH), TP_CREATOR("BadAttach", KIND_BADATTACH)};
+    TP_CREATOR("ToFloat", KIND_TOFLOAT),     TP_CREATOR("BadSize", KIND_BADSIZE),
+    TP_CREATOR("Tactical", KIND_TACTICAL),   TP_CREATOR("Fill", KIND_FILL),
+    TP_CREATOR("ShapeOf", KIND_SHAPEOF),     TP_CREATOR("Count", KIND_COUNT),
+    TP_CREATOR("Copy", KIND_COPY),           TP_CREATOR("Dup2", KIND_DUP2),
+    TP_CREATOR("SlowAttach", KIND_ATTACH),   TP_CREATOR("BadAttach", KIND_BADATTACH),
+    TP_CREATOR("WrongName", KIND_WRONGNAME), TP_CREATOR("DropField", KIND_DROPFIELD)};
 
 static prt_registry *make_registry(void)
 {
@@ -1445,6 +1458,22 @@ static void test_timing_cache(void)
     prt_engine_destroy(e2);
 }
 
+/* Mistakes that used to surface only when a saved engine was loaded fail
+ * the build, naming the cause: a plugin whose key is not its creator's, and
+ * one whose serialized fields do not recreate it. */
+static void test_build_recreates(prt_registry *reg)
+{
+    tu_engine e;
+    memset(&e, 0, sizeof e);
+    CHECK_ERR(build_one(reg, "WrongName", 0, 4, &e), PRT_ERR_PLUGIN,
+              "its plugin says it is test::NotItsName version 1, but no creator");
+    tu_engine_destroy(&e);
+    CHECK_ERR(build_one(reg, "DropField", 0, 4, &e), PRT_ERR_PLUGIN,
+              "created again from the fields it serializes, as loading the engine will: "
+              "layer 'DropField_0': DropField: field 'needed' is required");
+    tu_engine_destroy(&e);
+}
+
 /* A context whose plugin clone has a broken table fails to be made, with
  * the layer named, and does not call through the broken table. */
 static void test_bad_attach(void)
@@ -1478,6 +1507,7 @@ int main(void)
     test_threads(reg);
     test_concurrent_attach();
     test_bad_attach();
+    test_build_recreates(reg);
     test_timing_cache();
     test_alloc_failures(reg);
     prt_registry_destroy(reg);

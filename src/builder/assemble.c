@@ -340,6 +340,29 @@ static prt_status assemble_layer(const bld *b, prt_engine *e, int32_t li)
     st = bld_copy_fields(l, el);
     if (st)
         return st;
+    /* The engine's plugin comes back the way a loader will bring it back:
+     * from the creator its key names and the fields it serialized. A key
+     * that is not its creator's, or fields that do not recreate it, fail
+     * here, at build, not when the saved engine is loaded. Without a
+     * registry only built-ins can be looked up; others are cloned. */
+    if (strcmp(el->plugin_namespace, PRT_BUILTIN_NAMESPACE) == 0 || b->reg) {
+        if (strcmp(el->plugin_namespace, PRT_BUILTIN_NAMESPACE) != 0 && !c)
+            return base_error(PRT_ERR_PLUGIN,
+                              "layer '%s': its plugin says it is %s::%s version %s, but "
+                              "no creator in the registry has that key: a plugin's "
+                              "name(), version() and plugin_namespace() must be its "
+                              "creator's, since loading the engine looks the creator "
+                              "up by them",
+                              l->name, el->plugin_namespace, el->plugin_name,
+                              el->plugin_version);
+        st = engine_recreate_plugin(b->reg, el, li);
+        return st ? base_error_prefix(st,
+                                      "layer '%s': the plugin cannot be created again "
+                                      "from the fields it serializes, as loading the "
+                                      "engine will",
+                                      l->name)
+                  : PRT_OK;
+    }
     el->plugin = p->vt->runtime->clone(p);
     if (!el->plugin)
         return bld_plugin_fail(l, PRT_ERR_PLUGIN, "clone failed");

@@ -749,7 +749,7 @@ prt_status prt_engine_serialize(const prt_engine *engine, void **out_bytes,
 }
 
 /* Recreates layer l's runtime plugin through the registry. */
-static prt_status recreate_plugin(const prt_registry *reg, eng_layer *l, int32_t li)
+prt_status engine_recreate_plugin(const prt_registry *reg, eng_layer *l, int32_t li)
 {
     const prt_plugin_creator *c = NULL;
     const prt_plugin_runtime *rt;
@@ -866,7 +866,7 @@ prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes, si
             return st;
         }
     for (int32_t i = 0; i < e->nb_layers; i++) {
-        st = recreate_plugin(reg, &e->layers[i], i);
+        st = engine_recreate_plugin(reg, &e->layers[i], i);
         if (st) {
             engine_free(e);
             return st;

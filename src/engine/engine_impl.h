@@ -176,6 +176,14 @@ prt_status engine_validate(const prt_engine *e);
  * frees with base_free; NULL on out of memory. */
 uint8_t *engine_size_deps(const prt_engine *e);
 
+/* Makes layer li's runtime-phase plugin (l->plugin) from its creator, found
+ * by the layer's key (built-ins without a registry), and its stored fields,
+ * at its tactic: what loading an engine does, and what the builder does
+ * before it hands an engine out, so a plugin whose key or fields would not
+ * bring it back fails at build. PRT_ERR_NOT_FOUND naming the key and the
+ * libraries searched, or the plugin's own error. */
+prt_status engine_recreate_plugin(const prt_registry *reg, eng_layer *l, int32_t li);
+
 /* Serialization (format.c). Writes the whole engine. */
 prt_status engine_write(const prt_engine *e, base_buf *out);
 /* Parses bytes into a new engine without plugins (layers' plugin == NULL).
