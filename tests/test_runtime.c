@@ -49,6 +49,7 @@ enum {
     KIND_BADATTACH,
     KIND_WRONGNAME,
     KIND_DROPFIELD,
+    KIND_SILENTSIZE,
     NB_KINDS
 };
 
@@ -65,7 +66,7 @@ static const char *tp_name(const prt_plugin *p)
         "ToFloat", "BadSize", "Tactical", "Fill", "ShapeOf", "Count", "Copy", "Dup2",
         "SlowAttach", "BadAttach",
         /* WrongName's plugin calls itself what no creator is called. */
-        "NotItsName", "DropField"};
+        "NotItsName", "DropField", "SilentSize"};
     return names[((const tplug *)p)->kind];
 }
 static const char *tp_version(const prt_plugin *p)
@@ -87,7 +88,7 @@ static uint32_t tp_devices(const prt_plugin *p)
 static int32_t tp_nb_outputs(const prt_plugin *p)
 {
     int32_t kind = ((const tplug *)p)->kind;
-    return kind == KIND_BADSIZE || kind == KIND_DUP2 ? 2 : 1;
+    return kind == KIND_BADSIZE || kind == KIND_SILENTSIZE || kind == KIND_DUP2 ? 2 : 1;
 }
 
 static prt_status tp_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out,
@@ -97,7 +98,7 @@ static prt_status tp_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out,
     (void)nb_in;
     for (int32_t o = 0; o < nb_out; o++)
         out[o] = kind == KIND_SHAPEOF || kind == KIND_COUNT ? PRT_INT64 : PRT_FLOAT32;
-    if (kind == KIND_BADSIZE)
+    if (kind == KIND_BADSIZE || kind == KIND_SILENTSIZE)
         out[1] = PRT_INT64;
     (void)in;
     return PRT_OK;
@@ -122,7 +123,7 @@ static prt_status tp_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_i
             out[0].d[d] = eb->operation(eb, PRT_DIM_SUM, si[0].d[d], eb->constant(eb, 1));
         return out[0].d[0] && out[0].d[1] ? PRT_OK : PRT_ERR_PLUGIN;
     }
-    if (((tplug *)p)->kind == KIND_BADSIZE) {
+    if (((tplug *)p)->kind == KIND_BADSIZE || ((tplug *)p)->kind == KIND_SILENTSIZE) {
         /* out0: 1-D of K <= N elements, K a size tensor. */
         const prt_expr *n = in[0].d[0];
         out[0].nb_dims = 1;
@@ -151,7 +152,7 @@ static int32_t tp_supports(prt_plugin *p, int32_t pos, const prt_dynamic_tensor_
     if (pos < nb_in)
         return t->kind == KIND_TOFLOAT ? io[pos].desc.dtype == PRT_INT32
                                        : io[pos].desc.dtype == PRT_FLOAT32;
-    if (t->kind == KIND_BADSIZE && pos == nb_in + 1)
+    if ((t->kind == KIND_BADSIZE || t->kind == KIND_SILENTSIZE) && pos == nb_in + 1)
         return io[pos].desc.dtype == PRT_INT64;
     if (t->kind == KIND_SHAPEOF || t->kind == KIND_COUNT)
         return io[pos].desc.dtype == PRT_INT64;
@@ -355,12 +356,14 @@ static prt_status tp_create(const prt_plugin_creator *c, const char *layer,
             tp_create, (void *)(intptr_t)(kind)                                          \
     }
 static prt_plugin_creator tp_creators[NB_KINDS] = {
-    TP_CREATOR("ToFloat", KIND_TOFLOAT),     TP_CREATOR("BadSize", KIND_BADSIZE),
-    TP_CREATOR("Tactical", KIND_TACTICAL),   TP_CREATOR("Fill", KIND_FILL),
-    TP_CREATOR("ShapeOf", KIND_SHAPEOF),     TP_CREATOR("Count", KIND_COUNT),
-    TP_CREATOR("Copy", KIND_COPY),           TP_CREATOR("Dup2", KIND_DUP2),
-    TP_CREATOR("SlowAttach", KIND_ATTACH),   TP_CREATOR("BadAttach", KIND_BADATTACH),
-    TP_CREATOR("WrongName", KIND_WRONGNAME), TP_CREATOR("DropField", KIND_DROPFIELD)};
+    TP_CREATOR("ToFloat", KIND_TOFLOAT), TP_CREATOR("BadSize", KIND_BADSIZE),
+    TP_CREATOR("Tactical", KIND_TACTICAL), TP_CREATOR("Fill", KIND_FILL),
+    TP_CREATOR("ShapeOf", KIND_SHAPEOF), TP_CREATOR("Count", KIND_COUNT),
+    TP_CREATOR("Copy", KIND_COPY), TP_CREATOR("Dup2", KIND_DUP2),
+    TP_CREATOR("SlowAttach", KIND_ATTACH), TP_CREATOR("BadAttach", KIND_BADATTACH),
+    TP_CREATOR("WrongName", KIND_WRONGNAME), TP_CREATOR("DropField", KIND_DROPFIELD),
+    /* SilentSize declares a size tensor and never writes it. */
+    TP_CREATOR("SilentSize", KIND_SILENTSIZE)};
 
 static prt_registry *make_registry(void)
 {
@@ -531,6 +534,24 @@ static prt_status build_one(prt_registry *reg, const char *name, int32_t autotun
     prt_plugin *p = tu_make_plugin(reg, "test", name, "1", NULL, 0);
     return tu_build_roundtrip(reg, p, &x, 1, outs, p ? tp_nb_outputs(p) : 0, autotune,
                               out);
+}
+
+/* A size tensor the plugin never writes is not read from leftover memory:
+ * the run says which layer and output, every time. */
+static int test_silent_size(prt_registry *reg)
+{
+    tu_engine e;
+    float x[4] = {1, 2, 3, 4}, y[4];
+    int64_t k = 2; /* a plausible leftover the runtime must not believe */
+    REQUIRE_OK(build_one(reg, "SilentSize", 0, 4, &e));
+    CHECK_OK(prt_context_set_tensor_address(e.ctx, "X", x));
+    CHECK_OK(prt_context_set_tensor_address(e.ctx, "Y0", y));
+    CHECK_OK(prt_context_set_tensor_address(e.ctx, "Y1", &k));
+    for (int rep = 0; rep < 2; rep++)
+        CHECK_ERR(prt_context_enqueue(e.ctx, NULL), PRT_ERR_PLUGIN,
+                  "did not write its size tensor 'Y1' (output 1)");
+    tu_engine_destroy(&e);
+    return 0;
 }
 
 static int test_bad_size(prt_registry *reg)
@@ -1494,6 +1515,7 @@ int main(void)
         return tu_finish("test_runtime");
     test_chain(reg);
     test_bad_size(reg);
+    test_silent_size(reg);
     test_tactics(reg);
     test_size_only_layer();
     test_allocator_current();

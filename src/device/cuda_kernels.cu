@@ -80,12 +80,16 @@ __global__ void eval_sizes_kernel(dev_sizes s, dev_size_args a)
                                 ? (int64_t) * (const int32_t *)a.new_ptr[k]
                                 : *(const int64_t *)a.new_ptr[k];
                 if (v < 0 || v > upper) {
+                    // The runtime fills sizes with 0x80 bytes first: still
+                    // so, the plugin never wrote it.
+                    int unwritten = v == (int64_t)(int32_t)0x80808080u ||
+                                    v == (int64_t)0x8080808080808080ull;
                     if (!s.status->failed) {
                         s.status->layer = a.layer;
                         s.status->size_id = id;
                         s.status->value = v;
                         s.status->upper = upper;
-                        s.status->failed = 1;
+                        s.status->failed = unwritten ? 2 : 1;
                     }
                     v = v < 0 ? 0 : upper;
                 }

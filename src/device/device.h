@@ -79,7 +79,9 @@ typedef struct dev_node {
 /* A violated bound, written by the device into pinned host memory and read
  * by the host when it next waits for the stream. */
 typedef struct dev_size_status {
-    int32_t failed; /* 0: every size was within its bounds */
+    int32_t failed; /* 0: every size was within its bounds; 1: one was not;
+                       2: one was never written (it still holds the poison
+                       the runtime filled it with, all bytes 0x80) */
     int32_t layer;
     int32_t size_id;
     int32_t pad;

@@ -92,6 +92,13 @@ struct prt_context {
     int capturing;
 };
 
+/* Size tensors are filled with this byte before their layer runs; still
+ * reading so afterwards, the plugin did not write them. (Negative, so no
+ * true size can be it.) */
+#define RUN_SIZE_POISON 0x80
+#define RUN_SIZE_UNWRITTEN32 0x80808080u
+#define RUN_SIZE_UNWRITTEN64 0x8080808080808080ull
+
 static inline int32_t ctx_io_tensor(const prt_engine *e, int32_t io)
 {
     return io < e->nb_inputs ? e->input_tensors[io]

@@ -157,6 +157,13 @@ static prt_status read_sizes(prt_context *c, int32_t li, void *stream)
             return base_error_prefix(st, "layer '%s': reading size tensor '%s'", l->name,
                                      t->name);
         upper = c->up_values[e->exprs.nodes[c->size_node[s]].b];
+        if (v == (t->dtype == PRT_INT32 ? (int64_t)(int32_t)RUN_SIZE_UNWRITTEN32
+                                        : (int64_t)RUN_SIZE_UNWRITTEN64))
+            return base_error(PRT_ERR_PLUGIN,
+                              "layer '%s' (plugin %s) did not write its size tensor '%s' "
+                              "(output %d): a data-dependent output's true size must be "
+                              "written at every enqueue",
+                              l->name, l->plugin_name, t->name, (int)o);
         if (v < 0 || v > upper)
             return base_error(PRT_ERR_PLUGIN,
                               "layer '%s' (plugin %s) wrote %lld to size tensor '%s', "
@@ -231,6 +238,14 @@ static prt_status run_layer(prt_context *c, int32_t li, void *stream)
         }
         c->in_ptrs[k] = c->out_ptrs[o];
     }
+    /* A size the plugin never writes must not be read from leftover memory:
+     * each starts as a value no size can be (RUN_SIZE_UNWRITTEN). */
+    for (int32_t o = 0; writes_sizes && o < nb_out; o++)
+        if (e->tensors[l->outputs[o]].size_id >= 0 &&
+            (st =
+                 c->dev->memset(c->out_ptrs[o], RUN_SIZE_POISON,
+                                prt_dtype_size(e->tensors[l->outputs[o]].dtype), stream)))
+            return base_error_prefix(st, "layer '%s'", l->name);
     base_clear_error();
     st = p->vt->runtime->enqueue(p, in, out, c->in_ptrs, c->out_ptrs,
                                  l->workspace ? c->workspace : NULL, c->dev->device,

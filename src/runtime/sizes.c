@@ -238,6 +238,16 @@ prt_status ctx_sizes_fetch(prt_context *c, int32_t li, void *stream)
         st = c->dev->stream_sync(stream);
     if (st)
         return base_error_prefix(st, "reading the sizes of the run");
+    if (c->ds_status->failed == 2) {
+        const dev_size_status *f = c->ds_status;
+        const eng_layer *l = &e->layers[f->layer];
+        return base_error(PRT_ERR_PLUGIN,
+                          "layer '%s' (plugin %s) did not write its size tensor '%s': a "
+                          "data-dependent output's true size must be written at every "
+                          "enqueue",
+                          l->name, l->plugin_name,
+                          e->tensors[c->size_tensor[f->size_id]].name);
+    }
     if (c->ds_status->failed) {
         const dev_size_status *f = c->ds_status;
         const eng_layer *l = &e->layers[f->layer];

@@ -385,6 +385,8 @@ static prt_status oc_enqueue(prt_plugin *p, const prt_tensor_desc *in,
                              void *const *y, void *ws, int32_t device, void *stream)
 {
     (void)p, (void)in, (void)out, (void)x, (void)ws, (void)device;
+    if (over_value == -999) /* "forgets" to write K */
+        return PRT_OK;
     return cudaMemcpyAsync(y[1], &over_value, sizeof over_value, cudaMemcpyHostToDevice,
                            (cudaStream_t)stream) == cudaSuccess
                ? PRT_OK
@@ -484,6 +486,10 @@ static void test_size_bound(void)
     CHECK_OK(prt_context_enqueue(ctx, s));
     CHECK_ERR(prt_context_get_tensor_shape(ctx, "Y", &yd), PRT_ERR_PLUGIN,
               "wrote 103 to size tensor 'K', outside its declared bounds 0..100");
+    over_value = -999;
+    CHECK_OK(prt_context_enqueue(ctx, s));
+    CHECK_ERR(prt_context_get_tensor_shape(ctx, "Y", &yd), PRT_ERR_PLUGIN,
+              "did not write its size tensor 'K'");
     over_value = 0;
     CHECK_OK(prt_context_enqueue(ctx, s));
     CHECK_OK(prt_context_get_tensor_shape(ctx, "Y", &yd));
