@@ -110,6 +110,10 @@ static void test_direct(void)
     CHECK(strstr(prt_last_error(), "no plugin libraries loaded") != NULL);
     CHECK_ERR(prt_registry_find_creator(reg, NULL, "Nope", "3", &c), PRT_ERR_NOT_FOUND,
               "::Nope@3");
+    CHECK(strstr(prt_last_error(), "did you mean") == NULL);
+    /* A spelling a letter or a case off names the nearest key. */
+    CHECK_ERR(prt_registry_find_creator(reg, "", "gama", "1", &c), PRT_ERR_NOT_FOUND,
+              "did you mean ::Gamma@1");
 
     /* Duplicates. */
     CHECK_ERR(prt_registry_add_creator(reg, &gamma_creator), PRT_ERR_ALREADY_EXISTS,

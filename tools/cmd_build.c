@@ -47,6 +47,7 @@ static const cli_opt build_opts[] = {
     {"--timing-cache", NULL, 1, OPT_TIMING_CACHE},
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
+    {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
     {NULL, NULL, 0, 0},
 };
 
@@ -63,6 +64,9 @@ static void build_help(void)
         "  --no-default-plugins     do not load the standard plugin library\n"
         "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
         "                           import every OP node as that plugin (repeatable)\n"
+        "  --strict                 a plugin output that disagrees with the shape or\n"
+        "                           dtype the model declares fails the build (default:\n"
+        "                           a warning)\n"
         "  --device cpu|cuda        target device (default cpu)\n"
         "  --min-shapes NAME:DIMS[,NAME:DIMS...]\n"
         "  --opt-shapes NAME:DIMS[,...]\n"
@@ -307,7 +311,7 @@ int cmd_build(int argc, char **argv)
     t0 = cli_now();
     if (!(reg = cli_registry_create(&a.m.plugins)))
         goto done;
-    if (cli_import_onnx(a.m.model, reg, &a.m.ops, &net) != CLI_OK)
+    if (cli_import_onnx(a.m.model, reg, &a.m.ops, a.m.strict, &net) != CLI_OK)
         goto done;
     t1 = cli_now();
     {

@@ -68,6 +68,7 @@ static const cli_opt run_opts[] = {
     {"--device", NULL, 1, OPT_DEVICE},
     {"--cuda-graph", NULL, 0, OPT_CUDA_GRAPH},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
+    {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
     {NULL, NULL, 0, 0},
 };
 
@@ -112,6 +113,8 @@ static void run_help(void)
         "  --no-default-plugins       do not load the standard plugin library\n"
         "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
         "                             (ONNX) import every OP node as that plugin\n"
+        "  --strict                   (ONNX) a plugin output that disagrees with the\n"
+        "                             model's declared shape or dtype fails the build\n"
         "  --device cpu|cuda          (ONNX) the device to build for (default cpu); for "
         "a\n"
         "                             plan, the plan's device, which it must name if "
@@ -298,7 +301,7 @@ static int build_from_onnx(const run_args *a, const prt_registry *reg,
 {
     prt_network *net = NULL;
     cli_shapes prof = {NULL, 0};
-    int rc = cli_import_onnx(a->m.model, reg, &a->m.ops, &net);
+    int rc = cli_import_onnx(a->m.model, reg, &a->m.ops, a->m.strict, &net);
     if (rc == CLI_OK)
         rc = check_shape_names(net, &a->shapes);
     for (int i = 0; rc == CLI_OK && i < a->shapes.count; i++)

@@ -35,6 +35,9 @@ static int take_model_arg(cli_model_args *a, int id, const char *value)
     case CLI_MODEL_OPT_VERBOSE:
         a->verbose = 1;
         return CLI_OK;
+    case CLI_MODEL_OPT_STRICT:
+        a->strict = 1;
+        return CLI_OK;
     default:
         return NOT_SHARED;
     }
@@ -71,14 +74,35 @@ int cli_have_onnx(void)
     return PRT_HAVE_ONNX;
 }
 
+/* What to try next, chosen by what failed (the message says), not by the
+ * status code alone: several causes share one code. */
+static void cli_import_hint(const char *msg)
+{
+    if (strstr(msg, "not a valid onnx.ModelProto") || strstr(msg, "wire format"))
+        fprintf(stderr, "  is it an ONNX model (a serialized ModelProto)?\n");
+    else if (strstr(msg, "neither an importer nor") || strstr(msg, "no importer") ||
+             strstr(msg, "is not in the registry") || strstr(msg, "no plugin creator"))
+        fprintf(stderr,
+                "  for a custom op, load the library that defines its plugin with "
+                "--plugins lib.so,\n  or send the op to a plugin with --plugin-op "
+                "Op=Plugin[@version][/namespace];\n  `plugrt plugins lib.so` lists "
+                "what a library offers\n");
+    else if (strstr(msg, "attribute") || strstr(msg, "field"))
+        fprintf(stderr, "  check the node's attributes against the creator's fields "
+                        "(`plugrt plugins lib.so` lists them)\n");
+}
+
 int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_ops *ops,
-                    prt_network **out)
+                    int strict, prt_network **out)
 {
 #if PRT_HAVE_ONNX
     prt_onnx_parser *parser = NULL;
     prt_status st = prt_onnx_parser_create(reg, &parser);
+    if (!st)
+        st = prt_onnx_parser_set_strict(parser, strict);
     if (st) {
         cli_error_api(st, "cannot create the ONNX parser");
+        prt_onnx_parser_destroy(parser);
         return CLI_FAIL;
     }
     for (int i = 0; ops && i < ops->count; i++) {
@@ -99,17 +123,7 @@ int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_
     if (st == PRT_OK)
         return CLI_OK;
     cli_error_api(st, "cannot import %s", path);
-    if (st == PRT_ERR_UNSUPPORTED || st == PRT_ERR_NOT_FOUND)
-        fprintf(stderr,
-                "  for a custom op, load the library that defines its plugin with "
-                "--plugins lib.so,\n  or send the op to a plugin with --plugin-op "
-                "Op=Plugin[@version][/namespace];\n  `plugrt plugins lib.so` lists "
-                "what a library offers\n");
-    else if (st == PRT_ERR_MALFORMED)
-        fprintf(stderr, "  is it an ONNX model (a serialized ModelProto)?\n");
-    else if (st == PRT_ERR_PLUGIN || st == PRT_ERR_INVALID_ARGUMENT)
-        fprintf(stderr, "  check the node's attributes against the creator's fields "
-                        "(`plugrt plugins lib.so` lists them)\n");
+    cli_import_hint(prt_last_error());
     return CLI_FAIL;
 #else
     (void)reg;

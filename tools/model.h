@@ -19,6 +19,7 @@ typedef struct cli_model_args {
     cli_plugin_opts plugins;
     cli_plugin_ops ops;
     int verbose;
+    int strict; /* --strict: declared output shapes that disagree fail */
 } cli_model_args;
 
 /* Their ids in a subcommand's cli_opt table; its own ids follow, from
@@ -28,6 +29,7 @@ enum {
     CLI_MODEL_OPT_NO_DEFAULT,
     CLI_MODEL_OPT_PLUGIN_OP,
     CLI_MODEL_OPT_VERBOSE,
+    CLI_MODEL_OPT_STRICT,
     CLI_MODEL_OPT_END
 };
 
@@ -49,7 +51,7 @@ int cli_have_onnx(void);
 /* Parses an ONNX model; *out is the caller's. `ops` are --plugin-op
  * mappings (may be NULL). */
 int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_ops *ops,
-                    prt_network **out);
+                    int strict, prt_network **out);
 
 typedef struct cli_build_opts {
     /* Profile 0: for every name in any list, missing entries are taken from

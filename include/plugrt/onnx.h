@@ -51,6 +51,13 @@ PRT_NODISCARD prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser,
                                                 const char *plugin_name,
                                                 const char *plugin_version);
 
+/* 1: a plugin node whose output disagrees with the dtype or shape the model
+ * declares for it (graph outputs, value_info) fails the build naming the
+ * node, the output and both shapes; 0 (default): a warning through the
+ * logger (prt_network_expect_tensor, prt_network_set_strict). */
+PRT_NODISCARD prt_status prt_onnx_parser_set_strict(prt_onnx_parser *parser,
+                                                    int32_t strict);
+
 /* Parses a model file; external data files are looked up next to it. On
  * success *out is a new network owned by the caller. Errors name the node,
  * the op and what is wrong (PRT_ERR_MALFORMED for bytes that do not parse,

@@ -310,6 +310,19 @@ PRT_API PRT_NODISCARD prt_status prt_network_get_tensor(const prt_network *net,
                                                         int32_t *out_dtype,
                                                         prt_dims *out_dims);
 
+/* Records the dtype and dims the network's author declares for a tensor
+ * (an ONNX model's graph outputs and value_info): dtype -1 and dims NULL (or
+ * nb_dims -1) leave either undeclared, a dim -1 is dynamic. When a plugin
+ * layer's output disagrees — another dtype, another rank, or another value
+ * for a dim both sides know — the builder warns naming the layer, the output
+ * and both shapes, or fails the build when the network is strict. */
+PRT_API PRT_NODISCARD prt_status prt_network_expect_tensor(prt_network *net,
+                                                           int32_t tensor, int32_t dtype,
+                                                           const prt_dims *dims);
+/* 1: a declared shape or dtype that disagrees fails the build (default 0:
+ * a warning through the logger). */
+PRT_API PRT_NODISCARD prt_status prt_network_set_strict(prt_network *net, int32_t strict);
+
 /* Finds a tensor by name; PRT_ERR_NOT_FOUND if none. */
 PRT_API PRT_NODISCARD prt_status prt_network_find_tensor(const prt_network *net,
                                                          const char *name,

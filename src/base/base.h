@@ -88,6 +88,10 @@ size_t base_field_type_size(int32_t type);
 /* "int32", "float32", "char", ...; "invalid" for an unknown value. */
 const char *base_field_type_name(int32_t type);
 
+/* Edit distance of two short names, case-insensitive, capped at 9: the
+ * "did you mean" of importer and registry errors. */
+int base_name_distance(const char *a, const char *b);
+
 uint64_t base_fnv1a64(const void *data, size_t n, uint64_t seed);
 #define BASE_FNV_SEED 0xcbf29ce484222325ull
 uint32_t base_crc32(const void *data, size_t n);

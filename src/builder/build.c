@@ -291,6 +291,68 @@ static prt_status bld_layer_values(bld *b, int32_t li)
     return PRT_OK;
 }
 
+/* A plugin layer's outputs against what the network's author declared for
+ * them (prt_network_expect_tensor): a mismatch is a warning, or an error in
+ * a strict network. Built-in ops are plugrt's own, so only plugins are
+ * checked. */
+static prt_status bld_check_expected(bld *b, int32_t li)
+{
+    const net_layer *l = &b->net->layers[li];
+    const prt_plugin *p = l->plugin;
+    if (strcmp(p->vt->core->plugin_namespace(p), PRT_BUILTIN_NAMESPACE) == 0)
+        return PRT_OK;
+    for (int32_t o = 0; o < l->nb_outputs; o++) {
+        const net_tensor *nt = &b->net->tensors[l->outputs[o]];
+        const bld_tensor *t = &b->t[l->outputs[o]];
+        char got[160], want[160];
+        int bad = 0;
+        size_t n = 0;
+        if (!nt->has_expect)
+            continue;
+        bad |= nt->expect_dtype >= 0 && nt->expect_dtype != t->dtype;
+        bad |= nt->expect_dims.nb_dims >= 0 && nt->expect_dims.nb_dims != t->dims.nb_dims;
+        for (int32_t d = 0; !bad && nt->expect_dims.nb_dims >= 0 && d < t->dims.nb_dims;
+             d++) {
+            int64_t v;
+            bad |= nt->expect_dims.d[d] >= 0 &&
+                   expr_is_const(b->pool, t->dims.d[d], &v) && v != nt->expect_dims.d[d];
+        }
+        if (!bad)
+            continue;
+        /* "[2, ?]" for the layer's dims (? where only known at run time). */
+        n += (size_t)snprintf(got, sizeof got, "%s [", prt_dtype_name(t->dtype));
+        for (int32_t d = 0; d < t->dims.nb_dims && n < sizeof got; d++) {
+            int64_t v;
+            n += expr_is_const(b->pool, t->dims.d[d], &v)
+                     ? (size_t)snprintf(got + n, sizeof got - n, "%s%lld", d ? ", " : "",
+                                        (long long)v)
+                     : (size_t)snprintf(got + n, sizeof got - n, "%s?", d ? ", " : "");
+        }
+        if (n < sizeof got)
+            snprintf(got + n, sizeof got - n, "]");
+        n = (size_t)snprintf(want, sizeof want, "%s [",
+                             nt->expect_dtype >= 0 ? prt_dtype_name(nt->expect_dtype)
+                                                   : "?");
+        for (int32_t d = 0; d < nt->expect_dims.nb_dims && n < sizeof want; d++)
+            n += nt->expect_dims.d[d] >= 0
+                     ? (size_t)snprintf(want + n, sizeof want - n, "%s%lld",
+                                        d ? ", " : "", (long long)nt->expect_dims.d[d])
+                     : (size_t)snprintf(want + n, sizeof want - n, "%s?", d ? ", " : "");
+        if (n < sizeof want)
+            snprintf(want + n, sizeof want - n, "]");
+        if (b->net->strict)
+            return base_error(PRT_ERR_SHAPE,
+                              "layer '%s' (plugin %s): output %d ('%s') is %s, but the "
+                              "model declares %s",
+                              l->name, bld_plugin_label(p), (int)o, nt->name, got, want);
+        base_log(PRT_SEV_WARNING,
+                 "layer '%s' (plugin %s): output %d ('%s') is %s, but the model declares "
+                 "%s; a consumer sized by the declaration would be wrong",
+                 l->name, bld_plugin_label(p), (int)o, nt->name, got, want);
+    }
+    return PRT_OK;
+}
+
 static prt_status bld_layer_shapes(bld *b, int32_t li)
 {
     const net_layer *l = &b->net->layers[li];
@@ -362,6 +424,9 @@ static prt_status bld_layer_shapes(bld *b, int32_t li)
         t->format = PRT_FORMAT_LINEAR;
         t->dims = out_dims[o];
     }
+    st = bld_check_expected(b, li);
+    if (st)
+        return st;
     /* Size tensors declared by this layer: 0-D integer outputs. */
     for (int32_t s = nb_sizes_before; s < expr_pool_size_count(b->pool); s++) {
         int32_t layer, oi;

@@ -498,3 +498,35 @@ prt_status prt_network_get_tensor(const prt_network *net, int32_t tensor,
     }
     return PRT_OK;
 }
+
+prt_status prt_network_expect_tensor(prt_network *net, int32_t tensor, int32_t dtype,
+                                     const prt_dims *dims)
+{
+    net_tensor *t;
+    if (!net || tensor < 0 || tensor >= net->nb_tensors)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_expect_tensor: no tensor %d", (int)tensor);
+    if (dtype != -1 && prt_dtype_size(dtype) == 0)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_expect_tensor: invalid dtype %d", (int)dtype);
+    if (dims && (dims->nb_dims < -1 || dims->nb_dims > PRT_MAX_DIMS))
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_network_expect_tensor: rank %d",
+                          (int)dims->nb_dims);
+    t = &net->tensors[tensor];
+    t->has_expect = 1;
+    t->expect_dtype = dtype;
+    if (dims)
+        t->expect_dims = *dims;
+    else
+        t->expect_dims.nb_dims = -1;
+    return PRT_OK;
+}
+
+prt_status prt_network_set_strict(prt_network *net, int32_t strict)
+{
+    if (!net)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_set_strict: NULL network");
+    net->strict = strict != 0;
+    return PRT_OK;
+}

@@ -19,6 +19,11 @@ typedef struct net_tensor {
     int32_t is_output;
     void *const_data;    /* owned copy for constants (dtype and dims set) */
     int64_t const_bytes; /* -1 unless a constant */
+    /* What the network's author declared (prt_network_expect_tensor): the
+     * builder compares a plugin layer's output with it. */
+    int32_t has_expect;
+    int32_t expect_dtype; /* -1: not declared */
+    prt_dims expect_dims; /* nb_dims -1: not declared; a dim -1: dynamic */
 } net_tensor;
 
 typedef struct net_layer {
@@ -41,6 +46,7 @@ struct prt_network {
     int32_t *inputs; /* tensor ids of network inputs, in order */
     int32_t nb_outputs, cap_outputs;
     int32_t *outputs; /* tensor ids marked as outputs, in order */
+    int32_t strict;   /* a declared shape or dtype that disagrees fails the build */
 };
 
 /* A plugin's optional table entry, or NULL when its table is too old (short)

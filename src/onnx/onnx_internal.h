@@ -147,6 +147,7 @@ struct prt_onnx_parser {
     onnx_mapping *maps;
     int32_t nb_maps;
     int32_t cap_maps;
+    int32_t strict; /* prt_onnx_parser_set_strict */
 };
 
 /* What defines a name in the graph. */

@@ -112,9 +112,70 @@ static const onnx_op op_table[] = {
     {"Where", "Where", 9, NULL},
 };
 
+/* Edit distance of two short names, case-insensitive, capped at 9 (the
+ * importer sees only the public API, so it keeps its own copy of base's). */
+static int name_distance(const char *a, const char *b)
+{
+    int prev[65], cur[65];
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return 9;
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int ca = a[i - 1] >= 'A' && a[i - 1] <= 'Z' ? a[i - 1] + 32 : a[i - 1];
+            int cb = b[j - 1] >= 'A' && b[j - 1] <= 'Z' ? b[j - 1] + 32 : b[j - 1];
+            int best = prev[j - 1] + (ca != cb);
+            if (prev[j] + 1 < best)
+                best = prev[j] + 1;
+            if (cur[j - 1] + 1 < best)
+                best = cur[j - 1] + 1;
+            cur[j] = best;
+        }
+        memcpy(prev, cur, sizeof(int) * (lb + 1));
+    }
+    return prev[lb] > 9 ? 9 : prev[lb];
+}
+
+static const size_t op_table_size = sizeof op_table / sizeof op_table[0];
+
+/* "; did you mean ..." naming the ONNX op or plugin key nearest to an op
+ * nothing serves (a case typo, a letter off), or "" when none is near. */
+static void near_miss(const prt_registry *reg, const char *op_type, char *out, size_t cap)
+{
+    const char *best = NULL, *best_ns = NULL, *best_ver = NULL;
+    int best_d = 3 + (int)(strlen(op_type) > 12);
+    out[0] = '\0';
+    for (size_t i = 0; i < op_table_size; i++) {
+        int d = name_distance(op_type, op_table[i].op_type);
+        if (d < best_d) {
+            best_d = d;
+            best = op_table[i].op_type;
+            best_ns = NULL;
+        }
+    }
+    for (int32_t i = 0; reg && i < prt_registry_creator_count(reg); i++) {
+        const prt_plugin_creator *c = prt_registry_get_creator(reg, i);
+        int d = c && c->name ? name_distance(op_type, c->name) : 9;
+        if (d < best_d) {
+            best_d = d;
+            best = c->name;
+            best_ns = c->plugin_namespace ? c->plugin_namespace : "";
+            best_ver = c->version ? c->version : "1";
+        }
+    }
+    if (best && best_ns)
+        snprintf(out, cap, "; did you mean the plugin %s::%s@%s (plugin_namespace '%s')?",
+                 best_ns, best, best_ver, best_ns);
+    else if (best)
+        snprintf(out, cap, "; did you mean the ONNX op '%s'?", best);
+}
+
 static const onnx_op *op_find(const char *op_type)
 {
-    size_t lo = 0, hi = sizeof op_table / sizeof op_table[0];
+    size_t lo = 0, hi = op_table_size;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         int c = strcmp(op_type, op_table[mid].op_type);
@@ -577,11 +638,16 @@ prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t in
                    "no plugin creator '%s%s%s' version '%s': no registry was given "
                    "to the parser",
                    ns, ns[0] ? "::" : "", op_type, ver);
-    return onnx_error_wrap(
-        PRT_ERR_UNSUPPORTED, "%s: op '%s'%s%s has no importer%s and no plugin creator",
-        label, op_type, is_default_domain(node->domain) ? "" : " of domain ",
-        is_default_domain(node->domain) ? "" : node->domain,
-        op ? " available in this libplugrt" : "");
+    {
+        char hint[320];
+        near_miss(reg, op_type, hint, sizeof hint);
+        return onnx_error_wrap(
+            PRT_ERR_UNSUPPORTED,
+            "%s: op '%s'%s%s has no importer%s and no plugin creator%s", label, op_type,
+            is_default_domain(node->domain) ? "" : " of domain ",
+            is_default_domain(node->domain) ? "" : node->domain,
+            op ? " available in this libplugrt" : "", hint);
+    }
 }
 
 prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node, int32_t index,

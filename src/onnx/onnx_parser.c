@@ -385,6 +385,52 @@ static prt_status check_versions(const Onnx__ModelProto *m, int64_t *out_opset)
     return PRT_OK;
 }
 
+prt_status prt_onnx_parser_set_strict(prt_onnx_parser *parser, int32_t strict)
+{
+    if (!parser)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_onnx_parser_set_strict: NULL parser");
+    parser->strict = strict != 0;
+    return PRT_OK;
+}
+
+/* What the model declares for a value (a graph output or value_info) goes
+ * to the network, whose builder holds plugin layers' outputs to it. A
+ * declaration plugrt cannot read (no tensor type, an unknown dtype) is
+ * skipped: it is advice, not a rule of the model. */
+static prt_status declare_value(onnx_import *imp, const Onnx__ValueInfoProto *vi)
+{
+    const char *name = onnx_str(vi->name);
+    const Onnx__TypeProto__Tensor *tt;
+    prt_dims dims;
+    int32_t idx, dtype = -1;
+    prt_status st;
+    if (onnx_names_get(&imp->names, name, &idx) != 0 ||
+        imp->values[idx].kind != ONNX_VALUE_NODE || imp->values[idx].tensor < 0 ||
+        !vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+        !(tt = vi->type->tensor_type))
+        return PRT_OK;
+    if (tt->has_elem_type &&
+        onnx_dtype_from_onnx(tt->elem_type, name, &dtype) != PRT_OK) {
+        prt_clear_error();
+        dtype = -1;
+    }
+    dims.nb_dims = -1;
+    if (tt->shape && tt->shape->n_dim <= PRT_MAX_DIMS) {
+        dims.nb_dims = (int32_t)tt->shape->n_dim;
+        for (size_t i = 0; i < tt->shape->n_dim; i++) {
+            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+            dims.d[i] =
+                d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                        d->dim_value >= 0
+                    ? d->dim_value
+                    : -1;
+        }
+    }
+    st = prt_network_expect_tensor(imp->net, imp->values[idx].tensor, dtype, &dims);
+    return st ? onnx_error_wrap(st, "the declared type of '%s'", name) : PRT_OK;
+}
+
 prt_status prt_onnx_parser_parse_bytes(prt_onnx_parser *parser, const void *bytes,
                                        size_t size, const char *base_dir,
                                        prt_network **out)
@@ -414,6 +460,12 @@ prt_status prt_onnx_parser_parse_bytes(prt_onnx_parser *parser, const void *byte
     }
     if (!st)
         st = import_graph(&imp);
+    for (size_t i = 0; !st && i < imp.graph->n_output; i++)
+        st = declare_value(&imp, imp.graph->output[i]);
+    for (size_t i = 0; !st && i < imp.graph->n_value_info; i++)
+        st = declare_value(&imp, imp.graph->value_info[i]);
+    if (!st)
+        st = prt_network_set_strict(imp.net, parser->strict);
     if (st) {
         prt_network_destroy(imp.net);
         imp.net = NULL;

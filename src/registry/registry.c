@@ -362,6 +362,24 @@ static prt_status not_found_error(const prt_registry *reg, const char *ns,
         pos += (size_t)n;
         nb_near++;
     }
+    if (!nb_near) {
+        /* Nothing under that name: name the nearest spelling, if one is close. */
+        const prt_plugin_creator *best = NULL;
+        int best_d = 3 + (int)(strlen(name) > 12);
+        for (int32_t i = 0; i < reg->nb_entries; i++) {
+            int d = base_name_distance(name, reg->entries[i].creator->name);
+            if (d < best_d) {
+                best_d = d;
+                best = reg->entries[i].creator;
+            }
+        }
+        if (best) {
+            char other[KEY_CAP];
+            registry_format_key(best->plugin_namespace, best->name, best->version, other,
+                                sizeof other);
+            snprintf(near, sizeof near, "; did you mean %s?", other);
+        }
+    }
     registry_describe_libraries(reg, libs, sizeof libs);
     return base_error(PRT_ERR_NOT_FOUND, "no plugin creator %s in this registry%s; %s",
                       key, near, libs);

@@ -2123,6 +2123,94 @@ static int test_alloc_failures(void)
     return 0;
 }
 
+/* An op nothing serves, one letter or a case off a known one: the error
+ * says what was probably meant. */
+static int test_near_miss(void)
+{
+    static const struct {
+        const char *op, *want;
+    } cs[] = {{"relu", "did you mean the ONNX op 'Relu'?"},
+              {"CustomHardMax", "did you mean the plugin ::CustomHardmax@1"},
+              {"NonZeroPlugn", "did you mean the plugin ::NonZeroPlugin@1"},
+              {"Zzyzx", NULL}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        Onnx__GraphProto *g = graph();
+        prt_network *net = NULL;
+        uint8_t *bytes;
+        size_t size;
+        G_IN(g, value_info("X", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, D23));
+        G_NODE(g, node(cs[i].op, "n0", "X", NULL, NULL, "Y"));
+        G_OUT(g, "Y");
+        bytes = pack(g, 8, 13, &size);
+        CHECK_ERR(parse(bytes, size, NULL, &net), PRT_ERR_UNSUPPORTED, "has no importer");
+        if (cs[i].want)
+            CHECK(strstr(prt_last_error(), cs[i].want) != NULL);
+        else
+            CHECK(strstr(prt_last_error(), "did you mean") == NULL);
+        CHECK(net == NULL);
+        free(bytes);
+        arena_free();
+    }
+    return 0;
+}
+
+/* A plugin node whose output disagrees with what the model declares for it:
+ * a warning naming the node, the output and both shapes; an error when the
+ * parser is strict; nothing when they agree. */
+static int test_declared_outputs(void)
+{
+    static const int64_t d2[1] = {2};
+    for (int variant = 0; variant < 3; variant++) {
+        Onnx__NodeProto *n;
+        Onnx__GraphProto *g = plugin_graph(&n);
+        prt_onnx_parser *p = NULL;
+        prt_network *net = NULL;
+        prt_builder_config *cfg = NULL;
+        prt_engine *e = NULL;
+        prt_dims d = {2, {2, 3}};
+        int32_t prof;
+        uint8_t *bytes;
+        size_t size;
+        prt_status st;
+        /* variant 0: declared [2] (wrong rank); 1: the same, strict; 2: [2, 3]. */
+        g->output[0] =
+            variant < 2 ? value_info("Y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, d2)
+                        : value_info("Y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, D23);
+        bytes = pack(g, 8, 13, &size);
+        log_text[0] = '\0';
+        prt_set_logger(capture_log, NULL, PRT_SEV_WARNING);
+        REQUIRE_OK(prt_onnx_parser_create(reg_global, &p));
+        CHECK_OK(prt_onnx_parser_set_strict(p, variant == 1));
+        CHECK_OK(prt_onnx_parser_parse_bytes(p, bytes, size, NULL, &net));
+        CHECK_OK(prt_builder_config_create(&cfg));
+        CHECK_OK(prt_builder_config_add_profile(cfg, &prof));
+        CHECK_OK(prt_builder_config_set_profile_dims(cfg, prof, "X", &d, &d, &d));
+        st = net ? prt_engine_build(net, cfg, reg_global, &e) : PRT_ERR_STATE;
+        prt_set_logger(NULL, NULL, 0);
+        if (variant == 0) {
+            CHECK_OK(st);
+            CHECK(strstr(log_text,
+                         "layer 'tp0' (plugin TestPlug): output 0 ('Y') is float32 "
+                         "[2, 3], but the model declares float32 [2]") != NULL);
+        } else if (variant == 1) {
+            CHECK(st == PRT_ERR_SHAPE && e == NULL);
+            CHECK(strstr(prt_last_error(),
+                         "output 0 ('Y') is float32 [2, 3], but the model "
+                         "declares float32 [2]") != NULL);
+        } else {
+            CHECK_OK(st);
+            CHECK(strstr(log_text, "declares") == NULL);
+        }
+        prt_engine_destroy(e);
+        prt_builder_config_destroy(cfg);
+        prt_network_destroy(net);
+        prt_onnx_parser_destroy(p);
+        free(bytes);
+        arena_free();
+    }
+    return 0;
+}
+
 int main(void)
 {
     char tmpl[] = "/tmp/prt_onnx_test_XXXXXX";
@@ -2141,6 +2229,8 @@ int main(void)
         return tu_finish("test_onnx_import");
     }
     test_plugin_fields();
+    test_declared_outputs();
+    test_near_miss();
     test_field_errors();
     test_unknown_op();
     test_map_op();
