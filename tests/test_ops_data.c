@@ -972,12 +972,12 @@ static int test_nonzero(void)
                 ot_set(&x, 1, -0.0), ot_set(&x, 4, NAN);
             for (int64_t i = 0; i < n; i++)
                 k += ot_get(&x, i) != 0;
-            wd = D2(rank, k);
+            wd = D2(rank ? rank : 1, k); /* a scalar as [1] */
             for (int64_t i = 0, j = 0; i < n; i++)
                 if (ot_get(&x, i) != 0) {
-                    int64_t idx[PRT_MAX_DIMS];
+                    int64_t idx[PRT_MAX_DIMS] = {0};
                     ot_unravel(&d, i, idx);
-                    for (int32_t q = 0; q < rank; q++)
+                    for (int32_t q = 0; q < wd.d[0]; q++)
                         want[q * k + j] = (double)idx[q];
                     j++;
                 }

@@ -14,6 +14,7 @@
  * a built-in whose fields carry the ONNX attribute names needs no code here;
  * a custom function handles what does not fit that mould.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,8 @@ static prt_status import_pad(onnx_import *imp, const Onnx__NodeProto *node,
                              const char *label, const prt_plugin_creator *creator);
 static prt_status import_split(onnx_import *imp, const Onnx__NodeProto *node,
                                const char *label, const prt_plugin_creator *creator);
+static prt_status import_range(onnx_import *imp, const Onnx__NodeProto *node,
+                               const char *label, const prt_plugin_creator *creator);
 
 /* Sorted by op_type. Opset notes: Add/Sub/Mul/Div before 7 broadcast only
  * with an explicit attribute; Relu and HardSigmoid before 6 had
@@ -93,7 +96,8 @@ static prt_status import_split(onnx_import *imp, const Onnx__NodeProto *node,
  * (reduction came in 16, max/min in 18, for ScatterND too); GatherND came
  * in 11 (batch_dims in 12), Trilu in 14; Compress, EyeLike, NonZero and
  * OneHot in 9, Unique in 11. Hardmax's opsets 1 to 12 view the input as
- * 2-D (the built-in takes both rules). */
+ * 2-D (the built-in takes both rules). Range over floats is folded into a
+ * constant (import_range). */
 static const onnx_op op_table[] = {
     {"Add", "Add", 7, NULL},
     {"And", "And", 7, NULL},
@@ -128,7 +132,7 @@ static const onnx_op op_table[] = {
     {"NonZero", "NonZero", 9, NULL},
     {"OneHot", "OneHot", 9, import_one_hot},
     {"Pad", "Pad", 2, import_pad},
-    {"Range", "Range", 11, NULL},
+    {"Range", "Range", 11, import_range},
     {"Relu", "Relu", 6, NULL},
     {"Reshape", "Reshape", 5, NULL},
     {"Scatter", "ScatterElements", 9, NULL},
@@ -700,6 +704,109 @@ static prt_status import_eye_like(onnx_import *imp, const Onnx__NodeProto *node,
         n2.n_attribute = k;
     }
     return import_extra(imp, &n2, label, creator, &extra, a ? 1 : 0, ins, nb_ins, 0, 0);
+}
+
+/* Range over floats: its length is no expression of integer values, so
+ * start, limit and delta must be constants and the importer makes the
+ * output a constant, accumulating in the dtype (ONNX's definition:
+ * y[i] = y[i-1] + delta). Integer bounds go to the built-in (shape
+ * inputs). */
+static prt_status import_range(onnx_import *imp, const Onnx__NodeProto *node,
+                               const char *label, const prt_plugin_creator *creator)
+{
+    onnx_tensor in[3], t;
+    double v[3];
+    int32_t idx, dtype = -1, nb_const = 0, id;
+    const char *out = node->n_output ? onnx_str(node->output[0]) : "";
+    uint32_t si, sd;
+    prt_status st = PRT_OK;
+    memset(in, 0, sizeof in);
+    for (int k = 0; k < 3 && !st; k++) {
+        const char *name = node_input(node, (size_t)k);
+        int32_t tensor, dt = -1;
+        if (onnx_names_get(&imp->names, name, &idx) == 0 &&
+            imp->values[idx].kind == ONNX_VALUE_CONSTANT && imp->values[idx].init) {
+            st = onnx_tensor_load(imp->values[idx].init, imp->base_dir, label, &in[k]);
+            if (!st && in[k].bytes != prt_dtype_size(in[k].dtype))
+                st = onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: input %d must be a scalar",
+                                label, k);
+            nb_const += !st;
+            dt = st ? -1 : in[k].dtype;
+        } else if (name[0] && !onnx_value_tensor(imp, name, &tensor) &&
+                   prt_network_get_tensor(imp->net, tensor, NULL, &dt, NULL) != PRT_OK) {
+            dt = -1;
+        }
+        if (dt == PRT_FLOAT32 || dt == PRT_FLOAT16 || dt == PRT_BFLOAT16)
+            dtype = dt;
+    }
+    if (!st && dtype >= 0 && nb_const < 3)
+        st = onnx_error(PRT_ERR_UNSUPPORTED,
+                        "%s: Range over %s needs start, limit and delta given as "
+                        "initializers (or Constant nodes' 'value'): its length depends "
+                        "on their values, and plugrt's shapes are integer expressions",
+                        label, prt_dtype_name(dtype));
+    for (int k = 0; k < 3 && !st && dtype >= 0; k++) {
+        if (in[k].dtype != dtype)
+            st = onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: inputs of differing dtypes",
+                            label);
+        else if (dtype == PRT_FLOAT32)
+            v[k] = *(const float *)in[k].data;
+        else if (dtype == PRT_FLOAT16)
+            v[k] = prt_half_to_float(*(const uint16_t *)in[k].data);
+        else
+            v[k] = prt_bf16_to_float(*(const uint16_t *)in[k].data);
+    }
+    for (int k = 0; k < 3; k++)
+        if (in[k].data)
+            onnx_tensor_free(&in[k]);
+    if (st)
+        return st;
+    if (dtype < 0) {
+        shape_bits("Range", &si, &sd);
+        return import_with_fields(imp, node, label, creator, NULL, si, sd);
+    }
+    {
+        /* The difference in float, then a double quotient: ONNX Runtime's
+         * count (it matters where the quotient is an integer but for
+         * rounding). */
+        double q = ceil((double)((float)v[1] - (float)v[0]) / v[2]);
+        int64_t n = q > 0 ? (int64_t)q : 0;
+        float acc = (float)v[0];
+        if (v[2] == 0 || q != q || q > (double)(1 << 24))
+            return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                              "%s: start %g, limit %g and delta %g give no usable length",
+                              label, v[0], v[1], v[2]);
+        memset(&t, 0, sizeof t);
+        t.dtype = dtype;
+        t.dims.nb_dims = 1;
+        t.dims.d[0] = n;
+        t.bytes = (size_t)n * prt_dtype_size(dtype);
+        t.data = prt_malloc(t.bytes ? t.bytes : 1);
+        if (!t.data)
+            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+        for (int64_t i = 0; i < n; i++) {
+            if (dtype == PRT_FLOAT32) {
+                ((float *)t.data)[i] = acc;
+                acc += (float)v[2];
+            } else {
+                uint16_t hb = dtype == PRT_FLOAT16 ? prt_float_to_half(acc)
+                                                   : prt_float_to_bf16(acc);
+                ((uint16_t *)t.data)[i] = hb;
+                acc = (dtype == PRT_FLOAT16 ? prt_half_to_float(hb)
+                                            : prt_bf16_to_float(hb)) +
+                      (float)v[2];
+            }
+        }
+    }
+    if (!out[0]) {
+        onnx_tensor_free(&t);
+        return PRT_OK;
+    }
+    st = onnx_add_constant(imp, out, &t, &id);
+    onnx_tensor_free(&t);
+    if (st)
+        return onnx_error_wrap(st, "%s", label);
+    return onnx_value_add(imp, out, ONNX_VALUE_CONSTANT, id, NULL, label);
 }
 
 /* Hardmax before opset 13 views the input as 2-D. */

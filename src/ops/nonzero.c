@@ -4,9 +4,10 @@
  * (0 to 8), in row-major order, as numpy.nonzero gives them.
  *
  * Output 0: int64 [r, K]: row d holds coordinate d of every non-zero
- *   element. Output 1: K, the size tensor (a 0-D int64), declared with
- *   upper bound the input's volume and opt half of it (ops_data.h); the
- *   importer keeps it internal.
+ *   element. A scalar counts as a 1-D input of one element ([1, K], all
+ *   coordinates 0), as numpy and ONNX Runtime take it. Output 1: K, the size tensor (a
+ * 0-D int64), declared with upper bound the input's volume and opt half of it
+ * (ops_data.h); the importer keeps it internal.
  *
  * Non-zero: floats compare != 0 (NaN counts; -0 does not), integers and
  * bool != 0. At run time output 0's descriptor holds the bound [r, volume];
@@ -41,7 +42,7 @@ static prt_status nz_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in
     if (!k)
         return PRT_ERR_OUT_OF_MEMORY;
     out[0].nb_dims = 2;
-    out[0].d[0] = eb->constant(eb, in[0].nb_dims);
+    out[0].d[0] = eb->constant(eb, in[0].nb_dims ? in[0].nb_dims : 1);
     out[0].d[1] = k;
     out[1].nb_dims = 0;
     return PRT_OK;
@@ -51,7 +52,8 @@ static prt_status nz_run(const op_object *o, int32_t dtype, const prt_tensor_des
                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                          const void *const *x, void *const *y, void *ws, void *stream)
 {
-    const prt_dims *d = &in[0].dims;
+    prt_dims d1 = {1, {1}};
+    const prt_dims *d = in[0].dims.nb_dims ? &in[0].dims : &d1; /* a scalar as [1] */
     int32_t r = d->nb_dims;
     int64_t n = base_volume(d), k = 0, idx[PRT_MAX_DIMS] = {0}, j = 0;
     int64_t *yi = y[0];
@@ -63,7 +65,7 @@ static prt_status nz_run(const op_object *o, int32_t dtype, const prt_tensor_des
         return op_fail(o, PRT_ERR_SHAPE, "output 0 %s cannot hold %lld coordinates of %d",
                        base_dims_format(&out[0].dims, BASE_DIMS_LIST, a, sizeof a),
                        (long long)k, (int)r);
-    for (int64_t i = 0; i < n && r > 0; i++) {
+    for (int64_t i = 0; i < n; i++) {
         if (opd_nonzero(x[0], dtype, i)) {
             for (int32_t q = 0; q < r; q++)
                 yi[q * k + j] = idx[q];
