@@ -12,7 +12,8 @@
  *    (every reduction, repeated indices), Tile, Pad (every mode, negative
  *    pads, axes, the constant from a field or an input), Trilu, OneHot,
  *    DepthToSpace (DCR, CRD) and SpaceToDepth, EyeLike, Hardmax (both
- *    opsets' rules, ties, NaN), Slice's fields, Size's folded value;
+ *    opsets' rules, ties, NaN), Slice's fields, the values Size and Tile
+ *    state (shapes made from them at build time);
  *  - the data-dependent ops (NonZero, Compress, Unique): true dims after
  *    the run, a later layer that sees them, NaN and -0 in Unique;
  *  - errors that name the field, the value or the element: bad modes and
@@ -1244,8 +1245,8 @@ static int32_t add_layer(prt_network *n, prt_status *st, const char *op,
 }
 
 /* X (dynamic 2-D float32) -> NonZero -> Transpose: the later layer sees the
- * true K; Size(X) -> Unsqueeze -> Reshape(X): the size folds into the
- * shape at build time. */
+ * true K; Size(X) -> Unsqueeze -> Reshape(X) and Shape(X) -> Tile ->
+ * ConstantOfShape: Size's and Tile's values make shapes at build time. */
 static int test_chains(void)
 {
     prt_network *n = NULL;
@@ -1255,7 +1256,8 @@ static int test_chains(void)
     prt_status st;
     prt_dims dyn = D2(-1, -1), mn = D2(1, 1), mx = D2(4, 4), d;
     int64_t zero = 0, ybuf[64], rbuf[64];
-    int32_t x, nz, t, sz, u, r, prof, ax0;
+    int32_t x, nz, t, sz, u, r, c = -1, prof, ax0;
+    static float cbuf[256];
     prt_io_info io = {.struct_size = sizeof io};
     REQUIRE_OK(prt_network_create(&n));
     st = prt_network_add_input(n, "X", PRT_FLOAT32, &dyn, &x);
@@ -1268,6 +1270,19 @@ static int test_chains(void)
     }
     u = add_layer(n, &st, "Unsqueeze", NULL, 0, &sz, 1, &ax0, 1, 0);
     r = add_layer(n, &st, "Reshape", NULL, 0, &x, 1, &u, 1, 0);
+    if (!st) { /* C = ConstantOfShape(Tile(Shape(X), [2])): dims d0, d1, d0, d1 */
+        int32_t shp = add_layer(n, &st, "Shape", NULL, 0, &x, 1, NULL, 0, 0), rep, tl;
+        int64_t two = 2;
+        prt_dims one = D1(1);
+        if (!st)
+            st = prt_network_add_constant(n, "two", PRT_INT64, &one, &two, &rep);
+        tl = add_layer(n, &st, "Tile", NULL, 0, &shp, 1, &rep, 1, 0);
+        c = add_layer(n, &st, "ConstantOfShape", NULL, 0, NULL, 0, &tl, 1, 0);
+        if (!st)
+            st = prt_network_set_tensor_name(n, c, "C");
+        if (!st)
+            st = prt_network_mark_output(n, c);
+    }
     if (!st)
         st = prt_network_set_tensor_name(n, t, "T");
     if (!st)
@@ -1307,6 +1322,8 @@ static int test_chains(void)
         if (!st)
             st = prt_context_set_tensor_address(ctx, "R", rbuf);
         if (!st)
+            st = prt_context_set_tensor_address(ctx, "C", cbuf);
+        if (!st)
             st = prt_context_enqueue(ctx, NULL);
         CHECK_OK(st);
         if (!st && !run) { /* [[0,1],[1,1],[1,2]] */
@@ -1321,6 +1338,9 @@ static int test_chains(void)
             CHECK(memcmp(ybuf, w, sizeof w) == 0);
         }
         if (!st) {
+            CHECK_OK(prt_context_get_tensor_shape(ctx, "C", &d));
+            CHECK(d.nb_dims == 4 && d.d[0] == xd.d[0] && d.d[1] == xd.d[1] &&
+                  d.d[2] == xd.d[0] && d.d[3] == xd.d[1]);
             CHECK_OK(prt_context_get_tensor_shape(ctx, "R", &d));
             CHECK(d.nb_dims == 1 && d.d[0] == xd.d[0] * xd.d[1]);
             CHECK(memcmp(rbuf, xv, sizeof(float) * (size_t)d.d[0]) == 0);

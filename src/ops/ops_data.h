@@ -1,8 +1,9 @@
 /*
  * Creators of the data-movement and data-dependent built-ins (issue 8):
- * Size, Split, GatherND, ScatterND, ScatterElements, Tile, Pad, Trilu,
- * OneHot, DepthToSpace, SpaceToDepth, EyeLike, NonZero, Compress, Unique
- * and Hardmax, with the few helpers their files share. Kept apart from
+ * Size (in shape.c, beside Shape), Split, GatherND, ScatterND,
+ * ScatterElements, Tile, Pad, Trilu, OneHot, DepthToSpace, SpaceToDepth,
+ * EyeLike, NonZero, Compress, Unique and Hardmax, with the few helpers
+ * their files share (ops_data.c). Kept apart from
  * op_common.h and shape_ops.h so that these ops and the scaffold can change
  * independently. Internal to libplugrt; builtins.c lists them.
  *

@@ -6,6 +6,7 @@
  * Tile, ONNX opsets 6 to 13: input x, shape input `repeats` (1-D int64 of
  *   x's rank, values >= 0). Output dim i is x's dim i times repeats[i].
  *   The run checks that the output's dims are multiples of the input's.
+ *   A 1-D shape tensor tiled states its values (Shape -> Tile).
  * Pad, ONNX opsets 2 to 19:
  *   Field mode (char): "constant" (default), "reflect" (mirrored without
  *     repeating the edge, numpy's rule, which also serves pads longer than
@@ -110,6 +111,23 @@ static prt_status tile_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_
     return PRT_OK;
 }
 
+/* Values: a shape tensor's (1-D) values repeated, for an output of static
+ * size <= 8 (Shape -> Tile). */
+static prt_status tile_values(op_object *o, const prt_dim_exprs *in_dims,
+                              const prt_dim_exprs *in_values, int32_t nb_in,
+                              const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                              prt_expr_builder *eb)
+{
+    int32_t n = op_static_count(eb, out_dims), m = in_values[0].nb_dims;
+    (void)o, (void)nb_in;
+    if (n < 0 || m <= 0 || in_dims[0].nb_dims != 1)
+        return PRT_OK;
+    for (int32_t i = 0; i < n; i++)
+        out_values->d[i] = in_values[0].d[i % m];
+    out_values->nb_dims = n;
+    return PRT_OK;
+}
+
 static prt_status tile_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                            int32_t nb_in, const prt_tensor_desc *out,
                            const void *const *x, void *y, void *ws, void *stream)
@@ -148,6 +166,7 @@ static const op_class tile_class = {
     .min_shape_inputs = 1,
     .max_shape_inputs = 1,
     .shapes_sv = tile_shapes,
+    .values = tile_values,
 };
 
 const prt_plugin_creator op_tile_creator = OP_CREATOR("Tile", tile_class, NULL, 0);
