@@ -113,7 +113,23 @@ static const char *const all_ops[] = {"Relu",
                                       "Expand",
                                       "Range",
                                       "Slice",
-                                      "Cast"};
+                                      "Cast",
+                                      "Size",
+                                      "Split",
+                                      "GatherND",
+                                      "ScatterND",
+                                      "ScatterElements",
+                                      "Tile",
+                                      "Pad",
+                                      "Trilu",
+                                      "OneHot",
+                                      "DepthToSpace",
+                                      "SpaceToDepth",
+                                      "EyeLike",
+                                      "NonZero",
+                                      "Compress",
+                                      "Unique",
+                                      "Hardmax"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

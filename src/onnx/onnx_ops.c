@@ -14,6 +14,7 @@
  * a built-in whose fields carry the ONNX attribute names needs no code here;
  * a custom function handles what does not fit that mould.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +46,11 @@ typedef struct onnx_shape_op {
 } onnx_shape_op;
 
 static const onnx_shape_op shape_op_table[] = {
-    {"ConstantOfShape", 0x1, 0}, {"Expand", 0x2, 0},    {"Range", 0x7, 0x7},
-    {"Reshape", 0x2, 0},         {"Slice", 0x1e, 0x1e}, {"Squeeze", 0x2, 0},
+    {"ConstantOfShape", 0x1, 0}, {"Expand", 0x2, 0},
+    {"OneHot", 0x2, 0},          {"Pad", 0x2, 0x2},
+    {"Range", 0x7, 0x7},         {"Reshape", 0x2, 0},
+    {"Slice", 0x1e, 0x1e},       {"Split", 0x2, 0x2},
+    {"Squeeze", 0x2, 0},         {"Tile", 0x2, 0},
     {"Unsqueeze", 0x2, 0},
 };
 
@@ -57,6 +61,18 @@ static prt_status import_cast(onnx_import *imp, const Onnx__NodeProto *node,
 static prt_status import_constant_of_shape(onnx_import *imp, const Onnx__NodeProto *node,
                                            const char *label,
                                            const prt_plugin_creator *creator);
+static prt_status import_eye_like(onnx_import *imp, const Onnx__NodeProto *node,
+                                  const char *label, const prt_plugin_creator *creator);
+static prt_status import_hardmax(onnx_import *imp, const Onnx__NodeProto *node,
+                                 const char *label, const prt_plugin_creator *creator);
+static prt_status import_one_hot(onnx_import *imp, const Onnx__NodeProto *node,
+                                 const char *label, const prt_plugin_creator *creator);
+static prt_status import_pad(onnx_import *imp, const Onnx__NodeProto *node,
+                             const char *label, const prt_plugin_creator *creator);
+static prt_status import_split(onnx_import *imp, const Onnx__NodeProto *node,
+                               const char *label, const prt_plugin_creator *creator);
+static prt_status import_range(onnx_import *imp, const Onnx__NodeProto *node,
+                               const char *label, const prt_plugin_creator *creator);
 
 /* Sorted by op_type. Opset notes: Add/Sub/Mul/Div before 7 broadcast only
  * with an explicit attribute; Relu and HardSigmoid before 6 had
@@ -71,43 +87,70 @@ static prt_status import_constant_of_shape(onnx_import *imp, const Onnx__NodePro
  * Unsqueeze's and Squeeze's axes an input in 13 (an attribute before: the
  * built-in takes both); Slice's starts..steps inputs in 10; Concat's axis
  * was optional before 4; Cast's `to` a string before 6. Expand came in 8,
- * ConstantOfShape in 9, Range in 11; Shape's start/end in 15. */
+ * ConstantOfShape in 9, Range in 11; Shape's start/end in 15.
+ * Data movement: Slice's starts/ends/axes were attributes before 10 (the
+ * built-in takes both); Split's split an attribute before 13, num_outputs
+ * came in 18; Pad's pads and value attributes before 11, its axes input
+ * in 18, mode wrap in 19; Tile's repeats an input from 6; DepthToSpace's
+ * mode came in 11; Scatter (9, 10) is ScatterElements without reduction
+ * (reduction came in 16, max/min in 18, for ScatterND too); GatherND came
+ * in 11 (batch_dims in 12), Trilu in 14; Compress, EyeLike, NonZero and
+ * OneHot in 9, Unique in 11. Hardmax's opsets 1 to 12 view the input as
+ * 2-D (the built-in takes both rules). Range over floats is folded into a
+ * constant (import_range). */
 static const onnx_op op_table[] = {
     {"Add", "Add", 7, NULL},
     {"And", "And", 7, NULL},
     {"Cast", "Cast", 6, import_cast},
+    {"Compress", "Compress", 9, NULL},
     {"Concat", "Concat", 4, NULL},
     {"Constant", NULL, 1, import_constant},
     {"ConstantOfShape", "ConstantOfShape", 9, import_constant_of_shape},
     {"Conv", "Conv", 1, NULL},
+    {"DepthToSpace", "DepthToSpace", 1, NULL},
     {"Div", "Div", 7, NULL},
     {"Einsum", "Einsum", 12, NULL},
     {"Equal", "Equal", 7, NULL},
     {"Erf", "Erf", 9, NULL},
     {"Expand", "Expand", 8, NULL},
+    {"EyeLike", "EyeLike", 9, import_eye_like},
     {"Flatten", "Flatten", 1, NULL},
     {"Gather", "Gather", 1, NULL},
     {"GatherElements", "GatherElements", 11, NULL},
+    {"GatherND", "GatherND", 11, NULL},
     {"Gemm", "Gemm", 7, NULL},
     {"GlobalAveragePool", "GlobalAveragePool", 1, NULL},
     {"GreaterOrEqual", "GreaterOrEqual", 12, NULL},
     {"HardSigmoid", "HardSigmoid", 6, NULL},
     {"HardSwish", "HardSwish", 14, NULL},
+    {"Hardmax", "Hardmax", 1, import_hardmax},
     {"Identity", "Identity", 1, NULL},
     {"IsNaN", "IsNaN", 9, NULL},
     {"LayerNormalization", "LayerNormalization", 17, NULL},
     {"MatMul", "MatMul", 1, NULL},
     {"Mul", "Mul", 7, NULL},
-    {"Range", "Range", 11, NULL},
+    {"NonZero", "NonZero", 9, NULL},
+    {"OneHot", "OneHot", 9, import_one_hot},
+    {"Pad", "Pad", 2, import_pad},
+    {"Range", "Range", 11, import_range},
     {"Relu", "Relu", 6, NULL},
     {"Reshape", "Reshape", 5, NULL},
+    {"Scatter", "ScatterElements", 9, NULL},
+    {"ScatterElements", "ScatterElements", 11, NULL},
+    {"ScatterND", "ScatterND", 11, NULL},
     {"Shape", "Shape", 1, NULL},
-    {"Slice", "Slice", 10, NULL},
+    {"Size", "Size", 1, NULL},
+    {"Slice", "Slice", 1, NULL},
     {"Softmax", "Softmax", 13, NULL},
+    {"SpaceToDepth", "SpaceToDepth", 1, NULL},
+    {"Split", "Split", 2, import_split},
     {"Squeeze", "Squeeze", 1, NULL},
     {"Sub", "Sub", 7, NULL},
     {"Tanh", "Tanh", 6, NULL},
+    {"Tile", "Tile", 6, NULL},
     {"Transpose", "Transpose", 1, NULL},
+    {"Trilu", "Trilu", 14, NULL},
+    {"Unique", "Unique", 11, NULL},
     {"Unsqueeze", "Unsqueeze", 1, NULL},
     {"Where", "Where", 9, NULL},
 };
@@ -459,6 +502,385 @@ static prt_status import_constant_of_shape(onnx_import *imp, const Onnx__NodePro
         f[1].type = PRT_FIELD_INT64;
     }
     return import_with_fields(imp, node, label, creator, &fc, 0x1, 0);
+}
+
+/* ---- data movement: attributes and constant inputs made fields -------------- */
+
+/* The shape-input bits of shape_op_table for op_type (0 if it has none). */
+static void shape_bits(const char *op_type, uint32_t *shape_inputs, uint32_t *shape_data)
+{
+    *shape_inputs = *shape_data = 0;
+    for (size_t k = 0; k < sizeof shape_op_table / sizeof shape_op_table[0]; k++)
+        if (strcmp(shape_op_table[k].op_type, op_type) == 0) {
+            *shape_inputs = shape_op_table[k].shape_inputs;
+            *shape_data = shape_op_table[k].shape_data;
+        }
+}
+
+/* Input k's name, "" when the node omits it. */
+static const char *node_input(const Onnx__NodeProto *node, size_t k)
+{
+    return k < node->n_input ? onnx_str(node->input[k]) : "";
+}
+
+/* The values of `name` when it is an ONNX constant (an initializer, or a
+ * Constant node's TENSOR) of an integer, bool or float type, as int64
+ * (floats truncated toward zero): *n is their count, or -1 when `name` is
+ * not such a constant (a Constant's value_ints is a network constant that
+ * only the builder reads). More than cap values is an error naming `what`. */
+static prt_status const_values(onnx_import *imp, const char *name, const char *label,
+                               const char *what, int64_t *v, int32_t cap, int32_t *n)
+{
+    const onnx_value *val;
+    onnx_tensor t;
+    char where[600];
+    int32_t idx;
+    size_t count;
+    prt_status st;
+    *n = -1;
+    if (!name[0] || onnx_names_get(&imp->names, name, &idx) != 0)
+        return PRT_OK;
+    val = &imp->values[idx];
+    if (val->kind != ONNX_VALUE_CONSTANT || !val->init)
+        return PRT_OK;
+    snprintf(where, sizeof where, "%s: input '%s' (%s)", label, name, what);
+    st = onnx_tensor_load(val->init, imp->base_dir, where, &t);
+    if (st)
+        return st;
+    count = t.bytes / prt_dtype_size(t.dtype);
+    if (count > (size_t)cap) {
+        onnx_tensor_free(&t);
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s holds %zu values; at most %d are allowed", where, count,
+                          (int)cap);
+    }
+    for (size_t i = 0; i < count; i++) {
+        double f = 0.0;
+        switch (t.dtype) {
+        case PRT_FLOAT32:
+            f = ((const float *)t.data)[i];
+            break;
+        case PRT_FLOAT16:
+            f = prt_half_to_float(((const uint16_t *)t.data)[i]);
+            break;
+        case PRT_BFLOAT16:
+            f = prt_bf16_to_float(((const uint16_t *)t.data)[i]);
+            break;
+        case PRT_INT8:
+            v[i] = ((const int8_t *)t.data)[i];
+            break;
+        case PRT_UINT8:
+        case PRT_BOOL:
+            v[i] = ((const uint8_t *)t.data)[i];
+            break;
+        case PRT_INT32:
+            v[i] = ((const int32_t *)t.data)[i];
+            break;
+        default:
+            v[i] = ((const int64_t *)t.data)[i];
+            break;
+        }
+        if (t.dtype == PRT_FLOAT32 || t.dtype == PRT_FLOAT16 || t.dtype == PRT_BFLOAT16) {
+            if (!(f > -9.2e18 && f < 9.2e18)) {
+                onnx_tensor_free(&t);
+                return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                                  "%s: value %zu (%g) is not a usable integer", where, i,
+                                  f);
+            }
+            v[i] = (int64_t)f;
+        }
+    }
+    onnx_tensor_free(&t);
+    *n = (int32_t)count;
+    return PRT_OK;
+}
+
+/* import_with_fields with the node's attributes as fields plus `extra`, and
+ * the node's inputs replaced by ins[0..nb_ins) (names; "" for an omitted
+ * one). */
+static prt_status import_extra(onnx_import *imp, const Onnx__NodeProto *node,
+                               const char *label, const prt_plugin_creator *c,
+                               const prt_field *extra, int32_t nb_extra, const char **ins,
+                               size_t nb_ins, uint32_t shape_inputs, uint32_t shape_data)
+{
+    onnx_fields fields;
+    prt_field *all;
+    prt_field_collection fc;
+    Onnx__NodeProto n2 = *node;
+    prt_status st = onnx_fields_from_node(node, label, c, imp->base_dir, &fields);
+    if (st)
+        return st;
+    all = prt_malloc(sizeof *all * (size_t)(fields.nb_fields + nb_extra + 1));
+    if (!all) {
+        onnx_fields_free(&fields);
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+    }
+    for (int32_t i = 0; i < fields.nb_fields; i++)
+        all[i] = fields.fields[i];
+    for (int32_t i = 0; i < nb_extra; i++)
+        all[fields.nb_fields + i] = extra[i];
+    fc.nb_fields = fields.nb_fields + nb_extra;
+    fc.fields = all;
+    n2.input = (char **)ins;
+    n2.n_input = nb_ins;
+    st = import_with_fields(imp, &n2, label, c, &fc, shape_inputs, shape_data);
+    prt_free(all);
+    onnx_fields_free(&fields);
+    return st;
+}
+
+/* The node's inputs, names borrowed, into ins (at most cap) and their
+ * count into *n; more is an error. */
+static prt_status node_inputs(const Onnx__NodeProto *node, const char *label,
+                              const char **ins, size_t cap, size_t *n)
+{
+    if (node->n_input > cap)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                          "%s: %s takes at most %zu inputs, not %zu", label,
+                          onnx_str(node->op_type), cap, node->n_input);
+    for (size_t k = 0; k < node->n_input; k++)
+        ins[k] = onnx_str(node->input[k]);
+    *n = node->n_input;
+    return PRT_OK;
+}
+
+/* Split: the number of outputs is the node's (field outputs), and a
+ * constant `split` input (opset 13 on) becomes field split, so that more
+ * than 8 parts need no shape input. */
+static prt_status import_split(onnx_import *imp, const Onnx__NodeProto *node,
+                               const char *label, const prt_plugin_creator *creator)
+{
+    int64_t split[64];
+    int32_t outputs = (int32_t)(node->n_output < 64 ? node->n_output : 64), n;
+    prt_field extra[2];
+    const char *ins[2];
+    size_t nb_ins = 0;
+    uint32_t si, sd;
+    prt_status st = node_inputs(node, label, ins, 2, &nb_ins);
+    if (!st)
+        st = const_values(imp, node_input(node, 1), label, "split", split, 64, &n);
+    if (st)
+        return st;
+    shape_bits("Split", &si, &sd);
+    extra[0] = (prt_field){"outputs", &outputs, PRT_FIELD_INT32, 1};
+    extra[1] = (prt_field){"split", split, PRT_FIELD_INT64, n};
+    if (n >= 0)
+        nb_ins = 1;
+    return import_extra(imp, node, label, creator, extra, n >= 0 ? 2 : 1, ins, nb_ins, si,
+                        sd);
+}
+
+/* Pad: from opset 11 a constant `pads` input becomes field pads (so rank 5
+ * and up pads need no shape input of more than 8 values), and the `axes`
+ * input (opset 18), which must be a constant, field axes. constant_value
+ * stays an input. */
+static prt_status import_pad(onnx_import *imp, const Onnx__NodeProto *node,
+                             const char *label, const prt_plugin_creator *creator)
+{
+    int64_t pads[16], axes[8];
+    int32_t np = -1, na = -1, nb_extra = 0;
+    prt_field extra[2];
+    const char *ins[4];
+    size_t nb_ins = 0;
+    uint32_t si, sd;
+    prt_status st = node_inputs(node, label, ins, 4, &nb_ins);
+    if (!st)
+        st = const_values(imp, node_input(node, 1), label, "pads", pads, 16, &np);
+    if (!st)
+        st = const_values(imp, node_input(node, 3), label, "axes", axes, 8, &na);
+    if (st)
+        return st;
+    if (node_input(node, 3)[0] && na < 0)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s: Pad's axes input '%s' must be a constant (an initializer)",
+                          label, node_input(node, 3));
+    shape_bits("Pad", &si, &sd);
+    nb_ins = 0;
+    if (np >= 0) {
+        extra[nb_extra++] = (prt_field){"pads", pads, PRT_FIELD_INT64, np};
+        si = sd = 0;
+    }
+    if (na >= 0)
+        extra[nb_extra++] = (prt_field){"axes", axes, PRT_FIELD_INT64, na};
+    ins[nb_ins++] = node_input(node, 0);
+    if (np < 0 && node_input(node, 1)[0])
+        ins[nb_ins++] = node_input(node, 1);
+    if (node_input(node, 2)[0])
+        ins[nb_ins++] = node_input(node, 2);
+    return import_extra(imp, node, label, creator, extra, nb_extra, ins, nb_ins, si, sd);
+}
+
+/* OneHot: a constant `depth` (of any numeric type) becomes field depth;
+ * otherwise it is a shape input, which must then be an integer. */
+static prt_status import_one_hot(onnx_import *imp, const Onnx__NodeProto *node,
+                                 const char *label, const prt_plugin_creator *creator)
+{
+    int64_t depth;
+    int32_t n;
+    prt_field extra = {"depth", &depth, PRT_FIELD_INT64, 1};
+    const char *ins[3];
+    size_t nb_ins = 0;
+    uint32_t si, sd;
+    prt_status st = node_inputs(node, label, ins, 3, &nb_ins);
+    if (!st)
+        st = const_values(imp, node_input(node, 1), label, "depth", &depth, 1, &n);
+    if (st)
+        return st;
+    shape_bits("OneHot", &si, &sd);
+    if (n < 0 || nb_ins < 3)
+        return import_extra(imp, node, label, creator, NULL, 0, ins, nb_ins, si, sd);
+    ins[1] = ins[2];
+    return import_extra(imp, node, label, creator, &extra, 1, ins, 2, 0, 0);
+}
+
+/* EyeLike's dtype is an ONNX element type; the built-in takes a prt_dtype. */
+static prt_status import_eye_like(onnx_import *imp, const Onnx__NodeProto *node,
+                                  const char *label, const prt_plugin_creator *creator)
+{
+    const Onnx__AttributeProto *a = onnx_node_attr(node, "dtype");
+    Onnx__NodeProto n2 = *node;
+    Onnx__AttributeProto *attrs[8];
+    int32_t dtype;
+    prt_field extra = {"dtype", &dtype, PRT_FIELD_INT32, 1};
+    const char *ins[1];
+    size_t nb_ins = 0, k = 0;
+    if (node_inputs(node, label, ins, 1, &nb_ins))
+        return PRT_ERR_INVALID_ARGUMENT;
+    if (node->n_attribute > 8)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: EyeLike has %zu attributes",
+                          label, node->n_attribute);
+    if (a) {
+        char what[600];
+        if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+            return onnx_error(PRT_ERR_MALFORMED, "%s: attribute 'dtype' must be an INT",
+                              label);
+        snprintf(what, sizeof what, "%s: attribute 'dtype'", label);
+        if (onnx_dtype_from_onnx((int32_t)a->i, what, &dtype))
+            return PRT_ERR_UNSUPPORTED;
+        /* The other attributes go through the schema. */
+        for (size_t i = 0; i < node->n_attribute; i++)
+            if (node->attribute[i] != a)
+                attrs[k++] = node->attribute[i];
+        n2.attribute = attrs;
+        n2.n_attribute = k;
+    }
+    return import_extra(imp, &n2, label, creator, &extra, a ? 1 : 0, ins, nb_ins, 0, 0);
+}
+
+/* Range over floats: its length is no expression of integer values, so
+ * start, limit and delta must be constants and the importer makes the
+ * output a constant, accumulating in the dtype (ONNX's definition:
+ * y[i] = y[i-1] + delta). Integer bounds go to the built-in (shape
+ * inputs). */
+static prt_status import_range(onnx_import *imp, const Onnx__NodeProto *node,
+                               const char *label, const prt_plugin_creator *creator)
+{
+    onnx_tensor in[3], t;
+    double v[3];
+    int32_t idx, dtype = -1, nb_const = 0, id;
+    const char *out = node->n_output ? onnx_str(node->output[0]) : "";
+    uint32_t si, sd;
+    prt_status st = PRT_OK;
+    memset(in, 0, sizeof in);
+    for (int k = 0; k < 3 && !st; k++) {
+        const char *name = node_input(node, (size_t)k);
+        int32_t tensor, dt = -1;
+        if (onnx_names_get(&imp->names, name, &idx) == 0 &&
+            imp->values[idx].kind == ONNX_VALUE_CONSTANT && imp->values[idx].init) {
+            st = onnx_tensor_load(imp->values[idx].init, imp->base_dir, label, &in[k]);
+            if (!st && in[k].bytes != prt_dtype_size(in[k].dtype))
+                st = onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: input %d must be a scalar",
+                                label, k);
+            nb_const += !st;
+            dt = st ? -1 : in[k].dtype;
+        } else if (name[0] && !onnx_value_tensor(imp, name, &tensor) &&
+                   prt_network_get_tensor(imp->net, tensor, NULL, &dt, NULL) != PRT_OK) {
+            dt = -1;
+        }
+        if (dt == PRT_FLOAT32 || dt == PRT_FLOAT16 || dt == PRT_BFLOAT16)
+            dtype = dt;
+    }
+    if (!st && dtype >= 0 && nb_const < 3)
+        st = onnx_error(PRT_ERR_UNSUPPORTED,
+                        "%s: Range over %s needs start, limit and delta given as "
+                        "initializers (or Constant nodes' 'value'): its length depends "
+                        "on their values, and plugrt's shapes are integer expressions",
+                        label, prt_dtype_name(dtype));
+    for (int k = 0; k < 3 && !st && dtype >= 0; k++) {
+        if (in[k].dtype != dtype)
+            st = onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: inputs of differing dtypes",
+                            label);
+        else if (dtype == PRT_FLOAT32)
+            v[k] = *(const float *)in[k].data;
+        else if (dtype == PRT_FLOAT16)
+            v[k] = prt_half_to_float(*(const uint16_t *)in[k].data);
+        else
+            v[k] = prt_bf16_to_float(*(const uint16_t *)in[k].data);
+    }
+    for (int k = 0; k < 3; k++)
+        if (in[k].data)
+            onnx_tensor_free(&in[k]);
+    if (st)
+        return st;
+    if (dtype < 0) {
+        shape_bits("Range", &si, &sd);
+        return import_with_fields(imp, node, label, creator, NULL, si, sd);
+    }
+    {
+        /* The difference in float, then a double quotient: ONNX Runtime's
+         * count (it matters where the quotient is an integer but for
+         * rounding). */
+        double q = ceil((double)((float)v[1] - (float)v[0]) / v[2]);
+        int64_t n = q > 0 ? (int64_t)q : 0;
+        float acc = (float)v[0];
+        if (v[2] == 0 || q != q || q > (double)(1 << 24))
+            return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                              "%s: start %g, limit %g and delta %g give no usable length",
+                              label, v[0], v[1], v[2]);
+        memset(&t, 0, sizeof t);
+        t.dtype = dtype;
+        t.dims.nb_dims = 1;
+        t.dims.d[0] = n;
+        t.bytes = (size_t)n * prt_dtype_size(dtype);
+        t.data = prt_malloc(t.bytes ? t.bytes : 1);
+        if (!t.data)
+            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+        for (int64_t i = 0; i < n; i++) {
+            if (dtype == PRT_FLOAT32) {
+                ((float *)t.data)[i] = acc;
+                acc += (float)v[2];
+            } else {
+                uint16_t hb = dtype == PRT_FLOAT16 ? prt_float_to_half(acc)
+                                                   : prt_float_to_bf16(acc);
+                ((uint16_t *)t.data)[i] = hb;
+                acc = (dtype == PRT_FLOAT16 ? prt_half_to_float(hb)
+                                            : prt_bf16_to_float(hb)) +
+                      (float)v[2];
+            }
+        }
+    }
+    if (!out[0]) {
+        onnx_tensor_free(&t);
+        return PRT_OK;
+    }
+    st = onnx_add_constant(imp, out, &t, &id);
+    onnx_tensor_free(&t);
+    if (st)
+        return onnx_error_wrap(st, "%s", label);
+    return onnx_value_add(imp, out, ONNX_VALUE_CONSTANT, id, NULL, label);
+}
+
+/* Hardmax before opset 13 views the input as 2-D. */
+static prt_status import_hardmax(onnx_import *imp, const Onnx__NodeProto *node,
+                                 const char *label, const prt_plugin_creator *creator)
+{
+    int32_t coerce = imp->opset < 13;
+    prt_field extra = {"coerce_2d", &coerce, PRT_FIELD_INT32, 1};
+    const char *ins[1];
+    size_t nb_ins = 0;
+    if (node_inputs(node, label, ins, 1, &nb_ins))
+        return PRT_ERR_INVALID_ARGUMENT;
+    return import_extra(imp, node, label, creator, &extra, 1, ins, nb_ins, 0, 0);
 }
 
 /* ---- Constant ---------------------------------------------------------------- */

@@ -9,6 +9,7 @@
 
 #include "ops/math_ops.h"
 #include "ops/op_common.h"
+#include "ops/ops_data.h"
 #include "ops/shape_ops.h"
 
 static const prt_plugin_creator *const builtins[] = {
@@ -48,6 +49,23 @@ static const prt_plugin_creator *const builtins[] = {
     &op_range_creator,
     &op_slice_creator,
     &op_cast_creator,
+    /* data movement and data-dependent ops (ops_data.h) */
+    &op_size_creator,
+    &op_split_creator,
+    &op_gather_nd_creator,
+    &op_scatter_nd_creator,
+    &op_scatter_elements_creator,
+    &op_tile_creator,
+    &op_pad_creator,
+    &op_trilu_creator,
+    &op_one_hot_creator,
+    &op_depth_to_space_creator,
+    &op_space_to_depth_creator,
+    &op_eye_like_creator,
+    &op_nonzero_creator,
+    &op_compress_creator,
+    &op_unique_creator,
+    &op_hardmax_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))

@@ -8,9 +8,15 @@
  * end <= start gives an empty output. The output's values are the input's
  * dim expressions (a shape tensor), so Shape is where shape arithmetic
  * starts.
+ *
+ * Size (namespace "plugrt", version "1"), ONNX opset 13 semantics (1 to 12
+ * the same): any input dtype; the output is a 0-D int64 holding the
+ * input's element count, whose value (the product of the dim expressions)
+ * is stated, so a Size folds at build time when the dims are static.
  */
 #include <string.h>
 
+#include "ops/ops_data.h"
 #include "ops/shape_ops.h"
 
 typedef struct shape_op {
@@ -134,3 +140,60 @@ static const prt_field_schema shape_schema[] = {
 
 const prt_plugin_creator op_shape_creator =
     OP_CREATOR("Shape", shape_class, shape_schema, 2);
+
+/* ---- Size ----------------------------------------------------------------- */
+
+static prt_status size_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                              prt_dim_exprs *out, prt_expr_builder *eb)
+{
+    (void)o, (void)in, (void)nb_in, (void)eb;
+    out->nb_dims = 0;
+    return PRT_OK;
+}
+
+static prt_status size_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                             prt_dims *out)
+{
+    (void)o, (void)in, (void)nb_in;
+    out->nb_dims = 0;
+    return PRT_OK;
+}
+
+static prt_status size_values(op_object *o, const prt_dim_exprs *in_dims,
+                              const prt_dim_exprs *in_values, int32_t nb_in,
+                              const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                              prt_expr_builder *eb)
+{
+    const prt_expr *n = eb->constant(eb, 1);
+    (void)o, (void)in_values, (void)nb_in, (void)out_dims;
+    for (int32_t i = 0; i < in_dims[0].nb_dims; i++)
+        n = eb->operation(eb, PRT_DIM_PROD, n, in_dims[0].d[i]);
+    out_values->nb_dims = 1;
+    out_values->d[0] = n;
+    return PRT_OK;
+}
+
+static prt_status size_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                           int32_t nb_in, const prt_tensor_desc *out,
+                           const void *const *x, void *y, void *ws, void *stream)
+{
+    int64_t n = base_volume(&in[0].dims);
+    (void)o, (void)dtype, (void)nb_in, (void)out, (void)x, (void)ws, (void)stream;
+    memcpy(y, &n, sizeof n);
+    return PRT_OK;
+}
+
+static const op_class size_class = {
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .dtypes = OP_DT_ALL,
+    .size = sizeof(op_object),
+    .alias_input = -1,
+    .shapes = size_shapes,
+    .infer = size_infer,
+    .run = {[PRT_DEVICE_CPU] = size_run},
+    .out_dtype = shape_out_dtype,
+    .values = size_values,
+};
+
+const prt_plugin_creator op_size_creator = OP_CREATOR("Size", size_class, NULL, 0);

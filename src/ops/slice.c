@@ -12,6 +12,10 @@
  * step), 0). The run computes the same from the values in memory and
  * fails if they give other dims than the runtime's.
  *
+ * Opsets 1 to 9 gave starts, ends and axes as attributes: fields starts,
+ * ends (int64 arrays) and axes (int32 array), used when the op has no
+ * input but data.
+ *
  * Values: a 1-D data shape tensor sliced by constants gives its values.
  */
 #include <string.h>
@@ -20,12 +24,88 @@
 
 #define SLICE_MAX 8 /* entries of starts/ends/axes/steps */
 
+typedef struct slice_op {
+    op_object o;
+    int32_t nb; /* entries of the fields starts, ends (and axes); -1: none */
+    int32_t nb_axes;
+    int64_t f[3][SLICE_MAX]; /* starts, ends, axes */
+} slice_op;
+
+static const char *const slice_field_names[3] = {"starts", "ends", "axes"};
+
+static prt_status slice_parse(op_object *o, const op_fields *f)
+{
+    slice_op *s = (slice_op *)o;
+    int32_t len[3];
+    for (int32_t k = 0; k < 3; k++) {
+        const prt_field *fl;
+        prt_status st = op_field_find(f, slice_field_names[k], &fl);
+        if (st)
+            return st;
+        len[k] = fl ? (int32_t)(fl->length > SLICE_MAX ? SLICE_MAX + 1 : fl->length) : -1;
+        if (len[k] > SLICE_MAX)
+            return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                                  "field '%s' has more than %d values",
+                                  slice_field_names[k], SLICE_MAX);
+        for (int32_t i = 0; i < len[k]; i++) {
+            double unused;
+            if (op_field_number_at(fl, i, &s->f[k][i], &unused) != 1)
+                return op_fields_fail(
+                    f, PRT_ERR_INVALID_ARGUMENT, "field '%s' has type %s, expected int64",
+                    slice_field_names[k], base_field_type_name(fl->type));
+        }
+    }
+    if ((len[0] < 0) != (len[1] < 0) || len[0] != len[1] ||
+        (len[2] >= 0 && len[2] != len[0]))
+        return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                              "fields starts, ends (and axes) go together and hold one "
+                              "count of values (%d, %d, %d)",
+                              (int)len[0], (int)len[1], (int)len[2]);
+    s->nb = len[0];
+    s->nb_axes = len[2];
+    return PRT_OK;
+}
+
+static int32_t slice_serialize(op_object *o, prt_field *ser)
+{
+    slice_op *s = (slice_op *)o;
+    int32_t n = 0;
+    for (int32_t k = 0; s->nb >= 0 && k < 3; k++)
+        if (k < 2 || s->nb_axes >= 0)
+            op_ser(&ser[n++], slice_field_names[k], PRT_FIELD_INT64, s->f[k], s->nb);
+    return n;
+}
+
+/* The fields as shape-input values (starts, ends, axes), into sv; their
+ * count. */
+static int32_t slice_field_exprs(const op_object *o, prt_expr_builder *eb,
+                                 prt_dim_exprs *sv)
+{
+    const slice_op *s = (const slice_op *)o;
+    int32_t n = s->nb_axes >= 0 ? 3 : 2;
+    for (int32_t k = 0; k < n; k++) {
+        sv[k].nb_dims = s->nb;
+        for (int32_t i = 0; i < s->nb; i++)
+            sv[k].d[i] = eb->constant(eb, s->f[k][i]);
+    }
+    return n;
+}
+
 static prt_status slice_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
                                const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
                                prt_expr_builder *eb)
 {
-    int32_t n = sv[0].nb_dims, r = in[0].nb_dims, seen[PRT_MAX_DIMS] = {0};
-    (void)nb_in;
+    int32_t n, r = in[0].nb_dims, seen[PRT_MAX_DIMS] = {0};
+    prt_dim_exprs fsv[3];
+    if ((nb_sv > 0) == (((slice_op *)o)->nb >= 0) || nb_in != nb_sv + 1)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       "starts and ends come from the fields or from inputs 1.. (data "
+                       "and shape inputs both), not both or neither");
+    if (nb_sv == 0) {
+        nb_sv = slice_field_exprs(o, eb, fsv);
+        sv = fsv;
+    }
+    n = sv[0].nb_dims;
     if (nb_sv < 2)
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "needs starts and ends");
     for (int32_t k = 1; k < nb_sv; k++)
@@ -132,11 +212,13 @@ static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_
     const int64_t *vals[4] = {NULL, NULL, NULL, NULL};
     const prt_dims *dd = &in[0].dims;
     size_t es = prt_dtype_size(dtype);
-    int32_t cnt = (int32_t)base_volume(&in[1].dims), r = dd->nb_dims;
+    int32_t cnt = nb_in > 1 ? (int32_t)base_volume(&in[1].dims) : 0, r = dd->nb_dims;
     prt_dims od;
     char a[128], b[128];
     prt_status st;
     (void)ws;
+    if (nb_in == 2)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "needs starts and ends");
     if (cnt > SLICE_MAX)
         return op_fail(o, PRT_ERR_SHAPE, "more than %d starts", SLICE_MAX);
     for (int32_t k = 1; k < nb_in; k++) {
@@ -146,6 +228,13 @@ static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_
         for (int32_t i = 0; i < cnt; i++)
             buf[k - 1][i] = op_int_at(x[k], in[k].dtype, i);
         vals[k - 1] = buf[k - 1];
+    }
+    if (nb_in == 1) { /* the fields */
+        const slice_op *s = (const slice_op *)o;
+        cnt = s->nb;
+        nb_in = s->nb_axes >= 0 ? 4 : 3;
+        for (int32_t k = 0; k < nb_in - 1; k++)
+            vals[k] = s->f[k];
     }
     st = slice_params(o, dd, vals, nb_in - 1, cnt, start, step, &od);
     if (st)
@@ -184,7 +273,8 @@ static prt_status slice_values(op_object *o, const prt_dim_exprs *in_dims,
 {
     int64_t buf[4][SLICE_MAX], start[PRT_MAX_DIMS], step[PRT_MAX_DIMS];
     const int64_t *vals[4] = {NULL, NULL, NULL, NULL};
-    int32_t cnt = in_values[1].nb_dims;
+    const slice_op *s = (const slice_op *)o;
+    int32_t cnt = nb_in > 1 ? in_values[1].nb_dims : s->nb;
     prt_dims dd, od;
     (void)out_dims;
     if (in_dims[0].nb_dims != 1 || in_values[0].nb_dims < 0 || cnt < 0 || cnt > SLICE_MAX)
@@ -198,6 +288,11 @@ static prt_status slice_values(op_object *o, const prt_dim_exprs *in_dims,
             if (!eb->is_constant(eb, in_values[k].d[i], &buf[k - 1][i]))
                 return PRT_OK;
         vals[k - 1] = buf[k - 1];
+    }
+    if (nb_in == 1) { /* the fields */
+        nb_in = s->nb_axes >= 0 ? 4 : 3;
+        for (int32_t k = 0; k < nb_in - 1; k++)
+            vals[k] = s->f[k];
     }
     if (slice_params(o, &dd, vals, nb_in - 1, cnt, start, step, &od))
         return PRT_ERR_SHAPE;
@@ -216,17 +311,26 @@ static uint32_t slice_in_dtypes(const op_object *o, int32_t index, const int32_t
 }
 
 static const op_class slice_class = {
-    .min_inputs = 3,
+    .min_inputs = 1,
     .max_inputs = 5,
     .dtypes = OP_DT_ALL,
-    .size = sizeof(op_object),
+    .size = sizeof(slice_op),
     .alias_input = -1,
+    .parse = slice_parse,
+    .serialize = slice_serialize,
     .run = {[PRT_DEVICE_CPU] = slice_run},
-    .min_shape_inputs = 2,
+    .min_shape_inputs = 0,
     .max_shape_inputs = 4,
     .in_dtypes = slice_in_dtypes,
     .shapes_sv = slice_shapes,
     .values = slice_values,
 };
 
-const prt_plugin_creator op_slice_creator = OP_CREATOR("Slice", slice_class, NULL, 0);
+static const prt_field_schema slice_schema[] = {
+    {"starts", PRT_FIELD_INT64, -1, "opsets 1-9: the starts (without inputs 1..4)"},
+    {"ends", PRT_FIELD_INT64, -1, "opsets 1-9: the ends"},
+    {"axes", PRT_FIELD_INT64, -1, "opsets 1-9: the axes, default 0..n-1"},
+};
+
+const prt_plugin_creator op_slice_creator =
+    OP_CREATOR("Slice", slice_class, slice_schema, 3);

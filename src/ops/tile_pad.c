@@ -1,0 +1,472 @@
+/*
+ * The ops whose every output coordinate reads one input coordinate per dim
+ * (namespace "plugrt", version "1"), any dtype: a per-dim map from output
+ * to input offsets (in the workspace) drives one walk.
+ *
+ * Tile, ONNX opsets 6 to 13: input x, shape input `repeats` (1-D int64 of
+ *   x's rank, values >= 0). Output dim i is x's dim i times repeats[i].
+ *   The run checks that the output's dims are multiples of the input's.
+ *   A 1-D shape tensor tiled states its values (Shape -> Tile).
+ * Pad, ONNX opsets 2 to 19:
+ *   Field mode (char): "constant" (default), "reflect" (mirrored without
+ *     repeating the edge, numpy's rule, which also serves pads longer than
+ *     the dim), "edge" (the edge repeated) or "wrap" (opset 19: periodic).
+ *     Another mode fails at creation.
+ *   Pads: field pads (int64 array: opset 2 to 10's attribute, or a
+ *     constant input the importer folded), else input 1 (opset 11 on: 1-D
+ *     int64, a shape input for the output dims and a data input for the
+ *     run, at most 8 values as a shape input). [b0, b1, ..., e0, e1, ...]:
+ *     begin and end counts per padded axis; negative ones crop.
+ *   The padded axes: field axes (int32 array, opset 18's input, which the
+ *     importer folds), default all; the pads hold 2 per axis.
+ *   The constant: the last input when there is one more (opset 11 on:
+ *     constant_value, a scalar of x's dtype), else field value (float32,
+ *     opset 2 to 10), else 0.
+ *   Output dim i is d + b + e (it must be >= 0). reflect, edge and wrap
+ *   need a non-empty dim where they pad.
+ */
+#include <string.h>
+
+#include "ops/ops_data.h"
+#include "ops/shape_ops.h"
+
+/* ---- the walk ------------------------------------------------------------- */
+
+/* y (dims od, dense) from x: element (o0, .., o(r-1)) reads x at offset
+ * map[0][o0] + .. + map[r-1][o(r-1)], or `fill` where one of them is -1. */
+static void map_walk(const prt_dims *od, int64_t *const *map, const void *x, void *y,
+                     size_t es, const void *fill)
+{
+    int32_t r = od->nb_dims;
+    int64_t idx[PRT_MAX_DIMS] = {0}, rows = 1, n;
+    const uint8_t *xb = x;
+    uint8_t *yb = y;
+    if (r == 0) {
+        memcpy(y, x, es);
+        return;
+    }
+    n = od->d[r - 1];
+    for (int32_t d = 0; d < r - 1; d++)
+        rows *= od->d[d];
+    for (int64_t row = 0; row < rows; row++, yb += (size_t)n * es) {
+        int64_t base = 0;
+        int pad = 0;
+        for (int32_t d = 0; d < r - 1; d++) {
+            pad |= map[d][idx[d]] < 0;
+            base += map[d][idx[d]];
+        }
+        for (int64_t j = 0; j < n; j++) {
+            int64_t m = map[r - 1][j];
+            memcpy(yb + (size_t)j * es,
+                   pad || m < 0 ? fill : xb + (size_t)(base + m) * es, es);
+        }
+        for (int32_t d = r - 2; d >= 0; d--) {
+            if (++idx[d] < od->d[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
+/* The maps' room: one int64 per output coordinate of every dim. */
+static int64_t map_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
+                             int32_t nb_in, const prt_dims *out)
+{
+    int64_t n = 0;
+    (void)o, (void)dtype, (void)in, (void)nb_in;
+    for (int32_t d = 0; d < out->nb_dims; d++)
+        if (out->d[d] < 0 || !base_add_i64(n, out->d[d], &n))
+            return -1;
+    return base_mul_i64(n, (int64_t)sizeof(int64_t), &n) ? n : -1;
+}
+
+/* Points map[d] into ws, one after another. */
+static void map_alloc(const prt_dims *od, void *ws, int64_t **map)
+{
+    int64_t *p = ws;
+    for (int32_t d = 0; d < od->nb_dims; d++) {
+        map[d] = p;
+        p += od->d[d];
+    }
+}
+
+/* ---- Tile ----------------------------------------------------------------- */
+
+static prt_status tile_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                              const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
+                              prt_expr_builder *eb)
+{
+    (void)nb_in, (void)nb_sv;
+    if (sv[0].nb_dims != in[0].nb_dims)
+        return op_fail(o, PRT_ERR_SHAPE, "repeats has %d values for an input of rank %d",
+                       (int)sv[0].nb_dims, (int)in[0].nb_dims);
+    out->nb_dims = in[0].nb_dims;
+    for (int32_t i = 0; i < in[0].nb_dims; i++) {
+        int64_t v;
+        if (eb->is_constant(eb, sv[0].d[i], &v) && v < 0)
+            return op_fail(o, PRT_ERR_SHAPE, "repeats value %d is %lld (< 0)", (int)i,
+                           (long long)v);
+        out->d[i] = eb->operation(eb, PRT_DIM_PROD, in[0].d[i], sv[0].d[i]);
+    }
+    return PRT_OK;
+}
+
+/* Values: a shape tensor's (1-D) values repeated, for an output of static
+ * size <= 8 (Shape -> Tile). */
+static prt_status tile_values(op_object *o, const prt_dim_exprs *in_dims,
+                              const prt_dim_exprs *in_values, int32_t nb_in,
+                              const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                              prt_expr_builder *eb)
+{
+    int32_t n = op_static_count(eb, out_dims), m = in_values[0].nb_dims;
+    (void)o, (void)nb_in;
+    if (n < 0 || m <= 0 || in_dims[0].nb_dims != 1)
+        return PRT_OK;
+    for (int32_t i = 0; i < n; i++)
+        out_values->d[i] = in_values[0].d[i % m];
+    out_values->nb_dims = n;
+    return PRT_OK;
+}
+
+static prt_status tile_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                           int32_t nb_in, const prt_tensor_desc *out,
+                           const void *const *x, void *y, void *ws, void *stream)
+{
+    const prt_dims *id = &in[0].dims, *od = &out->dims;
+    int64_t *map[PRT_MAX_DIMS], st[PRT_MAX_DIMS];
+    char a[128], b[128];
+    (void)nb_in, (void)stream;
+    if (od->nb_dims != id->nb_dims)
+        goto bad;
+    for (int32_t d = 0; d < id->nb_dims; d++)
+        if (id->d[d] == 0 ? od->d[d] != 0 : od->d[d] % id->d[d] != 0)
+            goto bad;
+    opd_strides(id, st);
+    map_alloc(od, ws, map);
+    for (int32_t d = 0; d < od->nb_dims; d++)
+        for (int64_t k = 0; k < od->d[d]; k++)
+            map[d][k] = (k % id->d[d]) * st[d];
+    map_walk(od, map, x[0], y, prt_dtype_size(dtype), NULL);
+    return PRT_OK;
+bad:
+    return op_fail(o, PRT_ERR_SHAPE,
+                   "the output dims %s are not a tiling of the input's %s",
+                   base_dims_format(od, BASE_DIMS_LIST, a, sizeof a),
+                   base_dims_format(id, BASE_DIMS_LIST, b, sizeof b));
+}
+
+static const op_class tile_class = {
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .dtypes = OP_DT_ALL,
+    .size = sizeof(op_object),
+    .alias_input = -1,
+    .workspace = map_workspace,
+    .run = {[PRT_DEVICE_CPU] = tile_run},
+    .min_shape_inputs = 1,
+    .max_shape_inputs = 1,
+    .shapes_sv = tile_shapes,
+    .values = tile_values,
+};
+
+const prt_plugin_creator op_tile_creator = OP_CREATOR("Tile", tile_class, NULL, 0);
+
+/* ---- Pad ------------------------------------------------------------------ */
+
+enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
+static const char *const pad_modes[] = {"constant", "reflect", "edge", "wrap"};
+
+#define PAD_MAX (2 * PRT_MAX_DIMS)
+
+typedef struct pad_op {
+    op_object o;
+    int32_t mode;
+    int32_t nb_pads; /* -1: pads come from input 1 */
+    int32_t nb_axes; /* -1: every axis */
+    int32_t axes[PRT_MAX_DIMS];
+    int64_t pads[PAD_MAX];
+    float value;
+    int32_t has_value;
+} pad_op;
+
+static prt_status pad_parse(op_object *o, const op_fields *f)
+{
+    pad_op *p = (pad_op *)o;
+    const prt_field *fl;
+    char mode[16];
+    int32_t len;
+    prt_status st = op_field_str(f, "mode", mode, sizeof mode, &len);
+    if (!st)
+        st = op_field_i32_array(f, "axes", p->axes, PRT_MAX_DIMS, &p->nb_axes);
+    if (!st)
+        st = op_field_find(f, "value", &fl);
+    if (!st)
+        st = op_field_f32(f, "value", 0.0f, &p->value);
+    if (st)
+        return st;
+    p->has_value = fl != NULL;
+    p->mode = len < 0 ? PAD_CONSTANT : -1;
+    for (int32_t k = 0; k < 4 && len >= 0; k++)
+        if (strcmp(mode, pad_modes[k]) == 0)
+            p->mode = k;
+    if (p->mode < 0)
+        return op_fields_fail(f, PRT_ERR_UNSUPPORTED,
+                              "mode '%s' is not supported (constant, reflect, edge, "
+                              "wrap)",
+                              mode);
+    st = op_field_find(f, "pads", &fl);
+    if (st)
+        return st;
+    p->nb_pads = -1;
+    if (!fl)
+        return PRT_OK;
+    if (fl->length > PAD_MAX || fl->length % 2)
+        return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                              "field 'pads' has %lld values; it holds two per axis, at "
+                              "most %d",
+                              (long long)fl->length, PAD_MAX);
+    for (int64_t k = 0; k < fl->length; k++) {
+        double unused;
+        if (op_field_number_at(fl, k, &p->pads[k], &unused) != 1)
+            return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                                  "field 'pads' has type %s, expected int64",
+                                  base_field_type_name(fl->type));
+        if (p->pads[k] < -((int64_t)1 << 48) || p->pads[k] > ((int64_t)1 << 48))
+            return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                                  "field 'pads' value %lld is out of range",
+                                  (long long)p->pads[k]);
+    }
+    p->nb_pads = (int32_t)fl->length;
+    return PRT_OK;
+}
+
+static int32_t pad_serialize(op_object *o, prt_field *ser)
+{
+    pad_op *p = (pad_op *)o;
+    const char *m = pad_modes[p->mode];
+    int32_t n = 0;
+    op_ser(&ser[n++], "mode", PRT_FIELD_CHAR, m, (int64_t)strlen(m));
+    if (p->nb_pads >= 0)
+        op_ser(&ser[n++], "pads", PRT_FIELD_INT64, p->pads, p->nb_pads);
+    if (p->nb_axes >= 0)
+        op_ser(&ser[n++], "axes", PRT_FIELD_INT32, p->axes, p->nb_axes);
+    if (p->has_value)
+        op_ser(&ser[n++], "value", PRT_FIELD_FLOAT32, &p->value, 1);
+    return n;
+}
+
+/* The padded axes for rank r, normalized, into ax[0..*n). */
+static prt_status pad_axes(const op_object *o, int32_t r, int32_t *ax, int32_t *n)
+{
+    const pad_op *p = (const pad_op *)o;
+    int32_t seen[PRT_MAX_DIMS] = {0};
+    *n = p->nb_axes < 0 ? r : p->nb_axes;
+    for (int32_t i = 0; i < *n; i++) {
+        int32_t a = i;
+        if (p->nb_axes >= 0) {
+            prt_status st = op_axis(o, p->axes[i], r, 0, "the input", &a);
+            if (st)
+                return st;
+            if (seen[a]++)
+                return op_fail(o, PRT_ERR_SHAPE, "axis %d is given twice",
+                               (int)p->axes[i]);
+        }
+        ax[i] = a;
+    }
+    return PRT_OK;
+}
+
+/* The number of pads input 1 (or the field) must hold for rank r. */
+static prt_status pad_count(const op_object *o, int32_t r, int32_t have, int32_t *ax,
+                            int32_t *nax)
+{
+    prt_status st = pad_axes(o, r, ax, nax);
+    if (!st && have != 2 * *nax)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "pads has %d values; %d axes need %d (begins, then ends)",
+                       (int)have, (int)*nax, (int)(2 * *nax));
+    return st;
+}
+
+static prt_status pad_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                             const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
+                             prt_expr_builder *eb)
+{
+    const pad_op *p = (const pad_op *)o;
+    const prt_expr *pe[PAD_MAX];
+    int32_t ax[PRT_MAX_DIMS], nax, have = p->nb_pads >= 0 ? p->nb_pads : sv[0].nb_dims;
+    prt_status st;
+    if ((p->nb_pads >= 0) != (nb_sv == 0) || nb_in > (nb_sv == 0 ? 2 : 3) ||
+        (nb_sv && nb_in < 2))
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       "pads come from the field or from input 1 (a data and a "
+                       "shape input), not both or neither");
+    st = pad_count(o, in[0].nb_dims, have, ax, &nax);
+    if (st)
+        return st;
+    for (int32_t k = 0; k < have; k++)
+        pe[k] = nb_sv ? sv[0].d[k] : eb->constant(eb, p->pads[k]);
+    *out = in[0];
+    for (int32_t i = 0; i < nax; i++) {
+        const prt_expr *d = in[0].d[ax[i]];
+        int64_t dv, v;
+        out->d[ax[i]] = eb->operation(eb, PRT_DIM_SUM, d,
+                                      eb->operation(eb, PRT_DIM_SUM, pe[i], pe[i + nax]));
+        if (out->d[ax[i]] && eb->is_constant(eb, out->d[ax[i]], &v) && v < 0)
+            return op_fail(o, PRT_ERR_SHAPE, "the pads make dim %d %lld long", (int)ax[i],
+                           (long long)v);
+        if (p->mode != PAD_CONSTANT && eb->is_constant(eb, d, &dv) && dv == 0 &&
+            !(eb->is_constant(eb, out->d[ax[i]], &v) && v == 0))
+            return op_fail(o, PRT_ERR_SHAPE, "mode %s cannot pad dim %d, which is empty",
+                           pad_modes[p->mode], (int)ax[i]);
+    }
+    return PRT_OK;
+}
+
+/* The input coordinate for output coordinate k (c = k - begin) along a dim
+ * of length d, or -1 for the constant. */
+static int64_t pad_source(int32_t mode, int64_t c, int64_t d)
+{
+    int64_t p;
+    if (c >= 0 && c < d)
+        return c;
+    switch (mode) {
+    case PAD_EDGE:
+        return c < 0 ? 0 : d - 1;
+    case PAD_WRAP:
+        return (c % d + d) % d;
+    case PAD_REFLECT:
+        if (d == 1)
+            return 0;
+        p = 2 * (d - 1);
+        c = (c % p + p) % p;
+        return c < d ? c : p - c;
+    default:
+        return -1;
+    }
+}
+
+/* The constant, in the output's dtype, from the field: floats rounded,
+ * integers truncated and saturated to int64, then cut to the dtype's width
+ * (C's conversion), bool non-zero. */
+static void pad_field_value(const pad_op *p, int32_t dtype, uint8_t *v)
+{
+    double f = p->value;
+    int64_t i = f != f         ? 0
+                : f >= 9.2e18  ? INT64_MAX
+                : f <= -9.2e18 ? INT64_MIN
+                               : (int64_t)f;
+    switch (dtype) {
+    case PRT_FLOAT32:
+    case PRT_FLOAT16:
+    case PRT_BFLOAT16:
+        op_from_f32(&p->value, dtype, 1, v);
+        break;
+    case PRT_INT32: {
+        int32_t w = (int32_t)(uint32_t)(uint64_t)i;
+        memcpy(v, &w, 4);
+        break;
+    }
+    case PRT_INT64:
+        memcpy(v, &i, 8);
+        break;
+    case PRT_BOOL:
+        v[0] = f != 0.0;
+        break;
+    default: /* int8, uint8 */
+        v[0] = (uint8_t)(uint64_t)i;
+        break;
+    }
+}
+
+static prt_status pad_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                          int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
+                          void *y, void *ws, void *stream)
+{
+    const pad_op *p = (const pad_op *)o;
+    const prt_dims *id = &in[0].dims, *od = &out->dims;
+    int64_t pads[PAD_MAX], begin[PRT_MAX_DIMS] = {0}, st[PRT_MAX_DIMS];
+    int64_t *map[PRT_MAX_DIMS];
+    int32_t ax[PRT_MAX_DIMS], nax, have = p->nb_pads, cv = p->nb_pads >= 0 ? 1 : 2;
+    size_t es = prt_dtype_size(dtype);
+    uint8_t fill[8] = {0};
+    prt_dims want = *id;
+    char a[128], b[128];
+    prt_status s;
+    (void)stream;
+    if (p->nb_pads < 0) {
+        have = (int32_t)base_volume(&in[1].dims);
+        if (in[1].dims.nb_dims != 1 || have > PAD_MAX)
+            return op_fail(o, PRT_ERR_SHAPE, "pads must be 1-D with at most %d values",
+                           PAD_MAX);
+        for (int32_t k = 0; k < have; k++)
+            pads[k] = op_int_at(x[1], in[1].dtype, k);
+    } else {
+        memcpy(pads, p->pads, sizeof(int64_t) * (size_t)have);
+    }
+    s = pad_count(o, id->nb_dims, have, ax, &nax);
+    if (s)
+        return s;
+    for (int32_t i = 0; i < nax; i++) {
+        begin[ax[i]] = pads[i];
+        want.d[ax[i]] = id->d[ax[i]] + pads[i] + pads[i + nax];
+        if (p->mode != PAD_CONSTANT && id->d[ax[i]] == 0 && want.d[ax[i]] > 0)
+            return op_fail(o, PRT_ERR_SHAPE, "mode %s cannot pad dim %d, which is empty",
+                           pad_modes[p->mode], (int)ax[i]);
+    }
+    if (!opd_dims_eq(&want, od))
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "the output dims %s differ from %s, which the pads give",
+                       base_dims_format(od, BASE_DIMS_LIST, a, sizeof a),
+                       base_dims_format(&want, BASE_DIMS_LIST, b, sizeof b));
+    if (nb_in > cv) {
+        if (base_volume(&in[cv].dims) != 1)
+            return op_fail(o, PRT_ERR_SHAPE, "constant_value must hold one value");
+        memcpy(fill, x[cv], es);
+    } else if (p->has_value) {
+        pad_field_value(p, dtype, fill);
+    }
+    opd_strides(id, st);
+    map_alloc(od, ws, map);
+    for (int32_t d = 0; d < od->nb_dims; d++)
+        for (int64_t k = 0; k < od->d[d]; k++) {
+            int64_t c = pad_source(p->mode, k - begin[d], id->d[d]);
+            map[d][k] = c < 0 ? -1 : c * st[d];
+        }
+    map_walk(od, map, x[0], y, es, fill);
+    return PRT_OK;
+}
+
+static uint32_t pad_in_dtypes(const op_object *o, int32_t index, const int32_t *types)
+{
+    if (index == 0)
+        return OP_DT_ALL;
+    /* pads (without the field), then the constant in x's dtype */
+    return index == 1 && ((const pad_op *)o)->nb_pads < 0 ? OP_DT_INDEX : OP_DT(types[0]);
+}
+
+static const op_class pad_class = {
+    .min_inputs = 1,
+    .max_inputs = 3,
+    .dtypes = OP_DT_ALL,
+    .size = sizeof(pad_op),
+    .alias_input = -1,
+    .parse = pad_parse,
+    .serialize = pad_serialize,
+    .workspace = map_workspace,
+    .run = {[PRT_DEVICE_CPU] = pad_run},
+    .min_shape_inputs = 0,
+    .max_shape_inputs = 1,
+    .in_dtypes = pad_in_dtypes,
+    .shapes_sv = pad_shapes,
+};
+
+static const prt_field_schema pad_schema[] = {
+    {"mode", PRT_FIELD_CHAR, -1, "constant (default), reflect, edge or wrap"},
+    {"pads", PRT_FIELD_INT64, -1, "begins then ends per axis; absent: input 1"},
+    {"axes", PRT_FIELD_INT32, -1, "the padded axes, default all"},
+    {"value", PRT_FIELD_FLOAT32, 1, "the constant without a constant_value input"},
+};
+
+const prt_plugin_creator op_pad_creator = OP_CREATOR(
+    "Pad", pad_class, pad_schema, (int32_t)(sizeof pad_schema / sizeof pad_schema[0]));
