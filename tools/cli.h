@@ -24,6 +24,7 @@ int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_plugins(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_new_plugin(int argc, char **argv);
 
 /* ---- messages (common.c) ------------------------------------------------- */
 
@@ -68,6 +69,9 @@ int64_t cli_volume(const prt_dims *dims);
  * and returns CLI_FAIL on failure. */
 int cli_read_file(const char *path, void **out, size_t *size);
 int cli_write_file(const char *path, const void *data, size_t size);
+/* The same for a file that must not exist yet (never overwrites: an
+ * existing file is an error naming it). */
+int cli_write_new_file(const char *path, const void *data, size_t size);
 /* Size of a regular file; -1 if there is none at path. */
 int64_t cli_file_size(const char *path);
 /* mkdir -p; prints the error on failure. */

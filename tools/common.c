@@ -262,10 +262,15 @@ int cli_read_file(const char *path, void **out, size_t *size)
     return CLI_OK;
 }
 
-int cli_write_file(const char *path, const void *data, size_t size)
+static int write_file_mode(const char *path, const char *mode, const void *data,
+                           size_t size)
 {
-    FILE *f = fopen(path, "wb");
+    FILE *f = fopen(path, mode);
     int ok;
+    if (!f && errno == EEXIST) {
+        cli_error("%s already exists; nothing was overwritten", path);
+        return CLI_FAIL;
+    }
     if (!f) {
         cli_error("cannot create %s: %s", path, strerror(errno));
         return CLI_FAIL;
@@ -277,6 +282,16 @@ int cli_write_file(const char *path, const void *data, size_t size)
         return CLI_FAIL;
     }
     return CLI_OK;
+}
+
+int cli_write_file(const char *path, const void *data, size_t size)
+{
+    return write_file_mode(path, "wb", data, size);
+}
+
+int cli_write_new_file(const char *path, const void *data, size_t size)
+{
+    return write_file_mode(path, "wbx", data, size);
 }
 
 int64_t cli_file_size(const char *path)
@@ -366,11 +381,10 @@ const char *cli_default_plugins_path(void)
     ssize_t n;
     if (env)
         return *env ? env : NULL;
-#ifdef PRT_DEFAULT_PLUGINS
-    if (file_exists(PRT_DEFAULT_PLUGINS))
-        return PRT_DEFAULT_PLUGINS;
-#endif
-    /* An installed program finds the library next to it or in ../lib. */
+    /* An installed program finds the library next to it or in the lib
+     * directory it was installed with (PRT_PLUGINS_FROM_BIN, relative to the
+     * program's directory); a program in its build tree, where neither is,
+     * uses the library built beside it. */
     n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         char *slash;
@@ -381,11 +395,18 @@ const char *cli_default_plugins_path(void)
             snprintf(beside, sizeof beside, "%s/libplugrt_plugins.so", exe);
             if (file_exists(beside))
                 return beside;
-            snprintf(beside, sizeof beside, "%s/../lib/libplugrt_plugins.so", exe);
+#ifdef PRT_PLUGINS_FROM_BIN
+            snprintf(beside, sizeof beside,
+                     "%s/" PRT_PLUGINS_FROM_BIN "/libplugrt_plugins.so", exe);
             if (file_exists(beside))
                 return beside;
+#endif
         }
     }
+#ifdef PRT_DEFAULT_PLUGINS
+    if (file_exists(PRT_DEFAULT_PLUGINS))
+        return PRT_DEFAULT_PLUGINS;
+#endif
     return NULL;
 }
 

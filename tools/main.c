@@ -7,6 +7,7 @@
  *   plugrt inspect model.plan [--json]
  *   plugrt plugins [lib.so...]
  *   plugrt devices [--json]
+ *   plugrt new-plugin NAME [--dir DIR]
  *
  * Exit codes: 0 success, 1 the job failed, 2 wrong usage.
  */
@@ -25,6 +26,8 @@ static const struct {
     {"inspect", cmd_inspect, "show a plan's I/O, layers, plugins and memory plan"},
     {"plugins", cmd_plugins, "list the plugin creators of libraries and their fields"},
     {"devices", cmd_devices, "list the devices plugrt can use here, or why it cannot"},
+    {"new-plugin", cmd_new_plugin,
+     "write a minimal, working plugin project to start from"},
 };
 #define NB_COMMANDS (int)(sizeof commands / sizeof commands[0])
 
@@ -32,7 +35,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "Usage: plugrt <command> [options]\n\nCommands:\n");
     for (int i = 0; i < NB_COMMANDS; i++)
-        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n"
                "Run 'plugrt <command> --help' for the options of a command.\n"
                "Exit status: 0 success, 1 the job failed, 2 wrong usage.\n"
