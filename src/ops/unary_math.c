@@ -189,8 +189,12 @@ static void um_f32(const um_op *u, int32_t kind, const float *x, float *y, int64
     case UM_ERF:
         UM_LOOP(erff(v));
     case UM_SIGMOID:
-        /* e^-|x| never overflows. */
-        UM_LOOP(v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v)));
+        /* e = e^-|x| never overflows: 1 / (1 + e) above 0, e / (1 + e) below. */
+        for (int64_t i = 0; i < n; i++) {
+            const float v = x[i], e = expf(-fabsf(v));
+            y[i] = (v >= 0.0f ? 1.0f : e) / (1.0f + e);
+        }
+        break;
     case UM_SOFTPLUS:
         UM_LOOP(softplus(v));
     case UM_SOFTSIGN:
