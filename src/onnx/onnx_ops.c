@@ -38,7 +38,8 @@ typedef struct onnx_op {
 
 /* Built-ins with shape inputs (onnx_choice.shape_inputs, shape_data): bit
  * k for ONNX input k. Range's and Slice's are data inputs too (the run
- * reads them); the others' values matter only to the output dims. */
+ * reads them); the others' values matter only to the output dims (CumSum's
+ * axis, TopK's K; the reductions' axes are import_reduce's). */
 typedef struct onnx_shape_op {
     const char *op_type;
     uint32_t shape_inputs;
@@ -46,11 +47,10 @@ typedef struct onnx_shape_op {
 } onnx_shape_op;
 
 static const onnx_shape_op shape_op_table[] = {
-    {"ConstantOfShape", 0x1, 0}, {"Expand", 0x2, 0},
-    {"OneHot", 0x2, 0},          {"Pad", 0x2, 0x2},
-    {"Range", 0x7, 0x7},         {"Reshape", 0x2, 0},
-    {"Slice", 0x1e, 0x1e},       {"Split", 0x2, 0x2},
-    {"Squeeze", 0x2, 0},         {"Tile", 0x2, 0},
+    {"ConstantOfShape", 0x1, 0}, {"CumSum", 0x2, 0},    {"Expand", 0x2, 0},
+    {"OneHot", 0x2, 0},          {"Pad", 0x2, 0x2},     {"Range", 0x7, 0x7},
+    {"Reshape", 0x2, 0},         {"Slice", 0x1e, 0x1e}, {"Split", 0x2, 0x2},
+    {"Squeeze", 0x2, 0},         {"Tile", 0x2, 0},      {"TopK", 0x2, 0},
     {"Unsqueeze", 0x2, 0},
 };
 
@@ -73,6 +73,12 @@ static prt_status import_split(onnx_import *imp, const Onnx__NodeProto *node,
                                const char *label, const prt_plugin_creator *creator);
 static prt_status import_range(onnx_import *imp, const Onnx__NodeProto *node,
                                const char *label, const prt_plugin_creator *creator);
+static prt_status import_clip(onnx_import *imp, const Onnx__NodeProto *node,
+                              const char *label, const prt_plugin_creator *creator);
+static prt_status import_dropout(onnx_import *imp, const Onnx__NodeProto *node,
+                                 const char *label, const prt_plugin_creator *creator);
+static prt_status import_reduce(onnx_import *imp, const Onnx__NodeProto *node,
+                                const char *label, const prt_plugin_creator *creator);
 
 /* Sorted by op_type. Opset notes: Add/Sub/Mul/Div before 7 broadcast only
  * with an explicit attribute; Relu and HardSigmoid before 6 had
@@ -97,62 +103,135 @@ static prt_status import_range(onnx_import *imp, const Onnx__NodeProto *node,
  * in 11 (batch_dims in 12), Trilu in 14; Compress, EyeLike, NonZero and
  * OneHot in 9, Unique in 11. Hardmax's opsets 1 to 12 view the input as
  * 2-D (the built-in takes both rules). Range over floats is folded into a
- * constant (import_range). */
+ * constant (import_range).
+ * Elementwise, unary, reductions (issue 8): the unary ops before 6 had
+ * consumed_inputs (Not, Softplus and Softsign never did); Max, Min, Sum and
+ * Mean broadcast from 8 (6 and 7 are the equal-shape case of it); Pow,
+ * PRelu, Less, Greater, Or and Xor broadcast from 7. Sin..Atan came in 7,
+ * Sign, Sinh..Atanh in 9, IsInf and Mod and ThresholdedRelu's current form
+ * in 10, BitShift, Round and CumSum in 11, Celu and LessOrEqual in 12,
+ * CastLike in 15, Mish in 18, Gelu in 20. Clip's bounds became inputs in 11
+ * (attributes before: the built-in takes both), TopK's K in 10, the
+ * reductions' axes in 13 (ReduceSum) and 18 (the others); Dropout's ratio
+ * and training_mode became inputs in 12, its mask bool in 10. */
 static const onnx_op op_table[] = {
+    {"Abs", "Abs", 6, NULL},
+    {"Acos", "Acos", 7, NULL},
+    {"Acosh", "Acosh", 9, NULL},
     {"Add", "Add", 7, NULL},
     {"And", "And", 7, NULL},
+    {"ArgMax", "ArgMax", 1, NULL},
+    {"ArgMin", "ArgMin", 1, NULL},
+    {"Asin", "Asin", 7, NULL},
+    {"Asinh", "Asinh", 9, NULL},
+    {"Atan", "Atan", 7, NULL},
+    {"Atanh", "Atanh", 9, NULL},
+    {"BitShift", "BitShift", 11, NULL},
     {"Cast", "Cast", 6, import_cast},
+    {"CastLike", "CastLike", 15, NULL},
+    {"Ceil", "Ceil", 6, NULL},
+    {"Celu", "Celu", 12, NULL},
+    {"Clip", "Clip", 6, import_clip},
     {"Compress", "Compress", 9, NULL},
     {"Concat", "Concat", 4, NULL},
     {"Constant", NULL, 1, import_constant},
     {"ConstantOfShape", "ConstantOfShape", 9, import_constant_of_shape},
     {"Conv", "Conv", 1, NULL},
+    {"Cos", "Cos", 7, NULL},
+    {"Cosh", "Cosh", 9, NULL},
+    {"CumSum", "CumSum", 11, NULL},
     {"DepthToSpace", "DepthToSpace", 1, NULL},
     {"Div", "Div", 7, NULL},
+    {"Dropout", "Dropout", 7, import_dropout},
     {"Einsum", "Einsum", 12, NULL},
+    {"Elu", "Elu", 6, NULL},
     {"Equal", "Equal", 7, NULL},
     {"Erf", "Erf", 9, NULL},
+    {"Exp", "Exp", 6, NULL},
     {"Expand", "Expand", 8, NULL},
     {"EyeLike", "EyeLike", 9, import_eye_like},
     {"Flatten", "Flatten", 1, NULL},
+    {"Floor", "Floor", 6, NULL},
     {"Gather", "Gather", 1, NULL},
     {"GatherElements", "GatherElements", 11, NULL},
     {"GatherND", "GatherND", 11, NULL},
+    {"Gelu", "Gelu", 20, NULL},
     {"Gemm", "Gemm", 7, NULL},
     {"GlobalAveragePool", "GlobalAveragePool", 1, NULL},
+    {"Greater", "Greater", 7, NULL},
     {"GreaterOrEqual", "GreaterOrEqual", 12, NULL},
     {"HardSigmoid", "HardSigmoid", 6, NULL},
     {"HardSwish", "HardSwish", 14, NULL},
     {"Hardmax", "Hardmax", 1, import_hardmax},
     {"Identity", "Identity", 1, NULL},
+    {"IsInf", "IsInf", 10, NULL},
     {"IsNaN", "IsNaN", 9, NULL},
     {"LayerNormalization", "LayerNormalization", 17, NULL},
+    {"LeakyRelu", "LeakyRelu", 6, NULL},
+    {"Less", "Less", 7, NULL},
+    {"LessOrEqual", "LessOrEqual", 12, NULL},
+    {"Log", "Log", 6, NULL},
     {"MatMul", "MatMul", 1, NULL},
+    {"Max", "Max", 6, NULL},
+    {"Mean", "Mean", 6, NULL},
+    {"Min", "Min", 6, NULL},
+    {"Mish", "Mish", 18, NULL},
+    {"Mod", "Mod", 10, NULL},
     {"Mul", "Mul", 7, NULL},
+    {"Neg", "Neg", 6, NULL},
     {"NonZero", "NonZero", 9, NULL},
+    {"Not", "Not", 1, NULL},
     {"OneHot", "OneHot", 9, import_one_hot},
+    {"Or", "Or", 7, NULL},
+    {"PRelu", "PRelu", 7, NULL},
     {"Pad", "Pad", 2, import_pad},
+    {"Pow", "Pow", 7, NULL},
     {"Range", "Range", 11, import_range},
+    {"Reciprocal", "Reciprocal", 6, NULL},
+    {"ReduceL1", "ReduceL1", 1, import_reduce},
+    {"ReduceL2", "ReduceL2", 1, import_reduce},
+    {"ReduceLogSum", "ReduceLogSum", 1, import_reduce},
+    {"ReduceLogSumExp", "ReduceLogSumExp", 1, import_reduce},
+    {"ReduceMax", "ReduceMax", 1, import_reduce},
+    {"ReduceMean", "ReduceMean", 1, import_reduce},
+    {"ReduceMin", "ReduceMin", 1, import_reduce},
+    {"ReduceProd", "ReduceProd", 1, import_reduce},
+    {"ReduceSum", "ReduceSum", 1, import_reduce},
+    {"ReduceSumSquare", "ReduceSumSquare", 1, import_reduce},
     {"Relu", "Relu", 6, NULL},
     {"Reshape", "Reshape", 5, NULL},
+    {"Round", "Round", 11, NULL},
     {"Scatter", "ScatterElements", 9, NULL},
     {"ScatterElements", "ScatterElements", 11, NULL},
     {"ScatterND", "ScatterND", 11, NULL},
+    {"Selu", "Selu", 6, NULL},
     {"Shape", "Shape", 1, NULL},
+    {"Sigmoid", "Sigmoid", 6, NULL},
+    {"Sign", "Sign", 9, NULL},
+    {"Sin", "Sin", 7, NULL},
+    {"Sinh", "Sinh", 9, NULL},
     {"Size", "Size", 1, NULL},
     {"Slice", "Slice", 1, NULL},
     {"Softmax", "Softmax", 13, NULL},
+    {"Softplus", "Softplus", 1, NULL},
+    {"Softsign", "Softsign", 1, NULL},
     {"SpaceToDepth", "SpaceToDepth", 1, NULL},
     {"Split", "Split", 2, import_split},
+    {"Sqrt", "Sqrt", 6, NULL},
     {"Squeeze", "Squeeze", 1, NULL},
     {"Sub", "Sub", 7, NULL},
+    {"Sum", "Sum", 6, NULL},
+    {"Tan", "Tan", 7, NULL},
     {"Tanh", "Tanh", 6, NULL},
+    {"ThresholdedRelu", "ThresholdedRelu", 10, NULL},
     {"Tile", "Tile", 6, NULL},
+    {"TopK", "TopK", 1, NULL},
     {"Transpose", "Transpose", 1, NULL},
     {"Trilu", "Trilu", 14, NULL},
     {"Unique", "Unique", 11, NULL},
     {"Unsqueeze", "Unsqueeze", 1, NULL},
     {"Where", "Where", 9, NULL},
+    {"Xor", "Xor", 7, NULL},
 };
 
 /* Edit distance of two short names, case-insensitive, capped at 9 (the
@@ -407,27 +486,43 @@ static prt_status import_plugin(onnx_import *imp, const Onnx__NodeProto *node,
 /* ---- Cast, ConstantOfShape: ONNX element types -> prt_dtype --------------------- */
 
 /* Cast's `to` is an ONNX TensorProto.DataType; the built-in takes a
- * prt_dtype. */
+ * prt_dtype. saturate (opset 19) passes as it is. */
 static prt_status import_cast(onnx_import *imp, const Onnx__NodeProto *node,
                               const char *label, const prt_plugin_creator *creator)
 {
     const Onnx__AttributeProto *a = onnx_node_attr(node, "to");
-    int32_t to;
-    prt_field f;
-    prt_field_collection fc = {1, &f};
+    const Onnx__AttributeProto *sat = onnx_node_attr(node, "saturate");
+    int32_t to, saturate = 1;
+    prt_field f[2];
+    prt_field_collection fc = {1, f};
     prt_status st;
     if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
         return onnx_error(PRT_ERR_MALFORMED, "%s: Cast needs an INT attribute 'to'",
                           label);
-    if (node->n_attribute != 1)
-        onnx_warn("%s: attributes other than 'to' are ignored", label);
+    if (sat && sat->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+        return onnx_error(PRT_ERR_MALFORMED, "%s: Cast's 'saturate' must be an INT",
+                          label);
+    if (sat && sat->i != 0 && sat->i != 1)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s: Cast's saturate %lld is not supported (0 or 1)", label,
+                          (long long)sat->i);
+    if (node->n_attribute != 1u + (sat != NULL))
+        onnx_warn("%s: attributes other than 'to' and 'saturate' are ignored", label);
     st = onnx_dtype_from_onnx((int32_t)a->i, label, &to);
     if (st)
         return st;
-    f.name = "to";
-    f.data = &to;
-    f.type = PRT_FIELD_INT32;
-    f.length = 1;
+    f[0].name = "to";
+    f[0].data = &to;
+    f[0].type = PRT_FIELD_INT32;
+    f[0].length = 1;
+    if (sat) {
+        saturate = (int32_t)sat->i;
+        f[1].name = "saturate";
+        f[1].data = &saturate;
+        f[1].type = PRT_FIELD_INT32;
+        f[1].length = 1;
+        fc.nb_fields = 2;
+    }
     return import_with_fields(imp, node, label, creator, &fc, 0, 0);
 }
 
@@ -881,6 +976,91 @@ static prt_status import_hardmax(onnx_import *imp, const Onnx__NodeProto *node,
     if (node_inputs(node, label, ins, 1, &nb_ins))
         return PRT_ERR_INVALID_ARGUMENT;
     return import_extra(imp, node, label, creator, &extra, 1, ins, nb_ins, 0, 0);
+}
+
+/* ---- Clip, Dropout, the reductions: inputs rearranged (import_extra) ---------- */
+
+static int input_given(const Onnx__NodeProto *node, size_t k)
+{
+    return k < node->n_input && onnx_str(node->input[k])[0];
+}
+
+/* Clip(X, "", max): the built-in takes max second, with field max_only. */
+static prt_status import_clip(onnx_import *imp, const Onnx__NodeProto *node,
+                              const char *label, const prt_plugin_creator *creator)
+{
+    const int32_t one = 1;
+    prt_field f = {"max_only", &one, PRT_FIELD_INT32, 1};
+    char *inputs[2];
+    if (input_given(node, 1) || !input_given(node, 2))
+        return import_plugin(imp, node, label, creator, 0, 0);
+    inputs[0] = node->input[0];
+    inputs[1] = node->input[2];
+    return import_extra(imp, node, label, creator, &f, 1, (const char **)inputs, 2, 0, 0);
+}
+
+/* Dropout: data, the ratio if given (a data input, not read), then
+ * training_mode if given (a shape input, which must be false); field mask
+ * from the node's outputs (bool from opset 10, the data's dtype before). */
+static prt_status import_dropout(onnx_import *imp, const Onnx__NodeProto *node,
+                                 const char *label, const prt_plugin_creator *creator)
+{
+    int32_t mask = node->n_output > 1 && onnx_str(node->output[1])[0]
+                       ? (imp->opset < 10 ? 2 : 1)
+                       : 0;
+    prt_field f = {"mask", &mask, PRT_FIELD_INT32, 1};
+    char *inputs[3];
+    size_t n = 0;
+    uint32_t shape = 0;
+    if (!input_given(node, 0))
+        return onnx_error(PRT_ERR_MALFORMED, "%s: Dropout needs its data input", label);
+    inputs[n++] = node->input[0];
+    if (input_given(node, 1))
+        inputs[n++] = node->input[1];
+    if (input_given(node, 2)) {
+        int32_t idx;
+        /* A graph input is known only at run time, and a bool one cannot
+         * be a shape input: say why here rather than in the builder. */
+        if (onnx_names_get(&imp->names, node->input[2], &idx) == 0 &&
+            imp->values[idx].kind == ONNX_VALUE_INPUT)
+            return onnx_error(PRT_ERR_UNSUPPORTED,
+                              "%s: training_mode is graph input '%s'; plugrt runs "
+                              "Dropout for inference, so it must be a constant false",
+                              label, node->input[2]);
+        shape = 1u << n;
+        inputs[n++] = node->input[2];
+    }
+    return import_extra(imp, node, label, creator, &f, 1, (const char **)inputs, n, shape,
+                        0);
+}
+
+/* Whether the value `name` is a graph input or a constant of dims [0]. */
+static int value_is_empty_1d(onnx_import *imp, const char *name)
+{
+    int32_t idx;
+    prt_dims d;
+    const onnx_value *v;
+    if (onnx_names_get(&imp->names, name, &idx) != 0)
+        return 0;
+    v = &imp->values[idx];
+    if (v->init)
+        return v->init->n_dims == 1 && v->init->dims[0] == 0;
+    return v->tensor >= 0 &&
+           prt_network_get_tensor(imp->net, v->tensor, NULL, NULL, &d) == PRT_OK &&
+           d.nb_dims == 1 && d.d[0] == 0;
+}
+
+/* The reductions' axes (ONNX input 1) are a shape input; an empty one (a
+ * graph input or constant of dims [0], whatever its values) is left out,
+ * which means the same (no axes) and needs no values. */
+static prt_status import_reduce(onnx_import *imp, const Onnx__NodeProto *node,
+                                const char *label, const prt_plugin_creator *creator)
+{
+    if (input_given(node, 1) && node->n_input == 2 &&
+        value_is_empty_1d(imp, node->input[1]))
+        return import_extra(imp, node, label, creator, NULL, 0,
+                            (const char **)node->input, 1, 0, 0);
+    return import_plugin(imp, node, label, creator, 0x2, 0);
 }
 
 /* ---- Constant ---------------------------------------------------------------- */

@@ -1,37 +1,184 @@
 /*
- * Add, Sub, Mul, Div (namespace "plugrt", version "1"). No fields.
+ * The arithmetic of inputs of one dtype (namespace "plugrt", version "1"),
+ * ONNX opset 7-19 semantics, with numpy/ONNX multidirectional broadcasting;
+ * the output has the inputs' dtype. Output dims follow op_broadcast_exprs
+ * (op_common.h): where both dims are symbols the output dim is MAX(a, b),
+ * assuming at run time they are equal or one is 1; run time checks it.
  *
- * Two inputs A and B of one dtype (float32, float16, bfloat16, int8, uint8,
- * int32, int64)
- * with numpy/ONNX multidirectional broadcasting; the output has that dtype.
- * Output dims follow op_broadcast_exprs (op_common.h): where both dims are
- * symbols the output dim is MAX(a, b), assuming at run time they are equal
- * or one is 1; run time checks it.
+ * Add, Sub, Mul, Div: two inputs, float32, float16, bfloat16, int8, uint8,
+ *   int32, int64.
+ * Mod: the same dtypes; field fmod (0 default, or 1). fmod 1 is C's fmod /
+ *   %: the result has the dividend's sign. fmod 0 has the divisor's sign
+ *   (Python's %, numpy.mod), for floats too (ONNX asks floats for fmod 1;
+ *   its reference computes numpy.mod).
+ * Max, Min: 1 to 8 inputs, the same dtypes; a NaN wins (numpy.maximum).
+ * Sum, Mean: 1 to 8 inputs, float32, float16, bfloat16; Mean divides the sum
+ *   by the count.
+ * BitShift: uint8; field direction "LEFT" or "RIGHT" (required); a shift by
+ *   8 or more gives 0.
+ * PRelu: X and slope, float32, float16, bfloat16, int32, int64; slope
+ *   broadcasts to X (unidirectionally: the output has X's dims); y = x < 0 ?
+ *   slope * x : x.
  *
  * Arithmetic: half floats compute in float32 and round once (the result is
- * the correctly rounded half result). Integers wrap around on overflow
- * (two's complement, as ONNX Runtime does); integer Div truncates toward
- * zero (C, and ONNX's reference), INT_MIN / -1 wraps to INT_MIN, and a
- * division by zero fails the run with a message instead of trapping.
+ * the correctly rounded half result); with more than two inputs each step
+ * rounds, as numpy does. Integers wrap around on overflow (two's
+ * complement, as ONNX Runtime does); integer Div truncates toward zero (C,
+ * and ONNX's reference), INT_MIN / -1 wraps to INT_MIN, and a division (or
+ * Mod) by zero fails the run with a message instead of trapping.
+ *
+ * Shape tensors: Add, Sub, Mul, Div, Mod (by a constant), Max and Min state
+ * the values of small integer outputs from their inputs' values.
  */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "ops/op_common.h"
+#include "ops/ops_ew.h"
 
-enum { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV };
+/* The ops (class kinds). */
+enum {
+    BIN_ADD,
+    BIN_SUB,
+    BIN_MUL,
+    BIN_DIV,
+    BIN_MOD,
+    BIN_MAX,
+    BIN_MIN,
+    BIN_SUM,
+    BIN_MEAN,
+    BIN_BITSHIFT,
+    BIN_PRELU
+};
+
+/* What a row computes. */
+enum { R_ADD, R_SUB, R_MUL, R_DIV, R_MOD, R_FMOD, R_MAX, R_MIN, R_SHL, R_SHR, R_PRELU };
+
+typedef struct bin_op {
+    op_object o;
+    int32_t fmod;      /* Mod */
+    int32_t direction; /* BitShift: 0 LEFT, 1 RIGHT */
+} bin_op;
+
+static const char *const directions[] = {"LEFT", "RIGHT"};
+
+static prt_status bin_parse(op_object *o, const op_fields *f)
+{
+    bin_op *b = (bin_op *)o;
+    prt_status st = ew_field_flag(f, "fmod", 0, &b->fmod);
+    if (!st)
+        st = ew_field_choice(f, "direction", directions, 2, -1, &b->direction);
+    if (!st && o->cls->kind == BIN_BITSHIFT && b->direction < 0)
+        return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                              "needs field direction (\"LEFT\" or \"RIGHT\")");
+    return st;
+}
+
+static int32_t bin_serialize(op_object *o, prt_field *ser)
+{
+    bin_op *b = (bin_op *)o;
+    if (o->cls->kind == BIN_MOD) {
+        op_ser(&ser[0], "fmod", PRT_FIELD_INT32, &b->fmod, 1);
+        return 1;
+    }
+    if (o->cls->kind == BIN_BITSHIFT) {
+        const char *s = directions[b->direction];
+        op_ser(&ser[0], "direction", PRT_FIELD_CHAR, s, (int64_t)strlen(s));
+        return 1;
+    }
+    return 0;
+}
+
+static int32_t row_kind(const op_object *o)
+{
+    static const int32_t rk[] = {
+        [BIN_ADD] = R_ADD, [BIN_SUB] = R_SUB,  [BIN_MUL] = R_MUL,
+        [BIN_DIV] = R_DIV, [BIN_MAX] = R_MAX,  [BIN_MIN] = R_MIN,
+        [BIN_SUM] = R_ADD, [BIN_MEAN] = R_ADD, [BIN_PRELU] = R_PRELU};
+    const bin_op *b = (const bin_op *)o;
+    if (o->cls->kind == BIN_MOD)
+        return b->fmod ? R_FMOD : R_MOD;
+    if (o->cls->kind == BIN_BITSHIFT)
+        return b->direction ? R_SHR : R_SHL;
+    return rk[o->cls->kind];
+}
+
+/* ---- shapes ------------------------------------------------------------------ */
+
+static const char *bcast_what(int32_t nb_in, int32_t k, char *buf, size_t cap)
+{
+    if (nb_in == 2)
+        return "inputs A and B";
+    snprintf(buf, cap, "input %d and the inputs before it", (int)k);
+    return buf;
+}
 
 static prt_status bin_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
                              prt_dim_exprs *out, prt_expr_builder *eb)
 {
-    (void)nb_in;
-    return op_broadcast_exprs(o, eb, &in[0], &in[1], out, "inputs A and B");
+    char what[64];
+    *out = in[0];
+    for (int32_t k = 1; k < nb_in; k++) {
+        prt_dim_exprs acc = *out;
+        prt_status st = op_broadcast_exprs(o, eb, &acc, &in[k], out,
+                                           bcast_what(nb_in, k, what, sizeof what));
+        if (st)
+            return st;
+    }
+    return PRT_OK;
 }
 
 static prt_status bin_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
                             prt_dims *out)
 {
+    char what[64];
+    *out = in[0];
+    for (int32_t k = 1; k < nb_in; k++) {
+        prt_dims acc = *out;
+        prt_status st = op_broadcast_dims(o, &acc, &in[k], out,
+                                          bcast_what(nb_in, k, what, sizeof what));
+        if (st)
+            return st;
+    }
+    return PRT_OK;
+}
+
+/* PRelu: slope must broadcast to X, whose dims the output keeps. */
+static prt_status prelu_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                               prt_dim_exprs *out, prt_expr_builder *eb)
+{
+    int32_t shift = in[0].nb_dims - in[1].nb_dims;
+    char a[128], b[128];
     (void)nb_in;
-    return op_broadcast_dims(o, &in[0], &in[1], out, "inputs A and B");
+    *out = in[0];
+    for (int32_t i = 0; i < in[1].nb_dims; i++) {
+        int64_t s, x;
+        if (shift < 0 || (eb->is_constant(eb, in[1].d[i], &s) && s != 1 &&
+                          eb->is_constant(eb, in[0].d[i + shift], &x) && s != x))
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "slope dims %s do not broadcast to X dims %s (the output "
+                           "keeps X's)",
+                           op_exprs_str(eb, &in[1], b, sizeof b),
+                           op_exprs_str(eb, &in[0], a, sizeof a));
+    }
+    return PRT_OK;
+}
+
+static prt_status prelu_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                              prt_dims *out)
+{
+    int32_t shift = in[0].nb_dims - in[1].nb_dims;
+    char a[128], b[128];
+    (void)nb_in;
+    *out = in[0];
+    for (int32_t i = 0; i < in[1].nb_dims; i++)
+        if (shift < 0 || (in[1].d[i] != 1 && in[1].d[i] != in[0].d[i + shift]))
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "slope dims %s do not broadcast to X dims %s (the output "
+                           "keeps X's)",
+                           base_dims_format(&in[1], BASE_DIMS_LIST, b, sizeof b),
+                           base_dims_format(&in[0], BASE_DIMS_LIST, a, sizeof a));
+    return PRT_OK;
 }
 
 /* ---- rows: y[j] = a[j * sa] op b[j * sb], j < n ---------------------------
@@ -64,53 +211,64 @@ static prt_status bin_infer(const op_object *o, const prt_dims *in, int32_t nb_i
 #define F_SUB(x, z) ((x) - (z))
 #define F_MUL(x, z) ((x) * (z))
 #define F_DIV(x, z) ((x) / (z))
+/* A NaN on either side wins. */
+#define F_MAX(x, z) ((x) != (x) || (x) > (z) ? (x) : (z))
+#define F_MIN(x, z) ((x) != (x) || (x) < (z) ? (x) : (z))
+#define F_PRELU(x, z) ((x) < 0 ? (x) * (z) : (x))
+
+/* numpy.mod: the remainder takes the divisor's sign (NaN for a 0 divisor). */
+static float mod_f(float x, float z)
+{
+    float r = fmodf(x, z);
+    return r != 0 && (r < 0) != (z < 0) ? r + z : r;
+}
 
 static void row_f32(int32_t kind, const float *a, int64_t sa, const float *b, int64_t sb,
                     float *y, int64_t n)
 {
     switch (kind) {
-    case BIN_ADD:
+    case R_ADD:
         BIN_ROWS(float, F_ADD);
         break;
-    case BIN_SUB:
+    case R_SUB:
         BIN_ROWS(float, F_SUB);
         break;
-    case BIN_MUL:
+    case R_MUL:
         BIN_ROWS(float, F_MUL);
         break;
-    default:
+    case R_DIV:
         BIN_ROWS(float, F_DIV);
+        break;
+    case R_MOD:
+        BIN_ROWS(float, mod_f);
+        break;
+    case R_FMOD:
+        BIN_ROWS(float, fmodf);
+        break;
+    case R_MAX:
+        BIN_ROWS(float, F_MAX);
+        break;
+    case R_MIN:
+        BIN_ROWS(float, F_MIN);
+        break;
+    default:
+        BIN_ROWS(float, F_PRELU);
         break;
     }
 }
 
-static float apply_f(int32_t kind, float a, float b)
-{
-    switch (kind) {
-    case BIN_ADD:
-        return a + b;
-    case BIN_SUB:
-        return a - b;
-    case BIN_MUL:
-        return a * b;
-    default:
-        return a / b;
-    }
-}
-
-/* Half floats compute in float32 and round once (kind: row_16's). */
-#define F_HALF(x, z)                                                                     \
-    prt_float_to_half(apply_f(kind, prt_half_to_float(x), prt_half_to_float(z)))
-#define F_BF16(x, z)                                                                     \
-    prt_float_to_bf16(apply_f(kind, prt_bf16_to_float(x), prt_bf16_to_float(z)))
-
+/* Half floats: as float32 a chunk at a time, rounded once. */
 static void row_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
                    const uint16_t *b, int64_t sb, uint16_t *y, int64_t n)
 {
-    if (dtype == PRT_FLOAT16)
-        BIN_ROWS(uint16_t, F_HALF);
-    else
-        BIN_ROWS(uint16_t, F_BF16);
+    for (int64_t j = 0; j < n; j += EW_CHUNK) {
+        float fa[EW_CHUNK], fb[EW_CHUNK], fy[EW_CHUNK];
+        int64_t m = n - j < EW_CHUNK ? n - j : EW_CHUNK;
+        ew_load_f32(a + j * sa, dtype, sa, sa ? m : 1, fa);
+        ew_load_f32(b + j * sb, dtype, sb, sb ? m : 1, fb);
+        row_f32(kind, fa, sa, fb, sb, fy, m);
+        op_from_f32(fy, dtype, m, y + j);
+    }
 }
 
 /* Integer rows through the unsigned type (bin_u, with T as bin_t) so
@@ -119,28 +277,59 @@ static void row_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
 #define W_ADD(x, z) ((bin_t)((bin_u)(x) + (bin_u)(z)))
 #define W_SUB(x, z) ((bin_t)((bin_u)(x) - (bin_u)(z)))
 #define W_MUL(x, z) ((bin_t)((bin_u)(x) * (bin_u)(z)))
+#define I_MAX(x, z) ((x) > (z) ? (x) : (z))
+#define I_MIN(x, z) ((x) < (z) ? (x) : (z))
+#define I_SHL(x, z) (I_NEG(z) || (z) >= BITS ? (bin_t)0 : (bin_t)((bin_u)(x) << (z)))
+#define I_SHR(x, z) (I_NEG(z) || (z) >= BITS ? (bin_t)0 : (bin_t)((bin_u)(x) >> (z)))
+#define I_PRELU(x, z) (I_NEG(x) ? W_MUL(x, z) : (x))
+/* v < 0, against a variable so that unsigned types compile without a
+ * warning that it never holds. */
+#define I_NEG(v) ((v) < zero_)
 #define ROW_INT(NAME, T, U, SIGNED)                                                      \
     static int NAME(int32_t kind, const T *a, int64_t sa, const T *b, int64_t sb, T *y,  \
                     int64_t n)                                                           \
     {                                                                                    \
         typedef T bin_t;                                                                 \
         typedef U bin_u;                                                                 \
+        enum { BITS = 8 * (int)sizeof(T) };                                              \
+        const T zero_ = 0;                                                               \
         switch (kind) {                                                                  \
-        case BIN_ADD:                                                                    \
+        case R_ADD:                                                                      \
             BIN_ROWS(T, W_ADD);                                                          \
             break;                                                                       \
-        case BIN_SUB:                                                                    \
+        case R_SUB:                                                                      \
             BIN_ROWS(T, W_SUB);                                                          \
             break;                                                                       \
-        case BIN_MUL:                                                                    \
+        case R_MUL:                                                                      \
             BIN_ROWS(T, W_MUL);                                                          \
             break;                                                                       \
-        default:                                                                         \
+        case R_MAX:                                                                      \
+            BIN_ROWS(T, I_MAX);                                                          \
+            break;                                                                       \
+        case R_MIN:                                                                      \
+            BIN_ROWS(T, I_MIN);                                                          \
+            break;                                                                       \
+        case R_SHL:                                                                      \
+            BIN_ROWS(T, I_SHL);                                                          \
+            break;                                                                       \
+        case R_SHR:                                                                      \
+            BIN_ROWS(T, I_SHR);                                                          \
+            break;                                                                       \
+        case R_PRELU:                                                                    \
+            BIN_ROWS(T, I_PRELU);                                                        \
+            break;                                                                       \
+        default: /* Div, Mod, fmod */                                                    \
             for (int64_t j = 0; j < n; j++) {                                            \
-                T av = a[j * sa], bv = b[j * sb];                                        \
+                T av = a[j * sa], bv = b[j * sb], r;                                     \
                 if (bv == 0)                                                             \
                     return 0;                                                            \
-                y[j] = SIGNED && bv == (T)-1 ? (T)(0 - (U)av) : (T)(av / bv);            \
+                if (SIGNED && bv == (T)-1)                                               \
+                    r = kind == R_DIV ? (T)(0 - (U)av) : (T)0;                           \
+                else                                                                     \
+                    r = kind == R_DIV ? (T)(av / bv) : (T)(av % bv);                     \
+                if (kind == R_MOD && r != 0 && I_NEG(r) != I_NEG(bv))                    \
+                    r = W_ADD(r, bv);                                                    \
+                y[j] = r;                                                                \
             }                                                                            \
             break;                                                                       \
         }                                                                                \
@@ -194,15 +383,45 @@ static int bin_row(const void *ctx, const uint8_t *const *p, const int64_t *s, u
     return ok ? BIN_ROW_OK : BIN_ROW_DIV_ZERO;
 }
 
+/* y = a op b over out's dims (a and b broadcast to them). */
+static int bin_walk(const prt_dims *out, const prt_dims *da, const prt_dims *db,
+                    const void *a, const void *b, void *y, const bin_ctx *c)
+{
+    const prt_dims dims[2] = {*da, *db};
+    const size_t es = prt_dtype_size(c->dtype), ess[2] = {es, es};
+    const void *x[2] = {a, b};
+    return op_bcast_walk(out, 2, dims, ess, es, x, y, bin_row, c);
+}
+
 static prt_status bin_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                           int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
                           void *y, void *ws, void *stream)
 {
-    const prt_dims dims[2] = {in[0].dims, in[1].dims};
-    const size_t es[2] = {prt_dtype_size(dtype), prt_dtype_size(dtype)};
-    const bin_ctx c = {o->cls->kind, dtype};
-    (void)nb_in, (void)ws;
-    switch (op_bcast_walk(&out->dims, 2, dims, es, es[0], x, y, bin_row, &c)) {
+    const bin_ctx c = {row_kind(o), dtype};
+    int code = BIN_ROW_OK;
+    (void)ws, (void)stream;
+    if (nb_in == 1) {
+        /* Max, Min, Sum, Mean of one input: itself. */
+        if (x[0] != y)
+            memmove(y, x[0], prt_dtype_size(dtype) * (size_t)base_volume(&out->dims));
+        return PRT_OK;
+    }
+    code = bin_walk(&out->dims, &in[0].dims, &in[1].dims, x[0], x[1], y, &c);
+    /* More inputs: y = y op x[k], in place (each element is read before it
+     * is written). */
+    for (int32_t k = 2; k < nb_in && code == BIN_ROW_OK; k++)
+        code = bin_walk(&out->dims, &out->dims, &in[k].dims, y, x[k], y, &c);
+    if (code == BIN_ROW_OK && o->cls->kind == BIN_MEAN) {
+        const bin_ctx div = {R_DIV, dtype};
+        const prt_dims scalar = {0, {0}};
+        float count = (float)nb_in;
+        uint16_t h =
+            dtype == PRT_FLOAT16 ? prt_float_to_half(count) : prt_float_to_bf16(count);
+        code = bin_walk(&out->dims, &out->dims, &scalar, y,
+                        dtype == PRT_FLOAT32 ? (const void *)&count : (const void *)&h, y,
+                        &div);
+    }
+    switch (code) {
     case BIN_ROW_OK:
         return PRT_OK;
     case BIN_ROW_DIV_ZERO:
@@ -214,11 +433,12 @@ static prt_status bin_run(const op_object *o, int32_t dtype, const prt_tensor_de
     }
 }
 
-/* Values (shape tensors): elementwise on the known values, a single value
- * broadcast. Integer Div truncates toward zero, as the run does: for a
- * divisor b > 0, trunc(a / b) = a < 0 ? -floor(-a / b) : floor(a / b),
- * written as a select on LESS(a, 0); other divisors give no values unless
- * both sides are constants. */
+/* ---- values (shape tensors) ------------------------------------------------ */
+
+/* Integer Div truncates toward zero, as the run does: for a divisor b > 0,
+ * trunc(a / b) = a < 0 ? -floor(-a / b) : floor(a / b), written as a select
+ * on LESS(a, 0); other divisors give no values unless both sides are
+ * constants. */
 static const prt_expr *trunc_div(prt_expr_builder *eb, const prt_expr *a,
                                  const prt_expr *b)
 {
@@ -241,47 +461,117 @@ static const prt_expr *trunc_div(prt_expr_builder *eb, const prt_expr *a,
                       eb->operation(eb, PRT_DIM_SUB, eb->constant(eb, 1), neg), down));
 }
 
+/* a op b as an expression, NULL where it cannot be written. */
+static const prt_expr *bin_value(prt_expr_builder *eb, int32_t kind, const prt_expr *a,
+                                 const prt_expr *b)
+{
+    const prt_expr *q;
+    int64_t vb;
+    switch (kind) {
+    case R_ADD:
+        return eb->operation(eb, PRT_DIM_SUM, a, b);
+    case R_SUB:
+        return eb->operation(eb, PRT_DIM_SUB, a, b);
+    case R_MUL:
+        return eb->operation(eb, PRT_DIM_PROD, a, b);
+    case R_MAX:
+        return eb->operation(eb, PRT_DIM_MAX, a, b);
+    case R_MIN:
+        return eb->operation(eb, PRT_DIM_MIN, a, b);
+    case R_DIV:
+        return trunc_div(eb, a, b);
+    case R_MOD:
+    case R_FMOD:
+        /* a - b * q, q floored (Mod) or truncated (fmod), by a constant. */
+        if (!eb->is_constant(eb, b, &vb) || vb == 0)
+            return NULL;
+        q = kind == R_MOD ? eb->operation(eb, PRT_DIM_FLOOR_DIV, a, b)
+                          : trunc_div(eb, a, b);
+        return q ? eb->operation(eb, PRT_DIM_SUB, a,
+                                 eb->operation(eb, PRT_DIM_PROD, b, q))
+                 : NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* Elementwise on the known values, a single value broadcast. */
 static prt_status bin_values(op_object *o, const prt_dim_exprs *in_dims,
                              const prt_dim_exprs *in_values, int32_t nb_in,
                              const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
                              prt_expr_builder *eb)
 {
-    static const int32_t ops[] = {PRT_DIM_SUM, PRT_DIM_SUB, PRT_DIM_PROD};
-    int32_t n = op_static_count(eb, out_dims);
-    int32_t na = in_values[0].nb_dims, nb = in_values[1].nb_dims;
-    (void)in_dims, (void)nb_in;
-    if (n < 0 || na < 0 || nb < 0 || (na != n && na != 1) || (nb != n && nb != 1))
+    int32_t n = op_static_count(eb, out_dims), kind = row_kind(o);
+    (void)in_dims;
+    if (n < 0 || o->cls->kind == BIN_MEAN)
         return PRT_OK;
+    for (int32_t k = 0; k < nb_in; k++)
+        if (in_values[k].nb_dims < 0 ||
+            (in_values[k].nb_dims != n && in_values[k].nb_dims != 1))
+            return PRT_OK;
     for (int32_t i = 0; i < n; i++) {
-        const prt_expr *a = in_values[0].d[na == 1 ? 0 : i];
-        const prt_expr *b = in_values[1].d[nb == 1 ? 0 : i];
-        out_values->d[i] = o->cls->kind == BIN_DIV
-                               ? trunc_div(eb, a, b)
-                               : eb->operation(eb, ops[o->cls->kind], a, b);
-        if (!out_values->d[i])
+        const prt_expr *v = in_values[0].d[in_values[0].nb_dims == 1 ? 0 : i];
+        for (int32_t k = 1; k < nb_in && v; k++)
+            v = bin_value(eb, kind, v, in_values[k].d[in_values[k].nb_dims == 1 ? 0 : i]);
+        if (!v)
             return PRT_OK; /* not expressible: the values stay unknown */
+        out_values->d[i] = v;
     }
     out_values->nb_dims = n;
     return PRT_OK;
 }
 
-#define BIN_DTYPES                                                                       \
-    (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT8) | OP_DT(PRT_UINT8) |            \
-     OP_DT(PRT_INT32) | OP_DT(PRT_INT64))
+/* ---- classes ------------------------------------------------------------------ */
 
-#define BIN_CLASS(k)                                                                     \
+#define BIN_CLASS(k, nb_max, dt, shp, inf)                                               \
     {                                                                                    \
-        .kind = (k), .min_inputs = 2, .max_inputs = 2, .dtypes = BIN_DTYPES,             \
-        .size = sizeof(op_object), .alias_input = -1, .shapes = bin_shapes,              \
-        .infer = bin_infer, .run = {[PRT_DEVICE_CPU] = bin_run}, .values = bin_values,   \
+        .kind = (k), .min_inputs = (nb_max) == 2 ? 2 : 1, .max_inputs = (nb_max),        \
+        .dtypes = (dt), .size = sizeof(bin_op), .alias_input = -1, .parse = bin_parse,   \
+        .serialize = bin_serialize, .shapes = (shp), .infer = (inf),                     \
+        .run = {[PRT_DEVICE_CPU] = bin_run}, .values = bin_values,                       \
     }
 
-static const op_class add_class = BIN_CLASS(BIN_ADD);
-static const op_class sub_class = BIN_CLASS(BIN_SUB);
-static const op_class mul_class = BIN_CLASS(BIN_MUL);
-static const op_class div_class = BIN_CLASS(BIN_DIV);
+static const op_class add_class =
+    BIN_CLASS(BIN_ADD, 2, EW_DT_NUMERIC, bin_shapes, bin_infer);
+static const op_class sub_class =
+    BIN_CLASS(BIN_SUB, 2, EW_DT_NUMERIC, bin_shapes, bin_infer);
+static const op_class mul_class =
+    BIN_CLASS(BIN_MUL, 2, EW_DT_NUMERIC, bin_shapes, bin_infer);
+static const op_class div_class =
+    BIN_CLASS(BIN_DIV, 2, EW_DT_NUMERIC, bin_shapes, bin_infer);
+static const op_class mod_class =
+    BIN_CLASS(BIN_MOD, 2, EW_DT_NUMERIC, bin_shapes, bin_infer);
+static const op_class max_class =
+    BIN_CLASS(BIN_MAX, OP_MAX_INPUTS, EW_DT_NUMERIC, bin_shapes, bin_infer);
+static const op_class min_class =
+    BIN_CLASS(BIN_MIN, OP_MAX_INPUTS, EW_DT_NUMERIC, bin_shapes, bin_infer);
+static const op_class sum_class =
+    BIN_CLASS(BIN_SUM, OP_MAX_INPUTS, EW_DT_FLOATS, bin_shapes, bin_infer);
+static const op_class mean_class =
+    BIN_CLASS(BIN_MEAN, OP_MAX_INPUTS, EW_DT_FLOATS, bin_shapes, bin_infer);
+static const op_class bit_shift_class =
+    BIN_CLASS(BIN_BITSHIFT, 2, OP_DT(PRT_UINT8), bin_shapes, bin_infer);
+static const op_class prelu_class =
+    BIN_CLASS(BIN_PRELU, 2, EW_DT_FLOATS | OP_DT(PRT_INT32) | OP_DT(PRT_INT64),
+              prelu_shapes, prelu_infer);
+
+static const prt_field_schema mod_schema[] = {
+    {"fmod", PRT_FIELD_INT32, 1,
+     "0 (default): the remainder has the divisor's sign; 1: the dividend's (C fmod)"},
+};
+static const prt_field_schema bit_shift_schema[] = {
+    {"direction", PRT_FIELD_CHAR, -1, "\"LEFT\" or \"RIGHT\" (required)"},
+};
 
 const prt_plugin_creator op_add_creator = OP_CREATOR("Add", add_class, NULL, 0);
 const prt_plugin_creator op_sub_creator = OP_CREATOR("Sub", sub_class, NULL, 0);
 const prt_plugin_creator op_mul_creator = OP_CREATOR("Mul", mul_class, NULL, 0);
 const prt_plugin_creator op_div_creator = OP_CREATOR("Div", div_class, NULL, 0);
+const prt_plugin_creator op_mod_creator = OP_CREATOR("Mod", mod_class, mod_schema, 1);
+const prt_plugin_creator op_max_creator = OP_CREATOR("Max", max_class, NULL, 0);
+const prt_plugin_creator op_min_creator = OP_CREATOR("Min", min_class, NULL, 0);
+const prt_plugin_creator op_sum_creator = OP_CREATOR("Sum", sum_class, NULL, 0);
+const prt_plugin_creator op_mean_creator = OP_CREATOR("Mean", mean_class, NULL, 0);
+const prt_plugin_creator op_bit_shift_creator =
+    OP_CREATOR("BitShift", bit_shift_class, bit_shift_schema, 1);
+const prt_plugin_creator op_prelu_creator = OP_CREATOR("PRelu", prelu_class, NULL, 0);

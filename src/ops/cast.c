@@ -1,7 +1,14 @@
 /*
- * Cast (namespace "plugrt", version "1"), ONNX opset 13 semantics over
- * plugrt's dtypes. Any input dtype; field `to` (int32) is the output's
- * prt_dtype (the ONNX importer translates ONNX's TensorProto code).
+ * Cast and CastLike (namespace "plugrt", version "1"), ONNX opset 6-19
+ * semantics over plugrt's dtypes (every pair of them).
+ *
+ * Cast: any input dtype; field `to` (int32) is the output's prt_dtype (the
+ * ONNX importer translates ONNX's TensorProto code).
+ * CastLike: inputs input and target_type (any dtypes); the output has the
+ * input's dims and target_type's dtype (target_type's values are not read).
+ * Both take field saturate (int32, 0 or 1, default 1, opset 19), which ONNX
+ * defines only for conversions to 8-bit floats; plugrt has none, so it
+ * changes nothing.
  *
  * Conversions: to bool, x != 0 (NaN is true, as in numpy); from bool, 0 or
  * 1; float to integer truncates toward zero and saturates at the type's
@@ -13,18 +20,24 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/ops_ew.h"
 #include "ops/shape_ops.h"
 
 typedef struct cast_op {
     op_object o;
-    int32_t to;
+    int32_t to; /* Cast */
+    int32_t saturate;
 } cast_op;
+
+enum { CAST, CAST_LIKE };
 
 static prt_status cast_parse(op_object *o, const op_fields *f)
 {
     cast_op *c = (cast_op *)o;
-    prt_status st = op_field_i32(f, "to", -1, &c->to);
-    if (st)
+    prt_status st = ew_field_flag(f, "saturate", 1, &c->saturate);
+    if (!st)
+        st = op_field_i32(f, "to", -1, &c->to);
+    if (st || o->cls->kind == CAST_LIKE)
         return st;
     if (c->to < 0 || c->to >= PRT_DTYPE_COUNT)
         return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
@@ -35,30 +48,26 @@ static prt_status cast_parse(op_object *o, const op_fields *f)
 
 static int32_t cast_serialize(op_object *o, prt_field *ser)
 {
-    op_ser(&ser[0], "to", PRT_FIELD_INT32, &((cast_op *)o)->to, 1);
-    return 1;
-}
-
-static prt_status cast_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
-                              prt_dim_exprs *out, prt_expr_builder *eb)
-{
-    (void)o, (void)nb_in, (void)eb;
-    *out = in[0];
-    return PRT_OK;
-}
-
-static prt_status cast_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
-                             prt_dims *out)
-{
-    (void)o, (void)nb_in;
-    *out = in[0];
-    return PRT_OK;
+    cast_op *c = (cast_op *)o;
+    op_ser(&ser[0], "saturate", PRT_FIELD_INT32, &c->saturate, 1);
+    if (o->cls->kind == CAST_LIKE)
+        return 1;
+    op_ser(&ser[1], "to", PRT_FIELD_INT32, &c->to, 1);
+    return 2;
 }
 
 static int32_t cast_out_dtype(const op_object *o, const int32_t *types, int32_t nb_in)
 {
-    (void)types, (void)nb_in;
+    if (o->cls->kind == CAST_LIKE)
+        return nb_in > 1 ? types[1] : -1;
     return ((const cast_op *)o)->to;
+}
+
+static uint32_t cast_like_in_dtypes(const op_object *o, int32_t index,
+                                    const int32_t *types)
+{
+    (void)o, (void)index, (void)types;
+    return OP_DT_ALL;
 }
 
 static prt_status cast_values(op_object *o, const prt_dim_exprs *in_dims,
@@ -82,11 +91,6 @@ static prt_status cast_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
-static int is_float(int32_t t)
-{
-    return t == PRT_FLOAT32 || t == PRT_FLOAT16 || t == PRT_BFLOAT16;
-}
-
 static float get_f(const void *x, int32_t t, int64_t i)
 {
     switch (t) {
@@ -97,18 +101,6 @@ static float get_f(const void *x, int32_t t, int64_t i)
     default:
         return prt_bf16_to_float(((const uint16_t *)x)[i]);
     }
-}
-
-/* A float to an integer of [lo, hi], truncating and saturating. */
-static int64_t f_to_i(double v, int64_t lo, int64_t hi)
-{
-    if (v != v)
-        return 0;
-    if (v <= (double)lo)
-        return lo;
-    if (v >= (double)hi)
-        return hi;
-    return (int64_t)v;
 }
 
 static prt_status cast_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
@@ -125,7 +117,7 @@ static prt_status cast_run(const op_object *o, int32_t dtype, const prt_tensor_d
         return PRT_OK;
     }
     for (int64_t i = 0; i < n; i++) {
-        if (is_float(dtype)) {
+        if (ew_is_float(dtype)) {
             float f = get_f(x, dtype, i);
             switch (to) {
             case PRT_FLOAT32:
@@ -141,16 +133,16 @@ static prt_status cast_run(const op_object *o, int32_t dtype, const prt_tensor_d
                 ((uint8_t *)y)[i] = f != 0.0f;
                 break;
             case PRT_INT8:
-                ((int8_t *)y)[i] = (int8_t)f_to_i(f, INT8_MIN, INT8_MAX);
+                ((int8_t *)y)[i] = (int8_t)ew_f64_to_int(f, INT8_MIN, INT8_MAX);
                 break;
             case PRT_UINT8:
-                ((uint8_t *)y)[i] = (uint8_t)f_to_i(f, 0, UINT8_MAX);
+                ((uint8_t *)y)[i] = (uint8_t)ew_f64_to_int(f, 0, UINT8_MAX);
                 break;
             case PRT_INT32:
-                ((int32_t *)y)[i] = (int32_t)f_to_i(f, INT32_MIN, INT32_MAX);
+                ((int32_t *)y)[i] = (int32_t)ew_f64_to_int(f, INT32_MIN, INT32_MAX);
                 break;
             default:
-                ((int64_t *)y)[i] = f_to_i(f, INT64_MIN, INT64_MAX);
+                ((int64_t *)y)[i] = ew_f64_to_int(f, INT64_MIN, INT64_MAX);
                 break;
             }
         } else {
@@ -187,23 +179,26 @@ static prt_status cast_run(const op_object *o, int32_t dtype, const prt_tensor_d
     return PRT_OK;
 }
 
-static const op_class cast_class = {
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .dtypes = OP_DT_ALL,
-    .size = sizeof(cast_op),
-    .alias_input = -1,
-    .parse = cast_parse,
-    .serialize = cast_serialize,
-    .shapes = cast_shapes,
-    .infer = cast_infer,
-    .run = {[PRT_DEVICE_CPU] = cast_run},
-    .out_dtype = cast_out_dtype,
-    .values = cast_values,
-};
+#define CAST_CLASS(k, nb_in, in_dt, vals)                                                \
+    {                                                                                    \
+        .kind = (k), .min_inputs = (nb_in), .max_inputs = (nb_in), .dtypes = OP_DT_ALL,  \
+        .size = sizeof(cast_op), .alias_input = -1, .parse = cast_parse,                 \
+        .serialize = cast_serialize, .shapes = ew_same_shapes, .infer = ew_same_infer,   \
+        .run = {[PRT_DEVICE_CPU] = cast_run}, .in_dtypes = (in_dt),                      \
+        .out_dtype = cast_out_dtype, .values = (vals),                                   \
+    }
+
+static const op_class cast_class = CAST_CLASS(CAST, 1, NULL, cast_values);
+/* CastLike's values would need the target's dtype, which the hook is not
+ * told. */
+static const op_class cast_like_class =
+    CAST_CLASS(CAST_LIKE, 2, cast_like_in_dtypes, NULL);
 
 static const prt_field_schema cast_schema[] = {
     {"to", PRT_FIELD_INT32, 1, "the output's prt_dtype (required)"},
+    {"saturate", PRT_FIELD_INT32, 1, "0 or 1 (default); only 8-bit floats use it"},
 };
 
-const prt_plugin_creator op_cast_creator = OP_CREATOR("Cast", cast_class, cast_schema, 1);
+const prt_plugin_creator op_cast_creator = OP_CREATOR("Cast", cast_class, cast_schema, 2);
+const prt_plugin_creator op_cast_like_creator =
+    OP_CREATOR("CastLike", cast_like_class, &cast_schema[1], 1);

@@ -1,26 +1,68 @@
 /*
- * Equal, GreaterOrEqual, And, IsNaN (namespace "plugrt", version "1"), ONNX
- * opset 13-17 semantics. No fields. The output is bool (one byte, 0 or 1).
+ * The comparisons and logic ops (namespace "plugrt", version "1"), ONNX
+ * opset 7-19 semantics. The output is bool (one byte, 0 or 1).
  *
  * Equal: A and B of one dtype (any: float32, float16, bfloat16, int8, uint8,
  *   int32, int64, bool), numpy broadcasting; y = A == B. Floats compare as
  *   floats (NaN differs from everything, -0 equals +0).
- * GreaterOrEqual: the same without bool; y = A >= B (false with a NaN).
- * And: A and B bool, broadcasting; y = A && B (any non-zero byte is true).
+ * Less, LessOrEqual, Greater, GreaterOrEqual: the same without bool; y = A <
+ *   B, A <= B, A > B, A >= B (all false with a NaN).
+ * And, Or, Xor: A and B bool, broadcasting; any non-zero byte is true.
+ * Not: X bool; y = !X.
  * IsNaN: X float32, float16 or bfloat16; y = isnan(X), X's dims.
+ * IsInf: the same floats; y = X is +inf (field detect_positive, default 1)
+ *   or -inf (detect_negative, default 1); each field 0 or 1.
  *
  * Output dims of the binary ops follow op_broadcast_exprs (op_common.h).
  *
- * Shape tensors: when both inputs of Equal have known values (small integer
- * shape arithmetic, as exporters write for Expand and Reshape), Equal can
- * state its values, PRT_DIM_EQUAL of theirs, so a Where after it can state
- * its own (the builder takes bool shape tensors as 0/1).
+ * Shape tensors: when the inputs have known values (small integer shape
+ * arithmetic, as exporters write for Expand and Reshape), the comparisons
+ * and logic ops state theirs (EQUAL and LESS of the values, 0/1 arithmetic
+ * for the logic), so a Where after them can state its own (the builder
+ * takes bool shape tensors as 0/1).
  */
 #include <math.h>
 
 #include "ops/math_ops.h"
+#include "ops/ops_ew.h"
 
-enum { CMP_EQUAL, CMP_GE, CMP_AND, CMP_ISNAN };
+enum {
+    CMP_EQUAL,
+    CMP_LESS,
+    CMP_LE,
+    CMP_GREATER,
+    CMP_GE,
+    CMP_AND,
+    CMP_OR,
+    CMP_XOR,
+    CMP_NOT,
+    CMP_ISNAN,
+    CMP_ISINF
+};
+
+typedef struct cmp_op {
+    op_object o;
+    int32_t detect_positive, detect_negative; /* IsInf */
+} cmp_op;
+
+static prt_status cmp_parse(op_object *o, const op_fields *f)
+{
+    cmp_op *c = (cmp_op *)o;
+    prt_status st = ew_field_flag(f, "detect_positive", 1, &c->detect_positive);
+    if (!st)
+        st = ew_field_flag(f, "detect_negative", 1, &c->detect_negative);
+    return st;
+}
+
+static int32_t cmp_serialize(op_object *o, prt_field *ser)
+{
+    cmp_op *c = (cmp_op *)o;
+    if (o->cls->kind != CMP_ISINF)
+        return 0;
+    op_ser(&ser[0], "detect_positive", PRT_FIELD_INT32, &c->detect_positive, 1);
+    op_ser(&ser[1], "detect_negative", PRT_FIELD_INT32, &c->detect_negative, 1);
+    return 2;
+}
 
 static prt_status cmp_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
                              prt_dim_exprs *out, prt_expr_builder *eb)
@@ -57,26 +99,82 @@ static int32_t cmp_out_dtype(const op_object *o, const int32_t *types, int32_t n
 
 /* ---- rows ----------------------------------------------------------------- */
 
+/* y[j] = a[j * sa] OP b[j * sb]: strides are 0 or 1 (op_bcast_walk's), and
+ * each kind of row gets its loop, the broadcast value read once. */
+#define CMP_ROWS(T, OP)                                                                  \
+    do {                                                                                 \
+        const T *a_ = (const T *)pa, *b_ = (const T *)pb;                                \
+        if (sa == 1 && sb == 1) {                                                        \
+            for (int64_t j = 0; j < n; j++)                                              \
+                y[j] = a_[j] OP b_[j];                                                   \
+        } else if (sb == 0) {                                                            \
+            const T bv = b_[0];                                                          \
+            for (int64_t j = 0; j < n; j++)                                              \
+                y[j] = a_[j * sa] OP bv;                                                 \
+        } else {                                                                         \
+            const T av = a_[0];                                                          \
+            for (int64_t j = 0; j < n; j++)                                              \
+                y[j] = av OP b_[j];                                                      \
+        }                                                                                \
+    } while (0)
+
+#define CMP_TYPED(NAME, T)                                                               \
+    static void NAME(int32_t kind, const void *pa, int64_t sa, const void *pb,           \
+                     int64_t sb, uint8_t *y, int64_t n)                                  \
+    {                                                                                    \
+        switch (kind) {                                                                  \
+        case CMP_EQUAL:                                                                  \
+            CMP_ROWS(T, ==);                                                             \
+            break;                                                                       \
+        case CMP_LESS:                                                                   \
+            CMP_ROWS(T, <);                                                              \
+            break;                                                                       \
+        case CMP_LE:                                                                     \
+            CMP_ROWS(T, <=);                                                             \
+            break;                                                                       \
+        case CMP_GREATER:                                                                \
+            CMP_ROWS(T, >);                                                              \
+            break;                                                                       \
+        default:                                                                         \
+            CMP_ROWS(T, >=);                                                             \
+            break;                                                                       \
+        }                                                                                \
+    }
+
+CMP_TYPED(cmp_f32, float)
+CMP_TYPED(cmp_i8, int8_t)
+CMP_TYPED(cmp_u8, uint8_t)
+CMP_TYPED(cmp_i32, int32_t)
+CMP_TYPED(cmp_i64, int64_t)
+
+/* Truth values: non-zero bytes are true. */
+#define B_EQ(x, z) (((x) != 0) == ((z) != 0))
+#define B_AND(x, z) ((x) != 0 && (z) != 0)
+#define B_OR(x, z) ((x) != 0 || (z) != 0)
+#define B_XOR(x, z) (((x) != 0) != ((z) != 0))
+#define BOOL_ROWS(F)                                                                     \
+    for (int64_t j = 0; j < n; j++)                                                      \
+        y[j] = (uint8_t)F(pa[j * sa], pb[j * sb]);                                       \
+    break
+
+static void cmp_bool(int32_t kind, const uint8_t *pa, int64_t sa, const uint8_t *pb,
+                     int64_t sb, uint8_t *y, int64_t n)
+{
+    switch (kind) {
+    case CMP_EQUAL:
+        BOOL_ROWS(B_EQ);
+    case CMP_AND:
+        BOOL_ROWS(B_AND);
+    case CMP_OR:
+        BOOL_ROWS(B_OR);
+    default:
+        BOOL_ROWS(B_XOR);
+    }
+}
+
 typedef struct cmp_ctx {
     int32_t kind, dtype;
 } cmp_ctx;
-
-#define CMP_ROW(T)                                                                       \
-    do {                                                                                 \
-        const T *a = (const T *)p[0], *b = (const T *)p[1];                              \
-        if (c->kind == CMP_EQUAL)                                                        \
-            for (int64_t j = 0; j < n; j++)                                              \
-                y[j] = a[j * s[0]] == b[j * s[1]];                                       \
-        else                                                                             \
-            for (int64_t j = 0; j < n; j++)                                              \
-                y[j] = a[j * s[0]] >= b[j * s[1]];                                       \
-    } while (0)
-
-static float f16_at(int32_t dtype, const uint8_t *p, int64_t i)
-{
-    uint16_t h = ((const uint16_t *)p)[i];
-    return dtype == PRT_FLOAT16 ? prt_half_to_float(h) : prt_bf16_to_float(h);
-}
 
 static int cmp_row(const void *ctx, const uint8_t *const *p, const int64_t *s, uint8_t *y,
                    int64_t n)
@@ -84,36 +182,68 @@ static int cmp_row(const void *ctx, const uint8_t *const *p, const int64_t *s, u
     const cmp_ctx *c = ctx;
     switch (c->dtype) {
     case PRT_FLOAT32:
-        CMP_ROW(float);
+        cmp_f32(c->kind, p[0], s[0], p[1], s[1], y, n);
         break;
     case PRT_FLOAT16:
     case PRT_BFLOAT16:
-        for (int64_t j = 0; j < n; j++) {
-            float a = f16_at(c->dtype, p[0], j * s[0]);
-            float b = f16_at(c->dtype, p[1], j * s[1]);
-            y[j] = c->kind == CMP_EQUAL ? a == b : a >= b;
+        /* As float32 (exact), a chunk at a time. */
+        for (int64_t j = 0; j < n; j += EW_CHUNK) {
+            float a[EW_CHUNK], b[EW_CHUNK];
+            int64_t m = n - j < EW_CHUNK ? n - j : EW_CHUNK;
+            ew_load_f32((const uint16_t *)p[0] + j * s[0], c->dtype, s[0], s[0] ? m : 1,
+                        a);
+            ew_load_f32((const uint16_t *)p[1] + j * s[1], c->dtype, s[1], s[1] ? m : 1,
+                        b);
+            cmp_f32(c->kind, a, s[0], b, s[1], y + j, m);
         }
         break;
     case PRT_INT8:
-        CMP_ROW(int8_t);
+        cmp_i8(c->kind, p[0], s[0], p[1], s[1], y, n);
         break;
     case PRT_UINT8:
-        CMP_ROW(uint8_t);
+        cmp_u8(c->kind, p[0], s[0], p[1], s[1], y, n);
         break;
     case PRT_INT32:
-        CMP_ROW(int32_t);
+        cmp_i32(c->kind, p[0], s[0], p[1], s[1], y, n);
         break;
     case PRT_INT64:
-        CMP_ROW(int64_t);
+        cmp_i64(c->kind, p[0], s[0], p[1], s[1], y, n);
         break;
-    default: /* bool: Equal or And, on truth values */
-        for (int64_t j = 0; j < n; j++) {
-            int a = p[0][j * s[0]] != 0, b = p[1][j * s[1]] != 0;
-            y[j] = (uint8_t)(c->kind == CMP_AND ? a && b : a == b);
-        }
+    default:
+        cmp_bool(c->kind, p[0], s[0], p[1], s[1], y, n);
         break;
     }
     return 0;
+}
+
+/* Not, IsNaN, IsInf. */
+static void cmp_unary(const cmp_op *c, int32_t dtype, const void *x, uint8_t *y,
+                      int64_t n)
+{
+    const int32_t kind = c->o.cls->kind;
+    const float pos = c->detect_positive ? INFINITY : NAN;
+    const float neg = c->detect_negative ? -INFINITY : NAN;
+    if (kind == CMP_NOT) {
+        for (int64_t i = 0; i < n; i++)
+            y[i] = ((const uint8_t *)x)[i] == 0;
+        return;
+    }
+    for (int64_t i = 0; i < n; i += EW_CHUNK) {
+        float buf[EW_CHUNK];
+        const float *v = buf;
+        int64_t m = n - i < EW_CHUNK ? n - i : EW_CHUNK;
+        if (dtype == PRT_FLOAT32)
+            v = (const float *)x + i;
+        else
+            ew_load_f32((const uint16_t *)x + i, dtype, 1, m, buf);
+        /* NaN equals nothing, so an undetected sign compares with NaN. */
+        if (kind == CMP_ISNAN)
+            for (int64_t j = 0; j < m; j++)
+                y[i + j] = v[j] != v[j];
+        else
+            for (int64_t j = 0; j < m; j++)
+                y[i + j] = v[j] == pos || v[j] == neg;
+    }
 }
 
 static prt_status cmp_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
@@ -123,18 +253,11 @@ static prt_status cmp_run(const op_object *o, int32_t dtype, const prt_tensor_de
     cmp_ctx c;
     size_t es[2];
     prt_dims dims[2];
-    (void)ws;
-    if (o->cls->kind == CMP_ISNAN) {
-        int64_t n = base_volume(&in[0].dims);
-        uint8_t *yb = y;
-        for (int64_t i = 0; i < n; i++) {
-            float v =
-                dtype == PRT_FLOAT32 ? ((const float *)x[0])[i] : f16_at(dtype, x[0], i);
-            yb[i] = v != v;
-        }
+    (void)ws, (void)stream;
+    if (nb_in == 1) {
+        cmp_unary((const cmp_op *)o, dtype, x[0], y, base_volume(&in[0].dims));
         return PRT_OK;
     }
-    (void)nb_in;
     c.kind = o->cls->kind;
     c.dtype = dtype;
     for (int32_t k = 0; k < 2; k++) {
@@ -148,50 +271,98 @@ static prt_status cmp_run(const op_object *o, int32_t dtype, const prt_tensor_de
 
 /* ---- values ----------------------------------------------------------------- */
 
-/* Equal's values: element j of each input (a single value broadcast). */
-static prt_status equal_values(op_object *o, const prt_dim_exprs *in_dims,
-                               const prt_dim_exprs *in_values, int32_t nb_in,
-                               const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
-                               prt_expr_builder *eb)
+/* One element of the output's values from a and b (b NULL for Not); truth
+ * values are 0/1. */
+static const prt_expr *cmp_value(prt_expr_builder *eb, int32_t kind, const prt_expr *a,
+                                 const prt_expr *b)
 {
-    int32_t n = op_static_count(eb, out_dims), na, nb;
-    (void)o, (void)nb_in;
-    na = op_static_count(eb, &in_dims[0]);
-    nb = op_static_count(eb, &in_dims[1]);
-    if (n < 0 || out_dims->nb_dims > 1 || na < 0 || nb < 0 ||
-        in_values[0].nb_dims != na || in_values[1].nb_dims != nb ||
-        (na != 1 && na != n) || (nb != 1 && nb != n))
-        return PRT_OK; /* not known: out_values stays -1 */
+    const prt_expr *one = eb->constant(eb, 1);
+    switch (kind) {
+    case CMP_EQUAL:
+        return eb->operation(eb, PRT_DIM_EQUAL, a, b);
+    case CMP_LESS:
+        return eb->operation(eb, PRT_DIM_LESS, a, b);
+    case CMP_LE:
+        return eb->operation(eb, PRT_DIM_SUB, one, eb->operation(eb, PRT_DIM_LESS, b, a));
+    case CMP_GREATER:
+        return eb->operation(eb, PRT_DIM_LESS, b, a);
+    case CMP_GE:
+        return eb->operation(eb, PRT_DIM_SUB, one, eb->operation(eb, PRT_DIM_LESS, a, b));
+    case CMP_AND:
+        return eb->operation(eb, PRT_DIM_MIN, a, b);
+    case CMP_OR:
+        return eb->operation(eb, PRT_DIM_MAX, a, b);
+    case CMP_XOR:
+        return eb->operation(eb, PRT_DIM_SUB, one,
+                             eb->operation(eb, PRT_DIM_EQUAL, a, b));
+    default: /* Not */
+        return eb->operation(eb, PRT_DIM_SUB, one, a);
+    }
+}
+
+/* Element j of each input (a single value broadcast). */
+static prt_status cmp_values(op_object *o, const prt_dim_exprs *in_dims,
+                             const prt_dim_exprs *in_values, int32_t nb_in,
+                             const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                             prt_expr_builder *eb)
+{
+    int32_t n = op_static_count(eb, out_dims), cnt[2] = {1, 1};
+    if (n < 0 || out_dims->nb_dims > 1)
+        return PRT_OK;
+    for (int32_t k = 0; k < nb_in; k++) {
+        cnt[k] = op_static_count(eb, &in_dims[k]);
+        if (cnt[k] < 0 || in_values[k].nb_dims != cnt[k] || (cnt[k] != 1 && cnt[k] != n))
+            return PRT_OK; /* not known: out_values stays -1 */
+    }
     for (int32_t j = 0; j < n; j++)
         out_values->d[j] =
-            eb->operation(eb, PRT_DIM_EQUAL, in_values[0].d[na == 1 ? 0 : j],
-                          in_values[1].d[nb == 1 ? 0 : j]);
+            cmp_value(eb, o->cls->kind, in_values[0].d[cnt[0] == 1 ? 0 : j],
+                      nb_in > 1 ? in_values[1].d[cnt[1] == 1 ? 0 : j] : NULL);
     out_values->nb_dims = n;
     return PRT_OK;
 }
-
-#define CMP_ALL_DTYPES                                                                   \
-    (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT8) | OP_DT(PRT_UINT8) |            \
-     OP_DT(PRT_INT32) | OP_DT(PRT_INT64))
 
 /* Every comparison: bool out, no aliasing; cmp_* dispatch on the kind. */
 #define CMP_CLASS(k, nb_in, dt, vals)                                                    \
     {                                                                                    \
         .kind = (k), .min_inputs = (nb_in), .max_inputs = (nb_in), .dtypes = (dt),       \
-        .size = sizeof(op_object), .alias_input = -1, .shapes = cmp_shapes,              \
-        .infer = cmp_infer, .run = {[PRT_DEVICE_CPU] = cmp_run},                         \
-        .in_dtypes = cmp_in_dtypes, .out_dtype = cmp_out_dtype, .values = (vals),        \
+        .size = sizeof(cmp_op), .alias_input = -1, .parse = cmp_parse,                   \
+        .serialize = cmp_serialize, .shapes = cmp_shapes, .infer = cmp_infer,            \
+        .run = {[PRT_DEVICE_CPU] = cmp_run}, .in_dtypes = cmp_in_dtypes,                 \
+        .out_dtype = cmp_out_dtype, .values = (vals),                                    \
     }
 
 static const op_class equal_class =
-    CMP_CLASS(CMP_EQUAL, 2, CMP_ALL_DTYPES | OP_DT(PRT_BOOL), equal_values);
-static const op_class ge_class = CMP_CLASS(CMP_GE, 2, CMP_ALL_DTYPES, NULL);
-static const op_class and_class = CMP_CLASS(CMP_AND, 2, OP_DT(PRT_BOOL), NULL);
-static const op_class is_nan_class =
-    CMP_CLASS(CMP_ISNAN, 1, OP_DT_FLOAT | OP_DT(PRT_BFLOAT16), NULL);
+    CMP_CLASS(CMP_EQUAL, 2, EW_DT_NUMERIC | OP_DT(PRT_BOOL), cmp_values);
+static const op_class less_class = CMP_CLASS(CMP_LESS, 2, EW_DT_NUMERIC, cmp_values);
+static const op_class le_class = CMP_CLASS(CMP_LE, 2, EW_DT_NUMERIC, cmp_values);
+static const op_class greater_class =
+    CMP_CLASS(CMP_GREATER, 2, EW_DT_NUMERIC, cmp_values);
+static const op_class ge_class = CMP_CLASS(CMP_GE, 2, EW_DT_NUMERIC, cmp_values);
+static const op_class and_class = CMP_CLASS(CMP_AND, 2, OP_DT(PRT_BOOL), cmp_values);
+static const op_class or_class = CMP_CLASS(CMP_OR, 2, OP_DT(PRT_BOOL), cmp_values);
+static const op_class xor_class = CMP_CLASS(CMP_XOR, 2, OP_DT(PRT_BOOL), cmp_values);
+static const op_class not_class = CMP_CLASS(CMP_NOT, 1, OP_DT(PRT_BOOL), cmp_values);
+static const op_class is_nan_class = CMP_CLASS(CMP_ISNAN, 1, EW_DT_FLOATS, NULL);
+static const op_class is_inf_class = CMP_CLASS(CMP_ISINF, 1, EW_DT_FLOATS, NULL);
+
+static const prt_field_schema is_inf_schema[] = {
+    {"detect_positive", PRT_FIELD_INT32, 1, "1 (default): +inf is true; 0: false"},
+    {"detect_negative", PRT_FIELD_INT32, 1, "1 (default): -inf is true; 0: false"},
+};
 
 const prt_plugin_creator op_equal_creator = OP_CREATOR("Equal", equal_class, NULL, 0);
+const prt_plugin_creator op_less_creator = OP_CREATOR("Less", less_class, NULL, 0);
+const prt_plugin_creator op_less_or_equal_creator =
+    OP_CREATOR("LessOrEqual", le_class, NULL, 0);
+const prt_plugin_creator op_greater_creator =
+    OP_CREATOR("Greater", greater_class, NULL, 0);
 const prt_plugin_creator op_greater_or_equal_creator =
     OP_CREATOR("GreaterOrEqual", ge_class, NULL, 0);
 const prt_plugin_creator op_and_creator = OP_CREATOR("And", and_class, NULL, 0);
+const prt_plugin_creator op_or_creator = OP_CREATOR("Or", or_class, NULL, 0);
+const prt_plugin_creator op_xor_creator = OP_CREATOR("Xor", xor_class, NULL, 0);
+const prt_plugin_creator op_not_creator = OP_CREATOR("Not", not_class, NULL, 0);
 const prt_plugin_creator op_is_nan_creator = OP_CREATOR("IsNaN", is_nan_class, NULL, 0);
+const prt_plugin_creator op_is_inf_creator =
+    OP_CREATOR("IsInf", is_inf_class, is_inf_schema, 2);

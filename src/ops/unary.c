@@ -1,88 +1,139 @@
 /*
- * Relu and Identity (namespace "plugrt", version "1"). No fields.
+ * Relu, Identity, Abs, Neg, Sign (namespace "plugrt", version "1"). No
+ * fields; the output has the input's dims and dtype.
  *
  * Relu: float32, float16, bfloat16, int8, int32, int64; y = x < 0 ? 0 : x,
  * so NaN stays NaN and -0 stays -0 (what numpy.maximum(x, 0) gives for NaN;
- * ONNX leaves both open). Half floats are handled on their bits, exactly.
+ * ONNX leaves both open).
+ * Abs (every numeric dtype): |x|; Neg (floats, int8, int32, int64): -x;
+ * Sign (every numeric dtype): -1, 0 or 1 (floats keep a zero's sign and
+ * NaN). Integers wrap: |INT_MIN| and -INT_MIN are INT_MIN, as in numpy.
+ * Half floats are handled on their bits, exactly (Abs and Neg clear or flip
+ * the sign bit, also of NaN).
  *
  * Identity: any dtype. The output shares the input's memory when the builder
  * can arrange it (get_aliased_input); otherwise it is a copy.
  */
+#include <math.h>
 #include <string.h>
 
-#include "ops/op_common.h"
+#include "ops/ops_ew.h"
 #ifdef PRT_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
 #include "ops/ops_cuda.h"
 #endif
 
-enum { UNARY_RELU, UNARY_IDENTITY };
+enum { UNARY_RELU, UNARY_IDENTITY, UNARY_ABS, UNARY_NEG, UNARY_SIGN };
 
-static prt_status unary_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
-                               prt_dim_exprs *out, prt_expr_builder *eb)
-{
-    (void)o, (void)nb_in, (void)eb;
-    *out = in[0];
-    return PRT_OK;
-}
-
-static prt_status unary_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
-                              prt_dims *out)
-{
-    (void)o, (void)nb_in;
-    *out = in[0];
-    return PRT_OK;
-}
-
-/* A 16-bit float below zero: sign set, not -0, not NaN. `inf` is the bits
- * of +infinity in the format (0x7C00 half, 0x7F80 bfloat16). */
-static void relu_16(const uint16_t *x, uint16_t *y, int64_t n, uint16_t inf)
+/* A 16-bit float: `inf` is the bits of +infinity in the format (0x7C00
+ * half, 0x7F80 bfloat16), `one` those of 1.0 (0x3C00, 0x3F80). */
+static void unary_16(int32_t kind, const uint16_t *x, uint16_t *y, int64_t n,
+                     uint16_t inf, uint16_t one)
 {
     for (int64_t i = 0; i < n; i++) {
         uint16_t h = x[i], mag = (uint16_t)(h & 0x7FFFu);
-        y[i] = (h & 0x8000u) && mag != 0 && mag <= inf ? 0 : h;
+        int number = mag != 0 && mag <= inf; /* neither a zero nor NaN */
+        switch (kind) {
+        case UNARY_RELU:
+            y[i] = (h & 0x8000u) && number ? 0 : h;
+            break;
+        case UNARY_ABS:
+            y[i] = mag;
+            break;
+        case UNARY_NEG:
+            y[i] = (uint16_t)(h ^ 0x8000u);
+            break;
+        default: /* Sign */
+            y[i] = number ? (uint16_t)((h & 0x8000u) | one) : h;
+            break;
+        }
     }
 }
 
-#define RELU_LOOP(T)                                                                     \
+/* Signed integers through the unsigned type U, so that negation wraps. */
+#define UNARY_INT(T, U)                                                                  \
     do {                                                                                 \
         const T *a = x;                                                                  \
         T *b = y;                                                                        \
-        for (int64_t i = 0; i < n; i++)                                                  \
-            b[i] = a[i] < 0 ? (T)0 : a[i];                                               \
+        switch (kind) {                                                                  \
+        case UNARY_RELU:                                                                 \
+            for (int64_t i = 0; i < n; i++)                                              \
+                b[i] = a[i] < 0 ? (T)0 : a[i];                                           \
+            break;                                                                       \
+        case UNARY_ABS:                                                                  \
+            for (int64_t i = 0; i < n; i++)                                              \
+                b[i] = a[i] < 0 ? (T)(0 - (U)a[i]) : a[i];                               \
+            break;                                                                       \
+        case UNARY_NEG:                                                                  \
+            for (int64_t i = 0; i < n; i++)                                              \
+                b[i] = (T)(0 - (U)a[i]);                                                 \
+            break;                                                                       \
+        default:                                                                         \
+            for (int64_t i = 0; i < n; i++)                                              \
+                b[i] = (T)((a[i] > 0) - (a[i] < 0));                                     \
+            break;                                                                       \
+        }                                                                                \
     } while (0)
+
+static void unary_f32(int32_t kind, const float *x, float *y, int64_t n)
+{
+    switch (kind) {
+    case UNARY_RELU:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = x[i] < 0 ? 0.0f : x[i];
+        break;
+    case UNARY_ABS:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = fabsf(x[i]);
+        break;
+    case UNARY_NEG:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = -x[i];
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++)
+            y[i] = x[i] > 0 ? 1.0f : x[i] < 0 ? -1.0f : x[i];
+        break;
+    }
+}
 
 static prt_status unary_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                             int32_t nb_in, const prt_tensor_desc *out,
                             const void *const *xs, void *y, void *ws, void *stream)
 {
+    const int32_t kind = o->cls->kind;
     int64_t n = base_volume(&in[0].dims);
     const void *x = xs[0];
-    (void)nb_in, (void)out, (void)ws;
-    if (o->cls->kind == UNARY_IDENTITY) {
+    (void)nb_in, (void)out, (void)ws, (void)stream;
+    if (kind == UNARY_IDENTITY) {
         if (x != y)
             memmove(y, x, prt_dtype_size(dtype) * (size_t)n);
         return PRT_OK;
     }
     switch (dtype) {
     case PRT_FLOAT32:
-        RELU_LOOP(float);
+        unary_f32(kind, x, y, n);
         break;
     case PRT_FLOAT16:
-        relu_16(x, y, n, 0x7C00u);
+        unary_16(kind, x, y, n, 0x7C00u, 0x3C00u);
         break;
     case PRT_BFLOAT16:
-        relu_16(x, y, n, 0x7F80u);
+        unary_16(kind, x, y, n, 0x7F80u, 0x3F80u);
         break;
     case PRT_INT8:
-        RELU_LOOP(int8_t);
+        UNARY_INT(int8_t, uint8_t);
+        break;
+    case PRT_UINT8: /* Abs and Sign; Relu and Neg do not take it */
+        for (int64_t i = 0; i < n; i++)
+            ((uint8_t *)y)[i] = kind == UNARY_SIGN ? ((const uint8_t *)x)[i] != 0
+                                                   : ((const uint8_t *)x)[i];
         break;
     case PRT_INT32:
-        RELU_LOOP(int32_t);
+        UNARY_INT(int32_t, uint32_t);
         break;
     case PRT_INT64:
-        RELU_LOOP(int64_t);
+        UNARY_INT(int64_t, uint64_t);
         break;
     default:
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
@@ -123,8 +174,8 @@ static const op_class relu_class = {
               OP_DT(PRT_INT64),
     .size = sizeof(op_object),
     .alias_input = -1,
-    .shapes = unary_shapes,
-    .infer = unary_infer,
+    .shapes = ew_same_shapes,
+    .infer = ew_same_infer,
     .run = {[PRT_DEVICE_CPU] = unary_run, [PRT_DEVICE_CUDA] = UNARY_CUDA},
 };
 
@@ -146,12 +197,27 @@ static const op_class identity_class = {
     .dtypes = OP_DT_ALL,
     .size = sizeof(op_object),
     .alias_input = 0, /* in place when the builder can arrange it */
-    .shapes = unary_shapes,
-    .infer = unary_infer,
+    .shapes = ew_same_shapes,
+    .infer = ew_same_infer,
     .run = {[PRT_DEVICE_CPU] = unary_run, [PRT_DEVICE_CUDA] = UNARY_CUDA},
     .values = identity_values,
 };
 
+#define UNARY_CLASS(k, dt)                                                               \
+    {                                                                                    \
+        .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = (dt),                   \
+        .size = sizeof(op_object), .alias_input = -1, .shapes = ew_same_shapes,          \
+        .infer = ew_same_infer, .run = {[PRT_DEVICE_CPU] = unary_run},                   \
+    }
+
+static const op_class abs_class = UNARY_CLASS(UNARY_ABS, EW_DT_NUMERIC);
+static const op_class neg_class = UNARY_CLASS(
+    UNARY_NEG, EW_DT_FLOATS | OP_DT(PRT_INT8) | OP_DT(PRT_INT32) | OP_DT(PRT_INT64));
+static const op_class sign_class = UNARY_CLASS(UNARY_SIGN, EW_DT_NUMERIC);
+
+const prt_plugin_creator op_abs_creator = OP_CREATOR("Abs", abs_class, NULL, 0);
+const prt_plugin_creator op_neg_creator = OP_CREATOR("Neg", neg_class, NULL, 0);
+const prt_plugin_creator op_sign_creator = OP_CREATOR("Sign", sign_class, NULL, 0);
 const prt_plugin_creator op_relu_creator = OP_CREATOR("Relu", relu_class, NULL, 0);
 const prt_plugin_creator op_identity_creator =
     OP_CREATOR("Identity", identity_class, NULL, 0);
