@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, checks the format, builds with warnings as errors,
-# and runs the whole suite: a normal build; the test that runs one engine
+# and runs the whole suite: a normal build; the Python package's wheel,
+# installed in a virtual environment, and its pytest suite; the test that runs one engine
 # from several threads under ThreadSanitizer; then the whole suite again
 # under AddressSanitizer and UndefinedBehaviorSanitizer.
 set -euo pipefail
@@ -12,6 +13,20 @@ clang-format --dry-run -Werror $(git ls-files '*.c' '*.h' '*.cu' '*.cuh')
 cmake -S . -B build-test -G Ninja -DPRT_WERROR=ON >/dev/null
 cmake --build build-test -j "$jobs"
 ctest --test-dir build-test --output-on-failure -j "$jobs"
+
+# The Python package (python/): pip builds a wheel through scikit-build-core
+# over this CMake project (the CPU libraries; CUDA comes with the GPU half),
+# installs it into a virtual environment over Debian's python3 (numpy, onnx),
+# and pytest runs python/tests (which also run examples/python).
+py="$PWD/build-py"
+[ -x "$py/venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$py/venv"
+"$py/venv/bin/pip" install -q "scikit-build-core>=0.10" "pytest>=7"
+rm -rf "$py/dist"
+"$py/venv/bin/pip" wheel -q --no-deps --no-build-isolation ./python -w "$py/dist" \
+  --config-settings=build-dir="$py/cmake" --config-settings=cmake.define.PRT_WITH_CUDA=OFF
+"$py/venv/bin/pip" install -q --force-reinstall --no-deps "$py"/dist/plugrt-*.whl
+(cd / && "$py/venv/bin/python" -c "import plugrt; print('plugrt', plugrt.__version__, 'from', plugrt.__file__)")
+(cd python && "$py/venv/bin/python" -m pytest -q -p no:cacheprovider tests)
 
 cmake -S . -B build-tsan -G Ninja -DCMAKE_C_FLAGS="-fsanitize=thread -g" \
   -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
