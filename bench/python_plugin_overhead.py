@@ -12,6 +12,7 @@ call is (time per run) / LAYERS. The variants:
   class-numpy the same class plugin copying through trt.host_array views
   decorator   a plugrt.plugin decorator plugin: impl does
               np.copyto(np.asarray(out), np.asarray(x))
+  decorator-view  the same with Tensor.numpy(), a view kept between runs
 
     python3 bench/python_plugin_overhead.py [--layers 64] [--runs 300] [--size 64]
 
@@ -82,6 +83,16 @@ def copy_impl(x: trtp.Tensor, outputs, stream) -> None:
     np.copyto(np.asarray(outputs[0]), np.asarray(x))
 
 
+@trtp.register("bench::copy_view")
+def copy_view_desc(x: trtp.TensorDesc) -> trtp.TensorDesc:
+    return x.like()
+
+
+@trtp.impl("bench::copy_view")
+def copy_view_impl(x: trtp.Tensor, outputs, stream) -> None:
+    np.copyto(outputs[0].numpy(), x.numpy())
+
+
 def engine(variant, layers, size):
     reg = trt.get_plugin_registry()
     b = trt.Builder()
@@ -93,6 +104,8 @@ def engine(variant, layers, size):
             t = net.add_plugin_v3([t], [], p).get_output(0)
         elif variant == "decorator":
             t = net.add_plugin(trtp.op.bench.copy(t)).get_output(0)
+        elif variant == "decorator-view":
+            t = net.add_plugin(trtp.op.bench.copy_view(t)).get_output(0)
         else:
             t = net.add_plugin_v3([t], [], CopyPlugin(variant == "class-numpy")).get_output(0)
     t.name = "y"
@@ -130,12 +143,12 @@ def main(argv=None):
     res = {}
     print("per layer call, %d layers of a %d-float copy, median (min) of %d x %d runs:" % (
         args.layers, args.size, args.repeats, args.runs))
-    for v in ("c", "class", "class-numpy", "decorator"):
+    for v in ("c", "class", "class-numpy", "decorator", "decorator-view"):
         med, mn = measure(v, args.layers, args.size, args.runs, args.repeats)
         res[v] = med
-        print("  %-12s %8.2f us  (%.2f)" % (v, med * 1e6, mn * 1e6))
-    for v in ("class", "class-numpy", "decorator"):
-        print("  %-12s +%.2f us per call over C (%.0fx)" % (
+        print("  %-14s %8.2f us  (%.2f)" % (v, med * 1e6, mn * 1e6))
+    for v in ("class", "class-numpy", "decorator", "decorator-view"):
+        print("  %-14s +%.2f us per call over C (%.0fx)" % (
             v, (res[v] - res["c"]) * 1e6, res[v] / res["c"]))
     return 0
 

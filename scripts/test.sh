@@ -34,9 +34,16 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_C_FLAGS="-fsanitize=thread -g" \
 cmake --build build-tsan -j "$jobs" --target test_runtime
 TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 ./build-tsan/tests/test_runtime
 
-cmake -S . -B build-asan -G Ninja -DPRT_WERROR=ON -DPRT_SANITIZE=ON >/dev/null
+cmake -S . -B build-asan -G Ninja -DPRT_WERROR=ON -DPRT_SANITIZE=ON -DPRT_PYTHON=ON >/dev/null
 cmake --build build-asan -j "$jobs"
 # allocator_may_return_null: corrupted-engine tests ask for more memory than
 # exists, and plugrt must fail cleanly where malloc returns NULL.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs"
+# The Python package's suite again over these instrumented libraries
+# (PLUGRT_LIBRARY_DIR): the ASan runtime goes first into the uninstrumented
+# python; python's own allocations are not ours to leak-check.
+PLUGRT_LIBRARY_DIR="$PWD/build-asan" LD_PRELOAD="$(cc -print-file-name=libasan.so)" \
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 PYTHONPATH="$PWD/python/src" \
+  "$py/venv/bin/python" -m pytest -q -p no:cacheprovider python/tests

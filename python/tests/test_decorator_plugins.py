@@ -222,6 +222,9 @@ def test_aliased_output_is_the_input():
     e = b.build_engine_with_config(net)
     xin = np.arange(5, dtype=np.float32)
     assert np.array_equal(e.create_execution_context().run({"x": xin})["z"], 3 * xin)
+    # Loaded back, the recreated plugin knows its output is aliased too.
+    e2 = trt.Runtime().deserialize_cuda_engine(e.serialize())
+    assert np.array_equal(e2.create_execution_context().run({"x": xin})["z"], 3 * xin)
 
 
 TACTICS_RUN = []

@@ -295,3 +295,111 @@ def test_dtypes_and_fields():
     assert fc["v"] is g and len(fc) == 2 and fc.get("nope") is None
     bf = trt.PluginField("b", [1.0, -2.0], trt.PluginFieldType.BF16)
     assert bf.data.tolist() == [0x3F80, 0xC000]
+
+
+class PyReshape(trt.Plugin):
+    """y = x reshaped to the values of a shape input."""
+    plugin_name = "PyReshape"
+    plugin_namespace = "tests"
+
+    def get_output_data_types(self, input_types):
+        return [input_types[0]]
+
+    def get_output_shapes(self, inputs, shape_inputs, expr_builder):
+        assert len(shape_inputs) == 1 and len(shape_inputs[0]) == 2
+        return [shape_inputs[0]]
+
+    def supports_format_combination(self, pos, in_out, num_inputs):
+        return True
+
+    def enqueue(self, input_desc, output_desc, inputs, outputs, workspace, stream):
+        x = trt.host_array(inputs[0], input_desc[0])
+        trt.host_array(outputs[0], output_desc[0])[...] = x.reshape(tuple(output_desc[0].dims))
+
+    def get_fields_to_serialize(self):
+        return []
+
+
+class PyReshapeCreator(trt.PluginCreator):
+    name, plugin_namespace = "PyReshape", "tests"
+
+    def create_plugin(self, name, fc, phase):
+        return PyReshape()
+
+
+@pytest.mark.parametrize("which", ["builtin", "python"])
+def test_shape_inputs(which):
+    reg = trt.Registry()
+    reg.register_creator(PyReshapeCreator())
+    b = trt.Builder(registry=reg)
+    net = b.create_network()
+    x = net.add_input("x", trt.float32, (-1,))
+    s = net.add_input("s", trt.int64, (2,))
+    plugin = (reg.get_creator("Reshape", "1", "plugrt").create_plugin("r")
+              if which == "builtin" else PyReshape())
+    y = net.add_plugin_v3([x], [s], plugin).get_output(0)
+    y.name = "y"
+    net.mark_output(y)
+    cfg = b.create_builder_config()
+    p = b.create_optimization_profile()
+    p.set_shape("x", (1,), (6,), (12,))
+    p.set_shape_input("s", (1, 1), (2, 3), (3, 4))
+    assert p.get_shape_input("s") == [(1, 1), (2, 3), (3, 4)]
+    cfg.add_optimization_profile(p)
+    engine = b.build_engine_with_config(net, cfg)
+    assert engine.is_shape_inference_io("s") and not engine.is_shape_inference_io("x")
+    assert engine.get_tensor_location("s") == trt.TensorLocation.HOST
+    ctx = engine.create_execution_context()
+    for shape in [(2, 3), (3, 4), (1, 1), (3, 2)]:
+        xin = np.arange(np.prod(shape), dtype=np.float32)
+        out = ctx.run({"x": xin, "s": np.array(shape, np.int64)})["y"]
+        assert out.shape == shape and np.array_equal(out, xin.reshape(shape))
+
+
+def test_registries_are_independent_objects(std_registry):
+    a, b = trt.Registry(), trt.Registry()
+    a.load_library(trt.PLUGINS_LIBRARY)
+    b.load_library(trt.PLUGINS_LIBRARY)  # the same keys in two registries
+    assert a.load_library(trt.PLUGINS_LIBRARY) == trt.PLUGINS_LIBRARY  # once per registry
+    ca = a.get_creator("CustomHardmax", "1", "")
+    assert a.library_of(ca) and os.path.samefile(a.library_of(ca), trt.PLUGINS_LIBRARY)
+    with pytest.raises(trt.AlreadyExistsError):
+        a.register_creator(b.get_creator("CustomHardmax", "1", ""))
+    a.deregister_creator(ca)
+    with pytest.raises(trt.NotFoundError):
+        a.get_creator("CustomHardmax", "1", "")
+    a.register_creator(b.get_creator("CustomHardmax", "1", ""))  # borrowed from b
+    assert a.get_plugin_creator("CustomHardmax", "1", "").name == "CustomHardmax"
+    b.deregister_library(trt.PLUGINS_LIBRARY)
+    with pytest.raises(trt.NotFoundError):
+        b.get_creator("NonZeroPlugin", "1", "")
+    assert len(a.plugin_creator_list) == 4
+
+
+def test_python_creator_registered_in_two_registries():
+    a, b = trt.Registry(), trt.Registry()
+    a.register_creator(PyReshapeCreator())
+    b.register_creator(PyReshapeCreator(), "other")
+    assert isinstance(a.get_creator("PyReshape", "1", "tests"), PyReshapeCreator)
+    assert b.get_creator("PyReshape", "1", "other") is not None
+    with pytest.raises(trt.NotFoundError):
+        b.get_creator("PyReshape", "1", "tests")
+
+
+def test_cuda_device_without_cuda_is_a_clear_error():
+    cfg = trt.Builder().create_builder_config()
+    from plugrt import _capi
+    if _capi.fn.device_check(1) == 0:
+        pytest.skip("CUDA is usable here")
+    with pytest.raises(trt.UnsupportedError) as ei:
+        cfg.device = "cuda"
+    assert str(ei.value)
+    assert cfg.device == trt.Device.CPU
+    with pytest.raises(ValueError):
+        cfg.device = "tpu"
+
+
+def test_init_libnvinfer_plugins_loads_the_standard_library():
+    assert trt.init_libnvinfer_plugins(trt.Logger(), "")
+    names = {c.name for c in trt.get_plugin_registry().all_creators}
+    assert {"NonZeroPlugin", "CustomHardmax", "circ_pad_plugin", "AddInPlace"} <= names

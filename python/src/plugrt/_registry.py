@@ -190,6 +190,10 @@ class Registry:
         n = C.fn.registry_creator_count(self.handle)
         return [self._wrap(C.fn.registry_get_creator(self.handle, i)) for i in range(n)]
 
+    # TensorRT's older names.
+    get_plugin_creator = get_creator
+    plugin_creator_list = all_creators
+
     # -- libraries ----------------------------------------------------------
     def load_library(self, path: Union[str, os.PathLike]) -> PluginLibrary:
         """Loads a plugin library (its creators join the registry); loading

@@ -325,8 +325,10 @@ class DecoratorPlugin:
         return "<decorator plugin %s %r>" % (self.pdef.id, self.attrs)
 
 
-def _fake_desc(dtype, rank):
-    return TensorDesc(ShapeExprs(rank), dtype)
+def _fake_desc(dtype, rank, index=None):
+    d = TensorDesc(ShapeExprs(rank), dtype)
+    d._index = index
+    return d
 
 
 class DecoratorBridge(Bridge):
@@ -342,7 +344,7 @@ class DecoratorBridge(Bridge):
         self.out_dtypes = None
         self.in_ranks = None
         self.out_ranks = None
-        self.aliases = {}
+        self.aliases = None  # output -> input it shares memory with (None: not known yet)
         self.combos = None
         self.tactic = 0
         self._tactics = None
@@ -381,7 +383,8 @@ class DecoratorBridge(Bridge):
         for rk in ranks:
             try:
                 return self.pdef.call_register(
-                    [_fake_desc(dt, r) for dt, r in zip(dtypes, rk)], self.attrs)
+                    [_fake_desc(dt, r, i) for i, (dt, r) in enumerate(zip(dtypes, rk))],
+                    self.attrs)
             except Exception as exc:  # noqa: BLE001 - try the next rank
                 if first is None:
                     first = exc
@@ -501,7 +504,15 @@ class DecoratorBridge(Bridge):
         return ts
 
     def aliased_input(self, i):
-        return self.aliases.get(i, -1)
+        return (self.aliases or {}).get(i, -1)
+
+    def _learn_aliases(self, ins):
+        """For a plugin that never saw get_output_shapes (recreated from an
+        engine): which outputs are aliased, from placeholder descriptors."""
+        self.in_ranks = [len(d.dims) for d in ins]
+        outs = self._probe([d.type for d in ins])
+        self.aliases = {i: d.get_aliased()._index for i, d in enumerate(outs)
+                        if d.get_aliased() is not None and d.get_aliased()._index is not None}
 
     def set_tactic(self, t):
         self.tactic = int(t)
@@ -510,6 +521,8 @@ class DecoratorBridge(Bridge):
 
     # -- running --------------------------------------------------------------
     def shape_change(self, ins, outs):
+        if self.aliases is None:
+            self._learn_aliases(ins)
         self.in_tensors = tuple(Tensor(d.dims, d.type, readonly=True) for d in ins)
         outs_t = tuple(Tensor(d.dims, d.type) for d in outs)
         for i, j in self.aliases.items():
@@ -542,7 +555,7 @@ class DecoratorBridge(Bridge):
         b.nb_in, b.nb_out = self.nb_in, self.nb_out
         b.in_dtypes, b.out_dtypes = self.in_dtypes, self.out_dtypes
         b.in_ranks, b.out_ranks = self.in_ranks, self.out_ranks
-        b.aliases = dict(self.aliases)
+        b.aliases = dict(self.aliases) if self.aliases is not None else None
         b.tactic = self.tactic
         b._count = self._count
         b._fields = self._fields

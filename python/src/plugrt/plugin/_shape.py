@@ -406,7 +406,7 @@ class Tensor:
     writable for outputs). Data-dependent dims hold their upper bound; the
     plugin writes the tensor densely with the true dims."""
     __slots__ = ("_ptr", "_shape", "_dtype", "_typestr", "_strides", "_format", "_aliased",
-                 "_readonly")
+                 "_readonly", "_view", "_iface")
 
     def __init__(self, shape=(), dtype=DataType.FLOAT, ptr=0, readonly=False):
         self._shape = Dims(shape)
@@ -421,6 +421,8 @@ class Tensor:
         self._format = TensorFormat.LINEAR
         self._aliased = None
         self._readonly = readonly
+        self._view = None   # (ptr, ndarray) of the last numpy() call
+        self._iface = None  # (ptr, dict) of the last __array_interface__
 
     @property
     def data_ptr(self) -> int:
@@ -458,12 +460,20 @@ class Tensor:
 
     @property
     def __array_interface__(self):
-        return {"shape": tuple(self._shape), "typestr": self._typestr,
-                "data": (self._ptr, self._readonly), "strides": None, "version": 3}
+        c = self._iface
+        if c is None or c[0] != self._ptr:
+            c = self._iface = (self._ptr, {"shape": tuple(self._shape), "typestr": self._typestr,
+                                           "data": (self._ptr, self._readonly), "strides": None,
+                                           "version": 3})
+        return c[1]
 
     def numpy(self) -> np.ndarray:
-        """np.asarray(self): a view of the memory (CPU)."""
-        return np.asarray(self)
+        """A numpy view of the memory (CPU), like np.asarray(self) but kept
+        between runs while the address stays the same: the cheapest way in."""
+        c = self._view
+        if c is None or c[0] != self._ptr:
+            c = self._view = (self._ptr, np.asarray(self))
+        return c[1]
 
     def __repr__(self):
         return "Tensor(shape=%s, dtype=%s, data_ptr=0x%x)" % (
