@@ -119,7 +119,6 @@ class NonZeroPluginCreator(trt.IPluginCreatorV3One):
 
 
 def onnx_model(dtype):
-    import onnx
     from onnx import TensorProto, helper
     elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
     node = helper.make_node("NonZeroPlugin", ["X"], ["Y0", "Y1"], name="nonzero", rowOrder=1)

@@ -3,7 +3,6 @@ creators: every method called, tactics, workspace, serialization, engines
 saved and loaded, expressions, and errors raised in every method."""
 
 import gc
-import os
 import subprocess
 import sys
 

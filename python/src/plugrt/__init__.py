@@ -71,4 +71,29 @@ BuilderConfig = IBuilderConfig
 
 from . import plugin  # noqa: E402,F401 - plugrt.plugin, the decorator API
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in ("bool", "IOError")]
+__all__ = [
+    # errors
+    "Error", "InvalidArgumentError", "OutOfMemoryError", "NotFoundError", "AlreadyExistsError",
+    "UnsupportedError", "MalformedError", "VersionError", "ShapeError", "PluginError",
+    "StateError", "InternalError",  # and plugrt.IOError, left out of *-imports
+    # logging, registries
+    "ILogger", "Logger", "Registry", "PluginLibrary", "get_plugin_registry",
+    "init_libnvinfer_plugins", "PLUGINS_LIBRARY",
+    # networks, builder, parser
+    "Builder", "INetworkDefinition", "NetworkDefinition", "ITensor", "ILayer", "IPluginV3Layer",
+    "IConstantLayer", "IBuilderConfig", "BuilderConfig", "IOptimizationProfile", "OnnxParser",
+    "ParserError", "HostMemory",
+    # engines, contexts, runtime, short path
+    "Runtime", "ICudaEngine", "Engine", "IExecutionContext", "ExecutionContext",
+    "IOutputAllocator", "build", "load",
+    # plugins
+    "IPluginV3", "IPluginV3OneCore", "IPluginV3OneBuild", "IPluginV3OneRuntime", "Plugin",
+    "IPluginCreatorV3One", "PluginCreator", "PluginResourceContext", "CPlugin", "CCreator",
+    "PluginField", "PluginFieldCollection", "PluginFieldType", "PluginTensorDesc",
+    "DynamicPluginTensorDesc", "PluginCapabilityType", "IDimensionExpr", "IExprBuilder",
+    "DimsExprs", "DimensionOperation", "set_plugin_tracebacks", "host_array", "plugin",
+    # types
+    "DataType", "Device", "Dims", "MemoryPoolType", "NetworkDefinitionCreationFlag",
+    "TensorFormat", "TensorIOMode", "TensorLocation", "TensorRTPhase", "nptype", "volume",
+    "float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64",  # and trt.bool
+]

@@ -16,8 +16,8 @@ testing the package against a sanitizer build).
 import ctypes
 import os
 import threading
-from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int32,
-                    c_int64, c_size_t, c_uint16, c_uint32, c_uint64, c_void_p, sizeof)
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int32,
+                    c_int64, c_size_t, c_uint32, c_uint64, c_void_p, sizeof)
 
 # ---------------------------------------------------------------------------
 # Constants (plugin.h); values are the C header's
@@ -465,5 +465,4 @@ def struct_of(cls):
 
 
 __all__ = ["fn", "lib", "onnx", "b", "s", "last_error", "status_name",
-           "host_set_error", "host_log", "struct_of", "STRUCTS", "PLUGINS_LIBRARY",
-           "c_double", "c_uint16"]
+           "host_set_error", "host_log", "struct_of", "STRUCTS", "PLUGINS_LIBRARY"]

@@ -4,15 +4,15 @@ import ctypes
 import os
 import weakref
 from ctypes import byref, c_char_p, c_int32, c_int64, c_size_t, c_void_p
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _capi as C
 from . import _errors as E
-from ._plugin import LIVE, Bridge, CPlugin, plugin_address
+from ._plugin import LIVE, Bridge, plugin_address
 from ._registry import Registry, _WithRegistry, get_plugin_registry, use_logger
-from ._types import (DataType, Device, Dims, MemoryPoolType, NetworkDefinitionCreationFlag,
+from ._types import (DataType, Device, Dims, MemoryPoolType,
                      to_device, to_dtype, volume)
 
 
@@ -552,5 +552,4 @@ class OnnxParser:
 
 __all__ = ["Builder", "INetworkDefinition", "ITensor", "ILayer", "IPluginV3Layer",
            "IConstantLayer", "IBuilderConfig", "IOptimizationProfile", "OnnxParser",
-           "ParserError", "HostMemory", "NetworkDefinitionCreationFlag", "Dict", "Tuple",
-           "CPlugin", "c_size_t"]
+           "ParserError", "HostMemory"]

@@ -27,12 +27,12 @@ import copy
 import ctypes
 import traceback
 from ctypes import addressof, c_int32, c_int64, c_uint64, c_void_p, sizeof
-from typing import Any, List, Optional
+from typing import Any, List
 
 from . import _capi as C
 from . import _errors as E
-from ._exprs import DimsExprs, IDimensionExpr, IExprBuilder, read_dim_exprs
-from ._types import (DataType, Device, Dims, DynamicPluginTensorDesc, FieldSet,
+from ._exprs import IExprBuilder, read_dim_exprs
+from ._types import (DataType, Device, DynamicPluginTensorDesc, FieldSet,
                      PluginCapabilityType, PluginField, PluginFieldCollection,
                      PluginFieldType, PluginTensorDesc, TensorRTPhase, dynamic_descs,
                      fields_of, read_fields, tensor_descs)
@@ -802,5 +802,4 @@ def plugin_address(plugin, module=None):
 
 __all__ = ["IPluginV3", "IPluginV3OneCore", "IPluginV3OneBuild", "IPluginV3OneRuntime",
            "IPluginCreatorV3One", "Plugin", "PluginCreator", "PluginResourceContext",
-           "IDimensionExpr", "IExprBuilder", "DimsExprs", "CPlugin", "CCreator", "Dims",
-           "set_plugin_tracebacks", "MODULE_FIELD", "Optional"]
+           "CPlugin", "CCreator", "set_plugin_tracebacks", "MODULE_FIELD"]

@@ -13,8 +13,8 @@ import numpy as np
 from . import _capi as C
 from . import _errors as E
 from ._network import HostMemory
-from ._plugin import MODULE_FIELD, CCreator, CREATORS, CreatorBridge, IPluginCreatorV3One
-from ._registry import Registry, _WithRegistry, get_plugin_registry, use_logger
+from ._plugin import MODULE_FIELD, CREATORS, CreatorBridge, IPluginCreatorV3One
+from ._registry import Registry, _WithRegistry, get_plugin_registry
 from ._types import (DataType, Device, Dims, TensorFormat, TensorIOMode, TensorLocation,
                      nptype, read_fields, volume)
 
@@ -344,18 +344,15 @@ class IExecutionContext:
         if isinstance(memory, np.ndarray):
             if not memory.flags.c_contiguous:
                 raise E.InvalidArgumentError("%s: the array must be C-contiguous" % name)
-            self._bound[name] = memory
-            addr = memory.ctypes.data
+            addr, keep = memory.ctypes.data, memory
         else:
-            self._bound.pop(name, None)
-            addr = int(memory) if memory else None
+            addr, keep = (int(memory) if memory else None), None
         E.call(C.fn.context_set_tensor_address, self.handle, C.b(name), addr)
-        self._bound.setdefault("__addr__" + name, addr)
-        self._bound["__addr__" + name] = addr
+        self._bound[name] = (addr or 0, keep)
         return True
 
     def get_tensor_address(self, name: str) -> int:
-        return self._bound.get("__addr__" + name) or 0
+        return self._bound.get(name, (0, None))[0]
 
     def set_output_allocator(self, name: str, output_allocator: Optional[IOutputAllocator]) -> bool:
         old = self._allocs.pop(name, None)
@@ -572,4 +569,4 @@ def load(path: Union[str, os.PathLike], registry: Optional[Registry] = None,
 
 
 __all__ = ["ICudaEngine", "IExecutionContext", "IOutputAllocator", "Runtime", "load",
-           "deserialize", "CCreator", "List", "Optional"]
+           "deserialize"]

@@ -2,7 +2,7 @@
 plugin offers (tensorrt.plugin's)."""
 
 import itertools
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Iterable, List, Optional, Tuple, Union
 
 from .._types import DataType, TensorFormat
 
@@ -125,4 +125,4 @@ class AutoTuneCombination:
             self._types, self._layouts, self._pos, self._tactics)
 
 
-__all__ = ["AutoTuneCombination", "Dict", "Sequence"]
+__all__ = ["AutoTuneCombination"]

@@ -2,18 +2,16 @@
 that serves each plugin object, and its creator."""
 
 import inspect
-import sys
 import threading
 import typing
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Tuple
 
 import numpy as np
 
 from .. import _capi as C
 from .. import _errors as E
 from .._plugin import Bridge, CreatorBridge, IPluginCreatorV3One
-from .._types import (DataType, Device, FIELD_NUMPY, PluginField, PluginFieldType,
-                      TensorFormat, to_dtype)
+from .._types import DataType, Device, PluginField, PluginFieldType, TensorFormat
 from ._autotune import AutoTuneCombination
 from ._shape import ShapeExpr, ShapeExprs, SizeTensorDesc, Tensor, TensorDesc
 

@@ -10,7 +10,7 @@ fake one, and it cannot be lowered.
 """
 
 import builtins
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Iterable, Optional, Tuple, Union
 
 import numpy as np
 
@@ -481,4 +481,4 @@ class Tensor:
 
 
 __all__ = ["ShapeExpr", "ShapeExprs", "TensorDesc", "SizeTensorDesc", "Tensor", "size_tensor",
-           "from_shape_expr", "cdiv", "max", "min", "List", "Sequence"]
+           "from_shape_expr", "cdiv", "max", "min"]
