@@ -174,14 +174,28 @@ class Broken(trt.Plugin):
         return 7 if self.mode == "status" else None
 
     def get_fields_to_serialize(self):
-        return []
+        return [trt.PluginField("mode", self.mode, trt.PluginFieldType.CHAR)]
+
+
+class BrokenCreator(trt.PluginCreator):
+    name, plugin_namespace = "Broken", "tests"
+    field_names = [trt.PluginField("mode", None, trt.PluginFieldType.CHAR)]
+
+    def create_plugin(self, name, fc, phase):
+        return Broken(fc["mode"].to_str())
+
+
+def broken_registry():
+    reg = trt.Registry()
+    reg.register_creator(BrokenCreator())
+    return reg
 
 
 @pytest.mark.parametrize("mode,needle", [("types", "returned 2 types for 1 outputs"),
                                          ("shape-none", "was not set"),
                                          ("div0", "FLOOR_DIV")])
 def test_wrong_answers_are_errors(mode, needle):
-    b = trt.Builder(registry=trt.Registry())
+    b = trt.Builder(registry=broken_registry())
     net = b.create_network()
     x = net.add_input("x", trt.float32, (3,))
     net.mark_output(net.add_plugin_v3([x], [], Broken(mode)).get_output(0))
@@ -191,8 +205,7 @@ def test_wrong_answers_are_errors(mode, needle):
 
 
 def test_enqueue_returning_a_status_is_an_error():
-    reg = trt.Registry()
-    b = trt.Builder(registry=reg)
+    b = trt.Builder(registry=broken_registry())
     net = b.create_network()
     x = net.add_input("x", trt.float32, (3,))
     y = net.add_plugin_v3([x], [], Broken("status")).get_output(0)
