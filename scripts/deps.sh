@@ -2,7 +2,7 @@
 # Installs (as root, with apt-get) whatever build and test dependencies are
 # missing on a Debian/Ubuntu machine. Does nothing when all are present.
 set -euo pipefail
-pkgs=(gcc make cmake ninja-build pkg-config clang-format libopenblas-dev protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata python3 python3-numpy python3-onnx)
+pkgs=(gcc make cmake ninja-build pkg-config clang-format libopenblas-dev protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata python3 python3-numpy python3-onnx python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

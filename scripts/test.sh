@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, checks the format, builds with warnings as errors,
-# and runs the whole suite: a normal build; the test that runs one engine
+# and runs the whole suite: a normal build; the Python package's wheel,
+# installed in a virtual environment, and its pytest suite; the test that runs one engine
 # from several threads under ThreadSanitizer; then the whole suite again
 # under AddressSanitizer and UndefinedBehaviorSanitizer.
 set -euo pipefail
@@ -13,15 +14,36 @@ cmake -S . -B build-test -G Ninja -DPRT_WERROR=ON >/dev/null
 cmake --build build-test -j "$jobs"
 ctest --test-dir build-test --output-on-failure -j "$jobs"
 
+# The Python package (python/): pip builds a wheel through scikit-build-core
+# over this CMake project (the CPU libraries; CUDA comes with the GPU half),
+# installs it into a virtual environment over Debian's python3 (numpy, onnx),
+# and pytest runs python/tests (which also run examples/python).
+py="$PWD/build-py"
+[ -x "$py/venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$py/venv"
+"$py/venv/bin/pip" install -q "scikit-build-core>=0.10" "pytest>=7"
+rm -rf "$py/dist"
+"$py/venv/bin/pip" wheel -q --no-deps --no-build-isolation ./python -w "$py/dist" \
+  --config-settings=build-dir="$py/cmake" --config-settings=cmake.define.PRT_WITH_CUDA=OFF
+"$py/venv/bin/pip" install -q --force-reinstall --no-deps "$py"/dist/plugrt-*.whl
+(cd / && "$py/venv/bin/python" -c "import plugrt; print('plugrt', plugrt.__version__, 'from', plugrt.__file__)")
+(cd python && "$py/venv/bin/python" -m pytest -q -p no:cacheprovider tests)
+
 cmake -S . -B build-tsan -G Ninja -DCMAKE_C_FLAGS="-fsanitize=thread -g" \
   -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
   -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
 cmake --build build-tsan -j "$jobs" --target test_runtime
 TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 ./build-tsan/tests/test_runtime
 
-cmake -S . -B build-asan -G Ninja -DPRT_WERROR=ON -DPRT_SANITIZE=ON >/dev/null
+cmake -S . -B build-asan -G Ninja -DPRT_WERROR=ON -DPRT_SANITIZE=ON -DPRT_PYTHON=ON >/dev/null
 cmake --build build-asan -j "$jobs"
 # allocator_may_return_null: corrupted-engine tests ask for more memory than
 # exists, and plugrt must fail cleanly where malloc returns NULL.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs"
+# The Python package's suite again over these instrumented libraries
+# (PLUGRT_LIBRARY_DIR): the ASan runtime goes first into the uninstrumented
+# python; python's own allocations are not ours to leak-check.
+PLUGRT_LIBRARY_DIR="$PWD/build-asan" LD_PRELOAD="$(cc -print-file-name=libasan.so)" \
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 PYTHONPATH="$PWD/python/src" \
+  "$py/venv/bin/python" -m pytest -q -p no:cacheprovider python/tests

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Circular padding as a decorator plugin (plugrt.plugin, after
+tensorrt.plugin): register gives the output shape, impl computes it on the
+CPU with one of two tactics (np.pad(mode="wrap"), or slicing), autotune
+offers float32 and float16 and both tactics, which the builder times and
+checks against each other. Built through the network API and from an ONNX
+node carrying plugin_namespace, for each precision; each result is compared
+with np.pad(mode="wrap").
+
+    python3 circ_pad_plugin.py [--precision fp32|fp16|both]
+
+Prints "Inference result correct!" and exits 0 when every result matches.
+"""
+
+import argparse
+import sys
+from typing import List, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+import plugrt as trt
+import plugrt.plugin as trtp
+
+
+@trtp.register("sample::circ_pad_plugin")
+def circ_pad_plugin_desc(inp0: trtp.TensorDesc, pads: npt.NDArray[np.int32]) -> trtp.TensorDesc:
+    ndim = inp0.ndim
+    out_desc = inp0.like()
+    for i in range(np.size(pads) // 2):
+        out_desc.shape_expr[ndim - i - 1] += int(pads[i * 2] + pads[i * 2 + 1])
+    return out_desc
+
+
+def _pad_width(ndim, pads):
+    # torch order: [last_before, last_after, second_last_before, ...]
+    width = [(0, 0)] * ndim
+    for i in range(len(pads) // 2):
+        width[ndim - i - 1] = (int(pads[2 * i]), int(pads[2 * i + 1]))
+    return width
+
+
+def pad_by_numpy(x, pads, out):
+    np.copyto(out, np.pad(x, _pad_width(x.ndim, pads), mode="wrap"))
+
+
+def pad_by_slicing(x, pads, out):
+    # The middle first, then each padded dim's wrapped edges, last dim first.
+    width = _pad_width(x.ndim, pads)
+    out[tuple(slice(b, b + n) for (b, _), n in zip(width, x.shape))] = x
+    for d in reversed(range(x.ndim)):
+        before, after = width[d]
+        n = x.shape[d]
+        lo = [slice(None)] * x.ndim
+        hi = [slice(None)] * x.ndim
+        if before:
+            lo[d], hi[d] = slice(0, before), slice(n, n + before)
+            out[tuple(lo)] = out[tuple(hi)]
+        if after:
+            lo[d], hi[d] = slice(before + n, before + n + after), slice(before, before + after)
+            out[tuple(lo)] = out[tuple(hi)]
+
+
+@trtp.impl("sample::circ_pad_plugin")
+def circ_pad_plugin_impl(inp0: trtp.Tensor, pads: npt.NDArray[np.int32],
+                         outputs: Tuple[trtp.Tensor], stream: int, tactic: int) -> None:
+    x = np.asarray(inp0)
+    y = np.asarray(outputs[0])
+    if tactic == 2:
+        pad_by_slicing(x, pads, y)
+    else:  # 1, and 0 (the default)
+        pad_by_numpy(x, pads, y)
+
+
+@trtp.autotune("sample::circ_pad_plugin")
+def circ_pad_plugin_autotune(inp0: trtp.TensorDesc,
+                             outputs: Tuple[trtp.TensorDesc]) -> List[trtp.AutoTuneCombination]:
+    return [trtp.AutoTuneCombination("FP32|FP16, FP32|FP16", "LINEAR", [1, 2])]
+
+
+PADS = np.array([1, 1, 2, 2], dtype=np.int32)
+SHAPE = (2, 3, 8, 8)
+
+
+def onnx_model(dtype):
+    from onnx import TensorProto, helper
+    elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
+    node = helper.make_node("circ_pad_plugin", ["x"], ["y"], name="pad",
+                            pads=[int(v) for v in PADS], plugin_namespace="sample")
+    graph = helper.make_graph([node], "circ_pad",
+                              [helper.make_tensor_value_info("x", elem, ["N", 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", elem, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def build(net_type, dtype, logger):
+    builder = trt.Builder(logger)
+    network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED))
+    if net_type == "onnx":
+        trt.OnnxParser(network, logger).parse(onnx_model(dtype))
+    else:
+        x = network.add_input("x", trt.float16 if dtype == np.float16 else trt.float32,
+                              (-1,) + SHAPE[1:])
+        layer = network.add_plugin(trtp.op.sample.circ_pad_plugin(x, pads=PADS))
+        layer.get_output(0).name = "y"
+        network.mark_output(layer.get_output(0))
+    config = builder.create_builder_config()
+    config.autotune = True  # time both tactics (each checked against tactic 0)
+    profile = builder.create_optimization_profile()
+    profile.set_shape("x", (1,) + SHAPE[1:], SHAPE, (4,) + SHAPE[1:])
+    config.add_optimization_profile(profile)
+    return trt.Runtime(logger).deserialize_cuda_engine(
+        builder.build_serialized_network(network, config))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--precision", choices=["fp32", "fp16", "both"], default="both")
+    args = ap.parse_args(argv)
+    logger = trt.Logger(trt.Logger.WARNING)
+    rng = np.random.default_rng(0)
+    ok = True
+
+    # The two tactics agree with np.pad on their own first.
+    x = rng.standard_normal(SHAPE).astype(np.float32)
+    ref = np.pad(x, _pad_width(x.ndim, PADS), mode="wrap")
+    for f in (pad_by_numpy, pad_by_slicing):
+        y = np.empty_like(ref)
+        f(x, PADS, y)
+        ok &= bool(np.array_equal(y, ref))
+
+    precisions = ["fp32", "fp16"] if args.precision == "both" else [args.precision]
+    for prec in precisions:
+        dtype = np.float16 if prec == "fp16" else np.float32
+        for net_type in ("network", "onnx"):
+            engine = build(net_type, dtype, logger)
+            tactic = engine.get_layer_info(0)["tactic"]
+            ctx = engine.create_execution_context()
+            for n in (1, 2, 4):
+                x = rng.standard_normal((n,) + SHAPE[1:]).astype(dtype)
+                y = ctx.run({"x": x})["y"]
+                good = y.dtype == dtype and np.array_equal(
+                    y, np.pad(x, _pad_width(x.ndim, PADS), mode="wrap"))
+                ok &= bool(good)
+            print("%s %s: tactic %d, %s" % (net_type, prec, tactic, "ok" if good else "WRONG"))
+    if ok:
+        print("Inference result correct!")
+        return 0
+    print("Inference result incorrect")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,572 @@
+"""Engines, execution contexts, output allocators and the runtime."""
+
+import ctypes
+import os
+import re
+import threading
+import weakref
+from ctypes import addressof, byref, c_size_t, c_void_p, sizeof
+from typing import Dict, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _capi as C
+from . import _errors as E
+from ._network import HostMemory
+from ._plugin import MODULE_FIELD, CREATORS, CreatorBridge, IPluginCreatorV3One
+from ._registry import Registry, _WithRegistry, get_plugin_registry
+from ._types import (DataType, Device, Dims, TensorFormat, TensorIOMode, TensorLocation,
+                     nptype, read_fields, volume)
+
+
+class _IO:
+    __slots__ = ("index", "name", "bname", "mode", "dtype", "format", "dims", "location",
+                 "dd_mask", "is_size_tensor", "is_shape_input", "np")
+
+    def __init__(self, index, info):
+        self.index = index
+        self.name = C.s(info.name)
+        self.bname = info.name
+        self.mode = TensorIOMode.INPUT if info.is_input else TensorIOMode.OUTPUT
+        self.dtype = DataType(info.dtype)
+        self.format = TensorFormat(info.format)
+        self.dims = Dims(info.dims.totuple())
+        self.location = TensorLocation(info.location)
+        self.dd_mask = int(info.data_dependent_mask)
+        self.is_size_tensor = bool(info.is_size_tensor)
+        self.is_shape_input = bool(info.is_shape_input)
+        try:
+            self.np = np.dtype(nptype(self.dtype))
+        except TypeError:
+            self.np = np.dtype(np.uint16)  # bfloat16: raw 2-byte values
+
+
+def _destroy_engine(h, keep):
+    C.fn.engine_destroy(h)
+
+
+class ICudaEngine:
+    """A built or loaded engine, for any device (the name is TensorRT's).
+    Immutable and shareable by threads; contexts run it."""
+
+    def __init__(self, handle, registry: Registry):
+        self._h = handle
+        self.registry = registry
+        self._contexts = weakref.WeakSet()
+        self._finalizer = weakref.finalize(self, _destroy_engine, handle, registry)
+        n = C.fn.engine_io_count(handle)
+        self._io = []
+        for i in range(n):
+            info = C.struct_of(C.prt_io_info)
+            E.call(C.fn.engine_get_io, handle, i, byref(info))
+            self._io.append(_IO(i, info))
+        self._by_name = {io.name: io for io in self._io}
+
+    @property
+    def handle(self) -> int:
+        if not self._finalizer.alive:
+            raise E.StateError("the engine is closed")
+        return self._h
+
+    def close(self) -> None:
+        """Destroys the engine, and first every context still open on it."""
+        for c in list(self._contexts):
+            c.close()
+        self._finalizer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _get(self, name) -> _IO:
+        io = self._by_name.get(name)
+        if io is None:
+            raise E.NotFoundError("the engine has no input or output named %r (it has %s)"
+                                  % (name, ", ".join(repr(i.name) for i in self._io)))
+        return io
+
+    # -- I/O ----------------------------------------------------------------
+    @property
+    def num_io_tensors(self) -> int:
+        return len(self._io)
+
+    def get_tensor_name(self, index: int) -> str:
+        """Inputs first, in network order, then outputs in marking order."""
+        return self._io[index].name
+
+    def get_tensor_mode(self, name: str) -> TensorIOMode:
+        io = self._by_name.get(name)
+        return io.mode if io is not None else TensorIOMode.NONE
+
+    def get_tensor_dtype(self, name: str) -> DataType:
+        return self._get(name).dtype
+
+    def get_tensor_shape(self, name: str) -> Dims:
+        """Dims, -1 where dynamic or data-dependent."""
+        return self._get(name).dims
+
+    def get_tensor_format(self, name: str) -> TensorFormat:
+        return self._get(name).format
+
+    def get_tensor_location(self, name: str) -> TensorLocation:
+        return self._get(name).location
+
+    def is_shape_inference_io(self, name: str) -> bool:
+        """True for a shape input (its values are read from host memory)."""
+        return self._get(name).is_shape_input
+
+    def is_data_dependent(self, name: str) -> bool:
+        """True for an output whose dims depend on data (known after a run)."""
+        return bool(self._get(name).dd_mask)
+
+    @property
+    def io_tensors(self) -> List[str]:
+        return [io.name for io in self._io]
+
+    # -- the rest -----------------------------------------------------------
+    @property
+    def num_layers(self) -> int:
+        return C.fn.engine_layer_count(self.handle)
+
+    @property
+    def num_optimization_profiles(self) -> int:
+        return C.fn.engine_profile_count(self.handle)
+
+    @property
+    def device_memory_size(self) -> int:
+        return int(C.fn.engine_context_memory_size(self.handle))
+
+    @property
+    def device(self) -> Device:
+        return Device(C.fn.engine_device(self.handle))
+
+    def get_layer_info(self, index: int) -> dict:
+        """What `plugrt inspect` shows of a layer: name, plugin key, library,
+        tactic, workspace and its serialized fields."""
+        li = C.struct_of(C.prt_layer_info)
+        E.call(C.fn.engine_get_layer, self.handle, int(index), byref(li))
+        fc = C.prt_field_collection(li.nb_fields, li.fields)
+        return {"name": C.s(li.name), "plugin_namespace": C.s(li.plugin_namespace),
+                "plugin_name": C.s(li.plugin_name), "plugin_version": C.s(li.plugin_version),
+                "library": C.s(li.library), "tactic": li.tactic, "workspace": li.workspace,
+                "fields": read_fields(addressof(fc))}
+
+    def serialize(self) -> HostMemory:
+        ptr, size = c_void_p(), c_size_t()
+        E.call(C.fn.engine_serialize, self.handle, byref(ptr), byref(size))
+        try:
+            return HostMemory(ctypes.string_at(ptr, size.value))
+        finally:
+            C.fn.free(ptr)
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the engine file (the bytes serialize() gives)."""
+        data = self.serialize()
+        tmp = os.fspath(path) + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+
+    def create_execution_context(self, memory_limit: int = 0) -> "IExecutionContext":
+        """A context: per-thread state for runs (one per thread)."""
+        return IExecutionContext(self, memory_limit)
+
+    def __repr__(self):
+        return "<plugrt engine on %s: %s>" % (self.device.name.lower(), ", ".join(
+            "%s %s %s%s" % (io.mode.name.lower(), io.name, io.dtype.name, tuple(io.dims))
+            for io in self._io))
+
+
+# ---------------------------------------------------------------------------
+# Output allocators
+# ---------------------------------------------------------------------------
+
+
+class IOutputAllocator:
+    """TensorRT's IOutputAllocator: after a run, for an output bound to it
+    (IExecutionContext.set_output_allocator) and with no address set,
+    reallocate_output(tensor_name, memory, size, alignment) returns memory of
+    at least `size` bytes (an int address, or a numpy array, which the
+    allocator keeps alive), the result is written there, and
+    notify_shape(tensor_name, shape) tells its final shape."""
+
+    def __init__(self):
+        pass
+
+    def reallocate_output(self, tensor_name: str, memory: int, size: int, alignment: int):
+        raise NotImplementedError
+
+    def reallocate_output_async(self, tensor_name, memory, size, alignment, stream):
+        return self.reallocate_output(tensor_name, memory, size, alignment)
+
+    def notify_shape(self, tensor_name: str, shape: Dims) -> None:
+        pass
+
+
+_ALLOCS = {}  # key -> _AllocBridge
+_alloc_ids = iter(range(1, 1 << 62))
+_alloc_lock = threading.Lock()
+
+
+class _AllocBridge:
+    def __init__(self, allocator):
+        self.allocator = allocator
+        with _alloc_lock:
+            self.key = next(_alloc_ids)
+        self.struct = C.prt_output_allocator(sizeof(C.prt_output_allocator),
+                                             C.PRT_PLUGIN_ABI_VERSION, self.key,
+                                             _REALLOC, _NOTIFY)
+        self.keep = {}
+        _ALLOCS[self.key] = self
+
+    def release(self):
+        _ALLOCS.pop(self.key, None)
+
+
+def _realloc_py(user, name, current, size, alignment):
+    br = _ALLOCS.get(user)
+    try:
+        n = C.s(name)
+        a = br.allocator
+        r = a.reallocate_output_async(n, current or 0, size, alignment, 0) \
+            if type(a).reallocate_output_async is not IOutputAllocator.reallocate_output_async \
+            else a.reallocate_output(n, current or 0, size, alignment)
+        if isinstance(r, np.ndarray):
+            if r.nbytes < size:
+                raise ValueError("the array has %d bytes; %d needed" % (r.nbytes, size))
+            br.keep[n] = r
+            return r.ctypes.data
+        return int(r) if r else None
+    except BaseException as exc:  # noqa: BLE001
+        msg = "Python output allocator %s.reallocate_output(%r) raised %s: %s" % (
+            type(br.allocator).__qualname__ if br else "?", C.s(name),
+            type(exc).__name__, exc)
+        E.record(exc, msg)
+        C.host_set_error(C.PRT_ERR_PLUGIN, msg)
+        return None
+
+
+def _notify_py(user, name, dims):
+    br = _ALLOCS.get(user)
+    try:
+        br.allocator.notify_shape(C.s(name), Dims(dims.contents.totuple()))
+    except BaseException as exc:  # noqa: BLE001
+        msg = "Python output allocator %s.notify_shape(%r) raised %s: %s" % (
+            type(br.allocator).__qualname__ if br else "?", C.s(name),
+            type(exc).__name__, exc)
+        E.record(exc, msg)
+
+
+_REALLOC = C.REALLOCATE_FN(_realloc_py)
+_NOTIFY = C.NOTIFY_SHAPE_FN(_notify_py)
+
+
+# ---------------------------------------------------------------------------
+# Contexts
+# ---------------------------------------------------------------------------
+
+def _destroy_context(h, engine, allocs):
+    C.fn.context_destroy(h)
+    for a in allocs.values():
+        a.release()
+
+
+class IExecutionContext:
+    """Runs an engine: per-thread state (plugin clones, scratch memory,
+    shapes, addresses). `run` is the short path; set_input_shape,
+    set_tensor_address and execute_async_v3 TensorRT's."""
+
+    def __init__(self, engine: ICudaEngine, memory_limit: int = 0):
+        h = c_void_p()
+        if memory_limit:
+            opts = C.struct_of(C.prt_context_options)
+            opts.memory_limit = int(memory_limit)
+            E.call(C.fn.context_create_with_options, engine.handle, byref(opts), byref(h))
+        else:
+            E.call(C.fn.context_create, engine.handle, byref(h))
+        self._h = h.value
+        self.engine = engine
+        self._allocs = {}
+        self._bound = {}
+        self._lock = threading.Lock()
+        self._profile = 0
+        self._last_key = None
+        self._last_out = None
+        self._finalizer = weakref.finalize(self, _destroy_context, self._h, engine,
+                                           self._allocs)
+        engine._contexts.add(self)
+
+    @property
+    def handle(self) -> int:
+        if not self._finalizer.alive:
+            raise E.StateError("the execution context is closed")
+        return self._h
+
+    def close(self) -> None:
+        self._finalizer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- TensorRT's calls ---------------------------------------------------
+    def set_optimization_profile_async(self, profile_index: int, stream_handle: int = 0) -> bool:
+        E.call(C.fn.context_set_profile, self.handle, int(profile_index))
+        self._profile = int(profile_index)
+        self._last_key = None
+        return True
+
+    @property
+    def active_optimization_profile(self) -> int:
+        return self._profile
+
+    def set_input_shape(self, name: str, shape: Sequence[int]) -> bool:
+        """ShapeError naming the input, the shape and the profile's bounds if
+        it is outside them."""
+        E.call(C.fn.context_set_input_shape, self.handle, C.b(name),
+               byref(C.prt_dims.of(shape)))
+        self._last_key = None
+        return True
+
+    def get_tensor_shape(self, name: str) -> Dims:
+        """Before a run, data-dependent dims hold their upper bound; after
+        one, their true values."""
+        d = C.prt_dims()
+        E.call(C.fn.context_get_tensor_shape, self.handle, C.b(name), byref(d))
+        return Dims(d.totuple())
+
+    def set_tensor_address(self, name: str, memory) -> bool:
+        """An address (int), or a numpy array (kept alive while bound)."""
+        if isinstance(memory, np.ndarray):
+            if not memory.flags.c_contiguous:
+                raise E.InvalidArgumentError("%s: the array must be C-contiguous" % name)
+            addr, keep = memory.ctypes.data, memory
+        else:
+            addr, keep = (int(memory) if memory else None), None
+        E.call(C.fn.context_set_tensor_address, self.handle, C.b(name), addr)
+        self._bound[name] = (addr or 0, keep)
+        return True
+
+    def get_tensor_address(self, name: str) -> int:
+        return self._bound.get(name, (0, None))[0]
+
+    def set_output_allocator(self, name: str, output_allocator: Optional[IOutputAllocator]) -> bool:
+        old = self._allocs.pop(name, None)
+        if output_allocator is None:
+            E.call(C.fn.context_set_output_allocator, self.handle, C.b(name), None)
+        else:
+            br = _AllocBridge(output_allocator)
+            try:
+                E.call(C.fn.context_set_output_allocator, self.handle, C.b(name),
+                       byref(br.struct))
+            except BaseException:
+                br.release()
+                raise
+            self._allocs[name] = br
+        if old is not None:
+            old.release()
+        return True
+
+    def get_output_allocator(self, name: str) -> Optional[IOutputAllocator]:
+        br = self._allocs.get(name)
+        return br.allocator if br else None
+
+    def execute_async_v3(self, stream_handle: int = 0) -> bool:
+        """Runs the engine: on the CPU before it returns; on CUDA it queues the
+        work on the stream (a cudaStream_t as an int; 0: the default stream)."""
+        if not self._lock.acquire(blocking=False):
+            raise E.StateError("this context is running on another thread; use one "
+                               "context per thread")
+        try:
+            E.call(C.fn.context_enqueue, self.handle, stream_handle or None)
+        finally:
+            self._lock.release()
+        return True
+
+    # -- the short path -----------------------------------------------------
+    def run(self, feeds: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        """Runs on numpy arrays (CPU engines): sets input shapes, allocates
+        outputs, and returns {output name: array}, data-dependent outputs at
+        their true shape. Inputs must have the engine's dtype."""
+        eng = self.engine
+        if eng.device != Device.CPU:
+            raise E.UnsupportedError("run() takes numpy arrays, which live on the CPU; this "
+                                     "engine runs on %s: bind device memory with "
+                                     "set_tensor_address and call execute_async_v3"
+                                     % eng.device.name)
+        h = self.handle
+        unknown = set(feeds) - {io.name for io in eng._io if io.mode == TensorIOMode.INPUT}
+        if unknown:
+            raise E.InvalidArgumentError("run(): %s not an input of the engine (inputs: %s)" % (
+                ", ".join(repr(u) for u in sorted(unknown)), ", ".join(
+                    repr(io.name) for io in eng._io if io.mode == TensorIOMode.INPUT)))
+        if not self._lock.acquire(blocking=False):
+            raise E.StateError("this context is running on another thread; use one "
+                               "context per thread")
+        try:
+            keep = []
+            key = []
+            for io in eng._io:
+                if io.mode != TensorIOMode.INPUT:
+                    continue
+                if io.name not in feeds:
+                    raise E.InvalidArgumentError("run(): input %r is missing" % io.name)
+                a = np.asarray(feeds[io.name])
+                if a.dtype != io.np:
+                    raise E.InvalidArgumentError(
+                        "run(): input %r is %s; the engine takes %s" % (
+                            io.name, a.dtype, io.np))
+                a = np.ascontiguousarray(a)
+                keep.append(a)
+                if -1 in io.dims:
+                    key.append(a.shape)
+                elif a.shape != tuple(io.dims):
+                    raise E.ShapeError("run(): input %r has shape %s; the engine takes %s" % (
+                        io.name, a.shape, tuple(io.dims)))
+                if io.is_shape_input:
+                    key.append(a.tobytes())
+                E.call(C.fn.context_set_tensor_address, h, io.bname, a.ctypes.data)
+            key = tuple(key)
+            if key != self._last_key:
+                for io in eng._io:
+                    if io.mode == TensorIOMode.INPUT and -1 in io.dims:
+                        arr = keep[io.index]
+                        E.call(C.fn.context_set_input_shape, h, io.bname,
+                               byref(C.prt_dims.of(arr.shape)))
+                outs = []
+                for io in eng._io:
+                    if io.mode == TensorIOMode.OUTPUT:
+                        d = C.prt_dims()
+                        E.call(C.fn.context_get_tensor_shape, h, io.bname, byref(d))
+                        outs.append((io, d.totuple()))
+                self._last_key, self._last_out = key, outs
+            results = []
+            for io, shape in self._last_out:
+                buf = np.empty(shape, io.np)
+                results.append((io, buf))
+                E.call(C.fn.context_set_tensor_address, h, io.bname, buf.ctypes.data)
+            E.call(C.fn.context_enqueue, h, None)
+            out = {}
+            for io, buf in results:
+                if io.dd_mask:
+                    d = C.prt_dims()
+                    E.call(C.fn.context_get_tensor_shape, h, io.bname, byref(d))
+                    true = d.totuple()
+                    n = volume(true)
+                    flat = buf.reshape(-1)[:n]
+                    buf = (flat.copy() if 2 * n < buf.size else flat).reshape(true)
+                out[io.name] = buf
+            return out
+        finally:
+            self._lock.release()
+
+
+# ---------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------
+
+_MISSING = re.compile(r"plugin (?P<ns>.*?)::(?P<name>.*?) version (?P<ver>\S+) is not in "
+                      r"the registry")
+
+
+class _Probe(IPluginCreatorV3One):
+    """Stands in for a missing plugin to read the module its fields name."""
+
+    def __init__(self, name, version, ns):
+        self.name, self.plugin_version, self.plugin_namespace = name, version, ns
+        self.field_names = []
+        self.module = None
+
+    def create_plugin(self, name, fc, phase):
+        raise LookupError("probe")
+
+
+def _missing_python_module(reg: Registry, data: bytes, message: str):
+    """(key, module) when the engine's missing plugin is a Python one that
+    serialized the module defining it; else None."""
+    m = _MISSING.search(message)
+    if not m:
+        return None
+    ns, name, ver = m.group("ns"), m.group("name"), m.group("ver")
+    probe = _Probe(name, ver, ns)
+    seen = {}
+
+    class _Bridge(CreatorBridge):
+        def make(self, layer_name, fields, phase):
+            raise LookupError("probe")
+
+    # A scratch registry with every creator of `reg` (borrowed) and the probe.
+    tmp = Registry()
+    try:
+        for i in range(C.fn.registry_creator_count(reg.handle)):
+            E.call(C.fn.registry_add_creator, tmp.handle,
+                   C.fn.registry_get_creator(reg.handle, i))
+        cb = _Bridge(probe)
+
+        def create(cp, layer, fields, phase, out, _orig=cb):
+            for f in read_fields(fields):
+                if f.name == MODULE_FIELD:
+                    seen["module"] = f.to_str()
+            C.host_set_error(C.PRT_ERR_NOT_FOUND, "probe")
+            return C.PRT_ERR_NOT_FOUND
+        thunk = C.CREATE_FN(create)
+        cb.struct.create = thunk
+        E.call(C.fn.registry_add_creator, tmp.handle, addressof(cb.struct))
+        h = c_void_p()
+        st = C.fn.engine_deserialize(tmp.handle, data, len(data), byref(h))
+        if st == 0 and h.value:
+            C.fn.engine_destroy(h.value)
+        CREATORS.pop(cb.addr, None)
+    finally:
+        tmp.close()
+    mod = seen.get("module")
+    if not mod:
+        return None
+    return "%s::%s version %s" % (ns, name, ver), mod
+
+
+def deserialize(data, registry: Optional[Registry] = None) -> ICudaEngine:
+    reg = registry or get_plugin_registry()
+    data = bytes(data)
+    h = c_void_p()
+    try:
+        E.call(C.fn.engine_deserialize, reg.handle, data, len(data), byref(h))
+    except E.NotFoundError as e:
+        found = _missing_python_module(reg, data, str(e))
+        if found is None:
+            raise
+        key, mod = found
+        where = "the script that defines it" if mod == "__main__" else "module %r" % mod
+        raise E.NotFoundError(
+            "%s. %s is a Python plugin: import %s (which registers it) before loading "
+            "the engine" % (str(e), key, where)) from None
+    return ICudaEngine(h.value, reg)
+
+
+class Runtime(_WithRegistry):
+    """Loads engines (TensorRT's Runtime; CPU engines too); Runtime(logger,
+    registry=None)."""
+
+    def deserialize_cuda_engine(self, serialized_engine) -> ICudaEngine:
+        """An engine from its bytes. Plugins are recreated through the
+        registry; a missing one is NotFoundError naming its key (and, for a
+        Python plugin, the module to import)."""
+        return deserialize(serialized_engine, self.get_plugin_registry())
+
+
+def load(path: Union[str, os.PathLike], registry: Optional[Registry] = None,
+         plugins: Sequence = ()) -> ICudaEngine:
+    """Loads an engine file (Engine.save's)."""
+    from . import _short  # noqa: PLC0415
+    reg = _short.prepare_registry(registry, plugins)
+    with open(path, "rb") as f:
+        data = f.read()
+    return deserialize(data, reg)
+
+
+__all__ = ["ICudaEngine", "IExecutionContext", "IOutputAllocator", "Runtime", "load",
+           "deserialize"]

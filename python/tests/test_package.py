@@ -1,0 +1,102 @@
+"""The installed package: importable from anywhere, libraries inside it,
+struct layouts equal to the C compiler's."""
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import plugrt as trt
+from plugrt import _capi
+
+from conftest import REPO
+
+
+def test_import_from_any_directory(tmp_path):
+    out = subprocess.run([sys.executable, "-c", "import plugrt, os; print(plugrt.__file__); "
+                          "print(plugrt.__version__); print(plugrt.PLUGINS_LIBRARY)"],
+                         cwd=str(tmp_path), capture_output=True, text=True, check=True)
+    path, version, plugins = out.stdout.split()
+    assert version == trt.__version__ and version.count(".") == 2
+    assert os.path.isfile(plugins)
+    libdir = os.environ.get("PLUGRT_LIBRARY_DIR") or os.path.join(os.path.dirname(path), "_libs")
+    assert os.path.dirname(plugins) == libdir
+
+
+def test_libraries_ship_inside_the_package():
+    libdir = os.path.join(os.path.dirname(trt.__file__), "_libs")
+    if os.environ.get("PLUGRT_LIBRARY_DIR"):
+        pytest.skip("PLUGRT_LIBRARY_DIR points elsewhere")
+    names = os.listdir(libdir)
+    assert any(n.startswith("libplugrt.so") for n in names)
+    assert "libplugrt_plugins.so" in names and "libplugrt_onnx.so" in names
+    assert _capi.LIBPLUGRT_PATH.startswith(libdir)
+
+
+def test_onnx_library_exports_only_its_api():
+    nm = shutil.which("nm")
+    if nm is None or _capi._ONNX_PATH is None:
+        pytest.skip("no nm or no importer")
+    out = subprocess.run([nm, "-D", "--defined-only", _capi._ONNX_PATH], capture_output=True,
+                         text=True, check=True).stdout
+    syms = [l.split()[-1] for l in out.splitlines() if l.strip()]
+    assert syms and all(s.startswith("prt_onnx_") for s in syms), syms
+
+
+def test_version_matches_cmake():
+    text = open(os.path.join(REPO, "CMakeLists.txt")).read()
+    assert "project(plugrt VERSION %s" % trt.__version__ in text
+
+
+LAYOUT_C = r"""
+#include <stddef.h>
+#include <stdio.h>
+#include "plugrt/plugrt.h"
+#define S(T) printf("S %s %zu %zu\n", #T, sizeof(T), _Alignof(T))
+#define F(T, f) printf("F %s.%s %zu\n", #T, #f, offsetof(T, f))
+int main(void)
+{
+@BODY@
+    return 0;
+}
+"""
+
+
+def test_struct_layouts_match_the_c_compiler(tmp_path):
+    """Every struct the binding declares, its size, alignment and each
+    field's offset, as gcc lays them out from the public headers."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    inc = os.path.join(REPO, "include")
+    if cc is None or not os.path.isfile(os.path.join(inc, "plugrt", "plugrt.h")):
+        pytest.skip("no C compiler or no headers")
+    gen = tmp_path / "gen" / "plugrt"
+    gen.mkdir(parents=True)
+    (gen / "version.h").write_text("#define PRT_VERSION \"0\"\n#define PRT_VERSION_NUMBER 0\n")
+    body = []
+    for name, cls in _capi.STRUCTS.items():
+        body.append("    S(%s);" % name)
+        body += ["    F(%s, %s);" % (name, f[0]) for f in cls._fields_]
+    src = tmp_path / "layout.c"
+    src.write_text(LAYOUT_C.replace("@BODY@", "\n".join(body)))
+    exe = tmp_path / "layout"
+    subprocess.run([cc, "-std=c11", "-I", inc, "-I", str(tmp_path / "gen"), str(src), "-o",
+                    str(exe)], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    bad = []
+    for line in out.splitlines():
+        kind, what, *nums = line.split()
+        if kind == "S":
+            cls = _capi.STRUCTS[what]
+            if (ctypes.sizeof(cls), ctypes.alignment(cls)) != (int(nums[0]), int(nums[1])):
+                bad.append("%s: C %s/%s, ctypes %d/%d" % (what, nums[0], nums[1],
+                                                          ctypes.sizeof(cls), ctypes.alignment(cls)))
+        else:
+            sname, fname = what.split(".")
+            off = getattr(_capi.STRUCTS[sname], fname).offset
+            if off != int(nums[0]):
+                bad.append("%s: C offset %s, ctypes %d" % (what, nums[0], off))
+    assert not bad, bad
+    assert len(out.splitlines()) == sum(1 + len(c._fields_) for c in _capi.STRUCTS.values())
