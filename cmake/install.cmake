@@ -5,11 +5,14 @@
 #   lib/libplugrt.so*                   the library (plugrt.h)
 #   lib/libplugrt_plugins.so*           the standard plugin library (and its
 #                                       CUDA module, with CUDA)
+#   lib/libplugrt_onnx.so*              the ONNX importer (onnx.h), when built
 #   include/plugrt/{plugrt,plugin,version}.h
 #   lib/cmake/plugrt/                   find_package(plugrt): plugrt::plugrt,
-#                                       plugrt::plugin_headers, plugrt::cli
+#                                       plugrt::plugin_headers, plugrt::cli,
+#                                       plugrt::onnx
 #   lib/pkgconfig/plugrt.pc             cflags and -lplugrt
 #   lib/pkgconfig/plugrt-plugin.pc      cflags only: a plugin needs no library
+#   lib/pkgconfig/plugrt-onnx.pc        the importer, when built
 #
 # The program finds libplugrt through its RUNPATH and the standard plugins in
 # the same lib directory (tools/common.c), so an installed tree can be moved.
@@ -35,6 +38,15 @@ install(TARGETS plugrt plugrt_plugin_headers EXPORT plugrtTargets
 install(TARGETS plugrt_plugins LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 if(TARGET plugrt_plugins_cuda)
   install(TARGETS plugrt_plugins_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
+# The ONNX importer, shared (plugrt::onnx, onnx.h), when this build has it.
+if(TARGET plugrt_onnx_shared)
+  target_include_directories(plugrt_onnx_shared INTERFACE
+                             $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  install(TARGETS plugrt_onnx_shared EXPORT plugrtTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(FILES ${CMAKE_SOURCE_DIR}/include/plugrt/onnx.h
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/plugrt)
 endif()
 install(FILES ${CMAKE_SOURCE_DIR}/include/plugrt/plugrt.h
               ${CMAKE_SOURCE_DIR}/include/plugrt/plugin.h
@@ -71,7 +83,11 @@ install(FILES ${CMAKE_BINARY_DIR}/plugrtConfig.cmake
 file(RELATIVE_PATH PRT_PC_TO_PREFIX
      ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 string(REGEX REPLACE "/$" "" PRT_PC_TO_PREFIX "${PRT_PC_TO_PREFIX}")
-foreach(pc plugrt plugrt-plugin)
+set(PRT_PC_FILES plugrt plugrt-plugin)
+if(TARGET plugrt_onnx_shared)
+  list(APPEND PRT_PC_FILES plugrt-onnx)
+endif()
+foreach(pc ${PRT_PC_FILES})
   configure_file(${CMAKE_SOURCE_DIR}/cmake/${pc}.pc.in ${CMAKE_BINARY_DIR}/${pc}.pc @ONLY)
   install(FILES ${CMAKE_BINARY_DIR}/${pc}.pc
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

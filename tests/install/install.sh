@@ -13,7 +13,7 @@ command -v ninja >/dev/null && gen=(-G Ninja)
 # 1. The installed tree.
 "$cmake" --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log"
 for f in bin/plugrt include/plugrt/plugrt.h include/plugrt/plugin.h include/plugrt/version.h \
-  lib/libplugrt.so lib/libplugrt_plugins.so lib/cmake/plugrt/plugrtConfig.cmake \
+  include/plugrt/onnx.h lib/libplugrt_onnx.so lib/pkgconfig/plugrt-onnx.pc lib/libplugrt.so lib/libplugrt_plugins.so lib/cmake/plugrt/plugrtConfig.cmake \
   lib/cmake/plugrt/plugrtConfigVersion.cmake lib/pkgconfig/plugrt.pc \
   lib/pkgconfig/plugrt-plugin.pc; do
   [ -e "$tmp/prefix/$f" ] || fail "cmake --install did not install $f"
@@ -96,5 +96,13 @@ np.save(d + "/output_y.npy", (np.float32(-1.5) * x + np.float32(3.0)).astype(np.
 PY
   "$plugrt" run "$tmp/affine.onnx" --plugins "$lib" --compare "$tmp" --atol 0 --rtol 0 \
     >"$tmp/run.txt" 2>&1 || { cat "$tmp/run.txt"; fail "running the model with the new plugin"; }
+  # The installed importer, from C, both ways.
+  "$tmp/app/onnx_app" "$tmp/affine.onnx" "$lib" | grep -q "24 elements match" ||
+    fail "the find_package ONNX app"
+  # shellcheck disable=SC2046
+  "$cc" -std=c11 -Wall -Werror "$app/onnx_app.c" -o "$tmp/onnx_app_pc" \
+    $(pkg-config --cflags --libs plugrt-onnx) -Wl,-rpath,"$prefix/lib"
+  "$tmp/onnx_app_pc" "$tmp/affine.onnx" "$tmp/libAffine_pc.so" | grep -q "24 elements match" ||
+    fail "the pkg-config ONNX app"
 fi
 echo "install.sh: the installed package, new-plugin and both consumer builds work"

@@ -288,7 +288,7 @@ lib = ctypes.CDLL(LIBPLUGRT_PATH)
 #: Registry.load_library.
 PLUGINS_LIBRARY = _find(["libplugrt_plugins.so"], [LIBDIR]) or os.path.join(
     LIBDIR, "libplugrt_plugins.so")
-_ONNX_PATH = _find(["libplugrt_onnx.so"], [LIBDIR, os.path.join(LIBDIR, "python")])
+_ONNX_PATH = _find(["libplugrt_onnx.so"], [LIBDIR, os.path.join(LIBDIR, "src", "onnx")])
 _onnx = None
 _onnx_lock = threading.Lock()
 
