@@ -17,7 +17,13 @@
  *    maximum wins; a NaN is a maximum (numpy's max). A window with nothing
  *    inside X gives the dtype's lowest value and index -1.
  *    AveragePool and LpPool: float32, float16, bfloat16.
- *  - GlobalAveragePool, GlobalMaxPool, GlobalLpPool: Y [N, C, 1, ..., 1].
+ *  - GlobalAveragePool, GlobalMaxPool, GlobalLpPool: Y [N, C, 1, ..., 1],
+ *    one window over each channel's positions; over no positions the mean
+ *    is NaN (numpy's), the maximum the lowest value, the p-norm 0.
+ *    GlobalAveragePool sums in double whatever the spatial size; float32,
+ *    float16, bfloat16 (GlobalMaxPool also int8, uint8).
+ *  An empty AveragePool window (only padding) is 0 with count_include_pad,
+ *  else NaN.
  *
  * Fields (ONNX attribute names; ints accepted as int32 or int64):
  *   auto_pad, dilations, kernel_shape (required), pads, strides: the window

@@ -553,25 +553,32 @@ static int64_t rs_axis_width(const resize_op *r, double scale, int64_t in)
     return n < in ? n : in > 0 ? in : 1;
 }
 
-/* Workspace bound of one axis for the largest dims: its tables. With
- * scales the width is known; from sizes, scale = out / in, so the raw
- * count 2 - 2 floor(-R/s) - 2 <= 2 + 2 R in / out gives out * width <=
- * 2 out + 2 R in (+ out for keep_aspect_ratio_policy's rounding). */
+/* Workspace bound of one axis: its tables for these dims, never less than
+ * what smaller dims need (the builder sizes for the profile's maxima). With
+ * scales, or without antialias, the width is known and the tables are out
+ * rows of it. From sizes with antialias the scale is out / in, so a row's
+ * raw taps 2 - 2 floor(-R/s) - 2 <= 2 + 2 R in / out give out * width <=
+ * 2 out + 4 in; keep_aspect_ratio_policy's scale is anything, so in
+ * bounds the width there. */
 static int64_t rs_axis_bound(const resize_op *r, int32_t j, int64_t in, int64_t out)
 {
-    int64_t wide, n;
+    int64_t weights, n, cap;
+    if (!base_mul_i64(out, in > 0 ? in : 1, &cap))
+        return -1;
     if (r->nb_scales >= 0 && j >= 0)
-        wide = rs_axis_width(r, r->scales[j], in);
+        n = rs_axis_width(r, r->scales[j], in);
     else if (r->mode == RS_NEAREST || !r->antialias || j < 0)
-        wide = rs_axis_width(r, 1.0, in);
-    else if (r->keep != RS_STRETCH)
-        wide = in > 0 ? in : 1; /* keep's scale may be anything */
+        n = rs_axis_width(r, 1.0, in);
     else
-        wide = out > 0 ? (2 * out + 4 * in + out - 1) / out : 1;
-    if (wide > in && in > 0)
-        wide = in;
-    /* lo and cnt (int64), then the weights (double). */
-    if (!base_mul_i64(out, wide + 2, &n) || !base_mul_i64(n, 8, &n))
+        n = -1;
+    if (n >= 0)
+        weights = out * n;
+    else if (r->keep != RS_STRETCH)
+        weights = cap;
+    else
+        weights = 2 * out + 4 * in < cap ? 2 * out + 4 * in : cap;
+    /* lo and cnt per row (int64), then the weights (double). */
+    if (!base_add_i64(weights, 2 * out, &n) || !base_mul_i64(n, 8, &n))
         return -1;
     return n;
 }
