@@ -48,7 +48,7 @@ static int test_table(void)
     static const char *const names[] = {
         "Erf", "Tanh",  "Softmax", "LayerNormalization", "Equal", "GreaterOrEqual",
         "And", "IsNaN", "Where",   "GatherElements"};
-    static const int32_t nb_fields[] = {0, 0, 1, 3, 0, 0, 0, 0, 0, 1};
+    static const int32_t nb_fields[] = {0, 0, 2, 4, 0, 0, 0, 0, 0, 1};
     const prt_plugin_creator *c = NULL;
     for (int i = 0; i < 10; i++) {
         CHECK_OK(prt_builtin_find_creator(names[i], "1", &c));

@@ -192,7 +192,19 @@ static const char *const all_ops[] = {"Relu",
                                       "ArgMax",
                                       "ArgMin",
                                       "CumSum",
-                                      "TopK"};
+                                      "TopK",
+                                      "MaxPool",
+                                      "AveragePool",
+                                      "LpPool",
+                                      "GlobalMaxPool",
+                                      "GlobalLpPool",
+                                      "ConvTranspose",
+                                      "LogSoftmax",
+                                      "BatchNormalization",
+                                      "InstanceNormalization",
+                                      "GroupNormalization",
+                                      "LpNormalization",
+                                      "Resize"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

@@ -79,6 +79,13 @@ static prt_status import_dropout(onnx_import *imp, const Onnx__NodeProto *node,
                                  const char *label, const prt_plugin_creator *creator);
 static prt_status import_reduce(onnx_import *imp, const Onnx__NodeProto *node,
                                 const char *label, const prt_plugin_creator *creator);
+/* Normalization, linear and spatial ops: opset rules and constant inputs. */
+static prt_status import_nb_outputs(onnx_import *imp, const Onnx__NodeProto *node,
+                                    const char *label, const prt_plugin_creator *creator);
+static prt_status import_softmax(onnx_import *imp, const Onnx__NodeProto *node,
+                                 const char *label, const prt_plugin_creator *creator);
+static prt_status import_resize(onnx_import *imp, const Onnx__NodeProto *node,
+                                const char *label, const prt_plugin_creator *creator);
 
 /* Sorted by op_type. Opset notes: Add/Sub/Mul/Div before 7 broadcast only
  * with an explicit attribute; Relu and HardSigmoid before 6 had
@@ -113,7 +120,16 @@ static prt_status import_reduce(onnx_import *imp, const Onnx__NodeProto *node,
  * CastLike in 15, Mish in 18, Gelu in 20. Clip's bounds became inputs in 11
  * (attributes before: the built-in takes both), TopK's K in 10, the
  * reductions' axes in 13 (ReduceSum) and 18 (the others); Dropout's ratio
- * and training_mode became inputs in 12, its mask bool in 10. */
+ * and training_mode became inputs in 12, its mask bool in 10.
+ * Normalization and spatial ops: the pools' later attributes (AveragePool's
+ * count_include_pad from 7, ceil_mode from 10, dilations from 19; MaxPool's
+ * Indices and storage_order from 8, ceil_mode and dilations from 10) are
+ * taken at every opset; LpPool's p became an integer in 2;
+ * BatchNormalization dropped spatial in 9 and added training_mode in 14
+ * (inference only); InstanceNormalization had consumed_inputs before 6;
+ * GroupNormalization came in 18, Resize in 10 (roi, sizes and the
+ * coordinate modes in 11); Upsample (7-9) is Resize with asymmetric
+ * coordinates. Softmax and LogSoftmax coerce X to 2-D before 13. */
 static const onnx_op op_table[] = {
     {"Abs", "Abs", 6, NULL},
     {"Acos", "Acos", 7, NULL},
@@ -126,6 +142,8 @@ static const onnx_op op_table[] = {
     {"Asinh", "Asinh", 9, NULL},
     {"Atan", "Atan", 7, NULL},
     {"Atanh", "Atanh", 9, NULL},
+    {"AveragePool", "AveragePool", 1, NULL},
+    {"BatchNormalization", "BatchNormalization", 7, NULL},
     {"BitShift", "BitShift", 11, NULL},
     {"Cast", "Cast", 6, import_cast},
     {"CastLike", "CastLike", 15, NULL},
@@ -137,6 +155,7 @@ static const onnx_op op_table[] = {
     {"Constant", NULL, 1, import_constant},
     {"ConstantOfShape", "ConstantOfShape", 9, import_constant_of_shape},
     {"Conv", "Conv", 1, NULL},
+    {"ConvTranspose", "ConvTranspose", 1, NULL},
     {"Cos", "Cos", 7, NULL},
     {"Cosh", "Cosh", 9, NULL},
     {"CumSum", "CumSum", 11, NULL},
@@ -158,21 +177,29 @@ static const onnx_op op_table[] = {
     {"Gelu", "Gelu", 20, NULL},
     {"Gemm", "Gemm", 7, NULL},
     {"GlobalAveragePool", "GlobalAveragePool", 1, NULL},
+    {"GlobalLpPool", "GlobalLpPool", 2, NULL},
+    {"GlobalMaxPool", "GlobalMaxPool", 1, NULL},
     {"Greater", "Greater", 7, NULL},
     {"GreaterOrEqual", "GreaterOrEqual", 12, NULL},
+    {"GroupNormalization", "GroupNormalization", 18, NULL},
     {"HardSigmoid", "HardSigmoid", 6, NULL},
     {"HardSwish", "HardSwish", 14, NULL},
     {"Hardmax", "Hardmax", 1, import_hardmax},
     {"Identity", "Identity", 1, NULL},
+    {"InstanceNormalization", "InstanceNormalization", 6, NULL},
     {"IsInf", "IsInf", 10, NULL},
     {"IsNaN", "IsNaN", 9, NULL},
-    {"LayerNormalization", "LayerNormalization", 17, NULL},
+    {"LayerNormalization", "LayerNormalization", 17, import_nb_outputs},
     {"LeakyRelu", "LeakyRelu", 6, NULL},
     {"Less", "Less", 7, NULL},
     {"LessOrEqual", "LessOrEqual", 12, NULL},
     {"Log", "Log", 6, NULL},
+    {"LogSoftmax", "LogSoftmax", 1, import_softmax},
+    {"LpNormalization", "LpNormalization", 1, NULL},
+    {"LpPool", "LpPool", 2, NULL},
     {"MatMul", "MatMul", 1, NULL},
     {"Max", "Max", 6, NULL},
+    {"MaxPool", "MaxPool", 1, import_nb_outputs},
     {"Mean", "Mean", 6, NULL},
     {"Min", "Min", 6, NULL},
     {"Mish", "Mish", 18, NULL},
@@ -200,6 +227,7 @@ static const onnx_op op_table[] = {
     {"ReduceSumSquare", "ReduceSumSquare", 1, import_reduce},
     {"Relu", "Relu", 6, NULL},
     {"Reshape", "Reshape", 5, NULL},
+    {"Resize", "Resize", 10, import_resize},
     {"Round", "Round", 11, NULL},
     {"Scatter", "ScatterElements", 9, NULL},
     {"ScatterElements", "ScatterElements", 11, NULL},
@@ -212,7 +240,7 @@ static const onnx_op op_table[] = {
     {"Sinh", "Sinh", 9, NULL},
     {"Size", "Size", 1, NULL},
     {"Slice", "Slice", 1, NULL},
-    {"Softmax", "Softmax", 13, NULL},
+    {"Softmax", "Softmax", 1, import_softmax},
     {"Softplus", "Softplus", 1, NULL},
     {"Softsign", "Softsign", 1, NULL},
     {"SpaceToDepth", "SpaceToDepth", 1, NULL},
@@ -230,6 +258,7 @@ static const onnx_op op_table[] = {
     {"Trilu", "Trilu", 14, NULL},
     {"Unique", "Unique", 11, NULL},
     {"Unsqueeze", "Unsqueeze", 1, NULL},
+    {"Upsample", "Resize", 7, import_resize},
     {"Where", "Where", 9, NULL},
     {"Xor", "Xor", 7, NULL},
 };
@@ -377,11 +406,13 @@ static prt_status name_tensor(onnx_import *imp, int32_t t, const char *name,
 
 /* Makes the plugin from `fc` and adds its layer. ONNX input k is a data
  * input unless bit k of shape_inputs is set without bit k of shape_data,
- * and a shape input when bit k of shape_inputs is set. */
-static prt_status import_with_fields(onnx_import *imp, const Onnx__NodeProto *node,
+ * and a shape input when bit k of shape_inputs is set; with bit k of `skip`
+ * it is neither (its value went into the fields), and it may be omitted. */
+static prt_status import_with_inputs(onnx_import *imp, const Onnx__NodeProto *node,
                                      const char *label, const prt_plugin_creator *c,
                                      const prt_field_collection *fc,
-                                     uint32_t shape_inputs, uint32_t shape_data)
+                                     uint32_t shape_inputs, uint32_t shape_data,
+                                     uint32_t skip)
 {
     prt_plugin *plugin = NULL;
     int32_t *inputs = NULL, *shapes;
@@ -395,7 +426,8 @@ static prt_status import_with_fields(onnx_import *imp, const Onnx__NodeProto *no
                           label, onnx_str(c->name));
     /* Omitted optional inputs are empty names; trailing ones are dropped.
      * A plugin takes inputs by position, so a gap cannot be expressed. */
-    while (nb_in > 0 && !onnx_str(node->input[nb_in - 1])[0])
+    while (nb_in > 0 && (!onnx_str(node->input[nb_in - 1])[0] ||
+                         (nb_in <= 32 && (skip >> (nb_in - 1)) & 1u)))
         nb_in--;
     inputs = prt_malloc(sizeof *inputs * (size_t)(2 * nb_in + 1));
     if (!inputs)
@@ -405,6 +437,8 @@ static prt_status import_with_fields(onnx_import *imp, const Onnx__NodeProto *no
         const char *name = onnx_str(node->input[k]);
         uint32_t bit = k < 32 ? 1u << k : 0;
         int32_t t;
+        if (skip & bit)
+            continue;
         if (!name[0]) {
             prt_free(inputs);
             return onnx_error(PRT_ERR_UNSUPPORTED,
@@ -464,6 +498,15 @@ static prt_status import_with_fields(onnx_import *imp, const Onnx__NodeProto *no
             return st;
     }
     return PRT_OK;
+}
+
+/* import_with_inputs with every ONNX input taken. */
+static prt_status import_with_fields(onnx_import *imp, const Onnx__NodeProto *node,
+                                     const char *label, const prt_plugin_creator *c,
+                                     const prt_field_collection *fc,
+                                     uint32_t shape_inputs, uint32_t shape_data)
+{
+    return import_with_inputs(imp, node, label, c, fc, shape_inputs, shape_data, 0);
 }
 
 /* The generic path: attributes -> fields through the creator's schema. */
@@ -1061,6 +1104,265 @@ static prt_status import_reduce(onnx_import *imp, const Onnx__NodeProto *node,
         return import_extra(imp, node, label, creator, NULL, 0,
                             (const char **)node->input, 1, 0, 0);
     return import_plugin(imp, node, label, creator, 0x2, 0);
+}
+
+/* ---- normalization, linear and spatial ops ---------------------------------------- */
+
+/* The node's attributes as fields (through the schema), with `extra`
+ * added: an extra field replaces an attribute of its name. Then the layer,
+ * as import_with_inputs. */
+static prt_status import_fields_extra(onnx_import *imp, const Onnx__NodeProto *node,
+                                      const char *label, const prt_plugin_creator *c,
+                                      const prt_field *extra, int32_t nb_extra,
+                                      uint32_t shape_inputs, uint32_t shape_data,
+                                      uint32_t skip)
+{
+    onnx_fields fields;
+    prt_field_collection fc;
+    prt_field *all;
+    int32_t n = 0;
+    prt_status st = onnx_fields_from_node(node, label, c, imp->base_dir, &fields);
+    if (st)
+        return st;
+    all = onnx_calloc((size_t)(fields.nb_fields + nb_extra) + 1, sizeof *all);
+    if (!all) {
+        onnx_fields_free(&fields);
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+    }
+    for (int32_t i = 0; i < fields.nb_fields; i++) {
+        int replaced = 0;
+        for (int32_t k = 0; k < nb_extra; k++)
+            replaced |= strcmp(fields.fields[i].name, extra[k].name) == 0;
+        if (!replaced)
+            all[n++] = fields.fields[i];
+    }
+    for (int32_t k = 0; k < nb_extra; k++)
+        all[n++] = extra[k];
+    fc.nb_fields = n;
+    fc.fields = all;
+    st = import_with_inputs(imp, node, label, c, &fc, shape_inputs, shape_data, skip);
+    prt_free(all);
+    onnx_fields_free(&fields);
+    return st;
+}
+
+/* LayerNormalization's Mean and InvStdDev, MaxPool's Indices: the plugin
+ * makes as many outputs as the node names (up to the last named one), so
+ * that outputs nobody asked for are not computed. */
+static prt_status import_nb_outputs(onnx_import *imp, const Onnx__NodeProto *node,
+                                    const char *label, const prt_plugin_creator *creator)
+{
+    int32_t nb = (int32_t)node->n_output;
+    prt_field f = {"nb_outputs", &nb, PRT_FIELD_INT32, 1};
+    while (nb > 1 && !onnx_str(node->output[nb - 1])[0])
+        nb--;
+    return import_fields_extra(imp, node, label, creator, &f, nb > 1 ? 1 : 0, 0, 0, 0);
+}
+
+/* Softmax and LogSoftmax before opset 13 work on X coerced to 2-D at
+ * `axis`, which defaults to 1 there. */
+static prt_status import_softmax(onnx_import *imp, const Onnx__NodeProto *node,
+                                 const char *label, const prt_plugin_creator *creator)
+{
+    int32_t one = 1;
+    prt_field f[2] = {{"coerce_2d", &one, PRT_FIELD_INT32, 1},
+                      {"axis", &one, PRT_FIELD_INT32, 1}};
+    if (imp->opset >= 13)
+        return import_fields_extra(imp, node, label, creator, NULL, 0, 0, 0, 0);
+    return import_fields_extra(imp, node, label, creator, f,
+                               onnx_node_attr(node, "axis") ? 1 : 2, 0, 0, 0);
+}
+
+/* The value of ONNX value `name` when it is a constant: an initializer, or
+ * a Constant node's tensor or value_float(s)/value_int(s). *found is 0 when
+ * it is something else (a graph input, a node's output). */
+static prt_status import_const_value(onnx_import *imp, const char *name, const char *what,
+                                     onnx_tensor *out, int *found)
+{
+    int32_t idx;
+    const onnx_value *v;
+    *found = 0;
+    memset(out, 0, sizeof *out);
+    if (onnx_names_get(&imp->names, name, &idx) != 0)
+        return onnx_error(PRT_ERR_NOT_FOUND, "%s: nothing in the graph is named '%s'",
+                          what, name);
+    v = &imp->values[idx];
+    if (v->init) {
+        *found = 1;
+        return onnx_tensor_load(v->init, imp->base_dir, what, out);
+    }
+    if (v->kind != ONNX_VALUE_CONSTANT)
+        return PRT_OK;
+    for (size_t i = 0; i < imp->graph->n_node; i++) {
+        const Onnx__NodeProto *n = imp->graph->node[i];
+        const Onnx__AttributeProto *a;
+        int floats;
+        size_t count;
+        if (strcmp(onnx_str(n->op_type), "Constant") != 0 || n->n_output != 1 ||
+            strcmp(onnx_str(n->output[0]), name) != 0 || n->n_attribute != 1)
+            continue;
+        a = n->attribute[0];
+        floats = a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT ||
+                 a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+        count = a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS ? a->n_floats
+                : a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS ? a->n_ints
+                                                                         : 1;
+        if (!floats && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT &&
+            a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
+            return PRT_OK;
+        out->dtype = floats ? PRT_FLOAT32 : PRT_INT64;
+        out->dims.nb_dims =
+            count == 1 && (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT ||
+                           a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+                ? 0
+                : 1;
+        out->dims.d[0] = (int64_t)count;
+        out->bytes = count * (floats ? sizeof(float) : sizeof(int64_t));
+        out->data = prt_malloc(out->bytes + 1);
+        if (!out->data)
+            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+        if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT)
+            memcpy(out->data, &a->f, sizeof(float));
+        else if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+            memcpy(out->data, &a->i, sizeof(int64_t));
+        else if (count)
+            memcpy(out->data, floats ? (const void *)a->floats : (const void *)a->ints,
+                   out->bytes);
+        *found = 1;
+        return PRT_OK;
+    }
+    return PRT_OK;
+}
+
+#define RESIZE_MAX_VALUES (2 * PRT_MAX_DIMS) /* roi: begins and ends */
+
+/* Resize's (or Upsample's) float input k as values for a field: absent
+ * (*n = -1) when the input is omitted or empty; an error naming it when it
+ * is not a constant. */
+static prt_status import_resize_floats(onnx_import *imp, const Onnx__NodeProto *node,
+                                       const char *label, size_t k, const char *what,
+                                       float *dst, int32_t *n)
+{
+    const char *name = k < node->n_input ? onnx_str(node->input[k]) : "";
+    char where[600];
+    onnx_tensor t;
+    int found;
+    size_t count;
+    prt_status st;
+    *n = -1;
+    if (!name[0])
+        return PRT_OK;
+    snprintf(where, sizeof where, "%s: %s input '%s'", label, what, name);
+    st = import_const_value(imp, name, where, &t, &found);
+    if (st)
+        return st;
+    if (!found)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s must be a constant (an initializer or a Constant node): "
+                          "plugrt fixes output shapes when it builds the network%s",
+                          where,
+                          strcmp(what, "scales") == 0
+                              ? "; give sizes instead, which may be computed"
+                              : "");
+    count = t.bytes / prt_dtype_size(t.dtype);
+    if (t.dtype != PRT_FLOAT32 && t.dtype != PRT_FLOAT16) {
+        onnx_tensor_free(&t);
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s is %s; float32 or float16 is supported", where,
+                          prt_dtype_name(t.dtype));
+    }
+    if (count > RESIZE_MAX_VALUES) {
+        onnx_tensor_free(&t);
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s has %zu values; at most %d",
+                          where, count, RESIZE_MAX_VALUES);
+    }
+    for (size_t i = 0; i < count; i++)
+        dst[i] = t.dtype == PRT_FLOAT32
+                     ? ((const float *)t.data)[i]
+                     : prt_half_to_float(((const uint16_t *)t.data)[i]);
+    onnx_tensor_free(&t);
+    *n = count ? (int32_t)count : -1;
+    return PRT_OK;
+}
+
+/* Resize at every opset, and Upsample (opsets 7-9: Resize's asymmetric
+ * coordinates with nearest rounding down, scales >= 1). roi and scales
+ * become fields, so they must be constants (ONNX Runtime's and TensorRT's
+ * rule too: the output shape is fixed when the network is built); sizes is a
+ * shape input (a constant, a network input with known values, or computed
+ * from shapes), and a data input as well when keep_aspect_ratio_policy needs
+ * its values at run time. Resize 10 and Upsample round nearest as ONNX
+ * Runtime does there: down when upsampling, up when downsampling. */
+static prt_status import_resize(onnx_import *imp, const Onnx__NodeProto *node,
+                                const char *label, const prt_plugin_creator *creator)
+{
+    int upsample = strcmp(onnx_str(node->op_type), "Upsample") == 0;
+    int legacy = upsample || imp->opset < 11; /* X, scales */
+    float scales[RESIZE_MAX_VALUES], roi[RESIZE_MAX_VALUES];
+    int32_t nb_scales = -1, nb_roi = -1, nb = 0;
+    prt_field f[4];
+    char mode[32] = "", ctm[32] = "", keep[32] = "";
+    const Onnx__AttributeProto *a;
+    prt_status st;
+    if ((a = onnx_node_attr(node, "mode")) != NULL)
+        attr_string(a, mode, sizeof mode);
+    if ((a = onnx_node_attr(node, "coordinate_transformation_mode")) != NULL)
+        attr_string(a, ctm, sizeof ctm);
+    if ((a = onnx_node_attr(node, "keep_aspect_ratio_policy")) != NULL)
+        attr_string(a, keep, sizeof keep);
+    if (legacy) {
+        int up = 0, down = 0;
+        st = PRT_OK;
+        if (!upsample || imp->opset >= 9)
+            st = import_resize_floats(imp, node, label, 1, "scales", scales, &nb_scales);
+        else if ((a = onnx_node_attr(node, "scales")) != NULL &&
+                 a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS &&
+                 a->n_floats <= RESIZE_MAX_VALUES) {
+            nb_scales = (int32_t)a->n_floats;
+            for (size_t i = 0; i < a->n_floats; i++)
+                scales[i] = a->floats[i];
+        }
+        if (st)
+            return st;
+        for (int32_t i = 0; i < nb_scales; i++) {
+            if (upsample && !(scales[i] >= 1.0f))
+                return onnx_error(PRT_ERR_UNSUPPORTED,
+                                  "%s: Upsample's scales[%d] is %g; it takes scales "
+                                  ">= 1 (Resize downsamples)",
+                                  label, (int)i, (double)scales[i]);
+            up |= scales[i] > 1.0f;
+            down |= scales[i] < 1.0f;
+        }
+        if (up && down && strcmp(mode, "linear") != 0)
+            return onnx_error(PRT_ERR_UNSUPPORTED,
+                              "%s: nearest Resize %lld both up- and downsamples, which "
+                              "rounds differently per axis before opset 11; not "
+                              "supported",
+                              label, (long long)imp->opset);
+        f[nb++] = (prt_field){"coordinate_transformation_mode", "asymmetric",
+                              PRT_FIELD_CHAR, 11};
+        f[nb++] = (prt_field){"nearest_mode", down ? "ceil" : "floor", PRT_FIELD_CHAR,
+                              down ? 5 : 6};
+        if (nb_scales >= 0)
+            f[nb++] = (prt_field){"scales", scales, PRT_FIELD_FLOAT32, nb_scales};
+        return import_fields_extra(imp, node, label, creator, f, nb, 0, 0, 0x2);
+    }
+    st = import_resize_floats(imp, node, label, 2, "scales", scales, &nb_scales);
+    /* roi matters only to tf_crop_and_resize. */
+    if (!st && strcmp(ctm, "tf_crop_and_resize") == 0)
+        st = import_resize_floats(imp, node, label, 1, "roi", roi, &nb_roi);
+    if (st)
+        return st;
+    if (nb_scales >= 0)
+        f[nb++] = (prt_field){"scales", scales, PRT_FIELD_FLOAT32, nb_scales};
+    if (nb_roi >= 0)
+        f[nb++] = (prt_field){"roi", roi, PRT_FIELD_FLOAT32, nb_roi};
+    {
+        int has_sizes = node->n_input > 3 && onnx_str(node->input[3])[0];
+        int keep_data = has_sizes && keep[0] && strcmp(keep, "stretch") != 0;
+        return import_fields_extra(imp, node, label, creator, f, nb, has_sizes ? 0x8 : 0,
+                                   keep_data ? 0x8 : 0, 0x6);
+    }
 }
 
 /* ---- Constant ---------------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #include "ops/op_common.h"
 #include "ops/ops_data.h"
 #include "ops/ops_ew.h"
+#include "ops/ops_nn.h"
 #include "ops/shape_ops.h"
 
 static const prt_plugin_creator *const builtins[] = {
@@ -131,6 +132,19 @@ static const prt_plugin_creator *const builtins[] = {
     &op_argmin_creator,
     &op_cumsum_creator,
     &op_topk_creator,
+    /* Normalization, linear and spatial ops (ops_nn.h). */
+    &op_max_pool_creator,
+    &op_average_pool_creator,
+    &op_lp_pool_creator,
+    &op_global_max_pool_creator,
+    &op_global_lp_pool_creator,
+    &op_conv_transpose_creator,
+    &op_log_softmax_creator,
+    &op_batch_norm_creator,
+    &op_instance_norm_creator,
+    &op_group_norm_creator,
+    &op_lp_norm_creator,
+    &op_resize_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))

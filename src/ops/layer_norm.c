@@ -1,6 +1,6 @@
 /*
  * LayerNormalization (namespace "plugrt", version "1"), ONNX opset 17
- * semantics, output Y only. float32, float16, bfloat16.
+ * semantics. float32, float16, bfloat16.
  *
  * Inputs X (rank r >= 1), Scale, optional B. The normalized dims are X's
  * dims from `axis` on; each row (one index of the dims before `axis`) is
@@ -9,29 +9,35 @@
  * with mean and the population variance over the row. Scale and B broadcast
  * to the normalized dims (numpy's rule, aligned at the right): each dim is 1
  * or equal to X's, and any dims of theirs before `axis` must be 1 (a scale
- * that varied per row would not be a layer norm). Y has X's dims.
+ * that varied per row would not be a layer norm). Y has X's dims; the
+ * optional outputs Mean and InvStdDev (1 / sqrt(var + epsilon)) have them
+ * with the normalized dims set to 1, in stash_type's dtype.
  *
  * Fields (ONNX attribute names; ints accepted as int32 or int64):
  *   axis       int32, default -1; -r to r-1
  *   epsilon    float32, default 1e-5
- *   stash_type int32, default 1; only 1 (statistics in float32 or better)
- *
- * ONNX's outputs Mean and InvStdDev are not produced: the plugin has one
- * output, so a node that asks for them is refused when it is imported.
+ *   stash_type int32, default 1: the dtype of Mean and InvStdDev, as an
+ *              ONNX element type: 1 float32, 10 float16, 16 bfloat16
+ *   nb_outputs int32 1 to 3, default 1: Y, then Mean, then InvStdDev (the
+ *              importer sets it from the node's outputs)
  *
  * Mean and variance are accumulated in double over a two-pass loop (no
- * E[x^2] - E[x]^2 cancellation); then each element is computed in float32.
+ * E[x^2] - E[x]^2 cancellation) and rounded to stash_type's dtype, and each
+ * element is computed from those in float32 (ONNX computes in stash_type).
  * Half floats are converted to float32 in the workspace and rounded once.
  */
 #include <math.h>
+#include <string.h>
 
 #include "ops/math_ops.h"
+#include "ops/ops_nn.h"
 
 typedef struct ln_op {
     op_object o;
     int32_t axis;
     float epsilon;
     int32_t stash_type;
+    int32_t nb_outputs;
 } ln_op;
 
 static const ln_op *cln(const op_object *o)
@@ -47,11 +53,18 @@ static prt_status ln_parse(op_object *o, const op_fields *f)
         st = op_field_f32(f, "epsilon", 1e-5f, &l->epsilon);
     if (!st)
         st = op_field_i32(f, "stash_type", 1, &l->stash_type);
-    if (!st && l->stash_type != 1)
+    if (!st && l->stash_type != 1 && l->stash_type != 10 && l->stash_type != 16)
         st = op_fields_fail(f, PRT_ERR_UNSUPPORTED,
-                            "stash_type %d is not supported (only 1: "
-                            "statistics in float32)",
+                            "stash_type %d is not supported (1: float32, 10: "
+                            "float16, 16: bfloat16)",
                             (int)l->stash_type);
+    if (!st)
+        st = op_field_i32(f, "nb_outputs", 1, &l->nb_outputs);
+    if (!st && (l->nb_outputs < 1 || l->nb_outputs > 3))
+        st = op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                            "nb_outputs is %d; it must be 1 (Y), 2 (Y, Mean) or 3 (Y, "
+                            "Mean, InvStdDev)",
+                            (int)l->nb_outputs);
     if (!st && !(l->epsilon >= 0.0f))
         st = op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT, "epsilon must be >= 0, it is %g",
                             (double)l->epsilon);
@@ -64,7 +77,24 @@ static int32_t ln_serialize(op_object *o, prt_field *ser)
     op_ser(&ser[0], "axis", PRT_FIELD_INT32, &l->axis, 1);
     op_ser(&ser[1], "epsilon", PRT_FIELD_FLOAT32, &l->epsilon, 1);
     op_ser(&ser[2], "stash_type", PRT_FIELD_INT32, &l->stash_type, 1);
-    return 3;
+    op_ser(&ser[3], "nb_outputs", PRT_FIELD_INT32, &l->nb_outputs, 1);
+    return 4;
+}
+
+static int32_t ln_nb_outputs(const op_object *o)
+{
+    return cln(o)->nb_outputs;
+}
+
+/* Output k's dtype: X's for Y, stash_type's for the statistics. */
+static int32_t ln_out_dtype_n(const op_object *o, const int32_t *types, int32_t nb_in,
+                              int32_t index)
+{
+    int32_t st = cln(o)->stash_type;
+    (void)nb_in;
+    if (index == 0)
+        return types[0];
+    return st == 10 ? PRT_FLOAT16 : st == 16 ? PRT_BFLOAT16 : PRT_FLOAT32;
 }
 
 /* The axis for rank r, in [0, r). */
@@ -85,13 +115,15 @@ static prt_status ln_bcast_fail(const op_object *o, int32_t k, const char *s,
                    ln_names[k], s, x, (int)axis);
 }
 
-static prt_status ln_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
-                            prt_dim_exprs *out, prt_expr_builder *eb)
+static prt_status ln_shapes_n(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                              const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
+                              int32_t nb_out, prt_expr_builder *eb)
 {
     const prt_dim_exprs *x = &in[0];
     int32_t axis = 0, r = x->nb_dims;
     char sa[128], sb[128];
     prt_status st = ln_axis(o, r, &axis);
+    (void)sv, (void)nb_sv;
     if (st)
         return st;
     for (int32_t k = 1; k < nb_in; k++) {
@@ -110,12 +142,17 @@ static prt_status ln_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in
                                      op_exprs_str(eb, x, sb, sizeof sb), axis);
         }
     }
-    *out = *x;
+    out[0] = *x;
+    for (int32_t k = 1; k < nb_out; k++) {
+        out[k] = *x;
+        for (int32_t i = axis; i < r; i++)
+            out[k].d[i] = eb->constant(eb, 1);
+    }
     return PRT_OK;
 }
 
-static prt_status ln_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
-                           prt_dims *out)
+static prt_status ln_infer_n(const op_object *o, const prt_dims *in, int32_t nb_in,
+                             prt_dims *out, int32_t nb_out)
 {
     const prt_dims *x = &in[0];
     int32_t axis = 0, r = x->nb_dims;
@@ -135,7 +172,12 @@ static prt_status ln_infer(const op_object *o, const prt_dims *in, int32_t nb_in
                                  base_dims_format(x, BASE_DIMS_LIST, sb, sizeof sb),
                                  axis);
     }
-    *out = *x;
+    out[0] = *x;
+    for (int32_t k = 1; k < nb_out; k++) {
+        out[k] = *x;
+        for (int32_t i = axis; i < r; i++)
+            out[k].d[i] = 1;
+    }
     return PRT_OK;
 }
 
@@ -154,11 +196,11 @@ static int64_t ln_norm_size(const op_object *o, const prt_dims *x)
 
 /* Scale and B expanded to the normalized dims (float32); half floats also
  * X as float32, normalized in place. */
-static int64_t ln_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                            int32_t nb_in, const prt_dims *out)
+static int64_t ln_workspace_n(const op_object *o, int32_t dtype, const prt_dims *in,
+                              int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     int64_t norm = ln_norm_size(o, &in[0]), n;
-    (void)nb_in, (void)out;
+    (void)nb_in, (void)out, (void)nb_out;
     if (norm < 0)
         return 0; /* the dims are refused before a run asks */
     if (!base_mul_i64(norm, 2, &n))
@@ -201,26 +243,48 @@ static void ln_expand(const void *s, int32_t dtype, const prt_dims *sd,
                         &dtype);
 }
 
-static prt_status ln_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                         void *y, void *ws, void *stream)
+/* Writes statistic v of row rw into output k (stash_type's dtype), when
+ * there is one; returns v as that dtype rounds it. */
+static float ln_stat(const prt_tensor_desc *out, int32_t nb_out, void *const *y,
+                     int32_t k, int64_t rw, float v, int32_t stash)
+{
+    uint16_t bits[2]; /* v in the stash dtype: a float32 or a half */
+    size_t es = prt_dtype_size(stash);
+    float r;
+    op_from_f32(&v, stash, 1, bits);
+    if (k < nb_out)
+        memcpy((uint8_t *)y[k] + (size_t)rw * es, bits, es);
+    op_to_f32(bits, stash, 1, &r);
+    return r;
+}
+
+static prt_status ln_run_n(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                           const void *const *x, void *const *y, void *ws, void *stream)
 {
     const prt_dims *xd = &in[0].dims;
     int64_t norm = ln_norm_size(o, xd), total = base_volume(xd), rows;
-    int32_t axis = 0;
+    int32_t axis = 0, types[1] = {dtype}, stash = ln_out_dtype_n(o, types, 1, 1);
     float *scale = ws, *bias, *buf = NULL;
     const float *src = x[0];
-    float *dst = y;
+    float *dst = y[0];
     prt_dims nd;
     prt_status st = ln_axis(o, xd->nb_dims, &axis);
-    (void)out;
+    (void)stream;
     if (st)
         return st;
     if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                        prt_dtype_name(dtype));
-    if (norm <= 0)
-        return PRT_OK; /* no elements (the scaffold runs only non-empty) */
+    if (norm <= 0) {
+        /* Rows of nothing: Y is empty, the statistics are NaN (numpy's mean
+         * of nothing). */
+        rows = nb_out > 1 ? base_volume(&out[1].dims) : 0;
+        for (int64_t rw = 0; rw < rows; rw++)
+            for (int32_t k = 1; k < 3; k++)
+                (void)ln_stat(out, nb_out, y, k, rw, NAN, stash);
+        return PRT_OK;
+    }
     rows = total / norm;
     bias = scale + norm;
     nd.nb_dims = xd->nb_dims - axis;
@@ -240,21 +304,15 @@ static prt_status ln_run(const op_object *o, int32_t dtype, const prt_tensor_des
     for (int64_t rw = 0; rw < rows; rw++) {
         const float *xr = src + rw * norm;
         float *yr = dst + rw * norm;
-        double sum = 0.0, sq = 0.0;
         float mean, inv;
-        for (int64_t p = 0; p < norm; p++)
-            sum += xr[p];
-        mean = (float)(sum / (double)norm);
-        for (int64_t p = 0; p < norm; p++) {
-            double dv = (double)xr[p] - (double)mean;
-            sq += dv * dv;
-        }
-        inv = (float)(1.0 / sqrt(sq / (double)norm + (double)cln(o)->epsilon));
+        op_norm_stats(xr, norm, cln(o)->epsilon, &mean, &inv);
+        mean = ln_stat(out, nb_out, y, 1, rw, mean, stash);
+        inv = ln_stat(out, nb_out, y, 2, rw, inv, stash);
         for (int64_t p = 0; p < norm; p++)
             yr[p] = (xr[p] - mean) * inv * scale[p] + bias[p];
     }
     if (buf)
-        op_from_f32(buf, dtype, total, y);
+        op_from_f32(buf, dtype, total, y[0]);
     return PRT_OK;
 }
 
@@ -266,17 +324,20 @@ static const op_class ln_class = {
     .alias_input = -1,
     .parse = ln_parse,
     .serialize = ln_serialize,
-    .shapes = ln_shapes,
-    .infer = ln_infer,
-    .workspace = ln_workspace,
-    .run = {[PRT_DEVICE_CPU] = ln_run},
+    .nb_outputs = ln_nb_outputs,
+    .shapes_n = ln_shapes_n,
+    .infer_n = ln_infer_n,
+    .out_dtype_n = ln_out_dtype_n,
+    .workspace_n = ln_workspace_n,
+    .run_n = {[PRT_DEVICE_CPU] = ln_run_n},
 };
 
 static const prt_field_schema ln_schema[] = {
     {"axis", PRT_FIELD_INT32, 1, "first normalized dim, default -1; -r to r-1"},
     {"epsilon", PRT_FIELD_FLOAT32, 1, "added to the variance, default 1e-5"},
     {"stash_type", PRT_FIELD_INT32, 1,
-     "precision of the statistics, default 1 (float32, the only one)"},
+     "dtype of Mean and InvStdDev: 1 float32 (default), 10 float16, 16 bfloat16"},
+    {"nb_outputs", PRT_FIELD_INT32, 1, "1: Y (default), 2: and Mean, 3: and InvStdDev"},
 };
 
 const prt_plugin_creator op_layer_norm_creator =

@@ -1,36 +1,54 @@
 /*
- * Softmax (namespace "plugrt", version "1"), ONNX opset 13 semantics: along
- * one axis (not the opset 1-12 flatten-to-2-D rule). float32, float16,
- * bfloat16; the output has the input's dims, rank >= 1.
+ * Softmax and LogSoftmax (namespace "plugrt", version "1"). float32,
+ * float16, bfloat16; the output has the input's dims, rank >= 1.
  *
- * Field axis (int32, default -1; int64 accepted), in [-r, r-1] for an input
- * of rank r, negative counting from the end.
+ * Fields (ONNX attribute names; ints accepted as int32 or int64):
+ *   axis       int32, default -1; in [-r, r-1] for an input of rank r,
+ *              negative counting from the end
+ *   coerce_2d  int32 0 or 1, default 0. 0: ONNX opset 13 semantics, along
+ *              the one axis. 1: opsets 1-12, X coerced to 2-D at `axis`:
+ *              each row holds all of X's dims from `axis` on (the importer
+ *              sets it, and axis's default 1 there).
  *
- * y_i = exp(x_i - max) / sum_j exp(x_j - max) over the axis: subtracting the
- * maximum keeps exp from overflowing (ONNX's reference does the same), so
- * large inputs give exact 0s and 1s rather than inf/inf. The sum is kept in
- * double. A NaN in a row makes the row NaN; +inf makes it NaN (inf - inf), as
- * in the reference. Half floats compute in float32 in the workspace and
- * round once.
+ * Softmax y_i = exp(x_i - max) / sum_j exp(x_j - max), LogSoftmax
+ * y_i = x_i - max - log(sum_j exp(x_j - max)), over each row: subtracting
+ * the maximum keeps exp from overflowing (ONNX's reference does the same),
+ * so large inputs give exact 0s and 1s rather than inf/inf. The sum is kept
+ * in double. A NaN in a row makes the row NaN; +inf makes it NaN (inf -
+ * inf), as in the reference. Half floats compute in float32 in the
+ * workspace and round once.
  */
 #include <math.h>
 
 #include "ops/math_ops.h"
+#include "ops/ops_nn.h"
+
+enum { SOFTMAX, LOG_SOFTMAX }; /* op_class.kind */
 
 typedef struct softmax_op {
     op_object o;
     int32_t axis;
+    int32_t coerce_2d;
 } softmax_op;
 
 static prt_status softmax_parse(op_object *o, const op_fields *f)
 {
-    return op_field_i32(f, "axis", -1, &((softmax_op *)o)->axis);
+    softmax_op *s = (softmax_op *)o;
+    prt_status st = op_field_i32(f, "axis", -1, &s->axis);
+    if (!st)
+        st = op_field_i32(f, "coerce_2d", 0, &s->coerce_2d);
+    if (!st && s->coerce_2d != 0 && s->coerce_2d != 1)
+        st = op_fail(o, PRT_ERR_INVALID_ARGUMENT, "coerce_2d is %d; it must be 0 or 1",
+                     (int)s->coerce_2d);
+    return st;
 }
 
 static int32_t softmax_serialize(op_object *o, prt_field *ser)
 {
-    op_ser(&ser[0], "axis", PRT_FIELD_INT32, &((softmax_op *)o)->axis, 1);
-    return 1;
+    softmax_op *s = (softmax_op *)o;
+    op_ser(&ser[0], "axis", PRT_FIELD_INT32, &s->axis, 1);
+    op_ser(&ser[1], "coerce_2d", PRT_FIELD_INT32, &s->coerce_2d, 1);
+    return 2;
 }
 
 /* The axis for rank r, in [0, r). */
@@ -68,8 +86,9 @@ static int64_t softmax_workspace(const op_object *o, int32_t dtype, const prt_di
     return n >= 0 && base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
 }
 
-/* y = softmax(x) over n elements spaced `stride` apart; x may be y. */
-static void softmax_row(const float *x, float *y, int64_t n, int64_t stride)
+/* y = softmax(x) (log: log softmax) over n elements spaced `stride` apart;
+ * x may be y. */
+static void softmax_row(const float *x, float *y, int64_t n, int64_t stride, int take_log)
 {
     float mx = -INFINITY;
     double sum = 0.0;
@@ -80,6 +99,15 @@ static void softmax_row(const float *x, float *y, int64_t n, int64_t stride)
             mx = v;
         if (v != v)
             break; /* NaN: the row is NaN whatever else it holds */
+    }
+    if (take_log) {
+        float ls;
+        for (int64_t k = 0; k < n; k++)
+            sum += expf(x[k * stride] - mx);
+        ls = (float)log(sum);
+        for (int64_t k = 0; k < n; k++)
+            y[k * stride] = (x[k * stride] - mx) - ls;
+        return;
     }
     for (int64_t k = 0; k < n; k++) {
         float e = expf(x[k * stride] - mx);
@@ -110,6 +138,11 @@ static prt_status softmax_run(const op_object *o, int32_t dtype,
     for (int32_t i = axis + 1; i < d->nb_dims; i++)
         inner *= d->d[i];
     n = d->d[axis];
+    if (((const softmax_op *)o)->coerce_2d) {
+        /* One row per index of the dims before the axis. */
+        n *= inner;
+        inner = 1;
+    }
     if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
         op_to_f32(x[0], dtype, total, ws);
         src = dst = ws;
@@ -120,30 +153,39 @@ static prt_status softmax_run(const op_object *o, int32_t dtype,
     for (int64_t i = 0; i < outer; i++)
         for (int64_t j = 0; j < inner; j++) {
             int64_t base = i * n * inner + j;
-            softmax_row(src + base, dst + base, n, inner);
+            softmax_row(src + base, dst + base, n, inner, o->cls->kind == LOG_SOFTMAX);
         }
     if (dst != y)
         op_from_f32(dst, dtype, total, y);
     return PRT_OK;
 }
 
-static const op_class softmax_class = {
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16),
-    .size = sizeof(softmax_op),
-    .alias_input = -1,
-    .parse = softmax_parse,
-    .serialize = softmax_serialize,
-    .shapes = softmax_shapes,
-    .infer = softmax_infer,
-    .workspace = softmax_workspace,
-    .run = {[PRT_DEVICE_CPU] = softmax_run},
-};
+#define SOFTMAX_CLASS(NAME, KIND)                                                        \
+    static const op_class NAME = {                                                       \
+        .kind = (KIND),                                                                  \
+        .min_inputs = 1,                                                                 \
+        .max_inputs = 1,                                                                 \
+        .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16),                                     \
+        .size = sizeof(softmax_op),                                                      \
+        .alias_input = -1,                                                               \
+        .parse = softmax_parse,                                                          \
+        .serialize = softmax_serialize,                                                  \
+        .shapes = softmax_shapes,                                                        \
+        .infer = softmax_infer,                                                          \
+        .workspace = softmax_workspace,                                                  \
+        .run = {[PRT_DEVICE_CPU] = softmax_run},                                         \
+    }
+
+SOFTMAX_CLASS(softmax_class, SOFTMAX);
+SOFTMAX_CLASS(log_softmax_class, LOG_SOFTMAX);
 
 static const prt_field_schema softmax_schema[] = {
     {"axis", PRT_FIELD_INT32, 1, "the axis softmax runs along, default -1; -r to r-1"},
+    {"coerce_2d", PRT_FIELD_INT32, 1,
+     "1: rows hold every dim from axis on (ONNX opsets 1-12); default 0"},
 };
 
 const prt_plugin_creator op_softmax_creator =
-    OP_CREATOR("Softmax", softmax_class, softmax_schema, 1);
+    OP_CREATOR("Softmax", softmax_class, softmax_schema, 2);
+const prt_plugin_creator op_log_softmax_creator =
+    OP_CREATOR("LogSoftmax", log_softmax_class, softmax_schema, 2);

@@ -1,0 +1,144 @@
+/*
+ * The normalization, linear and spatial built-ins (internal to libplugrt):
+ * their creators, which builtins.c lists, and what the sliding-window ops
+ * share (window.c): the ONNX window attributes (auto_pad, dilations,
+ * kernel_shape, pads, strides), the output size and padding of each
+ * spatial dim, and im2col/col2im. Conv, ConvTranspose and the pools stand
+ * on it, so one rule decides every window's geometry.
+ *
+ * Window rules (ONNX's, for Conv and the pools; ConvTranspose has its own
+ * output size and uses only the attributes and col2im). For input size D,
+ * kernel K, stride s, dilation d, the dilated kernel is ek = d (K - 1) + 1:
+ *  - NOTSET (explicit pads b, e) and VALID (pads 0):
+ *    O = floor((D + b + e - ek) / s) + 1, which needs D + b + e >= ek;
+ *    with ceil_mode, ceil instead of floor, less one when the last window
+ *    would start in the end padding ((O - 1) s >= D + b: PyTorch's rule and
+ *    ONNX Runtime's, so that no window holds only padding).
+ *  - SAME_UPPER / SAME_LOWER: O = ceil(D / s), total padding
+ *    max(0, (O - 1) s + ek - D) split in half, the odd one at the end
+ *    (SAME_UPPER) or at the beginning (SAME_LOWER); ceil_mode is ignored.
+ */
+#ifndef PLUGRT_OPS_OPS_NN_H
+#define PLUGRT_OPS_OPS_NN_H
+
+#include "ops/op_common.h"
+
+extern const prt_plugin_creator op_log_softmax_creator;
+extern const prt_plugin_creator op_batch_norm_creator;
+extern const prt_plugin_creator op_instance_norm_creator;
+extern const prt_plugin_creator op_group_norm_creator;
+extern const prt_plugin_creator op_lp_norm_creator;
+extern const prt_plugin_creator op_conv_transpose_creator;
+extern const prt_plugin_creator op_max_pool_creator;
+extern const prt_plugin_creator op_average_pool_creator;
+extern const prt_plugin_creator op_lp_pool_creator;
+extern const prt_plugin_creator op_global_max_pool_creator;
+extern const prt_plugin_creator op_global_lp_pool_creator;
+extern const prt_plugin_creator op_resize_creator;
+
+/* The mean of n > 0 floats and 1 / sqrt(variance + epsilon) (the
+ * population variance), in double over two passes, rounded to float32.
+ * (norm.c; LayerNormalization's too.) */
+void op_norm_stats(const float *x, int64_t n, float epsilon, float *mean, float *inv);
+
+/* ---- sliding windows (window.c) ----------------------------------------- */
+
+#define OP_SP_MAX (PRT_MAX_DIMS - 2) /* spatial dims after N and C */
+
+enum { OP_PAD_NOTSET, OP_PAD_SAME_UPPER, OP_PAD_SAME_LOWER, OP_PAD_VALID };
+
+/* The window attributes as given; nb_*: 0 when absent. */
+typedef struct op_window {
+    int32_t auto_pad; /* OP_PAD_* */
+    int32_t nb_dil, dil[OP_SP_MAX];
+    int32_t nb_ks, ks[OP_SP_MAX];
+    int32_t nb_pads, pads[2 * OP_SP_MAX]; /* begins, then ends */
+    int32_t nb_str, str[OP_SP_MAX];
+} op_window;
+
+/* Reads auto_pad, dilations, kernel_shape, pads and strides: values
+ * >= 1 (pads >= 0), an even number of pads, no explicit pads with an
+ * auto_pad other than NOTSET, and the same number of spatial dims in every
+ * array given. */
+prt_status op_window_parse(op_object *o, const op_fields *f, op_window *w);
+/* "NOTSET", "SAME_UPPER", ... */
+const char *op_window_pad_name(const op_window *w);
+/* Serializes auto_pad into ser[0]; returns 1. */
+int32_t op_window_ser_pad(op_window *w, prt_field *ser);
+/* Serializes the arrays given (dilations, kernel_shape, pads, strides, in
+ * that order) from ser[0]; returns their count. */
+int32_t op_window_ser_arrays(op_window *w, prt_field *ser);
+/* The arrays given against ns spatial dims of `x` (the input's name). */
+prt_status op_window_check_ns(const op_object *o, const op_window *w, int32_t ns,
+                              const char *x);
+/* Stride and dilation of spatial dim i (1 when not given). */
+int64_t op_window_str(const op_window *w, int32_t i);
+int64_t op_window_dil(const op_window *w, int32_t i);
+/* Explicit pads of spatial dim i of ns (0 unless NOTSET with pads). */
+int64_t op_window_pad_begin(const op_window *w, int32_t i, int32_t ns);
+int64_t op_window_pad_end(const op_window *w, int32_t i, int32_t ns);
+
+/* X [N, C, D1, ...] of rank r: 3 or more, else an error saying so. */
+prt_status op_window_rank(const op_object *o, int32_t r);
+/* Conv's and ConvTranspose's ranks: X's (op_window_rank), W's equal to it
+ * (`wshape` says what W holds, e.g. "M x C/group x k1 ..."), B's 1 when
+ * nb_in is 3, and w's arrays of X's spatial dims. */
+prt_status op_conv_check_ranks(const op_object *o, const op_window *w, int32_t nb_in,
+                               int32_t rx, int32_t rw, int32_t rb, const char *wshape);
+/* kernel_shape, when given, against W's spatial dim i (size k). */
+prt_status op_window_check_kernel(const op_object *o, const op_window *w, int32_t i,
+                                  int64_t k);
+/* Conv's and ConvTranspose's float16 path: the inputs (X, W, optional B)
+ * as float32 from `ws` on, *x, *w and *b pointed at them; returns where Y's
+ * float32 copy goes, after them. */
+float *op_conv_to_f32(const void *const *xs, int32_t dtype, const prt_dims *dims,
+                      int32_t nb_in, float *ws, const float **x, const float **w,
+                      const float **b);
+/* Adds to *n the floats op_conv_to_f32 and Y's copy take for these dims
+ * (none unless dtype is float16); 0 on overflow. */
+int op_conv_f16_floats(int32_t dtype, const prt_dims *in, int32_t nb_in,
+                       const prt_dims *out, int64_t *n);
+
+/* The output size of spatial dim i of ns as an expression of the input
+ * size d and kernel size k (the rules above). Fails when both are constants
+ * and the padded input is smaller than the dilated kernel. */
+prt_status op_window_out_expr(op_object *o, prt_expr_builder *eb, const op_window *w,
+                              int32_t i, int32_t ns, const prt_expr *d, const prt_expr *k,
+                              int32_t ceil_mode, const prt_expr **out);
+
+/* One concrete window: per spatial dim the input, kernel and output sizes,
+ * stride, dilation and padding (pb at the beginning, pe at the end), and
+ * the volumes of input, kernel and output. */
+typedef struct op_win_geom {
+    int32_t ns;
+    int64_t in[OP_SP_MAX], k[OP_SP_MAX], out[OP_SP_MAX];
+    int64_t s[OP_SP_MAX], d[OP_SP_MAX], pb[OP_SP_MAX], pe[OP_SP_MAX];
+    int64_t ivol, kvol, ovol;
+} op_win_geom;
+
+/* One concrete Conv or ConvTranspose: batch, channels in and out, groups
+ * and the channels of a group, and the window (ConvTranspose's as col2im
+ * sees it: in = Y's spatial dims, out = X's). */
+typedef struct op_conv_geom {
+    op_win_geom w;
+    int64_t N, C, M, G, Cg, Mg;
+    int direct; /* Conv: 1x1, stride 1, no padding (X is its own im2col) */
+} op_conv_geom;
+/* Y's dims [N, M, sp...] for g's ns spatial sizes sp. */
+void op_conv_out_dims(const op_conv_geom *g, const int64_t *sp, prt_dims *out);
+
+/* The geometry of ns spatial dims of sizes in[] under kernels k[] (the
+ * rules above); fails naming the dim when an input is too small. */
+prt_status op_window_geom(const op_object *o, const op_window *w, int32_t ns,
+                          const int64_t *in, const int64_t *k, int32_t ceil_mode,
+                          op_win_geom *g);
+
+/* col[(c * kvol + kpos) * ovol + opos] = x[c][the input position of kernel
+ * position kpos in window opos], 0 in the padding, for `channels` channels
+ * of ivol elements each. */
+void op_im2col(const op_win_geom *g, int64_t channels, const float *x, float *col);
+/* The adjoint: x[c][position] += col[...] for every window element that
+ * lies inside x (padding is dropped). x must be initialized. */
+void op_col2im(const op_win_geom *g, int64_t channels, const float *col, float *x);
+
+#endif /* PLUGRT_OPS_OPS_NN_H */

@@ -1,0 +1,835 @@
+/*
+ * Resize (namespace "plugrt", version "1"): ONNX Resize at opsets 10-19 and
+ * Upsample 7-9 (which the importer maps here), as ONNX's reference computes
+ * it (onnx.reference's op_resize: each axis interpolated on its own, the
+ * axes' weights multiplied).
+ *
+ * Inputs: X (rank r >= 1), and sizes (int32/int64) as a data input only when
+ * keep_aspect_ratio_policy needs its values at run time. The output size
+ * comes from exactly one of: the field `scales`, or a shape input `sizes`
+ * (its values, as expressions). Both refer to `axes` (default: all r axes);
+ * the other axes keep their size.
+ *   scales:  O = floor(D * scale) (exactly: a float32 scale is a binary
+ *            fraction, so a dynamic D gives FLOOR_DIV(D * m, 2^e)).
+ *   sizes:   O = sizes, scale = O / D; with keep_aspect_ratio_policy
+ *            not_larger (not_smaller) one scale for the axes, the smallest
+ *            (largest) of sizes / D, and O = floor(scale * D + 0.5) (static
+ *            dims only).
+ *
+ * Fields (ONNX attribute names; ints accepted as int32 or int64):
+ *   mode                            nearest (default), linear, cubic
+ *   coordinate_transformation_mode  half_pixel (default),
+ *       half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric,
+ *       tf_half_pixel_for_nn (opset 11), tf_crop_and_resize
+ *   nearest_mode        round_prefer_floor (default), round_prefer_ceil,
+ *                       floor, ceil
+ *   cubic_coeff_a       float32, default -0.75
+ *   exclude_outside     int32 0/1: linear and cubic taps outside X get
+ *                       weight 0, the rest renormalized (nearest ignores it:
+ *                       the reference's 0 / 0 there is no rule)
+ *   extrapolation_value float32, default 0: tf_crop_and_resize's value
+ *                       where the source lies outside X
+ *   antialias           int32 0/1: linear and cubic widen their filter by
+ *                       1 / scale when downsampling (normalized weights)
+ *   axes                int32[], optional, in [-r, r-1], distinct
+ *   keep_aspect_ratio_policy  stretch (default), not_larger, not_smaller
+ *   scales              float32[] > 0 (from a constant input or Upsample's
+ *                       attribute)
+ *   roi                 float32[2 x axes]: begins, then ends, normalized;
+ *                       tf_crop_and_resize only (default 0s and 1s)
+ * A node that would need more than OP_MAX_FIELDS of them (cubic, crop,
+ * antialias, axes and more, all at once) is refused at creation.
+ *
+ * Source coordinate of output index x (scale s, D in, O out, W = s D):
+ * half_pixel (x + 0.5) / s - 0.5; pytorch_half_pixel the same but -0.5
+ * when W is 1; half_pixel_symmetric adds D/2 (1 - O / W); align_corners
+ * x (D - 1) / (W - 1) (0 when W is 1); asymmetric x / s;
+ * tf_half_pixel_for_nn (x + 0.5) / s; tf_crop_and_resize
+ * roi_b (D - 1) + x (roi_e - roi_b)(D - 1) / (W - 1). With base =
+ * ceil(src) - 1 and ratio = src - base (in (0, 1]): nearest takes base or
+ * base + 1 by nearest_mode (ratio 1: base + 1); linear weights 1 - ratio,
+ * ratio; cubic Keys' kernel with cubic_coeff_a on base - 1 .. base + 2.
+ * Taps outside X read its edge.
+ *
+ * dtypes: float32, float16, bfloat16; nearest also int8, uint8, int32,
+ * int64 (it copies elements). Weights and sums are in double, each output
+ * rounded once; half floats are converted to float32 in the workspace.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/ops_nn.h"
+
+enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
+enum {
+    RS_HALF_PIXEL,
+    RS_HALF_PIXEL_SYMMETRIC,
+    RS_PYTORCH_HALF_PIXEL,
+    RS_ALIGN_CORNERS,
+    RS_ASYMMETRIC,
+    RS_TF_HALF_PIXEL_FOR_NN,
+    RS_TF_CROP_AND_RESIZE
+};
+enum { RS_ROUND_PREFER_FLOOR, RS_ROUND_PREFER_CEIL, RS_FLOOR, RS_CEIL };
+enum { RS_STRETCH, RS_NOT_LARGER, RS_NOT_SMALLER };
+
+static const char *const rs_modes[] = {"nearest", "linear", "cubic", NULL};
+static const char *const rs_ctms[] = {
+    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+    "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize", NULL};
+static const char *const rs_nearest[] = {"round_prefer_floor", "round_prefer_ceil",
+                                         "floor", "ceil", NULL};
+static const char *const rs_keeps[] = {"stretch", "not_larger", "not_smaller", NULL};
+
+#define RS_MAX_ROI (2 * PRT_MAX_DIMS)
+
+typedef struct resize_op {
+    op_object o;
+    int32_t mode, ctm, nearest, keep;
+    float cubic_a, extrapolation;
+    int32_t exclude_outside, antialias;
+    int32_t nb_axes, axes[PRT_MAX_DIMS]; /* 0: all */
+    int32_t nb_scales;                   /* -1: none (sizes) */
+    float scales[PRT_MAX_DIMS];
+    int32_t nb_roi; /* -1: none */
+    float roi[RS_MAX_ROI];
+} resize_op;
+
+static const resize_op *crs(const op_object *o)
+{
+    return (const resize_op *)o;
+}
+
+/* A string field that must be one of names[] (NULL-terminated). */
+static prt_status rs_enum(op_object *o, const op_fields *f, const char *field,
+                          const char *const *names, int32_t *out)
+{
+    char buf[32], list[160] = "";
+    int32_t len;
+    size_t n = 0;
+    prt_status st = op_field_str(f, field, buf, sizeof buf, &len);
+    if (st)
+        return st;
+    *out = 0;
+    if (len < 0)
+        return PRT_OK;
+    for (int32_t i = 0; names[i]; i++) {
+        if (strcmp(buf, names[i]) == 0) {
+            *out = i;
+            return PRT_OK;
+        }
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", names[i]);
+        if (n >= sizeof list)
+            n = sizeof list - 1;
+    }
+    return op_fail(o, PRT_ERR_UNSUPPORTED, "%s '%s' is not supported (%s)", field, buf,
+                   list);
+}
+
+/* A float array field of at most cap values; *n = -1 when absent. */
+static prt_status rs_floats(op_object *o, const op_fields *f, const char *name,
+                            float *dst, int32_t cap, int32_t *n)
+{
+    const prt_field *fl;
+    prt_status st = op_field_find(f, name, &fl);
+    *n = -1;
+    if (st || !fl)
+        return st;
+    if (fl->length > cap)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "%s has %lld values; at most %d",
+                       name, (long long)fl->length, (int)cap);
+    for (int64_t k = 0; k < fl->length; k++) {
+        int64_t iv;
+        double dv;
+        int kind = op_field_number_at(fl, k, &iv, &dv);
+        if (kind == 0)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "field '%s' must be numbers",
+                           name);
+        dst[k] = kind == 1 ? (float)iv : (float)dv;
+    }
+    *n = (int32_t)fl->length;
+    return PRT_OK;
+}
+
+/* The fields rs_serialize writes for this object. */
+static int32_t rs_nb_fields(const resize_op *r)
+{
+    int32_t n = 2; /* mode, coordinate_transformation_mode */
+    n += r->mode == RS_NEAREST && r->nearest != RS_ROUND_PREFER_FLOOR;
+    n += r->mode == RS_CUBIC && r->cubic_a != -0.75f;
+    n += r->mode != RS_NEAREST && r->exclude_outside;
+    n += r->mode != RS_NEAREST && r->antialias;
+    n += r->ctm == RS_TF_CROP_AND_RESIZE && r->extrapolation != 0.0f;
+    n += r->ctm == RS_TF_CROP_AND_RESIZE && r->nb_roi >= 0;
+    n += r->nb_axes > 0;
+    n += r->keep != RS_STRETCH;
+    n += r->nb_scales >= 0;
+    return n;
+}
+
+static prt_status rs_parse(op_object *o, const op_fields *f)
+{
+    resize_op *r = (resize_op *)o;
+    int32_t n;
+    prt_status st = rs_enum(o, f, "mode", rs_modes, &r->mode);
+    if (!st)
+        st = rs_enum(o, f, "coordinate_transformation_mode", rs_ctms, &r->ctm);
+    if (!st)
+        st = rs_enum(o, f, "nearest_mode", rs_nearest, &r->nearest);
+    if (!st)
+        st = rs_enum(o, f, "keep_aspect_ratio_policy", rs_keeps, &r->keep);
+    if (!st)
+        st = op_field_f32(f, "cubic_coeff_a", -0.75f, &r->cubic_a);
+    if (!st)
+        st = op_field_f32(f, "extrapolation_value", 0.0f, &r->extrapolation);
+    if (!st)
+        st = op_field_i32(f, "exclude_outside", 0, &r->exclude_outside);
+    if (!st)
+        st = op_field_i32(f, "antialias", 0, &r->antialias);
+    if (!st && (r->exclude_outside & ~1 || r->antialias & ~1))
+        st = op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                     "exclude_outside is %d and antialias %d; each must be 0 or 1",
+                     (int)r->exclude_outside, (int)r->antialias);
+    if (!st)
+        st = op_field_i32_array(f, "axes", r->axes, PRT_MAX_DIMS, &n);
+    if (st)
+        return st;
+    r->nb_axes = n < 0 ? 0 : n;
+    st = rs_floats(o, f, "scales", r->scales, PRT_MAX_DIMS, &r->nb_scales);
+    if (!st)
+        st = rs_floats(o, f, "roi", r->roi, RS_MAX_ROI, &r->nb_roi);
+    if (st)
+        return st;
+    if (r->nb_scales == 0)
+        r->nb_scales = -1; /* an empty scales is none */
+    if (r->nb_roi == 0)
+        r->nb_roi = -1;
+    for (int32_t i = 0; i < r->nb_scales; i++)
+        if (!(r->scales[i] > 0.0f) || isinf(r->scales[i]))
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "scales[%d] is %g; scales must be finite and > 0", (int)i,
+                           (double)r->scales[i]);
+    for (int32_t i = 0; i < r->nb_axes; i++)
+        for (int32_t j = 0; j < i; j++)
+            if (r->axes[i] == r->axes[j])
+                return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "axes holds %d twice",
+                               (int)r->axes[i]);
+    if (r->nb_scales >= 0 && r->nb_axes && r->nb_scales != r->nb_axes)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "scales has %d values for %d axes",
+                       (int)r->nb_scales, (int)r->nb_axes);
+    if (r->ctm == RS_TF_CROP_AND_RESIZE && r->nb_roi >= 0 && r->nb_axes &&
+        r->nb_roi != 2 * r->nb_axes)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "roi has %d values for %d axes",
+                       (int)r->nb_roi, (int)r->nb_axes);
+    if (rs_nb_fields(r) > OP_MAX_FIELDS)
+        return op_fail(o, PRT_ERR_UNSUPPORTED,
+                       "this combination needs %d fields besides their defaults; a "
+                       "built-in op keeps at most %d",
+                       (int)rs_nb_fields(r), OP_MAX_FIELDS);
+    return PRT_OK;
+}
+
+static int32_t rs_serialize(op_object *o, prt_field *ser)
+{
+    resize_op *r = (resize_op *)o;
+    int32_t n = 0;
+    const char *s;
+    s = rs_modes[r->mode];
+    op_ser(&ser[n++], "mode", PRT_FIELD_CHAR, s, (int64_t)strlen(s));
+    s = rs_ctms[r->ctm];
+    op_ser(&ser[n++], "coordinate_transformation_mode", PRT_FIELD_CHAR, s,
+           (int64_t)strlen(s));
+    if (r->mode == RS_NEAREST && r->nearest != RS_ROUND_PREFER_FLOOR) {
+        s = rs_nearest[r->nearest];
+        op_ser(&ser[n++], "nearest_mode", PRT_FIELD_CHAR, s, (int64_t)strlen(s));
+    }
+    if (r->mode == RS_CUBIC && r->cubic_a != -0.75f)
+        op_ser(&ser[n++], "cubic_coeff_a", PRT_FIELD_FLOAT32, &r->cubic_a, 1);
+    if (r->mode != RS_NEAREST && r->exclude_outside)
+        op_ser(&ser[n++], "exclude_outside", PRT_FIELD_INT32, &r->exclude_outside, 1);
+    if (r->mode != RS_NEAREST && r->antialias)
+        op_ser(&ser[n++], "antialias", PRT_FIELD_INT32, &r->antialias, 1);
+    if (r->ctm == RS_TF_CROP_AND_RESIZE && r->extrapolation != 0.0f)
+        op_ser(&ser[n++], "extrapolation_value", PRT_FIELD_FLOAT32, &r->extrapolation, 1);
+    if (r->ctm == RS_TF_CROP_AND_RESIZE && r->nb_roi >= 0)
+        op_ser(&ser[n++], "roi", PRT_FIELD_FLOAT32, r->roi, r->nb_roi);
+    if (r->nb_axes > 0)
+        op_ser(&ser[n++], "axes", PRT_FIELD_INT32, r->axes, r->nb_axes);
+    if (r->keep != RS_STRETCH) {
+        s = rs_keeps[r->keep];
+        op_ser(&ser[n++], "keep_aspect_ratio_policy", PRT_FIELD_CHAR, s,
+               (int64_t)strlen(s));
+    }
+    if (r->nb_scales >= 0)
+        op_ser(&ser[n++], "scales", PRT_FIELD_FLOAT32, r->scales, r->nb_scales);
+    return n;
+}
+
+/* Nearest copies any of these; linear and cubic compute in floats. */
+#define RS_DT_FLOAT (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16))
+#define RS_DT_ALL                                                                        \
+    (RS_DT_FLOAT | OP_DT(PRT_INT8) | OP_DT(PRT_UINT8) | OP_DT(PRT_INT32) |               \
+     OP_DT(PRT_INT64))
+
+static uint32_t rs_in_dtypes(const op_object *o, int32_t index, const int32_t *types)
+{
+    (void)types;
+    if (index == 0)
+        return crs(o)->mode == RS_NEAREST ? RS_DT_ALL : RS_DT_FLOAT;
+    return OP_DT(PRT_INT32) | OP_DT(PRT_INT64); /* sizes */
+}
+
+/* axis_of[i] for every axis of X (rank r): the index into scales/sizes/roi
+ * of axis i, or -1 for an axis not resized. */
+static prt_status rs_axes(const op_object *o, int32_t r, int32_t nb_vals,
+                          const char *what, int32_t *axis_of)
+{
+    const resize_op *rs = crs(o);
+    int32_t want = rs->nb_axes ? rs->nb_axes : r;
+    for (int32_t i = 0; i < r; i++)
+        axis_of[i] = rs->nb_axes ? -1 : i;
+    for (int32_t j = 0; j < rs->nb_axes; j++) {
+        int32_t a;
+        prt_status st = op_axis(o, rs->axes[j], r, 0, "X", &a);
+        if (st)
+            return st;
+        if (axis_of[a] >= 0)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "axes names axis %d twice (as %d and %d)", (int)a,
+                           (int)rs->axes[axis_of[a]], (int)rs->axes[j]);
+        axis_of[a] = j;
+    }
+    if (nb_vals != want)
+        return op_fail(
+            o, PRT_ERR_SHAPE, "%s has %d values; X of rank %d with %s needs %d", what,
+            (int)nb_vals, (int)r, rs->nb_axes ? "these axes" : "no axes", (int)want);
+    if (rs->ctm == RS_TF_CROP_AND_RESIZE && rs->nb_roi >= 0 && rs->nb_roi != 2 * want)
+        return op_fail(o, PRT_ERR_SHAPE, "roi has %d values; it needs %d (begins, ends)",
+                       (int)rs->nb_roi, (int)(2 * want));
+    return PRT_OK;
+}
+
+/* floor(D * s) for a positive float32 s, as an expression: s is m / 2^e
+ * exactly. */
+static prt_status rs_scaled_expr(op_object *o, prt_expr_builder *eb, const prt_expr *d,
+                                 float s, const prt_expr **out)
+{
+    int e2;
+    double f = frexp((double)s, &e2); /* s = f 2^e2, f in [0.5, 1) */
+    int64_t m = (int64_t)ldexp(f, 24), vd;
+    int32_t e = 24 - e2;
+    if (eb->is_constant(eb, d, &vd)) {
+        *out = eb->constant(eb, (int64_t)floor((double)vd * (double)s));
+        return PRT_OK;
+    }
+    while (e > 0 && m % 2 == 0) {
+        m /= 2;
+        e--;
+    }
+    if (e <= 0) {
+        *out = eb->operation(eb, PRT_DIM_PROD, d,
+                             eb->constant(eb, (int64_t)ldexp(1.0, -e) * m));
+        return PRT_OK;
+    }
+    if (e > 40)
+        return op_fail(o, PRT_ERR_UNSUPPORTED,
+                       "scale %g of a dynamic dim is not supported (too fine a fraction)",
+                       (double)s);
+    *out = eb->operation(eb, PRT_DIM_FLOOR_DIV,
+                         eb->operation(eb, PRT_DIM_PROD, d, eb->constant(eb, m)),
+                         eb->constant(eb, (int64_t)1 << e));
+    return PRT_OK;
+}
+
+/* keep_aspect_ratio_policy's one scale, from sizes and X's dims. */
+static double rs_keep_scale(const resize_op *r, int32_t rank, const int32_t *axis_of,
+                            const int64_t *sizes, const int64_t *dims)
+{
+    double s = r->keep == RS_NOT_LARGER ? INFINITY : 0.0;
+    for (int32_t i = 0; i < rank; i++) {
+        double v;
+        if (axis_of[i] < 0)
+            continue;
+        v = (double)sizes[axis_of[i]] / (double)dims[i];
+        s = r->keep == RS_NOT_LARGER ? fmin(s, v) : fmax(s, v);
+    }
+    return s;
+}
+
+static prt_status rs_shapes_sv(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                               const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
+                               prt_expr_builder *eb)
+{
+    const resize_op *r = crs(o);
+    const prt_dim_exprs *x = &in[0];
+    int32_t rank = x->nb_dims, axis_of[PRT_MAX_DIMS];
+    prt_status st;
+    (void)nb_in;
+    if (rank < 1)
+        return op_fail(o, PRT_ERR_SHAPE, "X must have rank 1 or more, not be a scalar");
+    if ((r->nb_scales >= 0) == (nb_sv > 0))
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       r->nb_scales >= 0 ? "both scales and sizes are given; give one"
+                                         : "neither scales nor sizes is given");
+    st = rs_axes(o, rank, r->nb_scales >= 0 ? r->nb_scales : sv[0].nb_dims,
+                 r->nb_scales >= 0 ? "scales" : "sizes", axis_of);
+    if (st)
+        return st;
+    *out = *x;
+    if (r->nb_scales >= 0) {
+        for (int32_t i = 0; i < rank && !st; i++)
+            if (axis_of[i] >= 0)
+                st = rs_scaled_expr(o, eb, x->d[i], r->scales[axis_of[i]], &out->d[i]);
+        return st;
+    }
+    if (r->keep == RS_STRETCH) {
+        for (int32_t i = 0; i < rank; i++)
+            if (axis_of[i] >= 0)
+                out->d[i] = sv[0].d[axis_of[i]];
+        return PRT_OK;
+    }
+    {
+        int64_t sizes[PRT_MAX_DIMS], dims[PRT_MAX_DIMS];
+        double s;
+        for (int32_t j = 0; j < sv[0].nb_dims; j++)
+            if (!eb->is_constant(eb, sv[0].d[j], &sizes[j]))
+                return op_fail(o, PRT_ERR_UNSUPPORTED,
+                               "keep_aspect_ratio_policy %s needs sizes known when the "
+                               "network is built",
+                               rs_keeps[r->keep]);
+        for (int32_t i = 0; i < rank; i++)
+            if (axis_of[i] >= 0 &&
+                (!eb->is_constant(eb, x->d[i], &dims[i]) || dims[i] < 1))
+                return op_fail(o, PRT_ERR_UNSUPPORTED,
+                               "keep_aspect_ratio_policy %s needs X's resized dims "
+                               "static and non-empty",
+                               rs_keeps[r->keep]);
+        s = rs_keep_scale(r, rank, axis_of, sizes, dims);
+        for (int32_t i = 0; i < rank; i++)
+            if (axis_of[i] >= 0)
+                out->d[i] = eb->constant(eb, (int64_t)(s * (double)dims[i] + 0.5));
+    }
+    return PRT_OK;
+}
+
+/* ---- the taps of one axis ----------------------------------------------- */
+
+/* What run computes per axis from the concrete dims. */
+typedef struct rs_axis {
+    int64_t in, out;
+    double scale;        /* s */
+    double roi_b, roi_e; /* tf_crop_and_resize's crop, normalized */
+    int64_t taps;        /* the widest tap list (capped at `in`) */
+    int64_t *lo, *cnt;   /* per output index: first input index, taps */
+    double *w;           /* per output index: `taps` weights */
+} rs_axis;
+
+/* The raw taps of a filter: reference's start (first offset from base) and
+ * count. */
+static int64_t rs_raw_taps(const resize_op *r, double scale, int64_t *start)
+{
+    if (r->mode == RS_NEAREST) {
+        *start = 0;
+        return 1;
+    }
+    if (r->antialias) {
+        double s = scale < 1.0 ? scale : 1.0, R = r->mode == RS_CUBIC ? 2.0 : 1.0;
+        *start = (int64_t)floor(-R / s) + 1;
+        return 2 - 2 * *start;
+    }
+    *start = r->mode == RS_CUBIC ? -1 : 0;
+    return r->mode == RS_CUBIC ? 4 : 2;
+}
+
+/* Keys' cubic kernel at distance t with parameter A. */
+static double rs_cubic(double t, double A)
+{
+    t = fabs(t);
+    if (t <= 1.0)
+        return ((A + 2.0) * t - (A + 3.0)) * t * t + 1.0;
+    if (t < 2.0)
+        return ((A * t - 5.0 * A) * t + 8.0 * A) * t - 4.0 * A;
+    return 0.0;
+}
+
+/* The source coordinate of output index x; 0 with *outside set where
+ * tf_crop_and_resize extrapolates. */
+static double rs_source(const resize_op *r, const rs_axis *a, int64_t x, int *outside)
+{
+    double D = (double)a->in, s = a->scale, W = s * D, xo;
+    *outside = 0;
+    switch (r->ctm) {
+    case RS_HALF_PIXEL_SYMMETRIC:
+        return D / 2.0 * (1.0 - (double)a->out / W) + (x + 0.5) / s - 0.5;
+    case RS_PYTORCH_HALF_PIXEL:
+        return W == 1.0 ? -0.5 : (x + 0.5) / s - 0.5;
+    case RS_ALIGN_CORNERS:
+        return W == 1.0 ? 0.0 : (double)x * (D - 1.0) / (W - 1.0);
+    case RS_ASYMMETRIC:
+        return (double)x / s;
+    case RS_TF_HALF_PIXEL_FOR_NN:
+        return (x + 0.5) / s;
+    case RS_TF_CROP_AND_RESIZE:
+        xo = W == 1.0 ? (a->roi_e - a->roi_b) * (D - 1.0) / 2.0
+                      : (double)x * (a->roi_e - a->roi_b) * (D - 1.0) / (W - 1.0);
+        xo += a->roi_b * (D - 1.0);
+        *outside = xo < 0.0 || xo > D - 1.0;
+        return xo;
+    default:
+        return (x + 0.5) / s - 0.5;
+    }
+}
+
+/* The weight of raw tap t (at base + start + t) for a source `ratio` past
+ * base, before normalization. */
+static double rs_weight(const resize_op *r, const rs_axis *a, int64_t base, int64_t start,
+                        int64_t t, double ratio)
+{
+    double d = (double)(start + t) - ratio; /* tap position - source */
+    double s = a->scale < 1.0 ? a->scale : 1.0;
+    int64_t p = base + start + t;
+    if (r->exclude_outside && (p < 0 || p >= a->in))
+        return 0.0;
+    if (r->antialias) /* the filter stretched by 1 / scale */
+        d *= s;
+    return r->mode == RS_CUBIC ? rs_cubic(d, r->cubic_a) : fmax(0.0, 1.0 - fabs(d));
+}
+
+/* Fills a's tables (lo, cnt, w for each output index). */
+static void rs_axis_taps(const resize_op *r, rs_axis *a)
+{
+    int64_t start, n = rs_raw_taps(r, a->scale, &start);
+    /* Antialias and exclude_outside normalize the weights to sum 1. */
+    int normalize = r->antialias || r->exclude_outside;
+    for (int64_t x = 0; x < a->out; x++) {
+        int outside;
+        double src = rs_source(r, a, x, &outside), ratio, sum = 0.0;
+        int64_t base = (int64_t)ceil(src) - 1, first, last;
+        double *w = a->w + x * a->taps;
+        ratio = src - (double)base; /* in (0, 1] */
+        a->lo[x] = 0;
+        a->cnt[x] = 0;
+        if (outside)
+            continue; /* tf_crop_and_resize: extrapolation_value */
+        if (r->mode == RS_NEAREST) {
+            int64_t i = base + 1; /* ratio 1: the source itself */
+            if (ratio < 1.0) {
+                int down = r->nearest == RS_FLOOR ||
+                           (r->nearest == RS_ROUND_PREFER_FLOOR && ratio <= 0.5) ||
+                           (r->nearest == RS_ROUND_PREFER_CEIL && ratio < 0.5);
+                i = down ? base : base + 1;
+            }
+            a->lo[x] = i < 0 ? 0 : i >= a->in ? a->in - 1 : i;
+            a->cnt[x] = 1;
+            w[0] = 1.0;
+            continue;
+        }
+        for (int64_t t = 0; normalize && t < n; t++)
+            sum += rs_weight(r, a, base, start, t, ratio);
+        /* Taps past X's edges read the edge: they gather at index 0 and
+         * in - 1, so the list spans at most `in` indices. */
+        first = base + start;
+        last = base + start + n - 1;
+        first = first < 0 ? 0 : first >= a->in ? a->in - 1 : first;
+        last = last < 0 ? 0 : last >= a->in ? a->in - 1 : last;
+        a->lo[x] = first;
+        a->cnt[x] = last - first + 1;
+        for (int64_t k = 0; k < a->cnt[x]; k++)
+            w[k] = 0.0;
+        for (int64_t t = 0; t < n; t++) {
+            int64_t p = base + start + t;
+            double v = rs_weight(r, a, base, start, t, ratio);
+            p = p < 0 ? 0 : p >= a->in ? a->in - 1 : p;
+            w[p - first] += normalize ? v / sum : v;
+        }
+    }
+}
+
+/* The widest tap list of an axis: the raw count, capped at `in`. */
+static int64_t rs_axis_width(const resize_op *r, double scale, int64_t in)
+{
+    int64_t start, n = rs_raw_taps(r, scale, &start);
+    return n < in ? n : in > 0 ? in : 1;
+}
+
+/* Workspace bound of one axis: its tables for these dims, never less than
+ * what smaller dims need (the builder sizes for the profile's maxima). With
+ * scales, or without antialias, the width is known and the tables are out
+ * rows of it. From sizes with antialias the scale is out / in, so a row's
+ * raw taps 2 - 2 floor(-R/s) - 2 <= 2 + 2 R in / out give out * width <=
+ * 2 out + 4 in; keep_aspect_ratio_policy's scale is anything, so in
+ * bounds the width there. */
+static int64_t rs_axis_bound(const resize_op *r, int32_t j, int64_t in, int64_t out)
+{
+    int64_t weights, n, cap;
+    if (!base_mul_i64(out, in > 0 ? in : 1, &cap))
+        return -1;
+    if (r->nb_scales >= 0 && j >= 0)
+        n = rs_axis_width(r, r->scales[j], in);
+    else if (r->mode == RS_NEAREST || !r->antialias || j < 0)
+        n = rs_axis_width(r, 1.0, in);
+    else
+        n = -1;
+    if (n >= 0)
+        weights = out * n;
+    else if (r->keep != RS_STRETCH)
+        weights = cap;
+    else
+        weights = 2 * out + 4 * in < cap ? 2 * out + 4 * in : cap;
+    /* lo and cnt per row (int64), then the weights (double). */
+    if (!base_add_i64(weights, 2 * out, &n) || !base_mul_i64(n, 8, &n))
+        return -1;
+    return n;
+}
+
+static int64_t rs_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
+                            int32_t nb_in, const prt_dims *out)
+{
+    const resize_op *r = crs(o);
+    int32_t rank = in[0].nb_dims, axis_of[PRT_MAX_DIMS];
+    int64_t n = 0, v;
+    (void)nb_in;
+    if (rank < 1 || out->nb_dims != rank)
+        return 0;
+    for (int32_t i = 0; i < rank; i++)
+        axis_of[i] = r->nb_axes ? -1 : i;
+    for (int32_t j = 0; j < r->nb_axes; j++) {
+        int32_t a = r->axes[j] < 0 ? r->axes[j] + rank : r->axes[j];
+        if (a >= 0 && a < rank)
+            axis_of[a] = j;
+    }
+    for (int32_t i = 0; i < rank; i++) {
+        v = rs_axis_bound(r, axis_of[i], in[0].d[i], out->d[i]);
+        if (v < 0 || !base_add_i64(n, v, &n))
+            return -1;
+    }
+    if (r->mode != RS_NEAREST && dtype != PRT_FLOAT32) {
+        v = base_volume(&in[0]);
+        if (v < 0 || !base_mul_i64(v, (int64_t)sizeof(float), &v) ||
+            !base_add_i64(n, v, &n))
+            return -1;
+    }
+    return n;
+}
+
+/* ---- run ---------------------------------------------------------------- */
+
+typedef struct rs_run_ctx {
+    int32_t rank;
+    const rs_axis *ax;
+    int64_t stride[PRT_MAX_DIMS]; /* X's row-major strides */
+    const float *x;
+} rs_run_ctx;
+
+/* The weighted sum over axes a.. of X's taps, from element offset `off`. */
+static double rs_sum(const rs_run_ctx *c, int32_t a, const int64_t *o, int64_t off)
+{
+    const rs_axis *ax = &c->ax[a];
+    const double *w = ax->w + o[a] * ax->taps;
+    int64_t lo = ax->lo[o[a]], n = ax->cnt[o[a]];
+    double acc = 0.0;
+    if (a == c->rank - 1) {
+        const float *xr = c->x + off + lo;
+        for (int64_t k = 0; k < n; k++)
+            acc += w[k] * (double)xr[k];
+        return acc;
+    }
+    for (int64_t k = 0; k < n; k++)
+        if (w[k] != 0.0)
+            acc += w[k] * rs_sum(c, a + 1, o, off + (lo + k) * c->stride[a]);
+    return acc;
+}
+
+static void rs_store(void *y, int32_t dtype, int64_t i, double v)
+{
+    switch (dtype) {
+    case PRT_FLOAT32:
+        ((float *)y)[i] = (float)v;
+        break;
+    case PRT_FLOAT16:
+        ((uint16_t *)y)[i] = prt_float_to_half((float)v);
+        break;
+    case PRT_BFLOAT16:
+        ((uint16_t *)y)[i] = prt_float_to_bf16((float)v);
+        break;
+    case PRT_INT8:
+        ((int8_t *)y)[i] = (int8_t)v;
+        break;
+    case PRT_UINT8:
+        ((uint8_t *)y)[i] = (uint8_t)v;
+        break;
+    case PRT_INT32:
+        ((int32_t *)y)[i] = (int32_t)v;
+        break;
+    default:
+        ((int64_t *)y)[i] = (int64_t)v;
+        break;
+    }
+}
+
+/* Each axis's scale and crop, with the checks the output dims rely on. */
+static prt_status rs_setup(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
+                           const prt_dims *yd, const void *sizes, rs_axis *ax)
+{
+    const resize_op *r = crs(o);
+    const prt_dims *xd = &in[0].dims;
+    int32_t rank = xd->nb_dims, axis_of[PRT_MAX_DIMS];
+    double keep = 0.0;
+    char a[128], b[128];
+    /* The counts were checked at build time. */
+    int32_t nb_vals = r->nb_scales >= 0 ? r->nb_scales : r->nb_axes ? r->nb_axes : rank;
+    prt_status st =
+        rs_axes(o, rank, nb_vals, r->nb_scales >= 0 ? "scales" : "sizes", axis_of);
+    if (st)
+        return st;
+    if (r->keep != RS_STRETCH) {
+        int64_t sz[PRT_MAX_DIMS];
+        if (nb_in < 2 || !sizes)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "keep_aspect_ratio_policy %s needs sizes as its second input",
+                           rs_keeps[r->keep]);
+        if (base_volume(&in[1].dims) != nb_vals)
+            return op_fail(o, PRT_ERR_SHAPE, "sizes has %lld values; it needs %d",
+                           (long long)base_volume(&in[1].dims), (int)nb_vals);
+        for (int32_t j = 0; j < nb_vals; j++)
+            sz[j] = op_int_at(sizes, in[1].dtype, j);
+        for (int32_t i = 0; i < rank; i++)
+            if (axis_of[i] >= 0 && xd->d[i] < 1)
+                return op_fail(o, PRT_ERR_SHAPE, "X's dim %d is empty", (int)i);
+        keep = rs_keep_scale(r, rank, axis_of, sz, xd->d);
+    }
+    for (int32_t i = 0; i < rank; i++) {
+        int32_t j = axis_of[i];
+        int64_t want;
+        ax[i].in = xd->d[i];
+        ax[i].out = yd->d[i];
+        ax[i].roi_b = 0.0;
+        ax[i].roi_e = 1.0;
+        if (j >= 0 && r->ctm == RS_TF_CROP_AND_RESIZE && r->nb_roi >= 0) {
+            int32_t na = r->nb_roi / 2;
+            ax[i].roi_b = r->roi[j];
+            ax[i].roi_e = r->roi[na + j];
+        }
+        if (j < 0) {
+            ax[i].scale = 1.0;
+            want = xd->d[i];
+        } else if (r->nb_scales >= 0) {
+            ax[i].scale = r->scales[j];
+            want = (int64_t)floor((double)xd->d[i] * ax[i].scale);
+        } else if (r->keep != RS_STRETCH) {
+            ax[i].scale = keep;
+            want = (int64_t)(keep * (double)xd->d[i] + 0.5);
+        } else {
+            ax[i].scale = xd->d[i] ? (double)yd->d[i] / (double)xd->d[i] : 1.0;
+            want = yd->d[i];
+        }
+        if (want != yd->d[i])
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "output dims %s do not follow from X %s (dim %d: %lld)",
+                           base_dims_format(yd, BASE_DIMS_LIST, a, sizeof a),
+                           base_dims_format(xd, BASE_DIMS_LIST, b, sizeof b), (int)i,
+                           (long long)want);
+        if (xd->d[i] == 0 && yd->d[i] > 0)
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "X's dim %d is empty but the output's is %lld", (int)i,
+                           (long long)yd->d[i]);
+        ax[i].taps = rs_axis_width(r, ax[i].scale, ax[i].in);
+    }
+    return PRT_OK;
+}
+
+static prt_status rs_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_tensor_desc *out, const void *const *xs,
+                         void *y, void *ws, void *stream)
+{
+    const resize_op *r = crs(o);
+    const prt_dims *xd = &in[0].dims, *yd = &out->dims;
+    int32_t rank = xd->nb_dims;
+    rs_axis ax[PRT_MAX_DIMS];
+    rs_run_ctx c;
+    uint8_t *w = ws;
+    int64_t total = base_volume(yd), o_idx[PRT_MAX_DIMS] = {0}, s = 1;
+    size_t es = prt_dtype_size(dtype);
+    prt_status st = rs_setup(o, in, nb_in, yd, nb_in > 1 ? xs[1] : NULL, ax);
+    (void)stream;
+    if (st)
+        return st;
+    for (int32_t i = 0; i < rank; i++) {
+        ax[i].lo = (int64_t *)(void *)w;
+        ax[i].cnt = ax[i].lo + ax[i].out;
+        ax[i].w = (double *)(void *)(ax[i].cnt + ax[i].out);
+        w = (uint8_t *)(ax[i].w + ax[i].out * ax[i].taps);
+        rs_axis_taps(r, &ax[i]);
+    }
+    for (int32_t i = rank - 1; i >= 0; i--) {
+        c.stride[i] = s;
+        s *= xd->d[i];
+    }
+    c.rank = rank;
+    c.ax = ax;
+    c.x = xs[0];
+    if (r->mode != RS_NEAREST && dtype != PRT_FLOAT32) {
+        op_to_f32(xs[0], dtype, base_volume(xd), (float *)(void *)w);
+        c.x = (const float *)(void *)w;
+    }
+    for (int64_t q = 0; q < total; q++) {
+        int extrap = 0;
+        for (int32_t i = 0; i < rank; i++)
+            extrap |= ax[i].cnt[o_idx[i]] == 0;
+        if (extrap) {
+            rs_store(y, dtype, q, r->extrapolation);
+        } else if (r->mode == RS_NEAREST) {
+            int64_t off = 0;
+            for (int32_t i = 0; i < rank; i++)
+                off += ax[i].lo[o_idx[i]] * c.stride[i];
+            memcpy((uint8_t *)y + (size_t)q * es,
+                   (const uint8_t *)xs[0] + (size_t)off * es, es);
+        } else {
+            rs_store(y, dtype, q, rs_sum(&c, 0, o_idx, 0));
+        }
+        for (int32_t i = rank - 1; i >= 0; i--) {
+            if (++o_idx[i] < yd->d[i])
+                break;
+            o_idx[i] = 0;
+        }
+    }
+    return PRT_OK;
+}
+
+static const op_class resize_class = {
+    .min_inputs = 1,
+    .max_inputs = 2,
+    .dtypes = RS_DT_ALL,
+    .size = sizeof(resize_op),
+    .alias_input = -1,
+    .parse = rs_parse,
+    .serialize = rs_serialize,
+    .shapes_sv = rs_shapes_sv,
+    .workspace = rs_workspace,
+    .run = {[PRT_DEVICE_CPU] = rs_run},
+    .max_shape_inputs = 1,
+    .in_dtypes = rs_in_dtypes,
+};
+
+static const prt_field_schema resize_schema[] = {
+    {"antialias", PRT_FIELD_INT32, 1, "1: wider filters when downsampling; default 0"},
+    {"axes", PRT_FIELD_INT32, -1, "the axes scales/sizes/roi refer to; default all"},
+    {"coordinate_transformation_mode", PRT_FIELD_CHAR, -1,
+     "half_pixel (default), half_pixel_symmetric, pytorch_half_pixel, align_corners, "
+     "asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize"},
+    {"cubic_coeff_a", PRT_FIELD_FLOAT32, 1, "cubic's A, default -0.75"},
+    {"exclude_outside", PRT_FIELD_INT32, 1, "1: no weight outside X; default 0"},
+    {"extrapolation_value", PRT_FIELD_FLOAT32, 1, "tf_crop_and_resize's outside value"},
+    {"keep_aspect_ratio_policy", PRT_FIELD_CHAR, -1,
+     "stretch (default), not_larger, not_smaller"},
+    {"mode", PRT_FIELD_CHAR, -1, "nearest (default), linear, cubic"},
+    {"nearest_mode", PRT_FIELD_CHAR, -1,
+     "round_prefer_floor (default), round_prefer_ceil, floor, ceil"},
+    {"roi", PRT_FIELD_FLOAT32, -1, "tf_crop_and_resize's crop: begins, then ends"},
+    {"scales", PRT_FIELD_FLOAT32, -1, "per axis, > 0; or sizes as a shape input"},
+};
+
+const prt_plugin_creator op_resize_creator =
+    OP_CREATOR("Resize", resize_class, resize_schema,
+               (int32_t)(sizeof resize_schema / sizeof resize_schema[0]));
