@@ -7,6 +7,7 @@
  *   plugrt inspect model.plan [--json]
  *   plugrt plugins [lib.so...]
  *   plugrt devices [--json]
+ *   plugrt check lib.so [--plugin KEY] [--fields FILE.json] [--json]
  *
  * Exit codes: 0 success, 1 the job failed, 2 wrong usage.
  */
@@ -14,6 +15,8 @@
 #include <string.h>
 
 #include "cli.h"
+
+int cmd_check(int argc, char **argv); /* tools/cmd_check.c */
 
 static const struct {
     const char *name;
@@ -25,6 +28,7 @@ static const struct {
     {"inspect", cmd_inspect, "show a plan's I/O, layers, plugins and memory plan"},
     {"plugins", cmd_plugins, "list the plugin creators of libraries and their fields"},
     {"devices", cmd_devices, "list the devices plugrt can use here, or why it cannot"},
+    {"check", cmd_check, "check a plugin library against the plugin contract"},
 };
 #define NB_COMMANDS (int)(sizeof commands / sizeof commands[0])
 
