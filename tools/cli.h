@@ -25,6 +25,7 @@ int cmd_inspect(int argc, char **argv);
 int cmd_plugins(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_new_plugin(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /* ---- messages (common.c) ------------------------------------------------- */
 

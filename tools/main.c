@@ -7,6 +7,7 @@
  *   plugrt inspect model.plan [--json]
  *   plugrt plugins [lib.so...]
  *   plugrt devices [--json]
+ *   plugrt check lib.so [--plugin KEY] [--fields FILE.json] [--json]
  *   plugrt new-plugin NAME [--dir DIR]
  *
  * Exit codes: 0 success, 1 the job failed, 2 wrong usage.
@@ -26,6 +27,7 @@ static const struct {
     {"inspect", cmd_inspect, "show a plan's I/O, layers, plugins and memory plan"},
     {"plugins", cmd_plugins, "list the plugin creators of libraries and their fields"},
     {"devices", cmd_devices, "list the devices plugrt can use here, or why it cannot"},
+    {"check", cmd_check, "check a plugin library against the plugin contract"},
     {"new-plugin", cmd_new_plugin,
      "write a minimal, working plugin project to start from"},
 };

@@ -1,0 +1,569 @@
+/* Runs of a plugin on guarded buffers (check_run.h). */
+#include "check_run.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numeric.h"
+
+#define CHK_ALIGN 256                    /* the runtime's arena alignment */
+#define CHK_MAX_BUFFER ((size_t)1 << 26) /* a case's largest buffer, in bytes */
+
+/* ---- guarded buffers --------------------------------------------------------- */
+
+static unsigned char guard_byte(uint64_t seed, size_t j)
+{
+    uint64_t z = seed + j * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ull;
+    return (unsigned char)(z >> 56);
+}
+
+static size_t tail_bytes(const chk_buf *b)
+{
+    size_t total =
+        (CHK_GUARD + b->bytes + CHK_GUARD + CHK_ALIGN - 1) / CHK_ALIGN * CHK_ALIGN;
+    return total - CHK_GUARD - b->bytes;
+}
+
+static void guard_reset(chk_buf *b)
+{
+    size_t tail = tail_bytes(b);
+    for (size_t j = 0; j < CHK_GUARD; j++)
+        b->block[j] = guard_byte(b->seed, j);
+    for (size_t j = 0; j < tail; j++)
+        b->data[b->bytes + j] = guard_byte(b->seed, CHK_GUARD + j);
+}
+
+/* The first guard byte changed, as an offset from data (negative: before
+ * it); 0 with *found = 0 when both guards hold. */
+static int64_t guard_check(const chk_buf *b, int *found)
+{
+    size_t tail = tail_bytes(b);
+    *found = 1;
+    for (size_t j = 0; j < CHK_GUARD; j++)
+        if (b->block[j] != guard_byte(b->seed, j))
+            return (int64_t)j - CHK_GUARD;
+    for (size_t j = 0; j < tail; j++)
+        if (b->data[b->bytes + j] != guard_byte(b->seed, CHK_GUARD + j))
+            return (int64_t)(b->bytes + j);
+    *found = 0;
+    return 0;
+}
+
+static int buf_alloc(chk_buf *b, size_t bytes, uint64_t seed)
+{
+    size_t total =
+        (CHK_GUARD + bytes + CHK_GUARD + CHK_ALIGN - 1) / CHK_ALIGN * CHK_ALIGN;
+    b->block = aligned_alloc(CHK_ALIGN, total);
+    if (!b->block)
+        return -1;
+    b->data = b->block + CHK_GUARD;
+    b->bytes = bytes;
+    b->seed = seed;
+    guard_reset(b);
+    return 0;
+}
+
+static void buf_free(chk_buf *b)
+{
+    free(b->block);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- poison and data ---------------------------------------------------------- */
+
+/* Element bytes of poison 1 and 2: NaN for every float dtype (so a plugin
+ * that reads its output before writing it shows), and for each dtype two
+ * patterns no element can hold in both runs. */
+static void poison_element(size_t es, int which, unsigned char *e)
+{
+    for (size_t i = 0; i < es; i++)
+        e[i] = which == 1 ? 0xA5 : 0x5A;
+    if (es >= 2) {
+        e[es - 1] = which == 1 ? 0xFF : 0x7F;
+        if (which == 2)
+            e[es - 2] = 0xC5;
+    }
+}
+
+static void poison_fill(unsigned char *data, size_t bytes, size_t es, int which)
+{
+    unsigned char e[16];
+    poison_element(es, which, e);
+    for (size_t i = 0; i + es <= bytes; i += es)
+        memcpy(data + i, e, es);
+}
+
+static void fill_random(int32_t dtype, void *data, int64_t n, chk_rng *r, int sparse)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int zero = sparse && chk_rand(r) % 3 == 0;
+        double u = (double)(chk_rand(r) >> 11) / 9007199254740992.0;
+        float f = zero ? 0.0f : (float)((0.25 + 1.75 * u) * (chk_rand(r) & 1 ? -1 : 1));
+        int64_t v = zero ? 0 : (int64_t)chk_rand_range(r, 1, 4);
+        switch (dtype) {
+        case PRT_FLOAT32:
+            ((float *)data)[i] = f;
+            break;
+        case PRT_FLOAT16:
+            ((uint16_t *)data)[i] = prt_float_to_half(f);
+            break;
+        case PRT_BFLOAT16:
+            ((uint16_t *)data)[i] = prt_float_to_bf16(f);
+            break;
+        case PRT_INT8:
+            ((int8_t *)data)[i] = (int8_t)v;
+            break;
+        case PRT_UINT8:
+            ((uint8_t *)data)[i] = (uint8_t)v;
+            break;
+        case PRT_INT32:
+            ((int32_t *)data)[i] = (int32_t)v;
+            break;
+        case PRT_INT64:
+            ((int64_t *)data)[i] = v;
+            break;
+        default: /* bool: true, or random with sparse */
+            ((uint8_t *)data)[i] = (uint8_t)(sparse ? chk_rand(r) & 1 : 1);
+        }
+    }
+}
+
+/* ---- cases ------------------------------------------------------------------- */
+
+static int64_t volume(const prt_dims *d)
+{
+    int64_t v = 1;
+    for (int32_t k = 0; k < d->nb_dims; k++)
+        if (__builtin_mul_overflow(v, d->d[k], &v) || d->d[k] < 0)
+            return -1;
+    return v;
+}
+
+static int buffer_bytes(chk_layer *L, int32_t dtype, const prt_dims *d, size_t *out)
+{
+    int64_t v = volume(d);
+    if (v < 0 || (uint64_t)v > CHK_MAX_BUFFER / prt_dtype_size(dtype)) {
+        snprintf(L->why, sizeof L->why, "a tensor of %lld elements is too large to check",
+                 (long long)v);
+        return -1;
+    }
+    *out = (size_t)v * prt_dtype_size(dtype);
+    return 0;
+}
+
+int chk_case_init(chk_case *k, chk_layer *L, const prt_dims *in_dims, chk_rng *r,
+                  int sparse)
+{
+    chk_env env = {L->nb_in, in_dims, NULL};
+    memset(k, 0, sizeof *k);
+    k->L = L;
+    memcpy(k->in_dims, in_dims, sizeof(prt_dims) * (size_t)L->nb_in);
+    chk_shape_str(L, in_dims, k->shape, sizeof k->shape);
+    if (chk_layer_out_dims(L, in_dims, NULL, k->out_dims) != 0)
+        return -1;
+    for (int32_t o = 0; o < L->nb_out; o++)
+        k->upper[o] = -1;
+    for (int32_t s = 0; s < chk_pool_size_count(L->pool); s++) {
+        char why[256];
+        int32_t o = chk_pool_size_output(L->pool, s);
+        if (chk_pool_eval(L->pool, &env, chk_pool_size_upper(L->pool, s), &k->upper[o],
+                          why, sizeof why)) {
+            snprintf(L->why, sizeof L->why, "the upper bound of output %d: %s", (int)o,
+                     why);
+            return -1;
+        }
+    }
+    for (int32_t i = 0; i < L->nb_in; i++) {
+        size_t bytes;
+        if (buffer_bytes(L, L->sig.types[i], &in_dims[i], &bytes) ||
+            buf_alloc(&k->in[i], bytes, chk_rand(r)) ||
+            !(k->in_ref[i] = malloc(bytes ? bytes : 1)))
+            return chk_say(L->why, sizeof L->why, "out of memory or too large");
+        fill_random(L->sig.types[i], k->in_ref[i], volume(&in_dims[i]), r, sparse);
+    }
+    for (int32_t o = 0; o < L->nb_out; o++) {
+        size_t bytes;
+        if (buffer_bytes(L, L->out_types[o], &k->out_dims[o], &bytes) ||
+            buf_alloc(&k->out[o], bytes, chk_rand(r)))
+            return chk_say(L->why, sizeof L->why, "out of memory or too large");
+    }
+    if ((uint64_t)L->workspace > CHK_MAX_BUFFER ||
+        buf_alloc(&k->ws, (size_t)L->workspace, chk_rand(r)))
+        return chk_say(L->why, sizeof L->why, "a workspace of %lld bytes is too large",
+                       (long long)L->workspace);
+    return 0;
+}
+
+void chk_case_free(chk_case *k)
+{
+    if (!k->L)
+        return;
+    for (int32_t i = 0; i < k->L->nb_in; i++) {
+        buf_free(&k->in[i]);
+        free(k->in_ref[i]);
+    }
+    for (int32_t o = 0; o < k->L->nb_out; o++)
+        buf_free(&k->out[o]);
+    buf_free(&k->ws);
+    memset(k, 0, sizeof *k);
+}
+
+/* ---- runs --------------------------------------------------------------------- */
+
+void chk_outcome_free(chk_outcome *out)
+{
+    for (int32_t o = 0; o < CHK_MAX_OUT; o++)
+        free(out->data[o]);
+    memset(out, 0, sizeof *out);
+}
+
+prt_status chk_set_tactic(chk_ctx *c, chk_obj *o, int32_t tactic)
+{
+    prt_status (*set)(prt_plugin *, int32_t) = CHK_RUNTIME(o->p, set_tactic);
+    prt_status st = PRT_OK;
+    if (set) {
+        chk_call_begin(c, "set_tactic(%d)", (int)tactic);
+        st = chk_call_end(c, set(o->p, tactic));
+    } else if (tactic != 0) {
+        st = PRT_ERR_UNSUPPORTED;
+    }
+    if (st == PRT_OK)
+        o->tactic = tactic;
+    return st;
+}
+
+static void bounds_problem(chk_outcome *out, const char *tensor, int64_t element,
+                           const char *fmt, ...) CLI_PRINTF(4, 5);
+static void bounds_problem(chk_outcome *out, const char *tensor, int64_t element,
+                           const char *fmt, ...)
+{
+    va_list ap;
+    if (out->bounds[0])
+        return;
+    va_start(ap, fmt);
+    vsnprintf(out->bounds, sizeof out->bounds, fmt, ap);
+    va_end(ap);
+    snprintf(out->bounds_tensor, sizeof out->bounds_tensor, "%s", tensor);
+    out->bounds_element = element;
+}
+
+static void check_guard(chk_outcome *out, const chk_buf *b, const char *tensor, size_t es)
+{
+    int found;
+    int64_t at = guard_check(b, &found);
+    if (!found)
+        return;
+    if (at < 0)
+        bounds_problem(out, tensor, -1, "%s: byte %lld before its start was written",
+                       tensor, (long long)at);
+    else
+        bounds_problem(out, tensor, at / (int64_t)es,
+                       "%s: byte %lld was written, past its %zu bytes", tensor,
+                       (long long)at, b->bytes);
+}
+
+static int same_desc(const prt_tensor_desc *a, const prt_tensor_desc *b)
+{
+    return a->dtype == b->dtype && a->format == b->format &&
+           chk_dims_equal(&a->dims, &b->dims);
+}
+
+/* What the runtime compares before on_shape_change. */
+static int same_descs(const chk_obj *o, const prt_tensor_desc *in, int32_t nb_in,
+                      const prt_tensor_desc *out, int32_t nb_out)
+{
+    if (!o->told)
+        return 0;
+    for (int32_t i = 0; i < nb_in; i++)
+        if (!same_desc(&o->in[i], &in[i]))
+            return 0;
+    for (int32_t p = 0; p < nb_out; p++)
+        if (!same_desc(&o->out[p], &out[p]))
+            return 0;
+    return 1;
+}
+
+/* Reads the size tensors, checks their bounds and sizes the results. */
+static void read_outputs(chk_case *k, chk_outcome *out)
+{
+    chk_layer *L = k->L;
+    for (int32_t s = 0; s < chk_pool_size_count(L->pool); s++) {
+        int32_t o = chk_pool_size_output(L->pool, s);
+        int64_t v = k->upper[o];
+        char name[16];
+        snprintf(name, sizeof name, "out%d", (int)o);
+        if (!L->size_problem[0] && k->out[o].bytes >= prt_dtype_size(L->out_types[o]))
+            v = L->out_types[o] == PRT_INT32 ? *(const int32_t *)k->out[o].data
+                                             : *(const int64_t *)k->out[o].data;
+        if ((v < 0 || v > k->upper[o]) && !out->size_bad[0]) {
+            snprintf(out->size_bad, sizeof out->size_bad,
+                     "%s, a size tensor, holds %lld, %s its upper bound %lld", name,
+                     (long long)v, v < 0 ? "below 0 and" : "above",
+                     (long long)k->upper[o]);
+            snprintf(out->size_bad_tensor, sizeof out->size_bad_tensor, "%s", name);
+        }
+        if (v < 0 || v > k->upper[o]) {
+            bounds_problem(out, name, 0,
+                           "%s, a size tensor, holds %lld, %s its upper bound %lld", name,
+                           (long long)v, v < 0 ? "below 0 and" : "above",
+                           (long long)k->upper[o]);
+            v = v < 0 ? 0 : k->upper[o];
+        }
+        out->sizes[s] = v;
+    }
+    if (chk_layer_out_dims(L, k->in_dims, out->sizes, out->true_dims) != 0)
+        memcpy(out->true_dims, k->out_dims, sizeof(prt_dims) * (size_t)L->nb_out);
+    for (int32_t o = 0; o < L->nb_out; o++) {
+        size_t es = prt_dtype_size(L->out_types[o]);
+        int64_t n = volume(&out->true_dims[o]), cap = (int64_t)(k->out[o].bytes / es);
+        out->count[o] = n < 0 || n > cap ? cap : n;
+        out->data[o] = malloc((size_t)out->count[o] * es + 1);
+        if (out->data[o])
+            memcpy(out->data[o], k->out[o].data, (size_t)out->count[o] * es);
+    }
+}
+
+prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
+                   chk_outcome *out)
+{
+    chk_layer *L = k->L;
+    prt_tensor_desc in[CHK_MAX_IN], od[CHK_MAX_OUT];
+    const void *inputs[CHK_MAX_IN];
+    void *outputs[CHK_MAX_OUT];
+    int32_t aliased_by[CHK_MAX_IN];
+    prt_status (*shape_change)(prt_plugin *, const prt_tensor_desc *, int32_t,
+                               const prt_tensor_desc *, int32_t);
+    prt_status st = PRT_OK;
+    chk_outcome_free(out);
+    memset(in, 0, sizeof in);
+    memset(od, 0, sizeof od);
+    for (int32_t i = 0; i < L->nb_in; i++) {
+        guard_reset(&k->in[i]);
+        memcpy(k->in[i].data, k->in_ref[i], k->in[i].bytes);
+        in[i] = (prt_tensor_desc){
+            L->sig.types[i], PRT_FORMAT_LINEAR, k->in_dims[i], NULL, {NULL, NULL}};
+        inputs[i] = k->in[i].data;
+        aliased_by[i] = -1;
+    }
+    for (int32_t p = 0; p < L->nb_out; p++) {
+        int32_t a = L->alias[p];
+        guard_reset(&k->out[p]);
+        poison_fill(k->out[p].data, k->out[p].bytes, prt_dtype_size(L->out_types[p]),
+                    poison);
+        od[p] = (prt_tensor_desc){
+            L->out_types[p], PRT_FORMAT_LINEAR, k->out_dims[p], NULL, {NULL, NULL}};
+        outputs[p] = k->out[p].data;
+        /* In place, as the runtime runs it: the output is the input. */
+        if (aliased && a >= 0 && aliased_by[a] < 0 && k->out[p].bytes == k->in[a].bytes) {
+            memcpy(k->out[p].data, k->in_ref[a], k->out[p].bytes);
+            inputs[a] = k->out[p].data;
+            aliased_by[a] = p;
+        }
+    }
+    guard_reset(&k->ws);
+    poison_fill(k->ws.data, k->ws.bytes, 1, poison);
+    shape_change = CHK_RUNTIME(o->p, on_shape_change);
+    if (!same_descs(o, in, L->nb_in, od, L->nb_out)) {
+        o->told = 0;
+        if (shape_change) {
+            chk_call_begin(c, "on_shape_change (%s)", k->shape);
+            st = chk_call_end(c, shape_change(o->p, in, L->nb_in, od, L->nb_out));
+        }
+        if (st == PRT_OK) {
+            o->told = 1;
+            memcpy(o->in, in, sizeof in);
+            memcpy(o->out, od, sizeof od);
+        }
+    }
+    if (st == PRT_OK) {
+        chk_call_begin(c, "enqueue (%s, tactic %d)", k->shape, (int)o->tactic);
+        st = chk_call_end(c, o->p->vt->runtime->enqueue(o->p, in, od, inputs, outputs,
+                                                        L->workspace ? k->ws.data : NULL,
+                                                        PRT_DEVICE_CPU, NULL));
+    }
+    out->st = st;
+    if (st != PRT_OK)
+        snprintf(out->msg, sizeof out->msg, "%s: %s", c->call, chk_call_error(c));
+    for (int32_t i = 0; i < L->nb_in; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "in%d", (int)i);
+        check_guard(out, &k->in[i], name, prt_dtype_size(L->sig.types[i]));
+        if (aliased_by[i] < 0 && memcmp(k->in[i].data, k->in_ref[i], k->in[i].bytes)) {
+            size_t b = 0, es = prt_dtype_size(L->sig.types[i]);
+            while (k->in[i].data[b] == k->in_ref[i][b])
+                b++;
+            bounds_problem(out, name, (int64_t)(b / es),
+                           "%s, an input no output aliases, was written (element %lld)",
+                           name, (long long)(b / es));
+        }
+    }
+    for (int32_t p = 0; p < L->nb_out; p++) {
+        char name[16];
+        snprintf(name, sizeof name, "out%d", (int)p);
+        check_guard(out, &k->out[p], name, prt_dtype_size(L->out_types[p]));
+    }
+    check_guard(out, &k->ws, "workspace", 1);
+    /* Writes past a guard may have broken the heap: should the checker
+     * crash from here on, its report says what the plugin wrote. */
+    if (out->bounds[0]) {
+        size_t n = strlen(c->sh->doing);
+        snprintf(c->sh->doing + n, sizeof c->sh->doing - n, ", which wrote %.300s",
+                 out->bounds);
+    }
+    if (st == PRT_OK)
+        read_outputs(k, out);
+    return st;
+}
+
+/* ---- comparison -------------------------------------------------------------- */
+
+static int close_enough(int32_t dtype, const void *a, const void *b, int64_t i)
+{
+    double x, y, rtol;
+    if (cli_dtype_is_integer(dtype))
+        return cli_element_i64(dtype, a, i) == cli_element_i64(dtype, b, i);
+    x = cli_element(dtype, a, i);
+    y = cli_element(dtype, b, i);
+    if (isnan(x) || isnan(y))
+        return isnan(x) && isnan(y);
+    if (x == y)
+        return 1;
+    rtol = dtype == PRT_FLOAT32 ? CHK_RTOL_F32 : CHK_RTOL_F16;
+    return fabs(x - y) <= CHK_ATOL + rtol * fabs(y);
+}
+
+int chk_outcome_compare(const chk_case *k, const chk_outcome *got, const chk_outcome *ref,
+                        int32_t *out_tensor, int64_t *out_element, char *why, size_t cap)
+{
+    const chk_layer *L = k->L;
+    for (int32_t o = 0; o < L->nb_out; o++) {
+        int32_t t = L->out_types[o];
+        char a[PRT_MAX_DIMS * 24], b[PRT_MAX_DIMS * 24];
+        *out_tensor = o;
+        *out_element = -1;
+        if (got->count[o] != ref->count[o] ||
+            !chk_dims_equal(&got->true_dims[o], &ref->true_dims[o])) {
+            snprintf(why, cap, "out%d has dims %s, before %s", (int)o,
+                     cli_format_dims(&got->true_dims[o], a, sizeof a),
+                     cli_format_dims(&ref->true_dims[o], b, sizeof b));
+            return -1;
+        }
+        for (int64_t i = 0; i < ref->count[o]; i++)
+            if (!close_enough(t, got->data[o], ref->data[o], i)) {
+                *out_element = i;
+                snprintf(why, cap, "out%d element %lld is %.9g, before %.9g", (int)o,
+                         (long long)i, cli_element(t, got->data[o], i),
+                         cli_element(t, ref->data[o], i));
+                return -1;
+            }
+    }
+    return 0;
+}
+
+int64_t chk_unwritten(int32_t dtype, const chk_outcome *a, const chk_outcome *b,
+                      int32_t output)
+{
+    size_t es = prt_dtype_size(dtype);
+    unsigned char p1[16], p2[16];
+    int64_t n = a->count[output] < b->count[output] ? a->count[output] : b->count[output];
+    poison_element(es, 1, p1);
+    poison_element(es, 2, p2);
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp(a->data[output] + (size_t)i * es, p1, es) == 0 &&
+            memcmp(b->data[output] + (size_t)i * es, p2, es) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- finding a case that runs ---------------------------------------------------- */
+
+int chk_find_case(chk_ctx *c, const chk_sig *sig, chk_rng *r, int zero_input, int sparse,
+                  chk_layer *L, chk_case *k, chk_obj *o, chk_outcome *first)
+{
+    char last[CHK_MSG] = "";
+    int rc = CHK_REFUSED;
+    memset(k, 0, sizeof *k);
+    for (int tied = 0; tied <= (sig->nb_in > 1); tied++)
+        for (int pa = 0; pa < 3; pa++) {
+            chk_mode mode = {tied, zero_input};
+            memset(L, 0, sizeof *L);
+            rc = chk_layer_setup(c, sig, r, mode, 4, L);
+            /* A wrong aliasing answer is the alias check's to report; the
+             * other checks run without aliasing. */
+            if (rc == CHK_OK && chk_layer_alias(L) != CHK_OK) {
+                snprintf(L->alias_problem, sizeof L->alias_problem, "%s", L->why);
+                for (int32_t p = 0; p < L->nb_out; p++)
+                    L->alias[p] = -1;
+            }
+            if (rc == CHK_BROKEN)
+                return rc;
+            if (rc == CHK_REFUSED) {
+                snprintf(last, sizeof last, "%s", L->why);
+                chk_layer_close(L);
+                continue;
+            }
+            for (int sa = 0; sa < 4; sa++) {
+                prt_dims dims[CHK_MAX_IN];
+                chk_layer_draw(L, r, dims);
+                memset(o, 0, sizeof *o);
+                o->p = L->p;
+                if (chk_case_init(k, L, dims, r, sparse) == 0 &&
+                    chk_run(c, k, o, 1, 0, first) == PRT_OK)
+                    return CHK_OK;
+                snprintf(last, sizeof last, "%s", first->st ? first->msg : L->why);
+                chk_outcome_free(first);
+                chk_case_free(k);
+            }
+            chk_layer_close(L);
+        }
+    memset(L, 0, sizeof *L);
+    snprintf(L->why, sizeof L->why, "%s", last[0] ? last : "nothing ran");
+    return CHK_REFUSED;
+}
+
+static void rcase_free(chk_rcase *x)
+{
+    chk_outcome_free(&x->ref);
+    chk_case_free(&x->k);
+    chk_layer_close(&x->L);
+}
+
+int32_t chk_for_cases(chk_ctx *c, int zero_input, chk_case_fn fn, void *user,
+                      int32_t *refused)
+{
+    int32_t ran = 0, nb_refused = 0;
+    char last[CHK_MSG] = "";
+    for (int32_t s = 0; s < c->plan->nb_sigs && !chk_failed(c); s++) {
+        const chk_sig *sig = &c->plan->sigs[s];
+        if (zero_input >= 0 && (zero_input >= sig->nb_in || sig->ranks[zero_input] == 0))
+            continue;
+        for (int32_t it = 0; it < c->iterations && !chk_failed(c); it++) {
+            chk_rcase x;
+            int rc;
+            memset(&x, 0, sizeof x);
+            rc = chk_find_case(c, sig, &c->rng, zero_input, it & 1, &x.L, &x.k, &x.o,
+                               &x.ref);
+            if (rc == CHK_BROKEN) {
+                chk_fail(c, "%s", x.L.why);
+            } else if (rc == CHK_REFUSED) {
+                nb_refused++;
+                snprintf(last, sizeof last, "%s", x.L.why);
+            } else {
+                ran++;
+                fn(c, &x, user);
+            }
+            rcase_free(&x);
+        }
+    }
+    if (refused)
+        *refused = nb_refused;
+    if (zero_input < 0 && ran == 0)
+        chk_fail(c,
+                 "no shape within a profile the plugin accepts runs (last refusal: %s)",
+                 last[0] ? last : "none");
+    return ran;
+}

@@ -1,0 +1,425 @@
+/*
+ * plugrt check LIB.so: checks a plugin library against the plugin
+ * contract of plugin.h, creator by creator, and reports one line per check
+ * (check.h says how; check_report.h what is printed). Exit status 1 when
+ * any check fails.
+ *
+ * Order per creator: abi, then outputs (which also finds the inputs,
+ * dtypes and ranks the plugin accepts), then every check of `checks` on
+ * those; a check that needs something outputs did not find is skipped with
+ * the reason. errors reports the failures without a message that any check
+ * saw.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "check_fields.h"
+#include "check_report.h"
+#include "options.h"
+
+enum {
+    OPT_HELP = 1,
+    OPT_PLUGIN,
+    OPT_DEVICE,
+    OPT_FIELDS,
+    OPT_SEED,
+    OPT_ITERATIONS,
+    OPT_TIMEOUT,
+    OPT_JSON,
+    OPT_VERBOSE
+};
+
+static const cli_opt check_opts[] = {
+    {"--help", "-h", 0, OPT_HELP},       {"--plugin", NULL, 1, OPT_PLUGIN},
+    {"--device", NULL, 1, OPT_DEVICE},   {"--fields", NULL, 1, OPT_FIELDS},
+    {"--seed", NULL, 1, OPT_SEED},       {"--iterations", NULL, 1, OPT_ITERATIONS},
+    {"--timeout", NULL, 1, OPT_TIMEOUT}, {"--json", NULL, 0, OPT_JSON},
+    {"--verbose", "-v", 0, OPT_VERBOSE}, {NULL, NULL, 0, 0},
+};
+
+#define DEFAULT_ITERATIONS 3
+#define DEFAULT_TIMEOUT 120 /* seconds a check may take before it counts as hung */
+
+/* The checks that run on what outputs found, in order. `runs`: it runs the
+ * plugin, so it needs the CPU among the plugin's devices. */
+static const struct {
+    const char *name;
+    chk_fn fn;
+    int runs;
+    const char *about;
+} checks[] = {
+    {"shapes", chk_check_shapes, 0,
+     "output dims valid over random shapes; the same from constant input dims"},
+    {"size-tensors", chk_check_size_tensors, 1,
+     "size tensors 0-D int32/int64, 0 <= opt <= upper bound, values within it"},
+    {"formats", chk_check_formats, 0,
+     "supports_format_combination reads only positions <= pos"},
+    {"workspace", chk_check_workspace, 0, "workspace never shrinks as a profile grows"},
+    {"values", chk_check_values, 1, "get_output_values agrees with enqueue"},
+    {"coverage", chk_check_coverage, 1,
+     "every output element written (up to the true size)"},
+    {"bounds", chk_check_bounds, 1,
+     "nothing written past a buffer, a size bound or into an input"},
+    {"repeat", chk_check_repeat, 1,
+     "the same result on a second run, after other shapes"},
+    {"alias", chk_check_alias, 1, "an output in place over its input agrees with apart"},
+    {"clone", chk_check_clone, 1, "clones agree and share nothing with their original"},
+    {"attach", chk_check_attach, 1, "attach_to_context plugins agree and stand alone"},
+    {"serialize", chk_check_serialize, 1,
+     "get_fields_to_serialize -> create(runtime phase) agrees"},
+    {"contexts", chk_check_contexts, 1, "two contexts used alternately agree"},
+    {"empty-inputs", chk_check_empty, 1,
+     "zero-size inputs handled or rejected with an error"},
+    {"tactics", chk_check_tactics, 1, "every tactic agrees with tactic 0"},
+    {"errors", chk_check_errors, 0, "every failure comes with a message"},
+};
+#define NB_CHECKS (int32_t)(sizeof checks / sizeof checks[0])
+
+static void check_help(void)
+{
+    printf("Usage: plugrt check LIB.so [--plugin ns::name@version] [--device cpu|cuda]\n"
+           "                           [--fields FILE.json] [--seed N] [--iterations N]\n"
+           "                           [--timeout S] [--json]\n"
+           "\n"
+           "Checks every plugin creator of a library (or the one named) against the\n"
+           "plugin contract of plugin.h, driving its entries as the builder and the\n"
+           "runtime would, on random shapes and random data, each check in a process\n"
+           "of its own (a plugin that crashes or hangs fails that check). Checks:\n"
+           "  abi           entry point, table sizes and versions, names, field schema;\n"
+           "                plugins report their creator's name, version, namespace\n"
+           "  outputs       output count and dtypes; finds the inputs, dtypes and ranks\n"
+           "                the plugin accepts, which the later checks test\n");
+    for (int32_t i = 0; i < NB_CHECKS; i++)
+        printf("  %-13s %s\n", checks[i].name, checks[i].about);
+    printf(
+        "  cuda          (with --device cuda) agreement with the CPU; skipped with\n"
+        "                the reason where CUDA is not usable\n"
+        "\n"
+        "Options:\n"
+        "  --plugin KEY       check one creator: ns::name@version as 'plugrt plugins'\n"
+        "                     prints it (without @version: every version)\n"
+        "  --device D         cpu (default) or cuda\n"
+        "  --fields FILE      example field values, per plugin key:\n"
+        "                     {\"ext::RowTopK@1\": {\"k\": 3, \"axes\": [0, 1]}}; "
+        "numbers,\n"
+        "                     lists, strings for char fields, lists of lists for dims;\n"
+        "                     a creator not named takes its defaults\n"
+        "  --seed N           seed of the random shapes and data (default 1)\n"
+        "  --iterations N     random cases per input signature and check (default %d)\n"
+        "  --timeout S        seconds a check may run before it fails as hung\n"
+        "                     (default %d)\n"
+        "  --json             machine-readable output (one JSON document)\n"
+        "  -v, --verbose      print the plugins' log\n"
+        "  -h, --help         this help\n"
+        "\n"
+        "Exit status: 0 every check passed or was skipped, 1 a check failed (or the\n"
+        "library or the fields file could not be read), 2 usage.\n",
+        DEFAULT_ITERATIONS, DEFAULT_TIMEOUT);
+}
+
+typedef struct check_args {
+    const char *lib;
+    const char *plugin;
+    const char *fields;
+    int32_t device;
+    uint64_t seed;
+    int32_t iterations;
+    int32_t timeout;
+    int json;
+    int verbose;
+} check_args;
+
+static int parse_args(int argc, char **argv, check_args *a)
+{
+    cli_scanner s;
+    const char *v;
+    int id;
+    int64_t n;
+    memset(a, 0, sizeof *a);
+    a->seed = 1;
+    a->iterations = DEFAULT_ITERATIONS;
+    a->timeout = DEFAULT_TIMEOUT;
+    cli_scan_init(&s, argc, argv, check_opts);
+    while ((id = cli_scan_next(&s, &v)) != CLI_SCAN_END) {
+        switch (id) {
+        case CLI_SCAN_ERROR:
+            return CLI_USAGE;
+        case CLI_SCAN_POSITIONAL:
+            if (a->lib)
+                return cli_usage("one library at a time (got '%s' and '%s')", a->lib, v);
+            a->lib = v;
+            break;
+        case OPT_HELP:
+            check_help();
+            return -1;
+        case OPT_PLUGIN:
+            a->plugin = v;
+            break;
+        case OPT_DEVICE:
+            if (cli_parse_device("--device", v, &a->device) != CLI_OK)
+                return CLI_USAGE;
+            break;
+        case OPT_FIELDS:
+            a->fields = v;
+            break;
+        case OPT_SEED:
+            if (cli_parse_int("--seed", v, 0, INT64_MAX, &n) != CLI_OK)
+                return CLI_USAGE;
+            a->seed = (uint64_t)n;
+            break;
+        case OPT_ITERATIONS:
+            if (cli_parse_int("--iterations", v, 1, 1000, &n) != CLI_OK)
+                return CLI_USAGE;
+            a->iterations = (int32_t)n;
+            break;
+        case OPT_TIMEOUT:
+            if (cli_parse_int("--timeout", v, 1, 86400, &n) != CLI_OK)
+                return CLI_USAGE;
+            a->timeout = (int32_t)n;
+            break;
+        case OPT_JSON:
+            a->json = 1;
+            break;
+        case OPT_VERBOSE:
+            a->verbose = 1;
+            break;
+        default:
+            return cli_usage("internal: unhandled option");
+        }
+    }
+    if (!a->lib)
+        return cli_usage("name the plugin library to check (plugrt check LIB.so)");
+    return CLI_OK;
+}
+
+/* ---- example fields ------------------------------------------------------------ */
+
+/* Per creator, the example values of the fields file (NULL: none). */
+static int load_fields(const char *path, const chk_library_info *info,
+                       prt_field_collection **out)
+{
+    void *text = NULL;
+    size_t size = 0;
+    chk_json *doc = NULL;
+    char why[CHK_MSG];
+    int rc = CLI_OK;
+    if (cli_read_file(path, &text, &size) != CLI_OK)
+        return CLI_FAIL;
+    if (chk_json_parse(text, size, &doc, why, sizeof why) != 0) {
+        cli_error("%s is not JSON: %s", path, why);
+        free(text);
+        return CLI_FAIL;
+    }
+    free(text);
+    if (doc->type != CHK_JSON_OBJECT) {
+        cli_error("%s must hold an object of plugin keys", path);
+        rc = CLI_FAIL;
+    }
+    for (int32_t k = 0; rc == CLI_OK && k < doc->count; k++) {
+        int found = 0;
+        for (int32_t i = 0; rc == CLI_OK && i < info->nb_creators; i++) {
+            const chk_creator_info *ci = &info->creators[i];
+            if (!chk_key_matches(doc->keys[k], ci->ns, ci->name, ci->version))
+                continue;
+            found = 1;
+            chk_fields_free(out[i]);
+            out[i] = NULL;
+            if (chk_fields_from_json(&doc->items[k], ci, &out[i], why, sizeof why)) {
+                cli_error("%s: %s: %s", path, doc->keys[k], why);
+                rc = CLI_FAIL;
+            }
+        }
+        if (!found)
+            cli_warn("%s names %s, which the library does not provide", path,
+                     doc->keys[k]);
+    }
+    chk_json_free(doc);
+    return rc;
+}
+
+/* ---- running the checks --------------------------------------------------------- */
+
+typedef struct run_state {
+    chk_ctx c;
+    chk_report rp;
+    check_args a;
+    const char *cuda_reason; /* NULL when CUDA is usable */
+    char cuda_buf[CHK_MSG];
+    /* Failures without a message seen by the checks of this creator. */
+    char silent[CHK_MSG + 64];
+    int32_t nb_silent;
+} run_state;
+
+static void note_silent(run_state *s, const char *check)
+{
+    if (s->c.sh->nb_silent == 0)
+        return;
+    if (s->nb_silent == 0)
+        snprintf(s->silent, sizeof s->silent, "%s (seen by %s)", s->c.sh->silent, check);
+    s->nb_silent += s->c.sh->nb_silent;
+}
+
+static void skip_result(chk_result *r, const char *fmt, const char *arg)
+{
+    memset(r, 0, sizeof *r);
+    r->verdict = CHK_SKIP;
+    r->tactic = -1;
+    r->element = -1;
+    snprintf(r->message, sizeof r->message, fmt, arg);
+}
+
+/* Runs one check in a child, seeded for (creator, check). */
+static int run_one(run_state *s, int32_t check_id, chk_fn fn)
+{
+    chk_rng_init(&s->c.rng, s->a.seed,
+                 (uint64_t)(s->c.creator_index + 1) * 1000 + (uint64_t)check_id);
+    return chk_sandbox_run(&s->c, fn, 1, s->a.timeout);
+}
+
+static void check_creator(run_state *s, int32_t index, const prt_field_collection *fields)
+{
+    static const prt_field_collection none = {0, NULL};
+    chk_shared *sh;
+    chk_plan plan;
+    chk_result r;
+    int crashed;
+
+    memset(&plan, 0, sizeof plan);
+    s->c.creator_index = index;
+    s->c.fields = fields ? fields : &none;
+    s->nb_silent = 0;
+    sh = s->c.sh;
+    chk_report_plugin_begin(&s->rp, &sh->lib.creators[index]);
+    sh->creator_ok = sh->tables_ok = 0;
+    crashed = run_one(s, 0, chk_check_abi);
+    note_silent(s, "abi");
+    chk_report_check(&s->rp, "abi", &sh->result);
+    memset(&sh->plan, 0, sizeof sh->plan);
+    if (!sh->creator_ok ||
+        (!sh->tables_ok && (crashed || sh->result.verdict == CHK_FAIL))) {
+        /* Calling into it would only crash: what abi found is the report. */
+        skip_result(&r, "%s", "its creator or plugin tables are broken (see abi)");
+        chk_report_check(&s->rp, "outputs", &r);
+        snprintf(plan.why, sizeof plan.why, "%s", r.message);
+    } else {
+        crashed = run_one(s, 1, chk_check_outputs);
+        note_silent(s, "outputs");
+        /* A plan the outputs check finished holds, even if the plugin
+         * crashed after it (destroying what it shares). */
+        plan = sh->plan;
+        if (!plan.done) {
+            plan.nb_sigs = 0;
+            snprintf(plan.why, sizeof plan.why, "outputs did not finish%s",
+                     crashed ? " (the plugin crashed)" : "");
+        }
+        chk_report_check(&s->rp, "outputs", &sh->result);
+    }
+    if (plan.nb_sigs == 0 && !plan.why[0])
+        snprintf(plan.why, sizeof plan.why, "see outputs");
+    s->c.plan = &plan;
+    for (int32_t i = 0; i < NB_CHECKS; i++) {
+        int is_errors = checks[i].fn == chk_check_errors;
+        if (plan.nb_sigs == 0 && (!is_errors || !sh->creator_ok)) {
+            skip_result(&r, "nothing to test: %.900s", plan.why);
+            chk_report_check(&s->rp, checks[i].name, &r);
+            continue;
+        }
+        if (checks[i].runs && !(plan.devices & (1u << PRT_DEVICE_CPU))) {
+            skip_result(&r, "%s", "the plugin does not run on the CPU (devices())");
+            chk_report_check(&s->rp, checks[i].name, &r);
+            continue;
+        }
+        run_one(s, 2 + i, checks[i].fn);
+        r = sh->result;
+        note_silent(s, checks[i].name);
+        if (is_errors && s->nb_silent) {
+            /* The first failure without a message of any check. */
+            memset(&r, 0, sizeof r);
+            r.tactic = -1;
+            r.element = -1;
+            r.verdict = CHK_FAIL;
+            snprintf(r.message, sizeof r.message,
+                     "%.900s; %d failure%s without a message in all", s->silent,
+                     (int)s->nb_silent, s->nb_silent == 1 ? "" : "s");
+        }
+        chk_report_check(&s->rp, checks[i].name, &r);
+    }
+    if (s->a.device == PRT_DEVICE_CUDA) {
+        if (s->cuda_reason)
+            skip_result(&r, "CUDA is not usable here: %s", s->cuda_reason);
+        else if (plan.nb_sigs && !(plan.devices & (1u << PRT_DEVICE_CUDA)))
+            skip_result(&r, "%s", "the plugin does not run on CUDA (devices())");
+        else
+            skip_result(&r, "%s",
+                        "CUDA against the CPU is not checked yet (it comes with GPU "
+                        "access)");
+        chk_report_check(&s->rp, "cuda", &r);
+    }
+    chk_report_plugin_end(&s->rp);
+}
+
+int cmd_check(int argc, char **argv)
+{
+    static prt_field_collection *fields[CHK_MAX_CREATORS];
+    run_state s;
+    char path[4096];
+    int rc = parse_args(argc, argv, &s.a), selected = 0;
+    if (rc < 0)
+        return CLI_OK; /* --help */
+    if (rc != CLI_OK)
+        return rc;
+    memset(&s.c, 0, sizeof s.c);
+    s.c.lib_path = cli_library_path(s.a.lib, path, sizeof path);
+    s.c.seed = s.a.seed;
+    s.c.iterations = s.a.iterations;
+    s.c.verbose = s.a.verbose;
+    s.c.creator_index = -1;
+    s.cuda_reason = NULL;
+    if (s.a.device == PRT_DEVICE_CUDA && prt_device_check(PRT_DEVICE_CUDA) != PRT_OK) {
+        snprintf(s.cuda_buf, sizeof s.cuda_buf, "%s", prt_last_error());
+        s.cuda_reason = s.cuda_buf;
+    }
+    s.c.sh = chk_shared_create();
+    if (!s.c.sh) {
+        cli_error("cannot map memory to share with the checks");
+        return CLI_FAIL;
+    }
+    memset(&s.c.sh->lib, 0, sizeof s.c.sh->lib);
+    chk_sandbox_run(&s.c, chk_check_library, 0, s.a.timeout);
+    if (s.a.fields && load_fields(s.a.fields, &s.c.sh->lib, fields) != CLI_OK) {
+        rc = CLI_FAIL;
+        goto done;
+    }
+    for (int32_t i = 0; i < s.c.sh->lib.nb_creators; i++) {
+        const chk_creator_info *ci = &s.c.sh->lib.creators[i];
+        selected +=
+            !s.a.plugin || chk_key_matches(s.a.plugin, ci->ns, ci->name, ci->version);
+    }
+    if (s.a.plugin && selected == 0 && s.c.sh->result.verdict == CHK_PASS) {
+        cli_error("%s has no creator %s (see 'plugrt plugins %s')", s.a.lib, s.a.plugin,
+                  s.a.lib);
+        rc = CLI_FAIL;
+        goto done;
+    }
+    chk_report_begin(&s.rp, s.a.json, s.a.lib, s.c.sh->lib.total, s.a.seed,
+                     s.a.iterations, s.a.device);
+    chk_report_library(&s.rp, &s.c.sh->result);
+    if (s.c.sh->lib.total > s.c.sh->lib.nb_creators)
+        cli_warn("the library has %d creators; the first %d are checked",
+                 (int)s.c.sh->lib.total, CHK_MAX_CREATORS);
+    for (int32_t i = 0; i < s.c.sh->lib.nb_creators; i++) {
+        const chk_creator_info *ci = &s.c.sh->lib.creators[i];
+        if (!s.a.plugin || chk_key_matches(s.a.plugin, ci->ns, ci->name, ci->version))
+            check_creator(&s, i, fields[i]);
+    }
+    rc = chk_report_end(&s.rp);
+done:
+    for (int32_t i = 0; i < CHK_MAX_CREATORS; i++) {
+        chk_fields_free(fields[i]);
+        fields[i] = NULL;
+    }
+    chk_shared_destroy(s.c.sh);
+    return rc;
+}
