@@ -415,6 +415,9 @@ static prt_status build_chain(prt_registry *reg, prt_engine **out)
         st = prt_network_mark_output(net, f);
     if (!st)
         st = prt_network_mark_output(net, cnt);
+    /* Two layers, in the order they were added; none without a network. */
+    if (!st && (prt_network_layer_count(net) != 2 || prt_network_layer_count(NULL) != 0))
+        st = PRT_ERR_INTERNAL;
     if (!st)
         st = prt_builder_config_create(&cfg);
     if (!st)

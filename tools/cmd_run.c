@@ -15,6 +15,10 @@
  * their true size after the runs; on CUDA each context has its own stream,
  * and runs are timed with events as well (bench.h). --cuda-graph captures
  * one run per context and replays it (the library says when it cannot).
+ *
+ * --compare-layers runs the ONNX model once with every layer's outputs
+ * exposed, beside a reference, and names the first layer that differs
+ * (compare_layers.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +27,7 @@
 
 #include "bench.h"
 #include "compare.h"
+#include "compare_layers.h"
 #include "model.h"
 #include "options.h"
 #include "run_io.h"
@@ -44,7 +49,9 @@ enum {
     OPT_PROFILE,
     OPT_MEMORY_LIMIT,
     OPT_DEVICE,
-    OPT_CUDA_GRAPH
+    OPT_CUDA_GRAPH,
+    OPT_COMPARE_LAYERS,
+    OPT_REFERENCE
 };
 
 static const cli_opt run_opts[] = {
@@ -67,6 +74,8 @@ static const cli_opt run_opts[] = {
     {"--memory-limit", NULL, 1, OPT_MEMORY_LIMIT},
     {"--device", NULL, 1, OPT_DEVICE},
     {"--cuda-graph", NULL, 0, OPT_CUDA_GRAPH},
+    {"--compare-layers", NULL, 0, OPT_COMPARE_LAYERS},
+    {"--reference", NULL, 1, OPT_REFERENCE},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
     {NULL, NULL, 0, 0},
@@ -97,6 +106,30 @@ static void run_help(void)
         "                             a missing reference is skipped with a note\n"
         "  --atol X                   absolute tolerance (default 1e-5)\n"
         "  --rtol Y                   relative tolerance (default 1e-5)\n"
+        "\n"
+        "Layer by layer (ONNX models):\n"
+        "  --compare-layers           run the model once with every layer's outputs\n"
+        "                             exposed, beside a reference, compare each layer's\n"
+        "                             outputs in order, and name the first layer that\n"
+        "                             differs: its op or plugin key, its inputs' shapes\n"
+        "                             and its worst element (exit status 1). A float\n"
+        "                             element passes when |got - ref| <= atol + rtol x\n"
+        "                             max|ref| of its tensor (defaults atol 0, rtol "
+        "1e-4\n"
+        "                             float32, 1e-2 float16, 5e-2 bfloat16; --atol and\n"
+        "                             --rtol set them); integers exactly. Outputs are\n"
+        "                             poisoned (NaN) first, so unwritten elements show.\n"
+        "                             Inputs as above (--compare DIR gives only the\n"
+        "                             inputs); one run, no timing\n"
+        "  --reference cpu|onnxruntime\n"
+        "                             cpu (default): plugrt on the CPU, with the\n"
+        "                             model's ops that --plugin-op sends to a plugin\n"
+        "                             imported as plugrt's own where plugrt has them;\n"
+        "                             onnxruntime: ONNX Runtime's CPU run of every "
+        "node,\n"
+        "                             through python3 with onnxruntime and onnx\n"
+        "                             (pip install onnxruntime; PLUGRT_PYTHON names\n"
+        "                             another python)\n"
         "\n"
         "Timing:\n"
         "  -n, --iterations N         timed runs per thread (default 10)\n"
@@ -144,9 +177,12 @@ typedef struct run_args {
     int random_inputs;
     int32_t device; /* -1: not given */
     int cuda_graph;
+    int compare_layers;
+    int32_t reference; /* -1: not given */
     int64_t seed, iterations, warmup, threads, profile;
     int64_t memory_limit; /* 0: none */
     double atol, rtol;
+    int atol_given, rtol_given;
 } run_args;
 
 /* run's own options (cli_model_args_parse takes the others). */
@@ -197,8 +233,10 @@ static int take_option(void *user, int id, const char *v)
         a->compare_dir = v;
         break;
     case OPT_ATOL:
+        a->atol_given = 1;
         return cli_parse_nonneg("--atol", v, &a->atol);
     case OPT_RTOL:
+        a->rtol_given = 1;
         return cli_parse_nonneg("--rtol", v, &a->rtol);
     case OPT_PROFILE:
         return cli_parse_int("--profile", v, 0, INT32_MAX, &a->profile);
@@ -207,6 +245,11 @@ static int take_option(void *user, int id, const char *v)
     case OPT_CUDA_GRAPH:
         a->cuda_graph = 1;
         break;
+    case OPT_COMPARE_LAYERS:
+        a->compare_layers = 1;
+        break;
+    case OPT_REFERENCE:
+        return cli_parse_reference("--reference", v, &a->reference);
     case OPT_MEMORY_LIMIT: {
         int rc = cli_parse_size("--memory-limit", v, &a->memory_limit);
         if (rc != CLI_OK)
@@ -237,6 +280,21 @@ static int parse_args(int argc, char **argv, run_args *a)
         return cli_usage("--iterations x --threads is more than 1e8 runs");
     if (!cli_is_onnx_path(a->m.model) && a->m.ops.count)
         return cli_usage("--plugin-op applies to ONNX models, not to a plan");
+    if (a->reference >= 0 && !a->compare_layers)
+        return cli_usage("--reference applies to --compare-layers");
+    if (a->compare_layers) {
+        if (!cli_is_onnx_path(a->m.model))
+            return cli_usage("--compare-layers needs the ONNX model: a plan's outputs "
+                             "are fixed when it is built (run the .onnx it was built "
+                             "from)");
+        if (a->threads > 1 || a->cuda_graph || a->output_dir || a->profile > 0)
+            return cli_usage("--compare-layers runs the model once, on its one "
+                             "profile: leave out %s",
+                             a->threads > 1  ? "--threads"
+                             : a->cuda_graph ? "--cuda-graph"
+                             : a->output_dir ? "--output-dir"
+                                             : "--profile");
+    }
     return CLI_OK;
 }
 
@@ -295,15 +353,13 @@ static int check_shape_names(const prt_network *net, const cli_shapes *shapes)
     return CLI_OK;
 }
 
-/* An ONNX model: import, profile from --shapes and the input files, build. */
-static int build_from_onnx(const run_args *a, const prt_registry *reg,
-                           const run_inputs *in, prt_engine **out)
+/* An imported ONNX network (only read): profile 0 from --shapes and the
+ * input files, built for `device`. */
+static int build_network(const run_args *a, const prt_registry *reg, const run_inputs *in,
+                         const prt_network *net, int32_t device, prt_engine **out)
 {
-    prt_network *net = NULL;
     cli_shapes prof = {NULL, 0};
-    int rc = cli_import_onnx(a->m.model, reg, &a->m.ops, a->m.strict, &net);
-    if (rc == CLI_OK)
-        rc = check_shape_names(net, &a->shapes);
+    int rc = check_shape_names(net, &a->shapes);
     for (int i = 0; rc == CLI_OK && i < a->shapes.count; i++)
         rc = cli_shapes_set(&prof, a->shapes.items[i].name, &a->shapes.items[i].dims);
     /* Walk the network's inputs, not the files, and find each one's file as
@@ -311,7 +367,7 @@ static int build_from_onnx(const run_args *a, const prt_registry *reg,
      * after the file-safe name ('x:0' -> input_x_0.npy). A file for a
      * tensor that is no input (an intermediate's name) is noted later; put
      * into the profile it would fail the build ("not a network input"). */
-    for (int32_t i = 0; rc == CLI_OK && net && i < prt_network_input_count(net); i++) {
+    for (int32_t i = 0; rc == CLI_OK && i < prt_network_input_count(net); i++) {
         int32_t t;
         const char *name = NULL;
         const run_input *r;
@@ -325,7 +381,7 @@ static int build_from_onnx(const run_args *a, const prt_registry *reg,
         cli_build_opts bo = {NULL,
                              &prof,
                              NULL,
-                             a->device < 0 ? PRT_DEVICE_CPU : a->device,
+                             device,
                              -1,
                              0,
                              NULL,
@@ -334,8 +390,53 @@ static int build_from_onnx(const run_args *a, const prt_registry *reg,
         rc = cli_build_engine(net, reg, &bo, out);
     }
     cli_shapes_free(&prof);
+    return rc;
+}
+
+/* An ONNX model: import, build. */
+static int build_from_onnx(const run_args *a, const prt_registry *reg,
+                           const run_inputs *in, prt_engine **out)
+{
+    prt_network *net = NULL;
+    int rc = cli_import_onnx(a->m.model, reg, &a->m.ops, a->m.strict, &net);
+    if (rc == CLI_OK)
+        rc = build_network(a, reg, in, net, a->device < 0 ? PRT_DEVICE_CPU : a->device,
+                           out);
     prt_network_destroy(net);
     return rc;
+}
+
+/* --compare-layers builds its engines the way a run does. */
+typedef struct layers_build {
+    const run_args *a;
+    const prt_registry *reg;
+    const run_inputs *in;
+} layers_build;
+
+static int build_for_layers(void *user, const prt_network *net, int32_t device,
+                            prt_engine **out)
+{
+    const layers_build *b = user;
+    return build_network(b->a, b->reg, b->in, net, device, out);
+}
+
+static int run_compare_layers(const run_args *a, const prt_registry *reg, run_inputs *in)
+{
+    layers_build b = {a, reg, in};
+    cli_layers_opts o = {&a->m,
+                         reg,
+                         a->device < 0 ? PRT_DEVICE_CPU : a->device,
+                         a->reference < 0 ? CLI_REFERENCE_CPU : a->reference,
+                         a->atol_given ? a->atol : -1.0,
+                         a->rtol_given ? a->rtol : -1.0,
+                         a->memory_limit,
+                         in,
+                         &a->shapes,
+                         a->random_inputs,
+                         (uint64_t)a->seed,
+                         build_for_layers,
+                         &b};
+    return cli_compare_layers(&o);
 }
 
 static int file_exists(const char *path)
@@ -589,6 +690,7 @@ int cmd_run(int argc, char **argv)
     a.atol = 1e-5;
     a.rtol = 1e-5;
     a.device = -1;
+    a.reference = -1;
     rc = parse_args(argc, argv, &a);
     if (rc != CLI_OK) {
         rc = rc < 0 ? CLI_OK : rc;
@@ -601,6 +703,10 @@ int cmd_run(int argc, char **argv)
         goto done;
     if (!(reg = cli_registry_create(&a.m.plugins)) || load_inputs(&a, &in) != CLI_OK)
         goto done;
+    if (a.compare_layers) {
+        rc = run_compare_layers(&a, reg, &in);
+        goto done;
+    }
     t0 = cli_now();
     rc = onnx ? build_from_onnx(&a, reg, &in, &engine)
               : cli_load_plan(a.m.model, reg, &engine, &plan_size);

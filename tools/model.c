@@ -92,42 +92,61 @@ static void cli_import_hint(const char *msg)
                         "(`plugrt plugins lib.so` lists them)\n");
 }
 
-int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_ops *ops,
-                    int strict, prt_network **out)
+prt_status cli_import_onnx_quiet(const char *path, const prt_registry *reg,
+                                 const cli_plugin_ops *ops, int strict,
+                                 const cli_plugin_op **out_bad_op, prt_network **out)
 {
 #if PRT_HAVE_ONNX
     prt_onnx_parser *parser = NULL;
     prt_status st = prt_onnx_parser_create(reg, &parser);
+    *out_bad_op = NULL;
     if (!st)
         st = prt_onnx_parser_set_strict(parser, strict);
-    if (st) {
-        cli_error_api(st, "cannot create the ONNX parser");
-        prt_onnx_parser_destroy(parser);
-        return CLI_FAIL;
-    }
-    for (int i = 0; ops && i < ops->count; i++) {
+    for (int i = 0; !st && ops && i < ops->count; i++) {
         const cli_plugin_op *m = &ops->items[i];
         st = prt_onnx_parser_map_op(parser, m->op_type, m->plugin_namespace, m->name,
                                     m->version);
-        if (st) {
-            cli_error_api(st, "--plugin-op %s=%s@%s/%s", m->op_type, m->name, m->version,
-                          m->plugin_namespace);
-            prt_onnx_parser_destroy(parser);
-            return CLI_FAIL;
-        }
+        if (st)
+            *out_bad_op = m;
     }
-    cli_progress("importing %s", path);
-    st = prt_onnx_parser_parse_file(parser, path, out);
-    cli_progress_clear();
+    if (!st) {
+        cli_progress("importing %s", path);
+        st = prt_onnx_parser_parse_file(parser, path, out);
+        cli_progress_clear();
+    }
     prt_onnx_parser_destroy(parser);
+    return st;
+#else
+    (void)path;
+    (void)reg;
+    (void)ops;
+    (void)strict;
+    (void)out;
+    *out_bad_op = NULL;
+    return PRT_ERR_UNSUPPORTED;
+#endif
+}
+
+int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_ops *ops,
+                    int strict, prt_network **out)
+{
+#if PRT_HAVE_ONNX
+    const cli_plugin_op *m = NULL;
+    prt_status st = cli_import_onnx_quiet(path, reg, ops, strict, &m, out);
     if (st == PRT_OK)
         return CLI_OK;
-    cli_error_api(st, "cannot import %s", path);
-    cli_import_hint(prt_last_error());
+    if (m) {
+        cli_error_api(st, "--plugin-op %s=%s@%s/%s", m->op_type, m->name, m->version,
+                      m->plugin_namespace);
+    } else {
+        cli_error_api(st, "cannot import %s", path);
+        cli_import_hint(prt_last_error());
+    }
     return CLI_FAIL;
 #else
     (void)reg;
     (void)ops;
+    (void)strict;
     (void)out;
     cli_error("cannot import %s: this plugrt was built without the ONNX importer "
               "(protobuf-c was missing at build time); install protoc-c, "

@@ -52,6 +52,12 @@ int cli_have_onnx(void);
  * mappings (may be NULL). */
 int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_ops *ops,
                     int strict, prt_network **out);
+/* The same without a word: the status, and prt_last_error() says why. When a
+ * mapping itself is refused, *out_bad_op names it (else NULL). For callers
+ * that try imports which may fail (--compare-layers' reference). */
+prt_status cli_import_onnx_quiet(const char *path, const prt_registry *reg,
+                                 const cli_plugin_ops *ops, int strict,
+                                 const cli_plugin_op **out_bad_op, prt_network **out);
 
 typedef struct cli_build_opts {
     /* Profile 0: for every name in any list, missing entries are taken from

@@ -278,6 +278,12 @@ PRT_API PRT_NODISCARD prt_status prt_network_get_layer_output(const prt_network 
                                                               int32_t *out_tensor);
 /* Number of outputs of a layer (0 for an invalid id). */
 PRT_API int32_t prt_network_layer_output_count(const prt_network *net, int32_t layer);
+/* Number of layers (0 for NULL). Layer ids are 0..count-1 in the order the
+ * layers were added, which is a topological order (a layer takes only
+ * tensors that exist). With prt_network_get_layer_output and
+ * prt_network_mark_output a caller can expose every intermediate tensor,
+ * as `plugrt run --compare-layers` does. */
+PRT_API int32_t prt_network_layer_count(const prt_network *net);
 
 /* Names a tensor (copied). Default names are "<layer name>:<index>". */
 PRT_API PRT_NODISCARD prt_status prt_network_set_tensor_name(prt_network *net,

@@ -357,6 +357,11 @@ oom:
     return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_network_add_plugin: out of memory");
 }
 
+int32_t prt_network_layer_count(const prt_network *net)
+{
+    return net ? net->nb_layers : 0;
+}
+
 int32_t prt_network_layer_output_count(const prt_network *net, int32_t layer)
 {
     if (!net || layer < 0 || layer >= net->nb_layers)
