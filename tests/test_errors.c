@@ -48,6 +48,12 @@ static void test_utf8_kept(void)
     CHECK(strcmp(prt_last_error(), "a\\xc0\\xaf b\\x80 c\\xed\\xa0\\x80 d\\xe2\\x88") ==
           0);
     CHECK(clean(prt_last_error()));
+    /* C1 controls are valid UTF-8 but act on terminals (U+009B is CSI):
+     * escaped byte by byte; U+00A0 just past them passes. */
+    base_error(PRT_ERR_SHAPE, "%s",
+               "n\xc2\x9b"
+               "2J \xc2\x85 \xc2\x80 \xc2\xa0");
+    CHECK(strcmp(prt_last_error(), "n\\xc2\\x9b2J \\xc2\\x85 \\xc2\\x80 \xc2\xa0") == 0);
 }
 
 static void test_prefix_and_plugin_messages(void)

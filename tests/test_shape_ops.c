@@ -18,6 +18,8 @@
  *  - Gather (negative indices, axis 1, int32 indices), Slice (negative
  *    starts and steps, clamping), Squeeze/Unsqueeze, Concat, Cast
  *    (saturation, bool), Shape's start/end;
+ *  - Neg and Abs on shape values; which tensors the builder may need the
+ *    values of (prt_network_is_shape_input);
  *  - build errors: a shape input whose values cannot be known, bad axes.
  */
 #include <math.h>
@@ -253,6 +255,68 @@ static int test_chain(void)
                 CHECK(((const float *)bufs[6])[i * (b - 2) + j] == xv[i * b + j + 1]);
         CHECK(dims_are(&od[7], 1, 1, 0) && bufs[7][0] == b);
         CHECK(dims_are(&od[8], 2, a, b));
+    }
+    prt_engine_destroy(e);
+    prt_network_destroy(g.n);
+    return 0;
+}
+
+/* Neg and Abs state the values of small integer tensors: N = Reshape(X,
+ * [|-d1|, -(-d0)]) and C = ConstantOfShape(Neg([-2])), as ONNX's expanded
+ * LayerNormalization counts its reduced axes. */
+static int test_neg_abs_values(void)
+{
+    static const char *const names[] = {"N", "C"};
+    net g = {NULL, PRT_OK};
+    prt_engine *e = NULL;
+    prt_dims xdyn = {2, {-1, -1}}, od[2];
+    int64_t zero1[1] = {0}, m1[1] = {-1}, m2[1] = {-2};
+    static int64_t bufs[2][MAXT];
+    const prt_dims runs[2] = {{2, {3, 5}}, {2, {2, 7}}};
+    int32_t x, s, d0, d1, t;
+    REQUIRE_OK(prt_network_create(&g.n));
+    CHECK_OK(prt_network_add_input(g.n, "X", PRT_FLOAT32, &xdyn, &x));
+    s = op1(&g, "Shape", x);
+    d0 = op_s(&g, "Unsqueeze", op2(&g, "Gather", s, i64s(&g, 0)), i64v(&g, 1, zero1));
+    d1 = op2(&g, "Gather", s, i64v(&g, 1, m1));
+    t = op2(&g, "Concat", op1(&g, "Abs", op1(&g, "Neg", d1)),
+            op1(&g, "Neg", op1(&g, "Neg", d0)));
+    out(&g, op_s(&g, "Reshape", x, t), "N");
+    out(&g,
+        layer(&g, "ConstantOfShape", NULL, 0, NULL, 0,
+              (int32_t[]){op1(&g, "Neg", i64v(&g, 1, m2))}, 1),
+        "C");
+    REQUIRE_OK(g.st);
+    REQUIRE_OK(build(&g, 1, &e));
+    for (int r = 0; r < 2; r++) {
+        float xv[64] = {0};
+        CHECK_OK(run(e, &runs[r], xv, names, 2, bufs, od));
+        CHECK(dims_are(&od[0], 2, runs[r].d[1], runs[r].d[0]));
+        CHECK(dims_are(&od[1], 1, 2, 0));
+    }
+    /* Which tensors the builder may need the values of: the shape
+     * arithmetic's, back to Shape's output, but not X (a float tensor,
+     * only Shape's input); nor an int64 input that only indexes data. */
+    {
+        int32_t y, idx, need = -1, c = cst(&g, PRT_FLOAT32, 1, 2, (float[]){1, 2});
+        CHECK_OK(prt_network_add_input(g.n, "I", PRT_INT64, &(prt_dims){1, {1}}, &idx));
+        y = op2(&g, "Gather", c, idx);
+        out(&g, y, "G");
+        CHECK_OK(g.st);
+        CHECK_OK(prt_network_is_shape_input(g.n, s, &need));
+        CHECK(need == 1);
+        CHECK_OK(prt_network_is_shape_input(g.n, d1, &need));
+        CHECK(need == 1);
+        CHECK_OK(prt_network_is_shape_input(g.n, x, &need));
+        CHECK(need == 0);
+        CHECK_OK(prt_network_is_shape_input(g.n, idx, &need));
+        CHECK(need == 0);
+        CHECK_OK(prt_network_is_shape_input(g.n, y, &need));
+        CHECK(need == 0);
+        CHECK_ERR(prt_network_is_shape_input(g.n, 9999, &need), PRT_ERR_INVALID_ARGUMENT,
+                  "outside");
+        CHECK_ERR(prt_network_is_shape_input(NULL, 0, &need), PRT_ERR_INVALID_ARGUMENT,
+                  "NULL");
     }
     prt_engine_destroy(e);
     prt_network_destroy(g.n);
@@ -656,6 +720,7 @@ int main(void)
     test_constant_value();
     test_cast_concat_squeeze();
     test_unknown_values();
+    test_neg_abs_values();
     test_values_rank2();
     return tu_finish("test_shape_ops");
 }

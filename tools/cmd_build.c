@@ -324,7 +324,9 @@ int cmd_build(int argc, char **argv)
                              a.timing_cache,
                              "give the shapes of dynamic inputs with --min-shapes, "
                              "--opt-shapes and --max-shapes (e.g. --opt-shapes "
-                             "input:1x3x224x224)"};
+                             "input:1x3x224x224)",
+                             NULL,
+                             0};
         if (cli_build_engine(net, reg, &bo, &engine) != CLI_OK)
             goto done;
     }

@@ -4,7 +4,8 @@
  * compare the outputs with reference files.
  *
  * For an ONNX model the single optimization profile is min = opt = max =
- * the shape of each input: from --shapes, else from its .npy file.
+ * the shape of each input: from --shapes, else from its data file; and a
+ * shape input's values (a Reshape's shape) are fixed at its data's.
  * --threads N runs N execution contexts of the same engine on N threads;
  * the outputs of every thread must match thread 0's bit for bit.
  *
@@ -31,6 +32,7 @@
 #include "model.h"
 #include "options.h"
 #include "run_io.h"
+#include "tensor_file.h"
 #include "text.h"
 
 enum {
@@ -90,18 +92,25 @@ static void run_help(void)
         "and optionally compares the outputs with reference files.\n"
         "\n"
         "Inputs (first that applies):\n"
-        "  -i, --input NAME=FILE.npy  data of input NAME (repeatable, once per input)\n"
-        "  (with --compare DIR)       DIR/input_NAME.npy\n"
+        "  -i, --input NAME=FILE      data of input NAME from a .npy file or an ONNX\n"
+        "                             TensorProto (.pb) (repeatable, once per input)\n"
+        "  (with --compare DIR)       DIR/input_NAME.npy, or DIR/input_K.pb (ONNX's "
+        "test\n"
+        "                             data: the input the TensorProto names)\n"
         "  --random-inputs            random data: floats in [-1, 1), integers in\n"
         "                             [0, 16) (int8 in [-8, 8)), bools 0/1\n"
         "  --seed N                   seed of the random data (default 1)\n"
         "  --shapes NAME:DIMS[,...]   shapes of dynamic inputs (e.g. x:1x3x224x224);\n"
         "                             for an ONNX model also its profile; an input\n"
         "                             whose profile fixes its shape needs none\n"
+        "  For an ONNX model the profile is fixed at each input's dims, and a shape\n"
+        "  input's (a Reshape's shape, Range's bounds) at the values of its data.\n"
         "\n"
         "Outputs and checks:\n"
         "  -o, --output-dir DIR       write each output to DIR/output_NAME.npy\n"
-        "  --compare DIR              check outputs against DIR/output_NAME.npy:\n"
+        "  --compare DIR              check outputs against DIR/output_NAME.npy (or the\n"
+        "                             DIR/output_K.pb naming the output, else output "
+        "K):\n"
         "                             |got - ref| <= atol + rtol * |ref| per element;\n"
         "                             a missing reference is skipped with a note\n"
         "  --atol X                   absolute tolerance (default 1e-5)\n"
@@ -353,12 +362,73 @@ static int check_shape_names(const prt_network *net, const cli_shapes *shapes)
     return CLI_OK;
 }
 
+/* Every network input whose values the build may need (a Reshape's shape,
+ * Range's bounds) takes them from its data: min = opt = max = the values
+ * given, as its dims are the data's. *out (malloc'd, the caller's) holds
+ * one entry per such input; names are the network's. An input of that kind
+ * without data fails: random values would size tensors at random. */
+static int shape_values_from_data(const prt_network *net, const run_inputs *in,
+                                  cli_shape_value **out, int *out_n)
+{
+    int32_t nin = prt_network_input_count(net);
+    cli_shape_value *v = calloc((size_t)(nin > 0 ? nin : 1), sizeof *v);
+    int n = 0;
+    *out = v;
+    *out_n = 0;
+    if (!v) {
+        cli_error("out of memory for the values of shape inputs");
+        return CLI_FAIL;
+    }
+    for (int32_t i = 0; i < nin; i++) {
+        int32_t t, dtype, needed = 0;
+        const char *name = NULL;
+        const run_input *r;
+        const npy_array *a;
+        prt_dims dims;
+        char en[CLI_ESC_CAP];
+        int64_t count;
+        if (prt_network_get_input(net, i, &t) != PRT_OK ||
+            prt_network_get_tensor(net, t, &name, &dtype, &dims) != PRT_OK || !name ||
+            (dtype != PRT_INT32 && dtype != PRT_INT64) || dims.nb_dims > 1 ||
+            prt_network_is_shape_input(net, t, &needed) != PRT_OK || !needed)
+            continue;
+        if (!(r = run_inputs_match(in, name))) {
+            cli_error("input %s is a shape input (the shapes of the model's tensors "
+                      "depend on its values), so it needs data: give --input "
+                      "%s=FILE.npy or put it in the --compare directory; random "
+                      "values would size tensors at random",
+                      cli_escape(name, en, sizeof en), cli_escape(name, en, sizeof en));
+            return CLI_FAIL;
+        }
+        a = &r->arr;
+        count = a->dims.nb_dims == 0 ? 1 : a->dims.d[0];
+        /* Said here as run_inputs_bind would say it after the build, which
+         * would only say that the values are missing. */
+        if (a->dtype != dtype) {
+            run_input_dtype_error(r, name, dtype);
+            return CLI_FAIL;
+        }
+        if (a->dims.nb_dims > 1 || count < 1 || count > PRT_MAX_DIMS)
+            continue; /* the builder says what a shape input must be */
+        v[n].name = name;
+        v[n].count = (int32_t)count;
+        for (int64_t k = 0; k < count; k++)
+            v[n].v[k] = a->dtype == PRT_INT32 ? ((const int32_t *)a->data)[k]
+                                              : ((const int64_t *)a->data)[k];
+        n++;
+    }
+    *out_n = n;
+    return CLI_OK;
+}
+
 /* An imported ONNX network (only read): profile 0 from --shapes and the
  * input files, built for `device`. */
 static int build_network(const run_args *a, const prt_registry *reg, const run_inputs *in,
                          const prt_network *net, int32_t device, prt_engine **out)
 {
     cli_shapes prof = {NULL, 0};
+    cli_shape_value *values = NULL;
+    int nb_values = 0;
     int rc = check_shape_names(net, &a->shapes);
     for (int i = 0; rc == CLI_OK && i < a->shapes.count; i++)
         rc = cli_shapes_set(&prof, a->shapes.items[i].name, &a->shapes.items[i].dims);
@@ -377,6 +447,8 @@ static int build_network(const run_args *a, const prt_registry *reg, const run_i
             continue;
         rc = cli_shapes_set(&prof, name, &r->arr.dims);
     }
+    if (rc == CLI_OK)
+        rc = shape_values_from_data(net, in, &values, &nb_values);
     if (rc == CLI_OK) {
         cli_build_opts bo = {NULL,
                              &prof,
@@ -386,9 +458,12 @@ static int build_network(const run_args *a, const prt_registry *reg, const run_i
                              0,
                              NULL,
                              "give the shapes of dynamic inputs with --shapes "
-                             "NAME:DIMS or their data with --input NAME=FILE.npy"};
+                             "NAME:DIMS or their data with --input NAME=FILE.npy",
+                             values,
+                             nb_values};
         rc = cli_build_engine(net, reg, &bo, out);
     }
+    free(values);
     cli_shapes_free(&prof);
     return rc;
 }
@@ -465,9 +540,10 @@ static void print_compare(const char *name, const cli_compare_result *r,
     putchar('\n');
 }
 
-/* Compares output `tensor` with DIR/output_<name>.npy. 1 pass (or skipped),
- * 0 mismatch, -1 error. */
-static int compare_output(const run_args *a, const char *tensor, int32_t dtype,
+/* Compares output `tensor` (the engine's `index`-th output) with
+ * DIR/output_<name>.npy, or an output_K.pb of ONNX's test data that names
+ * it. 1 pass (or skipped), 0 mismatch, -1 error. */
+static int compare_output(const run_args *a, const char *tensor, int index, int32_t dtype,
                           const prt_dims *dims, const void *data, int *skipped)
 {
     char safe[512], path[4096], err[1024], d1[128], d2[128], en[CLI_ESC_CAP];
@@ -476,15 +552,25 @@ static int compare_output(const run_args *a, const char *tensor, int32_t dtype,
     cli_compare_result r;
     cli_safe_name(tensor, safe, sizeof safe);
     snprintf(path, sizeof path, "%s/output_%s.npy", a->compare_dir, safe);
-    if (!file_exists(path)) {
-        printf("  %-16s SKIP  no reference %s\n", name, path);
-        cli_note("no reference for output %s (%s); skipped", name, path);
-        *skipped = 1;
-        return 1;
-    }
-    if (npy_read(path, &ref, err, sizeof err) != 0) {
-        cli_error("reference for output %s: %s", name, err);
-        return -1;
+    if (file_exists(path)) {
+        if (npy_read(path, &ref, err, sizeof err) != 0) {
+            cli_error("reference for output %s: %s", name, err);
+            return -1;
+        }
+    } else {
+        char pb[4096];
+        int found = cli_find_pb_output(a->compare_dir, tensor, index, &ref, pb, sizeof pb,
+                                       err, sizeof err);
+        if (found < 0) {
+            cli_error("reference for output %s: %s", name, err);
+            return -1;
+        }
+        if (!found) {
+            printf("  %-16s SKIP  no reference %s\n", name, path);
+            cli_note("no reference for output %s (%s); skipped", name, path);
+            *skipped = 1;
+            return 1;
+        }
     }
     if (ref.dtype != dtype)
         cli_note("output %s is %s, its reference %s; comparing values", name,
@@ -561,7 +647,7 @@ static int handle_outputs(const run_args *a, run_ctx *ctxs, int nb_ctx)
         int skipped = 0, r;
         if (run_ctx_output(&ctxs[0], i, &dims, &data) != CLI_OK)
             return CLI_FAIL;
-        r = compare_output(a, s->name, s->dtype, &dims, data, &skipped);
+        r = compare_output(a, s->name, i, s->dtype, &dims, data, &skipped);
         if (r < 0)
             return CLI_FAIL;
         compared += !skipped;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
+
 #if PRT_HAVE_ONNX
 #include "plugrt/onnx.h"
 #endif
@@ -199,6 +201,22 @@ static int set_profile(prt_builder_config *cfg, const cli_build_opts *o)
                               cli_format_dims(&mx, c, sizeof c));
                 return CLI_FAIL;
             }
+        }
+    }
+    for (int i = 0; i < o->nb_values; i++) {
+        const cli_shape_value *v = &o->values[i];
+        prt_status st;
+        if (profile < 0 && (st = prt_builder_config_add_profile(cfg, &profile))) {
+            cli_error_api(st, "cannot add an optimization profile");
+            return CLI_FAIL;
+        }
+        st = prt_builder_config_set_profile_shape_values(cfg, profile, v->name, v->v,
+                                                         v->v, v->v, v->count);
+        if (st) {
+            char en[CLI_ESC_CAP];
+            cli_error_api(st, "values of shape input %s",
+                          cli_escape(v->name, en, sizeof en));
+            return CLI_FAIL;
         }
     }
     return CLI_OK;

@@ -59,6 +59,14 @@ prt_status cli_import_onnx_quiet(const char *path, const prt_registry *reg,
                                  const cli_plugin_ops *ops, int strict,
                                  const cli_plugin_op **out_bad_op, prt_network **out);
 
+/* The values of a shape input (a 0-D or 1-D int32/int64 input whose values
+ * a layer's shape depends on), fixed in profile 0: min = opt = max. */
+typedef struct cli_shape_value {
+    const char *name; /* borrowed */
+    int64_t v[PRT_MAX_DIMS];
+    int32_t count;
+} cli_shape_value;
+
 typedef struct cli_build_opts {
     /* Profile 0: for every name in any list, missing entries are taken from
      * the others (opt from max or min; min and max from opt). */
@@ -69,6 +77,10 @@ typedef struct cli_build_opts {
     const char *timing_cache; /* --timing-cache FILE, or NULL */
     /* What to tell the user about shapes when the build fails on one. */
     const char *shape_hint;
+    /* Shape inputs' values for profile 0 (`plugrt run` takes them from the
+     * input data); NULL with 0 for none. */
+    const cli_shape_value *values;
+    int nb_values;
 } cli_build_opts;
 
 int cli_build_engine(const prt_network *net, const prt_registry *reg,

@@ -10,6 +10,7 @@
 
 #include "describe.h"
 #include "numeric.h"
+#include "tensor_file.h"
 #include "text.h"
 
 /* ---- inputs -------------------------------------------------------------- */
@@ -50,17 +51,13 @@ static run_input *entry(run_inputs *l, const char *name)
     return in;
 }
 
-int run_inputs_add_file(run_inputs *l, const char *name, const char *path, int from_dir)
+/* Takes `arr` (freed on failure). */
+static int add_array(run_inputs *l, const char *name, const char *path, int from_dir,
+                     npy_array arr)
 {
-    char err[1024], en[CLI_ESC_CAP];
-    npy_array arr;
+    char en[CLI_ESC_CAP];
     run_input *in;
-    char *p;
-    if (npy_read(path, &arr, err, sizeof err) != 0) {
-        cli_error("input %s: %s", cli_escape(name, en, sizeof en), err);
-        return CLI_FAIL;
-    }
-    p = cli_strdup(path);
+    char *p = cli_strdup(path);
     if (!p)
         cli_error("out of memory for the path of input %s",
                   cli_escape(name, en, sizeof en));
@@ -76,6 +73,46 @@ int run_inputs_add_file(run_inputs *l, const char *name, const char *path, int f
     return CLI_OK;
 }
 
+int run_inputs_add_file(run_inputs *l, const char *name, const char *path, int from_dir)
+{
+    char err[1024], en[CLI_ESC_CAP];
+    npy_array arr;
+    if (cli_tensor_read(path, &arr, NULL, err, sizeof err) != 0) {
+        cli_error("input %s: %s", cli_escape(name, en, sizeof en), err);
+        return CLI_FAIL;
+    }
+    return add_array(l, name, path, from_dir, arr);
+}
+
+/* DIR/input_K.pb (ONNX's test data): the input is the one the TensorProto
+ * names. */
+static int add_pb_from_dir(run_inputs *l, const char *path)
+{
+    char err[1024], ep[CLI_ESC_CAP];
+    char *name = NULL;
+    npy_array arr;
+    int rc;
+    if (cli_tensor_read(path, &arr, &name, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return CLI_FAIL;
+    }
+    if (!name[0]) {
+        /* Not an error yet: --input may give that input. */
+        cli_note("ignoring %s: it holds a tensor without a name, so it matches no "
+                 "input (give it with --input NAME=%s)",
+                 cli_escape(path, ep, sizeof ep), cli_escape(path, ep, sizeof ep));
+        rc = CLI_OK;
+        npy_array_free(&arr);
+    } else if (run_inputs_find(l, name)) {
+        rc = CLI_OK; /* --input overrides */
+        npy_array_free(&arr);
+    } else {
+        rc = add_array(l, name, path, 1, arr);
+    }
+    free(name);
+    return rc;
+}
+
 int run_inputs_scan_dir(run_inputs *l, const char *dir)
 {
     DIR *d = opendir(dir);
@@ -88,6 +125,12 @@ int run_inputs_scan_dir(run_inputs *l, const char *dir)
     while (rc == CLI_OK && (e = readdir(d)) != NULL) {
         size_t n = strlen(e->d_name);
         char name[512], path[4096];
+        if (n > 9 && strncmp(e->d_name, "input_", 6) == 0 &&
+            strcmp(e->d_name + n - 3, ".pb") == 0) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            rc = add_pb_from_dir(l, path);
+            continue;
+        }
         if (n <= 10 || strncmp(e->d_name, "input_", 6) != 0 ||
             strcmp(e->d_name + n - 4, ".npy") != 0 || n - 10 >= sizeof name)
             continue;
@@ -257,6 +300,17 @@ static int make_random(run_inputs *l, const prt_io_info *io, prt_context *ctx,
     return CLI_OK;
 }
 
+void run_input_dtype_error(const run_input *in, const char *name, int32_t want)
+{
+    char en[CLI_ESC_CAP], ep[CLI_ESC_CAP];
+    cli_error("input %s: %s holds %s, the model takes %s (convert it, e.g. numpy's "
+              "a.astype(np.%s))",
+              cli_escape(name, en, sizeof en),
+              in->path ? cli_escape(in->path, ep, sizeof ep) : "its data",
+              prt_dtype_name(in->arr.dtype), prt_dtype_name(want),
+              want == PRT_BOOL ? "bool_" : prt_dtype_name(want));
+}
+
 int run_inputs_bind(run_inputs *l, const run_model *m, prt_context *ctx,
                     const cli_shapes *shapes, int random_allowed, uint64_t seed)
 {
@@ -284,11 +338,7 @@ int run_inputs_bind(run_inputs *l, const run_model *m, prt_context *ctx,
         }
         in->used = 1;
         if (in->arr.dtype != io->dtype) {
-            cli_error("input %s: %s holds %s, the model takes %s (convert it, e.g. "
-                      "numpy's a.astype(np.%s))",
-                      name, cli_escape(in->path, ep, sizeof ep),
-                      prt_dtype_name(in->arr.dtype), prt_dtype_name(io->dtype),
-                      io->dtype == PRT_BOOL ? "bool_" : prt_dtype_name(io->dtype));
+            run_input_dtype_error(in, io->name, io->dtype);
             bad = 1;
         } else if (!dims_fit(&io->dims, &in->arr.dims)) {
             cli_error("input %s: %s has shape %s, the model takes %s", name,

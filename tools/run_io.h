@@ -37,6 +37,8 @@ run_input *run_inputs_find(run_inputs *l, const char *name);
  * file named after the name made file-safe (cli_safe_name). */
 run_input *run_inputs_match(const run_inputs *l, const char *name);
 void run_inputs_free(run_inputs *l);
+/* Prints the error for data of another dtype than input `name` takes. */
+void run_input_dtype_error(const run_input *in, const char *name, int32_t want);
 
 /* The engine's inputs and outputs as `plugrt run` needs them: read once
  * (cli_engine_io), so that every loop sees the same list. */

@@ -284,6 +284,16 @@ PRT_API int32_t prt_network_layer_output_count(const prt_network *net, int32_t l
  * prt_network_mark_output a caller can expose every intermediate tensor,
  * as `plugrt run --compare-layers` does. */
 PRT_API int32_t prt_network_layer_count(const prt_network *net);
+/* *out = 1 if the builder may need the values of `tensor` (not only its
+ * dims): it is a shape input of some layer, or an input of a layer that
+ * states its outputs' values (get_output_values) where one of those outputs
+ * is; and, for a network input or a constant, it is a 0-D or 1-D int32/int64
+ * tensor of 1..PRT_MAX_DIMS elements (what can carry values). A network
+ * input for which this is 1 takes the bounds of its values in every profile
+ * (prt_builder_config_set_profile_shape_values); `plugrt run` sets them
+ * from the input's data. */
+PRT_API PRT_NODISCARD prt_status prt_network_is_shape_input(const prt_network *net,
+                                                            int32_t tensor, int32_t *out);
 
 /* Names a tensor (copied). Default names are "<layer name>:<index>". */
 PRT_API PRT_NODISCARD prt_status prt_network_set_tensor_name(prt_network *net,

@@ -47,15 +47,22 @@ static size_t utf8_len(const unsigned char *s)
 
 /* Messages carry names read from files and plugins (tensor, node, plugin
  * names), so a file could put terminal escapes or broken text on a user's
- * screen. Every message is stored with control bytes and bytes that are not
- * valid UTF-8 written as \xNN; valid UTF-8 passes through. */
+ * screen. Every message is stored with control bytes, C1 controls (U+0080
+ * to U+009F: U+009B is CSI to some terminals) and bytes that are not valid
+ * UTF-8 written as \xNN; other valid UTF-8 passes through. */
 static void store_escaped(char *dst, size_t cap, const char *src)
 {
     const unsigned char *s = (const unsigned char *)src;
     size_t o = 0;
     while (*s && o + 1 < cap) {
         size_t n = utf8_len(s);
-        if (n == 1 && *s >= 0x20 && *s != 0x7f) {
+        if (n == 2 && s[0] == 0xc2 && s[1] <= 0x9f) {
+            if (o + 8 >= cap)
+                break;
+            snprintf(dst + o, cap - o, "\\x%02x\\x%02x", s[0], s[1]);
+            o += 8;
+            s += 2;
+        } else if (n == 1 && *s >= 0x20 && *s != 0x7f) {
             dst[o++] = (char)*s++;
         } else if (n > 1) {
             if (o + n >= cap)

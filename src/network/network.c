@@ -362,6 +362,50 @@ int32_t prt_network_layer_count(const prt_network *net)
     return net ? net->nb_layers : 0;
 }
 
+prt_status prt_network_is_shape_input(const prt_network *net, int32_t tensor,
+                                      int32_t *out)
+{
+    unsigned char *needed;
+    if (!net || !out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_is_shape_input: NULL argument");
+    if (tensor < 0 || tensor >= net->nb_tensors)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_is_shape_input: tensor %d outside 0..%d",
+                          (int)tensor, (int)net->nb_tensors - 1);
+    needed = base_calloc((size_t)net->nb_tensors, 1);
+    if (!needed)
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "prt_network_is_shape_input: out of memory");
+    /* Consumers come after producers, so one backward pass carries the
+     * need from each shape input to the inputs of the layers that state
+     * its values. */
+    for (int32_t i = net->nb_layers - 1; i >= 0; i--) {
+        const net_layer *l = &net->layers[i];
+        int carries = 0;
+        for (int32_t k = 0; k < l->nb_shape_inputs; k++)
+            needed[l->shape_inputs[k]] = 1;
+        if (l->plugin->vt->build && BUILD_ENTRY(l->plugin, get_output_values))
+            for (int32_t k = 0; k < l->nb_outputs && !carries; k++)
+                carries = needed[l->outputs[k]];
+        for (int32_t k = 0; carries && k < l->nb_inputs; k++)
+            needed[l->inputs[k]] = 1;
+    }
+    *out = needed[tensor];
+    base_free(needed);
+    /* An input or a constant is known: only a short int32/int64 vector
+     * can carry values (the builder's rule), so a float tensor that feeds
+     * a Shape is no shape input. */
+    if (*out && net->tensors[tensor].producer < 0) {
+        const net_tensor *t = &net->tensors[tensor];
+        int64_t n = t->dims.nb_dims == 0 ? 1 : t->dims.d[0];
+        if ((t->dtype != PRT_INT32 && t->dtype != PRT_INT64) || t->dims.nb_dims > 1 ||
+            n < 1 || n > PRT_MAX_DIMS)
+            *out = 0;
+    }
+    return PRT_OK;
+}
+
 int32_t prt_network_layer_output_count(const prt_network *net, int32_t layer)
 {
     if (!net || layer < 0 || layer >= net->nb_layers)

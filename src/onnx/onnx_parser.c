@@ -7,10 +7,13 @@
 
 #include "onnx_internal.h"
 
-/* The default-domain opsets the importer accepts. 7 is where broadcasting
- * became the numpy rule for every elementwise op; the newest is that of the
- * onnx.proto compiled in (set by src/onnx/CMakeLists.txt). */
-#define MIN_OPSET 7
+/* The default-domain opsets the importer accepts: all, up to the newest of
+ * the onnx.proto compiled in (set by src/onnx/CMakeLists.txt). Semantics
+ * that changed before opset 7 (consumed_inputs, the broadcast attributes,
+ * Cast's string `to`, Reshape's shape attribute, ...) are guarded by each
+ * op's own first opset in the op table (onnx_ops.c): an older node is an
+ * error naming it. */
+#define MIN_OPSET 1
 #ifndef PRT_ONNX_MAX_OPSET
 #define PRT_ONNX_MAX_OPSET 17
 #endif

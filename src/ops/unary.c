@@ -203,17 +203,43 @@ static const op_class identity_class = {
     .values = identity_values,
 };
 
-#define UNARY_CLASS(k, dt)                                                               \
+/* Neg's and Abs's values of a small integer tensor (a shape computation:
+ * ONNX's expanded LayerNormalization negates an axis to count the reduced
+ * ones), as expressions: 0 - v and MAX(v, 0 - v). */
+static prt_status neg_abs_values(op_object *o, const prt_dim_exprs *in_dims,
+                                 const prt_dim_exprs *in_values, int32_t nb_in,
+                                 const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
+                                 prt_expr_builder *eb)
+{
+    const prt_expr *zero = eb->constant(eb, 0);
+    (void)in_dims, (void)nb_in, (void)out_dims;
+    if (in_values[0].nb_dims < 0 || !zero)
+        return PRT_OK;
+    for (int32_t i = 0; i < in_values[0].nb_dims; i++) {
+        const prt_expr *v = in_values[0].d[i];
+        const prt_expr *neg = eb->operation(eb, PRT_DIM_SUB, zero, v);
+        out_values->d[i] = o->cls->kind == UNARY_NEG || !neg
+                               ? neg
+                               : eb->operation(eb, PRT_DIM_MAX, v, neg);
+        if (!out_values->d[i])
+            return PRT_OK; /* the values stay unknown */
+    }
+    out_values->nb_dims = in_values[0].nb_dims;
+    return PRT_OK;
+}
+
+#define UNARY_CLASS(k, dt, val)                                                          \
     {                                                                                    \
         .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = (dt),                   \
         .size = sizeof(op_object), .alias_input = -1, .shapes = ew_same_shapes,          \
-        .infer = ew_same_infer, .run = {[PRT_DEVICE_CPU] = unary_run},                   \
+        .infer = ew_same_infer, .run = {[PRT_DEVICE_CPU] = unary_run}, .values = (val),  \
     }
 
-static const op_class abs_class = UNARY_CLASS(UNARY_ABS, EW_DT_NUMERIC);
+static const op_class abs_class = UNARY_CLASS(UNARY_ABS, EW_DT_NUMERIC, neg_abs_values);
 static const op_class neg_class = UNARY_CLASS(
-    UNARY_NEG, EW_DT_FLOATS | OP_DT(PRT_INT8) | OP_DT(PRT_INT32) | OP_DT(PRT_INT64));
-static const op_class sign_class = UNARY_CLASS(UNARY_SIGN, EW_DT_NUMERIC);
+    UNARY_NEG, EW_DT_FLOATS | OP_DT(PRT_INT8) | OP_DT(PRT_INT32) | OP_DT(PRT_INT64),
+    neg_abs_values);
+static const op_class sign_class = UNARY_CLASS(UNARY_SIGN, EW_DT_NUMERIC, NULL);
 
 const prt_plugin_creator op_abs_creator = OP_CREATOR("Abs", abs_class, NULL, 0);
 const prt_plugin_creator op_neg_creator = OP_CREATOR("Neg", neg_class, NULL, 0);

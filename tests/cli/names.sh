@@ -2,8 +2,9 @@
 # Names from a file are shown, never obeyed: a plan whose tensor and layer
 # names hold terminal escape sequences, C1 controls and bytes that are not
 # UTF-8 (tests/cli/make_plan.c) goes through inspect, inspect --json and run
-# (with the errors run composes about inputs), and an ONNX model with such
-# names through build and run. No output may hold a raw control character
+# (with the errors run composes about inputs), and ONNX models with such
+# names (and damaged copies of one) through build and run, their errors
+# from the importer and the builder included. No output may hold a raw control character
 # or invalid UTF-8; the text shows each byte escaped (\x1b), the JSON
 # decodes to the names.
 . "$(dirname "$0")/common.sh"
@@ -45,6 +46,62 @@ PY
     expect_grep 'input  in\\x1b\[31m\\x07 ' build.out "build's summary"
   expect_rc 0 run_onnx "$PLUGRT" run hostile.onnx --random-inputs -n 1 --warmup 0
   expect_rc 2 run_onnx_shape "$PLUGRT" run hostile.onnx --random-inputs --shapes nosuch:2x3
+
+  # Names no ONNX writer makes: bytes that are not UTF-8, overlong forms,
+  # C1 controls in UTF-8 (U+009B, U+0085), written into the protobuf
+  # directly (onnx's Python API only takes valid text). Each reaches an
+  # error message of the library: an op nothing serves, a shape input of
+  # the wrong dtype, an output no node makes.
+  expect_rc 0 make_bytes "$PYTHON" - <<'PY'
+import onnx
+from onnx import TensorProto, helper
+# Placeholders of one length, replaced by the hostile bytes after
+# serializing (so the protobuf lengths stay right).
+X, Y, N, OP, S = "XXXXXXXXXXXA", "YYYYYYYYYYYB", "NNNNNNNNNNNC", "Reluuuuuuuuu", "SSSSSSSSSSSD"
+raw = {X: b"in\xff\x1b[31m\xc2\x9b", Y: b"ou\xfe\x07\xc0\xaf\x7f\r\n", N: b"no\x1b]0;t\x07\xe0\x80",
+       OP: b"Rel\xff\x1b[2J", S: b"sh\xff\x1b[1m\xc2\x85"}
+def save(path, nodes, inputs, outputs):
+    g = helper.make_graph(nodes, "g", inputs, outputs)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    b = m.SerializeToString()
+    for k, v in raw.items():
+        b = b.replace(k.encode(), v.ljust(len(k), b"z"))
+    open(path, "wb").write(b)
+f = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
+save("bytes_relu.onnx", [helper.make_node("Relu", [X], [Y], name=N)], [f(X, [2, 3])], [f(Y, [2, 3])])
+save("bytes_op.onnx", [helper.make_node(OP, [X], [Y], name=N)], [f(X, [2, 3])], [f(Y, [2, 3])])
+save("bytes_shape.onnx", [helper.make_node("Reshape", [X, S], [Y], name=N)],
+     [f(X, [2, 3]), f(S, [2])], [f(Y, [3, 2])])
+save("bytes_dangling.onnx", [helper.make_node("Relu", [X], [Y], name=N)], [f(X, [2, 3])], [f(S, [2, 3])])
+PY
+  expect_rc 0 bytes_build "$PLUGRT" build bytes_relu.onnx -o bytes.plan &&
+    expect_grep 'input  in\\xff\\x1b\[31m\\xc2\\x9b' bytes_build.out "build's summary, bytes"
+  expect_rc 0 bytes_run "$PLUGRT" run bytes_relu.onnx --random-inputs -n 1 --warmup 0 -v
+  expect_rc 0 bytes_layers "$PLUGRT" run bytes_relu.onnx --random-inputs --compare-layers &&
+    expect_grep 'no\\x1b\]0;t\\x07\\xe0\\x80' bytes_layers.out "compare-layers' layer name"
+  expect_rc 1 bytes_op "$PLUGRT" build bytes_op.onnx -o x.plan &&
+    expect_grep "op 'Rel\\\\xff\\\\x1b\\[2J" bytes_op.err "op type, escaped"
+  expect_rc 1 bytes_run_op "$PLUGRT" run bytes_op.onnx --random-inputs
+  expect_rc 1 bytes_shape "$PLUGRT" run bytes_shape.onnx --random-inputs &&
+    expect_grep "sh\\\\xff\\\\x1b\\[1m\\\\xc2\\\\x85" bytes_shape.err "shape input, escaped"
+  expect_rc 1 bytes_dangling "$PLUGRT" build bytes_dangling.onnx -o x.plan
+  # Damaged files: bytes of a model with hostile names flipped at random
+  # (seeded), each a clean error or a clean build.
+  expect_rc 0 mutate "$PYTHON" - <<'PY'
+import random
+b = open("bytes_shape.onnx", "rb").read()
+r = random.Random(7)
+for i in range(60):
+    m = bytearray(b)
+    for _ in range(r.randint(1, 4)):
+        m[r.randrange(len(m))] = r.randrange(256)
+    open(f"mut_{i}.onnx", "wb").write(bytes(m))
+PY
+  for i in $(seq 0 59); do
+    run_cmd "mut_$i" "$PLUGRT" build "mut_$i.onnx" -o mut.plan
+    [ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "mut_$i.onnx: exit status $rc"
+  done
 fi
 
 # No raw control character (but newline) nor invalid UTF-8 anywhere.

@@ -1818,12 +1818,35 @@ static int test_graph_errors(void)
     bytes = pack(g, 2, 17, &size);
     CHECK_ERR(parse(bytes, size, NULL, &net), PRT_ERR_VERSION, "IR version");
     free(bytes);
-    bytes = pack(g, 8, 6, &size);
-    CHECK_ERR(parse(bytes, size, NULL, &net), PRT_ERR_VERSION, "opset 6");
+    bytes = pack(g, 8, 0, &size);
+    CHECK_ERR(parse(bytes, size, NULL, &net), PRT_ERR_VERSION, "opset 0");
     free(bytes);
     bytes = pack(g, 8, 99, &size);
     CHECK_ERR(parse(bytes, size, NULL, &net), PRT_ERR_VERSION, "99");
     free(bytes);
+    /* Opsets below 7 are read; each op's own first opset guards the
+     * semantics that changed before it: Add's broadcast attribute (7),
+     * Relu's consumed_inputs (6). */
+    {
+        Onnx__GraphProto *o = graph();
+        G_IN(o, value_info("X", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, D23));
+        G_NODE(o, node("Relu", "r", "X", NULL, NULL, "Y"));
+        G_OUT(o, "Y");
+        bytes = pack(o, 3, 6, &size);
+        CHECK_OK(parse(bytes, size, NULL, &net));
+        prt_network_destroy(net);
+        net = NULL;
+        free(bytes);
+        bytes = pack(o, 3, 5, &size);
+        CHECK_ERR(parse(bytes, size, NULL, &net), PRT_ERR_VERSION,
+                  "Relu from opset 6; the model imports opset 5");
+        free(bytes);
+        o->node[0] = node("Add", "a", "X", "X", NULL, "Y");
+        bytes = pack(o, 3, 6, &size);
+        CHECK_ERR(parse(bytes, size, NULL, &net), PRT_ERR_VERSION,
+                  "'a' (Add): plugrt imports Add from opset 7");
+        free(bytes);
+    }
     /* Newer IR versions are read. */
     bytes = pack(g, 10, 17, &size);
     CHECK_OK(parse(bytes, size, NULL, &net));
