@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Real models through the plugrt program, against ONNX Runtime.
+
+    run_models.py --plugrt PATH --model NAME [--models-dir DIR]
+                  [--shared DIR] [--work DIR]
+
+For each shape of the model's list (below), seeded random inputs go to ONNX
+Runtime (CPU) for the reference outputs, both are written as
+input_<name>.npy / output_<name>.npy, and
+
+    plugrt run MODEL.onnx --compare DIR --rtol 1e-4 --atol A
+
+must pass, A being 1e-4 of the largest reference magnitude (the smallest
+such over the outputs): every element within 1e-4 of its own value or of
+its tensor's scale. MobileNet's logits are ~1e-9 with random weights, so a
+fixed atol would accept anything there; a purely element-wise rtol fails
+wherever sums cancel near zero. The same shapes also run through one plan
+built with a profile spanning all of them (`plugrt build` with
+--min/--opt/--max-shapes), so one engine serves every shape. For the
+models in ../shared/models, their .data/ folder (made by ONNX Runtime 1.30)
+is checked the same way first.
+
+Exit status 0 pass, 1 a mismatch or an error, 77 (skipped) when the model
+or onnxruntime is missing. Needs numpy and onnxruntime (scripts/deps.sh
+installs both for /usr/bin/python3).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+RTOL = 1e-4
+SKIP = 77
+
+IMAGE_BATCHES = [1, 2, 8]
+# Transformer shapes: (batch, sequence). Positions end at 128.
+BERT_SHAPES = [(1, 1), (1, 7), (1, 128), (8, 1), (8, 7), (8, 128), (2, 32)]
+GPT2_SHAPES = [(1, 1), (1, 7), (1, 128), (8, 1), (8, 7), (8, 128), (2, 16)]
+
+
+def image_inputs(batch, rng):
+    return {"image": rng.standard_normal((batch, 3, 224, 224)).astype(np.float32)}
+
+
+def token_inputs(vocab):
+    def make(shape, rng):
+        b, s = shape
+        ids = rng.integers(0, vocab, (b, s), dtype=np.int64)
+        # Padding at the end of every other row (at least one real token),
+        # so the attention mask is exercised.
+        mask = np.ones((b, s), np.int64)
+        for r in range(1, b, 2):
+            mask[r, max(1, s - 1 - r * s // (2 * b)):] = 0
+        return {"input_ids": ids, "attention_mask": mask}
+    return make
+
+
+# name: (file's folder, shapes, input maker, profile min/opt/max, label of a shape)
+MODELS = {
+    "mobilenet_v3_small": ("shared", IMAGE_BATCHES[:1] + IMAGE_BATCHES[2:],
+                           lambda b, rng: image_inputs(b, rng),
+                           "image:1x3x224x224", "image:2x3x224x224",
+                           "image:8x3x224x224"),
+    "bert_small": ("shared", BERT_SHAPES, token_inputs(2000),
+                   "input_ids:1x1,attention_mask:1x1",
+                   "input_ids:2x32,attention_mask:2x32",
+                   "input_ids:8x128,attention_mask:8x128"),
+    "resnet18_w8": ("models", IMAGE_BATCHES, lambda b, rng: image_inputs(b, rng),
+                    "image:1x3x224x224", "image:2x3x224x224", "image:8x3x224x224"),
+    "shufflenet_v2_x0_5": ("models", IMAGE_BATCHES, lambda b, rng: image_inputs(b, rng),
+                           "image:1x3x224x224", "image:2x3x224x224",
+                           "image:8x3x224x224"),
+    "efficientnet_b0_w25": ("models", IMAGE_BATCHES, lambda b, rng: image_inputs(b, rng),
+                            "image:1x3x224x224", "image:2x3x224x224",
+                            "image:8x3x224x224"),
+    "gpt2_tiny": ("models", GPT2_SHAPES, token_inputs(512),
+                  "input_ids:1x1,attention_mask:1x1",
+                  "input_ids:2x16,attention_mask:2x16",
+                  "input_ids:8x128,attention_mask:8x128"),
+}
+
+failures = 0
+
+
+def fail(msg):
+    global failures
+    failures += 1
+    print("FAIL: " + msg)
+
+
+def atol_for(outputs):
+    return RTOL * min(float(np.max(np.abs(o))) for o in outputs.values())
+
+
+def plugrt(args, cmd, what):
+    p = subprocess.run([args.plugrt] + cmd, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=600)
+    text = p.stdout.decode("utf-8", "replace")
+    if p.returncode != 0:
+        fail("%s: exit status %d: plugrt %s\n%s" % (what, p.returncode, " ".join(cmd),
+                                                   "\n".join("    | " + l for l in
+                                                             text.splitlines()[-25:])))
+        return None
+    return text
+
+
+def check_dir(args, model_or_plan, d, atol, what):
+    text = plugrt(args, ["run", model_or_plan, "--compare", d, "-n", "1", "--warmup", "0",
+                         "--rtol", repr(RTOL), "--atol", repr(atol)], what)
+    if text is None:
+        return
+    worst = [l.strip() for l in text.splitlines() if " PASS " in l or " FAIL " in l]
+    if "PASSED:" not in text:
+        fail("%s: %s" % (what, "; ".join(worst)))
+    else:
+        print("ok   %-40s atol %.3g  %s" % (what, atol, "; ".join(
+            w.split("; ")[0] + "; " + w.split("; ")[1] for w in worst if "; " in w)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--plugrt", required=True)
+    ap.add_argument("--model", required=True, choices=sorted(MODELS))
+    ap.add_argument("--models-dir", default=here)
+    ap.add_argument("--shared", default=os.path.join(here, "..", "..", "..", "shared",
+                                                     "models"))
+    ap.add_argument("--work", default="work_models")
+    args = ap.parse_args()
+    where, shapes, make, pmin, popt, pmax = MODELS[args.model]
+    path = os.path.join(args.shared if where == "shared" else args.models_dir,
+                        args.model + ".onnx")
+    if not os.path.isfile(path):
+        print("SKIP: %s not found" % path)
+        return SKIP
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        print("SKIP: onnxruntime is not installed for %s (scripts/deps.sh)" % sys.executable)
+        return SKIP
+    work = os.path.join(args.work, args.model)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+
+    # The shared model's own data, made by ONNX Runtime 1.30.
+    data = os.path.join(os.path.dirname(path), args.model + ".data")
+    if os.path.isdir(data):
+        refs = {f[7:-4]: np.load(os.path.join(data, f)) for f in os.listdir(data)
+                if f.startswith("output_")}
+        check_dir(args, path, data, atol_for(refs), "%s.data" % args.model)
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    dirs = []
+    for k, shape in enumerate(shapes):
+        rng = np.random.default_rng(1000 + k)
+        feeds = make(shape, rng)
+        outs = dict(zip(names, sess.run(None, feeds)))
+        label = "x".join(str(v) for v in (shape if isinstance(shape, tuple) else (shape,)))
+        d = os.path.join(work, label)
+        os.makedirs(d)
+        for n, a in feeds.items():
+            np.save(os.path.join(d, "input_%s.npy" % n), a)
+        for n, a in outs.items():
+            np.save(os.path.join(d, "output_%s.npy" % n), a)
+        dirs.append((label, d, atol_for(outs)))
+        check_dir(args, path, d, atol_for(outs), "%s at %s" % (args.model, label))
+
+    # One plan for every shape.
+    plan = os.path.join(work, args.model + ".plan")
+    if plugrt(args, ["build", path, "-o", plan, "--min-shapes", pmin, "--opt-shapes", popt,
+                     "--max-shapes", pmax], "%s: build" % args.model) is not None:
+        for label, d, atol in dirs:
+            check_dir(args, plan, d, atol, "%s.plan at %s" % (args.model, label))
+    # A plan whose profile fixes the shape (only --opt-shapes: min = opt =
+    # max) runs on random data with no --shapes.
+    if args.model == "mobilenet_v3_small":
+        fixed = os.path.join(work, "fixed.plan")
+        if plugrt(args, ["build", path, "-o", fixed, "--opt-shapes", "image:1x3x224x224"],
+                  "build with --opt-shapes only") is not None:
+            text = plugrt(args, ["run", fixed, "--random-inputs", "-n", "1", "--warmup", "0"],
+                          "run a fixed profile on random data")
+            if text is not None and "image            float32  1x3x224x224    random" not in text:
+                fail("random data of the fixed shape: not in the output\n" + text)
+    if failures:
+        print("%d check(s) failed" % failures)
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
