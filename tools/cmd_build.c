@@ -73,7 +73,10 @@ static void build_help(void)
         "  --max-shapes NAME:DIMS[,...]\n"
         "                           optimization profile of dynamic inputs, dims as\n"
         "                           1x3x224x224; a missing min or max takes opt, a\n"
-        "                           missing opt takes max (or min)\n"
+        "                           missing opt takes max (or min). For a shape input\n"
+        "                           (whose values size tensors: a Reshape's shape,\n"
+        "                           Range's bounds) the bounds of its values instead,\n"
+        "                           e.g. --opt-shapes shape:-1x64 for [-1, 64]\n"
         "  --workspace SIZE         cap on any layer's scratch memory (e.g. 512M, 1G)\n"
         "  --autotune               time every tactic and format and keep the fastest\n"
         "  --timing-cache FILE      reuse the tactic and format choices of earlier "
@@ -123,11 +126,11 @@ static int take_option(void *user, int id, const char *v)
     case OPT_OPT:
     case OPT_MAX: {
         cli_shapes *l = id == OPT_MIN ? &a->min : id == OPT_OPT ? &a->opt : &a->max;
-        return cli_shapes_parse(l,
-                                id == OPT_MIN   ? "--min-shapes"
-                                : id == OPT_OPT ? "--opt-shapes"
-                                                : "--max-shapes",
-                                v);
+        return cli_shapes_parse_signed(l,
+                                       id == OPT_MIN   ? "--min-shapes"
+                                       : id == OPT_OPT ? "--opt-shapes"
+                                                       : "--max-shapes",
+                                       v);
     }
     case OPT_WORKSPACE:
         return cli_parse_size("--workspace", v, &a->workspace);
@@ -324,9 +327,11 @@ int cmd_build(int argc, char **argv)
                              a.timing_cache,
                              "give the shapes of dynamic inputs with --min-shapes, "
                              "--opt-shapes and --max-shapes (e.g. --opt-shapes "
-                             "input:1x3x224x224)",
+                             "input:1x3x224x224), and the values of a shape input "
+                             "the same way (e.g. --opt-shapes shape:-1x64)",
                              NULL,
-                             0};
+                             0,
+                             1};
         if (cli_build_engine(net, reg, &bo, &engine) != CLI_OK)
             goto done;
     }

@@ -460,7 +460,8 @@ static int build_network(const run_args *a, const prt_registry *reg, const run_i
                              "give the shapes of dynamic inputs with --shapes "
                              "NAME:DIMS or their data with --input NAME=FILE.npy",
                              values,
-                             nb_values};
+                             nb_values,
+                             0};
         rc = cli_build_engine(net, reg, &bo, out);
     }
     free(values);

@@ -172,7 +172,41 @@ static void complete_profile(const cli_build_opts *o, const char *name, prt_dims
     *mx = c ? c->dims : *op;
 }
 
-static int set_profile(prt_builder_config *cfg, const cli_build_opts *o)
+/* 1 if `name` is a network input whose values the build may need. */
+static int is_shape_input(const prt_network *net, const char *name)
+{
+    int32_t t, in, yes = 0;
+    if (prt_network_find_tensor(net, name, &t) != PRT_OK)
+        return 0;
+    for (int32_t i = 0; i < prt_network_input_count(net); i++)
+        if (prt_network_get_input(net, i, &in) == PRT_OK && in == t)
+            return prt_network_is_shape_input(net, t, &yes) == PRT_OK && yes;
+    return 0;
+}
+
+/* A shape input's entry in the lists is the bounds of its values, as
+ * trtexec reads --shapes for shape tensors; its dims are static. */
+static int set_values(prt_builder_config *cfg, int32_t profile, const char *name,
+                      const prt_dims *mn, const prt_dims *op, const prt_dims *mx)
+{
+    prt_status st;
+    if (mn->nb_dims != op->nb_dims || mn->nb_dims != mx->nb_dims) {
+        cli_error("shape input %s: --min-shapes, --opt-shapes and --max-shapes give "
+                  "%d, %d and %d values; they bound the same values",
+                  name, (int)mn->nb_dims, (int)op->nb_dims, (int)mx->nb_dims);
+        return CLI_FAIL;
+    }
+    st = prt_builder_config_set_profile_shape_values(cfg, profile, name, mn->d, op->d,
+                                                     mx->d, mn->nb_dims);
+    if (st) {
+        cli_error_api(st, "values of shape input %s (min, opt, max)", name);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+static int set_profile(prt_builder_config *cfg, const cli_build_opts *o,
+                       const prt_network *net)
 {
     const cli_shapes *lists[3] = {o->min, o->opt, o->max};
     int32_t profile = -1;
@@ -192,6 +226,11 @@ static int set_profile(prt_builder_config *cfg, const cli_build_opts *o)
                 return CLI_FAIL;
             }
             complete_profile(o, name, &mn, &op, &mx);
+            if (o->lists_give_values && is_shape_input(net, name)) {
+                if (set_values(cfg, profile, name, &mn, &op, &mx) != CLI_OK)
+                    return CLI_FAIL;
+                continue;
+            }
             st = prt_builder_config_set_profile_dims(cfg, profile, name, &mn, &op, &mx);
             if (st) {
                 char a[96], b[96], c[96];
@@ -262,7 +301,7 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
         cache_hint(o->timing_cache);
         goto done;
     }
-    if (set_profile(cfg, o) != CLI_OK)
+    if (set_profile(cfg, o, net) != CLI_OK)
         goto done;
     cli_progress("building the engine%s", o->autotune ? " (autotuning)" : "");
     st = prt_engine_build(net, cfg, reg, out);

@@ -81,6 +81,10 @@ typedef struct cli_build_opts {
      * input data); NULL with 0 for none. */
     const cli_shape_value *values;
     int nb_values;
+    /* 1: an entry of min/opt/max for a shape input is the bounds of its
+     * values (`plugrt build`), as trtexec reads shapes of shape tensors;
+     * 0: its dims, like any input's. */
+    int lists_give_values;
 } cli_build_opts;
 
 int cli_build_engine(const prt_network *net, const prt_registry *reg,

@@ -140,7 +140,8 @@ int cli_parse_device(const char *opt, const char *s, int32_t *out)
     return CLI_OK;
 }
 
-int cli_parse_dims(const char *s, prt_dims *out)
+/* allow_negative: components may carry a '-' (a shape input's values). */
+static int parse_dims(const char *s, prt_dims *out, int allow_negative)
 {
     prt_dims d;
     d.nb_dims = 0;
@@ -151,11 +152,12 @@ int cli_parse_dims(const char *s, prt_dims *out)
     for (;;) {
         char *end;
         long long v;
-        if (*s < '0' || *s > '9' || d.nb_dims >= PRT_MAX_DIMS)
+        int neg = allow_negative && *s == '-';
+        if (s[neg] < '0' || s[neg] > '9' || d.nb_dims >= PRT_MAX_DIMS)
             return -1;
         errno = 0;
         v = strtoll(s, &end, 10);
-        if (errno || v < 0)
+        if (errno || (v < 0 && !neg))
             return -1;
         d.d[d.nb_dims++] = v;
         s = end;
@@ -167,6 +169,11 @@ int cli_parse_dims(const char *s, prt_dims *out)
     }
     *out = d;
     return 0;
+}
+
+int cli_parse_dims(const char *s, prt_dims *out)
+{
+    return parse_dims(s, out, 0);
 }
 
 int cli_shapes_set(cli_shapes *list, const char *name, const prt_dims *dims)
@@ -192,7 +199,8 @@ int cli_shapes_set(cli_shapes *list, const char *name, const prt_dims *dims)
     return CLI_OK;
 }
 
-int cli_shapes_parse(cli_shapes *list, const char *opt, const char *s)
+static int shapes_parse(cli_shapes *list, const char *opt, const char *s,
+                        int allow_negative)
 {
     char *buf = cli_strdup(s), *save = NULL, *item;
     int rc = CLI_OK;
@@ -214,7 +222,7 @@ int cli_shapes_parse(cli_shapes *list, const char *opt, const char *s)
             break;
         }
         *colon = '\0';
-        if (cli_parse_dims(colon + 1, &d) != 0) {
+        if (parse_dims(colon + 1, &d, allow_negative) != 0) {
             rc = cli_usage("%s: '%s' for %s is not a shape (dims joined by 'x', at most "
                            "%d, e.g. 1x3x224x224)",
                            opt, colon + 1, item, PRT_MAX_DIMS);
@@ -224,6 +232,16 @@ int cli_shapes_parse(cli_shapes *list, const char *opt, const char *s)
     }
     free(buf);
     return rc;
+}
+
+int cli_shapes_parse(cli_shapes *list, const char *opt, const char *s)
+{
+    return shapes_parse(list, opt, s, 0);
+}
+
+int cli_shapes_parse_signed(cli_shapes *list, const char *opt, const char *s)
+{
+    return shapes_parse(list, opt, s, 1);
 }
 
 const cli_shape *cli_shapes_find(const cli_shapes *list, const char *name)

@@ -72,6 +72,9 @@ typedef struct cli_shapes {
 /* Adds the entries of "name:dims,name:dims"; a name given again replaces
  * the earlier entry. Names may contain ':' (the last one separates). */
 int cli_shapes_parse(cli_shapes *list, const char *opt, const char *s);
+/* The same, with negative numbers allowed ("-1x6"): `plugrt build`'s
+ * profile lists, which give a shape input's values (a Reshape's -1). */
+int cli_shapes_parse_signed(cli_shapes *list, const char *opt, const char *s);
 /* Adds or replaces one entry. CLI_FAIL on OOM. */
 int cli_shapes_set(cli_shapes *list, const char *name, const prt_dims *dims);
 const cli_shape *cli_shapes_find(const cli_shapes *list, const char *name);

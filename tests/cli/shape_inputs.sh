@@ -3,7 +3,8 @@
 # shape, an Expand's shape, Range's bounds): the profile takes its values
 # from the data (min = opt = max), as it takes the dims of every input, so
 # no flag beyond --input (or the --compare directory) is needed. A shape
-# input without data is an error that says so.
+# input without data is an error that says so. `plugrt build` takes a shape
+# input's value bounds from --min/--opt/--max-shapes.
 . "$(dirname "$0")/common.sh"
 have_onnx || skip "plugrt was built without the ONNX importer"
 
@@ -76,5 +77,37 @@ expect_rc 1 random "$PLUGRT" run model.onnx -i x=ref_a/input_x.npy -i e=ref_a/in
 "$PYTHON" -c 'import numpy as np; np.save("s32.npy", np.array([3, 2], np.int32))'
 expect_rc 1 wrong_dtype "$PLUGRT" run model.onnx --compare ref_a -i s=s32.npy &&
   expect_grep "input s: s32\.npy holds int32, the model takes int64" wrong_dtype.err
+
+# plugrt build: for a shape input, --min/--opt/--max-shapes give the bounds
+# of its values (as trtexec's shapes do for shape tensors), negative ones
+# included; one plan then serves both sets of values, and values outside
+# the bounds are the runtime's error.
+expect_rc 1 build_none "$PLUGRT" build model.onnx -o none.plan &&
+  expect_grep "shape input 's' \(2 values\) needs the bounds of its values" build_none.err &&
+  expect_grep "values of a shape input the same way" build_none.err
+expect_rc 0 build_range "$PLUGRT" build model.onnx -o range.plan \
+  --min-shapes s:1x1,e:1x1,n:1 --opt-shapes s:3x2,e:2x4,n:5 --max-shapes s:6x6,e:8x8,n:16 &&
+  for d in ref_a ref_b; do
+    expect_rc 0 "plan_$d" "$PLUGRT" run range.plan --compare "$d" -n 1 --warmup 0 &&
+      expect_grep "^PASSED: 3 output\(s\) match" "plan_$d.out"
+  done
+"$PYTHON" -c 'import numpy as np
+np.save("s_big.npy", np.array([1, 7], np.int64)); np.save("s_m1.npy", np.array([-1, 3], np.int64))'
+expect_rc 1 plan_outside "$PLUGRT" run range.plan --compare ref_a -i s=s_big.npy -n 1 &&
+  expect_grep "shape input 's': value 1 is 7, outside profile 0's 1\.\.6" plan_outside.err
+expect_rc 0 build_m1 "$PLUGRT" build model.onnx -o m1.plan --opt-shapes s:-1x3,e:2x4,n:5 &&
+  expect_rc 0 plan_m1 "$PLUGRT" run m1.plan -i x=ref_a/input_x.npy -i s=s_m1.npy \
+    -i e=ref_a/input_e.npy -i n=ref_a/input_n.npy -n 1 &&
+  expect_grep "^  y +float32 +2x3$" plan_m1.out
+expect_rc 1 build_count "$PLUGRT" build model.onnx -o x.plan --opt-shapes s:3x2x1,e:2x4,n:5 &&
+  expect_grep "shape input 's' \(2 values\)" build_count.err
+expect_rc 1 build_counts "$PLUGRT" build model.onnx -o x.plan --min-shapes s:1 \
+  --opt-shapes s:3x2,e:2x4,n:5 &&
+  expect_grep "shape input s: .* give 1, 2 and 2 values" build_counts.err
+# Negative numbers are values, never dims.
+expect_rc 1 build_neg_dim "$PLUGRT" build model.onnx -o x.plan --opt-shapes x:-1x6,s:3x2,e:2x4,n:5 &&
+  expect_grep "need 0 <= min" build_neg_dim.err
+expect_rc 2 run_neg_dim "$PLUGRT" run model.onnx --compare ref_a --shapes x:-1x6 &&
+  expect_grep "not a shape" run_neg_dim.err
 
 finish
