@@ -76,6 +76,7 @@ int cli_have_onnx(void)
     return PRT_HAVE_ONNX;
 }
 
+#if PRT_HAVE_ONNX
 /* What to try next, chosen by what failed (the message says), not by the
  * status code alone: several causes share one code. */
 static void cli_import_hint(const char *msg)
@@ -93,6 +94,7 @@ static void cli_import_hint(const char *msg)
         fprintf(stderr, "  check the node's attributes against the creator's fields "
                         "(`plugrt plugins lib.so` lists them)\n");
 }
+#endif
 
 prt_status cli_import_onnx_quiet(const char *path, const prt_registry *reg,
                                  const cli_plugin_ops *ops, int strict,

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
+
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
 /* numpy keeps headers small; a larger one is garbage, not an array. */
@@ -21,15 +23,18 @@
 static int fail(char *err, size_t errlen, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The message quotes the file's own bytes (a dtype, a key) and a path that
+ * may come from a directory listing: both escaped (text.h). */
 static int fail(char *err, size_t errlen, const char *name, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[512], en[CLI_ESC_CAP], em[4 * sizeof msg];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (err && errlen)
-        snprintf(err, errlen, "%s: %s", name, msg);
+        snprintf(err, errlen, "%s: %s", cli_escape(name, en, sizeof en),
+                 cli_escape(msg, em, sizeof em));
     return -1;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text.h"
 
 #if PRT_HAVE_ONNX
 #include "plugrt/onnx.h"
@@ -48,7 +49,9 @@ static int read_pb(const char *path, npy_array *out, char **out_name, char *err,
     if (!copy) {
         prt_free(name);
         prt_free(data);
-        snprintf(err, errlen, "%s: out of memory for %zu bytes", path, bytes);
+        char ep[CLI_ESC_CAP];
+        snprintf(err, errlen, "%s: out of memory for %zu bytes",
+                 cli_escape(path, ep, sizeof ep), bytes);
         return -1;
     }
     if (bytes)
@@ -61,12 +64,13 @@ static int read_pb(const char *path, npy_array *out, char **out_name, char *err,
     out->nbytes = bytes;
     return 0;
 #else
+    char ep[CLI_ESC_CAP];
     (void)out;
     (void)out_name;
     snprintf(err, errlen,
              "%s: this plugrt was built without the ONNX importer, which reads "
              "TensorProto (.pb) files; convert it to .npy (onnx.numpy_helper.to_array)",
-             path);
+             cli_escape(path, ep, sizeof ep));
     return -1;
 #endif
 }
@@ -79,8 +83,9 @@ int cli_tensor_read(const char *path, npy_array *out, char **out_name, char *err
     if (npy_read(path, out, err, errlen) != 0)
         return -1;
     if (out_name && !(*out_name = cli_strdup(""))) {
+        char ep[CLI_ESC_CAP];
         npy_array_free(out);
-        snprintf(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, "%s: out of memory", cli_escape(path, ep, sizeof ep));
         return -1;
     }
     return 0;

@@ -104,6 +104,26 @@ PY
   done
 fi
 
+# .npy files whose headers hold such bytes (a dtype, a key), and a file of
+# the --compare folder whose name does: the errors quote them escaped.
+expect_rc 0 make_npy "$PYTHON" - <<'PY'
+import os, struct
+def npy(path, header):
+    header += b" " * ((64 - (10 + len(header) + 1) % 64) % 64) + b"\n"
+    open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header +
+                           b"\0" * 24)
+npy("bad_descr.npy", b"{'descr': '<\xff\x1b[31m\xc2\x9b', 'fortran_order': False, 'shape': (1, 6), }")
+npy("bad_key.npy", b"{'descr': '<f4', 'fortran_order': False, 'shape': (1, 6), 'k\xfe\x1b]0;t\x07': 1}")
+os.makedirs("hostile_dir", exist_ok=True)
+npy(b"hostile_dir/input_in\x1b[31m\xff.npy", b"{'descr': '<f4', 'fortran_order': \x1b[2J, 'shape': (1, 6), }")
+PY
+expect_rc 1 npy_descr "$PLUGRT" run hostile.plan -i "$(printf 'in\033[31m\377')=bad_descr.npy" &&
+  expect_grep "unsupported dtype '<\\\\xff\\\\x1b\\[31m\\\\xc2\\\\x9b'" npy_descr.err
+expect_rc 1 npy_key "$PLUGRT" run hostile.plan -i "$(printf 'in\033[31m\377')=bad_key.npy" &&
+  expect_grep "key 'k\\\\xfe\\\\x1b\\]0;t\\\\x07'" npy_key.err
+expect_rc 1 npy_dir "$PLUGRT" run hostile.plan --compare hostile_dir &&
+  expect_grep 'hostile_dir/input_in\\x1b\[31m\\xff\.npy' npy_dir.err
+
 # No raw control character (but newline) nor invalid UTF-8 anywhere.
 expect_rc 0 clean "$PYTHON" - ./*.out ./*.err <<'PY'
 import sys
