@@ -38,7 +38,13 @@ def read_list(path):
             if not line:
                 continue
             file, hexname = line.split(" ", 1)
-            items.append((file, bytes.fromhex(hexname).decode("utf-8")))
+            raw = bytes.fromhex(hexname)
+            try:
+                items.append((file, raw.decode("utf-8")))
+            except UnicodeDecodeError:
+                # ONNX Runtime's Python API names tensors with text.
+                fail(ORT_FAILED, "tensor name %r is not UTF-8, so ONNX Runtime's Python "
+                     "API cannot name it" % raw)
     return items
 
 

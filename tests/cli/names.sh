@@ -80,6 +80,11 @@ PY
   expect_rc 0 bytes_run "$PLUGRT" run bytes_relu.onnx --random-inputs -n 1 --warmup 0 -v
   expect_rc 0 bytes_layers "$PLUGRT" run bytes_relu.onnx --random-inputs --compare-layers &&
     expect_grep 'no\\x1b\]0;t\\x07\\xe0\\x80' bytes_layers.out "compare-layers' layer name"
+  if "$PYTHON" -c 'import onnxruntime' 2>/dev/null; then
+    expect_rc 1 bytes_layers_ort env PLUGRT_PYTHON="$PYTHON" "$PLUGRT" run bytes_relu.onnx \
+      --random-inputs --compare-layers --reference onnxruntime &&
+      expect_grep "tensor name b'in\\\\xff.*is not UTF-8" bytes_layers_ort.err
+  fi
   expect_rc 1 bytes_op "$PLUGRT" build bytes_op.onnx -o x.plan &&
     expect_grep "op 'Rel\\\\xff\\\\x1b\\[2J" bytes_op.err "op type, escaped"
   expect_rc 1 bytes_run_op "$PLUGRT" run bytes_op.onnx --random-inputs
