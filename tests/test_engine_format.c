@@ -462,6 +462,24 @@ static int test_queries(void)
     CHECK(idx == 0);
     CHECK_ERR(prt_engine_find_io(e, "mid", &idx), PRT_ERR_NOT_FOUND, "mid");
 
+    /* Profile bounds, per input and profile; static inputs min = opt = max. */
+    {
+        prt_dims mn, op, mx;
+        CHECK_OK(prt_engine_get_profile_shape(e, 0, "x", &mn, &op, &mx));
+        CHECK(mn.nb_dims == 2 && mn.d[0] == 1 && op.d[0] == 8 && mx.d[0] == 32);
+        CHECK(mx.d[1] == 4);
+        CHECK_OK(prt_engine_get_profile_shape(e, 1, "x", NULL, &op, &mx));
+        CHECK(op.d[0] == 64 && mx.d[0] == 128);
+        CHECK_OK(prt_engine_get_profile_shape(e, 1, "y", &mn, NULL, &mx));
+        CHECK(mn.nb_dims == 1 && mn.d[0] == 3 && mx.d[0] == 3);
+        CHECK_ERR(prt_engine_get_profile_shape(e, 2, "x", &mn, &op, &mx),
+                  PRT_ERR_INVALID_ARGUMENT, "profile 2");
+        CHECK_ERR(prt_engine_get_profile_shape(e, 0, "final", &mn, &op, &mx),
+                  PRT_ERR_NOT_FOUND, "final");
+        CHECK_ERR(prt_engine_get_profile_shape(NULL, 0, "x", &mn, &op, &mx),
+                  PRT_ERR_INVALID_ARGUMENT, NULL);
+    }
+
     CHECK(prt_engine_io_count(NULL) == 0);
     CHECK(prt_engine_layer_count(NULL) == 0);
     prt_engine_destroy(NULL);

@@ -465,6 +465,14 @@ PRT_API PRT_NODISCARD prt_status prt_engine_find_io(const prt_engine *engine,
  * activation arena at the largest profile plus the largest workspace. */
 PRT_API int64_t prt_engine_context_memory_size(const prt_engine *engine);
 PRT_API int32_t prt_engine_profile_count(const prt_engine *engine);
+/* The min, opt and max dims optimization profile `profile` allows for the
+ * input `input_name` (TensorRT's getProfileShape); an input whose shape is
+ * static has min = opt = max = its dims. Any out pointer may be NULL.
+ * PRT_ERR_NOT_FOUND if no input has that name (outputs have no profile),
+ * PRT_ERR_INVALID_ARGUMENT for a profile that does not exist. */
+PRT_API PRT_NODISCARD prt_status prt_engine_get_profile_shape(
+    const prt_engine *engine, int32_t profile, const char *input_name, prt_dims *out_min,
+    prt_dims *out_opt, prt_dims *out_max);
 PRT_API int32_t prt_engine_layer_count(const prt_engine *engine);
 /* Device the engine was built for (prt_device). */
 PRT_API int32_t prt_engine_device(const prt_engine *engine);

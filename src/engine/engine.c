@@ -983,6 +983,35 @@ int32_t prt_engine_profile_count(const prt_engine *engine)
     return engine ? engine->nb_profiles : 0;
 }
 
+prt_status prt_engine_get_profile_shape(const prt_engine *engine, int32_t profile,
+                                        const char *input_name, prt_dims *out_min,
+                                        prt_dims *out_opt, prt_dims *out_max)
+{
+    size_t k;
+    if (!engine || !input_name)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_engine_get_profile_shape: NULL argument");
+    if (profile < 0 || profile >= engine->nb_profiles)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_engine_get_profile_shape: profile %d does not exist "
+                          "(the engine has %d)",
+                          (int)profile, (int)engine->nb_profiles);
+    for (int32_t i = 0; i < engine->nb_inputs; i++) {
+        if (strcmp(engine->tensors[engine->input_tensors[i]].name, input_name) != 0)
+            continue;
+        k = (size_t)profile * (size_t)engine->nb_inputs + (size_t)i;
+        if (out_min)
+            *out_min = engine->prof_min[k];
+        if (out_opt)
+            *out_opt = engine->prof_opt[k];
+        if (out_max)
+            *out_max = engine->prof_max[k];
+        return PRT_OK;
+    }
+    return base_error(PRT_ERR_NOT_FOUND, "the engine has no input named '%s'",
+                      input_name);
+}
+
 int32_t prt_engine_layer_count(const prt_engine *engine)
 {
     return engine ? engine->nb_layers : 0;

@@ -1814,6 +1814,27 @@ static prt_plugin *tr_make(void)
     return &t->base;
 }
 
+/* Its creator: the builder re-creates every plugin from its creator and
+ * serialized fields (no fields here), as loading the engine will. */
+static prt_status tr_create(const prt_plugin_creator *c, const char *layer_name,
+                            const prt_field_collection *fields, int32_t phase,
+                            prt_plugin **out)
+{
+    (void)c, (void)layer_name, (void)fields, (void)phase;
+    *out = tr_make();
+    return *out ? PRT_OK : PRT_ERR_OUT_OF_MEMORY;
+}
+
+static const prt_plugin_creator tr_creator = {sizeof(prt_plugin_creator),
+                                              PRT_PLUGIN_ABI_VERSION,
+                                              "TruncRows",
+                                              "1",
+                                              "test",
+                                              0,
+                                              NULL,
+                                              tr_create,
+                                              NULL};
+
 /* x [R, C] and k -> TruncRows -> y [K, C] -> p(y) or p(y, y) -> z, on CUDA,
  * against p's CPU run on x's first K rows; then K changes and it runs
  * again. `pad_rows`/`pad_cols`: what p adds to y's dims. */
@@ -1850,6 +1871,11 @@ static void dd_engine(prt_registry *reg, const char *label, prt_plugin *p, int32
         goto done;
     }
     fill_hardmax(&rng, x, dtype, R * C, R);
+    {
+        const prt_plugin_creator *have = NULL;
+        if (prt_registry_find_creator(reg, "test", "TruncRows", "1", &have) != PRT_OK)
+            CHECK_OK(prt_registry_add_creator(reg, &tr_creator));
+    }
     CHECK_OK(prt_network_add_input(net, "x", dtype, &xd, &xin));
     CHECK_OK(prt_network_add_input(net, "k", PRT_INT64, &one, &kin));
     {

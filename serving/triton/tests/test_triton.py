@@ -1,0 +1,374 @@
+"""The plugrt backend in a real Triton Inference Server (tritonserver 2.51.0,
+as nvidia-pytriton 0.7.0 bundles it): a temporary model repository with the
+seed models from ../shared/models, served on 127.0.0.1, every output
+checked against the models' .data references.
+
+    python test_triton.py --backend-dir DIR --plugrt PLUGRT --plugins LIB.so \
+        --testlib testlib_argmin.so --models ../shared/models
+
+Exit status: 0 all checks passed, 1 some failed, 77 no tritonserver here
+(nvidia-pytriton not installed: scripts/deps.sh installs it).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import triton_client as tc  # noqa: E402
+
+failures = []
+passes = 0
+
+
+def check(cond, what):
+    global passes
+    if cond:
+        passes += 1
+    else:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def close(got, ref, atol=1e-4, rtol=1e-4):
+    return (got is not None and got.shape == ref.shape and got.dtype == ref.dtype
+            and bool(np.all(np.abs(got.astype(np.float64) - ref) <= atol + rtol * np.abs(ref))))
+
+
+def load_data(models, name):
+    d = os.path.join(models, name + ".data")
+    ins, outs = {}, {}
+    for f in sorted(os.listdir(d)):
+        if f.startswith("input_"):
+            ins[f[6:-4]] = np.load(os.path.join(d, f))
+        elif f.startswith("output_"):
+            outs[f[7:-4]] = np.load(os.path.join(d, f))
+    return ins, outs
+
+
+def write_model(repo, name, config, files):
+    os.makedirs(os.path.join(repo, name, "1"))
+    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
+        f.write('backend: "plugrt"\n' + config)
+    for src, dst in files:
+        shutil.copyfile(src, os.path.join(repo, name, "1", dst))
+
+
+def params(**kv):
+    return "".join('parameters: { key: "%s" value: { string_value: "%s" } }\n' % (k, v)
+                   for k, v in kv.items())
+
+
+def make_repo(a, repo, work):
+    m = a.models
+    plan = os.path.join(work, "nonzero.plan")
+    subprocess.run([a.plugrt, "build", os.path.join(m, "nonzero_plugin.onnx"), "-o", plan,
+                    "--no-default-plugins", "--plugins", a.plugins,
+                    "--min-shapes", "X:1x1", "--opt-shapes", "X:128x128",
+                    "--max-shapes", "X:256x256"], check=True, stdout=subprocess.DEVNULL)
+    # A plan, served with the plugin library that built it.
+    write_model(repo, "nonzero", params(plugins=a.plugins), [(plan, "model.plan")])
+    # ONNX models built on load with the profile the parameters give; the
+    # same model and plugin key, once with each library.
+    qa = params(min_shapes="q:1x32", opt_shapes="q:3x32", max_shapes="q:16x32")
+    write_model(repo, "qa", params(plugins=a.plugins) + qa,
+                [(os.path.join(m, "qa_custom_hardmax.onnx"), "model.onnx")])
+    # A relative path: the library sits in the model's directory.
+    os.makedirs(os.path.join(repo, "qa_argmin", "lib"))
+    write_model(repo, "qa_argmin", params(plugins="lib/testlib_argmin.so") + qa,
+                [(os.path.join(m, "qa_custom_hardmax.onnx"), "model.onnx")])
+    shutil.copyfile(a.testlib, os.path.join(repo, "qa_argmin", "lib", "testlib_argmin.so"))
+    # Nothing but the backend and the plugins: inputs and outputs come from
+    # the engine.
+    write_model(repo, "circ", params(plugins=a.plugins),
+                [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
+    # A configuration looser than the engine: any dims pass the server, the
+    # engine's profile decides.
+    write_model(repo, "circ_wild", params(plugins=a.plugins) +
+                'input [ { name: "x" data_type: TYPE_FP32 dims: [ -1, -1, -1, -1 ] } ]\n',
+                [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
+    # Batched through the dynamic batcher, two instances, inputs and outputs
+    # auto-completed; `threads` lets both compute at once.
+    write_model(repo, "bert",
+                "max_batch_size: 8\n"
+                "dynamic_batching { max_queue_delay_microseconds: 30000 }\n"
+                "instance_group [ { count: 2 kind: KIND_CPU } ]\n"
+                + params(min_shapes="input_ids:1x1,attention_mask:1x1",
+                         opt_shapes="input_ids:4x32,attention_mask:4x32",
+                         max_shapes="input_ids:8x64,attention_mask:8x64", threads="2"),
+                [(os.path.join(m, "bert_small.onnx"), "model.onnx")])
+    # Models that must not load, each for its own reason.
+    write_model(repo, "broken_lib", params(plugins="no/such/libplugins.so"),
+                [(plan, "model.plan")])
+    write_model(repo, "no_plugin", "", [(plan, "model.plan")])
+    write_model(repo, "bad_dims", params(plugins=a.plugins) +
+                'input [ { name: "x" data_type: TYPE_FP32 dims: [ 2, 4, 16, 17 ] } ]\n',
+                [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
+    write_model(repo, "bad_type", params(plugins=a.plugins) +
+                'output [ { name: "y" data_type: TYPE_INT32 dims: [ 2, 4, 18, 16 ] } ]\n',
+                [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
+    write_model(repo, "bad_batch", "max_batch_size: 4\n" + params(plugins=a.plugins),
+                [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
+
+
+def test_loading(srv):
+    for name in ("nonzero", "qa", "qa_argmin", "circ", "circ_wild", "bert"):
+        status, body = srv.get("/v2/models/%s/ready" % name)
+        check(status == 200, "model %s is ready (%d %r)" % (name, status, body[:300]))
+    index = srv.repository_index()
+    want = {
+        "broken_lib": ["cannot load plugin library", "no/such/libplugins.so"],
+        "no_plugin": ["NonZeroPlugin", "not in the registry", "PRT_ERR_NOT_FOUND"],
+        "bad_dims": ["config input 'x' has dims [2, 4, 16, 17]", "engine's 'x' is [2, 4, 16, 16]"],
+        "bad_type": ["config output 'y' is TYPE_INT32", "engine's 'y' is float32"],
+        "bad_batch": ["max_batch_size is 4", "no batch dim"],
+    }
+    for name, parts in want.items():
+        m = index.get(name, {})
+        reason = m.get("reason", "")
+        check(m.get("state") == "UNAVAILABLE" and all(p in reason for p in parts),
+              "model %s is refused naming the cause %s: %r" % (name, parts, m))
+    # Auto-complete: what the engine says, in the server's configuration.
+    status, body = srv.get("/v2/models/circ/config")
+    cfg = json.loads(body)
+    check(cfg["max_batch_size"] == 0 and
+          [(i["name"], i["data_type"], [int(d) for d in i["dims"]]) for i in cfg["input"]]
+          == [("x", "TYPE_FP32", [2, 4, 16, 16])] and
+          [(o["name"], [int(d) for d in o["dims"]]) for o in cfg["output"]]
+          == [("y", [2, 4, 18, 16])], "circ's configuration is completed: %s" % body[:400])
+    status, body = srv.get("/v2/models/bert/config")
+    cfg = json.loads(body)
+    check(cfg["max_batch_size"] == 8 and
+          sorted((i["name"], i["data_type"], [int(d) for d in i["dims"]]) for i in cfg["input"])
+          == [("attention_mask", "TYPE_INT64", [-1]), ("input_ids", "TYPE_INT64", [-1])] and
+          sorted((o["name"], [int(d) for d in o["dims"]]) for o in cfg["output"])
+          == [("last_hidden_state", [-1, 128]), ("pooler_output", [128])],
+          "bert's configuration is completed: %s" % body[:600])
+    status, body = srv.get("/v2/models/nonzero/config")
+    cfg = json.loads(body)
+    check(cfg["max_batch_size"] == 0 and [int(d) for d in cfg["output"][0]["dims"]] == [-1, 2],
+          "nonzero has no batch dim (its output depends on data): %s" % body[:300])
+
+
+def test_outputs(srv, models):
+    conn = srv.connection()
+    for model, ref_name in (("nonzero", "nonzero_plugin"), ("qa", "qa_custom_hardmax"),
+                            ("circ", "circ_pad_conv"), ("bert", "bert_small")):
+        ins, refs = load_data(models, ref_name)
+        out, err = tc.infer(conn, model, ins)
+        check(err is None, "%s answers: %s" % (model, err))
+        for name, ref in refs.items():
+            got = None if out is None else out.get(name)
+            if ref.dtype.kind in "iub":
+                ok = got is not None and got.shape == ref.shape and np.array_equal(got, ref)
+            else:
+                ok = close(got, ref)
+            check(ok, "%s output %s matches the reference (got %s, want %s)"
+                  % (model, name, None if got is None else got.shape, ref.shape))
+    # Data-dependent: the true shape of NonZero's output for another input.
+    x = np.zeros((40, 50), np.float32)
+    x[3, 7] = x[39, 0] = x[12, 49] = 1.0
+    out, err = tc.infer(conn, "nonzero", {"X": x})
+    check(err is None and out["Y"].shape == (3, 2) and
+          out["Y"].tolist() == [[3, 7], [12, 49], [39, 0]],
+          "nonzero returns its true shape: %s %s" % (err, None if out is None else out["Y"]))
+    # The same model and plugin key in two registries: the standard
+    # library's hardmax and the test library's argmin, side by side.
+    ins, refs = load_data(models, "qa_custom_hardmax")
+    import onnx
+    from onnx import numpy_helper
+    g = onnx.load(os.path.join(models, "qa_custom_hardmax.onnx")).graph
+    w = {t.name: numpy_helper.to_array(t) for t in g.initializer}["W"]
+    scores = (ins["q"].astype(np.float64) @ w) @ ins["k"].T.astype(np.float64)
+    for _ in range(2):
+        a, ea = tc.infer(conn, "qa", ins)
+        b, eb = tc.infer(conn, "qa_argmin", ins)
+        check(ea is None and close(a["answer"], refs["answer"]) and
+              close(a["start"], refs["start"]), "qa (standard CustomHardmax) is right")
+        onehot = np.zeros_like(refs["start"])
+        onehot[np.arange(scores.shape[0]), scores.argmin(axis=1)] = 1
+        check(eb is None and np.array_equal(b["start"], onehot) and
+              close(b["answer"], scores.min(axis=1).astype(np.float32), 1e-3, 1e-4),
+              "qa_argmin (the test library's CustomHardmax) marks the minimum: %s" % eb)
+    conn.close()
+
+
+def test_batching(srv, models):
+    """Concurrent batch-1 requests arrive as executions of several requests,
+    on both instances, at the same time, and every response is its own."""
+    ins, refs = load_data(models, "bert_small")
+    rows = ins["input_ids"].shape[0]
+    inf0, exe0 = srv.stats("bert")
+    # More clients than max_batch_size: two batches are formed at once.
+    rounds, clients = 4, 16
+    bad = []
+
+    def client(i):
+        conn = srv.connection()
+        for r in range(rounds):
+            row = (i + r) % rows
+            out, err = tc.infer(conn, "bert", {k: v[row : row + 1] for k, v in ins.items()})
+            if err is not None or not all(close(out[n], refs[n][row : row + 1]) for n in refs):
+                bad.append((i, r, err))
+        conn.close()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    inf1, exe1 = srv.stats("bert")
+    n = rounds * clients
+    check(not bad, "every batched response is right (%d wrong: %s)" % (len(bad), bad[:3]))
+    check(inf1 - inf0 == n, "inference_count grew by %d (want %d)" % (inf1 - inf0, n))
+    check(0 < exe1 - exe0 < n,
+          "%d requests ran in %d executions: the dynamic batcher joined them"
+          % (n, exe1 - exe0))
+    # The verbose log says which instance ran what, when.
+    runs = [(m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)))
+            for m in re.finditer(r"instance '(bert_0_\d)': (\d+) request\(s\), batch (\d+), "
+                                 r"run (\d+)\.\.(\d+) ns", srv.log_text())]
+    names = {r[0] for r in runs}
+    check(len(names) == 2, "both instances ran requests: %s" % sorted(names))
+    check(any(r[1] > 1 and r[2] == r[1] for r in runs),
+          "an execution served several batch-1 requests as one batch")
+    overlap = any(a[0] != b[0] and a[3] < b[4] and b[3] < a[4] for a in runs for b in runs)
+    check(overlap, "the two instances ran at the same time")
+
+
+def test_errors(srv, models):
+    conn = srv.connection()
+    ins, refs = load_data(models, "qa_custom_hardmax")
+    # Wrong dtype, unknown input, wrong rank: the server refuses them.
+    out, err = tc.infer(conn, "qa", {"q": ins["q"].astype(np.int32), "k": ins["k"]})
+    check(err is not None and "INT32" in err, "a wrong dtype is an error: %s" % err)
+    out, err = tc.infer(conn, "qa", {"q": ins["q"], "k": ins["k"], "bogus": ins["k"]})
+    check(err is not None and "bogus" in err, "an unknown input is an error: %s" % err)
+    out, err = tc.infer(conn, "circ", {"x": np.zeros((2, 4, 16), np.float32)})
+    check(err is not None, "a wrong rank is an error: %s" % err)
+    out, err = tc.infer(conn, "qa", {"q": ins["q"]})
+    check(err is not None and "k" in err, "a missing input is an error: %s" % err)
+    # Shapes the config allows but the engine's profile does not: plugrt's
+    # message.
+    out, err = tc.infer(conn, "nonzero", {"X": np.ones((300, 300), np.float32)})
+    check(err is not None and "PRT_ERR_SHAPE" in err and "X" in err,
+          "a shape outside the profile is plugrt's error: %s" % err)
+    out, err = tc.infer(conn, "qa", {"q": np.ones((17, 32), np.float32), "k": ins["k"]})
+    check(err is not None and "PRT_ERR_SHAPE" in err, "q of 17 rows is refused: %s" % err)
+    bert_ins, bert_refs = load_data(models, "bert_small")
+    long_ids = np.ones((1, 65), np.int64)
+    out, err = tc.infer(conn, "bert", {"input_ids": long_ids, "attention_mask": long_ids})
+    check(err is not None and "PRT_ERR_SHAPE" in err,
+          "a sequence longer than the profile is refused: %s" % err)
+    circ_ins, circ_refs = load_data(models, "circ_pad_conv")
+    out, err = tc.infer(conn, "circ_wild", {"x": circ_ins["x"][:1]})
+    check(err is not None and "PRT_ERR_SHAPE" in err,
+          "a shape the config allows but the static engine does not is refused: %s" % err)
+    out, err = tc.infer(conn, "circ_wild", circ_ins)
+    check(err is None and close(out["y"], circ_refs["y"]),
+          "circ_wild answers its engine's shape: %s" % err)
+    out, err = tc.infer(conn, "broken_lib", {"X": np.ones((4, 4), np.float32)})
+    check(err is not None, "a model that did not load answers with an error: %s" % err)
+    # And the server goes on serving.
+    out, err = tc.infer(conn, "qa", ins)
+    check(err is None and close(out["answer"], refs["answer"]),
+          "after the errors qa still answers: %s" % err)
+    out, err = tc.infer(conn, "bert", bert_ins)
+    check(err is None and close(out["pooler_output"], bert_refs["pooler_output"]),
+          "after the errors bert still answers: %s" % err)
+    conn.close()
+
+
+def test_load(srv, models, threads=4, per_thread=100):
+    """A small bounded load: no request lost, every answer right."""
+    ins, refs = load_data(models, "circ_pad_conv")
+    ok = [0] * threads
+
+    def client(i):
+        conn = srv.connection()
+        for _ in range(per_thread):
+            out, err = tc.infer(conn, "circ", ins)
+            if err is None and close(out["y"], refs["y"]):
+                ok[i] += 1
+        conn.close()
+
+    ts = [threading.Thread(target=client, args=(i,)) for i in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    check(sum(ok) == threads * per_thread,
+          "%d of %d requests under load answered right" % (sum(ok), threads * per_thread))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--backend-dir", required=True)
+    p.add_argument("--plugrt", required=True)
+    p.add_argument("--plugins", required=True)
+    p.add_argument("--testlib", required=True)
+    p.add_argument("--models", required=True)
+    p.add_argument("--keep", action="store_true", help="keep the work folder")
+    a = p.parse_args()
+    a.models = os.path.abspath(a.models)
+    binary = tc.find_tritonserver()
+    if binary is None:
+        print("SKIP: no tritonserver: nvidia-pytriton 0.7.0 is not installed for %s "
+              "(scripts/deps.sh installs it), and TRITONSERVER is not set" % sys.executable)
+        return 77
+    work = tempfile.mkdtemp(prefix="plugrt-triton-")
+    repo = os.path.join(work, "repo")
+    os.makedirs(repo)
+    make_repo(a, repo, work)
+    # Under the sanitizers (TRITON_LD_PRELOAD from CTest) the server gets the
+    # ASan runtime first.
+    env = dict(os.environ)
+    sanitized = bool(os.environ.get("TRITON_LD_PRELOAD"))
+    if sanitized:
+        env["LD_PRELOAD"] = os.environ["TRITON_LD_PRELOAD"]
+        env["ASAN_OPTIONS"] = os.environ.get("TRITON_ASAN_OPTIONS", "detect_leaks=0")
+    srv = tc.Server(binary, repo, os.path.abspath(a.backend_dir), os.path.join(work, "server.log"),
+                    verbose=1, env=env)
+    try:
+        ready = srv.wait_ready()
+        check(ready, "the server starts and is ready")
+        for test in (test_loading, test_outputs, test_batching, test_errors, test_load):
+            if not ready:
+                break
+            try:
+                test(srv) if test is test_loading else test(srv, a.models)
+            except Exception as e:  # a dead server, a broken connection
+                check(False, "%s raised %r" % (test.__name__, e))
+                ready = srv.proc.poll() is None
+    finally:
+        rc = srv.stop(timeout=10 if sanitized else 30)
+    log = srv.log_text()
+    check("Segmentation" not in log and "AddressSanitizer" not in log and
+          "runtime error" not in log, "no crash and no sanitizer report in the server's log")
+    if sanitized and rc != 0 and "unloading backend 'plugrt'" in log:
+        # With the ASan runtime preloaded, the server can hang in its exit
+        # handlers after it has unloaded the backend (the bundled
+        # libp11-kit's destructor waits on glibc's locale lock); it is killed
+        # then. Everything of ours is gone by that point.
+        print("note: the sanitized server hung after unloading the backend; killed (%s)" % rc)
+    else:
+        check(rc == 0, "the server exits cleanly (status %s)" % rc)
+    if failures:
+        print("server log (%s), last lines:" % srv.log_path)
+        print("\n".join(l for l in log.splitlines() if "HTTP request" not in l)[-6000:])
+    print("%d passed, %d failed" % (passes, len(failures)))
+    if not failures and not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
