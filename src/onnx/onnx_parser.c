@@ -7,15 +7,15 @@
 
 #include "onnx_internal.h"
 
-/* The default-domain opsets the importer accepts: all, up to the newest of
- * the onnx.proto compiled in (set by src/onnx/CMakeLists.txt). Semantics
+/* The default-domain opsets the importer accepts: all, up to the newest the
+ * op table covers (set by src/onnx/CMakeLists.txt). Semantics
  * that changed before opset 7 (consumed_inputs, the broadcast attributes,
  * Cast's string `to`, Reshape's shape attribute, ...) are guarded by each
  * op's own first opset in the op table (onnx_ops.c): an older node is an
  * error naming it. */
 #define MIN_OPSET 1
 #ifndef PRT_ONNX_MAX_OPSET
-#define PRT_ONNX_MAX_OPSET 17
+#define PRT_ONNX_MAX_OPSET 20
 #endif
 /* IR version 3 added opset_import to ModelProto. */
 #define MIN_IR_VERSION 3

@@ -27,6 +27,10 @@ computes them with ONNX Runtime when the test runs.
                              heads, n_embd 64, vocabulary 512, 128 positions;
                              a causal mask and the attention mask;
                              input_ids, attention_mask: batch x seq -> logits
+    gpt2_tiny_dynamo.onnx    the same model through torch's default exporter
+                             since 2.9 (torch.export, dynamo=True), which
+                             writes opset 20 and other graph patterns
+                             (GatherND, IsNaN, Max in the masks)
 """
 import os
 import sys
@@ -117,7 +121,7 @@ def make_efficientnet(out):
     export_image_model(m, os.path.join(out, "efficientnet_b0_w25.onnx"))
 
 
-def make_gpt2(out):
+def gpt2_tiny():
     from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(40)
     cfg = GPT2Config(vocab_size=512, n_positions=128, n_embd=64, n_layer=2, n_head=4,
@@ -136,12 +140,28 @@ def make_gpt2(out):
     ids = torch.randint(0, 512, (2, 16))
     mask = torch.ones(2, 16, dtype=torch.int64)
     mask[1, 12:] = 0
-    torch.onnx.export(Logits(m), (ids, mask), os.path.join(out, "gpt2_tiny.onnx"),
+    return Logits(m), ids, mask
+
+
+def make_gpt2(out):
+    model, ids, mask = gpt2_tiny()
+    torch.onnx.export(model, (ids, mask), os.path.join(out, "gpt2_tiny.onnx"),
                       dynamo=False, opset_version=OPSET,
                       input_names=["input_ids", "attention_mask"], output_names=["logits"],
                       dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
                                     "attention_mask": {0: "batch", 1: "seq"},
                                     "logits": {0: "batch", 1: "seq"}})
+
+
+def make_gpt2_dynamo(out):
+    model, ids, mask = gpt2_tiny()
+    batch = torch.export.Dim("batch", min=1, max=64)
+    seq = torch.export.Dim("seq", min=1, max=128)
+    torch.onnx.export(model, (ids, mask), os.path.join(out, "gpt2_tiny_dynamo.onnx"),
+                      dynamo=True, input_names=["input_ids", "attention_mask"],
+                      output_names=["logits"],
+                      dynamic_shapes={"input_ids": {0: batch, 1: seq},
+                                      "attention_mask": {0: batch, 1: seq}})
 
 
 def check(path):
@@ -175,7 +195,9 @@ def main():
         make_shufflenet(out)
         make_efficientnet(out)
         make_gpt2(out)
-    for name in ("resnet18_w8", "shufflenet_v2_x0_5", "efficientnet_b0_w25", "gpt2_tiny"):
+    make_gpt2_dynamo(out)
+    for name in ("resnet18_w8", "shufflenet_v2_x0_5", "efficientnet_b0_w25", "gpt2_tiny",
+                 "gpt2_tiny_dynamo"):
         check(os.path.join(out, name + ".onnx"))
 
 

@@ -80,6 +80,11 @@ MODELS = {
                   "input_ids:1x1,attention_mask:1x1",
                   "input_ids:2x16,attention_mask:2x16",
                   "input_ids:8x128,attention_mask:8x128"),
+    # torch's default exporter: opset 20, weights in gpt2_tiny_dynamo.onnx.data.
+    "gpt2_tiny_dynamo": ("models", GPT2_SHAPES, token_inputs(512),
+                         "input_ids:1x1,attention_mask:1x1",
+                         "input_ids:2x16,attention_mask:2x16",
+                         "input_ids:8x128,attention_mask:8x128"),
 }
 
 failures = 0
