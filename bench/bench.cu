@@ -136,6 +136,12 @@ int bench_init(bench_env *env, const char *program)
     return 0;
 }
 
+int bench_selected(const char *case_id)
+{
+    const char *only = getenv("PRT_BENCH_ONLY");
+    return !only || !*only || strstr(case_id, only) != NULL;
+}
+
 int bench_finish(bench_env *env)
 {
     if (env->events) {
@@ -492,6 +498,8 @@ void bench_run_case1(bench_env *env, const bench_case1 *c)
     bench_timing t, copy;
     case1_run r;
 
+    if (!bench_selected(c->id))
+        return;
     for (int32_t i = 0; i < c->dims.nb_dims; i++)
         n *= c->dims.d[i];
     bytes = 4 * (n + c->out_elems);
