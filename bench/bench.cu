@@ -76,6 +76,14 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* PRT_BENCH_VERBOSE: the library's log, the tuner's timing of every
+ * candidate tactic among it, on stdout. */
+static void log_line(void *user, int32_t severity, const char *msg)
+{
+    (void)user;
+    printf("  log[%d]: %s\n", (int)severity, msg);
+}
+
 int bench_init(bench_env *env, const char *program)
 {
     const char *lib = getenv("PRT_BENCH_PLUGINS");
@@ -86,6 +94,8 @@ int bench_init(bench_env *env, const char *program)
     env->program = program;
     env->autotune = tune ? atoi(tune) != 0 : 1;
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines reach the log as they happen */
+    if (getenv("PRT_BENCH_VERBOSE"))
+        prt_set_logger(log_line, NULL, PRT_SEV_VERBOSE);
 
     err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {

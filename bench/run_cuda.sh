@@ -21,6 +21,7 @@
 #     PRT_BENCH_AUTOTUNE=0  build the engines without autotuning
 #     PRT_BENCH_ONLY      run only the cases whose id contains this text
 #     PRT_BENCH_REV       the version to print (default: git's HEAD)
+#     PRT_BENCH_VERBOSE=1 the library log (the tuner times every tactic) in the log
 #     PYTHON              the Python with torch (default python3)
 # Exit status: 0 when every program ran and every check passed, else 1.
 set -u -o pipefail

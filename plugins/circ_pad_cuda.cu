@@ -36,7 +36,7 @@ namespace
 
 constexpr int B = 256;
 constexpr int MAXR = PRT_MAX_DIMS;
-constexpr int UNROLL = 16; // scalar loads in flight per lane
+constexpr int UNROLL = 8; // scalar loads in flight per lane
 
 struct cp_params {
     const void *x;
@@ -110,27 +110,25 @@ __device__ __forceinline__ void advance(int64_t (&idx)[R], const int64_t (&od)[R
 }
 
 // Copies output row `r`'s columns [c0, c1) from input row `src`, one element
-// per lane (lanes gl, gl + G, ...), UNROLL elements a lane at a time with
-// the loads of a batch issued before its stores, the row's end predicated:
-// a row of up to UNROLL * G elements costs one memory round trip, not one
-// for its body and another for its tail.
+// per lane (lanes gl, gl + G, ...).
 template <typename T, int G, int R>
 __device__ void copy_scalar(const T *x, T *y, const dims_t<R> &d, int64_t src, int64_t r,
                             int64_t c0, int64_t c1, int gl)
 {
     const T *xr = x + src * d.len;
     T *yr = y + r * d.olen;
-    for (int64_t c = c0 + gl; c < c1; c += UNROLL * G) {
+    int64_t c = c0 + gl;
+    for (; c + (UNROLL - 1) * G < c1; c += UNROLL * G) {
         T v[UNROLL];
 #pragma unroll
         for (int u = 0; u < UNROLL; u++)
-            if (c + u * G < c1)
-                v[u] = __ldg(xr + wrap(c + u * G - d.bl, d.len));
+            v[u] = __ldg(xr + wrap(c + u * G - d.bl, d.len));
 #pragma unroll
         for (int u = 0; u < UNROLL; u++)
-            if (c + u * G < c1)
-                yr[c + u * G] = v[u];
+            yr[c + u * G] = v[u];
     }
+    for (; c < c1; c += G)
+        yr[c] = __ldg(xr + wrap(c - d.bl, d.len));
 }
 
 // The same with 16-byte accesses: c0, c1, the pads and the row length are

@@ -65,7 +65,10 @@ enum {
     PLG_NZ_ONE_BLOCK = 1,        /* one block loops over the input */
     PLG_NZ_COUNT_SCAN_WRITE = 2, /* three kernels, the input read twice */
     PLG_NZ_ONE_PASS = 3,         /* row order only: decoupled look-back */
-    PLG_NZ_ONE_PASS_WIDE = 4     /* ONE_PASS with tiles of twice the size */
+    PLG_NZ_ONE_PASS_WIDE = 4,    /* ONE_PASS with tiles of twice the size */
+    PLG_NZ_PIPE = 5,             /* ONE_PASS in persistent blocks that load the
+                                    next tile while finishing the current one */
+    PLG_NZ_PIPE_WIDE = 6         /* PIPE with tiles of twice the size */
 };
 
 /* Elements per tile of the multi-block kernels: 256 threads x 4 vectors x
@@ -115,10 +118,12 @@ int plg_nz_cuda(const plg_nz_launch *a, void *stream);
 /* Tactics. AUTO: SHORT_AXIS when its blocks fill the GPU, else LONG_AXIS. */
 enum {
     PLG_HM_AUTO = 0,
-    PLG_HM_SHORT_AXIS = 1, /* one group of threads owns a whole axis line */
-    PLG_HM_LONG_AXIS = 2   /* the axis split across blocks: partial maxima,
-                              combine, write (falls back to SHORT_AXIS when
-                              the axis is too short to split) */
+    PLG_HM_SHORT_AXIS = 1,  /* one group of threads owns a whole axis line */
+    PLG_HM_LONG_AXIS = 2,   /* the axis split across blocks: partial maxima
+                               and zeros, then the ones (falls back to
+                               SHORT_AXIS when the axis is too short to
+                               split) */
+    PLG_HM_SPLIT_MEMSET = 3 /* LONG_AXIS with the zeros from a memset */
 };
 
 /* LONG_AXIS cuts an axis line into chunks of at least PLG_HM_MIN_CHUNK

@@ -307,7 +307,8 @@ __device__ __forceinline__ void put_part(part *parts, int64_t at, float v, int64
 // One column per thread (any inner, true dims from dims_device): the
 // chunk's partial maximum per line, and zeros in y over the chunk (the
 // combine writes the ones).
-template <typename T> __global__ void __launch_bounds__(B) part_kernel(hm_params p)
+template <typename T, bool ZERO>
+__global__ void __launch_bounds__(B) part_kernel(hm_params p)
 {
     __shared__ float sv[B];
     __shared__ int64_t sk[B];
@@ -323,8 +324,9 @@ template <typename T> __global__ void __launch_bounds__(B) part_kernel(hm_params
         int64_t bk = -1;
         if (c.valid) {
             scan_line(x, base, g.inner, c.k0 + g.ty, g.TY, c.k1, bv, bk);
-            for (int64_t k = c.k0 + g.ty; k < c.k1; k += g.TY)
-                y[base + k * g.inner] = (T)0;
+            if (ZERO)
+                for (int64_t k = c.k0 + g.ty; k < c.k1; k += g.TY)
+                    y[base + k * g.inner] = (T)0;
         }
         reduce_rows(sv, sk, bv, bk, g.tx, g.ty, g.TX, g.TY);
         if (g.ty == 0 && c.valid)
@@ -335,7 +337,8 @@ template <typename T> __global__ void __launch_bounds__(B) part_kernel(hm_params
 // The same with 16-byte accesses, W = 16 / sizeof(T) columns per thread
 // (inner a multiple of W, both tensors 16-byte aligned, known dims): p.tx
 // threads across a tile of p.tx * W columns.
-template <typename T> __global__ void __launch_bounds__(B) part_vec_kernel(hm_params p)
+template <typename T, bool ZERO>
+__global__ void __launch_bounds__(B) part_vec_kernel(hm_params p)
 {
     constexpr int W = 16 / (int)sizeof(T);
     constexpr int U = 4; // rows in flight per thread
@@ -370,9 +373,11 @@ template <typename T> __global__ void __launch_bounds__(B) part_vec_kernel(hm_pa
                 for (int u = 0; u < U; u++)
                     a[u].v = __ldg(
                         reinterpret_cast<const uint4 *>(x + base + (k + u * TY) * inner));
+                if (ZERO)
 #pragma unroll
-                for (int u = 0; u < U; u++)
-                    *reinterpret_cast<uint4 *>(y + base + (k + u * TY) * inner) = zero;
+                    for (int u = 0; u < U; u++)
+                        *reinterpret_cast<uint4 *>(y + base + (k + u * TY) * inner) =
+                            zero;
 #pragma unroll
                 for (int u = 0; u < U; u++)
 #pragma unroll
@@ -383,7 +388,8 @@ template <typename T> __global__ void __launch_bounds__(B) part_vec_kernel(hm_pa
             for (; k < c.k1; k += TY) {
                 pack a;
                 a.v = __ldg(reinterpret_cast<const uint4 *>(x + base + k * inner));
-                *reinterpret_cast<uint4 *>(y + base + k * inner) = zero;
+                if (ZERO)
+                    *reinterpret_cast<uint4 *>(y + base + k * inner) = zero;
 #pragma unroll
                 for (int q = 0; q < W; q++)
                     update(plg::elem<T>::to_float(a.e[q]), k, bv[q], bk[q]);
@@ -399,24 +405,33 @@ template <typename T> __global__ void __launch_bounds__(B) part_vec_kernel(hm_pa
     }
 }
 
-// Per line: the best of its chunks' partial maxima, and the one in y (the
-// part kernels wrote the zeros; the launch order puts this after them).
+// Per line, one warp: the best of its chunks' partial maxima (lanes over
+// the chunks, then a shuffle reduction), and the line's one in y (the part
+// kernels or a memset wrote the zeros; the launch order puts this after).
 template <typename T> __global__ void __launch_bounds__(B) combine_kernel(hm_params p)
 {
     int64_t outer, n, inner;
     shape(p, outer, n, inner);
     T *y = static_cast<T *>(p.y);
+    const int lane = threadIdx.x & 31;
     const int64_t lines = outer * inner;
-    for (int64_t l = (int64_t)blockIdx.x * B + threadIdx.x; l < lines;
-         l += (int64_t)gridDim.x * B) {
+    const int64_t nwarps = (int64_t)gridDim.x * (B / 32);
+    for (int64_t l = ((int64_t)blockIdx.x * B + threadIdx.x) >> 5; l < lines;
+         l += nwarps) { // warp-uniform
         float bv = 0.0f;
         int64_t bk = -1;
-        for (int c = 0; c < p.nch; c++) {
+        for (int c = lane; c < p.nch; c += 32) {
             const part q = p.parts[(int64_t)c * lines + l];
             update(q.v, q.k, bv, bk);
         }
+#pragma unroll
+        for (int o = 16; o >= 1; o >>= 1) {
+            const float ov = __shfl_xor_sync(FULL_MASK, bv, o);
+            const int64_t ok = __shfl_xor_sync(FULL_MASK, bk, o);
+            update(ov, ok, bv, bk);
+        }
         const int64_t o = l / inner, j = l - o * inner;
-        if (bk >= 0)
+        if (lane == 0 && bk >= 0)
             y[(o * n + bk) * inner + j] = plg::elem<T>::ONE;
     }
 }
@@ -472,28 +487,40 @@ cudaError_t launch_t(const plg_hm_launch *a, hm_params &p, cudaStream_t s)
     const int64_t split_units =
         split_vec ? p.outer * plg::ceil_div(p.inner / W, split_tx) : units;
     int64_t want = plg::ceil_div(target, split_units);
-    if (a->tactic == PLG_HM_LONG_AXIS && want < 2)
+    if ((a->tactic == PLG_HM_LONG_AXIS || a->tactic == PLG_HM_SPLIT_MEMSET) && want < 2)
         want = 2;
     const int64_t mc = plg_hm_max_chunks(p.n);
     const int64_t nch = want < mc ? want : mc;
     // plg_hm_workspace gave at least this much (the need grows with dims).
     const bool split_ok = a->workspace && nch >= 2 &&
                           plg_hm_split_bytes(p.outer * p.inner, nch) <= PLG_HM_SPLIT_CAP;
-    const bool split = a->tactic == PLG_HM_LONG_AXIS ? split_ok
-                       : a->tactic == PLG_HM_SHORT_AXIS
-                           ? false
-                           : split_ok && short_blocks < target / 2;
+    const bool split =
+        a->tactic == PLG_HM_LONG_AXIS || a->tactic == PLG_HM_SPLIT_MEMSET ? split_ok
+        : a->tactic == PLG_HM_SHORT_AXIS                                  ? false
+                                         : split_ok && short_blocks < target / 2;
     if (split) {
         p.nch = (int32_t)nch;
         p.parts = static_cast<part *>(a->workspace);
         p.tx = split_tx;
         const unsigned grid = plg::grid_for(split_units * nch, sms);
+        // SPLIT_MEMSET: zeros from a memset, the part kernels only read
+        // (known dims only: a memset cannot follow dims_device).
+        const bool memset = a->tactic == PLG_HM_SPLIT_MEMSET && !p.dims_device;
+        if (memset) {
+            const cudaError_t e =
+                cudaMemsetAsync(p.y, 0, (size_t)(p.outer * p.n * p.inner) * sizeof(T), s);
+            if (e != cudaSuccess)
+                return e;
+        }
         if (split_vec)
-            part_vec_kernel<T><<<grid, B, 0, s>>>(p);
+            memset ? part_vec_kernel<T, false><<<grid, B, 0, s>>>(p)
+                   : part_vec_kernel<T, true><<<grid, B, 0, s>>>(p);
         else
-            part_kernel<T><<<grid, B, 0, s>>>(p);
+            memset ? part_kernel<T, false><<<grid, B, 0, s>>>(p)
+                   : part_kernel<T, true><<<grid, B, 0, s>>>(p);
         combine_kernel<T>
-            <<<plg::grid_for(plg::ceil_div(p.outer * p.inner, B), sms), B, 0, s>>>(p);
+            <<<plg::grid_for(plg::ceil_div(p.outer * p.inner * 32, B), sms), B, 0, s>>>(
+                p);
         return cudaGetLastError();
     }
     if (rows)
