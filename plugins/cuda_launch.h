@@ -65,10 +65,7 @@ enum {
     PLG_NZ_ONE_BLOCK = 1,        /* one block loops over the input */
     PLG_NZ_COUNT_SCAN_WRITE = 2, /* three kernels, the input read twice */
     PLG_NZ_ONE_PASS = 3,         /* row order only: decoupled look-back */
-    PLG_NZ_ONE_PASS_WIDE = 4,    /* ONE_PASS with tiles of twice the size */
-    PLG_NZ_PIPE = 5,             /* ONE_PASS in persistent blocks that load the
-                                    next tile while finishing the current one */
-    PLG_NZ_PIPE_WIDE = 6         /* PIPE with tiles of twice the size */
+    PLG_NZ_ONE_PASS_WIDE = 4     /* ONE_PASS with tiles of twice the size */
 };
 
 /* Elements per tile of the multi-block kernels: 256 threads x 4 vectors x

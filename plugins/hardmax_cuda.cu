@@ -338,7 +338,7 @@ __global__ void __launch_bounds__(B) part_kernel(hm_params p)
 // (inner a multiple of W, both tensors 16-byte aligned, known dims): p.tx
 // threads across a tile of p.tx * W columns.
 template <typename T, bool ZERO>
-__global__ void __launch_bounds__(B) part_vec_kernel(hm_params p)
+__global__ void __launch_bounds__(B, 4) part_vec_kernel(hm_params p)
 {
     constexpr int W = 16 / (int)sizeof(T);
     constexpr int U = 4; // rows in flight per thread

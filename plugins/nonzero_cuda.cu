@@ -157,42 +157,27 @@ template <typename T, int B, int R = ROUNDS> struct tile {
 
     // The masks of this thread's R vectors of the tile at `base`. All
     // vector loads are issued before any is used.
-    // The two halves of load(), for a caller that keeps the next tile's
-    // loads in flight while it works on the current one: issue() starts
-    // the 16-byte loads (aligned inputs only; otherwise nothing), masks()
-    // turns them into masks (reading the input itself when unaligned or at
-    // the end of the input).
     template <bool ALIGNED>
-    __device__ static void issue(const T *x, int64_t base, int64_t n, uint4 (&v)[R])
+    __device__ static void load(const T *x, int64_t base, int64_t n, uint32_t (&m)[R])
     {
         if (ALIGNED) {
+            uint4 v[R];
 #pragma unroll
             for (int j = 0; j < R; j++) {
                 const int64_t i = base + ((int64_t)j * B + threadIdx.x) * VEC;
                 v[j] = i + VEC <= n ? __ldg(reinterpret_cast<const uint4 *>(x + i))
                                     : make_uint4(0, 0, 0, 0);
             }
-        }
-    }
-    template <bool ALIGNED>
-    __device__ static void masks(const T *x, int64_t base, int64_t n, const uint4 (&v)[R],
-                                 uint32_t (&m)[R])
-    {
 #pragma unroll
-        for (int j = 0; j < R; j++) {
-            const int64_t i = base + ((int64_t)j * B + threadIdx.x) * VEC;
-            m[j] = ALIGNED && i + VEC <= n ? nzbits<T>::mask(v[j]) : scalar_mask(x, i, n);
+            for (int j = 0; j < R; j++) {
+                const int64_t i = base + ((int64_t)j * B + threadIdx.x) * VEC;
+                m[j] = i + VEC <= n ? nzbits<T>::mask(v[j]) : scalar_mask(x, i, n);
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < R; j++)
+                m[j] = scalar_mask(x, base + ((int64_t)j * B + threadIdx.x) * VEC, n);
         }
-    }
-
-    // The masks of this thread's R vectors of the tile at `base`. All
-    // vector loads are issued before any is used.
-    template <bool ALIGNED>
-    __device__ static void load(const T *x, int64_t base, int64_t n, uint32_t (&m)[R])
-    {
-        uint4 v[R];
-        issue<ALIGNED>(x, base, n, v);
-        masks<ALIGNED>(x, base, n, v, m);
     }
 
     // Per round: this lane's offset in its segment (pre), the segment's
@@ -482,91 +467,6 @@ __global__ void __launch_bounds__(BIG_B) write_kernel(nz_params p)
     TL::write(p, sm, base, cols, sm.offset, p.row_order ? 0 : *p.count, m, pre, tot);
 }
 
-// ONE_PASS_PIPE: persistent blocks, as many as fit on the GPU at once, each
-// taking tiles from the dispenser until none are left. A block takes its
-// next tile as soon as the current one's count is published and starts its
-// loads before the current tile's look-back and writes, so the input keeps
-// streaming while a tile waits on its predecessors. (One tile per block
-// left the loads idle through each look-back: ncu showed the one-pass
-// kernel at a quarter of the DRAM bandwidth.) No deadlock: a block
-// publishes its current tile before taking the next, so the lowest
-// unpublished tile belongs to a block whose look-back waits only on
-// published tiles.
-template <typename T, bool ALIGNED, int R>
-__global__ void __launch_bounds__(BIG_B) pipe_kernel(nz_params p)
-{
-    using TL = tile<T, BIG_B, R>;
-    __shared__ typename TL::smem sm;
-    __shared__ int wfirst[TL::WARPS];
-    __shared__ uint32_t next_id;
-    volatile unsigned long long *state = p.state;
-    const T *x = static_cast<const T *>(p.x);
-    int64_t rows, cols;
-    const int64_t n = true_dims(p, rows, cols);
-    const int64_t ntiles = plg::ceil_div(n, TL::SIZE);
-    if (threadIdx.x == 0) {
-        next_id = atomicAdd(p.next_tile, 1u);
-        TL::set_step(sm, cols);
-    }
-    __syncthreads();
-    int64_t t = next_id;
-    if (t >= ntiles) {
-        if (t == 0 && threadIdx.x == 0)
-            *p.count = 0; // an empty input: no tile writes K
-        return;
-    }
-    uint4 v[R];
-    TL::template issue<ALIGNED>(x, t * TL::SIZE, n, v);
-    for (;;) {
-        const int64_t base = t * TL::SIZE;
-        uint32_t m[R];
-        int pre[R], tot[R];
-        TL::template masks<ALIGNED>(x, base, n, v, m);
-        TL::count(m, pre, tot, sm);
-        __syncthreads();
-        if (threadIdx.x < 32) {
-            const int total = TL::scan_segments(sm, threadIdx.x);
-            if (threadIdx.x == 0) {
-                sm.total = total;
-                state[t] = (t == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE) |
-                           (unsigned long long)total;
-                next_id = atomicAdd(p.next_tile, 1u); // after the publish
-            }
-        }
-        __syncthreads();
-        const int64_t tn = next_id;
-        if (tn < ntiles)
-            TL::template issue<ALIGNED>(x, tn * TL::SIZE, n, v);
-        const int64_t off = t == 0 ? 0 : look_back<BIG_B>(p.state, t, wfirst, sm.scratch);
-        if (threadIdx.x == 0) {
-            if (t > 0)
-                state[t] = FLAG_INCLUSIVE | (unsigned long long)(off + sm.total);
-            sm.offset = off;
-            if (t == ntiles - 1)
-                *p.count = off + sm.total;
-        }
-        __syncthreads();
-        TL::write(p, sm, base, cols, sm.offset, 0, m, pre, tot);
-        if (tn >= ntiles)
-            return;
-        t = tn;
-        __syncthreads(); // the next tile reuses seg, total, offset and the stage
-    }
-}
-
-// Blocks of `kernel` that fit on the GPU at once (0 when unknown).
-template <typename K> int resident_blocks(K kernel)
-{
-    int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BIG_B, 0) !=
-            cudaSuccess ||
-        per_sm <= 0) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return per_sm * plg::sm_count();
-}
-
 // ---- one block (ONE_BLOCK) -------------------------------------------------
 
 template <typename T, int B, bool ALIGNED>
@@ -644,27 +544,6 @@ cudaError_t launch(const plg_nz_launch *a, nz_params &p, int plan, cudaStream_t 
         write_kernel<T, ALIGNED, true><<<(unsigned)tiles, BIG_B, 0, s>>>(p);
         return cudaGetLastError();
     }
-    if (plan == PLG_NZ_PIPE || plan == PLG_NZ_PIPE_WIDE) {
-        const bool wide = plan == PLG_NZ_PIPE_WIDE;
-        auto kernel =
-            wide ? pipe_kernel<T, ALIGNED, WIDE_ROUNDS> : pipe_kernel<T, ALIGNED, ROUNDS>;
-        const int64_t size = wide ? tile<T, BIG_B, WIDE_ROUNDS>::SIZE : TL::SIZE;
-        const int64_t ptiles = plg::ceil_div(a->rows * a->cols, size);
-        const int64_t fit = resident_blocks(kernel);
-        // Never more blocks than fit: a block waiting on a tile whose block
-        // is not yet running would wait for ever.
-        if (fit <= 0)
-            return cudaErrorLaunchOutOfResources;
-        const int64_t grid = ptiles < fit ? (ptiles > 0 ? ptiles : 1) : fit;
-        p.next_tile = reinterpret_cast<uint32_t *>(ws);
-        p.state = reinterpret_cast<unsigned long long *>(ws + l.state);
-        cudaError_t e =
-            cudaMemsetAsync(ws, 0, (size_t)plg_nz_workspace_layout(ptiles).offset, s);
-        if (e != cudaSuccess)
-            return e;
-        kernel<<<(unsigned)grid, BIG_B, 0, s>>>(p);
-        return cudaGetLastError();
-    }
     if (plan == PLG_NZ_ONE_PASS_WIDE) {
         // Tiles of WIDE_ROUNDS vectors a thread: half as many tiles to walk
         // back over, fewer blocks resident.
@@ -716,9 +595,7 @@ extern "C" int plg_nz_cuda(const plg_nz_launch *a, void *stream)
         plan = n <= ONE_BLOCK_MAX ? PLG_NZ_ONE_BLOCK
                : a->row_order     ? PLG_NZ_ONE_PASS
                                   : PLG_NZ_COUNT_SCAN_WRITE;
-    if ((plan == PLG_NZ_ONE_PASS || plan == PLG_NZ_ONE_PASS_WIDE || plan == PLG_NZ_PIPE ||
-         plan == PLG_NZ_PIPE_WIDE) &&
-        !a->row_order)
+    if ((plan == PLG_NZ_ONE_PASS || plan == PLG_NZ_ONE_PASS_WIDE) && !a->row_order)
         plan = PLG_NZ_COUNT_SCAN_WRITE; // the column half needs K first
     // An empty input (K = 0 from one tiny launch) or no scratch: one block.
     if (n == 0 || !a->workspace)
