@@ -209,6 +209,11 @@ def test_loading(srv, a):
           == [("x", "TYPE_FP32", [2, 4, 16, 16])] and
           [(o["name"], [int(d) for d in o["dims"]]) for o in cfg["output"]]
           == [("y", [2, 4, 18, 16])], "circ's configuration is completed: %s" % body[:400])
+    # No instance_group in the CPU suite: KIND_CPU on any machine (the
+    # backend's preferred group), also where the server sees a GPU.
+    kinds = sorted({g.get("kind") for g in cfg.get("instance_group", [])})
+    want_kind = "KIND_GPU" if a.gpu else "KIND_CPU"
+    check(kinds == [want_kind], "circ's instances are %s: %s" % (want_kind, kinds))
     status, body = srv.get("/v2/models/bert/config")
     cfg = json.loads(body)
     check(cfg["max_batch_size"] == 8 and
