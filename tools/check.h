@@ -71,12 +71,12 @@ enum { CHK_TOL_SAME = 0, CHK_TOL_DEVICES = 1 };
 
 /* The threads check: runs each of two threads makes while the other runs. */
 #define CHK_THREAD_RUNS 16
-/* The stream check: bytes of the device-to-device copies queued on the
- * stream before a run, which keep it busy for a few hundred microseconds
- * (4 copies of 64 MiB on an H200), far longer than a plugin's kernels take
- * to start on any other stream. */
+/* The stream check: the device-to-device copies queued on the stream
+ * before a run, which keep it busy for about half a millisecond (16 copies
+ * of 64 MiB on an H200), far longer than a plugin's kernel takes to start
+ * on any other stream. */
 #define CHK_GATE_BYTES ((size_t)64 << 20)
-#define CHK_GATE_COPIES 4
+#define CHK_GATE_COPIES 16
 
 /* Bytes up to and including `member`: the least struct_size that covers
  * it. */

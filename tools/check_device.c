@@ -20,9 +20,12 @@
  * Work queued on that stream runs after them and sees the true inputs;
  * work launched on another stream (the default one, a stream of its own)
  * runs at once, reads zeros and has its outputs overwritten by the poison,
- * so the result differs from the reference. Only device-to-device copies
- * follow the first wait: a copy from pageable host memory may make the
- * host wait for the stream, which would end the gate before enqueue.
+ * so the result differs from the reference. The outputs are read back as
+ * soon as the stream is done, before the device is waited for, so such
+ * work that takes longer than the gate is caught unfinished instead. Only
+ * device-to-device copies follow the first wait: a copy from pageable host
+ * memory may make the host wait for the stream, which would end the gate
+ * before enqueue.
  */
 #include <stdio.h>
 #include <string.h>
@@ -172,21 +175,30 @@ int chk_dev_after(chk_ctx *c, chk_case *k, char *why, size_t cap)
 {
     chk_buf *list[CHK_MAX_IO + 1];
     int32_t n = case_bufs(k, list);
-    int rc = 0;
+    /* A gated run is read back as soon as its stream is done, before work
+     * queued elsewhere has to end: a plugin's kernel on another stream that
+     * is still running then shows too. Other runs wait for the whole
+     * device first, so such a kernel has ended before they are read. */
+    int whole_first = c->device_sync && !c->gated, rc = 0;
     /* A kernel's fault is reported by the first wait after it. */
     if (prt_stream_synchronize(PRT_DEVICE_CUDA, c->stream) != PRT_OK)
         rc = chk_say(why, cap, "after enqueue, waiting for the stream fails: %s",
                      prt_last_error());
-    else if (c->device_sync && prt_device_synchronize(PRT_DEVICE_CUDA) != PRT_OK)
+    else if (whole_first && prt_device_synchronize(PRT_DEVICE_CUDA) != PRT_OK)
         rc = chk_say(why, cap, "after enqueue, waiting for the device fails: %s",
                      prt_last_error());
-    stage_free(list, n);
     for (int32_t j = 0; j < n && rc == 0; j++)
         rc = copy(c, list[j]->block, list[j]->dev, chk_buf_total(list[j]),
                   PRT_MEMCPY_DEVICE_TO_HOST, why, cap,
                   "copying a buffer back from the device");
     if (rc == 0 && prt_stream_synchronize(PRT_DEVICE_CUDA, c->stream) != PRT_OK)
         rc = dev_fail(why, cap, "waiting for the copies back from the device");
+    if (rc == 0 && c->device_sync && !whole_first &&
+        prt_device_synchronize(PRT_DEVICE_CUDA) != PRT_OK)
+        rc = chk_say(why, cap, "after enqueue, waiting for the device fails: %s",
+                     prt_last_error());
+    /* Only now: freeing device memory waits for the whole device. */
+    stage_free(list, n);
     return rc;
 }
 
