@@ -77,8 +77,8 @@ class CopyPlugin(trt.Plugin):
                     torch.as_tensor(trt.device_tensor(outputs[0], output_desc[0], stream=stream),
                                     device="cuda").copy_(torch.as_tensor(trt.device_tensor(
                                         inputs[0], input_desc[0], stream=stream), device="cuda"))
-            else:
-                _memcpy(1, outputs[0], inputs[0], self.nbytes, 2, stream or None)
+            elif _memcpy(1, outputs[0], inputs[0], self.nbytes, 2, stream or None):
+                raise RuntimeError("prt_device_memcpy: %s" % trt._capi.last_error())
             return
         if self.use_numpy:
             np.copyto(trt.host_array(outputs[0], output_desc[0]),

@@ -18,7 +18,9 @@ import plugrt as trt
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 EXAMPLES = os.path.join(REPO, "examples", "python")
-MODELS = os.path.normpath(os.path.join(REPO, "..", "shared", "models"))
+# The seed models: ../shared/models beside the repository, or PLUGRT_MODELS.
+MODELS = os.environ.get("PLUGRT_MODELS") or os.path.normpath(
+    os.path.join(REPO, "..", "shared", "models"))
 sys.path.insert(0, HERE)  # helper modules (plugins_for_tests.py)
 
 _ids = itertools.count()

@@ -12,13 +12,14 @@
 # cuda), and bench/python_plugin_overhead.py on CUDA and on the CPU.
 #
 #   bash python/tests/gpu_run.sh             # on the GPU machine; logs in $OUT
-#   bash python/tests/gpu_run.sh --prepare   # here first: copies the seed model the
-#                                            # ONNX example reads into build-gpu/models
+#   bash python/tests/gpu_run.sh --prepare   # here first: copies the two seed models
+#                                            # the tests read into build-gpu/models
 #
-# The ONNX example reads ../shared/models (relative to the repository), or
-# build-gpu/models when that is missing (carry build-gpu). Logs, at most
-# seven files, go to $OUT (else build-gpu/logs): summary.txt (each step's
-# verdict, timings, versions), build.log, pytest.log, pytest.xml,
+# The ONNX example and the tests that read seed models use ../shared/models
+# (relative to the repository), or build-gpu/models when that is missing
+# (carry build-gpu/models). Logs, six files, go to $OUT (else
+# build-gpu/logs): summary.txt (each step's verdict and time, versions, the
+# examples' result lines, the benchmark), build.log, pytest.log, pytest.xml,
 # examples.log, bench.txt. Exit status 0 when every step passed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -41,8 +42,8 @@ fi
 if [ "${1:-}" = "--prepare" ]; then
   src=${PLUGRT_MODELS:-$ROOT/../shared/models}
   mkdir -p "$B/models"
-  cp -r "$src/qa_custom_hardmax.onnx" "$src/qa_custom_hardmax.data" "$B/models/"
-  echo "copied qa_custom_hardmax into $B/models ($(du -sh "$B/models" | cut -f1)); carry build-gpu"
+  cp -r "$src"/qa_custom_hardmax.* "$src"/nonzero_plugin.* "$B/models/"
+  echo "copied qa_custom_hardmax and nonzero_plugin into $B/models ($(du -sh "$B/models" | cut -f1)); carry build-gpu/models"
   exit 0
 fi
 
@@ -108,6 +109,10 @@ print('CUDA device:', trt.get_device_info('cuda'))") 2>&1 | sed 's/^/  /' | tee 
 
 export TRITON_CACHE_DIR=$B/triton-cache CUPY_CACHE_DIR=$B/cupy-cache
 
+MODELS=$ROOT/../shared/models
+[ -d "$MODELS" ] || MODELS=$B/models
+export PLUGRT_MODELS=$MODELS
+
 # ---- pytest (CPU and CUDA tests) ------------------------------------------
 pushd python >/dev/null
 step "pytest python/tests" 480 "$LOG/pytest.log" \
@@ -121,8 +126,6 @@ grep -cE "^SKIPPED" "$LOG/pytest.log" | sed 's/^/  skip lines: /' | tee -a "$SUM
 grep -E "^SKIPPED" "$LOG/pytest.log" | head -8 | sed 's/^/  /' | tee -a "$SUM"
 
 # ---- the examples with GPU backends ----------------------------------------
-MODELS=$ROOT/../shared/models
-[ -d "$MODELS" ] || MODELS=$B/models
 ex() {  # ex NAME SCRIPT ARGS...: runs an example; passes on exit 0 and its verdict line
   local name=$1
   shift
@@ -141,7 +144,7 @@ ex "in_place_add.py --device cuda" in_place_add.py --device cuda
 if [ -f "$MODELS/qa_custom_hardmax.onnx" ]; then
   ex "onnx_custom_plugin.py --device cuda" onnx_custom_plugin.py --device cuda --models "$MODELS"
 else
-  note "FAIL  onnx_custom_plugin.py --device cuda: no qa_custom_hardmax.onnx in ../shared/models or build-gpu/models (run --prepare here and carry build-gpu)"
+  note "FAIL  onnx_custom_plugin.py --device cuda: no qa_custom_hardmax.onnx in ../shared/models or build-gpu/models (run --prepare here and carry build-gpu/models)"
   status=1
 fi
 grep -E "tactic|cases|shares|copied|bound|model output|batch" "$LOG/examples.log" \

@@ -86,6 +86,13 @@ def torch_stream(torch, stream):
 # CUDA engines of C plugins from Python
 # ---------------------------------------------------------------------------
 
+def test_the_package_ships_the_cuda_kernels_of_the_standard_plugins():
+    if os.environ.get("PLUGRT_LIBRARY_DIR"):
+        pytest.skip("PLUGRT_LIBRARY_DIR points elsewhere")
+    libs = os.path.join(os.path.dirname(trt.__file__), "_libs")
+    assert "libplugrt_plugins_cuda.so" in os.listdir(libs)
+
+
 def test_cuda_engine_queries(std_registry):
     e = nonzero_engine(std_registry)
     assert e.device == CUDA and "cuda" in repr(e)
