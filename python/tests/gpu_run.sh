@@ -148,7 +148,7 @@ else
   status=1
 fi
 grep -E "tactic|cases|shares|copied|bound|model output|batch" "$LOG/examples.log" \
-  | sed 's/^/  /' | tee -a "$SUM" >/dev/null
+  | grep -v "^====" | sed 's/^/  /' >>"$SUM"
 
 # ---- per-call overhead of Python plugins ----------------------------------
 : >"$LOG/bench.txt"
@@ -156,7 +156,7 @@ step "bench python_plugin_overhead --device cuda" 240 "$LOG/bench.txt" \
   $PY bench/python_plugin_overhead.py --device cuda --runs 200 --repeats 5
 step "bench python_plugin_overhead --device cpu" 180 "$LOG/bench.txt" \
   $PY bench/python_plugin_overhead.py --device cpu --runs 200 --repeats 5
-sed 's/^/  /' "$LOG/bench.txt" >>"$SUM"
+grep -v "^====" "$LOG/bench.txt" | sed 's/^/  /' >>"$SUM"
 
 note "$([ $status -eq 0 ] && echo 'ALL PASSED' || echo 'SOME STEPS FAILED')"
 exit $status
