@@ -68,8 +68,12 @@ def plugrt_run(plugrt, model_path, plugins, inputs_dir, threads, iterations, dev
     for name in sorted(os.listdir(inputs_dir)):
         args += ["--input", "%s=%s" % (name[6:-4], os.path.join(inputs_dir, name))]
     out = subprocess.run(args + extra, check=True, capture_output=True, text=True).stdout
-    lat = re.search(r"latency \(ms\): min ([\d.]+), median ([\d.]+), p90 ([\d.]+), p99 ([\d.]+)", out)
+    # On CUDA the program says "latency (ms, wall per run)" beside its GPU time.
+    lat = re.search(r"latency \(ms(?:, wall per run)?\): min ([\d.]+), median ([\d.]+), "
+                    r"p90 ([\d.]+), p99 ([\d.]+)", out)
     thr = re.search(r"throughput: ([\d.]+) inferences/s", out)
+    if not lat or not thr:
+        raise SystemExit("plugrt run printed no latency or throughput line:\n" + out)
     return float(thr.group(1)), float(lat.group(2)), float(lat.group(4))
 
 

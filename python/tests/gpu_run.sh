@@ -84,8 +84,16 @@ EOF
 
 # ---- build the wheel and unpack it ----------------------------------------
 export CMAKE_BUILD_PARALLEL_LEVEL=$(nproc)
-rm -rf "$B/dist" "$B/site"
-if step "build the CUDA wheel" 420 "$LOG/build.log" \
+rm -rf "$B/site"
+# A wheel built on another machine (PRT_PY_WHEEL, e.g. carried in
+# build-gpu/wheel): the GPU machine may lack the ONNX importer's build
+# dependencies (protobuf-c, onnx.proto).
+if [ -n "${PRT_PY_WHEEL:-}" ] && [ -f "$PRT_PY_WHEEL" ]; then
+  note "using the prebuilt wheel $PRT_PY_WHEEL"
+  $PY -m zipfile -e "$PRT_PY_WHEEL" "$B/site" >>"$LOG/build.log" 2>&1
+  export PYTHONPATH=$B/site
+  unset PLUGRT_LIBRARY_DIR
+elif rm -rf "$B/dist" && step "build the CUDA wheel" 420 "$LOG/build.log" \
     $PY -m pip wheel -v --no-deps --no-build-isolation ./python -w "$B/dist" \
     --config-settings=build-dir="$B/cmake" \
     --config-settings=cmake.define.PRT_WITH_CUDA=ON; then

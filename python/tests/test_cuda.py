@@ -407,7 +407,7 @@ def nonzero_cuda(x: trtp.Tensor, outputs, stream) -> None:
     with torch.cuda.stream(torch_stream(torch, stream)):
         idx = torch.nonzero(torch.as_tensor(x, device="cuda")).to(torch.int32)
         out = torch.as_tensor(outputs[0], device="cuda")  # upper-bound rows
-        out.view(-1)[:idx.numel()].copy_(idx.view(-1))
+        out.view(-1)[:idx.numel()].copy_(idx.reshape(-1))  # nonzero may be strided
         torch.as_tensor(outputs[1], device="cuda").fill_(idx.shape[0])
 
 

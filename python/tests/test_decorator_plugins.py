@@ -360,3 +360,23 @@ def test_tensor_object():
     assert buf[1, 2] == 42
     ro = trtp.Tensor((2, 3), trt.float32, buf.ctypes.data, readonly=True)
     assert not np.asarray(ro).flags.writeable
+
+
+def test_ndarray_attribute_as_a_type_alias():
+    """numpy >= 2.3 spells NDArray as a PEP 695 type alias; its NDArray[X]
+    must be read as X like the older generic alias."""
+    import typing
+    from typing import Any
+    TypeAliasType = getattr(typing, "TypeAliasType", None)
+    if TypeAliasType is None:
+        te = pytest.importorskip("typing_extensions")
+        TypeAliasType = getattr(te, "TypeAliasType", None)
+        if TypeAliasType is None:
+            pytest.skip("no TypeAliasType in typing or typing_extensions")
+    from plugrt.plugin._bridge import _ndarray_dtype
+    T = typing.TypeVar("T", bound=np.generic)
+    alias = TypeAliasType("NDArray", np.ndarray[Any, np.dtype[T]], type_params=(T,))
+    assert _ndarray_dtype(alias[np.int32]) == np.dtype(np.int32)
+    assert _ndarray_dtype(alias[np.float16]) == np.dtype(np.float16)
+    assert _ndarray_dtype(alias[np.complex64]) is None
+    assert _ndarray_dtype(np.ndarray[Any, np.dtype[np.int8]]) == np.dtype(np.int8)

@@ -78,7 +78,7 @@ step "test_triton.py --gpu (KIND_GPU)" 200 \
 step "test_triton.py (KIND_CPU, on this GPU machine)" 120 \
   "$py" serving/triton/tests/test_triton.py "${common[@]}" --server-log "$out/server-cpu.log"
 step "bench/triton_load.py --kind gpu" 150 \
-  "$py" bench/triton_load.py --build "$b" --models "$models" --model bert_small --kind gpu \
+  "$py" bench/triton_load.py --build "$b" --models "$models" --model circ_pad_conv --kind gpu \
   --instances 2 --requests 2000 --clients 8 --deadline 60
 
 say "done in $(($(date +%s) - started)) s: $([ "$status" = 0 ] && echo 'all steps passed' || echo 'a step FAILED')"

@@ -153,16 +153,22 @@ class _Attr:
 def _ndarray_dtype(ann):
     """np.dtype of numpy.typing.NDArray[X] (or np.ndarray[Any, np.dtype[X]])."""
     origin = typing.get_origin(ann)
-    if origin is not np.ndarray:
-        return None
     args = typing.get_args(ann)
-    if len(args) != 2:
-        return None
-    dt_args = typing.get_args(args[1])
-    if not dt_args:
+    if origin is not np.ndarray and getattr(origin, "__value__", None) is not None:
+        # numpy >= 2.3 spells NDArray as a type alias (PEP 695), so
+        # NDArray[X] is the alias with the one argument X.
+        if len(args) != 1:
+            return None
+        scalar = args[0]
+    elif origin is np.ndarray and len(args) == 2:
+        dt_args = typing.get_args(args[1])
+        if not dt_args:
+            return None
+        scalar = dt_args[0]
+    else:
         return None
     try:
-        d = np.dtype(dt_args[0])
+        d = np.dtype(scalar)
     except TypeError:
         return None
     return d if d in _ARRAY_TYPES else None
