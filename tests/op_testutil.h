@@ -59,6 +59,15 @@ int ot_dims_eq(const prt_dims *a, const prt_dims *b);
 void ot_check_close(const char *what, const ot_tensor *got, const prt_dims *want_dims,
                     const double *want, double rtol);
 
+/* Conv by its definition, in double: for X [N, C, D...] and W
+ * [M, C / group, K...] of ns spatial dims (up to 3), strides st[], dilations
+ * dl[], padding before pb[] and output sizes O[] (the caller applies ONNX's
+ * padding rules), want[(n M + m) ovol + p] = b[m] (0 without b) plus every
+ * product x * w of the window that lies inside X. */
+void ot_conv_ref(const ot_tensor *x, const ot_tensor *w, const ot_tensor *b,
+                 int64_t group, const int64_t *st, const int64_t *dl, const int64_t *pb,
+                 const int64_t *O, double *want);
+
 /* ---- fields ------------------------------------------------------------------ */
 
 /* Fields borrowing name and value (which must outlive their use). */

@@ -316,7 +316,8 @@ static int test_objects(void)
     f[0] = ot_fld_i32("padz", pads, 4);
     CHECK_ERR(c->create(c, "conv", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
               "Conv (layer 'conv'): unknown field 'padz' (accepted: auto_pad, "
-              "dilations, group, kernel_shape, pads, strides)");
+              "dilations, group, kernel_shape, pads, strides, activation, "
+              "activation_params)");
     f[0].name = "strides";
     f[0].data = &bad;
     f[0].type = PRT_FIELD_FLOAT32;
@@ -1083,7 +1084,7 @@ static void ref_conv(const conv_case *cc, const ot_tensor *x, const ot_tensor *w
                      const ot_tensor *b, prt_dims *od, double *want)
 {
     int32_t ns = x->dims.nb_dims - 2, G = cc->group ? cc->group : 1;
-    int64_t N = x->dims.d[0], C = x->dims.d[1], M = w->dims.d[0], Cg = C / G, Mg = M / G;
+    int64_t N = x->dims.d[0], M = w->dims.d[0];
     int64_t pb[3] = {0}, st[3], dl[3], K[3], D[3], O[3];
     const char *ap = cc->auto_pad ? cc->auto_pad : "NOTSET";
     for (int32_t i = 0; i < ns; i++) {
@@ -1113,41 +1114,7 @@ static void ref_conv(const conv_case *cc, const ot_tensor *x, const ot_tensor *w
     od->d[1] = M;
     for (int32_t i = 0; i < ns; i++)
         od->d[2 + i] = O[i];
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t m = 0; m < M; m++) {
-            int64_t g = m / Mg;
-            int64_t ovol = tu_volume(od) / (N * M);
-            for (int64_t p = 0; p < ovol; p++) {
-                int64_t o[3] = {0}, rem = p;
-                double s = b ? ot_get(b, m) : 0;
-                for (int32_t i = ns - 1; i >= 0; i--) {
-                    o[i] = rem % O[i];
-                    rem /= O[i];
-                }
-                for (int64_t c = 0; c < Cg; c++) {
-                    int64_t kvol = 1;
-                    for (int32_t i = 0; i < ns; i++)
-                        kvol *= K[i];
-                    for (int64_t kp = 0; kp < kvol; kp++) {
-                        int64_t kk[3], r2 = kp, xi = n * C + g * Cg + c, wi = m * Cg + c;
-                        int inside = 1;
-                        for (int32_t i = ns - 1; i >= 0; i--) {
-                            kk[i] = r2 % K[i];
-                            r2 /= K[i];
-                        }
-                        for (int32_t i = 0; i < ns; i++) {
-                            int64_t q = o[i] * st[i] - pb[i] + kk[i] * dl[i];
-                            inside &= q >= 0 && q < D[i];
-                            xi = xi * D[i] + q;
-                            wi = wi * K[i] + kk[i];
-                        }
-                        if (inside)
-                            s += ot_get(x, xi) * ot_get(w, wi);
-                    }
-                }
-                want[(n * M + m) * ovol + p] = s;
-            }
-        }
+    ot_conv_ref(x, w, b, G, st, dl, pb, O, want);
 }
 
 static int32_t conv_fields(const conv_case *cc, const prt_dims *w, prt_field *f,

@@ -799,6 +799,9 @@ int cli_compare_layers(const cli_layers_opts *o)
         cli_error("out of memory");
         return CLI_FAIL;
     }
+    /* One layer per node on both sides: a fused layer would hide the
+     * outputs of all but its last node. */
+    cli_set_onnx_fuse(0);
     if (cli_import_onnx(o->m->model, o->reg, &o->m->ops, o->m->strict, &net) != CLI_OK ||
         expose_all(net) != CLI_OK ||
         o->build(o->build_user, net, o->device, &dut.engine) != CLI_OK)

@@ -52,6 +52,10 @@ int cli_have_onnx(void);
  * mappings (may be NULL). */
 int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_ops *ops,
                     int strict, prt_network **out);
+/* Whether the imports that follow fuse node patterns into one layer
+ * (prt_onnx_parser_set_fuse; default 1). --compare-layers turns it off, so
+ * that every node's output is a layer output on both sides. */
+void cli_set_onnx_fuse(int fuse);
 /* The same without a word: the status, and prt_last_error() says why. When a
  * mapping itself is refused, *out_bad_op names it (else NULL). For callers
  * that try imports which may fail (--compare-layers' reference). */

@@ -1565,6 +1565,17 @@ prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node, int32
                          choice->shape_data);
 }
 
+prt_status onnx_import_fused(onnx_import *imp, const Onnx__NodeProto *node,
+                             const char *label, const prt_plugin_creator *c,
+                             const prt_field *extra, int32_t nb_extra, const char **ins,
+                             size_t nb_ins, const char **outs, size_t nb_outs)
+{
+    Onnx__NodeProto n2 = *node;
+    n2.output = (char **)outs;
+    n2.n_output = nb_outs;
+    return import_extra(imp, &n2, label, c, extra, nb_extra, ins, nb_ins, 0, 0);
+}
+
 prt_status onnx_output_constant(onnx_import *imp, const char *name, int32_t src,
                                 int32_t *out_tensor)
 {

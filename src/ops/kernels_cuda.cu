@@ -137,6 +137,29 @@ __device__ float load_f(const void *p, int32_t dtype, int64_t i)
     return dtype == DT_F32 ? ((const float *)p)[i] : __half2float(((const __half *)p)[i]);
 }
 
+// Conv's fused activation (OP_ACT_* of cpu_kernels.h, the same formulas as
+// the CPU's cpu_act_v8: comparisons let NaN through).
+__device__ float conv_act(const opk_conv_args &a, float x)
+{
+    float h;
+    switch (a.act) {
+    case 1: // Relu
+        return x < 0.0f ? 0.0f : x;
+    case 2: // LeakyRelu
+        return x < 0.0f ? a.act_alpha * x : x;
+    case 3: // Clip
+        x = x < a.act_alpha ? a.act_alpha : x;
+        return x > a.act_beta ? a.act_beta : x;
+    case 4: // HardSigmoid
+    case 5: // HardSwish
+        h = a.act_alpha * x + a.act_beta;
+        h = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
+        return a.act == 5 ? x * h : h;
+    default:
+        return x;
+    }
+}
+
 // One thread per output element (n, m, spatial position).
 __global__ void conv_kernel(opk_conv_args a)
 {
@@ -175,6 +198,7 @@ __global__ void conv_kernel(opk_conv_args a)
                            load_f(a.w, a.dtype, wbase + kp);
             }
         }
+        acc = conv_act(a, acc);
         if (a.dtype == DT_F32)
             ((float *)a.y)[idx] = acc;
         else

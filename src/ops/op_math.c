@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "ops/cpu_kernels.h"
+
 /* ------------------------------------------------------------------------ */
 /* Broadcasting                                                              */
 /* ------------------------------------------------------------------------ */
@@ -173,17 +175,65 @@ static void gemm_tile(int64_t mr, int64_t nr, int64_t kc, const float *a, int64_
 void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                  const float *B, int64_t ldb, float *C, int64_t ldc)
 {
-    op_gemm_f32_t(0, 0, M, N, K, A, lda, B, ldb, C, ldc);
+    op_gemm_f32_ep(0, 0, M, N, K, A, lda, B, ldb, C, ldc, NULL);
 }
 
 void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
                    const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                    int64_t ldc)
 {
-    if (M > 0 && N > 0 && K > 0 &&
-        op_blas_sgemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc))
+    op_gemm_f32_ep(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc, NULL);
+}
+
+/* Work of one block (multiply-adds): large enough that a call's fixed cost
+ * does not show, small enough to spread over threads and to keep a block's
+ * output in cache for its epilogue. */
+#define GEMM_BLOCK_MACS (1 << 19)
+
+void op_gemm_split(int64_t M, int64_t N, int64_t K, int64_t *mb, int64_t *nb)
+{
+    const double work = (double)M * (double)N * (double)K;
+    *mb = M;
+    *nb = N;
+    if (work <= 2.0 * GEMM_BLOCK_MACS)
         return;
-    op_gemm_f32_loops(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc);
+    if (N >= M) {
+        int64_t b = GEMM_BLOCK_MACS / (M * K > 0 ? M * K : 1);
+        b = (b < 64 ? 64 : b + 15) / 16 * 16;
+        *nb = b < N ? b : N;
+    } else {
+        int64_t b = GEMM_BLOCK_MACS / (N * K > 0 ? N * K : 1);
+        b = (b < 24 ? 24 : b + 5) / 6 * 6;
+        *mb = b < M ? b : M;
+    }
+}
+
+/* Products up to this many multiply-adds without transposes take
+ * op_gemm_nn even where OpenBLAS is loaded: below it, measured on the
+ * shapes of MobileNet's and BERT's layers, the register tiles that read B
+ * in place match or beat OpenBLAS, whose packing of A and B is then a large
+ * share of the work (bench/RESULTS.md, "CPU kernels"). */
+#define GEMM_NN_MAX_MACS (1 << 23)
+
+void op_gemm_f32_ep(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                    const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                    int64_t ldc, const op_epilogue *e)
+{
+    const double macs = (double)M * (double)N * (double)K;
+    if (M <= 0 || N <= 0)
+        return;
+    if (K > 0 && op_gemv_f32(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc)) {
+        /* a vector: done, but for the epilogue */
+    } else if (K > 0 && !trans_a && !trans_b &&
+               (macs <= GEMM_NN_MAX_MACS || !op_blas_in_use())) {
+        op_gemm_nn(M, N, K, A, lda, B, ldb, C, ldc, e);
+        return;
+    } else if (K <= 0 ||
+               !op_blas_sgemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc)) {
+        op_gemm_f32_loops(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc);
+    }
+    if (e)
+        op_epilogue_apply(e, M, N, C, ldc);
 }
 
 void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,

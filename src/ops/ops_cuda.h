@@ -60,6 +60,10 @@ typedef struct opk_conv_args {
     int64_t ivol, kvol, ovol;
     const void *x, *w, *b;
     void *y;
+    /* Fused activation: an OP_ACT_* kind (cpu_kernels.h) and its alpha and
+     * beta, applied to each output before it is stored. */
+    int32_t act;
+    float act_alpha, act_beta;
 } opk_conv_args;
 int opk_conv(const opk_conv_args *a, void *stream);
 
