@@ -69,6 +69,9 @@ typedef struct cli_build_opts {
     const char *timing_cache; /* --timing-cache FILE, or NULL */
     /* What to tell the user about shapes when the build fails on one. */
     const char *shape_hint;
+    /* Threads autotuning's timing runs use (--op-threads); 0: the
+     * library's default. */
+    int32_t threads;
 } cli_build_opts;
 
 int cli_build_engine(const prt_network *net, const prt_registry *reg,
