@@ -286,11 +286,18 @@ prt_status ot_build_op(const char *name, const prt_field *fields, int32_t nb_fie
 prt_status ot_run_engine(const prt_engine *e, const ot_tensor *in, int32_t nb_in,
                          ot_tensor *out)
 {
+    return ot_run_engine_threads(e, in, nb_in, 0, out);
+}
+
+prt_status ot_run_engine_threads(const prt_engine *e, const ot_tensor *in, int32_t nb_in,
+                                 int32_t threads, ot_tensor *out)
+{
     prt_context *ctx = NULL;
     prt_io_info io = {.struct_size = sizeof(prt_io_info)};
+    prt_context_options opt = {.struct_size = sizeof opt, .threads = threads};
     prt_dims yd;
     int32_t yi;
-    prt_status st = prt_context_create(e, &ctx);
+    prt_status st = prt_context_create_with_options(e, &opt, &ctx);
     out->data = NULL;
     for (int32_t i = 0; !st && i < nb_in; i++) {
         char nm[16];

@@ -95,6 +95,11 @@ PRT_NODISCARD prt_status ot_build_op(const char *name, const prt_field *fields,
  * *out for Y, which the caller frees (its data is NULL after a failure). */
 PRT_NODISCARD prt_status ot_run_engine(const prt_engine *e, const ot_tensor *in,
                                        int32_t nb_in, ot_tensor *out);
+/* ot_run_engine on a context of `threads` intra-op threads (0: the
+ * default). */
+PRT_NODISCARD prt_status ot_run_engine_threads(const prt_engine *e, const ot_tensor *in,
+                                               int32_t nb_in, int32_t threads,
+                                               ot_tensor *out);
 /* Serializes e and loads it back through an empty registry (built-ins need
  * none); the caller destroys *out. */
 PRT_NODISCARD prt_status ot_reload(const prt_engine *e, prt_engine **out);

@@ -17,6 +17,10 @@
  * and runs are timed with events as well (bench.h). --cuda-graph captures
  * one run per context and replays it (the library says when it cannot).
  *
+ * --op-threads N gives each context N threads for one run's loops;
+ * --profile-layers times every layer through the runtime's profiler
+ * (profile_layers.h).
+ *
  * --compare-layers runs the ONNX model once with every layer's outputs
  * exposed, beside a reference, and names the first layer that differs
  * (compare_layers.h).
@@ -31,6 +35,7 @@
 #include "compare_layers.h"
 #include "model.h"
 #include "options.h"
+#include "profile_layers.h"
 #include "run_io.h"
 #include "tensor_file.h"
 #include "text.h"
@@ -53,7 +58,10 @@ enum {
     OPT_DEVICE,
     OPT_CUDA_GRAPH,
     OPT_COMPARE_LAYERS,
-    OPT_REFERENCE
+    OPT_REFERENCE,
+    OPT_OP_THREADS,
+    OPT_PROFILE_LAYERS,
+    OPT_PROFILE_JSON
 };
 
 static const cli_opt run_opts[] = {
@@ -69,6 +77,9 @@ static const cli_opt run_opts[] = {
     {"--iterations", "-n", 1, OPT_ITERATIONS},
     {"--warmup", NULL, 1, OPT_WARMUP},
     {"--threads", "-t", 1, OPT_THREADS},
+    {"--op-threads", NULL, 1, OPT_OP_THREADS},
+    {"--profile-layers", NULL, 0, OPT_PROFILE_LAYERS},
+    {"--profile-json", NULL, 1, OPT_PROFILE_JSON},
     {"--compare", NULL, 1, OPT_COMPARE},
     {"--atol", NULL, 1, OPT_ATOL},
     {"--rtol", NULL, 1, OPT_RTOL},
@@ -145,6 +156,16 @@ static void run_help(void)
         "  -t, --threads N            N contexts of the engine on N threads (default "
         "1),\n"
         "                             each on its own stream on CUDA\n"
+        "  --op-threads N             threads each context spreads one run's layers\n"
+        "                             over (intra-op; the built-in ops and plugins\n"
+        "                             that ask for threads); default: the CPUs\n"
+        "                             available divided among the --threads contexts,\n"
+        "                             at least 1; 1: none. Results do not depend on it\n"
+        "  --profile-layers           time every layer of the timed runs and print each\n"
+        "                             layer's median and mean time and its share of the\n"
+        "                             sum, slowest first (on CUDA from events around\n"
+        "                             each layer; every run then waits for the GPU)\n"
+        "  --profile-json FILE        with --profile-layers, the same as JSON in FILE\n"
         "  --cuda-graph               capture one run as a CUDA graph and replay it for\n"
         "                             every run (fails, saying why, when the engine or\n"
         "                             the device cannot be captured)\n"
@@ -188,6 +209,9 @@ typedef struct run_args {
     int compare_layers;
     int32_t reference; /* -1: not given */
     int64_t seed, iterations, warmup, threads, profile;
+    int64_t op_threads; /* 0: not given */
+    int profile_layers;
+    const char *profile_json;
     int64_t memory_limit; /* 0: none */
     double atol, rtol;
     int atol_given, rtol_given;
@@ -237,6 +261,14 @@ static int take_option(void *user, int id, const char *v)
         return cli_parse_int("--warmup", v, 0, 1000000000, &a->warmup);
     case OPT_THREADS:
         return cli_parse_int("--threads", v, 1, 1024, &a->threads);
+    case OPT_OP_THREADS:
+        return cli_parse_int("--op-threads", v, 1, 1024, &a->op_threads);
+    case OPT_PROFILE_LAYERS:
+        a->profile_layers = 1;
+        break;
+    case OPT_PROFILE_JSON:
+        a->profile_json = v;
+        break;
     case OPT_COMPARE:
         a->compare_dir = v;
         break;
@@ -290,6 +322,13 @@ static int parse_args(int argc, char **argv, run_args *a)
         return cli_usage("--plugin-op applies to ONNX models, not to a plan");
     if (a->reference >= 0 && !a->compare_layers)
         return cli_usage("--reference applies to --compare-layers");
+    if (a->profile_json && !a->profile_layers)
+        return cli_usage("--profile-json applies to --profile-layers");
+    if (a->profile_layers && (a->cuda_graph || a->compare_layers))
+        return cli_usage("--profile-layers times enqueued runs: leave out %s",
+                         a->cuda_graph ? "--cuda-graph (a graph's replay reports no "
+                                         "layers)"
+                                       : "--compare-layers");
     if (a->compare_layers) {
         if (!cli_is_onnx_path(a->m.model))
             return cli_usage("--compare-layers needs the ONNX model: a plan's outputs "
@@ -460,7 +499,8 @@ static int build_network(const run_args *a, const prt_registry *reg, const run_i
                              "NAME:DIMS or their data with --input NAME=FILE.npy",
                              values,
                              nb_values,
-                             0};
+                             0,
+                             (int32_t)a->op_threads};
         rc = cli_build_engine(net, reg, &bo, out);
     }
     free(values);
@@ -732,14 +772,16 @@ static void print_times(const char *what, const cli_bench_times *t)
            t->min_ms, t->median_ms, t->p90_ms, t->p99_ms, t->max_ms, t->mean_ms);
 }
 
-static void print_stats(const run_args *a, const cli_bench_stats *stats)
+static void print_stats(const run_args *a, const cli_bench_stats *stats,
+                        int32_t op_threads)
 {
     char runs[160];
     snprintf(runs, sizeof runs,
-             " (%lld runs: %lld x %lld thread%s, after %lld warmup%s)\n",
+             " (%lld runs: %lld x %lld thread%s, %d op thread%s each, after %lld "
+             "warmup%s)\n",
              (long long)stats->samples, (long long)a->iterations, (long long)a->threads,
-             a->threads > 1 ? "s" : "", (long long)a->warmup,
-             a->cuda_graph ? "; CUDA graph replays" : "");
+             a->threads > 1 ? "s" : "", (int)op_threads, op_threads > 1 ? "s" : "",
+             (long long)a->warmup, a->cuda_graph ? "; CUDA graph replays" : "");
     if (!stats->has_device) {
         print_times("latency (ms)", &stats->wall);
         fputs(runs, stdout);
@@ -764,6 +806,7 @@ int cmd_run(int argc, char **argv)
     prt_engine *engine = NULL;
     run_ctx *ctxs = NULL;
     cli_bench_target *targets = NULL;
+    cli_layer_recorder *recs = NULL;
     cli_bench_stats stats;
     size_t plan_size = 0;
     double t0, t1;
@@ -818,11 +861,23 @@ int cmd_run(int argc, char **argv)
         cli_error("out of memory for %lld execution contexts", (long long)a.threads);
         goto done;
     }
+    /* The CPUs are shared among the contexts unless --op-threads says. */
+    if (!a.op_threads) {
+        a.op_threads = prt_default_thread_count() / a.threads;
+        a.op_threads = a.op_threads < 1 ? 1 : a.op_threads;
+    }
+    if (a.profile_layers && !(recs = calloc((size_t)a.threads, sizeof *recs))) {
+        cli_error("out of memory for %lld profiles", (long long)a.threads);
+        goto done;
+    }
     /* Contexts before inputs: a context on the profile tells which inputs
      * the profile fixes, and those need no --shapes for random data. */
     for (int t = 0; t < (int)a.threads; t++) {
-        if (run_ctx_create(&ctxs[t], engine, (int32_t)a.profile, a.memory_limit) !=
-            CLI_OK)
+        if (run_ctx_create(&ctxs[t], engine, (int32_t)a.profile, a.memory_limit,
+                           (int32_t)a.op_threads) != CLI_OK)
+            goto done;
+        if (recs && cli_layer_recorder_attach(&recs[t], ctxs[t].ctx, engine, a.warmup,
+                                              a.iterations) != CLI_OK)
             goto done;
         targets[t].ctx = ctxs[t].ctx;
         targets[t].device = ctxs[t].device;
@@ -850,12 +905,19 @@ int cmd_run(int argc, char **argv)
         if (run_ctx_fetch(&ctxs[t]) != CLI_OK)
             goto done;
     rc = handle_outputs(&a, ctxs, (int)a.threads);
-    print_stats(&a, &stats);
+    print_stats(&a, &stats, prt_context_get_threads(ctxs[0].ctx));
+    if (a.profile_layers &&
+        cli_layer_profile_print(recs, (int)a.threads, engine, stats.wall.median_ms,
+                                a.profile_json) != CLI_OK)
+        rc = CLI_FAIL;
 done:
     for (int t = 0; ctxs && t < (int)a.threads; t++)
         run_ctx_destroy(&ctxs[t]);
     free(ctxs);
     free(targets);
+    for (int t = 0; recs && t < (int)a.threads; t++)
+        cli_layer_recorder_free(&recs[t]);
+    free(recs);
     run_model_free(&model);
     prt_engine_destroy(engine);
     prt_registry_destroy(reg);

@@ -79,7 +79,7 @@ static int side_run(cl_side *s, const cli_layers_opts *o, int bind, int fill,
 {
     prt_status st;
     if (run_model_init(&s->model, s->engine) != CLI_OK ||
-        run_ctx_create(&s->ctx, s->engine, 0, o->memory_limit) != CLI_OK)
+        run_ctx_create(&s->ctx, s->engine, 0, o->memory_limit, 0) != CLI_OK)
         return CLI_FAIL;
     if (bind && run_inputs_bind(o->inputs, &s->model, s->ctx.ctx, o->shapes,
                                 o->random_inputs, o->seed) != CLI_OK)

@@ -308,6 +308,10 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
         cli_error_api(st, "--autotune");
         goto done;
     }
+    if ((st = prt_builder_config_set_threads(cfg, o->threads))) {
+        cli_error_api(st, "--op-threads");
+        goto done;
+    }
     if (o->timing_cache &&
         (st = prt_builder_config_set_timing_cache_file(cfg, o->timing_cache))) {
         cli_error_api(st, "--timing-cache %s", o->timing_cache);

@@ -89,6 +89,9 @@ typedef struct cli_build_opts {
      * values (`plugrt build`), as trtexec reads shapes of shape tensors;
      * 0: its dims, like any input's. */
     int lists_give_values;
+    /* Threads autotuning's timing runs use (--op-threads); 0: the
+     * library's default. */
+    int32_t threads;
 } cli_build_opts;
 
 int cli_build_engine(const prt_network *net, const prt_registry *reg,

@@ -307,6 +307,22 @@ int op_bcast_walk(const prt_dims *out, int32_t nb, const prt_dims *in, const siz
                   size_t out_es, const void *const *x, void *y, op_row_fn fn,
                   const void *ctx);
 
+/* op_bcast_walk over the threads of the running context (base/parallel.h):
+ * the output's elements are cut into ranges of at least `grain`, and each
+ * range visits its part of the rows (a row may be split between ranges).
+ * For row functions that cannot fail and whose elements do not depend on
+ * one another: fn must return 0, and is called concurrently with the same
+ * ctx. The result is the serial walk's, bit for bit. */
+void op_bcast_walk_parallel(const prt_dims *out, int32_t nb, const prt_dims *in,
+                            const size_t *es, size_t out_es, const void *const *x,
+                            void *y, op_row_fn fn, const void *ctx, int64_t grain);
+
+/* Grains for base_parallel_for in the ops (the fewest elements, or rows of
+ * that many elements, one range takes): about ten microseconds of work on
+ * one core, so that handing a range to another thread pays. */
+#define OP_GRAIN_SIMPLE 16384 /* a load, an operation and a store */
+#define OP_GRAIN_MATH 2048    /* a libm function per element */
+
 /* ---- compute ------------------------------------------------------------ */
 
 /* C[M x N] = A[M x K] * B[K x N] (row-major, leading dims given): see
