@@ -628,7 +628,7 @@ typedef struct op_case {
     int32_t dtype;
     prt_dims dims[3];
     int32_t nb_in;
-    prt_field fields[3];
+    prt_field fields[4];
     int32_t nb_fields;
 } op_case;
 
@@ -666,7 +666,8 @@ static void check_thread_counts(const op_case *c)
 
 static void test_ops_thread_counts(void)
 {
-    static const int32_t axis1 = 1, k3[2] = {3, 3}, s2[2] = {2, 2};
+    static const int32_t axis1 = 1, k3[2] = {3, 3}, s2[2] = {2, 2}, p1[4] = {1, 1, 1, 1};
+    static const int32_t p2[4] = {2, 2, 2, 2}, g72 = 72, g4 = 4, g240 = 240, one = 1;
     static const int32_t last = -1;
     const op_case cases[] = {
         {"Relu", PRT_FLOAT32, {D2(4, 50001)}, 1, {{0}}, 0},
@@ -702,6 +703,64 @@ static void test_ops_thread_counts(void)
          1,
          {ot_fld_i32("kernel_shape", k3, 2), ot_fld_i32("strides", s2, 2)},
          2},
+        /* Conv by each of its paths (conv.c), some with a fused activation. */
+        {"Conv",
+         PRT_FLOAT32,
+         {D4(2, 32, 28, 28), D4(64, 32, 1, 1), D1(64)},
+         3,
+         {ot_fld_str("activation", "HardSwish")},
+         1},
+        {"Conv",
+         PRT_FLOAT32,
+         {D4(2, 72, 56, 56), D4(72, 1, 3, 3), D1(72)},
+         3,
+         {ot_fld_i32("group", &g72, 1), ot_fld_i32("strides", s2, 2),
+          ot_fld_i32("pads", p1, 4), ot_fld_str("activation", "Relu")},
+         4},
+        {"Conv",
+         PRT_FLOAT32,
+         {D4(1, 240, 14, 14), D4(240, 1, 5, 5), D1(240)},
+         3,
+         {ot_fld_i32("group", &g240, 1), ot_fld_i32("pads", p2, 4)},
+         2},
+        {"Conv",
+         PRT_FLOAT32,
+         {D4(1, 3, 64, 64), D4(16, 3, 3, 3), D1(16)},
+         3,
+         {ot_fld_i32("strides", s2, 2), ot_fld_i32("pads", p1, 4)},
+         2},
+        {"Conv",
+         PRT_FLOAT32,
+         {D4(2, 16, 20, 20), D4(16, 4, 3, 3)},
+         2,
+         {ot_fld_i32("group", &g4, 1), ot_fld_i32("pads", p1, 4)},
+         2},
+        {"Conv",
+         PRT_FLOAT32,
+         {D4(1, 32, 20, 20), D4(48, 32, 3, 3), D1(48)},
+         3,
+         {ot_fld_i32("pads", p1, 4)},
+         1},
+        {"Conv", PRT_FLOAT16, {D4(1, 16, 30, 30), D4(24, 16, 1, 1)}, 2, {{0}}, 0},
+        /* Products: one tall one with a bias, a batch of small ones, a
+         * vector times a matrix, Gemm with transB and its bias. */
+        {"MatMul", PRT_FLOAT32, {D3(4, 64, 128), D2(128, 512), D1(512)}, 3, {{0}}, 0},
+        {"MatMul", PRT_FLOAT32, {D4(2, 4, 32, 32), D4(2, 4, 32, 32)}, 2, {{0}}, 0},
+        {"MatMul", PRT_FLOAT32, {D2(1, 1024), D2(1024, 1000)}, 2, {{0}}, 0},
+        {"MatMul", PRT_FLOAT16, {D3(2, 100, 64), D2(64, 300)}, 2, {{0}}, 0},
+        {"Gemm",
+         PRT_FLOAT32,
+         {D2(8, 1024), D2(1000, 1024), D1(1000)},
+         3,
+         {ot_fld_i32("transB", &one, 1)},
+         1},
+        {"Gemm",
+         PRT_FLOAT32,
+         {D2(1, 576), D2(1024, 576), D1(1024)},
+         3,
+         {ot_fld_i32("transB", &one, 1)},
+         1},
+        {"Gemm", PRT_FLOAT32, {D2(300, 200), D2(200, 400), D2(300, 400)}, 3, {{0}}, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_thread_counts(&cases[i]);

@@ -569,14 +569,15 @@ typedef struct prt_context_options {
     int32_t external_memory;
     /* Threads the context's built-in ops and plugins (through
      * prt_host_services.parallel_for) may spread one run over: 0 (the
-     * default) is prt_default_thread_count(); 1 is the calling thread alone;
+     * default) is prt_default_thread_count() on the CPU and 1 on CUDA; 1 is
+     * the calling thread alone;
      * n > 1 starts n - 1 worker threads with the context, which wait between
      * runs and are joined when it is destroyed (PRT_ERR_INVALID_ARGUMENT
      * above 1024). Results do not depend on it: every op computes each
      * element the same way however its loop is split. A worker the system
      * will not start leaves fewer threads and a warning in the log
      * (prt_context_get_threads says how many). On CUDA it serves host-side
-     * work only. */
+     * work only (a plugin's loops on the host). */
     int32_t threads;
 } prt_context_options;
 

@@ -9,6 +9,10 @@
  *      Div(x, sqrt 2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5), or with
  *      Mul(x, 0.5) first and the last Mul taking the Add's output:
  *    a built-in Gelu (approximate "none").
+ *  - MatMul(A, W) -> Add(bias) with W a constant matrix (rank 2, N
+ *    columns) and bias a constant vector of N floats: a MatMul with bias
+ *    as its third input (ops/matmul.c), added to each row as the product
+ *    is stored. A constant seen through Identity nodes counts.
  *
  * Rules. Every node of a pattern is one the importer would make a built-in
  * of that op (a --plugin-op mapping of any of them keeps them apart); every
@@ -26,7 +30,7 @@
 
 #include "onnx_internal.h"
 
-enum { FUSE_CONV_ACT, FUSE_GELU };
+enum { FUSE_CONV_ACT, FUSE_GELU, FUSE_MATMUL_ADD };
 
 typedef struct fusion {
     int32_t kind;
@@ -34,7 +38,7 @@ typedef struct fusion {
                             the node where it is added */
     int32_t nb_members;
     int32_t members[5]; /* order positions */
-    const char *input;  /* GELU: x */
+    const char *input;  /* GELU: x; MatMul: the bias */
     const char *output; /* the last node's output */
     const char *act;    /* Conv: the activation's op name */
     float params[2];
@@ -143,6 +147,35 @@ static int fc_scalar(const fuse_ctx *c, const char *name, float *v)
     }
     onnx_tensor_free(&t);
     return ok;
+}
+
+/* The tensor of a constant: an initializer, a Constant node's 'value', or
+ * either through built-in Identity nodes; NULL for anything else. */
+static const Onnx__TensorProto *fc_const_proto(const fuse_ctx *c, const char *name)
+{
+    int32_t idx, pos;
+    for (int hops = 0; name[0] && hops < 16; hops++) {
+        pos = fc_get(&c->producer, name);
+        if (pos < 0)
+            return onnx_names_get(&c->imp->names, name, &idx) == 0 &&
+                           c->imp->values[idx].kind == ONNX_VALUE_CONSTANT
+                       ? c->imp->values[idx].init
+                       : NULL;
+        if (fc_is(c, pos, "Identity") && fc_node(c, pos)->n_input == 1) {
+            name = fc_in(fc_node(c, pos), 0);
+            continue;
+        }
+        if (strcmp(onnx_str(fc_node(c, pos)->op_type), "Constant") == 0 &&
+            fc_node(c, pos)->n_attribute == 1) {
+            const Onnx__AttributeProto *a = fc_node(c, pos)->attribute[0];
+            return a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR &&
+                           strcmp(onnx_str(a->name), "value") == 0
+                       ? a->t
+                       : NULL;
+        }
+        return NULL;
+    }
+    return NULL;
 }
 
 /* A float attribute, or dflt when absent; 0 when it is not a FLOAT. */
@@ -286,6 +319,37 @@ static int fc_gelu(fuse_ctx *c, int32_t pos, fusion *f)
     return 1;
 }
 
+/* MatMul at pos -> Add of a bias of its columns. */
+static int fc_matmul_add(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *mm = fc_node(c, pos), *add;
+    const Onnx__TensorProto *w, *b;
+    const char *y = fc_out(mm), *bias;
+    int32_t a;
+    if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !y[0])
+        return 0;
+    a = fc_only_reader(c, y);
+    if (!fc_is(c, a, "Add"))
+        return 0;
+    add = fc_node(c, a);
+    bias = fc_other(add, y);
+    w = fc_const_proto(c, fc_in(mm, 1));
+    b = bias ? fc_const_proto(c, bias) : NULL;
+    /* Same float dtype (ONNX's Add demands it), W N columns, bias N
+     * values: the sum's shape is the product's. */
+    if (!w || !b || !fc_out(add)[0] || w->n_dims != 2 || b->n_dims != 1 ||
+        b->dims[0] != w->dims[1] || w->data_type != b->data_type ||
+        (w->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
+         w->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 &&
+         w->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16))
+        return 0;
+    fc_init(f, FUSE_MATMUL_ADD, pos, 2, (const int32_t[]){pos, a});
+    f->last = a;
+    f->input = bias;
+    f->output = fc_out(add);
+    return 1;
+}
+
 static prt_status fc_index(fuse_ctx *c)
 {
     const Onnx__GraphProto *g = c->imp->graph;
@@ -337,7 +401,7 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
         p->role[i] = -1;
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
-        if (fc_conv_act(&c, i, f) || fc_gelu(&c, i, f)) {
+        if (fc_conv_act(&c, i, f) || fc_gelu(&c, i, f) || fc_matmul_add(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -382,6 +446,13 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
             return st;
         return onnx_import_fused(imp, first, label, c, extra, 2,
                                  (const char **)first->input, first->n_input, outs, 1);
+    } else if (f->kind == FUSE_MATMUL_ADD) {
+        const char *ins[3] = {onnx_str(first->input[0]), onnx_str(first->input[1]),
+                              f->input};
+        prt_status st = prt_builtin_find_creator("MatMul", "1", &c);
+        if (st)
+            return st;
+        return onnx_import_fused(imp, first, label, c, NULL, 0, ins, 3, outs, 1);
     } else {
         const char *ins[1] = {f->input};
         prt_status st = prt_builtin_find_creator("Gelu", "1", &c);

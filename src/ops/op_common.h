@@ -347,6 +347,14 @@ struct op_epilogue;
 void op_gemm_f32_ep(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
                     const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                     int64_t ldc, const struct op_epilogue *e);
+/* op_gemm_f32_ep over the running context's threads (base/parallel.h): C
+ * in the blocks of op_gemm_split, each block one op_gemm_f32_ep call, so
+ * the kernel each block takes and every element's bits depend on the shape
+ * alone, never on the thread count. For a product on its own (MatMul,
+ * Gemm); a caller already inside a parallel loop calls op_gemm_f32_ep. */
+void op_gemm_f32_par(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                     const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                     int64_t ldc, const struct op_epilogue *e);
 /* Blocks for spreading an M x N x K product over threads: mb rows by nb
  * columns, one block for a small product, else blocks of about 2^19
  * multiply-adds along the longer side (whole tiles of op_gemm_nn). They

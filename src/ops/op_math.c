@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "base/parallel.h"
 #include "ops/cpu_kernels.h"
 
 /* ------------------------------------------------------------------------ */
@@ -234,6 +235,48 @@ void op_gemm_f32_ep(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int6
     }
     if (e)
         op_epilogue_apply(e, M, N, C, ldc);
+}
+
+/* One product spread over the context's threads: blocks of op_gemm_split,
+ * row blocks outermost. */
+typedef struct gemm_par {
+    int32_t ta, tb;
+    int64_t M, N, K, lda, ldb, ldc, mb, nb, nbn;
+    const float *A, *B;
+    float *C;
+    const op_epilogue *e;
+} gemm_par;
+
+static void gemm_par_range(void *arg, int64_t begin, int64_t end)
+{
+    const gemm_par *g = arg;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t i0 = it / g->nbn * g->mb, j0 = it % g->nbn * g->nb;
+        const int64_t m = g->M - i0 < g->mb ? g->M - i0 : g->mb;
+        const int64_t n = g->N - j0 < g->nb ? g->N - j0 : g->nb;
+        op_epilogue e, *ep = NULL;
+        if (g->e) {
+            e = *g->e;
+            e.row_bias = e.row_bias ? e.row_bias + i0 : NULL;
+            e.col_bias = e.col_bias ? e.col_bias + j0 : NULL;
+            ep = &e;
+        }
+        op_gemm_f32_ep(g->ta, g->tb, m, n, g->K, g->A + (g->ta ? i0 : i0 * g->lda),
+                       g->lda, g->B + (g->tb ? j0 * g->ldb : j0), g->ldb,
+                       g->C + i0 * g->ldc + j0, g->ldc, ep);
+    }
+}
+
+void op_gemm_f32_par(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                     const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                     int64_t ldc, const op_epilogue *e)
+{
+    gemm_par g = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, 0, 0, A, B, C, e};
+    if (M <= 0 || N <= 0)
+        return;
+    op_gemm_split(M, N, K, &g.mb, &g.nb);
+    g.nbn = (N + g.nb - 1) / g.nb;
+    base_parallel_for((M + g.mb - 1) / g.mb * g.nbn, 1, gemm_par_range, &g);
 }
 
 void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,

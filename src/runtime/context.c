@@ -290,7 +290,9 @@ prt_status prt_context_create_with_options(const prt_engine *e,
     c->dev = e->dev;
     c->nb_io = e->nb_inputs + e->nb_outputs;
     c->external_memory = opts && opts->external_memory;
-    c->threads = threads ? threads : base_cpu_count();
+    /* A device with streams runs the layers' work itself: its contexts
+     * get no worker threads unless asked for. */
+    c->threads = threads ? threads : e->dev->host_visible ? base_cpu_count() : 1;
     st = alloc_memory(c);
     if (!st && c->threads > 1) {
         st = base_pool_create(c->threads, &c->pool);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The importer's fusions (src/onnx/onnx_fuse.c), through the plugrt program:
 # Conv followed by each activation becomes one Conv layer with the fields
-# activation and activation_params, and GELU's five nodes one Gelu layer;
+# activation and activation_params, GELU's five nodes one Gelu layer, and
+# MatMul with the Add of a bias vector one MatMul with three inputs;
 # each model's output matches NumPy's. A Conv whose output is also read
 # elsewhere, a GELU pattern with another constant, and --compare-layers
 # (one layer per node) keep the nodes apart.
@@ -42,13 +43,24 @@ if ! grep -q 'activation' inspect_conv_shared.out; then :; else
   fail "conv_shared: the Conv took an activation although its output is read twice"
 fi
 
-run_model gelu_a 3
-run_model gelu_b 3
+# MatMul + Add (the bias) is one layer too.
+run_model gelu_a 2
+run_model gelu_b 2
 expect_grep 'plugrt::Gelu@1' inspect_gelu_a.out
-expect_grep '^  \[2\] erf  plugrt::Gelu@1' inspect_gelu_b.out
+expect_grep '^  \[1\] erf  plugrt::Gelu@1' inspect_gelu_b.out
 if grep -q 'plugrt::Erf@1' inspect_gelu_a.out; then fail "gelu_a: an Erf layer is left"; fi
-run_model gelu_wrong 7
+run_model gelu_wrong 6
 if grep -q 'plugrt::Gelu@1' inspect_gelu_wrong.out; then fail "gelu_wrong: fused"; fi
+
+run_model mm_bias 1
+expect_grep '^  \[0\] mm  plugrt::MatMul@1' inspect_mm_bias.out
+expect_grep 'out: y  float32' inspect_mm_bias.out
+run_model mm_bias_first 1
+if grep -q 'plugrt::Identity@1' inspect_mm_bias_first.out; then
+  fail "mm_bias_first: the Identity of a constant is a layer"
+fi
+run_model mm_bias_shared 2
+run_model mm_bias_matrix 2
 
 # --compare-layers sees every node, and agrees node by node.
 expect_rc 0 layers "$PLUGRT" run m/conv_relu/model.onnx --compare m/conv_relu --compare-layers &&

@@ -16,6 +16,11 @@ result in double, rounded to float32):
                    (x * (1 + erf(x / sqrt 2))) * 0.5, and (x * 0.5) *
                    (1 + erf(x / sqrt 2)) with its constants in Constant nodes
   gelu_wrong       the same pattern with 0.6 for 0.5: must not become Gelu
+  mm_bias          MatMul (x 2x3x16, W 16x24) -> Add(b) -> y: one MatMul
+  mm_bias_first    the same as Add(b, mm), b through an Identity (as
+                   PyTorch exports a shared bias): one MatMul, no Identity
+  mm_bias_shared   the product is also a graph output: nothing may fuse
+  mm_bias_matrix   a bias of 3x24 (a matrix, not a vector): nothing may fuse
 """
 import math
 import os
@@ -136,10 +141,31 @@ def gelu_models(out):
          wrong, x, g * 1.2)
 
 
+def matmul_models(out):
+    x = RNG.uniform(-2, 2, size=(2, 3, 16)).astype(np.float32)
+    w = RNG.uniform(-1, 1, size=(16, 24)).astype(np.float32)
+    b = RNG.uniform(-0.5, 0.5, size=(24,)).astype(np.float32)
+    bm = RNG.uniform(-0.5, 0.5, size=(3, 24)).astype(np.float32)
+    mm = x.astype(np.float64) @ w.astype(np.float64)
+    matmul = helper.make_node("MatMul", ["x", "W"], ["mm"], name="mm")
+    save(out, "mm_bias", [matmul, helper.make_node("Add", ["mm", "b"], ["y"], name="bias")],
+         {"W": w, "b": b}, x, mm + b)
+    save(out, "mm_bias_first",
+         [helper.make_node("Identity", ["b0"], ["b"], name="id"), matmul,
+          helper.make_node("Add", ["b", "mm"], ["y"], name="bias")], {"W": w, "b0": b}, x,
+         mm + b)
+    save(out, "mm_bias_shared", [matmul, helper.make_node("Add", ["mm", "b"], ["y"], name="bias")],
+         {"W": w, "b": b}, x, mm + b, outputs=("y", "mm"))
+    np.save(os.path.join(out, "mm_bias_shared", "output_mm.npy"), mm.astype(np.float32))
+    save(out, "mm_bias_matrix", [matmul, helper.make_node("Add", ["mm", "b"], ["y"], name="bias")],
+         {"W": w, "b": bm}, x, mm + bm)
+
+
 def main():
     out = sys.argv[1]
     conv_models(out)
     gelu_models(out)
+    matmul_models(out)
 
 
 if __name__ == "__main__":
