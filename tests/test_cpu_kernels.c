@@ -273,7 +273,7 @@ static int test_conv_paths(void)
 {
     static const char *const names[] = {"depthwise", "direct", "pointwise", "im2col"};
     tu_rng rng;
-    int hits[4] = {0};
+    int hits[4] = {0}, dw8 = 0;
     tu_rng_seed(&rng, 2026);
     for (int it = 0; it < 240; it++) {
         kconv k;
@@ -283,7 +283,11 @@ static int test_conv_paths(void)
         make_kconv(kind, &rng, &k);
         snprintf(what, sizeof what, "Conv case %d", it);
         path = run_kconv(&k, &rng, what);
-        if (path && strcmp(path, names[kind]) == 0)
+        /* Depthwise: planes at stride 1, eight channels at a time else. */
+        if (path && kind == 0 && strcmp(path, "depthwise8") == 0)
+            dw8++;
+        if (path && (strcmp(path, names[kind]) == 0 ||
+                     (kind == 0 && strcmp(path, "depthwise8") == 0)))
             hits[kind]++;
         else
             fprintf(stderr, "%s: meant for %s, took %s\n", what, names[kind],
@@ -291,6 +295,7 @@ static int test_conv_paths(void)
     }
     for (int kind = 0; kind < 4; kind++)
         CHECK(hits[kind] >= 50);
+    CHECK(dw8 >= 10 && hits[0] - dw8 >= 10);
     /* Shapes of MobileNet-v3's layers and a band-sized depthwise one. */
     {
         static const int64_t shapes[][7] = {
@@ -618,8 +623,41 @@ static int test_act(void)
     return 0;
 }
 
+/* Row means: short rows (every tail) and long ones, against double sums;
+ * both builds give the same bits (one order of additions, in double). */
+static int test_row_means(void)
+{
+    enum { N = 12544 };
+    tu_rng r;
+    float *x = malloc(sizeof(float) * N * 3), nan_y;
+    REQUIRE(x);
+    tu_rng_seed(&r, 5);
+    for (int i = 0; i < N * 3; i++)
+        x[i] = (float)(2 * tu_rng_uniform(&r) - 1) + 100.0f * (i % 7 == 0);
+    for (int64_t n = 1; n <= N; n = n < 70 ? n + 1 : n * 3 + 1) {
+        float m[2][3];
+        for (int base = 0; base < 2; base++) {
+            cpu_force_baseline(base);
+            op_row_means(x, 3, n, m[base]);
+        }
+        for (int rr = 0; rr < 3; rr++) {
+            double s = 0;
+            for (int64_t k = 0; k < n; k++)
+                s += x[rr * n + k];
+            CHECK(fabs(m[0][rr] - s / (double)n) <= 1e-6 * (1 + fabs(s / (double)n)));
+        }
+        CHECK(memcmp(m[0], m[1], sizeof m[0]) == 0);
+    }
+    op_row_means(x, 1, 0, &nan_y);
+    CHECK(nan_y != nan_y);
+    cpu_force_baseline(0);
+    free(x);
+    return 0;
+}
+
 int main(void)
 {
+    test_row_means();
     test_act();
     test_gelu();
     test_gemv();

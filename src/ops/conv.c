@@ -28,14 +28,21 @@
  * give Oi = ceil(Di / s_i), the odd padding at the end (SAME_UPPER) or the
  * beginning (SAME_LOWER).
  *
- * Computation, one of three paths chosen from W's dims and the fields:
+ * Computation, one of five paths chosen from W's dims and the fields:
  *  - pointwise (a 1x1 kernel, stride 1, no padding): X is its own im2col
- *    matrix, so each image and group is one GEMM (op_gemm_f32: OpenBLAS or
- *    the built-in loops, blas.c);
+ *    matrix, so each image and group is one GEMM (op_gemm_f32_ep: the
+ *    register tiles, OpenBLAS or the built-in loops; op_common.h);
+ *  - depthwise (one input and one output channel per group, 1 or 2
+ *    spatial dims): at stride 1 a channel plane at a time (conv_dw.c:
+ *    zero-padded rows, register tiles of eight sums), at larger strides
+ *    ("depthwise8") eight channels at a time moved channels-last
+ *    (conv_dw8.c), which needs no stride phases; measured, bench/RESULTS.md,
+ *    "CPU kernels";
  *  - direct (1 or 2 spatial dims, a kernel larger than 1x1, and few taps
- *    per output: depthwise and other small groups, or few input channels):
- *    the stride-phase kernel of cpu_kernels.h (conv_direct.c), which packs
- *    each input channel once and reads it from registers;
+ *    per output: small groups, or few input channels as a network's first
+ *    layer): the stride-phase kernel of cpu_kernels.h (conv_direct.c),
+ *    which packs each input channel once; an output row of four or more
+ *    channels is one product whose taps are read in place;
  *  - im2col: per image and group, im2col into the workspace and one GEMM.
  * Bias and activation are applied as each block of output is written (the
  * GEMM paths, block by block while it is in cache). Work is spread with
@@ -242,7 +249,7 @@ static prt_status conv_infer(const op_object *o, const prt_dims *in, int32_t nb_
 
 /* ---- paths and workspace ------------------------------------------------ */
 
-enum { CONV_POINTWISE, CONV_DEPTHWISE, CONV_DIRECT, CONV_IM2COL };
+enum { CONV_POINTWISE, CONV_DEPTHWISE, CONV_DIRECT, CONV_IM2COL, CONV_DEPTHWISE8 };
 
 /* Groups the direct path packs at once, at most (one per thread). */
 #define CONV_SLOTS 16
@@ -266,7 +273,7 @@ static int conv_need(const conv_op *c, const prt_dims *w, const prt_dims *out,
 {
     int32_t ns = w->nb_dims - 2;
     int64_t ovol = 1, kvol = 1, s[2] = {1, 1}, d[2] = {1, 1}, k[2] = {1, 1};
-    int64_t o[2] = {1, 1}, phase, dw, items;
+    int64_t o[2] = {1, 1}, phase, dw, dw8, items;
     int pointwise = 1; /* conv_geom_make's `direct`, from fields and W */
     *col = *slots = 0;
     if (ns < 1 || out->nb_dims != w->nb_dims)
@@ -293,17 +300,18 @@ static int conv_need(const conv_op *c, const prt_dims *w, const prt_dims *out,
         s[j] = op_window_str(&c->w, i);
         d[j] = op_window_dil(&c->w, i);
     }
-    /* Slots for the (image, group) or (image, 8 channels) items there can
+    /* Slots for the (image, group) or (image, channel) items there can
      * be, up to CONV_SLOTS: the depthwise kernel's all; the stride-phase
      * kernel's one, and more as far as the im2col matrix is larger (its
      * packed groups are about s^2 / kvol of it). */
-    items = w->d[0] / 8 + 1;
+    items = w->d[0];
     if (!base_mul_i64(items, out->d[0], &items))
         return 0;
     phase = op_dconv_chan(k, o, s, d);
-    dw = op_dw8_slot(k, o, s, d);
-    if (phase < 0 || dw < 0 || !base_mul_i64(phase, w->d[1], &phase) ||
-        !base_mul_i64(dw, items < CONV_SLOTS ? items : CONV_SLOTS, &dw))
+    dw = op_dw_slot(k, o, s, d);
+    dw8 = op_dw8_slot(k, o, s, d);
+    if (phase < 0 || dw < 0 || dw8 < 0 || !base_mul_i64(phase, w->d[1], &phase) ||
+        !base_mul_i64(dw > dw8 ? dw : dw8, items < CONV_SLOTS ? items : CONV_SLOTS, &dw))
         return 0;
     if (phase < *col)
         phase = *col < phase * CONV_SLOTS ? *col : phase * CONV_SLOTS;
@@ -335,7 +343,8 @@ typedef struct conv_job {
     int64_t img, grp;     /* the current image and group (one at a time) */
     int64_t slots, items; /* direct paths, several groups */
     int64_t slot;         /* floats of one slot */
-    op_dw8 dw;            /* depthwise path */
+    op_dw dw;             /* depthwise path, stride 1 */
+    op_dw8 dw8;           /* depthwise path, larger strides */
     op_dconv dc;          /* direct path; last, as conv_run clears the rest */
 } conv_job;
 
@@ -425,9 +434,28 @@ static void conv_direct_chunks(void *arg, int64_t begin, int64_t end)
     }
 }
 
-/* Depthwise: chunk t of `slots` takes its share of the (image, block of 8
- * channels) items. */
+/* Depthwise: chunk t of `slots` takes its share of the (image, channel)
+ * items. */
 static void conv_dw_chunks(void *arg, int64_t begin, int64_t end)
+{
+    const conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    for (int64_t t = begin; t < end; t++) {
+        float *slot = j->scratch + t * j->slot;
+        op_dw_zero(&j->dw, slot);
+        for (int64_t it = t * j->items / j->slots; it < (t + 1) * j->items / j->slots;
+             it++) {
+            int64_t c = it % g->C, n = it / g->C;
+            op_dw_run(&j->dw, j->X + (n * g->C + c) * g->w.ivol, j->W + c * j->kc,
+                      j->B ? j->B[c] : 0.0f, &j->act, j->Y + (n * g->M + c) * g->w.ovol,
+                      slot);
+        }
+    }
+}
+
+/* Depthwise, eight channels at a time: chunk t of `slots` takes its share
+ * of the (image, block of 8 channels) items. */
+static void conv_dw8_chunks(void *arg, int64_t begin, int64_t end)
 {
     const conv_job *j = arg;
     const conv_geom *g = &j->g;
@@ -437,7 +465,7 @@ static void conv_dw_chunks(void *arg, int64_t begin, int64_t end)
         for (int64_t it = t * j->items / j->slots; it < (t + 1) * j->items / j->slots;
              it++) {
             int64_t c0 = it % nblk * 8, n = it / nblk, nc = conv_min(8, g->C - c0);
-            op_dw8_run(&j->dw, j->X + (n * g->C + c0) * g->w.ivol, j->W + c0 * j->kc,
+            op_dw8_run(&j->dw8, j->X + (n * g->C + c0) * g->w.ivol, j->W + c0 * j->kc,
                        j->B ? j->B + c0 : NULL, &j->act, nc,
                        j->Y + (n * g->M + c0) * g->w.ovol, slot);
         }
@@ -465,9 +493,19 @@ static int32_t conv_path(conv_job *j)
     const conv_geom *g = &j->g;
     if (g->direct)
         return CONV_POINTWISE;
-    if (g->w.ns <= 2 && g->w.kvol > 1 && g->Cg == 1 && g->Mg == 1 &&
-        op_dw8_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb, &j->dw))
-        return CONV_DEPTHWISE;
+    if (g->w.ns <= 2 && g->w.kvol > 1 && g->Cg == 1 && g->Mg == 1) {
+        /* Planes at stride 1; strides above take eight channels at a time,
+         * which needs no stride phases (bench/RESULTS.md, "CPU kernels"). */
+        int stride1 = 1;
+        for (int32_t i = 0; i < g->w.ns; i++)
+            stride1 &= g->w.s[i] == 1;
+        if (stride1 && op_dw_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d,
+                                  g->w.pb, &j->dw))
+            return CONV_DEPTHWISE;
+        if (op_dw8_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb,
+                        &j->dw8))
+            return CONV_DEPTHWISE8;
+    }
     if (g->w.ns <= 2 && g->w.kvol > 1 &&
         (g->Cg == 1 || g->Cg * g->w.kvol <= CONV_DIRECT_TAPS) &&
         op_dconv_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb, g->Cg,
@@ -478,7 +516,8 @@ static int32_t conv_path(conv_job *j)
 
 const char *op_conv_path(const prt_plugin *conv, const prt_dims *x, const prt_dims *w)
 {
-    static const char *const names[] = {"pointwise", "depthwise", "direct", "im2col"};
+    static const char *const names[] = {"pointwise", "depthwise", "direct", "im2col",
+                                        "depthwise8"};
     const op_object *o = (const op_object *)conv;
     prt_dims dims[2];
     conv_job j;
@@ -522,7 +561,8 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
         j.Y = op_conv_to_f32(xs, dtype, dims, nb_in, j.scratch + col + slot, &j.X, &j.W,
                              &j.B);
     path = conv_path(&j);
-    if (path == CONV_DEPTHWISE || (path == CONV_DIRECT && j.g.G > 1)) {
+    if (path == CONV_DEPTHWISE || path == CONV_DEPTHWISE8 ||
+        (path == CONV_DIRECT && j.g.G > 1)) {
         /* As many slots as conv_need's room holds (one per item for the
          * depthwise kernel, up to CONV_SLOTS; one at least for the other),
          * each a chunk of the items that one thread takes. */
@@ -531,14 +571,20 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
         const int64_t o2[2] = {ns == 2 ? j.g.w.out[0] : 1, j.g.w.out[ns - 1]};
         const int64_t s2[2] = {ns == 2 ? j.g.w.s[0] : 1, j.g.w.s[ns - 1]};
         const int64_t d2[2] = {ns == 2 ? j.g.w.d[0] : 1, j.g.w.d[ns - 1]};
-        j.slot =
-            path == CONV_DEPTHWISE ? op_dw8_slot(k2, o2, s2, d2) : j.g.Cg * j.dc.chan;
-        j.items = path == CONV_DEPTHWISE ? j.g.N * ((j.g.C + 7) / 8) : j.g.N * j.g.G;
+        j.slot = path == CONV_DEPTHWISE    ? op_dw_slot(k2, o2, s2, d2)
+                 : path == CONV_DEPTHWISE8 ? op_dw8_slot(k2, o2, s2, d2)
+                                           : j.g.Cg * j.dc.chan;
+        j.items = path == CONV_DEPTHWISE    ? j.g.N * j.g.C
+                  : path == CONV_DEPTHWISE8 ? j.g.N * ((j.g.C + 7) / 8)
+                                            : j.g.N * j.g.G;
         /* The chunks depend on the shape alone, never on the thread count:
          * one thread takes them in turn. */
         j.slots = conv_min(conv_min(slot / j.slot, CONV_SLOTS), j.items);
-        base_parallel_for(
-            j.slots, 1, path == CONV_DEPTHWISE ? conv_dw_chunks : conv_direct_chunks, &j);
+        base_parallel_for(j.slots, 1,
+                          path == CONV_DEPTHWISE    ? conv_dw_chunks
+                          : path == CONV_DEPTHWISE8 ? conv_dw8_chunks
+                                                    : conv_direct_chunks,
+                          &j);
     } else if (path == CONV_DIRECT) {
         for (j.img = 0; j.img < j.g.N; j.img++) {
             base_parallel_for(j.g.Cg, 1, conv_direct_pack_range, &j);

@@ -13,6 +13,9 @@
  * before the next block (dc_body): its input, Cg channels of a few rows,
  * stays in L1. */
 #define DC_BLOCK 512
+/* Output channels from which a row's product (op_gemm_nn_rows) beats the
+ * strips, which reload every input for each channel. */
+#define DC_GEMM_MIN_CHANNELS 4
 
 static int64_t dc_div_up(int64_t a, int64_t b)
 {
@@ -253,6 +256,17 @@ static inline CPU_INLINE void dc_body(const op_dconv *p, const float *packed,
                                       const op_act *act, float *y, int64_t ldy,
                                       int64_t r0, int64_t r1)
 {
+    if (nm >= DC_GEMM_MIN_CHANNELS) {
+        /* Each output row is a product: channels x taps weights by taps x
+         * OW inputs, tap t's row read in place at packed + off[t] (the
+         * tiles of op_gemm_nn_rows reuse each input load across six
+         * channels). */
+        const op_epilogue e = {bias, NULL, *act};
+        for (int64_t oh = r0; oh < r1; oh++)
+            op_gemm_nn_rows(nm, p->g.OW, p->ntaps, w, p->ntaps, packed + oh * p->Wq,
+                            p->off, y + oh * p->g.OW, ldy, &e);
+        return;
+    }
     const int64_t rows = nm > 1 && p->Wq < DC_BLOCK ? DC_BLOCK / p->Wq : r1 - r0;
     for (int64_t rb = r0; rb < r1; rb += rows) {
         const int64_t i0 = rb * p->Wq, i1 = (rb + rows < r1 ? rb + rows : r1) * p->Wq;

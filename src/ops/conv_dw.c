@@ -1,241 +1,240 @@
-/* The depthwise convolution of cpu_kernels.h: eight channels at a time,
- * moved channels-last into a band buffer so that one vector holds one pixel
- * of eight channels, in a baseline and an AVX2 + FMA build. */
+/* The depthwise convolution of cpu_kernels.h, one channel plane at a time,
+ * in a baseline and an AVX2 + FMA build.
+ *
+ * The channel's input is first copied into zero-padded rows split by
+ * column phase (phase b of a padded row holds its columns b, b + sw, ...),
+ * so a tap (i, j) of output row oh reads one contiguous run: padded row
+ * oh sh + i dh, phase (j dw) mod sw, from column (j dw) div sw on. The
+ * outputs are then computed in tiles of R rows by V vectors of eight
+ * columns (R V = 8 independent sums, enough to cover the FMA's latency),
+ * tap by tap, each tap one broadcast weight and R V loads and FMAs; bias
+ * and activation are applied as a tile is stored, straight into the
+ * output plane (the last vector of a row through a copy of the columns
+ * that exist). No transposes, no wasted columns but the last vector's. */
 #include "ops/cpu_kernels.h"
 
 #include "base/base.h"
 
-/* Output pixels per register strip: DW_U vectors of eight channels. */
-#define DW_U 8
-/* Floats of a band's input buffer the plan aims for (32 KiB: L1). */
-#define DW_BUDGET 8192
-
-static int64_t dw_band_rows(int64_t sh, int64_t wp)
+static int64_t dw_round8(int64_t n)
 {
-    int64_t r = DW_BUDGET / (sh * wp * 8);
-    return r < 1 ? 1 : r;
+    return (n + 7) / 8 * 8;
 }
 
-int64_t op_dw8_slot(const int64_t *k, const int64_t *out, const int64_t *s,
-                    const int64_t *d)
+int64_t op_dw_slot(const int64_t *k, const int64_t *out, const int64_t *s,
+                   const int64_t *d)
 {
-    /* A band of R = min(OH, max(1, DW_BUDGET / (sh Wp 8))) output rows
-     * reads (R - 1) sh + ekh input rows of Wp pixels and writes R rows of
-     * OW: in <= min(DW_BUDGET, (OH - 1) sh Wp 8) + ekh Wp 8 and
-     * out <= min(DW_BUDGET + Wp 8, OH Wp 8) (OW <= Wp). Each term grows
-     * with every size, so the bound does. */
-    int64_t wp8, t, in, out_, rows;
-    if (!base_mul_i64(out[1] - 1, s[1], &wp8) || !base_mul_i64(k[1] - 1, d[1], &t) ||
-        !base_add_i64(wp8, t + 1, &wp8) || !base_mul_i64(wp8, 8, &wp8) ||
-        !base_mul_i64(out[0] - 1, s[0], &rows) || !base_mul_i64(rows, wp8, &in) ||
-        !base_mul_i64(k[0] - 1, d[0], &t) || !base_mul_i64(t + 1, wp8, &t) ||
-        !base_mul_i64(out[0], wp8, &out_))
+    /* Hp padded rows of sw phases of Wq floats, plus one vector of slack:
+     * each factor grows with every size, so the bound does. */
+    int64_t hp, wq, t, n;
+    if (!base_mul_i64(out[0] - 1, s[0], &hp) || !base_mul_i64(k[0] - 1, d[0], &t) ||
+        !base_add_i64(hp, t + 1, &hp) || !base_mul_i64(k[1] - 1, d[1], &t) ||
+        !base_add_i64(dw_round8(out[1]), t / s[1], &wq) || !base_mul_i64(hp, s[1], &n) ||
+        !base_mul_i64(n, wq, &n) || !base_add_i64(n, 8, &n))
         return -1;
-    in = (in < DW_BUDGET ? in : DW_BUDGET) + t;
-    if (out_ > DW_BUDGET + wp8)
-        out_ = DW_BUDGET + wp8;
-    return base_add_i64(in, out_ + 64, &in) ? in : -1;
+    return n;
 }
 
-int op_dw8_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *out,
-                const int64_t *s, const int64_t *d, const int64_t *pb, op_dw8 *p)
+int op_dw_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *out,
+               const int64_t *s, const int64_t *d, const int64_t *pb, op_dw *p)
 {
     memset(p, 0, sizeof *p);
     if (!op_win2_make(ns, in, k, out, s, d, pb, &p->g))
         return 0;
-    if (p->g.kh * p->g.kw > OP_DW8_MAX_TAPS)
+    if (p->g.kh * p->g.kw > OP_DW_MAX_TAPS)
         return 0;
-    p->Wp = (p->g.OW - 1) * p->g.sw + (p->g.kw - 1) * p->g.dw + 1;
-    p->rows = dw_band_rows(p->g.sh, p->Wp);
-    if (p->rows > p->g.OH)
-        p->rows = p->g.OH;
-    p->inrows = (p->rows - 1) * p->g.sh + (p->g.kh - 1) * p->g.dh + 1;
-    p->inbuf = p->inrows * p->Wp * 8;
+    p->ntaps = (int32_t)(p->g.kh * p->g.kw);
+    if (p->g.sw > OP_DW_MAX_STRIDE)
+        return 0;
+    p->Hp = (p->g.OH - 1) * p->g.sh + (p->g.kh - 1) * p->g.dh + 1;
+    p->Wq = dw_round8(p->g.OW) + (p->g.kw - 1) * p->g.dw / p->g.sw;
+    p->slot = p->Hp * p->g.sw * p->Wq + 8;
+    /* Offsets are int32 (a small table read once per tap and tile). */
+    if (p->slot > INT32_MAX)
+        return 0;
+    /* Phase b's column c holds input column c sw + b - pl: inside the
+     * input for c in [c0, c1). */
+    for (int64_t b = 0; b < p->g.sw; b++) {
+        const int64_t off = b - p->g.pl;
+        int64_t c0 = off < 0 ? (-off + p->g.sw - 1) / p->g.sw : 0;
+        int64_t c1 = (p->g.W - off + p->g.sw - 1) / p->g.sw;
+        c1 = c1 > p->Wq ? p->Wq : c1;
+        c0 = c0 > c1 ? c1 : c0;
+        p->c0[b] = c0;
+        p->c1[b] = c1;
+    }
+    for (int64_t i = 0; i < p->g.kh; i++)
+        for (int64_t j = 0; j < p->g.kw; j++) {
+            const int64_t jd = j * p->g.dw;
+            p->off[i * p->g.kw + j] = (int32_t)(i * p->g.dh * p->g.sw * p->Wq +
+                                                jd % p->g.sw * p->Wq + jd / p->g.sw);
+        }
     return 1;
 }
 
-/* An 8 x 8 transpose: r[i][j] becomes r[j][i]. Three rounds of two-input
- * shuffles (AVX's unpack, shufps and vperm2f128 shapes). */
-static inline CPU_INLINE void dw_transpose8(cpu_v8 *r)
+/* n floats (fewer than 8) from src to dst, in copies of fixed sizes (a
+ * loop the compiler would turn into a call to memcpy, which for a few
+ * floats costs more than the copy). */
+static inline CPU_INLINE void dw_copy_short(float *dst, const float *src, int64_t n)
 {
-    const cpu_v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
-    const cpu_v8i q0 = {0, 1, 8, 9, 4, 5, 12, 13}, q1 = {2, 3, 10, 11, 6, 7, 14, 15};
-    const cpu_v8i h0 = {0, 1, 2, 3, 8, 9, 10, 11}, h1 = {4, 5, 6, 7, 12, 13, 14, 15};
-    cpu_v8 t[8], u[8];
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = __builtin_shuffle(r[i], r[i + 1], lo);
-        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi);
+    if (n & 4) {
+        memcpy(dst, src, 4 * sizeof(float));
+        dst += 4;
+        src += 4;
     }
-    /* u[i + 2h + l]: columns h * 2 + l and that + 4 of rows i .. i + 3. */
-    for (int i = 0; i < 8; i += 4)
-        for (int h = 0; h < 2; h++) {
-            u[i + 2 * h] = __builtin_shuffle(t[i + h], t[i + h + 2], q0);
-            u[i + 2 * h + 1] = __builtin_shuffle(t[i + h], t[i + h + 2], q1);
-        }
-    for (int j = 0; j < 4; j++) {
-        r[j] = __builtin_shuffle(u[j], u[j + 4], h0);
-        r[j + 4] = __builtin_shuffle(u[j], u[j + 4], h1);
+    if (n & 2) {
+        memcpy(dst, src, 2 * sizeof(float));
+        dst += 2;
+        src += 2;
     }
+    if (n & 1)
+        *dst = *src;
 }
 
-/* Input rows [xr0, xr1) (inside the input) of channels c < nc (planes
- * x + c H W) into the band buffer `in`, whose row 0 is input row ir0: the
- * rows' pixels are contiguous in the planes, so they are moved eight at a
- * time in plane order (across row ends), each transposed block's pixels
- * stored at their (row, column + pl). Padding columns are zeroed here; rows
- * outside the input by the caller. */
-static inline CPU_INLINE void dw_rows_in(const op_dw8 *p, const float *x, int64_t nc,
-                                         int64_t xr0, int64_t xr1, int64_t ir0, float *in)
+/* The input's part of padded row r (input row r - pt, inside the input),
+ * every phase; the padding around it is zero already (op_dw_zero) and is
+ * never written. Stride 2, the common case besides 1, splits pairs with a
+ * shuffle. */
+static inline CPU_INLINE void dw_pack_row(const op_dw *p, const float *x, int64_t r,
+                                          float *q)
 {
-    const int64_t plane = p->g.H * p->g.W, row8 = p->Wp * 8;
-    const int64_t wr =
-        p->g.W < p->Wp - p->g.pl ? p->g.W : p->Wp - p->g.pl; /* columns kept */
-    const int64_t f1 = xr1 * p->g.W;
-    int64_t f = xr0 * p->g.W, r = xr0, col = 0;
-    for (int64_t rr = xr0; rr < xr1; rr++) {
-        float *row = in + (rr - ir0) * row8;
-        memset(row, 0, sizeof(float) * (size_t)(p->g.pl * 8));
-        if (p->g.pl + wr < p->Wp)
-            memset(row + (p->g.pl + wr) * 8, 0,
-                   sizeof(float) * (size_t)((p->Wp - p->g.pl - wr) * 8));
-    }
-    x += f;
-    for (; f + 8 <= f1; f += 8, x += 8) {
-        cpu_v8 v[8];
-        for (int c = 0; c < 8; c++) {
-            v[c] = (cpu_v8){0};
-            if (c < nc)
-                CPU_LOAD(v[c], x + c * plane);
-        }
-        dw_transpose8(v);
-        for (int q = 0; q < 8; q++) {
-            if (col < wr)
-                CPU_STORE(in + (r - ir0) * row8 + (col + p->g.pl) * 8, v[q]);
-            if (++col == p->g.W) {
-                col = 0;
-                r++;
-            }
-        }
-    }
-    for (; f < f1; f++, x++) {
-        if (col < wr)
-            for (int c = 0; c < 8; c++)
-                in[(r - ir0) * row8 + (col + p->g.pl) * 8 + c] =
-                    c < nc ? x[c * plane] : 0.0f;
-        if (++col == p->g.W) {
-            col = 0;
-            r++;
-        }
-    }
-}
-
-/* nu pixels (a constant after inlining) of output row `orow` from column
- * ow: every tap's eight weights times its pixel, then the activation, into
- * the band's output row. */
-static inline CPU_INLINE void dw_strip(const op_dw8 *p, const float *orow_in,
-                                       const cpu_v8 *wt, cpu_v8 b, const op_act *act,
-                                       int64_t ow, int nu, float *out)
-{
-    cpu_v8 acc[DW_U];
-    for (int u = 0; u < nu; u++)
-        acc[u] = b;
-    for (int64_t i = 0; i < p->g.kh; i++) {
-        const float *row = orow_in + i * p->g.dh * p->Wp * 8 + ow * p->g.sw * 8;
-        for (int64_t j = 0; j < p->g.kw; j++) {
-            const cpu_v8 w = wt[i * p->g.kw + j];
-            const float *px = row + j * p->g.dw * 8;
-            for (int u = 0; u < nu; u++) {
+    const int64_t sw = p->g.sw, wq = p->Wq, xr = r - p->g.pt;
+    x += xr * p->g.W;
+    for (int64_t b = 0; b < sw; b++, q += wq) {
+        /* Phase column c holds input column c sw + off. */
+        const int64_t off = b - p->g.pl, c1 = p->c1[b];
+        int64_t c = p->c0[b];
+        if (sw == 1) {
+            for (; c + 8 <= c1; c += 8) {
                 cpu_v8 v;
-                CPU_LOAD(v, px + u * p->g.sw * 8);
-                acc[u] += w * v;
+                CPU_LOAD(v, x + c + off);
+                CPU_STORE(q + c, v);
+            }
+            if (c < c1)
+                dw_copy_short(q + c, x + c + off, c1 - c);
+            continue;
+        }
+        if (sw == 2) {
+            const cpu_v8i even = {0, 2, 4, 6, 8, 10, 12, 14};
+            /* Sixteen input columns from c * 2 + off, all inside. */
+            for (; c + 8 <= c1 && c * 2 + off + 16 <= p->g.W; c += 8) {
+                cpu_v8 lo, hi, v;
+                CPU_LOAD(lo, x + c * 2 + off);
+                CPU_LOAD(hi, x + c * 2 + off + 8);
+                v = __builtin_shuffle(lo, hi, even);
+                CPU_STORE(q + c, v);
             }
         }
-    }
-    for (int u = 0; u < nu; u++) {
-        cpu_act_v8(act, &acc[u]);
-        CPU_STORE(out + (ow + u) * 8, acc[u]);
+        for (; c < c1; c++)
+            q[c] = x[c * sw + off];
     }
 }
 
-/* The band's output, rows [r0, r1) of OW pixels x 8 (contiguous, as the
- * rows are in the planes), back to the planes of channels c < nc. */
-static inline CPU_INLINE void dw_rows_out(const op_dw8 *p, const float *src, int64_t nc,
-                                          int64_t r0, int64_t r1, float *y)
+void op_dw_zero(const op_dw *p, float *scratch)
 {
-    const int64_t plane = p->g.OH * p->g.OW, n = (r1 - r0) * p->g.OW;
-    int64_t q = 0;
-    y += r0 * p->g.OW;
-    for (; q + 8 <= n; q += 8) {
-        cpu_v8 v[8];
-        for (int j = 0; j < 8; j++)
-            CPU_LOAD(v[j], src + (q + j) * 8);
-        dw_transpose8(v);
-        for (int c = 0; c < 8; c++)
-            if (c < nc)
-                CPU_STORE(y + c * plane + q, v[c]);
-    }
-    for (; q < n; q++)
-        for (int c = 0; c < nc; c++)
-            y[c * plane + q] = src[q * 8 + c];
+    memset(scratch, 0, sizeof(float) * (size_t)p->slot);
 }
 
-static inline CPU_INLINE void dw_body(const op_dw8 *p, const float *x, const float *w,
-                                      const float *bias, const op_act *act, int64_t nc,
-                                      float *y, float *scratch)
+/* Output rows [oh, oh + R) by vectors [ow, ow + 8 V) of columns (R and V
+ * constants after inlining). */
+static inline CPU_INLINE void dw_tile(const op_dw *p, const float *q, const float *w,
+                                      float bias, const op_act *act, int R, int V,
+                                      int64_t oh, int64_t ow, float *y)
 {
-    const int64_t kvol = p->g.kh * p->g.kw;
-    float *in = scratch, *out = scratch + p->inbuf;
-    cpu_v8 wt[OP_DW8_MAX_TAPS], b = {0};
-    /* Weights and bias eight channels wide, 0 past nc. */
-    for (int64_t t = 0; t < kvol; t++)
-        for (int c = 0; c < 8; c++)
-            wt[t][c] = c < nc ? w[c * kvol + t] : 0.0f;
-    for (int c = 0; c < 8; c++)
-        b[c] = bias && c < nc ? bias[c] : 0.0f;
-    for (int64_t r0 = 0; r0 < p->g.OH; r0 += p->rows) {
-        const int64_t r1 = r0 + p->rows < p->g.OH ? r0 + p->rows : p->g.OH;
-        const int64_t ir0 = r0 * p->g.sh - p->g.pt;
-        const int64_t nin = (r1 - 1 - r0) * p->g.sh + (p->g.kh - 1) * p->g.dh + 1;
-        /* Rows of the band outside the input are zero. */
-        int64_t xr0 = ir0 < 0 ? 0 : ir0, xr1 = ir0 + nin > p->g.H ? p->g.H : ir0 + nin;
-        if (xr1 < xr0)
-            xr1 = xr0;
-        if (xr0 > ir0)
-            memset(in, 0, sizeof(float) * (size_t)((xr0 - ir0) * p->Wp * 8));
-        if (ir0 + nin > xr1)
-            memset(in + (xr1 - ir0) * p->Wp * 8, 0,
-                   sizeof(float) * (size_t)((ir0 + nin - xr1) * p->Wp * 8));
-        dw_rows_in(p, x, nc, xr0, xr1, ir0, in);
-        for (int64_t oh = r0; oh < r1; oh++) {
-            const float *orow_in = in + (oh - r0) * p->g.sh * p->Wp * 8;
-            float *orow = out + (oh - r0) * p->g.OW * 8;
-            int64_t ow = 0;
-            for (; ow + DW_U <= p->g.OW; ow += DW_U)
-                dw_strip(p, orow_in, wt, b, act, ow, DW_U, orow);
-            /* The rest, fewer than DW_U, in strips of 4, 2 and 1 (written
-             * out so that each is compiled for its constant width). */
-            if ((p->g.OW - ow) & 4) {
-                dw_strip(p, orow_in, wt, b, act, ow, 4, orow);
-                ow += 4;
+    const int64_t ph = p->g.sw * p->Wq; /* floats of a padded row */
+    /* Only acc[r][v] for r < R, v < V exist (registers, once R and V are
+     * constants): GCC's warning sees the whole array. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+    cpu_v8 acc[8][4];
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < V; v++)
+            acc[r][v] = CPU_SPLAT(bias);
+    const int64_t rs = p->g.sh * ph; /* from one output row to the next */
+    const float *q0 = q + oh * rs + ow;
+    for (int32_t k = 0; k < p->ntaps; k++) {
+        const float *t = q0 + p->off[k];
+        const cpu_v8 wt = CPU_SPLAT(w[k]);
+        for (int r = 0; r < R; r++)
+            for (int v = 0; v < V; v++) {
+                cpu_v8 xv;
+                CPU_LOAD(xv, t + r * rs + 8 * v);
+                acc[r][v] += wt * xv;
             }
-            if ((p->g.OW - ow) & 2) {
-                dw_strip(p, orow_in, wt, b, act, ow, 2, orow);
-                ow += 2;
-            }
-            if (p->g.OW - ow)
-                dw_strip(p, orow_in, wt, b, act, ow, 1, orow);
-        }
-        dw_rows_out(p, out, nc, r0, r1, y);
     }
+#pragma GCC diagnostic pop
+    for (int r = 0; r < R; r++) {
+        float *yr = y + (oh + r) * p->g.OW + ow;
+        for (int v = 0; v < V; v++) {
+            cpu_act_v8(act, &acc[r][v]);
+            if (ow + 8 * v + 8 <= p->g.OW) {
+                CPU_STORE(yr + 8 * v, acc[r][v]);
+            } else {
+                float tmp[8];
+                CPU_STORE(tmp, acc[r][v]);
+                dw_copy_short(yr + 8 * v, tmp, p->g.OW - ow - 8 * v);
+            }
+        }
+    }
+}
+
+/* The columns [ow, ow + 8 V) of every output row (V a constant): tiles
+ * of 8 / V rows, so that each holds eight independent sums, and the rows
+ * left over in one tile of exactly as many (each count written out, so
+ * that it is a constant too). */
+static inline CPU_INLINE void dw_strip(const op_dw *p, const float *q, const float *w,
+                                       float bias, const op_act *act, int V, int64_t ow,
+                                       float *y)
+{
+    const int R = 8 / V;
+    int64_t oh = 0;
+    for (; oh + R <= p->g.OH; oh += R)
+        dw_tile(p, q, w, bias, act, R, V, oh, ow, y);
+#define DW_REST(n)                                                                       \
+    case n:                                                                              \
+        dw_tile(p, q, w, bias, act, n, V, oh, ow, y);                                    \
+        break
+    switch (p->g.OH - oh) {
+        DW_REST(7);
+        DW_REST(6);
+        DW_REST(5);
+        DW_REST(4);
+        DW_REST(3);
+        DW_REST(2);
+        DW_REST(1);
+    default:
+        break;
+    }
+#undef DW_REST
+}
+
+static inline CPU_INLINE void dw_body(const op_dw *p, const float *x, const float *w,
+                                      float bias, const op_act *act, float *y,
+                                      float *scratch)
+{
+    const int64_t nvec = (p->g.OW + 7) / 8;
+    /* The padded rows that hold input rows. */
+    const int64_t r0 = p->g.pt, r1 = p->g.H + p->g.pt < p->Hp ? p->g.H + p->g.pt : p->Hp;
+    int64_t v = 0;
+    for (int64_t r = r0; r < r1; r++)
+        dw_pack_row(p, x, r, scratch + r * p->g.sw * p->Wq);
+    /* Strips of four vectors, then of two and one. */
+    for (; v + 4 <= nvec; v += 4)
+        dw_strip(p, scratch, w, bias, act, 4, 8 * v, y);
+    if (v + 2 <= nvec) {
+        dw_strip(p, scratch, w, bias, act, 2, 8 * v, y);
+        v += 2;
+    }
+    if (v < nvec)
+        dw_strip(p, scratch, w, bias, act, 1, 8 * v, y);
 }
 
 CPU_BUILDS(dw, dw_body,
-           (const op_dw8 *p, const float *x, const float *w, const float *bias,
-            const op_act *act, int64_t nc, float *y, float *scratch),
-           (p, x, w, bias, act, nc, y, scratch))
+           (const op_dw *p, const float *x, const float *w, float bias, const op_act *act,
+            float *y, float *scratch),
+           (p, x, w, bias, act, y, scratch))
 
-void op_dw8_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
-                const op_act *act, int64_t nc, float *y, float *scratch)
+void op_dw_run(const op_dw *p, const float *x, const float *w, float bias,
+               const op_act *act, float *y, float *scratch)
 {
-    CPU_PICK(dw)(p, x, w, bias, act, nc, y, scratch);
+    CPU_PICK(dw)(p, x, w, bias, act, y, scratch);
 }

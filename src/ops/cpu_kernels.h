@@ -190,12 +190,51 @@ void op_dconv_run(const op_dconv *p, const float *packed, const float *w, int64_
 
 /* ---- depthwise convolution (conv_dw.c) ---------------------------------- */
 
+#define OP_DW_MAX_TAPS 64  /* kh x kw of the depthwise path */
+#define OP_DW_MAX_STRIDE 8 /* its column stride */
+
+/* A 2-D convolution of one input and one output channel (a group of a
+ * depthwise Conv), a plane at a time: the plane is copied into zero-padded
+ * rows split by column phase, then every output is the sum of its taps'
+ * contiguous runs of those rows, computed in register tiles and stored
+ * straight into the output plane (conv_dw.c). 1-D is 2-D of height 1. */
+typedef struct op_dw {
+    op_win2 g;
+    int64_t Hp;   /* padded input rows read: (OH - 1) sh + (kh - 1) dh + 1 */
+    int64_t Wq;   /* floats of a row's phase: OW rounded up to 8 + (kw - 1) dw / sw */
+    int64_t slot; /* floats of scratch op_dw_run needs: Hp sw Wq + 8 */
+    int64_t c0[OP_DW_MAX_STRIDE], c1[OP_DW_MAX_STRIDE]; /* phase columns inside */
+    int32_t ntaps;
+    int32_t off[OP_DW_MAX_TAPS]; /* tap (i, j): its run's offset from its output's */
+} op_dw;
+
+/* op_dw.slot for a 2-D kernel k[2], output out[2], strides s[2] and
+ * dilations d[2] (1-D: 1s in the first dim); -1 on overflow. Grows with
+ * each. */
+int64_t op_dw_slot(const int64_t *k, const int64_t *out, const int64_t *s,
+                   const int64_t *d);
+/* Fills p (arguments as op_dconv_plan's); 0 when the kernel has more than
+ * OP_DW_MAX_TAPS taps, the column stride is above OP_DW_MAX_STRIDE or the
+ * spatial dims are not 1 or 2. */
+int op_dw_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *out,
+               const int64_t *s, const int64_t *d, const int64_t *pb, op_dw *p);
+/* Zeroes p->slot floats of scratch: the padding op_dw_run reads and
+ * never writes, so once for every channel of one geometry. */
+void op_dw_zero(const op_dw *p, float *scratch);
+/* One channel: y (OH x OW) = act(bias + x (H x W) convolved with w (kh x
+ * kw)). scratch: p->slot floats, zeroed by op_dw_zero for this p (by this
+ * call's or another channel's run of the same p since). */
+void op_dw_run(const op_dw *p, const float *x, const float *w, float bias,
+               const op_act *act, float *y, float *scratch);
+
+/* ---- depthwise convolution, eight channels at a time (conv_dw8.c) ------- */
+
 #define OP_DW8_MAX_TAPS 64 /* kh x kw of the depthwise path */
 
-/* A 2-D convolution with one input and one output channel per group,
- * computed eight channels at a time: a band of output rows reads its input
- * rows moved channels-last into a buffer (one vector: one pixel of eight
- * channels, zero padded), so every tap is one vector load and one FMA per
+/* A 2-D convolution with one input and one output channel per group (for
+ * strides above 1; op_dw for stride 1), computed eight channels at a time: a band of
+ * output rows reads its input rows moved channels-last into a buffer (one vector: one
+ * pixel of eight channels, zero padded), so every tap is one vector load and one FMA per
  * output pixel, with no stride phases and no wasted columns; the band's
  * outputs go back to the channels' planes through 8 x 8 transposes. 1-D is
  * 2-D of height 1. */
@@ -246,6 +285,14 @@ void op_epilogue_apply(const op_epilogue *e, int64_t M, int64_t N, float *C, int
 void op_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                 const float *B, int64_t ldb, float *C, int64_t ldc, const op_epilogue *e);
 
+/* op_gemm_nn with row k of B at B + boff[k] (K > 0): a direct convolution's
+ * taps read in place from its packed input (conv_direct.c). Every load of
+ * 16 floats from B + boff[k] + j, j < N, must be inside the caller's
+ * memory. */
+void op_gemm_nn_rows(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                     const float *B, const int32_t *boff, float *C, int64_t ldc,
+                     const op_epilogue *e);
+
 /* ---- matrix-vector products (gemv.c) ------------------------------------ */
 
 /* op_gemm_f32_t's product (op_common.h) when it is a matrix times a vector:
@@ -258,6 +305,12 @@ void op_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
 int op_gemv_f32(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
                 const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                 int64_t ldc);
+
+/* ---- row means (reduce_kernel.c) ----------------------------------------- */
+
+/* y[r] = the mean of the n floats at x + r n, for r < rows (NaN for n 0):
+ * summed in double, in an order fixed by n alone. */
+void op_row_means(const float *x, int64_t rows, int64_t n, float *y);
 
 /* ---- GELU (gelu.c) ----------------------------------------------------- */
 

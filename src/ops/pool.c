@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "base/parallel.h"
+#include "ops/cpu_kernels.h"
 #include "ops/ops_nn.h"
 
 enum { POOL_MAX, POOL_AVG, POOL_LP, POOL_GLOBAL_MAX, POOL_GLOBAL_LP };
@@ -509,6 +510,19 @@ static prt_status gap_infer(const op_object *o, const prt_dims *in, int32_t nb_i
     return PRT_OK;
 }
 
+typedef struct gap_job {
+    const float *x;
+    float *y;
+    int64_t sp;
+} gap_job;
+
+/* Planes [b, e), each whole on one thread. */
+static void gap_range(void *arg, int64_t b, int64_t e)
+{
+    const gap_job *j = arg;
+    op_row_means(j->x + b * j->sp, e - b, j->sp, j->y + b);
+}
+
 static prt_status gap_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                           int32_t nb_in, const prt_tensor_desc *out,
                           const void *const *xs, void *y, void *ws, void *stream)
@@ -518,6 +532,13 @@ static prt_status gap_run(const op_object *o, int32_t dtype, const prt_tensor_de
     (void)nb_in, (void)out, (void)ws;
     for (int32_t i = 2; i < d->nb_dims; i++)
         sp *= d->d[i];
+    if (dtype == PRT_FLOAT32) {
+        gap_job j = {xs[0], y, sp};
+        /* A plane costs an addition per element. */
+        base_parallel_for(rows, sp > 0 ? (OP_GRAIN_SIMPLE + sp - 1) / sp : rows,
+                          gap_range, &j);
+        return PRT_OK;
+    }
     for (int64_t r = 0; r < rows; r++) {
         double s = 0.0;
         float m;
