@@ -655,8 +655,83 @@ static int test_row_means(void)
     return 0;
 }
 
+/* Softmax rows against double, every tail; the rows the kernel leaves to
+ * the caller (a NaN, an infinite largest value); the statistics and the
+ * normalization of LayerNormalization. Both builds. */
+static int test_row_kernels(void)
+{
+    enum { N = 1000 };
+    tu_rng r;
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
+    float sc[N], bi[N];
+    REQUIRE(x && y);
+    tu_rng_seed(&r, 9);
+    for (int i = 0; i < N; i++) {
+        x[i] = (float)(60 * tu_rng_uniform(&r) - 30);
+        sc[i] = (float)(tu_rng_uniform(&r) + 0.5);
+        bi[i] = (float)(tu_rng_uniform(&r) - 0.5);
+    }
+    for (int base = 0; base < 2; base++) {
+        cpu_force_baseline(base);
+        for (int64_t n = 1; n <= N; n = n < 40 ? n + 1 : n * 2 + 3) {
+            for (int lg = 0; lg < 2; lg++) {
+                double mx = -INFINITY, sum = 0, worst = 0;
+                for (int64_t k = 0; k < n; k++)
+                    mx = x[k] > mx ? x[k] : mx;
+                for (int64_t k = 0; k < n; k++)
+                    sum += exp((double)x[k] - mx);
+                CHECK(op_softmax_row(x, y, n, lg) == 1);
+                for (int64_t k = 0; k < n; k++) {
+                    double w = lg ? (double)x[k] - mx - log(sum) : exp(x[k] - mx) / sum;
+                    worst = fmax(worst, fabs(y[k] - w) / (lg ? 1 + fabs(w) : 1e-30 + w));
+                }
+                /* x - max is rounded to float (as every float softmax does): up
+                 * to 2^-19 of error in an exponent of -60. */
+                CHECK(worst < (lg ? 1e-6 : 4e-6));
+            }
+        }
+        {
+            float t[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, u[9];
+            t[5] = NAN;
+            CHECK(op_softmax_row(t, u, 9, 0) == 0);
+            t[5] = INFINITY;
+            CHECK(op_softmax_row(t, u, 9, 1) == 0);
+            for (int k = 0; k < 9; k++)
+                t[k] = -INFINITY;
+            CHECK(op_softmax_row(t, u, 9, 0) == 0);
+            /* Far below the largest: exactly 0, and 1 for it. */
+            t[0] = 0.0f;
+            t[1] = -200.0f;
+            CHECK(op_softmax_row(t, u, 2, 0) == 1 && u[0] == 1.0f && u[1] == 0.0f);
+        }
+        for (int64_t n = 1; n <= N; n = n < 40 ? n + 1 : n * 2 + 3) {
+            float mean, inv;
+            double m = 0, v = 0, worst = 0;
+            for (int64_t k = 0; k < n; k++)
+                m += x[k];
+            m /= (double)n;
+            for (int64_t k = 0; k < n; k++)
+                v += ((double)x[k] - m) * ((double)x[k] - m);
+            v /= (double)n;
+            op_row_stats(x, n, 1e-5f, &mean, &inv);
+            CHECK(fabs(mean - m) <= 1e-6 * (1 + fabs(m)));
+            CHECK(fabs(inv - 1 / sqrt(v + 1e-5)) <= 1e-6 / sqrt(v + 1e-5));
+            op_norm_apply(x, n, mean, inv, sc, bi, y);
+            for (int64_t k = 0; k < n; k++)
+                worst = fmax(worst,
+                             fabs(y[k] - ((x[k] - mean) * (double)inv * sc[k] + bi[k])));
+            CHECK(worst < 1e-5);
+        }
+    }
+    cpu_force_baseline(0);
+    free(x);
+    free(y);
+    return 0;
+}
+
 int main(void)
 {
+    test_row_kernels();
     test_row_means();
     test_act();
     test_gelu();

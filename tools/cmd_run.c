@@ -19,16 +19,19 @@
  *
  * --op-threads N gives each context N threads for one run's loops;
  * --profile-layers times every layer through the runtime's profiler
- * (profile_layers.h).
+ * (profile_layers.h); --json prints one JSON document of the run on stdout
+ * and sends the rest to stderr.
  *
  * --compare-layers runs the ONNX model once with every layer's outputs
  * exposed, beside a reference, and names the first layer that differs
  * (compare_layers.h).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "compare.h"
@@ -61,7 +64,8 @@ enum {
     OPT_REFERENCE,
     OPT_OP_THREADS,
     OPT_PROFILE_LAYERS,
-    OPT_PROFILE_JSON
+    OPT_PROFILE_JSON,
+    OPT_JSON
 };
 
 static const cli_opt run_opts[] = {
@@ -80,6 +84,7 @@ static const cli_opt run_opts[] = {
     {"--op-threads", NULL, 1, OPT_OP_THREADS},
     {"--profile-layers", NULL, 0, OPT_PROFILE_LAYERS},
     {"--profile-json", NULL, 1, OPT_PROFILE_JSON},
+    {"--json", NULL, 0, OPT_JSON},
     {"--compare", NULL, 1, OPT_COMPARE},
     {"--atol", NULL, 1, OPT_ATOL},
     {"--rtol", NULL, 1, OPT_RTOL},
@@ -166,6 +171,10 @@ static void run_help(void)
         "                             sum, slowest first (on CUDA from events around\n"
         "                             each layer; every run then waits for the GPU)\n"
         "  --profile-json FILE        with --profile-layers, the same as JSON in FILE\n"
+        "  --json                     print one JSON document on stdout (the rest goes\n"
+        "                             to stderr): the model, device, thread counts,\n"
+        "                             latency and throughput, and with --profile-layers\n"
+        "                             the layer profile (as --profile-json writes it)\n"
         "  --cuda-graph               capture one run as a CUDA graph and replay it for\n"
         "                             every run (fails, saying why, when the engine or\n"
         "                             the device cannot be captured)\n"
@@ -212,6 +221,7 @@ typedef struct run_args {
     int64_t op_threads; /* 0: not given */
     int profile_layers;
     const char *profile_json;
+    int json;             /* --json */
     int64_t memory_limit; /* 0: none */
     double atol, rtol;
     int atol_given, rtol_given;
@@ -269,6 +279,9 @@ static int take_option(void *user, int id, const char *v)
     case OPT_PROFILE_JSON:
         a->profile_json = v;
         break;
+    case OPT_JSON:
+        a->json = 1;
+        break;
     case OPT_COMPARE:
         a->compare_dir = v;
         break;
@@ -324,6 +337,8 @@ static int parse_args(int argc, char **argv, run_args *a)
         return cli_usage("--reference applies to --compare-layers");
     if (a->profile_json && !a->profile_layers)
         return cli_usage("--profile-json applies to --profile-layers");
+    if (a->json && a->compare_layers)
+        return cli_usage("--json describes timed runs: leave out --compare-layers");
     if (a->profile_layers && (a->cuda_graph || a->compare_layers))
         return cli_usage("--profile-layers times enqueued runs: leave out %s",
                          a->cuda_graph ? "--cuda-graph (a graph's replay reports no "
@@ -797,6 +812,34 @@ static void print_stats(const run_args *a, const cli_bench_stats *stats,
            stats->wall_s);
 }
 
+static void json_times(json_writer *w, const char *key, const cli_bench_times *t)
+{
+    json_begin_object(w, key);
+    json_double(w, "min", t->min_ms);
+    json_double(w, "median", t->median_ms);
+    json_double(w, "p90", t->p90_ms);
+    json_double(w, "p99", t->p99_ms);
+    json_double(w, "max", t->max_ms);
+    json_double(w, "mean", t->mean_ms);
+    json_end_object(w);
+}
+
+/* --json: stdout becomes stderr, so that everything the run prints goes
+ * there, and the document goes to the stdout of before (*out). */
+static int json_open(FILE **out)
+{
+    int fd;
+    fflush(stdout);
+    fd = dup(STDOUT_FILENO);
+    if (fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0 || !(*out = fdopen(fd, "w"))) {
+        if (fd >= 0)
+            close(fd);
+        cli_error("--json: cannot set stdout aside (%s)", strerror(errno));
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_args a;
@@ -809,6 +852,8 @@ int cmd_run(int argc, char **argv)
     cli_layer_recorder *recs = NULL;
     cli_bench_stats stats;
     size_t plan_size = 0;
+    FILE *jf = NULL;
+    json_writer jw;
     double t0, t1;
     int rc, onnx;
     memset(&a, 0, sizeof a);
@@ -826,6 +871,8 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     rc = CLI_FAIL;
+    if (a.json && json_open(&jf) != CLI_OK)
+        goto done;
     onnx = cli_is_onnx_path(a.m.model);
     cli_install_logger(a.m.verbose);
     if (onnx && a.device >= 0 && check_device_usable(a.device) != CLI_OK)
@@ -906,11 +953,34 @@ int cmd_run(int argc, char **argv)
             goto done;
     rc = handle_outputs(&a, ctxs, (int)a.threads);
     print_stats(&a, &stats, prt_context_get_threads(ctxs[0].ctx));
+    if (jf) {
+        json_init(&jw, jf);
+        json_begin_object(&jw, NULL);
+        json_string(&jw, "model", a.m.model);
+        json_string(&jw, "device", cli_device_name(prt_engine_device(engine)));
+        json_int(&jw, "contexts", a.threads);
+        json_int(&jw, "op_threads", prt_context_get_threads(ctxs[0].ctx));
+        json_int(&jw, "warmup", a.warmup);
+        json_int(&jw, "runs", stats.samples);
+        json_times(&jw, "latency_ms", &stats.wall);
+        if (stats.has_device)
+            json_times(&jw, "device_ms", &stats.device);
+        json_double(&jw, "throughput_per_s", stats.throughput);
+        json_bool(&jw, "outputs_ok", rc == CLI_OK);
+    }
     if (a.profile_layers &&
         cli_layer_profile_print(recs, (int)a.threads, engine, stats.wall.median_ms,
-                                a.profile_json) != CLI_OK)
+                                a.profile_json, jf ? &jw : NULL) != CLI_OK)
         rc = CLI_FAIL;
+    if (jf) {
+        json_end_object(&jw);
+        json_finish(&jw);
+    }
 done:
+    if (jf && (ferror(jf) | (fclose(jf) != 0)) && rc == CLI_OK) {
+        cli_error("--json: writing the document failed");
+        rc = CLI_FAIL;
+    }
     for (int t = 0; ctxs && t < (int)a.threads; t++)
         run_ctx_destroy(&ctxs[t]);
     free(ctxs);

@@ -92,6 +92,37 @@ static const char *op_label(const prt_layer_info *li, char *buf, size_t cap)
                           cap);
 }
 
+/* The profile as a JSON object (member `key` of the enclosing object, or
+ * the document when key is NULL). */
+static void profile_object(json_writer *w, const char *key, const layer_row *rows,
+                           int32_t nl, int64_t runs, double total_ms,
+                           double run_median_ms, const prt_engine *engine)
+{
+    json_begin_object(w, key);
+    json_int(w, "runs", runs);
+    json_double(w, "run_median_ms", run_median_ms);
+    json_double(w, "layers_median_sum_ms", total_ms);
+    json_begin_array(w, "layers");
+    for (int32_t i = 0; i < nl; i++) {
+        prt_layer_info li = {.struct_size = sizeof li};
+        char key2[512];
+        if (prt_engine_get_layer(engine, rows[i].index, &li) != PRT_OK)
+            continue;
+        json_begin_object(w, NULL);
+        json_int(w, "index", rows[i].index);
+        json_string(w, "name", li.name);
+        json_string(w, "op", op_label(&li, key2, sizeof key2));
+        json_double(w, "median_ms", rows[i].median_ms);
+        json_double(w, "mean_ms", rows[i].mean_ms);
+        json_double(w, "min_ms", rows[i].min_ms);
+        json_double(w, "max_ms", rows[i].max_ms);
+        json_double(w, "share", total_ms > 0 ? rows[i].median_ms / total_ms : 0.0);
+        json_end_object(w);
+    }
+    json_end_array(w);
+    json_end_object(w);
+}
+
 static int write_json(const char *path, const layer_row *rows, int32_t nl, int64_t runs,
                       double total_ms, double run_median_ms, const prt_engine *engine)
 {
@@ -102,29 +133,7 @@ static int write_json(const char *path, const layer_row *rows, int32_t nl, int64
         return CLI_FAIL;
     }
     json_init(&w, f);
-    json_begin_object(&w, NULL);
-    json_int(&w, "runs", runs);
-    json_double(&w, "run_median_ms", run_median_ms);
-    json_double(&w, "layers_median_sum_ms", total_ms);
-    json_begin_array(&w, "layers");
-    for (int32_t i = 0; i < nl; i++) {
-        prt_layer_info li = {.struct_size = sizeof li};
-        char key[512];
-        if (prt_engine_get_layer(engine, rows[i].index, &li) != PRT_OK)
-            continue;
-        json_begin_object(&w, NULL);
-        json_int(&w, "index", rows[i].index);
-        json_string(&w, "name", li.name);
-        json_string(&w, "op", op_label(&li, key, sizeof key));
-        json_double(&w, "median_ms", rows[i].median_ms);
-        json_double(&w, "mean_ms", rows[i].mean_ms);
-        json_double(&w, "min_ms", rows[i].min_ms);
-        json_double(&w, "max_ms", rows[i].max_ms);
-        json_double(&w, "share", total_ms > 0 ? rows[i].median_ms / total_ms : 0.0);
-        json_end_object(&w);
-    }
-    json_end_array(&w);
-    json_end_object(&w);
+    profile_object(&w, NULL, rows, nl, runs, total_ms, run_median_ms, engine);
     json_finish(&w);
     if (ferror(f) | (fclose(f) != 0)) {
         cli_error("--profile-json %s: writing failed", path);
@@ -135,7 +144,7 @@ static int write_json(const char *path, const layer_row *rows, int32_t nl, int64
 
 int cli_layer_profile_print(const cli_layer_recorder *recs, int nb,
                             const prt_engine *engine, double run_median_ms,
-                            const char *json_path)
+                            const char *json_path, json_writer *jw)
 {
     int32_t nl = nb > 0 ? recs[0].nb_layers : 0;
     int64_t runs = 0;
@@ -189,6 +198,8 @@ int cli_layer_profile_print(const cli_layer_recorder *recs, int nb,
     }
     printf("  sum of the layers' medians %.4f ms; median run %.4f ms\n", total,
            run_median_ms);
+    if (jw)
+        profile_object(jw, "layer_profile", rows, nl, runs, total, run_median_ms, engine);
     if (json_path)
         rc = write_json(json_path, rows, nl, runs, total, run_median_ms, engine);
     free(rows);

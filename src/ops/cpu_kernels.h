@@ -128,6 +128,36 @@ static inline CPU_INLINE void cpu_act_v8(const op_act *a, cpu_v8 *v)
     }
 }
 
+/* ---- the exponential --------------------------------------------------- */
+
+/* e^-(hi + lo) per lane for 0 <= hi <= 87 and |lo| <= 2^-10 hi (garbage
+ * beyond: the caller masks it), within 5e-9 relative before rounding
+ * (GELU's and Softmax's exponential): 2^n e^r with n the integer nearest -hi log2 e and
+ * r = -hi - n ln 2 - lo (ln 2 in two parts, the first short enough that
+ * n times it is exact), e^r by its Taylor polynomial of degree 7 (error
+ * below 5e-9 for |r| <= 0.35). */
+static inline CPU_INLINE void cpu_exp_neg_v8(const cpu_v8 *hi, const cpu_v8 *lo,
+                                             cpu_v8 *out)
+{
+    const cpu_v8 round = CPU_SPLAT(12582912.0f); /* 1.5 2^23: adding rounds to integer */
+    const cpu_v8 v = -*hi;
+    cpu_v8 n, r, p;
+    cpu_v8i bits;
+    n = (v * 1.44269504089f + round) - round;
+    r = ((v - n * 0.693145751953125f) - n * 1.428606765330187e-06f) - *lo;
+    p = CPU_SPLAT(1.0f / 5040.0f);
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    /* 2^n for n in [-126, 0]: the exponent field alone. */
+    bits = (__builtin_convertvector(n, cpu_v8i) + 127) << 23;
+    *out = p * (cpu_v8)bits;
+}
+
 /* ---- direct convolution (conv_direct.c) ---------------------------------- */
 
 /* The sizes of a 2-D sliding window: input H x W, output OH x OW, kernel
@@ -306,11 +336,24 @@ int op_gemv_f32(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t 
                 const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                 int64_t ldc);
 
-/* ---- row means (reduce_kernel.c) ----------------------------------------- */
+/* ---- rows: means, normalization, softmax (reduce_kernel.c) ---------------- */
 
-/* y[r] = the mean of the n floats at x + r n, for r < rows (NaN for n 0):
- * summed in double, in an order fixed by n alone. */
+/* Every sum below is in double, in an order fixed by n alone, so a row's
+ * result depends on its values alone (and on the build: FMA). */
+
+/* y[r] = the mean of the n floats at x + r n, for r < rows (NaN for n 0). */
 void op_row_means(const float *x, int64_t rows, int64_t n, float *y);
+/* The mean of n > 0 floats and 1 / sqrt(variance + epsilon) (the
+ * population variance, from the deviations from the mean rounded to
+ * float). */
+void op_row_stats(const float *x, int64_t n, float epsilon, float *mean, float *inv);
+/* y[p] = (x[p] - mean) inv scale[p] + bias[p] for p < n (y may be x). */
+void op_norm_apply(const float *x, int64_t n, float mean, float inv, const float *scale,
+                   const float *bias, float *y);
+/* Softmax (log_softmax when take_log) of n > 0 contiguous floats (y may be
+ * x): 1 when done, 0 (nothing written) when the row's largest value is not
+ * finite (NaN, an infinity), which the caller's plain loop handles. */
+int op_softmax_row(const float *x, float *y, int64_t n, int take_log);
 
 /* ---- GELU (gelu.c) ----------------------------------------------------- */
 

@@ -27,33 +27,6 @@ static const float gelu_r[10] = {
     2.579985559e-01f,  -5.392403528e-02f,
 };
 
-/* e^-(hi + lo) for 0 <= hi <= 87 and |lo| <= 2^-10 hi (garbage beyond:
- * the caller masks it): 2^n e^r with n the integer nearest -hi log2 e and
- * r = -hi - n ln 2 - lo (ln 2 in two parts, the first short enough that
- * n times it is exact), e^r by its Taylor polynomial of degree 7 (error
- * below 5e-9 for |r| <= 0.35). */
-static inline CPU_INLINE void gelu_exp_neg(const cpu_v8 *hi, const cpu_v8 *lo,
-                                           cpu_v8 *out)
-{
-    const cpu_v8 round = CPU_SPLAT(12582912.0f); /* 1.5 2^23: adding rounds to integer */
-    const cpu_v8 v = -*hi;
-    cpu_v8 n, r, p;
-    cpu_v8i bits;
-    n = (v * 1.44269504089f + round) - round;
-    r = ((v - n * 0.693145751953125f) - n * 1.428606765330187e-06f) - *lo;
-    p = CPU_SPLAT(1.0f / 5040.0f);
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    /* 2^n for n in [-126, 0]: the exponent field alone. */
-    bits = (__builtin_convertvector(n, cpu_v8i) + 127) << 23;
-    *out = p * (cpu_v8)bits;
-}
-
 static inline CPU_INLINE void gelu_v8(cpu_v8 *xv)
 {
     const cpu_v8 x = *xv, zero = {0};
@@ -71,7 +44,7 @@ static inline CPU_INLINE void gelu_v8(cpu_v8 *xv)
     rr = CPU_SPLAT(gelu_r[9]);
     for (int k = 8; k >= 0; k--)
         rr = rr * u + gelu_r[k];
-    gelu_exp_neg(&hi, &lo, &ex);
+    cpu_exp_neg_v8(&hi, &lo, &ex);
     e = ex * rr * 0.5f;
     e = CPU_SELECT(big, zero, e);
     phi = CPU_SELECT(neg, e, 1.0f - e);

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "base/parallel.h"
+#include "ops/cpu_kernels.h"
 #include "ops/math_ops.h"
 #include "ops/ops_nn.h"
 
@@ -283,8 +284,7 @@ static void ln_range(void *arg, int64_t b, int64_t e)
         op_norm_stats(xr, j->norm, j->epsilon, &mean, &inv);
         mean = ln_stat(j->out, j->nb_out, j->y, 1, rw, mean, j->stash);
         inv = ln_stat(j->out, j->nb_out, j->y, 2, rw, inv, j->stash);
-        for (int64_t p = 0; p < j->norm; p++)
-            yr[p] = (xr[p] - mean) * inv * j->scale[p] + j->bias[p];
+        op_norm_apply(xr, j->norm, mean, inv, j->scale, j->bias, yr);
     }
 }
 

@@ -21,6 +21,7 @@
 #include <math.h>
 
 #include "base/parallel.h"
+#include "ops/cpu_kernels.h"
 #include "ops/math_ops.h"
 #include "ops/ops_nn.h"
 
@@ -134,6 +135,10 @@ static void softmax_range(void *arg, int64_t b, int64_t e)
     const softmax_job *j = arg;
     for (int64_t r = b; r < e; r++) {
         int64_t base = r / j->inner * j->n * j->inner + r % j->inner;
+        /* A contiguous row with a finite largest value: the vector kernel. */
+        if (j->inner == 1 && j->n > 0 &&
+            op_softmax_row(j->src + base, j->dst + base, j->n, j->take_log))
+            continue;
         softmax_row(j->src + base, j->dst + base, j->n, j->inner, j->take_log);
     }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `plugrt run --profile-layers` prints every layer once with its median,
 # mean and share, slowest first, and --profile-json writes the same for
-# tools; `--op-threads N` gives each context N threads without changing a
+# tools, as --json prints it on stdout inside the run's document; `--op-threads N` gives each context N threads without changing a
 # bit of the outputs; both flags' misuse is a usage error; `plugrt build
 # --op-threads` times autotuning's runs on N threads.
 . "$(dirname "$0")/common.sh"
@@ -40,6 +40,30 @@ assert p["run_median_ms"] > 0
 EOF
 }
 
+# --json: one document on stdout (the text goes to stderr), the profile
+# inside it.
+expect_rc 0 json_doc "$PLUGRT" run small.plan --random-inputs -n 3 --warmup 1 \
+  --profile-layers --json --op-threads 2 && {
+  expect_grep "^layer profile \(3 runs per layer; slowest first\):$" json_doc.err
+  "$PYTHON" - json_doc.out <<'EOF' || fail "--json: the document does not hold what it should"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["device"] == "cpu" and d["contexts"] == 1 and d["op_threads"] == 2, d
+assert d["runs"] == 3 and d["warmup"] == 1, d
+t = d["latency_ms"]
+assert 0 < t["min"] <= t["median"] <= t["p90"] <= t["p99"] <= t["max"], t
+assert t["min"] <= t["mean"] <= t["max"] and d["throughput_per_s"] > 0, d
+assert d["outputs_ok"] is True
+p = d["layer_profile"]
+assert p["runs"] == 3 and sorted(l["op"] for l in p["layers"]) == ["Relu", "Relu"], p
+EOF
+}
+expect_rc 0 json_plain "$PLUGRT" run small.plan --random-inputs -n 2 --json &&
+  "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert "layer_profile" not in d and d["runs"] == 2' \
+    json_plain.out || fail "--json without --profile-layers"
+expect_rc 2 json_layers "$PLUGRT" run small.plan --random-inputs --json --compare-layers &&
+  expect_grep "\-\-json describes timed runs" json_layers.err
+
 # Every thread's runs count.
 expect_rc 0 profile_threads "$PLUGRT" run small.plan --random-inputs -n 4 --threads 3 \
   --profile-layers && {
@@ -65,6 +89,7 @@ expect_rc 0 help "$PLUGRT" run --help && {
   expect_grep "^  --op-threads N" help.out
   expect_grep "^  --profile-layers" help.out
   expect_grep "^  --profile-json FILE" help.out
+  expect_grep "^  --json " help.out
 }
 
 # A real network: the outputs on 1 and on 3 threads are the same bytes, and
