@@ -1,39 +1,58 @@
 /* Matrix-vector products (cpu_kernels.h): dot products of contiguous rows,
  * or sums of scaled contiguous rows, in a baseline and an AVX2 + FMA build.
  * Both read the matrix once, in order; each output's sum runs over k in a
- * fixed order (four interleaved partial sums for a dot product), so results
- * do not depend on how a caller splits the outputs. */
+ * fixed order (two interleaved vector sums for a dot product, four rows
+ * sharing each load of the vector), so results do not depend on how a
+ * caller splits the outputs. */
 #include "ops/cpu_kernels.h"
+
+/* Rows at a time of the dot products: four share each load of x. */
+#define GV_ROWS 4
+
+/* y[j * ldy] = dot(x, m + j ldm) for j < nr (nr <= GV_ROWS, a constant
+ * after inlining), each over k floats. A row's sum runs the same way
+ * whatever nr is: two running sums of eight lanes over k in steps of 16,
+ * then the lanes in a fixed tree, then the tail in order. */
+static inline CPU_INLINE void gv_dot_rows(int nr, const float *x, const float *m,
+                                          int64_t ldm, int64_t k, float *y, int64_t ldy)
+{
+    cpu_v8 acc[GV_ROWS][2];
+    int64_t i = 0;
+    for (int r = 0; r < nr; r++)
+        acc[r][0] = acc[r][1] = (cpu_v8){0};
+    for (; i + 16 <= k; i += 16) {
+        cpu_v8 a0, a1;
+        CPU_LOAD(a0, x + i);
+        CPU_LOAD(a1, x + i + 8);
+        for (int r = 0; r < nr; r++) {
+            cpu_v8 b0, b1;
+            CPU_LOAD(b0, m + r * ldm + i);
+            CPU_LOAD(b1, m + r * ldm + i + 8);
+            acc[r][0] += a0 * b0;
+            acc[r][1] += a1 * b1;
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        const float *row = m + r * ldm;
+        float t[8], s;
+        cpu_v8 v = acc[r][0] + acc[r][1];
+        CPU_STORE(t, v);
+        s = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+        for (int64_t q = i; q < k; q++)
+            s += x[q] * row[q];
+        y[r * ldy] = s;
+    }
+}
 
 /* y[j] = dot(x, m + j ldm) for j < n, each over k floats. */
 static inline CPU_INLINE void gv_dots(const float *x, const float *m, int64_t ldm,
                                       int64_t n, int64_t k, float *y, int64_t ldy)
 {
-    for (int64_t j = 0; j < n; j++) {
-        const float *r = m + j * ldm;
-        cpu_v8 acc[4] = {{0}, {0}, {0}, {0}};
-        float s, t[8];
-        int64_t i = 0;
-        for (; i + 32 <= k; i += 32)
-            for (int v = 0; v < 4; v++) {
-                cpu_v8 a, b;
-                CPU_LOAD(a, x + i + 8 * v);
-                CPU_LOAD(b, r + i + 8 * v);
-                acc[v] += a * b;
-            }
-        for (; i + 8 <= k; i += 8) {
-            cpu_v8 a, b;
-            CPU_LOAD(a, x + i);
-            CPU_LOAD(b, r + i);
-            acc[0] += a * b;
-        }
-        acc[0] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-        CPU_STORE(t, acc[0]);
-        s = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
-        for (; i < k; i++)
-            s += x[i] * r[i];
-        y[j * ldy] = s;
-    }
+    int64_t j = 0;
+    for (; j + GV_ROWS <= n; j += GV_ROWS)
+        gv_dot_rows(GV_ROWS, x, m + j * ldm, ldm, k, y + j * ldy, ldy);
+    for (; j < n; j++)
+        gv_dot_rows(1, x, m + j * ldm, ldm, k, y + j * ldy, ldy);
 }
 
 /* y[0..n) = sum over i < k of x[i] * (m + i ldm)[0..n): columns in blocks
