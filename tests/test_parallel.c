@@ -742,6 +742,12 @@ static void test_ops_thread_counts(void)
          {ot_fld_i32("pads", p1, 4)},
          1},
         {"Conv", PRT_FLOAT16, {D4(1, 16, 30, 30), D4(24, 16, 1, 1)}, 2, {{0}}, 0},
+        {"Conv",
+         PRT_FLOAT32,
+         {D4(8, 144, 1, 1), D4(576, 144, 1, 1), D1(576)},
+         3,
+         {ot_fld_str("activation", "HardSigmoid")},
+         1},
         /* Products: one tall one with a bias, a batch of small ones, a
          * vector times a matrix, Gemm with transB and its bias. */
         {"MatMul", PRT_FLOAT32, {D3(4, 64, 128), D2(128, 512), D1(512)}, 3, {{0}}, 0},

@@ -31,7 +31,8 @@
  * Computation, one of five paths chosen from W's dims and the fields:
  *  - pointwise (a 1x1 kernel, stride 1, no padding): X is its own im2col
  *    matrix, so each image and group is one GEMM (op_gemm_f32_ep: the
- *    register tiles, OpenBLAS or the built-in loops; op_common.h);
+ *    register tiles, OpenBLAS or the built-in loops; op_common.h); images
+ *    of one pixel (squeeze-and-excitation) are the rows of one product;
  *  - depthwise (one input and one output channel per group, 1 or 2
  *    spatial dims): at stride 1 a channel plane at a time (conv_dw.c:
  *    zero-padded rows, register tiles of eight sums), at larger strides
@@ -591,6 +592,12 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
             base_parallel_for((j.dc.g.OH + CONV_DIRECT_ROWS - 1) / CONV_DIRECT_ROWS, 1,
                               conv_direct_out_range, &j);
         }
+    } else if (path == CONV_POINTWISE && j.g.w.ovol == 1 && j.g.G == 1 && j.g.N > 1) {
+        /* One pixel per image (a squeeze-and-excitation block's): the
+         * images are the rows of one product with W's transpose, so W is
+         * read once, not once per image. */
+        op_epilogue e = {NULL, j.B, j.act};
+        op_gemm_f32_par(0, 1, j.g.N, j.g.M, j.kc, j.X, j.kc, j.W, j.kc, j.Y, j.g.M, &e);
     } else if (path == CONV_POINTWISE) {
         conv_blocks(&j, j.g.Mg, j.g.w.ovol, j.kc);
         base_parallel_for(j.g.N * j.g.G * j.nbm * j.nbn, 1, conv_pointwise_range, &j);
