@@ -35,7 +35,8 @@
  *    of one pixel (squeeze-and-excitation) are the rows of one product;
  *  - depthwise (one input and one output channel per group, 1 or 2
  *    spatial dims): at stride 1 a channel plane at a time (conv_dw.c:
- *    zero-padded rows, register tiles of eight sums), at larger strides
+ *    zero-padded rows, register tiles of eight sums), and also at larger
+ *    strides for kernels under 5 wide; wider ones at larger strides
  *    ("depthwise8") eight channels at a time moved channels-last
  *    (conv_dw8.c), which needs no stride phases; measured, bench/RESULTS.md,
  *    "CPU kernels";
@@ -258,6 +259,9 @@ enum { CONV_POINTWISE, CONV_DEPTHWISE, CONV_DIRECT, CONV_IM2COL, CONV_DEPTHWISE8
  * at most this many products; beyond, im2col and a GEMM are faster
  * (bench/RESULTS.md, "CPU kernels"). Depthwise convolutions always. */
 #define CONV_DIRECT_TAPS 64
+/* The kernel size from which a depthwise Conv at a stride above 1 takes
+ * eight channels at a time (conv_path). */
+#define CONV_DW8_MIN_K 5
 /* Output rows of one item of the direct path over one group. */
 #define CONV_DIRECT_ROWS 8
 
@@ -495,13 +499,15 @@ static int32_t conv_path(conv_job *j)
     if (g->direct)
         return CONV_POINTWISE;
     if (g->w.ns <= 2 && g->w.kvol > 1 && g->Cg == 1 && g->Mg == 1) {
-        /* Planes at stride 1; strides above take eight channels at a time,
-         * which needs no stride phases (bench/RESULTS.md, "CPU kernels"). */
-        int stride1 = 1;
+        /* Planes, but for a wide kernel at a stride above 1, where eight
+         * channels at a time need no stride phases and win
+         * (bench/RESULTS.md, "CPU kernels": 5x5 at stride 2 1.3-1.6x;
+         * 3x3 at stride 2 loses 1.05-1.3x). */
+        int planes = 1;
         for (int32_t i = 0; i < g->w.ns; i++)
-            stride1 &= g->w.s[i] == 1;
-        if (stride1 && op_dw_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d,
-                                  g->w.pb, &j->dw))
+            planes &= g->w.s[i] == 1 || g->w.k[i] < CONV_DW8_MIN_K;
+        if (planes && op_dw_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d,
+                                 g->w.pb, &j->dw))
             return CONV_DEPTHWISE;
         if (op_dw8_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb,
                         &j->dw8))

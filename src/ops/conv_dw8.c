@@ -1,7 +1,8 @@
-/* The depthwise convolution of cpu_kernels.h for strides above 1: eight
+/* The depthwise convolution of cpu_kernels.h for wide kernels (5 and
+ * more) at strides above 1: eight
  * channels at a time, moved channels-last into a band buffer so that one
  * vector holds one pixel of eight channels, in a baseline and an AVX2 +
- * FMA build. (Stride 1 takes conv_dw.c's planes: measured, bench/RESULTS.md,
+ * FMA build. (Others take conv_dw.c's planes: measured, bench/RESULTS.md,
  * "CPU kernels".) */
 #include "ops/cpu_kernels.h"
 

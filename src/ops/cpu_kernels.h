@@ -262,7 +262,8 @@ void op_dw_run(const op_dw *p, const float *x, const float *w, float bias,
 #define OP_DW8_MAX_TAPS 64 /* kh x kw of the depthwise path */
 
 /* A 2-D convolution with one input and one output channel per group (for
- * strides above 1; op_dw for stride 1), computed eight channels at a time: a band of
+ * wide kernels at strides above 1; op_dw for the rest), computed eight
+ * channels at a time: a band of
  * output rows reads its input rows moved channels-last into a buffer (one vector: one
  * pixel of eight channels, zero padded), so every tap is one vector load and one FMA per
  * output pixel, with no stride phases and no wasted columns; the band's
