@@ -318,10 +318,12 @@ void op_bcast_walk_parallel(const prt_dims *out, int32_t nb, const prt_dims *in,
                             void *y, op_row_fn fn, const void *ctx, int64_t grain);
 
 /* Grains for base_parallel_for in the ops (the fewest elements, or rows of
- * that many elements, one range takes): about ten microseconds of work on
- * one core, so that handing a range to another thread pays. */
-#define OP_GRAIN_SIMPLE 16384 /* a load, an operation and a store */
-#define OP_GRAIN_MATH 2048    /* a libm function per element */
+ * that many elements, one range takes): a few microseconds of work on one
+ * core (8192 vectorized float operations, or 2048 libm calls), several
+ * times what handing a range to a spinning worker costs, so that MobileNet's
+ * squeeze-excite multiplications (28K to 200K elements) still split. */
+#define OP_GRAIN_SIMPLE 8192 /* a load, an operation and a store */
+#define OP_GRAIN_MATH 2048   /* a libm function per element */
 
 /* ---- compute ------------------------------------------------------------ */
 
@@ -356,9 +358,10 @@ void op_gemm_f32_par(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int
                      const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                      int64_t ldc, const struct op_epilogue *e);
 /* Blocks for spreading an M x N x K product over threads: mb rows by nb
- * columns, one block for a small product, else blocks of about 2^19
- * multiply-adds along the longer side (whole tiles of op_gemm_nn). They
- * depend on the shape alone, never on the thread count. */
+ * columns, one block for a small product, else blocks of about 2^17
+ * multiply-adds (2^15 for a matrix times a vector) along the longer side
+ * (whole tiles of op_gemm_nn). They depend on the shape alone, never on
+ * the thread count. */
 void op_gemm_split(int64_t M, int64_t N, int64_t K, int64_t *mb, int64_t *nb);
 /* The same with the built-in loops: what op_gemm_f32_t computes where
  * OpenBLAS is not in use. Each element is the float sum over k in order,

@@ -187,26 +187,38 @@ void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64
 }
 
 /* Work of one block (multiply-adds): large enough that a call's fixed cost
- * does not show, small enough to spread over threads and to keep a block's
- * output in cache for its epilogue. */
-#define GEMM_BLOCK_MACS (1 << 19)
+ * does not show, small enough to spread over threads (BERT's 32 x 128 x
+ * 128 projections make four) and to keep a block's output in cache for its
+ * epilogue. A product OpenBLAS computes takes larger blocks, since each
+ * call packs its panels again; a matrix times a vector smaller ones, since
+ * it is bound by reading the matrix, which more threads do faster. */
+#define GEMM_BLOCK_MACS (1 << 17)
+#define GEMM_BLAS_BLOCK_MACS (1 << 19)
+#define GEMM_VECTOR_BLOCK_MACS (1 << 15)
 
-void op_gemm_split(int64_t M, int64_t N, int64_t K, int64_t *mb, int64_t *nb)
+static void gemm_split_at(int64_t M, int64_t N, int64_t K, int64_t block, int64_t *mb,
+                          int64_t *nb)
 {
     const double work = (double)M * (double)N * (double)K;
     *mb = M;
     *nb = N;
-    if (work <= 2.0 * GEMM_BLOCK_MACS)
+    if (work <= 2.0 * (double)block)
         return;
     if (N >= M) {
-        int64_t b = GEMM_BLOCK_MACS / (M * K > 0 ? M * K : 1);
+        int64_t b = block / (M * K > 0 ? M * K : 1);
         b = (b < 64 ? 64 : b + 15) / 16 * 16;
         *nb = b < N ? b : N;
     } else {
-        int64_t b = GEMM_BLOCK_MACS / (N * K > 0 ? N * K : 1);
+        int64_t b = block / (N * K > 0 ? N * K : 1);
         b = (b < 24 ? 24 : b + 5) / 6 * 6;
         *mb = b < M ? b : M;
     }
+}
+
+void op_gemm_split(int64_t M, int64_t N, int64_t K, int64_t *mb, int64_t *nb)
+{
+    gemm_split_at(M, N, K, M == 1 || N == 1 ? GEMM_VECTOR_BLOCK_MACS : GEMM_BLOCK_MACS,
+                  mb, nb);
 }
 
 /* Products up to this many multiply-adds without transposes take
@@ -274,7 +286,11 @@ void op_gemm_f32_par(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int
     gemm_par g = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, 0, 0, A, B, C, e};
     if (M <= 0 || N <= 0)
         return;
-    op_gemm_split(M, N, K, &g.mb, &g.nb);
+    /* Transposed products (but vectors) go to OpenBLAS where it is in use. */
+    if ((trans_a || trans_b) && M > 1 && N > 1 && op_blas_in_use())
+        gemm_split_at(M, N, K, GEMM_BLAS_BLOCK_MACS, &g.mb, &g.nb);
+    else
+        op_gemm_split(M, N, K, &g.mb, &g.nb);
     g.nbn = (N + g.nb - 1) / g.nb;
     base_parallel_for((M + g.mb - 1) / g.mb * g.nbn, 1, gemm_par_range, &g);
 }
