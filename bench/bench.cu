@@ -76,6 +76,14 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* PRT_BENCH_VERBOSE: the library's log, the tuner's timing of every
+ * candidate tactic among it, on stdout. */
+static void log_line(void *user, int32_t severity, const char *msg)
+{
+    (void)user;
+    printf("  log[%d]: %s\n", (int)severity, msg);
+}
+
 int bench_init(bench_env *env, const char *program)
 {
     const char *lib = getenv("PRT_BENCH_PLUGINS");
@@ -86,6 +94,8 @@ int bench_init(bench_env *env, const char *program)
     env->program = program;
     env->autotune = tune ? atoi(tune) != 0 : 1;
     setvbuf(stdout, NULL, _IOLBF, 0); /* lines reach the log as they happen */
+    if (getenv("PRT_BENCH_VERBOSE"))
+        prt_set_logger(log_line, NULL, PRT_SEV_VERBOSE);
 
     err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
@@ -134,6 +144,12 @@ int bench_init(bench_env *env, const char *program)
         return 1;
     }
     return 0;
+}
+
+int bench_selected(const char *case_id)
+{
+    const char *only = getenv("PRT_BENCH_ONLY");
+    return !only || !*only || strstr(case_id, only) != NULL;
 }
 
 int bench_finish(bench_env *env)
@@ -492,6 +508,8 @@ void bench_run_case1(bench_env *env, const bench_case1 *c)
     bench_timing t, copy;
     case1_run r;
 
+    if (!bench_selected(c->id))
+        return;
     for (int32_t i = 0; i < c->dims.nb_dims; i++)
         n *= c->dims.d[i];
     bytes = 4 * (n + c->out_elems);

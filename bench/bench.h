@@ -72,6 +72,9 @@ int bench_init(bench_env *env, const char *program);
 /* Frees what bench_init made; returns the exit status: 0 when every case
  * ran and was right, 1 otherwise. */
 int bench_finish(bench_env *env);
+/* Whether the case runs: PRT_BENCH_ONLY, when set, keeps only the cases
+ * whose id contains it (for a profiler run over one case). */
+int bench_selected(const char *case_id);
 
 /* Number of buffer sets (1..BENCH_MAX_SETS) so that sets * bytes_per_set
  * >= BENCH_L2_FACTOR * L2. */

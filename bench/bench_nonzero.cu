@@ -475,7 +475,8 @@ static void bench_large(bench_env *env, int64_t side)
             char id[96];
             snprintf(id, sizeof id, "nonzero %lldx%lld d=%g %s", (long long)side,
                      (long long)side, densities[di], ro ? "row" : "col");
-            bench_case(env, &z, ro, kref, bytes, &copy, id);
+            if (bench_selected(id))
+                bench_case(env, &z, ro, kref, bytes, &copy, id);
         }
     }
     size_free(&z);
@@ -595,7 +596,9 @@ int main(void)
     int rc = bench_init(&env, "bench_nonzero");
     if (rc)
         return rc;
-    bench_small(&env);
+    if (bench_selected("nonzero 128x128 d=0.5 row eager") ||
+        bench_selected("nonzero 128x128 d=0.5 row graph"))
+        bench_small(&env);
     bench_large(&env, 4096);
     bench_large(&env, 16384);
     return bench_finish(&env);

@@ -14,9 +14,14 @@
 #
 # Environment (all optional):
 #     PRT_BENCH_BUILD     a build folder to use (configured here if absent)
+#     PRT_BENCH_NO_BUILD=1  use PRT_BENCH_BUILD's programs as they are (a
+#                         build made on another machine and copied here)
 #     PRT_BENCH_GROUPS    which groups, default "nonzero hardmax circpad"
 #     PRT_BENCH_TORCH=0   skip the PyTorch figures
 #     PRT_BENCH_AUTOTUNE=0  build the engines without autotuning
+#     PRT_BENCH_ONLY      run only the cases whose id contains this text
+#     PRT_BENCH_REV       the version to print (default: git's HEAD)
+#     PRT_BENCH_VERBOSE=1 the library log (the tuner times every tactic) in the log
 #     PYTHON              the Python with torch (default python3)
 # Exit status: 0 when every program ran and every check passed, else 1.
 set -u -o pipefail
@@ -54,7 +59,9 @@ build() { # $1: folder
 
 # ---- build ------------------------------------------------------------------
 bdir=${PRT_BENCH_BUILD:-}
-if [ -n "$bdir" ]; then
+if [ -n "$bdir" ] && [ "${PRT_BENCH_NO_BUILD:-0}" = 1 ]; then
+  say "using the programs already built in $bdir"
+elif [ -n "$bdir" ]; then
   [ -f "$bdir/CMakeCache.txt" ] || configure "$bdir" || fail_build "$bdir"
   build "$bdir" || fail_build "$bdir"
 elif [ -f build-cuda/CMakeCache.txt ] && build build-cuda; then
@@ -110,8 +117,12 @@ fi
 say "all programs done in $(($(date +%s) - started)) s"
 
 # ---- the table -----------------------------------------------------------------
-rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-git diff --quiet HEAD 2>/dev/null || rev="$rev+changes"
+if [ -n "${PRT_BENCH_REV:-}" ]; then
+  rev=$PRT_BENCH_REV # a copy of the tree without its .git
+else
+  rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  git diff --quiet HEAD 2>/dev/null || rev="$rev+changes"
+fi
 echo >&2
 if ! "$py" bench/report.py --git "$rev" --date "$(date -u +%Y-%m-%d)" \
     --full "$work/results.md" "${logs[@]}"; then

@@ -14,10 +14,14 @@ counts as lost.
 
     /opt/plugrt-triton/bin/python bench/triton_load.py [--build build]
         [--model bert_small|circ_pad_conv] [--requests 4000] [--clients 8]
-        [--instances 2] [--deadline 300]
+        [--instances 2] [--kind cpu|gpu] [--deadline 300]
 
 Run from the repository root after a build; scripts/deps.sh installs the
-server. Prints a Markdown table for bench/RESULTS.md.
+server (or TRITONSERVER names one). --kind gpu serves KIND_GPU instances
+(the model built on load for CUDA) and times `plugrt run --device cuda`
+(serving/triton/tests/gpu_run.sh runs it on a GPU machine). Needs only
+numpy and the standard library (no tritonclient). Prints a Markdown table
+for bench/RESULTS.md.
 """
 
 import argparse
@@ -57,8 +61,9 @@ def close(got, ref):
     return got.shape == ref.shape and bool(np.all(np.abs(got - ref) <= 1e-4 + 1e-4 * np.abs(ref)))
 
 
-def plugrt_run(plugrt, model_path, plugins, inputs_dir, threads, iterations, extra):
+def plugrt_run(plugrt, model_path, plugins, inputs_dir, threads, iterations, device, extra):
     args = [plugrt, "run", model_path, "--no-default-plugins", "--plugins", plugins,
+            "--device", device,
             "--threads", str(threads), "--iterations", str(iterations), "--warmup", "20"]
     for name in sorted(os.listdir(inputs_dir)):
         args += ["--input", "%s=%s" % (name[6:-4], os.path.join(inputs_dir, name))]
@@ -76,6 +81,8 @@ def main():
     p.add_argument("--requests", type=int, default=4000)
     p.add_argument("--clients", type=int, default=8)
     p.add_argument("--instances", type=int, default=2)
+    p.add_argument("--kind", default="cpu", choices=["cpu", "gpu"],
+                   help="KIND_CPU or KIND_GPU instances (and plugrt run's device)")
     p.add_argument("--queue-delay-us", type=int, default=500)
     p.add_argument("--deadline", type=float, default=300.0, help="seconds for the whole load")
     a = p.parse_args()
@@ -95,7 +102,7 @@ def main():
                os.path.join(repo, "m", "1", "model.onnx"))
     cfg = 'backend: "plugrt"\n'
     cfg += 'parameters: { key: "plugins" value: { string_value: "%s" } }\n' % plugins
-    cfg += "instance_group [ { count: %d kind: KIND_CPU } ]\n" % a.instances
+    cfg += "instance_group [ { count: %d kind: KIND_%s } ]\n" % (a.instances, a.kind.upper())
     if max_batch:
         cfg += "max_batch_size: %d\n" % max_batch
         cfg += "dynamic_batching { max_queue_delay_microseconds: %d }\n" % a.queue_delay_us
@@ -116,6 +123,9 @@ def main():
     try:
         if not srv.wait_ready():
             sys.exit("the server did not start:\n" + srv.log_text()[-3000:])
+        state = srv.repository_index().get("m", {})
+        if state.get("state") != "READY":
+            sys.exit("the model did not load: %s" % state.get("reason", state))
         conn = srv.connection()
         for _ in range(50):  # warm-up
             tc.infer(conn, "m", reqs[0][0])
@@ -182,19 +192,22 @@ def main():
                           for k, v in ins.items()) if max_batch else ""
         thr, med, p99 = plugrt_run(plugrt, os.path.join(os.path.abspath(a.models), onnx_file),
                                    plugins, d, nthreads, 1000 // b,
+                                   "cuda" if a.kind == "gpu" else "cpu",
                                    ["--shapes", shapes] if shapes else [])
         results.append((b, nthreads, thr * b, med, p99))
-        print("plugrt run --threads %d, batch %d: %.0f inferences/s (%.0f runs/s); "
-              "latency median %.2f ms, p99 %.2f ms" % (nthreads, b, thr * b, thr, med, p99))
+        print("plugrt run --device %s --threads %d, batch %d: %.0f inferences/s "
+              "(%.0f runs/s); latency median %.2f ms, p99 %.2f ms"
+              % ("cuda" if a.kind == "gpu" else "cpu", nthreads, b, thr * b, thr, med, p99))
     print()
     print("| model | path | clients / threads | batch | inferences/s | p50 ms | p99 ms |")
     print("|---|---|---|---|---|---|---|")
-    print("| %s | Triton HTTP, %d instances | %d clients | 1 per request (%.2f per execution) | %.0f | %.2f | %.2f |" %
-          (a.model, a.instances, a.clients, batch, answered / wall,
+    print("| %s | Triton HTTP, %d %s instances | %d clients | 1 per request (%.2f per execution) | %.0f | %.2f | %.2f |" %
+          (a.model, a.instances, "KIND_" + a.kind.upper(), a.clients, batch, answered / wall,
            np.percentile(all_lat, 50), np.percentile(all_lat, 99)))
     for b, nthreads, thr, med, p99 in results:
-        print("| %s | plugrt run --threads %d | %d threads | %d | %.0f | %.2f | %.2f |" %
-              (a.model, nthreads, nthreads, b, thr, med, p99))
+        print("| %s | plugrt run --device %s --threads %d | %d threads | %d | %.0f | %.2f | %.2f |" %
+              (a.model, "cuda" if a.kind == "gpu" else "cpu", nthreads, nthreads, b, thr,
+               med, p99))
     return 1 if lost else 0
 
 

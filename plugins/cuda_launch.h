@@ -64,7 +64,8 @@ enum {
     PLG_NZ_AUTO = 0,
     PLG_NZ_ONE_BLOCK = 1,        /* one block loops over the input */
     PLG_NZ_COUNT_SCAN_WRITE = 2, /* three kernels, the input read twice */
-    PLG_NZ_ONE_PASS = 3          /* row order only: decoupled look-back */
+    PLG_NZ_ONE_PASS = 3,         /* row order only: decoupled look-back */
+    PLG_NZ_ONE_PASS_WIDE = 4     /* ONE_PASS with tiles of twice the size */
 };
 
 /* Elements per tile of the multi-block kernels: 256 threads x 4 vectors x
@@ -114,16 +115,18 @@ int plg_nz_cuda(const plg_nz_launch *a, void *stream);
 /* Tactics. AUTO: SHORT_AXIS when its blocks fill the GPU, else LONG_AXIS. */
 enum {
     PLG_HM_AUTO = 0,
-    PLG_HM_SHORT_AXIS = 1, /* one group of threads owns a whole axis line */
-    PLG_HM_LONG_AXIS = 2   /* the axis split across blocks: partial maxima,
-                              combine, write (falls back to SHORT_AXIS when
-                              the axis is too short to split) */
+    PLG_HM_SHORT_AXIS = 1,  /* one group of threads owns a whole axis line */
+    PLG_HM_LONG_AXIS = 2,   /* the axis split across blocks: partial maxima
+                               and zeros, then the ones (falls back to
+                               SHORT_AXIS when the axis is too short to
+                               split) */
+    PLG_HM_SPLIT_MEMSET = 3 /* LONG_AXIS with the zeros from a memset */
 };
 
 /* LONG_AXIS cuts an axis line into chunks of at least PLG_HM_MIN_CHUNK
  * positions, at most PLG_HM_MAX_CHUNKS of them, and uses at most
  * PLG_HM_SPLIT_CAP bytes of workspace for the partial maxima (16 bytes per
- * line and chunk) and the winners (8 bytes per line). */
+ * line and chunk). */
 #define PLG_HM_MIN_CHUNK 32
 #define PLG_HM_MAX_CHUNKS 1024
 #define PLG_HM_SPLIT_CAP ((int64_t)4 << 20)
@@ -134,13 +137,13 @@ static inline int64_t plg_hm_max_chunks(int64_t n)
     return c < PLG_HM_MAX_CHUNKS ? c : PLG_HM_MAX_CHUNKS;
 }
 
-/* Workspace of `lines` lines in `nch` chunks: the partial maxima, then the
- * winners (offset plg_up256(lines * nch * 16)). Above the cap: cap + 1. */
+/* Workspace of `lines` lines in `nch` chunks: the partial maxima. Above
+ * the cap: cap + 1. */
 static inline int64_t plg_hm_split_bytes(int64_t lines, int64_t nch)
 {
-    if (lines > PLG_HM_SPLIT_CAP / 8 || nch > PLG_HM_MAX_CHUNKS)
+    if (lines > PLG_HM_SPLIT_CAP / 16 || nch > PLG_HM_MAX_CHUNKS)
         return PLG_HM_SPLIT_CAP + 1;
-    return plg_up256(lines * nch * 16) + plg_up256(lines * 8);
+    return plg_up256(lines * nch * 16);
 }
 
 /* [outer, n, inner] of dims around `axis`. */

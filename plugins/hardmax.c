@@ -15,7 +15,8 @@
  *
  * CUDA (hardmax_cuda.cu), tactics (cuda_launch.h): 0 picks by shape; 1 a
  * group of threads per axis line; 2 the axis split across blocks, for few
- * long lines, with partial maxima in the workspace. On the CPU every tactic
+ * long lines, with partial maxima in the workspace; 3 the same with the zeros
+ * from a memset. On the CPU every tactic
  * runs the same loop.
  */
 #include "common.h"
@@ -31,8 +32,9 @@ typedef struct hardmax {
 
 /* The tactics beyond 0 (cuda_launch.h); none without the CUDA kernels. */
 #ifdef PRT_PLUGINS_CUDA
-static const int32_t hardmax_tactics[] = {PLG_HM_SHORT_AXIS, PLG_HM_LONG_AXIS};
-#define HM_NB_TACTICS 2
+static const int32_t hardmax_tactics[] = {PLG_HM_SHORT_AXIS, PLG_HM_LONG_AXIS,
+                                          PLG_HM_SPLIT_MEMSET};
+#define HM_NB_TACTICS 3
 #else
 static const int32_t hardmax_tactics[] = {0};
 #define HM_NB_TACTICS 0
@@ -140,7 +142,7 @@ static prt_status hardmax_get_workspace_size(prt_plugin *self,
     *out_bytes = 0;
 #ifdef PRT_PLUGINS_CUDA
     {
-        int32_t axis;
+        int32_t axis = 0;
         int32_t rank = nb_in == 1 ? in[0].max.nb_dims : 0;
         /* The split's partial maxima, at the profile's largest dims. */
         if (plg_cuda_usable() && rank >= 1 && rank <= PRT_MAX_DIMS &&
@@ -293,7 +295,7 @@ static prt_status hardmax_enqueue(prt_plugin *self, const prt_tensor_desc *in_de
     hardmax *h = hm(self);
     const prt_dims *d = &in_desc[0].dims;
     int64_t outer = 1, inner = 1, n, vol;
-    int32_t axis;
+    int32_t axis = 0;
     char a[96], b[96];
     prt_status st =
         plg_check_enqueue(&h->obj, device, in_desc, out_desc, inputs, outputs);

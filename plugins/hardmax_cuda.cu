@@ -14,9 +14,11 @@
 //    reduces across TY in shared memory, then the same threads write the
 //    one-hot lines in a second sweep of the same tile.
 // LONG_AXIS: when those lines are too few to fill the GPU, each line is cut
-// into chunks along the axis: part_kernel writes a partial maximum per
-// (line, chunk) to the workspace, combine_kernel reduces them per line, and
-// split_write_kernel writes the one-hot values chunk by chunk.
+// into chunks along the axis: part_kernel (or part_vec_kernel, 16-byte
+// accesses of W columns per thread) writes a partial maximum per (line,
+// chunk) to the workspace and zeros over its chunk of y as it reads x, so
+// x is read once and y written once, as by a copy; combine_kernel reduces
+// the partials per line and writes the line's one 1.
 //
 // Partial results combine with better(), a total order on (value, index):
 // any split of the axis gives the CPU's first maximum.
@@ -47,10 +49,9 @@ struct hm_params {
     int64_t outer, n, inner;    // upper bounds when dims_device is set
     const int64_t *dims_device; // true dims, or NULL
     int32_t rank, axis;
-    int32_t tx;    // cols_kernel / split: inner positions per block (power of 2)
-    int32_t nch;   // split: chunks per line
-    part *parts;   // split: [outer * inner][nch]
-    int64_t *args; // split: [outer * inner]
+    int32_t tx;  // cols_kernel / split: inner positions per block (power of 2)
+    int32_t nch; // split: chunks per line
+    part *parts; // split: [nch][outer * inner]
 };
 
 __device__ __forceinline__ void shape(const hm_params &p, int64_t &outer, int64_t &n,
@@ -268,6 +269,10 @@ template <typename T> __global__ void __launch_bounds__(B) cols_kernel(hm_params
 }
 
 // ---- LONG_AXIS ----------------------------------------------------------------
+// A task is one chunk of TY-row slabs of one column tile. Tasks are numbered
+// chunk-major (task = ci * units + u), so the blocks running at once read
+// neighbouring column tiles of the same rows. Partial maxima go to
+// parts[ci * lines + line], so the combine reads them coalesced.
 
 // The chunk of task `task`: its line (o, j) and axis range [k0, k1).
 struct chunk {
@@ -275,74 +280,159 @@ struct chunk {
     bool valid;
 };
 
-__device__ __forceinline__ chunk chunk_of(int64_t task, int nch, const geom &g)
+__device__ __forceinline__ chunk chunk_of(int64_t task, int nch, int64_t units,
+                                          int64_t ctiles, int64_t width, int64_t n,
+                                          int TX, int tx)
 {
     chunk c;
-    const int64_t u = task / nch, len = plg::ceil_div(g.n, nch);
-    c.ci = task - u * nch;
-    c.o = u / g.ctiles;
-    c.j = (u - c.o * g.ctiles) * g.TX + g.tx;
-    c.valid = c.j < g.inner;
+    c.ci = task / units;
+    const int64_t u = task - c.ci * units, len = plg::ceil_div(n, nch);
+    c.o = u / ctiles;
+    c.j = (u - c.o * ctiles) * TX + tx; // in units of `width` columns
+    c.valid = c.j < width;
     c.k0 = c.ci * len;
-    c.k1 = c.k0 + len < g.n ? c.k0 + len : g.n;
+    c.k1 = c.k0 + len < n ? c.k0 + len : n;
     return c;
 }
 
-template <typename T> __global__ void __launch_bounds__(B) part_kernel(hm_params p)
+__device__ __forceinline__ void put_part(part *parts, int64_t at, float v, int64_t k)
+{
+    part q;
+    q.v = v;
+    q.pad = 0;
+    q.k = k;
+    parts[at] = q;
+}
+
+// One column per thread (any inner, true dims from dims_device): the
+// chunk's partial maximum per line, and zeros in y over the chunk (the
+// combine writes the ones).
+template <typename T, bool ZERO>
+__global__ void __launch_bounds__(B) part_kernel(hm_params p)
 {
     __shared__ float sv[B];
     __shared__ int64_t sk[B];
     const geom g(p);
     const T *x = static_cast<const T *>(p.x);
-    const int64_t tasks = g.outer * g.ctiles * p.nch;
-    for (int64_t task = blockIdx.x; task < tasks; task += gridDim.x) {
-        const chunk c = chunk_of(task, p.nch, g);
-        const int64_t line = c.o * g.inner + c.j;
+    T *y = static_cast<T *>(p.y);
+    const int64_t units = g.outer * g.ctiles, lines = g.outer * g.inner;
+    const int64_t tasks = units * p.nch;
+    for (int64_t task = blockIdx.x; task < tasks; task += gridDim.x) { // block-uniform
+        const chunk c = chunk_of(task, p.nch, units, g.ctiles, g.inner, g.n, g.TX, g.tx);
+        const int64_t base = c.o * g.n * g.inner + c.j;
         float bv = 0.0f;
         int64_t bk = -1;
-        if (c.valid)
-            scan_line(x, c.o * g.n * g.inner + c.j, g.inner, c.k0 + g.ty, g.TY, c.k1, bv,
-                      bk);
-        reduce_rows(sv, sk, bv, bk, g.tx, g.ty, g.TX, g.TY);
-        if (g.ty == 0 && c.valid) {
-            part q;
-            q.v = bv;
-            q.pad = 0;
-            q.k = bk;
-            p.parts[line * p.nch + c.ci] = q;
+        if (c.valid) {
+            scan_line(x, base, g.inner, c.k0 + g.ty, g.TY, c.k1, bv, bk);
+            if (ZERO)
+                for (int64_t k = c.k0 + g.ty; k < c.k1; k += g.TY)
+                    y[base + k * g.inner] = (T)0;
         }
+        reduce_rows(sv, sk, bv, bk, g.tx, g.ty, g.TX, g.TY);
+        if (g.ty == 0 && c.valid)
+            put_part(p.parts, c.ci * lines + c.o * g.inner + c.j, bv, bk);
     }
 }
 
-__global__ void __launch_bounds__(B) combine_kernel(hm_params p)
+// The same with 16-byte accesses, W = 16 / sizeof(T) columns per thread
+// (inner a multiple of W, both tensors 16-byte aligned, known dims): p.tx
+// threads across a tile of p.tx * W columns.
+template <typename T, bool ZERO>
+__global__ void __launch_bounds__(B, 4) part_vec_kernel(hm_params p)
+{
+    constexpr int W = 16 / (int)sizeof(T);
+    constexpr int U = 4; // rows in flight per thread
+    union pack {
+        uint4 v;
+        T e[W];
+    };
+    __shared__ float sv[B];
+    __shared__ int64_t sk[B];
+    const int64_t outer = p.outer, n = p.n, inner = p.inner, iv = inner / W;
+    const int TX = p.tx, TY = B / TX, tx = threadIdx.x & (TX - 1), ty = threadIdx.x / TX;
+    const int64_t ctiles = plg::ceil_div(iv, TX), units = outer * ctiles;
+    const int64_t lines = outer * inner, tasks = units * p.nch;
+    const T *x = static_cast<const T *>(p.x);
+    T *y = static_cast<T *>(p.y);
+    for (int64_t task = blockIdx.x; task < tasks; task += gridDim.x) { // block-uniform
+        const chunk c = chunk_of(task, p.nch, units, ctiles, iv, n, TX, tx);
+        const int64_t base = c.o * n * inner + c.j * W;
+        float bv[W];
+        int64_t bk[W];
+#pragma unroll
+        for (int q = 0; q < W; q++) {
+            bv[q] = 0.0f;
+            bk[q] = -1;
+        }
+        if (c.valid) {
+            const uint4 zero = make_uint4(0, 0, 0, 0);
+            int64_t k = c.k0 + ty;
+            for (; k + (U - 1) * TY < c.k1; k += U * TY) {
+                pack a[U];
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    a[u].v = __ldg(
+                        reinterpret_cast<const uint4 *>(x + base + (k + u * TY) * inner));
+                if (ZERO)
+#pragma unroll
+                    for (int u = 0; u < U; u++)
+                        *reinterpret_cast<uint4 *>(y + base + (k + u * TY) * inner) =
+                            zero;
+#pragma unroll
+                for (int u = 0; u < U; u++)
+#pragma unroll
+                    for (int q = 0; q < W; q++)
+                        update(plg::elem<T>::to_float(a[u].e[q]), k + u * TY, bv[q],
+                               bk[q]);
+            }
+            for (; k < c.k1; k += TY) {
+                pack a;
+                a.v = __ldg(reinterpret_cast<const uint4 *>(x + base + k * inner));
+                if (ZERO)
+                    *reinterpret_cast<uint4 *>(y + base + k * inner) = zero;
+#pragma unroll
+                for (int q = 0; q < W; q++)
+                    update(plg::elem<T>::to_float(a.e[q]), k, bv[q], bk[q]);
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < W; q++)
+            reduce_rows(sv, sk, bv[q], bk[q], tx, ty, TX, TY);
+        if (ty == 0 && c.valid)
+#pragma unroll
+            for (int q = 0; q < W; q++)
+                put_part(p.parts, c.ci * lines + c.o * inner + c.j * W + q, bv[q], bk[q]);
+    }
+}
+
+// Per line, one warp: the best of its chunks' partial maxima (lanes over
+// the chunks, then a shuffle reduction), and the line's one in y (the part
+// kernels or a memset wrote the zeros; the launch order puts this after).
+template <typename T> __global__ void __launch_bounds__(B) combine_kernel(hm_params p)
 {
     int64_t outer, n, inner;
     shape(p, outer, n, inner);
+    T *y = static_cast<T *>(p.y);
+    const int lane = threadIdx.x & 31;
     const int64_t lines = outer * inner;
-    for (int64_t l = (int64_t)blockIdx.x * B + threadIdx.x; l < lines;
-         l += (int64_t)gridDim.x * B) {
+    const int64_t nwarps = (int64_t)gridDim.x * (B / 32);
+    for (int64_t l = ((int64_t)blockIdx.x * B + threadIdx.x) >> 5; l < lines;
+         l += nwarps) { // warp-uniform
         float bv = 0.0f;
         int64_t bk = -1;
-        for (int c = 0; c < p.nch; c++) {
-            const part q = p.parts[l * p.nch + c];
+        for (int c = lane; c < p.nch; c += 32) {
+            const part q = p.parts[(int64_t)c * lines + l];
             update(q.v, q.k, bv, bk);
         }
-        p.args[l] = bk;
-    }
-}
-
-template <typename T> __global__ void __launch_bounds__(B) split_write_kernel(hm_params p)
-{
-    const geom g(p);
-    T *y = static_cast<T *>(p.y);
-    const int64_t tasks = g.outer * g.ctiles * p.nch;
-    for (int64_t task = blockIdx.x; task < tasks; task += gridDim.x) {
-        const chunk c = chunk_of(task, p.nch, g);
-        if (!c.valid)
-            continue;
-        const int64_t base = c.o * g.n * g.inner + c.j, arg = p.args[c.o * g.inner + c.j];
-        for (int64_t k = c.k0 + g.ty; k < c.k1; k += g.TY)
-            y[base + k * g.inner] = k == arg ? plg::elem<T>::ONE : (T)0;
+#pragma unroll
+        for (int o = 16; o >= 1; o >>= 1) {
+            const float ov = __shfl_xor_sync(FULL_MASK, bv, o);
+            const int64_t ok = __shfl_xor_sync(FULL_MASK, bk, o);
+            update(ov, ok, bv, bk);
+        }
+        const int64_t o = l / inner, j = l - o * inner;
+        if (lane == 0 && bk >= 0)
+            y[(o * n + bk) * inner + j] = plg::elem<T>::ONE;
     }
 }
 
@@ -384,29 +474,53 @@ cudaError_t launch_t(const plg_hm_launch *a, hm_params &p, cudaStream_t s)
     const int64_t units = p.outer * plg::ceil_div(p.inner, tx);
     // Blocks SHORT_AXIS has work for.
     const int64_t short_blocks = rows ? plg::ceil_div(p.outer * 32, B) : units;
-    int64_t want = plg::ceil_div(target, units);
-    if (a->tactic == PLG_HM_LONG_AXIS && want < 2)
+    // LONG_AXIS: 16-byte column vectors when a row of the tile allows them.
+    constexpr int64_t W = 16 / (int64_t)sizeof(T);
+    const bool split_vec = !rows && !p.dims_device && p.inner % W == 0 &&
+                           plg::aligned16(p.x) && plg::aligned16(p.y);
+    int split_tx = tx;
+    if (split_vec) {
+        split_tx = 1;
+        while (split_tx < 32 && split_tx < p.inner / W)
+            split_tx <<= 1;
+    }
+    const int64_t split_units =
+        split_vec ? p.outer * plg::ceil_div(p.inner / W, split_tx) : units;
+    int64_t want = plg::ceil_div(target, split_units);
+    if ((a->tactic == PLG_HM_LONG_AXIS || a->tactic == PLG_HM_SPLIT_MEMSET) && want < 2)
         want = 2;
     const int64_t mc = plg_hm_max_chunks(p.n);
     const int64_t nch = want < mc ? want : mc;
     // plg_hm_workspace gave at least this much (the need grows with dims).
     const bool split_ok = a->workspace && nch >= 2 &&
                           plg_hm_split_bytes(p.outer * p.inner, nch) <= PLG_HM_SPLIT_CAP;
-    const bool split = a->tactic == PLG_HM_LONG_AXIS ? split_ok
-                       : a->tactic == PLG_HM_SHORT_AXIS
-                           ? false
-                           : split_ok && short_blocks < target / 2;
+    const bool split =
+        a->tactic == PLG_HM_LONG_AXIS || a->tactic == PLG_HM_SPLIT_MEMSET ? split_ok
+        : a->tactic == PLG_HM_SHORT_AXIS                                  ? false
+                                         : split_ok && short_blocks < target / 2;
     if (split) {
-        const int64_t lines = p.outer * p.inner;
         p.nch = (int32_t)nch;
         p.parts = static_cast<part *>(a->workspace);
-        p.args =
-            reinterpret_cast<int64_t *>(static_cast<unsigned char *>(a->workspace) +
-                                        plg_up256(lines * nch * (int64_t)sizeof(part)));
-        const unsigned grid = plg::grid_for(units * nch, sms);
-        part_kernel<T><<<grid, B, 0, s>>>(p);
-        combine_kernel<<<plg::grid_for(plg::ceil_div(lines, B), sms), B, 0, s>>>(p);
-        split_write_kernel<T><<<grid, B, 0, s>>>(p);
+        p.tx = split_tx;
+        const unsigned grid = plg::grid_for(split_units * nch, sms);
+        // SPLIT_MEMSET: zeros from a memset, the part kernels only read
+        // (known dims only: a memset cannot follow dims_device).
+        const bool memset = a->tactic == PLG_HM_SPLIT_MEMSET && !p.dims_device;
+        if (memset) {
+            const cudaError_t e =
+                cudaMemsetAsync(p.y, 0, (size_t)(p.outer * p.n * p.inner) * sizeof(T), s);
+            if (e != cudaSuccess)
+                return e;
+        }
+        if (split_vec)
+            memset ? part_vec_kernel<T, false><<<grid, B, 0, s>>>(p)
+                   : part_vec_kernel<T, true><<<grid, B, 0, s>>>(p);
+        else
+            memset ? part_kernel<T, false><<<grid, B, 0, s>>>(p)
+                   : part_kernel<T, true><<<grid, B, 0, s>>>(p);
+        combine_kernel<T>
+            <<<plg::grid_for(plg::ceil_div(p.outer * p.inner * 32, B), sms), B, 0, s>>>(
+                p);
         return cudaGetLastError();
     }
     if (rows)

@@ -27,7 +27,8 @@
  *
  * CUDA (nonzero_cuda.cu): K is written on the device and never read back.
  * Tactics (cuda_launch.h): 0 picks by size; 1 one block; 2 count, scan,
- * write; 3 (row order only) one pass with a decoupled look-back. The
+ * write; 3 (row order only) one pass with a decoupled look-back; 4 the same
+ * with tiles of twice the size. The
  * workspace holds the multi-block plans' per-tile state, sized for the
  * profile's largest input. On the CPU every tactic runs the same loop.
  */
@@ -48,9 +49,9 @@ static int32_t nz_tactic_list(const nonzero *z, const int32_t **list)
 {
 #ifdef PRT_PLUGINS_CUDA
     static const int32_t all[] = {PLG_NZ_ONE_BLOCK, PLG_NZ_COUNT_SCAN_WRITE,
-                                  PLG_NZ_ONE_PASS};
+                                  PLG_NZ_ONE_PASS, PLG_NZ_ONE_PASS_WIDE};
     *list = all;
-    return z->row_order ? 3 : 2; /* one pass needs row order */
+    return z->row_order ? 4 : 2; /* one pass needs row order */
 #else
     (void)z;
     *list = NULL;

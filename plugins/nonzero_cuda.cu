@@ -14,9 +14,13 @@
 //   2. Warp 0 scans the ROUNDS * WARPS segment totals: each segment's offset
 //      inside the tile, and the tile's total.
 //   3. The tile's offset in the output comes from a decoupled look-back over
-//      the tiles before it (ONE_PASS), from a scan of per-tile counts that an
-//      earlier kernel made (COUNT_SCAN_WRITE), or from a running sum
-//      (ONE_BLOCK).
+//      the tiles before it (ONE_PASS; ONE_PASS_WIDE with tiles twice as
+//      long), from a scan of per-tile counts that an earlier kernel made
+//      (COUNT_SCAN_WRITE), or from a running sum (ONE_BLOCK). The look-back
+//      is block-wide: every thread reads one predecessor's state, so a
+//      round trip to L2 covers 256 tiles. (A warp-wide one, 32 tiles a
+//      trip, left a tile started a few hundred tiles behind the last
+//      published prefix waiting through many trips.)
 //   4. Each warp stages a segment's (row, col) pairs in shared memory in
 //      output order, then stores them as one contiguous run: 8-byte pair
 //      stores (row order) or two runs of 4-byte stores (column order).
@@ -39,8 +43,9 @@ namespace
 
 using plg::FULL_MASK;
 
-constexpr int ROUNDS = 4;  // 16-byte loads in flight per thread per tile
-constexpr int BIG_B = 256; // threads of the multi-block kernels
+constexpr int ROUNDS = 4;      // 16-byte loads in flight per thread per tile
+constexpr int WIDE_ROUNDS = 8; // the same for ONE_PASS_WIDE
+constexpr int BIG_B = 256;     // threads of the multi-block kernels
 constexpr int SCAN_B = 1024;
 constexpr int SCAN_ITEMS = 8;
 // AUTO runs one block up to this many elements: below it, the launches and
@@ -116,11 +121,11 @@ template <int B> __device__ int64_t block_sum64(int64_t v, int64_t *scratch)
 }
 
 // One tile of B threads: see the top of the file.
-template <typename T, int B> struct tile {
+template <typename T, int B, int R = ROUNDS> struct tile {
     static constexpr int VEC = nzbits<T>::VEC;
     static constexpr int WARPS = B / 32;
-    static constexpr int SEGS = ROUNDS * WARPS;
-    static constexpr int64_t SIZE = (int64_t)B * ROUNDS * VEC;
+    static constexpr int SEGS = R * WARPS;
+    static constexpr int64_t SIZE = (int64_t)B * R * VEC;
     static_assert(SEGS % 32 == 0, "warp 0 scans SEGS / 32 segments per lane");
 
     struct smem {
@@ -150,41 +155,40 @@ template <typename T, int B> struct tile {
         return m;
     }
 
-    // The masks of this thread's ROUNDS vectors of the tile at `base`. All
+    // The masks of this thread's R vectors of the tile at `base`. All
     // vector loads are issued before any is used.
     template <bool ALIGNED>
-    __device__ static void load(const T *x, int64_t base, int64_t n,
-                                uint32_t (&m)[ROUNDS])
+    __device__ static void load(const T *x, int64_t base, int64_t n, uint32_t (&m)[R])
     {
         if (ALIGNED) {
-            uint4 v[ROUNDS];
+            uint4 v[R];
 #pragma unroll
-            for (int j = 0; j < ROUNDS; j++) {
+            for (int j = 0; j < R; j++) {
                 const int64_t i = base + ((int64_t)j * B + threadIdx.x) * VEC;
                 v[j] = i + VEC <= n ? __ldg(reinterpret_cast<const uint4 *>(x + i))
                                     : make_uint4(0, 0, 0, 0);
             }
 #pragma unroll
-            for (int j = 0; j < ROUNDS; j++) {
+            for (int j = 0; j < R; j++) {
                 const int64_t i = base + ((int64_t)j * B + threadIdx.x) * VEC;
                 m[j] = i + VEC <= n ? nzbits<T>::mask(v[j]) : scalar_mask(x, i, n);
             }
         } else {
 #pragma unroll
-            for (int j = 0; j < ROUNDS; j++)
+            for (int j = 0; j < R; j++)
                 m[j] = scalar_mask(x, base + ((int64_t)j * B + threadIdx.x) * VEC, n);
         }
     }
 
     // Per round: this lane's offset in its segment (pre), the segment's
     // total (tot, the same in every lane), which lane 0 also puts in seg[].
-    __device__ static void count(const uint32_t (&m)[ROUNDS], int (&pre)[ROUNDS],
-                                 int (&tot)[ROUNDS], smem &sm)
+    __device__ static void count(const uint32_t (&m)[R], int (&pre)[R], int (&tot)[R],
+                                 smem &sm)
     {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
         const unsigned below = (1u << lane) - 1u;
 #pragma unroll
-        for (int j = 0; j < ROUNDS; j++) {
+        for (int j = 0; j < R; j++) {
             const unsigned c = (unsigned)__popc(m[j]);
             int p = 0, s = 0;
 #pragma unroll
@@ -225,15 +229,15 @@ template <typename T, int B> struct tile {
     // Writes the tile's pairs from output position `offset` on; `k` is the
     // true count (where the column half starts, column order).
     __device__ static void write(const nz_params &p, smem &sm, int64_t base, int64_t cols,
-                                 int64_t offset, int64_t k, const uint32_t (&m)[ROUNDS],
-                                 const int (&pre)[ROUNDS], const int (&tot)[ROUNDS])
+                                 int64_t offset, int64_t k, const uint32_t (&m)[R],
+                                 const int (&pre)[R], const int (&tot)[R])
     {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
         const uint64_t C = (uint64_t)cols;
         int2 *st = sm.stage[warp];
         uint32_t any = 0;
 #pragma unroll
-        for (int j = 0; j < ROUNDS; j++)
+        for (int j = 0; j < R; j++)
             any |= m[j];
         // (r, c) of the thread's first element of the round; one division
         // per tile, then one add per round.
@@ -241,7 +245,7 @@ template <typename T, int B> struct tile {
         if (any)
             plg::divmod((uint64_t)(base + (int64_t)threadIdx.x * VEC), C, r, c);
 #pragma unroll
-        for (int j = 0; j < ROUNDS; j++) {
+        for (int j = 0; j < R; j++) {
             if (tot[j] != 0) { // the same in the whole warp
                 if (m[j]) {
                     int at = pre[j];
@@ -300,42 +304,41 @@ constexpr unsigned long long FLAG_AGGREGATE = 1ull << 62; // the tile's own coun
 constexpr unsigned long long FLAG_INCLUSIVE = 2ull << 62; // count of tiles 0..t
 constexpr unsigned long long VALUE_MASK = (1ull << 62) - 1;
 
-// Warp 0 of tile t (which holds `total` non-zeros): publishes, looks back
-// 32 tiles at a time, publishes the inclusive prefix; returns the exclusive
-// one to every lane.
-__device__ int64_t look_back(unsigned long long *state_mem, int64_t t, int total,
-                             int lane)
+// All B threads of tile t > 0, after its aggregate is published: the
+// exclusive prefix of the tile, read B predecessors per round trip (one
+// tile's state per thread, nearest first), so a tile started far behind the
+// last published prefix looks back in few steps. `wfirst` and `scratch`
+// hold B / 32 entries. Ends with a barrier.
+template <int B>
+__device__ int64_t look_back(unsigned long long *state_mem, int64_t t, int *wfirst,
+                             int64_t *scratch)
 {
     volatile unsigned long long *state = state_mem;
-    if (t == 0) {
-        if (lane == 0)
-            state[0] = FLAG_INCLUSIVE | (unsigned long long)total;
-        return 0;
-    }
-    if (lane == 0)
-        state[t] = FLAG_AGGREGATE | (unsigned long long)total;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     int64_t excl = 0;
-    for (int64_t end = t - 1;; end -= 32) {
-        const int64_t i = end - (int64_t)lane; // lane 0: the nearest tile
+    for (int64_t end = t - 1;; end -= B) {
+        const int64_t i = end - (int64_t)threadIdx.x;
         unsigned long long s = FLAG_INCLUSIVE; // before tile 0: a prefix of 0
         if (i >= 0) {
             // Tile i's block is running (its id came first), and publishes
             // as soon as it has counted.
             while (((s = state[i]) >> 62) == 0)
-                __nanosleep(20);
+                __nanosleep(32);
         }
         const unsigned incl = __ballot_sync(FULL_MASK, (s >> 62) == 2);
-        const int64_t v = (int64_t)(s & VALUE_MASK);
-        if (incl) {
-            const int first = __ffs(incl) - 1;
-            excl += plg::warp_sum64(lane <= first ? v : 0);
-            break;
-        }
-        excl += plg::warp_sum64(v);
+        if (lane == 0)
+            wfirst[warp] = incl ? warp * 32 + __ffs(incl) - 1 : B;
+        __syncthreads();
+        int first = B;
+#pragma unroll
+        for (int w = 0; w < B / 32; w++)
+            first = wfirst[w] < first ? wfirst[w] : first;
+        // Up to the nearest inclusive prefix, which ends the walk.
+        const int64_t v = (int)threadIdx.x <= first ? (int64_t)(s & VALUE_MASK) : 0;
+        excl += block_sum64<B>(v, scratch); // its barriers free wfirst too
+        if (first < B)
+            return excl;
     }
-    if (lane == 0)
-        state[t] = FLAG_INCLUSIVE | (unsigned long long)(excl + total);
-    return excl;
 }
 
 // ---- count, scan, write (COUNT_SCAN_WRITE) ---------------------------------
@@ -405,14 +408,16 @@ template <typename T> __global__ void __launch_bounds__(SCAN_B) scan_kernel(nz_p
         *p.count = carry;
 }
 
-// The tile's output offset from the look-back (LOOK_BACK: ONE_PASS, tile ids
-// from the dispenser) or from tile_offset (COUNT_SCAN_WRITE: tile
-// blockIdx.x, K from the scan).
-template <typename T, bool ALIGNED, bool LOOK_BACK>
+// The tile's output offset from the look-back (LOOK_BACK: ONE_PASS and
+// ONE_PASS_WIDE, tile ids from the dispenser) or from tile_offset
+// (COUNT_SCAN_WRITE: tile blockIdx.x, K from the scan). R: vectors per
+// thread per tile.
+template <typename T, bool ALIGNED, bool LOOK_BACK, int R = ROUNDS>
 __global__ void __launch_bounds__(BIG_B) write_kernel(nz_params p)
 {
-    using TL = tile<T, BIG_B>;
+    using TL = tile<T, BIG_B, R>;
     __shared__ typename TL::smem sm;
+    __shared__ int wfirst[TL::WARPS];
     int64_t rows, cols;
     const int64_t n = true_dims(p, rows, cols);
     const int64_t ntiles = plg::ceil_div(n, TL::SIZE);
@@ -428,26 +433,37 @@ __global__ void __launch_bounds__(BIG_B) write_kernel(nz_params p)
         return;
     }
     const int64_t base = t * TL::SIZE;
-    uint32_t m[ROUNDS];
-    int pre[ROUNDS], tot[ROUNDS];
+    uint32_t m[R];
+    int pre[R], tot[R];
     TL::template load<ALIGNED>(static_cast<const T *>(p.x), base, n, m);
     TL::count(m, pre, tot, sm);
     __syncthreads();
     if (threadIdx.x < 32) {
         const int lane = threadIdx.x;
         const int total = TL::scan_segments(sm, lane);
-        if (LOOK_BACK) {
-            const int64_t off = look_back(p.state, t, total, lane);
-            if (lane == 0) {
-                sm.offset = off;
-                if (t == ntiles - 1)
-                    *p.count = off + total;
-            }
-        } else if (lane == 0) {
-            sm.offset = p.tile_offset[t];
+        if (lane == 0) {
+            sm.total = total;
+            if (LOOK_BACK) // publish at once: later tiles wait on this
+                reinterpret_cast<volatile unsigned long long *>(p.state)[t] =
+                    (t == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE) |
+                    (unsigned long long)total;
+            else
+                sm.offset = p.tile_offset[t];
         }
     }
     __syncthreads();
+    if (LOOK_BACK) {
+        const int64_t off = t == 0 ? 0 : look_back<BIG_B>(p.state, t, wfirst, sm.scratch);
+        if (threadIdx.x == 0) {
+            if (t > 0)
+                reinterpret_cast<volatile unsigned long long *>(p.state)[t] =
+                    FLAG_INCLUSIVE | (unsigned long long)(off + sm.total);
+            sm.offset = off;
+            if (t == ntiles - 1)
+                *p.count = off + sm.total;
+        }
+        __syncthreads();
+    }
     TL::write(p, sm, base, cols, sm.offset, p.row_order ? 0 : *p.count, m, pre, tot);
 }
 
@@ -528,6 +544,21 @@ cudaError_t launch(const plg_nz_launch *a, nz_params &p, int plan, cudaStream_t 
         write_kernel<T, ALIGNED, true><<<(unsigned)tiles, BIG_B, 0, s>>>(p);
         return cudaGetLastError();
     }
+    if (plan == PLG_NZ_ONE_PASS_WIDE) {
+        // Tiles of WIDE_ROUNDS vectors a thread: half as many tiles to walk
+        // back over, fewer blocks resident.
+        using TW = tile<T, BIG_B, WIDE_ROUNDS>;
+        const int64_t wtiles = plg::ceil_div(a->rows * a->cols, TW::SIZE);
+        p.next_tile = reinterpret_cast<uint32_t *>(ws);
+        p.state = reinterpret_cast<unsigned long long *>(ws + l.state);
+        cudaError_t e =
+            cudaMemsetAsync(ws, 0, (size_t)plg_nz_workspace_layout(wtiles).offset, s);
+        if (e != cudaSuccess)
+            return e;
+        write_kernel<T, ALIGNED, true, WIDE_ROUNDS>
+            <<<(unsigned)(wtiles > 0 ? wtiles : 1), BIG_B, 0, s>>>(p);
+        return cudaGetLastError();
+    }
     p.tile_offset = reinterpret_cast<int64_t *>(ws + l.offset);
     p.tile_count = reinterpret_cast<int32_t *>(ws + l.count);
     const unsigned grid = (unsigned)(tiles > 0 ? tiles : 1);
@@ -564,7 +595,7 @@ extern "C" int plg_nz_cuda(const plg_nz_launch *a, void *stream)
         plan = n <= ONE_BLOCK_MAX ? PLG_NZ_ONE_BLOCK
                : a->row_order     ? PLG_NZ_ONE_PASS
                                   : PLG_NZ_COUNT_SCAN_WRITE;
-    if (plan == PLG_NZ_ONE_PASS && !a->row_order)
+    if ((plan == PLG_NZ_ONE_PASS || plan == PLG_NZ_ONE_PASS_WIDE) && !a->row_order)
         plan = PLG_NZ_COUNT_SCAN_WRITE; // the column half needs K first
     // An empty input (K = 0 from one tiny launch) or no scratch: one block.
     if (n == 0 || !a->workspace)

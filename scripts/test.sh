@@ -15,7 +15,8 @@ cmake --build build-test -j "$jobs"
 ctest --test-dir build-test --output-on-failure -j "$jobs"
 
 # The Python package (python/): pip builds a wheel through scikit-build-core
-# over this CMake project (the CPU libraries; CUDA comes with the GPU half),
+# over this CMake project (the CPU libraries; python/tests/gpu_run.sh builds the
+# CUDA wheel on a GPU machine),
 # installs it into a virtual environment over Debian's python3 (numpy, onnx),
 # and pytest runs python/tests (which also run examples/python).
 py="$PWD/build-py"

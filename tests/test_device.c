@@ -127,6 +127,35 @@ static void test_missing_device(void)
     prt_builder_config_destroy(cfg);
 }
 
+/* Device indices: the CPU is one device; CUDA either has its GPUs or says
+ * why not. */
+static void test_device_index(void)
+{
+    int32_t n = -1, cur = -1;
+    CHECK_OK(prt_device_count(PRT_DEVICE_CPU, &n));
+    CHECK(n == 1);
+    CHECK_OK(prt_device_get_current(PRT_DEVICE_CPU, &cur));
+    CHECK(cur == 0);
+    CHECK_OK(prt_device_set_current(PRT_DEVICE_CPU, 0));
+    CHECK_ERR(prt_device_set_current(PRT_DEVICE_CPU, 1), PRT_ERR_INVALID_ARGUMENT,
+              "cpu has 1 device (index 0); there is no device 1");
+    CHECK_ERR(prt_device_set_current(PRT_DEVICE_CPU, -1), PRT_ERR_INVALID_ARGUMENT,
+              "no device -1");
+    CHECK_ERR(prt_device_count(PRT_DEVICE_CPU, NULL), PRT_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_ERR(prt_device_get_current(PRT_DEVICE_CPU, NULL), PRT_ERR_INVALID_ARGUMENT,
+              "NULL");
+    CHECK_ERR(prt_device_count(7, &n), PRT_ERR_UNSUPPORTED, "device 7");
+    if (!cuda_usable()) {
+        n = -1;
+        CHECK_ERR(prt_device_count(PRT_DEVICE_CUDA, &n), PRT_ERR_UNSUPPORTED, "cuda");
+        CHECK(n == -1);
+        CHECK_ERR(prt_device_get_current(PRT_DEVICE_CUDA, &cur), PRT_ERR_UNSUPPORTED,
+                  "cuda");
+        CHECK_ERR(prt_device_set_current(PRT_DEVICE_CUDA, 0), PRT_ERR_UNSUPPORTED,
+                  "cuda");
+    }
+}
+
 /* An engine for CUDA read on a machine (build) without it: the loader says
  * what is missing instead of failing later. */
 static void test_load_foreign_device(void)
@@ -267,6 +296,7 @@ int main(void)
     test_read_size();
     test_failure_is_clean();
     test_missing_device();
+    test_device_index();
     test_load_foreign_device();
     test_device_sections();
     test_query_structs();

@@ -16,6 +16,11 @@
  * Every check runs in a child process of its own (check_sandbox.c): a
  * plugin that crashes or hangs fails that check, and the checker goes on.
  * A child reports through a block of shared memory (chk_shared).
+ *
+ * The plugin runs on the CPU or, with --device cuda, on CUDA (c->device):
+ * the same checks, every buffer guarded and poisoned on the device too
+ * (check_run.h, check_device.c), plus the stream check and the reference
+ * check, CUDA against the CPU. Only children use a device.
  */
 #ifndef PLUGRT_TOOLS_CHECK_H
 #define PLUGRT_TOOLS_CHECK_H
@@ -27,7 +32,11 @@
 
 /* ---- limits, each named once --------------------------------------------- */
 
-#define CHK_MAX_IN 8   /* inputs tried when finding what a plugin takes */
+#define CHK_MAX_IN 8    /* inputs tried when finding what a plugin takes */
+#define CHK_MAX_SHAPE 3 /* shape inputs tried when nothing runs without */
+/* Arrays of concrete dims hold the inputs' dims, then each shape input's
+ * values as a prt_dims (nb_dims values, at most PRT_MAX_DIMS). */
+#define CHK_MAX_DIMSETS (CHK_MAX_IN + CHK_MAX_SHAPE)
 #define CHK_MAX_OUT 64 /* plugin.h: nb_outputs is 1..64 */
 #define CHK_MAX_IO (CHK_MAX_IN + CHK_MAX_OUT)
 #define CHK_NAME_MAX 256    /* a sane name, version or namespace is shorter */
@@ -39,14 +48,35 @@
 #define CHK_INFO_FIELDS 64   /* schema entries the parent learns per creator */
 #define CHK_VOLUME_CAP 4096  /* elements of the largest random tensor */
 #define CHK_DIM_CAP 64       /* the largest random dim */
+#define CHK_VALUE_CAP 4      /* the largest random shape-input value */
 #define CHK_GUARD 256        /* guard bytes on each side of every buffer */
 #define CHK_MSG 1024
 
 /* Tolerances when two runs of a plugin are compared: integers exactly,
- * floats as the builder compares tactics (builder/formats.c). */
+ * floats as the builder compares tactics (builder/tune.c) when the runs
+ * are on one device (CHK_TOL_SAME), and a little wider, with an absolute
+ * floor for results near 0, when one ran on CUDA and one on the CPU
+ * (CHK_TOL_DEVICES: another order of sums, fused multiply-adds). */
 #define CHK_RTOL_F32 1e-4
 #define CHK_RTOL_F16 1e-2
+#define CHK_RTOL_BF16 2e-2
 #define CHK_ATOL 1e-6
+#define CHK_DEV_RTOL_F32 1e-4
+#define CHK_DEV_ATOL_F32 1e-5
+#define CHK_DEV_RTOL_F16 1e-2
+#define CHK_DEV_ATOL_F16 1e-3
+#define CHK_DEV_RTOL_BF16 2e-2
+#define CHK_DEV_ATOL_BF16 1e-2
+enum { CHK_TOL_SAME = 0, CHK_TOL_DEVICES = 1 };
+
+/* The threads check: runs each of two threads makes while the other runs. */
+#define CHK_THREAD_RUNS 16
+/* The stream check: the device-to-device copies queued on the stream
+ * before a run, which keep it busy for about half a millisecond (16 copies
+ * of 64 MiB on an H200), far longer than a plugin's kernel takes to start
+ * on any other stream. */
+#define CHK_GATE_BYTES ((size_t)64 << 20)
+#define CHK_GATE_COPIES 16
 
 /* Bytes up to and including `member`: the least struct_size that covers
  * it. */
@@ -97,9 +127,15 @@ typedef struct chk_sig {
     int32_t nb_in;
     int32_t types[CHK_MAX_IN];
     int32_t ranks[CHK_MAX_IN];
-    /* 1: get_output_shapes refuses symbolic input dims, so every shape is
-     * built with constant dims (a network input of static shape). */
+    /* 1: get_output_shapes refuses symbolic input dims (or shape-input
+     * values), so every shape is built with constants (a network input of
+     * static shape, shape inputs that are constants). */
     int32_t static_dims;
+    /* Shape inputs (prt_network_add_plugin's shape_inputs): how many, and
+     * how many values each has. Their values are symbols with bounds in
+     * the profile, as a network input's values are, drawn per case. */
+    int32_t nb_shape;
+    int32_t shape_len[CHK_MAX_SHAPE];
 } chk_sig;
 
 /* What the outputs check found the plugin to accept; the later checks
@@ -148,6 +184,16 @@ typedef struct chk_ctx {
     uint64_t seed;
     int32_t iterations;
     int32_t verbose; /* print the plugin's log */
+    /* Where the plugin runs (prt_device), and on CUDA the stream its runs
+     * are queued on (the checker's own, never the default one; made on
+     * first use). gated: runs queue work ahead of the plugin's on the
+     * stream (the stream check). device_sync: after a run, wait for the
+     * whole device, not only the stream (off in the threads check, whose
+     * runs must overlap). */
+    int32_t device;
+    void *stream;
+    int32_t gated;
+    int32_t device_sync;
     chk_rng rng;
     char call[512]; /* the entry called last */
     /* set_error calls since chk_call_begin */
@@ -176,6 +222,9 @@ void chk_shared_destroy(chk_shared *sh);
  * reason in msg. */
 int chk_library_open(chk_ctx *c, char *msg, size_t cap);
 const prt_host_services *chk_host_services(chk_ctx *c);
+/* Sends the set_error calls this thread makes to c (NULL: to the context
+ * the library was opened with). */
+void chk_host_bind(chk_ctx *c);
 
 /* Around every call of a plugin or creator entry: begin names it (for a
  * crash report) and forgets earlier set_error calls; end checks that a
@@ -255,9 +304,18 @@ void chk_check_clone(chk_ctx *c);
 void chk_check_attach(chk_ctx *c);
 void chk_check_serialize(chk_ctx *c);
 void chk_check_contexts(chk_ctx *c);
-void chk_check_empty(chk_ctx *c);
+void chk_check_threads(chk_ctx *c); /* check_threads.c */
+void chk_check_empty(chk_ctx *c);   /* check_runtime.c */
 void chk_check_tactics(chk_ctx *c);
-void chk_check_errors(chk_ctx *c);
+void chk_check_stream(chk_ctx *c); /* check_device.c */
+void chk_check_reference(chk_ctx *c);
+void chk_check_errors(chk_ctx *c); /* check_runtime.c */
+
+/* Whether c->device can be used here (check_device.c): pass with what it
+ * is ("NVIDIA H200, compute capability 9.0"), or skip with the reason. In
+ * a child of its own, as every check: the parent never starts a device
+ * runtime (CUDA does not survive fork). */
+void chk_probe_device(chk_ctx *c);
 
 /* The subcommand (cmd_check.c). */
 int cmd_check(int argc, char **argv);

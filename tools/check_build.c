@@ -180,7 +180,7 @@ void chk_check_shapes(chk_ctx *c)
             if (rc == CHK_BROKEN)
                 chk_fail(c, "%s", L.why);
             for (int32_t k = 0; rc == CHK_OK && k < 3 && !chk_failed(c); k++) {
-                prt_dims S[CHK_MAX_IN], out[CHK_MAX_OUT];
+                prt_dims S[CHK_MAX_DIMSETS], out[CHK_MAX_OUT];
                 chk_layer_draw(&L, &c->rng, S);
                 chk_shape_str(&L, S, shape, sizeof shape);
                 cases++;
@@ -208,7 +208,7 @@ void chk_check_shapes(chk_ctx *c)
 
 static int sizes_sane(chk_layer *L, const prt_dims *S, char *why, size_t cap)
 {
-    chk_env env = {L->nb_in, S, NULL};
+    chk_env env = chk_layer_env(L, S, NULL);
     for (int32_t s = 0; s < chk_pool_size_count(L->pool); s++) {
         int64_t opt, upper;
         char e[256];
@@ -375,7 +375,7 @@ void chk_check_workspace(chk_ctx *c)
         for (int32_t it = 0; it < c->iterations && !chk_failed(c); it++) {
             chk_layer L;
             chk_mode mode = {it & 1, -1};
-            prt_dims bigger[CHK_MAX_IN];
+            prt_dims bigger[CHK_MAX_DIMSETS];
             int64_t small, ws;
             char shape[512];
             memset(&L, 0, sizeof L);
@@ -425,7 +425,7 @@ static void values_case(chk_ctx *c, chk_rcase *x, void *user)
 {
     value_count *n = user;
     const chk_layer *L = &x->L;
-    chk_env env = {L->nb_in, x->k.in_dims, x->ref.sizes};
+    chk_env env = chk_layer_env(L, x->k.in_dims, x->ref.sizes);
     n->entry |= CHK_BUILD(L->p, get_output_values) != NULL;
     if (L->values_problem[0]) {
         chk_fail(c, "%s", L->values_problem);

@@ -24,9 +24,18 @@ static void host_log(void *host, int32_t severity, const char *message)
                 cli_escape(message, buf, sizeof buf));
 }
 
+/* The context a thread's set_error calls go to, where not the library's
+ * own (the threads check: each thread records its own calls). */
+static _Thread_local chk_ctx *bound;
+
+void chk_host_bind(chk_ctx *c)
+{
+    bound = c;
+}
+
 static void host_set_error(void *host, prt_status status, const char *message)
 {
-    chk_ctx *c = host;
+    chk_ctx *c = bound ? bound : host;
     if (!c)
         return;
     c->nb_errors++;

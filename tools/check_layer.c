@@ -39,6 +39,23 @@ int chk_dims_equal(const prt_dims *a, const prt_dims *b)
     return 1;
 }
 
+/* "; 1 shape input of 2 values" (nothing without shape inputs). */
+static size_t shape_inputs_str(const chk_sig *s, char *buf, size_t cap)
+{
+    size_t n;
+    if (s->nb_shape == 0 || cap == 0)
+        return 0;
+    n = (size_t)snprintf(buf, cap, "; %d shape input%s of ", (int)s->nb_shape,
+                         s->nb_shape == 1 ? "" : "s");
+    for (int32_t k = 0; k < s->nb_shape && n < cap; k++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%d", k ? "|" : "",
+                              (int)s->shape_len[k]);
+    if (n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " value%s",
+                              s->nb_shape == 1 && s->shape_len[0] == 1 ? "" : "s");
+    return n < cap ? n : cap;
+}
+
 char *chk_sig_str(const chk_sig *s, char *buf, size_t cap)
 {
     size_t n =
@@ -46,6 +63,8 @@ char *chk_sig_str(const chk_sig *s, char *buf, size_t cap)
     for (int32_t i = 0; i < s->nb_in && n < cap; i++)
         n += (size_t)snprintf(buf + n, cap - n, "%s%s rank %d", i ? ", " : ": ",
                               prt_dtype_name(s->types[i]), (int)s->ranks[i]);
+    if (n < cap)
+        n += shape_inputs_str(s, buf + n, cap - n);
     if (s->static_dims && n < cap)
         snprintf(buf + n, cap - n, " (static dims)");
     return buf;
@@ -77,6 +96,23 @@ char *chk_plan_str(const chk_plan *plan, char *buf, size_t cap)
                 sep = "|";
             }
     }
+    if (plan->nb_sigs && plan->sigs[0].nb_shape && n < cap) {
+        /* The numbers of values of every signature, as the ranks. */
+        uint32_t lens = 0;
+        const char *sep = "";
+        for (int32_t s = 0; s < plan->nb_sigs; s++)
+            for (int32_t k = 0; k < plan->sigs[s].nb_shape; k++)
+                lens |= 1u << plan->sigs[s].shape_len[k];
+        n += (size_t)snprintf(buf + n, cap - n, "; %d shape input%s of ",
+                              (int)plan->sigs[0].nb_shape,
+                              plan->sigs[0].nb_shape == 1 ? "" : "s");
+        for (int32_t v = 0; v <= PRT_MAX_DIMS && n < cap; v++)
+            if (lens & (1u << v)) {
+                n += (size_t)snprintf(buf + n, cap - n, "%s%d", sep, (int)v);
+                sep = "|";
+            }
+        n += n < cap ? (size_t)snprintf(buf + n, cap - n, " values") : 0;
+    }
     if (plan->nb_sigs && plan->sigs[0].static_dims && n < cap)
         snprintf(buf + n, cap - n, " (constant dims only)");
     return buf;
@@ -93,8 +129,22 @@ char *chk_shape_str(const chk_layer *L, const prt_dims *in_dims, char *buf, size
                               cli_format_dims(&in_dims[i], d, sizeof d));
     }
     if (L->nb_in == 0)
-        snprintf(buf, cap, "no inputs");
+        n = (size_t)snprintf(buf, cap, "no inputs");
+    for (int32_t k = 0; k < L->sig.nb_shape && n < cap; k++) {
+        const prt_dims *v = &in_dims[L->nb_in + k];
+        n += (size_t)snprintf(buf + n, cap - n, ", shape%d (", (int)k);
+        for (int32_t j = 0; j < v->nb_dims && n < cap; j++)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%lld", j ? ", " : "",
+                                  (long long)v->d[j]);
+        n += n < cap ? (size_t)snprintf(buf + n, cap - n, ")") : 0;
+    }
     return buf;
+}
+
+chk_env chk_layer_env(const chk_layer *L, const prt_dims *dims, const int64_t *sizes)
+{
+    chk_env env = {L->nb_in + L->sig.nb_shape, dims, sizes};
+    return env;
 }
 
 /* ---- open: dtypes, shapes, values -------------------------------------------- */
@@ -162,8 +212,9 @@ static int open_shapes(chk_layer *L)
     chk_pool_begin_shapes(L->pool, L->nb_out);
     chk_call_begin(c, "get_output_shapes (%s)", chk_sig_str(&L->sig, sig, sizeof sig));
     st = chk_call_end(c, L->p->vt->build->get_output_shapes(
-                             L->p, L->in_exprs, L->nb_in, NULL, 0, L->out_exprs,
-                             L->nb_out, chk_pool_builder(L->pool)));
+                             L->p, L->in_exprs, L->nb_in,
+                             L->sig.nb_shape ? L->shape_exprs : NULL, L->sig.nb_shape,
+                             L->out_exprs, L->nb_out, chk_pool_builder(L->pool)));
     chk_pool_end_shapes(L->pool);
     if (st)
         return refused(L, "these inputs");
@@ -267,6 +318,16 @@ int chk_layer_open(chk_ctx *c, const chk_sig *sig, const prt_dims *static_dims,
                                       ? chk_pool_const(L->pool, static_dims[i].d[d])
                                       : chk_pool_input_dim(L->pool, i, d);
     }
+    /* A shape input's values are symbols as an input's dims are: value v
+     * of shape input k is "dim" v of entry nb_in + k (chk_layer_env). */
+    for (int32_t k = 0; k < sig->nb_shape; k++) {
+        int32_t at = L->nb_in + k;
+        L->shape_exprs[k].nb_dims = sig->shape_len[k];
+        for (int32_t v = 0; v < sig->shape_len[k]; v++)
+            L->shape_exprs[k].d[v] = static_dims
+                                         ? chk_pool_const(L->pool, static_dims[at].d[v])
+                                         : chk_pool_input_dim(L->pool, at, v);
+    }
     if ((rc = open_dtypes(L)) || (rc = open_shapes(L)) || (rc = open_values(L)))
         return rc;
     return CHK_OK;
@@ -310,8 +371,9 @@ int chk_layer_descs(chk_layer *L, const prt_dims *min, const prt_dims *opt,
             e->nb_dims;
         for (int32_t k = 0; k < e->nb_dims; k++) {
             int64_t v;
-            if (chk_pool_bounds(L->pool, L->nb_in, min, opt, max, e->d[k], &d->min.d[k],
-                                &d->opt.d[k], &d->max.d[k], why, sizeof why))
+            if (chk_pool_bounds(L->pool, L->nb_in + L->sig.nb_shape, min, opt, max,
+                                e->d[k], &d->min.d[k], &d->opt.d[k], &d->max.d[k], why,
+                                sizeof why))
                 return broken(L, "output %d dim %d cannot be bounded: %s", (int)o, (int)k,
                               why);
             if (d->min.d[k] < 0)
@@ -418,6 +480,17 @@ static void draw_profile(chk_layer *L, chk_rng *r, int large)
         copy_trailing(sig, lead, L->popt);
         copy_trailing(sig, lead, L->pmax);
     }
+    /* Shape-input values: small positive numbers (repeats, sizes, pads). */
+    for (int32_t k = 0; k < sig->nb_shape; k++) {
+        int32_t at = sig->nb_in + k;
+        L->pmin[at].nb_dims = L->popt[at].nb_dims = L->pmax[at].nb_dims =
+            sig->shape_len[k];
+        for (int32_t v = 0; v < sig->shape_len[k]; v++) {
+            L->pmin[at].d[v] = chk_rand_range(r, 1, large ? 3 : 2);
+            L->pmax[at].d[v] = chk_rand_range(r, L->pmin[at].d[v], CHK_VALUE_CAP);
+            L->popt[at].d[v] = chk_rand_range(r, L->pmin[at].d[v], L->pmax[at].d[v]);
+        }
+    }
     if (zi >= 0 && sig->ranks[zi] > 0) {
         int32_t k = (int32_t)chk_rand_range(r, 0, sig->ranks[zi] - 1);
         int32_t at = L->mode.tied ? k + sig->ranks[lead] - sig->ranks[zi] : k;
@@ -448,6 +521,14 @@ void chk_layer_draw(const chk_layer *L, chk_rng *r, prt_dims *in)
     }
     if (L->mode.tied)
         copy_trailing(sig, lead, in);
+    for (int32_t k = 0; k < sig->nb_shape; k++) {
+        const prt_dims *lo = &L->pmin[sig->nb_in + k], *hi = &L->pmax[sig->nb_in + k];
+        prt_dims *v = &in[sig->nb_in + k];
+        memset(v, 0, sizeof *v);
+        v->nb_dims = sig->shape_len[k];
+        for (int32_t j = 0; j < v->nb_dims; j++)
+            v->d[j] = chk_rand_range(r, lo->d[j], hi->d[j]);
+    }
 }
 
 int chk_layer_setup(chk_ctx *c, const chk_sig *sig, chk_rng *r, chk_mode mode,
@@ -464,7 +545,7 @@ int chk_layer_setup(chk_ctx *c, const chk_sig *sig, chk_rng *r, chk_mode mode,
         L->sig = *sig;
         draw_profile(L, r, a >= (attempts + 1) / 2);
         if (sig->static_dims) {
-            prt_dims shape[CHK_MAX_IN];
+            prt_dims shape[CHK_MAX_DIMSETS];
             int32_t zero_dim = L->zero_dim;
             chk_layer_draw(L, r, shape);
             chk_layer_close(L);
@@ -491,7 +572,7 @@ int chk_layer_setup(chk_ctx *c, const chk_sig *sig, chk_rng *r, chk_mode mode,
 int chk_layer_out_dims(chk_layer *L, const prt_dims *in_dims, const int64_t *sizes,
                        prt_dims *out_dims)
 {
-    chk_env env = {L->nb_in, in_dims, sizes};
+    chk_env env = chk_layer_env(L, in_dims, sizes);
     for (int32_t o = 0; o < L->nb_out; o++) {
         memset(&out_dims[o], 0, sizeof out_dims[o]);
         out_dims[o].nb_dims = L->out_exprs[o].nb_dims;
@@ -686,9 +767,55 @@ static void find_ranks(finder *f, chk_plan *plan, const int32_t *types, int32_t 
     }
 }
 
+/* With nb_shape shape inputs: per uniform rank, the first number of values
+ * (1..PRT_MAX_DIMS, the same for each shape input) accepted with it, so
+ * that a plugin whose values go with the rank (repeats, pads) and one that
+ * takes a fixed number are both found; symbols first, then constants. */
+static void find_shaped(finder *f, chk_plan *plan, const int32_t *types, int32_t n,
+                        int32_t nb_shape)
+{
+    for (int32_t constant = 0; constant <= 1 && plan->nb_sigs == 0; constant++) {
+        int32_t ok[PRT_MAX_DIMS + 1], len[PRT_MAX_DIMS + 1], nb_ok = 0, picked[3];
+        int32_t nb_picked;
+        chk_sig s;
+        memset(&s, 0, sizeof s);
+        s.nb_in = n;
+        s.nb_shape = nb_shape;
+        s.static_dims = constant;
+        memcpy(s.types, types, sizeof s.types);
+        for (int32_t r = 0; r <= PRT_MAX_DIMS; r++) {
+            for (int32_t i = 0; i < n; i++)
+                s.ranks[i] = r;
+            for (int32_t v = 1; v <= PRT_MAX_DIMS; v++) {
+                for (int32_t k = 0; k < nb_shape; k++)
+                    s.shape_len[k] = v;
+                if (try_sig(f, &s) == CHK_OK) {
+                    len[nb_ok] = v;
+                    ok[nb_ok++] = r;
+                    break;
+                }
+            }
+            if (n == 0)
+                break;
+        }
+        nb_picked = pick_ranks(ok, nb_ok, picked);
+        for (int32_t k = 0; k < nb_picked; k++) {
+            int32_t at = 0;
+            while (ok[at] != picked[k])
+                at++;
+            for (int32_t i = 0; i < n; i++)
+                s.ranks[i] = picked[k];
+            for (int32_t j = 0; j < nb_shape; j++)
+                s.shape_len[j] = len[at];
+            add_sig(plan, &s);
+        }
+    }
+}
+
 int chk_discover(chk_ctx *c, char *why, size_t cap)
 {
     chk_plan *plan = &c->sh->plan;
+    char last[CHK_MSG];
     finder f;
     memset(&f, 0, sizeof f);
     memset(plan, 0, sizeof *plan);
@@ -700,11 +827,21 @@ int chk_discover(chk_ctx *c, char *why, size_t cap)
         for (int32_t t = 0; t < nb; t++)
             find_ranks(&f, plan, types[t], n);
     }
+    /* Nothing runs without shape inputs: with 1..CHK_MAX_SHAPE of them.
+     * The refusal reported stays the one without. */
+    snprintf(last, sizeof last, "%s", f.last);
+    for (int32_t n = 0; n <= CHK_MAX_IN && plan->nb_sigs == 0 && !f.broken[0]; n++) {
+        int32_t types[4][CHK_MAX_IN];
+        int32_t nb = find_dtypes(&f, n, types);
+        for (int32_t ns = 1; ns <= CHK_MAX_SHAPE && plan->nb_sigs == 0; ns++)
+            for (int32_t t = 0; t < nb && plan->nb_sigs == 0; t++)
+                find_shaped(&f, plan, types[t], n, ns);
+    }
     if (plan->nb_sigs == 0)
         snprintf(plan->why, sizeof plan->why,
                  "no inputs the plugin accepts were found (0..%d inputs of every dtype, "
-                 "ranks 0..%d; last refusal: %.800s)",
-                 CHK_MAX_IN, PRT_MAX_DIMS, f.last[0] ? f.last : "none");
+                 "ranks 0..%d, 0..%d shape inputs; last refusal: %.800s)",
+                 CHK_MAX_IN, PRT_MAX_DIMS, CHK_MAX_SHAPE, last[0] ? last : "none");
     if (f.broken[0]) {
         snprintf(why, cap, "%s", f.broken);
         return CHK_BROKEN;

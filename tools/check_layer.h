@@ -33,6 +33,7 @@ typedef struct chk_layer {
     int32_t nb_in, nb_out;
     int32_t out_types[CHK_MAX_OUT];
     prt_dim_exprs in_exprs[CHK_MAX_IN];
+    prt_dim_exprs shape_exprs[CHK_MAX_SHAPE]; /* the shape inputs' values */
     prt_dim_exprs out_exprs[CHK_MAX_OUT];
     prt_dim_exprs out_values[CHK_MAX_OUT]; /* nb_dims -1 where not stated */
     int has_values;                        /* some output states values */
@@ -45,7 +46,8 @@ typedef struct chk_layer {
     /* The profile configure accepted (after chk_layer_setup). */
     chk_mode mode;
     int32_t zero_dim; /* with mode.zero_input: the dim that may be 0 */
-    prt_dims pmin[CHK_MAX_IN], popt[CHK_MAX_IN], pmax[CHK_MAX_IN];
+    /* With the shape inputs' values after the inputs' dims. */
+    prt_dims pmin[CHK_MAX_DIMSETS], popt[CHK_MAX_DIMSETS], pmax[CHK_MAX_DIMSETS];
     prt_dynamic_tensor_desc descs[CHK_MAX_IO];
     int64_t workspace;
     int32_t refused_pos;        /* formats: the position refused, -1 if none */
@@ -54,8 +56,9 @@ typedef struct chk_layer {
 } chk_layer;
 
 /* Creates the plugin and asks its dtypes, shapes and values for `sig`.
- * Input dims are symbols, or the constants of `static_dims` (NULL unless
- * sig->static_dims). */
+ * Input dims and shape-input values are symbols, or the constants of
+ * `static_dims` (NULL unless sig->static_dims; the inputs' dims, then the
+ * shape inputs' values). */
 int chk_layer_open(chk_ctx *c, const chk_sig *sig, const prt_dims *static_dims,
                    chk_layer *L);
 void chk_layer_close(chk_layer *L);
@@ -83,8 +86,13 @@ int chk_layer_configure(chk_layer *L, prt_dynamic_tensor_desc *descs);
  * another dtype. */
 int chk_layer_alias(chk_layer *L);
 
-/* Concrete input shapes within the accepted profile. */
+/* Concrete input shapes within the accepted profile, and shape-input
+ * values after them (CHK_MAX_DIMSETS entries). */
 void chk_layer_draw(const chk_layer *L, chk_rng *r, prt_dims *in_dims);
+/* What the layer's expressions are evaluated at: the inputs' dims and
+ * the shape inputs' values in `dims`, the size tensors' values (NULL: at
+ * their upper bounds). */
+chk_env chk_layer_env(const chk_layer *L, const prt_dims *dims, const int64_t *sizes);
 /* Output dims at concrete input dims, sizes at `sizes` (NULL: at their
  * upper bounds). 0, or -1 with L->why. */
 int chk_layer_out_dims(chk_layer *L, const prt_dims *in_dims, const int64_t *sizes,
@@ -93,7 +101,8 @@ int chk_layer_out_dims(chk_layer *L, const prt_dims *in_dims, const int64_t *siz
 /* 1 if two dims have the same rank and the same dims up to it. */
 int chk_dims_equal(const prt_dims *a, const prt_dims *b);
 
-/* "in0 float32 3x4, in1 float32 3x4" */
+/* "in0 float32 3x4, in1 float32 3x4", then shape inputs' values:
+ * "in0 float32 3x4, shape0 (2, 1)". */
 char *chk_shape_str(const chk_layer *L, const prt_dims *in_dims, char *buf, size_t cap);
 /* What a plan tests: "1 input: in0 float32|float16, rank 1|2|8". */
 char *chk_plan_str(const chk_plan *plan, char *buf, size_t cap);

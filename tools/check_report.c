@@ -22,9 +22,10 @@ static const char *verdict_name(int32_t v, int json)
 }
 
 void chk_report_begin(chk_report *rp, int json, const char *lib, int32_t nb_creators,
-                      uint64_t seed, int32_t iterations, int32_t device)
+                      uint64_t seed, int32_t iterations, int32_t device,
+                      const char *about)
 {
-    char e[CLI_ESC_CAP];
+    char e[CLI_ESC_CAP], e2[CLI_ESC_CAP];
     memset(rp, 0, sizeof *rp);
     rp->json = json;
     if (!json) {
@@ -32,7 +33,7 @@ void chk_report_begin(chk_report *rp, int json, const char *lib, int32_t nb_crea
                "%s)\n",
                cli_escape(lib, e, sizeof e), (int)nb_creators,
                nb_creators == 1 ? "" : "s", (unsigned long long)seed, (int)iterations,
-               cli_device_name(device));
+               cli_escape(about, e2, sizeof e2));
         return;
     }
     json_init(&rp->w, stdout);
@@ -41,6 +42,7 @@ void chk_report_begin(chk_report *rp, int json, const char *lib, int32_t nb_crea
     json_int(&rp->w, "seed", (int64_t)seed);
     json_int(&rp->w, "iterations", iterations);
     json_string(&rp->w, "device", cli_device_name(device));
+    json_string(&rp->w, "device_about", about);
 }
 
 static void count(chk_report *rp, const chk_result *r)

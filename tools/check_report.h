@@ -13,8 +13,8 @@
  *   summary: 2 plugins, 38 checks: 35 passed, 1 failed, 2 skipped
  *
  * (the bracket ends the same line). JSON: {"library", "seed",
- * "iterations", "device", "library_checks": [check...], "plugins": [{"key",
- * "namespace", "name", "version", "checks": [check...]}], "summary":
+ * "iterations", "device", "device_about", "library_checks": [check...], "plugins":
+ * [{"key", "namespace", "name", "version", "checks": [check...]}], "summary":
  * {"plugins", "checks", "passed", "failed", "skipped"}}, each check
  * {"check", "status": "pass"|"fail"|"skip", "message", "shape", "tactic",
  * "tensor", "element"}, the last four null where they do not apply.
@@ -31,8 +31,11 @@ typedef struct chk_report {
     int32_t plugins, passed, failed, skipped;
 } chk_report;
 
+/* `about`: the device as the header names it ("cpu", "cuda: NVIDIA H200,
+ * compute capability 9.0"). */
 void chk_report_begin(chk_report *rp, int json, const char *lib, int32_t nb_creators,
-                      uint64_t seed, int32_t iterations, int32_t device);
+                      uint64_t seed, int32_t iterations, int32_t device,
+                      const char *about);
 /* The library's own checks come first, then each plugin's. */
 void chk_report_library(chk_report *rp, const chk_result *r);
 void chk_report_plugin_begin(chk_report *rp, const chk_creator_info *info);

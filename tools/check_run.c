@@ -21,11 +21,19 @@ static unsigned char guard_byte(uint64_t seed, size_t j)
     return (unsigned char)(z >> 56);
 }
 
+static size_t block_bytes(size_t bytes)
+{
+    return (CHK_GUARD + bytes + CHK_GUARD + CHK_ALIGN - 1) / CHK_ALIGN * CHK_ALIGN;
+}
+
+size_t chk_buf_total(const chk_buf *b)
+{
+    return block_bytes(b->bytes);
+}
+
 static size_t tail_bytes(const chk_buf *b)
 {
-    size_t total =
-        (CHK_GUARD + b->bytes + CHK_GUARD + CHK_ALIGN - 1) / CHK_ALIGN * CHK_ALIGN;
-    return total - CHK_GUARD - b->bytes;
+    return block_bytes(b->bytes) - CHK_GUARD - b->bytes;
 }
 
 static void guard_reset(chk_buf *b)
@@ -53,23 +61,25 @@ static int64_t guard_check(const chk_buf *b, int *found)
     return 0;
 }
 
-static int buf_alloc(chk_buf *b, size_t bytes, uint64_t seed)
+/* A host block and, on CUDA, its device twin. 0, or -1 with L->why. */
+static int buf_alloc(chk_layer *L, chk_buf *b, size_t bytes, uint64_t seed)
 {
-    size_t total =
-        (CHK_GUARD + bytes + CHK_GUARD + CHK_ALIGN - 1) / CHK_ALIGN * CHK_ALIGN;
-    b->block = aligned_alloc(CHK_ALIGN, total);
+    b->block = aligned_alloc(CHK_ALIGN, block_bytes(bytes));
     if (!b->block)
-        return -1;
+        return chk_say(L->why, sizeof L->why, "out of memory (%zu bytes)", bytes);
     b->data = b->block + CHK_GUARD;
     b->bytes = bytes;
     b->seed = seed;
     guard_reset(b);
+    if (L->c->device == PRT_DEVICE_CUDA)
+        return chk_dev_alloc(b, L->why, sizeof L->why);
     return 0;
 }
 
 static void buf_free(chk_buf *b)
 {
     free(b->block);
+    chk_dev_free(b);
     memset(b, 0, sizeof *b);
 }
 
@@ -158,10 +168,10 @@ static int buffer_bytes(chk_layer *L, int32_t dtype, const prt_dims *d, size_t *
 int chk_case_init(chk_case *k, chk_layer *L, const prt_dims *in_dims, chk_rng *r,
                   int sparse)
 {
-    chk_env env = {L->nb_in, in_dims, NULL};
+    chk_env env = chk_layer_env(L, in_dims, NULL);
     memset(k, 0, sizeof *k);
     k->L = L;
-    memcpy(k->in_dims, in_dims, sizeof(prt_dims) * (size_t)L->nb_in);
+    memcpy(k->in_dims, in_dims, sizeof(prt_dims) * (size_t)(L->nb_in + L->sig.nb_shape));
     chk_shape_str(L, in_dims, k->shape, sizeof k->shape);
     if (chk_layer_out_dims(L, in_dims, NULL, k->out_dims) != 0)
         return -1;
@@ -180,22 +190,22 @@ int chk_case_init(chk_case *k, chk_layer *L, const prt_dims *in_dims, chk_rng *r
     for (int32_t i = 0; i < L->nb_in; i++) {
         size_t bytes;
         if (buffer_bytes(L, L->sig.types[i], &in_dims[i], &bytes) ||
-            buf_alloc(&k->in[i], bytes, chk_rand(r)) ||
-            !(k->in_ref[i] = malloc(bytes ? bytes : 1)))
-            return chk_say(L->why, sizeof L->why, "out of memory or too large");
+            buf_alloc(L, &k->in[i], bytes, chk_rand(r)))
+            return -1;
+        if (!(k->in_ref[i] = malloc(bytes ? bytes : 1)))
+            return chk_say(L->why, sizeof L->why, "out of memory");
         fill_random(L->sig.types[i], k->in_ref[i], volume(&in_dims[i]), r, sparse);
     }
     for (int32_t o = 0; o < L->nb_out; o++) {
         size_t bytes;
         if (buffer_bytes(L, L->out_types[o], &k->out_dims[o], &bytes) ||
-            buf_alloc(&k->out[o], bytes, chk_rand(r)))
-            return chk_say(L->why, sizeof L->why, "out of memory or too large");
+            buf_alloc(L, &k->out[o], bytes, chk_rand(r)))
+            return -1;
     }
-    if ((uint64_t)L->workspace > CHK_MAX_BUFFER ||
-        buf_alloc(&k->ws, (size_t)L->workspace, chk_rand(r)))
+    if ((uint64_t)L->workspace > CHK_MAX_BUFFER)
         return chk_say(L->why, sizeof L->why, "a workspace of %lld bytes is too large",
                        (long long)L->workspace);
-    return 0;
+    return buf_alloc(L, &k->ws, (size_t)L->workspace, chk_rand(r));
 }
 
 void chk_case_free(chk_case *k)
@@ -327,6 +337,13 @@ static void read_outputs(chk_case *k, chk_outcome *out)
     }
 }
 
+static prt_status device_failed(chk_outcome *out)
+{
+    out->device_failed = 1;
+    out->st = PRT_ERR_PLUGIN;
+    return out->st;
+}
+
 prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
                    chk_outcome *out)
 {
@@ -346,7 +363,7 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
         memcpy(k->in[i].data, k->in_ref[i], k->in[i].bytes);
         in[i] = (prt_tensor_desc){
             L->sig.types[i], PRT_FORMAT_LINEAR, k->in_dims[i], NULL, {NULL, NULL}};
-        inputs[i] = k->in[i].data;
+        inputs[i] = chk_buf_ptr(c, &k->in[i]);
         aliased_by[i] = -1;
     }
     for (int32_t p = 0; p < L->nb_out; p++) {
@@ -356,16 +373,18 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
                     poison);
         od[p] = (prt_tensor_desc){
             L->out_types[p], PRT_FORMAT_LINEAR, k->out_dims[p], NULL, {NULL, NULL}};
-        outputs[p] = k->out[p].data;
+        outputs[p] = chk_buf_ptr(c, &k->out[p]);
         /* In place, as the runtime runs it: the output is the input. */
         if (aliased && a >= 0 && aliased_by[a] < 0 && k->out[p].bytes == k->in[a].bytes) {
             memcpy(k->out[p].data, k->in_ref[a], k->out[p].bytes);
-            inputs[a] = k->out[p].data;
+            inputs[a] = outputs[p];
             aliased_by[a] = p;
         }
     }
     guard_reset(&k->ws);
     poison_fill(k->ws.data, k->ws.bytes, 1, poison);
+    if (c->device == PRT_DEVICE_CUDA && chk_dev_before(c, k, out->msg, sizeof out->msg))
+        return device_failed(out);
     shape_change = CHK_RUNTIME(o->p, on_shape_change);
     if (!same_descs(o, in, L->nb_in, od, L->nb_out)) {
         o->told = 0;
@@ -381,13 +400,23 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
     }
     if (st == PRT_OK) {
         chk_call_begin(c, "enqueue (%s, tactic %d)", k->shape, (int)o->tactic);
-        st = chk_call_end(c, o->p->vt->runtime->enqueue(o->p, in, od, inputs, outputs,
-                                                        L->workspace ? k->ws.data : NULL,
-                                                        PRT_DEVICE_CPU, NULL));
+        st = chk_call_end(c, o->p->vt->runtime->enqueue(
+                                 o->p, in, od, inputs, outputs,
+                                 L->workspace ? chk_buf_ptr(c, &k->ws) : NULL, c->device,
+                                 c->device == PRT_DEVICE_CUDA ? c->stream : NULL));
     }
     out->st = st;
     if (st != PRT_OK)
         snprintf(out->msg, sizeof out->msg, "%s: %s", c->call, chk_call_error(c));
+    /* Even after a refusal: the plugin may have queued work before it. */
+    if (c->device == PRT_DEVICE_CUDA) {
+        char why[CHK_MSG];
+        if (chk_dev_after(c, k, why, sizeof why)) {
+            snprintf(out->msg, sizeof out->msg, "%.300s, tactic %d: %.600s", k->shape,
+                     (int)o->tactic, why);
+            return device_failed(out);
+        }
+    }
     for (int32_t i = 0; i < L->nb_in; i++) {
         char name[16];
         snprintf(name, sizeof name, "in%d", (int)i);
@@ -421,9 +450,28 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
 
 /* ---- comparison -------------------------------------------------------------- */
 
-static int close_enough(int32_t dtype, const void *a, const void *b, int64_t i)
+/* Relative and absolute tolerance of a float dtype for `tol`. */
+static void tolerance(int32_t dtype, int32_t tol, double *rtol, double *atol)
 {
-    double x, y, rtol;
+    if (tol == CHK_TOL_DEVICES) {
+        *rtol = dtype == PRT_FLOAT32   ? CHK_DEV_RTOL_F32
+                : dtype == PRT_FLOAT16 ? CHK_DEV_RTOL_F16
+                                       : CHK_DEV_RTOL_BF16;
+        *atol = dtype == PRT_FLOAT32   ? CHK_DEV_ATOL_F32
+                : dtype == PRT_FLOAT16 ? CHK_DEV_ATOL_F16
+                                       : CHK_DEV_ATOL_BF16;
+        return;
+    }
+    *rtol = dtype == PRT_FLOAT32   ? CHK_RTOL_F32
+            : dtype == PRT_FLOAT16 ? CHK_RTOL_F16
+                                   : CHK_RTOL_BF16;
+    *atol = CHK_ATOL;
+}
+
+static int close_enough(int32_t dtype, int32_t tol, const void *a, const void *b,
+                        int64_t i)
+{
+    double x, y, rtol, atol;
     if (cli_dtype_is_integer(dtype))
         return cli_element_i64(dtype, a, i) == cli_element_i64(dtype, b, i);
     x = cli_element(dtype, a, i);
@@ -432,14 +480,19 @@ static int close_enough(int32_t dtype, const void *a, const void *b, int64_t i)
         return isnan(x) && isnan(y);
     if (x == y)
         return 1;
-    rtol = dtype == PRT_FLOAT32 ? CHK_RTOL_F32 : CHK_RTOL_F16;
-    return fabs(x - y) <= CHK_ATOL + rtol * fabs(y);
+    tolerance(dtype, tol, &rtol, &atol);
+    return fabs(x - y) <= atol + rtol * fabs(y);
 }
 
 int chk_outcome_compare(const chk_case *k, const chk_outcome *got, const chk_outcome *ref,
-                        int32_t *out_tensor, int64_t *out_element, char *why, size_t cap)
+                        int32_t tol, int32_t *out_tensor, int64_t *out_element, char *why,
+                        size_t cap)
 {
     const chk_layer *L = k->L;
+    /* "is 3, before 4" or "is 3 on CUDA, 4 on the CPU" */
+    const char *on = tol == CHK_TOL_DEVICES ? " on CUDA" : "";
+    const char *then = tol == CHK_TOL_DEVICES ? "" : "before ";
+    const char *there = tol == CHK_TOL_DEVICES ? " on the CPU" : "";
     for (int32_t o = 0; o < L->nb_out; o++) {
         int32_t t = L->out_types[o];
         char a[PRT_MAX_DIMS * 24], b[PRT_MAX_DIMS * 24];
@@ -447,17 +500,17 @@ int chk_outcome_compare(const chk_case *k, const chk_outcome *got, const chk_out
         *out_element = -1;
         if (got->count[o] != ref->count[o] ||
             !chk_dims_equal(&got->true_dims[o], &ref->true_dims[o])) {
-            snprintf(why, cap, "out%d has dims %s, before %s", (int)o,
-                     cli_format_dims(&got->true_dims[o], a, sizeof a),
-                     cli_format_dims(&ref->true_dims[o], b, sizeof b));
+            snprintf(why, cap, "out%d has dims %s%s, %s%s%s", (int)o,
+                     cli_format_dims(&got->true_dims[o], a, sizeof a), on, then,
+                     cli_format_dims(&ref->true_dims[o], b, sizeof b), there);
             return -1;
         }
         for (int64_t i = 0; i < ref->count[o]; i++)
-            if (!close_enough(t, got->data[o], ref->data[o], i)) {
+            if (!close_enough(t, tol, got->data[o], ref->data[o], i)) {
                 *out_element = i;
-                snprintf(why, cap, "out%d element %lld is %.9g, before %.9g", (int)o,
-                         (long long)i, cli_element(t, got->data[o], i),
-                         cli_element(t, ref->data[o], i));
+                snprintf(why, cap, "out%d element %lld is %.9g%s, %s%.9g%s", (int)o,
+                         (long long)i, cli_element(t, got->data[o], i), on, then,
+                         cli_element(t, ref->data[o], i), there);
                 return -1;
             }
     }
@@ -507,13 +560,19 @@ int chk_find_case(chk_ctx *c, const chk_sig *sig, chk_rng *r, int zero_input, in
                 continue;
             }
             for (int sa = 0; sa < 4; sa++) {
-                prt_dims dims[CHK_MAX_IN];
+                prt_dims dims[CHK_MAX_DIMSETS];
                 chk_layer_draw(L, r, dims);
                 memset(o, 0, sizeof *o);
                 o->p = L->p;
                 if (chk_case_init(k, L, dims, r, sparse) == 0 &&
                     chk_run(c, k, o, 1, 0, first) == PRT_OK)
                     return CHK_OK;
+                if (first->device_failed) {
+                    /* A kernel's fault is no refusal (and ends the device). */
+                    snprintf(L->why, sizeof L->why, "%s", first->msg);
+                    chk_outcome_free(first);
+                    return CHK_BROKEN;
+                }
                 snprintf(last, sizeof last, "%s", first->st ? first->msg : L->why);
                 chk_outcome_free(first);
                 chk_case_free(k);

@@ -5,6 +5,13 @@
  * left unwritten shows as the poison of each run), inputs compared with
  * their pristine copy afterwards, and each size tensor's value read
  * against its upper bound.
+ *
+ * On CUDA every buffer is a device allocation holding the same guard |
+ * data | guard block as its host mirror: the mirror is prepared as on the
+ * CPU, copied to the device whole, the plugin enqueued on the checker's
+ * stream, the device waited for (a kernel's fault is the run's failure),
+ * and every block copied back whole, so guards, poison and inputs are
+ * checked on what the device holds.
  */
 #ifndef PLUGRT_TOOLS_CHECK_RUN_H
 #define PLUGRT_TOOLS_CHECK_RUN_H
@@ -15,15 +22,17 @@ typedef struct chk_buf {
     unsigned char *block; /* guard | data | guard */
     unsigned char *data;  /* 256-byte aligned, as the runtime's arena */
     size_t bytes;
-    uint64_t seed; /* of the guard pattern */
+    uint64_t seed;        /* of the guard pattern */
+    unsigned char *dev;   /* on CUDA: the device's block (data at dev + CHK_GUARD) */
+    unsigned char *stage; /* a gated run's staged copy of it, until the run ends */
 } chk_buf;
 
 /* One set of concrete shapes, its buffers and its input data. */
 typedef struct chk_case {
     chk_layer *L;
-    prt_dims in_dims[CHK_MAX_IN];
-    prt_dims out_dims[CHK_MAX_OUT]; /* what the buffers hold: sizes at their bounds */
-    int64_t upper[CHK_MAX_OUT];     /* size-tensor outputs: the bound; else -1 */
+    prt_dims in_dims[CHK_MAX_DIMSETS]; /* and the shape inputs' values */
+    prt_dims out_dims[CHK_MAX_OUT];    /* what the buffers hold: sizes at their bounds */
+    int64_t upper[CHK_MAX_OUT];        /* size-tensor outputs: the bound; else -1 */
     chk_buf in[CHK_MAX_IN], out[CHK_MAX_OUT], ws;
     unsigned char *in_ref[CHK_MAX_IN]; /* the inputs as filled */
     char shape[512];
@@ -40,8 +49,12 @@ typedef struct chk_obj {
 
 /* What one run did. */
 typedef struct chk_outcome {
-    prt_status st;              /* PRT_OK, or the plugin's status */
-    char msg[CHK_MSG];          /* the plugin's message on failure */
+    prt_status st;     /* PRT_OK, or the plugin's status */
+    char msg[CHK_MSG]; /* the plugin's message on failure */
+    /* The device failed around the run (a kernel's fault, a copy): st is
+     * PRT_ERR_PLUGIN and msg says what the device reported. A fact about
+     * the plugin, never a refusal. */
+    int device_failed;
     int64_t sizes[CHK_MAX_OUT]; /* per size id, clamped into [0, bound] */
     prt_dims true_dims[CHK_MAX_OUT];
     int64_t count[CHK_MAX_OUT]; /* elements of the true result (within the buffer) */
@@ -56,6 +69,29 @@ typedef struct chk_outcome {
     int64_t bounds_element;
 } chk_outcome;
 
+/* Bytes of b's block: guard, data, guard and the padding to the next
+ * 256 bytes. */
+size_t chk_buf_total(const chk_buf *b);
+/* The data as the plugin is given it on c->device. */
+static inline void *chk_buf_ptr(const chk_ctx *c, const chk_buf *b)
+{
+    return c->device == PRT_DEVICE_CUDA ? (void *)(b->dev + CHK_GUARD) : (void *)b->data;
+}
+
+/* ---- check_device.c: the device side of runs ---------------------------- */
+
+/* b->dev for b's block (cudaMalloc'd). 0, or -1 with why. */
+int chk_dev_alloc(chk_buf *b, char *why, size_t cap);
+void chk_dev_free(chk_buf *b);
+/* Before enqueue on CUDA: every block of k, as its mirror holds it, to the
+ * device, on c->stream (made on first use); with c->gated, behind a busy
+ * stream with decoy inputs (check_device.c says how). 0, or -1 with what
+ * the device said in why. */
+int chk_dev_before(chk_ctx *c, chk_case *k, char *why, size_t cap);
+/* After enqueue: waits for the stream (and with c->device_sync the whole
+ * device) and copies every block back into its mirror. 0, or -1 with why. */
+int chk_dev_after(chk_ctx *c, chk_case *k, char *why, size_t cap);
+
 /* Buffers for concrete input shapes and random input data (`sparse`: a
  * third of the elements zero, so data-dependent sizes fall below their
  * bounds). 0, or -1 with L->why. */
@@ -66,8 +102,9 @@ void chk_case_free(chk_case *k);
 /* Runs o on k: guards reset, inputs restored, outputs and workspace
  * poisoned with pattern 1 or 2; with `aliased`, each output that aliases an
  * input is that input's buffer, as at run time. on_shape_change is called
- * when o has not been told these dims. Then enqueue on the CPU, and the
- * outcome read. Frees what *out held. Returns out->st. */
+ * when o has not been told these dims. Then enqueue on c->device (with
+ * c->gated, behind a busy stream: see check_device.c), and the outcome
+ * read. Frees what *out held. Returns out->st. */
 prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
                    chk_outcome *out);
 void chk_outcome_free(chk_outcome *out);
@@ -76,10 +113,13 @@ void chk_outcome_free(chk_outcome *out);
 prt_status chk_set_tactic(chk_ctx *c, chk_obj *o, int32_t tactic);
 
 /* Compares two outcomes of the same case output by output (integers
- * exactly, floats within the tactic tolerances): 0 if they agree, else -1
- * with the first differing output and element and both values in why. */
+ * exactly, floats within the tolerances `tol` names, CHK_TOL_SAME or
+ * CHK_TOL_DEVICES, where `got` ran on CUDA and `ref` on the CPU): 0 if they
+ * agree, else -1 with the first differing output and element and both
+ * values in why. */
 int chk_outcome_compare(const chk_case *k, const chk_outcome *got, const chk_outcome *ref,
-                        int32_t *out_tensor, int64_t *out_element, char *why, size_t cap);
+                        int32_t tol, int32_t *out_tensor, int64_t *out_element, char *why,
+                        size_t cap);
 
 /* The first element of an output left unwritten by two runs with poison 1
  * and 2, or -1. */
@@ -113,5 +153,24 @@ typedef void (*chk_case_fn)(chk_ctx *c, chk_rcase *x, void *user);
  * refusal. */
 int32_t chk_for_cases(chk_ctx *c, int zero_input, chk_case_fn fn, void *user,
                       int32_t *refused);
+
+/* ---- check_runtime.c: what several checks do alike ----------------------- */
+
+/* A run that must agree with the reference (CHK_TOL_SAME). 1, with the
+ * check failed naming `what`, if not. */
+int chk_differs(chk_ctx *c, const chk_case *k, int32_t tactic, const chk_outcome *got,
+                const chk_outcome *ref, const char *what);
+/* A second set of shapes within x's profile, and its reference from the
+ * layer's plugin. 0, or -1 when it did not run (not a failure). */
+int chk_other_case(chk_ctx *c, chk_rcase *x, chk_case *k2, chk_outcome *ref2);
+/* The plugin an engine holds: created for the runtime phase from p's
+ * serialized fields, then set to `tactic` (as prt_engine_deserialize).
+ * NULL, with the check failed, when that does not work. */
+prt_plugin *chk_engine_plugin(chk_ctx *c, prt_plugin *p, int32_t tactic);
+/* A context's plugin into o: attach_to_context on an engine plugin, with
+ * resources for `device`, then its tactic set. NULL with the check
+ * failed when that does not work. */
+prt_plugin *chk_attach(chk_ctx *c, prt_plugin *e, int32_t device, int32_t tactic,
+                       chk_obj *o);
 
 #endif /* PLUGRT_TOOLS_CHECK_RUN_H */

@@ -5,7 +5,9 @@
  * bounds), repeat, alias (in place agrees with apart), clone, attach,
  * serialize (the runtime-phase plugin from the serialized fields), two
  * contexts used alternately, zero-size inputs, tactics against tactic 0,
- * and errors (every failure comes with a message).
+ * and errors (every failure comes with a message); each on the device the
+ * check runs on (c->device). Two contexts at once on two threads are
+ * check_threads.c's, the stream and CUDA against the CPU check_device.c's.
  *
  * Each case's reference is the first run of the configured build-phase
  * plugin (as the builder's timing runs it): poison 1, separate buffers.
@@ -16,9 +18,8 @@
 
 #include "check_run.h"
 
-/* A run that must agree with the reference. 1 (and the failure) if not. */
-static int differs(chk_ctx *c, const chk_case *k, int32_t tactic, const chk_outcome *got,
-                   const chk_outcome *ref, const char *what)
+int chk_differs(chk_ctx *c, const chk_case *k, int32_t tactic, const chk_outcome *got,
+                const chk_outcome *ref, const char *what)
 {
     int32_t t;
     int64_t e;
@@ -28,18 +29,16 @@ static int differs(chk_ctx *c, const chk_case *k, int32_t tactic, const chk_outc
                     what, got->msg);
         return 1;
     }
-    if (chk_outcome_compare(k, got, ref, &t, &e, why, sizeof why) == 0)
+    if (chk_outcome_compare(k, got, ref, CHK_TOL_SAME, &t, &e, why, sizeof why) == 0)
         return 0;
     snprintf(name, sizeof name, "out%d", (int)t);
     chk_fail_at(c, k->shape, tactic, name, e, "%s differs: %s", what, why);
     return 1;
 }
 
-/* A second set of shapes within the same profile, and its reference from
- * the layer's plugin. 0, or -1 when it did not run (not a failure). */
-static int other_case(chk_ctx *c, chk_rcase *x, chk_case *k2, chk_outcome *ref2)
+int chk_other_case(chk_ctx *c, chk_rcase *x, chk_case *k2, chk_outcome *ref2)
 {
-    prt_dims dims[CHK_MAX_IN];
+    prt_dims dims[CHK_MAX_DIMSETS];
     memset(k2, 0, sizeof *k2);
     memset(ref2, 0, sizeof *ref2);
     for (int a = 0; a < 4; a++) {
@@ -74,9 +73,7 @@ static prt_plugin *clone_of(chk_ctx *c, prt_plugin *p, const char *what)
     return q;
 }
 
-/* The plugin an engine holds: created for the runtime phase from p's
- * serialized fields, then set to tactic 0 (as prt_engine_deserialize). */
-static prt_plugin *engine_plugin(chk_ctx *c, prt_plugin *p, int32_t tactic)
+prt_plugin *chk_engine_plugin(chk_ctx *c, prt_plugin *p, int32_t tactic)
 {
     const prt_field_collection *ser;
     prt_field_collection *copy;
@@ -117,11 +114,10 @@ static prt_plugin *engine_plugin(chk_ctx *c, prt_plugin *p, int32_t tactic)
     return e;
 }
 
-/* A context's plugin: attach_to_context on an engine plugin, then its
- * tactic set. */
-static prt_plugin *attach(chk_ctx *c, prt_plugin *e, int32_t tactic, chk_obj *o)
+prt_plugin *chk_attach(chk_ctx *c, prt_plugin *e, int32_t device, int32_t tactic,
+                       chk_obj *o)
 {
-    prt_plugin_resources res = {sizeof res, PRT_PLUGIN_ABI_VERSION, PRT_DEVICE_CPU};
+    prt_plugin_resources res = {sizeof res, PRT_PLUGIN_ABI_VERSION, device};
     char why[CHK_MSG];
     prt_plugin *x;
     chk_call_begin(c, "attach_to_context");
@@ -251,10 +247,10 @@ static void repeat_case(chk_ctx *c, chk_rcase *x, void *user)
     memset(&two, 0, sizeof two);
     memset(&back, 0, sizeof back);
     chk_run(c, &x->k, &x->o, 2, 0, &two);
-    if (!differs(c, &x->k, 0, &two, &x->ref, "a second run") &&
-        other_case(c, x, &k2, &ref2) == 0) {
+    if (!chk_differs(c, &x->k, 0, &two, &x->ref, "a second run") &&
+        chk_other_case(c, x, &k2, &ref2) == 0) {
         chk_run(c, &x->k, &x->o, 1, 0, &back);
-        differs(c, &x->k, 0, &back, &x->ref, "a run after other shapes");
+        chk_differs(c, &x->k, 0, &back, &x->ref, "a run after other shapes");
         chk_outcome_free(&ref2);
         chk_case_free(&k2);
     }
@@ -282,8 +278,8 @@ static void alias_case(chk_ctx *c, chk_rcase *x, void *user)
     (*aliased)++;
     memset(&in_place, 0, sizeof in_place);
     chk_run(c, &x->k, &x->o, 1, 1, &in_place);
-    if (!differs(c, &x->k, 0, &in_place, &x->ref,
-                 "the run in place (an output over its aliased input)"))
+    if (!chk_differs(c, &x->k, 0, &in_place, &x->ref,
+                     "the run in place (an output over its aliased input)"))
         bounds_of(c, &x->k, &in_place, "in place");
     chk_outcome_free(&in_place);
 }
@@ -314,39 +310,39 @@ static void clone_case(chk_ctx *c, chk_rcase *x, void *user)
     if (!oc.p)
         return;
     chk_run(c, &x->k, &oc, 1, 0, &got);
-    if (differs(c, &x->k, 0, &got, &x->ref, "the clone's run") ||
-        other_case(c, x, &k2, &ref2) != 0)
+    if (chk_differs(c, &x->k, 0, &got, &x->ref, "the clone's run") ||
+        chk_other_case(c, x, &k2, &ref2) != 0)
         goto done;
     /* other_case told the original other shapes: back to its own. */
     chk_run(c, &x->k, &x->o, 1, 0, &got);
-    if (differs(c, &x->k, 0, &got, &x->ref, "the original's run, back on its shapes"))
+    if (chk_differs(c, &x->k, 0, &got, &x->ref, "the original's run, back on its shapes"))
         goto done2;
     /* The clone runs other shapes; the original, told nothing new, runs
      * its own again: state they shared would show. */
     chk_run(c, &k2, &oc, 2, 0, &got);
-    if (differs(c, &k2, 0, &got, &ref2, "the clone's run of other shapes"))
+    if (chk_differs(c, &k2, 0, &got, &ref2, "the clone's run of other shapes"))
         goto done2;
     chk_run(c, &x->k, &x->o, 2, 0, &got);
-    if (differs(c, &x->k, 0, &got, &x->ref,
-                "the original's run, after its clone ran other shapes"))
+    if (chk_differs(c, &x->k, 0, &got, &x->ref,
+                    "the original's run, after its clone ran other shapes"))
         goto done2;
     chk_run(c, &k2, &oc, 1, 0, &got);
-    if (differs(c, &k2, 0, &got, &ref2, "the clone's run, after the original ran"))
+    if (chk_differs(c, &k2, 0, &got, &ref2, "the clone's run, after the original ran"))
         goto done2;
     /* The clone outlives its original, and clones itself. */
     chk_destroy(c, x->L.p);
     x->L.p = x->o.p = NULL;
     scribble(junk);
     chk_run(c, &k2, &oc, 2, 0, &got);
-    if (!differs(c, &k2, 0, &got, &ref2,
-                 "the clone's run, after the original was destroyed")) {
+    if (!chk_differs(c, &k2, 0, &got, &ref2,
+                     "the clone's run, after the original was destroyed")) {
         oc2.p = clone_of(c, oc.p, "a clone of a clone");
         if (oc2.p) {
             chk_destroy(c, oc.p);
             oc.p = NULL;
             chk_run(c, &x->k, &oc2, 1, 0, &got);
-            differs(c, &x->k, 0, &got, &x->ref,
-                    "a clone's clone, after the clone was destroyed");
+            chk_differs(c, &x->k, 0, &got, &x->ref,
+                        "a clone's clone, after the clone was destroyed");
         }
     }
     scribble_free(junk);
@@ -371,29 +367,29 @@ static void attach_case(chk_ctx *c, chk_rcase *x, void *user)
     chk_outcome got, ref2;
     chk_case k2;
     chk_obj o1, o2;
-    prt_plugin *e = engine_plugin(c, x->L.p, 0);
+    prt_plugin *e = chk_engine_plugin(c, x->L.p, 0);
     (void)user;
     memset(&got, 0, sizeof got);
     memset(&o1, 0, sizeof o1);
     memset(&o2, 0, sizeof o2);
-    if (!e || !attach(c, e, 0, &o1))
+    if (!e || !chk_attach(c, e, c->device, 0, &o1))
         goto done;
     chk_run(c, &x->k, &o1, 1, 0, &got);
-    if (differs(c, &x->k, 0, &got, &x->ref, "a context's run") ||
-        other_case(c, x, &k2, &ref2) != 0)
+    if (chk_differs(c, &x->k, 0, &got, &x->ref, "a context's run") ||
+        chk_other_case(c, x, &k2, &ref2) != 0)
         goto done;
     chk_run(c, &k2, &o1, 2, 0, &got);
     /* The engine plugin attaches again while a context has run: the new
      * context's plugin must not see the first one's state. */
-    if (!differs(c, &k2, 0, &got, &ref2, "a context's run of other shapes") &&
-        attach(c, e, 0, &o2)) {
+    if (!chk_differs(c, &k2, 0, &got, &ref2, "a context's run of other shapes") &&
+        chk_attach(c, e, c->device, 0, &o2)) {
         chk_run(c, &x->k, &o2, 1, 0, &got);
-        if (!differs(c, &x->k, 0, &got, &x->ref, "a context attached later")) {
+        if (!chk_differs(c, &x->k, 0, &got, &x->ref, "a context attached later")) {
             chk_destroy(c, e);
             e = NULL;
             chk_run(c, &x->k, &o1, 1, 0, &got);
-            differs(c, &x->k, 0, &got, &x->ref,
-                    "a context's run, after its engine plugin was destroyed");
+            chk_differs(c, &x->k, 0, &got, &x->ref,
+                        "a context's run, after its engine plugin was destroyed");
         }
     }
     chk_outcome_free(&ref2);
@@ -443,7 +439,7 @@ static void serialize_case(chk_ctx *c, chk_rcase *x, void *user)
         goto done;
     }
     chk_run(c, &x->k, &r, 1, 0, &got);
-    if (differs(c, &x->k, 0, &got, &x->ref, "the plugin recreated from its fields"))
+    if (chk_differs(c, &x->k, 0, &got, &x->ref, "the plugin recreated from its fields"))
         goto done;
     chk_call_begin(c, "get_fields_to_serialize (the recreated plugin)");
     again = r.p->vt->runtime->get_fields_to_serialize(r.p);
@@ -472,12 +468,12 @@ static void contexts_case(chk_ctx *c, chk_rcase *x, void *user)
     chk_outcome got, ref2;
     chk_case k2;
     chk_obj o[2];
-    prt_plugin *e = engine_plugin(c, x->L.p, 0);
+    prt_plugin *e = chk_engine_plugin(c, x->L.p, 0);
     (void)user;
     memset(&got, 0, sizeof got);
     memset(o, 0, sizeof o);
-    if (!e || !attach(c, e, 0, &o[0]) || !attach(c, e, 0, &o[1]) ||
-        other_case(c, x, &k2, &ref2) != 0)
+    if (!e || !chk_attach(c, e, c->device, 0, &o[0]) ||
+        !chk_attach(c, e, c->device, 0, &o[1]) || chk_other_case(c, x, &k2, &ref2) != 0)
         goto done;
     /* Alternately, each context on its own shapes, then swapped. */
     for (int step = 0; step < 6 && !chk_failed(c); step++) {
@@ -488,7 +484,7 @@ static void contexts_case(chk_ctx *c, chk_rcase *x, void *user)
         snprintf(what, sizeof what, "context %d's run %d (of two used alternately)",
                  which + 1, step / 2 + 1);
         chk_run(c, k, &o[which], 1 + (step & 1), 0, &got);
-        differs(c, k, 0, &got, ref, what);
+        chk_differs(c, k, 0, &got, ref, what);
     }
     chk_outcome_free(&ref2);
     chk_case_free(&k2);
@@ -612,15 +608,15 @@ static void tactics_case(chk_ctx *c, chk_rcase *x, void *user)
         }
         chk_run(c, &x->k, &x->o, 1, 0, &got);
         snprintf(what, sizeof what, "tactic %d (against tactic 0)", (int)id);
-        if (differs(c, &x->k, id, &got, &x->ref, what))
+        if (chk_differs(c, &x->k, id, &got, &x->ref, what))
             break;
         /* As an engine that chose it runs it: a context of it. */
-        e = engine_plugin(c, x->L.p, id);
-        if (e && attach(c, e, id, &ctx)) {
+        e = chk_engine_plugin(c, x->L.p, id);
+        if (e && chk_attach(c, e, c->device, id, &ctx)) {
             chk_run(c, &x->k, &ctx, 2, 0, &got);
             snprintf(what, sizeof what, "a context of tactic %d (against tactic 0)",
                      (int)id);
-            differs(c, &x->k, id, &got, &x->ref, what);
+            chk_differs(c, &x->k, id, &got, &x->ref, what);
             chk_destroy(c, ctx.p);
         }
         chk_destroy(c, e);

@@ -5,10 +5,16 @@
  * any check fails.
  *
  * Order per creator: abi, then outputs (which also finds the inputs,
- * dtypes and ranks the plugin accepts), then every check of `checks` on
- * those; a check that needs something outputs did not find is skipped with
- * the reason. errors reports the failures without a message that any check
- * saw.
+ * dtypes, ranks and shape inputs the plugin accepts), then every check of
+ * `checks` on those; a check that needs something outputs did not find,
+ * or a device that --device or the plugin's devices() lacks, is skipped
+ * with the reason. errors reports the failures without a message that any
+ * check saw.
+ *
+ * --device picks where the checks that run the plugin run it. The parent
+ * never starts a device runtime: a CUDA context does not survive fork, so
+ * whether CUDA is usable is asked in a child too (chk_probe_device), and
+ * where it is not, the command says why and checks nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,38 +48,56 @@ static const cli_opt check_opts[] = {
 #define DEFAULT_ITERATIONS 3
 #define DEFAULT_TIMEOUT 120 /* seconds a check may take before it counts as hung */
 
-/* The checks that run on what outputs found, in order. `runs`: it runs the
- * plugin, so it needs the CPU among the plugin's devices. */
+/* What a check needs of the device (--device) and of the plugin's
+ * devices(). */
+enum {
+    NEEDS_NOTHING = 0, /* it does not run the plugin */
+    NEEDS_RUN,         /* it runs the plugin on the device */
+    NEEDS_CUDA,        /* it runs the plugin on CUDA (--device cuda) */
+    NEEDS_BOTH         /* it runs the plugin on CUDA and on the CPU */
+};
+
+/* The checks that run on what outputs found, in order. */
 static const struct {
     const char *name;
     chk_fn fn;
-    int runs;
+    int needs;
     const char *about;
 } checks[] = {
-    {"shapes", chk_check_shapes, 0,
+    {"shapes", chk_check_shapes, NEEDS_NOTHING,
      "output dims valid over random shapes; the same from constant input dims"},
-    {"size-tensors", chk_check_size_tensors, 1,
+    {"size-tensors", chk_check_size_tensors, NEEDS_RUN,
      "size tensors 0-D int32/int64, 0 <= opt <= upper bound, values within it"},
-    {"formats", chk_check_formats, 0,
+    {"formats", chk_check_formats, NEEDS_NOTHING,
      "supports_format_combination reads only positions <= pos"},
-    {"workspace", chk_check_workspace, 0, "workspace never shrinks as a profile grows"},
-    {"values", chk_check_values, 1, "get_output_values agrees with enqueue"},
-    {"coverage", chk_check_coverage, 1,
+    {"workspace", chk_check_workspace, NEEDS_NOTHING,
+     "workspace never shrinks as a profile grows"},
+    {"values", chk_check_values, NEEDS_RUN, "get_output_values agrees with enqueue"},
+    {"coverage", chk_check_coverage, NEEDS_RUN,
      "every output element written (up to the true size)"},
-    {"bounds", chk_check_bounds, 1,
+    {"bounds", chk_check_bounds, NEEDS_RUN,
      "nothing written past a buffer, a size bound or into an input"},
-    {"repeat", chk_check_repeat, 1,
+    {"repeat", chk_check_repeat, NEEDS_RUN,
      "the same result on a second run, after other shapes"},
-    {"alias", chk_check_alias, 1, "an output in place over its input agrees with apart"},
-    {"clone", chk_check_clone, 1, "clones agree and share nothing with their original"},
-    {"attach", chk_check_attach, 1, "attach_to_context plugins agree and stand alone"},
-    {"serialize", chk_check_serialize, 1,
+    {"alias", chk_check_alias, NEEDS_RUN,
+     "an output in place over its input agrees with apart"},
+    {"clone", chk_check_clone, NEEDS_RUN,
+     "clones agree and share nothing with their original"},
+    {"attach", chk_check_attach, NEEDS_RUN,
+     "attach_to_context plugins agree and stand alone"},
+    {"serialize", chk_check_serialize, NEEDS_RUN,
      "get_fields_to_serialize -> create(runtime phase) agrees"},
-    {"contexts", chk_check_contexts, 1, "two contexts used alternately agree"},
-    {"empty-inputs", chk_check_empty, 1,
+    {"contexts", chk_check_contexts, NEEDS_RUN, "two contexts used alternately agree"},
+    {"threads", chk_check_threads, NEEDS_RUN,
+     "two contexts run at once from two threads agree with runs alone"},
+    {"empty-inputs", chk_check_empty, NEEDS_RUN,
      "zero-size inputs handled or rejected with an error"},
-    {"tactics", chk_check_tactics, 1, "every tactic agrees with tactic 0"},
-    {"errors", chk_check_errors, 0, "every failure comes with a message"},
+    {"tactics", chk_check_tactics, NEEDS_RUN, "every tactic agrees with tactic 0"},
+    {"stream", chk_check_stream, NEEDS_CUDA,
+     "(CUDA) the work is queued on the stream enqueue is given"},
+    {"reference", chk_check_reference, NEEDS_BOTH,
+     "(CUDA) CUDA agrees with the CPU, within a tolerance per dtype"},
+    {"errors", chk_check_errors, NEEDS_NOTHING, "every failure comes with a message"},
 };
 #define NB_CHECKS (int32_t)(sizeof checks / sizeof checks[0])
 
@@ -89,18 +113,21 @@ static void check_help(void)
            "of its own (a plugin that crashes or hangs fails that check). Checks:\n"
            "  abi           entry point, table sizes and versions, names, field schema;\n"
            "                plugins report their creator's name, version, namespace\n"
-           "  outputs       output count and dtypes; finds the inputs, dtypes and ranks\n"
-           "                the plugin accepts, which the later checks test\n");
+           "  outputs       output count and dtypes; finds the inputs, dtypes, ranks\n"
+           "                and shape inputs the plugin accepts, which the later\n"
+           "                checks test\n");
     for (int32_t i = 0; i < NB_CHECKS; i++)
         printf("  %-13s %s\n", checks[i].name, checks[i].about);
     printf(
-        "  cuda          (with --device cuda) agreement with the CPU; skipped with\n"
-        "                the reason where CUDA is not usable\n"
+        "\n"
+        "With --device cuda the checks that run the plugin run it on the GPU, every\n"
+        "buffer guarded and poisoned on the device; where CUDA is not usable the\n"
+        "command says why and exits 1.\n"
         "\n"
         "Options:\n"
         "  --plugin KEY       check one creator: ns::name@version as 'plugrt plugins'\n"
         "                     prints it (without @version: every version)\n"
-        "  --device D         cpu (default) or cuda\n"
+        "  --device D         where the plugins run: cpu (default) or cuda\n"
         "  --fields FILE      example field values, per plugin key:\n"
         "                     {\"ext::RowTopK@1\": {\"k\": 3, \"axes\": [0, 1]}}; "
         "numbers,\n"
@@ -115,7 +142,8 @@ static void check_help(void)
         "  -h, --help         this help\n"
         "\n"
         "Exit status: 0 every check passed or was skipped, 1 a check failed (or the\n"
-        "library or the fields file could not be read), 2 usage.\n",
+        "library or the fields file could not be read, or the device cannot be\n"
+        "used), 2 usage.\n",
         DEFAULT_ITERATIONS, DEFAULT_TIMEOUT);
 }
 
@@ -245,8 +273,6 @@ typedef struct run_state {
     chk_ctx c;
     chk_report rp;
     check_args a;
-    const char *cuda_reason; /* NULL when CUDA is usable */
-    char cuda_buf[CHK_MSG];
     /* Failures without a message seen by the checks of this creator. */
     char silent[CHK_MSG + 64];
     int32_t nb_silent;
@@ -268,6 +294,31 @@ static void skip_result(chk_result *r, const char *fmt, const char *arg)
     r->tactic = -1;
     r->element = -1;
     snprintf(r->message, sizeof r->message, fmt, arg);
+}
+
+/* 1 (and the skip in *r) when a check cannot run for want of a device:
+ * --device is not CUDA, or the plugin's devices() lack one it needs. */
+static int device_skip(const run_state *s, int needs, uint32_t devices, chk_result *r)
+{
+    int cuda = s->a.device == PRT_DEVICE_CUDA;
+    if (needs == NEEDS_NOTHING)
+        return 0;
+    if ((needs == NEEDS_CUDA || needs == NEEDS_BOTH) && !cuda) {
+        skip_result(r, "%s",
+                    needs == NEEDS_CUDA ? "CUDA only (--device cuda)"
+                                        : "compares CUDA with the CPU (--device cuda)");
+        return 1;
+    }
+    if (!(devices & (1u << s->a.device))) {
+        skip_result(r, "the plugin does not run on %s (devices())",
+                    cuda ? "CUDA" : "the CPU");
+        return 1;
+    }
+    if (needs == NEEDS_BOTH && !(devices & (1u << PRT_DEVICE_CPU))) {
+        skip_result(r, "%s", "the plugin does not run on the CPU (devices())");
+        return 1;
+    }
+    return 0;
 }
 
 /* Runs one check in a child, seeded for (creator, check). */
@@ -326,8 +377,7 @@ static void check_creator(run_state *s, int32_t index, const prt_field_collectio
             chk_report_check(&s->rp, checks[i].name, &r);
             continue;
         }
-        if (checks[i].runs && !(plan.devices & (1u << PRT_DEVICE_CPU))) {
-            skip_result(&r, "%s", "the plugin does not run on the CPU (devices())");
+        if (device_skip(s, checks[i].needs, plan.devices, &r)) {
             chk_report_check(&s->rp, checks[i].name, &r);
             continue;
         }
@@ -346,17 +396,6 @@ static void check_creator(run_state *s, int32_t index, const prt_field_collectio
         }
         chk_report_check(&s->rp, checks[i].name, &r);
     }
-    if (s->a.device == PRT_DEVICE_CUDA) {
-        if (s->cuda_reason)
-            skip_result(&r, "CUDA is not usable here: %s", s->cuda_reason);
-        else if (plan.nb_sigs && !(plan.devices & (1u << PRT_DEVICE_CUDA)))
-            skip_result(&r, "%s", "the plugin does not run on CUDA (devices())");
-        else
-            skip_result(&r, "%s",
-                        "CUDA against the CPU is not checked yet (it comes with GPU "
-                        "access)");
-        chk_report_check(&s->rp, "cuda", &r);
-    }
     chk_report_plugin_end(&s->rp);
 }
 
@@ -364,7 +403,7 @@ int cmd_check(int argc, char **argv)
 {
     static prt_field_collection *fields[CHK_MAX_CREATORS];
     run_state s;
-    char path[4096];
+    char path[4096], device[CHK_MSG + 16];
     int rc = parse_args(argc, argv, &s.a), selected = 0;
     if (rc < 0)
         return CLI_OK; /* --help */
@@ -376,15 +415,28 @@ int cmd_check(int argc, char **argv)
     s.c.iterations = s.a.iterations;
     s.c.verbose = s.a.verbose;
     s.c.creator_index = -1;
-    s.cuda_reason = NULL;
-    if (s.a.device == PRT_DEVICE_CUDA && prt_device_check(PRT_DEVICE_CUDA) != PRT_OK) {
-        snprintf(s.cuda_buf, sizeof s.cuda_buf, "%s", prt_last_error());
-        s.cuda_reason = s.cuda_buf;
-    }
+    s.c.device = s.a.device;
+    s.c.device_sync = 1;
     s.c.sh = chk_shared_create();
     if (!s.c.sh) {
         cli_error("cannot map memory to share with the checks");
         return CLI_FAIL;
+    }
+    snprintf(device, sizeof device, "%s", cli_device_name(s.a.device));
+    if (s.a.device != PRT_DEVICE_CPU) {
+        /* Asked in a child: CUDA started here would not work in the
+         * children forked after it. */
+        chk_sandbox_run(&s.c, chk_probe_device, 0, s.a.timeout);
+        if (s.c.sh->result.verdict != CHK_PASS) {
+            cli_error("--device %s: %s", cli_device_name(s.a.device),
+                      s.c.sh->result.message);
+            fprintf(stderr, "  `plugrt devices` lists the devices plugrt can use here; "
+                            "without --device the plugins are checked on the CPU\n");
+            chk_shared_destroy(s.c.sh);
+            return CLI_FAIL;
+        }
+        snprintf(device, sizeof device, "%s: %s", cli_device_name(s.a.device),
+                 s.c.sh->result.message);
     }
     memset(&s.c.sh->lib, 0, sizeof s.c.sh->lib);
     chk_sandbox_run(&s.c, chk_check_library, 0, s.a.timeout);
@@ -404,7 +456,7 @@ int cmd_check(int argc, char **argv)
         goto done;
     }
     chk_report_begin(&s.rp, s.a.json, s.a.lib, s.c.sh->lib.total, s.a.seed,
-                     s.a.iterations, s.a.device);
+                     s.a.iterations, s.a.device, device);
     chk_report_library(&s.rp, &s.c.sh->result);
     if (s.c.sh->lib.total > s.c.sh->lib.nb_creators)
         cli_warn("the library has %d creators; the first %d are checked",

@@ -5,10 +5,12 @@ capabilities and a creator, a data-dependent output (a size tensor), built
 through the network API or from an ONNX node, run on a 128x128 input with
 random zeros and checked against np.nonzero.
 
-    python3 non_zero_plugin.py --net-type onnx --precision fp16 --backend numpy
+    python3 non_zero_plugin.py --net-type onnx --precision fp16 --backend torch
 
-Backends: numpy (the CPU). torch and cuda are for GPU engines (later).
-Prints "Inference result correct!" and exits 0 when the result matches.
+Backends: numpy (a CPU engine); torch (torch.nonzero on the GPU) and cuda (a
+kernel compiled at run time with NVRTC, through cupy.RawKernel) build CUDA
+engines. Prints "Inference result correct!" and exits 0 when the result
+matches.
 """
 
 import argparse
@@ -18,6 +20,62 @@ import numpy as np
 
 import plugrt as trt
 
+# The cuda backend's kernel: one block scans the input in chunks, so indices
+# come out in row-major order, as np.nonzero gives them. Zero is tested on
+# the bits (float32 or float16, -0.0 included), so no header is needed.
+NONZERO_KERNEL = r"""
+template <typename T, unsigned int MASK>
+__device__ void nonzero(const T* x, int n, int cols, int row_order, int* out, int* count)
+{
+    __shared__ int scan[1024];
+    __shared__ int total;
+    __shared__ int base;
+    const int tid = threadIdx.x, nt = blockDim.x;
+    if (tid == 0) { total = 0; base = 0; }
+    __syncthreads();
+    int mine = 0;
+    for (int i = tid; i < n; i += nt) mine += (x[i] & MASK) != 0;
+    atomicAdd(&total, mine);
+    __syncthreads();
+    const int k = total;
+    for (int start = 0; start < n; start += nt) {
+        const int i = start + tid;
+        const int flag = i < n && (x[i] & MASK) != 0;
+        scan[tid] = flag;
+        __syncthreads();
+        for (int off = 1; off < nt; off <<= 1) {
+            const int v = tid >= off ? scan[tid - off] : 0;
+            __syncthreads();
+            scan[tid] += v;
+            __syncthreads();
+        }
+        if (flag) {
+            const int pos = base + scan[tid] - 1, r = i / cols, c = i % cols;
+            if (row_order) { out[2 * pos] = r; out[2 * pos + 1] = c; }
+            else { out[pos] = r; out[k + pos] = c; }
+        }
+        __syncthreads();
+        if (tid == nt - 1) base += scan[tid];
+        __syncthreads();
+    }
+    if (tid == 0) *count = k;
+}
+extern "C" __global__ void nonzero_f32(const unsigned int* x, int n, int cols, int row_order,
+                                       int* out, int* count)
+{ nonzero<unsigned int, 0x7fffffffu>(x, n, cols, row_order, out, count); }
+extern "C" __global__ void nonzero_f16(const unsigned short* x, int n, int cols, int row_order,
+                                       int* out, int* count)
+{ nonzero<unsigned short, 0x7fffu>(x, n, cols, row_order, out, count); }
+"""
+_kernels = {}
+
+
+def nvrtc_kernel(name):
+    import cupy
+    if name not in _kernels:
+        _kernels[name] = cupy.RawKernel(NONZERO_KERNEL, name, options=("-std=c++17",))
+    return _kernels[name]
+
 
 def volume(d):
     return int(np.prod(d))
@@ -25,7 +83,7 @@ def volume(d):
 
 class NonZeroPlugin(trt.IPluginV3, trt.IPluginV3OneCore, trt.IPluginV3OneBuild,
                     trt.IPluginV3OneRuntime):
-    def __init__(self, fc=None):
+    def __init__(self, fc=None, backend="numpy"):
         trt.IPluginV3.__init__(self)
         trt.IPluginV3OneCore.__init__(self)
         trt.IPluginV3OneBuild.__init__(self)
@@ -35,10 +93,15 @@ class NonZeroPlugin(trt.IPluginV3, trt.IPluginV3OneCore, trt.IPluginV3OneBuild,
         self.plugin_name = "NonZeroPlugin"
         self.plugin_version = "1"
         self.row_order = True
+        self.backend = backend
         if fc is not None:
             for f in fc:
                 if f.name == "rowOrder":
                     self.row_order = bool(f.data[0] == 1)
+                elif f.name == "backend":
+                    self.backend = f.to_str()
+        # Where enqueue runs: numpy on the CPU, the others on the GPU.
+        self.devices = [trt.Device.CPU if self.backend == "numpy" else trt.Device.CUDA]
 
     def get_capability_interface(self, type):
         return self
@@ -64,7 +127,8 @@ class NonZeroPlugin(trt.IPluginV3, trt.IPluginV3OneCore, trt.IPluginV3OneBuild,
     def get_fields_to_serialize(self):
         return trt.PluginFieldCollection([
             trt.PluginField("rowOrder", np.array([1 if self.row_order else 0], dtype=np.int32),
-                            trt.PluginFieldType.INT32)])
+                            trt.PluginFieldType.INT32),
+            trt.PluginField("backend", self.backend, trt.PluginFieldType.CHAR)])
 
     def configure_plugin(self, inp, out):
         pass
@@ -83,6 +147,10 @@ class NonZeroPlugin(trt.IPluginV3, trt.IPluginV3OneCore, trt.IPluginV3OneBuild,
         return desc.type == trt.DataType.INT32  # the indices and the size tensor
 
     def enqueue(self, input_desc, output_desc, inputs, outputs, workspace, stream):
+        if self.backend == "torch":
+            return self.enqueue_torch(input_desc, output_desc, inputs, outputs, stream)
+        if self.backend == "cuda":
+            return self.enqueue_nvrtc(input_desc, output_desc, inputs, outputs, stream)
         # Views of the engine's memory (no copies).
         a = trt.host_array(inputs[0], input_desc[0])
         idx = np.stack(np.nonzero(a), axis=1 if self.row_order else 0).astype(np.int32)
@@ -92,6 +160,36 @@ class NonZeroPlugin(trt.IPluginV3, trt.IPluginV3OneCore, trt.IPluginV3OneBuild,
         out = trt.host_array(outputs[0], (volume(output_desc[0].dims),), trt.int32)
         out[:idx.size] = idx.reshape(-1)
         trt.host_array(outputs[1], (), trt.int32)[()] = k
+
+    def enqueue_torch(self, input_desc, output_desc, inputs, outputs, stream):
+        import torch
+        # Device memory wrapped without a copy (__cuda_array_interface__),
+        # and the work queued on the engine's stream.
+        x = torch.as_tensor(trt.device_tensor(inputs[0], input_desc[0], stream=stream),
+                            device="cuda")
+        out = torch.as_tensor(trt.device_tensor(
+            outputs[0], (volume(output_desc[0].dims),), trt.int32, stream=stream), device="cuda")
+        k_out = torch.as_tensor(trt.device_tensor(outputs[1], (), trt.int32, stream=stream),
+                                device="cuda")
+        s = torch.cuda.ExternalStream(stream) if stream else torch.cuda.default_stream()
+        with torch.cuda.stream(s):
+            idx = torch.nonzero(x)  # K x 2, row-major order (waits for K)
+            if not self.row_order:
+                idx = idx.t()
+            out[:idx.numel()].copy_(idx.reshape(-1))
+            k_out.fill_(idx.shape[0] if self.row_order else idx.shape[1])
+
+    def enqueue_nvrtc(self, input_desc, output_desc, inputs, outputs, stream):
+        import cupy
+        rows, cols = (int(d) for d in input_desc[0].dims)
+        half = input_desc[0].type == trt.DataType.HALF
+        kern = nvrtc_kernel("nonzero_f16" if half else "nonzero_f32")
+        # Raw pointers as 64-bit values; launched on the engine's stream
+        # (cupy launches on its current stream).
+        with cupy.cuda.ExternalStream(stream) if stream else cupy.cuda.Stream.null:
+            kern((1,), (1024,), (np.uint64(inputs[0]), np.int32(rows * cols), np.int32(cols),
+                                 np.int32(1 if self.row_order else 0), np.uint64(outputs[0]),
+                                 np.uint64(outputs[1])))
 
     def attach_to_context(self, context):
         return self.clone()
@@ -106,16 +204,18 @@ class NonZeroPlugin(trt.IPluginV3, trt.IPluginV3OneCore, trt.IPluginV3OneBuild,
 
 
 class NonZeroPluginCreator(trt.IPluginCreatorV3One):
-    def __init__(self):
+    def __init__(self, backend="numpy"):
         trt.IPluginCreatorV3One.__init__(self)
         self.name = "NonZeroPlugin"
         self.plugin_namespace = ""
         self.plugin_version = "1"
+        self.backend = backend
         self.field_names = trt.PluginFieldCollection([
-            trt.PluginField("rowOrder", np.array([]), trt.PluginFieldType.INT32)])
+            trt.PluginField("rowOrder", np.array([]), trt.PluginFieldType.INT32),
+            trt.PluginField("backend", np.array([]), trt.PluginFieldType.CHAR)])
 
     def create_plugin(self, name, fc, phase):
-        return NonZeroPlugin(fc)
+        return NonZeroPlugin(fc, self.backend)
 
 
 def onnx_model(dtype):
@@ -138,14 +238,15 @@ def main(argv=None):
     ap.add_argument("--backend", choices=["numpy", "torch", "cuda"], default="numpy")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    if args.backend != "numpy":
-        print("the %s backend runs GPU engines, which come later; use --backend numpy"
-              % args.backend)
+    on_gpu = args.backend != "numpy"
+    why = on_gpu and trt.device_unavailable("cuda")
+    if why:
+        print("the %s backend needs a CUDA device: %s" % (args.backend, why))
         return 2
 
     dtype = np.float16 if args.precision == "fp16" else np.float32
     logger = trt.Logger(trt.Logger.WARNING)
-    trt.get_plugin_registry().register_creator(NonZeroPluginCreator(), "")
+    trt.get_plugin_registry().register_creator(NonZeroPluginCreator(args.backend), "")
 
     builder = trt.Builder(logger)
     network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED))
@@ -165,6 +266,8 @@ def main(argv=None):
         out_name = "Y0"
 
     config = builder.create_builder_config()
+    if on_gpu:
+        config.device = trt.Device.CUDA
     profile = builder.create_optimization_profile()
     profile.set_shape("X", (1, 1), (128, 128), (256, 256))
     config.add_optimization_profile(profile)
@@ -179,7 +282,20 @@ def main(argv=None):
     # data-dependent output, execute_async_v3.
     context = engine.create_execution_context()
     context.set_input_shape("X", inp.shape)
+    if on_gpu:
+        out, short = run_gpu(engine, context, out_name, inp, args.backend)
+    else:
+        out, short = run_cpu(engine, context, out_name, inp)
 
+    ref = np.stack(np.nonzero(inp), axis=1)
+    if np.array_equal(out, ref) and np.array_equal(short, ref):
+        print("Inference result correct!")
+        return 0
+    print("Inference result incorrect: %d indices, %d expected" % (len(out), len(ref)))
+    return 1
+
+
+def run_cpu(engine, context, out_name, inp):
     class Allocator(trt.IOutputAllocator):
         def __init__(self):
             trt.IOutputAllocator.__init__(self)
@@ -198,15 +314,59 @@ def main(argv=None):
     context.execute_async_v3(0)
     shape = alloc.shapes[out_name]
     out = alloc.buffers[out_name][:volume(shape) * 4].view(np.int32).reshape(shape)
-
-    ref = np.stack(np.nonzero(inp), axis=1)
     # And the short path.
     short = engine.create_execution_context().run({"X": inp})[out_name]
-    if np.array_equal(out, ref) and np.array_equal(short, ref):
-        print("Inference result correct!")
-        return 0
-    print("Inference result incorrect: %d indices, %d expected" % (len(out), len(ref)))
-    return 1
+    return out, short
+
+
+def run_gpu(engine, context, out_name, inp, backend):
+    """Device memory: torch tensors for the torch backend, plugrt.DeviceBuffer
+    (libplugrt's cudaMalloc) for the cuda one; a stream of plugrt's."""
+
+    class Allocator(trt.IOutputAllocator):
+        def __init__(self):
+            trt.IOutputAllocator.__init__(self)
+            self.buffers, self.shapes = {}, {}
+
+        def reallocate_output_async(self, tensor_name, memory, size, alignment, stream):
+            if backend == "torch":
+                import torch
+                buf = torch.empty(max(1, size), dtype=torch.uint8, device="cuda")
+            else:
+                buf = trt.DeviceBuffer(max(1, size))
+            self.buffers[tensor_name] = buf
+            return buf  # device memory; plugrt keeps it alive
+
+        def notify_shape(self, tensor_name, shape):
+            self.shapes[tensor_name] = tuple(shape)
+
+    alloc = Allocator()
+    if backend == "torch":
+        import torch
+        x = torch.from_numpy(inp).cuda()
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())  # x's copy first
+        context.set_tensor_address("X", x)
+        context.set_output_allocator(out_name, alloc)
+        context.execute_async_v3(stream)
+        stream.synchronize()
+        shape = alloc.shapes[out_name]
+        flat = alloc.buffers[out_name][:volume(shape) * 4].cpu().numpy()
+        # The short path with torch tensors: torch tensors back, on the GPU.
+        short = engine.create_execution_context().run({"X": x})[out_name]
+        short = short.cpu().numpy()
+    else:
+        x = trt.DeviceBuffer(inp.nbytes)
+        x.copy_from_host(inp)
+        context.set_tensor_address("X", x)
+        context.set_output_allocator(out_name, alloc)
+        context.execute_async_v3(0)
+        shape = alloc.shapes[out_name]
+        flat = alloc.buffers[out_name].copy_to_host(np.empty(volume(shape) * 4, np.uint8))
+        # The short path with numpy: copied in and out.
+        short = engine.create_execution_context().run({"X": inp})[out_name]
+    out = flat.view(np.int32).reshape(shape)
+    return out, short
 
 
 if __name__ == "__main__":

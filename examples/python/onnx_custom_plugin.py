@@ -8,9 +8,11 @@ reference outputs; then the plugin alone, as the seed's plugin test does:
 every rank 1..7, every axis, random dims 1..3, values (rand - 0.5) * 200,
 against a numpy hardmax.
 
-    python3 onnx_custom_plugin.py [--models DIR]
+    python3 onnx_custom_plugin.py [--models DIR] [--device cpu|cuda]
 
-Prints "Inference result correct!" and exits 0 when everything matches.
+On CUDA the engines run the plugin library's CUDA kernels; inputs go in as
+numpy arrays and come back as numpy (the short path copies them). Prints
+"Inference result correct!" and exits 0 when everything matches.
 """
 
 import argparse
@@ -34,7 +36,7 @@ def hardmax(x, axis):
     return y
 
 
-def run_model(models, logger, registry):
+def run_model(models, logger, registry, device):
     onnx_path = os.path.join(models, "qa_custom_hardmax.onnx")
     data_dir = os.path.join(models, "qa_custom_hardmax.data")
     builder = trt.Builder(logger, registry)
@@ -43,6 +45,7 @@ def run_model(models, logger, registry):
     parser.parse_from_file(onnx_path)
     config = builder.create_builder_config()
     config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 1 << 28)
+    config.device = device
     profile = builder.create_optimization_profile()
     profile.set_shape("q", (1, 32), (8, 32), (64, 32))
     config.add_optimization_profile(profile)
@@ -52,6 +55,9 @@ def run_model(models, logger, registry):
         path = os.path.join(tmp, "qa_custom_hardmax.plan")
         trt.Runtime(logger, registry).deserialize_cuda_engine(engine_bytes).save(path)
         engine = trt.load(path, registry=registry)
+    if engine.device != trt.Device[device.upper()]:
+        print("the loaded engine runs on %s, not %s" % (engine.device.name, device))
+        return False
 
     feeds = {n: np.load(os.path.join(data_dir, "input_%s.npy" % n)) for n in ("q", "k")}
     ctx = engine.create_execution_context()
@@ -78,7 +84,7 @@ def run_model(models, logger, registry):
     return ok and good
 
 
-def plugin_sweep(logger, registry, seed=0):
+def plugin_sweep(logger, registry, device, seed=0):
     """CustomHardmax alone: every rank 1..7, every axis (both signs)."""
     rng = np.random.default_rng(seed)
     creator = registry.get_creator("CustomHardmax", "1", "")
@@ -95,25 +101,32 @@ def plugin_sweep(logger, registry, seed=0):
             layer = network.add_plugin_v3([t], [], creator.create_plugin("hardmax", fc))
             layer.get_output(0).name = "y"
             network.mark_output(layer.get_output(0))
-            engine = builder.build_engine_with_config(network, builder.create_builder_config())
+            config = builder.create_builder_config()
+            config.device = device
+            engine = builder.build_engine_with_config(network, config)
             y = engine.create_execution_context().run({"x": x})["y"]
             if not np.array_equal(y, hardmax(x, axis)):
                 print("hardmax rank %d axis %d shape %s: WRONG" % (rank, axis, shape))
                 return False
             cases += 1
-    print("hardmax plugin: %d cases (ranks 1..7, every axis): ok" % cases)
+    print("hardmax plugin on %s: %d cases (ranks 1..7, every axis): ok" % (device, cases))
     return True
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=MODELS, help="folder of the seed models (%(default)s)")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     args = ap.parse_args(argv)
+    why = args.device == "cuda" and trt.device_unavailable("cuda")
+    if why:
+        print("--device cuda needs a CUDA device: %s" % why)
+        return 2
     logger = trt.Logger(trt.Logger.WARNING)
     registry = trt.Registry()
     registry.load_library(trt.PLUGINS_LIBRARY)  # the library inside the package
-    ok = run_model(args.models, logger, registry)
-    ok &= plugin_sweep(logger, registry)
+    ok = run_model(args.models, logger, registry, args.device)
+    ok &= plugin_sweep(logger, registry, args.device)
     if ok:
         print("Inference result correct!")
         return 0

@@ -133,6 +133,20 @@ typedef struct prt_device_info {
 PRT_API PRT_NODISCARD prt_status prt_device_get_info(int32_t device,
                                                      prt_device_info *out);
 
+/* Several GPUs: every call here, and engines built or loaded, contexts
+ * made and run, use the calling thread's current device of their kind
+ * (CUDA: the CUDA runtime's current device, cudaSetDevice, which these
+ * set too). An engine's weights and a context's memory stay on the device
+ * that was current when they were made: make that device current on any
+ * thread that uses them (load the engine once per GPU to run it on
+ * several). The CPU is one device, index 0. prt_device_count answers
+ * PRT_ERR_UNSUPPORTED with the reason where the device is not usable;
+ * prt_device_set_current an index out of range with
+ * PRT_ERR_INVALID_ARGUMENT naming the count. */
+PRT_API PRT_NODISCARD prt_status prt_device_count(int32_t device, int32_t *out);
+PRT_API PRT_NODISCARD prt_status prt_device_get_current(int32_t device, int32_t *out);
+PRT_API PRT_NODISCARD prt_status prt_device_set_current(int32_t device, int32_t index);
+
 /* Device memory (aligned to 256 bytes) and pinned host memory; free
  * accepts NULL. PRT_ERR_OUT_OF_MEMORY names the size. */
 PRT_API PRT_NODISCARD prt_status prt_device_malloc(int32_t device, size_t bytes,

@@ -106,3 +106,12 @@ def twice_desc(x: trtp.TensorDesc, factor: float = 2.0) -> trtp.TensorDesc:
 @trtp.impl("tests::twice")
 def twice_impl(x: trtp.Tensor, factor: float, outputs, stream) -> None:
     np.multiply(np.asarray(x), factor, out=np.asarray(outputs[0]))
+
+
+@trtp.impl("tests::twice", device="cuda")
+def twice_cuda(x: trtp.Tensor, factor: float, outputs, stream) -> None:
+    import torch
+    with torch.cuda.stream(torch.cuda.ExternalStream(stream) if stream
+                           else torch.cuda.default_stream()):
+        torch.mul(torch.as_tensor(x, device="cuda"), factor,
+                  out=torch.as_tensor(outputs[0], device="cuda"))

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import EXAMPLES, MODELS
+from conftest import CUDA_REASON, EXAMPLES, MODELS
 
 VERDICT = "Inference result correct!"
 
@@ -26,17 +26,22 @@ def test_non_zero_plugin(net_type, precision):
         "numpy")
 
 
-def test_non_zero_plugin_gpu_backends_say_later():
-    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "non_zero_plugin.py"),
-                        "--backend", "cuda"], capture_output=True, text=True)
-    assert r.returncode == 2 and "later" in r.stdout
+@pytest.mark.skipif(CUDA_REASON is None, reason="there is a CUDA device here")
+@pytest.mark.parametrize("script,args", [
+    ("non_zero_plugin.py", ["--backend", "torch"]), ("non_zero_plugin.py", ["--backend", "cuda"]),
+    ("circ_pad_plugin.py", ["--device", "cuda"]), ("in_place_add.py", ["--device", "cuda"]),
+    ("onnx_custom_plugin.py", ["--device", "cuda"])])
+def test_gpu_options_without_a_gpu_say_why(script, args):
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, script)] + args,
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "needs a CUDA device" in r.stdout, r.stdout + r.stderr
 
 
 def test_circ_pad_plugin():
     out = run("circ_pad_plugin.py")
     for net_type in ("network", "onnx"):
         for prec in ("fp32", "fp16"):
-            assert "%s %s: tactic" % (net_type, prec) in out
+            assert "%s %s on cpu: tactic" % (net_type, prec) in out
 
 
 def test_onnx_custom_plugin():
@@ -48,4 +53,46 @@ def test_onnx_custom_plugin():
 
 def test_in_place_add():
     out = run("in_place_add.py")
+    assert out.count(": True") == 3
+
+
+# On the GPU: the examples with their GPU backends (torch, NVRTC through
+# cupy, Triton) and CUDA engines.
+
+def _needs(*modules):
+    for m in modules:
+        pytest.importorskip(m, reason="%s is not installed" % m)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("net_type", ["network", "onnx"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("backend", ["torch", "cuda"])
+def test_non_zero_plugin_on_the_gpu(backend, net_type, precision):
+    _needs("torch" if backend == "torch" else "cupy")
+    run("non_zero_plugin.py", "--net-type", net_type, "--precision", precision, "--backend",
+        backend)
+
+
+@pytest.mark.cuda
+def test_circ_pad_plugin_on_the_gpu():
+    _needs("torch", "triton")
+    out = run("circ_pad_plugin.py", "--device", "cuda")
+    for net_type in ("network", "onnx"):
+        for prec in ("fp32", "fp16"):
+            assert "%s %s on cuda: tactic" % (net_type, prec) in out
+
+
+@pytest.mark.cuda
+def test_onnx_custom_plugin_on_the_gpu():
+    if not os.path.isdir(MODELS):
+        pytest.skip("no seed models")
+    out = run("onnx_custom_plugin.py", "--models", MODELS, "--device", "cuda")
+    assert "on cuda: 56 cases" in out
+
+
+@pytest.mark.cuda
+def test_in_place_add_on_the_gpu():
+    _needs("torch")
+    out = run("in_place_add.py", "--device", "cuda")
     assert out.count(": True") == 3

@@ -139,6 +139,37 @@ void tp_dims_str(const prt_dims *d, char *buf, size_t size)
         snprintf(buf + o, size - o, "]");
 }
 
+TRITONSERVER_Error *tp_device_enter(int32_t device, int32_t index, int32_t *saved)
+{
+    prt_status st;
+    char what[96];
+    *saved = -1;
+    if (device != PRT_DEVICE_CUDA)
+        return NULL;
+    if ((st = prt_device_get_current(device, saved))) {
+        *saved = -1;
+        return tp_prt_error(st, "reading the thread's current GPU");
+    }
+    if (*saved == index) {
+        *saved = -1; /* nothing to put back */
+        return NULL;
+    }
+    if ((st = prt_device_set_current(device, index))) {
+        *saved = -1;
+        snprintf(what, sizeof what, "making GPU %d current", (int)index);
+        return tp_prt_error(st, what);
+    }
+    return NULL;
+}
+
+void tp_device_leave(int32_t device, int32_t saved)
+{
+    if (device == PRT_DEVICE_CUDA && saved >= 0 &&
+        prt_device_set_current(device, saved) != PRT_OK)
+        tp_log(TRITONSERVER_LOG_WARN, "cannot make GPU %d current again: %s", (int)saved,
+               prt_last_error());
+}
+
 /* plugrt's log goes to the server's log. */
 static void tp_prt_log(void *user, int32_t severity, const char *message)
 {
@@ -183,6 +214,19 @@ TRITONSERVER_Error *TRITONBACKEND_Finalize(TRITONBACKEND_Backend *backend)
     (void)backend;
     prt_set_logger(NULL, NULL, PRT_SEV_ERROR);
     return NULL;
+}
+
+TRITONSERVER_Error *
+TRITONBACKEND_GetBackendAttribute(TRITONBACKEND_Backend *backend,
+                                  TRITONBACKEND_BackendAttribute *backend_attributes)
+{
+    (void)backend;
+    /* A model that names no instance group runs on the CPU on every
+     * machine, as plugrt builds for the CPU unless told otherwise (the
+     * server would pick KIND_GPU where there is a GPU); KIND_GPU is asked
+     * for in the configuration. */
+    return TRITONBACKEND_BackendAttributeAddPreferredInstanceGroup(
+        backend_attributes, TRITONSERVER_INSTANCEGROUPKIND_CPU, 0, NULL, 0);
 }
 
 TRITONSERVER_Error *TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model *model)

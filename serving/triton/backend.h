@@ -10,9 +10,14 @@
  * own threads, one call at a time per object; it calls
  * TRITONBACKEND_ModelInstanceExecute from one thread per instance, so the
  * instances of a model run at once. The model (engine, I/O tables) is read
- * only after TRITONBACKEND_ModelInitialize, except the slots of `threads`,
+ * only after TRITONBACKEND_ModelInitialize, except its list of engines
+ * (one per GPU, grown as instances are made) and the slots of `threads`,
  * which its lock guards; everything an execution writes belongs to its
  * instance.
+ *
+ * GPUs: plugrt works on the calling thread's current GPU, so every entry
+ * point that touches an engine on CUDA makes its instance's GPU current
+ * first (tp_device_enter) and restores the server's afterwards.
  */
 #ifndef PLUGRT_TRITON_BACKEND_H
 #define PLUGRT_TRITON_BACKEND_H
@@ -37,25 +42,38 @@ typedef struct tp_io {
     int32_t served;         /* outputs: listed in the configuration */
 } tp_io;
 
+/* The model's engine on one device: the first where the model was built or
+ * loaded, and one more for each further GPU its instances are on (loaded
+ * from the first's plan: an engine's weights and contexts stay on the GPU
+ * that was current when it was made). Each has its own scratch blocks for
+ * the `threads` parameter. */
+typedef struct tp_engine {
+    int32_t index; /* the device's index: the GPU; 0 on the CPU */
+    prt_engine *engine;
+    void **slot_memory; /* [threads] scratch blocks on this device */
+    int32_t *slot_free; /* stack of free slot indices */
+    int32_t nb_free;
+    struct tp_engine *next;
+} tp_engine;
+
 typedef struct tp_model {
     TRITONBACKEND_Model *triton;
     char name[128];
     prt_registry *reg;
-    prt_engine *engine;
-    int32_t device;    /* the engine's prt_device */
-    int32_t max_batch; /* max_batch_size: 0 when the first dim is no batch */
+    prt_engine *engine; /* the first engine's: what the I/O tables describe */
+    tp_engine *engines; /* the first, then one per further GPU (lock) */
+    int32_t device;     /* the engines' prt_device */
+    int32_t max_batch;  /* max_batch_size: 0 when the first dim is no batch */
     int32_t nb_in, nb_out;
     tp_io *in, *out;
 
     /* The `threads` parameter: at most `threads` enqueues of this model at
-     * once, each in one of `threads` scratch blocks that the instances'
-     * contexts (made without memory of their own) borrow for a run. 0: no
-     * limit, every context owns its scratch memory. */
+     * once on each device, each in one of that engine's `threads` scratch
+     * blocks that the instances' contexts (made without memory of their
+     * own) borrow for a run. 0: no limit, every context owns its scratch
+     * memory. */
     int32_t threads;
     int64_t ctx_memory; /* bytes of one scratch block */
-    void **slot_memory;
-    int32_t *slot_free; /* stack of free slot indices */
-    int32_t nb_free;
     pthread_mutex_t lock;
     pthread_cond_t cond;
 } tp_model;
@@ -72,9 +90,12 @@ typedef struct tp_instance {
     tp_model *m;
     TRITONBACKEND_ModelInstance *triton;
     char name[128];
+    tp_engine *eng; /* its device's engine */
     prt_context *ctx;
-    int32_t device; /* the engine's prt_device */
-    void *stream;   /* CUDA: this instance's stream; CPU: NULL */
+    int32_t device;   /* the engine's prt_device */
+    int32_t index;    /* CUDA: the instance's GPU (Triton's device id); 0 */
+    void *stream;     /* CUDA: this instance's stream on that GPU; CPU: NULL */
+    int32_t in_place; /* inputs of the last run read where the server had them */
     /* Staging memory, one block per input and output at its largest size,
      * where its location (prt_location) says: inputs of several requests are
      * gathered there, outputs written there and cut per request. */
@@ -111,10 +132,20 @@ const char *tp_config_type_name(int32_t dtype);
 const char *tp_triton_dtype_name(int32_t triton_dtype);
 void tp_dims_str(const prt_dims *d, char *buf, size_t size);
 
+/* Makes GPU `index` the calling thread's current device when `device` is
+ * CUDA (every plugrt call for an engine on that GPU needs it), keeping the
+ * one it replaces in *saved; tp_device_leave puts that back, so the
+ * server's threads keep their own. Nothing on the CPU. */
+TRITONSERVER_Error *tp_device_enter(int32_t device, int32_t index, int32_t *saved);
+void tp_device_leave(int32_t device, int32_t saved);
+
 /* ---- models (model.c) and instances (instance.c) ------------------------ */
 
 TRITONSERVER_Error *tp_model_create(TRITONBACKEND_Model *triton, tp_model **out);
 void tp_model_destroy(tp_model *m);
+/* The model's engine on GPU `index` (the current device), loaded there on
+ * first use; on the CPU, the one engine. */
+TRITONSERVER_Error *tp_model_engine(tp_model *m, int32_t index, tp_engine **out);
 TRITONSERVER_Error *tp_instance_create(tp_model *m, TRITONBACKEND_ModelInstance *triton,
                                        tp_instance **out);
 void tp_instance_destroy(tp_instance *inst);

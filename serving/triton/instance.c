@@ -13,9 +13,13 @@
  *
  * Memory: the context, its scratch memory and one staging block per input
  * and output at its largest size are made when the instance is; an
- * execution allocates nothing (a single request's host input is bound in
- * place). On CUDA the staging blocks are device memory, copies go on the
- * instance's stream, and the responses wait for it once.
+ * execution allocates nothing (a single request's input already where the
+ * engine reads it is bound in place). On CUDA the instance lives on the GPU
+ * the server gives it (its engine there, its stream, its staging blocks in
+ * that GPU's memory); inputs come from host memory (pinned or not) or a
+ * GPU's, outputs go where the server's allocator puts them, copies go on
+ * the instance's stream, and the responses wait for it. A CPU engine given
+ * GPU memory (CUDA shared memory) copies through the default stream.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +27,10 @@
 
 #include "backend.h"
 
-/* Alignment of an input read in place: that of plugrt's own tensors
- * (cache lines, and every dtype's). */
+/* Alignment of an input read in place: in host memory, cache lines (and
+ * every dtype's); in GPU memory, that of plugrt's own allocations. */
 #define TP_ALIGN 64
+#define TP_ALIGN_GPU 256
 
 static int64_t volume(const prt_dims *d, int32_t from)
 {
@@ -41,8 +46,16 @@ static int32_t stage_device(const tp_instance *inst, const tp_io *t);
 
 void tp_instance_destroy(tp_instance *inst)
 {
+    int32_t saved = -1;
+    TRITONSERVER_Error *err;
     if (!inst)
         return;
+    /* Its memory and stream belong to its GPU. */
+    if ((err = tp_device_enter(inst->device, inst->index, &saved))) {
+        tp_log(TRITONSERVER_LOG_WARN, "instance '%s': %s", inst->name,
+               TRITONSERVER_ErrorMessage(err));
+        TRITONSERVER_ErrorDelete(err);
+    }
     prt_context_destroy(inst->ctx);
     for (int32_t i = 0; inst->in_stage && i < inst->m->nb_in; i++)
         prt_device_free(stage_device(inst, &inst->m->in[i]), inst->in_stage[i]);
@@ -50,6 +63,7 @@ void tp_instance_destroy(tp_instance *inst)
         prt_device_free(stage_device(inst, &inst->m->out[o]), inst->out_stage[o]);
     if (inst->stream)
         prt_stream_destroy(inst->device, inst->stream);
+    tp_device_leave(inst->device, saved);
     free(inst->in_stage);
     free(inst->out_stage);
     free(inst->reqs);
@@ -76,13 +90,38 @@ static TRITONSERVER_Error *stage_alloc(tp_instance *inst, const tp_io *t, void *
     return NULL;
 }
 
+/* Whether an instance of `kind` can run the model's engine; the reason
+ * when not. */
+static TRITONSERVER_Error *check_kind(const tp_model *m, const char *name,
+                                      TRITONSERVER_InstanceGroupKind kind)
+{
+    if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU && m->device != PRT_DEVICE_CUDA)
+        return tp_error(
+            TRITONSERVER_ERROR_INVALID_ARG,
+            "instance '%s' is KIND_GPU but model '%s' runs on the cpu (build it for "
+            "cuda: parameter device \"cuda\", or a plan built with --device cuda)",
+            name, m->name);
+    if (kind == TRITONSERVER_INSTANCEGROUPKIND_CPU && m->device == PRT_DEVICE_CUDA)
+        return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                        "instance '%s' is KIND_CPU but model '%s' runs on cuda (give it "
+                        "instance_group [ { kind: KIND_GPU } ])",
+                        name, m->name);
+    if (kind != TRITONSERVER_INSTANCEGROUPKIND_GPU &&
+        kind != TRITONSERVER_INSTANCEGROUPKIND_CPU)
+        return tp_error(TRITONSERVER_ERROR_UNSUPPORTED,
+                        "instance '%s' of model '%s' is of kind %d; the plugrt backend "
+                        "serves KIND_CPU and KIND_GPU instances",
+                        name, m->name, (int)kind);
+    return NULL;
+}
+
 TRITONSERVER_Error *tp_instance_create(tp_model *m, TRITONBACKEND_ModelInstance *triton,
                                        tp_instance **out)
 {
     tp_instance *inst = calloc(1, sizeof *inst);
     TRITONSERVER_InstanceGroupKind kind = TRITONSERVER_INSTANCEGROUPKIND_CPU;
     const char *name = "";
-    int32_t device_id = 0;
+    int32_t device_id = 0, saved = -1, gpus = 0;
     TRITONSERVER_Error *err;
     prt_status st;
     if (!inst)
@@ -95,31 +134,27 @@ TRITONSERVER_Error *tp_instance_create(tp_model *m, TRITONBACKEND_ModelInstance 
         (err = TRITONBACKEND_ModelInstanceDeviceId(triton, &device_id)))
         goto fail;
     snprintf(inst->name, sizeof inst->name, "%s", name);
-    /* An instance runs where its engine does. plugrt's public API has no
-     * device index: CUDA engines run on the current device, so only GPU 0
-     * is served. */
-    if (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU && m->device != PRT_DEVICE_CUDA) {
-        err =
-            tp_error(TRITONSERVER_ERROR_INVALID_ARG,
-                     "instance '%s' is KIND_GPU but model '%s' runs on the cpu (build it "
-                     "for cuda: parameter device \"cuda\", or a plan built with --device "
-                     "cuda)",
-                     inst->name, m->name);
+    /* An instance runs where its engine does: a KIND_GPU instance on the
+     * GPU the server gives it, with that GPU's engine, its own stream and
+     * its own memory there. */
+    if ((err = check_kind(m, inst->name, kind)))
         goto fail;
+    if (m->device == PRT_DEVICE_CUDA) {
+        if ((st = prt_device_count(PRT_DEVICE_CUDA, &gpus))) {
+            err = tp_prt_error(st, "counting the GPUs");
+            goto fail;
+        }
+        if (device_id < 0 || device_id >= gpus) {
+            err = tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                           "instance '%s' is on GPU %d; this machine has %d", inst->name,
+                           (int)device_id, (int)gpus);
+            goto fail;
+        }
+        inst->index = device_id;
     }
-    if (kind == TRITONSERVER_INSTANCEGROUPKIND_CPU && m->device == PRT_DEVICE_CUDA) {
-        err = tp_error(TRITONSERVER_ERROR_INVALID_ARG,
-                       "instance '%s' is KIND_CPU but model '%s' runs on cuda",
-                       inst->name, m->name);
+    if ((err = tp_device_enter(inst->device, inst->index, &saved)) ||
+        (err = tp_model_engine(m, inst->index, &inst->eng)))
         goto fail;
-    }
-    if (m->device == PRT_DEVICE_CUDA && device_id != 0) {
-        err = tp_error(TRITONSERVER_ERROR_UNSUPPORTED,
-                       "instance '%s' is on GPU %d; the plugrt backend serves GPU 0 only "
-                       "(instance_group gpus: [0])",
-                       inst->name, (int)device_id);
-        goto fail;
-    }
     if (m->device == PRT_DEVICE_CUDA &&
         (st = prt_stream_create(m->device, &inst->stream))) {
         err = tp_prt_error(st, "creating the instance's stream");
@@ -128,7 +163,7 @@ TRITONSERVER_Error *tp_instance_create(tp_model *m, TRITONBACKEND_ModelInstance 
     {
         prt_context_options o = {.struct_size = sizeof o};
         o.external_memory = m->threads > 0;
-        if ((st = prt_context_create_with_options(m->engine, &o, &inst->ctx))) {
+        if ((st = prt_context_create_with_options(inst->eng->engine, &o, &inst->ctx))) {
             char what[256];
             snprintf(what, sizeof what, "instance '%s': creating its context",
                      inst->name);
@@ -163,12 +198,20 @@ TRITONSERVER_Error *tp_instance_create(tp_model *m, TRITONBACKEND_ModelInstance 
             goto fail;
         }
     }
-    tp_log(TRITONSERVER_LOG_INFO, "instance '%s' of model '%s': one context on %s",
-           inst->name, m->name, m->device == PRT_DEVICE_CUDA ? "cuda" : "the cpu");
+    if (m->device == PRT_DEVICE_CUDA)
+        tp_log(TRITONSERVER_LOG_INFO,
+               "instance '%s' of model '%s': one context on cuda, GPU %d, its own stream",
+               inst->name, m->name, (int)inst->index);
+    else
+        tp_log(TRITONSERVER_LOG_INFO,
+               "instance '%s' of model '%s': one context on the cpu", inst->name,
+               m->name);
+    tp_device_leave(inst->device, saved);
     *out = inst;
     return NULL;
 fail:
     tp_instance_destroy(inst);
+    tp_device_leave(m->device, saved);
     return err;
 }
 
@@ -292,12 +335,46 @@ static int same_rows(const tp_model *m, const prt_dims *group, const prt_dims *s
     return 1;
 }
 
-/* Copies (or binds in place) one input of the group. */
+/* Copies between host and GPU memory, either way: on the instance's
+ * stream (CUDA engines; the default stream for CPU engines given GPU
+ * memory). A copy that touches a GPU sets *queued: the caller waits for the
+ * stream before the host reads the result or the server gets the buffer. */
+static TRITONSERVER_Error *copy_mem(tp_instance *inst, void *dst, int dst_gpu,
+                                    const void *src, int src_gpu, size_t bytes,
+                                    int *queued, const char *what, const char *name)
+{
+    prt_status st;
+    if (!bytes)
+        return NULL;
+    if (!dst_gpu && !src_gpu) {
+        memcpy(dst, src, bytes);
+        return NULL;
+    }
+    st = prt_device_memcpy(PRT_DEVICE_CUDA, dst, src, bytes,
+                           !src_gpu  ? PRT_MEMCPY_HOST_TO_DEVICE
+                           : dst_gpu ? PRT_MEMCPY_DEVICE_TO_DEVICE
+                                     : PRT_MEMCPY_DEVICE_TO_HOST,
+                           inst->stream);
+    if (st) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "model '%s': %s '%s'", inst->m->name, what, name);
+        return tp_prt_error(st, msg);
+    }
+    *queued = 1;
+    return NULL;
+}
+
+/* Copies (or binds in place) one input of the group. Where the server has
+ * the data (host memory, pinned or not, or a GPU's) and where the engine
+ * reads it (the host, or its GPU) decide: a single buffer already where the
+ * engine reads it, suitably aligned, is bound as it is; anything else is
+ * copied into the staging block. *host_wait is set when a copy into host
+ * memory was queued (the host must wait before it reads it). */
 static TRITONSERVER_Error *gather_input(tp_instance *inst, int32_t i, tp_req **group,
-                                        int32_t nb, size_t row_bytes)
+                                        int32_t nb, size_t row_bytes, int *host_wait)
 {
     const tp_io *t = &inst->m->in[i];
-    int device = t->location == PRT_LOCATION_DEVICE;
+    int on_gpu = t->location == PRT_LOCATION_DEVICE;
     uint8_t *stage = inst->in_stage[i];
     TRITONSERVER_Error *err;
     prt_status st;
@@ -313,8 +390,9 @@ static TRITONSERVER_Error *gather_input(tp_instance *inst, int32_t i, tp_req **g
             const void *buf = NULL;
             uint64_t bytes = 0;
             TRITONSERVER_MemoryType mt =
-                device ? TRITONSERVER_MEMORY_GPU : TRITONSERVER_MEMORY_CPU;
-            int64_t mt_id = 0;
+                on_gpu ? TRITONSERVER_MEMORY_GPU : TRITONSERVER_MEMORY_CPU;
+            int64_t mt_id = on_gpu ? inst->index : 0;
+            int src_gpu, queued = 0;
             if ((err = TRITONBACKEND_InputBuffer(in, b, &buf, &bytes, &mt, &mt_id)))
                 return err;
             if (at + bytes > (size_t)t->max_bytes)
@@ -322,31 +400,23 @@ static TRITONSERVER_Error *gather_input(tp_instance *inst, int32_t i, tp_req **g
                     TRITONSERVER_ERROR_INVALID_ARG,
                     "model '%s': input '%s' is larger than the engine's profile",
                     inst->m->name, t->name);
-            if (mt == TRITONSERVER_MEMORY_GPU && !device)
-                return tp_error(
-                    TRITONSERVER_ERROR_UNSUPPORTED,
-                    "model '%s': input '%s' is in GPU memory; the model runs on "
-                    "the cpu",
-                    inst->m->name, t->name);
-            if (!device && nb == 1 && nbuf == 1 && (uintptr_t)buf % TP_ALIGN == 0) {
-                /* One aligned host buffer: the engine reads it in place
-                 * (plugrt never writes a network input). Binary tensors of
-                 * the HTTP protocol sit at any offset of the body: those
-                 * are copied. */
+            src_gpu = mt == TRITONSERVER_MEMORY_GPU;
+            /* Binary tensors of the HTTP protocol sit at any offset of the
+             * body: those are copied. plugrt never writes a network input. */
+            if (nb == 1 && nbuf == 1 && src_gpu == on_gpu &&
+                (!on_gpu || mt_id == inst->index) &&
+                (uintptr_t)buf % (on_gpu ? TP_ALIGN_GPU : TP_ALIGN) == 0) {
                 stage = (uint8_t *)(uintptr_t)buf;
+                inst->in_place++;
                 break;
             }
-            if (device) {
-                st = prt_device_memcpy(inst->device, stage + at, buf, (size_t)bytes,
-                                       mt == TRITONSERVER_MEMORY_GPU
-                                           ? PRT_MEMCPY_DEVICE_TO_DEVICE
-                                           : PRT_MEMCPY_HOST_TO_DEVICE,
-                                       inst->stream);
-                if (st)
-                    return tp_prt_error(st, "copying an input to the device");
-            } else {
-                memcpy(stage + at, buf, (size_t)bytes);
-            }
+            if ((err = copy_mem(inst, stage + at, on_gpu, buf, src_gpu, (size_t)bytes,
+                                &queued,
+                                src_gpu ? "copying from GPU memory the input"
+                                        : "copying to the GPU the input",
+                                t->name)))
+                return err;
+            *host_wait |= queued && !on_gpu;
             at += (size_t)bytes;
         }
     }
@@ -356,19 +426,22 @@ static TRITONSERVER_Error *gather_input(tp_instance *inst, int32_t i, tp_req **g
 }
 
 /* Takes a scratch slot (the threads parameter) and gives it back. */
+/* The slots are the instance's engine's (its GPU's); one lock and one
+ * condition serve all of a model's engines. */
 static TRITONSERVER_Error *slot_take(tp_instance *inst, int32_t *slot)
 {
     tp_model *m = inst->m;
+    tp_engine *e = inst->eng;
     prt_status st;
     *slot = -1;
     if (!m->threads)
         return NULL;
     pthread_mutex_lock(&m->lock);
-    while (m->nb_free == 0)
+    while (e->nb_free == 0)
         pthread_cond_wait(&m->cond, &m->lock);
-    *slot = m->slot_free[--m->nb_free];
+    *slot = e->slot_free[--e->nb_free];
     pthread_mutex_unlock(&m->lock);
-    if ((st = prt_context_set_memory(inst->ctx, m->slot_memory[*slot],
+    if ((st = prt_context_set_memory(inst->ctx, e->slot_memory[*slot],
                                      m->ctx_memory ? m->ctx_memory : 256)))
         return tp_prt_error(st, "scratch memory");
     return NULL;
@@ -377,11 +450,12 @@ static TRITONSERVER_Error *slot_take(tp_instance *inst, int32_t *slot)
 static void slot_give(tp_instance *inst, int32_t slot)
 {
     tp_model *m = inst->m;
+    tp_engine *e = inst->eng;
     if (slot < 0)
         return;
     pthread_mutex_lock(&m->lock);
-    m->slot_free[m->nb_free++] = slot;
-    pthread_cond_signal(&m->cond);
+    e->slot_free[e->nb_free++] = slot;
+    pthread_cond_broadcast(&m->cond);
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -392,6 +466,7 @@ static TRITONSERVER_Error *answer(tp_instance *inst, tp_req *r, int64_t total)
     const tp_model *m = inst->m;
     TRITONBACKEND_Response *resp = NULL;
     uint32_t nb = 0;
+    int queued = 0;
     TRITONSERVER_Error *err = TRITONBACKEND_RequestOutputCount(r->request, &nb);
     if (!err)
         err = TRITONBACKEND_ResponseNew(&resp, r->request);
@@ -402,9 +477,9 @@ static TRITONSERVER_Error *answer(tp_instance *inst, tp_req *r, int64_t total)
         size_t row_bytes, bytes, at;
         TRITONBACKEND_Output *out = NULL;
         void *buf = NULL;
-        TRITONSERVER_MemoryType mt = TRITONSERVER_MEMORY_CPU;
-        int64_t mt_id = 0;
-        prt_status st = PRT_OK;
+        TRITONSERVER_MemoryType mt;
+        int64_t mt_id;
+        int on_gpu;
         if ((err = TRITONBACKEND_RequestOutputName(r->request, k, &name)))
             break;
         for (int32_t j = 0; j < m->nb_out; j++)
@@ -433,29 +508,29 @@ static TRITONSERVER_Error *answer(tp_instance *inst, tp_req *r, int64_t total)
         } else {
             bytes = row_bytes;
         }
+        /* Asked for where the output is (the engine's GPU, or the host);
+         * written wherever the server's allocator puts it (HTTP and gRPC
+         * answer host memory, CUDA shared memory a GPU's). */
+        on_gpu = m->out[o].location == PRT_LOCATION_DEVICE;
+        mt = on_gpu ? TRITONSERVER_MEMORY_GPU : TRITONSERVER_MEMORY_CPU;
+        mt_id = on_gpu ? inst->index : 0;
         if ((err = TRITONBACKEND_ResponseOutput(resp, &out, name, m->out[o].triton_dtype,
                                                 shape.d, (uint32_t)shape.nb_dims)) ||
             (err = TRITONBACKEND_OutputBuffer(out, &buf, bytes, &mt, &mt_id)))
             break;
-        if (m->out[o].location == PRT_LOCATION_DEVICE)
-            st = prt_device_memcpy(
-                inst->device, buf, (uint8_t *)inst->out_stage[o] + at, bytes,
-                mt == TRITONSERVER_MEMORY_GPU ? PRT_MEMCPY_DEVICE_TO_DEVICE
-                                              : PRT_MEMCPY_DEVICE_TO_HOST,
-                inst->stream);
-        else if (mt == TRITONSERVER_MEMORY_GPU)
-            err = tp_error(
-                TRITONSERVER_ERROR_UNSUPPORTED,
-                "model '%s': the server wants output '%s' in GPU memory; the model "
-                "runs on the cpu",
-                m->name, name);
-        else if (bytes)
-            memcpy(buf, (uint8_t *)inst->out_stage[o] + at, bytes);
-        if (st)
-            err = tp_prt_error(st, "copying an output from the device");
+        if (bytes && !buf) {
+            err = tp_error(TRITONSERVER_ERROR_INTERNAL,
+                           "model '%s': the server gave output '%s' no memory", m->name,
+                           name);
+            break;
+        }
+        if ((err = copy_mem(inst, buf, mt == TRITONSERVER_MEMORY_GPU,
+                            (uint8_t *)inst->out_stage[o] + at, on_gpu, bytes, &queued,
+                            "copying the output", name)))
+            break;
     }
-    if (!err && inst->stream) {
-        prt_status st = prt_stream_synchronize(inst->device, inst->stream);
+    if (!err && queued) {
+        prt_status st = prt_stream_synchronize(PRT_DEVICE_CUDA, inst->stream);
         if (st)
             err = tp_prt_error(st, "waiting for the device");
     }
@@ -474,8 +549,10 @@ static void run_group(tp_instance *inst, tp_req **group, int32_t nb, uint64_t ex
     int64_t total = 0;
     uint64_t t1, t2, t3;
     int32_t slot = -1;
+    int host_wait = 0;
     TRITONSERVER_Error *err = NULL;
     prt_status st = PRT_OK;
+    inst->in_place = 0;
     for (int32_t g = 0; g < nb; g++) {
         group[g]->offset = total;
         total += group[g]->batch;
@@ -495,8 +572,14 @@ static void run_group(tp_instance *inst, tp_req **group, int32_t nb, uint64_t ex
         if (!err)
             err = gather_input(inst, i, group, nb,
                                (size_t)volume(&d, m->max_batch > 0 ? 1 : 0) *
-                                   prt_dtype_size(m->in[i].dtype));
+                                   prt_dtype_size(m->in[i].dtype),
+                               &host_wait);
     }
+    /* Host memory the GPU wrote (a CPU engine's input, a shape input) is
+     * read by the run: wait for it. A CUDA engine's device inputs are
+     * ordered before its run on the same stream. */
+    if (!err && host_wait && (st = prt_stream_synchronize(PRT_DEVICE_CUDA, inst->stream)))
+        err = tp_prt_error(st, "waiting for the inputs' copies");
     t1 = tp_now_ns();
     if (!err)
         err = slot_take(inst, &slot);
@@ -526,6 +609,15 @@ static void run_group(tp_instance *inst, tp_req **group, int32_t nb, uint64_t ex
         TRITONSERVER_ErrorDelete(err);
         return;
     }
+    /* For tests and people reading a verbose log: which instance ran what,
+     * when (steady-clock ns), and how its inputs came; logged before the
+     * answers, so a client that has its answer finds the line. */
+    if (TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE))
+        tp_log(TRITONSERVER_LOG_VERBOSE,
+               "instance '%s': %d request(s), batch %lld, run %llu..%llu ns, %d of %d "
+               "inputs read in place",
+               inst->name, (int)nb, (long long)total, (unsigned long long)t1,
+               (unsigned long long)t2, (int)inst->in_place, (int)m->nb_in);
     for (int32_t g = 0; g < nb; g++) {
         TRITONSERVER_Error *e = answer(inst, group[g], total);
         t3 = tp_now_ns();
@@ -535,12 +627,6 @@ static void run_group(tp_instance *inst, tp_req **group, int32_t nb, uint64_t ex
             release(inst, group[g], true, exec_start, t1, t2, t3);
     }
     t3 = tp_now_ns();
-    /* For tests and people reading a verbose log: which instance ran what,
-     * when (steady-clock ns). */
-    if (TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE))
-        tp_log(TRITONSERVER_LOG_VERBOSE,
-               "instance '%s': %d request(s), batch %lld, run %llu..%llu ns", inst->name,
-               (int)nb, (long long)total, (unsigned long long)t1, (unsigned long long)t2);
     err = TRITONBACKEND_ModelInstanceReportBatchStatistics(
         inst->triton, m->max_batch > 0 ? (uint64_t)total : 1, exec_start, t1, t2, t3);
     if (err)
@@ -578,14 +664,22 @@ void tp_instance_execute(tp_instance *inst, TRITONBACKEND_Request **requests,
     uint64_t exec_start = tp_now_ns();
     size_t nb_in = (size_t)m->nb_in;
     uint32_t pending = 0, first = 0;
-    if (!reserve(inst, count)) {
+    int32_t saved = -1;
+    TRITONSERVER_Error *dev_err = tp_device_enter(inst->device, inst->index, &saved);
+    if (dev_err || !reserve(inst, count)) {
         for (uint32_t k = 0; k < count; k++) {
             tp_req r = {requests[k], 1, 0, 0};
             answer_error(inst, &r,
-                         tp_error(TRITONSERVER_ERROR_UNAVAILABLE,
-                                  "model '%s': out of memory for %u requests", m->name,
-                                  count));
+                         dev_err
+                             ? TRITONSERVER_ErrorNew(TRITONSERVER_ErrorCode(dev_err),
+                                                     TRITONSERVER_ErrorMessage(dev_err))
+                             : tp_error(TRITONSERVER_ERROR_UNAVAILABLE,
+                                        "model '%s': out of memory for %u requests",
+                                        m->name, count));
         }
+        if (dev_err)
+            TRITONSERVER_ErrorDelete(dev_err);
+        tp_device_leave(inst->device, saved);
         return;
     }
     for (uint32_t k = 0; k < count; k++) {
@@ -621,4 +715,5 @@ void tp_instance_execute(tp_instance *inst, TRITONBACKEND_Request **requests,
         pending -= (uint32_t)nb;
         exec_start = tp_now_ns();
     }
+    tp_device_leave(inst->device, saved);
 }

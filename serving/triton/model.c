@@ -11,7 +11,9 @@
  *   device       "cpu" or "cuda": the device an ONNX model is built for
  *                (default: cuda when the instance groups are KIND_GPU); a
  *                plan runs where it was built, and a device that disagrees
- *                is refused
+ *                is refused. On CUDA the model is built (or loaded) on the
+ *                first GPU its KIND_GPU groups name and loaded again on each
+ *                further GPU an instance is on
  *   threads      at most this many enqueues of the model at once, across
  *                its instances, sharing that many scratch blocks (0 or
  *                absent: no limit, one block per instance)
@@ -350,28 +352,58 @@ done:
     return err;
 }
 
-static TRITONSERVER_Error *load_engine(tp_model *m, const tj_value *cfg, const char *dir,
-                                       uint64_t version)
+/* Where the model is to run: the device parameter, else CUDA when an
+ * instance group is KIND_GPU; and on CUDA the GPU the first engine goes to
+ * (the first KIND_GPU group's first GPU, else 0), which must be usable. */
+static TRITONSERVER_Error *model_device(tp_model *m, const tj_value *cfg, int32_t *device,
+                                        int32_t *index)
 {
-    const char *dev = param(cfg, "device"),
-               *file = tj_as_string(tj_get(cfg, "default_model_filename"));
-    char path[TP_PATH_MAX];
-    int32_t device = PRT_DEVICE_CPU, gpu_groups = 0;
+    const char *dev = param(cfg, "device");
     const tj_value *groups = tj_get(cfg, "instance_group");
-    size_t n;
-    TRITONSERVER_Error *err;
+    int32_t gpu_groups = 0;
+    prt_status st;
+    *device = PRT_DEVICE_CPU;
+    *index = -1;
     for (int32_t k = 0; groups && groups->kind == TJ_ARRAY && k < groups->count; k++) {
         const char *kind = tj_as_string(tj_get(groups->items[k], "kind"));
-        gpu_groups += kind && strcmp(kind, "KIND_GPU") == 0;
+        const tj_value *gpus = tj_get(groups->items[k], "gpus");
+        int64_t id;
+        if (!kind || strcmp(kind, "KIND_GPU") != 0)
+            continue;
+        gpu_groups++;
+        if (*index < 0 && gpus && gpus->kind == TJ_ARRAY && gpus->count > 0 &&
+            tj_as_int(gpus->items[0], &id) && id >= 0 && id <= INT32_MAX)
+            *index = (int32_t)id;
     }
+    if (*index < 0)
+        *index = 0;
     if (dev && strcmp(dev, "cuda") == 0)
-        device = PRT_DEVICE_CUDA;
+        *device = PRT_DEVICE_CUDA;
     else if (dev && strcmp(dev, "cpu") != 0)
         return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
                         "model '%s': parameter device is '%s'; it takes cpu or cuda",
                         m->name, dev);
     else if (!dev && gpu_groups)
-        device = PRT_DEVICE_CUDA;
+        *device = PRT_DEVICE_CUDA;
+    if (*device == PRT_DEVICE_CUDA && (st = prt_device_check(PRT_DEVICE_CUDA))) {
+        char what[256];
+        snprintf(what, sizeof what, "model '%s' is to run on cuda (%s)", m->name,
+                 dev ? "parameter device \"cuda\"" : "KIND_GPU instances");
+        return tp_prt_error(st, what);
+    }
+    if (*device != PRT_DEVICE_CUDA)
+        *index = 0;
+    return NULL;
+}
+
+static TRITONSERVER_Error *load_engine(tp_model *m, const tj_value *cfg, const char *dir,
+                                       uint64_t version, int32_t device, int32_t index)
+{
+    const char *dev = param(cfg, "device"),
+               *file = tj_as_string(tj_get(cfg, "default_model_filename"));
+    char path[TP_PATH_MAX];
+    size_t n;
+    TRITONSERVER_Error *err;
 
     if (file && file[0]) {
         snprintf(path, sizeof path, "%s/%llu/%s", dir, (unsigned long long)version, file);
@@ -413,9 +445,17 @@ static TRITONSERVER_Error *load_engine(tp_model *m, const tj_value *cfg, const c
                 prt_engine_device(m->engine) == PRT_DEVICE_CUDA ? "cuda" : "cpu");
     }
     m->device = prt_engine_device(m->engine);
-    tp_log(TRITONSERVER_LOG_INFO, "model '%s': %s, device %s, %d layers", m->name, path,
-           m->device == PRT_DEVICE_CUDA ? "cuda" : "cpu",
-           (int)prt_engine_layer_count(m->engine));
+    if (!(m->engines = calloc(1, sizeof *m->engines)))
+        return tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    m->engines->engine = m->engine;
+    m->engines->index = m->device == PRT_DEVICE_CUDA ? index : 0;
+    if (m->device == PRT_DEVICE_CUDA)
+        tp_log(TRITONSERVER_LOG_INFO, "model '%s': %s, device cuda (GPU %d), %d layers",
+               m->name, path, (int)m->engines->index,
+               (int)prt_engine_layer_count(m->engine));
+    else
+        tp_log(TRITONSERVER_LOG_INFO, "model '%s': %s, device cpu, %d layers", m->name,
+               path, (int)prt_engine_layer_count(m->engine));
     return NULL;
 }
 
@@ -740,12 +780,32 @@ static TRITONSERVER_Error *check_config(tp_model *m, tj_value *cfg, int auto_com
 
 /* ---- threads ------------------------------------------------------------- */
 
+/* The `threads` scratch blocks of one engine, on its device (current). */
+static TRITONSERVER_Error *engine_slots(tp_model *m, tp_engine *e)
+{
+    prt_status st;
+    if (!m->threads)
+        return NULL;
+    e->slot_memory = calloc((size_t)m->threads, sizeof *e->slot_memory);
+    e->slot_free = calloc((size_t)m->threads, sizeof *e->slot_free);
+    if (!e->slot_memory || !e->slot_free)
+        return tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    for (int32_t k = 0; k < m->threads; k++) {
+        /* At least one alignment unit: a context needs a non-NULL block. */
+        if ((st = prt_device_malloc(m->device,
+                                    (size_t)(m->ctx_memory ? m->ctx_memory : 256),
+                                    &e->slot_memory[k])))
+            return tp_prt_error(st, "scratch memory for the threads parameter");
+        e->slot_free[e->nb_free++] = k;
+    }
+    return NULL;
+}
+
 static TRITONSERVER_Error *setup_threads(tp_model *m, const tj_value *cfg)
 {
     const char *s = param(cfg, "threads");
     char *end;
     long v;
-    prt_status st;
     if (!s)
         return NULL;
     errno = 0;
@@ -755,37 +815,91 @@ static TRITONSERVER_Error *setup_threads(tp_model *m, const tj_value *cfg)
                         "model '%s': parameter threads is '%s'; it takes 0 to 1024",
                         m->name, s);
     m->threads = (int32_t)v;
-    if (!m->threads)
-        return NULL;
     m->ctx_memory = prt_engine_context_memory_size(m->engine);
-    m->slot_memory = calloc((size_t)m->threads, sizeof *m->slot_memory);
-    m->slot_free = calloc((size_t)m->threads, sizeof *m->slot_free);
-    if (!m->slot_memory || !m->slot_free)
-        return tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
-    for (int32_t k = 0; k < m->threads; k++) {
-        /* At least one alignment unit: a context needs a non-NULL block. */
-        if ((st = prt_device_malloc(m->device,
-                                    (size_t)(m->ctx_memory ? m->ctx_memory : 256),
-                                    &m->slot_memory[k])))
-            return tp_prt_error(st, "scratch memory for the threads parameter");
-        m->slot_free[m->nb_free++] = k;
-    }
-    return NULL;
+    return engine_slots(m, m->engines);
 }
 
 /* ---- the model ---------------------------------------------------------- */
+
+static void engine_destroy(tp_model *m, tp_engine *e)
+{
+    int32_t saved = -1;
+    TRITONSERVER_Error *err = tp_device_enter(m->device, e->index, &saved);
+    /* Without its GPU current the engine is freed anyway (CUDA frees any
+     * GPU's memory); the log says why the device could not be set. */
+    if (err) {
+        tp_log(TRITONSERVER_LOG_WARN, "model '%s': %s", m->name,
+               TRITONSERVER_ErrorMessage(err));
+        TRITONSERVER_ErrorDelete(err);
+    }
+    for (int32_t k = 0; e->slot_memory && k < m->threads; k++)
+        prt_device_free(m->device, e->slot_memory[k]);
+    free(e->slot_memory);
+    free(e->slot_free);
+    prt_engine_destroy(e->engine);
+    tp_device_leave(m->device, saved);
+    free(e);
+}
+
+TRITONSERVER_Error *tp_model_engine(tp_model *m, int32_t index, tp_engine **out)
+{
+    tp_engine *e, *last = NULL;
+    TRITONSERVER_Error *err = NULL;
+    void *plan = NULL;
+    size_t size = 0;
+    prt_status st;
+    if (m->device != PRT_DEVICE_CUDA) {
+        *out = m->engines;
+        return NULL;
+    }
+    pthread_mutex_lock(&m->lock);
+    for (e = m->engines; e; last = e, e = e->next)
+        if (e->index == index)
+            break;
+    if (!e) {
+        /* Another GPU: the first engine's plan, loaded here. */
+        if (!(e = calloc(1, sizeof *e))) {
+            err = tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+        } else {
+            e->index = index;
+            if ((st = prt_engine_serialize(m->engine, &plan, &size)) ||
+                (st = prt_engine_deserialize(m->reg, plan, size, &e->engine))) {
+                char what[256];
+                snprintf(what, sizeof what, "model '%s': loading its engine on GPU %d",
+                         m->name, (int)index);
+                err = tp_prt_error(st, what);
+            }
+            prt_free(plan);
+            if (!err)
+                err = engine_slots(m, e);
+            if (err) {
+                engine_destroy(m, e);
+                e = NULL;
+            } else {
+                last->next = e;
+                tp_log(TRITONSERVER_LOG_INFO, "model '%s': engine loaded on GPU %d",
+                       m->name, (int)index);
+            }
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    *out = e;
+    return err;
+}
 
 void tp_model_destroy(tp_model *m)
 {
     if (!m)
         return;
-    for (int32_t k = 0; m->slot_memory && k < m->threads; k++)
-        prt_device_free(m->device, m->slot_memory[k]);
-    free(m->slot_memory);
-    free(m->slot_free);
+    if (!m->engines) /* failed before the list was made */
+        prt_engine_destroy(m->engine);
+    while (m->engines) {
+        tp_engine *next = m->engines->next;
+        engine_destroy(m, m->engines);
+        m->engines = next;
+    }
     free(m->in);
     free(m->out);
-    prt_engine_destroy(m->engine);
     prt_registry_destroy(m->reg);
     pthread_cond_destroy(&m->cond);
     pthread_mutex_destroy(&m->lock);
@@ -804,6 +918,7 @@ TRITONSERVER_Error *tp_model_create(TRITONBACKEND_Model *triton, tp_model **out)
     size_t json_len = 0;
     bool auto_complete = false;
     int changed = 0;
+    int32_t device = PRT_DEVICE_CPU, index = 0, saved = -1;
     char perr[256];
     prt_status st;
     if (!m)
@@ -836,12 +951,18 @@ TRITONSERVER_Error *tp_model_create(TRITONBACKEND_Model *triton, tp_model **out)
         err = tp_prt_error(st, "creating the model's registry");
         goto fail;
     }
+    /* On CUDA everything from here (the build, the weights, the probing
+     * context, the scratch blocks) goes to the first GPU. */
     if ((err =
              each_item(m, param(cfg, "plugins"), load_plugin, (void *)(uintptr_t)dir)) ||
-        (err = load_engine(m, cfg, dir, version)) || (err = read_io(m)) ||
+        (err = model_device(m, cfg, &device, &index)) ||
+        (err = tp_device_enter(device, index, &saved)) ||
+        (err = load_engine(m, cfg, dir, version, device, index)) || (err = read_io(m)) ||
         (err = check_config(m, cfg, auto_complete, &changed)) ||
         (err = setup_threads(m, cfg)))
         goto fail;
+    tp_device_leave(device, saved);
+    saved = -1;
     if (changed) {
         size_t n = 0;
         char *text = tj_write(cfg, &n);
@@ -870,5 +991,6 @@ fail:
     if (msg)
         TRITONSERVER_MessageDelete(msg);
     tp_model_destroy(m);
+    tp_device_leave(device, saved);
     return err;
 }

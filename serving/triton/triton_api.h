@@ -41,6 +41,7 @@ typedef struct TRITONBACKEND_Request TRITONBACKEND_Request;
 typedef struct TRITONBACKEND_Response TRITONBACKEND_Response;
 typedef struct TRITONBACKEND_Input TRITONBACKEND_Input;
 typedef struct TRITONBACKEND_Output TRITONBACKEND_Output;
+typedef struct TRITONBACKEND_BackendAttribute TRITONBACKEND_BackendAttribute;
 
 /* ---- enums (values fixed by the API) ------------------------------------ */
 
@@ -241,7 +242,20 @@ TRITONSERVER_Error *TRITONBACKEND_ResponseSend(TRITONBACKEND_Response *response,
                                                const uint32_t send_flags,
                                                TRITONSERVER_Error *error);
 
+/* The instance groups a model without `instance_group` gets, in order of
+ * preference (count 0: the server's default count; no device ids: the
+ * server's choice); only from TRITONBACKEND_GetBackendAttribute. */
+TRITONSERVER_Error *TRITONBACKEND_BackendAttributeAddPreferredInstanceGroup(
+    TRITONBACKEND_BackendAttribute *backend_attributes,
+    const TRITONSERVER_InstanceGroupKind kind, const uint64_t count,
+    const uint64_t *device_ids, const uint64_t id_count);
+
 /* ---- backend API: what the backend implements --------------------------- */
+
+/* Optional: asked once, while the backend loads, for its attributes. */
+TP_EXPORT TRITONSERVER_Error *
+TRITONBACKEND_GetBackendAttribute(TRITONBACKEND_Backend *backend,
+                                  TRITONBACKEND_BackendAttribute *backend_attributes);
 
 TP_EXPORT TRITONSERVER_Error *TRITONBACKEND_Initialize(TRITONBACKEND_Backend *backend);
 TP_EXPORT TRITONSERVER_Error *TRITONBACKEND_Finalize(TRITONBACKEND_Backend *backend);

@@ -4,7 +4,8 @@
  * Streams are cudaStream_t, events cudaEvent_t, graphs cudaGraphExec_t.
  * Device memory is cudaMalloc'd (aligned to at least 256 bytes), pinned host
  * memory cudaMallocHost'd (reachable from kernels through unified virtual
- * addressing). The device is the calling thread's current one.
+ * addressing). The device is the calling thread's current one
+ * (cudaSetDevice; count, get_current, set_current).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -206,6 +207,32 @@ static void cu_graph_destroy(void *graph)
         cudaGraphExecDestroy((cudaGraphExec_t)graph);
 }
 
+static int probe_count;
+
+static prt_status cu_count(int32_t *out)
+{
+    *out = probe_count;
+    return PRT_OK;
+}
+
+static prt_status cu_get_current(int32_t *out)
+{
+    int dev = 0;
+    CUDA_TRY(cudaGetDevice(&dev), PRT_ERR_INTERNAL, "the current device");
+    *out = dev;
+    return PRT_OK;
+}
+
+static prt_status cu_set_current(int32_t index)
+{
+    char what[64];
+    cudaError_t err = cudaSetDevice(index);
+    if (err == cudaSuccess)
+        return PRT_OK;
+    snprintf(what, sizeof what, "making GPU %d the current device", (int)index);
+    return cuda_fail(err, PRT_ERR_INTERNAL, what);
+}
+
 /* cuda_kernels.cu */
 extern int dev_cuda_eval_sizes_launch(const dev_sizes *s, const dev_size_args *args,
                                       void *stream);
@@ -243,12 +270,14 @@ static const dev_ops cuda_ops = {
     .graph_end = cu_graph_end,
     .graph_launch = cu_graph_launch,
     .graph_destroy = cu_graph_destroy,
+    .count = cu_count,
+    .get_current = cu_get_current,
+    .set_current = cu_set_current,
 };
 
 /* Whether CUDA works here is found once: the first call opens the driver. */
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static cudaError_t probe_err = cudaSuccess;
-static int probe_count;
 
 static void probe(void)
 {

@@ -157,7 +157,7 @@ typedef struct dev_ops {
     /* Waits until all work on the device is done. */
     prt_status (*sync)(void);
 
-    /* The device this process uses. */
+    /* The calling thread's current device (below). */
     prt_status (*info)(dev_info *out);
 
     /* ---- optional (NULL where the device has none) ----------------------- */
@@ -176,6 +176,16 @@ typedef struct dev_ops {
     prt_status (*graph_end)(void *stream, void **out_graph);
     prt_status (*graph_launch)(void *graph, void *stream);
     void (*graph_destroy)(void *graph);
+
+    /* Several devices of this kind (GPUs): how many there are, and which one
+     * is the calling thread's current device, where every call above
+     * allocates, copies and queues (CUDA: the runtime's current device). An
+     * engine's weights and a context's memory stay on the device that was
+     * current when they were made. NULL on a device kind with one device
+     * (the CPU): count 1, index 0. set_current gets a valid index. */
+    prt_status (*count)(int32_t *out);
+    prt_status (*get_current)(int32_t *out);
+    prt_status (*set_current)(int32_t index);
 } dev_ops;
 
 /* The implementation for a device (prt_device). PRT_ERR_UNSUPPORTED, naming

@@ -25,6 +25,54 @@ prt_status prt_device_check(int32_t device)
     return dev_get(device, &d);
 }
 
+prt_status prt_device_count(int32_t device, int32_t *out)
+{
+    const dev_ops *d;
+    if (!out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_device_count: out is NULL");
+    DEV_OR_FAIL(device, d, "prt_device_count");
+    if (!d->count) {
+        *out = 1;
+        return PRT_OK;
+    }
+    return d->count(out);
+}
+
+prt_status prt_device_get_current(int32_t device, int32_t *out)
+{
+    const dev_ops *d;
+    if (!out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_device_get_current: out is NULL");
+    DEV_OR_FAIL(device, d, "prt_device_get_current");
+    if (!d->get_current) {
+        *out = 0;
+        return PRT_OK;
+    }
+    return d->get_current(out);
+}
+
+prt_status prt_device_set_current(int32_t device, int32_t index)
+{
+    const dev_ops *d;
+    int32_t n = 1;
+    prt_status st;
+    DEV_OR_FAIL(device, d, "prt_device_set_current");
+    if (d->count && (st = d->count(&n)))
+        return st;
+    if ((index < 0 || index >= n) && n == 1)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_device_set_current: %s has 1 device (index 0); there is "
+                          "no device %d",
+                          d->name, (int)index);
+    if (index < 0 || index >= n)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_device_set_current: %s has %d devices (index 0 to %d); "
+                          "there is no device %d",
+                          d->name, (int)n, (int)(n - 1), (int)index);
+    return d->set_current ? d->set_current(index) : PRT_OK;
+}
+
 prt_status prt_device_get_info(int32_t device, prt_device_info *out)
 {
     const dev_ops *d;

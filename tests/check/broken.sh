@@ -13,12 +13,13 @@ expect_fail() {
   shift 3
   expect_rc 1 "$defect" "$PLUGRT" check "$LIBS/positives_$defect.so" "$@" || return
   expect_grep "^  FAIL  $check +$regex" "$defect.out" "$defect: the $check check"
-  expect_grep "^summary: 1 plugin, 19 checks: " "$defect.out" "$defect: the summary"
+  expect_grep "^summary: 1 plugin, 22 checks: " "$defect.out" "$defect: the summary"
 }
 
-# Without a defect: every check passes but alias (nothing aliases).
+# Without a defect: every check passes but alias (nothing aliases) and the
+# two of CUDA.
 expect_rc 0 none "$PLUGRT" check "$LIBS/positives_none.so" && {
-  expect_grep "^summary: 1 plugin, 19 checks: 18 passed, 0 failed, 1 skipped$" none.out
+  expect_grep "^summary: 1 plugin, 22 checks: 19 passed, 0 failed, 3 skipped$" none.out
   expect_grep "^  skip  alias +no output aliases an input$" none.out
   expect_grep "^  pass  values +[1-9][0-9]* stated values agree" none.out
   expect_grep "^  pass  tactics +1 listed tactic agrees with tactic 0" none.out
@@ -28,7 +29,7 @@ expect_rc 0 none "$PLUGRT" check "$LIBS/positives_none.so" && {
 echo '{"check::Positives@1": {"constant_dims": 1, "threshold": -0.5}}' > constant.json
 expect_rc 0 constant "$PLUGRT" check "$LIBS/positives_none.so" --fields constant.json && {
   expect_grep "^  pass  outputs +.*rank 1\|2\|8 \(constant dims only\)$" constant.out
-  expect_grep "^summary: 1 plugin, 19 checks: 18 passed, 0 failed, 1 skipped$" constant.out
+  expect_grep "^summary: 1 plugin, 22 checks: 19 passed, 0 failed, 3 skipped$" constant.out
 }
 
 # The four defects the checker must catch, with the shape, tactic and
@@ -60,6 +61,10 @@ expect_grep "^  pass  coverage " empty_crash.out "empty_crash: only zero-size in
 expect_fail empty_hang empty-inputs "timed out after 2 s in enqueue \(in0 float32 0, tactic 0\)" --timeout 2
 expect_grep "^  pass  tactics " empty_hang.out "empty_hang: the checks after the hang"
 expect_fail values values "get_output_values states out2 value 0 = [0-9]+, enqueue writes [0-9]+"
+# Scratch shared by every object: one run at a time (contexts) is fine, two
+# at once from two threads are not.
+expect_fail shared_scratch threads "context [12]'s run [0-9]+ on a thread of its own, while context [12] ran on another, differs: out0 "
+expect_grep "^  pass  contexts " shared_scratch.out "shared_scratch: contexts used one after the other"
 
 # JSON names the same failure, with where it was.
 expect_rc 1 unwritten_json "$PLUGRT" check "$LIBS/positives_unwritten.so" --json &&

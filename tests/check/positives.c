@@ -30,11 +30,30 @@
  *   EMPTY_CRASH    divides by n: an empty x ends in SIGFPE
  *   EMPTY_HANG     never returns from an empty x
  *   VALUES         get_output_values states x's first dim plus one
+ *   SHARED_SCRATCH enqueue compacts into one static buffer shared by every
+ *                  object (and takes its time copying out), so two
+ *                  contexts running at once on two threads mix results
+ *
+ * Built with POSITIVES_CUDA it runs on CUDA too (positives_cuda.cu: one
+ * kernel, given the defect to have), and these defects are on CUDA only,
+ * the CPU staying right:
+ *   CUDA_SIZE_BOUND  the kernel writes K = n + 1, one value past out0's bound
+ *   CUDA_UNWRITTEN   the kernel leaves out0's last element unwritten
+ *   CUDA_DISAGREE    the kernel scales what it keeps by 1.001: CUDA and the
+ *                    CPU disagree
+ *   CUDA_STREAM      the kernel is launched on the default stream, not on
+ *                    the stream enqueue is given
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#endif
+
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "plugrt/plugin.h"
+#include "scaffold.h"
 
 #if !defined(BROKEN_NONE) && !defined(BROKEN_SIZE_BOUND) &&                              \
     !defined(BROKEN_CLONE_SHARE) && !defined(BROKEN_UNWRITTEN) &&                        \
@@ -43,18 +62,26 @@
     !defined(BROKEN_SERIALIZE) && !defined(BROKEN_TACTIC) &&                             \
     !defined(BROKEN_WORKSPACE) && !defined(BROKEN_INPUT_WRITE) &&                        \
     !defined(BROKEN_EMPTY_CRASH) && !defined(BROKEN_EMPTY_HANG) &&                       \
-    !defined(BROKEN_VALUES)
+    !defined(BROKEN_VALUES) && !defined(BROKEN_SHARED_SCRATCH) &&                        \
+    !defined(BROKEN_CUDA_SIZE_BOUND) && !defined(BROKEN_CUDA_UNWRITTEN) &&               \
+    !defined(BROKEN_CUDA_DISAGREE) && !defined(BROKEN_CUDA_STREAM)
 #error "define one BROKEN_* (BROKEN_NONE for the plugin without a defect)"
 #endif
 
-static const prt_host_services *host;
-
-static prt_status fail(prt_status st, const char *msg)
-{
-    if (host && host->set_error)
-        host->set_error(host->host, st, msg);
-    return st;
-}
+#ifdef POSITIVES_CUDA
+#include "positives_cuda.h"
+#if defined(BROKEN_CUDA_SIZE_BOUND)
+#define CUDA_DEFECT POS_CUDA_SIZE_BOUND
+#elif defined(BROKEN_CUDA_UNWRITTEN)
+#define CUDA_DEFECT POS_CUDA_UNWRITTEN
+#elif defined(BROKEN_CUDA_DISAGREE)
+#define CUDA_DEFECT POS_CUDA_DISAGREE
+#elif defined(BROKEN_CUDA_STREAM)
+#define CUDA_DEFECT POS_CUDA_STREAM
+#else
+#define CUDA_DEFECT POS_CUDA_NONE
+#endif
+#endif
 
 typedef struct state {
     int64_t n; /* x's volume, from on_shape_change */
@@ -85,33 +112,17 @@ static int64_t volume(const prt_dims *d)
 
 /* ---- core ----------------------------------------------------------------- */
 
-static const char *core_name(const prt_plugin *self)
-{
-    (void)self;
 #ifdef BROKEN_IDENTITY
-    return "Positive";
+#define NAME "Positive"
 #else
-    return "Positives";
+#define NAME "Positives"
 #endif
-}
-static const char *core_version(const prt_plugin *self)
-{
-    (void)self;
-    return "1";
-}
-static const char *core_namespace(const prt_plugin *self)
-{
-    (void)self;
-    return "check";
-}
-static uint32_t core_devices(const prt_plugin *self)
-{
-    (void)self;
-    return 1u << PRT_DEVICE_CPU;
-}
-
-static const prt_plugin_core core = {sizeof core,  PRT_PLUGIN_ABI_VERSION, core_name,
-                                     core_version, core_namespace,         core_devices};
+#ifdef POSITIVES_CUDA
+#define DEVICES ((1u << PRT_DEVICE_CPU) | (1u << PRT_DEVICE_CUDA))
+#else
+#define DEVICES (1u << PRT_DEVICE_CPU)
+#endif
+SCAFFOLD_CORE(NAME, DEVICES);
 
 /* ---- build ------------------------------------------------------------------ */
 
@@ -274,8 +285,34 @@ static prt_status enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
     float *scratch = ws, *y = outputs[0];
     int64_t n = p->st->n, k = 0, *dims = outputs[2];
     (void)out_desc, (void)stream;
+#ifdef POSITIVES_CUDA
+    if (device == PRT_DEVICE_CUDA) {
+        pos_launch a;
+        int err;
+        memset(&a, 0, sizeof a);
+        a.x = x;
+        a.n = n;
+        a.threshold = p->threshold;
+        a.y = y;
+        a.k = outputs[1];
+        a.dims_out = dims;
+        a.rank = in_desc[0].dims.nb_dims;
+        for (int32_t i = 0; i < a.rank; i++)
+            a.dims[i] = in_desc[0].dims.d[i];
+        a.defect = CUDA_DEFECT;
+        err = pos_cuda(&a, stream);
+        return err ? fail(PRT_ERR_PLUGIN, pos_cuda_error(err)) : PRT_OK;
+    }
+#endif
     if (device != PRT_DEVICE_CPU)
         return fail(PRT_ERR_UNSUPPORTED, "Positives runs on the CPU");
+#ifdef BROKEN_SHARED_SCRATCH
+    {
+        static float shared[(size_t)1 << 16];
+        if ((size_t)n <= sizeof shared / sizeof shared[0])
+            scratch = shared;
+    }
+#endif
 #ifdef BROKEN_WORKSPACE
     scratch = malloc(sizeof *scratch * (size_t)(n + 1)); /* it asked too little */
     if (!scratch)
@@ -319,6 +356,15 @@ static prt_status enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
         scratch[i] = x[i];
     scratch[n] = 1.0f;
     k = n + 1;
+#endif
+#ifdef BROKEN_SHARED_SCRATCH
+    /* A plugin that takes its time (200 us) between filling its scratch and
+     * reading it back: another thread's run fills the shared scratch
+     * meanwhile. */
+    {
+        struct timespec pause = {0, 200000};
+        nanosleep(&pause, NULL);
+    }
 #endif
 #ifdef BROKEN_UNWRITTEN
     if (k > 1)
@@ -474,17 +520,4 @@ static const prt_plugin_creator creator = {sizeof creator,
                                            schema,
                                            create,
                                            NULL};
-static const prt_plugin_creator *const creators[] = {&creator};
-static const prt_plugin_library library = {
-    sizeof library, PRT_PLUGIN_ABI_VERSION, "positives", "1", 1, creators};
-
-PRT_PLUGIN_EXPORT const prt_plugin_library *
-prt_plugin_library_open(uint32_t host_abi_version, const prt_host_services *services);
-PRT_PLUGIN_EXPORT const prt_plugin_library *
-prt_plugin_library_open(uint32_t host_abi_version, const prt_host_services *services)
-{
-    if (host_abi_version < PRT_PLUGIN_ABI_VERSION)
-        return NULL;
-    host = services;
-    return &library;
-}
+SCAFFOLD_LIBRARY("positives", creator)

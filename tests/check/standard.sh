@@ -6,12 +6,12 @@
 
 # The checks every creator gets, in order (cmd_check.c).
 checks="abi outputs shapes size-tensors formats workspace values coverage bounds repeat
-alias clone attach serialize contexts empty-inputs tactics errors"
+alias clone attach serialize contexts threads empty-inputs tactics stream reference errors"
 
 expect_rc 0 text "$PLUGRT" check "$PLUGINS_LIB" && {
   expect_grep "^plugrt check .*: 4 creators \(seed 1, 3 cases per input signature, cpu\)$" text.out
   expect_grep "^  pass  abi +the entry point answers ABI 1 with 4 creators" text.out
-  expect_grep "^summary: 4 plugins, 73 checks: [0-9]+ passed, 0 failed, [0-9]+ skipped$" text.out
+  expect_grep "^summary: 4 plugins, 85 checks: [0-9]+ passed, 0 failed, [0-9]+ skipped$" text.out
   grep -q "FAIL" text.out && fail "a check fails on the standard library"
   for key in NonZeroPlugin@1 CustomHardmax@1 example::circ_pad_plugin@1 example::AddInPlace@1; do
     block=$(sed -n "/^$key\$/,/^[^ ]/p" text.out)
@@ -23,6 +23,13 @@ expect_rc 0 text "$PLUGRT" check "$PLUGINS_LIB" && {
   expect_grep "^  pass  size-tensors +1 size tensor" text.out "NonZero's size tensor is checked"
   expect_grep "^  pass  alias +in place and apart agree" text.out "AddInPlace's alias is checked"
   expect_grep "^  pass  coverage +every output element written in [1-9][0-9]* cases" text.out
+  [ "$(grep -Ec "^  pass  threads +two contexts run at once from two threads agree with runs alone \([1-9][0-9]* cases" text.out)" = 4 ] ||
+    fail "every standard plugin passes the threads check"
+  # On the CPU the CUDA checks say what they need.
+  [ "$(grep -Ec "^  skip  stream +CUDA only \(--device cuda\)$" text.out)" = 4 ] ||
+    fail "stream is skipped on the CPU, saying why"
+  [ "$(grep -Ec "^  skip  reference +compares CUDA with the CPU \(--device cuda\)$" text.out)" = 4 ] ||
+    fail "reference is skipped on the CPU, saying why"
 }
 
 expect_rc 0 json "$PLUGRT" check "$PLUGINS_LIB" --json &&
@@ -31,6 +38,7 @@ import json, re, sys
 doc = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
 assert doc["seed"] == 1 and doc["iterations"] == 3 and doc["device"] == "cpu", doc
+assert doc["device_about"] == "cpu", doc
 assert [c["status"] for c in doc["library_checks"]] == ["pass"], doc["library_checks"]
 keys = [p["key"] for p in doc["plugins"]]
 assert keys == ["NonZeroPlugin@1", "CustomHardmax@1", "example::circ_pad_plugin@1",
@@ -57,13 +65,13 @@ cat > fields.json <<'JSON'
  "example::circ_pad_plugin@1": {"pads": [1, 2, 0, 1]}}
 JSON
 expect_rc 0 fields "$PLUGRT" check "$PLUGINS_LIB" --fields fields.json --seed 7 && {
-  expect_grep "^summary: 4 plugins, 73 checks: [0-9]+ passed, 0 failed" fields.out
+  expect_grep "^summary: 4 plugins, 85 checks: [0-9]+ passed, 0 failed" fields.out
   # pads [1, 2, 0, 1] pad the last two dims: rank 2 and up.
   expect_grep "^  pass  outputs +1 output \(float32\); testing 1 input: in0 float32\|float16, rank 2\|" \
     fields.out "circ_pad's pads reach the creator"
 }
 expect_rc 0 one "$PLUGRT" check "$PLUGINS_LIB" --plugin example::AddInPlace@1 && {
-  expect_grep "^summary: 1 plugin, 19 checks: [0-9]+ passed, 0 failed" one.out
+  expect_grep "^summary: 1 plugin, 22 checks: [0-9]+ passed, 0 failed" one.out
   grep -q "NonZeroPlugin" one.out && fail "--plugin checks only the plugin named"
 }
 
@@ -84,10 +92,15 @@ expect_rc 1 bad_field "$PLUGRT" check "$PLUGINS_LIB" --fields bad_field.json &&
 expect_rc 1 not_a_lib "$PLUGRT" check "$COMMON" &&
   expect_grep "^  FAIL  abi +cannot open the library|^  FAIL  abi +dlopen fails" not_a_lib.out
 
-# --device cuda is accepted; where CUDA is not usable its check is skipped
-# with the reason.
+# --device cuda where CUDA is not usable: it says why (the reason
+# `plugrt devices` gives) and exits 1, checking nothing; on a GPU, cuda.sh.
 if ! "$PLUGRT" devices | grep -q "^  cuda  usable"; then
-  expect_rc 0 cuda "$PLUGRT" check "$PLUGINS_LIB" --device cuda --plugin CustomHardmax@1 &&
-    expect_grep "^  skip  cuda +CUDA is not usable here: .+" cuda.out
+  reason=$("$PLUGRT" devices | sed -n 's/^  cuda  not usable: \(.*\)$/\1/p')
+  expect_rc 1 cuda "$PLUGRT" check "$PLUGINS_LIB" --device cuda --plugin CustomHardmax@1 && {
+    expect_grep "^plugrt check: error: --device cuda: .+ \[PRT_ERR_UNSUPPORTED\]$" cuda.err
+    grep -qF -- "$reason" cuda.err || fail "check --device cuda does not say '$reason'"
+    expect_grep "plugrt devices" cuda.err "cuda: the hint"
+    [ -s cuda.out ] && fail "check --device cuda reports checks where CUDA is not usable"
+  }
 fi
 finish

@@ -4,7 +4,8 @@
  * their own streams; a captured graph replays correctly, also when the
  * NonZero count changes between replays; contexts run in memory the caller
  * gives; a size beyond its bound is caught on the device and reported; the
- * engine says where it was built.
+ * engine says where it was built; GPUs are chosen by index (an engine runs
+ * on a second GPU when there is one).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -504,6 +505,41 @@ static void test_size_bound(void)
     prt_network_destroy(net);
 }
 
+/* GPU indices: the count, the current one, a bad index named; with two
+ * GPUs, memory and an engine's run on the second one. */
+static void test_device_index(prt_registry *reg)
+{
+    int32_t n = 0, cur = -1;
+    char want[64];
+    CHECK_OK(prt_device_count(PRT_DEVICE_CUDA, &n));
+    CHECK(n >= 1);
+    CHECK_OK(prt_device_set_current(PRT_DEVICE_CUDA, 0));
+    CHECK_OK(prt_device_get_current(PRT_DEVICE_CUDA, &cur));
+    CHECK(cur == 0);
+    snprintf(want, sizeof want, "there is no device %d", (int)n);
+    CHECK_ERR(prt_device_set_current(PRT_DEVICE_CUDA, n), PRT_ERR_INVALID_ARGUMENT, want);
+    CHECK_OK(prt_device_get_current(PRT_DEVICE_CUDA, &cur));
+    CHECK(cur == 0); /* a refused index changes nothing */
+    if (n < 2) {
+        printf("test_device_index: one GPU; the second-GPU checks are skipped\n");
+        return;
+    }
+    {
+        void *p = NULL;
+        struct cudaPointerAttributes attr;
+        CHECK_OK(prt_device_set_current(PRT_DEVICE_CUDA, 1));
+        CHECK_OK(prt_device_get_current(PRT_DEVICE_CUDA, &cur));
+        CHECK(cur == 1);
+        CHECK_OK(prt_device_malloc(PRT_DEVICE_CUDA, 4096, &p));
+        memset(&attr, 0, sizeof attr);
+        CHECK(p && cudaPointerGetAttributes(&attr, p) == cudaSuccess && attr.device == 1);
+        prt_device_free(PRT_DEVICE_CUDA, p);
+        /* Built, loaded and run on GPU 1, checked against the CPU. */
+        test_round_trip_and_streams(reg, 1);
+        CHECK_OK(prt_device_set_current(PRT_DEVICE_CUDA, 0));
+    }
+}
+
 int main(void)
 {
     prt_registry *reg;
@@ -512,6 +548,7 @@ int main(void)
     if (!reg)
         return tu_finish("test_cuda_runtime");
     test_build_device(reg);
+    test_device_index(reg);
     test_round_trip_and_streams(reg, 1);
     test_round_trip_and_streams(reg, 0);
     test_graph(reg);

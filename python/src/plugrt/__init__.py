@@ -21,7 +21,10 @@ The TensorRT workflow::
     context = engine.create_execution_context()
 
 and the short one: ``plugrt.build(...)``, ``engine.save(path)``,
-``plugrt.load(path)``, ``context.run({"x": array})``.
+``plugrt.load(path)``, ``context.run({"x": array})``. On CUDA
+(``device="cuda"``) run takes and returns torch or cupy tensors too, and
+Python plugins that list CUDA get device memory (``plugrt.device_tensor``,
+``plugrt.plugin.Tensor``'s __cuda_array_interface__ and DLPack).
 
 Every failure raises a subclass of plugrt.Error whose message is the
 library's (prt_last_error()). Calls into C release the GIL.
@@ -42,6 +45,8 @@ from ._registry import (ILogger, Logger, PluginLibrary, Registry, get_plugin_reg
                         init_libnvinfer_plugins)
 from ._runtime import ICudaEngine, IExecutionContext, IOutputAllocator, Runtime, load
 from ._short import build
+from ._cuda import (DeviceBuffer, Stream, check_device, device_available, device_unavailable,
+                    get_device_info)
 from ._types import (DataType, Device, DimensionOperation, Dims, DynamicPluginTensorDesc,
                      MemoryPoolType, NetworkDefinitionCreationFlag, PluginCapabilityType,
                      PluginField, PluginFieldCollection, PluginFieldType, PluginTensorDesc,
@@ -70,6 +75,7 @@ NetworkDefinition = INetworkDefinition
 BuilderConfig = IBuilderConfig
 
 from . import plugin  # noqa: E402,F401 - plugrt.plugin, the decorator API
+from .plugin._shape import device_tensor  # noqa: E402
 
 __all__ = [
     # errors
@@ -91,7 +97,9 @@ __all__ = [
     "IPluginCreatorV3One", "PluginCreator", "PluginResourceContext", "CPlugin", "CCreator",
     "PluginField", "PluginFieldCollection", "PluginFieldType", "PluginTensorDesc",
     "DynamicPluginTensorDesc", "PluginCapabilityType", "IDimensionExpr", "IExprBuilder",
-    "DimsExprs", "DimensionOperation", "set_plugin_tracebacks", "host_array", "plugin",
+    "DimsExprs", "DimensionOperation", "set_plugin_tracebacks", "host_array", "device_tensor",
+    "DeviceBuffer", "Stream", "check_device", "device_available", "device_unavailable",
+    "get_device_info", "plugin",
     # types
     "DataType", "Device", "Dims", "MemoryPoolType", "NetworkDefinitionCreationFlag",
     "TensorFormat", "TensorIOMode", "TensorLocation", "TensorRTPhase", "nptype", "volume",

@@ -2,6 +2,7 @@
 
 import ctypes
 import os
+import re
 import weakref
 from ctypes import byref, c_char_p, c_int32, c_int64, c_size_t, c_void_p
 from typing import List, Optional, Sequence, Union
@@ -448,7 +449,13 @@ class Builder(_WithRegistry):
         cfg = config or IBuilderConfig()
         reg = self._registry_for(network)
         out = c_void_p()
-        E.call(C.fn.engine_build, network.handle, cfg.handle, reg.handle, byref(out))
+        try:
+            E.call(C.fn.engine_build, network.handle, cfg.handle, reg.handle, byref(out))
+        except E.UnsupportedError as e:
+            hint = _device_hint(str(e))
+            if not hint:
+                raise
+            raise E.UnsupportedError("%s. %s" % (e, hint)) from None
         return ICudaEngine(out.value, reg)
 
     def build_serialized_network(self, network: INetworkDefinition,
@@ -461,6 +468,26 @@ class Builder(_WithRegistry):
             return eng.serialize()
         finally:
             eng.close()
+
+
+def _device_hint(message):
+    """How a Python plugin that a build refused for its device says it runs
+    there (None when the refused plugin is not Python's)."""
+    m = re.search(r"plugin (.+?) does not run on (the CPU|CUDA)", message)
+    if not m:
+        return None
+    from .plugin._bridge import DecoratorBridge  # noqa: PLC0415 - cycle
+    name, dev = m.group(1), "cuda" if m.group(2) == "CUDA" else "cpu"
+    for br in list(LIVE.values()):
+        if br.name != name:
+            continue
+        if isinstance(br, DecoratorBridge):
+            return ("%s is a Python decorator plugin: give it an impl for that device "
+                    "(@plugrt.plugin.impl(%r, device=%r))" % (br.pdef.id, br.pdef.id, dev))
+        return ("%s is a Python plugin: list the device in its `devices` (e.g. devices = "
+                "[trt.Device.%s]; a plugin listing several takes `device` in enqueue)"
+                % (br.key, dev.upper()))
+    return None
 
 
 class HostMemory(bytes):

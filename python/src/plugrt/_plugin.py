@@ -25,6 +25,7 @@ creation.
 
 import copy
 import ctypes
+import inspect
 import traceback
 from ctypes import addressof, c_int32, c_int64, c_uint64, c_void_p, sizeof
 from typing import Any, List
@@ -35,7 +36,7 @@ from ._exprs import IExprBuilder, read_dim_exprs
 from ._types import (DataType, Device, DynamicPluginTensorDesc, FieldSet,
                      PluginCapabilityType, PluginField, PluginFieldCollection,
                      PluginFieldType, PluginTensorDesc, TensorRTPhase, dynamic_descs,
-                     fields_of, read_fields, tensor_descs)
+                     fields_of, read_fields, tensor_descs, to_device)
 
 #: The field a Python plugin adds to what it serializes: the module that
 #: defines it, so that loading an engine without it can say what to import.
@@ -66,7 +67,8 @@ class IPluginV3:
 
 class IPluginV3OneCore:
     """Identity: plugin_name, plugin_version, plugin_namespace; optionally
-    `devices` (default [Device.CPU])."""
+    `devices`, the devices its enqueue runs on (default [Device.CPU]; e.g.
+    [Device.CUDA], or ["cpu", "cuda"] with an enqueue that takes `device`)."""
     plugin_name = ""
     plugin_version = "1"
     plugin_namespace = ""
@@ -101,7 +103,14 @@ class IPluginV3OneBuild:
 
 class IPluginV3OneRuntime:
     """Runtime capability: enqueue, get_fields_to_serialize; optionally
-    set_tactic, on_shape_change, attach_to_context (default: clone())."""
+    set_tactic, on_shape_change, attach_to_context (default: clone()).
+
+    enqueue(input_desc, output_desc, inputs, outputs, workspace, stream)
+    gets addresses as ints: host memory on the CPU (plugrt.host_array views
+    it), device memory on CUDA (plugrt.device_tensor wraps it for
+    torch.as_tensor / cupy.asarray), and the cudaStream_t as an int (0 on
+    the CPU). A plugin that lists several devices takes a `device` argument
+    too (a plugrt.Device)."""
 
     def __init__(self):
         pass
@@ -183,7 +192,7 @@ class Bridge:
         self.name, self.version, self.namespace = name, version, namespace
         self._strs = (_cstr(name, "plugin_name"), _cstr(version, "plugin_version"),
                       _cstr(namespace, "plugin_namespace"))
-        self.devices = devices
+        self._devices = devices
         self.nb_in = None
         self.nb_out = None
         self._ptr_cache = [None, None]
@@ -192,6 +201,11 @@ class Bridge:
     @property
     def key(self):
         return "%s::%s version %s" % (self.namespace, self.name, self.version)
+
+    @property
+    def devices(self):
+        """Mask of (1 << prt_device) the plugin runs on."""
+        return self._devices
 
     def describe(self, entry):
         return "Python plugin %s::%s (%s)" % (self.namespace, self.name, entry)
@@ -217,11 +231,36 @@ class Bridge:
         return self._fieldset.address
 
 
-def _device_mask(devices):
+def _device_mask(devices, who):
+    """A device mask from a Device, "cpu"/"cuda", or a list of them."""
+    if isinstance(devices, (str, int, Device)):
+        devices = [devices]
     m = 0
     for d in devices:
-        m |= 1 << int(Device(d) if not isinstance(d, str) else Device[d.upper()])
+        try:
+            m |= 1 << int(to_device(d))
+        except (ValueError, TypeError):
+            raise ValueError("%s: unknown device %r in devices (trt.Device.CPU, "
+                             "trt.Device.CUDA, 'cpu' or 'cuda')" % (who, d)) from None
+    if not m:
+        raise ValueError("%s: devices is empty" % who)
     return m
+
+
+_TAKES_DEVICE = {}  # enqueue function -> whether it takes `device`
+
+
+def _takes_device(f):
+    key = getattr(f, "__func__", f)
+    got = _TAKES_DEVICE.get(key)
+    if got is None:
+        try:
+            ps = inspect.signature(f).parameters
+        except (TypeError, ValueError):
+            ps = {}
+        got = _TAKES_DEVICE[key] = "device" in ps or any(
+            p.kind == p.VAR_KEYWORD for p in ps.values())
+    return got
 
 
 class ClassBridge(Bridge):
@@ -229,8 +268,10 @@ class ClassBridge(Bridge):
 
     def __init__(self, plugin, module=None):
         core = plugin.get_capability_interface(PluginCapabilityType.CORE) or plugin
+        devices = getattr(core, "devices", None)
         super().__init__(core.plugin_name, core.plugin_version, core.plugin_namespace,
-                         _device_mask(getattr(core, "devices", None) or [Device.CPU]))
+                         _device_mask(devices if devices is not None else [Device.CPU],
+                                      "plugin %s" % core.plugin_name))
         self.plugin = plugin
         self.core = core
         self.build = plugin.get_capability_interface(PluginCapabilityType.BUILD)
@@ -241,6 +282,15 @@ class ClassBridge(Bridge):
         self.module = module or type(plugin).__module__
         self.in_descs = self.out_descs = None
         self._enqueue = self.runtime.enqueue
+        self._takes_device = _takes_device(self._enqueue)
+        if self._devices & (self._devices - 1) and not self._takes_device:
+            # The builder runs a plugin that lists the CPU on host memory
+            # too (the reference for GPU tactics): it must know which.
+            raise TypeError(
+                "plugin %s lists several devices (%s), so its enqueue must take a "
+                "`device` argument to know which memory it is given" % (
+                    self.key, ", ".join(d.name for d in Device
+                                        if self._devices >> int(d) & 1)))
         self._tactics = None
 
     def describe(self, entry):
@@ -441,7 +491,7 @@ def _r_enqueue_py(p, in_desc, out_desc, inputs, outputs, workspace, device, stre
             raise RuntimeError("enqueue on device %d, which this plugin does not list"
                                % device)
         r = br.run(br.ptrs(inputs, br.nb_in, 0), br.ptrs(outputs, br.nb_out, 1),
-                   workspace or 0, stream or 0)
+                   workspace or 0, device, stream or 0)
         if r:
             raise RuntimeError("enqueue returned %r (None or 0 is success)" % (r,))
         return 0
@@ -451,6 +501,15 @@ def _r_enqueue_py(p, in_desc, out_desc, inputs, outputs, workspace, device, stre
 
 
 _r_enqueue = C.ENQUEUE_FN(_r_enqueue_py)
+
+
+@C.REQUIRES_HOST_DIMS_FN
+def _b_requires_host_dims(p, device):
+    # Python code sizes its work from shapes on the host (torch, cupy and
+    # numpy read them there), never from dims_device: on CUDA the runtime
+    # then gives true dims in `dims` (waiting for the device first when an
+    # earlier layer's size is involved).
+    return 1 if device == C.PRT_DEVICE_CUDA else 0
 
 
 @C.ATTACH_FN
@@ -530,8 +589,14 @@ def _cb_shape_change(self, ins, outs):
         f(ins, outs)
 
 
-def _cb_run(self, ins, outs, workspace, stream):
+def _cb_run(self, ins, outs, workspace, device, stream):
+    if self._takes_device:
+        return self._enqueue(self.in_descs, self.out_descs, ins, outs, workspace, stream,
+                             device=_DEVICES[device])
     return self._enqueue(self.in_descs, self.out_descs, ins, outs, workspace, stream)
+
+
+_DEVICES = (Device.CPU, Device.CUDA)
 
 
 def _cb_attach(self, ctx):
@@ -572,7 +637,8 @@ _CORE = C.prt_plugin_core(sizeof(C.prt_plugin_core), C.PRT_PLUGIN_ABI_VERSION,
                           _core_name, _core_version, _core_namespace, _core_devices)
 _BUILD = C.prt_plugin_build(sizeof(C.prt_plugin_build), C.PRT_PLUGIN_ABI_VERSION,
                             _b_nb_outputs, _b_dtypes, _b_shapes, _b_supports,
-                            _b_configure, _b_workspace, _b_tactics, _b_aliased)
+                            _b_configure, _b_workspace, _b_tactics, _b_aliased,
+                            C.OUTPUT_VALUES_FN(), _b_requires_host_dims)
 _RUNTIME = C.prt_plugin_runtime(sizeof(C.prt_plugin_runtime), C.PRT_PLUGIN_ABI_VERSION,
                                 _r_set_tactic, _r_on_shape_change, _r_enqueue, _r_attach,
                                 _r_fields, _r_clone, _r_destroy)

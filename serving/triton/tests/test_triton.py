@@ -4,13 +4,22 @@ seed models from ../shared/models, served on 127.0.0.1, every output
 checked against the models' .data references.
 
     python test_triton.py --backend-dir DIR --plugrt PLUGRT --plugins LIB.so \
-        --testlib testlib_argmin.so --models ../shared/models
+        --testlib testlib_argmin.so --models ../shared/models [--gpu]
 
-Exit status: 0 all checks passed, 1 some failed, 77 no tritonserver here
-(nvidia-pytriton not installed: scripts/deps.sh installs it).
+With --gpu the same models run as KIND_GPU instances on CUDA (the plan
+built with --device cuda, the ONNX models built on load for cuda), next to
+CPU models in the same server; and inputs and outputs in GPU memory (CUDA
+shared memory, through cupy), plans and instance kinds that disagree, a
+plugin without CUDA kernels, and with two GPUs a model on both. Without a
+usable GPU it is skipped, saying why.
+
+Exit status: 0 all checks passed, 1 some failed, 77 skipped: no tritonserver
+here (nvidia-pytriton not installed: scripts/deps.sh installs it, or set
+TRITONSERVER), or --gpu without a usable GPU.
 """
 
 import argparse
+import base64
 import json
 import os
 import re
@@ -67,32 +76,48 @@ def params(**kv):
                    for k, v in kv.items())
 
 
-def make_repo(a, repo, work):
-    m = a.models
-    plan = os.path.join(work, "nonzero.plan")
-    subprocess.run([a.plugrt, "build", os.path.join(m, "nonzero_plugin.onnx"), "-o", plan,
+def group(kind, count=1, gpus=None):
+    """An instance_group of one group: KIND_CPU or KIND_GPU (on `gpus`)."""
+    where = " gpus: [ %s ]" % ", ".join(map(str, gpus)) if gpus else ""
+    return "instance_group [ { count: %d kind: %s%s } ]\n" % (count, kind, where)
+
+
+def build_plan(a, path, device):
+    subprocess.run([a.plugrt, "build", os.path.join(a.models, "nonzero_plugin.onnx"),
+                    "-o", path, "--device", device,
                     "--no-default-plugins", "--plugins", a.plugins,
                     "--min-shapes", "X:1x1", "--opt-shapes", "X:128x128",
                     "--max-shapes", "X:256x256"], check=True, stdout=subprocess.DEVNULL)
+
+
+def make_repo(a, repo, work):
+    """The models; with --gpu the served ones are KIND_GPU instances of
+    CUDA engines (qa_argmin stays on the CPU: the test library has no CUDA
+    kernels), plus the GPU-only models of make_gpu_models."""
+    m = a.models
+    kind = "KIND_GPU" if a.gpu else "KIND_CPU"
+    plan = os.path.join(work, "nonzero.plan")
+    build_plan(a, plan, "cuda" if a.gpu else "cpu")
     # A plan, served with the plugin library that built it.
-    write_model(repo, "nonzero", params(plugins=a.plugins), [(plan, "model.plan")])
+    write_model(repo, "nonzero", params(plugins=a.plugins) + group(kind),
+                [(plan, "model.plan")])
     # ONNX models built on load with the profile the parameters give; the
     # same model and plugin key, once with each library.
     qa = params(min_shapes="q:1x32", opt_shapes="q:3x32", max_shapes="q:16x32")
-    write_model(repo, "qa", params(plugins=a.plugins) + qa,
+    write_model(repo, "qa", params(plugins=a.plugins) + qa + group(kind),
                 [(os.path.join(m, "qa_custom_hardmax.onnx"), "model.onnx")])
     # A relative path: the library sits in the model's directory.
     os.makedirs(os.path.join(repo, "qa_argmin", "lib"))
     write_model(repo, "qa_argmin", params(plugins="lib/testlib_argmin.so") + qa,
                 [(os.path.join(m, "qa_custom_hardmax.onnx"), "model.onnx")])
     shutil.copyfile(a.testlib, os.path.join(repo, "qa_argmin", "lib", "testlib_argmin.so"))
-    # Nothing but the backend and the plugins: inputs and outputs come from
-    # the engine.
-    write_model(repo, "circ", params(plugins=a.plugins),
+    # Nothing but the backend and the plugins (and on the GPU the kind):
+    # inputs and outputs come from the engine.
+    write_model(repo, "circ", params(plugins=a.plugins) + (group(kind) if a.gpu else ""),
                 [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
     # A configuration looser than the engine: any dims pass the server, the
     # engine's profile decides.
-    write_model(repo, "circ_wild", params(plugins=a.plugins) +
+    write_model(repo, "circ_wild", params(plugins=a.plugins) + group(kind) +
                 'input [ { name: "x" data_type: TYPE_FP32 dims: [ -1, -1, -1, -1 ] } ]\n',
                 [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
     # Batched through the dynamic batcher, two instances, inputs and outputs
@@ -100,26 +125,62 @@ def make_repo(a, repo, work):
     write_model(repo, "bert",
                 "max_batch_size: 8\n"
                 "dynamic_batching { max_queue_delay_microseconds: 30000 }\n"
-                "instance_group [ { count: 2 kind: KIND_CPU } ]\n"
+                + group(kind, 2)
                 + params(min_shapes="input_ids:1x1,attention_mask:1x1",
                          opt_shapes="input_ids:4x32,attention_mask:4x32",
                          max_shapes="input_ids:8x64,attention_mask:8x64", threads="2"),
                 [(os.path.join(m, "bert_small.onnx"), "model.onnx")])
     # Models that must not load, each for its own reason.
-    write_model(repo, "broken_lib", params(plugins="no/such/libplugins.so"),
+    write_model(repo, "broken_lib", params(plugins="no/such/libplugins.so") + group(kind),
                 [(plan, "model.plan")])
-    write_model(repo, "no_plugin", "", [(plan, "model.plan")])
-    write_model(repo, "bad_dims", params(plugins=a.plugins) +
+    write_model(repo, "no_plugin", group(kind), [(plan, "model.plan")])
+    write_model(repo, "bad_dims", params(plugins=a.plugins) + group(kind) +
                 'input [ { name: "x" data_type: TYPE_FP32 dims: [ 2, 4, 16, 17 ] } ]\n',
                 [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
-    write_model(repo, "bad_type", params(plugins=a.plugins) +
+    write_model(repo, "bad_type", params(plugins=a.plugins) + group(kind) +
                 'output [ { name: "y" data_type: TYPE_INT32 dims: [ 2, 4, 18, 16 ] } ]\n',
                 [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
-    write_model(repo, "bad_batch", "max_batch_size: 4\n" + params(plugins=a.plugins),
-                [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
+    write_model(repo, "bad_batch", "max_batch_size: 4\n" + params(plugins=a.plugins) +
+                group(kind), [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
+    if a.gpu:
+        make_gpu_models(a, repo, work, plan)
+    elif not a.cuda_usable:
+        # Asked for CUDA where there is none: refused at load, saying why.
+        write_model(repo, "gpu_kind", params(plugins=a.plugins) + group("KIND_GPU"),
+                    [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
+        write_model(repo, "gpu_param", params(plugins=a.plugins, device="cuda"),
+                    [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
 
 
-def test_loading(srv):
+def make_gpu_models(a, repo, work, cuda_plan):
+    m = a.models
+    circ = os.path.join(m, "circ_pad_conv.onnx")
+    cpu_plan = os.path.join(work, "nonzero_cpu.plan")
+    build_plan(a, cpu_plan, "cpu")
+    # A CPU model in the same server: GPU memory reaches it too.
+    write_model(repo, "circ_cpu", params(plugins=a.plugins) + group("KIND_CPU"),
+                [(circ, "model.onnx")])
+    # Plans and kinds that disagree; a plugin with no CUDA kernel; a
+    # device parameter that contradicts the plan.
+    write_model(repo, "plan_cpu_kind_gpu", params(plugins=a.plugins) + group("KIND_GPU"),
+                [(cpu_plan, "model.plan")])
+    write_model(repo, "plan_cuda_kind_cpu", params(plugins=a.plugins) + group("KIND_CPU"),
+                [(cuda_plan, "model.plan")])
+    write_model(repo, "plan_cuda_device_cpu",
+                params(plugins=a.plugins, device="cpu") + group("KIND_GPU"),
+                [(cuda_plan, "model.plan")])
+    os.makedirs(os.path.join(repo, "argmin_gpu", "lib"))
+    write_model(repo, "argmin_gpu", params(plugins="lib/testlib_argmin.so") +
+                params(max_shapes="q:16x32") + group("KIND_GPU"),
+                [(os.path.join(m, "qa_custom_hardmax.onnx"), "model.onnx")])
+    shutil.copyfile(a.testlib, os.path.join(repo, "argmin_gpu", "lib", "testlib_argmin.so"))
+    if a.gpus >= 2:
+        # One instance on each of two GPUs: the engine is loaded on both.
+        write_model(repo, "circ_multi", params(plugins=a.plugins) +
+                    group("KIND_GPU", 1, [0, 1]), [(circ, "model.onnx")])
+
+
+def test_loading(srv, a):
     for name in ("nonzero", "qa", "qa_argmin", "circ", "circ_wild", "bert"):
         status, body = srv.get("/v2/models/%s/ready" % name)
         check(status == 200, "model %s is ready (%d %r)" % (name, status, body[:300]))
@@ -131,6 +192,10 @@ def test_loading(srv):
         "bad_type": ["config output 'y' is TYPE_INT32", "engine's 'y' is float32"],
         "bad_batch": ["max_batch_size is 4", "no batch dim"],
     }
+    if not a.gpu and not a.cuda_usable:
+        want["gpu_kind"] = ["KIND_GPU", "no GPUs are available"]
+        want["gpu_param"] = ["model 'gpu_param' is to run on cuda (parameter device \"cuda\")",
+                             "not usable here", "PRT_ERR_UNSUPPORTED"]
     for name, parts in want.items():
         m = index.get(name, {})
         reason = m.get("reason", "")
@@ -144,6 +209,11 @@ def test_loading(srv):
           == [("x", "TYPE_FP32", [2, 4, 16, 16])] and
           [(o["name"], [int(d) for d in o["dims"]]) for o in cfg["output"]]
           == [("y", [2, 4, 18, 16])], "circ's configuration is completed: %s" % body[:400])
+    # No instance_group in the CPU suite: KIND_CPU on any machine (the
+    # backend's preferred group), also where the server sees a GPU.
+    kinds = sorted({g.get("kind") for g in cfg.get("instance_group", [])})
+    want_kind = "KIND_GPU" if a.gpu else "KIND_CPU"
+    check(kinds == [want_kind], "circ's instances are %s: %s" % (want_kind, kinds))
     status, body = srv.get("/v2/models/bert/config")
     cfg = json.loads(body)
     check(cfg["max_batch_size"] == 8 and
@@ -158,7 +228,8 @@ def test_loading(srv):
           "nonzero has no batch dim (its output depends on data): %s" % body[:300])
 
 
-def test_outputs(srv, models):
+def test_outputs(srv, a):
+    models = a.models
     conn = srv.connection()
     for model, ref_name in (("nonzero", "nonzero_plugin"), ("qa", "qa_custom_hardmax"),
                             ("circ", "circ_pad_conv"), ("bert", "bert_small")):
@@ -180,6 +251,9 @@ def test_outputs(srv, models):
     check(err is None and out["Y"].shape == (3, 2) and
           out["Y"].tolist() == [[3, 7], [12, 49], [39, 0]],
           "nonzero returns its true shape: %s %s" % (err, None if out is None else out["Y"]))
+    out, err = tc.infer(conn, "nonzero", {"X": np.zeros((5, 6), np.float32)})
+    check(err is None and out["Y"].shape == (0, 2),
+          "nonzero of zeros has no rows: %s %s" % (err, None if out is None else out["Y"].shape))
     # The same model and plugin key in two registries: the standard
     # library's hardmax and the test library's argmin, side by side.
     ins, refs = load_data(models, "qa_custom_hardmax")
@@ -201,9 +275,10 @@ def test_outputs(srv, models):
     conn.close()
 
 
-def test_batching(srv, models):
+def test_batching(srv, a):
     """Concurrent batch-1 requests arrive as executions of several requests,
     on both instances, at the same time, and every response is its own."""
+    models = a.models
     ins, refs = load_data(models, "bert_small")
     rows = ins["input_ids"].shape[0]
     inf0, exe0 = srv.stats("bert")
@@ -244,7 +319,8 @@ def test_batching(srv, models):
     check(overlap, "the two instances ran at the same time")
 
 
-def test_errors(srv, models):
+def test_errors(srv, a):
+    models = a.models
     conn = srv.connection()
     ins, refs = load_data(models, "qa_custom_hardmax")
     # Wrong dtype, unknown input, wrong rank: the server refuses them.
@@ -287,8 +363,9 @@ def test_errors(srv, models):
     conn.close()
 
 
-def test_load(srv, models, threads=4, per_thread=100):
+def test_load(srv, a, threads=4, per_thread=100):
     """A small bounded load: no request lost, every answer right."""
+    models = a.models
     ins, refs = load_data(models, "circ_pad_conv")
     ok = [0] * threads
 
@@ -309,6 +386,207 @@ def test_load(srv, models, threads=4, per_thread=100):
           "%d of %d requests under load answered right" % (sum(ok), threads * per_thread))
 
 
+def test_gpu_loading(srv, a):
+    """--gpu: where each instance runs, and the kinds, plans and plugins
+    that cannot run where they are asked to, refused naming the cause."""
+    names = ["circ_cpu"] + (["circ_multi"] if a.gpus >= 2 else [])
+    for name in names:
+        status, body = srv.get("/v2/models/%s/ready" % name)
+        check(status == 200, "model %s is ready (%d %r)" % (name, status, body[:300]))
+    index = srv.repository_index()
+    want = {
+        "plan_cpu_kind_gpu": ["is KIND_GPU but model 'plan_cpu_kind_gpu' runs on the cpu"],
+        "plan_cuda_kind_cpu": ["is KIND_CPU but model 'plan_cuda_kind_cpu' runs on cuda"],
+        "plan_cuda_device_cpu": ["parameter device is 'cpu'", "was built for cuda"],
+        "argmin_gpu": ["CustomHardmax", "does not run on CUDA", "PRT_ERR_UNSUPPORTED"],
+    }
+    for name, parts in want.items():
+        m = index.get(name, {})
+        reason = m.get("reason", "")
+        check(m.get("state") == "UNAVAILABLE" and all(p in reason for p in parts),
+              "model %s is refused naming the cause %s: %r" % (name, parts, m))
+    log = srv.log_text()
+    for model, count in (("nonzero", 1), ("qa", 1), ("circ", 1), ("circ_wild", 1),
+                         ("bert", 2)):
+        got = re.findall(r"instance '(%s_\d+_\d+)' of model '%s': one context on cuda, GPU 0, "
+                         r"its own stream" % (model, model), log)
+        check(len(set(got)) == count,
+              "%s has %d instance(s) on GPU 0, each with its own stream: %s" % (model, count, got))
+    check(re.search(r"of model 'qa_argmin': one context on the cpu", log) is not None,
+          "qa_argmin (KIND_CPU) serves from the CPU beside the GPU models")
+
+
+def cuda_shm_infer(srv, model, inputs, outputs):
+    """An inference whose inputs and outputs live in registered CUDA shared
+    memory: inputs {name: (array, region, offset)}, outputs {name: (region,
+    offset, byte_size)}. (output metadata by name, None) or (None, error)."""
+    req = {"inputs": [{"name": n, "shape": list(x.shape), "datatype": tc.NP_TO_TRITON[x.dtype],
+                       "parameters": {"shared_memory_region": reg,
+                                      "shared_memory_offset": off,
+                                      "shared_memory_byte_size": x.nbytes}}
+                      for n, (x, reg, off) in inputs.items()],
+           "outputs": [{"name": n, "parameters": {"shared_memory_region": reg,
+                                                  "shared_memory_offset": off,
+                                                  "shared_memory_byte_size": size}}
+                       for n, (reg, off, size) in outputs.items()]}
+    status, body = srv.post("/v2/models/%s/infer" % model, json.dumps(req).encode())
+    doc = json.loads(body)
+    if status != 200:
+        return None, doc.get("error", "HTTP %d" % status)
+    return {o["name"]: o for o in doc["outputs"]}, None
+
+
+def test_gpu_memory(srv, a):
+    """--gpu: inputs and outputs in GPU memory (CUDA shared memory, the way a
+    client on the same machine hands the server device buffers). A CUDA
+    engine reads an aligned input where it is and copies a misaligned one
+    on the GPU; a CPU engine copies through the host; data-dependent outputs
+    land in GPU memory at their true shape."""
+    try:
+        import cupy as cp
+    except ImportError:
+        print("note: no cupy for %s: the CUDA shared memory checks are skipped" % sys.executable)
+        return
+    rt = cp.cuda.runtime
+    cx, cy = load_data(a.models, "circ_pad_conv")
+    nx, ny = load_data(a.models, "nonzero_plugin")
+    x, y = cx["x"], cy["y"]
+    X, Y = nx["X"], ny["Y"]
+    # One region: circ's x at 0 and at 64 (misaligned for the GPU), its y,
+    # nonzero's X and room for Y at its largest (every element nonzero).
+    off_x2, off_y = 1 << 20, 2 << 20
+    off_X, off_Y = 3 << 20, 4 << 20
+    y_room = X.size * 2 * 8
+    size = off_Y + y_room
+    ptr = rt.malloc(size)  # cudaMalloc itself: an IPC handle names the whole allocation
+    registered = False
+    try:
+        rt.memcpy(ptr, x.ctypes.data, x.nbytes, rt.memcpyHostToDevice)
+        rt.memcpy(ptr + off_x2 + 64, x.ctypes.data, x.nbytes, rt.memcpyHostToDevice)
+        rt.memcpy(ptr + off_X, X.ctypes.data, X.nbytes, rt.memcpyHostToDevice)
+        try:
+            handle = rt.ipcGetMemHandle(ptr)
+        except rt.CUDARuntimeError as e:
+            # Sandboxed GPUs (gVisor) may not pass CUDA IPC through.
+            print("note: CUDA IPC is not available here (%s): the CUDA shared memory "
+                  "checks are skipped" % e)
+            return
+        body = json.dumps({"raw_handle": {"b64": base64.b64encode(bytes(handle)).decode()},
+                           "device_id": 0, "byte_size": size}).encode()
+        status, resp = srv.post("/v2/cudasharedmemory/region/gpu_io/register", body)
+        registered = status == 200
+        if not registered and b"ipc" in resp.lower():
+            print("note: the server cannot open the CUDA IPC handle here (%r): the CUDA "
+                  "shared memory checks are skipped" % resp[:300])
+            return
+        check(registered, "a CUDA shared memory region registers: %d %r" % (status, resp[:300]))
+        if not registered:
+            return
+
+        def read(off, shape, dtype):
+            host = np.empty(shape, dtype)
+            if host.nbytes:
+                rt.memcpy(host.ctypes.data, ptr + off, host.nbytes, rt.memcpyDeviceToHost)
+            return host
+
+        for model, x_off, how in (("circ", 0, "read in place"), ("circ", off_x2 + 64, "copied"),
+                                  ("circ_cpu", 0, "copied through the host")):
+            rt.memset(ptr + off_y, 0xff, y.nbytes)  # NaN until written
+            log0 = len(srv.log_text())
+            out, err = cuda_shm_infer(srv, model, {"x": (x, "gpu_io", x_off)},
+                                      {"y": ("gpu_io", off_y, y.nbytes)})
+            got = read(off_y, y.shape, y.dtype)
+            check(err is None and close(got, y),
+                  "%s: x in GPU memory (%s), y written to GPU memory, matches: %s"
+                  % (model, how, err))
+            runs = re.findall(r"instance '%s_\d+_\d+': 1 request\(s\).*?, (\d) of 1 inputs "
+                              r"read in place" % model, srv.log_text()[log0:])
+            want = "1" if how == "read in place" else "0"
+            check(runs == [want], "%s: the input was %s (%s)" % (model, how, runs))
+        out, err = cuda_shm_infer(srv, "nonzero", {"X": (X, "gpu_io", off_X)},
+                                  {"Y": ("gpu_io", off_Y, y_room)})
+        shape = tuple(out["Y"]["shape"]) if out else None
+        got = read(off_Y, Y.shape, Y.dtype) if shape == Y.shape else None
+        check(err is None and shape == Y.shape and np.array_equal(got, Y),
+              "nonzero: X in GPU memory, Y in GPU memory at its true shape %s (want %s): %s"
+              % (shape, Y.shape, err))
+        # The server's check: a region smaller than the output is an error
+        # response, and the model goes on.
+        out, err = cuda_shm_infer(srv, "circ", {"x": (x, "gpu_io", 0)},
+                                  {"y": ("gpu_io", off_y, y.nbytes - 4)})
+        check(err is not None, "an output region too small is an error: %s" % err)
+        out, err = cuda_shm_infer(srv, "circ", {"x": (x, "gpu_io", 0)},
+                                  {"y": ("gpu_io", off_y, y.nbytes)})
+        check(err is None and close(read(off_y, y.shape, y.dtype), y),
+              "circ answers after it: %s" % err)
+    finally:
+        if registered:
+            srv.post("/v2/cudasharedmemory/region/gpu_io/unregister")
+        rt.free(ptr)
+
+
+def test_multi_gpu(srv, a):
+    """--gpu with two GPUs or more: one model, an instance on GPU 0 and one
+    on GPU 1 (its engine loaded there), both answering right."""
+    if a.gpus < 2:
+        print("note: %d GPU(s): the two-GPU checks are skipped" % a.gpus)
+        return
+    log = srv.log_text()
+    check("model 'circ_multi': engine loaded on GPU 1" in log,
+          "circ_multi's engine is loaded again on GPU 1")
+    on = set(re.findall(r"instance '(circ_multi_\d+_\d+)' of model 'circ_multi': one context on "
+                        r"cuda, GPU (\d)", log))
+    check(sorted(g for _, g in on) == ["0", "1"], "circ_multi has an instance on GPU 0 and 1: %s"
+          % sorted(on))
+    ins, refs = load_data(a.models, "circ_pad_conv")
+    bad = []
+    log0 = len(log)
+
+    def client(i):
+        conn = srv.connection()
+        for _ in range(25):
+            out, err = tc.infer(conn, "circ_multi", ins)
+            if err is not None or not close(out["y"], refs["y"]):
+                bad.append(err)
+        conn.close()
+
+    ts = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    check(not bad, "200 requests over two GPUs answered right (%d wrong: %s)" % (len(bad), bad[:2]))
+    ran = set(re.findall(r"instance '(circ_multi_\d+_\d+)': 1 request", srv.log_text()[log0:]))
+    check(len(ran) == 2, "both GPUs' instances ran requests: %s" % sorted(ran))
+
+
+def cuda_usable(plugrt):
+    """(usable, reason) of plugrt's CUDA device here (`plugrt devices`)."""
+    try:
+        out = subprocess.run([plugrt, "devices", "--json"], check=True, capture_output=True,
+                             text=True, timeout=60).stdout
+        for d in json.loads(out)["devices"]:
+            if d["device"] == "cuda":
+                return bool(d["usable"]), d.get("reason", "")
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError) as e:
+        return False, "plugrt devices failed: %s" % e
+    return False, "plugrt knows no cuda device"
+
+
+def gpu_count():
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # no cupy, or no driver for it
+        pass
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
+                             timeout=60).stdout
+        return max(1, sum(1 for line in out.splitlines() if line.startswith("GPU ")))
+    except (OSError, subprocess.SubprocessError):
+        return 1
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--backend-dir", required=True)
@@ -316,7 +594,10 @@ def main():
     p.add_argument("--plugins", required=True)
     p.add_argument("--testlib", required=True)
     p.add_argument("--models", required=True)
+    p.add_argument("--gpu", action="store_true",
+                   help="KIND_GPU instances on CUDA, and the GPU-only checks")
     p.add_argument("--keep", action="store_true", help="keep the work folder")
+    p.add_argument("--server-log", help="copy the server's log here at the end")
     a = p.parse_args()
     a.models = os.path.abspath(a.models)
     binary = tc.find_tritonserver()
@@ -324,6 +605,11 @@ def main():
         print("SKIP: no tritonserver: nvidia-pytriton 0.7.0 is not installed for %s "
               "(scripts/deps.sh installs it), and TRITONSERVER is not set" % sys.executable)
         return 77
+    a.cuda_usable, why = cuda_usable(a.plugrt)
+    if a.gpu and not a.cuda_usable:
+        print("SKIP: --gpu needs a GPU that plugrt can use: %s" % why)
+        return 77
+    a.gpus = gpu_count() if a.gpu else 0
     work = tempfile.mkdtemp(prefix="plugrt-triton-")
     repo = os.path.join(work, "repo")
     os.makedirs(repo)
@@ -340,11 +626,14 @@ def main():
     try:
         ready = srv.wait_ready()
         check(ready, "the server starts and is ready")
-        for test in (test_loading, test_outputs, test_batching, test_errors, test_load):
+        tests = [test_loading, test_outputs, test_batching, test_errors, test_load]
+        if a.gpu:
+            tests += [test_gpu_loading, test_gpu_memory, test_multi_gpu]
+        for test in tests:
             if not ready:
                 break
             try:
-                test(srv) if test is test_loading else test(srv, a.models)
+                test(srv, a)
             except Exception as e:  # a dead server, a broken connection
                 check(False, "%s raised %r" % (test.__name__, e))
                 ready = srv.proc.poll() is None
@@ -361,6 +650,8 @@ def main():
         print("note: the sanitized server hung after unloading the backend; killed (%s)" % rc)
     else:
         check(rc == 0, "the server exits cleanly (status %s)" % rc)
+    if a.server_log:
+        shutil.copyfile(srv.log_path, a.server_log)
     if failures:
         print("server log (%s), last lines:" % srv.log_path)
         print("\n".join(l for l in log.splitlines() if "HTTP request" not in l)[-6000:])

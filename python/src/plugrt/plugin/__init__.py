@@ -11,6 +11,10 @@
     def circ_pad_impl(x: trtp.Tensor, pads, outputs, stream):
         ...  # np.asarray(x), np.asarray(outputs[0]) on the CPU
 
+    @trtp.impl("sample::circ_pad", device="cuda")
+    def circ_pad_cuda(x: trtp.Tensor, pads, outputs, stream):
+        ...  # torch.as_tensor(x), cupy.asarray(outputs[0]) ... on `stream`
+
     network.add_plugin(trtp.op.sample.circ_pad(x, pads=np.array([1, 1], np.int32)))
 
 The register function gives the outputs' types and shapes (ShapeExpr
@@ -24,8 +28,9 @@ once the module that registers it is imported (else the error says which).
 from ._autotune import AutoTuneCombination
 from ._bridge import DecoratorPlugin, PluginDef, autotune, get_plugin, impl, op, register
 from ._shape import (ShapeExpr, ShapeExprs, SizeTensorDesc, Tensor, TensorDesc, cdiv,
-                     from_shape_expr, max, min, size_tensor)
+                     device_tensor, from_shape_expr, max, min, size_tensor)
 
 __all__ = ["AutoTuneCombination", "DecoratorPlugin", "PluginDef", "ShapeExpr", "ShapeExprs",
-           "SizeTensorDesc", "Tensor", "TensorDesc", "autotune", "cdiv", "from_shape_expr",
-           "get_plugin", "impl", "max", "min", "op", "register", "size_tensor"]
+           "SizeTensorDesc", "Tensor", "TensorDesc", "autotune", "cdiv", "device_tensor",
+           "from_shape_expr", "get_plugin", "impl", "max", "min", "op", "register",
+           "size_tensor"]

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _capi as C
 from .. import _errors as E
 from .._plugin import Bridge, CreatorBridge, IPluginCreatorV3One
-from .._types import DataType, Device, PluginField, PluginFieldType, TensorFormat
+from .._types import DataType, Device, PluginField, PluginFieldType, TensorFormat, to_device
 from ._autotune import AutoTuneCombination
 from ._shape import ShapeExpr, ShapeExprs, SizeTensorDesc, Tensor, TensorDesc
 
@@ -230,8 +230,8 @@ class PluginDef:
             else:
                 self.attrs[p.name] = _Attr(p.name, ann, p.default)
         self.nb_outputs_hint = _outputs_from_annotation(hints.get("return", sig.return_annotation))
-        self.impl_fn = None
-        self.impl_args = None
+        self.impls = {}  # prt_device -> (impl function, its (attrs, extras))
+        self.device_mask = 1 << Device.CPU
         self.autotune_fn = None
         self.autotune_args = None
         self.creator = _DecoratorCreator(self)
@@ -252,11 +252,30 @@ class PluginDef:
         return set(self.attrs) if has_kw else {n for n in rest if n in self.attrs}, \
             {n for n in extra if n in rest or has_kw}
 
-    def set_impl(self, fn):
-        self.impl_fn = fn
-        self.impl_args = self._params(fn, "impl", ("outputs", "stream", "tactic"))
-        if "outputs" not in self.impl_args[1]:
+    def set_impl(self, fn, devices=("cpu",)):
+        args = self._params(fn, "impl", ("outputs", "stream", "tactic"))
+        if "outputs" not in args[1]:
             raise TypeError("%s: impl needs an 'outputs' parameter" % self.id)
+        if isinstance(devices, (str, int)):
+            devices = [devices]
+        ds = []
+        for d in devices:
+            try:
+                ds.append(int(to_device(d)))
+            except (ValueError, TypeError):
+                raise ValueError("%s: impl device %r is not 'cpu' or 'cuda'" % (
+                    self.id, d)) from None
+        if not ds:
+            raise ValueError("%s: impl for no device" % self.id)
+        for d in ds:
+            self.impls[d] = (fn, args)
+        self.device_mask = sum(1 << d for d in self.impls)
+
+    @property
+    def impl_fn(self):
+        """The impl function (the CPU's, or the first device's)."""
+        got = self.impls.get(int(Device.CPU)) or next(iter(self.impls.values()), None)
+        return got[0] if got else None
 
     def set_autotune(self, fn):
         self.autotune_fn = fn
@@ -333,7 +352,7 @@ class DecoratorBridge(Bridge):
     """Serves one decorator plugin object for C."""
 
     def __init__(self, pdef: PluginDef, attrs, hints=None):
-        super().__init__(pdef.name, pdef.version, pdef.namespace, 1 << Device.CPU)
+        super().__init__(pdef.name, pdef.version, pdef.namespace, 0)
         self.pdef = pdef
         self.attrs = attrs
         self.module = pdef.module
@@ -351,11 +370,18 @@ class DecoratorBridge(Bridge):
         self.out_tensors = ()
         self.kwargs = None
         self._stream = None
+        self._dev = None  # the device in_tensors, out_tensors and kwargs are set up for
+        self._fn = None
         self._fields = None
         self._dtype_cache = {}
 
+    @property
+    def devices(self):
+        return self.pdef.device_mask
+
     def describe(self, entry):
-        fn = {"enqueue": self.pdef.impl_fn,
+        impl = self.pdef.impls.get(self._dev)
+        fn = {"enqueue": impl[0] if impl else self.pdef.impl_fn,
               "supports_format_combination": self.pdef.autotune_fn,
               "get_valid_tactics": self.pdef.autotune_fn}.get(entry, self.pdef.register_fn)
         what = {"enqueue": "impl", "supports_format_combination": "autotune",
@@ -527,26 +553,40 @@ class DecoratorBridge(Bridge):
             if i < len(outs_t) and j < len(self.in_tensors):
                 outs_t[i]._aliased = self.in_tensors[j]
         self.out_tensors = outs_t
-        attrs_used, extra = self.pdef.impl_args
+        self._dev = None  # the next run sets the tensors' device and the arguments
+
+    def _set_device(self, device, stream):
+        """Points the tensors and the arguments at `device`'s impl."""
+        impl = self.pdef.impls.get(device)
+        if impl is None:
+            raise RuntimeError("%s has no impl for %s (@plugrt.plugin.impl(%r, device=%r))"
+                               % (self.pdef.id, Device(device).name, self.pdef.id,
+                                  Device(device).name.lower()))
+        fn, (attrs_used, extra) = impl
+        for t in self.in_tensors + self.out_tensors:
+            t._device, t._stream = device, stream
         kw = {n: self.attrs[n] for n in attrs_used}
-        kw["outputs"] = outs_t
+        kw["outputs"] = self.out_tensors
         if "stream" in extra:
-            kw["stream"] = 0
+            kw["stream"] = stream
         if "tactic" in extra:
             kw["tactic"] = self.tactic
-        self.kwargs = kw
-        self._stream = 0
+        self.kwargs, self._fn, self._dev, self._stream = kw, fn, device, stream
 
-    def run(self, ins, outs, workspace, stream):
+    def run(self, ins, outs, workspace, device, stream):
+        if device != self._dev:
+            self._set_device(device, stream)
+        elif stream != self._stream:
+            for t in self.in_tensors + self.out_tensors:
+                t._stream = stream
+            if "stream" in self.kwargs:
+                self.kwargs["stream"] = stream
+            self._stream = stream
         for t, p in zip(self.in_tensors, ins):
             t._ptr = p
         for t, p in zip(self.out_tensors, outs):
             t._ptr = p
-        kw = self.kwargs
-        if stream != self._stream and "stream" in kw:
-            kw["stream"] = stream
-            self._stream = stream
-        return self.pdef.impl_fn(*self.in_tensors, **kw)
+        return self._fn(*self.in_tensors, **self.kwargs)
 
     def _copy(self):
         b = DecoratorBridge(self.pdef, self.attrs, self.hints)
@@ -560,7 +600,7 @@ class DecoratorBridge(Bridge):
         return b
 
     def attach(self, ctx):
-        if self.pdef.impl_fn is None:
+        if not self.pdef.impls:
             raise E.StateError("%s has no impl function (@plugrt.plugin.impl(%r))" % (
                 self.pdef.id, self.pdef.id))
         return self._copy()
@@ -643,12 +683,20 @@ def _get(plugin_id, what):
     return pdef
 
 
-def impl(plugin_id: str):
+def impl(plugin_id: str, device="cpu"):
     """The computation: the decorated function takes the input Tensors, the
     attributes it names, `outputs` (a tuple of Tensors to write), and
-    optionally `stream` (0 on the CPU) and `tactic`."""
+    optionally `stream` (the cudaStream_t as an int; 0 on the CPU) and
+    `tactic`.
+
+    `device` says where it runs: "cpu" (the default; Tensors with
+    __array_interface__), "cuda" (Tensors with __cuda_array_interface__ and
+    DLPack: torch, cupy, Triton), or a list for one function serving both
+    (Tensor.device tells which). A plugin may have one impl per device; it
+    runs on the devices that have one. TensorRT's impl is CUDA's: write
+    @impl(id, device="cuda") for what tensorrt.plugin's @impl(id) does."""
     def deco(fn):
-        _get(plugin_id, "impl").set_impl(fn)
+        _get(plugin_id, "impl").set_impl(fn, device)
         return fn
     return deco
 

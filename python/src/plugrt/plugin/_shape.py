@@ -14,7 +14,10 @@ from typing import Iterable, Optional, Tuple, Union
 
 import numpy as np
 
-from .._types import TYPESTR, DataType, Dims, TensorFormat, to_dtype, volume
+from .. import _cuda
+from .. import _dlpack as _dl
+from .._types import (TYPESTR, DataType, Device, Dims, PluginTensorDesc, TensorFormat,
+                      to_device, to_dtype, volume)
 
 _SUM, _PROD, _MAX, _MIN, _SUB, _EQUAL, _LESS, _FLOOR_DIV, _CEIL_DIV = range(9)
 _OP_NAMES = ["+", "*", "max", "min", "-", "==", "<", "//", "cdiv"]
@@ -401,14 +404,21 @@ def from_shape_expr(shape_expr, dtype, format=TensorFormat.LINEAR) -> TensorDesc
 
 
 class Tensor:
-    """A tensor as impl sees it: data_ptr, shape, dtype, strides (in
-    elements), and on the CPU __array_interface__ (np.asarray(t) is a view,
-    writable for outputs). Data-dependent dims hold their upper bound; the
-    plugin writes the tensor densely with the true dims."""
-    __slots__ = ("_ptr", "_shape", "_dtype", "_typestr", "_strides", "_format", "_aliased",
-                 "_readonly", "_view", "_iface")
+    """A tensor as impl (or a class plugin, through plugrt.device_tensor)
+    sees it: data_ptr, shape, dtype, strides (in elements), device, stream.
 
-    def __init__(self, shape=(), dtype=DataType.FLOAT, ptr=0, readonly=False):
+    On the CPU it has __array_interface__ (np.asarray(t) is a view, writable
+    for outputs); on CUDA __cuda_array_interface__ (version 3, with the
+    stream the plugin runs on), so torch.as_tensor(t) and cupy.asarray(t)
+    wrap it without a copy. Both have __dlpack__ / __dlpack_device__
+    (torch.from_dlpack, cupy.from_dlpack, np.from_dlpack). Data-dependent
+    dims hold their upper bound; the plugin writes the tensor densely with
+    the true dims. The memory is valid during the call only."""
+    __slots__ = ("_ptr", "_shape", "_dtype", "_typestr", "_strides", "_format", "_aliased",
+                 "_readonly", "_view", "_iface", "_device", "_stream", "_cai", "_dev_id")
+
+    def __init__(self, shape=(), dtype=DataType.FLOAT, ptr=0, readonly=False,
+                 device=Device.CPU, stream=0):
         self._shape = Dims(shape)
         self._dtype = DataType(dtype)
         self._typestr = TYPESTR[self._dtype]
@@ -423,6 +433,10 @@ class Tensor:
         self._readonly = readonly
         self._view = None   # (ptr, ndarray) of the last numpy() call
         self._iface = None  # (ptr, dict) of the last __array_interface__
+        self._cai = None    # (ptr, stream, dict) of the last __cuda_array_interface__
+        self._dev_id = None  # (ptr, GPU ordinal) of the last __dlpack_device__
+        self._device = int(to_device(device))
+        self._stream = int(stream or 0)
 
     @property
     def data_ptr(self) -> int:
@@ -448,6 +462,21 @@ class Tensor:
     def format(self) -> TensorFormat:
         return self._format
 
+    @property
+    def device(self) -> Device:
+        """Device.CPU or Device.CUDA: where the memory is."""
+        return _DEVICES[self._device]
+
+    @property
+    def stream(self) -> int:
+        """The cudaStream_t (an int) the plugin runs on; 0 on the CPU and for
+        CUDA's default stream."""
+        return self._stream
+
+    @property
+    def nbytes(self) -> int:
+        return volume(self._shape) * self._dtype.itemsize
+
     def numel(self) -> int:
         return volume(self._shape)
 
@@ -460,12 +489,66 @@ class Tensor:
 
     @property
     def __array_interface__(self):
+        if self._device:
+            raise AttributeError("this Tensor is in CUDA memory; it has "
+                                 "__cuda_array_interface__, not __array_interface__")
         c = self._iface
         if c is None or c[0] != self._ptr:
             c = self._iface = (self._ptr, {"shape": tuple(self._shape), "typestr": self._typestr,
                                            "data": (self._ptr, self._readonly), "strides": None,
                                            "version": 3})
         return c[1]
+
+    @property
+    def __cuda_array_interface__(self):
+        if not self._device:
+            raise AttributeError("this Tensor is in host memory; it has __array_interface__, "
+                                 "not __cuda_array_interface__")
+        c = self._cai
+        if c is None or c[0] != self._ptr or c[1] != self._stream:
+            # Inputs too are (ptr, False): torch refuses read-only CUDA arrays.
+            c = self._cai = (self._ptr, self._stream, {
+                "shape": tuple(self._shape), "typestr": self._typestr,
+                "data": (self._ptr, False), "strides": None, "version": 3,
+                "stream": self._stream or 1})
+        return c[2]
+
+    def __array__(self, dtype=None, copy=None):
+        if self._device:
+            raise TypeError("this Tensor is in CUDA memory, which numpy cannot read: wrap it "
+                            "with torch.as_tensor(t) or cupy.asarray(t) "
+                            "(__cuda_array_interface__), or torch.from_dlpack(t)")
+        o = _Iface()
+        o.__array_interface__ = self.__array_interface__
+        a = np.asarray(o)
+        return a if dtype is None else a.astype(dtype, copy=bool(copy))
+
+    def __dlpack_device__(self):
+        if not self._device:
+            return (_dl.KDL_CPU, 0)
+        c = self._dev_id
+        if c is None or c[0] != self._ptr:
+            c = self._dev_id = (self._ptr, _cuda.pointer_device(self._ptr))
+        return (_dl.KDL_CUDA, c[1])
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of the memory (no copy; copy=True is refused).
+        On CUDA, a consumer's stream other than the plugin's is made to wait
+        for the plugin's (an event; the host does not wait)."""
+        if copy:
+            raise BufferError("a plugrt Tensor is exported without a copy (copy=True asked)")
+        if dl_device is not None and tuple(dl_device)[0] != self.__dlpack_device__()[0]:
+            raise BufferError("a plugrt Tensor on %s cannot be exported to DLPack device %r"
+                              % (self.device.name, tuple(dl_device)))
+        versioned = max_version is not None and tuple(max_version)[0] >= 1
+        if self._device:
+            _cuda.order_streams(1 if stream is None else (int(stream) or 1), self._stream or 1)
+            return _dl.export(self._ptr, self._shape, self._dtype, _dl.KDL_CUDA,
+                              self.__dlpack_device__()[1], False, versioned)
+        if stream is not None:
+            raise BufferError("a CPU tensor takes no stream (got %r)" % (stream,))
+        return _dl.export(self._ptr, self._shape, self._dtype, _dl.KDL_CPU, 0, self._readonly,
+                          versioned)
 
     def numpy(self) -> np.ndarray:
         """A numpy view of the memory (CPU), like np.asarray(self) but kept
@@ -476,9 +559,33 @@ class Tensor:
         return c[1]
 
     def __repr__(self):
-        return "Tensor(shape=%s, dtype=%s, data_ptr=0x%x)" % (
-            tuple(self._shape), self._dtype.name, self._ptr)
+        return "Tensor(shape=%s, dtype=%s, data_ptr=0x%x%s)" % (
+            tuple(self._shape), self._dtype.name, self._ptr,
+            ", device=CUDA, stream=0x%x" % self._stream if self._device else "")
 
 
-__all__ = ["ShapeExpr", "ShapeExprs", "TensorDesc", "SizeTensorDesc", "Tensor", "size_tensor",
-           "from_shape_expr", "cdiv", "max", "min"]
+class _Iface:
+    __slots__ = ("__array_interface__",)
+
+
+_DEVICES = (Device.CPU, Device.CUDA)
+
+
+def device_tensor(ptr: int, shape_or_desc, dtype=None, stream=0, readonly: bool = False,
+                  device=Device.CUDA) -> Tensor:
+    """A Tensor over memory at `ptr` (no copy), by default CUDA memory: give
+    a PluginTensorDesc (what enqueue receives) or a shape and a dtype. For a
+    class plugin's enqueue on CUDA: torch.as_tensor(plugrt.device_tensor(
+    inputs[0], input_desc[0], stream=stream)). The stream goes into its
+    __cuda_array_interface__; readonly only marks CPU views."""
+    if isinstance(shape_or_desc, PluginTensorDesc):
+        shape, dt = shape_or_desc.dims, shape_or_desc.type
+    else:
+        if dtype is None:
+            raise TypeError("device_tensor needs a dtype with a shape")
+        shape, dt = shape_or_desc, to_dtype(dtype)
+    return Tensor(shape, dt, int(ptr or 0), readonly, device, _cuda.stream_handle(stream))
+
+
+__all__ = ["ShapeExpr", "ShapeExprs", "TensorDesc", "SizeTensorDesc", "Tensor", "device_tensor",
+           "size_tensor", "from_shape_expr", "cdiv", "max", "min"]
