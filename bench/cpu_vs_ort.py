@@ -34,7 +34,9 @@ average is printed before and after.
 
 With --profile, each row where plugrt is slower gets its per-layer profile
 (`plugrt run --profile-layers --profile-json`, same shapes and thread
-count), summed by op, slowest first.
+count) summed by op, slowest first, beside ONNX Runtime's own profile of
+the same row (enable_profiling: each node's kernel time) summed by its op
+types.
 
     /usr/bin/python3 bench/cpu_vs_ort.py                    # the table
     /usr/bin/python3 bench/cpu_vs_ort.py --repeats 3 --profile --markdown
@@ -161,6 +163,33 @@ def profile(model, batch, threads, iters):
     return p["layers_median_sum_ms"], sorted(by_op.items(), key=lambda kv: -kv[1])
 
 
+def ort_profile(model, batch, threads, iters):
+    """ONNX Runtime's time by op type (ms, sum over nodes of each node's
+    median kernel time), from its own profiler, same inputs and threads."""
+    path = os.path.join(MODELS, model + ".onnx")
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    with tempfile.TemporaryDirectory() as tmp:
+        so.enable_profiling = True
+        so.profile_file_prefix = os.path.join(tmp, "ort")
+        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        feeds = inputs_for(model, batch)
+        for _ in range(iters + 3):
+            sess.run(None, feeds)
+        with open(sess.end_profiling()) as f:
+            events = json.load(f)
+    per_node = {}
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            per_node.setdefault((e["name"], e["args"].get("op_name", "?")), []).append(e["dur"])
+    by_op = {}
+    for (_, op), durs in per_node.items():
+        by_op[op] = by_op.get(op, 0.0) + statistics.median(durs) * 1e-3
+    return sum(by_op.values()), sorted(by_op.items(), key=lambda kv: -kv[1])
+
+
 def measure(args, threads):
     """The rows of one thread count (in this process)."""
     rows = []
@@ -272,11 +301,19 @@ def main():
         for model, batch, threads, mo, mp, r, _, _, _, _ in rows:
             if r >= 1.0:
                 continue
-            total, ops = profile(model, batch, threads, 20 if batch > 1 else 50)
-            print("\n%s batch %d, %d thread(s): plugrt %.2f ms over its layers; by op:" % (
-                model, batch, threads, total))
-            for op, ms in ops[:8]:
-                print("  %-20s %8.3f ms  %5.1f%%" % (op, ms, 100 * ms / total))
+            iters = 20 if batch > 1 else 50
+            total, ops = profile(model, batch, threads, iters)
+            ototal, oops = ort_profile(model, batch, threads, iters)
+            print("\n%s batch %d, %d thread(s): by op, sum of the layers' medians "
+                  "(plugrt %.2f ms; ORT's profiler %.2f ms, its nodes fused its own way):" % (
+                      model, batch, threads, total, ototal))
+            for k in range(max(min(len(ops), 8), min(len(oops), 8))):
+                a = ("%-18s %7.3f ms %5.1f%%" % (ops[k][0], ops[k][1], 100 * ops[k][1] / total)
+                     if k < len(ops) else "")
+                b = ("%-18s %7.3f ms %5.1f%%" % (oops[k][0], oops[k][1],
+                                                 100 * oops[k][1] / ototal)
+                     if k < len(oops) else "")
+                print("  plugrt %-38s | ORT %s" % (a, b))
 
 
 if __name__ == "__main__":
