@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, checks the format, builds with warnings as errors,
 # and runs the whole suite: a normal build; the Python package's wheel,
-# installed in a virtual environment, and its pytest suite; the test that runs one engine
-# from several threads under ThreadSanitizer; then the whole suite again
+# installed in a virtual environment, and its pytest suite; the tests that run one engine
+# from several threads and the thread pool under ThreadSanitizer; then the whole suite again
 # under AddressSanitizer and UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +32,11 @@ rm -rf "$py/dist"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_C_FLAGS="-fsanitize=thread -g" \
   -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
   -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
-cmake --build build-tsan -j "$jobs" --target test_runtime
+cmake --build build-tsan -j "$jobs" --target test_runtime test_parallel
 TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 ./build-tsan/tests/test_runtime
+# The thread pool, plugins on the host's threads, contexts with pools on
+# several threads at once.
+TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 ./build-tsan/tests/test_parallel
 
 cmake -S . -B build-asan -G Ninja -DPRT_WERROR=ON -DPRT_SANITIZE=ON -DPRT_PYTHON=ON >/dev/null
 cmake --build build-asan -j "$jobs"

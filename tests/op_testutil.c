@@ -157,6 +157,48 @@ void ot_check_close(const char *what, const ot_tensor *got, const prt_dims *want
     }
 }
 
+void ot_conv_ref(const ot_tensor *x, const ot_tensor *w, const ot_tensor *b,
+                 int64_t group, const int64_t *st, const int64_t *dl, const int64_t *pb,
+                 const int64_t *O, double *want)
+{
+    const int32_t ns = x->dims.nb_dims - 2;
+    const int64_t N = x->dims.d[0], C = x->dims.d[1], M = w->dims.d[0];
+    const int64_t Cg = C / group, Mg = M / group;
+    int64_t ovol = 1, kvol = 1;
+    for (int32_t i = 0; i < ns; i++) {
+        ovol *= O[i];
+        kvol *= w->dims.d[2 + i];
+    }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t p = 0; p < ovol; p++) {
+                int64_t o[3] = {0}, rem = p, g = m / Mg;
+                double s = b ? ot_get(b, m) : 0;
+                for (int32_t i = ns - 1; i >= 0; i--) {
+                    o[i] = rem % O[i];
+                    rem /= O[i];
+                }
+                for (int64_t c = 0; c < Cg; c++)
+                    for (int64_t kp = 0; kp < kvol; kp++) {
+                        int64_t kk[3], r2 = kp, xi = n * C + g * Cg + c, wi = m * Cg + c;
+                        int inside = 1;
+                        for (int32_t i = ns - 1; i >= 0; i--) {
+                            kk[i] = r2 % w->dims.d[2 + i];
+                            r2 /= w->dims.d[2 + i];
+                        }
+                        for (int32_t i = 0; i < ns; i++) {
+                            int64_t q = o[i] * st[i] - pb[i] + kk[i] * dl[i];
+                            inside &= q >= 0 && q < x->dims.d[2 + i];
+                            xi = xi * x->dims.d[2 + i] + q;
+                            wi = wi * w->dims.d[2 + i] + kk[i];
+                        }
+                        if (inside)
+                            s += ot_get(x, xi) * ot_get(w, wi);
+                    }
+                want[(n * M + m) * ovol + p] = s;
+            }
+}
+
 /* ---- fields ------------------------------------------------------------------ */
 
 prt_field ot_fld_i32(const char *name, const int32_t *v, int64_t n)
@@ -244,11 +286,18 @@ prt_status ot_build_op(const char *name, const prt_field *fields, int32_t nb_fie
 prt_status ot_run_engine(const prt_engine *e, const ot_tensor *in, int32_t nb_in,
                          ot_tensor *out)
 {
+    return ot_run_engine_threads(e, in, nb_in, 0, out);
+}
+
+prt_status ot_run_engine_threads(const prt_engine *e, const ot_tensor *in, int32_t nb_in,
+                                 int32_t threads, ot_tensor *out)
+{
     prt_context *ctx = NULL;
     prt_io_info io = {.struct_size = sizeof(prt_io_info)};
+    prt_context_options opt = {.struct_size = sizeof opt, .threads = threads};
     prt_dims yd;
     int32_t yi;
-    prt_status st = prt_context_create(e, &ctx);
+    prt_status st = prt_context_create_with_options(e, &opt, &ctx);
     out->data = NULL;
     for (int32_t i = 0; !st && i < nb_in; i++) {
         char nm[16];

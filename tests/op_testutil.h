@@ -59,6 +59,15 @@ int ot_dims_eq(const prt_dims *a, const prt_dims *b);
 void ot_check_close(const char *what, const ot_tensor *got, const prt_dims *want_dims,
                     const double *want, double rtol);
 
+/* Conv by its definition, in double: for X [N, C, D...] and W
+ * [M, C / group, K...] of ns spatial dims (up to 3), strides st[], dilations
+ * dl[], padding before pb[] and output sizes O[] (the caller applies ONNX's
+ * padding rules), want[(n M + m) ovol + p] = b[m] (0 without b) plus every
+ * product x * w of the window that lies inside X. */
+void ot_conv_ref(const ot_tensor *x, const ot_tensor *w, const ot_tensor *b,
+                 int64_t group, const int64_t *st, const int64_t *dl, const int64_t *pb,
+                 const int64_t *O, double *want);
+
 /* ---- fields ------------------------------------------------------------------ */
 
 /* Fields borrowing name and value (which must outlive their use). */
@@ -86,6 +95,11 @@ PRT_NODISCARD prt_status ot_build_op(const char *name, const prt_field *fields,
  * *out for Y, which the caller frees (its data is NULL after a failure). */
 PRT_NODISCARD prt_status ot_run_engine(const prt_engine *e, const ot_tensor *in,
                                        int32_t nb_in, ot_tensor *out);
+/* ot_run_engine on a context of `threads` intra-op threads (0: the
+ * default). */
+PRT_NODISCARD prt_status ot_run_engine_threads(const prt_engine *e, const ot_tensor *in,
+                                               int32_t nb_in, int32_t threads,
+                                               ot_tensor *out);
 /* Serializes e and loads it back through an empty registry (built-ins need
  * none); the caller destroys *out. */
 PRT_NODISCARD prt_status ot_reload(const prt_engine *e, prt_engine **out);

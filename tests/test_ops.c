@@ -316,7 +316,8 @@ static int test_objects(void)
     f[0] = ot_fld_i32("padz", pads, 4);
     CHECK_ERR(c->create(c, "conv", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
               "Conv (layer 'conv'): unknown field 'padz' (accepted: auto_pad, "
-              "dilations, group, kernel_shape, pads, strides)");
+              "dilations, group, kernel_shape, pads, strides, activation, "
+              "activation_params)");
     f[0].name = "strides";
     f[0].data = &bad;
     f[0].type = PRT_FIELD_FLOAT32;
@@ -766,6 +767,74 @@ static int test_matmul(void)
         ot_free(&in[0]);
         ot_free(&in[1]);
     }
+    /* The bias input (the importer's MatMul + Add): N values added to
+     * every row; several blocks and a batch of B's own included. */
+    {
+        struct {
+            int32_t dtype;
+            prt_dims a, b, bias;
+        } bc[] = {
+            {PRT_FLOAT32, D3(2, 3, 16), D2(16, 24), D1(24)},
+            {PRT_FLOAT32, D4(2, 3, 5, 7), D4(2, 3, 7, 9), D2(1, 9)},
+            {PRT_FLOAT32, D2(200, 130), D2(130, 300), D1(300)},
+            {PRT_FLOAT32, D1(40), D2(40, 70), D1(70)},
+            {PRT_FLOAT16, D3(2, 3, 8), D2(8, 5), D1(5)},
+            {PRT_BFLOAT16, D2(4, 8), D2(8, 6), D1(6)},
+        };
+        for (size_t c = 0; c < sizeof bc / sizeof bc[0]; c++) {
+            ot_tensor in[3], y;
+            double *want = calloc(200 * 300, sizeof(double));
+            prt_dims od;
+            char what[64];
+            int32_t dt = bc[c].dtype;
+            int64_t n;
+            REQUIRE(want);
+            in[0] = ot_random(dt, bc[c].a, &rng, 0);
+            in[1] = ot_random(dt, bc[c].b, &rng, 0);
+            in[2] = ot_random(dt, bc[c].bias, &rng, 0);
+            ref_matmul(&in[0], &in[1], &od, want);
+            n = tu_volume(&bc[c].bias);
+            for (int64_t i = 0; i < tu_volume(&od); i++)
+                want[i] += ot_get(&in[2], i % n);
+            snprintf(what, sizeof what, "MatMul bias case %d (%s)", (int)c,
+                     prt_dtype_name(dt));
+            CHECK_OK(ot_run_op("MatMul", NULL, 0, in, 3, &y));
+            if (y.data)
+                ot_check_close(what, &y, &od, want,
+                               dt == PRT_FLOAT32   ? 1e-4
+                               : dt == PRT_FLOAT16 ? 2e-3
+                                                   : 1e-2);
+            ot_free(&y);
+            for (int k = 0; k < 3; k++)
+                ot_free(&in[k]);
+            free(want);
+        }
+    }
+    {
+        ot_tensor in[3], y;
+        in[0] = ot_make(PRT_FLOAT32, D2(3, 4));
+        in[1] = ot_make(PRT_FLOAT32, D2(4, 24));
+        in[2] = ot_make(PRT_FLOAT32, D1(5));
+        CHECK_ERR(ot_run_op("MatMul", NULL, 0, in, 3, &y), PRT_ERR_SHAPE,
+                  "the bias [5] must hold N values, one per column");
+        ot_free(&in[2]);
+        in[2] = ot_make(PRT_FLOAT32, D2(3, 24));
+        CHECK_ERR(ot_run_op("MatMul", NULL, 0, in, 3, &y), PRT_ERR_SHAPE,
+                  "the bias [3, 24] must be a vector of N values");
+        for (int k = 0; k < 3; k++)
+            ot_free(&in[k]);
+        in[0] = ot_make(PRT_INT32, D2(3, 4));
+        in[1] = ot_make(PRT_INT32, D2(4, 2));
+        in[2] = ot_make(PRT_INT32, D1(2));
+        CHECK_ERR(ot_run_op("MatMul", NULL, 0, in, 3, &y), PRT_ERR_UNSUPPORTED,
+                  "input 2 dtype int32 is not supported here");
+        ot_free(&in[1]);
+        in[1] = ot_make(PRT_INT64, D2(4, 2));
+        CHECK_ERR(ot_run_op("MatMul", NULL, 0, in, 2, &y), PRT_ERR_UNSUPPORTED,
+                  "input 1 dtype int64 is not supported here (supported: int32)");
+        for (int k = 0; k < 3; k++)
+            ot_free(&in[k]);
+    }
     /* Dynamic K and M: checked at run time. */
     {
         uint32_t dyn[2] = {3u, 1u};
@@ -1083,7 +1152,7 @@ static void ref_conv(const conv_case *cc, const ot_tensor *x, const ot_tensor *w
                      const ot_tensor *b, prt_dims *od, double *want)
 {
     int32_t ns = x->dims.nb_dims - 2, G = cc->group ? cc->group : 1;
-    int64_t N = x->dims.d[0], C = x->dims.d[1], M = w->dims.d[0], Cg = C / G, Mg = M / G;
+    int64_t N = x->dims.d[0], M = w->dims.d[0];
     int64_t pb[3] = {0}, st[3], dl[3], K[3], D[3], O[3];
     const char *ap = cc->auto_pad ? cc->auto_pad : "NOTSET";
     for (int32_t i = 0; i < ns; i++) {
@@ -1113,41 +1182,7 @@ static void ref_conv(const conv_case *cc, const ot_tensor *x, const ot_tensor *w
     od->d[1] = M;
     for (int32_t i = 0; i < ns; i++)
         od->d[2 + i] = O[i];
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t m = 0; m < M; m++) {
-            int64_t g = m / Mg;
-            int64_t ovol = tu_volume(od) / (N * M);
-            for (int64_t p = 0; p < ovol; p++) {
-                int64_t o[3] = {0}, rem = p;
-                double s = b ? ot_get(b, m) : 0;
-                for (int32_t i = ns - 1; i >= 0; i--) {
-                    o[i] = rem % O[i];
-                    rem /= O[i];
-                }
-                for (int64_t c = 0; c < Cg; c++) {
-                    int64_t kvol = 1;
-                    for (int32_t i = 0; i < ns; i++)
-                        kvol *= K[i];
-                    for (int64_t kp = 0; kp < kvol; kp++) {
-                        int64_t kk[3], r2 = kp, xi = n * C + g * Cg + c, wi = m * Cg + c;
-                        int inside = 1;
-                        for (int32_t i = ns - 1; i >= 0; i--) {
-                            kk[i] = r2 % K[i];
-                            r2 /= K[i];
-                        }
-                        for (int32_t i = 0; i < ns; i++) {
-                            int64_t q = o[i] * st[i] - pb[i] + kk[i] * dl[i];
-                            inside &= q >= 0 && q < D[i];
-                            xi = xi * D[i] + q;
-                            wi = wi * K[i] + kk[i];
-                        }
-                        if (inside)
-                            s += ot_get(x, xi) * ot_get(w, wi);
-                    }
-                }
-                want[(n * M + m) * ovol + p] = s;
-            }
-        }
+    ot_conv_ref(x, w, b, G, st, dl, pb, O, want);
 }
 
 static int32_t conv_fields(const conv_case *cc, const prt_dims *w, prt_field *f,

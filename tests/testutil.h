@@ -66,7 +66,8 @@ double tu_rng_uniform(tu_rng *r);
 /* Uniform integer in [lo, hi]. */
 int64_t tu_rng_range(tu_rng *r, int64_t lo, int64_t hi);
 
-/* A registry with the standard plugin library (PRT_PLUGINS_PATH) loaded.
+/* A registry with the standard plugin library (PRT_PLUGINS_PATH, or
+ * $PLUGRT_PLUGINS when set) loaded.
  * NULL (and a recorded failure) if that fails. */
 prt_registry *tu_registry_with_plugins(void);
 

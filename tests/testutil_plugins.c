@@ -7,12 +7,17 @@
 prt_registry *tu_registry_with_plugins(void)
 {
     prt_registry *reg = NULL;
+    /* PLUGRT_PLUGINS, as for the plugrt program, for a test run away from
+     * its build tree (scripts/cuda_ops_gpu.sh's bundle). */
+    const char *path = getenv("PLUGRT_PLUGINS");
+    if (!path || !path[0])
+        path = PRT_PLUGINS_PATH;
     if (prt_registry_create(&reg) != PRT_OK) {
         tu_fail(__FILE__, __LINE__, "prt_registry_create");
         return NULL;
     }
-    if (prt_registry_load_library(reg, PRT_PLUGINS_PATH) != PRT_OK) {
-        tu_fail(__FILE__, __LINE__, "load " PRT_PLUGINS_PATH);
+    if (prt_registry_load_library(reg, path) != PRT_OK) {
+        tu_fail(__FILE__, __LINE__, path);
         prt_registry_destroy(reg);
         return NULL;
     }

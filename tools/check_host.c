@@ -43,6 +43,36 @@ static void host_set_error(void *host, prt_status status, const char *message)
     snprintf(c->error, sizeof c->error, "%s", message ? message : "");
 }
 
+/* The checker's loops run on one thread, but split as a pool might split
+ * them and in reverse order, so a plugin whose result depends on the
+ * split or on the order of its ranges shows it in the checks that compare
+ * runs (plugin.h: parallel_for). */
+static void host_parallel_for(void *host, int64_t n, int64_t grain, prt_range_fn fn,
+                              void *arg)
+{
+    int64_t chunk = grain > 1 ? grain : 1;
+    (void)host;
+    if (!fn || n <= 0)
+        return;
+    if (n / 3 > chunk)
+        chunk = n / 3;
+    /* Ranges of `chunk` from 0, the last one shorter, called last first. */
+    for (int64_t begin = (n - 1) / chunk * chunk; begin >= 0; begin -= chunk)
+        fn(arg, begin, begin + chunk < n ? begin + chunk : n);
+}
+
+static int32_t host_nb_threads(void *host)
+{
+    (void)host;
+    return 1;
+}
+
+static int32_t host_thread_index(void *host)
+{
+    (void)host;
+    return 0;
+}
+
 const prt_host_services *chk_host_services(chk_ctx *c)
 {
     static prt_host_services services;
@@ -51,6 +81,9 @@ const prt_host_services *chk_host_services(chk_ctx *c)
     services.host = c;
     services.log = host_log;
     services.set_error = host_set_error;
+    services.parallel_for = host_parallel_for;
+    services.nb_threads = host_nb_threads;
+    services.thread_index = host_thread_index;
     return &services;
 }
 

@@ -29,7 +29,8 @@ enum {
     OPT_MAX,
     OPT_WORKSPACE,
     OPT_AUTOTUNE,
-    OPT_TIMING_CACHE
+    OPT_TIMING_CACHE,
+    OPT_OP_THREADS
 };
 
 static const cli_opt build_opts[] = {
@@ -45,6 +46,7 @@ static const cli_opt build_opts[] = {
     {"--workspace", NULL, 1, OPT_WORKSPACE},
     {"--autotune", NULL, 0, OPT_AUTOTUNE},
     {"--timing-cache", NULL, 1, OPT_TIMING_CACHE},
+    {"--op-threads", NULL, 1, OPT_OP_THREADS},
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
@@ -83,6 +85,9 @@ static void build_help(void)
         "builds\n"
         "                           stored in FILE instead of timing again, and store\n"
         "                           this build's there (FILE is created if missing)\n"
+        "  --op-threads N           threads the timing runs of --autotune spread each\n"
+        "                           layer over, as `plugrt run --op-threads` (default:\n"
+        "                           the CPUs available; 1: none)\n"
         "  --fp16                   accepted for trtexec compatibility; plugrt has no\n"
         "                           reduced-precision mode yet: warns, builds as typed\n"
         "  -v, --verbose            print the library's log\n"
@@ -99,6 +104,7 @@ typedef struct build_args {
     int32_t device;
     int64_t workspace;
     int autotune, fp16;
+    int64_t op_threads; /* 0: the library's default */
     const char *timing_cache;
     int64_t cache_before; /* its size before the build; -1: it did not exist */
 } build_args;
@@ -137,6 +143,8 @@ static int take_option(void *user, int id, const char *v)
     case OPT_AUTOTUNE:
         a->autotune = 1;
         break;
+    case OPT_OP_THREADS:
+        return cli_parse_int("--op-threads", v, 1, 1024, &a->op_threads);
     default:
         return cli_usage("internal: unhandled option");
     }
@@ -331,7 +339,8 @@ int cmd_build(int argc, char **argv)
                              "the same way (e.g. --opt-shapes shape:-1x64)",
                              NULL,
                              0,
-                             1};
+                             1,
+                             (int32_t)a.op_threads};
         if (cli_build_engine(net, reg, &bo, &engine) != CLI_OK)
             goto done;
     }

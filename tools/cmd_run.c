@@ -17,20 +17,28 @@
  * and runs are timed with events as well (bench.h). --cuda-graph captures
  * one run per context and replays it (the library says when it cannot).
  *
+ * --op-threads N gives each context N threads for one run's loops;
+ * --profile-layers times every layer through the runtime's profiler
+ * (profile_layers.h); --json prints one JSON document of the run on stdout
+ * and sends the rest to stderr.
+ *
  * --compare-layers runs the ONNX model once with every layer's outputs
  * exposed, beside a reference, and names the first layer that differs
  * (compare_layers.h).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "compare.h"
 #include "compare_layers.h"
 #include "model.h"
 #include "options.h"
+#include "profile_layers.h"
 #include "run_io.h"
 #include "tensor_file.h"
 #include "text.h"
@@ -53,7 +61,11 @@ enum {
     OPT_DEVICE,
     OPT_CUDA_GRAPH,
     OPT_COMPARE_LAYERS,
-    OPT_REFERENCE
+    OPT_REFERENCE,
+    OPT_OP_THREADS,
+    OPT_PROFILE_LAYERS,
+    OPT_PROFILE_JSON,
+    OPT_JSON
 };
 
 static const cli_opt run_opts[] = {
@@ -69,6 +81,10 @@ static const cli_opt run_opts[] = {
     {"--iterations", "-n", 1, OPT_ITERATIONS},
     {"--warmup", NULL, 1, OPT_WARMUP},
     {"--threads", "-t", 1, OPT_THREADS},
+    {"--op-threads", NULL, 1, OPT_OP_THREADS},
+    {"--profile-layers", NULL, 0, OPT_PROFILE_LAYERS},
+    {"--profile-json", NULL, 1, OPT_PROFILE_JSON},
+    {"--json", NULL, 0, OPT_JSON},
     {"--compare", NULL, 1, OPT_COMPARE},
     {"--atol", NULL, 1, OPT_ATOL},
     {"--rtol", NULL, 1, OPT_RTOL},
@@ -145,6 +161,20 @@ static void run_help(void)
         "  -t, --threads N            N contexts of the engine on N threads (default "
         "1),\n"
         "                             each on its own stream on CUDA\n"
+        "  --op-threads N             threads each context spreads one run's layers\n"
+        "                             over (intra-op; the built-in ops and plugins\n"
+        "                             that ask for threads); default: the CPUs\n"
+        "                             available divided among the --threads contexts,\n"
+        "                             at least 1; 1: none. Results do not depend on it\n"
+        "  --profile-layers           time every layer of the timed runs and print each\n"
+        "                             layer's median and mean time and its share of the\n"
+        "                             sum, slowest first (on CUDA from events around\n"
+        "                             each layer; every run then waits for the GPU)\n"
+        "  --profile-json FILE        with --profile-layers, the same as JSON in FILE\n"
+        "  --json                     print one JSON document on stdout (the rest goes\n"
+        "                             to stderr): the model, device, thread counts,\n"
+        "                             latency and throughput, and with --profile-layers\n"
+        "                             the layer profile (as --profile-json writes it)\n"
         "  --cuda-graph               capture one run as a CUDA graph and replay it for\n"
         "                             every run (fails, saying why, when the engine or\n"
         "                             the device cannot be captured)\n"
@@ -188,6 +218,10 @@ typedef struct run_args {
     int compare_layers;
     int32_t reference; /* -1: not given */
     int64_t seed, iterations, warmup, threads, profile;
+    int64_t op_threads; /* 0: not given */
+    int profile_layers;
+    const char *profile_json;
+    int json;             /* --json */
     int64_t memory_limit; /* 0: none */
     double atol, rtol;
     int atol_given, rtol_given;
@@ -237,6 +271,17 @@ static int take_option(void *user, int id, const char *v)
         return cli_parse_int("--warmup", v, 0, 1000000000, &a->warmup);
     case OPT_THREADS:
         return cli_parse_int("--threads", v, 1, 1024, &a->threads);
+    case OPT_OP_THREADS:
+        return cli_parse_int("--op-threads", v, 1, 1024, &a->op_threads);
+    case OPT_PROFILE_LAYERS:
+        a->profile_layers = 1;
+        break;
+    case OPT_PROFILE_JSON:
+        a->profile_json = v;
+        break;
+    case OPT_JSON:
+        a->json = 1;
+        break;
     case OPT_COMPARE:
         a->compare_dir = v;
         break;
@@ -290,6 +335,15 @@ static int parse_args(int argc, char **argv, run_args *a)
         return cli_usage("--plugin-op applies to ONNX models, not to a plan");
     if (a->reference >= 0 && !a->compare_layers)
         return cli_usage("--reference applies to --compare-layers");
+    if (a->profile_json && !a->profile_layers)
+        return cli_usage("--profile-json applies to --profile-layers");
+    if (a->json && a->compare_layers)
+        return cli_usage("--json describes timed runs: leave out --compare-layers");
+    if (a->profile_layers && (a->cuda_graph || a->compare_layers))
+        return cli_usage("--profile-layers times enqueued runs: leave out %s",
+                         a->cuda_graph ? "--cuda-graph (a graph's replay reports no "
+                                         "layers)"
+                                       : "--compare-layers");
     if (a->compare_layers) {
         if (!cli_is_onnx_path(a->m.model))
             return cli_usage("--compare-layers needs the ONNX model: a plan's outputs "
@@ -460,7 +514,8 @@ static int build_network(const run_args *a, const prt_registry *reg, const run_i
                              "NAME:DIMS or their data with --input NAME=FILE.npy",
                              values,
                              nb_values,
-                             0};
+                             0,
+                             (int32_t)a->op_threads};
         rc = cli_build_engine(net, reg, &bo, out);
     }
     free(values);
@@ -732,14 +787,16 @@ static void print_times(const char *what, const cli_bench_times *t)
            t->min_ms, t->median_ms, t->p90_ms, t->p99_ms, t->max_ms, t->mean_ms);
 }
 
-static void print_stats(const run_args *a, const cli_bench_stats *stats)
+static void print_stats(const run_args *a, const cli_bench_stats *stats,
+                        int32_t op_threads)
 {
     char runs[160];
     snprintf(runs, sizeof runs,
-             " (%lld runs: %lld x %lld thread%s, after %lld warmup%s)\n",
+             " (%lld runs: %lld x %lld thread%s, %d op thread%s each, after %lld "
+             "warmup%s)\n",
              (long long)stats->samples, (long long)a->iterations, (long long)a->threads,
-             a->threads > 1 ? "s" : "", (long long)a->warmup,
-             a->cuda_graph ? "; CUDA graph replays" : "");
+             a->threads > 1 ? "s" : "", (int)op_threads, op_threads > 1 ? "s" : "",
+             (long long)a->warmup, a->cuda_graph ? "; CUDA graph replays" : "");
     if (!stats->has_device) {
         print_times("latency (ms)", &stats->wall);
         fputs(runs, stdout);
@@ -755,6 +812,34 @@ static void print_stats(const run_args *a, const cli_bench_stats *stats)
            stats->wall_s);
 }
 
+static void json_times(json_writer *w, const char *key, const cli_bench_times *t)
+{
+    json_begin_object(w, key);
+    json_double(w, "min", t->min_ms);
+    json_double(w, "median", t->median_ms);
+    json_double(w, "p90", t->p90_ms);
+    json_double(w, "p99", t->p99_ms);
+    json_double(w, "max", t->max_ms);
+    json_double(w, "mean", t->mean_ms);
+    json_end_object(w);
+}
+
+/* --json: stdout becomes stderr, so that everything the run prints goes
+ * there, and the document goes to the stdout of before (*out). */
+static int json_open(FILE **out)
+{
+    int fd;
+    fflush(stdout);
+    fd = dup(STDOUT_FILENO);
+    if (fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0 || !(*out = fdopen(fd, "w"))) {
+        if (fd >= 0)
+            close(fd);
+        cli_error("--json: cannot set stdout aside (%s)", strerror(errno));
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_args a;
@@ -764,8 +849,11 @@ int cmd_run(int argc, char **argv)
     prt_engine *engine = NULL;
     run_ctx *ctxs = NULL;
     cli_bench_target *targets = NULL;
+    cli_layer_recorder *recs = NULL;
     cli_bench_stats stats;
     size_t plan_size = 0;
+    FILE *jf = NULL;
+    json_writer jw;
     double t0, t1;
     int rc, onnx;
     memset(&a, 0, sizeof a);
@@ -783,6 +871,8 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     rc = CLI_FAIL;
+    if (a.json && json_open(&jf) != CLI_OK)
+        goto done;
     onnx = cli_is_onnx_path(a.m.model);
     cli_install_logger(a.m.verbose);
     if (onnx && a.device >= 0 && check_device_usable(a.device) != CLI_OK)
@@ -818,11 +908,23 @@ int cmd_run(int argc, char **argv)
         cli_error("out of memory for %lld execution contexts", (long long)a.threads);
         goto done;
     }
+    /* The CPUs are shared among the contexts unless --op-threads says. */
+    if (!a.op_threads) {
+        a.op_threads = prt_default_thread_count() / a.threads;
+        a.op_threads = a.op_threads < 1 ? 1 : a.op_threads;
+    }
+    if (a.profile_layers && !(recs = calloc((size_t)a.threads, sizeof *recs))) {
+        cli_error("out of memory for %lld profiles", (long long)a.threads);
+        goto done;
+    }
     /* Contexts before inputs: a context on the profile tells which inputs
      * the profile fixes, and those need no --shapes for random data. */
     for (int t = 0; t < (int)a.threads; t++) {
-        if (run_ctx_create(&ctxs[t], engine, (int32_t)a.profile, a.memory_limit) !=
-            CLI_OK)
+        if (run_ctx_create(&ctxs[t], engine, (int32_t)a.profile, a.memory_limit,
+                           (int32_t)a.op_threads) != CLI_OK)
+            goto done;
+        if (recs && cli_layer_recorder_attach(&recs[t], ctxs[t].ctx, engine, a.warmup,
+                                              a.iterations) != CLI_OK)
             goto done;
         targets[t].ctx = ctxs[t].ctx;
         targets[t].device = ctxs[t].device;
@@ -850,12 +952,42 @@ int cmd_run(int argc, char **argv)
         if (run_ctx_fetch(&ctxs[t]) != CLI_OK)
             goto done;
     rc = handle_outputs(&a, ctxs, (int)a.threads);
-    print_stats(&a, &stats);
+    print_stats(&a, &stats, prt_context_get_threads(ctxs[0].ctx));
+    if (jf) {
+        json_init(&jw, jf);
+        json_begin_object(&jw, NULL);
+        json_string(&jw, "model", a.m.model);
+        json_string(&jw, "device", cli_device_name(prt_engine_device(engine)));
+        json_int(&jw, "contexts", a.threads);
+        json_int(&jw, "op_threads", prt_context_get_threads(ctxs[0].ctx));
+        json_int(&jw, "warmup", a.warmup);
+        json_int(&jw, "runs", stats.samples);
+        json_times(&jw, "latency_ms", &stats.wall);
+        if (stats.has_device)
+            json_times(&jw, "device_ms", &stats.device);
+        json_double(&jw, "throughput_per_s", stats.throughput);
+        json_bool(&jw, "outputs_ok", rc == CLI_OK);
+    }
+    if (a.profile_layers &&
+        cli_layer_profile_print(recs, (int)a.threads, engine, stats.wall.median_ms,
+                                a.profile_json, jf ? &jw : NULL) != CLI_OK)
+        rc = CLI_FAIL;
+    if (jf) {
+        json_end_object(&jw);
+        json_finish(&jw);
+    }
 done:
+    if (jf && (ferror(jf) | (fclose(jf) != 0)) && rc == CLI_OK) {
+        cli_error("--json: writing the document failed");
+        rc = CLI_FAIL;
+    }
     for (int t = 0; ctxs && t < (int)a.threads; t++)
         run_ctx_destroy(&ctxs[t]);
     free(ctxs);
     free(targets);
+    for (int t = 0; recs && t < (int)a.threads; t++)
+        cli_layer_recorder_free(&recs[t]);
+    free(recs);
     run_model_free(&model);
     prt_engine_destroy(engine);
     prt_registry_destroy(reg);

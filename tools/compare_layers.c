@@ -79,7 +79,7 @@ static int side_run(cl_side *s, const cli_layers_opts *o, int bind, int fill,
 {
     prt_status st;
     if (run_model_init(&s->model, s->engine) != CLI_OK ||
-        run_ctx_create(&s->ctx, s->engine, 0, o->memory_limit) != CLI_OK)
+        run_ctx_create(&s->ctx, s->engine, 0, o->memory_limit, 0) != CLI_OK)
         return CLI_FAIL;
     if (bind && run_inputs_bind(o->inputs, &s->model, s->ctx.ctx, o->shapes,
                                 o->random_inputs, o->seed) != CLI_OK)
@@ -799,6 +799,9 @@ int cli_compare_layers(const cli_layers_opts *o)
         cli_error("out of memory");
         return CLI_FAIL;
     }
+    /* One layer per node on both sides: a fused layer would hide the
+     * outputs of all but its last node. */
+    cli_set_onnx_fuse(0);
     if (cli_import_onnx(o->m->model, o->reg, &o->m->ops, o->m->strict, &net) != CLI_OK ||
         expose_all(net) != CLI_OK ||
         o->build(o->build_user, net, o->device, &dut.engine) != CLI_OK)

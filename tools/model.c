@@ -96,6 +96,14 @@ static void cli_import_hint(const char *msg)
 }
 #endif
 
+/* prt_onnx_parser_set_fuse for every import (cli_set_onnx_fuse). */
+static int cli_fuse = 1;
+
+void cli_set_onnx_fuse(int fuse)
+{
+    cli_fuse = fuse;
+}
+
 prt_status cli_import_onnx_quiet(const char *path, const prt_registry *reg,
                                  const cli_plugin_ops *ops, int strict,
                                  const cli_plugin_op **out_bad_op, prt_network **out)
@@ -106,6 +114,8 @@ prt_status cli_import_onnx_quiet(const char *path, const prt_registry *reg,
     *out_bad_op = NULL;
     if (!st)
         st = prt_onnx_parser_set_strict(parser, strict);
+    if (!st)
+        st = prt_onnx_parser_set_fuse(parser, cli_fuse);
     for (int i = 0; !st && ops && i < ops->count; i++) {
         const cli_plugin_op *m = &ops->items[i];
         st = prt_onnx_parser_map_op(parser, m->op_type, m->plugin_namespace, m->name,
@@ -126,6 +136,7 @@ prt_status cli_import_onnx_quiet(const char *path, const prt_registry *reg,
     (void)ops;
     (void)strict;
     (void)out;
+    (void)cli_fuse;
     *out_bad_op = NULL;
     return PRT_ERR_UNSUPPORTED;
 #endif
@@ -295,6 +306,10 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
     }
     if ((st = prt_builder_config_set_autotune(cfg, o->autotune))) {
         cli_error_api(st, "--autotune");
+        goto done;
+    }
+    if ((st = prt_builder_config_set_threads(cfg, o->threads))) {
+        cli_error_api(st, "--op-threads");
         goto done;
     }
     if (o->timing_cache &&

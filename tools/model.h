@@ -52,6 +52,10 @@ int cli_have_onnx(void);
  * mappings (may be NULL). */
 int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_ops *ops,
                     int strict, prt_network **out);
+/* Whether the imports that follow fuse node patterns into one layer
+ * (prt_onnx_parser_set_fuse; default 1). --compare-layers turns it off, so
+ * that every node's output is a layer output on both sides. */
+void cli_set_onnx_fuse(int fuse);
 /* The same without a word: the status, and prt_last_error() says why. When a
  * mapping itself is refused, *out_bad_op names it (else NULL). For callers
  * that try imports which may fail (--compare-layers' reference). */
@@ -85,6 +89,9 @@ typedef struct cli_build_opts {
      * values (`plugrt build`), as trtexec reads shapes of shape tensors;
      * 0: its dims, like any input's. */
     int lists_give_values;
+    /* Threads autotuning's timing runs use (--op-threads); 0: the
+     * library's default. */
+    int32_t threads;
 } cli_build_opts;
 
 int cli_build_engine(const prt_network *net, const prt_registry *reg,

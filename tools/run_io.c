@@ -380,7 +380,7 @@ int run_inputs_bind(run_inputs *l, const run_model *m, prt_context *ctx,
 /* ---- contexts and their memory ------------------------------------------ */
 
 int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
-                   int64_t memory_limit)
+                   int64_t memory_limit, int32_t threads)
 {
     prt_context_options opt;
     prt_status st;
@@ -388,6 +388,7 @@ int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
     memset(&opt, 0, sizeof opt);
     opt.struct_size = sizeof opt;
     opt.memory_limit = memory_limit;
+    opt.threads = threads;
     rc->device = prt_engine_device(engine);
     if ((st = prt_context_create_with_options(engine, &opt, &rc->ctx))) {
         char need[32], limit[32];

@@ -90,10 +90,11 @@ typedef struct run_ctx {
 } run_ctx;
 
 /* A context of the engine on `profile`, its scratch memory bounded by
- * memory_limit bytes (0: no limit), with a stream of its own on a device
- * that has streams. */
+ * memory_limit bytes (0: no limit), with `threads` intra-op threads (0: the
+ * library's default) and a stream of its own on a device that has
+ * streams. */
 int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
-                   int64_t memory_limit);
+                   int64_t memory_limit, int32_t threads);
 /* Sets input shapes, copies each input's data into device memory on the
  * context's stream (a shape input, whose values the runtime reads on the
  * host, is bound to its host data instead) and binds every output to device

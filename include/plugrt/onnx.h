@@ -58,6 +58,16 @@ PRT_NODISCARD prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser,
 PRT_NODISCARD prt_status prt_onnx_parser_set_strict(prt_onnx_parser *parser,
                                                     int32_t strict);
 
+/* 1 (default): a few node patterns become one built-in layer that computes
+ * the same values in one pass: a Conv and the Relu, LeakyRelu, Clip,
+ * HardSigmoid or HardSwish that alone reads its output; GELU written as
+ * Div, Erf, Add and two Muls. The fused layer's output keeps the last
+ * node's output name; the values inside the pattern have no tensor. Nodes
+ * sent to a plugin (prt_onnx_parser_map_op) never fuse. 0: one layer per
+ * node, so that every node's output is a tensor (plugrt run
+ * --compare-layers). */
+PRT_NODISCARD prt_status prt_onnx_parser_set_fuse(prt_onnx_parser *parser, int32_t fuse);
+
 /* Parses a model file; external data files are looked up next to it. On
  * success *out is a new network owned by the caller. Errors name the node,
  * the op and what is wrong (PRT_ERR_MALFORMED for bytes that do not parse,

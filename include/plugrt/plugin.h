@@ -190,9 +190,16 @@ typedef enum prt_severity {
     PRT_SEV_VERBOSE = 3
 } prt_severity;
 
+/* One range of a parallel loop: fn(arg, begin, end) handles indices
+ * begin..end-1. */
+typedef void (*prt_range_fn)(void *arg, int64_t begin, int64_t end);
+
 /* What the host offers a plugin library. Passed to the library's entry point;
- * valid until the library is unloaded. Both entries may be called from any
- * thread. */
+ * valid until the library is unloaded. log and set_error may be called from
+ * any thread. Entries after set_error were appended: a host built before them
+ * passes a shorter struct_size, so read one only when struct_size covers it
+ * (offsetof(prt_host_services, entry) + sizeof(void *) <= struct_size) and
+ * do the work yourself otherwise. */
 typedef struct prt_host_services {
     uint32_t struct_size;
     uint32_t abi_version;
@@ -203,6 +210,34 @@ typedef struct prt_host_services {
      * prt_last_error(). Call it before returning the same non-zero status,
      * on the thread the host called (not from a worker thread of yours). */
     void (*set_error)(void *host, prt_status status, const char *message);
+
+    /* ---- appended in ABI 1; read only when struct_size covers them ------ */
+
+    /* The host's threads for one loop, so a plugin needs no pool of its
+     * own: calls fn(arg, begin, end) over disjoint ranges that cover
+     * [0, n) exactly once, each at least `grain` indices long but the last,
+     * and returns when every range is done. Ranges run concurrently on the
+     * threads of the context that is running (prt_context_options.threads)
+     * and in any order; with one thread, outside enqueue, or when n <= grain
+     * it is the single call fn(arg, 0, n) on the calling thread. Call it
+     * from enqueue (on the thread the host called; elsewhere it runs
+     * serially). fn must not call parallel_for again (a nested call runs
+     * serially), must not call set_error (it may run on a thread that is
+     * not the host's) and cannot fail: check everything first. The split
+     * depends on the thread count and on timing, so write fn so that the
+     * result does not: each output element computed whole within one range
+     * (a sum across ranges goes into per-block partials, combined in block
+     * order after the call). Never fails, allocates nothing. */
+    void (*parallel_for)(void *host, int64_t n, int64_t grain, prt_range_fn fn,
+                         void *arg);
+    /* The threads parallel_for would use now on the calling thread (>= 1;
+     * 1 inside fn): for sizing per-thread scratch, or choosing a grain. */
+    int32_t (*nb_threads)(void *host);
+    /* Inside fn: which of those threads runs this range, 0..nb_threads-1,
+     * 0 being the thread that called parallel_for; two ranges that run at
+     * the same time never share one, so it indexes per-thread scratch. 0
+     * outside fn. */
+    int32_t (*thread_index)(void *host);
 } prt_host_services;
 
 /* ------------------------------------------------------------------------ */

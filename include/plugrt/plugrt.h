@@ -16,7 +16,9 @@
  *  - Nothing prints unless a logger is installed; nothing exits or aborts.
  *  - Threads: registries, networks, builders and configs are used by one
  *    thread at a time. An engine is immutable once built or loaded and may be
- *    shared by threads; each thread runs its own execution context.
+ *    shared by threads; each thread runs its own execution context. Within
+ *    one run a context may spread its layers' loops over worker threads of
+ *    its own (prt_context_options.threads); results never depend on how many.
  *  - Tensors in a network are named by int32 ids; layers likewise.
  */
 #ifndef PLUGRT_PLUGRT_H
@@ -379,6 +381,12 @@ prt_builder_config_set_workspace_limit(prt_builder_config *cfg, int64_t bytes);
  * 1: time every accepted combination and tactic and keep the fastest. */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_set_autotune(prt_builder_config *cfg,
                                                                  int32_t on);
+/* Threads the timing runs of autotuning use, as prt_context_options.threads
+ * (0, the default: prt_default_thread_count(); 1: none), so tactics are
+ * timed as the contexts that will run them will run them. The threads
+ * exist for the duration of an autotuning prt_engine_build. */
+PRT_API PRT_NODISCARD prt_status prt_builder_config_set_threads(prt_builder_config *cfg,
+                                                                int32_t threads);
 /* A timing cache file: the tactic and format choices of earlier builds,
  * keyed by the layer's plugin, fields, shapes, dtypes and the device. When
  * set, the builder reads it if it exists (a damaged or foreign file is
@@ -573,12 +581,32 @@ typedef struct prt_context_options {
      * with prt_context_set_memory before the first run (TensorRT's
      * createExecutionContextWithoutDeviceMemory). */
     int32_t external_memory;
+    /* Threads the context's built-in ops and plugins (through
+     * prt_host_services.parallel_for) may spread one run over: 0 (the
+     * default) is prt_default_thread_count() on the CPU and 1 on CUDA; 1 is
+     * the calling thread alone;
+     * n > 1 starts n - 1 worker threads with the context, which wait between
+     * runs and are joined when it is destroyed (PRT_ERR_INVALID_ARGUMENT
+     * above 1024). Results do not depend on it: every op computes each
+     * element the same way however its loop is split. A worker the system
+     * will not start leaves fewer threads and a warning in the log
+     * (prt_context_get_threads says how many). On CUDA it serves host-side
+     * work only (a plugin's loops on the host). */
+    int32_t threads;
 } prt_context_options;
 
 /* prt_context_create with options (NULL: the defaults). */
 PRT_API PRT_NODISCARD prt_status prt_context_create_with_options(
     const prt_engine *engine, const prt_context_options *options, prt_context **out);
 PRT_API void prt_context_destroy(prt_context *ctx);
+
+/* The thread count a context (and an autotuning build) gets by default: the
+ * CPUs this process may run on (its affinity mask), lowered to its cgroup's
+ * CPU quota where one is set; at least 1. */
+PRT_API int32_t prt_default_thread_count(void);
+/* The threads the context runs with (>= 1; see prt_context_options.threads);
+ * 0 for NULL. */
+PRT_API int32_t prt_context_get_threads(const prt_context *ctx);
 
 /* Gives a context made with options.external_memory its scratch memory:
  * at least prt_engine_context_memory_size bytes of the engine's device
@@ -645,6 +673,25 @@ PRT_API PRT_NODISCARD prt_status prt_context_get_tensor_shape(prt_context *ctx,
  * one engine may run at once on their own streams. Fails with a message
  * naming what is missing: an input shape, an address. */
 PRT_API PRT_NODISCARD prt_status prt_context_enqueue(prt_context *ctx, void *stream);
+
+/* TensorRT's IProfiler: called once per layer of every run, in layer order,
+ * with the layer's index and name (borrowed for the call) and the time it
+ * took in nanoseconds. On the CPU, the wall time of the layer's part of
+ * prt_context_enqueue (its shapes, the plugin's enqueue, reading its sizes),
+ * reported as each layer ends, on the thread that enqueues; a failed run
+ * reports the layers before the one that failed. On CUDA, the device time
+ * between events recorded on the stream around the layer, reported at the
+ * end of prt_context_enqueue, which then waits for the stream (a profiled
+ * run is not asynchronous); a failed run reports nothing there. Layers of
+ * a captured graph's replays are not reported. */
+typedef void (*prt_profiler_fn)(void *user, int32_t layer, const char *layer_name,
+                                int64_t elapsed_ns);
+/* Installs a profiler for later runs (NULL fn removes it); `user` is passed
+ * back. Without one, a run reads no clock. On CUDA it makes the events it
+ * times with here (PRT_ERR_OUT_OF_MEMORY or the device's error if it
+ * cannot), so enqueue still allocates nothing. */
+PRT_API PRT_NODISCARD prt_status prt_context_set_profiler(prt_context *ctx,
+                                                          prt_profiler_fn fn, void *user);
 
 /* Graphs (CUDA): capture records one enqueue on `stream` (which must not be
  * capturing already) without running it; launch replays it on a stream,

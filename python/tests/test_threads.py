@@ -134,3 +134,30 @@ def test_one_context_on_two_threads_is_refused():
     for t in threads:
         t.join()
     assert not wrong and sum(refused) >= 1
+
+
+def test_intra_op_threads_change_no_result():
+    """A context's intra-op thread count (0: the CPUs available) is what it
+    runs with, and the results are the same bytes whatever it is."""
+    reg = trt.get_plugin_registry()
+    b = trt.Builder()
+    net = b.create_network()
+    x = net.add_input("x", trt.float32, (64, 4096))
+    t = x
+    for i, op in enumerate(("Erf", "Relu", "Softmax")):
+        t = net.add_plugin_v3([t], [], reg.get_creator(op, "1", "plugrt")
+                              .create_plugin("op%d" % i)).get_output(0)
+    t.name = "y"
+    net.mark_output(t)
+    engine = b.build_engine_with_config(net)
+    feed = {"x": np.random.default_rng(3).standard_normal((64, 4096)).astype(np.float32)}
+    default = engine.create_execution_context()
+    assert default.threads == trt._capi.fn.default_thread_count() >= 1
+    ys = []
+    for n in (1, 2, 3):
+        ctx = engine.create_execution_context(threads=n)
+        assert ctx.threads == n
+        ys.append(ctx.run(feed)["y"])
+    assert all(np.array_equal(ys[0], y) for y in ys[1:])
+    with pytest.raises(trt.InvalidArgumentError):
+        engine.create_execution_context(threads=-1)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "builder/builder.h"
 
 const char *bld_plugin_label(const prt_plugin *p)
@@ -512,10 +513,27 @@ void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out)
 
 /* ---- entry point --------------------------------------------------------- */
 
+/* The pool autotuning's runs use, installed for the calling thread (the
+ * one it replaces in *outer, to be put back). */
+static prt_status bld_threads_begin(const prt_builder_config *cfg, base_pool **pool,
+                                    base_pool **outer)
+{
+    int32_t n = cfg->threads ? cfg->threads : base_cpu_count();
+    *pool = NULL;
+    if (n > 1) {
+        prt_status st = base_pool_create(n, pool);
+        if (st)
+            return base_error_prefix(st, "build: the threads for timing tactics");
+    }
+    *outer = base_parallel_set_current(*pool);
+    return PRT_OK;
+}
+
 prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cfg,
                             const prt_registry *reg, prt_engine **out)
 {
     bld b;
+    base_pool *tune_pool = NULL, *outer_pool = NULL;
     prt_status st = PRT_OK;
     if (!net || !cfg || !out)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_build: NULL argument");
@@ -567,8 +585,16 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
         st = bld_layer_shapes(&b, li);
     if (!st)
         st = bld_bounds(&b);
+    /* Tactics are timed on the threads the contexts will have. */
+    if (!st && cfg->autotune)
+        st = bld_threads_begin(cfg, &tune_pool, &outer_pool);
     for (int32_t li = 0; !st && li < net->nb_layers; li++)
         st = bld_layer_formats(&b, li);
+    if (cfg->autotune) {
+        base_parallel_set_current(outer_pool);
+        base_pool_destroy(tune_pool);
+        tune_pool = NULL;
+    }
     if (!st)
         st = bld_host_dims(&b);
     if (!st)

@@ -28,6 +28,7 @@ struct prt_builder_config {
     int32_t nb_profiles;
     cfg_profile *profiles;
     char *timing_cache; /* file path, or NULL */
+    int32_t threads;    /* for timing runs; 0: base_cpu_count() */
 };
 
 /* Arena alignment: every arena tensor starts on this boundary (enough for

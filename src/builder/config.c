@@ -1,6 +1,7 @@
 /* Builder configuration: device, workspace limit, autotuning, profiles. */
 #include <string.h>
 
+#include "base/parallel.h"
 #include "builder/builder.h"
 
 prt_status prt_builder_config_create(prt_builder_config **out)
@@ -80,6 +81,19 @@ prt_status prt_builder_config_set_autotune(prt_builder_config *cfg, int32_t on)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "prt_builder_config_set_autotune: cfg is NULL");
     cfg->autotune = on ? 1 : 0;
+    return PRT_OK;
+}
+
+prt_status prt_builder_config_set_threads(prt_builder_config *cfg, int32_t threads)
+{
+    if (!cfg)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builder_config_set_threads: cfg is NULL");
+    if (threads < 0 || threads > BASE_MAX_THREADS)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builder_config_set_threads: %d is not in 0..%d",
+                          (int)threads, BASE_MAX_THREADS);
+    cfg->threads = threads;
     return PRT_OK;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "builder/builder.h"
 
 /* ---- 4. formats, configure, workspace, tactics ---------------------------- */
@@ -153,6 +154,10 @@ static prt_status cache_key(const bld *b, const net_layer *l, char *key, size_t 
                          (int)b->dev_info.cc_major, (int)b->dev_info.cc_minor,
                          p->vt->core->plugin_namespace(p), p->vt->core->name(p),
                          p->vt->core->version(p), (unsigned long long)h);
+    /* On the CPU the times depend on the threads the runs had. */
+    if (b->dev->host_visible && n < cap)
+        n += (size_t)snprintf(key + n, cap - n, "|threads %d",
+                              (int)base_parallel_threads());
     for (int32_t k = 0; k < l->nb_inputs + l->nb_outputs && n < cap; k++) {
         prt_dynamic_tensor_desc d;
         char lo[128], opt[128], hi[128];

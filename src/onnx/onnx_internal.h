@@ -147,7 +147,8 @@ struct prt_onnx_parser {
     onnx_mapping *maps;
     int32_t nb_maps;
     int32_t cap_maps;
-    int32_t strict; /* prt_onnx_parser_set_strict */
+    int32_t strict;  /* prt_onnx_parser_set_strict */
+    int32_t no_fuse; /* prt_onnx_parser_set_fuse(0) */
 };
 
 /* What defines a name in the graph. */
@@ -219,11 +220,36 @@ prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t in
 /* Imports node `index` (in topological order) into imp->net as chosen. */
 prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node, int32_t index,
                             const onnx_choice *choice);
+/* Imports `node`'s attributes (fields of creator c) plus `extra` as one
+ * layer of c reading ins[0..nb_ins) and making outs[0..nb_outs) (names), in
+ * place of the node's own inputs and outputs: a fused pattern
+ * (onnx_fuse.c). */
+prt_status onnx_import_fused(onnx_import *imp, const Onnx__NodeProto *node,
+                             const char *label, const prt_plugin_creator *c,
+                             const prt_field *extra, int32_t nb_extra, const char **ins,
+                             size_t nb_ins, const char **outs, size_t nb_outs);
 /* Makes a graph output of constant tensor `src`, which the network cannot
  * mark: a built-in Identity copies it into a tensor named `name` (the
  * constant is renamed). */
 prt_status onnx_output_constant(onnx_import *imp, const char *name, int32_t src,
                                 int32_t *out_tensor);
+
+/* ---- fusions (onnx_fuse.c) ------------------------------------------------ */
+
+/* Which nodes fuse into one built-in layer (onnx_fuse.c says which
+ * patterns, and why they keep the graph's meaning). */
+typedef struct onnx_fusions onnx_fusions;
+/* Plans the fusions of the graph's nodes in topological order[] with their
+ * choices[] (both by order position); *out is freed with onnx_fuse_free. */
+prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
+                          const onnx_choice *choices, onnx_fusions **out);
+/* What order position pos does: -1 import the node alone, -2 nothing (it is
+ * inside a fusion added elsewhere), >= 0 add a fused layer
+ * (onnx_fuse_import). */
+int32_t onnx_fuse_role(const onnx_fusions *p, int32_t pos);
+prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos,
+                            const int32_t *order);
+void onnx_fuse_free(onnx_fusions *p);
 
 /* ---- the order of nodes (onnx_graph.c) ----------------------------------- */
 

@@ -86,6 +86,8 @@ static prt_status import_softmax(onnx_import *imp, const Onnx__NodeProto *node,
                                  const char *label, const prt_plugin_creator *creator);
 static prt_status import_resize(onnx_import *imp, const Onnx__NodeProto *node,
                                 const char *label, const prt_plugin_creator *creator);
+static prt_status import_identity(onnx_import *imp, const Onnx__NodeProto *node,
+                                  const char *label, const prt_plugin_creator *creator);
 
 /* Sorted by op_type. Opset notes: Add/Sub/Mul/Div before 7 broadcast only
  * with an explicit attribute; Relu and HardSigmoid before 6 had
@@ -185,7 +187,7 @@ static const onnx_op op_table[] = {
     {"HardSigmoid", "HardSigmoid", 6, NULL},
     {"HardSwish", "HardSwish", 14, NULL},
     {"Hardmax", "Hardmax", 1, import_hardmax},
-    {"Identity", "Identity", 1, NULL},
+    {"Identity", "Identity", 1, import_identity},
     {"InstanceNormalization", "InstanceNormalization", 6, NULL},
     {"IsInf", "IsInf", 10, NULL},
     {"IsNaN", "IsNaN", 9, NULL},
@@ -1439,6 +1441,27 @@ static prt_status import_constant(onnx_import *imp, const Onnx__NodeProto *node,
     return onnx_value_add(imp, out, ONNX_VALUE_CONSTANT, id, NULL, label);
 }
 
+/* Identity of a constant (PyTorch's exporter writes one for every weight
+ * it shares, e.g. a bias) is that constant under a second name: no layer,
+ * no copy at each run, and the fusions see the value. Anything else, or
+ * with fusions turned off (one layer per node), is the built-in layer. */
+static prt_status import_identity(onnx_import *imp, const Onnx__NodeProto *node,
+                                  const char *label, const prt_plugin_creator *creator)
+{
+    int32_t idx, tensor;
+    const char *in = node_input(node, 0);
+    prt_status st;
+    if (imp->parser->no_fuse || node->n_input != 1 || node->n_output != 1 ||
+        !onnx_str(node->output[0])[0] || onnx_names_get(&imp->names, in, &idx) != 0 ||
+        imp->values[idx].kind != ONNX_VALUE_CONSTANT)
+        return import_plugin(imp, node, label, creator, 0, 0);
+    st = onnx_value_tensor(imp, in, &tensor);
+    if (st)
+        return onnx_error_wrap(st, "%s", label);
+    return onnx_value_add(imp, onnx_str(node->output[0]), ONNX_VALUE_CONSTANT, tensor,
+                          imp->values[idx].init, label);
+}
+
 /* ---- choosing ------------------------------------------------------------------ */
 
 static int is_default_domain(const char *domain)
@@ -1563,6 +1586,17 @@ prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node, int32
         return choice->custom(imp, node, label, choice->creator);
     return import_plugin(imp, node, label, choice->creator, choice->shape_inputs,
                          choice->shape_data);
+}
+
+prt_status onnx_import_fused(onnx_import *imp, const Onnx__NodeProto *node,
+                             const char *label, const prt_plugin_creator *c,
+                             const prt_field *extra, int32_t nb_extra, const char **ins,
+                             size_t nb_ins, const char **outs, size_t nb_outs)
+{
+    Onnx__NodeProto n2 = *node;
+    n2.output = (char **)outs;
+    n2.n_output = nb_outs;
+    return import_extra(imp, &n2, label, c, extra, nb_extra, ins, nb_ins, 0, 0);
 }
 
 prt_status onnx_output_constant(onnx_import *imp, const char *name, int32_t src,

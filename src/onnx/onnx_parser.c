@@ -284,6 +284,7 @@ static prt_status import_graph(onnx_import *imp)
     const Onnx__GraphProto *g = imp->graph;
     int32_t *order = NULL;
     onnx_choice *choices = NULL;
+    onnx_fusions *fuse = NULL;
     prt_status st = PRT_OK;
 
     if (g->n_sparse_initializer)
@@ -316,10 +317,18 @@ static prt_status import_graph(onnx_import *imp)
     st = onnx_graph_order(g, &imp->names, order);
     if (!st)
         st = choose_all(imp, order, choices);
+    if (!st && !imp->parser->no_fuse)
+        st = onnx_fuse_plan(imp, order, choices, &fuse);
     for (size_t i = 0; i < g->n_input && !st; i++)
         st = add_graph_input(imp, g->input[i]);
-    for (size_t i = 0; i < g->n_node && !st; i++)
-        st = onnx_import_node(imp, g->node[order[i]], order[i], &choices[i]);
+    for (size_t i = 0; i < g->n_node && !st; i++) {
+        int32_t role = onnx_fuse_role(fuse, (int32_t)i);
+        if (role == -1)
+            st = onnx_import_node(imp, g->node[order[i]], order[i], &choices[i]);
+        else if (role >= 0)
+            st = onnx_fuse_import(imp, fuse, (int32_t)i, order);
+    }
+    onnx_fuse_free(fuse);
     prt_free(order);
     prt_free(choices);
     if (st)
@@ -394,6 +403,15 @@ prt_status prt_onnx_parser_set_strict(prt_onnx_parser *parser, int32_t strict)
         return onnx_error(PRT_ERR_INVALID_ARGUMENT,
                           "prt_onnx_parser_set_strict: NULL parser");
     parser->strict = strict != 0;
+    return PRT_OK;
+}
+
+prt_status prt_onnx_parser_set_fuse(prt_onnx_parser *parser, int32_t fuse)
+{
+    if (!parser)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_onnx_parser_set_fuse: NULL parser");
+    parser->no_fuse = fuse == 0;
     return PRT_OK;
 }
 

@@ -383,14 +383,19 @@ static int bin_row(const void *ctx, const uint8_t *const *p, const int64_t *s, u
     return ok ? BIN_ROW_OK : BIN_ROW_DIV_ZERO;
 }
 
-/* y = a op b over out's dims (a and b broadcast to them). */
+/* y = a op b over out's dims (a and b broadcast to them). Floats, whose
+ * rows cannot fail and compute each element alone, on the context's
+ * threads; integers (a division by zero stops the walk) on this one. */
 static int bin_walk(const prt_dims *out, const prt_dims *da, const prt_dims *db,
                     const void *a, const void *b, void *y, const bin_ctx *c)
 {
     const prt_dims dims[2] = {*da, *db};
     const size_t es = prt_dtype_size(c->dtype), ess[2] = {es, es};
     const void *x[2] = {a, b};
-    return op_bcast_walk(out, 2, dims, ess, es, x, y, bin_row, c);
+    if (!ew_is_float(c->dtype))
+        return op_bcast_walk(out, 2, dims, ess, es, x, y, bin_row, c);
+    op_bcast_walk_parallel(out, 2, dims, ess, es, x, y, bin_row, c, OP_GRAIN_SIMPLE);
+    return BIN_ROW_OK;
 }
 
 static prt_status bin_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,

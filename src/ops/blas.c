@@ -63,6 +63,7 @@ static const char *blas_limit(void)
 /* The header's own prototype, so a call that does not match it fails to
  * compile; nothing links against the symbol. */
 typedef __typeof__(&cblas_sgemm) blas_sgemm_fn;
+typedef __typeof__(&openblas_set_num_threads) blas_threads_fn;
 
 /* Guards the loading and the changes of blas_mode; products do not take it. */
 static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -86,6 +87,14 @@ static void blas_load(void)
     /* POSIX guarantees a data pointer from dlsym converts to a function
      * pointer. */
     blas_sgemm = (blas_sgemm_fn)sym;
+    /* One thread: plugrt spreads its products over the context's threads
+     * itself (base_parallel_for), in blocks whose bounds do not depend on
+     * the thread count; OpenBLAS's own threads would compete with those
+     * and, by default one per core, spin on cores a one-thread run was not
+     * given (sched_yield in its server loop). */
+    sym = dlsym(h, "openblas_set_num_threads");
+    if (sym)
+        ((blas_threads_fn)sym)(1);
 }
 
 void op_blas_prepare(void)
@@ -111,15 +120,27 @@ void op_blas_prepare(void)
     pthread_mutex_unlock(&blas_lock);
 }
 
-int op_blas_sgemm(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
-                  const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
-                  int64_t ldc)
+/* blas_mode, decided if nothing has decided it yet. */
+static int32_t blas_current(void)
 {
     int32_t mode = atomic_load_explicit(&blas_mode, memory_order_acquire);
     if (mode == BLAS_UNDECIDED) {
         op_blas_prepare();
         mode = atomic_load_explicit(&blas_mode, memory_order_acquire);
     }
+    return mode;
+}
+
+int op_blas_in_use(void)
+{
+    return blas_current() == BLAS_OPENBLAS;
+}
+
+int op_blas_sgemm(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                  const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                  int64_t ldc)
+{
+    int32_t mode = blas_current();
     if (mode != BLAS_OPENBLAS || M > INT_MAX || N > INT_MAX || K > INT_MAX ||
         lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX)
         return 0;
@@ -134,6 +155,11 @@ int op_blas_sgemm(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_
 void op_blas_prepare(void)
 {
     atomic_store(&blas_mode, BLAS_LOOPS);
+}
+
+int op_blas_in_use(void)
+{
+    return 0;
 }
 
 int op_blas_sgemm(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,

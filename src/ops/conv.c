@@ -13,6 +13,14 @@
  *   pads         int32[2n]: begins then ends, default 0s; only with NOTSET
  *                (non-zero pads with another auto_pad are rejected)
  *   strides      int32[n], default 1s
+ * and two of plugrt's own, which the ONNX importer sets when it fuses a
+ * Conv with the activation that alone reads its output:
+ *   activation         char: Relu, LeakyRelu, Clip, HardSigmoid or
+ *                      HardSwish, applied to every output as it is stored;
+ *                      absent or "": none
+ *   activation_params  float32[]: the activation's alpha (LeakyRelu's,
+ *                      HardSigmoid's) and beta (HardSigmoid's), or Clip's
+ *                      min and max; absent: the op's defaults
  * The output size and padding follow the window rules of ops_nn.h
  * (window.c, shared with ConvTranspose and the pools): NOTSET and VALID give
  * Oi = floor((Di + begin_i + end_i - dil_i*(ki-1) - 1) / s_i) + 1, which
@@ -20,12 +28,34 @@
  * give Oi = ceil(Di / s_i), the odd padding at the end (SAME_UPPER) or the
  * beginning (SAME_LOWER).
  *
- * Computation: per image and group, im2col into the workspace and one GEMM
- * (op_gemm_f32: OpenBLAS or the built-in loops, blas.c);
- * a 1x1 kernel with stride 1 and no padding multiplies X directly.
+ * Computation, one of five paths chosen from W's dims and the fields:
+ *  - pointwise (a 1x1 kernel, stride 1, no padding): X is its own im2col
+ *    matrix, so each image and group is one GEMM (op_gemm_f32_ep: the
+ *    register tiles, OpenBLAS or the built-in loops; op_common.h); images
+ *    of one pixel (squeeze-and-excitation) are the rows of one product;
+ *  - depthwise (one input and one output channel per group, 1 or 2
+ *    spatial dims): at stride 1 a channel plane at a time (conv_dw.c:
+ *    zero-padded rows, register tiles of eight sums), and also at larger
+ *    strides for kernels under 5 wide; wider ones at larger strides
+ *    ("depthwise8") eight channels at a time moved channels-last
+ *    (conv_dw8.c), which needs no stride phases; measured, bench/RESULTS.md,
+ *    "CPU kernels";
+ *  - direct (1 or 2 spatial dims, a kernel larger than 1x1, and few taps
+ *    per output: small groups, or few input channels as a network's first
+ *    layer): the stride-phase kernel of cpu_kernels.h (conv_direct.c),
+ *    which packs each input channel once; an output row of four or more
+ *    channels is one product whose taps are read in place;
+ *  - im2col: per image and group, im2col into the workspace and one GEMM.
+ * Bias and activation are applied as each block of output is written (the
+ * GEMM paths, block by block while it is in cache). Work is spread with
+ * base_parallel_for over images x groups, output channels or blocks of the
+ * GEMM whose bounds depend only on the shapes, so results do not depend on
+ * the number of threads.
  */
 #include <string.h>
 
+#include "base/parallel.h"
+#include "ops/cpu_kernels.h"
 #include "ops/ops_nn.h"
 #ifdef PRT_HAVE_CUDA
 #include "ops/ops_cuda.h"
@@ -35,11 +65,49 @@ typedef struct conv_op {
     op_object o;
     op_window w; /* auto_pad, dilations, kernel_shape, pads, strides */
     int32_t group;
+    op_act act;
+    float act_params[2]; /* as serialized: alpha, beta */
 } conv_op;
 
 static const conv_op *ccv(const op_object *o)
 {
     return (const conv_op *)o;
+}
+
+/* activation and activation_params. */
+static prt_status conv_parse_act(op_object *o, const op_fields *f, conv_op *c)
+{
+    char name[32];
+    int32_t len, np;
+    const prt_field *fl;
+    prt_status st = op_field_str(f, "activation", name, sizeof name, &len);
+    if (!st)
+        st = op_field_find(f, "activation_params", &fl);
+    if (st)
+        return st;
+    c->act.kind = op_act_kind(name);
+    if (c->act.kind < 0)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       "activation '%s' is not Relu, LeakyRelu, Clip, HardSigmoid or "
+                       "HardSwish",
+                       name);
+    np = op_act_nb_params(c->act.kind);
+    op_act_defaults(c->act.kind, &c->act.alpha, &c->act.beta);
+    if (fl && fl->length != np)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       "activation_params has %lld values; activation '%s' takes %d",
+                       (long long)fl->length, name, (int)np);
+    for (int64_t k = 0; fl && k < np; k++) {
+        int64_t unused;
+        double d;
+        if (op_field_number_at(fl, k, &unused, &d) != 2)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "activation_params must be float32 (or another float)");
+        *(k == 0 ? &c->act.alpha : &c->act.beta) = (float)d;
+    }
+    c->act_params[0] = c->act.alpha;
+    c->act_params[1] = c->act.beta;
+    return PRT_OK;
 }
 
 static prt_status conv_parse(op_object *o, const op_fields *f)
@@ -51,6 +119,8 @@ static prt_status conv_parse(op_object *o, const op_fields *f)
     if (!st && c->group < 1)
         st = op_fail(o, PRT_ERR_INVALID_ARGUMENT, "group is %d; it must be >= 1",
                      (int)c->group);
+    if (!st)
+        st = conv_parse_act(o, f, c);
     return st;
 }
 
@@ -59,7 +129,14 @@ static int32_t conv_serialize(op_object *o, prt_field *ser)
     conv_op *c = (conv_op *)o;
     int32_t n = op_window_ser_pad(&c->w, ser);
     op_ser(&ser[n++], "group", PRT_FIELD_INT32, &c->group, 1);
-    return n + op_window_ser_arrays(&c->w, ser + n);
+    n += op_window_ser_arrays(&c->w, ser + n);
+    if (c->act.kind != OP_ACT_NONE) {
+        const char *name = op_act_name(c->act.kind);
+        op_ser(&ser[n++], "activation", PRT_FIELD_CHAR, name, (int64_t)strlen(name));
+        op_ser(&ser[n++], "activation_params", PRT_FIELD_FLOAT32, c->act_params,
+               op_act_nb_params(c->act.kind));
+    }
+    return n;
 }
 
 /* Ranks and field lengths against X's rank. */
@@ -172,76 +249,376 @@ static prt_status conv_infer(const op_object *o, const prt_dims *in, int32_t nb_
     return PRT_OK;
 }
 
-/* Bytes: the im2col matrix (Cg*kvol x ovol floats) unless the kernel is
- * 1x1 with stride 1 and no padding; for float16 also X, W, B and Y as
- * float32. Computed from W and Y dims alone, so it grows with every dim and
- * works on the profile's maxima. */
+/* ---- paths and workspace ------------------------------------------------ */
+
+enum { CONV_POINTWISE, CONV_DEPTHWISE, CONV_DIRECT, CONV_IM2COL, CONV_DEPTHWISE8 };
+
+/* Groups the direct path packs at once, at most (one per thread). */
+#define CONV_SLOTS 16
+/* The direct path takes groups of several channels when each output sums
+ * at most this many products; beyond, im2col and a GEMM are faster. At 27
+ * (MobileNet's first layer, 3 channels of 3x3) the direct path took 0.38 ms
+ * and im2col 0.47 (bench/RESULTS.md, "CPU kernels"). */
+#define CONV_DIRECT_TAPS 64
+/* The kernel size from which a depthwise Conv at a stride above 1 takes
+ * eight channels at a time (conv_path). */
+#define CONV_DW8_MIN_K 5
+/* Output rows of one item of the direct path over one group. */
+#define CONV_DIRECT_ROWS 8
+
+/* The scratch of a convolution, in floats, from the fields, W's dims and Y's
+ * dims alone (so the builder's maxima bound every run's): `col` the im2col
+ * matrix (0 for the pointwise path), and for kernels larger than 1x1 of 1
+ * or 2 spatial dims `slots`, room for the direct paths' packed groups: one
+ * group of the stride-phase kernel (Cg planes), and CONV_SLOTS buffers of
+ * the depthwise kernel. Both grow with every dim whichever path W's dims
+ * choose, so a W whose dims vary between profiles cannot need more at run
+ * time than the build planned. 0 on overflow. */
+static int conv_need(const conv_op *c, const prt_dims *w, const prt_dims *out,
+                     int64_t *col, int64_t *slots)
+{
+    int32_t ns = w->nb_dims - 2;
+    int64_t ovol = 1, kvol = 1, s[2] = {1, 1}, d[2] = {1, 1}, k[2] = {1, 1};
+    int64_t o[2] = {1, 1}, phase, dw, dw8, items;
+    int pointwise = 1; /* conv_geom_make's `direct`, from fields and W */
+    *col = *slots = 0;
+    if (ns < 1 || out->nb_dims != w->nb_dims)
+        return 1;
+    /* SAME pads nothing for a 1x1 kernel at stride 1; VALID never pads. */
+    for (int32_t i = 0; c->w.auto_pad == OP_PAD_NOTSET && i < c->w.nb_pads; i++)
+        pointwise &= c->w.pads[i] == 0;
+    for (int32_t i = 0; i < ns; i++) {
+        if (!base_mul_i64(kvol, w->d[2 + i], &kvol) ||
+            !base_mul_i64(ovol, out->d[2 + i], &ovol))
+            return 0;
+        pointwise &= w->d[2 + i] == 1 && op_window_str(&c->w, i) == 1;
+    }
+    if (pointwise)
+        return 1;
+    if (!base_mul_i64(w->d[1], kvol, col) || !base_mul_i64(*col, ovol, col))
+        return 0;
+    if (ns > 2 || kvol == 1)
+        return 1;
+    for (int32_t i = 0; i < ns; i++) {
+        int32_t j = 2 - ns + i; /* 1-D: height 1 */
+        k[j] = w->d[2 + i];
+        o[j] = out->d[2 + i];
+        s[j] = op_window_str(&c->w, i);
+        d[j] = op_window_dil(&c->w, i);
+    }
+    /* Slots for the (image, group) or (image, channel) items there can
+     * be, up to CONV_SLOTS: the depthwise kernel's all; the stride-phase
+     * kernel's one, and more as far as the im2col matrix is larger (its
+     * packed groups are about s^2 / kvol of it). */
+    items = w->d[0];
+    if (!base_mul_i64(items, out->d[0], &items))
+        return 0;
+    phase = op_dconv_chan(k, o, s, d);
+    dw = op_dw_slot(k, o, s, d);
+    dw8 = op_dw8_slot(k, o, s, d);
+    if (phase < 0 || dw < 0 || dw8 < 0 || !base_mul_i64(phase, w->d[1], &phase) ||
+        !base_mul_i64(dw > dw8 ? dw : dw8, items < CONV_SLOTS ? items : CONV_SLOTS, &dw))
+        return 0;
+    if (phase < *col)
+        phase = *col < phase * CONV_SLOTS ? *col : phase * CONV_SLOTS;
+    *slots = phase > dw ? phase : dw;
+    return 1;
+}
+
+/* Bytes: conv_need's floats, then for float16 X, W, B and Y as float32. */
 static int64_t conv_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
                               int32_t nb_in, const prt_dims *out)
 {
-    const conv_op *c = ccv(o);
-    const prt_dims *w = &in[1];
-    int64_t col = 0, n = 0, ovol = 1, kvol = 1;
-    int direct = 1; /* conv_geom_make's `direct`, decided from fields and W */
-    if (w->nb_dims < 3 || out->nb_dims != w->nb_dims)
-        return 0;
-    /* SAME pads nothing for a 1x1 kernel at stride 1; VALID never pads. */
-    for (int32_t i = 0; c->w.auto_pad == OP_PAD_NOTSET && i < c->w.nb_pads; i++)
-        direct &= c->w.pads[i] == 0;
-    for (int32_t i = 2; i < w->nb_dims; i++) {
-        if (!base_mul_i64(kvol, w->d[i], &kvol) || !base_mul_i64(ovol, out->d[i], &ovol))
-            return -1;
-        direct &= w->d[i] == 1 && op_window_str(&c->w, i - 2) == 1;
-    }
-    if (!direct && (!base_mul_i64(w->d[1], kvol, &col) || !base_mul_i64(col, ovol, &col)))
-        return -1;
-    n = col;
-    if (!op_conv_f16_floats(dtype, in, nb_in, out, &n))
+    int64_t col, slot, n;
+    if (!conv_need(ccv(o), &in[1], out, &col, &slot) || !base_add_i64(col, slot, &n) ||
+        !op_conv_f16_floats(dtype, in, nb_in, out, &n))
         return -1;
     return base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
+}
+
+/* One convolution being run: geometry, pointers, the path's plan. */
+typedef struct conv_job {
+    conv_geom g;
+    const float *X, *W, *B;
+    float *Y, *scratch;
+    op_act act;
+    /* GEMM paths: per image and group an Mg x ovol product over kc, in
+     * blocks of mb rows and nb columns (nbm x nbn of them). */
+    int64_t kc, mb, nb, nbm, nbn;
+    const float *colm;    /* im2col path: the matrix of the current image */
+    int64_t img, grp;     /* the current image and group (one at a time) */
+    int64_t slots, items; /* direct paths, several groups */
+    int64_t slot;         /* floats of one slot */
+    op_dw dw;             /* depthwise path, stride 1 */
+    op_dw8 dw8;           /* depthwise path, larger strides */
+    op_dconv dc;          /* direct path; last, as conv_run clears the rest */
+} conv_job;
+
+static int64_t conv_min(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static void conv_blocks(conv_job *j, int64_t M, int64_t N, int64_t K)
+{
+    op_gemm_split(M, N, K, &j->mb, &j->nb);
+    j->nbm = M > 0 ? (M + j->mb - 1) / j->mb : 0;
+    j->nbn = N > 0 ? (N + j->nb - 1) / j->nb : 0;
+}
+
+/* Block (bi, bj) of image n, group gi: the product, then bias and
+ * activation on each row while it is in cache. B is the right-hand matrix
+ * (X itself or the im2col matrix), ovol wide. */
+static void conv_gemm_block(const conv_job *j, int64_t n, int64_t gi, const float *B,
+                            int64_t bi, int64_t bj)
+{
+    const conv_geom *g = &j->g;
+    const int64_t ovol = g->w.ovol, m0 = bi * j->mb, j0 = bj * j->nb;
+    const int64_t mr = conv_min(j->mb, g->Mg - m0), nc = conv_min(j->nb, ovol - j0);
+    float *y = j->Y + (n * g->M + gi * g->Mg + m0) * ovol + j0;
+    op_epilogue e = {j->B ? j->B + gi * g->Mg + m0 : NULL, NULL, j->act};
+    op_gemm_f32_ep(0, 0, mr, nc, j->kc, j->W + (gi * g->Mg + m0) * j->kc, j->kc, B + j0,
+                   ovol, y, ovol, &e);
+}
+
+/* Pointwise: items are (image, group, row block, column block). */
+static void conv_pointwise_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t bj = it % j->nbn, r = it / j->nbn;
+        int64_t bi = r % j->nbm, ng = r / j->nbm;
+        int64_t gi = ng % g->G, n = ng / g->G;
+        conv_gemm_block(j, n, gi, j->X + (n * g->C + gi * g->Cg) * g->w.ivol, bi, bj);
+    }
+}
+
+/* im2col: the matrix of one image and group, channel ranges at a time. */
+static void conv_im2col_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    const float *xg = j->X + (j->img * g->C + j->grp * g->Cg) * g->w.ivol;
+    op_im2col(&g->w, end - begin, xg + begin * g->w.ivol,
+              j->scratch + begin * g->w.kvol * g->w.ovol);
+}
+
+/* im2col: the product's blocks for the current image and group. */
+static void conv_im2col_gemm_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_job *j = arg;
+    for (int64_t it = begin; it < end; it++)
+        conv_gemm_block(j, j->img, j->grp, j->colm, it / j->nbn, it % j->nbn);
+}
+
+/* Output rows [r0, r1) of group gi of image n from its packed input. */
+static void conv_direct_outputs(const conv_job *j, int64_t n, int64_t gi, int64_t r0,
+                                int64_t r1, const float *packed)
+{
+    const conv_geom *g = &j->g;
+    const int64_t m0 = gi * g->Mg;
+    op_dconv_run(&j->dc, packed, j->W + m0 * j->kc, g->Mg, j->B ? j->B + m0 : NULL,
+                 &j->act, j->Y + (n * g->M + m0) * g->w.ovol, g->w.ovol, r0, r1);
+}
+
+/* Direct, several groups: chunk t of `slots` takes its share of the
+ * (image, group) items, packing each into its own slot. */
+static void conv_direct_chunks(void *arg, int64_t begin, int64_t end)
+{
+    const conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    for (int64_t t = begin; t < end; t++) {
+        float *slot = j->scratch + t * j->slot;
+        for (int64_t it = t * j->items / j->slots; it < (t + 1) * j->items / j->slots;
+             it++) {
+            int64_t gi = it % g->G, n = it / g->G;
+            op_dconv_pack(&j->dc, j->X + (n * g->C + gi * g->Cg) * g->w.ivol, 0, g->Cg,
+                          slot);
+            conv_direct_outputs(j, n, gi, 0, j->dc.g.OH, slot);
+        }
+    }
+}
+
+/* Depthwise: chunk t of `slots` takes its share of the (image, channel)
+ * items. */
+static void conv_dw_chunks(void *arg, int64_t begin, int64_t end)
+{
+    const conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    for (int64_t t = begin; t < end; t++) {
+        float *slot = j->scratch + t * j->slot;
+        op_dw_zero(&j->dw, slot);
+        for (int64_t it = t * j->items / j->slots; it < (t + 1) * j->items / j->slots;
+             it++) {
+            int64_t c = it % g->C, n = it / g->C;
+            op_dw_run(&j->dw, j->X + (n * g->C + c) * g->w.ivol, j->W + c * j->kc,
+                      j->B ? j->B[c] : 0.0f, &j->act, j->Y + (n * g->M + c) * g->w.ovol,
+                      slot);
+        }
+    }
+}
+
+/* Depthwise, eight channels at a time: chunk t of `slots` takes its share
+ * of the (image, block of 8 channels) items. */
+static void conv_dw8_chunks(void *arg, int64_t begin, int64_t end)
+{
+    const conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    const int64_t nblk = (g->C + 7) / 8;
+    for (int64_t t = begin; t < end; t++) {
+        float *slot = j->scratch + t * j->slot;
+        for (int64_t it = t * j->items / j->slots; it < (t + 1) * j->items / j->slots;
+             it++) {
+            int64_t c0 = it % nblk * 8, n = it / nblk, nc = conv_min(8, g->C - c0);
+            op_dw8_run(&j->dw8, j->X + (n * g->C + c0) * g->w.ivol, j->W + c0 * j->kc,
+                       j->B ? j->B + c0 : NULL, &j->act, nc,
+                       j->Y + (n * g->M + c0) * g->w.ovol, slot);
+        }
+    }
+}
+
+/* Direct, one group: the current image's channels packed, then blocks of
+ * output rows. */
+static void conv_direct_pack_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_job *j = arg;
+    op_dconv_pack(&j->dc, j->X + j->img * j->g.C * j->g.w.ivol, begin, end, j->scratch);
+}
+
+static void conv_direct_out_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_job *j = arg;
+    conv_direct_outputs(j, j->img, 0, begin * CONV_DIRECT_ROWS,
+                        conv_min(end * CONV_DIRECT_ROWS, j->dc.g.OH), j->scratch);
+}
+
+/* The path for this geometry; fills the direct plan when it is direct. */
+static int32_t conv_path(conv_job *j)
+{
+    const conv_geom *g = &j->g;
+    if (g->direct)
+        return CONV_POINTWISE;
+    if (g->w.ns <= 2 && g->w.kvol > 1 && g->Cg == 1 && g->Mg == 1) {
+        /* Planes, but for a wide kernel at a stride above 1, where eight
+         * channels at a time need no stride phases and win
+         * (bench/RESULTS.md, "CPU kernels": 5x5 at stride 2 1.3-1.45x;
+         * 3x3 at stride 2 loses 1.04-1.23x). */
+        int planes = 1;
+        for (int32_t i = 0; i < g->w.ns; i++)
+            planes &= g->w.s[i] == 1 || g->w.k[i] < CONV_DW8_MIN_K;
+        if (planes && op_dw_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d,
+                                 g->w.pb, &j->dw))
+            return CONV_DEPTHWISE;
+        if (op_dw8_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb,
+                        &j->dw8))
+            return CONV_DEPTHWISE8;
+    }
+    if (g->w.ns <= 2 && g->w.kvol > 1 &&
+        (g->Cg == 1 || g->Cg * g->w.kvol <= CONV_DIRECT_TAPS) &&
+        op_dconv_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb, g->Cg,
+                      &j->dc))
+        return CONV_DIRECT;
+    return CONV_IM2COL;
+}
+
+const char *op_conv_path(const prt_plugin *conv, const prt_dims *x, const prt_dims *w)
+{
+    static const char *const names[] = {"pointwise", "depthwise", "direct", "im2col",
+                                        "depthwise8"};
+    const op_object *o = (const op_object *)conv;
+    prt_dims dims[2];
+    conv_job j;
+    if (!conv || o->creator != &op_conv_creator)
+        return NULL;
+    dims[0] = *x;
+    dims[1] = *w;
+    memset(&j, 0, offsetof(conv_job, dc));
+    if (conv_geom_make(ccv(o), dims, 2, &j.g))
+        return NULL;
+    return names[conv_path(&j)];
 }
 
 static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                            int32_t nb_in, const prt_tensor_desc *out,
                            const void *const *xs, void *y, void *ws, void *stream)
 {
+    const conv_op *c = ccv(o);
     prt_dims dims[3];
-    conv_geom g;
-    const float *X = xs[0], *W = xs[1], *B = nb_in == 3 ? xs[2] : NULL;
-    float *Y = y, *col = ws;
-    int64_t kc, ncol, ivol, ovol;
+    conv_job j;
+    int64_t col, slot;
+    int32_t path;
     prt_status st;
+    (void)stream;
+    memset(&j, 0, offsetof(conv_job, dc));
     for (int32_t k = 0; k < nb_in; k++)
         dims[k] = in[k].dims;
-    st = conv_geom_make(ccv(o), dims, nb_in, &g);
+    st = conv_geom_make(c, dims, nb_in, &j.g);
     if (st)
         return st;
-    ivol = g.w.ivol;
-    ovol = g.w.ovol;
-    kc = g.Cg * g.w.kvol;
-    ncol = g.direct ? 0 : kc * ovol;
+    if (!conv_need(c, &dims[1], &out->dims, &col, &slot))
+        return op_fail(o, PRT_ERR_SHAPE, "the workspace size overflows");
+    j.X = xs[0];
+    j.W = xs[1];
+    j.B = nb_in == 3 ? xs[2] : NULL;
+    j.Y = y;
+    j.scratch = ws;
+    j.act = c->act;
+    j.kc = j.g.Cg * j.g.w.kvol;
     if (dtype == PRT_FLOAT16)
-        Y = op_conv_to_f32(xs, dtype, dims, nb_in, col + ncol, &X, &W, &B);
-    for (int64_t n = 0; n < g.N; n++)
-        for (int64_t gi = 0; gi < g.G; gi++) {
-            const float *xg = X + (n * g.C + gi * g.Cg) * ivol;
-            const float *cm = xg;
-            float *yg = Y + (n * g.M + gi * g.Mg) * ovol;
-            if (!g.direct) {
-                op_im2col(&g.w, g.Cg, xg, col);
-                cm = col;
-            }
-            op_gemm_f32(g.Mg, ovol, kc, W + gi * g.Mg * kc, kc, cm, ovol, yg, ovol);
-            if (B)
-                for (int64_t m = 0; m < g.Mg; m++) {
-                    float b = B[gi * g.Mg + m];
-                    float *row = yg + m * ovol;
-                    for (int64_t p = 0; p < ovol; p++)
-                        row[p] += b;
-                }
+        j.Y = op_conv_to_f32(xs, dtype, dims, nb_in, j.scratch + col + slot, &j.X, &j.W,
+                             &j.B);
+    path = conv_path(&j);
+    if (path == CONV_DEPTHWISE || path == CONV_DEPTHWISE8 ||
+        (path == CONV_DIRECT && j.g.G > 1)) {
+        /* As many slots as conv_need's room holds (one per item for the
+         * depthwise kernel, up to CONV_SLOTS; one at least for the other),
+         * each a chunk of the items that one thread takes. */
+        const int32_t ns = j.g.w.ns;
+        const int64_t k2[2] = {ns == 2 ? j.g.w.k[0] : 1, j.g.w.k[ns - 1]};
+        const int64_t o2[2] = {ns == 2 ? j.g.w.out[0] : 1, j.g.w.out[ns - 1]};
+        const int64_t s2[2] = {ns == 2 ? j.g.w.s[0] : 1, j.g.w.s[ns - 1]};
+        const int64_t d2[2] = {ns == 2 ? j.g.w.d[0] : 1, j.g.w.d[ns - 1]};
+        j.slot = path == CONV_DEPTHWISE    ? op_dw_slot(k2, o2, s2, d2)
+                 : path == CONV_DEPTHWISE8 ? op_dw8_slot(k2, o2, s2, d2)
+                                           : j.g.Cg * j.dc.chan;
+        j.items = path == CONV_DEPTHWISE    ? j.g.N * j.g.C
+                  : path == CONV_DEPTHWISE8 ? j.g.N * ((j.g.C + 7) / 8)
+                                            : j.g.N * j.g.G;
+        /* The chunks depend on the shape alone, never on the thread count:
+         * one thread takes them in turn. */
+        j.slots = conv_min(conv_min(slot / j.slot, CONV_SLOTS), j.items);
+        base_parallel_for(j.slots, 1,
+                          path == CONV_DEPTHWISE    ? conv_dw_chunks
+                          : path == CONV_DEPTHWISE8 ? conv_dw8_chunks
+                                                    : conv_direct_chunks,
+                          &j);
+    } else if (path == CONV_DIRECT) {
+        for (j.img = 0; j.img < j.g.N; j.img++) {
+            base_parallel_for(j.g.Cg, 1, conv_direct_pack_range, &j);
+            base_parallel_for((j.dc.g.OH + CONV_DIRECT_ROWS - 1) / CONV_DIRECT_ROWS, 1,
+                              conv_direct_out_range, &j);
         }
+    } else if (path == CONV_POINTWISE && j.g.w.ovol == 1 && j.g.G == 1 && j.g.N > 1) {
+        /* One pixel per image (a squeeze-and-excitation block's): the
+         * images are the rows of one product with W's transpose, so W is
+         * read once, not once per image. */
+        op_epilogue e = {NULL, j.B, j.act};
+        op_gemm_f32_par(0, 1, j.g.N, j.g.M, j.kc, j.X, j.kc, j.W, j.kc, j.Y, j.g.M, &e);
+    } else if (path == CONV_POINTWISE) {
+        conv_blocks(&j, j.g.Mg, j.g.w.ovol, j.kc);
+        base_parallel_for(j.g.N * j.g.G * j.nbm * j.nbn, 1, conv_pointwise_range, &j);
+    } else {
+        conv_blocks(&j, j.g.Mg, j.g.w.ovol, j.kc);
+        j.colm = j.scratch;
+        for (j.img = 0; j.img < j.g.N; j.img++)
+            for (j.grp = 0; j.grp < j.g.G; j.grp++) {
+                base_parallel_for(j.g.Cg, 1, conv_im2col_range, &j);
+                base_parallel_for(j.nbm * j.nbn, 1, conv_im2col_gemm_range, &j);
+            }
+    }
     if (dtype == PRT_FLOAT16)
-        op_from_f32(Y, dtype, base_volume(&out->dims), y);
+        op_from_f32(j.Y, dtype, base_volume(&out->dims), y);
     return PRT_OK;
 }
 
@@ -290,6 +667,9 @@ static prt_status conv_run_cuda(const op_object *o, int32_t dtype,
     a.w = x[1];
     a.b = nb_in == 3 ? x[2] : NULL;
     a.y = y;
+    a.act = ccv(o)->act.kind;
+    a.act_alpha = ccv(o)->act.alpha;
+    a.act_beta = ccv(o)->act.beta;
     err = opk_conv(&a, stream);
     return err ? op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err)
                : PRT_OK;
@@ -324,6 +704,10 @@ static const prt_field_schema conv_schema[] = {
     {"pads", PRT_FIELD_INT32, -1,
      "begin of each spatial dim, then end of each; default 0"},
     {"strides", PRT_FIELD_INT32, -1, "per spatial dim, default 1"},
+    {"activation", PRT_FIELD_CHAR, -1,
+     "fused activation: Relu, LeakyRelu, Clip, HardSigmoid or HardSwish (plugrt's)"},
+    {"activation_params", PRT_FIELD_FLOAT32, -1,
+     "the activation's alpha and beta, or Clip's min and max (plugrt's)"},
 };
 
 const prt_plugin_creator op_conv_creator =

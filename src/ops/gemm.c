@@ -13,12 +13,16 @@
  *   transA int32, default 0; non-zero transposes A (as ONNX Runtime reads it)
  *   transB int32, default 0
  *
- * The product goes through op_gemm_f32_t (OpenBLAS or the built-in loops,
- * blas.c); alpha and C are applied in one pass after it, as ONNX's reference
- * does (dot(A', B') * alpha + C * beta). When beta is 0, C is not read, so
+ * The product goes through op_gemm_f32_par (the register tiles, OpenBLAS
+ * or the built-in loops, over the context's threads; op_common.h); alpha
+ * and C are applied in one pass after it, as ONNX's reference does
+ * (dot(A', B') * alpha + C * beta), except that a C of one row or one
+ * column with alpha and beta 1 (a Linear layer's bias) is added as each
+ * block of the product is stored. When beta is 0, C is not read, so
  * its NaNs and infinities do not reach Y (ONNX's reference and ONNX Runtime
  * skip it too).
  */
+#include "ops/cpu_kernels.h"
 #include "ops/op_common.h"
 
 typedef struct gemm_op {
@@ -182,6 +186,8 @@ static prt_status gemm_run(const op_object *o, int32_t dtype, const prt_tensor_d
     int64_t M = out->dims.d[0], N = out->dims.d[1];
     int64_t K = in[0].dims.d[g->trans_a ? 0 : 1];
     int64_t si = 0, sj = 0; /* C's element strides along Y's rows, cols */
+    op_epilogue e = {NULL, NULL, {OP_ACT_NONE, 0, 0}};
+    int fold;
     (void)ws;
     if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
         float *w = ws;
@@ -197,14 +203,23 @@ static prt_status gemm_run(const op_object *o, int32_t dtype, const prt_tensor_d
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                        prt_dtype_name(dtype));
     }
-    op_gemm_f32_t(g->trans_a, g->trans_b, M, N, K, A, g->trans_a ? M : K, B,
-                  g->trans_b ? K : N, Y, N);
     if (C && g->beta != 0.0f) {
         const prt_dims *c = &in[2].dims;
         if (c->nb_dims >= 1 && c->d[c->nb_dims - 1] != 1)
             sj = 1;
         if (c->nb_dims == 2 && c->d[0] != 1)
             si = c->d[1];
+    }
+    /* A bias per column (a Linear layer's) or per row with alpha = beta =
+     * 1 is added as each block of the product is stored. */
+    fold = C && g->alpha == 1.0f && g->beta == 1.0f && (si == 0) != (sj == 0);
+    e.row_bias = fold && si ? C : NULL;
+    e.col_bias = fold && sj ? C : NULL;
+    op_gemm_f32_par(g->trans_a, g->trans_b, M, N, K, A, g->trans_a ? M : K, B,
+                    g->trans_b ? K : N, Y, N, fold ? &e : NULL);
+    if (fold) {
+        /* done */
+    } else if (C && g->beta != 0.0f) {
         for (int64_t i = 0; i < M; i++) {
             float *row = Y + i * N;
             const float *cr = C + i * si;

@@ -137,6 +137,29 @@ __device__ float load_f(const void *p, int32_t dtype, int64_t i)
     return dtype == DT_F32 ? ((const float *)p)[i] : __half2float(((const __half *)p)[i]);
 }
 
+// Conv's fused activation (OP_ACT_* of cpu_kernels.h, the same formulas as
+// the CPU's cpu_act_v8: comparisons let NaN through).
+__device__ float conv_act(const opk_conv_args &a, float x)
+{
+    float h;
+    switch (a.act) {
+    case 1: // Relu
+        return x < 0.0f ? 0.0f : x;
+    case 2: // LeakyRelu
+        return x < 0.0f ? a.act_alpha * x : x;
+    case 3: // Clip
+        x = x < a.act_alpha ? a.act_alpha : x;
+        return x > a.act_beta ? a.act_beta : x;
+    case 4: // HardSigmoid
+    case 5: // HardSwish
+        h = a.act_alpha * x + a.act_beta;
+        h = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
+        return a.act == 5 ? x * h : h;
+    default:
+        return x;
+    }
+}
+
 // One thread per output element (n, m, spatial position).
 __global__ void conv_kernel(opk_conv_args a)
 {
@@ -175,6 +198,7 @@ __global__ void conv_kernel(opk_conv_args a)
                            load_f(a.w, a.dtype, wbase + kp);
             }
         }
+        acc = conv_act(a, acc);
         if (a.dtype == DT_F32)
             ((float *)a.y)[idx] = acc;
         else
@@ -198,7 +222,31 @@ __global__ void from_f32_kernel(int32_t dtype, const float *x, uint16_t *y, int6
                                : __bfloat16_as_ushort(__float2bfloat16_rn(x[i]));
 }
 
+// y[r n + j] += bias[j] (float32, float16 or bfloat16) for rows x n floats.
+__global__ void bias_rows_kernel(int32_t dtype, const void *bias, float *y, int64_t rows,
+                                 int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < rows * n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t j = i % n;
+        float b = dtype == DT_F32   ? ((const float *)bias)[j]
+                  : dtype == DT_F16 ? __half2float(((const __half *)bias)[j])
+                                    : __bfloat162float(((const __nv_bfloat16 *)bias)[j]);
+        y[i] += b;
+    }
+}
+
 } // namespace
+
+extern "C" int opk_bias_rows(int32_t dtype, const void *bias, float *y, int64_t rows,
+                             int64_t n, void *stream)
+{
+    if (rows * n == 0)
+        return 0;
+    bias_rows_kernel<<<blocks_for(rows * n), kThreads, 0, (cudaStream_t)stream>>>(
+        dtype, bias, y, rows, n);
+    return (int)cudaGetLastError();
+}
 
 extern "C" int opk_relu(int32_t dtype, const void *x, void *y, int64_t n, void *stream)
 {

@@ -29,6 +29,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/parallel.h"
+#include "ops/cpu_kernels.h"
 #include "ops/math_ops.h"
 #include "ops/ops_nn.h"
 
@@ -258,6 +260,34 @@ static float ln_stat(const prt_tensor_desc *out, int32_t nb_out, void *const *y,
     return r;
 }
 
+typedef struct ln_job {
+    const float *src;
+    float *dst;
+    const float *scale, *bias;
+    int64_t norm;
+    float epsilon;
+    const prt_tensor_desc *out;
+    int32_t nb_out;
+    void *const *y;
+    int32_t stash;
+} ln_job;
+
+/* Rows [b, e), each normalized whole on one thread (its statistics in a
+ * fixed order), so the split never changes a bit. */
+static void ln_range(void *arg, int64_t b, int64_t e)
+{
+    const ln_job *j = arg;
+    for (int64_t rw = b; rw < e; rw++) {
+        const float *xr = j->src + rw * j->norm;
+        float *yr = j->dst + rw * j->norm;
+        float mean, inv;
+        op_norm_stats(xr, j->norm, j->epsilon, &mean, &inv);
+        mean = ln_stat(j->out, j->nb_out, j->y, 1, rw, mean, j->stash);
+        inv = ln_stat(j->out, j->nb_out, j->y, 2, rw, inv, j->stash);
+        op_norm_apply(xr, j->norm, mean, inv, j->scale, j->bias, yr);
+    }
+}
+
 static prt_status ln_run_n(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                            const void *const *x, void *const *y, void *ws, void *stream)
@@ -301,15 +331,10 @@ static prt_status ln_run_n(const op_object *o, int32_t dtype, const prt_tensor_d
         op_to_f32(x[0], dtype, total, buf);
         src = dst = buf;
     }
-    for (int64_t rw = 0; rw < rows; rw++) {
-        const float *xr = src + rw * norm;
-        float *yr = dst + rw * norm;
-        float mean, inv;
-        op_norm_stats(xr, norm, cln(o)->epsilon, &mean, &inv);
-        mean = ln_stat(out, nb_out, y, 1, rw, mean, stash);
-        inv = ln_stat(out, nb_out, y, 2, rw, inv, stash);
-        for (int64_t p = 0; p < norm; p++)
-            yr[p] = (xr[p] - mean) * inv * scale[p] + bias[p];
+    {
+        ln_job j = {src, dst, scale, bias, norm, cln(o)->epsilon, out, nb_out, y, stash};
+        /* A row: its statistics, then a few operations per element. */
+        base_parallel_for(rows, (OP_GRAIN_SIMPLE + norm - 1) / norm, ln_range, &j);
     }
     if (buf)
         op_from_f32(buf, dtype, total, y[0]);

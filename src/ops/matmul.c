@@ -6,14 +6,23 @@
  * [K, 1] with that 1 dropped (two vectors give a scalar); batch dims
  * broadcast like Add's (op_broadcast_exprs). Scalars are rejected.
  *
- * float32 through op_gemm_f32 (OpenBLAS or the built-in loops, blas.c), per
- * batch, or one call for the whole batch when B has no batch of its own;
- * float16 and bfloat16 are converted to float32 in the workspace, computed
- * there and rounded once; int32 and int64 use plain loops that wrap on
- * overflow.
+ * An optional third input, bias (plugrt's: the ONNX importer fuses a
+ * MatMul and the Add of a constant vector into it), holds N values (any
+ * rank, every dim but the last 1), added to every row of the product as it
+ * is stored; float dtypes only.
+ *
+ * float32 through op_gemm_f32_ep (the register tiles, OpenBLAS or the
+ * built-in loops; op_common.h) in the blocks of op_gemm_split, spread with
+ * base_parallel_for over (batch, block) items: the whole batch is one tall
+ * product when B has no batch of its own. The blocks depend on the shapes
+ * alone, so the result does not depend on the thread count. float16 and
+ * bfloat16 are converted to float32 in the workspace, computed there and
+ * rounded once; int32 and int64 use plain loops that wrap on overflow.
  */
 #include <string.h>
 
+#include "base/parallel.h"
+#include "ops/cpu_kernels.h"
 #include "ops/op_common.h"
 #ifdef PRT_HAVE_CUDA
 #include "ops/op_cublas.h"
@@ -52,7 +61,6 @@ static prt_status mm_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in
     int64_t va, vb;
     char sa[128], sb[128];
     prt_status st;
-    (void)nb_in;
     if (ra < 1 || rb < 1)
         return op_fail(o, PRT_ERR_SHAPE,
                        "inputs must have rank >= 1 (numpy.matmul takes no "
@@ -82,6 +90,25 @@ static prt_status mm_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in
         out->d[out->nb_dims++] = a->d[ra - 2];
     if (rb >= 2)
         out->d[out->nb_dims++] = b->d[rb - 1];
+    if (nb_in == 3) {
+        const prt_dim_exprs *c = &in[2];
+        const prt_expr *n = rb >= 2 ? b->d[rb - 1] : NULL;
+        for (int32_t i = 0; i + 1 < c->nb_dims; i++)
+            if (!eb->is_constant(eb, c->d[i], &va) || va != 1)
+                return op_fail(o, PRT_ERR_SHAPE,
+                               "the bias %s must be a vector of N values (every dim but "
+                               "the last 1)",
+                               op_exprs_str(eb, c, sa, sizeof sa));
+        if (c->nb_dims < 1 ||
+            (n && eb->is_constant(eb, n, &va) &&
+             eb->is_constant(eb, c->d[c->nb_dims - 1], &vb) && va != vb) ||
+            (!n && (!eb->is_constant(eb, c->d[c->nb_dims - 1], &vb) || vb != 1)))
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "the bias %s must hold N values, one per column of the "
+                           "product (B %s)",
+                           op_exprs_str(eb, c, sa, sizeof sa),
+                           op_exprs_str(eb, b, sb, sizeof sb));
+    }
     return PRT_OK;
 }
 
@@ -91,7 +118,6 @@ static prt_status mm_infer(const op_object *o, const prt_dims *in, int32_t nb_in
     mm_geom g;
     char sa[128], sb[128];
     prt_status st;
-    (void)nb_in;
     if (in[0].nb_dims < 1 || in[1].nb_dims < 1)
         return op_fail(o, PRT_ERR_SHAPE,
                        "inputs must have rank >= 1; A has rank %d, B has "
@@ -112,24 +138,29 @@ static prt_status mm_infer(const op_object *o, const prt_dims *in, int32_t nb_in
         out->d[out->nb_dims++] = g.M;
     if (in[1].nb_dims >= 2)
         out->d[out->nb_dims++] = g.N;
+    if (nb_in == 3 && (in[2].nb_dims < 1 || in[2].d[in[2].nb_dims - 1] != g.N ||
+                       base_volume(&in[2]) != g.N))
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "the bias %s must hold N = %lld values (every dim but the last 1)",
+                       base_dims_format(&in[2], BASE_DIMS_LIST, sa, sizeof sa),
+                       (long long)g.N);
     return PRT_OK;
 }
 
-/* Half floats: A, B and Y as float32. */
+/* Half floats: A, B, Y and the bias as float32. */
 static int64_t mm_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
                             int32_t nb_in, const prt_dims *out)
 {
-    int64_t va, vb, vy, n;
-    (void)o, (void)nb_in;
+    int64_t n = 0;
+    (void)o;
     if (dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return 0;
-    va = base_volume(&in[0]);
-    vb = base_volume(&in[1]);
-    vy = base_volume(out);
-    if (va < 0 || vb < 0 || vy < 0 || !base_add_i64(va, vb, &n) ||
-        !base_add_i64(n, vy, &n) || !base_mul_i64(n, (int64_t)sizeof(float), &n))
-        return -1;
-    return n;
+    for (int32_t k = 0; k <= nb_in; k++) {
+        int64_t v = base_volume(k < nb_in ? &in[k] : out); /* inputs, then Y */
+        if (v < 0 || !base_add_i64(n, v, &n))
+            return -1;
+    }
+    return base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
 }
 
 /* C = A * B for integers; unsigned arithmetic wraps instead of overflowing. */
@@ -152,21 +183,10 @@ static int64_t mm_workspace(const op_object *o, int32_t dtype, const prt_dims *i
 MM_INT(mm_i32, int32_t, uint32_t)
 MM_INT(mm_i64, int64_t, uint64_t)
 
-static void mm_one(int32_t dtype, int64_t M, int64_t N, int64_t K, const void *a,
-                   const void *b, void *y)
-{
-    if (dtype == PRT_INT32)
-        mm_i32(M, N, K, a, b, y);
-    else if (dtype == PRT_INT64)
-        mm_i64(M, N, K, a, b, y);
-    else
-        op_gemm_f32(M, N, K, a, K, b, N, y, N);
-}
-
-/* A row of the batch walk: n products of one matrix of A and one of B
- * (each an element of the walk). */
+/* A row of the integer batch walk: n products of one matrix of A and one
+ * of B (each an element of the walk). */
 typedef struct mm_batch {
-    int32_t dtype; /* computed in */
+    int32_t dtype;
     int64_t M, N, K;
 } mm_batch;
 
@@ -177,60 +197,17 @@ static int mm_row(const void *ctx, const uint8_t *const *p, const int64_t *s, ui
     size_t es = prt_dtype_size(c->dtype);
     size_t sa = (size_t)(c->M * c->K) * es, sb = (size_t)(c->K * c->N) * es;
     size_t sy = (size_t)(c->M * c->N) * es;
-    for (int64_t j = 0; j < n; j++)
-        mm_one(c->dtype, c->M, c->N, c->K, p[0] + (size_t)(j * s[0]) * sa,
-               p[1] + (size_t)(j * s[1]) * sb, y + (size_t)j * sy);
+    for (int64_t j = 0; j < n; j++) {
+        const void *a = p[0] + (size_t)(j * s[0]) * sa,
+                   *b = p[1] + (size_t)(j * s[1]) * sb;
+        if (c->dtype == PRT_INT32)
+            mm_i32(c->M, c->N, c->K, a, b, (int32_t *)(y + (size_t)j * sy));
+        else
+            mm_i64(c->M, c->N, c->K, a, b, (int64_t *)(y + (size_t)j * sy));
+    }
     return 0;
 }
 
-static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                         void *y, void *ws, void *stream)
-{
-    const void *mats[2] = {x[0], x[1]};
-    void *Y = y;
-    prt_dims bo;
-    mm_geom g;
-    mm_batch c;
-    prt_status st;
-    (void)nb_in;
-    mm_split(&in[0].dims, &in[1].dims, &g);
-    st = op_broadcast_dims(o, &g.ba, &g.bb, &bo, "the batch dims of A and B");
-    if (st)
-        return st;
-    c.dtype = dtype;
-    c.M = g.M;
-    c.N = g.N;
-    c.K = g.K;
-    if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
-        float *wa = ws, *wb, *wy;
-        int64_t va = base_volume(&in[0].dims), vb = base_volume(&in[1].dims);
-        wb = wa + va;
-        wy = wb + vb;
-        op_to_f32(x[0], dtype, va, wa);
-        op_to_f32(x[1], dtype, vb, wb);
-        mats[0] = wa;
-        mats[1] = wb;
-        Y = wy;
-        c.dtype = PRT_FLOAT32;
-    }
-    if (base_volume(&g.bb) == 1) {
-        /* B is one matrix: A's batch rows stack into one tall product. */
-        mm_one(c.dtype, base_volume(&bo) * g.M, g.N, g.K, mats[0], mats[1], Y);
-    } else {
-        size_t es = prt_dtype_size(c.dtype);
-        const size_t mes[2] = {(size_t)(g.M * g.K) * es, (size_t)(g.K * g.N) * es};
-        const prt_dims batch[2] = {g.ba, g.bb};
-        /* The rows never stop the walk. */
-        (void)op_bcast_walk(&bo, 2, batch, mes, (size_t)(g.M * g.N) * es, mats, Y, mm_row,
-                            &c);
-    }
-    if (Y != y)
-        op_from_f32(Y, dtype, base_volume(&out->dims), y);
-    return PRT_OK;
-}
-
-#ifdef PRT_HAVE_CUDA
 /* Element offset of batch b (row-major over bo) in a batch of dims `dims`
  * broadcast to bo, in matrices. */
 static int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t b)
@@ -248,6 +225,98 @@ static int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t
     return off;
 }
 
+/* The float products: nbat of M x N x K, each in nbm x nbn blocks of
+ * mb x nb (op_gemm_split), one item per (batch, block). */
+typedef struct mm_job {
+    const float *A, *B, *bias;
+    float *Y;
+    int64_t M, N, K, mb, nb, nbm, nbn;
+    prt_dims ba, bb, bo; /* batch dims; bo empty for one tall product */
+} mm_job;
+
+static void mm_range(void *arg, int64_t begin, int64_t end)
+{
+    const mm_job *j = arg;
+    const int64_t per = j->nbm * j->nbn;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t b = it / per, bi = it % per / j->nbn, bj = it % j->nbn;
+        const int64_t i0 = bi * j->mb, j0 = bj * j->nb;
+        const int64_t m = j->M - i0 < j->mb ? j->M - i0 : j->mb;
+        const int64_t n = j->N - j0 < j->nb ? j->N - j0 : j->nb;
+        const float *a = j->A + mm_batch_offset(&j->ba, &j->bo, b) * j->M * j->K;
+        const float *bm = j->B + mm_batch_offset(&j->bb, &j->bo, b) * j->K * j->N;
+        op_epilogue e = {NULL, j->bias ? j->bias + j0 : NULL, {OP_ACT_NONE, 0, 0}};
+        op_gemm_f32_ep(0, 0, m, n, j->K, a + i0 * j->K, j->K, bm + j0, j->N,
+                       j->Y + (b * j->M + i0) * j->N + j0, j->N, j->bias ? &e : NULL);
+    }
+}
+
+static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
+                         void *y, void *ws, void *stream)
+{
+    mm_job j;
+    mm_geom g;
+    int64_t nbat;
+    prt_status st;
+    (void)stream;
+    mm_split(&in[0].dims, &in[1].dims, &g);
+    memset(&j, 0, sizeof j);
+    st = op_broadcast_dims(o, &g.ba, &g.bb, &j.bo, "the batch dims of A and B");
+    if (st)
+        return st;
+    if (dtype == PRT_INT32 || dtype == PRT_INT64) {
+        const mm_batch c = {dtype, g.M, g.N, g.K};
+        size_t es = prt_dtype_size(dtype);
+        const size_t mes[2] = {(size_t)(g.M * g.K) * es, (size_t)(g.K * g.N) * es};
+        const prt_dims batch[2] = {g.ba, g.bb};
+        const void *mats[2] = {x[0], x[1]};
+        if (nb_in == 3)
+            return op_fail(o, PRT_ERR_UNSUPPORTED,
+                           "a bias input needs a float dtype, not %s",
+                           prt_dtype_name(dtype));
+        /* The rows never stop the walk. */
+        (void)op_bcast_walk(&j.bo, 2, batch, mes, (size_t)(g.M * g.N) * es, mats, y,
+                            mm_row, &c);
+        return PRT_OK;
+    }
+    j.A = x[0];
+    j.B = x[1];
+    j.bias = nb_in == 3 ? x[2] : NULL;
+    j.Y = y;
+    if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
+        float *w = ws;
+        const float **dst[3] = {&j.A, &j.B, &j.bias};
+        for (int32_t k = 0; k < nb_in; k++) {
+            int64_t v = base_volume(&in[k].dims);
+            op_to_f32(x[k], dtype, v, w);
+            *dst[k] = w;
+            w += v;
+        }
+        j.Y = w;
+    }
+    j.M = g.M;
+    j.N = g.N;
+    j.K = g.K;
+    j.ba = g.ba;
+    j.bb = g.bb;
+    nbat = base_volume(&j.bo);
+    if (base_volume(&g.bb) == 1) {
+        /* B is one matrix: A's batch rows stack into one tall product. */
+        j.M *= nbat;
+        nbat = 1;
+        j.ba.nb_dims = j.bb.nb_dims = j.bo.nb_dims = 0;
+    }
+    op_gemm_split(j.M, j.N, j.K, &j.mb, &j.nb);
+    j.nbm = j.M > 0 ? (j.M + j.mb - 1) / j.mb : 0;
+    j.nbn = j.N > 0 ? (j.N + j.nb - 1) / j.nb : 0;
+    base_parallel_for(nbat * j.nbm * j.nbn, 1, mm_range, &j);
+    if (j.Y != y)
+        op_from_f32(j.Y, dtype, base_volume(&out->dims), y);
+    return PRT_OK;
+}
+
+#ifdef PRT_HAVE_CUDA
 /* CUDA: float32 (and 16-bit floats through float32 in the workspace) with
  * cuBLAS: one product when B has no batch of its own, one strided batch when
  * A's and B's batches are the same, else one product per output matrix. */
@@ -263,7 +332,6 @@ static prt_status mm_run_cuda(const op_object *o, int32_t dtype,
     int64_t nb, va = base_volume(&in[0].dims), vb = base_volume(&in[1].dims);
     prt_status st;
     int err = 0;
-    (void)nb_in;
     if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return op_fail(o, PRT_ERR_UNSUPPORTED,
                        "%s on CUDA is not supported (float32, "
@@ -301,6 +369,10 @@ static prt_status mm_run_cuda(const op_object *o, int32_t dtype,
                                Y + b * g.M * g.N, g.N, 0, 1);
     if (st)
         return op_fail(o, st, "%s", prt_last_error());
+    if (nb_in == 3 && (err = opk_bias_rows(dtype, x[2], Y,
+                                           base_volume(&out->dims) / (g.N > 0 ? g.N : 1),
+                                           g.N, stream)) != 0)
+        return op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err);
     if (dtype != PRT_FLOAT32 &&
         (err = opk_from_f32(dtype, Y, y, base_volume(&out->dims), stream)) != 0)
         return op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err);
@@ -311,10 +383,25 @@ static prt_status mm_run_cuda(const op_object *o, int32_t dtype,
 #define MM_CUDA NULL
 #endif
 
+#define MM_DTYPES                                                                        \
+    (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT32) | OP_DT(PRT_INT64))
+
+/* A and B of one dtype; the bias too, and only a float one. */
+static uint32_t mm_in_dtypes(const op_object *o, int32_t index, const int32_t *types)
+{
+    (void)o;
+    if (index == 0)
+        return MM_DTYPES;
+    if (types[0] < 0 || types[0] >= PRT_DTYPE_COUNT)
+        return 0;
+    return OP_DT(types[0]) & (index == 1 ? MM_DTYPES : OP_DT_FLOAT | OP_DT(PRT_BFLOAT16));
+}
+
 static const op_class matmul_class = {
     .min_inputs = 2,
-    .max_inputs = 2,
-    .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT32) | OP_DT(PRT_INT64),
+    .max_inputs = 3,
+    .dtypes = MM_DTYPES,
+    .in_dtypes = mm_in_dtypes,
     .size = sizeof(op_object),
     .alias_input = -1,
     .shapes = mm_shapes,

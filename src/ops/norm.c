@@ -37,6 +37,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/cpu_kernels.h"
 #include "ops/ops_nn.h"
 
 enum { NORM_BATCH, NORM_INSTANCE, NORM_GROUP, NORM_LP }; /* op_class.kind */
@@ -56,17 +57,7 @@ static const norm_op *cnm(const op_object *o)
 
 void op_norm_stats(const float *x, int64_t n, float epsilon, float *mean, float *inv)
 {
-    double sum = 0.0, sq = 0.0;
-    float m;
-    for (int64_t p = 0; p < n; p++)
-        sum += x[p];
-    m = (float)(sum / (double)n);
-    for (int64_t p = 0; p < n; p++) {
-        double dv = (double)x[p] - (double)m;
-        sq += dv * dv;
-    }
-    *mean = m;
-    *inv = (float)(1.0 / sqrt(sq / (double)n + (double)epsilon));
+    op_row_stats(x, n, epsilon, mean, inv);
 }
 
 /* An int field that must be one of lo..hi. */

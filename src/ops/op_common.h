@@ -307,11 +307,28 @@ int op_bcast_walk(const prt_dims *out, int32_t nb, const prt_dims *in, const siz
                   size_t out_es, const void *const *x, void *y, op_row_fn fn,
                   const void *ctx);
 
+/* op_bcast_walk over the threads of the running context (base/parallel.h):
+ * the output's elements are cut into ranges of at least `grain`, and each
+ * range visits its part of the rows (a row may be split between ranges).
+ * For row functions that cannot fail and whose elements do not depend on
+ * one another: fn must return 0, and is called concurrently with the same
+ * ctx. The result is the serial walk's, bit for bit. */
+void op_bcast_walk_parallel(const prt_dims *out, int32_t nb, const prt_dims *in,
+                            const size_t *es, size_t out_es, const void *const *x,
+                            void *y, op_row_fn fn, const void *ctx, int64_t grain);
+
+/* Grains for base_parallel_for in the ops (the fewest elements, or rows of
+ * that many elements, one range takes): a few microseconds of work on one
+ * core (8192 vectorized float operations, or 2048 libm calls), several
+ * times what handing a range to a spinning worker costs, so that MobileNet's
+ * squeeze-excite multiplications (28K to 200K elements) still split. */
+#define OP_GRAIN_SIMPLE 8192 /* a load, an operation and a store */
+#define OP_GRAIN_MATH 2048   /* a libm function per element */
+
 /* ---- compute ------------------------------------------------------------ */
 
-/* C[M x N] = A[M x K] * B[K x N] (row-major, leading dims given). Through
- * OpenBLAS's cblas_sgemm where it is in use (op_blas_prepare), else
- * op_gemm_f32_loops. */
+/* C[M x N] = A[M x K] * B[K x N] (row-major, leading dims given): see
+ * op_gemm_f32_ep. */
 void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                  const float *B, int64_t ldb, float *C, int64_t ldc);
 /* C[M x N] = op(A) * op(B), op(X) = X or its transpose (BLAS's rule: with
@@ -320,6 +337,32 @@ void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
 void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
                    const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                    int64_t ldc);
+struct op_epilogue;
+/* op_gemm_f32_t, then e's bias and activation on every element (e may be
+ * NULL; cpu_kernels.h). The kernel by shape: a matrix times a vector
+ * op_gemv_f32; without transposes, up to 2^23 multiply-adds or where
+ * OpenBLAS is not in use, op_gemm_nn (which applies e as it stores);
+ * otherwise OpenBLAS's cblas_sgemm where it is in use (op_blas_prepare),
+ * else op_gemm_f32_loops. Every kernel sums each element over k in a fixed
+ * order, so a caller that splits C into blocks at bounds of its own gets
+ * results that do not depend on how the blocks are spread over threads. */
+void op_gemm_f32_ep(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                    const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                    int64_t ldc, const struct op_epilogue *e);
+/* op_gemm_f32_ep over the running context's threads (base/parallel.h): C
+ * in the blocks of op_gemm_split, each block one op_gemm_f32_ep call, so
+ * the kernel each block takes and every element's bits depend on the shape
+ * alone, never on the thread count. For a product on its own (MatMul,
+ * Gemm); a caller already inside a parallel loop calls op_gemm_f32_ep. */
+void op_gemm_f32_par(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                     const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                     int64_t ldc, const struct op_epilogue *e);
+/* Blocks for spreading an M x N x K product over threads: mb rows by nb
+ * columns, one block for a small product, else blocks of about 2^17
+ * multiply-adds (2^15 for a matrix times a vector) along the longer side
+ * (whole tiles of op_gemm_nn). They depend on the shape alone, never on
+ * the thread count. */
+void op_gemm_split(int64_t M, int64_t N, int64_t K, int64_t *mb, int64_t *nb);
 /* The same with the built-in loops: what op_gemm_f32_t computes where
  * OpenBLAS is not in use. Each element is the float sum over k in order,
  * bit for bit (register tiles only change which sums run together). */
@@ -333,6 +376,9 @@ void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, i
  * the loading happen at context creation; the first product calls it if
  * nothing has. Thread-safe. */
 void op_blas_prepare(void);
+/* 1 when products go to OpenBLAS (deciding it, as the first product
+ * would, if nothing has). */
+int op_blas_in_use(void);
 /* op_gemm_f32_t's product through OpenBLAS when it is in use and the sizes
  * fit its int: 1 when done, 0 when the caller must compute it. */
 int op_blas_sgemm(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,

@@ -4,6 +4,9 @@
 
 #include <string.h>
 
+#include "base/parallel.h"
+#include "ops/cpu_kernels.h"
+
 /* ------------------------------------------------------------------------ */
 /* Broadcasting                                                              */
 /* ------------------------------------------------------------------------ */
@@ -173,17 +176,123 @@ static void gemm_tile(int64_t mr, int64_t nr, int64_t kc, const float *a, int64_
 void op_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                  const float *B, int64_t ldb, float *C, int64_t ldc)
 {
-    op_gemm_f32_t(0, 0, M, N, K, A, lda, B, ldb, C, ldc);
+    op_gemm_f32_ep(0, 0, M, N, K, A, lda, B, ldb, C, ldc, NULL);
 }
 
 void op_gemm_f32_t(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
                    const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                    int64_t ldc)
 {
-    if (M > 0 && N > 0 && K > 0 &&
-        op_blas_sgemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc))
+    op_gemm_f32_ep(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc, NULL);
+}
+
+/* Work of one block (multiply-adds): large enough that a call's fixed cost
+ * does not show, small enough to spread over threads (BERT's 32 x 128 x
+ * 128 projections make four) and to keep a block's output in cache for its
+ * epilogue. A product OpenBLAS computes takes larger blocks, since each
+ * call packs its panels again; a matrix times a vector smaller ones, since
+ * it is bound by reading the matrix, which more threads do faster. */
+#define GEMM_BLOCK_MACS (1 << 17)
+#define GEMM_BLAS_BLOCK_MACS (1 << 19)
+#define GEMM_VECTOR_BLOCK_MACS (1 << 15)
+
+static void gemm_split_at(int64_t M, int64_t N, int64_t K, int64_t block, int64_t *mb,
+                          int64_t *nb)
+{
+    const double work = (double)M * (double)N * (double)K;
+    *mb = M;
+    *nb = N;
+    if (work <= 2.0 * (double)block)
         return;
-    op_gemm_f32_loops(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc);
+    if (N >= M) {
+        int64_t b = block / (M * K > 0 ? M * K : 1);
+        b = (b < 64 ? 64 : b + 15) / 16 * 16;
+        *nb = b < N ? b : N;
+    } else {
+        int64_t b = block / (N * K > 0 ? N * K : 1);
+        b = (b < 24 ? 24 : b + 5) / 6 * 6;
+        *mb = b < M ? b : M;
+    }
+}
+
+void op_gemm_split(int64_t M, int64_t N, int64_t K, int64_t *mb, int64_t *nb)
+{
+    gemm_split_at(M, N, K, M == 1 || N == 1 ? GEMM_VECTOR_BLOCK_MACS : GEMM_BLOCK_MACS,
+                  mb, nb);
+}
+
+/* Products up to this many multiply-adds without transposes take
+ * op_gemm_nn even where OpenBLAS is loaded: below it, measured on the
+ * shapes of MobileNet's and BERT's layers, the register tiles that read B
+ * in place match or beat OpenBLAS, whose packing of A and B is then a large
+ * share of the work (bench/RESULTS.md, "CPU kernels"). */
+#define GEMM_NN_MAX_MACS (1 << 23)
+
+void op_gemm_f32_ep(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                    const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                    int64_t ldc, const op_epilogue *e)
+{
+    const double macs = (double)M * (double)N * (double)K;
+    if (M <= 0 || N <= 0)
+        return;
+    if (K > 0 && op_gemv_f32(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc)) {
+        /* a vector: done, but for the epilogue */
+    } else if (K > 0 && !trans_a && !trans_b &&
+               (macs <= GEMM_NN_MAX_MACS || !op_blas_in_use())) {
+        op_gemm_nn(M, N, K, A, lda, B, ldb, C, ldc, e);
+        return;
+    } else if (K <= 0 ||
+               !op_blas_sgemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc)) {
+        op_gemm_f32_loops(trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc);
+    }
+    if (e)
+        op_epilogue_apply(e, M, N, C, ldc);
+}
+
+/* One product spread over the context's threads: blocks of op_gemm_split,
+ * row blocks outermost. */
+typedef struct gemm_par {
+    int32_t ta, tb;
+    int64_t M, N, K, lda, ldb, ldc, mb, nb, nbn;
+    const float *A, *B;
+    float *C;
+    const op_epilogue *e;
+} gemm_par;
+
+static void gemm_par_range(void *arg, int64_t begin, int64_t end)
+{
+    const gemm_par *g = arg;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t i0 = it / g->nbn * g->mb, j0 = it % g->nbn * g->nb;
+        const int64_t m = g->M - i0 < g->mb ? g->M - i0 : g->mb;
+        const int64_t n = g->N - j0 < g->nb ? g->N - j0 : g->nb;
+        op_epilogue e, *ep = NULL;
+        if (g->e) {
+            e = *g->e;
+            e.row_bias = e.row_bias ? e.row_bias + i0 : NULL;
+            e.col_bias = e.col_bias ? e.col_bias + j0 : NULL;
+            ep = &e;
+        }
+        op_gemm_f32_ep(g->ta, g->tb, m, n, g->K, g->A + (g->ta ? i0 : i0 * g->lda),
+                       g->lda, g->B + (g->tb ? j0 * g->ldb : j0), g->ldb,
+                       g->C + i0 * g->ldc + j0, g->ldc, ep);
+    }
+}
+
+void op_gemm_f32_par(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                     const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                     int64_t ldc, const op_epilogue *e)
+{
+    gemm_par g = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, 0, 0, A, B, C, e};
+    if (M <= 0 || N <= 0)
+        return;
+    /* Transposed products (but vectors) go to OpenBLAS where it is in use. */
+    if ((trans_a || trans_b) && M > 1 && N > 1 && op_blas_in_use())
+        gemm_split_at(M, N, K, GEMM_BLAS_BLOCK_MACS, &g.mb, &g.nb);
+    else
+        op_gemm_split(M, N, K, &g.mb, &g.nb);
+    g.nbn = (N + g.nb - 1) / g.nb;
+    base_parallel_for((M + g.mb - 1) / g.mb * g.nbn, 1, gemm_par_range, &g);
 }
 
 void op_gemm_f32_loops(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,

@@ -60,8 +60,17 @@ typedef struct opk_conv_args {
     int64_t ivol, kvol, ovol;
     const void *x, *w, *b;
     void *y;
+    /* Fused activation: an OP_ACT_* kind (cpu_kernels.h) and its alpha and
+     * beta, applied to each output before it is stored. */
+    int32_t act;
+    float act_alpha, act_beta;
 } opk_conv_args;
 int opk_conv(const opk_conv_args *a, void *stream);
+
+/* y[r n + j] += bias[j] for rows x n floats; bias of dtype float32,
+ * float16 or bfloat16 (MatMul's fused bias). */
+int opk_bias_rows(int32_t dtype, const void *bias, float *y, int64_t rows, int64_t n,
+                  void *stream);
 
 /* Elementwise float16/bfloat16 <-> float32 conversions, for MatMul's
  * 16-bit path: to_f32 widens n elements, from_f32 narrows them. */

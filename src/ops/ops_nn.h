@@ -36,6 +36,11 @@ extern const prt_plugin_creator op_global_max_pool_creator;
 extern const prt_plugin_creator op_global_lp_pool_creator;
 extern const prt_plugin_creator op_resize_creator;
 
+/* Which of Conv's CPU paths (conv.c) a Conv plugin takes for X and W of
+ * these dims: "pointwise", "depthwise", "direct" or "im2col"; NULL when
+ * `conv` is no built-in Conv or the dims do not fit it. For tests. */
+const char *op_conv_path(const prt_plugin *conv, const prt_dims *x, const prt_dims *w);
+
 /* The mean of n > 0 floats and 1 / sqrt(variance + epsilon) (the
  * population variance), in double over two passes, rounded to float32.
  * (norm.c; LayerNormalization's too.) */

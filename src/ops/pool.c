@@ -42,6 +42,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/parallel.h"
+#include "ops/cpu_kernels.h"
 #include "ops/ops_nn.h"
 
 enum { POOL_MAX, POOL_AVG, POOL_LP, POOL_GLOBAL_MAX, POOL_GLOBAL_LP };
@@ -329,6 +331,37 @@ static float pool_window(const pool_ctx *c, const float *x, const int64_t *oidx,
     return (float)(c->p == 1 ? acc : c->p == 2 ? sqrt(acc) : pow(acc, 1.0 / c->p));
 }
 
+typedef struct pool_job {
+    const pool_ctx *c;
+    const float *X;
+    float *Y;
+    int64_t *I;
+} pool_job;
+
+/* Planes (image, channel) [b, e), each whole on one thread. */
+static void pool_range(void *arg, int64_t b, int64_t e)
+{
+    const pool_job *j = arg;
+    const op_win_geom *g = j->c->g;
+    int64_t oidx[OP_SP_MAX];
+    for (int64_t pl = b; pl < e; pl++) {
+        const float *xp = j->X + pl * g->ivol;
+        float *yp = j->Y + pl * g->ovol;
+        memset(oidx, 0, sizeof oidx);
+        for (int64_t q = 0; q < g->ovol; q++) {
+            int64_t arg_max;
+            yp[q] = pool_window(j->c, xp, oidx, &arg_max);
+            if (j->I)
+                j->I[pl * g->ovol + q] = arg_max < 0 ? -1 : pl * g->ivol + arg_max;
+            for (int32_t i = g->ns - 1; i >= 0; i--) {
+                if (++oidx[i] < g->out[i])
+                    break;
+                oidx[i] = 0;
+            }
+        }
+    }
+}
+
 static prt_status pool_run_n(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                              int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                              const void *const *xs, void *const *ys, void *ws,
@@ -340,7 +373,7 @@ static prt_status pool_run_n(const op_object *o, int32_t dtype, const prt_tensor
     pool_ctx c;
     const float *X = xs[0];
     float *Y = ys[0];
-    int64_t *I = nb_out > 1 ? ys[1] : NULL, planes, s = 1, oidx[OP_SP_MAX];
+    int64_t *I = nb_out > 1 ? ys[1] : NULL, planes, s = 1;
     int32_t kind = o->cls->kind;
     prt_status st = pool_geom(o, xd, &g);
     (void)nb_in, (void)out, (void)stream;
@@ -367,21 +400,12 @@ static prt_status pool_run_n(const op_object *o, int32_t dtype, const prt_tensor
         X = w;
         Y = w + planes * g.ivol;
     }
-    for (int64_t pl = 0; pl < planes; pl++) {
-        const float *xp = X + pl * g.ivol;
-        float *yp = Y + pl * g.ovol;
-        memset(oidx, 0, sizeof oidx);
-        for (int64_t q = 0; q < g.ovol; q++) {
-            int64_t arg;
-            yp[q] = pool_window(&c, xp, oidx, &arg);
-            if (I)
-                I[pl * g.ovol + q] = arg < 0 ? -1 : pl * g.ivol + arg;
-            for (int32_t i = g.ns - 1; i >= 0; i--) {
-                if (++oidx[i] < g.out[i])
-                    break;
-                oidx[i] = 0;
-            }
-        }
+    {
+        pool_job j = {&c, X, Y, I};
+        int64_t work = g.ovol * (g.kvol > 0 ? g.kvol : 1);
+        /* A plane costs about a load per kernel position of each window. */
+        base_parallel_for(planes, work > 0 ? (OP_GRAIN_SIMPLE + work - 1) / work : planes,
+                          pool_range, &j);
     }
     if (dtype != PRT_FLOAT32)
         pool_from_f32(Y, dtype, planes * g.ovol, ys[0]);
@@ -486,6 +510,19 @@ static prt_status gap_infer(const op_object *o, const prt_dims *in, int32_t nb_i
     return PRT_OK;
 }
 
+typedef struct gap_job {
+    const float *x;
+    float *y;
+    int64_t sp;
+} gap_job;
+
+/* Planes [b, e), each whole on one thread. */
+static void gap_range(void *arg, int64_t b, int64_t e)
+{
+    const gap_job *j = arg;
+    op_row_means(j->x + b * j->sp, e - b, j->sp, j->y + b);
+}
+
 static prt_status gap_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                           int32_t nb_in, const prt_tensor_desc *out,
                           const void *const *xs, void *y, void *ws, void *stream)
@@ -495,6 +532,13 @@ static prt_status gap_run(const op_object *o, int32_t dtype, const prt_tensor_de
     (void)nb_in, (void)out, (void)ws;
     for (int32_t i = 2; i < d->nb_dims; i++)
         sp *= d->d[i];
+    if (dtype == PRT_FLOAT32) {
+        gap_job j = {xs[0], y, sp};
+        /* A plane costs an addition per element. */
+        base_parallel_for(rows, sp > 0 ? (OP_GRAIN_SIMPLE + sp - 1) / sp : rows,
+                          gap_range, &j);
+        return PRT_OK;
+    }
     for (int64_t r = 0; r < rows; r++) {
         double s = 0.0;
         float m;

@@ -20,6 +20,8 @@
  */
 #include <math.h>
 
+#include "base/parallel.h"
+#include "ops/cpu_kernels.h"
 #include "ops/math_ops.h"
 #include "ops/ops_nn.h"
 
@@ -119,6 +121,28 @@ static void softmax_row(const float *x, float *y, int64_t n, int64_t stride, int
         y[k * stride] *= inv;
 }
 
+typedef struct softmax_job {
+    const float *src;
+    float *dst;
+    int64_t n, inner;
+    int take_log;
+} softmax_job;
+
+/* Rows [b, e) of outer x inner: each row whole on one thread, in its own
+ * order, so the split never changes a bit. */
+static void softmax_range(void *arg, int64_t b, int64_t e)
+{
+    const softmax_job *j = arg;
+    for (int64_t r = b; r < e; r++) {
+        int64_t base = r / j->inner * j->n * j->inner + r % j->inner;
+        /* A contiguous row with a finite largest value: the vector kernel. */
+        if (j->inner == 1 && j->n > 0 &&
+            op_softmax_row(j->src + base, j->dst + base, j->n, j->take_log))
+            continue;
+        softmax_row(j->src + base, j->dst + base, j->n, j->inner, j->take_log);
+    }
+}
+
 static prt_status softmax_run(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
                               const prt_tensor_desc *out, const void *const *x, void *y,
@@ -150,11 +174,13 @@ static prt_status softmax_run(const op_object *o, int32_t dtype,
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                        prt_dtype_name(dtype));
     }
-    for (int64_t i = 0; i < outer; i++)
-        for (int64_t j = 0; j < inner; j++) {
-            int64_t base = i * n * inner + j;
-            softmax_row(src + base, dst + base, n, inner, o->cls->kind == LOG_SOFTMAX);
-        }
+    {
+        softmax_job j = {src, dst, n, inner, o->cls->kind == LOG_SOFTMAX};
+        /* A row costs an exp per element. */
+        base_parallel_for(outer * inner,
+                          n > 0 ? (OP_GRAIN_MATH + n - 1) / n : outer * inner,
+                          softmax_range, &j);
+    }
     if (dst != y)
         op_from_f32(dst, dtype, total, y);
     return PRT_OK;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "runtime/context_impl.h"
 
 static int32_t find_io(const prt_context *c, const char *name)
@@ -37,6 +38,8 @@ void prt_context_destroy(prt_context *c)
             c->dev->free(c->staging[i]);
     if (c->graph && c->dev->graph_destroy)
         c->dev->graph_destroy(c->graph);
+    ctx_profiler_events_free(c);
+    base_pool_destroy(c->pool);
     ctx_sizes_destroy(c);
     if (!c->external_memory)
         c->dev->free(c->device_block);
@@ -246,6 +249,7 @@ prt_status prt_context_create_with_options(const prt_engine *e,
 {
     prt_context *c;
     int64_t limit = 0, need;
+    int32_t threads = 0;
     prt_status st;
     if (!e || !out)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create: NULL argument");
@@ -256,6 +260,15 @@ prt_status prt_context_create_with_options(const prt_engine *e,
                           (unsigned)opts->struct_size);
     if (opts)
         limit = opts->memory_limit;
+    /* Fields appended later are read only when the caller's struct has
+     * them (plugrt.h). */
+    if (opts && opts->struct_size >= BASE_END_OF(prt_context_options, threads))
+        threads = opts->threads;
+    if (threads < 0 || threads > BASE_MAX_THREADS)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_create_with_options: threads is %d, not in "
+                          "0..%d (0: the default, %d here)",
+                          (int)threads, BASE_MAX_THREADS, (int)base_cpu_count());
     if (limit < 0)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "prt_context_create_with_options: "
@@ -277,7 +290,17 @@ prt_status prt_context_create_with_options(const prt_engine *e,
     c->dev = e->dev;
     c->nb_io = e->nb_inputs + e->nb_outputs;
     c->external_memory = opts && opts->external_memory;
+    /* A device with streams runs the layers' work itself: its contexts
+     * get no worker threads unless asked for. */
+    c->threads = threads ? threads : e->dev->host_visible ? base_cpu_count() : 1;
     st = alloc_memory(c);
+    if (!st && c->threads > 1) {
+        st = base_pool_create(c->threads, &c->pool);
+        if (st)
+            base_error_prefix(st, "prt_context_create");
+        else
+            c->threads = base_pool_threads(c->pool);
+    }
     if (!st)
         st = ctx_sizes_create(c);
     if (!st)
@@ -288,6 +311,56 @@ prt_status prt_context_create_with_options(const prt_engine *e,
     }
     preset_static_inputs(c);
     *out = c;
+    return PRT_OK;
+}
+
+int32_t prt_default_thread_count(void)
+{
+    return base_cpu_count();
+}
+
+int32_t prt_context_get_threads(const prt_context *c)
+{
+    return c ? c->threads : 0;
+}
+
+void ctx_profiler_events_free(prt_context *c)
+{
+    if (!c->prof_events)
+        return;
+    for (int32_t i = 0; i <= c->e->nb_layers; i++)
+        if (c->prof_events[i])
+            c->dev->event_destroy(c->prof_events[i]);
+    base_free(c->prof_events);
+    c->prof_events = NULL;
+}
+
+prt_status prt_context_set_profiler(prt_context *c, prt_profiler_fn fn, void *user)
+{
+    if (!c)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_set_profiler: NULL context");
+    /* A device with streams is timed by events around each layer; they
+     * are made here so that enqueue allocates nothing. */
+    if (fn && !c->dev->host_visible && !c->prof_events) {
+        int32_t n = c->e->nb_layers + 1;
+        c->prof_events = base_calloc((size_t)n, sizeof *c->prof_events);
+        if (!c->prof_events)
+            return base_error(PRT_ERR_OUT_OF_MEMORY,
+                              "prt_context_set_profiler: out of memory");
+        for (int32_t i = 0; i < n; i++) {
+            prt_status st = c->dev->event_create(&c->prof_events[i]);
+            if (st) {
+                c->prof_events[i] = NULL;
+                ctx_profiler_events_free(c);
+                return base_error_prefix(st, "prt_context_set_profiler: events");
+            }
+        }
+    }
+    if (!fn)
+        ctx_profiler_events_free(c);
+    c->profiler = fn;
+    c->profiler_user = fn ? user : NULL;
     return PRT_OK;
 }
 

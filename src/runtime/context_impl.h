@@ -90,6 +90,17 @@ struct prt_context {
     void *graph;
     uint64_t gen, graph_gen;
     int capturing;
+
+    /* Intra-op threads: the pool installed for the enqueueing thread
+     * during each run (NULL with one thread). */
+    struct base_pool *pool;
+    int32_t threads;
+
+    /* prt_context_set_profiler; fn NULL: none. On a device with streams,
+     * nb_layers + 1 events: before layer 0, then after each layer. */
+    prt_profiler_fn profiler;
+    void *profiler_user;
+    void **prof_events;
 };
 
 /* Size tensors are filled with this byte before their layer runs; still
@@ -117,6 +128,8 @@ prt_status ctx_eval_upper(prt_context *c);
 /* The engine's output dims after a run, from the known values; the sizes of
  * a device-side run are fetched first (context.c). */
 prt_status ctx_resolve_outputs(prt_context *c);
+/* Destroys the profiler's events, if any (context.c). */
+void ctx_profiler_events_free(prt_context *c);
 
 /* sizes.c */
 /* Builds the device-side size plan when the engine has sizes and the

@@ -5,7 +5,9 @@
  * run and replay it.
  */
 #include <string.h>
+#include <time.h>
 
+#include "base/parallel.h"
 #include "runtime/context_impl.h"
 
 static int has_unknown_dim(const prt_engine *e, int32_t t, const uint8_t *known)
@@ -313,11 +315,66 @@ static prt_status finish_outputs(prt_context *c, void *stream)
     return PRT_OK;
 }
 
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A profiled run on a device with streams: every layer's time between its
+ * events, once the stream has passed the last one. */
+static prt_status report_device_times(prt_context *c)
+{
+    const prt_engine *e = c->e;
+    prt_status st = c->dev->event_sync(c->prof_events[e->nb_layers]);
+    for (int32_t li = 0; !st && li < e->nb_layers; li++) {
+        double ms = 0;
+        st = c->dev->event_elapsed_ms(c->prof_events[li], c->prof_events[li + 1], &ms);
+        if (!st)
+            c->profiler(c->profiler_user, li, e->layers[li].name, (int64_t)(ms * 1e6));
+    }
+    return st ? base_error_prefix(st, "profiling the run") : PRT_OK;
+}
+
+/* The layers in order, each timed when a profiler is set (prt_profiler_fn:
+ * host clock on the CPU, events on the stream elsewhere). */
+static prt_status run_layers(prt_context *c, void *stream)
+{
+    const prt_engine *e = c->e;
+    void **ev = c->prof_events;
+    prt_status st = PRT_OK;
+    if (!c->profiler || c->capturing) {
+        for (int32_t li = 0; !st && li < e->nb_layers; li++)
+            st = run_layer(c, li, stream);
+        return st;
+    }
+    if (ev)
+        st = c->dev->event_record(ev[0], stream);
+    for (int32_t li = 0; !st && li < e->nb_layers; li++) {
+        int64_t t0 = ev ? 0 : now_ns();
+        st = run_layer(c, li, stream);
+        if (st)
+            break;
+        if (ev)
+            st = c->dev->event_record(ev[li + 1], stream);
+        else
+            c->profiler(c->profiler_user, li, e->layers[li].name, now_ns() - t0);
+    }
+    if (!st && ev)
+        st = report_device_times(c);
+    return st;
+}
+
 prt_status prt_context_enqueue(prt_context *c, void *stream)
 {
     prt_status st;
+    base_pool *outer;
     if (!c)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_enqueue: NULL context");
+    /* The context's threads serve this run's loops (base/parallel.h), and
+     * only this run's: whatever the thread had before comes back. */
+    outer = base_parallel_set_current(c->pool);
     c->ran = 0;
     c->sizes_pending = 0;
     /* A device that keeps sizes bounds every dim once; the host path bounds
@@ -325,11 +382,12 @@ prt_status prt_context_enqueue(prt_context *c, void *stream)
     st = ctx_prepare_shapes(c, c->device_sizes);
     if (!st)
         st = bind_io(c);
-    for (int32_t li = 0; !st && li < c->e->nb_layers; li++)
-        st = run_layer(c, li, stream);
+    if (!st)
+        st = run_layers(c, stream);
     if (!st)
         st = finish_outputs(c, stream);
     c->ran = st == PRT_OK;
+    base_parallel_set_current(outer);
     return st;
 }
 

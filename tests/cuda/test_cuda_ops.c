@@ -205,10 +205,14 @@ static void test_conv(tu_rng *r)
         int32_t k1 = (int32_t)tu_rng_range(r, 1, 3), s[2], dl[2], pads[4];
         int64_t h = tu_rng_range(r, 3, 17), w = tu_rng_range(r, 3, 17);
         int32_t dt = t % 4 == 3 ? PRT_FLOAT16 : PRT_FLOAT32;
+        static const char *const acts[] = {"",     "Relu",        "LeakyRelu",
+                                           "Clip", "HardSigmoid", "HardSwish"};
+        static const float params[2] = {-0.25f, 0.5f};
+        const char *act = acts[t % 6];
         ot_tensor in[3];
-        prt_field f[4];
-        char what[128];
-        int nb = t % 2 ? 3 : 2;
+        prt_field f[6];
+        char what[160];
+        int nb = t % 2 ? 3 : 2, nf = 4;
         s[0] = (int32_t)tu_rng_range(r, 1, 2);
         s[1] = (int32_t)tu_rng_range(r, 1, 2);
         dl[0] = (int32_t)tu_rng_range(r, 1, 2);
@@ -222,10 +226,19 @@ static void test_conv(tu_rng *r)
         f[1] = ot_fld_i32("strides", s, 2);
         f[2] = ot_fld_i32("dilations", dl, 2);
         f[3] = ot_fld_i32("pads", pads, 4);
-        snprintf(what, sizeof what, "Conv %s case %d (g %d, k %dx%d, s %d,%d, d %d,%d)",
+        /* The importer's fused activations (fields activation and
+         * activation_params), each against the CPU's. */
+        if (act[0])
+            f[nf++] = ot_fld_str("activation", act);
+        if (t % 6 == 2 || t % 6 == 3) {
+            f[nf] = ot_fld_f32("activation_params", params);
+            f[nf++].length = t % 6 == 3 ? 2 : 1;
+        }
+        snprintf(what, sizeof what,
+                 "Conv %s case %d (g %d, k %dx%d, s %d,%d, d %d,%d, activation '%s')",
                  prt_dtype_name(dt), t, (int)g, (int)k0, (int)k1, (int)s[0], (int)s[1],
-                 (int)dl[0], (int)dl[1]);
-        compare(what, "Conv", f, 4, in, nb, dt == PRT_FLOAT16 ? 4e-3 : 1e-5);
+                 (int)dl[0], (int)dl[1], act);
+        compare(what, "Conv", f, nf, in, nb, dt == PRT_FLOAT16 ? 4e-3 : 1e-5);
         for (int i = 0; i < 3; i++)
             ot_free(&in[i]);
     }
@@ -259,6 +272,24 @@ static void test_matmul(tu_rng *r)
             compare(what, "MatMul", NULL, 0, x, 2, dts[d] == PRT_FLOAT32 ? 1e-4 : 1e-2);
             ot_free(&x[0]);
             ot_free(&x[1]);
+        }
+    /* The bias input (the importer's MatMul + Add), added by a kernel of
+     * its own after cuBLAS. */
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+        for (int c = 0; c < 3; c++) {
+            static const prt_dims a[3] = {{3, {3, 5, 7}}, {2, {130, 257}}, {1, {9}}};
+            static const prt_dims b[3] = {{2, {7, 4}}, {2, {257, 129}}, {2, {9, 5}}};
+            static const prt_dims bias[3] = {{1, {4}}, {2, {1, 129}}, {1, {5}}};
+            ot_tensor x[3];
+            char what[96];
+            x[0] = ot_random(dts[d], a[c], r, 0);
+            x[1] = ot_random(dts[d], b[c], r, 0);
+            x[2] = ot_random(dts[d], bias[c], r, 0);
+            snprintf(what, sizeof what, "MatMul with bias %s case %d",
+                     prt_dtype_name(dts[d]), c);
+            compare(what, "MatMul", NULL, 0, x, 3, dts[d] == PRT_FLOAT32 ? 1e-4 : 1e-2);
+            for (int k = 0; k < 3; k++)
+                ot_free(&x[k]);
         }
 }
 

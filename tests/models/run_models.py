@@ -16,7 +16,8 @@ its tensor's scale. MobileNet's logits are ~1e-9 with random weights, so a
 fixed atol would accept anything there; a purely element-wise rtol fails
 wherever sums cancel near zero. The same shapes also run through one plan
 built with a profile spanning all of them (`plugrt build` with
---min/--opt/--max-shapes), so one engine serves every shape. For the
+--min/--opt/--max-shapes), so one engine serves every shape; and at two
+shapes the outputs with --op-threads 1 and 3 must be the same bits. For the
 models in ../shared/models, their .data/ folder (made by ONNX Runtime 1.30)
 is checked the same way first.
 
@@ -175,6 +176,30 @@ def main():
             np.save(os.path.join(d, "output_%s.npy" % n), a)
         dirs.append((label, d, atol_for(outs)))
         check_dir(args, path, d, atol_for(outs), "%s at %s" % (args.model, label))
+
+    # Intra-op threads change nothing: 1 and 3 threads give the same bits
+    # (every op computes each element the same way however its loops are
+    # split; base/parallel.h), at the first shape and the largest.
+    largest = max(dirs, key=lambda t: np.prod([int(v) for v in t[0].split("x")]))
+    for label, d, atol in [dirs[0]] + ([largest] if largest is not dirs[0] else []):
+        got = []
+        for threads in (1, 3):
+            o = os.path.join(work, "%s.threads%d" % (label, threads))
+            if plugrt(args, ["run", path, "--compare", d, "-n", "1", "--warmup", "0",
+                             "--rtol", repr(RTOL), "--atol", repr(atol), "--op-threads",
+                             str(threads), "-o", o],
+                      "%s at %s, %d op threads" % (args.model, label, threads)) is None:
+                break
+            got.append({n: np.load(os.path.join(o, n)) for n in sorted(os.listdir(o))})
+        if len(got) == 2:
+            same = [n for n in got[0] if np.array_equal(got[0][n], got[1][n], equal_nan=True)
+                    and got[0][n].dtype == got[1][n].dtype]
+            if len(same) != len(got[0]) or set(got[0]) != set(got[1]):
+                fail("%s at %s: 3 op threads give other outputs than 1 (%s differ)" % (
+                    args.model, label, ", ".join(sorted(set(got[0]) - set(same)))))
+            else:
+                print("ok   %-40s 1 and 3 op threads: the same bits" % (
+                    "%s at %s" % (args.model, label)))
 
     # One plan for every shape.
     plan = os.path.join(work, args.model + ".plan")

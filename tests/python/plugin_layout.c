@@ -48,6 +48,9 @@ int main(void)
     F(prt_host_services, host);
     F(prt_host_services, log);
     F(prt_host_services, set_error);
+    F(prt_host_services, parallel_for);
+    F(prt_host_services, nb_threads);
+    F(prt_host_services, thread_index);
     S(prt_dim_exprs);
     F(prt_dim_exprs, nb_dims);
     F(prt_dim_exprs, d);

@@ -115,12 +115,18 @@ class prt_field_schema(Structure):
 
 HOST_LOG_FN = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
 HOST_SET_ERROR_FN = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
+# prt_range_fn: void (*)(void *arg, int64_t begin, int64_t end)
+RANGE_FN = CFUNCTYPE(None, c_void_p, c_int64, c_int64)
+HOST_PARALLEL_FOR_FN = CFUNCTYPE(None, c_void_p, c_int64, c_int64, RANGE_FN, c_void_p)
+HOST_INT_FN = CFUNCTYPE(c_int32, c_void_p)
 
 
 class prt_host_services(Structure):
     _fields_ = [("struct_size", c_uint32), ("abi_version", c_uint32),
                 ("host", c_void_p), ("log", HOST_LOG_FN),
-                ("set_error", HOST_SET_ERROR_FN)]
+                ("set_error", HOST_SET_ERROR_FN),
+                ("parallel_for", HOST_PARALLEL_FOR_FN),
+                ("nb_threads", HOST_INT_FN), ("thread_index", HOST_INT_FN)]
 
 
 # const prt_expr * is an opaque pointer: c_void_p (an int, or None for NULL).

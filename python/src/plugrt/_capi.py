@@ -92,12 +92,18 @@ class prt_field_schema(Structure):
 
 HOST_LOG_FN = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
 HOST_SET_ERROR_FN = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
+# prt_range_fn: void (*)(void *arg, int64_t begin, int64_t end)
+RANGE_FN = CFUNCTYPE(None, c_void_p, c_int64, c_int64)
+HOST_PARALLEL_FOR_FN = CFUNCTYPE(None, c_void_p, c_int64, c_int64, RANGE_FN, c_void_p)
+HOST_INT_FN = CFUNCTYPE(c_int32, c_void_p)
 
 
 class prt_host_services(Structure):
     _fields_ = [("struct_size", c_uint32), ("abi_version", c_uint32),
                 ("host", c_void_p), ("log", HOST_LOG_FN),
-                ("set_error", HOST_SET_ERROR_FN)]
+                ("set_error", HOST_SET_ERROR_FN),
+                ("parallel_for", HOST_PARALLEL_FOR_FN),
+                ("nb_threads", HOST_INT_FN), ("thread_index", HOST_INT_FN)]
 
 
 # const prt_expr * is an opaque pointer: c_void_p (an int, or None for NULL).
@@ -231,7 +237,8 @@ class prt_layer_info(Structure):
 
 class prt_context_options(Structure):
     _fields_ = [("struct_size", c_uint32), ("reserved", c_uint32),
-                ("memory_limit", c_int64), ("external_memory", c_int32)]
+                ("memory_limit", c_int64), ("external_memory", c_int32),
+                ("threads", c_int32)]
 
 
 REALLOCATE_FN = CFUNCTYPE(c_void_p, c_void_p, c_char_p, c_void_p, c_uint64, c_uint64)
@@ -387,6 +394,8 @@ _decls = [
     ("prt_engine_get_layer", c_int32, H, c_int32, POINTER(prt_layer_info)),
     ("prt_context_create", c_int32, H, PH),
     ("prt_context_create_with_options", c_int32, H, POINTER(prt_context_options), PH),
+    ("prt_context_get_threads", c_int32, H),
+    ("prt_default_thread_count", c_int32),
     ("prt_context_destroy", None, H),
     ("prt_context_set_profile", c_int32, H, c_int32),
     ("prt_context_set_input_shape", c_int32, H, c_char_p, POINTER(prt_dims)),

@@ -171,9 +171,12 @@ class ICudaEngine:
             f.write(data)
         os.replace(tmp, path)
 
-    def create_execution_context(self, memory_limit: int = 0) -> "IExecutionContext":
-        """A context: per-thread state for runs (one per thread)."""
-        return IExecutionContext(self, memory_limit)
+    def create_execution_context(self, memory_limit: int = 0,
+                                 threads: int = 0) -> "IExecutionContext":
+        """A context: per-thread state for runs (one per thread). `threads`:
+        the intra-op threads one run may use (0: the CPUs available; 1:
+        none)."""
+        return IExecutionContext(self, memory_limit, threads)
 
     def __repr__(self):
         return "<plugrt engine on %s: %s>" % (self.device.name.lower(), ", ".join(
@@ -308,11 +311,12 @@ class IExecutionContext:
     shapes, addresses). `run` is the short path; set_input_shape,
     set_tensor_address and execute_async_v3 TensorRT's."""
 
-    def __init__(self, engine: ICudaEngine, memory_limit: int = 0):
+    def __init__(self, engine: ICudaEngine, memory_limit: int = 0, threads: int = 0):
         h = c_void_p()
-        if memory_limit:
+        if memory_limit or threads:
             opts = C.struct_of(C.prt_context_options)
             opts.memory_limit = int(memory_limit)
+            opts.threads = int(threads)
             E.call(C.fn.context_create_with_options, engine.handle, byref(opts), byref(h))
         else:
             E.call(C.fn.context_create, engine.handle, byref(h))
@@ -434,6 +438,11 @@ class IExecutionContext:
     def get_output_allocator(self, name: str) -> Optional[IOutputAllocator]:
         br = self._allocs.get(name)
         return br.allocator if br else None
+
+    @property
+    def threads(self) -> int:
+        """The intra-op threads this context runs with."""
+        return int(C.fn.context_get_threads(self.handle))
 
     def _use_stream(self, s):
         if s != self._stream:

@@ -1,0 +1,157 @@
+/*
+ * The CPU kernels' choices, measured (bench/RESULTS.md, "CPU kernels"):
+ *
+ *  - depthwise convolution: the plane kernel (op_dw_run, conv_dw.c) against
+ *    the eight-channel channels-last one (op_dw8_run, conv_dw8.c) on
+ *    MobileNet-v3's depthwise layers, the same inputs in one process,
+ *    alternating; conv.c takes planes at stride 1 and eight channels at
+ *    larger strides from these figures;
+ *  - matrix products without transposes: the register tiles (op_gemm_nn)
+ *    against OpenBLAS's cblas_sgemm (one thread) on MobileNet's and BERT's
+ *    product shapes; op_math.c sends products up to 2^23 multiply-adds to
+ *    the tiles from these.
+ *
+ *    build/bench/bench_cpu_kernels [REPS]
+ *
+ * One thread; the best of REPS runs (default 300) of each. Prints a
+ * Markdown table per part. Not a test: it checks nothing but that the two
+ * agree (to 1e-4 relative) and runs for a few seconds.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ops/cpu_kernels.h"
+#include "ops/op_common.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static float *floats(size_t n, unsigned seed)
+{
+    float *p = malloc(sizeof(float) * (n ? n : 1) + 64);
+    for (size_t i = 0; p && i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
+    }
+    return p;
+}
+
+static double worst_rel(const float *a, const float *b, size_t n)
+{
+    double w = 0, scale = 1e-30;
+    for (size_t i = 0; i < n; i++)
+        scale = fmax(scale, fabs(b[i]));
+    for (size_t i = 0; i < n; i++)
+        w = fmax(w, fabs(a[i] - b[i]) / scale);
+    return w;
+}
+
+/* C, H, k, stride of MobileNet-v3-small's depthwise layers (pad k / 2). */
+static const int dw_shapes[][4] = {
+    {16, 112, 3, 2}, {72, 56, 3, 2},  {88, 28, 3, 1},  {96, 28, 5, 2}, {240, 14, 5, 1},
+    {120, 14, 5, 1}, {144, 14, 5, 1}, {288, 14, 5, 2}, {576, 7, 5, 1},
+};
+
+static void bench_depthwise(int reps)
+{
+    const op_act act = {OP_ACT_HARD_SWISH, 1.0f / 6, 0.5f};
+    printf(
+        "| depthwise layer (C, H x W, k x k, stride) | planes (op_dw) | eight channels "
+        "(op_dw8) |\n|---|---|---|\n");
+    for (size_t s = 0; s < sizeof dw_shapes / sizeof dw_shapes[0]; s++) {
+        const int64_t C = dw_shapes[s][0], H = dw_shapes[s][1], k = dw_shapes[s][2];
+        const int64_t st = dw_shapes[s][3], pad = k / 2, OH = (H + 2 * pad - k) / st + 1;
+        const int64_t in[2] = {H, H}, kk[2] = {k, k}, out[2] = {OH, OH}, ss[2] = {st, st};
+        const int64_t dd[2] = {1, 1}, pb[2] = {pad, pad};
+        op_dw p;
+        op_dw8 p8;
+        float *x = floats((size_t)(C * H * H), 1), *w = floats((size_t)(C * k * k), 2);
+        float *b = floats((size_t)C + 8, 3), *y1 = floats((size_t)(C * OH * OH), 0);
+        float *y2 = floats((size_t)(C * OH * OH), 0), *scratch;
+        double best1 = 1e30, best2 = 1e30;
+        if (!op_dw_plan(2, in, kk, out, ss, dd, pb, &p) ||
+            !op_dw8_plan(2, in, kk, out, ss, dd, pb, &p8))
+            continue;
+        scratch = floats((size_t)(p.slot > op_dw8_slot(kk, out, ss, dd)
+                                      ? p.slot
+                                      : op_dw8_slot(kk, out, ss, dd)),
+                         0);
+        for (int r = 0; r < reps; r++) {
+            double t0 = now(), t1;
+            op_dw_zero(&p, scratch);
+            for (int64_t c = 0; c < C; c++)
+                op_dw_run(&p, x + c * H * H, w + c * k * k, b[c], &act, y1 + c * OH * OH,
+                          scratch);
+            t1 = now();
+            for (int64_t c = 0; c < C; c += 8)
+                op_dw8_run(&p8, x + c * H * H, w + c * k * k, b + c, &act,
+                           C - c < 8 ? C - c : 8, y2 + c * OH * OH, scratch);
+            best1 = fmin(best1, t1 - t0);
+            best2 = fmin(best2, now() - t1);
+        }
+        if (worst_rel(y1, y2, (size_t)(C * OH * OH)) > 1e-4)
+            printf("(the kernels disagree on the next row)\n");
+        printf("| %lld, %lld x %lld, %lld x %lld, %lld | %.1f us | %.1f us |\n",
+               (long long)C, (long long)H, (long long)H, (long long)k, (long long)k,
+               (long long)st, best1 * 1e6, best2 * 1e6);
+        free(x), free(w), free(b), free(y1), free(y2), free(scratch);
+    }
+}
+
+/* M, N, K of MobileNet's pointwise layers (per image) and BERT's products
+ * (batch 1 and 8, sequence 32). */
+static const int64_t mm_shapes[][3] = {
+    {72, 3136, 16}, {24, 784, 88},  {576, 49, 96},   {96, 49, 576},   {240, 196, 40},
+    {32, 512, 128}, {32, 128, 512}, {256, 512, 128}, {256, 128, 512},
+};
+
+static void bench_gemm(int reps)
+{
+    if (!op_blas_in_use()) {
+        printf("\n(OpenBLAS is not loaded here: no products to compare)\n");
+        return;
+    }
+    printf("\n| product M x N x K | multiply-adds | register tiles (op_gemm_nn) | "
+           "OpenBLAS |\n|---|---|---|---|\n");
+    for (size_t s = 0; s < sizeof mm_shapes / sizeof mm_shapes[0]; s++) {
+        const int64_t M = mm_shapes[s][0], N = mm_shapes[s][1], K = mm_shapes[s][2];
+        float *A = floats((size_t)(M * K), 4), *B = floats((size_t)(K * N), 5);
+        float *C1 = floats((size_t)(M * N), 0), *C2 = floats((size_t)(M * N), 0);
+        double best1 = 1e30, best2 = 1e30;
+        for (int r = 0; r < reps; r++) {
+            double t0 = now(), t1;
+            op_gemm_nn(M, N, K, A, K, B, N, C1, N, NULL);
+            t1 = now();
+            op_blas_sgemm(0, 0, M, N, K, A, K, B, N, C2, N);
+            best1 = fmin(best1, t1 - t0);
+            best2 = fmin(best2, now() - t1);
+        }
+        if (worst_rel(C1, C2, (size_t)(M * N)) > 1e-4)
+            printf("(the kernels disagree on the next row)\n");
+        printf("| %lld x %lld x %lld | %.2fM | %.1f us | %.1f us |\n", (long long)M,
+               (long long)N, (long long)K, (double)(M * N * K) * 1e-6, best1 * 1e6,
+               best2 * 1e6);
+        free(A), free(B), free(C1), free(C2);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int reps = argc > 1 ? atoi(argv[1]) : 300;
+    if (reps < 1)
+        reps = 1;
+    op_blas_prepare();
+    printf("CPU kernels, one thread, best of %d runs; %s build of the kernels\n\n", reps,
+           cpu_avx2() ? "AVX2 + FMA" : "baseline");
+    bench_depthwise(reps);
+    bench_gemm(reps);
+    return 0;
+}

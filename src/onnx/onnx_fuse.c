@@ -1,0 +1,473 @@
+/* Fusions the importer makes: a few node patterns become one built-in
+ * layer, which computes the same values in one pass over memory instead of
+ * several, and one layer's overhead instead of several (MobileNet-v3-small:
+ * 81 layers for its 159 nodes' layers; bench/RESULTS.md, "CPU kernels").
+ *
+ *  - Conv -> Relu | LeakyRelu | Clip | HardSigmoid | HardSwish: a Conv with
+ *    fields activation and activation_params (ops/conv.c). Clip's min and
+ *    max must be constants (or attributes before opset 11).
+ *  - GELU as PyTorch exports it, x * 0.5 * (1 + erf(x / sqrt 2)):
+ *      Div(x, sqrt 2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5), or with
+ *      Mul(x, 0.5) first and the last Mul taking the Add's output:
+ *    a built-in Gelu (approximate "none").
+ *  - MatMul(A, W) -> Add(bias) with W a constant matrix (rank 2, N
+ *    columns) and bias a constant vector of N floats: a MatMul with bias
+ *    as its third input (ops/matmul.c), added to each row as the product
+ *    is stored. A constant seen through Identity nodes counts.
+ *
+ * Rules. Every node of a pattern is one the importer would make a built-in
+ * of that op (a --plugin-op mapping of any of them keeps them apart); every
+ * value inside the pattern is read by the next node alone and is no graph
+ * output, so no layer needs it; constants are checked by value. The fused
+ * layer is added where the pattern's last node comes in the topological
+ * order (every input of the pattern is there by then, and its output is
+ * read only later), named after the pattern's first node (the Erf for
+ * GELU), and its output carries the last node's output name, so the
+ * graph's names and --compare-layers still line up; the values inside the
+ * pattern have no tensor. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+enum { FUSE_CONV_ACT, FUSE_GELU, FUSE_MATMUL_ADD };
+
+typedef struct fusion {
+    int32_t kind;
+    int32_t first, last; /* order positions of the node naming the layer and of
+                            the node where it is added */
+    int32_t nb_members;
+    int32_t members[5]; /* order positions */
+    const char *input;  /* GELU: x; MatMul: the bias */
+    const char *output; /* the last node's output */
+    const char *act;    /* Conv: the activation's op name */
+    float params[2];
+    int32_t nb_params;
+} fusion;
+
+struct onnx_fusions {
+    int32_t *role; /* per order position: -1 alone, -2 inside a fusion, k >= 0 add
+                      fusion k here */
+    fusion *f;
+    int32_t nb;
+};
+
+/* What the planner looks things up in. */
+typedef struct fuse_ctx {
+    onnx_import *imp;
+    const int32_t *order;
+    const onnx_choice *choices;
+    int32_t n;
+    onnx_names uses;     /* name -> times read by nodes or as a graph output */
+    onnx_names consumer; /* name -> order position of a node reading it */
+    onnx_names producer; /* name -> order position of the node making it */
+    int32_t *taken;      /* per order position: already in a fusion */
+} fuse_ctx;
+
+static const Onnx__NodeProto *fc_node(const fuse_ctx *c, int32_t pos)
+{
+    return c->imp->graph->node[c->order[pos]];
+}
+
+/* The node at `pos` is imported as the built-in `op`. */
+static int fc_is(const fuse_ctx *c, int32_t pos, const char *op)
+{
+    const prt_plugin_creator *cr = pos >= 0 ? c->choices[pos].creator : NULL;
+    return cr && !c->taken[pos] &&
+           strcmp(cr->plugin_namespace, PRT_BUILTIN_NAMESPACE) == 0 &&
+           strcmp(cr->name, op) == 0 &&
+           strcmp(onnx_str(fc_node(c, pos)->op_type), op) == 0;
+}
+
+static int32_t fc_get(const onnx_names *t, const char *name)
+{
+    int32_t v;
+    return name[0] && onnx_names_get(t, name, &v) == 0 ? v : -1;
+}
+
+/* The one node reading `name` (read once, no graph output), else -1. */
+static int32_t fc_only_reader(const fuse_ctx *c, const char *name)
+{
+    return fc_get(&c->uses, name) == 1 ? fc_get(&c->consumer, name) : -1;
+}
+
+static const char *fc_in(const Onnx__NodeProto *n, size_t k)
+{
+    return k < n->n_input ? onnx_str(n->input[k]) : "";
+}
+
+static const char *fc_out(const Onnx__NodeProto *n)
+{
+    return n->n_output == 1 ? onnx_str(n->output[0]) : "";
+}
+
+/* The value of a one-element float constant (an initializer or a Constant
+ * node's value / value_float): 1 and *v, else 0. */
+static int fc_scalar(const fuse_ctx *c, const char *name, float *v)
+{
+    const Onnx__TensorProto *tp = NULL;
+    onnx_tensor t;
+    int32_t idx, pos;
+    int ok = 0;
+    if (!name[0])
+        return 0;
+    pos = fc_get(&c->producer, name);
+    if (pos >= 0) {
+        const Onnx__NodeProto *n = fc_node(c, pos);
+        const Onnx__AttributeProto *a = n->n_attribute == 1 ? n->attribute[0] : NULL;
+        if (strcmp(onnx_str(n->op_type), "Constant") != 0 || !a)
+            return 0;
+        if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT &&
+            strcmp(onnx_str(a->name), "value_float") == 0) {
+            *v = a->f;
+            return 1;
+        }
+        if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR || !a->t ||
+            strcmp(onnx_str(a->name), "value") != 0)
+            return 0;
+        tp = a->t;
+    } else if (onnx_names_get(&c->imp->names, name, &idx) == 0 &&
+               c->imp->values[idx].kind == ONNX_VALUE_CONSTANT) {
+        tp = c->imp->values[idx].init;
+    }
+    if (!tp || onnx_tensor_load(tp, c->imp->base_dir, name, &t) != PRT_OK) {
+        prt_clear_error(); /* not a constant we can use: no fusion */
+        return 0;
+    }
+    if (t.bytes == prt_dtype_size(t.dtype)) {
+        ok = 1;
+        if (t.dtype == PRT_FLOAT32)
+            *v = *(const float *)t.data;
+        else if (t.dtype == PRT_FLOAT16)
+            *v = prt_half_to_float(*(const uint16_t *)t.data);
+        else if (t.dtype == PRT_BFLOAT16)
+            *v = prt_bf16_to_float(*(const uint16_t *)t.data);
+        else
+            ok = 0;
+    }
+    onnx_tensor_free(&t);
+    return ok;
+}
+
+/* The tensor of a constant: an initializer, a Constant node's 'value', or
+ * either through built-in Identity nodes; NULL for anything else. */
+static const Onnx__TensorProto *fc_const_proto(const fuse_ctx *c, const char *name)
+{
+    int32_t idx, pos;
+    for (int hops = 0; name[0] && hops < 16; hops++) {
+        pos = fc_get(&c->producer, name);
+        if (pos < 0)
+            return onnx_names_get(&c->imp->names, name, &idx) == 0 &&
+                           c->imp->values[idx].kind == ONNX_VALUE_CONSTANT
+                       ? c->imp->values[idx].init
+                       : NULL;
+        if (fc_is(c, pos, "Identity") && fc_node(c, pos)->n_input == 1) {
+            name = fc_in(fc_node(c, pos), 0);
+            continue;
+        }
+        if (strcmp(onnx_str(fc_node(c, pos)->op_type), "Constant") == 0 &&
+            fc_node(c, pos)->n_attribute == 1) {
+            const Onnx__AttributeProto *a = fc_node(c, pos)->attribute[0];
+            return a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR &&
+                           strcmp(onnx_str(a->name), "value") == 0
+                       ? a->t
+                       : NULL;
+        }
+        return NULL;
+    }
+    return NULL;
+}
+
+/* A float attribute, or dflt when absent; 0 when it is not a FLOAT. */
+static int fc_attr_f(const Onnx__NodeProto *n, const char *name, float dflt, float *v)
+{
+    const Onnx__AttributeProto *a = onnx_node_attr(n, name);
+    *v = dflt;
+    if (!a)
+        return 1;
+    if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT)
+        return 0;
+    *v = a->f;
+    return 1;
+}
+
+/* A fusion of nb nodes (order positions in m[]) named after `first`. */
+static void fc_init(fusion *f, int32_t kind, int32_t first, int32_t nb, const int32_t *m)
+{
+    memset(f, 0, sizeof *f);
+    f->kind = kind;
+    f->first = first;
+    f->nb_members = nb;
+    for (int32_t k = 0; k < nb; k++)
+        f->members[k] = m[k];
+}
+
+static void fc_take(fuse_ctx *c, fusion *f)
+{
+    for (int32_t k = 0; k < f->nb_members; k++)
+        c->taken[f->members[k]] = 1;
+}
+
+/* Conv at pos -> its activation: 1 and *f when they fuse. */
+static int fc_conv_act(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    static const char *const acts[] = {"Relu", "LeakyRelu", "Clip", "HardSigmoid",
+                                       "HardSwish"};
+    const Onnx__NodeProto *conv = fc_node(c, pos), *an;
+    const char *y = fc_out(conv);
+    int32_t a = fc_only_reader(c, y), k;
+    if (!fc_is(c, pos, "Conv") || a < 0)
+        return 0;
+    for (k = 0; k < 5 && !fc_is(c, a, acts[k]); k++)
+        ;
+    an = fc_node(c, a);
+    if (k == 5 || strcmp(fc_in(an, 0), y) != 0 || !fc_out(an)[0])
+        return 0;
+    fc_init(f, FUSE_CONV_ACT, pos, 2, (const int32_t[]){pos, a});
+    f->last = a;
+    f->output = fc_out(an);
+    f->act = acts[k];
+    if (k == 1) {
+        f->nb_params = 1;
+        return fc_attr_f(an, "alpha", 0.01f, &f->params[0]);
+    }
+    if (k == 3) {
+        f->nb_params = 2;
+        return fc_attr_f(an, "alpha", 0.2f, &f->params[0]) &&
+               fc_attr_f(an, "beta", 0.5f, &f->params[1]);
+    }
+    if (k == 2) {
+        f->nb_params = 2;
+        if (c->imp->opset < 11)
+            return fc_attr_f(an, "min", -3.402823466e38f, &f->params[0]) &&
+                   fc_attr_f(an, "max", 3.402823466e38f, &f->params[1]);
+        f->params[0] = -3.402823466e38f;
+        f->params[1] = 3.402823466e38f;
+        for (size_t i = 1; i < an->n_input && i < 3; i++)
+            if (fc_in(an, i)[0] && !fc_scalar(c, fc_in(an, i), &f->params[i - 1]))
+                return 0;
+        return an->n_input <= 3;
+    }
+    return 1;
+}
+
+/* The other input of a two-input node than `name` (name must be one). */
+static const char *fc_other(const Onnx__NodeProto *n, const char *name)
+{
+    if (n->n_input != 2)
+        return NULL;
+    if (strcmp(fc_in(n, 0), name) == 0)
+        return fc_in(n, 1);
+    if (strcmp(fc_in(n, 1), name) == 0)
+        return fc_in(n, 0);
+    return NULL;
+}
+
+/* `name` is the other input of node pos and a constant equal to want
+ * (within tol). */
+static int fc_const_input(const fuse_ctx *c, int32_t pos, const char *name, float want,
+                          float tol)
+{
+    const char *o = fc_other(fc_node(c, pos), name);
+    float v;
+    return o && fc_scalar(c, o, &v) && fabsf(v - want) <= tol;
+}
+
+/* GELU from the Div at pos. */
+static int fc_gelu(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *div = fc_node(c, pos);
+    const char *x = fc_in(div, 0), *q;
+    float s;
+    int32_t erf, add, m1, m2, h;
+    if (!fc_is(c, pos, "Div") || div->n_input != 2 || !fc_scalar(c, fc_in(div, 1), &s) ||
+        fabsf(s - 1.41421356f) > 1e-6f)
+        return 0;
+    erf = fc_only_reader(c, fc_out(div));
+    if (!fc_is(c, erf, "Erf"))
+        return 0;
+    add = fc_only_reader(c, fc_out(fc_node(c, erf)));
+    if (!fc_is(c, add, "Add") ||
+        !fc_const_input(c, add, fc_out(fc_node(c, erf)), 1.0f, 0))
+        return 0;
+    m1 = fc_only_reader(c, fc_out(fc_node(c, add)));
+    if (!fc_is(c, m1, "Mul") || !fc_out(fc_node(c, m1))[0])
+        return 0;
+    q = fc_other(fc_node(c, m1), fc_out(fc_node(c, add)));
+    if (!q)
+        return 0;
+    fc_init(f, FUSE_GELU, erf, 5, (const int32_t[]){pos, erf, add, m1, -1});
+    f->input = x;
+    if (strcmp(q, x) == 0) {
+        /* (x * (1 + erf)) * 0.5 */
+        m2 = fc_only_reader(c, fc_out(fc_node(c, m1)));
+        if (!fc_is(c, m2, "Mul") || !fc_out(fc_node(c, m2))[0] ||
+            !fc_const_input(c, m2, fc_out(fc_node(c, m1)), 0.5f, 0))
+            return 0;
+        f->members[4] = f->last = m2;
+        f->output = fc_out(fc_node(c, m2));
+        return 1;
+    }
+    /* (x * 0.5) * (1 + erf) */
+    h = fc_get(&c->producer, q);
+    if (fc_only_reader(c, q) != m1 || !fc_is(c, h, "Mul") ||
+        !fc_const_input(c, h, x, 0.5f, 0) || !fc_other(fc_node(c, h), x))
+        return 0;
+    f->members[4] = h;
+    f->last = m1 > h ? m1 : h;
+    f->output = fc_out(fc_node(c, m1));
+    return 1;
+}
+
+/* MatMul at pos -> Add of a bias of its columns. */
+static int fc_matmul_add(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *mm = fc_node(c, pos), *add;
+    const Onnx__TensorProto *w, *b;
+    const char *y = fc_out(mm), *bias;
+    int32_t a;
+    if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !y[0])
+        return 0;
+    a = fc_only_reader(c, y);
+    if (!fc_is(c, a, "Add"))
+        return 0;
+    add = fc_node(c, a);
+    bias = fc_other(add, y);
+    w = fc_const_proto(c, fc_in(mm, 1));
+    b = bias ? fc_const_proto(c, bias) : NULL;
+    /* Same float dtype (ONNX's Add demands it), W N columns, bias N
+     * values: the sum's shape is the product's. */
+    if (!w || !b || !fc_out(add)[0] || w->n_dims != 2 || b->n_dims != 1 ||
+        b->dims[0] != w->dims[1] || w->data_type != b->data_type ||
+        (w->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
+         w->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 &&
+         w->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16))
+        return 0;
+    fc_init(f, FUSE_MATMUL_ADD, pos, 2, (const int32_t[]){pos, a});
+    f->last = a;
+    f->input = bias;
+    f->output = fc_out(add);
+    return 1;
+}
+
+static prt_status fc_index(fuse_ctx *c)
+{
+    const Onnx__GraphProto *g = c->imp->graph;
+    prt_status st = PRT_OK;
+    for (int32_t i = 0; i < c->n && !st; i++) {
+        const Onnx__NodeProto *n = fc_node(c, i);
+        for (size_t k = 0; k < n->n_input && !st; k++) {
+            const char *name = onnx_str(n->input[k]);
+            int32_t u = fc_get(&c->uses, name);
+            if (!name[0])
+                continue;
+            st = onnx_names_put(&c->uses, name, u < 0 ? 1 : u + 1);
+            if (!st)
+                st = onnx_names_put(&c->consumer, name, i);
+        }
+        for (size_t k = 0; k < n->n_output && !st; k++)
+            if (onnx_str(n->output[k])[0])
+                st = onnx_names_put(&c->producer, onnx_str(n->output[k]), i);
+    }
+    for (size_t k = 0; k < g->n_output && !st; k++) {
+        const char *name = onnx_str(g->output[k]->name);
+        int32_t u = fc_get(&c->uses, name);
+        if (name[0])
+            st = onnx_names_put(&c->uses, name, u < 0 ? 1 : u + 1);
+    }
+    return st;
+}
+
+prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
+                          const onnx_choice *choices, onnx_fusions **out)
+{
+    fuse_ctx c;
+    onnx_fusions *p;
+    prt_status st;
+    memset(&c, 0, sizeof c);
+    c.imp = imp;
+    c.order = order;
+    c.choices = choices;
+    c.n = (int32_t)imp->graph->n_node;
+    *out = NULL;
+    p = onnx_calloc(1, sizeof *p);
+    c.taken = onnx_calloc((size_t)c.n + 1, sizeof *c.taken);
+    if (p) {
+        p->role = onnx_calloc((size_t)c.n + 1, sizeof *p->role);
+        p->f = onnx_calloc((size_t)c.n + 1, sizeof *p->f);
+    }
+    st = p && c.taken && p->role && p->f ? fc_index(&c) : PRT_ERR_OUT_OF_MEMORY;
+    for (int32_t i = 0; !st && i < c.n; i++)
+        p->role[i] = -1;
+    for (int32_t i = 0; !st && i < c.n; i++) {
+        fusion *f = &p->f[p->nb];
+        if (fc_conv_act(&c, i, f) || fc_gelu(&c, i, f) || fc_matmul_add(&c, i, f)) {
+            fc_take(&c, f);
+            for (int32_t k = 0; k < f->nb_members; k++)
+                p->role[f->members[k]] = -2;
+            p->role[f->last] = p->nb++;
+        }
+    }
+    onnx_names_free(&c.uses);
+    onnx_names_free(&c.consumer);
+    onnx_names_free(&c.producer);
+    prt_free(c.taken);
+    if (st) {
+        onnx_fuse_free(p);
+        return st == PRT_ERR_OUT_OF_MEMORY
+                   ? onnx_error(st, "ONNX import: out of memory planning fusions")
+                   : st;
+    }
+    *out = p;
+    return PRT_OK;
+}
+
+int32_t onnx_fuse_role(const onnx_fusions *p, int32_t pos)
+{
+    return p ? p->role[pos] : -1;
+}
+
+prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos,
+                            const int32_t *order)
+{
+    const fusion *f = &p->f[p->role[pos]];
+    const Onnx__NodeProto *first = imp->graph->node[order[f->first]];
+    const char *outs[1] = {f->output};
+    const prt_plugin_creator *c = NULL;
+    char label[512];
+    onnx_node_label(first, order[f->first], label, sizeof label);
+    if (f->kind == FUSE_CONV_ACT) {
+        prt_field extra[2] = {
+            {"activation", f->act, PRT_FIELD_CHAR, (int64_t)strlen(f->act) + 1},
+            {"activation_params", f->params, PRT_FIELD_FLOAT32, f->nb_params},
+        };
+        prt_status st = prt_builtin_find_creator("Conv", "1", &c);
+        if (st)
+            return st;
+        return onnx_import_fused(imp, first, label, c, extra, 2,
+                                 (const char **)first->input, first->n_input, outs, 1);
+    } else if (f->kind == FUSE_MATMUL_ADD) {
+        const char *ins[3] = {onnx_str(first->input[0]), onnx_str(first->input[1]),
+                              f->input};
+        prt_status st = prt_builtin_find_creator("MatMul", "1", &c);
+        if (st)
+            return st;
+        return onnx_import_fused(imp, first, label, c, NULL, 0, ins, 3, outs, 1);
+    } else {
+        const char *ins[1] = {f->input};
+        prt_status st = prt_builtin_find_creator("Gelu", "1", &c);
+        if (st)
+            return st;
+        return onnx_import_fused(imp, first, label, c, NULL, 0, ins, 1, outs, 1);
+    }
+}
+
+void onnx_fuse_free(onnx_fusions *p)
+{
+    if (!p)
+        return;
+    prt_free(p->role);
+    prt_free(p->f);
+    prt_free(p);
+}

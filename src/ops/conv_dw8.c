@@ -1,0 +1,244 @@
+/* The depthwise convolution of cpu_kernels.h for wide kernels (5 and
+ * more) at strides above 1: eight
+ * channels at a time, moved channels-last into a band buffer so that one
+ * vector holds one pixel of eight channels, in a baseline and an AVX2 +
+ * FMA build. (Others take conv_dw.c's planes: measured, bench/RESULTS.md,
+ * "CPU kernels".) */
+#include "ops/cpu_kernels.h"
+
+#include "base/base.h"
+
+/* Output pixels per register strip: DW_U vectors of eight channels. */
+#define DW_U 8
+/* Floats of a band's input buffer the plan aims for (32 KiB: L1). */
+#define DW_BUDGET 8192
+
+static int64_t dw_band_rows(int64_t sh, int64_t wp)
+{
+    int64_t r = DW_BUDGET / (sh * wp * 8);
+    return r < 1 ? 1 : r;
+}
+
+int64_t op_dw8_slot(const int64_t *k, const int64_t *out, const int64_t *s,
+                    const int64_t *d)
+{
+    /* A band of R = min(OH, max(1, DW_BUDGET / (sh Wp 8))) output rows
+     * reads (R - 1) sh + ekh input rows of Wp pixels and writes R rows of
+     * OW: in <= min(DW_BUDGET, (OH - 1) sh Wp 8) + ekh Wp 8 and
+     * out <= min(DW_BUDGET + Wp 8, OH Wp 8) (OW <= Wp). Each term grows
+     * with every size, so the bound does. */
+    int64_t wp8, t, in, out_, rows;
+    if (!base_mul_i64(out[1] - 1, s[1], &wp8) || !base_mul_i64(k[1] - 1, d[1], &t) ||
+        !base_add_i64(wp8, t + 1, &wp8) || !base_mul_i64(wp8, 8, &wp8) ||
+        !base_mul_i64(out[0] - 1, s[0], &rows) || !base_mul_i64(rows, wp8, &in) ||
+        !base_mul_i64(k[0] - 1, d[0], &t) || !base_mul_i64(t + 1, wp8, &t) ||
+        !base_mul_i64(out[0], wp8, &out_))
+        return -1;
+    in = (in < DW_BUDGET ? in : DW_BUDGET) + t;
+    if (out_ > DW_BUDGET + wp8)
+        out_ = DW_BUDGET + wp8;
+    return base_add_i64(in, out_ + 64, &in) ? in : -1;
+}
+
+int op_dw8_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *out,
+                const int64_t *s, const int64_t *d, const int64_t *pb, op_dw8 *p)
+{
+    memset(p, 0, sizeof *p);
+    if (!op_win2_make(ns, in, k, out, s, d, pb, &p->g))
+        return 0;
+    if (p->g.kh * p->g.kw > OP_DW8_MAX_TAPS)
+        return 0;
+    p->Wp = (p->g.OW - 1) * p->g.sw + (p->g.kw - 1) * p->g.dw + 1;
+    p->rows = dw_band_rows(p->g.sh, p->Wp);
+    if (p->rows > p->g.OH)
+        p->rows = p->g.OH;
+    p->inrows = (p->rows - 1) * p->g.sh + (p->g.kh - 1) * p->g.dh + 1;
+    p->inbuf = p->inrows * p->Wp * 8;
+    return 1;
+}
+
+/* An 8 x 8 transpose: r[i][j] becomes r[j][i]. Three rounds of two-input
+ * shuffles (AVX's unpack, shufps and vperm2f128 shapes). */
+static inline CPU_INLINE void dw_transpose8(cpu_v8 *r)
+{
+    const cpu_v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+    const cpu_v8i q0 = {0, 1, 8, 9, 4, 5, 12, 13}, q1 = {2, 3, 10, 11, 6, 7, 14, 15};
+    const cpu_v8i h0 = {0, 1, 2, 3, 8, 9, 10, 11}, h1 = {4, 5, 6, 7, 12, 13, 14, 15};
+    cpu_v8 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = __builtin_shuffle(r[i], r[i + 1], lo);
+        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi);
+    }
+    /* u[i + 2h + l]: columns h * 2 + l and that + 4 of rows i .. i + 3. */
+    for (int i = 0; i < 8; i += 4)
+        for (int h = 0; h < 2; h++) {
+            u[i + 2 * h] = __builtin_shuffle(t[i + h], t[i + h + 2], q0);
+            u[i + 2 * h + 1] = __builtin_shuffle(t[i + h], t[i + h + 2], q1);
+        }
+    for (int j = 0; j < 4; j++) {
+        r[j] = __builtin_shuffle(u[j], u[j + 4], h0);
+        r[j + 4] = __builtin_shuffle(u[j], u[j + 4], h1);
+    }
+}
+
+/* Input rows [xr0, xr1) (inside the input) of channels c < nc (planes
+ * x + c H W) into the band buffer `in`, whose row 0 is input row ir0: the
+ * rows' pixels are contiguous in the planes, so they are moved eight at a
+ * time in plane order (across row ends), each transposed block's pixels
+ * stored at their (row, column + pl). Padding columns are zeroed here; rows
+ * outside the input by the caller. */
+static inline CPU_INLINE void dw_rows_in(const op_dw8 *p, const float *x, int64_t nc,
+                                         int64_t xr0, int64_t xr1, int64_t ir0, float *in)
+{
+    const int64_t plane = p->g.H * p->g.W, row8 = p->Wp * 8;
+    const int64_t wr =
+        p->g.W < p->Wp - p->g.pl ? p->g.W : p->Wp - p->g.pl; /* columns kept */
+    const int64_t f1 = xr1 * p->g.W;
+    int64_t f = xr0 * p->g.W, r = xr0, col = 0;
+    for (int64_t rr = xr0; rr < xr1; rr++) {
+        float *row = in + (rr - ir0) * row8;
+        memset(row, 0, sizeof(float) * (size_t)(p->g.pl * 8));
+        if (p->g.pl + wr < p->Wp)
+            memset(row + (p->g.pl + wr) * 8, 0,
+                   sizeof(float) * (size_t)((p->Wp - p->g.pl - wr) * 8));
+    }
+    x += f;
+    for (; f + 8 <= f1; f += 8, x += 8) {
+        cpu_v8 v[8];
+        for (int c = 0; c < 8; c++) {
+            v[c] = (cpu_v8){0};
+            if (c < nc)
+                CPU_LOAD(v[c], x + c * plane);
+        }
+        dw_transpose8(v);
+        for (int q = 0; q < 8; q++) {
+            if (col < wr)
+                CPU_STORE(in + (r - ir0) * row8 + (col + p->g.pl) * 8, v[q]);
+            if (++col == p->g.W) {
+                col = 0;
+                r++;
+            }
+        }
+    }
+    for (; f < f1; f++, x++) {
+        if (col < wr)
+            for (int c = 0; c < 8; c++)
+                in[(r - ir0) * row8 + (col + p->g.pl) * 8 + c] =
+                    c < nc ? x[c * plane] : 0.0f;
+        if (++col == p->g.W) {
+            col = 0;
+            r++;
+        }
+    }
+}
+
+/* nu pixels (a constant after inlining) of output row `orow` from column
+ * ow: every tap's eight weights times its pixel, then the activation, into
+ * the band's output row. */
+static inline CPU_INLINE void dw_strip(const op_dw8 *p, const float *orow_in,
+                                       const cpu_v8 *wt, cpu_v8 b, const op_act *act,
+                                       int64_t ow, int nu, float *out)
+{
+    cpu_v8 acc[DW_U];
+    for (int u = 0; u < nu; u++)
+        acc[u] = b;
+    for (int64_t i = 0; i < p->g.kh; i++) {
+        const float *row = orow_in + i * p->g.dh * p->Wp * 8 + ow * p->g.sw * 8;
+        for (int64_t j = 0; j < p->g.kw; j++) {
+            const cpu_v8 w = wt[i * p->g.kw + j];
+            const float *px = row + j * p->g.dw * 8;
+            for (int u = 0; u < nu; u++) {
+                cpu_v8 v;
+                CPU_LOAD(v, px + u * p->g.sw * 8);
+                acc[u] += w * v;
+            }
+        }
+    }
+    for (int u = 0; u < nu; u++) {
+        cpu_act_v8(act, &acc[u]);
+        CPU_STORE(out + (ow + u) * 8, acc[u]);
+    }
+}
+
+/* The band's output, rows [r0, r1) of OW pixels x 8 (contiguous, as the
+ * rows are in the planes), back to the planes of channels c < nc. */
+static inline CPU_INLINE void dw_rows_out(const op_dw8 *p, const float *src, int64_t nc,
+                                          int64_t r0, int64_t r1, float *y)
+{
+    const int64_t plane = p->g.OH * p->g.OW, n = (r1 - r0) * p->g.OW;
+    int64_t q = 0;
+    y += r0 * p->g.OW;
+    for (; q + 8 <= n; q += 8) {
+        cpu_v8 v[8];
+        for (int j = 0; j < 8; j++)
+            CPU_LOAD(v[j], src + (q + j) * 8);
+        dw_transpose8(v);
+        for (int c = 0; c < 8; c++)
+            if (c < nc)
+                CPU_STORE(y + c * plane + q, v[c]);
+    }
+    for (; q < n; q++)
+        for (int c = 0; c < nc; c++)
+            y[c * plane + q] = src[q * 8 + c];
+}
+
+static inline CPU_INLINE void dw_body(const op_dw8 *p, const float *x, const float *w,
+                                      const float *bias, const op_act *act, int64_t nc,
+                                      float *y, float *scratch)
+{
+    const int64_t kvol = p->g.kh * p->g.kw;
+    float *in = scratch, *out = scratch + p->inbuf;
+    cpu_v8 wt[OP_DW8_MAX_TAPS], b = {0};
+    /* Weights and bias eight channels wide, 0 past nc. */
+    for (int64_t t = 0; t < kvol; t++)
+        for (int c = 0; c < 8; c++)
+            wt[t][c] = c < nc ? w[c * kvol + t] : 0.0f;
+    for (int c = 0; c < 8; c++)
+        b[c] = bias && c < nc ? bias[c] : 0.0f;
+    for (int64_t r0 = 0; r0 < p->g.OH; r0 += p->rows) {
+        const int64_t r1 = r0 + p->rows < p->g.OH ? r0 + p->rows : p->g.OH;
+        const int64_t ir0 = r0 * p->g.sh - p->g.pt;
+        const int64_t nin = (r1 - 1 - r0) * p->g.sh + (p->g.kh - 1) * p->g.dh + 1;
+        /* Rows of the band outside the input are zero. */
+        int64_t xr0 = ir0 < 0 ? 0 : ir0, xr1 = ir0 + nin > p->g.H ? p->g.H : ir0 + nin;
+        if (xr1 < xr0)
+            xr1 = xr0;
+        if (xr0 > ir0)
+            memset(in, 0, sizeof(float) * (size_t)((xr0 - ir0) * p->Wp * 8));
+        if (ir0 + nin > xr1)
+            memset(in + (xr1 - ir0) * p->Wp * 8, 0,
+                   sizeof(float) * (size_t)((ir0 + nin - xr1) * p->Wp * 8));
+        dw_rows_in(p, x, nc, xr0, xr1, ir0, in);
+        for (int64_t oh = r0; oh < r1; oh++) {
+            const float *orow_in = in + (oh - r0) * p->g.sh * p->Wp * 8;
+            float *orow = out + (oh - r0) * p->g.OW * 8;
+            int64_t ow = 0;
+            for (; ow + DW_U <= p->g.OW; ow += DW_U)
+                dw_strip(p, orow_in, wt, b, act, ow, DW_U, orow);
+            /* The rest, fewer than DW_U, in strips of 4, 2 and 1 (written
+             * out so that each is compiled for its constant width). */
+            if ((p->g.OW - ow) & 4) {
+                dw_strip(p, orow_in, wt, b, act, ow, 4, orow);
+                ow += 4;
+            }
+            if ((p->g.OW - ow) & 2) {
+                dw_strip(p, orow_in, wt, b, act, ow, 2, orow);
+                ow += 2;
+            }
+            if (p->g.OW - ow)
+                dw_strip(p, orow_in, wt, b, act, ow, 1, orow);
+        }
+        dw_rows_out(p, out, nc, r0, r1, y);
+    }
+}
+
+CPU_BUILDS(dw8, dw_body,
+           (const op_dw8 *p, const float *x, const float *w, const float *bias,
+            const op_act *act, int64_t nc, float *y, float *scratch),
+           (p, x, w, bias, act, nc, y, scratch))
+
+void op_dw8_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
+                const op_act *act, int64_t nc, float *y, float *scratch)
+{
+    CPU_PICK(dw8)(p, x, w, bias, act, nc, y, scratch);
+}

@@ -1,0 +1,365 @@
+/*
+ * The CPU's fast kernels (internal to libplugrt): the vector type they are
+ * written in, the choice between the baseline and the AVX2 + FMA build of
+ * each, fused activations, and the direct convolution (conv_direct.c).
+ *
+ * Vectors. Kernels are written once in GCC's generic vectors of 8 floats
+ * (cpu_v8), which compile to two SSE registers on baseline x86-64, to NEON
+ * pairs on arm64, and to one AVX register in a function built with
+ * CPU_TARGET_AVX2. A kernel is a `static inline CPU_INLINE` body called from
+ * two thin functions (CPU_BUILDS), one plain and one with CPU_TARGET_AVX2;
+ * cpu_avx2() picks one at run time (CPU_PICK). The files holding kernels are built with
+ * -ffp-contract=fast (CMakeLists.txt), so in the AVX2 build a * b + c is
+ * one fused multiply-add: results are then within float rounding of the
+ * baseline build's, not bit for bit.
+ *
+ * Values never cross a function boundary as vectors (GCC's -Wpsabi warns
+ * that their ABI differs between the two builds): CPU_LOAD and CPU_STORE are
+ * macros, and every helper that takes or returns one is inlined.
+ */
+#ifndef PLUGRT_OPS_CPU_KERNELS_H
+#define PLUGRT_OPS_CPU_KERNELS_H
+
+#include <stdint.h>
+#include <string.h>
+
+typedef float cpu_v8 __attribute__((vector_size(32)));
+typedef int32_t cpu_v8i __attribute__((vector_size(32)));
+
+#define CPU_INLINE __attribute__((always_inline))
+#if defined(__x86_64__) || defined(__i386__)
+#define CPU_HAVE_AVX2_BUILD 1
+#define CPU_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define CPU_HAVE_AVX2_BUILD 0
+#define CPU_TARGET_AVX2
+#endif
+
+/* A kernel's two builds: NAME_base and NAME_avx2 (with CPU_TARGET_AVX2),
+ * void functions of PARAMS that call the inline body BODY with ARGS; and
+ * the one to call here. Elsewhere than x86 both are the baseline build. */
+#define CPU_BUILDS(NAME, BODY, PARAMS, ARGS)                                             \
+    static void NAME##_base PARAMS                                                       \
+    {                                                                                    \
+        BODY ARGS;                                                                       \
+    }                                                                                    \
+    CPU_TARGET_AVX2 static void NAME##_avx2 PARAMS                                       \
+    {                                                                                    \
+        BODY ARGS;                                                                       \
+    }
+#define CPU_PICK(NAME) (cpu_avx2() ? NAME##_avx2 : NAME##_base)
+
+/* Unaligned 8-float load and store (memcpy is what compilers turn into
+ * one instruction). */
+#define CPU_LOAD(v, p) memcpy(&(v), (p), sizeof(cpu_v8))
+#define CPU_STORE(p, v) memcpy((p), &(v), sizeof(cpu_v8))
+/* The float x in every lane (x is evaluated eight times: give it a plain
+ * expression). Not 0 + x, which is an addition: -0 + 0 is +0. */
+#define CPU_SPLAT(x) ((cpu_v8){(x), (x), (x), (x), (x), (x), (x), (x)})
+/* m ? a : b per lane, m a comparison's result (all ones or zero). */
+#define CPU_SELECT(m, a, b) ((cpu_v8)(((cpu_v8i)(a) & (m)) | ((cpu_v8i)(b) & ~(m))))
+
+/* 1 when the AVX2 + FMA builds of the kernels run here (the CPU has both,
+ * and cpu_force_baseline has not turned them off). Cheap: one atomic load
+ * after the first call. */
+int cpu_avx2(void);
+/* Test hook: 1 makes cpu_avx2() answer 0 from now on, so the baseline build
+ * of every kernel can be checked on a machine that has AVX2; 0 undoes it. */
+void cpu_force_baseline(int on);
+
+/* ---- fused activations (act.c) ------------------------------------------ */
+
+/* An activation applied to a kernel's result as it is stored: Conv's and
+ * the importer's fusion of Conv -> Relu and the like. Each computes what the
+ * op of that name computes (unary.c, unary_math.c, clip.c): comparisons let
+ * NaN through, Relu keeps -0. */
+enum {
+    OP_ACT_NONE,
+    OP_ACT_RELU,         /* x < 0 ? 0 : x */
+    OP_ACT_LEAKY_RELU,   /* x < 0 ? alpha x : x */
+    OP_ACT_CLIP,         /* min(max(x, alpha), beta) */
+    OP_ACT_HARD_SIGMOID, /* min(max(alpha x + beta, 0), 1) */
+    OP_ACT_HARD_SWISH,   /* x hard_sigmoid(x), alpha 1/6, beta 1/2 */
+    OP_ACT_COUNT
+};
+
+typedef struct op_act {
+    int32_t kind; /* OP_ACT_* */
+    float alpha, beta;
+} op_act;
+
+/* The ONNX op name of an activation kind ("Relu", ...; "" for none), and
+ * the kind of a name (-1 when it is none of them). */
+const char *op_act_name(int32_t kind);
+int32_t op_act_kind(const char *name);
+/* How many parameters kind takes (alpha, beta) and their defaults. */
+int32_t op_act_nb_params(int32_t kind);
+void op_act_defaults(int32_t kind, float *alpha, float *beta);
+
+/* y[i] = act(y[i] + bias) for n floats (bias 0 for none). */
+void op_act_bias(const op_act *a, float bias, float *y, int64_t n);
+
+/* The activation on one vector, for kernels (inlined into each build). */
+static inline CPU_INLINE void cpu_act_v8(const op_act *a, cpu_v8 *v)
+{
+    const cpu_v8 zero = {0}, one = CPU_SPLAT(1.0f);
+    const cpu_v8 al = CPU_SPLAT(a->alpha), be = CPU_SPLAT(a->beta);
+    cpu_v8 x = *v, h;
+    switch (a->kind) {
+    case OP_ACT_RELU:
+        *v = CPU_SELECT(x < zero, zero, x);
+        break;
+    case OP_ACT_LEAKY_RELU:
+        *v = CPU_SELECT(x < zero, al * x, x);
+        break;
+    case OP_ACT_CLIP:
+        x = CPU_SELECT(x < al, al, x);
+        *v = CPU_SELECT(x > be, be, x);
+        break;
+    case OP_ACT_HARD_SIGMOID:
+    case OP_ACT_HARD_SWISH:
+        h = al * x + be;
+        h = CPU_SELECT(h < zero, zero, h);
+        h = CPU_SELECT(h > one, one, h);
+        *v = a->kind == OP_ACT_HARD_SWISH ? x * h : h;
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- the exponential --------------------------------------------------- */
+
+/* e^-(hi + lo) per lane for 0 <= hi <= 87 and |lo| <= 2^-10 hi (garbage
+ * beyond: the caller masks it), within 5e-9 relative before rounding
+ * (GELU's and Softmax's exponential): 2^n e^r with n the integer nearest -hi log2 e and
+ * r = -hi - n ln 2 - lo (ln 2 in two parts, the first short enough that
+ * n times it is exact), e^r by its Taylor polynomial of degree 7 (error
+ * below 5e-9 for |r| <= 0.35). */
+static inline CPU_INLINE void cpu_exp_neg_v8(const cpu_v8 *hi, const cpu_v8 *lo,
+                                             cpu_v8 *out)
+{
+    const cpu_v8 round = CPU_SPLAT(12582912.0f); /* 1.5 2^23: adding rounds to integer */
+    const cpu_v8 v = -*hi;
+    cpu_v8 n, r, p;
+    cpu_v8i bits;
+    n = (v * 1.44269504089f + round) - round;
+    r = ((v - n * 0.693145751953125f) - n * 1.428606765330187e-06f) - *lo;
+    p = CPU_SPLAT(1.0f / 5040.0f);
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    /* 2^n for n in [-126, 0]: the exponent field alone. */
+    bits = (__builtin_convertvector(n, cpu_v8i) + 127) << 23;
+    *out = p * (cpu_v8)bits;
+}
+
+/* ---- direct convolution (conv_direct.c) ---------------------------------- */
+
+/* The sizes of a 2-D sliding window: input H x W, output OH x OW, kernel
+ * kh x kw, strides, dilations and the padding before the first row and
+ * column. A 1-D window is a 2-D one of one row (height, kernel height,
+ * strides 1 and no padding in the first dim). */
+typedef struct op_win2 {
+    int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl;
+} op_win2;
+
+/* Fills g from 1 or 2 spatial dims (in, k, out, s, d, pb as op_win_geom
+ * holds them); 0 for another number of dims. */
+int op_win2_make(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *out,
+                 const int64_t *s, const int64_t *d, const int64_t *pb, op_win2 *g);
+
+#define OP_DCONV_MAX_TAPS 512 /* Cg x kh x kw of the direct path */
+
+/* One 2-D convolution of Cg input channels per group, computed directly:
+ * each input channel is copied once into a zero-padded plane split into
+ * stride-phase planes (phase (a, b) holds the padded input's rows a, a + sh,
+ * ... and columns b, b + sw, ...), so that every kernel tap reads one
+ * contiguous run of a phase plane for a whole row of outputs, and the rows
+ * of one phase plane lie back to back, so a run continues into the next row:
+ * the kernel computes Wq >= OW columns per output row (the extra ones are
+ * dropped) as one flat vector loop over OH * Wq outputs, tap by tap from
+ * registers. 1-D convolutions are 2-D ones of height 1. */
+typedef struct op_dconv {
+    op_win2 g;
+    int64_t Cg;
+    int64_t Hq, Wq;                 /* rows and columns of a phase plane */
+    int64_t plane;                  /* floats of one phase plane, with slack */
+    int64_t chan;                   /* floats of one channel's phase planes */
+    int32_t ntaps;                  /* Cg * kh * kw */
+    int32_t off[OP_DCONV_MAX_TAPS]; /* each tap's offset into the packed input */
+} op_dconv;
+
+/* Floats of one channel's phase planes (op_dconv.chan) for a 2-D kernel
+ * k[2], output out[2], strides s[2] and dilations d[2] (a 1-D convolution:
+ * k, out, s, d of 1 in the first dim); -1 on overflow. Grows with each. */
+int64_t op_dconv_chan(const int64_t *k, const int64_t *out, const int64_t *s,
+                      const int64_t *d);
+/* Fills p for a convolution of 1 or 2 spatial dims (in, k, out, s, d, pb
+ * as op_win_geom holds them) and Cg channels per group; 0 when the direct
+ * path does not take it (more taps than OP_DCONV_MAX_TAPS, or sizes beyond
+ * int32 offsets). */
+int op_dconv_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *out,
+                  const int64_t *s, const int64_t *d, const int64_t *pb, int64_t Cg,
+                  op_dconv *p);
+/* Packs channels [c0, c1) of x (Cg planes of H x W) into `packed` (p->chan
+ * floats per channel). */
+void op_dconv_pack(const op_dconv *p, const float *x, int64_t c0, int64_t c1,
+                   float *packed);
+/* Output rows [r0, r1) of nm output channels: channel m's plane (OH x OW)
+ * at y + m ldy is act(bias[m] + the sum over taps of w[m ntaps + t] times
+ * the packed input), w holding each channel's Cg x kh x kw weights; bias
+ * NULL for none. */
+void op_dconv_run(const op_dconv *p, const float *packed, const float *w, int64_t nm,
+                  const float *bias, const op_act *act, float *y, int64_t ldy, int64_t r0,
+                  int64_t r1);
+
+/* ---- depthwise convolution (conv_dw.c) ---------------------------------- */
+
+#define OP_DW_MAX_TAPS 64  /* kh x kw of the depthwise path */
+#define OP_DW_MAX_STRIDE 8 /* its column stride */
+
+/* A 2-D convolution of one input and one output channel (a group of a
+ * depthwise Conv), a plane at a time: the plane is copied into zero-padded
+ * rows split by column phase, then every output is the sum of its taps'
+ * contiguous runs of those rows, computed in register tiles and stored
+ * straight into the output plane (conv_dw.c). 1-D is 2-D of height 1. */
+typedef struct op_dw {
+    op_win2 g;
+    int64_t Hp;   /* padded input rows read: (OH - 1) sh + (kh - 1) dh + 1 */
+    int64_t Wq;   /* floats of a row's phase: OW rounded up to 8 + (kw - 1) dw / sw */
+    int64_t slot; /* floats of scratch op_dw_run needs: Hp sw Wq + 8 */
+    int64_t c0[OP_DW_MAX_STRIDE], c1[OP_DW_MAX_STRIDE]; /* phase columns inside */
+    int32_t ntaps;
+    int32_t off[OP_DW_MAX_TAPS]; /* tap (i, j): its run's offset from its output's */
+} op_dw;
+
+/* op_dw.slot for a 2-D kernel k[2], output out[2], strides s[2] and
+ * dilations d[2] (1-D: 1s in the first dim); -1 on overflow. Grows with
+ * each. */
+int64_t op_dw_slot(const int64_t *k, const int64_t *out, const int64_t *s,
+                   const int64_t *d);
+/* Fills p (arguments as op_dconv_plan's); 0 when the kernel has more than
+ * OP_DW_MAX_TAPS taps, the column stride is above OP_DW_MAX_STRIDE or the
+ * spatial dims are not 1 or 2. */
+int op_dw_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *out,
+               const int64_t *s, const int64_t *d, const int64_t *pb, op_dw *p);
+/* Zeroes p->slot floats of scratch: the padding op_dw_run reads and
+ * never writes, so once for every channel of one geometry. */
+void op_dw_zero(const op_dw *p, float *scratch);
+/* One channel: y (OH x OW) = act(bias + x (H x W) convolved with w (kh x
+ * kw)). scratch: p->slot floats, zeroed by op_dw_zero for this p (by this
+ * call's or another channel's run of the same p since). */
+void op_dw_run(const op_dw *p, const float *x, const float *w, float bias,
+               const op_act *act, float *y, float *scratch);
+
+/* ---- depthwise convolution, eight channels at a time (conv_dw8.c) ------- */
+
+#define OP_DW8_MAX_TAPS 64 /* kh x kw of the depthwise path */
+
+/* A 2-D convolution with one input and one output channel per group (for
+ * wide kernels at strides above 1; op_dw for the rest), computed eight
+ * channels at a time: a band of
+ * output rows reads its input rows moved channels-last into a buffer (one vector: one
+ * pixel of eight channels, zero padded), so every tap is one vector load and one FMA per
+ * output pixel, with no stride phases and no wasted columns; the band's
+ * outputs go back to the channels' planes through 8 x 8 transposes. 1-D is
+ * 2-D of height 1. */
+typedef struct op_dw8 {
+    op_win2 g;
+    int64_t Wp;     /* pixels of a buffer row: (OW - 1) sw + (kw - 1) dw + 1 */
+    int64_t rows;   /* output rows of a band */
+    int64_t inrows; /* input rows of a band */
+    int64_t inbuf;  /* floats of the input buffer; the output's follow */
+} op_dw8;
+
+/* Floats of scratch one op_dw8_run needs at most, for a 2-D kernel k[2],
+ * output out[2], strides s[2] and dilations d[2] (1-D: 1s in the first
+ * dim); -1 on overflow. Grows with each. */
+int64_t op_dw8_slot(const int64_t *k, const int64_t *out, const int64_t *s,
+                    const int64_t *d);
+/* Fills p (arguments as op_dconv_plan's); 0 when the kernel has more than
+ * OP_DW8_MAX_TAPS taps or the spatial dims are not 1 or 2. */
+int op_dw8_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *out,
+                const int64_t *s, const int64_t *d, const int64_t *pb, op_dw8 *p);
+/* Channels [0, nc) (nc <= 8) of x (planes of H x W) into y (planes of
+ * OH x OW): y_c = act(bias[c] + x_c convolved with w_c), w_c the kh x kw
+ * weights at w + c kh kw; bias may be NULL. scratch: op_dw8_slot floats. */
+void op_dw8_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
+                const op_act *act, int64_t nc, float *y, float *scratch);
+
+/* ---- matrix products (gemm_kernel.c) ------------------------------------- */
+
+/* What a product does to each element of C as it stores it: adds a bias
+ * per row (row_bias[i]) or per column (col_bias[j]) or none (NULL), then the
+ * activation. */
+typedef struct op_epilogue {
+    const float *row_bias, *col_bias;
+    op_act act;
+} op_epilogue;
+
+/* e on an M x N block of C already computed (act.c). */
+void op_epilogue_apply(const op_epilogue *e, int64_t M, int64_t N, float *C, int64_t ldc);
+
+/* C[M x N] = epilogue(A[M x K] B[K x N]), all row-major with leading dims
+ * (no transposes), in register tiles of 6 rows by 16 columns that read B
+ * where it lies: the right size for the products of convolutions and
+ * transformers, whose A or B is small enough to stay in cache, where a
+ * BLAS's packing of both costs as much as the product. Each element's sum
+ * runs over k in order from 0 (one FMA per term in the AVX2 build), so the
+ * result does not depend on how a caller splits C into blocks. e may be
+ * NULL. */
+void op_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                const float *B, int64_t ldb, float *C, int64_t ldc, const op_epilogue *e);
+
+/* op_gemm_nn with row k of B at B + boff[k] (K > 0): a direct convolution's
+ * taps read in place from its packed input (conv_direct.c). Every load of
+ * 16 floats from B + boff[k] + j, j < N, must be inside the caller's
+ * memory. */
+void op_gemm_nn_rows(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                     const float *B, const int32_t *boff, float *C, int64_t ldc,
+                     const op_epilogue *e);
+
+/* ---- matrix-vector products (gemv.c) ------------------------------------ */
+
+/* op_gemm_f32_t's product (op_common.h) when it is a matrix times a vector:
+ * M == 1 with op(A)'s row contiguous (A not transposed, or lda == 1), or
+ * N == 1 with op(B)'s column contiguous (B transposed, or ldb == 1). Each
+ * output is a dot product (a row of the matrix against the vector) or, when
+ * the matrix is stored the other way, a sum of scaled rows; 1 when done, 0
+ * when the shape is not one of these. A BLAS's general product packs the
+ * whole matrix first, which for a vector costs as much as the product. */
+int op_gemv_f32(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                int64_t ldc);
+
+/* ---- rows: means, normalization, softmax (reduce_kernel.c) ---------------- */
+
+/* Every sum below is in double, in an order fixed by n alone, so a row's
+ * result depends on its values alone (and on the build: FMA). */
+
+/* y[r] = the mean of the n floats at x + r n, for r < rows (NaN for n 0). */
+void op_row_means(const float *x, int64_t rows, int64_t n, float *y);
+/* The mean of n > 0 floats and 1 / sqrt(variance + epsilon) (the
+ * population variance, from the deviations from the mean rounded to
+ * float). */
+void op_row_stats(const float *x, int64_t n, float epsilon, float *mean, float *inv);
+/* y[p] = (x[p] - mean) inv scale[p] + bias[p] for p < n (y may be x). */
+void op_norm_apply(const float *x, int64_t n, float mean, float inv, const float *scale,
+                   const float *bias, float *y);
+/* Softmax (log_softmax when take_log) of n > 0 contiguous floats (y may be
+ * x): 1 when done, 0 (nothing written) when the row's largest value is not
+ * finite (NaN, an infinity), which the caller's plain loop handles. */
+int op_softmax_row(const float *x, float *y, int64_t n, int take_log);
+
+/* ---- GELU (gelu.c) ----------------------------------------------------- */
+
+/* y[i] = x[i] / 2 (1 + erf(x[i] / sqrt 2)) for n floats (y may be x), within
+ * 5e-7 relative of the exact value (gelu.c says how). */
+void op_gelu_f32(const float *x, float *y, int64_t n);
+
+#endif /* PLUGRT_OPS_CPU_KERNELS_H */

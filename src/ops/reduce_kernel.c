@@ -1,0 +1,203 @@
+/* Row kernels of cpu_kernels.h, in a baseline and an AVX2 + FMA build:
+ * means, normalization statistics, the normalization itself and softmax.
+ * Sums are in double, eight running sums of four lanes each (floats
+ * widened as they are loaded) combined in a fixed order, so a row's result
+ * depends on its values alone. */
+#include <math.h>
+
+#include "ops/cpu_kernels.h"
+
+typedef float rk_v4 __attribute__((vector_size(16)));
+typedef double rk_v4d __attribute__((vector_size(32)));
+
+/* The sum over k < n of x[k] - c, or of (x[k] - c)^2 when sq. */
+static inline CPU_INLINE double rk_sum(const float *x, int64_t n, int sq, double c)
+{
+    const rk_v4d cv = {c, c, c, c};
+    rk_v4d acc[8] = {{0}};
+    double s;
+    int64_t k = 0;
+    for (; k + 32 <= n; k += 32)
+        for (int v = 0; v < 8; v++) {
+            rk_v4 f;
+            rk_v4d d;
+            memcpy(&f, x + k + 4 * v, sizeof f);
+            d = __builtin_convertvector(f, rk_v4d) - cv;
+            acc[v] += sq ? d * d : d;
+        }
+    for (; k + 4 <= n; k += 4) {
+        rk_v4 f;
+        rk_v4d d;
+        memcpy(&f, x + k, sizeof f);
+        d = __builtin_convertvector(f, rk_v4d) - cv;
+        acc[0] += sq ? d * d : d;
+    }
+    for (int v = 0; v < 4; v++)
+        acc[v] = acc[v] + acc[v + 4];
+    acc[0] = (acc[0] + acc[2]) + (acc[1] + acc[3]);
+    s = (acc[0][0] + acc[0][1]) + (acc[0][2] + acc[0][3]);
+    for (; k < n; k++) {
+        double d = (double)x[k] - c;
+        s += sq ? d * d : d;
+    }
+    return s;
+}
+
+static inline CPU_INLINE void rk_means(const float *x, int64_t rows, int64_t n, float *y)
+{
+    for (int64_t r = 0; r < rows; r++, x += n)
+        y[r] = n > 0 ? (float)(rk_sum(x, n, 0, 0.0) / (double)n) : __builtin_nanf("");
+}
+
+static inline CPU_INLINE void rk_stats(const float *x, int64_t n, float epsilon,
+                                       float *mean, float *inv)
+{
+    const float m = (float)(rk_sum(x, n, 0, 0.0) / (double)n);
+    const double sq = rk_sum(x, n, 1, (double)m);
+    *mean = m;
+    *inv = (float)(1.0 / sqrt(sq / (double)n + (double)epsilon));
+}
+
+static inline CPU_INLINE void rk_apply(const float *x, int64_t n, float mean, float inv,
+                                       const float *scale, const float *bias, float *y)
+{
+    const cpu_v8 mv = CPU_SPLAT(mean), iv = CPU_SPLAT(inv);
+    int64_t p = 0;
+    for (; p + 8 <= n; p += 8) {
+        cpu_v8 v, s, b;
+        CPU_LOAD(v, x + p);
+        CPU_LOAD(s, scale + p);
+        CPU_LOAD(b, bias + p);
+        v = (v - mv) * iv * s + b;
+        CPU_STORE(y + p, v);
+    }
+    for (; p < n; p++)
+        y[p] = (x[p] - mean) * inv * scale[p] + bias[p];
+}
+
+/* e^(x - mx) for the lanes of v (x - mx <= 0); 0 once x - mx < -87, where
+ * the exponential is 0 or a denormal below 2^-125. */
+static inline CPU_INLINE void rk_exp_shift(cpu_v8 *v, float mx)
+{
+    const cpu_v8 zero = {0};
+    cpu_v8 hi = CPU_SPLAT(mx) - *v, e;
+    const cpu_v8i big = hi > 87.0f;
+    hi = CPU_SELECT(big, zero, hi);
+    cpu_exp_neg_v8(&hi, &zero, &e);
+    *v = CPU_SELECT(big, zero, e);
+}
+
+static inline CPU_INLINE int rk_softmax(const float *x, float *y, int64_t n, int take_log)
+{
+    cpu_v8 mv = CPU_SPLAT(-INFINITY), t;
+    float mx = -INFINITY, buf[8];
+    rk_v4d acc[2] = {{0}, {0}};
+    double sum;
+    int64_t k = 0;
+    /* The largest value. A NaN anywhere, or an infinite largest value,
+     * goes back to the caller's loop (its NaN rules). */
+    for (; k + 8 <= n; k += 8) {
+        CPU_LOAD(t, x + k);
+        mv = CPU_SELECT(t > mv, t, mv);
+        if (__builtin_expect((t != t)[0] | (t != t)[1] | (t != t)[2] | (t != t)[3] |
+                                 (t != t)[4] | (t != t)[5] | (t != t)[6] | (t != t)[7],
+                             0))
+            return 0;
+    }
+    for (int v = 0; v < 8; v++)
+        mx = mv[v] > mx ? mv[v] : mx;
+    for (; k < n; k++) {
+        if (x[k] != x[k])
+            return 0;
+        mx = x[k] > mx ? x[k] : mx;
+    }
+    if (mx == INFINITY || mx == -INFINITY)
+        return 0;
+    /* The exponentials (kept in y unless it is the log) and their sum. */
+    for (k = 0; k + 8 <= n; k += 8) {
+        rk_v4 lo, hi;
+        CPU_LOAD(t, x + k);
+        rk_exp_shift(&t, mx);
+        if (!take_log)
+            CPU_STORE(y + k, t);
+        memcpy(&lo, &t, sizeof lo);
+        memcpy(&hi, (const float *)&t + 4, sizeof hi);
+        acc[0] += __builtin_convertvector(lo, rk_v4d);
+        acc[1] += __builtin_convertvector(hi, rk_v4d);
+    }
+    acc[0] += acc[1];
+    sum = (acc[0][0] + acc[0][1]) + (acc[0][2] + acc[0][3]);
+    if (k < n) {
+        memset(buf, 0, sizeof buf);
+        memcpy(buf, x + k, sizeof(float) * (size_t)(n - k));
+        CPU_LOAD(t, buf);
+        rk_exp_shift(&t, mx);
+        CPU_STORE(buf, t);
+        for (int64_t q = 0; q < n - k; q++) {
+            sum += buf[q];
+            if (!take_log)
+                y[k + q] = buf[q];
+        }
+    }
+    if (take_log) {
+        const float ls = (float)log(sum);
+        for (k = 0; k < n; k++)
+            y[k] = (x[k] - mx) - ls;
+    } else {
+        const cpu_v8 iv = CPU_SPLAT((float)(1.0 / sum));
+        for (k = 0; k + 8 <= n; k += 8) {
+            CPU_LOAD(t, y + k);
+            t *= iv;
+            CPU_STORE(y + k, t);
+        }
+        for (; k < n; k++)
+            y[k] *= iv[0];
+    }
+    return 1;
+}
+
+CPU_BUILDS(rk_means_k, rk_means, (const float *x, int64_t rows, int64_t n, float *y),
+           (x, rows, n, y))
+
+void op_row_means(const float *x, int64_t rows, int64_t n, float *y)
+{
+    CPU_PICK(rk_means_k)(x, rows, n, y);
+}
+
+CPU_BUILDS(rk_stats_k, rk_stats,
+           (const float *x, int64_t n, float epsilon, float *mean, float *inv),
+           (x, n, epsilon, mean, inv))
+
+void op_row_stats(const float *x, int64_t n, float epsilon, float *mean, float *inv)
+{
+    CPU_PICK(rk_stats_k)(x, n, epsilon, mean, inv);
+}
+
+CPU_BUILDS(rk_apply_k, rk_apply,
+           (const float *x, int64_t n, float mean, float inv, const float *scale,
+            const float *bias, float *y),
+           (x, n, mean, inv, scale, bias, y))
+
+void op_norm_apply(const float *x, int64_t n, float mean, float inv, const float *scale,
+                   const float *bias, float *y)
+{
+    CPU_PICK(rk_apply_k)(x, n, mean, inv, scale, bias, y);
+}
+
+/* CPU_BUILDS makes void functions: the answer goes through *done. */
+static inline CPU_INLINE void rk_softmax_body(const float *x, float *y, int64_t n,
+                                              int take_log, int *done)
+{
+    *done = rk_softmax(x, y, n, take_log);
+}
+
+CPU_BUILDS(rk_softmax_k, rk_softmax_body,
+           (const float *x, float *y, int64_t n, int take_log, int *done),
+           (x, y, n, take_log, done))
+
+int op_softmax_row(const float *x, float *y, int64_t n, int take_log)
+{
+    int done = 0;
+    CPU_PICK(rk_softmax_k)(x, y, n, take_log, &done);
+    return done;
+}

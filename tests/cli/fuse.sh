@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The importer's fusions (src/onnx/onnx_fuse.c), through the plugrt program:
+# Conv followed by each activation becomes one Conv layer with the fields
+# activation and activation_params, GELU's five nodes one Gelu layer, and
+# MatMul with the Add of a bias vector one MatMul with three inputs;
+# each model's output matches NumPy's. A Conv whose output is also read
+# elsewhere, a GELU pattern with another constant, and --compare-layers
+# (one layer per node) keep the nodes apart.
+. "$(dirname "$0")/common.sh"
+
+have_onnx || skip "plugrt was built without the ONNX importer"
+expect_rc 0 make_models "$PYTHON" "$SRC/make_fuse_models.py" m || finish
+
+# run_model NAME LAYERS: output matches, and the plan has LAYERS layers.
+run_model() {
+  local name=$1 layers=$2
+  expect_rc 0 "run_$name" "$PLUGRT" run "m/$name/model.onnx" --compare "m/$name" \
+    --rtol 1e-5 --atol 1e-5 &&
+    expect_grep "^PASSED" "run_$name.out"
+  expect_rc 0 "build_$name" "$PLUGRT" build "m/$name/model.onnx" -o "$name.plan" &&
+    expect_rc 0 "inspect_$name" "$PLUGRT" inspect "$name.plan" &&
+    expect_grep "[0-9]+ bytes\), device cpu, 1 profile\(s\), $layers layers" "inspect_$name.out"
+}
+
+for act in relu leaky hardsigmoid hardswish clip clip10 clip_const; do
+  run_model "conv_$act" 1
+done
+expect_grep 'activation char\[4\] = "Relu"' inspect_conv_relu.out
+expect_grep 'activation char\[9\] = "LeakyRelu"' inspect_conv_leaky.out
+expect_grep 'activation_params float32\[1\] = 0.3' inspect_conv_leaky.out
+expect_grep 'activation_params float32\[2\] = \[0.3.*, 0.4' inspect_conv_hardsigmoid.out
+expect_grep 'activation char\[9\] = "HardSwish"' inspect_conv_hardswish.out
+expect_grep 'activation_params float32\[2\] = \[-0.5, 0.75\]' inspect_conv_clip.out
+expect_grep 'activation_params float32\[2\] = \[-0.25, 0.5\]' inspect_conv_clip10.out
+expect_grep 'activation_params float32\[2\] = \[0.1.*, 3.40282' inspect_conv_clip_const.out
+# The fused layer is named after the Conv and makes the activation's output.
+expect_grep '^  \[0\] conv  plugrt::Conv@1' inspect_conv_relu.out
+expect_grep 'out: y  float32' inspect_conv_relu.out
+
+run_model pointwise_relu 1
+run_model conv_shared 2
+if ! grep -q 'activation' inspect_conv_shared.out; then :; else
+  fail "conv_shared: the Conv took an activation although its output is read twice"
+fi
+
+# MatMul + Add (the bias) is one layer too.
+run_model gelu_a 2
+run_model gelu_b 2
+expect_grep 'plugrt::Gelu@1' inspect_gelu_a.out
+expect_grep '^  \[1\] erf  plugrt::Gelu@1' inspect_gelu_b.out
+if grep -q 'plugrt::Erf@1' inspect_gelu_a.out; then fail "gelu_a: an Erf layer is left"; fi
+run_model gelu_wrong 6
+if grep -q 'plugrt::Gelu@1' inspect_gelu_wrong.out; then fail "gelu_wrong: fused"; fi
+
+run_model mm_bias 1
+expect_grep '^  \[0\] mm  plugrt::MatMul@1' inspect_mm_bias.out
+expect_grep 'out: y  float32' inspect_mm_bias.out
+run_model mm_bias_first 1
+if grep -q 'plugrt::Identity@1' inspect_mm_bias_first.out; then
+  fail "mm_bias_first: the Identity of a constant is a layer"
+fi
+run_model mm_bias_shared 2
+run_model mm_bias_matrix 2
+
+# --compare-layers sees every node, and agrees node by node.
+expect_rc 0 layers "$PLUGRT" run m/conv_relu/model.onnx --compare m/conv_relu --compare-layers &&
+  expect_grep "2 layers built for cpu" layers.out &&
+  expect_grep '\] (ok|----) +conv \(Conv\)' layers.out
+finish

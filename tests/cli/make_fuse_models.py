@@ -1,0 +1,172 @@
+"""Writes the models of fuse.sh and what they must compute.
+
+    make_fuse_models.py OUT_DIR
+
+Each OUT_DIR/NAME/ holds model.onnx, input_x.npy and output_y.npy (NumPy's
+result in double, rounded to float32):
+  conv_<act>       x (1x6x9x9) -> depthwise Conv 3x3, stride 2, pads 1 -> the
+                   activation -> y: Relu, LeakyRelu (alpha 0.3), HardSigmoid
+                   (alpha 0.3, beta 0.4), HardSwish, Clip (min, max
+                   initializers; opset 17), clip10 (Clip with attributes,
+                   opset 10), clip_const (min a Constant node, max omitted)
+  conv_shared      Conv -> Relu where the Conv's output is also a graph
+                   output: nothing may fuse
+  pointwise_relu   a 1x1 Conv (5 -> 7 channels, bias) -> Relu
+  gelu_a, gelu_b   MatMul + Add (bias) -> GELU as PyTorch exports it:
+                   (x * (1 + erf(x / sqrt 2))) * 0.5, and (x * 0.5) *
+                   (1 + erf(x / sqrt 2)) with its constants in Constant nodes
+  gelu_wrong       the same pattern with 0.6 for 0.5: must not become Gelu
+  mm_bias          MatMul (x 2x3x16, W 16x24) -> Add(b) -> y: one MatMul
+  mm_bias_first    the same as Add(b, mm), b through an Identity (as
+                   PyTorch exports a shared bias): one MatMul, no Identity
+  mm_bias_shared   the product is also a graph output: nothing may fuse
+  mm_bias_matrix   a bias of 3x24 (a matrix, not a vector): nothing may fuse
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(7)
+
+
+def conv(x, w, b, stride, pad, group):
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh = (h + 2 * pad - kh) // stride + 1
+    ow = (wd + 2 * pad - kw) // stride + 1
+    y = np.zeros((n, m, oh, ow))
+    mg = m // group
+    for o in range(m):
+        g = o // mg
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, g * cg:(g + 1) * cg, i:i + stride * oh:stride, j:j + stride * ow:stride]
+                y[:, o] += np.einsum("nchw,c->nhw", patch, w[o, :, i, j])
+    return y + b.reshape(1, m, 1, 1)
+
+
+def save(out, name, nodes, inits, x, y, opset=17, outputs=("y",)):
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs]
+    graph = helper.make_graph(nodes, name,
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              outs, [numpy_helper.from_array(a, n) for n, a in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    np.save(os.path.join(d, "input_x.npy"), x.astype(np.float32))
+    np.save(os.path.join(d, "output_y.npy"), y.astype(np.float32))
+
+
+def hard_sigmoid(v, a, b):
+    return np.clip(a * v + b, 0, 1)
+
+
+def conv_models(out):
+    x = RNG.uniform(-2, 2, size=(1, 6, 9, 9)).astype(np.float32)
+    w = RNG.uniform(-1, 1, size=(6, 1, 3, 3)).astype(np.float32)
+    b = RNG.uniform(-0.5, 0.5, size=(6,)).astype(np.float32)
+    c = conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), 2, 1, 6)
+    inits = {"W": w, "B": b}
+    cnode = helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv", group=6,
+                             pads=[1, 1, 1, 1], strides=[2, 2])
+    acts = {
+        "relu": (helper.make_node("Relu", ["c"], ["y"], name="act"), np.maximum(c, 0)),
+        "leaky": (helper.make_node("LeakyRelu", ["c"], ["y"], name="act", alpha=0.3),
+                  np.where(c < 0, 0.3 * c, c)),
+        "hardsigmoid": (helper.make_node("HardSigmoid", ["c"], ["y"], name="act", alpha=0.3,
+                                         beta=0.4), hard_sigmoid(c, 0.3, 0.4)),
+        "hardswish": (helper.make_node("HardSwish", ["c"], ["y"], name="act"),
+                      c * hard_sigmoid(c, 1 / 6, 0.5)),
+    }
+    for name, (node, y) in acts.items():
+        save(out, "conv_" + name, [cnode, node], inits, x, y)
+    clip_inits = dict(inits, lo=np.array(-0.5, np.float32), hi=np.array(0.75, np.float32))
+    save(out, "conv_clip", [cnode, helper.make_node("Clip", ["c", "lo", "hi"], ["y"], name="act")],
+         clip_inits, x, np.clip(c, -0.5, 0.75))
+    save(out, "conv_clip10",
+         [cnode, helper.make_node("Clip", ["c"], ["y"], name="act", min=-0.25, max=0.5)], inits, x,
+         np.clip(c, -0.25, 0.5), opset=10)
+    lo = helper.make_node("Constant", [], ["lo"], name="lo",
+                          value=numpy_helper.from_array(np.array(0.1, np.float32)))
+    save(out, "conv_clip_const", [lo, cnode, helper.make_node("Clip", ["c", "lo"], ["y"], name="act")],
+         inits, x, np.maximum(c, np.float32(0.1)))
+    save(out, "conv_shared", [cnode, helper.make_node("Relu", ["c"], ["y"], name="act")], inits, x,
+         np.maximum(c, 0), outputs=("y", "c"))
+    np.save(os.path.join(out, "conv_shared", "output_c.npy"), c.astype(np.float32))
+    # pointwise
+    w1 = RNG.uniform(-1, 1, size=(7, 5, 1, 1)).astype(np.float32)
+    b1 = RNG.uniform(-0.5, 0.5, size=(7,)).astype(np.float32)
+    x1 = RNG.uniform(-2, 2, size=(2, 5, 6, 7)).astype(np.float32)
+    c1 = conv(x1.astype(np.float64), w1.astype(np.float64), b1.astype(np.float64), 1, 0, 1)
+    save(out, "pointwise_relu",
+         [helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv"),
+          helper.make_node("Relu", ["c"], ["y"], name="act")], {"W": w1, "B": b1}, x1,
+         np.maximum(c1, 0))
+
+
+def gelu_models(out):
+    x = RNG.uniform(-5, 5, size=(2, 3, 16)).astype(np.float32)
+    w = RNG.uniform(-1, 1, size=(16, 24)).astype(np.float32)
+    b = RNG.uniform(-0.5, 0.5, size=(24,)).astype(np.float32)
+    h = x.astype(np.float64) @ w.astype(np.float64) + b
+    erf = np.vectorize(math.erf)
+    g = 0.5 * h * (1 + erf(h / math.sqrt(2)))
+    consts = {"W": w, "b": b, "sqrt2": np.array(math.sqrt(2), np.float32),
+              "one": np.array(1, np.float32), "half": np.array(0.5, np.float32)}
+    head = [helper.make_node("MatMul", ["x", "W"], ["mm"], name="mm"),
+            helper.make_node("Add", ["mm", "b"], ["h"], name="bias"),
+            helper.make_node("Div", ["h", "sqrt2"], ["d"], name="div"),
+            helper.make_node("Erf", ["d"], ["e"], name="erf"),
+            helper.make_node("Add", ["e", "one"], ["a"], name="add1")]
+    save(out, "gelu_a", head + [helper.make_node("Mul", ["h", "a"], ["m"], name="mul"),
+                                helper.make_node("Mul", ["m", "half"], ["y"], name="half")],
+         consts, x, g)
+    as_nodes = [helper.make_node("Constant", [], [n], name="c_" + n,
+                                 value=numpy_helper.from_array(consts[n]))
+                for n in ("sqrt2", "one", "half")]
+    save(out, "gelu_b", as_nodes + head[:2] +
+         [helper.make_node("Mul", ["h", "half"], ["hh"], name="mulhalf")] + head[2:] +
+         [helper.make_node("Mul", ["a", "hh"], ["y"], name="mul")],
+         {"W": w, "b": b}, x, g)
+    wrong = dict(consts, half=np.array(0.6, np.float32))
+    save(out, "gelu_wrong", head + [helper.make_node("Mul", ["h", "a"], ["m"], name="mul"),
+                                    helper.make_node("Mul", ["m", "half"], ["y"], name="half")],
+         wrong, x, g * 1.2)
+
+
+def matmul_models(out):
+    x = RNG.uniform(-2, 2, size=(2, 3, 16)).astype(np.float32)
+    w = RNG.uniform(-1, 1, size=(16, 24)).astype(np.float32)
+    b = RNG.uniform(-0.5, 0.5, size=(24,)).astype(np.float32)
+    bm = RNG.uniform(-0.5, 0.5, size=(3, 24)).astype(np.float32)
+    mm = x.astype(np.float64) @ w.astype(np.float64)
+    matmul = helper.make_node("MatMul", ["x", "W"], ["mm"], name="mm")
+    save(out, "mm_bias", [matmul, helper.make_node("Add", ["mm", "b"], ["y"], name="bias")],
+         {"W": w, "b": b}, x, mm + b)
+    save(out, "mm_bias_first",
+         [helper.make_node("Identity", ["b0"], ["b"], name="id"), matmul,
+          helper.make_node("Add", ["b", "mm"], ["y"], name="bias")], {"W": w, "b0": b}, x,
+         mm + b)
+    save(out, "mm_bias_shared", [matmul, helper.make_node("Add", ["mm", "b"], ["y"], name="bias")],
+         {"W": w, "b": b}, x, mm + b, outputs=("y", "mm"))
+    np.save(os.path.join(out, "mm_bias_shared", "output_mm.npy"), mm.astype(np.float32))
+    save(out, "mm_bias_matrix", [matmul, helper.make_node("Add", ["mm", "b"], ["y"], name="bias")],
+         {"W": w, "b": bm}, x, mm + bm)
+
+
+def main():
+    out = sys.argv[1]
+    conv_models(out)
+    gelu_models(out)
+    matmul_models(out)
+
+
+if __name__ == "__main__":
+    main()

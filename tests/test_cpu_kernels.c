@@ -1,0 +1,743 @@
+/*
+ * The CPU's fast kernels (src/ops/cpu_kernels.h) against plain references
+ * written here in double, in both builds (AVX2 + FMA where the CPU has it,
+ * and the baseline one, forced with cpu_force_baseline):
+ *  - Conv, through the op: random shapes made to take each path (the test
+ *    asks op_conv_path which one they take): depthwise (1 or 2 spatial
+ *    dims, 1 to 20 channels, kernels up to 7 x 7 and non-square, strides 1
+ *    to 3, dilations, explicit and SAME/VALID padding, planes wider than a
+ *    band and than eight pixels, channel counts that are not multiples of
+ *    8), direct (depthwise with a channel multiplier or a kernel of more
+ *    than 64 taps, small groups, few input channels over many rows and wide
+ *    rows), pointwise (groups, widths that are not multiples of the tiles)
+ *    and im2col (many taps, 3-D, 1x1 with a stride); with and without bias,
+ *    each fused activation with random parameters, float32 and float16;
+ *  - activation fields: every name and its parameters, the errors;
+ *  - op_gemm_nn: edges of its tiles (M, N and K from 1), leading dims
+ *    larger than the width, each epilogue; the same elements computed as
+ *    blocks of any split are the same bits (what threads rely on);
+ *  - op_gemv_f32: both forms and the shapes it declines;
+ *  - op_gelu_f32: relative error against erfc in double, NaN, infinities,
+ *    signed zeros, lengths that are not multiples of 8;
+ *  - op_act_bias: each activation's rule at NaN, -0 and the clamps.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "base/base.h"
+#include "op_testutil.h"
+#include "ops/cpu_kernels.h"
+#include "ops/op_common.h"
+#include "ops/ops_nn.h"
+
+/* ---- activations in double --------------------------------------------------- */
+
+static double ref_act(int32_t kind, double a, double b, double x)
+{
+    double h;
+    switch (kind) {
+    case OP_ACT_RELU:
+        return x < 0 ? 0 : x;
+    case OP_ACT_LEAKY_RELU:
+        return x < 0 ? a * x : x;
+    case OP_ACT_CLIP:
+        x = x < a ? a : x;
+        return x > b ? b : x;
+    case OP_ACT_HARD_SIGMOID:
+    case OP_ACT_HARD_SWISH:
+        h = a * x + b;
+        h = h < 0 ? 0 : h > 1 ? 1 : h;
+        return kind == OP_ACT_HARD_SWISH ? x * h : h;
+    default:
+        return x;
+    }
+}
+
+/* ---- Conv ------------------------------------------------------------------------ */
+
+typedef struct kconv {
+    int32_t dtype, ns, group;
+    prt_dims x, w;
+    int32_t pads[6], strides[3], dil[3];
+    const char *auto_pad; /* NULL: NOTSET with pads */
+    int bias;
+    int32_t act;
+    float params[2];
+} kconv;
+
+/* Conv by its definition (ot_conv_ref), in double, with ONNX's padding
+ * rules, then the activation. */
+static void ref_kconv(const kconv *k, const ot_tensor *x, const ot_tensor *w,
+                      const ot_tensor *b, prt_dims *od, double *want)
+{
+    const int32_t ns = k->ns;
+    const int64_t N = k->x.d[0], M = k->w.d[0];
+    int64_t D[3], K[3], O[3], S[3], L[3], P[3], ovol = 1;
+    for (int32_t i = 0; i < ns; i++) {
+        D[i] = k->x.d[2 + i];
+        K[i] = k->w.d[2 + i];
+        S[i] = k->strides[i];
+        L[i] = k->dil[i];
+        if (k->auto_pad && strcmp(k->auto_pad, "VALID") != 0) {
+            int64_t tot;
+            O[i] = (D[i] + S[i] - 1) / S[i];
+            tot = (O[i] - 1) * S[i] + (K[i] - 1) * L[i] + 1 - D[i];
+            tot = tot < 0 ? 0 : tot;
+            P[i] = strcmp(k->auto_pad, "SAME_UPPER") == 0 ? tot / 2 : tot - tot / 2;
+        } else {
+            int64_t pb = k->auto_pad ? 0 : k->pads[i],
+                    pe = k->auto_pad ? 0 : k->pads[ns + i];
+            P[i] = pb;
+            O[i] = (D[i] + pb + pe - (K[i] - 1) * L[i] - 1) / S[i] + 1;
+        }
+        ovol *= O[i];
+    }
+    od->nb_dims = ns + 2;
+    od->d[0] = N;
+    od->d[1] = M;
+    for (int32_t i = 0; i < ns; i++)
+        od->d[2 + i] = O[i];
+    ot_conv_ref(x, w, b, k->group, S, L, P, O, want);
+    for (int64_t i = 0; i < N * M * ovol; i++)
+        want[i] = ref_act(k->act, k->params[0], k->params[1], want[i]);
+}
+
+static int32_t kconv_fields(const kconv *k, prt_field *f)
+{
+    int32_t n = 0;
+    f[n++] = ot_fld_i32("group", &k->group, 1);
+    f[n++] = ot_fld_i32("strides", k->strides, k->ns);
+    f[n++] = ot_fld_i32("dilations", k->dil, k->ns);
+    if (k->auto_pad)
+        f[n++] = ot_fld_str("auto_pad", k->auto_pad);
+    else
+        f[n++] = ot_fld_i32("pads", k->pads, 2 * k->ns);
+    if (k->act != OP_ACT_NONE) {
+        f[n++] = ot_fld_str("activation", op_act_name(k->act));
+        f[n] = ot_fld_f32("activation_params", k->params);
+        f[n++].length = op_act_nb_params(k->act);
+    }
+    return n;
+}
+
+/* Runs one case in both builds against the reference; returns its path. */
+static const char *run_kconv(const kconv *k, tu_rng *rng, const char *what)
+{
+    ot_tensor in[3], y;
+    prt_field f[8];
+    prt_plugin *p = NULL;
+    prt_dims od;
+    const char *path = NULL;
+    int32_t nf = kconv_fields(k, f), nb_in = k->bias ? 3 : 2;
+    int64_t ovol = 1;
+    double *want;
+    char name[160];
+    in[0] = ot_random(k->dtype, k->x, rng, 0);
+    in[1] = ot_random(k->dtype, k->w, rng, 0);
+    if (k->bias)
+        in[2] = ot_random(k->dtype, D1(k->w.d[0]), rng, 0);
+    /* The output's size first, for the reference's buffer. */
+    for (int32_t i = 0; i < k->ns; i++)
+        ovol *= k->x.d[2 + i] + 8;
+    want = malloc(sizeof(double) * (size_t)(k->x.d[0] * k->w.d[0] * ovol));
+    if (!want)
+        return NULL;
+    ref_kconv(k, &in[0], &in[1], k->bias ? &in[2] : NULL, &od, want);
+    if (ot_make_op("Conv", f, nf, &p) == PRT_OK) {
+        path = op_conv_path(p, &k->x, &k->w);
+        p->vt->runtime->destroy(p);
+    }
+    for (int base = 0; base < 2; base++) {
+        cpu_force_baseline(base);
+        snprintf(name, sizeof name, "%s (%s, %s, %s, act %s%s)", what, path ? path : "?",
+                 prt_dtype_name(k->dtype), base ? "baseline" : "best build",
+                 op_act_name(k->act), k->bias ? ", bias" : "");
+        CHECK_OK(ot_run_op("Conv", f, nf, in, nb_in, &y));
+        if (y.data)
+            ot_check_close(name, &y, &od, want, k->dtype == PRT_FLOAT32 ? 2e-5 : 5e-3);
+        ot_free(&y);
+    }
+    cpu_force_baseline(0);
+    for (int32_t i = 0; i < nb_in; i++)
+        ot_free(&in[i]);
+    free(want);
+    return path;
+}
+
+/* A random case of `kind` (0 depthwise, 1 direct, 2 pointwise, 3 im2col). */
+static void make_kconv(int kind, tu_rng *r, kconv *k)
+{
+    int64_t C, M, G, ks[3] = {1, 1, 1};
+    memset(k, 0, sizeof *k);
+    k->dtype = tu_rng_range(r, 0, 5) == 0 ? PRT_FLOAT16 : PRT_FLOAT32;
+    k->ns = kind == 3 && tu_rng_range(r, 0, 2) == 0 ? 3 : (int32_t)tu_rng_range(r, 1, 2);
+    k->bias = (int)tu_rng_range(r, 0, 1);
+    k->act = (int32_t)tu_rng_range(r, 0, OP_ACT_COUNT - 1);
+    op_act_defaults(k->act, &k->params[0], &k->params[1]);
+    if (k->act == OP_ACT_CLIP) {
+        k->params[0] = (float)(tu_rng_uniform(r) - 0.8);
+        k->params[1] = (float)(tu_rng_uniform(r) + 0.1);
+    } else if (k->act == OP_ACT_LEAKY_RELU || k->act == OP_ACT_HARD_SIGMOID) {
+        k->params[0] = (float)(tu_rng_uniform(r) * 0.5);
+    }
+    switch (kind) {
+    case 0: /* depthwise: G = C = M, kh kw <= 64 */
+        C = tu_rng_range(r, 1, 20);
+        M = G = C;
+        for (int32_t i = 0; i < k->ns; i++)
+            ks[i] = tu_rng_range(r, 1, 7);
+        if (ks[0] * ks[1] == 1)
+            ks[k->ns - 1] = 3;
+        break;
+    case 1: /* direct: a channel multiplier, > 64 taps, small groups or few inputs */
+        switch (tu_rng_range(r, 0, 3)) {
+        case 0:
+            G = C = tu_rng_range(r, 1, 6);
+            M = G * tu_rng_range(r, 2, 3);
+            ks[0] = ks[1] = 3;
+            break;
+        case 1:
+            G = C = M = tu_rng_range(r, 1, 5);
+            k->ns = 2;
+            ks[0] = 9;
+            ks[1] = tu_rng_range(r, 8, 9);
+            break;
+        case 2:
+            G = tu_rng_range(r, 2, 4);
+            C = G * tu_rng_range(r, 2, 3);
+            M = G * tu_rng_range(r, 1, 3);
+            ks[0] = ks[1] = 3;
+            break;
+        default:
+            G = 1;
+            C = tu_rng_range(r, 1, 3);
+            M = tu_rng_range(r, 2, 20);
+            ks[0] = ks[1] = tu_rng_range(r, 2, 4);
+            break;
+        }
+        break;
+    case 2: /* pointwise */
+        G = tu_rng_range(r, 1, 3);
+        C = G * tu_rng_range(r, 1, 20);
+        M = G * tu_rng_range(r, 1, 20);
+        break;
+    default: /* im2col: many taps, 3-D, or 1x1 with a stride */
+        G = 1;
+        C = tu_rng_range(r, 10, 12);
+        M = tu_rng_range(r, 1, 9);
+        /* More than 64 taps per output: 7 in 1-D, 3 x 3, 2 x 2 x 2. */
+        for (int32_t i = 0; i < k->ns; i++)
+            ks[i] = k->ns == 3 ? 2 : k->ns == 2 ? 3 : 7;
+        if (tu_rng_range(r, 0, 3) == 0) {
+            ks[0] = ks[1] = ks[2] = 1;
+            C = tu_rng_range(r, 1, 6);
+        }
+        break;
+    }
+    k->group = (int32_t)G;
+    k->x.nb_dims = k->w.nb_dims = k->ns + 2;
+    k->x.d[0] = tu_rng_range(r, 1, 2);
+    k->x.d[1] = C;
+    k->w.d[0] = M;
+    k->w.d[1] = C / G;
+    for (int32_t i = 0; i < k->ns; i++) {
+        int64_t ek;
+        k->w.d[2 + i] = ks[i];
+        k->strides[i] = kind == 2 ? 1 : (int32_t)tu_rng_range(r, 1, 3);
+        k->dil[i] = kind == 2 || tu_rng_range(r, 0, 3) ? 1 : 2;
+        if (kind == 3 && ks[i] == 1)
+            k->strides[i] = 2;
+        ek = (ks[i] - 1) * k->dil[i] + 1;
+        k->x.d[2 + i] = ek + tu_rng_range(r, 0, k->ns == 3 ? 4 : 30);
+        if (kind == 2) {
+            k->pads[i] = k->pads[k->ns + i] = 0;
+        } else {
+            k->pads[i] = (int32_t)tu_rng_range(r, 0, ks[i] - 1);
+            k->pads[k->ns + i] = (int32_t)tu_rng_range(r, 0, ks[i] - 1);
+        }
+    }
+    if (kind == 1 && G == 1 && k->ns == 2) {
+        /* Many rows (past one block of output rows) and sometimes wide
+         * ones (past one block of flat outputs). */
+        k->x.d[2] = tu_rng_range(r, 20, 40);
+        k->x.d[3] = tu_rng_range(r, 0, 1) ? tu_rng_range(r, 60, 130) : k->x.d[3];
+        k->strides[0] = k->strides[1] = (int32_t)tu_rng_range(r, 1, 2);
+    }
+    if (kind != 2 && tu_rng_range(r, 0, 4) == 0) {
+        static const char *const modes[] = {"SAME_UPPER", "SAME_LOWER", "VALID"};
+        k->auto_pad = modes[tu_rng_range(r, 0, 2)];
+    }
+}
+
+static int test_conv_paths(void)
+{
+    static const char *const names[] = {"depthwise", "direct", "pointwise", "im2col"};
+    tu_rng rng;
+    int hits[4] = {0}, dw8 = 0;
+    tu_rng_seed(&rng, 2026);
+    for (int it = 0; it < 240; it++) {
+        kconv k;
+        const char *path;
+        char what[64];
+        int kind = it % 4;
+        make_kconv(kind, &rng, &k);
+        snprintf(what, sizeof what, "Conv case %d", it);
+        path = run_kconv(&k, &rng, what);
+        /* Depthwise: planes at stride 1, eight channels at a time else. */
+        if (path && kind == 0 && strcmp(path, "depthwise8") == 0)
+            dw8++;
+        if (path && (strcmp(path, names[kind]) == 0 ||
+                     (kind == 0 && strcmp(path, "depthwise8") == 0)))
+            hits[kind]++;
+        else
+            fprintf(stderr, "%s: meant for %s, took %s\n", what, names[kind],
+                    path ? path : "none");
+    }
+    for (int kind = 0; kind < 4; kind++)
+        CHECK(hits[kind] >= 50);
+    CHECK(dw8 >= 10 && hits[0] - dw8 >= 10);
+    /* Shapes of MobileNet-v3's layers and a band-sized depthwise one. */
+    {
+        static const int64_t shapes[][7] = {
+            /* C, H, M, k, s, pad, group */
+            {16, 112, 16, 3, 2, 1, 16}, {72, 56, 72, 3, 2, 1, 72},
+            {88, 28, 88, 3, 1, 1, 88},  {96, 28, 96, 5, 2, 2, 96},
+            {40, 14, 240, 1, 1, 0, 1},  {3, 224, 16, 3, 2, 1, 1},
+            {17, 61, 17, 5, 1, 2, 17},
+        };
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            kconv k;
+            char what[64];
+            memset(&k, 0, sizeof k);
+            k.dtype = PRT_FLOAT32;
+            k.ns = 2;
+            k.group = (int32_t)shapes[i][6];
+            k.x = D4(1, shapes[i][0], shapes[i][1], shapes[i][1]);
+            k.w = D4(shapes[i][2], shapes[i][0] / k.group, shapes[i][3], shapes[i][3]);
+            k.strides[0] = k.strides[1] = (int32_t)shapes[i][4];
+            k.dil[0] = k.dil[1] = 1;
+            for (int j = 0; j < 4; j++)
+                k.pads[j] = (int32_t)shapes[i][5];
+            k.bias = 1;
+            k.act = (int32_t)(i % OP_ACT_COUNT);
+            op_act_defaults(k.act, &k.params[0], &k.params[1]);
+            snprintf(what, sizeof what, "Conv layer shape %zu", i);
+            run_kconv(&k, &rng, what);
+        }
+    }
+    return 0;
+}
+
+static int test_conv_activation_fields(void)
+{
+    const float two[2] = {-1.0f, 1.0f};
+    prt_field f[2];
+    prt_plugin *p = NULL;
+    prt_layer_info li = {.struct_size = sizeof(prt_layer_info)};
+    prt_engine *e = NULL;
+    ot_tensor in[2];
+    tu_rng rng;
+    tu_rng_seed(&rng, 5);
+    for (int32_t k = 0; k < OP_ACT_COUNT; k++) {
+        CHECK(op_act_kind(op_act_name(k)) == k);
+        CHECK(op_act_nb_params(k) >= 0 && op_act_nb_params(k) <= 2);
+    }
+    CHECK(op_act_kind("Gelu") == -1);
+    f[0] = ot_fld_str("activation", "Swish");
+    CHECK_ERR(
+        ot_make_op("Conv", f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+        "activation 'Swish' is not Relu, LeakyRelu, Clip, HardSigmoid or HardSwish");
+    f[0] = ot_fld_str("activation", "Relu");
+    f[1] = ot_fld_f32("activation_params", two);
+    CHECK_ERR(ot_make_op("Conv", f, 2, &p), PRT_ERR_INVALID_ARGUMENT,
+              "activation_params has 1 values; activation 'Relu' takes 0");
+    f[0] = ot_fld_str("activation", "Clip");
+    f[1] = ot_fld_f32("activation_params", two);
+    CHECK_ERR(ot_make_op("Conv", f, 2, &p), PRT_ERR_INVALID_ARGUMENT,
+              "activation_params has 1 values; activation 'Clip' takes 2");
+    f[1] = ot_fld_i32("activation_params", (const int32_t[]){1, 2}, 2);
+    CHECK_ERR(ot_make_op("Conv", f, 2, &p), PRT_ERR_INVALID_ARGUMENT,
+              "activation_params must be float32");
+    /* The fields an engine keeps: both, and Clip's defaults when absent. */
+    in[0] = ot_random(PRT_FLOAT32, D4(1, 2, 4, 4), &rng, 0);
+    in[1] = ot_random(PRT_FLOAT32, D4(3, 2, 3, 3), &rng, 0);
+    f[0] = ot_fld_str("activation", "Clip");
+    REQUIRE_OK(ot_build_op("Conv", f, 1, in, 2, NULL, &e));
+    REQUIRE_OK(prt_engine_get_layer(e, 0, &li));
+    {
+        int found = 0;
+        for (int32_t i = 0; i < li.nb_fields; i++)
+            if (strcmp(li.fields[i].name, "activation_params") == 0) {
+                const float *v = li.fields[i].data;
+                found = li.fields[i].length == 2 && v[0] < -1e38f && v[1] > 1e38f;
+            }
+        CHECK(found);
+    }
+    prt_engine_destroy(e);
+    ot_free(&in[0]);
+    ot_free(&in[1]);
+    return 0;
+}
+
+/* ---- products ---------------------------------------------------------------------- */
+
+/* C = epilogue(A B) in double, ld as given. */
+static void ref_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                     const float *B, int64_t ldb, const op_epilogue *e, double *C)
+{
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double s = 0;
+            for (int64_t k = 0; k < K; k++)
+                s += (double)A[i * lda + k] * B[k * ldb + j];
+            if (e && e->row_bias)
+                s += e->row_bias[i];
+            if (e && e->col_bias)
+                s += e->col_bias[j];
+            C[i * N + j] = e ? ref_act(e->act.kind, e->act.alpha, e->act.beta, s) : s;
+        }
+}
+
+static float *rand_floats(tu_rng *r, int64_t n)
+{
+    float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    for (int64_t i = 0; p && i < n; i++)
+        p[i] = (float)(2 * tu_rng_uniform(r) - 1);
+    return p;
+}
+
+static int close_to(const float *got, int64_t ldc, const double *want, int64_t M,
+                    int64_t N, int64_t K, const char *what)
+{
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double g = got[i * ldc + j], w = want[i * N + j];
+            if (!(fabs(g - w) <= 1e-5 * (double)(K + 1))) {
+                fprintf(stderr, "%s: C[%lld][%lld] is %.9g, wanted %.9g\n", what,
+                        (long long)i, (long long)j, g, w);
+                return 0;
+            }
+        }
+    return 1;
+}
+
+static int test_gemm_nn(void)
+{
+    tu_rng rng;
+    tu_rng_seed(&rng, 77);
+    for (int it = 0; it < 300; it++) {
+        int64_t M = tu_rng_range(&rng, 1, it < 150 ? 13 : 70);
+        int64_t N = tu_rng_range(&rng, 1, it < 150 ? 40 : 150);
+        int64_t K = tu_rng_range(&rng, 1, 60);
+        int64_t lda = K + tu_rng_range(&rng, 0, 3), ldb = N + tu_rng_range(&rng, 0, 5);
+        int64_t ldc = N + tu_rng_range(&rng, 0, 5);
+        float *A = rand_floats(&rng, M * lda), *B = rand_floats(&rng, K * ldb);
+        float *rb = rand_floats(&rng, M), *cb = rand_floats(&rng, N);
+        float *C = rand_floats(&rng, M * ldc), *C2 = rand_floats(&rng, M * ldc);
+        double *want = malloc(sizeof(double) * (size_t)(M * N));
+        op_epilogue e = {NULL, NULL, {OP_ACT_NONE, 0, 0}};
+        const op_epilogue *ep = it % 5 == 0 ? NULL : &e;
+        char what[96];
+        REQUIRE(A && B && rb && cb && C && C2 && want);
+        if (it % 3 == 1)
+            e.row_bias = rb;
+        if (it % 3 == 2)
+            e.col_bias = cb;
+        e.act.kind = (int32_t)tu_rng_range(&rng, 0, OP_ACT_COUNT - 1);
+        op_act_defaults(e.act.kind, &e.act.alpha, &e.act.beta);
+        ref_gemm(M, N, K, A, lda, B, ldb, ep, want);
+        for (int base = 0; base < 2; base++) {
+            cpu_force_baseline(base);
+            snprintf(what, sizeof what, "op_gemm_nn %lldx%lldx%lld (%s)", (long long)M,
+                     (long long)N, (long long)K, base ? "baseline" : "best build");
+            op_gemm_nn(M, N, K, A, lda, B, ldb, C, ldc, ep);
+            CHECK(close_to(C, ldc, want, M, N, K, what));
+            /* Any split into blocks gives the same bits. */
+            {
+                int64_t mb = tu_rng_range(&rng, 1, M), nb = tu_rng_range(&rng, 1, N);
+                int same = 1;
+                for (int64_t i0 = 0; i0 < M; i0 += mb)
+                    for (int64_t j0 = 0; j0 < N; j0 += nb) {
+                        op_epilogue eb = e;
+                        int64_t mr = M - i0 < mb ? M - i0 : mb,
+                                nc = N - j0 < nb ? N - j0 : nb;
+                        if (e.row_bias)
+                            eb.row_bias = rb + i0;
+                        if (e.col_bias)
+                            eb.col_bias = cb + j0;
+                        op_gemm_nn(mr, nc, K, A + i0 * lda, lda, B + j0, ldb,
+                                   C2 + i0 * ldc + j0, ldc, ep ? &eb : NULL);
+                    }
+                for (int64_t i = 0; i < M; i++)
+                    same &=
+                        memcmp(C + i * ldc, C2 + i * ldc, sizeof(float) * (size_t)N) == 0;
+                CHECK(same);
+            }
+        }
+        cpu_force_baseline(0);
+        free(A);
+        free(B);
+        free(rb);
+        free(cb);
+        free(C);
+        free(C2);
+        free(want);
+    }
+    /* The dispatcher's blocks for threads cover the product in whole tiles. */
+    {
+        int64_t mb, nb;
+        op_gemm_split(10, 10, 10, &mb, &nb);
+        CHECK(mb == 10 && nb == 10);
+        op_gemm_split(64, 12544, 16, &mb, &nb);
+        CHECK(mb == 64 && nb % 16 == 0 && nb < 12544);
+        op_gemm_split(576, 49, 96, &mb, &nb);
+        CHECK(nb == 49 && mb % 6 == 0 && mb < 576);
+    }
+    return 0;
+}
+
+static int test_gemv(void)
+{
+    tu_rng rng;
+    tu_rng_seed(&rng, 78);
+    for (int it = 0; it < 200; it++) {
+        int64_t L = tu_rng_range(&rng, 1, 150), K = tu_rng_range(&rng, 1, 150);
+        int ta = (int)tu_rng_range(&rng, 0, 1), tb = (int)tu_rng_range(&rng, 0, 1);
+        int row = it % 2; /* M == 1, else N == 1 */
+        int64_t M = row ? 1 : L, N = row ? L : 1;
+        /* Dense operands, leading dims as op_gemm_f32_t takes them. */
+        int64_t lda = ta ? M : K, ldb = tb ? K : N;
+        float *A = rand_floats(&rng, M * K), *B = rand_floats(&rng, K * N);
+        float *C = rand_floats(&rng, M * N);
+        double *want = malloc(sizeof(double) * (size_t)(M * N));
+        int done;
+        REQUIRE(A && B && C && want);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double s = 0;
+                for (int64_t k = 0; k < K; k++)
+                    s += (double)(ta ? A[k * lda + i] : A[i * lda + k]) *
+                         (tb ? B[j * ldb + k] : B[k * ldb + j]);
+                want[i * N + j] = s;
+            }
+        for (int base = 0; base < 2; base++) {
+            cpu_force_baseline(base);
+            done = op_gemv_f32(ta, tb, M, N, K, A, lda, B, ldb, C, N);
+            /* Declined only when the vector is strided: A transposed with
+             * M == 1 and lda > 1, or B not transposed with N == 1 and ldb > 1. */
+            CHECK(done == (row ? (!ta || lda == 1) : (tb || ldb == 1)));
+            if (done)
+                CHECK(close_to(C, N, want, M, N, K, "op_gemv_f32"));
+        }
+        cpu_force_baseline(0);
+        free(A);
+        free(B);
+        free(C);
+        free(want);
+    }
+    return 0;
+}
+
+/* ---- GELU and the activations --------------------------------------------------------
+ */
+
+static int test_gelu(void)
+{
+    enum { N = 400003 };
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
+    const float sp[7] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-30f, -20.0f};
+    float so[7];
+    REQUIRE(x && y);
+    for (int i = 0; i < N; i++)
+        x[i] = -14.0f + 21.0f * (float)i / (N - 1);
+    for (int base = 0; base < 2; base++) {
+        double worst = 0;
+        cpu_force_baseline(base);
+        op_gelu_f32(x, y, N);
+        for (int i = 0; i < N; i++) {
+            double ref = 0.5 * x[i] * erfc(-x[i] / sqrt(2.0));
+            if (fabs(ref) > 1e-37)
+                worst = fmax(worst, fabs((y[i] - ref) / ref));
+        }
+        CHECK(worst < 6e-7);
+        /* In place, and every length's tail. */
+        for (int n = 1; n <= 17; n++) {
+            float t[17];
+            memcpy(t, x + 1000 * n, sizeof(float) * (size_t)n);
+            op_gelu_f32(t, t, n);
+            CHECK(memcmp(t, y + 1000 * n, sizeof(float) * (size_t)n) == 0);
+        }
+        op_gelu_f32(sp, so, 7);
+        CHECK(so[0] != so[0]);
+        CHECK(so[1] == INFINITY);
+        CHECK(so[2] != so[2]); /* -inf * 0, as the formula gives */
+        CHECK(so[3] == 0 && signbit(so[3]));
+        CHECK(so[4] == 0 && !signbit(so[4]));
+        CHECK(fabs(so[5] - 0.5e-30) < 1e-37);
+        CHECK(so[6] == 0 && signbit(so[6]));
+    }
+    cpu_force_baseline(0);
+    free(x);
+    free(y);
+    return 0;
+}
+
+static int test_act(void)
+{
+    const float xs[8] = {NAN, -0.0f, 0.0f, -3.0f, -0.25f, 0.5f, 2.0f, 7.0f};
+    for (int base = 0; base < 2; base++) {
+        cpu_force_baseline(base);
+        for (int32_t k = 0; k < OP_ACT_COUNT; k++)
+            for (int n = 1; n <= 8; n++) {
+                op_act a = {k, 0, 0};
+                float y[8];
+                op_act_defaults(k, &a.alpha, &a.beta);
+                if (k == OP_ACT_CLIP) {
+                    a.alpha = -0.5f;
+                    a.beta = 1.5f;
+                }
+                memcpy(y, xs, sizeof y);
+                op_act_bias(&a, 0.0f, y, n);
+                for (int i = 0; i < n; i++) {
+                    double w = ref_act(k, a.alpha, a.beta, xs[i]);
+                    CHECK((w != w && y[i] != y[i]) || fabs(y[i] - w) < 1e-6);
+                }
+                if (k == OP_ACT_RELU && n >= 2)
+                    CHECK(y[1] == 0 && signbit(y[1])); /* -0 stays */
+            }
+        {
+            /* min > max gives max everywhere, as ONNX's Clip. */
+            op_act a = {OP_ACT_CLIP, 2.0f, 1.0f};
+            float y[3] = {0.0f, 1.5f, 5.0f};
+            op_act_bias(&a, 0.0f, y, 3);
+            CHECK(y[0] == 1.0f && y[1] == 1.0f && y[2] == 1.0f);
+            /* bias first, then the activation */
+            a.kind = OP_ACT_RELU;
+            y[0] = -1.0f;
+            y[1] = 0.25f;
+            op_act_bias(&a, 0.5f, y, 2);
+            CHECK(y[0] == 0.0f && y[1] == 0.75f);
+        }
+    }
+    cpu_force_baseline(0);
+    return 0;
+}
+
+/* Row means: short rows (every tail) and long ones, against double sums;
+ * both builds give the same bits (one order of additions, in double). */
+static int test_row_means(void)
+{
+    enum { N = 12544 };
+    tu_rng r;
+    float *x = malloc(sizeof(float) * N * 3), nan_y;
+    REQUIRE(x);
+    tu_rng_seed(&r, 5);
+    for (int i = 0; i < N * 3; i++)
+        x[i] = (float)(2 * tu_rng_uniform(&r) - 1) + 100.0f * (i % 7 == 0);
+    for (int64_t n = 1; n <= N; n = n < 70 ? n + 1 : n * 3 + 1) {
+        float m[2][3];
+        for (int base = 0; base < 2; base++) {
+            cpu_force_baseline(base);
+            op_row_means(x, 3, n, m[base]);
+        }
+        for (int rr = 0; rr < 3; rr++) {
+            double s = 0;
+            for (int64_t k = 0; k < n; k++)
+                s += x[rr * n + k];
+            CHECK(fabs(m[0][rr] - s / (double)n) <= 1e-6 * (1 + fabs(s / (double)n)));
+        }
+        CHECK(memcmp(m[0], m[1], sizeof m[0]) == 0);
+    }
+    op_row_means(x, 1, 0, &nan_y);
+    CHECK(nan_y != nan_y);
+    cpu_force_baseline(0);
+    free(x);
+    return 0;
+}
+
+/* Softmax rows against double, every tail; the rows the kernel leaves to
+ * the caller (a NaN, an infinite largest value); the statistics and the
+ * normalization of LayerNormalization. Both builds. */
+static int test_row_kernels(void)
+{
+    enum { N = 1000 };
+    tu_rng r;
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
+    float sc[N], bi[N];
+    REQUIRE(x && y);
+    tu_rng_seed(&r, 9);
+    for (int i = 0; i < N; i++) {
+        x[i] = (float)(60 * tu_rng_uniform(&r) - 30);
+        sc[i] = (float)(tu_rng_uniform(&r) + 0.5);
+        bi[i] = (float)(tu_rng_uniform(&r) - 0.5);
+    }
+    for (int base = 0; base < 2; base++) {
+        cpu_force_baseline(base);
+        for (int64_t n = 1; n <= N; n = n < 40 ? n + 1 : n * 2 + 3) {
+            for (int lg = 0; lg < 2; lg++) {
+                double mx = -INFINITY, sum = 0, worst = 0;
+                for (int64_t k = 0; k < n; k++)
+                    mx = x[k] > mx ? x[k] : mx;
+                for (int64_t k = 0; k < n; k++)
+                    sum += exp((double)x[k] - mx);
+                CHECK(op_softmax_row(x, y, n, lg) == 1);
+                for (int64_t k = 0; k < n; k++) {
+                    double w = lg ? (double)x[k] - mx - log(sum) : exp(x[k] - mx) / sum;
+                    worst = fmax(worst, fabs(y[k] - w) / (lg ? 1 + fabs(w) : 1e-30 + w));
+                }
+                /* x - max is rounded to float (as every float softmax does): up
+                 * to 2^-19 of error in an exponent of -60. */
+                CHECK(worst < (lg ? 1e-6 : 4e-6));
+            }
+        }
+        {
+            float t[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, u[9];
+            t[5] = NAN;
+            CHECK(op_softmax_row(t, u, 9, 0) == 0);
+            t[5] = INFINITY;
+            CHECK(op_softmax_row(t, u, 9, 1) == 0);
+            for (int k = 0; k < 9; k++)
+                t[k] = -INFINITY;
+            CHECK(op_softmax_row(t, u, 9, 0) == 0);
+            /* Far below the largest: exactly 0, and 1 for it. */
+            t[0] = 0.0f;
+            t[1] = -200.0f;
+            CHECK(op_softmax_row(t, u, 2, 0) == 1 && u[0] == 1.0f && u[1] == 0.0f);
+        }
+        for (int64_t n = 1; n <= N; n = n < 40 ? n + 1 : n * 2 + 3) {
+            float mean, inv;
+            double m = 0, v = 0, worst = 0;
+            for (int64_t k = 0; k < n; k++)
+                m += x[k];
+            m /= (double)n;
+            for (int64_t k = 0; k < n; k++)
+                v += ((double)x[k] - m) * ((double)x[k] - m);
+            v /= (double)n;
+            op_row_stats(x, n, 1e-5f, &mean, &inv);
+            CHECK(fabs(mean - m) <= 1e-6 * (1 + fabs(m)));
+            CHECK(fabs(inv - 1 / sqrt(v + 1e-5)) <= 1e-6 / sqrt(v + 1e-5));
+            op_norm_apply(x, n, mean, inv, sc, bi, y);
+            for (int64_t k = 0; k < n; k++)
+                worst = fmax(worst,
+                             fabs(y[k] - ((x[k] - mean) * (double)inv * sc[k] + bi[k])));
+            CHECK(worst < 1e-5);
+        }
+    }
+    cpu_force_baseline(0);
+    free(x);
+    free(y);
+    return 0;
+}
+
+int main(void)
+{
+    test_row_kernels();
+    test_row_means();
+    test_act();
+    test_gelu();
+    test_gemv();
+    test_gemm_nn();
+    test_conv_activation_fields();
+    test_conv_paths();
+    return tu_finish("test_cpu_kernels");
+}
