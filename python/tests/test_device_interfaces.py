@@ -688,3 +688,29 @@ def test_the_driver_says_why_it_cannot_work(monkeypatch):
     monkeypatch.setenv("PLUGRT_LIBCUDA", STUB)
     with pytest.raises(trt.UnsupportedError, match=r"cuInit failed: .*\(34\)"):
         _cuda.Driver()
+
+
+def test_device_selection_on_the_cpu():
+    # The CPU is one device, index 0; asking for another names the count.
+    assert trt.device_count("cpu") == 1
+    assert trt.get_current_device("cpu") == 0
+    trt.set_current_device(0, "cpu")
+    with pytest.raises(trt.InvalidArgumentError, match="1"):
+        trt.set_current_device(3, "cpu")
+
+
+def test_device_selection_on_cuda():
+    why = trt.device_unavailable("cuda")
+    if why is not None:
+        # No usable GPU: the count says why instead of answering 0.
+        with pytest.raises(trt.UnsupportedError):
+            trt.device_count("cuda")
+        return
+    n = trt.device_count("cuda")
+    assert n >= 1
+    cur = trt.get_current_device("cuda")
+    assert 0 <= cur < n
+    trt.set_current_device(cur, "cuda")
+    assert trt.get_current_device("cuda") == cur
+    with pytest.raises(trt.InvalidArgumentError, match=str(n)):
+        trt.set_current_device(n, "cuda")

@@ -45,8 +45,8 @@ from ._registry import (ILogger, Logger, PluginLibrary, Registry, get_plugin_reg
                         init_libnvinfer_plugins)
 from ._runtime import ICudaEngine, IExecutionContext, IOutputAllocator, Runtime, load
 from ._short import build
-from ._cuda import (DeviceBuffer, Stream, check_device, device_available, device_unavailable,
-                    get_device_info)
+from ._cuda import (DeviceBuffer, Stream, check_device, device_available, device_count,
+                    device_unavailable, get_current_device, get_device_info, set_current_device)
 from ._types import (DataType, Device, DimensionOperation, Dims, DynamicPluginTensorDesc,
                      MemoryPoolType, NetworkDefinitionCreationFlag, PluginCapabilityType,
                      PluginField, PluginFieldCollection, PluginFieldType, PluginTensorDesc,
@@ -99,7 +99,7 @@ __all__ = [
     "DynamicPluginTensorDesc", "PluginCapabilityType", "IDimensionExpr", "IExprBuilder",
     "DimsExprs", "DimensionOperation", "set_plugin_tracebacks", "host_array", "device_tensor",
     "DeviceBuffer", "Stream", "check_device", "device_available", "device_unavailable",
-    "get_device_info", "plugin",
+    "get_device_info", "device_count", "get_current_device", "set_current_device", "plugin",
     # types
     "DataType", "Device", "Dims", "MemoryPoolType", "NetworkDefinitionCreationFlag",
     "TensorFormat", "TensorIOMode", "TensorLocation", "TensorRTPhase", "nptype", "volume",

@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 import weakref
-from ctypes import byref, c_int, c_uint, c_uint64, c_void_p
+from ctypes import c_int32, byref, c_int, c_uint, c_uint64, c_void_p
 
 import numpy as np
 
@@ -206,6 +206,31 @@ def get_device_info(device="cuda") -> dict:
     return {"device": Device(info.device), "name": info.name.decode("utf-8", "replace"),
             "cc_major": info.cc_major, "cc_minor": info.cc_minor,
             "multiprocessors": info.multiprocessors, "memory_bytes": info.memory_bytes}
+
+
+def device_count(device="cuda") -> int:
+    """How many devices of this kind engines can use here (the CPU is one);
+    UnsupportedError saying why where the kind is not usable."""
+    n = c_int32()
+    E.call(C.fn.device_count, int(to_device(device)), byref(n))
+    return n.value
+
+
+def get_current_device(device="cuda") -> int:
+    """The calling thread's current device of this kind (CUDA: the CUDA
+    runtime's current device): engines built or loaded and contexts made on
+    this thread use it."""
+    n = c_int32()
+    E.call(C.fn.device_get_current, int(to_device(device)), byref(n))
+    return n.value
+
+
+def set_current_device(index: int, device="cuda") -> None:
+    """Makes GPU `index` current on the calling thread (CUDA: cudaSetDevice),
+    for the engines and contexts made after it; an engine's memory stays on
+    the device it was made on, so load an engine once per GPU to run it on
+    several. InvalidArgumentError names the count when out of range."""
+    E.call(C.fn.device_set_current, int(to_device(device)), int(index))
 
 
 H2D, D2H, D2D = 0, 1, 2
