@@ -307,8 +307,7 @@ __device__ __forceinline__ void put_part(part *parts, int64_t at, float v, int64
 // One column per thread (any inner, true dims from dims_device): the
 // chunk's partial maximum per line, and zeros in y over the chunk (the
 // combine writes the ones).
-template <typename T, bool ZERO>
-__global__ void __launch_bounds__(B) part_kernel(hm_params p)
+template <typename T> __global__ void __launch_bounds__(B) part_kernel(hm_params p)
 {
     __shared__ float sv[B];
     __shared__ int64_t sk[B];
@@ -324,9 +323,8 @@ __global__ void __launch_bounds__(B) part_kernel(hm_params p)
         int64_t bk = -1;
         if (c.valid) {
             scan_line(x, base, g.inner, c.k0 + g.ty, g.TY, c.k1, bv, bk);
-            if (ZERO)
-                for (int64_t k = c.k0 + g.ty; k < c.k1; k += g.TY)
-                    y[base + k * g.inner] = (T)0;
+            for (int64_t k = c.k0 + g.ty; k < c.k1; k += g.TY)
+                y[base + k * g.inner] = (T)0;
         }
         reduce_rows(sv, sk, bv, bk, g.tx, g.ty, g.TX, g.TY);
         if (g.ty == 0 && c.valid)
@@ -337,8 +335,7 @@ __global__ void __launch_bounds__(B) part_kernel(hm_params p)
 // The same with 16-byte accesses, W = 16 / sizeof(T) columns per thread
 // (inner a multiple of W, both tensors 16-byte aligned, known dims): p.tx
 // threads across a tile of p.tx * W columns.
-template <typename T, bool ZERO>
-__global__ void __launch_bounds__(B, 4) part_vec_kernel(hm_params p)
+template <typename T> __global__ void __launch_bounds__(B, 4) part_vec_kernel(hm_params p)
 {
     constexpr int W = 16 / (int)sizeof(T);
     constexpr int U = 4; // rows in flight per thread
@@ -373,11 +370,9 @@ __global__ void __launch_bounds__(B, 4) part_vec_kernel(hm_params p)
                 for (int u = 0; u < U; u++)
                     a[u].v = __ldg(
                         reinterpret_cast<const uint4 *>(x + base + (k + u * TY) * inner));
-                if (ZERO)
 #pragma unroll
-                    for (int u = 0; u < U; u++)
-                        *reinterpret_cast<uint4 *>(y + base + (k + u * TY) * inner) =
-                            zero;
+                for (int u = 0; u < U; u++)
+                    *reinterpret_cast<uint4 *>(y + base + (k + u * TY) * inner) = zero;
 #pragma unroll
                 for (int u = 0; u < U; u++)
 #pragma unroll
@@ -388,8 +383,7 @@ __global__ void __launch_bounds__(B, 4) part_vec_kernel(hm_params p)
             for (; k < c.k1; k += TY) {
                 pack a;
                 a.v = __ldg(reinterpret_cast<const uint4 *>(x + base + k * inner));
-                if (ZERO)
-                    *reinterpret_cast<uint4 *>(y + base + k * inner) = zero;
+                *reinterpret_cast<uint4 *>(y + base + k * inner) = zero;
 #pragma unroll
                 for (int q = 0; q < W; q++)
                     update(plg::elem<T>::to_float(a.e[q]), k, bv[q], bk[q]);
@@ -407,7 +401,7 @@ __global__ void __launch_bounds__(B, 4) part_vec_kernel(hm_params p)
 
 // Per line, one warp: the best of its chunks' partial maxima (lanes over
 // the chunks, then a shuffle reduction), and the line's one in y (the part
-// kernels or a memset wrote the zeros; the launch order puts this after).
+// kernels wrote the zeros; the launch order puts this after).
 template <typename T> __global__ void __launch_bounds__(B) combine_kernel(hm_params p)
 {
     int64_t outer, n, inner;
@@ -487,37 +481,26 @@ cudaError_t launch_t(const plg_hm_launch *a, hm_params &p, cudaStream_t s)
     const int64_t split_units =
         split_vec ? p.outer * plg::ceil_div(p.inner / W, split_tx) : units;
     int64_t want = plg::ceil_div(target, split_units);
-    if ((a->tactic == PLG_HM_LONG_AXIS || a->tactic == PLG_HM_SPLIT_MEMSET) && want < 2)
+    if (a->tactic == PLG_HM_LONG_AXIS && want < 2)
         want = 2;
     const int64_t mc = plg_hm_max_chunks(p.n);
     const int64_t nch = want < mc ? want : mc;
     // plg_hm_workspace gave at least this much (the need grows with dims).
     const bool split_ok = a->workspace && nch >= 2 &&
                           plg_hm_split_bytes(p.outer * p.inner, nch) <= PLG_HM_SPLIT_CAP;
-    const bool split =
-        a->tactic == PLG_HM_LONG_AXIS || a->tactic == PLG_HM_SPLIT_MEMSET ? split_ok
-        : a->tactic == PLG_HM_SHORT_AXIS                                  ? false
-                                         : split_ok && short_blocks < target / 2;
+    const bool split = a->tactic == PLG_HM_LONG_AXIS ? split_ok
+                       : a->tactic == PLG_HM_SHORT_AXIS
+                           ? false
+                           : split_ok && short_blocks < target / 2;
     if (split) {
         p.nch = (int32_t)nch;
         p.parts = static_cast<part *>(a->workspace);
         p.tx = split_tx;
         const unsigned grid = plg::grid_for(split_units * nch, sms);
-        // SPLIT_MEMSET: zeros from a memset, the part kernels only read
-        // (known dims only: a memset cannot follow dims_device).
-        const bool memset = a->tactic == PLG_HM_SPLIT_MEMSET && !p.dims_device;
-        if (memset) {
-            const cudaError_t e =
-                cudaMemsetAsync(p.y, 0, (size_t)(p.outer * p.n * p.inner) * sizeof(T), s);
-            if (e != cudaSuccess)
-                return e;
-        }
         if (split_vec)
-            memset ? part_vec_kernel<T, false><<<grid, B, 0, s>>>(p)
-                   : part_vec_kernel<T, true><<<grid, B, 0, s>>>(p);
+            part_vec_kernel<T><<<grid, B, 0, s>>>(p);
         else
-            memset ? part_kernel<T, false><<<grid, B, 0, s>>>(p)
-                   : part_kernel<T, true><<<grid, B, 0, s>>>(p);
+            part_kernel<T><<<grid, B, 0, s>>>(p);
         combine_kernel<T>
             <<<plg::grid_for(plg::ceil_div(p.outer * p.inner * 32, B), sms), B, 0, s>>>(
                 p);
