@@ -56,21 +56,20 @@ typedef struct plg_unary_io {
 
 /* ---- NonZeroPlugin (nonzero_cuda.cu) ------------------------------------ */
 
-/* Tactics. AUTO picks by size: one block for small inputs; above that the
- * one-pass look-back (row order) or count/scan/write (column order, whose
- * column half starts at the true K, known only after every tile is
- * counted). */
+/* Tactics. AUTO picks by size: one block for small inputs, above that the
+ * one-pass look-back with wide tiles. In column order the one-pass plans
+ * stage the column half at the end of the output's room until K is known
+ * (nonzero_cuda.cu). */
 enum {
     PLG_NZ_AUTO = 0,
     PLG_NZ_ONE_BLOCK = 1,        /* one block loops over the input */
     PLG_NZ_COUNT_SCAN_WRITE = 2, /* three kernels, the input read twice */
-    PLG_NZ_ONE_PASS = 3,         /* row order only: decoupled look-back */
+    PLG_NZ_ONE_PASS = 3,         /* one pass: decoupled look-back */
     PLG_NZ_ONE_PASS_WIDE = 4     /* ONE_PASS with tiles of twice the size */
 };
 
-/* Elements per tile of the multi-block kernels: 256 threads x 4 vectors x
- * 4 float32 (float16 tiles hold twice as many, so float32's count bounds
- * both). */
+/* Elements per tile of the multi-block kernels: 256 threads x 16 items
+ * (the wide tiles hold twice as many, so this count bounds both). */
 #define PLG_NZ_TILE 4096
 
 /* Workspace: the look-back's tile dispenser and per-tile state (cleared
@@ -102,7 +101,8 @@ typedef struct plg_nz_launch {
     int32_t row_order;          /* 1: K x 2, 0: 2 x K */
     int64_t rows, cols;         /* upper bounds when dims_device is set */
     const int64_t *dims_device; /* the true [rows, cols], or NULL */
-    int32_t *idx;               /* room for 2 * rows * cols indices */
+    int32_t *idx;               /* room for `capacity` indices */
+    int64_t capacity;           /* >= 2 * rows * cols */
     int64_t *count;             /* the size tensor K (device memory) */
     int32_t tactic;
     void *workspace; /* plg_nz_workspace(max volume) bytes, or NULL */

@@ -27,8 +27,9 @@
  *
  * CUDA (nonzero_cuda.cu): K is written on the device and never read back.
  * Tactics (cuda_launch.h): 0 picks by size; 1 one block; 2 count, scan,
- * write; 3 (row order only) one pass with a decoupled look-back; 4 the same
- * with tiles of twice the size. The
+ * write; 3 one pass with a decoupled look-back (column order stages the
+ * column half until K is known); 4 the same with tiles of twice the size.
+ * The
  * workspace holds the multi-block plans' per-tile state, sized for the
  * profile's largest input. On the CPU every tactic runs the same loop.
  */
@@ -50,8 +51,9 @@ static int32_t nz_tactic_list(const nonzero *z, const int32_t **list)
 #ifdef PRT_PLUGINS_CUDA
     static const int32_t all[] = {PLG_NZ_ONE_BLOCK, PLG_NZ_COUNT_SCAN_WRITE,
                                   PLG_NZ_ONE_PASS, PLG_NZ_ONE_PASS_WIDE};
+    (void)z;
     *list = all;
-    return z->row_order ? 4 : 2; /* one pass needs row order */
+    return (int32_t)(sizeof all / sizeof all[0]);
 #else
     (void)z;
     *list = NULL;
@@ -325,6 +327,7 @@ static prt_status nz_enqueue_cuda(nonzero *z, const prt_tensor_desc *in_desc,
     a.cols = in_desc[0].dims.d[1];
     a.dims_device = in_desc[0].dims_device;
     a.idx = outputs[0];
+    a.capacity = cap;
     a.count = outputs[1];
     a.tactic = z->tactic;
     a.workspace = workspace;

@@ -2,32 +2,42 @@
 // non-zero elements of a rows x cols float32/float16 tensor, in row-major
 // order, and their count K, written on the device.
 //
-// Tiles. The input is read in tiles of B threads x ROUNDS 16-byte vectors
-// (VEC = 4 float32 or 8 float16 elements each): in round j, thread t holds
-// elements [base + (j*B + t)*VEC, +VEC), so each load instruction of a warp
-// reads 512 contiguous bytes. Row-major order inside a tile is therefore
-// (round, warp, lane, element); a warp's 32*VEC elements of one round are a
-// "segment".
-//   1. Each lane makes a VEC-bit mask of its non-zero elements. Ballots over
-//      the bits of the lanes' counts give every lane its offset inside its
-//      segment and the segment's total.
-//   2. Warp 0 scans the ROUNDS * WARPS segment totals: each segment's offset
-//      inside the tile, and the tile's total.
+// Tiles. A tile is B threads x IT items. Warp w of the tile owns 32 * IT
+// consecutive elements; item e of lane l is element w * 32 * IT + e * 32 + l,
+// so each of a warp's loads reads 32 consecutive elements (128 bytes of
+// float32) and row-major order inside a warp is (item, lane). Per tile:
+//   1. Each lane loads its IT elements (all loads issued before any is
+//      used) and keeps one bit per item: a 32-bit mask is its whole state.
+//   2. The warp's count is one reduction of the lanes' popcounts; the
+//      warps' counts give each warp its offset in the tile and the tile's
+//      total.
 //   3. The tile's offset in the output comes from a decoupled look-back over
-//      the tiles before it (ONE_PASS; ONE_PASS_WIDE with tiles twice as
-//      long), from a scan of per-tile counts that an earlier kernel made
-//      (COUNT_SCAN_WRITE), or from a running sum (ONE_BLOCK). The look-back
-//      is block-wide: every thread reads one predecessor's state, so a
-//      round trip to L2 covers 256 tiles. (A warp-wide one, 32 tiles a
-//      trip, left a tile started a few hundred tiles behind the last
-//      published prefix waiting through many trips.)
-//   4. Each warp stages a segment's (row, col) pairs in shared memory in
-//      output order, then stores them as one contiguous run: 8-byte pair
-//      stores (row order) or two runs of 4-byte stores (column order).
+//      the tiles before it (ONE_PASS, ONE_PASS_WIDE), from a
+//      scan of per-tile counts that an earlier kernel made (COUNT_SCAN_WRITE),
+//      or from a running sum (ONE_BLOCK). The look-back is block-wide: every
+//      thread reads one predecessor's state, so a round trip to L2 covers B
+//      tiles.
+//   4. Per item, one ballot of the lanes' bits gives every lane its place
+//      among the item's non-zeros (the popcount of the lanes below it) and
+//      the item's count; the non-zero lanes store their pairs, which are
+//      consecutive in the output, so a warp's store covers one contiguous
+//      run. (row, col) come from the element's place by a division by cols
+//      done as a multiply and shifts (constants made once a block).
+// Column order (2 x K) puts the columns behind the K rows, so they can be
+// placed only once K is known: COUNT_SCAN_WRITE counts first (the input is
+// read twice); the one-pass plans store the columns from the end of the
+// output's room backwards (room for 2 x rows x cols indices, and K <= rows
+// x cols, so they never meet the rows), then a move kernel puts them behind
+// the rows once K is on the device. When K is above a third of the room the
+// staged columns would overlap their destination; then a second kernel
+// reads the input again and writes the columns in place from the per-tile
+// offsets the one-pass kernel recorded (the move then does nothing). Both
+// decide on the device, so the launches are the same in every run (a CUDA
+// graph replays them whatever K is).
 // Positions come from scans, never from atomics, so the output is
-// deterministic. The one atomic (ONE_PASS) hands out tile ids in the order
-// blocks start, so a tile only ever waits on tiles whose blocks are already
-// running: the look-back cannot deadlock.
+// deterministic. The one atomic (look-back plans) hands out tile ids in the
+// order blocks ask for them, so a tile only ever waits on tiles whose blocks
+// are already running: the look-back cannot deadlock.
 //
 // Zero is +0 or -0 (every bit but the sign clear): NaN and subnormals count,
 // as on the CPU. Tested on the raw bits, so flushing subnormals cannot change
@@ -43,8 +53,8 @@ namespace
 
 using plg::FULL_MASK;
 
-constexpr int ROUNDS = 4;      // 16-byte loads in flight per thread per tile
-constexpr int WIDE_ROUNDS = 8; // the same for ONE_PASS_WIDE
+constexpr int ITEMS = 16;      // ONE_PASS and COUNT_SCAN_WRITE: 4096-element tiles
+constexpr int WIDE_ITEMS = 32; // ONE_PASS_WIDE: 8192
 constexpr int BIG_B = 256;     // threads of the multi-block kernels
 constexpr int SCAN_B = 1024;
 constexpr int SCAN_ITEMS = 8;
@@ -54,27 +64,18 @@ constexpr int64_t ONE_BLOCK_MAX = 1 << 16;
 
 template <typename T> struct nzbits;
 template <> struct nzbits<uint32_t> {
-    static constexpr int VEC = 4;
-    static constexpr int COUNT_BITS = 3; // a lane's count is 0..4
-    __device__ static bool nz(uint32_t b) { return (b << 1) != 0; }
-    __device__ static uint32_t mask(uint4 v)
-    {
-        return (uint32_t)nz(v.x) | (uint32_t)nz(v.y) << 1 | (uint32_t)nz(v.z) << 2 |
-               (uint32_t)nz(v.w) << 3;
-    }
+    __device__ static bool nz(uint32_t b) { return (b & 0x7FFFFFFFu) != 0; }
 };
 template <> struct nzbits<uint16_t> {
-    static constexpr int VEC = 8;
-    static constexpr int COUNT_BITS = 4; // 0..8
     __device__ static bool nz(uint16_t b) { return (b & 0x7FFFu) != 0; }
-    __device__ static uint32_t word(uint32_t w)
-    {
-        return (uint32_t)((w & 0x7FFFu) != 0) | (uint32_t)((w & 0x7FFF0000u) != 0) << 1;
-    }
-    __device__ static uint32_t mask(uint4 v)
-    {
-        return word(v.x) | word(v.y) << 2 | word(v.z) << 4 | word(v.w) << 6;
-    }
+};
+
+// Where a tile's pairs go.
+enum {
+    OUT_ROW,        // row order: (row, col) pairs at idx[2o], idx[2o + 1]
+    OUT_COL,        // column order, K known: rows at idx[o], columns at idx[K + o]
+    OUT_COL_STAGED, // column order, K unknown: columns at idx[capacity - 1 - o]
+    OUT_COL_ONLY    // only the columns at idx[K + o] (the overlap fallback)
 };
 
 struct nz_params {
@@ -83,12 +84,12 @@ struct nz_params {
     int64_t *count;
     int64_t rows, cols;         // upper bounds when dims_device is set
     const int64_t *dims_device; // true [rows, cols], or NULL
-    int32_t row_order;
-    int32_t out8;              // idx is 8-byte aligned: a pair is one store
-    uint32_t *next_tile;       // ONE_PASS: the tile id dispenser
-    unsigned long long *state; // ONE_PASS: per tile, flag | value
-    int64_t *tile_offset;      // COUNT_SCAN_WRITE: per tile
-    int32_t *tile_count;       // COUNT_SCAN_WRITE: per tile
+    int64_t capacity;           // indices idx has room for (>= 2 rows cols)
+    int32_t out8;               // idx is 8-byte aligned: a pair is one store
+    uint32_t *next_tile;        // look-back: the tile id dispenser
+    unsigned long long *state;  // look-back: per tile, flag | value
+    int64_t *tile_offset;       // per tile (COUNT_SCAN_WRITE; the staged fallback)
+    int32_t *tile_count;        // COUNT_SCAN_WRITE: per tile
 };
 
 // The true dims; returns the element count.
@@ -103,6 +104,43 @@ __device__ __forceinline__ int64_t true_dims(const nz_params &p, int64_t &rows,
         cols = p.cols;
     }
     return rows * cols;
+}
+
+// Output stores through a global address made once a tile (which also hides
+// it from the optimizer): each store then adds a 32-bit index to it, one
+// instruction, where the compiler would rebuild the 64-bit sum from the
+// kernel's parameters for every store.
+template <typename P> __device__ __forceinline__ uint64_t global_addr(P *p)
+{
+    uint64_t a;
+    asm("cvta.to.global.u64 %0, %1;" : "=l"(a) : "l"(p));
+    return a;
+}
+
+__device__ __forceinline__ void store_i32(uint64_t a, int v)
+{
+    asm volatile("st.global.b32 [%0], %1;" ::"l"(a), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ void store_pair(uint64_t a, int x, int y)
+{
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(a), "r"(x), "r"(y) : "memory");
+}
+
+// The true dims, the element count and the tiles of size SIZE over it.
+template <int64_t SIZE> struct extent {
+    int64_t rows, cols, n, ntiles;
+    __device__ explicit extent(const nz_params &p)
+    {
+        n = true_dims(p, rows, cols);
+        ntiles = plg::ceil_div(n, SIZE);
+    }
+};
+
+// The staged columns [capacity - K, capacity) overlap their place [K, 2K).
+__device__ __forceinline__ bool staged_overlap(int64_t k, int64_t capacity)
+{
+    return 3 * k > capacity;
 }
 
 template <int B> __device__ int64_t block_sum64(int64_t v, int64_t *scratch)
@@ -120,184 +158,159 @@ template <int B> __device__ int64_t block_sum64(int64_t v, int64_t *scratch)
     return s;
 }
 
-// One tile of B threads: see the top of the file.
-template <typename T, int B, int R = ROUNDS> struct tile {
-    static constexpr int VEC = nzbits<T>::VEC;
+// One tile of B threads x IT items: see the top of the file.
+template <typename T, int B, int IT> struct tile {
     static constexpr int WARPS = B / 32;
-    static constexpr int SEGS = R * WARPS;
-    static constexpr int64_t SIZE = (int64_t)B * R * VEC;
-    static_assert(SEGS % 32 == 0, "warp 0 scans SEGS / 32 segments per lane");
+    static constexpr int WSPAN = 32 * IT; // elements a warp owns
+    static constexpr int64_t SIZE = (int64_t)B * IT;
+    static_assert(IT <= 32, "a lane's mask holds one bit per item");
 
     struct smem {
-        int32_t seg[SEGS];  // segment totals, then their offsets in the tile
-        int32_t total;      // the tile's non-zeros
-        uint32_t id;        // ONE_PASS: this block's tile
-        int64_t offset;     // the tile's first output position
-        uint64_t step_rows; // (B * VEC) / cols and % cols: one round further
-        uint64_t step_cols;
-        int64_t scratch[WARPS];
-        int2 stage[WARPS][32 * VEC]; // a segment's pairs, in output order
+        int32_t warp_count[WARPS];
+        uint32_t id;                    // look-back: this block's tile
+        uint32_t div_m, div_s1, div_s2; // dividing by cols (set_cols)
+        uint32_t tile_r, tile_c;        // (row, col) of the tile's first element
+        int64_t scratch[WARPS];         // look_back, block_sum64
+        int wfirst[WARPS];              // look_back
     };
 
-    __device__ static void set_step(smem &sm, int64_t cols)
+    // Thread 0, once a block: the constants of a division by cols without a
+    // hardware divide (Granlund and Montgomery's round-up method, valid for
+    // every 32-bit numerator and 1 <= cols <= 2^31).
+    __device__ static void set_cols(smem &sm, int64_t cols)
     {
-        if (cols > 0)
-            plg::divmod((uint64_t)B * VEC, (uint64_t)cols, sm.step_rows, sm.step_cols);
+        const uint32_t d = cols > 0 ? (uint32_t)cols : 1u;
+        const uint32_t l = d == 1 ? 0 : 32 - __clz(d - 1); // ceil(log2(d))
+        sm.div_m = (uint32_t)(((1ull << 32) * ((1ull << l) - d)) / d + 1);
+        sm.div_s1 = l < 1 ? l : 1;
+        sm.div_s2 = l > 1 ? l - 1 : 0;
     }
 
-    __device__ static uint32_t scalar_mask(const T *x, int64_t i, int64_t n)
+    // This lane's IT loads of the full tile at `base`, all issued before
+    // mask() uses any.
+    __device__ static void issue(const T *x, int64_t base, T (&v)[IT])
+    {
+        const T *px = x + base + (threadIdx.x >> 5) * WSPAN + (threadIdx.x & 31);
+#pragma unroll
+        for (int e = 0; e < IT; e++)
+            v[e] = __ldg(px + e * 32);
+    }
+
+    __device__ static uint32_t mask(const T (&v)[IT])
     {
         uint32_t m = 0;
 #pragma unroll
-        for (int e = 0; e < VEC; e++)
-            if (i + e < n && nzbits<T>::nz(__ldg(x + i + e)))
+        for (int e = 0; e < IT; e++)
+            m |= (uint32_t)nzbits<T>::nz(v[e]) << e;
+        return m;
+    }
+
+    // This lane's mask of the tile at `base`: bit e for item e. FULL: the
+    // whole tile lies below n.
+    template <bool FULL>
+    __device__ static uint32_t load(const T *x, int64_t base, int64_t n)
+    {
+        if (FULL) {
+            T v[IT];
+            issue(x, base, v);
+            return mask(v);
+        }
+        const int64_t first = base + (threadIdx.x >> 5) * WSPAN + (threadIdx.x & 31);
+        const T *px = x + first;
+        const int64_t left = n - first; // elements from px on
+        uint32_t m = 0;
+#pragma unroll
+        for (int e = 0; e < IT; e++)
+            if (e * 32 < left && nzbits<T>::nz(__ldg(px + e * 32)))
                 m |= 1u << e;
         return m;
     }
 
-    // The masks of this thread's R vectors of the tile at `base`. All
-    // vector loads are issued before any is used.
-    template <bool ALIGNED>
-    __device__ static void load(const T *x, int64_t base, int64_t n, uint32_t (&m)[R])
+    __device__ static uint32_t load_any(const T *x, int64_t base, int64_t n)
     {
-        if (ALIGNED) {
-            uint4 v[R];
-#pragma unroll
-            for (int j = 0; j < R; j++) {
-                const int64_t i = base + ((int64_t)j * B + threadIdx.x) * VEC;
-                v[j] = i + VEC <= n ? __ldg(reinterpret_cast<const uint4 *>(x + i))
-                                    : make_uint4(0, 0, 0, 0);
-            }
-#pragma unroll
-            for (int j = 0; j < R; j++) {
-                const int64_t i = base + ((int64_t)j * B + threadIdx.x) * VEC;
-                m[j] = i + VEC <= n ? nzbits<T>::mask(v[j]) : scalar_mask(x, i, n);
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < R; j++)
-                m[j] = scalar_mask(x, base + ((int64_t)j * B + threadIdx.x) * VEC, n);
+        return base + SIZE <= n ? load<true>(x, base, n) : load<false>(x, base, n);
+    }
+
+    // Lane 0 of each warp puts the warp's count in warp_count; thread 0 the
+    // tile's first (row, col). Before the barrier that publishes them.
+    __device__ static void count(uint32_t m, smem &sm, int64_t base, int64_t cols)
+    {
+        const unsigned c = __reduce_add_sync(FULL_MASK, (unsigned)__popc(m));
+        if ((threadIdx.x & 31) == 0)
+            sm.warp_count[threadIdx.x >> 5] = (int32_t)c;
+        if (threadIdx.x == 0 && cols > 0) {
+            uint64_t r, cc;
+            plg::divmod((uint64_t)base, (uint64_t)cols, r, cc);
+            sm.tile_r = (uint32_t)r;
+            sm.tile_c = (uint32_t)cc;
         }
     }
 
-    // Per round: this lane's offset in its segment (pre), the segment's
-    // total (tot, the same in every lane), which lane 0 also puts in seg[].
-    __device__ static void count(const uint32_t (&m)[R], int (&pre)[R], int (&tot)[R],
-                                 smem &sm)
+    // After count() and a barrier: this warp's first place in the tile; the
+    // tile's total in `total`.
+    __device__ static int warp_offset(const smem &sm, int &total)
+    {
+        const int warp = threadIdx.x >> 5;
+        int off = 0, s = 0;
+#pragma unroll
+        for (int w = 0; w < WARPS; w++) {
+            const int v = sm.warp_count[w];
+            off += w < warp ? v : 0;
+            s += v;
+        }
+        total = s;
+        return off;
+    }
+
+    // Stores this warp's pairs of the tile, the first at output position g;
+    // k: the true count (OUT_COL, OUT_COL_ONLY). After count() and a barrier.
+    template <int OUT>
+    __device__ static void write(const nz_params &p, const smem &sm, int64_t cols,
+                                 int64_t g, int64_t k, uint32_t m)
     {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
         const unsigned below = (1u << lane) - 1u;
+        const uint32_t C = (uint32_t)cols, dm = sm.div_m, s1 = sm.div_s1, s2 = sm.div_s2;
+        const uint32_t r0 = sm.tile_r;
+        // Item e's element, counted from the start of the tile's first row:
+        // l0 + 32 e < cols + SIZE, which fits (cols <= 2^31).
+        const uint32_t l0 = sm.tile_c + (uint32_t)(warp * WSPAN + lane);
+        unsigned q = 0; // the warp's pairs stored so far
+        const uint64_t flat = global_addr(p.idx + (OUT == OUT_ROW ? 2 * g : g));
+        const uint64_t colp = global_addr(
+            OUT == OUT_COL_STAGED ? p.idx + (p.capacity - 1 - g) : p.idx + (k + g));
 #pragma unroll
-        for (int j = 0; j < R; j++) {
-            const unsigned c = (unsigned)__popc(m[j]);
-            int p = 0, s = 0;
-#pragma unroll
-            for (int b = 0; b < nzbits<T>::COUNT_BITS; b++) {
-                const unsigned bal = __ballot_sync(FULL_MASK, (c >> b) & 1u);
-                p += __popc(bal & below) << b;
-                s += __popc(bal) << b;
-            }
-            pre[j] = p;
-            tot[j] = s;
-            if (lane == 0)
-                sm.seg[j * WARPS + warp] = s;
-        }
-    }
-
-    // Warp 0, after count() and a barrier: seg[] becomes the segments'
-    // offsets in the tile; returns the tile's total to every lane.
-    __device__ static int scan_segments(smem &sm, int lane)
-    {
-        constexpr int PER = SEGS / 32;
-        int v[PER];
-        int s = 0;
-#pragma unroll
-        for (int q = 0; q < PER; q++) {
-            v[q] = sm.seg[lane * PER + q];
-            s += v[q];
-        }
-        const int incl = plg::warp_inclusive_scan(s, lane);
-        int off = incl - s;
-#pragma unroll
-        for (int q = 0; q < PER; q++) {
-            sm.seg[lane * PER + q] = off;
-            off += v[q];
-        }
-        return __shfl_sync(FULL_MASK, incl, 31);
-    }
-
-    // Writes the tile's pairs from output position `offset` on; `k` is the
-    // true count (where the column half starts, column order).
-    __device__ static void write(const nz_params &p, smem &sm, int64_t base, int64_t cols,
-                                 int64_t offset, int64_t k, const uint32_t (&m)[R],
-                                 const int (&pre)[R], const int (&tot)[R])
-    {
-        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-        const uint64_t C = (uint64_t)cols;
-        int2 *st = sm.stage[warp];
-        uint32_t any = 0;
-#pragma unroll
-        for (int j = 0; j < R; j++)
-            any |= m[j];
-        // (r, c) of the thread's first element of the round; one division
-        // per tile, then one add per round.
-        uint64_t r = 0, c = 0;
-        if (any)
-            plg::divmod((uint64_t)(base + (int64_t)threadIdx.x * VEC), C, r, c);
-#pragma unroll
-        for (int j = 0; j < R; j++) {
-            if (tot[j] != 0) { // the same in the whole warp
-                if (m[j]) {
-                    int at = pre[j];
-#pragma unroll
-                    for (int e = 0; e < VEC; e++) {
-                        if ((m[j] >> e) & 1u) {
-                            uint64_t ce = c + (uint64_t)e, re = r;
-                            if (C >= (uint64_t)VEC) {
-                                if (ce >= C) {
-                                    ce -= C;
-                                    re++;
-                                }
-                            } else {
-                                re += ce / C;
-                                ce %= C;
-                            }
-                            st[at++] = make_int2((int)re, (int)ce);
-                        }
-                    }
-                }
-                __syncwarp();
-                const int64_t g = offset + sm.seg[j * WARPS + warp];
-                for (int q = lane; q < tot[j]; q += 32) {
-                    const int2 v = st[q];
-                    const int64_t o = g + q;
-                    if (p.row_order) {
+        for (int e = 0; e < IT; e++) {
+            const bool on = (m & (1u << e)) != 0;
+            const unsigned b = __ballot_sync(FULL_MASK, on);
+            if (b) { // the same in the whole warp
+                if (on) {
+                    const unsigned j = q + (unsigned)__popc(b & below);
+                    const uint32_t l = l0 + 32u * (uint32_t)e;
+                    const uint32_t t = __umulhi(dm, l);
+                    const uint32_t qd = (t + ((l - t) >> s1)) >> s2; // l / C
+                    const int r = (int)(r0 + qd), c = (int)(l - qd * C);
+                    if (OUT == OUT_ROW) {
                         if (p.out8) {
-                            reinterpret_cast<int2 *>(p.idx)[o] = v;
+                            store_pair(flat + 8ull * j, r, c);
                         } else {
-                            p.idx[2 * o] = v.x;
-                            p.idx[2 * o + 1] = v.y;
+                            store_i32(flat + 8ull * j, r);
+                            store_i32(flat + 8ull * j + 4, c);
                         }
                     } else {
-                        p.idx[o] = v.x;
-                        p.idx[k + o] = v.y;
+                        if (OUT != OUT_COL_ONLY)
+                            store_i32(flat + 4ull * j, r);
+                        store_i32(
+                            OUT == OUT_COL_STAGED ? colp - 4ull * j : colp + 4ull * j, c);
                     }
                 }
-                __syncwarp(); // the stage is reused next round
-            }
-            if (any) {
-                c += sm.step_cols;
-                r += sm.step_rows;
-                if (c >= C) {
-                    c -= C;
-                    r++;
-                }
+                q += (unsigned)__popc(b);
             }
         }
     }
 };
 
-// ---- decoupled look-back (ONE_PASS) ----------------------------------------
+// ---- decoupled look-back ----------------------------------------------------
 // state[t] is one 64-bit word: the flag in the top two bits, the value below,
 // so a reader never sees a flag without its value.
 constexpr unsigned long long FLAG_AGGREGATE = 1ull << 62; // the tile's own count
@@ -341,27 +354,50 @@ __device__ int64_t look_back(unsigned long long *state_mem, int64_t t, int *wfir
     }
 }
 
+// One tile of a look-back plan, after count() and a barrier: publishes the
+// tile's count, looks back, publishes its inclusive prefix (and K for the
+// last tile) and returns this warp's first output position.
+template <typename TL>
+__device__ int64_t tile_position(const nz_params &p, typename TL::smem &sm, int64_t t,
+                                 int64_t ntiles, bool record)
+{
+    int total;
+    const int woff = TL::warp_offset(sm, total);
+    if (threadIdx.x == 0) // publish at once: later tiles wait on this
+        reinterpret_cast<volatile unsigned long long *>(p.state)[t] =
+            (t == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE) | (unsigned long long)total;
+    const int64_t off = t == 0 ? 0 : look_back<BIG_B>(p.state, t, sm.wfirst, sm.scratch);
+    if (threadIdx.x == 0) {
+        if (t > 0)
+            reinterpret_cast<volatile unsigned long long *>(p.state)[t] =
+                FLAG_INCLUSIVE | (unsigned long long)(off + total);
+        if (record)
+            p.tile_offset[t] = off;
+        if (t == ntiles - 1)
+            *p.count = off + total;
+    }
+    return off + woff;
+}
+
 // ---- count, scan, write (COUNT_SCAN_WRITE) ---------------------------------
 
-template <typename T, bool ALIGNED>
-__global__ void __launch_bounds__(BIG_B) count_kernel(nz_params p)
+template <typename T> __global__ void __launch_bounds__(BIG_B) count_kernel(nz_params p)
 {
-    using TL = tile<T, BIG_B>;
-    __shared__ int64_t scratch[TL::WARPS];
+    using TL = tile<T, BIG_B, ITEMS>;
+    __shared__ typename TL::smem sm;
     int64_t rows, cols;
     const int64_t n = true_dims(p, rows, cols);
     const int64_t t = blockIdx.x;
     if (t >= plg::ceil_div(n, TL::SIZE))
         return;
-    uint32_t m[ROUNDS];
-    TL::template load<ALIGNED>(static_cast<const T *>(p.x), t * TL::SIZE, n, m);
-    int64_t c = 0;
-#pragma unroll
-    for (int j = 0; j < ROUNDS; j++)
-        c += __popc(m[j]);
-    c = block_sum64<BIG_B>(c, scratch);
-    if (threadIdx.x == 0)
-        p.tile_count[t] = (int32_t)c;
+    TL::count(TL::load_any(static_cast<const T *>(p.x), t * TL::SIZE, n), sm,
+              t * TL::SIZE, 0);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int total;
+        TL::warp_offset(sm, total);
+        p.tile_count[t] = total;
+    }
 }
 
 // One block: tile_offset = exclusive scan of tile_count; K = the total.
@@ -371,7 +407,8 @@ template <typename T> __global__ void __launch_bounds__(SCAN_B) scan_kernel(nz_p
     __shared__ int64_t chunk_total;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     int64_t rows, cols;
-    const int64_t ntiles = plg::ceil_div(true_dims(p, rows, cols), tile<T, BIG_B>::SIZE);
+    const int64_t ntiles =
+        plg::ceil_div(true_dims(p, rows, cols), tile<T, BIG_B, ITEMS>::SIZE);
     int64_t carry = 0;
     for (int64_t b0 = 0; b0 < ntiles; b0 += (int64_t)SCAN_B * SCAN_ITEMS) {
         const int64_t i0 = b0 + (int64_t)threadIdx.x * SCAN_ITEMS;
@@ -408,107 +445,107 @@ template <typename T> __global__ void __launch_bounds__(SCAN_B) scan_kernel(nz_p
         *p.count = carry;
 }
 
-// The tile's output offset from the look-back (LOOK_BACK: ONE_PASS and
-// ONE_PASS_WIDE, tile ids from the dispenser) or from tile_offset
-// (COUNT_SCAN_WRITE: tile blockIdx.x, K from the scan). R: vectors per
-// thread per tile.
-template <typename T, bool ALIGNED, bool LOOK_BACK, int R = ROUNDS>
-__global__ void __launch_bounds__(BIG_B) write_kernel(nz_params p)
+// Tiles from tile_offset, blocks striding over them: COUNT_SCAN_WRITE's
+// write (OUT_ROW or OUT_COL, a block per tile) and the staged plans'
+// fallback (OUT_COL_ONLY, which does nothing unless the staged columns
+// overlap their place).
+template <typename T, int OUT, int IT>
+__global__ void __launch_bounds__(BIG_B) offset_write_kernel(nz_params p)
 {
-    using TL = tile<T, BIG_B, R>;
+    using TL = tile<T, BIG_B, IT>;
     __shared__ typename TL::smem sm;
-    __shared__ int wfirst[TL::WARPS];
-    int64_t rows, cols;
-    const int64_t n = true_dims(p, rows, cols);
-    const int64_t ntiles = plg::ceil_div(n, TL::SIZE);
+    const extent<TL::SIZE> d(p);
+    const int64_t n = d.n, ntiles = d.ntiles, cols = d.cols;
+    const int64_t k = OUT == OUT_ROW ? 0 : *p.count;
+    if (OUT == OUT_COL_ONLY && !staged_overlap(k, p.capacity))
+        return;
+    if (threadIdx.x == 0)
+        TL::set_cols(sm, cols);
+    const T *x = static_cast<const T *>(p.x);
+    for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        const uint32_t m = TL::load_any(x, t * TL::SIZE, n);
+        TL::count(m, sm, t * TL::SIZE, cols);
+        __syncthreads();
+        int total;
+        const int woff = TL::warp_offset(sm, total);
+        TL::template write<OUT>(p, sm, cols, p.tile_offset[t] + woff, k, m);
+        __syncthreads(); // warp_count is reused
+    }
+}
+
+// The staged plans: columns from idx[capacity - 1 - o] to idx[K + o], unless
+// they overlap (then offset_write_kernel<OUT_COL_ONLY> wrote them).
+__global__ void __launch_bounds__(BIG_B) move_columns_kernel(nz_params p)
+{
+    const int64_t k = *p.count;
+    if (staged_overlap(k, p.capacity))
+        return;
+    const int32_t *src = p.idx + (p.capacity - 1);
+    int32_t *dst = p.idx + k;
+    for (int64_t o = blockIdx.x * (int64_t)BIG_B + threadIdx.x; o < k;
+         o += (int64_t)gridDim.x * BIG_B)
+        dst[o] = src[-o];
+}
+
+// ---- one pass: a block per tile (ONE_PASS, ONE_PASS_WIDE) --------------------
+
+template <typename T, int OUT, int IT>
+__global__ void __launch_bounds__(BIG_B) one_pass_kernel(nz_params p)
+{
+    using TL = tile<T, BIG_B, IT>;
+    __shared__ typename TL::smem sm;
+    const extent<TL::SIZE> d(p);
+    const int64_t n = d.n, ntiles = d.ntiles, cols = d.cols;
     if (threadIdx.x == 0) {
-        sm.id = LOOK_BACK ? atomicAdd(p.next_tile, 1u) : blockIdx.x;
-        TL::set_step(sm, cols);
+        sm.id = atomicAdd(p.next_tile, 1u);
+        TL::set_cols(sm, cols);
     }
     __syncthreads();
     const int64_t t = sm.id;
     if (t >= ntiles) { // the grid is sized for the upper bound
-        if (LOOK_BACK && t == 0 && threadIdx.x == 0)
+        if (t == 0 && threadIdx.x == 0)
             *p.count = 0; // an empty input: no tile writes K
         return;
     }
     const int64_t base = t * TL::SIZE;
-    uint32_t m[R];
-    int pre[R], tot[R];
-    TL::template load<ALIGNED>(static_cast<const T *>(p.x), base, n, m);
-    TL::count(m, pre, tot, sm);
+    const uint32_t m = TL::load_any(static_cast<const T *>(p.x), base, n);
+    TL::count(m, sm, base, cols);
     __syncthreads();
-    if (threadIdx.x < 32) {
-        const int lane = threadIdx.x;
-        const int total = TL::scan_segments(sm, lane);
-        if (lane == 0) {
-            sm.total = total;
-            if (LOOK_BACK) // publish at once: later tiles wait on this
-                reinterpret_cast<volatile unsigned long long *>(p.state)[t] =
-                    (t == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE) |
-                    (unsigned long long)total;
-            else
-                sm.offset = p.tile_offset[t];
-        }
-    }
-    __syncthreads();
-    if (LOOK_BACK) {
-        const int64_t off = t == 0 ? 0 : look_back<BIG_B>(p.state, t, wfirst, sm.scratch);
-        if (threadIdx.x == 0) {
-            if (t > 0)
-                reinterpret_cast<volatile unsigned long long *>(p.state)[t] =
-                    FLAG_INCLUSIVE | (unsigned long long)(off + sm.total);
-            sm.offset = off;
-            if (t == ntiles - 1)
-                *p.count = off + sm.total;
-        }
-        __syncthreads();
-    }
-    TL::write(p, sm, base, cols, sm.offset, p.row_order ? 0 : *p.count, m, pre, tot);
+    const int64_t g = tile_position<TL>(p, sm, t, ntiles, OUT == OUT_COL_STAGED);
+    TL::template write<OUT>(p, sm, cols, g, 0, m);
 }
 
 // ---- one block (ONE_BLOCK) -------------------------------------------------
 
-template <typename T, int B, bool ALIGNED>
+template <typename T, int B, int IT, bool ROW>
 __global__ void __launch_bounds__(B) one_block_kernel(nz_params p)
 {
-    using TL = tile<T, B>;
+    using TL = tile<T, B, IT>;
     __shared__ typename TL::smem sm;
     const T *x = static_cast<const T *>(p.x);
     int64_t rows, cols;
     const int64_t n = true_dims(p, rows, cols);
     if (threadIdx.x == 0)
-        TL::set_step(sm, cols);
+        TL::set_cols(sm, cols);
     int64_t k = 0;
-    if (!p.row_order) {
+    if (!ROW) {
         // The column half starts at K: count first (a small input, so the
         // second read comes from the caches).
         int64_t c = 0;
-        for (int64_t base = 0; base < n; base += TL::SIZE) {
-            uint32_t m[ROUNDS];
-            TL::template load<ALIGNED>(x, base, n, m);
-#pragma unroll
-            for (int j = 0; j < ROUNDS; j++)
-                c += __popc(m[j]);
-        }
+        for (int64_t base = 0; base < n; base += TL::SIZE)
+            c += __popc(TL::load_any(x, base, n));
         k = block_sum64<B>(c, sm.scratch);
     }
     int64_t offset = 0;
     for (int64_t base = 0; base < n; base += TL::SIZE) {
-        uint32_t m[ROUNDS];
-        int pre[ROUNDS], tot[ROUNDS];
-        TL::template load<ALIGNED>(x, base, n, m);
-        TL::count(m, pre, tot, sm);
+        const uint32_t m = TL::load_any(x, base, n);
+        TL::count(m, sm, base, cols);
         __syncthreads();
-        if (threadIdx.x < 32) {
-            const int total = TL::scan_segments(sm, threadIdx.x);
-            if (threadIdx.x == 0)
-                sm.total = total;
-        }
-        __syncthreads();
-        TL::write(p, sm, base, cols, offset, k, m, pre, tot);
-        offset += sm.total;
-        __syncthreads(); // the next tile reuses seg, total and the stage
+        int total;
+        const int woff = TL::warp_offset(sm, total);
+        TL::template write<ROW ? OUT_ROW : OUT_COL>(p, sm, cols, offset + woff, k, m);
+        offset += total;
+        __syncthreads(); // the next tile reuses warp_count
     }
     if (threadIdx.x == 0)
         *p.count = offset;
@@ -516,63 +553,69 @@ __global__ void __launch_bounds__(B) one_block_kernel(nz_params p)
 
 // ---- launch ----------------------------------------------------------------
 
-static_assert(tile<uint32_t, BIG_B>::SIZE == PLG_NZ_TILE,
+static_assert(tile<uint32_t, BIG_B, ITEMS>::SIZE == PLG_NZ_TILE,
               "cuda_launch.h sizes the workspace");
 
-template <typename T, bool ALIGNED>
+// A look-back plan (ONE_PASS, ONE_PASS_WIDE) with tiles of IT
+// items: clears the tile state, runs, and for column order moves the staged
+// columns (or, past the overlap bound, writes them again in place).
+template <typename T, bool ROW, int IT>
+cudaError_t launch_look_back(const plg_nz_launch *a, nz_params &p, cudaStream_t s)
+{
+    using TL = tile<T, BIG_B, IT>;
+    constexpr int OUT = ROW ? OUT_ROW : OUT_COL_STAGED;
+    const int64_t tiles = plg::ceil_div(a->rows * a->cols, TL::SIZE);
+    const plg_nz_layout l = plg_nz_workspace_layout(tiles);
+    unsigned char *ws = static_cast<unsigned char *>(a->workspace);
+    p.next_tile = reinterpret_cast<uint32_t *>(ws);
+    p.state = reinterpret_cast<unsigned long long *>(ws + l.state);
+    p.tile_offset = reinterpret_cast<int64_t *>(ws + l.offset);
+    cudaError_t e = cudaMemsetAsync(ws, 0, (size_t)l.offset, s);
+    if (e != cudaSuccess)
+        return e;
+    one_pass_kernel<T, OUT, IT><<<(unsigned)(tiles > 0 ? tiles : 1), BIG_B, 0, s>>>(p);
+    if (ROW)
+        return cudaGetLastError();
+    const int sms = plg::sm_count();
+    offset_write_kernel<T, OUT_COL_ONLY, IT>
+        <<<plg::grid_for(tiles, sms), BIG_B, 0, s>>>(p);
+    move_columns_kernel<<<plg::grid_for(plg::ceil_div(a->rows * a->cols, BIG_B), sms),
+                          BIG_B, 0, s>>>(p);
+    return cudaGetLastError();
+}
+
+template <typename T, bool ROW>
 cudaError_t launch(const plg_nz_launch *a, nz_params &p, int plan, cudaStream_t s)
 {
-    using TL = tile<T, BIG_B>;
+    using TL = tile<T, BIG_B, ITEMS>;
     const int64_t tiles = plg::ceil_div(a->rows * a->cols, TL::SIZE);
     if (plan == PLG_NZ_ONE_BLOCK) {
-        // 1024 float32 threads or 512 float16 threads: a 16384-element tile
-        // (a 128 x 128 input in one go), 32 KB of staging either way.
-        constexpr int B = sizeof(T) == 4 ? 1024 : 512;
-        one_block_kernel<T, B, ALIGNED><<<1, B, 0, s>>>(p);
+        // 1024 threads x 16 items: a 128 x 128 input in one tile.
+        one_block_kernel<T, 1024, 16, ROW><<<1, 1024, 0, s>>>(p);
         return cudaGetLastError();
     }
     if (tiles > INT32_MAX)
         return cudaErrorInvalidValue;
+    if (plan == PLG_NZ_ONE_PASS)
+        return launch_look_back<T, ROW, ITEMS>(a, p, s);
+    if (plan == PLG_NZ_ONE_PASS_WIDE)
+        return launch_look_back<T, ROW, WIDE_ITEMS>(a, p, s);
     const plg_nz_layout l = plg_nz_workspace_layout(tiles);
     unsigned char *ws = static_cast<unsigned char *>(a->workspace);
-    if (plan == PLG_NZ_ONE_PASS) {
-        p.next_tile = reinterpret_cast<uint32_t *>(ws);
-        p.state = reinterpret_cast<unsigned long long *>(ws + l.state);
-        cudaError_t e = cudaMemsetAsync(ws, 0, (size_t)l.offset, s);
-        if (e != cudaSuccess)
-            return e;
-        write_kernel<T, ALIGNED, true><<<(unsigned)tiles, BIG_B, 0, s>>>(p);
-        return cudaGetLastError();
-    }
-    if (plan == PLG_NZ_ONE_PASS_WIDE) {
-        // Tiles of WIDE_ROUNDS vectors a thread: half as many tiles to walk
-        // back over, fewer blocks resident.
-        using TW = tile<T, BIG_B, WIDE_ROUNDS>;
-        const int64_t wtiles = plg::ceil_div(a->rows * a->cols, TW::SIZE);
-        p.next_tile = reinterpret_cast<uint32_t *>(ws);
-        p.state = reinterpret_cast<unsigned long long *>(ws + l.state);
-        cudaError_t e =
-            cudaMemsetAsync(ws, 0, (size_t)plg_nz_workspace_layout(wtiles).offset, s);
-        if (e != cudaSuccess)
-            return e;
-        write_kernel<T, ALIGNED, true, WIDE_ROUNDS>
-            <<<(unsigned)(wtiles > 0 ? wtiles : 1), BIG_B, 0, s>>>(p);
-        return cudaGetLastError();
-    }
     p.tile_offset = reinterpret_cast<int64_t *>(ws + l.offset);
     p.tile_count = reinterpret_cast<int32_t *>(ws + l.count);
     const unsigned grid = (unsigned)(tiles > 0 ? tiles : 1);
-    count_kernel<T, ALIGNED><<<grid, BIG_B, 0, s>>>(p);
+    count_kernel<T><<<grid, BIG_B, 0, s>>>(p);
     scan_kernel<T><<<1, SCAN_B, 0, s>>>(p);
-    write_kernel<T, ALIGNED, false><<<grid, BIG_B, 0, s>>>(p);
+    offset_write_kernel<T, ROW ? OUT_ROW : OUT_COL, ITEMS><<<grid, BIG_B, 0, s>>>(p);
     return cudaGetLastError();
 }
 
 template <typename T>
 cudaError_t launch_t(const plg_nz_launch *a, nz_params &p, int plan, cudaStream_t s)
 {
-    return plg::aligned16(a->x) ? launch<T, true>(a, p, plan, s)
-                                : launch<T, false>(a, p, plan, s);
+    return a->row_order ? launch<T, true>(a, p, plan, s)
+                        : launch<T, false>(a, p, plan, s);
 }
 
 } // namespace
@@ -588,15 +631,13 @@ extern "C" int plg_nz_cuda(const plg_nz_launch *a, void *stream)
     p.rows = a->rows;
     p.cols = a->cols;
     p.dims_device = a->dims_device;
-    p.row_order = a->row_order;
+    p.capacity = a->capacity;
     p.out8 = ((uintptr_t)a->idx & 7u) == 0;
+    if (a->capacity < 2 * n)
+        return (int)cudaErrorInvalidValue;
     int plan = a->tactic;
     if (plan == PLG_NZ_AUTO)
-        plan = n <= ONE_BLOCK_MAX ? PLG_NZ_ONE_BLOCK
-               : a->row_order     ? PLG_NZ_ONE_PASS
-                                  : PLG_NZ_COUNT_SCAN_WRITE;
-    if ((plan == PLG_NZ_ONE_PASS || plan == PLG_NZ_ONE_PASS_WIDE) && !a->row_order)
-        plan = PLG_NZ_COUNT_SCAN_WRITE; // the column half needs K first
+        plan = n <= ONE_BLOCK_MAX ? PLG_NZ_ONE_BLOCK : PLG_NZ_ONE_PASS_WIDE;
     // An empty input (K = 0 from one tiny launch) or no scratch: one block.
     if (n == 0 || !a->workspace)
         plan = PLG_NZ_ONE_BLOCK;
