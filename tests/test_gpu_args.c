@@ -187,6 +187,73 @@ static int test_devices(void)
     return 0;
 }
 
+/* A plugin may narrow its devices once configured (plugin.h, devices): the
+ * builder asks again and fails naming the layer, the plugin and the dtypes.
+ * Shown on the CPU with a built-in Add whose tables are wrapped so that,
+ * configured with int32, it leaves the CPU out. */
+static const prt_plugin_vtable *inner_vt;
+static int narrowed;
+
+static uint32_t narrow_devices(const prt_plugin *p)
+{
+    uint32_t m = inner_vt->core->devices(p);
+    return narrowed ? m & ~(1u << PRT_DEVICE_CPU) : m;
+}
+
+static prt_status narrow_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in,
+                                   int32_t nb_in, const prt_dynamic_tensor_desc *out,
+                                   int32_t nb_out)
+{
+    narrowed = nb_in > 0 && in[0].desc.dtype == PRT_INT32;
+    return inner_vt->build->configure(p, in, nb_in, out, nb_out);
+}
+
+/* Builds X0, X1 (dtype dt, [4]) -> wrapped Add -> Y on the CPU. */
+static prt_status build_narrowing(int32_t dt)
+{
+    static prt_plugin_core core;
+    static prt_plugin_build build;
+    static prt_plugin_vtable vt;
+    const prt_dims d = D1(4);
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_engine *e = NULL;
+    prt_plugin *p = NULL;
+    int32_t ids[2], layer, y;
+    prt_status st;
+    narrowed = 0;
+    REQUIRE_OK(ot_make_op("Add", NULL, 0, &p));
+    inner_vt = p->vt;
+    core = *inner_vt->core;
+    core.devices = narrow_devices;
+    build = *inner_vt->build;
+    build.configure = narrow_configure;
+    vt = *inner_vt;
+    vt.core = &core;
+    vt.build = &build;
+    p->vt = &vt;
+    REQUIRE_OK(prt_network_create(&net));
+    CHECK_OK(prt_network_add_input(net, "X0", dt, &d, &ids[0]));
+    CHECK_OK(prt_network_add_input(net, "X1", dt, &d, &ids[1]));
+    CHECK_OK(prt_network_add_plugin(net, ids, 2, NULL, 0, p, &layer));
+    CHECK_OK(prt_network_get_layer_output(net, layer, 0, &y));
+    CHECK_OK(prt_network_mark_output(net, y));
+    CHECK_OK(prt_builder_config_create(&cfg));
+    st = prt_engine_build(net, cfg, NULL, &e);
+    prt_engine_destroy(e);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return st;
+}
+
+static int test_builder_narrowing(void)
+{
+    CHECK_OK(build_narrowing(PRT_FLOAT32));
+    CHECK_ERR(build_narrowing(PRT_INT32), PRT_ERR_UNSUPPORTED,
+              "plugin Add does not run on the CPU with dtypes (int32, int32) -> int32");
+    return 0;
+}
+
 /* Every op the shared models' engines hold (bert_small, mobilenet_v3_small
  * after the importer's fusions; `plugrt inspect`) and the rest of the
  * families given CUDA kernels have one. */
@@ -283,6 +350,7 @@ int main(void)
     test_bcast(&r);
     test_slice_entry(&r);
     (void)test_devices();
+    (void)test_builder_narrowing();
     test_cuda_coverage();
     return tu_finish("test_gpu_args");
 }

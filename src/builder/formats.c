@@ -286,7 +286,7 @@ static prt_status bld_device_dtypes(bld *b, const net_layer *l,
                                 prt_dtype_name(descs[k].desc.dtype));
     return base_error(PRT_ERR_UNSUPPORTED,
                       "layer '%s': plugin %s does not run on %s with dtypes %s (its "
-                      "kernel there does not take them; the CPU's may)",
+                      "kernel there does not take them)",
                       l->name, bld_plugin_label(l->plugin),
                       b->cfg->device == PRT_DEVICE_CPU ? "the CPU" : "CUDA", list);
 }
