@@ -1002,9 +1002,10 @@ static void test_rows(tu_rng *r)
         char what[96];
         for (int32_t i = 0; i < rank; i++)
             d[i] = tu_rng_range(r, 1, 9);
-        if (t == 6)
-            d[rank - 1] = 1000; /* a long row: the block's threads share it */
-        axis = (int32_t)tu_rng_range(r, -rank, rank - 1);
+        /* Long rows: a warp takes up to 1024 elements, a block more. */
+        if (t == 6 || t == 10)
+            d[rank - 1] = t == 6 ? 3000 : 1024;
+        axis = t == 6 || t == 10 ? -1 : (int32_t)tu_rng_range(r, -rank, rank - 1);
         f[0] = ot_fld_i32("axis", &axis, 1);
         f[1] = ot_fld_i32("coerce_2d", &c2, 1);
         c.in[0] = t % 4 == 3 ? random_special(dt, tu_dims(rank, d), r)
@@ -1033,8 +1034,8 @@ static void test_rows(tu_rng *r)
         char what[128];
         for (int32_t i = 0; i < rank; i++)
             d[i] = tu_rng_range(r, 1, 7);
-        if (t == 5)
-            d[rank - 1] = 600;
+        if (t == 5 || t == 11)
+            d[rank - 1] = t == 5 ? 2500 : 1025;
         axis = (int32_t)tu_rng_range(r, -rank, rank - 1);
         for (int32_t i = 0; i < rank; i++)
             sd[i] = i < (axis < 0 ? axis + rank : axis) || tu_rng_range(r, 0, 2) == 0
@@ -1106,6 +1107,24 @@ static void test_gemm(tu_rng *r)
                  (int)tb, alpha, beta, ck);
         run_case(what, &c);
         free_case(&c);
+    }
+    for (int d = 0; d < 3; d++) {
+        /* Empty sums (K = 0): zeros, plus C. */
+        float alpha = 1.0f, beta = 0.5f;
+        int32_t tb = d == 1;
+        prt_field f[3] = {ot_fld_f32("alpha", &alpha), ot_fld_f32("beta", &beta),
+                          ot_fld_i32("transB", &tb, 1)};
+        tcase g = {.op = "Gemm", .f = f, .nf = 3, .nb = 3, .rtol = 1e-6};
+        tcase m = {.op = "MatMul", .nb = 2, .rtol = 1e-6};
+        g.in[0] = ot_random(all_dts[d], D2(5, 0), r, 0);
+        g.in[1] = ot_random(all_dts[d], tb ? D2(3, 0) : D2(0, 3), r, 0);
+        g.in[2] = ot_random(all_dts[d], D1(3), r, 0);
+        m.in[0] = ot_random(all_dts[d], D3(2, 5, 0), r, 0);
+        m.in[1] = ot_random(all_dts[d], D3(2, 0, 3), r, 0);
+        run_case("Gemm with K = 0", &g);
+        run_case("MatMul with K = 0", &m);
+        free_case(&g);
+        free_case(&m);
     }
     {
         /* Integer products stay on the CPU. */
