@@ -333,6 +333,35 @@ __global__ void unary_math_kernel(int32_t kind, float a, float b, float g,
     y[i] = C::st(unary_math(kind, C::ld(x[i]), a, b, g, approximate));
 }
 
+// ---- Clip ------------------------------------------------------------------
+
+template <class C>
+__global__ void clip_kernel(const typename C::S *x, typename C::S *y, int64_t n,
+                            const typename C::S *plo, const typename C::S *phi,
+                            typename C::V lo, typename C::V hi)
+{
+    if (plo)
+        lo = C::ld(*plo);
+    if (phi)
+        hi = C::ld(*phi);
+    OPK_FOR(i, n)
+    {
+        typename C::V v = C::ld(x[i]);
+        v = v < lo ? lo : v; // comparisons let NaN through
+        y[i] = C::st(v > hi ? hi : v);
+    }
+}
+
+template <class C>
+int launch_clip(const void *x, void *y, int64_t n, const void *lo, const void *hi,
+                typename C::V dlo, typename C::V dhi, cudaStream_t s)
+{
+    typedef typename C::S S;
+    clip_kernel<C><<<blocks_for(n), kThreads, 0, s>>>(
+        (const S *)x, (S *)y, n, (const S *)lo, (const S *)hi, dlo, dhi);
+    return launched();
+}
+
 // ---- Abs, Neg, Sign; Not, IsNaN, IsInf -------------------------------------
 
 // 16-bit floats on their bits, exactly (unary.c): inf is +infinity's bits,
@@ -558,6 +587,33 @@ extern "C" int opk_unary(int32_t kind, int32_t dtype, int32_t flag_a, int32_t fl
         return (int)cudaErrorInvalidValue;
     }
     return launched();
+}
+
+extern "C" int opk_clip(int32_t dtype, const void *x, void *y, int64_t n, const void *lo,
+                        const void *hi, int64_t ilo, int64_t ihi, float flo, float fhi,
+                        void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    if (n == 0)
+        return 0;
+    switch (dtype) {
+    case DT_F32:
+        return launch_clip<cf32>(x, y, n, lo, hi, flo, fhi, s);
+    case DT_F16:
+        return launch_clip<cf16>(x, y, n, lo, hi, flo, fhi, s);
+    case DT_BF16:
+        return launch_clip<cbf16>(x, y, n, lo, hi, flo, fhi, s);
+    case DT_I8:
+        return launch_clip<cint<int8_t>>(x, y, n, lo, hi, (int8_t)ilo, (int8_t)ihi, s);
+    case DT_U8:
+        return launch_clip<cint<uint8_t>>(x, y, n, lo, hi, (uint8_t)ilo, (uint8_t)ihi, s);
+    case DT_I32:
+        return launch_clip<cint<int32_t>>(x, y, n, lo, hi, (int32_t)ilo, (int32_t)ihi, s);
+    case DT_I64:
+        return launch_clip<cint<int64_t>>(x, y, n, lo, hi, ilo, ihi, s);
+    default:
+        return (int)cudaErrorInvalidValue;
+    }
 }
 
 extern "C" int opk_cast(int32_t from, int32_t to, const void *x, void *y, int64_t n,

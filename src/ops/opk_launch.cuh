@@ -41,19 +41,23 @@ inline int blocks_for(int64_t n)
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);            \
          i += (int64_t)gridDim.x * blockDim.x)
 
-// The float dtypes as float32 and back, exactly as the CPU converts.
+// The float dtypes as float32 and back, exactly as the CPU converts: S
+// the stored type, V the one computed in.
 struct cf32 {
     typedef float S;
+    typedef float V;
     static __device__ float ld(float v) { return v; }
     static __device__ float st(float v) { return v; }
 };
 struct cf16 {
     typedef uint16_t S;
+    typedef float V;
     static __device__ float ld(uint16_t v) { return base_h2f(v); }
     static __device__ uint16_t st(float v) { return base_f2h(v); }
 };
 struct cbf16 {
     typedef uint16_t S;
+    typedef float V;
     static __device__ float ld(uint16_t v) { return base_bf2f(v); }
     static __device__ uint16_t st(float v) { return base_f2bf(v); }
 };

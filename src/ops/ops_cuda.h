@@ -133,6 +133,13 @@ enum opk_unary_kind { OPK_ABS, OPK_NEG, OPK_SIGN, OPK_NOT, OPK_ISNAN, OPK_ISINF 
 int opk_unary(int32_t kind, int32_t dtype, int32_t flag_a, int32_t flag_b, const void *x,
               void *y, int64_t n, void *stream);
 
+/* Clip (clip.c): y = min(max(x, lo), hi), NaN passing through; lo and hi
+ * each read from device memory (one element of x's dtype) where the
+ * pointer is set, else ilo/ihi (integer dtypes) or flo/fhi (floats). */
+int opk_clip(int32_t dtype, const void *x, void *y, int64_t n, const void *lo,
+             const void *hi, int64_t ilo, int64_t ihi, float flo, float fhi,
+             void *stream);
+
 /* Cast from dtype `from` to `to` (cast.c's rules: to bool x != 0; floats to
  * integers truncated and saturated, NaN 0; integers wrap). */
 int opk_cast(int32_t from, int32_t to, const void *x, void *y, int64_t n, void *stream);

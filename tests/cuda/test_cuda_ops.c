@@ -709,6 +709,48 @@ static void test_unary_math(tu_rng *r)
     }
 }
 
+static void test_clip(tu_rng *r)
+{
+    for (int d = 0; d < NB_ALL_DTS - 1; d++)
+        for (int v = 0; v < 6; v++) {
+            /* v: no bounds, min, min and max, max only (max_only), the
+             * bounds as fields (floats), min above max. */
+            const int32_t dt = all_dts[d];
+            int32_t one = 1;
+            float fmin = -0.3f, fmax = 0.6f;
+            prt_field f[2];
+            tcase c = {.op = "Clip", .nb = 1, .exact = 1};
+            char what[64];
+            if (v == 4 && d >= 3)
+                continue;
+            c.in[0] = d < 3 ? random_special(dt, D2(7, 129), r)
+                            : ot_random(dt, D2(7, 129), r, 0);
+            if (v == 1 || v == 2 || v == 5) {
+                c.in[c.nb] = ot_make(dt, D0());
+                ot_set(&c.in[c.nb], 0, v == 5 ? 3 : d < 3 ? -0.25 : -5);
+                c.role[c.nb++] = v == 2 ? IN_DATA : IN_CONST;
+            }
+            if (v == 2 || v == 3 || v == 5) {
+                c.in[c.nb] = ot_make(dt, D1(1));
+                ot_set(&c.in[c.nb], 0, v == 5 ? 1 : d < 3 ? 0.5 : 7);
+                c.role[c.nb++] = IN_CONST;
+            }
+            if (v == 3) {
+                f[0] = ot_fld_i32("max_only", &one, 1);
+                c.f = f;
+                c.nf = 1;
+            } else if (v == 4) {
+                f[0] = ot_fld_f32("min", &fmin);
+                f[1] = ot_fld_f32("max", &fmax);
+                c.f = f;
+                c.nf = 2;
+            }
+            snprintf(what, sizeof what, "Clip %s variant %d", prt_dtype_name(dt), v);
+            run_case(what, &c);
+            free_case(&c);
+        }
+}
+
 static void test_cast(tu_rng *r)
 {
     for (int a = 0; a < NB_ALL_DTS; a++)
@@ -1161,6 +1203,7 @@ int main(void)
     test_where(&r);
     test_unary_math(&r);
     test_cast(&r);
+    test_clip(&r);
     test_gather(&r);
     test_slice(&r);
     test_concat_expand(&r);
