@@ -751,6 +751,31 @@ static void test_clip(tu_rng *r)
         }
 }
 
+static void test_dropout(tu_rng *r)
+{
+    for (int d = 0; d < 3; d++)
+        for (int32_t mask = 0; mask < 3; mask++) {
+            prt_field f = ot_fld_i32("mask", &mask, 1);
+            tcase c = {.op = "Dropout",
+                       .f = &f,
+                       .nf = 1,
+                       .nb = 1 + (mask == 1),
+                       .nb_out = mask ? 2 : 1,
+                       .exact = 1};
+            char what[64];
+            c.in[0] = random_special(all_dts[d], D3(3, 1, 77), r);
+            if (c.nb == 2) { /* ratio: not read */
+                c.in[1] = ot_make(all_dts[d], D0());
+                ot_set(&c.in[1], 0, 0.25);
+                c.role[1] = IN_CONST;
+            }
+            snprintf(what, sizeof what, "Dropout %s mask %d", prt_dtype_name(all_dts[d]),
+                     (int)mask);
+            run_case(what, &c);
+            free_case(&c);
+        }
+}
+
 static void test_cast(tu_rng *r)
 {
     for (int a = 0; a < NB_ALL_DTS; a++)
@@ -1204,6 +1229,7 @@ int main(void)
     test_unary_math(&r);
     test_cast(&r);
     test_clip(&r);
+    test_dropout(&r);
     test_gather(&r);
     test_slice(&r);
     test_concat_expand(&r);
