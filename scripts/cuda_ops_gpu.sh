@@ -16,7 +16,10 @@
 #      MatMul + bias, GELU), with --op-threads 1 and 4, and as CUDA graph
 #      replays on two contexts at once (--cuda-graph --threads 2): the
 #      same bits each time
-#   5. --profile-layers --json on CUDA: every layer timed from events, in
+#   5. --compare-layers on CUDA against plugrt on the CPU (fusions off, so
+#      the unfused ops run too): every layer of both models, the first that
+#      differs named
+#   6. --profile-layers --json on CUDA: every layer timed from events, in
 #      one JSON document
 # Logs go to $OUT when set (else BUNDLE/logs): summary.txt and every log in
 # cuda-ops-logs.tar.gz, brought up to date after each step. Exit status 0
@@ -81,6 +84,16 @@ model() {
   done
 }
 
+# layers NAME INPUT...: every layer's outputs on CUDA against the CPU's.
+layers() {
+  local name=$1 args=() f
+  for f in "$M/$name.data"/input_*.npy; do
+    f=$(basename "$f" .npy)
+    args+=(--input "${f#input_}=$M/$name.data/$f.npy")
+  done
+  "$P" run "$M/$name.onnx" --device cuda --compare-layers --reference cpu "${args[@]}"
+}
+
 profile() {
   "$P" run "$M/mobilenet_v3_small.onnx" --device cuda --random-inputs --shapes image:1x3x224x224 \
     -n 5 --profile-layers \
@@ -103,6 +116,8 @@ step test_cuda_ops 300 "$bundle/test_cuda_ops"
 step test_cuda_runtime 300 "$bundle/test_cuda_runtime"
 step mobilenet_cuda 180 model mobilenet_v3_small
 step bert_cuda 180 model bert_small
+step mobilenet_layers_cuda 120 layers mobilenet_v3_small
+step bert_layers_cuda 120 layers bert_small
 step profile_cuda 120 profile
 cat "$logs/devices.log" >>"$summary"
 pack
