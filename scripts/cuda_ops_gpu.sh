@@ -7,13 +7,19 @@
 # BUNDLE is what `cmake --build BUILD --target cuda_ops_bundle` makes in
 # BUILD/cuda-ops (a build with CUDA). Steps, each under a time limit:
 #   1. plugrt devices (the GPU it sees)
-#   2. test_cuda_ops: the built-in ops on CUDA against their CPU kernels,
-#      Conv with each fused activation and MatMul with a bias among them
+#   2. test_cuda_ops: every built-in op with a CUDA kernel against its CPU
+#      kernel (every dtype, broadcasts, axes, shape inputs), Conv with each
+#      fused activation and MatMul with a bias among them
 #   3. test_cuda_runtime
 #   4. mobilenet_v3_small and bert_small on CUDA against their references
 #      (ONNX Runtime's), through the importer's fusions (Conv + activation,
-#      MatMul + bias, GELU) and with --op-threads 1 and 4 (the same bits)
-#   5. --profile-layers --json on CUDA: every layer timed from events, in
+#      MatMul + bias, GELU), with --op-threads 1 and 4, and as CUDA graph
+#      replays on two contexts at once (--cuda-graph --threads 2): the
+#      same bits each time
+#   5. --compare-layers on CUDA against plugrt on the CPU (fusions off, so
+#      the unfused ops run too): every layer of both models, the first that
+#      differs named
+#   6. --profile-layers --json on CUDA: every layer timed from events, in
 #      one JSON document
 # Logs go to $OUT when set (else BUNDLE/logs): summary.txt and every log in
 # cuda-ops-logs.tar.gz, brought up to date after each step. Exit status 0
@@ -61,7 +67,8 @@ step() {
 
 # model NAME SHAPES: runs on CUDA against the references at atol 1e-4 of
 # the largest reference magnitude (MobileNet's logits are ~1e-9), at 1 and 4
-# op threads, and the two runs' outputs must be the same bytes.
+# op threads and as graph replays on two contexts, and the runs' outputs
+# must be the same bytes.
 model() {
   local name=$1 atol
   atol=$("$PY" -c "import numpy as np, glob; print(1e-4 * min(float(np.abs(np.load(f)).max()) for f in glob.glob('$M/$name.data/output_*.npy')))") || return 1
@@ -69,9 +76,22 @@ model() {
     "$P" run "$M/$name.onnx" --device cuda --compare "$M/$name.data" --rtol 1e-4 --atol "$atol" \
       -n 3 --warmup 1 --op-threads "$t" -o "$logs/$name.out$t" || return 1
   done
+  "$P" run "$M/$name.onnx" --device cuda --compare "$M/$name.data" --rtol 1e-4 --atol "$atol" \
+    -n 3 --warmup 1 --cuda-graph --threads 2 -o "$logs/$name.graph" || return 1
   for f in "$logs/$name.out1"/*.npy; do
     cmp "$f" "$logs/$name.out4/$(basename "$f")" || { echo "$f: 4 op threads differ"; return 1; }
+    cmp "$f" "$logs/$name.graph/$(basename "$f")" || { echo "$f: graph replays differ"; return 1; }
   done
+}
+
+# layers NAME INPUT...: every layer's outputs on CUDA against the CPU's.
+layers() {
+  local name=$1 args=() f
+  for f in "$M/$name.data"/input_*.npy; do
+    f=$(basename "$f" .npy)
+    args+=(--input "${f#input_}=$M/$name.data/$f.npy")
+  done
+  "$P" run "$M/$name.onnx" --device cuda --compare-layers --reference cpu "${args[@]}"
 }
 
 profile() {
@@ -96,6 +116,8 @@ step test_cuda_ops 300 "$bundle/test_cuda_ops"
 step test_cuda_runtime 300 "$bundle/test_cuda_runtime"
 step mobilenet_cuda 180 model mobilenet_v3_small
 step bert_cuda 180 model bert_small
+step mobilenet_layers_cuda 120 layers mobilenet_v3_small
+step bert_layers_cuda 120 layers bert_small
 step profile_cuda 120 profile
 cat "$logs/devices.log" >>"$summary"
 pack

@@ -300,14 +300,18 @@ typedef struct prt_plugin prt_plugin;
 /* Identity. Strings are borrowed for the plugin's lifetime. All four entries
  * are required. Called on network plugins: name by prt_network_add_plugin
  * (the default layer name) and the builder; devices at the start of each
- * build; the key by the builder, which records it in the engine. */
+ * build and again once the layer is configured with its first type/format
+ * combination; the key by the builder, which records it in the engine. */
 typedef struct prt_plugin_core {
     uint32_t struct_size;
     uint32_t abi_version;
     const char *(*name)(const prt_plugin *self);
     const char *(*version)(const prt_plugin *self);
     const char *(*plugin_namespace)(const prt_plugin *self);
-    /* Mask of (1u << prt_device) this plugin can run on. */
+    /* Mask of (1u << prt_device) this plugin can run on. Once configured it
+     * may leave out a device whose kernel does not take the configured
+     * dtypes (the CPU's takes more): the build for that device then fails
+     * naming the layer, the plugin and the dtypes. */
     uint32_t (*devices)(const prt_plugin *self);
 } prt_plugin_core;
 

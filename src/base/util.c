@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "fp16.h"
 
 int base_mul_i64(int64_t a, int64_t b, int64_t *out)
 {
@@ -114,78 +115,22 @@ const char *prt_dtype_name(int32_t dtype)
 
 float prt_half_to_float(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h >> 15) << 31;
-    uint32_t exp = (h >> 10) & 0x1f;
-    uint32_t man = h & 0x3ff;
-    uint32_t bits;
-    float f;
-    if (exp == 0) {
-        /* zero or subnormal: man * 2^-24 */
-        f = (float)man * 5.9604644775390625e-8f;
-        return sign ? -f : f;
-    }
-    if (exp == 31)
-        bits = sign | 0x7f800000u | (man << 13);
-    else
-        bits = sign | ((exp + 112) << 23) | (man << 13);
-    memcpy(&f, &bits, 4);
-    return f;
+    return base_h2f(h);
 }
 
 uint16_t prt_float_to_half(float f)
 {
-    uint32_t x;
-    uint32_t sign, exp, man;
-    memcpy(&x, &f, 4);
-    sign = (x >> 16) & 0x8000;
-    exp = (x >> 23) & 0xff;
-    man = x & 0x7fffff;
-    if (exp == 0xff) /* inf or nan (keep nan quiet) */
-        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0));
-    {
-        int32_t e = (int32_t)exp - 127 + 15;
-        if (e >= 31)
-            return (uint16_t)(sign | 0x7c00);
-        if (e <= 0) {
-            /* subnormal half: round to nearest even */
-            uint32_t m, shift, r, half;
-            if (e < -10)
-                return (uint16_t)sign;
-            m = man | 0x800000;
-            shift = (uint32_t)(14 - e);
-            r = m >> shift;
-            half = 1u << (shift - 1);
-            if ((m & ((1u << shift) - 1)) > half ||
-                ((m & ((1u << shift) - 1)) == half && (r & 1)))
-                r++;
-            return (uint16_t)(sign | r);
-        }
-        {
-            uint32_t r = ((uint32_t)e << 10) | (man >> 13);
-            uint32_t rest = man & 0x1fff;
-            if (rest > 0x1000 || (rest == 0x1000 && (r & 1)))
-                r++; /* may carry into the exponent, which is right */
-            return (uint16_t)(sign | r);
-        }
-    }
+    return base_f2h(f);
 }
 
 float prt_bf16_to_float(uint16_t h)
 {
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
+    return base_bf2f(h);
 }
 
 uint16_t prt_float_to_bf16(float f)
 {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    if ((x & 0x7fffffff) > 0x7f800000)
-        return (uint16_t)((x >> 16) | 0x40);
-    x += 0x7fff + ((x >> 16) & 1);
-    return (uint16_t)(x >> 16);
+    return base_f2bf(f);
 }
 
 uint64_t base_fnv1a64(const void *data, size_t n, uint64_t seed)

@@ -261,6 +261,36 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
     return st;
 }
 
+/* A plugin may leave a device out of devices() once configured, when its
+ * kernel there does not take the dtypes (plugin.h): configured with the
+ * first combination, it must still list the target, or the build fails
+ * naming the layer, the plugin and the dtypes. */
+static prt_status bld_device_dtypes(bld *b, const net_layer *l,
+                                    prt_dynamic_tensor_desc *descs, const negotiation *ng)
+{
+    int32_t n = l->nb_inputs + l->nb_outputs;
+    char list[256];
+    size_t pos = 0;
+    prt_status st;
+    for (int32_t k = 0; k < n; k++)
+        descs[k].desc.format = ng->formats[0][k];
+    st = bld_configure(b, l, descs, 0);
+    if (st || (l->plugin->vt->core->devices(l->plugin) & (1u << b->cfg->device)))
+        return st;
+    list[0] = '\0';
+    for (int32_t k = 0; k < n && pos < sizeof list; k++)
+        pos += (size_t)snprintf(list + pos, sizeof list - pos, "%s%s",
+                                k == 0              ? (l->nb_inputs ? "(" : "() -> ")
+                                : k == l->nb_inputs ? ") -> "
+                                                    : ", ",
+                                prt_dtype_name(descs[k].desc.dtype));
+    return base_error(PRT_ERR_UNSUPPORTED,
+                      "layer '%s': plugin %s does not run on %s with dtypes %s (its "
+                      "kernel there does not take them)",
+                      l->name, bld_plugin_label(l->plugin),
+                      b->cfg->device == PRT_DEVICE_CPU ? "the CPU" : "CUDA", list);
+}
+
 prt_status bld_layer_formats(bld *b, int32_t li)
 {
     const net_layer *l = &b->net->layers[li];
@@ -294,7 +324,9 @@ prt_status bld_layer_formats(bld *b, int32_t li)
                         prt_dtype_name(d->desc.dtype), buf);
         goto done;
     }
-    st = bld_tactics(l, &tactics, &nb_tactics);
+    st = bld_device_dtypes(b, l, bl->descs, ng);
+    if (!st)
+        st = bld_tactics(l, &tactics, &nb_tactics);
     if (!st && b->cfg->autotune && (ng->nb_combos > 1 || nb_tactics > 1))
         st = bld_autotune(b, l, ng, tactics, nb_tactics, &combo, &bl->tactic);
     if (st)

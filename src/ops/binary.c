@@ -34,7 +34,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/ew_kinds.h"
 #include "ops/ops_ew.h"
+#ifdef PRT_HAVE_CUDA
+#include "ops/ops_cuda.h"
+#endif
 
 /* The ops (class kinds). */
 enum {
@@ -438,6 +442,62 @@ static prt_status bin_run(const op_object *o, int32_t dtype, const prt_tensor_de
     }
 }
 
+#ifdef PRT_HAVE_CUDA
+/* CUDA: the same walk as one launch per input after the first, in place
+ * as on the CPU, and Mean's division as a float function. Integer Div and
+ * Mod are refused at build time (bin_cuda_dtypes_ok): a zero divisor
+ * fails the CPU's run, which a kernel cannot do. */
+static int32_t bin_cuda_kind(int32_t rk)
+{
+    static const int32_t k[] = {
+        [R_ADD] = OPK_ADD, [R_SUB] = OPK_SUB,   [R_MUL] = OPK_MUL,    [R_DIV] = OPK_DIV,
+        [R_MOD] = OPK_MOD, [R_FMOD] = OPK_FMOD, [R_MAX] = OPK_MAX,    [R_MIN] = OPK_MIN,
+        [R_SHL] = OPK_SHL, [R_SHR] = OPK_SHR,   [R_PRELU] = OPK_PRELU};
+    return k[rk];
+}
+
+static int bin_cuda_dtypes_ok(const op_object *o, const int32_t *types, int32_t nb_in,
+                              int32_t out_type)
+{
+    int32_t rk = row_kind(o);
+    (void)nb_in, (void)out_type;
+    return ew_is_float(types[0]) || (rk != R_DIV && rk != R_MOD && rk != R_FMOD);
+}
+
+static prt_status bin_run_cuda(const op_object *o, int32_t dtype,
+                               const prt_tensor_desc *in, int32_t nb_in,
+                               const prt_tensor_desc *out, const void *const *x, void *y,
+                               void *ws, void *stream)
+{
+    const int32_t kind = bin_cuda_kind(row_kind(o));
+    const int64_t n = base_volume(&out->dims);
+    prt_dims d[2] = {in[0].dims, nb_in > 1 ? in[1].dims : in[0].dims};
+    opk_bcast b;
+    int err;
+    (void)ws;
+    if (nb_in == 1) /* Max, Min, Sum, Mean of one input: itself */
+        return op_cuda_status(
+            o, opk_device_copy(y, x[0], prt_dtype_size(dtype) * (size_t)n, stream));
+    opk_bcast_init(&b, &out->dims, 2, d);
+    err = opk_binary(kind, dtype, &b, x[0], x[1], y, n, stream);
+    /* More inputs: y = y op x[k], each element read before it is written. */
+    for (int32_t k = 2; k < nb_in && !err; k++) {
+        d[0] = out->dims;
+        d[1] = in[k].dims;
+        opk_bcast_init(&b, &out->dims, 2, d);
+        err = opk_binary(kind, dtype, &b, y, x[k], y, n, stream);
+    }
+    if (!err && o->cls->kind == BIN_MEAN)
+        err = opk_unary_math(UM_DIVIDE, dtype, (float)nb_in, 0, 0, 0, y, y, n, stream);
+    return op_cuda_status(o, err);
+}
+#define BIN_CUDA bin_run_cuda
+#define BIN_CUDA_OK bin_cuda_dtypes_ok
+#else
+#define BIN_CUDA NULL
+#define BIN_CUDA_OK NULL
+#endif
+
 /* ---- values (shape tensors) ------------------------------------------------ */
 
 /* Integer Div truncates toward zero, as the run does: for a divisor b > 0,
@@ -533,7 +593,8 @@ static prt_status bin_values(op_object *o, const prt_dim_exprs *in_dims,
         .kind = (k), .min_inputs = (nb_max) == 2 ? 2 : 1, .max_inputs = (nb_max),        \
         .dtypes = (dt), .size = sizeof(bin_op), .alias_input = -1, .parse = bin_parse,   \
         .serialize = bin_serialize, .shapes = (shp), .infer = (inf),                     \
-        .run = {[PRT_DEVICE_CPU] = bin_run}, .values = bin_values,                       \
+        .run = {[PRT_DEVICE_CPU] = bin_run, [PRT_DEVICE_CUDA] = BIN_CUDA},               \
+        .values = bin_values, .cuda_dtypes_ok = BIN_CUDA_OK,                             \
     }
 
 static const op_class add_class =

@@ -20,8 +20,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/gpu_args.h"
 #include "ops/ops_ew.h"
 #include "ops/shape_ops.h"
+#ifdef PRT_HAVE_CUDA
+#include "ops/ops_cuda.h"
+#endif
 
 typedef struct cast_op {
     op_object o;
@@ -91,18 +95,6 @@ static prt_status cast_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
-static float get_f(const void *x, int32_t t, int64_t i)
-{
-    switch (t) {
-    case PRT_FLOAT32:
-        return ((const float *)x)[i];
-    case PRT_FLOAT16:
-        return prt_half_to_float(((const uint16_t *)x)[i]);
-    default:
-        return prt_bf16_to_float(((const uint16_t *)x)[i]);
-    }
-}
-
 static prt_status cast_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                            int32_t nb_in, const prt_tensor_desc *out,
                            const void *const *xs, void *y, void *ws, void *stream)
@@ -116,76 +108,37 @@ static prt_status cast_run(const op_object *o, int32_t dtype, const prt_tensor_d
             memmove(y, x, prt_dtype_size(dtype) * (size_t)n);
         return PRT_OK;
     }
-    for (int64_t i = 0; i < n; i++) {
-        if (ew_is_float(dtype)) {
-            float f = get_f(x, dtype, i);
-            switch (to) {
-            case PRT_FLOAT32:
-                ((float *)y)[i] = f;
-                break;
-            case PRT_FLOAT16:
-                ((uint16_t *)y)[i] = prt_float_to_half(f);
-                break;
-            case PRT_BFLOAT16:
-                ((uint16_t *)y)[i] = prt_float_to_bf16(f);
-                break;
-            case PRT_BOOL:
-                ((uint8_t *)y)[i] = f != 0.0f;
-                break;
-            case PRT_INT8:
-                ((int8_t *)y)[i] = (int8_t)ew_f64_to_int(f, INT8_MIN, INT8_MAX);
-                break;
-            case PRT_UINT8:
-                ((uint8_t *)y)[i] = (uint8_t)ew_f64_to_int(f, 0, UINT8_MAX);
-                break;
-            case PRT_INT32:
-                ((int32_t *)y)[i] = (int32_t)ew_f64_to_int(f, INT32_MIN, INT32_MAX);
-                break;
-            default:
-                ((int64_t *)y)[i] = ew_f64_to_int(f, INT64_MIN, INT64_MAX);
-                break;
-            }
-        } else {
-            int64_t v = op_int_at(x, dtype, i);
-            uint64_t u = (uint64_t)v;
-            switch (to) {
-            case PRT_FLOAT32:
-                ((float *)y)[i] = (float)v;
-                break;
-            case PRT_FLOAT16:
-                ((uint16_t *)y)[i] = prt_float_to_half((float)v);
-                break;
-            case PRT_BFLOAT16:
-                ((uint16_t *)y)[i] = prt_float_to_bf16((float)v);
-                break;
-            case PRT_BOOL:
-                ((uint8_t *)y)[i] = v != 0;
-                break;
-            case PRT_INT8:
-                ((int8_t *)y)[i] = (int8_t)(uint8_t)u;
-                break;
-            case PRT_UINT8:
-                ((uint8_t *)y)[i] = (uint8_t)u;
-                break;
-            case PRT_INT32:
-                ((int32_t *)y)[i] = (int32_t)(uint32_t)u;
-                break;
-            default:
-                ((int64_t *)y)[i] = v;
-                break;
-            }
-        }
-    }
+    /* gpu_args.h: the CUDA kernel's very code. */
+    for (int64_t i = 0; i < n; i++)
+        opk_cast_at(dtype, to, x, y, i);
     return PRT_OK;
 }
+
+#ifdef PRT_HAVE_CUDA
+static prt_status cast_run_cuda(const op_object *o, int32_t dtype,
+                                const prt_tensor_desc *in, int32_t nb_in,
+                                const prt_tensor_desc *out, const void *const *xs,
+                                void *y, void *ws, void *stream)
+{
+    int64_t n = base_volume(&in[0].dims);
+    (void)nb_in, (void)ws;
+    if (out->dtype == dtype)
+        return op_cuda_status(
+            o, opk_device_copy(y, xs[0], prt_dtype_size(dtype) * (size_t)n, stream));
+    return op_cuda_status(o, opk_cast(dtype, out->dtype, xs[0], y, n, stream));
+}
+#define CAST_CUDA cast_run_cuda
+#else
+#define CAST_CUDA NULL
+#endif
 
 #define CAST_CLASS(k, nb_in, in_dt, vals)                                                \
     {                                                                                    \
         .kind = (k), .min_inputs = (nb_in), .max_inputs = (nb_in), .dtypes = OP_DT_ALL,  \
         .size = sizeof(cast_op), .alias_input = -1, .parse = cast_parse,                 \
         .serialize = cast_serialize, .shapes = ew_same_shapes, .infer = ew_same_infer,   \
-        .run = {[PRT_DEVICE_CPU] = cast_run}, .in_dtypes = (in_dt),                      \
-        .out_dtype = cast_out_dtype, .values = (vals),                                   \
+        .run = {[PRT_DEVICE_CPU] = cast_run, [PRT_DEVICE_CUDA] = CAST_CUDA},             \
+        .in_dtypes = (in_dt), .out_dtype = cast_out_dtype, .values = (vals),             \
     }
 
 static const op_class cast_class = CAST_CLASS(CAST, 1, NULL, cast_values);

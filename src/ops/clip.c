@@ -19,6 +19,9 @@
 #include <float.h>
 
 #include "ops/ops_ew.h"
+#ifdef PRT_HAVE_CUDA
+#include "ops/ops_cuda.h"
+#endif
 
 typedef struct clip_op {
     op_object o;
@@ -178,6 +181,28 @@ static prt_status clip_run(const op_object *o, int32_t dtype, const prt_tensor_d
     return PRT_OK;
 }
 
+#ifdef PRT_HAVE_CUDA
+/* The bound inputs are device data: the kernel reads them. */
+static prt_status clip_run_cuda(const op_object *o, int32_t dtype,
+                                const prt_tensor_desc *in, int32_t nb_in,
+                                const prt_tensor_desc *out, const void *const *xs,
+                                void *y, void *ws, void *stream)
+{
+    const clip_op *c = (const clip_op *)o;
+    const void *bound[2] = {NULL, NULL};
+    int64_t lo = 0, hi = 0;
+    (void)out, (void)ws;
+    ew_int_range(dtype, &lo, &hi);
+    for (int32_t k = 1; k < nb_in; k++)
+        bound[bound_of(c, k)] = xs[k];
+    return op_cuda_status(o, opk_clip(dtype, xs[0], y, base_volume(&in[0].dims), bound[0],
+                                      bound[1], lo, hi, c->min, c->max, stream));
+}
+#define CLIP_CUDA clip_run_cuda
+#else
+#define CLIP_CUDA NULL
+#endif
+
 static const op_class clip_class = {
     .min_inputs = 1,
     .max_inputs = 3,
@@ -188,7 +213,7 @@ static const op_class clip_class = {
     .serialize = clip_serialize,
     .shapes = clip_shapes,
     .infer = clip_infer,
-    .run = {[PRT_DEVICE_CPU] = clip_run},
+    .run = {[PRT_DEVICE_CPU] = clip_run, [PRT_DEVICE_CUDA] = CLIP_CUDA},
     .in_dtypes = clip_in_dtypes,
 };
 

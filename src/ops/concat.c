@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "ops/shape_ops.h"
+#ifdef PRT_HAVE_CUDA
+#include "ops/ops_cuda.h"
+#endif
 
 typedef struct concat_op {
     op_object o;
@@ -128,6 +131,45 @@ static prt_status concat_run(const op_object *o, int32_t dtype, const prt_tensor
     return PRT_OK;
 }
 
+#ifdef PRT_HAVE_CUDA
+static prt_status concat_run_cuda(const op_object *o, int32_t dtype,
+                                  const prt_tensor_desc *in, int32_t nb_in,
+                                  const prt_tensor_desc *out, const void *const *x,
+                                  void *y, void *ws, void *stream)
+{
+    opk_concat_args a;
+    int32_t axis = 0;
+    int64_t inner = 1, off = 0;
+    prt_status st = concat_axis(o, out->dims.nb_dims, &axis);
+    (void)ws;
+    if (st)
+        return st;
+    if (nb_in > OPK_MAX_CONCAT)
+        return op_fail(o, PRT_ERR_UNSUPPORTED, "%d inputs on CUDA (at most %d)",
+                       (int)nb_in, OPK_MAX_CONCAT);
+    memset(&a, 0, sizeof a);
+    a.esize = (int32_t)prt_dtype_size(dtype);
+    a.nb = nb_in;
+    a.outer = 1;
+    for (int32_t d = 0; d < axis; d++)
+        a.outer *= out->dims.d[d];
+    for (int32_t d = axis + 1; d < out->dims.nb_dims; d++)
+        inner *= out->dims.d[d];
+    a.row = out->dims.d[axis] * inner;
+    for (int32_t i = 0; i < nb_in; i++) {
+        a.x[i] = x[i];
+        a.len[i] = in[i].dims.d[axis] * inner;
+        a.off[i] = off;
+        off += a.len[i];
+    }
+    a.y = y;
+    return op_cuda_status(o, opk_concat(&a, stream));
+}
+#define CONCAT_CUDA concat_run_cuda
+#else
+#define CONCAT_CUDA NULL
+#endif
+
 static const op_class concat_class = {
     .min_inputs = 1,
     .max_inputs = OP_MAX_INPUTS,
@@ -138,7 +180,7 @@ static const op_class concat_class = {
     .serialize = concat_serialize,
     .shapes = concat_shapes,
     .infer = concat_infer,
-    .run = {[PRT_DEVICE_CPU] = concat_run},
+    .run = {[PRT_DEVICE_CPU] = concat_run, [PRT_DEVICE_CUDA] = CONCAT_CUDA},
     .values = concat_values,
 };
 

@@ -146,6 +146,20 @@ prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t tra
                           (long long)M, (long long)N, (long long)K, (long long)batch);
     if (M == 0 || N == 0 || batch == 0)
         return PRT_OK;
+    if (K == 0) {
+        /* An empty sum: zeros (cuBLAS refuses the leading dims 0 that
+         * K = 0 gives A or B). */
+        cudaError_t e = cudaSuccess;
+        for (int64_t k = 0; k < batch && e == cudaSuccess; k++)
+            for (int64_t i = 0; i < M && e == cudaSuccess; i += ldc == N ? M : 1)
+                e = cudaMemsetAsync(C + k * stride_c + i * ldc, 0,
+                                    sizeof(float) * (size_t)(ldc == N ? M * N : N),
+                                    (cudaStream_t)stream);
+        return e == cudaSuccess
+                   ? PRT_OK
+                   : base_error(PRT_ERR_INTERNAL, "cuBLAS: zeroing an empty product: %s",
+                                cudaGetErrorString(e));
+    }
     s = blas.set_stream(b->handle, (cudaStream_t)stream);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = blas.set_workspace(b->handle, b->workspace, OPK_BLAS_WORKSPACE);

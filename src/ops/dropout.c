@@ -15,6 +15,9 @@
 #include <string.h>
 
 #include "ops/ops_ew.h"
+#ifdef PRT_HAVE_CUDA
+#include "ops/ops_cuda.h"
+#endif
 
 typedef struct dropout_op {
     op_object o;
@@ -106,6 +109,17 @@ static int32_t dropout_out_dtype(const op_object *o, const int32_t *types, int32
     return index == 1 && ((const dropout_op *)o)->mask == 1 ? PRT_BOOL : types[0];
 }
 
+/* The mask's element: true, or 1 in the data's dtype; its bytes first. */
+static uint64_t dropout_one(int32_t mask_dtype)
+{
+    const double one = 1.0;
+    uint8_t bits[8] = {0};
+    uint64_t v;
+    ew_store_f64(&one, mask_dtype, 1, bits);
+    memcpy(&v, bits, sizeof v);
+    return v;
+}
+
 static prt_status dropout_run(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
                               const prt_tensor_desc *out, int32_t nb_out,
@@ -120,18 +134,35 @@ static prt_status dropout_run(const op_object *o, int32_t dtype,
         memmove(y[0], x[0], prt_dtype_size(dtype) * (size_t)n);
     if (nb_out < 2)
         return PRT_OK;
-    if (out[1].dtype == PRT_BOOL) {
-        memset(y[1], 1, (size_t)n);
-    } else {
-        const double one = 1.0;
-        const size_t es = prt_dtype_size(dtype);
-        uint8_t bits[sizeof(float)];
-        ew_store_f64(&one, dtype, 1, bits);
+    {
+        const uint64_t one = dropout_one(out[1].dtype);
+        const size_t es = prt_dtype_size(out[1].dtype);
         for (int64_t i = 0; i < n; i++)
-            memcpy((uint8_t *)y[1] + (size_t)i * es, bits, es);
+            memcpy((uint8_t *)y[1] + (size_t)i * es, &one, es);
     }
     return PRT_OK;
 }
+
+#ifdef PRT_HAVE_CUDA
+static prt_status dropout_run_cuda(const op_object *o, int32_t dtype,
+                                   const prt_tensor_desc *in, int32_t nb_in,
+                                   const prt_tensor_desc *out, int32_t nb_out,
+                                   const void *const *x, void *const *y, void *ws,
+                                   void *stream)
+{
+    int64_t n = base_volume(&in[0].dims);
+    int err;
+    (void)nb_in, (void)ws;
+    err = opk_device_copy(y[0], x[0], prt_dtype_size(dtype) * (size_t)n, stream);
+    if (!err && nb_out > 1)
+        err = opk_fill((int32_t)prt_dtype_size(out[1].dtype), dropout_one(out[1].dtype),
+                       y[1], n, stream);
+    return op_cuda_status(o, err);
+}
+#define DROPOUT_CUDA dropout_run_cuda
+#else
+#define DROPOUT_CUDA NULL
+#endif
 
 static const op_class dropout_class = {
     .min_inputs = 1,
@@ -147,7 +178,7 @@ static const op_class dropout_class = {
     .shapes_n = dropout_shapes,
     .infer_n = dropout_infer,
     .out_dtype_n = dropout_out_dtype,
-    .run_n = {[PRT_DEVICE_CPU] = dropout_run},
+    .run_n = {[PRT_DEVICE_CPU] = dropout_run, [PRT_DEVICE_CUDA] = DROPOUT_CUDA},
 };
 
 static const prt_field_schema dropout_schema[] = {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/fp16.h"
 #include "ops/ops_ew.h"
 
 prt_status ew_same_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
@@ -124,13 +125,7 @@ void ew_load_i64(const void *x, int32_t dtype, int64_t stride, int64_t n, int64_
 
 int64_t ew_f64_to_int(double v, int64_t lo, int64_t hi)
 {
-    if (v != v)
-        return 0;
-    if (v <= (double)lo)
-        return lo;
-    if (v >= (double)hi)
-        return hi;
-    return (int64_t)v;
+    return base_f64_to_int(v, lo, hi);
 }
 
 void ew_int_range(int32_t dtype, int64_t *lo, int64_t *hi)

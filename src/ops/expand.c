@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "ops/shape_ops.h"
+#ifdef PRT_HAVE_CUDA
+#include "ops/ops_cuda.h"
+#endif
 
 static prt_status expand_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
                                 const prt_dim_exprs *sv, int32_t nb_sv,
@@ -76,28 +79,54 @@ static int expand_row(const void *ctx, const uint8_t *const *p, const int64_t *s
     return 0;
 }
 
-static prt_status expand_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                             int32_t nb_in, const prt_tensor_desc *out,
-                             const void *const *x, void *y, void *ws, void *stream)
+/* The input broadcasts to the output's dims. */
+static prt_status expand_check(const op_object *o, const prt_dims *id, const prt_dims *od)
 {
-    const prt_dims *id = &in[0].dims, *od = &out->dims;
-    size_t es = prt_dtype_size(dtype);
     int32_t off = od->nb_dims - id->nb_dims;
     char a[128], b[128];
-    (void)nb_in, (void)ws;
-    if (off < 0)
-        goto bad;
-    for (int32_t d = 0; d < id->nb_dims; d++)
+    for (int32_t d = 0; off >= 0 && d < id->nb_dims; d++)
         if (id->d[d] != 1 && id->d[d] != od->d[d + off])
-            goto bad;
-    /* The rows never stop the walk. */
-    (void)op_bcast_walk(od, 1, id, &es, es, x, y, expand_row, &es);
-    return PRT_OK;
-bad:
+            off = -1;
+    if (off >= 0)
+        return PRT_OK;
     return op_fail(o, PRT_ERR_SHAPE, "the input dims %s do not broadcast to %s",
                    base_dims_format(id, BASE_DIMS_LIST, a, sizeof a),
                    base_dims_format(od, BASE_DIMS_LIST, b, sizeof b));
 }
+
+static prt_status expand_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                             int32_t nb_in, const prt_tensor_desc *out,
+                             const void *const *x, void *y, void *ws, void *stream)
+{
+    size_t es = prt_dtype_size(dtype);
+    prt_status st = expand_check(o, &in[0].dims, &out->dims);
+    (void)nb_in, (void)ws;
+    if (st)
+        return st;
+    /* The rows never stop the walk. */
+    (void)op_bcast_walk(&out->dims, 1, &in[0].dims, &es, es, x, y, expand_row, &es);
+    return PRT_OK;
+}
+
+#ifdef PRT_HAVE_CUDA
+static prt_status expand_run_cuda(const op_object *o, int32_t dtype,
+                                  const prt_tensor_desc *in, int32_t nb_in,
+                                  const prt_tensor_desc *out, const void *const *x,
+                                  void *y, void *ws, void *stream)
+{
+    opk_bcast w;
+    prt_status st = expand_check(o, &in[0].dims, &out->dims);
+    (void)nb_in, (void)ws;
+    if (st)
+        return st;
+    opk_bcast_init(&w, &out->dims, 1, &in[0].dims);
+    return op_cuda_status(o, opk_copy((int32_t)prt_dtype_size(dtype), &w, x[0], 0, y,
+                                      base_volume(&out->dims), stream));
+}
+#define EXPAND_CUDA expand_run_cuda
+#else
+#define EXPAND_CUDA NULL
+#endif
 
 static const op_class expand_class = {
     .min_inputs = 1,
@@ -105,7 +134,7 @@ static const op_class expand_class = {
     .dtypes = OP_DT_ALL,
     .size = sizeof(op_object),
     .alias_input = -1,
-    .run = {[PRT_DEVICE_CPU] = expand_run},
+    .run = {[PRT_DEVICE_CPU] = expand_run, [PRT_DEVICE_CUDA] = EXPAND_CUDA},
     .min_shape_inputs = 1,
     .max_shape_inputs = 1,
     .shapes_sv = expand_shapes,

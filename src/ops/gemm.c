@@ -24,6 +24,10 @@
  */
 #include "ops/cpu_kernels.h"
 #include "ops/op_common.h"
+#ifdef PRT_HAVE_CUDA
+#include "ops/op_cublas.h"
+#include "ops/ops_cuda.h"
+#endif
 
 typedef struct gemm_op {
     op_object o;
@@ -176,6 +180,17 @@ static int64_t gemm_workspace(const op_object *o, int32_t dtype, const prt_dims 
     return base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
 }
 
+/* C's element strides along Y's rows and columns (0 where it is
+ * broadcast). */
+static void gemm_c_strides(const prt_dims *c, int64_t *si, int64_t *sj)
+{
+    *si = *sj = 0;
+    if (c->nb_dims >= 1 && c->d[c->nb_dims - 1] != 1)
+        *sj = 1;
+    if (c->nb_dims == 2 && c->d[0] != 1)
+        *si = c->d[1];
+}
+
 static prt_status gemm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                            int32_t nb_in, const prt_tensor_desc *out,
                            const void *const *x, void *y, void *ws, void *stream)
@@ -203,13 +218,8 @@ static prt_status gemm_run(const op_object *o, int32_t dtype, const prt_tensor_d
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                        prt_dtype_name(dtype));
     }
-    if (C && g->beta != 0.0f) {
-        const prt_dims *c = &in[2].dims;
-        if (c->nb_dims >= 1 && c->d[c->nb_dims - 1] != 1)
-            sj = 1;
-        if (c->nb_dims == 2 && c->d[0] != 1)
-            si = c->d[1];
-    }
+    if (C && g->beta != 0.0f)
+        gemm_c_strides(&in[2].dims, &si, &sj);
     /* A bias per column (a Linear layer's) or per row with alpha = beta =
      * 1 is added as each block of the product is stored. */
     fold = C && g->alpha == 1.0f && g->beta == 1.0f && (si == 0) != (sj == 0);
@@ -235,6 +245,57 @@ static prt_status gemm_run(const op_object *o, int32_t dtype, const prt_tensor_d
     return PRT_OK;
 }
 
+#ifdef PRT_HAVE_CUDA
+/* cuBLAS's product (16-bit floats through float32 in the workspace, laid
+ * out as on the CPU: A, B, C, then Y), then alpha and C in one pass. */
+static prt_status gemm_run_cuda(const op_object *o, int32_t dtype,
+                                const prt_tensor_desc *in, int32_t nb_in,
+                                const prt_tensor_desc *out, const void *const *x, void *y,
+                                void *ws, void *stream)
+{
+    const gemm_op *g = cgm(o);
+    const float *A = x[0], *B = x[1], *C = nb_in == 3 ? x[2] : NULL;
+    float *Y = y;
+    int64_t M = out->dims.d[0], N = out->dims.d[1];
+    int64_t K = in[0].dims.d[g->trans_a ? 0 : 1];
+    int64_t si = 0, sj = 0;
+    prt_status st;
+    int err = 0;
+    if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
+        float *w = ws;
+        const float **dst[3] = {&A, &B, &C};
+        for (int32_t k = 0; k < nb_in && !err; k++) {
+            int64_t v = base_volume(&in[k].dims);
+            err = opk_to_f32(dtype, x[k], w, v, stream);
+            *dst[k] = w;
+            w += v;
+        }
+        Y = w;
+    } else if (dtype != PRT_FLOAT32) {
+        return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
+                       prt_dtype_name(dtype));
+    }
+    if (err)
+        return op_cuda_status(o, err);
+    st = opk_blas_gemm(o->gpu_blas, stream, g->trans_a, g->trans_b, M, N, K, A,
+                       g->trans_a ? M : K, 0, B, g->trans_b ? K : N, 0, Y, N, 0, 1);
+    if (st)
+        return op_fail(o, st, "%s", prt_last_error());
+    if (C && g->beta != 0.0f) {
+        gemm_c_strides(&in[2].dims, &si, &sj);
+        err = opk_gemm_epilogue(Y, M, N, g->alpha, C, si, sj, g->beta, stream);
+    } else if (g->alpha != 1.0f) {
+        err = opk_gemm_epilogue(Y, M, N, g->alpha, NULL, 0, 0, 0.0f, stream);
+    }
+    if (!err && Y != y)
+        err = opk_from_f32(dtype, Y, y, M * N, stream);
+    return op_cuda_status(o, err);
+}
+#define GEMM_CUDA gemm_run_cuda
+#else
+#define GEMM_CUDA NULL
+#endif
+
 static const op_class gemm_class = {
     .min_inputs = 2,
     .max_inputs = 3,
@@ -246,7 +307,7 @@ static const op_class gemm_class = {
     .shapes = gemm_shapes,
     .infer = gemm_infer,
     .workspace = gemm_workspace,
-    .run = {[PRT_DEVICE_CPU] = gemm_run},
+    .run = {[PRT_DEVICE_CPU] = gemm_run, [PRT_DEVICE_CUDA] = GEMM_CUDA},
     .blas = 1,
 };
 

@@ -33,6 +33,9 @@
 #include "ops/cpu_kernels.h"
 #include "ops/math_ops.h"
 #include "ops/ops_nn.h"
+#ifdef PRT_HAVE_CUDA
+#include "ops/ops_cuda.h"
+#endif
 
 typedef struct ln_op {
     op_object o;
@@ -341,6 +344,61 @@ static prt_status ln_run_n(const op_object *o, int32_t dtype, const prt_tensor_d
     return PRT_OK;
 }
 
+#ifdef PRT_HAVE_CUDA
+/* Scale and B are read through a walk of the normalized dims (their dims
+ * before the axis are 1, checked, and drop out of the walk). */
+static prt_status ln_run_cuda(const op_object *o, int32_t dtype,
+                              const prt_tensor_desc *in, int32_t nb_in,
+                              const prt_tensor_desc *out, int32_t nb_out,
+                              const void *const *x, void *const *y, void *ws,
+                              void *stream)
+{
+    const prt_dims *xd = &in[0].dims;
+    int32_t axis = 0, types[1] = {dtype};
+    opk_layer_norm_args a;
+    prt_dims nd, sb[2];
+    prt_status st = ln_axis(o, xd->nb_dims, &axis);
+    (void)ws;
+    if (st)
+        return st;
+    memset(&a, 0, sizeof a);
+    a.dtype = dtype;
+    a.stash_dtype = ln_out_dtype_n(o, types, 1, 1);
+    a.norm = ln_norm_size(o, xd);
+    if (a.norm < 0)
+        return op_fail(o, PRT_ERR_SHAPE, "the normalized dims overflow");
+    a.rows = a.norm > 0   ? base_volume(xd) / a.norm
+             : nb_out > 1 ? base_volume(&out[1].dims)
+                          : 0;
+    a.epsilon = cln(o)->epsilon;
+    nd.nb_dims = xd->nb_dims - axis;
+    for (int32_t i = 0; i < nd.nb_dims; i++)
+        nd.d[i] = xd->d[axis + i];
+    for (int32_t k = 0; k < 2; k++) {
+        /* Scale, then B (or Scale again in its place, unread). */
+        prt_dims t = in[k + 1 < nb_in ? k + 1 : 1].dims;
+        if (t.nb_dims > nd.nb_dims) { /* leading 1s before the axis */
+            int32_t drop = t.nb_dims - nd.nb_dims;
+            for (int32_t i = 0; i < nd.nb_dims; i++)
+                t.d[i] = t.d[i + drop];
+            t.nb_dims = nd.nb_dims;
+        }
+        sb[k] = t;
+    }
+    opk_bcast_init(&a.sb, &nd, 2, sb);
+    a.x = x[0];
+    a.scale = x[1];
+    a.bias = nb_in == 3 ? x[2] : NULL;
+    a.y = y[0];
+    a.mean = nb_out > 1 ? y[1] : NULL;
+    a.inv_std = nb_out > 2 ? y[2] : NULL;
+    return op_cuda_status(o, opk_layer_norm(&a, stream));
+}
+#define LN_CUDA ln_run_cuda
+#else
+#define LN_CUDA NULL
+#endif
+
 static const op_class ln_class = {
     .min_inputs = 2,
     .max_inputs = 3,
@@ -354,7 +412,7 @@ static const op_class ln_class = {
     .infer_n = ln_infer_n,
     .out_dtype_n = ln_out_dtype_n,
     .workspace_n = ln_workspace_n,
-    .run_n = {[PRT_DEVICE_CPU] = ln_run_n},
+    .run_n = {[PRT_DEVICE_CPU] = ln_run_n, [PRT_DEVICE_CUDA] = LN_CUDA},
 };
 
 static const prt_field_schema ln_schema[] = {

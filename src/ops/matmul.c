@@ -397,6 +397,19 @@ static uint32_t mm_in_dtypes(const op_object *o, int32_t index, const int32_t *t
     return OP_DT(types[0]) & (index == 1 ? MM_DTYPES : OP_DT_FLOAT | OP_DT(PRT_BFLOAT16));
 }
 
+#ifdef PRT_HAVE_CUDA
+/* cuBLAS serves the floats; integer products stay on the CPU. */
+static int mm_cuda_dtypes_ok(const op_object *o, const int32_t *types, int32_t nb_in,
+                             int32_t out_type)
+{
+    (void)o, (void)nb_in, (void)out_type;
+    return types[0] == PRT_FLOAT32 || types[0] == PRT_FLOAT16 || types[0] == PRT_BFLOAT16;
+}
+#define MM_CUDA_OK mm_cuda_dtypes_ok
+#else
+#define MM_CUDA_OK NULL
+#endif
+
 static const op_class matmul_class = {
     .min_inputs = 2,
     .max_inputs = 3,
@@ -409,6 +422,7 @@ static const op_class matmul_class = {
     .workspace = mm_workspace,
     .run = {[PRT_DEVICE_CPU] = mm_run, [PRT_DEVICE_CUDA] = MM_CUDA},
     .blas = 1,
+    .cuda_dtypes_ok = MM_CUDA_OK,
 };
 
 const prt_plugin_creator op_matmul_creator = OP_CREATOR("MatMul", matmul_class, NULL, 0);

@@ -26,6 +26,12 @@ prt_status op_fail(const op_object *o, prt_status status, const char *fmt, ...)
     return status;
 }
 
+prt_status op_cuda_status(const op_object *o, int err)
+{
+    return err ? op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err)
+               : PRT_OK;
+}
+
 /* "float32, float16 or int32" for a mask. */
 static const char *dtype_list(uint32_t mask, char *buf, size_t cap)
 {
@@ -254,7 +260,20 @@ static uint32_t core_devices(const prt_plugin *p)
         if (cobj(p)->cls->nb_outputs ? cobj(p)->cls->run_n[d] != NULL
                                      : cobj(p)->cls->run[d] != NULL)
             mask |= 1u << d;
-    return mask;
+    return mask & ~cobj(p)->refused_devices;
+}
+
+/* The devices whose kernel refuses these descriptors' dtypes (which the
+ * class accepts): the configuration's are kept for devices(). */
+static uint32_t refused_for(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
+                            const prt_tensor_desc *out)
+{
+    int32_t types[OP_MAX_INPUTS];
+    for (int32_t i = 0; i < nb_in && i < OP_MAX_INPUTS; i++)
+        types[i] = in[i].dtype;
+    if (o->cls->cuda_dtypes_ok && !o->cls->cuda_dtypes_ok(o, types, nb_in, out[0].dtype))
+        return 1u << PRT_DEVICE_CUDA;
+    return 0;
 }
 
 static const prt_plugin_core op_core = {sizeof(prt_plugin_core),
@@ -427,6 +446,7 @@ static prt_status bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in
     st = check_desc_dtypes(o, descs, nb_in, odescs, nb_out);
     if (st)
         return st;
+    o->refused_devices = refused_for(o, descs, nb_in, odescs);
     o->nb_inputs = nb_in;
     o->configured = 1;
     if (!known || (o->cls->nb_outputs ? !o->cls->infer_n : !o->cls->infer))
@@ -542,6 +562,7 @@ static prt_status rt_shape_change(prt_plugin *p, const prt_tensor_desc *in, int3
     if (!st)
         st = check_dims(o, in, nb_in, out, nb_out);
     if (!st) {
+        o->refused_devices = refused_for(o, in, nb_in, out);
         o->nb_inputs = nb_in;
         o->configured = 1;
     }
@@ -578,6 +599,11 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
         st = check_dims(o, in_desc, nb_in, out_desc, nb_out);
     if (st)
         return st;
+    if (refused_for(o, in_desc, nb_in, out_desc) & (1u << device))
+        return op_fail(o, PRT_ERR_UNSUPPORTED,
+                       "the CUDA kernel does not take input dtype %s (output %s)",
+                       prt_dtype_name(nb_in ? in_desc[0].dtype : out_desc[0].dtype),
+                       prt_dtype_name(out_desc[0].dtype));
     for (int32_t k = 0; k < nb_out; k++) {
         int64_t v = base_volume(&out_desc[k].dims);
         if (v > 0 && !outputs[k])

@@ -177,6 +177,16 @@ typedef struct op_class {
      * output k (non-NULL when it has elements). An output whose dims depend
      * on data holds its upper bound in out[k].dims. */
     op_kernel_n_fn run_n[PRT_DEVICE_COUNT];
+
+    /* ---- devices (optional) ------------------------------------------- */
+    /* Whether the CUDA kernel takes these dtypes (types[0..nb_in) the
+     * inputs', out_type output 0's), when it takes fewer than the CPU's.
+     * NULL: every combination the class accepts. Once configured with
+     * dtypes it refuses, the object no longer lists CUDA among its devices,
+     * so a CUDA build fails there naming the layer, the op and the dtypes
+     * (plugin.h, devices). */
+    int (*cuda_dtypes_ok)(const op_object *o, const int32_t *types, int32_t nb_in,
+                          int32_t out_type);
 } op_class;
 
 /* The head of every op object. */
@@ -188,6 +198,9 @@ struct op_object {
      * 0 until then. */
     int32_t nb_inputs;
     int32_t configured; /* configure or on_shape_change has run */
+    /* Bit d: device d's kernel refuses the dtypes last configured
+     * (cuda_dtypes_ok), so devices() leaves it out. */
+    uint32_t refused_devices;
     /* The output dims get_output_shapes gave, for get_output_values.
      * Expressions live only as long as the build: never read them after. */
     prt_dim_exprs bld_out;
@@ -223,6 +236,9 @@ prt_status op_vfail(const char *op, const char *layer, prt_status status, const 
                     va_list ap);
 /* The op's name (its creator's). */
 const char *op_name(const op_object *o);
+/* A CUDA launcher's result (ops_cuda.h: 0, or a cudaError_t): PRT_OK, or
+ * PRT_ERR_INTERNAL naming the error number. */
+prt_status op_cuda_status(const op_object *o, int err);
 
 /* ---- fields ------------------------------------------------------------- */
 

@@ -8,9 +8,11 @@
 #ifndef PLUGRT_OPS_CUDA_H
 #define PLUGRT_OPS_CUDA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#define OPK_MAX_RANK 8
+#include "ops/gpu_args.h"
+
 #define OPK_MAX_SP 3       /* spatial dims of a convolution */
 #define OPK_MAX_LETTERS 52 /* einsum letters */
 #define OPK_MAX_OPERANDS 8
@@ -76,6 +78,170 @@ int opk_bias_rows(int32_t dtype, const void *bias, float *y, int64_t rows, int64
  * 16-bit path: to_f32 widens n elements, from_f32 narrows them. */
 int opk_to_f32(int32_t dtype, const void *x, float *y, int64_t n, void *stream);
 int opk_from_f32(int32_t dtype, const float *x, void *y, int64_t n, void *stream);
+
+/* ---- elementwise (ew_cuda.cu) --------------------------------------------
+ *
+ * dtype is a prt_dtype. Every launcher returns 0 without launching when
+ * there is nothing to write (n == 0). Broadcast walks (opk_bcast, from
+ * gpu_args.h) are passed by value with the launch. */
+
+/* What opk_binary computes per element: arithmetic with the inputs' dtype
+ * (binary.c's semantics: half floats in float32 rounded once, integers
+ * wrapping, NaN winning Max and Min), comparisons and logic to bool
+ * (compare.c's: bool inputs by truth value). */
+enum opk_binary_kind {
+    OPK_ADD,
+    OPK_SUB,
+    OPK_MUL,
+    OPK_DIV,  /* floats only: integer division by zero fails the CPU run */
+    OPK_MOD,  /* floats only; numpy.mod (the divisor's sign) */
+    OPK_FMOD, /* floats only; C fmod */
+    OPK_MAX,
+    OPK_MIN,
+    OPK_PRELU, /* x < 0 ? x * slope : x */
+    OPK_SHL,   /* uint8: BitShift */
+    OPK_SHR,
+    OPK_EQUAL, /* -> bool */
+    OPK_LESS,
+    OPK_LESS_EQUAL,
+    OPK_GREATER,
+    OPK_GREATER_EQUAL,
+    OPK_AND, /* bool only */
+    OPK_OR,
+    OPK_XOR
+};
+
+/* y = a kind c over b's walk (2 inputs: a, c); y has n elements. */
+int opk_binary(int32_t kind, int32_t dtype, const opk_bcast *b, const void *a,
+               const void *c, void *y, int64_t n, void *stream);
+
+/* y = cond ? x : z over b's walk (3 inputs), elements of esize bytes (1, 2,
+ * 4 or 8); cond is bool (non-zero bytes true). */
+int opk_where(int32_t esize, const opk_bcast *b, const void *cond, const void *x,
+              const void *z, void *y, int64_t n, void *stream);
+
+/* The float functions of unary_math.c (kind: its UM_* value, ew_kinds.h),
+ * float32/float16/bfloat16, with the op's alpha, beta, gamma and Gelu's
+ * approximate (0 none, 1 tanh). */
+int opk_unary_math(int32_t kind, int32_t dtype, float alpha, float beta, float gamma,
+                   int32_t approximate, const void *x, void *y, int64_t n, void *stream);
+
+/* unary.c's Abs, Neg, Sign (kind: OPK_ABS...) over every dtype those take,
+ * and compare.c's Not (bool), IsNaN and IsInf (floats; IsInf's detect flags
+ * in alpha's place: detect_positive, detect_negative). */
+enum opk_unary_kind { OPK_ABS, OPK_NEG, OPK_SIGN, OPK_NOT, OPK_ISNAN, OPK_ISINF };
+int opk_unary(int32_t kind, int32_t dtype, int32_t flag_a, int32_t flag_b, const void *x,
+              void *y, int64_t n, void *stream);
+
+/* Clip (clip.c): y = min(max(x, lo), hi), NaN passing through; lo and hi
+ * each read from device memory (one element of x's dtype) where the
+ * pointer is set, else ilo/ihi (integer dtypes) or flo/fhi (floats). */
+int opk_clip(int32_t dtype, const void *x, void *y, int64_t n, const void *lo,
+             const void *hi, int64_t ilo, int64_t ihi, float flo, float fhi,
+             void *stream);
+
+/* Cast from dtype `from` to `to` (cast.c's rules: to bool x != 0; floats to
+ * integers truncated and saturated, NaN 0; integers wrap). */
+int opk_cast(int32_t from, int32_t to, const void *x, void *y, int64_t n, void *stream);
+
+/* y[i] = x[offset of i in b's walk (1 input)], elements of esize bytes:
+ * Expand, Transpose, Slice with constant parameters. x_offset (elements)
+ * is added to every source offset. */
+int opk_copy(int32_t esize, const opk_bcast *b, const void *x, int64_t x_offset, void *y,
+             int64_t n, void *stream);
+
+/* bytes from x to y, both device memory (nothing when they are the same
+ * address or bytes is 0): the reshaping ops, Identity, Cast to its own
+ * dtype. */
+int opk_device_copy(void *y, const void *x, size_t bytes, void *stream);
+
+/* ---- data movement and fills (data_cuda.cu) ------------------------------ */
+
+/* Gather along an axis: data viewed as [outer, d, inner], y as [outer, ni,
+ * inner]; index k (int32 or int64, of idx_dtype) selects i (i + d when
+ * negative). An index out of [-d, d-1] gives zeros (see DESIGN-NOTES:
+ * a kernel cannot fail the run). */
+int opk_gather(int32_t esize, const void *x, const void *idx, int32_t idx_dtype, void *y,
+               int64_t outer, int64_t d, int64_t ni, int64_t inner, void *stream);
+
+/* GatherElements: y (indices' dims idims, rank r) from data (dims ddims)
+ * along `axis`; out-of-range indices give zeros. */
+typedef struct opk_gather_elements_args {
+    int32_t esize, idx_dtype, rank, axis;
+    int64_t idims[OPK_MAX_RANK], ddims[OPK_MAX_RANK];
+    const void *x, *idx;
+    void *y;
+    int64_t n;
+} opk_gather_elements_args;
+int opk_gather_elements(const opk_gather_elements_args *a, void *stream);
+
+/* Slice whose starts (and axes, steps) are device data: each thread reads
+ * the nb entries (int32 or int64 of vdtype; axes NULL: 0..nb-1, steps NULL:
+ * 1) and computes starts and steps as slice.c does; y has dims odims
+ * (rank r, the runtime's, computed from the same values), data ddims. */
+typedef struct opk_slice_args {
+    int32_t esize, rank, nb, vdtype;
+    int64_t ddims[OPK_MAX_RANK], odims[OPK_MAX_RANK];
+    const void *x, *starts, *axes, *steps;
+    void *y;
+    int64_t n;
+} opk_slice_args;
+int opk_slice(const opk_slice_args *a, void *stream);
+
+/* Concat of nb (<= OPK_MAX_CONCAT) inputs along an axis: y viewed as
+ * [outer, row], input k as [outer, len[k]] placed at column off[k]. */
+#define OPK_MAX_CONCAT 8
+typedef struct opk_concat_args {
+    int32_t esize, nb;
+    const void *x[OPK_MAX_CONCAT];
+    int64_t len[OPK_MAX_CONCAT], off[OPK_MAX_CONCAT];
+    int64_t outer, row;
+    void *y;
+} opk_concat_args;
+int opk_concat(const opk_concat_args *a, void *stream);
+
+/* n elements of esize bytes, each the low esize bytes of `pattern`
+ * (ConstantOfShape). */
+int opk_fill(int32_t esize, uint64_t pattern, void *y, int64_t n, void *stream);
+/* y[i] = v[i] as int64, n <= OPK_MAX_RANK values given by the host (Shape,
+ * Size). */
+int opk_values(const int64_t *v, int32_t n, void *y, void *stream);
+/* Range: y[i] = start + i * delta (int32 or int64; start and delta read
+ * from device memory), n elements. */
+int opk_range(int32_t dtype, const void *start, const void *delta, void *y, int64_t n,
+              void *stream);
+
+/* ---- rows (rows_cuda.cu) -------------------------------------------------- */
+
+/* Softmax (log_softmax: LogSoftmax) over rows of n elements spaced `inner`
+ * apart: x viewed as [outer, n, inner]; softmax.c's semantics (the
+ * maximum subtracted, the sum in double, NaN rows). Float dtypes. */
+int opk_softmax(int32_t dtype, const void *x, void *y, int64_t outer, int64_t n,
+                int64_t inner, int32_t log_softmax, void *stream);
+
+/* LayerNormalization over rows of `norm` elements (layer_norm.c's
+ * semantics): scale and bias (bias may be NULL) are read through walks of
+ * the normalized dims (sb: 2 inputs, scale then bias); mean and inv_std
+ * (may be NULL) are written in stash_dtype. Float dtypes. */
+typedef struct opk_layer_norm_args {
+    int32_t dtype, stash_dtype;
+    int64_t rows, norm;
+    float epsilon;
+    opk_bcast sb;
+    const void *x, *scale, *bias;
+    void *y, *mean, *inv_std;
+} opk_layer_norm_args;
+int opk_layer_norm(const opk_layer_norm_args *a, void *stream);
+
+/* y[r] = mean of row r (n elements; NaN when n is 0), summed in double:
+ * GlobalAveragePool. Float dtypes. */
+int opk_row_mean(int32_t dtype, const void *x, void *y, int64_t rows, int64_t n,
+                 void *stream);
+
+/* Gemm's epilogue on Y [M x N] float32 in place: Y = Y * alpha + C * beta
+ * with C (float32, may be NULL: Y * alpha) read at C[i * si + j * sj]. */
+int opk_gemm_epilogue(float *y, int64_t M, int64_t N, float alpha, const float *c,
+                      int64_t si, int64_t sj, float beta, void *stream);
 
 #ifdef __cplusplus
 }

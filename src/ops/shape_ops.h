@@ -33,4 +33,14 @@ prt_status op_copy_run(const op_object *o, int32_t dtype, const prt_tensor_desc 
                        int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
                        void *y, void *ws, void *stream);
 
+#ifdef PRT_HAVE_CUDA
+/* op_copy_run on CUDA: one device-to-device copy. */
+prt_status op_copy_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                            int32_t nb_in, const prt_tensor_desc *out,
+                            const void *const *x, void *y, void *ws, void *stream);
+#define OP_COPY_CUDA op_copy_run_cuda
+#else
+#define OP_COPY_CUDA NULL
+#endif
+
 #endif /* PLUGRT_OPS_SHAPE_OPS_H */

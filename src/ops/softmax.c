@@ -24,6 +24,9 @@
 #include "ops/cpu_kernels.h"
 #include "ops/math_ops.h"
 #include "ops/ops_nn.h"
+#ifdef PRT_HAVE_CUDA
+#include "ops/ops_cuda.h"
+#endif
 
 enum { SOFTMAX, LOG_SOFTMAX }; /* op_class.kind */
 
@@ -143,30 +146,42 @@ static void softmax_range(void *arg, int64_t b, int64_t e)
     }
 }
 
+/* The rows: x viewed as [outer, n, inner], each row n elements spaced
+ * inner apart. */
+static prt_status softmax_view(const op_object *o, const prt_dims *d, int64_t *outer,
+                               int64_t *n, int64_t *inner)
+{
+    int32_t axis = 0;
+    prt_status st = softmax_axis(o, d->nb_dims, &axis);
+    if (st)
+        return st;
+    *outer = *inner = 1;
+    for (int32_t i = 0; i < axis; i++)
+        *outer *= d->d[i];
+    for (int32_t i = axis + 1; i < d->nb_dims; i++)
+        *inner *= d->d[i];
+    *n = d->d[axis];
+    if (((const softmax_op *)o)->coerce_2d) {
+        /* One row per index of the dims before the axis. */
+        *n *= *inner;
+        *inner = 1;
+    }
+    return PRT_OK;
+}
+
 static prt_status softmax_run(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
                               const prt_tensor_desc *out, const void *const *x, void *y,
                               void *ws, void *stream)
 {
     const prt_dims *d = &in[0].dims;
-    int64_t outer = 1, inner = 1, n, total = base_volume(d);
-    int32_t axis = 0;
+    int64_t outer, inner, n, total = base_volume(d);
     const float *src = x[0];
     float *dst = y;
-    prt_status st = softmax_axis(o, d->nb_dims, &axis);
+    prt_status st = softmax_view(o, d, &outer, &n, &inner);
     (void)nb_in, (void)out;
     if (st)
         return st;
-    for (int32_t i = 0; i < axis; i++)
-        outer *= d->d[i];
-    for (int32_t i = axis + 1; i < d->nb_dims; i++)
-        inner *= d->d[i];
-    n = d->d[axis];
-    if (((const softmax_op *)o)->coerce_2d) {
-        /* One row per index of the dims before the axis. */
-        n *= inner;
-        inner = 1;
-    }
     if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
         op_to_f32(x[0], dtype, total, ws);
         src = dst = ws;
@@ -186,6 +201,25 @@ static prt_status softmax_run(const op_object *o, int32_t dtype,
     return PRT_OK;
 }
 
+#ifdef PRT_HAVE_CUDA
+static prt_status softmax_run_cuda(const op_object *o, int32_t dtype,
+                                   const prt_tensor_desc *in, int32_t nb_in,
+                                   const prt_tensor_desc *out, const void *const *x,
+                                   void *y, void *ws, void *stream)
+{
+    int64_t outer, inner, n;
+    prt_status st = softmax_view(o, &in[0].dims, &outer, &n, &inner);
+    (void)nb_in, (void)out, (void)ws;
+    if (st)
+        return st;
+    return op_cuda_status(o, opk_softmax(dtype, x[0], y, outer, n, inner,
+                                         o->cls->kind == LOG_SOFTMAX, stream));
+}
+#define SOFTMAX_CUDA softmax_run_cuda
+#else
+#define SOFTMAX_CUDA NULL
+#endif
+
 #define SOFTMAX_CLASS(NAME, KIND)                                                        \
     static const op_class NAME = {                                                       \
         .kind = (KIND),                                                                  \
@@ -199,7 +233,7 @@ static prt_status softmax_run(const op_object *o, int32_t dtype,
         .shapes = softmax_shapes,                                                        \
         .infer = softmax_infer,                                                          \
         .workspace = softmax_workspace,                                                  \
-        .run = {[PRT_DEVICE_CPU] = softmax_run},                                         \
+        .run = {[PRT_DEVICE_CPU] = softmax_run, [PRT_DEVICE_CUDA] = SOFTMAX_CUDA},       \
     }
 
 SOFTMAX_CLASS(softmax_class, SOFTMAX);

@@ -23,8 +23,6 @@
 #include "base/parallel.h"
 #include "ops/ops_ew.h"
 #ifdef PRT_HAVE_CUDA
-#include <cuda_runtime_api.h>
-
 #include "ops/ops_cuda.h"
 #endif
 
@@ -192,15 +190,24 @@ static prt_status unary_run_cuda(const op_object *o, int32_t dtype,
     int64_t n = base_volume(&in[0].dims);
     int err;
     (void)nb_in, (void)out, (void)ws;
-    if (o->cls->kind == UNARY_IDENTITY)
-        err = xs[0] == y
-                  ? 0
-                  : (int)cudaMemcpyAsync(y, xs[0], prt_dtype_size(dtype) * (size_t)n,
-                                         cudaMemcpyDeviceToDevice, (cudaStream_t)stream);
-    else
+    switch (o->cls->kind) {
+    case UNARY_IDENTITY:
+        err = opk_device_copy(y, xs[0], prt_dtype_size(dtype) * (size_t)n, stream);
+        break;
+    case UNARY_RELU:
         err = opk_relu(dtype, xs[0], y, n, stream);
-    return err ? op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err)
-               : PRT_OK;
+        break;
+    case UNARY_ABS:
+        err = opk_unary(OPK_ABS, dtype, 0, 0, xs[0], y, n, stream);
+        break;
+    case UNARY_NEG:
+        err = opk_unary(OPK_NEG, dtype, 0, 0, xs[0], y, n, stream);
+        break;
+    default:
+        err = opk_unary(OPK_SIGN, dtype, 0, 0, xs[0], y, n, stream);
+        break;
+    }
+    return op_cuda_status(o, err);
 }
 #define UNARY_CUDA unary_run_cuda
 #else
@@ -273,7 +280,9 @@ static prt_status neg_abs_values(op_object *o, const prt_dim_exprs *in_dims,
     {                                                                                    \
         .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = (dt),                   \
         .size = sizeof(op_object), .alias_input = -1, .shapes = ew_same_shapes,          \
-        .infer = ew_same_infer, .run = {[PRT_DEVICE_CPU] = unary_run}, .values = (val),  \
+        .infer = ew_same_infer,                                                          \
+        .run = {[PRT_DEVICE_CPU] = unary_run, [PRT_DEVICE_CUDA] = UNARY_CUDA},           \
+        .values = (val),                                                                 \
     }
 
 static const op_class abs_class = UNARY_CLASS(UNARY_ABS, EW_DT_NUMERIC, neg_abs_values);

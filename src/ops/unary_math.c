@@ -36,44 +36,12 @@
 
 #include "base/parallel.h"
 #include "ops/cpu_kernels.h"
+#include "ops/ew_kinds.h"
 #include "ops/math_ops.h"
 #include "ops/ops_ew.h"
-
-enum {
-    UM_EXP,
-    UM_LOG,
-    UM_SQRT,
-    UM_RECIPROCAL,
-    UM_FLOOR,
-    UM_CEIL,
-    UM_ROUND,
-    UM_SIN,
-    UM_COS,
-    UM_TAN,
-    UM_ASIN,
-    UM_ACOS,
-    UM_ATAN,
-    UM_SINH,
-    UM_COSH,
-    UM_ASINH,
-    UM_ACOSH,
-    UM_ATANH,
-    UM_TANH,
-    UM_ERF,
-    UM_SIGMOID,
-    UM_SOFTPLUS,
-    UM_SOFTSIGN,
-    UM_MISH,
-    UM_GELU,
-    UM_ELU,
-    UM_SELU,
-    UM_CELU,
-    UM_LEAKY_RELU,
-    UM_THRESHOLDED_RELU,
-    UM_HARD_SIGMOID,
-    UM_HARD_SWISH,
-    UM_COUNT
-};
+#ifdef PRT_HAVE_CUDA
+#include "ops/ops_cuda.h"
+#endif
 
 /* The defaults of alpha, beta and gamma, by kind (ONNX's). */
 static const float um_defaults[UM_COUNT][3] = {
@@ -300,6 +268,23 @@ static prt_status um_run(const op_object *o, int32_t dtype, const prt_tensor_des
     return PRT_OK;
 }
 
+#ifdef PRT_HAVE_CUDA
+static prt_status um_run_cuda(const op_object *o, int32_t dtype,
+                              const prt_tensor_desc *in, int32_t nb_in,
+                              const prt_tensor_desc *out, const void *const *xs, void *y,
+                              void *ws, void *stream)
+{
+    const um_op *u = (const um_op *)o;
+    (void)nb_in, (void)out, (void)ws;
+    return op_cuda_status(o, opk_unary_math(o->cls->kind, dtype, u->alpha, u->beta,
+                                            u->gamma, u->approximate, xs[0], y,
+                                            base_volume(&in[0].dims), stream));
+}
+#define UM_CUDA um_run_cuda
+#else
+#define UM_CUDA NULL
+#endif
+
 /* ---- classes, schemas, creators ------------------------------------------ */
 
 #define UM_CLASS(k)                                                                      \
@@ -307,7 +292,7 @@ static prt_status um_run(const op_object *o, int32_t dtype, const prt_tensor_des
         .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = EW_DT_FLOATS,           \
         .size = sizeof(um_op), .alias_input = -1, .parse = um_parse,                     \
         .serialize = um_serialize, .shapes = ew_same_shapes, .infer = ew_same_infer,     \
-        .run = {[PRT_DEVICE_CPU] = um_run},                                              \
+        .run = {[PRT_DEVICE_CPU] = um_run, [PRT_DEVICE_CUDA] = UM_CUDA},                 \
     }
 
 static const op_class um_classes[UM_COUNT] = {

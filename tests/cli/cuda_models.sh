@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The plugrt program on CUDA (ctest -L cuda), on the shared models that end
 # in plugins: `run MODEL.onnx --device cuda --compare DIR`, enqueued, as CUDA
-# graph replays (--cuda-graph) and on two streams (--threads 2); then a
-# round trip build -> plan -> inspect -> run on CUDA, with a timing cache
-# that the second build reuses.
+# graph replays (--cuda-graph) and on two streams (--threads 2); on
+# MobileNet and BERT, built-in ops only, enqueued and as graph replays on
+# two streams; then a round trip build -> plan -> inspect -> run on CUDA,
+# with a timing cache that the second build reuses.
 #
 # Skipped (exit 77, saying why) where `plugrt devices` says CUDA is not
 # usable: a machine without an NVIDIA GPU or driver, or a build without CUDA.
@@ -58,6 +59,30 @@ for name in nonzero_plugin qa_custom_hardmax circ_pad_conv; do
     expect_grep "\(10 runs: 5 x 2 threads" "${name}_threads.out"
   cuda_run "$name" "${name}_graph_threads" --threads 2 --cuda-graph
 done
+
+# The real models, whose every layer is a built-in op: enqueued, as graph
+# replays (no layer waits for the host, so the whole engine is captured)
+# and on two contexts, each against ONNX Runtime's references at atol 1e-4
+# of the largest reference magnitude (MobileNet's logits are ~1e-9, so a
+# fixed atol would accept anything there).
+for name in mobilenet_v3_small bert_small; do
+  if [ ! -f "$MODELS/$name.onnx" ] || [ ! -d "$MODELS/$name.data" ]; then
+    fail "$MODELS/$name.onnx or its .data directory is missing"
+    continue
+  fi
+  atol=$("$PYTHON" -c "import numpy as np, glob; print(1e-4 * min(float(np.abs(np.load(f)).max()) for f in glob.glob('$MODELS/$name.data/output_*.npy')))") || {
+    fail "$name: cannot read its references"
+    continue
+  }
+  tol=(--atol "$atol" --rtol 1e-4)
+  cuda_run "$name" "${name}_enqueue"
+  cuda_run "$name" "${name}_graph_threads" --cuda-graph --threads 2
+  for f in "out_${name}_enqueue"/*.npy; do
+    cmp -s "$f" "out_${name}_graph_threads/$(basename "$f")" ||
+      fail "$name: the graph replays' $(basename "$f") differs from the enqueued run's"
+  done
+done
+tol=(--atol 1e-4 --rtol 1e-4)
 
 # Round trip: build for CUDA with a timing cache, twice; inspect; run the plan.
 nz=$MODELS/nonzero_plugin

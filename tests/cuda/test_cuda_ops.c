@@ -1,124 +1,249 @@
 /*
- * The built-in ops with CUDA kernels (Relu, Identity, Transpose, Einsum,
- * Conv, MatMul) against their CPU kernels (ctest -L cuda): random shapes
- * (odd sizes, sizes 1 and 0 where legal), every dtype the kernels take,
- * outputs poisoned before each run so an unwritten element fails. Each case
- * is a one-op engine built for each device and loaded back.
+ * The built-in ops with CUDA kernels against their CPU kernels (ctest -L
+ * cuda): random shapes (odd sizes, sizes 1 and 0 where legal, every kind of
+ * broadcast), every dtype the kernels take, every axis, outputs poisoned
+ * before each run so an unwritten element fails. Each case is a network of
+ * one op built for each device and loaded back: its inputs are network
+ * inputs, constants, or constant shape inputs (Reshape's shape, Slice's
+ * starts), and every output is compared. Ops whose CUDA kernel takes fewer
+ * dtypes than the CPU's must fail the CUDA build naming the layer, the op
+ * and the dtype. Without a GPU the test says why and exits 77 (skipped).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "op_testutil.h"
 
-/* X0.. -> op -> Y, static dims, built for `device` and reloaded. */
-static prt_engine *build_on(int32_t device, const char *name, const prt_field *f,
-                            int32_t nf, const ot_tensor *in, int32_t nb_in)
+static int cases, failures_before;
+
+/* ---- networks with constants, shape inputs and several outputs ------------ */
+
+/* What each input of a case is: a network input (copied to the device), a
+ * constant data input, a constant shape input only (Reshape's shape), or a
+ * constant that is both (Slice's starts, Range's bounds). */
+enum { IN_DATA, IN_CONST, IN_SHAPE, IN_BOTH };
+
+#define TC_MAXOUT 3
+
+typedef struct tcase {
+    const char *op;
+    const prt_field *f;
+    int32_t nf;
+    ot_tensor in[OT_MAXIN];
+    int32_t role[OT_MAXIN];
+    int32_t nb;
+    int32_t nb_out; /* 0: 1 */
+    double rtol;
+    int exact; /* the same bytes, not only the same values */
+} tcase;
+
+/* The last failed build's message (kept: later calls may replace
+ * prt_last_error()'s). */
+static char build_error[1024];
+
+/* The case's network built for `device` and reloaded; NULL with the
+ * build's message in build_error when the build fails. */
+static prt_engine *case_build(int32_t device, const tcase *c)
 {
     prt_network *net = NULL;
     prt_builder_config *cfg = NULL;
     prt_engine *e = NULL, *r = NULL;
     prt_plugin *p = NULL;
-    int32_t ids[OT_MAXIN], layer, y;
+    int32_t data[OT_MAXIN], shape[OT_MAXIN], nd = 0, ns = 0, layer, y;
+    prt_status st;
     char nm[16];
     if (prt_network_create(&net) != PRT_OK)
         return NULL;
-    for (int32_t i = 0; i < nb_in; i++) {
-        snprintf(nm, sizeof nm, "X%d", (int)i);
-        CHECK_OK(prt_network_add_input(net, nm, in[i].dtype, &in[i].dims, &ids[i]));
+    for (int32_t i = 0; i < c->nb; i++) {
+        int32_t id;
+        snprintf(nm, sizeof nm, "%s%d", c->role[i] == IN_DATA ? "X" : "C", (int)i);
+        if (c->role[i] == IN_DATA)
+            CHECK_OK(prt_network_add_input(net, nm, c->in[i].dtype, &c->in[i].dims, &id));
+        else
+            CHECK_OK(prt_network_add_constant(net, nm, c->in[i].dtype, &c->in[i].dims,
+                                              c->in[i].data, &id));
+        if (c->role[i] != IN_SHAPE)
+            data[nd++] = id;
+        if (c->role[i] == IN_SHAPE || c->role[i] == IN_BOTH)
+            shape[ns++] = id;
     }
-    CHECK_OK(ot_make_op(name, f, nf, &p));
-    if (p && prt_network_add_plugin(net, ids, nb_in, NULL, 0, p, &layer) == PRT_OK) {
-        CHECK_OK(prt_network_get_layer_output(net, layer, 0, &y));
-        CHECK_OK(prt_network_set_tensor_name(net, y, "Y"));
-        CHECK_OK(prt_network_mark_output(net, y));
+    CHECK_OK(ot_make_op(c->op, c->f, c->nf, &p));
+    st = p ? prt_network_add_plugin(net, data, nd, shape, ns, p, &layer) : PRT_ERR_PLUGIN;
+    if (st == PRT_OK) {
+        for (int32_t k = 0; k < (c->nb_out ? c->nb_out : 1); k++) {
+            snprintf(nm, sizeof nm, "Y%d", (int)k);
+            CHECK_OK(prt_network_get_layer_output(net, layer, k, &y));
+            CHECK_OK(prt_network_set_tensor_name(net, y, nm));
+            CHECK_OK(prt_network_mark_output(net, y));
+        }
         CHECK_OK(prt_builder_config_create(&cfg));
         CHECK_OK(prt_builder_config_set_device(cfg, device));
-        CHECK_OK(prt_engine_build(net, cfg, NULL, &e));
+        st = prt_engine_build(net, cfg, NULL, &e);
     } else if (p) {
         p->vt->runtime->destroy(p);
     }
+    if (st != PRT_OK)
+        snprintf(build_error, sizeof build_error, "%s", prt_last_error());
     if (e)
         CHECK_OK(ot_reload(e, &r));
     prt_engine_destroy(e);
     prt_builder_config_destroy(cfg);
     prt_network_destroy(net);
-    return r;
+    return st == PRT_OK ? r : NULL;
 }
 
-/* Runs a CUDA engine: inputs copied to the device, Y poisoned, run, Y back. */
-static int run_cuda(prt_engine *e, const ot_tensor *in, int32_t nb_in, ot_tensor *out)
+/* Runs e on `device` with the case's network inputs; out[k] gets output k
+ * (poisoned with 0xFF bytes before the run). 0 on success. */
+static int case_run(prt_engine *e, int32_t device, const tcase *c, ot_tensor *out)
 {
+    const int cuda = device == PRT_DEVICE_CUDA;
+    const int32_t nb_out = c->nb_out ? c->nb_out : 1;
     prt_context *ctx = NULL;
-    void *dx[OT_MAXIN] = {0}, *dy = NULL, *s = NULL;
-    prt_dims yd;
-    size_t ybytes;
+    void *dx[OT_MAXIN] = {0}, *dy[TC_MAXOUT] = {0}, *s = NULL;
+    size_t ybytes[TC_MAXOUT] = {0};
     char nm[16];
-    int ok = 0;
+    int ok = 1;
     REQUIRE_OK(prt_context_create(e, &ctx));
-    REQUIRE_OK(prt_stream_create(PRT_DEVICE_CUDA, &s));
-    for (int32_t i = 0; i < nb_in; i++) {
-        size_t n = (size_t)tu_volume(&in[i].dims) * prt_dtype_size(in[i].dtype);
+    if (cuda)
+        CHECK_OK(prt_stream_create(PRT_DEVICE_CUDA, &s));
+    for (int32_t i = 0; i < c->nb && ok; i++) {
+        size_t n = (size_t)tu_volume(&c->in[i].dims) * prt_dtype_size(c->in[i].dtype);
+        if (c->role[i] != IN_DATA)
+            continue;
         snprintf(nm, sizeof nm, "X%d", (int)i);
-        CHECK_OK(prt_device_malloc(PRT_DEVICE_CUDA, n, &dx[i]));
-        CHECK_OK(prt_device_memcpy(PRT_DEVICE_CUDA, dx[i], in[i].data, n,
-                                   PRT_MEMCPY_HOST_TO_DEVICE, s));
-        CHECK_OK(prt_context_set_tensor_address(ctx, nm, dx[i]));
+        if (cuda) {
+            ok = prt_device_malloc(PRT_DEVICE_CUDA, n ? n : 1, &dx[i]) == PRT_OK &&
+                 prt_device_memcpy(PRT_DEVICE_CUDA, dx[i], c->in[i].data, n,
+                                   PRT_MEMCPY_HOST_TO_DEVICE, s) == PRT_OK;
+        }
+        ok = ok && prt_context_set_tensor_address(ctx, nm,
+                                                  cuda ? dx[i] : c->in[i].data) == PRT_OK;
     }
-    if (prt_context_get_tensor_shape(ctx, "Y", &yd) == PRT_OK) {
+    for (int32_t k = 0; k < nb_out && ok; k++) {
         prt_io_info io = {.struct_size = sizeof io};
-        int32_t k = -1;
-        CHECK_OK(prt_engine_find_io(e, "Y", &k));
-        CHECK_OK(prt_engine_get_io(e, k, &io));
-        *out = ot_make(io.dtype, yd);
-        ybytes = (size_t)tu_volume(&yd) * prt_dtype_size(io.dtype);
-        CHECK_OK(prt_device_malloc(PRT_DEVICE_CUDA, ybytes, &dy));
-        CHECK_OK(prt_device_memset(PRT_DEVICE_CUDA, dy, 0xff, ybytes, s));
-        CHECK_OK(prt_context_set_tensor_address(ctx, "Y", dy));
-        if (prt_context_enqueue(ctx, s) == PRT_OK &&
-            prt_device_memcpy(PRT_DEVICE_CUDA, out->data, dy, ybytes,
-                              PRT_MEMCPY_DEVICE_TO_HOST, s) == PRT_OK &&
-            prt_stream_synchronize(PRT_DEVICE_CUDA, s) == PRT_OK)
-            ok = 1;
-        CHECK(ok);
+        prt_dims yd;
+        int32_t idx = -1;
+        snprintf(nm, sizeof nm, "Y%d", (int)k);
+        ok = prt_context_get_tensor_shape(ctx, nm, &yd) == PRT_OK &&
+             prt_engine_find_io(e, nm, &idx) == PRT_OK &&
+             prt_engine_get_io(e, idx, &io) == PRT_OK;
+        if (!ok)
+            break;
+        out[k] = ot_make(io.dtype, yd);
+        ybytes[k] = (size_t)tu_volume(&yd) * prt_dtype_size(io.dtype);
+        if (cuda)
+            ok = prt_device_malloc(PRT_DEVICE_CUDA, ybytes[k] ? ybytes[k] : 1, &dy[k]) ==
+                     PRT_OK &&
+                 prt_device_memset(PRT_DEVICE_CUDA, dy[k], 0xff, ybytes[k], s) == PRT_OK;
+        else
+            memset(out[k].data, 0xff, ybytes[k]);
+        ok = ok && prt_context_set_tensor_address(ctx, nm, cuda ? dy[k] : out[k].data) ==
+                       PRT_OK;
     }
-    for (int32_t i = 0; i < nb_in; i++)
+    if (ok && prt_context_enqueue(ctx, s) != PRT_OK) {
+        printf("enqueue: %s\n", prt_last_error());
+        ok = 0;
+    }
+    for (int32_t k = 0; k < nb_out && ok && cuda; k++)
+        ok = prt_device_memcpy(PRT_DEVICE_CUDA, out[k].data, dy[k], ybytes[k],
+                               PRT_MEMCPY_DEVICE_TO_HOST, s) == PRT_OK;
+    if (ok && cuda && prt_stream_synchronize(PRT_DEVICE_CUDA, s) != PRT_OK) {
+        printf("the run failed on the device: %s\n", prt_last_error());
+        ok = 0;
+    }
+    CHECK(ok);
+    for (int32_t i = 0; i < c->nb; i++)
         prt_device_free(PRT_DEVICE_CUDA, dx[i]);
-    prt_device_free(PRT_DEVICE_CUDA, dy);
-    prt_stream_destroy(PRT_DEVICE_CUDA, s);
+    for (int32_t k = 0; k < nb_out; k++)
+        prt_device_free(PRT_DEVICE_CUDA, dy[k]);
+    if (s)
+        prt_stream_destroy(PRT_DEVICE_CUDA, s);
     prt_context_destroy(ctx);
     return ok ? 0 : 1;
 }
 
-static int cases, failures_before;
+/* PLUGRT_TEST_HARNESS=cpu: the cases run on the CPU twice (no GPU needed),
+ * which checks the cases and this harness, not the kernels. */
+static int harness_cpu;
 
-/* One case: the op on the CPU (reference) and on CUDA, compared. */
+/* The case on the CPU (reference) and on CUDA, every output compared. */
+static void run_case(const char *what, const tcase *c)
+{
+    const int32_t nb_out = c->nb_out ? c->nb_out : 1;
+    ot_tensor want[TC_MAXOUT] = {{0}}, got[TC_MAXOUT] = {{0}};
+    prt_engine *ce, *ge;
+    cases++;
+    ce = case_build(PRT_DEVICE_CPU, c);
+    if (!ce) {
+        printf("%s: the CPU build fails: %s\n", what, build_error);
+        CHECK(!"CPU reference builds");
+        return;
+    }
+    ge = case_build(harness_cpu ? PRT_DEVICE_CPU : PRT_DEVICE_CUDA, c);
+    if (!ge)
+        printf("%s: the CUDA build fails: %s\n", what, build_error);
+    CHECK(ge != NULL);
+    if (ge && case_run(ce, PRT_DEVICE_CPU, c, want) == 0 &&
+        case_run(ge, harness_cpu ? PRT_DEVICE_CPU : PRT_DEVICE_CUDA, c, got) == 0) {
+        for (int32_t k = 0; k < nb_out; k++) {
+            int64_t n = tu_volume(&want[k].dims);
+            double *ref = malloc(sizeof(double) * (size_t)(n + 1));
+            char w[200];
+            snprintf(w, sizeof w, "%s, output %d", what, (int)k);
+            for (int64_t i = 0; ref && i < n; i++)
+                ref[i] = ot_get(&want[k], i);
+            if (ref)
+                ot_check_close(w, &got[k], &want[k].dims, ref, c->rtol);
+            if (c->exact && ot_dims_eq(&got[k].dims, &want[k].dims) &&
+                memcmp(got[k].data, want[k].data,
+                       (size_t)n * prt_dtype_size(want[k].dtype)) != 0) {
+                printf("%s: the bytes differ from the CPU's\n", w);
+                CHECK(!"the same bytes as the CPU");
+            }
+            free(ref);
+        }
+    }
+    for (int32_t k = 0; k < TC_MAXOUT; k++) {
+        ot_free(&want[k]);
+        ot_free(&got[k]);
+    }
+    prt_engine_destroy(ce);
+    prt_engine_destroy(ge);
+}
+
+/* A case whose CUDA build must fail naming the layer (the op's name, its
+ * default), the op and the dtype. */
+static void expect_refused(const char *what, const tcase *c, const char *dtype)
+{
+    prt_engine *ge;
+    const char *msg;
+    char layer[64];
+    if (harness_cpu)
+        return;
+    ge = case_build(PRT_DEVICE_CUDA, c);
+    msg = build_error;
+    cases++;
+    snprintf(layer, sizeof layer, "layer '%s_", c->op); /* the default name */
+    if (ge || !strstr(msg, layer) || !strstr(msg, c->op) || !strstr(msg, dtype) ||
+        !strstr(msg, "CUDA")) {
+        printf("%s: the CUDA build should fail naming %s and %s; it %s: %s\n", what,
+               c->op, dtype, ge ? "succeeded" : "failed", ge ? "" : msg);
+        CHECK(!"CUDA build refused with a clear message");
+    }
+    prt_engine_destroy(ge);
+}
+
+/* A case of network inputs only. */
 static void compare(const char *what, const char *name, const prt_field *f, int32_t nf,
                     const ot_tensor *in, int32_t nb_in, double rtol)
 {
-    ot_tensor want = {0}, got = {0};
-    prt_engine *ge;
-    double *ref;
-    cases++;
-    if (ot_run_op(name, f, nf, in, nb_in, &want) != PRT_OK) {
-        printf("%s: the CPU rejects the case: %s\n", what, prt_last_error());
-        CHECK(!"CPU reference runs");
-        return;
-    }
-    ge = build_on(PRT_DEVICE_CUDA, name, f, nf, in, nb_in);
-    CHECK(ge != NULL);
-    if (ge && run_cuda(ge, in, nb_in, &got) == 0) {
-        int64_t n = tu_volume(&want.dims);
-        ref = malloc(sizeof(double) * (size_t)(n + 1));
-        for (int64_t i = 0; ref && i < n; i++)
-            ref[i] = ot_get(&want, i);
-        if (ref)
-            ot_check_close(what, &got, &want.dims, ref, rtol);
-        free(ref);
-    }
-    prt_engine_destroy(ge);
-    ot_free(&want);
-    ot_free(&got);
+    tcase c = {
+        .op = name, .f = f, .nf = nf, .nb = nb_in, .rtol = rtol, .exact = rtol == 0};
+    for (int32_t i = 0; i < nb_in; i++)
+        c.in[i] = in[i]; /* borrowed */
+    run_case(what, &c);
 }
 
 static void test_relu(tu_rng *r)
@@ -293,10 +418,804 @@ static void test_matmul(tu_rng *r)
         }
 }
 
+static void free_case(tcase *c)
+{
+    for (int32_t i = 0; i < c->nb; i++)
+        ot_free(&c->in[i]);
+}
+
+/* A random float tensor with NaN, infinities and zeros sprinkled in. */
+static ot_tensor random_special(int32_t dtype, prt_dims d, tu_rng *r)
+{
+    static const double sp[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e30, -1e30, 0.5};
+    ot_tensor t = ot_random(dtype, d, r, 0);
+    int64_t n = tu_volume(&d);
+    for (int64_t i = 0; i < n; i++)
+        if (tu_rng_range(r, 0, 7) == 0)
+            ot_set(&t, i, sp[tu_rng_range(r, 0, 7)]);
+    return t;
+}
+
+static const int32_t all_dts[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16, PRT_INT8,
+                                  PRT_UINT8,   PRT_INT32,   PRT_INT64,    PRT_BOOL};
+#define NB_ALL_DTS 8
+
+static double float_rtol(int32_t dt, double f32)
+{
+    return dt == PRT_FLOAT32    ? f32
+           : dt == PRT_FLOAT16  ? 2e-3
+           : dt == PRT_BFLOAT16 ? 1.6e-2
+                                : 0;
+}
+
+/* Output dims and two input dims broadcast to them, by kind: 0 same dims,
+ * 1 a scalar, 2 a row, 3 both sides broadcast ([a, 1, c] and [b, 1]), 4 a
+ * 1-element tensor of lower rank, 5 an empty dim, 6 rank 6 mixed. */
+static void bcast_pair(tu_rng *r, int kind, prt_dims *a, prt_dims *b)
+{
+    int64_t x = tu_rng_range(r, 1, 9), y = tu_rng_range(r, 2, 7),
+            z = tu_rng_range(r, 1, 40);
+    switch (kind) {
+    case 0:
+        *a = *b = D3(x, y, z);
+        break;
+    case 1:
+        *a = D3(x, y, z);
+        *b = D0();
+        break;
+    case 2:
+        *a = D3(x, y, z);
+        *b = D1(z);
+        break;
+    case 3:
+        *a = D3(x, 1, z);
+        *b = D2(y, 1);
+        break;
+    case 4:
+        *a = D1(1);
+        *b = D4(2, x, y, 3);
+        break;
+    case 5:
+        *a = D3(x, 0, z);
+        *b = D1(z);
+        break;
+    default: {
+        int64_t d[6], e[6];
+        for (int i = 0; i < 6; i++) {
+            d[i] = tu_rng_range(r, 1, 3);
+            e[i] = tu_rng_range(r, 0, 1) ? d[i] : 1;
+        }
+        d[2] = 1;
+        e[2] = 3;
+        *a = tu_dims(6, d);
+        *b = tu_dims(5, e + 1);
+        break;
+    }
+    }
+}
+
+static void test_binary(tu_rng *r)
+{
+    static const struct {
+        const char *op;
+        int ints, floats; /* dtypes taken on CUDA */
+    } ops[] = {{"Add", 1, 1}, {"Sub", 1, 1}, {"Mul", 1, 1}, {"Div", 0, 1},
+               {"Mod", 0, 1}, {"Max", 1, 1}, {"Min", 1, 1}, {"PRelu", 1, 1}};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (int d = 0; d < NB_ALL_DTS - 1; d++)
+            for (int kind = 0; kind < 7; kind++) {
+                const int32_t dt = all_dts[d];
+                const int is_f = d < 3;
+                tcase c = {.op = ops[o].op, .nb = 2, .rtol = float_rtol(dt, 1e-6)};
+                int32_t fmod = kind & 1;
+                prt_field f = ot_fld_i32("fmod", &fmod, 1);
+                char what[128];
+                if (!strcmp(ops[o].op, "PRelu") && (dt == PRT_INT8 || dt == PRT_UINT8 ||
+                                                    kind == 3 || kind == 4 || kind == 6))
+                    continue; /* PRelu: its dtypes, and a slope that fits X */
+                if (!strcmp(ops[o].op, "Mod")) {
+                    c.f = &f;
+                    c.nf = 1;
+                }
+                bcast_pair(r, kind, &c.in[0].dims, &c.in[1].dims);
+                c.in[0] = is_f ? random_special(dt, c.in[0].dims, r)
+                               : ot_random(dt, c.in[0].dims, r, 0);
+                c.in[1] = is_f ? random_special(dt, c.in[1].dims, r)
+                               : ot_random(dt, c.in[1].dims, r, 1);
+                /* Half floats are rounded once after float32 arithmetic:
+                 * a result that differs in float32's last bits may round
+                 * the other way. Exact for integers. */
+                snprintf(what, sizeof what, "%s %s broadcast kind %d", ops[o].op,
+                         prt_dtype_name(dt), kind);
+                if (is_f || ops[o].ints)
+                    run_case(what, &c);
+                else
+                    expect_refused(what, &c, prt_dtype_name(dt));
+                free_case(&c);
+            }
+    /* Several inputs: Sum, Mean, Max, Min of 1 to 4, one of them a scalar. */
+    for (int nb = 1; nb <= 4; nb++)
+        for (int d = 0; d < 3; d++) {
+            static const char *const multi[] = {"Sum", "Mean", "Max", "Min"};
+            for (int m = 0; m < 4; m++) {
+                tcase c = {
+                    .op = multi[m], .nb = nb, .rtol = float_rtol(all_dts[d], 1e-6)};
+                char what[96];
+                for (int k = 0; k < nb; k++)
+                    c.in[k] =
+                        random_special(all_dts[d], k == 1 ? D1(13) : D3(2, 5, 13), r);
+                snprintf(what, sizeof what, "%s of %d %s", multi[m], nb,
+                         prt_dtype_name(all_dts[d]));
+                run_case(what, &c);
+                free_case(&c);
+            }
+        }
+    {
+        /* BitShift (uint8), shifts up to 9 (8 and more give 0). */
+        static const char *const dirs[] = {"LEFT", "RIGHT"};
+        for (int k = 0; k < 2; k++) {
+            tcase c = {.op = "BitShift", .nb = 2, .exact = 1};
+            prt_field f = ot_fld_str("direction", dirs[k]);
+            c.f = &f;
+            c.nf = 1;
+            c.in[0] = ot_random(PRT_UINT8, D2(7, 33), r, 0);
+            c.in[1] = ot_make(PRT_UINT8, D1(33));
+            for (int i = 0; i < 33; i++)
+                ot_set(&c.in[1], i, (double)(i % 10));
+            run_case(dirs[k], &c);
+            free_case(&c);
+        }
+    }
+}
+
+static void test_compare(tu_rng *r)
+{
+    static const char *const cmp[] = {"Equal", "Less", "LessOrEqual", "Greater",
+                                      "GreaterOrEqual"};
+    static const char *const logic[] = {"And", "Or", "Xor", "Equal"};
+    for (int o = 0; o < 5; o++)
+        for (int d = 0; d < NB_ALL_DTS; d++)
+            for (int kind = 0; kind < 7; kind++) {
+                tcase c = {.op = cmp[o], .nb = 2, .exact = 1};
+                char what[96];
+                if (all_dts[d] == PRT_BOOL && o != 0)
+                    continue;
+                bcast_pair(r, kind, &c.in[0].dims, &c.in[1].dims);
+                c.in[0] = d < 3 ? random_special(all_dts[d], c.in[0].dims, r)
+                                : ot_random(all_dts[d], c.in[0].dims, r, 0);
+                /* Integers of a small range, so that equal values occur. */
+                c.in[1] = d < 3 ? random_special(all_dts[d], c.in[1].dims, r)
+                                : ot_random(all_dts[d], c.in[1].dims, r, 0);
+                snprintf(what, sizeof what, "%s %s kind %d", cmp[o],
+                         prt_dtype_name(all_dts[d]), kind);
+                run_case(what, &c);
+                free_case(&c);
+            }
+    for (int o = 0; o < 4; o++)
+        for (int kind = 0; kind < 7; kind++) {
+            tcase c = {.op = logic[o], .nb = 2, .exact = 1};
+            bcast_pair(r, kind, &c.in[0].dims, &c.in[1].dims);
+            c.in[0] = ot_random(PRT_BOOL, c.in[0].dims, r, 0);
+            c.in[1] = ot_random(PRT_BOOL, c.in[1].dims, r, 0);
+            run_case(logic[o], &c);
+            free_case(&c);
+        }
+    {
+        tcase c = {.op = "Not", .nb = 1, .exact = 1};
+        c.in[0] = ot_random(PRT_BOOL, D2(3, 1001), r, 0);
+        run_case("Not", &c);
+        free_case(&c);
+    }
+    for (int d = 0; d < 3; d++)
+        for (int v = 0; v < 4; v++) {
+            int32_t pos = v & 1, neg = v >> 1;
+            prt_field f[2] = {ot_fld_i32("detect_positive", &pos, 1),
+                              ot_fld_i32("detect_negative", &neg, 1)};
+            tcase c = {.op = v == 3 ? "IsNaN" : "IsInf",
+                       .f = v == 3 ? NULL : f,
+                       .nf = v == 3 ? 0 : 2,
+                       .nb = 1,
+                       .exact = 1};
+            char what[64];
+            c.in[0] = random_special(all_dts[d], D2(5, 211), r);
+            snprintf(what, sizeof what, "%s %s (%d, %d)", c.op,
+                     prt_dtype_name(all_dts[d]), (int)pos, (int)neg);
+            run_case(what, &c);
+            free_case(&c);
+        }
+}
+
+static void test_where(tu_rng *r)
+{
+    for (int d = 0; d < NB_ALL_DTS; d++)
+        for (int kind = 0; kind < 6; kind++) {
+            tcase c = {.op = "Where", .nb = 3, .exact = 1};
+            prt_dims a, b;
+            char what[64];
+            bcast_pair(r, kind, &a, &b);
+            c.in[0] = ot_random(PRT_BOOL, kind & 1 ? a : b, r, 0);
+            c.in[1] = ot_random(all_dts[d], a, r, 0);
+            c.in[2] = ot_random(all_dts[d], kind == 2 ? D0() : b, r, 0);
+            snprintf(what, sizeof what, "Where %s kind %d", prt_dtype_name(all_dts[d]),
+                     kind);
+            run_case(what, &c);
+            free_case(&c);
+        }
+}
+
+static void test_unary_math(tu_rng *r)
+{
+    static const char *const fns[] = {
+        "Exp",         "Log",      "Sqrt",     "Reciprocal", "Floor",
+        "Ceil",        "Round",    "Sin",      "Cos",        "Tan",
+        "Asin",        "Acos",     "Atan",     "Sinh",       "Cosh",
+        "Asinh",       "Acosh",    "Atanh",    "Tanh",       "Erf",
+        "Sigmoid",     "Softplus", "Softsign", "Mish",       "Gelu",
+        "Elu",         "Selu",     "Celu",     "LeakyRelu",  "ThresholdedRelu",
+        "HardSigmoid", "HardSwish"};
+    for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++)
+        for (int d = 0; d < 3; d++)
+            for (int v = 0; v < 2; v++) {
+                tcase c = {.op = fns[k], .nb = 1, .rtol = float_rtol(all_dts[d], 2e-6)};
+                prt_field f[2];
+                float alpha = 0.37f, beta = 0.61f;
+                char what[96];
+                /* With fields where the op has them. */
+                if (v && (!strcmp(fns[k], "Elu") || !strcmp(fns[k], "Celu") ||
+                          !strcmp(fns[k], "LeakyRelu") ||
+                          !strcmp(fns[k], "ThresholdedRelu"))) {
+                    f[0] = ot_fld_f32("alpha", &alpha);
+                    c.f = f;
+                    c.nf = 1;
+                } else if (v && !strcmp(fns[k], "HardSigmoid")) {
+                    f[0] = ot_fld_f32("alpha", &alpha);
+                    f[1] = ot_fld_f32("beta", &beta);
+                    c.f = f;
+                    c.nf = 2;
+                } else if (v && !strcmp(fns[k], "Gelu")) {
+                    f[0] = ot_fld_str("approximate", "tanh");
+                    c.f = f;
+                    c.nf = 1;
+                } else if (v) {
+                    continue;
+                }
+                /* Values of [-4, 4) and specials: the functions' interesting
+                 * parts, and their NaN and infinity rules. */
+                c.in[0] = random_special(all_dts[d], D2(9, 137), r);
+                for (int64_t i = 0; i < 9 * 137; i++)
+                    if (i % 3 == 1)
+                        ot_set(&c.in[0], i, tu_rng_uniform(r) * 8.0 - 4.0);
+                snprintf(what, sizeof what, "%s %s%s", fns[k], prt_dtype_name(all_dts[d]),
+                         v ? " with fields" : "");
+                run_case(what, &c);
+                free_case(&c);
+            }
+    /* Abs, Neg, Sign over their dtypes, exactly; Relu's dtypes are above. */
+    for (int d = 0; d < NB_ALL_DTS - 1; d++) {
+        static const char *const ops[] = {"Abs", "Neg", "Sign"};
+        for (int o = 0; o < 3; o++) {
+            tcase c = {.op = ops[o], .nb = 1, .exact = 1};
+            char what[64];
+            if (o == 1 && all_dts[d] == PRT_UINT8)
+                continue;
+            c.in[0] = d < 3 ? random_special(all_dts[d], D1(1000), r)
+                            : ot_random(all_dts[d], D1(1000), r, 0);
+            if (all_dts[d] == PRT_INT8)
+                ot_set(&c.in[0], 0, -128); /* wraps */
+            snprintf(what, sizeof what, "%s %s", ops[o], prt_dtype_name(all_dts[d]));
+            run_case(what, &c);
+            free_case(&c);
+        }
+    }
+}
+
+static void test_clip(tu_rng *r)
+{
+    for (int d = 0; d < NB_ALL_DTS - 1; d++)
+        for (int v = 0; v < 6; v++) {
+            /* v: no bounds, min, min and max, max only (max_only), the
+             * bounds as fields (floats), min above max. */
+            const int32_t dt = all_dts[d];
+            int32_t one = 1;
+            float fmin = -0.3f, fmax = 0.6f;
+            prt_field f[2];
+            tcase c = {.op = "Clip", .nb = 1, .exact = 1};
+            char what[64];
+            if (v == 4 && d >= 3)
+                continue;
+            c.in[0] = d < 3 ? random_special(dt, D2(7, 129), r)
+                            : ot_random(dt, D2(7, 129), r, 0);
+            if (v == 1 || v == 2 || v == 5) {
+                c.in[c.nb] = ot_make(dt, D0());
+                ot_set(&c.in[c.nb], 0, v == 5 ? 3 : d < 3 ? -0.25 : -5);
+                c.role[c.nb++] = v == 2 ? IN_DATA : IN_CONST;
+            }
+            if (v == 2 || v == 3 || v == 5) {
+                c.in[c.nb] = ot_make(dt, D1(1));
+                ot_set(&c.in[c.nb], 0, v == 5 ? 1 : d < 3 ? 0.5 : 7);
+                c.role[c.nb++] = IN_CONST;
+            }
+            if (v == 3) {
+                f[0] = ot_fld_i32("max_only", &one, 1);
+                c.f = f;
+                c.nf = 1;
+            } else if (v == 4) {
+                f[0] = ot_fld_f32("min", &fmin);
+                f[1] = ot_fld_f32("max", &fmax);
+                c.f = f;
+                c.nf = 2;
+            }
+            snprintf(what, sizeof what, "Clip %s variant %d", prt_dtype_name(dt), v);
+            run_case(what, &c);
+            free_case(&c);
+        }
+}
+
+static void test_dropout(tu_rng *r)
+{
+    for (int d = 0; d < 3; d++)
+        for (int32_t mask = 0; mask < 3; mask++) {
+            prt_field f = ot_fld_i32("mask", &mask, 1);
+            tcase c = {.op = "Dropout",
+                       .f = &f,
+                       .nf = 1,
+                       .nb = 1 + (mask == 1),
+                       .nb_out = mask ? 2 : 1,
+                       .exact = 1};
+            char what[64];
+            c.in[0] = random_special(all_dts[d], D3(3, 1, 77), r);
+            if (c.nb == 2) { /* ratio: not read */
+                c.in[1] = ot_make(all_dts[d], D0());
+                ot_set(&c.in[1], 0, 0.25);
+                c.role[1] = IN_CONST;
+            }
+            snprintf(what, sizeof what, "Dropout %s mask %d", prt_dtype_name(all_dts[d]),
+                     (int)mask);
+            run_case(what, &c);
+            free_case(&c);
+        }
+}
+
+static void test_cast(tu_rng *r)
+{
+    for (int a = 0; a < NB_ALL_DTS; a++)
+        for (int b = 0; b < NB_ALL_DTS; b++) {
+            int32_t to = all_dts[b];
+            prt_field f = ot_fld_i32("to", &to, 1);
+            tcase c = {.op = "Cast", .f = &f, .nf = 1, .nb = 1, .exact = 1};
+            char what[64];
+            c.in[0] = a < 3 ? random_special(all_dts[a], D2(3, 301), r)
+                            : ot_random(all_dts[a], D2(3, 301), r, 0);
+            /* Large and fractional values: saturation and truncation. */
+            for (int64_t i = 0; a < 3 && i < 3 * 301; i += 5)
+                ot_set(&c.in[0], i, (tu_rng_uniform(r) - 0.5) * 1e3);
+            if (all_dts[a] == PRT_INT64)
+                ot_set(&c.in[0], 1, 9007199254740993.0); /* rounds in float32 */
+            snprintf(what, sizeof what, "Cast %s to %s", prt_dtype_name(all_dts[a]),
+                     prt_dtype_name(to));
+            run_case(what, &c);
+            free_case(&c);
+        }
+}
+
+/* An int64 (or int32) constant of n values. */
+static ot_tensor ints(int32_t dtype, int32_t n, const int64_t *v)
+{
+    ot_tensor t = ot_make(dtype, D1(n));
+    for (int32_t i = 0; i < n; i++)
+        ot_set(&t, i, (double)v[i]);
+    return t;
+}
+
+static ot_tensor scalar_i(int32_t dtype, int64_t v)
+{
+    ot_tensor t = ot_make(dtype, D0());
+    ot_set(&t, 0, (double)v);
+    return t;
+}
+
+static void test_gather(tu_rng *r)
+{
+    for (int t = 0; t < 48; t++) {
+        const int32_t dt = all_dts[t % NB_ALL_DTS];
+        int32_t rank = 1 + (int32_t)tu_rng_range(r, 0, 3), axis;
+        int32_t irank = (int32_t)tu_rng_range(r, 0, 2),
+                idt = t & 1 ? PRT_INT32 : PRT_INT64;
+        int64_t d[4], id[2];
+        tcase c = {.op = "Gather", .nb = 2, .exact = 1};
+        prt_field f;
+        char what[96];
+        for (int32_t i = 0; i < rank; i++)
+            d[i] = tu_rng_range(r, 1, 6);
+        axis = (int32_t)tu_rng_range(r, -rank, rank - 1);
+        for (int32_t i = 0; i < irank; i++)
+            id[i] = tu_rng_range(r, 0, 4);
+        f = ot_fld_i32("axis", &axis, 1);
+        c.f = &f;
+        c.nf = 1;
+        c.in[0] = ot_random(dt, tu_dims(rank, d), r, 0);
+        c.in[1] = ot_make(idt, tu_dims(irank, id));
+        for (int64_t i = 0; i < tu_volume(&c.in[1].dims); i++) {
+            int64_t n = d[axis < 0 ? axis + rank : axis];
+            ot_set(&c.in[1], i, (double)tu_rng_range(r, -n, n - 1)); /* negatives too */
+        }
+        c.role[1] = t % 3 == 0 ? IN_CONST : IN_DATA;
+        snprintf(what, sizeof what, "Gather %s rank %d axis %d, %s indices of rank %d",
+                 prt_dtype_name(dt), (int)rank, (int)axis, prt_dtype_name(idt),
+                 (int)irank);
+        run_case(what, &c);
+        free_case(&c);
+    }
+    for (int t = 0; t < 32; t++) {
+        const int32_t dt = all_dts[t % NB_ALL_DTS];
+        int32_t rank = 1 + (int32_t)tu_rng_range(r, 0, 3), axis;
+        int64_t d[4], id[4];
+        tcase c = {.op = "GatherElements", .nb = 2, .exact = 1};
+        prt_field f;
+        char what[96];
+        for (int32_t i = 0; i < rank; i++) {
+            d[i] = tu_rng_range(r, 1, 5);
+            id[i] = tu_rng_range(r, 1, d[i]);
+        }
+        axis = (int32_t)tu_rng_range(r, -rank, rank - 1);
+        id[axis < 0 ? axis + rank : axis] = tu_rng_range(r, 0, 6);
+        f = ot_fld_i32("axis", &axis, 1);
+        c.f = &f;
+        c.nf = 1;
+        c.in[0] = ot_random(dt, tu_dims(rank, d), r, 0);
+        c.in[1] = ot_make(t & 1 ? PRT_INT32 : PRT_INT64, tu_dims(rank, id));
+        for (int64_t i = 0; i < tu_volume(&c.in[1].dims); i++) {
+            int64_t n = d[axis < 0 ? axis + rank : axis];
+            ot_set(&c.in[1], i, (double)tu_rng_range(r, -n, n - 1));
+        }
+        snprintf(what, sizeof what, "GatherElements %s rank %d axis %d",
+                 prt_dtype_name(dt), (int)rank, (int)axis);
+        run_case(what, &c);
+        free_case(&c);
+    }
+}
+
+static void test_slice(tu_rng *r)
+{
+    for (int t = 0; t < 60; t++) {
+        const int32_t dt = all_dts[t % NB_ALL_DTS], vdt = t & 1 ? PRT_INT32 : PRT_INT64;
+        int32_t rank = 1 + (int32_t)tu_rng_range(r, 0, 3),
+                n = 1 + (int32_t)tu_rng_range(r, 0, rank - 1);
+        int64_t d[4], st[4], en[4], ax[4], sp[4];
+        int32_t perm[4] = {0, 1, 2, 3};
+        tcase c = {.op = "Slice", .exact = 1};
+        char what[96];
+        for (int32_t i = 0; i < rank; i++)
+            d[i] = tu_rng_range(r, 1, 7);
+        for (int32_t i = rank - 1; i > 0; i--) {
+            int32_t j = (int32_t)tu_rng_range(r, 0, i), x = perm[i];
+            perm[i] = perm[j];
+            perm[j] = x;
+        }
+        for (int32_t i = 0; i < n; i++) {
+            ax[i] = tu_rng_range(r, 0, 1) ? perm[i] : perm[i] - rank;
+            sp[i] =
+                tu_rng_range(r, 0, 3) ? tu_rng_range(r, 1, 3) : -tu_rng_range(r, 1, 2);
+            st[i] = tu_rng_range(r, -9, 9);
+            /* Past either end now and then (clamped). */
+            en[i] = tu_rng_range(r, 0, 5) ? tu_rng_range(r, -9, 9)
+                                          : (sp[i] > 0 ? 1000000000 : -1000000000);
+        }
+        c.in[0] = ot_random(dt, tu_dims(rank, d), r, 0);
+        c.in[1] = ints(vdt, n, st);
+        c.in[2] = ints(vdt, n, en);
+        c.in[3] = ints(vdt, n, ax);
+        c.in[4] = ints(vdt, n, sp);
+        c.role[1] = c.role[2] = c.role[3] = c.role[4] = IN_BOTH;
+        c.nb = 3 + (int32_t)tu_rng_range(r, 0, 2);
+        if (c.nb < 5)
+            for (int32_t i = 0; i < n; i++)
+                if (sp[i] < 0) /* steps 1 without the input */
+                    c.nb = 5;
+        snprintf(what, sizeof what, "Slice %s rank %d, %d entries, %d inputs case %d",
+                 prt_dtype_name(dt), (int)rank, (int)n, (int)c.nb, t);
+        run_case(what, &c);
+        for (int32_t i = c.nb; i < 5; i++)
+            ot_free(&c.in[i]);
+        free_case(&c);
+    }
+    {
+        /* The opset 1-9 form: fields starts, ends, axes. */
+        int64_t s[2] = {1, -3}, e[2] = {INT64_MAX, -1};
+        int32_t ax[2] = {2, 0};
+        prt_field f[3] = {{"starts", s, PRT_FIELD_INT64, 2},
+                          {"ends", e, PRT_FIELD_INT64, 2},
+                          ot_fld_i32("axes", ax, 2)};
+        tcase c = {.op = "Slice", .f = f, .nf = 3, .nb = 1, .exact = 1};
+        c.in[0] = ot_random(PRT_FLOAT32, D3(5, 4, 6), r, 0);
+        run_case("Slice with fields", &c);
+        free_case(&c);
+    }
+}
+
+static void test_concat_expand(tu_rng *r)
+{
+    for (int t = 0; t < 40; t++) {
+        const int32_t dt = all_dts[t % NB_ALL_DTS];
+        int32_t rank = 1 + (int32_t)tu_rng_range(r, 0, 3), axis,
+                nb = 1 + (int32_t)tu_rng_range(r, 0, 3);
+        int64_t d[4];
+        tcase c = {.op = "Concat", .nb = nb, .exact = 1};
+        prt_field f;
+        char what[96];
+        for (int32_t i = 0; i < rank; i++)
+            d[i] = tu_rng_range(r, 1, 5);
+        axis = (int32_t)tu_rng_range(r, -rank, rank - 1);
+        f = ot_fld_i32("axis", &axis, 1);
+        c.f = &f;
+        c.nf = 1;
+        for (int32_t k = 0; k < nb; k++) {
+            d[axis < 0 ? axis + rank : axis] = k == 1 ? 0 : tu_rng_range(r, 1, 6);
+            c.in[k] = ot_random(dt, tu_dims(rank, d), r, 0);
+            c.role[k] = k == 2 ? IN_CONST : IN_DATA;
+        }
+        snprintf(what, sizeof what, "Concat of %d %s rank %d axis %d", (int)nb,
+                 prt_dtype_name(dt), (int)rank, (int)axis);
+        run_case(what, &c);
+        free_case(&c);
+    }
+    for (int t = 0; t < 24; t++) {
+        const int32_t dt = all_dts[t % NB_ALL_DTS];
+        static const struct {
+            prt_dims x;
+            int32_t n;
+            int64_t shape[4];
+        } cs[] = {{{1, {1}}, 3, {2, 3, 4}},
+                  {{2, {3, 1}}, 2, {3, 5}},
+                  {{3, {2, 1, 4}}, 4, {3, 1, 7, 4}},
+                  {{2, {1, 5}}, 1, {1}},
+                  {{0, {0}}, 2, {4, 6}},
+                  {{2, {1, 7}}, 3, {2, 0, 7}}};
+        tcase c = {.op = "Expand", .nb = 2, .exact = 1};
+        c.in[0] = ot_random(dt, cs[t % 6].x, r, 0);
+        c.in[1] = ints(PRT_INT64, cs[t % 6].n, cs[t % 6].shape);
+        c.role[1] = IN_SHAPE;
+        run_case("Expand", &c);
+        free_case(&c);
+    }
+}
+
+static void test_reshaping(tu_rng *r)
+{
+    for (int d = 0; d < NB_ALL_DTS; d++) {
+        const int32_t dt = all_dts[d];
+        static const int64_t shape[3] = {-1, 5, 3}, axes[2] = {0, 3};
+        int32_t axis = d % 4;
+        prt_field f = ot_fld_i32("axis", &axis, 1);
+        tcase c = {.op = "Reshape", .nb = 2, .exact = 1};
+        c.in[0] = ot_random(dt, D3(2, 3, 5), r, 0);
+        c.in[1] = ints(PRT_INT64, 3, shape);
+        c.role[1] = IN_SHAPE;
+        run_case("Reshape", &c);
+        c.op = "Unsqueeze";
+        ot_free(&c.in[1]);
+        c.in[1] = ints(PRT_INT64, 2, axes);
+        run_case("Unsqueeze", &c);
+        c.op = "Flatten";
+        c.f = &f;
+        c.nf = 1;
+        c.nb = 1;
+        run_case("Flatten", &c);
+        c.f = NULL;
+        c.nf = 0;
+        c.op = "Identity";
+        run_case("Identity", &c);
+        c.op = "Shape";
+        run_case("Shape", &c);
+        c.op = "Size";
+        run_case("Size", &c);
+        ot_free(&c.in[0]);
+        c.in[0] = ot_random(dt, D4(1, 7, 1, 2), r, 0);
+        c.op = "Squeeze";
+        run_case("Squeeze", &c);
+        c.nb = 2;
+        free_case(&c);
+    }
+    for (int v = 0; v < 4; v++) {
+        /* Shape's start and end. */
+        int32_t se[4][2] = {{1, 3}, {-2, 9}, {0, -1}, {3, 1}};
+        prt_field f[2] = {ot_fld_i32("start", &se[v][0], 1),
+                          ot_fld_i32("end", &se[v][1], 1)};
+        tcase c = {.op = "Shape", .f = f, .nf = 2, .nb = 1, .exact = 1};
+        c.in[0] = ot_random(PRT_FLOAT32, D4(2, 3, 4, 5), r, 0);
+        run_case("Shape with start and end", &c);
+        free_case(&c);
+    }
+}
+
+static void test_fills(void)
+{
+    for (int d = 0; d < NB_ALL_DTS; d++) {
+        static const int64_t shape[3] = {3, 1, 17};
+        int32_t dt = all_dts[d];
+        float fv = -2.75f;
+        int32_t iv = d == 4 ? 200 : -7;
+        prt_field f[2] = {ot_fld_i32("dtype", &dt, 1),
+                          d < 3 ? ot_fld_f32("value", &fv) : ot_fld_i32("value", &iv, 1)};
+        tcase c = {.op = "ConstantOfShape", .f = f, .nf = 2, .nb = 1, .exact = 1};
+        char what[64];
+        c.in[0] = ints(PRT_INT64, 3, shape);
+        c.role[0] = IN_SHAPE;
+        snprintf(what, sizeof what, "ConstantOfShape %s", prt_dtype_name(dt));
+        run_case(what, &c);
+        free_case(&c);
+    }
+    for (int t = 0; t < 8; t++) {
+        static const int64_t b[8][3] = {{0, 10, 1},   {3, -7, -2}, {5, 5, 1},
+                                        {-4, 100, 7}, {0, 1, 1},   {9, 0, -3},
+                                        {2, 40, 13},  {0, 0, -1}};
+        const int32_t dt = t & 1 ? PRT_INT32 : PRT_INT64;
+        tcase c = {.op = "Range", .nb = 3, .exact = 1};
+        for (int k = 0; k < 3; k++) {
+            c.in[k] = scalar_i(dt, b[t][k]);
+            c.role[k] = IN_BOTH;
+        }
+        run_case("Range", &c);
+        free_case(&c);
+    }
+}
+
+static void test_rows(tu_rng *r)
+{
+    for (int t = 0; t < 36; t++) {
+        const int32_t dt = all_dts[t % 3];
+        int32_t rank = 1 + (int32_t)tu_rng_range(r, 0, 3), axis, c2 = t % 5 == 4;
+        int64_t d[4];
+        prt_field f[2];
+        tcase c = {.op = t & 1 ? "LogSoftmax" : "Softmax",
+                   .f = f,
+                   .nf = 2,
+                   .nb = 1,
+                   .rtol = float_rtol(dt, 1e-5)};
+        char what[96];
+        for (int32_t i = 0; i < rank; i++)
+            d[i] = tu_rng_range(r, 1, 9);
+        /* Long rows: a warp takes up to 1024 elements, a block more. */
+        if (t == 6 || t == 10)
+            d[rank - 1] = t == 6 ? 3000 : 1024;
+        axis = t == 6 || t == 10 ? -1 : (int32_t)tu_rng_range(r, -rank, rank - 1);
+        f[0] = ot_fld_i32("axis", &axis, 1);
+        f[1] = ot_fld_i32("coerce_2d", &c2, 1);
+        c.in[0] = t % 4 == 3 ? random_special(dt, tu_dims(rank, d), r)
+                             : ot_random(dt, tu_dims(rank, d), r, 0);
+        for (int64_t i = 0; i < tu_volume(&c.in[0].dims); i++)
+            ot_set(&c.in[0], i, ot_get(&c.in[0], i) * 6.0); /* a real spread */
+        snprintf(what, sizeof what, "%s %s rank %d axis %d coerce_2d %d", c.op,
+                 prt_dtype_name(dt), (int)rank, (int)axis, (int)c2);
+        run_case(what, &c);
+        free_case(&c);
+    }
+    for (int t = 0; t < 36; t++) {
+        const int32_t dt = all_dts[t % 3];
+        static const int32_t stash[3] = {1, 10, 16};
+        int32_t rank = 1 + (int32_t)tu_rng_range(r, 0, 3), axis, nbo = 1 + t % 3;
+        int32_t st = stash[(t / 3) % 3];
+        int64_t d[4], sd[4];
+        float eps = t % 2 ? 1e-5f : 1e-2f;
+        prt_field f[4];
+        tcase c = {.op = "LayerNormalization",
+                   .f = f,
+                   .nf = 4,
+                   .nb = 2 + (t / 2) % 2,
+                   .nb_out = nbo,
+                   .rtol = float_rtol(dt, 2e-5)};
+        char what[128];
+        for (int32_t i = 0; i < rank; i++)
+            d[i] = tu_rng_range(r, 1, 7);
+        if (t == 5 || t == 11)
+            d[rank - 1] = t == 5 ? 2500 : 1025;
+        axis = (int32_t)tu_rng_range(r, -rank, rank - 1);
+        for (int32_t i = 0; i < rank; i++)
+            sd[i] = i < (axis < 0 ? axis + rank : axis) || tu_rng_range(r, 0, 2) == 0
+                        ? 1
+                        : d[i];
+        f[0] = ot_fld_i32("axis", &axis, 1);
+        f[1] = ot_fld_f32("epsilon", &eps);
+        f[2] = ot_fld_i32("stash_type", &st, 1);
+        f[3] = ot_fld_i32("nb_outputs", &nbo, 1);
+        c.in[0] = ot_random(dt, tu_dims(rank, d), r, 0);
+        c.in[1] = ot_random(dt, tu_dims(rank, sd), r, 0);
+        c.in[2] = ot_random(dt, tu_dims(rank - (int32_t)(t % 2), sd + t % 2), r, 0);
+        c.role[1] = c.role[2] = t % 4 == 0 ? IN_CONST : IN_DATA;
+        if (st != 1) /* statistics rounded to 16 bits */
+            c.rtol = c.rtol > 1.6e-2 ? c.rtol : st == 10 ? 2e-3 : 1.6e-2;
+        snprintf(what, sizeof what,
+                 "LayerNormalization %s rank %d axis %d, %d inputs, %d outputs, stash %d",
+                 prt_dtype_name(dt), (int)rank, (int)axis, (int)c.nb, (int)nbo, (int)st);
+        run_case(what, &c);
+        if (c.nb == 2)
+            ot_free(&c.in[2]);
+        free_case(&c);
+    }
+    for (int t = 0; t < 12; t++) {
+        const int32_t dt = all_dts[t % 3];
+        static const prt_dims xs[4] = {{4, {2, 3, 7, 9}},
+                                       {3, {1, 5, 1000}},
+                                       {5, {2, 2, 3, 1, 5}},
+                                       {4, {1, 16, 56, 56}}};
+        tcase c = {.op = "GlobalAveragePool", .nb = 1, .rtol = float_rtol(dt, 1e-6)};
+        char what[64];
+        c.in[0] = ot_random(dt, xs[t % 4], r, 0);
+        snprintf(what, sizeof what, "GlobalAveragePool %s case %d", prt_dtype_name(dt),
+                 t);
+        run_case(what, &c);
+        free_case(&c);
+    }
+}
+
+static void test_gemm(tu_rng *r)
+{
+    for (int t = 0; t < 36; t++) {
+        const int32_t dt = all_dts[t % 3];
+        int32_t ta = (t >> 1) & 1, tb = (t >> 2) & 1;
+        float alpha = t % 5 == 0 ? 1.0f : 0.75f, beta = t % 7 == 0 ? 0.0f
+                                                        : t % 3    ? 1.0f
+                                                                   : -1.5f;
+        int64_t M = tu_rng_range(r, 1, 40), N = tu_rng_range(r, 1, 40),
+                K = tu_rng_range(r, 1, 70);
+        static const int nc_kinds = 6;
+        int ck = t % nc_kinds;
+        prt_field f[4] = {ot_fld_f32("alpha", &alpha), ot_fld_f32("beta", &beta),
+                          ot_fld_i32("transA", &ta, 1), ot_fld_i32("transB", &tb, 1)};
+        tcase c = {.op = "Gemm",
+                   .f = f,
+                   .nf = 4,
+                   .nb = ck == 5 ? 2 : 3,
+                   .rtol = dt == PRT_FLOAT32 ? 1e-4 : 1e-2};
+        char what[128];
+        prt_dims cd[5] = {D0(), D1(N), D2(M, 1), D2(M, N), D2(1, N)};
+        c.in[0] = ot_random(dt, ta ? D2(K, M) : D2(M, K), r, 0);
+        c.in[1] = ot_random(dt, tb ? D2(N, K) : D2(K, N), r, 0);
+        if (ck < 5)
+            c.in[2] = ot_random(dt, cd[ck], r, 0);
+        c.role[1] = c.role[2] = t % 2 ? IN_CONST : IN_DATA;
+        snprintf(what, sizeof what,
+                 "Gemm %s %lldx%lldx%lld transA %d transB %d alpha %g beta %g C kind %d",
+                 prt_dtype_name(dt), (long long)M, (long long)N, (long long)K, (int)ta,
+                 (int)tb, alpha, beta, ck);
+        run_case(what, &c);
+        free_case(&c);
+    }
+    for (int d = 0; d < 3; d++) {
+        /* Empty sums (K = 0): zeros, plus C. */
+        float alpha = 1.0f, beta = 0.5f;
+        int32_t tb = d == 1;
+        prt_field f[3] = {ot_fld_f32("alpha", &alpha), ot_fld_f32("beta", &beta),
+                          ot_fld_i32("transB", &tb, 1)};
+        tcase g = {.op = "Gemm", .f = f, .nf = 3, .nb = 3, .rtol = 1e-6};
+        tcase m = {.op = "MatMul", .nb = 2, .rtol = 1e-6};
+        g.in[0] = ot_random(all_dts[d], D2(5, 0), r, 0);
+        g.in[1] = ot_random(all_dts[d], tb ? D2(3, 0) : D2(0, 3), r, 0);
+        g.in[2] = ot_random(all_dts[d], D1(3), r, 0);
+        m.in[0] = ot_random(all_dts[d], D3(2, 5, 0), r, 0);
+        m.in[1] = ot_random(all_dts[d], D3(2, 0, 3), r, 0);
+        run_case("Gemm with K = 0", &g);
+        run_case("MatMul with K = 0", &m);
+        free_case(&g);
+        free_case(&m);
+    }
+    {
+        /* Integer products stay on the CPU. */
+        tcase c = {.op = "MatMul", .nb = 2};
+        c.in[0] = ot_random(PRT_INT32, D2(3, 4), r, 0);
+        c.in[1] = ot_random(PRT_INT32, D2(4, 5), r, 0);
+        expect_refused("MatMul int32", &c, "int32");
+        free_case(&c);
+    }
+}
+
 int main(void)
 {
     tu_rng r;
-    tu_require_cuda("test_cuda_ops");
+    const char *h = getenv("PLUGRT_TEST_HARNESS");
+    harness_cpu = h && strcmp(h, "cpu") == 0;
+    if (!harness_cpu)
+        tu_require_cuda("test_cuda_ops");
     tu_rng_seed(&r, 20261201);
     failures_before = tu_failures;
     test_relu(&r);
@@ -304,6 +1223,20 @@ int main(void)
     test_einsum(&r);
     test_conv(&r);
     test_matmul(&r);
+    test_binary(&r);
+    test_compare(&r);
+    test_where(&r);
+    test_unary_math(&r);
+    test_cast(&r);
+    test_clip(&r);
+    test_dropout(&r);
+    test_gather(&r);
+    test_slice(&r);
+    test_concat_expand(&r);
+    test_reshaping(&r);
+    test_fills();
+    test_rows(&r);
+    test_gemm(&r);
     printf("test_cuda_ops: %d cases\n", cases);
     return tu_finish("test_cuda_ops");
 }

@@ -5,14 +5,16 @@
 #
 #     bash serving/triton/tests/gpu_run.sh
 #
-# Steps, each under its own time limit (about 2 minutes in all):
+# Steps, each under its own time limit (about 3 minutes in all):
 #   1. unpack the server into /tmp; nvidia-smi; plugrt devices
-#   2. test_triton.py --gpu: the four models as KIND_GPU instances, checked
-#      against their .data references, plus GPU memory (CUDA shared memory),
-#      refused kinds and plans, and with two GPUs one model on both
+#   2. test_triton.py --gpu: the four models as KIND_GPU instances (bert's
+#      two through the dynamic batcher), checked against their .data
+#      references, plus GPU memory (CUDA shared memory), refused kinds and
+#      plans, and with two GPUs one model on both
 #   3. test_triton.py: the CPU suite, on this GPU machine
 #   4. bench/triton_load.py --kind gpu: a short load (2000 requests, 8
-#      clients) on bert_small, next to plugrt run --device cuda
+#      clients) on circ_pad_conv and on bert_small (built-in ops only, on
+#      their CUDA kernels), each next to plugrt run --device cuda
 # With $OUT set its files go there (else to a folder it names at the end):
 #     gpu_run.txt          everything printed, step by step
 #     server-gpu.log       the server's log of step 2
@@ -79,6 +81,9 @@ step "test_triton.py (KIND_CPU, on this GPU machine)" 120 \
   "$py" serving/triton/tests/test_triton.py "${common[@]}" --server-log "$out/server-cpu.log"
 step "bench/triton_load.py --kind gpu" 150 \
   "$py" bench/triton_load.py --build "$b" --models "$models" --model circ_pad_conv --kind gpu \
+  --instances 2 --requests 2000 --clients 8 --deadline 60
+step "bench/triton_load.py --kind gpu --model bert_small" 150 \
+  "$py" bench/triton_load.py --build "$b" --models "$models" --model bert_small --kind gpu \
   --instances 2 --requests 2000 --clients 8 --deadline 60
 
 say "done in $(($(date +%s) - started)) s: $([ "$status" = 0 ] && echo 'all steps passed' || echo 'a step FAILED')"

@@ -1,0 +1,235 @@
+// CUDA kernels of the built-ins that move data or make it from shapes
+// (ops_cuda.h): Gather, GatherElements, Slice, Concat, ConstantOfShape's
+// fill, Shape's values, Range. A kernel cannot fail the run, so an index
+// that the CPU would refuse reads nothing and gives zeros (DESIGN-NOTES).
+#include "ops/opk_launch.cuh"
+
+namespace opk
+{
+namespace
+{
+
+__device__ int64_t load_index(int32_t dtype, const void *p, int64_t i)
+{
+    return dtype == DT_I32 ? (int64_t)((const int32_t *)p)[i] : ((const int64_t *)p)[i];
+}
+
+// Element i of a value array of Slice (int32 or int64).
+__device__ int64_t load_value(int32_t dtype, const void *p, int64_t i)
+{
+    return load_index(dtype, p, i);
+}
+
+template <typename T>
+__global__ void gather_kernel(const T *x, const void *idx, int32_t idx_dtype, T *y,
+                              int64_t outer, int64_t d, int64_t ni, int64_t inner)
+{
+    const int64_t n = outer * ni * inner;
+    OPK_FOR(e, n)
+    {
+        int64_t p = e % inner, r = e / inner, k = r % ni, b = r / ni;
+        int64_t i = load_index(idx_dtype, idx, k);
+        i = i < 0 ? i + d : i;
+        y[e] = i >= 0 && i < d ? x[(b * d + i) * inner + p] : (T)0;
+    }
+}
+
+__global__ void gather_elements_kernel(opk_gather_elements_args a)
+{
+    OPK_FOR(e, a.n)
+    {
+        int64_t rest = e, src = 0, stride = 1, v = 0;
+        int ok = 1;
+        v = load_index(a.idx_dtype, a.idx, e);
+        if (v < 0)
+            v += a.ddims[a.axis];
+        ok = v >= 0 && v < a.ddims[a.axis];
+        // Coordinates of e in the indices' dims; data's offset with the
+        // axis coordinate replaced by the index.
+        for (int32_t k = a.rank - 1; k >= 0; k--) {
+            int64_t c = rest % a.idims[k];
+            rest /= a.idims[k];
+            src += (k == a.axis ? v : c) * stride;
+            stride *= a.ddims[k];
+        }
+        switch (a.esize) {
+        case 1:
+            ((uint8_t *)a.y)[e] = ok ? ((const uint8_t *)a.x)[src] : 0;
+            break;
+        case 2:
+            ((uint16_t *)a.y)[e] = ok ? ((const uint16_t *)a.x)[src] : 0;
+            break;
+        case 4:
+            ((uint32_t *)a.y)[e] = ok ? ((const uint32_t *)a.x)[src] : 0;
+            break;
+        default:
+            ((uint64_t *)a.y)[e] = ok ? ((const uint64_t *)a.x)[src] : 0;
+            break;
+        }
+    }
+}
+
+template <typename T> __global__ void slice_kernel(opk_slice_args a)
+{
+    int64_t start[OPK_MAX_RANK], step[OPK_MAX_RANK], stride[OPK_MAX_RANK], vol = 1;
+    for (int32_t d = a.rank - 1; d >= 0; d--) {
+        start[d] = 0;
+        step[d] = 1;
+        stride[d] = vol;
+        vol *= a.ddims[d];
+    }
+    // Every thread reads the (at most 8) entries: cheaper than a launch.
+    for (int32_t k = 0; k < a.nb; k++)
+        (void)opk_slice_entry(
+            a.rank, a.ddims, a.axes ? load_value(a.vdtype, a.axes, k) : k,
+            load_value(a.vdtype, a.starts, k),
+            a.steps ? load_value(a.vdtype, a.steps, k) : 1, start, step);
+    OPK_FOR(e, a.n)
+    {
+        int64_t rest = e, src = 0;
+        int ok = 1;
+        for (int32_t d = a.rank - 1; d >= 0; d--) {
+            int64_t c = rest % a.odims[d], p;
+            rest /= a.odims[d];
+            p = start[d] + c * step[d];
+            ok &= p >= 0 && p < a.ddims[d];
+            src += p * stride[d];
+        }
+        ((T *)a.y)[e] = ok ? ((const T *)a.x)[src] : (T)0;
+    }
+}
+
+template <typename T> __global__ void concat_kernel(opk_concat_args a)
+{
+    const int64_t n = a.outer * a.row;
+    OPK_FOR(e, n)
+    {
+        int64_t b = e / a.row, j = e % a.row;
+        int32_t k = 0;
+        while (k + 1 < a.nb && j >= a.off[k + 1])
+            k++;
+        j -= a.off[k];
+        ((T *)a.y)[e] = ((const T *)a.x[k])[b * a.len[k] + j];
+    }
+}
+
+template <typename T> __global__ void fill_kernel(T v, T *y, int64_t n)
+{
+    OPK_FOR(i, n)
+    y[i] = v;
+}
+
+struct values8 {
+    int64_t v[OPK_MAX_RANK];
+};
+
+__global__ void values_kernel(values8 v, int64_t *y, int32_t n)
+{
+    OPK_FOR(i, n)
+    y[i] = v.v[i];
+}
+
+__global__ void range_kernel(int32_t dtype, const void *start, const void *delta, void *y,
+                             int64_t n)
+{
+    const int64_t s = load_index(dtype, start, 0), d = load_index(dtype, delta, 0);
+    OPK_FOR(i, n)
+    {
+        // In int64, wrapping as the CPU's (s + i * d) does for shape values.
+        int64_t v = (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d);
+        if (dtype == DT_I64)
+            ((int64_t *)y)[i] = v;
+        else
+            ((int32_t *)y)[i] = (int32_t)v;
+    }
+}
+
+} // namespace
+} // namespace opk
+
+using namespace opk;
+
+extern "C" int opk_gather(int32_t esize, const void *x, const void *idx,
+                          int32_t idx_dtype, void *y, int64_t outer, int64_t d,
+                          int64_t ni, int64_t inner, void *stream)
+{
+    const int64_t n = outer * ni * inner;
+    if (n == 0)
+        return 0;
+    return by_esize(esize, [&](auto t) {
+        typedef decltype(t) T;
+        gather_kernel<T><<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(
+            (const T *)x, idx, idx_dtype, (T *)y, outer, d, ni, inner);
+    });
+}
+
+extern "C" int opk_gather_elements(const opk_gather_elements_args *a, void *stream)
+{
+    if (a->n == 0)
+        return 0;
+    if (a->rank < 1 || a->rank > OPK_MAX_RANK || a->axis < 0 || a->axis >= a->rank ||
+        (a->esize != 1 && a->esize != 2 && a->esize != 4 && a->esize != 8))
+        return (int)cudaErrorInvalidValue;
+    gather_elements_kernel<<<blocks_for(a->n), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    return launched();
+}
+
+extern "C" int opk_slice(const opk_slice_args *a, void *stream)
+{
+    if (a->n == 0)
+        return 0;
+    if (a->rank < 1 || a->rank > OPK_MAX_RANK || a->nb < 0 || a->nb > OPK_SLICE_MAX)
+        return (int)cudaErrorInvalidValue;
+    return by_esize(a->esize, [&](auto t) {
+        slice_kernel<decltype(t)>
+            <<<blocks_for(a->n), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    });
+}
+
+extern "C" int opk_concat(const opk_concat_args *a, void *stream)
+{
+    if (a->outer * a->row == 0)
+        return 0;
+    if (a->nb < 1 || a->nb > OPK_MAX_CONCAT)
+        return (int)cudaErrorInvalidValue;
+    return by_esize(a->esize, [&](auto t) {
+        concat_kernel<decltype(t)>
+            <<<blocks_for(a->outer * a->row), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    });
+}
+
+extern "C" int opk_fill(int32_t esize, uint64_t pattern, void *y, int64_t n, void *stream)
+{
+    if (n == 0)
+        return 0;
+    return by_esize(esize, [&](auto t) {
+        typedef decltype(t) T;
+        fill_kernel<T>
+            <<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>((T)pattern, (T *)y, n);
+    });
+}
+
+extern "C" int opk_values(const int64_t *v, int32_t n, void *y, void *stream)
+{
+    values8 vals;
+    if (n == 0)
+        return 0;
+    if (n < 0 || n > OPK_MAX_RANK)
+        return (int)cudaErrorInvalidValue;
+    for (int32_t i = 0; i < OPK_MAX_RANK; i++)
+        vals.v[i] = i < n ? v[i] : 0;
+    values_kernel<<<1, OPK_MAX_RANK, 0, (cudaStream_t)stream>>>(vals, (int64_t *)y, n);
+    return launched();
+}
+
+extern "C" int opk_range(int32_t dtype, const void *start, const void *delta, void *y,
+                         int64_t n, void *stream)
+{
+    if (n == 0)
+        return 0;
+    if (dtype != DT_I32 && dtype != DT_I64)
+        return (int)cudaErrorInvalidValue;
+    range_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(dtype, start,
+                                                                       delta, y, n);
+    return launched();
+}
