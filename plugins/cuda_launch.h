@@ -115,13 +115,11 @@ int plg_nz_cuda(const plg_nz_launch *a, void *stream);
 /* Tactics. AUTO: SHORT_AXIS when its blocks fill the GPU, else LONG_AXIS. */
 enum {
     PLG_HM_AUTO = 0,
-    PLG_HM_SHORT_AXIS = 1,    /* one group of threads owns a whole axis line */
-    PLG_HM_LONG_AXIS = 2,     /* the axis split across blocks: partial maxima
-                                 and zeros, then the ones (falls back to
-                                 SHORT_AXIS when the axis is too short to
-                                 split) */
-    PLG_HM_LONG_AXIS_DEEP = 3 /* LONG_AXIS with twice the loads in flight a
-                                 thread (16-byte columns; else LONG_AXIS) */
+    PLG_HM_SHORT_AXIS = 1, /* one group of threads owns a whole axis line */
+    PLG_HM_LONG_AXIS = 2   /* the axis split across blocks: partial maxima
+                              and zeros, then the ones (falls back to
+                              SHORT_AXIS when the axis is too short to
+                              split) */
 };
 
 /* LONG_AXIS cuts an axis line into chunks of at least PLG_HM_MIN_CHUNK

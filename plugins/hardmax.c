@@ -15,8 +15,7 @@
  *
  * CUDA (hardmax_cuda.cu), tactics (cuda_launch.h): 0 picks by shape; 1 a
  * group of threads per axis line; 2 the axis split across blocks, for few
- * long lines, with partial maxima in the workspace; 3 tactic 2 with twice
- * the loads in flight a thread. On the CPU every tactic
+ * long lines, with partial maxima in the workspace. On the CPU every tactic
  * runs the same loop.
  */
 #include "common.h"
@@ -32,9 +31,8 @@ typedef struct hardmax {
 
 /* The tactics beyond 0 (cuda_launch.h); none without the CUDA kernels. */
 #ifdef PRT_PLUGINS_CUDA
-static const int32_t hardmax_tactics[] = {PLG_HM_SHORT_AXIS, PLG_HM_LONG_AXIS,
-                                          PLG_HM_LONG_AXIS_DEEP};
-#define HM_NB_TACTICS 3
+static const int32_t hardmax_tactics[] = {PLG_HM_SHORT_AXIS, PLG_HM_LONG_AXIS};
+#define HM_NB_TACTICS 2
 #else
 static const int32_t hardmax_tactics[] = {0};
 #define HM_NB_TACTICS 0

@@ -78,9 +78,8 @@ __device__ __forceinline__ void shape(const hm_params &p, int64_t &outer, int64_
 }
 
 // Whether (v, k) beats (bv, bk): NaN above every number; then the larger
-// value; then the smaller index. k < 0 is "no element". K: int64_t, or
-// int32_t where every index fits.
-template <typename K> __device__ __forceinline__ bool better(float v, K k, float bv, K bk)
+// value; then the smaller index. k < 0 is "no element".
+__device__ __forceinline__ bool better(float v, int64_t k, float bv, int64_t bk)
 {
     if (k < 0)
         return false;
@@ -94,8 +93,7 @@ template <typename K> __device__ __forceinline__ bool better(float v, K k, float
     return v > bv;
 }
 
-template <typename K>
-__device__ __forceinline__ void update(float v, K k, float &bv, K &bk)
+__device__ __forceinline__ void update(float v, int64_t k, float &bv, int64_t &bk)
 {
     if (better(v, k, bv, bk)) {
         bv = v;
@@ -336,15 +334,11 @@ template <typename T> __global__ void __launch_bounds__(B) part_kernel(hm_params
 
 // The same with 16-byte accesses, W = 16 / sizeof(T) columns per thread
 // (inner a multiple of W, both tensors 16-byte aligned, known dims): p.tx
-// threads across a tile of p.tx * W columns. A thread walks its rows of the
-// chunk U at a time to the chunk's end (the last group predicated), so no
-// row waits on a round trip of its own. K: the index type (int32_t when
-// every axis index fits, which frees registers); MINB: blocks an SM the
-// registers must allow (U = 4: four; U = 8: three).
-template <typename T, int U, typename K, int MINB>
-__global__ void __launch_bounds__(B, MINB) part_vec_kernel(hm_params p)
+// threads across a tile of p.tx * W columns.
+template <typename T> __global__ void __launch_bounds__(B, 4) part_vec_kernel(hm_params p)
 {
     constexpr int W = 16 / (int)sizeof(T);
+    constexpr int U = 4; // rows in flight per thread
     union pack {
         uint4 v;
         T e[W];
@@ -357,45 +351,47 @@ __global__ void __launch_bounds__(B, MINB) part_vec_kernel(hm_params p)
     const int64_t lines = outer * inner, tasks = units * p.nch;
     const T *x = static_cast<const T *>(p.x);
     T *y = static_cast<T *>(p.y);
-    const uint4 zero = make_uint4(0, 0, 0, 0);
     for (int64_t task = blockIdx.x; task < tasks; task += gridDim.x) { // block-uniform
         const chunk c = chunk_of(task, p.nch, units, ctiles, iv, n, TX, tx);
         const int64_t base = c.o * n * inner + c.j * W;
         float bv[W];
-        K bk[W];
+        int64_t bk[W];
 #pragma unroll
         for (int q = 0; q < W; q++) {
             bv[q] = 0.0f;
             bk[q] = -1;
         }
         if (c.valid) {
-            for (int64_t k = c.k0 + ty; k < c.k1; k += U * TY) {
+            const uint4 zero = make_uint4(0, 0, 0, 0);
+            int64_t k = c.k0 + ty;
+            for (; k + (U - 1) * TY < c.k1; k += U * TY) {
                 pack a[U];
 #pragma unroll
                 for (int u = 0; u < U; u++)
-                    a[u].v = k + u * TY < c.k1 ? __ldg(reinterpret_cast<const uint4 *>(
-                                                     x + base + (k + u * TY) * inner))
-                                               : zero;
+                    a[u].v = __ldg(
+                        reinterpret_cast<const uint4 *>(x + base + (k + u * TY) * inner));
 #pragma unroll
                 for (int u = 0; u < U; u++)
-                    if (k + u * TY < c.k1)
-                        *reinterpret_cast<uint4 *>(y + base + (k + u * TY) * inner) =
-                            zero;
+                    *reinterpret_cast<uint4 *>(y + base + (k + u * TY) * inner) = zero;
 #pragma unroll
                 for (int u = 0; u < U; u++)
-                    if (k + u * TY < c.k1)
 #pragma unroll
-                        for (int q = 0; q < W; q++)
-                            update(plg::elem<T>::to_float(a[u].e[q]), (K)(k + u * TY),
-                                   bv[q], bk[q]);
+                    for (int q = 0; q < W; q++)
+                        update(plg::elem<T>::to_float(a[u].e[q]), k + u * TY, bv[q],
+                               bk[q]);
+            }
+            for (; k < c.k1; k += TY) {
+                pack a;
+                a.v = __ldg(reinterpret_cast<const uint4 *>(x + base + k * inner));
+                *reinterpret_cast<uint4 *>(y + base + k * inner) = zero;
+#pragma unroll
+                for (int q = 0; q < W; q++)
+                    update(plg::elem<T>::to_float(a.e[q]), k, bv[q], bk[q]);
             }
         }
 #pragma unroll
-        for (int q = 0; q < W; q++) {
-            int64_t k64 = bk[q];
-            reduce_rows(sv, sk, bv[q], k64, tx, ty, TX, TY);
-            bk[q] = (K)k64;
-        }
+        for (int q = 0; q < W; q++)
+            reduce_rows(sv, sk, bv[q], bk[q], tx, ty, TX, TY);
         if (ty == 0 && c.valid)
 #pragma unroll
             for (int q = 0; q < W; q++)
@@ -485,14 +481,14 @@ cudaError_t launch_t(const plg_hm_launch *a, hm_params &p, cudaStream_t s)
     const int64_t split_units =
         split_vec ? p.outer * plg::ceil_div(p.inner / W, split_tx) : units;
     int64_t want = plg::ceil_div(target, split_units);
-    if (a->tactic >= PLG_HM_LONG_AXIS && want < 2)
+    if (a->tactic == PLG_HM_LONG_AXIS && want < 2)
         want = 2;
     const int64_t mc = plg_hm_max_chunks(p.n);
     const int64_t nch = want < mc ? want : mc;
     // plg_hm_workspace gave at least this much (the need grows with dims).
     const bool split_ok = a->workspace && nch >= 2 &&
                           plg_hm_split_bytes(p.outer * p.inner, nch) <= PLG_HM_SPLIT_CAP;
-    const bool split = a->tactic >= PLG_HM_LONG_AXIS ? split_ok
+    const bool split = a->tactic == PLG_HM_LONG_AXIS ? split_ok
                        : a->tactic == PLG_HM_SHORT_AXIS
                            ? false
                            : split_ok && short_blocks < target / 2;
@@ -501,10 +497,8 @@ cudaError_t launch_t(const plg_hm_launch *a, hm_params &p, cudaStream_t s)
         p.parts = static_cast<part *>(a->workspace);
         p.tx = split_tx;
         const unsigned grid = plg::grid_for(split_units * nch, sms);
-        if (split_vec && a->tactic == PLG_HM_LONG_AXIS_DEEP && p.n < INT32_MAX)
-            part_vec_kernel<T, 8, int32_t, 3><<<grid, B, 0, s>>>(p);
-        else if (split_vec)
-            part_vec_kernel<T, 4, int64_t, 4><<<grid, B, 0, s>>>(p);
+        if (split_vec)
+            part_vec_kernel<T><<<grid, B, 0, s>>>(p);
         else
             part_kernel<T><<<grid, B, 0, s>>>(p);
         combine_kernel<T>

@@ -384,9 +384,11 @@ __global__ void unary_f32_kernel(int32_t kind, const float *x, float *y, int64_t
 {
     OPK_FOR(i, n)
     {
+        // Abs and Neg on the bits, as the CPU's are: float arithmetic on the
+        // GPU would give NaN its canonical payload.
         float v = x[i];
-        y[i] = kind == OPK_ABS   ? fabsf(v)
-               : kind == OPK_NEG ? -v
+        y[i] = kind == OPK_ABS   ? __uint_as_float(__float_as_uint(v) & 0x7FFFFFFFu)
+               : kind == OPK_NEG ? __uint_as_float(__float_as_uint(v) ^ 0x80000000u)
                : v > 0           ? 1.0f
                : v < 0           ? -1.0f
                                  : v;
