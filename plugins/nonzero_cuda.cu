@@ -58,6 +58,15 @@ constexpr int WIDE_ITEMS = 32; // ONE_PASS_WIDE: 8192
 constexpr int BIG_B = 256;     // threads of the multi-block kernels
 constexpr int SCAN_B = 1024;
 constexpr int SCAN_ITEMS = 8;
+// Blocks an SM the registers must allow: 16 items a lane fit in 32
+// registers, so eight blocks (every warp slot); the wide tiles' loads need
+// more, and forcing them into 32 spills, so they get no bound (0: the
+// compiler's choice, 47 registers, five blocks; an explicit 1 lets it take
+// 89).
+constexpr int blocks_per_sm(int items)
+{
+    return items <= ITEMS ? 8 : 0;
+}
 // AUTO runs one block up to this many elements: below it, the launches and
 // the memset of a multi-block plan cost more than one SM streaming the input.
 constexpr int64_t ONE_BLOCK_MAX = 1 << 16;
@@ -381,7 +390,8 @@ __device__ int64_t tile_position(const nz_params &p, typename TL::smem &sm, int6
 
 // ---- count, scan, write (COUNT_SCAN_WRITE) ---------------------------------
 
-template <typename T> __global__ void __launch_bounds__(BIG_B) count_kernel(nz_params p)
+template <typename T>
+__global__ void __launch_bounds__(BIG_B, blocks_per_sm(ITEMS)) count_kernel(nz_params p)
 {
     using TL = tile<T, BIG_B, ITEMS>;
     __shared__ typename TL::smem sm;
@@ -450,7 +460,8 @@ template <typename T> __global__ void __launch_bounds__(SCAN_B) scan_kernel(nz_p
 // fallback (OUT_COL_ONLY, which does nothing unless the staged columns
 // overlap their place).
 template <typename T, int OUT, int IT>
-__global__ void __launch_bounds__(BIG_B) offset_write_kernel(nz_params p)
+__global__ void __launch_bounds__(BIG_B, blocks_per_sm(IT))
+    offset_write_kernel(nz_params p)
 {
     using TL = tile<T, BIG_B, IT>;
     __shared__ typename TL::smem sm;
@@ -490,7 +501,7 @@ __global__ void __launch_bounds__(BIG_B) move_columns_kernel(nz_params p)
 // ---- one pass: a block per tile (ONE_PASS, ONE_PASS_WIDE) --------------------
 
 template <typename T, int OUT, int IT>
-__global__ void __launch_bounds__(BIG_B) one_pass_kernel(nz_params p)
+__global__ void __launch_bounds__(BIG_B, blocks_per_sm(IT)) one_pass_kernel(nz_params p)
 {
     using TL = tile<T, BIG_B, IT>;
     __shared__ typename TL::smem sm;
