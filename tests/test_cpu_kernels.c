@@ -14,8 +14,10 @@
  *    each fused activation with random parameters, float32 and float16;
  *  - activation fields: every name and its parameters, the errors;
  *  - op_gemm_nn: edges of its tiles (M, N and K from 1), leading dims
- *    larger than the width, each epilogue; the same elements computed as
- *    blocks of any split are the same bits (what threads rely on);
+ *    larger than the width, each epilogue, B packed into panels (B's
+ *    stride a multiple of 64 floats, K past one panel); the same elements
+ *    computed as blocks of any split are the same bits (what threads rely
+ *    on), packed or not, and over B packed once (op_gemm_nn_panels);
  *  - op_gemv_f32: both forms and the shapes it declines;
  *  - op_gelu_f32: relative error against erfc in double, NaN, infinities,
  *    signed zeros, lengths that are not multiples of 8;
@@ -421,15 +423,52 @@ static int close_to(const float *got, int64_t ldc, const double *want, int64_t M
     return 1;
 }
 
+/* C2 computed in blocks of mb x nb (op_gemm_nn over B, or
+ * op_gemm_nn_panels over bp when it is not NULL, nb then a multiple of
+ * 16), each block with its part of ep's biases: 1 when every element has
+ * the bits of C. */
+static int gemm_blocks_same(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                            const float *B, int64_t ldb, const float *bp,
+                            const op_epilogue *ep, const float *C, float *C2, int64_t ldc,
+                            int64_t mb, int64_t nb)
+{
+    int same = 1;
+    for (int64_t i0 = 0; i0 < M; i0 += mb)
+        for (int64_t j0 = 0; j0 < N; j0 += nb) {
+            op_epilogue eb = {NULL, NULL, {OP_ACT_NONE, 0, 0}};
+            int64_t mr = M - i0 < mb ? M - i0 : mb, nc = N - j0 < nb ? N - j0 : nb;
+            if (ep) {
+                eb = *ep;
+                eb.row_bias = ep->row_bias ? ep->row_bias + i0 : NULL;
+                eb.col_bias = ep->col_bias ? ep->col_bias + j0 : NULL;
+            }
+            if (bp)
+                op_gemm_nn_panels(mr, nc, K, A + i0 * lda, lda, bp + j0 * K,
+                                  C2 + i0 * ldc + j0, ldc, ep ? &eb : NULL);
+            else
+                op_gemm_nn(mr, nc, K, A + i0 * lda, lda, B + j0, ldb, C2 + i0 * ldc + j0,
+                           ldc, ep ? &eb : NULL);
+        }
+    for (int64_t i = 0; i < M; i++)
+        same &= memcmp(C + i * ldc, C2 + i * ldc, sizeof(float) * (size_t)N) == 0;
+    return same;
+}
+
 static int test_gemm_nn(void)
 {
     tu_rng rng;
     tu_rng_seed(&rng, 77);
-    for (int it = 0; it < 300; it++) {
-        int64_t M = tu_rng_range(&rng, 1, it < 150 ? 13 : 70);
+    for (int it = 0; it < 360; it++) {
+        /* From 300 on, products whose B is packed into panels: 24 rows or
+         * more, K from 64 (past one 256-row panel too), B's stride a
+         * multiple of 64 floats. */
+        const int packed = it >= 300;
+        int64_t M = tu_rng_range(&rng, packed ? 24 : 1, it < 150 ? 13 : 70);
         int64_t N = tu_rng_range(&rng, 1, it < 150 ? 40 : 150);
-        int64_t K = tu_rng_range(&rng, 1, 60);
+        int64_t K = packed ? tu_rng_range(&rng, 64, 600) : tu_rng_range(&rng, 1, 60);
         int64_t lda = K + tu_rng_range(&rng, 0, 3), ldb = N + tu_rng_range(&rng, 0, 5);
+        if (packed)
+            ldb = (N + 63) / 64 * 64 + 64 * tu_rng_range(&rng, 0, 1);
         int64_t ldc = N + tu_rng_range(&rng, 0, 5);
         float *A = rand_floats(&rng, M * lda), *B = rand_floats(&rng, K * ldb);
         float *rb = rand_floats(&rng, M), *cb = rand_floats(&rng, N);
@@ -452,26 +491,19 @@ static int test_gemm_nn(void)
                      (long long)N, (long long)K, base ? "baseline" : "best build");
             op_gemm_nn(M, N, K, A, lda, B, ldb, C, ldc, ep);
             CHECK(close_to(C, ldc, want, M, N, K, what));
-            /* Any split into blocks gives the same bits. */
-            {
-                int64_t mb = tu_rng_range(&rng, 1, M), nb = tu_rng_range(&rng, 1, N);
-                int same = 1;
-                for (int64_t i0 = 0; i0 < M; i0 += mb)
-                    for (int64_t j0 = 0; j0 < N; j0 += nb) {
-                        op_epilogue eb = e;
-                        int64_t mr = M - i0 < mb ? M - i0 : mb,
-                                nc = N - j0 < nb ? N - j0 : nb;
-                        if (e.row_bias)
-                            eb.row_bias = rb + i0;
-                        if (e.col_bias)
-                            eb.col_bias = cb + j0;
-                        op_gemm_nn(mr, nc, K, A + i0 * lda, lda, B + j0, ldb,
-                                   C2 + i0 * ldc + j0, ldc, ep ? &eb : NULL);
-                    }
-                for (int64_t i = 0; i < M; i++)
-                    same &=
-                        memcmp(C + i * ldc, C2 + i * ldc, sizeof(float) * (size_t)N) == 0;
-                CHECK(same);
+            /* Any split into blocks gives the same bits; so do blocks of
+             * rows and whole strips over B packed once into panels
+             * (MatMul's shared copy). */
+            CHECK(gemm_blocks_same(M, N, K, A, lda, B, ldb, NULL, ep, C, C2, ldc,
+                                   tu_rng_range(&rng, 1, M), tu_rng_range(&rng, 1, N)));
+            if (packed) {
+                float *bp = malloc(sizeof(float) * (size_t)op_gemm_panel_floats(K, N));
+                REQUIRE(bp);
+                op_gemm_pack_panels(K, N, B, ldb, 0, (N + 15) / 16, bp);
+                CHECK(gemm_blocks_same(M, N, K, A, lda, B, ldb, bp, ep, C, C2, ldc,
+                                       tu_rng_range(&rng, 1, M),
+                                       16 * tu_rng_range(&rng, 1, 4)));
+                free(bp);
             }
         }
         cpu_force_baseline(0);

@@ -316,6 +316,19 @@ void op_epilogue_apply(const op_epilogue *e, int64_t M, int64_t N, float *C, int
 void op_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                 const float *B, int64_t ldb, float *C, int64_t ldc, const op_epilogue *e);
 
+/* B packed once for many products over it (MatMul's B shared by every
+ * block and thread): strip s of 16 columns [16 s, 16 s + 16) is a panel of
+ * K rows of 16 floats at bp + 16 s K, zero past column N. The floats that
+ * takes (0 for an empty B, -1 on overflow); strips [s0, s1) of B packed
+ * (so threads can share the copy); and op_gemm_nn reading B from such
+ * panels, bp pointing at the panel of the block's first column (a multiple
+ * of 16). Every element is the same sum as op_gemm_nn's, bit for bit. */
+int64_t op_gemm_panel_floats(int64_t K, int64_t N);
+void op_gemm_pack_panels(int64_t K, int64_t N, const float *B, int64_t ldb, int64_t s0,
+                         int64_t s1, float *bp);
+void op_gemm_nn_panels(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                       const float *bp, float *C, int64_t ldc, const op_epilogue *e);
+
 /* op_gemm_nn with row k of B at B + boff[k] (K > 0): a direct convolution's
  * taps read in place from its packed input (conv_direct.c). Every load of
  * 16 floats from B + boff[k] + j, j < N, must be inside the caller's
