@@ -7,8 +7,9 @@
  *    dims, 1 to 20 channels, kernels up to 7 x 7 and non-square, strides 1
  *    to 3, dilations, explicit and SAME/VALID padding, planes wider than a
  *    band and than eight pixels, channel counts that are not multiples of
- *    8), direct (depthwise with a channel multiplier or a kernel of more
- *    than 64 taps, small groups, few input channels over many rows and wide
+ *    8; 3x3 at stride 2 from the rows in place, widths about its bounds),
+ *    direct (depthwise with a channel multiplier or a kernel of more than
+ *    64 taps, small groups, few input channels over many rows and wide
  *    rows), pointwise (groups, widths that are not multiples of the tiles)
  *    and im2col (many taps, 3-D, 1x1 with a stride); with and without bias,
  *    each fused activation with random parameters, float32 and float16;
@@ -326,6 +327,38 @@ static int test_conv_paths(void)
             snprintf(what, sizeof what, "Conv layer shape %zu", i);
             run_kconv(&k, &rng, what);
         }
+    }
+    /* Depthwise 3 x 3 at stride 2 with one padding column before, which
+     * conv_dw.c computes from the rows in place where 8 <= OW and 2 OW <= W:
+     * widths on both sides of those bounds (odd ones too), padding rows
+     * and after-columns of 0 to 2, 1-D, every activation, with and
+     * without bias. */
+    for (int it = 0; it < 60; it++) {
+        kconv k;
+        char what[64];
+        int64_t C = tu_rng_range(&rng, 1, 12);
+        memset(&k, 0, sizeof k);
+        k.dtype = PRT_FLOAT32;
+        k.ns = it % 6 == 5 ? 1 : 2;
+        k.group = (int32_t)C;
+        k.x.nb_dims = k.w.nb_dims = k.ns + 2;
+        k.x.d[0] = tu_rng_range(&rng, 1, 2);
+        k.x.d[1] = k.w.d[0] = C;
+        k.w.d[1] = 1;
+        for (int32_t i = 0; i < k.ns; i++) {
+            k.x.d[2 + i] =
+                i + 1 == k.ns ? tu_rng_range(&rng, 12, 70) : tu_rng_range(&rng, 3, 20);
+            k.w.d[2 + i] = 3;
+            k.strides[i] = 2;
+            k.dil[i] = 1;
+            k.pads[i] = i + 1 == k.ns ? 1 : (int32_t)tu_rng_range(&rng, 0, 2);
+            k.pads[k.ns + i] = (int32_t)tu_rng_range(&rng, 0, 2);
+        }
+        k.bias = (int)tu_rng_range(&rng, 0, 1);
+        k.act = (int32_t)(it % OP_ACT_COUNT);
+        op_act_defaults(k.act, &k.params[0], &k.params[1]);
+        snprintf(what, sizeof what, "depthwise 3x3 stride 2 case %d", it);
+        run_kconv(&k, &rng, what);
     }
     return 0;
 }

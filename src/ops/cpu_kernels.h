@@ -236,6 +236,9 @@ typedef struct op_dw {
     int64_t c0[OP_DW_MAX_STRIDE], c1[OP_DW_MAX_STRIDE]; /* phase columns inside */
     int32_t ntaps;
     int32_t off[OP_DW_MAX_TAPS]; /* tap (i, j): its run's offset from its output's */
+    /* 1: 3 x 3 at stride 2 computed from the input rows in place (conv_dw.c,
+     * dw3s2), without the padded copy or the scratch */
+    int32_t s2k3;
 } op_dw;
 
 /* op_dw.slot for a 2-D kernel k[2], output out[2], strides s[2] and
