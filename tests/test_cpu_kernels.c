@@ -19,7 +19,8 @@
  *    stride a multiple of 64 floats, K past one panel); the same elements
  *    computed as blocks of any split are the same bits (what threads rely
  *    on), packed or not, and over B packed once (op_gemm_nn_panels);
- *  - op_gemv_f32: both forms and the shapes it declines;
+ *  - op_gemv_f32: both forms, a few rows against B transposed (each row
+ *    the bits of that row alone) and the shapes it declines;
  *  - op_gelu_f32: relative error against erfc in double, NaN, infinities,
  *    signed zeros, lengths that are not multiples of 8;
  *  - op_act_bias: each activation's rule at NaN, -0 and the clamps.
@@ -565,11 +566,14 @@ static int test_gemv(void)
 {
     tu_rng rng;
     tu_rng_seed(&rng, 78);
-    for (int it = 0; it < 200; it++) {
+    for (int it = 0; it < 300; it++) {
         int64_t L = tu_rng_range(&rng, 1, 150), K = tu_rng_range(&rng, 1, 150);
         int ta = (int)tu_rng_range(&rng, 0, 1), tb = (int)tu_rng_range(&rng, 0, 1);
-        int row = it % 2; /* M == 1, else N == 1 */
-        int64_t M = row ? 1 : L, N = row ? L : 1;
+        /* M == 1, N == 1, or 2 to OP_GEMV_MAX_ROWS rows (against B
+         * transposed most of the time) */
+        int mode = it % 3, row = mode == 1;
+        int64_t M = row ? 1 : mode == 0 ? L : tu_rng_range(&rng, 2, OP_GEMV_MAX_ROWS);
+        int64_t N = mode == 0 ? 1 : mode == 1 ? L : tu_rng_range(&rng, 2, 150);
         /* Dense operands, leading dims as op_gemm_f32_t takes them. */
         int64_t lda = ta ? M : K, ldb = tb ? K : N;
         float *A = rand_floats(&rng, M * K), *B = rand_floats(&rng, K * N);
@@ -587,12 +591,37 @@ static int test_gemv(void)
             }
         for (int base = 0; base < 2; base++) {
             cpu_force_baseline(base);
+            if (mode == 2 && it % 2)
+                ta = 0, tb = 1, lda = K, ldb = K;
+            if (mode == 2 && ta == 0 && tb == 1)
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t j = 0; j < N; j++) {
+                        double s = 0;
+                        for (int64_t k = 0; k < K; k++)
+                            s += (double)A[i * lda + k] * B[j * ldb + k];
+                        want[i * N + j] = s;
+                    }
             done = op_gemv_f32(ta, tb, M, N, K, A, lda, B, ldb, C, N);
             /* Declined only when the vector is strided: A transposed with
-             * M == 1 and lda > 1, or B not transposed with N == 1 and ldb > 1. */
-            CHECK(done == (row ? (!ta || lda == 1) : (tb || ldb == 1)));
+             * M == 1 and lda > 1, or B not transposed with N == 1 and ldb > 1;
+             * several rows only against B transposed. */
+            CHECK(done == (mode == 2 ? !ta && tb
+                           : row     ? (!ta || lda == 1)
+                                     : (tb || ldb == 1)));
             if (done)
                 CHECK(close_to(C, N, want, M, N, K, "op_gemv_f32"));
+            /* Several rows: each the bits of that row alone. */
+            if (done && mode == 2) {
+                float *c1 = rand_floats(&rng, N);
+                int same = 1;
+                REQUIRE(c1);
+                for (int64_t i = 0; i < M; i++) {
+                    CHECK(op_gemv_f32(0, 1, 1, N, K, A + i * lda, lda, B, ldb, c1, N));
+                    same &= memcmp(c1, C + i * N, sizeof(float) * (size_t)N) == 0;
+                }
+                CHECK(same);
+                free(c1);
+            }
         }
         cpu_force_baseline(0);
         free(A);
