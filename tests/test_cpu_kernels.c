@@ -10,8 +10,9 @@
  *    8; 3x3 at stride 2 from the rows in place, widths about its bounds),
  *    direct (depthwise with a channel multiplier or a kernel of more than
  *    64 taps, small groups, few input channels over many rows and wide
- *    rows), pointwise (groups, widths that are not multiples of the tiles)
- *    and im2col (many taps, 3-D, 1x1 with a stride); with and without bias,
+ *    rows; 3x3 at stride 2 read in place, 1 to 20 channels a group),
+ *    pointwise (groups, widths that are not multiples of the tiles) and
+ *    im2col (many taps, 3-D, 1x1 with a stride); with and without bias,
  *    each fused activation with random parameters, float32 and float16;
  *  - activation fields: every name and its parameters, the errors;
  *  - op_gemm_nn: edges of its tiles (M, N and K from 1), leading dims
@@ -329,23 +330,29 @@ static int test_conv_paths(void)
             run_kconv(&k, &rng, what);
         }
     }
-    /* Depthwise 3 x 3 at stride 2 with one padding column before, which
-     * conv_dw.c computes from the rows in place where 8 <= OW and 2 OW <= W:
-     * widths on both sides of those bounds (odd ones too), padding rows
-     * and after-columns of 0 to 2, 1-D, every activation, with and
-     * without bias. */
-    for (int it = 0; it < 60; it++) {
+    /* 3 x 3 at stride 2 with one padding column before, which conv_dw.c
+     * (depthwise) and conv_direct.c (few input channels a group, as a
+     * network's first layer: 1 to 20 output channels a group, past the
+     * eight a tap vector serves) read in place where 8 <= OW and
+     * 2 OW <= W: widths on both sides of those bounds (odd ones too),
+     * padding rows and after-columns of 0 to 2, 1-D, every activation,
+     * with and without bias. */
+    for (int it = 0; it < 120; it++) {
         kconv k;
         char what[64];
-        int64_t C = tu_rng_range(&rng, 1, 12);
+        const int dw = it % 2 == 0;
+        int64_t G = dw ? tu_rng_range(&rng, 1, 12) : tu_rng_range(&rng, 1, 3);
+        int64_t Cg = dw ? 1 : tu_rng_range(&rng, 1, 4),
+                Mg = dw ? 1 : tu_rng_range(&rng, 1, 20);
         memset(&k, 0, sizeof k);
         k.dtype = PRT_FLOAT32;
         k.ns = it % 6 == 5 ? 1 : 2;
-        k.group = (int32_t)C;
+        k.group = (int32_t)G;
         k.x.nb_dims = k.w.nb_dims = k.ns + 2;
         k.x.d[0] = tu_rng_range(&rng, 1, 2);
-        k.x.d[1] = k.w.d[0] = C;
-        k.w.d[1] = 1;
+        k.x.d[1] = G * Cg;
+        k.w.d[0] = G * Mg;
+        k.w.d[1] = Cg;
         for (int32_t i = 0; i < k.ns; i++) {
             k.x.d[2 + i] =
                 i + 1 == k.ns ? tu_rng_range(&rng, 12, 70) : tu_rng_range(&rng, 3, 20);
@@ -358,7 +365,8 @@ static int test_conv_paths(void)
         k.bias = (int)tu_rng_range(&rng, 0, 1);
         k.act = (int32_t)(it % OP_ACT_COUNT);
         op_act_defaults(k.act, &k.params[0], &k.params[1]);
-        snprintf(what, sizeof what, "depthwise 3x3 stride 2 case %d", it);
+        snprintf(what, sizeof what, "%s 3x3 stride 2 case %d",
+                 dw ? "depthwise" : "direct", it);
         run_kconv(&k, &rng, what);
     }
     return 0;

@@ -17,7 +17,7 @@
  * where they lie instead (dw3s2): eight outputs read sixteen columns of
  * each of their three input rows in two loads, split into even and odd
  * columns by one shuffle per tap, so the plane is read once and nothing is
- * written but the output. 1.9x faster than the copy into column phases on
+ * written but the output. 1.75-1.8x faster than the copy into column phases on
  * MobileNet-v3's two such layers (bench/RESULTS.md, "CPU kernels",
  * h/cpuperf). */
 #include "ops/cpu_kernels.h"
@@ -71,12 +71,7 @@ int op_dw_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *o
         p->c0[b] = c0;
         p->c1[b] = c1;
     }
-    /* dw3s2's loads: sixteen columns from 2 ow - 1 for every vector but
-     * the first (ow 0, the padding column shifted in), the last at OW - 8,
-     * so OW >= 8 and 2 OW <= W keep them inside each row. */
-    p->s2k3 = p->g.kh == 3 && p->g.kw == 3 && p->g.sh == 2 && p->g.sw == 2 &&
-              p->g.dh == 1 && p->g.dw == 1 && p->g.pl == 1 && p->g.OW >= 8 &&
-              2 * p->g.OW <= p->g.W;
+    p->s2k3 = cpu_s2k3_fits(&p->g);
     for (int64_t i = 0; i < p->g.kh; i++)
         for (int64_t j = 0; j < p->g.kw; j++) {
             const int64_t jd = j * p->g.dw;
@@ -243,65 +238,24 @@ static inline CPU_INLINE void dw_body(const op_dw *p, const float *x, const floa
         dw_strip(p, scratch, w, bias, act, 1, 8 * v, y);
 }
 
-/* ---- 3 x 3 at stride 2, from the rows in place --------------------------
+/* ---- 3 x 3 at stride 2, from the rows in place (cpu_s2k3_taps) --------
  *
- * The even and odd columns of two loads come out of one shuffle each in a
- * lane order of their own (GCC makes vshufps of them: within each half,
- * two of the first vector then two of the second), the same for every tap,
- * so the sums are kept in that order and put back once, as they are
- * stored. Each output's taps are summed in the planes kernel's order, a
- * padding row or column as a product with zero, so both give the same
- * bits. */
-#define DW3_EVEN ((cpu_v8i){0, 2, 8, 10, 4, 6, 12, 14})
-#define DW3_ODD ((cpu_v8i){1, 3, 9, 11, 5, 7, 13, 15})
-/* From that order to the outputs' (it is its own inverse). */
-#define DW3_BACK ((cpu_v8i){0, 1, 4, 5, 2, 3, 6, 7})
-/* Output i takes the even column of output i - 1 (lane order as above;
- * index 8 is zero): the first vector's padding column. */
-#define DW3_SHIFT ((cpu_v8i){8, 0, 5, 2, 1, 4, 3, 6})
-
-/* One input row's three taps into the sums of eight outputs whose middle
- * taps are s[0], s[2], ..., s[14]; row NULL: a padding row. `left`: the
- * first vector, whose s[-1] is padding. */
-static inline CPU_INLINE void dw3_row(const float *s, const float *w3, int left,
-                                      cpu_v8 *acc)
-{
-    const cpu_v8 zero = {0};
-    cpu_v8 lo, hi, e0, o0, e1;
-    if (!s) {
-        e0 = o0 = e1 = zero;
-    } else if (left) {
-        CPU_LOAD(lo, s);
-        CPU_LOAD(hi, s + 8);
-        o0 = __builtin_shuffle(lo, hi, DW3_EVEN);
-        e1 = __builtin_shuffle(lo, hi, DW3_ODD);
-        e0 = __builtin_shuffle(e1, zero, DW3_SHIFT);
-    } else {
-        cpu_v8 lo1, hi1;
-        CPU_LOAD(lo, s - 1);
-        CPU_LOAD(hi, s + 7);
-        CPU_LOAD(lo1, s);
-        CPU_LOAD(hi1, s + 8);
-        e0 = __builtin_shuffle(lo, hi, DW3_EVEN);
-        o0 = __builtin_shuffle(lo, hi, DW3_ODD);
-        e1 = __builtin_shuffle(lo1, hi1, DW3_ODD);
-    }
-    *acc += CPU_SPLAT(w3[0]) * e0;
-    *acc += CPU_SPLAT(w3[1]) * o0;
-    *acc += CPU_SPLAT(w3[2]) * e1;
-}
+ * Each output's taps are summed in the planes kernel's order, a padding
+ * row or column as a product with zero, so both give the same bits. */
 
 /* Outputs [ow, ow + 8) of output row oh. */
 static inline CPU_INLINE void dw3_vec(const op_win2 *g, const float *x, const float *w,
                                       float bias, const op_act *act, float *y, int64_t oh,
                                       int64_t ow, int left)
 {
-    cpu_v8 acc = CPU_SPLAT(bias);
+    cpu_v8 acc = CPU_SPLAT(bias), t[3];
     for (int i = 0; i < 3; i++) {
         const int64_t r = 2 * oh - g->pt + i;
-        dw3_row(r >= 0 && r < g->H ? x + r * g->W + 2 * ow : NULL, w + 3 * i, left, &acc);
+        cpu_s2k3_taps(r >= 0 && r < g->H ? x + r * g->W + 2 * ow : NULL, left, t);
+        for (int j = 0; j < 3; j++)
+            acc += CPU_SPLAT(w[3 * i + j]) * t[j];
     }
-    acc = __builtin_shuffle(acc, DW3_BACK);
+    acc = __builtin_shuffle(acc, CPU_S2_BACK);
     cpu_act_v8(act, &acc);
     CPU_STORE(y + oh * g->OW + ow, acc);
 }

@@ -173,6 +173,59 @@ typedef struct op_win2 {
 int op_win2_make(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *out,
                  const int64_t *s, const int64_t *d, const int64_t *pb, op_win2 *g);
 
+/* ---- 3 x 3 at stride 2 from the rows in place (conv_dw.c, conv_direct.c)
+ *
+ * A 3 x 3 window at stride 2 (dilation 1) with one padding column before,
+ * as networks' downsampling layers have, reads its rows where they lie:
+ * eight outputs take sixteen columns of each input row in two loads,
+ * split into even and odd columns by one shuffle a tap. The shuffles give
+ * their lanes in an order of their own (GCC makes vshufps of them: within
+ * each half, two of the first vector then two of the second), the same for
+ * every tap, so sums stay in that order and CPU_S2_BACK puts them back once
+ * before they are stored. The first vector's padding column is the even
+ * column of the output before, shifted in (CPU_S2_SHIFT; index 8 is zero).
+ * Every load stays inside its row when OW >= 8 and 2 OW <= W (the last
+ * vector is taken at OW - 8). */
+#define CPU_S2_EVEN ((cpu_v8i){0, 2, 8, 10, 4, 6, 12, 14})
+#define CPU_S2_ODD ((cpu_v8i){1, 3, 9, 11, 5, 7, 13, 15})
+#define CPU_S2_BACK ((cpu_v8i){0, 1, 4, 5, 2, 3, 6, 7})
+#define CPU_S2_SHIFT ((cpu_v8i){8, 0, 5, 2, 1, 4, 3, 6})
+
+/* The three taps (columns -1, 0 and 1 of each output's pair) of one input
+ * row for eight outputs whose middle taps are s[0], s[2], ..., s[14], in
+ * the shuffles' lane order; s NULL: a padding row (zeros). `left`: the
+ * first vector of a row, whose s[-1] is padding. */
+static inline CPU_INLINE void cpu_s2k3_taps(const float *s, int left, cpu_v8 *t)
+{
+    const cpu_v8 zero = {0};
+    cpu_v8 lo, hi;
+    if (!s) {
+        t[0] = t[1] = t[2] = zero;
+    } else if (left) {
+        CPU_LOAD(lo, s);
+        CPU_LOAD(hi, s + 8);
+        t[1] = __builtin_shuffle(lo, hi, CPU_S2_EVEN);
+        t[2] = __builtin_shuffle(lo, hi, CPU_S2_ODD);
+        t[0] = __builtin_shuffle(t[2], zero, CPU_S2_SHIFT);
+    } else {
+        cpu_v8 lo1, hi1;
+        CPU_LOAD(lo, s - 1);
+        CPU_LOAD(hi, s + 7);
+        CPU_LOAD(lo1, s);
+        CPU_LOAD(hi1, s + 8);
+        t[0] = __builtin_shuffle(lo, hi, CPU_S2_EVEN);
+        t[1] = __builtin_shuffle(lo, hi, CPU_S2_ODD);
+        t[2] = __builtin_shuffle(lo1, hi1, CPU_S2_ODD);
+    }
+}
+
+/* 1 when g is such a window whose loads stay inside its rows. */
+static inline int cpu_s2k3_fits(const op_win2 *g)
+{
+    return g->kh == 3 && g->kw == 3 && g->sh == 2 && g->sw == 2 && g->dh == 1 &&
+           g->dw == 1 && g->pl == 1 && g->OW >= 8 && 2 * g->OW <= g->W;
+}
+
 #define OP_DCONV_MAX_TAPS 512 /* Cg x kh x kw of the direct path */
 
 /* One 2-D convolution of Cg input channels per group, computed directly:
@@ -187,10 +240,13 @@ int op_win2_make(int32_t ns, const int64_t *in, const int64_t *k, const int64_t 
 typedef struct op_dconv {
     op_win2 g;
     int64_t Cg;
-    int64_t Hq, Wq;                 /* rows and columns of a phase plane */
-    int64_t plane;                  /* floats of one phase plane, with slack */
-    int64_t chan;                   /* floats of one channel's phase planes */
-    int32_t ntaps;                  /* Cg * kh * kw */
+    int64_t Hq, Wq; /* rows and columns of a phase plane */
+    int64_t plane;  /* floats of one phase plane, with slack */
+    int64_t chan;   /* floats of one channel's phase planes */
+    int32_t ntaps;  /* Cg * kh * kw */
+    /* 1: 3 x 3 at stride 2 read from the input in place (cpu_s2k3_fits):
+     * op_dconv_pack does nothing and op_dconv_run takes the input */
+    int32_t s2k3;
     int32_t off[OP_DCONV_MAX_TAPS]; /* each tap's offset into the packed input */
 } op_dconv;
 
@@ -207,13 +263,14 @@ int op_dconv_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t
                   const int64_t *s, const int64_t *d, const int64_t *pb, int64_t Cg,
                   op_dconv *p);
 /* Packs channels [c0, c1) of x (Cg planes of H x W) into `packed` (p->chan
- * floats per channel). */
+ * floats per channel); nothing where p->s2k3, whose run reads x itself. */
 void op_dconv_pack(const op_dconv *p, const float *x, int64_t c0, int64_t c1,
                    float *packed);
 /* Output rows [r0, r1) of nm output channels: channel m's plane (OH x OW)
  * at y + m ldy is act(bias[m] + the sum over taps of w[m ntaps + t] times
  * the packed input), w holding each channel's Cg x kh x kw weights; bias
- * NULL for none. */
+ * NULL for none. Where p->s2k3, `packed` is the input itself (Cg planes of
+ * H x W). */
 void op_dconv_run(const op_dconv *p, const float *packed, const float *w, int64_t nm,
                   const float *bias, const op_act *act, float *y, int64_t ldy, int64_t r0,
                   int64_t r1);
@@ -236,8 +293,8 @@ typedef struct op_dw {
     int64_t c0[OP_DW_MAX_STRIDE], c1[OP_DW_MAX_STRIDE]; /* phase columns inside */
     int32_t ntaps;
     int32_t off[OP_DW_MAX_TAPS]; /* tap (i, j): its run's offset from its output's */
-    /* 1: 3 x 3 at stride 2 computed from the input rows in place (conv_dw.c,
-     * dw3s2), without the padded copy or the scratch */
+    /* 1: 3 x 3 at stride 2 read from the input in place (cpu_s2k3_fits),
+     * without the padded copy or the scratch */
     int32_t s2k3;
 } op_dw;
 
