@@ -10,7 +10,8 @@
  *    8; 3x3 at stride 2 from the rows in place, widths about its bounds),
  *    direct (depthwise with a channel multiplier or a kernel of more than
  *    64 taps, small groups, few input channels over many rows and wide
- *    rows; 3x3 at stride 2 read in place, 1 to 20 channels a group),
+ *    rows; 3x3 at stride 2 about the depthwise bounds, 1 to 20 channels a
+ *    group),
  *    pointwise (groups, widths that are not multiples of the tiles) and
  *    im2col (many taps, 3-D, 1x1 with a stride); with and without bias,
  *    each fused activation with random parameters, float32 and float16;
@@ -331,12 +332,11 @@ static int test_conv_paths(void)
         }
     }
     /* 3 x 3 at stride 2 with one padding column before, which conv_dw.c
-     * (depthwise) and conv_direct.c (few input channels a group, as a
-     * network's first layer: 1 to 20 output channels a group, past the
-     * eight a tap vector serves) read in place where 8 <= OW and
-     * 2 OW <= W: widths on both sides of those bounds (odd ones too),
-     * padding rows and after-columns of 0 to 2, 1-D, every activation,
-     * with and without bias. */
+     * reads in place where 8 <= OW and 2 OW <= W (depthwise), and the
+     * direct path's few input channels a group (a network's first layer,
+     * 1 to 20 output channels a group) at the same shapes: widths on both sides of those
+     * bounds (odd ones too), padding rows and after-columns of 0 to 2, 1-D, every
+     * activation, with and without bias. */
     for (int it = 0; it < 120; it++) {
         kconv k;
         char what[64];
@@ -500,12 +500,13 @@ static int test_gemm_nn(void)
 {
     tu_rng rng;
     tu_rng_seed(&rng, 77);
-    for (int it = 0; it < 360; it++) {
-        /* From 300 on, products whose B is packed into panels: 24 rows or
+    for (int it = 0; it < 330; it++) {
+        /* From 300 on, products whose B is packed into panels: 128 rows or
          * more, K from 64 (past one 256-row panel too), B's stride a
          * multiple of 64 floats. */
         const int packed = it >= 300;
-        int64_t M = tu_rng_range(&rng, packed ? 24 : 1, it < 150 ? 13 : 70);
+        int64_t M = packed ? tu_rng_range(&rng, 128, 160)
+                           : tu_rng_range(&rng, 1, it < 150 ? 13 : 70);
         int64_t N = tu_rng_range(&rng, 1, it < 150 ? 40 : 150);
         int64_t K = packed ? tu_rng_range(&rng, 64, 600) : tu_rng_range(&rng, 1, 60);
         int64_t lda = K + tu_rng_range(&rng, 0, 3), ldb = N + tu_rng_range(&rng, 0, 5);

@@ -720,10 +720,11 @@ static int test_matmul(void)
         {PRT_FLOAT32, D2(3, 0), D2(0, 4)},
         {PRT_FLOAT16, D3(2, 3, 8), D3(2, 8, 5)},
         {PRT_FLOAT16, D1(6), D2(6, 3)},
-        /* B packed into panels once (24 rows or more with the batch
+        /* B packed into panels once (128 rows or more with the batch
          * stacked, K >= 64): after the half-float copies in the workspace,
          * a ragged last strip. */
-        {PRT_FLOAT16, D3(2, 20, 70), D2(70, 33)},
+        {PRT_FLOAT16, D3(2, 64, 70), D2(70, 31)},
+        {PRT_FLOAT32, D3(3, 43, 70), D2(70, 31)},
         {PRT_BFLOAT16, D2(2, 4), D2(4, 3)},
         {PRT_INT32, D3(2, 3, 4), D2(4, 2)},
         {PRT_INT64, D2(3, 4), D3(2, 4, 5)},

@@ -45,8 +45,7 @@
  *    per output: small groups, or few input channels as a network's first
  *    layer): the stride-phase kernel of cpu_kernels.h (conv_direct.c),
  *    which packs each input channel once; an output row of four or more
- *    channels is one product whose taps are read in place; 3x3 at stride 2
- *    reads the input in place, eight channels sharing each tap's vector;
+ *    channels is one product whose taps are read in place;
  *  - im2col: per image and group, im2col into the workspace and one GEMM.
  * Bias and activation are applied as each block of output is written (the
  * GEMM paths, block by block while it is in cache). Work is spread with
@@ -435,9 +434,9 @@ static void conv_direct_chunks(void *arg, int64_t begin, int64_t end)
         for (int64_t it = t * j->items / j->slots; it < (t + 1) * j->items / j->slots;
              it++) {
             int64_t gi = it % g->G, n = it / g->G;
-            const float *xg = j->X + (n * g->C + gi * g->Cg) * g->w.ivol;
-            op_dconv_pack(&j->dc, xg, 0, g->Cg, slot);
-            conv_direct_outputs(j, n, gi, 0, j->dc.g.OH, j->dc.s2k3 ? xg : slot);
+            op_dconv_pack(&j->dc, j->X + (n * g->C + gi * g->Cg) * g->w.ivol, 0, g->Cg,
+                          slot);
+            conv_direct_outputs(j, n, gi, 0, j->dc.g.OH, slot);
         }
     }
 }
@@ -492,8 +491,7 @@ static void conv_direct_out_range(void *arg, int64_t begin, int64_t end)
 {
     const conv_job *j = arg;
     conv_direct_outputs(j, j->img, 0, begin * CONV_DIRECT_ROWS,
-                        conv_min(end * CONV_DIRECT_ROWS, j->dc.g.OH),
-                        j->dc.s2k3 ? j->X + j->img * j->g.C * j->g.w.ivol : j->scratch);
+                        conv_min(end * CONV_DIRECT_ROWS, j->dc.g.OH), j->scratch);
 }
 
 /* The path for this geometry; fills the direct plan when it is direct. */
@@ -598,8 +596,7 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
                           &j);
     } else if (path == CONV_DIRECT) {
         for (j.img = 0; j.img < j.g.N; j.img++) {
-            if (!j.dc.s2k3) /* else the input is read in place */
-                base_parallel_for(j.g.Cg, 1, conv_direct_pack_range, &j);
+            base_parallel_for(j.g.Cg, 1, conv_direct_pack_range, &j);
             base_parallel_for((j.dc.g.OH + CONV_DIRECT_ROWS - 1) / CONV_DIRECT_ROWS, 1,
                               conv_direct_out_range, &j);
         }

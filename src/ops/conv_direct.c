@@ -86,7 +86,6 @@ int op_dconv_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t
     /* Offsets are int32 (a smaller table, read once per tap and strip). */
     if (p->chan < 0 || p->chan > INT32_MAX / Cg)
         return 0;
-    p->s2k3 = cpu_s2k3_fits(&p->g);
     for (int64_t c = 0; c < Cg; c++)
         for (int64_t i = 0; i < p->g.kh; i++)
             for (int64_t j = 0; j < p->g.kw; j++) {
@@ -160,8 +159,7 @@ CPU_BUILDS(dc_pack, dc_pack_body,
 void op_dconv_pack(const op_dconv *p, const float *x, int64_t c0, int64_t c1,
                    float *packed)
 {
-    if (!p->s2k3)
-        CPU_PICK(dc_pack)(p, x, c0, c1, packed);
+    CPU_PICK(dc_pack)(p, x, c0, c1, packed);
 }
 
 /* Copies outputs [f, f + n) of the flat Wq-wide grid into y (OH x OW),
@@ -278,89 +276,6 @@ static inline CPU_INLINE void dc_body(const op_dconv *p, const float *packed,
     }
 }
 
-/* ---- 3 x 3 at stride 2 from the input in place (cpu_s2k3_taps) -------
- *
- * Eight outputs of mb output channels (mb <= 8, a constant after inlining)
- * at a time: each tap vector, made once from its input row, serves every
- * channel (one FMA each), so the shuffles cost a few percent of the
- * multiply-adds and the input is read where it lies, never packed. Sums
- * run over the taps in op_gemm_nn_rows' order from zero, then the bias and
- * the activation, as that path's epilogue. MobileNet-v3's first layer (3
- * channels of 224 x 224 to 16): bench/RESULTS.md, "CPU kernels",
- * h/cpuperf. */
-static inline CPU_INLINE void dc3_vec(const op_dconv *p, const float *x, const float *w,
-                                      int mb, const float *bias, const op_act *act,
-                                      float *y, int64_t ldy, int64_t oh, int64_t ow,
-                                      int left)
-{
-    const op_win2 *g = &p->g;
-    cpu_v8 acc[8], t[3];
-    for (int m = 0; m < mb; m++)
-        acc[m] = (cpu_v8){0};
-    for (int64_t c = 0; c < p->Cg; c++)
-        for (int i = 0; i < 3; i++) {
-            const int64_t r = 2 * oh - g->pt + i;
-            const float *wt = w + c * 9 + i * 3;
-            cpu_s2k3_taps(r >= 0 && r < g->H ? x + (c * g->H + r) * g->W + 2 * ow : NULL,
-                          left, t);
-            for (int m = 0; m < mb; m++)
-                for (int j = 0; j < 3; j++)
-                    acc[m] += CPU_SPLAT(wt[m * p->ntaps + j]) * t[j];
-        }
-    for (int m = 0; m < mb; m++) {
-        cpu_v8 v = __builtin_shuffle(acc[m], CPU_S2_BACK);
-        if (bias)
-            v += CPU_SPLAT(bias[m]);
-        cpu_act_v8(act, &v);
-        CPU_STORE(y + m * ldy + oh * g->OW + ow, v);
-    }
-}
-
-/* Output rows [r0, r1) of mb channels. */
-static inline CPU_INLINE void dc3_rows(const op_dconv *p, const float *x, const float *w,
-                                       int mb, const float *bias, const op_act *act,
-                                       float *y, int64_t ldy, int64_t r0, int64_t r1)
-{
-    for (int64_t oh = r0; oh < r1; oh++) {
-        int64_t ow = 8;
-        dc3_vec(p, x, w, mb, bias, act, y, ldy, oh, 0, 1);
-        for (; ow + 8 <= p->g.OW; ow += 8)
-            dc3_vec(p, x, w, mb, bias, act, y, ldy, oh, ow, 0);
-        if (ow < p->g.OW)
-            dc3_vec(p, x, w, mb, bias, act, y, ldy, oh, p->g.OW - 8, 0);
-    }
-}
-
-/* nm channels, eight at a time, then 4, 2 and 1. */
-static inline CPU_INLINE void dc3_body(const op_dconv *p, const float *x, const float *w,
-                                       int64_t nm, const float *bias, const op_act *act,
-                                       float *y, int64_t ldy, int64_t r0, int64_t r1)
-{
-    int64_t m = 0;
-#define DC3_ROWS(mb)                                                                     \
-    dc3_rows(p, x, w + m * p->ntaps, mb, bias ? bias + m : NULL, act, y + m * ldy, ldy,  \
-             r0, r1)
-    for (; m + 8 <= nm; m += 8)
-        DC3_ROWS(8);
-    if ((nm - m) & 4) {
-        DC3_ROWS(4);
-        m += 4;
-    }
-    if ((nm - m) & 2) {
-        DC3_ROWS(2);
-        m += 2;
-    }
-    if (nm - m)
-        DC3_ROWS(1);
-#undef DC3_ROWS
-}
-
-CPU_BUILDS(dc3, dc3_body,
-           (const op_dconv *p, const float *x, const float *w, int64_t nm,
-            const float *bias, const op_act *act, float *y, int64_t ldy, int64_t r0,
-            int64_t r1),
-           (p, x, w, nm, bias, act, y, ldy, r0, r1))
-
 CPU_BUILDS(dc_run, dc_body,
            (const op_dconv *p, const float *packed, const float *w, int64_t nm,
             const float *bias, const op_act *act, float *y, int64_t ldy, int64_t r0,
@@ -371,8 +286,5 @@ void op_dconv_run(const op_dconv *p, const float *packed, const float *w, int64_
                   const float *bias, const op_act *act, float *y, int64_t ldy, int64_t r0,
                   int64_t r1)
 {
-    if (p->s2k3)
-        CPU_PICK(dc3)(p, packed, w, nm, bias, act, y, ldy, r0, r1);
-    else
-        CPU_PICK(dc_run)(p, packed, w, nm, bias, act, y, ldy, r0, r1);
+    CPU_PICK(dc_run)(p, packed, w, nm, bias, act, y, ldy, r0, r1);
 }

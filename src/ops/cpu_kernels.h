@@ -173,7 +173,7 @@ typedef struct op_win2 {
 int op_win2_make(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *out,
                  const int64_t *s, const int64_t *d, const int64_t *pb, op_win2 *g);
 
-/* ---- 3 x 3 at stride 2 from the rows in place (conv_dw.c, conv_direct.c)
+/* ---- 3 x 3 at stride 2 from the rows in place (conv_dw.c) ---------------
  *
  * A 3 x 3 window at stride 2 (dilation 1) with one padding column before,
  * as networks' downsampling layers have, reads its rows where they lie:
@@ -240,13 +240,10 @@ static inline int cpu_s2k3_fits(const op_win2 *g)
 typedef struct op_dconv {
     op_win2 g;
     int64_t Cg;
-    int64_t Hq, Wq; /* rows and columns of a phase plane */
-    int64_t plane;  /* floats of one phase plane, with slack */
-    int64_t chan;   /* floats of one channel's phase planes */
-    int32_t ntaps;  /* Cg * kh * kw */
-    /* 1: 3 x 3 at stride 2 read from the input in place (cpu_s2k3_fits):
-     * op_dconv_pack does nothing and op_dconv_run takes the input */
-    int32_t s2k3;
+    int64_t Hq, Wq;                 /* rows and columns of a phase plane */
+    int64_t plane;                  /* floats of one phase plane, with slack */
+    int64_t chan;                   /* floats of one channel's phase planes */
+    int32_t ntaps;                  /* Cg * kh * kw */
     int32_t off[OP_DCONV_MAX_TAPS]; /* each tap's offset into the packed input */
 } op_dconv;
 
@@ -263,14 +260,13 @@ int op_dconv_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t
                   const int64_t *s, const int64_t *d, const int64_t *pb, int64_t Cg,
                   op_dconv *p);
 /* Packs channels [c0, c1) of x (Cg planes of H x W) into `packed` (p->chan
- * floats per channel); nothing where p->s2k3, whose run reads x itself. */
+ * floats per channel). */
 void op_dconv_pack(const op_dconv *p, const float *x, int64_t c0, int64_t c1,
                    float *packed);
 /* Output rows [r0, r1) of nm output channels: channel m's plane (OH x OW)
  * at y + m ldy is act(bias[m] + the sum over taps of w[m ntaps + t] times
  * the packed input), w holding each channel's Cg x kh x kw weights; bias
- * NULL for none. Where p->s2k3, `packed` is the input itself (Cg planes of
- * H x W). */
+ * NULL for none. */
 void op_dconv_run(const op_dconv *p, const float *packed, const float *w, int64_t nm,
                   const float *bias, const op_act *act, float *y, int64_t ldy, int64_t r0,
                   int64_t r1);

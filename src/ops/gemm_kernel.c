@@ -154,20 +154,21 @@ static inline CPU_INLINE void gk_cols(int nv, int64_t j, int64_t n, int64_t M, i
  * Where B's rows lie a multiple of 256 bytes apart (BERT's weights, 128 or
  * 512 columns), a strip of them read in place falls into a few of L1's
  * sets (64 sets of 64-byte lines: a 512-byte stride uses 8 of them, 2 KiB
- * 2), so the strip evicts itself while the tiles of rows sweep it. There
- * each 16-column strip of B is first copied, GK_KC rows at a time, into a
- * contiguous panel on the stack (16 KiB, zero past the last column), and
- * the tiles read that. On BERT's blocks this is 1.10-1.49x faster; on
- * MobileNet's (strides of 49, 196, 784 floats) in place is 1.15x faster,
- * the copy being pure cost (bench/RESULTS.md, "CPU kernels", h/cpuperf).
- * Sums over more than GK_KC rows are stored to C between panels and loaded
- * back, which is exact, so every element is the same in-order sum as
- * without packing, bit for bit: a caller's split into blocks never shows. */
+ * 2), so the strip evicts itself while the tiles of rows sweep it. For a
+ * tall product each 16-column strip of B is there first copied, GK_KC rows
+ * at a time, into a contiguous panel on the stack (16 KiB, zero past the
+ * last column), and the tiles read that: 256 x 64 x 128 with B 512 wide
+ * 1.26x. On MobileNet's strides (49, 196, 784 floats) in place is as fast,
+ * and at a few dozen rows the copy is not repaid (bench/RESULTS.md, "CPU
+ * kernels", h/cpuperf). Sums over more than GK_KC rows are stored to C
+ * between panels and loaded back, which is exact, so every element is the
+ * same in-order sum as without packing, bit for bit: a caller's split into
+ * blocks never shows. */
 #define GK_KC 256
-/* Packing needs rows of C enough to share the copy (at 12 rows it cost
- * 13%), K long enough for the strip to outgrow its sets, and B's stride a
- * multiple of GK_PACK_STRIDE floats (256 bytes). */
-#define GK_PACK_MIN_M 24
+/* Packing needs rows of C enough to share the copy (BERT's 24- and 32-row
+ * blocks measured 0.85-1.04x), K long enough for the strip to outgrow its
+ * sets, and B's stride a multiple of GK_PACK_STRIDE floats (256 bytes). */
+#define GK_PACK_MIN_M 128
 #define GK_PACK_MIN_K 64
 #define GK_PACK_STRIDE 64
 

@@ -149,12 +149,12 @@ static prt_status mm_infer(const op_object *o, const prt_dims *in, int32_t nb_in
 
 /* B packed into the register tiles' panels once per run (op_gemm_pack_panels)
  * when it is one matrix shared by every block and thread, the product is
- * tall enough to share the copy (MM_PANEL_MIN_M rows with the batch
- * stacked, then 1/24 of the product at most), K at least MM_PANEL_MIN_K
- * and the panels at most MM_PANEL_MAX floats (4 MiB; larger B are
- * OpenBLAS's or not worth a copy per run). BERT's projections at batch 8:
- * 1.10-1.49x on their blocks against B read in place (bench/RESULTS.md). */
-#define MM_PANEL_MIN_M 24
+ * tall enough to repay the copy (MM_PANEL_MIN_M rows with the batch
+ * stacked: BERT at batch 8 has 256; at batch 1, 32 rows, the copy of each
+ * weight per run made the whole model 1.07-1.12x slower), K at least
+ * MM_PANEL_MIN_K and the panels at most MM_PANEL_MAX floats (4 MiB; larger
+ * B are OpenBLAS's or not worth a copy per run). */
+#define MM_PANEL_MIN_M 128
 #define MM_PANEL_MIN_K 64
 #define MM_PANEL_MAX (1 << 20)
 
