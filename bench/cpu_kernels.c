@@ -9,7 +9,12 @@
  *  - matrix products without transposes: the register tiles (op_gemm_nn)
  *    against OpenBLAS's cblas_sgemm (one thread) on MobileNet's and BERT's
  *    product shapes; op_math.c sends products up to 2^23 multiply-adds to
- *    the tiles from these.
+ *    the tiles from these;
+ *  - h/cpuperf's kernels against what they replaced: depthwise 3x3 at
+ *    stride 2 read in place against the planes, op_gemm_nn's B in panels
+ *    against B read in place (BERT's blocks, whose B strides are multiples
+ *    of 256 bytes, and MobileNet's, which stay in place), and a classifier's
+ *    few rows against a transposed B as dot products against OpenBLAS.
  *
  *    build/bench/bench_cpu_kernels [REPS]
  *
@@ -143,6 +148,142 @@ static void bench_gemm(int reps)
     }
 }
 
+/* ---- h/cpuperf's kernels against what they replace -------------------- */
+
+/* Two ways of one computation, timed alternately: the best of reps. */
+typedef struct bench_pair {
+    void (*run)(const struct bench_pair *b, int which);
+    const op_dw *dw;
+    const float *x, *w, *b;
+    float *y, *scratch;
+    int64_t C, M, N, K, ldb;
+    int32_t *boff;
+} bench_pair;
+
+static void bench_best(const bench_pair *b, int reps, double *best)
+{
+    best[0] = best[1] = 1e30;
+    for (int r = 0; r < reps; r++)
+        for (int which = 0; which < 2; which++) {
+            double t0 = now();
+            b->run(b, which);
+            best[which] = fmin(best[which], now() - t0);
+        }
+}
+
+/* Depthwise 3x3 at stride 2: 0 in place (s2k3), 1 the planes. */
+static void run_dw3(const bench_pair *b, int which)
+{
+    const op_act act = {OP_ACT_RELU, 0, 0};
+    op_dw p = *b->dw;
+    const int64_t in = p.g.H * p.g.W, out = p.g.OH * p.g.OW;
+    p.s2k3 = which == 0;
+    op_dw_zero(&p, b->scratch);
+    for (int64_t c = 0; c < b->C; c++)
+        op_dw_run(&p, b->x + c * in, b->w + c * 9, b->b[c], &act, b->y + c * out,
+                  b->scratch);
+}
+
+/* A product: 0 op_gemm_nn (B in panels where its stride asks for them), 1
+ * B read in place (op_gemm_nn_rows over B's rows). */
+static void run_panels(const bench_pair *b, int which)
+{
+    if (which == 0)
+        op_gemm_nn(b->M, b->N, b->K, b->x, b->K, b->w, b->ldb, b->y, b->N, NULL);
+    else
+        op_gemm_nn_rows(b->M, b->N, b->K, b->x, b->K, b->w, b->boff, b->y, b->N, NULL);
+}
+
+/* A classifier at batch M: 0 op_gemv_f32's rows, 1 OpenBLAS (C = A B^T). */
+static void run_rows(const bench_pair *b, int which)
+{
+    if (which == 0)
+        op_gemv_f32(0, 1, b->M, b->N, b->K, b->x, b->K, b->w, b->K, b->y, b->N);
+    else
+        op_blas_sgemm(0, 1, b->M, b->N, b->K, b->x, b->K, b->w, b->K, b->y, b->N);
+}
+
+/* Operands of M x K and K x ldb (or N x K) floats, and C. */
+static int bench_operands(bench_pair *b, int64_t nb)
+{
+    b->x = floats((size_t)(b->M * b->K), 9);
+    b->w = floats((size_t)nb, 10);
+    b->y = floats((size_t)(b->M * b->N), 0);
+    return b->x && b->w && b->y;
+}
+
+static void bench_cpuperf(int reps)
+{
+    static const int64_t dw3[][2] = {{16, 112}, {72, 56}}; /* C, H */
+    /* M, N, K, B's stride: BERT's blocks at batch 1 and 8, MobileNet's */
+    static const int64_t pn[][4] = {{32, 64, 128, 512},  {32, 64, 512, 128},
+                                    {256, 64, 128, 512}, {24, 128, 128, 128},
+                                    {24, 128, 512, 128}, {72, 128, 16, 3136},
+                                    {24, 49, 576, 49}};
+    static const int64_t cls[][3] = {{8, 1024, 576}, {8, 1000, 1024}}; /* M, N, K */
+    double best[2];
+    printf("\n| depthwise 3x3 at stride 2 (C, H x W) | in place | planes |\n"
+           "|---|---|---|\n");
+    for (size_t s = 0; s < sizeof dw3 / sizeof dw3[0]; s++) {
+        const int64_t C = dw3[s][0], H = dw3[s][1], OH = H / 2;
+        const int64_t in[2] = {H, H}, k[2] = {3, 3}, out[2] = {OH, OH}, st[2] = {2, 2};
+        const int64_t d[2] = {1, 1}, pb[2] = {1, 1};
+        op_dw p;
+        bench_pair b;
+        if (!op_dw_plan(2, in, k, out, st, d, pb, &p))
+            continue;
+        memset(&b, 0, sizeof b);
+        b.run = run_dw3;
+        b.dw = &p;
+        b.C = C;
+        b.x = floats((size_t)(C * H * H), 6);
+        b.w = floats((size_t)(C * 9), 7);
+        b.b = floats((size_t)C, 8);
+        b.y = floats((size_t)(C * OH * OH), 0);
+        b.scratch = floats((size_t)p.slot, 0);
+        bench_best(&b, reps, best);
+        printf("| %lld, %lld x %lld | %.1f us | %.1f us |\n", (long long)C, (long long)H,
+               (long long)H, best[0] * 1e6, best[1] * 1e6);
+        free((void *)b.x), free((void *)b.w), free((void *)b.b);
+        free(b.y), free(b.scratch);
+    }
+    printf("\n| product M x N x K (B's stride) | op_gemm_nn | B in place |\n"
+           "|---|---|---|\n");
+    for (size_t s = 0; s < sizeof pn / sizeof pn[0]; s++) {
+        bench_pair b;
+        memset(&b, 0, sizeof b);
+        b.run = run_panels;
+        b.M = pn[s][0], b.N = pn[s][1], b.K = pn[s][2], b.ldb = pn[s][3];
+        b.boff = malloc(sizeof(int32_t) * (size_t)b.K);
+        for (int64_t kk = 0; b.boff && kk < b.K; kk++)
+            b.boff[kk] = (int32_t)(kk * b.ldb);
+        if (b.boff && bench_operands(&b, b.K * b.ldb)) {
+            bench_best(&b, reps, best);
+            printf("| %lld x %lld x %lld (%lld) | %.1f us | %.1f us |\n", (long long)b.M,
+                   (long long)b.N, (long long)b.K, (long long)b.ldb, best[0] * 1e6,
+                   best[1] * 1e6);
+        }
+        free((void *)b.x), free((void *)b.w), free(b.y), free(b.boff);
+    }
+    if (!op_blas_in_use())
+        return;
+    printf(
+        "\n| classifier M x N x K (C = A B^T) | dot products (op_gemv_f32) | OpenBLAS |\n"
+        "|---|---|---|\n");
+    for (size_t s = 0; s < sizeof cls / sizeof cls[0]; s++) {
+        bench_pair b;
+        memset(&b, 0, sizeof b);
+        b.run = run_rows;
+        b.M = cls[s][0], b.N = cls[s][1], b.K = cls[s][2];
+        if (bench_operands(&b, b.N * b.K)) {
+            bench_best(&b, reps, best);
+            printf("| %lld x %lld x %lld | %.1f us | %.1f us |\n", (long long)b.M,
+                   (long long)b.N, (long long)b.K, best[0] * 1e6, best[1] * 1e6);
+        }
+        free((void *)b.x), free((void *)b.w), free(b.y);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int reps = argc > 1 ? atoi(argv[1]) : 300;
@@ -153,5 +294,6 @@ int main(int argc, char **argv)
            cpu_avx2() ? "AVX2 + FMA" : "baseline");
     bench_depthwise(reps);
     bench_gemm(reps);
+    bench_cpuperf(reps);
     return 0;
 }

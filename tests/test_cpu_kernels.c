@@ -7,16 +7,22 @@
  *    dims, 1 to 20 channels, kernels up to 7 x 7 and non-square, strides 1
  *    to 3, dilations, explicit and SAME/VALID padding, planes wider than a
  *    band and than eight pixels, channel counts that are not multiples of
- *    8), direct (depthwise with a channel multiplier or a kernel of more
- *    than 64 taps, small groups, few input channels over many rows and wide
- *    rows), pointwise (groups, widths that are not multiples of the tiles)
- *    and im2col (many taps, 3-D, 1x1 with a stride); with and without bias,
+ *    8; 3x3 at stride 2 from the rows in place, widths about its bounds),
+ *    direct (depthwise with a channel multiplier or a kernel of more than
+ *    64 taps, small groups, few input channels over many rows and wide
+ *    rows; 3x3 at stride 2 about the depthwise bounds, 1 to 20 channels a
+ *    group),
+ *    pointwise (groups, widths that are not multiples of the tiles) and
+ *    im2col (many taps, 3-D, 1x1 with a stride); with and without bias,
  *    each fused activation with random parameters, float32 and float16;
  *  - activation fields: every name and its parameters, the errors;
  *  - op_gemm_nn: edges of its tiles (M, N and K from 1), leading dims
- *    larger than the width, each epilogue; the same elements computed as
- *    blocks of any split are the same bits (what threads rely on);
- *  - op_gemv_f32: both forms and the shapes it declines;
+ *    larger than the width, each epilogue, B packed into panels (B's
+ *    stride a multiple of 64 floats, K past one panel); the same elements
+ *    computed as blocks of any split are the same bits (what threads rely
+ *    on), packed or not, and over B packed once (op_gemm_nn_panels);
+ *  - op_gemv_f32: both forms, a few rows against B transposed (each row
+ *    the bits of that row alone) and the shapes it declines;
  *  - op_gelu_f32: relative error against erfc in double, NaN, infinities,
  *    signed zeros, lengths that are not multiples of 8;
  *  - op_act_bias: each activation's rule at NaN, -0 and the clamps.
@@ -325,6 +331,44 @@ static int test_conv_paths(void)
             run_kconv(&k, &rng, what);
         }
     }
+    /* 3 x 3 at stride 2 with one padding column before, which conv_dw.c
+     * reads in place where 8 <= OW and 2 OW <= W (depthwise), and the
+     * direct path's few input channels a group (a network's first layer,
+     * 1 to 20 output channels a group) at the same shapes: widths on both sides of those
+     * bounds (odd ones too), padding rows and after-columns of 0 to 2, 1-D, every
+     * activation, with and without bias. */
+    for (int it = 0; it < 120; it++) {
+        kconv k;
+        char what[64];
+        const int dw = it % 2 == 0;
+        int64_t G = dw ? tu_rng_range(&rng, 1, 12) : tu_rng_range(&rng, 1, 3);
+        int64_t Cg = dw ? 1 : tu_rng_range(&rng, 1, 4),
+                Mg = dw ? 1 : tu_rng_range(&rng, 1, 20);
+        memset(&k, 0, sizeof k);
+        k.dtype = PRT_FLOAT32;
+        k.ns = it % 6 == 5 ? 1 : 2;
+        k.group = (int32_t)G;
+        k.x.nb_dims = k.w.nb_dims = k.ns + 2;
+        k.x.d[0] = tu_rng_range(&rng, 1, 2);
+        k.x.d[1] = G * Cg;
+        k.w.d[0] = G * Mg;
+        k.w.d[1] = Cg;
+        for (int32_t i = 0; i < k.ns; i++) {
+            k.x.d[2 + i] =
+                i + 1 == k.ns ? tu_rng_range(&rng, 12, 70) : tu_rng_range(&rng, 3, 20);
+            k.w.d[2 + i] = 3;
+            k.strides[i] = 2;
+            k.dil[i] = 1;
+            k.pads[i] = i + 1 == k.ns ? 1 : (int32_t)tu_rng_range(&rng, 0, 2);
+            k.pads[k.ns + i] = (int32_t)tu_rng_range(&rng, 0, 2);
+        }
+        k.bias = (int)tu_rng_range(&rng, 0, 1);
+        k.act = (int32_t)(it % OP_ACT_COUNT);
+        op_act_defaults(k.act, &k.params[0], &k.params[1]);
+        snprintf(what, sizeof what, "%s 3x3 stride 2 case %d",
+                 dw ? "depthwise" : "direct", it);
+        run_kconv(&k, &rng, what);
+    }
     return 0;
 }
 
@@ -421,15 +465,53 @@ static int close_to(const float *got, int64_t ldc, const double *want, int64_t M
     return 1;
 }
 
+/* C2 computed in blocks of mb x nb (op_gemm_nn over B, or
+ * op_gemm_nn_panels over bp when it is not NULL, nb then a multiple of
+ * 16), each block with its part of ep's biases: 1 when every element has
+ * the bits of C. */
+static int gemm_blocks_same(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                            const float *B, int64_t ldb, const float *bp,
+                            const op_epilogue *ep, const float *C, float *C2, int64_t ldc,
+                            int64_t mb, int64_t nb)
+{
+    int same = 1;
+    for (int64_t i0 = 0; i0 < M; i0 += mb)
+        for (int64_t j0 = 0; j0 < N; j0 += nb) {
+            op_epilogue eb = {NULL, NULL, {OP_ACT_NONE, 0, 0}};
+            int64_t mr = M - i0 < mb ? M - i0 : mb, nc = N - j0 < nb ? N - j0 : nb;
+            if (ep) {
+                eb = *ep;
+                eb.row_bias = ep->row_bias ? ep->row_bias + i0 : NULL;
+                eb.col_bias = ep->col_bias ? ep->col_bias + j0 : NULL;
+            }
+            if (bp)
+                op_gemm_nn_panels(mr, nc, K, A + i0 * lda, lda, bp + j0 * K,
+                                  C2 + i0 * ldc + j0, ldc, ep ? &eb : NULL);
+            else
+                op_gemm_nn(mr, nc, K, A + i0 * lda, lda, B + j0, ldb, C2 + i0 * ldc + j0,
+                           ldc, ep ? &eb : NULL);
+        }
+    for (int64_t i = 0; i < M; i++)
+        same &= memcmp(C + i * ldc, C2 + i * ldc, sizeof(float) * (size_t)N) == 0;
+    return same;
+}
+
 static int test_gemm_nn(void)
 {
     tu_rng rng;
     tu_rng_seed(&rng, 77);
-    for (int it = 0; it < 300; it++) {
-        int64_t M = tu_rng_range(&rng, 1, it < 150 ? 13 : 70);
+    for (int it = 0; it < 330; it++) {
+        /* From 300 on, products whose B is packed into panels: 128 rows or
+         * more, K from 64 (past one 256-row panel too), B's stride a
+         * multiple of 64 floats. */
+        const int packed = it >= 300;
+        int64_t M = packed ? tu_rng_range(&rng, 128, 160)
+                           : tu_rng_range(&rng, 1, it < 150 ? 13 : 70);
         int64_t N = tu_rng_range(&rng, 1, it < 150 ? 40 : 150);
-        int64_t K = tu_rng_range(&rng, 1, 60);
+        int64_t K = packed ? tu_rng_range(&rng, 64, 600) : tu_rng_range(&rng, 1, 60);
         int64_t lda = K + tu_rng_range(&rng, 0, 3), ldb = N + tu_rng_range(&rng, 0, 5);
+        if (packed)
+            ldb = (N + 63) / 64 * 64 + 64 * tu_rng_range(&rng, 0, 1);
         int64_t ldc = N + tu_rng_range(&rng, 0, 5);
         float *A = rand_floats(&rng, M * lda), *B = rand_floats(&rng, K * ldb);
         float *rb = rand_floats(&rng, M), *cb = rand_floats(&rng, N);
@@ -452,26 +534,19 @@ static int test_gemm_nn(void)
                      (long long)N, (long long)K, base ? "baseline" : "best build");
             op_gemm_nn(M, N, K, A, lda, B, ldb, C, ldc, ep);
             CHECK(close_to(C, ldc, want, M, N, K, what));
-            /* Any split into blocks gives the same bits. */
-            {
-                int64_t mb = tu_rng_range(&rng, 1, M), nb = tu_rng_range(&rng, 1, N);
-                int same = 1;
-                for (int64_t i0 = 0; i0 < M; i0 += mb)
-                    for (int64_t j0 = 0; j0 < N; j0 += nb) {
-                        op_epilogue eb = e;
-                        int64_t mr = M - i0 < mb ? M - i0 : mb,
-                                nc = N - j0 < nb ? N - j0 : nb;
-                        if (e.row_bias)
-                            eb.row_bias = rb + i0;
-                        if (e.col_bias)
-                            eb.col_bias = cb + j0;
-                        op_gemm_nn(mr, nc, K, A + i0 * lda, lda, B + j0, ldb,
-                                   C2 + i0 * ldc + j0, ldc, ep ? &eb : NULL);
-                    }
-                for (int64_t i = 0; i < M; i++)
-                    same &=
-                        memcmp(C + i * ldc, C2 + i * ldc, sizeof(float) * (size_t)N) == 0;
-                CHECK(same);
+            /* Any split into blocks gives the same bits; so do blocks of
+             * rows and whole strips over B packed once into panels
+             * (MatMul's shared copy). */
+            CHECK(gemm_blocks_same(M, N, K, A, lda, B, ldb, NULL, ep, C, C2, ldc,
+                                   tu_rng_range(&rng, 1, M), tu_rng_range(&rng, 1, N)));
+            if (packed) {
+                float *bp = malloc(sizeof(float) * (size_t)op_gemm_panel_floats(K, N));
+                REQUIRE(bp);
+                op_gemm_pack_panels(K, N, B, ldb, 0, (N + 15) / 16, bp);
+                CHECK(gemm_blocks_same(M, N, K, A, lda, B, ldb, bp, ep, C, C2, ldc,
+                                       tu_rng_range(&rng, 1, M),
+                                       16 * tu_rng_range(&rng, 1, 4)));
+                free(bp);
             }
         }
         cpu_force_baseline(0);
@@ -500,11 +575,14 @@ static int test_gemv(void)
 {
     tu_rng rng;
     tu_rng_seed(&rng, 78);
-    for (int it = 0; it < 200; it++) {
+    for (int it = 0; it < 300; it++) {
         int64_t L = tu_rng_range(&rng, 1, 150), K = tu_rng_range(&rng, 1, 150);
         int ta = (int)tu_rng_range(&rng, 0, 1), tb = (int)tu_rng_range(&rng, 0, 1);
-        int row = it % 2; /* M == 1, else N == 1 */
-        int64_t M = row ? 1 : L, N = row ? L : 1;
+        /* M == 1, N == 1, or 2 to OP_GEMV_MAX_ROWS rows (against B
+         * transposed most of the time) */
+        int mode = it % 3, row = mode == 1;
+        int64_t M = row ? 1 : mode == 0 ? L : tu_rng_range(&rng, 2, OP_GEMV_MAX_ROWS);
+        int64_t N = mode == 0 ? 1 : mode == 1 ? L : tu_rng_range(&rng, 2, 150);
         /* Dense operands, leading dims as op_gemm_f32_t takes them. */
         int64_t lda = ta ? M : K, ldb = tb ? K : N;
         float *A = rand_floats(&rng, M * K), *B = rand_floats(&rng, K * N);
@@ -522,12 +600,37 @@ static int test_gemv(void)
             }
         for (int base = 0; base < 2; base++) {
             cpu_force_baseline(base);
+            if (mode == 2 && it % 2)
+                ta = 0, tb = 1, lda = K, ldb = K;
+            if (mode == 2 && ta == 0 && tb == 1)
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t j = 0; j < N; j++) {
+                        double s = 0;
+                        for (int64_t k = 0; k < K; k++)
+                            s += (double)A[i * lda + k] * B[j * ldb + k];
+                        want[i * N + j] = s;
+                    }
             done = op_gemv_f32(ta, tb, M, N, K, A, lda, B, ldb, C, N);
             /* Declined only when the vector is strided: A transposed with
-             * M == 1 and lda > 1, or B not transposed with N == 1 and ldb > 1. */
-            CHECK(done == (row ? (!ta || lda == 1) : (tb || ldb == 1)));
+             * M == 1 and lda > 1, or B not transposed with N == 1 and ldb > 1;
+             * several rows only against B transposed. */
+            CHECK(done == (mode == 2 ? !ta && tb
+                           : row     ? (!ta || lda == 1)
+                                     : (tb || ldb == 1)));
             if (done)
                 CHECK(close_to(C, N, want, M, N, K, "op_gemv_f32"));
+            /* Several rows: each the bits of that row alone. */
+            if (done && mode == 2) {
+                float *c1 = rand_floats(&rng, N);
+                int same = 1;
+                REQUIRE(c1);
+                for (int64_t i = 0; i < M; i++) {
+                    CHECK(op_gemv_f32(0, 1, 1, N, K, A + i * lda, lda, B, ldb, c1, N));
+                    same &= memcmp(c1, C + i * N, sizeof(float) * (size_t)N) == 0;
+                }
+                CHECK(same);
+                free(c1);
+            }
         }
         cpu_force_baseline(0);
         free(A);

@@ -12,7 +12,8 @@
  *  - Add/Sub/Mul/Div: dtypes x broadcasting (scalar, row, column, rank
  *    mismatch, both sides, a middle dim, size-1 dims between, long rows,
  *    empty tensors), dynamic dims, errors (a zero divisor in a later row);
- *  - MatMul: 1-D, 2-D, batched, broadcast batch, dtypes, errors;
+ *  - MatMul: 1-D, 2-D, batched, broadcast batch, dtypes, B packed into
+ *    panels (float32 and float16), errors;
  *  - Transpose: ranks 1..5, several perms, element sizes 1/2/4/8, errors;
  *  - Einsum: the listed equations, diagonals, implicit output, errors;
  *  - Conv: 1-D, 2-D, 3-D, pads/strides/dilations/groups/bias, auto_pad
@@ -719,6 +720,11 @@ static int test_matmul(void)
         {PRT_FLOAT32, D2(3, 0), D2(0, 4)},
         {PRT_FLOAT16, D3(2, 3, 8), D3(2, 8, 5)},
         {PRT_FLOAT16, D1(6), D2(6, 3)},
+        /* B packed into panels once (128 rows or more with the batch
+         * stacked, K >= 64): after the half-float copies in the workspace,
+         * a ragged last strip. */
+        {PRT_FLOAT16, D3(2, 64, 70), D2(70, 31)},
+        {PRT_FLOAT32, D3(3, 43, 70), D2(70, 31)},
         {PRT_BFLOAT16, D2(2, 4), D2(4, 3)},
         {PRT_INT32, D3(2, 3, 4), D2(4, 2)},
         {PRT_INT64, D2(3, 4), D3(2, 4, 5)},

@@ -36,7 +36,8 @@
  *  - depthwise (one input and one output channel per group, 1 or 2
  *    spatial dims): at stride 1 a channel plane at a time (conv_dw.c:
  *    zero-padded rows, register tiles of eight sums), and also at larger
- *    strides for kernels under 5 wide; wider ones at larger strides
+ *    strides for kernels under 5 wide (3x3 at stride 2 from the rows in
+ *    place, no copy); wider ones at larger strides
  *    ("depthwise8") eight channels at a time moved channels-last
  *    (conv_dw8.c), which needs no stride phases; measured, bench/RESULTS.md,
  *    "CPU kernels";

@@ -173,6 +173,59 @@ typedef struct op_win2 {
 int op_win2_make(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *out,
                  const int64_t *s, const int64_t *d, const int64_t *pb, op_win2 *g);
 
+/* ---- 3 x 3 at stride 2 from the rows in place (conv_dw.c) ---------------
+ *
+ * A 3 x 3 window at stride 2 (dilation 1) with one padding column before,
+ * as networks' downsampling layers have, reads its rows where they lie:
+ * eight outputs take sixteen columns of each input row in two loads,
+ * split into even and odd columns by one shuffle a tap. The shuffles give
+ * their lanes in an order of their own (GCC makes vshufps of them: within
+ * each half, two of the first vector then two of the second), the same for
+ * every tap, so sums stay in that order and CPU_S2_BACK puts them back once
+ * before they are stored. The first vector's padding column is the even
+ * column of the output before, shifted in (CPU_S2_SHIFT; index 8 is zero).
+ * Every load stays inside its row when OW >= 8 and 2 OW <= W (the last
+ * vector is taken at OW - 8). */
+#define CPU_S2_EVEN ((cpu_v8i){0, 2, 8, 10, 4, 6, 12, 14})
+#define CPU_S2_ODD ((cpu_v8i){1, 3, 9, 11, 5, 7, 13, 15})
+#define CPU_S2_BACK ((cpu_v8i){0, 1, 4, 5, 2, 3, 6, 7})
+#define CPU_S2_SHIFT ((cpu_v8i){8, 0, 5, 2, 1, 4, 3, 6})
+
+/* The three taps (columns -1, 0 and 1 of each output's pair) of one input
+ * row for eight outputs whose middle taps are s[0], s[2], ..., s[14], in
+ * the shuffles' lane order; s NULL: a padding row (zeros). `left`: the
+ * first vector of a row, whose s[-1] is padding. */
+static inline CPU_INLINE void cpu_s2k3_taps(const float *s, int left, cpu_v8 *t)
+{
+    const cpu_v8 zero = {0};
+    cpu_v8 lo, hi;
+    if (!s) {
+        t[0] = t[1] = t[2] = zero;
+    } else if (left) {
+        CPU_LOAD(lo, s);
+        CPU_LOAD(hi, s + 8);
+        t[1] = __builtin_shuffle(lo, hi, CPU_S2_EVEN);
+        t[2] = __builtin_shuffle(lo, hi, CPU_S2_ODD);
+        t[0] = __builtin_shuffle(t[2], zero, CPU_S2_SHIFT);
+    } else {
+        cpu_v8 lo1, hi1;
+        CPU_LOAD(lo, s - 1);
+        CPU_LOAD(hi, s + 7);
+        CPU_LOAD(lo1, s);
+        CPU_LOAD(hi1, s + 8);
+        t[0] = __builtin_shuffle(lo, hi, CPU_S2_EVEN);
+        t[1] = __builtin_shuffle(lo, hi, CPU_S2_ODD);
+        t[2] = __builtin_shuffle(lo1, hi1, CPU_S2_ODD);
+    }
+}
+
+/* 1 when g is such a window whose loads stay inside its rows. */
+static inline int cpu_s2k3_fits(const op_win2 *g)
+{
+    return g->kh == 3 && g->kw == 3 && g->sh == 2 && g->sw == 2 && g->dh == 1 &&
+           g->dw == 1 && g->pl == 1 && g->OW >= 8 && 2 * g->OW <= g->W;
+}
+
 #define OP_DCONV_MAX_TAPS 512 /* Cg x kh x kw of the direct path */
 
 /* One 2-D convolution of Cg input channels per group, computed directly:
@@ -236,6 +289,9 @@ typedef struct op_dw {
     int64_t c0[OP_DW_MAX_STRIDE], c1[OP_DW_MAX_STRIDE]; /* phase columns inside */
     int32_t ntaps;
     int32_t off[OP_DW_MAX_TAPS]; /* tap (i, j): its run's offset from its output's */
+    /* 1: 3 x 3 at stride 2 read from the input in place (cpu_s2k3_fits),
+     * without the padded copy or the scratch */
+    int32_t s2k3;
 } op_dw;
 
 /* op_dw.slot for a 2-D kernel k[2], output out[2], strides s[2] and
@@ -316,6 +372,19 @@ void op_epilogue_apply(const op_epilogue *e, int64_t M, int64_t N, float *C, int
 void op_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                 const float *B, int64_t ldb, float *C, int64_t ldc, const op_epilogue *e);
 
+/* B packed once for many products over it (MatMul's B shared by every
+ * block and thread): strip s of 16 columns [16 s, 16 s + 16) is a panel of
+ * K rows of 16 floats at bp + 16 s K, zero past column N. The floats that
+ * takes (0 for an empty B, -1 on overflow); strips [s0, s1) of B packed
+ * (so threads can share the copy); and op_gemm_nn reading B from such
+ * panels, bp pointing at the panel of the block's first column (a multiple
+ * of 16). Every element is the same sum as op_gemm_nn's, bit for bit. */
+int64_t op_gemm_panel_floats(int64_t K, int64_t N);
+void op_gemm_pack_panels(int64_t K, int64_t N, const float *B, int64_t ldb, int64_t s0,
+                         int64_t s1, float *bp);
+void op_gemm_nn_panels(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                       const float *bp, float *C, int64_t ldc, const op_epilogue *e);
+
 /* op_gemm_nn with row k of B at B + boff[k] (K > 0): a direct convolution's
  * taps read in place from its packed input (conv_direct.c). Every load of
  * 16 floats from B + boff[k] + j, j < N, must be inside the caller's
@@ -326,13 +395,23 @@ void op_gemm_nn_rows(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
 
 /* ---- matrix-vector products (gemv.c) ------------------------------------ */
 
+/* A product of a few rows against a transposed B (a classifier's Gemm at a
+ * small batch: C = A W^T): op_gemv_f32 computes it as dot products, B read
+ * once for all the rows, where a BLAS would first pack the whole of B (for
+ * MobileNet's two classifier layers at batch 8, 4 and 2.3 MiB per run). */
+#define OP_GEMV_MAX_ROWS 8
+#define OP_GEMV_ROWS(trans_a, trans_b, M)                                                \
+    (!(trans_a) && (trans_b) && (M) <= OP_GEMV_MAX_ROWS)
+
 /* op_gemm_f32_t's product (op_common.h) when it is a matrix times a vector:
  * M == 1 with op(A)'s row contiguous (A not transposed, or lda == 1), or
- * N == 1 with op(B)'s column contiguous (B transposed, or ldb == 1). Each
- * output is a dot product (a row of the matrix against the vector) or, when
- * the matrix is stored the other way, a sum of scaled rows; 1 when done, 0
- * when the shape is not one of these. A BLAS's general product packs the
- * whole matrix first, which for a vector costs as much as the product. */
+ * N == 1 with op(B)'s column contiguous (B transposed, or ldb == 1); or a
+ * few rows against a transposed B (OP_GEMV_ROWS). Each output is a dot
+ * product (a row of the matrix against the vector) or, when the matrix is
+ * stored the other way, a sum of scaled rows; 1 when done, 0 when the shape
+ * is not one of these. A BLAS's general product packs the whole matrix
+ * first, which for a vector costs as much as the product. A row's dot
+ * products are the same bits whichever of these computes them. */
 int op_gemv_f32(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
                 const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                 int64_t ldc);

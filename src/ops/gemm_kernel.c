@@ -2,6 +2,8 @@
  * and an AVX2 + FMA build. */
 #include "ops/cpu_kernels.h"
 
+#include "base/base.h"
+
 /* Rows and vectors of columns of a tile: 6 x 2 sums, with the two loads of
  * B and the broadcast of A, fill 15 of AVX2's 16 registers; per k a tile
  * does 12 FMAs for 8 loads, so the FMAs, not the loads, bound it. */
@@ -30,6 +32,18 @@ static inline CPU_INLINE void gk_zero(int mr, int nv, cpu_v8 (*acc)[GK_NV])
     for (int r = 0; r < mr; r++)
         for (int v = 0; v < nv; v++)
             acc[r][v] = (cpu_v8){0};
+}
+
+/* One k of a tile: acc[r] += A's element (r, k) (at a + r lda) times
+ * row k of B (bv). */
+static inline CPU_INLINE void gk_fma(int mr, int nv, const float *a, int64_t lda,
+                                     const cpu_v8 *bv, cpu_v8 (*acc)[GK_NV])
+{
+    for (int r = 0; r < mr; r++) {
+        const cpu_v8 av = CPU_SPLAT(a[r * lda]);
+        for (int v = 0; v < nv; v++)
+            acc[r][v] += av * bv[v];
+    }
 }
 
 /* A tile's sums to C at (i, j), n columns of them (n <= 8 nv), through
@@ -78,11 +92,7 @@ static inline CPU_INLINE void gk_tile(int mr, int nv, int64_t i, int64_t j, int6
         cpu_v8 bv[GK_NV];
         for (int v = 0; v < nv; v++)
             gk_load_b(b + 8 * v, n - 8 * v, b + 8 * v + 8 <= B + bend, &bv[v]);
-        for (int r = 0; r < mr; r++) {
-            const cpu_v8 av = CPU_SPLAT(a[r * lda + k]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] += av * bv[v];
-        }
+        gk_fma(mr, nv, a + k, lda, bv, acc);
     }
     gk_store(mr, nv, acc, i, j, n, C, ldc, e);
 }
@@ -102,40 +112,153 @@ static inline CPU_INLINE void gkr_tile(int mr, int nv, int64_t i, int64_t j, int
         cpu_v8 bv[GK_NV];
         for (int v = 0; v < nv; v++)
             CPU_LOAD(bv[v], b + 8 * v);
-        for (int r = 0; r < mr; r++) {
-            const cpu_v8 av = CPU_SPLAT(a[r * lda + k]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] += av * bv[v];
-        }
+        gk_fma(mr, nv, a + k, lda, bv, acc);
     }
     gk_store(mr, nv, acc, i, j, n, C, ldc, e);
 }
 
-/* Rows [0, M) of column block j (n columns, nv vectors): tiles of GK_MR
- * rows, then 4, 2 and 1. */
+/* TILE(mr, i) over rows [0, M): tiles of GK_MR rows, then 4, 2 and 1 (each
+ * count a constant, so each tile's sums stay in registers). */
+#define GK_ROWS(M, TILE)                                                                 \
+    do {                                                                                 \
+        int64_t i_ = 0;                                                                  \
+        for (; i_ + GK_MR <= (M); i_ += GK_MR)                                           \
+            TILE(GK_MR, i_);                                                             \
+        if (((M)-i_) & 4) {                                                              \
+            TILE(4, i_);                                                                 \
+            i_ += 4;                                                                     \
+        }                                                                                \
+        if (((M)-i_) & 2) {                                                              \
+            TILE(2, i_);                                                                 \
+            i_ += 2;                                                                     \
+        }                                                                                \
+        if ((M)-i_)                                                                      \
+            TILE(1, i_);                                                                 \
+    } while (0)
+
+/* Rows [0, M) of column block j (n columns, nv vectors). */
 static inline CPU_INLINE void gk_cols(int nv, int64_t j, int64_t n, int64_t M, int64_t K,
                                       const float *A, int64_t lda, const float *B,
                                       int64_t ldb, const int32_t *boff, int64_t bend,
                                       float *C, int64_t ldc, const op_epilogue *e)
 {
-#define GK_TILE(mr)                                                                      \
+#define GK_TILE(mr, i)                                                                   \
     (boff ? gkr_tile(mr, nv, i, j, n, K, A, lda, B, boff, C, ldc, e)                     \
           : gk_tile(mr, nv, i, j, n, K, A, lda, B, ldb, bend, C, ldc, e))
-    int64_t i = 0;
-    for (; i + GK_MR <= M; i += GK_MR)
-        GK_TILE(GK_MR);
-    if ((M - i) & 4) {
-        GK_TILE(4);
-        i += 4;
-    }
-    if ((M - i) & 2) {
-        GK_TILE(2);
-        i += 2;
-    }
-    if (M - i)
-        GK_TILE(1);
+    GK_ROWS(M, GK_TILE);
 #undef GK_TILE
 }
+
+/* ---- B packed into panels ------------------------------------------------
+ *
+ * Where B's rows lie a multiple of 256 bytes apart (BERT's weights, 128 or
+ * 512 columns), a strip of them read in place falls into a few of L1's
+ * sets (64 sets of 64-byte lines: a 512-byte stride uses 8 of them, 2 KiB
+ * 2), so the strip evicts itself while the tiles of rows sweep it. For a
+ * tall product each 16-column strip of B is there first copied, GK_KC rows
+ * at a time, into a contiguous panel on the stack (16 KiB, zero past the
+ * last column), and the tiles read that: 256 x 64 x 128 with B 512 wide
+ * 1.26x. On MobileNet's strides (49, 196, 784 floats) in place is as fast,
+ * and at a few dozen rows the copy is not repaid (bench/RESULTS.md, "CPU
+ * kernels", h/cpuperf). Sums over more than GK_KC rows are stored to C
+ * between panels and loaded back, which is exact, so every element is the
+ * same in-order sum as without packing, bit for bit: a caller's split into
+ * blocks never shows. */
+#define GK_KC 256
+/* Packing needs rows of C enough to share the copy (BERT's 24- and 32-row
+ * blocks measured 0.85-1.04x), K long enough for the strip to outgrow its
+ * sets, and B's stride a multiple of GK_PACK_STRIDE floats (256 bytes). */
+#define GK_PACK_MIN_M 128
+#define GK_PACK_MIN_K 64
+#define GK_PACK_STRIDE 64
+
+/* Rows [k0, k0 + kc) of B's columns [j, j + n) (n <= 16) into bp, 16 floats
+ * a row, zero past n. */
+static inline CPU_INLINE void gk_pack(const float *B, int64_t ldb, int64_t k0, int64_t kc,
+                                      int64_t j, int64_t n, float *bp)
+{
+    const float *b = B + k0 * ldb + j;
+    if (n == GK_NR) {
+        for (int64_t k = 0; k < kc; k++) {
+            cpu_v8 v0, v1;
+            CPU_LOAD(v0, b + k * ldb);
+            CPU_LOAD(v1, b + k * ldb + 8);
+            CPU_STORE(bp + k * GK_NR, v0);
+            CPU_STORE(bp + k * GK_NR + 8, v1);
+        }
+        return;
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        int64_t q = 0;
+        for (; q < n; q++)
+            bp[k * GK_NR + q] = b[k * ldb + q];
+        for (; q < GK_NR; q++)
+            bp[k * GK_NR + q] = 0.0f;
+    }
+}
+
+/* One tile over a panel: rows [k0, k0 + kc) of the sums of C's tile at
+ * (i, j), n columns stored; the sums start from C's stored partial ones
+ * unless k0 is 0, and take e's epilogue only on the last panel. */
+static inline CPU_INLINE void gkp_tile(int mr, int nv, int64_t i, int64_t j, int64_t n,
+                                       int64_t k0, int64_t kc, int last, const float *A,
+                                       int64_t lda, const float *bp, float *C,
+                                       int64_t ldc, const op_epilogue *e)
+{
+    cpu_v8 acc[GK_MR][GK_NV];
+    const float *a = A + i * lda + k0;
+    if (k0 == 0) {
+        gk_zero(mr, nv, acc);
+    } else {
+        for (int r = 0; r < mr; r++)
+            for (int v = 0; v < nv; v++)
+                gk_load_b(C + (i + r) * ldc + j + 8 * v, n - 8 * v, n >= 8 * v + 8,
+                          &acc[r][v]);
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        const float *b = bp + k * GK_NR;
+        cpu_v8 bv[GK_NV];
+        for (int v = 0; v < nv; v++)
+            CPU_LOAD(bv[v], b + 8 * v);
+        gk_fma(mr, nv, a + k, lda, bv, acc);
+    }
+    gk_store(mr, nv, acc, i, j, n, C, ldc, last ? e : NULL);
+}
+
+/* Every row of strip j (n columns, nv vectors) over one panel. */
+static inline CPU_INLINE void gkp_cols(int nv, int64_t j, int64_t n, int64_t k0,
+                                       int64_t kc, int last, int64_t M, const float *A,
+                                       int64_t lda, const float *bp, float *C,
+                                       int64_t ldc, const op_epilogue *e)
+{
+#define GKP_TILE(mr, i) gkp_tile(mr, nv, i, j, n, k0, kc, last, A, lda, bp, C, ldc, e)
+    GK_ROWS(M, GKP_TILE);
+#undef GKP_TILE
+}
+
+static inline CPU_INLINE void gkp_body(int64_t M, int64_t N, int64_t K, const float *A,
+                                       int64_t lda, const float *B, int64_t ldb, float *C,
+                                       int64_t ldc, const op_epilogue *e)
+{
+    float bp[GK_KC * GK_NR] __attribute__((aligned(64)));
+    for (int64_t j = 0; j < N; j += GK_NR) {
+        const int64_t n = N - j < GK_NR ? N - j : GK_NR;
+        for (int64_t k0 = 0; k0 < K; k0 += GK_KC) {
+            const int64_t kc = K - k0 < GK_KC ? K - k0 : GK_KC;
+            const int last = k0 + kc == K;
+            gk_pack(B, ldb, k0, kc, j, n, bp);
+            if (n > 8)
+                gkp_cols(GK_NV, j, n, k0, kc, last, M, A, lda, bp, C, ldc, e);
+            else
+                gkp_cols(1, j, n, k0, kc, last, M, A, lda, bp, C, ldc, e);
+        }
+    }
+}
+
+CPU_BUILDS(gkp, gkp_body,
+           (int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+            int64_t ldb, float *C, int64_t ldc, const op_epilogue *e),
+           (M, N, K, A, lda, B, ldb, C, ldc, e))
 
 static inline CPU_INLINE void gk_body(int64_t M, int64_t N, int64_t K, const float *A,
                                       int64_t lda, const float *B, int64_t ldb,
@@ -175,7 +298,10 @@ void op_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
         }
         return;
     }
-    CPU_PICK(gk)(M, N, K, A, lda, B, ldb, NULL, C, ldc, e);
+    if (M >= GK_PACK_MIN_M && K >= GK_PACK_MIN_K && ldb % GK_PACK_STRIDE == 0)
+        CPU_PICK(gkp)(M, N, K, A, lda, B, ldb, C, ldc, e);
+    else
+        CPU_PICK(gk)(M, N, K, A, lda, B, ldb, NULL, C, ldc, e);
 }
 
 void op_gemm_nn_rows(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
@@ -185,4 +311,50 @@ void op_gemm_nn_rows(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
     if (M <= 0 || N <= 0 || K <= 0)
         return;
     CPU_PICK(gk)(M, N, K, A, lda, B, 0, boff, C, ldc, e);
+}
+
+int64_t op_gemm_panel_floats(int64_t K, int64_t N)
+{
+    int64_t n;
+    if (K <= 0 || N <= 0)
+        return 0;
+    return base_mul_i64(K, (N + GK_NR - 1) / GK_NR * GK_NR, &n) ? n : -1;
+}
+
+void op_gemm_pack_panels(int64_t K, int64_t N, const float *B, int64_t ldb, int64_t s0,
+                         int64_t s1, float *bp)
+{
+    for (int64_t s = s0; s < s1; s++) {
+        const int64_t j = s * GK_NR, n = N - j < GK_NR ? N - j : GK_NR;
+        gk_pack(B, ldb, 0, K, j, n, bp + s * K * GK_NR);
+    }
+}
+
+/* op_gemm_nn over panels packed whole (op_gemm_pack_panels): every strip
+ * one panel of K rows, no copies. */
+static inline CPU_INLINE void gkq_body(int64_t M, int64_t N, int64_t K, const float *A,
+                                       int64_t lda, const float *bp, float *C,
+                                       int64_t ldc, const op_epilogue *e)
+{
+    for (int64_t j = 0; j < N; j += GK_NR) {
+        const int64_t n = N - j < GK_NR ? N - j : GK_NR;
+        const float *p = bp + j * K;
+        if (n > 8)
+            gkp_cols(GK_NV, j, n, 0, K, 1, M, A, lda, p, C, ldc, e);
+        else
+            gkp_cols(1, j, n, 0, K, 1, M, A, lda, p, C, ldc, e);
+    }
+}
+
+CPU_BUILDS(gkq, gkq_body,
+           (int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *bp,
+            float *C, int64_t ldc, const op_epilogue *e),
+           (M, N, K, A, lda, bp, C, ldc, e))
+
+void op_gemm_nn_panels(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                       const float *bp, float *C, int64_t ldc, const op_epilogue *e)
+{
+    if (M <= 0 || N <= 0 || K <= 0)
+        return;
+    CPU_PICK(gkq)(M, N, K, A, lda, bp, C, ldc, e);
 }

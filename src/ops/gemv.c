@@ -116,6 +116,29 @@ static void gv_run(int dots, const float *x, const float *m, int64_t ldm, int64_
     CPU_PICK(gv)(dots, x, m, ldm, n, k, y, ldy);
 }
 
+/* A few rows of A against B's rows (C = A B^T, OP_GEMV_ROWS):
+ * GV_ROWS rows of B at a time, each block against every row of A while it
+ * is in L1, so B (a classifier's weights) is read from memory once; each
+ * element is the dot product gv_dot_rows computes for a single row, bit for
+ * bit. */
+static inline CPU_INLINE void gv_rows_body(int64_t M, const float *A, int64_t lda,
+                                           const float *B, int64_t ldb, int64_t N,
+                                           int64_t K, float *C, int64_t ldc)
+{
+    int64_t j = 0;
+    for (; j + GV_ROWS <= N; j += GV_ROWS)
+        for (int64_t i = 0; i < M; i++)
+            gv_dot_rows(GV_ROWS, A + i * lda, B + j * ldb, ldb, K, C + i * ldc + j, 1);
+    for (; j < N; j++)
+        for (int64_t i = 0; i < M; i++)
+            gv_dot_rows(1, A + i * lda, B + j * ldb, ldb, K, C + i * ldc + j, 1);
+}
+
+CPU_BUILDS(gv_rows, gv_rows_body,
+           (int64_t M, const float *A, int64_t lda, const float *B, int64_t ldb,
+            int64_t N, int64_t K, float *C, int64_t ldc),
+           (M, A, lda, B, ldb, N, K, C, ldc))
+
 int op_gemv_f32(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
                 const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                 int64_t ldc)
@@ -135,6 +158,10 @@ int op_gemv_f32(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t 
             gv_run(0, B, A, lda, M, K, C, 1);
         else
             return 0;
+        return 1;
+    }
+    if (OP_GEMV_ROWS(trans_a, trans_b, M)) {
+        CPU_PICK(gv_rows)(M, A, lda, B, ldb, N, K, C, ldc);
         return 1;
     }
     return 0;

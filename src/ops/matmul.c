@@ -147,17 +147,50 @@ static prt_status mm_infer(const op_object *o, const prt_dims *in, int32_t nb_in
     return PRT_OK;
 }
 
-/* Half floats: A, B, Y and the bias as float32. */
-static int64_t mm_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                            int32_t nb_in, const prt_dims *out)
+/* B packed into the register tiles' panels once per run (op_gemm_pack_panels)
+ * when it is one matrix shared by every block and thread, the product is
+ * tall enough to repay the copy (MM_PANEL_MIN_M rows with the batch
+ * stacked: BERT at batch 8 has 256; at batch 1, 32 rows, the copy of each
+ * weight per run made the whole model 1.07-1.12x slower), K at least
+ * MM_PANEL_MIN_K and the panels at most MM_PANEL_MAX floats (4 MiB; larger
+ * B are OpenBLAS's or not worth a copy per run). */
+#define MM_PANEL_MIN_M 128
+#define MM_PANEL_MIN_K 64
+#define MM_PANEL_MAX (1 << 20)
+
+/* Floats of the half-float copies: A, B, the bias and Y as float32. */
+static int64_t mm_half_floats(int32_t dtype, const prt_dims *in, int32_t nb_in,
+                              const prt_dims *out)
 {
     int64_t n = 0;
-    (void)o;
     if (dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return 0;
     for (int32_t k = 0; k <= nb_in; k++) {
         int64_t v = base_volume(k < nb_in ? &in[k] : out); /* inputs, then Y */
         if (v < 0 || !base_add_i64(n, v, &n))
+            return -1;
+    }
+    return n;
+}
+
+/* The half-float copies, then room for B's panels: for a B of one matrix,
+ * the panels of the largest B up to MM_PANEL_MAX, so that any run whose
+ * panels fit MM_PANEL_MAX has room for them (K and N never exceed the
+ * largest shapes' that this is computed for). */
+static int64_t mm_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
+                            int32_t nb_in, const prt_dims *out)
+{
+    int64_t n = mm_half_floats(dtype, in, nb_in, out), p;
+    mm_geom g;
+    (void)o;
+    if (n < 0 || in[0].nb_dims < 1 || in[1].nb_dims < 1)
+        return -1;
+    mm_split(&in[0], &in[1], &g);
+    if (dtype != PRT_INT32 && dtype != PRT_INT64 && base_volume(&g.bb) == 1) {
+        p = op_gemm_panel_floats(g.KB, g.N);
+        if (p < 0 || p > MM_PANEL_MAX)
+            p = MM_PANEL_MAX;
+        if (!base_add_i64(n, p, &n))
             return -1;
     }
     return base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
@@ -230,6 +263,7 @@ static int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t
 typedef struct mm_job {
     const float *A, *B, *bias;
     float *Y;
+    float *panels; /* B packed (MM_PANEL_*), or NULL: B read in place */
     int64_t M, N, K, mb, nb, nbm, nbn;
     prt_dims ba, bb, bo; /* batch dims; bo empty for one tall product */
 } mm_job;
@@ -246,9 +280,21 @@ static void mm_range(void *arg, int64_t begin, int64_t end)
         const float *a = j->A + mm_batch_offset(&j->ba, &j->bo, b) * j->M * j->K;
         const float *bm = j->B + mm_batch_offset(&j->bb, &j->bo, b) * j->K * j->N;
         op_epilogue e = {NULL, j->bias ? j->bias + j0 : NULL, {OP_ACT_NONE, 0, 0}};
-        op_gemm_f32_ep(0, 0, m, n, j->K, a + i0 * j->K, j->K, bm + j0, j->N,
-                       j->Y + (b * j->M + i0) * j->N + j0, j->N, j->bias ? &e : NULL);
+        float *y = j->Y + (b * j->M + i0) * j->N + j0;
+        if (j->panels)
+            op_gemm_nn_panels(m, n, j->K, a + i0 * j->K, j->K, j->panels + j0 * j->K, y,
+                              j->N, j->bias ? &e : NULL);
+        else
+            op_gemm_f32_ep(0, 0, m, n, j->K, a + i0 * j->K, j->K, bm + j0, j->N, y, j->N,
+                           j->bias ? &e : NULL);
     }
+}
+
+/* Strips [begin, end) of B into the panels. */
+static void mm_pack_range(void *arg, int64_t begin, int64_t end)
+{
+    const mm_job *j = arg;
+    op_gemm_pack_panels(j->K, j->N, j->B, j->N, begin, end, j->panels);
 }
 
 static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
@@ -257,9 +303,12 @@ static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_des
 {
     mm_job j;
     mm_geom g;
+    prt_dims dims[3];
     int64_t nbat;
     prt_status st;
     (void)stream;
+    for (int32_t k = 0; k < nb_in; k++)
+        dims[k] = in[k].dims;
     mm_split(&in[0].dims, &in[1].dims, &g);
     memset(&j, 0, sizeof j);
     st = op_broadcast_dims(o, &g.ba, &g.bb, &j.bo, "the batch dims of A and B");
@@ -310,6 +359,16 @@ static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_des
     op_gemm_split(j.M, j.N, j.K, &j.mb, &j.nb);
     j.nbm = j.M > 0 ? (j.M + j.mb - 1) / j.mb : 0;
     j.nbn = j.N > 0 ? (j.N + j.nb - 1) / j.nb : 0;
+    if (nbat == 1 && !j.bo.nb_dims && j.M >= MM_PANEL_MIN_M && j.K >= MM_PANEL_MIN_K &&
+        j.N >= 16) {
+        /* After the half-float copies (mm_workspace). The blocks' columns
+         * start at multiples of 16 (op_gemm_split), each at its panel. */
+        int64_t p = op_gemm_panel_floats(j.K, j.N);
+        if (p > 0 && p <= MM_PANEL_MAX) {
+            j.panels = (float *)ws + mm_half_floats(dtype, dims, nb_in, &out->dims);
+            base_parallel_for((j.N + 15) / 16, 1, mm_pack_range, &j);
+        }
+    }
     base_parallel_for(nbat * j.nbm * j.nbn, 1, mm_range, &j);
     if (j.Y != y)
         op_from_f32(j.Y, dtype, base_volume(&out->dims), y);

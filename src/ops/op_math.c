@@ -286,8 +286,10 @@ void op_gemm_f32_par(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int
     gemm_par g = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, 0, 0, A, B, C, e};
     if (M <= 0 || N <= 0)
         return;
-    /* Transposed products (but vectors) go to OpenBLAS where it is in use. */
-    if ((trans_a || trans_b) && M > 1 && N > 1 && op_blas_in_use())
+    /* Transposed products (but vectors and a few rows against a transposed
+     * B, op_gemv_f32's) go to OpenBLAS where it is in use. */
+    if ((trans_a || trans_b) && M > 1 && N > 1 && !OP_GEMV_ROWS(trans_a, trans_b, M) &&
+        op_blas_in_use())
         gemm_split_at(M, N, K, GEMM_BLAS_BLOCK_MACS, &g.mb, &g.nb);
     else
         op_gemm_split(M, N, K, &g.mb, &g.nb);
