@@ -232,9 +232,9 @@ prt_status ot_make_op(const char *name, const prt_field *fields, int32_t nb_fiel
     return c->create(c, name, &fc, PRT_PHASE_BUILD, out);
 }
 
-prt_status ot_build_op(const char *name, const prt_field *fields, int32_t nb_fields,
-                       const ot_tensor *in, int32_t nb_in, const uint32_t *dyn,
-                       prt_engine **out)
+static prt_status build_op(const char *name, const prt_field *fields, int32_t nb_fields,
+                           const ot_tensor *in, int32_t nb_in, const uint32_t *dyn,
+                           uint32_t consts, prt_engine **out)
 {
     prt_plugin *p = NULL;
     prt_network *net = NULL;
@@ -250,6 +250,10 @@ prt_status ot_build_op(const char *name, const prt_field *fields, int32_t nb_fie
         char nm[16];
         prt_dims d = in[i].dims, mx = in[i].dims;
         snprintf(nm, sizeof nm, "X%d", (int)i);
+        if (consts & (1u << i)) {
+            st = prt_network_add_constant(net, nm, in[i].dtype, &d, in[i].data, &ids[i]);
+            continue;
+        }
         for (int32_t k = 0; dyn && k < d.nb_dims; k++)
             if (dyn[i] & (1u << k)) {
                 d.d[k] = -1;
@@ -283,14 +287,34 @@ prt_status ot_build_op(const char *name, const prt_field *fields, int32_t nb_fie
     return st;
 }
 
+prt_status ot_build_op(const char *name, const prt_field *fields, int32_t nb_fields,
+                       const ot_tensor *in, int32_t nb_in, const uint32_t *dyn,
+                       prt_engine **out)
+{
+    return build_op(name, fields, nb_fields, in, nb_in, dyn, 0, out);
+}
+
+prt_status ot_build_op_const(const char *name, const prt_field *fields, int32_t nb_fields,
+                             const ot_tensor *in, int32_t nb_in, uint32_t consts,
+                             prt_engine **out)
+{
+    return build_op(name, fields, nb_fields, in, nb_in, NULL, consts, out);
+}
+
 prt_status ot_run_engine(const prt_engine *e, const ot_tensor *in, int32_t nb_in,
                          ot_tensor *out)
 {
-    return ot_run_engine_threads(e, in, nb_in, 0, out);
+    return ot_run_engine_const(e, in, nb_in, 0, 0, out);
 }
 
 prt_status ot_run_engine_threads(const prt_engine *e, const ot_tensor *in, int32_t nb_in,
                                  int32_t threads, ot_tensor *out)
+{
+    return ot_run_engine_const(e, in, nb_in, 0, threads, out);
+}
+
+prt_status ot_run_engine_const(const prt_engine *e, const ot_tensor *in, int32_t nb_in,
+                               uint32_t consts, int32_t threads, ot_tensor *out)
 {
     prt_context *ctx = NULL;
     prt_io_info io = {.struct_size = sizeof(prt_io_info)};
@@ -299,10 +323,12 @@ prt_status ot_run_engine_threads(const prt_engine *e, const ot_tensor *in, int32
     int32_t yi;
     prt_status st = prt_context_create_with_options(e, &opt, &ctx);
     out->data = NULL;
-    for (int32_t i = 0; !st && i < nb_in; i++) {
+    for (int32_t i = 0, io_index = 0; !st && i < nb_in; i++) {
         char nm[16];
+        if (consts & (1u << i))
+            continue;
         snprintf(nm, sizeof nm, "X%d", (int)i);
-        st = prt_engine_get_io(e, i, &io);
+        st = prt_engine_get_io(e, io_index++, &io);
         for (int32_t k = 0; !st && k < io.dims.nb_dims; k++)
             if (io.dims.d[k] < 0) {
                 st = prt_context_set_input_shape(ctx, nm, &in[i].dims);

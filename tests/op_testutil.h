@@ -91,6 +91,12 @@ PRT_NODISCARD prt_status ot_build_op(const char *name, const prt_field *fields,
                                      int32_t nb_fields, const ot_tensor *in,
                                      int32_t nb_in, const uint32_t *dyn,
                                      prt_engine **out);
+/* ot_build_op with static dims where input i is a constant of the network
+ * (its data in[i].data, name X<i>) when bit i of `consts` is set. */
+PRT_NODISCARD prt_status ot_build_op_const(const char *name, const prt_field *fields,
+                                           int32_t nb_fields, const ot_tensor *in,
+                                           int32_t nb_in, uint32_t consts,
+                                           prt_engine **out);
 /* Runs e with inputs X0.. (shapes set where e's dims are dynamic) and makes
  * *out for Y, which the caller frees (its data is NULL after a failure). */
 PRT_NODISCARD prt_status ot_run_engine(const prt_engine *e, const ot_tensor *in,
@@ -100,6 +106,11 @@ PRT_NODISCARD prt_status ot_run_engine(const prt_engine *e, const ot_tensor *in,
 PRT_NODISCARD prt_status ot_run_engine_threads(const prt_engine *e, const ot_tensor *in,
                                                int32_t nb_in, int32_t threads,
                                                ot_tensor *out);
+/* ot_run_engine_threads on an engine of ot_build_op_const: the inputs whose
+ * bit is set in `consts` are its constants, not inputs to feed. */
+PRT_NODISCARD prt_status ot_run_engine_const(const prt_engine *e, const ot_tensor *in,
+                                             int32_t nb_in, uint32_t consts,
+                                             int32_t threads, ot_tensor *out);
 /* Serializes e and loads it back through an empty registry (built-ins need
  * none); the caller destroys *out. */
 PRT_NODISCARD prt_status ot_reload(const prt_engine *e, prt_engine **out);

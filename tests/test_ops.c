@@ -13,7 +13,8 @@
  *    mismatch, both sides, a middle dim, size-1 dims between, long rows,
  *    empty tensors), dynamic dims, errors (a zero divisor in a later row);
  *  - MatMul: 1-D, 2-D, batched, broadcast batch, dtypes, B packed into
- *    panels (float32 and float16), errors;
+ *    panels (float32 and float16), errors; a constant B packed once at
+ *    build and load, the same bytes as B given at run time;
  *  - Transpose: ranks 1..5, several perms, element sizes 1/2/4/8, errors;
  *  - Einsum: the listed equations, diagonals, implicit output, errors;
  *  - Conv: 1-D, 2-D, 3-D, pads/strides/dilations/groups/bias, auto_pad
@@ -29,7 +30,7 @@
  *    a memory limit switches products to the loops at the next context;
  *  - Gemm: every transA/transB, alpha/beta (defaults too), C absent, scalar,
  *    row, column, full, [1, 1]; half floats; beta 0 with NaN in C; K = 0;
- *    dynamic dims; errors;
+ *    dynamic dims; errors; a constant B, the same bytes as B at run time;
  *  - MobileNet's head (Conv, HardSwish, GlobalAveragePool, HardSigmoid,
  *    Flatten, Gemm) with a dynamic batch;
  *  - a small network chaining several ops with constants;
@@ -854,6 +855,144 @@ static int test_matmul(void)
         if (y.data)
             ot_check_close("MatMul dynamic", &y, &od, want, 1e-4);
         ot_free(&y);
+        ot_free(&in[0]);
+        ot_free(&in[1]);
+    }
+    return 0;
+}
+
+/* Builds op `op` (fields f) over in[0..nb) twice, the inputs whose bit is
+ * set in `consts` given at run time and then as constants, and checks the
+ * first against the reference (want, od) and that the second gives its
+ * bytes on one and two threads and after a reload. */
+static void check_const_inputs(const char *what, const char *op, const prt_field *f,
+                               int32_t nf, const ot_tensor *in, int32_t nb,
+                               uint32_t consts, const prt_dims *od, const double *want,
+                               double rtol)
+{
+    ot_tensor y_rt = {0}, got = {0};
+    prt_engine *e_rt = NULL, *e_c = NULL, *e_l = NULL;
+    CHECK_OK(ot_build_op(op, f, nf, in, nb, NULL, &e_rt));
+    CHECK_OK(ot_build_op_const(op, f, nf, in, nb, consts, &e_c));
+    if (e_c)
+        CHECK_OK(ot_reload(e_c, &e_l));
+    if (e_rt)
+        CHECK_OK(ot_run_engine_threads(e_rt, in, nb, 1, &y_rt));
+    if (y_rt.data)
+        ot_check_close(what, &y_rt, od, want, rtol);
+    for (int run = 0; y_rt.data && run < 3; run++) {
+        /* built, on one thread and on two; then loaded */
+        const prt_engine *e = run < 2 ? e_c : e_l;
+        size_t bytes = (size_t)tu_volume(&y_rt.dims) * prt_dtype_size(y_rt.dtype);
+        if (!e)
+            continue;
+        CHECK_OK(ot_run_engine_const(e, in, nb, consts, run == 1 ? 2 : 1, &got));
+        CHECK(got.data && ot_dims_eq(&got.dims, &y_rt.dims) &&
+              memcmp(got.data, y_rt.data, bytes) == 0);
+        if (got.data && memcmp(got.data, y_rt.data, bytes) != 0)
+            fprintf(stderr, "%s: run %d differs from inputs given at run time\n", what,
+                    run);
+        ot_free(&got);
+    }
+    ot_free(&y_rt);
+    prt_engine_destroy(e_rt);
+    prt_engine_destroy(e_c);
+    prt_engine_destroy(e_l);
+}
+
+static double dtype_rtol(int32_t dt)
+{
+    return dt == PRT_FLOAT32    ? 1e-4
+           : dt == PRT_FLOAT16  ? 2e-3
+           : dt == PRT_BFLOAT16 ? 1e-2
+                                : 0;
+}
+
+/* MatMul with a constant B, packed once when the engine is built or loaded
+ * (op_pack_b), against the same product with B given at run time (packed
+ * per run for 128 rows or more, else read in place): the same bytes. Products
+ * of one row (a vector), batched B (not packed), blocks OpenBLAS takes
+ * where it is in use, half floats and integers keep their paths. */
+static int test_matmul_const_b(void)
+{
+    struct {
+        int32_t dtype;
+        prt_dims a, b;
+        int bias;
+    } cases[] = {
+        {PRT_FLOAT32, D3(8, 32, 128), D2(128, 512), 1}, /* BERT at batch 8 */
+        {PRT_FLOAT32, D3(8, 32, 512), D2(512, 128), 1},
+        {PRT_FLOAT32, D3(1, 32, 128), D2(128, 128), 1}, /* batch 1: 32 rows */
+        {PRT_FLOAT32, D2(1, 70), D2(70, 33), 0},
+        {PRT_FLOAT32, D1(64), D2(64, 40), 0},
+        {PRT_FLOAT32, D2(37, 70), D2(70, 31), 0},
+        {PRT_FLOAT32, D2(37, 70), D2(70, 31), 1},
+        {PRT_FLOAT32, D2(7, 3), D2(3, 20), 0},
+        {PRT_FLOAT32, D2(131, 300), D2(300, 17), 0},
+        {PRT_FLOAT32, D3(2, 5, 64), D3(1, 64, 48), 0},  /* one matrix of rank 3 */
+        {PRT_FLOAT32, D3(3, 43, 70), D3(3, 70, 31), 0}, /* batched: in place */
+        {PRT_FLOAT32, D4(2, 1, 3, 64), D3(5, 64, 20), 0},
+        {PRT_FLOAT32, D2(100, 1400), D2(1400, 200), 0}, /* blocks over 2^23 */
+        {PRT_FLOAT16, D3(2, 64, 70), D2(70, 31), 0},
+        {PRT_FLOAT16, D2(9, 70), D2(70, 40), 1},
+        {PRT_FLOAT16, D2(1, 70), D2(70, 40), 0},
+        {PRT_BFLOAT16, D2(5, 16), D2(16, 16), 0},
+        {PRT_INT32, D2(3, 4), D2(4, 20), 0},
+    };
+    tu_rng rng;
+    tu_rng_seed(&rng, 37);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int32_t dt = cases[c].dtype, nb = cases[c].bias ? 3 : 2;
+        const int64_t N = cases[c].b.d[cases[c].b.nb_dims - 1];
+        const int64_t K = cases[c].a.d[cases[c].a.nb_dims - 1];
+        ot_tensor in[3];
+        prt_dims od;
+        double *want;
+        char what[96];
+        in[0] = ot_random(dt, cases[c].a, &rng, 0);
+        in[1] = ot_random(dt, cases[c].b, &rng, 0);
+        if (nb == 3)
+            in[2] = ot_random(dt, D1(N), &rng, 0);
+        /* at most A's rows times B's batch times N */
+        want = calloc((size_t)(tu_volume(&in[0].dims) / K * N * 8 + 1), sizeof(double));
+        REQUIRE(want);
+        ref_matmul(&in[0], &in[1], &od, want);
+        for (int64_t i = 0; nb == 3 && i < tu_volume(&od); i++)
+            want[i] += ot_get(&in[2], i % N);
+        snprintf(what, sizeof what, "MatMul constant B case %d (%s)", (int)c,
+                 prt_dtype_name(dt));
+        check_const_inputs(what, "MatMul", NULL, 0, in, nb, nb == 3 ? 6u : 2u, &od, want,
+                           dtype_rtol(dt));
+        for (int32_t k = 0; k < nb; k++)
+            ot_free(&in[k]);
+        free(want);
+    }
+    {
+        /* Allocation failure at every point of build (the packing's, a
+         * float16 B converted first), load and run: a clean error, no leak. */
+        ot_tensor in[2];
+        int64_t n;
+        in[0] = ot_random(PRT_FLOAT16, D2(4, 8), &rng, 0);
+        in[1] = ot_random(PRT_FLOAT16, D2(8, 16), &rng, 0);
+        for (n = 0; n < OT_MAX_ALLOCS; n++) {
+            prt_engine *e = NULL, *e2 = NULL;
+            ot_tensor y = {0};
+            prt_status st;
+            base_fail_alloc_after(n);
+            st = ot_build_op_const("MatMul", NULL, 0, in, 2, 2u, &e);
+            if (!st)
+                st = ot_reload(e, &e2);
+            if (!st)
+                st = ot_run_engine_const(e2, in, 2, 2u, 1, &y);
+            base_fail_alloc_after(-1);
+            ot_free(&y);
+            prt_engine_destroy(e);
+            prt_engine_destroy(e2);
+            if (st == PRT_OK)
+                break;
+            CHECK(prt_last_error()[0] != '\0');
+        }
+        CHECK(n > 3 && n < OT_MAX_ALLOCS);
         ot_free(&in[0]);
         ot_free(&in[1]);
     }
@@ -2118,6 +2257,58 @@ static int32_t gemm_fields(prt_field *f, const float *alpha, const float *beta,
     return n;
 }
 
+/* Gemm with a constant B: packed once without transposes (gemm_prepare),
+ * the same bytes as B given at run time; with a transpose B is read as it
+ * is. */
+static int test_gemm_const_b(void)
+{
+    struct {
+        int32_t dtype, ta, tb;
+        int64_t M, K, N;
+        int c; /* C: 0 none, 1 [N], 2 [M, N] */
+        float alpha;
+    } cases[] = {
+        {PRT_FLOAT32, 0, 0, 300, 128, 512, 1, 1.0f}, /* strips copied per block */
+        {PRT_FLOAT32, 0, 0, 37, 70, 31, 0, 1.0f},
+        {PRT_FLOAT32, 0, 0, 1, 70, 40, 1, 1.0f},
+        {PRT_FLOAT32, 0, 0, 130, 64, 16, 2, 0.5f},
+        {PRT_FLOAT32, 0, 1, 300, 128, 64, 1, 1.0f},
+        {PRT_FLOAT32, 1, 0, 20, 30, 40, 0, 1.0f},
+        {PRT_FLOAT16, 0, 0, 150, 64, 128, 2, 0.5f},
+        {PRT_BFLOAT16, 0, 0, 5, 16, 16, 1, 1.0f},
+    };
+    tu_rng rng;
+    tu_rng_seed(&rng, 41);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int32_t dt = cases[c].dtype, nb = cases[c].c ? 3 : 2;
+        const int64_t M = cases[c].M, K = cases[c].K, N = cases[c].N;
+        const float beta = 1.0f;
+        prt_field f[4];
+        int32_t nf = gemm_fields(f, &cases[c].alpha, &beta, &cases[c].ta, &cases[c].tb);
+        ot_tensor in[3];
+        prt_dims od;
+        double *want = calloc((size_t)(M * N), sizeof(double));
+        char what[96];
+        REQUIRE(want);
+        in[0] = ot_random(dt, cases[c].ta ? D2(K, M) : D2(M, K), &rng, 0);
+        in[1] = ot_random(dt, cases[c].tb ? D2(N, K) : D2(K, N), &rng, 0);
+        if (nb == 3)
+            in[2] = ot_random(dt, cases[c].c == 1 ? D1(N) : D2(M, N), &rng, 0);
+        ref_gemm(&in[0], &in[1], nb == 3 ? &in[2] : NULL, cases[c].ta, cases[c].tb,
+                 cases[c].alpha, beta, &od, want);
+        snprintf(what, sizeof what, "Gemm constant B case %d (%s)", (int)c,
+                 prt_dtype_name(dt));
+        check_const_inputs(what, "Gemm", f, nf, in, nb, nb == 3 ? 6u : 2u, &od, want,
+                           dt == PRT_FLOAT32   ? 1e-4
+                           : dt == PRT_FLOAT16 ? 4e-3
+                                               : 3e-2);
+        for (int32_t i = 0; i < nb; i++)
+            ot_free(&in[i]);
+        free(want);
+    }
+    return 0;
+}
+
 static int test_gemm(void)
 {
     const int64_t M = 3, K = 5, N = 4;
@@ -2532,6 +2723,7 @@ int main(void)
     test_inplace_chain();
     test_binary();
     test_matmul();
+    test_matmul_const_b();
     test_transpose();
     test_einsum();
     test_conv();
@@ -2540,6 +2732,7 @@ int main(void)
     test_flatten();
     test_products();
     test_gemm();
+    test_gemm_const_b();
     test_head();
     test_chain();
     test_alloc_failures();

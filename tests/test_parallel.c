@@ -10,7 +10,8 @@
  *  - plugins: prt_host_services.parallel_for from a plugin library
  *    (tests/libs/testlib_parallel.c) runs on the context's threads, and
  *    serially outside a run; contexts with pools of their own on several
- *    threads at once;
+ *    threads at once; MatMul's constant B packed once and shared by
+ *    contexts made, run and destroyed on several threads at once;
  *  - the profiler: every layer reported once per run, in order, with the
  *    engine's layer names; a failed run reports the layers before the
  *    failure; removing it stops the reports;
@@ -515,6 +516,69 @@ static void test_contexts_concurrently(void)
     par_free(&pe);
 }
 
+/* ---- MatMul's constant B, shared by contexts ------------------------------------ */
+
+/* A constant B is packed once per engine and shared, read-only and counted,
+ * by every context's MatMul object (op_const, op_common.h): contexts made,
+ * run and destroyed on several threads at once, each with two threads of
+ * its own, give the bytes of B given at run time. */
+typedef struct mmc_user {
+    const prt_engine *e;
+    const ot_tensor *in, *want;
+    int failures;
+} mmc_user;
+
+static void *mmc_user_main(void *arg)
+{
+    mmc_user *u = arg;
+    for (int it = 0; it < 5; it++) {
+        ot_tensor got = {0};
+        if (ot_run_engine_const(u->e, u->in, 3, 6u, 2, &got) != PRT_OK ||
+            memcmp(got.data, u->want->data,
+                   (size_t)tu_volume(&u->want->dims) * sizeof(float)) != 0)
+            u->failures++;
+        ot_free(&got);
+    }
+    return NULL;
+}
+
+static void test_matmul_const_contexts(void)
+{
+    enum { USERS = 3 };
+    ot_tensor in[3], want = {0};
+    prt_engine *e_rt = NULL, *e_c = NULL;
+    prt_context *held = NULL;
+    pthread_t tid[USERS];
+    mmc_user users[USERS];
+    tu_rng r;
+    tu_rng_seed(&r, 7);
+    in[0] = ot_random(PRT_FLOAT32, D3(8, 32, 128), &r, 0);
+    in[1] = ot_random(PRT_FLOAT32, D2(128, 512), &r, 0);
+    in[2] = ot_random(PRT_FLOAT32, D1(512), &r, 0);
+    CHECK_OK(ot_build_op("MatMul", NULL, 0, in, 3, NULL, &e_rt));
+    CHECK_OK(ot_build_op_const("MatMul", NULL, 0, in, 3, 6u, &e_c));
+    if (e_rt)
+        CHECK_OK(ot_run_engine_threads(e_rt, in, 3, 1, &want));
+    /* One context lives through the others and ends last but for the
+     * engine. */
+    if (e_c)
+        CHECK_OK(prt_context_create(e_c, &held));
+    for (int t = 0; want.data && e_c && t < USERS; t++) {
+        users[t] = (mmc_user){e_c, in, &want, 0};
+        CHECK(pthread_create(&tid[t], NULL, mmc_user_main, &users[t]) == 0);
+    }
+    for (int t = 0; want.data && e_c && t < USERS; t++) {
+        pthread_join(tid[t], NULL);
+        CHECK(users[t].failures == 0);
+    }
+    prt_context_destroy(held);
+    ot_free(&want);
+    prt_engine_destroy(e_rt);
+    prt_engine_destroy(e_c);
+    for (int k = 0; k < 3; k++)
+        ot_free(&in[k]);
+}
+
 /* ---- the profiler ---------------------------------------------------------------- */
 
 typedef struct prof_log {
@@ -806,6 +870,7 @@ int main(void)
     test_context_threads();
     test_host_parallel_for();
     test_contexts_concurrently();
+    test_matmul_const_contexts();
     test_profiler();
     test_ops_thread_counts();
     test_relu_values();

@@ -389,6 +389,8 @@ prt_status bld_assemble(bld *b, prt_engine **out)
         st = base_error_prefix(PRT_ERR_INTERNAL, "the built engine is inconsistent");
     if (!st)
         st = engine_prepare(e);
+    if (!st)
+        st = engine_bind_constants(e);
     if (st) {
         engine_free(e);
         return st;

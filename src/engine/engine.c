@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine/engine_impl.h"
+#include "ops/op_const.h"
 #include "network/network.h"
 #include "registry/registry.h"
 
@@ -839,6 +840,55 @@ prt_status engine_recreate_plugin(const prt_registry *reg, eng_layer *l, int32_t
     return PRT_OK;
 }
 
+/* The dims of a tensor whose dims are all constants: 1 and *out set, else
+ * 0. */
+static int static_dims(const prt_engine *e, const eng_tensor *t, prt_dims *out)
+{
+    memset(out, 0, sizeof *out);
+    out->nb_dims = t->nb_dims;
+    for (int32_t k = 0; k < t->nb_dims; k++) {
+        const expr_node *n = &e->exprs.nodes[t->dim_expr[k]];
+        if (n->kind != EXPR_CONST)
+            return 0;
+        out->d[k] = n->imm;
+    }
+    return 1;
+}
+
+prt_status engine_bind_constants(prt_engine *e)
+{
+    if (e->device != PRT_DEVICE_CPU || e->weights_dev != e->weights)
+        return PRT_OK;
+    for (int32_t i = 0; i < e->nb_layers; i++) {
+        const eng_layer *l = &e->layers[i];
+        prt_tensor_desc in[OP_MAX_INPUTS];
+        const void *data[OP_MAX_INPUTS];
+        int any = 0;
+        prt_status st;
+        if (l->device != PRT_DEVICE_CPU || !l->plugin ||
+            strcmp(l->plugin_namespace, PRT_BUILTIN_NAMESPACE) != 0 ||
+            l->nb_inputs > OP_MAX_INPUTS)
+            continue;
+        for (int32_t k = 0; k < l->nb_inputs; k++) {
+            const eng_tensor *t = &e->tensors[l->inputs[k]];
+            memset(&in[k], 0, sizeof in[k]);
+            in[k].dtype = t->dtype;
+            in[k].format = t->format;
+            data[k] = NULL;
+            if (t->const_offset >= 0 && static_dims(e, t, &in[k].dims)) {
+                data[k] = e->weights + t->const_offset;
+                any = 1;
+            }
+        }
+        if (!any)
+            continue;
+        st = op_bind_constants(l->plugin, in, l->nb_inputs, data);
+        if (st)
+            return base_error_prefix(st, "layer '%s'", l->name);
+    }
+    return PRT_OK;
+}
+
 prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes, size_t size,
                                   prt_engine **out)
 {
@@ -871,6 +921,11 @@ prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes, si
             engine_free(e);
             return st;
         }
+    }
+    st = engine_bind_constants(e);
+    if (st) {
+        engine_free(e);
+        return st;
     }
     base_clear_error();
     *out = e;

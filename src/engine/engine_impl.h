@@ -184,6 +184,14 @@ uint8_t *engine_size_deps(const prt_engine *e);
  * libraries searched, or the plugin's own error. */
 prt_status engine_recreate_plugin(const prt_registry *reg, eng_layer *l, int32_t li);
 
+/* Tells the built-in ops of a CPU engine's CPU layers which of their
+ * inputs are constants, with the constants' bytes in `weights`, so they
+ * derive what they need from them once (op_bind_constants, op_const.h:
+ * MatMul packs a constant B); does nothing for other engines. After every
+ * layer's plugin is made, when the engine is built or loaded; contexts'
+ * clones share the state. Fails only for out of memory. */
+prt_status engine_bind_constants(prt_engine *e);
+
 /* Serialization (format.c). Writes the whole engine. */
 prt_status engine_write(const prt_engine *e, base_buf *out);
 /* Parses bytes into a new engine without plugins (layers' plugin == NULL).

@@ -18,7 +18,8 @@
  * and C are applied in one pass after it, as ONNX's reference does
  * (dot(A', B') * alpha + C * beta), except that a C of one row or one
  * column with alpha and beta 1 (a Linear layer's bias) is added as each
- * block of the product is stored. When beta is 0, C is not read, so
+ * block of the product is stored; a constant B without transposes is
+ * packed once into panels (gemm_prepare). When beta is 0, C is not read, so
  * its NaNs and infinities do not reach Y (ONNX's reference and ONNX Runtime
  * skip it too).
  */
@@ -191,6 +192,21 @@ static void gemm_c_strides(const prt_dims *c, int64_t *si, int64_t *sj)
         *si = c->d[1];
 }
 
+/* A constant B without transposes packed once (op_pack_b), when the
+ * engine is built or loaded: the blocks of the product that take the
+ * register tiles read it instead of B, whose strips op_gemm_nn would copy
+ * per block for 128 rows or more. (With a transpose the blocks take the
+ * vector kernels, OpenBLAS or the built-in loops, which read B as it is.) */
+static prt_status gemm_prepare(const op_object *o, const prt_tensor_desc *in,
+                               int32_t nb_in, const void *const *data, op_const **out)
+{
+    const gemm_op *g = cgm(o);
+    (void)nb_in;
+    if (g->trans_a || g->trans_b || !data[1] || in[1].dims.nb_dims != 2)
+        return PRT_OK;
+    return op_pack_b(o, &in[1], data[1], in[1].dims.d[0], in[1].dims.d[1], out);
+}
+
 static prt_status gemm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                            int32_t nb_in, const prt_tensor_desc *out,
                            const void *const *x, void *y, void *ws, void *stream)
@@ -202,6 +218,7 @@ static prt_status gemm_run(const op_object *o, int32_t dtype, const prt_tensor_d
     int64_t K = in[0].dims.d[g->trans_a ? 0 : 1];
     int64_t si = 0, sj = 0; /* C's element strides along Y's rows, cols */
     op_epilogue e = {NULL, NULL, {OP_ACT_NONE, 0, 0}};
+    const op_packed_b *pb = op_packed_b_for(o, &in[1], x[1]);
     int fold;
     (void)ws;
     if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
@@ -225,8 +242,9 @@ static prt_status gemm_run(const op_object *o, int32_t dtype, const prt_tensor_d
     fold = C && g->alpha == 1.0f && g->beta == 1.0f && (si == 0) != (sj == 0);
     e.row_bias = fold && si ? C : NULL;
     e.col_bias = fold && sj ? C : NULL;
-    op_gemm_f32_par(g->trans_a, g->trans_b, M, N, K, A, g->trans_a ? M : K, B,
-                    g->trans_b ? K : N, Y, N, fold ? &e : NULL);
+    op_gemm_f32_par_panels(g->trans_a, g->trans_b, M, N, K, A, g->trans_a ? M : K, B,
+                           g->trans_b ? K : N, pb ? pb->panels : NULL, Y, N,
+                           fold ? &e : NULL);
     if (fold) {
         /* done */
     } else if (C && g->beta != 0.0f) {
@@ -309,6 +327,7 @@ static const op_class gemm_class = {
     .workspace = gemm_workspace,
     .run = {[PRT_DEVICE_CPU] = gemm_run, [PRT_DEVICE_CUDA] = GEMM_CUDA},
     .blas = 1,
+    .prepare = gemm_prepare,
 };
 
 static const prt_field_schema gemm_schema[] = {

@@ -18,6 +18,11 @@
  * alone, so the result does not depend on the thread count. float16 and
  * bfloat16 are converted to float32 in the workspace, computed there and
  * rounded once; int32 and int64 use plain loops that wrap on overflow.
+ *
+ * A constant B of one matrix is packed into the register tiles' panels once,
+ * when a CPU engine is built or loaded (mm_prepare), and every context's
+ * object reads that one copy; a B given at run time is packed per run for
+ * tall products (MM_PANEL_*). Either way each element is the same sum.
  */
 #include <string.h>
 
@@ -263,7 +268,13 @@ static int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t
 typedef struct mm_job {
     const float *A, *B, *bias;
     float *Y;
-    float *panels; /* B packed (MM_PANEL_*), or NULL: B read in place */
+    /* B packed (MM_PANEL_*, or once for a constant B: op_pack_b), or NULL:
+     * B read in place. */
+    const float *panels;
+    /* 1: every block reads the panels (B itself may not be converted to
+     * float32); 0: only the blocks op_gemm_f32_ep would give the register
+     * tiles, the others read B in place, so each keeps its bits. */
+    int32_t all_panels;
     int64_t M, N, K, mb, nb, nbm, nbn;
     prt_dims ba, bb, bo; /* batch dims; bo empty for one tall product */
 } mm_job;
@@ -281,7 +292,7 @@ static void mm_range(void *arg, int64_t begin, int64_t end)
         const float *bm = j->B + mm_batch_offset(&j->bb, &j->bo, b) * j->K * j->N;
         op_epilogue e = {NULL, j->bias ? j->bias + j0 : NULL, {OP_ACT_NONE, 0, 0}};
         float *y = j->Y + (b * j->M + i0) * j->N + j0;
-        if (j->panels)
+        if (j->panels && (j->all_panels || op_gemm_takes_nn(m, n, j->K, j->N)))
             op_gemm_nn_panels(m, n, j->K, a + i0 * j->K, j->K, j->panels + j0 * j->K, y,
                               j->N, j->bias ? &e : NULL);
         else
@@ -290,11 +301,42 @@ static void mm_range(void *arg, int64_t begin, int64_t end)
     }
 }
 
-/* Strips [begin, end) of B into the panels. */
+/* Strips [begin, end) of B into the panels (the workspace's). */
 static void mm_pack_range(void *arg, int64_t begin, int64_t end)
 {
     const mm_job *j = arg;
-    op_gemm_pack_panels(j->K, j->N, j->B, j->N, begin, end, j->panels);
+    op_gemm_pack_panels(j->K, j->N, j->B, j->N, begin, end, (float *)j->panels);
+}
+
+/* A constant B of one matrix (every batch dim 1; A's batch stacks on it)
+ * packed once (op_pack_b) when the engine is built or loaded. Runs read it
+ * instead of packing B into the workspace (products of MM_PANEL_MIN_M rows
+ * or more), and below that the blocks that op_gemm_f32_ep would give the
+ * register tiles read it too, with the same sums. */
+static prt_status mm_prepare(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
+                             const void *const *data, op_const **out)
+{
+    const prt_dims *d = &in[1].dims;
+    (void)nb_in;
+    if (!data[1] || d->nb_dims < 2)
+        return PRT_OK;
+    for (int32_t i = 0; i + 2 < d->nb_dims; i++)
+        if (d->d[i] != 1)
+            return PRT_OK;
+    return op_pack_b(o, &in[1], data[1], d->d[d->nb_dims - 2], d->d[d->nb_dims - 1], out);
+}
+
+/* Whether every block of j (the four shapes of full and last blocks) takes
+ * the register tiles in op_gemm_f32_ep. */
+static int mm_blocks_take_nn(const mm_job *j)
+{
+    const int64_t ms[2] = {j->mb, j->M - (j->nbm - 1) * j->mb};
+    const int64_t ns[2] = {j->nb, j->N - (j->nbn - 1) * j->nb};
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            if (!op_gemm_takes_nn(ms[a], ns[b], j->K, j->N))
+                return 0;
+    return 1;
 }
 
 static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
@@ -303,6 +345,7 @@ static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_des
 {
     mm_job j;
     mm_geom g;
+    const op_packed_b *pc;
     prt_dims dims[3];
     int64_t nbat;
     prt_status st;
@@ -329,21 +372,6 @@ static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_des
                             mm_row, &c);
         return PRT_OK;
     }
-    j.A = x[0];
-    j.B = x[1];
-    j.bias = nb_in == 3 ? x[2] : NULL;
-    j.Y = y;
-    if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
-        float *w = ws;
-        const float **dst[3] = {&j.A, &j.B, &j.bias};
-        for (int32_t k = 0; k < nb_in; k++) {
-            int64_t v = base_volume(&in[k].dims);
-            op_to_f32(x[k], dtype, v, w);
-            *dst[k] = w;
-            w += v;
-        }
-        j.Y = w;
-    }
     j.M = g.M;
     j.N = g.N;
     j.K = g.K;
@@ -359,15 +387,40 @@ static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_des
     op_gemm_split(j.M, j.N, j.K, &j.mb, &j.nb);
     j.nbm = j.M > 0 ? (j.M + j.mb - 1) / j.mb : 0;
     j.nbn = j.N > 0 ? (j.N + j.nb - 1) / j.nb : 0;
+    /* B in panels for the whole product, packed per run when there is no
+     * packed constant. The blocks' columns start at multiples of 16
+     * (op_gemm_split), each at its panel. */
     if (nbat == 1 && !j.bo.nb_dims && j.M >= MM_PANEL_MIN_M && j.K >= MM_PANEL_MIN_K &&
         j.N >= 16) {
-        /* After the half-float copies (mm_workspace). The blocks' columns
-         * start at multiples of 16 (op_gemm_split), each at its panel. */
         int64_t p = op_gemm_panel_floats(j.K, j.N);
-        if (p > 0 && p <= MM_PANEL_MAX) {
-            j.panels = (float *)ws + mm_half_floats(dtype, dims, nb_in, &out->dims);
-            base_parallel_for((j.N + 15) / 16, 1, mm_pack_range, &j);
+        j.all_panels = p > 0 && p <= MM_PANEL_MAX;
+    }
+    pc = nbat == 1 && j.M > 0 ? op_packed_b_for(o, &in[1], x[1]) : NULL;
+    if (pc) {
+        j.panels = pc->panels;
+        j.all_panels = j.all_panels || mm_blocks_take_nn(&j);
+    }
+    j.A = x[0];
+    j.B = x[1];
+    j.bias = nb_in == 3 ? x[2] : NULL;
+    j.Y = y;
+    if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
+        float *w = ws;
+        const float **dst[3] = {&j.A, &j.B, &j.bias};
+        for (int32_t k = 0; k < nb_in; k++) {
+            int64_t v = base_volume(&in[k].dims);
+            /* A B every block reads from the panels is not needed. */
+            if (k != 1 || !pc || !j.all_panels)
+                op_to_f32(x[k], dtype, v, w);
+            *dst[k] = w;
+            w += v;
         }
+        j.Y = w;
+    }
+    if (!pc && j.all_panels) {
+        /* After the half-float copies (mm_workspace). */
+        j.panels = (float *)ws + mm_half_floats(dtype, dims, nb_in, &out->dims);
+        base_parallel_for((j.N + 15) / 16, 1, mm_pack_range, &j);
     }
     base_parallel_for(nbat * j.nbm * j.nbn, 1, mm_range, &j);
     if (j.Y != y)
@@ -482,6 +535,7 @@ static const op_class matmul_class = {
     .run = {[PRT_DEVICE_CPU] = mm_run, [PRT_DEVICE_CUDA] = MM_CUDA},
     .blas = 1,
     .cuda_dtypes_ok = MM_CUDA_OK,
+    .prepare = mm_prepare,
 };
 
 const prt_plugin_creator op_matmul_creator = OP_CREATOR("MatMul", matmul_class, NULL, 0);

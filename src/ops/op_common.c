@@ -1,10 +1,12 @@
 /* The built-in op scaffold: messages, plugin tables, dtype negotiation,
  * run-time checks, creation. See op_common.h. */
 #include "ops/op_common.h"
+#include "ops/op_const.h"
 #ifdef PRT_HAVE_CUDA
 #include "ops/op_cublas.h"
 #endif
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -665,6 +667,8 @@ static prt_plugin *rt_clone(const prt_plugin *p)
     }
     memcpy(c, o, o->cls->size);
     c->gpu_blas = NULL; /* each object opens its own */
+    if (c->cst)         /* shared: read-only from here on */
+        atomic_fetch_add_explicit(&c->cst->refs, 1, memory_order_relaxed);
     return &c->base;
 }
 
@@ -704,9 +708,14 @@ static const prt_field_collection *rt_fields(prt_plugin *p)
 
 static void rt_destroy(prt_plugin *p)
 {
+    op_const *cst = obj(p)->cst;
 #ifdef PRT_HAVE_CUDA
     opk_blas_close(obj(p)->gpu_blas);
 #endif
+    /* The last reference frees it; acq_rel so that every other holder's
+     * reads are done before. */
+    if (cst && atomic_fetch_sub_explicit(&cst->refs, 1, memory_order_acq_rel) == 1)
+        base_free(cst);
     base_free(p);
 }
 
@@ -724,6 +733,37 @@ static const prt_plugin_vtable op_vt_build = {
     sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &op_core, &op_build, &op_runtime};
 static const prt_plugin_vtable op_vt_runtime = {
     sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &op_core, NULL, &op_runtime};
+
+/* ------------------------------------------------------------------------ */
+/* Constant inputs (op_const.h)                                              */
+/* ------------------------------------------------------------------------ */
+
+op_const *op_const_alloc(size_t size)
+{
+    op_const *c = base_calloc(1, size);
+    if (c)
+        atomic_init(&c->refs, 1);
+    return c;
+}
+
+prt_status op_bind_constants(prt_plugin *p, const prt_tensor_desc *in, int32_t nb_in,
+                             const void *const *data)
+{
+    op_object *o;
+    op_const *cst = NULL;
+    prt_status st;
+    if (!p || (p->vt != &op_vt_runtime && p->vt != &op_vt_build))
+        return PRT_OK;
+    o = obj(p);
+    if (!o->cls->prepare || o->cst || nb_in < o->cls->min_inputs ||
+        nb_in > o->cls->max_inputs)
+        return PRT_OK;
+    st = o->cls->prepare(o, in, nb_in, data, &cst);
+    if (st)
+        return st;
+    o->cst = cst;
+    return PRT_OK;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Creation                                                                  */

@@ -26,8 +26,11 @@
  *    relies on (a reshape the volume, Slice its dims from its parameters).
  *  - Shape tensors: `values` states the values of a small integer output
  *    (get_output_values), so later layers may take it as a shape input.
- *  - Objects are plain old data (no owned pointers): clone and
- *    attach_to_context are a copy, destroy is a free. The serialized field
+ *  - Objects are plain old data but for one shared pointer: clone and
+ *    attach_to_context are a copy, destroy is a free. The exception is
+ *    `cst`, state an op derives from its constant inputs (`prepare`),
+ *    reference-counted and read-only once made, so that every context's
+ *    clone shares the engine's copy (op_const). The serialized field
  *    collection points into the object and is rebuilt on every call.
  *  - Unknown fields are an error (an ONNX attribute we do not model must not
  *    be dropped silently). Integer fields accept any integer field type
@@ -47,11 +50,11 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "ops/op_const.h"
 
 #define OP_VERSION "1"
 #define OP_LAYER_MAX 64 /* layer name kept for messages, maybe truncated */
 #define OP_MAX_FIELDS 8 /* serialized fields of one op */
-#define OP_MAX_INPUTS 8
 #define OP_MAX_SHAPE_INPUTS 4
 #define OP_MAX_OUTPUTS 64 /* outputs of one op (Split) */
 
@@ -61,6 +64,21 @@
 #define OP_DT_FLOAT (OP_DT(PRT_FLOAT32) | OP_DT(PRT_FLOAT16))
 
 typedef struct op_object op_object;
+
+/* State an op derives once from its constant inputs (MatMul's B packed into
+ * panels), made by op_class.prepare on the engine's runtime object when the
+ * engine is built or loaded and shared by every clone of it (the contexts'
+ * objects): each object holding it holds a reference, and the last one
+ * destroyed frees it. Never written after prepare returns, so the threads
+ * of every context read it without locks. An op's own struct starts with
+ * this head; the block is one allocation (op_const_alloc), freed whole. */
+typedef struct op_const {
+    _Atomic int32_t refs;
+} op_const;
+
+/* A zeroed block of `size` bytes (>= sizeof(op_const)) holding one
+ * reference; NULL on out of memory. */
+op_const *op_const_alloc(size_t size);
 
 /* A field collection being read by a creator; names for messages. */
 typedef struct op_fields {
@@ -187,6 +205,19 @@ typedef struct op_class {
      * (plugin.h, devices). */
     int (*cuda_dtypes_ok)(const op_object *o, const int32_t *types, int32_t nb_in,
                           int32_t out_type);
+
+    /* ---- constant inputs (optional) ------------------------------------ */
+    /* State derived from the inputs that are constants of the engine, made
+     * once (op_bind_constants, op_const.h): called on the engine's runtime
+     * object of a CPU layer when a CPU engine is built or loaded, with every
+     * input's desc and data[i] input i's bytes (host memory that lives as
+     * long as the engine) or NULL for an input computed at run time. Sets
+     * *out to a block of op_const_alloc, or leaves it NULL for none; fails
+     * only for out of memory. A kernel that uses the state must check that
+     * the run's input is that constant (the same pointer and dims) and
+     * compute the same bits as without it. */
+    prt_status (*prepare)(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
+                          const void *const *data, op_const **out);
 } op_class;
 
 /* The head of every op object. */
@@ -212,6 +243,9 @@ struct op_object {
      * timing runs, at the first CUDA enqueue outside a graph capture);
      * never shared by clones. NULL elsewhere. */
     struct opk_blas *gpu_blas;
+    /* The class's `prepare` state, or NULL: one reference, shared with the
+     * object it was cloned from (op_const). */
+    op_const *cst;
 };
 
 /* A built-in creator for `cls` (an op_class object) with a schema array. */
@@ -373,12 +407,23 @@ void op_gemm_f32_ep(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int6
 void op_gemm_f32_par(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
                      const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                      int64_t ldc, const struct op_epilogue *e);
+/* op_gemm_f32_par with B also in panels (bp, op_pack_b; NULL: none), read
+ * by the blocks that would take the register tiles (op_gemm_takes_nn) when
+ * neither side is transposed: the same bits as op_gemm_f32_par. */
+void op_gemm_f32_par_panels(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
+                            int64_t K, const float *A, int64_t lda, const float *B,
+                            int64_t ldb, const float *bp, float *C, int64_t ldc,
+                            const struct op_epilogue *e);
 /* Blocks for spreading an M x N x K product over threads: mb rows by nb
  * columns, one block for a small product, else blocks of about 2^17
  * multiply-adds (2^15 for a matrix times a vector) along the longer side
  * (whole tiles of op_gemm_nn). They depend on the shape alone, never on
  * the thread count. */
 void op_gemm_split(int64_t M, int64_t N, int64_t K, int64_t *mb, int64_t *nb);
+/* 1 when op_gemm_f32_ep(0, 0, M, N, K, A, lda, B, ldb, ...) computes with
+ * the register tiles (op_gemm_nn), whose sums op_gemm_nn_panels repeats
+ * bit for bit: not a vector (op_gemv_f32) and not OpenBLAS's. */
+int op_gemm_takes_nn(int64_t M, int64_t N, int64_t K, int64_t ldb);
 /* The same with the built-in loops: what op_gemm_f32_t computes where
  * OpenBLAS is not in use. Each element is the float sum over k in order,
  * bit for bit (register tiles only change which sums run together). */
@@ -400,6 +445,28 @@ int op_blas_in_use(void);
 int op_blas_sgemm(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
                   const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                   int64_t ldc);
+/* A constant B of K x N (row-major, dense) packed once into the register
+ * tiles' panels (op_gemm_pack_panels, cpu_kernels.h) as float32, 16-bit
+ * floats converted exactly: an op's `prepare` state (op_const), shared by
+ * the engine's object and every context's. */
+typedef struct op_packed_b {
+    op_const head;
+    const void *b; /* the constant packed: a run checks it is given it */
+    prt_dims dims; /* its dims and dtype */
+    int32_t dtype;
+    float *panels; /* op_gemm_panel_floats(K, N) floats, in this block */
+} op_packed_b;
+/* Fewer columns than this are not packed (one partial strip). */
+#define OP_PACK_MIN_N 16
+/* Packs b (desc b, bytes data) as K x N into a new block at *out; leaves
+ * *out NULL for a B that is not float, narrower than OP_PACK_MIN_N or
+ * empty. PRT_ERR_OUT_OF_MEMORY naming o. (op_math.c) */
+prt_status op_pack_b(const op_object *o, const prt_tensor_desc *b, const void *data,
+                     int64_t K, int64_t N, op_const **out);
+/* o's packed B when the run's B (desc b, pointer x) is the constant it was
+ * packed from (the same pointer, dtype and dims), else NULL. */
+const op_packed_b *op_packed_b_for(const op_object *o, const prt_tensor_desc *b,
+                                   const void *x);
 /* Converts n elements of float16/bfloat16/float32 to float32 and back. */
 void op_to_f32(const void *src, int32_t dtype, int64_t n, float *dst);
 void op_from_f32(const float *src, int32_t dtype, int64_t n, void *dst);

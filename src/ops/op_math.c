@@ -228,6 +228,14 @@ void op_gemm_split(int64_t M, int64_t N, int64_t K, int64_t *mb, int64_t *nb)
  * share of the work (bench/RESULTS.md, "CPU kernels"). */
 #define GEMM_NN_MAX_MACS (1 << 23)
 
+int op_gemm_takes_nn(int64_t M, int64_t N, int64_t K, int64_t ldb)
+{
+    /* op_gemm_f32_ep's choice below, without transposes (op_gemv_f32 takes
+     * M == 1 and a column of one element a row). */
+    return M > 1 && N > 0 && K > 0 && !(N == 1 && ldb == 1) &&
+           ((double)M * (double)N * (double)K <= GEMM_NN_MAX_MACS || !op_blas_in_use());
+}
+
 void op_gemm_f32_ep(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t K,
                     const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                     int64_t ldc, const op_epilogue *e)
@@ -249,12 +257,56 @@ void op_gemm_f32_ep(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int6
         op_epilogue_apply(e, M, N, C, ldc);
 }
 
+/* ---- a constant B packed once ---------------------------------------- */
+
+prt_status op_pack_b(const op_object *o, const prt_tensor_desc *b, const void *data,
+                     int64_t K, int64_t N, op_const **out)
+{
+    const int32_t dt = b->dtype;
+    const int64_t p = op_gemm_panel_floats(K, N);
+    float *tmp = NULL;
+    op_packed_b *c;
+    if (!data || (dt != PRT_FLOAT32 && dt != PRT_FLOAT16 && dt != PRT_BFLOAT16) ||
+        N < OP_PACK_MIN_N || p <= 0 ||
+        (uint64_t)p > (SIZE_MAX - sizeof *c - 64) / sizeof(float))
+        return PRT_OK;
+    c = (op_packed_b *)op_const_alloc(sizeof *c + 64 + (size_t)p * sizeof(float));
+    if (c && dt != PRT_FLOAT32)
+        tmp = base_malloc((size_t)(K * N) * sizeof(float));
+    if (!c || (dt != PRT_FLOAT32 && !tmp)) {
+        base_free(c);
+        return op_fail(o, PRT_ERR_OUT_OF_MEMORY, "packing the constant B: out of memory");
+    }
+    c->b = data;
+    c->dims = b->dims;
+    c->dtype = dt;
+    /* 64-byte aligned, as the workspace's panels are. */
+    c->panels = (float *)(((uintptr_t)(c + 1) + 63) & ~(uintptr_t)63);
+    if (tmp)
+        op_to_f32(data, dt, K * N, tmp);
+    op_gemm_pack_panels(K, N, tmp ? tmp : data, N, 0, (N + 15) / 16, c->panels);
+    base_free(tmp);
+    *out = &c->head;
+    return PRT_OK;
+}
+
+const op_packed_b *op_packed_b_for(const op_object *o, const prt_tensor_desc *b,
+                                   const void *x)
+{
+    const op_packed_b *c = (const op_packed_b *)o->cst;
+    if (!c || c->b != x || c->dtype != b->dtype || c->dims.nb_dims != b->dims.nb_dims ||
+        memcmp(c->dims.d, b->dims.d, sizeof(int64_t) * (size_t)b->dims.nb_dims) != 0)
+        return NULL;
+    return c;
+}
+
 /* One product spread over the context's threads: blocks of op_gemm_split,
  * row blocks outermost. */
 typedef struct gemm_par {
     int32_t ta, tb;
     int64_t M, N, K, lda, ldb, ldc, mb, nb, nbn;
     const float *A, *B;
+    const float *bp; /* B in panels (op_pack_b), or NULL */
     float *C;
     const op_epilogue *e;
 } gemm_par;
@@ -273,9 +325,13 @@ static void gemm_par_range(void *arg, int64_t begin, int64_t end)
             e.col_bias = e.col_bias ? e.col_bias + j0 : NULL;
             ep = &e;
         }
-        op_gemm_f32_ep(g->ta, g->tb, m, n, g->K, g->A + (g->ta ? i0 : i0 * g->lda),
-                       g->lda, g->B + (g->tb ? j0 * g->ldb : j0), g->ldb,
-                       g->C + i0 * g->ldc + j0, g->ldc, ep);
+        if (g->bp && op_gemm_takes_nn(m, n, g->K, g->ldb))
+            op_gemm_nn_panels(m, n, g->K, g->A + i0 * g->lda, g->lda, g->bp + j0 * g->K,
+                              g->C + i0 * g->ldc + j0, g->ldc, ep);
+        else
+            op_gemm_f32_ep(g->ta, g->tb, m, n, g->K, g->A + (g->ta ? i0 : i0 * g->lda),
+                           g->lda, g->B + (g->tb ? j0 * g->ldb : j0), g->ldb,
+                           g->C + i0 * g->ldc + j0, g->ldc, ep);
     }
 }
 
@@ -283,9 +339,20 @@ void op_gemm_f32_par(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int
                      const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
                      int64_t ldc, const op_epilogue *e)
 {
-    gemm_par g = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, 0, 0, A, B, C, e};
+    op_gemm_f32_par_panels(trans_a, trans_b, M, N, K, A, lda, B, ldb, NULL, C, ldc, e);
+}
+
+void op_gemm_f32_par_panels(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
+                            int64_t K, const float *A, int64_t lda, const float *B,
+                            int64_t ldb, const float *bp, float *C, int64_t ldc,
+                            const op_epilogue *e)
+{
+    gemm_par g = {trans_a, trans_b, M, N, K, lda, ldb, ldc, 0, 0, 0, A, B, NULL, C, e};
     if (M <= 0 || N <= 0)
         return;
+    /* The panels hold B untransposed from column 0, and blocks' columns
+     * start at multiples of 16 (op_gemm_split). */
+    g.bp = !trans_a && !trans_b ? bp : NULL;
     /* Transposed products (but vectors and a few rows against a transposed
      * B, op_gemv_f32's) go to OpenBLAS where it is in use. */
     if ((trans_a || trans_b) && M > 1 && N > 1 && !OP_GEMV_ROWS(trans_a, trans_b, M) &&

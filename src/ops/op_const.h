@@ -1,0 +1,28 @@
+/*
+ * Constant inputs of built-in ops (internal to libplugrt): how the engine
+ * tells a built-in op which of its inputs are constants, so that the op can
+ * derive state from them once (op_class.prepare, op_common.h) instead of on
+ * every run. The plugin ABI (plugin.h) has no such entry; built-in ops are
+ * plugrt's own, so this one stays internal.
+ */
+#ifndef PLUGRT_OPS_OP_CONST_H
+#define PLUGRT_OPS_OP_CONST_H
+
+#include "base/base.h"
+
+/* The most inputs of a built-in op. */
+#define OP_MAX_INPUTS 8
+
+/* Calls the class's `prepare` on p, a built-in op's object, with every
+ * input's desc (in[0..nb_in)) and data[i] the bytes of input i where it is
+ * a constant (host memory living as long as every clone of p), NULL where
+ * it is computed at run time, and keeps the state in p for its later
+ * clones (attach_to_context). For CPU layers of CPU engines only: a CUDA
+ * kernel never reads the state. Does nothing for another plugin, an op
+ * without `prepare`, or an object that has state already. Fails only for
+ * out of memory. Called by the engine (builder and loader) while nothing
+ * else uses p. */
+prt_status op_bind_constants(prt_plugin *p, const prt_tensor_desc *in, int32_t nb_in,
+                             const void *const *data);
+
+#endif /* PLUGRT_OPS_OP_CONST_H */
