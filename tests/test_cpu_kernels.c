@@ -12,7 +12,9 @@
  *    64 taps, small groups, few input channels over many rows and wide
  *    rows; 3x3 at stride 2 about the depthwise bounds, 1 to 20 channels a
  *    group),
- *    pointwise (groups, widths that are not multiples of the tiles) and
+ *    pointwise (groups, widths that are not multiples of the tiles; over a
+ *    batch of small images side by side, each image the bits of it alone)
+ *    and
  *    im2col (many taps, 3-D, 1x1 with a stride); with and without bias,
  *    each fused activation with random parameters, float32 and float16;
  *  - activation fields: every name and its parameters, the errors;
@@ -368,6 +370,98 @@ static int test_conv_paths(void)
         snprintf(what, sizeof what, "%s 3x3 stride 2 case %d",
                  dw ? "depthwise" : "direct", it);
         run_kconv(&k, &rng, what);
+    }
+    return 0;
+}
+
+/* Pointwise convolutions over a batch, whose images of few pixels go side
+ * by side into one product (conv.c, CONV_PW_BATCH_HW): against the
+ * reference, and every image the bits of that image run alone (batch 1,
+ * one product of its own), in both builds, on 1 and 2 threads. Strips of
+ * 16 columns inside one image and across two or more, K past one panel of
+ * 256 rows (the straddling strips' partial sums), groups, row counts that
+ * leave a last block of one row, every activation. */
+static int test_conv_pointwise_batch(void)
+{
+    static const int64_t cases[][6] = {
+        /* N, C, H, W, M, group */
+        {8, 96, 7, 7, 576, 1}, {8, 576, 7, 7, 96, 1}, {2, 3, 7, 7, 5, 1},
+        {9, 17, 1, 1, 13, 1},  {3, 18, 1, 1, 15, 3},  {5, 7, 1, 2, 9, 1},
+        {4, 33, 3, 5, 29, 1},  {7, 20, 4, 4, 31, 1},  {6, 13, 1, 17, 7, 1},
+        {9, 300, 2, 3, 11, 1}, {2, 300, 7, 7, 19, 1}, {3, 12, 7, 9, 18, 3},
+        {4, 10, 8, 8, 10, 2},  {5, 9, 5, 13, 25, 1},  {2, 9, 8, 10, 25, 1},
+        {1, 40, 7, 7, 37, 1},  {8, 5, 7, 7, 1, 1},    {3, 24, 6, 6, 7, 1},
+        {2, 96, 7, 7, 577, 1}, {8, 16, 7, 7, 16, 1},  {4, 11, 3, 3, 11, 1},
+    };
+    tu_rng rng;
+    tu_rng_seed(&rng, 49);
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const int64_t *c = cases[ci];
+        const int64_t N = c[0], C = c[1], M = c[4], G = c[5], hw = c[2] * c[3];
+        kconv k;
+        ot_tensor in[3], one[3], y, y1;
+        prt_field f[8];
+        prt_dims od;
+        prt_engine *e = NULL, *e1 = NULL;
+        int32_t nf;
+        double *want = malloc(sizeof(double) * (size_t)(N * M * hw));
+        char what[96];
+        REQUIRE(want);
+        memset(&k, 0, sizeof k);
+        k.dtype = PRT_FLOAT32;
+        k.ns = 2;
+        k.group = (int32_t)G;
+        k.x = D4(N, C, c[2], c[3]);
+        k.w = D4(M, C / G, 1, 1);
+        k.strides[0] = k.strides[1] = k.dil[0] = k.dil[1] = 1;
+        k.bias = ci % 4 != 3;
+        k.act = (int32_t)(ci % OP_ACT_COUNT);
+        op_act_defaults(k.act, &k.params[0], &k.params[1]);
+        nf = kconv_fields(&k, f);
+        in[0] = ot_random(PRT_FLOAT32, k.x, &rng, 0);
+        in[1] = ot_random(PRT_FLOAT32, k.w, &rng, 0);
+        in[2] = ot_random(PRT_FLOAT32, D1(M), &rng, 0);
+        ref_kconv(&k, &in[0], &in[1], k.bias ? &in[2] : NULL, &od, want);
+        one[0] = ot_make(PRT_FLOAT32, D4(1, C, c[2], c[3]));
+        one[1] = in[1];
+        one[2] = in[2];
+        REQUIRE(one[0].data);
+        REQUIRE_OK(ot_build_op("Conv", f, nf, in, k.bias ? 3 : 2, NULL, &e));
+        REQUIRE_OK(ot_build_op("Conv", f, nf, one, k.bias ? 3 : 2, NULL, &e1));
+        for (int base = 0; base < 2; base++)
+            for (int32_t threads = 1; threads <= 2; threads++) {
+                cpu_force_baseline(base);
+                snprintf(what, sizeof what, "pointwise batch case %zu (%s, %d threads)",
+                         ci, base ? "baseline" : "best build", (int)threads);
+                CHECK_OK(ot_run_engine_threads(e, in, k.bias ? 3 : 2, threads, &y));
+                if (!y.data)
+                    continue;
+                ot_check_close(what, &y, &od, want, 2e-5);
+                /* Images of one pixel and one group are the rows of one
+                 * product instead (squeeze-and-excitation), whose sums
+                 * are not those of an image alone. */
+                for (int64_t n = 0; n < N && !(hw == 1 && G == 1); n++) {
+                    memcpy(one[0].data, (const float *)in[0].data + n * C * hw,
+                           sizeof(float) * (size_t)(C * hw));
+                    CHECK_OK(
+                        ot_run_engine_threads(e1, one, k.bias ? 3 : 2, threads, &y1));
+                    if (y1.data && memcmp(y1.data, (const float *)y.data + n * M * hw,
+                                          sizeof(float) * (size_t)(M * hw)) != 0) {
+                        fprintf(stderr, "%s: image %lld is not the bits of it alone\n",
+                                what, (long long)n);
+                        CHECK(0);
+                    }
+                    ot_free(&y1);
+                }
+                ot_free(&y);
+            }
+        cpu_force_baseline(0);
+        prt_engine_destroy(e);
+        prt_engine_destroy(e1);
+        ot_free(&one[0]);
+        for (int i = 0; i < 3; i++)
+            ot_free(&in[i]);
+        free(want);
     }
     return 0;
 }
@@ -842,5 +936,6 @@ int main(void)
     test_gemm_nn();
     test_conv_activation_fields();
     test_conv_paths();
+    test_conv_pointwise_batch();
     return tu_finish("test_cpu_kernels");
 }

@@ -33,6 +33,8 @@
  *    matrix, so each image and group is one GEMM (op_gemm_f32_ep: the
  *    register tiles, OpenBLAS or the built-in loops; op_common.h); images
  *    of one pixel (squeeze-and-excitation) are the rows of one product;
+ *    images of a few pixels (under CONV_PW_BATCH_HW) the columns of one
+ *    product a group, so the register tiles are full, with the same bits;
  *  - depthwise (one input and one output channel per group, 1 or 2
  *    spatial dims): at stride 1 a channel plane at a time (conv_dw.c:
  *    zero-padded rows, register tiles of eight sums), and also at larger
@@ -367,6 +369,37 @@ static void conv_blocks(conv_job *j, int64_t M, int64_t N, int64_t K)
     j->nbn = N > 0 ? (N + j->nb - 1) / j->nb : 0;
 }
 
+/* Pointwise images of fewer pixels than this go side by side
+ * (conv_pointwise_batch_range): MobileNet's 7 x 7 layers, 49 columns an
+ * image, three strips of 16 and one of a column; at 14 x 14 the last strip
+ * is four columns of 196 and side by side measured no faster
+ * (bench/RESULTS.md, h/pwbatch). */
+#define CONV_PW_BATCH_HW 64
+/* Multiply-adds of one block of the side-by-side product (whole strips of
+ * 16 columns, at least one): the size of op_gemm_split's blocks. */
+#define CONV_PW_BATCH_MACS (1 << 17)
+
+/* 1 when the pointwise product goes side by side, which needs every block
+ * of the per-image one (conv_blocks) to take the register tiles
+ * (op_gemm_takes_nn: a block of one row would be a vector's, a large one
+ * OpenBLAS's) for the bits to be the same; then sets the column blocks. */
+static int conv_pw_batch_plan(conv_job *j)
+{
+    const conv_geom *g = &j->g;
+    const int64_t ovol = g->w.ovol;
+    int64_t strips;
+    if (g->N < 2 || ovol < 2 || ovol >= CONV_PW_BATCH_HW)
+        return 0;
+    conv_blocks(j, g->Mg, ovol, j->kc);
+    if (!op_gemm_takes_nn(j->mb, j->nb, j->kc, ovol) ||
+        !op_gemm_takes_nn(g->Mg - (j->nbm - 1) * j->mb, 2, j->kc, ovol))
+        return 0;
+    strips = CONV_PW_BATCH_MACS / (16 * g->Mg * j->kc);
+    j->nb = 16 * (strips > 1 ? strips : 1);
+    j->nbn = (g->N * ovol + j->nb - 1) / j->nb;
+    return 1;
+}
+
 /* Block (bi, bj) of image n, group gi: the product, then bias and
  * activation on each row while it is in cache. B is the right-hand matrix
  * (X itself or the im2col matrix), ovol wide. */
@@ -392,6 +425,25 @@ static void conv_pointwise_range(void *arg, int64_t begin, int64_t end)
         int64_t bi = r % j->nbm, ng = r / j->nbm;
         int64_t gi = ng % g->G, n = ng / g->G;
         conv_gemm_block(j, n, gi, j->X + (n * g->C + gi * g->Cg) * g->w.ivol, bi, bj);
+    }
+}
+
+/* Pointwise over a batch of small images: one product a group whose
+ * columns are the N images' pixels side by side (op_gemm_nn_images), so
+ * its tiles are full; items are (group, column block), every block all of
+ * the group's Mg rows. */
+static void conv_pointwise_batch_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    const int64_t ovol = g->w.ovol, cols = g->N * ovol;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t gi = it / j->nbn, c0 = it % j->nbn * j->nb;
+        op_epilogue e = {j->B ? j->B + gi * g->Mg : NULL, NULL, j->act};
+        op_gemm_nn_images(g->Mg, j->kc, ovol, c0, conv_min(j->nb, cols - c0),
+                          j->W + gi * g->Mg * j->kc, j->kc, j->X + gi * g->Cg * ovol,
+                          ovol, g->C * ovol, j->Y + gi * g->Mg * ovol, ovol, g->M * ovol,
+                          &e);
     }
 }
 
@@ -606,6 +658,8 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
          * read once, not once per image. */
         op_epilogue e = {NULL, j.B, j.act};
         op_gemm_f32_par(0, 1, j.g.N, j.g.M, j.kc, j.X, j.kc, j.W, j.kc, j.Y, j.g.M, &e);
+    } else if (path == CONV_POINTWISE && conv_pw_batch_plan(&j)) {
+        base_parallel_for(j.g.G * j.nbn, 1, conv_pointwise_batch_range, &j);
     } else if (path == CONV_POINTWISE) {
         conv_blocks(&j, j.g.Mg, j.g.w.ovol, j.kc);
         base_parallel_for(j.g.N * j.g.G * j.nbm * j.nbn, 1, conv_pointwise_range, &j);

@@ -385,6 +385,17 @@ void op_gemm_pack_panels(int64_t K, int64_t N, const float *B, int64_t ldb, int6
 void op_gemm_nn_panels(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                        const float *bp, float *C, int64_t ldc, const op_epilogue *e);
 
+/* op_gemm_nn over several images' columns side by side (a pointwise
+ * convolution over a batch of small images, whose per-image products are
+ * too narrow for full tiles): column c = n hw + p (p < hw) of B's row k at
+ * B + n ldbn + k ldb + p, of C's row i at C + n ldcn + i ldc + p; columns
+ * [c0, c0 + N) computed. e's col_bias must be NULL. Every element has the
+ * bits op_gemm_nn gives its image's product alone (K > 0). */
+void op_gemm_nn_images(int64_t M, int64_t K, int64_t hw, int64_t c0, int64_t N,
+                       const float *A, int64_t lda, const float *B, int64_t ldb,
+                       int64_t ldbn, float *C, int64_t ldc, int64_t ldcn,
+                       const op_epilogue *e);
+
 /* op_gemm_nn with row k of B at B + boff[k] (K > 0): a direct convolution's
  * taps read in place from its packed input (conv_direct.c). Every load of
  * 16 floats from B + boff[k] + j, j < N, must be inside the caller's

@@ -197,6 +197,20 @@ static inline CPU_INLINE void gk_pack(const float *B, int64_t ldb, int64_t k0, i
     }
 }
 
+/* acc[r] += the kc terms of a's row r (at a + r lda) times the panel's
+ * rows. */
+static inline CPU_INLINE void gkp_sums(int mr, int nv, int64_t kc, const float *a,
+                                       int64_t lda, const float *bp, cpu_v8 (*acc)[GK_NV])
+{
+    for (int64_t k = 0; k < kc; k++) {
+        const float *b = bp + k * GK_NR;
+        cpu_v8 bv[GK_NV];
+        for (int v = 0; v < nv; v++)
+            CPU_LOAD(bv[v], b + 8 * v);
+        gk_fma(mr, nv, a + k, lda, bv, acc);
+    }
+}
+
 /* One tile over a panel: rows [k0, k0 + kc) of the sums of C's tile at
  * (i, j), n columns stored; the sums start from C's stored partial ones
  * unless k0 is 0, and take e's epilogue only on the last panel. */
@@ -215,13 +229,7 @@ static inline CPU_INLINE void gkp_tile(int mr, int nv, int64_t i, int64_t j, int
                 gk_load_b(C + (i + r) * ldc + j + 8 * v, n - 8 * v, n >= 8 * v + 8,
                           &acc[r][v]);
     }
-    for (int64_t k = 0; k < kc; k++) {
-        const float *b = bp + k * GK_NR;
-        cpu_v8 bv[GK_NV];
-        for (int v = 0; v < nv; v++)
-            CPU_LOAD(bv[v], b + 8 * v);
-        gk_fma(mr, nv, a + k, lda, bv, acc);
-    }
+    gkp_sums(mr, nv, kc, a, lda, bp, acc);
     gk_store(mr, nv, acc, i, j, n, C, ldc, last ? e : NULL);
 }
 
@@ -357,4 +365,119 @@ void op_gemm_nn_panels(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
     if (M <= 0 || N <= 0 || K <= 0)
         return;
     CPU_PICK(gkq)(M, N, K, A, lda, bp, C, ldc, e);
+}
+
+/* ---- the columns of several images side by side ----------------------------
+ *
+ * A pointwise convolution over a batch of small images (MobileNet's 7 x 7
+ * layers: 49 columns an image, three strips of 16 and a tile of one column
+ * that costs half a full one) as one product whose columns are the images'
+ * pixels in turn. Each strip of 16 columns is packed into a panel as in
+ * gkp_body; a strip inside one image is read and written as op_gemm_nn's
+ * are, one that straddles images is gathered column by column into the
+ * panel and its tiles scattered back through a buffer. The tiles, the order
+ * of every sum and the epilogue are gkp_tile's, so each element has the bits
+ * op_gemm_nn gives that image alone. */
+
+/* Where the n columns from column c of the side-by-side product lie: bo in
+ * B, co in C; 1 when all in one image (then contiguous). */
+static int gki_offsets(int64_t hw, int64_t c, int64_t n, int64_t ldbn, int64_t ldcn,
+                       int64_t *bo, int64_t *co)
+{
+    for (int64_t q = 0; q < n; q++) {
+        const int64_t img = (c + q) / hw, p = (c + q) % hw;
+        bo[q] = img * ldbn + p;
+        co[q] = img * ldcn + p;
+    }
+    return (c + n - 1) / hw == c / hw;
+}
+
+/* A tile of a straddling strip: gkp_tile's sums, C's columns at co. */
+static inline CPU_INLINE void gkx_tile(int mr, int nv, int64_t i, int64_t n, int64_t k0,
+                                       int64_t kc, int last, const float *A, int64_t lda,
+                                       const float *bp, float *C, int64_t ldc,
+                                       const int64_t *co, const op_epilogue *e)
+{
+    float t[GK_MR * GK_NR] __attribute__((aligned(32))) = {0};
+    cpu_v8 acc[GK_MR][GK_NV];
+    op_epilogue er;
+    for (int r = 0; k0 > 0 && r < mr; r++)
+        for (int64_t q = 0; q < n; q++)
+            t[r * GK_NR + q] = C[(i + r) * ldc + co[q]];
+    for (int r = 0; r < mr; r++)
+        for (int v = 0; v < nv; v++)
+            CPU_LOAD(acc[r][v], t + r * GK_NR + 8 * v);
+    gkp_sums(mr, nv, kc, A + i * lda + k0, lda, bp, acc);
+    if (last && e) {
+        er = *e;
+        er.row_bias = e->row_bias ? e->row_bias + i : NULL;
+    }
+    gk_store(mr, nv, acc, 0, 0, 8 * nv, t, GK_NR, last && e ? &er : NULL);
+    for (int r = 0; r < mr; r++)
+        for (int64_t q = 0; q < n; q++)
+            C[(i + r) * ldc + co[q]] = t[r * GK_NR + q];
+}
+
+static inline CPU_INLINE void gkx_cols(int nv, int64_t n, int64_t k0, int64_t kc,
+                                       int last, int64_t M, const float *A, int64_t lda,
+                                       const float *bp, float *C, int64_t ldc,
+                                       const int64_t *co, const op_epilogue *e)
+{
+#define GKX_TILE(mr, i) gkx_tile(mr, nv, i, n, k0, kc, last, A, lda, bp, C, ldc, co, e)
+    GK_ROWS(M, GKX_TILE);
+#undef GKX_TILE
+}
+
+static inline CPU_INLINE void gki_body(int64_t M, int64_t K, int64_t hw, int64_t c0,
+                                       int64_t N, const float *A, int64_t lda,
+                                       const float *B, int64_t ldb, int64_t ldbn,
+                                       float *C, int64_t ldc, int64_t ldcn,
+                                       const op_epilogue *e)
+{
+    float bp[GK_KC * GK_NR] __attribute__((aligned(64)));
+    int64_t bo[GK_NR], co[GK_NR];
+    for (int64_t j = 0; j < N; j += GK_NR) {
+        const int64_t n = N - j < GK_NR ? N - j : GK_NR;
+        const int one = gki_offsets(hw, c0 + j, n, ldbn, ldcn, bo, co);
+        const int nv = n > 8 ? GK_NV : 1;
+        for (int64_t k0 = 0; k0 < K; k0 += GK_KC) {
+            const int64_t kc = K - k0 < GK_KC ? K - k0 : GK_KC;
+            const int last = k0 + kc == K;
+            if (one) {
+                gk_pack(B + bo[0], ldb, k0, kc, 0, n, bp);
+                if (nv == GK_NV)
+                    gkp_cols(GK_NV, 0, n, k0, kc, last, M, A, lda, bp, C + co[0], ldc, e);
+                else
+                    gkp_cols(1, 0, n, k0, kc, last, M, A, lda, bp, C + co[0], ldc, e);
+                continue;
+            }
+            for (int64_t k = 0; k < kc; k++) {
+                int64_t q = 0;
+                for (; q < n; q++)
+                    bp[k * GK_NR + q] = B[(k0 + k) * ldb + bo[q]];
+                for (; q < GK_NR; q++)
+                    bp[k * GK_NR + q] = 0.0f;
+            }
+            if (nv == GK_NV)
+                gkx_cols(GK_NV, n, k0, kc, last, M, A, lda, bp, C, ldc, co, e);
+            else
+                gkx_cols(1, n, k0, kc, last, M, A, lda, bp, C, ldc, co, e);
+        }
+    }
+}
+
+CPU_BUILDS(gki, gki_body,
+           (int64_t M, int64_t K, int64_t hw, int64_t c0, int64_t N, const float *A,
+            int64_t lda, const float *B, int64_t ldb, int64_t ldbn, float *C, int64_t ldc,
+            int64_t ldcn, const op_epilogue *e),
+           (M, K, hw, c0, N, A, lda, B, ldb, ldbn, C, ldc, ldcn, e))
+
+void op_gemm_nn_images(int64_t M, int64_t K, int64_t hw, int64_t c0, int64_t N,
+                       const float *A, int64_t lda, const float *B, int64_t ldb,
+                       int64_t ldbn, float *C, int64_t ldc, int64_t ldcn,
+                       const op_epilogue *e)
+{
+    if (M <= 0 || N <= 0 || K <= 0 || hw <= 0)
+        return;
+    CPU_PICK(gki)(M, K, hw, c0, N, A, lda, B, ldb, ldbn, C, ldc, ldcn, e);
 }
