@@ -371,9 +371,9 @@ static void conv_blocks(conv_job *j, int64_t M, int64_t N, int64_t K)
 
 /* Pointwise images of fewer pixels than this go side by side
  * (conv_pointwise_batch_range): MobileNet's 7 x 7 layers, 49 columns an
- * image, three strips of 16 and one of a column; at 14 x 14 the last strip
- * is four columns of 196 and side by side measured no faster
- * (bench/RESULTS.md, h/pwbatch). */
+ * image, three strips of 16 and one of a column (bench/RESULTS.md,
+ * h/pwbatch). At 14 x 14 the narrow strip is 4 columns of 196, a few per
+ * cent of the work at most; not measured there. */
 #define CONV_PW_BATCH_HW 64
 /* Multiply-adds of one block of the side-by-side product (whole strips of
  * 16 columns, at least one): the size of op_gemm_split's blocks. */
