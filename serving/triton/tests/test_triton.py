@@ -301,11 +301,14 @@ def test_batching(srv, a):
                 bad.append((i, r, err))
         conn.close()
 
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    def burst():
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    burst()
     inf1, exe1 = srv.stats("bert")
     n = rounds * clients
     check(not bad, "every batched response is right (%d wrong: %s)" % (len(bad), bad[:3]))
@@ -314,15 +317,30 @@ def test_batching(srv, a):
           "%d requests ran in %d executions: the dynamic batcher joined them"
           % (n, exe1 - exe0))
     # The verbose log says which instance ran what, when.
-    runs = [(m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)))
-            for m in re.finditer(r"instance '(bert_0_\d)': (\d+) request\(s\), batch (\d+), "
-                                 r"run (\d+)\.\.(\d+) ns", srv.log_text())]
+    def log_runs():
+        return [(m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)),
+                 int(m.group(5)))
+                for m in re.finditer(r"instance '(bert_0_\d)': (\d+) request\(s\), "
+                                     r"batch (\d+), run (\d+)\.\.(\d+) ns", srv.log_text())]
+
+    def overlap(runs):
+        return any(a[0] != b[0] and a[3] < b[4] and b[3] < a[4] for a in runs for b in runs)
+
+    runs = log_runs()
     names = {r[0] for r in runs}
     check(len(names) == 2, "both instances ran requests: %s" % sorted(names))
     check(any(r[1] > 1 and r[2] == r[1] for r in runs),
           "an execution served several batch-1 requests as one batch")
-    overlap = any(a[0] != b[0] and a[3] < b[4] and b[3] < a[4] for a in runs for b in runs)
-    check(overlap, "the two instances ran at the same time")
+    # On a loaded machine one burst's executions may happen not to overlap;
+    # instances that really run at once overlap within a few more bursts,
+    # serialized ones never do.
+    for _ in range(5):
+        if overlap(runs):
+            break
+        burst()
+        runs = log_runs()
+    check(not bad, "every response of the later bursts is right (%d wrong)" % len(bad))
+    check(overlap(runs), "the two instances ran at the same time")
 
 
 def test_errors(srv, a):
