@@ -13,6 +13,13 @@
 #   SRC         tests/cli in the source tree
 set -u
 
+# A GPU machine's numpy may be only in the python3 on PATH, not in the
+# interpreter the build found.
+if [ -n "${PYTHON:-}" ] && ! "$PYTHON" -c "import numpy" 2>/dev/null &&
+  python3 -c "import numpy" 2>/dev/null; then
+  PYTHON=python3
+fi
+
 SKIP=77
 failures=0
 

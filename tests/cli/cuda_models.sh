@@ -15,9 +15,6 @@ if ! grep -q "^  cuda  usable: " devices.out; then
   skip "CUDA is not usable here: $(sed -n 's/^  cuda  not usable: //p' devices.out)"
 fi
 have_onnx || skip "plugrt was built without the ONNX importer"
-# A GPU machine's numpy may be only in the python3 on PATH, not in the
-# interpreter the build found.
-"$PYTHON" -c "import numpy" 2>/dev/null || PYTHON=python3
 gpu=$(sed -n 's/^  cuda  usable: \([^,]*\), compute capability.*/\1/p' devices.out)
 cc=$(sed -n 's/^  cuda  usable: .*, compute capability \([0-9]*\.[0-9]*\),.*/\1/p' devices.out)
 echo "GPU: $gpu (compute capability $cc)"
