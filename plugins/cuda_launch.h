@@ -57,25 +57,28 @@ typedef struct plg_unary_io {
 /* ---- NonZeroPlugin (nonzero_cuda.cu) ------------------------------------ */
 
 /* Tactics. AUTO picks by size: one block for small inputs, above that the
- * one-pass look-back with wide tiles. In column order the one-pass plans
- * stage the column half at the end of the output's room until K is known
+ * two kernels through a bit mask. In column order the one-pass plans stage
+ * the column half at the end of the output's room until K is known
  * (nonzero_cuda.cu). */
 enum {
     PLG_NZ_AUTO = 0,
     PLG_NZ_ONE_BLOCK = 1,        /* one block loops over the input */
     PLG_NZ_COUNT_SCAN_WRITE = 2, /* three kernels, the input read twice */
     PLG_NZ_ONE_PASS = 3,         /* one pass: decoupled look-back */
-    PLG_NZ_ONE_PASS_WIDE = 4     /* ONE_PASS with tiles of twice the size */
+    PLG_NZ_ONE_PASS_WIDE = 4,    /* ONE_PASS with tiles of twice the size */
+    PLG_NZ_MASKS = 5             /* count writing a bit per element, then write */
 };
 
 /* Elements per tile of the multi-block kernels: 256 threads x 16 items
  * (the wide tiles hold twice as many, so this count bounds both). */
 #define PLG_NZ_TILE 4096
 
-/* Workspace: the look-back's tile dispenser and per-tile state (cleared
- * before each run), then per-tile offsets and counts (count, scan, write). */
+/* Workspace, for `tiles` tiles of PLG_NZ_TILE elements: the look-back's tile
+ * dispenser and per-tile state (cleared before each run), then per-tile
+ * offsets and counts (count, scan, write), then one bit per element (the
+ * MASKS plan, whose 8192-element tiles take 1024 bytes each). */
 typedef struct plg_nz_layout {
-    int64_t state, offset, count, total; /* byte offsets; total = the size */
+    int64_t state, offset, count, mask, total; /* byte offsets; total = the size */
 } plg_nz_layout;
 
 static inline plg_nz_layout plg_nz_workspace_layout(int64_t tiles)
@@ -84,7 +87,8 @@ static inline plg_nz_layout plg_nz_workspace_layout(int64_t tiles)
     l.state = 256; /* the dispenser sits at 0 */
     l.offset = plg_up256(l.state + 8 * tiles);
     l.count = plg_up256(l.offset + 8 * tiles);
-    l.total = plg_up256(l.count + 4 * tiles);
+    l.mask = plg_up256(l.count + 4 * tiles);
+    l.total = plg_up256(l.mask + 1024 * ((tiles + 1) / 2));
     return l;
 }
 

@@ -28,10 +28,11 @@
  * CUDA (nonzero_cuda.cu): K is written on the device and never read back.
  * Tactics (cuda_launch.h): 0 picks by size; 1 one block; 2 count, scan,
  * write; 3 one pass with a decoupled look-back (column order stages the
- * column half until K is known); 4 the same with tiles of twice the size.
- * The
- * workspace holds the multi-block plans' per-tile state, sized for the
- * profile's largest input. On the CPU every tactic runs the same loop.
+ * column half until K is known); 4 the same with tiles of twice the size;
+ * 5 two kernels, a count that writes one bit per element and a write that
+ * reads those bits. The workspace holds the multi-block plans' per-tile
+ * state and the bits, sized for the profile's largest input. On the CPU every tactic runs
+ * the same loop.
  */
 #include "common.h"
 
@@ -50,7 +51,7 @@ static int32_t nz_tactic_list(const nonzero *z, const int32_t **list)
 {
 #ifdef PRT_PLUGINS_CUDA
     static const int32_t all[] = {PLG_NZ_ONE_BLOCK, PLG_NZ_COUNT_SCAN_WRITE,
-                                  PLG_NZ_ONE_PASS, PLG_NZ_ONE_PASS_WIDE};
+                                  PLG_NZ_ONE_PASS, PLG_NZ_ONE_PASS_WIDE, PLG_NZ_MASKS};
     (void)z;
     *list = all;
     return (int32_t)(sizeof all / sizeof all[0]);
