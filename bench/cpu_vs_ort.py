@@ -36,7 +36,11 @@ With --profile, each row where plugrt is slower gets its per-layer profile
 (`plugrt run --profile-layers --profile-json`, same shapes and thread
 count) summed by op, slowest first, beside ONNX Runtime's own profile of
 the same row (enable_profiling: each node's kernel time) summed by its op
-types.
+types, and, for a model with convolutions, both engines' time in them by
+kind (pointwise, depthwise by kernel and stride, the rest), ORT's fused
+and NCHWc-blocked nodes traced back to the ONNX Conv they compute (a node
+named after its output, `<tensor>_nchwc`, is the Conv producing that
+tensor or the one feeding the activation that does).
 
     /usr/bin/python3 bench/cpu_vs_ort.py                    # the table
     /usr/bin/python3 bench/cpu_vs_ort.py --repeats 3 --profile --markdown
@@ -160,7 +164,8 @@ def profile(model, batch, threads, iters):
     by_op = {}
     for layer in p["layers"]:
         by_op[layer["op"]] = by_op.get(layer["op"], 0.0) + layer["median_ms"]
-    return p["layers_median_sum_ms"], sorted(by_op.items(), key=lambda kv: -kv[1])
+    layers = {layer["name"]: layer["median_ms"] for layer in p["layers"]}
+    return p["layers_median_sum_ms"], sorted(by_op.items(), key=lambda kv: -kv[1]), layers
 
 
 def ort_profile(model, batch, threads, iters):
@@ -185,9 +190,68 @@ def ort_profile(model, batch, threads, iters):
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
             per_node.setdefault((e["name"], e["args"].get("op_name", "?")), []).append(e["dur"])
     by_op = {}
-    for (_, op), durs in per_node.items():
+    nodes = {}
+    for (name, op), durs in per_node.items():
         by_op[op] = by_op.get(op, 0.0) + statistics.median(durs) * 1e-3
-    return sum(by_op.values()), sorted(by_op.items(), key=lambda kv: -kv[1])
+        nodes[name[:-len("_kernel_time")]] = statistics.median(durs) * 1e-3
+    return sum(by_op.values()), sorted(by_op.items(), key=lambda kv: -kv[1]), nodes
+
+
+def conv_kinds(model):
+    """{Conv node name: kind} of the model, and a function from ORT's
+    profiled node names to the Conv node each computes (or None)."""
+    import onnx
+    m = onnx.load(os.path.join(MODELS, model + ".onnx"), load_external_data=False)
+    weights = {i.name: list(i.dims) for i in m.graph.initializer}
+    kinds, producer = {}, {}
+    for n in m.graph.node:
+        for o in n.output:
+            producer[o] = n
+        if n.op_type != "Conv":
+            continue
+        a = {x.name: onnx.helper.get_attribute_value(x) for x in n.attribute}
+        k = list(a.get("kernel_shape", weights.get(n.input[1], [0, 0, 0, 0])[2:]))
+        s = list(a.get("strides", [1] * len(k)))
+        if a.get("group", 1) > 1:
+            kinds[n.name] = "depthwise %s s%d" % ("x".join(map(str, k)), s[0])
+        elif all(d == 1 for d in k):
+            kinds[n.name] = "pointwise"
+        else:
+            kinds[n.name] = "full %s s%d" % ("x".join(map(str, k)), s[0])
+
+    def conv_of(ort_name):
+        if ort_name in kinds:
+            return ort_name
+        if not ort_name.endswith("_nchwc"):
+            return None
+        n = producer.get(ort_name[:-len("_nchwc")])
+        if n is not None and n.op_type != "Conv" and n.input:
+            n = producer.get(n.input[0])  # an activation fused into the Conv
+        return n.name if n is not None and n.op_type == "Conv" else None
+
+    return kinds, conv_of
+
+
+def print_conv_kinds(model, layers, nodes):
+    """Both engines' convolution time by kind (ms, sums of medians)."""
+    kinds, conv_of = conv_kinds(model)
+    if not kinds:
+        return
+    ort_conv = {}
+    for name, ms in nodes.items():
+        c = conv_of(name)
+        if c is not None:
+            ort_conv[c] = ort_conv.get(c, 0.0) + ms
+    by = {}
+    for name, kind in kinds.items():
+        b = by.setdefault(kind, [0, 0.0, 0.0])
+        b[0] += 1
+        b[1] += layers.get(name, 0.0)
+        b[2] += ort_conv.get(name, 0.0)
+    print("  convolutions by kind (ORT's reorders between layouts not counted):")
+    for kind, (count, mine, theirs) in sorted(by.items(), key=lambda kv: -kv[1][1]):
+        print("    %-18s %3d layers  plugrt %7.3f ms  ORT %7.3f ms  ORT / plugrt %.2f" % (
+            kind, count, mine, theirs, theirs / mine if mine > 0 else float("nan")))
 
 
 def measure(args, threads):
@@ -302,8 +366,8 @@ def main():
             if r >= 1.0:
                 continue
             iters = 20 if batch > 1 else 50
-            total, ops = profile(model, batch, threads, iters)
-            ototal, oops = ort_profile(model, batch, threads, iters)
+            total, ops, layers = profile(model, batch, threads, iters)
+            ototal, oops, nodes = ort_profile(model, batch, threads, iters)
             print("\n%s batch %d, %d thread(s): by op, sum of the layers' medians "
                   "(plugrt %.2f ms; ORT's profiler %.2f ms, its nodes fused its own way):" % (
                       model, batch, threads, total, ototal))
@@ -314,6 +378,7 @@ def main():
                                                  100 * oops[k][1] / ototal)
                      if k < len(oops) else "")
                 print("  plugrt %-38s | ORT %s" % (a, b))
+            print_conv_kinds(model, layers, nodes)
 
 
 if __name__ == "__main__":
