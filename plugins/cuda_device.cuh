@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <atomic>
+
 namespace plg
 {
 
@@ -24,16 +26,27 @@ __host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b)
 
 // Multiprocessors of the current device (132 on an H200 if the query fails;
 // a failed query leaves no error behind, and the launch reports any real
-// problem).
+// problem). Asked once per device (the first 64 devices) and kept, since
+// every enqueue of every plugin wants it.
 inline int sm_count()
 {
+    constexpr int CACHED = 64;
+    static std::atomic<int> known[CACHED]; // 0: not asked yet
     int dev = 0, n = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 132;
+    }
+    const bool cached = dev >= 0 && dev < CACHED;
+    if (cached && (n = known[dev].load(std::memory_order_relaxed)) > 0)
+        return n;
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
         n <= 0) {
         (void)cudaGetLastError();
         return 132;
     }
+    if (cached)
+        known[dev].store(n, std::memory_order_relaxed);
     return n;
 }
 

@@ -57,7 +57,7 @@ typedef struct plg_unary_io {
 /* ---- NonZeroPlugin (nonzero_cuda.cu) ------------------------------------ */
 
 /* Tactics. AUTO picks by size: one block for small inputs, above that the
- * two kernels through a bit mask. In column order the one-pass plans stage
+ * two kernels through the input's bitmap. In column order the one-pass plans stage
  * the column half at the end of the output's room until K is known
  * (nonzero_cuda.cu). */
 enum {
@@ -66,7 +66,8 @@ enum {
     PLG_NZ_COUNT_SCAN_WRITE = 2, /* three kernels, the input read twice */
     PLG_NZ_ONE_PASS = 3,         /* one pass: decoupled look-back */
     PLG_NZ_ONE_PASS_WIDE = 4,    /* ONE_PASS with tiles of twice the size */
-    PLG_NZ_MASKS = 5             /* count writing a bit per element, then write */
+    PLG_NZ_MASKS = 5,            /* retired: runs as BITMAP (not listed) */
+    PLG_NZ_BITMAP = 6            /* count writing the input's bitmap, then write */
 };
 
 /* Elements per tile of the multi-block kernels: 256 threads x 16 items

@@ -29,10 +29,12 @@
  * Tactics (cuda_launch.h): 0 picks by size; 1 one block; 2 count, scan,
  * write; 3 one pass with a decoupled look-back (column order stages the
  * column half until K is known); 4 the same with tiles of twice the size;
- * 5 two kernels, a count that writes one bit per element and a write that
- * reads those bits. The workspace holds the multi-block plans' per-tile
- * state and the bits, sized for the profile's largest input. On the CPU every tactic runs
- * the same loop.
+ * 6 two kernels, a count that writes the input's bitmap (one bit per
+ * element) and a write that reads those bits and follows the non-zeros.
+ * Tactic 5 (the same with the bits as loaded) is retired: no longer listed,
+ * an engine that recorded it runs 6. The workspace holds the multi-block
+ * plans' per-tile state and the bits, sized for the profile's largest
+ * input. On the CPU every tactic runs the same loop.
  */
 #include "common.h"
 
@@ -51,7 +53,7 @@ static int32_t nz_tactic_list(const nonzero *z, const int32_t **list)
 {
 #ifdef PRT_PLUGINS_CUDA
     static const int32_t all[] = {PLG_NZ_ONE_BLOCK, PLG_NZ_COUNT_SCAN_WRITE,
-                                  PLG_NZ_ONE_PASS, PLG_NZ_ONE_PASS_WIDE, PLG_NZ_MASKS};
+                                  PLG_NZ_ONE_PASS, PLG_NZ_ONE_PASS_WIDE, PLG_NZ_BITMAP};
     (void)z;
     *list = all;
     return (int32_t)(sizeof all / sizeof all[0]);
@@ -239,7 +241,12 @@ static prt_status nz_set_tactic(prt_plugin *self, int32_t tactic)
     nonzero *z = nz(self);
     const int32_t *list;
     int32_t n = nz_tactic_list(z, &list);
-    prt_status st = plg_check_tactic(&z->obj, tactic, list, n);
+    prt_status st;
+#ifdef PRT_PLUGINS_CUDA
+    if (tactic == PLG_NZ_MASKS) /* retired; engines that recorded it */
+        tactic = PLG_NZ_BITMAP;
+#endif
+    st = plg_check_tactic(&z->obj, tactic, list, n);
     if (st == PRT_OK)
         z->tactic = tactic;
     return st;

@@ -139,6 +139,27 @@ __device__ __forceinline__ void store_pair(uint64_t a, int x, int y)
     asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(a), "r"(x), "r"(y) : "memory");
 }
 
+// Pair j of a run whose first output positions are `flat` (row order: the
+// pair; column order: the row) and `colp` (column order: the column;
+// staged, counted down from there) is element (r, c).
+template <int OUT>
+__device__ __forceinline__ void put(const nz_params &p, uint64_t flat, uint64_t colp,
+                                    uint32_t j, int r, int c)
+{
+    if (OUT == OUT_ROW) {
+        if (p.out8) {
+            store_pair(flat + 8ull * j, r, c);
+        } else {
+            store_i32(flat + 8ull * j, r);
+            store_i32(flat + 8ull * j + 4, c);
+        }
+    } else {
+        if (OUT != OUT_COL_ONLY)
+            store_i32(flat + 4ull * j, r);
+        store_i32(OUT == OUT_COL_STAGED ? colp - 4ull * j : colp + 4ull * j, c);
+    }
+}
+
 // The true dims, the element count and the tiles of size SIZE over it.
 template <int64_t SIZE> struct extent {
     int64_t rows, cols, n, ntiles;
@@ -318,20 +339,7 @@ template <typename T, int B, int IT> struct tile {
                 const uint32_t l = l0 + 32u * (uint32_t)e;
                 const uint32_t t = __umulhi(dm, l);
                 const uint32_t qd = (t + ((l - t) >> s1)) >> s2; // l / C
-                const int r = (int)(r0 + qd), c = (int)(l - qd * C);
-                if (OUT == OUT_ROW) {
-                    if (p.out8) {
-                        store_pair(flat + 8ull * j, r, c);
-                    } else {
-                        store_i32(flat + 8ull * j, r);
-                        store_i32(flat + 8ull * j + 4, c);
-                    }
-                } else {
-                    if (OUT != OUT_COL_ONLY)
-                        store_i32(flat + 4ull * j, r);
-                    store_i32(OUT == OUT_COL_STAGED ? colp - 4ull * j : colp + 4ull * j,
-                              c);
-                }
+                put<OUT>(p, flat, colp, j, (int)(r0 + qd), (int)(l - qd * C));
             }
             q += (unsigned)__popc(b);
         };
@@ -563,22 +571,24 @@ __global__ void __launch_bounds__(BIG_B, blocks_per_sm(IT)) one_pass_kernel(nz_p
     TL::template write<OUT>(p, sm, cols, g, 0, m);
 }
 
-// ---- two kernels through a bit mask (MASKS) ---------------------------------
+// ---- two kernels through the input's bitmap (BITMAP) -------------------------
 // Block b of either kernel owns a contiguous chunk of tiles (the same in
 // both: the same grid over the same true size).
 //   1. mask_count_kernel streams the input once, with nothing to wait for:
-//      per tile, each lane's mask word goes to the workspace (one bit per
+//      per tile, the input's plain bitmap goes to the workspace (one bit per
 //      element: 1/32 of float32's bytes, 1/16 of float16's), and the block
 //      counts its chunk. The input is loaded evict-first, so the words stay
 //      in L2 where they fit.
-//   2. mask_write_kernel reads the words, not the input: every block sums the
-//      chunks' counts (a few thousand at most) for its chunk's place and K,
-//      then writes tile after tile. K is known, so column order writes in
-//      place.
+//   2. bitmap_write_kernel reads the words, not the input: every block sums
+//      the chunks' counts (a few thousand at most) for its chunk's place and
+//      K, then writes group after group (below). K is known, so column order
+//      writes in place.
 // The plan trades the look-back's wait on other tiles for a second launch
 // and the words' round trip (about 1/32 more traffic than the input).
+// Tactic 5 (MASKS) was this plan with the words as loaded and a write that
+// visited every item; the bitmap's write replaced it (bench/RESULTS.md),
+// and engines that recorded 5 run this plan.
 constexpr int MASK_ITEMS = 32; // 8192-element tiles: a lane's word is full
-constexpr int MASK_PF = 8;     // tiles whose words a thread loads at once
 
 struct chunk {
     int64_t t0, t1; // this block's tiles
@@ -590,6 +600,10 @@ struct chunk {
     }
 };
 
+// The words go out as the input's plain bitmap (word i: elements 32 i ..
+// 32 i + 31, bit b for element 32 i + b), the warp's 32 item masks turned
+// by one ballot each (lane e keeps item e's ballot, which is the word of
+// elements 32 e .. 32 e + 31 of the warp's span).
 template <typename T>
 __global__ void __launch_bounds__(BIG_B) mask_count_kernel(nz_params p)
 {
@@ -598,10 +612,17 @@ __global__ void __launch_bounds__(BIG_B) mask_count_kernel(nz_params p)
     const extent<TL::SIZE> d(p);
     const chunk c(d.ntiles);
     const T *x = static_cast<const T *>(p.x);
+    const int lane = threadIdx.x & 31;
     uint32_t count = 0;
     for (int64_t t = c.t0; t < c.t1; t++) {
         const uint32_t m = TL::template load_any<true>(x, t * TL::SIZE, d.n);
-        p.mask[t * BIG_B + threadIdx.x] = m;
+        uint32_t word = m;
+#pragma unroll
+        for (int e = 0; e < MASK_ITEMS; e++) {
+            const uint32_t b = __ballot_sync(FULL_MASK, (m >> e) & 1u);
+            word = lane == e ? b : word;
+        }
+        p.mask[t * BIG_B + threadIdx.x] = word;
         count += (uint32_t)__popc(m);
     }
     const int64_t s = block_sum64<BIG_B>(count, scratch);
@@ -609,18 +630,62 @@ __global__ void __launch_bounds__(BIG_B) mask_count_kernel(nz_params p)
         p.tile_offset[blockIdx.x] = s; // the chunk's count
 }
 
+// ---- the bitmap's write (BITMAP) ---------------------------------------------
+// The count is mask_count_kernel. The write takes the block's chunk
+// as groups of 32 words (1024 elements), a contiguous run of groups per
+// warp: one pass sums each warp's popcounts (for the warps' places in the
+// block), the next visits the groups in order. Per group, one scan of the
+// lanes' popcounts places every word; then
+//   - few non-zeros (at most BITMAP_ROUNDS x 32): rounds of 32 in which
+//     lane j stores the group's non-zero number 32 r + j, whose word comes
+//     from a binary search over the words' places and whose bit from its
+//     rank in the word, so every store instruction writes 32 consecutive
+//     pairs and the work follows the non-zeros;
+//   - more: per word e, its bits spread over the lanes (a shuffle of lane
+//     e's word, as the item plans' ballot), stores of one contiguous run.
+// (row, col) come from the group's first element, carried from group to
+// group, plus a 32-bit offset divided by cols with the block's constants
+// (no division when the group lies within one row).
+constexpr unsigned BITMAP_ROUNDS = 10;
+
+// The position of set bit number r (from 0) of x; r < popc(x).
+__device__ __forceinline__ uint32_t nth_bit(uint32_t x, uint32_t r)
+{
+    uint32_t pos = 0;
+#pragma unroll
+    for (uint32_t w = 16; w >= 2; w >>= 1) { // halves of 16, 8, 4, 2 bits
+        const uint32_t c = (uint32_t)__popc(x & ((1u << w) - 1u));
+        if (r >= c) {
+            r -= c;
+            x >>= w;
+            pos += w;
+        }
+    }
+    return pos + (r >= (x & 1u) ? 1u : 0u);
+}
+
+// l / C and l % C by the block's constants (tile::set_cols).
+template <typename TL>
+__device__ __forceinline__ void div_cols(const typename TL::smem &sm, uint32_t C,
+                                         uint32_t l, uint32_t &q, uint32_t &r)
+{
+    const uint32_t t = __umulhi(sm.div_m, l);
+    q = (t + ((l - t) >> sm.div_s1)) >> sm.div_s2;
+    r = l - q * C;
+}
+
 template <typename T, int OUT>
-__global__ void __launch_bounds__(BIG_B) mask_write_kernel(nz_params p)
+__global__ void __launch_bounds__(BIG_B) bitmap_write_kernel(nz_params p)
 {
     using TL = tile<T, BIG_B, MASK_ITEMS>;
     constexpr int WARPS = TL::WARPS;
     __shared__ typename TL::smem sm;
-    __shared__ int32_t wc[MASK_PF][WARPS];
-    __shared__ uint32_t tr[MASK_PF], tc[MASK_PF];
+    __shared__ int64_t wsum[WARPS];
     const extent<TL::SIZE> d(p);
     const chunk c(d.ntiles);
     const int64_t cols = d.cols;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned below = (1u << lane) - 1u;
     if (threadIdx.x == 0)
         TL::set_cols(sm, cols);
     int64_t before = 0, all = 0;
@@ -629,50 +694,100 @@ __global__ void __launch_bounds__(BIG_B) mask_write_kernel(nz_params p)
         all += v;
         before += i < blockIdx.x ? v : 0;
     }
-    int64_t off = block_sum64<BIG_B>(before, sm.scratch);
+    const int64_t off = block_sum64<BIG_B>(before, sm.scratch);
     const int64_t k = block_sum64<BIG_B>(all, sm.scratch);
     if (blockIdx.x == 0 && threadIdx.x == 0)
         *p.count = k;
-    for (int64_t g = c.t0; g < c.t1; g += MASK_PF) {
-        uint32_t m[MASK_PF];
+    // This warp's groups [g0, g1) of the chunk's (t1 - t0) x 8.
+    constexpr int64_t GPT = TL::SIZE / 1024; // groups a tile
+    const int64_t cg0 = c.t0 * GPT, ng = c.t1 > c.t0 ? (c.t1 - c.t0) * GPT : 0;
+    const int64_t per = plg::ceil_div(ng, (int64_t)WARPS);
+    const int64_t g0 = cg0 + (warp * per < ng ? warp * per : ng);
+    const int64_t g1 = cg0 + ((warp + 1) * per < ng ? (warp + 1) * per : ng);
+    const uint32_t *mask = p.mask;
+    uint32_t mine = 0;
+    for (int64_t g = g0; g < g1; g++)
+        mine += (uint32_t)__popc(mask[g * 32 + lane]);
+    mine = __reduce_add_sync(FULL_MASK, mine);
+    if (lane == 0)
+        wsum[warp] = mine;
+    __syncthreads();
+    int64_t q = off;
+    for (int w = 0; w < WARPS; w++)
+        q += w < warp ? wsum[w] : 0;
+    if (g0 >= g1)
+        return;
+    const uint32_t C = (uint32_t)cols;
+    uint32_t R0, C0; // (row, col) of group g's first element
+    {
+        uint64_t r, cc;
+        plg::divmod((uint64_t)g0 * 1024u, (uint64_t)cols, r, cc);
+        R0 = (uint32_t)r;
+        C0 = (uint32_t)cc;
+    }
+    for (int64_t g = g0; g < g1; g++) {
+        // The group within one row (warp-uniform): (row, col) without the
+        // division.
+        const bool one_row = C0 + 1024u <= C;
+        const uint32_t W = mask[g * 32 + lane];
+        const uint32_t cnt = (uint32_t)__popc(W);
+        const uint32_t incl = plg::warp_inclusive_scan(cnt, lane);
+        const uint32_t P = incl - cnt, tot = __shfl_sync(FULL_MASK, incl, 31);
+        if (tot) {
+            const uint64_t flat = global_addr(p.idx + (OUT == OUT_ROW ? 2 * q : q));
+            const uint64_t colp = global_addr(p.idx + (k + q));
+            if (tot <= 32 * BITMAP_ROUNDS) {
+                for (uint32_t base = 0; base < tot; base += 32) {
+                    const uint32_t i = base + (uint32_t)lane;
+                    int e = 0;
 #pragma unroll
-        for (int q = 0; q < MASK_PF; q++)
-            m[q] = g + q < c.t1 ? p.mask[(g + q) * BIG_B + threadIdx.x] : 0u;
+                    for (int st = 16; st >= 1; st >>= 1) {
+                        const uint32_t pe = __shfl_sync(FULL_MASK, P, e + st);
+                        e = pe <= i ? e + st : e;
+                    }
+                    const uint32_t we = __shfl_sync(FULL_MASK, W, e);
+                    const uint32_t pe = __shfl_sync(FULL_MASK, P, e);
+                    if (i < tot) {
+                        const uint32_t l = C0 + 32u * (uint32_t)e + nth_bit(we, i - pe);
+                        uint32_t qd = 0, cc = l;
+                        if (!one_row)
+                            div_cols<TL>(sm, C, l, qd, cc);
+                        put<OUT>(p, flat, colp, i, (int)(R0 + qd), (int)cc);
+                    }
+                }
+            } else {
+                uint32_t done = 0;
 #pragma unroll
-        for (int q = 0; q < MASK_PF; q++) {
-            const unsigned n = __reduce_add_sync(FULL_MASK, (unsigned)__popc(m[q]));
-            if (lane == 0)
-                wc[q][warp] = (int32_t)n;
-        }
-        if (threadIdx.x < MASK_PF && cols > 0) {
-            uint64_t r, cc;
-            plg::divmod((uint64_t)((g + threadIdx.x) * TL::SIZE), (uint64_t)cols, r, cc);
-            tr[threadIdx.x] = (uint32_t)r;
-            tc[threadIdx.x] = (uint32_t)cc;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int q = 0; q < MASK_PF; q++) {
-            if (g + q >= c.t1)
-                break;
-            int woff = 0, total = 0;
-#pragma unroll
-            for (int w = 0; w < WARPS; w++) {
-                const int v = wc[q][w];
-                woff += w < warp ? v : 0;
-                total += v;
+                for (int e = 0; e < 32; e++) {
+                    const uint32_t b = __shfl_sync(FULL_MASK, W, e);
+                    if ((b >> lane) & 1u) {
+                        const uint32_t l = C0 + 32u * (uint32_t)e + (uint32_t)lane;
+                        uint32_t qd = 0, cc = l;
+                        if (!one_row)
+                            div_cols<TL>(sm, C, l, qd, cc);
+                        put<OUT>(p, flat, colp, done + (uint32_t)__popc(b & below),
+                                 (int)(R0 + qd), (int)cc);
+                    }
+                    done += (uint32_t)__popc(b);
+                }
             }
-            if (total)
-                TL::template write_at<OUT>(p, sm, cols, off + woff, k, m[q], tr[q],
-                                           tc[q]);
-            off += total;
+            q += tot;
         }
-        __syncthreads(); // wc, tr and tc are reused
+        if (one_row) {
+            C0 += 1024u;
+            R0 += C0 == C ? 1u : 0u;
+            C0 = C0 == C ? 0u : C0;
+        } else {
+            uint32_t qd, cc;
+            div_cols<TL>(sm, C, C0 + 1024u, qd, cc);
+            R0 += qd;
+            C0 = cc;
+        }
     }
 }
 
 template <typename T, bool ROW>
-cudaError_t launch_masks(const plg_nz_launch *a, nz_params &p, cudaStream_t s)
+cudaError_t launch_bitmap(const plg_nz_launch *a, nz_params &p, cudaStream_t s)
 {
     using TL = tile<T, BIG_B, MASK_ITEMS>;
     const int64_t tiles = plg::ceil_div(a->rows * a->cols, TL::SIZE);
@@ -685,7 +800,7 @@ cudaError_t launch_masks(const plg_nz_launch *a, nz_params &p, cudaStream_t s)
     // per-tile offsets (sized for 4096-element tiles).
     const unsigned grid = plg::grid_for(tiles, plg::sm_count());
     mask_count_kernel<T><<<grid, BIG_B, 0, s>>>(p);
-    mask_write_kernel<T, ROW ? OUT_ROW : OUT_COL><<<grid, BIG_B, 0, s>>>(p);
+    bitmap_write_kernel<T, ROW ? OUT_ROW : OUT_COL><<<grid, BIG_B, 0, s>>>(p);
     return cudaGetLastError();
 }
 
@@ -774,8 +889,8 @@ cudaError_t launch(const plg_nz_launch *a, nz_params &p, int plan, cudaStream_t 
         return launch_look_back<T, ROW, ITEMS>(a, p, s);
     if (plan == PLG_NZ_ONE_PASS_WIDE)
         return launch_look_back<T, ROW, WIDE_ITEMS>(a, p, s);
-    if (plan == PLG_NZ_MASKS)
-        return launch_masks<T, ROW>(a, p, s);
+    if (plan == PLG_NZ_MASKS || plan == PLG_NZ_BITMAP)
+        return launch_bitmap<T, ROW>(a, p, s);
     const plg_nz_layout l = plg_nz_workspace_layout(tiles);
     unsigned char *ws = static_cast<unsigned char *>(a->workspace);
     p.tile_offset = reinterpret_cast<int64_t *>(ws + l.offset);
@@ -813,7 +928,7 @@ extern "C" int plg_nz_cuda(const plg_nz_launch *a, void *stream)
         return (int)cudaErrorInvalidValue;
     int plan = a->tactic;
     if (plan == PLG_NZ_AUTO)
-        plan = n <= ONE_BLOCK_MAX ? PLG_NZ_ONE_BLOCK : PLG_NZ_MASKS;
+        plan = n <= ONE_BLOCK_MAX ? PLG_NZ_ONE_BLOCK : PLG_NZ_BITMAP;
     // An empty input (K = 0 from one tiny launch) or no scratch: one block.
     if (n == 0 || !a->workspace)
         plan = PLG_NZ_ONE_BLOCK;

@@ -524,6 +524,10 @@ static void nz_shape(prt_registry *reg, tu_rng *rng, int32_t dtype, int64_t rows
         nz_descs(&r[o], p[o], dtype, o, &d);
         CHECK(prun_prepare(&r[o], &ws));
         nt[o] = prun_tactics(&r[o], t[o]);
+        /* Tactic 5, retired and no longer listed, still runs (as 6) for
+         * engines that recorded it. */
+        if (nt[o] < MAX_TACTICS)
+            t[o][nt[o]++] = 5;
         for (int m = 0; m <= misalign; m++)
             if (!dbuf_make(&dev[o][m].x, (size_t)n * es, m ? es : 0) ||
                 !dbuf_make(&dev[o][m].idx, sizeof(int32_t) * (size_t)(2 * n),
