@@ -47,6 +47,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "cuda_device.cuh"
 #include "cuda_launch.h"
 
@@ -631,22 +633,32 @@ __global__ void __launch_bounds__(BIG_B) mask_count_kernel(nz_params p)
 }
 
 // ---- the bitmap's write (BITMAP) ---------------------------------------------
-// The count is mask_count_kernel. The write takes the block's chunk
-// as groups of 32 words (1024 elements), a contiguous run of groups per
-// warp: one pass sums each warp's popcounts (for the warps' places in the
-// block), the next visits the groups in order. Per group, one scan of the
-// lanes' popcounts places every word; then
-//   - few non-zeros (at most BITMAP_ROUNDS x 32): rounds of 32 in which
-//     lane j stores the group's non-zero number 32 r + j, whose word comes
-//     from a binary search over the words' places and whose bit from its
-//     rank in the word, so every store instruction writes 32 consecutive
-//     pairs and the work follows the non-zeros;
-//   - more: per word e, its bits spread over the lanes (a shuffle of lane
-//     e's word, as the item plans' ballot), stores of one contiguous run.
+// The count is mask_count_kernel. The write takes the block's chunk as
+// groups of 32 WPL words (1024 WPL elements; lane l holds words WPL l ..
+// WPL l + WPL - 1), a contiguous run of groups per warp: one pass sums each
+// warp's popcounts (for the warps' places in the block), the next visits
+// the groups in order. Per group, one scan of the lanes' popcounts places
+// every lane's words; then
+//   - few non-zeros (at most ROUNDS x 32): rounds of 32 in which lane j
+//     stores the group's non-zero number 32 r + j, whose lane comes from a
+//     binary search over the lanes' places and whose word and bit from its
+//     rank there, so every store instruction writes 32 consecutive pairs
+//     and the work follows the non-zeros;
+//   - more: per word e, its bits spread over the lanes (a shuffle of the
+//     word), stores of one contiguous run.
+// WPL is 2 where chunks hold two tiles or more: the scan and the rounds'
+// set-up are paid once per 2048 elements (16384² at d = 0.01: 343 -> 323
+// us). Where chunks are single tiles (4096²) that would leave half the
+// warps without a group (5-6% slower at d = 0.5), so there WPL is 1.
 // (row, col) come from the group's first element, carried from group to
 // group, plus a 32-bit offset divided by cols with the block's constants
 // (no division when the group lies within one row).
-constexpr unsigned BITMAP_ROUNDS = 10;
+// WPL words a lane: groups of 1024 WPL elements; rounds of 32 below the
+// per-word loop up to 10 (WPL 1) or 16 (WPL 2) of them.
+template <int WPL> struct bitmap_group {
+    static constexpr int64_t SIZE = 1024 * WPL;
+    static constexpr unsigned ROUNDS = WPL == 1 ? 10 : 16;
+};
 
 // The position of set bit number r (from 0) of x; r < popc(x).
 __device__ __forceinline__ uint32_t nth_bit(uint32_t x, uint32_t r)
@@ -674,9 +686,22 @@ __device__ __forceinline__ void div_cols(const typename TL::smem &sm, uint32_t C
     r = l - q * C;
 }
 
-template <typename T, int OUT>
+// A lane's words of a group (bitmap_write_kernel).
+__device__ __forceinline__ void unpack(uint32_t v, uint32_t (&w)[1])
+{
+    w[0] = v;
+}
+__device__ __forceinline__ void unpack(uint2 v, uint32_t (&w)[2])
+{
+    w[0] = v.x;
+    w[1] = v.y;
+}
+
+template <typename T, int OUT, int WPL>
 __global__ void __launch_bounds__(BIG_B) bitmap_write_kernel(nz_params p)
 {
+    constexpr int64_t GROUP = bitmap_group<WPL>::SIZE;
+    using words = typename std::conditional<WPL == 2, uint2, uint32_t>::type;
     using TL = tile<T, BIG_B, MASK_ITEMS>;
     constexpr int WARPS = TL::WARPS;
     __shared__ typename TL::smem sm;
@@ -698,16 +723,21 @@ __global__ void __launch_bounds__(BIG_B) bitmap_write_kernel(nz_params p)
     const int64_t k = block_sum64<BIG_B>(all, sm.scratch);
     if (blockIdx.x == 0 && threadIdx.x == 0)
         *p.count = k;
-    // This warp's groups [g0, g1) of the chunk's (t1 - t0) x 8.
-    constexpr int64_t GPT = TL::SIZE / 1024; // groups a tile
+    // This warp's groups [g0, g1) of the chunk's (t1 - t0) x 4: a group is
+    // 64 words (2048 elements), lane l holding words 2 l and 2 l + 1.
+    constexpr int64_t GPT = TL::SIZE / GROUP; // groups a tile
     const int64_t cg0 = c.t0 * GPT, ng = c.t1 > c.t0 ? (c.t1 - c.t0) * GPT : 0;
     const int64_t per = plg::ceil_div(ng, (int64_t)WARPS);
     const int64_t g0 = cg0 + (warp * per < ng ? warp * per : ng);
     const int64_t g1 = cg0 + ((warp + 1) * per < ng ? (warp + 1) * per : ng);
-    const uint32_t *mask = p.mask;
+    const words *mask = reinterpret_cast<const words *>(p.mask);
     uint32_t mine = 0;
-    for (int64_t g = g0; g < g1; g++)
-        mine += (uint32_t)__popc(mask[g * 32 + lane]);
+    for (int64_t g = g0; g < g1; g++) {
+        uint32_t w[WPL];
+        unpack(mask[g * 32 + lane], w);
+        for (int h = 0; h < WPL; h++)
+            mine += (uint32_t)__popc(w[h]);
+    }
     mine = __reduce_add_sync(FULL_MASK, mine);
     if (lane == 0)
         wsum[warp] = mine;
@@ -721,34 +751,42 @@ __global__ void __launch_bounds__(BIG_B) bitmap_write_kernel(nz_params p)
     uint32_t R0, C0; // (row, col) of group g's first element
     {
         uint64_t r, cc;
-        plg::divmod((uint64_t)g0 * 1024u, (uint64_t)cols, r, cc);
+        plg::divmod((uint64_t)g0 * GROUP, (uint64_t)cols, r, cc);
         R0 = (uint32_t)r;
         C0 = (uint32_t)cc;
     }
     for (int64_t g = g0; g < g1; g++) {
         // The group within one row (warp-uniform): (row, col) without the
         // division.
-        const bool one_row = C0 + 1024u <= C;
-        const uint32_t W = mask[g * 32 + lane];
-        const uint32_t cnt = (uint32_t)__popc(W);
+        const bool one_row = C0 + (uint32_t)GROUP <= C;
+        uint32_t w[WPL];
+        unpack(mask[g * 32 + lane], w);
+        const uint32_t c0 = (uint32_t)__popc(w[0]);
+        const uint32_t cnt = WPL == 2 ? c0 + (uint32_t)__popc(w[WPL - 1]) : c0;
         const uint32_t incl = plg::warp_inclusive_scan(cnt, lane);
         const uint32_t P = incl - cnt, tot = __shfl_sync(FULL_MASK, incl, 31);
         if (tot) {
             const uint64_t flat = global_addr(p.idx + (OUT == OUT_ROW ? 2 * q : q));
             const uint64_t colp = global_addr(p.idx + (k + q));
-            if (tot <= 32 * BITMAP_ROUNDS) {
+            if (tot <= 32 * bitmap_group<WPL>::ROUNDS) {
                 for (uint32_t base = 0; base < tot; base += 32) {
                     const uint32_t i = base + (uint32_t)lane;
+                    // The lane e whose two words hold non-zero number i.
                     int e = 0;
 #pragma unroll
                     for (int st = 16; st >= 1; st >>= 1) {
                         const uint32_t pe = __shfl_sync(FULL_MASK, P, e + st);
                         e = pe <= i ? e + st : e;
                     }
-                    const uint32_t we = __shfl_sync(FULL_MASK, W, e);
+                    const uint32_t wx = __shfl_sync(FULL_MASK, w[0], e);
+                    const uint32_t wy =
+                        WPL == 2 ? __shfl_sync(FULL_MASK, w[WPL - 1], e) : 0u;
+                    const uint32_t ce = WPL == 2 ? __shfl_sync(FULL_MASK, c0, e) : 32u;
                     const uint32_t pe = __shfl_sync(FULL_MASK, P, e);
                     if (i < tot) {
-                        const uint32_t l = C0 + 32u * (uint32_t)e + nth_bit(we, i - pe);
+                        const uint32_t r = i - pe, hi = r >= ce ? 1u : 0u;
+                        const uint32_t l = C0 + 32u * WPL * (uint32_t)e + 32u * hi +
+                                           nth_bit(hi ? wy : wx, hi ? r - ce : r);
                         uint32_t qd = 0, cc = l;
                         if (!one_row)
                             div_cols<TL>(sm, C, l, qd, cc);
@@ -758,8 +796,8 @@ __global__ void __launch_bounds__(BIG_B) bitmap_write_kernel(nz_params p)
             } else {
                 uint32_t done = 0;
 #pragma unroll
-                for (int e = 0; e < 32; e++) {
-                    const uint32_t b = __shfl_sync(FULL_MASK, W, e);
+                for (int e = 0; e < 32 * WPL; e++) {
+                    const uint32_t b = __shfl_sync(FULL_MASK, w[e % WPL], e / WPL);
                     if ((b >> lane) & 1u) {
                         const uint32_t l = C0 + 32u * (uint32_t)e + (uint32_t)lane;
                         uint32_t qd = 0, cc = l;
@@ -774,12 +812,12 @@ __global__ void __launch_bounds__(BIG_B) bitmap_write_kernel(nz_params p)
             q += tot;
         }
         if (one_row) {
-            C0 += 1024u;
+            C0 += (uint32_t)GROUP;
             R0 += C0 == C ? 1u : 0u;
             C0 = C0 == C ? 0u : C0;
         } else {
             uint32_t qd, cc;
-            div_cols<TL>(sm, C, C0 + 1024u, qd, cc);
+            div_cols<TL>(sm, C, C0 + (uint32_t)GROUP, qd, cc);
             R0 += qd;
             C0 = cc;
         }
@@ -800,7 +838,12 @@ cudaError_t launch_bitmap(const plg_nz_launch *a, nz_params &p, cudaStream_t s)
     // per-tile offsets (sized for 4096-element tiles).
     const unsigned grid = plg::grid_for(tiles, plg::sm_count());
     mask_count_kernel<T><<<grid, BIG_B, 0, s>>>(p);
-    bitmap_write_kernel<T, ROW ? OUT_ROW : OUT_COL><<<grid, BIG_B, 0, s>>>(p);
+    // Two words a lane when every warp of a chunk gets a group of 2048
+    // (chunks of two tiles or more); one where chunks are single tiles.
+    if (tiles >= 2 * (int64_t)grid)
+        bitmap_write_kernel<T, ROW ? OUT_ROW : OUT_COL, 2><<<grid, BIG_B, 0, s>>>(p);
+    else
+        bitmap_write_kernel<T, ROW ? OUT_ROW : OUT_COL, 1><<<grid, BIG_B, 0, s>>>(p);
     return cudaGetLastError();
 }
 
