@@ -4,6 +4,7 @@
  *    ranges at least `grain` long (but the last), n = 0, grain > n, grain
  *    <= 0, nested calls serial, thread indices in range and never shared by
  *    two ranges at once, the workers taking part, sleeping workers woken,
+ *    back-to-back jobs never mixed up by a late worker,
  *    no pool installed, many pools used from many threads at once;
  *  - contexts: the threads option (default, bounds, a caller's older
  *    struct), prt_context_get_threads, the builder's thread count;
@@ -172,6 +173,73 @@ static void test_pool_coverage(void)
 
 /* The workers take part (thread 0 waits until another thread runs a
  * range), also after they went to sleep; more threads than CPUs work. */
+/* Back-to-back jobs of different chunk counts, functions and arguments: a
+ * worker that saw one job's epoch and read the fields late must never run
+ * a chunk of the next job's fields under the old epoch (which, before the
+ * ticket was closed first, ran a chunk with the wrong job's argument and
+ * counted it done in the next job, so that job returned with ranges still
+ * running: about 250 bad indices and a few wrong-job calls in 100,000
+ * pairs on two cores). More threads than cores, so workers are
+ * descheduled inside that window. */
+typedef struct seq_job {
+    int magic;
+    int64_t n;
+    _Atomic int *hits;
+    _Atomic int *wrong;
+} seq_job;
+
+static void seq_fn(seq_job *j, int magic, int64_t b, int64_t e)
+{
+    if (j->magic != magic || b < 0 || e > j->n) {
+        atomic_fetch_add(j->wrong, 1);
+        return;
+    }
+    for (int64_t i = b; i < e; i++)
+        atomic_fetch_add(&j->hits[i], 1);
+}
+
+static void seq_fn_a(void *arg, int64_t b, int64_t e)
+{
+    seq_fn(arg, 0xA, b, e);
+}
+
+static void seq_fn_b(void *arg, int64_t b, int64_t e)
+{
+    seq_fn(arg, 0xB, b, e);
+}
+
+static void test_pool_consecutive_jobs(void)
+{
+    static const int32_t threads[] = {2, 3, 8};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        static _Atomic int ha[2], hb[64];
+        _Atomic int wrong = 0;
+        seq_job a = {0xA, 2, ha, &wrong}, b = {0xB, 64, hb, &wrong};
+        long bad = 0;
+        base_pool *pool = NULL;
+        CHECK_OK(base_pool_create(threads[t], &pool));
+        if (!pool)
+            continue;
+        base_parallel_set_current(pool);
+        for (int it = 0; it < 30000; it++) {
+            for (int i = 0; i < 2; i++)
+                atomic_store(&ha[i], 0);
+            base_parallel_for(2, 1, seq_fn_a, &a);
+            for (int i = 0; i < 2; i++)
+                bad += atomic_load(&ha[i]) != 1;
+            for (int i = 0; i < 64; i++)
+                atomic_store(&hb[i], 0);
+            base_parallel_for(64, 1, seq_fn_b, &b);
+            for (int i = 0; i < 64; i++)
+                bad += atomic_load(&hb[i]) != 1;
+        }
+        base_parallel_set_current(NULL);
+        base_pool_destroy(pool);
+        CHECK(bad == 0);
+        CHECK(atomic_load(&wrong) == 0);
+    }
+}
+
 static void test_pool_workers(void)
 {
     for (int32_t threads = 2; threads <= 6; threads += 4) {
@@ -866,6 +934,7 @@ int main(void)
 {
     test_pool_coverage();
     test_pool_workers();
+    test_pool_consecutive_jobs();
     test_pools_concurrently();
     test_context_threads();
     test_host_parallel_for();

@@ -1,14 +1,21 @@
 /*
  * The thread pool behind base_parallel_for.
  *
- * A loop is published as a job: the caller writes fn, arg, n and the chunk
- * count, then bumps `ticket`, one 64-bit word holding the job's epoch (high
- * 32 bits) and the next unclaimed chunk (low 32 bits). Every thread of the
- * pool, the caller included, claims chunks by compare-and-swap on that word,
- * which fails once the epoch moved on, so a worker that read a job's fields
- * late can never run a chunk of the next job with them (the fields are
- * atomics for that read; see claim()). The caller returns when `done`
- * counts every chunk, so no range of the job is still running.
+ * A loop is published as a job: the caller first closes the ticket, one
+ * 64-bit word holding the job's epoch (high 32 bits) and the next unclaimed
+ * chunk (low 32 bits), by moving it to a new epoch with no chunk left to
+ * claim; then writes fn, arg, n and the chunk count; then opens the next
+ * epoch at chunk 0. Every thread of the pool, the caller included, claims
+ * chunks by compare-and-swap on that word, which fails once the epoch moved
+ * on. A worker that saw an epoch and read the job's fields late may read
+ * the next job's fields: had the caller written them while the ticket still
+ * held the old epoch (past its last chunk, but below the next job's count),
+ * that worker's claim would succeed and run a chunk with another job's
+ * fields and count it done in the next job. Closing first makes any field
+ * of the next job visible only after the ticket has left the old epoch, and
+ * claim() reads the ticket after the fields (the fields are atomics for
+ * that read; a fence orders the two). The caller returns when `done` counts
+ * every chunk, so no range of the job is still running.
  *
  * Workers spin for a while after each job, since the next layer's loop
  * usually follows within microseconds and a wake-up through the kernel
@@ -113,7 +120,11 @@ static void claim(base_pool *p, uint32_t epoch)
     void *arg = atomic_load_explicit(&p->arg, memory_order_relaxed);
     int64_t n = atomic_load_explicit(&p->n, memory_order_relaxed);
     int64_t k = atomic_load_explicit(&p->nb_chunks, memory_order_relaxed);
-    uint64_t t = atomic_load_explicit(&p->ticket, memory_order_acquire);
+    uint64_t t;
+    /* With base_parallel_for's release fence: if any field above is the
+     * next job's, the ticket below has left `epoch` (the file's comment). */
+    atomic_thread_fence(memory_order_acquire);
+    t = atomic_load_explicit(&p->ticket, memory_order_acquire);
     for (;;) {
         int64_t i = (int64_t)(t & CHUNK_MASK), b, e;
         if ((uint32_t)(t >> EPOCH_SHIFT) != epoch || i >= k)
@@ -212,6 +223,14 @@ void base_parallel_for(int64_t n, int64_t grain, base_range_fn fn, void *arg)
         fn(arg, 0, n);
         tls_in_loop = was;
         return;
+    }
+    /* Close the last job's epoch before writing this job's fields (the
+     * file's comment): a new epoch with no chunk to claim. */
+    {
+        uint64_t t = atomic_load_explicit(&p->ticket, memory_order_relaxed);
+        uint64_t closed = ((t >> EPOCH_SHIFT) + 1) & CHUNK_MASK;
+        atomic_store(&p->ticket, closed << EPOCH_SHIFT | CHUNK_MASK);
+        atomic_thread_fence(memory_order_release);
     }
     atomic_store_explicit(&p->fn, fn, memory_order_relaxed);
     atomic_store_explicit(&p->arg, arg, memory_order_relaxed);
