@@ -183,11 +183,17 @@ static void *worker_main(void *argp)
     }
 }
 
+/* The epoch after ticket t's. */
+static uint64_t next_epoch(uint64_t t)
+{
+    return ((t >> EPOCH_SHIFT) + 1) & CHUNK_MASK;
+}
+
 /* Makes the job visible and wakes sleeping workers it can use. */
 static void publish(base_pool *p, int64_t k)
 {
     uint64_t t = atomic_load_explicit(&p->ticket, memory_order_relaxed);
-    uint64_t epoch = ((t >> EPOCH_SHIFT) + 1) & CHUNK_MASK;
+    uint64_t epoch = next_epoch(t);
     int32_t sleepers;
     /* seq_cst against the sleeper count (the file's comment). */
     atomic_store(&p->ticket, epoch << EPOCH_SHIFT);
@@ -228,7 +234,7 @@ void base_parallel_for(int64_t n, int64_t grain, base_range_fn fn, void *arg)
      * file's comment): a new epoch with no chunk to claim. */
     {
         uint64_t t = atomic_load_explicit(&p->ticket, memory_order_relaxed);
-        uint64_t closed = ((t >> EPOCH_SHIFT) + 1) & CHUNK_MASK;
+        uint64_t closed = next_epoch(t);
         atomic_store(&p->ticket, closed << EPOCH_SHIFT | CHUNK_MASK);
         atomic_thread_fence(memory_order_release);
     }
