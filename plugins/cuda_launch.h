@@ -57,16 +57,16 @@ typedef struct plg_unary_io {
 /* ---- NonZeroPlugin (nonzero_cuda.cu) ------------------------------------ */
 
 /* Tactics. AUTO picks by size: one block for small inputs, above that the
- * two kernels through the input's bitmap. In column order the one-pass plans stage
- * the column half at the end of the output's room until K is known
- * (nonzero_cuda.cu). */
+ * two kernels through the input's bitmap. In column order the one-pass
+ * plans stage the column half at the end of the output's room until K is
+ * known (nonzero_cuda.cu). */
 enum {
     PLG_NZ_AUTO = 0,
     PLG_NZ_ONE_BLOCK = 1,        /* one block loops over the input */
     PLG_NZ_COUNT_SCAN_WRITE = 2, /* three kernels, the input read twice */
     PLG_NZ_ONE_PASS = 3,         /* one pass: decoupled look-back */
     PLG_NZ_ONE_PASS_WIDE = 4,    /* ONE_PASS with tiles of twice the size */
-    PLG_NZ_MASKS = 5,            /* retired: runs as BITMAP (not listed) */
+    PLG_NZ_MASKS = 5,            /* retired: set_tactic takes it as BITMAP */
     PLG_NZ_BITMAP = 6            /* count writing the input's bitmap, then write */
 };
 
@@ -77,7 +77,7 @@ enum {
 /* Workspace, for `tiles` tiles of PLG_NZ_TILE elements: the look-back's tile
  * dispenser and per-tile state (cleared before each run), then per-tile
  * offsets and counts (count, scan, write), then one bit per element (the
- * MASKS plan, whose 8192-element tiles take 1024 bytes each). */
+ * BITMAP plan, whose 8192-element tiles take 1024 bytes each). */
 typedef struct plg_nz_layout {
     int64_t state, offset, count, mask, total; /* byte offsets; total = the size */
 } plg_nz_layout;

@@ -14,8 +14,8 @@
 //   3. The tile's offset in the output comes from a decoupled look-back over
 //      the tiles before it (ONE_PASS, ONE_PASS_WIDE), from a
 //      scan of per-tile counts that an earlier kernel made (COUNT_SCAN_WRITE),
-//      from the counts of the chunks of tiles before it (MASKS, which writes
-//      from the masks an earlier kernel stored), or from a running sum
+//      from the counts of the chunks of tiles before it (BITMAP, which
+//      writes from the bitmap an earlier kernel stored), or from a running sum
 //      (ONE_BLOCK). The look-back is block-wide: every
 //      thread reads one predecessor's state, so a round trip to L2 covers B
 //      tiles.
@@ -103,7 +103,7 @@ struct nz_params {
     unsigned long long *state;  // look-back: per tile, flag | value
     int64_t *tile_offset;       // per tile (COUNT_SCAN_WRITE; the staged fallback)
     int32_t *tile_count;        // COUNT_SCAN_WRITE: per tile
-    uint32_t *mask;             // MASKS: one bit per element, a word per lane and tile
+    uint32_t *mask;             // BITMAP: the input's bitmap, one bit per element
 };
 
 // The true dims; returns the element count.
@@ -313,15 +313,7 @@ template <typename T, int B, int IT> struct tile {
     __device__ static void write(const nz_params &p, const smem &sm, int64_t cols,
                                  int64_t g, int64_t k, uint32_t m)
     {
-        write_at<OUT>(p, sm, cols, g, k, m, sm.tile_r, sm.tile_c);
-    }
-
-    // write() for the tile whose first element is (r0, c0).
-    template <int OUT>
-    __device__ static void write_at(const nz_params &p, const smem &sm, int64_t cols,
-                                    int64_t g, int64_t k, uint32_t m, uint32_t r0,
-                                    uint32_t c0)
-    {
+        const uint32_t r0 = sm.tile_r, c0 = sm.tile_c;
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
         const unsigned below = (1u << lane) - 1u;
         const uint32_t C = (uint32_t)cols, dm = sm.div_m, s1 = sm.div_s1, s2 = sm.div_s2;
@@ -648,13 +640,12 @@ __global__ void __launch_bounds__(BIG_B) mask_count_kernel(nz_params p)
 //     word), stores of one contiguous run.
 // WPL is 2 where chunks hold two tiles or more: the scan and the rounds'
 // set-up are paid once per 2048 elements (16384² at d = 0.01: 343 -> 323
-// us). Where chunks are single tiles (4096²) that would leave half the
-// warps without a group (5-6% slower at d = 0.5), so there WPL is 1.
+// us), and rounds are taken up to 16 a group (10 with WPL 1). Where chunks
+// are single tiles (4096²) that would leave half the warps without a group
+// (5-6% slower at d = 0.5), so there WPL is 1.
 // (row, col) come from the group's first element, carried from group to
 // group, plus a 32-bit offset divided by cols with the block's constants
 // (no division when the group lies within one row).
-// WPL words a lane: groups of 1024 WPL elements; rounds of 32 below the
-// per-word loop up to 10 (WPL 1) or 16 (WPL 2) of them.
 template <int WPL> struct bitmap_group {
     static constexpr int64_t SIZE = 1024 * WPL;
     static constexpr unsigned ROUNDS = WPL == 1 ? 10 : 16;
@@ -723,8 +714,7 @@ __global__ void __launch_bounds__(BIG_B) bitmap_write_kernel(nz_params p)
     const int64_t k = block_sum64<BIG_B>(all, sm.scratch);
     if (blockIdx.x == 0 && threadIdx.x == 0)
         *p.count = k;
-    // This warp's groups [g0, g1) of the chunk's (t1 - t0) x 4: a group is
-    // 64 words (2048 elements), lane l holding words 2 l and 2 l + 1.
+    // This warp's groups [g0, g1) of the chunk's (t1 - t0) x GPT.
     constexpr int64_t GPT = TL::SIZE / GROUP; // groups a tile
     const int64_t cg0 = c.t0 * GPT, ng = c.t1 > c.t0 ? (c.t1 - c.t0) * GPT : 0;
     const int64_t per = plg::ceil_div(ng, (int64_t)WARPS);
@@ -771,7 +761,7 @@ __global__ void __launch_bounds__(BIG_B) bitmap_write_kernel(nz_params p)
             if (tot <= 32 * bitmap_group<WPL>::ROUNDS) {
                 for (uint32_t base = 0; base < tot; base += 32) {
                     const uint32_t i = base + (uint32_t)lane;
-                    // The lane e whose two words hold non-zero number i.
+                    // The lane e whose words hold non-zero number i.
                     int e = 0;
 #pragma unroll
                     for (int st = 16; st >= 1; st >>= 1) {
@@ -932,7 +922,7 @@ cudaError_t launch(const plg_nz_launch *a, nz_params &p, int plan, cudaStream_t 
         return launch_look_back<T, ROW, ITEMS>(a, p, s);
     if (plan == PLG_NZ_ONE_PASS_WIDE)
         return launch_look_back<T, ROW, WIDE_ITEMS>(a, p, s);
-    if (plan == PLG_NZ_MASKS || plan == PLG_NZ_BITMAP)
+    if (plan == PLG_NZ_BITMAP)
         return launch_bitmap<T, ROW>(a, p, s);
     const plg_nz_layout l = plg_nz_workspace_layout(tiles);
     unsigned char *ws = static_cast<unsigned char *>(a->workspace);
