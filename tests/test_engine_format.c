@@ -866,6 +866,15 @@ static int test_validate(void)
     e->tensors[5].format = 3;
     EXPECT_INVALID(e, "format");
 
+    /* CHW8 only inside the engine, for float32 of rank 3 or more. */
+    e = make_engine();
+    e->tensors[0].format = PRT_FORMAT_CHW8; /* an input */
+    EXPECT_INVALID(e, "format CHW8");
+
+    e = make_engine();
+    e->tensors[4].format = PRT_FORMAT_CHW8; /* rank 1 */
+    EXPECT_INVALID(e, "format CHW8");
+
     e = make_engine();
     e->layers[0].fields[2].type = 42;
     EXPECT_INVALID(e, "field 'axis'");

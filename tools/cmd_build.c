@@ -30,7 +30,8 @@ enum {
     OPT_WORKSPACE,
     OPT_AUTOTUNE,
     OPT_TIMING_CACHE,
-    OPT_OP_THREADS
+    OPT_OP_THREADS,
+    OPT_LINEAR_FORMATS
 };
 
 static const cli_opt build_opts[] = {
@@ -47,6 +48,7 @@ static const cli_opt build_opts[] = {
     {"--autotune", NULL, 0, OPT_AUTOTUNE},
     {"--timing-cache", NULL, 1, OPT_TIMING_CACHE},
     {"--op-threads", NULL, 1, OPT_OP_THREADS},
+    {"--linear-formats", NULL, 0, OPT_LINEAR_FORMATS},
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
@@ -88,6 +90,8 @@ static void build_help(void)
         "  --op-threads N           threads the timing runs of --autotune spread each\n"
         "                           layer over, as `plugrt run --op-threads` (default:\n"
         "                           the CPUs available; 1: none)\n"
+        "  --linear-formats         keep every tensor LINEAR: no blocked CHW8 layout\n"
+        "                           between the CPU's convolutions (inspect shows it)\n"
         "  --fp16                   accepted for trtexec compatibility; plugrt has no\n"
         "                           reduced-precision mode yet: warns, builds as typed\n"
         "  -v, --verbose            print the library's log\n"
@@ -103,7 +107,7 @@ typedef struct build_args {
     cli_shapes min, opt, max;
     int32_t device;
     int64_t workspace;
-    int autotune, fp16;
+    int autotune, fp16, linear_formats;
     int64_t op_threads; /* 0: the library's default */
     const char *timing_cache;
     int64_t cache_before; /* its size before the build; -1: it did not exist */
@@ -145,6 +149,9 @@ static int take_option(void *user, int id, const char *v)
         break;
     case OPT_OP_THREADS:
         return cli_parse_int("--op-threads", v, 1, 1024, &a->op_threads);
+    case OPT_LINEAR_FORMATS:
+        a->linear_formats = 1;
+        break;
     default:
         return cli_usage("internal: unhandled option");
     }
@@ -340,7 +347,8 @@ int cmd_build(int argc, char **argv)
                              NULL,
                              0,
                              1,
-                             (int32_t)a.op_threads};
+                             (int32_t)a.op_threads,
+                             a.linear_formats};
         if (cli_build_engine(net, reg, &bo, &engine) != CLI_OK)
             goto done;
     }

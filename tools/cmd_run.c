@@ -65,7 +65,8 @@ enum {
     OPT_OP_THREADS,
     OPT_PROFILE_LAYERS,
     OPT_PROFILE_JSON,
-    OPT_JSON
+    OPT_JSON,
+    OPT_LINEAR_FORMATS
 };
 
 static const cli_opt run_opts[] = {
@@ -82,6 +83,7 @@ static const cli_opt run_opts[] = {
     {"--warmup", NULL, 1, OPT_WARMUP},
     {"--threads", "-t", 1, OPT_THREADS},
     {"--op-threads", NULL, 1, OPT_OP_THREADS},
+    {"--linear-formats", NULL, 0, OPT_LINEAR_FORMATS},
     {"--profile-layers", NULL, 0, OPT_PROFILE_LAYERS},
     {"--profile-json", NULL, 1, OPT_PROFILE_JSON},
     {"--json", NULL, 0, OPT_JSON},
@@ -161,6 +163,9 @@ static void run_help(void)
         "  -t, --threads N            N contexts of the engine on N threads (default "
         "1),\n"
         "                             each on its own stream on CUDA\n"
+        "  --linear-formats           for an ONNX model, keep every tensor LINEAR: no\n"
+        "                             blocked CHW8 layout between the CPU's "
+        "convolutions\n"
         "  --op-threads N             threads each context spreads one run's layers\n"
         "                             over (intra-op; the built-in ops and plugins\n"
         "                             that ask for threads); default: the CPUs\n"
@@ -219,6 +224,7 @@ typedef struct run_args {
     int32_t reference; /* -1: not given */
     int64_t seed, iterations, warmup, threads, profile;
     int64_t op_threads; /* 0: not given */
+    int linear_formats; /* --linear-formats */
     int profile_layers;
     const char *profile_json;
     int json;             /* --json */
@@ -273,6 +279,9 @@ static int take_option(void *user, int id, const char *v)
         return cli_parse_int("--threads", v, 1, 1024, &a->threads);
     case OPT_OP_THREADS:
         return cli_parse_int("--op-threads", v, 1, 1024, &a->op_threads);
+    case OPT_LINEAR_FORMATS:
+        a->linear_formats = 1;
+        break;
     case OPT_PROFILE_LAYERS:
         a->profile_layers = 1;
         break;
@@ -515,7 +524,8 @@ static int build_network(const run_args *a, const prt_registry *reg, const run_i
                              values,
                              nb_values,
                              0,
-                             (int32_t)a->op_threads};
+                             (int32_t)a->op_threads,
+                             a->linear_formats};
         rc = cli_build_engine(net, reg, &bo, out);
     }
     free(values);

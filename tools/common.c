@@ -211,7 +211,9 @@ char *cli_format_dims(const prt_dims *dims, char *buf, size_t cap)
 
 const char *cli_format_name(int32_t format)
 {
-    return format == PRT_FORMAT_LINEAR ? "linear" : "unknown";
+    return format == PRT_FORMAT_LINEAR ? "linear"
+           : format == PRT_FORMAT_CHW8 ? "chw8"
+                                       : "unknown";
 }
 
 const char *cli_device_name(int32_t device)

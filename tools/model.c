@@ -308,6 +308,10 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
         cli_error_api(st, "--autotune");
         goto done;
     }
+    if (o->linear_formats && (st = prt_builder_config_set_blocked_formats(cfg, 0))) {
+        cli_error_api(st, "--linear-formats");
+        goto done;
+    }
     if ((st = prt_builder_config_set_threads(cfg, o->threads))) {
         cli_error_api(st, "--op-threads");
         goto done;

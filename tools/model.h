@@ -92,6 +92,8 @@ typedef struct cli_build_opts {
     /* Threads autotuning's timing runs use (--op-threads); 0: the
      * library's default. */
     int32_t threads;
+    /* 1: every tensor LINEAR (--linear-formats), no blocked CHW8. */
+    int linear_formats;
 } cli_build_opts;
 
 int cli_build_engine(const prt_network *net, const prt_registry *reg,

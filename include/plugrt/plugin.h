@@ -94,10 +94,20 @@ typedef enum prt_dtype {
 } prt_dtype;
 #define PRT_DTYPE_COUNT 8
 
-/* Memory layouts. Only LINEAR (dense, row-major, no padding) exists today;
- * room is kept for vectorized and channel-last layouts. */
-typedef enum prt_format { PRT_FORMAT_LINEAR = 0 } prt_format;
-#define PRT_FORMAT_COUNT 1
+/* Memory layouts. Values are stable; new ones are appended.
+ *  - LINEAR: dense, row-major, no padding.
+ *  - CHW8: dim 1 (channels) in blocks of eight, for tensors of rank 3 or
+ *    more: element (n, c, r) of dims [N, C, ...], r the row-major index
+ *    over dims 2.., lies at ((n * C8 + c / 8) * R + r) * 8 + c % 8, where
+ *    C8 = ceil(C / 8) and R is the product of dims 2... The tensor holds
+ *    N * C8 * R * 8 elements: the lanes of the last block past C are
+ *    padding. A producer writes them as zeros; a consumer must not let
+ *    them reach its results. The builder gives it only to tensors inside a
+ *    CPU engine (never to an engine's inputs or outputs), and only where
+ *    the producer and every consumer accept it (supports_format_combination);
+ *    prt_format_volume gives the element count. */
+typedef enum prt_format { PRT_FORMAT_LINEAR = 0, PRT_FORMAT_CHW8 = 1 } prt_format;
+#define PRT_FORMAT_COUNT 2
 
 /* Devices. A plugin advertises a mask of (1u << prt_device). */
 typedef enum prt_device { PRT_DEVICE_CPU = 0, PRT_DEVICE_CUDA = 1 } prt_device;
@@ -111,6 +121,28 @@ typedef struct prt_dims {
     int32_t nb_dims;
     int64_t d[PRT_MAX_DIMS];
 } prt_dims;
+
+/* Elements a tensor of these dims occupies in `format`: the product of the
+ * dims, with dim 1 rounded up to a multiple of 8 for CHW8 (rank 3 or more).
+ * -1 for a negative dim, an unknown format or a product past INT64_MAX. */
+static inline int64_t prt_format_volume(int32_t format, const prt_dims *dims)
+{
+    int64_t v = 1;
+    if (format < 0 || format > PRT_FORMAT_CHW8 || dims->nb_dims < 0 ||
+        dims->nb_dims > PRT_MAX_DIMS || (format == PRT_FORMAT_CHW8 && dims->nb_dims < 3))
+        return -1;
+    for (int32_t i = 0; i < dims->nb_dims; i++) {
+        int64_t d = dims->d[i];
+        if (d < 0 || d > INT64_MAX - 7)
+            return -1;
+        if (format == PRT_FORMAT_CHW8 && i == 1)
+            d = (d + 7) / 8 * 8;
+        if (d && v > INT64_MAX / d)
+            return -1;
+        v *= d;
+    }
+    return v;
+}
 
 /* A tensor as seen at run time (on_shape_change, enqueue). */
 typedef struct prt_tensor_desc {

@@ -381,6 +381,14 @@ prt_builder_config_set_workspace_limit(prt_builder_config *cfg, int64_t bytes);
  * 1: time every accepted combination and tactic and keep the fastest. */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_set_autotune(prt_builder_config *cfg,
                                                                  int32_t on);
+/* 1 (default): on the CPU, tensors inside the engine take the blocked
+ * format PRT_FORMAT_CHW8 (plugin.h) wherever the layer producing one and
+ * every layer reading it accept it (the built-in convolutions, pooling and
+ * element-wise ops between them); `plugrt inspect` shows each tensor's
+ * format. 0: every tensor LINEAR. Engine inputs and outputs are always
+ * LINEAR, and CUDA engines use LINEAR only. */
+PRT_API PRT_NODISCARD prt_status
+prt_builder_config_set_blocked_formats(prt_builder_config *cfg, int32_t on);
 /* Threads the timing runs of autotuning use, as prt_context_options.threads
  * (0, the default: prt_default_thread_count(); 1: none), so tactics are
  * timed as the contexts that will run them will run them. The threads

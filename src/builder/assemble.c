@@ -40,12 +40,13 @@ prt_status bld_alias(bld *b)
                                   l->name, (int)o, (int)in, (int)l->nb_inputs);
             tin = l->inputs[in];
             if (b->t[tin].dtype != b->t[tout].dtype ||
+                b->t[tin].format != b->t[tout].format ||
                 b->t[tin].dims.nb_dims != b->t[tout].dims.nb_dims ||
                 memcmp(b->t[tin].dims.d, b->t[tout].dims.d,
                        sizeof(prt_expr *) * (size_t)b->t[tin].dims.nb_dims) != 0)
                 return base_error(PRT_ERR_PLUGIN,
                                   "layer '%s': output %d aliases input %d, but their "
-                                  "dtypes or shapes differ",
+                                  "dtypes, formats or shapes differ",
                                   l->name, (int)o, (int)in);
             for (int32_t k = 0; k < l->nb_inputs; k++)
                 uses += l->inputs[k] == tin;
@@ -77,6 +78,9 @@ static prt_status tensor_max_bytes(const bld *b, int32_t id, int64_t *out)
         for (int32_t d = 0; d < t->dims.nb_dims; d++) {
             int64_t hi =
                 b->hi[(size_t)p * (size_t)b->nb_nodes + (size_t)expr_id(t->dims.d[d])];
+            /* CHW8 (plugin.h): channels in whole blocks of eight. */
+            if (t->format == PRT_FORMAT_CHW8 && d == 1 && hi >= 0)
+                hi = (hi + 7) / 8 * 8;
             if (!base_mul_i64(v, hi, &v))
                 return base_error(PRT_ERR_SHAPE, "tensor '%s' is too large to address",
                                   b->net->tensors[id].name);

@@ -588,6 +588,8 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
     /* Tactics are timed on the threads the contexts will have. */
     if (!st && cfg->autotune)
         st = bld_threads_begin(cfg, &tune_pool, &outer_pool);
+    if (!st)
+        st = bld_plan_formats(&b);
     for (int32_t li = 0; !st && li < net->nb_layers; li++)
         st = bld_layer_formats(&b, li);
     if (cfg->autotune) {

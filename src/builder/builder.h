@@ -27,8 +27,9 @@ struct prt_builder_config {
     int32_t autotune;
     int32_t nb_profiles;
     cfg_profile *profiles;
-    char *timing_cache; /* file path, or NULL */
-    int32_t threads;    /* for timing runs; 0: base_cpu_count() */
+    char *timing_cache;      /* file path, or NULL */
+    int32_t threads;         /* for timing runs; 0: base_cpu_count() */
+    int32_t blocked_formats; /* 1 (default): CHW8 inside CPU engines */
 };
 
 /* Arena alignment: every arena tensor starts on this boundary (enough for
@@ -141,6 +142,10 @@ const char *bld_plugin_label(const prt_plugin *p);
 prt_status bld_plugin_fail(const net_layer *l, prt_status st, const char *what);
 /* The build-time descriptor of tensor `id` in profile p (build.c). */
 void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out);
+/* Phase 4, first: which tensors inside a CPU engine take the blocked
+ * format CHW8 (where the producer and every consumer accept it), the rest
+ * LINEAR (formats.c). */
+prt_status bld_plan_formats(bld *b);
 /* Phase 4 for one layer: formats, configure, workspace, tactics (formats.c). */
 prt_status bld_layer_formats(bld *b, int32_t li);
 /* Phase 4, last: which layers need true dims on the host (formats.c). */

@@ -16,6 +16,7 @@ prt_status prt_builder_config_create(prt_builder_config **out)
                           "prt_builder_config_create: out of memory");
     c->device = PRT_DEVICE_CPU;
     c->workspace_limit = (int64_t)1 << 30;
+    c->blocked_formats = 1;
     *out = c;
     return PRT_OK;
 }
@@ -72,6 +73,15 @@ prt_status prt_builder_config_set_workspace_limit(prt_builder_config *cfg, int64
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "prt_builder_config_set_workspace_limit: bad argument");
     cfg->workspace_limit = bytes;
+    return PRT_OK;
+}
+
+prt_status prt_builder_config_set_blocked_formats(prt_builder_config *cfg, int32_t on)
+{
+    if (!cfg || (on != 0 && on != 1))
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builder_config_set_blocked_formats: bad argument");
+    cfg->blocked_formats = on;
     return PRT_OK;
 }
 

@@ -20,15 +20,16 @@ typedef struct negotiation {
 } negotiation;
 
 /* Depth-first over positions in order; inputs keep their producer's dtype
- * and format, outputs try every format (in prt_format order) with the dtype
- * get_output_dtypes gave. Records up to MAX_COMBOS complete combinations in
- * the order found, which is the documented preference order. */
+ * and format, outputs the format bld_plan_formats gave their tensor, with
+ * the dtype get_output_dtypes gave. Records up to MAX_COMBOS complete
+ * combinations in the order found, which is the documented preference
+ * order. */
 static void negotiate(prt_plugin *p, prt_dynamic_tensor_desc *descs, int32_t pos,
                       int32_t nb_in, int32_t nb_out, negotiation *ng)
 {
     int32_t n = nb_in + nb_out;
-    int32_t f0 = pos < nb_in ? descs[pos].desc.format : 0;
-    int32_t f1 = pos < nb_in ? descs[pos].desc.format + 1 : PRT_FORMAT_COUNT;
+    int32_t f0 = descs[pos].desc.format;
+    int32_t f1 = descs[pos].desc.format + 1;
     if (pos > ng->deepest)
         ng->deepest = pos;
     for (int32_t f = f0; f < f1 && ng->nb_combos < MAX_COMBOS; f++) {
@@ -351,6 +352,126 @@ done:
     base_free(tactics);
     base_free(ng);
     return st;
+}
+
+/* ---- the blocked format ---------------------------------------------------- */
+
+/* Tensors inside the engine: not an input, an output or a constant. */
+static int bld_inside(const bld *b, int32_t id)
+{
+    const net_tensor *t = &b->net->tensors[id];
+    return t->input_index < 0 && !t->is_output && t->const_bytes < 0;
+}
+
+/* The descriptors of layer li, every tensor in its format so far. */
+static void bld_layer_descs(const bld *b, int32_t li, prt_dynamic_tensor_desc *d)
+{
+    const net_layer *l = &b->net->layers[li];
+    for (int32_t k = 0; k < l->nb_inputs + l->nb_outputs; k++)
+        bld_desc(b, k < l->nb_inputs ? l->inputs[k] : l->outputs[k - l->nb_inputs], 0,
+                 &d[k]);
+}
+
+prt_status bld_plan_formats(bld *b)
+{
+    const prt_network *net = b->net;
+    prt_dynamic_tensor_desc *d;
+    negotiation *ng;
+    uint8_t *blind;
+    int32_t blocked = 0;
+    if (b->cfg->device != PRT_DEVICE_CPU || !b->cfg->blocked_formats)
+        return PRT_OK;
+    d = base_calloc(128, sizeof *d);
+    ng = base_calloc(1, sizeof *ng);
+    if (!d || !ng) {
+        base_free(d);
+        base_free(ng);
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
+    }
+    /* A layer whose plugin accepts a format that does not exist at some
+     * position is not reading the format: its tensors stay LINEAR, so
+     * that it never gets blocked data it would read as LINEAR. */
+    blind = base_calloc((size_t)net->nb_layers + 1, 1);
+    if (!blind) {
+        base_free(d);
+        base_free(ng);
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
+    }
+    for (int32_t li = 0; li < net->nb_layers; li++) {
+        const net_layer *l = &net->layers[li];
+        int32_t n = l->nb_inputs + l->nb_outputs;
+        blind[li] = n > 128;
+        for (int32_t k = 0; k < n && !blind[li]; k++) {
+            bld_layer_descs(b, li, d);
+            d[k].desc.format = INT32_MAX;
+            base_clear_error();
+            blind[li] = l->plugin->vt->build->supports_format_combination(
+                            l->plugin, k, d, l->nb_inputs, l->nb_outputs) != 0;
+        }
+        if (blind[li])
+            base_log(PRT_SEV_VERBOSE,
+                     "layer '%s' (plugin %s) accepts any format value: its tensors stay "
+                     "LINEAR",
+                     l->name, bld_plugin_label(l->plugin));
+    }
+    /* Every float32 tensor of rank 3 or more inside the engine that a later
+     * layer reads starts CHW8, unless a blind layer makes or reads it. */
+    for (int32_t li = 0; li < net->nb_layers; li++) {
+        const net_layer *l = &net->layers[li];
+        for (int32_t o = 0; o < l->nb_outputs && !blind[li]; o++) {
+            int32_t id = l->outputs[o], ok;
+            bld_tensor *t = &b->t[id];
+            ok = bld_inside(b, id) && t->dtype == PRT_FLOAT32 && t->dims.nb_dims >= 3 &&
+                 t->size_id < 0 && t->values.nb_dims < 0 && t->last_use > li;
+            for (int32_t c = li + 1; ok && c <= t->last_use; c++)
+                for (int32_t q = 0; ok && q < net->layers[c].nb_inputs; q++)
+                    ok = !(blind[c] && net->layers[c].inputs[q] == id);
+            if (ok)
+                t->format = PRT_FORMAT_CHW8;
+        }
+    }
+    base_free(blind);
+    /* Then, while some layer takes no combination of its tensors' formats,
+     * the tensor at the position it refuses goes back to LINEAR (or, where
+     * that one is LINEAR already, the last CHW8 one before it, which the
+     * refusal may depend on), and the check starts over. Each round turns
+     * one tensor LINEAR, so it ends. */
+    for (int32_t li = 0; li < net->nb_layers; li++) {
+        const net_layer *l = &net->layers[li];
+        int32_t n = l->nb_inputs + l->nb_outputs, flip = -1;
+        if (n == 0)
+            continue;
+        if (n > 128) {
+            /* Too many tensors to negotiate (bld_layer_formats fails it). */
+            for (int32_t k = 0; k < l->nb_inputs; k++)
+                b->t[l->inputs[k]].format = PRT_FORMAT_LINEAR;
+            continue;
+        }
+        bld_layer_descs(b, li, d);
+        memset(ng, 0, sizeof *ng);
+        base_clear_error();
+        negotiate(l->plugin, d, 0, l->nb_inputs, l->nb_outputs, ng);
+        if (ng->nb_combos)
+            continue;
+        for (int32_t k = ng->deepest; k >= 0 && flip < 0; k--) {
+            int32_t id = k < l->nb_inputs ? l->inputs[k] : l->outputs[k - l->nb_inputs];
+            if (b->t[id].format == PRT_FORMAT_CHW8)
+                flip = id;
+        }
+        if (flip < 0)
+            continue; /* not the format's doing: bld_layer_formats reports it */
+        b->t[flip].format = PRT_FORMAT_LINEAR;
+        li = -1;
+    }
+    for (int32_t i = 0; i < net->nb_tensors; i++)
+        blocked += b->t[i].format == PRT_FORMAT_CHW8;
+    if (blocked)
+        base_log(PRT_SEV_VERBOSE, "%d tensor(s) in the blocked format CHW8",
+                 (int)blocked);
+    base_clear_error();
+    base_free(d);
+    base_free(ng);
+    return PRT_OK;
 }
 
 /* The last layer whose sizes dims d depend on (-1 if none), from each

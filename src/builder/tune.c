@@ -155,7 +155,7 @@ static prt_status tune_alloc(const tune_candidate *c, int32_t nb_in, int32_t nb_
             for (int32_t i = 0; i < d->opt.nb_dims; i++)
                 if (out_dd[k - nb_in] & (1u << i))
                     t->dims.d[i] = d->max.d[i];
-        n = base_volume(&t->dims);
+        n = prt_format_volume(t->format, &t->dims);
         if (n < 0 || n > ((int64_t)1 << 31))
             return base_error(PRT_ERR_SHAPE, "tuning: tensor %d is too large", (int)k);
         tb->count[k] = n;

@@ -233,6 +233,12 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i, uint8_t *size_
     if (t->nb_dims < 0 || t->nb_dims > PRT_MAX_DIMS)
         return invalid("tensor %d ('%s'): rank %d outside 0..%d", (int)i, n,
                        (int)t->nb_dims, PRT_MAX_DIMS);
+    if (t->format == PRT_FORMAT_CHW8 &&
+        (t->nb_dims < 3 || t->dtype != PRT_FLOAT32 || t->input_index != -1 ||
+         t->output_index != -1 || t->const_offset >= 0))
+        return invalid("tensor %d ('%s'): format CHW8 needs a float32 tensor of rank 3 "
+                       "or more inside the engine (not an input, output or constant)",
+                       (int)i, n);
     for (int32_t d = 0; d < t->nb_dims; d++)
         if (t->dim_expr[d] < 0 || t->dim_expr[d] >= e->exprs.nb_nodes)
             return invalid("tensor %d ('%s'): dim %d is expression %d, "
@@ -580,11 +586,14 @@ static prt_status validate_bounds(const prt_engine *e, int64_t *need)
             int64_t bytes = (int64_t)prt_dtype_size(t->dtype);
             for (int32_t d = 0; d < t->nb_dims && !st; d++) {
                 int32_t x = t->dim_expr[d];
+                int64_t h = hi[x];
+                if (t->format == PRT_FORMAT_CHW8 && d == 1 && h >= 0 && h < INT64_MAX - 7)
+                    h = (h + 7) / 8 * 8;
                 if (lo[x] < 0)
                     st = invalid("tensor %d ('%s') dim %d can be negative (down "
                                  "to %lld) in profile %d",
                                  (int)i, t->name, (int)d, (long long)lo[x], (int)p);
-                else if (!base_mul_i64(bytes, hi[x], &bytes))
+                else if (!base_mul_i64(bytes, h, &bytes))
                     st = invalid("tensor %d ('%s') is too large to address in "
                                  "profile %d",
                                  (int)i, t->name, (int)p);

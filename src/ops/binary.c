@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "ops/ew_kinds.h"
+#include "base/parallel.h"
 #include "ops/ops_ew.h"
 #ifdef PRT_HAVE_CUDA
 #include "ops/ops_cuda.h"
@@ -402,6 +403,123 @@ static int bin_walk(const prt_dims *out, const prt_dims *da, const prt_dims *db,
     return BIN_ROW_OK;
 }
 
+/* ---- the blocked format CHW8 (Add, Sub, Mul, Div of two float32 inputs) --- */
+
+/* An input of dims d against the output's dims od, both rank 4: 1 when it
+ * has the output's dims (-1, unknown, matches -1), 2 when it holds one
+ * value per channel ([N or 1, C, 1, 1]), else 0. */
+static int bin_c8_shape(const prt_dims *d, const prt_dims *od)
+{
+    int same = d->nb_dims == 4 && od->nb_dims == 4;
+    for (int32_t i = 0; same && i < 4; i++)
+        same = d->d[i] == od->d[i];
+    if (same)
+        return 1;
+    if (d->nb_dims == 4 && od->nb_dims == 4 && d->d[1] == od->d[1] && d->d[1] > 0 &&
+        d->d[2] == 1 && d->d[3] == 1 && (d->d[0] == 1 || d->d[0] == od->d[0]))
+        return 2;
+    return 0;
+}
+
+/* All three CHW8 or none; in CHW8 each input of the output's dims or one
+ * value a channel. */
+static int bin_chw8_ok(const op_object *o, int32_t pos, const prt_dynamic_tensor_desc *io,
+                       int32_t nb_in, int32_t nb_out)
+{
+    const int32_t f = io[pos].desc.format;
+    (void)o, (void)nb_out;
+    if (pos > 0 && io[0].desc.format != f)
+        return 0;
+    if (f == PRT_FORMAT_LINEAR)
+        return 1;
+    if (nb_in != 2 || io[2].desc.dims.nb_dims != 4)
+        return 0;
+    return pos == 2 || bin_c8_shape(&io[pos].desc.dims, &io[2].desc.dims) != 0;
+}
+
+typedef struct bin_c8_job {
+    const float *a, *b;
+    float *y;
+    int sa, sb; /* bin_c8_shape's */
+    int64_t N, C, C8, R, na, nb;
+    int32_t rk;
+} bin_c8_job;
+
+/* y = a op b over n floats, b's pointer advancing by sb a float (1) or not
+ * (0: one value for every element). */
+#define BIN_C8_LOOP(OP)                                                                  \
+    for (int64_t r = 0; r < j->R; r++)                                                   \
+        for (int l = 0; l < 8; l++)                                                      \
+            y[r * 8 + l] = a[r * da + l] OP b[r * db + l];
+
+static void bin_c8_range(void *arg, int64_t begin, int64_t end)
+{
+    const bin_c8_job *j = arg;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t n = it / j->C8, cb = it % j->C8, live = j->C - cb * 8;
+        const int64_t base = it * j->R * 8;
+        const float *a =
+            j->sa == 1 ? j->a + base : j->a + ((j->na > 1 ? n : 0) * j->C8 + cb) * 8;
+        const float *b =
+            j->sb == 1 ? j->b + base : j->b + ((j->nb > 1 ? n : 0) * j->C8 + cb) * 8;
+        const int64_t da = j->sa == 1 ? 8 : 0, db = j->sb == 1 ? 8 : 0;
+        float *y = j->y + base;
+        switch (j->rk) {
+        case R_ADD:
+            BIN_C8_LOOP(+)
+            break;
+        case R_SUB:
+            BIN_C8_LOOP(-)
+            break;
+        case R_MUL:
+            BIN_C8_LOOP(*)
+            break;
+        default:
+            BIN_C8_LOOP(/)
+            break;
+        }
+        /* CHW8's padding lanes are zeros. */
+        for (int64_t r = 0; live < 8 && r < j->R; r++)
+            for (int64_t l = live; l < 8; l++)
+                y[r * 8 + l] = 0.0f;
+    }
+}
+
+static prt_status bin_run_c8(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
+                             const prt_tensor_desc *out, const void *const *x, void *y)
+{
+    bin_c8_job j;
+    const int32_t rk = row_kind(o);
+    if (nb_in != 2 || in[0].format != PRT_FORMAT_CHW8 ||
+        in[1].format != PRT_FORMAT_CHW8 || out->format != PRT_FORMAT_CHW8 ||
+        out->dims.nb_dims != 4 ||
+        (rk != R_ADD && rk != R_SUB && rk != R_MUL && rk != R_DIV))
+        return op_fail(o, PRT_ERR_UNSUPPORTED,
+                       "the blocked format CHW8 takes Add, Sub, Mul and Div of two "
+                       "CHW8 inputs of rank 4 into a CHW8 output");
+    memset(&j, 0, sizeof j);
+    j.sa = bin_c8_shape(&in[0].dims, &out->dims);
+    j.sb = bin_c8_shape(&in[1].dims, &out->dims);
+    if (!j.sa || !j.sb)
+        return op_fail(o, PRT_ERR_UNSUPPORTED,
+                       "in the blocked format CHW8 each input has the output's dims or "
+                       "one value a channel");
+    j.a = x[0];
+    j.b = x[1];
+    j.y = y;
+    j.N = out->dims.d[0];
+    j.C = out->dims.d[1];
+    j.C8 = (j.C + 7) / 8;
+    j.R = out->dims.d[2] * out->dims.d[3];
+    j.na = in[0].dims.d[0];
+    j.nb = in[1].dims.d[0];
+    j.rk = rk;
+    base_parallel_for(j.N * j.C8,
+                      j.R > 0 ? (OP_GRAIN_SIMPLE + 8 * j.R - 1) / (8 * j.R) : 1,
+                      bin_c8_range, &j);
+    return PRT_OK;
+}
+
 static prt_status bin_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                           int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
                           void *y, void *ws, void *stream)
@@ -409,6 +527,10 @@ static prt_status bin_run(const op_object *o, int32_t dtype, const prt_tensor_de
     const bin_ctx c = {row_kind(o), dtype};
     int code = BIN_ROW_OK;
     (void)ws, (void)stream;
+    if (out->format == PRT_FORMAT_CHW8 ||
+        (nb_in > 0 && in[0].format == PRT_FORMAT_CHW8) ||
+        (nb_in > 1 && in[1].format == PRT_FORMAT_CHW8))
+        return bin_run_c8(o, in, nb_in, out, x, y);
     if (nb_in == 1) {
         /* Max, Min, Sum, Mean of one input: itself. */
         if (x[0] != y)
@@ -597,14 +719,20 @@ static prt_status bin_values(op_object *o, const prt_dim_exprs *in_dims,
         .values = bin_values, .cuda_dtypes_ok = BIN_CUDA_OK,                             \
     }
 
-static const op_class add_class =
-    BIN_CLASS(BIN_ADD, 2, EW_DT_NUMERIC, bin_shapes, bin_infer);
-static const op_class sub_class =
-    BIN_CLASS(BIN_SUB, 2, EW_DT_NUMERIC, bin_shapes, bin_infer);
-static const op_class mul_class =
-    BIN_CLASS(BIN_MUL, 2, EW_DT_NUMERIC, bin_shapes, bin_infer);
-static const op_class div_class =
-    BIN_CLASS(BIN_DIV, 2, EW_DT_NUMERIC, bin_shapes, bin_infer);
+/* The same with CHW8 (bin_chw8_ok). */
+#define BIN_CLASS8(k)                                                                    \
+    {                                                                                    \
+        .kind = (k), .min_inputs = 2, .max_inputs = 2, .dtypes = EW_DT_NUMERIC,          \
+        .size = sizeof(bin_op), .alias_input = -1, .parse = bin_parse,                   \
+        .serialize = bin_serialize, .shapes = bin_shapes, .infer = bin_infer,            \
+        .run = {[PRT_DEVICE_CPU] = bin_run, [PRT_DEVICE_CUDA] = BIN_CUDA},               \
+        .values = bin_values, .cuda_dtypes_ok = BIN_CUDA_OK, .chw8_ok = bin_chw8_ok,     \
+    }
+
+static const op_class add_class = BIN_CLASS8(BIN_ADD);
+static const op_class sub_class = BIN_CLASS8(BIN_SUB);
+static const op_class mul_class = BIN_CLASS8(BIN_MUL);
+static const op_class div_class = BIN_CLASS8(BIN_DIV);
 static const op_class mod_class =
     BIN_CLASS(BIN_MOD, 2, EW_DT_NUMERIC, bin_shapes, bin_infer);
 static const op_class max_class =

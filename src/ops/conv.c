@@ -328,11 +328,23 @@ static int conv_need(const conv_op *c, const prt_dims *w, const prt_dims *out,
     return 1;
 }
 
-/* Bytes: conv_need's floats, then for float16 X, W, B and Y as float32. */
+static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
+                          const prt_dims *out, int64_t *n);
+static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32_t nb_in,
+                              const prt_tensor_desc *out, const void *const *xs, void *y,
+                              void *ws);
+
+/* Bytes: conv_need's floats, then for float16 X, W, B and Y as float32;
+ * for a CHW8 convolution conv_c8_floats's. */
 static int64_t conv_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
                               int32_t nb_in, const prt_dims *out)
 {
     int64_t col, slot, n;
+    if (o->chw8 & (1u | (1u << OP_CHW8_OUT))) {
+        if (!conv_c8_floats(ccv(o), o->chw8, in, out, &n))
+            return -1;
+        return base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
+    }
     if (!conv_need(ccv(o), &in[1], out, &col, &slot) || !base_add_i64(col, slot, &n) ||
         !op_conv_f16_floats(dtype, in, nb_in, out, &n))
         return -1;
@@ -603,6 +615,8 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
     int32_t path;
     prt_status st;
     (void)stream;
+    if (in[0].format == PRT_FORMAT_CHW8 || out->format == PRT_FORMAT_CHW8)
+        return conv_run_c8(c, in, nb_in, out, xs, y, ws);
     memset(&j, 0, offsetof(conv_job, dc));
     for (int32_t k = 0; k < nb_in; k++)
         dims[k] = in[k].dims;
@@ -677,6 +691,295 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
     return PRT_OK;
 }
 
+/* ---- the blocked format CHW8 ------------------------------------------- */
+
+/* Convolutions with a CHW8 kernel: a pointwise one (1x1 kernel, stride 1,
+ * no padding, one group) and a depthwise one (2 spatial dims, one input
+ * and one output channel per group, at most OP_DW8_MAX_TAPS taps), from
+ * the fields and W's dims. X and Y may each be LINEAR or CHW8: a LINEAR one
+ * is moved through the workspace. */
+enum { CONV_C8_NONE, CONV_C8_POINTWISE, CONV_C8_DEPTHWISE };
+
+static int conv_c8_kind(const conv_op *c, const prt_dims *w)
+{
+    int pointwise;
+    if (w->nb_dims != 4 || w->d[0] < 1 || w->d[1] < 1)
+        return CONV_C8_NONE;
+    pointwise = c->group == 1 && w->d[2] == 1 && w->d[3] == 1;
+    for (int32_t i = 0; i < 2; i++)
+        pointwise &= op_window_str(&c->w, i) == 1;
+    for (int32_t i = 0; c->w.auto_pad == OP_PAD_NOTSET && i < c->w.nb_pads; i++)
+        pointwise &= c->w.pads[i] == 0;
+    if (pointwise)
+        return CONV_C8_POINTWISE;
+    if (w->d[1] == 1 && w->d[0] == c->group && w->d[2] * w->d[3] <= OP_DW8_MAX_TAPS)
+        return CONV_C8_DEPTHWISE;
+    return CONV_C8_NONE;
+}
+
+/* X (position 0) and Y (the output) may be CHW8 where a CHW8 kernel takes
+ * the convolution, each apart from the other; W and B are LINEAR. */
+static int conv_chw8_ok(const op_object *o, int32_t pos,
+                        const prt_dynamic_tensor_desc *io, int32_t nb_in, int32_t nb_out)
+{
+    const conv_op *c = ccv(o);
+    int kind;
+    (void)nb_out;
+    if (io[pos].desc.format == PRT_FORMAT_LINEAR)
+        return 1;
+    if ((pos != 0 && pos != nb_in) || nb_in < 2 || io[0].desc.dims.nb_dims != 4)
+        return 0;
+    kind = conv_c8_kind(c, &io[1].desc.dims);
+    return kind == CONV_C8_POINTWISE ||
+           (kind == CONV_C8_DEPTHWISE && io[0].desc.dims.d[1] == c->group);
+}
+
+static int64_t conv_round8(int64_t n)
+{
+    return (n + 7) / 8 * 8;
+}
+
+/* Floats of workspace a CHW8 convolution needs. With a CHW8 X: W packed
+ * for the pointwise kernel or the depthwise kernel's band buffers, and a
+ * LINEAR Y's blocks. With a LINEAR X (and a CHW8 Y): the planes' path
+ * (conv_need) and Y's planes, moved into blocks at the end. */
+static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
+                          const prt_dims *out, int64_t *n)
+{
+    const prt_dims *w = &in[1];
+    int kind = conv_c8_kind(c, w);
+    int64_t t, col, slot;
+    *n = 0;
+    if (kind == CONV_C8_NONE || in[0].nb_dims != 4 || out->nb_dims != 4)
+        return 1;
+    if (!(chw8 & 1u)) {
+        return conv_need(c, w, out, &col, &slot) && base_add_i64(col, slot, n) &&
+               base_mul_i64(out->d[0], out->d[1], &t) && base_mul_i64(t, out->d[2], &t) &&
+               base_mul_i64(t, out->d[3], &t) && base_add_i64(*n, t, n);
+    }
+    if (!(chw8 & (1u << OP_CHW8_OUT))) {
+        if (!base_mul_i64(out->d[0], conv_round8(out->d[1]), &t) ||
+            !base_mul_i64(t, out->d[2], &t) || !base_mul_i64(t, out->d[3], &t) ||
+            !base_add_i64(*n, t, n))
+            return 0;
+    }
+    if (kind == CONV_C8_POINTWISE) {
+        if (!base_mul_i64(conv_round8(w->d[0]), w->d[1], &t) || !base_add_i64(*n, t, n))
+            return 0;
+    } else {
+        const int64_t k[2] = {w->d[2], w->d[3]}, o2[2] = {out->d[2], out->d[3]};
+        const int64_t s[2] = {op_window_str(&c->w, 0), op_window_str(&c->w, 1)};
+        const int64_t d[2] = {op_window_dil(&c->w, 0), op_window_dil(&c->w, 1)};
+        int64_t sl = op_dw8_slot(k, o2, s, d);
+        if (sl < 0 || !base_mul_i64(sl, CONV_SLOTS, &t) || !base_add_i64(*n, t, n))
+            return 0;
+    }
+    return 1;
+}
+
+/* W packed for the pointwise kernel once, when it is a constant of a CPU
+ * engine and X is CHW8 (the builder's timing runs pack it in the
+ * workspace). */
+typedef struct conv_c8_const {
+    op_const head;
+    const void *src; /* W's bytes it was packed from */
+    int64_t M, K;
+    float wp[];
+} conv_c8_const;
+
+static prt_status conv_prepare(const op_object *o, const prt_tensor_desc *in,
+                               int32_t nb_in, const void *const *data, op_const **out)
+{
+    const prt_dims *w = &in[1].dims;
+    conv_c8_const *k;
+    size_t floats;
+    if (nb_in < 2 || !data[1] || in[0].format != PRT_FORMAT_CHW8 ||
+        in[1].dtype != PRT_FLOAT32 || conv_c8_kind(ccv(o), w) != CONV_C8_POINTWISE)
+        return PRT_OK;
+    floats = (size_t)conv_round8(w->d[0]) * (size_t)w->d[1];
+    k = (conv_c8_const *)op_const_alloc(sizeof *k + floats * sizeof(float));
+    if (!k)
+        return op_fail(o, PRT_ERR_OUT_OF_MEMORY, "packing W: out of memory");
+    k->src = data[1];
+    k->M = w->d[0];
+    k->K = w->d[1];
+    op_pw8_pack(data[1], k->M, k->K, k->wp);
+    *out = &k->head;
+    return PRT_OK;
+}
+
+/* One CHW8 convolution being run. */
+typedef struct conv_c8_job {
+    const float *X8, *xl, *W, *B;
+    float *Y8, *yl, *scratch;
+    int64_t N, C, M, C8, M8, ivol, ovol;
+    op_act act;
+    op_pw8 pw;
+    int64_t pc, npc, ppi,
+        npg; /* pointwise: pixels a chunk, chunks; pairs an item, items */
+    op_dw8 dw;
+    int64_t slot, slots, items; /* depthwise */
+} conv_c8_job;
+
+static void conv_c8_pack_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_c8_job *j = arg;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t n = it / j->C8, cb = it % j->C8;
+        op_chw8_pack_block(j->xl + n * j->C * j->ivol, j->C, j->ivol, cb,
+                           (float *)j->X8 + (n * j->C8 + cb) * j->ivol * 8);
+    }
+}
+
+static void conv_c8_unpack_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_c8_job *j = arg;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t n = it / j->M8, cb = it % j->M8;
+        op_chw8_unpack_block(j->Y8 + (n * j->M8 + cb) * j->ovol * 8, j->M, j->ovol, cb,
+                             j->yl + n * j->M * j->ovol);
+    }
+}
+
+/* Pointwise items: (image, chunk of pixels, group of block pairs). */
+static void conv_c8_pw_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_c8_job *j = arg;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t g = it % j->npg, pcix = it / j->npg % j->npc, n = it / j->npg / j->npc;
+        int64_t ob0 = g * j->ppi * 2, ob1 = conv_min(ob0 + j->ppi * 2, j->M8);
+        int64_t p0 = pcix * j->pc, p1 = conv_min(p0 + j->pc, j->ovol);
+        op_pw8_run(&j->pw, j->X8 + n * j->C8 * j->ivol * 8, ob0, ob1, p0, p1,
+                   j->Y8 + n * j->M8 * j->ovol * 8);
+    }
+}
+
+/* Depthwise: chunk t of `slots` takes its share of the (image, block)
+ * items, as conv_dw8_chunks. */
+static void conv_c8_dw_chunks(void *arg, int64_t begin, int64_t end)
+{
+    const conv_c8_job *j = arg;
+    for (int64_t t = begin; t < end; t++) {
+        float *slot = j->scratch + t * j->slot;
+        for (int64_t it = t * j->items / j->slots; it < (t + 1) * j->items / j->slots;
+             it++) {
+            int64_t cb = it % j->C8, n = it / j->C8, c0 = cb * 8;
+            op_dw8b_run(&j->dw, j->X8 + (n * j->C8 + cb) * j->ivol * 8,
+                        j->W + c0 * j->dw.g.kh * j->dw.g.kw, j->B ? j->B + c0 : NULL,
+                        &j->act, conv_min(8, j->C - c0),
+                        j->Y8 + (n * j->M8 + cb) * j->ovol * 8, slot);
+        }
+    }
+}
+
+/* Pixels of a pointwise chunk: about 16 KiB of X's blocks (every input
+ * channel), a multiple of the kernel's tile of 6. */
+#define CONV_C8_CHUNK_FLOATS 4096
+/* Multiply-adds of one pointwise item, about. */
+#define CONV_C8_ITEM_MACS (1 << 17)
+
+static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32_t nb_in,
+                              const prt_tensor_desc *out, const void *const *xs, void *y,
+                              void *ws)
+{
+    const op_object *o = &c->o;
+    prt_dims dims[3];
+    conv_geom g;
+    conv_c8_job j;
+    float *scratch = ws;
+    int kind;
+    prt_status st;
+    for (int32_t k = 0; k < nb_in; k++)
+        dims[k] = in[k].dims;
+    st = conv_geom_make(c, dims, nb_in, &g);
+    if (st)
+        return st;
+    kind = conv_c8_kind(c, &dims[1]);
+    if (in[0].dtype != PRT_FLOAT32 || g.w.ns != 2 || kind == CONV_C8_NONE ||
+        (kind == CONV_C8_DEPTHWISE && g.C != g.G))
+        return op_fail(o, PRT_ERR_UNSUPPORTED,
+                       "the blocked format CHW8 takes float32 pointwise and depthwise "
+                       "2-D convolutions only");
+    memset(&j, 0, sizeof j);
+    j.N = g.N;
+    j.C = g.C;
+    j.M = g.M;
+    j.C8 = (g.C + 7) / 8;
+    j.M8 = (g.M + 7) / 8;
+    j.ivol = g.w.ivol;
+    j.ovol = g.w.ovol;
+    j.W = xs[1];
+    j.B = nb_in == 3 ? xs[2] : NULL;
+    j.act = c->act;
+    if (in[0].format != PRT_FORMAT_CHW8) {
+        /* A LINEAR X: the planes' path into the workspace, then Y's planes
+         * into blocks (smaller than X's wherever a network narrows). */
+        prt_tensor_desc lin = *out;
+        float *yl = scratch;
+        lin.format = PRT_FORMAT_LINEAR;
+        st = conv_run(o, PRT_FLOAT32, in, nb_in, &lin, xs, yl,
+                      yl + base_volume(&out->dims), NULL);
+        if (st)
+            return st;
+        j.xl = yl; /* the planes to move: Y's, M of them */
+        j.X8 = y;
+        j.C = g.M;
+        j.C8 = j.M8;
+        j.ivol = j.ovol;
+        base_parallel_for(j.N * j.C8, 1, conv_c8_pack_range, &j);
+        return PRT_OK;
+    }
+    j.X8 = xs[0];
+    if (out->format == PRT_FORMAT_CHW8) {
+        j.Y8 = y;
+    } else {
+        j.yl = y;
+        j.Y8 = scratch;
+        scratch += j.N * j.M8 * 8 * j.ovol;
+    }
+    if (kind == CONV_C8_POINTWISE) {
+        const conv_c8_const *k = (const conv_c8_const *)o->cst;
+        int64_t pairs = (j.M8 + 1) / 2, nch, macs;
+        if (k && k->src == xs[1] && k->M == g.M && k->K == g.C) {
+            j.pw.w = k->wp;
+        } else {
+            op_pw8_pack(j.W, g.M, g.C, scratch);
+            j.pw.w = scratch;
+        }
+        j.pw.K = g.C;
+        j.pw.M = g.M;
+        j.pw.P = j.ovol;
+        j.pw.bias = j.B;
+        j.pw.act = c->act;
+        /* Chunks of pixels whose blocks fit in L1, split evenly; then
+         * as many block pairs an item as make CONV_C8_ITEM_MACS. All from
+         * the shape, so the split never depends on the threads. */
+        j.pc = CONV_C8_CHUNK_FLOATS / (8 * j.C8) / 6 * 6;
+        if (j.pc < 6)
+            j.pc = 6;
+        nch = (j.ovol + j.pc - 1) / j.pc;
+        j.pc = nch ? ((j.ovol + nch - 1) / nch + 5) / 6 * 6 : 6;
+        j.npc = (j.ovol + j.pc - 1) / j.pc;
+        macs = 16 * g.C * j.pc;
+        j.ppi = macs > 0 ? CONV_C8_ITEM_MACS / macs : pairs;
+        j.ppi = j.ppi < 1 ? 1 : j.ppi > pairs ? pairs : j.ppi;
+        j.npg = (pairs + j.ppi - 1) / j.ppi;
+        base_parallel_for(j.N * j.npc * j.npg, 1, conv_c8_pw_range, &j);
+    } else {
+        if (!op_dw8_plan(2, g.w.in, g.w.k, g.w.out, g.w.s, g.w.d, g.w.pb, &j.dw))
+            return op_fail(o, PRT_ERR_UNSUPPORTED,
+                           "this depthwise kernel has too many taps");
+        j.slot = op_dw8_slot(g.w.k, g.w.out, g.w.s, g.w.d);
+        j.scratch = scratch;
+        j.items = j.N * j.C8;
+        j.slots = conv_min(CONV_SLOTS, j.items);
+        base_parallel_for(j.slots, 1, conv_c8_dw_chunks, &j);
+    }
+    if (out->format != PRT_FORMAT_CHW8)
+        base_parallel_for(j.N * j.M8, 1, conv_c8_unpack_range, &j);
+    return PRT_OK;
+}
+
 #ifdef PRT_HAVE_CUDA
 /* CUDA: a direct convolution, one thread per output element. */
 static prt_status conv_run_cuda(const op_object *o, int32_t dtype,
@@ -747,6 +1050,8 @@ static const op_class conv_class = {
     .workspace = conv_workspace,
     .run = {[PRT_DEVICE_CPU] = conv_run, [PRT_DEVICE_CUDA] = CONV_CUDA},
     .blas = 1,
+    .chw8_ok = conv_chw8_ok,
+    .prepare = conv_prepare,
 };
 
 static const prt_field_schema conv_schema[] = {

@@ -57,30 +57,6 @@ int op_dw8_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *
     return 1;
 }
 
-/* An 8 x 8 transpose: r[i][j] becomes r[j][i]. Three rounds of two-input
- * shuffles (AVX's unpack, shufps and vperm2f128 shapes). */
-static inline CPU_INLINE void dw_transpose8(cpu_v8 *r)
-{
-    const cpu_v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
-    const cpu_v8i q0 = {0, 1, 8, 9, 4, 5, 12, 13}, q1 = {2, 3, 10, 11, 6, 7, 14, 15};
-    const cpu_v8i h0 = {0, 1, 2, 3, 8, 9, 10, 11}, h1 = {4, 5, 6, 7, 12, 13, 14, 15};
-    cpu_v8 t[8], u[8];
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = __builtin_shuffle(r[i], r[i + 1], lo);
-        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi);
-    }
-    /* u[i + 2h + l]: columns h * 2 + l and that + 4 of rows i .. i + 3. */
-    for (int i = 0; i < 8; i += 4)
-        for (int h = 0; h < 2; h++) {
-            u[i + 2 * h] = __builtin_shuffle(t[i + h], t[i + h + 2], q0);
-            u[i + 2 * h + 1] = __builtin_shuffle(t[i + h], t[i + h + 2], q1);
-        }
-    for (int j = 0; j < 4; j++) {
-        r[j] = __builtin_shuffle(u[j], u[j + 4], h0);
-        r[j + 4] = __builtin_shuffle(u[j], u[j + 4], h1);
-    }
-}
-
 /* Input rows [xr0, xr1) (inside the input) of channels c < nc (planes
  * x + c H W) into the band buffer `in`, whose row 0 is input row ir0: the
  * rows' pixels are contiguous in the planes, so they are moved eight at a
@@ -110,7 +86,7 @@ static inline CPU_INLINE void dw_rows_in(const op_dw8 *p, const float *x, int64_
             if (c < nc)
                 CPU_LOAD(v[c], x + c * plane);
         }
-        dw_transpose8(v);
+        cpu_transpose8(v);
         for (int q = 0; q < 8; q++) {
             if (col < wr)
                 CPU_STORE(in + (r - ir0) * row8 + (col + p->g.pl) * 8, v[q]);
@@ -137,7 +113,7 @@ static inline CPU_INLINE void dw_rows_in(const op_dw8 *p, const float *x, int64_
  * the band's output row. */
 static inline CPU_INLINE void dw_strip(const op_dw8 *p, const float *orow_in,
                                        const cpu_v8 *wt, cpu_v8 b, const op_act *act,
-                                       int64_t ow, int nu, float *out)
+                                       int64_t ow, int nu, int64_t live, float *out)
 {
     cpu_v8 acc[DW_U];
     for (int u = 0; u < nu; u++)
@@ -156,7 +132,30 @@ static inline CPU_INLINE void dw_strip(const op_dw8 *p, const float *orow_in,
     }
     for (int u = 0; u < nu; u++) {
         cpu_act_v8(act, &acc[u]);
+        /* CHW8's padding lanes are zeros (live: the lanes that are
+         * channels; 8 for the planes, whose extra lanes are dropped). */
+        for (int64_t l = live; l < 8; l++)
+            acc[u][l] = 0.0f;
         CPU_STORE(out + (ow + u) * 8, acc[u]);
+    }
+}
+
+/* Input rows [xr0, xr1) of one CHW8 block (rows of W pixels of eight) into
+ * the band buffer, as dw_rows_in does from planes: a copy per row. */
+static inline CPU_INLINE void dw_rows_in_blk(const op_dw8 *p, const float *x, int64_t xr0,
+                                             int64_t xr1, int64_t ir0, float *in)
+{
+    const int64_t row8 = p->Wp * 8;
+    const int64_t wr = p->g.W < p->Wp - p->g.pl ? p->g.W : p->Wp - p->g.pl;
+    for (int64_t rr = xr0; rr < xr1; rr++) {
+        float *row = in + (rr - ir0) * row8;
+        memset(row, 0, sizeof(float) * (size_t)(p->g.pl * 8));
+        if (wr > 0)
+            memcpy(row + p->g.pl * 8, x + rr * p->g.W * 8,
+                   sizeof(float) * (size_t)(wr * 8));
+        if (p->g.pl + wr < p->Wp)
+            memset(row + (p->g.pl + (wr > 0 ? wr : 0)) * 8, 0,
+                   sizeof(float) * (size_t)((p->Wp - p->g.pl - (wr > 0 ? wr : 0)) * 8));
     }
 }
 
@@ -172,7 +171,7 @@ static inline CPU_INLINE void dw_rows_out(const op_dw8 *p, const float *src, int
         cpu_v8 v[8];
         for (int j = 0; j < 8; j++)
             CPU_LOAD(v[j], src + (q + j) * 8);
-        dw_transpose8(v);
+        cpu_transpose8(v);
         for (int c = 0; c < 8; c++)
             if (c < nc)
                 CPU_STORE(y + c * plane + q, v[c]);
@@ -182,9 +181,11 @@ static inline CPU_INLINE void dw_rows_out(const op_dw8 *p, const float *src, int
             y[c * plane + q] = src[q * 8 + c];
 }
 
+/* blk (a constant): x and y are CHW8 blocks read and written in place,
+ * else eight planes each. */
 static inline CPU_INLINE void dw_body(const op_dw8 *p, const float *x, const float *w,
                                       const float *bias, const op_act *act, int64_t nc,
-                                      float *y, float *scratch)
+                                      float *y, float *scratch, int blk)
 {
     const int64_t kvol = p->g.kh * p->g.kw;
     float *in = scratch, *out = scratch + p->inbuf;
@@ -208,34 +209,49 @@ static inline CPU_INLINE void dw_body(const op_dw8 *p, const float *x, const flo
         if (ir0 + nin > xr1)
             memset(in + (xr1 - ir0) * p->Wp * 8, 0,
                    sizeof(float) * (size_t)((ir0 + nin - xr1) * p->Wp * 8));
-        dw_rows_in(p, x, nc, xr0, xr1, ir0, in);
+        if (blk)
+            dw_rows_in_blk(p, x, xr0, xr1, ir0, in);
+        else
+            dw_rows_in(p, x, nc, xr0, xr1, ir0, in);
         for (int64_t oh = r0; oh < r1; oh++) {
             const float *orow_in = in + (oh - r0) * p->g.sh * p->Wp * 8;
-            float *orow = out + (oh - r0) * p->g.OW * 8;
+            float *orow = blk ? y + oh * p->g.OW * 8 : out + (oh - r0) * p->g.OW * 8;
+            const int64_t live = blk ? nc : 8;
             int64_t ow = 0;
             for (; ow + DW_U <= p->g.OW; ow += DW_U)
-                dw_strip(p, orow_in, wt, b, act, ow, DW_U, orow);
+                dw_strip(p, orow_in, wt, b, act, ow, DW_U, live, orow);
             /* The rest, fewer than DW_U, in strips of 4, 2 and 1 (written
              * out so that each is compiled for its constant width). */
             if ((p->g.OW - ow) & 4) {
-                dw_strip(p, orow_in, wt, b, act, ow, 4, orow);
+                dw_strip(p, orow_in, wt, b, act, ow, 4, live, orow);
                 ow += 4;
             }
             if ((p->g.OW - ow) & 2) {
-                dw_strip(p, orow_in, wt, b, act, ow, 2, orow);
+                dw_strip(p, orow_in, wt, b, act, ow, 2, live, orow);
                 ow += 2;
             }
             if (p->g.OW - ow)
-                dw_strip(p, orow_in, wt, b, act, ow, 1, orow);
+                dw_strip(p, orow_in, wt, b, act, ow, 1, live, orow);
         }
-        dw_rows_out(p, out, nc, r0, r1, y);
+        if (!blk)
+            dw_rows_out(p, out, nc, r0, r1, y);
     }
 }
 
 CPU_BUILDS(dw8, dw_body,
            (const op_dw8 *p, const float *x, const float *w, const float *bias,
             const op_act *act, int64_t nc, float *y, float *scratch),
-           (p, x, w, bias, act, nc, y, scratch))
+           (p, x, w, bias, act, nc, y, scratch, 0))
+CPU_BUILDS(dw8b, dw_body,
+           (const op_dw8 *p, const float *x, const float *w, const float *bias,
+            const op_act *act, int64_t nc, float *y, float *scratch),
+           (p, x, w, bias, act, nc, y, scratch, 1))
+
+void op_dw8b_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
+                 const op_act *act, int64_t nc, float *y, float *scratch)
+{
+    CPU_PICK(dw8b)(p, x, w, bias, act, nc, y, scratch);
+}
 
 void op_dw8_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
                 const op_act *act, int64_t nc, float *y, float *scratch)

@@ -59,6 +59,30 @@ typedef int32_t cpu_v8i __attribute__((vector_size(32)));
 /* m ? a : b per lane, m a comparison's result (all ones or zero). */
 #define CPU_SELECT(m, a, b) ((cpu_v8)(((cpu_v8i)(a) & (m)) | ((cpu_v8i)(b) & ~(m))))
 
+/* An 8 x 8 transpose: r[i][j] becomes r[j][i]. Three rounds of two-input
+ * shuffles (AVX's unpack, shufps and vperm2f128 shapes). */
+static inline CPU_INLINE void cpu_transpose8(cpu_v8 *r)
+{
+    const cpu_v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+    const cpu_v8i q0 = {0, 1, 8, 9, 4, 5, 12, 13}, q1 = {2, 3, 10, 11, 6, 7, 14, 15};
+    const cpu_v8i h0 = {0, 1, 2, 3, 8, 9, 10, 11}, h1 = {4, 5, 6, 7, 12, 13, 14, 15};
+    cpu_v8 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = __builtin_shuffle(r[i], r[i + 1], lo);
+        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi);
+    }
+    /* u[i + 2h + l]: columns h * 2 + l and that + 4 of rows i .. i + 3. */
+    for (int i = 0; i < 8; i += 4)
+        for (int h = 0; h < 2; h++) {
+            u[i + 2 * h] = __builtin_shuffle(t[i + h], t[i + h + 2], q0);
+            u[i + 2 * h + 1] = __builtin_shuffle(t[i + h], t[i + h + 2], q1);
+        }
+    for (int j = 0; j < 4; j++) {
+        r[j] = __builtin_shuffle(u[j], u[j + 4], h0);
+        r[j + 4] = __builtin_shuffle(u[j], u[j + 4], h1);
+    }
+}
+
 /* 1 when the AVX2 + FMA builds of the kernels run here (the CPU has both,
  * and cpu_force_baseline has not turned them off). Cheap: one atomic load
  * after the first call. */
@@ -347,6 +371,37 @@ int op_dw8_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *
  * weights at w + c kh kw; bias may be NULL. scratch: op_dw8_slot floats. */
 void op_dw8_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
                 const op_act *act, int64_t nc, float *y, float *scratch);
+
+/* The same on the blocked format CHW8 (plugin.h): x is one block of eight
+ * channels of one image (H x W pixels of eight lanes), y the block's output
+ * (OH x OW pixels of eight), both in place, lanes from nc on written as 0;
+ * w and bias as op_dw8_run's for the block's channels. scratch:
+ * op_dw8_slot floats. */
+void op_dw8b_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
+                 const op_act *act, int64_t nc, float *y, float *scratch);
+
+/* ---- the blocked format CHW8 (conv_chw8.c) -------------------------------- */
+
+/* Block cb of one image between LINEAR (C planes of R floats at x) and
+ * CHW8 (R pixels of eight lanes at y, lanes past C zero). */
+void op_chw8_pack_block(const float *x, int64_t C, int64_t R, int64_t cb, float *y);
+void op_chw8_unpack_block(const float *y, int64_t C, int64_t R, int64_t cb, float *x);
+
+/* A pointwise convolution of one image on CHW8: K input channels, M output
+ * channels, P pixels; w the weights packed by op_pw8_pack ((M + 7) / 8
+ * blocks of K x 8 floats), bias M floats or NULL, then the activation. */
+typedef struct op_pw8 {
+    int64_t K, M, P;
+    const float *w, *bias;
+    op_act act;
+} op_pw8;
+
+/* W [M][K] (row-major) into op_pw8's packing, zero past M. */
+void op_pw8_pack(const float *w, int64_t M, int64_t K, float *wp);
+/* Output blocks [ob0, ob1) at pixels [p0, p1) from x (the image's input
+ * blocks) into y (the image's output blocks); lanes past M are 0. */
+void op_pw8_run(const op_pw8 *p, const float *x, int64_t ob0, int64_t ob1, int64_t p0,
+                int64_t p1, float *y);
 
 /* ---- matrix products (gemm_kernel.c) ------------------------------------- */
 

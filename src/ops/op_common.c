@@ -178,6 +178,15 @@ static prt_status check_dtypes(const op_object *o, const int32_t *types, int32_t
     return PRT_OK;
 }
 
+/* A run's format: LINEAR, or CHW8 of a float32 tensor of rank 3 or more
+ * for a class that takes it somewhere (the kernel checks where). */
+static int format_ok(const op_object *o, const prt_tensor_desc *d)
+{
+    return d->format == PRT_FORMAT_LINEAR ||
+           (d->format == PRT_FORMAT_CHW8 && o->cls->chw8_ok && d->dtype == PRT_FLOAT32 &&
+            d->dims.nb_dims >= 3);
+}
+
 static prt_status check_desc_dtypes(const op_object *o, const prt_tensor_desc *in,
                                     int32_t nb_in, const prt_tensor_desc *out,
                                     int32_t nb_out)
@@ -195,15 +204,31 @@ static prt_status check_desc_dtypes(const op_object *o, const prt_tensor_desc *i
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                            "output %d dtype %s differs from %s, which the inputs give",
                            (int)k, prt_dtype_name(out[k].dtype), prt_dtype_name(want));
-        if (out[k].format != PRT_FORMAT_LINEAR)
-            return op_fail(o, PRT_ERR_UNSUPPORTED, "output %d format %d is not linear",
-                           (int)k, (int)out[k].format);
+        if (!format_ok(o, &out[k]))
+            return op_fail(o, PRT_ERR_UNSUPPORTED,
+                           "output %d format %d is not one it takes", (int)k,
+                           (int)out[k].format);
     }
     for (int32_t i = 0; i < nb_in; i++)
-        if (in[i].format != PRT_FORMAT_LINEAR)
-            return op_fail(o, PRT_ERR_UNSUPPORTED, "input %d format %d is not linear",
-                           (int)i, (int)in[i].format);
+        if (!format_ok(o, &in[i]))
+            return op_fail(o, PRT_ERR_UNSUPPORTED,
+                           "input %d format %d is not one it takes", (int)i,
+                           (int)in[i].format);
     return PRT_OK;
+}
+
+/* Which positions of these descriptors are CHW8 (op_object.chw8). */
+static uint32_t chw8_mask(const prt_tensor_desc *in, int32_t nb_in,
+                          const prt_tensor_desc *out, int32_t nb_out)
+{
+    uint32_t m = 0;
+    for (int32_t i = 0; i < nb_in && i < OP_CHW8_OUT; i++)
+        if (in[i].format == PRT_FORMAT_CHW8)
+            m |= 1u << i;
+    for (int32_t k = 0; k < nb_out && k < 32 - OP_CHW8_OUT; k++)
+        if (out[k].format == PRT_FORMAT_CHW8)
+            m |= 1u << (OP_CHW8_OUT + k);
+    return m;
 }
 
 /* Concrete dims: infer the output and compare it with what the runtime
@@ -274,6 +299,9 @@ static uint32_t refused_for(const op_object *o, const prt_tensor_desc *in, int32
     for (int32_t i = 0; i < nb_in && i < OP_MAX_INPUTS; i++)
         types[i] = in[i].dtype;
     if (o->cls->cuda_dtypes_ok && !o->cls->cuda_dtypes_ok(o, types, nb_in, out[0].dtype))
+        return 1u << PRT_DEVICE_CUDA;
+    /* The blocked format has CPU kernels only. */
+    if (chw8_mask(in, nb_in, out, nb_outs(o)))
         return 1u << PRT_DEVICE_CUDA;
     return 0;
 }
@@ -414,9 +442,15 @@ static int32_t bld_supports(prt_plugin *p, int32_t pos,
     const op_object *o = obj(p);
     int32_t t, types[OP_MAX_INPUTS];
     if (pos < 0 || pos >= nb_inputs + nb_outputs || nb_outputs != nb_outs(o) ||
-        nb_inputs > OP_MAX_INPUTS || in_out[pos].desc.format != PRT_FORMAT_LINEAR)
+        nb_inputs > OP_MAX_INPUTS)
         return 0;
     t = in_out[pos].desc.dtype;
+    if (in_out[pos].desc.format != PRT_FORMAT_LINEAR &&
+        (in_out[pos].desc.format != PRT_FORMAT_CHW8 || !o->cls->chw8_ok ||
+         t != PRT_FLOAT32 || in_out[pos].desc.dims.nb_dims < 3))
+        return 0;
+    if (o->cls->chw8_ok && !o->cls->chw8_ok(o, pos, in_out, nb_inputs, nb_outputs))
+        return 0;
     for (int32_t i = 0; i < pos && i < nb_inputs; i++)
         types[i] = in_out[i].desc.dtype;
     if (pos < nb_inputs)
@@ -449,6 +483,7 @@ static prt_status bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in
     if (st)
         return st;
     o->refused_devices = refused_for(o, descs, nb_in, odescs);
+    o->chw8 = chw8_mask(descs, nb_in, odescs, nb_out);
     o->nb_inputs = nb_in;
     o->configured = 1;
     if (!known || (o->cls->nb_outputs ? !o->cls->infer_n : !o->cls->infer))
@@ -489,6 +524,13 @@ static prt_status bld_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in
     *out_bytes = 0;
     if (o->cls->nb_outputs ? !o->cls->workspace_n : !o->cls->workspace)
         return PRT_OK;
+    o->chw8 = 0;
+    for (int32_t i = 0; i < nb_in && i < OP_CHW8_OUT; i++)
+        if (in[i].desc.format == PRT_FORMAT_CHW8)
+            o->chw8 |= 1u << i;
+    for (int32_t k = 0; k < nb_out && k < 32 - OP_CHW8_OUT; k++)
+        if (out[k].desc.format == PRT_FORMAT_CHW8)
+            o->chw8 |= 1u << (OP_CHW8_OUT + k);
     /* The need grows with every dim, so the profile's maxima bound it. */
     for (int32_t i = 0; i < nb_in; i++)
         ind[i] = in[i].max;
@@ -565,6 +607,7 @@ static prt_status rt_shape_change(prt_plugin *p, const prt_tensor_desc *in, int3
         st = check_dims(o, in, nb_in, out, nb_out);
     if (!st) {
         o->refused_devices = refused_for(o, in, nb_in, out);
+        o->chw8 = chw8_mask(in, nb_in, out, nb_out);
         o->nb_inputs = nb_in;
         o->configured = 1;
     }
@@ -601,6 +644,11 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
         st = check_dims(o, in_desc, nb_in, out_desc, nb_out);
     if (st)
         return st;
+    o->chw8 = chw8_mask(in_desc, nb_in, out_desc, nb_out);
+    if (o->chw8 && device != PRT_DEVICE_CPU)
+        return op_fail(o, PRT_ERR_UNSUPPORTED,
+                       "the blocked format (CHW8) has no kernel on device %d",
+                       (int)device);
     if (refused_for(o, in_desc, nb_in, out_desc) & (1u << device))
         return op_fail(o, PRT_ERR_UNSUPPORTED,
                        "the CUDA kernel does not take input dtype %s (output %s)",

@@ -206,6 +206,19 @@ typedef struct op_class {
     int (*cuda_dtypes_ok)(const op_object *o, const int32_t *types, int32_t nb_in,
                           int32_t out_type);
 
+    /* ---- the blocked format (optional) --------------------------------- */
+    /* Whether the CPU kernel takes the format at position pos (inputs, then
+     * outputs; LINEAR or PRT_FORMAT_CHW8, plugin.h), given the dtypes and
+     * formats before pos and every position's dims: asked for both
+     * formats, so an op can refuse to mix them. NULL: LINEAR only. For
+     * CHW8 the scaffold checks dtype float32 and rank 3 or more first, and
+     * keeps which positions are CHW8 in the object (op_object.chw8) for
+     * `workspace`; the kernel reads the formats from its descs. A CHW8
+     * tensor never reaches a CUDA kernel: its object no longer lists CUDA
+     * among its devices. */
+    int (*chw8_ok)(const op_object *o, int32_t pos, const prt_dynamic_tensor_desc *io,
+                   int32_t nb_in, int32_t nb_out);
+
     /* ---- constant inputs (optional) ------------------------------------ */
     /* State derived from the inputs that are constants of the engine, made
      * once (op_bind_constants, op_const.h): called on the engine's runtime
@@ -232,6 +245,9 @@ struct op_object {
     /* Bit d: device d's kernel refuses the dtypes last configured
      * (cuda_dtypes_ok), so devices() leaves it out. */
     uint32_t refused_devices;
+    /* Bit i: input i is CHW8; bit OP_CHW8_OUT + k: output k (k < 8). Set
+     * from the descriptors before every workspace query and run. */
+    uint32_t chw8;
     /* The output dims get_output_shapes gave, for get_output_values.
      * Expressions live only as long as the build: never read them after. */
     prt_dim_exprs bld_out;
@@ -247,6 +263,8 @@ struct op_object {
      * object it was cloned from (op_const). */
     op_const *cst;
 };
+
+#define OP_CHW8_OUT 16
 
 /* A built-in creator for `cls` (an op_class object) with a schema array. */
 #define OP_CREATOR(name, cls, schema, nb_schema)                                         \

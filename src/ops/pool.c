@@ -526,6 +526,44 @@ static void gap_range(void *arg, int64_t b, int64_t e)
     op_row_means(j->x + b * j->sp, e - b, j->sp, j->y + b);
 }
 
+/* X LINEAR or CHW8 (plugin.h); Y LINEAR, or CHW8 from a CHW8 X. */
+static int gap_chw8_ok(const op_object *o, int32_t pos, const prt_dynamic_tensor_desc *io,
+                       int32_t nb_in, int32_t nb_out)
+{
+    (void)o, (void)nb_in, (void)nb_out;
+    return pos == 0 || io[pos].desc.format == PRT_FORMAT_LINEAR ||
+           io[0].desc.format == PRT_FORMAT_CHW8;
+}
+
+typedef struct gap_c8_job {
+    const float *x;
+    float *y;
+    int64_t C, C8, sp;
+    int out_c8;
+} gap_c8_job;
+
+/* Blocks [b, e): each lane's mean, summed in double as the planes are. */
+static void gap_c8_range(void *arg, int64_t b, int64_t e)
+{
+    const gap_c8_job *j = arg;
+    for (int64_t it = b; it < e; it++) {
+        const int64_t n = it / j->C8, cb = it % j->C8;
+        const float *x = j->x + it * j->sp * 8;
+        double s[8] = {0};
+        for (int64_t r = 0; r < j->sp; r++)
+            for (int l = 0; l < 8; l++)
+                s[l] += x[r * 8 + l];
+        for (int l = 0; l < 8; l++) {
+            const int64_t c = cb * 8 + l;
+            const float m = j->sp > 0 ? (float)(s[l] / (double)j->sp) : NAN;
+            if (j->out_c8)
+                j->y[it * 8 + l] = c < j->C ? m : 0.0f;
+            else if (c < j->C)
+                j->y[n * j->C + c] = m;
+        }
+    }
+}
+
 static prt_status gap_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                           int32_t nb_in, const prt_tensor_desc *out,
                           const void *const *xs, void *y, void *ws, void *stream)
@@ -535,6 +573,16 @@ static prt_status gap_run(const op_object *o, int32_t dtype, const prt_tensor_de
     (void)nb_in, (void)out, (void)ws;
     for (int32_t i = 2; i < d->nb_dims; i++)
         sp *= d->d[i];
+    if (in[0].format == PRT_FORMAT_CHW8) {
+        gap_c8_job j = {
+            xs[0], y, d->d[1], (d->d[1] + 7) / 8, sp, out->format == PRT_FORMAT_CHW8};
+        base_parallel_for(d->d[0] * j.C8,
+                          sp > 0 ? (OP_GRAIN_SIMPLE + 8 * sp - 1) / (8 * sp) : 1,
+                          gap_c8_range, &j);
+        return PRT_OK;
+    }
+    if (out->format == PRT_FORMAT_CHW8)
+        return op_fail(o, PRT_ERR_UNSUPPORTED, "a CHW8 output needs a CHW8 input");
     if (dtype == PRT_FLOAT32) {
         gap_job j = {xs[0], y, sp};
         /* A plane costs an addition per element. */
@@ -600,6 +648,7 @@ static const op_class gap_class = {
     .shapes = gap_shapes,
     .infer = gap_infer,
     .run = {[PRT_DEVICE_CPU] = gap_run, [PRT_DEVICE_CUDA] = GAP_CUDA},
+    .chw8_ok = gap_chw8_ok,
 };
 
 const prt_plugin_creator op_global_average_pool_creator =

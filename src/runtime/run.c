@@ -20,7 +20,7 @@ static int has_unknown_dim(const prt_engine *e, int32_t t, const uint8_t *known)
 
 static int64_t bytes_of(const prt_tensor_desc *d)
 {
-    return base_volume(&d->dims) * (int64_t)prt_dtype_size(d->dtype);
+    return prt_format_volume(d->format, &d->dims) * (int64_t)prt_dtype_size(d->dtype);
 }
 
 /* Points every I/O tensor at its memory; asks allocators for outputs whose

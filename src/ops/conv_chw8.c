@@ -1,0 +1,190 @@
+/* The kernels of the blocked format CHW8 (plugin.h; cpu_kernels.h): moving
+ * a tensor between LINEAR and CHW8, and the pointwise convolution on CHW8,
+ * in a baseline and an AVX2 + FMA build. (The depthwise one is conv_dw8.c's
+ * kernel reading and writing blocks in place.)
+ *
+ * The pointwise product. Output block ob (eight output channels) at pixel
+ * p is bias + sum over k of W[ob's eight][k] x[k][p]: each k one vector of
+ * packed weights times the broadcast input element, so a tile of two blocks
+ * by six pixels is 12 sums in registers, two weight loads and six
+ * broadcasts per k, as the register tiles of the plain product
+ * (gemm_kernel.c); there the columns are pixels in strips of 16, here the
+ * pixels go six at a time and the channels eight, so small images (7 x 7,
+ * 14 x 14) and channel counts waste fewer lanes. Sums run over k in order,
+ * so results do not depend on how the work is split. */
+#include "ops/cpu_kernels.h"
+
+#include "base/base.h"
+
+/* ---- LINEAR <-> CHW8 ---------------------------------------------------- */
+
+/* Block cb of one image: x holds C planes of R floats, y the block's R
+ * pixels of eight lanes (zero past C). */
+static inline CPU_INLINE void c8_pack_body(const float *x, int64_t C, int64_t R,
+                                           int64_t cb, float *y)
+{
+    const int64_t c0 = cb * 8, nc = C - c0 < 8 ? C - c0 : 8;
+    int64_t r = 0;
+    for (; r + 8 <= R; r += 8) {
+        cpu_v8 v[8];
+        for (int c = 0; c < 8; c++) {
+            v[c] = (cpu_v8){0};
+            if (c < nc)
+                CPU_LOAD(v[c], x + (c0 + c) * R + r);
+        }
+        cpu_transpose8(v);
+        for (int q = 0; q < 8; q++)
+            CPU_STORE(y + (r + q) * 8, v[q]);
+    }
+    for (; r < R; r++)
+        for (int c = 0; c < 8; c++)
+            y[r * 8 + c] = c < nc ? x[(c0 + c) * R + r] : 0.0f;
+}
+
+/* The reverse: the block's real lanes back into their planes. */
+static inline CPU_INLINE void c8_unpack_body(const float *y, int64_t C, int64_t R,
+                                             int64_t cb, float *x)
+{
+    const int64_t c0 = cb * 8, nc = C - c0 < 8 ? C - c0 : 8;
+    int64_t r = 0;
+    for (; r + 8 <= R; r += 8) {
+        cpu_v8 v[8];
+        for (int q = 0; q < 8; q++)
+            CPU_LOAD(v[q], y + (r + q) * 8);
+        cpu_transpose8(v);
+        for (int c = 0; c < nc; c++)
+            CPU_STORE(x + (c0 + c) * R + r, v[c]);
+    }
+    for (; r < R; r++)
+        for (int c = 0; c < nc; c++)
+            x[(c0 + c) * R + r] = y[r * 8 + c];
+}
+
+CPU_BUILDS(c8_pack, c8_pack_body,
+           (const float *x, int64_t C, int64_t R, int64_t cb, float *y), (x, C, R, cb, y))
+CPU_BUILDS(c8_unpack, c8_unpack_body,
+           (const float *y, int64_t C, int64_t R, int64_t cb, float *x), (y, C, R, cb, x))
+
+void op_chw8_pack_block(const float *x, int64_t C, int64_t R, int64_t cb, float *y)
+{
+    CPU_PICK(c8_pack)(x, C, R, cb, y);
+}
+
+void op_chw8_unpack_block(const float *y, int64_t C, int64_t R, int64_t cb, float *x)
+{
+    CPU_PICK(c8_unpack)(y, C, R, cb, x);
+}
+
+/* ---- the pointwise convolution ------------------------------------------ */
+
+void op_pw8_pack(const float *w, int64_t M, int64_t K, float *wp)
+{
+    for (int64_t ob = 0; ob < (M + 7) / 8; ob++)
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t l = 0; l < 8; l++)
+                wp[(ob * K + k) * 8 + l] =
+                    ob * 8 + l < M ? w[(ob * 8 + l) * K + k] : 0.0f;
+}
+
+#define PW_U 6 /* pixels of a tile */
+
+/* Input channel k (lane l of its block, x at the tile's first pixel):
+ * the blocks' eight weights times each pixel's value. */
+static inline CPU_INLINE void pw8_step(const float *w, int64_t K, const float *x,
+                                       int64_t k, int l, int nb, int nu,
+                                       cpu_v8 (*acc)[PW_U])
+{
+    cpu_v8 w0, w1 = {0};
+    CPU_LOAD(w0, w + k * 8);
+    if (nb == 2)
+        CPU_LOAD(w1, w + (K + k) * 8);
+    for (int u = 0; u < nu; u++) {
+        const cpu_v8 xv = CPU_SPLAT(x[u * 8 + l]);
+        acc[0][u] += w0 * xv;
+        if (nb == 2)
+            acc[1][u] += w1 * xv;
+    }
+}
+
+/* nb blocks (1 or 2) from ob by nu pixels (both constants after inlining)
+ * from pixel px. */
+static inline CPU_INLINE void pw8_tile(const op_pw8 *p, const float *x, int nb, int nu,
+                                       int64_t ob, int64_t px, float *y)
+{
+    const int64_t K = p->K, P = p->P;
+    const float *w = p->w + ob * K * 8;
+    cpu_v8 acc[2][PW_U];
+    for (int b = 0; b < nb; b++) {
+        cpu_v8 bv = {0};
+        if (p->bias && (ob + b) * 8 + 8 <= p->M)
+            CPU_LOAD(bv, p->bias + (ob + b) * 8);
+        else
+            for (int l = 0; p->bias && l < 8; l++)
+                bv[l] = (ob + b) * 8 + l < p->M ? p->bias[(ob + b) * 8 + l] : 0.0f;
+        for (int u = 0; u < nu; u++)
+            acc[b][u] = bv;
+    }
+    x += px * 8;
+    for (int64_t kb = 0; kb * 8 < K; kb++, x += P * 8) {
+        /* Whole blocks with a constant trip count (unrolled), the last of
+         * fewer channels with its own. */
+        if (K - kb * 8 >= 8)
+            for (int l = 0; l < 8; l++)
+                pw8_step(w, K, x, kb * 8 + l, l, nb, nu, acc);
+        else
+            for (int64_t l = 0; l < K - kb * 8; l++)
+                pw8_step(w, K, x, kb * 8 + l, (int)l, nb, nu, acc);
+    }
+    for (int b = 0; b < nb; b++) {
+        const int64_t live = p->M - (ob + b) * 8;
+        float *yb = y + ((ob + b) * P + px) * 8;
+        for (int u = 0; u < nu; u++) {
+            cpu_act_v8(&p->act, &acc[b][u]);
+            if (live < 8)
+                for (int l = (int)live; l < 8; l++)
+                    acc[b][u][l] = 0.0f;
+            CPU_STORE(yb + u * 8, acc[b][u]);
+        }
+    }
+}
+
+/* Pixels [p0, p1) of nb blocks from ob: tiles of PW_U, then 4, 2 and 1
+ * (written out so that each is compiled for its constant width). */
+static inline CPU_INLINE void pw8_pixels(const op_pw8 *p, const float *x, int nb,
+                                         int64_t ob, int64_t p0, int64_t p1, float *y)
+{
+    int64_t px = p0;
+    for (; px + PW_U <= p1; px += PW_U)
+        pw8_tile(p, x, nb, PW_U, ob, px, y);
+    if ((p1 - px) & 4) {
+        pw8_tile(p, x, nb, 4, ob, px, y);
+        px += 4;
+    }
+    if ((p1 - px) & 2) {
+        pw8_tile(p, x, nb, 2, ob, px, y);
+        px += 2;
+    }
+    if (p1 - px)
+        pw8_tile(p, x, nb, 1, ob, px, y);
+}
+
+static inline CPU_INLINE void pw8_body(const op_pw8 *p, const float *x, int64_t ob0,
+                                       int64_t ob1, int64_t p0, int64_t p1, float *y)
+{
+    int64_t ob = ob0;
+    for (; ob + 2 <= ob1; ob += 2)
+        pw8_pixels(p, x, 2, ob, p0, p1, y);
+    if (ob < ob1)
+        pw8_pixels(p, x, 1, ob, p0, p1, y);
+}
+
+CPU_BUILDS(pw8, pw8_body,
+           (const op_pw8 *p, const float *x, int64_t ob0, int64_t ob1, int64_t p0,
+            int64_t p1, float *y),
+           (p, x, ob0, ob1, p0, p1, y))
+
+void op_pw8_run(const op_pw8 *p, const float *x, int64_t ob0, int64_t ob1, int64_t p0,
+                int64_t p1, float *y)
+{
+    CPU_PICK(pw8)(p, x, ob0, ob1, p0, p1, y);
+}
