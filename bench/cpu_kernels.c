@@ -16,7 +16,10 @@
  *    of 256 bytes, and MobileNet's, which stay in place), and a classifier's
  *    few rows against a transposed B as dot products against OpenBLAS.
  *
- *    build/bench/bench_cpu_kernels [REPS]
+ *  - the blocked format CHW8's kernels (conv_chw8.c, conv_dw8.c's blocks in
+ *    place) against the planes' on the same layers.
+ *
+ *    build/bench/bench_cpu_kernels [REPS] [chw8]
  *
  * One thread; the best of REPS runs (default 300) of each. Prints a
  * Markdown table per part. Not a test: it checks nothing but that the two
@@ -284,6 +287,119 @@ static void bench_cpuperf(int reps)
     }
 }
 
+/* ---- the blocked format CHW8 against the planes --------------------------- */
+
+/* M, P (pixels), K of MobileNet-v3-small's pointwise layers, per image. */
+static const int64_t pw_shapes[][3] = {
+    {16, 3136, 16}, {72, 3136, 16}, {24, 784, 72},  {88, 784, 24},  {24, 784, 88},
+    {96, 784, 24},  {40, 196, 96},  {240, 196, 40}, {40, 196, 240}, {48, 196, 144},
+    {288, 196, 48}, {96, 49, 288},  {576, 49, 96},  {96, 49, 576},
+};
+
+static void bench_chw8(int reps)
+{
+    const op_act act = {OP_ACT_HARD_SWISH, 1.0f / 6, 0.5f};
+    printf("\n| pointwise M x pixels x K | planes (op_gemm_nn) | CHW8 (op_pw8_run) |\n"
+           "|---|---|---|\n");
+    for (size_t s = 0; s < sizeof pw_shapes / sizeof pw_shapes[0]; s++) {
+        const int64_t M = pw_shapes[s][0], P = pw_shapes[s][1], K = pw_shapes[s][2];
+        const int64_t M8 = (M + 7) / 8, K8 = (K + 7) / 8;
+        float *W = floats((size_t)(M * K), 4), *X = floats((size_t)(K * P), 5);
+        float *B = floats((size_t)M, 6), *Y1 = floats((size_t)(M * P), 0);
+        float *X8 = floats((size_t)(K8 * 8 * P), 0),
+              *Y8 = floats((size_t)(M8 * 8 * P), 0);
+        float *Wp = floats((size_t)(M8 * 8 * K), 0), *Y2 = floats((size_t)(M * P), 0);
+        const op_epilogue e = {B, NULL, act};
+        op_pw8 pw = {K, M, P, Wp, B, act};
+        double best1 = 1e30, best2 = 1e30;
+        op_pw8_pack(W, M, K, Wp);
+        for (int64_t cb = 0; cb < K8; cb++)
+            op_chw8_pack_block(X, K, P, cb, X8 + cb * P * 8);
+        for (int r = 0; r < reps; r++) {
+            double t0 = now(), t1;
+            op_gemm_nn(M, P, K, W, K, X, P, Y1, P, &e);
+            t1 = now();
+            op_pw8_run(&pw, X8, 0, M8, 0, P, Y8);
+            best1 = fmin(best1, t1 - t0);
+            best2 = fmin(best2, now() - t1);
+        }
+        for (int64_t cb = 0; cb < M8; cb++)
+            op_chw8_unpack_block(Y8 + cb * P * 8, M, P, cb, Y2);
+        if (worst_rel(Y1, Y2, (size_t)(M * P)) > 1e-4)
+            printf("(the kernels disagree on the next row)\n");
+        printf("| %lld x %lld x %lld | %.1f us | %.1f us |\n", (long long)M, (long long)P,
+               (long long)K, best1 * 1e6, best2 * 1e6);
+        free(W), free(X), free(B), free(Y1), free(X8), free(Y8), free(Wp), free(Y2);
+    }
+    printf(
+        "\n| depthwise (C, H x W, k x k, stride) | planes (op_dw / op_dw8) | CHW8 in "
+        "place (op_dw8d_run) | CHW8 band buffers (op_dw8b_run) |\n|---|---|---|---|\n");
+    for (size_t s = 0; s < sizeof dw_shapes / sizeof dw_shapes[0]; s++) {
+        const int64_t C = dw_shapes[s][0], H = dw_shapes[s][1], k = dw_shapes[s][2];
+        const int64_t st = dw_shapes[s][3], pad = k / 2, OH = (H + 2 * pad - k) / st + 1;
+        const int64_t in[2] = {H, H}, kk[2] = {k, k}, out[2] = {OH, OH}, ss[2] = {st, st};
+        const int64_t dd[2] = {1, 1}, pb[2] = {pad, pad}, C8 = (C + 7) / 8;
+        op_dw p;
+        op_dw8 p8;
+        int planes;
+        float *x = floats((size_t)(C * H * H), 1), *w = floats((size_t)(C * k * k), 2);
+        float *b = floats((size_t)C + 8, 3), *y1 = floats((size_t)(C * OH * OH), 0);
+        float *x8 = floats((size_t)(C8 * 8 * H * H), 0),
+              *y8 = floats((size_t)(C8 * 8 * OH * OH), 0);
+        float *y2 = floats((size_t)(C * OH * OH), 0), *scratch;
+        float *y9 = floats((size_t)(C8 * 8 * OH * OH), 0);
+        double best1 = 1e30, best2 = 1e30, best3 = 1e30;
+        if (!op_dw8_plan(2, in, kk, out, ss, dd, pb, &p8))
+            continue;
+        /* What conv.c takes on planes: op_dw at stride 1 or for narrow
+         * kernels, op_dw8 for wide kernels at larger strides. */
+        planes = (st == 1 || k < 5) && op_dw_plan(2, in, kk, out, ss, dd, pb, &p);
+        scratch = floats((size_t)(planes && p.slot > op_dw8_slot(kk, out, ss, dd)
+                                      ? p.slot
+                                      : op_dw8_slot(kk, out, ss, dd)),
+                         0);
+        for (int64_t cb = 0; cb < C8; cb++)
+            op_chw8_pack_block(x, C, H * H, cb, x8 + cb * H * H * 8);
+        for (int r = 0; r < reps; r++) {
+            double t0 = now(), t1, t2;
+            if (planes) {
+                op_dw_zero(&p, scratch);
+                for (int64_t c = 0; c < C; c++)
+                    op_dw_run(&p, x + c * H * H, w + c * k * k, b[c], &act,
+                              y1 + c * OH * OH, scratch);
+            } else {
+                for (int64_t c = 0; c < C; c += 8)
+                    op_dw8_run(&p8, x + c * H * H, w + c * k * k, b + c, &act,
+                               C - c < 8 ? C - c : 8, y1 + c * OH * OH, scratch);
+            }
+            t1 = now();
+            for (int64_t cb = 0; cb < C8; cb++)
+                op_dw8d_run(&p8, x8 + cb * H * H * 8, w + cb * 8 * k * k, b + cb * 8,
+                            &act, C - cb * 8 < 8 ? C - cb * 8 : 8, 0, OH,
+                            y8 + cb * OH * OH * 8);
+            t2 = now();
+            for (int64_t cb = 0; cb < C8; cb++)
+                op_dw8b_run(&p8, x8 + cb * H * H * 8, w + cb * 8 * k * k, b + cb * 8,
+                            &act, C - cb * 8 < 8 ? C - cb * 8 : 8, y9 + cb * OH * OH * 8,
+                            scratch);
+            best1 = fmin(best1, t1 - t0);
+            best2 = fmin(best2, t2 - t1);
+            best3 = fmin(best3, now() - t2);
+        }
+        if (memcmp(y8, y9, sizeof(float) * (size_t)(C8 * 8 * OH * OH)) != 0)
+            printf("(the two CHW8 kernels disagree on the next row)\n");
+        for (int64_t cb = 0; cb < C8; cb++)
+            op_chw8_unpack_block(y8 + cb * OH * OH * 8, C, OH * OH, cb, y2);
+        if (worst_rel(y1, y2, (size_t)(C * OH * OH)) > 1e-4)
+            printf("(the kernels disagree on the next row)\n");
+        printf("| %lld, %lld x %lld, %lld x %lld, %lld | %.1f us | %.1f us | %.1f us |\n",
+               (long long)C, (long long)H, (long long)H, (long long)k, (long long)k,
+               (long long)st, best1 * 1e6, best2 * 1e6, best3 * 1e6);
+        free(x), free(w), free(b), free(y1), free(x8), free(y8), free(y9), free(y2);
+        free(scratch);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int reps = argc > 1 ? atoi(argv[1]) : 300;
@@ -292,8 +408,13 @@ int main(int argc, char **argv)
     op_blas_prepare();
     printf("CPU kernels, one thread, best of %d runs; %s build of the kernels\n\n", reps,
            cpu_avx2() ? "AVX2 + FMA" : "baseline");
+    if (argc > 2 && strcmp(argv[2], "chw8") == 0) {
+        bench_chw8(reps);
+        return 0;
+    }
     bench_depthwise(reps);
     bench_gemm(reps);
     bench_cpuperf(reps);
+    bench_chw8(reps);
     return 0;
 }

@@ -374,6 +374,11 @@ static int64_t conv_min(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
+static int64_t conv_max(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
 static void conv_blocks(conv_job *j, int64_t M, int64_t N, int64_t K)
 {
     op_gemm_split(M, N, K, &j->mb, &j->nb);
@@ -734,15 +739,24 @@ static int conv_chw8_ok(const op_object *o, int32_t pos,
            (kind == CONV_C8_DEPTHWISE && io[0].desc.dims.d[1] == c->group);
 }
 
+/* Whether the CHW8 depthwise kernel goes through band buffers
+ * (op_dw8b_run) rather than reading in place (op_dw8d_run): all but small
+ * kernels at strides above 1. */
+static int conv_c8_dw_banded(int64_t sh, int64_t sw, int64_t taps)
+{
+    return (sh == 1 && sw == 1) || taps > 9;
+}
+
 static int64_t conv_round8(int64_t n)
 {
     return (n + 7) / 8 * 8;
 }
 
 /* Floats of workspace a CHW8 convolution needs. With a CHW8 X: W packed
- * for the pointwise kernel or the depthwise kernel's band buffers, and a
- * LINEAR Y's blocks. With a LINEAR X (and a CHW8 Y): the planes' path
- * (conv_need) and Y's planes, moved into blocks at the end. */
+ * for the pointwise kernel, and a
+ * LINEAR Y's blocks, and at stride 1 the depthwise kernel's band buffers.
+ * With a LINEAR X (and a CHW8
+ * Y): the planes' path (conv_need) and Y's planes, moved into blocks at the end. */
 static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
                           const prt_dims *out, int64_t *n)
 {
@@ -766,7 +780,9 @@ static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
     if (kind == CONV_C8_POINTWISE) {
         if (!base_mul_i64(conv_round8(w->d[0]), w->d[1], &t) || !base_add_i64(*n, t, n))
             return 0;
-    } else {
+    } else if (conv_c8_dw_banded(op_window_str(&c->w, 0), op_window_str(&c->w, 1),
+                                 w->d[2] * w->d[3])) {
+        /* CONV_SLOTS band buffers. */
         const int64_t k[2] = {w->d[2], w->d[3]}, o2[2] = {out->d[2], out->d[3]};
         const int64_t s[2] = {op_window_str(&c->w, 0), op_window_str(&c->w, 1)};
         const int64_t d[2] = {op_window_dil(&c->w, 0), op_window_dil(&c->w, 1)};
@@ -818,7 +834,8 @@ typedef struct conv_c8_job {
     int64_t pc, npc, ppi,
         npg; /* pointwise: pixels a chunk, chunks; pairs an item, items */
     op_dw8 dw;
-    int64_t slot, slots, items; /* depthwise */
+    int64_t rows, bands; /* depthwise, in place: output rows an item, items a block */
+    int64_t slot, slots, items; /* depthwise through band buffers */
 } conv_c8_job;
 
 static void conv_c8_pack_range(void *arg, int64_t begin, int64_t end)
@@ -854,9 +871,9 @@ static void conv_c8_pw_range(void *arg, int64_t begin, int64_t end)
     }
 }
 
-/* Depthwise: chunk t of `slots` takes its share of the (image, block)
- * items, as conv_dw8_chunks. */
-static void conv_c8_dw_chunks(void *arg, int64_t begin, int64_t end)
+/* Depthwise at stride 1, through band buffers: chunk t of `slots` takes
+ * its share of the (image, block) items, as conv_dw8_chunks. */
+static void conv_c8_dwb_chunks(void *arg, int64_t begin, int64_t end)
 {
     const conv_c8_job *j = arg;
     for (int64_t t = begin; t < end; t++) {
@@ -869,6 +886,20 @@ static void conv_c8_dw_chunks(void *arg, int64_t begin, int64_t end)
                         &j->act, conv_min(8, j->C - c0),
                         j->Y8 + (n * j->M8 + cb) * j->ovol * 8, slot);
         }
+    }
+}
+
+/* Depthwise in place: items are (image, block, band of output rows). */
+static void conv_c8_dw_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_c8_job *j = arg;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t band = it % j->bands, cb = it / j->bands % j->C8;
+        const int64_t n = it / j->bands / j->C8, c0 = cb * 8, oh0 = band * j->rows;
+        op_dw8d_run(&j->dw, j->X8 + (n * j->C8 + cb) * j->ivol * 8,
+                    j->W + c0 * j->dw.g.kh * j->dw.g.kw, j->B ? j->B + c0 : NULL, &j->act,
+                    conv_min(8, j->C - c0), oh0, conv_min(oh0 + j->rows, j->dw.g.OH),
+                    j->Y8 + (n * j->M8 + cb) * j->ovol * 8);
     }
 }
 
@@ -969,11 +1000,24 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
         if (!op_dw8_plan(2, g.w.in, g.w.k, g.w.out, g.w.s, g.w.d, g.w.pb, &j.dw))
             return op_fail(o, PRT_ERR_UNSUPPORTED,
                            "this depthwise kernel has too many taps");
-        j.slot = op_dw8_slot(g.w.k, g.w.out, g.w.s, g.w.d);
-        j.scratch = scratch;
-        j.items = j.N * j.C8;
-        j.slots = conv_min(CONV_SLOTS, j.items);
-        base_parallel_for(j.slots, 1, conv_c8_dw_chunks, &j);
+        if (conv_c8_dw_banded(j.dw.g.sh, j.dw.g.sw, j.dw.g.kh * j.dw.g.kw)) {
+            /* Zero-padded band buffers keep every pixel on the fast path,
+             * where edges are many (5x5 at stride 1: 4 columns of 14);
+             * 3x3 at stride 2, with one edge column a side, reads in place
+             * and copies nothing (bench/RESULTS.md, "CPU kernels"). */
+            j.slot = op_dw8_slot(g.w.k, g.w.out, g.w.s, g.w.d);
+            j.scratch = scratch;
+            j.items = j.N * j.C8;
+            j.slots = conv_min(CONV_SLOTS, j.items);
+            base_parallel_for(j.slots, 1, conv_c8_dwb_chunks, &j);
+        } else {
+            /* Bands of about CONV_C8_ITEM_MACS / 8 vector multiply-adds. */
+            j.rows =
+                CONV_C8_ITEM_MACS / 8 / conv_max(1, j.dw.g.OW * j.dw.g.kh * j.dw.g.kw);
+            j.rows = j.rows < 1 ? 1 : j.rows;
+            j.bands = (j.dw.g.OH + j.rows - 1) / j.rows;
+            base_parallel_for(j.N * j.C8 * j.bands, 1, conv_c8_dw_range, &j);
+        }
     }
     if (out->format != PRT_FORMAT_CHW8)
         base_parallel_for(j.N * j.M8, 1, conv_c8_unpack_range, &j);

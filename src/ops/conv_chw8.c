@@ -1,7 +1,7 @@
 /* The kernels of the blocked format CHW8 (plugin.h; cpu_kernels.h): moving
  * a tensor between LINEAR and CHW8, and the pointwise convolution on CHW8,
- * in a baseline and an AVX2 + FMA build. (The depthwise one is conv_dw8.c's
- * kernel reading and writing blocks in place.)
+ * and the pointwise and depthwise convolutions on CHW8, in a baseline and
+ * an AVX2 + FMA build.
  *
  * The pointwise product. Output block ob (eight output channels) at pixel
  * p is bias + sum over k of W[ob's eight][k] x[k][p]: each k one vector of
@@ -107,7 +107,9 @@ static inline CPU_INLINE void pw8_step(const float *w, int64_t K, const float *x
 }
 
 /* nb blocks (1 or 2) from ob by nu pixels (both constants after inlining)
- * from pixel px. */
+ * from pixel px: 12 sums, which with the two weights and a broadcast fill
+ * 15 of AVX2's 16 registers. (Three blocks by four pixels, three weights
+ * and four broadcasts a channel, ran 3-4x slower: spilled.) */
 static inline CPU_INLINE void pw8_tile(const op_pw8 *p, const float *x, int nb, int nu,
                                        int64_t ob, int64_t px, float *y)
 {
@@ -168,14 +170,24 @@ static inline CPU_INLINE void pw8_pixels(const op_pw8 *p, const float *x, int nb
         pw8_tile(p, x, nb, 1, ob, px, y);
 }
 
+/* Pixels of a chunk: its input (every channel) about 16 KiB, in L1 while
+ * every block pair sweeps it; a multiple of the tile. */
+#define PW_CHUNK_FLOATS 4096
+
 static inline CPU_INLINE void pw8_body(const op_pw8 *p, const float *x, int64_t ob0,
                                        int64_t ob1, int64_t p0, int64_t p1, float *y)
 {
-    int64_t ob = ob0;
-    for (; ob + 2 <= ob1; ob += 2)
-        pw8_pixels(p, x, 2, ob, p0, p1, y);
-    if (ob < ob1)
-        pw8_pixels(p, x, 1, ob, p0, p1, y);
+    int64_t pc = PW_CHUNK_FLOATS / (8 * ((p->K + 7) / 8)) / PW_U * PW_U;
+    if (pc < PW_U)
+        pc = PW_U;
+    for (int64_t c0 = p0; c0 < p1; c0 += pc) {
+        const int64_t c1 = c0 + pc < p1 ? c0 + pc : p1;
+        int64_t ob = ob0;
+        for (; ob + 2 <= ob1; ob += 2)
+            pw8_pixels(p, x, 2, ob, c0, c1, y);
+        if (ob < ob1)
+            pw8_pixels(p, x, 1, ob, c0, c1, y);
+    }
 }
 
 CPU_BUILDS(pw8, pw8_body,
@@ -187,4 +199,100 @@ void op_pw8_run(const op_pw8 *p, const float *x, int64_t ob0, int64_t ob1, int64
                 int64_t p1, float *y)
 {
     CPU_PICK(pw8)(p, x, ob0, ob1, p0, p1, y);
+}
+
+/* ---- the depthwise convolution -------------------------------------------- */
+
+/* Output pixels of a strip: eight sums in registers, as conv_dw8.c's. */
+#define DWB_U 8
+
+/* nu output pixels (a constant) of row oh from column ow of one block:
+ * every tap inside the input adds its eight weights times its pixel.
+ * `checked` (a constant): columns may fall outside the input (the edges),
+ * else every one lies inside. */
+static inline CPU_INLINE void dwb_strip(const op_dw8 *p, const float *x, const cpu_v8 *wt,
+                                        cpu_v8 b, const op_act *act, int64_t live,
+                                        int64_t oh, int64_t ow, int nu, int checked,
+                                        float *y)
+{
+    const op_win2 *g = &p->g;
+    cpu_v8 acc[DWB_U];
+    for (int u = 0; u < nu; u++)
+        acc[u] = b;
+    for (int64_t i = 0; i < g->kh; i++) {
+        const int64_t ih = oh * g->sh - g->pt + i * g->dh;
+        const float *row = x + ih * g->W * 8;
+        if (ih < 0 || ih >= g->H)
+            continue;
+        for (int64_t j = 0; j < g->kw; j++) {
+            const cpu_v8 w = wt[i * g->kw + j];
+            const int64_t iw0 = ow * g->sw - g->pl + j * g->dw;
+            for (int u = 0; u < nu; u++) {
+                const int64_t iw = iw0 + u * g->sw;
+                cpu_v8 v;
+                if (checked && (iw < 0 || iw >= g->W))
+                    continue;
+                CPU_LOAD(v, row + iw * 8);
+                acc[u] += w * v;
+            }
+        }
+    }
+    for (int u = 0; u < nu; u++) {
+        cpu_act_v8(act, &acc[u]);
+        for (int64_t l = live; l < 8; l++)
+            acc[u][l] = 0.0f;
+        CPU_STORE(y + (oh * g->OW + ow + u) * 8, acc[u]);
+    }
+}
+
+static inline CPU_INLINE void dwb_body(const op_dw8 *p, const float *x, const float *w,
+                                       const float *bias, const op_act *act, int64_t nc,
+                                       int64_t oh0, int64_t oh1, float *y)
+{
+    const op_win2 *g = &p->g;
+    const int64_t kvol = g->kh * g->kw;
+    /* Columns [lo, hi) whose every tap lies inside the input. */
+    int64_t lo = (g->pl + g->sw - 1) / g->sw;
+    int64_t hi = g->W - 1 + g->pl - (g->kw - 1) * g->dw;
+    cpu_v8 wt[OP_DW8_MAX_TAPS], b = {0};
+    hi = hi < 0 ? 0 : hi / g->sw + 1;
+    if (hi > g->OW)
+        hi = g->OW;
+    if (lo > hi)
+        lo = hi;
+    for (int64_t t = 0; t < kvol; t++)
+        for (int c = 0; c < 8; c++)
+            wt[t][c] = c < nc ? w[c * kvol + t] : 0.0f;
+    for (int c = 0; c < 8; c++)
+        b[c] = bias && c < nc ? bias[c] : 0.0f;
+    for (int64_t oh = oh0; oh < oh1; oh++) {
+        int64_t ow = 0;
+        for (; ow < lo; ow++)
+            dwb_strip(p, x, wt, b, act, nc, oh, ow, 1, 1, y);
+        for (; ow + DWB_U <= hi; ow += DWB_U)
+            dwb_strip(p, x, wt, b, act, nc, oh, ow, DWB_U, 0, y);
+        if ((hi - ow) & 4) {
+            dwb_strip(p, x, wt, b, act, nc, oh, ow, 4, 0, y);
+            ow += 4;
+        }
+        if ((hi - ow) & 2) {
+            dwb_strip(p, x, wt, b, act, nc, oh, ow, 2, 0, y);
+            ow += 2;
+        }
+        if (hi - ow > 0)
+            dwb_strip(p, x, wt, b, act, nc, oh, ow++, 1, 0, y);
+        for (; ow < g->OW; ow++)
+            dwb_strip(p, x, wt, b, act, nc, oh, ow, 1, 1, y);
+    }
+}
+
+CPU_BUILDS(dwd, dwb_body,
+           (const op_dw8 *p, const float *x, const float *w, const float *bias,
+            const op_act *act, int64_t nc, int64_t oh0, int64_t oh1, float *y),
+           (p, x, w, bias, act, nc, oh0, oh1, y))
+
+void op_dw8d_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
+                 const op_act *act, int64_t nc, int64_t oh0, int64_t oh1, float *y)
+{
+    CPU_PICK(dwd)(p, x, w, bias, act, nc, oh0, oh1, y);
 }

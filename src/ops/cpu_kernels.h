@@ -372,14 +372,6 @@ int op_dw8_plan(int32_t ns, const int64_t *in, const int64_t *k, const int64_t *
 void op_dw8_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
                 const op_act *act, int64_t nc, float *y, float *scratch);
 
-/* The same on the blocked format CHW8 (plugin.h): x is one block of eight
- * channels of one image (H x W pixels of eight lanes), y the block's output
- * (OH x OW pixels of eight), both in place, lanes from nc on written as 0;
- * w and bias as op_dw8_run's for the block's channels. scratch:
- * op_dw8_slot floats. */
-void op_dw8b_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
-                 const op_act *act, int64_t nc, float *y, float *scratch);
-
 /* ---- the blocked format CHW8 (conv_chw8.c) -------------------------------- */
 
 /* Block cb of one image between LINEAR (C planes of R floats at x) and
@@ -395,6 +387,22 @@ typedef struct op_pw8 {
     const float *w, *bias;
     op_act act;
 } op_pw8;
+
+/* The same on the blocked format CHW8 (plugin.h): x is one block of eight
+ * channels of one image (H x W pixels of eight lanes), y the block's output
+ * (OH x OW pixels of eight), lanes from nc on written as 0, through the band
+ * buffer (rows copied with their zero padding); w and bias as op_dw8_run's
+ * for the block's channels. scratch: op_dw8_slot floats. */
+void op_dw8b_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
+                 const op_act *act, int64_t nc, float *y, float *scratch);
+/* The same read in place, no band buffer (conv.c takes it at strides
+ * above 1, op_dw8b_run at stride 1: bench/RESULTS.md, "CPU kernels"): x holds H x W
+ * pixels of eight lanes, y gets output rows [oh0, oh1) of OH x OW (geometry, weights and
+ * bias as op_dw8_run's for the block's channels; p from op_dw8_plan), lanes from nc on
+ * written as 0. Tap by tap over strips of eight pixels; edge pixels check their columns.
+ */
+void op_dw8d_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
+                 const op_act *act, int64_t nc, int64_t oh0, int64_t oh1, float *y);
 
 /* W [M][K] (row-major) into op_pw8's packing, zero past M. */
 void op_pw8_pack(const float *w, int64_t M, int64_t K, float *wp);
