@@ -98,19 +98,20 @@ static void nb_free(netb *b)
 /* An inverted-residual block as MobileNet-v3 has them, then a residual Add,
  * a LINEAR-only consumer where `plugin` is set (AddInPlace), and two
  * outputs: a convolution's and a pool's.
- *   X [N, C, H, W] -> a = pw(C) -> e = pw(M, Relu) -> d = dw(k, s,
+ *   X [N, C, H, W] -> a = conv(C, fk x fk at stride fs: pointwise, or of
+ *   few channels as a first layer) -> e = pw(M, Relu) -> d = dw(k, s,
  *   HardSwish) -> s = HardSigmoid(pw(M, GAP(d))) -> m = s * d -> p = pw(C)
  *   -> r = p + a' (a' = a at stride 1, else pw(C) of a pooled copy: none) ->
  *   Y = pw(C) of r; P = GAP(r). */
-static int make_net(netb *b, int64_t C, int64_t M, int32_t k, int32_t stride,
-                    const prt_dims *xd, const prt_plugin_creator *inplace)
+static int make_net(netb *b, int64_t C, int64_t M, int32_t k, int32_t stride, int32_t fk,
+                    int32_t fs, const prt_dims *xd, const prt_plugin_creator *inplace)
 {
     int32_t x, a, e, d, g, s, m, p, r, y, pool, in2[2];
     memset(b, 0, sizeof *b);
     tu_rng_seed(&b->rng, 42);
     REQUIRE_OK(prt_network_create(&b->net));
     REQUIRE_OK(prt_network_add_input(b->net, "X", PRT_FLOAT32, xd, &x));
-    a = nb_conv(b, x, C, C, 1, 1, 1, NULL, "a");
+    a = nb_conv(b, x, C, C, fk, fs, 1, "HardSwish", "a");
     e = nb_conv(b, a, C, M, 1, 1, 1, "Relu", "e");
     d = nb_conv(b, e, M, M, k, stride, (int32_t)M, "HardSwish", "d");
     g = nb_op(b, "GlobalAveragePool", NULL, 0, &d, 1, "g");
@@ -222,6 +223,17 @@ static int count_blocked(const prt_engine *e, const char *linear_name)
     return n;
 }
 
+/* The format of tensor `name` in e (-1: not found). */
+static int32_t format_of(const prt_engine *e, const char *name)
+{
+    for (int32_t i = 0; i < prt_engine_tensor_count(e); i++) {
+        prt_tensor_info t = {.struct_size = sizeof t};
+        if (prt_engine_get_tensor(e, i, &t) == PRT_OK && strcmp(t.name, name) == 0)
+            return t.format;
+    }
+    return -1;
+}
+
 static void check_same(const char *what, const ot_tensor *got, const ot_tensor *want)
 {
     double *w = malloc(sizeof(double) * (size_t)(vol(&want->dims) + 1));
@@ -239,8 +251,9 @@ static void check_same(const char *what, const ot_tensor *got, const ot_tensor *
  * again after a round trip and on 3 threads (bit for bit as on 1). */
 static prt_registry *g_reg; /* the standard plugins, for loading engines back */
 
-static void one_case(int64_t C, int64_t M, int32_t k, int32_t stride, prt_dims xd,
-                     int dynamic_batch, const prt_plugin_creator *inplace)
+static void one_case(int64_t C, int64_t M, int32_t k, int32_t stride, int32_t fk,
+                     int32_t fs, prt_dims xd, int dynamic_batch,
+                     const prt_plugin_creator *inplace)
 {
     void *bytes = NULL;
     size_t size = 0;
@@ -250,16 +263,17 @@ static void one_case(int64_t C, int64_t M, int32_t k, int32_t stride, prt_dims x
     ot_tensor x, yb, pb, yl, pl, y3, p3, yr, pr;
     tu_rng rng;
     char what[96];
-    printf("  C %lld M %lld k %d stride %d X %lldx%lldx%lldx%lld%s%s\n", (long long)C,
-           (long long)M, (int)k, (int)stride, (long long)xd.d[0], (long long)xd.d[1],
-           (long long)xd.d[2], (long long)xd.d[3], dynamic_batch ? ", dynamic batch" : "",
-           inplace ? ", LINEAR-only plugin" : "");
+    printf("  C %lld M %lld k %d stride %d, first %dx%d stride %d, X "
+           "%lldx%lldx%lldx%lld%s%s\n",
+           (long long)C, (long long)M, (int)k, (int)stride, (int)fk, (int)fk, (int)fs,
+           (long long)xd.d[0], (long long)xd.d[1], (long long)xd.d[2], (long long)xd.d[3],
+           dynamic_batch ? ", dynamic batch" : "", inplace ? ", LINEAR-only plugin" : "");
     if (dynamic_batch) {
         nd.d[0] = -1;
         xmin.d[0] = 1;
         xmax.d[0] = xd.d[0] + 2;
     }
-    if (make_net(&b, C, M, k, stride, &nd, inplace)) {
+    if (make_net(&b, C, M, k, stride, fk, fs, &nd, inplace)) {
         nb_free(&b);
         return;
     }
@@ -272,6 +286,15 @@ static void one_case(int64_t C, int64_t M, int32_t k, int32_t stride, prt_dims x
     CHECK(count_blocked(eb, inplace ? "r2" : NULL) > 0);
     CHECK(count_blocked(eb, inplace ? "r" : NULL) > 0);
     CHECK(count_blocked(el, NULL) == 0);
+    /* Every convolution here writes CHW8: the first from LINEAR X (few
+     * channels or pointwise), the rest from blocks. */
+    /* (With AddInPlace reading r, the residual Add, which does not mix
+     * formats, keeps a LINEAR.) */
+    CHECK(format_of(eb, "a") == (inplace ? PRT_FORMAT_LINEAR : PRT_FORMAT_CHW8));
+    CHECK(format_of(eb, "e") == PRT_FORMAT_CHW8);
+    CHECK(format_of(eb, "d") == PRT_FORMAT_CHW8);
+    CHECK(format_of(eb, "X") == PRT_FORMAT_LINEAR);
+    CHECK(format_of(eb, "Y") == PRT_FORMAT_LINEAR);
     CHECK_OK(prt_engine_serialize(eb, &bytes, &size));
     if (bytes)
         CHECK_OK(prt_engine_deserialize(g_reg, bytes, size, &er));
@@ -318,13 +341,15 @@ int main(void)
     const prt_plugin_creator *inplace =
         reg ? tu_find_creator(reg, "example", "AddInPlace", "1") : NULL;
     printf("CHW8 against LINEAR:\n");
-    one_case(16, 24, 3, 1, D4(2, 16, 9, 9), 0, NULL);
-    one_case(13, 21, 3, 2, D4(2, 13, 11, 9), 0, NULL);
-    one_case(5, 11, 5, 1, D4(3, 5, 7, 7), 1, NULL);
-    one_case(24, 40, 5, 2, D4(1, 24, 14, 14), 0, NULL);
-    one_case(9, 19, 3, 1, D4(2, 9, 1, 1), 0, NULL);
+    one_case(16, 24, 3, 1, 1, 1, D4(2, 16, 9, 9), 0, NULL);
+    one_case(13, 21, 3, 2, 1, 1, D4(2, 13, 11, 9), 0, NULL);
+    one_case(5, 11, 5, 1, 3, 1, D4(3, 5, 7, 7), 1, NULL);
+    one_case(3, 16, 3, 1, 3, 2, D4(2, 3, 23, 17), 0, NULL);
+    one_case(7, 12, 3, 2, 3, 2, D4(1, 7, 9, 12), 0, NULL);
+    one_case(24, 40, 5, 2, 1, 1, D4(1, 24, 14, 14), 0, NULL);
+    one_case(9, 19, 3, 1, 1, 1, D4(2, 9, 1, 1), 0, NULL);
     if (inplace)
-        one_case(12, 20, 3, 1, D4(2, 12, 8, 8), 0, inplace);
+        one_case(12, 20, 3, 1, 1, 1, D4(2, 12, 8, 8), 0, inplace);
     prt_registry_destroy(reg);
     return tu_finish("test_chw8");
 }

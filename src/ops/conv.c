@@ -698,12 +698,14 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
 
 /* ---- the blocked format CHW8 ------------------------------------------- */
 
-/* Convolutions with a CHW8 kernel: a pointwise one (1x1 kernel, stride 1,
- * no padding, one group) and a depthwise one (2 spatial dims, one input
- * and one output channel per group, at most OP_DW8_MAX_TAPS taps), from
- * the fields and W's dims. X and Y may each be LINEAR or CHW8: a LINEAR one
- * is moved through the workspace. */
-enum { CONV_C8_NONE, CONV_C8_POINTWISE, CONV_C8_DEPTHWISE };
+/* Convolutions with a CHW8 kernel, from the fields and W's dims: a
+ * pointwise one (1x1 kernel, stride 1, no padding, one group), a depthwise
+ * one (2 spatial dims, one input and one output channel per group, at most
+ * OP_DW8_MAX_TAPS taps), and one of few input channels (one group, at most
+ * CONV_DIRECT_TAPS taps an output: a network's first layer), which reads a
+ * LINEAR X only. Otherwise X and Y may each be LINEAR or CHW8: a LINEAR
+ * one is moved through the workspace. */
+enum { CONV_C8_NONE, CONV_C8_POINTWISE, CONV_C8_DEPTHWISE, CONV_C8_DIRECT };
 
 static int conv_c8_kind(const conv_op *c, const prt_dims *w)
 {
@@ -719,6 +721,8 @@ static int conv_c8_kind(const conv_op *c, const prt_dims *w)
         return CONV_C8_POINTWISE;
     if (w->d[1] == 1 && w->d[0] == c->group && w->d[2] * w->d[3] <= OP_DW8_MAX_TAPS)
         return CONV_C8_DEPTHWISE;
+    if (c->group == 1 && w->d[1] * w->d[2] * w->d[3] <= CONV_DIRECT_TAPS)
+        return CONV_C8_DIRECT;
     return CONV_C8_NONE;
 }
 
@@ -736,7 +740,8 @@ static int conv_chw8_ok(const op_object *o, int32_t pos,
         return 0;
     kind = conv_c8_kind(c, &io[1].desc.dims);
     return kind == CONV_C8_POINTWISE ||
-           (kind == CONV_C8_DEPTHWISE && io[0].desc.dims.d[1] == c->group);
+           (kind == CONV_C8_DEPTHWISE && io[0].desc.dims.d[1] == c->group) ||
+           (kind == CONV_C8_DIRECT && pos == nb_in);
 }
 
 /* Whether the CHW8 depthwise kernel goes through band buffers
@@ -766,6 +771,8 @@ static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
     *n = 0;
     if (kind == CONV_C8_NONE || in[0].nb_dims != 4 || out->nb_dims != 4)
         return 1;
+    if (kind == CONV_C8_DIRECT) /* W packed */
+        return base_mul_i64(conv_round8(w->d[0]), w->d[1] * w->d[2] * w->d[3], n);
     if (!(chw8 & 1u)) {
         return conv_need(c, w, out, &col, &slot) && base_add_i64(col, slot, n) &&
                base_mul_i64(out->d[0], out->d[1], &t) && base_mul_i64(t, out->d[2], &t) &&
@@ -793,9 +800,9 @@ static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
     return 1;
 }
 
-/* W packed for the pointwise kernel once, when it is a constant of a CPU
- * engine and X is CHW8 (the builder's timing runs pack it in the
- * workspace). */
+/* W packed for the pointwise kernel (when X is CHW8) or the few-channel
+ * one once, when it is a constant of a CPU engine (the builder's timing
+ * runs pack it in the workspace). */
 typedef struct conv_c8_const {
     op_const head;
     const void *src; /* W's bytes it was packed from */
@@ -809,16 +816,18 @@ static prt_status conv_prepare(const op_object *o, const prt_tensor_desc *in,
     const prt_dims *w = &in[1].dims;
     conv_c8_const *k;
     size_t floats;
-    if (nb_in < 2 || !data[1] || in[0].format != PRT_FORMAT_CHW8 ||
-        in[1].dtype != PRT_FLOAT32 || conv_c8_kind(ccv(o), w) != CONV_C8_POINTWISE)
+    const int kind = nb_in >= 2 ? conv_c8_kind(ccv(o), w) : CONV_C8_NONE;
+    if (nb_in < 2 || !data[1] || in[1].dtype != PRT_FLOAT32 ||
+        !((kind == CONV_C8_POINTWISE && in[0].format == PRT_FORMAT_CHW8) ||
+          (kind == CONV_C8_DIRECT && w->d[1] * w->d[2] * w->d[3] <= CONV_DIRECT_TAPS)))
         return PRT_OK;
-    floats = (size_t)conv_round8(w->d[0]) * (size_t)w->d[1];
+    floats = (size_t)conv_round8(w->d[0]) * (size_t)(w->d[1] * w->d[2] * w->d[3]);
     k = (conv_c8_const *)op_const_alloc(sizeof *k + floats * sizeof(float));
     if (!k)
         return op_fail(o, PRT_ERR_OUT_OF_MEMORY, "packing W: out of memory");
     k->src = data[1];
     k->M = w->d[0];
-    k->K = w->d[1];
+    k->K = w->d[1] * w->d[2] * w->d[3];
     op_pw8_pack(data[1], k->M, k->K, k->wp);
     *out = &k->head;
     return PRT_OK;
@@ -836,6 +845,7 @@ typedef struct conv_c8_job {
     op_dw8 dw;
     int64_t rows, bands; /* depthwise, in place: output rows an item, items a block */
     int64_t slot, slots, items; /* depthwise through band buffers */
+    op_cv8 cv;                  /* few input channels */
 } conv_c8_job;
 
 static void conv_c8_pack_range(void *arg, int64_t begin, int64_t end)
@@ -889,6 +899,17 @@ static void conv_c8_dwb_chunks(void *arg, int64_t begin, int64_t end)
     }
 }
 
+/* Few input channels: items are (image, band of output rows). */
+static void conv_c8_cv_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_c8_job *j = arg;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t band = it % j->bands, n = it / j->bands, oh0 = band * j->rows;
+        op_cv8_run(&j->cv, j->xl + n * j->C * j->ivol, oh0,
+                   conv_min(oh0 + j->rows, j->cv.g.OH), j->Y8 + n * j->M8 * j->ovol * 8);
+    }
+}
+
 /* Depthwise in place: items are (image, block, band of output rows). */
 static void conv_c8_dw_range(void *arg, int64_t begin, int64_t end)
 {
@@ -929,8 +950,8 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
     if (in[0].dtype != PRT_FLOAT32 || g.w.ns != 2 || kind == CONV_C8_NONE ||
         (kind == CONV_C8_DEPTHWISE && g.C != g.G))
         return op_fail(o, PRT_ERR_UNSUPPORTED,
-                       "the blocked format CHW8 takes float32 pointwise and depthwise "
-                       "2-D convolutions only");
+                       "the blocked format CHW8 takes float32 pointwise, depthwise and "
+                       "few-channel 2-D convolutions only");
     memset(&j, 0, sizeof j);
     j.N = g.N;
     j.C = g.C;
@@ -942,6 +963,33 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
     j.W = xs[1];
     j.B = nb_in == 3 ? xs[2] : NULL;
     j.act = c->act;
+    if (kind == CONV_C8_DIRECT) {
+        const conv_c8_const *k = (const conv_c8_const *)o->cst;
+        const int64_t K = g.Cg * g.w.kvol;
+        if (in[0].format == PRT_FORMAT_CHW8 || out->format != PRT_FORMAT_CHW8 ||
+            !op_win2_make(2, g.w.in, g.w.k, g.w.out, g.w.s, g.w.d, g.w.pb, &j.cv.g))
+            return op_fail(
+                o, PRT_ERR_UNSUPPORTED,
+                "a convolution of few channels takes a LINEAR X into a CHW8 Y");
+        if (k && k->src == xs[1] && k->M == g.M && k->K == K) {
+            j.cv.w = k->wp;
+        } else {
+            op_pw8_pack(j.W, g.M, K, scratch);
+            j.cv.w = scratch;
+        }
+        j.cv.C = g.C;
+        j.cv.M = g.M;
+        j.cv.bias = j.B;
+        j.cv.act = c->act;
+        j.xl = xs[0];
+        j.Y8 = y;
+        /* Bands of about CONV_C8_ITEM_MACS multiply-adds. */
+        j.rows = CONV_C8_ITEM_MACS / conv_max(1, j.cv.g.OW * K * j.M8 * 8);
+        j.rows = j.rows < 1 ? 1 : j.rows;
+        j.bands = (j.cv.g.OH + j.rows - 1) / j.rows;
+        base_parallel_for(j.N * j.bands, 1, conv_c8_cv_range, &j);
+        return PRT_OK;
+    }
     if (in[0].format != PRT_FORMAT_CHW8) {
         /* A LINEAR X: the planes' path into the workspace, then Y's planes
          * into blocks (smaller than X's wherever a network narrows). */

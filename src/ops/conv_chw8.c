@@ -88,6 +88,41 @@ void op_pw8_pack(const float *w, int64_t M, int64_t K, float *wp)
 
 #define PW_U 6 /* pixels of a tile */
 
+/* A tile's sums start at blocks ob.. ob + nb - 1's biases (0 past M, and
+ * without a bias). */
+static inline CPU_INLINE void pw8_start(const float *bias, int64_t M, int64_t ob, int nb,
+                                        int nu, cpu_v8 (*acc)[PW_U])
+{
+    for (int b = 0; b < nb; b++) {
+        cpu_v8 bv = {0};
+        if (bias && (ob + b) * 8 + 8 <= M)
+            CPU_LOAD(bv, bias + (ob + b) * 8);
+        else
+            for (int l = 0; bias && l < 8; l++)
+                bv[l] = (ob + b) * 8 + l < M ? bias[(ob + b) * 8 + l] : 0.0f;
+        for (int u = 0; u < nu; u++)
+            acc[b][u] = bv;
+    }
+}
+
+/* A tile's sums through the activation into blocks ob.. of y (P pixels a
+ * block), from pixel px; lanes past M are 0. */
+static inline CPU_INLINE void pw8_finish(const op_act *act, int64_t M, int64_t ob, int nb,
+                                         int nu, cpu_v8 (*acc)[PW_U], int64_t P,
+                                         int64_t px, float *y)
+{
+    for (int b = 0; b < nb; b++) {
+        const int64_t live = M - (ob + b) * 8;
+        float *yb = y + ((ob + b) * P + px) * 8;
+        for (int u = 0; u < nu; u++) {
+            cpu_act_v8(act, &acc[b][u]);
+            for (int64_t l = live; l < 8; l++)
+                acc[b][u][l] = 0.0f;
+            CPU_STORE(yb + u * 8, acc[b][u]);
+        }
+    }
+}
+
 /* Input channel k (lane l of its block, x at the tile's first pixel):
  * the blocks' eight weights times each pixel's value. */
 static inline CPU_INLINE void pw8_step(const float *w, int64_t K, const float *x,
@@ -116,16 +151,7 @@ static inline CPU_INLINE void pw8_tile(const op_pw8 *p, const float *x, int nb, 
     const int64_t K = p->K, P = p->P;
     const float *w = p->w + ob * K * 8;
     cpu_v8 acc[2][PW_U];
-    for (int b = 0; b < nb; b++) {
-        cpu_v8 bv = {0};
-        if (p->bias && (ob + b) * 8 + 8 <= p->M)
-            CPU_LOAD(bv, p->bias + (ob + b) * 8);
-        else
-            for (int l = 0; p->bias && l < 8; l++)
-                bv[l] = (ob + b) * 8 + l < p->M ? p->bias[(ob + b) * 8 + l] : 0.0f;
-        for (int u = 0; u < nu; u++)
-            acc[b][u] = bv;
-    }
+    pw8_start(p->bias, p->M, ob, nb, nu, acc);
     x += px * 8;
     for (int64_t kb = 0; kb * 8 < K; kb++, x += P * 8) {
         /* Whole blocks with a constant trip count (unrolled), the last of
@@ -137,17 +163,7 @@ static inline CPU_INLINE void pw8_tile(const op_pw8 *p, const float *x, int nb, 
             for (int64_t l = 0; l < K - kb * 8; l++)
                 pw8_step(w, K, x, kb * 8 + l, (int)l, nb, nu, acc);
     }
-    for (int b = 0; b < nb; b++) {
-        const int64_t live = p->M - (ob + b) * 8;
-        float *yb = y + ((ob + b) * P + px) * 8;
-        for (int u = 0; u < nu; u++) {
-            cpu_act_v8(&p->act, &acc[b][u]);
-            if (live < 8)
-                for (int l = (int)live; l < 8; l++)
-                    acc[b][u][l] = 0.0f;
-            CPU_STORE(yb + u * 8, acc[b][u]);
-        }
-    }
+    pw8_finish(&p->act, p->M, ob, nb, nu, acc, P, px, y);
 }
 
 /* Pixels [p0, p1) of nb blocks from ob: tiles of PW_U, then 4, 2 and 1
@@ -295,4 +311,102 @@ void op_dw8d_run(const op_dw8 *p, const float *x, const float *w, const float *b
                  const op_act *act, int64_t nc, int64_t oh0, int64_t oh1, float *y)
 {
     CPU_PICK(dwd)(p, x, w, bias, act, nc, oh0, oh1, y);
+}
+
+/* ---- a convolution of few input channels, LINEAR in, CHW8 out --------------- */
+
+/* nb blocks (1 or 2) by nu output pixels (constants) of row oh from column
+ * ow: every tap (input channel, kernel row, kernel column) inside the input
+ * adds its packed weights times its input value. `checked` (a constant):
+ * columns may fall outside the input. */
+static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, int nu,
+                                       int checked, int64_t ob, int64_t oh, int64_t ow,
+                                       float *y)
+{
+    const op_win2 *g = &p->g;
+    const int64_t K = p->C * g->kh * g->kw, P = g->OH * g->OW;
+    const float *w = p->w + ob * K * 8;
+    cpu_v8 acc[2][PW_U];
+    pw8_start(p->bias, p->M, ob, nb, nu, acc);
+    for (int64_t c = 0; c < p->C; c++)
+        for (int64_t i = 0; i < g->kh; i++) {
+            const int64_t ih = oh * g->sh - g->pt + i * g->dh;
+            const float *row = x + (c * g->H + ih) * g->W;
+            if (ih < 0 || ih >= g->H)
+                continue;
+            for (int64_t j = 0; j < g->kw; j++) {
+                const int64_t k = (c * g->kh + i) * g->kw + j;
+                const int64_t iw0 = ow * g->sw - g->pl + j * g->dw;
+                cpu_v8 w0, w1 = {0};
+                CPU_LOAD(w0, w + k * 8);
+                if (nb == 2)
+                    CPU_LOAD(w1, w + (K + k) * 8);
+                for (int u = 0; u < nu; u++) {
+                    const int64_t iw = iw0 + u * g->sw;
+                    cpu_v8 xv;
+                    if (checked && (iw < 0 || iw >= g->W))
+                        continue;
+                    xv = CPU_SPLAT(row[iw]);
+                    acc[0][u] += w0 * xv;
+                    if (nb == 2)
+                        acc[1][u] += w1 * xv;
+                }
+            }
+        }
+    pw8_finish(&p->act, p->M, ob, nb, nu, acc, P, oh * g->OW + ow, y);
+}
+
+/* One row's pixels for nb blocks from ob: checked single pixels at the
+ * edges, tiles of PW_U, 4, 2 and 1 between. */
+static inline CPU_INLINE void cv8_row(const op_cv8 *p, const float *x, int nb, int64_t ob,
+                                      int64_t oh, int64_t lo, int64_t hi, float *y)
+{
+    int64_t ow = 0;
+    for (; ow < lo; ow++)
+        cv8_tile(p, x, nb, 1, 1, ob, oh, ow, y);
+    for (; ow + PW_U <= hi; ow += PW_U)
+        cv8_tile(p, x, nb, PW_U, 0, ob, oh, ow, y);
+    if ((hi - ow) & 4) {
+        cv8_tile(p, x, nb, 4, 0, ob, oh, ow, y);
+        ow += 4;
+    }
+    if ((hi - ow) & 2) {
+        cv8_tile(p, x, nb, 2, 0, ob, oh, ow, y);
+        ow += 2;
+    }
+    if (hi - ow > 0)
+        cv8_tile(p, x, nb, 1, 0, ob, oh, ow++, y);
+    for (; ow < p->g.OW; ow++)
+        cv8_tile(p, x, nb, 1, 1, ob, oh, ow, y);
+}
+
+static inline CPU_INLINE void cv8_body(const op_cv8 *p, const float *x, int64_t oh0,
+                                       int64_t oh1, float *y)
+{
+    const op_win2 *g = &p->g;
+    const int64_t M8 = (p->M + 7) / 8;
+    /* Columns [lo, hi) whose every tap lies inside the input. */
+    int64_t lo = (g->pl + g->sw - 1) / g->sw;
+    int64_t hi = g->W - 1 + g->pl - (g->kw - 1) * g->dw;
+    hi = hi < 0 ? 0 : hi / g->sw + 1;
+    if (hi > g->OW)
+        hi = g->OW;
+    if (lo > hi)
+        lo = hi;
+    for (int64_t oh = oh0; oh < oh1; oh++) {
+        int64_t ob = 0;
+        for (; ob + 2 <= M8; ob += 2)
+            cv8_row(p, x, 2, ob, oh, lo, hi, y);
+        if (ob < M8)
+            cv8_row(p, x, 1, ob, oh, lo, hi, y);
+    }
+}
+
+CPU_BUILDS(cv8, cv8_body,
+           (const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y),
+           (p, x, oh0, oh1, y))
+
+void op_cv8_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y)
+{
+    CPU_PICK(cv8)(p, x, oh0, oh1, y);
 }

@@ -12,7 +12,12 @@
 #
 # Each run must exit 0 with every output matching its reference, or 1 with
 # plugrt's error message (not a mismatch), or 127 with the dynamic loader's
-# (a limit too low to load the program at all). Each model must fail cleanly at
+# (a limit too low to load the program at all). A limit a little above that
+# can leave the static CUDA runtime in libplugrt, whose initializers run as
+# the library loads, without memory: it dies of SIGSEGV before main. That
+# is a limit too low to load the program too, told apart from a crash of
+# plugrt's own by PLUGRT_MARK_MAIN (tools/main.c prints a line on entering
+# main): a signal without that line counts as the loader's refusal. Each model must fail cleanly at
 # some limit and pass at another, or the sweep has missed the range where
 # allocations start failing.
 #
@@ -38,7 +43,8 @@ trap 'rm -rf "$work"' EXIT
 run_limited() {
   local mib=$1
   shift
-  timeout -k 5 "$timeout_s" bash -c 'ulimit -v "$1" || exit 99; shift; exec "$@"' \
+  PLUGRT_MARK_MAIN=1 timeout -k 5 "$timeout_s" \
+    bash -c 'ulimit -v "$1" || exit 99; shift; exec "$@"' \
     limited $((mib * 1024)) "$@" >"$work/out" 2>&1
   rc=$?
 }
@@ -68,7 +74,9 @@ check() {
          fi ;;
     124 | 137) fail "$1: hung (killed after ${timeout_s} s)" ;;
     99) fail "$1: ulimit -v refused" ;;
-    *) if [ "$rc" -gt 128 ]; then
+    *) if [ "$rc" -gt 128 ] && ! grep -q "plugrt: main reached" "$work/out"; then
+         result=error # died loading, before main: too low to load at all
+       elif [ "$rc" -gt 128 ]; then
          fail "$1: died of signal $((rc - 128))"
        else
          fail "$1: exit status $rc"
