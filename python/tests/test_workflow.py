@@ -403,3 +403,65 @@ def test_init_libnvinfer_plugins_loads_the_standard_library():
     assert trt.init_libnvinfer_plugins(trt.Logger(), "")
     names = {c.name for c in trt.get_plugin_registry().all_creators}
     assert {"NonZeroPlugin", "CustomHardmax", "circ_pad_plugin", "AddInPlace"} <= names
+
+
+class PyChannelScale(trt.Plugin):
+    """y[:, c] = x[:, c] * (c + 1): reads its tensors as LINEAR and accepts
+    every format without looking (as a careless plugin might)."""
+    plugin_name = "PyChannelScale"
+    plugin_namespace = "tests"
+
+    def get_output_data_types(self, input_types):
+        return [input_types[0]]
+
+    def get_output_shapes(self, inputs, shape_inputs, expr_builder):
+        return [inputs[0]]
+
+    def supports_format_combination(self, pos, in_out, num_inputs):
+        return True
+
+    def enqueue(self, input_desc, output_desc, inputs, outputs, workspace, stream):
+        x = trt.host_array(inputs[0], input_desc[0])
+        c = np.arange(1, x.shape[1] + 1, dtype=np.float32).reshape(1, -1, 1, 1)
+        trt.host_array(outputs[0], output_desc[0])[...] = x * c
+
+    def get_fields_to_serialize(self):
+        return []
+
+
+class PyChannelScaleCreator(trt.PluginCreator):
+    name, plugin_namespace = "PyChannelScale", "tests"
+
+    def create_plugin(self, name, fc, phase):
+        return PyChannelScale()
+
+
+def test_plugin_blind_to_formats_gets_linear_between_convolutions():
+    """Between two pointwise Convs the builder gives tensors the blocked
+    CHW8 format; a plugin that accepts any format value (it never reads the
+    format) keeps LINEAR, so it computes what it means to."""
+    reg = trt.Registry()
+    reg.register_creator(PyChannelScaleCreator())
+    conv = reg.get_creator("Conv", "1", "plugrt")
+    rng = np.random.default_rng(3)
+    b = trt.Builder(registry=reg)
+    net = b.create_network()
+    x = net.add_input("x", trt.float32, (2, 12, 5, 5))
+    w1 = rng.standard_normal((12, 12, 1, 1)).astype(np.float32)
+    w2 = rng.standard_normal((12, 12, 1, 1)).astype(np.float32)
+    fc = trt.PluginFieldCollection([trt.PluginField("kernel_shape", [1, 1],
+                                                    trt.PluginFieldType.INT32)])
+    t = net.add_plugin_v3([x, net.add_constant(w1.shape, w1).get_output(0)], [],
+                          conv.create_plugin("c1", fc)).get_output(0)
+    t = net.add_plugin_v3([t], [], PyChannelScale()).get_output(0)
+    y = net.add_plugin_v3([t, net.add_constant(w2.shape, w2).get_output(0)], [],
+                          conv.create_plugin("c2", fc)).get_output(0)
+    y.name = "y"
+    net.mark_output(y)
+    e = b.build_engine_with_config(net, b.create_builder_config())
+    xin = rng.standard_normal((2, 12, 5, 5)).astype(np.float32)
+    got = e.create_execution_context().run({"x": xin})["y"]
+    mid = np.einsum("mc,nchw->nmhw", w1[:, :, 0, 0], xin)
+    mid = mid * np.arange(1, 13, dtype=np.float32).reshape(1, -1, 1, 1)
+    want = np.einsum("mc,nchw->nmhw", w2[:, :, 0, 0], mid)
+    assert np.allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -403,7 +403,7 @@ prt_status bld_plan_formats(bld *b)
         blind[li] = n > 128;
         for (int32_t k = 0; k < n && !blind[li]; k++) {
             bld_layer_descs(b, li, d);
-            d[k].desc.format = INT32_MAX;
+            d[k].desc.format = PRT_FORMAT_COUNT; /* the first that does not exist */
             base_clear_error();
             blind[li] = l->plugin->vt->build->supports_format_combination(
                             l->plugin, k, d, l->nb_inputs, l->nb_outputs) != 0;

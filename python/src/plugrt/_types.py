@@ -71,8 +71,20 @@ _NAMES = {"FLOAT": DataType.FLOAT, "FLOAT32": DataType.FLOAT, "FP32": DataType.F
 
 
 class TensorFormat(enum.IntEnum):
-    """Memory layouts (prt_format): only LINEAR (dense, row-major) today."""
+    """Memory layouts (prt_format, plugin.h): LINEAR (dense, row-major) and
+    CHW8 (channels in blocks of eight, one block's eight lanes a pixel), which
+    the builder offers between the CPU's convolutions. A value this module does
+    not know (the builder asks with one to see whether a plugin reads the
+    format) stays a plain int, equal to no member."""
     LINEAR = 0
+    CHW8 = 1
+
+
+def _format(v):
+    try:
+        return TensorFormat(v)
+    except ValueError:
+        return int(v)
 
 
 class TensorIOMode(enum.IntEnum):
@@ -196,7 +208,7 @@ class PluginTensorDesc:
     def _of(cls, d):
         o = cls.__new__(cls)
         o.type = DataType(d.dtype)
-        o.format = TensorFormat(d.format)
+        o.format = _format(d.format)
         o.dims = Dims(d.dims.totuple())
         o.scale = 1.0
         return o
