@@ -434,8 +434,8 @@ prt_status bld_plan_formats(bld *b)
     /* Then, while some layer takes no combination of its tensors' formats,
      * the tensor at the position it refuses goes back to LINEAR (or, where
      * that one is LINEAR already, the last CHW8 one before it, which the
-     * refusal may depend on), and the check starts over. Each round turns
-     * one tensor LINEAR, so it ends. */
+     * refusal may depend on), and the check goes on from that tensor's
+     * producer. Each round turns one tensor LINEAR, so it ends. */
     for (int32_t li = 0; li < net->nb_layers; li++) {
         const net_layer *l = &net->layers[li];
         int32_t n = l->nb_inputs + l->nb_outputs, flip = -1;
@@ -461,7 +461,19 @@ prt_status bld_plan_formats(bld *b)
         if (flip < 0)
             continue; /* not the format's doing: bld_layer_formats reports it */
         b->t[flip].format = PRT_FORMAT_LINEAR;
-        li = -1;
+        /* Only the layers that touch the tensor see the change: its
+         * producer, at or before this layer, and its consumers after it.
+         * The check goes on from the producer. */
+        while (li > 0) {
+            const net_layer *lp = &net->layers[li];
+            int makes = 0;
+            for (int32_t o = 0; o < lp->nb_outputs && !makes; o++)
+                makes = lp->outputs[o] == flip;
+            if (makes)
+                break;
+            li--;
+        }
+        li--;
     }
     for (int32_t i = 0; i < net->nb_tensors; i++)
         blocked += b->t[i].format == PRT_FORMAT_CHW8;
