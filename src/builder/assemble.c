@@ -8,8 +8,7 @@
 
 /* ---- 5. aliasing, memory plan, assembly ---------------------------------- */
 
-/* Tensors outside the arena: user memory and engine constants. */
-static int is_io(const prt_network *net, int32_t id)
+int bld_is_io(const prt_network *net, int32_t id)
 {
     return net->tensors[id].input_index >= 0 || net->tensors[id].is_output ||
            net->tensors[id].const_bytes >= 0;
@@ -59,8 +58,8 @@ prt_status bld_alias(bld *b)
             /* Share memory only when nobody can see the input change: both
              * live in the arena, the input dies here and is read once. Else
              * the runtime copies the input into the output first. */
-            if (!is_io(net, tin) && !is_io(net, tout) && b->t[tin].last_use == li &&
-                uses == 1)
+            if (!bld_is_io(net, tin) && !bld_is_io(net, tout) &&
+                b->t[tin].last_use == li && uses == 1)
                 b->t[tout].root = b->t[tin].root;
             else
                 bl->alias_copy[o] = 1;
@@ -265,7 +264,7 @@ static prt_status assemble_tensors(const bld *b, prt_engine *e)
         et->offset = -1;
         et->const_offset = -1;
         st = tensor_max_bytes(b, i, &et->max_bytes);
-        if (!st && !is_io(net, i)) {
+        if (!st && !bld_is_io(net, i)) {
             int32_t r = t->root;
             plan_item *it;
             if (item_of[r] < 0) {
@@ -290,7 +289,7 @@ static prt_status assemble_tensors(const bld *b, prt_engine *e)
             st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: memory plan failed");
     }
     for (int32_t i = 0; !st && i < net->nb_tensors; i++)
-        if (!is_io(net, i))
+        if (!bld_is_io(net, i))
             e->tensors[i].offset = items[item_of[b->t[i].root]].offset;
     base_free(items);
     base_free(item_of);

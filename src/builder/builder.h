@@ -140,6 +140,9 @@ typedef struct bld {
 const char *bld_plugin_label(const prt_plugin *p);
 /* Wraps a plugin's failure with the layer; keeps the plugin's message. */
 prt_status bld_plugin_fail(const net_layer *l, prt_status st, const char *what);
+/* 1 for a tensor outside the arena: an input, an output (user memory) or a
+ * constant of the engine (assemble.c). */
+int bld_is_io(const prt_network *net, int32_t id);
 /* The build-time descriptor of tensor `id` in profile p (build.c). */
 void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out);
 /* Phase 4, first: which tensors inside a CPU engine take the blocked

@@ -356,13 +356,6 @@ done:
 
 /* ---- the blocked format ---------------------------------------------------- */
 
-/* Tensors inside the engine: not an input, an output or a constant. */
-static int bld_inside(const bld *b, int32_t id)
-{
-    const net_tensor *t = &b->net->tensors[id];
-    return t->input_index < 0 && !t->is_output && t->const_bytes < 0;
-}
-
 /* The descriptors of layer li, every tensor in its format so far. */
 static void bld_layer_descs(const bld *b, int32_t li, prt_dynamic_tensor_desc *d)
 {
@@ -383,20 +376,17 @@ prt_status bld_plan_formats(bld *b)
         return PRT_OK;
     d = base_calloc(128, sizeof *d);
     ng = base_calloc(1, sizeof *ng);
-    if (!d || !ng) {
+    blind = base_calloc((size_t)net->nb_layers + 1, 1);
+    if (!d || !ng || !blind) {
         base_free(d);
         base_free(ng);
+        base_free(blind);
         return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
     }
     /* A layer whose plugin accepts a format that does not exist at some
      * position is not reading the format: its tensors stay LINEAR, so
-     * that it never gets blocked data it would read as LINEAR. */
-    blind = base_calloc((size_t)net->nb_layers + 1, 1);
-    if (!blind) {
-        base_free(d);
-        base_free(ng);
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
-    }
+     * that it never gets blocked data it would read as LINEAR. (So does a
+     * layer of more tensors than negotiation takes.) */
     for (int32_t li = 0; li < net->nb_layers; li++) {
         const net_layer *l = &net->layers[li];
         int32_t n = l->nb_inputs + l->nb_outputs;
@@ -421,7 +411,7 @@ prt_status bld_plan_formats(bld *b)
         for (int32_t o = 0; o < l->nb_outputs && !blind[li]; o++) {
             int32_t id = l->outputs[o], ok;
             bld_tensor *t = &b->t[id];
-            ok = bld_inside(b, id) && t->dtype == PRT_FLOAT32 && t->dims.nb_dims >= 3 &&
+            ok = !bld_is_io(net, id) && t->dtype == PRT_FLOAT32 && t->dims.nb_dims >= 3 &&
                  t->size_id < 0 && t->values.nb_dims < 0 && t->last_use > li;
             for (int32_t c = li + 1; ok && c <= t->last_use; c++)
                 for (int32_t q = 0; ok && q < net->layers[c].nb_inputs; q++)
@@ -439,14 +429,8 @@ prt_status bld_plan_formats(bld *b)
     for (int32_t li = 0; li < net->nb_layers; li++) {
         const net_layer *l = &net->layers[li];
         int32_t n = l->nb_inputs + l->nb_outputs, flip = -1;
-        if (n == 0)
-            continue;
-        if (n > 128) {
-            /* Too many tensors to negotiate (bld_layer_formats fails it). */
-            for (int32_t k = 0; k < l->nb_inputs; k++)
-                b->t[l->inputs[k]].format = PRT_FORMAT_LINEAR;
-            continue;
-        }
+        if (n == 0 || n > 128)
+            continue; /* no CHW8 tensor (blind); bld_layer_formats fails it */
         bld_layer_descs(b, li, d);
         memset(ng, 0, sizeof *ng);
         base_clear_error();

@@ -757,11 +757,12 @@ static int64_t conv_round8(int64_t n)
     return (n + 7) / 8 * 8;
 }
 
-/* Floats of workspace a CHW8 convolution needs. With a CHW8 X: W packed
- * for the pointwise kernel, and a
- * LINEAR Y's blocks, and at stride 1 the depthwise kernel's band buffers.
- * With a LINEAR X (and a CHW8
- * Y): the planes' path (conv_need) and Y's planes, moved into blocks at the end. */
+/* Floats of workspace a CHW8 convolution needs:
+ *  - few input channels: W packed;
+ *  - a LINEAR X (and a CHW8 Y): the planes' path (conv_need) and Y's
+ *    planes, moved into blocks at the end;
+ *  - a CHW8 X: a LINEAR Y's blocks, and W packed for the pointwise kernel
+ *    or the depthwise kernel's band buffers. */
 static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
                           const prt_dims *out, int64_t *n)
 {
@@ -819,7 +820,7 @@ static prt_status conv_prepare(const op_object *o, const prt_tensor_desc *in,
     const int kind = nb_in >= 2 ? conv_c8_kind(ccv(o), w) : CONV_C8_NONE;
     if (nb_in < 2 || !data[1] || in[1].dtype != PRT_FLOAT32 ||
         !((kind == CONV_C8_POINTWISE && in[0].format == PRT_FORMAT_CHW8) ||
-          (kind == CONV_C8_DIRECT && w->d[1] * w->d[2] * w->d[3] <= CONV_DIRECT_TAPS)))
+          kind == CONV_C8_DIRECT))
         return PRT_OK;
     floats = (size_t)conv_round8(w->d[0]) * (size_t)(w->d[1] * w->d[2] * w->d[3]);
     k = (conv_c8_const *)op_const_alloc(sizeof *k + floats * sizeof(float));
@@ -840,8 +841,8 @@ typedef struct conv_c8_job {
     int64_t N, C, M, C8, M8, ivol, ovol;
     op_act act;
     op_pw8 pw;
-    int64_t pc, npc, ppi,
-        npg; /* pointwise: pixels a chunk, chunks; pairs an item, items */
+    /* Pointwise: pixels a chunk, chunks; block pairs an item, groups. */
+    int64_t pc, npc, ppi, npg;
     op_dw8 dw;
     int64_t rows, bands; /* depthwise, in place: output rows an item, items a block */
     int64_t slot, slots, items; /* depthwise through band buffers */
@@ -924,6 +925,18 @@ static void conv_c8_dw_range(void *arg, int64_t begin, int64_t end)
     }
 }
 
+/* W (M x K) packed for the CHW8 kernels: the engine's copy (conv_prepare)
+ * when it was packed from this W, else packed into the workspace. */
+static const float *conv_c8_weights(const op_object *o, const void *w, int64_t M,
+                                    int64_t K, float *scratch)
+{
+    const conv_c8_const *k = (const conv_c8_const *)o->cst;
+    if (k && k->src == w && k->M == M && k->K == K)
+        return k->wp;
+    op_pw8_pack(w, M, K, scratch);
+    return scratch;
+}
+
 /* Pixels of a pointwise chunk: about 16 KiB of X's blocks (every input
  * channel), a multiple of the kernel's tile of 6. */
 #define CONV_C8_CHUNK_FLOATS 4096
@@ -964,19 +977,13 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
     j.B = nb_in == 3 ? xs[2] : NULL;
     j.act = c->act;
     if (kind == CONV_C8_DIRECT) {
-        const conv_c8_const *k = (const conv_c8_const *)o->cst;
         const int64_t K = g.Cg * g.w.kvol;
         if (in[0].format == PRT_FORMAT_CHW8 || out->format != PRT_FORMAT_CHW8 ||
             !op_win2_make(2, g.w.in, g.w.k, g.w.out, g.w.s, g.w.d, g.w.pb, &j.cv.g))
             return op_fail(
                 o, PRT_ERR_UNSUPPORTED,
                 "a convolution of few channels takes a LINEAR X into a CHW8 Y");
-        if (k && k->src == xs[1] && k->M == g.M && k->K == K) {
-            j.cv.w = k->wp;
-        } else {
-            op_pw8_pack(j.W, g.M, K, scratch);
-            j.cv.w = scratch;
-        }
+        j.cv.w = conv_c8_weights(o, xs[1], g.M, K, scratch);
         j.cv.C = g.C;
         j.cv.M = g.M;
         j.cv.bias = j.B;
@@ -1017,14 +1024,8 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
         scratch += j.N * j.M8 * 8 * j.ovol;
     }
     if (kind == CONV_C8_POINTWISE) {
-        const conv_c8_const *k = (const conv_c8_const *)o->cst;
         int64_t pairs = (j.M8 + 1) / 2, nch, macs;
-        if (k && k->src == xs[1] && k->M == g.M && k->K == g.C) {
-            j.pw.w = k->wp;
-        } else {
-            op_pw8_pack(j.W, g.M, g.C, scratch);
-            j.pw.w = scratch;
-        }
+        j.pw.w = conv_c8_weights(o, xs[1], g.M, g.C, scratch);
         j.pw.K = g.C;
         j.pw.M = g.M;
         j.pw.P = j.ovol;

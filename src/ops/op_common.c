@@ -445,9 +445,7 @@ static int32_t bld_supports(prt_plugin *p, int32_t pos,
         nb_inputs > OP_MAX_INPUTS)
         return 0;
     t = in_out[pos].desc.dtype;
-    if (in_out[pos].desc.format != PRT_FORMAT_LINEAR &&
-        (in_out[pos].desc.format != PRT_FORMAT_CHW8 || !o->cls->chw8_ok ||
-         t != PRT_FLOAT32 || in_out[pos].desc.dims.nb_dims < 3))
+    if (!format_ok(o, &in_out[pos].desc))
         return 0;
     if (o->cls->chw8_ok && !o->cls->chw8_ok(o, pos, in_out, nb_inputs, nb_outputs))
         return 0;
@@ -524,13 +522,14 @@ static prt_status bld_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in
     *out_bytes = 0;
     if (o->cls->nb_outputs ? !o->cls->workspace_n : !o->cls->workspace)
         return PRT_OK;
-    o->chw8 = 0;
-    for (int32_t i = 0; i < nb_in && i < OP_CHW8_OUT; i++)
-        if (in[i].desc.format == PRT_FORMAT_CHW8)
-            o->chw8 |= 1u << i;
-    for (int32_t k = 0; k < nb_out && k < 32 - OP_CHW8_OUT; k++)
-        if (out[k].desc.format == PRT_FORMAT_CHW8)
-            o->chw8 |= 1u << (OP_CHW8_OUT + k);
+    {
+        prt_tensor_desc di[OP_MAX_INPUTS], dout[OP_MAX_OUTPUTS];
+        for (int32_t i = 0; i < nb_in; i++)
+            di[i] = in[i].desc;
+        for (int32_t k = 0; k < nb_out; k++)
+            dout[k] = out[k].desc;
+        o->chw8 = chw8_mask(di, nb_in, dout, nb_out);
+    }
     /* The need grows with every dim, so the profile's maxima bound it. */
     for (int32_t i = 0; i < nb_in; i++)
         ind[i] = in[i].max;
