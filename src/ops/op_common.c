@@ -523,10 +523,10 @@ static prt_status bld_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in
     if (o->cls->nb_outputs ? !o->cls->workspace_n : !o->cls->workspace)
         return PRT_OK;
     {
-        prt_tensor_desc di[OP_MAX_INPUTS], dout[OP_MAX_OUTPUTS];
-        for (int32_t i = 0; i < nb_in; i++)
+        prt_tensor_desc di[OP_MAX_INPUTS] = {0}, dout[OP_MAX_OUTPUTS] = {0};
+        for (int32_t i = 0; i < nb_in && i < OP_MAX_INPUTS; i++)
             di[i] = in[i].desc;
-        for (int32_t k = 0; k < nb_out; k++)
+        for (int32_t k = 0; k < nb_out && k < OP_MAX_OUTPUTS; k++)
             dout[k] = out[k].desc;
         o->chw8 = chw8_mask(di, nb_in, dout, nb_out);
     }
