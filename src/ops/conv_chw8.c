@@ -93,13 +93,18 @@ void op_pw8_pack(const float *w, int64_t M, int64_t K, float *wp)
 static inline CPU_INLINE void pw8_start(const float *bias, int64_t M, int64_t ob, int nb,
                                         int nu, cpu_v8 (*acc)[PW_U])
 {
+#pragma GCC unroll 16
     for (int b = 0; b < nb; b++) {
         cpu_v8 bv = {0};
-        if (bias && (ob + b) * 8 + 8 <= M)
+        if (bias && (ob + b) * 8 + 8 <= M) {
             CPU_LOAD(bv, bias + (ob + b) * 8);
-        else
-            for (int l = 0; bias && l < 8; l++)
-                bv[l] = (ob + b) * 8 + l < M ? bias[(ob + b) * 8 + l] : 0.0f;
+        } else if (bias) {
+            float t[8];
+            for (int l = 0; l < 8; l++)
+                t[l] = (ob + b) * 8 + l < M ? bias[(ob + b) * 8 + l] : 0.0f;
+            CPU_LOAD(bv, t);
+        }
+#pragma GCC unroll 16
         for (int u = 0; u < nu; u++)
             acc[b][u] = bv;
     }
@@ -111,13 +116,14 @@ static inline CPU_INLINE void pw8_finish(const op_act *act, int64_t M, int64_t o
                                          int nu, cpu_v8 (*acc)[PW_U], int64_t P,
                                          int64_t px, float *y)
 {
+#pragma GCC unroll 16
     for (int b = 0; b < nb; b++) {
         const int64_t live = M - (ob + b) * 8;
         float *yb = y + ((ob + b) * P + px) * 8;
+        cpu_act_v8n(act, acc[b], nu);
+#pragma GCC unroll 16
         for (int u = 0; u < nu; u++) {
-            cpu_act_v8(act, &acc[b][u]);
-            for (int64_t l = live; l < 8; l++)
-                acc[b][u][l] = 0.0f;
+            cpu_zero_lanes_from(live, &acc[b][u]);
             CPU_STORE(yb + u * 8, acc[b][u]);
         }
     }
@@ -133,6 +139,7 @@ static inline CPU_INLINE void pw8_step(const float *w, int64_t K, const float *x
     CPU_LOAD(w0, w + k * 8);
     if (nb == 2)
         CPU_LOAD(w1, w + (K + k) * 8);
+#pragma GCC unroll 16
     for (int u = 0; u < nu; u++) {
         const cpu_v8 xv = CPU_SPLAT(x[u * 8 + l]);
         acc[0][u] += w0 * xv;
@@ -233,6 +240,7 @@ static inline CPU_INLINE void dwb_strip(const op_dw8 *p, const float *x, const c
 {
     const op_win2 *g = &p->g;
     cpu_v8 acc[DWB_U];
+#pragma GCC unroll 16
     for (int u = 0; u < nu; u++)
         acc[u] = b;
     for (int64_t i = 0; i < g->kh; i++) {
@@ -243,6 +251,7 @@ static inline CPU_INLINE void dwb_strip(const op_dw8 *p, const float *x, const c
         for (int64_t j = 0; j < g->kw; j++) {
             const cpu_v8 w = wt[i * g->kw + j];
             const int64_t iw0 = ow * g->sw - g->pl + j * g->dw;
+#pragma GCC unroll 16
             for (int u = 0; u < nu; u++) {
                 const int64_t iw = iw0 + u * g->sw;
                 cpu_v8 v;
@@ -253,10 +262,10 @@ static inline CPU_INLINE void dwb_strip(const op_dw8 *p, const float *x, const c
             }
         }
     }
+    cpu_act_v8n(act, acc, nu);
+#pragma GCC unroll 16
     for (int u = 0; u < nu; u++) {
-        cpu_act_v8(act, &acc[u]);
-        for (int64_t l = live; l < 8; l++)
-            acc[u][l] = 0.0f;
+        cpu_zero_lanes_from(live, &acc[u]);
         CPU_STORE(y + (oh * g->OW + ow + u) * 8, acc[u]);
     }
 }
@@ -341,6 +350,7 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
                 CPU_LOAD(w0, w + k * 8);
                 if (nb == 2)
                     CPU_LOAD(w1, w + (K + k) * 8);
+#pragma GCC unroll 16
                 for (int u = 0; u < nu; u++) {
                     const int64_t iw = iw0 + u * g->sw;
                     cpu_v8 xv;

@@ -156,7 +156,9 @@ static inline CPU_INLINE void dw_tile(const op_dw *p, const float *q, const floa
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
     cpu_v8 acc[8][4];
+#pragma GCC unroll 16
     for (int r = 0; r < R; r++)
+#pragma GCC unroll 16
         for (int v = 0; v < V; v++)
             acc[r][v] = CPU_SPLAT(bias);
     const int64_t rs = p->g.sh * ph; /* from one output row to the next */
@@ -164,7 +166,9 @@ static inline CPU_INLINE void dw_tile(const op_dw *p, const float *q, const floa
     for (int32_t k = 0; k < p->ntaps; k++) {
         const float *t = q0 + p->off[k];
         const cpu_v8 wt = CPU_SPLAT(w[k]);
+#pragma GCC unroll 16
         for (int r = 0; r < R; r++)
+#pragma GCC unroll 16
             for (int v = 0; v < V; v++) {
                 cpu_v8 xv;
                 CPU_LOAD(xv, t + r * rs + 8 * v);
@@ -172,10 +176,12 @@ static inline CPU_INLINE void dw_tile(const op_dw *p, const float *q, const floa
             }
     }
 #pragma GCC diagnostic pop
+#pragma GCC unroll 16
     for (int r = 0; r < R; r++) {
         float *yr = y + (oh + r) * p->g.OW + ow;
+        cpu_act_v8n(act, acc[r], V);
+#pragma GCC unroll 16
         for (int v = 0; v < V; v++) {
-            cpu_act_v8(act, &acc[r][v]);
             if (ow + 8 * v + 8 <= p->g.OW) {
                 CPU_STORE(yr + 8 * v, acc[r][v]);
             } else {

@@ -116,6 +116,7 @@ static inline CPU_INLINE void dw_strip(const op_dw8 *p, const float *orow_in,
                                        int64_t ow, int nu, int64_t live, float *out)
 {
     cpu_v8 acc[DW_U];
+#pragma GCC unroll 16
     for (int u = 0; u < nu; u++)
         acc[u] = b;
     for (int64_t i = 0; i < p->g.kh; i++) {
@@ -123,6 +124,7 @@ static inline CPU_INLINE void dw_strip(const op_dw8 *p, const float *orow_in,
         for (int64_t j = 0; j < p->g.kw; j++) {
             const cpu_v8 w = wt[i * p->g.kw + j];
             const float *px = row + j * p->g.dw * 8;
+#pragma GCC unroll 16
             for (int u = 0; u < nu; u++) {
                 cpu_v8 v;
                 CPU_LOAD(v, px + u * p->g.sw * 8);
@@ -130,12 +132,12 @@ static inline CPU_INLINE void dw_strip(const op_dw8 *p, const float *orow_in,
             }
         }
     }
+    cpu_act_v8n(act, acc, nu);
+#pragma GCC unroll 16
     for (int u = 0; u < nu; u++) {
-        cpu_act_v8(act, &acc[u]);
         /* CHW8's padding lanes are zeros (live: the lanes that are
          * channels; 8 for the planes, whose extra lanes are dropped). */
-        for (int64_t l = live; l < 8; l++)
-            acc[u][l] = 0.0f;
+        cpu_zero_lanes_from(live, &acc[u]);
         CPU_STORE(out + (ow + u) * 8, acc[u]);
     }
 }

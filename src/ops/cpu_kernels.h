@@ -27,6 +27,12 @@ typedef float cpu_v8 __attribute__((vector_size(32)));
 typedef int32_t cpu_v8i __attribute__((vector_size(32)));
 
 #define CPU_INLINE __attribute__((always_inline))
+/* Kernels put `#pragma GCC unroll 16` before each loop over a tile's sums
+ * (its trip count a constant after inlining): indexed by a loop variable
+ * the sums would live in memory, and a tile would store and load them at
+ * every step (MobileNet's pointwise kernel ran at a third of the FMA rate
+ * so). For the same reason a padding lane is cleared by a mask
+ * (cpu_zero_lanes_from), not by an element index. */
 #if defined(__x86_64__) || defined(__i386__)
 #define CPU_HAVE_AVX2_BUILD 1
 #define CPU_TARGET_AVX2 __attribute__((target("avx2,fma")))
@@ -149,6 +155,57 @@ static inline CPU_INLINE void cpu_act_v8(const op_act *a, cpu_v8 *v)
         break;
     default:
         break;
+    }
+}
+
+/* The activation on n vectors, the kind chosen once: a kernel's tile of
+ * sums stays in registers (n a constant after inlining). */
+static inline CPU_INLINE void cpu_act_v8n(const op_act *a, cpu_v8 *v, int n)
+{
+    const cpu_v8 zero = {0}, one = CPU_SPLAT(1.0f);
+    const cpu_v8 al = CPU_SPLAT(a->alpha), be = CPU_SPLAT(a->beta);
+    switch (a->kind) {
+    case OP_ACT_RELU:
+#pragma GCC unroll 16
+        for (int i = 0; i < n; i++)
+            v[i] = CPU_SELECT(v[i] < zero, zero, v[i]);
+        break;
+    case OP_ACT_LEAKY_RELU:
+#pragma GCC unroll 16
+        for (int i = 0; i < n; i++)
+            v[i] = CPU_SELECT(v[i] < zero, al * v[i], v[i]);
+        break;
+    case OP_ACT_CLIP:
+#pragma GCC unroll 16
+        for (int i = 0; i < n; i++) {
+            const cpu_v8 x = CPU_SELECT(v[i] < al, al, v[i]);
+            v[i] = CPU_SELECT(x > be, be, x);
+        }
+        break;
+    case OP_ACT_HARD_SIGMOID:
+    case OP_ACT_HARD_SWISH:
+#pragma GCC unroll 16
+        for (int i = 0; i < n; i++) {
+            cpu_v8 h = al * v[i] + be;
+            h = CPU_SELECT(h < zero, zero, h);
+            h = CPU_SELECT(h > one, one, h);
+            v[i] = a->kind == OP_ACT_HARD_SWISH ? v[i] * h : h;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* Lanes live.. 7 of v set to 0 (CHW8's padding lanes) by a mask, not by
+ * an element index, which would send a kernel's sums through memory. */
+static inline CPU_INLINE void cpu_zero_lanes_from(int64_t live, cpu_v8 *v)
+{
+    if (live < 8) {
+        const int32_t n = live < 0 ? 0 : (int32_t)live;
+        const cpu_v8i lane = {0, 1, 2, 3, 4, 5, 6, 7};
+        const cpu_v8i keep = lane < (cpu_v8i){n, n, n, n, n, n, n, n};
+        *v = (cpu_v8)((cpu_v8i)*v & keep);
     }
 }
 
