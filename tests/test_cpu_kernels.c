@@ -27,7 +27,12 @@
  *    the bits of that row alone) and the shapes it declines;
  *  - op_gelu_f32: relative error against erfc in double, NaN, infinities,
  *    signed zeros, lengths that are not multiples of 8;
- *  - op_act_bias: each activation's rule at NaN, -0 and the clamps.
+ *  - op_act_bias: each activation's rule at NaN, -0 and the clamps;
+ *  - the blocked format's kernels (conv_chw8.c, conv_dw8.c's blocks), called
+ *    directly: pointwise, few input channels from planes, depthwise in
+ *    place and through band buffers, channel counts that are not multiples
+ *    of 8 and pixel counts that are not multiples of the tiles, each
+ *    activation; the padding lanes must come out exactly 0.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -926,8 +931,172 @@ static int test_row_kernels(void)
     return 0;
 }
 
+/* ---- the blocked format's kernels ------------------------------------------------ */
+
+static const op_act chw8_acts[OP_ACT_COUNT] = {{OP_ACT_NONE, 0, 0},
+                                               {OP_ACT_RELU, 0, 0},
+                                               {OP_ACT_LEAKY_RELU, 0.1f, 0},
+                                               {OP_ACT_CLIP, -0.3f, 0.4f},
+                                               {OP_ACT_HARD_SIGMOID, 0.2f, 0.5f},
+                                               {OP_ACT_HARD_SWISH, 1.0f / 6, 0.5f}};
+
+/* y (nb blocks of P pixels) against want[c][p] (C channels): every live
+ * lane within tol, every padding lane exactly 0. */
+static int chw8_close(const float *y, const double *want, int64_t C, int64_t P,
+                      double tol, const char *what, int act)
+{
+    for (int64_t cb = 0; cb < (C + 7) / 8; cb++)
+        for (int64_t q = 0; q < P; q++)
+            for (int64_t l = 0; l < 8; l++) {
+                const int64_t c = cb * 8 + l;
+                const double g = y[(cb * P + q) * 8 + l];
+                if (c >= C ? g != 0.0 : !(fabs(g - want[c * P + q]) <= tol)) {
+                    fprintf(stderr,
+                            "%s (activation %d): channel %lld pixel %lld is %.9g, "
+                            "wanted %.9g\n",
+                            what, act, (long long)c, (long long)q, g,
+                            c >= C ? 0.0 : want[c * P + q]);
+                    return 0;
+                }
+            }
+    return 1;
+}
+
+/* Channels [0, C) of planes x (C x R) into CHW8 blocks, padding lanes 0. */
+static float *chw8_blocks(const float *x, int64_t C, int64_t R)
+{
+    const int64_t C8 = (C + 7) / 8;
+    float *y = malloc(sizeof(float) * (size_t)(C8 * 8 * R));
+    for (int64_t cb = 0; y && cb < C8; cb++)
+        for (int64_t q = 0; q < R; q++)
+            for (int64_t l = 0; l < 8; l++)
+                y[(cb * R + q) * 8 + l] = cb * 8 + l < C ? x[(cb * 8 + l) * R + q] : 0.0f;
+    return y;
+}
+
+/* A 2-D convolution of one group per channel (depthwise, dw) or of every
+ * input channel (full), in double: want[m][oh][ow]. */
+static void ref_conv2(int dw, const float *x, int64_t C, int64_t H, int64_t W,
+                      const float *w, const float *bias, int64_t M, int64_t k, int64_t st,
+                      int64_t pad, const op_act *a, int64_t OH, int64_t OW, double *want)
+{
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                double acc = bias ? bias[m] : 0.0;
+                for (int64_t c = dw ? m : 0; c < (dw ? m + 1 : C); c++)
+                    for (int64_t i = 0; i < k; i++)
+                        for (int64_t j = 0; j < k; j++) {
+                            const int64_t ih = oh * st - pad + i, iw = ow * st - pad + j;
+                            const int64_t wi = dw ? i * k + j : (c * k + i) * k + j;
+                            if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                acc += (double)w[m * (dw ? 1 : C) * k * k + wi] *
+                                       x[(c * H + ih) * W + iw];
+                        }
+                want[(m * OH + oh) * OW + ow] = ref_act(a->kind, a->alpha, a->beta, acc);
+            }
+}
+
+static int test_chw8_kernels(void)
+{
+    tu_rng rng;
+    tu_rng_seed(&rng, 88);
+    for (int base = 0; base < 2; base++) {
+        cpu_force_baseline(base);
+        for (int32_t ai = 0; ai < OP_ACT_COUNT; ai++) {
+            const op_act *a = &chw8_acts[ai];
+            /* Pointwise: 13 outputs (a block pair, the second part padding),
+             * 11 inputs, 23 pixels (tiles of 6, then 4 and 1). */
+            {
+                const int64_t M = 13, K = 11, P = 23, M8 = 2;
+                float *w = rand_floats(&rng, M * K), *b = rand_floats(&rng, M);
+                float *x = rand_floats(&rng, K * P), *x8 = chw8_blocks(x, K, P);
+                float *wp = malloc(sizeof(float) * (size_t)(M8 * 8 * K));
+                float *y = malloc(sizeof(float) * (size_t)(M8 * 8 * P));
+                double *want = malloc(sizeof(double) * (size_t)(M * P));
+                REQUIRE(w && b && x && x8 && wp && y && want);
+                op_pw8_pack(w, M, K, wp);
+                ref_conv2(0, x, K, 1, P, w, ai % 2 ? b : NULL, M, 1, 1, 0, a, 1, P, want);
+                {
+                    const op_pw8 p = {K, M, P, wp, ai % 2 ? b : NULL, *a};
+                    /* In two calls: every block from pixel 0 to 7, then on. */
+                    op_pw8_run(&p, x8, 0, M8, 0, 7, y);
+                    op_pw8_run(&p, x8, 0, M8, 7, P, y);
+                }
+                CHECK(chw8_close(y, want, M, P, 1e-5 * (K + 1), "op_pw8_run", ai));
+                free(w), free(b), free(x), free(x8), free(wp), free(y), free(want);
+            }
+            /* Few input channels: 3 channels of 9 x 11, 3x3 at stride 2 with
+             * one padding pixel a side, into 13 channels. */
+            {
+                const int64_t C = 3, H = 9, W = 11, M = 13, k = 3, st = 2, pad = 1;
+                const int64_t OH = (H + 2 * pad - k) / st + 1,
+                              OW = (W + 2 * pad - k) / st + 1;
+                const int64_t K = C * k * k, M8 = 2;
+                const int64_t in[2] = {H, W}, kk[2] = {k, k}, out[2] = {OH, OW},
+                              ss[2] = {st, st}, dd[2] = {1, 1}, pb[2] = {pad, pad};
+                float *w = rand_floats(&rng, M * K), *b = rand_floats(&rng, M);
+                float *x = rand_floats(&rng, C * H * W);
+                float *wp = malloc(sizeof(float) * (size_t)(M8 * 8 * K));
+                float *y = malloc(sizeof(float) * (size_t)(M8 * 8 * OH * OW));
+                double *want = malloc(sizeof(double) * (size_t)(M * OH * OW));
+                op_cv8 p;
+                REQUIRE(w && b && x && wp && y && want);
+                memset(&p, 0, sizeof p);
+                REQUIRE(op_win2_make(2, in, kk, out, ss, dd, pb, &p.g));
+                op_pw8_pack(w, M, K, wp);
+                p.C = C, p.M = M, p.w = wp, p.bias = ai % 2 ? NULL : b, p.act = *a;
+                ref_conv2(0, x, C, H, W, w, p.bias, M, k, st, pad, a, OH, OW, want);
+                op_cv8_run(&p, x, 0, 2, y);
+                op_cv8_run(&p, x, 2, OH, y);
+                CHECK(chw8_close(y, want, M, OH * OW, 1e-5 * (K + 1), "op_cv8_run", ai));
+                free(w), free(b), free(x), free(wp), free(y), free(want);
+            }
+            /* Depthwise, 13 channels (a full block and one of 5): 3x3 at
+             * stride 2 in place, 5x5 at stride 1 through band buffers; 17 x
+             * 15 pixels. */
+            for (int band = 0; band < 2; band++) {
+                const int64_t C = 13, H = 17, W = 15, k = band ? 5 : 3, st = band ? 1 : 2;
+                const int64_t pad = k / 2, OH = (H + 2 * pad - k) / st + 1,
+                              OW = (W + 2 * pad - k) / st + 1;
+                const int64_t in[2] = {H, W}, kk[2] = {k, k}, out[2] = {OH, OW},
+                              ss[2] = {st, st}, dd[2] = {1, 1}, pb[2] = {pad, pad};
+                float *w = rand_floats(&rng, C * k * k), *b = rand_floats(&rng, C);
+                float *x = rand_floats(&rng, C * H * W), *x8 = chw8_blocks(x, C, H * W);
+                float *y = malloc(sizeof(float) * (size_t)(2 * 8 * OH * OW));
+                double *want = malloc(sizeof(double) * (size_t)(C * OH * OW));
+                float *scratch =
+                    malloc(sizeof(float) * (size_t)op_dw8_slot(kk, out, ss, dd));
+                op_dw8 p;
+                REQUIRE(w && b && x && x8 && y && want && scratch);
+                REQUIRE(op_dw8_plan(2, in, kk, out, ss, dd, pb, &p));
+                ref_conv2(1, x, C, H, W, w, ai % 2 ? b : NULL, C, k, st, pad, a, OH, OW,
+                          want);
+                for (int64_t cb = 0; cb < 2; cb++) {
+                    const float *xb = x8 + cb * H * W * 8,
+                                *bb = ai % 2 ? b + cb * 8 : NULL;
+                    float *yb = y + cb * OH * OW * 8;
+                    const int64_t nc = cb ? C - 8 : 8;
+                    if (band) {
+                        op_dw8b_run(&p, xb, w + cb * 8 * k * k, bb, a, nc, yb, scratch);
+                    } else {
+                        op_dw8d_run(&p, xb, w + cb * 8 * k * k, bb, a, nc, 0, 3, yb);
+                        op_dw8d_run(&p, xb, w + cb * 8 * k * k, bb, a, nc, 3, OH, yb);
+                    }
+                }
+                CHECK(chw8_close(y, want, C, OH * OW, 1e-5 * (double)(k * k + 1),
+                                 band ? "op_dw8b_run" : "op_dw8d_run", ai));
+                free(w), free(b), free(x), free(x8), free(y), free(want), free(scratch);
+            }
+        }
+    }
+    cpu_force_baseline(0);
+    return 1;
+}
+
 int main(void)
 {
+    test_chw8_kernels();
     test_row_kernels();
     test_row_means();
     test_act();
