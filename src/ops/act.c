@@ -27,6 +27,30 @@ void cpu_force_baseline(int on)
     atomic_store(&cpu_baseline_forced, on != 0);
 }
 
+static _Atomic int cpu_avx512_state = -1;
+static _Atomic int cpu_avx2_forced;
+
+int cpu_avx512(void)
+{
+    int s = atomic_load_explicit(&cpu_avx512_state, memory_order_relaxed);
+    if (s < 0) {
+#if CPU_HAVE_AVX2_BUILD && defined(__GNUC__)
+        __builtin_cpu_init();
+        s = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+#else
+        s = 0;
+#endif
+        atomic_store_explicit(&cpu_avx512_state, s, memory_order_relaxed);
+    }
+    return s && cpu_avx2() &&
+           !atomic_load_explicit(&cpu_avx2_forced, memory_order_relaxed);
+}
+
+void cpu_force_avx2(int on)
+{
+    atomic_store(&cpu_avx2_forced, on != 0);
+}
+
 static const char *const act_names[OP_ACT_COUNT] = {
     [OP_ACT_NONE] = "",
     [OP_ACT_RELU] = "Relu",

@@ -96,6 +96,13 @@ int cpu_avx2(void);
 /* Test hook: 1 makes cpu_avx2() answer 0 from now on, so the baseline build
  * of every kernel can be checked on a machine that has AVX2; 0 undoes it. */
 void cpu_force_baseline(int on);
+/* 1 when the AVX-512 build of the few kernels that have one runs here (the
+ * CPU has AVX-512 F and VL, cpu_avx2() is 1, and cpu_force_avx2 has not
+ * turned it off). That build gives the same bits as the AVX2 one. */
+int cpu_avx512(void);
+/* Test hook: 1 makes cpu_avx512() answer 0, so the two builds can be
+ * compared on a machine with AVX-512; 0 undoes it. */
+void cpu_force_avx2(int on);
 
 /* ---- fused activations (act.c) ------------------------------------------ */
 

@@ -359,11 +359,107 @@ CPU_BUILDS(gkq, gkq_body,
             float *C, int64_t ldc, const op_epilogue *e),
            (M, N, K, A, lda, bp, C, ldc, e))
 
+/* ---- an AVX-512 build of the panels' tiles -----------------------------------
+ *
+ * Where the CPU has AVX-512 (the H200 host's Xeon: twice the multiply-adds
+ * of AVX2 a cycle, bench/fma_peak.c), a full strip's rows run in tiles of
+ * 12 rows by one 16-float vector, one vector a panel row, with 32 registers
+ * to hold them. Each lane does the same multiply-adds in the same order as
+ * gkp_tile's, and the tile is stored through gk_store in halves, so every
+ * element has the AVX2 build's bits. Ragged strips and the last rows (under
+ * 12) keep the 8-float tiles. */
+#if CPU_HAVE_AVX2_BUILD
+#define CPU_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma")))
+#define G16_MR 12
+
+typedef float cpu_v16 __attribute__((vector_size(64)));
+
+/* gkp_tile for mr rows (a constant) of a full strip: rows [k0, k0 + kc) of
+ * the sums of C's tile at (i, j). */
+static inline CPU_INLINE void g16_tile(int mr, int64_t i, int64_t j, int64_t k0,
+                                       int64_t kc, int last, const float *A, int64_t lda,
+                                       const float *bp, float *C, int64_t ldc,
+                                       const op_epilogue *e)
+{
+    cpu_v16 acc[G16_MR];
+    const float *a = A + i * lda + k0;
+#pragma GCC unroll 16
+    for (int r = 0; r < mr; r++) {
+        if (k0 == 0)
+            acc[r] = (cpu_v16){0};
+        else
+            memcpy(&acc[r], C + (i + r) * ldc + j, sizeof(cpu_v16));
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        cpu_v16 b;
+        memcpy(&b, bp + k * GK_NR, sizeof b);
+#pragma GCC unroll 16
+        for (int r = 0; r < mr; r++) {
+            const float x = a[r * lda + k];
+            acc[r] += (cpu_v16){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x} * b;
+        }
+    }
+#pragma GCC unroll 16
+    for (int r0 = 0; r0 < mr; r0 += GK_MR) {
+        cpu_v8 h[GK_MR][GK_NV];
+#pragma GCC unroll 16
+        for (int r = 0; r < GK_MR; r++)
+            memcpy(h[r], &acc[r0 + r], sizeof h[r]);
+        gk_store(GK_MR, GK_NV, h, i + r0, j, GK_NR, C, ldc, last ? e : NULL);
+    }
+}
+
+/* gkp_cols for a full strip: tiles of 12 rows, the rest gkp_tile's. */
+static inline CPU_INLINE void g16_cols(int64_t j, int64_t k0, int64_t kc, int last,
+                                       int64_t M, const float *A, int64_t lda,
+                                       const float *bp, float *C, int64_t ldc,
+                                       const op_epilogue *e)
+{
+    int64_t i = 0;
+    for (; i + G16_MR <= M; i += G16_MR)
+        g16_tile(G16_MR, i, j, k0, kc, last, A, lda, bp, C, ldc, e);
+    for (; i + GK_MR <= M; i += GK_MR)
+        gkp_tile(GK_MR, GK_NV, i, j, GK_NR, k0, kc, last, A, lda, bp, C, ldc, e);
+    if ((M - i) & 4) {
+        gkp_tile(4, GK_NV, i, j, GK_NR, k0, kc, last, A, lda, bp, C, ldc, e);
+        i += 4;
+    }
+    if ((M - i) & 2) {
+        gkp_tile(2, GK_NV, i, j, GK_NR, k0, kc, last, A, lda, bp, C, ldc, e);
+        i += 2;
+    }
+    if (M - i)
+        gkp_tile(1, GK_NV, i, j, GK_NR, k0, kc, last, A, lda, bp, C, ldc, e);
+}
+
+CPU_TARGET_AVX512 static void gkq_avx512(int64_t M, int64_t N, int64_t K, const float *A,
+                                         int64_t lda, const float *bp, float *C,
+                                         int64_t ldc, const op_epilogue *e)
+{
+    for (int64_t j = 0; j < N; j += GK_NR) {
+        const int64_t n = N - j < GK_NR ? N - j : GK_NR;
+        const float *p = bp + j * K;
+        if (n == GK_NR)
+            g16_cols(j, 0, K, 1, M, A, lda, p, C, ldc, e);
+        else if (n > 8)
+            gkp_cols(GK_NV, j, n, 0, K, 1, M, A, lda, p, C, ldc, e);
+        else
+            gkp_cols(1, j, n, 0, K, 1, M, A, lda, p, C, ldc, e);
+    }
+}
+#endif
+
 void op_gemm_nn_panels(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                        const float *bp, float *C, int64_t ldc, const op_epilogue *e)
 {
     if (M <= 0 || N <= 0 || K <= 0)
         return;
+#if CPU_HAVE_AVX2_BUILD
+    if (cpu_avx512()) {
+        gkq_avx512(M, N, K, A, lda, bp, C, ldc, e);
+        return;
+    }
+#endif
     CPU_PICK(gkq)(M, N, K, A, lda, bp, C, ldc, e);
 }
 
