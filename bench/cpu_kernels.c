@@ -19,7 +19,9 @@
  *  - the blocked format CHW8's kernels (conv_chw8.c, conv_dw8.c's blocks in
  *    place) against the planes' on the same layers.
  *
- *    build/bench/bench_cpu_kernels [REPS] [chw8]
+ *    build/bench/bench_cpu_kernels [REPS] [chw8] [avx2]
+ *
+ * (`avx2` runs the AVX2 build where the CPU has AVX-512, to compare the two.)
  *
  * One thread; the best of REPS runs (default 300) of each. Prints a
  * Markdown table per part. Not a test: it checks nothing but that the two
@@ -406,8 +408,13 @@ int main(int argc, char **argv)
     if (reps < 1)
         reps = 1;
     op_blas_prepare();
+    /* "avx2" last: the AVX2 build even where the CPU has AVX-512. */
+    if (argc > 2 && strcmp(argv[argc - 1], "avx2") == 0)
+        cpu_force_avx2(1);
     printf("CPU kernels, one thread, best of %d runs; %s build of the kernels\n\n", reps,
-           cpu_avx2() ? "AVX2 + FMA" : "baseline");
+           cpu_avx512() ? "AVX-512 (where it has one) and AVX2 + FMA"
+           : cpu_avx2() ? "AVX2 + FMA"
+                        : "baseline");
     if (argc > 2 && strcmp(argv[2], "chw8") == 0) {
         bench_chw8(reps);
         return 0;

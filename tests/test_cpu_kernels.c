@@ -32,7 +32,9 @@
  *    directly: pointwise, few input channels from planes, depthwise in
  *    place and through band buffers, channel counts that are not multiples
  *    of 8 and pixel counts that are not multiples of the tiles, each
- *    activation; the padding lanes must come out exactly 0.
+ *    activation; the padding lanes must come out exactly 0. Where the CPU
+ *    has AVX-512, the builds that have one (the pointwise kernel, the
+ *    products over packed panels) give the AVX2 build's bits.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -1062,15 +1064,20 @@ static int test_chw8_kernels(void)
         for (int32_t ai = 0; ai < OP_ACT_COUNT; ai++) {
             const op_act *a = &chw8_acts[ai];
             /* Pointwise: 13 outputs (a block pair, the second part padding),
-             * 11 inputs, 23 pixels (tiles of 6, then 4 and 1). */
-            {
-                const int64_t M = 13, K = 11, P = 23, M8 = 2;
+             * 11 inputs, 23 pixels (tiles of 6, then 4 and 1; of 12 in the
+             * AVX-512 build); then 37 outputs (two pairs and a single
+             * block), 20 inputs, 61 pixels. */
+            for (int shape = 0; shape < 2; shape++) {
+                const int64_t M = shape ? 37 : 13, K = shape ? 20 : 11,
+                              P = shape ? 61 : 23;
+                const int64_t M8 = (M + 7) / 8;
                 float *w = rand_floats(&rng, M * K), *b = rand_floats(&rng, M);
                 float *x = rand_floats(&rng, K * P), *x8 = chw8_blocks(x, K, P);
                 float *wp = malloc(sizeof(float) * (size_t)(M8 * 8 * K));
                 float *y = malloc(sizeof(float) * (size_t)(M8 * 8 * P));
+                float *y2 = malloc(sizeof(float) * (size_t)(M8 * 8 * P));
                 double *want = malloc(sizeof(double) * (size_t)(M * P));
-                REQUIRE(w && b && x && x8 && wp && y && want);
+                REQUIRE(w && b && x && x8 && wp && y && y2 && want);
                 op_pw8_pack(w, M, K, wp);
                 ref_conv2(0, x, K, 1, P, w, ai % 2 ? b : NULL, M, 1, 1, 0, a, 1, P, want);
                 {
@@ -1078,9 +1085,15 @@ static int test_chw8_kernels(void)
                     /* In two calls: every block from pixel 0 to 7, then on. */
                     op_pw8_run(&p, x8, 0, M8, 0, 7, y);
                     op_pw8_run(&p, x8, 0, M8, 7, P, y);
+                    /* The AVX-512 build, where it runs, has the AVX2 one's bits. */
+                    cpu_force_avx2(1);
+                    op_pw8_run(&p, x8, 0, M8, 0, P, y2);
+                    cpu_force_avx2(0);
                 }
                 CHECK(chw8_close(y, want, M, P, 1e-5 * (K + 1), "op_pw8_run", ai));
-                free(w), free(b), free(x), free(x8), free(wp), free(y), free(want);
+                CHECK(memcmp(y, y2, sizeof(float) * (size_t)(M8 * 8 * P)) == 0);
+                free(w), free(b), free(x), free(x8), free(wp), free(y), free(y2),
+                    free(want);
             }
             /* Few input channels: 3 channels of 9 x 11, 3x3 at stride 2 with
              * one padding pixel a side, into 13 channels. */

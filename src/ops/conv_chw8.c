@@ -197,12 +197,17 @@ static inline CPU_INLINE void pw8_pixels(const op_pw8 *p, const float *x, int nb
  * every block pair sweeps it; a multiple of the tile. */
 #define PW_CHUNK_FLOATS 4096
 
+/* Pixels of a chunk for K input channels, a multiple of `tile`. */
+static inline int64_t pw8_chunk(int64_t K, int64_t tile)
+{
+    const int64_t pc = PW_CHUNK_FLOATS / (8 * ((K + 7) / 8)) / tile * tile;
+    return pc < tile ? tile : pc;
+}
+
 static inline CPU_INLINE void pw8_body(const op_pw8 *p, const float *x, int64_t ob0,
                                        int64_t ob1, int64_t p0, int64_t p1, float *y)
 {
-    int64_t pc = PW_CHUNK_FLOATS / (8 * ((p->K + 7) / 8)) / PW_U * PW_U;
-    if (pc < PW_U)
-        pc = PW_U;
+    const int64_t pc = pw8_chunk(p->K, PW_U);
     for (int64_t c0 = p0; c0 < p1; c0 += pc) {
         const int64_t c1 = c0 + pc < p1 ? c0 + pc : p1;
         int64_t ob = ob0;
@@ -218,9 +223,86 @@ CPU_BUILDS(pw8, pw8_body,
             int64_t p1, float *y),
            (p, x, ob0, ob1, p0, p1, y))
 
+/* The AVX-512 build (cpu_avx512()): a block pair's 16 output channels in
+ * one 16-float vector (the two blocks' weights at k put side by side), by
+ * twelve pixels, 12 sums in 32 registers. Each lane does the same in-order
+ * multiply-adds as pw8_tile's, and the tile is finished through pw8_finish
+ * in halves, so every output has the AVX2 build's bits. A single last block
+ * and the pixels past the twelves take the 8-float tiles. */
+#if CPU_HAVE_AVX2_BUILD
+#define PW16_U 12
+
+/* Two blocks' vectors side by side, and back. */
+#define PW16_JOIN(lo, hi)                                                                \
+    __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#define PW16_LO(v) __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)
+#define PW16_HI(v) __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)
+
+static inline CPU_INLINE void pw16_tile(const op_pw8 *p, const float *x, int64_t ob,
+                                        int64_t px, float *y)
+{
+    const int64_t K = p->K, P = p->P;
+    const float *w = p->w + ob * K * 8;
+    cpu_v8 h[2][PW_U];
+    cpu_v16 acc[PW16_U];
+    pw8_start(p->bias, p->M, ob, 2, PW_U, h);
+#pragma GCC unroll 16
+    for (int u = 0; u < PW16_U; u++)
+        acc[u] = PW16_JOIN(h[0][0], h[1][0]);
+    x += px * 8;
+    for (int64_t k = 0; k < K; k++) {
+        /* Input channel k: lane k % 8 of block k / 8. */
+        const float *xk = x + (k / 8) * P * 8 + k % 8;
+        cpu_v8 w0, w1;
+        CPU_LOAD(w0, w + k * 8);
+        CPU_LOAD(w1, w + (K + k) * 8);
+        const cpu_v16 wv = PW16_JOIN(w0, w1);
+#pragma GCC unroll 16
+        for (int u = 0; u < PW16_U; u++) {
+            const float v = xk[u * 8];
+            acc[u] += wv * (cpu_v16){v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
+        }
+    }
+#pragma GCC unroll 16
+    for (int half = 0; half < 2; half++) {
+#pragma GCC unroll 16
+        for (int u = 0; u < PW_U; u++) {
+            h[0][u] = PW16_LO(acc[half * PW_U + u]);
+            h[1][u] = PW16_HI(acc[half * PW_U + u]);
+        }
+        pw8_finish(&p->act, p->M, ob, 2, PW_U, h, P, px + half * PW_U, y);
+    }
+}
+
+CPU_TARGET_AVX512 static void pw8_avx512(const op_pw8 *p, const float *x, int64_t ob0,
+                                         int64_t ob1, int64_t p0, int64_t p1, float *y)
+{
+    const int64_t pc = pw8_chunk(p->K, PW16_U);
+    for (int64_t c0 = p0; c0 < p1; c0 += pc) {
+        const int64_t c1 = c0 + pc < p1 ? c0 + pc : p1;
+        int64_t ob = ob0;
+        for (; ob + 2 <= ob1; ob += 2) {
+            int64_t px = c0;
+            for (; px + PW16_U <= c1; px += PW16_U)
+                pw16_tile(p, x, ob, px, y);
+            if (px < c1)
+                pw8_pixels(p, x, 2, ob, px, c1, y);
+        }
+        if (ob < ob1)
+            pw8_pixels(p, x, 1, ob, c0, c1, y);
+    }
+}
+#endif
+
 void op_pw8_run(const op_pw8 *p, const float *x, int64_t ob0, int64_t ob1, int64_t p0,
                 int64_t p1, float *y)
 {
+#if CPU_HAVE_AVX2_BUILD
+    if (cpu_avx512()) {
+        pw8_avx512(p, x, ob0, ob1, p0, p1, y);
+        return;
+    }
+#endif
     CPU_PICK(pw8)(p, x, ob0, ob1, p0, p1, y);
 }
 

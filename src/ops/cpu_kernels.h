@@ -41,6 +41,13 @@ typedef int32_t cpu_v8i __attribute__((vector_size(32)));
 #define CPU_TARGET_AVX2
 #endif
 
+#if CPU_HAVE_AVX2_BUILD
+/* The few kernels with an AVX-512 build (cpu_avx512()) are compiled with
+ * this, in 16-float vectors. */
+#define CPU_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma")))
+typedef float cpu_v16 __attribute__((vector_size(64)));
+#endif
+
 /* A kernel's two builds: NAME_base and NAME_avx2 (with CPU_TARGET_AVX2),
  * void functions of PARAMS that call the inline body BODY with ARGS; and
  * the one to call here. Elsewhere than x86 both are the baseline build. */

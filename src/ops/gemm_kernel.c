@@ -369,10 +369,7 @@ CPU_BUILDS(gkq, gkq_body,
  * element has the AVX2 build's bits. Ragged strips and the last rows (under
  * 12) keep the 8-float tiles. */
 #if CPU_HAVE_AVX2_BUILD
-#define CPU_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma")))
 #define G16_MR 12
-
-typedef float cpu_v16 __attribute__((vector_size(64)));
 
 /* gkp_tile for mr rows (a constant) of a full strip: rows [k0, k0 + kc) of
  * the sums of C's tile at (i, j). */
