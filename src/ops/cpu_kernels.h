@@ -143,35 +143,6 @@ void op_act_defaults(int32_t kind, float *alpha, float *beta);
 /* y[i] = act(y[i] + bias) for n floats (bias 0 for none). */
 void op_act_bias(const op_act *a, float bias, float *y, int64_t n);
 
-/* The activation on one vector, for kernels (inlined into each build). */
-static inline CPU_INLINE void cpu_act_v8(const op_act *a, cpu_v8 *v)
-{
-    const cpu_v8 zero = {0}, one = CPU_SPLAT(1.0f);
-    const cpu_v8 al = CPU_SPLAT(a->alpha), be = CPU_SPLAT(a->beta);
-    cpu_v8 x = *v, h;
-    switch (a->kind) {
-    case OP_ACT_RELU:
-        *v = CPU_SELECT(x < zero, zero, x);
-        break;
-    case OP_ACT_LEAKY_RELU:
-        *v = CPU_SELECT(x < zero, al * x, x);
-        break;
-    case OP_ACT_CLIP:
-        x = CPU_SELECT(x < al, al, x);
-        *v = CPU_SELECT(x > be, be, x);
-        break;
-    case OP_ACT_HARD_SIGMOID:
-    case OP_ACT_HARD_SWISH:
-        h = al * x + be;
-        h = CPU_SELECT(h < zero, zero, h);
-        h = CPU_SELECT(h > one, one, h);
-        *v = a->kind == OP_ACT_HARD_SWISH ? x * h : h;
-        break;
-    default:
-        break;
-    }
-}
-
 /* The activation on n vectors, the kind chosen once: a kernel's tile of
  * sums stays in registers (n a constant after inlining). */
 static inline CPU_INLINE void cpu_act_v8n(const op_act *a, cpu_v8 *v, int n)
@@ -209,6 +180,12 @@ static inline CPU_INLINE void cpu_act_v8n(const op_act *a, cpu_v8 *v, int n)
     default:
         break;
     }
+}
+
+/* The activation on one vector, for kernels (inlined into each build). */
+static inline CPU_INLINE void cpu_act_v8(const op_act *a, cpu_v8 *v)
+{
+    cpu_act_v8n(a, v, 1);
 }
 
 /* Lanes live.. 7 of v set to 0 (CHW8's padding lanes) by a mask, not by

@@ -371,23 +371,18 @@ CPU_BUILDS(gkq, gkq_body,
 #if CPU_HAVE_AVX2_BUILD
 #define G16_MR 12
 
-/* gkp_tile for mr rows (a constant) of a full strip: rows [k0, k0 + kc) of
- * the sums of C's tile at (i, j). */
-static inline CPU_INLINE void g16_tile(int mr, int64_t i, int64_t j, int64_t k0,
-                                       int64_t kc, int last, const float *A, int64_t lda,
-                                       const float *bp, float *C, int64_t ldc,
-                                       const op_epilogue *e)
+/* gkp_tile for mr rows (a constant) of a full strip over its whole panel
+ * (K rows): the sums of C's tile at (i, j), through e. */
+static inline CPU_INLINE void g16_tile(int mr, int64_t i, int64_t j, int64_t K,
+                                       const float *A, int64_t lda, const float *bp,
+                                       float *C, int64_t ldc, const op_epilogue *e)
 {
     cpu_v16 acc[G16_MR];
-    const float *a = A + i * lda + k0;
+    const float *a = A + i * lda;
 #pragma GCC unroll 16
-    for (int r = 0; r < mr; r++) {
-        if (k0 == 0)
-            acc[r] = (cpu_v16){0};
-        else
-            memcpy(&acc[r], C + (i + r) * ldc + j, sizeof(cpu_v16));
-    }
-    for (int64_t k = 0; k < kc; k++) {
+    for (int r = 0; r < mr; r++)
+        acc[r] = (cpu_v16){0};
+    for (int64_t k = 0; k < K; k++) {
         cpu_v16 b;
         memcpy(&b, bp + k * GK_NR, sizeof b);
 #pragma GCC unroll 16
@@ -402,31 +397,31 @@ static inline CPU_INLINE void g16_tile(int mr, int64_t i, int64_t j, int64_t k0,
 #pragma GCC unroll 16
         for (int r = 0; r < GK_MR; r++)
             memcpy(h[r], &acc[r0 + r], sizeof h[r]);
-        gk_store(GK_MR, GK_NV, h, i + r0, j, GK_NR, C, ldc, last ? e : NULL);
+        gk_store(GK_MR, GK_NV, h, i + r0, j, GK_NR, C, ldc, e);
     }
 }
 
-/* gkp_cols for a full strip: tiles of 12 rows, the rest gkp_tile's. */
-static inline CPU_INLINE void g16_cols(int64_t j, int64_t k0, int64_t kc, int last,
-                                       int64_t M, const float *A, int64_t lda,
-                                       const float *bp, float *C, int64_t ldc,
-                                       const op_epilogue *e)
+/* gkp_cols for a full strip over its whole panel: tiles of 12 rows, the
+ * rest gkp_tile's. */
+static inline CPU_INLINE void g16_cols(int64_t j, int64_t K, int64_t M, const float *A,
+                                       int64_t lda, const float *bp, float *C,
+                                       int64_t ldc, const op_epilogue *e)
 {
     int64_t i = 0;
     for (; i + G16_MR <= M; i += G16_MR)
-        g16_tile(G16_MR, i, j, k0, kc, last, A, lda, bp, C, ldc, e);
+        g16_tile(G16_MR, i, j, K, A, lda, bp, C, ldc, e);
     for (; i + GK_MR <= M; i += GK_MR)
-        gkp_tile(GK_MR, GK_NV, i, j, GK_NR, k0, kc, last, A, lda, bp, C, ldc, e);
+        gkp_tile(GK_MR, GK_NV, i, j, GK_NR, 0, K, 1, A, lda, bp, C, ldc, e);
     if ((M - i) & 4) {
-        gkp_tile(4, GK_NV, i, j, GK_NR, k0, kc, last, A, lda, bp, C, ldc, e);
+        gkp_tile(4, GK_NV, i, j, GK_NR, 0, K, 1, A, lda, bp, C, ldc, e);
         i += 4;
     }
     if ((M - i) & 2) {
-        gkp_tile(2, GK_NV, i, j, GK_NR, k0, kc, last, A, lda, bp, C, ldc, e);
+        gkp_tile(2, GK_NV, i, j, GK_NR, 0, K, 1, A, lda, bp, C, ldc, e);
         i += 2;
     }
     if (M - i)
-        gkp_tile(1, GK_NV, i, j, GK_NR, k0, kc, last, A, lda, bp, C, ldc, e);
+        gkp_tile(1, GK_NV, i, j, GK_NR, 0, K, 1, A, lda, bp, C, ldc, e);
 }
 
 CPU_TARGET_AVX512 static void gkq_avx512(int64_t M, int64_t N, int64_t K, const float *A,
@@ -437,7 +432,7 @@ CPU_TARGET_AVX512 static void gkq_avx512(int64_t M, int64_t N, int64_t K, const 
         const int64_t n = N - j < GK_NR ? N - j : GK_NR;
         const float *p = bp + j * K;
         if (n == GK_NR)
-            g16_cols(j, 0, K, 1, M, A, lda, p, C, ldc, e);
+            g16_cols(j, K, M, A, lda, p, C, ldc, e);
         else if (n > 8)
             gkp_cols(GK_NV, j, n, 0, K, 1, M, A, lda, p, C, ldc, e);
         else
