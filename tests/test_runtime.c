@@ -180,6 +180,9 @@ static prt_status tp_set_tactic(prt_plugin *p, int32_t tactic)
     return PRT_OK;
 }
 
+/* ShapeOf's enqueues: a layer whose outputs nothing reads is skipped. */
+static int shapeof_runs;
+
 static prt_status tp_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
                              const prt_tensor_desc *out_desc, const void *const *in,
                              void *const *out, void *ws, int32_t device, void *stream)
@@ -192,6 +195,7 @@ static prt_status tp_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
     if (device != PRT_DEVICE_CPU)
         return PRT_ERR_UNSUPPORTED;
     if (t->kind == KIND_SHAPEOF) {
+        shapeof_runs++;
         for (int32_t d = 0; d < in_desc[0].dims.nb_dims; d++)
             ((int64_t *)out[0])[d] = in_desc[0].dims.d[d];
         return PRT_OK;
@@ -1188,6 +1192,64 @@ static int test_shape_inputs(prt_registry *reg)
     return 0;
 }
 
+/* Skipped layers: ShapeOf's output feeds only Fill's shape input, so runs
+ * skip it (its values are in Y's shape already), unless the output is an
+ * engine output too (`mark`), when it runs and holds X's dims. */
+static int check_skipped(prt_registry *reg, int mark)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_engine *e = NULL, *e2 = NULL;
+    prt_context *ctx = NULL;
+    prt_plugin *so = tu_make_plugin(reg, "test", "ShapeOf", "1", NULL, 0);
+    prt_plugin *fill = tu_make_plugin(reg, "test", "Fill", "1", NULL, 0);
+    prt_layer_info li0 = {.struct_size = sizeof li0}, li1 = {.struct_size = sizeof li1};
+    prt_dims xd = {2, {3, 6}};
+    float x[18], y[4 * 7];
+    int64_t s[2] = {-1, -1};
+    void *bytes = NULL;
+    size_t size;
+    int32_t xt, l0, l1, st, yt;
+    REQUIRE(so && fill);
+    REQUIRE_OK(prt_network_create(&net));
+    CHECK_OK(prt_network_add_input(net, "X", PRT_FLOAT32, &xd, &xt));
+    REQUIRE_OK(prt_network_add_plugin(net, &xt, 1, NULL, 0, so, &l0));
+    CHECK_OK(prt_network_get_layer_output(net, l0, 0, &st));
+    CHECK_OK(prt_network_set_tensor_name(net, st, "S"));
+    REQUIRE_OK(prt_network_add_plugin(net, NULL, 0, &st, 1, fill, &l1));
+    CHECK_OK(prt_network_get_layer_output(net, l1, 0, &yt));
+    CHECK_OK(prt_network_set_tensor_name(net, yt, "Y"));
+    CHECK_OK(prt_network_mark_output(net, yt));
+    if (mark)
+        CHECK_OK(prt_network_mark_output(net, st));
+    CHECK_OK(prt_builder_config_create(&cfg));
+    REQUIRE_OK(prt_engine_build(net, cfg, reg, &e));
+    /* A loaded engine derives the same. */
+    REQUIRE_OK(prt_engine_serialize(e, &bytes, &size));
+    REQUIRE_OK(prt_engine_deserialize(reg, bytes, size, &e2));
+    CHECK_OK(prt_engine_get_layer(e2, 0, &li0));
+    CHECK_OK(prt_engine_get_layer(e2, 1, &li1));
+    CHECK(li0.skipped == !mark && li1.skipped == 0);
+    REQUIRE_OK(prt_context_create(e2, &ctx));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "X", x));
+    CHECK_OK(prt_context_set_tensor_address(ctx, "Y", y));
+    if (mark)
+        CHECK_OK(prt_context_set_tensor_address(ctx, "S", s));
+    shapeof_runs = 0;
+    CHECK_OK(prt_context_enqueue(ctx, NULL));
+    CHECK_OK(prt_context_enqueue(ctx, NULL));
+    CHECK(shapeof_runs == (mark ? 2 : 0));
+    CHECK(y[27] == 27.0f);
+    CHECK(mark ? s[0] == 3 && s[1] == 6 : s[0] == -1);
+    prt_context_destroy(ctx);
+    prt_free(bytes);
+    prt_engine_destroy(e2);
+    prt_engine_destroy(e);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return 0;
+}
+
 /* Shape tensors through layers: X (R x C) -> ShapeOf -> [R, C] -> Fill's
  * shape input -> Y of (R + 1) x (C + 1). And a shape input whose values no
  * one states is a build error naming the layer. */
@@ -1529,6 +1591,8 @@ int main(void)
     test_two_aliases();
     test_shape_inputs(reg);
     test_shape_tensors(reg);
+    check_skipped(reg, 0);
+    check_skipped(reg, 1);
     test_threads(reg);
     test_concurrent_attach();
     test_bad_attach();

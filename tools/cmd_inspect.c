@@ -168,6 +168,9 @@ static int print_text(const char *path, size_t size, const prt_engine *e)
                           e2, sizeof e2),
                cli_is_builtin(&li) ? " (built-in)" : "", (int)li.tactic,
                cli_format_bytes(li.workspace, b1, sizeof b1));
+        if (li.skipped)
+            printf("      not run: nothing reads its outputs (their values were "
+                   "folded into shapes)\n");
         if (!cli_is_builtin(&li))
             printf("      library: %s (content hash %016llx)\n",
                    *li.library ? cli_escape(li.library, e1, sizeof e1)
@@ -303,6 +306,7 @@ static int print_json(const char *path, size_t size, const prt_engine *e)
         json_string(&w, "library_hash", hash);
         json_int(&w, "tactic", li.tactic);
         json_int(&w, "workspace", li.workspace);
+        json_bool(&w, "skipped", li.skipped);
         json_tensor_names(&w, "inputs", e, li.inputs, li.nb_inputs);
         json_tensor_names(&w, "outputs", e, li.outputs, li.nb_outputs);
         json_begin_array(&w, "aliased_inputs");

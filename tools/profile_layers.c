@@ -92,6 +92,17 @@ static const char *op_label(const prt_layer_info *li, char *buf, size_t cap)
                           cap);
 }
 
+/* Layers the runs skip (prt_layer_info.skipped): left out of the profile. */
+static int32_t skipped_count(const prt_engine *engine, int32_t nl)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < nl; i++) {
+        prt_layer_info li = {.struct_size = sizeof li};
+        n += prt_engine_get_layer(engine, i, &li) == PRT_OK && li.skipped;
+    }
+    return n;
+}
+
 /* The profile as a JSON object (member `key` of the enclosing object, or
  * the document when key is NULL). */
 static void profile_object(json_writer *w, const char *key, const layer_row *rows,
@@ -102,11 +113,12 @@ static void profile_object(json_writer *w, const char *key, const layer_row *row
     json_int(w, "runs", runs);
     json_double(w, "run_median_ms", run_median_ms);
     json_double(w, "layers_median_sum_ms", total_ms);
+    json_int(w, "skipped_layers", skipped_count(engine, nl));
     json_begin_array(w, "layers");
     for (int32_t i = 0; i < nl; i++) {
         prt_layer_info li = {.struct_size = sizeof li};
         char key2[512];
-        if (prt_engine_get_layer(engine, rows[i].index, &li) != PRT_OK)
+        if (prt_engine_get_layer(engine, rows[i].index, &li) != PRT_OK || li.skipped)
             continue;
         json_begin_object(w, NULL);
         json_int(w, "index", rows[i].index);
@@ -189,7 +201,7 @@ int cli_layer_profile_print(const cli_layer_recorder *recs, int nb,
     for (int32_t i = 0; i < nl; i++) {
         prt_layer_info li = {.struct_size = sizeof li};
         char key[512], en[CLI_ESC_CAP], ek[CLI_ESC_CAP];
-        if (prt_engine_get_layer(engine, rows[i].index, &li) != PRT_OK)
+        if (prt_engine_get_layer(engine, rows[i].index, &li) != PRT_OK || li.skipped)
             continue;
         printf("  %10.4f %10.4f %6.1f%%  %s (%s)\n", rows[i].median_ms, rows[i].mean_ms,
                total > 0 ? 100.0 * rows[i].median_ms / total : 0.0,
@@ -198,6 +210,10 @@ int cli_layer_profile_print(const cli_layer_recorder *recs, int nb,
     }
     printf("  sum of the layers' medians %.4f ms; median run %.4f ms\n", total,
            run_median_ms);
+    if (skipped_count(engine, nl) > 0)
+        printf("  (%d layers not run: nothing reads their outputs; plugrt inspect "
+               "names them)\n",
+               (int)skipped_count(engine, nl));
     if (jw)
         profile_object(jw, "layer_profile", rows, nl, runs, total, run_median_ms, engine);
     if (json_path)

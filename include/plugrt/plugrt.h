@@ -557,6 +557,13 @@ typedef struct prt_layer_info {
     const int32_t *alias_input; /* per output: aliased input or -1 */
     int32_t nb_fields;
     const prt_field *fields; /* the plugin's serialized fields */
+    /* 1: runs skip this layer, since nothing reads what it writes: none of
+     * its outputs is an engine output or a size tensor, and every layer
+     * that takes one is skipped too. Such layers compute shape tensors
+     * whose values the builder already folded into the shapes that use
+     * them (a Shape -> Gather -> Concat chain for a Reshape). Marking a
+     * tensor an output makes its layer run. */
+    int32_t skipped;
 } prt_layer_info;
 
 PRT_API PRT_NODISCARD prt_status prt_engine_get_layer(const prt_engine *engine,
@@ -691,7 +698,8 @@ PRT_API PRT_NODISCARD prt_status prt_context_enqueue(prt_context *ctx, void *str
  * between events recorded on the stream around the layer, reported at the
  * end of prt_context_enqueue, which then waits for the stream (a profiled
  * run is not asynchronous); a failed run reports nothing there. Layers of
- * a captured graph's replays are not reported. */
+ * a captured graph's replays are not reported. A layer the runs skip
+ * (prt_layer_info.skipped) is reported with 0 ns. */
 typedef void (*prt_profiler_fn)(void *user, int32_t layer, const char *layer_name,
                                 int64_t elapsed_ns);
 /* Installs a profiler for later runs (NULL fn removes it); `user` is passed

@@ -40,6 +40,31 @@ prt_engine *engine_alloc(void)
     return e;
 }
 
+/* eng_layer.skipped, from the last layer back: a layer runs when an
+ * output is an engine output or a size tensor (the runtime reads sizes), or
+ * when a layer that runs takes one of its outputs; a layer without outputs
+ * runs (whatever it is for, it is not for its results). */
+static prt_status mark_skipped(prt_engine *e)
+{
+    uint8_t *read = base_calloc((size_t)e->nb_tensors + 1, 1);
+    if (!read)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "loading the engine: out of memory");
+    for (int32_t li = e->nb_layers - 1; li >= 0; li--) {
+        eng_layer *l = &e->layers[li];
+        int runs = l->nb_outputs == 0;
+        for (int32_t o = 0; o < l->nb_outputs; o++) {
+            const eng_tensor *t = &e->tensors[l->outputs[o]];
+            runs |= read[l->outputs[o]] || t->output_index >= 0 || t->size_id >= 0;
+        }
+        l->skipped = !runs;
+        if (runs)
+            for (int32_t k = 0; k < l->nb_inputs; k++)
+                read[l->inputs[k]] = 1;
+    }
+    base_free(read);
+    return PRT_OK;
+}
+
 prt_status engine_prepare(prt_engine *e)
 {
     const dev_ops *d;
@@ -59,6 +84,9 @@ prt_status engine_prepare(prt_engine *e)
                 e->tensors[t].dd_mask |= 1u << k;
     }
     base_free(dep);
+    st = mark_skipped(e);
+    if (st)
+        return st;
     e->dev = d;
     /* Tactics were timed on the device the engine was built on; another
      * GPU runs the engine correctly but maybe not at its best. */

@@ -95,6 +95,12 @@ typedef struct eng_layer {
      * keeps sizes in its own memory the runtime waits for them before this
      * layer. */
     int32_t host_dims;
+    /* 1: runs skip the layer, since nothing reads what it writes: no output
+     * is an engine output or a size tensor, and no layer that runs takes
+     * one as an input (a Shape -> Gather -> Concat chain whose values only
+     * ever fed shapes, as expressions). Derived by engine_prepare, not
+     * serialized. */
+    int32_t skipped;
 
     /* Runtime-phase plugin (not serialized): made by the builder as a clone,
      * or recreated through the registry on load. Contexts attach clones. */
@@ -160,8 +166,8 @@ struct prt_engine {
 
 /* Makes a valid engine ready to run: sets e->dev from e->device, puts the
  * weights in the device's memory (weights_dev) and derives each tensor's
- * dd_mask. PRT_ERR_UNSUPPORTED when this machine cannot run the engine's
- * device. Called once by the builder and the loader, after validation. */
+ * dd_mask and each layer's `skipped`. PRT_ERR_UNSUPPORTED when this machine cannot run
+ * the engine's device. Called once by the builder and the loader, after validation. */
 prt_status engine_prepare(prt_engine *e);
 
 /* Allocates an empty engine (all zero). NULL on out of memory. */

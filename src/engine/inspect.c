@@ -83,5 +83,6 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
     out->alias_input = l->alias_input;
     out->nb_fields = l->nb_fields;
     out->fields = l->fields;
+    out->skipped = l->skipped;
     return PRT_OK;
 }

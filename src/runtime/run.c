@@ -330,7 +330,9 @@ static prt_status report_device_times(prt_context *c)
     prt_status st = c->dev->event_sync(c->prof_events[e->nb_layers]);
     for (int32_t li = 0; !st && li < e->nb_layers; li++) {
         double ms = 0;
-        st = c->dev->event_elapsed_ms(c->prof_events[li], c->prof_events[li + 1], &ms);
+        if (!e->layers[li].skipped)
+            st =
+                c->dev->event_elapsed_ms(c->prof_events[li], c->prof_events[li + 1], &ms);
         if (!st)
             c->profiler(c->profiler_user, li, e->layers[li].name, (int64_t)(ms * 1e6));
     }
@@ -346,20 +348,24 @@ static prt_status run_layers(prt_context *c, void *stream)
     prt_status st = PRT_OK;
     if (!c->profiler || c->capturing) {
         for (int32_t li = 0; !st && li < e->nb_layers; li++)
-            st = run_layer(c, li, stream);
+            if (!e->layers[li].skipped)
+                st = run_layer(c, li, stream);
         return st;
     }
     if (ev)
         st = c->dev->event_record(ev[0], stream);
     for (int32_t li = 0; !st && li < e->nb_layers; li++) {
         int64_t t0 = ev ? 0 : now_ns();
-        st = run_layer(c, li, stream);
+        /* A skipped layer is reported, at no time (prt_profiler_fn). */
+        if (!e->layers[li].skipped)
+            st = run_layer(c, li, stream);
         if (st)
             break;
         if (ev)
             st = c->dev->event_record(ev[li + 1], stream);
         else
-            c->profiler(c->profiler_user, li, e->layers[li].name, now_ns() - t0);
+            c->profiler(c->profiler_user, li, e->layers[li].name,
+                        e->layers[li].skipped ? 0 : now_ns() - t0);
     }
     if (!st && ev)
         st = report_device_times(c);

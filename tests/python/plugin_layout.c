@@ -145,5 +145,6 @@ int main(void)
     F(prt_layer_info, alias_input);
     F(prt_layer_info, nb_fields);
     F(prt_layer_info, fields);
+    F(prt_layer_info, skipped);
     return 0;
 }

@@ -276,7 +276,8 @@ class prt_layer_info(Structure):
                 ("nb_inputs", c_int32), ("inputs", POINTER(c_int32)),
                 ("nb_outputs", c_int32), ("outputs", POINTER(c_int32)),
                 ("alias_input", POINTER(c_int32)),
-                ("nb_fields", c_int32), ("fields", POINTER(prt_field))]
+                ("nb_fields", c_int32), ("fields", POINTER(prt_field)),
+                ("skipped", c_int32)]
 
 
 # Every struct above, by its C name: the layout check compares them with the

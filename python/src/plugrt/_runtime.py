@@ -146,14 +146,15 @@ class ICudaEngine:
 
     def get_layer_info(self, index: int) -> dict:
         """What `plugrt inspect` shows of a layer: name, plugin key, library,
-        tactic, workspace and its serialized fields."""
+        tactic, workspace, its serialized fields, and whether runs skip it
+        (nothing reads its outputs)."""
         li = C.struct_of(C.prt_layer_info)
         E.call(C.fn.engine_get_layer, self.handle, int(index), byref(li))
         fc = C.prt_field_collection(li.nb_fields, li.fields)
         return {"name": C.s(li.name), "plugin_namespace": C.s(li.plugin_namespace),
                 "plugin_name": C.s(li.plugin_name), "plugin_version": C.s(li.plugin_version),
                 "library": C.s(li.library), "tactic": li.tactic, "workspace": li.workspace,
-                "fields": read_fields(addressof(fc))}
+                "fields": read_fields(addressof(fc)), "skipped": bool(li.skipped)}
 
     def serialize(self) -> HostMemory:
         ptr, size = c_void_p(), c_size_t()
