@@ -1095,10 +1095,12 @@ static int test_chw8_kernels(void)
                 free(w), free(b), free(x), free(x8), free(wp), free(y), free(y2),
                     free(want);
             }
-            /* Few input channels: 3 channels of 9 x 11, 3x3 at stride 2 with
-             * one padding pixel a side, into 13 channels. */
-            {
-                const int64_t C = 3, H = 9, W = 11, M = 13, k = 3, st = 2, pad = 1;
+            /* Few input channels: 3 channels of 9 x 11 and of 9 x 51 (its
+             * rows hold the AVX-512 build's tiles of 12), 3x3 at stride 2
+             * with one padding pixel a side, into 13 channels. */
+            for (int wide = 0; wide < 2; wide++) {
+                const int64_t C = 3, H = 9, W = wide ? 51 : 11, M = 13, k = 3, st = 2,
+                              pad = 1;
                 const int64_t OH = (H + 2 * pad - k) / st + 1,
                               OW = (W + 2 * pad - k) / st + 1;
                 const int64_t K = C * k * k, M8 = 2;
@@ -1108,9 +1110,10 @@ static int test_chw8_kernels(void)
                 float *x = rand_floats(&rng, C * H * W);
                 float *wp = malloc(sizeof(float) * (size_t)(M8 * 8 * K));
                 float *y = malloc(sizeof(float) * (size_t)(M8 * 8 * OH * OW));
+                float *y2 = malloc(sizeof(float) * (size_t)(M8 * 8 * OH * OW));
                 double *want = malloc(sizeof(double) * (size_t)(M * OH * OW));
                 op_cv8 p;
-                REQUIRE(w && b && x && wp && y && want);
+                REQUIRE(w && b && x && wp && y && y2 && want);
                 memset(&p, 0, sizeof p);
                 REQUIRE(op_win2_make(2, in, kk, out, ss, dd, pb, &p.g));
                 op_pw8_pack(w, M, K, wp);
@@ -1119,13 +1122,21 @@ static int test_chw8_kernels(void)
                 op_cv8_run(&p, x, 0, 2, y);
                 op_cv8_run(&p, x, 2, OH, y);
                 CHECK(chw8_close(y, want, M, OH * OW, 1e-5 * (K + 1), "op_cv8_run", ai));
-                free(w), free(b), free(x), free(wp), free(y), free(want);
+                /* The AVX-512 build, where it runs, has the AVX2 one's bits. */
+                memcpy(y2, y, sizeof(float) * (size_t)(M8 * 8 * OH * OW));
+                cpu_force_avx2(1);
+                op_cv8_run(&p, x, 0, OH, y);
+                cpu_force_avx2(0);
+                CHECK(memcmp(y, y2, sizeof(float) * (size_t)(M8 * 8 * OH * OW)) == 0);
+                free(w), free(b), free(x), free(wp), free(y), free(y2), free(want);
             }
             /* Depthwise, 13 channels (a full block and one of 5): 3x3 at
              * stride 2 in place, 5x5 at stride 1 through band buffers; 17 x
-             * 15 pixels. */
-            for (int band = 0; band < 2; band++) {
-                const int64_t C = 13, H = 17, W = 15, k = band ? 5 : 3, st = band ? 1 : 2;
+             * 15 pixels, and 61 x 40 (bands of rows: 3 of 23, as pairs 6 of
+             * 11). */
+            for (int band = 0; band < 3; band++) {
+                const int64_t C = 13, H = band == 2 ? 61 : 17, W = band == 2 ? 40 : 15;
+                const int64_t k = band ? 5 : 3, st = band ? 1 : 2;
                 const int64_t pad = k / 2, OH = (H + 2 * pad - k) / st + 1,
                               OW = (W + 2 * pad - k) / st + 1;
                 const int64_t in[2] = {H, W}, kk[2] = {k, k}, out[2] = {OH, OW},
@@ -1155,6 +1166,16 @@ static int test_chw8_kernels(void)
                 }
                 CHECK(chw8_close(y, want, C, OH * OW, 1e-5 * (double)(k * k + 1),
                                  band ? "op_dw8b_run" : "op_dw8d_run", ai));
+                if (band) {
+                    /* Both blocks as a pair (one pass of 16-float vectors
+                     * where AVX-512 is): the two calls' bits. */
+                    float *y2 = malloc(sizeof(float) * (size_t)(2 * 8 * OH * OW));
+                    REQUIRE(y2);
+                    memset(y2, 0x7f, sizeof(float) * (size_t)(2 * 8 * OH * OW));
+                    op_dw8b_run_pair(&p, x8, w, ai % 2 ? b : NULL, a, C, y2, scratch);
+                    CHECK(memcmp(y, y2, sizeof(float) * (size_t)(2 * 8 * OH * OW)) == 0);
+                    free(y2);
+                }
                 free(w), free(b), free(x), free(x8), free(y), free(want), free(scratch);
             }
         }

@@ -448,14 +448,73 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
     pw8_finish(&p->act, p->M, ob, nb, nu, acc, P, oh * g->OW + ow, y);
 }
 
+#if CPU_HAVE_AVX2_BUILD
+/* The AVX-512 build's tile (cv8_body's `wide`): a block pair's 16 output
+ * channels in one vector by PW16_U pixels inside the input's columns, each
+ * lane's multiply-adds in cv8_tile's order, finished in halves through
+ * pw8_finish: the AVX2 build's bits. */
+static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t ob,
+                                        int64_t oh, int64_t ow, float *y)
+{
+    const op_win2 *g = &p->g;
+    const int64_t K = p->C * g->kh * g->kw, P = g->OH * g->OW;
+    const float *w = p->w + ob * K * 8;
+    cpu_v8 h[2][PW_U];
+    cpu_v16 acc[PW16_U];
+    pw8_start(p->bias, p->M, ob, 2, PW_U, h);
+#pragma GCC unroll 16
+    for (int u = 0; u < PW16_U; u++)
+        acc[u] = PW16_JOIN(h[0][0], h[1][0]);
+    for (int64_t c = 0; c < p->C; c++)
+        for (int64_t i = 0; i < g->kh; i++) {
+            const int64_t ih = oh * g->sh - g->pt + i * g->dh;
+            const float *row = x + (c * g->H + ih) * g->W;
+            if (ih < 0 || ih >= g->H)
+                continue;
+            for (int64_t j = 0; j < g->kw; j++) {
+                const int64_t k = (c * g->kh + i) * g->kw + j;
+                const float *xr = row + ow * g->sw - g->pl + j * g->dw;
+                cpu_v8 w0, w1;
+                CPU_LOAD(w0, w + k * 8);
+                CPU_LOAD(w1, w + (K + k) * 8);
+                const cpu_v16 wv = PW16_JOIN(w0, w1);
+#pragma GCC unroll 16
+                for (int u = 0; u < PW16_U; u++) {
+                    const float v = xr[u * g->sw];
+                    acc[u] +=
+                        wv * (cpu_v16){v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
+                }
+            }
+        }
+#pragma GCC unroll 16
+    for (int half = 0; half < 2; half++) {
+#pragma GCC unroll 16
+        for (int u = 0; u < PW_U; u++) {
+            h[0][u] = PW16_LO(acc[half * PW_U + u]);
+            h[1][u] = PW16_HI(acc[half * PW_U + u]);
+        }
+        pw8_finish(&p->act, p->M, ob, 2, PW_U, h, P, oh * g->OW + ow + half * PW_U, y);
+    }
+}
+#endif
+
 /* One row's pixels for nb blocks from ob: checked single pixels at the
- * edges, tiles of PW_U, 4, 2 and 1 between. */
+ * edges, tiles of PW_U, 4, 2 and 1 between; `wide` (a constant): block
+ * pairs first in the AVX-512 build's tiles of PW16_U. */
 static inline CPU_INLINE void cv8_row(const op_cv8 *p, const float *x, int nb, int64_t ob,
-                                      int64_t oh, int64_t lo, int64_t hi, float *y)
+                                      int64_t oh, int64_t lo, int64_t hi, int wide,
+                                      float *y)
 {
     int64_t ow = 0;
     for (; ow < lo; ow++)
         cv8_tile(p, x, nb, 1, 1, ob, oh, ow, y);
+#if CPU_HAVE_AVX2_BUILD
+    if (wide && nb == 2)
+        for (; ow + PW16_U <= hi; ow += PW16_U)
+            cv16_tile(p, x, ob, oh, ow, y);
+#else
+    (void)wide;
+#endif
     for (; ow + PW_U <= hi; ow += PW_U)
         cv8_tile(p, x, nb, PW_U, 0, ob, oh, ow, y);
     if ((hi - ow) & 4) {
@@ -473,7 +532,7 @@ static inline CPU_INLINE void cv8_row(const op_cv8 *p, const float *x, int nb, i
 }
 
 static inline CPU_INLINE void cv8_body(const op_cv8 *p, const float *x, int64_t oh0,
-                                       int64_t oh1, float *y)
+                                       int64_t oh1, int wide, float *y)
 {
     const op_win2 *g = &p->g;
     const int64_t M8 = (p->M + 7) / 8;
@@ -488,17 +547,31 @@ static inline CPU_INLINE void cv8_body(const op_cv8 *p, const float *x, int64_t 
     for (int64_t oh = oh0; oh < oh1; oh++) {
         int64_t ob = 0;
         for (; ob + 2 <= M8; ob += 2)
-            cv8_row(p, x, 2, ob, oh, lo, hi, y);
+            cv8_row(p, x, 2, ob, oh, lo, hi, wide, y);
         if (ob < M8)
-            cv8_row(p, x, 1, ob, oh, lo, hi, y);
+            cv8_row(p, x, 1, ob, oh, lo, hi, wide, y);
     }
 }
 
 CPU_BUILDS(cv8, cv8_body,
            (const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y),
-           (p, x, oh0, oh1, y))
+           (p, x, oh0, oh1, 0, y))
+
+#if CPU_HAVE_AVX2_BUILD
+CPU_TARGET_AVX512 static void cv8_avx512(const op_cv8 *p, const float *x, int64_t oh0,
+                                         int64_t oh1, float *y)
+{
+    cv8_body(p, x, oh0, oh1, 1, y);
+}
+#endif
 
 void op_cv8_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y)
 {
+#if CPU_HAVE_AVX2_BUILD
+    if (cpu_avx512()) {
+        cv8_avx512(p, x, oh0, oh1, y);
+        return;
+    }
+#endif
     CPU_PICK(cv8)(p, x, oh0, oh1, y);
 }

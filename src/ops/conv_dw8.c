@@ -22,17 +22,19 @@ static int64_t dw_band_rows(int64_t sh, int64_t wp)
 int64_t op_dw8_slot(const int64_t *k, const int64_t *out, const int64_t *s,
                     const int64_t *d)
 {
-    /* A band of R = min(OH, max(1, DW_BUDGET / (sh Wp 8))) output rows
-     * reads (R - 1) sh + ekh input rows of Wp pixels and writes R rows of
-     * OW: in <= min(DW_BUDGET, (OH - 1) sh Wp 8) + ekh Wp 8 and
-     * out <= min(DW_BUDGET + Wp 8, OH Wp 8) (OW <= Wp). Each term grows
-     * with every size, so the bound does. */
-    int64_t wp8, t, in, out_, rows;
+    /* A band of R = min(OH, max(1, DW_BUDGET / (sh Wp L))) output rows, L
+     * lanes a pixel (8, or 16 for a block pair, op_dw8b_run_pair), reads
+     * (R - 1) sh + ekh input rows of Wp pixels and writes R rows of OW:
+     * in <= min(DW_BUDGET, (OH - 1) sh Wp L) + ekh Wp L, at most the bound
+     * for L = 16, and out <= min(DW_BUDGET + Wp 8, OH Wp 8) (OW <= Wp; only
+     * the planes' path has an output buffer, of eight lanes). Each term
+     * grows with every size, so the bound does. */
+    int64_t wp8, wp16, t, in, out_, rows;
     if (!base_mul_i64(out[1] - 1, s[1], &wp8) || !base_mul_i64(k[1] - 1, d[1], &t) ||
         !base_add_i64(wp8, t + 1, &wp8) || !base_mul_i64(wp8, 8, &wp8) ||
-        !base_mul_i64(out[0] - 1, s[0], &rows) || !base_mul_i64(rows, wp8, &in) ||
-        !base_mul_i64(k[0] - 1, d[0], &t) || !base_mul_i64(t + 1, wp8, &t) ||
-        !base_mul_i64(out[0], wp8, &out_))
+        !base_mul_i64(wp8, 2, &wp16) || !base_mul_i64(out[0] - 1, s[0], &rows) ||
+        !base_mul_i64(rows, wp16, &in) || !base_mul_i64(k[0] - 1, d[0], &t) ||
+        !base_mul_i64(t + 1, wp16, &t) || !base_mul_i64(out[0], wp8, &out_))
         return -1;
     in = (in < DW_BUDGET ? in : DW_BUDGET) + t;
     if (out_ > DW_BUDGET + wp8)
@@ -183,6 +185,25 @@ static inline CPU_INLINE void dw_rows_out(const op_dw8 *p, const float *src, int
             y[c * plane + q] = src[q * 8 + c];
 }
 
+/* The band of output rows [r0, r1): the input rows it reads that lie in
+ * the input, [*xr0, *xr1), and the buffer's rows (Wp pixels of `lanes`
+ * floats, row 0 input row r0 sh - pt) outside the input set to zero. */
+static void dw_band_edges(const op_dw8 *p, int64_t r0, int64_t r1, int64_t lanes,
+                          float *in, int64_t *xr0, int64_t *xr1)
+{
+    const int64_t ir0 = r0 * p->g.sh - p->g.pt, row = p->Wp * lanes;
+    const int64_t nin = (r1 - 1 - r0) * p->g.sh + (p->g.kh - 1) * p->g.dh + 1;
+    *xr0 = ir0 < 0 ? 0 : ir0;
+    *xr1 = ir0 + nin > p->g.H ? p->g.H : ir0 + nin;
+    if (*xr1 < *xr0)
+        *xr1 = *xr0;
+    if (*xr0 > ir0)
+        memset(in, 0, sizeof(float) * (size_t)((*xr0 - ir0) * row));
+    if (ir0 + nin > *xr1)
+        memset(in + (*xr1 - ir0) * row, 0,
+               sizeof(float) * (size_t)((ir0 + nin - *xr1) * row));
+}
+
 /* blk (a constant): x and y are CHW8 blocks read and written in place,
  * else eight planes each. */
 static inline CPU_INLINE void dw_body(const op_dw8 *p, const float *x, const float *w,
@@ -201,16 +222,8 @@ static inline CPU_INLINE void dw_body(const op_dw8 *p, const float *x, const flo
     for (int64_t r0 = 0; r0 < p->g.OH; r0 += p->rows) {
         const int64_t r1 = r0 + p->rows < p->g.OH ? r0 + p->rows : p->g.OH;
         const int64_t ir0 = r0 * p->g.sh - p->g.pt;
-        const int64_t nin = (r1 - 1 - r0) * p->g.sh + (p->g.kh - 1) * p->g.dh + 1;
-        /* Rows of the band outside the input are zero. */
-        int64_t xr0 = ir0 < 0 ? 0 : ir0, xr1 = ir0 + nin > p->g.H ? p->g.H : ir0 + nin;
-        if (xr1 < xr0)
-            xr1 = xr0;
-        if (xr0 > ir0)
-            memset(in, 0, sizeof(float) * (size_t)((xr0 - ir0) * p->Wp * 8));
-        if (ir0 + nin > xr1)
-            memset(in + (xr1 - ir0) * p->Wp * 8, 0,
-                   sizeof(float) * (size_t)((ir0 + nin - xr1) * p->Wp * 8));
+        int64_t xr0, xr1;
+        dw_band_edges(p, r0, r1, 8, in, &xr0, &xr1);
         if (blk)
             dw_rows_in_blk(p, x, xr0, xr1, ir0, in);
         else
@@ -253,6 +266,145 @@ void op_dw8b_run(const op_dw8 *p, const float *x, const float *w, const float *b
                  const op_act *act, int64_t nc, float *y, float *scratch)
 {
     CPU_PICK(dw8b)(p, x, w, bias, act, nc, y, scratch);
+}
+
+/* The AVX-512 build of a block pair (cpu_avx512()): the band buffer holds
+ * both blocks' rows side by side, a pixel's 16 channels in one 16-float
+ * vector, so a tap is one load and one FMA for 16 channels. Each lane does
+ * dw_strip's multiply-adds in its order and the sums are finished in
+ * halves through the same activation, so every output has the AVX2
+ * build's bits. */
+#if CPU_HAVE_AVX2_BUILD
+#define DW16_JOIN(lo, hi)                                                                \
+    __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+
+/* Input rows [xr0, xr1) of the two blocks (xa, xb: H x W pixels of eight)
+ * into the pair's band buffer (rows of Wp pixels of 16, row 0 input row
+ * ir0), padding columns zero. */
+static inline CPU_INLINE void dw16_rows_in(const op_dw8 *p, const float *xa,
+                                           const float *xb, int64_t xr0, int64_t xr1,
+                                           int64_t ir0, float *in)
+{
+    const int64_t row16 = p->Wp * 16;
+    const int64_t wr = p->g.W < p->Wp - p->g.pl ? p->g.W : p->Wp - p->g.pl;
+    for (int64_t rr = xr0; rr < xr1; rr++) {
+        float *row = in + (rr - ir0) * row16;
+        const float *ra = xa + rr * p->g.W * 8, *rb = xb + rr * p->g.W * 8;
+        int64_t c = 0;
+        memset(row, 0, sizeof(float) * (size_t)(p->g.pl * 16));
+        for (; c < wr; c++) {
+            cpu_v8 a, b;
+            CPU_LOAD(a, ra + c * 8);
+            CPU_LOAD(b, rb + c * 8);
+            CPU_STORE(row + (p->g.pl + c) * 16, a);
+            CPU_STORE(row + (p->g.pl + c) * 16 + 8, b);
+        }
+        c = p->g.pl + (wr > 0 ? wr : 0);
+        if (c < p->Wp)
+            memset(row + c * 16, 0, sizeof(float) * (size_t)((p->Wp - c) * 16));
+    }
+}
+
+/* nu pixels (a constant) of output row `orow` from column ow, the pair's
+ * 16 channels a vector; stored as the two blocks' pixels. */
+static inline CPU_INLINE void dw16_strip(const op_dw8 *p, const float *orow_in,
+                                         const cpu_v16 *wt, cpu_v16 b, const op_act *act,
+                                         int64_t ow, int nu, int64_t live, float *ya,
+                                         float *yb)
+{
+    cpu_v16 acc[DW_U];
+    cpu_v8 lo[DW_U], hi[DW_U];
+#pragma GCC unroll 16
+    for (int u = 0; u < nu; u++)
+        acc[u] = b;
+    for (int64_t i = 0; i < p->g.kh; i++) {
+        const float *row = orow_in + i * p->g.dh * p->Wp * 16 + ow * p->g.sw * 16;
+        for (int64_t j = 0; j < p->g.kw; j++) {
+            const cpu_v16 w = wt[i * p->g.kw + j];
+            const float *px = row + j * p->g.dw * 16;
+#pragma GCC unroll 16
+            for (int u = 0; u < nu; u++) {
+                cpu_v16 v;
+                memcpy(&v, px + u * p->g.sw * 16, sizeof v);
+                acc[u] += w * v;
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int u = 0; u < nu; u++) {
+        lo[u] = __builtin_shufflevector(acc[u], acc[u], 0, 1, 2, 3, 4, 5, 6, 7);
+        hi[u] = __builtin_shufflevector(acc[u], acc[u], 8, 9, 10, 11, 12, 13, 14, 15);
+    }
+    cpu_act_v8n(act, lo, nu);
+    cpu_act_v8n(act, hi, nu);
+#pragma GCC unroll 16
+    for (int u = 0; u < nu; u++) {
+        cpu_zero_lanes_from(live - 8, &hi[u]);
+        CPU_STORE(ya + (ow + u) * 8, lo[u]);
+        CPU_STORE(yb + (ow + u) * 8, hi[u]);
+    }
+}
+
+CPU_TARGET_AVX512 static void dw16_pair(const op_dw8 *p, const float *x, const float *w,
+                                        const float *bias, const op_act *act, int64_t nc,
+                                        float *y, float *scratch)
+{
+    const int64_t kvol = p->g.kh * p->g.kw, ivol = p->g.H * p->g.W;
+    const int64_t ovol = p->g.OH * p->g.OW;
+    int64_t rows = DW_BUDGET / (p->g.sh * p->Wp * 16);
+    cpu_v16 wt[OP_DW8_MAX_TAPS], b;
+    float bt[16];
+    rows = rows < 1 ? 1 : rows > p->g.OH ? p->g.OH : rows;
+    /* Weights and bias 16 channels wide, 0 past nc. */
+    for (int64_t t = 0; t < kvol; t++) {
+        float wv[16];
+        for (int c = 0; c < 16; c++)
+            wv[c] = c < nc ? w[c * kvol + t] : 0.0f;
+        memcpy(&wt[t], wv, sizeof wv);
+    }
+    for (int c = 0; c < 16; c++)
+        bt[c] = bias && c < nc ? bias[c] : 0.0f;
+    memcpy(&b, bt, sizeof b);
+    for (int64_t r0 = 0; r0 < p->g.OH; r0 += rows) {
+        const int64_t r1 = r0 + rows < p->g.OH ? r0 + rows : p->g.OH;
+        const int64_t ir0 = r0 * p->g.sh - p->g.pt;
+        int64_t xr0, xr1;
+        dw_band_edges(p, r0, r1, 16, scratch, &xr0, &xr1);
+        dw16_rows_in(p, x, x + ivol * 8, xr0, xr1, ir0, scratch);
+        for (int64_t oh = r0; oh < r1; oh++) {
+            const float *orow_in = scratch + (oh - r0) * p->g.sh * p->Wp * 16;
+            float *ya = y + oh * p->g.OW * 8, *yb = ya + ovol * 8;
+            int64_t ow = 0;
+            for (; ow + DW_U <= p->g.OW; ow += DW_U)
+                dw16_strip(p, orow_in, wt, b, act, ow, DW_U, nc, ya, yb);
+            if ((p->g.OW - ow) & 4) {
+                dw16_strip(p, orow_in, wt, b, act, ow, 4, nc, ya, yb);
+                ow += 4;
+            }
+            if ((p->g.OW - ow) & 2) {
+                dw16_strip(p, orow_in, wt, b, act, ow, 2, nc, ya, yb);
+                ow += 2;
+            }
+            if (p->g.OW - ow)
+                dw16_strip(p, orow_in, wt, b, act, ow, 1, nc, ya, yb);
+        }
+    }
+}
+#endif
+
+void op_dw8b_run_pair(const op_dw8 *p, const float *x, const float *w, const float *bias,
+                      const op_act *act, int64_t nc, float *y, float *scratch)
+{
+    const int64_t kvol = p->g.kh * p->g.kw;
+#if CPU_HAVE_AVX2_BUILD
+    if (cpu_avx512()) {
+        dw16_pair(p, x, w, bias, act, nc, y, scratch);
+        return;
+    }
+#endif
+    op_dw8b_run(p, x, w, bias, act, 8, y, scratch);
+    op_dw8b_run(p, x + p->g.H * p->g.W * 8, w + 8 * kvol, bias ? bias + 8 : NULL, act,
+                nc - 8, y + p->g.OH * p->g.OW * 8, scratch);
 }
 
 void op_dw8_run(const op_dw8 *p, const float *x, const float *w, const float *bias,

@@ -443,6 +443,13 @@ typedef struct op_pw8 {
  * for the block's channels. scratch: op_dw8_slot floats. */
 void op_dw8b_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
                  const op_act *act, int64_t nc, float *y, float *scratch);
+/* Two consecutive blocks of one image at once, channels [0, nc) for
+ * 8 < nc <= 16 (x: the first block, the second H W 8 floats on; y likewise
+ * with OH OW 8; w and bias from the first block's channel on): what two
+ * op_dw8b_run give, bit for bit, in one pass where cpu_avx512() (a pixel of
+ * both blocks one 16-float vector), else as those two calls. */
+void op_dw8b_run_pair(const op_dw8 *p, const float *x, const float *w, const float *bias,
+                      const op_act *act, int64_t nc, float *y, float *scratch);
 /* The same read in place, no band buffer (conv.c takes it at strides
  * above 1, op_dw8b_run at stride 1: bench/RESULTS.md, "CPU kernels"): x holds H x W
  * pixels of eight lanes, y gets output rows [oh0, oh1) of OH x OW (geometry, weights and
