@@ -6,12 +6,12 @@
  * The pointwise product. Output block ob (eight output channels) at pixel
  * p is bias + sum over k of W[ob's eight][k] x[k][p]: each k one vector of
  * packed weights times the broadcast input element, so a tile of two blocks
- * by six pixels is 12 sums in registers, two weight loads (side by side in
- * op_pw8_pack's block pairs) and six broadcasts per k, as the register tiles of the plain
- * product (gemm_kernel.c); there the columns are pixels in strips of 16, here the pixels
- * go six at a time and the channels eight, so small images (7 x 7, 14 x 14) and channel
- * counts waste fewer lanes. Sums run over k in order, so results do not depend on how the
- * work is split. */
+ * by six pixels is 12 sums in registers, two weight loads and six
+ * broadcasts per k, as the register tiles of the plain product
+ * (gemm_kernel.c); there the columns are pixels in strips of 16, here the
+ * pixels go six at a time and the channels eight, so small images (7 x 7,
+ * 14 x 14) and channel counts waste fewer lanes. Sums run over k in order,
+ * so results do not depend on how the work is split. */
 #include "ops/cpu_kernels.h"
 
 #include "base/base.h"
@@ -79,15 +79,11 @@ void op_chw8_unpack_block(const float *y, int64_t C, int64_t R, int64_t cb, floa
 
 void op_pw8_pack(const float *w, int64_t M, int64_t K, float *wp)
 {
-    const int64_t M8 = (M + 7) / 8;
-    for (int64_t ob = 0; ob < M8; ob += 2) {
-        /* A pair's 16 weights at each k, or a last block's 8. */
-        const int64_t lanes = ob + 1 < M8 ? 16 : 8;
+    for (int64_t ob = 0; ob < (M + 7) / 8; ob++)
         for (int64_t k = 0; k < K; k++)
-            for (int64_t l = 0; l < lanes; l++)
-                wp[ob * K * 8 + k * lanes + l] =
+            for (int64_t l = 0; l < 8; l++)
+                wp[(ob * K + k) * 8 + l] =
                     ob * 8 + l < M ? w[(ob * 8 + l) * K + k] : 0.0f;
-    }
 }
 
 #define PW_U 6 /* pixels of a tile */
@@ -135,13 +131,14 @@ static inline CPU_INLINE void pw8_finish(const op_act *act, int64_t M, int64_t o
 
 /* Input channel k (lane l of its block, x at the tile's first pixel):
  * the blocks' eight weights times each pixel's value. */
-static inline CPU_INLINE void pw8_step(const float *w, const float *x, int64_t k, int l,
-                                       int nb, int nu, cpu_v8 (*acc)[PW_U])
+static inline CPU_INLINE void pw8_step(const float *w, int64_t K, const float *x,
+                                       int64_t k, int l, int nb, int nu,
+                                       cpu_v8 (*acc)[PW_U])
 {
     cpu_v8 w0, w1 = {0};
-    CPU_LOAD(w0, w + k * 8 * nb);
+    CPU_LOAD(w0, w + k * 8);
     if (nb == 2)
-        CPU_LOAD(w1, w + k * 16 + 8);
+        CPU_LOAD(w1, w + (K + k) * 8);
 #pragma GCC unroll 16
     for (int u = 0; u < nu; u++) {
         const cpu_v8 xv = CPU_SPLAT(x[u * 8 + l]);
@@ -168,10 +165,10 @@ static inline CPU_INLINE void pw8_tile(const op_pw8 *p, const float *x, int nb, 
          * fewer channels with its own. */
         if (K - kb * 8 >= 8)
             for (int l = 0; l < 8; l++)
-                pw8_step(w, x, kb * 8 + l, l, nb, nu, acc);
+                pw8_step(w, K, x, kb * 8 + l, l, nb, nu, acc);
         else
             for (int64_t l = 0; l < K - kb * 8; l++)
-                pw8_step(w, x, kb * 8 + l, (int)l, nb, nu, acc);
+                pw8_step(w, K, x, kb * 8 + l, (int)l, nb, nu, acc);
     }
     pw8_finish(&p->act, p->M, ob, nb, nu, acc, P, px, y);
 }
@@ -227,7 +224,7 @@ CPU_BUILDS(pw8, pw8_body,
            (p, x, ob0, ob1, p0, p1, y))
 
 /* The AVX-512 build (cpu_avx512()): a block pair's 16 output channels in
- * one 16-float vector (the pair's weights at k, one load), by
+ * one 16-float vector (the two blocks' weights at k put side by side), by
  * twelve pixels, 12 sums in 32 registers. Each lane does the same in-order
  * multiply-adds as pw8_tile's, and the tile is finished through pw8_finish
  * in halves, so every output has the AVX2 build's bits. A single last block
@@ -256,8 +253,10 @@ static inline CPU_INLINE void pw16_tile(const op_pw8 *p, const float *x, int64_t
     for (int64_t k = 0; k < K; k++) {
         /* Input channel k: lane k % 8 of block k / 8. */
         const float *xk = x + (k / 8) * P * 8 + k % 8;
-        cpu_v16 wv;
-        memcpy(&wv, w + k * 16, sizeof wv);
+        cpu_v8 w0, w1;
+        CPU_LOAD(w0, w + k * 8);
+        CPU_LOAD(w1, w + (K + k) * 8);
+        const cpu_v16 wv = PW16_JOIN(w0, w1);
 #pragma GCC unroll 16
         for (int u = 0; u < PW16_U; u++) {
             const float v = xk[u * 8];
@@ -430,9 +429,9 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
                 const int64_t k = (c * g->kh + i) * g->kw + j;
                 const int64_t iw0 = ow * g->sw - g->pl + j * g->dw;
                 cpu_v8 w0, w1 = {0};
-                CPU_LOAD(w0, w + k * 8 * nb);
+                CPU_LOAD(w0, w + k * 8);
                 if (nb == 2)
-                    CPU_LOAD(w1, w + k * 16 + 8);
+                    CPU_LOAD(w1, w + (K + k) * 8);
 #pragma GCC unroll 16
                 for (int u = 0; u < nu; u++) {
                     const int64_t iw = iw0 + u * g->sw;
@@ -475,8 +474,10 @@ static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t
             for (int64_t j = 0; j < g->kw; j++) {
                 const int64_t k = (c * g->kh + i) * g->kw + j;
                 const float *xr = row + ow * g->sw - g->pl + j * g->dw;
-                cpu_v16 wv;
-                memcpy(&wv, w + k * 16, sizeof wv);
+                cpu_v8 w0, w1;
+                CPU_LOAD(w0, w + k * 8);
+                CPU_LOAD(w1, w + (K + k) * 8);
+                const cpu_v16 wv = PW16_JOIN(w0, w1);
 #pragma GCC unroll 16
                 for (int u = 0; u < PW16_U; u++) {
                     const float v = xr[u * g->sw];

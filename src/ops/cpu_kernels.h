@@ -428,8 +428,8 @@ void op_chw8_pack_block(const float *x, int64_t C, int64_t R, int64_t cb, float 
 void op_chw8_unpack_block(const float *y, int64_t C, int64_t R, int64_t cb, float *x);
 
 /* A pointwise convolution of one image on CHW8: K input channels, M output
- * channels, P pixels; w the weights packed by op_pw8_pack (in block
- * pairs), bias M floats or NULL, then the activation. */
+ * channels, P pixels; w the weights packed by op_pw8_pack ((M + 7) / 8
+ * blocks of K x 8 floats), bias M floats or NULL, then the activation. */
 typedef struct op_pw8 {
     int64_t K, M, P;
     const float *w, *bias;
@@ -474,12 +474,7 @@ typedef struct op_cv8 {
 } op_cv8;
 void op_cv8_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y);
 
-/* W [M][K] (row-major) into op_pw8's packing, zero past M: block pairs
- * (output channels 16 q to 16 q + 15) of K x 16 floats, a pixel's weights
- * for both blocks one 16-float vector (the AVX-512 build's one load), and
- * a last odd block of K x 8; (M + 7) / 8 x 8 x K floats in all. A tile
- * starts at an even block, so block ob's weights start at ob K 8 either
- * way. */
+/* W [M][K] (row-major) into op_pw8's packing, zero past M. */
 void op_pw8_pack(const float *w, int64_t M, int64_t K, float *wp);
 /* Output blocks [ob0, ob1) at pixels [p0, p1) from x (the image's input
  * blocks) into y (the image's output blocks); lanes past M are 0. */
