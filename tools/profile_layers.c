@@ -164,6 +164,7 @@ int cli_layer_profile_print(const cli_layer_recorder *recs, int nb,
     layer_row *rows;
     int64_t *v;
     int rc = CLI_OK;
+    int32_t skipped;
     for (int c = 0; c < nb; c++)
         runs += kept_runs(&recs[c]);
     rows = calloc((size_t)(nl > 0 ? nl : 1), sizeof *rows);
@@ -210,10 +211,10 @@ int cli_layer_profile_print(const cli_layer_recorder *recs, int nb,
     }
     printf("  sum of the layers' medians %.4f ms; median run %.4f ms\n", total,
            run_median_ms);
-    if (skipped_count(engine, nl) > 0)
+    if ((skipped = skipped_count(engine, nl)) > 0)
         printf("  (%d layers not run: nothing reads their outputs; plugrt inspect "
                "names them)\n",
-               (int)skipped_count(engine, nl));
+               (int)skipped);
     if (jw)
         profile_object(jw, "layer_profile", rows, nl, runs, total, run_median_ms, engine);
     if (json_path)

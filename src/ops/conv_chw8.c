@@ -232,12 +232,6 @@ CPU_BUILDS(pw8, pw8_body,
 #if CPU_HAVE_AVX2_BUILD
 #define PW16_U 12
 
-/* Two blocks' vectors side by side, and back. */
-#define PW16_JOIN(lo, hi)                                                                \
-    __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
-#define PW16_LO(v) __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)
-#define PW16_HI(v) __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)
-
 static inline CPU_INLINE void pw16_tile(const op_pw8 *p, const float *x, int64_t ob,
                                         int64_t px, float *y)
 {
@@ -248,7 +242,7 @@ static inline CPU_INLINE void pw16_tile(const op_pw8 *p, const float *x, int64_t
     pw8_start(p->bias, p->M, ob, 2, PW_U, h);
 #pragma GCC unroll 16
     for (int u = 0; u < PW16_U; u++)
-        acc[u] = PW16_JOIN(h[0][0], h[1][0]);
+        acc[u] = CPU_V16_JOIN(h[0][0], h[1][0]);
     x += px * 8;
     for (int64_t k = 0; k < K; k++) {
         /* Input channel k: lane k % 8 of block k / 8. */
@@ -256,7 +250,7 @@ static inline CPU_INLINE void pw16_tile(const op_pw8 *p, const float *x, int64_t
         cpu_v8 w0, w1;
         CPU_LOAD(w0, w + k * 8);
         CPU_LOAD(w1, w + (K + k) * 8);
-        const cpu_v16 wv = PW16_JOIN(w0, w1);
+        const cpu_v16 wv = CPU_V16_JOIN(w0, w1);
 #pragma GCC unroll 16
         for (int u = 0; u < PW16_U; u++) {
             const float v = xk[u * 8];
@@ -267,8 +261,8 @@ static inline CPU_INLINE void pw16_tile(const op_pw8 *p, const float *x, int64_t
     for (int half = 0; half < 2; half++) {
 #pragma GCC unroll 16
         for (int u = 0; u < PW_U; u++) {
-            h[0][u] = PW16_LO(acc[half * PW_U + u]);
-            h[1][u] = PW16_HI(acc[half * PW_U + u]);
+            h[0][u] = CPU_V16_LO(acc[half * PW_U + u]);
+            h[1][u] = CPU_V16_HI(acc[half * PW_U + u]);
         }
         pw8_finish(&p->act, p->M, ob, 2, PW_U, h, P, px + half * PW_U, y);
     }
@@ -464,7 +458,7 @@ static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t
     pw8_start(p->bias, p->M, ob, 2, PW_U, h);
 #pragma GCC unroll 16
     for (int u = 0; u < PW16_U; u++)
-        acc[u] = PW16_JOIN(h[0][0], h[1][0]);
+        acc[u] = CPU_V16_JOIN(h[0][0], h[1][0]);
     for (int64_t c = 0; c < p->C; c++)
         for (int64_t i = 0; i < g->kh; i++) {
             const int64_t ih = oh * g->sh - g->pt + i * g->dh;
@@ -477,7 +471,7 @@ static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t
                 cpu_v8 w0, w1;
                 CPU_LOAD(w0, w + k * 8);
                 CPU_LOAD(w1, w + (K + k) * 8);
-                const cpu_v16 wv = PW16_JOIN(w0, w1);
+                const cpu_v16 wv = CPU_V16_JOIN(w0, w1);
 #pragma GCC unroll 16
                 for (int u = 0; u < PW16_U; u++) {
                     const float v = xr[u * g->sw];
@@ -490,8 +484,8 @@ static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t
     for (int half = 0; half < 2; half++) {
 #pragma GCC unroll 16
         for (int u = 0; u < PW_U; u++) {
-            h[0][u] = PW16_LO(acc[half * PW_U + u]);
-            h[1][u] = PW16_HI(acc[half * PW_U + u]);
+            h[0][u] = CPU_V16_LO(acc[half * PW_U + u]);
+            h[1][u] = CPU_V16_HI(acc[half * PW_U + u]);
         }
         pw8_finish(&p->act, p->M, ob, 2, PW_U, h, P, oh * g->OW + ow + half * PW_U, y);
     }

@@ -275,9 +275,6 @@ void op_dw8b_run(const op_dw8 *p, const float *x, const float *w, const float *b
  * halves through the same activation, so every output has the AVX2
  * build's bits. */
 #if CPU_HAVE_AVX2_BUILD
-#define DW16_JOIN(lo, hi)                                                                \
-    __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
-
 /* Input rows [xr0, xr1) of the two blocks (xa, xb: H x W pixels of eight)
  * into the pair's band buffer (rows of Wp pixels of 16, row 0 input row
  * ir0), padding columns zero. */
@@ -332,8 +329,8 @@ static inline CPU_INLINE void dw16_strip(const op_dw8 *p, const float *orow_in,
     }
 #pragma GCC unroll 16
     for (int u = 0; u < nu; u++) {
-        lo[u] = __builtin_shufflevector(acc[u], acc[u], 0, 1, 2, 3, 4, 5, 6, 7);
-        hi[u] = __builtin_shufflevector(acc[u], acc[u], 8, 9, 10, 11, 12, 13, 14, 15);
+        lo[u] = CPU_V16_LO(acc[u]);
+        hi[u] = CPU_V16_HI(acc[u]);
     }
     cpu_act_v8n(act, lo, nu);
     cpu_act_v8n(act, hi, nu);

@@ -46,6 +46,13 @@ typedef int32_t cpu_v8i __attribute__((vector_size(32)));
  * this, in 16-float vectors. */
 #define CPU_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma")))
 typedef float cpu_v16 __attribute__((vector_size(64)));
+/* Two 8-float vectors side by side in one 16-float vector, and its halves
+ * back (one shuffle each; a copy through memory stalls on store
+ * forwarding). */
+#define CPU_V16_JOIN(lo, hi)                                                             \
+    __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#define CPU_V16_LO(v) __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)
+#define CPU_V16_HI(v) __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)
 #endif
 
 /* A kernel's two builds: NAME_base and NAME_avx2 (with CPU_TARGET_AVX2),

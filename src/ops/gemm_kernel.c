@@ -371,6 +371,8 @@ CPU_BUILDS(gkq, gkq_body,
 #if CPU_HAVE_AVX2_BUILD
 #define G16_MR 12
 
+_Static_assert(GK_NV == 2, "a 16-float vector is one row of a strip");
+
 /* gkp_tile for mr rows (a constant) of a full strip over its whole panel
  * (K rows): the sums of C's tile at (i, j), through e. */
 static inline CPU_INLINE void g16_tile(int mr, int64_t i, int64_t j, int64_t K,
@@ -395,8 +397,10 @@ static inline CPU_INLINE void g16_tile(int mr, int64_t i, int64_t j, int64_t K,
     for (int r0 = 0; r0 < mr; r0 += GK_MR) {
         cpu_v8 h[GK_MR][GK_NV];
 #pragma GCC unroll 16
-        for (int r = 0; r < GK_MR; r++)
-            memcpy(h[r], &acc[r0 + r], sizeof h[r]);
+        for (int r = 0; r < GK_MR; r++) {
+            h[r][0] = CPU_V16_LO(acc[r0 + r]);
+            h[r][1] = CPU_V16_HI(acc[r0 + r]);
+        }
         gk_store(GK_MR, GK_NV, h, i + r0, j, GK_NR, C, ldc, e);
     }
 }
