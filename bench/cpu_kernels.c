@@ -19,7 +19,10 @@
  *  - the blocked format CHW8's kernels (conv_chw8.c, conv_dw8.c's blocks in
  *    place) against the planes' on the same layers.
  *
- *    build/bench/bench_cpu_kernels [REPS] [chw8] [avx2]
+ *  - the products with a constant B in packed panels, in the blocks a
+ *    MatMul layer runs, against OpenBLAS.
+ *
+ *    build/bench/bench_cpu_kernels [REPS] [chw8 | panels] [avx2]
  *
  * (`avx2` runs the AVX2 build where the CPU has AVX-512, to compare the two.)
  *
@@ -123,22 +126,55 @@ static const int64_t mm_shapes[][3] = {
     {32, 512, 128}, {32, 128, 512}, {256, 512, 128}, {256, 128, 512},
 };
 
-static void bench_gemm(int reps)
+/* BERT's products with a constant B (batch 1 and 8, sequence 32), through
+ * the packed panels (the AVX-512 tiles where the CPU has them). */
+static const int64_t panel_shapes[][3] = {
+    {32, 128, 128},  {32, 512, 128},  {32, 128, 512},
+    {256, 128, 128}, {256, 512, 128}, {256, 128, 512},
+};
+
+/* Our product of A (M x K) and B (K x N) into C: op_gemm_nn, or (panels)
+ * as a MatMul layer with a constant B runs it on one thread: B packed once
+ * into bp, the product in op_gemm_split's blocks, each op_gemm_nn_panels. */
+static void product(int panels, int64_t M, int64_t N, int64_t K, const float *A,
+                    const float *B, const float *bp, float *C)
+{
+    int64_t mb, nb;
+    if (!panels) {
+        op_gemm_nn(M, N, K, A, K, B, N, C, N, NULL);
+        return;
+    }
+    op_gemm_split(M, N, K, &mb, &nb);
+    for (int64_t i0 = 0; i0 < M; i0 += mb)
+        for (int64_t j0 = 0; j0 < N; j0 += nb)
+            op_gemm_nn_panels(M - i0 < mb ? M - i0 : mb, N - j0 < nb ? N - j0 : nb, K,
+                              A + i0 * K, K, bp + j0 * K, C + i0 * N + j0, N, NULL);
+}
+
+/* The products of `shapes` by `product`, against OpenBLAS's. */
+static void bench_products(int reps, const int64_t (*shapes)[3], size_t nb_shapes,
+                           int panels)
 {
     if (!op_blas_in_use()) {
         printf("\n(OpenBLAS is not loaded here: no products to compare)\n");
         return;
     }
-    printf("\n| product M x N x K | multiply-adds | register tiles (op_gemm_nn) | "
-           "OpenBLAS |\n|---|---|---|---|\n");
-    for (size_t s = 0; s < sizeof mm_shapes / sizeof mm_shapes[0]; s++) {
-        const int64_t M = mm_shapes[s][0], N = mm_shapes[s][1], K = mm_shapes[s][2];
+    printf("\n| product M x N x K%s | multiply-adds | %s | GMAC/s | OpenBLAS | GMAC/s "
+           "|\n|---|---|---|---|---|---|\n",
+           panels ? ", B constant" : "",
+           panels ? "packed panels in blocks (op_gemm_nn_panels)"
+                  : "register tiles (op_gemm_nn)");
+    for (size_t s = 0; s < nb_shapes; s++) {
+        const int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        const double macs = (double)(M * N * K);
         float *A = floats((size_t)(M * K), 4), *B = floats((size_t)(K * N), 5);
         float *C1 = floats((size_t)(M * N), 0), *C2 = floats((size_t)(M * N), 0);
+        float *bp = floats((size_t)op_gemm_panel_floats(K, N), 0);
         double best1 = 1e30, best2 = 1e30;
+        op_gemm_pack_panels(K, N, B, N, 0, (N + 15) / 16, bp);
         for (int r = 0; r < reps; r++) {
             double t0 = now(), t1;
-            op_gemm_nn(M, N, K, A, K, B, N, C1, N, NULL);
+            product(panels, M, N, K, A, B, bp, C1);
             t1 = now();
             op_blas_sgemm(0, 0, M, N, K, A, K, B, N, C2, N);
             best1 = fmin(best1, t1 - t0);
@@ -146,10 +182,10 @@ static void bench_gemm(int reps)
         }
         if (worst_rel(C1, C2, (size_t)(M * N)) > 1e-4)
             printf("(the kernels disagree on the next row)\n");
-        printf("| %lld x %lld x %lld | %.2fM | %.1f us | %.1f us |\n", (long long)M,
-               (long long)N, (long long)K, (double)(M * N * K) * 1e-6, best1 * 1e6,
-               best2 * 1e6);
-        free(A), free(B), free(C1), free(C2);
+        printf("| %lld x %lld x %lld | %.2fM | %.1f us | %.1f | %.1f us | %.1f |\n",
+               (long long)M, (long long)N, (long long)K, macs * 1e-6, best1 * 1e6,
+               macs / best1 * 1e-9, best2 * 1e6, macs / best2 * 1e-9);
+        free(A), free(B), free(C1), free(C2), free(bp);
     }
 }
 
@@ -452,8 +488,14 @@ int main(int argc, char **argv)
         bench_chw8(reps);
         return 0;
     }
+    if (argc > 2 && strcmp(argv[2], "panels") == 0) {
+        bench_products(reps, panel_shapes, sizeof panel_shapes / sizeof panel_shapes[0],
+                       1);
+        return 0;
+    }
     bench_depthwise(reps);
-    bench_gemm(reps);
+    bench_products(reps, mm_shapes, sizeof mm_shapes / sizeof mm_shapes[0], 0);
+    bench_products(reps, panel_shapes, sizeof panel_shapes / sizeof panel_shapes[0], 1);
     bench_cpuperf(reps);
     bench_chw8(reps);
     return 0;

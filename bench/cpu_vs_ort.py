@@ -14,8 +14,9 @@ Inputs are the models' .data inputs (batch 2) repeated or cut to the batch,
 bound once: ORT through an IOBinding with preallocated outputs, plugrt with
 set_tensor_address, so a timed call is one run and nothing is allocated or
 copied around it on either side. Each row alternates the two engines in
-rounds (a few runs of one, then of the other) so that a change of the
-machine's load hits both alike; before each block the process sleeps 30 ms
+rounds (a few runs of one, then of the other, each going first in every
+other round) so that a change of the machine's load hits both alike;
+before each block the process sleeps 30 ms
 (both engines' idle threads spin a while after a run and would take CPUs
 from the other's block) and makes one untimed run. The figure is the median
 of every timed run.
@@ -278,8 +279,11 @@ def measure(args, threads):
             one = (time.perf_counter() - t0) / 6
             k = args.per_round or max(2, min(200, int(0.05 / max(one, 1e-5))))
             to, tp = [], []
-            for _ in range(args.rounds):
-                for run, times in ((o.run, to), (p.run, tp)):
+            for r in range(args.rounds):
+                # Each engine goes first in every other round, so neither
+                # always runs just after the other.
+                pair = ((o.run, to), (p.run, tp))
+                for run, times in (pair if r % 2 == 0 else pair[::-1]):
                     # The other engine's threads spin a while after its
                     # runs, on CPUs this one needs: let them park first,
                     # then wake this engine's own with an untimed run.

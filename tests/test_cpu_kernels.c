@@ -838,7 +838,8 @@ static int test_act(void)
 }
 
 /* Row means: short rows (every tail) and long ones, against double sums;
- * both builds give the same bits (one order of additions, in double). */
+ * both builds give the same bits (one order of additions, in double). Then
+ * the same for a CHW8 block's lanes (op_block_means). */
 static int test_row_means(void)
 {
     enum { N = 12544 };
@@ -864,6 +865,25 @@ static int test_row_means(void)
     }
     op_row_means(x, 1, 0, &nan_y);
     CHECK(nan_y != nan_y);
+    /* A CHW8 block's lanes: n pixels of eight (every tail of the four
+     * running sums), against double sums; both builds the same bits. */
+    for (int64_t n = 0; n * 8 <= N * 3; n = n < 12 ? n + 1 : n * 5 + 3) {
+        float m[2][8];
+        for (int base = 0; base < 2; base++) {
+            cpu_force_baseline(base);
+            op_block_means(x, n, m[base]);
+        }
+        for (int l = 0; l < 8; l++) {
+            double s = 0;
+            for (int64_t k = 0; k < n; k++)
+                s += x[k * 8 + l];
+            if (n == 0)
+                CHECK(m[0][l] != m[0][l]);
+            else
+                CHECK(fabs(m[0][l] - s / (double)n) <= 1e-6 * (1 + fabs(s / (double)n)));
+        }
+        CHECK(memcmp(m[0], m[1], sizeof m[0]) == 0);
+    }
     cpu_force_baseline(0);
     free(x);
     return 0;
@@ -1095,15 +1115,17 @@ static int test_chw8_kernels(void)
                 free(w), free(b), free(x), free(x8), free(wp), free(y), free(y2),
                     free(want);
             }
-            /* Few input channels: 3 channels of 9 x 11 and of 9 x 51 (its
-             * rows hold the AVX-512 build's tiles of 12), 3x3 at stride 2
-             * with one padding pixel a side, into 13 channels. */
+            /* Few input channels: 3 channels of 9 x 11 into 13 channels,
+             * and of 9 x 51 (its rows hold the AVX-512 build's tiles of 12)
+             * into 29 (a whole block pair, then a pair whose second block
+             * is part padding); 3x3 at stride 2 with one padding pixel a
+             * side. */
             for (int wide = 0; wide < 2; wide++) {
-                const int64_t C = 3, H = 9, W = wide ? 51 : 11, M = 13, k = 3, st = 2,
-                              pad = 1;
+                const int64_t C = 3, H = 9, W = wide ? 51 : 11, M = wide ? 29 : 13, k = 3,
+                              st = 2, pad = 1;
                 const int64_t OH = (H + 2 * pad - k) / st + 1,
                               OW = (W + 2 * pad - k) / st + 1;
-                const int64_t K = C * k * k, M8 = 2;
+                const int64_t K = C * k * k, M8 = (M + 7) / 8;
                 const int64_t in[2] = {H, W}, kk[2] = {k, k}, out[2] = {OH, OW},
                               ss[2] = {st, st}, dd[2] = {1, 1}, pb[2] = {pad, pad};
                 float *w = rand_floats(&rng, M * K), *b = rand_floats(&rng, M);

@@ -226,11 +226,42 @@ CPU_BUILDS(pw8, pw8_body,
 /* The AVX-512 build (cpu_avx512()): a block pair's 16 output channels in
  * one 16-float vector (the two blocks' weights at k put side by side), by
  * twelve pixels, 12 sums in 32 registers. Each lane does the same in-order
- * multiply-adds as pw8_tile's, and the tile is finished through pw8_finish
- * in halves, so every output has the AVX2 build's bits. A single last block
+ * multiply-adds as pw8_tile's, and the tile is finished through
+ * pw16_finish, so every output has the AVX2 build's bits. A single last block
  * and the pixels past the twelves take the 8-float tiles. */
 #if CPU_HAVE_AVX2_BUILD
 #define PW16_U 12
+
+/* pw8_finish for a block pair's sums in 16-float vectors (lanes 0-7 block
+ * ob's, 8-15 block ob + 1's), PW16_U pixels from px: where both blocks are
+ * whole, the activation 16 lanes at a time and each vector's halves stored
+ * to the two blocks; else in halves through pw8_finish. Either way each
+ * lane has the AVX2 build's bits. */
+static inline CPU_INLINE void pw16_finish(const op_act *act, int64_t M, int64_t ob,
+                                          cpu_v16 *acc, int64_t P, int64_t px, float *y)
+{
+    if (M - ob * 8 >= 16) {
+        float *ya = y + (ob * P + px) * 8, *yb = ya + P * 8;
+        cpu_act_v16n(act, acc, PW16_U);
+#pragma GCC unroll 16
+        for (int u = 0; u < PW16_U; u++) {
+            const cpu_v8 lo = CPU_V16_LO(acc[u]), hi = CPU_V16_HI(acc[u]);
+            CPU_STORE(ya + u * 8, lo);
+            CPU_STORE(yb + u * 8, hi);
+        }
+        return;
+    }
+#pragma GCC unroll 16
+    for (int half = 0; half < 2; half++) {
+        cpu_v8 h[2][PW_U];
+#pragma GCC unroll 16
+        for (int u = 0; u < PW_U; u++) {
+            h[0][u] = CPU_V16_LO(acc[half * PW_U + u]);
+            h[1][u] = CPU_V16_HI(acc[half * PW_U + u]);
+        }
+        pw8_finish(act, M, ob, 2, PW_U, h, P, px + half * PW_U, y);
+    }
+}
 
 static inline CPU_INLINE void pw16_tile(const op_pw8 *p, const float *x, int64_t ob,
                                         int64_t px, float *y)
@@ -257,15 +288,7 @@ static inline CPU_INLINE void pw16_tile(const op_pw8 *p, const float *x, int64_t
             acc[u] += wv * (cpu_v16){v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
         }
     }
-#pragma GCC unroll 16
-    for (int half = 0; half < 2; half++) {
-#pragma GCC unroll 16
-        for (int u = 0; u < PW_U; u++) {
-            h[0][u] = CPU_V16_LO(acc[half * PW_U + u]);
-            h[1][u] = CPU_V16_HI(acc[half * PW_U + u]);
-        }
-        pw8_finish(&p->act, p->M, ob, 2, PW_U, h, P, px + half * PW_U, y);
-    }
+    pw16_finish(&p->act, p->M, ob, acc, P, px, y);
 }
 
 CPU_TARGET_AVX512 static void pw8_avx512(const op_pw8 *p, const float *x, int64_t ob0,
@@ -445,8 +468,8 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
 #if CPU_HAVE_AVX2_BUILD
 /* The AVX-512 build's tile (cv8_body's `wide`): a block pair's 16 output
  * channels in one vector by PW16_U pixels inside the input's columns, each
- * lane's multiply-adds in cv8_tile's order, finished in halves through
- * pw8_finish: the AVX2 build's bits. */
+ * lane's multiply-adds in cv8_tile's order, finished through pw16_finish:
+ * the AVX2 build's bits. */
 static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t ob,
                                         int64_t oh, int64_t ow, float *y)
 {
@@ -480,15 +503,7 @@ static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t
                 }
             }
         }
-#pragma GCC unroll 16
-    for (int half = 0; half < 2; half++) {
-#pragma GCC unroll 16
-        for (int u = 0; u < PW_U; u++) {
-            h[0][u] = CPU_V16_LO(acc[half * PW_U + u]);
-            h[1][u] = CPU_V16_HI(acc[half * PW_U + u]);
-        }
-        pw8_finish(&p->act, p->M, ob, 2, PW_U, h, P, oh * g->OW + ow + half * PW_U, y);
-    }
+    pw16_finish(&p->act, p->M, ob, acc, P, oh * g->OW + ow, y);
 }
 #endif
 

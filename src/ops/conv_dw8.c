@@ -271,9 +271,8 @@ void op_dw8b_run(const op_dw8 *p, const float *x, const float *w, const float *b
 /* The AVX-512 build of a block pair (cpu_avx512()): the band buffer holds
  * both blocks' rows side by side, a pixel's 16 channels in one 16-float
  * vector, so a tap is one load and one FMA for 16 channels. Each lane does
- * dw_strip's multiply-adds in its order and the sums are finished in
- * halves through the same activation, so every output has the AVX2
- * build's bits. */
+ * dw_strip's multiply-adds in its order and the activation's operations
+ * (cpu_act_v16n), so every output has the AVX2 build's bits. */
 #if CPU_HAVE_AVX2_BUILD
 /* Input rows [xr0, xr1) of the two blocks (xa, xb: H x W pixels of eight)
  * into the pair's band buffer (rows of Wp pixels of 16, row 0 input row
@@ -327,15 +326,11 @@ static inline CPU_INLINE void dw16_strip(const op_dw8 *p, const float *orow_in,
             }
         }
     }
+    cpu_act_v16n(act, acc, nu);
 #pragma GCC unroll 16
     for (int u = 0; u < nu; u++) {
         lo[u] = CPU_V16_LO(acc[u]);
         hi[u] = CPU_V16_HI(acc[u]);
-    }
-    cpu_act_v8n(act, lo, nu);
-    cpu_act_v8n(act, hi, nu);
-#pragma GCC unroll 16
-    for (int u = 0; u < nu; u++) {
         cpu_zero_lanes_from(live - 8, &hi[u]);
         CPU_STORE(ya + (ow + u) * 8, lo[u]);
         CPU_STORE(yb + (ow + u) * 8, hi[u]);

@@ -150,43 +150,49 @@ void op_act_defaults(int32_t kind, float *alpha, float *beta);
 /* y[i] = act(y[i] + bias) for n floats (bias 0 for none). */
 void op_act_bias(const op_act *a, float bias, float *y, int64_t n);
 
-/* The activation on n vectors, the kind chosen once: a kernel's tile of
- * sums stays in registers (n a constant after inlining). */
+/* The activation on the n vectors v[0..n) of type T (a 8- or 16-float
+ * vector; SPLAT and SELECT its CPU_SPLAT and CPU_SELECT), the kind chosen
+ * once: a kernel's tile of sums stays in registers (n a constant after
+ * inlining). Every width does each lane's operations in the same order, so
+ * gives the same bits. */
+#define CPU_ACT_N(T, SPLAT, SELECT, a, v, n)                                             \
+    do {                                                                                 \
+        const T zero_ = {0}, one_ = SPLAT(1.0f);                                         \
+        const T al_ = SPLAT((a)->alpha), be_ = SPLAT((a)->beta);                         \
+        switch ((a)->kind) {                                                             \
+        case OP_ACT_RELU:                                                                \
+            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)(v)[i_] =           \
+                SELECT((v)[i_] < zero_, zero_, (v)[i_]);                                 \
+            break;                                                                       \
+        case OP_ACT_LEAKY_RELU:                                                          \
+            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)(v)[i_] =           \
+                SELECT((v)[i_] < zero_, al_ * (v)[i_], (v)[i_]);                         \
+            break;                                                                       \
+        case OP_ACT_CLIP:                                                                \
+            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)                    \
+            {                                                                            \
+                const T x_ = SELECT((v)[i_] < al_, al_, (v)[i_]);                        \
+                (v)[i_] = SELECT(x_ > be_, be_, x_);                                     \
+            }                                                                            \
+            break;                                                                       \
+        case OP_ACT_HARD_SIGMOID:                                                        \
+        case OP_ACT_HARD_SWISH:                                                          \
+            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)                    \
+            {                                                                            \
+                T h_ = al_ * (v)[i_] + be_;                                              \
+                h_ = SELECT(h_ < zero_, zero_, h_);                                      \
+                h_ = SELECT(h_ > one_, one_, h_);                                        \
+                (v)[i_] = (a)->kind == OP_ACT_HARD_SWISH ? (v)[i_] * h_ : h_;            \
+            }                                                                            \
+            break;                                                                       \
+        default:                                                                         \
+            break;                                                                       \
+        }                                                                                \
+    } while (0)
+
 static inline CPU_INLINE void cpu_act_v8n(const op_act *a, cpu_v8 *v, int n)
 {
-    const cpu_v8 zero = {0}, one = CPU_SPLAT(1.0f);
-    const cpu_v8 al = CPU_SPLAT(a->alpha), be = CPU_SPLAT(a->beta);
-    switch (a->kind) {
-    case OP_ACT_RELU:
-#pragma GCC unroll 16
-        for (int i = 0; i < n; i++)
-            v[i] = CPU_SELECT(v[i] < zero, zero, v[i]);
-        break;
-    case OP_ACT_LEAKY_RELU:
-#pragma GCC unroll 16
-        for (int i = 0; i < n; i++)
-            v[i] = CPU_SELECT(v[i] < zero, al * v[i], v[i]);
-        break;
-    case OP_ACT_CLIP:
-#pragma GCC unroll 16
-        for (int i = 0; i < n; i++) {
-            const cpu_v8 x = CPU_SELECT(v[i] < al, al, v[i]);
-            v[i] = CPU_SELECT(x > be, be, x);
-        }
-        break;
-    case OP_ACT_HARD_SIGMOID:
-    case OP_ACT_HARD_SWISH:
-#pragma GCC unroll 16
-        for (int i = 0; i < n; i++) {
-            cpu_v8 h = al * v[i] + be;
-            h = CPU_SELECT(h < zero, zero, h);
-            h = CPU_SELECT(h > one, one, h);
-            v[i] = a->kind == OP_ACT_HARD_SWISH ? v[i] * h : h;
-        }
-        break;
-    default:
-        break;
-    }
+    CPU_ACT_N(cpu_v8, CPU_SPLAT, CPU_SELECT, a, v, n);
 }
 
 /* The activation on one vector, for kernels (inlined into each build). */
@@ -194,6 +200,21 @@ static inline CPU_INLINE void cpu_act_v8(const op_act *a, cpu_v8 *v)
 {
     cpu_act_v8n(a, v, 1);
 }
+
+#if CPU_HAVE_AVX2_BUILD
+typedef int32_t cpu_v16i __attribute__((vector_size(64)));
+#define CPU_SPLAT16(x)                                                                   \
+    ((cpu_v16){(x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x),     \
+               (x), (x)})
+#define CPU_SELECT16(m, a, b) ((cpu_v16)(((cpu_v16i)(a) & (m)) | ((cpu_v16i)(b) & ~(m))))
+
+/* cpu_act_v8n on 16-float vectors, for the AVX-512 builds (inlined only
+ * into CPU_TARGET_AVX512 functions). */
+static inline CPU_INLINE void cpu_act_v16n(const op_act *a, cpu_v16 *v, int n)
+{
+    CPU_ACT_N(cpu_v16, CPU_SPLAT16, CPU_SELECT16, a, v, n);
+}
+#endif
 
 /* Lanes live.. 7 of v set to 0 (CHW8's padding lanes) by a mask, not by
  * an element index, which would send a kernel's sums through memory. */
@@ -574,6 +595,9 @@ int op_gemv_f32(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t 
 
 /* y[r] = the mean of the n floats at x + r n, for r < rows (NaN for n 0). */
 void op_row_means(const float *x, int64_t rows, int64_t n, float *y);
+/* m[l] = the mean of lane l of the n pixels of eight floats at x, for l <
+ * 8 (NaN for n 0): a CHW8 block's channel means. */
+void op_block_means(const float *x, int64_t n, float *m);
 /* The mean of n > 0 floats and 1 / sqrt(variance + epsilon) (the
  * population variance, from the deviations from the mean rounded to
  * float). */

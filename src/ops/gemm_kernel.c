@@ -366,8 +366,11 @@ CPU_BUILDS(gkq, gkq_body,
  * 12 rows by one 16-float vector, one vector a panel row, with 32 registers
  * to hold them. Each lane does the same multiply-adds in the same order as
  * gkp_tile's, and the tile is stored through gk_store in halves, so every
- * element has the AVX2 build's bits. Ragged strips and the last rows (under
- * 12) keep the 8-float tiles. */
+ * element has the AVX2 build's bits. Two full strips side by side take
+ * tiles of 12 rows by two vectors (24 sums, two loads of B and 12
+ * broadcasts of A a k: the multiply-adds, not the loads, bound it), a
+ * strip alone the 12 by one. Ragged strips and a lone strip's last rows
+ * (under 12) keep the 8-float tiles. */
 #if CPU_HAVE_AVX2_BUILD
 #define G16_MR 12
 
@@ -405,6 +408,68 @@ static inline CPU_INLINE void g16_tile(int mr, int64_t i, int64_t j, int64_t K,
     }
 }
 
+/* g16_tile over two full strips at once: strip j's panel at bp, strip
+ * j + 16's at bq, mr rows (a constant). */
+static inline CPU_INLINE void g32_tile(int mr, int64_t i, int64_t j, int64_t K,
+                                       const float *A, int64_t lda, const float *bp,
+                                       const float *bq, float *C, int64_t ldc,
+                                       const op_epilogue *e)
+{
+    cpu_v16 acc[2][G16_MR];
+    const float *a = A + i * lda;
+#pragma GCC unroll 16
+    for (int r = 0; r < mr; r++)
+        acc[0][r] = acc[1][r] = (cpu_v16){0};
+    for (int64_t k = 0; k < K; k++) {
+        cpu_v16 b0, b1;
+        memcpy(&b0, bp + k * GK_NR, sizeof b0);
+        memcpy(&b1, bq + k * GK_NR, sizeof b1);
+#pragma GCC unroll 16
+        for (int r = 0; r < mr; r++) {
+            const float x = a[r * lda + k];
+            const cpu_v16 xv = {x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+            acc[0][r] += xv * b0;
+            acc[1][r] += xv * b1;
+        }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < mr; r++) {
+        cpu_v8 h[2][GK_NV]; /* the row's halves in each strip */
+#pragma GCC unroll 2
+        for (int s = 0; s < 2; s++) {
+            h[s][0] = CPU_V16_LO(acc[s][r]);
+            h[s][1] = CPU_V16_HI(acc[s][r]);
+            gk_store(1, GK_NV, &h[s], i + r, j + s * GK_NR, GK_NR, C, ldc, e);
+        }
+    }
+}
+
+/* Two full strips from j over their whole panels: tiles of 12 rows, then
+ * 8, 4, 2 and 1. */
+static inline CPU_INLINE void g32_cols(int64_t j, int64_t K, int64_t M, const float *A,
+                                       int64_t lda, const float *bp, float *C,
+                                       int64_t ldc, const op_epilogue *e)
+{
+    const float *bq = bp + GK_NR * K;
+    int64_t i = 0;
+    for (; i + G16_MR <= M; i += G16_MR)
+        g32_tile(G16_MR, i, j, K, A, lda, bp, bq, C, ldc, e);
+    if ((M - i) & 8) {
+        g32_tile(8, i, j, K, A, lda, bp, bq, C, ldc, e);
+        i += 8;
+    }
+    if ((M - i) & 4) {
+        g32_tile(4, i, j, K, A, lda, bp, bq, C, ldc, e);
+        i += 4;
+    }
+    if ((M - i) & 2) {
+        g32_tile(2, i, j, K, A, lda, bp, bq, C, ldc, e);
+        i += 2;
+    }
+    if (M - i)
+        g32_tile(1, i, j, K, A, lda, bp, bq, C, ldc, e);
+}
+
 /* gkp_cols for a full strip over its whole panel: tiles of 12 rows, the
  * rest gkp_tile's. */
 static inline CPU_INLINE void g16_cols(int64_t j, int64_t K, int64_t M, const float *A,
@@ -432,7 +497,10 @@ CPU_TARGET_AVX512 static void gkq_avx512(int64_t M, int64_t N, int64_t K, const 
                                          int64_t lda, const float *bp, float *C,
                                          int64_t ldc, const op_epilogue *e)
 {
-    for (int64_t j = 0; j < N; j += GK_NR) {
+    int64_t j = 0;
+    for (; j + 2 * GK_NR <= N; j += 2 * GK_NR)
+        g32_cols(j, K, M, A, lda, bp + j * K, C, ldc, e);
+    for (; j < N; j += GK_NR) {
         const int64_t n = N - j < GK_NR ? N - j : GK_NR;
         const float *p = bp + j * K;
         if (n == GK_NR)

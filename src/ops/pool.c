@@ -542,20 +542,18 @@ typedef struct gap_c8_job {
     int out_c8;
 } gap_c8_job;
 
-/* Blocks [b, e): each lane's mean, summed in double as the planes are. */
+/* Blocks [b, e): each lane's mean, summed in double as the planes are
+ * (op_block_means). */
 static void gap_c8_range(void *arg, int64_t b, int64_t e)
 {
     const gap_c8_job *j = arg;
     for (int64_t it = b; it < e; it++) {
         const int64_t n = it / j->C8, cb = it % j->C8;
-        const float *x = j->x + it * j->sp * 8;
-        double s[8] = {0};
-        for (int64_t r = 0; r < j->sp; r++)
-            for (int l = 0; l < 8; l++)
-                s[l] += x[r * 8 + l];
+        float means[8];
+        op_block_means(j->x + it * j->sp * 8, j->sp, means);
         for (int l = 0; l < 8; l++) {
             const int64_t c = cb * 8 + l;
-            const float m = j->sp > 0 ? (float)(s[l] / (double)j->sp) : NAN;
+            const float m = means[l];
             if (j->out_c8)
                 j->y[it * 8 + l] = c < j->C ? m : 0.0f;
             else if (c < j->C)

@@ -164,6 +164,40 @@ void op_row_means(const float *x, int64_t rows, int64_t n, float *y)
     CPU_PICK(rk_means_k)(x, rows, n, y);
 }
 
+/* op_block_means: four running sums a lane (pixels k mod 4), each two
+ * vectors of four doubles, combined in a fixed order. */
+static inline CPU_INLINE void rk_block_means(const float *x, int64_t n, float *m)
+{
+    rk_v4d acc[4][2] = {{{0}}};
+    int64_t k = 0;
+    for (; k + 4 <= n; k += 4)
+        for (int q = 0; q < 4; q++)
+            for (int h = 0; h < 2; h++) {
+                rk_v4 f;
+                memcpy(&f, x + (k + q) * 8 + 4 * h, sizeof f);
+                acc[q][h] += __builtin_convertvector(f, rk_v4d);
+            }
+    for (; k < n; k++)
+        for (int h = 0; h < 2; h++) {
+            rk_v4 f;
+            memcpy(&f, x + k * 8 + 4 * h, sizeof f);
+            acc[0][h] += __builtin_convertvector(f, rk_v4d);
+        }
+    for (int h = 0; h < 2; h++) {
+        const rk_v4d s = (acc[0][h] + acc[2][h]) + (acc[1][h] + acc[3][h]);
+        for (int l = 0; l < 4; l++)
+            m[4 * h + l] = n > 0 ? (float)(s[l] / (double)n) : __builtin_nanf("");
+    }
+}
+
+CPU_BUILDS(rk_block_means_k, rk_block_means, (const float *x, int64_t n, float *m),
+           (x, n, m))
+
+void op_block_means(const float *x, int64_t n, float *m)
+{
+    CPU_PICK(rk_block_means_k)(x, n, m);
+}
+
 CPU_BUILDS(rk_stats_k, rk_stats,
            (const float *x, int64_t n, float epsilon, float *mean, float *inv),
            (x, n, epsilon, mean, inv))

@@ -66,7 +66,7 @@ expect_rc 2 json_layers "$PLUGRT" run small.plan --random-inputs --json --compar
 
 # Every thread's runs count.
 expect_rc 0 profile_threads "$PLUGRT" run small.plan --random-inputs -n 4 --threads 3 \
-  --profile-layers && {
+  --op-threads 1 --profile-layers && {
   expect_grep "^layer profile \(12 runs per layer, every thread's runs; slowest first\):$" \
     profile_threads.out
   expect_grep "\(12 runs: 4 x 3 threads, 1 op thread each" profile_threads.out
