@@ -20,7 +20,9 @@
  *    place) against the planes' on the same layers.
  *
  *  - the products with a constant B in packed panels, in the blocks a
- *    MatMul layer runs, against OpenBLAS.
+ *    MatMul layer runs, against OpenBLAS;
+ *  - GlobalAveragePool's CHW8 block means (op_block_means) against one
+ *    running sum a lane (in chw8's part).
  *
  *    build/bench/bench_cpu_kernels [REPS] [chw8 | panels] [avx2]
  *
@@ -334,6 +336,46 @@ static const int64_t pw_shapes[][3] = {
     {288, 196, 48}, {96, 49, 288},  {576, 49, 96},  {96, 49, 576},
 };
 
+/* GlobalAveragePool on CHW8 (pool.c): a block's eight channel means by
+ * op_block_means (four running sums a lane) against one running sum a
+ * lane, in double as both are, on MobileNet's squeeze-and-excite inputs. */
+static void block_means_one_sum(const float *x, int64_t n, float *m)
+{
+    double s[8] = {0};
+    for (int64_t r = 0; r < n; r++)
+        for (int l = 0; l < 8; l++)
+            s[l] += x[r * 8 + l];
+    for (int l = 0; l < 8; l++)
+        m[l] = (float)(s[l] / (double)n);
+}
+
+static void bench_block_means(int reps)
+{
+    static const int64_t shapes[][2] = {{16, 3136}, {96, 196}, {240, 196}, {576, 49}};
+    printf("\n| GlobalAveragePool, CHW8 (C, pixels) | one running sum a lane | "
+           "op_block_means |\n|---|---|---|\n");
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int64_t C8 = shapes[s][0] / 8, n = shapes[s][1];
+        float *x = floats((size_t)(C8 * 8 * n), 7), m1[8] = {0}, m2[8] = {0};
+        double best1 = 1e30, best2 = 1e30;
+        for (int r = 0; r < reps; r++) {
+            double t0 = now(), t1;
+            for (int64_t c = 0; c < C8; c++)
+                block_means_one_sum(x + c * n * 8, n, m1);
+            t1 = now();
+            for (int64_t c = 0; c < C8; c++)
+                op_block_means(x + c * n * 8, n, m2);
+            best1 = fmin(best1, t1 - t0);
+            best2 = fmin(best2, now() - t1);
+        }
+        if (worst_rel(m1, m2, 8) > 1e-6)
+            printf("(the two disagree on the next row)\n");
+        printf("| %lld, %lld | %.1f us | %.1f us |\n", (long long)shapes[s][0],
+               (long long)n, best1 * 1e6, best2 * 1e6);
+        free(x);
+    }
+}
+
 static void bench_chw8(int reps)
 {
     const op_act act = {OP_ACT_HARD_SWISH, 1.0f / 6, 0.5f};
@@ -469,6 +511,7 @@ static void bench_chw8(int reps)
         }
         free(x), free(w), free(b), free(wp), free(y);
     }
+    bench_block_means(reps);
 }
 
 int main(int argc, char **argv)

@@ -19,7 +19,10 @@ other round) so that a change of the machine's load hits both alike;
 before each block the process sleeps 30 ms
 (both engines' idle threads spin a while after a run and would take CPUs
 from the other's block) and makes one untimed run. The figure is the median
-of every timed run.
+of every timed run. Beside it, the ratio by round: each round's ORT median
+over its plugrt median, the median of those; on a machine whose speed
+shifts for seconds at a time, this pairs runs made under the same
+conditions.
 Outputs are compared once per row (they must agree to 1e-3 of the largest
 magnitude). ORT runs with its default graph optimizations, sequential
 execution and one inter-op thread. Each thread count runs in a child
@@ -278,7 +281,7 @@ def measure(args, threads):
                 p.run()
             one = (time.perf_counter() - t0) / 6
             k = args.per_round or max(2, min(200, int(0.05 / max(one, 1e-5))))
-            to, tp = [], []
+            to, tp, paired = [], [], []
             for r in range(args.rounds):
                 # Each engine goes first in every other round, so neither
                 # always runs just after the other.
@@ -290,9 +293,11 @@ def measure(args, threads):
                     time.sleep(0.03)
                     run()
                     timed(run, k, times)
+                # This round's pair of blocks ran within ~0.1 s of each other.
+                paired.append(statistics.median(to[-k:]) / statistics.median(tp[-k:]))
             mo, mp = statistics.median(to), statistics.median(tp)
             rows.append([model, batch, threads, mo, mp, mo / mp, len(to), err, min(to),
-                         min(tp)])
+                         min(tp), paired])
             print("  %-20s batch %d threads %d: ORT %8.3f ms, plugrt %8.3f ms, "
                   "ORT/plugrt %.2f  (%d runs each)" % (model, batch, threads, mo, mp,
                                                        mo / mp, len(to)),
@@ -343,30 +348,34 @@ def main():
         mp = statistics.median(r[4] for r in rs)
         ratios = [r[5] for r in rs]
         bo, bp = min(r[8] for r in rs), min(r[9] for r in rs)
+        paired = statistics.median(x for r in rs for x in r[10])
         rows.append([model, batch, threads, mo, mp, mo / mp, min(ratios), max(ratios), bo,
-                     bp])
+                     bp, paired])
     rows.sort(key=lambda r: (r[2], args.models.split(",").index(r[0]), r[1]))
     load1 = os.getloadavg()
     print("load average after: %.2f %.2f %.2f" % load1)
     if args.repeats > 1:
         print("\nover %d repeats (median of each engine's medians; ratio range):" %
               args.repeats)
-        for model, batch, threads, mo, mp, r, lo, hi, _, _ in rows:
+        for model, batch, threads, mo, mp, r, lo, hi, _, _, pr in rows:
             print("  %-20s batch %d threads %d: ORT %8.3f ms, plugrt %8.3f ms, "
-                  "ORT/plugrt %.2f (%.2f .. %.2f)" % (model, batch, threads, mo, mp, r, lo,
-                                                     hi))
+                  "ORT/plugrt %.2f (%.2f .. %.2f), by round %.2f" % (
+                      model, batch, threads, mo, mp, r, lo, hi, pr))
     if args.markdown:
         # The medians are the figures; the best runs show what the engines do
         # when the machine's other work leaves them alone.
+        # The ratio by round is the median over rounds of each round's two
+        # medians' ratio: a slow spell of the machine, which lasts seconds,
+        # falls on both blocks of a round alike.
         print("\n| model | batch | threads | ONNX Runtime | plugrt | ORT / plugrt "
-              "| best ORT | best plugrt | best ORT / plugrt |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for model, batch, threads, mo, mp, r, _, _, bo, bp in rows:
+              "| best ORT | best plugrt | best ORT / plugrt | ORT / plugrt by round |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for model, batch, threads, mo, mp, r, _, _, bo, bp, pr in rows:
             name = model + (" (seq %d)" % SEQ if model.startswith("bert") else "")
-            print("| %s | %d | %d | %.2f ms | %.2f ms | %.2f | %.2f ms | %.2f ms | %.2f |" % (
-                name, batch, threads, mo, mp, r, bo, bp, bo / bp))
+            print("| %s | %d | %d | %.2f ms | %.2f ms | %.2f | %.2f ms | %.2f ms | %.2f "
+                  "| %.2f |" % (name, batch, threads, mo, mp, r, bo, bp, bo / bp, pr))
     if args.profile:
-        for model, batch, threads, mo, mp, r, _, _, _, _ in rows:
+        for model, batch, threads, mo, mp, r, _, _, _, _, _ in rows:
             if r >= 1.0:
                 continue
             iters = 20 if batch > 1 else 50
