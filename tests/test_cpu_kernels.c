@@ -1086,10 +1086,15 @@ static int test_chw8_kernels(void)
             /* Pointwise: 13 outputs (a block pair, the second part padding),
              * 11 inputs, 23 pixels (tiles of 6, then 4 and 1; of 12 in the
              * AVX-512 build); then 37 outputs (two pairs and a single
-             * block), 20 inputs, 61 pixels. */
-            for (int shape = 0; shape < 2; shape++) {
-                const int64_t M = shape ? 37 : 13, K = shape ? 20 : 11,
-                              P = shape ? 61 : 23;
+             * block), 20 inputs, 61 pixels; then 29 outputs (two pairs, the
+             * last block part padding: the AVX-512 build's tile of two
+             * pairs finishes its second in halves), 19 inputs, 42 pixels
+             * (after the first 7, tiles of 12, 8, 2 and 1). */
+            for (int shape = 0; shape < 3; shape++) {
+                static const int64_t shapes[3][3] = {
+                    {13, 11, 23}, {37, 20, 61}, {29, 19, 42}};
+                const int64_t M = shapes[shape][0], K = shapes[shape][1],
+                              P = shapes[shape][2];
                 const int64_t M8 = (M + 7) / 8;
                 float *w = rand_floats(&rng, M * K), *b = rand_floats(&rng, M);
                 float *x = rand_floats(&rng, K * P), *x8 = chw8_blocks(x, K, P);

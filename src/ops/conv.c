@@ -788,6 +788,13 @@ static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
     if (kind == CONV_C8_POINTWISE) {
         if (!base_mul_i64(conv_round8(w->d[0]), w->d[1], &t) || !base_add_i64(*n, t, n))
             return 0;
+        /* One pixel an image: X's and Y's blocks with the batch as pixels
+         * (conv_c8_pointwise_batch). */
+        if (out->d[2] * out->d[3] == 1 &&
+            (!base_mul_i64(out->d[0], conv_round8(in[0].d[1]) + conv_round8(out->d[1]),
+                           &t) ||
+             !base_add_i64(*n, t, n)))
+            return 0;
     } else if (conv_c8_dw_banded(op_window_str(&c->w, 0), op_window_str(&c->w, 1),
                                  w->d[2] * w->d[3])) {
         /* CONV_SLOTS band buffers. */
@@ -956,6 +963,55 @@ static const float *conv_c8_weights(const op_object *o, const void *w, int64_t M
 /* Multiply-adds of one pointwise item, about. */
 #define CONV_C8_ITEM_MACS (1 << 17)
 
+/* The pointwise kernel over j's images: chunks of pixels whose blocks fit
+ * in L1, split evenly; then as many block pairs an item as make
+ * CONV_C8_ITEM_MACS. All from the shape, so the split never depends on the
+ * threads. */
+static void conv_c8_pointwise(conv_c8_job *j)
+{
+    const int64_t t = CONV_C8_PW_TILE, pairs = (j->M8 + 1) / 2;
+    int64_t nch, macs;
+    j->pc = CONV_C8_CHUNK_FLOATS / (8 * j->C8) / t * t;
+    if (j->pc < t)
+        j->pc = t;
+    nch = (j->ovol + j->pc - 1) / j->pc;
+    j->pc = nch ? ((j->ovol + nch - 1) / nch + t - 1) / t * t : t;
+    j->npc = (j->ovol + j->pc - 1) / j->pc;
+    macs = 16 * j->C * j->pc;
+    /* An even count, so the AVX-512 build's tiles of two pairs fill it. */
+    j->ppi = macs > 0 ? CONV_C8_ITEM_MACS / macs / 2 * 2 : pairs;
+    j->ppi = j->ppi < 2 ? 2 : j->ppi;
+    j->ppi = j->ppi > pairs ? pairs : j->ppi;
+    j->npg = (pairs + j->ppi - 1) / j->ppi;
+    base_parallel_for(j->N * j->npc * j->npg, 1, conv_c8_pw_range, j);
+}
+
+/* A pointwise convolution of one pixel an image (a squeeze-excite block's
+ * layers) with the batch as the pixels of one image: X's N x C8 blocks
+ * moved into C8 x N at xt, the product into M8 x N at yt, moved back into
+ * j's Y. Image by image the kernel would read all of W for one pixel (a
+ * matrix times a vector, bound by W's bandwidth); as one image it runs its
+ * register tiles. A tile never changes an output's bits, so neither does
+ * this. */
+static void conv_c8_pointwise_batch(conv_c8_job *j, float *xt, float *yt)
+{
+    conv_c8_job b = *j;
+    const int64_t N = j->N;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t cb = 0; cb < j->C8; cb++)
+            memcpy(xt + (cb * N + n) * 8, j->X8 + (n * j->C8 + cb) * 8,
+                   8 * sizeof(float));
+    b.X8 = xt;
+    b.Y8 = yt;
+    b.N = 1;
+    b.ivol = b.ovol = b.pw.P = N;
+    conv_c8_pointwise(&b);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t ob = 0; ob < j->M8; ob++)
+            memcpy(j->Y8 + (n * j->M8 + ob) * 8, yt + (ob * N + n) * 8,
+                   8 * sizeof(float));
+}
+
 static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32_t nb_in,
                               const prt_tensor_desc *out, const void *const *xs, void *y,
                               void *ws)
@@ -1037,28 +1093,18 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
         scratch += j.N * j.M8 * 8 * j.ovol;
     }
     if (kind == CONV_C8_POINTWISE) {
-        int64_t pairs = (j.M8 + 1) / 2, nch, macs;
         j.pw.w = conv_c8_weights(o, xs[1], g.M, g.C, scratch);
         j.pw.K = g.C;
         j.pw.M = g.M;
         j.pw.P = j.ovol;
         j.pw.bias = j.B;
         j.pw.act = c->act;
-        /* Chunks of pixels whose blocks fit in L1, split evenly; then
-         * as many block pairs an item as make CONV_C8_ITEM_MACS. All from
-         * the shape, so the split never depends on the threads. */
-        const int64_t t = CONV_C8_PW_TILE;
-        j.pc = CONV_C8_CHUNK_FLOATS / (8 * j.C8) / t * t;
-        if (j.pc < t)
-            j.pc = t;
-        nch = (j.ovol + j.pc - 1) / j.pc;
-        j.pc = nch ? ((j.ovol + nch - 1) / nch + t - 1) / t * t : t;
-        j.npc = (j.ovol + j.pc - 1) / j.pc;
-        macs = 16 * g.C * j.pc;
-        j.ppi = macs > 0 ? CONV_C8_ITEM_MACS / macs : pairs;
-        j.ppi = j.ppi < 1 ? 1 : j.ppi > pairs ? pairs : j.ppi;
-        j.npg = (pairs + j.ppi - 1) / j.ppi;
-        base_parallel_for(j.N * j.npc * j.npg, 1, conv_c8_pw_range, &j);
+        if (j.ovol == 1 && j.N > 1) {
+            float *xt = scratch + j.M8 * 8 * g.C; /* past W packed */
+            conv_c8_pointwise_batch(&j, xt, xt + j.N * j.C8 * 8);
+        } else {
+            conv_c8_pointwise(&j);
+        }
     } else {
         if (!op_dw8_plan(2, g.w.in, g.w.k, g.w.out, g.w.s, g.w.d, g.w.pb, &j.dw))
             return op_fail(o, PRT_ERR_UNSUPPORTED,

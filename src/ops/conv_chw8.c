@@ -224,27 +224,29 @@ CPU_BUILDS(pw8, pw8_body,
            (p, x, ob0, ob1, p0, p1, y))
 
 /* The AVX-512 build (cpu_avx512()): a block pair's 16 output channels in
- * one 16-float vector (the two blocks' weights at k put side by side), by
- * twelve pixels, 12 sums in 32 registers. Each lane does the same in-order
- * multiply-adds as pw8_tile's, and the tile is finished through
- * pw16_finish, so every output has the AVX2 build's bits. A single last block
- * and the pixels past the twelves take the 8-float tiles. */
+ * one 16-float vector (the two blocks' weights at k put side by side).
+ * Two pairs at a time by up to twelve pixels (pw32_tile), then a last pair
+ * by twelve (pw16_tile). Each lane does the same in-order multiply-adds as
+ * pw8_tile's, and the tile is finished through pw16_finish, so every output
+ * has the AVX2 build's bits. A single last block, and a last pair's pixels
+ * past the twelves, take the 8-float tiles. */
 #if CPU_HAVE_AVX2_BUILD
 #define PW16_U 12
 
 /* pw8_finish for a block pair's sums in 16-float vectors (lanes 0-7 block
- * ob's, 8-15 block ob + 1's), PW16_U pixels from px: where both blocks are
- * whole, the activation 16 lanes at a time and each vector's halves stored
- * to the two blocks; else in halves through pw8_finish. Either way each
- * lane has the AVX2 build's bits. */
+ * ob's, 8-15 block ob + 1's), nu pixels (a constant, at most PW16_U) from
+ * px: where both blocks are whole, the activation 16 lanes at a time and
+ * each vector's halves stored to the two blocks; else in halves through
+ * pw8_finish. Either way each lane has the AVX2 build's bits. */
 static inline CPU_INLINE void pw16_finish(const op_act *act, int64_t M, int64_t ob,
-                                          cpu_v16 *acc, int64_t P, int64_t px, float *y)
+                                          cpu_v16 *acc, int nu, int64_t P, int64_t px,
+                                          float *y)
 {
     if (M - ob * 8 >= 16) {
         float *ya = y + (ob * P + px) * 8, *yb = ya + P * 8;
-        cpu_act_v16n(act, acc, PW16_U);
+        cpu_act_v16n(act, acc, nu);
 #pragma GCC unroll 16
-        for (int u = 0; u < PW16_U; u++) {
+        for (int u = 0; u < nu; u++) {
             const cpu_v8 lo = CPU_V16_LO(acc[u]), hi = CPU_V16_HI(acc[u]);
             CPU_STORE(ya + u * 8, lo);
             CPU_STORE(yb + u * 8, hi);
@@ -252,15 +254,36 @@ static inline CPU_INLINE void pw16_finish(const op_act *act, int64_t M, int64_t 
         return;
     }
 #pragma GCC unroll 16
-    for (int half = 0; half < 2; half++) {
+    for (int u0 = 0; u0 < nu; u0 += PW_U) {
+        const int n = nu - u0 < PW_U ? nu - u0 : PW_U;
         cpu_v8 h[2][PW_U];
 #pragma GCC unroll 16
-        for (int u = 0; u < PW_U; u++) {
-            h[0][u] = CPU_V16_LO(acc[half * PW_U + u]);
-            h[1][u] = CPU_V16_HI(acc[half * PW_U + u]);
+        for (int u = 0; u < n; u++) {
+            h[0][u] = CPU_V16_LO(acc[u0 + u]);
+            h[1][u] = CPU_V16_HI(acc[u0 + u]);
         }
-        pw8_finish(act, M, ob, 2, PW_U, h, P, px + half * PW_U, y);
+        pw8_finish(act, M, ob, 2, n, h, P, px + u0, y);
     }
+}
+
+/* Block pair ob's weights at input channel k side by side. */
+#define PW16_WEIGHTS(wv, w, K, k)                                                        \
+    do {                                                                                 \
+        cpu_v8 w0_, w1_;                                                                 \
+        CPU_LOAD(w0_, (w) + (k)*8);                                                      \
+        CPU_LOAD(w1_, (w) + ((K) + (k)) * 8);                                            \
+        (wv) = CPU_V16_JOIN(w0_, w1_);                                                   \
+    } while (0)
+
+/* The starting sums of block pair ob, nu pixels of them. */
+static inline CPU_INLINE void pw16_start(const float *bias, int64_t M, int64_t ob, int nu,
+                                         cpu_v16 *acc)
+{
+    cpu_v8 h[2][PW_U];
+    pw8_start(bias, M, ob, 2, 1, h);
+#pragma GCC unroll 16
+    for (int u = 0; u < nu; u++)
+        acc[u] = CPU_V16_JOIN(h[0][0], h[1][0]);
 }
 
 static inline CPU_INLINE void pw16_tile(const op_pw8 *p, const float *x, int64_t ob,
@@ -268,27 +291,75 @@ static inline CPU_INLINE void pw16_tile(const op_pw8 *p, const float *x, int64_t
 {
     const int64_t K = p->K, P = p->P;
     const float *w = p->w + ob * K * 8;
-    cpu_v8 h[2][PW_U];
     cpu_v16 acc[PW16_U];
-    pw8_start(p->bias, p->M, ob, 2, PW_U, h);
-#pragma GCC unroll 16
-    for (int u = 0; u < PW16_U; u++)
-        acc[u] = CPU_V16_JOIN(h[0][0], h[1][0]);
+    pw16_start(p->bias, p->M, ob, PW16_U, acc);
     x += px * 8;
     for (int64_t k = 0; k < K; k++) {
         /* Input channel k: lane k % 8 of block k / 8. */
         const float *xk = x + (k / 8) * P * 8 + k % 8;
-        cpu_v8 w0, w1;
-        CPU_LOAD(w0, w + k * 8);
-        CPU_LOAD(w1, w + (K + k) * 8);
-        const cpu_v16 wv = CPU_V16_JOIN(w0, w1);
+        cpu_v16 wv;
+        PW16_WEIGHTS(wv, w, K, k);
 #pragma GCC unroll 16
         for (int u = 0; u < PW16_U; u++) {
             const float v = xk[u * 8];
             acc[u] += wv * (cpu_v16){v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
         }
     }
-    pw16_finish(&p->act, p->M, ob, acc, P, px, y);
+    pw16_finish(&p->act, p->M, ob, acc, PW16_U, P, px, y);
+}
+
+/* Two block pairs (ob .. ob + 3, 32 output channels) by nu pixels (a
+ * constant, at most PW16_U): 24 sums, two weight vectors and a broadcast
+ * of the 32 registers, so a broadcast input feeds two multiply-adds. Each
+ * lane's sum is pw16_tile's, bit for bit. */
+static inline CPU_INLINE void pw32_tile(const op_pw8 *p, const float *x, int64_t ob,
+                                        int nu, int64_t px, float *y)
+{
+    const int64_t K = p->K, P = p->P;
+    const float *w = p->w + ob * K * 8, *w2 = w + 2 * K * 8;
+    cpu_v16 acc[2][PW16_U];
+    pw16_start(p->bias, p->M, ob, nu, acc[0]);
+    pw16_start(p->bias, p->M, ob + 2, nu, acc[1]);
+    x += px * 8;
+    for (int64_t k = 0; k < K; k++) {
+        const float *xk = x + (k / 8) * P * 8 + k % 8;
+        cpu_v16 wa, wb;
+        PW16_WEIGHTS(wa, w, K, k);
+        PW16_WEIGHTS(wb, w2, K, k);
+#pragma GCC unroll 16
+        for (int u = 0; u < nu; u++) {
+            const float v = xk[u * 8];
+            const cpu_v16 xv = {v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
+            acc[0][u] += wa * xv;
+            acc[1][u] += wb * xv;
+        }
+    }
+    pw16_finish(&p->act, p->M, ob, acc[0], nu, P, px, y);
+    pw16_finish(&p->act, p->M, ob + 2, acc[1], nu, P, px, y);
+}
+
+/* Pixels [p0, p1) of block pairs ob .. ob + 3: tiles of PW16_U, then of
+ * 8, 4, 2 and 1 (each compiled for its constant width). */
+static inline CPU_INLINE void pw32_pixels(const op_pw8 *p, const float *x, int64_t ob,
+                                          int64_t p0, int64_t p1, float *y)
+{
+    int64_t px = p0;
+    for (; px + PW16_U <= p1; px += PW16_U)
+        pw32_tile(p, x, ob, PW16_U, px, y);
+    if ((p1 - px) & 8) {
+        pw32_tile(p, x, ob, 8, px, y);
+        px += 8;
+    }
+    if ((p1 - px) & 4) {
+        pw32_tile(p, x, ob, 4, px, y);
+        px += 4;
+    }
+    if ((p1 - px) & 2) {
+        pw32_tile(p, x, ob, 2, px, y);
+        px += 2;
+    }
+    if (p1 - px)
+        pw32_tile(p, x, ob, 1, px, y);
 }
 
 CPU_TARGET_AVX512 static void pw8_avx512(const op_pw8 *p, const float *x, int64_t ob0,
@@ -298,6 +369,8 @@ CPU_TARGET_AVX512 static void pw8_avx512(const op_pw8 *p, const float *x, int64_
     for (int64_t c0 = p0; c0 < p1; c0 += pc) {
         const int64_t c1 = c0 + pc < p1 ? c0 + pc : p1;
         int64_t ob = ob0;
+        for (; ob + 4 <= ob1; ob += 4)
+            pw32_pixels(p, x, ob, c0, c1, y);
         for (; ob + 2 <= ob1; ob += 2) {
             int64_t px = c0;
             for (; px + PW16_U <= c1; px += PW16_U)
@@ -476,12 +549,8 @@ static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t
     const op_win2 *g = &p->g;
     const int64_t K = p->C * g->kh * g->kw, P = g->OH * g->OW;
     const float *w = p->w + ob * K * 8;
-    cpu_v8 h[2][PW_U];
     cpu_v16 acc[PW16_U];
-    pw8_start(p->bias, p->M, ob, 2, PW_U, h);
-#pragma GCC unroll 16
-    for (int u = 0; u < PW16_U; u++)
-        acc[u] = CPU_V16_JOIN(h[0][0], h[1][0]);
+    pw16_start(p->bias, p->M, ob, PW16_U, acc);
     for (int64_t c = 0; c < p->C; c++)
         for (int64_t i = 0; i < g->kh; i++) {
             const int64_t ih = oh * g->sh - g->pt + i * g->dh;
@@ -491,10 +560,8 @@ static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t
             for (int64_t j = 0; j < g->kw; j++) {
                 const int64_t k = (c * g->kh + i) * g->kw + j;
                 const float *xr = row + ow * g->sw - g->pl + j * g->dw;
-                cpu_v8 w0, w1;
-                CPU_LOAD(w0, w + k * 8);
-                CPU_LOAD(w1, w + (K + k) * 8);
-                const cpu_v16 wv = CPU_V16_JOIN(w0, w1);
+                cpu_v16 wv;
+                PW16_WEIGHTS(wv, w, K, k);
 #pragma GCC unroll 16
                 for (int u = 0; u < PW16_U; u++) {
                     const float v = xr[u * g->sw];
@@ -503,7 +570,7 @@ static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t
                 }
             }
         }
-    pw16_finish(&p->act, p->M, ob, acc, P, oh * g->OW + ow, y);
+    pw16_finish(&p->act, p->M, ob, acc, PW16_U, P, oh * g->OW + ow, y);
 }
 #endif
 
