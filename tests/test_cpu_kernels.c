@@ -26,7 +26,8 @@
  *  - op_gemv_f32: both forms, a few rows against B transposed (each row
  *    the bits of that row alone) and the shapes it declines;
  *  - op_gelu_f32: relative error against erfc in double, NaN, infinities,
- *    signed zeros, lengths that are not multiples of 8;
+ *    signed zeros, lengths that are not multiples of 8 (or 16); the AVX-512
+ *    build's bits against the AVX2 build's;
  *  - op_act_bias: each activation's rule at NaN, -0 and the clamps;
  *  - the blocked format's kernels (conv_chw8.c, conv_dw8.c's blocks), called
  *    directly: pointwise, few input channels from planes, depthwise in
@@ -783,6 +784,19 @@ static int test_gelu(void)
         }
         op_gelu_f32(sp, so, 7);
         CHECK(so[0] != so[0]);
+        if (!base) {
+            /* The AVX-512 build, where it runs, has the AVX2 one's bits,
+             * the specials included. */
+            float *y2 = malloc(sizeof(float) * N), so2[7];
+            REQUIRE(y2);
+            cpu_force_avx2(1);
+            op_gelu_f32(x, y2, N);
+            op_gelu_f32(sp, so2, 7);
+            cpu_force_avx2(0);
+            CHECK(memcmp(y, y2, sizeof(float) * N) == 0);
+            CHECK(memcmp(so, so2, sizeof so) == 0);
+            free(y2);
+        }
         CHECK(so[1] == INFINITY);
         CHECK(so[2] != so[2]); /* -inf * 0, as the formula gives */
         CHECK(so[3] == 0 && signbit(so[3]));
@@ -891,7 +905,8 @@ static int test_row_means(void)
 
 /* Softmax rows against double, every tail; the rows the kernel leaves to
  * the caller (a NaN, an infinite largest value); the statistics and the
- * normalization of LayerNormalization. Both builds. */
+ * normalization of LayerNormalization. Both builds; the AVX-512 build of the
+ * last two against the AVX2 build. */
 static int test_row_kernels(void)
 {
     enum { N = 1000 };
@@ -955,6 +970,17 @@ static int test_row_kernels(void)
                 worst = fmax(worst,
                              fabs(y[k] - ((x[k] - mean) * (double)inv * sc[k] + bi[k])));
             CHECK(worst < 1e-5);
+            if (!base) {
+                /* The AVX-512 builds, where they run, have the AVX2 ones'
+                 * bits. */
+                float mean2, inv2, y2[N];
+                cpu_force_avx2(1);
+                op_row_stats(x, n, 1e-5f, &mean2, &inv2);
+                op_norm_apply(x, n, mean, inv, sc, bi, y2);
+                cpu_force_avx2(0);
+                CHECK(mean2 == mean && inv2 == inv);
+                CHECK(memcmp(y, y2, sizeof(float) * (size_t)n) == 0);
+            }
         }
     }
     cpu_force_baseline(0);

@@ -889,28 +889,27 @@ static void conv_c8_pw_range(void *arg, int64_t begin, int64_t end)
     }
 }
 
-/* Depthwise at stride 1, through band buffers: chunk t of `slots` takes
- * its share of the (image, block) items, as conv_dw8_chunks; an even block
- * and the next, when both are the chunk's, go as a pair. */
+/* Depthwise through band buffers: chunk t of `slots` takes its share of
+ * the (image, block pair) items, as conv_dw8_chunks; a pair whose second
+ * block lies past C8 is a single block. */
 static void conv_c8_dwb_chunks(void *arg, int64_t begin, int64_t end)
 {
     const conv_c8_job *j = arg;
+    const int64_t pairs = (j->C8 + 1) / 2;
     for (int64_t t = begin; t < end; t++) {
         float *slot = j->scratch + t * j->slot;
         const int64_t i1 = (t + 1) * j->items / j->slots;
         for (int64_t it = t * j->items / j->slots; it < i1; it++) {
-            const int64_t cb = it % j->C8, n = it / j->C8, c0 = cb * 8;
+            const int64_t cb = it % pairs * 2, n = it / pairs, c0 = cb * 8;
             const float *x = j->X8 + (n * j->C8 + cb) * j->ivol * 8;
             const float *w = j->W + c0 * j->dw.g.kh * j->dw.g.kw;
             float *y = j->Y8 + (n * j->M8 + cb) * j->ovol * 8;
-            if (cb % 2 == 0 && cb + 1 < j->C8 && it + 1 < i1) {
+            if (cb + 1 < j->C8)
                 op_dw8b_run_pair(&j->dw, x, w, j->B ? j->B + c0 : NULL, &j->act,
                                  conv_min(16, j->C - c0), y, slot);
-                it++;
-            } else {
+            else
                 op_dw8b_run(&j->dw, x, w, j->B ? j->B + c0 : NULL, &j->act,
                             conv_min(8, j->C - c0), y, slot);
-            }
         }
     }
 }
@@ -1116,7 +1115,7 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
              * and copies nothing (bench/RESULTS.md, "CPU kernels"). */
             j.slot = op_dw8_slot(g.w.k, g.w.out, g.w.s, g.w.d);
             j.scratch = scratch;
-            j.items = j.N * j.C8;
+            j.items = j.N * ((j.C8 + 1) / 2);
             j.slots = conv_min(CONV_SLOTS, j.items);
             base_parallel_for(j.slots, 1, conv_c8_dwb_chunks, &j);
         } else {

@@ -281,23 +281,25 @@ static inline CPU_INLINE void dw16_rows_in(const op_dw8 *p, const float *xa,
                                            const float *xb, int64_t xr0, int64_t xr1,
                                            int64_t ir0, float *in)
 {
-    const int64_t row16 = p->Wp * 16;
-    const int64_t wr = p->g.W < p->Wp - p->g.pl ? p->g.W : p->Wp - p->g.pl;
+    /* Locals: the stores below may alias *p as far as the compiler knows,
+     * which would reload its fields at every pixel. */
+    const int64_t Wp = p->Wp, W = p->g.W, pl = p->g.pl, row16 = Wp * 16;
+    const int64_t wr = W < Wp - pl ? W : Wp - pl;
     for (int64_t rr = xr0; rr < xr1; rr++) {
-        float *row = in + (rr - ir0) * row16;
-        const float *ra = xa + rr * p->g.W * 8, *rb = xb + rr * p->g.W * 8;
+        float *row = in + (rr - ir0) * row16, *dst = row + pl * 16;
+        const float *ra = xa + rr * W * 8, *rb = xb + rr * W * 8;
         int64_t c = 0;
-        memset(row, 0, sizeof(float) * (size_t)(p->g.pl * 16));
+        memset(row, 0, sizeof(float) * (size_t)(pl * 16));
         for (; c < wr; c++) {
             cpu_v8 a, b;
             CPU_LOAD(a, ra + c * 8);
             CPU_LOAD(b, rb + c * 8);
-            CPU_STORE(row + (p->g.pl + c) * 16, a);
-            CPU_STORE(row + (p->g.pl + c) * 16 + 8, b);
+            CPU_STORE(dst + c * 16, a);
+            CPU_STORE(dst + c * 16 + 8, b);
         }
-        c = p->g.pl + (wr > 0 ? wr : 0);
-        if (c < p->Wp)
-            memset(row + c * 16, 0, sizeof(float) * (size_t)((p->Wp - c) * 16));
+        c = pl + (wr > 0 ? wr : 0);
+        if (c < Wp)
+            memset(row + c * 16, 0, sizeof(float) * (size_t)((Wp - c) * 16));
     }
 }
 

@@ -235,28 +235,44 @@ static inline CPU_INLINE void cpu_zero_lanes_from(int64_t live, cpu_v8 *v)
  * (GELU's and Softmax's exponential): 2^n e^r with n the integer nearest -hi log2 e and
  * r = -hi - n ln 2 - lo (ln 2 in two parts, the first short enough that
  * n times it is exact), e^r by its Taylor polynomial of degree 7 (error
- * below 5e-9 for |r| <= 0.35). */
+ * below 5e-9 for |r| <= 0.35). One macro over the vector type T (TI its
+ * integer twin, SPLAT its CPU_SPLAT) writes every width. */
+#define CPU_EXP_NEG(T, TI, SPLAT, hi, lo, out)                                           \
+    do {                                                                                 \
+        const T round_ = SPLAT(12582912.0f); /* 1.5 2^23: adding rounds to integer */    \
+        const T v_ = -*(hi);                                                             \
+        T n_, r_, p_;                                                                    \
+        TI bits_;                                                                        \
+        n_ = (v_ * 1.44269504089f + round_) - round_;                                    \
+        r_ = ((v_ - n_ * 0.693145751953125f) - n_ * 1.428606765330187e-06f) - *(lo);     \
+        p_ = SPLAT(1.0f / 5040.0f);                                                      \
+        p_ = p_ * r_ + 1.0f / 720.0f;                                                    \
+        p_ = p_ * r_ + 1.0f / 120.0f;                                                    \
+        p_ = p_ * r_ + 1.0f / 24.0f;                                                     \
+        p_ = p_ * r_ + 1.0f / 6.0f;                                                      \
+        p_ = p_ * r_ + 0.5f;                                                             \
+        p_ = p_ * r_ + 1.0f;                                                             \
+        p_ = p_ * r_ + 1.0f;                                                             \
+        /* 2^n for n in [-126, 0]: the exponent field alone. */                          \
+        bits_ = (__builtin_convertvector(n_, TI) + 127) << 23;                           \
+        *(out) = p_ * (T)bits_;                                                          \
+    } while (0)
+
 static inline CPU_INLINE void cpu_exp_neg_v8(const cpu_v8 *hi, const cpu_v8 *lo,
                                              cpu_v8 *out)
 {
-    const cpu_v8 round = CPU_SPLAT(12582912.0f); /* 1.5 2^23: adding rounds to integer */
-    const cpu_v8 v = -*hi;
-    cpu_v8 n, r, p;
-    cpu_v8i bits;
-    n = (v * 1.44269504089f + round) - round;
-    r = ((v - n * 0.693145751953125f) - n * 1.428606765330187e-06f) - *lo;
-    p = CPU_SPLAT(1.0f / 5040.0f);
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    /* 2^n for n in [-126, 0]: the exponent field alone. */
-    bits = (__builtin_convertvector(n, cpu_v8i) + 127) << 23;
-    *out = p * (cpu_v8)bits;
+    CPU_EXP_NEG(cpu_v8, cpu_v8i, CPU_SPLAT, hi, lo, out);
 }
+
+#if CPU_HAVE_AVX2_BUILD
+/* The same on 16-float vectors (CPU_TARGET_AVX512 functions only): the same
+ * operations lane by lane, so the same bits. */
+static inline CPU_INLINE void cpu_exp_neg_v16(const cpu_v16 *hi, const cpu_v16 *lo,
+                                              cpu_v16 *out)
+{
+    CPU_EXP_NEG(cpu_v16, cpu_v16i, CPU_SPLAT16, hi, lo, out);
+}
+#endif
 
 /* ---- direct convolution (conv_direct.c) ---------------------------------- */
 

@@ -15,41 +15,46 @@
  * negative x, NaN for -inf as x * 0 gives); NaN stays NaN. */
 #include "ops/cpu_kernels.h"
 
-/* ~0xFFF in each lane: a float's bits but the low 12 of its significand. */
-#define GELU_SPLIT                                                                       \
-    {                                                                                    \
-        -4096, -4096, -4096, -4096, -4096, -4096, -4096, -4096                           \
-    }
-
 static const float gelu_r[10] = {
     -8.283213901e-06f, 2.822697461e-01f,  2.806617618e-01f, 2.519882917e-01f,
     1.744663566e-01f,  3.048061579e-02f,  2.042150050e-01f, -4.281480610e-01f,
     2.579985559e-01f,  -5.392403528e-02f,
 };
 
+/* GELU on *xv, a vector of type T (TI its integer twin, SPLAT and SELECT
+ * its CPU_SPLAT and CPU_SELECT, EXP its cpu_exp_neg): one macro writes the
+ * 8- and 16-float versions, each lane the same operations, so the same
+ * bits. */
+#define GELU_V(T, TI, SPLAT, SELECT, EXP, xv)                                            \
+    do {                                                                                 \
+        const T x = *(xv), zero = {0};                                                   \
+        /* ~0xFFF in each lane: a float's bits but the low 12 of its                     \
+         * significand. */                                                               \
+        const TI neg = x < zero, split = (TI){0} - 4096;                                 \
+        const T ax = SELECT(neg, -x, x);                                                 \
+        /* t^2 = x^2 / 2 exactly as hi + lo: x = xh + xl with xh's low 12                \
+         * significand bits cleared, so xh^2, xh xl and xl^2 are exact. */               \
+        const T xh = (T)((TI)ax & split), xl = ax - xh;                                  \
+        T hi = xh * xh * 0.5f, lo = (xh * xl + xl * xl * 0.5f);                          \
+        T u, rr, ex, e, phi;                                                             \
+        const TI big = hi > 87.0f;                                                       \
+        hi = SELECT(big, zero, hi);                                                      \
+        lo = SELECT(big, zero, lo);                                                      \
+        u = 1.0f / (ax * (0.70710678118654752f * 0.5f) + 1.0f);                          \
+        rr = SPLAT(gelu_r[9]);                                                           \
+        for (int k = 8; k >= 0; k--)                                                     \
+            rr = rr * u + gelu_r[k];                                                     \
+        EXP(&hi, &lo, &ex);                                                              \
+        e = ex * rr * 0.5f;                                                              \
+        e = SELECT(big, zero, e);                                                        \
+        phi = SELECT(neg, e, 1.0f - e);                                                  \
+        /* x * phi; NaN (x != x) passes as itself. */                                    \
+        *(xv) = SELECT(x != x, x, x * phi);                                              \
+    } while (0)
+
 static inline CPU_INLINE void gelu_v8(cpu_v8 *xv)
 {
-    const cpu_v8 x = *xv, zero = {0};
-    const cpu_v8i neg = x < zero, split = GELU_SPLIT;
-    const cpu_v8 ax = CPU_SELECT(neg, -x, x);
-    /* t^2 = x^2 / 2 exactly as hi + lo: x = xh + xl with xh's low 12
-     * significand bits cleared, so xh^2, xh xl and xl^2 are exact. */
-    const cpu_v8 xh = (cpu_v8)((cpu_v8i)ax & split), xl = ax - xh;
-    cpu_v8 hi = xh * xh * 0.5f, lo = (xh * xl + xl * xl * 0.5f);
-    cpu_v8 u, rr, ex, e, phi;
-    const cpu_v8i big = hi > 87.0f;
-    hi = CPU_SELECT(big, zero, hi);
-    lo = CPU_SELECT(big, zero, lo);
-    u = 1.0f / (ax * (0.70710678118654752f * 0.5f) + 1.0f);
-    rr = CPU_SPLAT(gelu_r[9]);
-    for (int k = 8; k >= 0; k--)
-        rr = rr * u + gelu_r[k];
-    cpu_exp_neg_v8(&hi, &lo, &ex);
-    e = ex * rr * 0.5f;
-    e = CPU_SELECT(big, zero, e);
-    phi = CPU_SELECT(neg, e, 1.0f - e);
-    /* x * phi; NaN (x != x) passes as itself. */
-    *xv = CPU_SELECT(x != x, x, x * phi);
+    GELU_V(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, cpu_exp_neg_v8, xv);
 }
 
 static inline CPU_INLINE void gelu_body(const float *x, float *y, int64_t n)
@@ -74,7 +79,35 @@ static inline CPU_INLINE void gelu_body(const float *x, float *y, int64_t n)
 
 CPU_BUILDS(gelu, gelu_body, (const float *x, float *y, int64_t n), (x, y, n))
 
+#if CPU_HAVE_AVX2_BUILD
+/* The AVX-512 build (cpu_avx512()): 16 floats at a time, the AVX2 build's
+ * bits. */
+static inline CPU_INLINE void gelu_v16(cpu_v16 *xv)
+{
+    GELU_V(cpu_v16, cpu_v16i, CPU_SPLAT16, CPU_SELECT16, cpu_exp_neg_v16, xv);
+}
+
+CPU_TARGET_AVX512 static void gelu_avx512(const float *x, float *y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        cpu_v16 v;
+        memcpy(&v, x + i, sizeof v);
+        gelu_v16(&v);
+        memcpy(y + i, &v, sizeof v);
+    }
+    if (i < n)
+        gelu_body(x + i, y + i, n - i);
+}
+#endif
+
 void op_gelu_f32(const float *x, float *y, int64_t n)
 {
+#if CPU_HAVE_AVX2_BUILD
+    if (cpu_avx512()) {
+        gelu_avx512(x, y, n);
+        return;
+    }
+#endif
     CPU_PICK(gelu)(x, y, n);
 }

@@ -10,13 +10,43 @@
 typedef float rk_v4 __attribute__((vector_size(16)));
 typedef double rk_v4d __attribute__((vector_size(32)));
 
-/* The sum over k < n of x[k] - c, or of (x[k] - c)^2 when sq. */
-static inline CPU_INLINE double rk_sum(const float *x, int64_t n, int sq, double c)
+#if CPU_HAVE_AVX2_BUILD
+typedef float rk_v8 __attribute__((vector_size(32)));
+typedef double rk_v8d __attribute__((vector_size(64)));
+#define RK_WIDE 1
+#else
+#define RK_WIDE 0
+#endif
+
+/* The sum over k < n of x[k] - c, or of (x[k] - c)^2 when sq. `wide` (a
+ * constant, 1 in the AVX-512 build only): the running sums two at a time
+ * in vectors of eight doubles, each lane the same additions, so the same
+ * bits. */
+static inline CPU_INLINE double rk_sum(const float *x, int64_t n, int sq, double c,
+                                       int wide)
 {
     const rk_v4d cv = {c, c, c, c};
     rk_v4d acc[8] = {{0}};
     double s;
     int64_t k = 0;
+#if RK_WIDE
+    if (wide) {
+        const rk_v8d cw = {c, c, c, c, c, c, c, c};
+        rk_v8d aw[4] = {{0}};
+        for (; k + 32 <= n; k += 32)
+            for (int v = 0; v < 4; v++) {
+                rk_v8 f;
+                rk_v8d d;
+                memcpy(&f, x + k + 8 * v, sizeof f);
+                d = __builtin_convertvector(f, rk_v8d) - cw;
+                aw[v] += sq ? d * d : d;
+            }
+        for (int v = 0; v < 4; v++) {
+            acc[2 * v] = __builtin_shufflevector(aw[v], aw[v], 0, 1, 2, 3);
+            acc[2 * v + 1] = __builtin_shufflevector(aw[v], aw[v], 4, 5, 6, 7);
+        }
+    }
+#endif
     for (; k + 32 <= n; k += 32)
         for (int v = 0; v < 8; v++) {
             rk_v4 f;
@@ -46,23 +76,39 @@ static inline CPU_INLINE double rk_sum(const float *x, int64_t n, int sq, double
 static inline CPU_INLINE void rk_means(const float *x, int64_t rows, int64_t n, float *y)
 {
     for (int64_t r = 0; r < rows; r++, x += n)
-        y[r] = n > 0 ? (float)(rk_sum(x, n, 0, 0.0) / (double)n) : __builtin_nanf("");
+        y[r] = n > 0 ? (float)(rk_sum(x, n, 0, 0.0, 0) / (double)n) : __builtin_nanf("");
 }
 
 static inline CPU_INLINE void rk_stats(const float *x, int64_t n, float epsilon,
-                                       float *mean, float *inv)
+                                       float *mean, float *inv, int wide)
 {
-    const float m = (float)(rk_sum(x, n, 0, 0.0) / (double)n);
-    const double sq = rk_sum(x, n, 1, (double)m);
+    const float m = (float)(rk_sum(x, n, 0, 0.0, wide) / (double)n);
+    const double sq = rk_sum(x, n, 1, (double)m, wide);
     *mean = m;
     *inv = (float)(1.0 / sqrt(sq / (double)n + (double)epsilon));
 }
 
+/* `wide` (a constant, 1 in the AVX-512 build only): 16 floats at a time
+ * first, the same operations lane by lane. */
 static inline CPU_INLINE void rk_apply(const float *x, int64_t n, float mean, float inv,
-                                       const float *scale, const float *bias, float *y)
+                                       const float *scale, const float *bias, float *y,
+                                       int wide)
 {
     const cpu_v8 mv = CPU_SPLAT(mean), iv = CPU_SPLAT(inv);
     int64_t p = 0;
+#if RK_WIDE
+    if (wide) {
+        const cpu_v16 mw = CPU_SPLAT16(mean), iw = CPU_SPLAT16(inv);
+        for (; p + 16 <= n; p += 16) {
+            cpu_v16 v, sc, b;
+            memcpy(&v, x + p, sizeof v);
+            memcpy(&sc, scale + p, sizeof sc);
+            memcpy(&b, bias + p, sizeof b);
+            v = (v - mw) * iw * sc + b;
+            memcpy(y + p, &v, sizeof v);
+        }
+    }
+#endif
     for (; p + 8 <= n; p += 8) {
         cpu_v8 v, s, b;
         CPU_LOAD(v, x + p);
@@ -200,21 +246,49 @@ void op_block_means(const float *x, int64_t n, float *m)
 
 CPU_BUILDS(rk_stats_k, rk_stats,
            (const float *x, int64_t n, float epsilon, float *mean, float *inv),
-           (x, n, epsilon, mean, inv))
-
-void op_row_stats(const float *x, int64_t n, float epsilon, float *mean, float *inv)
-{
-    CPU_PICK(rk_stats_k)(x, n, epsilon, mean, inv);
-}
+           (x, n, epsilon, mean, inv, 0))
 
 CPU_BUILDS(rk_apply_k, rk_apply,
            (const float *x, int64_t n, float mean, float inv, const float *scale,
             const float *bias, float *y),
-           (x, n, mean, inv, scale, bias, y))
+           (x, n, mean, inv, scale, bias, y, 0))
+
+#if RK_WIDE
+/* The AVX-512 builds of the two (cpu_avx512()): the AVX2 builds' bits. */
+CPU_TARGET_AVX512 static void rk_stats_avx512(const float *x, int64_t n, float epsilon,
+                                              float *mean, float *inv)
+{
+    rk_stats(x, n, epsilon, mean, inv, 1);
+}
+
+CPU_TARGET_AVX512 static void rk_apply_avx512(const float *x, int64_t n, float mean,
+                                              float inv, const float *scale,
+                                              const float *bias, float *y)
+{
+    rk_apply(x, n, mean, inv, scale, bias, y, 1);
+}
+#endif
+
+void op_row_stats(const float *x, int64_t n, float epsilon, float *mean, float *inv)
+{
+#if RK_WIDE
+    if (cpu_avx512()) {
+        rk_stats_avx512(x, n, epsilon, mean, inv);
+        return;
+    }
+#endif
+    CPU_PICK(rk_stats_k)(x, n, epsilon, mean, inv);
+}
 
 void op_norm_apply(const float *x, int64_t n, float mean, float inv, const float *scale,
                    const float *bias, float *y)
 {
+#if RK_WIDE
+    if (cpu_avx512()) {
+        rk_apply_avx512(x, n, mean, inv, scale, bias, y);
+        return;
+    }
+#endif
     CPU_PICK(rk_apply_k)(x, n, mean, inv, scale, bias, y);
 }
 
