@@ -880,8 +880,9 @@ static int test_row_means(void)
     op_row_means(x, 1, 0, &nan_y);
     CHECK(nan_y != nan_y);
     /* A CHW8 block's lanes: n pixels of eight (every tail of the four
-     * running sums), against double sums; both builds the same bits. */
-    for (int64_t n = 0; n * 8 <= N * 3; n = n < 12 ? n + 1 : n * 5 + 3) {
+     * running sums and of the sixteens), against double sums; both builds
+     * the same bits. */
+    for (int64_t n = 0; n * 8 <= N * 3; n = n < 40 ? n + 1 : n * 5 + 3) {
         float m[2][8];
         for (int base = 0; base < 2; base++) {
             cpu_force_baseline(base);

@@ -612,7 +612,8 @@ int op_gemv_f32(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t 
 /* y[r] = the mean of the n floats at x + r n, for r < rows (NaN for n 0). */
 void op_row_means(const float *x, int64_t rows, int64_t n, float *y);
 /* m[l] = the mean of lane l of the n pixels of eight floats at x, for l <
- * 8 (NaN for n 0): a CHW8 block's channel means. */
+ * 8 (NaN for n 0): a CHW8 block's channel means. Summed in double from
+ * float sums of four pixels each (reduce_kernel.c). */
 void op_block_means(const float *x, int64_t n, float *m);
 /* The mean of n > 0 floats and 1 / sqrt(variance + epsilon) (the
  * population variance, from the deviations from the mean rounded to
