@@ -13,6 +13,14 @@
 /* Floats of a band's input buffer the plan aims for (32 KiB: L1). */
 #define DW_BUDGET 8192
 
+/* The band buffer's start: scratch rounded up to 64 bytes (within the
+ * slack op_dw8_slot leaves), so that no pixel's vector crosses a cache line
+ * (unaligned, a third slower). */
+static float *dw_band_start(float *scratch)
+{
+    return (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+}
+
 static int64_t dw_band_rows(int64_t sh, int64_t wp)
 {
     int64_t r = DW_BUDGET / (sh * wp * 8);
@@ -28,7 +36,8 @@ int64_t op_dw8_slot(const int64_t *k, const int64_t *out, const int64_t *s,
      * in <= min(DW_BUDGET, (OH - 1) sh Wp L) + ekh Wp L, at most the bound
      * for L = 16, and out <= min(DW_BUDGET + Wp 8, OH Wp 8) (OW <= Wp; only
      * the planes' path has an output buffer, of eight lanes). Each term
-     * grows with every size, so the bound does. */
+     * grows with every size, so the bound does. 64 floats more: room to
+     * start the buffers at 64 bytes (dw_band_start). */
     int64_t wp8, wp16, t, in, out_, rows;
     if (!base_mul_i64(out[1] - 1, s[1], &wp8) || !base_mul_i64(k[1] - 1, d[1], &t) ||
         !base_add_i64(wp8, t + 1, &wp8) || !base_mul_i64(wp8, 8, &wp8) ||
@@ -211,7 +220,7 @@ static inline CPU_INLINE void dw_body(const op_dw8 *p, const float *x, const flo
                                       float *y, float *scratch, int blk)
 {
     const int64_t kvol = p->g.kh * p->g.kw;
-    float *in = scratch, *out = scratch + p->inbuf;
+    float *in = dw_band_start(scratch), *out = in + p->inbuf;
     cpu_v8 wt[OP_DW8_MAX_TAPS], b = {0};
     /* Weights and bias eight channels wide, 0 past nc. */
     for (int64_t t = 0; t < kvol; t++)
@@ -347,7 +356,7 @@ CPU_TARGET_AVX512 static void dw16_pair(const op_dw8 *p, const float *x, const f
     const int64_t ovol = p->g.OH * p->g.OW;
     int64_t rows = DW_BUDGET / (p->g.sh * p->Wp * 16);
     cpu_v16 wt[OP_DW8_MAX_TAPS], b;
-    float bt[16];
+    float bt[16], *in = dw_band_start(scratch);
     rows = rows < 1 ? 1 : rows > p->g.OH ? p->g.OH : rows;
     /* Weights and bias 16 channels wide, 0 past nc. */
     for (int64_t t = 0; t < kvol; t++) {
@@ -363,10 +372,10 @@ CPU_TARGET_AVX512 static void dw16_pair(const op_dw8 *p, const float *x, const f
         const int64_t r1 = r0 + rows < p->g.OH ? r0 + rows : p->g.OH;
         const int64_t ir0 = r0 * p->g.sh - p->g.pt;
         int64_t xr0, xr1;
-        dw_band_edges(p, r0, r1, 16, scratch, &xr0, &xr1);
-        dw16_rows_in(p, x, x + ivol * 8, xr0, xr1, ir0, scratch);
+        dw_band_edges(p, r0, r1, 16, in, &xr0, &xr1);
+        dw16_rows_in(p, x, x + ivol * 8, xr0, xr1, ir0, in);
         for (int64_t oh = r0; oh < r1; oh++) {
-            const float *orow_in = scratch + (oh - r0) * p->g.sh * p->Wp * 16;
+            const float *orow_in = in + (oh - r0) * p->g.sh * p->Wp * 16;
             float *ya = y + oh * p->g.OW * 8, *yb = ya + ovol * 8;
             int64_t ow = 0;
             for (; ow + DW_U <= p->g.OW; ow += DW_U)
