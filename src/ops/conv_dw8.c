@@ -119,26 +119,49 @@ static inline CPU_INLINE void dw_rows_in(const op_dw8 *p, const float *x, int64_
     }
 }
 
-/* nu pixels (a constant after inlining) of output row `orow` from column
- * ow: every tap's eight weights times its pixel, then the activation, into
- * the band's output row. */
-static inline CPU_INLINE void dw_strip(const op_dw8 *p, const float *orow_in,
+/* The band's input pixel at which each of nu output pixels' windows
+ * starts (its top-left tap), lanes floats a pixel: the band's output
+ * pixels taken in order across its rows, from (*oh, *ow), oh counted from
+ * the band's first row; (*oh, *ow) moved on past them. A strip of them may span rows, so
+ * that a row's last few pixels (OW 14 is a strip of 8, one of 4 and one of 2) do not run
+ * alone, a multiply-add chain each, at the FMA's latency. */
+static inline CPU_INLINE void dw_strip_starts(const op_dw8 *p, const float *in,
+                                              int64_t *oh, int64_t *ow, int nu,
+                                              int64_t lanes, const float **start)
+{
+    int64_t h = *oh, w = *ow;
+#pragma GCC unroll 16
+    for (int u = 0; u < nu; u++) {
+        start[u] = in + (h * p->g.sh * p->Wp + w * p->g.sw) * lanes;
+        if (++w == p->g.OW) {
+            w = 0;
+            h++;
+        }
+    }
+    *oh = h;
+    *ow = w;
+}
+
+/* nu output pixels (a constant after inlining) whose windows start at
+ * start[u]: every tap's eight weights times its pixel, then the
+ * activation, into out (nu pixels in order). */
+static inline CPU_INLINE void dw_strip(const op_dw8 *p, const float *const *start,
                                        const cpu_v8 *wt, cpu_v8 b, const op_act *act,
-                                       int64_t ow, int nu, int64_t live, float *out)
+                                       int nu, int64_t live, float *out)
 {
     cpu_v8 acc[DW_U];
 #pragma GCC unroll 16
     for (int u = 0; u < nu; u++)
         acc[u] = b;
     for (int64_t i = 0; i < p->g.kh; i++) {
-        const float *row = orow_in + i * p->g.dh * p->Wp * 8 + ow * p->g.sw * 8;
+        const int64_t row = i * p->g.dh * p->Wp * 8;
         for (int64_t j = 0; j < p->g.kw; j++) {
             const cpu_v8 w = wt[i * p->g.kw + j];
-            const float *px = row + j * p->g.dw * 8;
+            const int64_t off = row + j * p->g.dw * 8;
 #pragma GCC unroll 16
             for (int u = 0; u < nu; u++) {
                 cpu_v8 v;
-                CPU_LOAD(v, px + u * p->g.sw * 8);
+                CPU_LOAD(v, start[u] + off);
                 acc[u] += w * v;
             }
         }
@@ -149,9 +172,29 @@ static inline CPU_INLINE void dw_strip(const op_dw8 *p, const float *orow_in,
         /* CHW8's padding lanes are zeros (live: the lanes that are
          * channels; 8 for the planes, whose extra lanes are dropped). */
         cpu_zero_lanes_from(live, &acc[u]);
-        CPU_STORE(out + (ow + u) * 8, acc[u]);
+        CPU_STORE(out + u * 8, acc[u]);
     }
 }
+
+/* The band's n output pixels in strips of DW_U, then of 4, 2 and 1 (each
+ * compiled for its constant width); STRIP(nu, q) runs nu of them from
+ * pixel q. */
+#define DW_STRIPS(n, STRIP)                                                              \
+    do {                                                                                 \
+        int64_t q_ = 0;                                                                  \
+        for (; q_ + DW_U <= (n); q_ += DW_U)                                             \
+            STRIP(DW_U, q_);                                                             \
+        if (((n)-q_) & 4) {                                                              \
+            STRIP(4, q_);                                                                \
+            q_ += 4;                                                                     \
+        }                                                                                \
+        if (((n)-q_) & 2) {                                                              \
+            STRIP(2, q_);                                                                \
+            q_ += 2;                                                                     \
+        }                                                                                \
+        if ((n)-q_)                                                                      \
+            STRIP(1, q_);                                                                \
+    } while (0)
 
 /* Input rows [xr0, xr1) of one CHW8 block (rows of W pixels of eight) into
  * the band buffer, as dw_rows_in does from planes: a copy per row. */
@@ -237,25 +280,19 @@ static inline CPU_INLINE void dw_body(const op_dw8 *p, const float *x, const flo
             dw_rows_in_blk(p, x, xr0, xr1, ir0, in);
         else
             dw_rows_in(p, x, nc, xr0, xr1, ir0, in);
-        for (int64_t oh = r0; oh < r1; oh++) {
-            const float *orow_in = in + (oh - r0) * p->g.sh * p->Wp * 8;
-            float *orow = blk ? y + oh * p->g.OW * 8 : out + (oh - r0) * p->g.OW * 8;
+        {
+            /* The band's output pixels, in place or into the buffer. */
+            float *ob = blk ? y + r0 * p->g.OW * 8 : out;
             const int64_t live = blk ? nc : 8;
-            int64_t ow = 0;
-            for (; ow + DW_U <= p->g.OW; ow += DW_U)
-                dw_strip(p, orow_in, wt, b, act, ow, DW_U, live, orow);
-            /* The rest, fewer than DW_U, in strips of 4, 2 and 1 (written
-             * out so that each is compiled for its constant width). */
-            if ((p->g.OW - ow) & 4) {
-                dw_strip(p, orow_in, wt, b, act, ow, 4, live, orow);
-                ow += 4;
-            }
-            if ((p->g.OW - ow) & 2) {
-                dw_strip(p, orow_in, wt, b, act, ow, 2, live, orow);
-                ow += 2;
-            }
-            if (p->g.OW - ow)
-                dw_strip(p, orow_in, wt, b, act, ow, 1, live, orow);
+            int64_t soh = 0, sow = 0; /* the next strip's first pixel */
+#define DW_STRIP8(nu, q)                                                                 \
+    do {                                                                                 \
+        const float *st_[DW_U];                                                          \
+        dw_strip_starts(p, in, &soh, &sow, nu, 8, st_);                                  \
+        dw_strip(p, st_, wt, b, act, nu, live, ob + (q)*8);                              \
+    } while (0)
+            DW_STRIPS((r1 - r0) * p->g.OW, DW_STRIP8);
+#undef DW_STRIP8
         }
         if (!blk)
             dw_rows_out(p, out, nc, r0, r1, y);
@@ -312,12 +349,12 @@ static inline CPU_INLINE void dw16_rows_in(const op_dw8 *p, const float *xa,
     }
 }
 
-/* nu pixels (a constant) of output row `orow` from column ow, the pair's
- * 16 channels a vector; stored as the two blocks' pixels. */
-static inline CPU_INLINE void dw16_strip(const op_dw8 *p, const float *orow_in,
+/* dw_strip for the pair: windows from start[u] (dw_strip_starts, 16
+ * lanes), the pair's 16 channels a vector; stored as the two blocks'
+ * pixels at ya and yb. */
+static inline CPU_INLINE void dw16_strip(const op_dw8 *p, const float *const *start,
                                          const cpu_v16 *wt, cpu_v16 b, const op_act *act,
-                                         int64_t ow, int nu, int64_t live, float *ya,
-                                         float *yb)
+                                         int nu, int64_t live, float *ya, float *yb)
 {
     cpu_v16 acc[DW_U];
     cpu_v8 lo[DW_U], hi[DW_U];
@@ -325,14 +362,14 @@ static inline CPU_INLINE void dw16_strip(const op_dw8 *p, const float *orow_in,
     for (int u = 0; u < nu; u++)
         acc[u] = b;
     for (int64_t i = 0; i < p->g.kh; i++) {
-        const float *row = orow_in + i * p->g.dh * p->Wp * 16 + ow * p->g.sw * 16;
+        const int64_t row = i * p->g.dh * p->Wp * 16;
         for (int64_t j = 0; j < p->g.kw; j++) {
             const cpu_v16 w = wt[i * p->g.kw + j];
-            const float *px = row + j * p->g.dw * 16;
+            const int64_t off = row + j * p->g.dw * 16;
 #pragma GCC unroll 16
             for (int u = 0; u < nu; u++) {
                 cpu_v16 v;
-                memcpy(&v, px + u * p->g.sw * 16, sizeof v);
+                memcpy(&v, start[u] + off, sizeof v);
                 acc[u] += w * v;
             }
         }
@@ -343,8 +380,8 @@ static inline CPU_INLINE void dw16_strip(const op_dw8 *p, const float *orow_in,
         lo[u] = CPU_V16_LO(acc[u]);
         hi[u] = CPU_V16_HI(acc[u]);
         cpu_zero_lanes_from(live - 8, &hi[u]);
-        CPU_STORE(ya + (ow + u) * 8, lo[u]);
-        CPU_STORE(yb + (ow + u) * 8, hi[u]);
+        CPU_STORE(ya + u * 8, lo[u]);
+        CPU_STORE(yb + u * 8, hi[u]);
     }
 }
 
@@ -374,22 +411,17 @@ CPU_TARGET_AVX512 static void dw16_pair(const op_dw8 *p, const float *x, const f
         int64_t xr0, xr1;
         dw_band_edges(p, r0, r1, 16, in, &xr0, &xr1);
         dw16_rows_in(p, x, x + ivol * 8, xr0, xr1, ir0, in);
-        for (int64_t oh = r0; oh < r1; oh++) {
-            const float *orow_in = in + (oh - r0) * p->g.sh * p->Wp * 16;
-            float *ya = y + oh * p->g.OW * 8, *yb = ya + ovol * 8;
-            int64_t ow = 0;
-            for (; ow + DW_U <= p->g.OW; ow += DW_U)
-                dw16_strip(p, orow_in, wt, b, act, ow, DW_U, nc, ya, yb);
-            if ((p->g.OW - ow) & 4) {
-                dw16_strip(p, orow_in, wt, b, act, ow, 4, nc, ya, yb);
-                ow += 4;
-            }
-            if ((p->g.OW - ow) & 2) {
-                dw16_strip(p, orow_in, wt, b, act, ow, 2, nc, ya, yb);
-                ow += 2;
-            }
-            if (p->g.OW - ow)
-                dw16_strip(p, orow_in, wt, b, act, ow, 1, nc, ya, yb);
+        {
+            float *ya = y + r0 * p->g.OW * 8, *yb = ya + ovol * 8;
+            int64_t soh = 0, sow = 0; /* the next strip's first pixel */
+#define DW_STRIP16(nu, q)                                                                \
+    do {                                                                                 \
+        const float *st_[DW_U];                                                          \
+        dw_strip_starts(p, in, &soh, &sow, nu, 16, st_);                                 \
+        dw16_strip(p, st_, wt, b, act, nu, nc, ya + (q)*8, yb + (q)*8);                  \
+    } while (0)
+            DW_STRIPS((r1 - r0) * p->g.OW, DW_STRIP16);
+#undef DW_STRIP16
         }
     }
 }
