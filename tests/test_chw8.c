@@ -252,7 +252,7 @@ static void check_same(const char *what, const ot_tensor *got, const ot_tensor *
 static prt_registry *g_reg; /* the standard plugins, for loading engines back */
 
 static void one_case(int64_t C, int64_t M, int32_t k, int32_t stride, int32_t fk,
-                     int32_t fs, prt_dims xd, int dynamic_batch,
+                     int32_t fs, prt_dims xd, int dynamic_batch, /* 2: H, W */
                      const prt_plugin_creator *inplace)
 {
     void *bytes = NULL;
@@ -267,11 +267,21 @@ static void one_case(int64_t C, int64_t M, int32_t k, int32_t stride, int32_t fk
            "%lldx%lldx%lldx%lld%s%s\n",
            (long long)C, (long long)M, (int)k, (int)stride, (int)fk, (int)fk, (int)fs,
            (long long)xd.d[0], (long long)xd.d[1], (long long)xd.d[2], (long long)xd.d[3],
-           dynamic_batch ? ", dynamic batch" : "", inplace ? ", LINEAR-only plugin" : "");
-    if (dynamic_batch) {
+           dynamic_batch == 1   ? ", dynamic batch"
+           : dynamic_batch == 2 ? ", dynamic H and W (run at the least)"
+                                : "",
+           inplace ? ", LINEAR-only plugin" : "");
+    if (dynamic_batch == 1) {
         nd.d[0] = -1;
         xmin.d[0] = 1;
         xmax.d[0] = xd.d[0] + 2;
+    } else if (dynamic_batch == 2) {
+        /* The workspace is sized at the largest H and W; a run at 1 x 1
+         * takes the one-pixel pointwise path, whose buffers come from that
+         * workspace too. */
+        nd.d[2] = nd.d[3] = -1;
+        xmax.d[2] = xd.d[2] + 4;
+        xmax.d[3] = xd.d[3] + 4;
     }
     if (make_net(&b, C, M, k, stride, fk, fs, &nd, inplace)) {
         nb_free(&b);
@@ -348,6 +358,7 @@ int main(void)
     one_case(7, 12, 3, 2, 3, 2, D4(1, 7, 9, 12), 0, NULL);
     one_case(24, 40, 5, 2, 1, 1, D4(1, 24, 14, 14), 0, NULL);
     one_case(9, 19, 3, 1, 1, 1, D4(2, 9, 1, 1), 0, NULL);
+    one_case(9, 19, 3, 1, 1, 1, D4(3, 9, 1, 1), 2, NULL);
     if (inplace)
         one_case(12, 20, 3, 1, 1, 1, D4(2, 12, 8, 8), 0, inplace);
     prt_registry_destroy(reg);

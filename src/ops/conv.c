@@ -788,12 +788,14 @@ static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
     if (kind == CONV_C8_POINTWISE) {
         if (!base_mul_i64(conv_round8(w->d[0]), w->d[1], &t) || !base_add_i64(*n, t, n))
             return 0;
-        /* One pixel an image: X's and Y's blocks with the batch as pixels
-         * (conv_c8_pointwise_batch). */
-        if (out->d[2] * out->d[3] == 1 &&
-            (!base_mul_i64(out->d[0], conv_round8(in[0].d[1]) + conv_round8(out->d[1]),
-                           &t) ||
-             !base_add_i64(*n, t, n)))
+        /* X's and Y's blocks with the batch as pixels, for a run of one
+         * pixel an image (conv_c8_pointwise_batch): whatever the dims
+         * here, since a profile's spatial dims may reach 1 x 1 below the
+         * ones the workspace is sized at (N (C + M) floats, far less than
+         * X and Y at any larger size). */
+        if (!base_mul_i64(out->d[0], conv_round8(in[0].d[1]) + conv_round8(out->d[1]),
+                          &t) ||
+            !base_add_i64(*n, t, n))
             return 0;
     } else if (conv_c8_dw_banded(op_window_str(&c->w, 0), op_window_str(&c->w, 1),
                                  w->d[2] * w->d[3])) {

@@ -122,9 +122,10 @@ static inline CPU_INLINE void dw_rows_in(const op_dw8 *p, const float *x, int64_
 /* The band's input pixel at which each of nu output pixels' windows
  * starts (its top-left tap), lanes floats a pixel: the band's output
  * pixels taken in order across its rows, from (*oh, *ow), oh counted from
- * the band's first row; (*oh, *ow) moved on past them. A strip of them may span rows, so
- * that a row's last few pixels (OW 14 is a strip of 8, one of 4 and one of 2) do not run
- * alone, a multiply-add chain each, at the FMA's latency. */
+ * the band's first row; (*oh, *ow) moved on past them. A strip of them may
+ * span rows, so that a row's last few pixels (OW 14 is a strip of 8, one
+ * of 4 and one of 2) do not run alone, a multiply-add chain each, at the
+ * FMA's latency. */
 static inline CPU_INLINE void dw_strip_starts(const op_dw8 *p, const float *in,
                                               int64_t *oh, int64_t *ow, int nu,
                                               int64_t lanes, const float **start)
