@@ -69,6 +69,24 @@ typedef float cpu_v16 __attribute__((vector_size(64)));
     }
 #define CPU_PICK(NAME) (cpu_avx2() ? NAME##_avx2 : NAME##_base)
 
+/* CPU_BUILDS and a third build, NAME_avx512 (CPU_TARGET_AVX512), that
+ * calls BODY with WIDE_ARGS: for a body with a `wide` flag, a constant,
+ * ARGS passing 0 and WIDE_ARGS 1. CPU_PICK3 adds it to the choice where
+ * cpu_avx512(). Elsewhere than x86 these are CPU_BUILDS and CPU_PICK. */
+#if CPU_HAVE_AVX2_BUILD
+#define CPU_BUILDS3(NAME, BODY, PARAMS, ARGS, WIDE_ARGS)                                 \
+    CPU_BUILDS(NAME, BODY, PARAMS, ARGS)                                                 \
+    CPU_TARGET_AVX512 static void NAME##_avx512 PARAMS                                   \
+    {                                                                                    \
+        BODY WIDE_ARGS;                                                                  \
+    }
+#define CPU_PICK3(NAME) (cpu_avx512() ? NAME##_avx512 : CPU_PICK(NAME))
+#else
+#define CPU_BUILDS3(NAME, BODY, PARAMS, ARGS, WIDE_ARGS)                                 \
+    CPU_BUILDS(NAME, BODY, PARAMS, ARGS)
+#define CPU_PICK3(NAME) CPU_PICK(NAME)
+#endif
+
 /* Unaligned 8-float load and store (memcpy is what compilers turn into
  * one instruction). */
 #define CPU_LOAD(v, p) memcpy(&(v), (p), sizeof(cpu_v8))

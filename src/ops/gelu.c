@@ -57,9 +57,28 @@ static inline CPU_INLINE void gelu_v8(cpu_v8 *xv)
     GELU_V(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, cpu_exp_neg_v8, xv);
 }
 
-static inline CPU_INLINE void gelu_body(const float *x, float *y, int64_t n)
+#if CPU_HAVE_AVX2_BUILD
+/* The AVX-512 build's vectors: 16 floats, the AVX2 build's bits. */
+static inline CPU_INLINE void gelu_v16(cpu_v16 *xv)
+{
+    GELU_V(cpu_v16, cpu_v16i, CPU_SPLAT16, CPU_SELECT16, cpu_exp_neg_v16, xv);
+}
+#endif
+
+/* `wide` (a constant, 1 in the AVX-512 build only): 16 floats at a time
+ * first. */
+static inline CPU_INLINE void gelu_body(const float *x, float *y, int64_t n, int wide)
 {
     int64_t i = 0;
+#if CPU_HAVE_AVX2_BUILD
+    if (wide)
+        for (; i + 16 <= n; i += 16) {
+            cpu_v16 v;
+            memcpy(&v, x + i, sizeof v);
+            gelu_v16(&v);
+            memcpy(y + i, &v, sizeof v);
+        }
+#endif
     for (; i + 8 <= n; i += 8) {
         cpu_v8 v;
         CPU_LOAD(v, x + i);
@@ -77,37 +96,10 @@ static inline CPU_INLINE void gelu_body(const float *x, float *y, int64_t n)
     }
 }
 
-CPU_BUILDS(gelu, gelu_body, (const float *x, float *y, int64_t n), (x, y, n))
-
-#if CPU_HAVE_AVX2_BUILD
-/* The AVX-512 build (cpu_avx512()): 16 floats at a time, the AVX2 build's
- * bits. */
-static inline CPU_INLINE void gelu_v16(cpu_v16 *xv)
-{
-    GELU_V(cpu_v16, cpu_v16i, CPU_SPLAT16, CPU_SELECT16, cpu_exp_neg_v16, xv);
-}
-
-CPU_TARGET_AVX512 static void gelu_avx512(const float *x, float *y, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        cpu_v16 v;
-        memcpy(&v, x + i, sizeof v);
-        gelu_v16(&v);
-        memcpy(y + i, &v, sizeof v);
-    }
-    if (i < n)
-        gelu_body(x + i, y + i, n - i);
-}
-#endif
+CPU_BUILDS3(gelu, gelu_body, (const float *x, float *y, int64_t n), (x, y, n, 0),
+            (x, y, n, 1))
 
 void op_gelu_f32(const float *x, float *y, int64_t n)
 {
-#if CPU_HAVE_AVX2_BUILD
-    if (cpu_avx512()) {
-        gelu_avx512(x, y, n);
-        return;
-    }
-#endif
-    CPU_PICK(gelu)(x, y, n);
+    CPU_PICK3(gelu)(x, y, n);
 }

@@ -13,9 +13,6 @@ typedef double rk_v4d __attribute__((vector_size(32)));
 #if CPU_HAVE_AVX2_BUILD
 typedef float rk_v8 __attribute__((vector_size(32)));
 typedef double rk_v8d __attribute__((vector_size(64)));
-#define RK_WIDE 1
-#else
-#define RK_WIDE 0
 #endif
 
 /* The sum over k < n of x[k] - c, or of (x[k] - c)^2 when sq. `wide` (a
@@ -29,7 +26,7 @@ static inline CPU_INLINE double rk_sum(const float *x, int64_t n, int sq, double
     rk_v4d acc[8] = {{0}};
     double s;
     int64_t k = 0;
-#if RK_WIDE
+#if CPU_HAVE_AVX2_BUILD
     if (wide) {
         const rk_v8d cw = {c, c, c, c, c, c, c, c};
         rk_v8d aw[4] = {{0}};
@@ -96,7 +93,7 @@ static inline CPU_INLINE void rk_apply(const float *x, int64_t n, float mean, fl
 {
     const cpu_v8 mv = CPU_SPLAT(mean), iv = CPU_SPLAT(inv);
     int64_t p = 0;
-#if RK_WIDE
+#if CPU_HAVE_AVX2_BUILD
     if (wide) {
         const cpu_v16 mw = CPU_SPLAT16(mean), iw = CPU_SPLAT16(inv);
         for (; p + 16 <= n; p += 16) {
@@ -261,52 +258,24 @@ void op_block_means(const float *x, int64_t n, float *m)
     CPU_PICK(rk_block_means_k)(x, n, m);
 }
 
-CPU_BUILDS(rk_stats_k, rk_stats,
-           (const float *x, int64_t n, float epsilon, float *mean, float *inv),
-           (x, n, epsilon, mean, inv, 0))
-
-CPU_BUILDS(rk_apply_k, rk_apply,
-           (const float *x, int64_t n, float mean, float inv, const float *scale,
-            const float *bias, float *y),
-           (x, n, mean, inv, scale, bias, y, 0))
-
-#if RK_WIDE
-/* The AVX-512 builds of the two (cpu_avx512()): the AVX2 builds' bits. */
-CPU_TARGET_AVX512 static void rk_stats_avx512(const float *x, int64_t n, float epsilon,
-                                              float *mean, float *inv)
-{
-    rk_stats(x, n, epsilon, mean, inv, 1);
-}
-
-CPU_TARGET_AVX512 static void rk_apply_avx512(const float *x, int64_t n, float mean,
-                                              float inv, const float *scale,
-                                              const float *bias, float *y)
-{
-    rk_apply(x, n, mean, inv, scale, bias, y, 1);
-}
-#endif
+CPU_BUILDS3(rk_stats_k, rk_stats,
+            (const float *x, int64_t n, float epsilon, float *mean, float *inv),
+            (x, n, epsilon, mean, inv, 0), (x, n, epsilon, mean, inv, 1))
 
 void op_row_stats(const float *x, int64_t n, float epsilon, float *mean, float *inv)
 {
-#if RK_WIDE
-    if (cpu_avx512()) {
-        rk_stats_avx512(x, n, epsilon, mean, inv);
-        return;
-    }
-#endif
-    CPU_PICK(rk_stats_k)(x, n, epsilon, mean, inv);
+    CPU_PICK3(rk_stats_k)(x, n, epsilon, mean, inv);
 }
+
+CPU_BUILDS3(rk_apply_k, rk_apply,
+            (const float *x, int64_t n, float mean, float inv, const float *scale,
+             const float *bias, float *y),
+            (x, n, mean, inv, scale, bias, y, 0), (x, n, mean, inv, scale, bias, y, 1))
 
 void op_norm_apply(const float *x, int64_t n, float mean, float inv, const float *scale,
                    const float *bias, float *y)
 {
-#if RK_WIDE
-    if (cpu_avx512()) {
-        rk_apply_avx512(x, n, mean, inv, scale, bias, y);
-        return;
-    }
-#endif
-    CPU_PICK(rk_apply_k)(x, n, mean, inv, scale, bias, y);
+    CPU_PICK3(rk_apply_k)(x, n, mean, inv, scale, bias, y);
 }
 
 /* CPU_BUILDS makes void functions: the answer goes through *done. */
