@@ -141,7 +141,7 @@ static int32_t argmax_out_dtype(const op_object *o, const int32_t *types, int32_
 
 /* The values of the current best of each column: one per inner element. */
 static int64_t argmax_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                                int32_t nb_in, const prt_dims *out)
+                                int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     const argmax_op *a = (const argmax_op *)o;
     int32_t axis;
@@ -156,9 +156,11 @@ static int64_t argmax_workspace(const op_object *o, int32_t dtype, const prt_dim
 }
 
 static prt_status argmax_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                             int32_t nb_in, const prt_tensor_desc *out,
-                             const void *const *xs, void *ys, void *ws, void *stream)
+                             int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                             const void *const *xs, void *const *yss, void *ws,
+                             void *stream)
 {
+    void *ys = yss[0];
     const argmax_op *a = (const argmax_op *)o;
     const int32_t kind = o->cls->kind, last = a->select_last;
     const prt_dims *d = &in[0].dims;

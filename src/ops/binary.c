@@ -521,9 +521,10 @@ static prt_status bin_run_c8(const op_object *o, const prt_tensor_desc *in, int3
 }
 
 static prt_status bin_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                          int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                          void *y, void *ws, void *stream)
+                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                          const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const bin_ctx c = {row_kind(o), dtype};
     int code = BIN_ROW_OK;
     (void)ws, (void)stream;
@@ -588,9 +589,11 @@ static int bin_cuda_dtypes_ok(const op_object *o, const int32_t *types, int32_t 
 
 static prt_status bin_run_cuda(const op_object *o, int32_t dtype,
                                const prt_tensor_desc *in, int32_t nb_in,
-                               const prt_tensor_desc *out, const void *const *x, void *y,
-                               void *ws, void *stream)
+                               const prt_tensor_desc *out, int32_t nb_out,
+                               const void *const *x, void *const *ys, void *ws,
+                               void *stream)
 {
+    void *y = ys[0];
     const int32_t kind = bin_cuda_kind(row_kind(o));
     const int64_t n = base_volume(&out->dims);
     prt_dims d[2] = {in[0].dims, nb_in > 1 ? in[1].dims : in[0].dims};

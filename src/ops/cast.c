@@ -96,9 +96,10 @@ static prt_status cast_values(op_object *o, const prt_dim_exprs *in_dims,
 }
 
 static prt_status cast_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                           int32_t nb_in, const prt_tensor_desc *out,
-                           const void *const *xs, void *y, void *ws, void *stream)
+                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                           const void *const *xs, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     int32_t to = out->dtype;
     int64_t n = base_volume(&in[0].dims);
     const void *x = xs[0];
@@ -117,9 +118,11 @@ static prt_status cast_run(const op_object *o, int32_t dtype, const prt_tensor_d
 #ifdef PRT_HAVE_CUDA
 static prt_status cast_run_cuda(const op_object *o, int32_t dtype,
                                 const prt_tensor_desc *in, int32_t nb_in,
-                                const prt_tensor_desc *out, const void *const *xs,
-                                void *y, void *ws, void *stream)
+                                const prt_tensor_desc *out, int32_t nb_out,
+                                const void *const *xs, void *const *ys, void *ws,
+                                void *stream)
 {
+    void *y = ys[0];
     int64_t n = base_volume(&in[0].dims);
     (void)nb_in, (void)ws;
     if (out->dtype == dtype)

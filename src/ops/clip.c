@@ -128,9 +128,10 @@ static uint32_t clip_in_dtypes(const op_object *o, int32_t index, const int32_t 
     } while (0)
 
 static prt_status clip_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                           int32_t nb_in, const prt_tensor_desc *out,
-                           const void *const *xs, void *y, void *ws, void *stream)
+                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                           const void *const *xs, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const clip_op *c = (const clip_op *)o;
     int64_t n = base_volume(&in[0].dims), lo = 0, hi = 0;
     const void *x = xs[0];
@@ -185,9 +186,11 @@ static prt_status clip_run(const op_object *o, int32_t dtype, const prt_tensor_d
 /* The bound inputs are device data: the kernel reads them. */
 static prt_status clip_run_cuda(const op_object *o, int32_t dtype,
                                 const prt_tensor_desc *in, int32_t nb_in,
-                                const prt_tensor_desc *out, const void *const *xs,
-                                void *y, void *ws, void *stream)
+                                const prt_tensor_desc *out, int32_t nb_out,
+                                const void *const *xs, void *const *ys, void *ws,
+                                void *stream)
 {
+    void *y = ys[0];
     const clip_op *c = (const clip_op *)o;
     const void *bound[2] = {NULL, NULL};
     int64_t lo = 0, hi = 0;

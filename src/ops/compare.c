@@ -250,9 +250,10 @@ static void cmp_unary(const cmp_op *c, int32_t dtype, const void *x, uint8_t *y,
 }
 
 static prt_status cmp_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                          int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                          void *y, void *ws, void *stream)
+                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                          const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     cmp_ctx c;
     size_t es[2];
     prt_dims dims[2];
@@ -275,9 +276,11 @@ static prt_status cmp_run(const op_object *o, int32_t dtype, const prt_tensor_de
 #ifdef PRT_HAVE_CUDA
 static prt_status cmp_run_cuda(const op_object *o, int32_t dtype,
                                const prt_tensor_desc *in, int32_t nb_in,
-                               const prt_tensor_desc *out, const void *const *x, void *y,
-                               void *ws, void *stream)
+                               const prt_tensor_desc *out, int32_t nb_out,
+                               const void *const *x, void *const *ys, void *ws,
+                               void *stream)
 {
+    void *y = ys[0];
     static const int32_t kinds[] = {[CMP_EQUAL] = OPK_EQUAL,
                                     [CMP_LESS] = OPK_LESS,
                                     [CMP_LE] = OPK_LESS_EQUAL,

@@ -108,9 +108,11 @@ static prt_status concat_values(op_object *o, const prt_dim_exprs *in_dims,
 }
 
 static prt_status concat_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                             int32_t nb_in, const prt_tensor_desc *out,
-                             const void *const *x, void *y, void *ws, void *stream)
+                             int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                             const void *const *x, void *const *ys, void *ws,
+                             void *stream)
 {
+    void *y = ys[0];
     int32_t axis = 0;
     int64_t outer = 1, inner = 1, off = 0, row;
     size_t es = prt_dtype_size(dtype);
@@ -134,9 +136,11 @@ static prt_status concat_run(const op_object *o, int32_t dtype, const prt_tensor
 #ifdef PRT_HAVE_CUDA
 static prt_status concat_run_cuda(const op_object *o, int32_t dtype,
                                   const prt_tensor_desc *in, int32_t nb_in,
-                                  const prt_tensor_desc *out, const void *const *x,
-                                  void *y, void *ws, void *stream)
+                                  const prt_tensor_desc *out, int32_t nb_out,
+                                  const void *const *x, void *const *ys, void *ws,
+                                  void *stream)
 {
+    void *y = ys[0];
     opk_concat_args a;
     int32_t axis = 0;
     int64_t inner = 1, off = 0;

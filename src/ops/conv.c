@@ -337,7 +337,7 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
 /* Bytes: conv_need's floats, then for float16 X, W, B and Y as float32;
  * for a CHW8 convolution conv_c8_floats's. */
 static int64_t conv_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                              int32_t nb_in, const prt_dims *out)
+                              int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     int64_t col, slot, n;
     if (o->chw8 & (1u | (1u << OP_CHW8_OUT))) {
@@ -610,9 +610,10 @@ const char *op_conv_path(const prt_plugin *conv, const prt_dims *x, const prt_di
 }
 
 static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                           int32_t nb_in, const prt_tensor_desc *out,
-                           const void *const *xs, void *y, void *ws, void *stream)
+                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                           const void *const *xs, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const conv_op *c = ccv(o);
     prt_dims dims[3];
     conv_job j;
@@ -1073,7 +1074,7 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
         prt_tensor_desc lin = *out;
         float *yl = scratch;
         lin.format = PRT_FORMAT_LINEAR;
-        st = conv_run(o, PRT_FLOAT32, in, nb_in, &lin, xs, yl,
+        st = conv_run(o, PRT_FLOAT32, in, nb_in, &lin, 1, xs, (void *const[1]){yl},
                       yl + base_volume(&out->dims), NULL);
         if (st)
             return st;
@@ -1138,9 +1139,11 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
 /* CUDA: a direct convolution, one thread per output element. */
 static prt_status conv_run_cuda(const op_object *o, int32_t dtype,
                                 const prt_tensor_desc *in, int32_t nb_in,
-                                const prt_tensor_desc *out, const void *const *x, void *y,
-                                void *ws, void *stream)
+                                const prt_tensor_desc *out, int32_t nb_out,
+                                const void *const *x, void *const *ys, void *ws,
+                                void *stream)
 {
+    void *y = ys[0];
     prt_dims dims[3];
     conv_geom g;
     opk_conv_args a;

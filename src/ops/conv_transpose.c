@@ -281,7 +281,7 @@ static prt_status ct_infer(const op_object *o, const prt_dims *in, int32_t nb_in
  * float16 X, W, B and Y as float32. From W's and X's dims alone, so it grows
  * with every dim. */
 static int64_t ct_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                            int32_t nb_in, const prt_dims *out)
+                            int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     const prt_dims *x = &in[0], *w = &in[1];
     int64_t n = w->nb_dims >= 2 ? w->d[1] : 0;
@@ -297,9 +297,10 @@ static int64_t ct_workspace(const op_object *o, int32_t dtype, const prt_dims *i
 }
 
 static prt_status ct_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, const void *const *xs,
-                         void *y, void *ws, void *stream)
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *xs, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     prt_dims dims[3];
     ct_geom g;
     const float *X = xs[0], *W = xs[1], *B = nb_in == 3 ? xs[2] : NULL;

@@ -91,7 +91,7 @@ static prt_status cumsum_infer(const op_object *o, const prt_dims *in, int32_t n
 
 /* The running sums of one slice: 8 bytes per element after the axis. */
 static int64_t cumsum_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                                int32_t nb_in, const prt_dims *out)
+                                int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     const cumsum_op *c = (const cumsum_op *)o;
     int64_t inner = 8;
@@ -120,9 +120,11 @@ static int64_t cumsum_workspace(const op_object *o, int32_t dtype, const prt_dim
     } while (0)
 
 static prt_status cumsum_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                             int32_t nb_in, const prt_tensor_desc *out,
-                             const void *const *xs, void *ys, void *ws, void *stream)
+                             int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                             const void *const *xs, void *const *yss, void *ws,
+                             void *stream)
 {
+    void *ys = yss[0];
     const cumsum_op *c = (const cumsum_op *)o;
     const prt_dims *d = &in[0].dims;
     const size_t es = prt_dtype_size(dtype);

@@ -124,9 +124,10 @@ static prt_status ds_infer(const op_object *o, const prt_dims *in, int32_t nb_in
 }
 
 static prt_status ds_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                         void *y, void *ws, void *stream)
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     static const int32_t perm_dcr[6] = {0, 3, 4, 1, 5, 2};
     static const int32_t perm_crd[6] = {0, 1, 4, 2, 5, 3};
     static const int32_t perm_s2d[6] = {0, 3, 5, 1, 2, 4};

@@ -178,7 +178,7 @@ static const op_class dropout_class = {
     .shapes_n = dropout_shapes,
     .infer_n = dropout_infer,
     .out_dtype_n = dropout_out_dtype,
-    .run_n = {[PRT_DEVICE_CPU] = dropout_run, [PRT_DEVICE_CUDA] = DROPOUT_CUDA},
+    .run = {[PRT_DEVICE_CPU] = dropout_run, [PRT_DEVICE_CUDA] = DROPOUT_CUDA},
 };
 
 static const prt_field_schema dropout_schema[] = {

@@ -303,7 +303,7 @@ static prt_status es_infer(const op_object *o, const prt_dims *in, int32_t nb_in
 
 /* float16 inputs as float32. */
 static int64_t es_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                            int32_t nb_in, const prt_dims *out)
+                            int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     int64_t total = 0;
     (void)o, (void)out;
@@ -384,9 +384,10 @@ ES_CONTRACT(es_contract_i32, int32_t, uint64_t, 1u, ES_MADD_I)
 ES_CONTRACT(es_contract_i64, int64_t, uint64_t, 1u, ES_MADD_I)
 
 static prt_status es_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, const void *const *xs,
-                         void *y, void *ws, void *stream)
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *xs, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const einsum_op *e = ces(o);
     int64_t size[ES_MAX_LETTERS], st[ES_MAX_OPS][ES_MAX_LETTERS];
     int64_t base[ES_MAX_OPS] = {0}, idx[PRT_MAX_DIMS] = {0}, nout;
@@ -457,9 +458,11 @@ static prt_status es_run(const op_object *o, int32_t dtype, const prt_tensor_des
 /* CUDA: the same loop nest, one thread per output element. */
 static prt_status es_run_cuda(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, const void *const *xs, void *y,
-                              void *ws, void *stream)
+                              const prt_tensor_desc *out, int32_t nb_out,
+                              const void *const *xs, void *const *ys, void *ws,
+                              void *stream)
 {
+    void *y = ys[0];
     const einsum_op *e = ces(o);
     opk_einsum_args a;
     prt_dims dims[ES_MAX_OPS] = {{0, {0}}};

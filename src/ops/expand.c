@@ -95,9 +95,11 @@ static prt_status expand_check(const op_object *o, const prt_dims *id, const prt
 }
 
 static prt_status expand_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                             int32_t nb_in, const prt_tensor_desc *out,
-                             const void *const *x, void *y, void *ws, void *stream)
+                             int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                             const void *const *x, void *const *ys, void *ws,
+                             void *stream)
 {
+    void *y = ys[0];
     size_t es = prt_dtype_size(dtype);
     prt_status st = expand_check(o, &in[0].dims, &out->dims);
     (void)nb_in, (void)ws;
@@ -111,9 +113,11 @@ static prt_status expand_run(const op_object *o, int32_t dtype, const prt_tensor
 #ifdef PRT_HAVE_CUDA
 static prt_status expand_run_cuda(const op_object *o, int32_t dtype,
                                   const prt_tensor_desc *in, int32_t nb_in,
-                                  const prt_tensor_desc *out, const void *const *x,
-                                  void *y, void *ws, void *stream)
+                                  const prt_tensor_desc *out, int32_t nb_out,
+                                  const void *const *x, void *const *ys, void *ws,
+                                  void *stream)
 {
+    void *y = ys[0];
     opk_bcast w;
     prt_status st = expand_check(o, &in[0].dims, &out->dims);
     (void)nb_in, (void)ws;

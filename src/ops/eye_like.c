@@ -69,9 +69,10 @@ static int32_t eye_out_dtype(const op_object *o, const int32_t *types, int32_t n
 }
 
 static prt_status eye_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                          int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                          void *y, void *ws, void *stream)
+                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                          const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     int64_t rows = out->dims.d[0], cols = out->dims.d[1], k = ((const eye_op *)o)->k;
     size_t es = prt_dtype_size(out->dtype);
     uint8_t one[8];

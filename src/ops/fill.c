@@ -160,9 +160,10 @@ static void cos_element(const cos_op *c, int32_t dtype, uint8_t one[8])
 }
 
 static prt_status cos_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                          int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                          void *y, void *ws, void *stream)
+                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                          const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     int64_t n = base_volume(&out->dims);
     size_t es = prt_dtype_size(dtype);
     uint8_t one[8];
@@ -176,9 +177,11 @@ static prt_status cos_run(const op_object *o, int32_t dtype, const prt_tensor_de
 #ifdef PRT_HAVE_CUDA
 static prt_status cos_run_cuda(const op_object *o, int32_t dtype,
                                const prt_tensor_desc *in, int32_t nb_in,
-                               const prt_tensor_desc *out, const void *const *x, void *y,
-                               void *ws, void *stream)
+                               const prt_tensor_desc *out, int32_t nb_out,
+                               const void *const *x, void *const *ys, void *ws,
+                               void *stream)
 {
+    void *y = ys[0];
     uint8_t one[8];
     uint64_t pattern;
     (void)in, (void)nb_in, (void)x, (void)ws;
@@ -259,9 +262,10 @@ static prt_status range_values(op_object *o, const prt_dim_exprs *in_dims,
 }
 
 static prt_status range_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                            int32_t nb_in, const prt_tensor_desc *out,
-                            const void *const *x, void *y, void *ws, void *stream)
+                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                            const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     int64_t s = op_int_at(x[0], dtype, 0), l = op_int_at(x[1], dtype, 0);
     int64_t d = op_int_at(x[2], dtype, 0), n;
     (void)in, (void)nb_in, (void)ws;
@@ -293,9 +297,11 @@ static prt_status range_run(const op_object *o, int32_t dtype, const prt_tensor_
  * which the CPU refuses, writes start throughout). */
 static prt_status range_run_cuda(const op_object *o, int32_t dtype,
                                  const prt_tensor_desc *in, int32_t nb_in,
-                                 const prt_tensor_desc *out, const void *const *x,
-                                 void *y, void *ws, void *stream)
+                                 const prt_tensor_desc *out, int32_t nb_out,
+                                 const void *const *x, void *const *ys, void *ws,
+                                 void *stream)
 {
+    void *y = ys[0];
     (void)in, (void)nb_in, (void)ws;
     if (out->dims.nb_dims != 1)
         return op_fail(o, PRT_ERR_SHAPE, "the output has rank %d, not 1",

@@ -76,9 +76,11 @@ static prt_status flatten_infer(const op_object *o, const prt_dims *in, int32_t 
 
 static prt_status flatten_run(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, const void *const *x, void *y,
-                              void *ws, void *stream)
+                              const prt_tensor_desc *out, int32_t nb_out,
+                              const void *const *x, void *const *ys, void *ws,
+                              void *stream)
 {
+    void *y = ys[0];
     (void)o, (void)nb_in, (void)out, (void)ws;
     if (x[0] != y)
         memmove(y, x[0], prt_dtype_size(dtype) * (size_t)base_volume(&in[0].dims));
@@ -88,9 +90,11 @@ static prt_status flatten_run(const op_object *o, int32_t dtype,
 #ifdef PRT_HAVE_CUDA
 static prt_status flatten_run_cuda(const op_object *o, int32_t dtype,
                                    const prt_tensor_desc *in, int32_t nb_in,
-                                   const prt_tensor_desc *out, const void *const *x,
-                                   void *y, void *ws, void *stream)
+                                   const prt_tensor_desc *out, int32_t nb_out,
+                                   const void *const *x, void *const *ys, void *ws,
+                                   void *stream)
 {
+    void *y = ys[0];
     (void)nb_in, (void)out, (void)ws;
     return op_cuda_status(
         o,

@@ -102,9 +102,11 @@ static prt_status gather_values(op_object *o, const prt_dim_exprs *in_dims,
 }
 
 static prt_status gather_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                             int32_t nb_in, const prt_tensor_desc *out,
-                             const void *const *x, void *y, void *ws, void *stream)
+                             int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                             const void *const *x, void *const *ys, void *ws,
+                             void *stream)
 {
+    void *y = ys[0];
     int32_t axis = 0;
     int64_t outer = 1, inner = 1, d, ni = base_volume(&in[1].dims);
     size_t es = prt_dtype_size(dtype);
@@ -138,9 +140,11 @@ static prt_status gather_run(const op_object *o, int32_t dtype, const prt_tensor
 /* An index out of range gives zeros here (the CPU fails the run). */
 static prt_status gather_run_cuda(const op_object *o, int32_t dtype,
                                   const prt_tensor_desc *in, int32_t nb_in,
-                                  const prt_tensor_desc *out, const void *const *x,
-                                  void *y, void *ws, void *stream)
+                                  const prt_tensor_desc *out, int32_t nb_out,
+                                  const void *const *x, void *const *ys, void *ws,
+                                  void *stream)
 {
+    void *y = ys[0];
     int32_t axis = 0;
     int64_t outer = 1, inner = 1;
     prt_status st = gather_axis(o, in[0].dims.nb_dims, in[1].dims.nb_dims, &axis);

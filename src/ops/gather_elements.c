@@ -108,9 +108,10 @@ static uint32_t ge_in_dtypes(const op_object *o, int32_t index, const int32_t *t
 }
 
 static prt_status ge_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                         void *y, void *ws, void *stream)
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const prt_dims *dd = &in[0].dims, *id = &in[1].dims;
     int32_t r = dd->nb_dims, axis = 0, it = in[1].dtype;
     int64_t dstride[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0};
@@ -157,9 +158,11 @@ static prt_status ge_run(const op_object *o, int32_t dtype, const prt_tensor_des
 /* An index out of range gives zeros here (the CPU fails the run). */
 static prt_status ge_run_cuda(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, const void *const *x, void *y,
-                              void *ws, void *stream)
+                              const prt_tensor_desc *out, int32_t nb_out,
+                              const void *const *x, void *const *ys, void *ws,
+                              void *stream)
 {
+    void *y = ys[0];
     opk_gather_elements_args a;
     prt_status st;
     (void)nb_in, (void)out, (void)ws;

@@ -116,9 +116,10 @@ static prt_status gnd_infer(const op_object *o, const prt_dims *in, int32_t nb_i
 }
 
 static prt_status gnd_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                          int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                          void *y, void *ws, void *stream)
+                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                          const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const prt_dims *dd = &in[0].dims, *id = &in[1].dims;
     int32_t r = dd->nb_dims, q = id->nb_dims, b = ((const gnd_op *)o)->batch_dims;
     int32_t m = (int32_t)id->d[q - 1];

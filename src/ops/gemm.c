@@ -167,7 +167,7 @@ static prt_status gemm_infer(const op_object *o, const prt_dims *in, int32_t nb_
 
 /* Half floats: A, B, C and Y as float32. */
 static int64_t gemm_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                              int32_t nb_in, const prt_dims *out)
+                              int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     int64_t n = 0;
     (void)o;
@@ -208,9 +208,10 @@ static prt_status gemm_prepare(const op_object *o, const prt_tensor_desc *in,
 }
 
 static prt_status gemm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                           int32_t nb_in, const prt_tensor_desc *out,
-                           const void *const *x, void *y, void *ws, void *stream)
+                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                           const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const gemm_op *g = cgm(o);
     const float *A = x[0], *B = x[1], *C = nb_in == 3 ? x[2] : NULL;
     float *Y = y;
@@ -268,9 +269,11 @@ static prt_status gemm_run(const op_object *o, int32_t dtype, const prt_tensor_d
  * out as on the CPU: A, B, C, then Y), then alpha and C in one pass. */
 static prt_status gemm_run_cuda(const op_object *o, int32_t dtype,
                                 const prt_tensor_desc *in, int32_t nb_in,
-                                const prt_tensor_desc *out, const void *const *x, void *y,
-                                void *ws, void *stream)
+                                const prt_tensor_desc *out, int32_t nb_out,
+                                const void *const *x, void *const *ys, void *ws,
+                                void *stream)
 {
+    void *y = ys[0];
     const gemm_op *g = cgm(o);
     const float *A = x[0], *B = x[1], *C = nb_in == 3 ? x[2] : NULL;
     float *Y = y;

@@ -77,9 +77,10 @@ static int64_t hm_argmax(const void *x, int32_t dtype, int64_t base, int64_t n,
 }
 
 static prt_status hm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                         void *y, void *ws, void *stream)
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const hardmax_op *h = (const hardmax_op *)o;
     const prt_dims *d = &in[0].dims;
     int64_t outer = 1, n = 1, inner = 1;

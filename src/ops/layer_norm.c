@@ -201,8 +201,8 @@ static int64_t ln_norm_size(const op_object *o, const prt_dims *x)
 
 /* Scale and B expanded to the normalized dims (float32); half floats also
  * X as float32, normalized in place. */
-static int64_t ln_workspace_n(const op_object *o, int32_t dtype, const prt_dims *in,
-                              int32_t nb_in, const prt_dims *out, int32_t nb_out)
+static int64_t ln_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
+                            int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     int64_t norm = ln_norm_size(o, &in[0]), n;
     (void)nb_in, (void)out, (void)nb_out;
@@ -296,9 +296,9 @@ static void ln_range(void *arg, int64_t b, int64_t e)
     }
 }
 
-static prt_status ln_run_n(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
-                           const void *const *x, void *const *y, void *ws, void *stream)
+static prt_status ln_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *x, void *const *y, void *ws, void *stream)
 {
     const prt_dims *xd = &in[0].dims;
     int64_t norm = ln_norm_size(o, xd), total = base_volume(xd), rows;
@@ -416,8 +416,8 @@ static const op_class ln_class = {
     .shapes_n = ln_shapes_n,
     .infer_n = ln_infer_n,
     .out_dtype_n = ln_out_dtype_n,
-    .workspace_n = ln_workspace_n,
-    .run_n = {[PRT_DEVICE_CPU] = ln_run_n, [PRT_DEVICE_CUDA] = LN_CUDA},
+    .workspace = ln_workspace,
+    .run = {[PRT_DEVICE_CPU] = ln_run, [PRT_DEVICE_CUDA] = LN_CUDA},
 };
 
 static const prt_field_schema ln_schema[] = {

@@ -183,7 +183,7 @@ static int64_t mm_half_floats(int32_t dtype, const prt_dims *in, int32_t nb_in,
  * panels fit MM_PANEL_MAX has room for them (K and N never exceed the
  * largest shapes' that this is computed for). */
 static int64_t mm_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                            int32_t nb_in, const prt_dims *out)
+                            int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     int64_t n = mm_half_floats(dtype, in, nb_in, out), p;
     mm_geom g;
@@ -340,9 +340,10 @@ static int mm_blocks_take_nn(const mm_job *j)
 }
 
 static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                         void *y, void *ws, void *stream)
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     mm_job j;
     mm_geom g;
     const op_packed_b *pc;
@@ -434,9 +435,11 @@ static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_des
  * A's and B's batches are the same, else one product per output matrix. */
 static prt_status mm_run_cuda(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, const void *const *x, void *y,
-                              void *ws, void *stream)
+                              const prt_tensor_desc *out, int32_t nb_out,
+                              const void *const *x, void *const *ys, void *ws,
+                              void *stream)
 {
+    void *y = ys[0];
     const float *A = x[0], *B = x[1];
     float *Y = y;
     prt_dims bo;

@@ -241,7 +241,7 @@ static prt_status norm_infer(const op_object *o, const prt_dims *in, int32_t nb_
 /* float32 bytes: the parameters as float32 (4 arrays of the largest count
  * X allows), and X for half floats. */
 static int64_t norm_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                              int32_t nb_in, const prt_dims *out)
+                              int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     int64_t n = 0, v;
     (void)o, (void)out;
@@ -273,9 +273,10 @@ static void lp_row(float *x, int64_t n, int64_t stride, int32_t p)
 }
 
 static prt_status norm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                           int32_t nb_in, const prt_tensor_desc *out,
-                           const void *const *xs, void *y, void *ws, void *stream)
+                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                           const void *const *xs, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const norm_op *nm = cnm(o);
     const prt_dims *xd = &in[0].dims;
     int32_t kind = o->cls->kind;

@@ -101,9 +101,10 @@ static prt_status oh_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in
 }
 
 static prt_status oh_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                         void *y, void *ws, void *stream)
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const prt_dims *id = &in[0].dims, *od = &out->dims;
     int32_t axis = 0, r = id->nb_dims;
     int64_t outer = 1, inner = 1, depth, n = base_volume(od);

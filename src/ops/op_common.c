@@ -284,8 +284,7 @@ static uint32_t core_devices(const prt_plugin *p)
 {
     uint32_t mask = 0;
     for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++)
-        if (cobj(p)->cls->nb_outputs ? cobj(p)->cls->run_n[d] != NULL
-                                     : cobj(p)->cls->run[d] != NULL)
+        if (cobj(p)->cls->run[d])
             mask |= 1u << d;
     return mask & ~cobj(p)->refused_devices;
 }
@@ -514,13 +513,13 @@ static prt_status bld_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in
                                 int32_t nb_out, int64_t *out_bytes)
 {
     op_object *o = obj(p);
-    prt_dims ind[OP_MAX_INPUTS];
+    prt_dims ind[OP_MAX_INPUTS], outd[OP_MAX_OUTPUTS];
     int64_t n;
     prt_status st = check_io(o, nb_in, nb_out);
     if (st)
         return st;
     *out_bytes = 0;
-    if (o->cls->nb_outputs ? !o->cls->workspace_n : !o->cls->workspace)
+    if (!o->cls->workspace)
         return PRT_OK;
     {
         prt_tensor_desc di[OP_MAX_INPUTS] = {0}, dout[OP_MAX_OUTPUTS] = {0};
@@ -533,16 +532,10 @@ static prt_status bld_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in
     /* The need grows with every dim, so the profile's maxima bound it. */
     for (int32_t i = 0; i < nb_in; i++)
         ind[i] = in[i].max;
-    if (o->cls->nb_outputs) {
-        prt_dims outd[OP_MAX_OUTPUTS];
-        for (int32_t k = 0; k < nb_out; k++)
-            outd[k] = out[k].max;
-        n = o->cls->workspace_n(o, nb_in ? in[0].desc.dtype : out[0].desc.dtype, ind,
-                                nb_in, outd, nb_out);
-    } else {
-        n = o->cls->workspace(o, nb_in ? in[0].desc.dtype : out[0].desc.dtype, ind, nb_in,
-                              &out[0].max);
-    }
+    for (int32_t k = 0; k < nb_out; k++)
+        outd[k] = out[k].max;
+    n = o->cls->workspace(o, nb_in ? in[0].desc.dtype : out[0].desc.dtype, ind, nb_in,
+                          outd, nb_out);
     if (n < 0)
         return op_fail(o, PRT_ERR_SHAPE,
                        "the workspace for the largest shapes overflows");
@@ -622,8 +615,7 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
     int32_t nb_in = 0, nb_out = nb_outs(o);
     int64_t out_elems = 0;
     prt_status st;
-    if (device < 0 || device >= PRT_DEVICE_COUNT ||
-        (o->cls->nb_outputs ? !o->cls->run_n[device] : !o->cls->run[device]))
+    if (device < 0 || device >= PRT_DEVICE_COUNT || !o->cls->run[device])
         return op_fail(o, PRT_ERR_UNSUPPORTED,
                        "enqueue on device %d: this op has no kernel for it", (int)device);
     if (!in_desc || !out_desc || !inputs || !outputs)
@@ -668,18 +660,15 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
         if (!inputs[i] && base_volume(&in_desc[i].dims) > 0)
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "input %d pointer is NULL",
                            (int)i);
-    if (o->cls->nb_outputs ? o->cls->workspace_n != NULL : o->cls->workspace != NULL) {
+    if (o->cls->workspace) {
         prt_dims ind[OP_MAX_INPUTS], outd[OP_MAX_OUTPUTS];
         int64_t need;
         for (int32_t i = 0; i < nb_in; i++)
             ind[i] = in_desc[i].dims;
         for (int32_t k = 0; k < nb_out; k++)
             outd[k] = out_desc[k].dims;
-        need = o->cls->nb_outputs
-                   ? o->cls->workspace_n(o, nb_in ? in_desc[0].dtype : out_desc->dtype,
-                                         ind, nb_in, outd, nb_out)
-                   : o->cls->workspace(o, nb_in ? in_desc[0].dtype : out_desc->dtype, ind,
-                                       nb_in, &out_desc->dims);
+        need = o->cls->workspace(o, nb_in ? in_desc[0].dtype : out_desc->dtype, ind,
+                                 nb_in, outd, nb_out);
         if (need < 0 || (need > 0 && !workspace))
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                            "needs %lld bytes of workspace but got none", (long long)need);
@@ -696,12 +685,9 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
             return op_fail(o, st, "%s", prt_last_error());
     }
 #endif
-    if (o->cls->nb_outputs)
-        return o->cls->run_n[device](o, nb_in ? in_desc[0].dtype : out_desc->dtype,
-                                     in_desc, nb_in, out_desc, nb_out, inputs, outputs,
-                                     workspace, stream);
     return o->cls->run[device](o, nb_in ? in_desc[0].dtype : out_desc->dtype, in_desc,
-                               nb_in, out_desc, inputs, outputs[0], workspace, stream);
+                               nb_in, out_desc, nb_out, inputs, outputs, workspace,
+                               stream);
 }
 
 static prt_plugin *rt_clone(const prt_plugin *p)

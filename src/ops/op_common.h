@@ -87,18 +87,12 @@ typedef struct op_fields {
     const prt_field_collection *fc; /* may be NULL: no fields */
 } op_fields;
 
-/* A kernel of several outputs: see op_class.run_n. */
-typedef prt_status (*op_kernel_n_fn)(const op_object *o, int32_t dtype,
-                                     const prt_tensor_desc *in, int32_t nb_in,
-                                     const prt_tensor_desc *out, int32_t nb_out,
-                                     const void *const *x, void *const *y, void *ws,
-                                     void *stream);
-
 /* A kernel: see op_class.run. */
 typedef prt_status (*op_kernel_fn)(const op_object *o, int32_t dtype,
                                    const prt_tensor_desc *in, int32_t nb_in,
-                                   const prt_tensor_desc *out, const void *const *x,
-                                   void *y, void *ws, void *stream);
+                                   const prt_tensor_desc *out, int32_t nb_out,
+                                   const void *const *x, void *const *y, void *ws,
+                                   void *stream);
 
 typedef struct op_class {
     int32_t kind;       /* variant, for families that share code (Add, Sub) */
@@ -121,21 +115,23 @@ typedef struct op_class {
      * errors that need concrete values. */
     prt_status (*infer)(const op_object *o, const prt_dims *in, int32_t nb_in,
                         prt_dims *out);
-    /* Scratch bytes for these concrete dims. The builder asks with every
-     * input's and the output's profile maximum, which together need not be
-     * a shape infer accepts, so this must cope with any dims; the need must
-     * not decrease when a dim grows. Before a run it is asked again with
-     * the real dims. NULL: none. -1: overflow. */
+    /* Scratch bytes for these concrete dims (out[0..nb_out): every
+     * output's). The builder asks with every input's and output's profile
+     * maximum, which together need not be a shape infer accepts, so this
+     * must cope with any dims; the need must not decrease when a dim grows.
+     * Before a run it is asked again with the real dims. NULL: none. -1:
+     * overflow. */
     int64_t (*workspace)(const op_object *o, int32_t dtype, const prt_dims *in,
-                         int32_t nb_in, const prt_dims *out);
-    /* Kernels, one slot per device (prt_device): computes the output.
-     * Dims are checked; pointers are non-NULL for tensors with elements and
-     * point into that device's memory; ws holds what `workspace` asked for.
-     * `dtype` is input 0's (the output's when the op has no inputs); with
-     * mixed dtypes read in[i].dtype and out->dtype. `stream` is the
-     * device's queue (NULL on the CPU, where the work is done on return).
-     * The op runs on the devices whose slot is set; the CPU slot is always
-     * set. */
+                         int32_t nb_in, const prt_dims *out, int32_t nb_out);
+    /* Kernels, one slot per device (prt_device): compute every output, y[k]
+     * output k (non-NULL when it has elements; an output whose dims depend
+     * on data holds its upper bound in out[k].dims). Dims are checked;
+     * pointers point into that device's memory; ws holds what `workspace`
+     * asked for. `dtype` is input 0's (output 0's when the op has no
+     * inputs); with mixed dtypes read in[i].dtype and out[k].dtype.
+     * `stream` is the device's queue (NULL on the CPU, where the work is
+     * done on return). The op runs on the devices whose slot is set; the
+     * CPU slot is always set. */
     op_kernel_fn run[PRT_DEVICE_COUNT];
 
     /* ---- optional; zero/NULL keeps the rules above ---------------------- */
@@ -171,8 +167,9 @@ typedef struct op_class {
                          prt_expr_builder *eb);
 
     /* ---- several outputs (optional; nb_outputs NULL: one, the hooks
-     * above). With nb_outputs set these replace shapes/shapes_sv, infer,
-     * out_dtype, workspace and run; `values` is not used. ---------------- */
+     * above). With nb_outputs set these replace shapes/shapes_sv, infer
+     * and out_dtype; `values` is not used. `workspace` and `run` take every
+     * output either way. ------------------------------------------------- */
     /* How many outputs this object has (its fields may say: Split). */
     int32_t (*nb_outputs)(const op_object *o);
     /* Symbolic dims of every output; sv and nb_sv as for shapes_sv. Size
@@ -188,14 +185,6 @@ typedef struct op_class {
     /* Output `index`'s dtype from the inputs'. */
     int32_t (*out_dtype_n)(const op_object *o, const int32_t *types, int32_t nb_in,
                            int32_t index);
-    /* Scratch bytes, as `workspace`, given every output's dims. NULL: none. */
-    int64_t (*workspace_n)(const op_object *o, int32_t dtype, const prt_dims *in,
-                           int32_t nb_in, const prt_dims *out, int32_t nb_out);
-    /* Kernels, one slot per device, as `run` with every output: y[k] is
-     * output k (non-NULL when it has elements). An output whose dims depend
-     * on data holds its upper bound in out[k].dims. */
-    op_kernel_n_fn run_n[PRT_DEVICE_COUNT];
-
     /* ---- devices (optional) ------------------------------------------- */
     /* Whether the CUDA kernel takes these dtypes (types[0..nb_in) the
      * inputs', out_type output 0's), when it takes fewer than the CPU's.

@@ -214,8 +214,8 @@ static int32_t pool_out_dtype_n(const op_object *o, const int32_t *types, int32_
 }
 
 /* Dtypes computed in float32 in the workspace: X and Y as float32. */
-static int64_t pool_workspace_n(const op_object *o, int32_t dtype, const prt_dims *in,
-                                int32_t nb_in, const prt_dims *out, int32_t nb_out)
+static int64_t pool_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
+                              int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     int64_t vx = base_volume(&in[0]), vy = base_volume(&out[0]), n;
     (void)o, (void)nb_in, (void)nb_out;
@@ -365,10 +365,9 @@ static void pool_range(void *arg, int64_t b, int64_t e)
     }
 }
 
-static prt_status pool_run_n(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                             int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
-                             const void *const *xs, void *const *ys, void *ws,
-                             void *stream)
+static prt_status pool_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                           const void *const *xs, void *const *ys, void *ws, void *stream)
 {
     const pool_op *p = cpl(o);
     const prt_dims *xd = &in[0].dims;
@@ -429,8 +428,8 @@ static prt_status pool_run_n(const op_object *o, int32_t dtype, const prt_tensor
         .shapes_n = pool_shapes_n,                                                       \
         .infer_n = pool_infer_n,                                                         \
         .out_dtype_n = pool_out_dtype_n,                                                 \
-        .workspace_n = pool_workspace_n,                                                 \
-        .run_n = {[PRT_DEVICE_CPU] = pool_run_n},                                        \
+        .workspace = pool_workspace,                                                     \
+        .run = {[PRT_DEVICE_CPU] = pool_run},                                            \
     }
 
 #define POOL_DT_MAX                                                                      \
@@ -563,9 +562,10 @@ static void gap_c8_range(void *arg, int64_t b, int64_t e)
 }
 
 static prt_status gap_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                          int32_t nb_in, const prt_tensor_desc *out,
-                          const void *const *xs, void *y, void *ws, void *stream)
+                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                          const void *const *xs, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const prt_dims *d = &in[0].dims;
     int64_t rows = d->d[0] * d->d[1], sp = 1;
     (void)nb_in, (void)out, (void)ws;
@@ -621,9 +621,11 @@ static prt_status gap_run(const op_object *o, int32_t dtype, const prt_tensor_de
 #ifdef PRT_HAVE_CUDA
 static prt_status gap_run_cuda(const op_object *o, int32_t dtype,
                                const prt_tensor_desc *in, int32_t nb_in,
-                               const prt_tensor_desc *out, const void *const *xs, void *y,
-                               void *ws, void *stream)
+                               const prt_tensor_desc *out, int32_t nb_out,
+                               const void *const *xs, void *const *ys, void *ws,
+                               void *stream)
 {
+    void *y = ys[0];
     const prt_dims *d = &in[0].dims;
     int64_t sp = 1;
     (void)nb_in, (void)out, (void)ws;

@@ -104,9 +104,10 @@ static int pow_row(const void *ctx, const uint8_t *const *p, const int64_t *s, u
 }
 
 static prt_status pow_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                          int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                          void *y, void *ws, void *stream)
+                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                          const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const pow_ctx c = {in[0].dtype, in[1].dtype};
     const prt_dims dims[2] = {in[0].dims, in[1].dims};
     const size_t es[2] = {prt_dtype_size(in[0].dtype), prt_dtype_size(in[1].dtype)};

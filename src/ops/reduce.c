@@ -153,7 +153,7 @@ static int reduce_in_double(int32_t kind, int32_t dtype)
 
 /* The accumulators (8 bytes per output element, twice for LogSumExp). */
 static int64_t reduce_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                                int32_t nb_in, const prt_dims *out)
+                                int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     int64_t n = base_volume(out);
     (void)dtype, (void)in, (void)nb_in;
@@ -331,9 +331,11 @@ static void rd_walk(const rd_view *v, int32_t kind, int dbl, int32_t dtype, cons
 }
 
 static prt_status reduce_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                             int32_t nb_in, const prt_tensor_desc *out,
-                             const void *const *x, void *y, void *ws, void *stream)
+                             int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                             const void *const *x, void *const *ys, void *ws,
+                             void *stream)
 {
+    void *y = ys[0];
     const reduce_op *r = (const reduce_op *)o;
     const int32_t kind = o->cls->kind;
     const int dbl = reduce_in_double(kind, dtype);

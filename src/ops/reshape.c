@@ -73,9 +73,10 @@ static prt_status copy_check(const op_object *o, const prt_tensor_desc *in,
 }
 
 prt_status op_copy_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                       int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                       void *y, void *ws, void *stream)
+                       int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                       const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     int64_t n = base_volume(&in[0].dims);
     prt_status st = copy_check(o, in, out);
     (void)nb_in, (void)ws;
@@ -88,9 +89,10 @@ prt_status op_copy_run(const op_object *o, int32_t dtype, const prt_tensor_desc 
 
 #ifdef PRT_HAVE_CUDA
 prt_status op_copy_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                            int32_t nb_in, const prt_tensor_desc *out,
-                            const void *const *x, void *y, void *ws, void *stream)
+                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                            const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     int64_t n = base_volume(&in[0].dims);
     prt_status st = copy_check(o, in, out);
     (void)nb_in, (void)ws;

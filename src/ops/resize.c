@@ -584,7 +584,7 @@ static int64_t rs_axis_bound(const resize_op *r, int32_t j, int64_t in, int64_t 
 }
 
 static int64_t rs_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                            int32_t nb_in, const prt_dims *out)
+                            int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     const resize_op *r = crs(o);
     int32_t rank = in[0].nb_dims, axis_of[PRT_MAX_DIMS];
@@ -740,9 +740,10 @@ static prt_status rs_setup(const op_object *o, const prt_tensor_desc *in, int32_
 }
 
 static prt_status rs_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, const void *const *xs,
-                         void *y, void *ws, void *stream)
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *xs, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const resize_op *r = crs(o);
     const prt_dims *xd = &in[0].dims, *yd = &out->dims;
     int32_t rank = xd->nb_dims;

@@ -263,9 +263,11 @@ static prt_status bad_index(const op_object *o, int64_t v, int64_t e, int32_t di
 
 static prt_status scatter_run(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, const void *const *x, void *y,
-                              void *ws, void *stream)
+                              const prt_tensor_desc *out, int32_t nb_out,
+                              const void *const *x, void *const *ys, void *ws,
+                              void *stream)
 {
+    void *y = ys[0];
     const scatter_op *s = (const scatter_op *)o;
     const prt_dims *dd = &in[0].dims, *id = &in[1].dims;
     int64_t ds[PRT_MAX_DIMS], n = base_volume(id);

@@ -104,9 +104,10 @@ static prt_status shape_values(op_object *o, const prt_dim_exprs *in_dims,
 }
 
 static prt_status shape_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                            int32_t nb_in, const prt_tensor_desc *out,
-                            const void *const *x, void *y, void *ws, void *stream)
+                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                            const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     int32_t b, e;
     (void)dtype, (void)nb_in, (void)out, (void)x, (void)ws;
     shape_range(o, in[0].dims.nb_dims, &b, &e);
@@ -126,9 +127,11 @@ static int32_t shape_out_dtype(const op_object *o, const int32_t *types, int32_t
  * (no copy from host memory, so a graph can capture it). */
 static prt_status shape_run_cuda(const op_object *o, int32_t dtype,
                                  const prt_tensor_desc *in, int32_t nb_in,
-                                 const prt_tensor_desc *out, const void *const *x,
-                                 void *y, void *ws, void *stream)
+                                 const prt_tensor_desc *out, int32_t nb_out,
+                                 const void *const *x, void *const *ys, void *ws,
+                                 void *stream)
 {
+    void *y = ys[0];
     int32_t b, e;
     (void)dtype, (void)nb_in, (void)out, (void)x, (void)ws;
     shape_range(o, in[0].dims.nb_dims, &b, &e);
@@ -195,9 +198,10 @@ static prt_status size_values(op_object *o, const prt_dim_exprs *in_dims,
 }
 
 static prt_status size_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                           int32_t nb_in, const prt_tensor_desc *out,
-                           const void *const *x, void *y, void *ws, void *stream)
+                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                           const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     int64_t n = base_volume(&in[0].dims);
     (void)o, (void)dtype, (void)nb_in, (void)out, (void)x, (void)ws, (void)stream;
     memcpy(y, &n, sizeof n);
@@ -207,9 +211,11 @@ static prt_status size_run(const op_object *o, int32_t dtype, const prt_tensor_d
 #ifdef PRT_HAVE_CUDA
 static prt_status size_run_cuda(const op_object *o, int32_t dtype,
                                 const prt_tensor_desc *in, int32_t nb_in,
-                                const prt_tensor_desc *out, const void *const *x, void *y,
-                                void *ws, void *stream)
+                                const prt_tensor_desc *out, int32_t nb_out,
+                                const void *const *x, void *const *ys, void *ws,
+                                void *stream)
 {
+    void *y = ys[0];
     int64_t n = base_volume(&in[0].dims);
     (void)dtype, (void)nb_in, (void)out, (void)x, (void)ws;
     return op_cuda_status(o, opk_values(&n, 1, y, stream));

@@ -30,14 +30,15 @@ extern const prt_plugin_creator op_cast_creator;
 /* Shared by the reshaping ops (reshape.c): the output holds the input's
  * elements in order; checks that the volumes agree, then copies. */
 prt_status op_copy_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                       int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                       void *y, void *ws, void *stream);
+                       int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                       const void *const *x, void *const *ys, void *ws, void *stream);
 
 #ifdef PRT_HAVE_CUDA
 /* op_copy_run on CUDA: one device-to-device copy. */
 prt_status op_copy_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                            int32_t nb_in, const prt_tensor_desc *out,
-                            const void *const *x, void *y, void *ws, void *stream);
+                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                            const void *const *x, void *const *ys, void *ws,
+                            void *stream);
 #define OP_COPY_CUDA op_copy_run_cuda
 #else
 #define OP_COPY_CUDA NULL

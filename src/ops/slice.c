@@ -207,9 +207,10 @@ static prt_status slice_params(const op_object *o, const prt_dims *dd,
 }
 
 static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                            int32_t nb_in, const prt_tensor_desc *out,
-                            const void *const *x, void *y, void *ws, void *stream)
+                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                            const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     int64_t buf[4][SLICE_MAX], start[PRT_MAX_DIMS], step[PRT_MAX_DIMS];
     int64_t istride[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0}, n, src = 0;
     const int64_t *vals[4] = {NULL, NULL, NULL, NULL};
@@ -277,9 +278,11 @@ static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_
  * gives 0 rather than a read out of bounds). */
 static prt_status slice_run_cuda(const op_object *o, int32_t dtype,
                                  const prt_tensor_desc *in, int32_t nb_in,
-                                 const prt_tensor_desc *out, const void *const *x,
-                                 void *y, void *ws, void *stream)
+                                 const prt_tensor_desc *out, int32_t nb_out,
+                                 const void *const *x, void *const *ys, void *ws,
+                                 void *stream)
 {
+    void *y = ys[0];
     const prt_dims *dd = &in[0].dims;
     const int32_t r = dd->nb_dims, esize = (int32_t)prt_dtype_size(dtype);
     int32_t cnt = nb_in > 1 ? (int32_t)base_volume(&in[1].dims) : 0;

@@ -82,7 +82,7 @@ static prt_status softmax_infer(const op_object *o, const prt_dims *in, int32_t 
 
 /* Half floats: the input as float32, computed in place. */
 static int64_t softmax_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                                 int32_t nb_in, const prt_dims *out)
+                                 int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     int64_t n = base_volume(&in[0]);
     (void)o, (void)nb_in, (void)out;
@@ -171,9 +171,11 @@ static prt_status softmax_view(const op_object *o, const prt_dims *d, int64_t *o
 
 static prt_status softmax_run(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, const void *const *x, void *y,
-                              void *ws, void *stream)
+                              const prt_tensor_desc *out, int32_t nb_out,
+                              const void *const *x, void *const *ys, void *ws,
+                              void *stream)
 {
+    void *y = ys[0];
     const prt_dims *d = &in[0].dims;
     int64_t outer, inner, n, total = base_volume(d);
     const float *src = x[0];
@@ -204,9 +206,11 @@ static prt_status softmax_run(const op_object *o, int32_t dtype,
 #ifdef PRT_HAVE_CUDA
 static prt_status softmax_run_cuda(const op_object *o, int32_t dtype,
                                    const prt_tensor_desc *in, int32_t nb_in,
-                                   const prt_tensor_desc *out, const void *const *x,
-                                   void *y, void *ws, void *stream)
+                                   const prt_tensor_desc *out, int32_t nb_out,
+                                   const void *const *x, void *const *ys, void *ws,
+                                   void *stream)
 {
+    void *y = ys[0];
     int64_t outer, inner, n;
     prt_status st = softmax_view(o, &in[0].dims, &outer, &n, &inner);
     (void)nb_in, (void)out, (void)ws;

@@ -70,7 +70,7 @@ static void map_walk(const prt_dims *od, int64_t *const *map, const void *x, voi
 
 /* The maps' room: one int64 per output coordinate of every dim. */
 static int64_t map_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
-                             int32_t nb_in, const prt_dims *out)
+                             int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     int64_t n = 0;
     (void)o, (void)dtype, (void)in, (void)nb_in;
@@ -129,9 +129,10 @@ static prt_status tile_values(op_object *o, const prt_dim_exprs *in_dims,
 }
 
 static prt_status tile_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                           int32_t nb_in, const prt_tensor_desc *out,
-                           const void *const *x, void *y, void *ws, void *stream)
+                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                           const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const prt_dims *id = &in[0].dims, *od = &out->dims;
     int64_t *map[PRT_MAX_DIMS], st[PRT_MAX_DIMS];
     char a[128], b[128];
@@ -380,9 +381,10 @@ static void pad_field_value(const pad_op *p, int32_t dtype, uint8_t *v)
 }
 
 static prt_status pad_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                          int32_t nb_in, const prt_tensor_desc *out, const void *const *x,
-                          void *y, void *ws, void *stream)
+                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                          const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const pad_op *p = (const pad_op *)o;
     const prt_dims *id = &in[0].dims, *od = &out->dims;
     int64_t pads[PAD_MAX], begin[PRT_MAX_DIMS] = {0}, st[PRT_MAX_DIMS];

@@ -244,8 +244,8 @@ static const op_class topk_class = {
     .nb_outputs = topk_nb_outputs,
     .shapes_n = topk_shapes,
     .out_dtype_n = topk_out_dtype,
-    .workspace_n = topk_workspace,
-    .run_n = {[PRT_DEVICE_CPU] = topk_run},
+    .workspace = topk_workspace,
+    .run = {[PRT_DEVICE_CPU] = topk_run},
 };
 
 static const prt_field_schema topk_schema[] = {

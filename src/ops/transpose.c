@@ -183,9 +183,10 @@ static prt_status tp_infer(const op_object *o, const prt_dims *in, int32_t nb_in
     } while (0)
 
 static prt_status tp_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, const void *const *xs,
-                         void *y, void *ws, void *stream)
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *xs, void *const *yv, void *ws, void *stream)
 {
+    void *y = yv[0];
     const prt_dims *id = &in[0].dims;
     const void *x = xs[0];
     int32_t perm[PRT_MAX_DIMS], r = 0, kc = -1;
@@ -243,9 +244,11 @@ static prt_status tp_run(const op_object *o, int32_t dtype, const prt_tensor_des
 /* CUDA: one thread per output element, reading its permuted source. */
 static prt_status tp_run_cuda(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, const void *const *xs, void *y,
-                              void *ws, void *stream)
+                              const prt_tensor_desc *out, int32_t nb_out,
+                              const void *const *xs, void *const *ys, void *ws,
+                              void *stream)
 {
+    void *y = ys[0];
     const prt_dims *id = &in[0].dims;
     int32_t perm[PRT_MAX_DIMS];
     int64_t istr[PRT_MAX_DIMS], od[PRT_MAX_DIMS], src[PRT_MAX_DIMS], stride = 1;

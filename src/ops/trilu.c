@@ -61,9 +61,10 @@ static prt_status trilu_infer(const op_object *o, const prt_dims *in, int32_t nb
 }
 
 static prt_status trilu_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                            int32_t nb_in, const prt_tensor_desc *out,
-                            const void *const *x, void *y, void *ws, void *stream)
+                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                            const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     const prt_dims *d = &in[0].dims;
     int64_t rows = d->d[d->nb_dims - 2], cols = d->d[d->nb_dims - 1];
     int64_t mats = base_volume(d) / (rows * cols), k = 0;

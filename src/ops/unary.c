@@ -162,9 +162,11 @@ static void unary_range(void *arg, int64_t b, int64_t e)
 }
 
 static prt_status unary_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                            int32_t nb_in, const prt_tensor_desc *out,
-                            const void *const *xs, void *y, void *ws, void *stream)
+                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                            const void *const *xs, void *const *ys, void *ws,
+                            void *stream)
 {
+    void *y = ys[0];
     const int32_t kind = o->cls->kind;
     int64_t n = base_volume(&in[0].dims);
     unary_job j = {kind, dtype, xs[0], y};
@@ -184,9 +186,11 @@ static prt_status unary_run(const op_object *o, int32_t dtype, const prt_tensor_
 #ifdef PRT_HAVE_CUDA
 static prt_status unary_run_cuda(const op_object *o, int32_t dtype,
                                  const prt_tensor_desc *in, int32_t nb_in,
-                                 const prt_tensor_desc *out, const void *const *xs,
-                                 void *y, void *ws, void *stream)
+                                 const prt_tensor_desc *out, int32_t nb_out,
+                                 const void *const *xs, void *const *ys, void *ws,
+                                 void *stream)
 {
+    void *y = ys[0];
     int64_t n = base_volume(&in[0].dims);
     int err;
     (void)nb_in, (void)out, (void)ws;

@@ -255,9 +255,10 @@ static int64_t um_grain(int32_t kind)
 }
 
 static prt_status um_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, const void *const *xs,
-                         void *y, void *ws, void *stream)
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *xs, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     um_job j = {(const um_op *)o, dtype, xs[0], y};
     int32_t kind = o->cls->kind;
     (void)nb_in, (void)out, (void)ws, (void)stream;
@@ -271,9 +272,11 @@ static prt_status um_run(const op_object *o, int32_t dtype, const prt_tensor_des
 #ifdef PRT_HAVE_CUDA
 static prt_status um_run_cuda(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, const void *const *xs, void *y,
-                              void *ws, void *stream)
+                              const prt_tensor_desc *out, int32_t nb_out,
+                              const void *const *xs, void *const *ys, void *ws,
+                              void *stream)
 {
+    void *y = ys[0];
     const um_op *u = (const um_op *)o;
     (void)nb_in, (void)out, (void)ws;
     return op_cuda_status(o, opk_unary_math(o->cls->kind, dtype, u->alpha, u->beta,

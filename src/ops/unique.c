@@ -265,8 +265,8 @@ static const op_class unique_class = {
     .nb_outputs = uq_nb_outputs,
     .shapes_n = uq_shapes,
     .out_dtype_n = uq_out_dtype,
-    .workspace_n = uq_workspace,
-    .run_n = {[PRT_DEVICE_CPU] = uq_run},
+    .workspace = uq_workspace,
+    .run = {[PRT_DEVICE_CPU] = uq_run},
 };
 
 static const prt_field_schema unique_schema[] = {

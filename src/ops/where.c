@@ -80,9 +80,10 @@ static int where_row_f32(const void *ctx, const uint8_t *const *p, const int64_t
 }
 
 static prt_status where_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                            int32_t nb_in, const prt_tensor_desc *out,
-                            const void *const *x, void *y, void *ws, void *stream)
+                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                            const void *const *x, void *const *ys, void *ws, void *stream)
 {
+    void *y = ys[0];
     size_t es[3], ves = prt_dtype_size(in[1].dtype);
     prt_dims dims[3];
     (void)o, (void)dtype, (void)nb_in, (void)ws;
@@ -99,9 +100,11 @@ static prt_status where_run(const op_object *o, int32_t dtype, const prt_tensor_
 #ifdef PRT_HAVE_CUDA
 static prt_status where_run_cuda(const op_object *o, int32_t dtype,
                                  const prt_tensor_desc *in, int32_t nb_in,
-                                 const prt_tensor_desc *out, const void *const *x,
-                                 void *y, void *ws, void *stream)
+                                 const prt_tensor_desc *out, int32_t nb_out,
+                                 const void *const *x, void *const *ys, void *ws,
+                                 void *stream)
 {
+    void *y = ys[0];
     const prt_dims dims[3] = {in[0].dims, in[1].dims, in[2].dims};
     opk_bcast b;
     (void)dtype, (void)nb_in, (void)ws;
