@@ -39,7 +39,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/op_common.h"
 
 static double now(void)

@@ -1,5 +1,5 @@
 /*
- * The CPU's fast kernels (src/ops/cpu_kernels.h) against plain references
+ * The CPU's fast kernels (src/ops/cpu/cpu_kernels.h) against plain references
  * written here in double, in both builds (AVX2 + FMA where the CPU has it,
  * and the baseline one, forced with cpu_force_baseline):
  *  - Conv, through the op: random shapes made to take each path (the test
@@ -42,7 +42,7 @@
 
 #include "base/base.h"
 #include "op_testutil.h"
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/op_common.h"
 #include "ops/ops_nn.h"
 

@@ -1,16 +1,16 @@
 /*
  * The arithmetic the built-in ops' CUDA kernels do per element, run here on
- * the CPU (ops/gpu_args.h and base/fp16.h are compiled for both): 16-bit
- * float round trips and Cast's float-to-integer rule; broadcast walks (merged dims)
- * against a plain index walk; Slice's starts against the CPU op; and the dtypes each op's
- * CUDA kernel refuses, which leave CUDA out of the op's devices once configured. Needs no
- * GPU: CI runs it.
+ * the CPU (ops/cuda/gpu_args.h, ops/op_elem.h and base/fp16.h are compiled for both):
+ * 16-bit float round trips and Cast's float-to-integer rule; broadcast walks (merged
+ * dims) against a plain index walk; Slice's starts against the CPU op; and the dtypes
+ * each op's CUDA kernel refuses, which leave CUDA out of the op's devices once
+ * configured. Needs no GPU: CI runs it.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "op_testutil.h"
-#include "ops/gpu_args.h"
+#include "ops/cuda/gpu_args.h"
 
 /* base/fp16.h is what prt_half_to_float and its kin are, so the kernels'
  * conversions are the CPU's by construction: here, that every half and

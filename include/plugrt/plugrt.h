@@ -248,6 +248,16 @@ PRT_API PRT_NODISCARD prt_status prt_builtin_find_creator(const char *name,
                                                           const prt_plugin_creator **out);
 PRT_API int32_t prt_builtin_creator_count(void);
 PRT_API const prt_plugin_creator *prt_builtin_get_creator(int32_t index);
+/* What built-in op `index` (0 to prt_builtin_creator_count() - 1) runs on
+ * in this build: *out_mask gets, for `device` (prt_device), the dtypes its
+ * kernel there takes for the op's key input (bit t set: prt_dtype t; the
+ * key input is input 0, Where's X, or the output for an op without
+ * inputs), 0 when the op has no kernel on that device. Every op runs on
+ * the CPU. A network may narrow what one layer takes (its fields: Clip
+ * with bounds takes floats only). PRT_ERR_INVALID_ARGUMENT for an index or
+ * device out of range. Thread-safe. */
+PRT_API PRT_NODISCARD prt_status prt_builtin_get_dtypes(int32_t index, int32_t device,
+                                                        uint32_t *out_mask);
 
 /* ------------------------------------------------------------------------ */
 /* Network definition                                                        */

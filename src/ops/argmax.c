@@ -189,8 +189,7 @@ static prt_status argmax_run(const op_object *o, int32_t dtype, const prt_tensor
         .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = EW_DT_NUMERIC,          \
         .size = sizeof(argmax_op), .alias_input = -1, .parse = argmax_parse,             \
         .serialize = argmax_serialize, .shapes = argmax_shapes, .infer = argmax_infer,   \
-        .workspace = argmax_workspace, .run = {[PRT_DEVICE_CPU] = argmax_run},           \
-        .out_dtype = argmax_out_dtype,                                                   \
+        .workspace = argmax_workspace, .run = argmax_run, .out_dtype = argmax_out_dtype, \
     }
 
 static const op_class argmax_class = ARG_CLASS(ARG_MAX);

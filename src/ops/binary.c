@@ -37,27 +37,6 @@
 #include "ops/ew_kinds.h"
 #include "base/parallel.h"
 #include "ops/ops_ew.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
-
-/* The ops (class kinds). */
-enum {
-    BIN_ADD,
-    BIN_SUB,
-    BIN_MUL,
-    BIN_DIV,
-    BIN_MOD,
-    BIN_MAX,
-    BIN_MIN,
-    BIN_SUM,
-    BIN_MEAN,
-    BIN_BITSHIFT,
-    BIN_PRELU
-};
-
-/* What a row computes. */
-enum { R_ADD, R_SUB, R_MUL, R_DIV, R_MOD, R_FMOD, R_MAX, R_MIN, R_SHL, R_SHR, R_PRELU };
 
 typedef struct bin_op {
     op_object o;
@@ -94,17 +73,17 @@ static int32_t bin_serialize(op_object *o, prt_field *ser)
     return 0;
 }
 
-static int32_t row_kind(const op_object *o)
+int32_t bin_row_kind(const op_object *o)
 {
     static const int32_t rk[] = {
-        [BIN_ADD] = R_ADD, [BIN_SUB] = R_SUB,  [BIN_MUL] = R_MUL,
-        [BIN_DIV] = R_DIV, [BIN_MAX] = R_MAX,  [BIN_MIN] = R_MIN,
-        [BIN_SUM] = R_ADD, [BIN_MEAN] = R_ADD, [BIN_PRELU] = R_PRELU};
+        [BIN_ADD] = BIN_R_ADD, [BIN_SUB] = BIN_R_SUB,  [BIN_MUL] = BIN_R_MUL,
+        [BIN_DIV] = BIN_R_DIV, [BIN_MAX] = BIN_R_MAX,  [BIN_MIN] = BIN_R_MIN,
+        [BIN_SUM] = BIN_R_ADD, [BIN_MEAN] = BIN_R_ADD, [BIN_PRELU] = BIN_R_PRELU};
     const bin_op *b = (const bin_op *)o;
     if (o->cls->kind == BIN_MOD)
-        return b->fmod ? R_FMOD : R_MOD;
+        return b->fmod ? BIN_R_FMOD : BIN_R_MOD;
     if (o->cls->kind == BIN_BITSHIFT)
-        return b->direction ? R_SHR : R_SHL;
+        return b->direction ? BIN_R_SHR : BIN_R_SHL;
     return rk[o->cls->kind];
 }
 
@@ -232,28 +211,28 @@ static void row_f32(int32_t kind, const float *a, int64_t sa, const float *b, in
                     float *y, int64_t n)
 {
     switch (kind) {
-    case R_ADD:
+    case BIN_R_ADD:
         BIN_ROWS(float, F_ADD);
         break;
-    case R_SUB:
+    case BIN_R_SUB:
         BIN_ROWS(float, F_SUB);
         break;
-    case R_MUL:
+    case BIN_R_MUL:
         BIN_ROWS(float, F_MUL);
         break;
-    case R_DIV:
+    case BIN_R_DIV:
         BIN_ROWS(float, F_DIV);
         break;
-    case R_MOD:
+    case BIN_R_MOD:
         BIN_ROWS(float, mod_f);
         break;
-    case R_FMOD:
+    case BIN_R_FMOD:
         BIN_ROWS(float, fmodf);
         break;
-    case R_MAX:
+    case BIN_R_MAX:
         BIN_ROWS(float, F_MAX);
         break;
-    case R_MIN:
+    case BIN_R_MIN:
         BIN_ROWS(float, F_MIN);
         break;
     default:
@@ -299,28 +278,28 @@ static void row_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
         enum { BITS = 8 * (int)sizeof(T) };                                              \
         const T zero_ = 0;                                                               \
         switch (kind) {                                                                  \
-        case R_ADD:                                                                      \
+        case BIN_R_ADD:                                                                  \
             BIN_ROWS(T, W_ADD);                                                          \
             break;                                                                       \
-        case R_SUB:                                                                      \
+        case BIN_R_SUB:                                                                  \
             BIN_ROWS(T, W_SUB);                                                          \
             break;                                                                       \
-        case R_MUL:                                                                      \
+        case BIN_R_MUL:                                                                  \
             BIN_ROWS(T, W_MUL);                                                          \
             break;                                                                       \
-        case R_MAX:                                                                      \
+        case BIN_R_MAX:                                                                  \
             BIN_ROWS(T, I_MAX);                                                          \
             break;                                                                       \
-        case R_MIN:                                                                      \
+        case BIN_R_MIN:                                                                  \
             BIN_ROWS(T, I_MIN);                                                          \
             break;                                                                       \
-        case R_SHL:                                                                      \
+        case BIN_R_SHL:                                                                  \
             BIN_ROWS(T, I_SHL);                                                          \
             break;                                                                       \
-        case R_SHR:                                                                      \
+        case BIN_R_SHR:                                                                  \
             BIN_ROWS(T, I_SHR);                                                          \
             break;                                                                       \
-        case R_PRELU:                                                                    \
+        case BIN_R_PRELU:                                                                \
             BIN_ROWS(T, I_PRELU);                                                        \
             break;                                                                       \
         default: /* Div, Mod, fmod */                                                    \
@@ -329,10 +308,10 @@ static void row_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
                 if (bv == 0)                                                             \
                     return 0;                                                            \
                 if (SIGNED && bv == (T)-1)                                               \
-                    r = kind == R_DIV ? (T)(0 - (U)av) : (T)0;                           \
+                    r = kind == BIN_R_DIV ? (T)(0 - (U)av) : (T)0;                       \
                 else                                                                     \
-                    r = kind == R_DIV ? (T)(av / bv) : (T)(av % bv);                     \
-                if (kind == R_MOD && r != 0 && I_NEG(r) != I_NEG(bv))                    \
+                    r = kind == BIN_R_DIV ? (T)(av / bv) : (T)(av % bv);                 \
+                if (kind == BIN_R_MOD && r != 0 && I_NEG(r) != I_NEG(bv))                \
                     r = W_ADD(r, bv);                                                    \
                 y[j] = r;                                                                \
             }                                                                            \
@@ -465,13 +444,13 @@ static void bin_c8_range(void *arg, int64_t begin, int64_t end)
         const int64_t da = j->sa == 1 ? 8 : 0, db = j->sb == 1 ? 8 : 0;
         float *y = j->y + base;
         switch (j->rk) {
-        case R_ADD:
+        case BIN_R_ADD:
             BIN_C8_LOOP(+)
             break;
-        case R_SUB:
+        case BIN_R_SUB:
             BIN_C8_LOOP(-)
             break;
-        case R_MUL:
+        case BIN_R_MUL:
             BIN_C8_LOOP(*)
             break;
         default:
@@ -489,11 +468,11 @@ static prt_status bin_run_c8(const op_object *o, const prt_tensor_desc *in, int3
                              const prt_tensor_desc *out, const void *const *x, void *y)
 {
     bin_c8_job j;
-    const int32_t rk = row_kind(o);
+    const int32_t rk = bin_row_kind(o);
     if (nb_in != 2 || in[0].format != PRT_FORMAT_CHW8 ||
         in[1].format != PRT_FORMAT_CHW8 || out->format != PRT_FORMAT_CHW8 ||
         out->dims.nb_dims != 4 ||
-        (rk != R_ADD && rk != R_SUB && rk != R_MUL && rk != R_DIV))
+        (rk != BIN_R_ADD && rk != BIN_R_SUB && rk != BIN_R_MUL && rk != BIN_R_DIV))
         return op_fail(o, PRT_ERR_UNSUPPORTED,
                        "the blocked format CHW8 takes Add, Sub, Mul and Div of two "
                        "CHW8 inputs of rank 4 into a CHW8 output");
@@ -525,7 +504,7 @@ static prt_status bin_run(const op_object *o, int32_t dtype, const prt_tensor_de
                           const void *const *x, void *const *ys, void *ws, void *stream)
 {
     void *y = ys[0];
-    const bin_ctx c = {row_kind(o), dtype};
+    const bin_ctx c = {bin_row_kind(o), dtype};
     int code = BIN_ROW_OK;
     (void)ws, (void)stream;
     if (out->format == PRT_FORMAT_CHW8 ||
@@ -544,7 +523,7 @@ static prt_status bin_run(const op_object *o, int32_t dtype, const prt_tensor_de
     for (int32_t k = 2; k < nb_in && code == BIN_ROW_OK; k++)
         code = bin_walk(&out->dims, &out->dims, &in[k].dims, y, x[k], y, &c);
     if (code == BIN_ROW_OK && o->cls->kind == BIN_MEAN) {
-        const bin_ctx div = {R_DIV, dtype};
+        const bin_ctx div = {BIN_R_DIV, dtype};
         const prt_dims scalar = {0, {0}};
         float count = (float)nb_in;
         uint16_t h =
@@ -564,64 +543,6 @@ static prt_status bin_run(const op_object *o, int32_t dtype, const prt_tensor_de
                        prt_dtype_name(dtype));
     }
 }
-
-#ifdef PRT_HAVE_CUDA
-/* CUDA: the same walk as one launch per input after the first, in place
- * as on the CPU, and Mean's division as a float function. Integer Div and
- * Mod are refused at build time (bin_cuda_dtypes_ok): a zero divisor
- * fails the CPU's run, which a kernel cannot do. */
-static int32_t bin_cuda_kind(int32_t rk)
-{
-    static const int32_t k[] = {
-        [R_ADD] = OPK_ADD, [R_SUB] = OPK_SUB,   [R_MUL] = OPK_MUL,    [R_DIV] = OPK_DIV,
-        [R_MOD] = OPK_MOD, [R_FMOD] = OPK_FMOD, [R_MAX] = OPK_MAX,    [R_MIN] = OPK_MIN,
-        [R_SHL] = OPK_SHL, [R_SHR] = OPK_SHR,   [R_PRELU] = OPK_PRELU};
-    return k[rk];
-}
-
-static int bin_cuda_dtypes_ok(const op_object *o, const int32_t *types, int32_t nb_in,
-                              int32_t out_type)
-{
-    int32_t rk = row_kind(o);
-    (void)nb_in, (void)out_type;
-    return ew_is_float(types[0]) || (rk != R_DIV && rk != R_MOD && rk != R_FMOD);
-}
-
-static prt_status bin_run_cuda(const op_object *o, int32_t dtype,
-                               const prt_tensor_desc *in, int32_t nb_in,
-                               const prt_tensor_desc *out, int32_t nb_out,
-                               const void *const *x, void *const *ys, void *ws,
-                               void *stream)
-{
-    void *y = ys[0];
-    const int32_t kind = bin_cuda_kind(row_kind(o));
-    const int64_t n = base_volume(&out->dims);
-    prt_dims d[2] = {in[0].dims, nb_in > 1 ? in[1].dims : in[0].dims};
-    opk_bcast b;
-    int err;
-    (void)ws;
-    if (nb_in == 1) /* Max, Min, Sum, Mean of one input: itself */
-        return op_cuda_status(
-            o, opk_device_copy(y, x[0], prt_dtype_size(dtype) * (size_t)n, stream));
-    opk_bcast_init(&b, &out->dims, 2, d);
-    err = opk_binary(kind, dtype, &b, x[0], x[1], y, n, stream);
-    /* More inputs: y = y op x[k], each element read before it is written. */
-    for (int32_t k = 2; k < nb_in && !err; k++) {
-        d[0] = out->dims;
-        d[1] = in[k].dims;
-        opk_bcast_init(&b, &out->dims, 2, d);
-        err = opk_binary(kind, dtype, &b, y, x[k], y, n, stream);
-    }
-    if (!err && o->cls->kind == BIN_MEAN)
-        err = opk_unary_math(UM_DIVIDE, dtype, (float)nb_in, 0, 0, 0, y, y, n, stream);
-    return op_cuda_status(o, err);
-}
-#define BIN_CUDA bin_run_cuda
-#define BIN_CUDA_OK bin_cuda_dtypes_ok
-#else
-#define BIN_CUDA NULL
-#define BIN_CUDA_OK NULL
-#endif
 
 /* ---- values (shape tensors) ------------------------------------------------ */
 
@@ -658,25 +579,25 @@ static const prt_expr *bin_value(prt_expr_builder *eb, int32_t kind, const prt_e
     const prt_expr *q;
     int64_t vb;
     switch (kind) {
-    case R_ADD:
+    case BIN_R_ADD:
         return eb->operation(eb, PRT_DIM_SUM, a, b);
-    case R_SUB:
+    case BIN_R_SUB:
         return eb->operation(eb, PRT_DIM_SUB, a, b);
-    case R_MUL:
+    case BIN_R_MUL:
         return eb->operation(eb, PRT_DIM_PROD, a, b);
-    case R_MAX:
+    case BIN_R_MAX:
         return eb->operation(eb, PRT_DIM_MAX, a, b);
-    case R_MIN:
+    case BIN_R_MIN:
         return eb->operation(eb, PRT_DIM_MIN, a, b);
-    case R_DIV:
+    case BIN_R_DIV:
         return trunc_div(eb, a, b);
-    case R_MOD:
-    case R_FMOD:
+    case BIN_R_MOD:
+    case BIN_R_FMOD:
         /* a - b * q, q floored (Mod) or truncated (fmod), by a constant. */
         if (!eb->is_constant(eb, b, &vb) || vb == 0)
             return NULL;
-        q = kind == R_MOD ? eb->operation(eb, PRT_DIM_FLOOR_DIV, a, b)
-                          : trunc_div(eb, a, b);
+        q = kind == BIN_R_MOD ? eb->operation(eb, PRT_DIM_FLOOR_DIV, a, b)
+                              : trunc_div(eb, a, b);
         return q ? eb->operation(eb, PRT_DIM_SUB, a,
                                  eb->operation(eb, PRT_DIM_PROD, b, q))
                  : NULL;
@@ -691,7 +612,7 @@ static prt_status bin_values(op_object *o, const prt_dim_exprs *in_dims,
                              const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
                              prt_expr_builder *eb)
 {
-    int32_t n = op_static_count(eb, out_dims), kind = row_kind(o);
+    int32_t n = op_static_count(eb, out_dims), kind = bin_row_kind(o);
     (void)in_dims;
     if (n < 0 || o->cls->kind == BIN_MEAN)
         return PRT_OK;
@@ -717,9 +638,8 @@ static prt_status bin_values(op_object *o, const prt_dim_exprs *in_dims,
     {                                                                                    \
         .kind = (k), .min_inputs = (nb_max) == 2 ? 2 : 1, .max_inputs = (nb_max),        \
         .dtypes = (dt), .size = sizeof(bin_op), .alias_input = -1, .parse = bin_parse,   \
-        .serialize = bin_serialize, .shapes = (shp), .infer = (inf),                     \
-        .run = {[PRT_DEVICE_CPU] = bin_run, [PRT_DEVICE_CUDA] = BIN_CUDA},               \
-        .values = bin_values, .cuda_dtypes_ok = BIN_CUDA_OK,                             \
+        .serialize = bin_serialize, .shapes = (shp), .infer = (inf), .run = bin_run,     \
+        .values = bin_values,                                                            \
     }
 
 /* The same with CHW8 (bin_chw8_ok). */
@@ -728,8 +648,7 @@ static prt_status bin_values(op_object *o, const prt_dim_exprs *in_dims,
         .kind = (k), .min_inputs = 2, .max_inputs = 2, .dtypes = EW_DT_NUMERIC,          \
         .size = sizeof(bin_op), .alias_input = -1, .parse = bin_parse,                   \
         .serialize = bin_serialize, .shapes = bin_shapes, .infer = bin_infer,            \
-        .run = {[PRT_DEVICE_CPU] = bin_run, [PRT_DEVICE_CUDA] = BIN_CUDA},               \
-        .values = bin_values, .cuda_dtypes_ok = BIN_CUDA_OK, .chw8_ok = bin_chw8_ok,     \
+        .run = bin_run, .values = bin_values, .chw8_ok = bin_chw8_ok,                    \
     }
 
 static const op_class add_class = BIN_CLASS8(BIN_ADD);

@@ -9,6 +9,7 @@
 
 #include "ops/math_ops.h"
 #include "ops/op_common.h"
+#include "ops/op_device.h"
 #include "ops/ops_data.h"
 #include "ops/ops_ew.h"
 #include "ops/ops_nn.h"
@@ -185,4 +186,77 @@ prt_status prt_builtin_find_creator(const char *name, const char *version,
                       "no built-in op %s::%s version %s (built-ins, version "
                       "%s: %s)",
                       PRT_BUILTIN_NAMESPACE, name, version, OP_VERSION, list);
+}
+
+/* The lowest dtype of a non-empty mask. */
+static int32_t first_dtype(uint32_t mask)
+{
+    for (int32_t t = 0; t < PRT_DTYPE_COUNT; t++)
+        if ((mask >> t) & 1u)
+            return t;
+    return 0;
+}
+
+static prt_status builtin_dtypes(const prt_plugin_creator *c, int32_t device,
+                                 uint32_t *out_mask)
+{
+    const op_class *cls;
+    const op_device_kernel *kd;
+    prt_plugin *p = NULL;
+    const op_object *o;
+    int32_t types[OP_MAX_INPUTS] = {0}, key;
+    uint32_t mask;
+    prt_status st;
+    cls = c->user;
+    *out_mask = 0;
+    kd = op_device_kernel_find(op_device_table_get(device), c->name);
+    if (device != PRT_DEVICE_CPU && !kd)
+        return PRT_OK;
+    key = cls->dtype_input;
+    if (!cls->in_dtypes || key >= cls->max_inputs) {
+        /* Without inputs the mask is the output's (ConstantOfShape's). */
+        mask = cls->dtypes;
+    } else {
+        /* The creator's defaults decide what a field may narrow (Clip with
+         * bounds takes floats only; without, every number). */
+        st = op_create(c, "", NULL, PRT_PHASE_BUILD, &p);
+        if (st == PRT_ERR_OUT_OF_MEMORY)
+            return st;
+        if (st) {
+            /* A field it requires (Cast's `to`): the class's rule with every
+             * field zero. */
+            op_object *z = base_calloc(1, cls->size);
+            if (!z)
+                return base_error(PRT_ERR_OUT_OF_MEMORY,
+                                  "prt_builtin_get_dtypes: out of memory");
+            z->creator = c;
+            z->cls = cls;
+            p = &z->base;
+        }
+        o = (const op_object *)p;
+        for (int32_t i = 0; i < key; i++)
+            types[i] = first_dtype(cls->in_dtypes(o, i, types));
+        mask = cls->in_dtypes(o, key, types);
+        if (st)
+            base_free(p);
+        else
+            p->vt->runtime->destroy(p);
+    }
+    *out_mask = kd && kd->dtypes ? mask & kd->dtypes : mask;
+    return PRT_OK;
+}
+
+prt_status prt_builtin_get_dtypes(int32_t index, int32_t device, uint32_t *out_mask)
+{
+    if (!out_mask)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builtin_get_dtypes: out_mask is NULL");
+    if (index < 0 || index >= NB_BUILTINS)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builtin_get_dtypes: index %d is out of range (0 to %d)",
+                          (int)index, (int)NB_BUILTINS - 1);
+    if (device < 0 || device >= PRT_DEVICE_COUNT)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builtin_get_dtypes: unknown device %d", (int)device);
+    return builtin_dtypes(builtins[index], device, out_mask);
 }

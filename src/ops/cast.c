@@ -20,12 +20,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "ops/gpu_args.h"
+#include "ops/op_elem.h"
 #include "ops/ops_ew.h"
 #include "ops/shape_ops.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 typedef struct cast_op {
     op_object o;
@@ -109,39 +106,19 @@ static prt_status cast_run(const op_object *o, int32_t dtype, const prt_tensor_d
             memmove(y, x, prt_dtype_size(dtype) * (size_t)n);
         return PRT_OK;
     }
-    /* gpu_args.h: the CUDA kernel's very code. */
+    /* op_elem.h: the CUDA kernel's very code. */
     for (int64_t i = 0; i < n; i++)
         opk_cast_at(dtype, to, x, y, i);
     return PRT_OK;
 }
-
-#ifdef PRT_HAVE_CUDA
-static prt_status cast_run_cuda(const op_object *o, int32_t dtype,
-                                const prt_tensor_desc *in, int32_t nb_in,
-                                const prt_tensor_desc *out, int32_t nb_out,
-                                const void *const *xs, void *const *ys, void *ws,
-                                void *stream)
-{
-    void *y = ys[0];
-    int64_t n = base_volume(&in[0].dims);
-    (void)nb_in, (void)ws;
-    if (out->dtype == dtype)
-        return op_cuda_status(
-            o, opk_device_copy(y, xs[0], prt_dtype_size(dtype) * (size_t)n, stream));
-    return op_cuda_status(o, opk_cast(dtype, out->dtype, xs[0], y, n, stream));
-}
-#define CAST_CUDA cast_run_cuda
-#else
-#define CAST_CUDA NULL
-#endif
 
 #define CAST_CLASS(k, nb_in, in_dt, vals)                                                \
     {                                                                                    \
         .kind = (k), .min_inputs = (nb_in), .max_inputs = (nb_in), .dtypes = OP_DT_ALL,  \
         .size = sizeof(cast_op), .alias_input = -1, .parse = cast_parse,                 \
         .serialize = cast_serialize, .shapes = ew_same_shapes, .infer = ew_same_infer,   \
-        .run = {[PRT_DEVICE_CPU] = cast_run, [PRT_DEVICE_CUDA] = CAST_CUDA},             \
-        .in_dtypes = (in_dt), .out_dtype = cast_out_dtype, .values = (vals),             \
+        .run = cast_run, .in_dtypes = (in_dt), .out_dtype = cast_out_dtype,              \
+        .values = (vals),                                                                \
     }
 
 static const op_class cast_class = CAST_CLASS(CAST, 1, NULL, cast_values);

@@ -19,16 +19,6 @@
 #include <float.h>
 
 #include "ops/ops_ew.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
-
-typedef struct clip_op {
-    op_object o;
-    int32_t has_min, has_max; /* fields given */
-    float min, max;
-    int32_t max_only;
-} clip_op;
 
 static prt_status clip_parse(op_object *o, const op_fields *f)
 {
@@ -61,7 +51,7 @@ static int32_t clip_serialize(op_object *o, prt_field *ser)
 }
 
 /* Which bound input k (1 or 2) is: 0 min, 1 max. */
-static int bound_of(const clip_op *c, int32_t k)
+int clip_bound_of(const clip_op *c, int32_t k)
 {
     return k == 2 || c->max_only;
 }
@@ -73,10 +63,10 @@ static prt_status clip_check(const op_object *o, int32_t nb_in)
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                        "max_only 1 takes X and max, two inputs; got %d", (int)nb_in);
     for (int32_t k = 1; k < nb_in; k++)
-        if (bound_of(c, k) ? c->has_max : c->has_min)
+        if (clip_bound_of(c, k) ? c->has_max : c->has_min)
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                            "%s is given both as a field (attribute) and as an input",
-                           bound_of(c, k) ? "max" : "min");
+                           clip_bound_of(c, k) ? "max" : "min");
     return PRT_OK;
 }
 
@@ -91,7 +81,7 @@ static prt_status clip_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_
                 n *= v;
         if (n != 1)
             return op_fail(o, PRT_ERR_SHAPE, "input %d (%s) must hold one element",
-                           (int)k, bound_of((const clip_op *)o, k) ? "max" : "min");
+                           (int)k, clip_bound_of((const clip_op *)o, k) ? "max" : "min");
     }
     *out = in[0];
     return st;
@@ -104,7 +94,7 @@ static prt_status clip_infer(const op_object *o, const prt_dims *in, int32_t nb_
     for (int32_t k = 1; k < nb_in; k++)
         if (base_volume(&in[k]) != 1)
             return op_fail(o, PRT_ERR_SHAPE, "input %d (%s) must hold one element",
-                           (int)k, bound_of((const clip_op *)o, k) ? "max" : "min");
+                           (int)k, clip_bound_of((const clip_op *)o, k) ? "max" : "min");
     return clip_check(o, nb_in);
 }
 
@@ -143,7 +133,7 @@ static prt_status clip_run(const op_object *o, int32_t dtype, const prt_tensor_d
     if (!ew_is_float(dtype)) {
         int64_t ib[2] = {lo, hi};
         for (int32_t k = 1; k < nb_in; k++)
-            ew_load_i64(xs[k], dtype, 1, 1, &ib[bound_of(c, k)]);
+            ew_load_i64(xs[k], dtype, 1, 1, &ib[clip_bound_of(c, k)]);
         switch (dtype) {
         case PRT_INT8:
             CLIP_LOOP(int8_t, (int8_t)ib[0], (int8_t)ib[1]);
@@ -161,7 +151,7 @@ static prt_status clip_run(const op_object *o, int32_t dtype, const prt_tensor_d
         return PRT_OK;
     }
     for (int32_t k = 1; k < nb_in; k++)
-        ew_load_f64(xs[k], dtype, 1, 1, &bound[bound_of(c, k)]);
+        ew_load_f64(xs[k], dtype, 1, 1, &bound[clip_bound_of(c, k)]);
     {
         const float fl = (float)bound[0], fh = (float)bound[1];
         if (dtype == PRT_FLOAT32) {
@@ -182,30 +172,6 @@ static prt_status clip_run(const op_object *o, int32_t dtype, const prt_tensor_d
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-/* The bound inputs are device data: the kernel reads them. */
-static prt_status clip_run_cuda(const op_object *o, int32_t dtype,
-                                const prt_tensor_desc *in, int32_t nb_in,
-                                const prt_tensor_desc *out, int32_t nb_out,
-                                const void *const *xs, void *const *ys, void *ws,
-                                void *stream)
-{
-    void *y = ys[0];
-    const clip_op *c = (const clip_op *)o;
-    const void *bound[2] = {NULL, NULL};
-    int64_t lo = 0, hi = 0;
-    (void)out, (void)ws;
-    ew_int_range(dtype, &lo, &hi);
-    for (int32_t k = 1; k < nb_in; k++)
-        bound[bound_of(c, k)] = xs[k];
-    return op_cuda_status(o, opk_clip(dtype, xs[0], y, base_volume(&in[0].dims), bound[0],
-                                      bound[1], lo, hi, c->min, c->max, stream));
-}
-#define CLIP_CUDA clip_run_cuda
-#else
-#define CLIP_CUDA NULL
-#endif
-
 static const op_class clip_class = {
     .min_inputs = 1,
     .max_inputs = 3,
@@ -216,7 +182,7 @@ static const op_class clip_class = {
     .serialize = clip_serialize,
     .shapes = clip_shapes,
     .infer = clip_infer,
-    .run = {[PRT_DEVICE_CPU] = clip_run, [PRT_DEVICE_CUDA] = CLIP_CUDA},
+    .run = clip_run,
     .in_dtypes = clip_in_dtypes,
 };
 

@@ -25,28 +25,6 @@
 
 #include "ops/math_ops.h"
 #include "ops/ops_ew.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
-
-enum {
-    CMP_EQUAL,
-    CMP_LESS,
-    CMP_LE,
-    CMP_GREATER,
-    CMP_GE,
-    CMP_AND,
-    CMP_OR,
-    CMP_XOR,
-    CMP_NOT,
-    CMP_ISNAN,
-    CMP_ISINF
-};
-
-typedef struct cmp_op {
-    op_object o;
-    int32_t detect_positive, detect_negative; /* IsInf */
-} cmp_op;
 
 static prt_status cmp_parse(op_object *o, const op_fields *f)
 {
@@ -273,43 +251,6 @@ static prt_status cmp_run(const op_object *o, int32_t dtype, const prt_tensor_de
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-static prt_status cmp_run_cuda(const op_object *o, int32_t dtype,
-                               const prt_tensor_desc *in, int32_t nb_in,
-                               const prt_tensor_desc *out, int32_t nb_out,
-                               const void *const *x, void *const *ys, void *ws,
-                               void *stream)
-{
-    void *y = ys[0];
-    static const int32_t kinds[] = {[CMP_EQUAL] = OPK_EQUAL,
-                                    [CMP_LESS] = OPK_LESS,
-                                    [CMP_LE] = OPK_LESS_EQUAL,
-                                    [CMP_GREATER] = OPK_GREATER,
-                                    [CMP_GE] = OPK_GREATER_EQUAL,
-                                    [CMP_AND] = OPK_AND,
-                                    [CMP_OR] = OPK_OR,
-                                    [CMP_XOR] = OPK_XOR,
-                                    [CMP_NOT] = OPK_NOT,
-                                    [CMP_ISNAN] = OPK_ISNAN,
-                                    [CMP_ISINF] = OPK_ISINF};
-    const cmp_op *c = (const cmp_op *)o;
-    const int32_t kind = kinds[o->cls->kind];
-    const int64_t n = base_volume(&out->dims);
-    (void)ws;
-    if (nb_in == 1)
-        return op_cuda_status(o, opk_unary(kind, dtype, c->detect_positive,
-                                           c->detect_negative, x[0], y, n, stream));
-    {
-        opk_bcast b;
-        opk_bcast_init(&b, &out->dims, 2, (const prt_dims[2]){in[0].dims, in[1].dims});
-        return op_cuda_status(o, opk_binary(kind, dtype, &b, x[0], x[1], y, n, stream));
-    }
-}
-#define CMP_CUDA cmp_run_cuda
-#else
-#define CMP_CUDA NULL
-#endif
-
 /* ---- values ----------------------------------------------------------------- */
 
 /* One element of the output's values from a and b (b NULL for Not); truth
@@ -369,8 +310,8 @@ static prt_status cmp_values(op_object *o, const prt_dim_exprs *in_dims,
         .kind = (k), .min_inputs = (nb_in), .max_inputs = (nb_in), .dtypes = (dt),       \
         .size = sizeof(cmp_op), .alias_input = -1, .parse = cmp_parse,                   \
         .serialize = cmp_serialize, .shapes = cmp_shapes, .infer = cmp_infer,            \
-        .run = {[PRT_DEVICE_CPU] = cmp_run, [PRT_DEVICE_CUDA] = CMP_CUDA},               \
-        .in_dtypes = cmp_in_dtypes, .out_dtype = cmp_out_dtype, .values = (vals),        \
+        .run = cmp_run, .in_dtypes = cmp_in_dtypes, .out_dtype = cmp_out_dtype,          \
+        .values = (vals),                                                                \
     }
 
 static const op_class equal_class =

@@ -165,7 +165,7 @@ static const op_class compress_class = {
     .nb_outputs = compress_nb_outputs,
     .shapes_n = compress_shapes,
     .out_dtype_n = compress_out_dtype,
-    .run = {[PRT_DEVICE_CPU] = compress_run},
+    .run = compress_run,
 };
 
 static const prt_field_schema compress_schema[] = {

@@ -12,9 +12,6 @@
 #include <string.h>
 
 #include "ops/shape_ops.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 typedef struct concat_op {
     op_object o;
@@ -32,7 +29,7 @@ static int32_t concat_serialize(op_object *o, prt_field *ser)
     return 1;
 }
 
-static prt_status concat_axis(const op_object *o, int32_t r, int32_t *out)
+prt_status concat_axis(const op_object *o, int32_t r, int32_t *out)
 {
     return op_axis(o, ((const concat_op *)o)->axis, r, 0, "inputs", out);
 }
@@ -133,47 +130,6 @@ static prt_status concat_run(const op_object *o, int32_t dtype, const prt_tensor
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-static prt_status concat_run_cuda(const op_object *o, int32_t dtype,
-                                  const prt_tensor_desc *in, int32_t nb_in,
-                                  const prt_tensor_desc *out, int32_t nb_out,
-                                  const void *const *x, void *const *ys, void *ws,
-                                  void *stream)
-{
-    void *y = ys[0];
-    opk_concat_args a;
-    int32_t axis = 0;
-    int64_t inner = 1, off = 0;
-    prt_status st = concat_axis(o, out->dims.nb_dims, &axis);
-    (void)ws;
-    if (st)
-        return st;
-    if (nb_in > OPK_MAX_CONCAT)
-        return op_fail(o, PRT_ERR_UNSUPPORTED, "%d inputs on CUDA (at most %d)",
-                       (int)nb_in, OPK_MAX_CONCAT);
-    memset(&a, 0, sizeof a);
-    a.esize = (int32_t)prt_dtype_size(dtype);
-    a.nb = nb_in;
-    a.outer = 1;
-    for (int32_t d = 0; d < axis; d++)
-        a.outer *= out->dims.d[d];
-    for (int32_t d = axis + 1; d < out->dims.nb_dims; d++)
-        inner *= out->dims.d[d];
-    a.row = out->dims.d[axis] * inner;
-    for (int32_t i = 0; i < nb_in; i++) {
-        a.x[i] = x[i];
-        a.len[i] = in[i].dims.d[axis] * inner;
-        a.off[i] = off;
-        off += a.len[i];
-    }
-    a.y = y;
-    return op_cuda_status(o, opk_concat(&a, stream));
-}
-#define CONCAT_CUDA concat_run_cuda
-#else
-#define CONCAT_CUDA NULL
-#endif
-
 static const op_class concat_class = {
     .min_inputs = 1,
     .max_inputs = OP_MAX_INPUTS,
@@ -184,7 +140,7 @@ static const op_class concat_class = {
     .serialize = concat_serialize,
     .shapes = concat_shapes,
     .infer = concat_infer,
-    .run = {[PRT_DEVICE_CPU] = concat_run, [PRT_DEVICE_CUDA] = CONCAT_CUDA},
+    .run = concat_run,
     .values = concat_values,
 };
 

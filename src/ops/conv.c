@@ -58,11 +58,8 @@
 #include <string.h>
 
 #include "base/parallel.h"
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/ops_nn.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 typedef struct conv_op {
     op_object o;
@@ -75,6 +72,11 @@ typedef struct conv_op {
 static const conv_op *ccv(const op_object *o)
 {
     return (const conv_op *)o;
+}
+
+op_act conv_act(const op_object *o)
+{
+    return ccv(o)->act;
 }
 
 /* activation and activation_params. */
@@ -239,6 +241,12 @@ static prt_status conv_geom_make(const conv_op *c, const prt_dims *in, int32_t n
         if (g->w.k[i] != 1 || g->w.s[i] != 1 || g->w.pb[i] != 0 || g->w.pe[i] != 0)
             g->direct = 0;
     return PRT_OK;
+}
+
+prt_status conv_geom_of(const op_object *o, const prt_dims *in, int32_t nb_in,
+                        op_conv_geom *g)
+{
+    return conv_geom_make(ccv(o), in, nb_in, g);
 }
 
 static prt_status conv_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
@@ -1135,65 +1143,6 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-/* CUDA: a direct convolution, one thread per output element. */
-static prt_status conv_run_cuda(const op_object *o, int32_t dtype,
-                                const prt_tensor_desc *in, int32_t nb_in,
-                                const prt_tensor_desc *out, int32_t nb_out,
-                                const void *const *x, void *const *ys, void *ws,
-                                void *stream)
-{
-    void *y = ys[0];
-    prt_dims dims[3];
-    conv_geom g;
-    opk_conv_args a;
-    prt_status st;
-    int err;
-    (void)out, (void)ws;
-    for (int32_t k = 0; k < nb_in; k++)
-        dims[k] = in[k].dims;
-    st = conv_geom_make(ccv(o), dims, nb_in, &g);
-    if (st)
-        return st;
-    if (g.w.ns > OPK_MAX_SP)
-        return op_fail(o, PRT_ERR_UNSUPPORTED, "%d spatial dims on CUDA (at most %d)",
-                       (int)g.w.ns, OPK_MAX_SP);
-    memset(&a, 0, sizeof a);
-    a.dtype = dtype;
-    a.ns = g.w.ns;
-    a.N = g.N;
-    a.C = g.C;
-    a.M = g.M;
-    a.G = g.G;
-    a.Cg = g.Cg;
-    a.Mg = g.Mg;
-    for (int32_t i = 0; i < g.w.ns; i++) {
-        a.in[i] = g.w.in[i];
-        a.k[i] = g.w.k[i];
-        a.out[i] = g.w.out[i];
-        a.s[i] = g.w.s[i];
-        a.d[i] = g.w.d[i];
-        a.pb[i] = g.w.pb[i];
-    }
-    a.ivol = g.w.ivol;
-    a.kvol = g.w.kvol;
-    a.ovol = g.w.ovol;
-    a.x = x[0];
-    a.w = x[1];
-    a.b = nb_in == 3 ? x[2] : NULL;
-    a.y = y;
-    a.act = ccv(o)->act.kind;
-    a.act_alpha = ccv(o)->act.alpha;
-    a.act_beta = ccv(o)->act.beta;
-    err = opk_conv(&a, stream);
-    return err ? op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err)
-               : PRT_OK;
-}
-#define CONV_CUDA conv_run_cuda
-#else
-#define CONV_CUDA NULL
-#endif
-
 static const op_class conv_class = {
     .min_inputs = 2,
     .max_inputs = 3,
@@ -1205,7 +1154,7 @@ static const op_class conv_class = {
     .shapes = conv_shapes,
     .infer = conv_infer,
     .workspace = conv_workspace,
-    .run = {[PRT_DEVICE_CPU] = conv_run, [PRT_DEVICE_CUDA] = CONV_CUDA},
+    .run = conv_run,
     .blas = 1,
     .chw8_ok = conv_chw8_ok,
     .prepare = conv_prepare,

@@ -349,7 +349,7 @@ static const op_class ct_class = {
     .shapes = ct_shapes,
     .infer = ct_infer,
     .workspace = ct_workspace,
-    .run = {[PRT_DEVICE_CPU] = ct_run},
+    .run = ct_run,
     .blas = 1,
 };
 

@@ -182,7 +182,7 @@ static const op_class cumsum_class = {
     .serialize = cumsum_serialize,
     .infer = cumsum_infer,
     .workspace = cumsum_workspace,
-    .run = {[PRT_DEVICE_CPU] = cumsum_run},
+    .run = cumsum_run,
     .min_shape_inputs = 0,
     .max_shape_inputs = 1,
     .shapes_sv = cumsum_shapes,

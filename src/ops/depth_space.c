@@ -178,7 +178,7 @@ static prt_status ds_run(const op_object *o, int32_t dtype, const prt_tensor_des
         .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = OP_DT_ALL,              \
         .size = sizeof(ds_op), .alias_input = -1, .parse = ds_parse,                     \
         .serialize = ds_serialize, .shapes = ds_shapes, .infer = ds_infer,               \
-        .run = {[PRT_DEVICE_CPU] = ds_run},                                              \
+        .run = ds_run,                                                                   \
     }
 
 static const op_class d2s_class = DS_CLASS(DS_D2S);

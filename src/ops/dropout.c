@@ -15,9 +15,6 @@
 #include <string.h>
 
 #include "ops/ops_ew.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 typedef struct dropout_op {
     op_object o;
@@ -110,7 +107,7 @@ static int32_t dropout_out_dtype(const op_object *o, const int32_t *types, int32
 }
 
 /* The mask's element: true, or 1 in the data's dtype; its bytes first. */
-static uint64_t dropout_one(int32_t mask_dtype)
+uint64_t dropout_one(int32_t mask_dtype)
 {
     const double one = 1.0;
     uint8_t bits[8] = {0};
@@ -143,27 +140,6 @@ static prt_status dropout_run(const op_object *o, int32_t dtype,
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-static prt_status dropout_run_cuda(const op_object *o, int32_t dtype,
-                                   const prt_tensor_desc *in, int32_t nb_in,
-                                   const prt_tensor_desc *out, int32_t nb_out,
-                                   const void *const *x, void *const *y, void *ws,
-                                   void *stream)
-{
-    int64_t n = base_volume(&in[0].dims);
-    int err;
-    (void)nb_in, (void)ws;
-    err = opk_device_copy(y[0], x[0], prt_dtype_size(dtype) * (size_t)n, stream);
-    if (!err && nb_out > 1)
-        err = opk_fill((int32_t)prt_dtype_size(out[1].dtype), dropout_one(out[1].dtype),
-                       y[1], n, stream);
-    return op_cuda_status(o, err);
-}
-#define DROPOUT_CUDA dropout_run_cuda
-#else
-#define DROPOUT_CUDA NULL
-#endif
-
 static const op_class dropout_class = {
     .min_inputs = 1,
     .max_inputs = 2,
@@ -178,7 +154,7 @@ static const op_class dropout_class = {
     .shapes_n = dropout_shapes,
     .infer_n = dropout_infer,
     .out_dtype_n = dropout_out_dtype,
-    .run = {[PRT_DEVICE_CPU] = dropout_run, [PRT_DEVICE_CUDA] = DROPOUT_CUDA},
+    .run = dropout_run,
 };
 
 static const prt_field_schema dropout_schema[] = {

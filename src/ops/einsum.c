@@ -25,28 +25,7 @@
  */
 #include <string.h>
 
-#include "ops/op_common.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
-
-#define ES_EQ_MAX 256 /* bytes of the equation, whitespace included */
-#define ES_MAX_OPS OP_MAX_INPUTS
-#define ES_MAX_LETTERS 52
-
-typedef struct einsum_op {
-    op_object o;
-    char equation[ES_EQ_MAX]; /* as given (serialized back) */
-    int32_t eq_len;
-    int32_t nb_ops;
-    int32_t rank[ES_MAX_OPS];
-    /* Letter ids per operand dim. Ids 0..out_rank-1 are the output's
-     * letters in output order; the summed letters follow. */
-    int8_t label[ES_MAX_OPS][PRT_MAX_DIMS];
-    int32_t nb_letters;
-    int32_t out_rank;
-    char letter[ES_MAX_LETTERS]; /* id -> character, for messages */
-} einsum_op;
+#include "ops/ops_nn.h"
 
 static const einsum_op *ces(const op_object *o)
 {
@@ -258,8 +237,8 @@ static prt_status es_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in
 }
 
 /* Sizes of every letter from concrete dims; fails on a mismatch. */
-static prt_status es_letter_sizes(const einsum_op *e, const prt_dims *in, int32_t nb_in,
-                                  int64_t *size)
+prt_status es_letter_sizes(const einsum_op *e, const prt_dims *in, int32_t nb_in,
+                           int64_t *size)
 {
     int32_t src[ES_MAX_LETTERS] = {0}, ranks[ES_MAX_OPS] = {0};
     prt_status st;
@@ -454,53 +433,6 @@ static prt_status es_run(const op_object *o, int32_t dtype, const prt_tensor_des
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-/* CUDA: the same loop nest, one thread per output element. */
-static prt_status es_run_cuda(const op_object *o, int32_t dtype,
-                              const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, int32_t nb_out,
-                              const void *const *xs, void *const *ys, void *ws,
-                              void *stream)
-{
-    void *y = ys[0];
-    const einsum_op *e = ces(o);
-    opk_einsum_args a;
-    prt_dims dims[ES_MAX_OPS] = {{0, {0}}};
-    prt_status s;
-    int err;
-    (void)ws;
-    memset(&a, 0, sizeof a);
-    for (int32_t k = 0; k < nb_in; k++)
-        dims[k] = in[k].dims;
-    s = es_letter_sizes(e, dims, nb_in, a.size);
-    if (s)
-        return s;
-    for (int32_t k = 0; k < nb_in; k++) {
-        int64_t stride = 1;
-        for (int32_t i = e->rank[k] - 1; i >= 0; i--) {
-            a.stride[k][(int32_t)e->label[k][i]] += stride;
-            stride *= dims[k].d[i];
-        }
-        a.x[k] = xs[k];
-    }
-    a.dtype = dtype;
-    a.nb_ops = nb_in;
-    a.nb_letters = e->nb_letters;
-    a.out_rank = e->out_rank;
-    a.y = y;
-    a.out_count = base_volume(&out->dims);
-    a.sum_count = 1;
-    for (int32_t l = e->out_rank; l < e->nb_letters; l++)
-        a.sum_count *= a.size[l];
-    err = opk_einsum(&a, stream);
-    return err ? op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err)
-               : PRT_OK;
-}
-#define ES_CUDA es_run_cuda
-#else
-#define ES_CUDA NULL
-#endif
-
 static const op_class einsum_class = {
     .min_inputs = 1,
     .max_inputs = ES_MAX_OPS,
@@ -512,7 +444,7 @@ static const op_class einsum_class = {
     .shapes = es_shapes,
     .infer = es_infer,
     .workspace = es_workspace,
-    .run = {[PRT_DEVICE_CPU] = es_run, [PRT_DEVICE_CUDA] = ES_CUDA},
+    .run = es_run,
 };
 
 static const prt_field_schema einsum_schema[] = {

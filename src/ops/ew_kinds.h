@@ -1,7 +1,8 @@
 /*
- * The kinds of unary_math.c's float functions, shared with their CUDA
- * kernels (ew_cuda.cu, which switch on the same values). No CUDA header is
- * needed to include this.
+ * The kinds (op_class.kind) of the elementwise ops, shared by their
+ * definitions and every device's kernels, which switch on the same values
+ * (src/ops/cuda/ew.cu on the UM_* values). No device header is needed to
+ * include this.
  */
 #ifndef PLUGRT_OPS_EW_KINDS_H
 #define PLUGRT_OPS_EW_KINDS_H
@@ -43,5 +44,54 @@ enum {
     /* Not an op: y = x / alpha (Mean's division by its count on CUDA). */
     UM_DIVIDE
 };
+
+/* binary.c's ops. */
+enum {
+    BIN_ADD,
+    BIN_SUB,
+    BIN_MUL,
+    BIN_DIV,
+    BIN_MOD,
+    BIN_MAX,
+    BIN_MIN,
+    BIN_SUM,
+    BIN_MEAN,
+    BIN_BITSHIFT,
+    BIN_PRELU
+};
+
+/* What one row of binary.c computes (bin_row_kind, ops_ew.h): its op, or
+ * for Mod and BitShift the variant the fields choose. */
+enum {
+    BIN_R_ADD,
+    BIN_R_SUB,
+    BIN_R_MUL,
+    BIN_R_DIV,
+    BIN_R_MOD,
+    BIN_R_FMOD,
+    BIN_R_MAX,
+    BIN_R_MIN,
+    BIN_R_SHL,
+    BIN_R_SHR,
+    BIN_R_PRELU
+};
+
+/* compare.c's ops. */
+enum {
+    CMP_EQUAL,
+    CMP_LESS,
+    CMP_LE,
+    CMP_GREATER,
+    CMP_GE,
+    CMP_AND,
+    CMP_OR,
+    CMP_XOR,
+    CMP_NOT,
+    CMP_ISNAN,
+    CMP_ISINF
+};
+
+/* unary.c's ops. */
+enum { UNARY_RELU, UNARY_IDENTITY, UNARY_ABS, UNARY_NEG, UNARY_SIGN };
 
 #endif /* PLUGRT_OPS_EW_KINDS_H */

@@ -11,9 +11,6 @@
 #include <string.h>
 
 #include "ops/shape_ops.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 static prt_status expand_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
                                 const prt_dim_exprs *sv, int32_t nb_sv,
@@ -80,7 +77,7 @@ static int expand_row(const void *ctx, const uint8_t *const *p, const int64_t *s
 }
 
 /* The input broadcasts to the output's dims. */
-static prt_status expand_check(const op_object *o, const prt_dims *id, const prt_dims *od)
+prt_status expand_check(const op_object *o, const prt_dims *id, const prt_dims *od)
 {
     int32_t off = od->nb_dims - id->nb_dims;
     char a[128], b[128];
@@ -110,35 +107,13 @@ static prt_status expand_run(const op_object *o, int32_t dtype, const prt_tensor
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-static prt_status expand_run_cuda(const op_object *o, int32_t dtype,
-                                  const prt_tensor_desc *in, int32_t nb_in,
-                                  const prt_tensor_desc *out, int32_t nb_out,
-                                  const void *const *x, void *const *ys, void *ws,
-                                  void *stream)
-{
-    void *y = ys[0];
-    opk_bcast w;
-    prt_status st = expand_check(o, &in[0].dims, &out->dims);
-    (void)nb_in, (void)ws;
-    if (st)
-        return st;
-    opk_bcast_init(&w, &out->dims, 1, &in[0].dims);
-    return op_cuda_status(o, opk_copy((int32_t)prt_dtype_size(dtype), &w, x[0], 0, y,
-                                      base_volume(&out->dims), stream));
-}
-#define EXPAND_CUDA expand_run_cuda
-#else
-#define EXPAND_CUDA NULL
-#endif
-
 static const op_class expand_class = {
     .min_inputs = 1,
     .max_inputs = 1,
     .dtypes = OP_DT_ALL,
     .size = sizeof(op_object),
     .alias_input = -1,
-    .run = {[PRT_DEVICE_CPU] = expand_run, [PRT_DEVICE_CUDA] = EXPAND_CUDA},
+    .run = expand_run,
     .min_shape_inputs = 1,
     .max_shape_inputs = 1,
     .shapes_sv = expand_shapes,

@@ -113,7 +113,7 @@ static const op_class eye_class = {
     .serialize = eye_serialize,
     .shapes = eye_shapes,
     .infer = eye_infer,
-    .run = {[PRT_DEVICE_CPU] = eye_run},
+    .run = eye_run,
     .out_dtype = eye_out_dtype,
 };
 

@@ -18,9 +18,6 @@
 #include <string.h>
 
 #include "ops/shape_ops.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 /* ---- ConstantOfShape -------------------------------------------------------- */
 
@@ -129,8 +126,9 @@ static prt_status cos_values(op_object *o, const prt_dim_exprs *in_dims,
 }
 
 /* The bytes of one element: the value in dtype. */
-static void cos_element(const cos_op *c, int32_t dtype, uint8_t one[8])
+void cos_element(const op_object *o, int32_t dtype, uint8_t one[8])
 {
+    const cos_op *c = (const cos_op *)o;
     memset(one, 0, 8);
     switch (dtype) {
     case PRT_FLOAT32: {
@@ -168,32 +166,11 @@ static prt_status cos_run(const op_object *o, int32_t dtype, const prt_tensor_de
     size_t es = prt_dtype_size(dtype);
     uint8_t one[8];
     (void)in, (void)nb_in, (void)x, (void)ws, (void)stream;
-    cos_element((const cos_op *)o, dtype, one);
+    cos_element(o, dtype, one);
     for (int64_t i = 0; i < n; i++)
         memcpy((uint8_t *)y + (size_t)i * es, one, es);
     return PRT_OK;
 }
-
-#ifdef PRT_HAVE_CUDA
-static prt_status cos_run_cuda(const op_object *o, int32_t dtype,
-                               const prt_tensor_desc *in, int32_t nb_in,
-                               const prt_tensor_desc *out, int32_t nb_out,
-                               const void *const *x, void *const *ys, void *ws,
-                               void *stream)
-{
-    void *y = ys[0];
-    uint8_t one[8];
-    uint64_t pattern;
-    (void)in, (void)nb_in, (void)x, (void)ws;
-    cos_element((const cos_op *)o, dtype, one);
-    memcpy(&pattern, one, sizeof pattern); /* the low bytes first, as the kernel reads */
-    return op_cuda_status(o, opk_fill((int32_t)prt_dtype_size(dtype), pattern, y,
-                                      base_volume(&out->dims), stream));
-}
-#define COS_CUDA cos_run_cuda
-#else
-#define COS_CUDA NULL
-#endif
 
 static const op_class cos_class = {
     .min_inputs = 0,
@@ -203,7 +180,7 @@ static const op_class cos_class = {
     .alias_input = -1,
     .parse = cos_parse,
     .serialize = cos_serialize,
-    .run = {[PRT_DEVICE_CPU] = cos_run, [PRT_DEVICE_CUDA] = COS_CUDA},
+    .run = cos_run,
     .min_shape_inputs = 1,
     .max_shape_inputs = 1,
     .out_dtype = cos_out_dtype,
@@ -291,35 +268,13 @@ static prt_status range_run(const op_object *o, int32_t dtype, const prt_tensor_
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-/* start and delta are device data, read by the kernel; the length is the
- * output's, computed from the same values as an expression (a delta of 0,
- * which the CPU refuses, writes start throughout). */
-static prt_status range_run_cuda(const op_object *o, int32_t dtype,
-                                 const prt_tensor_desc *in, int32_t nb_in,
-                                 const prt_tensor_desc *out, int32_t nb_out,
-                                 const void *const *x, void *const *ys, void *ws,
-                                 void *stream)
-{
-    void *y = ys[0];
-    (void)in, (void)nb_in, (void)ws;
-    if (out->dims.nb_dims != 1)
-        return op_fail(o, PRT_ERR_SHAPE, "the output has rank %d, not 1",
-                       (int)out->dims.nb_dims);
-    return op_cuda_status(o, opk_range(dtype, x[0], x[2], y, out->dims.d[0], stream));
-}
-#define RANGE_CUDA range_run_cuda
-#else
-#define RANGE_CUDA NULL
-#endif
-
 static const op_class range_class = {
     .min_inputs = 3,
     .max_inputs = 3,
     .dtypes = OP_DT_INDEX,
     .size = sizeof(op_object),
     .alias_input = -1,
-    .run = {[PRT_DEVICE_CPU] = range_run, [PRT_DEVICE_CUDA] = RANGE_CUDA},
+    .run = range_run,
     .min_shape_inputs = 3,
     .max_shape_inputs = 3,
     .shapes_sv = range_shapes,

@@ -14,9 +14,6 @@
 #include <string.h>
 
 #include "ops/op_common.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 typedef struct flatten_op {
     op_object o;
@@ -87,25 +84,6 @@ static prt_status flatten_run(const op_object *o, int32_t dtype,
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-static prt_status flatten_run_cuda(const op_object *o, int32_t dtype,
-                                   const prt_tensor_desc *in, int32_t nb_in,
-                                   const prt_tensor_desc *out, int32_t nb_out,
-                                   const void *const *x, void *const *ys, void *ws,
-                                   void *stream)
-{
-    void *y = ys[0];
-    (void)nb_in, (void)out, (void)ws;
-    return op_cuda_status(
-        o,
-        opk_device_copy(y, x[0], prt_dtype_size(dtype) * (size_t)base_volume(&in[0].dims),
-                        stream));
-}
-#define FLATTEN_CUDA flatten_run_cuda
-#else
-#define FLATTEN_CUDA NULL
-#endif
-
 static const op_class flatten_class = {
     .min_inputs = 1,
     .max_inputs = 1,
@@ -116,7 +94,7 @@ static const op_class flatten_class = {
     .serialize = flatten_serialize,
     .shapes = flatten_shapes,
     .infer = flatten_infer,
-    .run = {[PRT_DEVICE_CPU] = flatten_run, [PRT_DEVICE_CUDA] = FLATTEN_CUDA},
+    .run = flatten_run,
 };
 
 static const prt_field_schema flatten_schema[] = {

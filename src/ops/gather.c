@@ -14,9 +14,6 @@
 #include <string.h>
 
 #include "ops/shape_ops.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 typedef struct gather_op {
     op_object o;
@@ -34,7 +31,7 @@ static int32_t gather_serialize(op_object *o, prt_field *ser)
     return 1;
 }
 
-static prt_status gather_axis(const op_object *o, int32_t r, int32_t q, int32_t *out)
+prt_status gather_axis(const op_object *o, int32_t r, int32_t q, int32_t *out)
 {
     prt_status st = op_axis(o, ((const gather_op *)o)->axis, r, 0, "data", out);
     if (!st && r - 1 + q > PRT_MAX_DIMS)
@@ -136,34 +133,6 @@ static prt_status gather_run(const op_object *o, int32_t dtype, const prt_tensor
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-/* An index out of range gives zeros here (the CPU fails the run). */
-static prt_status gather_run_cuda(const op_object *o, int32_t dtype,
-                                  const prt_tensor_desc *in, int32_t nb_in,
-                                  const prt_tensor_desc *out, int32_t nb_out,
-                                  const void *const *x, void *const *ys, void *ws,
-                                  void *stream)
-{
-    void *y = ys[0];
-    int32_t axis = 0;
-    int64_t outer = 1, inner = 1;
-    prt_status st = gather_axis(o, in[0].dims.nb_dims, in[1].dims.nb_dims, &axis);
-    (void)nb_in, (void)out, (void)ws;
-    if (st)
-        return st;
-    for (int32_t i = 0; i < axis; i++)
-        outer *= in[0].dims.d[i];
-    for (int32_t i = axis + 1; i < in[0].dims.nb_dims; i++)
-        inner *= in[0].dims.d[i];
-    return op_cuda_status(o, opk_gather((int32_t)prt_dtype_size(dtype), x[0], x[1],
-                                        in[1].dtype, y, outer, in[0].dims.d[axis],
-                                        base_volume(&in[1].dims), inner, stream));
-}
-#define GATHER_CUDA gather_run_cuda
-#else
-#define GATHER_CUDA NULL
-#endif
-
 static uint32_t gather_in_dtypes(const op_object *o, int32_t index, const int32_t *types)
 {
     (void)o, (void)types;
@@ -180,7 +149,7 @@ static const op_class gather_class = {
     .serialize = gather_serialize,
     .shapes = gather_shapes,
     .infer = gather_infer,
-    .run = {[PRT_DEVICE_CPU] = gather_run, [PRT_DEVICE_CUDA] = GATHER_CUDA},
+    .run = gather_run,
     .in_dtypes = gather_in_dtypes,
     .values = gather_values,
 };

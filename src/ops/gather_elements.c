@@ -15,9 +15,7 @@
 #include <string.h>
 
 #include "ops/math_ops.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
+#include "ops/shape_ops.h"
 
 typedef struct ge_op {
     op_object o;
@@ -35,7 +33,7 @@ static int32_t ge_serialize(op_object *o, prt_field *ser)
     return 1;
 }
 
-static prt_status ge_axis(const op_object *o, int32_t r, int32_t ri, int32_t *out)
+prt_status ge_axis(const op_object *o, int32_t r, int32_t ri, int32_t *out)
 {
     prt_status st = op_axis(o, ((const ge_op *)o)->axis, r, 0, "data", out);
     if (!st && ri != r)
@@ -154,40 +152,6 @@ static prt_status ge_run(const op_object *o, int32_t dtype, const prt_tensor_des
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-/* An index out of range gives zeros here (the CPU fails the run). */
-static prt_status ge_run_cuda(const op_object *o, int32_t dtype,
-                              const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, int32_t nb_out,
-                              const void *const *x, void *const *ys, void *ws,
-                              void *stream)
-{
-    void *y = ys[0];
-    opk_gather_elements_args a;
-    prt_status st;
-    (void)nb_in, (void)out, (void)ws;
-    memset(&a, 0, sizeof a);
-    st = ge_axis(o, in[0].dims.nb_dims, in[1].dims.nb_dims, &a.axis);
-    if (st)
-        return st;
-    a.esize = (int32_t)prt_dtype_size(dtype);
-    a.idx_dtype = in[1].dtype;
-    a.rank = in[0].dims.nb_dims;
-    for (int32_t k = 0; k < a.rank; k++) {
-        a.ddims[k] = in[0].dims.d[k];
-        a.idims[k] = in[1].dims.d[k];
-    }
-    a.x = x[0];
-    a.idx = x[1];
-    a.y = y;
-    a.n = base_volume(&in[1].dims);
-    return op_cuda_status(o, opk_gather_elements(&a, stream));
-}
-#define GE_CUDA ge_run_cuda
-#else
-#define GE_CUDA NULL
-#endif
-
 static const op_class ge_class = {
     .min_inputs = 2,
     .max_inputs = 2,
@@ -198,7 +162,7 @@ static const op_class ge_class = {
     .serialize = ge_serialize,
     .shapes = ge_shapes,
     .infer = ge_infer,
-    .run = {[PRT_DEVICE_CPU] = ge_run, [PRT_DEVICE_CUDA] = GE_CUDA},
+    .run = ge_run,
     .in_dtypes = ge_in_dtypes,
 };
 

@@ -170,7 +170,7 @@ static const op_class gnd_class = {
     .serialize = gnd_serialize,
     .shapes = gnd_shapes,
     .infer = gnd_infer,
-    .run = {[PRT_DEVICE_CPU] = gnd_run},
+    .run = gnd_run,
     .in_dtypes = gnd_in_dtypes,
 };
 

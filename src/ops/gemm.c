@@ -23,18 +23,9 @@
  * its NaNs and infinities do not reach Y (ONNX's reference and ONNX Runtime
  * skip it too).
  */
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/op_common.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/op_cublas.h"
-#include "ops/ops_cuda.h"
-#endif
-
-typedef struct gemm_op {
-    op_object o;
-    float alpha, beta;
-    int32_t trans_a, trans_b; /* 0 or 1 */
-} gemm_op;
+#include "ops/ops_nn.h"
 
 static const gemm_op *cgm(const op_object *o)
 {
@@ -183,7 +174,7 @@ static int64_t gemm_workspace(const op_object *o, int32_t dtype, const prt_dims 
 
 /* C's element strides along Y's rows and columns (0 where it is
  * broadcast). */
-static void gemm_c_strides(const prt_dims *c, int64_t *si, int64_t *sj)
+void gemm_c_strides(const prt_dims *c, int64_t *si, int64_t *sj)
 {
     *si = *sj = 0;
     if (c->nb_dims >= 1 && c->d[c->nb_dims - 1] != 1)
@@ -264,59 +255,6 @@ static prt_status gemm_run(const op_object *o, int32_t dtype, const prt_tensor_d
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-/* cuBLAS's product (16-bit floats through float32 in the workspace, laid
- * out as on the CPU: A, B, C, then Y), then alpha and C in one pass. */
-static prt_status gemm_run_cuda(const op_object *o, int32_t dtype,
-                                const prt_tensor_desc *in, int32_t nb_in,
-                                const prt_tensor_desc *out, int32_t nb_out,
-                                const void *const *x, void *const *ys, void *ws,
-                                void *stream)
-{
-    void *y = ys[0];
-    const gemm_op *g = cgm(o);
-    const float *A = x[0], *B = x[1], *C = nb_in == 3 ? x[2] : NULL;
-    float *Y = y;
-    int64_t M = out->dims.d[0], N = out->dims.d[1];
-    int64_t K = in[0].dims.d[g->trans_a ? 0 : 1];
-    int64_t si = 0, sj = 0;
-    prt_status st;
-    int err = 0;
-    if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
-        float *w = ws;
-        const float **dst[3] = {&A, &B, &C};
-        for (int32_t k = 0; k < nb_in && !err; k++) {
-            int64_t v = base_volume(&in[k].dims);
-            err = opk_to_f32(dtype, x[k], w, v, stream);
-            *dst[k] = w;
-            w += v;
-        }
-        Y = w;
-    } else if (dtype != PRT_FLOAT32) {
-        return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
-                       prt_dtype_name(dtype));
-    }
-    if (err)
-        return op_cuda_status(o, err);
-    st = opk_blas_gemm(o->gpu_blas, stream, g->trans_a, g->trans_b, M, N, K, A,
-                       g->trans_a ? M : K, 0, B, g->trans_b ? K : N, 0, Y, N, 0, 1);
-    if (st)
-        return op_fail(o, st, "%s", prt_last_error());
-    if (C && g->beta != 0.0f) {
-        gemm_c_strides(&in[2].dims, &si, &sj);
-        err = opk_gemm_epilogue(Y, M, N, g->alpha, C, si, sj, g->beta, stream);
-    } else if (g->alpha != 1.0f) {
-        err = opk_gemm_epilogue(Y, M, N, g->alpha, NULL, 0, 0, 0.0f, stream);
-    }
-    if (!err && Y != y)
-        err = opk_from_f32(dtype, Y, y, M * N, stream);
-    return op_cuda_status(o, err);
-}
-#define GEMM_CUDA gemm_run_cuda
-#else
-#define GEMM_CUDA NULL
-#endif
-
 static const op_class gemm_class = {
     .min_inputs = 2,
     .max_inputs = 3,
@@ -328,7 +266,7 @@ static const op_class gemm_class = {
     .shapes = gemm_shapes,
     .infer = gemm_infer,
     .workspace = gemm_workspace,
-    .run = {[PRT_DEVICE_CPU] = gemm_run, [PRT_DEVICE_CUDA] = GEMM_CUDA},
+    .run = gemm_run,
     .blas = 1,
     .prepare = gemm_prepare,
 };

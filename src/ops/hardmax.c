@@ -125,7 +125,7 @@ static const op_class hardmax_class = {
     .serialize = hm_serialize,
     .shapes = hm_shapes,
     .infer = hm_infer,
-    .run = {[PRT_DEVICE_CPU] = hm_run},
+    .run = hm_run,
 };
 
 static const prt_field_schema hardmax_schema[] = {

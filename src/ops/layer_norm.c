@@ -30,20 +30,9 @@
 #include <string.h>
 
 #include "base/parallel.h"
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/math_ops.h"
 #include "ops/ops_nn.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
-
-typedef struct ln_op {
-    op_object o;
-    int32_t axis;
-    float epsilon;
-    int32_t stash_type;
-    int32_t nb_outputs;
-} ln_op;
 
 static const ln_op *cln(const op_object *o)
 {
@@ -92,8 +81,8 @@ static int32_t ln_nb_outputs(const op_object *o)
 }
 
 /* Output k's dtype: X's for Y, stash_type's for the statistics. */
-static int32_t ln_out_dtype_n(const op_object *o, const int32_t *types, int32_t nb_in,
-                              int32_t index)
+int32_t ln_out_dtype_n(const op_object *o, const int32_t *types, int32_t nb_in,
+                       int32_t index)
 {
     int32_t st = cln(o)->stash_type;
     (void)nb_in;
@@ -103,7 +92,7 @@ static int32_t ln_out_dtype_n(const op_object *o, const int32_t *types, int32_t 
 }
 
 /* The axis for rank r, in [0, r). */
-static prt_status ln_axis(const op_object *o, int32_t r, int32_t *out)
+prt_status ln_axis(const op_object *o, int32_t r, int32_t *out)
 {
     return op_axis(o, cln(o)->axis, r, 0, "X", out);
 }
@@ -187,7 +176,7 @@ static prt_status ln_infer_n(const op_object *o, const prt_dims *in, int32_t nb_
 }
 
 /* Elements of the normalized dims of x; -1 on overflow or a bad axis. */
-static int64_t ln_norm_size(const op_object *o, const prt_dims *x)
+int64_t ln_norm_size(const op_object *o, const prt_dims *x)
 {
     int32_t r = x->nb_dims, a = cln(o)->axis;
     int64_t n = 1;
@@ -349,61 +338,6 @@ static prt_status ln_run(const op_object *o, int32_t dtype, const prt_tensor_des
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-/* Scale and B are read through a walk of the normalized dims (their dims
- * before the axis are 1, checked, and drop out of the walk). */
-static prt_status ln_run_cuda(const op_object *o, int32_t dtype,
-                              const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, int32_t nb_out,
-                              const void *const *x, void *const *y, void *ws,
-                              void *stream)
-{
-    const prt_dims *xd = &in[0].dims;
-    int32_t axis = 0, types[1] = {dtype};
-    opk_layer_norm_args a;
-    prt_dims nd, sb[2];
-    prt_status st = ln_axis(o, xd->nb_dims, &axis);
-    (void)ws;
-    if (st)
-        return st;
-    memset(&a, 0, sizeof a);
-    a.dtype = dtype;
-    a.stash_dtype = ln_out_dtype_n(o, types, 1, 1);
-    a.norm = ln_norm_size(o, xd);
-    if (a.norm < 0)
-        return op_fail(o, PRT_ERR_SHAPE, "the normalized dims overflow");
-    a.rows = a.norm > 0   ? base_volume(xd) / a.norm
-             : nb_out > 1 ? base_volume(&out[1].dims)
-                          : 0;
-    a.epsilon = cln(o)->epsilon;
-    nd.nb_dims = xd->nb_dims - axis;
-    for (int32_t i = 0; i < nd.nb_dims; i++)
-        nd.d[i] = xd->d[axis + i];
-    for (int32_t k = 0; k < 2; k++) {
-        /* Scale, then B (or Scale again in its place, unread). */
-        prt_dims t = in[k + 1 < nb_in ? k + 1 : 1].dims;
-        if (t.nb_dims > nd.nb_dims) { /* leading 1s before the axis */
-            int32_t drop = t.nb_dims - nd.nb_dims;
-            for (int32_t i = 0; i < nd.nb_dims; i++)
-                t.d[i] = t.d[i + drop];
-            t.nb_dims = nd.nb_dims;
-        }
-        sb[k] = t;
-    }
-    opk_bcast_init(&a.sb, &nd, 2, sb);
-    a.x = x[0];
-    a.scale = x[1];
-    a.bias = nb_in == 3 ? x[2] : NULL;
-    a.y = y[0];
-    a.mean = nb_out > 1 ? y[1] : NULL;
-    a.inv_std = nb_out > 2 ? y[2] : NULL;
-    return op_cuda_status(o, opk_layer_norm(&a, stream));
-}
-#define LN_CUDA ln_run_cuda
-#else
-#define LN_CUDA NULL
-#endif
-
 static const op_class ln_class = {
     .min_inputs = 2,
     .max_inputs = 3,
@@ -417,7 +351,7 @@ static const op_class ln_class = {
     .infer_n = ln_infer_n,
     .out_dtype_n = ln_out_dtype_n,
     .workspace = ln_workspace,
-    .run = {[PRT_DEVICE_CPU] = ln_run, [PRT_DEVICE_CUDA] = LN_CUDA},
+    .run = ln_run,
 };
 
 static const prt_field_schema ln_schema[] = {

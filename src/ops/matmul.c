@@ -27,20 +27,11 @@
 #include <string.h>
 
 #include "base/parallel.h"
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/op_common.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/op_cublas.h"
-#include "ops/ops_cuda.h"
-#endif
+#include "ops/ops_nn.h"
 
-/* The pieces of the two shapes, from concrete dims. */
-typedef struct mm_geom {
-    int64_t M, K, N, KB; /* KB: B's K, equal to K once checked */
-    prt_dims ba, bb;     /* batch dims of A and B */
-} mm_geom;
-
-static void mm_split(const prt_dims *a, const prt_dims *b, mm_geom *g)
+void mm_split(const prt_dims *a, const prt_dims *b, mm_geom *g)
 {
     int32_t ra = a->nb_dims, rb = b->nb_dims;
     memset(g, 0, sizeof *g);
@@ -248,7 +239,7 @@ static int mm_row(const void *ctx, const uint8_t *const *p, const int64_t *s, ui
 
 /* Element offset of batch b (row-major over bo) in a batch of dims `dims`
  * broadcast to bo, in matrices. */
-static int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t b)
+int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t b)
 {
     int64_t off = 0, stride = 1;
     for (int32_t i = bo->nb_dims - 1, j = dims->nb_dims - 1; i >= 0; i--, j--) {
@@ -429,75 +420,6 @@ static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_des
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-/* CUDA: float32 (and 16-bit floats through float32 in the workspace) with
- * cuBLAS: one product when B has no batch of its own, one strided batch when
- * A's and B's batches are the same, else one product per output matrix. */
-static prt_status mm_run_cuda(const op_object *o, int32_t dtype,
-                              const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, int32_t nb_out,
-                              const void *const *x, void *const *ys, void *ws,
-                              void *stream)
-{
-    void *y = ys[0];
-    const float *A = x[0], *B = x[1];
-    float *Y = y;
-    prt_dims bo;
-    mm_geom g;
-    int64_t nb, va = base_volume(&in[0].dims), vb = base_volume(&in[1].dims);
-    prt_status st;
-    int err = 0;
-    if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
-        return op_fail(o, PRT_ERR_UNSUPPORTED,
-                       "%s on CUDA is not supported (float32, "
-                       "float16 and bfloat16 are)",
-                       prt_dtype_name(dtype));
-    mm_split(&in[0].dims, &in[1].dims, &g);
-    st = op_broadcast_dims(o, &g.ba, &g.bb, &bo, "the batch dims of A and B");
-    if (st)
-        return st;
-    if (dtype != PRT_FLOAT32) {
-        float *wa = ws, *wb = wa + va;
-        err = opk_to_f32(dtype, x[0], wa, va, stream);
-        if (!err)
-            err = opk_to_f32(dtype, x[1], wb, vb, stream);
-        A = wa;
-        B = wb;
-        Y = wb + vb;
-    }
-    if (err)
-        return op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err);
-    nb = base_volume(&bo);
-    if (base_volume(&g.bb) == 1)
-        st = opk_blas_gemm(o->gpu_blas, stream, 0, 0, nb * g.M, g.N, g.K, A, g.K, 0, B,
-                           g.N, 0, Y, g.N, 0, 1);
-    else if (base_volume(&g.ba) == nb && base_volume(&g.bb) == nb &&
-             g.ba.nb_dims == g.bb.nb_dims &&
-             memcmp(g.ba.d, g.bb.d, sizeof(int64_t) * (size_t)g.ba.nb_dims) == 0)
-        st = opk_blas_gemm(o->gpu_blas, stream, 0, 0, g.M, g.N, g.K, A, g.K, g.M * g.K, B,
-                           g.N, g.K * g.N, Y, g.N, g.M * g.N, nb);
-    else
-        for (int64_t b = 0; b < nb && !st; b++)
-            st = opk_blas_gemm(o->gpu_blas, stream, 0, 0, g.M, g.N, g.K,
-                               A + mm_batch_offset(&g.ba, &bo, b) * g.M * g.K, g.K, 0,
-                               B + mm_batch_offset(&g.bb, &bo, b) * g.K * g.N, g.N, 0,
-                               Y + b * g.M * g.N, g.N, 0, 1);
-    if (st)
-        return op_fail(o, st, "%s", prt_last_error());
-    if (nb_in == 3 && (err = opk_bias_rows(dtype, x[2], Y,
-                                           base_volume(&out->dims) / (g.N > 0 ? g.N : 1),
-                                           g.N, stream)) != 0)
-        return op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err);
-    if (dtype != PRT_FLOAT32 &&
-        (err = opk_from_f32(dtype, Y, y, base_volume(&out->dims), stream)) != 0)
-        return op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err);
-    return PRT_OK;
-}
-#define MM_CUDA mm_run_cuda
-#else
-#define MM_CUDA NULL
-#endif
-
 #define MM_DTYPES                                                                        \
     (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT32) | OP_DT(PRT_INT64))
 
@@ -512,19 +434,6 @@ static uint32_t mm_in_dtypes(const op_object *o, int32_t index, const int32_t *t
     return OP_DT(types[0]) & (index == 1 ? MM_DTYPES : OP_DT_FLOAT | OP_DT(PRT_BFLOAT16));
 }
 
-#ifdef PRT_HAVE_CUDA
-/* cuBLAS serves the floats; integer products stay on the CPU. */
-static int mm_cuda_dtypes_ok(const op_object *o, const int32_t *types, int32_t nb_in,
-                             int32_t out_type)
-{
-    (void)o, (void)nb_in, (void)out_type;
-    return types[0] == PRT_FLOAT32 || types[0] == PRT_FLOAT16 || types[0] == PRT_BFLOAT16;
-}
-#define MM_CUDA_OK mm_cuda_dtypes_ok
-#else
-#define MM_CUDA_OK NULL
-#endif
-
 static const op_class matmul_class = {
     .min_inputs = 2,
     .max_inputs = 3,
@@ -535,9 +444,8 @@ static const op_class matmul_class = {
     .shapes = mm_shapes,
     .infer = mm_infer,
     .workspace = mm_workspace,
-    .run = {[PRT_DEVICE_CPU] = mm_run, [PRT_DEVICE_CUDA] = MM_CUDA},
+    .run = mm_run,
     .blas = 1,
-    .cuda_dtypes_ok = MM_CUDA_OK,
     .prepare = mm_prepare,
 };
 

@@ -90,7 +90,7 @@ static const op_class nz_class = {
     .nb_outputs = nz_nb_outputs,
     .shapes_n = nz_shapes,
     .out_dtype_n = nz_out_dtype,
-    .run = {[PRT_DEVICE_CPU] = nz_run},
+    .run = nz_run,
 };
 
 const prt_plugin_creator op_nonzero_creator = OP_CREATOR("NonZero", nz_class, NULL, 0);

@@ -37,7 +37,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/ops_nn.h"
 
 enum { NORM_BATCH, NORM_INSTANCE, NORM_GROUP, NORM_LP }; /* op_class.kind */
@@ -367,7 +367,7 @@ static prt_status norm_run(const op_object *o, int32_t dtype, const prt_tensor_d
         .shapes = norm_shapes,                                                           \
         .infer = norm_infer,                                                             \
         .workspace = norm_workspace,                                                     \
-        .run = {[PRT_DEVICE_CPU] = norm_run},                                            \
+        .run = norm_run,                                                                 \
         .in_dtypes = norm_in_dtypes,                                                     \
     }
 

@@ -167,7 +167,7 @@ static const op_class one_hot_class = {
     .alias_input = -1,
     .parse = oh_parse,
     .serialize = oh_serialize,
-    .run = {[PRT_DEVICE_CPU] = oh_run},
+    .run = oh_run,
     .min_shape_inputs = 0,
     .max_shape_inputs = 1,
     .in_dtypes = oh_in_dtypes,

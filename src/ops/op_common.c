@@ -2,9 +2,8 @@
  * run-time checks, creation. See op_common.h. */
 #include "ops/op_common.h"
 #include "ops/op_const.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/op_cublas.h"
-#endif
+#include "ops/op_device.h"
+#include "ops/op_elem.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -26,12 +25,6 @@ prt_status op_fail(const op_object *o, prt_status status, const char *fmt, ...)
     status = op_vfail(op_name(o), o->layer, status, fmt, ap);
     va_end(ap);
     return status;
-}
-
-prt_status op_cuda_status(const op_object *o, int err)
-{
-    return err ? op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err)
-               : PRT_OK;
 }
 
 /* "float32, float16 or int32" for a mask. */
@@ -282,9 +275,9 @@ static const char *core_namespace(const prt_plugin *p)
 }
 static uint32_t core_devices(const prt_plugin *p)
 {
-    uint32_t mask = 0;
+    uint32_t mask = 1u << PRT_DEVICE_CPU;
     for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++)
-        if (cobj(p)->cls->run[d])
+        if (cobj(p)->kern[d])
             mask |= 1u << d;
     return mask & ~cobj(p)->refused_devices;
 }
@@ -294,15 +287,18 @@ static uint32_t core_devices(const prt_plugin *p)
 static uint32_t refused_for(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
                             const prt_tensor_desc *out)
 {
-    int32_t types[OP_MAX_INPUTS];
-    for (int32_t i = 0; i < nb_in && i < OP_MAX_INPUTS; i++)
-        types[i] = in[i].dtype;
-    if (o->cls->cuda_dtypes_ok && !o->cls->cuda_dtypes_ok(o, types, nb_in, out[0].dtype))
-        return 1u << PRT_DEVICE_CUDA;
+    const int32_t k = o->cls->dtype_input;
+    const int32_t key = k < nb_in ? in[k].dtype : out[0].dtype;
     /* The blocked format has CPU kernels only. */
-    if (chw8_mask(in, nb_in, out, nb_outs(o)))
-        return 1u << PRT_DEVICE_CUDA;
-    return 0;
+    const int chw8 = chw8_mask(in, nb_in, out, nb_outs(o)) != 0;
+    uint32_t refused = 0;
+    for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++) {
+        const op_device_kernel *kd = o->kern[d];
+        if (kd && (chw8 || (kd->dtypes && (key < 0 || key >= PRT_DTYPE_COUNT ||
+                                           !(kd->dtypes & OP_DT(key))))))
+            refused |= 1u << d;
+    }
+    return refused;
 }
 
 static const prt_plugin_core op_core = {sizeof(prt_plugin_core),
@@ -393,16 +389,7 @@ int32_t op_static_count(prt_expr_builder *eb, const prt_dim_exprs *d)
 
 int64_t op_int_at(const void *x, int32_t dtype, int64_t i)
 {
-    switch (dtype) {
-    case PRT_INT64:
-        return ((const int64_t *)x)[i];
-    case PRT_INT32:
-        return ((const int32_t *)x)[i];
-    case PRT_INT8:
-        return ((const int8_t *)x)[i];
-    default:
-        return ((const uint8_t *)x)[i];
-    }
+    return opk_int_at(dtype, x, i);
 }
 
 static prt_status bld_values(prt_plugin *p, const prt_dim_exprs *in_dims,
@@ -615,9 +602,12 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
     int32_t nb_in = 0, nb_out = nb_outs(o);
     int64_t out_elems = 0;
     prt_status st;
-    if (device < 0 || device >= PRT_DEVICE_COUNT || !o->cls->run[device])
+    op_kernel_fn run;
+    if (device < 0 || device >= PRT_DEVICE_COUNT ||
+        (device != PRT_DEVICE_CPU && !o->kern[device]))
         return op_fail(o, PRT_ERR_UNSUPPORTED,
                        "enqueue on device %d: this op has no kernel for it", (int)device);
+    run = device == PRT_DEVICE_CPU ? o->cls->run : o->kern[device]->run;
     if (!in_desc || !out_desc || !inputs || !outputs)
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                        "enqueue without tensor descriptors or pointers");
@@ -642,7 +632,8 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
                        (int)device);
     if (refused_for(o, in_desc, nb_in, out_desc) & (1u << device))
         return op_fail(o, PRT_ERR_UNSUPPORTED,
-                       "the CUDA kernel does not take input dtype %s (output %s)",
+                       "the %s kernel does not take input dtype %s (output %s)",
+                       op_device_table_get(device)->name,
                        prt_dtype_name(nb_in ? in_desc[0].dtype : out_desc[0].dtype),
                        prt_dtype_name(out_desc[0].dtype));
     for (int32_t k = 0; k < nb_out; k++) {
@@ -673,21 +664,14 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                            "needs %lld bytes of workspace but got none", (long long)need);
     }
-#ifdef PRT_HAVE_CUDA
     /* The builder's timing runs use objects no context attached. */
-    if (device == PRT_DEVICE_CUDA && o->cls->blas && !o->gpu_blas) {
-        if (opk_blas_capturing(stream))
-            return op_fail(o, PRT_ERR_STATE,
-                           "needs a cuBLAS handle, which cannot be made "
-                           "during a graph capture");
-        st = opk_blas_open(&o->gpu_blas);
+    if (device != PRT_DEVICE_CPU && o->kern[device]->resources && !o->res[device]) {
+        st = op_device_table_get(device)->attach(o, stream);
         if (st)
             return op_fail(o, st, "%s", prt_last_error());
     }
-#endif
-    return o->cls->run[device](o, nb_in ? in_desc[0].dtype : out_desc->dtype, in_desc,
-                               nb_in, out_desc, nb_out, inputs, outputs, workspace,
-                               stream);
+    return run(o, nb_in ? in_desc[0].dtype : out_desc->dtype, in_desc, nb_in, out_desc,
+               nb_out, inputs, outputs, workspace, stream);
 }
 
 static prt_plugin *rt_clone(const prt_plugin *p)
@@ -699,8 +683,8 @@ static prt_plugin *rt_clone(const prt_plugin *p)
         return NULL;
     }
     memcpy(c, o, o->cls->size);
-    c->gpu_blas = NULL; /* each object opens its own */
-    if (c->cst)         /* shared: read-only from here on */
+    memset(c->res, 0, sizeof c->res); /* each object makes its own */
+    if (c->cst)                       /* shared: read-only from here on */
         atomic_fetch_add_explicit(&c->cst->refs, 1, memory_order_relaxed);
     return &c->base;
 }
@@ -713,21 +697,26 @@ static int32_t attach_device(const prt_plugin_resources *r)
     return PRT_DEVICE_CPU;
 }
 
+static void rt_destroy(prt_plugin *p);
+
 static prt_plugin *rt_attach(prt_plugin *p, prt_plugin_resources *resources)
 {
+    const int32_t device = attach_device(resources);
+    const op_device_kernel *kd = device > PRT_DEVICE_CPU && device < PRT_DEVICE_COUNT
+                                     ? cobj(p)->kern[device]
+                                     : NULL;
     prt_plugin *c;
     /* Here, not in the first run: loading a BLAS allocates and starts
-     * threads, and enqueue allocates nothing. */
-    if (cobj(p)->cls->blas && attach_device(resources) == PRT_DEVICE_CPU)
+     * threads, making a device's resources allocates, and enqueue allocates
+     * nothing. */
+    if (cobj(p)->cls->blas && device == PRT_DEVICE_CPU)
         op_blas_prepare();
     c = rt_clone(p);
-#ifdef PRT_HAVE_CUDA
-    if (c && cobj(p)->cls->blas && attach_device(resources) == PRT_DEVICE_CUDA &&
-        opk_blas_open(&obj(c)->gpu_blas) != PRT_OK) {
-        base_free(c);
+    if (c && kd && kd->resources &&
+        op_device_table_get(device)->attach(obj(c), NULL) != PRT_OK) {
+        rt_destroy(c);
         return NULL;
     }
-#endif
     return c;
 }
 
@@ -742,9 +731,9 @@ static const prt_field_collection *rt_fields(prt_plugin *p)
 static void rt_destroy(prt_plugin *p)
 {
     op_const *cst = obj(p)->cst;
-#ifdef PRT_HAVE_CUDA
-    opk_blas_close(obj(p)->gpu_blas);
-#endif
+    for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++)
+        if (obj(p)->res[d])
+            op_device_table_get(d)->detach(obj(p));
     /* The last reference frees it; acq_rel so that every other holder's
      * reads are done before. */
     if (cst && atomic_fetch_sub_explicit(&cst->refs, 1, memory_order_acq_rel) == 1)
@@ -830,6 +819,8 @@ prt_status op_create(const prt_plugin_creator *self, const char *layer_name,
     o->base.vt = phase == PRT_PHASE_BUILD ? &op_vt_build : &op_vt_runtime;
     o->creator = self;
     o->cls = cls;
+    for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++)
+        o->kern[d] = op_device_kernel_find(op_device_table_get(d), self->name);
     snprintf(o->layer, sizeof o->layer, "%s", f.layer);
     if (cls->parse) {
         st = cls->parse(o, &f);

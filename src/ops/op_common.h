@@ -123,16 +123,16 @@ typedef struct op_class {
      * overflow. */
     int64_t (*workspace)(const op_object *o, int32_t dtype, const prt_dims *in,
                          int32_t nb_in, const prt_dims *out, int32_t nb_out);
-    /* Kernels, one slot per device (prt_device): compute every output, y[k]
-     * output k (non-NULL when it has elements; an output whose dims depend
-     * on data holds its upper bound in out[k].dims). Dims are checked;
-     * pointers point into that device's memory; ws holds what `workspace`
-     * asked for. `dtype` is input 0's (output 0's when the op has no
-     * inputs); with mixed dtypes read in[i].dtype and out[k].dtype.
-     * `stream` is the device's queue (NULL on the CPU, where the work is
-     * done on return). The op runs on the devices whose slot is set; the
-     * CPU slot is always set. */
-    op_kernel_fn run[PRT_DEVICE_COUNT];
+    /* The CPU kernel, the reference every other device's kernel is tested
+     * against (other devices' kernels come from their tables, op_device.h):
+     * computes every output, y[k] output k (non-NULL when it has elements;
+     * an output whose dims depend on data holds its upper bound in
+     * out[k].dims). Dims are checked; pointers point into the device's
+     * memory; ws holds what `workspace` asked for. `dtype` is input 0's
+     * (output 0's when the op has no inputs); with mixed dtypes read
+     * in[i].dtype and out[k].dtype. `stream` is the device's queue (NULL on
+     * the CPU, where the work is done on return). */
+    op_kernel_fn run;
 
     /* ---- optional; zero/NULL keeps the rules above ---------------------- */
     /* The kernel computes matrix products (op_gemm_f32): attach_to_context
@@ -186,14 +186,10 @@ typedef struct op_class {
     int32_t (*out_dtype_n)(const op_object *o, const int32_t *types, int32_t nb_in,
                            int32_t index);
     /* ---- devices (optional) ------------------------------------------- */
-    /* Whether the CUDA kernel takes these dtypes (types[0..nb_in) the
-     * inputs', out_type output 0's), when it takes fewer than the CPU's.
-     * NULL: every combination the class accepts. Once configured with
-     * dtypes it refuses, the object no longer lists CUDA among its devices,
-     * so a CUDA build fails there naming the layer, the op and the dtypes
-     * (plugin.h, devices). */
-    int (*cuda_dtypes_ok)(const op_object *o, const int32_t *types, int32_t nb_in,
-                          int32_t out_type);
+    /* The input whose dtype names the op's cases (op_device.h: a device
+     * kernel's dtypes, the coverage test's cells): 0 by default, Where's
+     * X (1) rather than its bool condition. */
+    int32_t dtype_input;
 
     /* ---- the blocked format (optional) --------------------------------- */
     /* Whether the CPU kernel takes the format at position pos (inputs, then
@@ -203,8 +199,8 @@ typedef struct op_class {
      * CHW8 the scaffold checks dtype float32 and rank 3 or more first, and
      * keeps which positions are CHW8 in the object (op_object.chw8) for
      * `workspace`; the kernel reads the formats from its descs. A CHW8
-     * tensor never reaches a CUDA kernel: its object no longer lists CUDA
-     * among its devices. */
+     * tensor never reaches another device's kernel: its object then lists
+     * the CPU alone among its devices. */
     int (*chw8_ok)(const op_object *o, int32_t pos, const prt_dynamic_tensor_desc *io,
                    int32_t nb_in, int32_t nb_out);
 
@@ -231,8 +227,9 @@ struct op_object {
      * 0 until then. */
     int32_t nb_inputs;
     int32_t configured; /* configure or on_shape_change has run */
-    /* Bit d: device d's kernel refuses the dtypes last configured
-     * (cuda_dtypes_ok), so devices() leaves it out. */
+    /* Bit d: device d's kernel refuses the dtypes or formats last
+     * configured (op_device_kernel.dtypes, CHW8), so devices() leaves it
+     * out. */
     uint32_t refused_devices;
     /* Bit i: input i is CHW8; bit OP_CHW8_OUT + k: output k (k < 8). Set
      * from the descriptors before every workspace query and run. */
@@ -243,11 +240,15 @@ struct op_object {
     char layer[OP_LAYER_MAX];
     prt_field_collection fc; /* rebuilt by get_fields_to_serialize */
     prt_field ser[OP_MAX_FIELDS];
-    /* CUDA: this object's cuBLAS handle for ops with `blas` set, opened
-     * when the object is attached to a CUDA context (or, for the builder's
-     * timing runs, at the first CUDA enqueue outside a graph capture);
+    /* Each device's kernel for this op (op_device.h), found by name when
+     * the object is created; NULL where the device has none, and for the
+     * CPU, whose kernel is cls->run. */
+    const struct op_device_kernel *kern[PRT_DEVICE_COUNT];
+    /* Each device's resources for this object (op_device_table.attach: a
+     * cuBLAS handle), made when a context of the device attaches it (or,
+     * for the builder's timing runs, at its first run) and freed with it;
      * never shared by clones. NULL elsewhere. */
-    struct opk_blas *gpu_blas;
+    void *res[PRT_DEVICE_COUNT];
     /* The class's `prepare` state, or NULL: one reference, shared with the
      * object it was cloned from (op_const). */
     op_const *cst;
@@ -277,9 +278,6 @@ prt_status op_vfail(const char *op, const char *layer, prt_status status, const 
                     va_list ap);
 /* The op's name (its creator's). */
 const char *op_name(const op_object *o);
-/* A CUDA launcher's result (ops_cuda.h: 0, or a cudaError_t): PRT_OK, or
- * PRT_ERR_INTERNAL naming the error number. */
-prt_status op_cuda_status(const op_object *o, int err);
 
 /* ---- fields ------------------------------------------------------------- */
 

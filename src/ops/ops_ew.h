@@ -25,6 +25,7 @@
 #ifndef PLUGRT_OPS_OPS_EW_H
 #define PLUGRT_OPS_OPS_EW_H
 
+#include "ops/ew_kinds.h"
 #include "ops/op_common.h"
 
 /* ---- creators -------------------------------------------------------------- */
@@ -161,5 +162,39 @@ prt_status ew_field_choice(const op_fields *f, const char *name, const char *con
  * absent. */
 prt_status ew_field_flag(const op_fields *f, const char *name, int32_t dflt,
                          int32_t *out);
+
+/* ---- what the ops' kernels on other devices read --------------------------
+ *
+ * Each op's fields (its object) and the rules of its definition that a
+ * kernel applies, so that every device's kernel computes what the CPU's
+ * does (src/ops/<device>/). */
+
+/* What a row of binary.c's op computes (BIN_R_*, ew_kinds.h). */
+int32_t bin_row_kind(const op_object *o);
+
+typedef struct clip_op {
+    op_object o;
+    int32_t has_min, has_max; /* fields given */
+    float min, max;
+    int32_t max_only;
+} clip_op;
+
+/* Which bound Clip's input k (1 or 2) is: 0 min, 1 max (clip.c). */
+int clip_bound_of(const clip_op *c, int32_t k);
+
+typedef struct cmp_op {
+    op_object o;
+    int32_t detect_positive, detect_negative; /* IsInf */
+} cmp_op;
+
+typedef struct um_op {
+    op_object o;
+    float alpha, beta, gamma;
+    int32_t approximate; /* Gelu: index into gelu_modes */
+} um_op;
+
+/* Dropout's mask element: true, or 1 in the mask's dtype, its bytes
+ * first (dropout.c). */
+uint64_t dropout_one(int32_t mask_dtype);
 
 #endif /* PLUGRT_OPS_OPS_EW_H */

@@ -21,6 +21,7 @@
 #ifndef PLUGRT_OPS_OPS_NN_H
 #define PLUGRT_OPS_OPS_NN_H
 
+#include "ops/op_act.h"
 #include "ops/op_common.h"
 
 extern const prt_plugin_creator op_log_softmax_creator;
@@ -145,5 +146,85 @@ void op_im2col(const op_win_geom *g, int64_t channels, const float *x, float *co
 /* The adjoint: x[c][position] += col[...] for every window element that
  * lies inside x (padding is dropped). x must be initialized. */
 void op_col2im(const op_win_geom *g, int64_t channels, const float *col, float *x);
+
+/* ---- what the ops' kernels on other devices read --------------------------
+ *
+ * Each op's fields (its object) and the rules of its definition that a
+ * kernel applies, so that every device's kernel computes what the CPU's
+ * does (src/ops/<device>/). */
+
+/* Conv's geometry from concrete input dims, checked (conv.c). */
+prt_status conv_geom_of(const op_object *o, const prt_dims *in, int32_t nb_in,
+                        op_conv_geom *g);
+/* Conv's fused activation (conv.c). */
+op_act conv_act(const op_object *o);
+
+/* The pieces of the two shapes, from concrete dims. */
+typedef struct mm_geom {
+    int64_t M, K, N, KB; /* KB: B's K, equal to K once checked */
+    prt_dims ba, bb;     /* batch dims of A and B */
+} mm_geom;
+
+/* MatMul's pieces of A's and B's dims; the element offset, in matrices,
+ * of batch b (row-major over bo) in a batch of dims `dims` broadcast to bo
+ * (matmul.c). */
+void mm_split(const prt_dims *a, const prt_dims *b, mm_geom *g);
+int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t b);
+
+typedef struct gemm_op {
+    op_object o;
+    float alpha, beta;
+    int32_t trans_a, trans_b; /* 0 or 1 */
+} gemm_op;
+
+/* Gemm's C: its element strides along Y's rows and columns (0 where it is
+ * broadcast; gemm.c). */
+void gemm_c_strides(const prt_dims *c, int64_t *si, int64_t *sj);
+
+#define ES_EQ_MAX 256 /* bytes of the equation, whitespace included */
+#define ES_MAX_OPS OP_MAX_INPUTS
+#define ES_MAX_LETTERS 52
+
+typedef struct einsum_op {
+    op_object o;
+    char equation[ES_EQ_MAX]; /* as given (serialized back) */
+    int32_t eq_len;
+    int32_t nb_ops;
+    int32_t rank[ES_MAX_OPS];
+    /* Letter ids per operand dim. Ids 0..out_rank-1 are the output's
+     * letters in output order; the summed letters follow. */
+    int8_t label[ES_MAX_OPS][PRT_MAX_DIMS];
+    int32_t nb_letters;
+    int32_t out_rank;
+    char letter[ES_MAX_LETTERS]; /* id -> character, for messages */
+} einsum_op;
+
+/* The size of every letter of Einsum's equation from concrete dims; fails
+ * on a mismatch (einsum.c). */
+prt_status es_letter_sizes(const einsum_op *e, const prt_dims *in, int32_t nb_in,
+                           int64_t *size);
+
+/* Softmax's and LogSoftmax's op_class.kind; the rows of x (dims d) viewed
+ * as [outer, n, inner], each row n elements spaced inner apart
+ * (softmax.c). */
+enum { SOFTMAX, LOG_SOFTMAX }; /* op_class.kind */
+prt_status softmax_view(const op_object *o, const prt_dims *d, int64_t *outer, int64_t *n,
+                        int64_t *inner);
+
+typedef struct ln_op {
+    op_object o;
+    int32_t axis;
+    float epsilon;
+    int32_t stash_type;
+    int32_t nb_outputs;
+} ln_op;
+
+/* LayerNormalization (layer_norm.c): output `index`'s dtype (X's, then
+ * stash_type's); the axis for rank r; the elements of x's normalized dims
+ * (-1 on overflow or a bad axis). */
+int32_t ln_out_dtype_n(const op_object *o, const int32_t *types, int32_t nb_in,
+                       int32_t index);
+prt_status ln_axis(const op_object *o, int32_t r, int32_t *out);
+int64_t ln_norm_size(const op_object *o, const prt_dims *x);
 
 #endif /* PLUGRT_OPS_OPS_NN_H */

@@ -43,11 +43,8 @@
 #include <string.h>
 
 #include "base/parallel.h"
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/ops_nn.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 enum { POOL_MAX, POOL_AVG, POOL_LP, POOL_GLOBAL_MAX, POOL_GLOBAL_LP };
 
@@ -429,7 +426,7 @@ static prt_status pool_run(const op_object *o, int32_t dtype, const prt_tensor_d
         .infer_n = pool_infer_n,                                                         \
         .out_dtype_n = pool_out_dtype_n,                                                 \
         .workspace = pool_workspace,                                                     \
-        .run = {[PRT_DEVICE_CPU] = pool_run},                                            \
+        .run = pool_run,                                                                 \
     }
 
 #define POOL_DT_MAX                                                                      \
@@ -618,27 +615,6 @@ static prt_status gap_run(const op_object *o, int32_t dtype, const prt_tensor_de
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-static prt_status gap_run_cuda(const op_object *o, int32_t dtype,
-                               const prt_tensor_desc *in, int32_t nb_in,
-                               const prt_tensor_desc *out, int32_t nb_out,
-                               const void *const *xs, void *const *ys, void *ws,
-                               void *stream)
-{
-    void *y = ys[0];
-    const prt_dims *d = &in[0].dims;
-    int64_t sp = 1;
-    (void)nb_in, (void)out, (void)ws;
-    for (int32_t i = 2; i < d->nb_dims; i++)
-        sp *= d->d[i];
-    return op_cuda_status(o,
-                          opk_row_mean(dtype, xs[0], y, d->d[0] * d->d[1], sp, stream));
-}
-#define GAP_CUDA gap_run_cuda
-#else
-#define GAP_CUDA NULL
-#endif
-
 static const op_class gap_class = {
     .min_inputs = 1,
     .max_inputs = 1,
@@ -647,7 +623,7 @@ static const op_class gap_class = {
     .alias_input = -1,
     .shapes = gap_shapes,
     .infer = gap_infer,
-    .run = {[PRT_DEVICE_CPU] = gap_run, [PRT_DEVICE_CUDA] = GAP_CUDA},
+    .run = gap_run,
     .chw8_ok = gap_chw8_ok,
 };
 

@@ -126,7 +126,7 @@ static const op_class pow_class = {
     .alias_input = -1,
     .shapes = pow_shapes,
     .infer = pow_infer,
-    .run = {[PRT_DEVICE_CPU] = pow_run},
+    .run = pow_run,
     .in_dtypes = pow_in_dtypes,
 };
 

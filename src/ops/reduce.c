@@ -464,8 +464,8 @@ static prt_status reduce_values(op_object *o, const prt_dim_exprs *in_dims,
         .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = (dt),                   \
         .size = sizeof(reduce_op), .alias_input = -1, .parse = reduce_parse,             \
         .serialize = reduce_serialize, .infer = reduce_infer,                            \
-        .workspace = reduce_workspace, .run = {[PRT_DEVICE_CPU] = reduce_run},           \
-        .max_shape_inputs = 1, .shapes_sv = reduce_shapes, .values = reduce_values,      \
+        .workspace = reduce_workspace, .run = reduce_run, .max_shape_inputs = 1,         \
+        .shapes_sv = reduce_shapes, .values = reduce_values,                             \
     }
 
 static const op_class rd_classes[] = {

@@ -23,9 +23,6 @@
 #include <string.h>
 
 #include "ops/shape_ops.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 enum { RS_RESHAPE, RS_UNSQUEEZE, RS_SQUEEZE };
 
@@ -60,8 +57,8 @@ static int32_t reshape_serialize(op_object *o, prt_field *ser)
 }
 
 /* The output holds the input's elements. */
-static prt_status copy_check(const op_object *o, const prt_tensor_desc *in,
-                             const prt_tensor_desc *out)
+prt_status op_copy_check(const op_object *o, const prt_tensor_desc *in,
+                         const prt_tensor_desc *out)
 {
     char a[128], b[128];
     if (base_volume(&in[0].dims) == base_volume(&out->dims))
@@ -78,7 +75,7 @@ prt_status op_copy_run(const op_object *o, int32_t dtype, const prt_tensor_desc 
 {
     void *y = ys[0];
     int64_t n = base_volume(&in[0].dims);
-    prt_status st = copy_check(o, in, out);
+    prt_status st = op_copy_check(o, in, out);
     (void)nb_in, (void)ws;
     if (st)
         return st;
@@ -86,22 +83,6 @@ prt_status op_copy_run(const op_object *o, int32_t dtype, const prt_tensor_desc 
         memmove(y, x[0], prt_dtype_size(dtype) * (size_t)n);
     return PRT_OK;
 }
-
-#ifdef PRT_HAVE_CUDA
-prt_status op_copy_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
-                            const void *const *x, void *const *ys, void *ws, void *stream)
-{
-    void *y = ys[0];
-    int64_t n = base_volume(&in[0].dims);
-    prt_status st = copy_check(o, in, out);
-    (void)nb_in, (void)ws;
-    if (st)
-        return st;
-    return op_cuda_status(
-        o, opk_device_copy(y, x[0], prt_dtype_size(dtype) * (size_t)n, stream));
-}
-#endif
 
 /* The -1 dim: volume / (product of the other dims). Dims that appear both
  * in the input and among the other output dims (the same expression) are
@@ -310,8 +291,7 @@ static prt_status reshape_values(op_object *o, const prt_dim_exprs *in_dims,
     {                                                                                    \
         .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = OP_DT_ALL,              \
         .size = sizeof(reshape_op), .alias_input = -1, .parse = reshape_parse,           \
-        .serialize = reshape_serialize,                                                  \
-        .run = {[PRT_DEVICE_CPU] = op_copy_run, [PRT_DEVICE_CUDA] = OP_COPY_CUDA},       \
+        .serialize = reshape_serialize, .run = op_copy_run,                              \
         .min_shape_inputs = (nsv_min), .max_shape_inputs = (nsv_max),                    \
         .shapes_sv = reshape_shapes, .values = reshape_values,                           \
     }

@@ -808,7 +808,7 @@ static const op_class resize_class = {
     .serialize = rs_serialize,
     .shapes_sv = rs_shapes_sv,
     .workspace = rs_workspace,
-    .run = {[PRT_DEVICE_CPU] = rs_run},
+    .run = rs_run,
     .max_shape_inputs = 1,
     .in_dtypes = rs_in_dtypes,
 };

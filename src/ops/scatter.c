@@ -344,8 +344,7 @@ static uint32_t scatter_in_dtypes(const op_object *o, int32_t index, const int32
         .kind = (k), .min_inputs = 3, .max_inputs = 3, .dtypes = OP_DT_ALL,              \
         .size = sizeof(scatter_op), .alias_input = 0, .parse = scatter_parse,            \
         .serialize = scatter_serialize, .shapes = scatter_shapes,                        \
-        .infer = scatter_infer, .run = {[PRT_DEVICE_CPU] = scatter_run},                 \
-        .in_dtypes = scatter_in_dtypes,                                                  \
+        .infer = scatter_infer, .run = scatter_run, .in_dtypes = scatter_in_dtypes,      \
     }
 
 static const op_class scatter_nd_class = SCATTER_CLASS(SC_ND);

@@ -18,9 +18,6 @@
 
 #include "ops/ops_data.h"
 #include "ops/shape_ops.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 typedef struct shape_op {
     op_object o;
@@ -55,7 +52,7 @@ static int32_t shape_serialize(op_object *o, prt_field *ser)
 }
 
 /* [*b, *e) of dims for rank r. */
-static void shape_range(const op_object *o, int32_t r, int32_t *b, int32_t *e)
+void shape_range(const op_object *o, int32_t r, int32_t *b, int32_t *e)
 {
     const shape_op *s = (const shape_op *)o;
     int64_t lo = s->start, hi = s->has_end ? s->end : r;
@@ -122,26 +119,6 @@ static int32_t shape_out_dtype(const op_object *o, const int32_t *types, int32_t
     return PRT_INT64;
 }
 
-#ifdef PRT_HAVE_CUDA
-/* The dims are the host's: written by a kernel that takes them by value
- * (no copy from host memory, so a graph can capture it). */
-static prt_status shape_run_cuda(const op_object *o, int32_t dtype,
-                                 const prt_tensor_desc *in, int32_t nb_in,
-                                 const prt_tensor_desc *out, int32_t nb_out,
-                                 const void *const *x, void *const *ys, void *ws,
-                                 void *stream)
-{
-    void *y = ys[0];
-    int32_t b, e;
-    (void)dtype, (void)nb_in, (void)out, (void)x, (void)ws;
-    shape_range(o, in[0].dims.nb_dims, &b, &e);
-    return op_cuda_status(o, opk_values(in[0].dims.d + b, e - b, y, stream));
-}
-#define SHAPE_CUDA shape_run_cuda
-#else
-#define SHAPE_CUDA NULL
-#endif
-
 static const op_class shape_class = {
     .min_inputs = 1,
     .max_inputs = 1,
@@ -152,7 +129,7 @@ static const op_class shape_class = {
     .serialize = shape_serialize,
     .shapes = shape_shapes,
     .infer = shape_infer,
-    .run = {[PRT_DEVICE_CPU] = shape_run, [PRT_DEVICE_CUDA] = SHAPE_CUDA},
+    .run = shape_run,
     .out_dtype = shape_out_dtype,
     .values = shape_values,
 };
@@ -208,23 +185,6 @@ static prt_status size_run(const op_object *o, int32_t dtype, const prt_tensor_d
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-static prt_status size_run_cuda(const op_object *o, int32_t dtype,
-                                const prt_tensor_desc *in, int32_t nb_in,
-                                const prt_tensor_desc *out, int32_t nb_out,
-                                const void *const *x, void *const *ys, void *ws,
-                                void *stream)
-{
-    void *y = ys[0];
-    int64_t n = base_volume(&in[0].dims);
-    (void)dtype, (void)nb_in, (void)out, (void)x, (void)ws;
-    return op_cuda_status(o, opk_values(&n, 1, y, stream));
-}
-#define SIZE_CUDA size_run_cuda
-#else
-#define SIZE_CUDA NULL
-#endif
-
 static const op_class size_class = {
     .min_inputs = 1,
     .max_inputs = 1,
@@ -233,7 +193,7 @@ static const op_class size_class = {
     .alias_input = -1,
     .shapes = size_shapes,
     .infer = size_infer,
-    .run = {[PRT_DEVICE_CPU] = size_run, [PRT_DEVICE_CUDA] = SIZE_CUDA},
+    .run = size_run,
     .out_dtype = shape_out_dtype,
     .values = size_values,
 };

@@ -33,15 +33,35 @@ prt_status op_copy_run(const op_object *o, int32_t dtype, const prt_tensor_desc 
                        int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                        const void *const *x, void *const *ys, void *ws, void *stream);
 
-#ifdef PRT_HAVE_CUDA
-/* op_copy_run on CUDA: one device-to-device copy. */
-prt_status op_copy_run_cuda(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
-                            const void *const *x, void *const *ys, void *ws,
-                            void *stream);
-#define OP_COPY_CUDA op_copy_run_cuda
-#else
-#define OP_COPY_CUDA NULL
-#endif
+/* ---- what the ops' kernels on other devices read --------------------------
+ *
+ * The rules of each op's definition that a kernel applies, so that every
+ * device's kernel computes what the CPU's does (src/ops/<device>/). */
+
+/* The reshaping ops' check (reshape.c): the output holds the input's
+ * elements. */
+prt_status op_copy_check(const op_object *o, const prt_tensor_desc *in,
+                         const prt_tensor_desc *out);
+/* Expand's dims checked against each other (expand.c). */
+prt_status expand_check(const op_object *o, const prt_dims *id, const prt_dims *od);
+/* Transpose's permutation for an input of rank r (transpose.c). */
+prt_status tp_perm(const op_object *o, int32_t r, int32_t *perm);
+/* Concat's axis for inputs of rank r (concat.c). */
+prt_status concat_axis(const op_object *o, int32_t r, int32_t *out);
+/* Gather's axis for data of rank r and indices of rank q (gather.c). */
+prt_status gather_axis(const op_object *o, int32_t r, int32_t q, int32_t *out);
+/* GatherElements's axis for data of rank r and indices of rank ri
+ * (gather_elements.c). */
+prt_status ge_axis(const op_object *o, int32_t r, int32_t ri, int32_t *out);
+/* The entries of Slice's starts/ends/axes/steps (slice.c). */
+#define SLICE_MAX 8
+/* Slice's start and step per data axis and its output dims from its
+ * fields, for data of dims dd (slice.c). */
+prt_status slice_field_params(const op_object *o, const prt_dims *dd, int64_t *start,
+                              int64_t *step, prt_dims *od);
+/* The dims [*b, *e) of a rank-r input that Shape writes (shape.c). */
+void shape_range(const op_object *o, int32_t r, int32_t *b, int32_t *e);
+/* ConstantOfShape's element in dtype, its bytes first (fill.c). */
+void cos_element(const op_object *o, int32_t dtype, uint8_t one[8]);
 
 #endif /* PLUGRT_OPS_SHAPE_OPS_H */

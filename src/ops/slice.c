@@ -21,11 +21,6 @@
 #include <string.h>
 
 #include "ops/shape_ops.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
-
-#define SLICE_MAX 8 /* entries of starts/ends/axes/steps */
 
 typedef struct slice_op {
     op_object o;
@@ -206,6 +201,14 @@ static prt_status slice_params(const op_object *o, const prt_dims *dd,
     return PRT_OK;
 }
 
+prt_status slice_field_params(const op_object *o, const prt_dims *dd, int64_t *start,
+                              int64_t *step, prt_dims *od)
+{
+    const slice_op *s = (const slice_op *)o;
+    const int64_t *vals[4] = {s->f[0], s->f[1], s->f[2], NULL};
+    return slice_params(o, dd, vals, s->nb_axes >= 0 ? 3 : 2, s->nb, start, step, od);
+}
+
 static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                             int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                             const void *const *x, void *const *ys, void *ws, void *stream)
@@ -270,82 +273,6 @@ static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-/* With fields the parameters are the host's: a strided copy. With inputs
- * they are device data, which each thread of the kernel reads (the output
- * dims come from the same values as expressions, so the CPU's check that
- * they agree has nothing to read here; a source element outside the data
- * gives 0 rather than a read out of bounds). */
-static prt_status slice_run_cuda(const op_object *o, int32_t dtype,
-                                 const prt_tensor_desc *in, int32_t nb_in,
-                                 const prt_tensor_desc *out, int32_t nb_out,
-                                 const void *const *x, void *const *ys, void *ws,
-                                 void *stream)
-{
-    void *y = ys[0];
-    const prt_dims *dd = &in[0].dims;
-    const int32_t r = dd->nb_dims, esize = (int32_t)prt_dtype_size(dtype);
-    int32_t cnt = nb_in > 1 ? (int32_t)base_volume(&in[1].dims) : 0;
-    (void)ws;
-    if (nb_in == 2)
-        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "needs starts and ends");
-    if (cnt > SLICE_MAX)
-        return op_fail(o, PRT_ERR_SHAPE, "more than %d starts", SLICE_MAX);
-    for (int32_t k = 1; k < nb_in; k++)
-        if (in[k].dims.nb_dims != 1 || in[k].dims.d[0] != cnt)
-            return op_fail(o, PRT_ERR_SHAPE, "input %d must hold %d values", (int)k,
-                           (int)cnt);
-    if (out->dims.nb_dims != r)
-        return op_fail(o, PRT_ERR_SHAPE, "the output has rank %d, the data %d",
-                       (int)out->dims.nb_dims, (int)r);
-    if (nb_in == 1) { /* the fields */
-        const slice_op *s = (const slice_op *)o;
-        const int64_t *vals[4] = {s->f[0], s->f[1], s->f[2], NULL};
-        int64_t start[PRT_MAX_DIMS], step[PRT_MAX_DIMS], stride[PRT_MAX_DIMS];
-        int64_t off = 0, is = 1;
-        prt_dims od;
-        opk_bcast b;
-        prt_status st =
-            slice_params(o, dd, vals, s->nb_axes >= 0 ? 3 : 2, s->nb, start, step, &od);
-        if (st)
-            return st;
-        if (memcmp(od.d, out->dims.d, sizeof(int64_t) * (size_t)r))
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "the output dims differ from those starts and ends give");
-        for (int32_t d = r - 1; d >= 0; d--) {
-            off += start[d] * is;
-            stride[d] = step[d] * is;
-            is *= dd->d[d];
-        }
-        opk_bcast_init_strided(&b, &out->dims, stride);
-        return op_cuda_status(
-            o, opk_copy(esize, &b, x[0], off, y, base_volume(&out->dims), stream));
-    }
-    {
-        opk_slice_args a;
-        memset(&a, 0, sizeof a);
-        a.esize = esize;
-        a.rank = r;
-        a.nb = cnt;
-        a.vdtype = in[1].dtype;
-        for (int32_t d = 0; d < r; d++) {
-            a.ddims[d] = dd->d[d];
-            a.odims[d] = out->dims.d[d];
-        }
-        a.x = x[0];
-        a.starts = x[1];
-        a.axes = nb_in > 3 ? x[3] : NULL;
-        a.steps = nb_in > 4 ? x[4] : NULL;
-        a.y = y;
-        a.n = base_volume(&out->dims);
-        return op_cuda_status(o, opk_slice(&a, stream));
-    }
-}
-#define SLICE_CUDA slice_run_cuda
-#else
-#define SLICE_CUDA NULL
-#endif
-
 static prt_status slice_values(op_object *o, const prt_dim_exprs *in_dims,
                                const prt_dim_exprs *in_values, int32_t nb_in,
                                const prt_dim_exprs *out_dims, prt_dim_exprs *out_values,
@@ -398,7 +325,7 @@ static const op_class slice_class = {
     .alias_input = -1,
     .parse = slice_parse,
     .serialize = slice_serialize,
-    .run = {[PRT_DEVICE_CPU] = slice_run, [PRT_DEVICE_CUDA] = SLICE_CUDA},
+    .run = slice_run,
     .min_shape_inputs = 0,
     .max_shape_inputs = 4,
     .in_dtypes = slice_in_dtypes,

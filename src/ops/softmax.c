@@ -21,14 +21,9 @@
 #include <math.h>
 
 #include "base/parallel.h"
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/math_ops.h"
 #include "ops/ops_nn.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
-
-enum { SOFTMAX, LOG_SOFTMAX }; /* op_class.kind */
 
 typedef struct softmax_op {
     op_object o;
@@ -148,8 +143,8 @@ static void softmax_range(void *arg, int64_t b, int64_t e)
 
 /* The rows: x viewed as [outer, n, inner], each row n elements spaced
  * inner apart. */
-static prt_status softmax_view(const op_object *o, const prt_dims *d, int64_t *outer,
-                               int64_t *n, int64_t *inner)
+prt_status softmax_view(const op_object *o, const prt_dims *d, int64_t *outer, int64_t *n,
+                        int64_t *inner)
 {
     int32_t axis = 0;
     prt_status st = softmax_axis(o, d->nb_dims, &axis);
@@ -203,27 +198,6 @@ static prt_status softmax_run(const op_object *o, int32_t dtype,
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-static prt_status softmax_run_cuda(const op_object *o, int32_t dtype,
-                                   const prt_tensor_desc *in, int32_t nb_in,
-                                   const prt_tensor_desc *out, int32_t nb_out,
-                                   const void *const *x, void *const *ys, void *ws,
-                                   void *stream)
-{
-    void *y = ys[0];
-    int64_t outer, inner, n;
-    prt_status st = softmax_view(o, &in[0].dims, &outer, &n, &inner);
-    (void)nb_in, (void)out, (void)ws;
-    if (st)
-        return st;
-    return op_cuda_status(o, opk_softmax(dtype, x[0], y, outer, n, inner,
-                                         o->cls->kind == LOG_SOFTMAX, stream));
-}
-#define SOFTMAX_CUDA softmax_run_cuda
-#else
-#define SOFTMAX_CUDA NULL
-#endif
-
 #define SOFTMAX_CLASS(NAME, KIND)                                                        \
     static const op_class NAME = {                                                       \
         .kind = (KIND),                                                                  \
@@ -237,7 +211,7 @@ static prt_status softmax_run_cuda(const op_object *o, int32_t dtype,
         .shapes = softmax_shapes,                                                        \
         .infer = softmax_infer,                                                          \
         .workspace = softmax_workspace,                                                  \
-        .run = {[PRT_DEVICE_CPU] = softmax_run, [PRT_DEVICE_CUDA] = SOFTMAX_CUDA},       \
+        .run = softmax_run,                                                              \
     }
 
 SOFTMAX_CLASS(softmax_class, SOFTMAX);

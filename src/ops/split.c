@@ -250,7 +250,7 @@ static const op_class split_class = {
     .nb_outputs = split_nb_outputs,
     .shapes_n = split_shapes,
     .out_dtype_n = split_out_dtype,
-    .run = {[PRT_DEVICE_CPU] = split_run},
+    .run = split_run,
 };
 
 static const prt_field_schema split_schema[] = {

@@ -245,7 +245,7 @@ static const op_class topk_class = {
     .shapes_n = topk_shapes,
     .out_dtype_n = topk_out_dtype,
     .workspace = topk_workspace,
-    .run = {[PRT_DEVICE_CPU] = topk_run},
+    .run = topk_run,
 };
 
 static const prt_field_schema topk_schema[] = {

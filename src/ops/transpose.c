@@ -8,10 +8,7 @@
  */
 #include <string.h>
 
-#include "ops/op_common.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
+#include "ops/shape_ops.h"
 
 typedef struct transpose_op {
     op_object o;
@@ -62,7 +59,7 @@ static int32_t tp_serialize(op_object *o, prt_field *ser)
 }
 
 /* The permutation for an input of rank r. */
-static prt_status tp_perm(const op_object *o, int32_t r, int32_t *perm)
+prt_status tp_perm(const op_object *o, int32_t r, int32_t *perm)
 {
     const transpose_op *t = ctp(o);
     char buf[128];
@@ -240,41 +237,6 @@ static prt_status tp_run(const op_object *o, int32_t dtype, const prt_tensor_des
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-/* CUDA: one thread per output element, reading its permuted source. */
-static prt_status tp_run_cuda(const op_object *o, int32_t dtype,
-                              const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, int32_t nb_out,
-                              const void *const *xs, void *const *ys, void *ws,
-                              void *stream)
-{
-    void *y = ys[0];
-    const prt_dims *id = &in[0].dims;
-    int32_t perm[PRT_MAX_DIMS];
-    int64_t istr[PRT_MAX_DIMS], od[PRT_MAX_DIMS], src[PRT_MAX_DIMS], stride = 1;
-    int err;
-    prt_status st = tp_perm(o, id->nb_dims, perm);
-    (void)nb_in, (void)ws;
-    if (st)
-        return st;
-    for (int32_t k = id->nb_dims - 1; k >= 0; k--) {
-        istr[k] = stride;
-        stride *= id->d[k];
-    }
-    for (int32_t i = 0; i < id->nb_dims; i++) {
-        od[i] = out->dims.d[i];
-        src[i] = istr[perm[i]];
-    }
-    err = opk_transpose((int32_t)prt_dtype_size(dtype), xs[0], y, id->nb_dims, od, src,
-                        base_volume(id), stream);
-    return err ? op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err)
-               : PRT_OK;
-}
-#define TP_CUDA tp_run_cuda
-#else
-#define TP_CUDA NULL
-#endif
-
 static const op_class transpose_class = {
     .min_inputs = 1,
     .max_inputs = 1,
@@ -285,7 +247,7 @@ static const op_class transpose_class = {
     .serialize = tp_serialize,
     .shapes = tp_shapes,
     .infer = tp_infer,
-    .run = {[PRT_DEVICE_CPU] = tp_run, [PRT_DEVICE_CUDA] = TP_CUDA},
+    .run = tp_run,
 };
 
 static const prt_field_schema transpose_schema[] = {

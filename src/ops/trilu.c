@@ -103,7 +103,7 @@ static const op_class trilu_class = {
     .serialize = trilu_serialize,
     .shapes = trilu_shapes,
     .infer = trilu_infer,
-    .run = {[PRT_DEVICE_CPU] = trilu_run},
+    .run = trilu_run,
     .in_dtypes = trilu_in_dtypes,
 };
 

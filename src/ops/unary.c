@@ -22,11 +22,6 @@
 
 #include "base/parallel.h"
 #include "ops/ops_ew.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
-
-enum { UNARY_RELU, UNARY_IDENTITY, UNARY_ABS, UNARY_NEG, UNARY_SIGN };
 
 /* A 16-bit float: `inf` is the bits of +infinity in the format (0x7C00
  * half, 0x7F80 bfloat16), `one` those of 1.0 (0x3C00, 0x3F80). */
@@ -183,41 +178,6 @@ static prt_status unary_run(const op_object *o, int32_t dtype, const prt_tensor_
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-static prt_status unary_run_cuda(const op_object *o, int32_t dtype,
-                                 const prt_tensor_desc *in, int32_t nb_in,
-                                 const prt_tensor_desc *out, int32_t nb_out,
-                                 const void *const *xs, void *const *ys, void *ws,
-                                 void *stream)
-{
-    void *y = ys[0];
-    int64_t n = base_volume(&in[0].dims);
-    int err;
-    (void)nb_in, (void)out, (void)ws;
-    switch (o->cls->kind) {
-    case UNARY_IDENTITY:
-        err = opk_device_copy(y, xs[0], prt_dtype_size(dtype) * (size_t)n, stream);
-        break;
-    case UNARY_RELU:
-        err = opk_relu(dtype, xs[0], y, n, stream);
-        break;
-    case UNARY_ABS:
-        err = opk_unary(OPK_ABS, dtype, 0, 0, xs[0], y, n, stream);
-        break;
-    case UNARY_NEG:
-        err = opk_unary(OPK_NEG, dtype, 0, 0, xs[0], y, n, stream);
-        break;
-    default:
-        err = opk_unary(OPK_SIGN, dtype, 0, 0, xs[0], y, n, stream);
-        break;
-    }
-    return op_cuda_status(o, err);
-}
-#define UNARY_CUDA unary_run_cuda
-#else
-#define UNARY_CUDA NULL
-#endif
-
 static const op_class relu_class = {
     .kind = UNARY_RELU,
     .min_inputs = 1,
@@ -228,7 +188,7 @@ static const op_class relu_class = {
     .alias_input = -1,
     .shapes = ew_same_shapes,
     .infer = ew_same_infer,
-    .run = {[PRT_DEVICE_CPU] = unary_run, [PRT_DEVICE_CUDA] = UNARY_CUDA},
+    .run = unary_run,
 };
 
 /* Identity's values are its input's (a shape tensor passes through). */
@@ -251,7 +211,7 @@ static const op_class identity_class = {
     .alias_input = 0, /* in place when the builder can arrange it */
     .shapes = ew_same_shapes,
     .infer = ew_same_infer,
-    .run = {[PRT_DEVICE_CPU] = unary_run, [PRT_DEVICE_CUDA] = UNARY_CUDA},
+    .run = unary_run,
     .values = identity_values,
 };
 
@@ -284,9 +244,7 @@ static prt_status neg_abs_values(op_object *o, const prt_dim_exprs *in_dims,
     {                                                                                    \
         .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = (dt),                   \
         .size = sizeof(op_object), .alias_input = -1, .shapes = ew_same_shapes,          \
-        .infer = ew_same_infer,                                                          \
-        .run = {[PRT_DEVICE_CPU] = unary_run, [PRT_DEVICE_CUDA] = UNARY_CUDA},           \
-        .values = (val),                                                                 \
+        .infer = ew_same_infer, .run = unary_run, .values = (val),                       \
     }
 
 static const op_class abs_class = UNARY_CLASS(UNARY_ABS, EW_DT_NUMERIC, neg_abs_values);

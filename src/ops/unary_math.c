@@ -35,13 +35,10 @@
 #include <string.h>
 
 #include "base/parallel.h"
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/ew_kinds.h"
 #include "ops/math_ops.h"
 #include "ops/ops_ew.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 /* The defaults of alpha, beta and gamma, by kind (ONNX's). */
 static const float um_defaults[UM_COUNT][3] = {
@@ -56,12 +53,6 @@ static const float um_defaults[UM_COUNT][3] = {
 };
 
 static const char *const gelu_modes[] = {"none", "tanh"};
-
-typedef struct um_op {
-    op_object o;
-    float alpha, beta, gamma;
-    int32_t approximate; /* Gelu: index into gelu_modes */
-} um_op;
 
 static prt_status um_parse(op_object *o, const op_fields *f)
 {
@@ -269,25 +260,6 @@ static prt_status um_run(const op_object *o, int32_t dtype, const prt_tensor_des
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-static prt_status um_run_cuda(const op_object *o, int32_t dtype,
-                              const prt_tensor_desc *in, int32_t nb_in,
-                              const prt_tensor_desc *out, int32_t nb_out,
-                              const void *const *xs, void *const *ys, void *ws,
-                              void *stream)
-{
-    void *y = ys[0];
-    const um_op *u = (const um_op *)o;
-    (void)nb_in, (void)out, (void)ws;
-    return op_cuda_status(o, opk_unary_math(o->cls->kind, dtype, u->alpha, u->beta,
-                                            u->gamma, u->approximate, xs[0], y,
-                                            base_volume(&in[0].dims), stream));
-}
-#define UM_CUDA um_run_cuda
-#else
-#define UM_CUDA NULL
-#endif
-
 /* ---- classes, schemas, creators ------------------------------------------ */
 
 #define UM_CLASS(k)                                                                      \
@@ -295,7 +267,7 @@ static prt_status um_run_cuda(const op_object *o, int32_t dtype,
         .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = EW_DT_FLOATS,           \
         .size = sizeof(um_op), .alias_input = -1, .parse = um_parse,                     \
         .serialize = um_serialize, .shapes = ew_same_shapes, .infer = ew_same_infer,     \
-        .run = {[PRT_DEVICE_CPU] = um_run, [PRT_DEVICE_CUDA] = UM_CUDA},                 \
+        .run = um_run,                                                                   \
     }
 
 static const op_class um_classes[UM_COUNT] = {

@@ -266,7 +266,7 @@ static const op_class unique_class = {
     .shapes_n = uq_shapes,
     .out_dtype_n = uq_out_dtype,
     .workspace = uq_workspace,
-    .run = {[PRT_DEVICE_CPU] = uq_run},
+    .run = uq_run,
 };
 
 static const prt_field_schema unique_schema[] = {

@@ -13,9 +13,6 @@
 #include <string.h>
 
 #include "ops/math_ops.h"
-#ifdef PRT_HAVE_CUDA
-#include "ops/ops_cuda.h"
-#endif
 
 static prt_status where_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
                                prt_dim_exprs *out, prt_expr_builder *eb)
@@ -97,26 +94,6 @@ static prt_status where_run(const op_object *o, int32_t dtype, const prt_tensor_
     return PRT_OK;
 }
 
-#ifdef PRT_HAVE_CUDA
-static prt_status where_run_cuda(const op_object *o, int32_t dtype,
-                                 const prt_tensor_desc *in, int32_t nb_in,
-                                 const prt_tensor_desc *out, int32_t nb_out,
-                                 const void *const *x, void *const *ys, void *ws,
-                                 void *stream)
-{
-    void *y = ys[0];
-    const prt_dims dims[3] = {in[0].dims, in[1].dims, in[2].dims};
-    opk_bcast b;
-    (void)dtype, (void)nb_in, (void)ws;
-    opk_bcast_init(&b, &out->dims, 3, dims);
-    return op_cuda_status(o, opk_where((int32_t)prt_dtype_size(in[1].dtype), &b, x[0],
-                                       x[1], x[2], y, base_volume(&out->dims), stream));
-}
-#define WHERE_CUDA where_run_cuda
-#else
-#define WHERE_CUDA NULL
-#endif
-
 /* c * x + (1 - c) * y per element; a single value broadcasts. */
 static prt_status where_values(op_object *o, const prt_dim_exprs *in_dims,
                                const prt_dim_exprs *in_values, int32_t nb_in,
@@ -158,10 +135,11 @@ static const op_class where_class = {
     .alias_input = -1,
     .shapes = where_shapes,
     .infer = where_infer,
-    .run = {[PRT_DEVICE_CPU] = where_run, [PRT_DEVICE_CUDA] = WHERE_CUDA},
+    .run = where_run,
     .in_dtypes = where_in_dtypes,
     .out_dtype = where_out_dtype,
     .values = where_values,
+    .dtype_input = 1, /* X: the condition is bool whatever the data */
 };
 
 const prt_plugin_creator op_where_creator = OP_CREATOR("Where", where_class, NULL, 0);

@@ -12,7 +12,7 @@
  * pixels go six at a time and the channels eight, so small images (7 x 7,
  * 14 x 14) and channel counts waste fewer lanes. Sums run over k in order,
  * so results do not depend on how the work is split. */
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 
 #include "base/base.h"
 

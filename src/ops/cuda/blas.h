@@ -1,9 +1,9 @@
 /*
- * cuBLAS for the built-in ops (cublas_cuda.c; CUDA builds only): a handle
+ * cuBLAS for the built-in ops (blas_cuda.c; CUDA builds only): a handle
  * plus a workspace per user, opened on first use.
  */
-#ifndef PLUGRT_OPS_OP_CUBLAS_H
-#define PLUGRT_OPS_OP_CUBLAS_H
+#ifndef PLUGRT_OPS_CUDA_BLAS_H
+#define PLUGRT_OPS_CUDA_BLAS_H
 
 #include "base/base.h"
 
@@ -23,4 +23,4 @@ prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t tra
                          int64_t stride_a, const float *B, int64_t ldb, int64_t stride_b,
                          float *C, int64_t ldc, int64_t stride_c, int64_t batch);
 
-#endif /* PLUGRT_OPS_OP_CUBLAS_H */
+#endif /* PLUGRT_OPS_CUDA_BLAS_H */

@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ops/op_act.h"
+
 typedef float cpu_v8 __attribute__((vector_size(32)));
 typedef int32_t cpu_v8i __attribute__((vector_size(32)));
 
@@ -137,33 +139,6 @@ int cpu_avx512(void);
 void cpu_force_avx2(int on);
 
 /* ---- fused activations (act.c) ------------------------------------------ */
-
-/* An activation applied to a kernel's result as it is stored: Conv's and
- * the importer's fusion of Conv -> Relu and the like. Each computes what the
- * op of that name computes (unary.c, unary_math.c, clip.c): comparisons let
- * NaN through, Relu keeps -0. */
-enum {
-    OP_ACT_NONE,
-    OP_ACT_RELU,         /* x < 0 ? 0 : x */
-    OP_ACT_LEAKY_RELU,   /* x < 0 ? alpha x : x */
-    OP_ACT_CLIP,         /* min(max(x, alpha), beta) */
-    OP_ACT_HARD_SIGMOID, /* min(max(alpha x + beta, 0), 1) */
-    OP_ACT_HARD_SWISH,   /* x hard_sigmoid(x), alpha 1/6, beta 1/2 */
-    OP_ACT_COUNT
-};
-
-typedef struct op_act {
-    int32_t kind; /* OP_ACT_* */
-    float alpha, beta;
-} op_act;
-
-/* The ONNX op name of an activation kind ("Relu", ...; "" for none), and
- * the kind of a name (-1 when it is none of them). */
-const char *op_act_name(int32_t kind);
-int32_t op_act_kind(const char *name);
-/* How many parameters kind takes (alpha, beta) and their defaults. */
-int32_t op_act_nb_params(int32_t kind);
-void op_act_defaults(int32_t kind, float *alpha, float *beta);
 
 /* y[i] = act(y[i] + bias) for n floats (bias 0 for none). */
 void op_act_bias(const op_act *a, float bias, float *y, int64_t n);

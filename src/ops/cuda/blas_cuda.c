@@ -4,10 +4,11 @@
  * missing cuBLAS is a clear error at the first CUDA MatMul.
  *
  * Each user (a MatMul or Gemm object of one context) owns a handle and a
- * workspace of its own: a handle's stream and workspace are per call state,
- * and contexts run concurrently on their own streams. The workspace is set
- * on every call so cuBLAS allocates nothing itself, which graph capture
- * requires.
+ * workspace of its own, made and freed by the CUDA table's attach and
+ * detach (op_device.h): a handle's stream and workspace are per call
+ * state, and contexts run concurrently on their own streams. The workspace
+ * comes from the device (src/device/) and is set on every call, so cuBLAS
+ * allocates nothing itself, which graph capture requires.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -17,7 +18,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "ops/op_cublas.h"
+#include "device/device.h"
+#include "ops/cuda/blas.h"
+#include "ops/cuda/ops.h"
 
 /* Enough for cuBLAS's single-precision kernels on Hopper. */
 #define OPK_BLAS_WORKSPACE ((size_t)8 << 20)
@@ -84,17 +87,22 @@ static const char *status_name(cublasStatus_t s)
 struct opk_blas {
     cublasHandle_t handle;
     void *workspace;
+    const dev_ops *dev; /* which allocated the workspace */
 };
 
 prt_status opk_blas_open(opk_blas **out)
 {
+    const dev_ops *dev;
     opk_blas *b;
     cublasStatus_t s;
-    cudaError_t e;
+    prt_status st;
     pthread_once(&blas_once, blas_load);
     if (!blas.lib)
         return base_error(PRT_ERR_UNSUPPORTED, "matrix products on CUDA need cuBLAS: %s",
                           blas.error);
+    st = dev_get(PRT_DEVICE_CUDA, &dev);
+    if (st)
+        return st;
     b = base_calloc(1, sizeof *b);
     if (!b)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "cuBLAS: out of memory");
@@ -104,13 +112,16 @@ prt_status opk_blas_open(opk_blas **out)
         return base_error(PRT_ERR_INTERNAL, "cuBLAS: creating a handle: %s",
                           status_name(s));
     }
-    e = cudaMalloc(&b->workspace, OPK_BLAS_WORKSPACE);
-    if (e != cudaSuccess) {
+    /* Through the device, as every allocation of device memory. */
+    st = dev->alloc(OPK_BLAS_WORKSPACE, &b->workspace);
+    if (st) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", prt_last_error());
         blas.destroy(b->handle);
         base_free(b);
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "cuBLAS: its workspace: %s",
-                          cudaGetErrorString(e));
+        return base_error(st, "cuBLAS: its workspace: %s", why);
     }
+    b->dev = dev;
     *out = b;
     return PRT_OK;
 }
@@ -120,7 +131,7 @@ void opk_blas_close(opk_blas *b)
     if (!b)
         return;
     blas.destroy(b->handle);
-    cudaFree(b->workspace);
+    b->dev->free(b->workspace);
     base_free(b);
 }
 
@@ -174,4 +185,18 @@ prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t tra
             PRT_ERR_INTERNAL, "cuBLAS sgemm (%lld x %lld x %lld, batch %lld): %s",
             (long long)M, (long long)N, (long long)K, (long long)batch, status_name(s));
     return PRT_OK;
+}
+
+prt_status opc_blas_attach(op_object *o, void *stream)
+{
+    if (stream && opk_blas_capturing(stream))
+        return base_error(PRT_ERR_STATE, "needs a cuBLAS handle, which cannot be made "
+                                         "during a graph capture");
+    return opk_blas_open((opk_blas **)&o->res[PRT_DEVICE_CUDA]);
+}
+
+void opc_blas_detach(op_object *o)
+{
+    opk_blas_close(o->res[PRT_DEVICE_CUDA]);
+    o->res[PRT_DEVICE_CUDA] = NULL;
 }

@@ -1,13 +1,13 @@
 // What the built-in ops' CUDA kernel files share (internal to the .cu
 // files): the launch shape, grid-stride loops with 64-bit indices, the
 // 16-bit float codecs and the broadcast walk's per-element offsets.
-#ifndef PLUGRT_OPS_OPK_LAUNCH_CUH
-#define PLUGRT_OPS_OPK_LAUNCH_CUH
+#ifndef PLUGRT_OPS_CUDA_LAUNCH_CUH
+#define PLUGRT_OPS_CUDA_LAUNCH_CUH
 
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "ops/ops_cuda.h"
+#include "ops/cuda/launch.h"
 
 namespace opk
 {
@@ -62,7 +62,7 @@ struct cbf16 {
     static __device__ uint16_t st(float v) { return base_f2bf(v); }
 };
 
-// A float dtype's element i as float32, and back (gpu_args.h).
+// A float dtype's element i as float32, and back (op_elem.h).
 __device__ inline float load_f(int32_t dtype, const void *p, int64_t i)
 {
     return opk_float_at(dtype, p, i);
@@ -116,4 +116,4 @@ template <class F> int by_esize(int32_t esize, F f)
 
 } // namespace opk
 
-#endif // PLUGRT_OPS_OPK_LAUNCH_CUH
+#endif // PLUGRT_OPS_CUDA_LAUNCH_CUH

@@ -1,6 +1,6 @@
 /* The register-tiled product of cpu_kernels.h (op_gemm_nn), in a baseline
  * and an AVX2 + FMA build. */
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 
 #include "base/base.h"
 

@@ -1,17 +1,18 @@
 /*
- * CUDA kernels of the built-in ops (internal; built with CUDA only): plain
- * launchers the ops' C files call from their CUDA kernel slot
- * (op_class.run[PRT_DEVICE_CUDA]). Each queues its work on `stream` and
- * returns a cudaError_t as int (0: launched). Pointers are device memory;
- * counts are elements. The C side has checked shapes and dtypes.
+ * The CUDA kernels' launchers (internal; built with CUDA only): plain C
+ * functions over the .cu files of this folder, called by the built-in ops'
+ * CUDA kernels (ops.h, the op_kernel_fn of each op in the CUDA table).
+ * Each queues its work on `stream` and returns a cudaError_t as int (0:
+ * launched). Pointers are device memory; counts are elements. The caller
+ * has checked shapes and dtypes.
  */
-#ifndef PLUGRT_OPS_CUDA_H
-#define PLUGRT_OPS_CUDA_H
+#ifndef PLUGRT_OPS_CUDA_LAUNCH_H
+#define PLUGRT_OPS_CUDA_LAUNCH_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ops/gpu_args.h"
+#include "ops/cuda/gpu_args.h"
 
 #define OPK_MAX_SP 3       /* spatial dims of a convolution */
 #define OPK_MAX_LETTERS 52 /* einsum letters */
@@ -62,7 +63,7 @@ typedef struct opk_conv_args {
     int64_t ivol, kvol, ovol;
     const void *x, *w, *b;
     void *y;
-    /* Fused activation: an OP_ACT_* kind (cpu_kernels.h) and its alpha and
+    /* Fused activation: an OP_ACT_* kind (op_act.h) and its alpha and
      * beta, applied to each output before it is stored. */
     int32_t act;
     float act_alpha, act_beta;
@@ -79,7 +80,7 @@ int opk_bias_rows(int32_t dtype, const void *bias, float *y, int64_t rows, int64
 int opk_to_f32(int32_t dtype, const void *x, float *y, int64_t n, void *stream);
 int opk_from_f32(int32_t dtype, const float *x, void *y, int64_t n, void *stream);
 
-/* ---- elementwise (ew_cuda.cu) --------------------------------------------
+/* ---- elementwise (ew.cu) --------------------------------------------
  *
  * dtype is a prt_dtype. Every launcher returns 0 without launching when
  * there is nothing to write (n == 0). Broadcast walks (opk_bcast, from
@@ -155,7 +156,7 @@ int opk_copy(int32_t esize, const opk_bcast *b, const void *x, int64_t x_offset,
  * dtype. */
 int opk_device_copy(void *y, const void *x, size_t bytes, void *stream);
 
-/* ---- data movement and fills (data_cuda.cu) ------------------------------ */
+/* ---- data movement and fills (data.cu) ------------------------------ */
 
 /* Gather along an axis: data viewed as [outer, d, inner], y as [outer, ni,
  * inner]; index k (int32 or int64, of idx_dtype) selects i (i + d when
@@ -211,7 +212,7 @@ int opk_values(const int64_t *v, int32_t n, void *y, void *stream);
 int opk_range(int32_t dtype, const void *start, const void *delta, void *y, int64_t n,
               void *stream);
 
-/* ---- rows (rows_cuda.cu) -------------------------------------------------- */
+/* ---- rows (rows.cu) -------------------------------------------------- */
 
 /* Softmax (log_softmax: LogSoftmax) over rows of n elements spaced `inner`
  * apart: x viewed as [outer, n, inner]; softmax.c's semantics (the
@@ -247,4 +248,4 @@ int opk_gemm_epilogue(float *y, int64_t M, int64_t N, float alpha, const float *
 }
 #endif
 
-#endif /* PLUGRT_OPS_CUDA_H */
+#endif /* PLUGRT_OPS_CUDA_LAUNCH_H */

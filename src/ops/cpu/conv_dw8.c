@@ -4,7 +4,7 @@
  * vector holds one pixel of eight channels, in a baseline and an AVX2 +
  * FMA build. (Others take conv_dw.c's planes: measured, bench/RESULTS.md,
  * "CPU kernels".) */
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 
 #include "base/base.h"
 

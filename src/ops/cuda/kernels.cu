@@ -1,4 +1,4 @@
-// CUDA kernels of the built-in ops (ops_cuda.h): elementwise, permutation,
+// CUDA kernels of the built-in ops (launch.h): elementwise, permutation,
 // einsum and convolution. Grids are sized with a grid-stride loop so any
 // element count fits; every index is 64-bit.
 #include <cuda_bf16.h>
@@ -6,7 +6,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "ops/ops_cuda.h"
+#include "ops/cuda/launch.h"
 
 namespace
 {
@@ -137,7 +137,7 @@ __device__ float load_f(const void *p, int32_t dtype, int64_t i)
     return dtype == DT_F32 ? ((const float *)p)[i] : __half2float(((const __half *)p)[i]);
 }
 
-// Conv's fused activation (OP_ACT_* of cpu_kernels.h, the same formulas as
+// Conv's fused activation (OP_ACT_* of op_act.h, the same formulas as
 // the CPU's cpu_act_v8: comparisons let NaN through).
 __device__ float conv_act(const opk_conv_args &a, float x)
 {

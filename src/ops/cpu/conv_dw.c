@@ -20,7 +20,7 @@
  * written but the output. 1.75-1.8x faster than the copy into column phases on
  * MobileNet-v3's two such layers (bench/RESULTS.md, "CPU kernels",
  * h/cpuperf). */
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 
 #include "base/base.h"
 

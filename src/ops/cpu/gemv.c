@@ -4,7 +4,7 @@
  * fixed order (two interleaved vector sums for a dot product, four rows
  * sharing each load of the vector), so results do not depend on how a
  * caller splits the outputs. */
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 
 /* Rows at a time of the dot products: four share each load of x. */
 #define GV_ROWS 4

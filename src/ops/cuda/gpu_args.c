@@ -1,5 +1,5 @@
 /* The host half of gpu_args.h: broadcast walks for the CUDA kernels. */
-#include "ops/gpu_args.h"
+#include "ops/cuda/gpu_args.h"
 
 #include "ops/op_common.h"
 

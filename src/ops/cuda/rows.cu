@@ -1,4 +1,4 @@
-// CUDA row kernels of the built-ins (ops_cuda.h): Softmax and LogSoftmax,
+// CUDA row kernels of the built-ins (launch.h): Softmax and LogSoftmax,
 // LayerNormalization, row means (GlobalAveragePool), and Gemm's epilogue.
 // A row is folded by a group of threads, each taking a strided part, then
 // combined: a warp per row (shuffles, several rows per block) up to
@@ -7,7 +7,7 @@
 // results agree to rounding, not bit for bit).
 #include <math.h>
 
-#include "ops/opk_launch.cuh"
+#include "ops/cuda/launch.cuh"
 
 namespace opk
 {

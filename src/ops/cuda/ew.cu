@@ -1,11 +1,11 @@
-// CUDA kernels of the elementwise built-ins (ops_cuda.h): broadcast
+// CUDA kernels of the elementwise built-ins (launch.h): broadcast
 // arithmetic, comparisons and logic, Where, the unary functions, Cast and
 // the strided copy. Each computes what the CPU op's file says, element by
 // element; every index is 64-bit and every loop grid-strided.
 #include <math.h>
 
 #include "ops/ew_kinds.h"
-#include "ops/opk_launch.cuh"
+#include "ops/cuda/launch.cuh"
 
 namespace opk
 {
@@ -132,7 +132,7 @@ __device__ uint8_t logic(int32_t kind, uint8_t a, uint8_t b)
     }
 }
 
-// The integers as their own codec (opk_launch.cuh's cf32 and kin for the
+// The integers as their own codec (launch.cuh's cf32 and kin for the
 // floats): values computed in V, stored as S.
 template <typename T> struct cint {
     typedef T S;
@@ -431,7 +431,7 @@ __global__ void not_kernel(const uint8_t *x, uint8_t *y, int64_t n)
 
 // ---- Cast ------------------------------------------------------------------
 
-// gpu_args.h's opk_cast_at: the CPU op's very code.
+// op_elem.h's opk_cast_at: the CPU op's very code.
 __global__ void cast_kernel(int32_t from, int32_t to, const void *x, void *y, int64_t n)
 {
     OPK_FOR(i, n)

@@ -13,7 +13,7 @@
  * erfc in double over [-14, 6], every 1e-5: largest relative error 3.8e-7
  * (AVX2 build), 4.3e-7 (baseline). e is 0 once t^2 > 87 (y is x, or -0 for
  * negative x, NaN for -inf as x * 0 gives); NaN stays NaN. */
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 
 static const float gelu_r[10] = {
     -8.283213901e-06f, 2.822697461e-01f,  2.806617618e-01f, 2.519882917e-01f,

@@ -1,6 +1,6 @@
 /* The direct convolution of cpu_kernels.h: packing into stride-phase planes
  * and the tap loop, in a baseline and an AVX2 + FMA build. */
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 
 #include "base/base.h"
 

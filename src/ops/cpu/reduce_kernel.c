@@ -5,7 +5,7 @@
  * depends on its values alone. */
 #include <math.h>
 
-#include "ops/cpu_kernels.h"
+#include "ops/cpu/cpu_kernels.h"
 
 typedef float rk_v4 __attribute__((vector_size(16)));
 typedef double rk_v4d __attribute__((vector_size(32)));

@@ -1,7 +1,7 @@
 /*
  * The BLAS behind the CPU matrix products (op_gemm_f32): OpenBLAS, loaded
  * when the first context that computes products is made, and used only
- * while the process has no memory limit; the built-in loops (op_math.c)
+ * while the process has no memory limit; the built-in loops (products.c)
  * otherwise. See op_common.h.
  *
  * Why OpenBLAS is neither linked nor called under a limit. OpenBLAS 0.3.21

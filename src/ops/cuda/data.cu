@@ -1,8 +1,8 @@
 // CUDA kernels of the built-ins that move data or make it from shapes
-// (ops_cuda.h): Gather, GatherElements, Slice, Concat, ConstantOfShape's
+// (launch.h): Gather, GatherElements, Slice, Concat, ConstantOfShape's
 // fill, Shape's values, Range. A kernel cannot fail the run, so an index
 // that the CPU would refuse reads nothing and gives zeros (DESIGN-NOTES).
-#include "ops/opk_launch.cuh"
+#include "ops/cuda/launch.cuh"
 
 namespace opk
 {

@@ -1,0 +1,74 @@
+/*
+ * The CUDA kernels of the built-in ops (internal; built with CUDA only):
+ * one op_kernel_fn per op or family of ops, each the op's CPU kernel's
+ * semantics on device memory, queued on the run's stream. table.c lists
+ * them by op name; the scaffold (op_common.c) calls them through that
+ * table. They check what their launch relies on, and launch the kernels of
+ * this folder's .cu files through launch.h.
+ *
+ *   elementwise_cuda.c  unary, math functions, binary arithmetic,
+ *                       comparisons and logic, Clip, Cast, Where, Dropout
+ *   data_cuda.c         reshaping copies, Transpose, Expand, Concat,
+ *                       Gather, GatherElements, Slice, Shape, Size,
+ *                       ConstantOfShape, Range
+ *   nn_cuda.c           Conv, MatMul, Gemm, Einsum, Softmax,
+ *                       LayerNormalization, GlobalAveragePool
+ */
+#ifndef PLUGRT_OPS_CUDA_OPS_H
+#define PLUGRT_OPS_CUDA_OPS_H
+
+#include "ops/op_common.h"
+
+/* A launcher's result (launch.h: 0, or a cudaError_t): PRT_OK, or
+ * PRT_ERR_INTERNAL naming the error number. */
+static inline prt_status opc_status(const op_object *o, int err)
+{
+    return err ? op_fail(o, PRT_ERR_INTERNAL, "CUDA kernel launch failed (error %d)", err)
+               : PRT_OK;
+}
+
+/* Every kernel has op_kernel_fn's parameters. */
+#define OPC_KERNEL(name)                                                                 \
+    prt_status name(const op_object *o, int32_t dtype, const prt_tensor_desc *in,        \
+                    int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,           \
+                    const void *const *x, void *const *y, void *ws, void *stream)
+
+/* elementwise_cuda.c */
+OPC_KERNEL(opc_unary);      /* Relu, Identity, Abs, Neg, Sign */
+OPC_KERNEL(opc_unary_math); /* unary_math.c's float functions */
+OPC_KERNEL(opc_binary);     /* binary.c's ops */
+OPC_KERNEL(opc_compare);    /* compare.c's ops */
+OPC_KERNEL(opc_clip);
+OPC_KERNEL(opc_cast);
+OPC_KERNEL(opc_where);
+OPC_KERNEL(opc_dropout);
+
+/* data_cuda.c */
+OPC_KERNEL(opc_copy); /* Reshape, Squeeze, Unsqueeze */
+OPC_KERNEL(opc_flatten);
+OPC_KERNEL(opc_transpose);
+OPC_KERNEL(opc_expand);
+OPC_KERNEL(opc_concat);
+OPC_KERNEL(opc_gather);
+OPC_KERNEL(opc_gather_elements);
+OPC_KERNEL(opc_slice);
+OPC_KERNEL(opc_shape);
+OPC_KERNEL(opc_size);
+OPC_KERNEL(opc_constant_of_shape);
+OPC_KERNEL(opc_range);
+
+/* nn_cuda.c */
+OPC_KERNEL(opc_conv);
+OPC_KERNEL(opc_matmul); /* cuBLAS: o->res[PRT_DEVICE_CUDA] */
+OPC_KERNEL(opc_gemm);   /* cuBLAS */
+OPC_KERNEL(opc_einsum);
+OPC_KERNEL(opc_softmax); /* Softmax, LogSoftmax */
+OPC_KERNEL(opc_layer_norm);
+OPC_KERNEL(opc_global_average_pool);
+
+/* blas_cuda.c: the table's attach and detach, a cuBLAS handle and its
+ * workspace per object (op_device.h). */
+prt_status opc_blas_attach(op_object *o, void *stream);
+void opc_blas_detach(op_object *o);
+
+#endif /* PLUGRT_OPS_CUDA_OPS_H */

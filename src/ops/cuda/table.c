@@ -1,0 +1,126 @@
+/*
+ * The CUDA table (op_device.h): every built-in op with a CUDA kernel, by
+ * name, its kernel (ops.h), the dtypes it takes where fewer than the op's,
+ * and whether it needs a cuBLAS handle. An op missing here runs on the CPU
+ * only; a CUDA build of a network that uses it fails naming the layer.
+ * test_op_coverage requires a case for every op and dtype listed here and
+ * runs it against the CPU's kernel.
+ *
+ * Compiled in every build: without CUDA the table is absent.
+ */
+#include "ops/op_device.h"
+
+#ifdef PRT_HAVE_CUDA
+#include "ops/cuda/ops.h"
+#include "ops/ops_ew.h"
+
+/* 16- and 32-bit floats. */
+#define F EW_DT_FLOATS
+
+static const op_device_kernel kernels[] = {
+    {"Abs", opc_unary, 0, 0},
+    {"Acos", opc_unary_math, 0, 0},
+    {"Acosh", opc_unary_math, 0, 0},
+    {"Add", opc_binary, 0, 0},
+    {"And", opc_compare, 0, 0},
+    {"Asin", opc_unary_math, 0, 0},
+    {"Asinh", opc_unary_math, 0, 0},
+    {"Atan", opc_unary_math, 0, 0},
+    {"Atanh", opc_unary_math, 0, 0},
+    {"BitShift", opc_binary, 0, 0},
+    {"Cast", opc_cast, 0, 0},
+    {"CastLike", opc_cast, 0, 0},
+    {"Ceil", opc_unary_math, 0, 0},
+    {"Celu", opc_unary_math, 0, 0},
+    {"Clip", opc_clip, 0, 0},
+    {"Concat", opc_concat, 0, 0},
+    {"ConstantOfShape", opc_constant_of_shape, 0, 0},
+    {"Conv", opc_conv, 0, 0},
+    {"Cos", opc_unary_math, 0, 0},
+    {"Cosh", opc_unary_math, 0, 0},
+    /* Integer division by zero fails the CPU's run, which a kernel cannot
+     * do: integer Div and Mod stay on the CPU. */
+    {"Div", opc_binary, F, 0},
+    {"Dropout", opc_dropout, 0, 0},
+    {"Einsum", opc_einsum, 0, 0},
+    {"Elu", opc_unary_math, 0, 0},
+    {"Equal", opc_compare, 0, 0},
+    {"Erf", opc_unary_math, 0, 0},
+    {"Exp", opc_unary_math, 0, 0},
+    {"Expand", opc_expand, 0, 0},
+    {"Flatten", opc_flatten, 0, 0},
+    {"Floor", opc_unary_math, 0, 0},
+    {"Gather", opc_gather, 0, 0},
+    {"GatherElements", opc_gather_elements, 0, 0},
+    {"Gelu", opc_unary_math, 0, 0},
+    {"Gemm", opc_gemm, 0, 1},
+    {"GlobalAveragePool", opc_global_average_pool, 0, 0},
+    {"Greater", opc_compare, 0, 0},
+    {"GreaterOrEqual", opc_compare, 0, 0},
+    {"HardSigmoid", opc_unary_math, 0, 0},
+    {"HardSwish", opc_unary_math, 0, 0},
+    {"Identity", opc_unary, 0, 0},
+    {"IsInf", opc_compare, 0, 0},
+    {"IsNaN", opc_compare, 0, 0},
+    {"LayerNormalization", opc_layer_norm, 0, 0},
+    {"LeakyRelu", opc_unary_math, 0, 0},
+    {"Less", opc_compare, 0, 0},
+    {"LessOrEqual", opc_compare, 0, 0},
+    {"Log", opc_unary_math, 0, 0},
+    {"LogSoftmax", opc_softmax, 0, 0},
+    /* cuBLAS serves the floats; integer products stay on the CPU. */
+    {"MatMul", opc_matmul, F, 1},
+    {"Max", opc_binary, 0, 0},
+    {"Mean", opc_binary, 0, 0},
+    {"Min", opc_binary, 0, 0},
+    {"Mish", opc_unary_math, 0, 0},
+    {"Mod", opc_binary, F, 0},
+    {"Mul", opc_binary, 0, 0},
+    {"Neg", opc_unary, 0, 0},
+    {"Not", opc_compare, 0, 0},
+    {"Or", opc_compare, 0, 0},
+    {"PRelu", opc_binary, 0, 0},
+    {"Range", opc_range, 0, 0},
+    {"Reciprocal", opc_unary_math, 0, 0},
+    {"Relu", opc_unary, 0, 0},
+    {"Reshape", opc_copy, 0, 0},
+    {"Round", opc_unary_math, 0, 0},
+    {"Selu", opc_unary_math, 0, 0},
+    {"Shape", opc_shape, 0, 0},
+    {"Sigmoid", opc_unary_math, 0, 0},
+    {"Sign", opc_unary, 0, 0},
+    {"Sin", opc_unary_math, 0, 0},
+    {"Sinh", opc_unary_math, 0, 0},
+    {"Size", opc_size, 0, 0},
+    {"Slice", opc_slice, 0, 0},
+    {"Softmax", opc_softmax, 0, 0},
+    {"Softplus", opc_unary_math, 0, 0},
+    {"Softsign", opc_unary_math, 0, 0},
+    {"Sqrt", opc_unary_math, 0, 0},
+    {"Squeeze", opc_copy, 0, 0},
+    {"Sub", opc_binary, 0, 0},
+    {"Sum", opc_binary, 0, 0},
+    {"Tan", opc_unary_math, 0, 0},
+    {"Tanh", opc_unary_math, 0, 0},
+    {"ThresholdedRelu", opc_unary_math, 0, 0},
+    {"Transpose", opc_transpose, 0, 0},
+    {"Unsqueeze", opc_copy, 0, 0},
+    {"Where", opc_where, 0, 0},
+    {"Xor", opc_compare, 0, 0},
+};
+
+static const op_device_table table = {
+    PRT_DEVICE_CUDA, "CUDA",
+    kernels,         (int32_t)(sizeof kernels / sizeof kernels[0]),
+    opc_blas_attach, opc_blas_detach};
+
+const op_device_table *op_cuda_table(void)
+{
+    return &table;
+}
+#else
+const op_device_table *op_cuda_table(void)
+{
+    return NULL;
+}
+#endif
