@@ -5,9 +5,10 @@
  *
  * For an ONNX model the single optimization profile is min = opt = max =
  * the shape of each input: from --shapes, else from its data file; and a
- * shape input's values (a Reshape's shape) are fixed at its data's.
- * --threads N runs N execution contexts of the same engine on N threads;
- * the outputs of every thread must match thread 0's bit for bit.
+ * shape input's values (a Reshape's shape) are fixed at its data's
+ * (run_build.h). --threads N runs N execution contexts of the same engine
+ * on N threads; the outputs of every thread must match thread 0's bit for
+ * bit (run_outputs.h, which also writes and compares them).
  *
  * Devices: an ONNX model is built for --device (default cpu); a plan runs on
  * the device it was built for, which --device must name if given. Every
@@ -30,17 +31,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
-#include "compare.h"
 #include "compare_layers.h"
 #include "model.h"
 #include "options.h"
 #include "profile_layers.h"
-#include "run_io.h"
-#include "tensor_file.h"
+#include "run_build.h"
+#include "run_outputs.h"
 #include "text.h"
 
 enum {
@@ -331,11 +330,23 @@ static int take_option(void *user, int id, const char *v)
     return CLI_OK;
 }
 
+/* The defaults, then the command line: CLI_OK, an exit code, or < 0 after
+ * --help. *a is the caller's to free, whatever it returns. */
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    int rc = cli_model_args_parse(&a->m, argc, argv, run_opts, take_option, a,
-                                  "the model to run (plugrt run MODEL.plan or "
-                                  "MODEL.onnx)");
+    int rc;
+    memset(a, 0, sizeof *a);
+    a->seed = 1;
+    a->iterations = 10;
+    a->warmup = 2;
+    a->threads = 1;
+    a->atol = 1e-5;
+    a->rtol = 1e-5;
+    a->device = -1;
+    a->reference = -1;
+    rc = cli_model_args_parse(&a->m, argc, argv, run_opts, take_option, a,
+                              "the model to run (plugrt run MODEL.plan or "
+                              "MODEL.onnx)");
     if (rc != CLI_OK)
         return rc;
     if (a->iterations * a->threads > 100000000)
@@ -387,150 +398,13 @@ static int load_inputs(const run_args *a, run_inputs *in)
     return a->compare_dir ? run_inputs_scan_dir(in, a->compare_dir) : CLI_OK;
 }
 
-static int network_has_input(const prt_network *net, const char *name)
-{
-    int32_t t, in;
-    if (prt_network_find_tensor(net, name, &t) != PRT_OK)
-        return 0;
-    for (int32_t i = 0; i < prt_network_input_count(net); i++)
-        if (prt_network_get_input(net, i, &in) == PRT_OK && in == t)
-            return 1;
-    return 0;
-}
-
-/* A --shapes name that is no input of the ONNX model is a usage error, as
- * for a plan (run_model_check_shapes); the builder would only say the
- * profile names a tensor that is not an input. */
-static int check_shape_names(const prt_network *net, const cli_shapes *shapes)
-{
-    for (int i = 0; i < shapes->count; i++) {
-        char en[CLI_ESC_CAP];
-        if (network_has_input(net, shapes->items[i].name))
-            continue;
-        cli_error("--shapes %s: the model has no input of that name",
-                  cli_escape(shapes->items[i].name, en, sizeof en));
-        fprintf(stderr, "  the model's inputs:");
-        for (int32_t k = 0; k < prt_network_input_count(net); k++) {
-            int32_t t;
-            const char *name = NULL;
-            if (prt_network_get_input(net, k, &t) != PRT_OK ||
-                prt_network_get_tensor(net, t, &name, NULL, NULL) != PRT_OK || !name)
-                name = "?";
-            fprintf(stderr, "%s %s", k ? "," : "", cli_escape(name, en, sizeof en));
-        }
-        fputc('\n', stderr);
-        return cli_usage("give --shapes only for the model's inputs");
-    }
-    return CLI_OK;
-}
-
-/* Every network input whose values the build may need (a Reshape's shape,
- * Range's bounds) takes them from its data: min = opt = max = the values
- * given, as its dims are the data's. *out (malloc'd, the caller's) holds
- * one entry per such input; names are the network's. An input of that kind
- * without data fails: random values would size tensors at random. */
-static int shape_values_from_data(const prt_network *net, const run_inputs *in,
-                                  cli_shape_value **out, int *out_n)
-{
-    int32_t nin = prt_network_input_count(net);
-    cli_shape_value *v = calloc((size_t)(nin > 0 ? nin : 1), sizeof *v);
-    int n = 0;
-    *out = v;
-    *out_n = 0;
-    if (!v) {
-        cli_error("out of memory for the values of shape inputs");
-        return CLI_FAIL;
-    }
-    for (int32_t i = 0; i < nin; i++) {
-        int32_t t, dtype, needed = 0;
-        const char *name = NULL;
-        const run_input *r;
-        const npy_array *a;
-        prt_dims dims;
-        char en[CLI_ESC_CAP];
-        int64_t count;
-        if (prt_network_get_input(net, i, &t) != PRT_OK ||
-            prt_network_get_tensor(net, t, &name, &dtype, &dims) != PRT_OK || !name ||
-            (dtype != PRT_INT32 && dtype != PRT_INT64) || dims.nb_dims > 1 ||
-            prt_network_is_shape_input(net, t, &needed) != PRT_OK || !needed)
-            continue;
-        if (!(r = run_inputs_match(in, name))) {
-            cli_error("input %s is a shape input (the shapes of the model's tensors "
-                      "depend on its values), so it needs data: give --input "
-                      "%s=FILE.npy or put it in the --compare directory; random "
-                      "values would size tensors at random",
-                      cli_escape(name, en, sizeof en), cli_escape(name, en, sizeof en));
-            return CLI_FAIL;
-        }
-        a = &r->arr;
-        count = a->dims.nb_dims == 0 ? 1 : a->dims.d[0];
-        /* Said here as run_inputs_bind would say it after the build, which
-         * would only say that the values are missing. */
-        if (a->dtype != dtype) {
-            run_input_dtype_error(r, name, dtype);
-            return CLI_FAIL;
-        }
-        if (a->dims.nb_dims > 1 || count < 1 || count > PRT_MAX_DIMS)
-            continue; /* the builder says what a shape input must be */
-        v[n].name = name;
-        v[n].count = (int32_t)count;
-        for (int64_t k = 0; k < count; k++)
-            v[n].v[k] = a->dtype == PRT_INT32 ? ((const int32_t *)a->data)[k]
-                                              : ((const int64_t *)a->data)[k];
-        n++;
-    }
-    *out_n = n;
-    return CLI_OK;
-}
-
-/* An imported ONNX network (only read): profile 0 from --shapes and the
- * input files, built for `device`. */
+/* An imported ONNX network (only read), built for `device` as run_build.h
+ * says. */
 static int build_network(const run_args *a, const prt_registry *reg, const run_inputs *in,
                          const prt_network *net, int32_t device, prt_engine **out)
 {
-    cli_shapes prof = {NULL, 0};
-    cli_shape_value *values = NULL;
-    int nb_values = 0;
-    int rc = check_shape_names(net, &a->shapes);
-    for (int i = 0; rc == CLI_OK && i < a->shapes.count; i++)
-        rc = cli_shapes_set(&prof, a->shapes.items[i].name, &a->shapes.items[i].dims);
-    /* Walk the network's inputs, not the files, and find each one's file as
-     * run_inputs_bind will: by name, or a reference-directory file named
-     * after the file-safe name ('x:0' -> input_x_0.npy). A file for a
-     * tensor that is no input (an intermediate's name) is noted later; put
-     * into the profile it would fail the build ("not a network input"). */
-    for (int32_t i = 0; rc == CLI_OK && i < prt_network_input_count(net); i++) {
-        int32_t t;
-        const char *name = NULL;
-        const run_input *r;
-        if (prt_network_get_input(net, i, &t) != PRT_OK ||
-            prt_network_get_tensor(net, t, &name, NULL, NULL) != PRT_OK || !name ||
-            cli_shapes_find(&prof, name) || !(r = run_inputs_match(in, name)))
-            continue;
-        rc = cli_shapes_set(&prof, name, &r->arr.dims);
-    }
-    if (rc == CLI_OK)
-        rc = shape_values_from_data(net, in, &values, &nb_values);
-    if (rc == CLI_OK) {
-        cli_build_opts bo = {NULL,
-                             &prof,
-                             NULL,
-                             device,
-                             -1,
-                             0,
-                             NULL,
-                             "give the shapes of dynamic inputs with --shapes "
-                             "NAME:DIMS or their data with --input NAME=FILE.npy",
-                             values,
-                             nb_values,
-                             0,
-                             (int32_t)a->op_threads,
-                             a->linear_formats};
-        rc = cli_build_engine(net, reg, &bo, out);
-    }
-    free(values);
-    cli_shapes_free(&prof);
-    return rc;
+    run_build_opts o = {&a->shapes, device, (int32_t)a->op_threads, a->linear_formats};
+    return run_build_network(net, reg, in, &o, out);
 }
 
 /* An ONNX model: import, build. */
@@ -577,157 +451,6 @@ static int run_compare_layers(const run_args *a, const prt_registry *reg, run_in
                          build_for_layers,
                          &b};
     return cli_compare_layers(&o);
-}
-
-static int file_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-/* `name` is escaped already. */
-static void print_compare(const char *name, const cli_compare_result *r,
-                          const prt_dims *dims, int pass)
-{
-    char idx[160];
-    printf("  %-16s %s  ", name, pass ? "PASS" : "FAIL");
-    if (r->mismatches)
-        printf("%lld of %lld elements differ", (long long)r->mismatches,
-               (long long)r->count);
-    else
-        printf("%lld elements", (long long)r->count);
-    printf("; max abs err %.6g, max rel err %.6g", r->max_abs, r->max_rel);
-    if (r->worst >= 0 && (r->mismatches || r->max_abs > 0))
-        printf("; %s at %s: got %.9g, ref %.9g, abs err %.6g, rel err %.6g",
-               r->mismatches ? "worst" : "largest error",
-               cli_index_str(dims, r->worst, idx, sizeof idx), r->worst_got, r->worst_ref,
-               r->worst_abs, r->worst_rel);
-    putchar('\n');
-}
-
-/* Compares output `tensor` (the engine's `index`-th output) with
- * DIR/output_<name>.npy, or an output_K.pb of ONNX's test data that names
- * it. 1 pass (or skipped), 0 mismatch, -1 error. */
-static int compare_output(const run_args *a, const char *tensor, int index, int32_t dtype,
-                          const prt_dims *dims, const void *data, int *skipped)
-{
-    char safe[512], path[4096], err[1024], d1[128], d2[128], en[CLI_ESC_CAP];
-    const char *name = cli_escape(tensor, en, sizeof en);
-    npy_array ref;
-    cli_compare_result r;
-    cli_safe_name(tensor, safe, sizeof safe);
-    snprintf(path, sizeof path, "%s/output_%s.npy", a->compare_dir, safe);
-    if (file_exists(path)) {
-        if (npy_read(path, &ref, err, sizeof err) != 0) {
-            cli_error("reference for output %s: %s", name, err);
-            return -1;
-        }
-    } else {
-        char pb[4096];
-        int found = cli_find_pb_output(a->compare_dir, tensor, index, &ref, pb, sizeof pb,
-                                       err, sizeof err);
-        if (found < 0) {
-            cli_error("reference for output %s: %s", name, err);
-            return -1;
-        }
-        if (!found) {
-            printf("  %-16s SKIP  no reference %s\n", name, path);
-            cli_note("no reference for output %s (%s); skipped", name, path);
-            *skipped = 1;
-            return 1;
-        }
-    }
-    if (ref.dtype != dtype)
-        cli_note("output %s is %s, its reference %s; comparing values", name,
-                 prt_dtype_name(dtype), prt_dtype_name(ref.dtype));
-    cli_compare(dtype, dims, data, ref.dtype, &ref.dims, ref.data, a->atol, a->rtol, &r);
-    if (r.shape_mismatch)
-        printf("  %-16s FAIL  shape %s, the reference's %s\n", name,
-               cli_format_dims(dims, d1, sizeof d1),
-               cli_format_dims(&ref.dims, d2, sizeof d2));
-    npy_array_free(&ref);
-    if (r.shape_mismatch)
-        return 0;
-    print_compare(name, &r, dims, r.mismatches == 0);
-    return r.mismatches == 0;
-}
-
-/* Outputs of context 0: print, write, check against the other threads and
- * the references. */
-static int handle_outputs(const run_args *a, run_ctx *ctxs, int nb_ctx)
-{
-    int failed = 0, compared = 0, differ = 0, skipped_any = 0;
-    if (a->output_dir && cli_make_dirs(a->output_dir) != CLI_OK)
-        return CLI_FAIL;
-    printf("outputs:\n");
-    for (int i = 0; i < ctxs[0].nb_slots; i++) {
-        const run_slot *s = &ctxs[0].slots[i];
-        prt_dims dims;
-        const void *data;
-        char d[128], safe[512], path[4096], err[1024], en[CLI_ESC_CAP];
-        const char *name = cli_escape(s->name, en, sizeof en);
-        size_t bytes;
-        if (run_ctx_output(&ctxs[0], i, &dims, &data) != CLI_OK)
-            return CLI_FAIL;
-        bytes = (size_t)cli_volume(&dims) * prt_dtype_size(s->dtype);
-        printf("  %-16s %-8s %s", name, prt_dtype_name(s->dtype),
-               cli_format_dims(&dims, d, sizeof d));
-        if (a->output_dir) {
-            cli_safe_name(s->name, safe, sizeof safe);
-            snprintf(path, sizeof path, "%s/output_%s.npy", a->output_dir, safe);
-            if (npy_write(path, s->dtype, &dims, data, err, sizeof err) != 0) {
-                putchar('\n');
-                cli_error("%s", err);
-                return CLI_FAIL;
-            }
-            printf(" -> %s", path);
-        }
-        putchar('\n');
-        for (int t = 1; t < nb_ctx; t++) {
-            prt_dims dt;
-            const void *dat;
-            int same;
-            if (run_ctx_output(&ctxs[t], i, &dt, &dat) != CLI_OK)
-                return CLI_FAIL;
-            same = dt.nb_dims == dims.nb_dims &&
-                   memcmp(dt.d, dims.d, sizeof dims.d[0] * (size_t)dims.nb_dims) == 0 &&
-                   (bytes == 0 || memcmp(dat, data, bytes) == 0);
-            if (!same) {
-                cli_error("output %s of thread %d differs from thread 0's (a plugin that "
-                          "shares state between contexts?)",
-                          name, t);
-                failed = 1;
-                break;
-            }
-        }
-    }
-    if (!a->compare_dir)
-        return failed ? CLI_FAIL : CLI_OK;
-    printf("compare with %s (|got - ref| <= atol + rtol * |ref|, atol %g, rtol %g):\n",
-           a->compare_dir, a->atol, a->rtol);
-    for (int i = 0; i < ctxs[0].nb_slots; i++) {
-        const run_slot *s = &ctxs[0].slots[i];
-        prt_dims dims;
-        const void *data;
-        int skipped = 0, r;
-        if (run_ctx_output(&ctxs[0], i, &dims, &data) != CLI_OK)
-            return CLI_FAIL;
-        r = compare_output(a, s->name, i, s->dtype, &dims, data, &skipped);
-        if (r < 0)
-            return CLI_FAIL;
-        compared += !skipped;
-        skipped_any |= skipped;
-        differ += r == 0;
-    }
-    if (differ)
-        printf("FAILED: %d of %d compared outputs differ from the references\n", differ,
-               compared);
-    else if (compared == 0)
-        printf("nothing compared: no output has a reference in %s\n", a->compare_dir);
-    else
-        printf("PASSED: %d output(s) match%s\n", compared,
-               skipped_any ? " (others skipped)" : "");
-    return failed || differ ? CLI_FAIL : CLI_OK;
 }
 
 /* `rc` is context 0, bound: a shape input has no device copy. */
@@ -850,158 +573,212 @@ static int json_open(FILE **out)
     return CLI_OK;
 }
 
-int cmd_run(int argc, char **argv)
+/* Everything one `plugrt run` holds, freed by run_state_free. */
+typedef struct run_state {
+    run_inputs in;
+    run_model model;
+    prt_registry *reg;
+    prt_engine *engine;
+    int onnx;         /* the model is an ONNX model, built here */
+    size_t plan_size; /* bytes of a plan file */
+    double load_s;    /* seconds to build or load the engine */
+    run_ctx *ctxs;    /* [threads] */
+    cli_bench_target *targets;
+    cli_layer_recorder *recs; /* [threads] with --profile-layers */
+    FILE *json;               /* --json: where the document goes */
+} run_state;
+
+/* The engine, built from the ONNX model or loaded from the plan, and its
+ * I/O, checked against the options that concern it. */
+static int load_engine(const run_args *a, run_state *s)
 {
-    run_args a;
-    run_inputs in = {NULL, 0};
-    run_model model = {NULL, 0, 0};
-    prt_registry *reg = NULL;
-    prt_engine *engine = NULL;
-    run_ctx *ctxs = NULL;
-    cli_bench_target *targets = NULL;
-    cli_layer_recorder *recs = NULL;
-    cli_bench_stats stats;
-    size_t plan_size = 0;
-    FILE *jf = NULL;
-    json_writer jw;
-    double t0, t1;
-    int rc, onnx;
-    memset(&a, 0, sizeof a);
-    a.seed = 1;
-    a.iterations = 10;
-    a.warmup = 2;
-    a.threads = 1;
-    a.atol = 1e-5;
-    a.rtol = 1e-5;
-    a.device = -1;
-    a.reference = -1;
-    rc = parse_args(argc, argv, &a);
-    if (rc != CLI_OK) {
-        rc = rc < 0 ? CLI_OK : rc;
-        goto done;
-    }
-    rc = CLI_FAIL;
-    if (a.json && json_open(&jf) != CLI_OK)
-        goto done;
-    onnx = cli_is_onnx_path(a.m.model);
-    cli_install_logger(a.m.verbose);
-    if (onnx && a.device >= 0 && check_device_usable(a.device) != CLI_OK)
-        goto done;
-    if (!(reg = cli_registry_create(&a.m.plugins)) || load_inputs(&a, &in) != CLI_OK)
-        goto done;
-    if (a.compare_layers) {
-        rc = run_compare_layers(&a, reg, &in);
-        goto done;
-    }
-    t0 = cli_now();
-    rc = onnx ? build_from_onnx(&a, reg, &in, &engine)
-              : cli_load_plan(a.m.model, reg, &engine, &plan_size);
+    double t0 = cli_now();
+    int rc = s->onnx ? build_from_onnx(a, s->reg, &s->in, &s->engine)
+                     : cli_load_plan(a->m.model, s->reg, &s->engine, &s->plan_size);
     if (rc != CLI_OK)
-        goto done;
-    t1 = cli_now();
-    if (!onnx && (rc = check_plan_device(&a, engine)) != CLI_OK)
-        goto done;
-    rc = CLI_FAIL;
-    if (a.profile >= prt_engine_profile_count(engine) && a.profile > 0) {
-        cli_error("--profile %lld: the engine has %d profile(s)", (long long)a.profile,
-                  (int)prt_engine_profile_count(engine));
-        goto done;
+        return rc;
+    s->load_s = cli_now() - t0;
+    if (!s->onnx && (rc = check_plan_device(a, s->engine)) != CLI_OK)
+        return rc;
+    if (a->profile >= prt_engine_profile_count(s->engine) && a->profile > 0) {
+        cli_error("--profile %lld: the engine has %d profile(s)", (long long)a->profile,
+                  (int)prt_engine_profile_count(s->engine));
+        return CLI_FAIL;
     }
-    if (run_model_init(&model, engine) != CLI_OK)
-        goto done;
-    if ((rc = run_model_check_shapes(&model, &a.shapes)) != CLI_OK)
-        goto done;
-    rc = CLI_FAIL;
-    ctxs = calloc((size_t)a.threads, sizeof *ctxs);
-    targets = calloc((size_t)a.threads, sizeof *targets);
-    if (!ctxs || !targets) {
-        cli_error("out of memory for %lld execution contexts", (long long)a.threads);
-        goto done;
+    if (run_model_init(&s->model, s->engine) != CLI_OK)
+        return CLI_FAIL;
+    return run_model_check_shapes(&s->model, &a->shapes);
+}
+
+/* One context per --threads, each with its recorder for --profile-layers,
+ * and what the timed runs need of each. */
+static int create_contexts(run_args *a, run_state *s)
+{
+    s->ctxs = calloc((size_t)a->threads, sizeof *s->ctxs);
+    s->targets = calloc((size_t)a->threads, sizeof *s->targets);
+    if (!s->ctxs || !s->targets) {
+        cli_error("out of memory for %lld execution contexts", (long long)a->threads);
+        return CLI_FAIL;
     }
     /* The CPUs are shared among the contexts unless --op-threads says. */
-    if (!a.op_threads) {
-        a.op_threads = prt_default_thread_count() / a.threads;
-        a.op_threads = a.op_threads < 1 ? 1 : a.op_threads;
+    if (!a->op_threads) {
+        a->op_threads = prt_default_thread_count() / a->threads;
+        a->op_threads = a->op_threads < 1 ? 1 : a->op_threads;
     }
-    if (a.profile_layers && !(recs = calloc((size_t)a.threads, sizeof *recs))) {
-        cli_error("out of memory for %lld profiles", (long long)a.threads);
-        goto done;
+    if (a->profile_layers && !(s->recs = calloc((size_t)a->threads, sizeof *s->recs))) {
+        cli_error("out of memory for %lld profiles", (long long)a->threads);
+        return CLI_FAIL;
     }
-    /* Contexts before inputs: a context on the profile tells which inputs
-     * the profile fixes, and those need no --shapes for random data. */
-    for (int t = 0; t < (int)a.threads; t++) {
-        if (run_ctx_create(&ctxs[t], engine, (int32_t)a.profile, a.memory_limit,
-                           (int32_t)a.op_threads) != CLI_OK)
-            goto done;
-        if (recs && cli_layer_recorder_attach(&recs[t], ctxs[t].ctx, engine, a.warmup,
-                                              a.iterations) != CLI_OK)
-            goto done;
-        targets[t].ctx = ctxs[t].ctx;
-        targets[t].device = ctxs[t].device;
-        targets[t].stream = ctxs[t].stream;
+    for (int t = 0; t < (int)a->threads; t++) {
+        if (run_ctx_create(&s->ctxs[t], s->engine, (int32_t)a->profile, a->memory_limit,
+                           (int32_t)a->op_threads) != CLI_OK)
+            return CLI_FAIL;
+        if (s->recs && cli_layer_recorder_attach(&s->recs[t], s->ctxs[t].ctx, s->engine,
+                                                 a->warmup, a->iterations) != CLI_OK)
+            return CLI_FAIL;
+        s->targets[t].ctx = s->ctxs[t].ctx;
+        s->targets[t].device = s->ctxs[t].device;
+        s->targets[t].stream = s->ctxs[t].stream;
     }
-    if (run_inputs_bind(&in, &model, ctxs[0].ctx, &a.shapes, a.random_inputs,
-                        (uint64_t)a.seed) != CLI_OK)
-        goto done;
-    if (onnx)
-        printf("model: %s, built in %.3f s for %s\n", a.m.model, t1 - t0,
-               cli_device_name(prt_engine_device(engine)));
+    return CLI_OK;
+}
+
+/* The inputs' data, checked against the engine (random data where allowed),
+ * then copied into every context. Contexts come first: a context on the
+ * profile tells which inputs the profile fixes, and those need no --shapes
+ * for random data. */
+static int bind_inputs(const run_args *a, run_state *s)
+{
+    const char *device = cli_device_name(prt_engine_device(s->engine));
+    if (run_inputs_bind(&s->in, &s->model, s->ctxs[0].ctx, &a->shapes, a->random_inputs,
+                        (uint64_t)a->seed) != CLI_OK)
+        return CLI_FAIL;
+    if (s->onnx)
+        printf("model: %s, built in %.3f s for %s\n", a->m.model, s->load_s, device);
     else
-        printf("model: %s, plan of %zu bytes for %s, loaded in %.3f s\n", a.m.model,
-               plan_size, cli_device_name(prt_engine_device(engine)), t1 - t0);
-    for (int t = 0; t < (int)a.threads; t++)
-        if (run_ctx_bind(&ctxs[t], &model, &in) != CLI_OK)
-            goto done;
-    print_inputs(&model, &in, &ctxs[0]);
-    if (a.cuda_graph && capture_graphs(ctxs, targets, (int)a.threads) != CLI_OK)
-        goto done;
-    if (cli_bench_run(targets, (int)a.threads, (int)a.warmup, (int)a.iterations,
-                      &stats) != CLI_OK)
-        goto done;
-    for (int t = 0; t < (int)a.threads; t++)
-        if (run_ctx_fetch(&ctxs[t]) != CLI_OK)
-            goto done;
-    rc = handle_outputs(&a, ctxs, (int)a.threads);
-    print_stats(&a, &stats, prt_context_get_threads(ctxs[0].ctx));
-    if (jf) {
-        json_init(&jw, jf);
-        json_begin_object(&jw, NULL);
-        json_string(&jw, "model", a.m.model);
-        json_string(&jw, "device", cli_device_name(prt_engine_device(engine)));
-        json_int(&jw, "contexts", a.threads);
-        json_int(&jw, "op_threads", prt_context_get_threads(ctxs[0].ctx));
-        json_int(&jw, "warmup", a.warmup);
-        json_int(&jw, "runs", stats.samples);
-        json_times(&jw, "latency_ms", &stats.wall);
-        if (stats.has_device)
-            json_times(&jw, "device_ms", &stats.device);
-        json_double(&jw, "throughput_per_s", stats.throughput);
-        json_bool(&jw, "outputs_ok", rc == CLI_OK);
+        printf("model: %s, plan of %zu bytes for %s, loaded in %.3f s\n", a->m.model,
+               s->plan_size, device, s->load_s);
+    for (int t = 0; t < (int)a->threads; t++)
+        if (run_ctx_bind(&s->ctxs[t], &s->model, &s->in) != CLI_OK)
+            return CLI_FAIL;
+    print_inputs(&s->model, &s->in, &s->ctxs[0]);
+    return CLI_OK;
+}
+
+/* The warm-up and timed runs on every context, then their outputs fetched. */
+static int timed_runs(const run_args *a, run_state *s, cli_bench_stats *stats)
+{
+    if (a->cuda_graph && capture_graphs(s->ctxs, s->targets, (int)a->threads) != CLI_OK)
+        return CLI_FAIL;
+    if (cli_bench_run(s->targets, (int)a->threads, (int)a->warmup, (int)a->iterations,
+                      stats) != CLI_OK)
+        return CLI_FAIL;
+    for (int t = 0; t < (int)a->threads; t++)
+        if (run_ctx_fetch(&s->ctxs[t]) != CLI_OK)
+            return CLI_FAIL;
+    return CLI_OK;
+}
+
+/* --json: the document's members up to the layer profile. */
+static void json_run(json_writer *jw, const run_args *a, const run_state *s,
+                     const cli_bench_stats *stats, int32_t op_threads, int outputs_ok)
+{
+    json_begin_object(jw, NULL);
+    json_string(jw, "model", a->m.model);
+    json_string(jw, "device", cli_device_name(prt_engine_device(s->engine)));
+    json_int(jw, "contexts", a->threads);
+    json_int(jw, "op_threads", op_threads);
+    json_int(jw, "warmup", a->warmup);
+    json_int(jw, "runs", stats->samples);
+    json_times(jw, "latency_ms", &stats->wall);
+    if (stats->has_device)
+        json_times(jw, "device_ms", &stats->device);
+    json_double(jw, "throughput_per_s", stats->throughput);
+    json_bool(jw, "outputs_ok", outputs_ok);
+}
+
+/* The outputs, the timings, the layer profile; with --json the document. */
+static int report(const run_args *a, const run_state *s, const cli_bench_stats *stats)
+{
+    run_output_opts oo = {a->output_dir, a->compare_dir, a->atol, a->rtol};
+    int32_t op_threads = prt_context_get_threads(s->ctxs[0].ctx);
+    json_writer jw;
+    int rc = run_outputs_report(s->ctxs, (int)a->threads, &oo);
+    print_stats(a, stats, op_threads);
+    if (s->json) {
+        json_init(&jw, s->json);
+        json_run(&jw, a, s, stats, op_threads, rc == CLI_OK);
     }
-    if (a.profile_layers &&
-        cli_layer_profile_print(recs, (int)a.threads, engine, stats.wall.median_ms,
-                                a.profile_json, jf ? &jw : NULL) != CLI_OK)
+    if (a->profile_layers &&
+        cli_layer_profile_print(s->recs, (int)a->threads, s->engine,
+                                stats->wall.median_ms, a->profile_json,
+                                s->json ? &jw : NULL) != CLI_OK)
         rc = CLI_FAIL;
-    if (jf) {
+    if (s->json) {
         json_end_object(&jw);
         json_finish(&jw);
     }
-done:
-    if (jf && (ferror(jf) | (fclose(jf) != 0)) && rc == CLI_OK) {
+    return rc;
+}
+
+/* The run after its options are parsed: its exit code. */
+static int run(run_args *a, run_state *s)
+{
+    cli_bench_stats stats;
+    int rc;
+    if (a->json && json_open(&s->json) != CLI_OK)
+        return CLI_FAIL;
+    s->onnx = cli_is_onnx_path(a->m.model);
+    cli_install_logger(a->m.verbose);
+    if (s->onnx && a->device >= 0 && check_device_usable(a->device) != CLI_OK)
+        return CLI_FAIL;
+    if (!(s->reg = cli_registry_create(&a->m.plugins)) ||
+        load_inputs(a, &s->in) != CLI_OK)
+        return CLI_FAIL;
+    if (a->compare_layers)
+        return run_compare_layers(a, s->reg, &s->in);
+    if ((rc = load_engine(a, s)) != CLI_OK)
+        return rc;
+    if (create_contexts(a, s) != CLI_OK || bind_inputs(a, s) != CLI_OK ||
+        timed_runs(a, s, &stats) != CLI_OK)
+        return CLI_FAIL;
+    return report(a, s, &stats);
+}
+
+/* Closes the --json document's stream (a failed write fails a run that
+ * succeeded) and frees everything; returns the exit code. */
+static int run_state_free(run_state *s, int nb_ctx, int rc)
+{
+    if (s->json && (ferror(s->json) | (fclose(s->json) != 0)) && rc == CLI_OK) {
         cli_error("--json: writing the document failed");
         rc = CLI_FAIL;
     }
-    for (int t = 0; ctxs && t < (int)a.threads; t++)
-        run_ctx_destroy(&ctxs[t]);
-    free(ctxs);
-    free(targets);
-    for (int t = 0; recs && t < (int)a.threads; t++)
-        cli_layer_recorder_free(&recs[t]);
-    free(recs);
-    run_model_free(&model);
-    prt_engine_destroy(engine);
-    prt_registry_destroy(reg);
-    run_inputs_free(&in);
+    for (int t = 0; s->ctxs && t < nb_ctx; t++)
+        run_ctx_destroy(&s->ctxs[t]);
+    free(s->ctxs);
+    free(s->targets);
+    for (int t = 0; s->recs && t < nb_ctx; t++)
+        cli_layer_recorder_free(&s->recs[t]);
+    free(s->recs);
+    run_model_free(&s->model);
+    prt_engine_destroy(s->engine);
+    prt_registry_destroy(s->reg);
+    run_inputs_free(&s->in);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_args a;
+    run_state s;
+    int rc;
+    memset(&s, 0, sizeof s);
+    rc = parse_args(argc, argv, &a);
+    if (rc == CLI_OK)
+        rc = run(&a, &s);
+    else if (rc < 0)
+        rc = CLI_OK; /* --help */
+    rc = run_state_free(&s, (int)a.threads, rc);
     free(a.inputs);
     cli_model_args_free(&a.m);
     cli_shapes_free(&a.shapes);
