@@ -25,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "common.h"
+#include "instance.h"
 
 /* Alignment of an input read in place: in host memory, cache lines (and
  * every dtype's); in GPU memory, that of plugrt's own allocations. */

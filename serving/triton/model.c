@@ -29,8 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "common.h"
 #include "json.h"
+#include "model.h"
 #include "plugrt/onnx.h"
 
 #define TP_PATH_MAX 4096
