@@ -1,9 +1,11 @@
 /*
- * Prints the size and alignment of every struct the ctypes binding
- * (plugrt_ctypes.py) declares, and the offset of each of its fields, as the
- * C compiler lays them out: "S name size align" and "F name.field offset".
- * test_ctypes_plugin.py compares this with ctypes' layout, so a binding that
- * drifts from plugin.h / plugrt.h fails the test instead of corrupting memory.
+ * Prints the size and alignment of every struct the Python package's ctypes
+ * binding declares (python/src/plugrt/_capi.py, STRUCTS), and the offset of
+ * each of its fields, as the C compiler lays them out: "S name size align"
+ * and "F name.field offset". test_ctypes_plugin.py compares this with
+ * ctypes' layout, so a binding that drifts from plugin.h / plugrt.h fails in
+ * every ctest run instead of corrupting memory (a struct the binding adds
+ * and this list lacks fails it too).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -100,6 +102,10 @@ int main(void)
     F(prt_plugin_vtable, runtime);
     S(prt_plugin);
     F(prt_plugin, vt);
+    S(prt_plugin_resources);
+    F(prt_plugin_resources, struct_size);
+    F(prt_plugin_resources, abi_version);
+    F(prt_plugin_resources, device);
     S(prt_plugin_creator);
     F(prt_plugin_creator, struct_size);
     F(prt_plugin_creator, abi_version);
@@ -110,13 +116,14 @@ int main(void)
     F(prt_plugin_creator, fields);
     F(prt_plugin_creator, create);
     F(prt_plugin_creator, user);
-    S(prt_plugin_library);
-    F(prt_plugin_library, struct_size);
-    F(prt_plugin_library, abi_version);
-    F(prt_plugin_library, name);
-    F(prt_plugin_library, version);
-    F(prt_plugin_library, nb_creators);
-    F(prt_plugin_library, creators);
+    S(prt_device_info);
+    F(prt_device_info, struct_size);
+    F(prt_device_info, device);
+    F(prt_device_info, name);
+    F(prt_device_info, cc_major);
+    F(prt_device_info, cc_minor);
+    F(prt_device_info, multiprocessors);
+    F(prt_device_info, memory_bytes);
     S(prt_io_info);
     F(prt_io_info, struct_size);
     F(prt_io_info, location);
@@ -146,5 +153,17 @@ int main(void)
     F(prt_layer_info, nb_fields);
     F(prt_layer_info, fields);
     F(prt_layer_info, skipped);
+    S(prt_context_options);
+    F(prt_context_options, struct_size);
+    F(prt_context_options, reserved);
+    F(prt_context_options, memory_limit);
+    F(prt_context_options, external_memory);
+    F(prt_context_options, threads);
+    S(prt_output_allocator);
+    F(prt_output_allocator, struct_size);
+    F(prt_output_allocator, abi_version);
+    F(prt_output_allocator, user);
+    F(prt_output_allocator, reallocate);
+    F(prt_output_allocator, notify_shape);
     return 0;
 }
