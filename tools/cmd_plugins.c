@@ -34,7 +34,9 @@ static void plugins_help(void)
            "standard plugin library (PLUGRT_PLUGINS overrides its path).\n"
            "\n"
            "Options:\n"
-           "  --builtins       also list plugrt's built-in ops\n"
+           "  --builtins       also list plugrt's built-in ops, with the devices each\n"
+           "                   runs on and the dtypes its kernel there takes (of\n"
+           "                   input 0; Where's X; the output without inputs)\n"
            "  --json           machine-readable output (one JSON document)\n"
            "  -v, --verbose    print the library's log\n"
            "  -h, --help       this help\n"
@@ -75,7 +77,11 @@ static void print_creator(const prt_plugin_creator *c)
     }
 }
 
-static void json_creator(json_writer *w, const prt_plugin_creator *c)
+static void builtin_devices(int32_t i, json_writer *w);
+
+/* builtin: the creator's index among the built-ins (its devices are
+ * listed), -1 for a library's. */
+static void json_creator(json_writer *w, const prt_plugin_creator *c, int32_t builtin)
 {
     char key[256];
     json_begin_object(w, NULL);
@@ -96,6 +102,8 @@ static void json_creator(json_writer *w, const prt_plugin_creator *c)
         json_end_object(w);
     }
     json_end_array(w);
+    if (builtin >= 0)
+        builtin_devices(builtin, w);
     json_end_object(w);
 }
 
@@ -125,7 +133,7 @@ static int list_library(const char *path, json_writer *w)
         json_string(w, "content_hash", h);
         json_begin_array(w, "creators");
         for (int32_t i = 0; i < n; i++)
-            json_creator(w, prt_registry_get_creator(reg, i));
+            json_creator(w, prt_registry_get_creator(reg, i), -1);
         json_end_array(w);
         json_end_object(w);
     } else {
@@ -138,19 +146,64 @@ static int list_library(const char *path, json_writer *w)
     return CLI_OK;
 }
 
+/* "float32 float16" for a dtype mask (prt_builtin_get_dtypes). */
+static const char *dtype_list(uint32_t mask, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int32_t t = 0; t < PRT_DTYPE_COUNT && n < cap; t++)
+        if ((mask >> t) & 1u)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? " " : "",
+                                  prt_dtype_name(t));
+    return buf;
+}
+
+/* Built-in op i's devices and the dtypes of its key input on each (the
+ * CPU always; another device where this build has its kernel). */
+static void builtin_devices(int32_t i, json_writer *w)
+{
+    char list[160];
+    if (w)
+        json_begin_object(w, "devices");
+    else
+        printf("    runs on:");
+    for (int32_t d = 0, first = 1; d < PRT_DEVICE_COUNT; d++) {
+        uint32_t mask = 0;
+        if (prt_builtin_get_dtypes(i, d, &mask) != PRT_OK || !mask)
+            continue;
+        if (w) {
+            json_begin_array(w, cli_device_name(d));
+            for (int32_t t = 0; t < PRT_DTYPE_COUNT; t++)
+                if ((mask >> t) & 1u)
+                    json_string(w, NULL, prt_dtype_name(t));
+            json_end_array(w);
+        } else {
+            printf("%s %s (%s)", first ? "" : ";", cli_device_name(d),
+                   dtype_list(mask, list, sizeof list));
+        }
+        first = 0;
+    }
+    if (w)
+        json_end_object(w);
+    else
+        printf("\n");
+}
+
 static void list_builtins(json_writer *w)
 {
     int32_t n = prt_builtin_creator_count();
     if (w) {
         json_begin_array(w, "builtins");
         for (int32_t i = 0; i < n; i++)
-            json_creator(w, prt_builtin_get_creator(i));
+            json_creator(w, prt_builtin_get_creator(i), i);
         json_end_array(w);
         return;
     }
     printf("built-in ops (namespace %s): %d\n", PRT_BUILTIN_NAMESPACE, (int)n);
-    for (int32_t i = 0; i < n; i++)
+    for (int32_t i = 0; i < n; i++) {
         print_creator(prt_builtin_get_creator(i));
+        builtin_devices(i, NULL);
+    }
 }
 
 int cmd_plugins(int argc, char **argv)

@@ -82,6 +82,14 @@ assert "NonZeroPlugin@1" in keys, keys
 nz = [c for c in d["libraries"][0]["creators"] if c["name"] == "NonZeroPlugin"][0]
 assert {"name": "rowOrder", "type": "int32", "length": 1} .items() <= nz["fields"][0].items(), nz
 assert isinstance(d["builtins"], list)
+# Every built-in lists the devices it runs on, with their dtypes.
+ops = {b["name"]: b for b in d["builtins"]}
+assert set(ops["Relu"]["devices"]["cpu"]) == {"float32", "float16", "bfloat16", "int8", "int32", "int64"}, ops["Relu"]
+assert ops["Where"]["devices"]["cpu"] == ["float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool"], ops["Where"]
+assert all(b["devices"].get("cpu") for b in d["builtins"]), [b["name"] for b in d["builtins"] if not b["devices"].get("cpu")]
+assert all(set(b["devices"]) <= {"cpu", "cuda"} for b in d["builtins"])
 ' plugins_json.out
+expect_rc 0 plugins_builtins "$PLUGRT" plugins --builtins &&
+  expect_grep "^    runs on: cpu \(float32 float16 bfloat16 int8 int32 int64\)" plugins_builtins.out "Relu's devices"
 
 finish
