@@ -1022,6 +1022,105 @@ static void conv_c8_pointwise_batch(conv_c8_job *j, float *xt, float *yt)
                    8 * sizeof(float));
 }
 
+/* Few input channels (the first layer): a LINEAR X straight into a CHW8
+ * Y, in bands of about CONV_C8_ITEM_MACS multiply-adds. */
+static prt_status conv_c8_direct(const conv_op *c, const conv_geom *g, conv_c8_job *j,
+                                 const prt_tensor_desc *in, const prt_tensor_desc *out,
+                                 const void *const *xs, void *y, float *scratch)
+{
+    const op_object *o = &c->o;
+    const int64_t K = g->Cg * g->w.kvol;
+    if (in[0].format == PRT_FORMAT_CHW8 || out->format != PRT_FORMAT_CHW8 ||
+        !op_win2_make(2, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb, &j->cv.g))
+        return op_fail(o, PRT_ERR_UNSUPPORTED,
+                       "a convolution of few channels takes a LINEAR X into a CHW8 Y");
+    j->cv.w = conv_c8_weights(o, xs[1], g->M, K, scratch);
+    j->cv.C = g->C;
+    j->cv.M = g->M;
+    j->cv.bias = j->B;
+    j->cv.act = c->act;
+    j->xl = xs[0];
+    j->Y8 = y;
+    j->rows = CONV_C8_ITEM_MACS / conv_max(1, j->cv.g.OW * K * j->M8 * 8);
+    j->rows = j->rows < 1 ? 1 : j->rows;
+    j->bands = (j->cv.g.OH + j->rows - 1) / j->rows;
+    base_parallel_for(j->N * j->bands, 1, conv_c8_cv_range, j);
+    return PRT_OK;
+}
+
+/* A LINEAR X into a CHW8 Y: the planes' path into the workspace, then Y's
+ * planes into blocks (smaller than X's wherever a network narrows). */
+static prt_status conv_c8_from_linear(const conv_op *c, const conv_geom *g,
+                                      conv_c8_job *j, const prt_tensor_desc *in,
+                                      int32_t nb_in, const prt_tensor_desc *out,
+                                      const void *const *xs, void *y, float *scratch)
+{
+    prt_tensor_desc lin = *out;
+    float *yl = scratch;
+    prt_status st;
+    lin.format = PRT_FORMAT_LINEAR;
+    st = conv_run(&c->o, PRT_FLOAT32, in, nb_in, &lin, 1, xs, (void *const[1]){yl},
+                  yl + base_volume(&out->dims), NULL);
+    if (st)
+        return st;
+    j->xl = yl; /* the planes to move: Y's, M of them */
+    j->X8 = y;
+    j->C = g->M;
+    j->C8 = j->M8;
+    j->ivol = j->ovol;
+    base_parallel_for(j->N * j->C8, 1, conv_c8_pack_range, j);
+    return PRT_OK;
+}
+
+/* Pointwise on CHW8 X into j->Y8; one pixel an image takes the batch as
+ * its pixels. */
+static void conv_c8_pw(const conv_op *c, const conv_geom *g, conv_c8_job *j,
+                       const void *const *xs, float *scratch)
+{
+    j->pw.w = conv_c8_weights(&c->o, xs[1], g->M, g->C, scratch);
+    j->pw.K = g->C;
+    j->pw.M = g->M;
+    j->pw.P = j->ovol;
+    j->pw.bias = j->B;
+    j->pw.act = c->act;
+    if (j->ovol == 1 && j->N > 1) {
+        float *xt = scratch + j->M8 * 8 * g->C; /* past W packed */
+        conv_c8_pointwise_batch(j, xt, xt + j->N * j->C8 * 8);
+    } else {
+        conv_c8_pointwise(j);
+    }
+}
+
+/* Depthwise on CHW8 X into j->Y8. */
+static prt_status conv_c8_dw(const conv_op *c, const conv_geom *g, conv_c8_job *j,
+                             float *scratch)
+{
+    if (!op_dw8_plan(2, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb, &j->dw))
+        return op_fail(&c->o, PRT_ERR_UNSUPPORTED,
+                       "this depthwise kernel has too many taps");
+    if (conv_c8_dw_banded(j->dw.g.sh, j->dw.g.sw, j->dw.g.kh * j->dw.g.kw)) {
+        /* Zero-padded band buffers keep every pixel on the fast path,
+         * where edges are many (5x5 at stride 1: 4 columns of 14);
+         * 3x3 at stride 2, with one edge column a side, reads in place
+         * and copies nothing (bench/RESULTS.md, "CPU kernels"). */
+        j->slot = op_dw8_slot(g->w.k, g->w.out, g->w.s, g->w.d);
+        j->scratch = scratch;
+        j->items = j->N * ((j->C8 + 1) / 2);
+        j->slots = conv_min(CONV_SLOTS, j->items);
+        base_parallel_for(j->slots, 1, conv_c8_dwb_chunks, j);
+    } else {
+        /* Bands of about CONV_C8_ITEM_MACS / 8 vector multiply-adds. */
+        j->rows =
+            CONV_C8_ITEM_MACS / 8 / conv_max(1, j->dw.g.OW * j->dw.g.kh * j->dw.g.kw);
+        j->rows = j->rows < 1 ? 1 : j->rows;
+        j->bands = (j->dw.g.OH + j->rows - 1) / j->rows;
+        base_parallel_for(j->N * j->C8 * j->bands, 1, conv_c8_dw_range, j);
+    }
+    return PRT_OK;
+}
+
+/* The blocked format's convolutions: the kind from the weights, then its
+ * path; a LINEAR Y is unpacked from blocks in the workspace at the end. */
 static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32_t nb_in,
                               const prt_tensor_desc *out, const void *const *xs, void *y,
                               void *ws)
@@ -1032,7 +1131,7 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
     conv_c8_job j;
     float *scratch = ws;
     int kind;
-    prt_status st;
+    prt_status st = PRT_OK;
     for (int32_t k = 0; k < nb_in; k++)
         dims[k] = in[k].dims;
     st = conv_geom_make(c, dims, nb_in, &g);
@@ -1055,45 +1154,10 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
     j.W = xs[1];
     j.B = nb_in == 3 ? xs[2] : NULL;
     j.act = c->act;
-    if (kind == CONV_C8_DIRECT) {
-        const int64_t K = g.Cg * g.w.kvol;
-        if (in[0].format == PRT_FORMAT_CHW8 || out->format != PRT_FORMAT_CHW8 ||
-            !op_win2_make(2, g.w.in, g.w.k, g.w.out, g.w.s, g.w.d, g.w.pb, &j.cv.g))
-            return op_fail(
-                o, PRT_ERR_UNSUPPORTED,
-                "a convolution of few channels takes a LINEAR X into a CHW8 Y");
-        j.cv.w = conv_c8_weights(o, xs[1], g.M, K, scratch);
-        j.cv.C = g.C;
-        j.cv.M = g.M;
-        j.cv.bias = j.B;
-        j.cv.act = c->act;
-        j.xl = xs[0];
-        j.Y8 = y;
-        /* Bands of about CONV_C8_ITEM_MACS multiply-adds. */
-        j.rows = CONV_C8_ITEM_MACS / conv_max(1, j.cv.g.OW * K * j.M8 * 8);
-        j.rows = j.rows < 1 ? 1 : j.rows;
-        j.bands = (j.cv.g.OH + j.rows - 1) / j.rows;
-        base_parallel_for(j.N * j.bands, 1, conv_c8_cv_range, &j);
-        return PRT_OK;
-    }
-    if (in[0].format != PRT_FORMAT_CHW8) {
-        /* A LINEAR X: the planes' path into the workspace, then Y's planes
-         * into blocks (smaller than X's wherever a network narrows). */
-        prt_tensor_desc lin = *out;
-        float *yl = scratch;
-        lin.format = PRT_FORMAT_LINEAR;
-        st = conv_run(o, PRT_FLOAT32, in, nb_in, &lin, 1, xs, (void *const[1]){yl},
-                      yl + base_volume(&out->dims), NULL);
-        if (st)
-            return st;
-        j.xl = yl; /* the planes to move: Y's, M of them */
-        j.X8 = y;
-        j.C = g.M;
-        j.C8 = j.M8;
-        j.ivol = j.ovol;
-        base_parallel_for(j.N * j.C8, 1, conv_c8_pack_range, &j);
-        return PRT_OK;
-    }
+    if (kind == CONV_C8_DIRECT)
+        return conv_c8_direct(c, &g, &j, in, out, xs, y, scratch);
+    if (in[0].format != PRT_FORMAT_CHW8)
+        return conv_c8_from_linear(c, &g, &j, in, nb_in, out, xs, y, scratch);
     j.X8 = xs[0];
     if (out->format == PRT_FORMAT_CHW8) {
         j.Y8 = y;
@@ -1102,45 +1166,13 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
         j.Y8 = scratch;
         scratch += j.N * j.M8 * 8 * j.ovol;
     }
-    if (kind == CONV_C8_POINTWISE) {
-        j.pw.w = conv_c8_weights(o, xs[1], g.M, g.C, scratch);
-        j.pw.K = g.C;
-        j.pw.M = g.M;
-        j.pw.P = j.ovol;
-        j.pw.bias = j.B;
-        j.pw.act = c->act;
-        if (j.ovol == 1 && j.N > 1) {
-            float *xt = scratch + j.M8 * 8 * g.C; /* past W packed */
-            conv_c8_pointwise_batch(&j, xt, xt + j.N * j.C8 * 8);
-        } else {
-            conv_c8_pointwise(&j);
-        }
-    } else {
-        if (!op_dw8_plan(2, g.w.in, g.w.k, g.w.out, g.w.s, g.w.d, g.w.pb, &j.dw))
-            return op_fail(o, PRT_ERR_UNSUPPORTED,
-                           "this depthwise kernel has too many taps");
-        if (conv_c8_dw_banded(j.dw.g.sh, j.dw.g.sw, j.dw.g.kh * j.dw.g.kw)) {
-            /* Zero-padded band buffers keep every pixel on the fast path,
-             * where edges are many (5x5 at stride 1: 4 columns of 14);
-             * 3x3 at stride 2, with one edge column a side, reads in place
-             * and copies nothing (bench/RESULTS.md, "CPU kernels"). */
-            j.slot = op_dw8_slot(g.w.k, g.w.out, g.w.s, g.w.d);
-            j.scratch = scratch;
-            j.items = j.N * ((j.C8 + 1) / 2);
-            j.slots = conv_min(CONV_SLOTS, j.items);
-            base_parallel_for(j.slots, 1, conv_c8_dwb_chunks, &j);
-        } else {
-            /* Bands of about CONV_C8_ITEM_MACS / 8 vector multiply-adds. */
-            j.rows =
-                CONV_C8_ITEM_MACS / 8 / conv_max(1, j.dw.g.OW * j.dw.g.kh * j.dw.g.kw);
-            j.rows = j.rows < 1 ? 1 : j.rows;
-            j.bands = (j.dw.g.OH + j.rows - 1) / j.rows;
-            base_parallel_for(j.N * j.C8 * j.bands, 1, conv_c8_dw_range, &j);
-        }
-    }
-    if (out->format != PRT_FORMAT_CHW8)
+    if (kind == CONV_C8_POINTWISE)
+        conv_c8_pw(c, &g, &j, xs, scratch);
+    else
+        st = conv_c8_dw(c, &g, &j, scratch);
+    if (!st && out->format != PRT_FORMAT_CHW8)
         base_parallel_for(j.N * j.M8, 1, conv_c8_unpack_range, &j);
-    return PRT_OK;
+    return st;
 }
 
 static const op_class conv_class = {
