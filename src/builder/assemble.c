@@ -8,12 +8,6 @@
 
 /* ---- 5. aliasing, memory plan, assembly ---------------------------------- */
 
-int bld_is_io(const prt_network *net, int32_t id)
-{
-    return net->tensors[id].input_index >= 0 || net->tensors[id].is_output ||
-           net->tensors[id].const_bytes >= 0;
-}
-
 prt_status bld_alias(bld *b)
 {
     const prt_network *net = b->net;

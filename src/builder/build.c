@@ -15,22 +15,6 @@
 #include "base/parallel.h"
 #include "builder/builder.h"
 
-const char *bld_plugin_label(const prt_plugin *p)
-{
-    const char *n = p->vt->core->name(p);
-    return n ? n : "?";
-}
-
-prt_status bld_plugin_fail(const net_layer *l, prt_status st, const char *what)
-{
-    if (!prt_last_error()[0])
-        base_error(PRT_ERR_PLUGIN, "the plugin gave no message");
-    if (st <= PRT_OK || st > PRT_ERR_INTERNAL)
-        st = PRT_ERR_PLUGIN;
-    return base_error_prefix(st, "layer '%s' (plugin %s): %s", l->name,
-                             bld_plugin_label(l->plugin), what);
-}
-
 /* ---- 1. profiles -------------------------------------------------------- */
 
 static int dims_dynamic(const prt_dims *d)
@@ -489,26 +473,6 @@ static prt_status bld_bounds(bld *b)
             }
     }
     return PRT_OK;
-}
-
-/* The build-time descriptor of tensor `id` in profile p. */
-void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out)
-{
-    const bld_tensor *t = &b->t[id];
-    size_t o = (size_t)p * (size_t)b->nb_nodes;
-    memset(out, 0, sizeof *out);
-    out->desc.dtype = t->dtype;
-    out->desc.format = t->format;
-    out->desc.dims.nb_dims = out->min.nb_dims = out->opt.nb_dims = out->max.nb_dims =
-        t->dims.nb_dims;
-    for (int32_t d = 0; d < t->dims.nb_dims; d++) {
-        int32_t node = expr_id(t->dims.d[d]);
-        int64_t v;
-        out->desc.dims.d[d] = expr_is_const(b->pool, t->dims.d[d], &v) ? v : -1;
-        out->min.d[d] = b->lo[o + (size_t)node];
-        out->opt.d[d] = b->opt[o + (size_t)node];
-        out->max.d[d] = b->hi[o + (size_t)node];
-    }
 }
 
 /* ---- entry point --------------------------------------------------------- */

@@ -1,5 +1,5 @@
 /* Builder internals shared by its files (config.c, build.c, formats.c,
- * assemble.c, plan.c, tune.c). */
+ * assemble.c, plan.c, tune.c, plugin_report.c). */
 #ifndef PLUGRT_BUILDER_H
 #define PLUGRT_BUILDER_H
 
@@ -136,15 +136,19 @@ typedef struct bld {
     tc_cache cache;         /* loaded when the config names a timing cache */
 } bld;
 
-/* The plugin's name for messages ("?" if it gives none). */
+/* The plugin's name for messages ("?" if it gives none) (plugin_report.c). */
 const char *bld_plugin_label(const prt_plugin *p);
-/* Wraps a plugin's failure with the layer; keeps the plugin's message. */
+/* Wraps a plugin's failure with the layer; keeps the plugin's message
+ * (plugin_report.c). */
 prt_status bld_plugin_fail(const net_layer *l, prt_status st, const char *what);
 /* 1 for a tensor outside the arena: an input, an output (user memory) or a
- * constant of the engine (assemble.c). */
-int bld_is_io(const prt_network *net, int32_t id);
-/* The build-time descriptor of tensor `id` in profile p (build.c). */
-void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out);
+ * constant of the engine. Phase 4 keeps such tensors LINEAR, phase 5 keeps
+ * them out of aliasing and the arena plan. */
+static inline int bld_is_io(const prt_network *net, int32_t id)
+{
+    return net->tensors[id].input_index >= 0 || net->tensors[id].is_output ||
+           net->tensors[id].const_bytes >= 0;
+}
 /* Phase 4, first: which tensors inside a CPU engine take the blocked
  * format CHW8 (where the producer and every consumer accept it), the rest
  * LINEAR (formats.c). */

@@ -46,6 +46,27 @@ static void negotiate(prt_plugin *p, prt_dynamic_tensor_desc *descs, int32_t pos
     }
 }
 
+/* The build-time descriptor of tensor `id` in profile p: dims that are
+ * constants, -1 for the rest, and every dim's bounds from phase 3. */
+static void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out)
+{
+    const bld_tensor *t = &b->t[id];
+    size_t o = (size_t)p * (size_t)b->nb_nodes;
+    memset(out, 0, sizeof *out);
+    out->desc.dtype = t->dtype;
+    out->desc.format = t->format;
+    out->desc.dims.nb_dims = out->min.nb_dims = out->opt.nb_dims = out->max.nb_dims =
+        t->dims.nb_dims;
+    for (int32_t d = 0; d < t->dims.nb_dims; d++) {
+        int32_t node = expr_id(t->dims.d[d]);
+        int64_t v;
+        out->desc.dims.d[d] = expr_is_const(b->pool, t->dims.d[d], &v) ? v : -1;
+        out->min.d[d] = b->lo[o + (size_t)node];
+        out->opt.d[d] = b->opt[o + (size_t)node];
+        out->max.d[d] = b->hi[o + (size_t)node];
+    }
+}
+
 static prt_status bld_configure(bld *b, const net_layer *l,
                                 prt_dynamic_tensor_desc *descs, int32_t profile)
 {

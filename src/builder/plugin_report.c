@@ -1,0 +1,22 @@
+/*
+ * How the build speaks of a plugin: its name in messages, and its failure
+ * wrapped with the layer it serves. Every phase that calls into a plugin
+ * (shapes, formats, tactics, assembly) reports through these.
+ */
+#include "builder/builder.h"
+
+const char *bld_plugin_label(const prt_plugin *p)
+{
+    const char *n = p->vt->core->name(p);
+    return n ? n : "?";
+}
+
+prt_status bld_plugin_fail(const net_layer *l, prt_status st, const char *what)
+{
+    if (!prt_last_error()[0])
+        base_error(PRT_ERR_PLUGIN, "the plugin gave no message");
+    if (st <= PRT_OK || st > PRT_ERR_INTERNAL)
+        st = PRT_ERR_PLUGIN;
+    return base_error_prefix(st, "layer '%s' (plugin %s): %s", l->name,
+                             bld_plugin_label(l->plugin), what);
+}
