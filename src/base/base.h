@@ -34,6 +34,10 @@ prt_status base_error(prt_status status, const char *fmt, ...) BASE_PRINTF(2, 3)
 prt_status base_error_prefix(prt_status status, const char *fmt, ...) BASE_PRINTF(2, 3);
 /* Clears the calling thread's error. */
 void base_clear_error(void);
+/* Records `message` as the calling thread's error as it stands (escaped
+ * like every message, not a format): what a plugin reports through the
+ * host's set_error. */
+void base_set_error_text(const char *message);
 
 void base_log(int32_t severity, const char *fmt, ...) BASE_PRINTF(2, 3);
 

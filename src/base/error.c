@@ -1,10 +1,8 @@
-/* Thread-local error messages, the logger, and the host services handed to
- * plugins. */
+/* Thread-local error messages and the logger. */
 #include <stdio.h>
 #include <string.h>
 
 #include "base.h"
-#include "parallel.h"
 
 #define ERROR_CAP 2048
 
@@ -88,6 +86,11 @@ static void set_message(const char *fmt, va_list ap)
     char raw[ERROR_CAP];
     vsnprintf(raw, sizeof raw, fmt, ap);
     store_escaped(error_msg, sizeof error_msg, raw);
+}
+
+void base_set_error_text(const char *message)
+{
+    store_escaped(error_msg, sizeof error_msg, message);
 }
 
 void base_clear_error(void)
@@ -183,57 +186,6 @@ const char *prt_version_string(void)
 int32_t prt_version_number(void)
 {
     return PRT_VERSION_NUMBER;
-}
-
-static void host_log(void *host, int32_t severity, const char *message)
-{
-    (void)host;
-    base_log(severity, "%s", message ? message : "(null)");
-}
-
-static void host_set_error(void *host, prt_status status, const char *message)
-{
-    (void)host;
-    (void)status;
-    store_escaped(error_msg, sizeof error_msg, message ? message : "(null)");
-}
-
-/* A plugin's loops run on the pool of the context that is running it
- * (parallel.h), exactly as the built-in ops' do. */
-static void host_parallel_for(void *host, int64_t n, int64_t grain, prt_range_fn fn,
-                              void *arg)
-{
-    (void)host;
-    if (fn)
-        base_parallel_for(n, grain, fn, arg);
-}
-
-static int32_t host_nb_threads(void *host)
-{
-    (void)host;
-    return base_parallel_threads();
-}
-
-static int32_t host_thread_index(void *host)
-{
-    (void)host;
-    return base_parallel_thread_index();
-}
-
-static const prt_host_services host_services = {
-    .struct_size = sizeof(prt_host_services),
-    .abi_version = PRT_PLUGIN_ABI_VERSION,
-    .host = NULL,
-    .log = host_log,
-    .set_error = host_set_error,
-    .parallel_for = host_parallel_for,
-    .nb_threads = host_nb_threads,
-    .thread_index = host_thread_index,
-};
-
-const prt_host_services *prt_host_services_get(void)
-{
-    return &host_services;
 }
 
 prt_status base_query_check(uint32_t struct_size, size_t size, const void *out,
