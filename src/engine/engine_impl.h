@@ -170,12 +170,12 @@ struct prt_engine {
  * the engine's device. Called once by the builder and the loader, after validation. */
 prt_status engine_prepare(prt_engine *e);
 
-/* Allocates an empty engine (all zero). NULL on out of memory. */
+/* Allocates an empty engine (all zero). NULL on out of memory (alloc.c). */
 prt_engine *engine_alloc(void);
-/* Frees everything the engine owns, including plugins (engine.c). */
+/* Frees everything the engine owns, including plugins (alloc.c). */
 void engine_free(prt_engine *e);
 /* Checks every invariant above and every index; PRT_ERR_MALFORMED naming the
- * offending item. Used on engines read from bytes. */
+ * offending item. Used on engines read from bytes (validate.c). */
 prt_status engine_validate(const prt_engine *e);
 
 /* Per expression node: 1 if it depends on a size tensor's value. Caller

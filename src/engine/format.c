@@ -75,7 +75,7 @@
  * before anything is allocated, strings are capped, field byte counts must
  * match their types, a section must be consumed exactly, and nothing may
  * follow the last section. The parsed engine then goes through
- * engine_validate (engine.c), which checks every cross-reference, the
+ * engine_validate (validate.c), which checks every cross-reference, the
  * alignment of every offset, and the memory plan against what the shapes
  * can need (a file may not make each context reserve more).
  */
