@@ -61,7 +61,7 @@ static prt_status validate_counts(const prt_engine *e)
 
 /* input_tensors / output_tensors against the tensors' input_index and
  * output_index (both directions are checked: here the lists, in
- * validate_tensor each tensor). */
+ * validate_tensor_source each tensor). */
 static prt_status validate_io_lists(const prt_engine *e)
 {
     for (int32_t i = 0; i < e->nb_inputs; i++) {
@@ -87,11 +87,12 @@ static prt_status validate_io_lists(const prt_engine *e)
     return PRT_OK;
 }
 
-static prt_status validate_tensor(const prt_engine *e, int32_t i, uint8_t *size_seen)
+/* What the tensor is: its name, dtype, format and rank, and dims that are
+ * nodes of the program. */
+static prt_status validate_tensor_kind(const prt_engine *e, int32_t i)
 {
     const eng_tensor *t = &e->tensors[i];
     const char *n = t->name;
-    int is_io, is_const;
     if (!n)
         return invalid("tensor %d has no name", (int)i);
     if (t->dtype < 0 || t->dtype >= PRT_DTYPE_COUNT)
@@ -115,6 +116,16 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i, uint8_t *size_
                            "outside 0..%d",
                            (int)i, n, (int)d, (int)t->dim_expr[d],
                            (int)e->exprs.nb_nodes - 1);
+    return PRT_OK;
+}
+
+/* Where the tensor's values come from. Every tensor has exactly one
+ * source: the user, the engine's weights, or one layer. */
+static prt_status validate_tensor_source(const prt_engine *e, int32_t i)
+{
+    const eng_tensor *t = &e->tensors[i];
+    const char *n = t->name;
+    int is_const = t->const_offset >= 0;
     if (t->input_index != -1 && (t->input_index < 0 || t->input_index >= e->nb_inputs ||
                                  e->input_tensors[t->input_index] != i))
         return invalid("tensor %d ('%s'): input index %d does not match the "
@@ -132,9 +143,6 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i, uint8_t *size_
     if (t->producer < -1 || t->producer >= e->nb_layers)
         return invalid("tensor %d ('%s'): producer %d outside -1..%d", (int)i, n,
                        (int)t->producer, (int)e->nb_layers - 1);
-    /* Every tensor has exactly one source: the user, the engine's weights,
-     * or one layer. */
-    is_const = t->const_offset >= 0;
     if (t->const_offset < -1)
         return invalid("tensor %d ('%s'): constant offset %lld", (int)i, n,
                        (long long)t->const_offset);
@@ -144,40 +152,69 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i, uint8_t *size_
                        t->producer == -1 ? "has no producer but is neither a "
                                            "network input nor a constant"
                                          : "has a producer and another source");
-    if (is_const) {
-        int64_t end;
-        if (t->offset != -1 || !base_add_i64(t->const_offset, t->max_bytes, &end) ||
-            end > e->weights_size)
-            return invalid("tensor %d ('%s'): constant bytes [%lld, +%lld) exceed "
-                           "the %lld bytes of weights",
-                           (int)i, n, (long long)t->const_offset, (long long)t->max_bytes,
-                           (long long)e->weights_size);
-        /* Contexts read constants in place, as typed elements. */
-        if (t->const_offset % ENG_WEIGHTS_ALIGN != 0)
-            return invalid("tensor %d ('%s'): constant offset %lld is not a "
-                           "multiple of %d, the weights' alignment",
-                           (int)i, n, (long long)t->const_offset, ENG_WEIGHTS_ALIGN);
-    }
-    if (t->size_id != -1) {
-        if (t->size_id < 0 || t->size_id >= e->nb_sizes)
-            return invalid("tensor %d ('%s'): size id %d outside 0..%d", (int)i, n,
-                           (int)t->size_id, (int)e->nb_sizes - 1);
-        if (size_seen[t->size_id]++)
-            return invalid("tensor %d ('%s'): size id %d is used twice", (int)i, n,
-                           (int)t->size_id);
-        if (t->nb_dims != 0 || (t->dtype != PRT_INT32 && t->dtype != PRT_INT64) ||
-            t->producer < 0)
-            return invalid("tensor %d ('%s'): a size tensor must be a 0-D "
-                           "int32/int64 layer output",
-                           (int)i, n);
-    }
+    return PRT_OK;
+}
+
+/* A constant's bytes: inside the weights, where contexts read them in
+ * place. */
+static prt_status validate_tensor_constant(const prt_engine *e, int32_t i)
+{
+    const eng_tensor *t = &e->tensors[i];
+    const char *n = t->name;
+    int64_t end;
+    if (t->const_offset < 0)
+        return PRT_OK;
+    if (t->offset != -1 || !base_add_i64(t->const_offset, t->max_bytes, &end) ||
+        end > e->weights_size)
+        return invalid("tensor %d ('%s'): constant bytes [%lld, +%lld) exceed "
+                       "the %lld bytes of weights",
+                       (int)i, n, (long long)t->const_offset, (long long)t->max_bytes,
+                       (long long)e->weights_size);
+    /* Contexts read constants in place, as typed elements. */
+    if (t->const_offset % ENG_WEIGHTS_ALIGN != 0)
+        return invalid("tensor %d ('%s'): constant offset %lld is not a "
+                       "multiple of %d, the weights' alignment",
+                       (int)i, n, (long long)t->const_offset, ENG_WEIGHTS_ALIGN);
+    return PRT_OK;
+}
+
+/* A size tensor: a 0-D integer layer output, the only one with its size
+ * id (size_seen counts the ids). */
+static prt_status validate_tensor_size(const prt_engine *e, int32_t i, uint8_t *size_seen)
+{
+    const eng_tensor *t = &e->tensors[i];
+    const char *n = t->name;
+    if (t->size_id == -1)
+        return PRT_OK;
+    if (t->size_id < 0 || t->size_id >= e->nb_sizes)
+        return invalid("tensor %d ('%s'): size id %d outside 0..%d", (int)i, n,
+                       (int)t->size_id, (int)e->nb_sizes - 1);
+    if (size_seen[t->size_id]++)
+        return invalid("tensor %d ('%s'): size id %d is used twice", (int)i, n,
+                       (int)t->size_id);
+    if (t->nb_dims != 0 || (t->dtype != PRT_INT32 && t->dtype != PRT_INT64) ||
+        t->producer < 0)
+        return invalid("tensor %d ('%s'): a size tensor must be a 0-D "
+                       "int32/int64 layer output",
+                       (int)i, n);
+    return PRT_OK;
+}
+
+/* The tensor's memory at run time: user memory for inputs and outputs, the
+ * weights for constants, an aligned slot inside the arena for the rest. */
+static prt_status validate_tensor_memory(const prt_engine *e, int32_t i)
+{
+    const eng_tensor *t = &e->tensors[i];
+    const char *n = t->name;
+    int is_io = t->input_index >= 0 || t->output_index >= 0;
+    int is_const = t->const_offset >= 0;
+    int64_t end;
     if (t->max_bytes < 0)
         return invalid("tensor %d ('%s'): negative max bytes %lld", (int)i, n,
                        (long long)t->max_bytes);
     if (t->offset < -1)
         return invalid("tensor %d ('%s'): arena offset %lld", (int)i, n,
                        (long long)t->offset);
-    is_io = t->input_index >= 0 || t->output_index >= 0;
     if (is_io && t->offset != -1)
         return invalid("tensor %d ('%s') is an input or output but has arena "
                        "offset %lld",
@@ -187,24 +224,37 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i, uint8_t *size_
         return invalid("tensor %d ('%s') has no memory: not an input, output or "
                        "constant, and no arena offset",
                        (int)i, n);
-    if (t->offset >= 0) {
-        int64_t end;
-        if (!base_add_i64(t->offset, t->max_bytes, &end) || end > e->arena_size)
-            return invalid("tensor %d ('%s'): arena bytes [%lld, +%lld) exceed "
-                           "the arena of %lld bytes",
-                           (int)i, n, (long long)t->offset, (long long)t->max_bytes,
-                           (long long)e->arena_size);
-        /* Kernels and plugins access the tensor as typed elements. */
-        if (t->offset % (int64_t)prt_dtype_size(t->dtype) != 0)
-            return invalid("tensor %d ('%s'): arena offset %lld is misaligned "
-                           "for its %s elements",
-                           (int)i, n, (long long)t->offset, prt_dtype_name(t->dtype));
-        if (t->offset % ENG_ARENA_ALIGN != 0)
-            return invalid("tensor %d ('%s'): arena offset %lld is not a "
-                           "multiple of %d, the arena's alignment",
-                           (int)i, n, (long long)t->offset, ENG_ARENA_ALIGN);
-    }
+    if (t->offset < 0)
+        return PRT_OK;
+    if (!base_add_i64(t->offset, t->max_bytes, &end) || end > e->arena_size)
+        return invalid("tensor %d ('%s'): arena bytes [%lld, +%lld) exceed "
+                       "the arena of %lld bytes",
+                       (int)i, n, (long long)t->offset, (long long)t->max_bytes,
+                       (long long)e->arena_size);
+    /* Kernels and plugins access the tensor as typed elements. */
+    if (t->offset % (int64_t)prt_dtype_size(t->dtype) != 0)
+        return invalid("tensor %d ('%s'): arena offset %lld is misaligned "
+                       "for its %s elements",
+                       (int)i, n, (long long)t->offset, prt_dtype_name(t->dtype));
+    if (t->offset % ENG_ARENA_ALIGN != 0)
+        return invalid("tensor %d ('%s'): arena offset %lld is not a "
+                       "multiple of %d, the arena's alignment",
+                       (int)i, n, (long long)t->offset, ENG_ARENA_ALIGN);
     return PRT_OK;
+}
+
+/* Tensor i: what it is first (every later message names it, and the
+ * source check reads the input and output lists only through indices it
+ * has bounded), then its source, its constant bytes, its size id and its
+ * memory. The first fault found is the one reported. */
+static prt_status validate_tensor(const prt_engine *e, int32_t i, uint8_t *size_seen)
+{
+    prt_status st;
+    if ((st = validate_tensor_kind(e, i)) || (st = validate_tensor_source(e, i)) ||
+        (st = validate_tensor_constant(e, i)) ||
+        (st = validate_tensor_size(e, i, size_seen)))
+        return st;
+    return validate_tensor_memory(e, i);
 }
 
 /* I/O names are how users address tensors; two alike would be ambiguous. */
