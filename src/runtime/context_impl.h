@@ -1,7 +1,7 @@
 /*
  * The execution context (internal to src/runtime): context.c makes it and
- * answers its setters and queries, run.c runs it, sizes.c keeps sizes on
- * devices whose memory the host cannot read.
+ * answers its setters and queries, run.c runs it, shapes.c evaluates its
+ * shapes, sizes.c keeps sizes on devices whose memory the host cannot read.
  *
  * Everything a run needs is allocated when the context is created (host
  * scratch in one block, the arena and workspace in one device allocation,
@@ -116,19 +116,25 @@ static inline int32_t ctx_io_tensor(const prt_engine *e, int32_t io)
                              : e->output_tensors[io - e->nb_inputs];
 }
 
+/* shapes.c */
 /* Current dims of tensor t from evaluated values: 1 and *out set, or 0
- * (*out untouched) if a dim is unknown (context.c). */
+ * (*out untouched) if a dim is unknown. */
 int ctx_tensor_dims(const prt_engine *e, int32_t t, const int64_t *values,
                     const uint8_t *known, prt_dims *out);
 /* Shapes for a run: inputs set, sizes unknown, shape inputs read; the exact
- * dims, and with `upper` also every dim's upper bound (context.c). */
+ * dims, and with `upper` also every dim's upper bound. */
 prt_status ctx_prepare_shapes(prt_context *c, int upper);
+/* The program again from the sizes known now: exact values into
+ * values/known, or with every unknown size at its upper bound into
+ * up_values/up_known. */
 prt_status ctx_eval_exact(prt_context *c);
 prt_status ctx_eval_upper(prt_context *c);
+
+/* context.c */
 /* The engine's output dims after a run, from the known values; the sizes of
- * a device-side run are fetched first (context.c). */
+ * a device-side run are fetched first. */
 prt_status ctx_resolve_outputs(prt_context *c);
-/* Destroys the profiler's events, if any (context.c). */
+/* Destroys the profiler's events, if any. */
 void ctx_profiler_events_free(prt_context *c);
 
 /* sizes.c */

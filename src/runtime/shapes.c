@@ -1,0 +1,98 @@
+/*
+ * A run's shapes: the engine's shape program evaluated from the context's
+ * input shapes, shape-input values and the sizes known so far, exactly or
+ * as upper bounds, and a tensor's dims read from the result. The context's
+ * queries, the run and the device-side sizes all evaluate through here.
+ */
+#include <string.h>
+
+#include "runtime/context_impl.h"
+
+int ctx_tensor_dims(const prt_engine *e, int32_t t, const int64_t *values,
+                    const uint8_t *known, prt_dims *out)
+{
+    const eng_tensor *et = &e->tensors[t];
+    prt_dims d;
+    memset(&d, 0, sizeof d);
+    d.nb_dims = et->nb_dims;
+    for (int32_t k = 0; k < et->nb_dims; k++) {
+        if (!known[et->dim_expr[k]])
+            return 0;
+        d.d[k] = values[et->dim_expr[k]];
+    }
+    *out = d;
+    return 1;
+}
+
+static prt_status check_inputs_set(const prt_context *c)
+{
+    for (int32_t i = 0; i < c->e->nb_inputs; i++)
+        if (!c->input_set[i])
+            return base_error(PRT_ERR_STATE,
+                              "input '%s' is dynamic and has no shape "
+                              "(prt_context_set_input_shape)",
+                              c->e->tensors[c->e->input_tensors[i]].name);
+    return PRT_OK;
+}
+
+/* Reads shape inputs' values from their (host) memory and checks them
+ * against the profile. */
+static prt_status load_shape_values(prt_context *c)
+{
+    const prt_engine *e = c->e;
+    for (int32_t i = 0; i < e->nb_inputs; i++) {
+        size_t k = (size_t)c->profile * (size_t)e->nb_inputs + (size_t)i;
+        const prt_dims *mn = &e->prof_vmin[k], *mx = &e->prof_vmax[k];
+        const eng_tensor *t = &e->tensors[e->input_tensors[i]];
+        prt_dims *v = &c->input_values[i];
+        v->nb_dims = mn->nb_dims;
+        if (mn->nb_dims == 0)
+            continue;
+        if (!c->io_addr[i])
+            return base_error(PRT_ERR_STATE,
+                              "shape input '%s' has no address: its "
+                              "values are needed to compute shapes "
+                              "(prt_context_set_tensor_address)",
+                              t->name);
+        for (int32_t j = 0; j < mn->nb_dims; j++) {
+            v->d[j] = t->dtype == PRT_INT32 ? ((const int32_t *)c->io_addr[i])[j]
+                                            : ((const int64_t *)c->io_addr[i])[j];
+            if (v->d[j] < mn->d[j] || v->d[j] > mx->d[j])
+                return base_error(PRT_ERR_SHAPE,
+                                  "shape input '%s': value %d is %lld, "
+                                  "outside profile %d's %lld..%lld",
+                                  t->name, (int)j, (long long)v->d[j], (int)c->profile,
+                                  (long long)mn->d[j], (long long)mx->d[j]);
+        }
+    }
+    return PRT_OK;
+}
+
+prt_status ctx_eval_exact(prt_context *c)
+{
+    expr_env env = {c->e->nb_inputs, c->input_dims, c->e->nb_sizes,
+                    c->size_values,  c->size_known, c->input_values};
+    return expr_program_eval(&c->e->exprs, &env, c->values, c->known);
+}
+
+prt_status ctx_eval_upper(prt_context *c)
+{
+    expr_env env = {c->e->nb_inputs, c->input_dims, c->e->nb_sizes,
+                    c->size_values,  c->size_known, c->input_values};
+    return expr_program_eval_upper(&c->e->exprs, &env, c->size_scratch, c->known_scratch,
+                                   c->up_values, c->up_known);
+}
+
+prt_status ctx_prepare_shapes(prt_context *c, int upper)
+{
+    prt_status st = check_inputs_set(c);
+    if (st)
+        return st;
+    memset(c->size_known, 0, (size_t)c->e->nb_sizes + 1);
+    st = load_shape_values(c);
+    if (!st)
+        st = ctx_eval_exact(c);
+    if (!st && upper)
+        st = ctx_eval_upper(c);
+    return st;
+}
