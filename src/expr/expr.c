@@ -483,6 +483,29 @@ static fold_result fold_sign(int32_t op, const prt_expr *a, const prt_expr *b, i
     }
 }
 
+/* The expression a fold_result names: 1 with *out set, or 0 for
+ * FOLD_NONE. */
+static int fold_take(expr_pool *pool, fold_result r, const prt_expr *a, const prt_expr *b,
+                     const prt_expr **out)
+{
+    switch (r) {
+    case FOLD_A:
+        *out = a;
+        return 1;
+    case FOLD_B:
+        *out = b;
+        return 1;
+    case FOLD_ZERO:
+        *out = expr_const(pool, 0);
+        return 1;
+    case FOLD_ONE:
+        *out = expr_const(pool, 1);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* Decides op(a, b) without a new OP node when it can. Returns 1 with *out
  * the result (NULL: failed, error recorded), or 0 when a node is needed. */
 static int fold(expr_pool *pool, int32_t op, const prt_expr *a, const prt_expr *b,
@@ -505,38 +528,9 @@ static int fold(expr_pool *pool, int32_t op, const prt_expr *a, const prt_expr *
                          expr_op_name(op), a->id);
         return 1;
     }
-    switch (fold_sign(op, a, b, ca, va, cb, vb)) {
-    case FOLD_A:
-        *out = a;
+    if (fold_take(pool, fold_sign(op, a, b, ca, va, cb, vb), a, b, out))
         return 1;
-    case FOLD_B:
-        *out = b;
-        return 1;
-    case FOLD_ZERO:
-        *out = expr_const(pool, 0);
-        return 1;
-    case FOLD_ONE:
-        *out = expr_const(pool, 1);
-        return 1;
-    default:
-        break;
-    }
-    switch (fold_identity(op, a, b, ca, va, cb, vb)) {
-    case FOLD_A:
-        *out = a;
-        return 1;
-    case FOLD_B:
-        *out = b;
-        return 1;
-    case FOLD_ZERO:
-        *out = expr_const(pool, 0);
-        return 1;
-    case FOLD_ONE:
-        *out = expr_const(pool, 1);
-        return 1;
-    default:
-        return 0;
-    }
+    return fold_take(pool, fold_identity(op, a, b, ca, va, cb, vb), a, b, out);
 }
 
 const prt_expr *expr_op(expr_pool *pool, int32_t op, const prt_expr *a, const prt_expr *b)
