@@ -145,30 +145,57 @@ static int32_t find_index(const prt_registry *reg, const char *ns, const char *n
     return -1;
 }
 
+/* The opening every struct a plugin hands plugrt shares (plugin.h:
+ * struct_size and abi_version first), for one kind of struct: what plugrt
+ * reads of it, and how a fault reads. A creator is an argument (a caller's,
+ * or a library's, which check_library rewords as the library's fault); a
+ * library's description is the library's word about itself. */
+typedef struct abi_kind {
+    const char *kind; /* names the struct in messages, before its name */
+    size_t min_size;  /* the bytes plugrt reads */
+    prt_status bad;   /* the status of a zero version or a short struct */
+    const char *zero; /* what follows the name for abi_version 0 */
+    const char *has;  /* what comes between the name and "struct_size N" */
+} abi_kind;
+
+static const abi_kind creator_abi = {
+    "plugin creator", CREATOR_MIN_SIZE, PRT_ERR_INVALID_ARGUMENT,
+    " has abi_version 0 (set it to PRT_PLUGIN_ABI_VERSION)", " has"};
+static const abi_kind library_abi = {
+    "plugin library", LIBRARY_MIN_SIZE, PRT_ERR_MALFORMED,
+    " describes itself with abi_version 0", ": its description has"};
+
+/* A version this plugrt speaks (a newer one is PRT_ERR_VERSION), not 0, and a
+ * struct_size that covers what plugrt reads; `name` names the struct. */
+static prt_status check_abi_header(const abi_kind *k, const char *name,
+                                   uint32_t abi_version, uint32_t struct_size)
+{
+    if (abi_version > PRT_PLUGIN_ABI_VERSION)
+        return base_error(PRT_ERR_VERSION, "%s %s speaks ABI %u, this plugrt speaks %u",
+                          k->kind, name, (unsigned)abi_version,
+                          (unsigned)PRT_PLUGIN_ABI_VERSION);
+    if (abi_version == 0)
+        return base_error(k->bad, "%s %s%s", k->kind, name, k->zero);
+    if (struct_size < k->min_size)
+        return base_error(k->bad,
+                          "%s %s%s struct_size %u, smaller than the %zu bytes plugrt "
+                          "reads",
+                          k->kind, name, k->has, (unsigned)struct_size, k->min_size);
+    return PRT_OK;
+}
+
 /* Checks everything plugrt reads from a creator. INVALID_ARGUMENT, or
  * VERSION for a newer ABI, with a message naming the creator. */
 static prt_status check_creator(const prt_plugin_creator *c)
 {
     char key[KEY_CAP];
+    prt_status st;
     if (!c)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "plugin creator is NULL");
     creator_label(c, key, sizeof key);
-    if (c->abi_version > PRT_PLUGIN_ABI_VERSION)
-        return base_error(PRT_ERR_VERSION,
-                          "plugin creator %s speaks ABI %u, this plugrt "
-                          "speaks %u",
-                          key, (unsigned)c->abi_version,
-                          (unsigned)PRT_PLUGIN_ABI_VERSION);
-    if (c->abi_version == 0)
-        return base_error(PRT_ERR_INVALID_ARGUMENT,
-                          "plugin creator %s has abi_version 0 (set it to "
-                          "PRT_PLUGIN_ABI_VERSION)",
-                          key);
-    if (c->struct_size < CREATOR_MIN_SIZE)
-        return base_error(PRT_ERR_INVALID_ARGUMENT,
-                          "plugin creator %s has struct_size %u, smaller than "
-                          "the %zu bytes plugrt reads",
-                          key, (unsigned)c->struct_size, (size_t)CREATOR_MIN_SIZE);
+    st = check_abi_header(&creator_abi, key, c->abi_version, c->struct_size);
+    if (st)
+        return st;
     if (!c->name || !c->version || !c->plugin_namespace)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "plugin creator %s: name, version and "
@@ -468,29 +495,16 @@ const char *prt_registry_get_creator_library(const prt_registry *reg,
 /* Checks a library's description and every creator in it. */
 static prt_status check_library(const prt_plugin_library *desc, const char *path)
 {
-    if (desc->abi_version > PRT_PLUGIN_ABI_VERSION)
-        return base_error(PRT_ERR_VERSION,
-                          "plugin library %s speaks ABI %u, this plugrt "
-                          "speaks %u",
-                          path, (unsigned)desc->abi_version,
-                          (unsigned)PRT_PLUGIN_ABI_VERSION);
-    if (desc->abi_version == 0)
-        return base_error(PRT_ERR_MALFORMED,
-                          "plugin library %s describes itself with "
-                          "abi_version 0",
-                          path);
-    if (desc->struct_size < LIBRARY_MIN_SIZE)
-        return base_error(PRT_ERR_MALFORMED,
-                          "plugin library %s: its description has struct_size "
-                          "%u, smaller than the %zu bytes plugrt reads",
-                          path, (unsigned)desc->struct_size, (size_t)LIBRARY_MIN_SIZE);
+    prt_status st =
+        check_abi_header(&library_abi, path, desc->abi_version, desc->struct_size);
+    if (st)
+        return st;
     if (desc->nb_creators < 0 || (desc->nb_creators > 0 && !desc->creators))
         return base_error(PRT_ERR_MALFORMED, "plugin library %s lists %d creators %s",
                           path, (int)desc->nb_creators,
                           desc->nb_creators < 0 ? "(negative)"
                                                 : "but its creators array is NULL");
     for (int32_t i = 0; i < desc->nb_creators; i++) {
-        prt_status st;
         if (!desc->creators[i])
             return base_error(PRT_ERR_MALFORMED,
                               "plugin library %s: creator %d of %d is NULL", path, (int)i,
