@@ -10,6 +10,8 @@
  *                  data, external files); prt_onnx_read_tensor_file
  *   onnx_fields.c  node attributes -> plugin fields, typed by a schema
  *   onnx_graph.c   topological order of the nodes, dangling inputs, cycles
+ *   onnx_values.c  the values of one import by name, and the network
+ *                  tensors that hold them
  *   onnx_ops.c     the importer table and the choice of a node's creator
  *   onnx_parser.c  the parser object and the model walk
  */
@@ -132,7 +134,7 @@ prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
                             const char *what, onnx_tensor *out);
 void onnx_tensor_free(onnx_tensor *t);
 
-/* ---- the import of one model (onnx_parser.c, onnx_ops.c) ----------------- */
+/* ---- the import of one model -------------------------------------------- */
 
 /* One op mapping from prt_onnx_parser_map_op. */
 typedef struct onnx_mapping {
@@ -176,8 +178,7 @@ typedef struct onnx_import {
     onnx_names names; /* name -> index in values */
 } onnx_import;
 
-/* How a node is named in messages: "node 'name' (Op)" or "node #3 (Op)". */
-void onnx_node_label(const Onnx__NodeProto *node, int32_t index, char *buf, size_t cap);
+/* ---- the values of one import (onnx_values.c) ----------------------------- */
 
 /* Adds a name to the graph (PRT_ERR_MALFORMED if it is taken). `kind` is
  * one of ONNX_VALUE_*; `tensor` may be -1 for a tensor made later. */
@@ -191,14 +192,16 @@ prt_status onnx_value_tensor(onnx_import *imp, const char *name, int32_t *out_te
 /* plugrt names a layer's outputs "<layer>:<i>" until told otherwise, and an
  * ONNX name may equal such a default. The ONNX name wins: the tensor holding
  * it is renamed "<name>~<k>". PRT_ERR_ALREADY_EXISTS if an ONNX value holds
- * it (onnx_ops.c). */
+ * it. */
 prt_status onnx_claim_name(onnx_import *imp, const char *name);
 /* prt_network_add_constant under an ONNX name (claimed if need be). The
- * error is the network's (onnx_parser.c). */
+ * error is the network's. */
 prt_status onnx_add_constant(onnx_import *imp, const char *name, const onnx_tensor *t,
                              int32_t *out_tensor);
 
-/* What will compute a node (onnx_ops.c). */
+/* ---- the choice and import of nodes (onnx_ops.c) -------------------------- */
+
+/* What will compute a node. */
 typedef struct onnx_choice {
     /* The plugin's creator; NULL when `custom` needs none (Constant). */
     const prt_plugin_creator *creator;
@@ -260,6 +263,8 @@ void onnx_fuse_free(onnx_fusions *p);
  * cycle (naming a node on it). */
 prt_status onnx_graph_order(const Onnx__GraphProto *graph, const onnx_names *known,
                             int32_t *order);
+/* How a node is named in messages: "node 'name' (Op)" or "node #3 (Op)". */
+void onnx_node_label(const Onnx__NodeProto *node, int32_t index, char *buf, size_t cap);
 
 /* ---- attributes -> fields (onnx_fields.c) -------------------------------- */
 

@@ -369,26 +369,6 @@ static int attr_string(const Onnx__AttributeProto *a, char *buf, size_t cap)
     return memchr(buf, '\0', n) ? -1 : 0;
 }
 
-prt_status onnx_claim_name(onnx_import *imp, const char *name)
-{
-    int32_t other, idx;
-    char alt[600];
-    if (prt_network_find_tensor(imp->net, name, &other) != PRT_OK)
-        return PRT_OK;
-    if (onnx_names_get(&imp->names, name, &idx) == 0 && imp->values[idx].tensor == other)
-        return onnx_error(PRT_ERR_ALREADY_EXISTS, "the name '%s' is defined twice", name);
-    for (int k = 0; k < 1000; k++) {
-        prt_status st;
-        snprintf(alt, sizeof alt, "%s~%d", name, k);
-        st = prt_network_set_tensor_name(imp->net, other, alt);
-        /* Only a taken name is worth another try; out of memory is not. */
-        if (st != PRT_ERR_ALREADY_EXISTS)
-            return st ? onnx_error_wrap(st, "renaming tensor '%s' out of the way", name)
-                      : PRT_OK;
-    }
-    return onnx_error(PRT_ERR_INTERNAL, "cannot rename tensor '%s' out of the way", name);
-}
-
 /* Names tensor `t` with an ONNX name. */
 static prt_status name_tensor(onnx_import *imp, int32_t t, const char *name,
                               const char *label)
