@@ -107,8 +107,9 @@ static const char *fc_out(const Onnx__NodeProto *n)
 static int fc_scalar(const fuse_ctx *c, const char *name, float *v)
 {
     const Onnx__TensorProto *tp = NULL;
+    const onnx_value *val;
     onnx_tensor t;
-    int32_t idx, pos;
+    int32_t pos;
     int ok = 0;
     if (!name[0])
         return 0;
@@ -127,9 +128,9 @@ static int fc_scalar(const fuse_ctx *c, const char *name, float *v)
             strcmp(onnx_str(a->name), "value") != 0)
             return 0;
         tp = a->t;
-    } else if (onnx_names_get(&c->imp->names, name, &idx) == 0 &&
-               c->imp->values[idx].kind == ONNX_VALUE_CONSTANT) {
-        tp = c->imp->values[idx].init;
+    } else if ((val = onnx_value_find(c->imp, name)) != NULL &&
+               val->kind == ONNX_VALUE_CONSTANT) {
+        tp = val->init;
     }
     if (!tp || onnx_tensor_load(tp, c->imp->base_dir, name, &t) != PRT_OK) {
         prt_clear_error(); /* not a constant we can use: no fusion */
@@ -154,14 +155,13 @@ static int fc_scalar(const fuse_ctx *c, const char *name, float *v)
  * either through built-in Identity nodes; NULL for anything else. */
 static const Onnx__TensorProto *fc_const_proto(const fuse_ctx *c, const char *name)
 {
-    int32_t idx, pos;
+    int32_t pos;
     for (int hops = 0; name[0] && hops < 16; hops++) {
         pos = fc_get(&c->producer, name);
-        if (pos < 0)
-            return onnx_names_get(&c->imp->names, name, &idx) == 0 &&
-                           c->imp->values[idx].kind == ONNX_VALUE_CONSTANT
-                       ? c->imp->values[idx].init
-                       : NULL;
+        if (pos < 0) {
+            const onnx_value *v = onnx_value_find(c->imp, name);
+            return v && v->kind == ONNX_VALUE_CONSTANT ? v->init : NULL;
+        }
         if (fc_is(c, pos, "Identity") && fc_node(c, pos)->n_input == 1) {
             name = fc_in(fc_node(c, pos), 0);
             continue;

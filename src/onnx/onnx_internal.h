@@ -180,6 +180,10 @@ typedef struct onnx_import {
 
 /* ---- the values of one import (onnx_values.c) ----------------------------- */
 
+/* The value named `name`, or NULL. The pointer is good until the next
+ * onnx_value_add, which may move the table. */
+onnx_value *onnx_value_find(const onnx_import *imp, const char *name);
+
 /* Adds a name to the graph (PRT_ERR_MALFORMED if it is taken). `kind` is
  * one of ONNX_VALUE_*; `tensor` may be -1 for a tensor made later. */
 prt_status onnx_value_add(onnx_import *imp, const char *name, int32_t kind,

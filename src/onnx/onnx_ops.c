@@ -654,13 +654,11 @@ static prt_status const_values(onnx_import *imp, const char *name, const char *l
     const onnx_value *val;
     onnx_tensor t;
     char where[600];
-    int32_t idx;
     size_t count;
     prt_status st;
     *n = -1;
-    if (!name[0] || onnx_names_get(&imp->names, name, &idx) != 0)
+    if (!name[0] || (val = onnx_value_find(imp, name)) == NULL)
         return PRT_OK;
-    val = &imp->values[idx];
     if (val->kind != ONNX_VALUE_CONSTANT || !val->init)
         return PRT_OK;
     snprintf(where, sizeof where, "%s: input '%s' (%s)", label, name, what);
@@ -897,17 +895,17 @@ static prt_status import_range(onnx_import *imp, const Onnx__NodeProto *node,
 {
     onnx_tensor in[3], t;
     double v[3];
-    int32_t idx, dtype = -1, nb_const = 0, id;
+    int32_t dtype = -1, nb_const = 0, id;
     const char *out = node->n_output ? onnx_str(node->output[0]) : "";
     uint32_t si, sd;
     prt_status st = PRT_OK;
     memset(in, 0, sizeof in);
     for (int k = 0; k < 3 && !st; k++) {
         const char *name = node_input(node, (size_t)k);
+        const onnx_value *val = onnx_value_find(imp, name);
         int32_t tensor, dt = -1;
-        if (onnx_names_get(&imp->names, name, &idx) == 0 &&
-            imp->values[idx].kind == ONNX_VALUE_CONSTANT && imp->values[idx].init) {
-            st = onnx_tensor_load(imp->values[idx].init, imp->base_dir, label, &in[k]);
+        if (val && val->kind == ONNX_VALUE_CONSTANT && val->init) {
+            st = onnx_tensor_load(val->init, imp->base_dir, label, &in[k]);
             if (!st && in[k].bytes != prt_dtype_size(in[k].dtype))
                 st = onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: input %d must be a scalar",
                                 label, k);
@@ -1043,11 +1041,10 @@ static prt_status import_dropout(onnx_import *imp, const Onnx__NodeProto *node,
     if (input_given(node, 1))
         inputs[n++] = node->input[1];
     if (input_given(node, 2)) {
-        int32_t idx;
+        const onnx_value *v = onnx_value_find(imp, node->input[2]);
         /* A graph input is known only at run time, and a bool one cannot
          * be a shape input: say why here rather than in the builder. */
-        if (onnx_names_get(&imp->names, node->input[2], &idx) == 0 &&
-            imp->values[idx].kind == ONNX_VALUE_INPUT)
+        if (v && v->kind == ONNX_VALUE_INPUT)
             return onnx_error(PRT_ERR_UNSUPPORTED,
                               "%s: training_mode is graph input '%s'; plugrt runs "
                               "Dropout for inference, so it must be a constant false",
@@ -1062,12 +1059,10 @@ static prt_status import_dropout(onnx_import *imp, const Onnx__NodeProto *node,
 /* Whether the value `name` is a graph input or a constant of dims [0]. */
 static int value_is_empty_1d(onnx_import *imp, const char *name)
 {
-    int32_t idx;
+    const onnx_value *v = onnx_value_find(imp, name);
     prt_dims d;
-    const onnx_value *v;
-    if (onnx_names_get(&imp->names, name, &idx) != 0)
+    if (!v)
         return 0;
-    v = &imp->values[idx];
     if (v->init)
         return v->init->n_dims == 1 && v->init->dims[0] == 0;
     return v->tensor >= 0 &&
@@ -1161,14 +1156,12 @@ static prt_status import_softmax(onnx_import *imp, const Onnx__NodeProto *node,
 static prt_status import_const_value(onnx_import *imp, const char *name, const char *what,
                                      onnx_tensor *out, int *found)
 {
-    int32_t idx;
-    const onnx_value *v;
+    const onnx_value *v = onnx_value_find(imp, name);
     *found = 0;
     memset(out, 0, sizeof *out);
-    if (onnx_names_get(&imp->names, name, &idx) != 0)
+    if (!v)
         return onnx_error(PRT_ERR_NOT_FOUND, "%s: nothing in the graph is named '%s'",
                           what, name);
-    v = &imp->values[idx];
     if (v->init) {
         *found = 1;
         return onnx_tensor_load(v->init, imp->base_dir, what, out);
@@ -1428,18 +1421,18 @@ static prt_status import_constant(onnx_import *imp, const Onnx__NodeProto *node,
 static prt_status import_identity(onnx_import *imp, const Onnx__NodeProto *node,
                                   const char *label, const prt_plugin_creator *creator)
 {
-    int32_t idx, tensor;
     const char *in = node_input(node, 0);
+    const onnx_value *v = onnx_value_find(imp, in);
+    int32_t tensor;
     prt_status st;
     if (imp->parser->no_fuse || node->n_input != 1 || node->n_output != 1 ||
-        !onnx_str(node->output[0])[0] || onnx_names_get(&imp->names, in, &idx) != 0 ||
-        imp->values[idx].kind != ONNX_VALUE_CONSTANT)
+        !onnx_str(node->output[0])[0] || !v || v->kind != ONNX_VALUE_CONSTANT)
         return import_plugin(imp, node, label, creator, 0, 0);
     st = onnx_value_tensor(imp, in, &tensor);
     if (st)
         return onnx_error_wrap(st, "%s", label);
     return onnx_value_add(imp, onnx_str(node->output[0]), ONNX_VALUE_CONSTANT, tensor,
-                          imp->values[idx].init, label);
+                          v->init, label);
 }
 
 /* ---- choosing ------------------------------------------------------------------ */

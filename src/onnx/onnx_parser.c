@@ -106,11 +106,11 @@ prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser, const char *op_type,
 static prt_status register_graph_input(onnx_import *imp, const Onnx__ValueInfoProto *vi)
 {
     const char *name = onnx_str(vi->name);
-    int32_t idx;
+    const onnx_value *v;
     if (!name[0])
         return onnx_error(PRT_ERR_MALFORMED, "a graph input has no name");
-    if (onnx_names_get(&imp->names, name, &idx) == 0) {
-        if (imp->values[idx].init)
+    if ((v = onnx_value_find(imp, name)) != NULL) {
+        if (v->init)
             return PRT_OK;
         return onnx_error(PRT_ERR_MALFORMED, "graph input '%s' is listed twice", name);
     }
@@ -121,13 +121,13 @@ static prt_status add_graph_input(onnx_import *imp, const Onnx__ValueInfoProto *
 {
     const char *name = onnx_str(vi->name);
     const Onnx__TypeProto__Tensor *tt;
+    onnx_value *v = onnx_value_find(imp, name);
     prt_dims dims;
-    int32_t dtype, idx;
+    int32_t dtype;
     char what[512];
     prt_status st;
     snprintf(what, sizeof what, "graph input '%s'", name);
-    if (onnx_names_get(&imp->names, name, &idx) != 0 ||
-        imp->values[idx].kind != ONNX_VALUE_INPUT)
+    if (!v || v->kind != ONNX_VALUE_INPUT)
         return PRT_OK; /* an initializer */
     if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
         return onnx_error(PRT_ERR_UNSUPPORTED, "%s: only tensor inputs are supported%s",
@@ -154,7 +154,7 @@ static prt_status add_graph_input(onnx_import *imp, const Onnx__ValueInfoProto *
         else
             dims.d[i] = -1;
     }
-    st = prt_network_add_input(imp->net, name, dtype, &dims, &imp->values[idx].tensor);
+    st = prt_network_add_input(imp->net, name, dtype, &dims, &v->tensor);
     if (st)
         return onnx_error_wrap(st, "%s", what);
     return PRT_OK;
@@ -264,22 +264,23 @@ static prt_status import_graph(onnx_import *imp)
         return onnx_error(PRT_ERR_MALFORMED, "the graph has no outputs");
     for (size_t i = 0; i < g->n_output; i++) {
         const char *name = onnx_str(g->output[i]->name);
-        int32_t t, idx;
-        if (onnx_names_get(&imp->names, name, &idx) != 0)
+        onnx_value *v = onnx_value_find(imp, name);
+        int32_t t;
+        if (!v)
             return onnx_error(PRT_ERR_MALFORMED,
                               "graph output '%s' is not produced by any node", name);
-        if (imp->values[idx].kind == ONNX_VALUE_INPUT)
+        if (v->kind == ONNX_VALUE_INPUT)
             return onnx_error(PRT_ERR_UNSUPPORTED,
                               "graph output '%s' is also a graph input; engine inputs "
                               "and outputs need distinct names",
                               name);
         st = onnx_value_tensor(imp, name, &t);
-        if (!st && imp->values[idx].kind == ONNX_VALUE_CONSTANT) {
+        if (!st && v->kind == ONNX_VALUE_CONSTANT) {
             /* Once per name: a later mention finds the copy. */
             st = onnx_output_constant(imp, name, t, &t);
             if (!st) {
-                imp->values[idx].kind = ONNX_VALUE_NODE;
-                imp->values[idx].tensor = t;
+                v->kind = ONNX_VALUE_NODE;
+                v->tensor = t;
             }
         }
         if (!st)
@@ -349,12 +350,12 @@ static prt_status declare_value(onnx_import *imp, const Onnx__ValueInfoProto *vi
 {
     const char *name = onnx_str(vi->name);
     const Onnx__TypeProto__Tensor *tt;
+    const onnx_value *v = onnx_value_find(imp, name);
     prt_dims dims;
-    int32_t idx, dtype = -1;
+    int32_t dtype = -1;
     prt_status st;
-    if (onnx_names_get(&imp->names, name, &idx) != 0 ||
-        imp->values[idx].kind != ONNX_VALUE_NODE || imp->values[idx].tensor < 0 ||
-        !vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+    if (!v || v->kind != ONNX_VALUE_NODE || v->tensor < 0 || !vi->type ||
+        vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
         !(tt = vi->type->tensor_type))
         return PRT_OK;
     if (tt->has_elem_type &&
@@ -374,7 +375,7 @@ static prt_status declare_value(onnx_import *imp, const Onnx__ValueInfoProto *vi
                     : -1;
         }
     }
-    st = prt_network_expect_tensor(imp->net, imp->values[idx].tensor, dtype, &dims);
+    st = prt_network_expect_tensor(imp->net, v->tensor, dtype, &dims);
     return st ? onnx_error_wrap(st, "the declared type of '%s'", name) : PRT_OK;
 }
 

@@ -35,13 +35,17 @@ prt_status onnx_value_add(onnx_import *imp, const char *name, int32_t kind,
     return PRT_OK;
 }
 
-prt_status onnx_value_tensor(onnx_import *imp, const char *name, int32_t *out_tensor)
+onnx_value *onnx_value_find(const onnx_import *imp, const char *name)
 {
     int32_t idx;
-    onnx_value *v;
-    if (onnx_names_get(&imp->names, name, &idx) != 0)
+    return onnx_names_get(&imp->names, name, &idx) == 0 ? &imp->values[idx] : NULL;
+}
+
+prt_status onnx_value_tensor(onnx_import *imp, const char *name, int32_t *out_tensor)
+{
+    onnx_value *v = onnx_value_find(imp, name);
+    if (!v)
         return onnx_error(PRT_ERR_NOT_FOUND, "nothing in the graph is named '%s'", name);
-    v = &imp->values[idx];
     if (v->tensor < 0 && v->init) {
         /* An initializer (or a Constant's tensor) becomes a constant on
          * first use, so an unused one of a type plugrt lacks does not stop
@@ -68,11 +72,13 @@ prt_status onnx_value_tensor(onnx_import *imp, const char *name, int32_t *out_te
 
 prt_status onnx_claim_name(onnx_import *imp, const char *name)
 {
-    int32_t other, idx;
+    const onnx_value *v;
+    int32_t other;
     char alt[600];
     if (prt_network_find_tensor(imp->net, name, &other) != PRT_OK)
         return PRT_OK;
-    if (onnx_names_get(&imp->names, name, &idx) == 0 && imp->values[idx].tensor == other)
+    v = onnx_value_find(imp, name);
+    if (v && v->tensor == other)
         return onnx_error(PRT_ERR_ALREADY_EXISTS, "the name '%s' is defined twice", name);
     for (int k = 0; k < 1000; k++) {
         prt_status st;
