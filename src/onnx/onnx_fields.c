@@ -267,10 +267,9 @@ static prt_status tensor_to_field(const field_ctx *c, const Onnx__TensorProto *t
         return PRT_OK;
     }
     if (is_int_field(ft) || ft == PRT_FIELD_DIMS ||
-        (is_float_field(ft) && t.dtype != PRT_FLOAT32 && t.dtype != PRT_FLOAT16 &&
-         t.dtype != PRT_BFLOAT16)) {
+        (is_float_field(ft) && !onnx_dtype_is_float(t.dtype))) {
         int64_t *v;
-        if (t.dtype == PRT_FLOAT32 || t.dtype == PRT_FLOAT16 || t.dtype == PRT_BFLOAT16) {
+        if (onnx_dtype_is_float(t.dtype)) {
             onnx_tensor_free(&t);
             return type_mismatch(c);
         }
@@ -279,48 +278,21 @@ static prt_status tensor_to_field(const field_ctx *c, const Onnx__TensorProto *t
             onnx_tensor_free(&t);
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
         }
-        for (size_t i = 0; i < n; i++) {
-            switch (t.dtype) {
-            case PRT_INT8:
-                v[i] = ((const int8_t *)t.data)[i];
-                break;
-            case PRT_UINT8:
-            case PRT_BOOL:
-                v[i] = ((const uint8_t *)t.data)[i];
-                break;
-            case PRT_INT32:
-                v[i] = ((const int32_t *)t.data)[i];
-                break;
-            default:
-                v[i] = ((const int64_t *)t.data)[i];
-                break;
-            }
-        }
+        for (size_t i = 0; i < n; i++)
+            v[i] = onnx_tensor_int(&t, i);
         onnx_tensor_free(&t);
         st = ints_to_field(c, v, n, out, out_len);
         prt_free(v);
         return st;
     }
     if (is_float_field(ft)) {
-        const uint16_t *bits = t.data; /* of a half-float tensor */
         float *v = prt_malloc(n * sizeof *v);
         if (!v) {
             onnx_tensor_free(&t);
             return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
         }
-        for (size_t i = 0; i < n; i++) {
-            switch (t.dtype) {
-            case PRT_FLOAT16:
-                v[i] = prt_half_to_float(bits[i]);
-                break;
-            case PRT_BFLOAT16:
-                v[i] = prt_bf16_to_float(bits[i]);
-                break;
-            default:
-                v[i] = ((const float *)t.data)[i];
-                break;
-            }
-        }
+        for (size_t i = 0; i < n; i++)
+            v[i] = onnx_tensor_float(&t, i);
         onnx_tensor_free(&t);
         st = floats_to_field(c, v, n, out, out_len);
         prt_free(v);

@@ -136,16 +136,9 @@ static int fc_scalar(const fuse_ctx *c, const char *name, float *v)
         prt_clear_error(); /* not a constant we can use: no fusion */
         return 0;
     }
-    if (t.bytes == prt_dtype_size(t.dtype)) {
+    if (t.bytes == prt_dtype_size(t.dtype) && onnx_dtype_is_float(t.dtype)) {
         ok = 1;
-        if (t.dtype == PRT_FLOAT32)
-            *v = *(const float *)t.data;
-        else if (t.dtype == PRT_FLOAT16)
-            *v = prt_half_to_float(*(const uint16_t *)t.data);
-        else if (t.dtype == PRT_BFLOAT16)
-            *v = prt_bf16_to_float(*(const uint16_t *)t.data);
-        else
-            ok = 0;
+        *v = onnx_tensor_float(&t, 0);
     }
     onnx_tensor_free(&t);
     return ok;

@@ -134,6 +134,14 @@ prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
                             const char *what, onnx_tensor *out);
 void onnx_tensor_free(onnx_tensor *t);
 
+/* Whether a prt_dtype is float32, float16 or bfloat16. */
+int onnx_dtype_is_float(int32_t dtype);
+/* Element k of an integer or bool tensor (int8, uint8, bool, int32,
+ * int64), widened to int64. */
+int64_t onnx_tensor_int(const onnx_tensor *t, size_t k);
+/* Element k of a float32, float16 or bfloat16 tensor, as a float (exact). */
+float onnx_tensor_float(const onnx_tensor *t, size_t k);
+
 /* ---- the import of one model -------------------------------------------- */
 
 /* One op mapping from prt_onnx_parser_map_op. */

@@ -581,28 +581,12 @@ static prt_status import_constant_of_shape(onnx_import *imp, const Onnx__NodePro
                               "%s: attribute 'value' must hold one element", label);
         }
         dtype = t.dtype;
-        switch (dtype) {
-        case PRT_FLOAT32:
-            fv = *(const float *)t.data;
-            break;
-        case PRT_FLOAT16:
-        case PRT_BFLOAT16:
+        if (dtype == PRT_FLOAT32)
+            fv = onnx_tensor_float(&t, 0);
+        else if (onnx_dtype_is_float(dtype))
             memcpy(&hv, t.data, 2);
-            break;
-        case PRT_INT8:
-            iv = *(const int8_t *)t.data;
-            break;
-        case PRT_UINT8:
-        case PRT_BOOL:
-            iv = *(const uint8_t *)t.data;
-            break;
-        case PRT_INT32:
-            iv = *(const int32_t *)t.data;
-            break;
-        default:
-            iv = *(const int64_t *)t.data;
-            break;
-        }
+        else
+            iv = onnx_tensor_int(&t, 0);
         onnx_tensor_free(&t);
     }
     f[0].name = "dtype";
@@ -673,40 +657,18 @@ static prt_status const_values(onnx_import *imp, const char *name, const char *l
                           (int)cap);
     }
     for (size_t i = 0; i < count; i++) {
-        double f = 0.0;
-        switch (t.dtype) {
-        case PRT_FLOAT32:
-            f = ((const float *)t.data)[i];
-            break;
-        case PRT_FLOAT16:
-            f = prt_half_to_float(((const uint16_t *)t.data)[i]);
-            break;
-        case PRT_BFLOAT16:
-            f = prt_bf16_to_float(((const uint16_t *)t.data)[i]);
-            break;
-        case PRT_INT8:
-            v[i] = ((const int8_t *)t.data)[i];
-            break;
-        case PRT_UINT8:
-        case PRT_BOOL:
-            v[i] = ((const uint8_t *)t.data)[i];
-            break;
-        case PRT_INT32:
-            v[i] = ((const int32_t *)t.data)[i];
-            break;
-        default:
-            v[i] = ((const int64_t *)t.data)[i];
-            break;
+        double f;
+        if (!onnx_dtype_is_float(t.dtype)) {
+            v[i] = onnx_tensor_int(&t, i);
+            continue;
         }
-        if (t.dtype == PRT_FLOAT32 || t.dtype == PRT_FLOAT16 || t.dtype == PRT_BFLOAT16) {
-            if (!(f > -9.2e18 && f < 9.2e18)) {
-                onnx_tensor_free(&t);
-                return onnx_error(PRT_ERR_INVALID_ARGUMENT,
-                                  "%s: value %zu (%g) is not a usable integer", where, i,
-                                  f);
-            }
-            v[i] = (int64_t)f;
+        f = onnx_tensor_float(&t, i);
+        if (!(f > -9.2e18 && f < 9.2e18)) {
+            onnx_tensor_free(&t);
+            return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                              "%s: value %zu (%g) is not a usable integer", where, i, f);
         }
+        v[i] = (int64_t)f;
     }
     onnx_tensor_free(&t);
     *n = (int32_t)count;
@@ -915,7 +877,7 @@ static prt_status import_range(onnx_import *imp, const Onnx__NodeProto *node,
                    prt_network_get_tensor(imp->net, tensor, NULL, &dt, NULL) != PRT_OK) {
             dt = -1;
         }
-        if (dt == PRT_FLOAT32 || dt == PRT_FLOAT16 || dt == PRT_BFLOAT16)
+        if (onnx_dtype_is_float(dt))
             dtype = dt;
     }
     if (!st && dtype >= 0 && nb_const < 3)
@@ -928,12 +890,8 @@ static prt_status import_range(onnx_import *imp, const Onnx__NodeProto *node,
         if (in[k].dtype != dtype)
             st = onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: inputs of differing dtypes",
                             label);
-        else if (dtype == PRT_FLOAT32)
-            v[k] = *(const float *)in[k].data;
-        else if (dtype == PRT_FLOAT16)
-            v[k] = prt_half_to_float(*(const uint16_t *)in[k].data);
         else
-            v[k] = prt_bf16_to_float(*(const uint16_t *)in[k].data);
+            v[k] = onnx_tensor_float(&in[k], 0);
     }
     for (int k = 0; k < 3; k++)
         if (in[k].data)
@@ -1252,9 +1210,7 @@ static prt_status import_resize_floats(onnx_import *imp, const Onnx__NodeProto *
                           where, count, RESIZE_MAX_VALUES);
     }
     for (size_t i = 0; i < count; i++)
-        dst[i] = t.dtype == PRT_FLOAT32
-                     ? ((const float *)t.data)[i]
-                     : prt_half_to_float(((const uint16_t *)t.data)[i]);
+        dst[i] = onnx_tensor_float(&t, i);
     onnx_tensor_free(&t);
     *n = count ? (int32_t)count : -1;
     return PRT_OK;

@@ -78,6 +78,40 @@ void onnx_tensor_free(onnx_tensor *t)
     t->data = NULL;
 }
 
+/* ---- elements ----------------------------------------------------------------- */
+
+int onnx_dtype_is_float(int32_t dtype)
+{
+    return dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16;
+}
+
+int64_t onnx_tensor_int(const onnx_tensor *t, size_t k)
+{
+    switch (t->dtype) {
+    case PRT_INT8:
+        return ((const int8_t *)t->data)[k];
+    case PRT_UINT8:
+    case PRT_BOOL:
+        return ((const uint8_t *)t->data)[k];
+    case PRT_INT32:
+        return ((const int32_t *)t->data)[k];
+    default:
+        return ((const int64_t *)t->data)[k];
+    }
+}
+
+float onnx_tensor_float(const onnx_tensor *t, size_t k)
+{
+    switch (t->dtype) {
+    case PRT_FLOAT16:
+        return prt_half_to_float(((const uint16_t *)t->data)[k]);
+    case PRT_BFLOAT16:
+        return prt_bf16_to_float(((const uint16_t *)t->data)[k]);
+    default:
+        return ((const float *)t->data)[k];
+    }
+}
+
 /* ---- external data --------------------------------------------------------- */
 
 /* A decimal uint64 with nothing else around it. */
