@@ -134,6 +134,13 @@ prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
                             const char *what, onnx_tensor *out);
 void onnx_tensor_free(onnx_tensor *t);
 
+/* A Constant node's value_float(s) or value_int(s) as a tensor: FLOAT and
+ * FLOATS give float32, INT and INTS int64; FLOAT and INT are scalars
+ * (dims []). `a` must be of one of those four types. PRT_ERR_OUT_OF_MEMORY
+ * names `what`. */
+prt_status onnx_tensor_from_attr(const Onnx__AttributeProto *a, const char *what,
+                                 onnx_tensor *out);
+
 /* Whether a prt_dtype is float32, float16 or bfloat16. */
 int onnx_dtype_is_float(int32_t dtype);
 /* Element k of an integer or bool tensor (int8, uint8, bool, int32,

@@ -1129,40 +1129,19 @@ static prt_status import_const_value(onnx_import *imp, const char *name, const c
     for (size_t i = 0; i < imp->graph->n_node; i++) {
         const Onnx__NodeProto *n = imp->graph->node[i];
         const Onnx__AttributeProto *a;
-        int floats;
-        size_t count;
+        prt_status st;
         if (strcmp(onnx_str(n->op_type), "Constant") != 0 || n->n_output != 1 ||
             strcmp(onnx_str(n->output[0]), name) != 0 || n->n_attribute != 1)
             continue;
         a = n->attribute[0];
-        floats = a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT ||
-                 a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
-        count = a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS ? a->n_floats
-                : a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS ? a->n_ints
-                                                                         : 1;
-        if (!floats && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT &&
+        if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT &&
+            a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS &&
+            a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT &&
             a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
             return PRT_OK;
-        out->dtype = floats ? PRT_FLOAT32 : PRT_INT64;
-        out->dims.nb_dims =
-            count == 1 && (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT ||
-                           a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
-                ? 0
-                : 1;
-        out->dims.d[0] = (int64_t)count;
-        out->bytes = count * (floats ? sizeof(float) : sizeof(int64_t));
-        out->data = prt_malloc(out->bytes + 1);
-        if (!out->data)
-            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
-        if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT)
-            memcpy(out->data, &a->f, sizeof(float));
-        else if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
-            memcpy(out->data, &a->i, sizeof(int64_t));
-        else if (count)
-            memcpy(out->data, floats ? (const void *)a->floats : (const void *)a->ints,
-                   out->bytes);
-        *found = 1;
-        return PRT_OK;
+        st = onnx_tensor_from_attr(a, what, out);
+        *found = st == PRT_OK;
+        return st;
     }
     return PRT_OK;
 }
@@ -1326,33 +1305,14 @@ static prt_status import_constant(onnx_import *imp, const Onnx__NodeProto *node,
     } else if ((strcmp(onnx_str(a->name), "value_float") == 0 &&
                 a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) ||
                (strcmp(onnx_str(a->name), "value_floats") == 0 &&
-                a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS)) {
-        int scalar = a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-        size_t n = scalar ? 1 : a->n_floats;
-        t.dtype = PRT_FLOAT32;
-        t.dims.nb_dims = scalar ? 0 : 1;
-        t.dims.d[0] = (int64_t)n;
-        t.bytes = n * sizeof(float);
-        t.data = prt_malloc(t.bytes);
-        if (!t.data)
-            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
-        if (n)
-            memcpy(t.data, scalar ? &a->f : a->floats, t.bytes);
-    } else if ((strcmp(onnx_str(a->name), "value_int") == 0 &&
+                a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS) ||
+               (strcmp(onnx_str(a->name), "value_int") == 0 &&
                 a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT) ||
                (strcmp(onnx_str(a->name), "value_ints") == 0 &&
                 a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)) {
-        int scalar = a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-        size_t n = scalar ? 1 : a->n_ints;
-        t.dtype = PRT_INT64;
-        t.dims.nb_dims = scalar ? 0 : 1;
-        t.dims.d[0] = (int64_t)n;
-        t.bytes = n * sizeof(int64_t);
-        t.data = prt_malloc(t.bytes);
-        if (!t.data)
-            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
-        if (n)
-            memcpy(t.data, scalar ? &a->i : a->ints, t.bytes);
+        st = onnx_tensor_from_attr(a, label, &t);
+        if (st)
+            return st;
     } else {
         return onnx_error(PRT_ERR_UNSUPPORTED,
                           "%s: Constant attribute '%s' is not supported (value, "

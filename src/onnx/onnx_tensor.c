@@ -112,6 +112,29 @@ float onnx_tensor_float(const onnx_tensor *t, size_t k)
     }
 }
 
+prt_status onnx_tensor_from_attr(const Onnx__AttributeProto *a, const char *what,
+                                 onnx_tensor *out)
+{
+    int floats = a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT ||
+                 a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+    int scalar = a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT ||
+                 a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    size_t n = scalar ? 1 : floats ? a->n_floats : a->n_ints;
+    const void *src = floats ? (scalar ? (const void *)&a->f : (const void *)a->floats)
+                             : (scalar ? (const void *)&a->i : (const void *)a->ints);
+    memset(out, 0, sizeof *out);
+    out->dtype = floats ? PRT_FLOAT32 : PRT_INT64;
+    out->dims.nb_dims = scalar ? 0 : 1;
+    out->dims.d[0] = (int64_t)n;
+    out->bytes = n * (floats ? sizeof(float) : sizeof(int64_t));
+    out->data = prt_malloc(out->bytes);
+    if (!out->data)
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+    if (n)
+        memcpy(out->data, src, out->bytes);
+    return PRT_OK;
+}
+
 /* ---- external data --------------------------------------------------------- */
 
 /* A decimal uint64 with nothing else around it. */
