@@ -92,11 +92,6 @@ static int32_t fc_only_reader(const fuse_ctx *c, const char *name)
     return fc_get(&c->uses, name) == 1 ? fc_get(&c->consumer, name) : -1;
 }
 
-static const char *fc_in(const Onnx__NodeProto *n, size_t k)
-{
-    return k < n->n_input ? onnx_str(n->input[k]) : "";
-}
-
 static const char *fc_out(const Onnx__NodeProto *n)
 {
     return n->n_output == 1 ? onnx_str(n->output[0]) : "";
@@ -156,7 +151,7 @@ static const Onnx__TensorProto *fc_const_proto(const fuse_ctx *c, const char *na
             return v && v->kind == ONNX_VALUE_CONSTANT ? v->init : NULL;
         }
         if (fc_is(c, pos, "Identity") && fc_node(c, pos)->n_input == 1) {
-            name = fc_in(fc_node(c, pos), 0);
+            name = onnx_node_input(fc_node(c, pos), 0);
             continue;
         }
         if (strcmp(onnx_str(fc_node(c, pos)->op_type), "Constant") == 0 &&
@@ -215,7 +210,7 @@ static int fc_conv_act(fuse_ctx *c, int32_t pos, fusion *f)
     for (k = 0; k < 5 && !fc_is(c, a, acts[k]); k++)
         ;
     an = fc_node(c, a);
-    if (k == 5 || strcmp(fc_in(an, 0), y) != 0 || !fc_out(an)[0])
+    if (k == 5 || strcmp(onnx_node_input(an, 0), y) != 0 || !fc_out(an)[0])
         return 0;
     fc_init(f, FUSE_CONV_ACT, pos, 2, (const int32_t[]){pos, a});
     f->last = a;
@@ -238,7 +233,8 @@ static int fc_conv_act(fuse_ctx *c, int32_t pos, fusion *f)
         f->params[0] = -3.402823466e38f;
         f->params[1] = 3.402823466e38f;
         for (size_t i = 1; i < an->n_input && i < 3; i++)
-            if (fc_in(an, i)[0] && !fc_scalar(c, fc_in(an, i), &f->params[i - 1]))
+            if (onnx_node_input(an, i)[0] &&
+                !fc_scalar(c, onnx_node_input(an, i), &f->params[i - 1]))
                 return 0;
         return an->n_input <= 3;
     }
@@ -250,10 +246,10 @@ static const char *fc_other(const Onnx__NodeProto *n, const char *name)
 {
     if (n->n_input != 2)
         return NULL;
-    if (strcmp(fc_in(n, 0), name) == 0)
-        return fc_in(n, 1);
-    if (strcmp(fc_in(n, 1), name) == 0)
-        return fc_in(n, 0);
+    if (strcmp(onnx_node_input(n, 0), name) == 0)
+        return onnx_node_input(n, 1);
+    if (strcmp(onnx_node_input(n, 1), name) == 0)
+        return onnx_node_input(n, 0);
     return NULL;
 }
 
@@ -271,11 +267,11 @@ static int fc_const_input(const fuse_ctx *c, int32_t pos, const char *name, floa
 static int fc_gelu(fuse_ctx *c, int32_t pos, fusion *f)
 {
     const Onnx__NodeProto *div = fc_node(c, pos);
-    const char *x = fc_in(div, 0), *q;
+    const char *x = onnx_node_input(div, 0), *q;
     float s;
     int32_t erf, add, m1, m2, h;
-    if (!fc_is(c, pos, "Div") || div->n_input != 2 || !fc_scalar(c, fc_in(div, 1), &s) ||
-        fabsf(s - 1.41421356f) > 1e-6f)
+    if (!fc_is(c, pos, "Div") || div->n_input != 2 ||
+        !fc_scalar(c, onnx_node_input(div, 1), &s) || fabsf(s - 1.41421356f) > 1e-6f)
         return 0;
     erf = fc_only_reader(c, fc_out(div));
     if (!fc_is(c, erf, "Erf"))
@@ -327,7 +323,7 @@ static int fc_matmul_add(fuse_ctx *c, int32_t pos, fusion *f)
         return 0;
     add = fc_node(c, a);
     bias = fc_other(add, y);
-    w = fc_const_proto(c, fc_in(mm, 1));
+    w = fc_const_proto(c, onnx_node_input(mm, 1));
     b = bias ? fc_const_proto(c, bias) : NULL;
     /* Same float dtype (ONNX's Add demands it), W N columns, bias N
      * values: the sum's shape is the product's. */

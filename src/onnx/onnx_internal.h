@@ -63,6 +63,13 @@ static inline const char *onnx_str(const char *s)
     return s ? s : "";
 }
 
+/* A node's input k, "" when the node omits it (an empty name) or has fewer
+ * inputs. */
+static inline const char *onnx_node_input(const Onnx__NodeProto *node, size_t k)
+{
+    return k < node->n_input ? onnx_str(node->input[k]) : "";
+}
+
 /* ---- untrusted bytes -> messages (onnx_util.c) --------------------------- */
 
 /* Unpacks `size` bytes as a message of `desc`. Before protobuf-c sees them,

@@ -621,12 +621,6 @@ static void shape_bits(const char *op_type, uint32_t *shape_inputs, uint32_t *sh
         }
 }
 
-/* Input k's name, "" when the node omits it. */
-static const char *node_input(const Onnx__NodeProto *node, size_t k)
-{
-    return k < node->n_input ? onnx_str(node->input[k]) : "";
-}
-
 /* The values of `name` when it is an ONNX constant (an initializer, or a
  * Constant node's TENSOR) of an integer, bool or float type, as int64
  * (floats truncated toward zero): *n is their count, or -1 when `name` is
@@ -738,7 +732,7 @@ static prt_status import_split(onnx_import *imp, const Onnx__NodeProto *node,
     uint32_t si, sd;
     prt_status st = node_inputs(node, label, ins, 2, &nb_ins);
     if (!st)
-        st = const_values(imp, node_input(node, 1), label, "split", split, 64, &n);
+        st = const_values(imp, onnx_node_input(node, 1), label, "split", split, 64, &n);
     if (st)
         return st;
     shape_bits("Split", &si, &sd);
@@ -765,15 +759,15 @@ static prt_status import_pad(onnx_import *imp, const Onnx__NodeProto *node,
     uint32_t si, sd;
     prt_status st = node_inputs(node, label, ins, 4, &nb_ins);
     if (!st)
-        st = const_values(imp, node_input(node, 1), label, "pads", pads, 16, &np);
+        st = const_values(imp, onnx_node_input(node, 1), label, "pads", pads, 16, &np);
     if (!st)
-        st = const_values(imp, node_input(node, 3), label, "axes", axes, 8, &na);
+        st = const_values(imp, onnx_node_input(node, 3), label, "axes", axes, 8, &na);
     if (st)
         return st;
-    if (node_input(node, 3)[0] && na < 0)
+    if (onnx_node_input(node, 3)[0] && na < 0)
         return onnx_error(PRT_ERR_UNSUPPORTED,
                           "%s: Pad's axes input '%s' must be a constant (an initializer)",
-                          label, node_input(node, 3));
+                          label, onnx_node_input(node, 3));
     shape_bits("Pad", &si, &sd);
     nb_ins = 0;
     if (np >= 0) {
@@ -782,11 +776,11 @@ static prt_status import_pad(onnx_import *imp, const Onnx__NodeProto *node,
     }
     if (na >= 0)
         extra[nb_extra++] = (prt_field){"axes", axes, PRT_FIELD_INT64, na};
-    ins[nb_ins++] = node_input(node, 0);
-    if (np < 0 && node_input(node, 1)[0])
-        ins[nb_ins++] = node_input(node, 1);
-    if (node_input(node, 2)[0])
-        ins[nb_ins++] = node_input(node, 2);
+    ins[nb_ins++] = onnx_node_input(node, 0);
+    if (np < 0 && onnx_node_input(node, 1)[0])
+        ins[nb_ins++] = onnx_node_input(node, 1);
+    if (onnx_node_input(node, 2)[0])
+        ins[nb_ins++] = onnx_node_input(node, 2);
     return import_extra(imp, node, label, creator, extra, nb_extra, ins, nb_ins, si, sd);
 }
 
@@ -803,7 +797,7 @@ static prt_status import_one_hot(onnx_import *imp, const Onnx__NodeProto *node,
     uint32_t si, sd;
     prt_status st = node_inputs(node, label, ins, 3, &nb_ins);
     if (!st)
-        st = const_values(imp, node_input(node, 1), label, "depth", &depth, 1, &n);
+        st = const_values(imp, onnx_node_input(node, 1), label, "depth", &depth, 1, &n);
     if (st)
         return st;
     shape_bits("OneHot", &si, &sd);
@@ -863,7 +857,7 @@ static prt_status import_range(onnx_import *imp, const Onnx__NodeProto *node,
     prt_status st = PRT_OK;
     memset(in, 0, sizeof in);
     for (int k = 0; k < 3 && !st; k++) {
-        const char *name = node_input(node, (size_t)k);
+        const char *name = onnx_node_input(node, (size_t)k);
         const onnx_value *val = onnx_value_find(imp, name);
         int32_t tensor, dt = -1;
         if (val && val->kind == ONNX_VALUE_CONSTANT && val->init) {
@@ -961,11 +955,6 @@ static prt_status import_hardmax(onnx_import *imp, const Onnx__NodeProto *node,
 
 /* ---- Clip, Dropout, the reductions: inputs rearranged (import_extra) ---------- */
 
-static int input_given(const Onnx__NodeProto *node, size_t k)
-{
-    return k < node->n_input && onnx_str(node->input[k])[0];
-}
-
 /* Clip(X, "", max): the built-in takes max second, with field max_only. */
 static prt_status import_clip(onnx_import *imp, const Onnx__NodeProto *node,
                               const char *label, const prt_plugin_creator *creator)
@@ -973,7 +962,7 @@ static prt_status import_clip(onnx_import *imp, const Onnx__NodeProto *node,
     const int32_t one = 1;
     prt_field f = {"max_only", &one, PRT_FIELD_INT32, 1};
     char *inputs[2];
-    if (input_given(node, 1) || !input_given(node, 2))
+    if (onnx_node_input(node, 1)[0] || !onnx_node_input(node, 2)[0])
         return import_plugin(imp, node, label, creator, 0, 0);
     inputs[0] = node->input[0];
     inputs[1] = node->input[2];
@@ -993,12 +982,12 @@ static prt_status import_dropout(onnx_import *imp, const Onnx__NodeProto *node,
     char *inputs[3];
     size_t n = 0;
     uint32_t shape = 0;
-    if (!input_given(node, 0))
+    if (!onnx_node_input(node, 0)[0])
         return onnx_error(PRT_ERR_MALFORMED, "%s: Dropout needs its data input", label);
     inputs[n++] = node->input[0];
-    if (input_given(node, 1))
+    if (onnx_node_input(node, 1)[0])
         inputs[n++] = node->input[1];
-    if (input_given(node, 2)) {
+    if (onnx_node_input(node, 2)[0]) {
         const onnx_value *v = onnx_value_find(imp, node->input[2]);
         /* A graph input is known only at run time, and a bool one cannot
          * be a shape input: say why here rather than in the builder. */
@@ -1034,7 +1023,7 @@ static int value_is_empty_1d(onnx_import *imp, const char *name)
 static prt_status import_reduce(onnx_import *imp, const Onnx__NodeProto *node,
                                 const char *label, const prt_plugin_creator *creator)
 {
-    if (input_given(node, 1) && node->n_input == 2 &&
+    if (onnx_node_input(node, 1)[0] && node->n_input == 2 &&
         value_is_empty_1d(imp, node->input[1]))
         return import_extra(imp, node, label, creator, NULL, 0,
                             (const char **)node->input, 1, 0, 0);
@@ -1155,7 +1144,7 @@ static prt_status import_resize_floats(onnx_import *imp, const Onnx__NodeProto *
                                        const char *label, size_t k, const char *what,
                                        float *dst, int32_t *n)
 {
-    const char *name = k < node->n_input ? onnx_str(node->input[k]) : "";
+    const char *name = onnx_node_input(node, k);
     char where[600];
     onnx_tensor t;
     int found;
@@ -1268,7 +1257,7 @@ static prt_status import_resize(onnx_import *imp, const Onnx__NodeProto *node,
     if (nb_roi >= 0)
         f[nb++] = (prt_field){"roi", roi, PRT_FIELD_FLOAT32, nb_roi};
     {
-        int has_sizes = node->n_input > 3 && onnx_str(node->input[3])[0];
+        int has_sizes = onnx_node_input(node, 3)[0] != '\0';
         int keep_data = has_sizes && keep[0] && strcmp(keep, "stretch") != 0;
         return import_fields_extra(imp, node, label, creator, f, nb, has_sizes ? 0x8 : 0,
                                    keep_data ? 0x8 : 0, 0x6);
@@ -1337,7 +1326,7 @@ static prt_status import_constant(onnx_import *imp, const Onnx__NodeProto *node,
 static prt_status import_identity(onnx_import *imp, const Onnx__NodeProto *node,
                                   const char *label, const prt_plugin_creator *creator)
 {
-    const char *in = node_input(node, 0);
+    const char *in = onnx_node_input(node, 0);
     const onnx_value *v = onnx_value_find(imp, in);
     int32_t tensor;
     prt_status st;
@@ -1432,11 +1421,7 @@ prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t in
         if (builtin_find(op->builtin, &c) == PRT_OK) {
             out->creator = c;
             out->custom = op->custom;
-            for (size_t k = 0; k < sizeof shape_op_table / sizeof shape_op_table[0]; k++)
-                if (strcmp(shape_op_table[k].op_type, op_type) == 0) {
-                    out->shape_inputs = shape_op_table[k].shape_inputs;
-                    out->shape_data = shape_op_table[k].shape_data;
-                }
+            shape_bits(op_type, &out->shape_inputs, &out->shape_data);
             return PRT_OK;
         }
         /* Not in this libplugrt: a registered plugin may still serve it. */

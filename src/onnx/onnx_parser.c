@@ -98,6 +98,21 @@ prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser, const char *op_type,
 
 /* ---- the model ------------------------------------------------------------------- */
 
+/* A declared shape of at most PRT_MAX_DIMS dims as dims: a dim_param, no
+ * value or a negative value is -1, known only at run time. */
+static void shape_dims(const Onnx__TensorShapeProto *shape, prt_dims *out)
+{
+    out->nb_dims = (int32_t)shape->n_dim;
+    for (size_t i = 0; i < shape->n_dim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = shape->dim[i];
+        out->d[i] =
+            d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                    d->dim_value >= 0
+                ? d->dim_value
+                : -1;
+    }
+}
+
 /* Names a graph input before any tensor is made, so that nodes can be
  * ordered and chosen first (an op nothing serves is reported before an input
  * of an unsupported type). An input that is also an initializer is a
@@ -144,16 +159,7 @@ static prt_status add_graph_input(onnx_import *imp, const Onnx__ValueInfoProto *
     if (tt->shape->n_dim > PRT_MAX_DIMS)
         return onnx_error(PRT_ERR_UNSUPPORTED, "%s: rank %zu is over plugrt's %d", what,
                           tt->shape->n_dim, PRT_MAX_DIMS);
-    dims.nb_dims = (int32_t)tt->shape->n_dim;
-    for (size_t i = 0; i < tt->shape->n_dim; i++) {
-        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-        /* dim_param, no value, or a negative value: known only at run time. */
-        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-            d->dim_value >= 0)
-            dims.d[i] = d->dim_value;
-        else
-            dims.d[i] = -1;
-    }
+    shape_dims(tt->shape, &dims);
     st = prt_network_add_input(imp->net, name, dtype, &dims, &v->tensor);
     if (st)
         return onnx_error_wrap(st, "%s", what);
@@ -364,17 +370,8 @@ static prt_status declare_value(onnx_import *imp, const Onnx__ValueInfoProto *vi
         dtype = -1;
     }
     dims.nb_dims = -1;
-    if (tt->shape && tt->shape->n_dim <= PRT_MAX_DIMS) {
-        dims.nb_dims = (int32_t)tt->shape->n_dim;
-        for (size_t i = 0; i < tt->shape->n_dim; i++) {
-            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-            dims.d[i] =
-                d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-                        d->dim_value >= 0
-                    ? d->dim_value
-                    : -1;
-        }
-    }
+    if (tt->shape && tt->shape->n_dim <= PRT_MAX_DIMS)
+        shape_dims(tt->shape, &dims);
     st = prt_network_expect_tensor(imp->net, v->tensor, dtype, &dims);
     return st ? onnx_error_wrap(st, "the declared type of '%s'", name) : PRT_OK;
 }
