@@ -669,38 +669,56 @@ static prt_status const_values(onnx_import *imp, const char *name, const char *l
     return PRT_OK;
 }
 
-/* import_with_fields with the node's attributes as fields plus `extra`, and
- * the node's inputs replaced by ins[0..nb_ins) (names; "" for an omitted
- * one). */
+/* The node's attributes as fields (through c's schema) with `extra` added,
+ * then the layer as import_with_inputs. With `replace` an extra field takes
+ * the place of an attribute of its name; without, both are passed on. */
+static prt_status import_fields_extra(onnx_import *imp, const Onnx__NodeProto *node,
+                                      const char *label, const prt_plugin_creator *c,
+                                      const prt_field *extra, int32_t nb_extra,
+                                      int replace, uint32_t shape_inputs,
+                                      uint32_t shape_data, uint32_t skip)
+{
+    onnx_fields fields;
+    prt_field_collection fc;
+    prt_field *all;
+    int32_t n = 0;
+    prt_status st = onnx_fields_from_node(node, label, c, imp->base_dir, &fields);
+    if (st)
+        return st;
+    all = onnx_calloc((size_t)(fields.nb_fields + nb_extra) + 1, sizeof *all);
+    if (!all) {
+        onnx_fields_free(&fields);
+        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+    }
+    for (int32_t i = 0; i < fields.nb_fields; i++) {
+        int replaced = 0;
+        for (int32_t k = 0; replace && k < nb_extra; k++)
+            replaced |= strcmp(fields.fields[i].name, extra[k].name) == 0;
+        if (!replaced)
+            all[n++] = fields.fields[i];
+    }
+    for (int32_t k = 0; k < nb_extra; k++)
+        all[n++] = extra[k];
+    fc.nb_fields = n;
+    fc.fields = all;
+    st = import_with_inputs(imp, node, label, c, &fc, shape_inputs, shape_data, skip);
+    prt_free(all);
+    onnx_fields_free(&fields);
+    return st;
+}
+
+/* import_fields_extra with the node's inputs replaced by ins[0..nb_ins)
+ * (names; "" for an omitted one). */
 static prt_status import_extra(onnx_import *imp, const Onnx__NodeProto *node,
                                const char *label, const prt_plugin_creator *c,
                                const prt_field *extra, int32_t nb_extra, const char **ins,
                                size_t nb_ins, uint32_t shape_inputs, uint32_t shape_data)
 {
-    onnx_fields fields;
-    prt_field *all;
-    prt_field_collection fc;
     Onnx__NodeProto n2 = *node;
-    prt_status st = onnx_fields_from_node(node, label, c, imp->base_dir, &fields);
-    if (st)
-        return st;
-    all = prt_malloc(sizeof *all * (size_t)(fields.nb_fields + nb_extra + 1));
-    if (!all) {
-        onnx_fields_free(&fields);
-        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
-    }
-    for (int32_t i = 0; i < fields.nb_fields; i++)
-        all[i] = fields.fields[i];
-    for (int32_t i = 0; i < nb_extra; i++)
-        all[fields.nb_fields + i] = extra[i];
-    fc.nb_fields = fields.nb_fields + nb_extra;
-    fc.fields = all;
     n2.input = (char **)ins;
     n2.n_input = nb_ins;
-    st = import_with_fields(imp, &n2, label, c, &fc, shape_inputs, shape_data);
-    prt_free(all);
-    onnx_fields_free(&fields);
-    return st;
+    return import_fields_extra(imp, &n2, label, c, extra, nb_extra, 0, shape_inputs,
+                               shape_data, 0);
 }
 
 /* The node's inputs, names borrowed, into ins (at most cap) and their
@@ -1032,44 +1050,6 @@ static prt_status import_reduce(onnx_import *imp, const Onnx__NodeProto *node,
 
 /* ---- normalization, linear and spatial ops ---------------------------------------- */
 
-/* The node's attributes as fields (through the schema), with `extra`
- * added: an extra field replaces an attribute of its name. Then the layer,
- * as import_with_inputs. */
-static prt_status import_fields_extra(onnx_import *imp, const Onnx__NodeProto *node,
-                                      const char *label, const prt_plugin_creator *c,
-                                      const prt_field *extra, int32_t nb_extra,
-                                      uint32_t shape_inputs, uint32_t shape_data,
-                                      uint32_t skip)
-{
-    onnx_fields fields;
-    prt_field_collection fc;
-    prt_field *all;
-    int32_t n = 0;
-    prt_status st = onnx_fields_from_node(node, label, c, imp->base_dir, &fields);
-    if (st)
-        return st;
-    all = onnx_calloc((size_t)(fields.nb_fields + nb_extra) + 1, sizeof *all);
-    if (!all) {
-        onnx_fields_free(&fields);
-        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
-    }
-    for (int32_t i = 0; i < fields.nb_fields; i++) {
-        int replaced = 0;
-        for (int32_t k = 0; k < nb_extra; k++)
-            replaced |= strcmp(fields.fields[i].name, extra[k].name) == 0;
-        if (!replaced)
-            all[n++] = fields.fields[i];
-    }
-    for (int32_t k = 0; k < nb_extra; k++)
-        all[n++] = extra[k];
-    fc.nb_fields = n;
-    fc.fields = all;
-    st = import_with_inputs(imp, node, label, c, &fc, shape_inputs, shape_data, skip);
-    prt_free(all);
-    onnx_fields_free(&fields);
-    return st;
-}
-
 /* LayerNormalization's Mean and InvStdDev, MaxPool's Indices: the plugin
  * makes as many outputs as the node names (up to the last named one), so
  * that outputs nobody asked for are not computed. */
@@ -1080,7 +1060,7 @@ static prt_status import_nb_outputs(onnx_import *imp, const Onnx__NodeProto *nod
     prt_field f = {"nb_outputs", &nb, PRT_FIELD_INT32, 1};
     while (nb > 1 && !onnx_str(node->output[nb - 1])[0])
         nb--;
-    return import_fields_extra(imp, node, label, creator, &f, nb > 1 ? 1 : 0, 0, 0, 0);
+    return import_fields_extra(imp, node, label, creator, &f, nb > 1 ? 1 : 0, 1, 0, 0, 0);
 }
 
 /* Softmax and LogSoftmax before opset 13 work on X coerced to 2-D at
@@ -1092,9 +1072,9 @@ static prt_status import_softmax(onnx_import *imp, const Onnx__NodeProto *node,
     prt_field f[2] = {{"coerce_2d", &one, PRT_FIELD_INT32, 1},
                       {"axis", &one, PRT_FIELD_INT32, 1}};
     if (imp->opset >= 13)
-        return import_fields_extra(imp, node, label, creator, NULL, 0, 0, 0, 0);
+        return import_fields_extra(imp, node, label, creator, NULL, 0, 1, 0, 0, 0);
     return import_fields_extra(imp, node, label, creator, f,
-                               onnx_node_attr(node, "axis") ? 1 : 2, 0, 0, 0);
+                               onnx_node_attr(node, "axis") ? 1 : 2, 1, 0, 0, 0);
 }
 
 /* The value of ONNX value `name` when it is a constant: an initializer, or
@@ -1244,7 +1224,7 @@ static prt_status import_resize(onnx_import *imp, const Onnx__NodeProto *node,
                               down ? 5 : 6};
         if (nb_scales >= 0)
             f[nb++] = (prt_field){"scales", scales, PRT_FIELD_FLOAT32, nb_scales};
-        return import_fields_extra(imp, node, label, creator, f, nb, 0, 0, 0x2);
+        return import_fields_extra(imp, node, label, creator, f, nb, 1, 0, 0, 0x2);
     }
     st = import_resize_floats(imp, node, label, 2, "scales", scales, &nb_scales);
     /* roi matters only to tf_crop_and_resize. */
@@ -1259,8 +1239,8 @@ static prt_status import_resize(onnx_import *imp, const Onnx__NodeProto *node,
     {
         int has_sizes = onnx_node_input(node, 3)[0] != '\0';
         int keep_data = has_sizes && keep[0] && strcmp(keep, "stretch") != 0;
-        return import_fields_extra(imp, node, label, creator, f, nb, has_sizes ? 0x8 : 0,
-                                   keep_data ? 0x8 : 0, 0x6);
+        return import_fields_extra(imp, node, label, creator, f, nb, 1,
+                                   has_sizes ? 0x8 : 0, keep_data ? 0x8 : 0, 0x6);
     }
 }
 
