@@ -5,7 +5,8 @@
  *
  *   onnx_util.c    errors and warnings through the host services, memory
  *                  through prt_malloc, safe unpacking of untrusted protobuf
- *                  bytes, regular-file reads, a name table
+ *                  bytes, regular-file reads, a name table, how near
+ *                  two names are
  *   onnx_tensor.c  TensorProto -> dtype, dims and data (typed fields, raw
  *                  data, external files); prt_onnx_read_tensor_file
  *   onnx_fields.c  node attributes -> plugin fields, typed by a schema
@@ -100,7 +101,7 @@ int onnx_read_at(int fd, void *buf, size_t n, uint64_t offset);
 prt_status onnx_read_file(const char *path, const char *what, uint8_t **out,
                           size_t *out_size);
 
-/* ---- a table of names (onnx_util.c) -------------------------------------- */
+/* ---- names (onnx_util.c) ------------------------------------------------- */
 
 /* Open addressing over borrowed strings; values are int32. */
 typedef struct onnx_names {
@@ -115,6 +116,10 @@ int onnx_names_get(const onnx_names *t, const char *key, int32_t *value);
 /* Inserts or replaces. PRT_ERR_OUT_OF_MEMORY on failure (error recorded). */
 prt_status onnx_names_put(onnx_names *t, const char *key, int32_t value);
 void onnx_names_free(onnx_names *t);
+
+/* Edit distance of two short names, case-insensitive, capped at 9: how far
+ * a misspelt op or plugin name is from a known one. */
+int onnx_name_distance(const char *a, const char *b);
 
 /* ---- tensors (onnx_tensor.c) --------------------------------------------- */
 

@@ -265,33 +265,6 @@ static const onnx_op op_table[] = {
     {"Xor", "Xor", 7, NULL},
 };
 
-/* Edit distance of two short names, case-insensitive, capped at 9 (the
- * importer sees only the public API, so it keeps its own copy of base's). */
-static int name_distance(const char *a, const char *b)
-{
-    int prev[65], cur[65];
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return 9;
-    for (size_t j = 0; j <= lb; j++)
-        prev[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int ca = a[i - 1] >= 'A' && a[i - 1] <= 'Z' ? a[i - 1] + 32 : a[i - 1];
-            int cb = b[j - 1] >= 'A' && b[j - 1] <= 'Z' ? b[j - 1] + 32 : b[j - 1];
-            int best = prev[j - 1] + (ca != cb);
-            if (prev[j] + 1 < best)
-                best = prev[j] + 1;
-            if (cur[j - 1] + 1 < best)
-                best = cur[j - 1] + 1;
-            cur[j] = best;
-        }
-        memcpy(prev, cur, sizeof(int) * (lb + 1));
-    }
-    return prev[lb] > 9 ? 9 : prev[lb];
-}
-
 static const size_t op_table_size = sizeof op_table / sizeof op_table[0];
 
 /* "; did you mean ..." naming the ONNX op or plugin key nearest to an op
@@ -302,7 +275,7 @@ static void near_miss(const prt_registry *reg, const char *op_type, char *out, s
     int best_d = 3 + (int)(strlen(op_type) > 12);
     out[0] = '\0';
     for (size_t i = 0; i < op_table_size; i++) {
-        int d = name_distance(op_type, op_table[i].op_type);
+        int d = onnx_name_distance(op_type, op_table[i].op_type);
         if (d < best_d) {
             best_d = d;
             best = op_table[i].op_type;
@@ -311,7 +284,7 @@ static void near_miss(const prt_registry *reg, const char *op_type, char *out, s
     }
     for (int32_t i = 0; reg && i < prt_registry_creator_count(reg); i++) {
         const prt_plugin_creator *c = prt_registry_get_creator(reg, i);
-        int d = c && c->name ? name_distance(op_type, c->name) : 9;
+        int d = c && c->name ? onnx_name_distance(op_type, c->name) : 9;
         if (d < best_d) {
             best_d = d;
             best = c->name;

@@ -1,6 +1,6 @@
 /* Errors and warnings through the public host services, memory through
  * prt_malloc, a guarded unpack of untrusted protobuf bytes, reads of
- * regular files, and a table of names. */
+ * regular files, a table of names, and how near two names are. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -395,4 +395,35 @@ void onnx_names_free(onnx_names *t)
     prt_free(t->keys);
     prt_free(t->values);
     memset(t, 0, sizeof *t);
+}
+
+/* ---- near names ------------------------------------------------------------- */
+
+/* The same as base_name_distance in libplugrt (src/base/util.c), which the
+ * importer cannot call: it is built against the public API alone, and
+ * libplugrt exports nothing but prt_ names. A change to one is a change to
+ * both. */
+int onnx_name_distance(const char *a, const char *b)
+{
+    int prev[65], cur[65];
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return 9;
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int ca = a[i - 1] >= 'A' && a[i - 1] <= 'Z' ? a[i - 1] + 32 : a[i - 1];
+            int cb = b[j - 1] >= 'A' && b[j - 1] <= 'Z' ? b[j - 1] + 32 : b[j - 1];
+            int best = prev[j - 1] + (ca != cb);
+            if (prev[j] + 1 < best)
+                best = prev[j] + 1;
+            if (cur[j - 1] + 1 < best)
+                best = cur[j - 1] + 1;
+            cur[j] = best;
+        }
+        memcpy(prev, cur, sizeof(int) * (lb + 1));
+    }
+    return prev[lb] > 9 ? 9 : prev[lb];
 }
