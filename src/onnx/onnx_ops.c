@@ -1300,16 +1300,116 @@ static int is_default_domain(const char *domain)
     return !domain || !domain[0] || strcmp(domain, "ai.onnx") == 0;
 }
 
+/* Rule 1: the plugin prt_onnx_parser_map_op named for the node's op. */
+static prt_status choose_mapped(const prt_registry *reg, const onnx_mapping *map,
+                                const char *label, const char *op_type, onnx_choice *out)
+{
+    const prt_plugin_creator *c = NULL;
+    prt_status st = PRT_ERR_NOT_FOUND;
+    if (reg)
+        st = prt_registry_find_creator(reg, map->plugin_namespace, map->plugin_name,
+                                       map->plugin_version, &c);
+    if (st && strcmp(map->plugin_namespace, PRT_BUILTIN_NAMESPACE) == 0)
+        st = builtin_find(map->plugin_name, &c);
+    if (st) {
+        if (!reg)
+            onnx_error(st, "no registry was given to the parser");
+        return onnx_error_wrap(PRT_ERR_UNSUPPORTED,
+                               "%s: op '%s' is mapped to plugin '%s%s%s' version "
+                               "'%s', which was not found",
+                               label, op_type, map->plugin_namespace,
+                               map->plugin_namespace[0] ? "::" : "", map->plugin_name,
+                               map->plugin_version);
+    }
+    out->creator = c;
+    return PRT_OK;
+}
+
+/* The node's own plugin key: its plugin_namespace attribute into ns ("" if
+ * absent; *has_ns says whether it is there) and plugin_version into ver
+ * ("1" if absent). Either must be a STRING. */
+static prt_status plugin_key(const Onnx__NodeProto *node, const char *label, char *ns,
+                             size_t ns_cap, char *ver, size_t ver_cap, int *has_ns)
+{
+    const Onnx__AttributeProto *ns_attr = onnx_node_attr(node, "plugin_namespace");
+    const Onnx__AttributeProto *ver_attr = onnx_node_attr(node, "plugin_version");
+    *has_ns = ns_attr != NULL;
+    ns[0] = '\0';
+    snprintf(ver, ver_cap, "1");
+    if (ns_attr && attr_string(ns_attr, ns, ns_cap) != 0)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: attribute 'plugin_namespace' must be a STRING", label);
+    if (ver_attr && attr_string(ver_attr, ver, ver_cap) != 0)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: attribute 'plugin_version' must be a STRING", label);
+    return PRT_OK;
+}
+
+/* Rule 2: the op table's entry `op`, once the model's opset allows it.
+ * *served is 0 when the entry's built-in is missing from this libplugrt:
+ * a registered plugin may still serve the op. */
+static prt_status choose_table(const onnx_import *imp, const onnx_op *op,
+                               const char *label, const char *op_type, onnx_choice *out,
+                               int *served)
+{
+    const prt_plugin_creator *c = NULL;
+    *served = 0;
+    if (imp->opset == 0)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: an op of the default ONNX domain, but the model "
+                          "imports no opset of that domain",
+                          label);
+    if (imp->opset < op->min_opset)
+        return onnx_error(PRT_ERR_VERSION,
+                          "%s: plugrt imports %s from opset %d; the model "
+                          "imports opset %lld",
+                          label, op_type, (int)op->min_opset, (long long)imp->opset);
+    if (!op->builtin) {
+        out->custom = op->custom;
+        *served = 1;
+        return PRT_OK;
+    }
+    if (builtin_find(op->builtin, &c) == PRT_OK) {
+        out->creator = c;
+        out->custom = op->custom;
+        shape_bits(op_type, &out->shape_inputs, &out->shape_data);
+        *served = 1;
+    }
+    return PRT_OK;
+}
+
+/* Rule 4: nothing serves the node. The error names the op, its domain, the
+ * nearest name that something serves, and (as the cause) why the registry
+ * had no plugin under the node's key ns::op_type@ver. `in_table`: the op
+ * has a table entry whose built-in this libplugrt lacks. */
+static prt_status unserved(const prt_registry *reg, const Onnx__NodeProto *node,
+                           const char *label, const char *op_type, const char *ns,
+                           const char *ver, int in_table)
+{
+    int dflt = is_default_domain(node->domain);
+    char hint[320];
+    if (!reg)
+        onnx_error(PRT_ERR_NOT_FOUND,
+                   "no plugin creator '%s%s%s' version '%s': no registry was given "
+                   "to the parser",
+                   ns, ns[0] ? "::" : "", op_type, ver);
+    near_miss(reg, op_type, hint, sizeof hint);
+    return onnx_error_wrap(
+        PRT_ERR_UNSUPPORTED, "%s: op '%s'%s%s has no importer%s and no plugin creator%s",
+        label, op_type, dflt ? "" : " of domain ", dflt ? "" : node->domain,
+        in_table ? " available in this libplugrt" : "", hint);
+}
+
 prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t index,
                        onnx_choice *out)
 {
     const prt_registry *reg = imp->parser->reg;
     const char *op_type = onnx_str(node->op_type);
     const onnx_mapping *map;
-    const Onnx__AttributeProto *ns_attr, *ver_attr;
     const prt_plugin_creator *c = NULL;
     const onnx_op *op = NULL;
     char label[512], ns[256], ver[64];
+    int has_ns, served;
     prt_status st;
 
     onnx_node_label(node, index, label, sizeof label);
@@ -1321,63 +1421,21 @@ prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t in
 
     /* 1. An explicit mapping beats everything. */
     map = mapping_find(imp->parser, op_type);
-    if (map) {
-        st = PRT_ERR_NOT_FOUND;
-        if (reg)
-            st = prt_registry_find_creator(reg, map->plugin_namespace, map->plugin_name,
-                                           map->plugin_version, &c);
-        if (st && strcmp(map->plugin_namespace, PRT_BUILTIN_NAMESPACE) == 0)
-            st = builtin_find(map->plugin_name, &c);
-        if (st) {
-            if (!reg)
-                onnx_error(st, "no registry was given to the parser");
-            return onnx_error_wrap(PRT_ERR_UNSUPPORTED,
-                                   "%s: op '%s' is mapped to plugin '%s%s%s' version "
-                                   "'%s', which was not found",
-                                   label, op_type, map->plugin_namespace,
-                                   map->plugin_namespace[0] ? "::" : "", map->plugin_name,
-                                   map->plugin_version);
-        }
-        out->creator = c;
-        return PRT_OK;
-    }
+    if (map)
+        return choose_mapped(reg, map, label, op_type, out);
 
-    ns_attr = onnx_node_attr(node, "plugin_namespace");
-    ver_attr = onnx_node_attr(node, "plugin_version");
-    strcpy(ns, "");
-    strcpy(ver, "1");
-    if (ns_attr && attr_string(ns_attr, ns, sizeof ns) != 0)
-        return onnx_error(PRT_ERR_MALFORMED,
-                          "%s: attribute 'plugin_namespace' must be a STRING", label);
-    if (ver_attr && attr_string(ver_attr, ver, sizeof ver) != 0)
-        return onnx_error(PRT_ERR_MALFORMED,
-                          "%s: attribute 'plugin_version' must be a STRING", label);
+    st = plugin_key(node, label, ns, sizeof ns, ver, sizeof ver, &has_ns);
+    if (st)
+        return st;
 
-    /* 2. The importer table. */
-    if (!ns_attr && is_default_domain(node->domain))
+    /* 2. The importer table, for the default domain's ops (a node that
+     * names a plugin_namespace asks for a plugin). */
+    if (!has_ns && is_default_domain(node->domain))
         op = op_find(op_type);
     if (op) {
-        if (imp->opset == 0)
-            return onnx_error(PRT_ERR_MALFORMED,
-                              "%s: an op of the default ONNX domain, but the model "
-                              "imports no opset of that domain",
-                              label);
-        if (imp->opset < op->min_opset)
-            return onnx_error(PRT_ERR_VERSION,
-                              "%s: plugrt imports %s from opset %d; the model "
-                              "imports opset %lld",
-                              label, op_type, (int)op->min_opset, (long long)imp->opset);
-        if (!op->builtin) {
-            out->custom = op->custom;
-            return PRT_OK;
-        }
-        if (builtin_find(op->builtin, &c) == PRT_OK) {
-            out->creator = c;
-            out->custom = op->custom;
-            shape_bits(op_type, &out->shape_inputs, &out->shape_data);
-            return PRT_OK;
-        }
-        /* Not in this libplugrt: a registered plugin may still serve it. */
+        st = choose_table(imp, op, label, op_type, out, &served);
+        if (st || served)
+            return st;
     }
 
     /* 3. A plugin by the node's own key. */
@@ -1387,21 +1445,7 @@ prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t in
     }
 
     /* 4. Nothing serves it. */
-    if (!reg)
-        onnx_error(PRT_ERR_NOT_FOUND,
-                   "no plugin creator '%s%s%s' version '%s': no registry was given "
-                   "to the parser",
-                   ns, ns[0] ? "::" : "", op_type, ver);
-    {
-        char hint[320];
-        near_miss(reg, op_type, hint, sizeof hint);
-        return onnx_error_wrap(
-            PRT_ERR_UNSUPPORTED,
-            "%s: op '%s'%s%s has no importer%s and no plugin creator%s", label, op_type,
-            is_default_domain(node->domain) ? "" : " of domain ",
-            is_default_domain(node->domain) ? "" : node->domain,
-            op ? " available in this libplugrt" : "", hint);
-    }
+    return unserved(reg, node, label, op_type, ns, ver, op != NULL);
 }
 
 prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node, int32_t index,
