@@ -1,7 +1,8 @@
-/* Node attributes -> plugin fields. The creator's field schema decides each
- * field's type, as TensorRT's ONNX parser does for plugin nodes: ONNX has
- * only int64, float32, strings and tensors, while a plugin may want int8 or
- * float16. */
+/* Node attributes: a node's attribute by name, a STRING attribute as a C
+ * string, and all of a node's attributes as plugin fields. The creator's
+ * field schema decides each field's type, as TensorRT's ONNX parser does
+ * for plugin nodes: ONNX has only int64, float32, strings and tensors, while
+ * a plugin may want int8 or float16. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,17 @@ const Onnx__AttributeProto *onnx_node_attr(const Onnx__NodeProto *node, const ch
     return NULL;
 }
 
+int onnx_attr_string(const Onnx__AttributeProto *a, char *buf, size_t cap)
+{
+    size_t n;
+    if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
+        return -1;
+    n = a->s.len < cap - 1 ? a->s.len : cap - 1;
+    if (n)
+        memcpy(buf, a->s.data, n);
+    buf[n] = '\0';
+    return memchr(buf, '\0', n) ? -1 : 0;
+}
 /* ---- field and attribute types --------------------------------------------- */
 
 static int is_int_field(int32_t t)

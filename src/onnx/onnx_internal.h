@@ -9,10 +9,12 @@
  *                  two names are
  *   onnx_tensor.c  TensorProto -> dtype, dims and data (typed fields, raw
  *                  data, external files); prt_onnx_read_tensor_file
- *   onnx_fields.c  node attributes -> plugin fields, typed by a schema
+ *   onnx_fields.c  node attributes: found by name, read as a string, and
+ *                  made plugin fields typed by a schema
  *   onnx_graph.c   topological order of the nodes, dangling inputs, cycles
- *   onnx_values.c  the values of one import by name, and the network
- *                  tensors that hold them
+ *   onnx_values.c  the values of one import by name, the network tensors
+ *                  that hold them, and the constants among them read at
+ *                  import
  *   onnx_ops.c     the importer table and the choice of a node's creator
  *   onnx_parser.c  the parser object and the model walk
  */
@@ -230,6 +232,21 @@ prt_status onnx_claim_name(onnx_import *imp, const char *name);
 prt_status onnx_add_constant(onnx_import *imp, const char *name, const onnx_tensor *t,
                              int32_t *out_tensor);
 
+/* The values of `name` when it is an ONNX constant (an initializer, or a
+ * Constant node's TENSOR) of an integer, bool or float type, as int64
+ * (floats truncated toward zero): *n is their count, or -1 when `name` is
+ * not such a constant (a Constant's value_ints is a network constant that
+ * only the builder reads). More than cap values is an error naming `what`;
+ * `label` names the node. */
+prt_status onnx_value_const_ints(onnx_import *imp, const char *name, const char *label,
+                                 const char *what, int64_t *v, int32_t cap, int32_t *n);
+/* The value of `name` when it is a constant: an initializer, or a Constant
+ * node's tensor or value_float(s)/value_int(s). *found is 0 when it is
+ * something else (a graph input, a node's output). `what` names it in
+ * errors. */
+prt_status onnx_value_const_tensor(onnx_import *imp, const char *name, const char *what,
+                                   onnx_tensor *out, int *found);
+
 /* ---- the choice and import of nodes (onnx_ops.c) -------------------------- */
 
 /* What will compute a node. */
@@ -262,11 +279,6 @@ prt_status onnx_import_fused(onnx_import *imp, const Onnx__NodeProto *node,
                              const char *label, const prt_plugin_creator *c,
                              const prt_field *extra, int32_t nb_extra, const char **ins,
                              size_t nb_ins, const char **outs, size_t nb_outs);
-/* Makes a graph output of constant tensor `src`, which the network cannot
- * mark: a built-in Identity copies it into a tensor named `name` (the
- * constant is renamed). */
-prt_status onnx_output_constant(onnx_import *imp, const char *name, int32_t src,
-                                int32_t *out_tensor);
 
 /* ---- fusions (onnx_fuse.c) ------------------------------------------------ */
 
@@ -319,6 +331,9 @@ void onnx_fields_free(onnx_fields *f);
 
 /* The node's attribute called `name`, or NULL. */
 const Onnx__AttributeProto *onnx_node_attr(const Onnx__NodeProto *node, const char *name);
+/* A STRING attribute's value as a C string in buf (cut to cap - 1 bytes);
+ * -1 if it is not a STRING or holds a NUL. */
+int onnx_attr_string(const Onnx__AttributeProto *a, char *buf, size_t cap);
 
 /* The C library's allocator is off limits here (see onnx_calloc): a call
  * to it is a compile error rather than an allocation the failure tests

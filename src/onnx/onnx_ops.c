@@ -328,20 +328,6 @@ static const onnx_mapping *mapping_find(const prt_onnx_parser *p, const char *op
     return NULL;
 }
 
-/* A STRING attribute's value as a C string in buf; -1 if it is not a
- * STRING. */
-static int attr_string(const Onnx__AttributeProto *a, char *buf, size_t cap)
-{
-    size_t n;
-    if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
-        return -1;
-    n = a->s.len < cap - 1 ? a->s.len : cap - 1;
-    if (n)
-        memcpy(buf, a->s.data, n);
-    buf[n] = '\0';
-    return memchr(buf, '\0', n) ? -1 : 0;
-}
-
 /* Names tensor `t` with an ONNX name. */
 static prt_status name_tensor(onnx_import *imp, int32_t t, const char *name,
                               const char *label)
@@ -594,54 +580,6 @@ static void shape_bits(const char *op_type, uint32_t *shape_inputs, uint32_t *sh
         }
 }
 
-/* The values of `name` when it is an ONNX constant (an initializer, or a
- * Constant node's TENSOR) of an integer, bool or float type, as int64
- * (floats truncated toward zero): *n is their count, or -1 when `name` is
- * not such a constant (a Constant's value_ints is a network constant that
- * only the builder reads). More than cap values is an error naming `what`. */
-static prt_status const_values(onnx_import *imp, const char *name, const char *label,
-                               const char *what, int64_t *v, int32_t cap, int32_t *n)
-{
-    const onnx_value *val;
-    onnx_tensor t;
-    char where[600];
-    size_t count;
-    prt_status st;
-    *n = -1;
-    if (!name[0] || (val = onnx_value_find(imp, name)) == NULL)
-        return PRT_OK;
-    if (val->kind != ONNX_VALUE_CONSTANT || !val->init)
-        return PRT_OK;
-    snprintf(where, sizeof where, "%s: input '%s' (%s)", label, name, what);
-    st = onnx_tensor_load(val->init, imp->base_dir, where, &t);
-    if (st)
-        return st;
-    count = t.bytes / prt_dtype_size(t.dtype);
-    if (count > (size_t)cap) {
-        onnx_tensor_free(&t);
-        return onnx_error(PRT_ERR_UNSUPPORTED,
-                          "%s holds %zu values; at most %d are allowed", where, count,
-                          (int)cap);
-    }
-    for (size_t i = 0; i < count; i++) {
-        double f;
-        if (!onnx_dtype_is_float(t.dtype)) {
-            v[i] = onnx_tensor_int(&t, i);
-            continue;
-        }
-        f = onnx_tensor_float(&t, i);
-        if (!(f > -9.2e18 && f < 9.2e18)) {
-            onnx_tensor_free(&t);
-            return onnx_error(PRT_ERR_INVALID_ARGUMENT,
-                              "%s: value %zu (%g) is not a usable integer", where, i, f);
-        }
-        v[i] = (int64_t)f;
-    }
-    onnx_tensor_free(&t);
-    *n = (int32_t)count;
-    return PRT_OK;
-}
-
 /* The node's attributes as fields (through c's schema) with `extra` added,
  * then the layer as import_with_inputs. With `replace` an extra field takes
  * the place of an attribute of its name; without, both are passed on. */
@@ -723,7 +661,8 @@ static prt_status import_split(onnx_import *imp, const Onnx__NodeProto *node,
     uint32_t si, sd;
     prt_status st = node_inputs(node, label, ins, 2, &nb_ins);
     if (!st)
-        st = const_values(imp, onnx_node_input(node, 1), label, "split", split, 64, &n);
+        st = onnx_value_const_ints(imp, onnx_node_input(node, 1), label, "split", split,
+                                   64, &n);
     if (st)
         return st;
     shape_bits("Split", &si, &sd);
@@ -750,9 +689,11 @@ static prt_status import_pad(onnx_import *imp, const Onnx__NodeProto *node,
     uint32_t si, sd;
     prt_status st = node_inputs(node, label, ins, 4, &nb_ins);
     if (!st)
-        st = const_values(imp, onnx_node_input(node, 1), label, "pads", pads, 16, &np);
+        st = onnx_value_const_ints(imp, onnx_node_input(node, 1), label, "pads", pads, 16,
+                                   &np);
     if (!st)
-        st = const_values(imp, onnx_node_input(node, 3), label, "axes", axes, 8, &na);
+        st = onnx_value_const_ints(imp, onnx_node_input(node, 3), label, "axes", axes, 8,
+                                   &na);
     if (st)
         return st;
     if (onnx_node_input(node, 3)[0] && na < 0)
@@ -788,7 +729,8 @@ static prt_status import_one_hot(onnx_import *imp, const Onnx__NodeProto *node,
     uint32_t si, sd;
     prt_status st = node_inputs(node, label, ins, 3, &nb_ins);
     if (!st)
-        st = const_values(imp, onnx_node_input(node, 1), label, "depth", &depth, 1, &n);
+        st = onnx_value_const_ints(imp, onnx_node_input(node, 1), label, "depth", &depth,
+                                   1, &n);
     if (st)
         return st;
     shape_bits("OneHot", &si, &sd);
@@ -1050,44 +992,6 @@ static prt_status import_softmax(onnx_import *imp, const Onnx__NodeProto *node,
                                onnx_node_attr(node, "axis") ? 1 : 2, 1, 0, 0, 0);
 }
 
-/* The value of ONNX value `name` when it is a constant: an initializer, or
- * a Constant node's tensor or value_float(s)/value_int(s). *found is 0 when
- * it is something else (a graph input, a node's output). */
-static prt_status import_const_value(onnx_import *imp, const char *name, const char *what,
-                                     onnx_tensor *out, int *found)
-{
-    const onnx_value *v = onnx_value_find(imp, name);
-    *found = 0;
-    memset(out, 0, sizeof *out);
-    if (!v)
-        return onnx_error(PRT_ERR_NOT_FOUND, "%s: nothing in the graph is named '%s'",
-                          what, name);
-    if (v->init) {
-        *found = 1;
-        return onnx_tensor_load(v->init, imp->base_dir, what, out);
-    }
-    if (v->kind != ONNX_VALUE_CONSTANT)
-        return PRT_OK;
-    for (size_t i = 0; i < imp->graph->n_node; i++) {
-        const Onnx__NodeProto *n = imp->graph->node[i];
-        const Onnx__AttributeProto *a;
-        prt_status st;
-        if (strcmp(onnx_str(n->op_type), "Constant") != 0 || n->n_output != 1 ||
-            strcmp(onnx_str(n->output[0]), name) != 0 || n->n_attribute != 1)
-            continue;
-        a = n->attribute[0];
-        if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT &&
-            a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS &&
-            a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT &&
-            a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
-            return PRT_OK;
-        st = onnx_tensor_from_attr(a, what, out);
-        *found = st == PRT_OK;
-        return st;
-    }
-    return PRT_OK;
-}
-
 #define RESIZE_MAX_VALUES (2 * PRT_MAX_DIMS) /* roi: begins and ends */
 
 /* Resize's (or Upsample's) float input k as values for a field: absent
@@ -1107,7 +1011,7 @@ static prt_status import_resize_floats(onnx_import *imp, const Onnx__NodeProto *
     if (!name[0])
         return PRT_OK;
     snprintf(where, sizeof where, "%s: %s input '%s'", label, what, name);
-    st = import_const_value(imp, name, where, &t, &found);
+    st = onnx_value_const_tensor(imp, name, where, &t, &found);
     if (st)
         return st;
     if (!found)
@@ -1157,11 +1061,11 @@ static prt_status import_resize(onnx_import *imp, const Onnx__NodeProto *node,
     const Onnx__AttributeProto *a;
     prt_status st;
     if ((a = onnx_node_attr(node, "mode")) != NULL)
-        attr_string(a, mode, sizeof mode);
+        onnx_attr_string(a, mode, sizeof mode);
     if ((a = onnx_node_attr(node, "coordinate_transformation_mode")) != NULL)
-        attr_string(a, ctm, sizeof ctm);
+        onnx_attr_string(a, ctm, sizeof ctm);
     if ((a = onnx_node_attr(node, "keep_aspect_ratio_policy")) != NULL)
-        attr_string(a, keep, sizeof keep);
+        onnx_attr_string(a, keep, sizeof keep);
     if (legacy) {
         int up = 0, down = 0;
         st = PRT_OK;
@@ -1336,10 +1240,10 @@ static prt_status plugin_key(const Onnx__NodeProto *node, const char *label, cha
     *has_ns = ns_attr != NULL;
     ns[0] = '\0';
     snprintf(ver, ver_cap, "1");
-    if (ns_attr && attr_string(ns_attr, ns, ns_cap) != 0)
+    if (ns_attr && onnx_attr_string(ns_attr, ns, ns_cap) != 0)
         return onnx_error(PRT_ERR_MALFORMED,
                           "%s: attribute 'plugin_namespace' must be a STRING", label);
-    if (ver_attr && attr_string(ver_attr, ver, ver_cap) != 0)
+    if (ver_attr && onnx_attr_string(ver_attr, ver, ver_cap) != 0)
         return onnx_error(PRT_ERR_MALFORMED,
                           "%s: attribute 'plugin_version' must be a STRING", label);
     return PRT_OK;
@@ -1468,46 +1372,4 @@ prt_status onnx_import_fused(onnx_import *imp, const Onnx__NodeProto *node,
     n2.output = (char **)outs;
     n2.n_output = nb_outs;
     return import_extra(imp, &n2, label, c, extra, nb_extra, ins, nb_ins, 0, 0);
-}
-
-prt_status onnx_output_constant(onnx_import *imp, const char *name, int32_t src,
-                                int32_t *out_tensor)
-{
-    const prt_plugin_creator *c = NULL;
-    prt_field_collection none = {0, NULL};
-    prt_plugin *plugin = NULL;
-    char alt[512];
-    int32_t layer, t;
-    prt_status st;
-    if (builtin_find("Identity", &c) != PRT_OK)
-        return onnx_error(PRT_ERR_UNSUPPORTED,
-                          "graph output '%s' is a constant, which needs the built-in "
-                          "Identity to be an output",
-                          name);
-    /* The output takes the name; the constant gets another one. */
-    for (int k = 0;; k++) {
-        snprintf(alt, sizeof alt, k ? "%s:constant.%d" : "%s:constant", name, k);
-        st = prt_network_set_tensor_name(imp->net, src, alt);
-        if (st != PRT_ERR_ALREADY_EXISTS || k > 1000)
-            break;
-    }
-    if (!st)
-        st = c->create(c, name, &none, PRT_PHASE_BUILD, &plugin);
-    if (!st && !plugin)
-        st = PRT_ERR_PLUGIN;
-    if (!st) {
-        st = prt_network_add_plugin(imp->net, &src, 1, NULL, 0, plugin, &layer);
-        if (st)
-            plugin->vt->runtime->destroy(plugin);
-    }
-    if (!st)
-        st = prt_network_get_layer_output(imp->net, layer, 0, &t);
-    if (!st)
-        st = onnx_claim_name(imp, name);
-    if (!st)
-        st = prt_network_set_tensor_name(imp->net, t, name);
-    if (st)
-        return onnx_error_wrap(st, "graph output '%s' (a constant)", name);
-    *out_tensor = t;
-    return PRT_OK;
 }

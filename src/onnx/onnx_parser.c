@@ -211,6 +211,51 @@ static prt_status choose_all(onnx_import *imp, const int32_t *order, onnx_choice
     return onnx_error(st, "%s", first);
 }
 
+/* Makes a graph output of constant tensor `src`, which the network cannot
+ * mark: a built-in Identity copies it into a tensor named `name` (the
+ * constant is renamed). */
+static prt_status output_constant(onnx_import *imp, const char *name, int32_t src,
+                                  int32_t *out_tensor)
+{
+    const prt_plugin_creator *c = NULL;
+    prt_field_collection none = {0, NULL};
+    prt_plugin *plugin = NULL;
+    char alt[512];
+    int32_t layer, t;
+    prt_status st;
+    if (prt_builtin_find_creator("Identity", "1", &c) != PRT_OK)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "graph output '%s' is a constant, which needs the built-in "
+                          "Identity to be an output",
+                          name);
+    /* The output takes the name; the constant gets another one. */
+    for (int k = 0;; k++) {
+        snprintf(alt, sizeof alt, k ? "%s:constant.%d" : "%s:constant", name, k);
+        st = prt_network_set_tensor_name(imp->net, src, alt);
+        if (st != PRT_ERR_ALREADY_EXISTS || k > 1000)
+            break;
+    }
+    if (!st)
+        st = c->create(c, name, &none, PRT_PHASE_BUILD, &plugin);
+    if (!st && !plugin)
+        st = PRT_ERR_PLUGIN;
+    if (!st) {
+        st = prt_network_add_plugin(imp->net, &src, 1, NULL, 0, plugin, &layer);
+        if (st)
+            plugin->vt->runtime->destroy(plugin);
+    }
+    if (!st)
+        st = prt_network_get_layer_output(imp->net, layer, 0, &t);
+    if (!st)
+        st = onnx_claim_name(imp, name);
+    if (!st)
+        st = prt_network_set_tensor_name(imp->net, t, name);
+    if (st)
+        return onnx_error_wrap(st, "graph output '%s' (a constant)", name);
+    *out_tensor = t;
+    return PRT_OK;
+}
+
 static prt_status import_graph(onnx_import *imp)
 {
     const Onnx__GraphProto *g = imp->graph;
@@ -283,7 +328,7 @@ static prt_status import_graph(onnx_import *imp)
         st = onnx_value_tensor(imp, name, &t);
         if (!st && v->kind == ONNX_VALUE_CONSTANT) {
             /* Once per name: a later mention finds the copy. */
-            st = onnx_output_constant(imp, name, t, &t);
+            st = output_constant(imp, name, t, &t);
             if (!st) {
                 v->kind = ONNX_VALUE_NODE;
                 v->tensor = t;

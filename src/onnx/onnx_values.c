@@ -1,8 +1,10 @@
 /* The values of one import, by ONNX name: what defines each name (a graph
  * input, an initializer or Constant, a node's output) and which network
- * tensor holds it. The parser fills it with the graph's inputs and
- * initializers, the op importers with the nodes' outputs, and both read it;
- * it sits below them so that neither calls back up into the other. */
+ * tensor holds it, and the values of the constants among them where an op
+ * importer needs them at import time. The parser fills the table with the
+ * graph's inputs and initializers, the op importers with the nodes'
+ * outputs, and both read it; it sits below them so that neither calls back
+ * up into the other. */
 #include <stdio.h>
 #include <string.h>
 
@@ -104,4 +106,84 @@ prt_status onnx_add_constant(onnx_import *imp, const char *name, const onnx_tens
                                           out_tensor);
     }
     return st;
+}
+
+/* ---- constants read at import --------------------------------------------- */
+
+prt_status onnx_value_const_ints(onnx_import *imp, const char *name, const char *label,
+                                 const char *what, int64_t *v, int32_t cap, int32_t *n)
+{
+    const onnx_value *val;
+    onnx_tensor t;
+    char where[600];
+    size_t count;
+    prt_status st;
+    *n = -1;
+    if (!name[0] || (val = onnx_value_find(imp, name)) == NULL)
+        return PRT_OK;
+    if (val->kind != ONNX_VALUE_CONSTANT || !val->init)
+        return PRT_OK;
+    snprintf(where, sizeof where, "%s: input '%s' (%s)", label, name, what);
+    st = onnx_tensor_load(val->init, imp->base_dir, where, &t);
+    if (st)
+        return st;
+    count = t.bytes / prt_dtype_size(t.dtype);
+    if (count > (size_t)cap) {
+        onnx_tensor_free(&t);
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s holds %zu values; at most %d are allowed", where, count,
+                          (int)cap);
+    }
+    for (size_t i = 0; i < count; i++) {
+        double f;
+        if (!onnx_dtype_is_float(t.dtype)) {
+            v[i] = onnx_tensor_int(&t, i);
+            continue;
+        }
+        f = onnx_tensor_float(&t, i);
+        if (!(f > -9.2e18 && f < 9.2e18)) {
+            onnx_tensor_free(&t);
+            return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                              "%s: value %zu (%g) is not a usable integer", where, i, f);
+        }
+        v[i] = (int64_t)f;
+    }
+    onnx_tensor_free(&t);
+    *n = (int32_t)count;
+    return PRT_OK;
+}
+
+prt_status onnx_value_const_tensor(onnx_import *imp, const char *name, const char *what,
+                                   onnx_tensor *out, int *found)
+{
+    const onnx_value *v = onnx_value_find(imp, name);
+    *found = 0;
+    memset(out, 0, sizeof *out);
+    if (!v)
+        return onnx_error(PRT_ERR_NOT_FOUND, "%s: nothing in the graph is named '%s'",
+                          what, name);
+    if (v->init) {
+        *found = 1;
+        return onnx_tensor_load(v->init, imp->base_dir, what, out);
+    }
+    if (v->kind != ONNX_VALUE_CONSTANT)
+        return PRT_OK;
+    for (size_t i = 0; i < imp->graph->n_node; i++) {
+        const Onnx__NodeProto *n = imp->graph->node[i];
+        const Onnx__AttributeProto *a;
+        prt_status st;
+        if (strcmp(onnx_str(n->op_type), "Constant") != 0 || n->n_output != 1 ||
+            strcmp(onnx_str(n->output[0]), name) != 0 || n->n_attribute != 1)
+            continue;
+        a = n->attribute[0];
+        if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT &&
+            a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS &&
+            a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT &&
+            a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
+            return PRT_OK;
+        st = onnx_tensor_from_attr(a, what, out);
+        *found = st == PRT_OK;
+        return st;
+    }
+    return PRT_OK;
 }
