@@ -15,6 +15,9 @@
  *   onnx_values.c  the values of one import by name, the network tensors
  *                  that hold them, and the constants among them read at
  *                  import
+ *   onnx_layer.c   a node as one plugin layer (fields, data and shape
+ *                  inputs, named outputs), which the op importers share
+ *                  through onnx_ops_shared.h
  *   onnx_ops.c     the importer table and the choice of a node's creator
  *   onnx_parser.c  the parser object and the model walk
  */
@@ -274,7 +277,7 @@ prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node, int32
 /* Imports `node`'s attributes (fields of creator c) plus `extra` as one
  * layer of c reading ins[0..nb_ins) and making outs[0..nb_outs) (names), in
  * place of the node's own inputs and outputs: a fused pattern
- * (onnx_fuse.c). */
+ * (onnx_fuse.c). In onnx_layer.c. */
 prt_status onnx_import_fused(onnx_import *imp, const Onnx__NodeProto *node,
                              const char *label, const prt_plugin_creator *c,
                              const prt_field *extra, int32_t nb_extra, const char **ins,

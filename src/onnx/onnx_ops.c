@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx_internal.h"
+#include "onnx_ops_shared.h"
 
 typedef prt_status (*onnx_custom_fn)(onnx_import *imp, const Onnx__NodeProto *node,
                                      const char *label,
@@ -35,24 +35,6 @@ typedef struct onnx_op {
     /* NULL: attributes -> fields through the schema, inputs by position. */
     onnx_custom_fn custom;
 } onnx_op;
-
-/* Built-ins with shape inputs (onnx_choice.shape_inputs, shape_data): bit
- * k for ONNX input k. Range's and Slice's are data inputs too (the run
- * reads them); the others' values matter only to the output dims (CumSum's
- * axis, TopK's K; the reductions' axes are import_reduce's). */
-typedef struct onnx_shape_op {
-    const char *op_type;
-    uint32_t shape_inputs;
-    uint32_t shape_data;
-} onnx_shape_op;
-
-static const onnx_shape_op shape_op_table[] = {
-    {"ConstantOfShape", 0x1, 0}, {"CumSum", 0x2, 0},    {"Expand", 0x2, 0},
-    {"OneHot", 0x2, 0},          {"Pad", 0x2, 0x2},     {"Range", 0x7, 0x7},
-    {"Reshape", 0x2, 0},         {"Slice", 0x1e, 0x1e}, {"Split", 0x2, 0x2},
-    {"Squeeze", 0x2, 0},         {"Tile", 0x2, 0},      {"TopK", 0x2, 0},
-    {"Unsqueeze", 0x2, 0},
-};
 
 static prt_status import_constant(onnx_import *imp, const Onnx__NodeProto *node,
                                   const char *label, const prt_plugin_creator *creator);
@@ -328,145 +310,6 @@ static const onnx_mapping *mapping_find(const prt_onnx_parser *p, const char *op
     return NULL;
 }
 
-/* Names tensor `t` with an ONNX name. */
-static prt_status name_tensor(onnx_import *imp, int32_t t, const char *name,
-                              const char *label)
-{
-    prt_status st = prt_network_set_tensor_name(imp->net, t, name);
-    if (st == PRT_ERR_ALREADY_EXISTS) {
-        st = onnx_claim_name(imp, name);
-        if (!st)
-            st = prt_network_set_tensor_name(imp->net, t, name);
-    }
-    if (st)
-        return onnx_error_wrap(st, "%s: cannot name output '%s'", label, name);
-    return PRT_OK;
-}
-
-/* ---- the generic path ------------------------------------------------------- */
-
-/* Makes the plugin from `fc` and adds its layer. ONNX input k is a data
- * input unless bit k of shape_inputs is set without bit k of shape_data,
- * and a shape input when bit k of shape_inputs is set; with bit k of `skip`
- * it is neither (its value went into the fields), and it may be omitted. */
-static prt_status import_with_inputs(onnx_import *imp, const Onnx__NodeProto *node,
-                                     const char *label, const prt_plugin_creator *c,
-                                     const prt_field_collection *fc,
-                                     uint32_t shape_inputs, uint32_t shape_data,
-                                     uint32_t skip)
-{
-    prt_plugin *plugin = NULL;
-    int32_t *inputs = NULL, *shapes;
-    int32_t nb_in = (int32_t)node->n_input, nb_data = 0, nb_shape = 0, layer, nb_out;
-    const char *layer_name =
-        node->name && node->name[0] ? node->name : onnx_str(node->op_type);
-    prt_status st;
-
-    if (!c->create)
-        return onnx_error(PRT_ERR_PLUGIN, "%s: creator '%s' has no create function",
-                          label, onnx_str(c->name));
-    /* Omitted optional inputs are empty names; trailing ones are dropped.
-     * A plugin takes inputs by position, so a gap cannot be expressed. */
-    while (nb_in > 0 && (!onnx_str(node->input[nb_in - 1])[0] ||
-                         (nb_in <= 32 && (skip >> (nb_in - 1)) & 1u)))
-        nb_in--;
-    inputs = prt_malloc(sizeof *inputs * (size_t)(2 * nb_in + 1));
-    if (!inputs)
-        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
-    shapes = inputs + nb_in;
-    for (int32_t k = 0; k < nb_in; k++) {
-        const char *name = onnx_str(node->input[k]);
-        uint32_t bit = k < 32 ? 1u << k : 0;
-        int32_t t;
-        if (skip & bit)
-            continue;
-        if (!name[0]) {
-            prt_free(inputs);
-            return onnx_error(PRT_ERR_UNSUPPORTED,
-                              "%s: optional input %d is omitted but a later input "
-                              "is given; plugin layers take inputs by position",
-                              label, (int)k);
-        }
-        st = onnx_value_tensor(imp, name, &t);
-        if (st) {
-            prt_free(inputs);
-            return onnx_error_wrap(st, "%s: input %d '%s'", label, (int)k, name);
-        }
-        if (!(shape_inputs & bit) || (shape_data & bit))
-            inputs[nb_data++] = t;
-        if (shape_inputs & bit)
-            shapes[nb_shape++] = t;
-    }
-
-    st = c->create(c, layer_name, fc, PRT_PHASE_BUILD, &plugin);
-    if (st || !plugin) {
-        prt_free(inputs);
-        return onnx_error_wrap(st ? st : PRT_ERR_PLUGIN,
-                               "%s: plugin '%s%s%s' version '%s' refused the node's "
-                               "fields",
-                               label, c->plugin_namespace,
-                               c->plugin_namespace[0] ? "::" : "", c->name, c->version);
-    }
-    st = prt_network_add_plugin(imp->net, inputs, nb_data, shapes, nb_shape, plugin,
-                                &layer);
-    prt_free(inputs);
-    if (st) {
-        if (plugin->vt && plugin->vt->runtime && plugin->vt->runtime->destroy)
-            plugin->vt->runtime->destroy(plugin);
-        return onnx_error_wrap(st, "%s", label);
-    }
-    if (node->name && node->name[0]) {
-        st = prt_network_set_layer_name(imp->net, layer, node->name);
-        if (st)
-            return onnx_error_wrap(st, "%s", label);
-    }
-    nb_out = prt_network_layer_output_count(imp->net, layer);
-    if ((int32_t)node->n_output > nb_out)
-        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
-                          "%s: the node has %zu outputs; plugin '%s' makes %d", label,
-                          node->n_output, c->name, (int)nb_out);
-    for (int32_t k = 0; k < (int32_t)node->n_output; k++) {
-        const char *name = onnx_str(node->output[k]);
-        int32_t t;
-        if (!name[0])
-            continue;
-        st = prt_network_get_layer_output(imp->net, layer, k, &t);
-        if (!st)
-            st = name_tensor(imp, t, name, label);
-        if (!st)
-            st = onnx_value_add(imp, name, ONNX_VALUE_NODE, t, NULL, label);
-        if (st)
-            return st;
-    }
-    return PRT_OK;
-}
-
-/* import_with_inputs with every ONNX input taken. */
-static prt_status import_with_fields(onnx_import *imp, const Onnx__NodeProto *node,
-                                     const char *label, const prt_plugin_creator *c,
-                                     const prt_field_collection *fc,
-                                     uint32_t shape_inputs, uint32_t shape_data)
-{
-    return import_with_inputs(imp, node, label, c, fc, shape_inputs, shape_data, 0);
-}
-
-/* The generic path: attributes -> fields through the creator's schema. */
-static prt_status import_plugin(onnx_import *imp, const Onnx__NodeProto *node,
-                                const char *label, const prt_plugin_creator *c,
-                                uint32_t shape_inputs, uint32_t shape_data)
-{
-    onnx_fields fields;
-    prt_field_collection fc;
-    prt_status st = onnx_fields_from_node(node, label, c, imp->base_dir, &fields);
-    if (st)
-        return st;
-    fc.nb_fields = fields.nb_fields;
-    fc.fields = fields.fields;
-    st = import_with_fields(imp, node, label, c, &fc, shape_inputs, shape_data);
-    onnx_fields_free(&fields);
-    return st;
-}
-
 /* ---- Cast, ConstantOfShape: ONNX element types -> prt_dtype --------------------- */
 
 /* Cast's `to` is an ONNX TensorProto.DataType; the built-in takes a
@@ -507,7 +350,7 @@ static prt_status import_cast(onnx_import *imp, const Onnx__NodeProto *node,
         f[1].length = 1;
         fc.nb_fields = 2;
     }
-    return import_with_fields(imp, node, label, creator, &fc, 0, 0);
+    return onnx_import_with_fields(imp, node, label, creator, &fc, 0, 0);
 }
 
 /* ConstantOfShape's `value` is a one-element TENSOR: its dtype becomes the
@@ -564,88 +407,10 @@ static prt_status import_constant_of_shape(onnx_import *imp, const Onnx__NodePro
         f[1].data = &iv;
         f[1].type = PRT_FIELD_INT64;
     }
-    return import_with_fields(imp, node, label, creator, &fc, 0x1, 0);
+    return onnx_import_with_fields(imp, node, label, creator, &fc, 0x1, 0);
 }
 
 /* ---- data movement: attributes and constant inputs made fields -------------- */
-
-/* The shape-input bits of shape_op_table for op_type (0 if it has none). */
-static void shape_bits(const char *op_type, uint32_t *shape_inputs, uint32_t *shape_data)
-{
-    *shape_inputs = *shape_data = 0;
-    for (size_t k = 0; k < sizeof shape_op_table / sizeof shape_op_table[0]; k++)
-        if (strcmp(shape_op_table[k].op_type, op_type) == 0) {
-            *shape_inputs = shape_op_table[k].shape_inputs;
-            *shape_data = shape_op_table[k].shape_data;
-        }
-}
-
-/* The node's attributes as fields (through c's schema) with `extra` added,
- * then the layer as import_with_inputs. With `replace` an extra field takes
- * the place of an attribute of its name; without, both are passed on. */
-static prt_status import_fields_extra(onnx_import *imp, const Onnx__NodeProto *node,
-                                      const char *label, const prt_plugin_creator *c,
-                                      const prt_field *extra, int32_t nb_extra,
-                                      int replace, uint32_t shape_inputs,
-                                      uint32_t shape_data, uint32_t skip)
-{
-    onnx_fields fields;
-    prt_field_collection fc;
-    prt_field *all;
-    int32_t n = 0;
-    prt_status st = onnx_fields_from_node(node, label, c, imp->base_dir, &fields);
-    if (st)
-        return st;
-    all = onnx_calloc((size_t)(fields.nb_fields + nb_extra) + 1, sizeof *all);
-    if (!all) {
-        onnx_fields_free(&fields);
-        return onnx_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
-    }
-    for (int32_t i = 0; i < fields.nb_fields; i++) {
-        int replaced = 0;
-        for (int32_t k = 0; replace && k < nb_extra; k++)
-            replaced |= strcmp(fields.fields[i].name, extra[k].name) == 0;
-        if (!replaced)
-            all[n++] = fields.fields[i];
-    }
-    for (int32_t k = 0; k < nb_extra; k++)
-        all[n++] = extra[k];
-    fc.nb_fields = n;
-    fc.fields = all;
-    st = import_with_inputs(imp, node, label, c, &fc, shape_inputs, shape_data, skip);
-    prt_free(all);
-    onnx_fields_free(&fields);
-    return st;
-}
-
-/* import_fields_extra with the node's inputs replaced by ins[0..nb_ins)
- * (names; "" for an omitted one). */
-static prt_status import_extra(onnx_import *imp, const Onnx__NodeProto *node,
-                               const char *label, const prt_plugin_creator *c,
-                               const prt_field *extra, int32_t nb_extra, const char **ins,
-                               size_t nb_ins, uint32_t shape_inputs, uint32_t shape_data)
-{
-    Onnx__NodeProto n2 = *node;
-    n2.input = (char **)ins;
-    n2.n_input = nb_ins;
-    return import_fields_extra(imp, &n2, label, c, extra, nb_extra, 0, shape_inputs,
-                               shape_data, 0);
-}
-
-/* The node's inputs, names borrowed, into ins (at most cap) and their
- * count into *n; more is an error. */
-static prt_status node_inputs(const Onnx__NodeProto *node, const char *label,
-                              const char **ins, size_t cap, size_t *n)
-{
-    if (node->n_input > cap)
-        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
-                          "%s: %s takes at most %zu inputs, not %zu", label,
-                          onnx_str(node->op_type), cap, node->n_input);
-    for (size_t k = 0; k < node->n_input; k++)
-        ins[k] = onnx_str(node->input[k]);
-    *n = node->n_input;
-    return PRT_OK;
-}
 
 /* Split: the number of outputs is the node's (field outputs), and a
  * constant `split` input (opset 13 on) becomes field split, so that more
@@ -659,19 +424,19 @@ static prt_status import_split(onnx_import *imp, const Onnx__NodeProto *node,
     const char *ins[2];
     size_t nb_ins = 0;
     uint32_t si, sd;
-    prt_status st = node_inputs(node, label, ins, 2, &nb_ins);
+    prt_status st = onnx_node_inputs(node, label, ins, 2, &nb_ins);
     if (!st)
         st = onnx_value_const_ints(imp, onnx_node_input(node, 1), label, "split", split,
                                    64, &n);
     if (st)
         return st;
-    shape_bits("Split", &si, &sd);
+    onnx_shape_bits("Split", &si, &sd);
     extra[0] = (prt_field){"outputs", &outputs, PRT_FIELD_INT32, 1};
     extra[1] = (prt_field){"split", split, PRT_FIELD_INT64, n};
     if (n >= 0)
         nb_ins = 1;
-    return import_extra(imp, node, label, creator, extra, n >= 0 ? 2 : 1, ins, nb_ins, si,
-                        sd);
+    return onnx_import_extra(imp, node, label, creator, extra, n >= 0 ? 2 : 1, ins,
+                             nb_ins, si, sd);
 }
 
 /* Pad: from opset 11 a constant `pads` input becomes field pads (so rank 5
@@ -687,7 +452,7 @@ static prt_status import_pad(onnx_import *imp, const Onnx__NodeProto *node,
     const char *ins[4];
     size_t nb_ins = 0;
     uint32_t si, sd;
-    prt_status st = node_inputs(node, label, ins, 4, &nb_ins);
+    prt_status st = onnx_node_inputs(node, label, ins, 4, &nb_ins);
     if (!st)
         st = onnx_value_const_ints(imp, onnx_node_input(node, 1), label, "pads", pads, 16,
                                    &np);
@@ -700,7 +465,7 @@ static prt_status import_pad(onnx_import *imp, const Onnx__NodeProto *node,
         return onnx_error(PRT_ERR_UNSUPPORTED,
                           "%s: Pad's axes input '%s' must be a constant (an initializer)",
                           label, onnx_node_input(node, 3));
-    shape_bits("Pad", &si, &sd);
+    onnx_shape_bits("Pad", &si, &sd);
     nb_ins = 0;
     if (np >= 0) {
         extra[nb_extra++] = (prt_field){"pads", pads, PRT_FIELD_INT64, np};
@@ -713,7 +478,8 @@ static prt_status import_pad(onnx_import *imp, const Onnx__NodeProto *node,
         ins[nb_ins++] = onnx_node_input(node, 1);
     if (onnx_node_input(node, 2)[0])
         ins[nb_ins++] = onnx_node_input(node, 2);
-    return import_extra(imp, node, label, creator, extra, nb_extra, ins, nb_ins, si, sd);
+    return onnx_import_extra(imp, node, label, creator, extra, nb_extra, ins, nb_ins, si,
+                             sd);
 }
 
 /* OneHot: a constant `depth` (of any numeric type) becomes field depth;
@@ -727,17 +493,17 @@ static prt_status import_one_hot(onnx_import *imp, const Onnx__NodeProto *node,
     const char *ins[3];
     size_t nb_ins = 0;
     uint32_t si, sd;
-    prt_status st = node_inputs(node, label, ins, 3, &nb_ins);
+    prt_status st = onnx_node_inputs(node, label, ins, 3, &nb_ins);
     if (!st)
         st = onnx_value_const_ints(imp, onnx_node_input(node, 1), label, "depth", &depth,
                                    1, &n);
     if (st)
         return st;
-    shape_bits("OneHot", &si, &sd);
+    onnx_shape_bits("OneHot", &si, &sd);
     if (n < 0 || nb_ins < 3)
-        return import_extra(imp, node, label, creator, NULL, 0, ins, nb_ins, si, sd);
+        return onnx_import_extra(imp, node, label, creator, NULL, 0, ins, nb_ins, si, sd);
     ins[1] = ins[2];
-    return import_extra(imp, node, label, creator, &extra, 1, ins, 2, 0, 0);
+    return onnx_import_extra(imp, node, label, creator, &extra, 1, ins, 2, 0, 0);
 }
 
 /* EyeLike's dtype is an ONNX element type; the built-in takes a prt_dtype. */
@@ -751,7 +517,7 @@ static prt_status import_eye_like(onnx_import *imp, const Onnx__NodeProto *node,
     prt_field extra = {"dtype", &dtype, PRT_FIELD_INT32, 1};
     const char *ins[1];
     size_t nb_ins = 0, k = 0;
-    if (node_inputs(node, label, ins, 1, &nb_ins))
+    if (onnx_node_inputs(node, label, ins, 1, &nb_ins))
         return PRT_ERR_INVALID_ARGUMENT;
     if (node->n_attribute > 8)
         return onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: EyeLike has %zu attributes",
@@ -771,7 +537,8 @@ static prt_status import_eye_like(onnx_import *imp, const Onnx__NodeProto *node,
         n2.attribute = attrs;
         n2.n_attribute = k;
     }
-    return import_extra(imp, &n2, label, creator, &extra, a ? 1 : 0, ins, nb_ins, 0, 0);
+    return onnx_import_extra(imp, &n2, label, creator, &extra, a ? 1 : 0, ins, nb_ins, 0,
+                             0);
 }
 
 /* Range over floats: its length is no expression of integer values, so
@@ -826,8 +593,8 @@ static prt_status import_range(onnx_import *imp, const Onnx__NodeProto *node,
     if (st)
         return st;
     if (dtype < 0) {
-        shape_bits("Range", &si, &sd);
-        return import_with_fields(imp, node, label, creator, NULL, si, sd);
+        onnx_shape_bits("Range", &si, &sd);
+        return onnx_import_with_fields(imp, node, label, creator, NULL, si, sd);
     }
     {
         /* The difference in float, then a double quotient: ONNX Runtime's
@@ -881,12 +648,12 @@ static prt_status import_hardmax(onnx_import *imp, const Onnx__NodeProto *node,
     prt_field extra = {"coerce_2d", &coerce, PRT_FIELD_INT32, 1};
     const char *ins[1];
     size_t nb_ins = 0;
-    if (node_inputs(node, label, ins, 1, &nb_ins))
+    if (onnx_node_inputs(node, label, ins, 1, &nb_ins))
         return PRT_ERR_INVALID_ARGUMENT;
-    return import_extra(imp, node, label, creator, &extra, 1, ins, nb_ins, 0, 0);
+    return onnx_import_extra(imp, node, label, creator, &extra, 1, ins, nb_ins, 0, 0);
 }
 
-/* ---- Clip, Dropout, the reductions: inputs rearranged (import_extra) ---------- */
+/* ---- Clip, Dropout, the reductions: inputs rearranged (onnx_import_extra) ---------- */
 
 /* Clip(X, "", max): the built-in takes max second, with field max_only. */
 static prt_status import_clip(onnx_import *imp, const Onnx__NodeProto *node,
@@ -896,10 +663,11 @@ static prt_status import_clip(onnx_import *imp, const Onnx__NodeProto *node,
     prt_field f = {"max_only", &one, PRT_FIELD_INT32, 1};
     char *inputs[2];
     if (onnx_node_input(node, 1)[0] || !onnx_node_input(node, 2)[0])
-        return import_plugin(imp, node, label, creator, 0, 0);
+        return onnx_import_plugin(imp, node, label, creator, 0, 0);
     inputs[0] = node->input[0];
     inputs[1] = node->input[2];
-    return import_extra(imp, node, label, creator, &f, 1, (const char **)inputs, 2, 0, 0);
+    return onnx_import_extra(imp, node, label, creator, &f, 1, (const char **)inputs, 2,
+                             0, 0);
 }
 
 /* Dropout: data, the ratio if given (a data input, not read), then
@@ -932,8 +700,8 @@ static prt_status import_dropout(onnx_import *imp, const Onnx__NodeProto *node,
         shape = 1u << n;
         inputs[n++] = node->input[2];
     }
-    return import_extra(imp, node, label, creator, &f, 1, (const char **)inputs, n, shape,
-                        0);
+    return onnx_import_extra(imp, node, label, creator, &f, 1, (const char **)inputs, n,
+                             shape, 0);
 }
 
 /* Whether the value `name` is a graph input or a constant of dims [0]. */
@@ -958,9 +726,9 @@ static prt_status import_reduce(onnx_import *imp, const Onnx__NodeProto *node,
 {
     if (onnx_node_input(node, 1)[0] && node->n_input == 2 &&
         value_is_empty_1d(imp, node->input[1]))
-        return import_extra(imp, node, label, creator, NULL, 0,
-                            (const char **)node->input, 1, 0, 0);
-    return import_plugin(imp, node, label, creator, 0x2, 0);
+        return onnx_import_extra(imp, node, label, creator, NULL, 0,
+                                 (const char **)node->input, 1, 0, 0);
+    return onnx_import_plugin(imp, node, label, creator, 0x2, 0);
 }
 
 /* ---- normalization, linear and spatial ops ---------------------------------------- */
@@ -975,7 +743,8 @@ static prt_status import_nb_outputs(onnx_import *imp, const Onnx__NodeProto *nod
     prt_field f = {"nb_outputs", &nb, PRT_FIELD_INT32, 1};
     while (nb > 1 && !onnx_str(node->output[nb - 1])[0])
         nb--;
-    return import_fields_extra(imp, node, label, creator, &f, nb > 1 ? 1 : 0, 1, 0, 0, 0);
+    return onnx_import_fields_extra(imp, node, label, creator, &f, nb > 1 ? 1 : 0, 1, 0,
+                                    0, 0);
 }
 
 /* Softmax and LogSoftmax before opset 13 work on X coerced to 2-D at
@@ -987,9 +756,9 @@ static prt_status import_softmax(onnx_import *imp, const Onnx__NodeProto *node,
     prt_field f[2] = {{"coerce_2d", &one, PRT_FIELD_INT32, 1},
                       {"axis", &one, PRT_FIELD_INT32, 1}};
     if (imp->opset >= 13)
-        return import_fields_extra(imp, node, label, creator, NULL, 0, 1, 0, 0, 0);
-    return import_fields_extra(imp, node, label, creator, f,
-                               onnx_node_attr(node, "axis") ? 1 : 2, 1, 0, 0, 0);
+        return onnx_import_fields_extra(imp, node, label, creator, NULL, 0, 1, 0, 0, 0);
+    return onnx_import_fields_extra(imp, node, label, creator, f,
+                                    onnx_node_attr(node, "axis") ? 1 : 2, 1, 0, 0, 0);
 }
 
 #define RESIZE_MAX_VALUES (2 * PRT_MAX_DIMS) /* roi: begins and ends */
@@ -1101,7 +870,7 @@ static prt_status import_resize(onnx_import *imp, const Onnx__NodeProto *node,
                               down ? 5 : 6};
         if (nb_scales >= 0)
             f[nb++] = (prt_field){"scales", scales, PRT_FIELD_FLOAT32, nb_scales};
-        return import_fields_extra(imp, node, label, creator, f, nb, 1, 0, 0, 0x2);
+        return onnx_import_fields_extra(imp, node, label, creator, f, nb, 1, 0, 0, 0x2);
     }
     st = import_resize_floats(imp, node, label, 2, "scales", scales, &nb_scales);
     /* roi matters only to tf_crop_and_resize. */
@@ -1116,8 +885,8 @@ static prt_status import_resize(onnx_import *imp, const Onnx__NodeProto *node,
     {
         int has_sizes = onnx_node_input(node, 3)[0] != '\0';
         int keep_data = has_sizes && keep[0] && strcmp(keep, "stretch") != 0;
-        return import_fields_extra(imp, node, label, creator, f, nb, 1,
-                                   has_sizes ? 0x8 : 0, keep_data ? 0x8 : 0, 0x6);
+        return onnx_import_fields_extra(imp, node, label, creator, f, nb, 1,
+                                        has_sizes ? 0x8 : 0, keep_data ? 0x8 : 0, 0x6);
     }
 }
 
@@ -1189,7 +958,7 @@ static prt_status import_identity(onnx_import *imp, const Onnx__NodeProto *node,
     prt_status st;
     if (imp->parser->no_fuse || node->n_input != 1 || node->n_output != 1 ||
         !onnx_str(node->output[0])[0] || !v || v->kind != ONNX_VALUE_CONSTANT)
-        return import_plugin(imp, node, label, creator, 0, 0);
+        return onnx_import_plugin(imp, node, label, creator, 0, 0);
     st = onnx_value_tensor(imp, in, &tensor);
     if (st)
         return onnx_error_wrap(st, "%s", label);
@@ -1276,7 +1045,7 @@ static prt_status choose_table(const onnx_import *imp, const onnx_op *op,
     if (builtin_find(op->builtin, &c) == PRT_OK) {
         out->creator = c;
         out->custom = op->custom;
-        shape_bits(op_type, &out->shape_inputs, &out->shape_data);
+        onnx_shape_bits(op_type, &out->shape_inputs, &out->shape_data);
         *served = 1;
     }
     return PRT_OK;
@@ -1359,17 +1128,6 @@ prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node, int32
     onnx_node_label(node, index, label, sizeof label);
     if (choice->custom)
         return choice->custom(imp, node, label, choice->creator);
-    return import_plugin(imp, node, label, choice->creator, choice->shape_inputs,
-                         choice->shape_data);
-}
-
-prt_status onnx_import_fused(onnx_import *imp, const Onnx__NodeProto *node,
-                             const char *label, const prt_plugin_creator *c,
-                             const prt_field *extra, int32_t nb_extra, const char **ins,
-                             size_t nb_ins, const char **outs, size_t nb_outs)
-{
-    Onnx__NodeProto n2 = *node;
-    n2.output = (char **)outs;
-    n2.n_output = nb_outs;
-    return import_extra(imp, &n2, label, c, extra, nb_extra, ins, nb_ins, 0, 0);
+    return onnx_import_plugin(imp, node, label, choice->creator, choice->shape_inputs,
+                              choice->shape_data);
 }
