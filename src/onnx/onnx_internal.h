@@ -18,6 +18,8 @@
  *   onnx_layer.c   a node as one plugin layer (fields, data and shape
  *                  inputs, named outputs), which the op importers share
  *                  through onnx_ops_shared.h
+ *   onnx_ops_*.c   the custom imports of the op families: const, data,
+ *                  math, nn
  *   onnx_ops.c     the importer table and the choice of a node's creator
  *   onnx_parser.c  the parser object and the model walk
  */
@@ -252,13 +254,18 @@ prt_status onnx_value_const_tensor(onnx_import *imp, const char *name, const cha
 
 /* ---- the choice and import of nodes (onnx_ops.c) -------------------------- */
 
+/* A custom import function of the op table (onnx_ops_shared.h lists them):
+ * imports `node` as one layer of `creator`; `label` names the node. */
+typedef prt_status (*onnx_custom_fn)(onnx_import *imp, const Onnx__NodeProto *node,
+                                     const char *label,
+                                     const prt_plugin_creator *creator);
+
 /* What will compute a node. */
 typedef struct onnx_choice {
     /* The plugin's creator; NULL when `custom` needs none (Constant). */
     const prt_plugin_creator *creator;
     /* An importer function of the table; NULL for the generic path. */
-    prt_status (*custom)(onnx_import *imp, const Onnx__NodeProto *node, const char *label,
-                         const prt_plugin_creator *creator);
+    onnx_custom_fn custom;
     /* Bit k: ONNX input k is a shape input of the layer (its values feed
      * get_output_shapes); if also set in shape_data it stays a data input
      * too, otherwise it is left out of the data inputs. 0 for plugins. */

@@ -12,7 +12,7 @@
 /* Built-ins with shape inputs (onnx_choice.shape_inputs, shape_data): bit
  * k for ONNX input k. Range's and Slice's are data inputs too (the run
  * reads them); the others' values matter only to the output dims (CumSum's
- * axis, TopK's K; the reductions' axes are import_reduce's). */
+ * axis, TopK's K; the reductions' axes are onnx_import_reduce's). */
 typedef struct onnx_shape_op {
     const char *op_type;
     uint32_t shape_inputs;

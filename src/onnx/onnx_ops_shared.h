@@ -1,12 +1,17 @@
 /*
  * What the op importers share: onnx_ops.c, whose op table names the custom
- * import functions of each op family, and the files that hold them, which
- * all end in one layer made by onnx_layer.c. The rest of the importer needs
- * none of it (onnx_internal.h is what all of it shares).
+ * import functions of each op family, the files of those families, and the
+ * one layer in which they all end (onnx_layer.c). The rest of the importer
+ * needs none of it (onnx_internal.h is what all of it shares).
  *
- *   onnx_layer.c  a node as one plugin layer: attributes -> fields, data
- *                 and shape inputs, named outputs; which built-ins take
- *                 shape inputs
+ *   onnx_layer.c      a node as one plugin layer: attributes -> fields, data
+ *                     and shape inputs, named outputs; which built-ins take
+ *                     shape inputs
+ *   onnx_ops_const.c  Constant, Identity of a constant, ConstantOfShape
+ *   onnx_ops_data.c   Split, Pad, OneHot, EyeLike, Range, Hardmax
+ *   onnx_ops_math.c   Cast, Clip, Dropout, the reductions
+ *   onnx_ops_nn.c     LayerNormalization and MaxPool (their optional
+ *                     outputs), Softmax and LogSoftmax, Resize and Upsample
  */
 #ifndef PLUGRT_ONNX_OPS_SHARED_H
 #define PLUGRT_ONNX_OPS_SHARED_H
@@ -55,5 +60,54 @@ prt_status onnx_import_extra(onnx_import *imp, const Onnx__NodeProto *node,
                              const char *label, const prt_plugin_creator *c,
                              const prt_field *extra, int32_t nb_extra, const char **ins,
                              size_t nb_ins, uint32_t shape_inputs, uint32_t shape_data);
+
+/* ---- the op families' import functions (onnx_ops_*.c) --------------------- */
+
+/* The custom functions of the op table (onnx_choice.custom): each imports
+ * one node of its ops, which the generic path cannot (an attribute or input
+ * to rearrange, a constant to fold, a rule of an older opset), and says why
+ * beside its code. `creator` is the table entry's built-in (NULL for
+ * Constant, which needs none); `label` names the node in errors. */
+
+/* onnx_ops_const.c */
+prt_status onnx_import_constant(onnx_import *imp, const Onnx__NodeProto *node,
+                                const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_identity(onnx_import *imp, const Onnx__NodeProto *node,
+                                const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_constant_of_shape(onnx_import *imp, const Onnx__NodeProto *node,
+                                         const char *label,
+                                         const prt_plugin_creator *creator);
+
+/* onnx_ops_data.c */
+prt_status onnx_import_split(onnx_import *imp, const Onnx__NodeProto *node,
+                             const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_pad(onnx_import *imp, const Onnx__NodeProto *node,
+                           const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_one_hot(onnx_import *imp, const Onnx__NodeProto *node,
+                               const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_eye_like(onnx_import *imp, const Onnx__NodeProto *node,
+                                const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_range(onnx_import *imp, const Onnx__NodeProto *node,
+                             const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_hardmax(onnx_import *imp, const Onnx__NodeProto *node,
+                               const char *label, const prt_plugin_creator *creator);
+
+/* onnx_ops_math.c */
+prt_status onnx_import_cast(onnx_import *imp, const Onnx__NodeProto *node,
+                            const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_clip(onnx_import *imp, const Onnx__NodeProto *node,
+                            const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_dropout(onnx_import *imp, const Onnx__NodeProto *node,
+                               const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_reduce(onnx_import *imp, const Onnx__NodeProto *node,
+                              const char *label, const prt_plugin_creator *creator);
+
+/* onnx_ops_nn.c (onnx_import_nb_outputs: LayerNormalization, MaxPool) */
+prt_status onnx_import_nb_outputs(onnx_import *imp, const Onnx__NodeProto *node,
+                                  const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_softmax(onnx_import *imp, const Onnx__NodeProto *node,
+                               const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_resize(onnx_import *imp, const Onnx__NodeProto *node,
+                              const char *label, const prt_plugin_creator *creator);
 
 #endif /* PLUGRT_ONNX_OPS_SHARED_H */

@@ -1,0 +1,165 @@
+/* The normalization and spatial ops whose import rearranges the node:
+ * LayerNormalization's and MaxPool's optional outputs, Softmax and
+ * LogSoftmax before opset 13, and Resize and Upsample (constant roi and
+ * scales made fields, each opset's coordinate rules). */
+#include <stdio.h>
+#include <string.h>
+
+#include "onnx_ops_shared.h"
+
+/* LayerNormalization's Mean and InvStdDev, MaxPool's Indices: the plugin
+ * makes as many outputs as the node names (up to the last named one), so
+ * that outputs nobody asked for are not computed. */
+prt_status onnx_import_nb_outputs(onnx_import *imp, const Onnx__NodeProto *node,
+                                  const char *label, const prt_plugin_creator *creator)
+{
+    int32_t nb = (int32_t)node->n_output;
+    prt_field f = {"nb_outputs", &nb, PRT_FIELD_INT32, 1};
+    while (nb > 1 && !onnx_str(node->output[nb - 1])[0])
+        nb--;
+    return onnx_import_fields_extra(imp, node, label, creator, &f, nb > 1 ? 1 : 0, 1, 0,
+                                    0, 0);
+}
+
+/* Softmax and LogSoftmax before opset 13 work on X coerced to 2-D at
+ * `axis`, which defaults to 1 there. */
+prt_status onnx_import_softmax(onnx_import *imp, const Onnx__NodeProto *node,
+                               const char *label, const prt_plugin_creator *creator)
+{
+    int32_t one = 1;
+    prt_field f[2] = {{"coerce_2d", &one, PRT_FIELD_INT32, 1},
+                      {"axis", &one, PRT_FIELD_INT32, 1}};
+    if (imp->opset >= 13)
+        return onnx_import_fields_extra(imp, node, label, creator, NULL, 0, 1, 0, 0, 0);
+    return onnx_import_fields_extra(imp, node, label, creator, f,
+                                    onnx_node_attr(node, "axis") ? 1 : 2, 1, 0, 0, 0);
+}
+
+#define RESIZE_MAX_VALUES (2 * PRT_MAX_DIMS) /* roi: begins and ends */
+
+/* Resize's (or Upsample's) float input k as values for a field: absent
+ * (*n = -1) when the input is omitted or empty; an error naming it when it
+ * is not a constant. */
+static prt_status import_resize_floats(onnx_import *imp, const Onnx__NodeProto *node,
+                                       const char *label, size_t k, const char *what,
+                                       float *dst, int32_t *n)
+{
+    const char *name = onnx_node_input(node, k);
+    char where[600];
+    onnx_tensor t;
+    int found;
+    size_t count;
+    prt_status st;
+    *n = -1;
+    if (!name[0])
+        return PRT_OK;
+    snprintf(where, sizeof where, "%s: %s input '%s'", label, what, name);
+    st = onnx_value_const_tensor(imp, name, where, &t, &found);
+    if (st)
+        return st;
+    if (!found)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s must be a constant (an initializer or a Constant node): "
+                          "plugrt fixes output shapes when it builds the network%s",
+                          where,
+                          strcmp(what, "scales") == 0
+                              ? "; give sizes instead, which may be computed"
+                              : "");
+    count = t.bytes / prt_dtype_size(t.dtype);
+    if (t.dtype != PRT_FLOAT32 && t.dtype != PRT_FLOAT16) {
+        onnx_tensor_free(&t);
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s is %s; float32 or float16 is supported", where,
+                          prt_dtype_name(t.dtype));
+    }
+    if (count > RESIZE_MAX_VALUES) {
+        onnx_tensor_free(&t);
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s has %zu values; at most %d",
+                          where, count, RESIZE_MAX_VALUES);
+    }
+    for (size_t i = 0; i < count; i++)
+        dst[i] = onnx_tensor_float(&t, i);
+    onnx_tensor_free(&t);
+    *n = count ? (int32_t)count : -1;
+    return PRT_OK;
+}
+
+/* Resize at every opset, and Upsample (opsets 7-9: Resize's asymmetric
+ * coordinates with nearest rounding down, scales >= 1). roi and scales
+ * become fields, so they must be constants (ONNX Runtime's and TensorRT's
+ * rule too: the output shape is fixed when the network is built); sizes is a
+ * shape input (a constant, a network input with known values, or computed
+ * from shapes), and a data input as well when keep_aspect_ratio_policy needs
+ * its values at run time. Resize 10 and Upsample round nearest as ONNX
+ * Runtime does there: down when upsampling, up when downsampling. */
+prt_status onnx_import_resize(onnx_import *imp, const Onnx__NodeProto *node,
+                              const char *label, const prt_plugin_creator *creator)
+{
+    int upsample = strcmp(onnx_str(node->op_type), "Upsample") == 0;
+    int legacy = upsample || imp->opset < 11; /* X, scales */
+    float scales[RESIZE_MAX_VALUES], roi[RESIZE_MAX_VALUES];
+    int32_t nb_scales = -1, nb_roi = -1, nb = 0;
+    prt_field f[4];
+    char mode[32] = "", ctm[32] = "", keep[32] = "";
+    const Onnx__AttributeProto *a;
+    prt_status st;
+    if ((a = onnx_node_attr(node, "mode")) != NULL)
+        onnx_attr_string(a, mode, sizeof mode);
+    if ((a = onnx_node_attr(node, "coordinate_transformation_mode")) != NULL)
+        onnx_attr_string(a, ctm, sizeof ctm);
+    if ((a = onnx_node_attr(node, "keep_aspect_ratio_policy")) != NULL)
+        onnx_attr_string(a, keep, sizeof keep);
+    if (legacy) {
+        int up = 0, down = 0;
+        st = PRT_OK;
+        if (!upsample || imp->opset >= 9)
+            st = import_resize_floats(imp, node, label, 1, "scales", scales, &nb_scales);
+        else if ((a = onnx_node_attr(node, "scales")) != NULL &&
+                 a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS &&
+                 a->n_floats <= RESIZE_MAX_VALUES) {
+            nb_scales = (int32_t)a->n_floats;
+            for (size_t i = 0; i < a->n_floats; i++)
+                scales[i] = a->floats[i];
+        }
+        if (st)
+            return st;
+        for (int32_t i = 0; i < nb_scales; i++) {
+            if (upsample && !(scales[i] >= 1.0f))
+                return onnx_error(PRT_ERR_UNSUPPORTED,
+                                  "%s: Upsample's scales[%d] is %g; it takes scales "
+                                  ">= 1 (Resize downsamples)",
+                                  label, (int)i, (double)scales[i]);
+            up |= scales[i] > 1.0f;
+            down |= scales[i] < 1.0f;
+        }
+        if (up && down && strcmp(mode, "linear") != 0)
+            return onnx_error(PRT_ERR_UNSUPPORTED,
+                              "%s: nearest Resize %lld both up- and downsamples, which "
+                              "rounds differently per axis before opset 11; not "
+                              "supported",
+                              label, (long long)imp->opset);
+        f[nb++] = (prt_field){"coordinate_transformation_mode", "asymmetric",
+                              PRT_FIELD_CHAR, 11};
+        f[nb++] = (prt_field){"nearest_mode", down ? "ceil" : "floor", PRT_FIELD_CHAR,
+                              down ? 5 : 6};
+        if (nb_scales >= 0)
+            f[nb++] = (prt_field){"scales", scales, PRT_FIELD_FLOAT32, nb_scales};
+        return onnx_import_fields_extra(imp, node, label, creator, f, nb, 1, 0, 0, 0x2);
+    }
+    st = import_resize_floats(imp, node, label, 2, "scales", scales, &nb_scales);
+    /* roi matters only to tf_crop_and_resize. */
+    if (!st && strcmp(ctm, "tf_crop_and_resize") == 0)
+        st = import_resize_floats(imp, node, label, 1, "roi", roi, &nb_roi);
+    if (st)
+        return st;
+    if (nb_scales >= 0)
+        f[nb++] = (prt_field){"scales", scales, PRT_FIELD_FLOAT32, nb_scales};
+    if (nb_roi >= 0)
+        f[nb++] = (prt_field){"roi", roi, PRT_FIELD_FLOAT32, nb_roi};
+    {
+        int has_sizes = onnx_node_input(node, 3)[0] != '\0';
+        int keep_data = has_sizes && keep[0] && strcmp(keep, "stretch") != 0;
+        return onnx_import_fields_extra(imp, node, label, creator, f, nb, 1,
+                                        has_sizes ? 0x8 : 0, keep_data ? 0x8 : 0, 0x6);
+    }
+}
