@@ -232,10 +232,11 @@ prt_status onnx_value_tensor(onnx_import *imp, const char *name, int32_t *out_te
  * it is renamed "<name>~<k>". PRT_ERR_ALREADY_EXISTS if an ONNX value holds
  * it. */
 prt_status onnx_claim_name(onnx_import *imp, const char *name);
-/* prt_network_add_constant under an ONNX name (claimed if need be). The
- * error is the network's. */
-prt_status onnx_add_constant(onnx_import *imp, const char *name, const onnx_tensor *t,
-                             int32_t *out_tensor);
+/* Adds ONNX value `name`, the output of node `label` folded at import, as a
+ * network constant holding `t` (which the caller keeps); nothing when
+ * `name` is "" (nobody can refer to it). */
+prt_status onnx_value_add_constant(onnx_import *imp, const char *name,
+                                   const onnx_tensor *t, const char *label);
 
 /* The values of `name` when it is an ONNX constant (an initializer, or a
  * Constant node's TENSOR) of an integer, bool or float type, as int64

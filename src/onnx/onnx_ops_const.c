@@ -14,7 +14,6 @@ prt_status onnx_import_constant(onnx_import *imp, const Onnx__NodeProto *node,
     onnx_tensor t;
     const Onnx__AttributeProto *a;
     const char *out;
-    int32_t id;
     prt_status st;
     (void)creator;
     if (node->n_output != 1 || node->n_attribute != 1)
@@ -49,15 +48,9 @@ prt_status onnx_import_constant(onnx_import *imp, const Onnx__NodeProto *node,
                           "value_float(s) and value_int(s) are)",
                           label, onnx_str(a->name));
     }
-    if (!out[0]) {
-        onnx_tensor_free(&t);
-        return PRT_OK; /* nobody can refer to it */
-    }
-    st = onnx_add_constant(imp, out, &t, &id);
+    st = onnx_value_add_constant(imp, out, &t, label);
     onnx_tensor_free(&t);
-    if (st)
-        return onnx_error_wrap(st, "%s", label);
-    return onnx_value_add(imp, out, ONNX_VALUE_CONSTANT, id, NULL, label);
+    return st;
 }
 
 /* Identity of a constant (PyTorch's exporter writes one for every weight

@@ -147,7 +147,7 @@ prt_status onnx_import_range(onnx_import *imp, const Onnx__NodeProto *node,
 {
     onnx_tensor in[3], t;
     double v[3];
-    int32_t dtype = -1, nb_const = 0, id;
+    int32_t dtype = -1, nb_const = 0;
     const char *out = node->n_output ? onnx_str(node->output[0]) : "";
     uint32_t si, sd;
     prt_status st = PRT_OK;
@@ -225,15 +225,9 @@ prt_status onnx_import_range(onnx_import *imp, const Onnx__NodeProto *node,
             }
         }
     }
-    if (!out[0]) {
-        onnx_tensor_free(&t);
-        return PRT_OK;
-    }
-    st = onnx_add_constant(imp, out, &t, &id);
+    st = onnx_value_add_constant(imp, out, &t, label);
     onnx_tensor_free(&t);
-    if (st)
-        return onnx_error_wrap(st, "%s", label);
-    return onnx_value_add(imp, out, ONNX_VALUE_CONSTANT, id, NULL, label);
+    return st;
 }
 
 /* Hardmax before opset 13 views the input as 2-D. */

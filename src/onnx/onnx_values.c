@@ -43,6 +43,22 @@ onnx_value *onnx_value_find(const onnx_import *imp, const char *name)
     return onnx_names_get(&imp->names, name, &idx) == 0 ? &imp->values[idx] : NULL;
 }
 
+/* prt_network_add_constant under an ONNX name (claimed if need be). The
+ * error is the network's. */
+static prt_status add_constant(onnx_import *imp, const char *name, const onnx_tensor *t,
+                               int32_t *out_tensor)
+{
+    prt_status st =
+        prt_network_add_constant(imp->net, name, t->dtype, &t->dims, t->data, out_tensor);
+    if (st == PRT_ERR_ALREADY_EXISTS) {
+        st = onnx_claim_name(imp, name);
+        if (!st)
+            st = prt_network_add_constant(imp->net, name, t->dtype, &t->dims, t->data,
+                                          out_tensor);
+    }
+    return st;
+}
+
 prt_status onnx_value_tensor(onnx_import *imp, const char *name, int32_t *out_tensor)
 {
     onnx_value *v = onnx_value_find(imp, name);
@@ -59,7 +75,7 @@ prt_status onnx_value_tensor(onnx_import *imp, const char *name, int32_t *out_te
         st = onnx_tensor_load(v->init, imp->base_dir, what, &t);
         if (st)
             return st;
-        st = onnx_add_constant(imp, name, &t, &v->tensor);
+        st = add_constant(imp, name, &t, &v->tensor);
         onnx_tensor_free(&t);
         if (st) {
             v->tensor = -1;
@@ -94,18 +110,17 @@ prt_status onnx_claim_name(onnx_import *imp, const char *name)
     return onnx_error(PRT_ERR_INTERNAL, "cannot rename tensor '%s' out of the way", name);
 }
 
-prt_status onnx_add_constant(onnx_import *imp, const char *name, const onnx_tensor *t,
-                             int32_t *out_tensor)
+prt_status onnx_value_add_constant(onnx_import *imp, const char *name,
+                                   const onnx_tensor *t, const char *label)
 {
-    prt_status st =
-        prt_network_add_constant(imp->net, name, t->dtype, &t->dims, t->data, out_tensor);
-    if (st == PRT_ERR_ALREADY_EXISTS) {
-        st = onnx_claim_name(imp, name);
-        if (!st)
-            st = prt_network_add_constant(imp->net, name, t->dtype, &t->dims, t->data,
-                                          out_tensor);
-    }
-    return st;
+    int32_t id;
+    prt_status st;
+    if (!name[0])
+        return PRT_OK; /* nobody can refer to it */
+    st = add_constant(imp, name, t, &id);
+    if (st)
+        return onnx_error_wrap(st, "%s", label);
+    return onnx_value_add(imp, name, ONNX_VALUE_CONSTANT, id, NULL, label);
 }
 
 /* ---- constants read at import --------------------------------------------- */
