@@ -42,11 +42,13 @@ static int is_float_field(int32_t t)
            t == PRT_FIELD_BFLOAT16;
 }
 
+/* The same as base_field_type_name in libplugrt, which the importer
+ * cannot call (it is built against the public API alone). */
 static const char *field_type_name(int32_t t)
 {
-    static const char *const names[] = {"int8",    "int16",   "int32",   "int64",
-                                        "float16", "float32", "float64", "bfloat16",
-                                        "char",    "dims",    "bytes"};
+    static const char *const names[PRT_FIELD_TYPE_COUNT] = {
+        "int8",    "int16",    "int32", "int64", "float16", "float32",
+        "float64", "bfloat16", "char",  "dims",  "bytes"};
     if (t < 0 || t >= PRT_FIELD_TYPE_COUNT)
         return "invalid";
     return names[t];
