@@ -516,6 +516,12 @@ PRT_API PRT_NODISCARD prt_status prt_engine_get_profile_shape(
 PRT_API int32_t prt_engine_layer_count(const prt_engine *engine);
 /* Device the engine was built for (prt_device). */
 PRT_API int32_t prt_engine_device(const prt_engine *engine);
+/* Which device of its kind (a CUDA device ordinal) holds the engine's
+ * memory: the calling thread's current device when it was built or
+ * loaded; 0 on the CPU and for NULL. Its contexts run there
+ * (prt_context_options.switch_device). To serve one model on several
+ * GPUs, load the engine once per GPU with that GPU current. */
+PRT_API int32_t prt_engine_get_device_index(const prt_engine *engine);
 /* The device the engine was built and tuned on: name and compute
  * capability for GPU engines; {"cpu", 0, 0} for CPU engines; name "" when
  * the file does not say. Set out->struct_size first. */
@@ -618,6 +624,15 @@ typedef struct prt_context_options {
      * (prt_context_get_threads says how many). On CUDA it serves host-side
      * work only (a plugin's loops on the host). */
     int32_t threads;
+    /* Which GPU: a context runs on its engine's device
+     * (prt_engine_get_device_index), and every call that queues work or
+     * allocates (create, enqueue, graph capture and launch) checks that it
+     * is the calling thread's current device. 0 (the default): a mismatch
+     * fails with PRT_ERR_STATE naming both devices. 1: the call makes the
+     * context's device current and puts the caller's back before it
+     * returns (one cudaSetDevice each way when they differ). Destroy
+     * switches either way. Nothing on the CPU. */
+    int32_t switch_device;
 } prt_context_options;
 
 /* prt_context_create with options (NULL: the defaults). */

@@ -69,6 +69,9 @@ prt_status engine_prepare(prt_engine *e)
     if (st)
         return st;
     e->dev = d;
+    e->device_index = 0;
+    if (d->get_current && (st = d->get_current(&e->device_index)) != PRT_OK)
+        return base_error_prefix(st, "the engine targets %s", dev_name(e->device));
     /* Tactics were timed on the device the engine was built on; another
      * GPU runs the engine correctly but maybe not at its best. */
     if (e->device != PRT_DEVICE_CPU && e->built_on.name[0] && d->info(&here) == PRT_OK &&
@@ -455,6 +458,11 @@ int32_t prt_engine_layer_count(const prt_engine *engine)
 int32_t prt_engine_device(const prt_engine *engine)
 {
     return engine ? engine->device : PRT_DEVICE_CPU;
+}
+
+int32_t prt_engine_get_device_index(const prt_engine *engine)
+{
+    return engine ? engine->device_index : 0;
 }
 
 prt_status prt_engine_get_build_device(const prt_engine *engine, prt_device_info *out)

@@ -115,6 +115,10 @@ struct prt_engine {
     /* The device it was built and tuned on (name "" when the file does not
      * say). */
     dev_info built_on;
+    /* Which device of its kind holds its memory (its weights): the GPU that
+     * was current when it was built or loaded; 0 on the CPU. Its contexts
+     * run there (context.c, ctx_device_enter). Not serialized. */
+    int32_t device_index;
 
     int32_t nb_tensors;
     eng_tensor *tensors;

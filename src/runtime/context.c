@@ -29,8 +29,13 @@ static prt_status no_such_io(const prt_context *c, const char *name, const char 
 
 void prt_context_destroy(prt_context *c)
 {
+    int32_t saved = -1;
     if (!c)
         return;
+    /* From any thread: its handles and memory are freed on its device (a
+     * device that cannot be made current leaves the calling thread's). */
+    if (ctx_device_check(c->dev, c->device_index, 1, "prt_context_destroy", &saved))
+        base_log(PRT_SEV_WARNING, "%s", prt_last_error());
     if (c->plugins)
         for (int32_t i = 0; i < c->e->nb_layers; i++)
             network_destroy_plugin(c->plugins[i]);
@@ -44,6 +49,7 @@ void prt_context_destroy(prt_context *c)
     ctx_sizes_destroy(c);
     if (!c->external_memory)
         c->dev->free(c->device_block);
+    ctx_device_leave(c->dev, saved);
     base_free(c->host_block);
     base_free(c);
 }
@@ -250,7 +256,7 @@ prt_status prt_context_create_with_options(const prt_engine *e,
 {
     prt_context *c;
     int64_t limit = 0, need;
-    int32_t threads = 0;
+    int32_t threads = 0, switch_device = 0, saved = -1;
     prt_status st;
     if (!e || !out)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_create: NULL argument");
@@ -265,6 +271,8 @@ prt_status prt_context_create_with_options(const prt_engine *e,
      * them (plugrt.h). */
     if (opts && opts->struct_size >= BASE_END_OF(prt_context_options, threads))
         threads = opts->threads;
+    if (opts && opts->struct_size >= BASE_END_OF(prt_context_options, switch_device))
+        switch_device = opts->switch_device != 0;
     if (threads < 0 || threads > BASE_MAX_THREADS)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "prt_context_create_with_options: threads is %d, not in "
@@ -284,11 +292,20 @@ prt_status prt_context_create_with_options(const prt_engine *e,
                           (long long)e->workspace_size, (long long)limit);
     if (!e->dev)
         return base_error(PRT_ERR_STATE, "prt_context_create: the engine has no device");
+    /* Its memory goes where the engine's is. */
+    st = ctx_device_check(e->dev, e->device_index, switch_device, "prt_context_create",
+                          &saved);
+    if (st)
+        return st;
     c = base_calloc(1, sizeof *c);
-    if (!c)
+    if (!c) {
+        ctx_device_leave(e->dev, saved);
         return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_context_create: out of memory");
+    }
     c->e = e;
     c->dev = e->dev;
+    c->device_index = e->device_index;
+    c->switch_device = switch_device;
     c->nb_io = e->nb_inputs + e->nb_outputs;
     c->external_memory = opts && opts->external_memory;
     /* A device with streams runs the layers' work itself: its contexts
@@ -308,9 +325,11 @@ prt_status prt_context_create_with_options(const prt_engine *e,
         st = attach_plugins(c);
     if (st) {
         prt_context_destroy(c);
+        ctx_device_leave(e->dev, saved);
         return st;
     }
     preset_static_inputs(c);
+    ctx_device_leave(e->dev, saved);
     *out = c;
     return PRT_OK;
 }

@@ -95,6 +95,12 @@ struct prt_context {
      * during each run (NULL with one thread). */
     struct base_pool *pool;
     int32_t threads;
+    /* The device (of the engine's kind) the context runs on: the engine's
+     * (prt_engine_get_device_index). switch_device: the context makes it
+     * current for each call and puts the caller's back, rather than fail
+     * (prt_context_options.switch_device). */
+    int32_t device_index;
+    int32_t switch_device;
 
     /* prt_context_set_profiler; fn NULL: none. On a device with streams,
      * nb_layers + 1 events: before layer 0, then after each layer. */
@@ -136,6 +142,22 @@ prt_status ctx_eval_upper(prt_context *c);
 prt_status ctx_resolve_outputs(prt_context *c);
 /* Destroys the profiler's events, if any. */
 void ctx_profiler_events_free(prt_context *c);
+
+/* The context's device around one call (device_guard.c). Every call that
+ * queues work or allocates on the device checks, once, that the calling
+ * thread's current device is the context's: PRT_OK when it is (always on
+ * a device kind of one device, the CPU); otherwise, with switch_device, it
+ * makes the context's current and keeps the caller's in *saved for
+ * ctx_device_leave, else fails with PRT_ERR_STATE naming both devices and
+ * `what` (the call). *saved is -1 when nothing was switched. */
+prt_status ctx_device_enter(const prt_context *c, const char *what, int32_t *saved);
+/* Puts back the device ctx_device_enter (or ctx_device_check on d)
+ * replaced (nothing for -1). */
+void ctx_device_leave(const dev_ops *d, int32_t saved);
+/* The same check for an engine and a context about to be made on it
+ * (index: the engine's device). */
+prt_status ctx_device_check(const dev_ops *d, int32_t index, int switch_device,
+                            const char *what, int32_t *saved);
 
 /* sizes.c */
 /* Builds the device-side size plan when the engine has sizes and the

@@ -372,12 +372,11 @@ static prt_status run_layers(prt_context *c, void *stream)
     return st;
 }
 
-prt_status prt_context_enqueue(prt_context *c, void *stream)
+/* The run itself, on the context's device (prt_context_enqueue). */
+static prt_status enqueue_run(prt_context *c, void *stream)
 {
     prt_status st;
     base_pool *outer;
-    if (!c)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_enqueue: NULL context");
     /* The context's threads serve this run's loops (base/parallel.h), and
      * only this run's: whatever the thread had before comes back. */
     outer = base_parallel_set_current(c->pool);
@@ -394,6 +393,20 @@ prt_status prt_context_enqueue(prt_context *c, void *stream)
         st = finish_outputs(c, stream);
     c->ran = st == PRT_OK;
     base_parallel_set_current(outer);
+    return st;
+}
+
+prt_status prt_context_enqueue(prt_context *c, void *stream)
+{
+    int32_t saved;
+    prt_status st;
+    if (!c)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_context_enqueue: NULL context");
+    st = ctx_device_enter(c, "prt_context_enqueue", &saved);
+    if (st)
+        return st;
+    st = enqueue_run(c, stream);
+    ctx_device_leave(c->dev, saved);
     return st;
 }
 
@@ -427,16 +440,11 @@ static prt_status check_capturable(const prt_context *c)
     return PRT_OK;
 }
 
-prt_status prt_context_capture_graph(prt_context *c, void *stream)
+/* The capture itself, on the context's device. */
+static prt_status capture(prt_context *c, void *stream, void **out)
 {
     void *g = NULL;
     prt_status st, st2;
-    if (!c)
-        return base_error(PRT_ERR_INVALID_ARGUMENT,
-                          "prt_context_capture_graph: NULL context");
-    st = check_capturable(c);
-    if (st)
-        return st;
     if (c->graph) {
         c->dev->graph_destroy(c->graph);
         c->graph = NULL;
@@ -445,7 +453,7 @@ prt_status prt_context_capture_graph(prt_context *c, void *stream)
     if (st)
         return st;
     c->capturing = 1;
-    st = prt_context_enqueue(c, stream);
+    st = enqueue_run(c, stream);
     c->capturing = 0;
     /* The capture must end whatever happened, or the stream stays in it. */
     st2 = c->dev->graph_end(stream, &g);
@@ -457,6 +465,28 @@ prt_status prt_context_capture_graph(prt_context *c, void *stream)
     }
     if (st2)
         return st2;
+    *out = g;
+    return PRT_OK;
+}
+
+prt_status prt_context_capture_graph(prt_context *c, void *stream)
+{
+    void *g = NULL;
+    int32_t saved;
+    prt_status st;
+    if (!c)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_context_capture_graph: NULL context");
+    st = check_capturable(c);
+    if (st)
+        return st;
+    st = ctx_device_enter(c, "prt_context_capture_graph", &saved);
+    if (st)
+        return st;
+    st = capture(c, stream, &g);
+    ctx_device_leave(c->dev, saved);
+    if (st)
+        return st;
     c->graph = g;
     c->graph_gen = c->gen;
     return PRT_OK;
@@ -464,6 +494,7 @@ prt_status prt_context_capture_graph(prt_context *c, void *stream)
 
 prt_status prt_context_launch_graph(prt_context *c, void *stream)
 {
+    int32_t saved;
     prt_status st;
     if (!c)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
@@ -478,7 +509,11 @@ prt_status prt_context_launch_graph(prt_context *c, void *stream)
             "prt_context_launch_graph: shapes, addresses or "
             "memory changed since the graph was captured; capture it again");
     c->ran = 0;
+    st = ctx_device_enter(c, "prt_context_launch_graph", &saved);
+    if (st)
+        return st;
     st = c->dev->graph_launch(c->graph, stream);
+    ctx_device_leave(c->dev, saved);
     if (st)
         return st;
     /* The replay computes what the captured run did: shapes known then stay

@@ -5,7 +5,8 @@
  * NonZero count changes between replays; contexts run in memory the caller
  * gives; a size beyond its bound is caught on the device and reported; the
  * engine says where it was built; GPUs are chosen by index (an engine runs
- * on a second GPU when there is one).
+ * on a second GPU when there is one); a context used with another GPU
+ * current fails naming both, or switches with switch_device.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "runtime/context_impl.h"
 #include "testutil.h"
 
 #define R 128
@@ -540,6 +542,76 @@ static void test_device_index(prt_registry *reg)
     }
 }
 
+/* A context used from a thread whose current GPU is not the context's
+ * fails naming both; with switch_device it runs there and puts the
+ * thread's GPU back. With two GPUs for real; with one, the context is told
+ * it lives on GPU 1 (nothing runs while it believes so). */
+static void test_wrong_device(prt_registry *reg)
+{
+    prt_engine *ge = build_nonzero(reg, PRT_DEVICE_CUDA, 1);
+    prt_engine *ce = build_nonzero(reg, PRT_DEVICE_CPU, 1);
+    prt_context *cc = NULL, *gc = NULL, *sc = NULL;
+    prt_context_options sw = {.struct_size = sizeof sw, .switch_device = 1};
+    float *x = malloc(sizeof(float) * R * C);
+    int32_t *want = malloc(sizeof(int32_t) * 2 * R * C), n = 0, cur = -1;
+    int64_t k;
+    gpu_io g;
+    if (!ge || !ce || !x || !want) {
+        CHECK(!"engines built");
+        goto done;
+    }
+    CHECK_OK(prt_device_count(PRT_DEVICE_CUDA, &n));
+    CHECK(prt_engine_get_device_index(ge) == 0 && prt_engine_get_device_index(ce) == 0);
+    fill(x, R * C, 0.2, 3);
+    CHECK_OK(prt_context_create(ce, &cc));
+    k = cpu_nonzero(cc, x, want);
+    CHECK_OK(prt_context_create(ge, &gc));
+    gpu_io_alloc(&g);
+    CHECK_OK(prt_device_memcpy(PRT_DEVICE_CUDA, g.x, x, sizeof(float) * R * C,
+                               PRT_MEMCPY_HOST_TO_DEVICE, NULL));
+    bind(gc, &g);
+    if (n >= 2) {
+        CHECK_OK(prt_device_set_current(PRT_DEVICE_CUDA, 1));
+        CHECK_ERR(prt_context_enqueue(gc, NULL), PRT_ERR_STATE, "cuda device 0");
+        CHECK(strstr(prt_last_error(), "current cuda device is 1") != NULL);
+        /* Made and run from GPU 1, on GPU 0, and GPU 1 current after. */
+        CHECK_OK(prt_context_create_with_options(ge, &sw, &sc));
+        if (sc) {
+            bind(sc, &g);
+            CHECK_OK(prt_context_enqueue(sc, NULL));
+            CHECK_OK(prt_device_get_current(PRT_DEVICE_CUDA, &cur));
+            CHECK(cur == 1);
+            check_result(sc, &g, NULL, k, want, 1, "switch_device from GPU 1");
+        }
+        CHECK_OK(prt_device_set_current(PRT_DEVICE_CUDA, 0));
+    } else {
+        gc->device_index = 1;
+        CHECK_ERR(prt_context_enqueue(gc, NULL), PRT_ERR_STATE, "cuda device 1");
+        CHECK(strstr(prt_last_error(), "current cuda device is 0") != NULL);
+        CHECK(strstr(prt_last_error(), "prt_context_enqueue") != NULL);
+        /* Switching to a GPU that is not there fails the call cleanly and
+         * leaves the thread's. */
+        gc->switch_device = 1;
+        CHECK_ERR(prt_context_enqueue(gc, NULL), PRT_ERR_INTERNAL, "GPU 1");
+        CHECK_OK(prt_device_get_current(PRT_DEVICE_CUDA, &cur));
+        CHECK(cur == 0);
+        gc->device_index = 0;
+        gc->switch_device = 0;
+    }
+    /* On its own GPU it runs, and gives the CPU's result. */
+    CHECK_OK(prt_context_enqueue(gc, NULL));
+    check_result(gc, &g, NULL, k, want, 1, "on its own GPU");
+    gpu_io_free(&g);
+done:
+    prt_context_destroy(sc);
+    prt_context_destroy(gc);
+    prt_context_destroy(cc);
+    prt_engine_destroy(ge);
+    prt_engine_destroy(ce);
+    free(x);
+    free(want);
+}
+
 int main(void)
 {
     prt_registry *reg;
@@ -549,6 +621,7 @@ int main(void)
         return tu_finish("test_cuda_runtime");
     test_build_device(reg);
     test_device_index(reg);
+    test_wrong_device(reg);
     test_round_trip_and_streams(reg, 1);
     test_round_trip_and_streams(reg, 0);
     test_graph(reg);

@@ -159,6 +159,7 @@ int main(void)
     F(prt_context_options, memory_limit);
     F(prt_context_options, external_memory);
     F(prt_context_options, threads);
+    F(prt_context_options, switch_device);
     S(prt_output_allocator);
     F(prt_output_allocator, struct_size);
     F(prt_output_allocator, abi_version);

@@ -239,7 +239,7 @@ class prt_layer_info(Structure):
 class prt_context_options(Structure):
     _fields_ = [("struct_size", c_uint32), ("reserved", c_uint32),
                 ("memory_limit", c_int64), ("external_memory", c_int32),
-                ("threads", c_int32)]
+                ("threads", c_int32), ("switch_device", c_int32)]
 
 
 REALLOCATE_FN = CFUNCTYPE(c_void_p, c_void_p, c_char_p, c_void_p, c_uint64, c_uint64)
@@ -355,6 +355,7 @@ _decls = [
     ("prt_builtin_find_creator", c_int32, c_char_p, c_char_p, PH),
     ("prt_builtin_creator_count", c_int32),
     ("prt_builtin_get_creator", c_void_p, c_int32),
+    ("prt_builtin_get_dtypes", c_int32, c_int32, c_int32, POINTER(c_uint32)),
     ("prt_network_create", c_int32, PH),
     ("prt_network_destroy", None, H),
     ("prt_network_add_input", c_int32, H, c_char_p, c_int32, POINTER(prt_dims), I32P),
@@ -395,6 +396,7 @@ _decls = [
     ("prt_engine_profile_count", c_int32, H),
     ("prt_engine_layer_count", c_int32, H),
     ("prt_engine_device", c_int32, H),
+    ("prt_engine_get_device_index", c_int32, H),
     ("prt_engine_get_layer", c_int32, H, c_int32, POINTER(prt_layer_info)),
     ("prt_context_create", c_int32, H, PH),
     ("prt_context_create_with_options", c_int32, H, POINTER(prt_context_options), PH),
