@@ -3,9 +3,13 @@
  * server's terms, its clock for statistics, the data types of plugrt and
  * Triton and their names, shapes as text, and the calling thread's GPU.
  *
- * GPUs: plugrt works on the calling thread's current GPU, so every entry
- * point that touches an engine on CUDA makes its instance's GPU current
- * first (tp_device_enter) and restores the server's afterwards.
+ * GPUs: an engine and a context live on one GPU. A request's run needs no
+ * bracketing: the instance's context makes its GPU current for each run
+ * (prt_context_options.switch_device), and copies and waits on its stream
+ * work from any current GPU. Loading a model and making or freeing an
+ * instance allocate through the device API, which allocates on the calling
+ * thread's current GPU: those make the GPU current first (tp_device_enter)
+ * and restore the server's afterwards.
  */
 #ifndef PLUGRT_TRITON_COMMON_H
 #define PLUGRT_TRITON_COMMON_H
@@ -33,7 +37,7 @@ const char *tp_triton_dtype_name(int32_t triton_dtype);
 void tp_dims_str(const prt_dims *d, char *buf, size_t size);
 
 /* Makes GPU `index` the calling thread's current device when `device` is
- * CUDA (every plugrt call for an engine on that GPU needs it), keeping the
+ * CUDA (every allocation for an engine on that GPU needs it), keeping the
  * one it replaces in *saved; tp_device_leave puts that back, so the
  * server's threads keep their own. Nothing on the CPU. */
 TRITONSERVER_Error *tp_device_enter(int32_t device, int32_t index, int32_t *saved);

@@ -164,6 +164,9 @@ TRITONSERVER_Error *tp_instance_create(tp_model *m, TRITONBACKEND_ModelInstance 
     {
         prt_context_options o = {.struct_size = sizeof o};
         o.external_memory = m->threads > 0;
+        /* Its runs make the instance's GPU current themselves, so a request
+         * needs no bracketing of the server's thread (plugrt.h). */
+        o.switch_device = 1;
         if ((st = prt_context_create_with_options(inst->eng->engine, &o, &inst->ctx))) {
             char what[256];
             snprintf(what, sizeof what, "instance '%s': creating its context",
@@ -665,22 +668,17 @@ void tp_instance_execute(tp_instance *inst, TRITONBACKEND_Request **requests,
     uint64_t exec_start = tp_now_ns();
     size_t nb_in = (size_t)m->nb_in;
     uint32_t pending = 0, first = 0;
-    int32_t saved = -1;
-    TRITONSERVER_Error *dev_err = tp_device_enter(inst->device, inst->index, &saved);
-    if (dev_err || !reserve(inst, count)) {
+    /* No GPU to make current here: the context makes its own current for
+     * its runs (switch_device), and copies and waits on its stream need
+     * none. */
+    if (!reserve(inst, count)) {
         for (uint32_t k = 0; k < count; k++) {
             tp_req r = {requests[k], 1, 0, 0};
             answer_error(inst, &r,
-                         dev_err
-                             ? TRITONSERVER_ErrorNew(TRITONSERVER_ErrorCode(dev_err),
-                                                     TRITONSERVER_ErrorMessage(dev_err))
-                             : tp_error(TRITONSERVER_ERROR_UNAVAILABLE,
-                                        "model '%s': out of memory for %u requests",
-                                        m->name, count));
+                         tp_error(TRITONSERVER_ERROR_UNAVAILABLE,
+                                  "model '%s': out of memory for %u requests", m->name,
+                                  count));
         }
-        if (dev_err)
-            TRITONSERVER_ErrorDelete(dev_err);
-        tp_device_leave(inst->device, saved);
         return;
     }
     for (uint32_t k = 0; k < count; k++) {
@@ -716,5 +714,4 @@ void tp_instance_execute(tp_instance *inst, TRITONBACKEND_Request **requests,
         pending -= (uint32_t)nb;
         exec_start = tp_now_ns();
     }
-    tp_device_leave(inst->device, saved);
 }
