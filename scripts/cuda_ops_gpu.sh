@@ -7,10 +7,14 @@
 # BUNDLE is what `cmake --build BUILD --target cuda_ops_bundle` makes in
 # BUILD/cuda-ops (a build with CUDA). Steps, each under a time limit:
 #   1. plugrt devices (the GPU it sees)
-#   2. test_cuda_ops: every built-in op with a CUDA kernel against its CPU
-#      kernel (every dtype, broadcasts, axes, shape inputs), Conv with each
-#      fused activation and MatMul with a bias among them
-#   3. test_cuda_runtime
+#   2. test_op_coverage: every (op, device, dtype) cell plugrt declares,
+#      CUDA's included, against the CPU's reference, and every dtype the
+#      CUDA kernels refuse refused by name; test_cuda_ops: every built-in op
+#      with a CUDA kernel against its CPU kernel (every dtype, broadcasts,
+#      axes, shape inputs), Conv with each fused activation and MatMul with
+#      a bias among them
+#   3. test_cuda_runtime (a context used with another GPU current among
+#      its checks), test_cuda_plugins
 #   4. mobilenet_v3_small and bert_small on CUDA against their references
 #      (ONNX Runtime's), through the importer's fusions (Conv + activation,
 #      MatMul + bias, GELU), with --op-threads 1 and 4, and as CUDA graph
@@ -111,9 +115,39 @@ print("layers:", len(p["layers"]), "sum of medians %.3f ms, run median %.3f ms" 
 PYEOF
 }
 
+# `cuda_ops_gpu.sh BUNDLE sanitize`: the bundle's CUDA tests under
+# compute-sanitizer's memcheck (with leak checks), racecheck and synccheck,
+# one job per tool and test, all at once; each must report no error.
+if [ "${2:-}" = sanitize ]; then
+  san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  sanitize() {
+    local tool=$1 t=$2 sec=${3:-} extra=()
+    [ "$tool" = memcheck ] && extra=(--leak-check full)
+    PRT_CUDA_TEST_SMALL=1 PRT_CUDA_TEST_QUICK=1 PRT_CUDA_TEST_ONLY=$sec timeout 500 \
+      "$san" --tool "$tool" --error-exitcode 99 "${extra[@]}" "$bundle/$t" \
+      >"$logs/san-$tool-$t${sec:+-$sec}.log" 2>&1
+    echo "$tool $t${sec:+ [$sec]}: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' \
+      "$logs/san-$tool-$t${sec:+-$sec}.log" | tail -1)"
+  }
+  export -f sanitize
+  export san bundle logs
+  for tool in memcheck racecheck synccheck; do
+    for t in test_op_coverage test_cuda_ops test_cuda_runtime; do echo "$tool $t"; done
+    for sec in devices nonzero hardmax circpad addinplace graphs engines ddengines; do
+      echo "$tool test_cuda_plugins $sec"
+    done
+  done | xargs -P "$(nproc)" -L 1 bash -c 'sanitize "$@"' _ | sort | tee -a "$summary"
+  grep -vqE ': rc=0 ' "$summary" && status=1
+  pack
+  say "$([ $status = 0 ] && echo "sanitizers: no errors" || echo "sanitizers: errors")"
+  exit $status
+fi
+
 step devices 60 "$P" devices
+step test_op_coverage 300 "$bundle/test_op_coverage"
 step test_cuda_ops 300 "$bundle/test_cuda_ops"
 step test_cuda_runtime 300 "$bundle/test_cuda_runtime"
+step test_cuda_plugins 300 "$bundle/test_cuda_plugins"
 step mobilenet_cuda 180 model mobilenet_v3_small
 step bert_cuda 180 model bert_small
 step mobilenet_layers_cuda 120 layers mobilenet_v3_small

@@ -14,154 +14,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "op_testutil.h"
+#include "op_case.h"
 
 static int cases, failures_before;
 
-/* ---- networks with constants, shape inputs and several outputs ------------ */
+/* ---- one-op networks (op_case.h) ---------------------------------------- */
 
-/* What each input of a case is: a network input (copied to the device), a
- * constant data input, a constant shape input only (Reshape's shape), or a
- * constant that is both (Slice's starts, Range's bounds). */
-enum { IN_DATA, IN_CONST, IN_SHAPE, IN_BOTH };
-
-#define TC_MAXOUT 3
-
-typedef struct tcase {
-    const char *op;
-    const prt_field *f;
-    int32_t nf;
-    ot_tensor in[OT_MAXIN];
-    int32_t role[OT_MAXIN];
-    int32_t nb;
-    int32_t nb_out; /* 0: 1 */
-    double rtol;
-    int exact; /* the same bytes, not only the same values */
-} tcase;
+typedef oc_case tcase;
+#define TC_MAXOUT OC_MAXOUT
 
 /* The last failed build's message (kept: later calls may replace
  * prt_last_error()'s). */
 static char build_error[1024];
 
-/* The case's network built for `device` and reloaded; NULL with the
- * build's message in build_error when the build fails. */
 static prt_engine *case_build(int32_t device, const tcase *c)
 {
-    prt_network *net = NULL;
-    prt_builder_config *cfg = NULL;
-    prt_engine *e = NULL, *r = NULL;
-    prt_plugin *p = NULL;
-    int32_t data[OT_MAXIN], shape[OT_MAXIN], nd = 0, ns = 0, layer, y;
-    prt_status st;
-    char nm[16];
-    if (prt_network_create(&net) != PRT_OK)
-        return NULL;
-    for (int32_t i = 0; i < c->nb; i++) {
-        int32_t id;
-        snprintf(nm, sizeof nm, "%s%d", c->role[i] == IN_DATA ? "X" : "C", (int)i);
-        if (c->role[i] == IN_DATA)
-            CHECK_OK(prt_network_add_input(net, nm, c->in[i].dtype, &c->in[i].dims, &id));
-        else
-            CHECK_OK(prt_network_add_constant(net, nm, c->in[i].dtype, &c->in[i].dims,
-                                              c->in[i].data, &id));
-        if (c->role[i] != IN_SHAPE)
-            data[nd++] = id;
-        if (c->role[i] == IN_SHAPE || c->role[i] == IN_BOTH)
-            shape[ns++] = id;
-    }
-    CHECK_OK(ot_make_op(c->op, c->f, c->nf, &p));
-    st = p ? prt_network_add_plugin(net, data, nd, shape, ns, p, &layer) : PRT_ERR_PLUGIN;
-    if (st == PRT_OK) {
-        for (int32_t k = 0; k < (c->nb_out ? c->nb_out : 1); k++) {
-            snprintf(nm, sizeof nm, "Y%d", (int)k);
-            CHECK_OK(prt_network_get_layer_output(net, layer, k, &y));
-            CHECK_OK(prt_network_set_tensor_name(net, y, nm));
-            CHECK_OK(prt_network_mark_output(net, y));
-        }
-        CHECK_OK(prt_builder_config_create(&cfg));
-        CHECK_OK(prt_builder_config_set_device(cfg, device));
-        st = prt_engine_build(net, cfg, NULL, &e);
-    } else if (p) {
-        p->vt->runtime->destroy(p);
-    }
-    if (st != PRT_OK)
-        snprintf(build_error, sizeof build_error, "%s", prt_last_error());
-    if (e)
-        CHECK_OK(ot_reload(e, &r));
-    prt_engine_destroy(e);
-    prt_builder_config_destroy(cfg);
-    prt_network_destroy(net);
-    return st == PRT_OK ? r : NULL;
+    return oc_build(device, c, build_error, sizeof build_error);
 }
 
-/* Runs e on `device` with the case's network inputs; out[k] gets output k
- * (poisoned with 0xFF bytes before the run). 0 on success. */
+/* Runs e on `device`; out[k] gets output k (poisoned with 0xFF bytes
+ * before the run). 0 on success. */
 static int case_run(prt_engine *e, int32_t device, const tcase *c, ot_tensor *out)
 {
-    const int cuda = device == PRT_DEVICE_CUDA;
-    const int32_t nb_out = c->nb_out ? c->nb_out : 1;
-    prt_context *ctx = NULL;
-    void *dx[OT_MAXIN] = {0}, *dy[TC_MAXOUT] = {0}, *s = NULL;
-    size_t ybytes[TC_MAXOUT] = {0};
-    char nm[16];
-    int ok = 1;
-    REQUIRE_OK(prt_context_create(e, &ctx));
-    if (cuda)
-        CHECK_OK(prt_stream_create(PRT_DEVICE_CUDA, &s));
-    for (int32_t i = 0; i < c->nb && ok; i++) {
-        size_t n = (size_t)tu_volume(&c->in[i].dims) * prt_dtype_size(c->in[i].dtype);
-        if (c->role[i] != IN_DATA)
-            continue;
-        snprintf(nm, sizeof nm, "X%d", (int)i);
-        if (cuda) {
-            ok = prt_device_malloc(PRT_DEVICE_CUDA, n ? n : 1, &dx[i]) == PRT_OK &&
-                 prt_device_memcpy(PRT_DEVICE_CUDA, dx[i], c->in[i].data, n,
-                                   PRT_MEMCPY_HOST_TO_DEVICE, s) == PRT_OK;
-        }
-        ok = ok && prt_context_set_tensor_address(ctx, nm,
-                                                  cuda ? dx[i] : c->in[i].data) == PRT_OK;
-    }
-    for (int32_t k = 0; k < nb_out && ok; k++) {
-        prt_io_info io = {.struct_size = sizeof io};
-        prt_dims yd;
-        int32_t idx = -1;
-        snprintf(nm, sizeof nm, "Y%d", (int)k);
-        ok = prt_context_get_tensor_shape(ctx, nm, &yd) == PRT_OK &&
-             prt_engine_find_io(e, nm, &idx) == PRT_OK &&
-             prt_engine_get_io(e, idx, &io) == PRT_OK;
-        if (!ok)
-            break;
-        out[k] = ot_make(io.dtype, yd);
-        ybytes[k] = (size_t)tu_volume(&yd) * prt_dtype_size(io.dtype);
-        if (cuda)
-            ok = prt_device_malloc(PRT_DEVICE_CUDA, ybytes[k] ? ybytes[k] : 1, &dy[k]) ==
-                     PRT_OK &&
-                 prt_device_memset(PRT_DEVICE_CUDA, dy[k], 0xff, ybytes[k], s) == PRT_OK;
-        else
-            memset(out[k].data, 0xff, ybytes[k]);
-        ok = ok && prt_context_set_tensor_address(ctx, nm, cuda ? dy[k] : out[k].data) ==
-                       PRT_OK;
-    }
-    if (ok && prt_context_enqueue(ctx, s) != PRT_OK) {
-        printf("enqueue: %s\n", prt_last_error());
-        ok = 0;
-    }
-    for (int32_t k = 0; k < nb_out && ok && cuda; k++)
-        ok = prt_device_memcpy(PRT_DEVICE_CUDA, out[k].data, dy[k], ybytes[k],
-                               PRT_MEMCPY_DEVICE_TO_HOST, s) == PRT_OK;
-    if (ok && cuda && prt_stream_synchronize(PRT_DEVICE_CUDA, s) != PRT_OK) {
-        printf("the run failed on the device: %s\n", prt_last_error());
-        ok = 0;
-    }
-    CHECK(ok);
-    for (int32_t i = 0; i < c->nb; i++)
-        prt_device_free(PRT_DEVICE_CUDA, dx[i]);
-    for (int32_t k = 0; k < nb_out; k++)
-        prt_device_free(PRT_DEVICE_CUDA, dy[k]);
-    if (s)
-        prt_stream_destroy(PRT_DEVICE_CUDA, s);
-    prt_context_destroy(ctx);
-    return ok ? 0 : 1;
+    return oc_run(e, device, c, 0, 0xff, out);
 }
 
 /* PLUGRT_TEST_HARNESS=cpu: the cases run on the CPU twice (no GPU needed),
@@ -171,7 +46,6 @@ static int harness_cpu;
 /* The case on the CPU (reference) and on CUDA, every output compared. */
 static void run_case(const char *what, const tcase *c)
 {
-    const int32_t nb_out = c->nb_out ? c->nb_out : 1;
     ot_tensor want[TC_MAXOUT] = {{0}}, got[TC_MAXOUT] = {{0}};
     prt_engine *ce, *ge;
     cases++;
@@ -186,25 +60,8 @@ static void run_case(const char *what, const tcase *c)
         printf("%s: the CUDA build fails: %s\n", what, build_error);
     CHECK(ge != NULL);
     if (ge && case_run(ce, PRT_DEVICE_CPU, c, want) == 0 &&
-        case_run(ge, harness_cpu ? PRT_DEVICE_CPU : PRT_DEVICE_CUDA, c, got) == 0) {
-        for (int32_t k = 0; k < nb_out; k++) {
-            int64_t n = tu_volume(&want[k].dims);
-            double *ref = malloc(sizeof(double) * (size_t)(n + 1));
-            char w[200];
-            snprintf(w, sizeof w, "%s, output %d", what, (int)k);
-            for (int64_t i = 0; ref && i < n; i++)
-                ref[i] = ot_get(&want[k], i);
-            if (ref)
-                ot_check_close(w, &got[k], &want[k].dims, ref, c->rtol);
-            if (c->exact && ot_dims_eq(&got[k].dims, &want[k].dims) &&
-                memcmp(got[k].data, want[k].data,
-                       (size_t)n * prt_dtype_size(want[k].dtype)) != 0) {
-                printf("%s: the bytes differ from the CPU's\n", w);
-                CHECK(!"the same bytes as the CPU");
-            }
-            free(ref);
-        }
-    }
+        case_run(ge, harness_cpu ? PRT_DEVICE_CPU : PRT_DEVICE_CUDA, c, got) == 0)
+        oc_compare(what, c, got, want);
     for (int32_t k = 0; k < TC_MAXOUT; k++) {
         ot_free(&want[k]);
         ot_free(&got[k]);
@@ -420,8 +277,7 @@ static void test_matmul(tu_rng *r)
 
 static void free_case(tcase *c)
 {
-    for (int32_t i = 0; i < c->nb; i++)
-        ot_free(&c->in[i]);
+    oc_free(c);
 }
 
 /* A random float tensor with NaN, infinities and zeros sprinkled in. */
@@ -728,12 +584,12 @@ static void test_clip(tu_rng *r)
             if (v == 1 || v == 2 || v == 5) {
                 c.in[c.nb] = ot_make(dt, D0());
                 ot_set(&c.in[c.nb], 0, v == 5 ? 3 : d < 3 ? -0.25 : -5);
-                c.role[c.nb++] = v == 2 ? IN_DATA : IN_CONST;
+                c.role[c.nb++] = v == 2 ? OC_DATA : OC_CONST;
             }
             if (v == 2 || v == 3 || v == 5) {
                 c.in[c.nb] = ot_make(dt, D1(1));
                 ot_set(&c.in[c.nb], 0, v == 5 ? 1 : d < 3 ? 0.5 : 7);
-                c.role[c.nb++] = IN_CONST;
+                c.role[c.nb++] = OC_CONST;
             }
             if (v == 3) {
                 f[0] = ot_fld_i32("max_only", &one, 1);
@@ -767,7 +623,7 @@ static void test_dropout(tu_rng *r)
             if (c.nb == 2) { /* ratio: not read */
                 c.in[1] = ot_make(all_dts[d], D0());
                 ot_set(&c.in[1], 0, 0.25);
-                c.role[1] = IN_CONST;
+                c.role[1] = OC_CONST;
             }
             snprintf(what, sizeof what, "Dropout %s mask %d", prt_dtype_name(all_dts[d]),
                      (int)mask);
@@ -839,7 +695,7 @@ static void test_gather(tu_rng *r)
             int64_t n = d[axis < 0 ? axis + rank : axis];
             ot_set(&c.in[1], i, (double)tu_rng_range(r, -n, n - 1)); /* negatives too */
         }
-        c.role[1] = t % 3 == 0 ? IN_CONST : IN_DATA;
+        c.role[1] = t % 3 == 0 ? OC_CONST : OC_DATA;
         snprintf(what, sizeof what, "Gather %s rank %d axis %d, %s indices of rank %d",
                  prt_dtype_name(dt), (int)rank, (int)axis, prt_dtype_name(idt),
                  (int)irank);
@@ -906,7 +762,7 @@ static void test_slice(tu_rng *r)
         c.in[2] = ints(vdt, n, en);
         c.in[3] = ints(vdt, n, ax);
         c.in[4] = ints(vdt, n, sp);
-        c.role[1] = c.role[2] = c.role[3] = c.role[4] = IN_BOTH;
+        c.role[1] = c.role[2] = c.role[3] = c.role[4] = OC_BOTH;
         c.nb = 3 + (int32_t)tu_rng_range(r, 0, 2);
         if (c.nb < 5)
             for (int32_t i = 0; i < n; i++)
@@ -952,7 +808,7 @@ static void test_concat_expand(tu_rng *r)
         for (int32_t k = 0; k < nb; k++) {
             d[axis < 0 ? axis + rank : axis] = k == 1 ? 0 : tu_rng_range(r, 1, 6);
             c.in[k] = ot_random(dt, tu_dims(rank, d), r, 0);
-            c.role[k] = k == 2 ? IN_CONST : IN_DATA;
+            c.role[k] = k == 2 ? OC_CONST : OC_DATA;
         }
         snprintf(what, sizeof what, "Concat of %d %s rank %d axis %d", (int)nb,
                  prt_dtype_name(dt), (int)rank, (int)axis);
@@ -974,7 +830,7 @@ static void test_concat_expand(tu_rng *r)
         tcase c = {.op = "Expand", .nb = 2, .exact = 1};
         c.in[0] = ot_random(dt, cs[t % 6].x, r, 0);
         c.in[1] = ints(PRT_INT64, cs[t % 6].n, cs[t % 6].shape);
-        c.role[1] = IN_SHAPE;
+        c.role[1] = OC_SHAPE;
         run_case("Expand", &c);
         free_case(&c);
     }
@@ -990,7 +846,7 @@ static void test_reshaping(tu_rng *r)
         tcase c = {.op = "Reshape", .nb = 2, .exact = 1};
         c.in[0] = ot_random(dt, D3(2, 3, 5), r, 0);
         c.in[1] = ints(PRT_INT64, 3, shape);
-        c.role[1] = IN_SHAPE;
+        c.role[1] = OC_SHAPE;
         run_case("Reshape", &c);
         c.op = "Unsqueeze";
         ot_free(&c.in[1]);
@@ -1040,7 +896,7 @@ static void test_fills(void)
         tcase c = {.op = "ConstantOfShape", .f = f, .nf = 2, .nb = 1, .exact = 1};
         char what[64];
         c.in[0] = ints(PRT_INT64, 3, shape);
-        c.role[0] = IN_SHAPE;
+        c.role[0] = OC_SHAPE;
         snprintf(what, sizeof what, "ConstantOfShape %s", prt_dtype_name(dt));
         run_case(what, &c);
         free_case(&c);
@@ -1053,7 +909,7 @@ static void test_fills(void)
         tcase c = {.op = "Range", .nb = 3, .exact = 1};
         for (int k = 0; k < 3; k++) {
             c.in[k] = scalar_i(dt, b[t][k]);
-            c.role[k] = IN_BOTH;
+            c.role[k] = OC_BOTH;
         }
         run_case("Range", &c);
         free_case(&c);
@@ -1121,7 +977,7 @@ static void test_rows(tu_rng *r)
         c.in[0] = ot_random(dt, tu_dims(rank, d), r, 0);
         c.in[1] = ot_random(dt, tu_dims(rank, sd), r, 0);
         c.in[2] = ot_random(dt, tu_dims(rank - (int32_t)(t % 2), sd + t % 2), r, 0);
-        c.role[1] = c.role[2] = t % 4 == 0 ? IN_CONST : IN_DATA;
+        c.role[1] = c.role[2] = t % 4 == 0 ? OC_CONST : OC_DATA;
         if (st != 1) /* statistics rounded to 16 bits */
             c.rtol = c.rtol > 1.6e-2 ? c.rtol : st == 10 ? 2e-3 : 1.6e-2;
         snprintf(what, sizeof what,
@@ -1173,7 +1029,7 @@ static void test_gemm(tu_rng *r)
         c.in[1] = ot_random(dt, tb ? D2(N, K) : D2(K, N), r, 0);
         if (ck < 5)
             c.in[2] = ot_random(dt, cd[ck], r, 0);
-        c.role[1] = c.role[2] = t % 2 ? IN_CONST : IN_DATA;
+        c.role[1] = c.role[2] = t % 2 ? OC_CONST : OC_DATA;
         snprintf(what, sizeof what,
                  "Gemm %s %lldx%lldx%lld transA %d transB %d alpha %g beta %g C kind %d",
                  prt_dtype_name(dt), (long long)M, (long long)N, (long long)K, (int)ta,
