@@ -1,7 +1,8 @@
 /*
  * The expression pool: hash-consed, constant-folded construction of symbolic
  * dims, size-tensor symbols, and the prt_expr_builder table a plugin sees.
- * Evaluation of the resulting program lives in expr_eval.c.
+ * Evaluation of the resulting program lives in expr_eval.c, the arithmetic
+ * of each operation, which folding shares with it, in expr_ops.c.
  *
  * Storage. The program (expr_node array) is reallocated as it grows, so the
  * objects handed out as prt_expr live apart from it, in fixed-size chunks

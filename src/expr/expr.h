@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "expr/expr_ops.h" /* the operations on values, part of this interface */
 
 typedef enum expr_kind {
     EXPR_CONST = 0,      /* imm = value */
@@ -44,17 +45,6 @@ typedef struct expr_program {
  * for the pool's lifetime and expr_id gives its node index in the program
  * (-1 for NULL). */
 int32_t expr_id(const prt_expr *e);
-
-/* prt_dim_op values are 0 .. EXPR_OP_COUNT - 1. */
-#define EXPR_OP_COUNT 9
-/* "SUM", "FLOOR_DIV", ...; "?" for a value out of range. Static storage. */
-const char *expr_op_name(int32_t op);
-/* One operation on concrete values, shared by constant folding (expr.c) and
- * evaluation (expr_eval.c) so both round alike: NULL with *out set, or a
- * static reason ("overflow", "division by zero", "unknown operation") with
- * *out untouched. FLOOR_DIV rounds toward -inf and CEIL_DIV toward +inf for
- * every sign of either operand. Records no error; callers name the node. */
-const char *expr_apply(int32_t op, int64_t a, int64_t b, int64_t *out);
 
 typedef struct expr_pool expr_pool;
 
