@@ -35,23 +35,6 @@
 
 /* ---- buffers -------------------------------------------------------------- */
 
-int chk_dev_alloc(chk_buf *b, char *why, size_t cap)
-{
-    void *p = NULL;
-    if (prt_device_malloc(PRT_DEVICE_CUDA, chk_buf_total(b), &p) != PRT_OK)
-        return chk_say(why, cap, "device memory for a buffer of %zu bytes: %s", b->bytes,
-                       prt_last_error());
-    b->dev = p;
-    return 0;
-}
-
-void chk_dev_free(chk_buf *b)
-{
-    if (b->dev)
-        prt_device_free(PRT_DEVICE_CUDA, b->dev);
-    b->dev = NULL;
-}
-
 /* Every buffer of a case: inputs, outputs, workspace. */
 static int32_t case_bufs(chk_case *k, chk_buf **list)
 {

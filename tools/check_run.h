@@ -16,27 +16,7 @@
 #ifndef PLUGRT_TOOLS_CHECK_RUN_H
 #define PLUGRT_TOOLS_CHECK_RUN_H
 
-#include "check_layer.h"
-
-typedef struct chk_buf {
-    unsigned char *block; /* guard | data | guard */
-    unsigned char *data;  /* 256-byte aligned, as the runtime's arena */
-    size_t bytes;
-    uint64_t seed;        /* of the guard pattern */
-    unsigned char *dev;   /* on CUDA: the device's block (data at dev + CHK_GUARD) */
-    unsigned char *stage; /* a gated run's staged copy of it, until the run ends */
-} chk_buf;
-
-/* One set of concrete shapes, its buffers and its input data. */
-typedef struct chk_case {
-    chk_layer *L;
-    prt_dims in_dims[CHK_MAX_DIMSETS]; /* and the shape inputs' values */
-    prt_dims out_dims[CHK_MAX_OUT];    /* what the buffers hold: sizes at their bounds */
-    int64_t upper[CHK_MAX_OUT];        /* size-tensor outputs: the bound; else -1 */
-    chk_buf in[CHK_MAX_IN], out[CHK_MAX_OUT], ws;
-    unsigned char *in_ref[CHK_MAX_IN]; /* the inputs as filled */
-    char shape[512];
-} chk_case;
+#include "check_case.h"
 
 /* A plugin object and what it was last told (on_shape_change), as the
  * runtime keeps it per context. */
@@ -69,20 +49,8 @@ typedef struct chk_outcome {
     int64_t bounds_element;
 } chk_outcome;
 
-/* Bytes of b's block: guard, data, guard and the padding to the next
- * 256 bytes. */
-size_t chk_buf_total(const chk_buf *b);
-/* The data as the plugin is given it on c->device. */
-static inline void *chk_buf_ptr(const chk_ctx *c, const chk_buf *b)
-{
-    return c->device == PRT_DEVICE_CUDA ? (void *)(b->dev + CHK_GUARD) : (void *)b->data;
-}
-
 /* ---- check_device.c: the device side of runs ---------------------------- */
 
-/* b->dev for b's block (cudaMalloc'd). 0, or -1 with why. */
-int chk_dev_alloc(chk_buf *b, char *why, size_t cap);
-void chk_dev_free(chk_buf *b);
 /* Before enqueue on CUDA: every block of k, as its mirror holds it, to the
  * device, on c->stream (made on first use); with c->gated, behind a busy
  * stream with decoy inputs (check_device.c says how). 0, or -1 with what
@@ -91,13 +59,6 @@ int chk_dev_before(chk_ctx *c, chk_case *k, char *why, size_t cap);
 /* After enqueue: waits for the stream (and with c->device_sync the whole
  * device) and copies every block back into its mirror. 0, or -1 with why. */
 int chk_dev_after(chk_ctx *c, chk_case *k, char *why, size_t cap);
-
-/* Buffers for concrete input shapes and random input data (`sparse`: a
- * third of the elements zero, so data-dependent sizes fall below their
- * bounds). 0, or -1 with L->why. */
-int chk_case_init(chk_case *k, chk_layer *L, const prt_dims *in_dims, chk_rng *r,
-                  int sparse);
-void chk_case_free(chk_case *k);
 
 /* Runs o on k: guards reset, inputs restored, outputs and workspace
  * poisoned with pattern 1 or 2; with `aliased`, each output that aliases an
