@@ -19,8 +19,8 @@
  *
  * The plugin runs on the CPU or, with --device cuda, on CUDA (c->device):
  * the same checks, every buffer guarded and poisoned on the device too
- * (check_run.h, check_device.c), plus the stream check and the reference
- * check, CUDA against the CPU. Only children use a device.
+ * (check_case.h, check_transfer.c), plus the stream check and the
+ * reference check, CUDA against the CPU. Only children use a device.
  */
 #ifndef PLUGRT_TOOLS_CHECK_H
 #define PLUGRT_TOOLS_CHECK_H

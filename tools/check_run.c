@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_transfer.h"
 #include "numeric.h"
 
 /* ---- poison ------------------------------------------------------------------- */

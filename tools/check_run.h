@@ -49,22 +49,11 @@ typedef struct chk_outcome {
     int64_t bounds_element;
 } chk_outcome;
 
-/* ---- check_device.c: the device side of runs ---------------------------- */
-
-/* Before enqueue on CUDA: every block of k, as its mirror holds it, to the
- * device, on c->stream (made on first use); with c->gated, behind a busy
- * stream with decoy inputs (check_device.c says how). 0, or -1 with what
- * the device said in why. */
-int chk_dev_before(chk_ctx *c, chk_case *k, char *why, size_t cap);
-/* After enqueue: waits for the stream (and with c->device_sync the whole
- * device) and copies every block back into its mirror. 0, or -1 with why. */
-int chk_dev_after(chk_ctx *c, chk_case *k, char *why, size_t cap);
-
 /* Runs o on k: guards reset, inputs restored, outputs and workspace
  * poisoned with pattern 1 or 2; with `aliased`, each output that aliases an
  * input is that input's buffer, as at run time. on_shape_change is called
  * when o has not been told these dims. Then enqueue on c->device (with
- * c->gated, behind a busy stream: see check_device.c), and the outcome
+ * c->gated, behind a busy stream: see check_transfer.c), and the outcome
  * read. Frees what *out held. Returns out->st. */
 prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
                    chk_outcome *out);
