@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check_objects.h"
 #include "check_run.h"
 #include "check_transfer.h"
 #include "numeric.h"

@@ -43,21 +43,6 @@ void chk_outcome_free(chk_outcome *out)
     memset(out, 0, sizeof *out);
 }
 
-prt_status chk_set_tactic(chk_ctx *c, chk_obj *o, int32_t tactic)
-{
-    prt_status (*set)(prt_plugin *, int32_t) = CHK_RUNTIME(o->p, set_tactic);
-    prt_status st = PRT_OK;
-    if (set) {
-        chk_call_begin(c, "set_tactic(%d)", (int)tactic);
-        st = chk_call_end(c, set(o->p, tactic));
-    } else if (tactic != 0) {
-        st = PRT_ERR_UNSUPPORTED;
-    }
-    if (st == PRT_OK)
-        o->tactic = tactic;
-    return st;
-}
-
 static void bounds_problem(chk_outcome *out, const char *tensor, int64_t element,
                            const char *fmt, ...) CLI_PRINTF(4, 5);
 static void bounds_problem(chk_outcome *out, const char *tensor, int64_t element,
@@ -437,4 +422,40 @@ int32_t chk_for_cases(chk_ctx *c, int zero_input, chk_case_fn fn, void *user,
                  "no shape within a profile the plugin accepts runs (last refusal: %s)",
                  last[0] ? last : "none");
     return ran;
+}
+
+/* ---- against the reference ------------------------------------------------------ */
+
+int chk_differs(chk_ctx *c, const chk_case *k, int32_t tactic, const chk_outcome *got,
+                const chk_outcome *ref, const char *what)
+{
+    int32_t t;
+    int64_t e;
+    char why[CHK_MSG], name[16];
+    if (got->st != PRT_OK) {
+        chk_fail_at(c, k->shape, tactic, "", -1, "%s fails where the reference ran: %s",
+                    what, got->msg);
+        return 1;
+    }
+    if (chk_outcome_compare(k, got, ref, CHK_TOL_SAME, &t, &e, why, sizeof why) == 0)
+        return 0;
+    snprintf(name, sizeof name, "out%d", (int)t);
+    chk_fail_at(c, k->shape, tactic, name, e, "%s differs: %s", what, why);
+    return 1;
+}
+
+int chk_other_case(chk_ctx *c, chk_rcase *x, chk_case *k2, chk_outcome *ref2)
+{
+    prt_dims dims[CHK_MAX_DIMSETS];
+    memset(k2, 0, sizeof *k2);
+    memset(ref2, 0, sizeof *ref2);
+    for (int a = 0; a < 4; a++) {
+        chk_layer_draw(&x->L, &c->rng, dims);
+        if (chk_case_init(k2, &x->L, dims, &c->rng, 0) == 0 &&
+            chk_run(c, k2, &x->o, 1, 0, ref2) == PRT_OK)
+            return 0;
+        chk_outcome_free(ref2);
+        chk_case_free(k2);
+    }
+    return -1;
 }

@@ -17,15 +17,7 @@
 #define PLUGRT_TOOLS_CHECK_RUN_H
 
 #include "check_case.h"
-
-/* A plugin object and what it was last told (on_shape_change), as the
- * runtime keeps it per context. */
-typedef struct chk_obj {
-    prt_plugin *p;
-    int told;
-    prt_tensor_desc in[CHK_MAX_IN], out[CHK_MAX_OUT];
-    int32_t tactic;
-} chk_obj;
+#include "check_objects.h"
 
 /* What one run did. */
 typedef struct chk_outcome {
@@ -58,9 +50,6 @@ typedef struct chk_outcome {
 prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
                    chk_outcome *out);
 void chk_outcome_free(chk_outcome *out);
-
-/* set_tactic on an object (the entry may be NULL: only tactic 0). */
-prt_status chk_set_tactic(chk_ctx *c, chk_obj *o, int32_t tactic);
 
 /* Compares two outcomes of the same case output by output (integers
  * exactly, floats within the tolerances `tol` names, CHK_TOL_SAME or
@@ -104,7 +93,7 @@ typedef void (*chk_case_fn)(chk_ctx *c, chk_rcase *x, void *user);
 int32_t chk_for_cases(chk_ctx *c, int zero_input, chk_case_fn fn, void *user,
                       int32_t *refused);
 
-/* ---- check_runtime.c: what several checks do alike ----------------------- */
+/* ---- against the reference --------------------------------------------- */
 
 /* A run that must agree with the reference (CHK_TOL_SAME). 1, with the
  * check failed naming `what`, if not. */
@@ -113,14 +102,5 @@ int chk_differs(chk_ctx *c, const chk_case *k, int32_t tactic, const chk_outcome
 /* A second set of shapes within x's profile, and its reference from the
  * layer's plugin. 0, or -1 when it did not run (not a failure). */
 int chk_other_case(chk_ctx *c, chk_rcase *x, chk_case *k2, chk_outcome *ref2);
-/* The plugin an engine holds: created for the runtime phase from p's
- * serialized fields, then set to `tactic` (as prt_engine_deserialize).
- * NULL, with the check failed, when that does not work. */
-prt_plugin *chk_engine_plugin(chk_ctx *c, prt_plugin *p, int32_t tactic);
-/* A context's plugin into o: attach_to_context on an engine plugin, with
- * resources for `device`, then its tactic set. NULL with the check
- * failed when that does not work. */
-prt_plugin *chk_attach(chk_ctx *c, prt_plugin *e, int32_t device, int32_t tactic,
-                       chk_obj *o);
 
 #endif /* PLUGRT_TOOLS_CHECK_RUN_H */

@@ -16,133 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_objects.h"
 #include "check_run.h"
-
-int chk_differs(chk_ctx *c, const chk_case *k, int32_t tactic, const chk_outcome *got,
-                const chk_outcome *ref, const char *what)
-{
-    int32_t t;
-    int64_t e;
-    char why[CHK_MSG], name[16];
-    if (got->st != PRT_OK) {
-        chk_fail_at(c, k->shape, tactic, "", -1, "%s fails where the reference ran: %s",
-                    what, got->msg);
-        return 1;
-    }
-    if (chk_outcome_compare(k, got, ref, CHK_TOL_SAME, &t, &e, why, sizeof why) == 0)
-        return 0;
-    snprintf(name, sizeof name, "out%d", (int)t);
-    chk_fail_at(c, k->shape, tactic, name, e, "%s differs: %s", what, why);
-    return 1;
-}
-
-int chk_other_case(chk_ctx *c, chk_rcase *x, chk_case *k2, chk_outcome *ref2)
-{
-    prt_dims dims[CHK_MAX_DIMSETS];
-    memset(k2, 0, sizeof *k2);
-    memset(ref2, 0, sizeof *ref2);
-    for (int a = 0; a < 4; a++) {
-        chk_layer_draw(&x->L, &c->rng, dims);
-        if (chk_case_init(k2, &x->L, dims, &c->rng, 0) == 0 &&
-            chk_run(c, k2, &x->o, 1, 0, ref2) == PRT_OK)
-            return 0;
-        chk_outcome_free(ref2);
-        chk_case_free(k2);
-    }
-    return -1;
-}
-
-/* ---- making objects --------------------------------------------------------- */
-
-static prt_plugin *clone_of(chk_ctx *c, prt_plugin *p, const char *what)
-{
-    char why[CHK_MSG];
-    prt_plugin *q;
-    chk_call_begin(c, "clone");
-    q = p->vt->runtime->clone(p);
-    chk_call_end(c, PRT_OK);
-    if (!q) {
-        chk_fail(c, "%s: clone returned NULL", what);
-        return NULL;
-    }
-    if (chk_plugin_tables(q, p->vt->build != NULL, why, sizeof why) ||
-        chk_plugin_identity(c, q, why, sizeof why)) {
-        chk_fail(c, "%s: the clone: %s", what, why);
-        return NULL;
-    }
-    return q;
-}
-
-prt_plugin *chk_engine_plugin(chk_ctx *c, prt_plugin *p, int32_t tactic)
-{
-    const prt_field_collection *ser;
-    prt_field_collection *copy;
-    prt_plugin *e;
-    chk_obj tmp;
-    char why[CHK_MSG];
-    chk_call_begin(c, "get_fields_to_serialize");
-    ser = p->vt->runtime->get_fields_to_serialize(p);
-    chk_call_end(c, PRT_OK);
-    if (chk_fields_problem(ser, why, sizeof why)) {
-        chk_fail(c, "%s", why);
-        return NULL;
-    }
-    copy = chk_fields_copy(ser);
-    if (!copy) {
-        chk_fail(c, "out of memory");
-        return NULL;
-    }
-    e = chk_create(c, PRT_PHASE_RUNTIME, copy, NULL);
-    chk_fields_free(copy);
-    if (!e) {
-        chk_fail(c, "create(runtime phase) refuses the serialized fields: %s",
-                 chk_call_error(c));
-        return NULL;
-    }
-    if (chk_plugin_tables(e, 0, why, sizeof why)) {
-        chk_fail(c, "the runtime-phase plugin: %s", why);
-        return NULL;
-    }
-    memset(&tmp, 0, sizeof tmp);
-    tmp.p = e;
-    if (chk_set_tactic(c, &tmp, tactic) != PRT_OK) {
-        chk_fail(c, "the runtime-phase plugin refuses tactic %d: %s", (int)tactic,
-                 chk_call_error(c));
-        chk_destroy(c, e);
-        return NULL;
-    }
-    return e;
-}
-
-prt_plugin *chk_attach(chk_ctx *c, prt_plugin *e, int32_t device, int32_t tactic,
-                       chk_obj *o)
-{
-    prt_plugin_resources res = {sizeof res, PRT_PLUGIN_ABI_VERSION, device};
-    char why[CHK_MSG];
-    prt_plugin *x;
-    chk_call_begin(c, "attach_to_context");
-    x = e->vt->runtime->attach_to_context(e, &res);
-    chk_call_end(c, PRT_OK);
-    if (!x) {
-        chk_fail(c, "attach_to_context returned NULL");
-        return NULL;
-    }
-    if (x == e || chk_plugin_tables(x, 0, why, sizeof why) ||
-        chk_plugin_identity(c, x, why, sizeof why)) {
-        chk_fail(c, "attach_to_context: %s",
-                 x == e ? "it returned the engine's own plugin" : why);
-        return NULL;
-    }
-    memset(o, 0, sizeof *o);
-    o->p = x;
-    if (chk_set_tactic(c, o, tactic) != PRT_OK) {
-        chk_fail(c, "a context's plugin refuses tactic %d: %s", (int)tactic,
-                 chk_call_error(c));
-        chk_destroy(c, x);
-        return NULL;
-    }
-    return x;
-}
 
 /* Fresh allocations filled with garbage, so that memory a destroyed plugin
  * freed no longer holds what it did; freed with scribble_free. */
@@ -306,7 +181,7 @@ static void clone_case(chk_ctx *c, chk_rcase *x, void *user)
     memset(&got, 0, sizeof got);
     memset(&oc, 0, sizeof oc);
     memset(&oc2, 0, sizeof oc2);
-    oc.p = clone_of(c, x->L.p, "clone");
+    oc.p = chk_clone(c, x->L.p, "clone");
     if (!oc.p)
         return;
     chk_run(c, &x->k, &oc, 1, 0, &got);
@@ -336,7 +211,7 @@ static void clone_case(chk_ctx *c, chk_rcase *x, void *user)
     chk_run(c, &k2, &oc, 2, 0, &got);
     if (!chk_differs(c, &k2, 0, &got, &ref2,
                      "the clone's run, after the original was destroyed")) {
-        oc2.p = clone_of(c, oc.p, "a clone of a clone");
+        oc2.p = chk_clone(c, oc.p, "a clone of a clone");
         if (oc2.p) {
             chk_destroy(c, oc.p);
             oc.p = NULL;
