@@ -12,7 +12,7 @@
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------ */
-/* Reference arithmetic, written independently of expr_eval.c               */
+/* Reference arithmetic, written independently of expr_ops.c                */
 /* ------------------------------------------------------------------------ */
 
 /* floor(a / b) from the definition: the q with q * b <= a < (q + 1) * b for
