@@ -131,8 +131,11 @@ if [ "${2:-}" = sanitize ]; then
   }
   export -f sanitize
   export san bundle logs
+  # PRT_SAN_PLUGINS=1 adds the standard plugins' sections (their kernels
+  # are not the built-in ops').
   for tool in memcheck racecheck synccheck; do
     for t in test_op_coverage test_cuda_ops test_cuda_runtime; do echo "$tool $t"; done
+    [ "${PRT_SAN_PLUGINS:-0}" = 1 ] || continue
     for sec in devices nonzero hardmax circpad addinplace graphs engines ddengines; do
       echo "$tool test_cuda_plugins $sec"
     done
