@@ -135,10 +135,11 @@ class ScaleCreator(trt.IPluginCreatorV3One):
         f = fc.get("scale")
         if f is not None:
             if f.type != FLOAT32 or len(f.data) != 1:
-                # The binding reports it through the host's set_error and
-                # fails create with PRT_ERR_PLUGIN.
-                raise ValueError("PyScale: field 'scale' must be float32[1], got type "
-                                 "%d length %d" % (f.type, len(f.data)))
+                # The ABI's error convention through the binding: the status
+                # the error names, its message through the host's set_error.
+                raise trt.InvalidArgumentError(
+                    "PyScale: field 'scale' must be float32[1], got type "
+                    "%d length %d" % (f.type, len(f.data)))
             scale = float(f.data[0])
         return PyScale(scale)
 
@@ -382,7 +383,7 @@ def test_create_rejects_wrong_type():
         except trt.Error as e:
             st = e.status
         msg = C.last_error()
-        check(st == C.PRT_ERR_PLUGIN and p is None,
+        check(st == C.PRT_ERR_INVALID_ARGUMENT and p is None,
               "create with a bad field fails (%s)" % C.status_name(st))
         check("field 'scale' must be float32[1], got " + what in msg,
               "prt_last_error() has the plugin's message: %r" % msg)

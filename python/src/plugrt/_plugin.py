@@ -831,9 +831,13 @@ def _create_py(cp, layer_name, fields, phase, out):
         who = "Python plugin creator %s (%s.create_plugin)" % (
             cb.key if cb else "?", type(cb.creator).__qualname__ if cb else "?")
         msg = "%s raised %s: %s" % (who, type(exc).__name__, exc)
+        # A plugrt.Error names its own status (InvalidArgumentError for a
+        # bad field, as a C creator returns PRT_ERR_INVALID_ARGUMENT); any
+        # other exception is the plugin's failure.
+        st = exc.status if isinstance(exc, E.Error) and exc.status else C.PRT_ERR_PLUGIN
         E.record(exc, msg)
-        C.host_set_error(C.PRT_ERR_PLUGIN, msg)
-        return C.PRT_ERR_PLUGIN
+        C.host_set_error(st, msg)
+        return st
 
 
 _CREATE = C.CREATE_FN(_create_py)
