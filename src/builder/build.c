@@ -533,10 +533,15 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
         for (int32_t k = 0; k < l->nb_inputs; k++)
             b.t[l->inputs[k]].last_use = li;
         if (!(l->plugin->vt->core->devices(l->plugin) & (1u << cfg->device))) {
+            const char *ns = l->plugin->vt->core->plugin_namespace(l->plugin);
             st = base_error(PRT_ERR_UNSUPPORTED,
-                            "layer '%s': plugin %s does not run on %s", l->name,
+                            "layer '%s': plugin %s does not run on %s%s", l->name,
                             bld_plugin_label(l->plugin),
-                            cfg->device == PRT_DEVICE_CPU ? "the CPU" : "CUDA");
+                            cfg->device == PRT_DEVICE_CPU ? "the CPU" : "CUDA",
+                            ns && strcmp(ns, PRT_BUILTIN_NAMESPACE) == 0
+                                ? " (`plugrt plugins --builtins` lists where each "
+                                  "built-in op runs)"
+                                : "");
             goto done;
         }
     }
