@@ -179,3 +179,49 @@ void oc_free(oc_case *c)
     for (int32_t i = 0; i < c->nb; i++)
         ot_free(&c->in[i]);
 }
+
+/* Output dims and two input dims broadcast to them, by kind: 0 same dims,
+ * 1 a scalar, 2 a row, 3 both sides broadcast ([a, 1, c] and [b, 1]), 4 a
+ * 1-element tensor of lower rank, 5 an empty dim, 6 rank 6 mixed. */
+void oc_bcast_pair(tu_rng *r, int kind, prt_dims *a, prt_dims *b)
+{
+    int64_t x = tu_rng_range(r, 1, 9), y = tu_rng_range(r, 2, 7),
+            z = tu_rng_range(r, 1, 40);
+    switch (kind) {
+    case 0:
+        *a = *b = D3(x, y, z);
+        break;
+    case 1:
+        *a = D3(x, y, z);
+        *b = D0();
+        break;
+    case 2:
+        *a = D3(x, y, z);
+        *b = D1(z);
+        break;
+    case 3:
+        *a = D3(x, 1, z);
+        *b = D2(y, 1);
+        break;
+    case 4:
+        *a = D1(1);
+        *b = D4(2, x, y, 3);
+        break;
+    case 5:
+        *a = D3(x, 0, z);
+        *b = D1(z);
+        break;
+    default: {
+        int64_t d[6], e[6];
+        for (int i = 0; i < 6; i++) {
+            d[i] = tu_rng_range(r, 1, 3);
+            e[i] = tu_rng_range(r, 0, 1) ? d[i] : 1;
+        }
+        d[2] = 1;
+        e[2] = 3;
+        *a = tu_dims(6, d);
+        *b = tu_dims(5, e + 1);
+        break;
+    }
+    }
+}

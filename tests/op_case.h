@@ -54,4 +54,12 @@ void oc_compare(const char *what, const oc_case *c, const ot_tensor *got,
 /* Frees the case's input tensors. */
 void oc_free(oc_case *c);
 
+/* Random dims a and b broadcast to each other (numpy's rule), by kind:
+ * 0 the same dims, 1 b a scalar, 2 b a row, 3 both sides broadcast
+ * ([x, 1, z] and [y, 1]), 4 a a one-element tensor of lower rank, 5 an
+ * empty dim, 6 rank 6 against rank 5, mixed. Kinds 0, 1, 2 and 5
+ * broadcast b to a alone (unidirectionally: PRelu's slope). */
+#define OC_BCAST_KINDS 7
+void oc_bcast_pair(tu_rng *r, int kind, prt_dims *a, prt_dims *b);
+
 #endif /* PLUGRT_OP_CASE_H */

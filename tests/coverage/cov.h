@@ -19,14 +19,20 @@
 
 typedef struct cov cov;
 
-/* Runs case k of the current cell: the CPU's baseline kernels on one thread
- * as the reference, the cell's device (the CPU's fastest kernels on several
+/* Runs case k of the current cell (messages name it by `what`, the
+ * cell's device and dtype, and its inputs' dims): the CPU's baseline kernels on one
+ * thread as the reference, the cell's device (the CPU's fastest kernels on several
  * threads, or CUDA) as what is tested, outputs poisoned differently in the
  * two runs, every output compared as k says (rtol, exact). Where the cell's
  * device must refuse k's dtype (a CUDA kernel that takes fewer dtypes than
  * the CPU's), checks instead that the build fails naming the layer, the op
  * and the dtype. Frees k's inputs. `what` names the case in messages. */
 void cov_case(cov *c, const char *what, oc_case *k);
+
+/* printf's output added to the string in buf (cap bytes in all): a case's
+ * name built in parts. */
+void cov_append(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* The generator's random source. */
 tu_rng *cov_rng(cov *c);

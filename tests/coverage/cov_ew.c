@@ -8,41 +8,12 @@
 
 #include "cov.h"
 
-/* Dims of a and b broadcast to each other, by kind: 0 the same dims, 1 a
- * scalar, 2 a row, 3 both sides broadcast, 4 a lower-rank one-element
- * tensor, 5 an empty dim. Kinds 0, 1, 2 and 5 broadcast b to a
- * (unidirectionally: PRelu's slope, Where's Y). */
-#define NB_KINDS 6
+/* Every broadcast kind of oc_bcast_pair. */
+#define NB_KINDS OC_BCAST_KINDS
+
 static void bcast_pair(cov *c, int kind, prt_dims *a, prt_dims *b)
 {
-    tu_rng *r = cov_rng(c);
-    int64_t x = tu_rng_range(r, 1, 7), y = tu_rng_range(r, 2, 5),
-            z = tu_rng_range(r, 1, 33);
-    switch (kind) {
-    case 0:
-        *a = *b = D3(x, y, z);
-        break;
-    case 1:
-        *a = D3(x, y, z);
-        *b = D0();
-        break;
-    case 2:
-        *a = D3(x, y, z);
-        *b = D1(z);
-        break;
-    case 3:
-        *a = D3(x, 1, z);
-        *b = D2(y, 1);
-        break;
-    case 4:
-        *a = D1(1);
-        *b = D4(2, x, y, 3);
-        break;
-    default:
-        *a = D3(x, 0, z);
-        *b = D1(z);
-        break;
-    }
+    oc_bcast_pair(cov_rng(c), kind, a, b);
 }
 
 static int unidirectional(int kind)

@@ -9,35 +9,9 @@
  * as an importer makes them.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
-#include "base/base.h"
 #include "cov.h"
-
-/* printf's output added to the string in buf. */
-__attribute__((format(printf, 3, 4))) static void append(char *buf, size_t cap,
-                                                         const char *fmt, ...)
-{
-    const size_t n = strlen(buf);
-    va_list ap;
-    va_start(ap, fmt);
-    if (n < cap)
-        vsnprintf(buf + n, cap - n, fmt, ap);
-    va_end(ap);
-}
-
-/* Runs k under `what` followed by the dims of its inputs. */
-static void run_case(cov *c, const char *what, oc_case *k)
-{
-    char full[256], d[64];
-    snprintf(full, sizeof full, "%s, inputs", what);
-    for (int32_t i = 0; i < k->nb; i++) {
-        base_dims_str(&k->in[i].dims, d, sizeof d);
-        append(full, sizeof full, " %s", d);
-    }
-    cov_case(c, full, k);
-}
 
 static int64_t rnd(cov *c, int64_t lo, int64_t hi)
 {
@@ -108,7 +82,7 @@ static void gen_matmul(cov *c, const char *op, int32_t dt)
             k.nb = 3;
         }
         snprintf(what, sizeof what, "MatMul %s", whats[v]);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -135,7 +109,7 @@ static void gen_gemm(cov *c, const char *op, int32_t dt)
         k.role[1] = k.role[2] = v % 4 == 1 ? OC_DATA : OC_CONST;
         snprintf(what, sizeof what, "Gemm transA %d transB %d alpha %g beta %g", (int)ta,
                  (int)tb, alpha, beta);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -175,7 +149,7 @@ static void gen_einsum(cov *c, const char *op, int32_t dt)
             k.in[i] = cov_random(c, dt, d, 0);
         }
         snprintf(what, sizeof what, "Einsum %s", cs[e].eq);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -281,7 +255,7 @@ static void gen_conv(cov *c, const char *op, int32_t dt)
             k.in[2] = cov_random(c, dt, D1(w->m), 0);
         k.role[1] = k.role[2] = i % 3 ? OC_CONST : OC_DATA;
         snprintf(what, sizeof what, "Conv %s, activation '%s'", w->what, act);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -323,7 +297,7 @@ static void gen_conv_transpose(cov *c, const char *op, int32_t dt)
             k.in[2] = cov_random(c, dt, D1(w->m), 0);
         k.role[1] = k.role[2] = i % 3 ? OC_CONST : OC_DATA;
         snprintf(what, sizeof what, "ConvTranspose %s", w->what);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -372,7 +346,7 @@ static void gen_pool(cov *c, const char *op, int32_t dt)
                      (int)odd);
         else
             snprintf(what, sizeof what, "%s %s, p %d", op, w->what, (int)p);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -393,7 +367,7 @@ static void gen_global_pool(cov *c, const char *op, int32_t dt)
             k.nf = 1;
         }
         k.in[0] = cov_random(c, dt, xd[v], v == 0);
-        run_case(c, op, &k);
+        cov_case(c, op, &k);
     }
 }
 
@@ -418,7 +392,7 @@ static void gen_softmax(cov *c, const char *op, int32_t dt)
         k.in[0] = cov_random(c, dt, d, v == 3);
         scale_values(&k.in[0], 6.0);
         snprintf(what, sizeof what, "%s axis %d coerce_2d %d", op, (int)axis, (int)c2);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -460,7 +434,7 @@ static void gen_layer_norm(cov *c, const char *op, int32_t dt)
             k.rtol = fmax(k.rtol, st == 10 ? 2e-3 : 1.6e-2);
         snprintf(what, sizeof what, "LayerNormalization axis %d, %d outputs, stash %d",
                  (int)axis, (int)nbo, (int)st);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -493,7 +467,7 @@ static void gen_batch_norm(cov *c, const char *op, int32_t dt)
             ot_set(&k.in[4], i, fabs(ot_get(&k.in[4], i))); /* a variance */
         snprintf(what, sizeof what, "BatchNormalization spatial %d, %s parameters",
                  (int)spatial, prt_dtype_name(pdt));
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -523,7 +497,7 @@ static void gen_group_norm(cov *c, const char *op, int32_t dt)
         k.in[2] = cov_random(c, dt, D1(P), 0);
         k.role[1] = k.role[2] = v % 2 ? OC_CONST : OC_DATA;
         snprintf(what, sizeof what, "%s num_groups %d, epsilon %g", op, (int)G, eps);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -545,7 +519,7 @@ static void gen_lp_norm(cov *c, const char *op, int32_t dt)
         for (int64_t i = 0; v == 2 && tu_volume(&d) > 0 && i < d.d[a]; i++)
             ot_set(&k.in[0], i * stride, 0.0); /* the row through element 0 */
         snprintf(what, sizeof what, "LpNormalization axis %d p %d", (int)axis, (int)p);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -617,10 +591,11 @@ static void gen_resize(cov *c, const char *op, int32_t dt)
                  sizes_in ? ", sizes of axes -2 and 3" : ", scales",
                  v == 2 ? ", keep_aspect_ratio_policy " : "", v == 2 ? keep : "");
         for (int32_t j = 0; j < nv; j++)
-            append(what, sizeof what, " %g", sizes_in ? (double)sizes[j] : scales[j]);
+            cov_append(what, sizeof what, " %g", sizes_in ? (double)sizes[j] : scales[j]);
         if (aa)
-            append(what, sizeof what, ", antialias, exclude_outside, cubic_coeff_a -0.5");
-        run_case(c, what, &k);
+            cov_append(what, sizeof what,
+                       ", antialias, exclude_outside, cubic_coeff_a -0.5");
+        cov_case(c, what, &k);
     }
 }
 

@@ -6,35 +6,9 @@
  * and, for floats, NaN and infinities.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
-#include "base/base.h"
 #include "cov.h"
-
-/* printf's output added to the string in buf. */
-__attribute__((format(printf, 3, 4))) static void append(char *buf, size_t cap,
-                                                         const char *fmt, ...)
-{
-    const size_t n = strlen(buf);
-    va_list ap;
-    va_start(ap, fmt);
-    if (n < cap)
-        vsnprintf(buf + n, cap - n, fmt, ap);
-    va_end(ap);
-}
-
-/* Runs k under `what` followed by the dims of its inputs. */
-static void run_case(cov *c, const char *what, oc_case *k)
-{
-    char full[256], d[64];
-    snprintf(full, sizeof full, "%s, inputs", what);
-    for (int32_t i = 0; i < k->nb; i++) {
-        base_dims_str(&k->in[i].dims, d, sizeof d);
-        append(full, sizeof full, " %s", d);
-    }
-    cov_case(c, full, k);
-}
 
 static int64_t rnd(cov *c, int64_t lo, int64_t hi)
 {
@@ -115,10 +89,10 @@ static void gen_reduce(cov *c, const char *op, int32_t dt)
                  : v == 2  ? " absent"
                            : "");
         for (int32_t i = 0; i < nb_axes; i++)
-            append(what, sizeof what, " %d", (int)axes[i]);
+            cov_append(what, sizeof what, " %d", (int)axes[i]);
         if (v == 3)
-            append(what, sizeof what, " none, noop_with_empty_axes");
-        run_case(c, what, &k);
+            cov_append(what, sizeof what, " none, noop_with_empty_axes");
+        cov_case(c, what, &k);
     }
 }
 
@@ -144,7 +118,7 @@ static void gen_arg(cov *c, const char *op, int32_t dt)
         make_ties(&k.in[0]);
         snprintf(what, sizeof what, "%s axis %d keepdims %d select_last_index %d", op,
                  (int)axis, (int)keep, (int)last);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -176,7 +150,7 @@ static void gen_cumsum(cov *c, const char *op, int32_t dt)
         k.in[0] = cov_random(c, dt, d, v == 2);
         snprintf(what, sizeof what, "CumSum axis %d%s exclusive %d reverse %d", (int)axis,
                  as_input ? " (input)" : "", (int)excl, (int)rev);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 
@@ -213,7 +187,7 @@ static void gen_topk(cov *c, const char *op, int32_t dt)
         make_ties(&k.in[0]);
         snprintf(what, sizeof what, "TopK axis %d K %lld%s largest %d", (int)axis,
                  (long long)K, v == 1 ? " (field)" : "", (int)largest);
-        run_case(c, what, &k);
+        cov_case(c, what, &k);
     }
 }
 

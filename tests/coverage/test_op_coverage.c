@@ -22,9 +22,11 @@
  * summary says how many (op, device, dtype) cells ran. `-v` lists each.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "cov.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/op_device.h"
@@ -46,6 +48,16 @@ struct cov {
     int refusals;
     int verbose;
 };
+
+void cov_append(char *buf, size_t cap, const char *fmt, ...)
+{
+    const size_t n = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n < cap)
+        vsnprintf(buf + n, cap - n, fmt, ap);
+    va_end(ap);
+}
 
 tu_rng *cov_rng(cov *c)
 {
@@ -110,10 +122,16 @@ void cov_case(cov *c, const char *what, oc_case *k)
 {
     ot_tensor want[OC_MAXOUT] = {{0}}, got[OC_MAXOUT] = {{0}};
     prt_engine *ref = NULL, *run = NULL;
-    char full[256], err[1024];
+    char full[384], err[1024];
+    size_t n;
     int rc;
-    snprintf(full, sizeof full, "%s on %s (%s)", what, device_name(c->device),
-             prt_dtype_name(c->dtype));
+    n = (size_t)snprintf(full, sizeof full, "%s on %s (%s), inputs", what,
+                         device_name(c->device), prt_dtype_name(c->dtype));
+    for (int32_t i = 0; i < k->nb && n < sizeof full; i++) {
+        char d[64];
+        base_dims_str(&k->in[i].dims, d, sizeof d);
+        n += (size_t)snprintf(full + n, sizeof full - n, " %s", d);
+    }
     c->cases++;
     c->total_cases++;
     if (c->refuse) {

@@ -304,52 +304,6 @@ static double float_rtol(int32_t dt, double f32)
                                 : 0;
 }
 
-/* Output dims and two input dims broadcast to them, by kind: 0 same dims,
- * 1 a scalar, 2 a row, 3 both sides broadcast ([a, 1, c] and [b, 1]), 4 a
- * 1-element tensor of lower rank, 5 an empty dim, 6 rank 6 mixed. */
-static void bcast_pair(tu_rng *r, int kind, prt_dims *a, prt_dims *b)
-{
-    int64_t x = tu_rng_range(r, 1, 9), y = tu_rng_range(r, 2, 7),
-            z = tu_rng_range(r, 1, 40);
-    switch (kind) {
-    case 0:
-        *a = *b = D3(x, y, z);
-        break;
-    case 1:
-        *a = D3(x, y, z);
-        *b = D0();
-        break;
-    case 2:
-        *a = D3(x, y, z);
-        *b = D1(z);
-        break;
-    case 3:
-        *a = D3(x, 1, z);
-        *b = D2(y, 1);
-        break;
-    case 4:
-        *a = D1(1);
-        *b = D4(2, x, y, 3);
-        break;
-    case 5:
-        *a = D3(x, 0, z);
-        *b = D1(z);
-        break;
-    default: {
-        int64_t d[6], e[6];
-        for (int i = 0; i < 6; i++) {
-            d[i] = tu_rng_range(r, 1, 3);
-            e[i] = tu_rng_range(r, 0, 1) ? d[i] : 1;
-        }
-        d[2] = 1;
-        e[2] = 3;
-        *a = tu_dims(6, d);
-        *b = tu_dims(5, e + 1);
-        break;
-    }
-    }
-}
-
 static void test_binary(tu_rng *r)
 {
     static const struct {
@@ -373,7 +327,7 @@ static void test_binary(tu_rng *r)
                     c.f = &f;
                     c.nf = 1;
                 }
-                bcast_pair(r, kind, &c.in[0].dims, &c.in[1].dims);
+                oc_bcast_pair(r, kind, &c.in[0].dims, &c.in[1].dims);
                 c.in[0] = is_f ? random_special(dt, c.in[0].dims, r)
                                : ot_random(dt, c.in[0].dims, r, 0);
                 c.in[1] = is_f ? random_special(dt, c.in[1].dims, r)
@@ -436,7 +390,7 @@ static void test_compare(tu_rng *r)
                 char what[96];
                 if (all_dts[d] == PRT_BOOL && o != 0)
                     continue;
-                bcast_pair(r, kind, &c.in[0].dims, &c.in[1].dims);
+                oc_bcast_pair(r, kind, &c.in[0].dims, &c.in[1].dims);
                 c.in[0] = d < 3 ? random_special(all_dts[d], c.in[0].dims, r)
                                 : ot_random(all_dts[d], c.in[0].dims, r, 0);
                 /* Integers of a small range, so that equal values occur. */
@@ -450,7 +404,7 @@ static void test_compare(tu_rng *r)
     for (int o = 0; o < 4; o++)
         for (int kind = 0; kind < 7; kind++) {
             tcase c = {.op = logic[o], .nb = 2, .exact = 1};
-            bcast_pair(r, kind, &c.in[0].dims, &c.in[1].dims);
+            oc_bcast_pair(r, kind, &c.in[0].dims, &c.in[1].dims);
             c.in[0] = ot_random(PRT_BOOL, c.in[0].dims, r, 0);
             c.in[1] = ot_random(PRT_BOOL, c.in[1].dims, r, 0);
             run_case(logic[o], &c);
@@ -488,7 +442,7 @@ static void test_where(tu_rng *r)
             tcase c = {.op = "Where", .nb = 3, .exact = 1};
             prt_dims a, b;
             char what[64];
-            bcast_pair(r, kind, &a, &b);
+            oc_bcast_pair(r, kind, &a, &b);
             c.in[0] = ot_random(PRT_BOOL, kind & 1 ? a : b, r, 0);
             c.in[1] = ot_random(all_dts[d], a, r, 0);
             c.in[2] = ot_random(all_dts[d], kind == 2 ? D0() : b, r, 0);
