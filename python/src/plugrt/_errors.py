@@ -147,10 +147,7 @@ def _raise(status, items):
             msg = first
         elif first not in msg:
             msg = "%s (after: %s)" % (first, msg)
-        # A plugrt.Error names its status (a creator's InvalidArgumentError
-        # for a bad field); any other exception is the plugin's failure.
-        status = cause.status if isinstance(cause, Error) and cause.status else \
-            C.PRT_ERR_PLUGIN
+        status = C.PRT_ERR_PLUGIN
     err = error_for(status, msg)
     if cause is not None:
         raise err from cause
