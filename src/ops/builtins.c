@@ -232,6 +232,7 @@ static prt_status builtin_dtypes(const prt_plugin_creator *c, int32_t device,
             z->creator = c;
             z->cls = cls;
             p = &z->base;
+            base_clear_error(); /* not this call's failure */
         }
         o = (const op_object *)p;
         for (int32_t i = 0; i < key; i++)

@@ -630,12 +630,17 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
         return op_fail(o, PRT_ERR_UNSUPPORTED,
                        "the blocked format (CHW8) has no kernel on device %d",
                        (int)device);
-    if (refused_for(o, in_desc, nb_in, out_desc) & (1u << device))
-        return op_fail(o, PRT_ERR_UNSUPPORTED,
-                       "the %s kernel does not take input dtype %s (output %s)",
-                       op_device_table_get(device)->name,
-                       prt_dtype_name(nb_in ? in_desc[0].dtype : out_desc[0].dtype),
-                       prt_dtype_name(out_desc[0].dtype));
+    if (refused_for(o, in_desc, nb_in, out_desc) & (1u << device)) {
+        /* Named by the key input, as the table's dtypes are. */
+        const int32_t k = o->cls->dtype_input < nb_in ? o->cls->dtype_input : -1;
+        char which[32] = "the output";
+        if (k >= 0)
+            snprintf(which, sizeof which, "input %d", (int)k);
+        return op_fail(
+            o, PRT_ERR_UNSUPPORTED, "the %s kernel does not take dtype %s (of %s)",
+            op_device_table_get(device)->name,
+            prt_dtype_name(k >= 0 ? in_desc[k].dtype : out_desc[0].dtype), which);
+    }
     for (int32_t k = 0; k < nb_out; k++) {
         int64_t v = base_volume(&out_desc[k].dims);
         if (v > 0 && !outputs[k])
