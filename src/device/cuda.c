@@ -16,8 +16,14 @@
 #include "device/device.h"
 
 /* Records a CUDA failure: "<what>: <CUDA's message> (<name>)". */
+/* A failed runtime call also leaves its error as the thread's last error,
+ * where the next kernel launch's check (cudaGetLastError) would find it and
+ * blame that kernel: a GPU index that is not there, or an allocation that did
+ * not fit, failed that call alone. Consumed here; a sticky error (the context
+ * is lost) stays and is reported by every later call, as it must be. */
 static prt_status cuda_fail(cudaError_t err, prt_status status, const char *what)
 {
+    (void)cudaGetLastError();
     return base_error(status, "cuda: %s: %s (%s)", what, cudaGetErrorString(err),
                       cudaGetErrorName(err));
 }
