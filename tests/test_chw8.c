@@ -5,7 +5,8 @@
  * LINEAR-only plugin reads; and an engine with it computes what the same
  * network built all LINEAR (prt_builder_config_set_blocked_formats 0)
  * computes, at channel counts that are not multiples of 8, in batches, on
- * any number of threads, and after a round trip through bytes.
+ * any number of threads, and after a round trip through bytes; max and
+ * average pools between blocked convolutions read and write blocks.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -247,6 +248,41 @@ static void check_same(const char *what, const ot_tensor *got, const ot_tensor *
     free(w);
 }
 
+/* The blocked engine eb and the LINEAR el run on x give the same Y and P
+ * (within check_same's tolerance; `what` names the case), eb on 3 threads
+ * the same bits as on 1, and er (eb loaded back from bytes, when set) too. */
+static void compare_runs(const prt_engine *eb, const prt_engine *el, const prt_engine *er,
+                         const ot_tensor *x, const char *what)
+{
+    ot_tensor yb, pb, yl, pl, y3, p3, yr = {0}, pr = {0};
+    char msg[160];
+    CHECK_OK(run(eb, x, 1, &yb, &pb));
+    CHECK_OK(run(el, x, 1, &yl, &pl));
+    CHECK_OK(run(eb, x, 3, &y3, &p3));
+    if (er)
+        CHECK_OK(run(er, x, 1, &yr, &pr));
+    if (yb.data && yl.data) {
+        snprintf(msg, sizeof msg, "%s: Y, CHW8 against LINEAR", what);
+        check_same(msg, &yb, &yl);
+        snprintf(msg, sizeof msg, "%s: P, CHW8 against LINEAR", what);
+        check_same(msg, &pb, &pl);
+    }
+    if (yb.data && y3.data) {
+        CHECK(memcmp(yb.data, y3.data, sizeof(float) * (size_t)vol(&yb.dims)) == 0);
+        CHECK(memcmp(pb.data, p3.data, sizeof(float) * (size_t)vol(&pb.dims)) == 0);
+    }
+    if (er && yb.data && yr.data)
+        CHECK(memcmp(yb.data, yr.data, sizeof(float) * (size_t)vol(&yb.dims)) == 0);
+    ot_free(&yb);
+    ot_free(&pb);
+    ot_free(&yl);
+    ot_free(&pl);
+    ot_free(&y3);
+    ot_free(&p3);
+    ot_free(&yr);
+    ot_free(&pr);
+}
+
 /* One network: built both ways, run on the same X, and the blocked engine
  * again after a round trip and on 3 threads (bit for bit as on 1). */
 static prt_registry *g_reg; /* the standard plugins, for loading engines back */
@@ -260,7 +296,7 @@ static void one_case(int64_t C, int64_t M, int32_t k, int32_t stride, int32_t fk
     netb b;
     prt_engine *eb = NULL, *el = NULL, *er = NULL;
     prt_dims nd = xd, xmin = xd, xmax = xd;
-    ot_tensor x, yb, pb, yl, pl, y3, p3, yr, pr;
+    ot_tensor x;
     tu_rng rng;
     char what[96];
     printf("  C %lld M %lld k %d stride %d, first %dx%d stride %d, X "
@@ -311,37 +347,94 @@ static void one_case(int64_t C, int64_t M, int32_t k, int32_t stride, int32_t fk
     prt_free(bytes);
     tu_rng_seed(&rng, 7);
     x = ot_random(PRT_FLOAT32, xd, &rng, 0);
-    CHECK_OK(run(eb, &x, 1, &yb, &pb));
-    CHECK_OK(run(el, &x, 1, &yl, &pl));
-    CHECK_OK(run(eb, &x, 3, &y3, &p3));
-    if (er)
-        CHECK_OK(run(er, &x, 1, &yr, &pr));
-    if (yb.data && yl.data) {
-        snprintf(what, sizeof what, "Y, CHW8 against LINEAR (C %lld)", (long long)C);
-        check_same(what, &yb, &yl);
-        check_same("P, CHW8 against LINEAR", &pb, &pl);
-    }
-    if (yb.data && y3.data) {
-        CHECK(memcmp(yb.data, y3.data, sizeof(float) * (size_t)vol(&yb.dims)) == 0);
-        CHECK(memcmp(pb.data, p3.data, sizeof(float) * (size_t)vol(&pb.dims)) == 0);
-    }
-    if (er && yb.data && yr.data)
-        CHECK(memcmp(yb.data, yr.data, sizeof(float) * (size_t)vol(&yb.dims)) == 0);
+    snprintf(what, sizeof what, "C %lld", (long long)C);
+    compare_runs(eb, el, er, &x, what);
     ot_free(&x);
-    ot_free(&yb);
-    ot_free(&pb);
-    ot_free(&yl);
-    ot_free(&pl);
-    ot_free(&y3);
-    ot_free(&p3);
-    if (er) {
-        ot_free(&yr);
-        ot_free(&pr);
-    }
 done:
     prt_engine_destroy(eb);
     prt_engine_destroy(el);
     prt_engine_destroy(er);
+}
+
+/* A pool between convolutions: X -> a = pw(C, Relu) -> q = the pool
+ * (fields f) -> Y = pw(C) of q; P = GAP(q). Blocked, a and q are CHW8 (the
+ * pool reads and writes blocks), and the engine computes what the LINEAR
+ * one does, bit for bit on 3 threads as on 1. */
+static void pool_case(const char *op, const prt_field *f, int32_t nf, int64_t C,
+                      prt_dims xd, const char *what)
+{
+    netb b;
+    prt_engine *eb = NULL, *el = NULL;
+    int32_t x, a, q, y, g;
+    ot_tensor xt;
+    tu_rng rng;
+    char msg[128];
+    printf("  %s %s, C %lld\n", op, what, (long long)C);
+    memset(&b, 0, sizeof b);
+    tu_rng_seed(&b.rng, 5);
+    if (prt_network_create(&b.net) != PRT_OK ||
+        prt_network_add_input(b.net, "X", PRT_FLOAT32, &xd, &x) != PRT_OK) {
+        CHECK(!"network");
+        nb_free(&b);
+        return;
+    }
+    a = nb_conv(&b, x, C, C, 1, 1, 1, "Relu", "a");
+    q = nb_op(&b, op, f, nf, &a, 1, "q");
+    y = nb_conv(&b, q, C, C, 1, 1, 1, NULL, "Y");
+    g = nb_op(&b, "GlobalAveragePool", NULL, 0, &q, 1, "P");
+    if (b.failed || prt_network_mark_output(b.net, y) ||
+        prt_network_mark_output(b.net, g)) {
+        CHECK(!"network");
+        nb_free(&b);
+        return;
+    }
+    CHECK_OK(build(&b, 1, NULL, NULL, &eb));
+    CHECK_OK(build(&b, 0, NULL, NULL, &el));
+    nb_free(&b);
+    if (!eb || !el)
+        goto done;
+    CHECK(format_of(eb, "a") == PRT_FORMAT_CHW8);
+    CHECK(format_of(eb, "q") == PRT_FORMAT_CHW8);
+    CHECK(count_blocked(el, NULL) == 0);
+    tu_rng_seed(&rng, 9);
+    xt = ot_random(PRT_FLOAT32, xd, &rng, 0);
+    snprintf(msg, sizeof msg, "%s %s", op, what);
+    compare_runs(eb, el, NULL, &xt, msg);
+    ot_free(&xt);
+done:
+    prt_engine_destroy(eb);
+    prt_engine_destroy(el);
+}
+
+static void pool_cases(void)
+{
+    const int32_t k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, s1[2] = {1, 1};
+    const int32_t d2[2] = {2, 2}, p1[4] = {1, 1, 1, 1}, p0[4] = {0, 0, 0, 0};
+    const int32_t one = 1;
+    prt_field f[5];
+    printf("pools between CHW8 convolutions:\n");
+    /* ResNet's 3x3 at stride 2 with padding 1. */
+    f[0] = ot_fld_i32("kernel_shape", k3, 2);
+    f[1] = ot_fld_i32("strides", s2, 2);
+    f[2] = ot_fld_i32("pads", p1, 4);
+    pool_case("MaxPool", f, 3, 24, D4(1, 24, 17, 21), "3x3 s2 p1");
+    pool_case("MaxPool", f, 3, 13, D4(2, 13, 9, 40), "3x3 s2 p1");
+    pool_case("AveragePool", f, 3, 11, D4(2, 11, 12, 12), "3x3 s2 p1");
+    /* SqueezeNet's ceil_mode. */
+    f[2] = ot_fld_i32("pads", p0, 4);
+    f[3] = ot_fld_i32("ceil_mode", &one, 1);
+    pool_case("MaxPool", f, 4, 16, D4(1, 16, 14, 26), "3x3 s2 ceil_mode");
+    f[3] = ot_fld_i32("count_include_pad", &one, 1);
+    f[2] = ot_fld_i32("pads", p1, 4);
+    f[1] = ot_fld_i32("strides", s1, 2);
+    pool_case("AveragePool", f, 4, 9, D4(1, 9, 10, 19), "3x3 s1 p1 count_include_pad");
+    f[0] = ot_fld_i32("kernel_shape", k2, 2);
+    f[1] = ot_fld_i32("strides", s2, 2);
+    pool_case("MaxPool", f, 2, 20, D4(3, 20, 8, 8), "2x2 s2");
+    f[0] = ot_fld_i32("kernel_shape", k3, 2);
+    f[1] = ot_fld_i32("dilations", d2, 2);
+    f[2] = ot_fld_i32("pads", p1, 4);
+    pool_case("MaxPool", f, 3, 7, D4(1, 7, 12, 30), "3x3 d2 p1");
 }
 
 int main(void)
@@ -361,6 +454,7 @@ int main(void)
     one_case(9, 19, 3, 1, 1, 1, D4(3, 9, 1, 1), 2, NULL);
     if (inplace)
         one_case(12, 20, 3, 1, 1, 1, D4(2, 12, 8, 8), 0, inplace);
+    pool_cases();
     prt_registry_destroy(reg);
     return tu_finish("test_chw8");
 }

@@ -35,8 +35,10 @@
  *    of 8 and pixel counts that are not multiples of the tiles, each
  *    activation; the padding lanes must come out exactly 0. Where the CPU
  *    has AVX-512, the builds that have one (the pointwise kernel, the
- *    products over packed panels) give the AVX2 build's bits.
+ *    products over packed panels) give the AVX2 build's bits;
+ *  - cpu_pool2d_rows: max and mean pools, LINEAR and CHW8 (test_pool2d).
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -1238,8 +1240,134 @@ static int test_chw8_kernels(void)
     return 1;
 }
 
+/* cpu_pool2d_rows (pool2d.c), called directly: max and mean, LINEAR planes
+ * and CHW8 blocks of the same channels, against a reference in double over
+ * the window's elements inside X; random windows (1 x 1 to 5 x 5, strides
+ * 1 to 3, dilations, begin and end pads, rows that end past the padding as
+ * ceil_mode's do), widths about the vector's eight outputs and stride 2's
+ * sixteen floats, channel counts that are not multiples of 8, NaNs in X.
+ * The padding lanes come out 0; LINEAR and CHW8 give the same bits, the
+ * baseline and AVX2 builds the same bits, and any split of the rows too. */
+static double ref_pool2(const cpu_pool2d *p, const float *x, int64_t oy, int64_t ox)
+{
+    double acc = p->avg ? 0.0 : -INFINITY;
+    int64_t cnt = 0, padded = 0, nan = 0;
+    for (int64_t ky = 0; ky < p->kh; ky++)
+        for (int64_t kx = 0; kx < p->kw; kx++) {
+            const int64_t iy = oy * p->sh - p->pt + ky * p->dh;
+            const int64_t ix = ox * p->sw - p->pl + kx * p->dw;
+            if (iy >= -p->pt && iy < p->ih + p->pb && ix >= -p->pl && ix < p->iw + p->pr)
+                padded++;
+            if (iy < 0 || iy >= p->ih || ix < 0 || ix >= p->iw)
+                continue;
+            cnt++;
+            if (isnan(x[iy * p->iw + ix]))
+                nan = 1;
+            else if (p->avg)
+                acc += x[iy * p->iw + ix];
+            else if (x[iy * p->iw + ix] > acc)
+                acc = x[iy * p->iw + ix];
+        }
+    if (nan)
+        return NAN;
+    if (!p->avg)
+        return cnt ? acc : p->lowest;
+    if (!p->with_pad)
+        return cnt ? acc / (double)cnt : NAN;
+    return acc / (double)padded;
+}
+
+static int test_pool2d(void)
+{
+    tu_rng r;
+    tu_rng_seed(&r, 77);
+    for (int it = 0; it < 400; it++) {
+        cpu_pool2d p = {.avg = (int32_t)(it % 2),
+                        .with_pad = (int32_t)tu_rng_range(&r, 0, 1)};
+        const int64_t C = tu_rng_range(&r, 1, 19), C8 = (C + 7) / 8;
+        int64_t oh, ow, R, P, ok = 1;
+        float *x, *xb, *yl[2] = {NULL, NULL}, *yb[2] = {NULL, NULL};
+        p.ih = tu_rng_range(&r, 1, 9);
+        p.iw = tu_rng_range(&r, 1, 40);
+        p.kh = tu_rng_range(&r, 1, 5);
+        p.kw = tu_rng_range(&r, 1, 5);
+        p.sh = tu_rng_range(&r, 1, 3);
+        p.sw = tu_rng_range(&r, 1, 3);
+        p.dh = tu_rng_range(&r, 1, 2);
+        p.dw = it % 5 == 0 ? 2 : 1;
+        p.pt = tu_rng_range(&r, 0, (p.kh - 1) * p.dh / 2);
+        p.pb = tu_rng_range(&r, 0, (p.kh - 1) * p.dh / 2);
+        p.pl = tu_rng_range(&r, 0, (p.kw - 1) * p.dw / 2);
+        p.pr = tu_rng_range(&r, 0, (p.kw - 1) * p.dw / 2);
+        p.lowest = -FLT_MAX;
+        oh = (p.ih + p.pt + p.pb - (p.kh - 1) * p.dh - 1) / p.sh + 1;
+        ow = (p.iw + p.pl + p.pr - (p.kw - 1) * p.dw - 1) / p.sw + 1;
+        if (oh < 1 || ow < 1)
+            continue;
+        /* ceil_mode: a last window that starts inside and ends past the
+         * padding. */
+        p.oh = oh + (it % 3 == 0 && oh * p.sh < p.ih + p.pt);
+        p.ow = ow + (it % 3 == 0 && ow * p.sw < p.iw + p.pl);
+        R = p.ih * p.iw;
+        P = p.oh * p.ow;
+        x = rand_floats(&r, C * R);
+        if (it % 7 == 0)
+            x[tu_rng_range(&r, 0, C * R - 1)] = NAN;
+        xb = chw8_blocks(x, C, R);
+        for (int base = 0; base < 2; base++) {
+            cpu_force_baseline(base);
+            yl[base] = malloc(sizeof(float) * (size_t)(C * P));
+            yb[base] = malloc(sizeof(float) * (size_t)(C8 * 8 * P));
+            for (int64_t i = 0; i < C8 * 8 * P; i++)
+                yb[base][i] = 12345.0f;
+            /* Rows in two uneven parts, as threads would split them. */
+            cpu_pool2d_rows(&p, x, yl[base], 0, C * p.oh / 3, 0);
+            cpu_pool2d_rows(&p, x, yl[base], C * p.oh / 3, C * p.oh, 0);
+            cpu_pool2d_rows(&p, xb, yb[base], 0, C8 * p.oh, C);
+        }
+        cpu_force_baseline(0);
+        for (int64_t c = 0; c < C8 * 8 && ok; c++)
+            for (int64_t q = 0; q < P && ok; q++) {
+                const float b = yb[0][((c / 8) * P + q) * 8 + c % 8];
+                if (c >= C) {
+                    ok = b == 0.0f;
+                    continue;
+                }
+                {
+                    const double w = ref_pool2(&p, x + c * R, q / p.ow, q % p.ow);
+                    const float l = yl[0][c * P + q];
+                    ok = (isnan(w) ? isnan(l) : fabs(l - w) <= 1e-5 * (1 + fabs(w))) &&
+                         (memcmp(&l, &b, sizeof l) == 0 || (isnan(l) && isnan(b)));
+                    if (!ok)
+                        fprintf(
+                            stderr,
+                            "pool2d case %d (%s, with_pad %d, %lldx%lld k %lldx%lld s "
+                            "%lldx%lld d %lldx%lld pads %lld %lld %lld %lld): channel "
+                            "%lld out %lld: LINEAR %.9g, CHW8 %.9g, want %.9g\n",
+                            it, p.avg ? "avg" : "max", (int)p.with_pad, (long long)p.ih,
+                            (long long)p.iw, (long long)p.kh, (long long)p.kw,
+                            (long long)p.sh, (long long)p.sw, (long long)p.dh,
+                            (long long)p.dw, (long long)p.pt, (long long)p.pl,
+                            (long long)p.pb, (long long)p.pr, (long long)c, (long long)q,
+                            l, b, w);
+                }
+            }
+        CHECK(ok);
+        CHECK(memcmp(yl[0], yl[1], sizeof(float) * (size_t)(C * P)) == 0);
+        CHECK(memcmp(yb[0], yb[1], sizeof(float) * (size_t)(C8 * 8 * P)) == 0);
+        free(x);
+        free(xb);
+        for (int base = 0; base < 2; base++) {
+            free(yl[base]);
+            free(yb[base]);
+        }
+    }
+    return 0;
+}
+
 int main(void)
 {
+    test_pool2d();
     test_chw8_kernels();
     test_gemm_panels_avx512();
     test_row_kernels();

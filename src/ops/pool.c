@@ -34,9 +34,13 @@
  *   p                  int32 >= 1, default 2 (LpPool, GlobalLpPool)
  * Rank 2 and below are rejected, as ONNX Runtime does.
  *
- * Means and p-norms are computed in double and rounded once; half floats
- * and 8-bit integers go through float32 in the workspace (exact for the
- * maximum).
+ * MaxPool without Indices and AveragePool over one or two spatial dims run
+ * cpu_pool2d_rows (cpu/pool2d.c): rows of outputs in vectors, LINEAR or
+ * CHW8 (X and Y in the same format), means summed in float32 in window
+ * order. The rest (Indices, three spatial dims, LpPool, GlobalMaxPool,
+ * GlobalLpPool) is the generic loop here, means and p-norms in double,
+ * rounded once. Half floats and 8-bit integers go through float32 in the
+ * workspace (exact for the maximum).
  */
 #include <float.h>
 #include <math.h>
@@ -362,6 +366,70 @@ static void pool_range(void *arg, int64_t b, int64_t e)
     }
 }
 
+/* Whether cpu_pool2d_rows computes the pool: a max without Indices or a
+ * mean, over one or two spatial dims. */
+static int pool_fast(const op_object *o, int32_t ns)
+{
+    const int32_t kind = o->cls->kind;
+    return ns <= 2 && ((kind == POOL_MAX && cpl(o)->nb_outputs == 1) || kind == POOL_AVG);
+}
+
+/* The kernel's geometry: one spatial dim is a row of one. */
+static cpu_pool2d pool2d_of(const op_win_geom *g, const pool_ctx *c)
+{
+    const int32_t r = g->ns - 1; /* the columns' dim */
+    cpu_pool2d k = {.avg = c->kind == POOL_AVG,
+                    .with_pad = c->with_pad,
+                    .ih = 1,
+                    .iw = g->in[r],
+                    .oh = 1,
+                    .ow = g->out[r],
+                    .kh = 1,
+                    .kw = g->k[r],
+                    .sh = 1,
+                    .sw = g->s[r],
+                    .dh = 1,
+                    .dw = g->d[r],
+                    .pl = g->pb[r],
+                    .pr = g->pe[r],
+                    .lowest = c->lowest};
+    if (g->ns == 2) {
+        k.ih = g->in[0];
+        k.oh = g->out[0];
+        k.kh = g->k[0];
+        k.sh = g->s[0];
+        k.dh = g->d[0];
+        k.pt = g->pb[0];
+        k.pb = g->pe[0];
+    }
+    return k;
+}
+
+typedef struct pool2d_job {
+    const cpu_pool2d *k;
+    const float *x;
+    float *y;
+    int64_t chw8_channels; /* 0: LINEAR */
+} pool2d_job;
+
+static void pool2d_range(void *arg, int64_t b, int64_t e)
+{
+    const pool2d_job *j = arg;
+    cpu_pool2d_rows(j->k, j->x, j->y, b, e, j->chw8_channels);
+}
+
+/* X and Y both LINEAR, or both CHW8 where the vector kernel runs (rank 3
+ * or 4, no Indices). */
+static int pool_chw8_ok(const op_object *o, int32_t pos,
+                        const prt_dynamic_tensor_desc *io, int32_t nb_in, int32_t nb_out)
+{
+    (void)nb_in, (void)nb_out;
+    if (pos > 0)
+        return io[pos].desc.format == io[0].desc.format;
+    return io[0].desc.format == PRT_FORMAT_LINEAR ||
+           pool_fast(o, io[0].desc.dims.nb_dims - 2);
+}
+
 static prt_status pool_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                            const void *const *xs, void *const *ys, void *ws, void *stream)
@@ -393,6 +461,29 @@ static prt_status pool_run(const op_object *o, int32_t dtype, const prt_tensor_d
         s *= g.in[i];
     }
     planes = xd->d[0] * xd->d[1];
+    if (pool_fast(o, g.ns)) {
+        /* Max (without Indices) and mean over 1 or 2 dims: the vector
+         * kernel, LINEAR or CHW8. */
+        const int c8 = in[0].format == PRT_FORMAT_CHW8;
+        cpu_pool2d k = pool2d_of(&g, &c);
+        pool2d_job j = {&k, X, Y, c8 ? xd->d[1] : 0};
+        int64_t work = k.ow * k.kh * k.kw * (c8 ? 8 : 1);
+        if (c8)
+            planes = xd->d[0] * ((xd->d[1] + 7) / 8);
+        else if (dtype != PRT_FLOAT32) {
+            float *w = ws;
+            pool_to_f32(xs[0], dtype, planes * g.ivol, w);
+            j.x = w;
+            j.y = w + planes * g.ivol;
+        }
+        /* A row costs about a load per window element of each output. */
+        base_parallel_for(planes * k.oh,
+                          work > 0 ? (OP_GRAIN_SIMPLE + work - 1) / work : planes * k.oh,
+                          pool2d_range, &j);
+        if (!c8 && dtype != PRT_FLOAT32)
+            pool_from_f32(j.y, dtype, planes * g.ovol, ys[0]);
+        return PRT_OK;
+    }
     if (dtype != PRT_FLOAT32) {
         float *w = ws;
         pool_to_f32(xs[0], dtype, planes * g.ivol, w);
@@ -427,6 +518,7 @@ static prt_status pool_run(const op_object *o, int32_t dtype, const prt_tensor_d
         .out_dtype_n = pool_out_dtype_n,                                                 \
         .workspace = pool_workspace,                                                     \
         .run = pool_run,                                                                 \
+        .chw8_ok = pool_chw8_ok,                                                         \
     }
 
 #define POOL_DT_MAX                                                                      \

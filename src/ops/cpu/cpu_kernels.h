@@ -620,6 +620,28 @@ void op_norm_apply(const float *x, int64_t n, float mean, float inv, const float
  * finite (NaN, an infinity), which the caller's plain loop handles. */
 int op_softmax_row(const float *x, float *y, int64_t n, int take_log);
 
+/* ---- max and average pooling (pool2d.c) --------------------------------- */
+
+/* A max or average pool over two spatial dims (one: ih = kh = sh = dh = 1,
+ * no padding there), float32. Begin pads pt (rows), pl (columns); end pads
+ * pb, pr. Padding holds nothing: the maximum of a window with nothing
+ * inside X is `lowest`; a mean divides by the positions inside X, or with
+ * with_pad by those inside the padded input (an empty window's mean is 0
+ * with with_pad, else NaN). Sums are float32, in window order. */
+typedef struct cpu_pool2d {
+    int32_t avg, with_pad;
+    int64_t ih, iw, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+    float lowest;
+} cpu_pool2d;
+
+/* Output rows [b, e) of planes * oh (row i: output row i % oh of plane
+ * i / oh). chw8_channels 0: LINEAR planes of ih * iw floats. Else CHW8
+ * blocks of ih * iw * 8 floats of an image of chw8_channels channels (plane
+ * i is block i % ceil(channels / 8) of its image); the padding lanes are
+ * written 0. */
+void cpu_pool2d_rows(const cpu_pool2d *p, const float *x, float *y, int64_t b, int64_t e,
+                     int64_t chw8_channels);
+
 /* ---- GELU (gelu.c) ----------------------------------------------------- */
 
 /* y[i] = x[i] / 2 (1 + erf(x[i] / sqrt 2)) for n floats (y may be x), within

@@ -1,0 +1,207 @@
+/*
+ * Max and average pooling over one or two spatial dims, float32, in LINEAR
+ * planes or CHW8 blocks (cpu_kernels.h). Each output is its window's
+ * elements taken row by row, column by column: the same operations in the
+ * same order in every build and both layouts, so the vector paths and the
+ * scalar edges agree bit for bit.
+ *
+ * CHW8: each position is eight channels; an output position is one vector
+ * per window element. LINEAR: the outputs whose windows lie wholly inside
+ * the row go eight at a time (stride 1 one load per window element, stride
+ * 2 two loads and a shuffle, other strides lane by lane); the edges one by
+ * one.
+ */
+#include "ops/cpu/cpu_kernels.h"
+
+/* The kernel positions [*k0, *k1) of a window at s0 (dilation d, K
+ * positions) that fall in [lo, hi). */
+static inline CPU_INLINE void p2_span(int64_t s0, int64_t d, int64_t K, int64_t lo,
+                                      int64_t hi, int64_t *k0, int64_t *k1)
+{
+    int64_t a = s0 >= lo ? 0 : (lo - s0 + d - 1) / d;
+    int64_t b = hi - s0 <= 0 ? 0 : (hi - s0 + d - 1) / d;
+    *k0 = a;
+    *k1 = b < K ? b : K;
+    if (*k1 < *k0)
+        *k1 = *k0;
+}
+
+/* The maximum's rule, per lane: v replaces m when greater or NaN, and a
+ * NaN once taken stays (numpy's max). */
+#define P2_MAX8(m, v) ((m) = CPU_SELECT(((v) > (m)) | ((v) != (v)), (v), (m)))
+#define P2_MAX1(m, v) ((m) = ((v) > (m) || (v) != (v)) ? (v) : (m))
+
+/* The result of a window with cnt elements inside X (acc their max or sum)
+ * and padded positions inside the padded input. */
+static inline CPU_INLINE float p2_finish1(const cpu_pool2d *p, float acc, int64_t cnt,
+                                          int64_t padded)
+{
+    if (!p->avg)
+        return acc;
+    if (cnt == 0 && !p->with_pad)
+        return 0.0f / 0.0f;
+    return acc / (float)(p->with_pad ? padded : cnt);
+}
+
+/* One output row oy of a plane: LINEAR (lanes 1) or a CHW8 block whose
+ * lanes from `valid` on are padding (written 0). */
+static inline CPU_INLINE void p2_row(const cpu_pool2d *p, const float *x, float *y,
+                                     int64_t oy, int lanes, int valid)
+{
+    const int64_t y0 = oy * p->sh - p->pt;
+    int64_t ky0, ky1, pky0, pky1, ox = 0;
+    p2_span(y0, p->dh, p->kh, 0, p->ih, &ky0, &ky1);
+    p2_span(y0, p->dh, p->kh, -p->pt, p->ih + p->pb, &pky0, &pky1);
+    if (lanes == 8) {
+        const cpu_v8i lane = {0, 1, 2, 3, 4, 5, 6, 7};
+        const cpu_v8i keep =
+            lane < (cpu_v8i){valid, valid, valid, valid, valid, valid, valid, valid};
+        const cpu_v8 zero = {0};
+        for (ox = 0; ox < p->ow; ox++) {
+            const int64_t x0 = ox * p->sw - p->pl;
+            int64_t kx0, kx1, pkx0, pkx1, cnt;
+            cpu_v8 acc = p->avg ? zero : CPU_SPLAT(p->lowest), r;
+            p2_span(x0, p->dw, p->kw, 0, p->iw, &kx0, &kx1);
+            p2_span(x0, p->dw, p->kw, -p->pl, p->iw + p->pr, &pkx0, &pkx1);
+            for (int64_t ky = ky0; ky < ky1; ky++) {
+                const float *row = x + (y0 + ky * p->dh) * p->iw * 8;
+                for (int64_t kx = kx0; kx < kx1; kx++) {
+                    cpu_v8 v;
+                    CPU_LOAD(v, row + (x0 + kx * p->dw) * 8);
+                    if (p->avg)
+                        acc += v;
+                    else
+                        P2_MAX8(acc, v);
+                }
+            }
+            cnt = (ky1 - ky0) * (kx1 - kx0);
+            if (!p->avg) {
+                r = acc;
+            } else if (cnt == 0 && !p->with_pad) {
+                r = CPU_SPLAT(0.0f / 0.0f);
+            } else {
+                const float n =
+                    (float)(p->with_pad ? (pky1 - pky0) * (pkx1 - pkx0) : cnt);
+                r = acc / CPU_SPLAT(n);
+            }
+            r = CPU_SELECT(keep, r, zero);
+            CPU_STORE(y + (oy * p->ow + ox) * 8, r);
+        }
+        return;
+    }
+    {
+        /* The outputs whose windows lie inside the row: [lo, hi). */
+        const int64_t span = (p->kw - 1) * p->dw;
+        int64_t lo = (p->pl + p->sw - 1) / p->sw, hi;
+        hi = p->iw - 1 - span + p->pl < 0 ? 0 : (p->iw - 1 - span + p->pl) / p->sw + 1;
+        if (hi > p->ow)
+            hi = p->ow;
+        if (lo > hi)
+            lo = hi;
+        while (ox < p->ow) {
+            const int64_t x0 = ox * p->sw - p->pl;
+            int64_t kx0, kx1, pkx0, pkx1;
+            float acc = p->avg ? 0.0f : p->lowest;
+            if (ox >= lo && ox + 8 <= hi) {
+                /* Eight windows at once, each lane one output; two full
+                 * loads for stride 2 where the row holds 16 floats. */
+                const int full = x0 + span + 16 <= p->iw;
+                cpu_v8 a8 = p->avg ? (cpu_v8){0} : CPU_SPLAT(p->lowest), r;
+                for (int64_t ky = ky0; ky < ky1; ky++) {
+                    const float *row = x + (y0 + ky * p->dh) * p->iw + x0;
+                    for (int64_t kx = 0; kx < p->kw; kx++) {
+                        const float *q = row + kx * p->dw;
+                        cpu_v8 v;
+                        if (p->sw == 1) {
+                            CPU_LOAD(v, q);
+                        } else if (p->sw == 2 && full) {
+                            const cpu_v8i ev = {0, 2, 4, 6, 8, 10, 12, 14};
+                            cpu_v8 v0, v1;
+                            CPU_LOAD(v0, q);
+                            CPU_LOAD(v1, q + 8);
+                            v = __builtin_shuffle(v0, v1, ev);
+                        } else {
+                            for (int l = 0; l < 8; l++)
+                                v[l] = q[l * p->sw];
+                        }
+                        if (p->avg)
+                            a8 += v;
+                        else
+                            P2_MAX8(a8, v);
+                    }
+                }
+                if (!p->avg)
+                    r = a8;
+                else if (ky1 == ky0 && !p->with_pad)
+                    r = CPU_SPLAT(0.0f / 0.0f);
+                else
+                    r = a8 / CPU_SPLAT((float)((p->with_pad ? pky1 - pky0 : ky1 - ky0) *
+                                               p->kw));
+                CPU_STORE(y + oy * p->ow + ox, r);
+                ox += 8;
+                continue;
+            }
+            p2_span(x0, p->dw, p->kw, 0, p->iw, &kx0, &kx1);
+            p2_span(x0, p->dw, p->kw, -p->pl, p->iw + p->pr, &pkx0, &pkx1);
+            for (int64_t ky = ky0; ky < ky1; ky++) {
+                const float *row = x + (y0 + ky * p->dh) * p->iw;
+                for (int64_t kx = kx0; kx < kx1; kx++) {
+                    const float v = row[x0 + kx * p->dw];
+                    if (p->avg)
+                        acc += v;
+                    else
+                        P2_MAX1(acc, v);
+                }
+            }
+            y[oy * p->ow + ox] = p2_finish1(p, acc, (ky1 - ky0) * (kx1 - kx0),
+                                            (pky1 - pky0) * (pkx1 - pkx0));
+            ox++;
+        }
+    }
+}
+
+/* Rows [b, e) of planes * oh: row i is output row i % oh of plane i / oh. */
+static inline CPU_INLINE void p2_rows(const cpu_pool2d *p, const float *x, float *y,
+                                      int64_t b, int64_t e, int lanes, int64_t channels)
+{
+    const int64_t ip = p->ih * p->iw * lanes, op = p->oh * p->ow * lanes;
+    for (int64_t i = b; i < e; i++) {
+        const int64_t pl = i / p->oh;
+        int valid = 8;
+        if (lanes == 8) {
+            /* Plane pl is block pl % C8 of its image. */
+            const int64_t c8 = (channels + 7) / 8, c0 = (pl % c8) * 8;
+            valid = channels - c0 < 8 ? (int)(channels - c0) : 8;
+        }
+        p2_row(p, x + pl * ip, y + pl * op, i % p->oh, lanes, valid);
+    }
+}
+
+static inline CPU_INLINE void p2_linear(const cpu_pool2d *p, const float *x, float *y,
+                                        int64_t b, int64_t e)
+{
+    p2_rows(p, x, y, b, e, 1, 0);
+}
+
+static inline CPU_INLINE void p2_chw8(const cpu_pool2d *p, const float *x, float *y,
+                                      int64_t b, int64_t e, int64_t channels)
+{
+    p2_rows(p, x, y, b, e, 8, channels);
+}
+
+CPU_BUILDS(p2_linear_k, p2_linear,
+           (const cpu_pool2d *p, const float *x, float *y, int64_t b, int64_t e),
+           (p, x, y, b, e))
+CPU_BUILDS(p2_chw8_k, p2_chw8,
+           (const cpu_pool2d *p, const float *x, float *y, int64_t b, int64_t e,
+            int64_t channels),
+           (p, x, y, b, e, channels))
+
+void cpu_pool2d_rows(const cpu_pool2d *p, const float *x, float *y, int64_t b, int64_t e,
+                     int64_t chw8_channels)
+{
+    if (chw8_channels > 0)
+        CPU_PICK(p2_chw8_k)(p, x, y, b, e, chw8_channels);
+    else
+        CPU_PICK(p2_linear_k)(p, x, y, b, e);
+}
