@@ -356,12 +356,15 @@ done:
     prt_engine_destroy(er);
 }
 
-/* A pool between convolutions: X -> a = pw(C, Relu) -> q = the pool
- * (fields f) -> Y = pw(C) of q; P = GAP(q). Blocked, a and q are CHW8 (the
- * pool reads and writes blocks), and the engine computes what the LINEAR
- * one does, bit for bit on 3 threads as on 1. */
-static void pool_case(const char *op, const prt_field *f, int32_t nf, int64_t C,
-                      prt_dims xd, const char *what)
+/* A layer between convolutions: X -> a = pw(C, Relu) -> q = the layer ->
+ * Y = conv(C) of q; P = GAP(q). The layer is op with fields f (a pool), or
+ * with op NULL a convolution of one group into M channels, k x k at
+ * `stride` (the direct kind, from blocks into blocks), and then Y's is 3 x
+ * 3 (from blocks into a LINEAR Y), else pointwise. Blocked, a and q are
+ * CHW8, and the engine computes what the LINEAR one does, bit for bit on 3
+ * threads as on 1. */
+static void mid_case(const char *op, const prt_field *f, int32_t nf, int64_t C, int64_t M,
+                     int32_t k, int32_t stride, prt_dims xd, const char *what)
 {
     netb b;
     prt_engine *eb = NULL, *el = NULL;
@@ -369,7 +372,7 @@ static void pool_case(const char *op, const prt_field *f, int32_t nf, int64_t C,
     ot_tensor xt;
     tu_rng rng;
     char msg[128];
-    printf("  %s %s, C %lld\n", op, what, (long long)C);
+    printf("  %s %s, C %lld\n", op ? op : "Conv", what, (long long)C);
     memset(&b, 0, sizeof b);
     tu_rng_seed(&b.rng, 5);
     if (prt_network_create(&b.net) != PRT_OK ||
@@ -379,8 +382,13 @@ static void pool_case(const char *op, const prt_field *f, int32_t nf, int64_t C,
         return;
     }
     a = nb_conv(&b, x, C, C, 1, 1, 1, "Relu", "a");
-    q = nb_op(&b, op, f, nf, &a, 1, "q");
-    y = nb_conv(&b, q, C, C, 1, 1, 1, NULL, "Y");
+    if (op) {
+        q = nb_op(&b, op, f, nf, &a, 1, "q");
+        y = nb_conv(&b, q, C, C, 1, 1, 1, NULL, "Y");
+    } else {
+        q = nb_conv(&b, a, C, M, k, stride, 1, "Relu", "q");
+        y = nb_conv(&b, q, M, C, 3, 1, 1, NULL, "Y");
+    }
     g = nb_op(&b, "GlobalAveragePool", NULL, 0, &q, 1, "P");
     if (b.failed || prt_network_mark_output(b.net, y) ||
         prt_network_mark_output(b.net, g)) {
@@ -398,12 +406,25 @@ static void pool_case(const char *op, const prt_field *f, int32_t nf, int64_t C,
     CHECK(count_blocked(el, NULL) == 0);
     tu_rng_seed(&rng, 9);
     xt = ot_random(PRT_FLOAT32, xd, &rng, 0);
-    snprintf(msg, sizeof msg, "%s %s", op, what);
+    snprintf(msg, sizeof msg, "%s %s", op ? op : "Conv", what);
     compare_runs(eb, el, NULL, &xt, msg);
     ot_free(&xt);
 done:
     prt_engine_destroy(eb);
     prt_engine_destroy(el);
+}
+
+/* Convolutions of one group between blocks: ResNet's 3x3 (at strides 1
+ * and 2), a 5x5, a 1x1 at stride 2, channel counts that are not multiples
+ * of 8, a batch. */
+static void direct_cases(void)
+{
+    printf("convolutions of one group from blocks into blocks:\n");
+    mid_case(NULL, NULL, 0, 16, 16, 3, 1, D4(1, 16, 14, 14), "3x3 s1");
+    mid_case(NULL, NULL, 0, 13, 21, 3, 2, D4(2, 13, 15, 11), "3x3 s2");
+    mid_case(NULL, NULL, 0, 8, 32, 5, 1, D4(1, 8, 9, 23), "5x5 s1");
+    mid_case(NULL, NULL, 0, 24, 40, 1, 2, D4(2, 24, 10, 10), "1x1 s2");
+    mid_case(NULL, NULL, 0, 3, 5, 3, 1, D4(1, 3, 6, 6), "3x3 s1, few channels");
 }
 
 static void pool_cases(void)
@@ -417,24 +438,25 @@ static void pool_cases(void)
     f[0] = ot_fld_i32("kernel_shape", k3, 2);
     f[1] = ot_fld_i32("strides", s2, 2);
     f[2] = ot_fld_i32("pads", p1, 4);
-    pool_case("MaxPool", f, 3, 24, D4(1, 24, 17, 21), "3x3 s2 p1");
-    pool_case("MaxPool", f, 3, 13, D4(2, 13, 9, 40), "3x3 s2 p1");
-    pool_case("AveragePool", f, 3, 11, D4(2, 11, 12, 12), "3x3 s2 p1");
+    mid_case("MaxPool", f, 3, 24, 0, 0, 0, D4(1, 24, 17, 21), "3x3 s2 p1");
+    mid_case("MaxPool", f, 3, 13, 0, 0, 0, D4(2, 13, 9, 40), "3x3 s2 p1");
+    mid_case("AveragePool", f, 3, 11, 0, 0, 0, D4(2, 11, 12, 12), "3x3 s2 p1");
     /* SqueezeNet's ceil_mode. */
     f[2] = ot_fld_i32("pads", p0, 4);
     f[3] = ot_fld_i32("ceil_mode", &one, 1);
-    pool_case("MaxPool", f, 4, 16, D4(1, 16, 14, 26), "3x3 s2 ceil_mode");
+    mid_case("MaxPool", f, 4, 16, 0, 0, 0, D4(1, 16, 14, 26), "3x3 s2 ceil_mode");
     f[3] = ot_fld_i32("count_include_pad", &one, 1);
     f[2] = ot_fld_i32("pads", p1, 4);
     f[1] = ot_fld_i32("strides", s1, 2);
-    pool_case("AveragePool", f, 4, 9, D4(1, 9, 10, 19), "3x3 s1 p1 count_include_pad");
+    mid_case("AveragePool", f, 4, 9, 0, 0, 0, D4(1, 9, 10, 19),
+             "3x3 s1 p1 count_include_pad");
     f[0] = ot_fld_i32("kernel_shape", k2, 2);
     f[1] = ot_fld_i32("strides", s2, 2);
-    pool_case("MaxPool", f, 2, 20, D4(3, 20, 8, 8), "2x2 s2");
+    mid_case("MaxPool", f, 2, 20, 0, 0, 0, D4(3, 20, 8, 8), "2x2 s2");
     f[0] = ot_fld_i32("kernel_shape", k3, 2);
     f[1] = ot_fld_i32("dilations", d2, 2);
     f[2] = ot_fld_i32("pads", p1, 4);
-    pool_case("MaxPool", f, 3, 7, D4(1, 7, 12, 30), "3x3 d2 p1");
+    mid_case("MaxPool", f, 3, 7, 0, 0, 0, D4(1, 7, 12, 30), "3x3 d2 p1");
 }
 
 int main(void)
@@ -455,6 +477,7 @@ int main(void)
     if (inplace)
         one_case(12, 20, 3, 1, 1, 1, D4(2, 12, 8, 8), 0, inplace);
     pool_cases();
+    direct_cases();
     prt_registry_destroy(reg);
     return tu_finish("test_chw8");
 }

@@ -1149,14 +1149,21 @@ static int test_chw8_kernels(void)
                 free(w), free(b), free(x), free(x8), free(wp), free(y), free(y2),
                     free(want);
             }
-            /* Few input channels: 3 channels of 9 x 11 into 13 channels,
+            /* One group, direct: 3 channels of 9 x 11 into 13 channels,
              * and of 9 x 51 (its rows hold the AVX-512 build's tiles of 12)
              * into 29 (a whole block pair, then a pair whose second block
-             * is part padding); 3x3 at stride 2 with one padding pixel a
-             * side. */
-            for (int wide = 0; wide < 2; wide++) {
-                const int64_t C = 3, H = 9, W = wide ? 51 : 11, M = wide ? 29 : 13, k = 3,
-                              st = 2, pad = 1;
+             * is part padding), 11 channels of 9 x 23 into 21; 3x3 at
+             * stride 2 with one padding pixel a side. From planes, and from
+             * CHW8 blocks of the same values: the same bits. */
+            for (int wide = 0; wide < 3; wide++) {
+                const int64_t C = wide == 2 ? 11 : 3, H = 9,
+                              W = wide == 2 ? 23
+                                  : wide    ? 51
+                                            : 11,
+                              M = wide == 2 ? 21
+                                  : wide    ? 29
+                                            : 13,
+                              k = 3, st = 2, pad = 1;
                 const int64_t OH = (H + 2 * pad - k) / st + 1,
                               OW = (W + 2 * pad - k) / st + 1;
                 const int64_t K = C * k * k, M8 = (M + 7) / 8;
@@ -1184,6 +1191,15 @@ static int test_chw8_kernels(void)
                 op_cv8_run(&p, x, 0, OH, y);
                 cpu_force_avx2(0);
                 CHECK(memcmp(y, y2, sizeof(float) * (size_t)(M8 * 8 * OH * OW)) == 0);
+                {
+                    float *xb = chw8_blocks(x, C, H * W);
+                    REQUIRE(xb);
+                    p.blocked = 1;
+                    op_cv8_run(&p, xb, 0, 3, y2);
+                    op_cv8_run(&p, xb, 3, OH, y2);
+                    CHECK(memcmp(y, y2, sizeof(float) * (size_t)(M8 * 8 * OH * OW)) == 0);
+                    free(xb);
+                }
                 free(w), free(b), free(x), free(wp), free(y), free(y2), free(want);
             }
             /* Depthwise, 13 channels (a full block and one of 5): 3x3 at

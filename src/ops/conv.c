@@ -710,11 +710,15 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
 /* Convolutions with a CHW8 kernel, from the fields and W's dims: a
  * pointwise one (1x1 kernel, stride 1, no padding, one group), a depthwise
  * one (2 spatial dims, one input and one output channel per group, at most
- * OP_DW8_MAX_TAPS taps), and one of few input channels (one group, at most
- * CONV_DIRECT_TAPS taps an output: a network's first layer), which reads a
- * LINEAR X only. Otherwise X and Y may each be LINEAR or CHW8: a LINEAR
- * one is moved through the workspace. */
+ * OP_DW8_MAX_TAPS taps), and any other of one group (at most
+ * CONV_C8_DIRECT_TAPS taps an output), which reads X's planes or blocks
+ * in place (op_cv8_run). X and Y may each be LINEAR or CHW8: a LINEAR one
+ * is moved through the workspace (but a LINEAR X of the direct kind, read
+ * as it is). */
 enum { CONV_C8_NONE, CONV_C8_POINTWISE, CONV_C8_DEPTHWISE, CONV_C8_DIRECT };
+/* Every output of the direct kind sums at most this many products (a 3x3
+ * kernel over 512 channels); beyond, the planes' paths. */
+#define CONV_C8_DIRECT_TAPS 4608
 
 static int conv_c8_kind(const conv_op *c, const prt_dims *w)
 {
@@ -730,7 +734,7 @@ static int conv_c8_kind(const conv_op *c, const prt_dims *w)
         return CONV_C8_POINTWISE;
     if (w->d[1] == 1 && w->d[0] == c->group && w->d[2] * w->d[3] <= OP_DW8_MAX_TAPS)
         return CONV_C8_DEPTHWISE;
-    if (c->group == 1 && w->d[1] * w->d[2] * w->d[3] <= CONV_DIRECT_TAPS)
+    if (c->group == 1 && w->d[1] * w->d[2] * w->d[3] <= CONV_C8_DIRECT_TAPS)
         return CONV_C8_DIRECT;
     return CONV_C8_NONE;
 }
@@ -750,7 +754,7 @@ static int conv_chw8_ok(const op_object *o, int32_t pos,
     kind = conv_c8_kind(c, &io[1].desc.dims);
     return kind == CONV_C8_POINTWISE ||
            (kind == CONV_C8_DEPTHWISE && io[0].desc.dims.d[1] == c->group) ||
-           (kind == CONV_C8_DIRECT && pos == nb_in);
+           kind == CONV_C8_DIRECT;
 }
 
 /* Whether the CHW8 depthwise kernel goes through band buffers
@@ -767,7 +771,7 @@ static int64_t conv_round8(int64_t n)
 }
 
 /* Floats of workspace a CHW8 convolution needs:
- *  - few input channels: W packed;
+ *  - the direct kind: W packed, and a LINEAR Y's blocks;
  *  - a LINEAR X (and a CHW8 Y): the planes' path (conv_need) and Y's
  *    planes, moved into blocks at the end;
  *  - a CHW8 X: a LINEAR Y's blocks, and W packed for the pointwise kernel
@@ -781,8 +785,14 @@ static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
     *n = 0;
     if (kind == CONV_C8_NONE || in[0].nb_dims != 4 || out->nb_dims != 4)
         return 1;
-    if (kind == CONV_C8_DIRECT) /* W packed */
-        return base_mul_i64(conv_round8(w->d[0]), w->d[1] * w->d[2] * w->d[3], n);
+    if (kind == CONV_C8_DIRECT) { /* W packed; a LINEAR Y's blocks */
+        if (!base_mul_i64(conv_round8(w->d[0]), w->d[1] * w->d[2] * w->d[3], n))
+            return 0;
+        return (chw8 & (1u << OP_CHW8_OUT)) ||
+               (base_mul_i64(out->d[0], conv_round8(out->d[1]), &t) &&
+                base_mul_i64(t, out->d[2], &t) && base_mul_i64(t, out->d[3], &t) &&
+                base_add_i64(*n, t, n));
+    }
     if (!(chw8 & 1u)) {
         return conv_need(c, w, out, &col, &slot) && base_add_i64(col, slot, n) &&
                base_mul_i64(out->d[0], out->d[1], &t) && base_mul_i64(t, out->d[2], &t) &&
@@ -819,8 +829,10 @@ static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
     return 1;
 }
 
-/* W packed for the pointwise kernel (when X is CHW8) or the few-channel
- * one once, when it is a constant of a CPU engine (the builder's timing
+/* W packed for the pointwise and direct kernels when X is CHW8, and for a
+ * direct one of few taps (a first layer, whose Y is CHW8 from a LINEAR X;
+ * elsewhere packing in each run costs a pass over W, far below the
+ * convolution's) once, when it is a constant of a CPU engine (the builder's timing
  * runs pack it in the workspace). */
 typedef struct conv_c8_const {
     op_const head;
@@ -837,8 +849,9 @@ static prt_status conv_prepare(const op_object *o, const prt_tensor_desc *in,
     size_t floats;
     const int kind = nb_in >= 2 ? conv_c8_kind(ccv(o), w) : CONV_C8_NONE;
     if (nb_in < 2 || !data[1] || in[1].dtype != PRT_FLOAT32 ||
-        !((kind == CONV_C8_POINTWISE && in[0].format == PRT_FORMAT_CHW8) ||
-          kind == CONV_C8_DIRECT))
+        !(((kind == CONV_C8_POINTWISE || kind == CONV_C8_DIRECT) &&
+           in[0].format == PRT_FORMAT_CHW8) ||
+          (kind == CONV_C8_DIRECT && w->d[1] * w->d[2] * w->d[3] <= CONV_DIRECT_TAPS)))
         return PRT_OK;
     floats = (size_t)conv_round8(w->d[0]) * (size_t)(w->d[1] * w->d[2] * w->d[3]);
     k = (conv_c8_const *)op_const_alloc(sizeof *k + floats * sizeof(float));
@@ -864,7 +877,7 @@ typedef struct conv_c8_job {
     op_dw8 dw;
     int64_t rows, bands; /* depthwise, in place: output rows an item, items a block */
     int64_t slot, slots, items; /* depthwise through band buffers */
-    op_cv8 cv;                  /* few input channels */
+    op_cv8 cv;                  /* the direct kind */
 } conv_c8_job;
 
 static void conv_c8_pack_range(void *arg, int64_t begin, int64_t end)
@@ -931,8 +944,10 @@ static void conv_c8_cv_range(void *arg, int64_t begin, int64_t end)
     const conv_c8_job *j = arg;
     for (int64_t it = begin; it < end; it++) {
         const int64_t band = it % j->bands, n = it / j->bands, oh0 = band * j->rows;
-        op_cv8_run(&j->cv, j->xl + n * j->C * j->ivol, oh0,
-                   conv_min(oh0 + j->rows, j->cv.g.OH), j->Y8 + n * j->M8 * j->ovol * 8);
+        op_cv8_run(
+            &j->cv,
+            j->cv.blocked ? j->X8 + n * j->C8 * j->ivol * 8 : j->xl + n * j->C * j->ivol,
+            oh0, conv_min(oh0 + j->rows, j->cv.g.OH), j->Y8 + n * j->M8 * j->ovol * 8);
     }
 }
 
@@ -1022,29 +1037,40 @@ static void conv_c8_pointwise_batch(conv_c8_job *j, float *xt, float *yt)
                    8 * sizeof(float));
 }
 
-/* Few input channels (the first layer): a LINEAR X straight into a CHW8
- * Y, in bands of about CONV_C8_ITEM_MACS multiply-adds. */
+/* The direct kind: X's planes or blocks read in place into CHW8 blocks (Y,
+ * or a LINEAR Y's blocks in the workspace, unpacked at the end), in bands
+ * of about CONV_C8_ITEM_MACS multiply-adds. */
 static prt_status conv_c8_direct(const conv_op *c, const conv_geom *g, conv_c8_job *j,
                                  const prt_tensor_desc *in, const prt_tensor_desc *out,
                                  const void *const *xs, void *y, float *scratch)
 {
     const op_object *o = &c->o;
     const int64_t K = g->Cg * g->w.kvol;
-    if (in[0].format == PRT_FORMAT_CHW8 || out->format != PRT_FORMAT_CHW8 ||
-        !op_win2_make(2, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb, &j->cv.g))
+    if (!op_win2_make(2, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb, &j->cv.g))
         return op_fail(o, PRT_ERR_UNSUPPORTED,
-                       "a convolution of few channels takes a LINEAR X into a CHW8 Y");
+                       "the blocked format's direct convolution takes 2 spatial dims");
     j->cv.w = conv_c8_weights(o, xs[1], g->M, K, scratch);
+    if (j->cv.w == scratch)
+        scratch += conv_round8(g->M) * K;
     j->cv.C = g->C;
     j->cv.M = g->M;
     j->cv.bias = j->B;
     j->cv.act = c->act;
+    j->cv.blocked = in[0].format == PRT_FORMAT_CHW8;
     j->xl = xs[0];
-    j->Y8 = y;
+    j->X8 = xs[0];
+    if (out->format == PRT_FORMAT_CHW8) {
+        j->Y8 = y;
+    } else {
+        j->yl = y;
+        j->Y8 = scratch;
+    }
     j->rows = CONV_C8_ITEM_MACS / conv_max(1, j->cv.g.OW * K * j->M8 * 8);
     j->rows = j->rows < 1 ? 1 : j->rows;
     j->bands = (j->cv.g.OH + j->rows - 1) / j->rows;
     base_parallel_for(j->N * j->bands, 1, conv_c8_cv_range, j);
+    if (out->format != PRT_FORMAT_CHW8)
+        base_parallel_for(j->N * j->M8, 1, conv_c8_unpack_range, j);
     return PRT_OK;
 }
 
@@ -1141,8 +1167,8 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
     if (in[0].dtype != PRT_FLOAT32 || g.w.ns != 2 || kind == CONV_C8_NONE ||
         (kind == CONV_C8_DEPTHWISE && g.C != g.G))
         return op_fail(o, PRT_ERR_UNSUPPORTED,
-                       "the blocked format CHW8 takes float32 pointwise, depthwise and "
-                       "few-channel 2-D convolutions only");
+                       "the blocked format CHW8 takes float32 2-D convolutions of one "
+                       "group, and depthwise ones, only");
     memset(&j, 0, sizeof j);
     j.N = g.N;
     j.C = g.C;

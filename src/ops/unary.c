@@ -163,7 +163,10 @@ static prt_status unary_run(const op_object *o, int32_t dtype, const prt_tensor_
 {
     void *y = ys[0];
     const int32_t kind = o->cls->kind;
-    int64_t n = base_volume(&in[0].dims);
+    /* CHW8 (Relu): every lane, the padding's too, which stays 0. */
+    int64_t n = in[0].format == PRT_FORMAT_CHW8
+                    ? prt_format_volume(PRT_FORMAT_CHW8, &in[0].dims)
+                    : base_volume(&in[0].dims);
     unary_job j = {kind, dtype, xs[0], y};
     (void)nb_in, (void)out, (void)ws, (void)stream;
     if (kind == UNARY_IDENTITY) {
@@ -178,6 +181,15 @@ static prt_status unary_run(const op_object *o, int32_t dtype, const prt_tensor_
     return PRT_OK;
 }
 
+/* Relu: X and Y both LINEAR or both CHW8 (relu(0) = 0 keeps the padding
+ * lanes 0). */
+static int relu_chw8_ok(const op_object *o, int32_t pos,
+                        const prt_dynamic_tensor_desc *io, int32_t nb_in, int32_t nb_out)
+{
+    (void)o, (void)nb_in, (void)nb_out;
+    return pos == 0 || io[pos].desc.format == io[0].desc.format;
+}
+
 static const op_class relu_class = {
     .kind = UNARY_RELU,
     .min_inputs = 1,
@@ -189,6 +201,7 @@ static const op_class relu_class = {
     .shapes = ew_same_shapes,
     .infer = ew_same_infer,
     .run = unary_run,
+    .chw8_ok = relu_chw8_ok,
 };
 
 /* Identity's values are its input's (a shape tensor passes through). */

@@ -494,15 +494,21 @@ void op_dw8d_run(const op_dw8 *p, const float *x, const float *w, const float *b
     CPU_PICK(dwd)(p, x, w, bias, act, nc, oh0, oh1, y);
 }
 
-/* ---- a convolution of few input channels, LINEAR in, CHW8 out --------------- */
+/* ---- a convolution of one group, LINEAR or CHW8 in, CHW8 out ----------------- */
+
+/* Input channel c's row ih: of C planes (bx 0), or of CHW8 blocks (bx 1),
+ * whose pixels are then eight floats apart. */
+#define CV8_ROW(bx, x, c, ih, g)                                                         \
+    ((bx) ? (x) + (((c) >> 3) * (g)->H * (g)->W + (ih) * (g)->W) * 8 + ((c)&7)           \
+          : (x) + ((c) * (g)->H + (ih)) * (g)->W)
 
 /* nb blocks (1 or 2) by nu output pixels (constants) of row oh from column
  * ow: every tap (input channel, kernel row, kernel column) inside the input
  * adds its packed weights times its input value. `checked` (a constant):
  * columns may fall outside the input. */
 static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, int nu,
-                                       int checked, int64_t ob, int64_t oh, int64_t ow,
-                                       float *y)
+                                       int checked, int bx, int64_t ob, int64_t oh,
+                                       int64_t ow, float *y)
 {
     const op_win2 *g = &p->g;
     const int64_t K = p->C * g->kh * g->kw, P = g->OH * g->OW;
@@ -512,7 +518,7 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
     for (int64_t c = 0; c < p->C; c++)
         for (int64_t i = 0; i < g->kh; i++) {
             const int64_t ih = oh * g->sh - g->pt + i * g->dh;
-            const float *row = x + (c * g->H + ih) * g->W;
+            const float *row = CV8_ROW(bx, x, c, ih, g);
             if (ih < 0 || ih >= g->H)
                 continue;
             for (int64_t j = 0; j < g->kw; j++) {
@@ -528,7 +534,7 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
                     cpu_v8 xv;
                     if (checked && (iw < 0 || iw >= g->W))
                         continue;
-                    xv = CPU_SPLAT(row[iw]);
+                    xv = CPU_SPLAT(row[iw * (bx ? 8 : 1)]);
                     acc[0][u] += w0 * xv;
                     if (nb == 2)
                         acc[1][u] += w1 * xv;
@@ -543,8 +549,8 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
  * channels in one vector by PW16_U pixels inside the input's columns, each
  * lane's multiply-adds in cv8_tile's order, finished through pw16_finish:
  * the AVX2 build's bits. */
-static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t ob,
-                                        int64_t oh, int64_t ow, float *y)
+static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int bx,
+                                        int64_t ob, int64_t oh, int64_t ow, float *y)
 {
     const op_win2 *g = &p->g;
     const int64_t K = p->C * g->kh * g->kw, P = g->OH * g->OW;
@@ -554,17 +560,17 @@ static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t
     for (int64_t c = 0; c < p->C; c++)
         for (int64_t i = 0; i < g->kh; i++) {
             const int64_t ih = oh * g->sh - g->pt + i * g->dh;
-            const float *row = x + (c * g->H + ih) * g->W;
+            const float *row = CV8_ROW(bx, x, c, ih, g);
             if (ih < 0 || ih >= g->H)
                 continue;
             for (int64_t j = 0; j < g->kw; j++) {
                 const int64_t k = (c * g->kh + i) * g->kw + j;
-                const float *xr = row + ow * g->sw - g->pl + j * g->dw;
+                const float *xr = row + (ow * g->sw - g->pl + j * g->dw) * (bx ? 8 : 1);
                 cpu_v16 wv;
                 PW16_WEIGHTS(wv, w, K, k);
 #pragma GCC unroll 16
                 for (int u = 0; u < PW16_U; u++) {
-                    const float v = xr[u * g->sw];
+                    const float v = xr[u * g->sw * (bx ? 8 : 1)];
                     acc[u] +=
                         wv * (cpu_v16){v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
                 }
@@ -579,36 +585,36 @@ static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int64_t
  * pairs first in the AVX-512 build's tiles of PW16_U. */
 static inline CPU_INLINE void cv8_row(const op_cv8 *p, const float *x, int nb, int64_t ob,
                                       int64_t oh, int64_t lo, int64_t hi, int wide,
-                                      float *y)
+                                      int bx, float *y)
 {
     int64_t ow = 0;
     for (; ow < lo; ow++)
-        cv8_tile(p, x, nb, 1, 1, ob, oh, ow, y);
+        cv8_tile(p, x, nb, 1, 1, bx, ob, oh, ow, y);
 #if CPU_HAVE_AVX2_BUILD
     if (wide && nb == 2)
         for (; ow + PW16_U <= hi; ow += PW16_U)
-            cv16_tile(p, x, ob, oh, ow, y);
+            cv16_tile(p, x, bx, ob, oh, ow, y);
 #else
     (void)wide;
 #endif
     for (; ow + PW_U <= hi; ow += PW_U)
-        cv8_tile(p, x, nb, PW_U, 0, ob, oh, ow, y);
+        cv8_tile(p, x, nb, PW_U, 0, bx, ob, oh, ow, y);
     if ((hi - ow) & 4) {
-        cv8_tile(p, x, nb, 4, 0, ob, oh, ow, y);
+        cv8_tile(p, x, nb, 4, 0, bx, ob, oh, ow, y);
         ow += 4;
     }
     if ((hi - ow) & 2) {
-        cv8_tile(p, x, nb, 2, 0, ob, oh, ow, y);
+        cv8_tile(p, x, nb, 2, 0, bx, ob, oh, ow, y);
         ow += 2;
     }
     if (hi - ow > 0)
-        cv8_tile(p, x, nb, 1, 0, ob, oh, ow++, y);
+        cv8_tile(p, x, nb, 1, 0, bx, ob, oh, ow++, y);
     for (; ow < p->g.OW; ow++)
-        cv8_tile(p, x, nb, 1, 1, ob, oh, ow, y);
+        cv8_tile(p, x, nb, 1, 1, bx, ob, oh, ow, y);
 }
 
 static inline CPU_INLINE void cv8_body(const op_cv8 *p, const float *x, int64_t oh0,
-                                       int64_t oh1, int wide, float *y)
+                                       int64_t oh1, int wide, int bx, float *y)
 {
     const op_win2 *g = &p->g;
     const int64_t M8 = (p->M + 7) / 8;
@@ -623,21 +629,27 @@ static inline CPU_INLINE void cv8_body(const op_cv8 *p, const float *x, int64_t 
     for (int64_t oh = oh0; oh < oh1; oh++) {
         int64_t ob = 0;
         for (; ob + 2 <= M8; ob += 2)
-            cv8_row(p, x, 2, ob, oh, lo, hi, wide, y);
+            cv8_row(p, x, 2, ob, oh, lo, hi, wide, bx, y);
         if (ob < M8)
-            cv8_row(p, x, 1, ob, oh, lo, hi, wide, y);
+            cv8_row(p, x, 1, ob, oh, lo, hi, wide, bx, y);
     }
 }
 
 CPU_BUILDS(cv8, cv8_body,
            (const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y),
-           (p, x, oh0, oh1, 0, y))
+           (p, x, oh0, oh1, 0, 0, y))
+CPU_BUILDS(cv8b, cv8_body,
+           (const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y),
+           (p, x, oh0, oh1, 0, 1, y))
 
 #if CPU_HAVE_AVX2_BUILD
 CPU_TARGET_AVX512 static void cv8_avx512(const op_cv8 *p, const float *x, int64_t oh0,
                                          int64_t oh1, float *y)
 {
-    cv8_body(p, x, oh0, oh1, 1, y);
+    if (p->blocked)
+        cv8_body(p, x, oh0, oh1, 1, 1, y);
+    else
+        cv8_body(p, x, oh0, oh1, 1, 0, y);
 }
 #endif
 
@@ -649,5 +661,8 @@ void op_cv8_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float
         return;
     }
 #endif
-    CPU_PICK(cv8)(p, x, oh0, oh1, y);
+    if (p->blocked)
+        CPU_PICK(cv8b)(p, x, oh0, oh1, y);
+    else
+        CPU_PICK(cv8)(p, x, oh0, oh1, y);
 }

@@ -496,18 +496,20 @@ void op_dw8b_run_pair(const op_dw8 *p, const float *x, const float *w, const flo
 void op_dw8d_run(const op_dw8 *p, const float *x, const float *w, const float *bias,
                  const op_act *act, int64_t nc, int64_t oh0, int64_t oh1, float *y);
 
-/* A 2-D convolution of few input channels (a network's first layer) from
- * LINEAR planes into CHW8: C input planes of H x W at x (one image), M
+/* A 2-D convolution of one group into CHW8: C input channels of H x W at x
+ * (one image), as LINEAR planes, or with `blocked` as CHW8 blocks; M
  * output channels, geometry g; w packed by op_pw8_pack over K = C kh kw
  * taps (W's own order), bias M floats or NULL, then the activation. Output
  * rows [oh0, oh1) of y (the image's (M + 7) / 8 blocks of OH x OW pixels of
  * eight); lanes past M are 0. Tiles of two blocks by six pixels, as
- * op_pw8_run's, each tap a broadcast input value. */
+ * op_pw8_run's, each tap a broadcast input value; either layout of x gives
+ * the same bits. */
 typedef struct op_cv8 {
     op_win2 g;
     int64_t C, M;
     const float *w, *bias;
     op_act act;
+    int blocked;
 } op_cv8;
 void op_cv8_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y);
 
