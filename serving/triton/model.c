@@ -5,9 +5,10 @@
  * from it.
  *
  * Parameters (config.pbtxt `parameters`, string values):
- *   plugins      plugin libraries to load into this model's registry,
- *                separated by commas; relative paths are relative to the
- *                model's directory
+ *   plugins      the plugin libraries of this model's registry, separated
+ *                by commas; relative paths are relative to the model's
+ *                directory, `standard` is the standard library. Absent: the
+ *                standard library alone (plugins.c)
  *   device       "cpu" or "cuda": the device an ONNX model is built for
  *                (default: cuda when the instance groups are KIND_GPU); a
  *                plan runs where it was built, and a device that disagrees
@@ -125,11 +126,7 @@ static void trim(char *s)
     memmove(s, s + a, n - a + 1);
 }
 
-/* Calls fn on each item of a comma-separated list (trimmed, empty ones
- * skipped) until one fails. */
-typedef TRITONSERVER_Error *(*tp_item_fn)(tp_model *m, char *item, void *ctx);
-static TRITONSERVER_Error *each_item(tp_model *m, const char *list, tp_item_fn fn,
-                                     void *ctx)
+TRITONSERVER_Error *tp_each_item(tp_model *m, const char *list, tp_item_fn fn, void *ctx)
 {
     char *copy, *save = NULL;
     TRITONSERVER_Error *err = NULL;
@@ -145,25 +142,6 @@ static TRITONSERVER_Error *each_item(tp_model *m, const char *list, tp_item_fn f
     }
     free(copy);
     return err;
-}
-
-/* One library of the plugins parameter, into the model's registry. */
-static TRITONSERVER_Error *load_plugin(tp_model *m, char *item, void *ctx)
-{
-    const char *dir = ctx;
-    char path[TP_PATH_MAX];
-    prt_status st;
-    if (item[0] == '/')
-        snprintf(path, sizeof path, "%s", item);
-    else
-        snprintf(path, sizeof path, "%s/%s", dir, item);
-    if ((st = prt_registry_load_library(m->reg, path))) {
-        /* plugrt's message names the library. */
-        char what[160];
-        snprintf(what, sizeof what, "model '%s'", m->name);
-        return tp_prt_error(st, what);
-    }
-    return NULL;
 }
 
 /* ---- building an ONNX model ------------------------------------------- */
@@ -328,7 +306,7 @@ static TRITONSERVER_Error *build_onnx(tp_model *m, const tj_value *cfg, const ch
     tj_as_int(tj_get(cfg, "max_batch_size"), &max_batch);
     if ((st = prt_onnx_parser_create(m->reg, &parser)))
         return tp_prt_error(st, "creating the ONNX parser");
-    if ((err = each_item(m, param(cfg, "plugin_ops"), map_op, parser)))
+    if ((err = tp_each_item(m, param(cfg, "plugin_ops"), map_op, parser)))
         goto done;
     if ((st = prt_onnx_parser_parse_file(parser, path, &net))) {
         snprintf(what, sizeof what, "model '%s': importing %s", m->name, path);
@@ -954,8 +932,7 @@ TRITONSERVER_Error *tp_model_create(TRITONBACKEND_Model *triton, tp_model **out)
     }
     /* On CUDA everything from here (the build, the weights, the probing
      * context, the scratch blocks) goes to the first GPU. */
-    if ((err =
-             each_item(m, param(cfg, "plugins"), load_plugin, (void *)(uintptr_t)dir)) ||
+    if ((err = tp_model_load_plugins(m, param(cfg, "plugins"), dir)) ||
         (err = model_device(m, cfg, &device, &index)) ||
         (err = tp_device_enter(device, index, &saved)) ||
         (err = load_engine(m, cfg, dir, version, device, index)) || (err = read_io(m)) ||

@@ -69,6 +69,20 @@ typedef struct tp_model {
 
 TRITONSERVER_Error *tp_model_create(TRITONBACKEND_Model *triton, tp_model **out);
 void tp_model_destroy(tp_model *m);
+/* Calls fn on each item of a comma-separated list (trimmed, empty ones
+ * skipped) until one fails, and returns its error. */
+typedef TRITONSERVER_Error *(*tp_item_fn)(tp_model *m, char *item, void *ctx);
+TRITONSERVER_Error *tp_each_item(tp_model *m, const char *list, tp_item_fn fn, void *ctx);
+
+/* plugins.c: the model's registry from its plugins parameter (NULL when
+ * absent: the standard library), relative paths from the model's directory
+ * `dir`. */
+TRITONSERVER_Error *tp_model_load_plugins(tp_model *m, const char *list, const char *dir);
+/* Looks for the standard plugin library once, before any model loads;
+ * tp_standard_plugins is its path then, or NULL. */
+void tp_standard_plugins_find(void);
+const char *tp_standard_plugins(void);
+
 /* The model's engine on GPU `index` (the current device), loaded there on
  * first use; on the CPU, the one engine. */
 TRITONSERVER_Error *tp_model_engine(tp_model *m, int32_t index, tp_engine **out);

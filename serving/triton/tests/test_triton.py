@@ -107,6 +107,11 @@ def make_repo(a, repo, work):
     qa = params(min_shapes="q:1x32", opt_shapes="q:3x32", max_shapes="q:16x32")
     write_model(repo, "qa", params(plugins=a.plugins) + qa + group(kind),
                 [(os.path.join(m, "qa_custom_hardmax.onnx"), "model.onnx")])
+    # No plugins parameter: the standard library is the registry's, with
+    # no path in the configuration; or named as such.
+    write_model(repo, "nonzero_default", group(kind), [(plan, "model.plan")])
+    write_model(repo, "qa_standard", params(plugins="standard") + qa + group(kind),
+                [(os.path.join(m, "qa_custom_hardmax.onnx"), "model.onnx")])
     # A relative path: the library sits in the model's directory.
     os.makedirs(os.path.join(repo, "qa_argmin", "lib"))
     write_model(repo, "qa_argmin", params(plugins="lib/testlib_argmin.so") + qa,
@@ -136,7 +141,13 @@ def make_repo(a, repo, work):
     # Models that must not load, each for its own reason.
     write_model(repo, "broken_lib", params(plugins="no/such/libplugins.so") + group(kind),
                 [(plan, "model.plan")])
-    write_model(repo, "no_plugin", group(kind), [(plan, "model.plan")])
+    # A plugins parameter replaces the standard library: a registry of the
+    # test library alone has no NonZeroPlugin; the standard library beside
+    # it, under its name, clashes with its CustomHardmax@1.
+    write_model(repo, "no_plugin", params(plugins=a.testlib) + group(kind),
+                [(plan, "model.plan")])
+    write_model(repo, "plugin_clash", params(plugins="standard," + a.testlib) + group(kind),
+                [(plan, "model.plan")])
     write_model(repo, "bad_dims", params(plugins=a.plugins) + group(kind) +
                 'input [ { name: "x" data_type: TYPE_FP32 dims: [ 2, 4, 16, 17 ] } ]\n',
                 [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
@@ -184,13 +195,16 @@ def make_gpu_models(a, repo, work, cuda_plan):
 
 
 def test_loading(srv, a):
-    for name in ("nonzero", "qa", "qa_argmin", "circ", "circ_wild", "bert"):
+    for name in ("nonzero", "nonzero_default", "qa", "qa_standard", "qa_argmin", "circ",
+                 "circ_wild", "bert"):
         status, body = srv.get("/v2/models/%s/ready" % name)
         check(status == 200, "model %s is ready (%d %r)" % (name, status, body[:300]))
     index = srv.repository_index()
     want = {
         "broken_lib": ["cannot load plugin library", "no/such/libplugins.so"],
         "no_plugin": ["NonZeroPlugin", "not in the registry", "PRT_ERR_NOT_FOUND"],
+        "plugin_clash": ["parameter plugins: '%s'" % a.testlib, "CustomHardmax",
+                         "libplugrt_plugins", "PRT_ERR_ALREADY_EXISTS"],
         "bad_dims": ["config input 'x' has dims [2, 4, 16, 17]", "engine's 'x' is [2, 4, 16, 16]"],
         "bad_type": ["config output 'y' is TYPE_INT32", "engine's 'y' is float32"],
         "bad_batch": ["max_batch_size is 4", "no batch dim"],
@@ -238,7 +252,8 @@ def test_loading(srv, a):
 def test_outputs(srv, a):
     models = a.models
     conn = srv.connection()
-    for model, ref_name in (("nonzero", "nonzero_plugin"), ("qa", "qa_custom_hardmax"),
+    for model, ref_name in (("nonzero", "nonzero_plugin"), ("nonzero_default", "nonzero_plugin"),
+                            ("qa", "qa_custom_hardmax"), ("qa_standard", "qa_custom_hardmax"),
                             ("circ", "circ_pad_conv"), ("bert", "bert_small")):
         ins, refs = load_data(models, ref_name)
         out, err = tc.infer(conn, model, ins)
