@@ -216,19 +216,65 @@ static TRITONSERVER_Error *map_op(tp_model *m, char *item, void *ctx)
     return NULL;
 }
 
-/* The profile of each dynamic network input: the parameters' shapes first,
- * then what the configuration fixes (static dims; the batch dim 1 to
- * max_batch_size). */
+/* One NAME:DIMS of a shapes parameter (ctx: the parameter and the
+ * network): NAME must be an input of the network. */
+typedef struct tp_shapes_ctx {
+    const char *param;
+    prt_network *net;
+} tp_shapes_ctx;
+
+static TRITONSERVER_Error *known_input(tp_model *m, char *item, void *ctx)
+{
+    const tp_shapes_ctx *c = ctx;
+    char names[1024] = "";
+    char *colon = strchr(item, ':');
+    if (colon)
+        *colon = 0;
+    for (int32_t i = 0; i < prt_network_input_count(c->net); i++) {
+        int32_t t;
+        const char *name;
+        size_t o = strlen(names);
+        if (prt_network_get_input(c->net, i, &t) ||
+            prt_network_get_tensor(c->net, t, &name, NULL, NULL))
+            continue;
+        if (strcmp(name, item) == 0)
+            return NULL;
+        snprintf(names + o, sizeof names - o, "%s'%s'", i ? ", " : "", name);
+    }
+    return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                    "model '%s': parameter %s names '%s', which is not an input of the "
+                    "ONNX model (its inputs: %s)",
+                    m->name, c->param, item, names);
+}
+
+/* The profile of each dynamic network input, dim by dim:
+ *   - the shape min_shapes, opt_shapes or max_shapes gives (full shapes,
+ *     batch dim included), for that one of the three;
+ *   - else what the configuration fixes: a dim its input's dims give, the
+ *     batch dim 1 to max_batch_size (opt: max_batch_size);
+ *   - else min 1, opt the max, and the max from opt_shapes; a dynamic dim
+ *     that nothing bounds is refused, naming the input and the dim.
+ * So max_batch_size and the configuration's dims suffice where they fix
+ * every dynamic dim, and max_shapes alone gives a range from 1 (plugrt
+ * build, by contrast, pins a missing min to the max). */
 static TRITONSERVER_Error *set_profile(tp_model *m, const tj_value *cfg, prt_network *net,
                                        prt_builder_config *bc, int64_t max_batch)
 {
-    const char *smin = param(cfg, "min_shapes"), *sopt = param(cfg, "opt_shapes"),
-               *smax = param(cfg, "max_shapes");
+    static const char *keys[3] = {"min_shapes", "opt_shapes", "max_shapes"};
+    const char *lists[3];
     int32_t profile = -1;
+    TRITONSERVER_Error *err;
+    for (int w = 0; w < 3; w++) {
+        tp_shapes_ctx c = {keys[w], net};
+        lists[w] = param(cfg, keys[w]);
+        if ((err = tp_each_item(m, lists[w], known_input, &c)))
+            return err;
+    }
     for (int32_t i = 0; i < prt_network_input_count(net); i++) {
-        int32_t t, dynamic = 0, gmin, gopt, gmax;
+        int32_t t, dynamic = 0, off = max_batch > 0 ? 1 : 0;
         const char *name;
-        prt_dims dims, mn, op, mx, cd;
+        prt_dims dims, fix, given[3], p[3], cd;
+        int got[3];
         char why[256] = "", a[160];
         prt_status st;
         const tj_value *entry;
@@ -239,51 +285,55 @@ static TRITONSERVER_Error *set_profile(tp_model *m, const tj_value *cfg, prt_net
             dynamic |= dims.d[k] < 0;
         if (!dynamic)
             continue;
-        mn = op = mx = dims;
+        /* What the configuration fixes: -1 where it does not. */
+        fix = dims;
         entry = config_entry(cfg, "input", name);
-        if (entry && json_dims(tj_get(entry, "dims"), &cd)) {
-            int32_t off = max_batch > 0 ? 1 : 0;
-            if (cd.nb_dims + off == dims.nb_dims) {
-                for (int32_t k = 0; k < cd.nb_dims; k++)
-                    if (dims.d[k + off] < 0 && cd.d[k] >= 0)
-                        mn.d[k + off] = op.d[k + off] = mx.d[k + off] = cd.d[k];
-                if (off && dims.d[0] < 0) {
-                    mn.d[0] = 1;
-                    op.d[0] = mx.d[0] = max_batch;
-                }
+        if (entry && json_dims(tj_get(entry, "dims"), &cd) &&
+            cd.nb_dims + off == dims.nb_dims)
+            for (int32_t k = 0; k < cd.nb_dims; k++)
+                if (dims.d[k + off] < 0)
+                    fix.d[k + off] = cd.d[k];
+        for (int w = 0; w < 3; w++) {
+            got[w] = shape_for(lists[w], name, &given[w], why, sizeof why);
+            if (got[w] < 0)
+                return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                                "model '%s': parameter %s: %s", m->name, keys[w], why);
+            if (got[w] && given[w].nb_dims != dims.nb_dims) {
+                tp_dims_str(&dims, a, sizeof a);
+                return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                                "model '%s': parameter %s gives '%s' %d dims; the ONNX "
+                                "input is %s (full shapes, batch dim included)",
+                                m->name, keys[w], name, (int)given[w].nb_dims, a);
             }
+            p[w] = got[w] ? given[w] : fix;
         }
-        gmin = shape_for(smin, name, &mn, why, sizeof why);
-        gopt = gmin < 0 ? -1 : shape_for(sopt, name, &op, why, sizeof why);
-        gmax = gopt < 0 ? -1 : shape_for(smax, name, &mx, why, sizeof why);
-        if (gmin < 0 || gopt < 0 || gmax < 0)
-            return tp_error(TRITONSERVER_ERROR_INVALID_ARG, "model '%s': parameters: %s",
-                            m->name, why);
-        /* As plugrt build: a missing min or max takes opt, a missing opt the
-         * max (or the min). */
-        if (!gmin && gopt)
-            mn = op;
-        if (!gmax && gopt)
-            mx = op;
-        if (!gopt)
-            op = gmax ? mx : mn;
-        if (!gmin && !gopt && gmax)
-            mn = mx;
-        for (int32_t k = 0; k < mx.nb_dims; k++)
-            if (mn.d[k] < 0 || op.d[k] < 0 || mx.d[k] < 0) {
+        for (int32_t k = 0; k < dims.nb_dims; k++) {
+            int batch = off && k == 0 && dims.d[0] < 0;
+            if (fix.d[k] >= 0 && !batch)
+                continue; /* static, or fixed by the configuration */
+            if (!got[0])
+                p[0].d[k] = 1;
+            if (!got[2])
+                p[2].d[k] = batch ? max_batch : got[1] ? given[1].d[k] : -1;
+            if (!got[1])
+                p[1].d[k] = p[2].d[k];
+            if (p[2].d[k] < 0) {
                 tp_dims_str(&dims, a, sizeof a);
                 return tp_error(
                     TRITONSERVER_ERROR_INVALID_ARG,
-                    "model '%s': ONNX input '%s' has dynamic dims %s: give its "
-                    "profile in the parameters min_shapes, opt_shapes and "
-                    "max_shapes (e.g. %s:1x32), or static dims in the "
-                    "configuration",
-                    m->name, name, a, name);
+                    "model '%s': ONNX input '%s' is %s and nothing bounds its dim %d: "
+                    "give its largest shape in the parameter max_shapes (%s:DIMS, "
+                    "like 8x64, batch dim included), or fix the dim in the "
+                    "configuration's input dims%s",
+                    m->name, name, a, (int)k, name,
+                    k == 0 && !off ? " (or, if it is a batch dim, set max_batch_size)"
+                                   : "");
             }
+        }
         if (profile < 0 && (st = prt_builder_config_add_profile(bc, &profile)))
             return tp_prt_error(st, "adding an optimization profile");
-        if ((st =
-                 prt_builder_config_set_profile_dims(bc, profile, name, &mn, &op, &mx))) {
+        if ((st = prt_builder_config_set_profile_dims(bc, profile, name, &p[0], &p[1],
+                                                      &p[2]))) {
             char what[256];
             snprintf(what, sizeof what, "model '%s': the profile of input '%s'", m->name,
                      name);

@@ -64,12 +64,45 @@ def load_data(models, name):
     return ins, outs
 
 
-def write_model(repo, name, config, files):
+def write_model(repo, name, config, files, backend='backend: "plugrt"\n'):
     os.makedirs(os.path.join(repo, name, "1"))
     with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write('backend: "plugrt"\n' + config)
+        f.write(backend + config)
     for src, dst in files:
         shutil.copyfile(src, os.path.join(repo, name, "1", dst))
+
+
+def readme_configs():
+    """The example configurations of serving/triton/README.md, as written
+    there: {model directory: config.pbtxt}."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")) as f:
+        text = f.read()
+    return {name: cfg for name, cfg in
+            re.findall(r"`(\w+)/config\.pbtxt`(?:(?!```).)*?```\n(.*?)```", text, re.S)}
+
+
+def onnx_model(path, inputs, outputs, nodes):
+    """A small ONNX model: inputs and outputs as (name, elem_type, shape)."""
+    from onnx import helper, save
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph(nodes, os.path.basename(path), [info(*t) for t in inputs],
+                              [info(*t) for t in outputs])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def qa_reference(models, q, k, argmin=False):
+    """qa_custom_hardmax's outputs in NumPy: start (one-hot of the best score
+    of each row of q, the largest, or with the test library the smallest)
+    and answer (that score)."""
+    import onnx
+    from onnx import numpy_helper
+    g = onnx.load(os.path.join(models, "qa_custom_hardmax.onnx")).graph
+    w = {t.name: numpy_helper.to_array(t) for t in g.initializer}["W"]
+    scores = (q.astype(np.float64) @ w) @ k.T.astype(np.float64)
+    best = scores.argmin(axis=1) if argmin else scores.argmax(axis=1)
+    start = np.zeros(scores.shape, np.float32)
+    start[np.arange(scores.shape[0]), best] = 1
+    return start, scores[np.arange(scores.shape[0]), best].astype(np.float32)
 
 
 def params(**kv):
@@ -99,6 +132,10 @@ def make_repo(a, repo, work):
     kind = "KIND_GPU" if a.gpu else "KIND_CPU"
     plan = os.path.join(work, "nonzero.plan")
     build_plan(a, plan, "cuda" if a.gpu else "cpu")
+    cpu_plan = plan
+    if a.gpu:
+        cpu_plan = os.path.join(work, "nonzero_cpu.plan")
+        build_plan(a, cpu_plan, "cpu")
     # A plan, served with the plugin library that built it.
     write_model(repo, "nonzero", params(plugins=a.plugins) + group(kind),
                 [(plan, "model.plan")])
@@ -156,8 +193,9 @@ def make_repo(a, repo, work):
                 [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
     write_model(repo, "bad_batch", "max_batch_size: 4\n" + params(plugins=a.plugins) +
                 group(kind), [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
+    make_config_models(a, repo, work, cpu_plan)
     if a.gpu:
-        make_gpu_models(a, repo, work, plan)
+        make_gpu_models(a, repo, work, plan, cpu_plan)
     elif not a.cuda_usable:
         # Asked for CUDA where there is none: refused at load, saying why.
         write_model(repo, "gpu_kind", params(plugins=a.plugins) + group("KIND_GPU"),
@@ -166,11 +204,41 @@ def make_repo(a, repo, work):
                     [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
 
 
-def make_gpu_models(a, repo, work, cuda_plan):
+def make_config_models(a, repo, work, cpu_plan):
+    """Models configured as a user would: the README's examples as written
+    there, profiles from max_batch_size and the configuration's dims; and
+    the configurations that must be refused, each for its own reason. On
+    the CPU in both suites (the README's examples are KIND_CPU)."""
+    m = a.models
+    qa = os.path.join(m, "qa_custom_hardmax.onnx")
+    cfgs = readme_configs()
+    a.readme = sorted(cfgs)
+    for name, files in (("bert", [(os.path.join(m, "bert_small.onnx"), "model.onnx")]),
+                        ("nonzero", [(cpu_plan, "model.plan")]), ("qa", [(qa, "model.onnx")])):
+        if name in cfgs:
+            write_model(repo, "readme_" + name, cfgs[name], files, backend="")
+    # The README's qa has a library of its own: the test library here.
+    os.makedirs(os.path.join(repo, "readme_qa", "lib"), exist_ok=True)
+    shutil.copyfile(a.testlib, os.path.join(repo, "readme_qa", "lib", "libmyplugins.so"))
+    # Profiles from the configuration alone: a batch dim from
+    # max_batch_size; a dim from the input's dims.
+    from onnx import helper
+    relu = os.path.join(work, "relu_rows.onnx")
+    onnx_model(relu, [("x", 1, ["N", 4])], [("y", 1, ["N", 4])],
+               [helper.make_node("Relu", ["x"], ["y"])])
+    write_model(repo, "relu_batch", "max_batch_size: 8\n", [(relu, "model.onnx")])
+    write_model(repo, "qa_fixed", 'input [ { name: "q" data_type: TYPE_FP32 dims: [ 4, 32 ] } ]\n',
+                [(qa, "model.onnx")])
+    # Nothing bounds q's rows; a shape for an input the model lacks; a shape
+    # of the wrong rank.
+    write_model(repo, "qa_unbounded", "", [(qa, "model.onnx")])
+    write_model(repo, "qa_bad_name", params(max_shapes="query:16x32"), [(qa, "model.onnx")])
+    write_model(repo, "qa_bad_rank", params(max_shapes="q:16"), [(qa, "model.onnx")])
+
+
+def make_gpu_models(a, repo, work, cuda_plan, cpu_plan):
     m = a.models
     circ = os.path.join(m, "circ_pad_conv.onnx")
-    cpu_plan = os.path.join(work, "nonzero_cpu.plan")
-    build_plan(a, cpu_plan, "cpu")
     # A CPU model in the same server: GPU memory reaches it too.
     write_model(repo, "circ_cpu", params(plugins=a.plugins) + group("KIND_CPU"),
                 [(circ, "model.onnx")])
@@ -194,12 +262,28 @@ def make_gpu_models(a, repo, work, cuda_plan):
                     group("KIND_GPU", 1, [0, 1]), [(circ, "model.onnx")])
 
 
-def test_loading(srv, a):
-    for name in ("nonzero", "nonzero_default", "qa", "qa_standard", "qa_argmin", "circ",
-                 "circ_wild", "bert"):
+def check_ready(srv, names):
+    for name in names:
         status, body = srv.get("/v2/models/%s/ready" % name)
         check(status == 200, "model %s is ready (%d %r)" % (name, status, body[:300]))
+
+
+def check_refused(srv, want):
+    """Each model of `want` did not load, and its reason holds every part
+    (a tuple: one of its alternatives)."""
     index = srv.repository_index()
+    for name, parts in want.items():
+        m = index.get(name, {})
+        reason = m.get("reason", "")
+        parts = [next((q for q in p if q in reason), p[0]) if isinstance(p, tuple) else p
+                 for p in parts]
+        check(m.get("state") == "UNAVAILABLE" and all(p in reason for p in parts),
+              "model %s is refused naming the cause %s: %r" % (name, parts, m))
+
+
+def test_loading(srv, a):
+    check_ready(srv, ["nonzero", "nonzero_default", "qa", "qa_standard", "qa_argmin", "circ",
+                      "circ_wild", "bert"])
     want = {
         "broken_lib": ["cannot load plugin library", "no/such/libplugins.so"],
         "no_plugin": ["NonZeroPlugin", "not in the registry", "PRT_ERR_NOT_FOUND"],
@@ -215,13 +299,7 @@ def test_loading(srv, a):
         # PRT_WITH_CUDA=OFF) no CUDA in this plugrt at all.
         want["gpu_param"] = ["model 'gpu_param' is to run on cuda (parameter device \"cuda\")",
                              ("not usable here", "has no CUDA support"), "PRT_ERR_UNSUPPORTED"]
-    for name, parts in want.items():
-        m = index.get(name, {})
-        reason = m.get("reason", "")
-        parts = [next((q for q in p if q in reason), p[0]) if isinstance(p, tuple) else p
-                 for p in parts]
-        check(m.get("state") == "UNAVAILABLE" and all(p in reason for p in parts),
-              "model %s is refused naming the cause %s: %r" % (name, parts, m))
+    check_refused(srv, want)
     # Auto-complete: what the engine says, in the server's configuration.
     status, body = srv.get("/v2/models/circ/config")
     cfg = json.loads(body)
@@ -279,21 +357,72 @@ def test_outputs(srv, a):
     # The same model and plugin key in two registries: the standard
     # library's hardmax and the test library's argmin, side by side.
     ins, refs = load_data(models, "qa_custom_hardmax")
-    import onnx
-    from onnx import numpy_helper
-    g = onnx.load(os.path.join(models, "qa_custom_hardmax.onnx")).graph
-    w = {t.name: numpy_helper.to_array(t) for t in g.initializer}["W"]
-    scores = (ins["q"].astype(np.float64) @ w) @ ins["k"].T.astype(np.float64)
+    start, answer = qa_reference(models, ins["q"], ins["k"], argmin=True)
     for _ in range(2):
         a, ea = tc.infer(conn, "qa", ins)
         b, eb = tc.infer(conn, "qa_argmin", ins)
         check(ea is None and close(a["answer"], refs["answer"]) and
               close(a["start"], refs["start"]), "qa (standard CustomHardmax) is right")
-        onehot = np.zeros_like(refs["start"])
-        onehot[np.arange(scores.shape[0]), scores.argmin(axis=1)] = 1
-        check(eb is None and np.array_equal(b["start"], onehot) and
-              close(b["answer"], scores.min(axis=1).astype(np.float32), 1e-3, 1e-4),
+        check(eb is None and np.array_equal(b["start"], start) and
+              close(b["answer"], answer, 1e-3, 1e-4),
               "qa_argmin (the test library's CustomHardmax) marks the minimum: %s" % eb)
+    conn.close()
+
+
+def test_configs(srv, a):
+    """Models configured as a user would (make_config_models)."""
+    models = a.models
+    check(a.readme == ["bert", "nonzero", "qa"],
+          "the README has the example configurations bert, nonzero and qa: %s" % a.readme)
+    check_ready(srv, ["readme_" + n for n in a.readme] + ["relu_batch", "qa_fixed"])
+    check_refused(srv, {
+        "qa_unbounded": ["ONNX input 'q' is [-1, 32]", "nothing bounds its dim 0",
+                         "max_shapes"],
+        "qa_bad_name": ["parameter max_shapes names 'query'", "its inputs: 'q', 'k'"],
+        "qa_bad_rank": ["parameter max_shapes gives 'q' 1 dims", "[-1, 32]"],
+    })
+    conn = srv.connection()
+    # The README's examples answer right: bert's rows as they come (the
+    # profile runs from batch 1 and sequence 1), nonzero with the standard
+    # library, qa with its own library (the test's argmin) from 1 row to 16.
+    ins, refs = load_data(models, "bert_small")
+    for rows in (slice(0, 1), slice(None)):
+        out, err = tc.infer(conn, "readme_bert", {k: v[rows] for k, v in ins.items()})
+        check(err is None and all(close(out[n], refs[n][rows]) for n in refs),
+              "readme_bert answers %s: %s" % (rows, err))
+    out, err = tc.infer(conn, "readme_bert", {k: v[:1, :1] for k, v in ins.items()})
+    check(err is None and out["last_hidden_state"].shape == (1, 1, 128),
+          "readme_bert takes a sequence of 1: %s" % err)
+    ins, refs = load_data(models, "nonzero_plugin")
+    out, err = tc.infer(conn, "readme_nonzero", ins)
+    check(err is None and np.array_equal(out["Y"], refs["Y"]), "readme_nonzero answers: %s" % err)
+    k = load_data(models, "qa_custom_hardmax")[0]["k"]
+    rng = np.random.default_rng(3)
+    for rows in (1, 16):
+        q = rng.standard_normal((rows, 32)).astype(np.float32)
+        start, answer = qa_reference(models, q, k, argmin=True)
+        out, err = tc.infer(conn, "readme_qa", {"q": q, "k": k})
+        check(err is None and np.array_equal(out["start"], start) and
+              close(out["answer"], answer, 1e-3, 1e-4),
+              "readme_qa answers %d row(s) with its own library: %s" % (rows, err))
+    out, err = tc.infer(conn, "readme_qa", {"q": np.zeros((17, 32), np.float32), "k": k})
+    check(err is not None and "PRT_ERR_SHAPE" in err, "readme_qa refuses 17 rows: %s" % err)
+    # A batch dim from max_batch_size alone: 1 to 8 rows.
+    status, body = srv.get("/v2/models/relu_batch/config")
+    cfg = json.loads(body)
+    check(cfg.get("max_batch_size") == 8 and [int(d) for d in cfg["input"][0]["dims"]] == [4],
+          "relu_batch serves batches of up to 8 rows of 4: %s" % body[:300])
+    for rows in (1, 8):
+        x = rng.standard_normal((rows, 4)).astype(np.float32)
+        out, err = tc.infer(conn, "relu_batch", {"x": x})
+        check(err is None and close(out["y"], np.maximum(x, 0)),
+              "relu_batch answers %d row(s): %s" % (rows, err))
+    # q's rows from the configuration's dims.
+    q = rng.standard_normal((4, 32)).astype(np.float32)
+    start, answer = qa_reference(models, q, k)
+    out, err = tc.infer(conn, "qa_fixed", {"q": q, "k": k})
+    check(err is None and np.array_equal(out["start"], start) and
+          close(out["answer"], answer, 1e-3, 1e-4), "qa_fixed answers 4 rows: %s" % err)
     conn.close()
 
 
@@ -436,22 +565,13 @@ def test_load(srv, a, threads=4, per_thread=100):
 def test_gpu_loading(srv, a):
     """--gpu: where each instance runs, and the kinds, plans and plugins
     that cannot run where they are asked to, refused naming the cause."""
-    names = ["circ_cpu"] + (["circ_multi"] if a.gpus >= 2 else [])
-    for name in names:
-        status, body = srv.get("/v2/models/%s/ready" % name)
-        check(status == 200, "model %s is ready (%d %r)" % (name, status, body[:300]))
-    index = srv.repository_index()
-    want = {
+    check_ready(srv, ["circ_cpu"] + (["circ_multi"] if a.gpus >= 2 else []))
+    check_refused(srv, {
         "plan_cpu_kind_gpu": ["is KIND_GPU but model 'plan_cpu_kind_gpu' runs on the cpu"],
         "plan_cuda_kind_cpu": ["is KIND_CPU but model 'plan_cuda_kind_cpu' runs on cuda"],
         "plan_cuda_device_cpu": ["parameter device is 'cpu'", "was built for cuda"],
         "argmin_gpu": ["CustomHardmax", "does not run on CUDA", "PRT_ERR_UNSUPPORTED"],
-    }
-    for name, parts in want.items():
-        m = index.get(name, {})
-        reason = m.get("reason", "")
-        check(m.get("state") == "UNAVAILABLE" and all(p in reason for p in parts),
-              "model %s is refused naming the cause %s: %r" % (name, parts, m))
+    })
     log = srv.log_text()
     for model, count in (("nonzero", 1), ("qa", 1), ("circ", 1), ("circ_wild", 1),
                          ("bert", 2)):
@@ -673,7 +793,8 @@ def main():
     try:
         ready = srv.wait_ready()
         check(ready, "the server starts and is ready")
-        tests = [test_loading, test_outputs, test_batching, test_errors, test_load]
+        tests = [test_loading, test_outputs, test_configs, test_batching, test_errors,
+                 test_load]
         if a.gpu:
             tests += [test_gpu_loading, test_gpu_memory, test_multi_gpu]
         for test in tests:
