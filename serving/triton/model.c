@@ -70,6 +70,17 @@ static tj_value *json_dims_new(const prt_dims *d, int32_t from)
     return a;
 }
 
+/* The dims of a config entry as the engine has them: its reshape's shape
+ * when it has one (Triton reshapes requests and responses between the two,
+ * as for the TensorRT backend), else its dims; batch dim excluded either
+ * way. 0 when malformed. */
+static int entry_engine_dims(const tj_value *entry, prt_dims *out, int *has_reshape)
+{
+    const tj_value *reshape = tj_get(entry, "reshape");
+    *has_reshape = reshape != NULL;
+    return json_dims(reshape ? tj_get(reshape, "shape") : tj_get(entry, "dims"), out);
+}
+
 /* The entry named `name` in the config's "input" or "output" array. */
 static tj_value *config_entry(const tj_value *cfg, const char *section, const char *name)
 {
@@ -274,7 +285,7 @@ static TRITONSERVER_Error *set_profile(tp_model *m, const tj_value *cfg, prt_net
         int32_t t, dynamic = 0, off = max_batch > 0 ? 1 : 0;
         const char *name;
         prt_dims dims, fix, given[3], p[3], cd;
-        int got[3];
+        int got[3], reshaped;
         char why[256] = "", a[160];
         prt_status st;
         const tj_value *entry;
@@ -285,10 +296,11 @@ static TRITONSERVER_Error *set_profile(tp_model *m, const tj_value *cfg, prt_net
             dynamic |= dims.d[k] < 0;
         if (!dynamic)
             continue;
-        /* What the configuration fixes: -1 where it does not. */
+        /* What the configuration fixes (through its reshape, if any): -1
+         * where it does not. */
         fix = dims;
         entry = config_entry(cfg, "input", name);
-        if (entry && json_dims(tj_get(entry, "dims"), &cd) &&
+        if (entry && entry_engine_dims(entry, &cd, &reshaped) &&
             cd.nb_dims + off == dims.nb_dims)
             for (int32_t k = 0; k < cd.nb_dims; k++)
                 if (dims.d[k + off] < 0)
@@ -619,24 +631,47 @@ static int probe_batch(tp_model *m, int64_t *out_max, char *why, size_t why_size
 
 /* ---- the configuration against the engine ------------------------------ */
 
+/* Fills an entry's dims from the engine's tensor (auto-complete). Triton
+ * takes no empty dims: a tensor the batch dim describes whole, or a 0-D
+ * one (NonZero's count), gets dims [1]; with a batch dim and reshape
+ * { shape: [] }, as the TensorRT backend writes it, and without one as
+ * dims [1] alone, which the backend serves as the 0-D tensor itself
+ * (Triton refuses an empty reshape where there is no batching). */
+static TRITONSERVER_Error *fill_dims(tp_model *m, tj_value *entry, tp_io *t)
+{
+    int32_t off = m->max_batch > 0 ? 1 : 0;
+    prt_dims one = {.nb_dims = 1, .d = {1}};
+    tj_value *reshape;
+    if (t->dims.nb_dims > off)
+        return tj_set(entry, "dims", json_dims_new(&t->dims, off))
+                   ? NULL
+                   : tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    if (!tj_set(entry, "dims", json_dims_new(&one, 0)))
+        return tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    if (!off) {
+        t->as_one = 1;
+        return NULL;
+    }
+    if (!(reshape = tj_new(TJ_OBJECT)) || !tj_set(reshape, "shape", tj_new(TJ_ARRAY)) ||
+        !tj_set(entry, "reshape", reshape))
+        return tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    return NULL;
+}
+
 /* Checks one config entry against the engine's tensor (or fills it when
- * auto-complete may). */
-static TRITONSERVER_Error *check_entry(tp_model *m, tj_value *entry, const tp_io *t,
+ * auto-complete may). Its reshape, if any, is what the engine has; its
+ * dims are what clients see. */
+static TRITONSERVER_Error *check_entry(tp_model *m, tj_value *entry, tp_io *t,
                                        int auto_complete, int *changed)
 {
     int32_t off = m->max_batch > 0 ? 1 : 0;
     const char *type = tj_as_string(tj_get(entry, "data_type"));
-    tj_value *dims_v = tj_get(entry, "dims"), *reshape = tj_get(entry, "reshape");
     prt_dims cd, ed = t->dims;
     char a[160], b[160];
     int32_t want_rank = ed.nb_dims - off, bad = 0;
+    int reshaped = 0;
     const char *kind = t->is_input ? "input" : "output";
-    if (reshape && tj_get(reshape, "shape") && tj_get(reshape, "shape")->count > 0)
-        return tp_error(
-            TRITONSERVER_ERROR_UNSUPPORTED,
-            "model '%s': config %s '%s' has a reshape, which the plugrt backend "
-            "does not do",
-            m->name, kind, t->name);
+    TRITONSERVER_Error *err;
     if (!type || strcmp(type, "TYPE_INVALID") == 0) {
         if (!auto_complete)
             return tp_error(
@@ -653,15 +688,35 @@ static TRITONSERVER_Error *check_entry(tp_model *m, tj_value *entry, const tp_io
             kind, t->name, type, t->name, prt_dtype_name(t->dtype),
             tp_config_type_name(t->dtype));
     }
-    if (!json_dims(dims_v, &cd))
+    if (!entry_engine_dims(entry, &cd, &reshaped))
         return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
-                        "model '%s': config %s '%s': bad dims", m->name, kind, t->name);
-    if (cd.nb_dims == 0 && want_rank > 0 && auto_complete) {
-        if (!tj_set(entry, "dims", json_dims_new(&ed, off)))
-            return tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+                        "model '%s': config %s '%s': bad dims or reshape", m->name, kind,
+                        t->name);
+    if (!reshaped && cd.nb_dims == 0 && auto_complete) {
+        if ((err = fill_dims(m, entry, t)))
+            return err;
         *changed = 1;
         return NULL;
     }
+    if (reshaped && cd.nb_dims == 0 && !off)
+        /* Triton would refuse it after us, less clearly. */
+        return tp_error(
+            TRITONSERVER_ERROR_INVALID_ARG,
+            "model '%s': config %s '%s' has reshape { shape: [ ] }, which Triton "
+            "refuses without a batch dim (max_batch_size 0); give it dims [ 1 ] "
+            "without a reshape, and the backend serves the engine's 0-D '%s' as [1]",
+            m->name, kind, t->name, t->name);
+    if (!reshaped && !off && want_rank == 0 && cd.nb_dims == 1 && cd.d[0] == 1) {
+        /* The 0-D tensor as [1]: the reshape Triton cannot express here. */
+        t->as_one = 1;
+        return NULL;
+    }
+    if (!reshaped && off && want_rank == 0 && cd.nb_dims == 1 && cd.d[0] == 1)
+        return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                        "model '%s': config %s '%s' has dims [1] after the batch dim but "
+                        "the engine's '%s' is the batch dim alone: add reshape: { shape: "
+                        "[ ] }",
+                        m->name, kind, t->name, t->name);
     if (cd.nb_dims != want_rank)
         bad = 1;
     for (int32_t k = 0; !bad && k < cd.nb_dims; k++) {
@@ -681,18 +736,17 @@ static TRITONSERVER_Error *check_entry(tp_model *m, tj_value *entry, const tp_io
             char c1[160], c2[160];
             tp_dims_str(&lo, c1, sizeof c1);
             tp_dims_str(&hi, c2, sizeof c2);
-            return tp_error(
-                TRITONSERVER_ERROR_INVALID_ARG,
-                "model '%s': config input '%s' has dims %s%s but the engine's "
-                "'%s' is %s (profile %s to %s)",
-                m->name, t->name, a, off ? " after the batch dim" : "", t->name, b, c1,
-                c2);
+            return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                            "model '%s': config input '%s' has %s %s%s but the engine's "
+                            "'%s' is %s (profile %s to %s)",
+                            m->name, t->name, reshaped ? "reshape" : "dims", a,
+                            off ? " after the batch dim" : "", t->name, b, c1, c2);
         }
-        return tp_error(
-            TRITONSERVER_ERROR_INVALID_ARG,
-            "model '%s': config output '%s' has dims %s%s but the engine's '%s' "
-            "is %s",
-            m->name, t->name, a, off ? " after the batch dim" : "", t->name, b);
+        return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                        "model '%s': config output '%s' has %s %s%s but the engine's "
+                        "'%s' is %s",
+                        m->name, t->name, reshaped ? "reshape" : "dims", a,
+                        off ? " after the batch dim" : "", t->name, b);
     }
     return NULL;
 }
@@ -739,7 +793,7 @@ static TRITONSERVER_Error *check_config(tp_model *m, tj_value *cfg, int auto_com
     /* Every config entry names an engine tensor of its kind. */
     for (int s = 0; s < 2; s++) {
         tj_value *arr = tj_get(cfg, sections[s]);
-        const tp_io *list = s ? m->out : m->in;
+        tp_io *list = s ? m->out : m->in;
         int32_t nb = s ? m->nb_out : m->nb_in;
         for (int32_t k = 0; arr && arr->kind == TJ_ARRAY && k < arr->count; k++) {
             const char *n = tj_as_string(tj_get(arr->items[k], "name"));
@@ -776,7 +830,6 @@ static TRITONSERVER_Error *check_config(tp_model *m, tj_value *cfg, int auto_com
         int32_t nb = s ? m->nb_out : m->nb_in;
         for (int32_t i = 0; i < nb; i++) {
             tj_value *arr, *e;
-            int32_t off = m->max_batch > 0 ? 1 : 0;
             if (config_entry(cfg, sections[s], list[i].name))
                 continue;
             if (!auto_complete) {
@@ -796,9 +849,10 @@ static TRITONSERVER_Error *check_config(tp_model *m, tj_value *cfg, int auto_com
                 !tj_set(e, "name", tj_new_string(list[i].name)) ||
                 !tj_set(e, "data_type",
                         tj_new_string(tp_config_type_name(list[i].dtype))) ||
-                !tj_set(e, "dims", json_dims_new(&list[i].dims, off)) ||
                 !tj_append(arr, e))
                 return tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+            if ((err = fill_dims(m, e, &list[i])))
+                return err;
             if (s)
                 list[i].served = 1;
             *changed = 1;

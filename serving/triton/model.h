@@ -29,6 +29,11 @@ typedef struct tp_io {
     prt_dims min, opt, max; /* profile 0 (inputs) */
     int64_t max_bytes;      /* at the largest shapes */
     int32_t served;         /* outputs: listed in the configuration */
+    /* A 0-D tensor of a model without a batch dim, configured as dims [1]
+     * (Triton refuses both empty dims and, there, an empty reshape):
+     * requests bring it as [1], responses give it as [1]. Every other
+     * reshape Triton applies itself, so the backend sees engine shapes. */
+    int32_t as_one;
 } tp_io;
 
 /* The model's engine on one device: the first where the model was built or

@@ -229,6 +229,43 @@ def make_config_models(a, repo, work, cpu_plan):
     write_model(repo, "relu_batch", "max_batch_size: 8\n", [(relu, "model.onnx")])
     write_model(repo, "qa_fixed", 'input [ { name: "q" data_type: TYPE_FP32 dims: [ 4, 32 ] } ]\n',
                 [(qa, "model.onnx")])
+    # 0-D tensors, which Triton's dims cannot be: NonZero's count (a model
+    # without batching) served as dims [1], auto-completed or written so;
+    # a tensor the batch dim describes whole as dims [1] with reshape
+    # { shape: [] }, auto-completed or written so, as for TensorRT. And
+    # circ's tensors flattened for clients by a reshape.
+    import onnx
+    count = os.path.join(work, "nonzero_count.onnx")
+    nz = onnx.load(os.path.join(m, "nonzero_plugin.onnx"))
+    nz.graph.output.append(helper.make_tensor_value_info("Y_num", onnx.TensorProto.INT64, []))
+    onnx.save(nz, count)
+    nz_profile = params(max_shapes="X:64x64")
+    write_model(repo, "count_auto", nz_profile, [(count, "model.onnx")])
+    write_model(repo, "count_dims", nz_profile + 'output [ { name: "Y_num" data_type: '
+                'TYPE_INT64 dims: [ 1 ] } ]\n', [(count, "model.onnx")])
+    scalar = os.path.join(work, "relu_scalars.onnx")
+    onnx_model(scalar, [("x", 1, ["N"])], [("y", 1, ["N"])],
+               [helper.make_node("Relu", ["x"], ["y"])])
+    write_model(repo, "scalar_auto", "max_batch_size: 8\n", [(scalar, "model.onnx")])
+    one = 'data_type: TYPE_FP32 dims: [ 1 ] reshape: { shape: [ ] } } ]\n'
+    write_model(repo, "scalar_reshape", "max_batch_size: 8\n" + 'input [ { name: "x" ' + one +
+                'output [ { name: "y" ' + one, [(scalar, "model.onnx")])
+    circ = os.path.join(m, "circ_pad_conv.onnx")
+    write_model(repo, "circ_reshape",
+                'input [ { name: "x" data_type: TYPE_FP32 dims: [ 2, 4, 256 ] '
+                'reshape: { shape: [ 2, 4, 16, 16 ] } } ]\n'
+                'output [ { name: "y" data_type: TYPE_FP32 dims: [ 8, 288 ] '
+                'reshape: { shape: [ 2, 4, 18, 16 ] } } ]\n', [(circ, "model.onnx")])
+    # Refused: an empty reshape without batching (Triton would refuse it
+    # after us, less clearly); dims [1] for a batch-only tensor without the
+    # reshape; a reshape that is not the engine's shape.
+    write_model(repo, "count_reshape", nz_profile + 'output [ { name: "Y_num" data_type: '
+                'TYPE_INT64 dims: [ 1 ] reshape: { shape: [ ] } } ]\n', [(count, "model.onnx")])
+    write_model(repo, "scalar_no_reshape", "max_batch_size: 8\n" + 'input [ { name: "x" '
+                'data_type: TYPE_FP32 dims: [ 1 ] } ]\n', [(scalar, "model.onnx")])
+    write_model(repo, "circ_bad_reshape",
+                'input [ { name: "x" data_type: TYPE_FP32 dims: [ 2, 4, 256 ] '
+                'reshape: { shape: [ 2, 4, 256 ] } } ]\n', [(circ, "model.onnx")])
     # Nothing bounds q's rows; a shape for an input the model lacks; a shape
     # of the wrong rank.
     write_model(repo, "qa_unbounded", "", [(qa, "model.onnx")])
@@ -374,8 +411,16 @@ def test_configs(srv, a):
     models = a.models
     check(a.readme == ["bert", "nonzero", "qa"],
           "the README has the example configurations bert, nonzero and qa: %s" % a.readme)
-    check_ready(srv, ["readme_" + n for n in a.readme] + ["relu_batch", "qa_fixed"])
+    check_ready(srv, ["readme_" + n for n in a.readme] +
+                ["relu_batch", "qa_fixed", "count_auto", "count_dims", "scalar_auto",
+                 "scalar_reshape", "circ_reshape"])
     check_refused(srv, {
+        "count_reshape": ["config output 'Y_num' has reshape { shape: [ ] }",
+                          "without a batch dim", "dims [ 1 ] without a reshape"],
+        "scalar_no_reshape": ["config input 'x' has dims [1] after the batch dim",
+                              "add reshape: { shape: [ ] }"],
+        "circ_bad_reshape": ["config input 'x' has reshape [2, 4, 256]",
+                             "engine's 'x' is [2, 4, 16, 16]"],
         "qa_unbounded": ["ONNX input 'q' is [-1, 32]", "nothing bounds its dim 0",
                          "max_shapes"],
         "qa_bad_name": ["parameter max_shapes names 'query'", "its inputs: 'q', 'k'"],
@@ -417,6 +462,34 @@ def test_configs(srv, a):
         out, err = tc.infer(conn, "relu_batch", {"x": x})
         check(err is None and close(out["y"], np.maximum(x, 0)),
               "relu_batch answers %d row(s): %s" % (rows, err))
+    # 0-D tensors: their configuration, and their values as [1] (no batch)
+    # or one per row (batch).
+    cfg = json.loads(srv.get("/v2/models/count_auto/config")[1])
+    got = {o["name"]: ([int(d) for d in o["dims"]], o.get("reshape")) for o in cfg["output"]}
+    check(got == {"Y": ([-1, 2], None), "Y_num": ([1], None)},
+          "count_auto's count is completed as dims [1]: %s" % got)
+    x = np.zeros((40, 50), np.float32)
+    x[3, 7] = x[39, 0] = x[12, 49] = 1.0
+    for model in ("count_auto", "count_dims"):
+        out, err = tc.infer(conn, model, {"X": x})
+        check(err is None and out["Y"].tolist() == [[3, 7], [12, 49], [39, 0]] and
+              out["Y_num"].dtype == np.int64 and out["Y_num"].tolist() == [3],
+              "%s gives NonZero's count as [1]: %s %s" % (model, err, out))
+    cfg = json.loads(srv.get("/v2/models/scalar_auto/config")[1])
+    got = [(t["name"], [int(d) for d in t["dims"]], t.get("reshape"))
+           for t in cfg["input"] + cfg["output"]]
+    check(cfg.get("max_batch_size") == 8 and
+          got == [("x", [1], {"shape": []}), ("y", [1], {"shape": []})],
+          "scalar_auto's tensors are completed as dims [1] reshape { shape: [] }: %s" % got)
+    for model in ("scalar_auto", "scalar_reshape"):
+        x = rng.standard_normal((3, 1)).astype(np.float32)
+        out, err = tc.infer(conn, model, {"x": x})
+        check(err is None and close(out["y"], np.maximum(x, 0)),
+              "%s answers 3 rows of [1]: %s" % (model, err))
+    ins, refs = load_data(models, "circ_pad_conv")
+    out, err = tc.infer(conn, "circ_reshape", {"x": ins["x"].reshape(2, 4, 256)})
+    check(err is None and close(out["y"], refs["y"].reshape(8, 288)),
+          "circ_reshape answers in its configuration's shapes: %s" % err)
     # q's rows from the configuration's dims.
     q = rng.standard_normal((4, 32)).astype(np.float32)
     start, answer = qa_reference(models, q, k)
