@@ -4,7 +4,8 @@ seed models from ../shared/models, served on 127.0.0.1, every output
 checked against the models' .data references.
 
     python test_triton.py --backend-dir DIR --plugrt PLUGRT --plugins LIB.so \
-        --testlib testlib_argmin.so --models ../shared/models [--gpu]
+        --testlib testlib_argmin.so --meetlib testlib_meet.so \
+        --models ../shared/models [--gpu]
 
 With --gpu the same models run as KIND_GPU instances on CUDA (the plan
 built with --device cuda, the ONNX models built on load for cuda), next to
@@ -164,7 +165,8 @@ def make_repo(a, repo, work):
                 'input [ { name: "x" data_type: TYPE_FP32 dims: [ -1, -1, -1, -1 ] } ]\n',
                 [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
     # Batched through the dynamic batcher, two instances, inputs and outputs
-    # auto-completed; `threads` lets both compute at once. With --gpu both
+    # auto-completed; `threads` 2 lets both compute at once (test_concurrency
+    # checks that on the meet models). With --gpu both
     # are KIND_GPU: every built-in op bert's engine holds (Shape, Gather,
     # MatMul, LayerNormalization, ...) has a CUDA kernel.
     write_model(repo, "bert",
@@ -175,6 +177,15 @@ def make_repo(a, repo, work):
                          opt_shapes="input_ids:4x32,attention_mask:4x32",
                          max_shapes="input_ids:8x64,attention_mask:8x64", threads="2"),
                 [(os.path.join(m, "bert_small.onnx"), "model.onnx")])
+    # Two instances whose runs wait for each other (test_concurrency): with
+    # `threads` 2 they meet, with 1 they cannot. On the CPU in both suites.
+    from onnx import helper
+    for name, threads, timeout in (("meet", 2, 60000), ("meet_one", 1, 1000)):
+        path = os.path.join(work, name + ".onnx")
+        onnx_model(path, [("x", 1, [1])], [("met", 6, [])],
+                   [helper.make_node("Meet", ["x"], ["met"], parties=2, timeout_ms=timeout)])
+        write_model(repo, name, params(plugins=a.meetlib, threads=threads) +
+                    group("KIND_CPU", 2), [(path, "model.onnx")])
     # Models that must not load, each for its own reason.
     write_model(repo, "broken_lib", params(plugins="no/such/libplugins.so") + group(kind),
                 [(plan, "model.plan")])
@@ -250,6 +261,12 @@ def make_config_models(a, repo, work, cpu_plan):
     one = 'data_type: TYPE_FP32 dims: [ 1 ] reshape: { shape: [ ] } } ]\n'
     write_model(repo, "scalar_reshape", "max_batch_size: 8\n" + 'input [ { name: "x" ' + one +
                 'output [ { name: "y" ' + one, [(scalar, "model.onnx")])
+    # The same through a dynamic batcher that waits for full batches
+    # (test_batching).
+    write_model(repo, "scalar_batch", "max_batch_size: 8\n"
+                "dynamic_batching { max_queue_delay_microseconds: 30000000 }\n" +
+                'input [ { name: "x" ' + one + 'output [ { name: "y" ' + one,
+                [(scalar, "model.onnx")])
     circ = os.path.join(m, "circ_pad_conv.onnx")
     write_model(repo, "circ_reshape",
                 'input [ { name: "x" data_type: TYPE_FP32 dims: [ 2, 4, 256 ] '
@@ -499,14 +516,59 @@ def test_configs(srv, a):
     conn.close()
 
 
+def concurrently(fn, count):
+    """fn(0) .. fn(count - 1), each on a thread of its own, all at once."""
+    threads = [threading.Thread(target=fn, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def stats_after(srv, model, inf0, n):
+    """The model's (inference_count, execution_count) once its inference
+    count has grown by n. A backend reports an execution's statistics after
+    sending its responses (as Triton's own backends do), so the last ones
+    may land a moment after the last answer."""
+    deadline = time.time() + 5
+    inf1, exe1 = srv.stats(model)
+    while inf1 - inf0 < n and time.time() < deadline:
+        time.sleep(0.05)
+        inf1, exe1 = srv.stats(model)
+    return inf1, exe1
+
+
 def test_batching(srv, a):
-    """Concurrent batch-1 requests arrive as executions of several requests,
-    on both instances, at the same time, and every response is its own."""
-    models = a.models
-    ins, refs = load_data(models, "bert_small")
+    """Concurrent batch-1 requests are joined into batches, and every
+    response is its own. Checked by construction, not by timing: the
+    dynamic batcher of scalar_batch waits (up to 30 s) until it holds
+    max_batch_size requests, so 8 requests sent at once are one execution
+    however the machine schedules them."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8, 1)).astype(np.float32)
+    got = [None] * 8
+    inf0, exe0 = srv.stats("scalar_batch")
+
+    def one(i):
+        conn = srv.connection()
+        got[i] = tc.infer(conn, "scalar_batch", {"x": x[i : i + 1]})
+        conn.close()
+
+    concurrently(one, 8)
+    inf1, exe1 = stats_after(srv, "scalar_batch", inf0, 8)
+    check(all(e is None and close(o["y"], np.maximum(x[i : i + 1], 0))
+              for i, (o, e) in enumerate(got)),
+          "each of 8 batched requests has its own row: %s" % [e for _, e in got])
+    check((inf1 - inf0, exe1 - exe0) == (8, 1),
+          "8 requests ran as one execution (%d requests, %d executions)"
+          % (inf1 - inf0, exe1 - exe0))
+    check(re.search(r"instance 'scalar_batch_\d+': 8 request\(s\), batch 8,", srv.log_text())
+          is not None, "the log has scalar_batch's run of 8 requests as one batch of 8")
+    # bert through the dynamic batcher, two instances, more clients than
+    # max_batch_size: every response is right whatever batches form.
+    ins, refs = load_data(a.models, "bert_small")
     rows = ins["input_ids"].shape[0]
-    inf0, exe0 = srv.stats("bert")
-    # More clients than max_batch_size: two batches are formed at once.
+    inf0, _ = srv.stats("bert")
     rounds, clients = 4, 16
     bad = []
 
@@ -519,53 +581,33 @@ def test_batching(srv, a):
                 bad.append((i, r, err))
         conn.close()
 
-    def burst():
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-
-    burst()
+    concurrently(client, clients)
     n = rounds * clients
-    # A backend reports an execution's statistics after sending its
-    # responses (as Triton's own backends do), so the last ones may land a
-    # moment after the last answer.
-    deadline = time.time() + 5
-    inf1, exe1 = srv.stats("bert")
-    while inf1 - inf0 < n and time.time() < deadline:
-        time.sleep(0.05)
-        inf1, exe1 = srv.stats("bert")
+    inf1, _ = stats_after(srv, "bert", inf0, n)
     check(not bad, "every batched response is right (%d wrong: %s)" % (len(bad), bad[:3]))
     check(inf1 - inf0 == n, "inference_count grew by %d (want %d)" % (inf1 - inf0, n))
-    check(0 < exe1 - exe0 < n,
-          "%d requests ran in %d executions: the dynamic batcher joined them"
-          % (n, exe1 - exe0))
-    # The verbose log says which instance ran what, when.
-    def log_runs():
-        return [(m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)),
-                 int(m.group(5)))
-                for m in re.finditer(r"instance '(bert_0_\d)': (\d+) request\(s\), "
-                                     r"batch (\d+), run (\d+)\.\.(\d+) ns", srv.log_text())]
 
-    def overlap(runs):
-        return any(a[0] != b[0] and a[3] < b[4] and b[3] < a[4] for a in runs for b in runs)
 
-    runs = log_runs()
-    names = {r[0] for r in runs}
-    check(len(names) == 2, "both instances ran requests: %s" % sorted(names))
-    check(any(r[1] > 1 and r[2] == r[1] for r in runs),
-          "an execution served several batch-1 requests as one batch")
-    # On a loaded machine one burst's executions may happen not to overlap;
-    # instances that really run at once overlap within a few more bursts,
-    # serialized ones never do.
-    for _ in range(5):
-        if overlap(runs):
-            break
-        burst()
-        runs = log_runs()
-    check(not bad, "every response of the later bursts is right (%d wrong)" % len(bad))
-    check(overlap(runs), "the two instances ran at the same time")
+def test_concurrency(srv, a):
+    """Two instances run at once, and `threads` bounds that: checked by
+    construction (testlib_meet.c). Each run of Meet waits until two runs
+    are in it, and answers how many it met: with `threads` 2 the two
+    requests, sent at once to the two instances, meet (2 each, however
+    slow the machine: the wait only ends early for a failure); with
+    `threads` 1 they cannot, and each answers 1 after its 1 s wait."""
+    for model, want in (("meet", 2), ("meet_one", 1)):
+        got = [None, None]
+
+        def one(i):
+            conn = srv.connection()
+            got[i] = tc.infer(conn, model, {"x": np.zeros(1, np.float32)})
+            conn.close()
+
+        concurrently(one, 2)
+        met = [None if o is None else o["met"].tolist() for o, _ in got]
+        check(met == [[want], [want]],
+              "%s: each of two runs sent at once met %d: %s %s"
+              % (model, want, met, [e for _, e in got]))
 
 
 def test_errors(srv, a):
@@ -833,6 +875,7 @@ def main():
     p.add_argument("--plugrt", required=True)
     p.add_argument("--plugins", required=True)
     p.add_argument("--testlib", required=True)
+    p.add_argument("--meetlib", required=True)
     p.add_argument("--models", required=True)
     p.add_argument("--gpu", action="store_true",
                    help="KIND_GPU instances on CUDA, and the GPU-only checks")
@@ -866,8 +909,8 @@ def main():
     try:
         ready = srv.wait_ready()
         check(ready, "the server starts and is ready")
-        tests = [test_loading, test_outputs, test_configs, test_batching, test_errors,
-                 test_load]
+        tests = [test_loading, test_outputs, test_configs, test_batching, test_concurrency,
+                 test_errors, test_load]
         if a.gpu:
             tests += [test_gpu_loading, test_gpu_memory, test_multi_gpu]
         for test in tests:
