@@ -19,9 +19,10 @@
  *                its instances, sharing that many scratch blocks (0 or
  *                absent: no limit, one block per instance)
  *   min_shapes, opt_shapes, max_shapes
- *                the optimization profile an ONNX model is built with, as
- *                plugrt build takes it: NAME:DIMS[,NAME:DIMS...] with DIMS
- *                like 1x32 (full shapes, batch dim included)
+ *                the optimization profile an ONNX model is built with:
+ *                NAME:DIMS[,NAME:DIMS...] with DIMS like 1x32 (full
+ *                shapes, batch dim included); what they leave out comes
+ *                from the configuration (set_profile)
  *   plugin_ops   OP=PLUGIN[@VERSION][/NAMESPACE][,...]: import every OP
  *                node of an ONNX model as that plugin
  */
