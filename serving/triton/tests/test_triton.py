@@ -241,8 +241,8 @@ def make_config_models(a, repo, work, cpu_plan):
     write_model(repo, "qa_fixed", 'input [ { name: "q" data_type: TYPE_FP32 dims: [ 4, 32 ] } ]\n',
                 [(qa, "model.onnx")])
     # 0-D tensors, which Triton's dims cannot be: NonZero's count (a model
-    # without batching) served as dims [1], auto-completed or written so;
-    # a tensor the batch dim describes whole as dims [1] with reshape
+    # without batching) served as dims [1], auto-completed or written so,
+    # and a 0-D input (scale_auto's s) likewise; a tensor the batch dim describes whole as dims [1] with reshape
     # { shape: [] }, auto-completed or written so, as for TensorRT. And
     # circ's tensors flattened for clients by a reshape.
     import onnx
@@ -254,6 +254,10 @@ def make_config_models(a, repo, work, cpu_plan):
     write_model(repo, "count_auto", nz_profile, [(count, "model.onnx")])
     write_model(repo, "count_dims", nz_profile + 'output [ { name: "Y_num" data_type: '
                 'TYPE_INT64 dims: [ 1 ] } ]\n', [(count, "model.onnx")])
+    scale = os.path.join(work, "scale.onnx")
+    onnx_model(scale, [("x", 1, [4]), ("s", 1, [])], [("y", 1, [4])],
+               [helper.make_node("Mul", ["x", "s"], ["y"])])
+    write_model(repo, "scale_auto", "", [(scale, "model.onnx")])
     scalar = os.path.join(work, "relu_scalars.onnx")
     onnx_model(scalar, [("x", 1, ["N"])], [("y", 1, ["N"])],
                [helper.make_node("Relu", ["x"], ["y"])])
@@ -429,7 +433,7 @@ def test_configs(srv, a):
     check(a.readme == ["bert", "nonzero", "qa"],
           "the README has the example configurations bert, nonzero and qa: %s" % a.readme)
     check_ready(srv, ["readme_" + n for n in a.readme] +
-                ["relu_batch", "qa_fixed", "count_auto", "count_dims", "scalar_auto",
+                ["relu_batch", "qa_fixed", "count_auto", "count_dims", "scale_auto", "scalar_auto",
                  "scalar_reshape", "circ_reshape"])
     check_refused(srv, {
         "count_reshape": ["config output 'Y_num' has reshape { shape: [ ] }",
@@ -492,6 +496,9 @@ def test_configs(srv, a):
         check(err is None and out["Y"].tolist() == [[3, 7], [12, 49], [39, 0]] and
               out["Y_num"].dtype == np.int64 and out["Y_num"].tolist() == [3],
               "%s gives NonZero's count as [1]: %s %s" % (model, err, out))
+    x = rng.standard_normal(4).astype(np.float32)
+    out, err = tc.infer(conn, "scale_auto", {"x": x, "s": np.array([2.5], np.float32)})
+    check(err is None and close(out["y"], x * 2.5), "scale_auto takes a 0-D input as [1]: %s" % err)
     cfg = json.loads(srv.get("/v2/models/scalar_auto/config")[1])
     got = [(t["name"], [int(d) for d in t["dims"]], t.get("reshape"))
            for t in cfg["input"] + cfg["output"]]
