@@ -1039,9 +1039,20 @@ TRITONSERVER_Error *tp_model_create(TRITONBACKEND_Model *triton, tp_model **out)
      * context, the scratch blocks) goes to the first GPU. */
     if ((err = tp_model_load_plugins(m, param(cfg, "plugins"), dir)) ||
         (err = model_device(m, cfg, &device, &index)) ||
-        (err = tp_device_enter(device, index, &saved)) ||
-        (err = load_engine(m, cfg, dir, version, device, index)) || (err = read_io(m)) ||
-        (err = check_config(m, cfg, auto_complete, &changed)) ||
+        (err = tp_device_enter(device, index, &saved)))
+        goto fail;
+    if ((err = load_engine(m, cfg, dir, version, device, index))) {
+        if (m->no_standard) {
+            /* A plugin the engine needs may be the standard library's. */
+            TRITONSERVER_Error *why = tp_error(
+                TRITONSERVER_ErrorCode(err), "%s (and no standard plugin library: %s)",
+                TRITONSERVER_ErrorMessage(err), m->no_standard);
+            TRITONSERVER_ErrorDelete(err);
+            err = why;
+        }
+        goto fail;
+    }
+    if ((err = read_io(m)) || (err = check_config(m, cfg, auto_complete, &changed)) ||
         (err = setup_threads(m, cfg)))
         goto fail;
     tp_device_leave(device, saved);

@@ -54,6 +54,10 @@ typedef struct tp_model {
     TRITONBACKEND_Model *triton;
     char name[128];
     prt_registry *reg;
+    /* Why the registry lacks the standard plugin library it would have by
+     * default (no plugins parameter), for the message of an engine that
+     * needs it; NULL when it has it, or the parameter chose. Static. */
+    const char *no_standard;
     prt_engine *engine; /* the first engine's: what the I/O tables describe */
     tp_engine *engines; /* the first, then one per further GPU (lock) */
     int32_t device;     /* the engines' prt_device */

@@ -44,13 +44,14 @@ static int is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* TP_STD_NAME in the directory of the shared object holding `addr`; 1 when
- * that file exists. The directory goes to why either way. */
-static int beside(const void *addr, const char *whose, char *why, size_t why_size)
+/* TP_STD_NAME in the directory of the shared object holding `addr`: 1 when
+ * that file exists (std_path), else 0 with the path tried added to
+ * `tried`. */
+static int beside(const void *addr, const char *whose, char *tried, size_t tried_size)
 {
     Dl_info info;
     const char *slash;
-    size_t o = strlen(why);
+    size_t o = strlen(tried);
     if (!dladdr(addr, &info) || !info.dli_fname ||
         !(slash = strrchr(info.dli_fname, '/')))
         return 0;
@@ -58,7 +59,9 @@ static int beside(const void *addr, const char *whose, char *why, size_t why_siz
              (int)(slash - info.dli_fname), info.dli_fname);
     if (is_file(std_path))
         return 1;
-    snprintf(why + o, why_size - o, "%s%s (beside %s)", o ? ", " : "", std_path, whose);
+    if (!strstr(tried, std_path)) /* the backend may sit beside libplugrt */
+        snprintf(tried + o, tried_size - o, "%s%s (beside %s)", o ? " or " : "", std_path,
+                 whose);
     std_path[0] = 0;
     return 0;
 }
@@ -67,6 +70,7 @@ void tp_standard_plugins_find(void)
 {
     static const char anchor = 0; /* an address in this library */
     const char *env = getenv("PLUGRT_PLUGINS");
+    char tried[sizeof std_why - 128] = "";
     std_path[0] = std_why[0] = 0;
     if (env) {
         if (!env[0])
@@ -78,11 +82,11 @@ void tp_standard_plugins_find(void)
                      env);
         return;
     }
-    if (!beside(&anchor, "the backend", std_why, sizeof std_why) &&
-        !beside((const void *)prt_registry_create, "libplugrt", std_why, sizeof std_why))
-        snprintf(std_why + strlen(std_why), sizeof std_why - strlen(std_why),
-                 "%sno " TP_STD_NAME " found (PLUGRT_PLUGINS names one)",
-                 std_why[0] ? ": " : "");
+    if (!beside(&anchor, "the backend", tried, sizeof tried) &&
+        !beside((const void *)prt_registry_create, "libplugrt", tried, sizeof tried))
+        snprintf(std_why, sizeof std_why,
+                 "not found at %s; set PLUGRT_PLUGINS to its path",
+                 tried[0] ? tried : "the backend's or libplugrt's directory");
 }
 
 const char *tp_standard_plugins(void)
@@ -141,6 +145,7 @@ TRITONSERVER_Error *tp_model_load_plugins(tp_model *m, const char *list, const c
         tp_log(TRITONSERVER_LOG_WARN,
                "model '%s': no standard plugin library for its registry: %s", m->name,
                std_why);
+        m->no_standard = std_why;
         return NULL;
     }
     return load(m, tp_standard_plugins(), NULL);

@@ -849,6 +849,31 @@ def test_multi_gpu(srv, a):
     check(len(ran) == 2, "both GPUs' instances ran requests: %s" % sorted(ran))
 
 
+def test_without_standard(a, binary, work, env, timeout):
+    """A second server, where the standard plugin library is not to be had
+    (PLUGRT_PLUGINS set and empty): a model that needs it by default, or
+    names it, is refused saying why; one naming the library's path serves."""
+    repo = os.path.join(work, "repo_nostd")
+    os.makedirs(repo)
+    plan = os.path.join(work, "nonzero_cpu.plan" if a.gpu else "nonzero.plan")
+    write_model(repo, "nonzero_default", "", [(plan, "model.plan")])
+    write_model(repo, "nonzero_standard", params(plugins="standard"), [(plan, "model.plan")])
+    write_model(repo, "nonzero_path", params(plugins=a.plugins), [(plan, "model.plan")])
+    srv = tc.Server(binary, repo, os.path.abspath(a.backend_dir),
+                    os.path.join(work, "server_nostd.log"), env=dict(env, PLUGRT_PLUGINS=""))
+    try:
+        check(srv.wait_ready(), "a server without the standard library starts")
+        check_ready(srv, ["nonzero_path"])
+        check_refused(srv, {
+            "nonzero_default": ["NonZeroPlugin", "not in the registry",
+                                "no standard plugin library: PLUGRT_PLUGINS is set and empty"],
+            "nonzero_standard": ["parameter plugins names the standard plugin library",
+                                 "PLUGRT_PLUGINS is set and empty"],
+        })
+    finally:
+        srv.stop(timeout=timeout)
+
+
 def cuda_usable(plugrt):
     """(usable, reason) of plugrt's CUDA device here (`plugrt devices`)."""
     try:
@@ -941,6 +966,11 @@ def main():
         print("note: the sanitized server hung after unloading the backend; killed (%s)" % rc)
     else:
         check(rc == 0, "the server exits cleanly (status %s)" % rc)
+    if ready:
+        try:
+            test_without_standard(a, binary, work, env, 10 if sanitized else 30)
+        except Exception as e:  # a dead server, a broken connection
+            check(False, "test_without_standard raised %r" % e)
     if a.server_log:
         shutil.copyfile(srv.log_path, a.server_log)
     if failures:
