@@ -206,7 +206,7 @@ def make_repo(a, repo, work):
                 group(kind), [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
     make_config_models(a, repo, work, cpu_plan)
     if a.gpu:
-        make_gpu_models(a, repo, work, plan, cpu_plan)
+        make_gpu_models(a, repo, plan, cpu_plan)
     elif not a.cuda_usable:
         # Asked for CUDA where there is none: refused at load, saying why.
         write_model(repo, "gpu_kind", params(plugins=a.plugins) + group("KIND_GPU"),
@@ -294,7 +294,7 @@ def make_config_models(a, repo, work, cpu_plan):
     write_model(repo, "qa_bad_rank", params(max_shapes="q:16"), [(qa, "model.onnx")])
 
 
-def make_gpu_models(a, repo, work, cuda_plan, cpu_plan):
+def make_gpu_models(a, repo, cuda_plan, cpu_plan):
     m = a.models
     circ = os.path.join(m, "circ_pad_conv.onnx")
     # A CPU model in the same server: GPU memory reaches it too.
