@@ -52,8 +52,11 @@ TRITONSERVER_Error *TRITONBACKEND_Initialize(TRITONBACKEND_Backend *backend)
     prt_set_logger(tp_prt_log, NULL,
                    TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE) ? PRT_SEV_VERBOSE
                                                                        : PRT_SEV_INFO);
-    tp_log(TRITONSERVER_LOG_INFO, "backend '%s': plugrt %s, Triton backend API %u.%u",
-           name, prt_version_string(), major, minor);
+    tp_standard_plugins_find();
+    tp_log(TRITONSERVER_LOG_INFO,
+           "backend '%s': plugrt %s, Triton backend API %u.%u, standard plugins %s", name,
+           prt_version_string(), major, minor,
+           tp_standard_plugins() ? tp_standard_plugins() : "(none)");
     return NULL;
 }
 

@@ -291,12 +291,15 @@ static TRITONSERVER_Error *check_request(tp_instance *inst, tp_req *r, prt_dims 
                             "model '%s': input '%s' is %s; the engine takes %s", m->name,
                             t->name, tp_triton_dtype_name((int32_t)dt),
                             tp_triton_dtype_name(t->triton_dtype));
-        if (rank != (uint32_t)t->dims.nb_dims)
+        /* A 0-D input served as [1] (tp_io.as_one) comes as [1]; the server
+         * has checked that against the configuration. */
+        if (rank != (uint32_t)(t->dims.nb_dims + t->as_one) ||
+            (t->as_one && shape[0] != 1))
             return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
                             "model '%s': input '%s' has %u dims; the engine's has %d",
                             m->name, t->name, rank, (int)t->dims.nb_dims);
-        shapes[i].nb_dims = (int32_t)rank;
-        for (uint32_t k = 0; k < rank; k++) {
+        shapes[i].nb_dims = t->dims.nb_dims;
+        for (int32_t k = 0; k < shapes[i].nb_dims; k++) {
             if (shape[k] < 0)
                 return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
                                 "model '%s': input '%s' has a negative dim", m->name,
@@ -495,6 +498,8 @@ static TRITONSERVER_Error *answer(tp_instance *inst, tp_req *r, int64_t total)
             break;
         }
         shape = inst->out_shape[o];
+        if (m->out[o].as_one) /* its 0-D value, as [1] */
+            shape = (prt_dims){.nb_dims = 1, .d = {1}};
         row_bytes = (size_t)volume(&shape, m->max_batch > 0 ? 1 : 0) *
                     prt_dtype_size(m->out[o].dtype);
         at = 0;

@@ -5,9 +5,10 @@
  * from it.
  *
  * Parameters (config.pbtxt `parameters`, string values):
- *   plugins      plugin libraries to load into this model's registry,
- *                separated by commas; relative paths are relative to the
- *                model's directory
+ *   plugins      the plugin libraries of this model's registry, separated
+ *                by commas; relative paths are relative to the model's
+ *                directory, `standard` is the standard library. Absent: the
+ *                standard library alone (plugins.c)
  *   device       "cpu" or "cuda": the device an ONNX model is built for
  *                (default: cuda when the instance groups are KIND_GPU); a
  *                plan runs where it was built, and a device that disagrees
@@ -18,9 +19,10 @@
  *                its instances, sharing that many scratch blocks (0 or
  *                absent: no limit, one block per instance)
  *   min_shapes, opt_shapes, max_shapes
- *                the optimization profile an ONNX model is built with, as
- *                plugrt build takes it: NAME:DIMS[,NAME:DIMS...] with DIMS
- *                like 1x32 (full shapes, batch dim included)
+ *                the optimization profile an ONNX model is built with:
+ *                NAME:DIMS[,NAME:DIMS...] with DIMS like 1x32 (full
+ *                shapes, batch dim included); what they leave out comes
+ *                from the configuration (set_profile)
  *   plugin_ops   OP=PLUGIN[@VERSION][/NAMESPACE][,...]: import every OP
  *                node of an ONNX model as that plugin
  */
@@ -67,6 +69,17 @@ static tj_value *json_dims_new(const prt_dims *d, int32_t from)
             return NULL;
         }
     return a;
+}
+
+/* The dims of a config entry as the engine has them: its reshape's shape
+ * when it has one (Triton reshapes requests and responses between the two,
+ * as for the TensorRT backend), else its dims; batch dim excluded either
+ * way. 0 when malformed. */
+static int entry_engine_dims(const tj_value *entry, prt_dims *out, int *has_reshape)
+{
+    const tj_value *reshape = tj_get(entry, "reshape");
+    *has_reshape = reshape != NULL;
+    return json_dims(reshape ? tj_get(reshape, "shape") : tj_get(entry, "dims"), out);
 }
 
 /* The entry named `name` in the config's "input" or "output" array. */
@@ -125,11 +138,7 @@ static void trim(char *s)
     memmove(s, s + a, n - a + 1);
 }
 
-/* Calls fn on each item of a comma-separated list (trimmed, empty ones
- * skipped) until one fails. */
-typedef TRITONSERVER_Error *(*tp_item_fn)(tp_model *m, char *item, void *ctx);
-static TRITONSERVER_Error *each_item(tp_model *m, const char *list, tp_item_fn fn,
-                                     void *ctx)
+TRITONSERVER_Error *tp_each_item(tp_model *m, const char *list, tp_item_fn fn, void *ctx)
 {
     char *copy, *save = NULL;
     TRITONSERVER_Error *err = NULL;
@@ -145,25 +154,6 @@ static TRITONSERVER_Error *each_item(tp_model *m, const char *list, tp_item_fn f
     }
     free(copy);
     return err;
-}
-
-/* One library of the plugins parameter, into the model's registry. */
-static TRITONSERVER_Error *load_plugin(tp_model *m, char *item, void *ctx)
-{
-    const char *dir = ctx;
-    char path[TP_PATH_MAX];
-    prt_status st;
-    if (item[0] == '/')
-        snprintf(path, sizeof path, "%s", item);
-    else
-        snprintf(path, sizeof path, "%s/%s", dir, item);
-    if ((st = prt_registry_load_library(m->reg, path))) {
-        /* plugrt's message names the library. */
-        char what[160];
-        snprintf(what, sizeof what, "model '%s'", m->name);
-        return tp_prt_error(st, what);
-    }
-    return NULL;
 }
 
 /* ---- building an ONNX model ------------------------------------------- */
@@ -238,19 +228,65 @@ static TRITONSERVER_Error *map_op(tp_model *m, char *item, void *ctx)
     return NULL;
 }
 
-/* The profile of each dynamic network input: the parameters' shapes first,
- * then what the configuration fixes (static dims; the batch dim 1 to
- * max_batch_size). */
+/* One NAME:DIMS of a shapes parameter (ctx: the parameter and the
+ * network): NAME must be an input of the network. */
+typedef struct tp_shapes_ctx {
+    const char *param;
+    prt_network *net;
+} tp_shapes_ctx;
+
+static TRITONSERVER_Error *known_input(tp_model *m, char *item, void *ctx)
+{
+    const tp_shapes_ctx *c = ctx;
+    char names[1024] = "";
+    char *colon = strchr(item, ':');
+    if (colon)
+        *colon = 0;
+    for (int32_t i = 0; i < prt_network_input_count(c->net); i++) {
+        int32_t t;
+        const char *name;
+        size_t o = strlen(names);
+        if (prt_network_get_input(c->net, i, &t) ||
+            prt_network_get_tensor(c->net, t, &name, NULL, NULL))
+            continue;
+        if (strcmp(name, item) == 0)
+            return NULL;
+        snprintf(names + o, sizeof names - o, "%s'%s'", i ? ", " : "", name);
+    }
+    return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                    "model '%s': parameter %s names '%s', which is not an input of the "
+                    "ONNX model (its inputs: %s)",
+                    m->name, c->param, item, names);
+}
+
+/* The profile of each dynamic network input, dim by dim:
+ *   - the shape min_shapes, opt_shapes or max_shapes gives (full shapes,
+ *     batch dim included), for that one of the three;
+ *   - else what the configuration fixes: a dim its input's dims give, the
+ *     batch dim 1 to max_batch_size (opt: max_batch_size);
+ *   - else min 1, opt the max, and the max from opt_shapes; a dynamic dim
+ *     that nothing bounds is refused, naming the input and the dim.
+ * So max_batch_size and the configuration's dims suffice where they fix
+ * every dynamic dim, and max_shapes alone gives a range from 1 (plugrt
+ * build, by contrast, pins a missing min to the max). */
 static TRITONSERVER_Error *set_profile(tp_model *m, const tj_value *cfg, prt_network *net,
                                        prt_builder_config *bc, int64_t max_batch)
 {
-    const char *smin = param(cfg, "min_shapes"), *sopt = param(cfg, "opt_shapes"),
-               *smax = param(cfg, "max_shapes");
+    static const char *keys[3] = {"min_shapes", "opt_shapes", "max_shapes"};
+    const char *lists[3];
     int32_t profile = -1;
+    TRITONSERVER_Error *err;
+    for (int w = 0; w < 3; w++) {
+        tp_shapes_ctx c = {keys[w], net};
+        lists[w] = param(cfg, keys[w]);
+        if ((err = tp_each_item(m, lists[w], known_input, &c)))
+            return err;
+    }
     for (int32_t i = 0; i < prt_network_input_count(net); i++) {
-        int32_t t, dynamic = 0, gmin, gopt, gmax;
+        int32_t t, dynamic = 0, off = max_batch > 0 ? 1 : 0;
         const char *name;
-        prt_dims dims, mn, op, mx, cd;
+        prt_dims dims, fix, given[3], p[3], cd;
+        int got[3], reshaped;
         char why[256] = "", a[160];
         prt_status st;
         const tj_value *entry;
@@ -261,51 +297,56 @@ static TRITONSERVER_Error *set_profile(tp_model *m, const tj_value *cfg, prt_net
             dynamic |= dims.d[k] < 0;
         if (!dynamic)
             continue;
-        mn = op = mx = dims;
+        /* What the configuration fixes (through its reshape, if any): -1
+         * where it does not. */
+        fix = dims;
         entry = config_entry(cfg, "input", name);
-        if (entry && json_dims(tj_get(entry, "dims"), &cd)) {
-            int32_t off = max_batch > 0 ? 1 : 0;
-            if (cd.nb_dims + off == dims.nb_dims) {
-                for (int32_t k = 0; k < cd.nb_dims; k++)
-                    if (dims.d[k + off] < 0 && cd.d[k] >= 0)
-                        mn.d[k + off] = op.d[k + off] = mx.d[k + off] = cd.d[k];
-                if (off && dims.d[0] < 0) {
-                    mn.d[0] = 1;
-                    op.d[0] = mx.d[0] = max_batch;
-                }
+        if (entry && entry_engine_dims(entry, &cd, &reshaped) &&
+            cd.nb_dims + off == dims.nb_dims)
+            for (int32_t k = 0; k < cd.nb_dims; k++)
+                if (dims.d[k + off] < 0)
+                    fix.d[k + off] = cd.d[k];
+        for (int w = 0; w < 3; w++) {
+            got[w] = shape_for(lists[w], name, &given[w], why, sizeof why);
+            if (got[w] < 0)
+                return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                                "model '%s': parameter %s: %s", m->name, keys[w], why);
+            if (got[w] && given[w].nb_dims != dims.nb_dims) {
+                tp_dims_str(&dims, a, sizeof a);
+                return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                                "model '%s': parameter %s gives '%s' %d dims; the ONNX "
+                                "input is %s (full shapes, batch dim included)",
+                                m->name, keys[w], name, (int)given[w].nb_dims, a);
             }
+            p[w] = got[w] ? given[w] : fix;
         }
-        gmin = shape_for(smin, name, &mn, why, sizeof why);
-        gopt = gmin < 0 ? -1 : shape_for(sopt, name, &op, why, sizeof why);
-        gmax = gopt < 0 ? -1 : shape_for(smax, name, &mx, why, sizeof why);
-        if (gmin < 0 || gopt < 0 || gmax < 0)
-            return tp_error(TRITONSERVER_ERROR_INVALID_ARG, "model '%s': parameters: %s",
-                            m->name, why);
-        /* As plugrt build: a missing min or max takes opt, a missing opt the
-         * max (or the min). */
-        if (!gmin && gopt)
-            mn = op;
-        if (!gmax && gopt)
-            mx = op;
-        if (!gopt)
-            op = gmax ? mx : mn;
-        if (!gmin && !gopt && gmax)
-            mn = mx;
-        for (int32_t k = 0; k < mx.nb_dims; k++)
-            if (mn.d[k] < 0 || op.d[k] < 0 || mx.d[k] < 0) {
+        for (int32_t k = 0; k < dims.nb_dims; k++) {
+            int batch = off && k == 0 && dims.d[0] < 0;
+            if (fix.d[k] >= 0 && !batch)
+                continue; /* static, or fixed by the configuration */
+            if (!got[0])
+                p[0].d[k] = 1;
+            if (!got[2])
+                p[2].d[k] = batch ? max_batch : got[1] ? given[1].d[k] : -1;
+            if (!got[1])
+                p[1].d[k] = p[2].d[k];
+            if (p[2].d[k] < 0) {
                 tp_dims_str(&dims, a, sizeof a);
                 return tp_error(
                     TRITONSERVER_ERROR_INVALID_ARG,
-                    "model '%s': ONNX input '%s' has dynamic dims %s: give its "
-                    "profile in the parameters min_shapes, opt_shapes and "
-                    "max_shapes (e.g. %s:1x32), or static dims in the "
-                    "configuration",
-                    m->name, name, a, name);
+                    "model '%s': ONNX input '%s' is %s and nothing bounds its dim %d: "
+                    "give its largest shape in the parameter max_shapes (%s:DIMS, "
+                    "like 8x64, batch dim included), or fix the dim in the "
+                    "configuration's input dims%s",
+                    m->name, name, a, (int)k, name,
+                    k == 0 && !off ? " (or, if it is a batch dim, set max_batch_size)"
+                                   : "");
             }
+        }
         if (profile < 0 && (st = prt_builder_config_add_profile(bc, &profile)))
             return tp_prt_error(st, "adding an optimization profile");
-        if ((st =
-                 prt_builder_config_set_profile_dims(bc, profile, name, &mn, &op, &mx))) {
+        if ((st = prt_builder_config_set_profile_dims(bc, profile, name, &p[0], &p[1],
+                                                      &p[2]))) {
             char what[256];
             snprintf(what, sizeof what, "model '%s': the profile of input '%s'", m->name,
                      name);
@@ -328,7 +369,7 @@ static TRITONSERVER_Error *build_onnx(tp_model *m, const tj_value *cfg, const ch
     tj_as_int(tj_get(cfg, "max_batch_size"), &max_batch);
     if ((st = prt_onnx_parser_create(m->reg, &parser)))
         return tp_prt_error(st, "creating the ONNX parser");
-    if ((err = each_item(m, param(cfg, "plugin_ops"), map_op, parser)))
+    if ((err = tp_each_item(m, param(cfg, "plugin_ops"), map_op, parser)))
         goto done;
     if ((st = prt_onnx_parser_parse_file(parser, path, &net))) {
         snprintf(what, sizeof what, "model '%s': importing %s", m->name, path);
@@ -591,24 +632,47 @@ static int probe_batch(tp_model *m, int64_t *out_max, char *why, size_t why_size
 
 /* ---- the configuration against the engine ------------------------------ */
 
+/* Fills an entry's dims from the engine's tensor (auto-complete). Triton
+ * takes no empty dims: a tensor the batch dim describes whole, or a 0-D
+ * one (NonZero's count), gets dims [1]; with a batch dim and reshape
+ * { shape: [] }, as the TensorRT backend writes it, and without one as
+ * dims [1] alone, which the backend serves as the 0-D tensor itself
+ * (Triton refuses an empty reshape where there is no batching). */
+static TRITONSERVER_Error *fill_dims(tp_model *m, tj_value *entry, tp_io *t)
+{
+    int32_t off = m->max_batch > 0 ? 1 : 0;
+    prt_dims one = {.nb_dims = 1, .d = {1}};
+    tj_value *reshape;
+    if (t->dims.nb_dims > off)
+        return tj_set(entry, "dims", json_dims_new(&t->dims, off))
+                   ? NULL
+                   : tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    if (!tj_set(entry, "dims", json_dims_new(&one, 0)))
+        return tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    if (!off) {
+        t->as_one = 1;
+        return NULL;
+    }
+    if (!(reshape = tj_new(TJ_OBJECT)) || !tj_set(reshape, "shape", tj_new(TJ_ARRAY)) ||
+        !tj_set(entry, "reshape", reshape))
+        return tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+    return NULL;
+}
+
 /* Checks one config entry against the engine's tensor (or fills it when
- * auto-complete may). */
-static TRITONSERVER_Error *check_entry(tp_model *m, tj_value *entry, const tp_io *t,
+ * auto-complete may). Its reshape, if any, is what the engine has; its
+ * dims are what clients see. */
+static TRITONSERVER_Error *check_entry(tp_model *m, tj_value *entry, tp_io *t,
                                        int auto_complete, int *changed)
 {
     int32_t off = m->max_batch > 0 ? 1 : 0;
     const char *type = tj_as_string(tj_get(entry, "data_type"));
-    tj_value *dims_v = tj_get(entry, "dims"), *reshape = tj_get(entry, "reshape");
     prt_dims cd, ed = t->dims;
     char a[160], b[160];
     int32_t want_rank = ed.nb_dims - off, bad = 0;
+    int reshaped = 0;
     const char *kind = t->is_input ? "input" : "output";
-    if (reshape && tj_get(reshape, "shape") && tj_get(reshape, "shape")->count > 0)
-        return tp_error(
-            TRITONSERVER_ERROR_UNSUPPORTED,
-            "model '%s': config %s '%s' has a reshape, which the plugrt backend "
-            "does not do",
-            m->name, kind, t->name);
+    TRITONSERVER_Error *err;
     if (!type || strcmp(type, "TYPE_INVALID") == 0) {
         if (!auto_complete)
             return tp_error(
@@ -625,15 +689,35 @@ static TRITONSERVER_Error *check_entry(tp_model *m, tj_value *entry, const tp_io
             kind, t->name, type, t->name, prt_dtype_name(t->dtype),
             tp_config_type_name(t->dtype));
     }
-    if (!json_dims(dims_v, &cd))
+    if (!entry_engine_dims(entry, &cd, &reshaped))
         return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
-                        "model '%s': config %s '%s': bad dims", m->name, kind, t->name);
-    if (cd.nb_dims == 0 && want_rank > 0 && auto_complete) {
-        if (!tj_set(entry, "dims", json_dims_new(&ed, off)))
-            return tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+                        "model '%s': config %s '%s': bad dims or reshape", m->name, kind,
+                        t->name);
+    if (!reshaped && cd.nb_dims == 0 && auto_complete) {
+        if ((err = fill_dims(m, entry, t)))
+            return err;
         *changed = 1;
         return NULL;
     }
+    if (reshaped && cd.nb_dims == 0 && !off)
+        /* Triton would refuse it after us, less clearly. */
+        return tp_error(
+            TRITONSERVER_ERROR_INVALID_ARG,
+            "model '%s': config %s '%s' has reshape { shape: [ ] }, which Triton "
+            "refuses without a batch dim (max_batch_size 0); give it dims [ 1 ] "
+            "without a reshape, and the backend serves the engine's 0-D '%s' as [1]",
+            m->name, kind, t->name, t->name);
+    if (!reshaped && !off && want_rank == 0 && cd.nb_dims == 1 && cd.d[0] == 1) {
+        /* The 0-D tensor as [1]: the reshape Triton cannot express here. */
+        t->as_one = 1;
+        return NULL;
+    }
+    if (!reshaped && off && want_rank == 0 && cd.nb_dims == 1 && cd.d[0] == 1)
+        return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                        "model '%s': config %s '%s' has dims [1] after the batch dim but "
+                        "the engine's '%s' is the batch dim alone: add reshape: { shape: "
+                        "[ ] }",
+                        m->name, kind, t->name, t->name);
     if (cd.nb_dims != want_rank)
         bad = 1;
     for (int32_t k = 0; !bad && k < cd.nb_dims; k++) {
@@ -653,18 +737,17 @@ static TRITONSERVER_Error *check_entry(tp_model *m, tj_value *entry, const tp_io
             char c1[160], c2[160];
             tp_dims_str(&lo, c1, sizeof c1);
             tp_dims_str(&hi, c2, sizeof c2);
-            return tp_error(
-                TRITONSERVER_ERROR_INVALID_ARG,
-                "model '%s': config input '%s' has dims %s%s but the engine's "
-                "'%s' is %s (profile %s to %s)",
-                m->name, t->name, a, off ? " after the batch dim" : "", t->name, b, c1,
-                c2);
+            return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                            "model '%s': config input '%s' has %s %s%s but the engine's "
+                            "'%s' is %s (profile %s to %s)",
+                            m->name, t->name, reshaped ? "reshape" : "dims", a,
+                            off ? " after the batch dim" : "", t->name, b, c1, c2);
         }
-        return tp_error(
-            TRITONSERVER_ERROR_INVALID_ARG,
-            "model '%s': config output '%s' has dims %s%s but the engine's '%s' "
-            "is %s",
-            m->name, t->name, a, off ? " after the batch dim" : "", t->name, b);
+        return tp_error(TRITONSERVER_ERROR_INVALID_ARG,
+                        "model '%s': config output '%s' has %s %s%s but the engine's "
+                        "'%s' is %s",
+                        m->name, t->name, reshaped ? "reshape" : "dims", a,
+                        off ? " after the batch dim" : "", t->name, b);
     }
     return NULL;
 }
@@ -711,7 +794,7 @@ static TRITONSERVER_Error *check_config(tp_model *m, tj_value *cfg, int auto_com
     /* Every config entry names an engine tensor of its kind. */
     for (int s = 0; s < 2; s++) {
         tj_value *arr = tj_get(cfg, sections[s]);
-        const tp_io *list = s ? m->out : m->in;
+        tp_io *list = s ? m->out : m->in;
         int32_t nb = s ? m->nb_out : m->nb_in;
         for (int32_t k = 0; arr && arr->kind == TJ_ARRAY && k < arr->count; k++) {
             const char *n = tj_as_string(tj_get(arr->items[k], "name"));
@@ -748,7 +831,6 @@ static TRITONSERVER_Error *check_config(tp_model *m, tj_value *cfg, int auto_com
         int32_t nb = s ? m->nb_out : m->nb_in;
         for (int32_t i = 0; i < nb; i++) {
             tj_value *arr, *e;
-            int32_t off = m->max_batch > 0 ? 1 : 0;
             if (config_entry(cfg, sections[s], list[i].name))
                 continue;
             if (!auto_complete) {
@@ -768,9 +850,10 @@ static TRITONSERVER_Error *check_config(tp_model *m, tj_value *cfg, int auto_com
                 !tj_set(e, "name", tj_new_string(list[i].name)) ||
                 !tj_set(e, "data_type",
                         tj_new_string(tp_config_type_name(list[i].dtype))) ||
-                !tj_set(e, "dims", json_dims_new(&list[i].dims, off)) ||
                 !tj_append(arr, e))
                 return tp_error(TRITONSERVER_ERROR_INTERNAL, "out of memory");
+            if ((err = fill_dims(m, e, &list[i])))
+                return err;
             if (s)
                 list[i].served = 1;
             *changed = 1;
@@ -954,12 +1037,22 @@ TRITONSERVER_Error *tp_model_create(TRITONBACKEND_Model *triton, tp_model **out)
     }
     /* On CUDA everything from here (the build, the weights, the probing
      * context, the scratch blocks) goes to the first GPU. */
-    if ((err =
-             each_item(m, param(cfg, "plugins"), load_plugin, (void *)(uintptr_t)dir)) ||
+    if ((err = tp_model_load_plugins(m, param(cfg, "plugins"), dir)) ||
         (err = model_device(m, cfg, &device, &index)) ||
-        (err = tp_device_enter(device, index, &saved)) ||
-        (err = load_engine(m, cfg, dir, version, device, index)) || (err = read_io(m)) ||
-        (err = check_config(m, cfg, auto_complete, &changed)) ||
+        (err = tp_device_enter(device, index, &saved)))
+        goto fail;
+    if ((err = load_engine(m, cfg, dir, version, device, index))) {
+        if (m->no_standard) {
+            /* A plugin the engine needs may be the standard library's. */
+            TRITONSERVER_Error *why = tp_error(
+                TRITONSERVER_ErrorCode(err), "%s (and no standard plugin library: %s)",
+                TRITONSERVER_ErrorMessage(err), m->no_standard);
+            TRITONSERVER_ErrorDelete(err);
+            err = why;
+        }
+        goto fail;
+    }
+    if ((err = read_io(m)) || (err = check_config(m, cfg, auto_complete, &changed)) ||
         (err = setup_threads(m, cfg)))
         goto fail;
     tp_device_leave(device, saved);

@@ -29,6 +29,11 @@ typedef struct tp_io {
     prt_dims min, opt, max; /* profile 0 (inputs) */
     int64_t max_bytes;      /* at the largest shapes */
     int32_t served;         /* outputs: listed in the configuration */
+    /* A 0-D tensor of a model without a batch dim, configured as dims [1]
+     * (Triton refuses both empty dims and, there, an empty reshape):
+     * requests bring it as [1], responses give it as [1]. Every other
+     * reshape Triton applies itself, so the backend sees engine shapes. */
+    int32_t as_one;
 } tp_io;
 
 /* The model's engine on one device: the first where the model was built or
@@ -49,6 +54,10 @@ typedef struct tp_model {
     TRITONBACKEND_Model *triton;
     char name[128];
     prt_registry *reg;
+    /* Why the registry lacks the standard plugin library it would have by
+     * default (no plugins parameter), for the message of an engine that
+     * needs it; NULL when it has it, or the parameter chose. Static. */
+    const char *no_standard;
     prt_engine *engine; /* the first engine's: what the I/O tables describe */
     tp_engine *engines; /* the first, then one per further GPU (lock) */
     int32_t device;     /* the engines' prt_device */
@@ -69,6 +78,20 @@ typedef struct tp_model {
 
 TRITONSERVER_Error *tp_model_create(TRITONBACKEND_Model *triton, tp_model **out);
 void tp_model_destroy(tp_model *m);
+/* Calls fn on each item of a comma-separated list (trimmed, empty ones
+ * skipped) until one fails, and returns its error. */
+typedef TRITONSERVER_Error *(*tp_item_fn)(tp_model *m, char *item, void *ctx);
+TRITONSERVER_Error *tp_each_item(tp_model *m, const char *list, tp_item_fn fn, void *ctx);
+
+/* plugins.c: the model's registry from its plugins parameter (NULL when
+ * absent: the standard library), relative paths from the model's directory
+ * `dir`. */
+TRITONSERVER_Error *tp_model_load_plugins(tp_model *m, const char *list, const char *dir);
+/* Looks for the standard plugin library once, before any model loads;
+ * tp_standard_plugins is its path then, or NULL. */
+void tp_standard_plugins_find(void);
+const char *tp_standard_plugins(void);
+
 /* The model's engine on GPU `index` (the current device), loaded there on
  * first use; on the CPU, the one engine. */
 TRITONSERVER_Error *tp_model_engine(tp_model *m, int32_t index, tp_engine **out);

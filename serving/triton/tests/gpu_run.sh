@@ -74,7 +74,7 @@ export LD_LIBRARY_PATH=$b${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 step "plugrt devices" 60 "$b/tools/plugrt" devices
 common=(--backend-dir "$b/serving/triton/backends" --plugrt "$b/tools/plugrt"
   --plugins "$b/libplugrt_plugins.so" --testlib "$b/serving/triton/testlibs/testlib_argmin.so"
-  --models "$models")
+  --meetlib "$b/serving/triton/testlibs/testlib_meet.so" --models "$models")
 step "test_triton.py --gpu (KIND_GPU)" 200 \
   "$py" serving/triton/tests/test_triton.py --gpu "${common[@]}" --server-log "$out/server-gpu.log"
 step "test_triton.py (KIND_CPU, on this GPU machine)" 120 \

@@ -12,7 +12,7 @@
 #       the plugrt files the tests use, from BUILD, laid out as in a build
 #       folder: libplugrt.so.0.1, libplugrt_plugins.so with its CUDA module,
 #       tools/plugrt, serving/triton/backends/plugrt/libtriton_plugrt.so,
-#       serving/triton/testlibs/testlib_argmin.so.
+#       serving/triton/testlibs/testlib_argmin.so and testlib_meet.so.
 #   .tritonpkg/models/
 #       the four models the tests serve, with their .data references, from
 #       ../shared/models (which does not travel to the device machine).
@@ -42,9 +42,9 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   say "configuring $build (CUDA on)"
   cmake -S . -B "$build" -G Ninja -DPRT_WITH_CUDA=ON >/dev/null
 fi
-say "building the backend, the plugins, the program and the test library in $build"
+say "building the backend, the plugins, the program and the test libraries in $build"
 cmake --build "$build" --target plugrt plugrt_cli plugrt_plugins plugrt_plugins_cuda \
-  triton_plugrt triton_testlib_argmin >/dev/null
+  triton_plugrt triton_testlib_argmin triton_testlib_meet >/dev/null
 stage=$pkg/build
 rm -rf "$stage"
 mkdir -p "$stage/tools" "$stage/serving/triton/backends/plugrt" "$stage/serving/triton/testlibs"
@@ -54,7 +54,8 @@ cp -L "$build/libplugrt_plugins_cuda.so" "$stage/"
 cp -L "$build/tools/plugrt" "$stage/tools/"
 cp -L "$build/serving/triton/backends/plugrt/libtriton_plugrt.so" \
   "$stage/serving/triton/backends/plugrt/"
-cp -L "$build/serving/triton/testlibs/testlib_argmin.so" "$stage/serving/triton/testlibs/"
+cp -L "$build/serving/triton/testlibs/testlib_argmin.so" \
+  "$build/serving/triton/testlibs/testlib_meet.so" "$stage/serving/triton/testlibs/"
 
 # ---- the models --------------------------------------------------------------
 models=${PRT_MODELS:-$root/../shared/models}

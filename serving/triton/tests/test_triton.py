@@ -4,7 +4,8 @@ seed models from ../shared/models, served on 127.0.0.1, every output
 checked against the models' .data references.
 
     python test_triton.py --backend-dir DIR --plugrt PLUGRT --plugins LIB.so \
-        --testlib testlib_argmin.so --models ../shared/models [--gpu]
+        --testlib testlib_argmin.so --meetlib testlib_meet.so \
+        --models ../shared/models [--gpu]
 
 With --gpu the same models run as KIND_GPU instances on CUDA (the plan
 built with --device cuda, the ONNX models built on load for cuda), next to
@@ -64,12 +65,45 @@ def load_data(models, name):
     return ins, outs
 
 
-def write_model(repo, name, config, files):
+def write_model(repo, name, config, files, backend='backend: "plugrt"\n'):
     os.makedirs(os.path.join(repo, name, "1"))
     with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
-        f.write('backend: "plugrt"\n' + config)
+        f.write(backend + config)
     for src, dst in files:
         shutil.copyfile(src, os.path.join(repo, name, "1", dst))
+
+
+def readme_configs():
+    """The example configurations of serving/triton/README.md, as written
+    there: {model directory: config.pbtxt}."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")) as f:
+        text = f.read()
+    return {name: cfg for name, cfg in
+            re.findall(r"`(\w+)/config\.pbtxt`(?:(?!```).)*?```\n(.*?)```", text, re.S)}
+
+
+def onnx_model(path, inputs, outputs, nodes):
+    """A small ONNX model: inputs and outputs as (name, elem_type, shape)."""
+    from onnx import helper, save
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph(nodes, os.path.basename(path), [info(*t) for t in inputs],
+                              [info(*t) for t in outputs])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def qa_reference(models, q, k, argmin=False):
+    """qa_custom_hardmax's outputs in NumPy: start (one-hot of the best score
+    of each row of q, the largest, or with the test library the smallest)
+    and answer (that score)."""
+    import onnx
+    from onnx import numpy_helper
+    g = onnx.load(os.path.join(models, "qa_custom_hardmax.onnx")).graph
+    w = {t.name: numpy_helper.to_array(t) for t in g.initializer}["W"]
+    scores = (q.astype(np.float64) @ w) @ k.T.astype(np.float64)
+    best = scores.argmin(axis=1) if argmin else scores.argmax(axis=1)
+    start = np.zeros(scores.shape, np.float32)
+    start[np.arange(scores.shape[0]), best] = 1
+    return start, scores[np.arange(scores.shape[0]), best].astype(np.float32)
 
 
 def params(**kv):
@@ -99,6 +133,10 @@ def make_repo(a, repo, work):
     kind = "KIND_GPU" if a.gpu else "KIND_CPU"
     plan = os.path.join(work, "nonzero.plan")
     build_plan(a, plan, "cuda" if a.gpu else "cpu")
+    cpu_plan = plan
+    if a.gpu:
+        cpu_plan = os.path.join(work, "nonzero_cpu.plan")
+        build_plan(a, cpu_plan, "cpu")
     # A plan, served with the plugin library that built it.
     write_model(repo, "nonzero", params(plugins=a.plugins) + group(kind),
                 [(plan, "model.plan")])
@@ -106,6 +144,11 @@ def make_repo(a, repo, work):
     # same model and plugin key, once with each library.
     qa = params(min_shapes="q:1x32", opt_shapes="q:3x32", max_shapes="q:16x32")
     write_model(repo, "qa", params(plugins=a.plugins) + qa + group(kind),
+                [(os.path.join(m, "qa_custom_hardmax.onnx"), "model.onnx")])
+    # No plugins parameter: the standard library is the registry's, with
+    # no path in the configuration; or named as such.
+    write_model(repo, "nonzero_default", group(kind), [(plan, "model.plan")])
+    write_model(repo, "qa_standard", params(plugins="standard") + qa + group(kind),
                 [(os.path.join(m, "qa_custom_hardmax.onnx"), "model.onnx")])
     # A relative path: the library sits in the model's directory.
     os.makedirs(os.path.join(repo, "qa_argmin", "lib"))
@@ -122,7 +165,8 @@ def make_repo(a, repo, work):
                 'input [ { name: "x" data_type: TYPE_FP32 dims: [ -1, -1, -1, -1 ] } ]\n',
                 [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
     # Batched through the dynamic batcher, two instances, inputs and outputs
-    # auto-completed; `threads` lets both compute at once. With --gpu both
+    # auto-completed; `threads` 2 lets both compute at once (test_concurrency
+    # checks that on the meet models). With --gpu both
     # are KIND_GPU: every built-in op bert's engine holds (Shape, Gather,
     # MatMul, LayerNormalization, ...) has a CUDA kernel.
     write_model(repo, "bert",
@@ -133,10 +177,25 @@ def make_repo(a, repo, work):
                          opt_shapes="input_ids:4x32,attention_mask:4x32",
                          max_shapes="input_ids:8x64,attention_mask:8x64", threads="2"),
                 [(os.path.join(m, "bert_small.onnx"), "model.onnx")])
+    # Two instances whose runs wait for each other (test_concurrency): with
+    # `threads` 2 they meet, with 1 they cannot. On the CPU in both suites.
+    from onnx import helper
+    for name, threads, timeout in (("meet", 2, 60000), ("meet_one", 1, 1000)):
+        path = os.path.join(work, name + ".onnx")
+        onnx_model(path, [("x", 1, [1])], [("met", 6, [])],
+                   [helper.make_node("Meet", ["x"], ["met"], parties=2, timeout_ms=timeout)])
+        write_model(repo, name, params(plugins=a.meetlib, threads=threads) +
+                    group("KIND_CPU", 2), [(path, "model.onnx")])
     # Models that must not load, each for its own reason.
     write_model(repo, "broken_lib", params(plugins="no/such/libplugins.so") + group(kind),
                 [(plan, "model.plan")])
-    write_model(repo, "no_plugin", group(kind), [(plan, "model.plan")])
+    # A plugins parameter replaces the standard library: a registry of the
+    # test library alone has no NonZeroPlugin; the standard library beside
+    # it, under its name, clashes with its CustomHardmax@1.
+    write_model(repo, "no_plugin", params(plugins=a.testlib) + group(kind),
+                [(plan, "model.plan")])
+    write_model(repo, "plugin_clash", params(plugins="standard," + a.testlib) + group(kind),
+                [(plan, "model.plan")])
     write_model(repo, "bad_dims", params(plugins=a.plugins) + group(kind) +
                 'input [ { name: "x" data_type: TYPE_FP32 dims: [ 2, 4, 16, 17 ] } ]\n',
                 [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
@@ -145,8 +204,9 @@ def make_repo(a, repo, work):
                 [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
     write_model(repo, "bad_batch", "max_batch_size: 4\n" + params(plugins=a.plugins) +
                 group(kind), [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
+    make_config_models(a, repo, work, cpu_plan)
     if a.gpu:
-        make_gpu_models(a, repo, work, plan)
+        make_gpu_models(a, repo, plan, cpu_plan)
     elif not a.cuda_usable:
         # Asked for CUDA where there is none: refused at load, saying why.
         write_model(repo, "gpu_kind", params(plugins=a.plugins) + group("KIND_GPU"),
@@ -155,11 +215,88 @@ def make_repo(a, repo, work):
                     [(os.path.join(m, "circ_pad_conv.onnx"), "model.onnx")])
 
 
-def make_gpu_models(a, repo, work, cuda_plan):
+def make_config_models(a, repo, work, cpu_plan):
+    """Models configured as a user would: the README's examples as written
+    there, profiles from max_batch_size and the configuration's dims; and
+    the configurations that must be refused, each for its own reason. On
+    the CPU in both suites (the README's examples are KIND_CPU)."""
+    m = a.models
+    qa = os.path.join(m, "qa_custom_hardmax.onnx")
+    cfgs = readme_configs()
+    a.readme = sorted(cfgs)
+    for name, files in (("bert", [(os.path.join(m, "bert_small.onnx"), "model.onnx")]),
+                        ("nonzero", [(cpu_plan, "model.plan")]), ("qa", [(qa, "model.onnx")])):
+        if name in cfgs:
+            write_model(repo, "readme_" + name, cfgs[name], files, backend="")
+    # The README's qa has a library of its own: the test library here.
+    os.makedirs(os.path.join(repo, "readme_qa", "lib"), exist_ok=True)
+    shutil.copyfile(a.testlib, os.path.join(repo, "readme_qa", "lib", "libmyplugins.so"))
+    # Profiles from the configuration alone: a batch dim from
+    # max_batch_size; a dim from the input's dims.
+    from onnx import helper
+    relu = os.path.join(work, "relu_rows.onnx")
+    onnx_model(relu, [("x", 1, ["N", 4])], [("y", 1, ["N", 4])],
+               [helper.make_node("Relu", ["x"], ["y"])])
+    write_model(repo, "relu_batch", "max_batch_size: 8\n", [(relu, "model.onnx")])
+    write_model(repo, "qa_fixed", 'input [ { name: "q" data_type: TYPE_FP32 dims: [ 4, 32 ] } ]\n',
+                [(qa, "model.onnx")])
+    # 0-D tensors, which Triton's dims cannot be: NonZero's count (a model
+    # without batching) served as dims [1], auto-completed or written so,
+    # and a 0-D input (scale_auto's s) likewise; a tensor the batch dim describes whole as dims [1] with reshape
+    # { shape: [] }, auto-completed or written so, as for TensorRT. And
+    # circ's tensors flattened for clients by a reshape.
+    import onnx
+    count = os.path.join(work, "nonzero_count.onnx")
+    nz = onnx.load(os.path.join(m, "nonzero_plugin.onnx"))
+    nz.graph.output.append(helper.make_tensor_value_info("Y_num", onnx.TensorProto.INT64, []))
+    onnx.save(nz, count)
+    nz_profile = params(max_shapes="X:64x64")
+    write_model(repo, "count_auto", nz_profile, [(count, "model.onnx")])
+    write_model(repo, "count_dims", nz_profile + 'output [ { name: "Y_num" data_type: '
+                'TYPE_INT64 dims: [ 1 ] } ]\n', [(count, "model.onnx")])
+    scale = os.path.join(work, "scale.onnx")
+    onnx_model(scale, [("x", 1, [4]), ("s", 1, [])], [("y", 1, [4])],
+               [helper.make_node("Mul", ["x", "s"], ["y"])])
+    write_model(repo, "scale_auto", "", [(scale, "model.onnx")])
+    scalar = os.path.join(work, "relu_scalars.onnx")
+    onnx_model(scalar, [("x", 1, ["N"])], [("y", 1, ["N"])],
+               [helper.make_node("Relu", ["x"], ["y"])])
+    write_model(repo, "scalar_auto", "max_batch_size: 8\n", [(scalar, "model.onnx")])
+    one = 'data_type: TYPE_FP32 dims: [ 1 ] reshape: { shape: [ ] } } ]\n'
+    write_model(repo, "scalar_reshape", "max_batch_size: 8\n" + 'input [ { name: "x" ' + one +
+                'output [ { name: "y" ' + one, [(scalar, "model.onnx")])
+    # The same through a dynamic batcher that waits for full batches
+    # (test_batching).
+    write_model(repo, "scalar_batch", "max_batch_size: 8\n"
+                "dynamic_batching { max_queue_delay_microseconds: 30000000 }\n" +
+                'input [ { name: "x" ' + one + 'output [ { name: "y" ' + one,
+                [(scalar, "model.onnx")])
+    circ = os.path.join(m, "circ_pad_conv.onnx")
+    write_model(repo, "circ_reshape",
+                'input [ { name: "x" data_type: TYPE_FP32 dims: [ 2, 4, 256 ] '
+                'reshape: { shape: [ 2, 4, 16, 16 ] } } ]\n'
+                'output [ { name: "y" data_type: TYPE_FP32 dims: [ 8, 288 ] '
+                'reshape: { shape: [ 2, 4, 18, 16 ] } } ]\n', [(circ, "model.onnx")])
+    # Refused: an empty reshape without batching (Triton would refuse it
+    # after us, less clearly); dims [1] for a batch-only tensor without the
+    # reshape; a reshape that is not the engine's shape.
+    write_model(repo, "count_reshape", nz_profile + 'output [ { name: "Y_num" data_type: '
+                'TYPE_INT64 dims: [ 1 ] reshape: { shape: [ ] } } ]\n', [(count, "model.onnx")])
+    write_model(repo, "scalar_no_reshape", "max_batch_size: 8\n" + 'input [ { name: "x" '
+                'data_type: TYPE_FP32 dims: [ 1 ] } ]\n', [(scalar, "model.onnx")])
+    write_model(repo, "circ_bad_reshape",
+                'input [ { name: "x" data_type: TYPE_FP32 dims: [ 2, 4, 256 ] '
+                'reshape: { shape: [ 2, 4, 256 ] } } ]\n', [(circ, "model.onnx")])
+    # Nothing bounds q's rows; a shape for an input the model lacks; a shape
+    # of the wrong rank.
+    write_model(repo, "qa_unbounded", "", [(qa, "model.onnx")])
+    write_model(repo, "qa_bad_name", params(max_shapes="query:16x32"), [(qa, "model.onnx")])
+    write_model(repo, "qa_bad_rank", params(max_shapes="q:16"), [(qa, "model.onnx")])
+
+
+def make_gpu_models(a, repo, cuda_plan, cpu_plan):
     m = a.models
     circ = os.path.join(m, "circ_pad_conv.onnx")
-    cpu_plan = os.path.join(work, "nonzero_cpu.plan")
-    build_plan(a, cpu_plan, "cpu")
     # A CPU model in the same server: GPU memory reaches it too.
     write_model(repo, "circ_cpu", params(plugins=a.plugins) + group("KIND_CPU"),
                 [(circ, "model.onnx")])
@@ -183,14 +320,33 @@ def make_gpu_models(a, repo, work, cuda_plan):
                     group("KIND_GPU", 1, [0, 1]), [(circ, "model.onnx")])
 
 
-def test_loading(srv, a):
-    for name in ("nonzero", "qa", "qa_argmin", "circ", "circ_wild", "bert"):
+def check_ready(srv, names):
+    for name in names:
         status, body = srv.get("/v2/models/%s/ready" % name)
         check(status == 200, "model %s is ready (%d %r)" % (name, status, body[:300]))
+
+
+def check_refused(srv, want):
+    """Each model of `want` did not load, and its reason holds every part
+    (a tuple: one of its alternatives)."""
     index = srv.repository_index()
+    for name, parts in want.items():
+        m = index.get(name, {})
+        reason = m.get("reason", "")
+        parts = [next((q for q in p if q in reason), p[0]) if isinstance(p, tuple) else p
+                 for p in parts]
+        check(m.get("state") == "UNAVAILABLE" and all(p in reason for p in parts),
+              "model %s is refused naming the cause %s: %r" % (name, parts, m))
+
+
+def test_loading(srv, a):
+    check_ready(srv, ["nonzero", "nonzero_default", "qa", "qa_standard", "qa_argmin", "circ",
+                      "circ_wild", "bert"])
     want = {
         "broken_lib": ["cannot load plugin library", "no/such/libplugins.so"],
         "no_plugin": ["NonZeroPlugin", "not in the registry", "PRT_ERR_NOT_FOUND"],
+        "plugin_clash": ["parameter plugins: '%s'" % a.testlib, "CustomHardmax",
+                         "libplugrt_plugins", "PRT_ERR_ALREADY_EXISTS"],
         "bad_dims": ["config input 'x' has dims [2, 4, 16, 17]", "engine's 'x' is [2, 4, 16, 16]"],
         "bad_type": ["config output 'y' is TYPE_INT32", "engine's 'y' is float32"],
         "bad_batch": ["max_batch_size is 4", "no batch dim"],
@@ -201,13 +357,7 @@ def test_loading(srv, a):
         # PRT_WITH_CUDA=OFF) no CUDA in this plugrt at all.
         want["gpu_param"] = ["model 'gpu_param' is to run on cuda (parameter device \"cuda\")",
                              ("not usable here", "has no CUDA support"), "PRT_ERR_UNSUPPORTED"]
-    for name, parts in want.items():
-        m = index.get(name, {})
-        reason = m.get("reason", "")
-        parts = [next((q for q in p if q in reason), p[0]) if isinstance(p, tuple) else p
-                 for p in parts]
-        check(m.get("state") == "UNAVAILABLE" and all(p in reason for p in parts),
-              "model %s is refused naming the cause %s: %r" % (name, parts, m))
+    check_refused(srv, want)
     # Auto-complete: what the engine says, in the server's configuration.
     status, body = srv.get("/v2/models/circ/config")
     cfg = json.loads(body)
@@ -238,7 +388,8 @@ def test_loading(srv, a):
 def test_outputs(srv, a):
     models = a.models
     conn = srv.connection()
-    for model, ref_name in (("nonzero", "nonzero_plugin"), ("qa", "qa_custom_hardmax"),
+    for model, ref_name in (("nonzero", "nonzero_plugin"), ("nonzero_default", "nonzero_plugin"),
+                            ("qa", "qa_custom_hardmax"), ("qa_standard", "qa_custom_hardmax"),
                             ("circ", "circ_pad_conv"), ("bert", "bert_small")):
         ins, refs = load_data(models, ref_name)
         out, err = tc.infer(conn, model, ins)
@@ -264,32 +415,167 @@ def test_outputs(srv, a):
     # The same model and plugin key in two registries: the standard
     # library's hardmax and the test library's argmin, side by side.
     ins, refs = load_data(models, "qa_custom_hardmax")
-    import onnx
-    from onnx import numpy_helper
-    g = onnx.load(os.path.join(models, "qa_custom_hardmax.onnx")).graph
-    w = {t.name: numpy_helper.to_array(t) for t in g.initializer}["W"]
-    scores = (ins["q"].astype(np.float64) @ w) @ ins["k"].T.astype(np.float64)
+    start, answer = qa_reference(models, ins["q"], ins["k"], argmin=True)
     for _ in range(2):
         a, ea = tc.infer(conn, "qa", ins)
         b, eb = tc.infer(conn, "qa_argmin", ins)
         check(ea is None and close(a["answer"], refs["answer"]) and
               close(a["start"], refs["start"]), "qa (standard CustomHardmax) is right")
-        onehot = np.zeros_like(refs["start"])
-        onehot[np.arange(scores.shape[0]), scores.argmin(axis=1)] = 1
-        check(eb is None and np.array_equal(b["start"], onehot) and
-              close(b["answer"], scores.min(axis=1).astype(np.float32), 1e-3, 1e-4),
+        check(eb is None and np.array_equal(b["start"], start) and
+              close(b["answer"], answer, 1e-3, 1e-4),
               "qa_argmin (the test library's CustomHardmax) marks the minimum: %s" % eb)
     conn.close()
 
 
-def test_batching(srv, a):
-    """Concurrent batch-1 requests arrive as executions of several requests,
-    on both instances, at the same time, and every response is its own."""
+def test_configs(srv, a):
+    """Models configured as a user would (make_config_models)."""
     models = a.models
+    check(a.readme == ["bert", "nonzero", "qa"],
+          "the README has the example configurations bert, nonzero and qa: %s" % a.readme)
+    check_ready(srv, ["readme_" + n for n in a.readme] +
+                ["relu_batch", "qa_fixed", "count_auto", "count_dims", "scale_auto", "scalar_auto",
+                 "scalar_reshape", "circ_reshape"])
+    check_refused(srv, {
+        "count_reshape": ["config output 'Y_num' has reshape { shape: [ ] }",
+                          "without a batch dim", "dims [ 1 ] without a reshape"],
+        "scalar_no_reshape": ["config input 'x' has dims [1] after the batch dim",
+                              "add reshape: { shape: [ ] }"],
+        "circ_bad_reshape": ["config input 'x' has reshape [2, 4, 256]",
+                             "engine's 'x' is [2, 4, 16, 16]"],
+        "qa_unbounded": ["ONNX input 'q' is [-1, 32]", "nothing bounds its dim 0",
+                         "max_shapes"],
+        "qa_bad_name": ["parameter max_shapes names 'query'", "its inputs: 'q', 'k'"],
+        "qa_bad_rank": ["parameter max_shapes gives 'q' 1 dims", "[-1, 32]"],
+    })
+    conn = srv.connection()
+    # The README's examples answer right: bert's rows as they come (the
+    # profile runs from batch 1 and sequence 1), nonzero with the standard
+    # library, qa with its own library (the test's argmin) from 1 row to 16.
     ins, refs = load_data(models, "bert_small")
+    for rows in (slice(0, 1), slice(None)):
+        out, err = tc.infer(conn, "readme_bert", {k: v[rows] for k, v in ins.items()})
+        check(err is None and all(close(out[n], refs[n][rows]) for n in refs),
+              "readme_bert answers %s: %s" % (rows, err))
+    out, err = tc.infer(conn, "readme_bert", {k: v[:1, :1] for k, v in ins.items()})
+    check(err is None and out["last_hidden_state"].shape == (1, 1, 128),
+          "readme_bert takes a sequence of 1: %s" % err)
+    ins, refs = load_data(models, "nonzero_plugin")
+    out, err = tc.infer(conn, "readme_nonzero", ins)
+    check(err is None and np.array_equal(out["Y"], refs["Y"]), "readme_nonzero answers: %s" % err)
+    k = load_data(models, "qa_custom_hardmax")[0]["k"]
+    rng = np.random.default_rng(3)
+    for rows in (1, 16):
+        q = rng.standard_normal((rows, 32)).astype(np.float32)
+        start, answer = qa_reference(models, q, k, argmin=True)
+        out, err = tc.infer(conn, "readme_qa", {"q": q, "k": k})
+        check(err is None and np.array_equal(out["start"], start) and
+              close(out["answer"], answer, 1e-3, 1e-4),
+              "readme_qa answers %d row(s) with its own library: %s" % (rows, err))
+    out, err = tc.infer(conn, "readme_qa", {"q": np.zeros((17, 32), np.float32), "k": k})
+    check(err is not None and "PRT_ERR_SHAPE" in err, "readme_qa refuses 17 rows: %s" % err)
+    # A batch dim from max_batch_size alone: 1 to 8 rows.
+    status, body = srv.get("/v2/models/relu_batch/config")
+    cfg = json.loads(body)
+    check(cfg.get("max_batch_size") == 8 and [int(d) for d in cfg["input"][0]["dims"]] == [4],
+          "relu_batch serves batches of up to 8 rows of 4: %s" % body[:300])
+    for rows in (1, 8):
+        x = rng.standard_normal((rows, 4)).astype(np.float32)
+        out, err = tc.infer(conn, "relu_batch", {"x": x})
+        check(err is None and close(out["y"], np.maximum(x, 0)),
+              "relu_batch answers %d row(s): %s" % (rows, err))
+    # 0-D tensors: their configuration, and their values as [1] (no batch)
+    # or one per row (batch).
+    cfg = json.loads(srv.get("/v2/models/count_auto/config")[1])
+    got = {o["name"]: ([int(d) for d in o["dims"]], o.get("reshape")) for o in cfg["output"]}
+    check(got == {"Y": ([-1, 2], None), "Y_num": ([1], None)},
+          "count_auto's count is completed as dims [1]: %s" % got)
+    x = np.zeros((40, 50), np.float32)
+    x[3, 7] = x[39, 0] = x[12, 49] = 1.0
+    for model in ("count_auto", "count_dims"):
+        out, err = tc.infer(conn, model, {"X": x})
+        check(err is None and out["Y"].tolist() == [[3, 7], [12, 49], [39, 0]] and
+              out["Y_num"].dtype == np.int64 and out["Y_num"].tolist() == [3],
+              "%s gives NonZero's count as [1]: %s %s" % (model, err, out))
+    x = rng.standard_normal(4).astype(np.float32)
+    out, err = tc.infer(conn, "scale_auto", {"x": x, "s": np.array([2.5], np.float32)})
+    check(err is None and close(out["y"], x * 2.5), "scale_auto takes a 0-D input as [1]: %s" % err)
+    cfg = json.loads(srv.get("/v2/models/scalar_auto/config")[1])
+    got = [(t["name"], [int(d) for d in t["dims"]], t.get("reshape"))
+           for t in cfg["input"] + cfg["output"]]
+    check(cfg.get("max_batch_size") == 8 and
+          got == [("x", [1], {"shape": []}), ("y", [1], {"shape": []})],
+          "scalar_auto's tensors are completed as dims [1] reshape { shape: [] }: %s" % got)
+    for model in ("scalar_auto", "scalar_reshape"):
+        x = rng.standard_normal((3, 1)).astype(np.float32)
+        out, err = tc.infer(conn, model, {"x": x})
+        check(err is None and close(out["y"], np.maximum(x, 0)),
+              "%s answers 3 rows of [1]: %s" % (model, err))
+    ins, refs = load_data(models, "circ_pad_conv")
+    out, err = tc.infer(conn, "circ_reshape", {"x": ins["x"].reshape(2, 4, 256)})
+    check(err is None and close(out["y"], refs["y"].reshape(8, 288)),
+          "circ_reshape answers in its configuration's shapes: %s" % err)
+    # q's rows from the configuration's dims.
+    q = rng.standard_normal((4, 32)).astype(np.float32)
+    start, answer = qa_reference(models, q, k)
+    out, err = tc.infer(conn, "qa_fixed", {"q": q, "k": k})
+    check(err is None and np.array_equal(out["start"], start) and
+          close(out["answer"], answer, 1e-3, 1e-4), "qa_fixed answers 4 rows: %s" % err)
+    conn.close()
+
+
+def concurrently(fn, count):
+    """fn(0) .. fn(count - 1), each on a thread of its own, all at once."""
+    threads = [threading.Thread(target=fn, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def stats_after(srv, model, inf0, n):
+    """The model's (inference_count, execution_count) once its inference
+    count has grown by n. A backend reports an execution's statistics after
+    sending its responses (as Triton's own backends do), so the last ones
+    may land a moment after the last answer."""
+    deadline = time.time() + 5
+    inf1, exe1 = srv.stats(model)
+    while inf1 - inf0 < n and time.time() < deadline:
+        time.sleep(0.05)
+        inf1, exe1 = srv.stats(model)
+    return inf1, exe1
+
+
+def test_batching(srv, a):
+    """Concurrent batch-1 requests are joined into batches, and every
+    response is its own. Checked by construction, not by timing: the
+    dynamic batcher of scalar_batch waits (up to 30 s) until it holds
+    max_batch_size requests, so 8 requests sent at once are one execution
+    however the machine schedules them."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8, 1)).astype(np.float32)
+    got = [None] * 8
+    inf0, exe0 = srv.stats("scalar_batch")
+
+    def one(i):
+        conn = srv.connection()
+        got[i] = tc.infer(conn, "scalar_batch", {"x": x[i : i + 1]})
+        conn.close()
+
+    concurrently(one, 8)
+    inf1, exe1 = stats_after(srv, "scalar_batch", inf0, 8)
+    check(all(e is None and close(o["y"], np.maximum(x[i : i + 1], 0))
+              for i, (o, e) in enumerate(got)),
+          "each of 8 batched requests has its own row: %s" % [e for _, e in got])
+    check((inf1 - inf0, exe1 - exe0) == (8, 1),
+          "8 requests ran as one execution (%d requests, %d executions)"
+          % (inf1 - inf0, exe1 - exe0))
+    check(re.search(r"instance 'scalar_batch_\d+': 8 request\(s\), batch 8,", srv.log_text())
+          is not None, "the log has scalar_batch's run of 8 requests as one batch of 8")
+    # bert through the dynamic batcher, two instances, more clients than
+    # max_batch_size: every response is right whatever batches form.
+    ins, refs = load_data(a.models, "bert_small")
     rows = ins["input_ids"].shape[0]
-    inf0, exe0 = srv.stats("bert")
-    # More clients than max_batch_size: two batches are formed at once.
+    inf0, _ = srv.stats("bert")
     rounds, clients = 4, 16
     bad = []
 
@@ -302,53 +588,33 @@ def test_batching(srv, a):
                 bad.append((i, r, err))
         conn.close()
 
-    def burst():
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-
-    burst()
+    concurrently(client, clients)
     n = rounds * clients
-    # A backend reports an execution's statistics after sending its
-    # responses (as Triton's own backends do), so the last ones may land a
-    # moment after the last answer.
-    deadline = time.time() + 5
-    inf1, exe1 = srv.stats("bert")
-    while inf1 - inf0 < n and time.time() < deadline:
-        time.sleep(0.05)
-        inf1, exe1 = srv.stats("bert")
+    inf1, _ = stats_after(srv, "bert", inf0, n)
     check(not bad, "every batched response is right (%d wrong: %s)" % (len(bad), bad[:3]))
     check(inf1 - inf0 == n, "inference_count grew by %d (want %d)" % (inf1 - inf0, n))
-    check(0 < exe1 - exe0 < n,
-          "%d requests ran in %d executions: the dynamic batcher joined them"
-          % (n, exe1 - exe0))
-    # The verbose log says which instance ran what, when.
-    def log_runs():
-        return [(m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)),
-                 int(m.group(5)))
-                for m in re.finditer(r"instance '(bert_0_\d)': (\d+) request\(s\), "
-                                     r"batch (\d+), run (\d+)\.\.(\d+) ns", srv.log_text())]
 
-    def overlap(runs):
-        return any(a[0] != b[0] and a[3] < b[4] and b[3] < a[4] for a in runs for b in runs)
 
-    runs = log_runs()
-    names = {r[0] for r in runs}
-    check(len(names) == 2, "both instances ran requests: %s" % sorted(names))
-    check(any(r[1] > 1 and r[2] == r[1] for r in runs),
-          "an execution served several batch-1 requests as one batch")
-    # On a loaded machine one burst's executions may happen not to overlap;
-    # instances that really run at once overlap within a few more bursts,
-    # serialized ones never do.
-    for _ in range(5):
-        if overlap(runs):
-            break
-        burst()
-        runs = log_runs()
-    check(not bad, "every response of the later bursts is right (%d wrong)" % len(bad))
-    check(overlap(runs), "the two instances ran at the same time")
+def test_concurrency(srv, a):
+    """Two instances run at once, and `threads` bounds that: checked by
+    construction (testlib_meet.c). Each run of Meet waits until two runs
+    are in it, and answers how many it met: with `threads` 2 the two
+    requests, sent at once to the two instances, meet (2 each, however
+    slow the machine: the wait only ends early for a failure); with
+    `threads` 1 they cannot, and each answers 1 after its 1 s wait."""
+    for model, want in (("meet", 2), ("meet_one", 1)):
+        got = [None, None]
+
+        def one(i):
+            conn = srv.connection()
+            got[i] = tc.infer(conn, model, {"x": np.zeros(1, np.float32)})
+            conn.close()
+
+        concurrently(one, 2)
+        met = [None if o is None else o["met"].tolist() for o, _ in got]
+        check(met == [[want], [want]],
+              "%s: each of two runs sent at once met %d: %s %s"
+              % (model, want, met, [e for _, e in got]))
 
 
 def test_errors(srv, a):
@@ -421,22 +687,13 @@ def test_load(srv, a, threads=4, per_thread=100):
 def test_gpu_loading(srv, a):
     """--gpu: where each instance runs, and the kinds, plans and plugins
     that cannot run where they are asked to, refused naming the cause."""
-    names = ["circ_cpu"] + (["circ_multi"] if a.gpus >= 2 else [])
-    for name in names:
-        status, body = srv.get("/v2/models/%s/ready" % name)
-        check(status == 200, "model %s is ready (%d %r)" % (name, status, body[:300]))
-    index = srv.repository_index()
-    want = {
+    check_ready(srv, ["circ_cpu"] + (["circ_multi"] if a.gpus >= 2 else []))
+    check_refused(srv, {
         "plan_cpu_kind_gpu": ["is KIND_GPU but model 'plan_cpu_kind_gpu' runs on the cpu"],
         "plan_cuda_kind_cpu": ["is KIND_CPU but model 'plan_cuda_kind_cpu' runs on cuda"],
         "plan_cuda_device_cpu": ["parameter device is 'cpu'", "was built for cuda"],
         "argmin_gpu": ["CustomHardmax", "does not run on CUDA", "PRT_ERR_UNSUPPORTED"],
-    }
-    for name, parts in want.items():
-        m = index.get(name, {})
-        reason = m.get("reason", "")
-        check(m.get("state") == "UNAVAILABLE" and all(p in reason for p in parts),
-              "model %s is refused naming the cause %s: %r" % (name, parts, m))
+    })
     log = srv.log_text()
     for model, count in (("nonzero", 1), ("qa", 1), ("circ", 1), ("circ_wild", 1),
                          ("bert", 2)):
@@ -592,6 +849,31 @@ def test_multi_gpu(srv, a):
     check(len(ran) == 2, "both GPUs' instances ran requests: %s" % sorted(ran))
 
 
+def test_without_standard(a, binary, work, env, timeout):
+    """A second server, where the standard plugin library is not to be had
+    (PLUGRT_PLUGINS set and empty): a model that needs it by default, or
+    names it, is refused saying why; one naming the library's path serves."""
+    repo = os.path.join(work, "repo_nostd")
+    os.makedirs(repo)
+    plan = os.path.join(work, "nonzero_cpu.plan" if a.gpu else "nonzero.plan")
+    write_model(repo, "nonzero_default", "", [(plan, "model.plan")])
+    write_model(repo, "nonzero_standard", params(plugins="standard"), [(plan, "model.plan")])
+    write_model(repo, "nonzero_path", params(plugins=a.plugins), [(plan, "model.plan")])
+    srv = tc.Server(binary, repo, os.path.abspath(a.backend_dir),
+                    os.path.join(work, "server_nostd.log"), env=dict(env, PLUGRT_PLUGINS=""))
+    try:
+        check(srv.wait_ready(), "a server without the standard library starts")
+        check_ready(srv, ["nonzero_path"])
+        check_refused(srv, {
+            "nonzero_default": ["NonZeroPlugin", "not in the registry",
+                                "no standard plugin library: PLUGRT_PLUGINS is set and empty"],
+            "nonzero_standard": ["parameter plugins names the standard plugin library",
+                                 "PLUGRT_PLUGINS is set and empty"],
+        })
+    finally:
+        srv.stop(timeout=timeout)
+
+
 def cuda_usable(plugrt):
     """(usable, reason) of plugrt's CUDA device here (`plugrt devices`)."""
     try:
@@ -625,6 +907,7 @@ def main():
     p.add_argument("--plugrt", required=True)
     p.add_argument("--plugins", required=True)
     p.add_argument("--testlib", required=True)
+    p.add_argument("--meetlib", required=True)
     p.add_argument("--models", required=True)
     p.add_argument("--gpu", action="store_true",
                    help="KIND_GPU instances on CUDA, and the GPU-only checks")
@@ -658,7 +941,8 @@ def main():
     try:
         ready = srv.wait_ready()
         check(ready, "the server starts and is ready")
-        tests = [test_loading, test_outputs, test_batching, test_errors, test_load]
+        tests = [test_loading, test_outputs, test_configs, test_batching, test_concurrency,
+                 test_errors, test_load]
         if a.gpu:
             tests += [test_gpu_loading, test_gpu_memory, test_multi_gpu]
         for test in tests:
@@ -682,6 +966,11 @@ def main():
         print("note: the sanitized server hung after unloading the backend; killed (%s)" % rc)
     else:
         check(rc == 0, "the server exits cleanly (status %s)" % rc)
+    if ready:
+        try:
+            test_without_standard(a, binary, work, env, 10 if sanitized else 30)
+        except Exception as e:  # a dead server, a broken connection
+            check(False, "test_without_standard raised %r" % e)
     if a.server_log:
         shutil.copyfile(srv.log_path, a.server_log)
     if failures:
