@@ -36,13 +36,15 @@
  *    activation; the padding lanes must come out exactly 0. Where the CPU
  *    has AVX-512, the builds that have one (the pointwise kernel, the
  *    products over packed panels) give the AVX2 build's bits;
- *  - cpu_pool2d_rows: max and mean pools, LINEAR and CHW8 (test_pool2d).
+ *  - cpu_pool2d_rows: max and mean pools, LINEAR and CHW8 (test_pool2d);
+ *  - op_copy_strided: strides of either sign, on threads (test_copy_strided).
  */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "base/base.h"
+#include "base/parallel.h"
 #include "op_testutil.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/op_common.h"
@@ -1381,8 +1383,66 @@ static int test_pool2d(void)
     return 0;
 }
 
+/* op_copy_strided (copy.c): random dims (size-1 and mergeable ones among
+ * them) and strides of either sign, elements of 1, 2, 4, 8 and 3 bytes,
+ * against a plain walk; on a pool of 3 threads with rows small enough to
+ * be split, so each part finds its own start. */
+static int test_copy_strided(void)
+{
+    tu_rng r;
+    base_pool *pool = NULL, *prev;
+    REQUIRE_OK(base_pool_create(3, &pool));
+    prev = base_parallel_set_current(pool);
+    tu_rng_seed(&r, 31);
+    for (int it = 0; it < 300; it++) {
+        static const size_t sizes[5] = {1, 2, 4, 8, 3};
+        const size_t es = sizes[it % 5];
+        const int32_t nd = (int32_t)tu_rng_range(&r, 1, 5);
+        int64_t d[PRT_MAX_DIMS], s[PRT_MAX_DIMS], span = 1, lo = 0, n = 1, stride = 1;
+        uint8_t *x, *y, *want;
+        for (int32_t k = nd - 1; k >= 0; k--) {
+            d[k] = tu_rng_range(&r, 1, it % 7 == 0 && k == nd - 1 ? 300 : 6);
+            /* Contiguous, stepped or reversed, or a dim of the source's
+             * own order (mergeable). */
+            s[k] = tu_rng_range(&r, 0, 2) == 0 ? stride : stride * tu_rng_range(&r, 1, 3);
+            if (tu_rng_range(&r, 0, 3) == 0)
+                s[k] = -s[k];
+            stride = (s[k] < 0 ? -s[k] : s[k]) * d[k];
+            n *= d[k];
+        }
+        for (int32_t k = 0; k < nd; k++) {
+            if (s[k] < 0)
+                lo += s[k] * (d[k] - 1);
+            span += (s[k] < 0 ? -s[k] : s[k]) * (d[k] - 1);
+        }
+        x = malloc(es * (size_t)span);
+        y = malloc(es * (size_t)n);
+        want = malloc(es * (size_t)n);
+        REQUIRE(x && y && want);
+        for (int64_t i = 0; i < (int64_t)es * span; i++)
+            x[i] = (uint8_t)tu_rng_range(&r, 0, 255);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t off = -lo, t = i;
+            for (int32_t k = nd - 1; k >= 0; k--) {
+                off += t % d[k] * s[k];
+                t /= d[k];
+            }
+            memcpy(want + i * (int64_t)es, x + off * (int64_t)es, es);
+        }
+        op_copy_strided(y, x - lo * (int64_t)es, es, nd, d, s);
+        CHECK(memcmp(y, want, es * (size_t)n) == 0);
+        free(x);
+        free(y);
+        free(want);
+    }
+    base_parallel_set_current(prev);
+    base_pool_destroy(pool);
+    return 0;
+}
+
 int main(void)
 {
+    test_copy_strided();
     test_pool2d();
     test_chw8_kernels();
     test_gemm_panels_avx512();

@@ -20,6 +20,7 @@
  */
 #include <string.h>
 
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/shape_ops.h"
 
 typedef struct slice_op {
@@ -215,7 +216,7 @@ static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_
 {
     void *y = ys[0];
     int64_t buf[4][SLICE_MAX], start[PRT_MAX_DIMS], step[PRT_MAX_DIMS];
-    int64_t istride[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0}, n, src = 0;
+    int64_t istride[PRT_MAX_DIMS], src = 0;
     const int64_t *vals[4] = {NULL, NULL, NULL, NULL};
     const prt_dims *dd = &in[0].dims;
     size_t es = prt_dtype_size(dtype);
@@ -253,23 +254,14 @@ static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_
                        "starts, ends, axes and steps give",
                        base_dims_format(&out->dims, BASE_DIMS_LIST, a, sizeof a),
                        base_dims_format(&od, BASE_DIMS_LIST, b, sizeof b));
-    n = base_volume(&od);
     for (int32_t d = r - 1; d >= 0; d--)
         istride[d] = d == r - 1 ? 1 : istride[d + 1] * dd->d[d + 1];
-    for (int32_t d = 0; d < r; d++)
+    for (int32_t d = 0; d < r; d++) {
         src += start[d] * istride[d];
-    for (int64_t i = 0; i < n; i++) {
-        memcpy((uint8_t *)y + (size_t)i * es, (const uint8_t *)x[0] + (size_t)src * es,
-               es);
-        for (int32_t k = r - 1; k >= 0; k--) {
-            idx[k]++;
-            src += step[k] * istride[k];
-            if (idx[k] < od.d[k])
-                break;
-            src -= step[k] * istride[k] * od.d[k];
-            idx[k] = 0;
-        }
+        step[d] *= istride[d]; /* the element stride of output dim d */
     }
+    if (base_volume(&od) > 0)
+        op_copy_strided(y, (const uint8_t *)x[0] + (size_t)src * es, es, r, od.d, step);
     return PRT_OK;
 }
 

@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/shape_ops.h"
 
 typedef struct transpose_op {
@@ -104,31 +105,10 @@ static prt_status tp_infer(const op_object *o, const prt_dims *in, int32_t nb_in
     return PRT_OK;
 }
 
-/* y (dense, dims d[0..r)) from x read with element strides s[0..r); the
- * last dim is the inner loop. */
-#define TP_WALK(T)                                                                       \
-    do {                                                                                 \
-        const T *xt = x;                                                                 \
-        T *yt = y;                                                                       \
-        int64_t n = d[r - 1], s1 = s[r - 1], ox = 0;                                     \
-        for (int64_t it = 0; it < outer; it++) {                                         \
-            const T *xr = xt + ox;                                                       \
-            T *yr = yt + it * n;                                                         \
-            for (int64_t j = 0; j < n; j++)                                              \
-                yr[j] = xr[j * s1];                                                      \
-            for (int32_t k = r - 2; k >= 0; k--) {                                       \
-                ox += s[k];                                                              \
-                if (++idx[k] < d[k])                                                     \
-                    break;                                                               \
-                ox -= s[k] * d[k];                                                       \
-                idx[k] = 0;                                                              \
-            }                                                                            \
-        }                                                                                \
-    } while (0)
-
-/* The same when the input's contiguous dim kc (s[kc] == 1) is not the
- * output's last: tiles of TP_TILE x TP_TILE over dims (kc, r-1) keep both
- * the strided reads and the writes in cache. ys: the output's strides. */
+/* y (dense, dims d[0..r)) from x read with element strides s[0..r), when
+ * the input's contiguous dim kc (s[kc] == 1) is not the output's last: tiles of TP_TILE x
+ * TP_TILE over dims (kc, r-1) keep both the strided reads and the writes in cache. ys:
+ * the output's strides. */
 #define TP_TILE 32
 #define TP_TILED(T)                                                                      \
     do {                                                                                 \
@@ -232,8 +212,8 @@ static prt_status tp_run(const op_object *o, int32_t dtype, const prt_tensor_des
             outer *= d[k];
     if (kc >= 0)
         TP_DISPATCH(TP_TILED);
-    else
-        TP_DISPATCH(TP_WALK);
+    else /* runs along the output's last dim, contiguous or strided */
+        op_copy_strided(y, x, es, r, d, s);
     return PRT_OK;
 }
 

@@ -644,6 +644,14 @@ typedef struct cpu_pool2d {
 void cpu_pool2d_rows(const cpu_pool2d *p, const float *x, float *y, int64_t b, int64_t e,
                      int64_t chw8_channels);
 
+/* ---- strided copies (copy.c) ----------------------------------------------- */
+
+/* y, dense of dims d[0..nb_dims), from x read with element strides s (any
+ * sign; elements of es bytes): contiguous runs as memcpy, threaded over
+ * rows. */
+void op_copy_strided(void *y, const void *x, size_t es, int32_t nb_dims, const int64_t *d,
+                     const int64_t *s);
+
 /* ---- GELU (gelu.c) ----------------------------------------------------- */
 
 /* y[i] = x[i] / 2 (1 + erf(x[i] / sqrt 2)) for n floats (y may be x), within
