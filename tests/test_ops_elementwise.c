@@ -470,6 +470,36 @@ static int test_pow(void)
                 ot_free(&in[1]);
                 ot_free(&y);
             }
+    /* float32 to a scalar 2 or 3 (the fast paths): within an ulp of x^y
+     * rounded once from double, across magnitudes, signs, 0, infinities,
+     * NaN and overflow. */
+    for (int e = 2; e <= 3; e++) {
+        ot_tensor in[2], y;
+        const int64_t n = 1000;
+        in[0] = ot_make(PRT_FLOAT32, D1(n));
+        in[1] = ot_make(PRT_FLOAT32, D0());
+        ((float *)in[1].data)[0] = (float)e;
+        for (int64_t i = 0; i < n; i++)
+            ((float *)in[0].data)[i] =
+                i < 6 ? (float[]){0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3e30f}[i]
+                      : (float)((tu_rng_uniform(&rng) * 2 - 1) *
+                                pow(10.0, tu_rng_range(&rng, -15, 15)));
+        CHECK_OK(ot_run_op("Pow", NULL, 0, in, 2, &y));
+        for (int64_t i = 0; y.data && i < n; i++) {
+            const float x = ((float *)in[0].data)[i], got = ((float *)y.data)[i];
+            const float want = (float)pow((double)x, (double)e);
+            if (!(got == want || (got != got && want != want) ||
+                  nextafterf(want, INFINITY) == got ||
+                  nextafterf(want, -INFINITY) == got)) {
+                CHECK(!"Pow by a scalar 2 or 3 within an ulp");
+                fprintf(stderr, "  %.9g^%d: got %.9g, want %.9g\n", x, e, got, want);
+                break;
+            }
+        }
+        ot_free(&in[0]);
+        ot_free(&in[1]);
+        ot_free(&y);
+    }
     /* Integers: exact powers, wrap-around, negative exponents, 0^-1. */
     {
         static const int64_t xs[] = {3, -2, 7, 1, -1, -1, 5, 2};

@@ -5,7 +5,8 @@
  * numpy broadcasting; the output has X's dtype and the broadcast dims.
  *
  * Floats: x^y in double, rounded once to X's dtype (float32 to float32 with
- * powf, the exponent 2 as x * x, which is the same). Integer X with an
+ * powf, the exponent 2 as x * x, which is the same, and 3 as x * x * x in
+ * double). Integer X with an
  * integer Y: exact, wrapping on overflow; a negative Y gives the truncated
  * real result (1 for X 1, +-1 for X -1, 0 otherwise) and X 0 with a
  * negative Y fails the run (a division by zero). Integer X with a float Y:
@@ -64,10 +65,17 @@ static int pow_row(const void *ctx, const uint8_t *const *p, const int64_t *s, u
     if (c->xt == PRT_FLOAT32 && c->yt == PRT_FLOAT32) {
         const float *a = (const float *)p[0], *b = (const float *)p[1];
         float *r = (float *)y;
-        if (s[1] == 0 && b[0] == 2.0f)
+        if (s[1] == 0 && b[0] == 2.0f) {
             for (int64_t j = 0; j < n; j++)
                 r[j] = a[j * s[0]] * a[j * s[0]];
-        else
+        } else if (s[1] == 0 && b[0] == 3.0f) {
+            /* x^3 in double (x x exact there), rounded once more to float:
+             * GPT-2's GELU cubes every activation. */
+            for (int64_t j = 0; j < n; j++) {
+                const double v = a[j * s[0]];
+                r[j] = (float)(v * v * v);
+            }
+        } else
             for (int64_t j = 0; j < n; j++)
                 r[j] = powf(a[j * s[0]], b[j * s[1]]);
         return POW_OK;
