@@ -14,7 +14,7 @@
 prt_status ctx_device_check(const dev_ops *d, int32_t index, int switch_device,
                             const char *what, int32_t *saved)
 {
-    int32_t cur = 0;
+    int32_t cur = 0, n = 0;
     prt_status st;
     *saved = -1;
     if (!d->get_current)
@@ -31,6 +31,13 @@ prt_status ctx_device_check(const dev_ops *d, int32_t index, int switch_device,
                           "make device %d current first (prt_device_set_current), or "
                           "create the context with options.switch_device = 1",
                           what, d->name, (int)index, d->name, (int)cur, (int)index);
+    /* A GPU that is not there is refused before the driver is asked (the
+     * failed call would be an API error under compute-sanitizer). */
+    if (d->count && !d->count(&n) && (index < 0 || index >= n))
+        return base_error(PRT_ERR_STATE,
+                          "%s: the context runs on %s device %d, which this process does "
+                          "not see (%d device%s)",
+                          what, d->name, (int)index, (int)n, n == 1 ? "" : "s");
     st = d->set_current(index);
     if (st)
         return base_error_prefix(st, "%s", what);

@@ -592,7 +592,8 @@ static void test_wrong_device(prt_registry *reg)
         /* Switching to a GPU that is not there fails the call cleanly and
          * leaves the thread's. */
         gc->switch_device = 1;
-        CHECK_ERR(prt_context_enqueue(gc, NULL), PRT_ERR_INTERNAL, "GPU 1");
+        CHECK_ERR(prt_context_enqueue(gc, NULL), PRT_ERR_STATE,
+                  "runs on cuda device 1, which this process does not see (1 device)");
         CHECK_OK(prt_device_get_current(PRT_DEVICE_CUDA, &cur));
         CHECK(cur == 0);
         gc->device_index = 0;
