@@ -364,7 +364,8 @@ done:
  * CHW8, and the engine computes what the LINEAR one does, bit for bit on 3
  * threads as on 1. */
 static void mid_case(const char *op, const prt_field *f, int32_t nf, int64_t C, int64_t M,
-                     int32_t k, int32_t stride, prt_dims xd, const char *what)
+                     int32_t k, int32_t stride, int32_t group, prt_dims xd,
+                     const char *what)
 {
     netb b;
     prt_engine *eb = NULL, *el = NULL;
@@ -386,7 +387,7 @@ static void mid_case(const char *op, const prt_field *f, int32_t nf, int64_t C, 
         q = nb_op(&b, op, f, nf, &a, 1, "q");
         y = nb_conv(&b, q, C, C, 1, 1, 1, NULL, "Y");
     } else {
-        q = nb_conv(&b, a, C, M, k, stride, 1, "Relu", "q");
+        q = nb_conv(&b, a, C, M, k, stride, group, "Relu", "q");
         y = nb_conv(&b, q, M, C, 3, 1, 1, NULL, "Y");
     }
     g = nb_op(&b, "GlobalAveragePool", NULL, 0, &q, 1, "P");
@@ -414,17 +415,23 @@ done:
     prt_engine_destroy(el);
 }
 
-/* Convolutions of one group between blocks: ResNet's 3x3 (at strides 1
- * and 2), a 5x5, a 1x1 at stride 2, channel counts that are not multiples
- * of 8, a batch. */
+/* Convolutions of the direct kind between blocks: ResNet's 3x3 (at strides
+ * 1 and 2), a 5x5, a 1x1 at stride 2, channel counts that are not
+ * multiples of 8, a batch; grouped ones. */
 static void direct_cases(void)
 {
-    printf("convolutions of one group from blocks into blocks:\n");
-    mid_case(NULL, NULL, 0, 16, 16, 3, 1, D4(1, 16, 14, 14), "3x3 s1");
-    mid_case(NULL, NULL, 0, 13, 21, 3, 2, D4(2, 13, 15, 11), "3x3 s2");
-    mid_case(NULL, NULL, 0, 8, 32, 5, 1, D4(1, 8, 9, 23), "5x5 s1");
-    mid_case(NULL, NULL, 0, 24, 40, 1, 2, D4(2, 24, 10, 10), "1x1 s2");
-    mid_case(NULL, NULL, 0, 3, 5, 3, 1, D4(1, 3, 6, 6), "3x3 s1, few channels");
+    printf("convolutions of the direct kind from blocks into blocks:\n");
+    mid_case(NULL, NULL, 0, 16, 16, 3, 1, 1, D4(1, 16, 14, 14), "3x3 s1");
+    mid_case(NULL, NULL, 0, 13, 21, 3, 2, 1, D4(2, 13, 15, 11), "3x3 s2");
+    mid_case(NULL, NULL, 0, 8, 32, 5, 1, 1, D4(1, 8, 9, 23), "5x5 s1");
+    mid_case(NULL, NULL, 0, 24, 40, 1, 2, 1, D4(2, 24, 10, 10), "1x1 s2");
+    mid_case(NULL, NULL, 0, 3, 5, 3, 1, 1, D4(1, 3, 6, 6), "3x3 s1, few channels");
+    /* Groups of whole blocks of outputs: 4 of 8, 2 of 16 to 32, 4 of 4 to
+     * 8. */
+    mid_case(NULL, NULL, 0, 32, 32, 3, 2, 4, D4(2, 32, 11, 11), "3x3 s2, 4 groups of 8");
+    mid_case(NULL, NULL, 0, 32, 64, 3, 1, 2, D4(1, 32, 7, 10),
+             "3x3 s1, 2 groups, 16 to 32");
+    mid_case(NULL, NULL, 0, 16, 32, 5, 1, 4, D4(1, 16, 9, 9), "5x5 s1, 4 groups, 4 to 8");
 }
 
 static void pool_cases(void)
@@ -438,25 +445,25 @@ static void pool_cases(void)
     f[0] = ot_fld_i32("kernel_shape", k3, 2);
     f[1] = ot_fld_i32("strides", s2, 2);
     f[2] = ot_fld_i32("pads", p1, 4);
-    mid_case("MaxPool", f, 3, 24, 0, 0, 0, D4(1, 24, 17, 21), "3x3 s2 p1");
-    mid_case("MaxPool", f, 3, 13, 0, 0, 0, D4(2, 13, 9, 40), "3x3 s2 p1");
-    mid_case("AveragePool", f, 3, 11, 0, 0, 0, D4(2, 11, 12, 12), "3x3 s2 p1");
+    mid_case("MaxPool", f, 3, 24, 0, 0, 0, 0, D4(1, 24, 17, 21), "3x3 s2 p1");
+    mid_case("MaxPool", f, 3, 13, 0, 0, 0, 0, D4(2, 13, 9, 40), "3x3 s2 p1");
+    mid_case("AveragePool", f, 3, 11, 0, 0, 0, 0, D4(2, 11, 12, 12), "3x3 s2 p1");
     /* SqueezeNet's ceil_mode. */
     f[2] = ot_fld_i32("pads", p0, 4);
     f[3] = ot_fld_i32("ceil_mode", &one, 1);
-    mid_case("MaxPool", f, 4, 16, 0, 0, 0, D4(1, 16, 14, 26), "3x3 s2 ceil_mode");
+    mid_case("MaxPool", f, 4, 16, 0, 0, 0, 0, D4(1, 16, 14, 26), "3x3 s2 ceil_mode");
     f[3] = ot_fld_i32("count_include_pad", &one, 1);
     f[2] = ot_fld_i32("pads", p1, 4);
     f[1] = ot_fld_i32("strides", s1, 2);
-    mid_case("AveragePool", f, 4, 9, 0, 0, 0, D4(1, 9, 10, 19),
+    mid_case("AveragePool", f, 4, 9, 0, 0, 0, 0, D4(1, 9, 10, 19),
              "3x3 s1 p1 count_include_pad");
     f[0] = ot_fld_i32("kernel_shape", k2, 2);
     f[1] = ot_fld_i32("strides", s2, 2);
-    mid_case("MaxPool", f, 2, 20, 0, 0, 0, D4(3, 20, 8, 8), "2x2 s2");
+    mid_case("MaxPool", f, 2, 20, 0, 0, 0, 0, D4(3, 20, 8, 8), "2x2 s2");
     f[0] = ot_fld_i32("kernel_shape", k3, 2);
     f[1] = ot_fld_i32("dilations", d2, 2);
     f[2] = ot_fld_i32("pads", p1, 4);
-    mid_case("MaxPool", f, 3, 7, 0, 0, 0, D4(1, 7, 12, 30), "3x3 d2 p1");
+    mid_case("MaxPool", f, 3, 7, 0, 0, 0, 0, D4(1, 7, 12, 30), "3x3 d2 p1");
 }
 
 int main(void)

@@ -720,6 +720,35 @@ enum { CONV_C8_NONE, CONV_C8_POINTWISE, CONV_C8_DEPTHWISE, CONV_C8_DIRECT };
  * kernel over 512 channels); beyond, the planes' paths. */
 #define CONV_C8_DIRECT_TAPS 4608
 
+/* The direct kind: one group, or groups of output channels in whole
+ * blocks (Mg a multiple of 8; each group its own convolution over its Cg
+ * input channels, read in place), at most CONV_C8_DIRECT_TAPS taps an
+ * output. Narrower groups (ResNeXt's 4 a group) stay on the planes' direct
+ * path: as whole blocks with W block-diagonal they ran 2x slower there
+ * (one block a tile, twice the products). */
+static int conv_c8_direct_ok(const conv_op *c, const prt_dims *w)
+{
+    const int64_t G = c->group;
+    return G >= 1 && w->d[0] % G == 0 && (G == 1 || (w->d[0] / G) % 8 == 0) &&
+           w->d[1] * w->d[2] * w->d[3] <= CONV_C8_DIRECT_TAPS;
+}
+
+/* Floats of W packed for the direct kind: each group's Mg x K in
+ * op_pw8_pack's layout (one group's M rounded up to a block). */
+static int64_t conv_c8_wfloats(const conv_op *c, const prt_dims *w)
+{
+    const int64_t K = w->d[1] * w->d[2] * w->d[3];
+    return (c->group == 1 ? (w->d[0] + 7) / 8 * 8 : w->d[0]) * K;
+}
+
+/* W (dims w) packed for the direct kind into wp (conv_c8_wfloats). */
+static void conv_c8_pack(const conv_op *c, const float *W, const prt_dims *w, float *wp)
+{
+    const int64_t G = c->group, Mg = w->d[0] / G, K = w->d[1] * w->d[2] * w->d[3];
+    for (int64_t g = 0; g < G; g++)
+        op_pw8_pack(W + g * Mg * K, Mg, K, wp + g * Mg * K);
+}
+
 static int conv_c8_kind(const conv_op *c, const prt_dims *w)
 {
     int pointwise;
@@ -734,7 +763,7 @@ static int conv_c8_kind(const conv_op *c, const prt_dims *w)
         return CONV_C8_POINTWISE;
     if (w->d[1] == 1 && w->d[0] == c->group && w->d[2] * w->d[3] <= OP_DW8_MAX_TAPS)
         return CONV_C8_DEPTHWISE;
-    if (c->group == 1 && w->d[1] * w->d[2] * w->d[3] <= CONV_C8_DIRECT_TAPS)
+    if (conv_c8_direct_ok(c, w))
         return CONV_C8_DIRECT;
     return CONV_C8_NONE;
 }
@@ -786,8 +815,7 @@ static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
     if (kind == CONV_C8_NONE || in[0].nb_dims != 4 || out->nb_dims != 4)
         return 1;
     if (kind == CONV_C8_DIRECT) { /* W packed; a LINEAR Y's blocks */
-        if (!base_mul_i64(conv_round8(w->d[0]), w->d[1] * w->d[2] * w->d[3], n))
-            return 0;
+        *n = conv_c8_wfloats(c, w);
         return (chw8 & (1u << OP_CHW8_OUT)) ||
                (base_mul_i64(out->d[0], conv_round8(out->d[1]), &t) &&
                 base_mul_i64(t, out->d[2], &t) && base_mul_i64(t, out->d[3], &t) &&
@@ -853,14 +881,19 @@ static prt_status conv_prepare(const op_object *o, const prt_tensor_desc *in,
            in[0].format == PRT_FORMAT_CHW8) ||
           (kind == CONV_C8_DIRECT && w->d[1] * w->d[2] * w->d[3] <= CONV_DIRECT_TAPS)))
         return PRT_OK;
-    floats = (size_t)conv_round8(w->d[0]) * (size_t)(w->d[1] * w->d[2] * w->d[3]);
+    floats = kind == CONV_C8_DIRECT
+                 ? (size_t)conv_c8_wfloats(ccv(o), w)
+                 : (size_t)conv_round8(w->d[0]) * (size_t)(w->d[1] * w->d[2] * w->d[3]);
     k = (conv_c8_const *)op_const_alloc(sizeof *k + floats * sizeof(float));
     if (!k)
         return op_fail(o, PRT_ERR_OUT_OF_MEMORY, "packing W: out of memory");
     k->src = data[1];
     k->M = w->d[0];
     k->K = w->d[1] * w->d[2] * w->d[3];
-    op_pw8_pack(data[1], k->M, k->K, k->wp);
+    if (kind == CONV_C8_DIRECT)
+        conv_c8_pack(ccv(o), data[1], w, k->wp);
+    else
+        op_pw8_pack(data[1], k->M, k->K, k->wp);
     *out = &k->head;
     return PRT_OK;
 }
@@ -877,7 +910,8 @@ typedef struct conv_c8_job {
     op_dw8 dw;
     int64_t rows, bands; /* depthwise, in place: output rows an item, items a block */
     int64_t slot, slots, items; /* depthwise through band buffers */
-    op_cv8 cv;                  /* the direct kind */
+    op_cv8 cv;                  /* the direct kind: one group's */
+    int64_t groups;
 } conv_c8_job;
 
 static void conv_c8_pack_range(void *arg, int64_t begin, int64_t end)
@@ -938,16 +972,23 @@ static void conv_c8_dwb_chunks(void *arg, int64_t begin, int64_t end)
     }
 }
 
-/* Few input channels: items are (image, band of output rows). */
+/* The direct kind: items are (image, group, band of output rows). */
 static void conv_c8_cv_range(void *arg, int64_t begin, int64_t end)
 {
     const conv_c8_job *j = arg;
+    const int64_t Mg = j->cv.M, K = j->cv.C * j->cv.g.kh * j->cv.g.kw;
     for (int64_t it = begin; it < end; it++) {
-        const int64_t band = it % j->bands, n = it / j->bands, oh0 = band * j->rows;
-        op_cv8_run(
-            &j->cv,
-            j->cv.blocked ? j->X8 + n * j->C8 * j->ivol * 8 : j->xl + n * j->C * j->ivol,
-            oh0, conv_min(oh0 + j->rows, j->cv.g.OH), j->Y8 + n * j->M8 * j->ovol * 8);
+        const int64_t band = it % j->bands, gi = it / j->bands % j->groups;
+        const int64_t n = it / j->bands / j->groups, oh0 = band * j->rows;
+        op_cv8 cv = j->cv;
+        cv.c0 = gi * cv.C;
+        cv.w += gi * Mg * K;
+        cv.bias = cv.bias ? cv.bias + gi * Mg : NULL;
+        op_cv8_run(&cv,
+                   cv.blocked ? j->X8 + n * j->C8 * j->ivol * 8
+                              : j->xl + n * j->C * j->ivol,
+                   oh0, conv_min(oh0 + j->rows, cv.g.OH),
+                   j->Y8 + (n * j->M8 + gi * Mg / 8) * j->ovol * 8);
     }
 }
 
@@ -1038,22 +1079,30 @@ static void conv_c8_pointwise_batch(conv_c8_job *j, float *xt, float *yt)
 }
 
 /* The direct kind: X's planes or blocks read in place into CHW8 blocks (Y,
- * or a LINEAR Y's blocks in the workspace, unpacked at the end), in bands
- * of about CONV_C8_ITEM_MACS multiply-adds. */
+ * or a LINEAR Y's blocks in the workspace, unpacked at the end), a group
+ * at a time, in bands of about CONV_C8_ITEM_MACS multiply-adds. */
 static prt_status conv_c8_direct(const conv_op *c, const conv_geom *g, conv_c8_job *j,
                                  const prt_tensor_desc *in, const prt_tensor_desc *out,
                                  const void *const *xs, void *y, float *scratch)
 {
     const op_object *o = &c->o;
+    const prt_dims *wd = &in[1].dims;
     const int64_t K = g->Cg * g->w.kvol;
-    if (!op_win2_make(2, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb, &j->cv.g))
+    const conv_c8_const *k = (const conv_c8_const *)o->cst;
+    if (!conv_c8_direct_ok(c, wd) ||
+        !op_win2_make(2, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb, &j->cv.g))
         return op_fail(o, PRT_ERR_UNSUPPORTED,
                        "the blocked format's direct convolution takes 2 spatial dims");
-    j->cv.w = conv_c8_weights(o, xs[1], g->M, K, scratch);
-    if (j->cv.w == scratch)
-        scratch += conv_round8(g->M) * K;
-    j->cv.C = g->C;
-    j->cv.M = g->M;
+    if (k && k->src == xs[1] && k->M == g->M && k->K == K) {
+        j->cv.w = k->wp;
+    } else {
+        conv_c8_pack(c, xs[1], wd, scratch);
+        j->cv.w = scratch;
+        scratch += conv_c8_wfloats(c, wd);
+    }
+    j->groups = g->G;
+    j->cv.C = g->Cg;
+    j->cv.M = g->Mg;
     j->cv.bias = j->B;
     j->cv.act = c->act;
     j->cv.blocked = in[0].format == PRT_FORMAT_CHW8;
@@ -1065,10 +1114,11 @@ static prt_status conv_c8_direct(const conv_op *c, const conv_geom *g, conv_c8_j
         j->yl = y;
         j->Y8 = scratch;
     }
-    j->rows = CONV_C8_ITEM_MACS / conv_max(1, j->cv.g.OW * K * j->M8 * 8);
+    j->rows = CONV_C8_ITEM_MACS /
+              conv_max(1, j->cv.g.OW * j->cv.C * g->w.kvol * conv_round8(j->cv.M));
     j->rows = j->rows < 1 ? 1 : j->rows;
     j->bands = (j->cv.g.OH + j->rows - 1) / j->rows;
-    base_parallel_for(j->N * j->bands, 1, conv_c8_cv_range, j);
+    base_parallel_for(j->N * j->groups * j->bands, 1, conv_c8_cv_range, j);
     if (out->format != PRT_FORMAT_CHW8)
         base_parallel_for(j->N * j->M8, 1, conv_c8_unpack_range, j);
     return PRT_OK;

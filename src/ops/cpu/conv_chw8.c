@@ -518,7 +518,7 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
     for (int64_t c = 0; c < p->C; c++)
         for (int64_t i = 0; i < g->kh; i++) {
             const int64_t ih = oh * g->sh - g->pt + i * g->dh;
-            const float *row = CV8_ROW(bx, x, c, ih, g);
+            const float *row = CV8_ROW(bx, x, p->c0 + c, ih, g);
             if (ih < 0 || ih >= g->H)
                 continue;
             for (int64_t j = 0; j < g->kw; j++) {
@@ -560,7 +560,7 @@ static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int bx,
     for (int64_t c = 0; c < p->C; c++)
         for (int64_t i = 0; i < g->kh; i++) {
             const int64_t ih = oh * g->sh - g->pt + i * g->dh;
-            const float *row = CV8_ROW(bx, x, c, ih, g);
+            const float *row = CV8_ROW(bx, x, p->c0 + c, ih, g);
             if (ih < 0 || ih >= g->H)
                 continue;
             for (int64_t j = 0; j < g->kw; j++) {

@@ -503,13 +503,14 @@ void op_dw8d_run(const op_dw8 *p, const float *x, const float *w, const float *b
  * rows [oh0, oh1) of y (the image's (M + 7) / 8 blocks of OH x OW pixels of
  * eight); lanes past M are 0. Tiles of two blocks by six pixels, as
  * op_pw8_run's, each tap a broadcast input value; either layout of x gives
- * the same bits. */
+ * the same bits. The C channels are x's c0 .. c0 + C - 1 (a group's). */
 typedef struct op_cv8 {
     op_win2 g;
     int64_t C, M;
     const float *w, *bias;
     op_act act;
     int blocked;
+    int64_t c0; /* X's channel where the C start (a group's first) */
 } op_cv8;
 void op_cv8_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y);
 
