@@ -111,24 +111,6 @@ static const char *type_name(unsigned t)
     base_error_prefix(base_error(PRT_ERR_MALFORMED, __VA_ARGS__),                        \
                       "cannot load plugin library %s", (path))
 
-/* Exactly n bytes at `off`, or fewer only at the end of the file. -1 on a
- * read error (errno set), else the count read. */
-static ssize_t read_at(int fd, void *buf, size_t n, off_t off)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
-    return (ssize_t)got;
-}
-
 static prt_status read_error(const char *path)
 {
     return base_error(PRT_ERR_IO,
@@ -141,9 +123,9 @@ static prt_status read_error(const char *path)
  * for the host's machine, program headers of the host's layout. */
 static prt_status check_header(int fd, const char *path, uint64_t size, elf_ehdr *h)
 {
-    ssize_t got;
+    int64_t got;
     memset(h, 0, sizeof *h);
-    got = read_at(fd, h, sizeof *h, 0);
+    got = base_read_at(fd, h, sizeof *h, 0);
     if (got < 0)
         return read_error(path);
     if (got == 0)
@@ -201,8 +183,8 @@ static prt_status check_segments(int fd, const char *path, uint64_t size,
     int loads = 0;
     for (unsigned i = 0; i < h->e_phnum; i++) {
         elf_phdr ph;
-        ssize_t got =
-            read_at(fd, &ph, sizeof ph, (off_t)(h->e_phoff + (uint64_t)i * sizeof ph));
+        int64_t got = base_read_at(fd, &ph, sizeof ph,
+                                   (uint64_t)h->e_phoff + (uint64_t)i * sizeof ph);
         if (got < 0)
             return read_error(path);
         if ((size_t)got < sizeof ph) /* the file shrank since fstat */
@@ -235,7 +217,7 @@ static prt_status hash_fd(int fd, const char *path, uint64_t size, uint64_t *out
     uint64_t h = BASE_FNV_SEED;
     for (uint64_t off = 0; off < size;) {
         size_t want = size - off < sizeof chunk ? (size_t)(size - off) : sizeof chunk;
-        ssize_t got = read_at(fd, chunk, want, (off_t)off);
+        int64_t got = base_read_at(fd, chunk, want, off);
         if (got < 0)
             return read_error(path);
         if (got == 0)
@@ -256,24 +238,18 @@ prt_status registry_check_library_file(const char *path, registry_file_id *out)
     elf_ehdr h;
     uint64_t size;
     prt_status st;
+    const char *why;
     int fd;
     memset(out, 0, sizeof *out);
     if (!strchr(path, '/'))
         return PRT_OK;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return base_error(PRT_ERR_IO, "cannot load plugin library %s: %s", path,
-                          strerror(errno));
+    if (base_open_regular(path, &fd, &size, &why) != 0)
+        return base_error(PRT_ERR_IO, "cannot load plugin library %s: %s", path, why);
+    /* The file's identity, for the record of loaded files. */
     if (fstat(fd, &sb) != 0) {
         st = base_error(PRT_ERR_IO, "cannot load plugin library %s: %s", path,
                         strerror(errno));
-    } else if (!S_ISREG(sb.st_mode)) {
-        st = base_error(PRT_ERR_IO, "cannot load plugin library %s: %s", path,
-                        S_ISDIR(sb.st_mode) ? "it is a directory"
-                                            : "it is not a regular file");
     } else {
-        size = (uint64_t)sb.st_size;
         if (!(st = check_header(fd, path, size, &h)) &&
             !(st = check_segments(fd, path, size, &h)))
             st = hash_fd(fd, path, size, &out->hash);
