@@ -224,7 +224,10 @@ PRT_API const prt_plugin_creator *prt_registry_get_creator(const prt_registry *r
  * (PRT_PLUGIN_ENTRY_SYMBOL) and adds every creator it returns. Errors:
  * PRT_ERR_IO (cannot open), PRT_ERR_NOT_FOUND (no entry point),
  * PRT_ERR_VERSION (library refused our ABI or speaks a newer one),
- * PRT_ERR_ALREADY_EXISTS (a key clashes; nothing of the library is added). */
+ * PRT_ERR_ALREADY_EXISTS (a key clashes; nothing of the library is added),
+ * PRT_ERR_MALFORMED (not a loadable library, or a broken description). The
+ * message is "cannot load plugin library PATH: " and what is wrong, whole:
+ * print it as it is. */
 PRT_API PRT_NODISCARD prt_status prt_registry_load_library(prt_registry *reg,
                                                            const char *path);
 /* Removes the library's creators and unloads it. PRT_ERR_NOT_FOUND if the
