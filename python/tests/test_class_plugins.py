@@ -148,6 +148,45 @@ def test_exception_in_create_plugin():
     assert ei.value.message == _capi.last_error()
 
 
+class HugeWorkspace(P.ScalePlugin):
+    """ScalePlugin asking for a workspace of `size` bytes."""
+
+    def __init__(self, size):
+        super().__init__(2.0)
+        self.size = size
+
+    def get_workspace_size(self, inp, out):
+        return self.size
+
+
+@pytest.mark.parametrize("size", [2**64, 2**64 + 64, 2**63, -1, -2**64])
+def test_workspace_size_outside_int64(size):
+    """A size that does not fit int64_t is refused naming the plugin and the
+    method (2**64 + 64 used to become a workspace of 64 bytes)."""
+    b = trt.Builder()
+    net = b.create_network()
+    x = net.add_input("x", trt.float32, (-1, 4))
+    net.mark_output(net.add_plugin_v3([x], [], HugeWorkspace(size)).get_output(0))
+    with pytest.raises(trt.PluginError) as ei:
+        b.build_serialized_network(net, config(b))
+    msg = str(ei.value)
+    assert "tests::PyScale" in msg and "method get_workspace_size" in msg, msg
+    assert "returned %d" % size in msg and "0 to 2**63-1" in msg, msg
+    assert isinstance(ei.value.__cause__, ValueError)
+
+
+def test_workspace_size_of_the_largest_int64():
+    """2**63-1 passes the check (and the builder then refuses what it cannot
+    reserve, as for a C plugin)."""
+    b = trt.Builder()
+    net = b.create_network()
+    x = net.add_input("x", trt.float32, (-1, 4))
+    net.mark_output(net.add_plugin_v3([x], [], HugeWorkspace(2**63 - 1)).get_output(0))
+    with pytest.raises(trt.Error) as ei:
+        b.build_serialized_network(net, config(b))
+    assert "0 to 2**63-1" not in str(ei.value)
+
+
 class Broken(trt.Plugin):
     """A plugin whose answers are wrong in ways plugrt must catch."""
     plugin_name = "Broken"

@@ -26,6 +26,7 @@ creation.
 import copy
 import ctypes
 import inspect
+import operator
 import traceback
 from ctypes import addressof, c_int32, c_int64, c_uint64, c_void_p, sizeof
 from typing import Any, List
@@ -427,13 +428,18 @@ def _b_configure(br, ins, nb_in, outs, nb_out):
     return C.PRT_OK
 
 
+_INT64_MAX = 2**63 - 1
+
+
 @C.WORKSPACE_FN
 @_guard("get_workspace_size", C.PRT_ERR_PLUGIN)
 def _b_workspace(br, ins, nb_in, outs, nb_out, out_bytes):
-    n = br.workspace(dynamic_descs(ins, nb_in), dynamic_descs(outs, nb_out))
-    n = int(n or 0)
-    if n < 0:
-        raise ValueError("negative workspace size %d" % n)
+    got = br.workspace(dynamic_descs(ins, nb_in), dynamic_descs(outs, nb_out))
+    n = operator.index(got) if got is not None else 0
+    # ctypes would wrap anything outside int64_t silently (2**64 + 64 became
+    # a workspace of 64 bytes).
+    if not 0 <= n <= _INT64_MAX:
+        raise ValueError("returned %d; a workspace size is 0 to 2**63-1 bytes (int64)" % n)
     c_int64.from_address(out_bytes).value = n
     return C.PRT_OK
 
