@@ -321,12 +321,7 @@ class ClassBridge(Bridge):
 def _fail(p, entry, exc):
     br = LIVE.get(p)
     who = br.describe(entry) if br is not None else "Python plugin (entry %s)" % entry
-    msg = "%s raised %s: %s" % (who, type(exc).__name__, exc)
-    E.record(exc, msg)
-    try:
-        C.host_set_error(C.PRT_ERR_PLUGIN, msg)
-    except BaseException:  # pragma: no cover - nothing more can be done
-        pass
+    E.report(exc, "%s raised %s: %s" % (who, type(exc).__name__, exc), C.PRT_ERR_PLUGIN)
     if getattr(exc, "__traceback__", None) is not None and _TRACE:
         traceback.print_exception(type(exc), exc, exc.__traceback__)
 
@@ -836,13 +831,11 @@ def _create_py(cp, layer_name, fields, phase, out):
     except BaseException as exc:  # noqa: BLE001
         who = "Python plugin creator %s (%s.create_plugin)" % (
             cb.key if cb else "?", type(cb.creator).__qualname__ if cb else "?")
-        msg = "%s raised %s: %s" % (who, type(exc).__name__, exc)
         # A plugrt.Error names its own status (InvalidArgumentError for a
         # bad field, as a C creator returns PRT_ERR_INVALID_ARGUMENT); any
         # other exception is the plugin's failure.
         st = exc.status if isinstance(exc, E.Error) and exc.status else C.PRT_ERR_PLUGIN
-        E.record(exc, msg)
-        C.host_set_error(st, msg)
+        E.report(exc, "%s raised %s: %s" % (who, type(exc).__name__, exc), st)
         return st
 
 

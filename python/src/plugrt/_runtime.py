@@ -264,11 +264,9 @@ def _realloc_py(user, name, current, size, alignment):
         br.keep[n] = v.keep
         return v.ptr or None
     except BaseException as exc:  # noqa: BLE001
-        msg = "Python output allocator %s.reallocate_output(%r) raised %s: %s" % (
+        E.report(exc, "Python output allocator %s.reallocate_output(%r) raised %s: %s" % (
             type(br.allocator).__qualname__ if br else "?", C.s(name),
-            type(exc).__name__, exc)
-        E.record(exc, msg)
-        C.host_set_error(C.PRT_ERR_PLUGIN, msg)
+            type(exc).__name__, exc), C.PRT_ERR_PLUGIN)
         return None
 
 
@@ -277,10 +275,9 @@ def _notify_py(user, name, dims):
     try:
         br.allocator.notify_shape(C.s(name), Dims(dims.contents.totuple()))
     except BaseException as exc:  # noqa: BLE001
-        msg = "Python output allocator %s.notify_shape(%r) raised %s: %s" % (
+        E.report(exc, "Python output allocator %s.notify_shape(%r) raised %s: %s" % (
             type(br.allocator).__qualname__ if br else "?", C.s(name),
-            type(exc).__name__, exc)
-        E.record(exc, msg)
+            type(exc).__name__, exc))
 
 
 _REALLOC = C.REALLOCATE_FN(_realloc_py)
