@@ -390,8 +390,10 @@ PRT_API PRT_NODISCARD prt_status prt_builder_config_set_device(prt_builder_confi
  * asks for more fails the build with its name. */
 PRT_API PRT_NODISCARD prt_status
 prt_builder_config_set_workspace_limit(prt_builder_config *cfg, int64_t bytes);
-/* 0 (default): take the first accepted format combination and tactic 0.
- * 1: time every accepted combination and tactic and keep the fastest. */
+/* 0 (default): take the first accepted format combination and each
+ * plugin's first listed tactic (0 when it lists none; plugin.h,
+ * get_valid_tactics). 1: time every accepted combination and listed tactic
+ * on random data and keep the fastest. */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_set_autotune(prt_builder_config *cfg,
                                                                  int32_t on);
 /* 1 (default): on the CPU, tensors inside the engine take the blocked
