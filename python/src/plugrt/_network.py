@@ -341,7 +341,10 @@ class IBuilderConfig:
         self._profiles = []
         self._pool = {MemoryPoolType.WORKSPACE: 1 << 30}
         self._device = Device.CPU
-        self._autotune = False
+        # TensorRT times a plugin's tactics on every build; libplugrt's
+        # default (off) is for C callers that ask for it.
+        E.call(C.fn.builder_config_set_autotune, self._h, 1)
+        self._autotune = True
         self._cache = None
 
     @property
@@ -396,8 +399,14 @@ class IBuilderConfig:
 
     @property
     def autotune(self) -> bool:
-        """Time every accepted format combination and tactic and keep the
-        fastest (checked against tactic 0's results); default False."""
+        """True (the default, as TensorRT times tactics on every build): the
+        builder runs each plugin layer with more than one candidate on
+        random data at the profile's opt shapes, times every accepted format
+        combination and tactic the plugin declares, and keeps the fastest
+        whose outputs agree with the first declared tactic's. False (a
+        plugrt flag): no timing runs; the first accepted combination and
+        each plugin's first declared tactic (0 for one that declares none).
+        A plugin never runs at a tactic it did not declare."""
         return self._autotune
 
     @autotune.setter

@@ -446,8 +446,8 @@ def _b_tactics(br, tactics, capacity, out_count):
     if capacity == 0 or br._tactics is None:
         got = [int(t) for t in (br.tactics() or [])]
         if any(t <= 0 for t in got):
-            raise ValueError("tactics must be positive (0 is the default and is not "
-                             "listed): %r" % (got,))
+            raise ValueError("tactics must be positive, as TensorRT's (0 is the tactic "
+                             "of a plugin that declares none): %r" % (got,))
         br._tactics = got
     got = br._tactics
     if capacity:

@@ -41,14 +41,15 @@ def build(network_or_onnx_path: Union[INetworkDefinition, str, os.PathLike, byte
           device="cpu", profiles: Sequence[Union[Mapping[str, ShapeTriple],
                                                  IOptimizationProfile]] = (),
           plugins: Sequence = (), registry: Optional[Registry] = None,
-          autotune: bool = False, workspace: Optional[int] = None,
+          autotune: bool = True, workspace: Optional[int] = None,
           timing_cache: Optional[str] = None, logger=None) -> ICudaEngine:
     """Builds an engine from a network, an ONNX file's path or ONNX bytes.
 
     profiles: optimization profiles, each {input name: (min, opt, max)} or an
     IOptimizationProfile. plugins: plugin libraries (paths) to load and
     creators to register first (decorator plugins need nothing). device:
-    "cpu" or "cuda"."""
+    "cpu" or "cuda". autotune: IBuilderConfig.autotune (on by default: each
+    plugin's tactics are timed on random data)."""
     use_logger(logger)
     reg = prepare_registry(registry, plugins)
     builder = Builder(logger, reg)
@@ -63,8 +64,7 @@ def build(network_or_onnx_path: Union[INetworkDefinition, str, os.PathLike, byte
             parser.parse_from_file(network_or_onnx_path)
     cfg = builder.create_builder_config()
     cfg.device = to_device(device)
-    if autotune:
-        cfg.autotune = True
+    cfg.autotune = autotune
     if workspace is not None:
         cfg.set_memory_pool_limit(0, workspace)
     if timing_cache is not None:

@@ -528,10 +528,18 @@ class DecoratorBridge(Bridge):
         return 0
 
     def tactics(self):
+        """The tactics declared for this layer's types, in declaration order:
+        the builder runs no other (the first without autotuning). Types are
+        fixed per layer (inputs keep their producers', outputs take
+        output_dtypes'), so only combinations of those types count; their
+        formats may still differ, and the C ABI has one list per plugin."""
         combos = self._combos(self.nb_in or len(self.pdef.inputs),
                               self.nb_out or self.nb_outputs())
-        ts = sorted({t for _, _, tl in combos for t in tl})
-        return ts
+        types = list(self.in_dtypes or []) + list(self.out_dtypes or [])
+        fit = [tl for tt, _, tl in combos if len(tt) == len(types) and all(
+            t is None or t == d for t, d in zip(tt, types))]
+        return list(dict.fromkeys(t for tl in (fit or [tl for _, _, tl in combos])
+                                  for t in tl))
 
     def aliased_input(self, i):
         return (self.aliases or {}).get(i, -1)
@@ -710,7 +718,13 @@ def impl(plugin_id: str, device="cpu"):
 def autotune(plugin_id: str):
     """The combinations offered: the decorated function takes the input
     TensorDescs, the attributes it names and `outputs` (their TensorDescs) and
-    returns a list of AutoTuneCombination."""
+    returns a list of AutoTuneCombination.
+
+    As in TensorRT, every build times the declared tactics (and accepted
+    combinations): the builder runs impl on random data at the profile's
+    opt shapes, once per candidate, and keeps the fastest whose outputs agree
+    with the first declared tactic's. impl is only ever called with a
+    declared tactic; with IBuilderConfig.autotune = False, the first one."""
     def deco(fn):
         _get(plugin_id, "autotune").set_autotune(fn)
         return fn
