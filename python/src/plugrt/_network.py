@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _capi as C
 from . import _errors as E
+from ._lifetime import Closable
 from ._plugin import LIVE, Bridge, plugin_address
 from ._registry import Registry, _WithRegistry, get_plugin_registry, use_logger
 from ._types import (DataType, Device, Dims, MemoryPoolType,
@@ -130,7 +131,7 @@ class IConstantLayer(ILayer):
     pass
 
 
-class INetworkDefinition:
+class INetworkDefinition(Closable):
     """A network: inputs, plugin layers (built-in ops are plugins too),
     constants and marked outputs. Networks are strongly typed (every input
     has a dtype). Made by Builder.create_network or filled by OnnxParser."""
@@ -154,13 +155,9 @@ class INetworkDefinition:
         return self._box[0]
 
     def close(self) -> None:
+        """Destroys the network (`with` does at the block's end); engines
+        built from it do not need it."""
         self._finalizer()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def _hold(self, obj):
         for k in getattr(obj, "_keep", ()) or ():
@@ -329,9 +326,10 @@ class IOptimizationProfile:
         return True
 
 
-class IBuilderConfig:
+class IBuilderConfig(Closable):
     """Build options: workspace limit, profiles, device, autotuning, timing
     cache."""
+    _what = "builder config"
 
     def __init__(self):
         h = c_void_p()
@@ -346,15 +344,6 @@ class IBuilderConfig:
         E.call(C.fn.builder_config_set_autotune, self._h, 1)
         self._autotune = True
         self._cache = None
-
-    @property
-    def handle(self) -> int:
-        if not self._finalizer.alive:
-            raise E.StateError("the builder config is closed")
-        return self._h
-
-    def close(self):
-        self._finalizer()
 
     def set_memory_pool_limit(self, pool: MemoryPoolType, pool_size: int) -> None:
         pool = MemoryPoolType(pool)
@@ -525,12 +514,13 @@ class ParserError:
     __repr__ = __str__
 
 
-class OnnxParser:
+class OnnxParser(Closable):
     """Reads an ONNX model into an (empty) network. Nodes that are not
     built-in ops become plugin layers when the registry (default: the
     default registry) has their creator: TensorRT's key (op_type,
     plugin_version, plugin_namespace). parse and parse_from_file return True
     or raise plugrt.Error; each failure is also kept in get_error(i)."""
+    _what = "ONNX parser"
 
     def __init__(self, network: INetworkDefinition, logger=None,
                  registry: Optional[Registry] = None):
@@ -551,13 +541,13 @@ class OnnxParser:
     def map_op(self, op_type: str, plugin_name: str, plugin_version: str = "1",
                plugin_namespace: str = "") -> None:
         """Sends every node of op_type to that plugin instead."""
-        E.call(self._o.parser_map_op, self._h, C.b(op_type), C.b(plugin_namespace),
+        E.call(self._o.parser_map_op, self.handle, C.b(op_type), C.b(plugin_namespace),
                C.b(plugin_name), C.b(plugin_version))
 
     def _run(self, f, *args):
         out = c_void_p()
         try:
-            E.call(f, self._h, *args, byref(out))
+            E.call(f, self.handle, *args, byref(out))
         except E.Error as e:
             self._errors.append(ParserError(e.status, str(e)))
             raise

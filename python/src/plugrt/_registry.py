@@ -10,6 +10,7 @@ from typing import List, Optional, Union
 
 from . import _capi as C
 from . import _errors as E
+from ._lifetime import Closable, NothingToClose
 from ._plugin import CCreator, CreatorBridge, CREATORS
 
 # ---------------------------------------------------------------------------
@@ -100,7 +101,7 @@ class PluginLibrary(str):
     deregister_library."""
 
 
-class Registry:
+class Registry(Closable):
     """A plugin registry: creators keyed by (namespace, name, version), and
     the plugin libraries loaded into it. Registries are independent objects
     (two may hold creators with the same key); trt.get_plugin_registry() is
@@ -108,6 +109,7 @@ class Registry:
 
     Engines, networks and plugins made through a registry keep it alive;
     close() (or collection) unloads its libraries."""
+    _what = "registry"
 
     def __init__(self):
         h = ctypes.c_void_p()
@@ -118,22 +120,10 @@ class Registry:
         self._libraries = {}  # realpath -> PluginLibrary
         self._finalizer = weakref.finalize(self, C.fn.registry_destroy, self._h)
 
-    @property
-    def handle(self) -> int:
-        if not self._finalizer.alive:
-            raise E.StateError("the registry is closed")
-        return self._h
-
     def close(self) -> None:
         """Unloads the registry's libraries. Engines and networks holding
         plugins from them must be gone first."""
         self._finalizer()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     # -- creators -----------------------------------------------------------
     def register_creator(self, creator, plugin_namespace: Optional[str] = None) -> bool:
@@ -237,9 +227,11 @@ def get_plugin_registry() -> Registry:
         return _default[0]
 
 
-class _WithRegistry:
+class _WithRegistry(NothingToClose):
     """What Builder and Runtime share: a logger, and the registry they use
-    (the default one unless given another)."""
+    (the default one unless given another). Neither owns a C object, so
+    `with trt.Builder(logger) as builder:` frees nothing at its end: what
+    they made lives on."""
 
     def __init__(self, logger=None, registry: Optional[Registry] = None):
         use_logger(logger)

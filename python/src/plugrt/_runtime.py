@@ -14,6 +14,7 @@ import numpy as np
 from . import _capi as C
 from . import _cuda
 from . import _errors as E
+from ._lifetime import Closable
 from ._network import HostMemory
 from ._plugin import MODULE_FIELD, CREATORS, CreatorBridge, IPluginCreatorV3One
 from ._registry import Registry, _WithRegistry, get_plugin_registry
@@ -47,9 +48,10 @@ def _destroy_engine(h, keep):
     C.fn.engine_destroy(h)
 
 
-class ICudaEngine:
+class ICudaEngine(Closable):
     """A built or loaded engine, for any device (the name is TensorRT's).
     Immutable and shareable by threads; contexts run it."""
+    _what = "engine"
 
     def __init__(self, handle, registry: Registry):
         self._h = handle
@@ -64,23 +66,12 @@ class ICudaEngine:
             self._io.append(_IO(i, info))
         self._by_name = {io.name: io for io in self._io}
 
-    @property
-    def handle(self) -> int:
-        if not self._finalizer.alive:
-            raise E.StateError("the engine is closed")
-        return self._h
-
     def close(self) -> None:
-        """Destroys the engine, and first every context still open on it."""
+        """Destroys the engine, and first every context still open on it
+        (`with` does at the block's end)."""
         for c in list(self._contexts):
             c.close()
         self._finalizer()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def _get(self, name) -> _IO:
         io = self._by_name.get(name)
@@ -304,10 +295,11 @@ def _busy():
                         "thread")
 
 
-class IExecutionContext:
+class IExecutionContext(Closable):
     """Runs an engine: per-thread state (plugin clones, scratch memory,
     shapes, addresses). `run` is the short path; set_input_shape,
     set_tensor_address and execute_async_v3 TensorRT's."""
+    _what = "execution context"
 
     def __init__(self, engine: ICudaEngine, memory_limit: int = 0, threads: int = 0):
         h = c_void_p()
@@ -332,21 +324,6 @@ class IExecutionContext:
         self._finalizer = weakref.finalize(self, _destroy_context, self._h, engine,
                                            self._allocs, self._res)
         engine._contexts.add(self)
-
-    @property
-    def handle(self) -> int:
-        if not self._finalizer.alive:
-            raise E.StateError("the execution context is closed")
-        return self._h
-
-    def close(self) -> None:
-        self._finalizer()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     # -- TensorRT's calls ---------------------------------------------------
     def set_optimization_profile_async(self, profile_index: int, stream_handle=0) -> bool:
