@@ -32,6 +32,19 @@ class Closable:
         was made from it does not need it unless its class says so."""
         self._finalizer()
 
+    def _alive(self) -> bool:
+        return self._finalizer.alive
+
+    def _describe(self) -> str:
+        """What __repr__ says of an open object after its class name."""
+        return ""
+
+    def __repr__(self) -> str:
+        if not self._alive():
+            return "<plugrt.%s (closed)>" % type(self).__name__
+        text = self._describe()
+        return "<plugrt.%s%s>" % (type(self).__name__, " " + text if text else "")
+
     def __enter__(self: T) -> T:
         return self
 

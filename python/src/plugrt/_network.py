@@ -159,6 +159,18 @@ class INetworkDefinition(Closable):
         built from it do not need it."""
         self._finalizer()
 
+    def _alive(self) -> bool:
+        return bool(self._box[0])
+
+    def _describe(self) -> str:
+        def io(t):
+            shape = t.shape
+            return "%s %s %s" % (t.name, t.dtype.name if t.dtype is not None else "?",
+                                 tuple(shape) if shape is not None else "?")
+        return "%sinputs [%s], outputs [%s]" % (
+            "%r: " % self.name if self.name else "", ", ".join(io(t) for t in self._inputs()),
+            ", ".join(t.name for t in self._outputs()))
+
     def _hold(self, obj):
         for k in getattr(obj, "_keep", ()) or ():
             if k not in self._keep:
@@ -325,6 +337,13 @@ class IOptimizationProfile:
     def __bool__(self):
         return True
 
+    def __repr__(self) -> str:
+        def triple(t):
+            return "%s..%s..%s" % tuple(str(tuple(v)) for v in t)
+        parts = ["%s %s" % (n, triple(t)) for n, t in self._shapes.items()]
+        parts += ["%s values %s" % (n, triple(t)) for n, t in self._values.items()]
+        return "<plugrt.IOptimizationProfile%s>" % (": " + ", ".join(parts) if parts else "")
+
 
 class IBuilderConfig(Closable):
     """Build options: workspace limit, profiles, device, autotuning, timing
@@ -406,6 +425,14 @@ class IBuilderConfig(Closable):
     @property
     def timing_cache_path(self) -> Optional[str]:
         return self._cache
+
+    def _describe(self) -> str:
+        ws = self._pool[MemoryPoolType.WORKSPACE]
+        n = len(self._profiles)
+        return "%s, autotune %s, workspace %s, %d profile%s%s" % (
+            self._device.name.lower(), "on" if self._autotune else "off",
+            "%d MiB" % (ws >> 20) if ws % (1 << 20) == 0 else "%d bytes" % ws, n,
+            "" if n == 1 else "s", ", timing cache %r" % self._cache if self._cache else "")
 
     @timing_cache_path.setter
     def timing_cache_path(self, path):
@@ -495,6 +522,9 @@ class HostMemory(bytes):
     def nbytes(self) -> int:
         return len(self)
 
+    def __repr__(self) -> str:  # not bytes' repr: an engine's bytes are megabytes
+        return "<plugrt.HostMemory %d bytes>" % len(self)
+
 
 class ParserError:
     """One error of OnnxParser: desc() is the message, code() its status."""
@@ -568,6 +598,10 @@ class OnnxParser(Closable):
     @property
     def num_errors(self) -> int:
         return len(self._errors)
+
+    def _describe(self) -> str:
+        n = len(self._errors)
+        return "into %r, %d error%s" % (self.network, n, "" if n == 1 else "s")
 
     def get_error(self, index: int) -> ParserError:
         return self._errors[index]

@@ -77,6 +77,11 @@ class IPluginV3OneCore:
     def __init__(self):
         pass
 
+    def __repr__(self) -> str:
+        return "<Python plugin %s::%s version %s (%s)>" % (
+            self.plugin_namespace, self.plugin_name, self.plugin_version,
+            type(self).__qualname__)
+
 
 class IPluginV3OneBuild:
     """Build capability: num_outputs, get_output_data_types, get_output_shapes,
@@ -154,6 +159,10 @@ class IPluginCreatorV3One:
     def create_plugin(self, name: str, fc: PluginFieldCollection, phase: TensorRTPhase) -> Any:
         raise NotImplementedError("create_plugin")
 
+    def __repr__(self) -> str:
+        return "<Python plugin creator %s::%s version %s (%s)>" % (
+            self.plugin_namespace, self.name, self.plugin_version, type(self).__qualname__)
+
 
 PluginCreator = IPluginCreatorV3One
 
@@ -164,6 +173,9 @@ class PluginResourceContext:
 
     def __init__(self, device):
         self.device = Device(device)
+
+    def __repr__(self) -> str:
+        return "PluginResourceContext(device=%s)" % self.device.name
 
 
 # ---------------------------------------------------------------------------

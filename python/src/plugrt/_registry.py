@@ -50,6 +50,9 @@ class Logger(ILogger):
         ILogger.__init__(self)
         self.min_severity = ILogger.Severity(min_severity)
 
+    def __repr__(self) -> str:
+        return "<plugrt.Logger %s>" % ILogger.Severity(self.min_severity).name
+
     def log(self, severity, msg):
         if severity <= self.min_severity:
             print("[plugrt] %s: %s" % (ILogger.Severity(severity).name, msg), file=sys.stderr)
@@ -209,8 +212,11 @@ class Registry(Closable):
             return None
         return C.s(C.fn.registry_get_creator_library(self.handle, creator._addr, None))
 
-    def __repr__(self):
-        return "<plugrt.Registry with %d creators>" % C.fn.registry_creator_count(self.handle)
+    def _describe(self) -> str:
+        n = C.fn.registry_creator_count(self.handle)
+        libs = len(self._libraries)
+        return "with %d creator%s%s" % (n, "" if n == 1 else "s", ", %d librar%s" % (
+            libs, "y" if libs == 1 else "ies") if libs else "")
 
 
 _default = [None]
@@ -240,6 +246,10 @@ class _WithRegistry(NothingToClose):
 
     def get_plugin_registry(self) -> Registry:
         return self._registry or get_plugin_registry()
+
+    def __repr__(self) -> str:
+        return "<plugrt.%s, %s registry>" % (type(self).__name__,
+                                             "its own" if self._registry else "the default")
 
     @property
     def plugin_registry(self) -> Registry:

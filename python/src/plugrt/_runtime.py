@@ -170,9 +170,9 @@ class ICudaEngine(Closable):
         none)."""
         return IExecutionContext(self, memory_limit, threads)
 
-    def __repr__(self):
-        return "<plugrt engine on %s: %s>" % (self.device.name.lower(), ", ".join(
-            "%s %s %s%s" % (io.mode.name.lower(), io.name, io.dtype.name, tuple(io.dims))
+    def _describe(self) -> str:
+        return "on %s: %s" % (self.device.name.lower(), ", ".join(
+            "%s %s %s %s" % (io.mode.name.lower(), io.name, io.dtype.name, tuple(io.dims))
             for io in self._io))
 
 
@@ -324,6 +324,17 @@ class IExecutionContext(Closable):
         self._finalizer = weakref.finalize(self, _destroy_context, self._h, engine,
                                            self._allocs, self._res)
         engine._contexts.add(self)
+
+    def _describe(self) -> str:
+        shapes = []
+        for io in self.engine._io:
+            if io.mode == TensorIOMode.INPUT:
+                try:
+                    shapes.append("%s %s" % (io.name, tuple(self.get_tensor_shape(io.name))))
+                except E.Error:
+                    shapes.append("%s (unset)" % io.name)
+        return "on %s, profile %d%s" % (self.engine.device.name.lower(), self._profile,
+                                       ": " + ", ".join(shapes) if shapes else "")
 
     # -- TensorRT's calls ---------------------------------------------------
     def set_optimization_profile_async(self, profile_index: int, stream_handle=0) -> bool:

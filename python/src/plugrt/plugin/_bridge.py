@@ -287,6 +287,13 @@ class PluginDef:
         self.autotune_fn = fn
         self.autotune_args = self._params(fn, "autotune", ("outputs",))
 
+    def __repr__(self) -> str:
+        return "<plugrt.plugin.PluginDef %s(%s) on %s%s>" % (
+            self.id, ", ".join(self.inputs + [a.name + ("=%r" % (a.default,) if a.has_default
+                                                        else "") for a in self.attrs.values()]),
+            "+".join(Device(d).name.lower() for d in sorted(self.impls)) or "no device",
+            ", autotune" if self.autotune_fn else "")
+
     def attr_values(self, given: Dict[str, Any]) -> Dict[str, Any]:
         out = {}
         for n in given:
