@@ -14,6 +14,7 @@ not use, say): a Python error is never swallowed.
 
 import re
 import threading
+from typing import Optional
 
 from . import _capi as C
 
@@ -22,7 +23,7 @@ class Error(Exception):
     """A plugrt call failed. `status` is the prt_status code, `status_name`
     its name (e.g. "PRT_ERR_SHAPE"); str(error) is prt_last_error()."""
 
-    status = None
+    status: Optional[int] = None
 
     def __init__(self, message, status=None):
         super().__init__(message)

@@ -17,7 +17,7 @@ class Closable:
     plugrt.StateError. `_what` names it in that error."""
 
     _what = "object"
-    _h: int
+    _h: Any
     _finalizer: weakref.finalize
 
     @property

@@ -5,7 +5,7 @@ import os
 import re
 import weakref
 from ctypes import byref, c_char_p, c_int32, c_int64, c_size_t, c_void_p
-from typing import List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -13,9 +13,12 @@ from . import _capi as C
 from . import _errors as E
 from ._lifetime import Closable
 from ._plugin import LIVE, Bridge, plugin_address
-from ._registry import Registry, _WithRegistry, get_plugin_registry, use_logger
-from ._types import (DataType, Device, Dims, MemoryPoolType,
+from ._registry import ILogger, Registry, _WithRegistry, get_plugin_registry, use_logger
+from ._types import (DataType, Device, DeviceLike, Dims, DTypeLike, MemoryPoolType,
                      to_device, to_dtype, volume)
+
+if TYPE_CHECKING:  # the runtime imports this module
+    from ._runtime import ICudaEngine
 
 
 def _destroy_box(fn, box, keep):
@@ -32,7 +35,7 @@ class ITensor:
     """A tensor of a network (an id in it)."""
     __slots__ = ("_net", "_id", "__weakref__")
 
-    def __init__(self, net, tid):
+    def __init__(self, net: "INetworkDefinition", tid: int):
         self._net = net
         self._id = tid
 
@@ -49,7 +52,7 @@ class ITensor:
         return self._info()[0]
 
     @name.setter
-    def name(self, value: str):
+    def name(self, value: str) -> None:
         E.call(C.fn.network_set_tensor_name, self._net.handle, self._id, C.b(value))
 
     @property
@@ -85,7 +88,9 @@ class ITensor:
 class ILayer:
     """A layer: a plugin (IPluginV3Layer) or a constant."""
 
-    def __init__(self, net, lid, name, inputs, plugin=None, nb_outputs=None):
+    def __init__(self, net: "INetworkDefinition", lid: int, name: str,
+                 inputs: Sequence[ITensor], plugin: Any = None,
+                 nb_outputs: Optional[int] = None):
         self._net = net
         self._id = lid
         self._name = name
@@ -98,7 +103,7 @@ class ILayer:
         return self._name
 
     @name.setter
-    def name(self, value: str):
+    def name(self, value: str) -> None:
         E.call(C.fn.network_set_layer_name, self._net.handle, self._id, C.b(value))
         self._name = value
 
@@ -123,12 +128,25 @@ class ILayer:
 
 
 class IPluginV3Layer(ILayer):
-    def get_plugin(self):
+    def get_plugin(self) -> Any:
         return self.plugin
 
 
 class IConstantLayer(ILayer):
-    pass
+    """A constant's layer: no inputs, one output (the constant)."""
+
+    def __init__(self, net: "INetworkDefinition", name: str, tensor: ITensor):
+        super().__init__(net, -1, name, [])
+        self._out = tensor
+
+    @property
+    def num_outputs(self) -> int:
+        return 1
+
+    def get_output(self, index: int = 0) -> ITensor:
+        if index != 0:
+            raise IndexError("a constant layer has one output, not %d" % index)
+        return self._out
 
 
 class INetworkDefinition(Closable):
@@ -140,9 +158,9 @@ class INetworkDefinition(Closable):
         h = c_void_p()
         E.call(C.fn.network_create, byref(h))
         self._box = [h.value]
-        self._keep = []  # registries whose plugins the network holds
-        self._tensors = weakref.WeakValueDictionary()
-        self._layers = []
+        self._keep: List[Any] = []  # registries whose plugins the network holds
+        self._tensors: "weakref.WeakValueDictionary[int, ITensor]" = weakref.WeakValueDictionary()
+        self._layers: List[ILayer] = []
         self.flags = int(flags)
         self._finalizer = weakref.finalize(self, _destroy_box, C.fn.network_destroy,
                                            self._box, self._keep)
@@ -197,14 +215,15 @@ class INetworkDefinition(Closable):
         self._hold(registry)
 
     # -- building -----------------------------------------------------------
-    def add_input(self, name: str, dtype, shape: Sequence[int]) -> ITensor:
+    def add_input(self, name: str, dtype: DTypeLike, shape: Sequence[int]) -> ITensor:
         """An input; -1 dims are dynamic (bounded by a profile)."""
         out = c_int32()
         E.call(C.fn.network_add_input, self.handle, C.b(name), int(to_dtype(dtype)),
                byref(C.prt_dims.of(shape)), byref(out))
         return self._tensor(out.value)
 
-    def add_constant(self, shape: Sequence[int], weights, name: Optional[str] = None) -> IConstantLayer:
+    def add_constant(self, shape: Sequence[int], weights: Any,
+                     name: Optional[str] = None) -> IConstantLayer:
         arr = np.ascontiguousarray(getattr(weights, "numpy", lambda: weights)())
         dt = to_dtype(arr.dtype)
         shape = tuple(shape)
@@ -215,14 +234,12 @@ class INetworkDefinition(Closable):
         name = name or "constant_%d" % len(self._layers)
         E.call(C.fn.network_add_constant, self.handle, C.b(name), int(dt),
                byref(C.prt_dims.of(shape)), arr.ctypes.data, byref(out))
-        layer = IConstantLayer(self, -1, name, [])
-        t = self._tensor(out.value)
-        layer.get_output = lambda index=0, _t=t: _t  # one output: the tensor
+        layer = IConstantLayer(self, name, self._tensor(out.value))
         self._layers.append(layer)
         return layer
 
     def add_plugin_v3(self, inputs: Sequence[ITensor], shape_inputs: Sequence[ITensor],
-                      plugin) -> IPluginV3Layer:
+                      plugin: Any) -> IPluginV3Layer:
         """A plugin layer. `plugin`: a Python plugin (IPluginV3 / plugrt.Plugin,
         or a decorator plugin), or a C plugin from creator.create_plugin, which
         the network takes (use it twice: clone() it)."""
@@ -254,7 +271,7 @@ class INetworkDefinition(Closable):
         self._layers.append(layer)
         return layer
 
-    def add_plugin(self, op) -> IPluginV3Layer:
+    def add_plugin(self, op: Any) -> IPluginV3Layer:
         """A layer from a decorator plugin's op: network.add_plugin(
         plugrt.plugin.op.ns.name(x, attr=...))."""
         try:
@@ -331,7 +348,7 @@ class IOptimizationProfile:
         self._values[input] = (tuple(int(v) for v in min), tuple(int(v) for v in opt),
                                tuple(int(v) for v in max))
 
-    def get_shape_input(self, input: str):
+    def get_shape_input(self, input: str) -> List[Tuple[int, ...]]:
         return list(self._values.get(input, ()))
 
     def __bool__(self):
@@ -400,7 +417,7 @@ class IBuilderConfig(Closable):
         return self._device
 
     @device.setter
-    def device(self, value):
+    def device(self, value: DeviceLike) -> None:
         d = to_device(value)
         E.call(C.fn.builder_config_set_device, self.handle, int(d))
         self._device = d
@@ -418,13 +435,19 @@ class IBuilderConfig(Closable):
         return self._autotune
 
     @autotune.setter
-    def autotune(self, on: bool):
+    def autotune(self, on: bool) -> None:
         E.call(C.fn.builder_config_set_autotune, self.handle, 1 if on else 0)
         self._autotune = bool(on)
 
     @property
     def timing_cache_path(self) -> Optional[str]:
         return self._cache
+
+    @timing_cache_path.setter
+    def timing_cache_path(self, path: Optional[Union[str, os.PathLike]]) -> None:
+        E.call(C.fn.builder_config_set_timing_cache_file, self.handle,
+               C.b(os.fspath(path)) if path is not None else None)
+        self._cache = os.fspath(path) if path is not None else None
 
     def _describe(self) -> str:
         ws = self._pool[MemoryPoolType.WORKSPACE]
@@ -433,12 +456,6 @@ class IBuilderConfig(Closable):
             self._device.name.lower(), "on" if self._autotune else "off",
             "%d MiB" % (ws >> 20) if ws % (1 << 20) == 0 else "%d bytes" % ws, n,
             "" if n == 1 else "s", ", timing cache %r" % self._cache if self._cache else "")
-
-    @timing_cache_path.setter
-    def timing_cache_path(self, path):
-        E.call(C.fn.builder_config_set_timing_cache_file, self.handle,
-               C.b(os.fspath(path)) if path is not None else None)
-        self._cache = os.fspath(path) if path is not None else None
 
 
 class Builder(_WithRegistry):
@@ -468,7 +485,7 @@ class Builder(_WithRegistry):
         return self.get_plugin_registry()
 
     def build_engine_with_config(self, network: INetworkDefinition,
-                                 config: Optional[IBuilderConfig] = None):
+                                 config: Optional[IBuilderConfig] = None) -> "ICudaEngine":
         """Builds an engine (an ICudaEngine, whatever its device)."""
         from ._runtime import ICudaEngine  # noqa: PLC0415 - cycle
         cfg = config or IBuilderConfig()
@@ -481,7 +498,7 @@ class Builder(_WithRegistry):
             if not hint:
                 raise
             raise E.UnsupportedError("%s. %s" % (e, hint)) from None
-        return ICudaEngine(out.value, reg)
+        return ICudaEngine(out.value or 0, reg)  # E.call raised where there is none
 
     def build_serialized_network(self, network: INetworkDefinition,
                                  config: Optional[IBuilderConfig] = None) -> "HostMemory":
@@ -529,7 +546,7 @@ class HostMemory(bytes):
 class ParserError:
     """One error of OnnxParser: desc() is the message, code() its status."""
 
-    def __init__(self, status, message):
+    def __init__(self, status: int, message: str):
         self._status, self._message = status, message
 
     def desc(self) -> str:
@@ -552,7 +569,7 @@ class OnnxParser(Closable):
     or raise plugrt.Error; each failure is also kept in get_error(i)."""
     _what = "ONNX parser"
 
-    def __init__(self, network: INetworkDefinition, logger=None,
+    def __init__(self, network: INetworkDefinition, logger: Optional[ILogger] = None,
                  registry: Optional[Registry] = None):
         use_logger(logger)
         o = C.onnx()
@@ -566,7 +583,7 @@ class OnnxParser(Closable):
         self._h = h.value
         self._finalizer = weakref.finalize(self, _destroy_parser, o.parser_destroy, self._h,
                                            self.registry)
-        self._errors = []
+        self._errors: List[ParserError] = []
 
     def map_op(self, op_type: str, plugin_name: str, plugin_version: str = "1",
                plugin_namespace: str = "") -> None:
@@ -584,7 +601,7 @@ class OnnxParser(Closable):
         self.network._adopt(out.value, self.registry)
         return True
 
-    def parse(self, model, path: Optional[str] = None) -> bool:
+    def parse(self, model: Any, path: Optional[str] = None) -> bool:
         """Parses model bytes; `path` (optional) is the model file's path,
         whose folder holds external data."""
         data = bytes(model)

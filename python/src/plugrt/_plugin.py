@@ -29,12 +29,12 @@ import inspect
 import operator
 import traceback
 from ctypes import addressof, c_int32, c_int64, c_uint64, c_void_p, sizeof
-from typing import Any, List
+from typing import Any, Dict, List, Optional
 
 from . import _capi as C
 from . import _errors as E
 from ._exprs import IExprBuilder, read_dim_exprs
-from ._types import (DataType, Device, DynamicPluginTensorDesc, FieldSet,
+from ._types import (DataType, Device, DeviceLike, DynamicPluginTensorDesc, FieldSet,
                      PluginCapabilityType, PluginField, PluginFieldCollection,
                      PluginFieldType, PluginTensorDesc, TensorRTPhase, dynamic_descs,
                      fields_of, read_fields, tensor_descs, to_device)
@@ -128,7 +128,7 @@ class IPluginV3OneRuntime:
         pass
 
     def attach_to_context(self, context: "PluginResourceContext") -> Any:
-        return self.clone()
+        return self.clone()  # type: ignore[attr-defined] # IPluginV3's, beside this
 
     def get_fields_to_serialize(self) -> PluginFieldCollection:
         return PluginFieldCollection()
@@ -171,8 +171,8 @@ class PluginResourceContext:
     """What attach_to_context receives: the context's device."""
     __slots__ = ("device",)
 
-    def __init__(self, device):
-        self.device = Device(device)
+    def __init__(self, device: DeviceLike):
+        self.device = to_device(device)
 
     def __repr__(self) -> str:
         return "PluginResourceContext(device=%s)" % self.device.name
@@ -182,7 +182,7 @@ class PluginResourceContext:
 # Bridges
 # ---------------------------------------------------------------------------
 
-LIVE = {}  # address of the C object -> its Bridge, while C holds it
+LIVE: Dict[int, "Bridge"] = {}  # address of the C object -> its Bridge, while C holds it
 
 
 class _Struct(ctypes.Structure):
@@ -260,7 +260,7 @@ def _device_mask(devices, who):
     return m
 
 
-_TAKES_DEVICE = {}  # enqueue function -> whether it takes `device`
+_TAKES_DEVICE: Dict[Any, bool] = {}  # enqueue function -> whether it takes `device`
 
 
 def _takes_device(f):
@@ -675,8 +675,8 @@ class CPlugin:
     or a built-in op's). Owned by Python until a network takes it
     (add_plugin_v3); destroyed when collected or by destroy()."""
 
-    def __init__(self, addr, keep=()):
-        self._addr = addr
+    def __init__(self, addr: int, keep: Any = ()):
+        self._addr: Optional[int] = addr
         self._keep = keep  # the registry whose library made it, kept loaded
         vt = C.prt_plugin.from_address(addr).vt.contents
         core = vt.core.contents
@@ -708,7 +708,7 @@ class CPlugin:
         self._addr = None
         return a
 
-    def destroy(self):
+    def destroy(self) -> None:
         if self._addr:
             a, self._addr = self._addr, None
             self._runtime.destroy(a)
@@ -728,7 +728,7 @@ class CCreator:
     """A creator served by C (a plugin library's, a built-in op's), with
     TensorRT's attributes."""
 
-    def __init__(self, addr, keep=()):
+    def __init__(self, addr: int, keep: Any = ()):
         self._addr = addr
         self._keep = keep
         c = C.prt_plugin_creator.from_address(addr)
@@ -751,7 +751,8 @@ class CCreator:
         self.field_lengths = {C.s(c.fields[i].name): int(c.fields[i].length)
                               for i in range(c.nb_fields)}
 
-    def create_plugin(self, name: str, fc=None, phase: TensorRTPhase = TensorRTPhase.BUILD):
+    def create_plugin(self, name: str, fc: Any = None,
+                      phase: TensorRTPhase = TensorRTPhase.BUILD) -> CPlugin:
         fs = FieldSet(fields_of(fc))
         out = c_void_p()
         E.call(self._c.create, self._addr, C.b(name or ""), fs.address, int(phase),
@@ -769,7 +770,7 @@ class CCreator:
 # Python creators behind prt_plugin_creator
 # ---------------------------------------------------------------------------
 
-CREATORS = {}  # address of the C creator struct -> CreatorBridge
+CREATORS: Dict[int, "CreatorBridge"] = {}  # address of the C creator -> its bridge
 
 
 class CreatorBridge:

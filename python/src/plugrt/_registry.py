@@ -6,7 +6,7 @@ import os
 import sys
 import threading
 import weakref
-from typing import List, Optional, Union
+from typing import Any, List, Optional, Tuple, Union
 
 from . import _capi as C
 from . import _errors as E
@@ -53,7 +53,7 @@ class Logger(ILogger):
     def __repr__(self) -> str:
         return "<plugrt.Logger %s>" % ILogger.Severity(self.min_severity).name
 
-    def log(self, severity, msg):
+    def log(self, severity: "ILogger.Severity", msg: str) -> None:
         if severity <= self.min_severity:
             print("[plugrt] %s: %s" % (ILogger.Severity(severity).name, msg), file=sys.stderr)
 
@@ -61,9 +61,9 @@ class Logger(ILogger):
 # plugrt has one process-wide logger (prt_set_logger); every ILogger that a
 # Builder, Runtime or OnnxParser was given gets each message at or above its
 # own min_severity, until the logger is collected.
-_loggers = weakref.WeakSet()
+_loggers: "weakref.WeakSet[ILogger]" = weakref.WeakSet()
 _log_lock = threading.Lock()
-_installed = [None]
+_installed: List[Optional[int]] = [None]
 
 
 @C.HOST_LOG_FN
@@ -129,7 +129,7 @@ class Registry(Closable):
         self._finalizer()
 
     # -- creators -----------------------------------------------------------
-    def register_creator(self, creator, plugin_namespace: Optional[str] = None) -> bool:
+    def register_creator(self, creator: Any, plugin_namespace: Optional[str] = None) -> bool:
         """Adds a creator: a Python one (IPluginCreatorV3One / PluginCreator,
         or a decorator plugin's), or a C one taken from another registry.
         AlreadyExistsError if the key is taken."""
@@ -146,7 +146,8 @@ class Registry(Closable):
         self._python[key] = cb
         return True
 
-    def deregister_creator(self, creator) -> bool:
+    def deregister_creator(self, creator: Any) -> bool:
+        key: Optional[Tuple[str, str, str]]
         if isinstance(creator, CCreator):
             key = (creator.plugin_namespace, creator.name, creator.plugin_version)
         else:
@@ -165,7 +166,7 @@ class Registry(Closable):
             return cb.creator
         return CCreator(addr, keep=(self,))
 
-    def get_creator(self, name: str, version: str = "1", plugin_namespace: str = ""):
+    def get_creator(self, name: str, version: str = "1", plugin_namespace: str = "") -> Any:
         """The creator with this key: the Python object for a Python
         creator, a CCreator for a library's. In namespace "plugrt" the
         built-in ops (Relu, MatMul, ...) are found too. NotFoundError names
@@ -173,7 +174,7 @@ class Registry(Closable):
         out = ctypes.c_void_p()
         if plugin_namespace == "plugrt":
             E.call(C.fn.builtin_find_creator, C.b(name), C.b(version), ctypes.byref(out))
-            return CCreator(out.value)
+            return CCreator(out.value or 0)  # E.call raised where there is none
         E.call(C.fn.registry_find_creator, self.handle, C.b(plugin_namespace), C.b(name),
                C.b(version), ctypes.byref(out))
         return self._wrap(out.value)
@@ -205,7 +206,7 @@ class Registry(Closable):
         E.call(C.fn.registry_unload_library, self.handle, C.b(str(handle)))
         self._libraries.pop(real, None)
 
-    def library_of(self, creator) -> Optional[str]:
+    def library_of(self, creator: Any) -> Optional[str]:
         """The path a creator's library was loaded from (None: not a
         library's)."""
         if not isinstance(creator, CCreator):
@@ -219,7 +220,7 @@ class Registry(Closable):
             libs, "y" if libs == 1 else "ies") if libs else "")
 
 
-_default = [None]
+_default: List[Optional[Registry]] = [None]
 _default_lock = threading.Lock()
 
 
@@ -228,9 +229,10 @@ def get_plugin_registry() -> Registry:
     plugrt.build use unless given another, and the one plugrt.plugin's
     decorator plugins register into."""
     with _default_lock:
-        if _default[0] is None:
-            _default[0] = Registry()
-        return _default[0]
+        reg = _default[0]
+        if reg is None:
+            reg = _default[0] = Registry()
+        return reg
 
 
 class _WithRegistry(NothingToClose):
@@ -256,7 +258,7 @@ class _WithRegistry(NothingToClose):
         return self.get_plugin_registry()
 
 
-def init_libnvinfer_plugins(logger=None, namespace: str = "") -> bool:
+def init_libnvinfer_plugins(logger: Optional[ILogger] = None, namespace: str = "") -> bool:
     """Loads the standard plugin library (NonZeroPlugin, CustomHardmax,
     circ_pad_plugin, AddInPlace) into the default registry: TensorRT's
     name for it."""

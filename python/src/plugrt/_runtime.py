@@ -53,10 +53,10 @@ class ICudaEngine(Closable):
     Immutable and shareable by threads; contexts run it."""
     _what = "engine"
 
-    def __init__(self, handle, registry: Registry):
+    def __init__(self, handle: int, registry: Registry):
         self._h = handle
         self.registry = registry
-        self._contexts = weakref.WeakSet()
+        self._contexts: "weakref.WeakSet[IExecutionContext]" = weakref.WeakSet()
         self._finalizer = weakref.finalize(self, _destroy_engine, handle, registry)
         n = C.fn.engine_io_count(handle)
         self._io = []
@@ -199,17 +199,19 @@ class IOutputAllocator:
     def __init__(self):
         pass
 
-    def reallocate_output(self, tensor_name: str, memory: int, size: int, alignment: int):
+    def reallocate_output(self, tensor_name: str, memory: int, size: int,
+                          alignment: int) -> Any:
         raise NotImplementedError
 
-    def reallocate_output_async(self, tensor_name, memory, size, alignment, stream):
+    def reallocate_output_async(self, tensor_name: str, memory: int, size: int, alignment: int,
+                                stream: int) -> Any:
         return self.reallocate_output(tensor_name, memory, size, alignment)
 
     def notify_shape(self, tensor_name: str, shape: Dims) -> None:
         pass
 
 
-_ALLOCS = {}  # key -> _AllocBridge
+_ALLOCS: Dict[int, "_AllocBridge"] = {}  # key -> _AllocBridge
 _alloc_ids = iter(range(1, 1 << 62))
 _alloc_lock = threading.Lock()
 
@@ -312,15 +314,15 @@ class IExecutionContext(Closable):
             E.call(C.fn.context_create, engine.handle, byref(h))
         self._h = h.value
         self.engine = engine
-        self._allocs = {}
-        self._bound = {}
+        self._allocs: Dict[str, Any] = {}
+        self._bound: Dict[str, Any] = {}
         self._lock = threading.Lock()
         self._profile = 0
         self._last_key = None
         self._last_out = None
         self._stream = 0
         # run()'s own device resources on CUDA: a stream and buffers by name.
-        self._res = {"buffers": {}}
+        self._res: Dict[str, Any] = {"buffers": {}}
         self._finalizer = weakref.finalize(self, _destroy_context, self._h, engine,
                                            self._allocs, self._res)
         engine._contexts.add(self)
@@ -337,7 +339,7 @@ class IExecutionContext(Closable):
                                        ": " + ", ".join(shapes) if shapes else "")
 
     # -- TensorRT's calls ---------------------------------------------------
-    def set_optimization_profile_async(self, profile_index: int, stream_handle=0) -> bool:
+    def set_optimization_profile_async(self, profile_index: int, stream_handle: Any = 0) -> bool:
         E.call(C.fn.context_set_profile, self.handle, int(profile_index))
         self._profile = int(profile_index)
         self._last_key = None
@@ -362,7 +364,7 @@ class IExecutionContext(Closable):
         E.call(C.fn.context_get_tensor_shape, self.handle, C.b(name), byref(d))
         return Dims(d.totuple())
 
-    def set_tensor_address(self, name: str, memory) -> bool:
+    def set_tensor_address(self, name: str, memory: Any) -> bool:
         """An address (int), or an object owning the memory, kept alive while
         bound: a numpy array (host memory: CPU engines, and shape inputs),
         a torch tensor, a cupy array, a plugrt.DeviceBuffer, or anything with
@@ -436,7 +438,7 @@ class IExecutionContext(Closable):
             for a in self._allocs.values():
                 a.stream = s
 
-    def execute_async_v3(self, stream_handle=0) -> bool:
+    def execute_async_v3(self, stream_handle: Any = 0) -> bool:
         """Runs the engine: on the CPU before it returns; on CUDA it queues the
         work on the stream and returns. The stream: a cudaStream_t as an int
         (0: the default stream), a torch.cuda.Stream, a cupy Stream or a
@@ -452,7 +454,7 @@ class IExecutionContext(Closable):
         return True
 
     # -- the short path -----------------------------------------------------
-    def run(self, feeds: Mapping[str, Any], stream=None) -> Dict[str, Any]:
+    def run(self, feeds: Mapping[str, Any], stream: Any = None) -> Dict[str, Any]:
         """Runs on arrays: sets input shapes, allocates outputs, and returns
         {output name: array}, data-dependent outputs at their true shape.
         Inputs must have the engine's dtypes.
@@ -703,7 +705,8 @@ def _contiguous_on_device(io, x, v, s):
 
 _MEM = {Device.CPU: "host", Device.CUDA: "CUDA"}
 _RAW_BF16 = ("uint16", "int16", "<u2", "<i2")  # bfloat16's raw values
-_FROM_NP = {np.dtype(nptype(d)): d for d in DataType if d != DataType.BF16}
+_FROM_NP: Dict[np.dtype, DataType] = {np.dtype(nptype(d)): d for d in DataType
+                                      if d != DataType.BF16}
 
 
 # ---------------------------------------------------------------------------
@@ -785,14 +788,14 @@ def deserialize(data, registry: Optional[Registry] = None) -> ICudaEngine:
         raise E.NotFoundError(
             "%s. %s is a Python plugin: import %s (which registers it) before loading "
             "the engine" % (str(e), key, where)) from None
-    return ICudaEngine(h.value, reg)
+    return ICudaEngine(h.value or 0, reg)  # E.call raised where there is none
 
 
 class Runtime(_WithRegistry):
     """Loads engines (TensorRT's Runtime; CPU engines too); Runtime(logger,
     registry=None)."""
 
-    def deserialize_cuda_engine(self, serialized_engine) -> ICudaEngine:
+    def deserialize_cuda_engine(self, serialized_engine: Any) -> ICudaEngine:
         """An engine from its bytes. Plugins are recreated through the
         registry; a missing one is NotFoundError naming its key (and, for a
         Python plugin, the module to import)."""

@@ -2,7 +2,7 @@
 plugin offers (tensorrt.plugin's)."""
 
 import itertools
-from typing import Iterable, List, Optional, Tuple, Union
+from typing import Any, Iterable, List, Optional, Tuple, Union
 
 from .._types import DataType, TensorFormat
 
@@ -79,8 +79,8 @@ class AutoTuneCombination:
                  tactics: Optional[Iterable[int]] = None):
         self._types = _parse(io_types, _TYPES, "type")
         self._layouts = _parse(layouts, _FORMATS, "format")
-        self._pos = []  # (positions, (sep, types), (sep, formats))
-        self._tactics = []
+        self._pos: List[Tuple[List[int], Any, Any]] = []  # (positions, types, formats)
+        self._tactics: List[int] = []
         if tactics is not None:
             self.tactics(tactics)
 
