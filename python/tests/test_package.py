@@ -188,6 +188,27 @@ def test_type_checks(tmp_path):
                     missing.append("%s: %s" % (qual, ", ".join(bare)))
     assert not missing, missing
     pytest.importorskip("mypy", reason="mypy is not installed")
-    r = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path),
-                        os.path.dirname(trt.__file__)], capture_output=True, text=True)
+    # By name, as users' code finds it: installed, mypy finds it among the
+    # interpreter's packages; from the tree (PYTHONPATH), through MYPYPATH.
+    env = dict(os.environ)
+    where = os.path.dirname(os.path.dirname(trt.__file__))
+    if "site-packages" not in where:
+        env["MYPYPATH"] = where
+    r = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"),
+                        "-p", "plugrt"], capture_output=True, text=True, cwd=str(tmp_path),
+                       env=env)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_optional_extras():
+    """plugrt[onnx] brings onnx (what makes and edits models in Python) and
+    plugrt[torch] torch, as the installed package's metadata says."""
+    from importlib import metadata  # noqa: PLC0415
+    try:
+        md = metadata.metadata("plugrt")
+    except metadata.PackageNotFoundError:
+        pytest.skip("plugrt is not installed as a distribution (PYTHONPATH run)")
+    assert {"onnx", "torch"} <= set(md.get_all("Provides-Extra") or [])
+    reqs = md.get_all("Requires-Dist") or []
+    for extra in ("onnx", "torch"):
+        assert any(r.startswith(extra) and 'extra == "%s"' % extra in r for r in reqs), reqs
