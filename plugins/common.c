@@ -533,7 +533,9 @@ prt_status plg_check_tactic(const plg_object *o, int32_t tactic, const int32_t *
             return PRT_OK;
     len = (size_t)snprintf(valid, sizeof valid, "0");
     for (int32_t i = 0; i < n && len < sizeof valid; i++)
-        len += (size_t)snprintf(valid + len, sizeof valid - len, ", %d", (int)list[i]);
+        if (list[i] != 0) /* said first */
+            len +=
+                (size_t)snprintf(valid + len, sizeof valid - len, ", %d", (int)list[i]);
     return plg_fail(o, PRT_ERR_INVALID_ARGUMENT, "unknown tactic %d (valid: %s)",
                     (int)tactic, valid);
 }

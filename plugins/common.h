@@ -192,15 +192,17 @@ prt_status plg_check_enqueue(const plg_object *o, int32_t device,
                              void *const *outputs);
 
 /* ---- Tactics ---------------------------------------------------------------
- * A plugin with tactics keeps its list (without 0) in a static array; these
- * answer get_valid_tactics and check set_tactic against it. */
+ * A plugin with tactics keeps its list in a static array, its default
+ * first (0 included where it is a real choice: plugin.h); these answer
+ * get_valid_tactics and check set_tactic against it. */
 
 /* Copies min(n, capacity) ids of `list` to `tactics`; *out_count = n. */
 prt_status plg_list_tactics(const int32_t *list, int32_t n, int32_t *tactics,
                             int32_t capacity, int32_t *out_count);
 
-/* PRT_OK for 0 and the ids of `list`; otherwise PRT_ERR_INVALID_ARGUMENT,
- * "unknown tactic 7 (valid: 0, 1, 2)". */
+/* PRT_OK for 0 (what engines of earlier plugrt versions recorded) and the
+ * ids of `list`; otherwise PRT_ERR_INVALID_ARGUMENT, "unknown tactic 7
+ * (valid: 0, 1, 2)". */
 prt_status plg_check_tactic(const plg_object *o, int32_t tactic, const int32_t *list,
                             int32_t n);
 

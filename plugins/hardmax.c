@@ -29,10 +29,12 @@ typedef struct hardmax {
     prt_field ser[1];
 } hardmax;
 
-/* The tactics beyond 0 (cuda_launch.h); none without the CUDA kernels. */
+/* The tactics (cuda_launch.h), AUTO first: a build without autotuning takes
+ * the first listed (plugin.h). None without the CUDA kernels. */
 #ifdef PRT_PLUGINS_CUDA
-static const int32_t hardmax_tactics[] = {PLG_HM_SHORT_AXIS, PLG_HM_LONG_AXIS};
-#define HM_NB_TACTICS 2
+static const int32_t hardmax_tactics[] = {PLG_HM_AUTO, PLG_HM_SHORT_AXIS,
+                                          PLG_HM_LONG_AXIS};
+#define HM_NB_TACTICS 3
 #else
 static const int32_t hardmax_tactics[] = {0};
 #define HM_NB_TACTICS 0

@@ -47,13 +47,15 @@ typedef struct nonzero {
     prt_field ser[1];
 } nonzero;
 
-/* The tactics beyond 0 (cuda_launch.h); only the CUDA kernels tell them
- * apart, so a CPU-only build has none. Returns the count. */
+/* The tactics (cuda_launch.h), AUTO first: a build without autotuning takes
+ * the first listed (plugin.h). Only the CUDA kernels tell them apart, so a
+ * CPU-only build lists none. Returns the count. */
 static int32_t nz_tactic_list(const nonzero *z, const int32_t **list)
 {
 #ifdef PRT_PLUGINS_CUDA
-    static const int32_t all[] = {PLG_NZ_ONE_BLOCK, PLG_NZ_COUNT_SCAN_WRITE,
-                                  PLG_NZ_ONE_PASS, PLG_NZ_ONE_PASS_WIDE, PLG_NZ_BITMAP};
+    static const int32_t all[] = {
+        PLG_NZ_AUTO,     PLG_NZ_ONE_BLOCK,     PLG_NZ_COUNT_SCAN_WRITE,
+        PLG_NZ_ONE_PASS, PLG_NZ_ONE_PASS_WIDE, PLG_NZ_BITMAP};
     (void)z;
     *list = all;
     return (int32_t)(sizeof all / sizeof all[0]);

@@ -47,7 +47,7 @@ suite() {
 py="$PWD/build-py"
 python_package() {
   [ -x "$py/venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$py/venv"
-  "$py/venv/bin/pip" install -q "scikit-build-core>=0.10" "pytest>=7"
+  "$py/venv/bin/pip" install -q "scikit-build-core>=0.10" "pytest>=7" mypy
   rm -rf "$py/dist"
   "$py/venv/bin/pip" wheel -q --no-deps --no-build-isolation ./python -w "$py/dist" \
     --config-settings=build-dir="$py/cmake" --config-settings=cmake.define.PRT_WITH_CUDA=OFF

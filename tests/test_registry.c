@@ -400,6 +400,21 @@ static void test_side_by_side(void)
     prt_registry_destroy(rb);
 }
 
+/* 1 if the last error begins "cannot load plugin library PATH: " and names
+ * PATH nowhere else: the loader's "PATH: reason" and a caller's prefix used
+ * to say it two or three times. */
+static int named_once(const char *path)
+{
+    const char *msg = prt_last_error();
+    char head[512];
+    snprintf(head, sizeof head, "cannot load plugin library %s: ", path);
+    if (strncmp(msg, head, strlen(head)) == 0 && !strstr(msg + strlen(head), path) &&
+        !strstr(msg + strlen(head), "cannot load plugin library"))
+        return 1;
+    fprintf(stderr, "message does not name %s once, first: %s\n", path, msg);
+    return 0;
+}
+
 static void test_bad_libraries(void)
 {
     prt_registry *reg = NULL;
@@ -424,30 +439,38 @@ static void test_bad_libraries(void)
     CHECK_OK(prt_registry_add_creator(reg, &gamma_creator));
 
     CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_does_not_exist")), PRT_ERR_IO,
-              "testlib_does_not_exist.so");
+              "No such file or directory");
+    CHECK(named_once(LIB("testlib_does_not_exist")));
+    /* dlopen's search: the loader's message begins with the name too. */
     CHECK_ERR(prt_registry_load_library(reg, "no_such_plugin_library.so"), PRT_ERR_IO,
-              "no_such_plugin_library.so");
+              "cannot open shared object file");
+    CHECK(named_once("no_such_plugin_library.so"));
     /* Not a shared library at all. */
     CHECK_ERR(prt_registry_load_library(reg, PRT_TESTLIB_DIR), PRT_ERR_IO,
-              PRT_TESTLIB_DIR);
+              "it is a directory, not a regular file");
+    CHECK(named_once(PRT_TESTLIB_DIR));
+    /* A symbol nothing defines: the loader refuses it. */
+    CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_unresolved")), PRT_ERR_IO,
+              "undefined symbol: testlib_unresolved_missing");
+    CHECK(named_once(LIB("testlib_unresolved")));
 
     CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_noentry")), PRT_ERR_NOT_FOUND,
               PRT_PLUGIN_ENTRY_SYMBOL);
-    CHECK(strstr(prt_last_error(), "testlib_noentry.so") != NULL);
+    CHECK(named_once(LIB("testlib_noentry")));
 
     CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_refuse")), PRT_ERR_VERSION,
               "cannot serve plugin ABI 1");
-    CHECK(strstr(prt_last_error(), "testlib_refuse.so") != NULL);
+    CHECK(named_once(LIB("testlib_refuse")));
     /* The library's own explanation is kept. */
     CHECK(strstr(prt_last_error(), "serves no ABI at all") != NULL);
 
     CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_future")), PRT_ERR_VERSION,
               "speaks ABI 2, this plugrt speaks 1");
-    CHECK(strstr(prt_last_error(), "testlib_future.so") != NULL);
+    CHECK(named_once(LIB("testlib_future")));
 
     CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_dup")), PRT_ERR_ALREADY_EXISTS,
               "test::Dup@1");
-    CHECK(strstr(prt_last_error(), "twice") != NULL);
+    CHECK(strstr(prt_last_error(), "twice") != NULL && named_once(LIB("testlib_dup")));
     /* Not even its unique creator was added. */
     CHECK(prt_registry_creator_count(reg) == 1);
 
@@ -455,8 +478,9 @@ static void test_bad_libraries(void)
         setenv("PRT_TESTLIB_FLAW", flaws[i].flaw, 1);
         CHECK_ERR(prt_registry_load_library(reg, LIB("testlib_malformed")),
                   flaws[i].status, flaws[i].message);
-        if (!strstr(prt_last_error(), "testlib_malformed.so")) {
-            fprintf(stderr, "flaw %s: message lacks the path\n", flaws[i].flaw);
+        if (!named_once(LIB("testlib_malformed"))) {
+            fprintf(stderr, "flaw %s: the message does not name the library once\n",
+                    flaws[i].flaw);
             CHECK(0);
         }
     }

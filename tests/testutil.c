@@ -1,7 +1,10 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 _Atomic int tu_failures;
 _Atomic int tu_checks;
@@ -97,6 +100,25 @@ uint16_t tu_rng_half(tu_rng *r, int max_exp)
     uint16_t m = (uint16_t)tu_rng_range(r, 0, 1023);
     uint16_t s = (uint16_t)(tu_rng_range(r, 0, 1) << 15);
     return (uint16_t)(s | (e << 10) | m);
+}
+
+static char watchdog_msg[160];
+
+static void watchdog_fired(int sig)
+{
+    (void)sig;
+    if (write(2, watchdog_msg, strlen(watchdog_msg)) < 0) {
+        /* nothing more to do: the process ends either way */
+    }
+    _exit(1);
+}
+
+void tu_watchdog(const char *name, unsigned seconds)
+{
+    snprintf(watchdog_msg, sizeof watchdog_msg, "%s: timed out (an open blocked?)\n",
+             name);
+    signal(SIGALRM, seconds ? watchdog_fired : SIG_DFL);
+    alarm(seconds);
 }
 
 void tu_require_cuda(const char *name)

@@ -49,6 +49,12 @@ void tu_check_err(prt_status got, prt_status want, const char *sub, const char *
 /* Prints a summary line and returns the process exit code. */
 int tu_finish(const char *name);
 
+/* A call that may block forever if broken (an open of a FIFO waiting for a
+ * writer): tu_watchdog(name, seconds) before it ends the process with a
+ * failure after `seconds` instead of leaving a hung test; tu_watchdog(name,
+ * 0) after it cancels that. */
+void tu_watchdog(const char *name, unsigned seconds);
+
 /* Exit status CTest reads as "skipped" (SKIP_RETURN_CODE). */
 #define TU_SKIP 77
 /* For the CUDA suite: returns when CUDA is usable here; otherwise prints

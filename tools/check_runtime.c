@@ -428,7 +428,8 @@ typedef struct tactic_list {
     int32_t compared;
 } tactic_list;
 
-/* The plugin's tactics beyond 0, checked as the builder reads them. */
+/* The plugin's tactics other than 0 (the reference every check runs),
+ * checked as the builder reads them. */
 static int list_tactics(chk_ctx *c, prt_plugin *p, tactic_list *t)
 {
     prt_status (*get)(prt_plugin *, int32_t *, int32_t, int32_t *) =
@@ -450,15 +451,15 @@ static int list_tactics(chk_ctx *c, prt_plugin *p, tactic_list *t)
                         (int)count, (int)got),
                -1;
     for (int32_t i = 0; i < count; i++) {
-        if (t->ids[i] == 0)
-            return chk_fail(c, "get_valid_tactics lists tactic 0, which is implied"), -1;
         for (int32_t j = 0; j < i; j++)
             if (t->ids[j] == t->ids[i])
                 return chk_fail(c, "get_valid_tactics lists tactic %d twice",
                                 (int)t->ids[i]),
                        -1;
+        /* 0 may be listed (to make it a candidate); it is the reference. */
+        if (t->ids[i] != 0)
+            t->ids[t->n++] = t->ids[i];
     }
-    t->n = count;
     return 0;
 }
 

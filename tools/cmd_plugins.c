@@ -118,7 +118,8 @@ static int list_library(const char *path, json_writer *w)
     if (st == PRT_OK)
         st = prt_registry_load_library(reg, cli_library_path(path, buf, sizeof buf));
     if (st) {
-        cli_error_api(st, "cannot load plugin library %s", path);
+        /* The message names the library (prt_registry_load_library). */
+        cli_error("%s [%s]", prt_last_error(), prt_status_name(st));
         prt_registry_destroy(reg);
         return CLI_FAIL;
     }

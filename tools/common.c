@@ -465,7 +465,8 @@ prt_registry *cli_registry_create(const cli_plugin_opts *o)
             prt_registry_load_library(reg, cli_library_path(o->libs[i], buf, sizeof buf));
         if (st == PRT_OK)
             continue;
-        cli_error_api(st, "cannot load plugin library %s", o->libs[i]);
+        /* The message names the library (prt_registry_load_library). */
+        cli_error("%s [%s]", prt_last_error(), prt_status_name(st));
         if (st == PRT_ERR_IO)
             fprintf(stderr, "  check the path; it must be a shared library (.so)\n");
         else if (st == PRT_ERR_NOT_FOUND)
@@ -484,13 +485,13 @@ prt_registry *cli_registry_create(const cli_plugin_opts *o)
             return reg;
     st = prt_registry_load_library(reg, def);
     if (st == PRT_ERR_ALREADY_EXISTS)
-        cli_warn("the standard plugin library %s was not loaded: %s (a library given "
+        cli_warn("the standard plugin library was not loaded: %s (a library given "
                  "with --plugins defines the same plugin; --no-default-plugins "
                  "silences this)",
-                 def, prt_last_error());
+                 prt_last_error());
     else if (st)
-        cli_warn("the standard plugin library %s was not loaded: %s [%s] (set "
+        cli_warn("the standard plugin library was not loaded: %s [%s] (set "
                  "PLUGRT_PLUGINS to its path, or pass --no-default-plugins)",
-                 def, prt_last_error(), prt_status_name(st));
+                 prt_last_error(), prt_status_name(st));
     return reg;
 }

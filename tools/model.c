@@ -334,8 +334,9 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
         else if (st == PRT_ERR_NOT_FOUND)
             fprintf(stderr, "  load the library that defines the plugin with --plugins "
                             "lib.so\n");
-        else if (o->timing_cache && strstr(prt_last_error(), o->timing_cache))
-            cache_hint(o->timing_cache);
+        else if (o->timing_cache && strstr(prt_last_error(), o->timing_cache) &&
+                 (st == PRT_ERR_MALFORMED || st == PRT_ERR_VERSION))
+            cache_hint(o->timing_cache); /* not for a FIFO or a directory */
         else if (strstr(prt_last_error(), "workspace") &&
                  strstr(prt_last_error(), "limit"))
             fprintf(stderr, "  raise the limit with --workspace (e.g. --workspace 4G)\n");

@@ -188,7 +188,7 @@ def build(net_type, dtype, logger, device):
         network.mark_output(layer.get_output(0))
     config = builder.create_builder_config()
     config.device = device
-    config.autotune = True  # time both tactics (each checked against the reference)
+    config.autotune = True  # the default: time both tactics (checked against the first)
     profile = builder.create_optimization_profile()
     profile.set_shape("x", (1,) + SHAPE[1:], SHAPE, (4,) + SHAPE[1:])
     config.add_optimization_profile(profile)

@@ -405,11 +405,19 @@ typedef struct prt_plugin_build {
                                      int32_t nb_in, const prt_dynamic_tensor_desc *out,
                                      int32_t nb_out, int64_t *out_bytes);
 
-    /* Tactics the builder may time. Writes up to `capacity` ids to `tactics`
-     * (which may be NULL when capacity is 0) and the total to *out_count.
-     * Tactic 0 is the default and is always valid; do not list it. May be
-     * NULL (only tactic 0); ignored when set_tactic is NULL. Called twice
-     * per build, with and without autotuning: to count, then to fill. */
+    /* Tactics the builder may choose. Writes up to `capacity` ids to
+     * `tactics` (which may be NULL when capacity is 0) and the total to
+     * *out_count. The listed tactics are the candidates, in this order (a
+     * repeated id counts once): autotuning times them, the first one as the
+     * reference the others must agree with, and a build without autotuning
+     * takes the first. The builder never chooses a tactic that is not
+     * listed; with none listed, the only tactic is 0. List 0 (first, to keep
+     * it the default) when it is a real choice, such as one that picks by
+     * shape; 0 should still run right when it is not listed, since it is a
+     * plugin's tactic before set_tactic and engines built by earlier
+     * versions of plugrt may have recorded it. May be NULL (only tactic 0);
+     * ignored when set_tactic is NULL. Called twice per build, with and
+     * without autotuning: to count, then to fill. */
     prt_status (*get_valid_tactics)(prt_plugin *self, int32_t *tactics, int32_t capacity,
                                     int32_t *out_count);
 
@@ -473,10 +481,11 @@ typedef struct prt_plugin_runtime {
     uint32_t struct_size;
     uint32_t abi_version;
 
-    /* Chooses the tactic to run; 0 is the default. May be NULL: the plugin
-     * then has only tactic 0 (an engine that chose another fails to load).
-     * Called on each engine and context plugin right after it is made, and
-     * by the builder before timing each candidate. */
+    /* Chooses the tactic to run: one of get_valid_tactics' list, or 0 when
+     * it lists none (or an engine of an earlier plugrt recorded 0). May be
+     * NULL: the plugin then has only tactic 0 (an engine that chose another
+     * fails to load). Called on each engine and context plugin right after
+     * it is made, and by the builder before timing each candidate. */
     prt_status (*set_tactic)(prt_plugin *self, int32_t tactic);
 
     /* Concrete shapes (and input counts) before a run with new shapes. The

@@ -224,7 +224,10 @@ PRT_API const prt_plugin_creator *prt_registry_get_creator(const prt_registry *r
  * (PRT_PLUGIN_ENTRY_SYMBOL) and adds every creator it returns. Errors:
  * PRT_ERR_IO (cannot open), PRT_ERR_NOT_FOUND (no entry point),
  * PRT_ERR_VERSION (library refused our ABI or speaks a newer one),
- * PRT_ERR_ALREADY_EXISTS (a key clashes; nothing of the library is added). */
+ * PRT_ERR_ALREADY_EXISTS (a key clashes; nothing of the library is added),
+ * PRT_ERR_MALFORMED (not a loadable library, or a broken description). The
+ * message is "cannot load plugin library PATH: " and what is wrong, whole:
+ * print it as it is. */
 PRT_API PRT_NODISCARD prt_status prt_registry_load_library(prt_registry *reg,
                                                            const char *path);
 /* Removes the library's creators and unloads it. PRT_ERR_NOT_FOUND if the
@@ -387,8 +390,10 @@ PRT_API PRT_NODISCARD prt_status prt_builder_config_set_device(prt_builder_confi
  * asks for more fails the build with its name. */
 PRT_API PRT_NODISCARD prt_status
 prt_builder_config_set_workspace_limit(prt_builder_config *cfg, int64_t bytes);
-/* 0 (default): take the first accepted format combination and tactic 0.
- * 1: time every accepted combination and tactic and keep the fastest. */
+/* 0 (default): take the first accepted format combination and each
+ * plugin's first listed tactic (0 when it lists none; plugin.h,
+ * get_valid_tactics). 1: time every accepted combination and listed tactic
+ * on random data and keep the fastest. */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_set_autotune(prt_builder_config *cfg,
                                                                  int32_t on);
 /* 1 (default): on the CPU, tensors inside the engine take the blocked

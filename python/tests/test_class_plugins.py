@@ -148,6 +148,80 @@ def test_exception_in_create_plugin():
     assert ei.value.message == _capi.last_error()
 
 
+def one_layer_network(builder, plugin):
+    """x (-1, 4) -> plugin -> its output."""
+    net = builder.create_network()
+    x = net.add_input("x", trt.float32, (-1, 4))
+    net.mark_output(net.add_plugin_v3([x], [], plugin).get_output(0))
+    return net
+
+
+class RaisesText(P.ScalePlugin):
+    """ScalePlugin whose get_output_shapes raises ValueError(text)."""
+
+    def __init__(self, text):
+        super().__init__(2.0)
+        self.text = text
+
+    def get_output_shapes(self, inputs, shape_inputs, expr_builder):
+        raise ValueError(self.text)
+
+
+@pytest.mark.parametrize("text,shown", [
+    ("bad\x1b[31mred\x07 \x9b end \udc80", "bad\\x1b[31mred\\x07 \\xc2\\x9b end \\x80"),
+    ("long " + "x" * 3000 + " end", "long " + "x" * 3000 + " end")])
+def test_exception_text_escaped_and_said_once(text, shown):
+    """A Python plugin's exception reaches the message once, its control
+    bytes escaped as libplugrt escapes every message (they reached the
+    terminal raw, and the text came twice: once escaped by C, once not, and
+    a text longer than C's message the same way)."""
+    b = trt.Builder()
+    net = one_layer_network(b, RaisesText(text))
+    with pytest.raises(trt.PluginError) as ei:
+        b.build_serialized_network(net, config(b))
+    msg = str(ei.value)
+    assert msg.startswith("layer ") and msg.endswith("raised ValueError: " + shown), msg
+    assert msg.count("raised ValueError") == 1 and "after:" not in msg, msg
+    assert not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or 0xd800 <= ord(c) <= 0xdfff
+                   for c in msg), msg
+    assert str(ei.value.__cause__) == text  # the exception itself is untouched
+
+
+class HugeWorkspace(P.ScalePlugin):
+    """ScalePlugin asking for a workspace of `size` bytes."""
+
+    def __init__(self, size):
+        super().__init__(2.0)
+        self.size = size
+
+    def get_workspace_size(self, inp, out):
+        return self.size
+
+
+@pytest.mark.parametrize("size", [2**64, 2**64 + 64, 2**63, -1, -2**64])
+def test_workspace_size_outside_int64(size):
+    """A size that does not fit int64_t is refused naming the plugin and the
+    method (2**64 + 64 used to become a workspace of 64 bytes)."""
+    b = trt.Builder()
+    net = one_layer_network(b, HugeWorkspace(size))
+    with pytest.raises(trt.PluginError) as ei:
+        b.build_serialized_network(net, config(b))
+    msg = str(ei.value)
+    assert "tests::PyScale" in msg and "method get_workspace_size" in msg, msg
+    assert "returned %d" % size in msg and "0 to 2**63-1" in msg, msg
+    assert isinstance(ei.value.__cause__, ValueError)
+
+
+def test_workspace_size_of_the_largest_int64():
+    """2**63-1 passes the check (and the builder then refuses what it cannot
+    reserve, as for a C plugin)."""
+    b = trt.Builder()
+    net = one_layer_network(b, HugeWorkspace(2**63 - 1))
+    with pytest.raises(trt.Error) as ei:
+        b.build_serialized_network(net, config(b))
+    assert "0 to 2**63-1" not in str(ei.value)
+
+
 class Broken(trt.Plugin):
     """A plugin whose answers are wrong in ways plugrt must catch."""
     plugin_name = "Broken"

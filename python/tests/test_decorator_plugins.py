@@ -249,20 +249,77 @@ def tuned_autotune(x: trtp.TensorDesc, outputs) -> List[trtp.AutoTuneCombination
     return [trtp.AutoTuneCombination("FP32, FP32", "LINEAR", [1]), c]
 
 
-@pytest.mark.parametrize("dtype,tactics", [(np.float32, {0, 1}), (np.float16, {0, 3, 5})])
+@pytest.mark.parametrize("dtype,tactics", [(np.float32, {1}), (np.float16, {3, 5})])
 def test_autotune_combinations_and_tactics(dtype, tactics):
     TACTICS_RUN.clear()
     e = one_layer(trtp.op.tdec.tuned, dtype=trt.float16 if dtype == np.float16 else trt.float32,
                   autotune=True)
-    want = trt.float16 if dtype == np.float16 else trt.float32
-    ran = {t for t, dt in TACTICS_RUN if dt == want}
-    # Timed: every tactic of the matching combination (and the default).
-    assert tactics <= ran | {0}, (tactics, TACTICS_RUN)
+    # Timed: every tactic declared for the layer's types, and no other (one
+    # candidate alone needs no timing).
+    ran = {t for t, dt in TACTICS_RUN}
+    assert ran == (tactics if len(tactics) > 1 else set()), (tactics, TACTICS_RUN)
     chosen = e.get_layer_info(0)["tactic"]
+    assert chosen in tactics
     TACTICS_RUN.clear()
     x = np.ones((2, 4), dtype)
     assert np.array_equal(e.create_execution_context().run({"x": x})["y0"], x)
     assert TACTICS_RUN[-1][0] == chosen
+
+
+TWO_TACTICS_RUN = []
+
+
+@trtp.register("tdec::two_tactics")
+def two_tactics_desc(x: trtp.TensorDesc) -> trtp.TensorDesc:
+    return x.like()
+
+
+@trtp.autotune("tdec::two_tactics")
+def two_tactics_autotune(x: trtp.TensorDesc, outputs) -> List[trtp.AutoTuneCombination]:
+    return [trtp.AutoTuneCombination("FP32, FP32", "LINEAR", [1, 2])]
+
+
+@trtp.impl("tdec::two_tactics")
+def two_tactics_impl(x, outputs, stream, tactic):
+    """TensorRT's style: a branch per declared tactic, nothing else."""
+    TWO_TACTICS_RUN.append(tactic)
+    if tactic == 1:
+        np.multiply(np.asarray(x), 2, out=np.asarray(outputs[0]))
+    elif tactic == 2:
+        np.add(np.asarray(x), np.asarray(x), out=np.asarray(outputs[0]))
+
+
+@pytest.mark.parametrize("autotune", [None, False])
+def test_only_declared_tactics_run(autotune, rng):
+    """build_serialized_network times the declared tactics by default, as
+    TensorRT does; with config.autotune = False it takes the first declared.
+    impl never gets tactic 0, which it would leave unwritten (it used to:
+    no timing by default, and tactic 0 timed as the reference)."""
+    b = trt.Builder()
+    net = b.create_network()
+    x = net.add_input("x", trt.float32, (-1, 4))
+    y = net.add_plugin(trtp.op.tdec.two_tactics(x)).get_output(0)
+    y.name = "y"
+    net.mark_output(y)
+    cfg = b.create_builder_config()
+    assert cfg.autotune is True  # the default
+    if autotune is not None:
+        cfg.autotune = autotune
+    p = b.create_optimization_profile()
+    p.set_shape("x", (1, 4), (2, 4), (8, 4))
+    cfg.add_optimization_profile(p)
+    TWO_TACTICS_RUN.clear()
+    e = trt.Runtime().deserialize_cuda_engine(b.build_serialized_network(net, cfg))
+    built = set(TWO_TACTICS_RUN)
+    chosen = e.get_layer_info(0)["tactic"]
+    if autotune is None:
+        assert built == {1, 2} and chosen in (1, 2), TWO_TACTICS_RUN
+    else:
+        assert built == set() and chosen == 1, TWO_TACTICS_RUN
+    TWO_TACTICS_RUN.clear()
+    xin = rng.standard_normal((3, 4)).astype(np.float32)
+    assert np.array_equal(e.create_execution_context().run({"x": xin})["y"], 2 * xin)
+    assert TWO_TACTICS_RUN == [chosen]
 
 
 def test_autotune_combination_strings():

@@ -47,6 +47,46 @@ def test_context_managers():
         reg.get_creator("NonZeroPlugin")
 
 
+def test_tensorrt_with_idiom(tmp_path):
+    """TensorRT samples' `with` chain works (Builder, Runtime, configs and
+    parsers raised TypeError): each object is itself inside the block; at
+    its end what owns a C object releases it and refuses use, while the
+    engine made inside outlives the Builder, network, config, parser and
+    Runtime it came from."""
+    from onnx import TensorProto, helper  # noqa: PLC0415 - only this test needs it
+    node = helper.make_node("Relu", ["x"], ["y"])
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    logger = trt.Logger(trt.Logger.WARNING)
+    with trt.Builder(logger) as builder, builder.create_network(0) as network, \
+            builder.create_builder_config() as config, \
+            trt.OnnxParser(network, logger) as parser, trt.Runtime(logger) as runtime:
+        assert isinstance(builder, trt.Builder) and isinstance(runtime, trt.Runtime)
+        assert isinstance(config, trt.IBuilderConfig) and isinstance(parser, trt.OnnxParser)
+        assert parser.parse(m.SerializeToString())
+        plan = builder.build_serialized_network(network, config)
+        engine = runtime.deserialize_cuda_engine(plan)
+    with pytest.raises(trt.StateError):
+        config.device = "cpu"
+    with pytest.raises(trt.StateError):
+        parser.parse(m.SerializeToString())
+    with pytest.raises(trt.StateError):
+        network.add_input("z", trt.float32, (1,))
+    # Builder and Runtime own nothing: they, and the engine, still work.
+    assert builder.create_network() is not None
+    with engine, engine.create_execution_context() as context:
+        x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+        assert np.array_equal(context.run({"x": x})["y"], np.maximum(x, 0))
+    with pytest.raises(trt.StateError):
+        context.run({"x": x})
+    with pytest.raises(trt.StateError):
+        engine.create_execution_context()
+    with runtime as r2:  # still usable, and `with` again
+        assert r2.deserialize_cuda_engine(plan).num_io_tensors == 2
+
+
 def test_collection_frees_everything():
     gc.collect()
     live, allocs = len(LIVE), len(_ALLOCS)

@@ -1,5 +1,5 @@
 """The installed package: importable from anywhere, libraries inside it,
-struct layouts equal to the C compiler's."""
+struct layouts equal to the C compiler's, reprs that say what an object is."""
 
 import ctypes
 import os
@@ -100,3 +100,115 @@ def test_struct_layouts_match_the_c_compiler(tmp_path):
                 bad.append("%s: C offset %s, ctypes %d" % (what, nums[0], off))
     assert not bad, bad
     assert len(out.splitlines()) == sum(1 + len(c._fields_) for c in _capi.STRUCTS.values())
+
+
+def test_reprs_say_what_an_object_is(rng):
+    """The core classes' reprs name the object and its key fields in one
+    short line (most were <... object at 0x...>), and never raise, closed
+    or not."""
+    import plugins_for_tests as P  # noqa: PLC0415 - registers tests::twice
+    import plugrt.plugin as trtp  # noqa: PLC0415
+    logger = trt.Logger(trt.Logger.INFO)
+    b = trt.Builder(logger)
+    net = b.create_network()
+    x = net.add_input("x", trt.float32, (-1, 4))
+    layer = net.add_plugin_v3([x], [], P.ScalePlugin(2.0))
+    layer.get_output(0).name = "y"
+    net.mark_output(layer.get_output(0))
+    cfg = b.create_builder_config()
+    prof = b.create_optimization_profile()
+    prof.set_shape("x", (1, 4), (2, 4), (8, 4))
+    cfg.add_optimization_profile(prof)
+    plan = b.build_serialized_network(net, cfg)
+    rt = trt.Runtime(logger)
+    engine = rt.deserialize_cuda_engine(plan)
+    ctx = engine.create_execution_context()
+    ctx.set_input_shape("x", (3, 4))
+    parser = trt.OnnxParser(b.create_network(), logger)
+    want = [
+        (b, "<plugrt.Builder, the default registry>"),
+        (rt, "<plugrt.Runtime, the default registry>"),
+        (logger, "<plugrt.Logger INFO>"),
+        (net, "<plugrt.INetworkDefinition inputs [x FLOAT (-1, 4)], outputs [y]>"),
+        (prof, "<plugrt.IOptimizationProfile: x (1, 4)..(2, 4)..(8, 4)>"),
+        (cfg, "<plugrt.IBuilderConfig cpu, autotune on, workspace 1024 MiB, 1 profile>"),
+        (plan, "<plugrt.HostMemory %d bytes>" % len(plan)),
+        (engine, "<plugrt.ICudaEngine on cpu: input x FLOAT (-1, 4), output y FLOAT (-1, 4)>"),
+        (ctx, "<plugrt.IExecutionContext on cpu, profile 0: x (3, 4)>"),
+        (parser, "<plugrt.OnnxParser into <plugrt.INetworkDefinition inputs [], outputs []>, "
+                 "0 errors>"),
+        (P.ScalePlugin(1.0), "<Python plugin tests::PyScale version 1 (ScalePlugin)>"),
+        (P.ScaleCreator(), "<Python plugin creator tests::PyScale version 1 (ScaleCreator)>"),
+        (trtp.get_plugin("tests::twice"), "<plugrt.plugin.PluginDef tests::twice(x, factor=2.0) "
+                                          "on cpu+cuda>"),
+        (trt.PluginResourceContext(trt.Device.CPU), "PluginResourceContext(device=CPU)"),
+    ]
+    for obj, text in want:
+        assert repr(obj) == text
+    assert repr(trt.Registry()) == "<plugrt.Registry with 0 creators>"
+    for obj in (ctx, engine, net, cfg, parser):
+        obj.close()
+        assert repr(obj) == "<plugrt.%s (closed)>" % type(obj).__name__
+
+
+def test_type_checks(tmp_path):
+    """The package ships py.typed: mypy finds no error in it (where mypy is
+    installed), and every public function and method of plugrt and
+    plugrt.plugin is annotated."""
+    import enum  # noqa: PLC0415
+    import inspect  # noqa: PLC0415
+    import plugrt.plugin as trtp  # noqa: PLC0415
+    missing = []
+    for mod in (trt, trtp):
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            funcs = []
+            if inspect.isfunction(obj):
+                funcs.append((name, obj))
+            elif inspect.isclass(obj) and not issubclass(obj, (enum.Enum, BaseException)):
+                for k, v in vars(obj).items():
+                    if k.startswith("_") and k != "__init__":
+                        continue
+                    if isinstance(v, property):
+                        funcs += [(name + "." + k, f) for f in (v.fget, v.fset) if f]
+                    elif isinstance(v, (staticmethod, classmethod)):
+                        funcs.append((name + "." + k, v.__func__))
+                    elif inspect.isfunction(v):
+                        funcs.append((name + "." + k, v))
+            for qual, f in funcs:
+                if "plugrt" not in (inspect.getsourcefile(f) or ""):
+                    continue  # inherited from outside (enum, bytes, list)
+                sig = inspect.signature(f)
+                bare = [n for n, p in sig.parameters.items()
+                        if n not in ("self", "cls") and p.annotation is p.empty
+                        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+                if sig.return_annotation is sig.empty and f.__name__ != "__init__":
+                    bare.append("return")
+                if bare:
+                    missing.append("%s: %s" % (qual, ", ".join(bare)))
+    assert not missing, missing
+    pytest.importorskip("mypy", reason="mypy is not installed")
+    # By name, as users' code finds it: installed, mypy finds it among the
+    # interpreter's packages; from the tree (PYTHONPATH), through MYPYPATH.
+    env = dict(os.environ)
+    where = os.path.dirname(os.path.dirname(trt.__file__))
+    if "site-packages" not in where:
+        env["MYPYPATH"] = where
+    r = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"),
+                        "-p", "plugrt"], capture_output=True, text=True, cwd=str(tmp_path),
+                       env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_optional_extras():
+    """plugrt[onnx] brings onnx (what makes and edits models in Python) and
+    plugrt[torch] torch, as the installed package's metadata says."""
+    from importlib import metadata  # noqa: PLC0415
+    try:
+        md = metadata.metadata("plugrt")
+    except metadata.PackageNotFoundError:
+        pytest.skip("plugrt is not installed as a distribution (PYTHONPATH run)")
+    assert {"onnx", "torch"} <= set(md.get_all("Provides-Extra") or [])
+    reqs = md.get_all("Requires-Dist") or []
+    for extra in ("onnx", "torch"):
+        assert any(r.startswith(extra) and 'extra == "%s"' % extra in r for r in reqs), reqs

@@ -100,6 +100,19 @@ uint64_t base_fnv1a64(const void *data, size_t n, uint64_t seed);
 #define BASE_FNV_SEED 0xcbf29ce484222325ull
 uint32_t base_crc32(const void *data, size_t n);
 
+/* Opens `path` for reading only if it is a regular file: the open cannot
+ * block (O_NONBLOCK: a FIFO would wait for a writer forever) and the type is
+ * checked on the opened descriptor, so what is checked is what is read.
+ * Returns 0 with *out_fd (the caller closes it) and *out_size; else the
+ * errno of a failed open or fstat (ENOENT: no such file), or -1 for a file
+ * that is not regular, with *why saying what is wrong ("No such file or
+ * directory", "it is a directory, not a regular file", ...). */
+int base_open_regular(const char *path, int *out_fd, uint64_t *out_size,
+                      const char **why);
+/* Reads n bytes at `offset` (pread, retried); fewer only where the file
+ * ends. The count read, or -1 on a read error (errno set). */
+int64_t base_read_at(int fd, void *buf, size_t n, uint64_t offset);
+
 /* A growing byte buffer for writers. On allocation failure `failed` is set
  * and further appends are ignored; check it once at the end. */
 typedef struct base_buf {

@@ -88,12 +88,15 @@ static prt_status bld_configure(bld *b, const net_layer *l,
     return st ? bld_plugin_fail(l, st, "configure failed") : PRT_OK;
 }
 
+/* The layer's candidate tactics (plugin.h, get_valid_tactics): the ones the
+ * plugin lists, in its order, each once; {0} when it lists none (or has no
+ * set_tactic). Never a tactic it did not list: the first is what a build
+ * without autotuning takes. */
 static prt_status bld_tactics(const net_layer *l, int32_t **out, int32_t *out_n)
 {
-    int32_t count = 0, n = 1;
+    int32_t count = 0, got = 0, n = 0;
     int32_t *list;
     prt_status st;
-    /* Without set_tactic a plugin has only the default tactic. */
     if (BUILD_ENTRY(l->plugin, get_valid_tactics) &&
         RUNTIME_ENTRY(l->plugin, set_tactic)) {
         base_clear_error();
@@ -107,20 +110,24 @@ static prt_status bld_tactics(const net_layer *l, int32_t **out, int32_t *out_n)
     list = base_malloc(sizeof(int32_t) * (size_t)(count + 1));
     if (!list)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
-    list[0] = 0;
     if (count) {
-        int32_t got = 0;
-        st = BUILD_ENTRY(l->plugin, get_valid_tactics)(l->plugin, list + 1, count, &got);
+        st = BUILD_ENTRY(l->plugin, get_valid_tactics)(l->plugin, list, count, &got);
         if (st) {
             base_free(list);
             return bld_plugin_fail(l, st, "get_valid_tactics failed");
         }
         if (got > count)
             got = count;
-        for (int32_t i = 1; i <= got; i++)
-            if (list[i] != 0)
-                list[n++] = list[i];
     }
+    for (int32_t i = 0; i < got; i++) {
+        int32_t k = 0;
+        while (k < n && list[k] != list[i])
+            k++;
+        if (k == n)
+            list[n++] = list[i];
+    }
+    if (n == 0)
+        list[n++] = 0;
     *out = list;
     *out_n = n;
     return PRT_OK;
@@ -349,6 +356,8 @@ prt_status bld_layer_formats(bld *b, int32_t li)
     st = bld_device_dtypes(b, l, bl->descs, ng);
     if (!st)
         st = bld_tactics(l, &tactics, &nb_tactics);
+    if (!st)
+        bl->tactic = tactics[0];
     if (!st && b->cfg->autotune && (ng->nb_combos > 1 || nb_tactics > 1))
         st = bld_autotune(b, l, ng, tactics, nb_tactics, &combo, &bl->tactic);
     if (st)

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "builder/builder.h"
 
@@ -61,6 +62,29 @@ static prt_status tc_add(tc_cache *c, char *key, int32_t tactic, int32_t n,
     return PRT_OK;
 }
 
+/* Why entry i's key, at `at` in r, did not read (base_rd_str says only
+ * that it failed). */
+static prt_status bad_key(const char *path, const base_reader *r, size_t at, uint32_t i)
+{
+    base_reader k = {r->data, r->size, at, 0};
+    uint32_t n = base_rd_u32(&k);
+    const uint8_t *key = k.failed || n > TC_MAX_KEY ? NULL : base_rd_span(&k, n);
+    const uint8_t *nul = key ? memchr(key, 0, n) : NULL;
+    char what[96];
+    if (!k.failed && n > TC_MAX_KEY)
+        snprintf(what, sizeof what, "entry %u has a key of %u bytes (at most %d)",
+                 (unsigned)i, (unsigned)n, TC_MAX_KEY);
+    else if (!key)
+        snprintf(what, sizeof what, "truncated entry (%u)", (unsigned)i);
+    else if (nul)
+        snprintf(what, sizeof what,
+                 "entry %u: its key holds a NUL byte (at key byte %zu)", (unsigned)i,
+                 (size_t)(nul - key));
+    else
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "timing cache: out of memory");
+    return bad(path, what);
+}
+
 /* Parses a whole file's bytes. */
 static prt_status parse(tc_cache *c, const char *path, const uint8_t *p, size_t size)
 {
@@ -82,13 +106,16 @@ static prt_status parse(tc_cache *c, const char *path, const uint8_t *p, size_t 
     if (r.failed || count > TC_MAX_ENTRIES || count > (r.size - r.pos) / 12)
         return bad(path, "entry count does not fit the file");
     for (uint32_t i = 0; i < count; i++) {
+        size_t at = r.pos;
         char *key = base_rd_str(&r, TC_MAX_KEY);
         int32_t tactic = base_rd_i32(&r), formats[128];
         uint32_t n = base_rd_u32(&r);
         prt_status st;
-        if (!key || r.failed || n > 128) {
+        if (!key)
+            return bad_key(path, &r, at, i);
+        if (r.failed || n > 128) {
             base_free(key);
-            return bad(path, r.failed || !key ? "truncated entry" : "too many positions");
+            return bad(path, r.failed ? "truncated entry" : "too many positions");
         }
         for (uint32_t k = 0; k < n; k++) {
             formats[k] = base_rd_i32(&r);
@@ -112,35 +139,39 @@ static prt_status parse(tc_cache *c, const char *path, const uint8_t *p, size_t 
 
 prt_status tc_load(tc_cache *c, const char *path)
 {
-    FILE *f;
-    long n;
+    const char *why;
+    uint64_t size;
+    int64_t got;
     uint8_t *bytes;
     prt_status st;
+    int fd, err;
     memset(c, 0, sizeof *c);
-    f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT)
-            return PRT_OK; /* a first build makes it */
-        return base_error(PRT_ERR_IO, "timing cache '%s': cannot open: %s", path,
-                          strerror(errno));
-    }
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return base_error(PRT_ERR_IO, "timing cache '%s': not a regular file", path);
-    }
-    bytes = base_malloc((size_t)n + 1);
+    /* A regular file, opened without blocking: a FIFO named as the cache
+     * must not hang the build waiting for a writer, nor a directory read
+     * as a file of absurd size. */
+    err = base_open_regular(path, &fd, &size, &why);
+    if (err == ENOENT)
+        return PRT_OK; /* a first build makes it */
+    if (err)
+        return base_error(PRT_ERR_IO, "timing cache '%s': cannot read it: %s", path, why);
+    bytes = size < SIZE_MAX ? base_malloc((size_t)size + 1) : NULL;
     if (!bytes) {
-        fclose(f);
-        return base_error(PRT_ERR_OUT_OF_MEMORY, "timing cache '%s': out of memory",
-                          path);
+        close(fd);
+        return base_error(PRT_ERR_OUT_OF_MEMORY,
+                          "timing cache '%s': out of memory for its %llu bytes", path,
+                          (unsigned long long)size);
     }
-    if (fread(bytes, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
+    got = base_read_at(fd, bytes, (size_t)size, 0);
+    st = got == (int64_t)size
+             ? PRT_OK
+             : base_error(PRT_ERR_IO, "timing cache '%s': read failed: %s", path,
+                          got < 0 ? strerror(errno) : "the file shrank while being read");
+    close(fd);
+    if (st) {
         base_free(bytes);
-        return base_error(PRT_ERR_IO, "timing cache '%s': read failed", path);
+        return st;
     }
-    fclose(f);
-    st = parse(c, path, bytes, (size_t)n);
+    st = parse(c, path, bytes, (size_t)size);
     base_free(bytes);
     if (st)
         tc_free(c);

@@ -3,10 +3,12 @@
  * a layer on random data at the profile's opt shapes and keep the fastest.
  * A candidate must first agree with the reference — on a device other than
  * the CPU, the plugin's CPU implementation on the same inputs when it has
- * one; else candidate 0, the first combination at tactic 0 — so a fast but
- * wrong tactic can never win.
+ * one; else candidate 0, the first combination at the first tactic the
+ * plugin lists (0 when it lists none) — so a fast but wrong tactic can never
+ * win.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "builder/builder.h"
@@ -277,13 +279,17 @@ static int same_formats(const tune_candidate *a, const tune_candidate *b, int32_
 typedef struct tune_ref {
     void *out[64];
     int from_cpu;
+    char label[48]; /* names the reference in messages */
 } tune_ref;
 
+/* Frees the outputs kept; the label stays. */
 static void ref_free(tune_ref *r)
 {
-    for (int32_t o = 0; o < 64; o++)
+    for (int32_t o = 0; o < 64; o++) {
         base_free(r->out[o]);
-    memset(r, 0, sizeof *r);
+        r->out[o] = NULL;
+    }
+    r->from_cpu = 0;
 }
 
 /* Copies the outputs of the run in tb into r (host memory). */
@@ -298,9 +304,9 @@ static prt_status ref_keep(tune_ref *r, tune_bufs *tb, int32_t nb_in, int32_t nb
     return st;
 }
 
-/* Candidate 0 (the first combination, tactic 0) on the CPU. 0 with a
- * warning when the CPU run fails: the target's candidate 0 is then the
- * reference. */
+/* Candidate 0 (the first combination at the first tactic) on the CPU. 0
+ * with a warning when the CPU run fails: the target's candidate 0 is then
+ * the reference. */
 static int ref_on_cpu(prt_plugin *plugin, const char *layer_name,
                       const tune_candidate *c0, int32_t nb_in, int32_t nb_out,
                       const uint32_t *out_dd, int64_t workspace, tune_ref *r)
@@ -320,12 +326,13 @@ static int ref_on_cpu(prt_plugin *plugin, const char *layer_name,
     if (st) {
         base_log(PRT_SEV_WARNING,
                  "layer '%s': the CPU implementation failed while tuning "
-                 "(%s); tactics are checked against tactic 0 on the device instead",
-                 layer_name, prt_last_error());
+                 "(%s); tactics are checked against tactic %d on the device instead",
+                 layer_name, prt_last_error(), (int)c0->tactic);
         ref_free(r);
         return 0;
     }
     r->from_cpu = 1;
+    snprintf(r->label, sizeof r->label, "the CPU implementation");
     return 1;
 }
 
@@ -348,9 +355,8 @@ static int agrees(tune_bufs *tb, const tune_ref *r, const tune_candidate *c,
                 "layer '%s': tactic %d disagrees with the reference "
                 "(%s) and is rejected: output %d element %lld is %g, the reference's "
                 "%g",
-                layer_name, (int)c->tactic,
-                r->from_cpu ? "the CPU implementation" : "tactic 0", (int)o,
-                (long long)bad, element(got, dt, bad), element(r->out[o], dt, bad));
+                layer_name, (int)c->tactic, r->label, (int)o, (long long)bad,
+                element(got, dt, bad), element(r->out[o], dt, bad));
             return 0;
         }
     }
@@ -369,6 +375,8 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
     int32_t best_i = -1, rejected = 0;
     prt_status st = PRT_OK;
     memset(&ref, 0, sizeof ref);
+    snprintf(ref.label, sizeof ref.label, "tactic %d",
+             nb_cands ? (int)cands[0].tactic : 0);
     if (nb_out > 64 || nb_in + nb_out > 128)
         return base_error(PRT_ERR_UNSUPPORTED, "tuning '%s': too many tensors",
                           layer_name);
@@ -393,8 +401,8 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
         if (st && c == 0) {
             st = base_error_prefix(PRT_ERR_PLUGIN,
                                    "layer '%s': the reference candidate "
-                                   "(tactic 0) failed while tuning",
-                                   layer_name);
+                                   "(tactic %d) failed while tuning",
+                                   layer_name, (int)cands[0].tactic);
             keep = 0;
         } else if (st) {
             base_log(PRT_SEV_WARNING,
@@ -437,7 +445,7 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
         st = base_error(PRT_ERR_PLUGIN,
                         "layer '%s': no tactic agrees with the reference "
                         "(%s); the build log names each one's first wrong element",
-                        layer_name, ref.from_cpu ? "the CPU implementation" : "tactic 0");
+                        layer_name, ref.label);
     ref_free(&ref);
     base_free(got);
     dev->event_destroy(ev0);

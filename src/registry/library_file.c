@@ -106,87 +106,62 @@ static const char *type_name(unsigned t)
     }
 }
 
-/* A file that is not a loadable library: the reason, after the path. */
-#define BAD(path, ...)                                                                   \
-    base_error_prefix(base_error(PRT_ERR_MALFORMED, __VA_ARGS__),                        \
-                      "cannot load plugin library %s", (path))
+/* A file that is not a loadable library: the reason (prt_registry_load_library
+ * puts "cannot load plugin library PATH" before every load error). */
+#define BAD(...) base_error(PRT_ERR_MALFORMED, __VA_ARGS__)
 
-/* Exactly n bytes at `off`, or fewer only at the end of the file. -1 on a
- * read error (errno set), else the count read. */
-static ssize_t read_at(int fd, void *buf, size_t n, off_t off)
+static prt_status read_error(void)
 {
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = pread(fd, (char *)buf + got, n - got, off + (off_t)got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
-    return (ssize_t)got;
-}
-
-static prt_status read_error(const char *path)
-{
-    return base_error(PRT_ERR_IO,
-                      "cannot load plugin library %s: reading it "
-                      "failed: %s",
-                      path, strerror(errno));
+    return base_error(PRT_ERR_IO, "reading it failed: %s", strerror(errno));
 }
 
 /* The ELF header: magic, the host's class and byte order, a shared object
  * for the host's machine, program headers of the host's layout. */
-static prt_status check_header(int fd, const char *path, uint64_t size, elf_ehdr *h)
+static prt_status check_header(int fd, uint64_t size, elf_ehdr *h)
 {
-    ssize_t got;
+    int64_t got;
     memset(h, 0, sizeof *h);
-    got = read_at(fd, h, sizeof *h, 0);
+    got = base_read_at(fd, h, sizeof *h, 0);
     if (got < 0)
-        return read_error(path);
+        return read_error();
     if (got == 0)
-        return BAD(path, "the file is empty");
+        return BAD("the file is empty");
     if (memcmp(h->e_ident, ELFMAG, got < SELFMAG ? (size_t)got : SELFMAG) != 0)
-        return BAD(path, "not an ELF file (it does not start with \\177ELF)");
+        return BAD("not an ELF file (it does not start with \\177ELF)");
     if (got > EI_DATA && h->e_ident[EI_CLASS] != HOST_CLASS)
-        return BAD(path, "a %s ELF file, this process loads %s ones",
+        return BAD("a %s ELF file, this process loads %s ones",
                    class_name(h->e_ident[EI_CLASS]), class_name(HOST_CLASS));
     if (got > EI_DATA && h->e_ident[EI_DATA] != HOST_DATA)
-        return BAD(path, "a %s ELF file, this process is %s",
+        return BAD("a %s ELF file, this process is %s",
                    h->e_ident[EI_DATA] == ELFDATA2MSB ? "big-endian" : "little-endian",
                    HOST_DATA == ELFDATA2MSB ? "big-endian" : "little-endian");
     if ((size_t)got < sizeof *h)
-        return BAD(path,
-                   "truncated: the ELF header needs %zu bytes, the file "
+        return BAD("truncated: the ELF header needs %zu bytes, the file "
                    "has %llu",
                    sizeof *h, (unsigned long long)size);
     if (h->e_ident[EI_VERSION] != EV_CURRENT || h->e_version != EV_CURRENT)
-        return BAD(path, "ELF version %u, not %u", (unsigned)h->e_ident[EI_VERSION],
+        return BAD("ELF version %u, not %u", (unsigned)h->e_ident[EI_VERSION],
                    (unsigned)EV_CURRENT);
     if (h->e_type != ET_DYN)
-        return BAD(path, "ELF type %u is %s, not a shared library", (unsigned)h->e_type,
+        return BAD("ELF type %u is %s, not a shared library", (unsigned)h->e_type,
                    type_name(h->e_type));
 #ifdef HOST_MACHINE
     if (h->e_machine != HOST_MACHINE)
-        return BAD(path,
-                   "built for %s (ELF machine %u), this process runs on "
+        return BAD("built for %s (ELF machine %u), this process runs on "
                    "%s (%u)",
                    machine_name(h->e_machine), (unsigned)h->e_machine,
                    machine_name(HOST_MACHINE), (unsigned)HOST_MACHINE);
 #endif
     if (h->e_phentsize != sizeof(elf_phdr))
-        return BAD(path, "program header entries of %u bytes, not %zu",
+        return BAD("program header entries of %u bytes, not %zu",
                    (unsigned)h->e_phentsize, sizeof(elf_phdr));
     /* PN_XNUM moves the count into section 0, which loaders do not read. */
     if (h->e_phnum == 0 || h->e_phnum == PN_XNUM)
-        return BAD(path, "%s program headers", h->e_phnum ? "too many" : "no");
+        return BAD("%s program headers", h->e_phnum ? "too many" : "no");
     /* Once the offset is within the file (< 2^63), adding a table of under
      * 2^22 bytes cannot wrap. */
     if (h->e_phoff > size || h->e_phoff + (uint64_t)h->e_phnum * sizeof(elf_phdr) > size)
-        return BAD(path,
-                   "truncated: the program headers end at byte %llu, the "
+        return BAD("truncated: the program headers end at byte %llu, the "
                    "file has %llu",
                    (unsigned long long)h->e_phoff +
                        (unsigned long long)h->e_phnum * sizeof(elf_phdr),
@@ -195,54 +170,48 @@ static prt_status check_header(int fd, const char *path, uint64_t size, elf_ehdr
 }
 
 /* Every loadable segment's file bytes lie within the file. */
-static prt_status check_segments(int fd, const char *path, uint64_t size,
-                                 const elf_ehdr *h)
+static prt_status check_segments(int fd, uint64_t size, const elf_ehdr *h)
 {
     int loads = 0;
     for (unsigned i = 0; i < h->e_phnum; i++) {
         elf_phdr ph;
-        ssize_t got =
-            read_at(fd, &ph, sizeof ph, (off_t)(h->e_phoff + (uint64_t)i * sizeof ph));
+        int64_t got = base_read_at(fd, &ph, sizeof ph,
+                                   (uint64_t)h->e_phoff + (uint64_t)i * sizeof ph);
         if (got < 0)
-            return read_error(path);
+            return read_error();
         if ((size_t)got < sizeof ph) /* the file shrank since fstat */
-            return BAD(path, "truncated in program header %u", i);
+            return BAD("truncated in program header %u", i);
         if (ph.p_type != PT_LOAD)
             continue;
         loads++;
         if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
-            return BAD(path,
-                       "truncated: segment %u ends at byte %llu, the file "
+            return BAD("truncated: segment %u ends at byte %llu, the file "
                        "has %llu",
                        i,
                        (unsigned long long)ph.p_offset + (unsigned long long)ph.p_filesz,
                        (unsigned long long)size);
         if (ph.p_filesz > ph.p_memsz)
-            return BAD(path,
-                       "segment %u holds %llu bytes of the file in %llu "
+            return BAD("segment %u holds %llu bytes of the file in %llu "
                        "bytes of memory",
                        i, (unsigned long long)ph.p_filesz,
                        (unsigned long long)ph.p_memsz);
     }
     if (loads == 0)
-        return BAD(path, "no loadable segment");
+        return BAD("no loadable segment");
     return PRT_OK;
 }
 
-static prt_status hash_fd(int fd, const char *path, uint64_t size, uint64_t *out)
+static prt_status hash_fd(int fd, uint64_t size, uint64_t *out)
 {
     unsigned char chunk[HASH_CHUNK];
     uint64_t h = BASE_FNV_SEED;
     for (uint64_t off = 0; off < size;) {
         size_t want = size - off < sizeof chunk ? (size_t)(size - off) : sizeof chunk;
-        ssize_t got = read_at(fd, chunk, want, (off_t)off);
+        int64_t got = base_read_at(fd, chunk, want, off);
         if (got < 0)
-            return read_error(path);
+            return read_error();
         if (got == 0)
-            return base_error(PRT_ERR_IO,
-                              "cannot load plugin library %s: it "
-                              "shrank while being read",
-                              path);
+            return base_error(PRT_ERR_IO, "it shrank while being read");
         h = base_fnv1a64(chunk, (size_t)got, h);
         off += (uint64_t)got;
     }
@@ -256,27 +225,19 @@ prt_status registry_check_library_file(const char *path, registry_file_id *out)
     elf_ehdr h;
     uint64_t size;
     prt_status st;
+    const char *why;
     int fd;
     memset(out, 0, sizeof *out);
     if (!strchr(path, '/'))
         return PRT_OK;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return base_error(PRT_ERR_IO, "cannot load plugin library %s: %s", path,
-                          strerror(errno));
+    if (base_open_regular(path, &fd, &size, &why) != 0)
+        return base_error(PRT_ERR_IO, "%s", why);
+    /* The file's identity, for the record of loaded files. */
     if (fstat(fd, &sb) != 0) {
-        st = base_error(PRT_ERR_IO, "cannot load plugin library %s: %s", path,
-                        strerror(errno));
-    } else if (!S_ISREG(sb.st_mode)) {
-        st = base_error(PRT_ERR_IO, "cannot load plugin library %s: %s", path,
-                        S_ISDIR(sb.st_mode) ? "it is a directory"
-                                            : "it is not a regular file");
+        st = base_error(PRT_ERR_IO, "%s", strerror(errno));
     } else {
-        size = (uint64_t)sb.st_size;
-        if (!(st = check_header(fd, path, size, &h)) &&
-            !(st = check_segments(fd, path, size, &h)))
-            st = hash_fd(fd, path, size, &out->hash);
+        if (!(st = check_header(fd, size, &h)) && !(st = check_segments(fd, size, &h)))
+            st = hash_fd(fd, size, &out->hash);
         out->known = st == PRT_OK;
         out->dev = (uint64_t)sb.st_dev;
         out->ino = (uint64_t)sb.st_ino;

@@ -24,8 +24,9 @@ typedef struct registry_file_id {
  * open is unknown here: nothing is checked and *out is all zero.
  *
  * PRT_ERR_IO when the file cannot be opened or read or is not a regular
- * file; PRT_ERR_MALFORMED when its contents are not such a library. Either
- * names the path and what is wrong. Allocates nothing. */
+ * file; PRT_ERR_MALFORMED when its contents are not such a library. The
+ * message says what is wrong, not the path (prt_registry_load_library puts
+ * "cannot load plugin library PATH: " before it). Allocates nothing. */
 prt_status registry_check_library_file(const char *path, registry_file_id *out);
 
 #endif /* PLUGRT_LIBRARY_FILE_H */

@@ -161,26 +161,28 @@ typedef struct abi_kind {
 static const abi_kind creator_abi = {
     "plugin creator", CREATOR_MIN_SIZE, PRT_ERR_INVALID_ARGUMENT,
     " has abi_version 0 (set it to PRT_PLUGIN_ABI_VERSION)", " has"};
-static const abi_kind library_abi = {
-    "plugin library", LIBRARY_MIN_SIZE, PRT_ERR_MALFORMED,
-    " describes itself with abi_version 0", ": its description has"};
+static const abi_kind library_abi = {"the library", LIBRARY_MIN_SIZE, PRT_ERR_MALFORMED,
+                                     " describes itself with abi_version 0",
+                                     "'s description has"};
 
 /* A version this plugrt speaks (a newer one is PRT_ERR_VERSION), not 0, and a
- * struct_size that covers what plugrt reads; `name` names the struct. */
+ * struct_size that covers what plugrt reads; `name` names the struct ("":
+ * the kind says it all). */
 static prt_status check_abi_header(const abi_kind *k, const char *name,
                                    uint32_t abi_version, uint32_t struct_size)
 {
+    const char *sep = name[0] ? " " : "";
     if (abi_version > PRT_PLUGIN_ABI_VERSION)
-        return base_error(PRT_ERR_VERSION, "%s %s speaks ABI %u, this plugrt speaks %u",
-                          k->kind, name, (unsigned)abi_version,
+        return base_error(PRT_ERR_VERSION, "%s%s%s speaks ABI %u, this plugrt speaks %u",
+                          k->kind, sep, name, (unsigned)abi_version,
                           (unsigned)PRT_PLUGIN_ABI_VERSION);
     if (abi_version == 0)
-        return base_error(k->bad, "%s %s%s", k->kind, name, k->zero);
+        return base_error(k->bad, "%s%s%s%s", k->kind, sep, name, k->zero);
     if (struct_size < k->min_size)
         return base_error(k->bad,
-                          "%s %s%s struct_size %u, smaller than the %zu bytes plugrt "
+                          "%s%s%s%s struct_size %u, smaller than the %zu bytes plugrt "
                           "reads",
-                          k->kind, name, k->has, (unsigned)struct_size, k->min_size);
+                          k->kind, sep, name, k->has, (unsigned)struct_size, k->min_size);
     return PRT_OK;
 }
 
@@ -492,39 +494,36 @@ const char *prt_registry_get_creator_library(const prt_registry *reg,
 /* Libraries                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* Checks a library's description and every creator in it. */
-static prt_status check_library(const prt_plugin_library *desc, const char *path)
+/* Checks a library's description and every creator in it. Messages say
+ * what is wrong; prt_registry_load_library names the library. */
+static prt_status check_library(const prt_plugin_library *desc)
 {
     prt_status st =
-        check_abi_header(&library_abi, path, desc->abi_version, desc->struct_size);
+        check_abi_header(&library_abi, "", desc->abi_version, desc->struct_size);
     if (st)
         return st;
     if (desc->nb_creators < 0 || (desc->nb_creators > 0 && !desc->creators))
-        return base_error(PRT_ERR_MALFORMED, "plugin library %s lists %d creators %s",
-                          path, (int)desc->nb_creators,
-                          desc->nb_creators < 0 ? "(negative)"
-                                                : "but its creators array is NULL");
+        return base_error(
+            PRT_ERR_MALFORMED, "it lists %d creators %s", (int)desc->nb_creators,
+            desc->nb_creators < 0 ? "(negative)" : "but its creators array is NULL");
     for (int32_t i = 0; i < desc->nb_creators; i++) {
         if (!desc->creators[i])
-            return base_error(PRT_ERR_MALFORMED,
-                              "plugin library %s: creator %d of %d is NULL", path, (int)i,
+            return base_error(PRT_ERR_MALFORMED, "creator %d of %d is NULL", (int)i,
                               (int)desc->nb_creators);
         st = check_creator(desc->creators[i]);
-        if (st != PRT_OK) {
-            /* A bad creator from a library is a broken library, not a bad
-             * argument of the caller's; a newer ABI stays a version error. */
-            if (st == PRT_ERR_INVALID_ARGUMENT)
-                st = PRT_ERR_MALFORMED;
-            return base_error_prefix(st, "plugin library %s", path);
-        }
+        /* A bad creator from a library is a broken library, not a bad
+         * argument of the caller's; a newer ABI stays a version error. */
+        if (st == PRT_ERR_INVALID_ARGUMENT)
+            st = PRT_ERR_MALFORMED;
+        if (st != PRT_OK)
+            return st;
     }
     return PRT_OK;
 }
 
 /* Every key of the library must be new, to the registry and within the
  * library. */
-static prt_status check_clashes(const prt_registry *reg, const prt_plugin_library *desc,
-                                const char *path)
+static prt_status check_clashes(const prt_registry *reg, const prt_plugin_library *desc)
 {
     for (int32_t i = 0; i < desc->nb_creators; i++) {
         const prt_plugin_creator *c = desc->creators[i];
@@ -536,14 +535,12 @@ static prt_status check_clashes(const prt_registry *reg, const prt_plugin_librar
             registry_format_key(c->plugin_namespace, c->name, c->version, key,
                                 sizeof key);
             return base_error(PRT_ERR_ALREADY_EXISTS,
-                              "plugin library %s provides plugin creator %s "
-                              "twice (creators %d and %d)",
-                              path, key, (int)j, (int)i);
+                              "it provides plugin creator %s twice (creators %d and %d)",
+                              key, (int)j, (int)i);
         }
         idx = find_index(reg, c->plugin_namespace, c->name, c->version);
         if (idx >= 0)
-            return base_error_prefix(clash_error(reg, idx),
-                                     "cannot load plugin library %s", path);
+            return clash_error(reg, idx);
     }
     return PRT_OK;
 }
@@ -552,8 +549,7 @@ static prt_status check_clashes(const prt_registry *reg, const prt_plugin_librar
  * registry holds that object already, it was opened from a file recorded
  * then, which must be the one now at `path`, unchanged; otherwise the
  * loader hands back old code that neither the check nor the hash saw. */
-static prt_status check_same_file(const char *path, void *handle,
-                                  const registry_file_id *id)
+static prt_status check_same_file(void *handle, const registry_file_id *id)
 {
     prt_status st = PRT_OK;
     pthread_mutex_lock(&open_libs_lock);
@@ -564,12 +560,11 @@ static prt_status check_same_file(const char *path, void *handle,
         moved = l->file.dev != id->dev || l->file.ino != id->ino;
         if (moved || l->file.hash != id->hash)
             st = base_error(PRT_ERR_ALREADY_EXISTS,
-                            "cannot load plugin library %s: this process "
-                            "already holds the library opened as %s from a "
-                            "file that has since been %s, and the dynamic "
+                            "this process already holds the library opened as %s "
+                            "from a file that has since been %s, and the dynamic "
                             "loader would return that old code; unload it "
                             "from every registry first",
-                            path, l->path, moved ? "replaced" : "changed");
+                            l->path, moved ? "replaced" : "changed");
     }
     pthread_mutex_unlock(&open_libs_lock);
     return st;
@@ -589,10 +584,8 @@ static prt_status load_opened(prt_registry *reg, const char *path, void *handle,
     dlerror();
     sym = dlsym(handle, PRT_PLUGIN_ENTRY_SYMBOL);
     if (!sym)
-        return base_error(PRT_ERR_NOT_FOUND,
-                          "plugin library %s does not export the entry point "
-                          "%s",
-                          path, PRT_PLUGIN_ENTRY_SYMBOL);
+        return base_error(PRT_ERR_NOT_FOUND, "it does not export the entry point %s",
+                          PRT_PLUGIN_ENTRY_SYMBOL);
     /* POSIX guarantees a data pointer from dlsym converts to a function
      * pointer. */
     entry = (prt_plugin_entry_fn)sym;
@@ -604,14 +597,13 @@ static prt_status load_opened(prt_registry *reg, const char *path, void *handle,
     if (!desc) {
         char why[512];
         snprintf(why, sizeof why, "%s", prt_last_error());
-        return base_error(PRT_ERR_VERSION, "library %s cannot serve plugin ABI %u%s%s",
-                          path, (unsigned)PRT_PLUGIN_ABI_VERSION, why[0] ? ": " : "",
-                          why);
+        return base_error(PRT_ERR_VERSION, "it cannot serve plugin ABI %u%s%s",
+                          (unsigned)PRT_PLUGIN_ABI_VERSION, why[0] ? ": " : "", why);
     }
-    st = check_library(desc, path);
+    st = check_library(desc);
     if (st != PRT_OK)
         return st;
-    st = check_clashes(reg, desc, path);
+    st = check_clashes(reg, desc);
     if (st != PRT_OK)
         return st;
 
@@ -624,8 +616,7 @@ static prt_status load_opened(prt_registry *reg, const char *path, void *handle,
         if (lib)
             base_free(lib->path);
         base_free(lib);
-        return base_error(PRT_ERR_OUT_OF_MEMORY,
-                          "out of memory loading plugin library %s", path);
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
     }
     lib->file = *id;
     lib->handle = handle;
@@ -642,20 +633,29 @@ static prt_status load_opened(prt_registry *reg, const char *path, void *handle,
     return PRT_OK;
 }
 
-prt_status prt_registry_load_library(prt_registry *reg, const char *path)
+/* What the loader says, without the path it puts first ("PATH: reason"):
+ * the message names the library once. */
+static const char *loader_reason(const char *path)
+{
+    const char *why = dlerror();
+    size_t n = strlen(path);
+    if (!why)
+        return "unknown error";
+    if (strncmp(why, path, n) == 0 && why[n] == ':' && why[n + 1] == ' ')
+        return why + n + 2;
+    return why;
+}
+
+/* prt_registry_load_library less the path before its messages. */
+static prt_status load_library(prt_registry *reg, const char *path)
 {
     registry_file_id id;
     prt_status st;
     void *handle;
-    if (!reg || !path || !path[0])
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_registry_load_library: %s",
-                          !reg ? "registry is NULL" : "path is NULL or empty");
     for (int32_t i = 0; i < reg->nb_libs; i++) {
         if (strcmp(reg->libs[i]->path, path) == 0)
             return base_error(PRT_ERR_ALREADY_EXISTS,
-                              "plugin library %s is already loaded into this "
-                              "registry",
-                              path);
+                              "it is already loaded into this registry");
     }
     /* Before the loader maps it: a damaged file must be an error, not a
      * SIGBUS inside dlopen. */
@@ -664,27 +664,35 @@ prt_status prt_registry_load_library(prt_registry *reg, const char *path)
         return st;
     dlerror();
     handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        const char *why = dlerror();
-        return base_error(PRT_ERR_IO, "cannot load plugin library %s: %s", path,
-                          why ? why : "unknown error");
-    }
+    if (!handle)
+        return base_error(PRT_ERR_IO, "%s", loader_reason(path));
     /* Another spelling of a path already loaded gives the same handle. */
     for (int32_t i = 0; i < reg->nb_libs; i++) {
         if (reg->libs[i]->handle == handle) {
             dlclose(handle);
             return base_error(PRT_ERR_ALREADY_EXISTS,
-                              "plugin library %s is already loaded into this "
-                              "registry as %s",
-                              path, reg->libs[i]->path);
+                              "it is already loaded into this registry as %s",
+                              reg->libs[i]->path);
         }
     }
-    st = check_same_file(path, handle, &id);
+    st = check_same_file(handle, &id);
     if (st == PRT_OK)
         st = load_opened(reg, path, handle, &id);
     if (st != PRT_OK)
         dlclose(handle);
     return st;
+}
+
+prt_status prt_registry_load_library(prt_registry *reg, const char *path)
+{
+    prt_status st;
+    if (!reg || !path || !path[0])
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_registry_load_library: %s",
+                          !reg ? "registry is NULL" : "path is NULL or empty");
+    /* Every message below says what is wrong; the library is named here,
+     * once (callers print it as it is). */
+    st = load_library(reg, path);
+    return st ? base_error_prefix(st, "cannot load plugin library %s", path) : PRT_OK;
 }
 
 prt_status prt_registry_unload_library(prt_registry *reg, const char *path)

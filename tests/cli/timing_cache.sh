@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `plugrt build --timing-cache FILE` on the CPU: a missing FILE is created
 # by the build; a FILE that is not a timing cache fails the build (exit 1)
-# with an error naming it, and is left as it was.
+# with an error naming it, and is left as it was; a FIFO or a directory
+# fails at once, saying what it is.
 #
 # The builder reads and writes the file (prt_builder_config_set_timing_
 # cache_file). Until it does, a build leaves a missing cache missing and a
@@ -49,5 +50,19 @@ else
   [ -e bad.plan ] && fail "a failed build left bad.plan"
 fi
 cmp -s bad.cache bad.cache.orig || fail "the build replaced the garbage cache"
+
+# Not a regular file: a FIFO fails at once (the build waited for a writer
+# forever; timeout makes that a failure, 124), a directory says it is one
+# (it was "out of memory"); neither gets the hint about damaged caches.
+rm -rf fifo.cache dir.cache
+mkfifo fifo.cache && mkdir dir.cache
+for kind in fifo dir; do
+  expect_rc 1 "build_$kind" timeout 60 "$PLUGRT" build model/model.onnx -o "$kind.plan" \
+    "${profile[@]}" --autotune --timing-cache "$kind.cache" || continue
+  expect_grep "timing cache '$kind\.cache': cannot read it: it is a $([ $kind = fifo ] &&
+    echo FIFO || echo directory), not a regular file \[PRT_ERR_IO\]" "build_$kind.err"
+  grep -q "delete it to start a new one" "build_$kind.err" && fail "build_$kind: the hint"
+done
+[ -p fifo.cache ] && [ -d dir.cache ] || fail "the build replaced the FIFO or the directory"
 
 finish

@@ -53,7 +53,14 @@ expect_rc 1 missing_plan "$PLUGRT" run does-not-exist.plan && expect_grep "does-
 expect_rc 1 missing_inspect "$PLUGRT" inspect does-not-exist.plan
 printf 'not a plan at all' >garbage.plan
 expect_rc 1 garbage_plan "$PLUGRT" inspect garbage.plan && expect_grep "garbage.plan" garbage_plan.err
-expect_rc 1 missing_lib "$PLUGRT" plugins ./no-such-lib.so && expect_grep "no-such-lib.so" missing_lib.err
+# The library is named once (the prefix was printed twice, and the loader's
+# "PATH: " a third time).
+expect_rc 1 missing_lib "$PLUGRT" plugins ./no-such-lib.so && expect_grep \
+  "^plugrt plugins: error: cannot load plugin library \./no-such-lib\.so: No such file or directory \[PRT_ERR_IO\]$" \
+  missing_lib.err
+expect_rc 1 searched_lib "$PLUGRT" build model.onnx --plugins no-such-lib.so && expect_grep \
+  "^plugrt build: error: cannot load plugin library no-such-lib\.so: cannot open shared object file: No such file or directory \[PRT_ERR_IO\]$" \
+  searched_lib.err
 
 # The standard library offers four creators, with their fields.
 expect_rc 0 plugins "$PLUGRT" plugins "$PLUGINS_LIB" && {

@@ -216,15 +216,17 @@ static int prun_prepare(const prun *r, int64_t *ws)
            b->get_workspace_size(r->p, in, r->nb_in, out, r->nb_out, ws) == PRT_OK;
 }
 
-/* Tactic 0 and the ones the plugin lists; returns the count. */
+/* The tactics the plugin lists (the standard plugins list 0 first), or 0
+ * alone when it lists none; returns the count. */
 static int prun_tactics(const prun *r, int32_t *t)
 {
     int32_t n = 0;
-    t[0] = 0;
-    if (r->p->vt->build->get_valid_tactics(r->p, t + 1, MAX_TACTICS - 1, &n) != PRT_OK ||
-        n > MAX_TACTICS - 1)
-        n = 0;
-    return 1 + n;
+    if (r->p->vt->build->get_valid_tactics(r->p, t, MAX_TACTICS, &n) != PRT_OK || n < 1 ||
+        n > MAX_TACTICS) {
+        t[0] = 0;
+        n = 1;
+    }
+    return n;
 }
 
 static prt_status prun_enqueue(const prun *r, int32_t tactic, int32_t device,

@@ -19,7 +19,6 @@
  *    said so, with nothing leaked.
  */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1337,18 +1336,6 @@ static int test_external_data(void)
     return 0;
 }
 
-/* A FIFO opened as data would wait for a writer forever; the alarm turns
- * such a regression into a failure instead of a hung test. */
-static void on_alarm(int sig)
-{
-    static const char msg[] = "test_onnx_import: timed out (an open blocked?)\n";
-    (void)sig;
-    if (write(2, msg, sizeof msg - 1) < 0) {
-        /* nothing more to do: the process ends either way */
-    }
-    _exit(1);
-}
-
 /* Makes the folder <tmp>/<name> (its path into dir), a folder <sub> in it
  * and the file <file> in it, of n bytes of data. 0 on failure. */
 static int make_model_dir(const char *name, const char *sub, const char *file,
@@ -1425,8 +1412,8 @@ static int test_external_confinement(void)
     snprintf(path, sizeof path, "%s/conf/w.bin", tmp_root);
     import_external(p, dir, path, PRT_ERR_MALFORMED, "relative", path);
     /* A FIFO and a directory are not data files. */
-    signal(SIGALRM, on_alarm);
-    alarm(20);
+    /* A FIFO opened as data would wait for a writer forever. */
+    tu_watchdog("test_onnx_import", 20);
     import_external(p, dir, "fifo.bin", PRT_ERR_IO, "FIFO", "fifo.bin");
     import_external(p, dir, "sub", PRT_ERR_IO, "directory", "'sub'");
     /* A FIFO as the model or as a tensor file fails at once too. */
@@ -1441,8 +1428,7 @@ static int test_external_confinement(void)
                   PRT_ERR_IO, "FIFO");
         CHECK_ERR(prt_onnx_parser_parse_file(p, dir, &net), PRT_ERR_IO, "directory");
     }
-    alarm(0);
-    signal(SIGALRM, SIG_DFL);
+    tu_watchdog("test_onnx_import", 0);
     prt_onnx_parser_destroy(p);
     return 0;
 }

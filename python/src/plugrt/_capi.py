@@ -16,6 +16,7 @@ testing the package against a sanitizer build).
 import ctypes
 import os
 import threading
+from typing import Any, List, Tuple
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int32,
                     c_int64, c_size_t, c_uint32, c_uint64, c_void_p, sizeof)
 
@@ -314,11 +315,16 @@ I32P = POINTER(c_int32)
 
 
 class _Functions:
-    pass
+    """libplugrt's functions by name less "prt_" (fn.engine_build), set
+    from _decls below."""
+
+    def __getattr__(self, name: str) -> Any:  # for type checkers: set at import
+        raise AttributeError("libplugrt has no function prt_%s declared in _capi" % name)
 
 
 fn = _Functions()
-_decls = [
+# (name, restype, argtypes...)
+_decls: List[Tuple[Any, ...]] = [
     ("prt_version_string", c_char_p),
     ("prt_version_number", c_int32),
     ("prt_last_error", c_char_p),

@@ -15,13 +15,14 @@ import sys
 import threading
 import weakref
 from ctypes import c_int32, byref, c_int, c_uint, c_uint64, c_void_p
+from typing import Any, List, Optional
 
 import numpy as np
 
 from . import _capi as C
 from . import _dlpack as DL
 from . import _errors as E
-from ._types import DataType, Device, nptype, to_device, to_dtype
+from ._types import DataType, Device, DeviceLike, nptype, to_device, to_dtype
 
 # ---------------------------------------------------------------------------
 # Streams
@@ -144,15 +145,16 @@ class Driver:
                        "cuStreamWaitEvent")
 
 
-_driver = [None]
+_driver: List[Optional["Driver"]] = [None]
 _driver_lock = threading.Lock()
 
 
 def driver() -> Driver:
     with _driver_lock:
-        if _driver[0] is None:
-            _driver[0] = Driver()
-        return _driver[0]
+        d = _driver[0]
+        if d is None:
+            d = _driver[0] = Driver()
+        return d
 
 
 def order_streams(consumer: int, producer: int) -> None:
@@ -178,14 +180,14 @@ def pointer_device(ptr: int) -> int:
 # ---------------------------------------------------------------------------
 
 
-def check_device(device="cuda") -> None:
+def check_device(device: DeviceLike = "cuda") -> None:
     """Returns when this build and machine can run engines on `device`;
     else raises UnsupportedError saying why (no CUDA in this build, no
     driver, no GPU)."""
     E.call(C.fn.device_check, int(to_device(device)))
 
 
-def device_unavailable(device="cuda"):
+def device_unavailable(device: DeviceLike = "cuda") -> Optional[str]:
     """None when engines can run on `device` here; else why not (a str)."""
     try:
         check_device(device)
@@ -194,11 +196,11 @@ def device_unavailable(device="cuda"):
         return str(e)
 
 
-def device_available(device="cuda") -> bool:
+def device_available(device: DeviceLike = "cuda") -> bool:
     return device_unavailable(device) is None
 
 
-def get_device_info(device="cuda") -> dict:
+def get_device_info(device: DeviceLike = "cuda") -> dict:
     """name, compute capability (cc_major, cc_minor), multiprocessors and
     memory_bytes of the device engines run on."""
     info = C.struct_of(C.prt_device_info)
@@ -208,7 +210,7 @@ def get_device_info(device="cuda") -> dict:
             "multiprocessors": info.multiprocessors, "memory_bytes": info.memory_bytes}
 
 
-def device_count(device="cuda") -> int:
+def device_count(device: DeviceLike = "cuda") -> int:
     """How many devices of this kind engines can use here (the CPU is one);
     UnsupportedError saying why where the kind is not usable."""
     n = c_int32()
@@ -216,7 +218,7 @@ def device_count(device="cuda") -> int:
     return n.value
 
 
-def get_current_device(device="cuda") -> int:
+def get_current_device(device: DeviceLike = "cuda") -> int:
     """The calling thread's current device of this kind (CUDA: the CUDA
     runtime's current device): engines built or loaded and contexts made on
     this thread use it."""
@@ -225,7 +227,7 @@ def get_current_device(device="cuda") -> int:
     return n.value
 
 
-def set_current_device(index: int, device="cuda") -> None:
+def set_current_device(index: int, device: DeviceLike = "cuda") -> None:
     """Makes GPU `index` current on the calling thread (CUDA: cudaSetDevice),
     for the engines and contexts made after it; an engine's memory stays on
     the device it was made on, so load an engine once per GPU to run it on
@@ -251,7 +253,7 @@ class Stream:
     handle; synchronize() waits for its work; destroyed by destroy() or when
     collected. For programs that have neither torch nor cupy."""
 
-    def __init__(self, device=Device.CUDA):
+    def __init__(self, device: DeviceLike = Device.CUDA):
         self.device = to_device(device)
         out = c_void_p()
         E.call(C.fn.stream_create, int(self.device), byref(out))
@@ -282,7 +284,7 @@ class DeviceBuffer:
     torch.as_tensor(buf, device="cuda")). For output allocators, and for
     programs that have neither torch nor cupy."""
 
-    def __init__(self, nbytes: int, device=Device.CUDA):
+    def __init__(self, nbytes: int, device: DeviceLike = Device.CUDA):
         nbytes = int(nbytes)
         if nbytes < 0:
             raise ValueError("a buffer of %d bytes" % nbytes)
@@ -304,13 +306,13 @@ class DeviceBuffer:
             raise E.InvalidArgumentError("%d bytes do not fit a device buffer of %d"
                                          % (n, self.nbytes))
 
-    def copy_from_host(self, array, stream=0) -> None:
+    def copy_from_host(self, array: Any, stream: Any = 0) -> None:
         """Queues a copy of a host array into the buffer (from its start)."""
         a = np.ascontiguousarray(array)
         self._need(a.nbytes)
         memcpy(self.ptr, a.ctypes.data, a.nbytes, H2D, stream_handle(stream), self.device)
 
-    def copy_to_host(self, array: np.ndarray, stream=0) -> np.ndarray:
+    def copy_to_host(self, array: np.ndarray, stream: Any = 0) -> np.ndarray:
         """Copies the buffer's first array.nbytes bytes into `array` (C-
         contiguous) and waits for the copy."""
         if not isinstance(array, np.ndarray) or not array.flags.c_contiguous \

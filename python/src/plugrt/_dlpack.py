@@ -15,6 +15,7 @@ capsule ("dltensor_versioned", DLPack 1.0); others get the legacy one.
 """
 
 import ctypes
+from typing import Any, Tuple
 from ctypes import (CFUNCTYPE, POINTER, PYFUNCTYPE, Structure, c_char_p, c_int, c_int32,
                     c_int64, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p, sizeof)
 
@@ -154,6 +155,14 @@ class Imported:
     alive (it is not consumed: its producer frees it when it is collected)."""
     __slots__ = ("ptr", "shape", "dtype", "device_type", "device_id", "contiguous", "capsule",
                  "readonly")
+    ptr: int
+    shape: Tuple[int, ...]
+    dtype: Any
+    device_type: int
+    device_id: int
+    contiguous: bool
+    capsule: Any
+    readonly: bool
 
     @property
     def nbytes(self):
@@ -165,6 +174,7 @@ class Imported:
 
 def read_capsule(capsule) -> Imported:
     """Reads a legacy or versioned DLPack capsule (without consuming it)."""
+    m: Any
     if _capsule_is_valid(capsule, b"dltensor"):
         m = DLManagedTensor.from_address(_capsule_get(capsule, b"dltensor"))
         ro = False

@@ -12,7 +12,9 @@ the library found a way around the failure (a format combination it then did
 not use, say): a Python error is never swallowed.
 """
 
+import re
 import threading
+from typing import Optional
 
 from . import _capi as C
 
@@ -21,7 +23,7 @@ class Error(Exception):
     """A plugrt call failed. `status` is the prt_status code, `status_name`
     its name (e.g. "PRT_ERR_SHAPE"); str(error) is prt_last_error()."""
 
-    status = None
+    status: Optional[int] = None
 
     def __init__(self, message, status=None):
         super().__init__(message)
@@ -131,6 +133,44 @@ def record(exc, message):
     pending().append((exc, message))
 
 
+# What libplugrt writes as \xNN when it stores a message (src/base/error.c):
+# control bytes, C1 controls (U+0080 to U+009F: U+009B is CSI to some
+# terminals) and what is not valid UTF-8 (here: lone surrogates).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escape_one(m):
+    o = ord(m.group())
+    if o < 0x80:
+        return "\\x%02x" % o
+    if o <= 0x9f:  # its two UTF-8 bytes, as C writes them
+        return "\\xc2\\x%02x" % o
+    if 0xdc80 <= o <= 0xdcff:  # a byte that was not UTF-8 (surrogateescape)
+        return "\\x%02x" % (o - 0xdc00)
+    return "".join("\\x%02x" % c for c in m.group().encode("utf-8", "surrogatepass"))
+
+
+def escape(text):
+    """`text` as libplugrt stores a message: control bytes, C1 controls and
+    lone surrogates written as \\xNN, so an exception's text cannot drive
+    the terminal it is printed on."""
+    return _UNSAFE.sub(_escape_one, text)
+
+
+def report(exc, message, status=None):
+    """A callback raised `exc`: records it with `message` (escaped) for the
+    Python caller of the C function and, with a status, tells C through the
+    host's set_error. Returns the escaped message."""
+    msg = escape(message)
+    record(exc, msg)
+    if status is not None:
+        try:
+            C.host_set_error(status, msg)
+        except BaseException:  # noqa: BLE001 - nothing more can be done
+            pass
+    return msg
+
+
 def _raise(status, items):
     msg = C.last_error() if status else ""
     cause = None
@@ -146,7 +186,11 @@ def _raise(status, items):
         if not msg:
             msg = first
         elif first not in msg:
-            msg = "%s (after: %s)" % (first, msg)
+            # C's message usually holds the Python one after the layer and
+            # entry it came through, cut short where it is long: keep that
+            # context and the whole Python message, once.
+            at = msg.find(first[:64])
+            msg = msg[:at] + first if at >= 0 else "%s (after: %s)" % (first, msg)
         status = C.PRT_ERR_PLUGIN
     err = error_for(status, msg)
     if cause is not None:

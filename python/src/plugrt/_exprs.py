@@ -7,7 +7,7 @@ build ends).
 """
 
 import ctypes
-from typing import Iterable, Optional, Union
+from typing import Iterable, Optional, Set, Union
 
 from . import _capi as C
 from . import _errors as E
@@ -19,12 +19,12 @@ class IExprBuilder:
     __slots__ = ("_addr", "_eb", "_alive", "_sizes", "_constant", "_operation",
                  "_declare", "_is_constant")
 
-    def __init__(self, addr):
+    def __init__(self, addr: int):
         self._addr = addr
         eb = C.prt_expr_builder.from_address(addr)
         self._eb = eb
         self._alive = True
-        self._sizes = set()
+        self._sizes: Set[int] = set()
         self._constant = eb.constant
         self._operation = eb.operation
         self._declare = eb.declare_size_tensor
@@ -53,13 +53,15 @@ class IExprBuilder:
         self._check()
         return self._wrap(self._constant(self._addr, int(value)), "constant(%d)" % int(value))
 
-    def operation(self, op: DimensionOperation, first, second) -> "IDimensionExpr":
+    def operation(self, op: DimensionOperation, first: "ExprLike",
+                  second: "ExprLike") -> "IDimensionExpr":
         self._check()
         op = DimensionOperation(op)
         return self._wrap(self._operation(self._addr, int(op), self._expr(first),
                                           self._expr(second)), "operation(%s)" % op.name)
 
-    def declare_size_tensor(self, output_index: int, opt, upper_bound) -> "IDimensionExpr":
+    def declare_size_tensor(self, output_index: int, opt: "ExprLike",
+                            upper_bound: "ExprLike") -> "IDimensionExpr":
         """Declares output `output_index` a size tensor (a 0-D int32/int64
         output the plugin writes at run time) and returns its symbolic value."""
         self._check()
@@ -87,7 +89,7 @@ class IDimensionExpr:
     operations through IExprBuilder.operation."""
     __slots__ = ("_p", "_eb")
 
-    def __init__(self, p, eb: IExprBuilder):
+    def __init__(self, p: int, eb: IExprBuilder):
         self._p = p
         self._eb = eb
 

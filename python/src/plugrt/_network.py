@@ -5,16 +5,20 @@ import os
 import re
 import weakref
 from ctypes import byref, c_char_p, c_int32, c_int64, c_size_t, c_void_p
-from typing import List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _capi as C
 from . import _errors as E
+from ._lifetime import Closable
 from ._plugin import LIVE, Bridge, plugin_address
-from ._registry import Registry, _WithRegistry, get_plugin_registry, use_logger
-from ._types import (DataType, Device, Dims, MemoryPoolType,
+from ._registry import ILogger, Registry, _WithRegistry, get_plugin_registry, use_logger
+from ._types import (DataType, Device, DeviceLike, Dims, DTypeLike, MemoryPoolType,
                      to_device, to_dtype, volume)
+
+if TYPE_CHECKING:  # the runtime imports this module
+    from ._runtime import ICudaEngine
 
 
 def _destroy_box(fn, box, keep):
@@ -31,7 +35,7 @@ class ITensor:
     """A tensor of a network (an id in it)."""
     __slots__ = ("_net", "_id", "__weakref__")
 
-    def __init__(self, net, tid):
+    def __init__(self, net: "INetworkDefinition", tid: int):
         self._net = net
         self._id = tid
 
@@ -48,7 +52,7 @@ class ITensor:
         return self._info()[0]
 
     @name.setter
-    def name(self, value: str):
+    def name(self, value: str) -> None:
         E.call(C.fn.network_set_tensor_name, self._net.handle, self._id, C.b(value))
 
     @property
@@ -84,7 +88,9 @@ class ITensor:
 class ILayer:
     """A layer: a plugin (IPluginV3Layer) or a constant."""
 
-    def __init__(self, net, lid, name, inputs, plugin=None, nb_outputs=None):
+    def __init__(self, net: "INetworkDefinition", lid: int, name: str,
+                 inputs: Sequence[ITensor], plugin: Any = None,
+                 nb_outputs: Optional[int] = None):
         self._net = net
         self._id = lid
         self._name = name
@@ -97,7 +103,7 @@ class ILayer:
         return self._name
 
     @name.setter
-    def name(self, value: str):
+    def name(self, value: str) -> None:
         E.call(C.fn.network_set_layer_name, self._net.handle, self._id, C.b(value))
         self._name = value
 
@@ -122,15 +128,28 @@ class ILayer:
 
 
 class IPluginV3Layer(ILayer):
-    def get_plugin(self):
+    def get_plugin(self) -> Any:
         return self.plugin
 
 
 class IConstantLayer(ILayer):
-    pass
+    """A constant's layer: no inputs, one output (the constant)."""
+
+    def __init__(self, net: "INetworkDefinition", name: str, tensor: ITensor):
+        super().__init__(net, -1, name, [])
+        self._out = tensor
+
+    @property
+    def num_outputs(self) -> int:
+        return 1
+
+    def get_output(self, index: int = 0) -> ITensor:
+        if index != 0:
+            raise IndexError("a constant layer has one output, not %d" % index)
+        return self._out
 
 
-class INetworkDefinition:
+class INetworkDefinition(Closable):
     """A network: inputs, plugin layers (built-in ops are plugins too),
     constants and marked outputs. Networks are strongly typed (every input
     has a dtype). Made by Builder.create_network or filled by OnnxParser."""
@@ -139,9 +158,9 @@ class INetworkDefinition:
         h = c_void_p()
         E.call(C.fn.network_create, byref(h))
         self._box = [h.value]
-        self._keep = []  # registries whose plugins the network holds
-        self._tensors = weakref.WeakValueDictionary()
-        self._layers = []
+        self._keep: List[Any] = []  # registries whose plugins the network holds
+        self._tensors: "weakref.WeakValueDictionary[int, ITensor]" = weakref.WeakValueDictionary()
+        self._layers: List[ILayer] = []
         self.flags = int(flags)
         self._finalizer = weakref.finalize(self, _destroy_box, C.fn.network_destroy,
                                            self._box, self._keep)
@@ -154,13 +173,21 @@ class INetworkDefinition:
         return self._box[0]
 
     def close(self) -> None:
+        """Destroys the network (`with` does at the block's end); engines
+        built from it do not need it."""
         self._finalizer()
 
-    def __enter__(self):
-        return self
+    def _alive(self) -> bool:
+        return bool(self._box[0])
 
-    def __exit__(self, *exc):
-        self.close()
+    def _describe(self) -> str:
+        def io(t):
+            shape = t.shape
+            return "%s %s %s" % (t.name, t.dtype.name if t.dtype is not None else "?",
+                                 tuple(shape) if shape is not None else "?")
+        return "%sinputs [%s], outputs [%s]" % (
+            "%r: " % self.name if self.name else "", ", ".join(io(t) for t in self._inputs()),
+            ", ".join(t.name for t in self._outputs()))
 
     def _hold(self, obj):
         for k in getattr(obj, "_keep", ()) or ():
@@ -188,14 +215,15 @@ class INetworkDefinition:
         self._hold(registry)
 
     # -- building -----------------------------------------------------------
-    def add_input(self, name: str, dtype, shape: Sequence[int]) -> ITensor:
+    def add_input(self, name: str, dtype: DTypeLike, shape: Sequence[int]) -> ITensor:
         """An input; -1 dims are dynamic (bounded by a profile)."""
         out = c_int32()
         E.call(C.fn.network_add_input, self.handle, C.b(name), int(to_dtype(dtype)),
                byref(C.prt_dims.of(shape)), byref(out))
         return self._tensor(out.value)
 
-    def add_constant(self, shape: Sequence[int], weights, name: Optional[str] = None) -> IConstantLayer:
+    def add_constant(self, shape: Sequence[int], weights: Any,
+                     name: Optional[str] = None) -> IConstantLayer:
         arr = np.ascontiguousarray(getattr(weights, "numpy", lambda: weights)())
         dt = to_dtype(arr.dtype)
         shape = tuple(shape)
@@ -206,14 +234,12 @@ class INetworkDefinition:
         name = name or "constant_%d" % len(self._layers)
         E.call(C.fn.network_add_constant, self.handle, C.b(name), int(dt),
                byref(C.prt_dims.of(shape)), arr.ctypes.data, byref(out))
-        layer = IConstantLayer(self, -1, name, [])
-        t = self._tensor(out.value)
-        layer.get_output = lambda index=0, _t=t: _t  # one output: the tensor
+        layer = IConstantLayer(self, name, self._tensor(out.value))
         self._layers.append(layer)
         return layer
 
     def add_plugin_v3(self, inputs: Sequence[ITensor], shape_inputs: Sequence[ITensor],
-                      plugin) -> IPluginV3Layer:
+                      plugin: Any) -> IPluginV3Layer:
         """A plugin layer. `plugin`: a Python plugin (IPluginV3 / plugrt.Plugin,
         or a decorator plugin), or a C plugin from creator.create_plugin, which
         the network takes (use it twice: clone() it)."""
@@ -245,7 +271,7 @@ class INetworkDefinition:
         self._layers.append(layer)
         return layer
 
-    def add_plugin(self, op) -> IPluginV3Layer:
+    def add_plugin(self, op: Any) -> IPluginV3Layer:
         """A layer from a decorator plugin's op: network.add_plugin(
         plugrt.plugin.op.ns.name(x, attr=...))."""
         try:
@@ -322,16 +348,24 @@ class IOptimizationProfile:
         self._values[input] = (tuple(int(v) for v in min), tuple(int(v) for v in opt),
                                tuple(int(v) for v in max))
 
-    def get_shape_input(self, input: str):
+    def get_shape_input(self, input: str) -> List[Tuple[int, ...]]:
         return list(self._values.get(input, ()))
 
     def __bool__(self):
         return True
 
+    def __repr__(self) -> str:
+        def triple(t):
+            return "%s..%s..%s" % tuple(str(tuple(v)) for v in t)
+        parts = ["%s %s" % (n, triple(t)) for n, t in self._shapes.items()]
+        parts += ["%s values %s" % (n, triple(t)) for n, t in self._values.items()]
+        return "<plugrt.IOptimizationProfile%s>" % (": " + ", ".join(parts) if parts else "")
 
-class IBuilderConfig:
+
+class IBuilderConfig(Closable):
     """Build options: workspace limit, profiles, device, autotuning, timing
     cache."""
+    _what = "builder config"
 
     def __init__(self):
         h = c_void_p()
@@ -341,17 +375,11 @@ class IBuilderConfig:
         self._profiles = []
         self._pool = {MemoryPoolType.WORKSPACE: 1 << 30}
         self._device = Device.CPU
-        self._autotune = False
+        # TensorRT times a plugin's tactics on every build; libplugrt's
+        # default (off) is for C callers that ask for it.
+        E.call(C.fn.builder_config_set_autotune, self._h, 1)
+        self._autotune = True
         self._cache = None
-
-    @property
-    def handle(self) -> int:
-        if not self._finalizer.alive:
-            raise E.StateError("the builder config is closed")
-        return self._h
-
-    def close(self):
-        self._finalizer()
 
     def set_memory_pool_limit(self, pool: MemoryPoolType, pool_size: int) -> None:
         pool = MemoryPoolType(pool)
@@ -389,19 +417,25 @@ class IBuilderConfig:
         return self._device
 
     @device.setter
-    def device(self, value):
+    def device(self, value: DeviceLike) -> None:
         d = to_device(value)
         E.call(C.fn.builder_config_set_device, self.handle, int(d))
         self._device = d
 
     @property
     def autotune(self) -> bool:
-        """Time every accepted format combination and tactic and keep the
-        fastest (checked against tactic 0's results); default False."""
+        """True (the default, as TensorRT times tactics on every build): the
+        builder runs each plugin layer with more than one candidate on
+        random data at the profile's opt shapes, times every accepted format
+        combination and tactic the plugin declares, and keeps the fastest
+        whose outputs agree with the first declared tactic's. False (a
+        plugrt flag): no timing runs; the first accepted combination and
+        each plugin's first declared tactic (0 for one that declares none).
+        A plugin never runs at a tactic it did not declare."""
         return self._autotune
 
     @autotune.setter
-    def autotune(self, on: bool):
+    def autotune(self, on: bool) -> None:
         E.call(C.fn.builder_config_set_autotune, self.handle, 1 if on else 0)
         self._autotune = bool(on)
 
@@ -410,10 +444,18 @@ class IBuilderConfig:
         return self._cache
 
     @timing_cache_path.setter
-    def timing_cache_path(self, path):
+    def timing_cache_path(self, path: Optional[Union[str, os.PathLike]]) -> None:
         E.call(C.fn.builder_config_set_timing_cache_file, self.handle,
                C.b(os.fspath(path)) if path is not None else None)
         self._cache = os.fspath(path) if path is not None else None
+
+    def _describe(self) -> str:
+        ws = self._pool[MemoryPoolType.WORKSPACE]
+        n = len(self._profiles)
+        return "%s, autotune %s, workspace %s, %d profile%s%s" % (
+            self._device.name.lower(), "on" if self._autotune else "off",
+            "%d MiB" % (ws >> 20) if ws % (1 << 20) == 0 else "%d bytes" % ws, n,
+            "" if n == 1 else "s", ", timing cache %r" % self._cache if self._cache else "")
 
 
 class Builder(_WithRegistry):
@@ -443,7 +485,7 @@ class Builder(_WithRegistry):
         return self.get_plugin_registry()
 
     def build_engine_with_config(self, network: INetworkDefinition,
-                                 config: Optional[IBuilderConfig] = None):
+                                 config: Optional[IBuilderConfig] = None) -> "ICudaEngine":
         """Builds an engine (an ICudaEngine, whatever its device)."""
         from ._runtime import ICudaEngine  # noqa: PLC0415 - cycle
         cfg = config or IBuilderConfig()
@@ -456,7 +498,7 @@ class Builder(_WithRegistry):
             if not hint:
                 raise
             raise E.UnsupportedError("%s. %s" % (e, hint)) from None
-        return ICudaEngine(out.value, reg)
+        return ICudaEngine(out.value or 0, reg)  # E.call raised where there is none
 
     def build_serialized_network(self, network: INetworkDefinition,
                                  config: Optional[IBuilderConfig] = None) -> "HostMemory":
@@ -497,11 +539,14 @@ class HostMemory(bytes):
     def nbytes(self) -> int:
         return len(self)
 
+    def __repr__(self) -> str:  # not bytes' repr: an engine's bytes are megabytes
+        return "<plugrt.HostMemory %d bytes>" % len(self)
+
 
 class ParserError:
     """One error of OnnxParser: desc() is the message, code() its status."""
 
-    def __init__(self, status, message):
+    def __init__(self, status: int, message: str):
         self._status, self._message = status, message
 
     def desc(self) -> str:
@@ -516,14 +561,15 @@ class ParserError:
     __repr__ = __str__
 
 
-class OnnxParser:
+class OnnxParser(Closable):
     """Reads an ONNX model into an (empty) network. Nodes that are not
     built-in ops become plugin layers when the registry (default: the
     default registry) has their creator: TensorRT's key (op_type,
     plugin_version, plugin_namespace). parse and parse_from_file return True
     or raise plugrt.Error; each failure is also kept in get_error(i)."""
+    _what = "ONNX parser"
 
-    def __init__(self, network: INetworkDefinition, logger=None,
+    def __init__(self, network: INetworkDefinition, logger: Optional[ILogger] = None,
                  registry: Optional[Registry] = None):
         use_logger(logger)
         o = C.onnx()
@@ -537,25 +583,25 @@ class OnnxParser:
         self._h = h.value
         self._finalizer = weakref.finalize(self, _destroy_parser, o.parser_destroy, self._h,
                                            self.registry)
-        self._errors = []
+        self._errors: List[ParserError] = []
 
     def map_op(self, op_type: str, plugin_name: str, plugin_version: str = "1",
                plugin_namespace: str = "") -> None:
         """Sends every node of op_type to that plugin instead."""
-        E.call(self._o.parser_map_op, self._h, C.b(op_type), C.b(plugin_namespace),
+        E.call(self._o.parser_map_op, self.handle, C.b(op_type), C.b(plugin_namespace),
                C.b(plugin_name), C.b(plugin_version))
 
     def _run(self, f, *args):
         out = c_void_p()
         try:
-            E.call(f, self._h, *args, byref(out))
+            E.call(f, self.handle, *args, byref(out))
         except E.Error as e:
             self._errors.append(ParserError(e.status, str(e)))
             raise
         self.network._adopt(out.value, self.registry)
         return True
 
-    def parse(self, model, path: Optional[str] = None) -> bool:
+    def parse(self, model: Any, path: Optional[str] = None) -> bool:
         """Parses model bytes; `path` (optional) is the model file's path,
         whose folder holds external data."""
         data = bytes(model)
@@ -569,6 +615,10 @@ class OnnxParser:
     @property
     def num_errors(self) -> int:
         return len(self._errors)
+
+    def _describe(self) -> str:
+        n = len(self._errors)
+        return "into %r, %d error%s" % (self.network, n, "" if n == 1 else "s")
 
     def get_error(self, index: int) -> ParserError:
         return self._errors[index]

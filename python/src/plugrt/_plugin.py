@@ -26,14 +26,15 @@ creation.
 import copy
 import ctypes
 import inspect
+import operator
 import traceback
 from ctypes import addressof, c_int32, c_int64, c_uint64, c_void_p, sizeof
-from typing import Any, List
+from typing import Any, Dict, List, Optional
 
 from . import _capi as C
 from . import _errors as E
 from ._exprs import IExprBuilder, read_dim_exprs
-from ._types import (DataType, Device, DynamicPluginTensorDesc, FieldSet,
+from ._types import (DataType, Device, DeviceLike, DynamicPluginTensorDesc, FieldSet,
                      PluginCapabilityType, PluginField, PluginFieldCollection,
                      PluginFieldType, PluginTensorDesc, TensorRTPhase, dynamic_descs,
                      fields_of, read_fields, tensor_descs, to_device)
@@ -75,6 +76,11 @@ class IPluginV3OneCore:
 
     def __init__(self):
         pass
+
+    def __repr__(self) -> str:
+        return "<Python plugin %s::%s version %s (%s)>" % (
+            self.plugin_namespace, self.plugin_name, self.plugin_version,
+            type(self).__qualname__)
 
 
 class IPluginV3OneBuild:
@@ -122,7 +128,7 @@ class IPluginV3OneRuntime:
         pass
 
     def attach_to_context(self, context: "PluginResourceContext") -> Any:
-        return self.clone()
+        return self.clone()  # type: ignore[attr-defined] # IPluginV3's, beside this
 
     def get_fields_to_serialize(self) -> PluginFieldCollection:
         return PluginFieldCollection()
@@ -153,6 +159,10 @@ class IPluginCreatorV3One:
     def create_plugin(self, name: str, fc: PluginFieldCollection, phase: TensorRTPhase) -> Any:
         raise NotImplementedError("create_plugin")
 
+    def __repr__(self) -> str:
+        return "<Python plugin creator %s::%s version %s (%s)>" % (
+            self.plugin_namespace, self.name, self.plugin_version, type(self).__qualname__)
+
 
 PluginCreator = IPluginCreatorV3One
 
@@ -161,15 +171,18 @@ class PluginResourceContext:
     """What attach_to_context receives: the context's device."""
     __slots__ = ("device",)
 
-    def __init__(self, device):
-        self.device = Device(device)
+    def __init__(self, device: DeviceLike):
+        self.device = to_device(device)
+
+    def __repr__(self) -> str:
+        return "PluginResourceContext(device=%s)" % self.device.name
 
 
 # ---------------------------------------------------------------------------
 # Bridges
 # ---------------------------------------------------------------------------
 
-LIVE = {}  # address of the C object -> its Bridge, while C holds it
+LIVE: Dict[int, "Bridge"] = {}  # address of the C object -> its Bridge, while C holds it
 
 
 class _Struct(ctypes.Structure):
@@ -247,7 +260,7 @@ def _device_mask(devices, who):
     return m
 
 
-_TAKES_DEVICE = {}  # enqueue function -> whether it takes `device`
+_TAKES_DEVICE: Dict[Any, bool] = {}  # enqueue function -> whether it takes `device`
 
 
 def _takes_device(f):
@@ -320,12 +333,7 @@ class ClassBridge(Bridge):
 def _fail(p, entry, exc):
     br = LIVE.get(p)
     who = br.describe(entry) if br is not None else "Python plugin (entry %s)" % entry
-    msg = "%s raised %s: %s" % (who, type(exc).__name__, exc)
-    E.record(exc, msg)
-    try:
-        C.host_set_error(C.PRT_ERR_PLUGIN, msg)
-    except BaseException:  # pragma: no cover - nothing more can be done
-        pass
+    E.report(exc, "%s raised %s: %s" % (who, type(exc).__name__, exc), C.PRT_ERR_PLUGIN)
     if getattr(exc, "__traceback__", None) is not None and _TRACE:
         traceback.print_exception(type(exc), exc, exc.__traceback__)
 
@@ -427,13 +435,18 @@ def _b_configure(br, ins, nb_in, outs, nb_out):
     return C.PRT_OK
 
 
+_INT64_MAX = 2**63 - 1
+
+
 @C.WORKSPACE_FN
 @_guard("get_workspace_size", C.PRT_ERR_PLUGIN)
 def _b_workspace(br, ins, nb_in, outs, nb_out, out_bytes):
-    n = br.workspace(dynamic_descs(ins, nb_in), dynamic_descs(outs, nb_out))
-    n = int(n or 0)
-    if n < 0:
-        raise ValueError("negative workspace size %d" % n)
+    got = br.workspace(dynamic_descs(ins, nb_in), dynamic_descs(outs, nb_out))
+    n = operator.index(got) if got is not None else 0
+    # ctypes would wrap anything outside int64_t silently (2**64 + 64 became
+    # a workspace of 64 bytes).
+    if not 0 <= n <= _INT64_MAX:
+        raise ValueError("returned %d; a workspace size is 0 to 2**63-1 bytes (int64)" % n)
     c_int64.from_address(out_bytes).value = n
     return C.PRT_OK
 
@@ -445,8 +458,8 @@ def _b_tactics(br, tactics, capacity, out_count):
     if capacity == 0 or br._tactics is None:
         got = [int(t) for t in (br.tactics() or [])]
         if any(t <= 0 for t in got):
-            raise ValueError("tactics must be positive (0 is the default and is not "
-                             "listed): %r" % (got,))
+            raise ValueError("tactics must be positive, as TensorRT's (0 is the tactic "
+                             "of a plugin that declares none): %r" % (got,))
         br._tactics = got
     got = br._tactics
     if capacity:
@@ -662,8 +675,8 @@ class CPlugin:
     or a built-in op's). Owned by Python until a network takes it
     (add_plugin_v3); destroyed when collected or by destroy()."""
 
-    def __init__(self, addr, keep=()):
-        self._addr = addr
+    def __init__(self, addr: int, keep: Any = ()):
+        self._addr: Optional[int] = addr
         self._keep = keep  # the registry whose library made it, kept loaded
         vt = C.prt_plugin.from_address(addr).vt.contents
         core = vt.core.contents
@@ -695,7 +708,7 @@ class CPlugin:
         self._addr = None
         return a
 
-    def destroy(self):
+    def destroy(self) -> None:
         if self._addr:
             a, self._addr = self._addr, None
             self._runtime.destroy(a)
@@ -715,7 +728,7 @@ class CCreator:
     """A creator served by C (a plugin library's, a built-in op's), with
     TensorRT's attributes."""
 
-    def __init__(self, addr, keep=()):
+    def __init__(self, addr: int, keep: Any = ()):
         self._addr = addr
         self._keep = keep
         c = C.prt_plugin_creator.from_address(addr)
@@ -738,7 +751,8 @@ class CCreator:
         self.field_lengths = {C.s(c.fields[i].name): int(c.fields[i].length)
                               for i in range(c.nb_fields)}
 
-    def create_plugin(self, name: str, fc=None, phase: TensorRTPhase = TensorRTPhase.BUILD):
+    def create_plugin(self, name: str, fc: Any = None,
+                      phase: TensorRTPhase = TensorRTPhase.BUILD) -> CPlugin:
         fs = FieldSet(fields_of(fc))
         out = c_void_p()
         E.call(self._c.create, self._addr, C.b(name or ""), fs.address, int(phase),
@@ -756,7 +770,7 @@ class CCreator:
 # Python creators behind prt_plugin_creator
 # ---------------------------------------------------------------------------
 
-CREATORS = {}  # address of the C creator struct -> CreatorBridge
+CREATORS: Dict[int, "CreatorBridge"] = {}  # address of the C creator -> its bridge
 
 
 class CreatorBridge:
@@ -830,13 +844,11 @@ def _create_py(cp, layer_name, fields, phase, out):
     except BaseException as exc:  # noqa: BLE001
         who = "Python plugin creator %s (%s.create_plugin)" % (
             cb.key if cb else "?", type(cb.creator).__qualname__ if cb else "?")
-        msg = "%s raised %s: %s" % (who, type(exc).__name__, exc)
         # A plugrt.Error names its own status (InvalidArgumentError for a
         # bad field, as a C creator returns PRT_ERR_INVALID_ARGUMENT); any
         # other exception is the plugin's failure.
         st = exc.status if isinstance(exc, E.Error) and exc.status else C.PRT_ERR_PLUGIN
-        E.record(exc, msg)
-        C.host_set_error(st, msg)
+        E.report(exc, "%s raised %s: %s" % (who, type(exc).__name__, exc), st)
         return st
 
 

@@ -6,10 +6,11 @@ import os
 import sys
 import threading
 import weakref
-from typing import List, Optional, Union
+from typing import Any, List, Optional, Tuple, Union
 
 from . import _capi as C
 from . import _errors as E
+from ._lifetime import Closable, NothingToClose
 from ._plugin import CCreator, CreatorBridge, CREATORS
 
 # ---------------------------------------------------------------------------
@@ -49,7 +50,10 @@ class Logger(ILogger):
         ILogger.__init__(self)
         self.min_severity = ILogger.Severity(min_severity)
 
-    def log(self, severity, msg):
+    def __repr__(self) -> str:
+        return "<plugrt.Logger %s>" % ILogger.Severity(self.min_severity).name
+
+    def log(self, severity: "ILogger.Severity", msg: str) -> None:
         if severity <= self.min_severity:
             print("[plugrt] %s: %s" % (ILogger.Severity(severity).name, msg), file=sys.stderr)
 
@@ -57,9 +61,9 @@ class Logger(ILogger):
 # plugrt has one process-wide logger (prt_set_logger); every ILogger that a
 # Builder, Runtime or OnnxParser was given gets each message at or above its
 # own min_severity, until the logger is collected.
-_loggers = weakref.WeakSet()
+_loggers: "weakref.WeakSet[ILogger]" = weakref.WeakSet()
 _log_lock = threading.Lock()
-_installed = [None]
+_installed: List[Optional[int]] = [None]
 
 
 @C.HOST_LOG_FN
@@ -100,7 +104,7 @@ class PluginLibrary(str):
     deregister_library."""
 
 
-class Registry:
+class Registry(Closable):
     """A plugin registry: creators keyed by (namespace, name, version), and
     the plugin libraries loaded into it. Registries are independent objects
     (two may hold creators with the same key); trt.get_plugin_registry() is
@@ -108,6 +112,7 @@ class Registry:
 
     Engines, networks and plugins made through a registry keep it alive;
     close() (or collection) unloads its libraries."""
+    _what = "registry"
 
     def __init__(self):
         h = ctypes.c_void_p()
@@ -118,25 +123,13 @@ class Registry:
         self._libraries = {}  # realpath -> PluginLibrary
         self._finalizer = weakref.finalize(self, C.fn.registry_destroy, self._h)
 
-    @property
-    def handle(self) -> int:
-        if not self._finalizer.alive:
-            raise E.StateError("the registry is closed")
-        return self._h
-
     def close(self) -> None:
         """Unloads the registry's libraries. Engines and networks holding
         plugins from them must be gone first."""
         self._finalizer()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     # -- creators -----------------------------------------------------------
-    def register_creator(self, creator, plugin_namespace: Optional[str] = None) -> bool:
+    def register_creator(self, creator: Any, plugin_namespace: Optional[str] = None) -> bool:
         """Adds a creator: a Python one (IPluginCreatorV3One / PluginCreator,
         or a decorator plugin's), or a C one taken from another registry.
         AlreadyExistsError if the key is taken."""
@@ -153,7 +146,8 @@ class Registry:
         self._python[key] = cb
         return True
 
-    def deregister_creator(self, creator) -> bool:
+    def deregister_creator(self, creator: Any) -> bool:
+        key: Optional[Tuple[str, str, str]]
         if isinstance(creator, CCreator):
             key = (creator.plugin_namespace, creator.name, creator.plugin_version)
         else:
@@ -172,7 +166,7 @@ class Registry:
             return cb.creator
         return CCreator(addr, keep=(self,))
 
-    def get_creator(self, name: str, version: str = "1", plugin_namespace: str = ""):
+    def get_creator(self, name: str, version: str = "1", plugin_namespace: str = "") -> Any:
         """The creator with this key: the Python object for a Python
         creator, a CCreator for a library's. In namespace "plugrt" the
         built-in ops (Relu, MatMul, ...) are found too. NotFoundError names
@@ -180,7 +174,7 @@ class Registry:
         out = ctypes.c_void_p()
         if plugin_namespace == "plugrt":
             E.call(C.fn.builtin_find_creator, C.b(name), C.b(version), ctypes.byref(out))
-            return CCreator(out.value)
+            return CCreator(out.value or 0)  # E.call raised where there is none
         E.call(C.fn.registry_find_creator, self.handle, C.b(plugin_namespace), C.b(name),
                C.b(version), ctypes.byref(out))
         return self._wrap(out.value)
@@ -212,18 +206,21 @@ class Registry:
         E.call(C.fn.registry_unload_library, self.handle, C.b(str(handle)))
         self._libraries.pop(real, None)
 
-    def library_of(self, creator) -> Optional[str]:
+    def library_of(self, creator: Any) -> Optional[str]:
         """The path a creator's library was loaded from (None: not a
         library's)."""
         if not isinstance(creator, CCreator):
             return None
         return C.s(C.fn.registry_get_creator_library(self.handle, creator._addr, None))
 
-    def __repr__(self):
-        return "<plugrt.Registry with %d creators>" % C.fn.registry_creator_count(self.handle)
+    def _describe(self) -> str:
+        n = C.fn.registry_creator_count(self.handle)
+        libs = len(self._libraries)
+        return "with %d creator%s%s" % (n, "" if n == 1 else "s", ", %d librar%s" % (
+            libs, "y" if libs == 1 else "ies") if libs else "")
 
 
-_default = [None]
+_default: List[Optional[Registry]] = [None]
 _default_lock = threading.Lock()
 
 
@@ -232,14 +229,17 @@ def get_plugin_registry() -> Registry:
     plugrt.build use unless given another, and the one plugrt.plugin's
     decorator plugins register into."""
     with _default_lock:
-        if _default[0] is None:
-            _default[0] = Registry()
-        return _default[0]
+        reg = _default[0]
+        if reg is None:
+            reg = _default[0] = Registry()
+        return reg
 
 
-class _WithRegistry:
+class _WithRegistry(NothingToClose):
     """What Builder and Runtime share: a logger, and the registry they use
-    (the default one unless given another)."""
+    (the default one unless given another). Neither owns a C object, so
+    `with trt.Builder(logger) as builder:` frees nothing at its end: what
+    they made lives on."""
 
     def __init__(self, logger=None, registry: Optional[Registry] = None):
         use_logger(logger)
@@ -249,12 +249,16 @@ class _WithRegistry:
     def get_plugin_registry(self) -> Registry:
         return self._registry or get_plugin_registry()
 
+    def __repr__(self) -> str:
+        return "<plugrt.%s, %s registry>" % (type(self).__name__,
+                                             "its own" if self._registry else "the default")
+
     @property
     def plugin_registry(self) -> Registry:
         return self.get_plugin_registry()
 
 
-def init_libnvinfer_plugins(logger=None, namespace: str = "") -> bool:
+def init_libnvinfer_plugins(logger: Optional[ILogger] = None, namespace: str = "") -> bool:
     """Loads the standard plugin library (NonZeroPlugin, CustomHardmax,
     circ_pad_plugin, AddInPlace) into the default registry: TensorRT's
     name for it."""

@@ -14,6 +14,7 @@ import numpy as np
 from . import _capi as C
 from . import _cuda
 from . import _errors as E
+from ._lifetime import Closable
 from ._network import HostMemory
 from ._plugin import MODULE_FIELD, CREATORS, CreatorBridge, IPluginCreatorV3One
 from ._registry import Registry, _WithRegistry, get_plugin_registry
@@ -47,14 +48,15 @@ def _destroy_engine(h, keep):
     C.fn.engine_destroy(h)
 
 
-class ICudaEngine:
+class ICudaEngine(Closable):
     """A built or loaded engine, for any device (the name is TensorRT's).
     Immutable and shareable by threads; contexts run it."""
+    _what = "engine"
 
-    def __init__(self, handle, registry: Registry):
+    def __init__(self, handle: int, registry: Registry):
         self._h = handle
         self.registry = registry
-        self._contexts = weakref.WeakSet()
+        self._contexts: "weakref.WeakSet[IExecutionContext]" = weakref.WeakSet()
         self._finalizer = weakref.finalize(self, _destroy_engine, handle, registry)
         n = C.fn.engine_io_count(handle)
         self._io = []
@@ -64,23 +66,12 @@ class ICudaEngine:
             self._io.append(_IO(i, info))
         self._by_name = {io.name: io for io in self._io}
 
-    @property
-    def handle(self) -> int:
-        if not self._finalizer.alive:
-            raise E.StateError("the engine is closed")
-        return self._h
-
     def close(self) -> None:
-        """Destroys the engine, and first every context still open on it."""
+        """Destroys the engine, and first every context still open on it
+        (`with` does at the block's end)."""
         for c in list(self._contexts):
             c.close()
         self._finalizer()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def _get(self, name) -> _IO:
         io = self._by_name.get(name)
@@ -179,9 +170,9 @@ class ICudaEngine:
         none)."""
         return IExecutionContext(self, memory_limit, threads)
 
-    def __repr__(self):
-        return "<plugrt engine on %s: %s>" % (self.device.name.lower(), ", ".join(
-            "%s %s %s%s" % (io.mode.name.lower(), io.name, io.dtype.name, tuple(io.dims))
+    def _describe(self) -> str:
+        return "on %s: %s" % (self.device.name.lower(), ", ".join(
+            "%s %s %s %s" % (io.mode.name.lower(), io.name, io.dtype.name, tuple(io.dims))
             for io in self._io))
 
 
@@ -208,17 +199,19 @@ class IOutputAllocator:
     def __init__(self):
         pass
 
-    def reallocate_output(self, tensor_name: str, memory: int, size: int, alignment: int):
+    def reallocate_output(self, tensor_name: str, memory: int, size: int,
+                          alignment: int) -> Any:
         raise NotImplementedError
 
-    def reallocate_output_async(self, tensor_name, memory, size, alignment, stream):
+    def reallocate_output_async(self, tensor_name: str, memory: int, size: int, alignment: int,
+                                stream: int) -> Any:
         return self.reallocate_output(tensor_name, memory, size, alignment)
 
     def notify_shape(self, tensor_name: str, shape: Dims) -> None:
         pass
 
 
-_ALLOCS = {}  # key -> _AllocBridge
+_ALLOCS: Dict[int, "_AllocBridge"] = {}  # key -> _AllocBridge
 _alloc_ids = iter(range(1, 1 << 62))
 _alloc_lock = threading.Lock()
 
@@ -264,11 +257,9 @@ def _realloc_py(user, name, current, size, alignment):
         br.keep[n] = v.keep
         return v.ptr or None
     except BaseException as exc:  # noqa: BLE001
-        msg = "Python output allocator %s.reallocate_output(%r) raised %s: %s" % (
+        E.report(exc, "Python output allocator %s.reallocate_output(%r) raised %s: %s" % (
             type(br.allocator).__qualname__ if br else "?", C.s(name),
-            type(exc).__name__, exc)
-        E.record(exc, msg)
-        C.host_set_error(C.PRT_ERR_PLUGIN, msg)
+            type(exc).__name__, exc), C.PRT_ERR_PLUGIN)
         return None
 
 
@@ -277,10 +268,9 @@ def _notify_py(user, name, dims):
     try:
         br.allocator.notify_shape(C.s(name), Dims(dims.contents.totuple()))
     except BaseException as exc:  # noqa: BLE001
-        msg = "Python output allocator %s.notify_shape(%r) raised %s: %s" % (
+        E.report(exc, "Python output allocator %s.notify_shape(%r) raised %s: %s" % (
             type(br.allocator).__qualname__ if br else "?", C.s(name),
-            type(exc).__name__, exc)
-        E.record(exc, msg)
+            type(exc).__name__, exc))
 
 
 _REALLOC = C.REALLOCATE_FN(_realloc_py)
@@ -307,10 +297,11 @@ def _busy():
                         "thread")
 
 
-class IExecutionContext:
+class IExecutionContext(Closable):
     """Runs an engine: per-thread state (plugin clones, scratch memory,
     shapes, addresses). `run` is the short path; set_input_shape,
     set_tensor_address and execute_async_v3 TensorRT's."""
+    _what = "execution context"
 
     def __init__(self, engine: ICudaEngine, memory_limit: int = 0, threads: int = 0):
         h = c_void_p()
@@ -323,36 +314,32 @@ class IExecutionContext:
             E.call(C.fn.context_create, engine.handle, byref(h))
         self._h = h.value
         self.engine = engine
-        self._allocs = {}
-        self._bound = {}
+        self._allocs: Dict[str, Any] = {}
+        self._bound: Dict[str, Any] = {}
         self._lock = threading.Lock()
         self._profile = 0
         self._last_key = None
         self._last_out = None
         self._stream = 0
         # run()'s own device resources on CUDA: a stream and buffers by name.
-        self._res = {"buffers": {}}
+        self._res: Dict[str, Any] = {"buffers": {}}
         self._finalizer = weakref.finalize(self, _destroy_context, self._h, engine,
                                            self._allocs, self._res)
         engine._contexts.add(self)
 
-    @property
-    def handle(self) -> int:
-        if not self._finalizer.alive:
-            raise E.StateError("the execution context is closed")
-        return self._h
-
-    def close(self) -> None:
-        self._finalizer()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+    def _describe(self) -> str:
+        shapes = []
+        for io in self.engine._io:
+            if io.mode == TensorIOMode.INPUT:
+                try:
+                    shapes.append("%s %s" % (io.name, tuple(self.get_tensor_shape(io.name))))
+                except E.Error:
+                    shapes.append("%s (unset)" % io.name)
+        return "on %s, profile %d%s" % (self.engine.device.name.lower(), self._profile,
+                                       ": " + ", ".join(shapes) if shapes else "")
 
     # -- TensorRT's calls ---------------------------------------------------
-    def set_optimization_profile_async(self, profile_index: int, stream_handle=0) -> bool:
+    def set_optimization_profile_async(self, profile_index: int, stream_handle: Any = 0) -> bool:
         E.call(C.fn.context_set_profile, self.handle, int(profile_index))
         self._profile = int(profile_index)
         self._last_key = None
@@ -377,7 +364,7 @@ class IExecutionContext:
         E.call(C.fn.context_get_tensor_shape, self.handle, C.b(name), byref(d))
         return Dims(d.totuple())
 
-    def set_tensor_address(self, name: str, memory) -> bool:
+    def set_tensor_address(self, name: str, memory: Any) -> bool:
         """An address (int), or an object owning the memory, kept alive while
         bound: a numpy array (host memory: CPU engines, and shape inputs),
         a torch tensor, a cupy array, a plugrt.DeviceBuffer, or anything with
@@ -451,7 +438,7 @@ class IExecutionContext:
             for a in self._allocs.values():
                 a.stream = s
 
-    def execute_async_v3(self, stream_handle=0) -> bool:
+    def execute_async_v3(self, stream_handle: Any = 0) -> bool:
         """Runs the engine: on the CPU before it returns; on CUDA it queues the
         work on the stream and returns. The stream: a cudaStream_t as an int
         (0: the default stream), a torch.cuda.Stream, a cupy Stream or a
@@ -467,7 +454,7 @@ class IExecutionContext:
         return True
 
     # -- the short path -----------------------------------------------------
-    def run(self, feeds: Mapping[str, Any], stream=None) -> Dict[str, Any]:
+    def run(self, feeds: Mapping[str, Any], stream: Any = None) -> Dict[str, Any]:
         """Runs on arrays: sets input shapes, allocates outputs, and returns
         {output name: array}, data-dependent outputs at their true shape.
         Inputs must have the engine's dtypes.
@@ -718,7 +705,8 @@ def _contiguous_on_device(io, x, v, s):
 
 _MEM = {Device.CPU: "host", Device.CUDA: "CUDA"}
 _RAW_BF16 = ("uint16", "int16", "<u2", "<i2")  # bfloat16's raw values
-_FROM_NP = {np.dtype(nptype(d)): d for d in DataType if d != DataType.BF16}
+_FROM_NP: Dict[np.dtype, DataType] = {np.dtype(nptype(d)): d for d in DataType
+                                      if d != DataType.BF16}
 
 
 # ---------------------------------------------------------------------------
@@ -800,14 +788,14 @@ def deserialize(data, registry: Optional[Registry] = None) -> ICudaEngine:
         raise E.NotFoundError(
             "%s. %s is a Python plugin: import %s (which registers it) before loading "
             "the engine" % (str(e), key, where)) from None
-    return ICudaEngine(h.value, reg)
+    return ICudaEngine(h.value or 0, reg)  # E.call raised where there is none
 
 
 class Runtime(_WithRegistry):
     """Loads engines (TensorRT's Runtime; CPU engines too); Runtime(logger,
     registry=None)."""
 
-    def deserialize_cuda_engine(self, serialized_engine) -> ICudaEngine:
+    def deserialize_cuda_engine(self, serialized_engine: Any) -> ICudaEngine:
         """An engine from its bytes. Plugins are recreated through the
         registry; a missing one is NotFoundError naming its key (and, for a
         Python plugin, the module to import)."""

@@ -5,9 +5,9 @@ from typing import Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _errors as E
 from ._network import Builder, INetworkDefinition, IOptimizationProfile, OnnxParser
-from ._registry import Registry, get_plugin_registry, use_logger
+from ._registry import ILogger, Registry, get_plugin_registry, use_logger
 from ._runtime import ICudaEngine
-from ._types import to_device
+from ._types import DeviceLike, MemoryPoolType, to_device
 
 ShapeTriple = Tuple[Sequence[int], Sequence[int], Sequence[int]]
 
@@ -38,17 +38,18 @@ def _profile(spec) -> IOptimizationProfile:
 
 
 def build(network_or_onnx_path: Union[INetworkDefinition, str, os.PathLike, bytes],
-          device="cpu", profiles: Sequence[Union[Mapping[str, ShapeTriple],
+          device: DeviceLike = "cpu", profiles: Sequence[Union[Mapping[str, ShapeTriple],
                                                  IOptimizationProfile]] = (),
           plugins: Sequence = (), registry: Optional[Registry] = None,
-          autotune: bool = False, workspace: Optional[int] = None,
-          timing_cache: Optional[str] = None, logger=None) -> ICudaEngine:
+          autotune: bool = True, workspace: Optional[int] = None,
+          timing_cache: Optional[str] = None, logger: Optional[ILogger] = None) -> ICudaEngine:
     """Builds an engine from a network, an ONNX file's path or ONNX bytes.
 
     profiles: optimization profiles, each {input name: (min, opt, max)} or an
     IOptimizationProfile. plugins: plugin libraries (paths) to load and
     creators to register first (decorator plugins need nothing). device:
-    "cpu" or "cuda"."""
+    "cpu" or "cuda". autotune: IBuilderConfig.autotune (on by default: each
+    plugin's tactics are timed on random data)."""
     use_logger(logger)
     reg = prepare_registry(registry, plugins)
     builder = Builder(logger, reg)
@@ -63,10 +64,9 @@ def build(network_or_onnx_path: Union[INetworkDefinition, str, os.PathLike, byte
             parser.parse_from_file(network_or_onnx_path)
     cfg = builder.create_builder_config()
     cfg.device = to_device(device)
-    if autotune:
-        cfg.autotune = True
+    cfg.autotune = autotune
     if workspace is not None:
-        cfg.set_memory_pool_limit(0, workspace)
+        cfg.set_memory_pool_limit(MemoryPoolType.WORKSPACE, workspace)
     if timing_cache is not None:
         cfg.timing_cache_path = timing_cache
     for spec in profiles or ():

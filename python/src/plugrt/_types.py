@@ -2,7 +2,7 @@
 
 import ctypes
 import enum
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
@@ -37,16 +37,21 @@ TYPESTR = {k: np.dtype(v).str for k, v in _NP.items()}
 TYPESTR[DataType.BF16] = "<V2"
 
 
-def nptype(dtype) -> type:
+#: What a dtype argument takes: a DataType, its int, a numpy dtype or type,
+#: or a name ("float32", "FP16", ...).
+DTypeLike = Union[DataType, int, str, type, np.dtype]
+
+
+def nptype(dtype: DTypeLike) -> type:
     """The numpy type of a DataType (TypeError for bfloat16, which numpy
     lacks)."""
-    dt = DataType(dtype)
+    dt = to_dtype(dtype)
     if dt not in _NP:
         raise TypeError("%s has no numpy type" % dt.name)
     return _NP[dt]
 
 
-def to_dtype(x) -> DataType:
+def to_dtype(x: DTypeLike) -> DataType:
     """A DataType from a DataType, its int, a numpy dtype or type, or a name
     ("float32", "FP16", ...)."""
     if isinstance(x, DataType):
@@ -58,7 +63,7 @@ def to_dtype(x) -> DataType:
         if key in _NAMES:
             return _NAMES[key]
     try:
-        return _FROM_NP[np.dtype(x)]
+        return _FROM_NP[np.dtype(cast(Any, x))]
     except (TypeError, KeyError):
         raise TypeError("not a plugrt data type: %r" % (x,)) from None
 
@@ -109,7 +114,11 @@ class Device(enum.IntEnum):
     CUDA = C.PRT_DEVICE_CUDA
 
 
-def to_device(x) -> "Device":
+#: What a device argument takes: a Device, its int, or "cpu" / "cuda".
+DeviceLike = Union[Device, int, str]
+
+
+def to_device(x: DeviceLike) -> "Device":
     if isinstance(x, str):
         try:
             return Device[x.upper()]
@@ -187,7 +196,7 @@ class Dims(tuple):
         return "Dims(%s)" % (", ".join(str(v) for v in self) if self else "")
 
 
-def volume(shape) -> int:
+def volume(shape: Iterable[int]) -> int:
     n = 1
     for v in shape:
         n *= int(v)
@@ -198,8 +207,10 @@ class PluginTensorDesc:
     """A tensor as a plugin sees it at run time: type, format, dims."""
     __slots__ = ("type", "format", "dims", "scale")
 
-    def __init__(self, type=DataType.FLOAT, format=TensorFormat.LINEAR, dims=(), scale=1.0):
-        self.type = DataType(type)
+    def __init__(self, type: DTypeLike = DataType.FLOAT,
+                 format: "TensorFormat" = TensorFormat.LINEAR, dims: Iterable[int] = (),
+                 scale: float = 1.0):
+        self.type = to_dtype(type)
         self.format = TensorFormat(format)
         self.dims = Dims(dims)
         self.scale = scale
@@ -257,7 +268,8 @@ class PluginField:
     or bytes; it is kept as a 1-D numpy array of the type's numpy type."""
     __slots__ = ("name", "data", "type")
 
-    def __init__(self, name: str = "", data=None, type: PluginFieldType = PluginFieldType.FLOAT32):
+    def __init__(self, name: str = "", data: Any = None,
+                 type: PluginFieldType = PluginFieldType.FLOAT32):
         self.name = name
         self.type = PluginFieldType(type)
         self.data = _field_array(self.type, data)
@@ -311,7 +323,7 @@ class PluginFieldCollection(list):
     def __init__(self, fields: Iterable[PluginField] = ()):
         super().__init__(fields)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             for f in self:
                 if f.name == key:
@@ -319,7 +331,7 @@ class PluginFieldCollection(list):
             raise KeyError(key)
         return super().__getitem__(key)
 
-    def get(self, name, default=None):
+    def get(self, name: str, default: Any = None) -> Any:
         for f in self:
             if f.name == name:
                 return f
@@ -372,7 +384,7 @@ class FieldSet:
     __slots__ = ("_keep", "array", "collection", "address")
 
     def __init__(self, fields: Sequence[PluginField]):
-        self._keep = []
+        self._keep: List[Any] = []
         n = len(fields)
         self.array = (C.prt_field * max(1, n))()
         for i, f in enumerate(fields):
@@ -436,9 +448,11 @@ OptionalShape = Optional[ShapeLike]
 
 class _Iface:
     __slots__ = ("__array_interface__",)
+    __array_interface__: Dict[str, Any]
 
 
-def host_array(ptr: int, shape_or_desc, dtype=None, readonly: bool = False) -> np.ndarray:
+def host_array(ptr: int, shape_or_desc: Union["PluginTensorDesc", Sequence[int]],
+               dtype: Optional[DTypeLike] = None, readonly: bool = False) -> np.ndarray:
     """A numpy view (no copy) of host memory at `ptr`: give a shape and a
     dtype, or a PluginTensorDesc (what enqueue receives). For CPU plugins'
     enqueue: host_array(inputs[0], input_desc[0])."""
@@ -447,6 +461,8 @@ def host_array(ptr: int, shape_or_desc, dtype=None, readonly: bool = False) -> n
         typestr = TYPESTR[shape_or_desc.type]
     else:
         shape = tuple(int(v) for v in shape_or_desc)
+        if dtype is None:
+            raise TypeError("host_array needs a dtype with a shape")
         typestr = TYPESTR[to_dtype(dtype)] if not isinstance(dtype, np.dtype) else dtype.str
     o = _Iface()
     o.__array_interface__ = {"shape": shape, "typestr": typestr, "data": (int(ptr), readonly),

@@ -2,7 +2,7 @@
 plugin offers (tensorrt.plugin's)."""
 
 import itertools
-from typing import Iterable, List, Optional, Tuple, Union
+from typing import Any, Iterable, List, Optional, Tuple, Union
 
 from .._types import DataType, TensorFormat
 
@@ -70,15 +70,17 @@ class AutoTuneCombination:
     entry "FP32|FP16" lists alternatives taken together with the other
     positions' k-th ("FP32|FP16, FP32|FP16": (FP32, FP32) and (FP16, FP16)),
     "FP32*FP16" alternatives combined with every choice of the others.
-    layouts: the same for formats ("LINEAR"). tactics: positive ids (0, the
-    default, is always there)."""
+    layouts: the same for formats ("LINEAR"). tactics: positive ids; the
+    builder runs the plugin only at declared tactics (the first one when
+    autotuning is off), and at tactic 0 only when no combination declares
+    any."""
 
     def __init__(self, io_types: Optional[str] = None, layouts: Optional[str] = None,
                  tactics: Optional[Iterable[int]] = None):
         self._types = _parse(io_types, _TYPES, "type")
         self._layouts = _parse(layouts, _FORMATS, "format")
-        self._pos = []  # (positions, (sep, types), (sep, formats))
-        self._tactics = []
+        self._pos: List[Tuple[List[int], Any, Any]] = []  # (positions, types, formats)
+        self._tactics: List[int] = []
         if tactics is not None:
             self.tactics(tactics)
 
@@ -92,8 +94,8 @@ class AutoTuneCombination:
     def tactics(self, tactics: Iterable[int]) -> None:
         ts = [int(t) for t in tactics]
         if any(t <= 0 for t in ts):
-            raise ValueError("custom tactics must be positive integers (0 is the default): %r"
-                             % (ts,))
+            raise ValueError("custom tactics must be positive integers (0 is the tactic "
+                             "of a plugin that declares none): %r" % (ts,))
         self._tactics = ts
 
     def _combinations(self, n: int) -> List[Tuple[Tuple, Tuple]]:

@@ -4,16 +4,19 @@ that serves each plugin object, and its creator."""
 import inspect
 import threading
 import typing
-from typing import Any, Dict, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy as np
 
 from .. import _capi as C
 from .. import _errors as E
 from .._plugin import Bridge, CreatorBridge, IPluginCreatorV3One
-from .._types import DataType, Device, PluginField, PluginFieldType, TensorFormat, to_device
+from .._types import (DataType, Device, DeviceLike, PluginField, PluginFieldCollection,
+                      PluginFieldType, TensorFormat, to_device)
 from ._autotune import AutoTuneCombination
 from ._shape import ShapeExpr, ShapeExprs, SizeTensorDesc, Tensor, TensorDesc
+
+F = TypeVar("F", bound=Callable[..., Any])  # a decorated function, returned as it is
 
 # ---------------------------------------------------------------------------
 # Attributes
@@ -178,7 +181,7 @@ def _ndarray_dtype(ann):
 # Definitions
 # ---------------------------------------------------------------------------
 
-_DEFS = {}
+_DEFS: Dict[str, "PluginDef"] = {}
 _defs_lock = threading.Lock()
 
 
@@ -211,7 +214,7 @@ class PluginDef:
     (the computation), optional autotune (combinations and tactics) and
     attributes."""
 
-    def __init__(self, plugin_id, fn):
+    def __init__(self, plugin_id: str, fn: Callable[..., Any]):
         if not isinstance(plugin_id, str) or "::" not in plugin_id:
             raise ValueError("a plugin id is 'namespace::name', got %r" % (plugin_id,))
         ns, name = plugin_id.rsplit("::", 1)
@@ -223,7 +226,7 @@ class PluginDef:
         hints = _hints(fn)
         sig = inspect.signature(fn)
         self.inputs = []
-        self.attrs = {}
+        self.attrs: Dict[str, _Attr] = {}
         for p in sig.parameters.values():
             ann = hints.get(p.name, p.annotation)
             if _is_tensor_desc(ann):
@@ -236,10 +239,11 @@ class PluginDef:
             else:
                 self.attrs[p.name] = _Attr(p.name, ann, p.default)
         self.nb_outputs_hint = _outputs_from_annotation(hints.get("return", sig.return_annotation))
-        self.impls = {}  # prt_device -> (impl function, its (attrs, extras))
+        # prt_device -> (impl function, its (attrs, extras))
+        self.impls: Dict[int, Tuple[Callable[..., Any], Any]] = {}
         self.device_mask = 1 << Device.CPU
-        self.autotune_fn = None
-        self.autotune_args = None
+        self.autotune_fn: Optional[Callable[..., Any]] = None
+        self.autotune_args: Any = None
         self.creator = _DecoratorCreator(self)
 
     def _params(self, fn, what, extra):
@@ -258,7 +262,8 @@ class PluginDef:
         return set(self.attrs) if has_kw else {n for n in rest if n in self.attrs}, \
             {n for n in extra if n in rest or has_kw}
 
-    def set_impl(self, fn, devices=("cpu",)):
+    def set_impl(self, fn: Callable[..., Any],
+                 devices: Union[DeviceLike, Sequence[DeviceLike]] = ("cpu",)) -> None:
         args = self._params(fn, "impl", ("outputs", "stream", "tactic"))
         if "outputs" not in args[1]:
             raise TypeError("%s: impl needs an 'outputs' parameter" % self.id)
@@ -278,14 +283,21 @@ class PluginDef:
         self.device_mask = sum(1 << d for d in self.impls)
 
     @property
-    def impl_fn(self):
+    def impl_fn(self) -> Optional[Callable[..., Any]]:
         """The impl function (the CPU's, or the first device's)."""
         got = self.impls.get(int(Device.CPU)) or next(iter(self.impls.values()), None)
         return got[0] if got else None
 
-    def set_autotune(self, fn):
+    def set_autotune(self, fn: Callable[..., Any]) -> None:
         self.autotune_fn = fn
         self.autotune_args = self._params(fn, "autotune", ("outputs",))
+
+    def __repr__(self) -> str:
+        return "<plugrt.plugin.PluginDef %s(%s) on %s%s>" % (
+            self.id, ", ".join(self.inputs + [a.name + ("=%r" % (a.default,) if a.has_default
+                                                        else "") for a in self.attrs.values()]),
+            "+".join(Device(d).name.lower() for d in sorted(self.impls)) or "no device",
+            ", autotune" if self.autotune_fn else "")
 
     def attr_values(self, given: Dict[str, Any]) -> Dict[str, Any]:
         out = {}
@@ -302,7 +314,8 @@ class PluginDef:
                 raise TypeError("%s: attribute %r is required" % (self.id, n))
         return out
 
-    def call_register(self, descs, attrs):
+    def call_register(self, descs: Sequence[TensorDesc],
+                      attrs: Dict[str, Any]) -> Tuple[TensorDesc, ...]:
         got = self.register_fn(*descs, **attrs)
         if isinstance(got, TensorDesc):
             got = (got,)
@@ -324,21 +337,21 @@ class DecoratorPlugin:
     (what plugrt.plugin.op.<ns>.<name>(...) puts in a network)."""
     __slots__ = ("pdef", "attrs", "hints")
 
-    def __init__(self, pdef: PluginDef, attrs: Dict[str, Any], hints=None):
+    def __init__(self, pdef: PluginDef, attrs: Dict[str, Any], hints: Any = None):
         self.pdef = pdef
         self.attrs = attrs
         self.hints = hints
 
     @property
-    def plugin_name(self):
+    def plugin_name(self) -> str:
         return self.pdef.name
 
     @property
-    def plugin_namespace(self):
+    def plugin_namespace(self) -> str:
         return self.pdef.namespace
 
     @property
-    def plugin_version(self):
+    def plugin_version(self) -> str:
         return self.pdef.version
 
     def _bridge(self):
@@ -379,7 +392,7 @@ class DecoratorBridge(Bridge):
         self._dev = None  # the device in_tensors, out_tensors and kwargs are set up for
         self._fn = None
         self._fields = None
-        self._dtype_cache = {}
+        self._dtype_cache: Dict[Tuple[Any, ...], List[Any]] = {}
 
     @property
     def devices(self):
@@ -528,10 +541,18 @@ class DecoratorBridge(Bridge):
         return 0
 
     def tactics(self):
+        """The tactics declared for this layer's types, in declaration order:
+        the builder runs no other (the first without autotuning). Types are
+        fixed per layer (inputs keep their producers', outputs take
+        output_dtypes'), so only combinations of those types count; their
+        formats may still differ, and the C ABI has one list per plugin."""
         combos = self._combos(self.nb_in or len(self.pdef.inputs),
                               self.nb_out or self.nb_outputs())
-        ts = sorted({t for _, _, tl in combos for t in tl})
-        return ts
+        types = list(self.in_dtypes or []) + list(self.out_dtypes or [])
+        fit = [tl for tt, _, tl in combos if len(tt) == len(types) and all(
+            t is None or t == d for t, d in zip(tt, types))]
+        return list(dict.fromkeys(t for tl in (fit or [tl for _, _, tl in combos])
+                                  for t in tl))
 
     def aliased_input(self, i):
         return (self.aliases or {}).get(i, -1)
@@ -630,7 +651,8 @@ class _DecoratorCreator(IPluginCreatorV3One):
         self.plugin_version = pdef.version
         self.plugin_namespace = pdef.namespace
         self._plugrt_module = pdef.module
-        self.field_names = [PluginField(a.name, None, a.ftype) for a in pdef.attrs.values()]
+        self.field_names = PluginFieldCollection(
+            [PluginField(a.name, None, a.ftype) for a in pdef.attrs.values()])
         self._plugrt_creator_bridge = _DecoratorCreatorBridge(self)
 
     def create_plugin(self, name, fc, phase):
@@ -654,7 +676,7 @@ class _DecoratorCreatorBridge(CreatorBridge):
 # ---------------------------------------------------------------------------
 
 
-def register(plugin_id: str, lazy_register: bool = False):
+def register(plugin_id: str, lazy_register: bool = False) -> Callable[[F], F]:
     """Registers a plugin 'namespace::name' (version "1") whose shapes and
     types the decorated function gives: its parameters are the inputs
     (annotated TensorDesc), then the attributes (annotated int, float, str,
@@ -689,7 +711,8 @@ def _get(plugin_id, what):
     return pdef
 
 
-def impl(plugin_id: str, device="cpu"):
+def impl(plugin_id: str,
+         device: Union[DeviceLike, Sequence[DeviceLike]] = "cpu") -> Callable[[F], F]:
     """The computation: the decorated function takes the input Tensors, the
     attributes it names, `outputs` (a tuple of Tensors to write), and
     optionally `stream` (the cudaStream_t as an int; 0 on the CPU) and
@@ -707,10 +730,16 @@ def impl(plugin_id: str, device="cpu"):
     return deco
 
 
-def autotune(plugin_id: str):
+def autotune(plugin_id: str) -> Callable[[F], F]:
     """The combinations offered: the decorated function takes the input
     TensorDescs, the attributes it names and `outputs` (their TensorDescs) and
-    returns a list of AutoTuneCombination."""
+    returns a list of AutoTuneCombination.
+
+    As in TensorRT, every build times the declared tactics (and accepted
+    combinations): the builder runs impl on random data at the profile's
+    opt shapes, once per candidate, and keeps the fastest whose outputs agree
+    with the first declared tactic's. impl is only ever called with a
+    declared tactic; with IBuilderConfig.autotune = False, the first one."""
     def deco(fn):
         _get(plugin_id, "autotune").set_autotune(fn)
         return fn

@@ -10,14 +10,14 @@ fake one, and it cannot be lowered.
 """
 
 import builtins
-from typing import Iterable, Optional, Tuple, Union
+from typing import Any, Iterable, Iterator, Optional, Tuple, Union
 
 import numpy as np
 
 from .. import _cuda
 from .. import _dlpack as _dl
-from .._types import (TYPESTR, DataType, Device, Dims, PluginTensorDesc, TensorFormat,
-                      to_device, to_dtype, volume)
+from .._types import (TYPESTR, DataType, Device, DeviceLike, Dims, DTypeLike,
+                      PluginTensorDesc, TensorFormat, to_device, to_dtype, volume)
 
 _SUM, _PROD, _MAX, _MIN, _SUB, _EQUAL, _LESS, _FLOOR_DIV, _CEIL_DIV = range(9)
 _OP_NAMES = ["+", "*", "max", "min", "-", "==", "<", "//", "cdiv"]
@@ -50,6 +50,10 @@ class ShapeExpr:
     comparisons (giving 0/1 expressions), and cdiv/max/min below; ints mix
     in on either side."""
     __slots__ = ("_kind", "_v", "_a", "_b")
+    _kind: str
+    _v: Any
+    _a: Any
+    _b: Any
 
     # kinds: "const" (_v: int), "leaf" (_v: IDimensionExpr), "op" (_v: op),
     # "size" (_v: SizeTensorDesc), "fake"
@@ -207,17 +211,21 @@ def _expr(x) -> ShapeExpr:
     raise TypeError("not a shape expression or int: %r" % (x,))
 
 
-def cdiv(first, second) -> ShapeExpr:
+#: An argument of shape arithmetic: a ShapeExpr or an int.
+ExprLike = Union[ShapeExpr, int]
+
+
+def cdiv(first: ExprLike, second: ExprLike) -> ShapeExpr:
     """Ceiling division (ValueError if both are ints)."""
     return _fn(_CEIL_DIV, first, second, "cdiv")
 
 
-def max(first, second) -> ShapeExpr:  # noqa: A001 - tensorrt.plugin.max
+def max(first: ExprLike, second: ExprLike) -> ShapeExpr:  # noqa: A001 - tensorrt.plugin.max
     """The larger of two (ValueError if both are ints)."""
     return _fn(_MAX, first, second, "max")
 
 
-def min(first, second) -> ShapeExpr:  # noqa: A001 - tensorrt.plugin.min
+def min(first: ExprLike, second: ExprLike) -> ShapeExpr:  # noqa: A001 - tensorrt.plugin.min
     """The smaller of two (ValueError if both are ints)."""
     return _fn(_MIN, first, second, "min")
 
@@ -233,7 +241,7 @@ class ShapeExprs:
     immutable), iterable."""
     __slots__ = ("_d", "_immutable")
 
-    def __init__(self, dims: Union[int, Iterable] = 0, _immutable=False):
+    def __init__(self, dims: Union[int, Iterable[ExprLike]] = 0, _immutable: bool = False):
         if isinstance(dims, int):
             self._d = [ShapeExpr() for _ in range(dims)]
         else:
@@ -241,24 +249,24 @@ class ShapeExprs:
         self._immutable = _immutable
 
     @classmethod
-    def from_tuple(cls, shape):
+    def from_tuple(cls, shape: Iterable[ExprLike]) -> "ShapeExprs":
         return cls(list(shape))
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._d)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: Union[int, slice]) -> Any:
         if isinstance(i, slice):
             return ShapeExprs(self._d[i])
         return self._d[i]
 
-    def __setitem__(self, i, v):
+    def __setitem__(self, i: int, v: ExprLike) -> None:
         if self._immutable:
             raise ValueError("these shape expressions are immutable (like() gives a copy "
                              "to change)")
         self._d[i] = _expr(v)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[ShapeExpr]:
         return iter(self._d)
 
     def numel(self) -> ShapeExpr:
@@ -278,8 +286,14 @@ class TensorDesc:
     """A tensor's type, format and shape expressions (never its data)."""
     __slots__ = ("_shape", "_dtype", "_format", "_scale", "_aliased", "_immutable",
                  "_index")
+    # None until set: placeholders the register function is called with.
+    _shape: Any
+    _dtype: Any
+    _aliased: Optional["TensorDesc"]
 
-    def __init__(self, shape_expr=None, dtype=None, format=None, scale=None):
+    def __init__(self, shape_expr: Optional[Iterable[ExprLike]] = None,
+                 dtype: Optional[DTypeLike] = None, format: Optional[TensorFormat] = None,
+                 scale: Optional[float] = None):
         self._shape = shape_expr if isinstance(shape_expr, ShapeExprs) else (
             ShapeExprs(list(shape_expr)) if shape_expr is not None else None)
         self._dtype = to_dtype(dtype) if dtype is not None else None
@@ -294,7 +308,7 @@ class TensorDesc:
         return self._dtype
 
     @dtype.setter
-    def dtype(self, v):
+    def dtype(self, v: DTypeLike) -> None:
         self._mut()
         self._dtype = to_dtype(v)
 
@@ -303,7 +317,7 @@ class TensorDesc:
         return self._shape
 
     @shape_expr.setter
-    def shape_expr(self, v):
+    def shape_expr(self, v: Iterable[ExprLike]) -> None:
         self._mut()
         self._shape = v if isinstance(v, ShapeExprs) else ShapeExprs(list(v))
 
@@ -320,12 +334,12 @@ class TensorDesc:
         return self._format
 
     @format.setter
-    def format(self, v):
+    def format(self, v: TensorFormat) -> None:
         self._mut()
         self._format = TensorFormat(v)
 
     @property
-    def scale(self):
+    def scale(self) -> Optional[float]:
         return self._scale
 
     @property
@@ -369,7 +383,7 @@ class SizeTensorDesc(TensorDesc):
     writes at run time. expr() is its value, for other outputs' shapes."""
     __slots__ = ("_opt", "_upper", "_e")
 
-    def __init__(self, opt, upper_bound):
+    def __init__(self, opt: ExprLike, upper_bound: ExprLike):
         super().__init__(ShapeExprs(0), DataType.INT64)
         self._opt = _expr(opt)
         self._upper = _expr(upper_bound)
@@ -392,12 +406,13 @@ class SizeTensorDesc(TensorDesc):
         return True
 
 
-def size_tensor(opt, upper_bound) -> SizeTensorDesc:
+def size_tensor(opt: ExprLike, upper_bound: ExprLike) -> SizeTensorDesc:
     """A size tensor with tuning value `opt` and bound `upper_bound`."""
     return SizeTensorDesc(opt, upper_bound)
 
 
-def from_shape_expr(shape_expr, dtype, format=TensorFormat.LINEAR) -> TensorDesc:
+def from_shape_expr(shape_expr: Iterable[ExprLike], dtype: DTypeLike,
+                    format: TensorFormat = TensorFormat.LINEAR) -> TensorDesc:
     """A TensorDesc from shape expressions (or ints) and a type."""
     se = shape_expr.copy() if isinstance(shape_expr, ShapeExprs) else ShapeExprs(list(shape_expr))
     return TensorDesc(se, dtype, format)
@@ -417,8 +432,9 @@ class Tensor:
     __slots__ = ("_ptr", "_shape", "_dtype", "_typestr", "_strides", "_format", "_aliased",
                  "_readonly", "_view", "_iface", "_device", "_stream", "_cai", "_dev_id")
 
-    def __init__(self, shape=(), dtype=DataType.FLOAT, ptr=0, readonly=False,
-                 device=Device.CPU, stream=0):
+    def __init__(self, shape: Iterable[int] = (), dtype: DataType = DataType.FLOAT,
+                 ptr: int = 0, readonly: bool = False, device: DeviceLike = Device.CPU,
+                 stream: int = 0):
         self._shape = Dims(shape)
         self._dtype = DataType(dtype)
         self._typestr = TYPESTR[self._dtype]
@@ -431,7 +447,7 @@ class Tensor:
         self._format = TensorFormat.LINEAR
         self._aliased = None
         self._readonly = readonly
-        self._view = None   # (ptr, ndarray) of the last numpy() call
+        self._view: Optional[Tuple[int, np.ndarray]] = None  # (ptr, view) of the last numpy()
         self._iface = None  # (ptr, dict) of the last __array_interface__
         self._cai = None    # (ptr, stream, dict) of the last __cuda_array_interface__
         self._dev_id = None  # (ptr, GPU ordinal) of the last __dlpack_device__
@@ -571,8 +587,9 @@ class _Iface:
 _DEVICES = (Device.CPU, Device.CUDA)
 
 
-def device_tensor(ptr: int, shape_or_desc, dtype=None, stream=0, readonly: bool = False,
-                  device=Device.CUDA) -> Tensor:
+def device_tensor(ptr: int, shape_or_desc: Union[PluginTensorDesc, Iterable[int]],
+                  dtype: Optional[DTypeLike] = None, stream: Any = 0, readonly: bool = False,
+                  device: DeviceLike = Device.CUDA) -> Tensor:
     """A Tensor over memory at `ptr` (no copy), by default CUDA memory: give
     a PluginTensorDesc (what enqueue receives) or a shape and a dtype. For a
     class plugin's enqueue on CUDA: torch.as_tensor(plugrt.device_tensor(
@@ -583,7 +600,7 @@ def device_tensor(ptr: int, shape_or_desc, dtype=None, stream=0, readonly: bool 
     else:
         if dtype is None:
             raise TypeError("device_tensor needs a dtype with a shape")
-        shape, dt = shape_or_desc, to_dtype(dtype)
+        shape, dt = Dims(shape_or_desc), to_dtype(dtype)
     return Tensor(shape, dt, int(ptr or 0), readonly, device, _cuda.stream_handle(stream))
 
 
