@@ -11,6 +11,7 @@
 
 #include "builder/builder.h"
 #include "engine/engine_impl.h"
+#include "plan_bytes.h"
 #include "testutil.h"
 
 /* The engine may not include builder headers, so it names the arena's
@@ -337,30 +338,6 @@ static int compare_engines(const prt_engine *a, const prt_engine *b)
 /* Byte helpers                                                              */
 /* ------------------------------------------------------------------------ */
 
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void fix_crc(uint8_t *p, size_t size)
-{
-    put32(p + size - 4, base_crc32(p, size - 4));
-}
-
-/* Offset of the section count (after magic, version, ABI, version string and
- * device). */
-static size_t section_count_at(const uint8_t *p)
-{
-    return 8 + 4 + 4 + 4 + get32(p + 16) + 4;
-}
-
 static int serialize(const prt_engine *e, uint8_t **bytes, size_t *size)
 {
     base_buf b = {0};
@@ -399,9 +376,9 @@ static int test_round_trip(void)
     CHECK_OK(engine_validate(e));
     REQUIRE(serialize(e, &b1, &n1));
     CHECK(memcmp(b1, ENG_MAGIC, 8) == 0);
-    CHECK(get32(b1 + 8) == ENG_FORMAT_VERSION);
-    CHECK(get32(b1 + 12) == PRT_PLUGIN_ABI_VERSION);
-    CHECK(get32(b1 + section_count_at(b1)) == 7);
+    CHECK(tu_get32(b1 + 8) == ENG_FORMAT_VERSION);
+    CHECK(tu_get32(b1 + 12) == PRT_PLUGIN_ABI_VERSION);
+    CHECK(tu_get32(b1 + tu_plan_section_count_at(b1)) == 7);
     REQUIRE_OK(engine_read(b1, n1, &r));
     compare_engines(e, r);
     REQUIRE(serialize(r, &b2, &n2));
@@ -530,8 +507,8 @@ static int test_flips_and_truncations(void)
     }
 
     memcpy(c, b, n);
-    put32(c + 8, ENG_FORMAT_VERSION + 1);
-    fix_crc(c, n);
+    tu_put32(c + 8, ENG_FORMAT_VERSION + 1);
+    tu_plan_fix_crc(c, n);
     {
         prt_engine *r = NULL;
         char want[64];
@@ -563,7 +540,7 @@ static int try_fixed(uint8_t *c, size_t n, int *bad, int *accepted)
 {
     prt_engine *r = NULL;
     prt_status st;
-    fix_crc(c, n);
+    tu_plan_fix_crc(c, n);
     base_clear_error();
     st = engine_read(c, n, &r);
     if (st == PRT_OK) {
@@ -617,7 +594,7 @@ static int test_corruption_behind_checksum(void)
     for (size_t i = 12; i + 8 <= n; i++)
         for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
             memcpy(c, b, n);
-            put32(c + i, values[v]);
+            tu_put32(c + i, values[v]);
             try_fixed(c, n, &bad, &accepted);
         }
     /* Random multi-byte damage. */
@@ -653,19 +630,17 @@ static uint8_t *with_section(const uint8_t *b, size_t n, uint32_t tag, uint32_t 
         return NULL;
     memcpy(c, b, n - 4);
     at = n - 4;
-    put32(c + at, tag);
-    put32(c + at + 4, flags);
-    put32(c + at + 8, (uint32_t)plen);
-    put32(c + at + 12, 0);
+    tu_put32(c + at, tag);
+    tu_put32(c + at + 4, flags);
+    tu_put32(c + at + 8, (uint32_t)plen);
+    tu_put32(c + at + 12, 0);
     memcpy(c + at + 16, payload, plen);
-    put32(c + section_count_at(c), get32(c + section_count_at(c)) + 1);
-    fix_crc(c, m);
+    tu_put32(c + tu_plan_section_count_at(c),
+             tu_get32(c + tu_plan_section_count_at(c)) + 1);
+    tu_plan_fix_crc(c, m);
     *out_n = m;
     return c;
 }
-
-#define TAG4(a, b, c, d)                                                                 \
-    ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 
 static int test_sections(void)
 {
@@ -675,7 +650,7 @@ static int test_sections(void)
     REQUIRE(e && serialize(e, &b, &n));
 
     /* An unknown optional section (say, a kernel blob) is skipped. */
-    c = with_section(b, n, TAG4('K', 'E', 'R', 'N'), 1, "cubin bytes", &m);
+    c = with_section(b, n, TU_TAG('K', 'E', 'R', 'N'), 1, "cubin bytes", &m);
     REQUIRE(c);
     CHECK_OK(engine_read(c, m, &r));
     if (r)
@@ -685,7 +660,7 @@ static int test_sections(void)
     free(c);
 
     /* An unknown required one is an error naming the tag. */
-    c = with_section(b, n, TAG4('K', 'E', 'R', 'N'), 0, "cubin bytes", &m);
+    c = with_section(b, n, TU_TAG('K', 'E', 'R', 'N'), 0, "cubin bytes", &m);
     REQUIRE(c);
     CHECK_ERR(engine_read(c, m, &r), PRT_ERR_MALFORMED, "'KERN'");
     free(c);
@@ -695,7 +670,7 @@ static int test_sections(void)
     free(c);
 
     /* A known section twice. */
-    c = with_section(b, n, TAG4('M', 'E', 'T', 'A'), 0, "", &m);
+    c = with_section(b, n, TU_TAG('M', 'E', 'T', 'A'), 0, "", &m);
     REQUIRE(c);
     CHECK_ERR(engine_read(c, m, &r), PRT_ERR_MALFORMED, "meta");
     free(c);
@@ -704,28 +679,28 @@ static int test_sections(void)
     c = malloc(n);
     REQUIRE(c);
     memcpy(c, b, n);
-    put32(c + section_count_at(c) + 8, 4); /* the first section's flags */
-    fix_crc(c, n);
+    tu_put32(c + tu_plan_section_count_at(c) + 8, 4); /* the first section's flags */
+    tu_plan_fix_crc(c, n);
     CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED, "flags");
     /* A missing section: claim one section fewer, drop nothing. */
     memcpy(c, b, n);
-    put32(c + section_count_at(c), 6);
-    fix_crc(c, n);
+    tu_put32(c + tu_plan_section_count_at(c), 6);
+    tu_plan_fix_crc(c, n);
     CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED, "after the last section");
     /* A missing section: turn the last one (expressions) into an unknown
      * optional section, which the reader skips. */
     memcpy(c, b, n);
     {
-        size_t at = section_count_at(c) + 4, last = at;
+        size_t at = tu_plan_section_count_at(c) + 4, last = at;
         for (uint32_t k = 0; k < 7; k++) {
             last = at;
-            at += 16 + get32(c + at + 8);
+            at += 16 + tu_get32(c + at + 8);
         }
-        CHECK(get32(c + last) == TAG4('E', 'X', 'P', 'R'));
-        put32(c + last, TAG4('X', 'P', 'R', 'E'));
-        put32(c + last + 4, 1);
+        CHECK(tu_get32(c + last) == TU_TAG('E', 'X', 'P', 'R'));
+        tu_put32(c + last, TU_TAG('X', 'P', 'R', 'E'));
+        tu_put32(c + last + 4, 1);
     }
-    fix_crc(c, n);
+    tu_plan_fix_crc(c, n);
     CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED,
               "the expressions section is missing");
     free(c);
@@ -963,49 +938,6 @@ static int test_validate(void)
 /* A plan the builder made, altered behind a valid checksum                  */
 /* ------------------------------------------------------------------------ */
 
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    put32(p, (uint32_t)v);
-    put32(p + 4, (uint32_t)(v >> 32));
-}
-
-/* Offset of the payload of the section tagged `tag`; 0 if none. */
-static size_t section_at(const uint8_t *p, uint32_t tag)
-{
-    size_t at = section_count_at(p) + 4;
-    for (uint32_t k = 0; k < get32(p + section_count_at(p)); k++) {
-        if (get32(p + at) == tag)
-            return at + 16;
-        at += 16 + (size_t)get64(p + at + 8);
-    }
-    return 0;
-}
-
-/* Offset of the tensor record's i64 offset for the tensor named `name`
- * (max_bytes follows at +8, const_offset at +16); 0 if none. */
-static size_t tensor_at(const uint8_t *p, const char *name)
-{
-    size_t at = section_at(p, TAG4('T', 'E', 'N', 'S'));
-    uint32_t n = at ? get32(p + at) : 0;
-    at += 4;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t len = get32(p + at);
-        int match = len == strlen(name) && memcmp(p + at + 4, name, len) == 0;
-        at += 4 + len;
-        /* dtype, format, nb_dims, the dims, then four i32 ids */
-        at += 12 + 4 * (size_t)get32(p + at + 8) + 16;
-        if (match)
-            return at;
-        at += 24;
-    }
-    return 0;
-}
-
 static prt_plugin *builtin_op(const char *op)
 {
     const prt_plugin_creator *c = NULL;
@@ -1104,8 +1036,8 @@ static int expect_plan_refused(const uint8_t *b, size_t n, size_t at, int64_t va
     prt_status st;
     REQUIRE(c && at && at + 8 <= n);
     memcpy(c, b, n);
-    put64(c + at, (uint64_t)value);
-    fix_crc(c, n);
+    tu_put64(c + at, (uint64_t)value);
+    tu_plan_fix_crc(c, n);
     base_clear_error();
     st = prt_engine_deserialize(NULL, c, n, &e);
     tu_checks++;
@@ -1134,32 +1066,33 @@ static int test_memory_plan(void)
     prt_engine *e = NULL;
     REQUIRE(!build_plan(&pb, &n));
     b = pb;
-    sum = tensor_at(b, "sum");
-    relu = tensor_at(b, "relu");
-    c = tensor_at(b, "c");
-    y = tensor_at(b, "y");
-    meta = section_at(b, TAG4('M', 'E', 'T', 'A'));
+    sum = tu_plan_tensor_named(b, "sum");
+    relu = tu_plan_tensor_named(b, "relu");
+    c = tu_plan_tensor_named(b, "c");
+    y = tu_plan_tensor_named(b, "y");
+    meta = tu_plan_section_at(b, TU_TAG('M', 'E', 'T', 'A'));
     /* What the builder planned, as the comment of build_plan says. */
     REQUIRE(sum && relu && c && y && meta);
-    CHECK((int64_t)get64(b + sum) + (int64_t)get64(b + relu) == ENG_ARENA_ALIGN);
-    CHECK(get64(b + sum + 8) == 60 && get64(b + relu + 8) == 60);
-    CHECK(get64(b + c + 16) == 0 && get64(b + c + 8) == 60);
-    CHECK(get64(b + y) == (uint64_t)-1 && get64(b + y + 8) == 60);
-    CHECK(get64(b + meta) == 2 * ENG_ARENA_ALIGN && get64(b + meta + 8) == 0);
+    CHECK((int64_t)tu_get64(b + sum) + (int64_t)tu_get64(b + relu) == ENG_ARENA_ALIGN);
+    CHECK(tu_get64(b + sum + 8) == 60 && tu_get64(b + relu + 8) == 60);
+    CHECK(tu_get64(b + c + 16) == 0 && tu_get64(b + c + 8) == 60);
+    CHECK(tu_get64(b + y) == (uint64_t)-1 && tu_get64(b + y + 8) == 60);
+    CHECK(tu_get64(b + meta) == 2 * ENG_ARENA_ALIGN && tu_get64(b + meta + 8) == 0);
     /* Intact, it loads and computes. */
     REQUIRE_OK(prt_engine_deserialize(NULL, b, n, &e));
     CHECK(run_plan(e));
     prt_engine_destroy(e);
 
     /* Misaligned for the dtype: float loads and stores off their boundary. */
-    EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)get64(b + sum) + 2, "('sum'): arena offset");
-    EXPECT_PLAN_REFUSED(b, n, relu, (int64_t)get64(b + relu) + 2,
+    EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)tu_get64(b + sum) + 2,
+                        "('sum'): arena offset");
+    EXPECT_PLAN_REFUSED(b, n, relu, (int64_t)tu_get64(b + relu) + 2,
                         "('relu'): arena offset");
     EXPECT_PLAN_REFUSED(b, n, c + 16, 2,
                         "('c'): constant offset 2 is not a "
                         "multiple of 64");
     /* Aligned for floats, not for the arena or the weights. */
-    EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)get64(b + sum) + 64,
+    EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)tu_get64(b + sum) + 64,
                         "is not a multiple of 256, the arena's alignment");
     EXPECT_PLAN_REFUSED(b, n, c + 16, 4,
                         "('c'): constant offset 4 is not a "
