@@ -11,6 +11,8 @@
 
 #include "builder/builder.h"
 #include "engine/engine_impl.h"
+#include "op_testutil.h"
+#include "ops/op_workspace.h"
 #include "plan_bytes.h"
 #include "testutil.h"
 
@@ -960,6 +962,22 @@ static float plan_c(int i)
     return 0.5f * (float)i;
 }
 
+/* Builds net with cfg (reg may be NULL) unless `bad`, serializes it into
+ * *bytes (prt_free), and destroys net and cfg; returns 1 on any failure
+ * (recorded). */
+static int finish_plan(prt_network *net, prt_builder_config *cfg, const prt_registry *reg,
+                       int bad, void **bytes, size_t *size)
+{
+    prt_engine *e = NULL;
+    bad = bad || prt_engine_build(net, cfg, reg, &e) != PRT_OK ||
+          prt_engine_serialize(e, bytes, size) != PRT_OK;
+    CHECK(!bad);
+    prt_engine_destroy(e);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return bad;
+}
+
 /* One layer over `a` and `b` (b < 0: none), its output named `name`. */
 static int plan_layer(prt_network *net, const char *op, int32_t a, int32_t b,
                       const char *name, int32_t *out)
@@ -984,7 +1002,6 @@ static int build_plan(void **bytes, size_t *size)
     int32_t x, k, sum, relu, y;
     prt_network *net = NULL;
     prt_builder_config *cfg = NULL;
-    prt_engine *e = NULL;
     int bad;
     for (int i = 0; i < PLAN_N; i++)
         c[i] = plan_c(i);
@@ -995,14 +1012,8 @@ static int build_plan(void **bytes, size_t *size)
           plan_layer(net, "Relu", sum, -1, "relu", &relu) ||
           plan_layer(net, "Add", relu, k, "y", &y) ||
           prt_network_mark_output(net, y) != PRT_OK ||
-          prt_builder_config_create(&cfg) != PRT_OK ||
-          prt_engine_build(net, cfg, NULL, &e) != PRT_OK ||
-          prt_engine_serialize(e, bytes, size) != PRT_OK;
-    CHECK(!bad);
-    prt_engine_destroy(e);
-    prt_builder_config_destroy(cfg);
-    prt_network_destroy(net);
-    return bad;
+          prt_builder_config_create(&cfg) != PRT_OK;
+    return finish_plan(net, cfg, NULL, bad, bytes, size);
 }
 
 /* Runs a loaded plan once; 1 if y = relu(x + c) + c. */
@@ -1113,6 +1124,188 @@ static int test_memory_plan(void)
                         "('y'): max bytes 1073741824, but its shapes need at "
                         "most 60");
     prt_free(pb);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* What only the layers' plugins know: workspace                            */
+/* ------------------------------------------------------------------------ */
+
+#define CV_C 8 /* channels: one CHW8 block */
+#define CV_HW 6
+
+static float cv_weight(int i)
+{
+    return (float)((i * 37) % 11) / 8.0f - 0.6f;
+}
+
+/* A Conv over `x` with constant weights w [CV_C, C / group, k, k]. */
+static int cv_conv(prt_network *net, int32_t x, const char *name, int32_t group,
+                   int32_t k, const char *out_name, int32_t *out)
+{
+    static float w[2][CV_C * CV_C * 9];
+    const int32_t pad = k / 2, pads[4] = {pad, pad, pad, pad}, ks[2] = {k, k};
+    const int32_t which = group == 1 ? 0 : 1, per = CV_C / group;
+    prt_dims wd = {4, {CV_C, per, k, k}};
+    prt_field f[3];
+    prt_plugin *p = NULL;
+    int32_t in[2], l;
+    for (int i = 0; i < CV_C * per * k * k; i++)
+        w[which][i] = cv_weight(i + which);
+    f[0] = ot_fld_i32("group", &group, 1);
+    f[1] = ot_fld_i32("pads", pads, 4);
+    f[2] = ot_fld_i32("kernel_shape", ks, 2);
+    in[0] = x;
+    REQUIRE_OK(prt_network_add_constant(net, name, PRT_FLOAT32, &wd, w[which], &in[1]));
+    REQUIRE_OK(ot_make_op("Conv", f, 3, &p));
+    REQUIRE_OK(prt_network_add_plugin(net, in, 2, NULL, 0, p, &l));
+    REQUIRE_OK(prt_network_set_layer_name(net, l, name));
+    REQUIRE_OK(prt_network_get_layer_output(net, l, 0, out));
+    REQUIRE_OK(prt_network_set_tensor_name(net, *out, out_name));
+    return 0;
+}
+
+/* X0 [N, 8, 6, 6] -> pointwise Conv "pw" -> "a" -> depthwise 3x3 Conv "dw"
+ * -> Y, N in 1..nmax: "a" is CHW8 when `blocked`, and both layers have
+ * workspace. With `pad`, X0 goes through the standard circ_pad_plugin "cp"
+ * (LINEAR only) into "t" before "pw". Built through reg, serialized
+ * (*bytes: prt_free). */
+static int build_conv_plan(prt_registry *reg, int blocked, int64_t nmax, int pad,
+                           void **bytes, size_t *size)
+{
+    const prt_dims d = {4, {-1, CV_C, CV_HW, CV_HW}}, mn = {4, {1, CV_C, CV_HW, CV_HW}},
+                   mx = {4, {nmax, CV_C, CV_HW, CV_HW}};
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    int32_t x, a, y, profile, bad = 0;
+    REQUIRE_OK(prt_network_create(&net));
+    CHECK_OK(prt_network_add_input(net, "X0", PRT_FLOAT32, &d, &x));
+    if (pad) {
+        static const int32_t pads[4] = {1, 1, 1, 1};
+        prt_field f = {"pads", pads, PRT_FIELD_INT32, 4};
+        prt_plugin *p = tu_make_plugin(reg, "example", "circ_pad_plugin", "1", &f, 1);
+        int32_t l;
+        bad = !p || prt_network_add_plugin(net, &x, 1, NULL, 0, p, &l) != PRT_OK ||
+              prt_network_set_layer_name(net, l, "cp") != PRT_OK ||
+              prt_network_get_layer_output(net, l, 0, &x) != PRT_OK ||
+              prt_network_set_tensor_name(net, x, "t") != PRT_OK;
+        CHECK(!bad);
+    }
+    bad =
+        bad || cv_conv(net, x, "pw", 1, 1, "a", &a) ||
+        cv_conv(net, a, "dw", CV_C, 3, "Y", &y) ||
+        prt_network_mark_output(net, y) != PRT_OK ||
+        prt_builder_config_create(&cfg) != PRT_OK ||
+        prt_builder_config_set_blocked_formats(cfg, blocked) != PRT_OK ||
+        prt_builder_config_add_profile(cfg, &profile) != PRT_OK ||
+        prt_builder_config_set_profile_dims(cfg, profile, "X0", &mn, &mn, &mx) != PRT_OK;
+    return finish_plan(net, cfg, reg, bad, bytes, size);
+}
+
+static int32_t layer_named(const prt_engine *e, const char *name)
+{
+    for (int32_t i = 0; i < e->nb_layers; i++)
+        if (strcmp(e->layers[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int32_t tensor_named(const prt_engine *e, const char *name)
+{
+    for (int32_t i = 0; i < e->nb_tensors; i++)
+        if (strcmp(e->tensors[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Y of e at batch n, against the LINEAR plan's (exact: the kernels of a
+ * block and of a plane add in one order). */
+static int conv_plan_runs(const prt_engine *e, const prt_engine *ref, int64_t n)
+{
+    tu_rng r;
+    ot_tensor x, got = {0}, want = {0};
+    int ok;
+    tu_rng_seed(&r, 28);
+    x = ot_random(PRT_FLOAT32, D4(n, CV_C, CV_HW, CV_HW), &r, 0);
+    ok = ot_run_engine(e, &x, 1, &got) == PRT_OK &&
+         ot_run_engine(ref, &x, 1, &want) == PRT_OK &&
+         ot_dims_eq(&got.dims, &want.dims) &&
+         memcmp(got.data, want.data, sizeof(float) * (size_t)tu_volume(&got.dims)) == 0;
+    ot_free(&x);
+    ot_free(&got);
+    ot_free(&want);
+    return ok;
+}
+
+/* The blocked two-Conv plan (N in 1..3), the same with every tensor LINEAR
+ * (the reference), and the blocked one for N = 1 alone (its claims are the
+ * need at one image), each as bytes and loaded. */
+typedef struct conv_plans {
+    void *bytes, *ref_bytes, *one_bytes; /* prt_free */
+    size_t size, ref_size, one_size;
+    prt_engine *e, *ref, *one;
+} conv_plans;
+
+static void conv_plans_free(conv_plans *p)
+{
+    prt_engine_destroy(p->e);
+    prt_engine_destroy(p->ref);
+    prt_engine_destroy(p->one);
+    prt_free(p->bytes);
+    prt_free(p->ref_bytes);
+    prt_free(p->one_bytes);
+}
+
+static int conv_plans_make(conv_plans *p)
+{
+    memset(p, 0, sizeof *p);
+    REQUIRE(!build_conv_plan(NULL, 1, 3, 0, &p->bytes, &p->size));
+    REQUIRE(!build_conv_plan(NULL, 0, 3, 0, &p->ref_bytes, &p->ref_size));
+    REQUIRE(!build_conv_plan(NULL, 1, 1, 0, &p->one_bytes, &p->one_size));
+    REQUIRE_OK(prt_engine_deserialize(NULL, p->bytes, p->size, &p->e));
+    REQUIRE_OK(prt_engine_deserialize(NULL, p->ref_bytes, p->ref_size, &p->ref));
+    REQUIRE_OK(prt_engine_deserialize(NULL, p->one_bytes, p->one_size, &p->one));
+    /* As build_conv_plan says: "a" is CHW8, both layers have workspace. */
+    REQUIRE(layer_named(p->e, "pw") == 0 && layer_named(p->e, "dw") == 1);
+    CHECK(p->e->tensors[tensor_named(p->e, "a")].format == PRT_FORMAT_CHW8);
+    CHECK(p->e->layers[0].workspace > 0 && p->e->layers[1].workspace > 0);
+    CHECK(p->one->layers[0].workspace < p->e->layers[0].workspace);
+    CHECK(conv_plan_runs(p->e, p->ref, 3) && conv_plan_runs(p->e, p->ref, 1));
+    return 0;
+}
+
+/* A built-in op checks each run's need at its shapes against its layer's
+ * claim (op_bind_workspace), not only that some workspace was given: with
+ * a claim cut to what one image needs (in memory, past any loader, the
+ * context's block sized by it), a run of one image computes and a run of
+ * three fails naming need and claim before the kernel writes. */
+static int test_run_workspace(void)
+{
+    conv_plans p;
+    tu_rng r;
+    ot_tensor x, y = {0};
+    char sub[256];
+    int64_t one, need;
+    if (conv_plans_make(&p)) {
+        conv_plans_free(&p);
+        return 1;
+    }
+    one = p.one->layers[0].workspace;
+    need = p.e->layers[0].workspace;
+    p.e->layers[0].workspace = one;
+    p.e->workspace_size = one > p.e->layers[1].workspace ? one : p.e->layers[1].workspace;
+    op_bind_workspace(p.e->layers[0].plugin, one);
+    CHECK(conv_plan_runs(p.e, p.ref, 1));
+    tu_rng_seed(&r, 3);
+    x = ot_random(PRT_FLOAT32, D4(3, CV_C, CV_HW, CV_HW), &r, 0);
+    snprintf(sub, sizeof sub,
+             "Conv (layer 'pw'): needs %lld bytes of workspace at these shapes, but its "
+             "layer has %lld",
+             (long long)need, (long long)one);
+    CHECK_ERR(ot_run_engine(p.e, &x, 1, &y), PRT_ERR_PLUGIN, sub);
+    ot_free(&x);
+    ot_free(&y);
+    conv_plans_free(&p);
     return 0;
 }
 
@@ -1412,6 +1605,7 @@ int main(void)
     test_alloc_failures();
     test_validate();
     test_memory_plan();
+    test_run_workspace();
     test_deserialize();
     test_deserialize_library();
     return tu_finish("test_engine_format");
