@@ -5,7 +5,12 @@
  * bad magic, a future version, corruption behind a valid checksum, lying
  * counts), optional and required unknown sections, allocation failures,
  * engine_validate's invariants, the queries, and deserialize recreating
- * plugins through a registry of test creators.
+ * plugins through a registry of test creators and asking them again
+ * (engine_check_layers). On plans the builder made, altered behind a valid
+ * checksum: the memory plan, built-in layers' workspace claims and formats
+ * (refused at load; checked again at each run), and a standard plugin
+ * handed a format it never accepted. tests/onnx/test_engine_format_models.c
+ * does the same to real models.
  */
 #include <stdlib.h>
 
@@ -1128,7 +1133,7 @@ static int test_memory_plan(void)
 }
 
 /* ------------------------------------------------------------------------ */
-/* What only the layers' plugins know: workspace                            */
+/* What only the layers' plugins know: workspace and formats                */
 /* ------------------------------------------------------------------------ */
 
 #define CV_C 8 /* channels: one CHW8 block */
@@ -1216,6 +1221,45 @@ static int32_t tensor_named(const prt_engine *e, const char *name)
         if (strcmp(e->tensors[i].name, name) == 0)
             return i;
     return -1;
+}
+
+/* Plan bytes with the i64 (or, `narrow`, i32) at at1 set to v1 and, when
+ * at2, the i64 at at2 to v2; checksum fixed. NULL when out of memory. */
+static uint8_t *altered(const uint8_t *b, size_t n, size_t at1, int64_t v1, int narrow,
+                        size_t at2, int64_t v2)
+{
+    uint8_t *c = malloc(n);
+    if (!c)
+        return NULL;
+    memcpy(c, b, n);
+    if (narrow)
+        tu_put32(c + at1, (uint32_t)v1);
+    else
+        tu_put64(c + at1, (uint64_t)v1);
+    if (at2)
+        tu_put64(c + at2, (uint64_t)v2);
+    tu_plan_fix_crc(c, n);
+    return c;
+}
+
+/* The plan must be refused (PRT_ERR_MALFORMED) naming `sub`. */
+static void expect_refused(prt_registry *reg, uint8_t *c, size_t n, const char *sub,
+                           int line)
+{
+    prt_engine *r = NULL;
+    prt_status st;
+    tu_checks++;
+    base_clear_error();
+    st = c ? prt_engine_deserialize(reg, c, n, &r) : PRT_ERR_OUT_OF_MEMORY;
+    if (st != PRT_ERR_MALFORMED || !strstr(prt_last_error(), sub)) {
+        tu_failures++;
+        fprintf(stderr,
+                "%s:%d: deserialize gave %s, wanted a message with \"%s\"\n"
+                "    message: %s\n",
+                __FILE__, line, prt_status_name(st), sub, prt_last_error());
+    }
+    prt_engine_destroy(r);
+    free(c);
 }
 
 /* Y of e at batch n, against the LINEAR plan's (exact: the kernels of a
@@ -1309,22 +1353,138 @@ static int test_run_workspace(void)
     return 0;
 }
 
+/* Workspace claims and formats of built-in layers, at load, on the two-Conv
+ * plan: each claim a byte under or over its op's need (META's total with
+ * it, so the file stays consistent) is refused naming the layer, the op,
+ * the claim and the need, and so is a claim of 8 GiB; "a" relabelled
+ * LINEAR is refused (or, had the file stayed true, would run right). */
+static int test_builtin_claims(void)
+{
+    conv_plans p;
+    const uint8_t *b;
+    size_t n, meta;
+    char sub[256];
+    if (conv_plans_make(&p)) {
+        conv_plans_free(&p);
+        return 1;
+    }
+    b = p.bytes;
+    n = p.size;
+    meta = tu_plan_section_at(b, TU_TAG('M', 'E', 'T', 'A')) + 8;
+    REQUIRE(meta > 8);
+    for (int32_t li = 0; li < 2; li++) {
+        const int64_t w = p.e->layers[li].workspace,
+                      other = p.e->layers[1 - li].workspace;
+        const size_t at = tu_plan_layer_workspace(b, (uint32_t)li);
+        REQUIRE(at && (int64_t)tu_get64(b + at) == w);
+        snprintf(
+            sub, sizeof sub,
+            "layer %d ('%s', op Conv): claims %lld bytes of workspace, less than the "
+            "%lld its op asks for at the profiles' largest shapes",
+            (int)li, p.e->layers[li].name, (long long)(w - 1), (long long)w);
+        expect_refused(NULL,
+                       altered(b, n, at, w - 1, 0, meta, w - 1 > other ? w - 1 : other),
+                       n, sub, __LINE__);
+        snprintf(
+            sub, sizeof sub,
+            "layer %d ('%s', op Conv): claims %lld bytes of workspace, more than the "
+            "%lld its op can need",
+            (int)li, p.e->layers[li].name, (long long)(w + 1), (long long)w);
+        expect_refused(NULL,
+                       altered(b, n, at, w + 1, 0, meta, w + 1 > other ? w + 1 : other),
+                       n, sub, __LINE__);
+    }
+    /* A claim of 8 GiB, and the total with it. */
+    expect_refused(NULL,
+                   altered(b, n, tu_plan_layer_workspace(b, 0), (int64_t)8 << 30, 0, meta,
+                           (int64_t)8 << 30),
+                   n,
+                   "layer 0 ('pw', op Conv): claims 8589934592 bytes of workspace, more",
+                   __LINE__);
+    /* "a" relabelled LINEAR: the Convs' workspace changes with it. */
+    {
+        tu_plan_tensor t;
+        prt_engine *r = NULL;
+        uint8_t *c;
+        prt_status st;
+        REQUIRE(tu_plan_tensor_fields(b, (uint32_t)tensor_named(p.e, "a"), &t));
+        c = altered(b, n, t.format, PRT_FORMAT_LINEAR, 1, 0, 0);
+        REQUIRE(c);
+        st = prt_engine_deserialize(NULL, c, n, &r);
+        CHECK(st == PRT_ERR_MALFORMED || (st == PRT_OK && conv_plan_runs(r, p.ref, 3)));
+        CHECK(st != PRT_ERR_MALFORMED ||
+              strstr(prt_last_error(), "layer 0 ('pw', op Conv)"));
+        prt_engine_destroy(r);
+        free(c);
+    }
+    conv_plans_free(&p);
+    return 0;
+}
+
+/* A third-party plugin is asked again too: "t", the LINEAR output of the
+ * standard circ_pad_plugin, relabelled CHW8 (which the pointwise Conv after
+ * it would take) is refused naming the plugin's layer; the intact plan
+ * loads and runs. */
+static int test_plugin_formats(void)
+{
+    prt_registry *reg = tu_registry_with_plugins();
+    prt_engine *e = NULL;
+    void *pb = NULL;
+    size_t n = 0;
+    int32_t tt;
+    tu_plan_tensor t;
+    REQUIRE(reg);
+    REQUIRE(!build_conv_plan(reg, 1, 2, 1, &pb, &n));
+    REQUIRE_OK(prt_engine_deserialize(reg, pb, n, &e));
+    {
+        tu_rng r;
+        ot_tensor x, y = {0};
+        tu_rng_seed(&r, 5);
+        x = ot_random(PRT_FLOAT32, D4(2, CV_C, CV_HW, CV_HW), &r, 0);
+        CHECK_OK(ot_run_engine(e, &x, 1, &y));
+        ot_free(&x);
+        ot_free(&y);
+    }
+    tt = tensor_named(e, "t");
+    REQUIRE(tt >= 0 && e->tensors[tt].format == PRT_FORMAT_LINEAR);
+    CHECK(e->tensors[tensor_named(e, "a")].format == PRT_FORMAT_CHW8);
+    REQUIRE(tu_plan_tensor_fields(pb, (uint32_t)tt, &t));
+    expect_refused(
+        reg, altered(pb, n, t.format, PRT_FORMAT_CHW8, 1, 0, 0), n,
+        "layer 0 ('cp', plugin example::circ_pad_plugin): output 0 ('t', "
+        "float32, format CHW8) is not a type and format its plugin takes there",
+        __LINE__);
+    prt_engine_destroy(e);
+    prt_free(pb);
+    prt_registry_destroy(reg);
+    return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Deserialize through a registry                                            */
 /* ------------------------------------------------------------------------ */
 
 typedef struct fake_state {
-    int created;
+    int created; /* runtime-phase plugins */
     int destroyed;
+    int checked; /* build-phase plugins, which loading makes to check layers */
+    int checked_destroyed;
     int tactics[8];
-    int fail_create; /* 1: create fails with a message; 2: bad tables */
-    int32_t axis;    /* the "axis" field seen by NonZeroLike */
+    /* 1: create fails with a message; 2: bad tables; 3: the build phase
+     * fails */
+    int fail_create;
+    int32_t axis;       /* the "axis" field seen by NonZeroLike */
+    int64_t ws_need[3]; /* per layer: what get_workspace_size answers */
+    int32_t refuse[3];  /* per layer: the position it refuses, or -1 */
+    int32_t out_dtype;  /* >= 0: every output's dtype from get_output_dtypes */
+    int32_t configured; /* configure calls */
 } fake_state;
 
 typedef struct fake_plugin {
     prt_plugin base;
     fake_state *st;
     int index;
+    int build; /* made for the build phase */
 } fake_plugin;
 
 static const char *fk_name(const prt_plugin *p)
@@ -1348,8 +1508,66 @@ static prt_status fk_set_tactic(prt_plugin *p, int32_t tactic)
 static void fk_destroy(prt_plugin *p)
 {
     fake_plugin *f = (fake_plugin *)p;
-    f->st->destroyed++;
+    if (f->build)
+        f->st->checked_destroyed++;
+    else
+        f->st->destroyed++;
     free(f);
+}
+
+/* The build entries loading asks (make_engine's layers: nz makes an int64
+ * size and int64 indices, the other two float32). */
+static int32_t fk_nb_outputs(const prt_plugin *p)
+{
+    return ((const fake_plugin *)p)->index == 0 ? 2 : 1;
+}
+
+static prt_status fk_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out,
+                            const int32_t *in, int32_t nb_in)
+{
+    fake_plugin *f = (fake_plugin *)p;
+    (void)in, (void)nb_in;
+    for (int32_t o = 0; o < nb_out; o++)
+        out[o] = f->st->out_dtype >= 0 ? f->st->out_dtype
+                 : f->index == 0       ? PRT_INT64
+                                       : PRT_FLOAT32;
+    return PRT_OK;
+}
+
+static prt_status fk_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_in,
+                            const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
+                            int32_t nb_out, prt_expr_builder *eb)
+{
+    (void)p, (void)in, (void)nb_in, (void)sv, (void)nb_sv, (void)out, (void)nb_out;
+    (void)eb;
+    return PRT_ERR_INTERNAL; /* loading never asks for shapes */
+}
+
+static int32_t fk_supports(prt_plugin *p, int32_t pos, const prt_dynamic_tensor_desc *io,
+                           int32_t nb_in, int32_t nb_out)
+{
+    fake_plugin *f = (fake_plugin *)p;
+    (void)io, (void)nb_in, (void)nb_out;
+    return pos != f->st->refuse[f->index];
+}
+
+static prt_status fk_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in,
+                               int32_t nb_in, const prt_dynamic_tensor_desc *out,
+                               int32_t nb_out)
+{
+    (void)in, (void)nb_in, (void)out, (void)nb_out;
+    ((fake_plugin *)p)->st->configured++;
+    return PRT_OK;
+}
+
+static prt_status fk_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in,
+                               int32_t nb_in, const prt_dynamic_tensor_desc *out,
+                               int32_t nb_out, int64_t *bytes)
+{
+    fake_plugin *f = (fake_plugin *)p;
+    (void)in, (void)nb_in, (void)out, (void)nb_out;
+    *bytes = f->st->ws_need[f->index];
+    return PRT_OK;
 }
 
 static prt_status fk_enqueue(prt_plugin *p, const prt_tensor_desc *in,
@@ -1395,6 +1613,19 @@ static const prt_plugin_vtable fk_vt = {.struct_size = sizeof(prt_plugin_vtable)
                                         .core = &fk_core,
                                         .build = NULL,
                                         .runtime = &fk_runtime};
+static const prt_plugin_build fk_build = {.struct_size = sizeof(prt_plugin_build),
+                                          .abi_version = PRT_PLUGIN_ABI_VERSION,
+                                          .nb_outputs = fk_nb_outputs,
+                                          .get_output_dtypes = fk_dtypes,
+                                          .get_output_shapes = fk_shapes,
+                                          .supports_format_combination = fk_supports,
+                                          .configure = fk_configure,
+                                          .get_workspace_size = fk_workspace};
+static const prt_plugin_vtable fk_vt_build = {.struct_size = sizeof(prt_plugin_vtable),
+                                              .abi_version = PRT_PLUGIN_ABI_VERSION,
+                                              .core = &fk_core,
+                                              .build = &fk_build,
+                                              .runtime = &fk_runtime};
 /* A runtime table without enqueue: must be refused, and still destroyed. */
 static const prt_plugin_runtime fk_runtime_bad = {.struct_size =
                                                       sizeof(prt_plugin_runtime),
@@ -1413,8 +1644,11 @@ static prt_status fk_create(const prt_plugin_creator *c, const char *layer,
 {
     fake_state *s = c->user;
     fake_plugin *f;
-    if (phase != PRT_PHASE_RUNTIME)
-        return PRT_ERR_INVALID_ARGUMENT;
+    if (phase == PRT_PHASE_BUILD && s->fail_create == 3) {
+        prt_host_services_get()->set_error(NULL, PRT_ERR_UNSUPPORTED,
+                                           "fake creator serves the runtime only");
+        return PRT_ERR_UNSUPPORTED;
+    }
     if (s->fail_create == 1) {
         prt_host_services_get()->set_error(NULL, PRT_ERR_INVALID_ARGUMENT,
                                            "fake creator refuses");
@@ -1427,12 +1661,84 @@ static prt_status fk_create(const prt_plugin_creator *c, const char *layer,
     f = calloc(1, sizeof *f);
     if (!f)
         return PRT_ERR_OUT_OF_MEMORY;
-    f->base.vt = s->fail_create == 2 ? &fk_vt_bad : &fk_vt;
+    f->base.vt = s->fail_create == 2        ? &fk_vt_bad
+                 : phase == PRT_PHASE_BUILD ? &fk_vt_build
+                                            : &fk_vt;
     f->st = s;
     f->index = strcmp(layer, "nz") == 0 ? 0 : strcmp(layer, "add") == 0 ? 1 : 2;
-    s->created++;
+    f->build = phase == PRT_PHASE_BUILD;
+    if (f->build)
+        s->checked++;
+    else
+        s->created++;
     *out = &f->base;
     return PRT_OK;
+}
+
+/* A fake_state whose plugins accept everything and need no workspace. */
+static void fake_reset(fake_state *s)
+{
+    memset(s, 0, sizeof *s);
+    s->out_dtype = -1;
+    for (int i = 0; i < 3; i++)
+        s->refuse[i] = -1;
+}
+
+/* Loading asks every layer's plugin again (engine_check_layers): a plugin
+ * made for the build phase from the layer's fields, asked its dtypes, every
+ * position's format, configure and its workspace at both profiles, then
+ * destroyed; what it disagrees with is refused naming the layer. */
+static int check_layers_cases(prt_registry *reg, const void *b, size_t n, fake_state *s)
+{
+    prt_engine *r = NULL;
+    fake_reset(s);
+    REQUIRE_OK(prt_engine_deserialize(reg, b, n, &r));
+    CHECK(s->created == 3 && s->checked == 3 && s->checked_destroyed == 3);
+    CHECK(s->configured == 6);
+    prt_engine_destroy(r);
+    r = NULL;
+
+    /* More than the layer claims (128 bytes): refused, naming both. */
+    s->ws_need[0] = 129;
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_MALFORMED,
+              "invalid engine: layer 0 ('nz', plugin test::NonZeroLike): claims 128 "
+              "bytes of workspace, less than the 129 its plugin asks for at the "
+              "profiles' largest shapes");
+    CHECK(r == NULL && s->created == s->destroyed && s->checked == s->checked_destroyed);
+    /* The claim or less (a plugin's answer may depend on the machine): loads. */
+    s->ws_need[0] = 128;
+    s->ws_need[1] = 5;
+    CHECK_OK(prt_engine_deserialize(reg, b, n, &r));
+    prt_engine_destroy(r);
+    r = NULL;
+    s->ws_need[0] = s->ws_need[1] = 0;
+
+    /* A dtype or format the plugin does not take there. */
+    s->refuse[1] = 2;
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_MALFORMED,
+              "layer 1 ('add', plugin ::AddLike): output 0 ('mid', float32, format "
+              "LINEAR) is not a type and format its plugin takes there");
+    s->refuse[1] = -1;
+    s->refuse[0] = 0;
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_MALFORMED,
+              "layer 0 ('nz', plugin test::NonZeroLike): input 0 ('x', float32, format "
+              "LINEAR) is not");
+    s->refuse[0] = -1;
+    /* Outputs of a dtype the plugin does not make from these inputs. */
+    s->out_dtype = PRT_FLOAT16;
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_MALFORMED,
+              "layer 0 ('nz', plugin test::NonZeroLike): output 0 ('count') is int64, "
+              "but the plugin makes float16 from these inputs");
+    s->out_dtype = -1;
+    /* A creator that makes no build-phase plugin: the layer cannot be
+     * checked, so the engine does not load. */
+    s->fail_create = 3;
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_PLUGIN,
+              "fake creator serves the runtime only");
+    CHECK(strstr(prt_last_error(), "layer 0 ('nz', plugin test::NonZeroLike)") != NULL);
+    CHECK(r == NULL && s->created == s->destroyed && s->checked == s->checked_destroyed);
+    fake_reset(s);
+    return 0;
 }
 
 static int test_deserialize(void)
@@ -1443,7 +1749,7 @@ static int test_deserialize(void)
     prt_plugin_creator cr[3];
     void *b = NULL;
     size_t n = 0;
-    memset(&s, 0, sizeof s);
+    fake_reset(&s);
     REQUIRE(e);
     REQUIRE_OK(prt_engine_serialize(e, &b, &n));
 
@@ -1505,6 +1811,7 @@ static int test_deserialize(void)
     }
     prt_engine_destroy(r);
     CHECK(s.destroyed == 3);
+    check_layers_cases(reg, b, n, &s);
 
     /* Allocation failures anywhere in deserialize: clean, no plugin leaks. */
     {
@@ -1519,7 +1826,7 @@ static int test_deserialize(void)
             if (st == PRT_OK)
                 break;
             CHECK(st == PRT_ERR_OUT_OF_MEMORY && r == NULL);
-            CHECK(s.created == s.destroyed);
+            CHECK(s.created == s.destroyed && s.checked == s.checked_destroyed);
         }
         CHECK(st == PRT_OK);
         prt_engine_destroy(r);
@@ -1551,7 +1858,7 @@ static int test_deserialize_library(void)
     prt_plugin_creator cr[2];
     void *b = NULL;
     size_t n = 0;
-    memset(&s, 0, sizeof s);
+    fake_reset(&s);
     REQUIRE(e);
     REQUIRE_OK(prt_registry_create(&reg));
     REQUIRE_OK(prt_registry_load_library(reg, lib));
@@ -1606,6 +1913,8 @@ int main(void)
     test_validate();
     test_memory_plan();
     test_run_workspace();
+    test_builtin_claims();
+    test_plugin_formats();
     test_deserialize();
     test_deserialize_library();
     return tu_finish("test_engine_format");

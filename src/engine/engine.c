@@ -308,7 +308,10 @@ prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes, si
             return st;
         }
     }
-    st = engine_bind_constants(e);
+    /* What only the plugins can confirm: formats and workspace claims. */
+    st = engine_check_layers(reg, e);
+    if (!st)
+        st = engine_bind_constants(e);
     if (st) {
         engine_free(e);
         return st;

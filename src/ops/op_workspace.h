@@ -6,7 +6,9 @@
  * says how much each layer gets (its claim), and a file is untrusted, so
  * plugrt's own ops are told that claim and check their need at each run's
  * shapes against it: a run that needs more fails, naming both, instead of
- * writing past the block.
+ * writing past the block. The loader has already refused a claim that
+ * differs from the op's need at the profiles' largest shapes
+ * (engine_check_layers); this is the same rule where the writes happen.
  */
 #ifndef PLUGRT_OPS_OP_WORKSPACE_H
 #define PLUGRT_OPS_OP_WORKSPACE_H
