@@ -5,12 +5,20 @@
  * bad magic, a future version, corruption behind a valid checksum, lying
  * counts), optional and required unknown sections, allocation failures,
  * engine_validate's invariants, the queries, and deserialize recreating
- * plugins through a registry of test creators.
+ * plugins through a registry of test creators and asking them again
+ * (engine_check_layers). On plans the builder made, altered behind a valid
+ * checksum: the memory plan, built-in layers' workspace claims and formats
+ * (refused at load; checked again at each run), and a standard plugin
+ * handed a format it never accepted. tests/onnx/test_engine_format_models.c
+ * does the same to real models.
  */
 #include <stdlib.h>
 
 #include "builder/builder.h"
 #include "engine/engine_impl.h"
+#include "op_testutil.h"
+#include "ops/op_workspace.h"
+#include "plan_bytes.h"
 #include "testutil.h"
 
 /* The engine may not include builder headers, so it names the arena's
@@ -337,30 +345,6 @@ static int compare_engines(const prt_engine *a, const prt_engine *b)
 /* Byte helpers                                                              */
 /* ------------------------------------------------------------------------ */
 
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void fix_crc(uint8_t *p, size_t size)
-{
-    put32(p + size - 4, base_crc32(p, size - 4));
-}
-
-/* Offset of the section count (after magic, version, ABI, version string and
- * device). */
-static size_t section_count_at(const uint8_t *p)
-{
-    return 8 + 4 + 4 + 4 + get32(p + 16) + 4;
-}
-
 static int serialize(const prt_engine *e, uint8_t **bytes, size_t *size)
 {
     base_buf b = {0};
@@ -399,9 +383,9 @@ static int test_round_trip(void)
     CHECK_OK(engine_validate(e));
     REQUIRE(serialize(e, &b1, &n1));
     CHECK(memcmp(b1, ENG_MAGIC, 8) == 0);
-    CHECK(get32(b1 + 8) == ENG_FORMAT_VERSION);
-    CHECK(get32(b1 + 12) == PRT_PLUGIN_ABI_VERSION);
-    CHECK(get32(b1 + section_count_at(b1)) == 7);
+    CHECK(tu_get32(b1 + 8) == ENG_FORMAT_VERSION);
+    CHECK(tu_get32(b1 + 12) == PRT_PLUGIN_ABI_VERSION);
+    CHECK(tu_get32(b1 + tu_plan_section_count_at(b1)) == 7);
     REQUIRE_OK(engine_read(b1, n1, &r));
     compare_engines(e, r);
     REQUIRE(serialize(r, &b2, &n2));
@@ -530,8 +514,8 @@ static int test_flips_and_truncations(void)
     }
 
     memcpy(c, b, n);
-    put32(c + 8, ENG_FORMAT_VERSION + 1);
-    fix_crc(c, n);
+    tu_put32(c + 8, ENG_FORMAT_VERSION + 1);
+    tu_plan_fix_crc(c, n);
     {
         prt_engine *r = NULL;
         char want[64];
@@ -563,7 +547,7 @@ static int try_fixed(uint8_t *c, size_t n, int *bad, int *accepted)
 {
     prt_engine *r = NULL;
     prt_status st;
-    fix_crc(c, n);
+    tu_plan_fix_crc(c, n);
     base_clear_error();
     st = engine_read(c, n, &r);
     if (st == PRT_OK) {
@@ -617,7 +601,7 @@ static int test_corruption_behind_checksum(void)
     for (size_t i = 12; i + 8 <= n; i++)
         for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
             memcpy(c, b, n);
-            put32(c + i, values[v]);
+            tu_put32(c + i, values[v]);
             try_fixed(c, n, &bad, &accepted);
         }
     /* Random multi-byte damage. */
@@ -653,19 +637,17 @@ static uint8_t *with_section(const uint8_t *b, size_t n, uint32_t tag, uint32_t 
         return NULL;
     memcpy(c, b, n - 4);
     at = n - 4;
-    put32(c + at, tag);
-    put32(c + at + 4, flags);
-    put32(c + at + 8, (uint32_t)plen);
-    put32(c + at + 12, 0);
+    tu_put32(c + at, tag);
+    tu_put32(c + at + 4, flags);
+    tu_put32(c + at + 8, (uint32_t)plen);
+    tu_put32(c + at + 12, 0);
     memcpy(c + at + 16, payload, plen);
-    put32(c + section_count_at(c), get32(c + section_count_at(c)) + 1);
-    fix_crc(c, m);
+    tu_put32(c + tu_plan_section_count_at(c),
+             tu_get32(c + tu_plan_section_count_at(c)) + 1);
+    tu_plan_fix_crc(c, m);
     *out_n = m;
     return c;
 }
-
-#define TAG4(a, b, c, d)                                                                 \
-    ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 
 static int test_sections(void)
 {
@@ -675,7 +657,7 @@ static int test_sections(void)
     REQUIRE(e && serialize(e, &b, &n));
 
     /* An unknown optional section (say, a kernel blob) is skipped. */
-    c = with_section(b, n, TAG4('K', 'E', 'R', 'N'), 1, "cubin bytes", &m);
+    c = with_section(b, n, TU_TAG('K', 'E', 'R', 'N'), 1, "cubin bytes", &m);
     REQUIRE(c);
     CHECK_OK(engine_read(c, m, &r));
     if (r)
@@ -685,7 +667,7 @@ static int test_sections(void)
     free(c);
 
     /* An unknown required one is an error naming the tag. */
-    c = with_section(b, n, TAG4('K', 'E', 'R', 'N'), 0, "cubin bytes", &m);
+    c = with_section(b, n, TU_TAG('K', 'E', 'R', 'N'), 0, "cubin bytes", &m);
     REQUIRE(c);
     CHECK_ERR(engine_read(c, m, &r), PRT_ERR_MALFORMED, "'KERN'");
     free(c);
@@ -695,7 +677,7 @@ static int test_sections(void)
     free(c);
 
     /* A known section twice. */
-    c = with_section(b, n, TAG4('M', 'E', 'T', 'A'), 0, "", &m);
+    c = with_section(b, n, TU_TAG('M', 'E', 'T', 'A'), 0, "", &m);
     REQUIRE(c);
     CHECK_ERR(engine_read(c, m, &r), PRT_ERR_MALFORMED, "meta");
     free(c);
@@ -704,28 +686,28 @@ static int test_sections(void)
     c = malloc(n);
     REQUIRE(c);
     memcpy(c, b, n);
-    put32(c + section_count_at(c) + 8, 4); /* the first section's flags */
-    fix_crc(c, n);
+    tu_put32(c + tu_plan_section_count_at(c) + 8, 4); /* the first section's flags */
+    tu_plan_fix_crc(c, n);
     CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED, "flags");
     /* A missing section: claim one section fewer, drop nothing. */
     memcpy(c, b, n);
-    put32(c + section_count_at(c), 6);
-    fix_crc(c, n);
+    tu_put32(c + tu_plan_section_count_at(c), 6);
+    tu_plan_fix_crc(c, n);
     CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED, "after the last section");
     /* A missing section: turn the last one (expressions) into an unknown
      * optional section, which the reader skips. */
     memcpy(c, b, n);
     {
-        size_t at = section_count_at(c) + 4, last = at;
+        size_t at = tu_plan_section_count_at(c) + 4, last = at;
         for (uint32_t k = 0; k < 7; k++) {
             last = at;
-            at += 16 + get32(c + at + 8);
+            at += 16 + tu_get32(c + at + 8);
         }
-        CHECK(get32(c + last) == TAG4('E', 'X', 'P', 'R'));
-        put32(c + last, TAG4('X', 'P', 'R', 'E'));
-        put32(c + last + 4, 1);
+        CHECK(tu_get32(c + last) == TU_TAG('E', 'X', 'P', 'R'));
+        tu_put32(c + last, TU_TAG('X', 'P', 'R', 'E'));
+        tu_put32(c + last + 4, 1);
     }
-    fix_crc(c, n);
+    tu_plan_fix_crc(c, n);
     CHECK_ERR(engine_read(c, n, &r), PRT_ERR_MALFORMED,
               "the expressions section is missing");
     free(c);
@@ -963,49 +945,6 @@ static int test_validate(void)
 /* A plan the builder made, altered behind a valid checksum                  */
 /* ------------------------------------------------------------------------ */
 
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    put32(p, (uint32_t)v);
-    put32(p + 4, (uint32_t)(v >> 32));
-}
-
-/* Offset of the payload of the section tagged `tag`; 0 if none. */
-static size_t section_at(const uint8_t *p, uint32_t tag)
-{
-    size_t at = section_count_at(p) + 4;
-    for (uint32_t k = 0; k < get32(p + section_count_at(p)); k++) {
-        if (get32(p + at) == tag)
-            return at + 16;
-        at += 16 + (size_t)get64(p + at + 8);
-    }
-    return 0;
-}
-
-/* Offset of the tensor record's i64 offset for the tensor named `name`
- * (max_bytes follows at +8, const_offset at +16); 0 if none. */
-static size_t tensor_at(const uint8_t *p, const char *name)
-{
-    size_t at = section_at(p, TAG4('T', 'E', 'N', 'S'));
-    uint32_t n = at ? get32(p + at) : 0;
-    at += 4;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t len = get32(p + at);
-        int match = len == strlen(name) && memcmp(p + at + 4, name, len) == 0;
-        at += 4 + len;
-        /* dtype, format, nb_dims, the dims, then four i32 ids */
-        at += 12 + 4 * (size_t)get32(p + at + 8) + 16;
-        if (match)
-            return at;
-        at += 24;
-    }
-    return 0;
-}
-
 static prt_plugin *builtin_op(const char *op)
 {
     const prt_plugin_creator *c = NULL;
@@ -1026,6 +965,22 @@ static float plan_x(int i)
 static float plan_c(int i)
 {
     return 0.5f * (float)i;
+}
+
+/* Builds net with cfg (reg may be NULL) unless `bad`, serializes it into
+ * *bytes (prt_free), and destroys net and cfg; returns 1 on any failure
+ * (recorded). */
+static int finish_plan(prt_network *net, prt_builder_config *cfg, const prt_registry *reg,
+                       int bad, void **bytes, size_t *size)
+{
+    prt_engine *e = NULL;
+    bad = bad || prt_engine_build(net, cfg, reg, &e) != PRT_OK ||
+          prt_engine_serialize(e, bytes, size) != PRT_OK;
+    CHECK(!bad);
+    prt_engine_destroy(e);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return bad;
 }
 
 /* One layer over `a` and `b` (b < 0: none), its output named `name`. */
@@ -1052,7 +1007,6 @@ static int build_plan(void **bytes, size_t *size)
     int32_t x, k, sum, relu, y;
     prt_network *net = NULL;
     prt_builder_config *cfg = NULL;
-    prt_engine *e = NULL;
     int bad;
     for (int i = 0; i < PLAN_N; i++)
         c[i] = plan_c(i);
@@ -1063,14 +1017,8 @@ static int build_plan(void **bytes, size_t *size)
           plan_layer(net, "Relu", sum, -1, "relu", &relu) ||
           plan_layer(net, "Add", relu, k, "y", &y) ||
           prt_network_mark_output(net, y) != PRT_OK ||
-          prt_builder_config_create(&cfg) != PRT_OK ||
-          prt_engine_build(net, cfg, NULL, &e) != PRT_OK ||
-          prt_engine_serialize(e, bytes, size) != PRT_OK;
-    CHECK(!bad);
-    prt_engine_destroy(e);
-    prt_builder_config_destroy(cfg);
-    prt_network_destroy(net);
-    return bad;
+          prt_builder_config_create(&cfg) != PRT_OK;
+    return finish_plan(net, cfg, NULL, bad, bytes, size);
 }
 
 /* Runs a loaded plan once; 1 if y = relu(x + c) + c. */
@@ -1104,8 +1052,8 @@ static int expect_plan_refused(const uint8_t *b, size_t n, size_t at, int64_t va
     prt_status st;
     REQUIRE(c && at && at + 8 <= n);
     memcpy(c, b, n);
-    put64(c + at, (uint64_t)value);
-    fix_crc(c, n);
+    tu_put64(c + at, (uint64_t)value);
+    tu_plan_fix_crc(c, n);
     base_clear_error();
     st = prt_engine_deserialize(NULL, c, n, &e);
     tu_checks++;
@@ -1134,32 +1082,33 @@ static int test_memory_plan(void)
     prt_engine *e = NULL;
     REQUIRE(!build_plan(&pb, &n));
     b = pb;
-    sum = tensor_at(b, "sum");
-    relu = tensor_at(b, "relu");
-    c = tensor_at(b, "c");
-    y = tensor_at(b, "y");
-    meta = section_at(b, TAG4('M', 'E', 'T', 'A'));
+    sum = tu_plan_tensor_named(b, "sum");
+    relu = tu_plan_tensor_named(b, "relu");
+    c = tu_plan_tensor_named(b, "c");
+    y = tu_plan_tensor_named(b, "y");
+    meta = tu_plan_section_at(b, TU_TAG('M', 'E', 'T', 'A'));
     /* What the builder planned, as the comment of build_plan says. */
     REQUIRE(sum && relu && c && y && meta);
-    CHECK((int64_t)get64(b + sum) + (int64_t)get64(b + relu) == ENG_ARENA_ALIGN);
-    CHECK(get64(b + sum + 8) == 60 && get64(b + relu + 8) == 60);
-    CHECK(get64(b + c + 16) == 0 && get64(b + c + 8) == 60);
-    CHECK(get64(b + y) == (uint64_t)-1 && get64(b + y + 8) == 60);
-    CHECK(get64(b + meta) == 2 * ENG_ARENA_ALIGN && get64(b + meta + 8) == 0);
+    CHECK((int64_t)tu_get64(b + sum) + (int64_t)tu_get64(b + relu) == ENG_ARENA_ALIGN);
+    CHECK(tu_get64(b + sum + 8) == 60 && tu_get64(b + relu + 8) == 60);
+    CHECK(tu_get64(b + c + 16) == 0 && tu_get64(b + c + 8) == 60);
+    CHECK(tu_get64(b + y) == (uint64_t)-1 && tu_get64(b + y + 8) == 60);
+    CHECK(tu_get64(b + meta) == 2 * ENG_ARENA_ALIGN && tu_get64(b + meta + 8) == 0);
     /* Intact, it loads and computes. */
     REQUIRE_OK(prt_engine_deserialize(NULL, b, n, &e));
     CHECK(run_plan(e));
     prt_engine_destroy(e);
 
     /* Misaligned for the dtype: float loads and stores off their boundary. */
-    EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)get64(b + sum) + 2, "('sum'): arena offset");
-    EXPECT_PLAN_REFUSED(b, n, relu, (int64_t)get64(b + relu) + 2,
+    EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)tu_get64(b + sum) + 2,
+                        "('sum'): arena offset");
+    EXPECT_PLAN_REFUSED(b, n, relu, (int64_t)tu_get64(b + relu) + 2,
                         "('relu'): arena offset");
     EXPECT_PLAN_REFUSED(b, n, c + 16, 2,
                         "('c'): constant offset 2 is not a "
                         "multiple of 64");
     /* Aligned for floats, not for the arena or the weights. */
-    EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)get64(b + sum) + 64,
+    EXPECT_PLAN_REFUSED(b, n, sum, (int64_t)tu_get64(b + sum) + 64,
                         "is not a multiple of 256, the arena's alignment");
     EXPECT_PLAN_REFUSED(b, n, c + 16, 4,
                         "('c'): constant offset 4 is not a "
@@ -1184,21 +1133,358 @@ static int test_memory_plan(void)
 }
 
 /* ------------------------------------------------------------------------ */
+/* What only the layers' plugins know: workspace and formats                */
+/* ------------------------------------------------------------------------ */
+
+#define CV_C 8 /* channels: one CHW8 block */
+#define CV_HW 6
+
+static float cv_weight(int i)
+{
+    return (float)((i * 37) % 11) / 8.0f - 0.6f;
+}
+
+/* A Conv over `x` with constant weights w [CV_C, C / group, k, k]. */
+static int cv_conv(prt_network *net, int32_t x, const char *name, int32_t group,
+                   int32_t k, const char *out_name, int32_t *out)
+{
+    static float w[2][CV_C * CV_C * 9];
+    const int32_t pad = k / 2, pads[4] = {pad, pad, pad, pad}, ks[2] = {k, k};
+    const int32_t which = group == 1 ? 0 : 1, per = CV_C / group;
+    prt_dims wd = {4, {CV_C, per, k, k}};
+    prt_field f[3];
+    prt_plugin *p = NULL;
+    int32_t in[2], l;
+    for (int i = 0; i < CV_C * per * k * k; i++)
+        w[which][i] = cv_weight(i + which);
+    f[0] = ot_fld_i32("group", &group, 1);
+    f[1] = ot_fld_i32("pads", pads, 4);
+    f[2] = ot_fld_i32("kernel_shape", ks, 2);
+    in[0] = x;
+    REQUIRE_OK(prt_network_add_constant(net, name, PRT_FLOAT32, &wd, w[which], &in[1]));
+    REQUIRE_OK(ot_make_op("Conv", f, 3, &p));
+    REQUIRE_OK(prt_network_add_plugin(net, in, 2, NULL, 0, p, &l));
+    REQUIRE_OK(prt_network_set_layer_name(net, l, name));
+    REQUIRE_OK(prt_network_get_layer_output(net, l, 0, out));
+    REQUIRE_OK(prt_network_set_tensor_name(net, *out, out_name));
+    return 0;
+}
+
+/* X0 [N, 8, 6, 6] -> pointwise Conv "pw" -> "a" -> depthwise 3x3 Conv "dw"
+ * -> Y, N in 1..nmax: "a" is CHW8 when `blocked`, and both layers have
+ * workspace. With `pad`, X0 goes through the standard circ_pad_plugin "cp"
+ * (LINEAR only) into "t" before "pw". Built through reg, serialized
+ * (*bytes: prt_free). */
+static int build_conv_plan(prt_registry *reg, int blocked, int64_t nmax, int pad,
+                           void **bytes, size_t *size)
+{
+    const prt_dims d = {4, {-1, CV_C, CV_HW, CV_HW}}, mn = {4, {1, CV_C, CV_HW, CV_HW}},
+                   mx = {4, {nmax, CV_C, CV_HW, CV_HW}};
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    int32_t x, a, y, profile, bad = 0;
+    REQUIRE_OK(prt_network_create(&net));
+    CHECK_OK(prt_network_add_input(net, "X0", PRT_FLOAT32, &d, &x));
+    if (pad) {
+        static const int32_t pads[4] = {1, 1, 1, 1};
+        prt_field f = {"pads", pads, PRT_FIELD_INT32, 4};
+        prt_plugin *p = tu_make_plugin(reg, "example", "circ_pad_plugin", "1", &f, 1);
+        int32_t l;
+        bad = !p || prt_network_add_plugin(net, &x, 1, NULL, 0, p, &l) != PRT_OK ||
+              prt_network_set_layer_name(net, l, "cp") != PRT_OK ||
+              prt_network_get_layer_output(net, l, 0, &x) != PRT_OK ||
+              prt_network_set_tensor_name(net, x, "t") != PRT_OK;
+        CHECK(!bad);
+    }
+    bad =
+        bad || cv_conv(net, x, "pw", 1, 1, "a", &a) ||
+        cv_conv(net, a, "dw", CV_C, 3, "Y", &y) ||
+        prt_network_mark_output(net, y) != PRT_OK ||
+        prt_builder_config_create(&cfg) != PRT_OK ||
+        prt_builder_config_set_blocked_formats(cfg, blocked) != PRT_OK ||
+        prt_builder_config_add_profile(cfg, &profile) != PRT_OK ||
+        prt_builder_config_set_profile_dims(cfg, profile, "X0", &mn, &mn, &mx) != PRT_OK;
+    return finish_plan(net, cfg, reg, bad, bytes, size);
+}
+
+static int32_t layer_named(const prt_engine *e, const char *name)
+{
+    for (int32_t i = 0; i < e->nb_layers; i++)
+        if (strcmp(e->layers[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int32_t tensor_named(const prt_engine *e, const char *name)
+{
+    for (int32_t i = 0; i < e->nb_tensors; i++)
+        if (strcmp(e->tensors[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Plan bytes with the i64 (or, `narrow`, i32) at at1 set to v1 and, when
+ * at2, the i64 at at2 to v2; checksum fixed. NULL when out of memory. */
+static uint8_t *altered(const uint8_t *b, size_t n, size_t at1, int64_t v1, int narrow,
+                        size_t at2, int64_t v2)
+{
+    uint8_t *c = malloc(n);
+    if (!c)
+        return NULL;
+    memcpy(c, b, n);
+    if (narrow)
+        tu_put32(c + at1, (uint32_t)v1);
+    else
+        tu_put64(c + at1, (uint64_t)v1);
+    if (at2)
+        tu_put64(c + at2, (uint64_t)v2);
+    tu_plan_fix_crc(c, n);
+    return c;
+}
+
+/* The plan must be refused (PRT_ERR_MALFORMED) naming `sub`. */
+static void expect_refused(prt_registry *reg, uint8_t *c, size_t n, const char *sub,
+                           int line)
+{
+    prt_engine *r = NULL;
+    prt_status st;
+    tu_checks++;
+    base_clear_error();
+    st = c ? prt_engine_deserialize(reg, c, n, &r) : PRT_ERR_OUT_OF_MEMORY;
+    if (st != PRT_ERR_MALFORMED || !strstr(prt_last_error(), sub)) {
+        tu_failures++;
+        fprintf(stderr,
+                "%s:%d: deserialize gave %s, wanted a message with \"%s\"\n"
+                "    message: %s\n",
+                __FILE__, line, prt_status_name(st), sub, prt_last_error());
+    }
+    prt_engine_destroy(r);
+    free(c);
+}
+
+/* Y of e at batch n, against the LINEAR plan's (exact: the kernels of a
+ * block and of a plane add in one order). */
+static int conv_plan_runs(const prt_engine *e, const prt_engine *ref, int64_t n)
+{
+    tu_rng r;
+    ot_tensor x, got = {0}, want = {0};
+    int ok;
+    tu_rng_seed(&r, 28);
+    x = ot_random(PRT_FLOAT32, D4(n, CV_C, CV_HW, CV_HW), &r, 0);
+    ok = ot_run_engine(e, &x, 1, &got) == PRT_OK &&
+         ot_run_engine(ref, &x, 1, &want) == PRT_OK &&
+         ot_dims_eq(&got.dims, &want.dims) &&
+         memcmp(got.data, want.data, sizeof(float) * (size_t)tu_volume(&got.dims)) == 0;
+    ot_free(&x);
+    ot_free(&got);
+    ot_free(&want);
+    return ok;
+}
+
+/* The blocked two-Conv plan (N in 1..3), the same with every tensor LINEAR
+ * (the reference), and the blocked one for N = 1 alone (its claims are the
+ * need at one image), each as bytes and loaded. */
+typedef struct conv_plans {
+    void *bytes, *ref_bytes, *one_bytes; /* prt_free */
+    size_t size, ref_size, one_size;
+    prt_engine *e, *ref, *one;
+} conv_plans;
+
+static void conv_plans_free(conv_plans *p)
+{
+    prt_engine_destroy(p->e);
+    prt_engine_destroy(p->ref);
+    prt_engine_destroy(p->one);
+    prt_free(p->bytes);
+    prt_free(p->ref_bytes);
+    prt_free(p->one_bytes);
+}
+
+static int conv_plans_make(conv_plans *p)
+{
+    memset(p, 0, sizeof *p);
+    REQUIRE(!build_conv_plan(NULL, 1, 3, 0, &p->bytes, &p->size));
+    REQUIRE(!build_conv_plan(NULL, 0, 3, 0, &p->ref_bytes, &p->ref_size));
+    REQUIRE(!build_conv_plan(NULL, 1, 1, 0, &p->one_bytes, &p->one_size));
+    REQUIRE_OK(prt_engine_deserialize(NULL, p->bytes, p->size, &p->e));
+    REQUIRE_OK(prt_engine_deserialize(NULL, p->ref_bytes, p->ref_size, &p->ref));
+    REQUIRE_OK(prt_engine_deserialize(NULL, p->one_bytes, p->one_size, &p->one));
+    /* As build_conv_plan says: "a" is CHW8, both layers have workspace. */
+    REQUIRE(layer_named(p->e, "pw") == 0 && layer_named(p->e, "dw") == 1);
+    CHECK(p->e->tensors[tensor_named(p->e, "a")].format == PRT_FORMAT_CHW8);
+    CHECK(p->e->layers[0].workspace > 0 && p->e->layers[1].workspace > 0);
+    CHECK(p->one->layers[0].workspace < p->e->layers[0].workspace);
+    CHECK(conv_plan_runs(p->e, p->ref, 3) && conv_plan_runs(p->e, p->ref, 1));
+    return 0;
+}
+
+/* A built-in op checks each run's need at its shapes against its layer's
+ * claim (op_bind_workspace), not only that some workspace was given: with
+ * a claim cut to what one image needs (in memory, past any loader, the
+ * context's block sized by it), a run of one image computes and a run of
+ * three fails naming need and claim before the kernel writes. */
+static int test_run_workspace(void)
+{
+    conv_plans p;
+    tu_rng r;
+    ot_tensor x, y = {0};
+    char sub[256];
+    int64_t one, need;
+    if (conv_plans_make(&p)) {
+        conv_plans_free(&p);
+        return 1;
+    }
+    one = p.one->layers[0].workspace;
+    need = p.e->layers[0].workspace;
+    p.e->layers[0].workspace = one;
+    p.e->workspace_size = one > p.e->layers[1].workspace ? one : p.e->layers[1].workspace;
+    op_bind_workspace(p.e->layers[0].plugin, one);
+    CHECK(conv_plan_runs(p.e, p.ref, 1));
+    tu_rng_seed(&r, 3);
+    x = ot_random(PRT_FLOAT32, D4(3, CV_C, CV_HW, CV_HW), &r, 0);
+    snprintf(sub, sizeof sub,
+             "Conv (layer 'pw'): needs %lld bytes of workspace at these shapes, but its "
+             "layer has %lld",
+             (long long)need, (long long)one);
+    CHECK_ERR(ot_run_engine(p.e, &x, 1, &y), PRT_ERR_PLUGIN, sub);
+    ot_free(&x);
+    ot_free(&y);
+    conv_plans_free(&p);
+    return 0;
+}
+
+/* Workspace claims and formats of built-in layers, at load, on the two-Conv
+ * plan: each claim a byte under or over its op's need (META's total with
+ * it, so the file stays consistent) is refused naming the layer, the op,
+ * the claim and the need, and so is a claim of 8 GiB; "a" relabelled
+ * LINEAR is refused (or, had the file stayed true, would run right). */
+static int test_builtin_claims(void)
+{
+    conv_plans p;
+    const uint8_t *b;
+    size_t n, meta;
+    char sub[256];
+    if (conv_plans_make(&p)) {
+        conv_plans_free(&p);
+        return 1;
+    }
+    b = p.bytes;
+    n = p.size;
+    meta = tu_plan_section_at(b, TU_TAG('M', 'E', 'T', 'A')) + 8;
+    REQUIRE(meta > 8);
+    for (int32_t li = 0; li < 2; li++) {
+        const int64_t w = p.e->layers[li].workspace,
+                      other = p.e->layers[1 - li].workspace;
+        const size_t at = tu_plan_layer_workspace(b, (uint32_t)li);
+        REQUIRE(at && (int64_t)tu_get64(b + at) == w);
+        snprintf(
+            sub, sizeof sub,
+            "layer %d ('%s', op Conv): claims %lld bytes of workspace, less than the "
+            "%lld its op asks for at the profiles' largest shapes",
+            (int)li, p.e->layers[li].name, (long long)(w - 1), (long long)w);
+        expect_refused(NULL,
+                       altered(b, n, at, w - 1, 0, meta, w - 1 > other ? w - 1 : other),
+                       n, sub, __LINE__);
+        snprintf(
+            sub, sizeof sub,
+            "layer %d ('%s', op Conv): claims %lld bytes of workspace, more than the "
+            "%lld its op can need",
+            (int)li, p.e->layers[li].name, (long long)(w + 1), (long long)w);
+        expect_refused(NULL,
+                       altered(b, n, at, w + 1, 0, meta, w + 1 > other ? w + 1 : other),
+                       n, sub, __LINE__);
+    }
+    /* A claim of 8 GiB, and the total with it. */
+    expect_refused(NULL,
+                   altered(b, n, tu_plan_layer_workspace(b, 0), (int64_t)8 << 30, 0, meta,
+                           (int64_t)8 << 30),
+                   n,
+                   "layer 0 ('pw', op Conv): claims 8589934592 bytes of workspace, more",
+                   __LINE__);
+    /* "a" relabelled LINEAR: the Convs' workspace changes with it. */
+    {
+        tu_plan_tensor t;
+        prt_engine *r = NULL;
+        uint8_t *c;
+        prt_status st;
+        REQUIRE(tu_plan_tensor_fields(b, (uint32_t)tensor_named(p.e, "a"), &t));
+        c = altered(b, n, t.format, PRT_FORMAT_LINEAR, 1, 0, 0);
+        REQUIRE(c);
+        st = prt_engine_deserialize(NULL, c, n, &r);
+        CHECK(st == PRT_ERR_MALFORMED || (st == PRT_OK && conv_plan_runs(r, p.ref, 3)));
+        CHECK(st != PRT_ERR_MALFORMED ||
+              strstr(prt_last_error(), "layer 0 ('pw', op Conv)"));
+        prt_engine_destroy(r);
+        free(c);
+    }
+    conv_plans_free(&p);
+    return 0;
+}
+
+/* A third-party plugin is asked again too: "t", the LINEAR output of the
+ * standard circ_pad_plugin, relabelled CHW8 (which the pointwise Conv after
+ * it would take) is refused naming the plugin's layer; the intact plan
+ * loads and runs. */
+static int test_plugin_formats(void)
+{
+    prt_registry *reg = tu_registry_with_plugins();
+    prt_engine *e = NULL;
+    void *pb = NULL;
+    size_t n = 0;
+    int32_t tt;
+    tu_plan_tensor t;
+    REQUIRE(reg);
+    REQUIRE(!build_conv_plan(reg, 1, 2, 1, &pb, &n));
+    REQUIRE_OK(prt_engine_deserialize(reg, pb, n, &e));
+    {
+        tu_rng r;
+        ot_tensor x, y = {0};
+        tu_rng_seed(&r, 5);
+        x = ot_random(PRT_FLOAT32, D4(2, CV_C, CV_HW, CV_HW), &r, 0);
+        CHECK_OK(ot_run_engine(e, &x, 1, &y));
+        ot_free(&x);
+        ot_free(&y);
+    }
+    tt = tensor_named(e, "t");
+    REQUIRE(tt >= 0 && e->tensors[tt].format == PRT_FORMAT_LINEAR);
+    CHECK(e->tensors[tensor_named(e, "a")].format == PRT_FORMAT_CHW8);
+    REQUIRE(tu_plan_tensor_fields(pb, (uint32_t)tt, &t));
+    expect_refused(
+        reg, altered(pb, n, t.format, PRT_FORMAT_CHW8, 1, 0, 0), n,
+        "layer 0 ('cp', plugin example::circ_pad_plugin): output 0 ('t', "
+        "float32, format CHW8) is not a type and format its plugin takes there",
+        __LINE__);
+    prt_engine_destroy(e);
+    prt_free(pb);
+    prt_registry_destroy(reg);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Deserialize through a registry                                            */
 /* ------------------------------------------------------------------------ */
 
 typedef struct fake_state {
-    int created;
+    int created; /* runtime-phase plugins */
     int destroyed;
+    int checked; /* build-phase plugins, which loading makes to check layers */
+    int checked_destroyed;
     int tactics[8];
-    int fail_create; /* 1: create fails with a message; 2: bad tables */
-    int32_t axis;    /* the "axis" field seen by NonZeroLike */
+    /* 1: create fails with a message; 2: bad tables; 3: the build phase
+     * fails */
+    int fail_create;
+    int32_t axis;       /* the "axis" field seen by NonZeroLike */
+    int64_t ws_need[3]; /* per layer: what get_workspace_size answers */
+    int32_t refuse[3];  /* per layer: the position it refuses, or -1 */
+    int32_t out_dtype;  /* >= 0: every output's dtype from get_output_dtypes */
+    int32_t configured; /* configure calls */
 } fake_state;
 
 typedef struct fake_plugin {
     prt_plugin base;
     fake_state *st;
     int index;
+    int build; /* made for the build phase */
 } fake_plugin;
 
 static const char *fk_name(const prt_plugin *p)
@@ -1222,8 +1508,66 @@ static prt_status fk_set_tactic(prt_plugin *p, int32_t tactic)
 static void fk_destroy(prt_plugin *p)
 {
     fake_plugin *f = (fake_plugin *)p;
-    f->st->destroyed++;
+    if (f->build)
+        f->st->checked_destroyed++;
+    else
+        f->st->destroyed++;
     free(f);
+}
+
+/* The build entries loading asks (make_engine's layers: nz makes an int64
+ * size and int64 indices, the other two float32). */
+static int32_t fk_nb_outputs(const prt_plugin *p)
+{
+    return ((const fake_plugin *)p)->index == 0 ? 2 : 1;
+}
+
+static prt_status fk_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out,
+                            const int32_t *in, int32_t nb_in)
+{
+    fake_plugin *f = (fake_plugin *)p;
+    (void)in, (void)nb_in;
+    for (int32_t o = 0; o < nb_out; o++)
+        out[o] = f->st->out_dtype >= 0 ? f->st->out_dtype
+                 : f->index == 0       ? PRT_INT64
+                                       : PRT_FLOAT32;
+    return PRT_OK;
+}
+
+static prt_status fk_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_in,
+                            const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
+                            int32_t nb_out, prt_expr_builder *eb)
+{
+    (void)p, (void)in, (void)nb_in, (void)sv, (void)nb_sv, (void)out, (void)nb_out;
+    (void)eb;
+    return PRT_ERR_INTERNAL; /* loading never asks for shapes */
+}
+
+static int32_t fk_supports(prt_plugin *p, int32_t pos, const prt_dynamic_tensor_desc *io,
+                           int32_t nb_in, int32_t nb_out)
+{
+    fake_plugin *f = (fake_plugin *)p;
+    (void)io, (void)nb_in, (void)nb_out;
+    return pos != f->st->refuse[f->index];
+}
+
+static prt_status fk_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in,
+                               int32_t nb_in, const prt_dynamic_tensor_desc *out,
+                               int32_t nb_out)
+{
+    (void)in, (void)nb_in, (void)out, (void)nb_out;
+    ((fake_plugin *)p)->st->configured++;
+    return PRT_OK;
+}
+
+static prt_status fk_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in,
+                               int32_t nb_in, const prt_dynamic_tensor_desc *out,
+                               int32_t nb_out, int64_t *bytes)
+{
+    fake_plugin *f = (fake_plugin *)p;
+    (void)in, (void)nb_in, (void)out, (void)nb_out;
+    *bytes = f->st->ws_need[f->index];
+    return PRT_OK;
 }
 
 static prt_status fk_enqueue(prt_plugin *p, const prt_tensor_desc *in,
@@ -1269,6 +1613,19 @@ static const prt_plugin_vtable fk_vt = {.struct_size = sizeof(prt_plugin_vtable)
                                         .core = &fk_core,
                                         .build = NULL,
                                         .runtime = &fk_runtime};
+static const prt_plugin_build fk_build = {.struct_size = sizeof(prt_plugin_build),
+                                          .abi_version = PRT_PLUGIN_ABI_VERSION,
+                                          .nb_outputs = fk_nb_outputs,
+                                          .get_output_dtypes = fk_dtypes,
+                                          .get_output_shapes = fk_shapes,
+                                          .supports_format_combination = fk_supports,
+                                          .configure = fk_configure,
+                                          .get_workspace_size = fk_workspace};
+static const prt_plugin_vtable fk_vt_build = {.struct_size = sizeof(prt_plugin_vtable),
+                                              .abi_version = PRT_PLUGIN_ABI_VERSION,
+                                              .core = &fk_core,
+                                              .build = &fk_build,
+                                              .runtime = &fk_runtime};
 /* A runtime table without enqueue: must be refused, and still destroyed. */
 static const prt_plugin_runtime fk_runtime_bad = {.struct_size =
                                                       sizeof(prt_plugin_runtime),
@@ -1287,8 +1644,11 @@ static prt_status fk_create(const prt_plugin_creator *c, const char *layer,
 {
     fake_state *s = c->user;
     fake_plugin *f;
-    if (phase != PRT_PHASE_RUNTIME)
-        return PRT_ERR_INVALID_ARGUMENT;
+    if (phase == PRT_PHASE_BUILD && s->fail_create == 3) {
+        prt_host_services_get()->set_error(NULL, PRT_ERR_UNSUPPORTED,
+                                           "fake creator serves the runtime only");
+        return PRT_ERR_UNSUPPORTED;
+    }
     if (s->fail_create == 1) {
         prt_host_services_get()->set_error(NULL, PRT_ERR_INVALID_ARGUMENT,
                                            "fake creator refuses");
@@ -1301,12 +1661,84 @@ static prt_status fk_create(const prt_plugin_creator *c, const char *layer,
     f = calloc(1, sizeof *f);
     if (!f)
         return PRT_ERR_OUT_OF_MEMORY;
-    f->base.vt = s->fail_create == 2 ? &fk_vt_bad : &fk_vt;
+    f->base.vt = s->fail_create == 2        ? &fk_vt_bad
+                 : phase == PRT_PHASE_BUILD ? &fk_vt_build
+                                            : &fk_vt;
     f->st = s;
     f->index = strcmp(layer, "nz") == 0 ? 0 : strcmp(layer, "add") == 0 ? 1 : 2;
-    s->created++;
+    f->build = phase == PRT_PHASE_BUILD;
+    if (f->build)
+        s->checked++;
+    else
+        s->created++;
     *out = &f->base;
     return PRT_OK;
+}
+
+/* A fake_state whose plugins accept everything and need no workspace. */
+static void fake_reset(fake_state *s)
+{
+    memset(s, 0, sizeof *s);
+    s->out_dtype = -1;
+    for (int i = 0; i < 3; i++)
+        s->refuse[i] = -1;
+}
+
+/* Loading asks every layer's plugin again (engine_check_layers): a plugin
+ * made for the build phase from the layer's fields, asked its dtypes, every
+ * position's format, configure and its workspace at both profiles, then
+ * destroyed; what it disagrees with is refused naming the layer. */
+static int check_layers_cases(prt_registry *reg, const void *b, size_t n, fake_state *s)
+{
+    prt_engine *r = NULL;
+    fake_reset(s);
+    REQUIRE_OK(prt_engine_deserialize(reg, b, n, &r));
+    CHECK(s->created == 3 && s->checked == 3 && s->checked_destroyed == 3);
+    CHECK(s->configured == 6);
+    prt_engine_destroy(r);
+    r = NULL;
+
+    /* More than the layer claims (128 bytes): refused, naming both. */
+    s->ws_need[0] = 129;
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_MALFORMED,
+              "invalid engine: layer 0 ('nz', plugin test::NonZeroLike): claims 128 "
+              "bytes of workspace, less than the 129 its plugin asks for at the "
+              "profiles' largest shapes");
+    CHECK(r == NULL && s->created == s->destroyed && s->checked == s->checked_destroyed);
+    /* The claim or less (a plugin's answer may depend on the machine): loads. */
+    s->ws_need[0] = 128;
+    s->ws_need[1] = 5;
+    CHECK_OK(prt_engine_deserialize(reg, b, n, &r));
+    prt_engine_destroy(r);
+    r = NULL;
+    s->ws_need[0] = s->ws_need[1] = 0;
+
+    /* A dtype or format the plugin does not take there. */
+    s->refuse[1] = 2;
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_MALFORMED,
+              "layer 1 ('add', plugin ::AddLike): output 0 ('mid', float32, format "
+              "LINEAR) is not a type and format its plugin takes there");
+    s->refuse[1] = -1;
+    s->refuse[0] = 0;
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_MALFORMED,
+              "layer 0 ('nz', plugin test::NonZeroLike): input 0 ('x', float32, format "
+              "LINEAR) is not");
+    s->refuse[0] = -1;
+    /* Outputs of a dtype the plugin does not make from these inputs. */
+    s->out_dtype = PRT_FLOAT16;
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_MALFORMED,
+              "layer 0 ('nz', plugin test::NonZeroLike): output 0 ('count') is int64, "
+              "but the plugin makes float16 from these inputs");
+    s->out_dtype = -1;
+    /* A creator that makes no build-phase plugin: the layer cannot be
+     * checked, so the engine does not load. */
+    s->fail_create = 3;
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_PLUGIN,
+              "fake creator serves the runtime only");
+    CHECK(strstr(prt_last_error(), "layer 0 ('nz', plugin test::NonZeroLike)") != NULL);
+    CHECK(r == NULL && s->created == s->destroyed && s->checked == s->checked_destroyed);
+    fake_reset(s);
+    return 0;
 }
 
 static int test_deserialize(void)
@@ -1317,7 +1749,7 @@ static int test_deserialize(void)
     prt_plugin_creator cr[3];
     void *b = NULL;
     size_t n = 0;
-    memset(&s, 0, sizeof s);
+    fake_reset(&s);
     REQUIRE(e);
     REQUIRE_OK(prt_engine_serialize(e, &b, &n));
 
@@ -1379,6 +1811,7 @@ static int test_deserialize(void)
     }
     prt_engine_destroy(r);
     CHECK(s.destroyed == 3);
+    check_layers_cases(reg, b, n, &s);
 
     /* Allocation failures anywhere in deserialize: clean, no plugin leaks. */
     {
@@ -1393,7 +1826,7 @@ static int test_deserialize(void)
             if (st == PRT_OK)
                 break;
             CHECK(st == PRT_ERR_OUT_OF_MEMORY && r == NULL);
-            CHECK(s.created == s.destroyed);
+            CHECK(s.created == s.destroyed && s.checked == s.checked_destroyed);
         }
         CHECK(st == PRT_OK);
         prt_engine_destroy(r);
@@ -1425,7 +1858,7 @@ static int test_deserialize_library(void)
     prt_plugin_creator cr[2];
     void *b = NULL;
     size_t n = 0;
-    memset(&s, 0, sizeof s);
+    fake_reset(&s);
     REQUIRE(e);
     REQUIRE_OK(prt_registry_create(&reg));
     REQUIRE_OK(prt_registry_load_library(reg, lib));
@@ -1479,6 +1912,9 @@ int main(void)
     test_alloc_failures();
     test_validate();
     test_memory_plan();
+    test_run_workspace();
+    test_builtin_claims();
+    test_plugin_formats();
     test_deserialize();
     test_deserialize_library();
     return tu_finish("test_engine_format");

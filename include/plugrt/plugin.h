@@ -26,7 +26,7 @@
  *  - Threading. The host never calls two entries of the same plugin object at
  *    once. Different plugin objects (e.g. per-context clones) may be called
  *    from different threads concurrently; creators must be thread-safe.
- *  - Three kinds of plugin object, each called on the thread that uses its
+ *  - Four kinds of plugin object, each called on the thread that uses its
  *    owner (entries below say only what this does not):
  *      network plugin: made for PRT_PHASE_BUILD (by a creator) and added with
  *        prt_network_add_plugin; called by that call and by prt_engine_build
@@ -39,6 +39,15 @@
  *      context plugin: what attach_to_context returned; gets set_tactic,
  *        then on_shape_change and enqueue from the thread that runs the
  *        context. The context destroys it.
+ *      check plugin: made for PRT_PHASE_BUILD by prt_engine_deserialize,
+ *        from a layer's stored fields, to confirm what the file says of the
+ *        layer before anything runs: nb_outputs and get_output_dtypes (the
+ *        engine's input dtypes), supports_format_combination at every
+ *        position (the engine's dtypes and formats, profile 0's bounds, as
+ *        the builder asked), then configure and get_workspace_size once per
+ *        profile. Never get_output_shapes, never a run. An answer that
+ *        disagrees with the file refuses the engine (PRT_ERR_MALFORMED). The
+ *        loader destroys it before it returns.
  *  - NULL entries. "Required" entries must be set and covered by struct_size;
  *    the host refuses a plugin without them when it is added, loaded or
  *    attached. Others say what NULL means.
@@ -347,8 +356,9 @@ typedef struct prt_plugin_core {
     uint32_t (*devices)(const prt_plugin *self);
 } prt_plugin_core;
 
-/* Build-time capability: called only on network plugins, by the thread that
- * builds (nb_outputs: the thread that adds the layer). Per build, layer by
+/* Build-time capability: called on network plugins, by the thread that
+ * builds (nb_outputs: the thread that adds the layer), and on check plugins
+ * (above) by the thread that loads an engine. Per build, layer by
  * layer: get_output_dtypes, get_output_shapes, get_output_values; then per
  * layer: supports_format_combination, get_valid_tactics, configure and
  * get_workspace_size (with timing runs when autotuning has a choice); then
@@ -384,7 +394,8 @@ typedef struct prt_plugin_build {
      * takes the first complete combination the plugin accepts; with
      * autotuning on it times every accepted combination instead. Required.
      * Called many times per build, depth-first over positions; in_out holds
-     * profile 0's bounds. */
+     * profile 0's bounds. A check plugin is asked once per position, with
+     * the engine's choice. */
     int32_t (*supports_format_combination)(prt_plugin *self, int32_t pos,
                                            const prt_dynamic_tensor_desc *in_out,
                                            int32_t nb_inputs, int32_t nb_outputs);
@@ -400,7 +411,9 @@ typedef struct prt_plugin_build {
                             int32_t nb_out);
 
     /* Scratch bytes needed for any shape within the bounds. May be NULL (0).
-     * Called after each configure; the engine keeps the largest answer. */
+     * Called after each configure; the engine keeps the largest answer.
+     * Loading asks a check plugin again, at every profile, and refuses an
+     * engine whose layer claims less than the largest answer now. */
     prt_status (*get_workspace_size)(prt_plugin *self, const prt_dynamic_tensor_desc *in,
                                      int32_t nb_in, const prt_dynamic_tensor_desc *out,
                                      int32_t nb_out, int64_t *out_bytes);
@@ -500,8 +513,10 @@ typedef struct prt_plugin_runtime {
 
     /* Computes the outputs. On the CPU, stream is NULL and the work happens
      * before return; on CUDA, stream is a cudaStream_t and the work is
-     * enqueued on it. `workspace` holds the bytes get_workspace_size asked for
-     * (NULL when 0). All pointers are borrowed for the call. A size-tensor
+     * enqueued on it. `workspace` holds at least the bytes get_workspace_size
+     * asked for at the engine's profiles (NULL when that is 0): a loaded
+     * engine that claims less than the plugin's answer at load is refused.
+     * All pointers are borrowed for the call. A size-tensor
      * output receives the true size, which must not exceed its upper bound.
      * Required. Called from prt_context_enqueue on the context's thread,
      * once per layer per run in layer order, and repeatedly by the builder
@@ -556,7 +571,7 @@ struct prt_plugin {
 /* ------------------------------------------------------------------------ */
 
 typedef enum prt_plugin_phase {
-    PRT_PHASE_BUILD = 0,  /* for a network: all three capabilities */
+    PRT_PHASE_BUILD = 0,  /* for a network or a check: all three capabilities */
     PRT_PHASE_RUNTIME = 1 /* from an engine: core and runtime suffice */
 } prt_plugin_phase;
 
@@ -572,9 +587,11 @@ struct prt_plugin_creator {
     /* Makes a plugin from fields (borrowed for the call). Fields not given
      * take the creator's defaults. On success *out is owned by the caller.
      * Required. Called by users and the ONNX importer for PRT_PHASE_BUILD,
-     * and by prt_engine_deserialize for PRT_PHASE_RUNTIME with the fields
-     * stored in the engine file: untrusted bytes, check them. May be called
-     * from any thread, concurrently. */
+     * and by prt_engine_deserialize with the fields stored in the engine
+     * file (untrusted bytes, check them): for PRT_PHASE_RUNTIME (the engine
+     * plugin), then for PRT_PHASE_BUILD (a check plugin; a creator that
+     * cannot make one fails the load). May be called from any thread,
+     * concurrently. */
     prt_status (*create)(const prt_plugin_creator *self, const char *layer_name,
                          const prt_field_collection *fields, int32_t phase,
                          prt_plugin **out);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "builder/builder.h"
+#include "ops/op_workspace.h"
 
 /* Timed runs per candidate (median); on a GPU, after warm-up runs, more of
  * them since each is short and noisy. */
@@ -380,6 +381,8 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
     if (nb_out > 64 || nb_in + nb_out > 128)
         return base_error(PRT_ERR_UNSUPPORTED, "tuning '%s': too many tensors",
                           layer_name);
+    /* The runs get `workspace` bytes; a built-in op checks against it. */
+    op_bind_workspace(plugin, workspace);
     st = dev->stream_create(&stream);
     if (!st)
         st = dev->event_create(&ev0);

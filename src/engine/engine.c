@@ -12,6 +12,7 @@
 
 #include "engine/engine_impl.h"
 #include "ops/op_const.h"
+#include "ops/op_workspace.h"
 #include "network/network.h"
 #include "registry/registry.h"
 
@@ -198,6 +199,8 @@ prt_status engine_recreate_plugin(const prt_registry *reg, eng_layer *l, int32_t
     /* Owned by the engine from here: engine_free destroys it (when its
      * tables let it be destroyed at all). */
     l->plugin = p;
+    /* A built-in op checks each run's need against the layer's claim. */
+    op_bind_workspace(p, l->workspace);
     /* The same check the network makes, for the runtime phase: contexts
      * call the engine's plugin (attach_to_context) without checking again. */
     if (network_check_plugin(p, 0) != PRT_OK)
@@ -305,7 +308,10 @@ prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes, si
             return st;
         }
     }
-    st = engine_bind_constants(e);
+    /* What only the plugins can confirm: formats and workspace claims. */
+    st = engine_check_layers(reg, e);
+    if (!st)
+        st = engine_bind_constants(e);
     if (st) {
         engine_free(e);
         return st;

@@ -18,7 +18,10 @@
  *    max_bytes is exactly what its dims give at their upper bounds over all
  *    profiles, arena_size is at most the sum of the arena tensors' max_bytes
  *    each rounded up to ENG_ARENA_ALIGN, and workspace_size is the largest
- *    layer workspace.
+ *    layer workspace;
+ *  - a CHW8 tensor lies inside a CPU engine.
+ * What only the layers' plugins know (each layer's workspace, the dtypes
+ * and formats it takes) engine_check_layers checks once they are made.
  */
 #ifndef PLUGRT_ENGINE_IMPL_H
 #define PLUGRT_ENGINE_IMPL_H
@@ -193,6 +196,18 @@ uint8_t *engine_size_deps(const prt_engine *e);
  * bring it back fails at build. PRT_ERR_NOT_FOUND naming the key and the
  * libraries searched, or the plugin's own error. */
 prt_status engine_recreate_plugin(const prt_registry *reg, eng_layer *l, int32_t li);
+
+/* Asks each layer's plugin again what the file says of the layer, on a
+ * plugin made for the build phase from the layer's fields (check_layers.c):
+ * its output count and dtypes, the dtype and format at every position
+ * (supports_format_combination), and its workspace at every profile. A
+ * built-in op's workspace claim must be exactly its need at the profiles'
+ * largest shapes, another plugin's at least its answer. PRT_ERR_MALFORMED
+ * naming the layer, its op or plugin and what disagrees (the claim and the
+ * need); a failing plugin entry is PRT_ERR_PLUGIN with its message. After
+ * engine_validate and with every layer's plugin recreated, when an engine
+ * is loaded. */
+prt_status engine_check_layers(const prt_registry *reg, const prt_engine *e);
 
 /* Tells the built-in ops of a CPU engine's CPU layers which of their
  * inputs are constants, with the constants' bytes in `weights`, so they

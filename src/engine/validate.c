@@ -104,11 +104,12 @@ static prt_status validate_tensor_kind(const prt_engine *e, int32_t i)
     if (t->nb_dims < 0 || t->nb_dims > PRT_MAX_DIMS)
         return invalid("tensor %d ('%s'): rank %d outside 0..%d", (int)i, n,
                        (int)t->nb_dims, PRT_MAX_DIMS);
+    /* Where the builder gives CHW8 (plugin.h): only CPU kernels read it. */
     if (t->format == PRT_FORMAT_CHW8 &&
         (t->nb_dims < 3 || t->dtype != PRT_FLOAT32 || t->input_index != -1 ||
-         t->output_index != -1 || t->const_offset >= 0))
+         t->output_index != -1 || t->const_offset >= 0 || e->device != PRT_DEVICE_CPU))
         return invalid("tensor %d ('%s'): format CHW8 needs a float32 tensor of rank 3 "
-                       "or more inside the engine (not an input, output or constant)",
+                       "or more inside a CPU engine (not an input, output or constant)",
                        (int)i, n);
     for (int32_t d = 0; d < t->nb_dims; d++)
         if (t->dim_expr[d] < 0 || t->dim_expr[d] >= e->exprs.nb_nodes)
@@ -537,7 +538,7 @@ static prt_status validate_bounds(const prt_engine *e, int64_t *need)
  * computes it; the arena holds at most every arena tensor side by side, each
  * rounded up to ENG_ARENA_ALIGN, which is what a plan that shares nothing
  * takes; the workspace is the largest layer's (the layers' own claims are
- * the plugins', bounded at run time by the context's memory limit). */
+ * checked against their plugins once those exist: engine_check_layers). */
 static prt_status validate_memory_plan(const prt_engine *e, const int64_t *need)
 {
     int64_t arena_max = 0, ws_max = 0;

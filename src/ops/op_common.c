@@ -4,6 +4,7 @@
 #include "ops/op_const.h"
 #include "ops/op_device.h"
 #include "ops/op_elem.h"
+#include "ops/op_workspace.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -665,9 +666,16 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
             outd[k] = out_desc[k].dims;
         need = o->cls->workspace(o, nb_in ? in_desc[0].dtype : out_desc->dtype, ind,
                                  nb_in, outd, nb_out);
-        if (need < 0 || (need > 0 && !workspace))
+        /* The claim, not just a pointer: an engine file that understates
+         * it would otherwise have the kernel write past the block. */
+        if (need < 0)
+            return op_fail(o, PRT_ERR_SHAPE, "the workspace for these shapes overflows");
+        if (need > o->ws_bytes || (need > 0 && !workspace))
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                           "needs %lld bytes of workspace but got none", (long long)need);
+                           "needs %lld bytes of workspace at these shapes, but its layer "
+                           "has %lld%s",
+                           (long long)need, (long long)o->ws_bytes,
+                           workspace ? "" : " (none given)");
     }
     /* The builder's timing runs use objects no context attached. */
     if (device != PRT_DEVICE_CPU && o->kern[device]->resources && !o->res[device]) {
@@ -790,6 +798,16 @@ prt_status op_bind_constants(prt_plugin *p, const prt_tensor_desc *in, int32_t n
         return st;
     o->cst = cst;
     return PRT_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Workspace (op_workspace.h)                                                */
+/* ------------------------------------------------------------------------ */
+
+void op_bind_workspace(prt_plugin *p, int64_t bytes)
+{
+    if (p && (p->vt == &op_vt_runtime || p->vt == &op_vt_build))
+        obj(p)->ws_bytes = bytes > 0 ? bytes : 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -252,6 +252,9 @@ struct op_object {
     /* The class's `prepare` state, or NULL: one reference, shared with the
      * object it was cloned from (op_const). */
     op_const *cst;
+    /* Bytes of workspace its runs get (op_bind_workspace, op_workspace.h);
+     * 0 until told. A run whose need at its shapes exceeds it fails. */
+    int64_t ws_bytes;
 };
 
 #define OP_CHW8_OUT 16
