@@ -322,6 +322,7 @@ plg_object *plg_object_create(const prt_plugin_creator *creator,
     o->base.vt = vt;
     o->creator = creator;
     o->size = size;
+    o->target = -1;
     if (layer) {
         size_t n = strlen(layer);
         if (n >= sizeof o->layer)
@@ -470,6 +471,21 @@ prt_plugin *plg_attach_to_context(prt_plugin *self, prt_plugin_resources *resour
 void plg_destroy(prt_plugin *self)
 {
     free(self);
+}
+
+prt_status plg_set_target_device(prt_plugin *self, int32_t device)
+{
+    if (device < 0 || device >= PRT_DEVICE_COUNT)
+        return plg_fail(plg_obj(self), PRT_ERR_INVALID_ARGUMENT, "unknown device %d",
+                        (int)device);
+    plg_obj(self)->target = device;
+    return PRT_OK;
+}
+
+int plg_sizes_for_cuda(const prt_plugin *self)
+{
+    const int32_t t = plg_cobj(self)->target;
+    return t == PRT_DEVICE_CUDA || (t < 0 && plg_cuda_usable());
 }
 
 prt_status plg_get_workspace_size(prt_plugin *self, const prt_dynamic_tensor_desc *in,

@@ -144,6 +144,7 @@ typedef struct plg_object {
     size_t size;                       /* bytes of the whole object */
     char layer[PLG_LAYER_MAX];         /* layer name for messages, maybe truncated */
     prt_field_collection serialized;   /* filled by get_fields_to_serialize */
+    int32_t target;                    /* set_target_device's device, -1 until told */
 } plg_object;
 
 /* Allocates a zeroed object of `size` bytes (>= sizeof(plg_object)) and
@@ -217,11 +218,18 @@ void plg_unary_io_fill(plg_unary_io *io, const prt_tensor_desc *in,
                        const void *const *inputs, void *const *outputs);
 
 /* 1 when the CUDA kernels load and a GPU is there (asked once). Devices
- * and workspace follow it: a CPU engine built where there is no GPU asks
- * for no CUDA scratch. (The builder does not tell a plugin the target
- * device, so where there is a GPU CPU engines reserve the CUDA workspace
- * too, a few hundred bytes to 4 MiB.) */
+ * follow it; workspace follows the device the engine is for
+ * (plg_sizes_for_cuda): a CPU engine asks for no CUDA scratch wherever it
+ * is built or loaded. */
 int plg_cuda_usable(void);
+
+/* build.set_target_device: keeps the device (a prt_device) in the object. */
+prt_status plg_set_target_device(prt_plugin *self, int32_t device);
+
+/* Whether the object's workspace includes its CUDA kernels' scratch: for
+ * an engine built for (or loaded as) CUDA, or, not told the device, where
+ * CUDA is usable. */
+int plg_sizes_for_cuda(const prt_plugin *self);
 
 /* PRT_ERR_UNSUPPORTED: "the CUDA kernels (<module>) could not be loaded:
  * <dlerror>". */

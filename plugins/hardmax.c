@@ -145,7 +145,7 @@ static prt_status hardmax_get_workspace_size(prt_plugin *self,
         int32_t axis = 0;
         int32_t rank = nb_in == 1 ? in[0].max.nb_dims : 0;
         /* The split's partial maxima, at the profile's largest dims. */
-        if (plg_cuda_usable() && rank >= 1 && rank <= PRT_MAX_DIMS &&
+        if (plg_sizes_for_cuda(self) && rank >= 1 && rank <= PRT_MAX_DIMS &&
             plg_volume(&in[0].max) > 0 && hardmax_axis(hm(self), rank, &axis) == PRT_OK)
             *out_bytes = plg_hm_workspace(rank, in[0].max.d, axis);
     }
@@ -173,6 +173,7 @@ static const prt_plugin_build hardmax_build = {
     plg_no_aliased_input,
     NULL, /* get_output_values: no shape-tensor outputs */
     NULL, /* requires_host_dims: the kernels read dims_device */
+    plg_set_target_device,
 };
 
 /* ---- runtime ------------------------------------------------------------- */

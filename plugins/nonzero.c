@@ -205,7 +205,7 @@ static prt_status nz_get_workspace_size(prt_plugin *self,
     int64_t vol = nb_in == 1 && in[0].max.nb_dims == 2 ? plg_volume(&in[0].max) : 0;
     (void)self, (void)out, (void)nb_out;
 #ifdef PRT_PLUGINS_CUDA
-    *out_bytes = vol > 0 && plg_cuda_usable() ? plg_nz_workspace(vol) : 0;
+    *out_bytes = vol > 0 && plg_sizes_for_cuda(self) ? plg_nz_workspace(vol) : 0;
 #else
     (void)vol;
     *out_bytes = 0; /* the CPU needs none */
@@ -234,6 +234,7 @@ static const prt_plugin_build nz_build = {
     plg_no_aliased_input,
     NULL, /* get_output_values: no shape-tensor outputs */
     NULL, /* requires_host_dims: the kernels read dims_device */
+    plg_set_target_device,
 };
 
 /* ---- runtime ------------------------------------------------------------- */

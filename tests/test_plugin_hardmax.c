@@ -7,7 +7,8 @@
  *    the first NaN wins, as numpy.argmax);
  *  - dynamic dims with a profile, run at several shapes;
  *  - errors: axis out of range (build fails naming axis and rank), a field
- *    of the wrong type (named), an unsupported dtype.
+ *    of the wrong type (named), an unsupported dtype;
+ *  - the workspace asked for each target device (set_target_device).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -310,6 +311,43 @@ static void test_errors(prt_registry *reg)
     }
 }
 
+/* The workspace follows the device the engine is for (set_target_device):
+ * none for a CPU engine wherever it is asked, the CUDA kernels' scratch
+ * for a CUDA one (where this build has them: a build without asks none);
+ * not told, what the machine can run. A plan made where there is no GPU so
+ * claims what the same layer asks on a machine with one, and loads there. */
+static void test_workspace_by_target(prt_registry *reg)
+{
+    const prt_plugin_creator *c = tu_find_creator(reg, "", "CustomHardmax", "1");
+    prt_field_collection fc = {0, NULL};
+    prt_plugin *p = NULL;
+    prt_dynamic_tensor_desc io[2];
+    int64_t untold = -1, cpu = -1, cuda = -1;
+    if (!c)
+        return;
+    CHECK_OK(c->create(c, "hm", &fc, PRT_PHASE_BUILD, &p));
+    if (!p)
+        return;
+    memset(io, 0, sizeof io);
+    for (int k = 0; k < 2; k++) {
+        io[k].desc.dtype = PRT_FLOAT32;
+        io[k].desc.dims = io[k].min = io[k].opt = io[k].max = (prt_dims){2, {64, 4096}};
+    }
+    CHECK(p->vt->build->set_target_device != NULL);
+    CHECK_OK(p->vt->build->configure(p, io, 1, io + 1, 1));
+    CHECK_OK(p->vt->build->get_workspace_size(p, io, 1, io + 1, 1, &untold));
+    CHECK_OK(p->vt->build->set_target_device(p, PRT_DEVICE_CPU));
+    CHECK_OK(p->vt->build->get_workspace_size(p, io, 1, io + 1, 1, &cpu));
+    CHECK_OK(p->vt->build->set_target_device(p, PRT_DEVICE_CUDA));
+    CHECK_OK(p->vt->build->get_workspace_size(p, io, 1, io + 1, 1, &cuda));
+    CHECK(cpu == 0);
+    CHECK(cuda >= untold && untold >= 0);
+    CHECK(untold == (prt_device_check(PRT_DEVICE_CUDA) == PRT_OK ? cuda : 0));
+    CHECK_ERR(p->vt->build->set_target_device(p, 7), PRT_ERR_INVALID_ARGUMENT,
+              "unknown device 7");
+    p->vt->runtime->destroy(p);
+}
+
 int main(void)
 {
     prt_registry *reg = tu_registry_with_plugins();
@@ -319,6 +357,7 @@ int main(void)
     test_ties_and_nan(reg);
     test_dynamic(reg);
     test_errors(reg);
+    test_workspace_by_target(reg);
     prt_registry_destroy(reg);
     return tu_finish("test_plugin_hardmax");
 }

@@ -471,6 +471,15 @@ typedef struct prt_plugin_build {
      * and the build log names the layer. May be NULL (0: dims_device is
      * enough). Called by the builder, once per layer per build. */
     int32_t (*requires_host_dims)(const prt_plugin *self, int32_t device);
+
+    /* The device (prt_device) the engine is for: told before each configure
+     * of a build (the builder's target) and of a loaded engine's check
+     * plugin (the engine's device), so a plugin whose kernels differ by
+     * device sizes its workspace for that device alone: a CPU plan made on
+     * a machine without a GPU then claims what the same plugin asks on one
+     * with a GPU, and loads there. May be NULL (the plugin sizes its
+     * workspace for every device it runs on). */
+    prt_status (*set_target_device)(prt_plugin *self, int32_t device);
 } prt_plugin_build;
 
 /* What the context a clone is made for gives it (attach_to_context), as

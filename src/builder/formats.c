@@ -73,6 +73,11 @@ static prt_status bld_configure(bld *b, const net_layer *l,
     int32_t n = l->nb_inputs + l->nb_outputs;
     int32_t fmt[128];
     prt_status st;
+    if (BUILD_ENTRY(l->plugin, set_target_device)) {
+        st = BUILD_ENTRY(l->plugin, set_target_device)(l->plugin, b->cfg->device);
+        if (st)
+            return bld_plugin_fail(l, st, "set_target_device failed");
+    }
     for (int32_t k = 0; k < n; k++)
         fmt[k] = descs[k].desc.format;
     for (int32_t k = 0; k < n; k++) {

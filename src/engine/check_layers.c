@@ -186,6 +186,12 @@ static prt_status ask_workspace(const check_ctx *c, const eng_layer *l, int32_t 
         int64_t ws = 0;
         prt_status st;
         layer_descs(e, l, c->lo + o, c->opt + o, c->hi + o, c->d);
+        if (BUILD_ENTRY(p, set_target_device)) {
+            base_clear_error();
+            st = BUILD_ENTRY(p, set_target_device)(p, e->device);
+            if (st)
+                return entry_failed(l, li, st, "set_target_device failed");
+        }
         if (BUILD_ENTRY(p, configure)) {
             base_clear_error();
             st = BUILD_ENTRY(p, configure)(p, c->d, l->nb_inputs, c->d + l->nb_inputs,

@@ -562,7 +562,8 @@ static const prt_plugin_build op_build = {sizeof(prt_plugin_build),
                                           bld_tactics,
                                           bld_alias,
                                           bld_values,
-                                          bld_host_dims};
+                                          bld_host_dims,
+                                          NULL};
 
 /* ------------------------------------------------------------------------ */
 /* Runtime                                                                   */

@@ -254,7 +254,8 @@ static const prt_plugin_build build = {sizeof build,  PRT_PLUGIN_ABI_VERSION,
                                        output_shapes, supports,
                                        configure,     workspace,
                                        valid_tactics, aliased,
-                                       output_values, NULL};
+                                       output_values, NULL,
+                                       NULL};
 
 /* ---- runtime ---------------------------------------------------------------- */
 

@@ -109,7 +109,8 @@ static const prt_plugin_build build = {sizeof build,  PRT_PLUGIN_ABI_VERSION,
                                        output_shapes, supports,
                                        configure,     NULL,
                                        NULL,          NULL,
-                                       NULL,          NULL};
+                                       NULL,          NULL,
+                                       NULL};
 
 /* ---- runtime ---------------------------------------------------------------- */
 

@@ -84,6 +84,7 @@ int main(void)
     F(prt_plugin_build, get_aliased_input);
     F(prt_plugin_build, get_output_values);
     F(prt_plugin_build, requires_host_dims);
+    F(prt_plugin_build, set_target_device);
     S(prt_plugin_runtime);
     F(prt_plugin_runtime, struct_size);
     F(prt_plugin_runtime, abi_version);

@@ -151,6 +151,7 @@ TACTICS_FN = CFUNCTYPE(c_int32, P, P, c_int32, P)
 ALIASED_FN = CFUNCTYPE(c_int32, P, c_int32)
 OUTPUT_VALUES_FN = CFUNCTYPE(c_int32, P, P, P, c_int32, P, c_int32, P)
 REQUIRES_HOST_DIMS_FN = CFUNCTYPE(c_int32, P, c_int32)
+SET_TARGET_DEVICE_FN = CFUNCTYPE(c_int32, P, c_int32)
 
 
 class prt_plugin_build(Structure):
@@ -164,7 +165,8 @@ class prt_plugin_build(Structure):
                 ("get_valid_tactics", TACTICS_FN),
                 ("get_aliased_input", ALIASED_FN),
                 ("get_output_values", OUTPUT_VALUES_FN),
-                ("requires_host_dims", REQUIRES_HOST_DIMS_FN)]
+                ("requires_host_dims", REQUIRES_HOST_DIMS_FN),
+                ("set_target_device", SET_TARGET_DEVICE_FN)]
 
 
 SET_TACTIC_FN = CFUNCTYPE(c_int32, P, c_int32)

@@ -643,7 +643,7 @@ for _n, _f in (("nb_outputs", _cb_nb_outputs), ("output_dtypes", _cb_output_dtyp
                ("_clone_obj", _clone_obj), ("fields_address", _cb_fields_address)):
     setattr(ClassBridge, _n, _f)
 
-# One set of tables for every bridge. get_output_values and
+# One set of tables for every bridge. get_output_values, set_target_device and
 # requires_host_dims stay NULL (optional: no values known; dims_device is
 # enough, on the CPU there is none).
 _CORE = C.prt_plugin_core(sizeof(C.prt_plugin_core), C.PRT_PLUGIN_ABI_VERSION,
