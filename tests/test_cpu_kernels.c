@@ -28,6 +28,10 @@
  *  - op_gelu_f32: relative error against erfc in double, NaN, infinities,
  *    signed zeros, lengths that are not multiples of 8 (or 16); the AVX-512
  *    build's bits against the AVX2 build's;
+ *  - op_sigmoid_f32: ulps and relative error against double over a dense
+ *    range (subnormal results included), NaN, infinities, signed zeros,
+ *    large magnitudes, lengths that are not multiples of 8 (or 16); the
+ *    AVX-512 build's bits against the AVX2 build's;
  *  - op_act_bias: each activation's rule at NaN, -0 and the clamps;
  *  - the blocked format's kernels (conv_chw8.c, conv_dw8.c's blocks), called
  *    directly: pointwise, few input channels from planes, depthwise in
@@ -812,6 +816,84 @@ static int test_gelu(void)
     return 0;
 }
 
+/* ulps of the float nearest ref between got and ref (a subnormal's step
+ * below 2^-126). */
+static double ulps(float got, double ref)
+{
+    int e;
+    frexp(ref, &e);
+    return fabs(got - ref) / ldexp(1, e - 24 < -149 ? -149 : e - 24);
+}
+
+/* op_sigmoid_f32: every 4e-4 over [-110, 30] (results from 0 through the
+ * subnormals to 1) against 1 / (1 + exp(-x)) in double, within 2.5 ulp and
+ * 1.8e-7 (2e-7 baseline) relative where the result is normal; the ends
+ * exactly; every length's tail and in place; the AVX-512 build's bits
+ * against the AVX2 build's. */
+static int test_sigmoid(void)
+{
+    enum { N = 350003 };
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
+    float *f = malloc(sizeof(float) * N);
+    static const float sp[] = {NAN,     INFINITY, -INFINITY, -0.0f,     0.0f,     1e-30f,
+                               -1e-30f, 200.0f,   -200.0f,   3.4e38f,   -3.4e38f, 17.0f,
+                               -88.0f,  -100.0f,  -103.9f,   0x1p-149f, -1e4f};
+    enum { NS = sizeof sp / sizeof sp[0] };
+    float so[NS];
+    REQUIRE(x && y && f);
+    for (int i = 0; i < N; i++)
+        x[i] = -110.0f + 140.0f * (float)i / (N - 1);
+    for (int base = 0; base < 2; base++) {
+        double worst = 0, worst_rel = 0;
+        cpu_force_baseline(base);
+        op_sigmoid_f32(x, y, N);
+        for (int i = 0; i < N; i++) {
+            const double ref = 1 / (1 + exp(-(double)x[i]));
+            worst = fmax(worst, ulps(y[i], ref));
+            if (ref >= 0x1p-126)
+                worst_rel = fmax(worst_rel, fabs(y[i] - ref) / ref);
+        }
+        if (worst > 2.5 || worst_rel > (base ? 2e-7 : 1.8e-7))
+            fprintf(stderr, "sigmoid (%s): %.3g ulp, %.3g relative\n",
+                    base ? "baseline" : "best build", worst, worst_rel);
+        CHECK(worst <= 2.5);
+        CHECK(worst_rel <= (base ? 2e-7 : 1.8e-7));
+        /* In place, and every length's tail. */
+        for (int n = 1; n <= 17; n++) {
+            float t[17];
+            memcpy(t, x + 1000 * n, sizeof(float) * (size_t)n);
+            op_sigmoid_f32(t, t, n);
+            CHECK(memcmp(t, y + 1000 * n, sizeof(float) * (size_t)n) == 0);
+        }
+        op_sigmoid_f32(sp, so, NS);
+        CHECK(so[0] != so[0]);
+        CHECK(so[1] == 1.0f);
+        CHECK(so[2] == 0 && !signbit(so[2]));
+        CHECK(so[3] == 0.5f && so[4] == 0.5f && so[5] == 0.5f && so[6] == 0.5f);
+        CHECK(so[7] == 1.0f && so[8] == 0 && so[9] == 1.0f && so[10] == 0);
+        for (int i = 11; i < NS; i++)
+            CHECK(ulps(so[i], 1 / (1 + exp(-(double)sp[i]))) <= 1.5);
+        CHECK(so[12] > 0 && so[12] < 0x1p-126f); /* subnormal, not 0 */
+        CHECK(so[16] == 0);
+        if (!base) {
+            /* The AVX-512 build, where it runs, has the AVX2 one's bits,
+             * the specials included. */
+            float so2[NS];
+            cpu_force_avx2(1);
+            op_sigmoid_f32(x, f, N);
+            op_sigmoid_f32(sp, so2, NS);
+            cpu_force_avx2(0);
+            CHECK(memcmp(y, f, sizeof(float) * N) == 0);
+            CHECK(memcmp(so, so2, sizeof so) == 0);
+        }
+    }
+    cpu_force_baseline(0);
+    free(x);
+    free(y);
+    free(f);
+    return 0;
+}
+
 static int test_act(void)
 {
     const float xs[8] = {NAN, -0.0f, 0.0f, -3.0f, -0.25f, 0.5f, 2.0f, 7.0f};
@@ -1373,6 +1455,7 @@ int main(void)
     test_row_kernels();
     test_row_means();
     test_act();
+    test_sigmoid();
     test_gelu();
     test_gemv();
     test_gemm_nn();
