@@ -31,7 +31,8 @@
  *  - op_sigmoid_f32: ulps and relative error against double over a dense
  *    range (subnormal results included), NaN, infinities, signed zeros,
  *    large magnitudes, lengths that are not multiples of 8 (or 16); the
- *    AVX-512 build's bits against the AVX2 build's;
+ *    AVX-512 build's bits against the AVX2 build's; the fused Sigmoid and
+ *    Silu give its bits;
  *  - op_act_bias: each activation's rule at NaN, -0 and the clamps;
  *  - the blocked format's kernels (conv_chw8.c, conv_dw8.c's blocks), called
  *    directly: pointwise, few input channels from planes, depthwise in
@@ -70,6 +71,10 @@ static double ref_act(int32_t kind, double a, double b, double x)
         h = a * x + b;
         h = h < 0 ? 0 : h > 1 ? 1 : h;
         return kind == OP_ACT_HARD_SWISH ? x * h : h;
+    case OP_ACT_SIGMOID:
+    case OP_ACT_SILU:
+        h = 1 / (1 + exp(-x));
+        return kind == OP_ACT_SILU ? x * h : h;
     default:
         return x;
     }
@@ -496,9 +501,9 @@ static int test_conv_activation_fields(void)
     }
     CHECK(op_act_kind("Gelu") == -1);
     f[0] = ot_fld_str("activation", "Swish");
-    CHECK_ERR(
-        ot_make_op("Conv", f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
-        "activation 'Swish' is not Relu, LeakyRelu, Clip, HardSigmoid or HardSwish");
+    CHECK_ERR(ot_make_op("Conv", f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+              "activation 'Swish' is not Relu, LeakyRelu, Clip, HardSigmoid, "
+              "HardSwish, Sigmoid or Silu");
     f[0] = ot_fld_str("activation", "Relu");
     f[1] = ot_fld_f32("activation_params", two);
     CHECK_ERR(ot_make_op("Conv", f, 2, &p), PRT_ERR_INVALID_ARGUMENT,
@@ -829,7 +834,8 @@ static double ulps(float got, double ref)
  * subnormals to 1) against 1 / (1 + exp(-x)) in double, within 2.5 ulp and
  * 1.8e-7 (2e-7 baseline) relative where the result is normal; the ends
  * exactly; every length's tail and in place; the AVX-512 build's bits
- * against the AVX2 build's. */
+ * against the AVX2 build's; the fused activations Sigmoid and Silu
+ * (CPU_ACT_N) give the kernel's bits, and x times them. */
 static int test_sigmoid(void)
 {
     enum { N = 350003 };
@@ -875,6 +881,18 @@ static int test_sigmoid(void)
             CHECK(ulps(so[i], 1 / (1 + exp(-(double)sp[i]))) <= 1.5);
         CHECK(so[12] > 0 && so[12] < 0x1p-126f); /* subnormal, not 0 */
         CHECK(so[16] == 0);
+        /* The fused activations: the kernel's bits, and Silu x times them. */
+        for (int32_t k = OP_ACT_SIGMOID; k <= OP_ACT_SILU; k++) {
+            const op_act a = {k, 0, 0};
+            int same = 1;
+            memcpy(f, x, sizeof(float) * N);
+            op_act_bias(&a, 0.0f, f, N);
+            for (int i = 0; i < N; i++) {
+                const float want = k == OP_ACT_SILU ? x[i] * y[i] : y[i];
+                same &= memcmp(&f[i], &want, sizeof want) == 0;
+            }
+            CHECK(same);
+        }
         if (!base) {
             /* The AVX-512 build, where it runs, has the AVX2 one's bits,
              * the specials included. */
@@ -912,11 +930,21 @@ static int test_act(void)
                 op_act_bias(&a, 0.0f, y, n);
                 for (int i = 0; i < n; i++) {
                     double w = ref_act(k, a.alpha, a.beta, xs[i]);
-                    CHECK((w != w && y[i] != y[i]) || fabs(y[i] - w) < 1e-6);
+                    CHECK((w != w && y[i] != y[i]) ||
+                          fabs(y[i] - w) < 1e-6 * fmax(1, fabs(w)));
                 }
-                if (k == OP_ACT_RELU && n >= 2)
+                if ((k == OP_ACT_RELU || k == OP_ACT_SILU) && n >= 2)
                     CHECK(y[1] == 0 && signbit(y[1])); /* -0 stays */
             }
+        {
+            /* Silu at the ends: inf, -inf * 0 = NaN (as x * Sigmoid(x)),
+             * a subnormal product, and large x. */
+            op_act a = {OP_ACT_SILU, 0, 0};
+            float y[4] = {INFINITY, -INFINITY, -100.0f, 100.0f};
+            op_act_bias(&a, 0.0f, y, 4);
+            CHECK(y[0] == INFINITY && y[1] != y[1] && y[3] == 100.0f);
+            CHECK(fabs(y[2] - -100 * exp(-100.0)) <= 100 * 0x1p-149);
+        }
         {
             /* min > max gives max everywhere, as ONNX's Clip. */
             op_act a = {OP_ACT_CLIP, 2.0f, 1.0f};
@@ -1127,7 +1155,9 @@ static const op_act chw8_acts[OP_ACT_COUNT] = {{OP_ACT_NONE, 0, 0},
                                                {OP_ACT_LEAKY_RELU, 0.1f, 0},
                                                {OP_ACT_CLIP, -0.3f, 0.4f},
                                                {OP_ACT_HARD_SIGMOID, 0.2f, 0.5f},
-                                               {OP_ACT_HARD_SWISH, 1.0f / 6, 0.5f}};
+                                               {OP_ACT_HARD_SWISH, 1.0f / 6, 0.5f},
+                                               {OP_ACT_SIGMOID, 0, 0},
+                                               {OP_ACT_SILU, 0, 0}};
 
 /* y (nb blocks of P pixels) against want[c][p] (C channels): every live
  * lane within tol, every padding lane exactly 0. */

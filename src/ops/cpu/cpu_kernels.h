@@ -259,11 +259,11 @@ static inline CPU_INLINE void cpu_exp_neg_v16(const cpu_v16 *hi, const cpu_v16 *
 void op_act_bias(const op_act *a, float bias, float *y, int64_t n);
 
 /* The activation on the n vectors v[0..n) of type T (a 8- or 16-float
- * vector; SPLAT and SELECT its CPU_SPLAT and CPU_SELECT), the kind chosen
- * once: a kernel's tile of sums stays in registers (n a constant after
- * inlining). Every width does each lane's
+ * vector; TI its integer twin, SPLAT and SELECT its CPU_SPLAT and
+ * CPU_SELECT), the kind chosen once: a kernel's tile of sums stays in
+ * registers (n a constant after inlining). Every width does each lane's
  * operations in the same order, so gives the same bits. */
-#define CPU_ACT_N(T, SPLAT, SELECT, a, v, n)                                             \
+#define CPU_ACT_N(T, TI, SPLAT, SELECT, a, v, n)                                         \
     do {                                                                                 \
         const T zero_ = {0}, one_ = SPLAT(1.0f);                                         \
         const T al_ = SPLAT((a)->alpha), be_ = SPLAT((a)->beta);                         \
@@ -293,6 +293,15 @@ void op_act_bias(const op_act *a, float bias, float *y, int64_t n);
                 (v)[i_] = (a)->kind == OP_ACT_HARD_SWISH ? (v)[i_] * h_ : h_;            \
             }                                                                            \
             break;                                                                       \
+        case OP_ACT_SIGMOID:                                                             \
+        case OP_ACT_SILU:                                                                \
+            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)                    \
+            {                                                                            \
+                T s_ = (v)[i_];                                                          \
+                CPU_SIGMOID(T, TI, SPLAT, SELECT, &s_);                                  \
+                (v)[i_] = (a)->kind == OP_ACT_SILU ? (v)[i_] * s_ : s_;                  \
+            }                                                                            \
+            break;                                                                       \
         default:                                                                         \
             break;                                                                       \
         }                                                                                \
@@ -300,7 +309,7 @@ void op_act_bias(const op_act *a, float bias, float *y, int64_t n);
 
 static inline CPU_INLINE void cpu_act_v8n(const op_act *a, cpu_v8 *v, int n)
 {
-    CPU_ACT_N(cpu_v8, CPU_SPLAT, CPU_SELECT, a, v, n);
+    CPU_ACT_N(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, a, v, n);
 }
 
 /* The activation on one vector, for kernels (inlined into each build). */
@@ -314,7 +323,7 @@ static inline CPU_INLINE void cpu_act_v8(const op_act *a, cpu_v8 *v)
  * into CPU_TARGET_AVX512 functions). */
 static inline CPU_INLINE void cpu_act_v16n(const op_act *a, cpu_v16 *v, int n)
 {
-    CPU_ACT_N(cpu_v16, CPU_SPLAT16, CPU_SELECT16, a, v, n);
+    CPU_ACT_N(cpu_v16, cpu_v16i, CPU_SPLAT16, CPU_SELECT16, a, v, n);
 }
 #endif
 

@@ -1,5 +1,6 @@
 /* The logistic sigmoid, 1 / (1 + e^-x), over floats (cpu_kernels.h), in a
- * baseline, an AVX2 + FMA and an AVX-512 build of CPU_SIGMOID.
+ * baseline, an AVX2 + FMA and an AVX-512 build of CPU_SIGMOID, which the
+ * fused activations Sigmoid and Silu use too (CPU_ACT_N).
  *
  * e = e^-|x| is cpu_exp_neg_v8's polynomial (5e-9 relative before
  * rounding), then one rounded addition and one rounded division, each
