@@ -33,6 +33,10 @@
  *    large magnitudes, lengths that are not multiples of 8 (or 16); the
  *    AVX-512 build's bits against the AVX2 build's; the fused Sigmoid and
  *    Silu give its bits;
+ *  - op_bin_rows_f32, op_bin_c8_f32: Add, Sub, Mul, Div over every stride
+ *    pattern (a plane times one value, a CHW8 block times one vector),
+ *    tails, in place, NaN and infinities: the scalar operation's bits;
+ *    CHW8's padding lanes 0;
  *  - op_act_bias: each activation's rule at NaN, -0 and the clamps;
  *  - the blocked format's kernels (conv_chw8.c, conv_dw8.c's blocks), called
  *    directly: pointwise, few input channels from planes, depthwise in
@@ -50,6 +54,7 @@
 #include "base/base.h"
 #include "op_testutil.h"
 #include "ops/cpu/cpu_kernels.h"
+#include "ops/ew_kinds.h"
 #include "ops/op_common.h"
 #include "ops/ops_nn.h"
 
@@ -912,6 +917,90 @@ static int test_sigmoid(void)
     return 0;
 }
 
+/* op_bin_rows_f32 and op_bin_c8_f32: each of Add, Sub, Mul, Div, every
+ * pattern of strides, lengths about the vectors' (tails), in place, NaN,
+ * infinities and zeros among the values: exactly the scalar operation's
+ * result, in both builds; CHW8 padding lanes 0 even for 0 / 0. */
+static int test_binary_kernels(void)
+{
+    enum { N = 67 };
+    const int32_t kinds[4] = {BIN_R_ADD, BIN_R_SUB, BIN_R_MUL, BIN_R_DIV};
+    float a[8 * N], b[8 * N], y[8 * N];
+    tu_rng rng;
+    tu_rng_seed(&rng, 31);
+    for (int i = 0; i < 8 * N; i++) {
+        a[i] = (float)(tu_rng_uniform(&rng) * 4 - 2);
+        b[i] = (float)(tu_rng_uniform(&rng) * 4 - 2);
+    }
+    a[3] = NAN, b[5] = INFINITY, a[9] = -INFINITY, b[9] = 0.0f, a[12] = -0.0f,
+    b[1] = 0.0f;
+    for (int base = 0; base < 2; base++) {
+        cpu_force_baseline(base);
+        for (int k = 0; k < 4; k++)
+            for (int sa = 0; sa < 2; sa++)
+                for (int sb = 0; sb < 2; sb++)
+                    for (int64_t n = 1; n <= N; n += n < 20 ? 1 : 23) {
+                        int same = 1;
+                        op_bin_rows_f32(kinds[k], a, sa, b, sb, y, n);
+                        for (int64_t j = 0; j < n; j++) {
+                            const float x = a[j * sa], z = b[j * sb];
+                            const float w = k == 0   ? x + z
+                                            : k == 1 ? x - z
+                                            : k == 2 ? x * z
+                                                     : x / z;
+                            same &= (w != w && y[j] != y[j]) || memcmp(&w, &y[j], 4) == 0;
+                        }
+                        /* In place, over a. */
+                        if (sa) {
+                            float t[N];
+                            memcpy(t, a, sizeof(float) * (size_t)n);
+                            op_bin_rows_f32(kinds[k], t, 1, b, sb, t, n);
+                            for (int64_t j = 0; j < n; j++)
+                                same &= (t[j] != t[j] && y[j] != y[j]) ||
+                                        memcmp(&t[j], &y[j], 4) == 0;
+                        }
+                        if (!same)
+                            fprintf(stderr,
+                                    "op_bin_rows_f32 kind %d, strides %d %d, n %lld\n", k,
+                                    sa, sb, (long long)n);
+                        CHECK(same);
+                    }
+        /* CHW8: R pixels, a side of step 0 one vector; live lanes 8 or 5. */
+        for (int k = 0; k < 4; k++)
+            for (int da = 0; da <= 8; da += 8)
+                for (int db = 0; db <= 8; db += 8)
+                    for (int64_t live = 5; live <= 8; live += 3) {
+                        int same = 1;
+                        float za[8 * N], zb[8 * N];
+                        memcpy(za, a, sizeof za);
+                        memcpy(zb, b, sizeof zb);
+                        for (int64_t r = 0; r < N; r++)
+                            for (int64_t l = live; l < 8; l++)
+                                za[r * 8 + l] = zb[r * 8 + l] = 0.0f;
+                        op_bin_c8_f32(kinds[k], za, da, zb, db, y, N, live);
+                        for (int64_t r = 0; r < N; r++)
+                            for (int64_t l = 0; l < 8; l++) {
+                                const float x = za[r * da + l], z = zb[r * db + l];
+                                float w = k == 0   ? x + z
+                                          : k == 1 ? x - z
+                                          : k == 2 ? x * z
+                                                   : x / z;
+                                if (l >= live)
+                                    w = 0.0f;
+                                same &= (w != w && y[r * 8 + l] != y[r * 8 + l]) ||
+                                        memcmp(&w, &y[r * 8 + l], 4) == 0;
+                            }
+                        if (!same)
+                            fprintf(stderr,
+                                    "op_bin_c8_f32 kind %d, steps %d %d, live %lld\n", k,
+                                    da, db, (long long)live);
+                        CHECK(same);
+                    }
+    }
+    cpu_force_baseline(0);
+    return 0;
+}
+
 static int test_act(void)
 {
     const float xs[8] = {NAN, -0.0f, 0.0f, -3.0f, -0.25f, 0.5f, 2.0f, 7.0f};
@@ -1485,6 +1574,7 @@ int main(void)
     test_row_kernels();
     test_row_means();
     test_act();
+    test_binary_kernels();
     test_sigmoid();
     test_gelu();
     test_gemv();

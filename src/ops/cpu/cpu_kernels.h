@@ -720,6 +720,20 @@ void cpu_pool2d_rows(const cpu_pool2d *p, const float *x, float *y, int64_t b, i
  * 5e-7 relative of the exact value (gelu.c says how). */
 void op_gelu_f32(const float *x, float *y, int64_t n);
 
+/* ---- arithmetic (binary_kernel.c) --------------------------------------- */
+
+/* binary.c's float32 Add, Sub, Mul and Div (rk: BIN_R_ADD, _SUB, _MUL or
+ * _DIV of ew_kinds.h) in vectors, each element the one IEEE operation the
+ * scalar loop does. op_bin_rows_f32: y[j] = a[j sa] op b[j sb] for j < n,
+ * sa and sb 0 or 1 (a broadcast walk's row; y may be a or b).
+ * op_bin_c8_f32: R pixels of a CHW8 block, y = a op b a pixel, a and b
+ * advancing 8 floats a pixel (da, db 8) or not (0: one value a channel, a
+ * squeeze-and-excitation scale); lanes from live on written as 0. */
+void op_bin_rows_f32(int32_t rk, const float *a, int64_t sa, const float *b, int64_t sb,
+                     float *y, int64_t n);
+void op_bin_c8_f32(int32_t rk, const float *a, int64_t da, const float *b, int64_t db,
+                   float *y, int64_t R, int64_t live);
+
 /* ---- the sigmoid (sigmoid.c) ------------------------------------------- */
 
 /* y[i] = 1 / (1 + e^-x[i]) for n floats (y may be x), within 2.4 ulp,
