@@ -28,6 +28,15 @@
  *  - op_gelu_f32: relative error against erfc in double, NaN, infinities,
  *    signed zeros, lengths that are not multiples of 8 (or 16); the AVX-512
  *    build's bits against the AVX2 build's;
+ *  - op_sigmoid_f32: ulps and relative error against double over a dense
+ *    range (subnormal results included), NaN, infinities, signed zeros,
+ *    large magnitudes, lengths that are not multiples of 8 (or 16); the
+ *    AVX-512 build's bits against the AVX2 build's; the fused Sigmoid and
+ *    Silu give its bits;
+ *  - op_bin_rows_f32, op_bin_c8_f32: Add, Sub, Mul, Div over every stride
+ *    pattern (a plane times one value, a CHW8 block times one vector),
+ *    tails, in place, NaN and infinities: the scalar operation's bits;
+ *    CHW8's padding lanes 0;
  *  - op_act_bias: each activation's rule at NaN, -0 and the clamps;
  *  - the blocked format's kernels (conv_chw8.c, conv_dw8.c's blocks), called
  *    directly: pointwise, few input channels from planes, depthwise in
@@ -47,6 +56,7 @@
 #include "base/parallel.h"
 #include "op_testutil.h"
 #include "ops/cpu/cpu_kernels.h"
+#include "ops/ew_kinds.h"
 #include "ops/op_common.h"
 #include "ops/ops_nn.h"
 
@@ -68,6 +78,10 @@ static double ref_act(int32_t kind, double a, double b, double x)
         h = a * x + b;
         h = h < 0 ? 0 : h > 1 ? 1 : h;
         return kind == OP_ACT_HARD_SWISH ? x * h : h;
+    case OP_ACT_SIGMOID:
+    case OP_ACT_SILU:
+        h = 1 / (1 + exp(-x));
+        return kind == OP_ACT_SILU ? x * h : h;
     default:
         return x;
     }
@@ -494,9 +508,9 @@ static int test_conv_activation_fields(void)
     }
     CHECK(op_act_kind("Gelu") == -1);
     f[0] = ot_fld_str("activation", "Swish");
-    CHECK_ERR(
-        ot_make_op("Conv", f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
-        "activation 'Swish' is not Relu, LeakyRelu, Clip, HardSigmoid or HardSwish");
+    CHECK_ERR(ot_make_op("Conv", f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
+              "activation 'Swish' is not Relu, LeakyRelu, Clip, HardSigmoid, "
+              "HardSwish, Sigmoid or Silu");
     f[0] = ot_fld_str("activation", "Relu");
     f[1] = ot_fld_f32("activation_params", two);
     CHECK_ERR(ot_make_op("Conv", f, 2, &p), PRT_ERR_INVALID_ARGUMENT,
@@ -814,6 +828,181 @@ static int test_gelu(void)
     return 0;
 }
 
+/* ulps of the float nearest ref between got and ref (a subnormal's step
+ * below 2^-126). */
+static double ulps(float got, double ref)
+{
+    int e;
+    frexp(ref, &e);
+    return fabs(got - ref) / ldexp(1, e - 24 < -149 ? -149 : e - 24);
+}
+
+/* op_sigmoid_f32: every 4e-4 over [-110, 30] (results from 0 through the
+ * subnormals to 1) against 1 / (1 + exp(-x)) in double, within 2.5 ulp and
+ * 1.8e-7 (2e-7 baseline) relative where the result is normal; the ends
+ * exactly; every length's tail and in place; the AVX-512 build's bits
+ * against the AVX2 build's; the fused activations Sigmoid and Silu
+ * (CPU_ACT_N) give the kernel's bits, and x times them. */
+static int test_sigmoid(void)
+{
+    enum { N = 350003 };
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
+    float *f = malloc(sizeof(float) * N);
+    static const float sp[] = {NAN,     INFINITY, -INFINITY, -0.0f,     0.0f,     1e-30f,
+                               -1e-30f, 200.0f,   -200.0f,   3.4e38f,   -3.4e38f, 17.0f,
+                               -88.0f,  -100.0f,  -103.9f,   0x1p-149f, -1e4f};
+    enum { NS = sizeof sp / sizeof sp[0] };
+    float so[NS];
+    REQUIRE(x && y && f);
+    for (int i = 0; i < N; i++)
+        x[i] = -110.0f + 140.0f * (float)i / (N - 1);
+    for (int base = 0; base < 2; base++) {
+        double worst = 0, worst_rel = 0;
+        cpu_force_baseline(base);
+        op_sigmoid_f32(x, y, N);
+        for (int i = 0; i < N; i++) {
+            const double ref = 1 / (1 + exp(-(double)x[i]));
+            worst = fmax(worst, ulps(y[i], ref));
+            if (ref >= 0x1p-126)
+                worst_rel = fmax(worst_rel, fabs(y[i] - ref) / ref);
+        }
+        if (worst > 2.5 || worst_rel > (base ? 2e-7 : 1.8e-7))
+            fprintf(stderr, "sigmoid (%s): %.3g ulp, %.3g relative\n",
+                    base ? "baseline" : "best build", worst, worst_rel);
+        CHECK(worst <= 2.5);
+        CHECK(worst_rel <= (base ? 2e-7 : 1.8e-7));
+        /* In place, and every length's tail. */
+        for (int n = 1; n <= 17; n++) {
+            float t[17];
+            memcpy(t, x + 1000 * n, sizeof(float) * (size_t)n);
+            op_sigmoid_f32(t, t, n);
+            CHECK(memcmp(t, y + 1000 * n, sizeof(float) * (size_t)n) == 0);
+        }
+        op_sigmoid_f32(sp, so, NS);
+        CHECK(so[0] != so[0]);
+        CHECK(so[1] == 1.0f);
+        CHECK(so[2] == 0 && !signbit(so[2]));
+        CHECK(so[3] == 0.5f && so[4] == 0.5f && so[5] == 0.5f && so[6] == 0.5f);
+        CHECK(so[7] == 1.0f && so[8] == 0 && so[9] == 1.0f && so[10] == 0);
+        for (int i = 11; i < NS; i++)
+            CHECK(ulps(so[i], 1 / (1 + exp(-(double)sp[i]))) <= 1.5);
+        CHECK(so[12] > 0 && so[12] < 0x1p-126f); /* subnormal, not 0 */
+        CHECK(so[16] == 0);
+        /* The fused activations: the kernel's bits, and Silu x times them. */
+        for (int32_t k = OP_ACT_SIGMOID; k <= OP_ACT_SILU; k++) {
+            const op_act a = {k, 0, 0};
+            int same = 1;
+            memcpy(f, x, sizeof(float) * N);
+            op_act_bias(&a, 0.0f, f, N);
+            for (int i = 0; i < N; i++) {
+                const float want = k == OP_ACT_SILU ? x[i] * y[i] : y[i];
+                same &= memcmp(&f[i], &want, sizeof want) == 0;
+            }
+            CHECK(same);
+        }
+        if (!base) {
+            /* The AVX-512 build, where it runs, has the AVX2 one's bits,
+             * the specials included. */
+            float so2[NS];
+            cpu_force_avx2(1);
+            op_sigmoid_f32(x, f, N);
+            op_sigmoid_f32(sp, so2, NS);
+            cpu_force_avx2(0);
+            CHECK(memcmp(y, f, sizeof(float) * N) == 0);
+            CHECK(memcmp(so, so2, sizeof so) == 0);
+        }
+    }
+    cpu_force_baseline(0);
+    free(x);
+    free(y);
+    free(f);
+    return 0;
+}
+
+/* op_bin_rows_f32 and op_bin_c8_f32: each of Add, Sub, Mul, Div, every
+ * pattern of strides, lengths about the vectors' (tails), in place, NaN,
+ * infinities and zeros among the values: exactly the scalar operation's
+ * result, in both builds; CHW8 padding lanes 0 even for 0 / 0. */
+static int test_binary_kernels(void)
+{
+    enum { N = 67 };
+    const int32_t kinds[4] = {BIN_R_ADD, BIN_R_SUB, BIN_R_MUL, BIN_R_DIV};
+    float a[8 * N], b[8 * N], y[8 * N];
+    tu_rng rng;
+    tu_rng_seed(&rng, 31);
+    for (int i = 0; i < 8 * N; i++) {
+        a[i] = (float)(tu_rng_uniform(&rng) * 4 - 2);
+        b[i] = (float)(tu_rng_uniform(&rng) * 4 - 2);
+    }
+    a[3] = NAN, b[5] = INFINITY, a[9] = -INFINITY, b[9] = 0.0f, a[12] = -0.0f,
+    b[1] = 0.0f;
+    for (int base = 0; base < 2; base++) {
+        cpu_force_baseline(base);
+        for (int k = 0; k < 4; k++)
+            for (int sa = 0; sa < 2; sa++)
+                for (int sb = 0; sb < 2; sb++)
+                    for (int64_t n = 1; n <= N; n += n < 20 ? 1 : 23) {
+                        int same = 1;
+                        op_bin_rows_f32(kinds[k], a, sa, b, sb, y, n);
+                        for (int64_t j = 0; j < n; j++) {
+                            const float x = a[j * sa], z = b[j * sb];
+                            const float w = k == 0   ? x + z
+                                            : k == 1 ? x - z
+                                            : k == 2 ? x * z
+                                                     : x / z;
+                            same &= (w != w && y[j] != y[j]) || memcmp(&w, &y[j], 4) == 0;
+                        }
+                        /* In place, over a. */
+                        if (sa) {
+                            float t[N];
+                            memcpy(t, a, sizeof(float) * (size_t)n);
+                            op_bin_rows_f32(kinds[k], t, 1, b, sb, t, n);
+                            for (int64_t j = 0; j < n; j++)
+                                same &= (t[j] != t[j] && y[j] != y[j]) ||
+                                        memcmp(&t[j], &y[j], 4) == 0;
+                        }
+                        if (!same)
+                            fprintf(stderr,
+                                    "op_bin_rows_f32 kind %d, strides %d %d, n %lld\n", k,
+                                    sa, sb, (long long)n);
+                        CHECK(same);
+                    }
+        /* CHW8: R pixels, a side of step 0 one vector; live lanes 8 or 5. */
+        for (int k = 0; k < 4; k++)
+            for (int da = 0; da <= 8; da += 8)
+                for (int db = 0; db <= 8; db += 8)
+                    for (int64_t live = 5; live <= 8; live += 3) {
+                        int same = 1;
+                        float za[8 * N], zb[8 * N];
+                        memcpy(za, a, sizeof za);
+                        memcpy(zb, b, sizeof zb);
+                        for (int64_t r = 0; r < N; r++)
+                            for (int64_t l = live; l < 8; l++)
+                                za[r * 8 + l] = zb[r * 8 + l] = 0.0f;
+                        op_bin_c8_f32(kinds[k], za, da, zb, db, y, N, live);
+                        for (int64_t r = 0; r < N; r++)
+                            for (int64_t l = 0; l < 8; l++) {
+                                const float x = za[r * da + l], z = zb[r * db + l];
+                                float w = k == 0   ? x + z
+                                          : k == 1 ? x - z
+                                          : k == 2 ? x * z
+                                                   : x / z;
+                                if (l >= live)
+                                    w = 0.0f;
+                                same &= (w != w && y[r * 8 + l] != y[r * 8 + l]) ||
+                                        memcmp(&w, &y[r * 8 + l], 4) == 0;
+                            }
+                        if (!same)
+                            fprintf(stderr,
+                                    "op_bin_c8_f32 kind %d, steps %d %d, live %lld\n", k,
+                                    da, db, (long long)live);
+                        CHECK(same);
+                    }
+    }
+    cpu_force_baseline(0);
+    return 0;
+}
+
 static int test_act(void)
 {
     const float xs[8] = {NAN, -0.0f, 0.0f, -3.0f, -0.25f, 0.5f, 2.0f, 7.0f};
@@ -832,11 +1021,21 @@ static int test_act(void)
                 op_act_bias(&a, 0.0f, y, n);
                 for (int i = 0; i < n; i++) {
                     double w = ref_act(k, a.alpha, a.beta, xs[i]);
-                    CHECK((w != w && y[i] != y[i]) || fabs(y[i] - w) < 1e-6);
+                    CHECK((w != w && y[i] != y[i]) ||
+                          fabs(y[i] - w) < 1e-6 * fmax(1, fabs(w)));
                 }
-                if (k == OP_ACT_RELU && n >= 2)
+                if ((k == OP_ACT_RELU || k == OP_ACT_SILU) && n >= 2)
                     CHECK(y[1] == 0 && signbit(y[1])); /* -0 stays */
             }
+        {
+            /* Silu at the ends: inf, -inf * 0 = NaN (as x * Sigmoid(x)),
+             * a subnormal product, and large x. */
+            op_act a = {OP_ACT_SILU, 0, 0};
+            float y[4] = {INFINITY, -INFINITY, -100.0f, 100.0f};
+            op_act_bias(&a, 0.0f, y, 4);
+            CHECK(y[0] == INFINITY && y[1] != y[1] && y[3] == 100.0f);
+            CHECK(fabs(y[2] - -100 * exp(-100.0)) <= 100 * 0x1p-149);
+        }
         {
             /* min > max gives max everywhere, as ONNX's Clip. */
             op_act a = {OP_ACT_CLIP, 2.0f, 1.0f};
@@ -1047,7 +1246,9 @@ static const op_act chw8_acts[OP_ACT_COUNT] = {{OP_ACT_NONE, 0, 0},
                                                {OP_ACT_LEAKY_RELU, 0.1f, 0},
                                                {OP_ACT_CLIP, -0.3f, 0.4f},
                                                {OP_ACT_HARD_SIGMOID, 0.2f, 0.5f},
-                                               {OP_ACT_HARD_SWISH, 1.0f / 6, 0.5f}};
+                                               {OP_ACT_HARD_SWISH, 1.0f / 6, 0.5f},
+                                               {OP_ACT_SIGMOID, 0, 0},
+                                               {OP_ACT_SILU, 0, 0}};
 
 /* y (nb blocks of P pixels) against want[c][p] (C channels): every live
  * lane within tol, every padding lane exactly 0. */
@@ -1449,6 +1650,8 @@ int main(void)
     test_row_kernels();
     test_row_means();
     test_act();
+    test_binary_kernels();
+    test_sigmoid();
     test_gelu();
     test_gemv();
     test_gemm_nn();

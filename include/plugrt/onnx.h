@@ -60,7 +60,8 @@ PRT_NODISCARD prt_status prt_onnx_parser_set_strict(prt_onnx_parser *parser,
 
 /* 1 (default): a few node patterns become one built-in layer that computes
  * the same values in one pass: a Conv and the Relu, LeakyRelu, Clip,
- * HardSigmoid or HardSwish that alone reads its output; GELU written as
+ * HardSigmoid, HardSwish or Sigmoid that alone reads its output; a Conv,
+ * a Sigmoid of its output and their product (SiLU); GELU written as
  * Div, Erf, Add and two Muls. The fused layer's output keeps the last
  * node's output name; the values inside the pattern have no tensor. Nodes
  * sent to a plugin (prt_onnx_parser_map_op) never fuse. 0: one layer per

@@ -3,9 +3,12 @@
  * several, and one layer's overhead instead of several (MobileNet-v3-small:
  * 81 layers for its 159 nodes' layers; bench/RESULTS.md, "CPU kernels").
  *
- *  - Conv -> Relu | LeakyRelu | Clip | HardSigmoid | HardSwish: a Conv with
- *    fields activation and activation_params (ops/conv.c). Clip's min and
- *    max must be constants (or attributes before opset 11).
+ *  - Conv -> Relu | LeakyRelu | Clip | HardSigmoid | HardSwish | Sigmoid: a
+ *    Conv with fields activation and activation_params (ops/conv.c). Clip's
+ *    min and max must be constants (or attributes before opset 11).
+ *  - SiLU (Swish) as PyTorch exports it, Conv -> Sigmoid -> Mul of the
+ *    Conv's output and the Sigmoid's (either order): a Conv with activation
+ *    Silu. The Conv's output is read by those two nodes alone.
  *  - GELU as PyTorch exports it, x * 0.5 * (1 + erf(x / sqrt 2)):
  *      Div(x, sqrt 2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5), or with
  *      Mul(x, 0.5) first and the last Mul taking the Add's output:
@@ -200,17 +203,18 @@ static void fc_take(fuse_ctx *c, fusion *f)
 /* Conv at pos -> its activation: 1 and *f when they fuse. */
 static int fc_conv_act(fuse_ctx *c, int32_t pos, fusion *f)
 {
-    static const char *const acts[] = {"Relu", "LeakyRelu", "Clip", "HardSigmoid",
-                                       "HardSwish"};
+    static const char *const acts[] = {"Relu",        "LeakyRelu", "Clip",
+                                       "HardSigmoid", "HardSwish", "Sigmoid"};
+    enum { NB_ACTS = sizeof acts / sizeof acts[0] };
     const Onnx__NodeProto *conv = fc_node(c, pos), *an;
     const char *y = fc_out(conv);
     int32_t a = fc_only_reader(c, y), k;
     if (!fc_is(c, pos, "Conv") || a < 0)
         return 0;
-    for (k = 0; k < 5 && !fc_is(c, a, acts[k]); k++)
+    for (k = 0; k < NB_ACTS && !fc_is(c, a, acts[k]); k++)
         ;
     an = fc_node(c, a);
-    if (k == 5 || strcmp(onnx_node_input(an, 0), y) != 0 || !fc_out(an)[0])
+    if (k == NB_ACTS || strcmp(onnx_node_input(an, 0), y) != 0 || !fc_out(an)[0])
         return 0;
     fc_init(f, FUSE_CONV_ACT, pos, 2, (const int32_t[]){pos, a});
     f->last = a;
@@ -251,6 +255,33 @@ static const char *fc_other(const Onnx__NodeProto *n, const char *name)
     if (strcmp(onnx_node_input(n, 1), name) == 0)
         return onnx_node_input(n, 0);
     return NULL;
+}
+
+/* Conv at pos -> Sigmoid -> Mul(conv, sigmoid) in either order: 1 and *f
+ * when they fuse into a Conv with activation Silu. */
+static int fc_conv_silu(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const char *y = fc_out(fc_node(c, pos)), *s_out;
+    const Onnx__NodeProto *mul;
+    int32_t m, s;
+    /* y is read twice, the Mul being the later reader in the order (it
+     * reads the Sigmoid's output too). */
+    if (!fc_is(c, pos, "Conv") || fc_get(&c->uses, y) != 2)
+        return 0;
+    m = fc_get(&c->consumer, y);
+    if (!fc_is(c, m, "Mul") || !fc_out(fc_node(c, m))[0])
+        return 0;
+    mul = fc_node(c, m);
+    s_out = fc_other(mul, y);
+    s = s_out ? fc_get(&c->producer, s_out) : -1;
+    if (!fc_is(c, s, "Sigmoid") || fc_only_reader(c, s_out) != m ||
+        fc_node(c, s)->n_input != 1 || strcmp(onnx_node_input(fc_node(c, s), 0), y) != 0)
+        return 0;
+    fc_init(f, FUSE_CONV_ACT, pos, 3, (const int32_t[]){pos, s, m});
+    f->last = m;
+    f->output = fc_out(mul);
+    f->act = "Silu";
+    return 1;
 }
 
 /* `name` is the other input of node pos and a constant equal to want
@@ -391,7 +422,8 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
         p->role[i] = -1;
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
-        if (fc_conv_act(&c, i, f) || fc_gelu(&c, i, f) || fc_matmul_add(&c, i, f)) {
+        if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_gelu(&c, i, f) ||
+            fc_matmul_add(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;

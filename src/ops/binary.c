@@ -22,10 +22,13 @@
  *
  * Arithmetic: half floats compute in float32 and round once (the result is
  * the correctly rounded half result); with more than two inputs each step
- * rounds, as numpy does. Integers wrap around on overflow (two's
- * complement, as ONNX Runtime does); integer Div truncates toward zero (C,
- * and ONNX's reference), INT_MIN / -1 wraps to INT_MIN, and a division (or
- * Mod) by zero fails the run with a message instead of trapping.
+ * rounds, as numpy does. float32 (and half floats') Add, Sub, Mul and Div
+ * run in vectors (cpu_kernels.h: op_bin_rows_f32 on LINEAR rows,
+ * op_bin_c8_f32 on CHW8 blocks), each element the same one operation.
+ * Integers wrap around on overflow (two's complement, as ONNX Runtime
+ * does); integer Div truncates toward zero (C, and ONNX's reference),
+ * INT_MIN / -1 wraps to INT_MIN, and a division (or Mod) by zero fails the
+ * run with a message instead of trapping.
  *
  * Shape tensors: Add, Sub, Mul, Div, Mod (by a constant), Max and Min state
  * the values of small integer outputs from their inputs' values.
@@ -36,6 +39,7 @@
 
 #include "ops/ew_kinds.h"
 #include "base/parallel.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/ops_ew.h"
 
 typedef struct bin_op {
@@ -191,10 +195,6 @@ static prt_status prelu_infer(const op_object *o, const prt_dims *in, int32_t nb
         }                                                                                \
     } while (0)
 
-#define F_ADD(x, z) ((x) + (z))
-#define F_SUB(x, z) ((x) - (z))
-#define F_MUL(x, z) ((x) * (z))
-#define F_DIV(x, z) ((x) / (z))
 /* A NaN on either side wins. */
 #define F_MAX(x, z) ((x) != (x) || (x) > (z) ? (x) : (z))
 #define F_MIN(x, z) ((x) != (x) || (x) < (z) ? (x) : (z))
@@ -212,16 +212,11 @@ static void row_f32(int32_t kind, const float *a, int64_t sa, const float *b, in
 {
     switch (kind) {
     case BIN_R_ADD:
-        BIN_ROWS(float, F_ADD);
-        break;
     case BIN_R_SUB:
-        BIN_ROWS(float, F_SUB);
-        break;
     case BIN_R_MUL:
-        BIN_ROWS(float, F_MUL);
-        break;
     case BIN_R_DIV:
-        BIN_ROWS(float, F_DIV);
+        /* The same operations in vectors (a walk's strides are 0 or 1). */
+        op_bin_rows_f32(kind, a, sa, b, sb, y, n);
         break;
     case BIN_R_MOD:
         BIN_ROWS(float, mod_f);
@@ -424,13 +419,6 @@ typedef struct bin_c8_job {
     int32_t rk;
 } bin_c8_job;
 
-/* y = a op b over n floats, b's pointer advancing by sb a float (1) or not
- * (0: one value for every element). */
-#define BIN_C8_LOOP(OP)                                                                  \
-    for (int64_t r = 0; r < j->R; r++)                                                   \
-        for (int l = 0; l < 8; l++)                                                      \
-            y[r * 8 + l] = a[r * da + l] OP b[r * db + l];
-
 static void bin_c8_range(void *arg, int64_t begin, int64_t end)
 {
     const bin_c8_job *j = arg;
@@ -441,26 +429,10 @@ static void bin_c8_range(void *arg, int64_t begin, int64_t end)
             j->sa == 1 ? j->a + base : j->a + ((j->na > 1 ? n : 0) * j->C8 + cb) * 8;
         const float *b =
             j->sb == 1 ? j->b + base : j->b + ((j->nb > 1 ? n : 0) * j->C8 + cb) * 8;
-        const int64_t da = j->sa == 1 ? 8 : 0, db = j->sb == 1 ? 8 : 0;
-        float *y = j->y + base;
-        switch (j->rk) {
-        case BIN_R_ADD:
-            BIN_C8_LOOP(+)
-            break;
-        case BIN_R_SUB:
-            BIN_C8_LOOP(-)
-            break;
-        case BIN_R_MUL:
-            BIN_C8_LOOP(*)
-            break;
-        default:
-            BIN_C8_LOOP(/)
-            break;
-        }
-        /* CHW8's padding lanes are zeros. */
-        for (int64_t r = 0; live < 8 && r < j->R; r++)
-            for (int64_t l = live; l < 8; l++)
-                y[r * 8 + l] = 0.0f;
+        /* A vector a pixel, a per-channel side one vector for the block;
+         * CHW8's padding lanes are zeros. */
+        op_bin_c8_f32(j->rk, a, j->sa == 1 ? 8 : 0, b, j->sb == 1 ? 8 : 0, j->y + base,
+                      j->R, live);
     }
 }
 

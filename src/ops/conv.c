@@ -15,8 +15,10 @@
  *   strides      int32[n], default 1s
  * and two of plugrt's own, which the ONNX importer sets when it fuses a
  * Conv with the activation that alone reads its output:
- *   activation         char: Relu, LeakyRelu, Clip, HardSigmoid or
- *                      HardSwish, applied to every output as it is stored;
+ *   activation         char: Relu, LeakyRelu, Clip, HardSigmoid,
+ *                      HardSwish, Sigmoid or Silu (x * Sigmoid(x), which
+ *                      the importer makes of Conv -> Sigmoid -> Mul),
+ *                      applied to every output as it is stored (op_act.h);
  *                      absent or "": none
  *   activation_params  float32[]: the activation's alpha (LeakyRelu's,
  *                      HardSigmoid's) and beta (HardSigmoid's), or Clip's
@@ -93,8 +95,8 @@ static prt_status conv_parse_act(op_object *o, const op_fields *f, conv_op *c)
     c->act.kind = op_act_kind(name);
     if (c->act.kind < 0)
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                       "activation '%s' is not Relu, LeakyRelu, Clip, HardSigmoid or "
-                       "HardSwish",
+                       "activation '%s' is not Relu, LeakyRelu, Clip, HardSigmoid, "
+                       "HardSwish, Sigmoid or Silu",
                        name);
     np = op_act_nb_params(c->act.kind);
     op_act_defaults(c->act.kind, &c->act.alpha, &c->act.beta);
@@ -1279,7 +1281,8 @@ static const prt_field_schema conv_schema[] = {
      "begin of each spatial dim, then end of each; default 0"},
     {"strides", PRT_FIELD_INT32, -1, "per spatial dim, default 1"},
     {"activation", PRT_FIELD_CHAR, -1,
-     "fused activation: Relu, LeakyRelu, Clip, HardSigmoid or HardSwish (plugrt's)"},
+     "fused activation: Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Sigmoid or Silu "
+     "(x * Sigmoid(x); plugrt's)"},
     {"activation_params", PRT_FIELD_FLOAT32, -1,
      "the activation's alpha and beta, or Clip's min and max (plugrt's)"},
 };

@@ -10,6 +10,8 @@ static const char *const act_names[OP_ACT_COUNT] = {
     [OP_ACT_CLIP] = "Clip",
     [OP_ACT_HARD_SIGMOID] = "HardSigmoid",
     [OP_ACT_HARD_SWISH] = "HardSwish",
+    [OP_ACT_SIGMOID] = "Sigmoid",
+    [OP_ACT_SILU] = "Silu",
 };
 
 const char *op_act_name(int32_t kind)

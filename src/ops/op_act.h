@@ -12,7 +12,9 @@
 /* An activation applied to a kernel's result as it is stored: Conv's and
  * the importer's fusion of Conv -> Relu and the like. Each computes what the
  * op of that name computes (unary.c, unary_math.c, clip.c): comparisons let
- * NaN through, Relu keeps -0. */
+ * NaN through, Relu keeps -0. Silu, which is no ONNX op, is what the graph
+ * x * Sigmoid(x) computes (the importer's Conv -> Sigmoid -> Mul):
+ * Sigmoid's result rounded to float, then the product. */
 enum {
     OP_ACT_NONE,
     OP_ACT_RELU,         /* x < 0 ? 0 : x */
@@ -20,6 +22,8 @@ enum {
     OP_ACT_CLIP,         /* min(max(x, alpha), beta) */
     OP_ACT_HARD_SIGMOID, /* min(max(alpha x + beta, 0), 1) */
     OP_ACT_HARD_SWISH,   /* x hard_sigmoid(x), alpha 1/6, beta 1/2 */
+    OP_ACT_SIGMOID,      /* 1 / (1 + e^-x) */
+    OP_ACT_SILU,         /* x sigmoid(x) (SiLU, Swish) */
     OP_ACT_COUNT
 };
 

@@ -37,6 +37,25 @@ expect_grep 'activation_params float32\[2\] = \[0.1.*, 3.40282' inspect_conv_cli
 expect_grep '^  \[0\] conv  plugrt::Conv@1' inspect_conv_relu.out
 expect_grep 'out: y  float32' inspect_conv_relu.out
 
+# Sigmoid, and SiLU as Conv -> Sigmoid -> Mul (either order): one Conv.
+run_model conv_sigmoid 1
+expect_grep 'activation char\[7\] = "Sigmoid"' inspect_conv_sigmoid.out
+for m in conv_silu conv_silu_swapped; do
+  run_model $m 1
+  expect_grep 'activation char\[4\] = "Silu"' "inspect_$m.out"
+  expect_grep '^  \[0\] conv  plugrt::Conv@1' "inspect_$m.out"
+  expect_grep 'out: y  float32' "inspect_$m.out"
+done
+# A value inside the pattern read elsewhere keeps the three nodes apart;
+# a Mul of the Sigmoid with itself leaves Conv -> Sigmoid to fuse.
+run_model conv_silu_sshared 3
+run_model conv_silu_cshared 3
+if grep -q 'activation char' inspect_conv_silu_sshared.out inspect_conv_silu_cshared.out; then
+  fail "conv_silu_*shared: the Conv took an activation although a value is read elsewhere"
+fi
+run_model conv_silu_other 2
+expect_grep 'activation char\[7\] = "Sigmoid"' inspect_conv_silu_other.out
+
 run_model pointwise_relu 1
 run_model conv_shared 2
 if ! grep -q 'activation' inspect_conv_shared.out; then :; else
@@ -66,4 +85,10 @@ run_model mm_bias_matrix 2
 expect_rc 0 layers "$PLUGRT" run m/conv_relu/model.onnx --compare m/conv_relu --compare-layers &&
   expect_grep "2 layers built for cpu" layers.out &&
   expect_grep '\] (ok|----) +conv \(Conv\)' layers.out
+# SiLU's three nodes apart agree with ONNX Runtime's, as the fused Conv
+# agrees with NumPy above.
+expect_rc 0 layers_silu env PLUGRT_PYTHON="$PYTHON" "$PLUGRT" run m/conv_silu/model.onnx \
+  --compare m/conv_silu --compare-layers --reference onnxruntime &&
+  expect_grep "3 layers built for cpu" layers_silu.out &&
+  expect_grep '^PASSED: all 3 compared layers agree' layers_silu.out
 finish

@@ -11,6 +11,14 @@ result in double, rounded to float32):
                    opset 10), clip_const (min a Constant node, max omitted)
   conv_shared      Conv -> Relu where the Conv's output is also a graph
                    output: nothing may fuse
+  conv_sigmoid     Conv -> Sigmoid
+  conv_silu        Conv -> Sigmoid -> Mul(c, s): SiLU as PyTorch exports it
+  conv_silu_swapped  the same with Mul(s, c)
+  conv_silu_sshared  the Sigmoid's output is also a graph output: nothing
+                   may fuse
+  conv_silu_cshared  the Conv's output is also a graph output: nothing may
+                   fuse
+  conv_silu_other  Mul(s, s): only Conv -> Sigmoid fuses
   pointwise_relu   a 1x1 Conv (5 -> 7 channels, bias) -> Relu
   gelu_a, gelu_b   MatMul + Add (bias) -> GELU as PyTorch exports it:
                    (x * (1 + erf(x / sqrt 2))) * 0.5, and (x * 0.5) *
@@ -100,6 +108,23 @@ def conv_models(out):
     save(out, "conv_shared", [cnode, helper.make_node("Relu", ["c"], ["y"], name="act")], inits, x,
          np.maximum(c, 0), outputs=("y", "c"))
     np.save(os.path.join(out, "conv_shared", "output_c.npy"), c.astype(np.float32))
+    # Sigmoid and SiLU (x * sigmoid(x)); the sigmoid rounded to float32
+    # first, as the graph computes it.
+    sg = (1 / (1 + np.exp(-c))).astype(np.float32).astype(np.float64)
+    sig = helper.make_node("Sigmoid", ["c"], ["s"], name="sig")
+    save(out, "conv_sigmoid", [cnode, helper.make_node("Sigmoid", ["c"], ["y"], name="act")],
+         inits, x, sg)
+    save(out, "conv_silu", [cnode, sig, helper.make_node("Mul", ["c", "s"], ["y"], name="mul")],
+         inits, x, c * sg)
+    save(out, "conv_silu_swapped",
+         [cnode, sig, helper.make_node("Mul", ["s", "c"], ["y"], name="mul")], inits, x, c * sg)
+    for name, extra in (("sshared", ("s", sg)), ("cshared", ("c", c))):
+        d = "conv_silu_" + name
+        save(out, d, [cnode, sig, helper.make_node("Mul", ["c", "s"], ["y"], name="mul")],
+             inits, x, c * sg, outputs=("y", extra[0]))
+        np.save(os.path.join(out, d, "output_%s.npy" % extra[0]), extra[1].astype(np.float32))
+    save(out, "conv_silu_other",
+         [cnode, sig, helper.make_node("Mul", ["s", "s"], ["y"], name="mul")], inits, x, sg * sg)
     # pointwise
     w1 = RNG.uniform(-1, 1, size=(7, 5, 1, 1)).astype(np.float32)
     b1 = RNG.uniform(-0.5, 0.5, size=(7,)).astype(np.float32)

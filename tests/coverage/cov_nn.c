@@ -226,12 +226,14 @@ static void gen_conv(cov *c, const char *op, int32_t dt)
         {"SAME_LOWER depthwise", 2, 8, 1, 8, 8, 2, 1, 1, 0, "SAME_LOWER", 1, 9},
         {"VALID", 2, 1, 2, 3, 4, 3, 2, 1, 0, "VALID", 1, 9},
     };
-    static const char *const acts[] = {"",     "Relu",        "LeakyRelu",
-                                       "Clip", "HardSigmoid", "HardSwish"};
+    static const char *const acts[] = {
+        "", "Relu", "LeakyRelu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "Silu"};
     static const float params[2] = {-0.25f, 0.5f};
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
         const win_shape *w = &ws[i];
-        const char *act = acts[i % 6];
+        /* Each activation with and without a bias (i's parity). */
+        const size_t ai = (i + i / 8) % 8;
+        const char *act = acts[ai];
         int32_t v[15], g = w->group;
         prt_field f[7];
         oc_case k = {.op = op, .f = f, .nb = 2 + (int32_t)(i % 2)};
@@ -243,9 +245,9 @@ static void gen_conv(cov *c, const char *op, int32_t dt)
         /* The importer's fused activations, with and without parameters. */
         if (act[0])
             f[k.nf++] = ot_fld_str("activation", act);
-        if (i % 6 == 2 || i % 6 == 3) {
+        if (ai == 2 || ai == 3) {
             f[k.nf] = ot_fld_f32("activation_params", params);
-            f[k.nf++].length = i % 6 == 3 ? 2 : 1;
+            f[k.nf++].length = ai == 3 ? 2 : 1;
         }
         for (int32_t s = 0; s < w->ns; s++)
             wd.d[wd.nb_dims++] = w->k;

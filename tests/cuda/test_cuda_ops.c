@@ -123,7 +123,9 @@ static void test_relu(tu_rng *r)
 static void test_transpose(tu_rng *r)
 {
     static const int32_t dts[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_INT8, PRT_INT64};
-    for (int t = 0; t < 24; t++) {
+    /* 32 cases: each activation (ai) four times, once in each position
+     * modulo 4 (float16 at 3) and of either parity (bias when odd). */
+    for (int t = 0; t < 32; t++) {
         int32_t rank = 1 + (int32_t)tu_rng_range(r, 0, 5), perm[8];
         int64_t d[6];
         prt_dims dims;
@@ -181,16 +183,21 @@ static void test_einsum(tu_rng *r)
 
 static void test_conv(tu_rng *r)
 {
-    for (int t = 0; t < 20; t++) {
+    /* 32 cases: each activation (ai) four times, once in each position
+     * modulo 4 (float16 at 3) and of either parity (bias when odd). */
+    for (int t = 0; t < 32; t++) {
         int32_t g = t % 3 == 0 ? 2 : 1, cg = (int32_t)tu_rng_range(r, 1, 4);
         int32_t mg = (int32_t)tu_rng_range(r, 1, 3), k0 = (int32_t)tu_rng_range(r, 1, 3);
         int32_t k1 = (int32_t)tu_rng_range(r, 1, 3), s[2], dl[2], pads[4];
-        int64_t h = tu_rng_range(r, 3, 17), w = tu_rng_range(r, 3, 17);
+        /* At least 5: a kernel of 3 dilated by 2 fits without padding. */
+        int64_t h = tu_rng_range(r, 5, 17), w = tu_rng_range(r, 5, 17);
         int32_t dt = t % 4 == 3 ? PRT_FLOAT16 : PRT_FLOAT32;
-        static const char *const acts[] = {"",     "Relu",        "LeakyRelu",
-                                           "Clip", "HardSigmoid", "HardSwish"};
+        static const char *const acts[] = {"",        "Relu",        "LeakyRelu",
+                                           "Clip",    "HardSigmoid", "HardSwish",
+                                           "Sigmoid", "Silu"};
         static const float params[2] = {-0.25f, 0.5f};
-        const char *act = acts[t % 6];
+        const int ai = (t + t / 8) % 8;
+        const char *act = acts[ai];
         ot_tensor in[3];
         prt_field f[6];
         char what[160];
@@ -212,9 +219,9 @@ static void test_conv(tu_rng *r)
          * activation_params), each against the CPU's. */
         if (act[0])
             f[nf++] = ot_fld_str("activation", act);
-        if (t % 6 == 2 || t % 6 == 3) {
+        if (ai == 2 || ai == 3) {
             f[nf] = ot_fld_f32("activation_params", params);
-            f[nf++].length = t % 6 == 3 ? 2 : 1;
+            f[nf++].length = ai == 3 ? 2 : 1;
         }
         snprintf(what, sizeof what,
                  "Conv %s case %d (g %d, k %dx%d, s %d,%d, d %d,%d, activation '%s')",
@@ -769,7 +776,9 @@ static void test_concat_expand(tu_rng *r)
         run_case(what, &c);
         free_case(&c);
     }
-    for (int t = 0; t < 24; t++) {
+    /* 32 cases: each activation (ai) four times, once in each position
+     * modulo 4 (float16 at 3) and of either parity (bias when odd). */
+    for (int t = 0; t < 32; t++) {
         const int32_t dt = all_dts[t % NB_ALL_DTS];
         static const struct {
             prt_dims x;

@@ -291,14 +291,17 @@ static inline CPU_INLINE void dw3_body(const op_win2 *g, const float *x, const f
     case k:                                                                              \
         dw3_plane(g, x, w, bias, act, k, y);                                             \
         break
+        DW3_ACT(OP_ACT_NONE);
         DW3_ACT(OP_ACT_RELU);
         DW3_ACT(OP_ACT_LEAKY_RELU);
         DW3_ACT(OP_ACT_CLIP);
         DW3_ACT(OP_ACT_HARD_SIGMOID);
         DW3_ACT(OP_ACT_HARD_SWISH);
+        DW3_ACT(OP_ACT_SIGMOID);
+        DW3_ACT(OP_ACT_SILU);
 #undef DW3_ACT
-    default:
-        dw3_plane(g, x, w, bias, act, OP_ACT_NONE, y);
+    default: /* a kind not listed above: right, if slower */
+        dw3_plane(g, x, w, bias, act, act->kind, y);
         break;
     }
 }

@@ -55,6 +55,12 @@ typedef float cpu_v16 __attribute__((vector_size(64)));
     __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 #define CPU_V16_LO(v) __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)
 #define CPU_V16_HI(v) __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)
+typedef int32_t cpu_v16i __attribute__((vector_size(64)));
+/* CPU_SPLAT and CPU_SELECT on 16-float vectors. */
+#define CPU_SPLAT16(x)                                                                   \
+    ((cpu_v16){(x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x),     \
+               (x), (x)})
+#define CPU_SELECT16(m, a, b) ((cpu_v16)(((cpu_v16i)(a) & (m)) | ((cpu_v16i)(b) & ~(m))))
 #endif
 
 /* A kernel's two builds: NAME_base and NAME_avx2 (with CPU_TARGET_AVX2),
@@ -138,89 +144,6 @@ int cpu_avx512(void);
  * compared on a machine with AVX-512; 0 undoes it. */
 void cpu_force_avx2(int on);
 
-/* ---- fused activations (act.c) ------------------------------------------ */
-
-/* y[i] = act(y[i] + bias) for n floats (bias 0 for none). */
-void op_act_bias(const op_act *a, float bias, float *y, int64_t n);
-
-/* The activation on the n vectors v[0..n) of type T (a 8- or 16-float
- * vector; SPLAT and SELECT its CPU_SPLAT and CPU_SELECT), the kind chosen
- * once: a kernel's tile of sums stays in registers (n a constant after
- * inlining). Every width does each lane's operations in the same order, so
- * gives the same bits. */
-#define CPU_ACT_N(T, SPLAT, SELECT, a, v, n)                                             \
-    do {                                                                                 \
-        const T zero_ = {0}, one_ = SPLAT(1.0f);                                         \
-        const T al_ = SPLAT((a)->alpha), be_ = SPLAT((a)->beta);                         \
-        switch ((a)->kind) {                                                             \
-        case OP_ACT_RELU:                                                                \
-            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)(v)[i_] =           \
-                SELECT((v)[i_] < zero_, zero_, (v)[i_]);                                 \
-            break;                                                                       \
-        case OP_ACT_LEAKY_RELU:                                                          \
-            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)(v)[i_] =           \
-                SELECT((v)[i_] < zero_, al_ * (v)[i_], (v)[i_]);                         \
-            break;                                                                       \
-        case OP_ACT_CLIP:                                                                \
-            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)                    \
-            {                                                                            \
-                const T x_ = SELECT((v)[i_] < al_, al_, (v)[i_]);                        \
-                (v)[i_] = SELECT(x_ > be_, be_, x_);                                     \
-            }                                                                            \
-            break;                                                                       \
-        case OP_ACT_HARD_SIGMOID:                                                        \
-        case OP_ACT_HARD_SWISH:                                                          \
-            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)                    \
-            {                                                                            \
-                T h_ = al_ * (v)[i_] + be_;                                              \
-                h_ = SELECT(h_ < zero_, zero_, h_);                                      \
-                h_ = SELECT(h_ > one_, one_, h_);                                        \
-                (v)[i_] = (a)->kind == OP_ACT_HARD_SWISH ? (v)[i_] * h_ : h_;            \
-            }                                                                            \
-            break;                                                                       \
-        default:                                                                         \
-            break;                                                                       \
-        }                                                                                \
-    } while (0)
-
-static inline CPU_INLINE void cpu_act_v8n(const op_act *a, cpu_v8 *v, int n)
-{
-    CPU_ACT_N(cpu_v8, CPU_SPLAT, CPU_SELECT, a, v, n);
-}
-
-/* The activation on one vector, for kernels (inlined into each build). */
-static inline CPU_INLINE void cpu_act_v8(const op_act *a, cpu_v8 *v)
-{
-    cpu_act_v8n(a, v, 1);
-}
-
-#if CPU_HAVE_AVX2_BUILD
-typedef int32_t cpu_v16i __attribute__((vector_size(64)));
-#define CPU_SPLAT16(x)                                                                   \
-    ((cpu_v16){(x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x), (x),     \
-               (x), (x)})
-#define CPU_SELECT16(m, a, b) ((cpu_v16)(((cpu_v16i)(a) & (m)) | ((cpu_v16i)(b) & ~(m))))
-
-/* cpu_act_v8n on 16-float vectors, for the AVX-512 builds (inlined only
- * into CPU_TARGET_AVX512 functions). */
-static inline CPU_INLINE void cpu_act_v16n(const op_act *a, cpu_v16 *v, int n)
-{
-    CPU_ACT_N(cpu_v16, CPU_SPLAT16, CPU_SELECT16, a, v, n);
-}
-#endif
-
-/* Lanes live.. 7 of v set to 0 (CHW8's padding lanes) by a mask, not by
- * an element index, which would send a kernel's sums through memory. */
-static inline CPU_INLINE void cpu_zero_lanes_from(int64_t live, cpu_v8 *v)
-{
-    if (live < 8) {
-        const int32_t n = live < 0 ? 0 : (int32_t)live;
-        const cpu_v8i lane = {0, 1, 2, 3, 4, 5, 6, 7};
-        const cpu_v8i keep = lane < (cpu_v8i){n, n, n, n, n, n, n, n};
-        *v = (cpu_v8)((cpu_v8i)*v & keep);
-    }
-}
-
 /* ---- the exponential --------------------------------------------------- */
 
 /* e^-(hi + lo) per lane for 0 <= hi <= 87 and |lo| <= 2^-10 hi (garbage
@@ -266,6 +189,155 @@ static inline CPU_INLINE void cpu_exp_neg_v16(const cpu_v16 *hi, const cpu_v16 *
     CPU_EXP_NEG(cpu_v16, cpu_v16i, CPU_SPLAT16, hi, lo, out);
 }
 #endif
+
+/* The logistic sigmoid 1 / (1 + e^-x) per lane of *xv (sigmoid.c says how
+ * accurate): with e = e^-|x|, which never overflows, 1 / (1 + e) for
+ * x >= 0 and e / (1 + e) below, each a correctly rounded division. Where
+ * |x| > 87, past CPU_EXP_NEG's range, e is e^-(|x| / 2) squared (|x| / 2
+ * is exact), so below -87 the result is e^x down to the subnormals and 0
+ * past -103.97, not 0 from -87 on; other lanes multiply e by 1, so only
+ * lanes with |x| > 87 can make a subnormal product. x = +inf gives
+ * 1, -inf +0, +-0 one half, NaN itself. One macro over the vector type T
+ * (TI its integer twin, SPLAT and SELECT its CPU_SPLAT and CPU_SELECT)
+ * writes every width, each lane the same operations, so the same bits. */
+#define CPU_SIGMOID(T, TI, SPLAT, SELECT, xv)                                            \
+    do {                                                                                 \
+        const T sx_ = *(xv), szero_ = {0}, sone_ = SPLAT(1.0f), slim_ = SPLAT(87.0f);    \
+        const T sa_ = SELECT(sx_ < szero_, -sx_, sx_);                                   \
+        const TI sbig_ = sa_ > slim_;                                                    \
+        T sh_ = SELECT(sbig_, sa_ * 0.5f, sa_), se_;                                     \
+        /* NaN and what stays above 87 (|x| > 174, e is 0) take 87. */                   \
+        sh_ = SELECT(sh_ <= slim_, sh_, slim_);                                          \
+        CPU_EXP_NEG(T, TI, SPLAT, &sh_, &szero_, &se_);                                  \
+        se_ = se_ * SELECT(sbig_, se_, sone_);                                           \
+        se_ = SELECT(sx_ >= szero_, sone_, se_) / (sone_ + se_);                         \
+        *(xv) = SELECT(sx_ != sx_, sx_, se_);                                            \
+    } while (0)
+
+/* ---- one float function over an array (gelu.c, sigmoid.c) -------------- */
+
+/* y[i] = F(x[i]) for n floats (y may be x), F a vector function applied in
+ * place: F16 (on a cpu_v16, for the AVX-512 build) to 16 floats at a time
+ * first where `wide` (a constant), then F8 (on a cpu_v8) to 8 at a time and
+ * to the last n % 8 padded with zeros. Elsewhere than x86 F16 is never
+ * named. */
+#if CPU_HAVE_AVX2_BUILD
+#define CPU_MAP_WIDE_(x, y, n, wide, F16, i)                                             \
+    for (; (wide) && (i) + 16 <= (n); (i) += 16) {                                       \
+        cpu_v16 mw_;                                                                     \
+        memcpy(&mw_, (x) + (i), sizeof mw_);                                             \
+        F16(&mw_);                                                                       \
+        memcpy((y) + (i), &mw_, sizeof mw_);                                             \
+    }
+#else
+#define CPU_MAP_WIDE_(x, y, n, wide, F16, i)
+#endif
+#define CPU_MAP_F32(x, y, n, wide, F8, F16)                                              \
+    do {                                                                                 \
+        const int64_t mn_ = (n);                                                         \
+        int64_t mi_ = 0;                                                                 \
+        cpu_v8 mv_;                                                                      \
+        CPU_MAP_WIDE_(x, y, mn_, wide, F16, mi_)                                         \
+        for (; mi_ + 8 <= mn_; mi_ += 8) {                                               \
+            CPU_LOAD(mv_, (x) + mi_);                                                    \
+            F8(&mv_);                                                                    \
+            CPU_STORE((y) + mi_, mv_);                                                   \
+        }                                                                                \
+        if (mi_ < mn_) {                                                                 \
+            float mt_[8] = {0};                                                          \
+            memcpy(mt_, (x) + mi_, sizeof(float) * (size_t)(mn_ - mi_));                 \
+            CPU_LOAD(mv_, mt_);                                                          \
+            F8(&mv_);                                                                    \
+            CPU_STORE(mt_, mv_);                                                         \
+            memcpy((y) + mi_, mt_, sizeof(float) * (size_t)(mn_ - mi_));                 \
+        }                                                                                \
+    } while (0)
+
+/* ---- fused activations (act.c) ------------------------------------------ */
+
+/* y[i] = act(y[i] + bias) for n floats (bias 0 for none). */
+void op_act_bias(const op_act *a, float bias, float *y, int64_t n);
+
+/* The activation on the n vectors v[0..n) of type T (a 8- or 16-float
+ * vector; TI its integer twin, SPLAT and SELECT its CPU_SPLAT and
+ * CPU_SELECT), the kind chosen once: a kernel's tile of sums stays in
+ * registers (n a constant after inlining). Every width does each lane's
+ * operations in the same order, so gives the same bits. */
+#define CPU_ACT_N(T, TI, SPLAT, SELECT, a, v, n)                                         \
+    do {                                                                                 \
+        const T zero_ = {0}, one_ = SPLAT(1.0f);                                         \
+        const T al_ = SPLAT((a)->alpha), be_ = SPLAT((a)->beta);                         \
+        switch ((a)->kind) {                                                             \
+        case OP_ACT_RELU:                                                                \
+            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)(v)[i_] =           \
+                SELECT((v)[i_] < zero_, zero_, (v)[i_]);                                 \
+            break;                                                                       \
+        case OP_ACT_LEAKY_RELU:                                                          \
+            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)(v)[i_] =           \
+                SELECT((v)[i_] < zero_, al_ * (v)[i_], (v)[i_]);                         \
+            break;                                                                       \
+        case OP_ACT_CLIP:                                                                \
+            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)                    \
+            {                                                                            \
+                const T x_ = SELECT((v)[i_] < al_, al_, (v)[i_]);                        \
+                (v)[i_] = SELECT(x_ > be_, be_, x_);                                     \
+            }                                                                            \
+            break;                                                                       \
+        case OP_ACT_HARD_SIGMOID:                                                        \
+        case OP_ACT_HARD_SWISH:                                                          \
+            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)                    \
+            {                                                                            \
+                T h_ = al_ * (v)[i_] + be_;                                              \
+                h_ = SELECT(h_ < zero_, zero_, h_);                                      \
+                h_ = SELECT(h_ > one_, one_, h_);                                        \
+                (v)[i_] = (a)->kind == OP_ACT_HARD_SWISH ? (v)[i_] * h_ : h_;            \
+            }                                                                            \
+            break;                                                                       \
+        case OP_ACT_SIGMOID:                                                             \
+        case OP_ACT_SILU:                                                                \
+            _Pragma("GCC unroll 16") for (int i_ = 0; i_ < (n); i_++)                    \
+            {                                                                            \
+                T s_ = (v)[i_];                                                          \
+                CPU_SIGMOID(T, TI, SPLAT, SELECT, &s_);                                  \
+                (v)[i_] = (a)->kind == OP_ACT_SILU ? (v)[i_] * s_ : s_;                  \
+            }                                                                            \
+            break;                                                                       \
+        default:                                                                         \
+            break;                                                                       \
+        }                                                                                \
+    } while (0)
+
+static inline CPU_INLINE void cpu_act_v8n(const op_act *a, cpu_v8 *v, int n)
+{
+    CPU_ACT_N(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, a, v, n);
+}
+
+/* The activation on one vector, for kernels (inlined into each build). */
+static inline CPU_INLINE void cpu_act_v8(const op_act *a, cpu_v8 *v)
+{
+    cpu_act_v8n(a, v, 1);
+}
+
+#if CPU_HAVE_AVX2_BUILD
+/* cpu_act_v8n on 16-float vectors, for the AVX-512 builds (inlined only
+ * into CPU_TARGET_AVX512 functions). */
+static inline CPU_INLINE void cpu_act_v16n(const op_act *a, cpu_v16 *v, int n)
+{
+    CPU_ACT_N(cpu_v16, cpu_v16i, CPU_SPLAT16, CPU_SELECT16, a, v, n);
+}
+#endif
+
+/* Lanes live.. 7 of v set to 0 (CHW8's padding lanes) by a mask, not by
+ * an element index, which would send a kernel's sums through memory. */
+static inline CPU_INLINE void cpu_zero_lanes_from(int64_t live, cpu_v8 *v)
+{
+    if (live < 8) {
+        const int32_t n = live < 0 ? 0 : (int32_t)live;
+        const cpu_v8i lane = {0, 1, 2, 3, 4, 5, 6, 7};
+        const cpu_v8i keep = lane < (cpu_v8i){n, n, n, n, n, n, n, n};
+        *v = (cpu_v8)((cpu_v8i)*v & keep);
+    }
+}
 
 /* ---- direct convolution (conv_direct.c) ---------------------------------- */
 
@@ -658,5 +730,25 @@ void op_copy_strided(void *y, const void *x, size_t es, int32_t nb_dims, const i
 /* y[i] = x[i] / 2 (1 + erf(x[i] / sqrt 2)) for n floats (y may be x), within
  * 5e-7 relative of the exact value (gelu.c says how). */
 void op_gelu_f32(const float *x, float *y, int64_t n);
+
+/* ---- arithmetic (binary_kernel.c) --------------------------------------- */
+
+/* binary.c's float32 Add, Sub, Mul and Div (rk: BIN_R_ADD, _SUB, _MUL or
+ * _DIV of ew_kinds.h) in vectors, each element the one IEEE operation the
+ * scalar loop does. op_bin_rows_f32: y[j] = a[j sa] op b[j sb] for j < n,
+ * sa and sb 0 or 1 (a broadcast walk's row; y may be a or b).
+ * op_bin_c8_f32: R pixels of a CHW8 block, y = a op b a pixel, a and b
+ * advancing 8 floats a pixel (da, db 8) or not (0: one value a channel, a
+ * squeeze-and-excitation scale); lanes from live on written as 0. */
+void op_bin_rows_f32(int32_t rk, const float *a, int64_t sa, const float *b, int64_t sb,
+                     float *y, int64_t n);
+void op_bin_c8_f32(int32_t rk, const float *a, int64_t da, const float *b, int64_t db,
+                   float *y, int64_t R, int64_t live);
+
+/* ---- the sigmoid (sigmoid.c) ------------------------------------------- */
+
+/* y[i] = 1 / (1 + e^-x[i]) for n floats (y may be x), within 2.4 ulp,
+ * 1.9e-7 relative (sigmoid.c says how; CPU_SIGMOID); NaN stays NaN. */
+void op_sigmoid_f32(const float *x, float *y, int64_t n);
 
 #endif /* PLUGRT_OPS_CPU_KERNELS_H */

@@ -69,31 +69,7 @@ static inline CPU_INLINE void gelu_v16(cpu_v16 *xv)
  * first. */
 static inline CPU_INLINE void gelu_body(const float *x, float *y, int64_t n, int wide)
 {
-    int64_t i = 0;
-#if CPU_HAVE_AVX2_BUILD
-    if (wide)
-        for (; i + 16 <= n; i += 16) {
-            cpu_v16 v;
-            memcpy(&v, x + i, sizeof v);
-            gelu_v16(&v);
-            memcpy(y + i, &v, sizeof v);
-        }
-#endif
-    for (; i + 8 <= n; i += 8) {
-        cpu_v8 v;
-        CPU_LOAD(v, x + i);
-        gelu_v8(&v);
-        CPU_STORE(y + i, v);
-    }
-    if (i < n) {
-        float t[8] = {0};
-        cpu_v8 v;
-        memcpy(t, x + i, sizeof(float) * (size_t)(n - i));
-        CPU_LOAD(v, t);
-        gelu_v8(&v);
-        CPU_STORE(t, v);
-        memcpy(y + i, t, sizeof(float) * (size_t)(n - i));
-    }
+    CPU_MAP_F32(x, y, n, wide, gelu_v8, gelu_v16);
 }
 
 CPU_BUILDS3(gelu, gelu_body, (const float *x, float *y, int64_t n), (x, y, n, 0),

@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 #include "ops/cuda/launch.h"
+extern "C" {
+#include "ops/op_act.h"
+}
 
 namespace
 {
@@ -138,23 +141,29 @@ __device__ float load_f(const void *p, int32_t dtype, int64_t i)
 }
 
 // Conv's fused activation (OP_ACT_* of op_act.h, the same formulas as
-// the CPU's cpu_act_v8: comparisons let NaN through).
+// the CPU's cpu_act_v8: comparisons let NaN through; Sigmoid as ew.cu's,
+// e = e^-|x| never overflows; Silu x times Sigmoid's rounded result).
 __device__ float conv_act(const opk_conv_args &a, float x)
 {
     float h;
     switch (a.act) {
-    case 1: // Relu
+    case OP_ACT_RELU:
         return x < 0.0f ? 0.0f : x;
-    case 2: // LeakyRelu
+    case OP_ACT_LEAKY_RELU:
         return x < 0.0f ? a.act_alpha * x : x;
-    case 3: // Clip
+    case OP_ACT_CLIP:
         x = x < a.act_alpha ? a.act_alpha : x;
         return x > a.act_beta ? a.act_beta : x;
-    case 4: // HardSigmoid
-    case 5: // HardSwish
+    case OP_ACT_HARD_SIGMOID:
+    case OP_ACT_HARD_SWISH:
         h = a.act_alpha * x + a.act_beta;
         h = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
-        return a.act == 5 ? x * h : h;
+        return a.act == OP_ACT_HARD_SWISH ? x * h : h;
+    case OP_ACT_SIGMOID:
+    case OP_ACT_SILU:
+        h = expf(-fabsf(x));
+        h = (x >= 0.0f ? 1.0f : h) / (1.0f + h);
+        return a.act == OP_ACT_SILU ? x * h : h;
     default:
         return x;
     }
