@@ -482,11 +482,13 @@ prt_status plg_set_target_device(prt_plugin *self, int32_t device)
     return PRT_OK;
 }
 
+#ifdef PRT_PLUGINS_CUDA
 int plg_sizes_for_cuda(const prt_plugin *self)
 {
     const int32_t t = plg_cobj(self)->target;
     return t == PRT_DEVICE_CUDA || (t < 0 && plg_cuda_usable());
 }
+#endif
 
 prt_status plg_get_workspace_size(prt_plugin *self, const prt_dynamic_tensor_desc *in,
                                   int32_t nb_in, const prt_dynamic_tensor_desc *out,

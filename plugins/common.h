@@ -207,6 +207,9 @@ prt_status plg_list_tactics(const int32_t *list, int32_t n, int32_t *tactics,
 prt_status plg_check_tactic(const plg_object *o, int32_t tactic, const int32_t *list,
                             int32_t n);
 
+/* build.set_target_device: keeps the device (a prt_device) in the object. */
+prt_status plg_set_target_device(prt_plugin *self, int32_t device);
+
 #ifdef PRT_PLUGINS_CUDA
 /* The CUDA kernels' table (cuda_launch.h): linked in, or loaded from the
  * module PRT_PLUGINS_CUDA_MODULE on the first call (thread-safe); NULL when
@@ -222,9 +225,6 @@ void plg_unary_io_fill(plg_unary_io *io, const prt_tensor_desc *in,
  * (plg_sizes_for_cuda): a CPU engine asks for no CUDA scratch wherever it
  * is built or loaded. */
 int plg_cuda_usable(void);
-
-/* build.set_target_device: keeps the device (a prt_device) in the object. */
-prt_status plg_set_target_device(prt_plugin *self, int32_t device);
 
 /* Whether the object's workspace includes its CUDA kernels' scratch: for
  * an engine built for (or loaded as) CUDA, or, not told the device, where
