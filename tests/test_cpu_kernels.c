@@ -46,7 +46,8 @@
  *    has AVX-512, the builds that have one (the pointwise kernel, the
  *    products over packed panels) give the AVX2 build's bits;
  *  - cpu_pool2d_rows: max and mean pools, LINEAR and CHW8 (test_pool2d);
- *  - op_copy_strided: strides of either sign, on threads (test_copy_strided).
+ *  - op_copy_strided: strides of either sign, on threads (test_copy_strided);
+ *  - op_tanh_f32: against tanh in double, the ends, both builds (test_tanh).
  */
 #include <float.h>
 #include <math.h>
@@ -837,6 +838,31 @@ static double ulps(float got, double ref)
     return fabs(got - ref) / ldexp(1, e - 24 < -149 ? -149 : e - 24);
 }
 
+/* A float map kernel fn (op_sigmoid_f32, op_tanh_f32) gave y for x (n
+ * floats) and so for sp (ns floats): in place and each tail length it gives
+ * the same bits, and with base 0 so does the AVX-512 build where it runs,
+ * the specials included. f: n floats of scratch. */
+static void check_map_builds(void (*fn)(const float *, float *, int64_t), const float *x,
+                             const float *y, float *f, int64_t n, const float *sp,
+                             const float *so, int64_t ns, int base)
+{
+    float so2[32];
+    for (int64_t k = 1; k <= 17; k++) {
+        float t[17];
+        memcpy(t, x + 1000 * k, sizeof(float) * (size_t)k);
+        fn(t, t, k);
+        CHECK(memcmp(t, y + 1000 * k, sizeof(float) * (size_t)k) == 0);
+    }
+    if (base || ns > 32)
+        return;
+    cpu_force_avx2(1);
+    fn(x, f, n);
+    fn(sp, so2, ns);
+    cpu_force_avx2(0);
+    CHECK(memcmp(y, f, sizeof(float) * (size_t)n) == 0);
+    CHECK(memcmp(so, so2, sizeof(float) * (size_t)ns) == 0);
+}
+
 /* op_sigmoid_f32: every 4e-4 over [-110, 30] (results from 0 through the
  * subnormals to 1) against 1 / (1 + exp(-x)) in double, within 2.5 ulp and
  * 1.8e-7 (2e-7 baseline) relative where the result is normal; the ends
@@ -871,14 +897,8 @@ static int test_sigmoid(void)
                     base ? "baseline" : "best build", worst, worst_rel);
         CHECK(worst <= 2.5);
         CHECK(worst_rel <= (base ? 2e-7 : 1.8e-7));
-        /* In place, and every length's tail. */
-        for (int n = 1; n <= 17; n++) {
-            float t[17];
-            memcpy(t, x + 1000 * n, sizeof(float) * (size_t)n);
-            op_sigmoid_f32(t, t, n);
-            CHECK(memcmp(t, y + 1000 * n, sizeof(float) * (size_t)n) == 0);
-        }
         op_sigmoid_f32(sp, so, NS);
+        check_map_builds(op_sigmoid_f32, x, y, f, N, sp, so, NS, base);
         CHECK(so[0] != so[0]);
         CHECK(so[1] == 1.0f);
         CHECK(so[2] == 0 && !signbit(so[2]));
@@ -899,17 +919,6 @@ static int test_sigmoid(void)
                 same &= memcmp(&f[i], &want, sizeof want) == 0;
             }
             CHECK(same);
-        }
-        if (!base) {
-            /* The AVX-512 build, where it runs, has the AVX2 one's bits,
-             * the specials included. */
-            float so2[NS];
-            cpu_force_avx2(1);
-            op_sigmoid_f32(x, f, N);
-            op_sigmoid_f32(sp, so2, NS);
-            cpu_force_avx2(0);
-            CHECK(memcmp(y, f, sizeof(float) * N) == 0);
-            CHECK(memcmp(so, so2, sizeof so) == 0);
         }
     }
     cpu_force_baseline(0);
@@ -1641,8 +1650,53 @@ static int test_copy_strided(void)
     return 0;
 }
 
+/* op_tanh_f32 (tanh.c) against tanh in double: a dense range over [-12,
+ * 12] (both sides of the 0.5 switch and of 9.1), tiny values, NaN,
+ * infinities, signed zeros; in place and every tail; both builds, and the
+ * AVX-512 build's bits where it runs. */
+static int test_tanh(void)
+{
+    enum { N = 480007 };
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
+    float *f = malloc(sizeof(float) * N);
+    static const float sp[] = {NAN,    INFINITY, -INFINITY, -0.0f,     0.0f,
+                               1e-30f, -1e-30f,  0.5f,      -0.5f,     9.1f,
+                               -9.1f,  9.0f,     3.4e38f,   0x1p-149f, 0.49999997f};
+    enum { NS = sizeof sp / sizeof sp[0] };
+    float so[NS];
+    REQUIRE(x && y && f);
+    for (int i = 0; i < N; i++)
+        x[i] = -12.0f + 24.0f * (float)i / (N - 1);
+    for (int base = 0; base < 2; base++) {
+        double worst = 0;
+        cpu_force_baseline(base);
+        op_tanh_f32(x, y, N);
+        for (int i = 0; i < N; i++)
+            worst = fmax(worst, ulps(y[i], tanh((double)x[i])));
+        if (worst > 3)
+            fprintf(stderr, "tanh (%s): %.3g ulp\n", base ? "baseline" : "best build",
+                    worst);
+        CHECK(worst <= 3);
+        op_tanh_f32(sp, so, NS);
+        check_map_builds(op_tanh_f32, x, y, f, N, sp, so, NS, base);
+        CHECK(so[0] != so[0]);
+        CHECK(so[1] == 1.0f && so[2] == -1.0f);
+        CHECK(so[3] == 0 && signbit(so[3]) && so[4] == 0 && !signbit(so[4]));
+        CHECK(so[5] == 1e-30f && so[6] == -1e-30f && so[13] == 0x1p-149f);
+        CHECK(so[9] == 1.0f && so[10] == -1.0f && so[12] == 1.0f);
+        for (int i = 7; i < NS; i++)
+            CHECK(ulps(so[i], tanh((double)sp[i])) <= 3);
+    }
+    cpu_force_baseline(0);
+    free(x);
+    free(y);
+    free(f);
+    return 0;
+}
+
 int main(void)
 {
+    test_tanh();
     test_copy_strided();
     test_pool2d();
     test_chw8_kernels();

@@ -8,8 +8,9 @@
  * libm loop it replaced) and 5e-7 relative. NaN gives NaN but for ThresholdedRelu.
  *
  *   Exp Log Sqrt Reciprocal Floor Ceil Sin Cos Tan Asin Acos Atan Sinh Cosh
- *   Asinh Acosh Atanh Tanh Erf: the libm function (Reciprocal 1 / x; out of
+ *   Asinh Acosh Atanh Erf: the libm function (Reciprocal 1 / x; out of
  *   the domain NaN, at a pole +-inf, as libm and numpy).
+ *   Tanh by op_tanh_f32 (cpu_kernels.h: vectors; tanh.c gives its error).
  *   Round: to nearest, halves to even (rintf in the default rounding mode).
  *   Sigmoid 1 / (1 + e^-x), by op_sigmoid_f32 (cpu_kernels.h: vectors,
  *   1 / (1 + e) or e / (1 + e) with e = e^-|x|, which never overflows;
@@ -20,7 +21,8 @@
  *   x / 2 * (1 + erf(x / sqrt 2)), by op_gelu_f32 (cpu_kernels.h: vectors,
  *   within 5e-7 relative, and exact where x is very negative, where
  *   1 + erff cancels); "tanh": x / 2 * (1 + tanh(sqrt(2 / pi) *
- *   (x + 0.044715 x^3))). Another value fails naming it.
+ *   (x + 0.044715 x^3))), the tanh by op_tanh_f32. Another value fails
+ *   naming it.
  *   Elu (alpha 1): x < 0 ? alpha * (e^x - 1) : x.
  *   Selu (alpha 1.67326..., gamma 1.05070...): gamma * (x <= 0 ? alpha *
  *   (e^x - 1) : x).
@@ -152,7 +154,8 @@ static void um_f32(const um_op *u, int32_t kind, const float *x, float *y, int64
     case UM_ATANH:
         UM_LOOP(atanhf(v));
     case UM_TANH:
-        UM_LOOP(tanhf(v));
+        op_tanh_f32(x, y, n);
+        break;
     case UM_ERF:
         UM_LOOP(erff(v));
     case UM_SIGMOID:
@@ -168,10 +171,18 @@ static void um_f32(const um_op *u, int32_t kind, const float *x, float *y, int64
         if (u->approximate == 0)
             op_gelu_f32(x, y, n);
         else
-            for (int64_t i = 0; i < n; i++) {
-                const float v = x[i];
-                y[i] = 0.5f * v *
-                       (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+            for (int64_t i = 0; i < n; i += EW_CHUNK) {
+                /* tanh's argument for a chunk, op_tanh_f32 over it, then
+                 * x / 2 (1 + tanh). */
+                float t[EW_CHUNK];
+                const int64_t m = n - i < EW_CHUNK ? n - i : EW_CHUNK;
+                for (int64_t k = 0; k < m; k++) {
+                    const float v = x[i + k];
+                    t[k] = 0.79788456080286536f * (v + 0.044715f * v * v * v);
+                }
+                op_tanh_f32(t, t, m);
+                for (int64_t k = 0; k < m; k++)
+                    y[i + k] = 0.5f * x[i + k] * (1.0f + t[k]);
             }
         break;
     case UM_ELU:
@@ -241,6 +252,7 @@ static int64_t um_grain(int32_t kind)
     case UM_HARD_SIGMOID:
     case UM_HARD_SWISH:
     case UM_SIGMOID:
+    case UM_TANH:
         return OP_GRAIN_SIMPLE;
     default:
         return OP_GRAIN_MATH;

@@ -750,5 +750,8 @@ void op_bin_c8_f32(int32_t rk, const float *a, int64_t da, const float *b, int64
 /* y[i] = 1 / (1 + e^-x[i]) for n floats (y may be x), within 2.4 ulp,
  * 1.9e-7 relative (sigmoid.c says how; CPU_SIGMOID); NaN stays NaN. */
 void op_sigmoid_f32(const float *x, float *y, int64_t n);
+/* y[i] = tanh(x[i]) for n floats (y may be x), within a few ulp (tanh.c
+ * says how); NaN stays NaN, -0 stays -0. */
+void op_tanh_f32(const float *x, float *y, int64_t n);
 
 #endif /* PLUGRT_OPS_CPU_KERNELS_H */
