@@ -123,23 +123,16 @@ static prt_status ds_infer(const op_object *o, const prt_dims *in, int32_t nb_in
     return PRT_OK;
 }
 
-static prt_status ds_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
-                         const void *const *x, void *const *ys, void *ws, void *stream)
+void ds_view(const op_object *o, const prt_dims *id, int64_t *od, int64_t *st)
 {
-    void *y = ys[0];
     static const int32_t perm_dcr[6] = {0, 3, 4, 1, 5, 2};
     static const int32_t perm_crd[6] = {0, 1, 4, 2, 5, 3};
     static const int32_t perm_s2d[6] = {0, 3, 5, 1, 2, 4};
     const ds_op *s = (const ds_op *)o;
-    const prt_dims *id = &in[0].dims;
     const int32_t *perm;
     int64_t b = s->blocksize, n = id->d[0], c = id->d[1], h = id->d[2], w = id->d[3];
-    int64_t vs[6], od[6], st[6], idx[6] = {0}, src = 0, total;
-    size_t es = prt_dtype_size(dtype);
+    int64_t vs[6];
     prt_dims v = {6, {0}};
-    uint8_t *yb = y;
-    (void)nb_in, (void)out, (void)ws, (void)stream;
     /* The input as 6-D, and which of its dims each output dim is. */
     if (o->cls->kind == DS_S2D) {
         prt_dims t = {6, {n, c, h / b, b, w / b, b}};
@@ -159,7 +152,18 @@ static prt_status ds_run(const op_object *o, int32_t dtype, const prt_tensor_des
         od[i] = v.d[perm[i]];
         st[i] = vs[perm[i]];
     }
-    total = base_volume(id);
+}
+
+static prt_status ds_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *x, void *const *ys, void *ws, void *stream)
+{
+    const prt_dims *id = &in[0].dims;
+    int64_t od[6], st[6], idx[6] = {0}, src = 0, total = base_volume(id);
+    size_t es = prt_dtype_size(dtype);
+    uint8_t *yb = ys[0];
+    (void)nb_in, (void)out, (void)nb_out, (void)ws, (void)stream;
+    ds_view(o, id, od, st);
     for (int64_t e = 0; e < total; e++, yb += es) {
         memcpy(yb, (const uint8_t *)x[0] + (size_t)src * es, es);
         for (int32_t k = 5; k >= 0; k--) {

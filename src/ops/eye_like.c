@@ -68,23 +68,22 @@ static int32_t eye_out_dtype(const op_object *o, const int32_t *types, int32_t n
     return dt >= 0 ? dt : nb_in > 0 ? types[0] : -1;
 }
 
-static prt_status eye_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
-                          const void *const *x, void *const *ys, void *ws, void *stream)
+int64_t eye_like_k(const op_object *o)
 {
-    void *y = ys[0];
-    int64_t rows = out->dims.d[0], cols = out->dims.d[1], k = ((const eye_op *)o)->k;
-    size_t es = prt_dtype_size(out->dtype);
-    uint8_t one[8];
+    return ((const eye_op *)o)->k;
+}
+
+void eye_like_one(int32_t dtype, uint8_t one[8])
+{
     float f1 = 1.0f;
     int64_t i1 = 1;
     int32_t i32 = 1;
-    (void)dtype, (void)in, (void)nb_in, (void)x, (void)ws, (void)stream;
-    switch (out->dtype) {
+    memset(one, 0, 8);
+    switch (dtype) {
     case PRT_FLOAT32:
     case PRT_FLOAT16:
     case PRT_BFLOAT16:
-        op_from_f32(&f1, out->dtype, 1, one);
+        op_from_f32(&f1, dtype, 1, one);
         break;
     case PRT_INT32:
         memcpy(one, &i32, 4);
@@ -96,6 +95,18 @@ static prt_status eye_run(const op_object *o, int32_t dtype, const prt_tensor_de
         one[0] = 1;
         break;
     }
+}
+
+static prt_status eye_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                          const void *const *x, void *const *ys, void *ws, void *stream)
+{
+    void *y = ys[0];
+    int64_t rows = out->dims.d[0], cols = out->dims.d[1], k = eye_like_k(o);
+    size_t es = prt_dtype_size(out->dtype);
+    uint8_t one[8];
+    (void)dtype, (void)in, (void)nb_in, (void)nb_out, (void)x, (void)ws, (void)stream;
+    eye_like_one(out->dtype, one);
     memset(y, 0, (size_t)(rows * cols) * es);
     for (int64_t i = 0; i < rows; i++)
         if (i + k >= 0 && i + k < cols)

@@ -115,6 +115,11 @@ static prt_status gnd_infer(const op_object *o, const prt_dims *in, int32_t nb_i
     return PRT_OK;
 }
 
+int32_t gnd_batch_dims(const op_object *o)
+{
+    return ((const gnd_op *)o)->batch_dims;
+}
+
 static prt_status gnd_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                           const void *const *x, void *const *ys, void *ws, void *stream)

@@ -100,37 +100,47 @@ static prt_status oh_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in
     return PRT_OK;
 }
 
-static prt_status oh_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
-                         const void *const *x, void *const *ys, void *ws, void *stream)
+prt_status oh_check(const op_object *o, const prt_tensor_desc *in, const prt_dims *od,
+                    int64_t *outer, int64_t *depth, int64_t *inner)
 {
-    void *y = ys[0];
-    const prt_dims *id = &in[0].dims, *od = &out->dims;
+    const prt_dims *id = &in[0].dims;
     int32_t axis = 0, r = id->nb_dims;
-    int64_t outer = 1, inner = 1, depth, n = base_volume(od);
-    size_t es = prt_dtype_size(out->dtype);
-    const uint8_t *vals = x[1];
-    uint8_t *yb = y;
     prt_dims want;
     char a[128], b[128];
     prt_status st = oh_axis(o, r, &axis);
-    (void)dtype, (void)nb_in, (void)ws, (void)stream;
     if (st)
         return st;
     if (base_volume(&in[1].dims) != 2)
         return op_fail(o, PRT_ERR_SHAPE, "values must hold two elements [off, on]");
-    depth = od->nb_dims == r + 1 ? od->d[axis] : -1;
+    *depth = od->nb_dims == r + 1 ? od->d[axis] : -1;
     want.nb_dims = r + 1;
     for (int32_t i = 0; i <= r; i++)
-        want.d[i] = i == axis ? depth : id->d[i - (i > axis)];
-    if (depth < 1 || !opd_dims_eq(&want, od))
+        want.d[i] = i == axis ? *depth : id->d[i - (i > axis)];
+    if (*depth < 1 || !opd_dims_eq(&want, od))
         return op_fail(o, PRT_ERR_SHAPE, "the output dims %s do not suit indices %s",
                        base_dims_format(od, BASE_DIMS_LIST, a, sizeof a),
                        base_dims_format(id, BASE_DIMS_LIST, b, sizeof b));
+    *outer = 1;
+    *inner = 1;
     for (int32_t i = 0; i < axis; i++)
-        outer *= id->d[i];
+        *outer *= id->d[i];
     for (int32_t i = axis; i < r; i++)
-        inner *= id->d[i];
+        *inner *= id->d[i];
+    return PRT_OK;
+}
+
+static prt_status oh_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                         const void *const *x, void *const *ys, void *ws, void *stream)
+{
+    int64_t outer, inner, depth, n = base_volume(&out->dims);
+    size_t es = prt_dtype_size(out->dtype);
+    const uint8_t *vals = x[1];
+    uint8_t *yb = ys[0];
+    prt_status st = oh_check(o, in, &out->dims, &outer, &depth, &inner);
+    (void)dtype, (void)nb_in, (void)nb_out, (void)ws, (void)stream;
+    if (st)
+        return st;
     for (int64_t e = 0; e < n; e++)
         memcpy(yb + (size_t)e * es, vals, es);
     for (int64_t p = 0; p < outer; p++)

@@ -50,4 +50,61 @@ void opd_strides(const prt_dims *d, int64_t *strides);
  * NULL after setting the op's error. */
 const prt_expr *opd_declare_size(op_object *o, prt_expr_builder *eb, int32_t index,
                                  const prt_expr *upper);
+/* ---- what the other devices' kernels share with the CPU's ------------- */
+
+/* Split (split.c): the axis, every output's dims checked against the
+ * parts' lengths (from sv, the split input's values on the host; NULL
+ * where only the device has them: the outputs' own lengths, which the same
+ * values gave); the volumes before and after the axis. */
+prt_status split_check(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
+                       const prt_tensor_desc *out, int32_t nb_out, const int64_t *sv,
+                       int32_t *axis, int64_t *outer, int64_t *inner);
+
+/* Tile (tile_pad.c): od is a tiling of id. */
+prt_status tile_check(const op_object *o, const prt_dims *id, const prt_dims *od);
+
+/* Pad (tile_pad.c), resolved for a run: the mode (gpu_args.h's
+ * OPK_PAD_*), the padded axes and, where the pads are on the host (the
+ * field, or pads_in given), each dim's begin pad; the constant (fill, in
+ * the dtype) or the input that holds it. */
+typedef struct pad_plan {
+    int32_t mode;
+    int32_t nax;
+    int32_t ax[PRT_MAX_DIMS];
+    int32_t pads_known; /* 0: input 1's pads are device data */
+    int64_t begin[PRT_MAX_DIMS];
+    int32_t fill_input; /* constant_value's input, or -1 (fill) */
+    uint8_t fill[8];
+} pad_plan;
+prt_status pad_plan_make(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_dims *od, const void *pads_in,
+                         pad_plan *pl);
+
+/* Trilu (trilu.c): 1 for the upper triangle. */
+int32_t trilu_upper(const op_object *o);
+
+/* DepthToSpace, SpaceToDepth (depth_space.c): the 6-D walk (dims od,
+ * input strides st) that reads the input in the output's order. */
+void ds_view(const op_object *o, const prt_dims *id, int64_t *od, int64_t *st);
+
+/* EyeLike (eye_like.c): its diagonal, and 1 in the output's dtype. */
+int64_t eye_like_k(const op_object *o);
+void eye_like_one(int32_t dtype, uint8_t one[8]);
+
+/* OneHot (one_hot.c): the output checked against the indices; the dims
+ * before the axis (outer), the depth and the indices' dims from the axis
+ * on (inner). */
+prt_status oh_check(const op_object *o, const prt_tensor_desc *in, const prt_dims *od,
+                    int64_t *outer, int64_t *depth, int64_t *inner);
+
+/* GatherND (gather_nd.c): batch_dims. */
+int32_t gnd_batch_dims(const op_object *o);
+
+/* ScatterND and ScatterElements (scatter.c): 1 for ScatterElements; the
+ * reduction (0 none, 1 add, 2 mul, 3 max, 4 min); ScatterElements' axis
+ * for data of rank r. */
+int32_t scatter_is_elements(const op_object *o);
+int32_t scatter_reduction(const op_object *o);
+prt_status scatter_axis(const op_object *o, int32_t r, int32_t *axis);
+
 #endif /* PLUGRT_OPS_OPS_DATA_H */

@@ -261,6 +261,21 @@ static prt_status bad_index(const op_object *o, int64_t v, int64_t e, int32_t di
                    (long long)v, (long long)e, (int)dim, (long long)s);
 }
 
+int32_t scatter_is_elements(const op_object *o)
+{
+    return o->cls->kind == SC_ELEMENTS;
+}
+
+int32_t scatter_reduction(const op_object *o)
+{
+    return ((const scatter_op *)o)->reduction;
+}
+
+prt_status scatter_axis(const op_object *o, int32_t r, int32_t *axis)
+{
+    return op_axis(o, ((const scatter_op *)o)->axis, r, 0, "data", axis);
+}
+
 static prt_status scatter_run(const op_object *o, int32_t dtype,
                               const prt_tensor_desc *in, int32_t nb_in,
                               const prt_tensor_desc *out, int32_t nb_out,

@@ -183,48 +183,68 @@ static int64_t split_length(const split_op *s, int64_t d, const int64_t *sv, int
     return k < s->n - 1 ? c : d - c * (s->n - 1);
 }
 
-static prt_status split_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
-                            const void *const *x, void *const *y, void *ws, void *stream)
+/* The axis, with every output's dims checked against the parts' lengths:
+ * from sv (the split input's values, on the host) or, where only the
+ * device holds them (sv NULL with a split input), the outputs' own lengths,
+ * which the same values gave as expressions. */
+prt_status split_check(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
+                       const prt_tensor_desc *out, int32_t nb_out, const int64_t *sv,
+                       int32_t *axis, int64_t *outer, int64_t *inner)
 {
     const split_op *s = (const split_op *)o;
     const prt_dims *id = &in[0].dims;
-    int64_t sv[OP_MAX_OUTPUTS], outer = 1, inner = 1, sum = 0, off = 0;
-    size_t es = prt_dtype_size(dtype);
-    int32_t axis = 0;
+    int64_t sum = 0;
     char a[128], b[128];
-    prt_status st = op_axis(o, s->axis, id->nb_dims, 0, "the input", &axis);
-    (void)ws, (void)stream;
+    prt_status st = op_axis(o, s->axis, id->nb_dims, 0, "the input", axis);
     if (st)
         return st;
-    if (nb_in > 1) {
-        if (base_volume(&in[1].dims) != nb_out || in[1].dims.nb_dims != 1)
-            return op_fail(o, PRT_ERR_SHAPE, "the split input must hold %d values",
-                           (int)nb_out);
-        for (int32_t k = 0; k < nb_out; k++)
-            sv[k] = op_int_at(x[1], in[1].dtype, k);
-    }
-    if (!s->num_outputs && nb_in < 2 && s->nb_split < 0 && id->d[axis] % s->n != 0)
+    if (nb_in > 1 && (base_volume(&in[1].dims) != nb_out || in[1].dims.nb_dims != 1))
+        return op_fail(o, PRT_ERR_SHAPE, "the split input must hold %d values",
+                       (int)nb_out);
+    if (!s->num_outputs && nb_in < 2 && s->nb_split < 0 && id->d[*axis] % s->n != 0)
         return op_fail(o, PRT_ERR_SHAPE,
-                       "dim %d (%lld) does not split into %d equal parts", (int)axis,
-                       (long long)id->d[axis], (int)s->n);
+                       "dim %d (%lld) does not split into %d equal parts", (int)*axis,
+                       (long long)id->d[*axis], (int)s->n);
     for (int32_t k = 0; k < nb_out; k++) {
         prt_dims want = *id;
-        want.d[axis] = split_length(s, id->d[axis], nb_in > 1 ? sv : NULL, k);
-        sum += want.d[axis];
+        want.d[*axis] = nb_in > 1 && !sv
+                            ? out[k].dims.d[*axis]
+                            : split_length(s, id->d[*axis], nb_in > 1 ? sv : NULL, k);
+        sum += want.d[*axis];
         if (!opd_dims_eq(&want, &out[k].dims))
             return op_fail(o, PRT_ERR_SHAPE, "output %d dims %s differ from %s", (int)k,
                            base_dims_format(&out[k].dims, BASE_DIMS_LIST, a, sizeof a),
                            base_dims_format(&want, BASE_DIMS_LIST, b, sizeof b));
     }
-    if (sum != id->d[axis])
+    if (sum != id->d[*axis])
         return op_fail(o, PRT_ERR_SHAPE,
                        "the parts' lengths sum to %lld, but dim %d of the input is %lld",
-                       (long long)sum, (int)axis, (long long)id->d[axis]);
-    for (int32_t i = 0; i < axis; i++)
-        outer *= id->d[i];
-    for (int32_t i = axis + 1; i < id->nb_dims; i++)
-        inner *= id->d[i];
+                       (long long)sum, (int)*axis, (long long)id->d[*axis]);
+    *outer = 1;
+    *inner = 1;
+    for (int32_t i = 0; i < *axis; i++)
+        *outer *= id->d[i];
+    for (int32_t i = *axis + 1; i < id->nb_dims; i++)
+        *inner *= id->d[i];
+    return PRT_OK;
+}
+
+static prt_status split_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                            const void *const *x, void *const *y, void *ws, void *stream)
+{
+    const prt_dims *id = &in[0].dims;
+    int64_t sv[OP_MAX_OUTPUTS], outer, inner, off = 0;
+    size_t es = prt_dtype_size(dtype);
+    int32_t axis = 0;
+    prt_status st;
+    (void)ws, (void)stream;
+    if (nb_in > 1 && base_volume(&in[1].dims) == nb_out)
+        for (int32_t k = 0; k < nb_out; k++)
+            sv[k] = op_int_at(x[1], in[1].dtype, k);
+    st = split_check(o, in, nb_in, out, nb_out, sv, &axis, &outer, &inner);
+    if (st)
+        return st;
     for (int32_t k = 0; k < nb_out; k++) {
         int64_t len = out[k].dims.d[axis] * inner, row = id->d[axis] * inner;
         for (int64_t b0 = 0; b0 < outer && len > 0; b0++)

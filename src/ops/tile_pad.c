@@ -27,6 +27,7 @@
  */
 #include <string.h>
 
+#include "ops/cuda/gpu_args.h"
 #include "ops/ops_data.h"
 #include "ops/shape_ops.h"
 
@@ -128,32 +129,38 @@ static prt_status tile_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
+/* The output's dims are a tiling of the input's. */
+prt_status tile_check(const op_object *o, const prt_dims *id, const prt_dims *od)
+{
+    char a[128], b[128];
+    int ok = od->nb_dims == id->nb_dims;
+    for (int32_t d = 0; ok && d < id->nb_dims; d++)
+        ok = id->d[d] == 0 ? od->d[d] == 0 : od->d[d] % id->d[d] == 0;
+    if (ok)
+        return PRT_OK;
+    return op_fail(o, PRT_ERR_SHAPE,
+                   "the output dims %s are not a tiling of the input's %s",
+                   base_dims_format(od, BASE_DIMS_LIST, a, sizeof a),
+                   base_dims_format(id, BASE_DIMS_LIST, b, sizeof b));
+}
+
 static prt_status tile_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                            const void *const *x, void *const *ys, void *ws, void *stream)
 {
-    void *y = ys[0];
     const prt_dims *id = &in[0].dims, *od = &out->dims;
     int64_t *map[PRT_MAX_DIMS], st[PRT_MAX_DIMS];
-    char a[128], b[128];
-    (void)nb_in, (void)stream;
-    if (od->nb_dims != id->nb_dims)
-        goto bad;
-    for (int32_t d = 0; d < id->nb_dims; d++)
-        if (id->d[d] == 0 ? od->d[d] != 0 : od->d[d] % id->d[d] != 0)
-            goto bad;
+    prt_status s = tile_check(o, id, od);
+    (void)nb_in, (void)nb_out, (void)stream;
+    if (s)
+        return s;
     opd_strides(id, st);
     map_alloc(od, ws, map);
     for (int32_t d = 0; d < od->nb_dims; d++)
         for (int64_t k = 0; k < od->d[d]; k++)
             map[d][k] = (k % id->d[d]) * st[d];
-    map_walk(od, map, x[0], y, prt_dtype_size(dtype), NULL);
+    map_walk(od, map, x[0], ys[0], prt_dtype_size(dtype), NULL);
     return PRT_OK;
-bad:
-    return op_fail(o, PRT_ERR_SHAPE,
-                   "the output dims %s are not a tiling of the input's %s",
-                   base_dims_format(od, BASE_DIMS_LIST, a, sizeof a),
-                   base_dims_format(id, BASE_DIMS_LIST, b, sizeof b));
 }
 
 static const op_class tile_class = {
@@ -174,7 +181,6 @@ const prt_plugin_creator op_tile_creator = OP_CREATOR("Tile", tile_class, NULL, 
 
 /* ---- Pad ------------------------------------------------------------------ */
 
-enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
 static const char *const pad_modes[] = {"constant", "reflect", "edge", "wrap"};
 
 #define PAD_MAX (2 * PRT_MAX_DIMS)
@@ -206,7 +212,7 @@ static prt_status pad_parse(op_object *o, const op_fields *f)
     if (st)
         return st;
     p->has_value = fl != NULL;
-    p->mode = len < 0 ? PAD_CONSTANT : -1;
+    p->mode = len < 0 ? OPK_PAD_CONSTANT : -1;
     for (int32_t k = 0; k < 4 && len >= 0; k++)
         if (strcmp(mode, pad_modes[k]) == 0)
             p->mode = k;
@@ -316,35 +322,12 @@ static prt_status pad_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_i
         if (out->d[ax[i]] && eb->is_constant(eb, out->d[ax[i]], &v) && v < 0)
             return op_fail(o, PRT_ERR_SHAPE, "the pads make dim %d %lld long", (int)ax[i],
                            (long long)v);
-        if (p->mode != PAD_CONSTANT && eb->is_constant(eb, d, &dv) && dv == 0 &&
+        if (p->mode != OPK_PAD_CONSTANT && eb->is_constant(eb, d, &dv) && dv == 0 &&
             !(eb->is_constant(eb, out->d[ax[i]], &v) && v == 0))
             return op_fail(o, PRT_ERR_SHAPE, "mode %s cannot pad dim %d, which is empty",
                            pad_modes[p->mode], (int)ax[i]);
     }
     return PRT_OK;
-}
-
-/* The input coordinate for output coordinate k (c = k - begin) along a dim
- * of length d, or -1 for the constant. */
-static int64_t pad_source(int32_t mode, int64_t c, int64_t d)
-{
-    int64_t p;
-    if (c >= 0 && c < d)
-        return c;
-    switch (mode) {
-    case PAD_EDGE:
-        return c < 0 ? 0 : d - 1;
-    case PAD_WRAP:
-        return (c % d + d) % d;
-    case PAD_REFLECT:
-        if (d == 1)
-            return 0;
-        p = 2 * (d - 1);
-        c = (c % p + p) % p;
-        return c < d ? c : p - c;
-    default:
-        return -1;
-    }
 }
 
 /* The constant, in the output's dtype, from the field: floats rounded,
@@ -380,41 +363,48 @@ static void pad_field_value(const pad_op *p, int32_t dtype, uint8_t *v)
     }
 }
 
-static prt_status pad_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
-                          const void *const *x, void *const *ys, void *ws, void *stream)
+prt_status pad_plan_make(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                         int32_t nb_in, const prt_dims *od, const void *pads_in,
+                         pad_plan *pl)
 {
-    void *y = ys[0];
     const pad_op *p = (const pad_op *)o;
-    const prt_dims *id = &in[0].dims, *od = &out->dims;
-    int64_t pads[PAD_MAX], begin[PRT_MAX_DIMS] = {0}, st[PRT_MAX_DIMS];
-    int64_t *map[PRT_MAX_DIMS];
-    int32_t ax[PRT_MAX_DIMS], nax, have = p->nb_pads, cv = p->nb_pads >= 0 ? 1 : 2;
-    size_t es = prt_dtype_size(dtype);
-    uint8_t fill[8] = {0};
+    const prt_dims *id = &in[0].dims;
+    int64_t pads[PAD_MAX];
+    int32_t have = p->nb_pads, cv = p->nb_pads >= 0 ? 1 : 2;
     prt_dims want = *id;
     char a[128], b[128];
     prt_status s;
-    (void)stream;
+    memset(pl, 0, sizeof *pl);
+    pl->mode = p->mode;
+    pl->fill_input = -1;
+    pl->pads_known = p->nb_pads >= 0 || pads_in;
     if (p->nb_pads < 0) {
         have = (int32_t)base_volume(&in[1].dims);
         if (in[1].dims.nb_dims != 1 || have > PAD_MAX)
             return op_fail(o, PRT_ERR_SHAPE, "pads must be 1-D with at most %d values",
                            PAD_MAX);
-        for (int32_t k = 0; k < have; k++)
-            pads[k] = op_int_at(x[1], in[1].dtype, k);
+        for (int32_t k = 0; pads_in && k < have; k++)
+            pads[k] = op_int_at(pads_in, in[1].dtype, k);
     } else {
         memcpy(pads, p->pads, sizeof(int64_t) * (size_t)have);
     }
-    s = pad_count(o, id->nb_dims, have, ax, &nax);
+    s = pad_count(o, id->nb_dims, have, pl->ax, &pl->nax);
     if (s)
         return s;
-    for (int32_t i = 0; i < nax; i++) {
-        begin[ax[i]] = pads[i];
-        want.d[ax[i]] = id->d[ax[i]] + pads[i] + pads[i + nax];
-        if (p->mode != PAD_CONSTANT && id->d[ax[i]] == 0 && want.d[ax[i]] > 0)
+    for (int32_t i = 0; pl->pads_known && i < pl->nax; i++) {
+        int32_t d = pl->ax[i];
+        pl->begin[d] = pads[i];
+        want.d[d] = id->d[d] + pads[i] + pads[i + pl->nax];
+    }
+    for (int32_t i = 0; i < pl->nax; i++) {
+        int32_t d = pl->ax[i];
+        /* Without the pads on the host, the output's dims are those the
+         * same values gave as expressions. */
+        if (!pl->pads_known)
+            want.d[d] = od->nb_dims == id->nb_dims ? od->d[d] : -1;
+        if (p->mode != OPK_PAD_CONSTANT && id->d[d] == 0 && want.d[d] > 0)
             return op_fail(o, PRT_ERR_SHAPE, "mode %s cannot pad dim %d, which is empty",
-                           pad_modes[p->mode], (int)ax[i]);
+                           pad_modes[p->mode], (int)d);
     }
     if (!opd_dims_eq(&want, od))
         return op_fail(o, PRT_ERR_SHAPE,
@@ -424,18 +414,35 @@ static prt_status pad_run(const op_object *o, int32_t dtype, const prt_tensor_de
     if (nb_in > cv) {
         if (base_volume(&in[cv].dims) != 1)
             return op_fail(o, PRT_ERR_SHAPE, "constant_value must hold one value");
-        memcpy(fill, x[cv], es);
+        pl->fill_input = cv;
     } else if (p->has_value) {
-        pad_field_value(p, dtype, fill);
+        pad_field_value(p, dtype, pl->fill);
     }
+    return PRT_OK;
+}
+
+static prt_status pad_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                          const void *const *x, void *const *ys, void *ws, void *stream)
+{
+    const prt_dims *id = &in[0].dims, *od = &out->dims;
+    int64_t st[PRT_MAX_DIMS], *map[PRT_MAX_DIMS];
+    size_t es = prt_dtype_size(dtype);
+    pad_plan pl;
+    prt_status s = pad_plan_make(o, dtype, in, nb_in, od, nb_in > 1 ? x[1] : NULL, &pl);
+    (void)nb_out, (void)stream;
+    if (s)
+        return s;
+    if (pl.fill_input >= 0)
+        memcpy(pl.fill, x[pl.fill_input], es);
     opd_strides(id, st);
     map_alloc(od, ws, map);
     for (int32_t d = 0; d < od->nb_dims; d++)
         for (int64_t k = 0; k < od->d[d]; k++) {
-            int64_t c = pad_source(p->mode, k - begin[d], id->d[d]);
+            int64_t c = opk_pad_source(pl.mode, k - pl.begin[d], id->d[d]);
             map[d][k] = c < 0 ? -1 : c * st[d];
         }
-    map_walk(od, map, x[0], y, es, fill);
+    map_walk(od, map, x[0], ys[0], es, pl.fill);
     return PRT_OK;
 }
 

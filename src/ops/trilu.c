@@ -60,6 +60,11 @@ static prt_status trilu_infer(const op_object *o, const prt_dims *in, int32_t nb
     return trilu_rank(o, in[0].nb_dims);
 }
 
+int32_t trilu_upper(const op_object *o)
+{
+    return ((const trilu_op *)o)->upper;
+}
+
 static prt_status trilu_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                             int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                             const void *const *x, void *const *ys, void *ws, void *stream)

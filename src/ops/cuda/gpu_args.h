@@ -88,4 +88,36 @@ OPK_HD int opk_slice_entry(int32_t r, const int64_t *dims, int64_t axis, int64_t
     return 1;
 }
 
+/* ---- Pad and Tile ------------------------------------------------------ */
+
+/* Pad's modes (tile_pad.c's field mode, in its order), and Tile's walk. */
+enum { OPK_PAD_CONSTANT, OPK_PAD_REFLECT, OPK_PAD_EDGE, OPK_PAD_WRAP, OPK_MAP_TILE };
+
+/* The input coordinate that output coordinate k reads along a dim of
+ * length d, where c = k - (the pads before it): c itself inside the dim,
+ * else per mode (reflect mirrors without repeating the edge, numpy's rule,
+ * which also serves pads longer than the dim; edge repeats the edge; wrap
+ * is periodic), or -1 for the constant. Tile's walk is c modulo d. */
+OPK_HD int64_t opk_pad_source(int32_t mode, int64_t c, int64_t d)
+{
+    int64_t p;
+    if (c >= 0 && c < d)
+        return c;
+    switch (mode) {
+    case OPK_PAD_EDGE:
+        return c < 0 ? 0 : d - 1;
+    case OPK_PAD_WRAP:
+    case OPK_MAP_TILE:
+        return (c % d + d) % d;
+    case OPK_PAD_REFLECT:
+        if (d == 1)
+            return 0;
+        p = 2 * (d - 1);
+        c = (c % p + p) % p;
+        return c < d ? c : p - c;
+    default:
+        return -1;
+    }
+}
+
 #endif /* PLUGRT_OPS_CUDA_GPU_ARGS_H */

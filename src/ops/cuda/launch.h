@@ -244,6 +244,76 @@ int opk_row_mean(int32_t dtype, const void *x, void *y, int64_t rows, int64_t n,
 int opk_gemm_epilogue(float *y, int64_t M, int64_t N, float alpha, const float *c,
                       int64_t si, int64_t sj, float beta, void *stream);
 
+/* ---- data movement (move.cu) ------------------------------------------ */
+
+/* Pad and Tile: output element at coordinates c of odims reads x at
+ * sum_d opk_pad_source(mode, c[d] - begin[d], idims[d]) * istride[d]
+ * (gpu_args.h), or the constant where a dim gives -1. The begins are
+ * begin[] or, with `pads` (device data of pads_dtype), pads[i] for axis
+ * ax[i], i < nax. The constant is *fill (device data) or, without it, the
+ * low esize bytes of fill_bits. */
+typedef struct opk_map_args {
+    int32_t esize, rank, mode;
+    int64_t idims[OPK_MAX_RANK], odims[OPK_MAX_RANK], istride[OPK_MAX_RANK];
+    int64_t begin[OPK_MAX_RANK];
+    const void *pads;
+    int32_t pads_dtype, nax;
+    int32_t ax[OPK_MAX_RANK];
+    const void *fill;
+    uint64_t fill_bits;
+    const void *x;
+    void *y;
+    int64_t n;
+} opk_map_args;
+int opk_map(const opk_map_args *a, void *stream);
+
+/* Trilu over n elements of [.., rows, cols] matrices: kept where j - i >= k
+ * (upper) or <= k, else 0; k is element 0 of device data of k_dtype (int32
+ * or int64), or 0 when NULL. */
+int opk_trilu(int32_t esize, const void *x, void *y, int64_t n, int64_t rows,
+              int64_t cols, const void *k, int32_t k_dtype, int32_t upper, void *stream);
+
+/* EyeLike: y [rows x cols] is `one` (its low esize bytes) on diagonal k,
+ * 0 elsewhere. */
+int opk_eye(int32_t esize, uint64_t one, void *y, int64_t rows, int64_t cols, int64_t k,
+            void *stream);
+
+/* OneHot: y [outer, depth, inner] is vals[1] where the index (of any
+ * numeric dtype, read as double; negative ones count from depth) at
+ * [outer, inner] names the depth coordinate, else vals[0]. */
+int opk_one_hot(int32_t esize, const void *idx, int32_t idx_dtype, const void *vals,
+                void *y, int64_t outer, int64_t depth, int64_t inner, void *stream);
+
+/* GatherND: output element e = (t, j), t the index tuple (in its batch
+ * t / tuples), j within the slice of `slice` elements, reads x at
+ * batch * per_batch + sum_q idx[t][q] * strides[b + q] + j (dims[b + q]
+ * the tuple's dims); a tuple out of range gives zeros. */
+typedef struct opk_gather_nd_args {
+    int32_t esize, idx_dtype, b, m;
+    int64_t dims[OPK_MAX_RANK], strides[OPK_MAX_RANK];
+    int64_t per_batch, tuples, slice, n;
+    const void *x, *idx;
+    void *y;
+} opk_gather_nd_args;
+int opk_gather_nd(const opk_gather_nd_args *a, void *stream);
+
+/* Scatter's reductions (scatter.c's order). */
+enum { OPK_RED_NONE, OPK_RED_ADD, OPK_RED_MUL, OPK_RED_MAX, OPK_RED_MIN };
+
+/* ScatterElements (elements: ddims the data's, idims the indices' and
+ * updates', axis) and ScatterND (m index entries per tuple over ddims[0..m)
+ * with strides dstride, `tuples` slices of `slice` elements). y may be x.
+ * n: the data's elements. Updates in the order of the CPU's, so repeated
+ * indices combine alike; an index out of range is skipped. */
+typedef struct opk_scatter_args {
+    int32_t elements, dtype, esize, idx_dtype, red, rank, axis, m;
+    int64_t ddims[OPK_MAX_RANK], idims[OPK_MAX_RANK], dstride[OPK_MAX_RANK];
+    int64_t tuples, slice, n;
+    const void *x, *idx, *upd;
+    void *y;
+} opk_scatter_args;
+int opk_scatter(const opk_scatter_args *a, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,9 @@
  *   data_cuda.c         reshaping copies, Transpose, Expand, Concat,
  *                       Gather, GatherElements, Slice, Shape, Size,
  *                       ConstantOfShape, Range
+ *   move_cuda.c         Split, Tile, Pad, Trilu, DepthToSpace,
+ *                       SpaceToDepth, EyeLike, OneHot, GatherND,
+ *                       ScatterND, ScatterElements
  *   nn_cuda.c           Conv, MatMul, Gemm, Einsum, Softmax,
  *                       LayerNormalization, GlobalAveragePool
  */
@@ -56,6 +59,17 @@ OPC_KERNEL(opc_shape);
 OPC_KERNEL(opc_size);
 OPC_KERNEL(opc_constant_of_shape);
 OPC_KERNEL(opc_range);
+
+/* move_cuda.c */
+OPC_KERNEL(opc_split);
+OPC_KERNEL(opc_tile);
+OPC_KERNEL(opc_pad);
+OPC_KERNEL(opc_trilu);
+OPC_KERNEL(opc_depth_space); /* DepthToSpace, SpaceToDepth */
+OPC_KERNEL(opc_eye_like);
+OPC_KERNEL(opc_one_hot);
+OPC_KERNEL(opc_gather_nd);
+OPC_KERNEL(opc_scatter); /* ScatterND, ScatterElements */
 
 /* nn_cuda.c */
 OPC_KERNEL(opc_conv);

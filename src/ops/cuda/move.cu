@@ -1,0 +1,311 @@
+// CUDA kernels of the data-movement built-ins that read each output element
+// from one place, or combine places in a fixed order (launch.h): Pad and
+// Tile's walk, Trilu, EyeLike, OneHot, GatherND, ScatterND and
+// ScatterElements. Split and DepthToSpace/SpaceToDepth are strided copies
+// (opk_copy). A kernel cannot fail the run, so an index the CPU would
+// refuse reads or writes nothing (DESIGN-NOTES).
+#include "ops/cuda/launch.cuh"
+
+namespace opk
+{
+namespace
+{
+
+__device__ int64_t load_index(int32_t dtype, const void *p, int64_t i)
+{
+    return dtype == DT_I32 ? (int64_t)((const int32_t *)p)[i] : ((const int64_t *)p)[i];
+}
+
+template <typename T> __global__ void map_kernel(opk_map_args a)
+{
+    int64_t begin[OPK_MAX_RANK];
+    for (int32_t d = 0; d < a.rank; d++)
+        begin[d] = a.begin[d];
+    // Pads that are device data: the begins, one per padded axis.
+    if (a.pads)
+        for (int32_t i = 0; i < a.nax; i++)
+            begin[a.ax[i]] = load_index(a.pads_dtype, a.pads, i);
+    const T fill = a.fill ? *(const T *)a.fill : (T)a.fill_bits;
+    OPK_FOR(e, a.n)
+    {
+        int64_t rest = e, src = 0;
+        int pad = 0;
+        for (int32_t d = a.rank - 1; d >= 0; d--) {
+            int64_t c = rest % a.odims[d];
+            rest /= a.odims[d];
+            c = opk_pad_source(a.mode, c - begin[d], a.idims[d]);
+            pad |= c < 0;
+            src += c * a.istride[d];
+        }
+        ((T *)a.y)[e] = pad ? fill : ((const T *)a.x)[src];
+    }
+}
+
+template <typename T>
+__global__ void trilu_kernel(const T *x, T *y, int64_t n, int64_t rows, int64_t cols,
+                             const void *kp, int32_t k_dtype, int32_t upper)
+{
+    const int64_t k = kp ? load_index(k_dtype, kp, 0) : 0;
+    OPK_FOR(e, n)
+    {
+        int64_t j = e % cols, i = (e / cols) % rows;
+        int keep = upper ? j - i >= k : j - i <= k;
+        y[e] = keep ? x[e] : (T)0;
+    }
+}
+
+template <typename T>
+__global__ void eye_kernel(T *y, int64_t n, int64_t cols, int64_t k, T one)
+{
+    OPK_FOR(e, n)
+    {
+        int64_t j = e % cols, i = e / cols;
+        y[e] = j == i + k ? one : (T)0;
+    }
+}
+
+// An index of any numeric dtype as OneHot reads it (opd_get: floats and
+// integers as double).
+__device__ double load_number(int32_t dtype, const void *p, int64_t i)
+{
+    if (dtype == DT_F32 || dtype == DT_F16 || dtype == DT_BF16)
+        return (double)opk_float_at(dtype, p, i);
+    return (double)opk_int_at(dtype, p, i);
+}
+
+template <typename T>
+__global__ void one_hot_kernel(const void *idx, int32_t idx_dtype, const T *vals, T *y,
+                               int64_t depth, int64_t inner, int64_t n)
+{
+    const T off = vals[0], on = vals[1];
+    OPK_FOR(e, n)
+    {
+        int64_t q = e % inner, r = e / inner, k = r % depth, p = r / depth;
+        double v = load_number(idx_dtype, idx, p * inner + q);
+        int hit = 0;
+        if (v > -(double)depth - 1.0 && v < (double)depth + 1.0) {
+            int64_t c = (int64_t)v;
+            c = c < 0 ? c + depth : c;
+            hit = c == k;
+        }
+        y[e] = hit ? on : off;
+    }
+}
+
+template <typename T> __global__ void gather_nd_kernel(opk_gather_nd_args a)
+{
+    OPK_FOR(e, a.n)
+    {
+        int64_t j = e % a.slice, t = e / a.slice, bi = t / a.tuples;
+        int64_t src = bi * a.per_batch + j;
+        int ok = 1;
+        for (int32_t q = 0; q < a.m; q++) {
+            int64_t v = load_index(a.idx_dtype, a.idx, t * a.m + q), s = a.dims[a.b + q];
+            v = v < 0 ? v + s : v;
+            ok &= v >= 0 && v < s;
+            src += v * a.strides[a.b + q];
+        }
+        ((T *)a.y)[e] = ok ? ((const T *)a.x)[src] : (T)0;
+    }
+}
+
+// scatter.c's combine: floats in float32 (NaN wins max and min), integers
+// wrapping, bool add and max as or, mul and min as and.
+template <typename T> __device__ T combine(int32_t dtype, int32_t red, T d, T s)
+{
+    if (red == OPK_RED_NONE)
+        return s;
+    if (dtype == DT_F32 || dtype == DT_F16 || dtype == DT_BF16) {
+        float a, b, r;
+        a = opk_float_at(dtype, &d, 0);
+        b = opk_float_at(dtype, &s, 0);
+        switch (red) {
+        case OPK_RED_ADD:
+            r = a + b;
+            break;
+        case OPK_RED_MUL:
+            r = a * b;
+            break;
+        case OPK_RED_MAX:
+            r = b > a || b != b ? b : a;
+            break;
+        default:
+            r = b < a || b != b ? b : a;
+            break;
+        }
+        T out;
+        opk_float_put(dtype, &out, 0, r);
+        return out;
+    }
+    if (dtype == DT_BOOL)
+        return red == OPK_RED_ADD || red == OPK_RED_MAX ? (T)((d | s) != 0) : (T)(d && s);
+    // Integers: T is the unsigned type of the width; compare as signed
+    // where the dtype is.
+    int64_t a = opk_int_at(dtype, &d, 0), b = opk_int_at(dtype, &s, 0);
+    switch (red) {
+    case OPK_RED_ADD:
+        return (T)((uint64_t)a + (uint64_t)b);
+    case OPK_RED_MUL:
+        return (T)((uint64_t)a * (uint64_t)b);
+    case OPK_RED_MAX:
+        return b > a ? s : d;
+    default:
+        return b < a ? s : d;
+    }
+}
+
+// ScatterElements, one thread per output element: the updates that can
+// land on it are those at its coordinates off the axis, which it applies in
+// their row-major order (the CPU's), so repeated indices combine as they do
+// there. In place when y is x.
+template <typename T> __global__ void scatter_elements_kernel(opk_scatter_args a)
+{
+    OPK_FOR(e, a.n)
+    {
+        int64_t rest = e, ioff = 0, istride = 1, oc = 0, ax_stride = 1;
+        int inside = 1;
+        for (int32_t d = a.rank - 1; d >= 0; d--) {
+            int64_t c = rest % a.ddims[d];
+            rest /= a.ddims[d];
+            if (d == a.axis) {
+                oc = c;
+                ax_stride = istride;
+            } else {
+                inside &= c < a.idims[d];
+                ioff += c * istride;
+            }
+            istride *= a.idims[d];
+        }
+        T v = ((const T *)a.x)[e];
+        if (inside)
+            for (int64_t k = 0; k < a.idims[a.axis]; k++) {
+                int64_t u = ioff + k * ax_stride;
+                int64_t i = load_index(a.idx_dtype, a.idx, u), s = a.ddims[a.axis];
+                i = i < 0 ? i + s : i;
+                if (i == oc)
+                    v = combine<T>(a.dtype, a.red, v, ((const T *)a.upd)[u]);
+            }
+        ((T *)a.y)[e] = v;
+    }
+}
+
+// ScatterND on y (data already there), one thread per element of a slice:
+// the index tuples in order, so repeated tuples combine as on the CPU.
+// Slices start at multiples of the slice's size, so two threads never
+// touch one element.
+template <typename T> __global__ void scatter_nd_kernel(opk_scatter_args a)
+{
+    OPK_FOR(j, a.slice)
+    {
+        for (int64_t t = 0; t < a.tuples; t++) {
+            int64_t dst = 0;
+            int ok = 1;
+            for (int32_t q = 0; q < a.m; q++) {
+                int64_t v = load_index(a.idx_dtype, a.idx, t * a.m + q), s = a.ddims[q];
+                v = v < 0 ? v + s : v;
+                ok &= v >= 0 && v < s;
+                dst += v * a.dstride[q];
+            }
+            if (ok) {
+                T *p = (T *)a.y + dst + j;
+                *p = combine<T>(a.dtype, a.red, *p, ((const T *)a.upd)[t * a.slice + j]);
+            }
+        }
+    }
+}
+
+} // namespace
+} // namespace opk
+
+using namespace opk;
+
+extern "C" int opk_map(const opk_map_args *a, void *stream)
+{
+    if (a->n == 0)
+        return 0;
+    if (a->rank < 1 || a->rank > OPK_MAX_RANK || a->nax < 0 || a->nax > OPK_MAX_RANK)
+        return (int)cudaErrorInvalidValue;
+    return by_esize(a->esize, [&](auto t) {
+        map_kernel<decltype(t)>
+            <<<blocks_for(a->n), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    });
+}
+
+extern "C" int opk_trilu(int32_t esize, const void *x, void *y, int64_t n, int64_t rows,
+                         int64_t cols, const void *k, int32_t k_dtype, int32_t upper,
+                         void *stream)
+{
+    if (n == 0)
+        return 0;
+    return by_esize(esize, [&](auto t) {
+        typedef decltype(t) T;
+        trilu_kernel<T><<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(
+            (const T *)x, (T *)y, n, rows, cols, k, k_dtype, upper);
+    });
+}
+
+extern "C" int opk_eye(int32_t esize, uint64_t one, void *y, int64_t rows, int64_t cols,
+                       int64_t k, void *stream)
+{
+    const int64_t n = rows * cols;
+    if (n == 0)
+        return 0;
+    return by_esize(esize, [&](auto t) {
+        typedef decltype(t) T;
+        eye_kernel<T><<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(
+            (T *)y, n, cols, k, (T)one);
+    });
+}
+
+extern "C" int opk_one_hot(int32_t esize, const void *idx, int32_t idx_dtype,
+                           const void *vals, void *y, int64_t outer, int64_t depth,
+                           int64_t inner, void *stream)
+{
+    const int64_t n = outer * depth * inner;
+    if (n == 0)
+        return 0;
+    return by_esize(esize, [&](auto t) {
+        typedef decltype(t) T;
+        one_hot_kernel<T><<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(
+            idx, idx_dtype, (const T *)vals, (T *)y, depth, inner, n);
+    });
+}
+
+extern "C" int opk_gather_nd(const opk_gather_nd_args *a, void *stream)
+{
+    if (a->n == 0)
+        return 0;
+    if (a->m < 1 || a->b < 0 || a->b + a->m > OPK_MAX_RANK || a->slice < 1)
+        return (int)cudaErrorInvalidValue;
+    return by_esize(a->esize, [&](auto t) {
+        gather_nd_kernel<decltype(t)>
+            <<<blocks_for(a->n), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    });
+}
+
+extern "C" int opk_scatter(const opk_scatter_args *a, void *stream)
+{
+    if (a->elements) {
+        if (a->n == 0)
+            return 0;
+        if (a->rank < 1 || a->rank > OPK_MAX_RANK || a->axis < 0 || a->axis >= a->rank)
+            return (int)cudaErrorInvalidValue;
+        return by_esize(a->esize, [&](auto t) {
+            scatter_elements_kernel<decltype(t)>
+                <<<blocks_for(a->n), kThreads, 0, (cudaStream_t)stream>>>(*a);
+        });
+    }
+    if (a->y != a->x && a->n > 0) {
+        int err = opk_device_copy(a->y, a->x, (size_t)a->n * (size_t)a->esize, stream);
+        if (err)
+            return err;
+    }
+    if (a->slice == 0 || a->tuples == 0)
+        return 0;
+    if (a->m < 1 || a->m > OPK_MAX_RANK)
+        return (int)cudaErrorInvalidValue;
+    return by_esize(a->esize, [&](auto t) {
+        scatter_nd_kernel<decltype(t)>
+            <<<blocks_for(a->slice), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    });
+}
