@@ -1939,7 +1939,8 @@ static int test_unresolved(void)
     CHECK(prt_engine_layer_count(r) == 3 && prt_engine_io_count(r) == 4);
     CHECK_OK(prt_engine_get_layer(r, 0, &li));
     CHECK(strcmp(li.plugin_namespace, "test") == 0 &&
-          strcmp(li.plugin_name, "NonZeroLike") == 0 && strcmp(li.library, LIB_PATH) == 0);
+          strcmp(li.plugin_name, "NonZeroLike") == 0 &&
+          strcmp(li.library, LIB_PATH) == 0);
     CHECK(li.nb_fields == 12 && strcmp(li.fields[2].name, "axis") == 0);
     CHECK_OK(prt_engine_get_size_tensor_bounds(r, 1, 2, &opt, &bound));
     CHECK(opt == 64 && bound == 512);
