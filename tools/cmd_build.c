@@ -71,6 +71,9 @@ static const cli_alias build_aliases[] = {
     {"--minShapes", "--min-shapes", "the profile's smallest shapes"},
     {"--optShapes", "--opt-shapes", "the profile's shapes to tune for"},
     {"--maxShapes", "--max-shapes", "the profile's largest shapes"},
+    {"--shapes", "--opt-shapes",
+     "a profile fixed at these shapes (min = opt = max), as trtexec builds with "
+     "--shapes alone"},
     {"--staticPlugins", "--plugins", "LIB.so: load a plugin library"},
     {"--dynamicPlugins", "--plugins",
      "LIB.so: load a plugin library (the plan records its path and hash)"},

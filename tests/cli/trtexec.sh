@@ -61,6 +61,12 @@ cmp -s own.plan trt.plan || fail "the trtexec spelling built a different plan"
 expect_rc 0 build_dyn "$PLUGRT" build --onnx model/model.onnx --saveEngine=dyn.plan \
   --dynamicPlugins "$PLUGINS_LIB" --minShapes=X:1x1 --optShapes=X:8x8 --maxShapes=X:16x16
 cmp -s own.plan dyn.plan || fail "--dynamicPlugins built a different plan"
+# trtexec's --shapes alone builds a static profile, as --opt-shapes alone does.
+expect_rc 0 build_opt "$PLUGRT" build model/model.onnx -o opt.plan --opt-shapes X:8x8
+expect_rc 0 build_shapes "$PLUGRT" build model/model.onnx -o shapes.plan --shapes=X:8x8
+cmp -s opt.plan shapes.plan || fail "build --shapes built another plan than --opt-shapes"
+expect_rc 0 inspect_shapes "$PLUGRT" inspect shapes.plan &&
+  expect_grep "^    input X  min 8x8  opt 8x8  max 8x8$" inspect_shapes.out
 # --fp16 and --best say what they do.
 expect_rc 0 build_fp16 "$PLUGRT" build model/model.onnx -o fp16.plan --fp16 \
   --max-shapes X:16x16 && expect_grep "reduced-precision" build_fp16.err
