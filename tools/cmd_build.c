@@ -41,6 +41,7 @@ static const cli_opt build_opts[] = {
     {"--no-default-plugins", NULL, 0, CLI_MODEL_OPT_NO_DEFAULT},
     {"--device", NULL, 1, OPT_DEVICE},
     {"--fp16", NULL, 0, OPT_FP16},
+    {"--best", NULL, 0, OPT_FP16}, /* trtexec's: as --fp16 */
     {"--min-shapes", NULL, 1, OPT_MIN},
     {"--opt-shapes", NULL, 1, OPT_OPT},
     {"--max-shapes", NULL, 1, OPT_MAX},
@@ -52,7 +53,6 @@ static const cli_opt build_opts[] = {
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
-    {"--best", NULL, 0, OPT_FP16}, /* trtexec's: as --fp16 */
     {NULL, NULL, 0, 0},
 };
 

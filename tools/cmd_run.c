@@ -73,6 +73,11 @@ enum {
 
 static const cli_opt run_opts[] = {
     {"--help", "-h", 0, OPT_HELP},
+    /* trtexec's options whose values need translating (run_aliases). */
+    {"--fp16", NULL, 0, OPT_FP16},
+    {"--best", NULL, 0, OPT_FP16},
+    {"--loadInputs", NULL, 1, OPT_LOAD_INPUTS},
+    {"--exportProfile", NULL, 1, OPT_EXPORT_PROFILE},
     {"--plugins", NULL, 1, CLI_MODEL_OPT_PLUGINS},
     {"--no-default-plugins", NULL, 0, CLI_MODEL_OPT_NO_DEFAULT},
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
@@ -100,11 +105,6 @@ static const cli_opt run_opts[] = {
     {"--reference", NULL, 1, OPT_REFERENCE},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
-    /* trtexec's options whose values need translating (run_aliases). */
-    {"--fp16", NULL, 0, OPT_FP16},
-    {"--best", NULL, 0, OPT_FP16},
-    {"--loadInputs", NULL, 1, OPT_LOAD_INPUTS},
-    {"--exportProfile", NULL, 1, OPT_EXPORT_PROFILE},
     {NULL, NULL, 0, 0},
 };
 
