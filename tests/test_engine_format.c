@@ -1902,6 +1902,64 @@ static int test_deserialize_library(void)
     return 0;
 }
 
+/* A plan read without its plugins (prt_engine_deserialize_unresolved):
+ * every query answers, nothing can run; and a size tensor's opt and bound
+ * per profile. */
+static int test_unresolved(void)
+{
+    prt_engine *e = make_engine(), *r = NULL;
+    prt_layer_info li = {.struct_size = sizeof(prt_layer_info)};
+    prt_context *ctx = NULL;
+    void *b = NULL;
+    size_t n = 0;
+    int64_t opt = -1, bound = -1;
+    REQUIRE(e);
+    /* K is declared with opt N and bound 4N: profile 0 has N opt 8, max
+     * 32; profile 1 opt 64, max 128. */
+    CHECK_OK(prt_engine_get_size_tensor_bounds(e, 0, 2, &opt, &bound));
+    CHECK(opt == 8 && bound == 128);
+    CHECK_OK(prt_engine_get_size_tensor_bounds(e, 1, 2, &opt, NULL));
+    CHECK(opt == 64);
+    CHECK_OK(prt_engine_get_size_tensor_bounds(e, 1, 2, NULL, &bound));
+    CHECK(bound == 512);
+    CHECK_ERR(prt_engine_get_size_tensor_bounds(e, 0, 0, &opt, &bound),
+              PRT_ERR_INVALID_ARGUMENT, "'x' is not a size tensor");
+    CHECK_ERR(prt_engine_get_size_tensor_bounds(e, 2, 2, &opt, &bound),
+              PRT_ERR_INVALID_ARGUMENT, "profile 2");
+    CHECK_ERR(prt_engine_get_size_tensor_bounds(e, 0, 6, &opt, &bound),
+              PRT_ERR_INVALID_ARGUMENT, "tensor 6");
+    CHECK_ERR(prt_engine_get_size_tensor_bounds(NULL, 0, 2, &opt, &bound),
+              PRT_ERR_INVALID_ARGUMENT, NULL);
+
+    REQUIRE_OK(prt_engine_serialize(e, &b, &n));
+    /* No registry at all: the plan still describes itself. */
+    CHECK(prt_engine_is_unresolved(e) == 0);
+    REQUIRE_OK(prt_engine_deserialize_unresolved(b, n, &r));
+    CHECK(prt_engine_is_unresolved(r) == 1 && prt_engine_is_unresolved(NULL) == 0);
+    CHECK(prt_engine_layer_count(r) == 3 && prt_engine_io_count(r) == 4);
+    CHECK_OK(prt_engine_get_layer(r, 0, &li));
+    CHECK(strcmp(li.plugin_namespace, "test") == 0 &&
+          strcmp(li.plugin_name, "NonZeroLike") == 0 &&
+          strcmp(li.library, LIB_PATH) == 0);
+    CHECK(li.nb_fields == 12 && strcmp(li.fields[2].name, "axis") == 0);
+    CHECK_OK(prt_engine_get_size_tensor_bounds(r, 1, 2, &opt, &bound));
+    CHECK(opt == 64 && bound == 512);
+    /* It cannot run: the context says why. */
+    CHECK_ERR(prt_context_create(r, &ctx), PRT_ERR_STATE, "inspection only");
+    CHECK(ctx == NULL);
+    prt_engine_destroy(r);
+    r = NULL;
+    /* Bytes that are not a plan are refused as by prt_engine_deserialize. */
+    ((uint8_t *)b)[n / 2] ^= 1;
+    CHECK_ERR(prt_engine_deserialize_unresolved(b, n, &r), PRT_ERR_MALFORMED, "checksum");
+    CHECK(r == NULL);
+    CHECK_ERR(prt_engine_deserialize_unresolved(NULL, n, &r), PRT_ERR_INVALID_ARGUMENT,
+              NULL);
+    prt_free(b);
+    engine_free(e);
+    return 0;
+}
+
 int main(void)
 {
     test_round_trip();
@@ -1917,5 +1975,6 @@ int main(void)
     test_plugin_formats();
     test_deserialize();
     test_deserialize_library();
+    test_unresolved();
     return tu_finish("test_engine_format");
 }

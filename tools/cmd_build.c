@@ -41,6 +41,7 @@ static const cli_opt build_opts[] = {
     {"--no-default-plugins", NULL, 0, CLI_MODEL_OPT_NO_DEFAULT},
     {"--device", NULL, 1, OPT_DEVICE},
     {"--fp16", NULL, 0, OPT_FP16},
+    {"--best", NULL, 0, OPT_FP16}, /* trtexec's: as --fp16 */
     {"--min-shapes", NULL, 1, OPT_MIN},
     {"--opt-shapes", NULL, 1, OPT_OPT},
     {"--max-shapes", NULL, 1, OPT_MAX},
@@ -53,6 +54,42 @@ static const cli_opt build_opts[] = {
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
     {NULL, NULL, 0, 0},
+};
+
+/* trtexec's run-only options: plugrt build builds, and runs nothing. */
+#define BUILD_RUNS_NOTHING                                                               \
+    "plugrt build writes the plan and runs nothing (trtexec runs after building); "      \
+    "give it to `plugrt run PLAN`, which takes this option"
+
+/* What a TensorRT user types to trtexec, as plugrt build takes it. */
+static const cli_alias build_aliases[] = {
+    {"--onnx", "", "FILE: the ONNX model to build"},
+    {"--saveEngine", "--output", "FILE: the plan to write"},
+    {"--loadEngine", NULL,
+     "plugrt build builds from an ONNX model; a plan runs with `plugrt run "
+     "--loadEngine=FILE`"},
+    {"--minShapes", "--min-shapes", "the profile's smallest shapes"},
+    {"--optShapes", "--opt-shapes", "the profile's shapes to tune for"},
+    {"--maxShapes", "--max-shapes", "the profile's largest shapes"},
+    {"--shapes", "--opt-shapes",
+     "a profile fixed at these shapes (min = opt = max), as trtexec builds with "
+     "--shapes alone"},
+    {"--staticPlugins", "--plugins", "LIB.so: load a plugin library"},
+    {"--dynamicPlugins", "--plugins",
+     "LIB.so: load a plugin library (the plan records its path and hash)"},
+    {"--fp16", "--fp16",
+     "allow float16 besides float32: plugrt has no reduced precision yet, so it "
+     "warns and builds in the model's own types"},
+    {"--best", "--best", "allow every precision: as --fp16"},
+    {"--dumpProfile", NULL, BUILD_RUNS_NOTHING},
+    {"--exportProfile", NULL, BUILD_RUNS_NOTHING},
+    {"--loadInputs", NULL, BUILD_RUNS_NOTHING},
+    {"--exportOutput", NULL, BUILD_RUNS_NOTHING},
+    {"--useCudaGraph", NULL, BUILD_RUNS_NOTHING},
+    {"--iterations", NULL, BUILD_RUNS_NOTHING},
+    {"--warmUp", NULL, BUILD_RUNS_NOTHING},
+    {"--avgRuns", NULL, BUILD_RUNS_NOTHING},
+    {NULL, NULL, NULL},
 };
 
 static void build_help(void)
@@ -92,10 +129,13 @@ static void build_help(void)
         "                           the CPUs available; 1: none)\n"
         "  --linear-formats         keep every tensor LINEAR: no blocked CHW8 layout\n"
         "                           between the CPU's convolutions (inspect shows it)\n"
-        "  --fp16                   accepted for trtexec compatibility; plugrt has no\n"
+        "  --fp16, --best           accepted for trtexec compatibility; plugrt has no\n"
         "                           reduced-precision mode yet: warns, builds as typed\n"
         "  -v, --verbose            print the library's log\n"
         "  -h, --help               this help\n"
+        "\n");
+    cli_print_aliases(build_aliases, "trtexec");
+    printf(
         "\n"
         "Progress is shown when stderr is a terminal; a summary (layers, plugins,\n"
         "memory, time) is printed to stdout. Exit status: 0 built, 1 failed, 2 usage.\n");
@@ -288,6 +328,7 @@ int cmd_build(int argc, char **argv)
     memset(&a, 0, sizeof a);
     a.device = PRT_DEVICE_CPU;
     a.workspace = -1;
+    a.m.aliases = build_aliases;
     rc = cli_model_args_parse(
         &a.m, argc, argv, build_opts, take_option, &a,
         "the model to build (plugrt build MODEL.onnx -o MODEL.plan)");
@@ -323,8 +364,8 @@ int cmd_build(int argc, char **argv)
     a.cache_before = a.timing_cache ? cli_file_size(a.timing_cache) : -1;
     if (a.fp16)
         cli_warn(
-            "--fp16: plugrt has no reduced-precision build mode yet; building in the "
-            "network's own types");
+            "--fp16/--best: plugrt has no reduced-precision build mode yet; building "
+            "in the network's own types");
     cli_install_logger(a.m.verbose);
     t0 = cli_now();
     if (!(reg = cli_registry_create(&a.m.plugins)))

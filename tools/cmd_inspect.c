@@ -1,10 +1,16 @@
 /*
  * plugrt inspect: what a plan holds. Its device (and for a GPU plan the
  * GPU it was built and tuned on), its inputs and outputs (dims, which
- * dims depend on data), its layers in execution order (tactic, workspace,
- * the dtype and format of each tensor), each plugin's key, library, content
- * hash and fields, and the memory plan (arena, each activation's offset and
- * size, workspace). As text, or as JSON with --json.
+ * dims depend on data), each profile's min/opt/max shapes and each size
+ * tensor's opt and bound there, its layers in execution order (tactic,
+ * workspace, the dtype and format of each tensor), each plugin's key,
+ * library, content hash and fields, and the memory plan (arena, each
+ * activation's offset and size, workspace). As text, or as JSON with --json.
+ *
+ * A plan describes itself: when its plugins cannot be made here (their
+ * library is not loaded, or the plan's device is missing) it is read
+ * without them (prt_engine_deserialize_unresolved) and shown all the same,
+ * with the reason. An ONNX model is described by inspect_onnx.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,22 +36,28 @@ static const cli_opt inspect_opts[] = {
 
 static void inspect_help(void)
 {
-    printf("Usage: plugrt inspect MODEL.plan [--json] [options]\n"
+    printf("Usage: plugrt inspect MODEL.plan|MODEL.onnx [--json] [options]\n"
            "\n"
            "Shows a plan's device (for a GPU plan, the GPU it was built and tuned on:\n"
            "name, compute capability), its inputs and outputs (with data-dependent\n"
-           "dims), its layers in order (plugin key, library and content hash, fields,\n"
+           "dims), each profile's min/opt/max shapes and each size tensor's opt and\n"
+           "bound, its layers in order (plugin key, library and content hash, fields,\n"
            "tactic, tensor dtypes and formats) and its memory plan (arena, activation\n"
-           "offsets and sizes, workspace).\n"
+           "offsets and sizes, workspace). A plan whose plugins cannot be loaded here\n"
+           "is shown all the same from what it records, with the reason.\n"
+           "\n"
+           "For an ONNX model: its inputs and outputs (dtypes, shapes), initializers,\n"
+           "and a count of its nodes by op type (with the plugin key of nodes that\n"
+           "name one); --verbose lists every node.\n"
            "\n"
            "Options:\n"
            "  --json                  machine-readable output (one JSON document)\n"
            "  --plugins LIB.so        load a plugin library the plan needs (repeatable)\n"
            "  --no-default-plugins    do not load the standard plugin library\n"
-           "  -v, --verbose           print the library's log\n"
+           "  -v, --verbose           every ONNX node; the library's log\n"
            "  -h, --help              this help\n"
            "\n"
-           "Exit status: 0 success, 1 the plan cannot be read, 2 usage.\n");
+           "Exit status: 0 success, 1 the file cannot be read, 2 usage.\n");
 }
 
 /* Totals of the memory plan. */
@@ -106,7 +118,107 @@ static int build_device(const prt_engine *e, prt_device_info *out)
     return prt_engine_get_build_device(e, out) == PRT_OK;
 }
 
+/* How the plan was read: with its plugins made (it could run here), or
+ * only described, and why. */
+typedef struct plan_view {
+    const char *path;
+    size_t size;
+    const prt_engine *e;
+    const prt_registry *reg;
+    char why[1024]; /* "" when loaded with its plugins */
+} plan_view;
+
+/* 1 if layer li's plugin can be made here: a built-in, or a key the
+ * registry holds. */
+static int layer_available(const plan_view *v, const prt_layer_info *li)
+{
+    const prt_plugin_creator *c;
+    if (cli_is_builtin(li) || !prt_engine_is_unresolved(v->e))
+        return 1;
+    return v->reg &&
+           prt_registry_find_creator(v->reg, li->plugin_namespace, li->plugin_name,
+                                     li->plugin_version, &c) == PRT_OK;
+}
+
+/* Per profile: each input's min/opt/max, then each size tensor's opt and
+ * bound, through the sink's calls (text or JSON). */
+typedef struct profile_sink {
+    void (*begin)(void *user, int32_t profile);
+    void (*input)(void *user, const char *name, const prt_dims *mn, const prt_dims *opt,
+                  const prt_dims *mx);
+    void (*size)(void *user, const char *name, int64_t opt, int64_t bound);
+    void (*end)(void *user);
+    void *user;
+} profile_sink;
+
+static int walk_profiles(const prt_engine *e, const profile_sink *k)
+{
+    int32_t np = prt_engine_profile_count(e), nio = prt_engine_io_count(e),
+            nt = prt_engine_tensor_count(e);
+    for (int32_t p = 0; p < np; p++) {
+        k->begin(k->user, p);
+        for (int32_t i = 0; i < nio; i++) {
+            prt_io_info io = {.struct_size = sizeof io};
+            prt_dims mn, opt, mx;
+            prt_status st = prt_engine_get_io(e, i, &io);
+            if (!st && !io.is_input)
+                continue;
+            if (!st)
+                st = prt_engine_get_profile_shape(e, p, io.name, &mn, &opt, &mx);
+            if (st) {
+                cli_error_api(st, "cannot read profile %d", (int)p);
+                return CLI_FAIL;
+            }
+            k->input(k->user, io.name, &mn, &opt, &mx);
+        }
+        for (int32_t t = 0; t < nt; t++) {
+            prt_tensor_info ti = {.struct_size = sizeof ti};
+            int64_t opt = 0, bound = 0;
+            prt_status st;
+            if (prt_engine_get_tensor(e, t, &ti) != PRT_OK || ti.size_id < 0)
+                continue;
+            st = prt_engine_get_size_tensor_bounds(e, p, t, &opt, &bound);
+            if (st) {
+                cli_error_api(st, "cannot read the bounds of size tensor %s", ti.name);
+                return CLI_FAIL;
+            }
+            k->size(k->user, ti.name, opt, bound);
+        }
+        k->end(k->user);
+    }
+    return CLI_OK;
+}
+
 /* ---- text ---------------------------------------------------------------- */
+
+static void text_profile_begin(void *user, int32_t profile)
+{
+    (void)user;
+    printf("  profile %d:\n", (int)profile);
+}
+
+static void text_profile_input(void *user, const char *name, const prt_dims *mn,
+                               const prt_dims *opt, const prt_dims *mx)
+{
+    char a[128], b[128], c[128], en[CLI_ESC_CAP];
+    (void)user;
+    printf("    input %s  min %s  opt %s  max %s\n", cli_escape(name, en, sizeof en),
+           cli_format_dims(mn, a, sizeof a), cli_format_dims(opt, b, sizeof b),
+           cli_format_dims(mx, c, sizeof c));
+}
+
+static void text_profile_size(void *user, const char *name, int64_t opt, int64_t bound)
+{
+    char en[CLI_ESC_CAP];
+    (void)user;
+    printf("    size tensor %s  opt %lld  bound %lld\n", cli_escape(name, en, sizeof en),
+           (long long)opt, (long long)bound);
+}
+
+static void text_profile_end(void *user)
+{
+    (void)user;
+}
 
 static void print_tensor_ref(const prt_engine *e, int32_t index, const char *prefix)
 {
@@ -129,14 +241,19 @@ static void print_tensor_ref(const prt_engine *e, int32_t index, const char *pre
     putchar('\n');
 }
 
-static int print_text(const char *path, size_t size, const prt_engine *e)
+static int print_text(const plan_view *v)
 {
+    const prt_engine *e = v->e;
     int32_t nl = prt_engine_layer_count(e), nt = prt_engine_tensor_count(e);
     plan_totals t = totals(e);
+    profile_sink sink = {text_profile_begin, text_profile_input, text_profile_size,
+                         text_profile_end, NULL};
     char b1[32], b2[32], b3[32], b4[32];
     printf("plan: %s (%zu bytes), device %s, %d profile(s), %d layers (%d plugin)\n",
-           path, size, cli_device_name(prt_engine_device(e)),
+           v->path, v->size, cli_device_name(prt_engine_device(e)),
            (int)prt_engine_profile_count(e), (int)nl, (int)cli_plugin_layer_count(e));
+    if (v->why[0])
+        printf("plugins: not loaded (%s); shown as the plan records them\n", v->why);
     if (prt_engine_device(e) != PRT_DEVICE_CPU) {
         prt_device_info di;
         char en[CLI_ESC_CAP];
@@ -152,6 +269,9 @@ static int print_text(const char *path, size_t size, const prt_engine *e)
     }
     printf("\nI/O:\n");
     if (cli_print_io(stdout, e, "  ") != CLI_OK)
+        return CLI_FAIL;
+    printf("\nProfiles:\n");
+    if (walk_profiles(e, &sink) != CLI_OK)
         return CLI_FAIL;
     printf("\nLayers:\n");
     for (int32_t i = 0; i < nl; i++) {
@@ -172,10 +292,11 @@ static int print_text(const char *path, size_t size, const prt_engine *e)
             printf("      not run: nothing reads its outputs (their values were "
                    "folded into shapes)\n");
         if (!cli_is_builtin(&li))
-            printf("      library: %s (content hash %016llx)\n",
+            printf("      library: %s (content hash %016llx)%s\n",
                    *li.library ? cli_escape(li.library, e1, sizeof e1)
                                : "(registered directly)",
-                   (unsigned long long)li.library_hash);
+                   (unsigned long long)li.library_hash,
+                   layer_available(v, &li) ? "" : ", not loaded");
         for (int32_t k = 0; k < li.nb_fields; k++) {
             const prt_field *fd = &li.fields[k];
             printf("      %s %s %s[%lld] = ", k ? "       " : "fields:",
@@ -240,19 +361,84 @@ static void json_tensor_names(json_writer *w, const char *key, const prt_engine 
     json_end_array(w);
 }
 
-static int print_json(const char *path, size_t size, const prt_engine *e)
+/* The JSON sink's state: the inputs come first (walk_profiles' order), and
+ * the first size tensor closes their array. */
+typedef struct json_profiles {
+    json_writer *w;
+    int sizes_open;
+} json_profiles;
+
+static void json_profile_begin(void *user, int32_t profile)
 {
+    json_writer *w = ((json_profiles *)user)->w;
+    json_begin_object(w, NULL);
+    json_int(w, "profile", profile);
+    json_begin_array(w, "inputs");
+}
+
+static void json_profile_input(void *user, const char *name, const prt_dims *mn,
+                               const prt_dims *opt, const prt_dims *mx)
+{
+    json_writer *w = ((json_profiles *)user)->w;
+    json_begin_object(w, NULL);
+    json_string(w, "name", name);
+    cli_json_dims(w, "min", mn);
+    cli_json_dims(w, "opt", opt);
+    cli_json_dims(w, "max", mx);
+    json_end_object(w);
+}
+
+static void json_profile_size(void *user, const char *name, int64_t opt, int64_t bound)
+{
+    json_profiles *j = user;
+    json_writer *w = j->w;
+    if (!j->sizes_open) {
+        json_end_array(w);
+        json_begin_array(w, "size_tensors");
+        j->sizes_open = 1;
+    }
+    json_begin_object(w, NULL);
+    json_string(w, "name", name);
+    json_int(w, "opt", opt);
+    json_int(w, "bound", bound);
+    json_end_object(w);
+}
+
+static void json_profile_end(void *user)
+{
+    json_profiles *j = user;
+    json_writer *w = j->w;
+    if (!j->sizes_open) {
+        json_end_array(w);
+        json_begin_array(w, "size_tensors");
+    }
+    j->sizes_open = 0;
+    json_end_array(w);
+    json_end_object(w);
+}
+
+static int print_json(const plan_view *v)
+{
+    const prt_engine *e = v->e;
     int32_t nl = prt_engine_layer_count(e), nt = prt_engine_tensor_count(e), nio;
     plan_totals t = totals(e);
     prt_io_info *ios;
     json_writer w;
+    json_profiles jp = {&w, 0};
+    profile_sink sink = {json_profile_begin, json_profile_input, json_profile_size,
+                         json_profile_end, &jp};
     char hash[24];
     if (cli_engine_io(e, &ios, &nio) != CLI_OK)
         return CLI_FAIL;
     json_init(&w, stdout);
     json_begin_object(&w, NULL);
-    json_string(&w, "plan", path);
-    json_int(&w, "size_bytes", (int64_t)size);
+    json_string(&w, "plan", v->path);
+    json_int(&w, "size_bytes", (int64_t)v->size);
+    json_bool(&w, "plugins_loaded", !v->why[0]);
+    if (v->why[0])
+        json_string(&w, "load_error", v->why);
+    else
+        json_null(&w, "load_error");
     json_string(&w, "plugrt_version", prt_version_string());
     json_string(&w, "device", cli_device_name(prt_engine_device(e)));
     {
@@ -285,6 +471,10 @@ static int print_json(const char *path, size_t size, const prt_engine *e)
     }
     free(ios);
     json_end_array(&w);
+    json_begin_array(&w, "profile_shapes");
+    if (walk_profiles(e, &sink) != CLI_OK)
+        return CLI_FAIL;
+    json_end_array(&w);
     json_begin_array(&w, "layers");
     for (int32_t i = 0; i < nl; i++) {
         prt_layer_info li = {.struct_size = sizeof(prt_layer_info)};
@@ -301,6 +491,7 @@ static int print_json(const char *path, size_t size, const prt_engine *e)
         json_string(&w, "plugin", li.plugin_name);
         json_string(&w, "version", li.plugin_version);
         json_bool(&w, "builtin", cli_is_builtin(&li));
+        json_bool(&w, "loaded", layer_available(v, &li));
         json_string(&w, "library", li.library);
         snprintf(hash, sizeof hash, "%016llx", (unsigned long long)li.library_hash);
         json_string(&w, "library_hash", hash);
@@ -364,6 +555,41 @@ static int print_json(const char *path, size_t size, const prt_engine *e)
     return CLI_OK;
 }
 
+/* Reads the plan into v: with its plugins when they can be made here,
+ * else described from what it records (v->why says what stopped the full
+ * load). Bytes that are not a valid plan fail as `plugrt run` fails. */
+static int load_plan(plan_view *v, prt_engine **out)
+{
+    void *bytes = NULL;
+    size_t size = 0;
+    prt_status st, st2;
+    if (cli_read_file(v->path, &bytes, &size) != CLI_OK)
+        return CLI_FAIL;
+    v->size = size;
+    st = prt_engine_deserialize(v->reg, bytes, size, out);
+    /* A missing plugin or library, a plugin that fails to be made, a
+     * device this machine lacks: the plan is fine, only not runnable here. */
+    if (st == PRT_ERR_NOT_FOUND || st == PRT_ERR_PLUGIN || st == PRT_ERR_UNSUPPORTED) {
+        snprintf(v->why, sizeof v->why, "%s", prt_last_error());
+        st2 = prt_engine_deserialize_unresolved(bytes, size, out);
+        if (st2 == PRT_OK) {
+            cli_note("the plan's plugins cannot be made here: %s", v->why);
+            cli_note("showing what the plan records; to run it, load the library that "
+                     "defines them with --plugins LIB.so");
+        } else {
+            v->why[0] = '\0';
+        }
+    }
+    free(bytes);
+    if (*out)
+        return CLI_OK;
+    cli_error_api(st, "cannot load the plan %s", v->path);
+    if (st == PRT_ERR_MALFORMED || st == PRT_ERR_VERSION)
+        fprintf(stderr, "  is it a plan written by `plugrt build` of this version? "
+                        "rebuild it from the model\n");
+    return CLI_FAIL;
+}
+
 int cmd_inspect(int argc, char **argv)
 {
     cli_plugin_opts plugins;
@@ -371,7 +597,7 @@ int cmd_inspect(int argc, char **argv)
     const char *v, *model = NULL;
     prt_registry *reg = NULL;
     prt_engine *engine = NULL;
-    size_t size = 0;
+    plan_view view;
     int id, json = 0, verbose = 0, rc = CLI_OK;
     memset(&plugins, 0, sizeof plugins);
     cli_scan_init(&s, argc, argv, inspect_opts);
@@ -382,7 +608,7 @@ int cmd_inspect(int argc, char **argv)
             break;
         case CLI_SCAN_POSITIONAL:
             if (model)
-                rc = cli_usage("one plan at a time ('%s' and '%s' given)", model, v);
+                rc = cli_usage("one file at a time ('%s' and '%s' given)", model, v);
             model = v;
             break;
         case OPT_HELP:
@@ -407,19 +633,25 @@ int cmd_inspect(int argc, char **argv)
         }
     }
     if (rc == CLI_OK && !model)
-        rc = cli_usage("missing the plan to inspect (plugrt inspect MODEL.plan)");
-    if (rc == CLI_OK && cli_is_onnx_path(model))
-        rc = cli_usage("%s is an ONNX model; build a plan first (plugrt build %s -o "
-                       "MODEL.plan)",
-                       model, model);
+        rc = cli_usage("missing the plan or model to inspect (plugrt inspect "
+                       "MODEL.plan|MODEL.onnx)");
     if (rc != CLI_OK)
         goto done;
     cli_install_logger(verbose);
     rc = CLI_FAIL;
-    if (!(reg = cli_registry_create(&plugins)) ||
-        cli_load_plan(model, reg, &engine, &size) != CLI_OK)
+    if (!(reg = cli_registry_create(&plugins)))
         goto done;
-    rc = json ? print_json(model, size, engine) : print_text(model, size, engine);
+    if (cli_is_onnx_path(model)) {
+        rc = cli_inspect_onnx(model, reg, json, verbose);
+    } else {
+        memset(&view, 0, sizeof view);
+        view.path = model;
+        view.reg = reg;
+        if (load_plan(&view, &engine) != CLI_OK)
+            goto done;
+        view.e = engine;
+        rc = json ? print_json(&view) : print_text(&view);
+    }
     if (fflush(stdout) != 0)
         rc = CLI_FAIL;
 done:

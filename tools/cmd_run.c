@@ -65,11 +65,19 @@ enum {
     OPT_PROFILE_LAYERS,
     OPT_PROFILE_JSON,
     OPT_JSON,
-    OPT_LINEAR_FORMATS
+    OPT_LINEAR_FORMATS,
+    OPT_FP16,
+    OPT_LOAD_INPUTS,
+    OPT_EXPORT_PROFILE
 };
 
 static const cli_opt run_opts[] = {
     {"--help", "-h", 0, OPT_HELP},
+    /* trtexec's options whose values need translating (run_aliases). */
+    {"--fp16", NULL, 0, OPT_FP16},
+    {"--best", NULL, 0, OPT_FP16},
+    {"--loadInputs", NULL, 1, OPT_LOAD_INPUTS},
+    {"--exportProfile", NULL, 1, OPT_EXPORT_PROFILE},
     {"--plugins", NULL, 1, CLI_MODEL_OPT_PLUGINS},
     {"--no-default-plugins", NULL, 0, CLI_MODEL_OPT_NO_DEFAULT},
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
@@ -98,6 +106,49 @@ static const cli_opt run_opts[] = {
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
     {NULL, NULL, 0, 0},
+};
+
+/* What a TensorRT user types to trtexec, as plugrt run takes it. */
+static const cli_alias run_aliases[] = {
+    {"--onnx", "", "FILE: the ONNX model to build in memory and run"},
+    {"--loadEngine", "", "FILE: the plan to run"},
+    {"--saveEngine", NULL,
+     "plugrt run does not write the engine it builds; write the plan with "
+     "`plugrt build MODEL.onnx --saveEngine=FILE`, then run it"},
+    {"--shapes", "--shapes", "the same option"},
+    {"--optShapes", "--shapes",
+     "the shapes to run at (trtexec runs at the opt shapes without --shapes)"},
+    {"--minShapes", NULL,
+     "an ONNX model is run with its profile fixed at each input's shape; give "
+     "them with --shapes (or --optShapes), or build a plan with a range with "
+     "`plugrt build --minShapes=... --maxShapes=...`"},
+    {"--maxShapes", NULL,
+     "an ONNX model is run with its profile fixed at each input's shape; give "
+     "them with --shapes (or --optShapes), or build a plan with a range with "
+     "`plugrt build --minShapes=... --maxShapes=...`"},
+    {"--loadInputs", "--loadInputs",
+     "NAME:FILE[,...]: --input NAME=FILE for each; .npy or ONNX TensorProto .pb "
+     "files (trtexec's raw binary files are refused)"},
+    {"--exportOutput", NULL,
+     "trtexec's JSON of output values is not written; --output-dir DIR writes each "
+     "output as DIR/output_NAME.npy"},
+    {"--dumpProfile", "--profile-layers", "time every layer"},
+    {"--exportProfile", "--exportProfile", "FILE: --profile-layers --profile-json FILE"},
+    {"--useCudaGraph", "--cuda-graph", "capture one run as a CUDA graph, replay it"},
+    {"--iterations", "--iterations", "the same option: timed runs per thread"},
+    {"--warmUp", NULL,
+     "trtexec warms up for a duration in ms; plugrt for a count of runs: use "
+     "--warmup N"},
+    {"--avgRuns", NULL,
+     "plugrt reports every timed run (min, median, p90, p99, max, mean), not "
+     "averages over windows of runs; use --iterations N"},
+    {"--staticPlugins", "--plugins", "LIB.so: load a plugin library"},
+    {"--dynamicPlugins", "--plugins", "LIB.so: load a plugin library"},
+    {"--fp16", "--fp16",
+     "allow float16 besides float32: plugrt has no reduced precision yet, so it "
+     "warns and runs in the model's own types"},
+    {"--best", "--best", "allow every precision: as --fp16"},
+    {NULL, NULL, NULL},
 };
 
 static void run_help(void)
@@ -202,12 +253,14 @@ static void run_help(void)
         "                             it needs (default: no limit)\n"
         "  -v, --verbose              print the library's log\n"
         "  -h, --help                 this help\n"
-        "\n"
-        "Prints latency (min, median, p90, p99, max, mean) and throughput to stdout;\n"
-        "on CUDA, the GPU time of each run from CUDA events around its enqueue too.\n"
-        "On CUDA, inputs are copied to device memory, outputs allocated there at\n"
-        "their upper-bound size and copied back at their true size after the runs.\n"
-        "Exit status: 0 success, 1 failure or mismatch, 2 usage.\n");
+        "\n");
+    cli_print_aliases(run_aliases, "trtexec");
+    printf("\n"
+           "Prints latency (min, median, p90, p99, max, mean) and throughput to stdout;\n"
+           "on CUDA, the GPU time of each run from CUDA events around its enqueue too.\n"
+           "On CUDA, inputs are copied to device memory, outputs allocated there at\n"
+           "their upper-bound size and copied back at their true size after the runs.\n"
+           "Exit status: 0 success, 1 failure or mismatch, 2 usage.\n");
 }
 
 typedef struct run_args {
@@ -226,11 +279,79 @@ typedef struct run_args {
     int linear_formats; /* --linear-formats */
     int profile_layers;
     const char *profile_json;
-    int json;             /* --json */
+    int json;     /* --json */
+    int fp16;     /* --fp16 or --best (trtexec's) */
+    char **owned; /* --input values made from --loadInputs */
+    int nb_owned;
     int64_t memory_limit; /* 0: none */
     double atol, rtol;
     int atol_given, rtol_given;
 } run_args;
+
+/* --input NAME=FILE (v borrowed: argv, or a->owned). */
+static int add_input(run_args *a, const char *v)
+{
+    const char **l;
+    const char *eq = strchr(v, '=');
+    size_t n = eq ? (size_t)(eq - v) : 0;
+    if (!eq || eq == v || eq[1] == '\0')
+        return cli_usage("--input: '%s' is not NAME=FILE.npy", v);
+    /* Two files for one input: whichever won, the other was a mistake. */
+    for (int i = 0; i < a->nb_inputs; i++)
+        if (strncmp(a->inputs[i], v, n + 1) == 0)
+            return cli_usage("--input %.*s is given twice ('%s' and '%s')", (int)n, v,
+                             a->inputs[i], v);
+    l = realloc(a->inputs, sizeof *l * (size_t)(a->nb_inputs + 1));
+    if (!l) {
+        cli_error("out of memory for the list of --input options");
+        return CLI_FAIL;
+    }
+    l[a->nb_inputs++] = v;
+    a->inputs = l;
+    return CLI_OK;
+}
+
+/* trtexec's --loadInputs NAME:FILE[,NAME:FILE...], a name with ':' in
+ * single quotes ('Input:0':file): each becomes --input NAME=FILE. */
+static int trtexec_load_inputs(run_args *a, const char *v)
+{
+    const char *p = v;
+    while (*p) {
+        const char *name = p, *name_end, *file, *end = strchr(p, ',');
+        char **l;
+        char *item;
+        int rc;
+        if (!end)
+            end = p + strlen(p);
+        if (*p == '\'') {
+            name = p + 1;
+            name_end = memchr(name, '\'', (size_t)(end - name));
+            file = name_end && name_end + 1 < end && name_end[1] == ':' ? name_end + 2
+                                                                        : NULL;
+        } else {
+            name_end = memchr(p, ':', (size_t)(end - p));
+            file = name_end ? name_end + 1 : NULL;
+        }
+        if (!file || name_end == name || file == end)
+            return cli_usage("--loadInputs: '%.*s' is not NAME:FILE (e.g. "
+                             "input:x.npy; 'Input:0':x.npy for a name with ':')",
+                             (int)(end - p), p);
+        item = malloc((size_t)(name_end - name) + 1 + (size_t)(end - file) + 1);
+        l = item ? realloc(a->owned, sizeof *l * (size_t)(a->nb_owned + 1)) : NULL;
+        if (!l) {
+            free(item);
+            cli_error("out of memory for --loadInputs %s", v);
+            return CLI_FAIL;
+        }
+        a->owned = l;
+        sprintf(item, "%.*s=%.*s", (int)(name_end - name), name, (int)(end - file), file);
+        a->owned[a->nb_owned++] = item;
+        if ((rc = add_input(a, item)) != CLI_OK)
+            return rc;
+        p = *end ? end + 1 : end;
+    }
+    return CLI_OK;
+}
 
 /* run's own options (cli_model_args_parse takes the others). */
 static int take_option(void *user, int id, const char *v)
@@ -240,26 +361,17 @@ static int take_option(void *user, int id, const char *v)
     case OPT_HELP:
         run_help();
         return -1;
-    case OPT_INPUT: {
-        const char **l;
-        const char *eq = strchr(v, '=');
-        size_t n = eq ? (size_t)(eq - v) : 0;
-        if (!eq || eq == v || eq[1] == '\0')
-            return cli_usage("--input: '%s' is not NAME=FILE.npy", v);
-        /* Two files for one input: whichever won, the other was a mistake. */
-        for (int i = 0; i < a->nb_inputs; i++)
-            if (strncmp(a->inputs[i], v, n + 1) == 0)
-                return cli_usage("--input %.*s is given twice ('%s' and '%s')", (int)n, v,
-                                 a->inputs[i], v);
-        l = realloc(a->inputs, sizeof *l * (size_t)(a->nb_inputs + 1));
-        if (!l) {
-            cli_error("out of memory for the list of --input options");
-            return CLI_FAIL;
-        }
-        l[a->nb_inputs++] = v;
-        a->inputs = l;
+    case OPT_INPUT:
+        return add_input(a, v);
+    case OPT_LOAD_INPUTS:
+        return trtexec_load_inputs(a, v);
+    case OPT_EXPORT_PROFILE:
+        a->profile_layers = 1;
+        a->profile_json = v;
         break;
-    }
+    case OPT_FP16:
+        a->fp16 = 1;
+        break;
     case OPT_RANDOM:
         a->random_inputs = 1;
         break;
@@ -344,11 +456,15 @@ static int parse_args(int argc, char **argv, run_args *a)
     a->rtol = 1e-5;
     a->device = -1;
     a->reference = -1;
+    a->m.aliases = run_aliases;
     rc = cli_model_args_parse(&a->m, argc, argv, run_opts, take_option, a,
                               "the model to run (plugrt run MODEL.plan or "
                               "MODEL.onnx)");
     if (rc != CLI_OK)
         return rc;
+    if (a->fp16)
+        cli_warn("--fp16/--best: plugrt has no reduced-precision mode yet; running in "
+                 "the model's own types");
     if (a->iterations * a->threads > 100000000)
         return cli_usage("--iterations x --threads is more than 1e8 runs");
     if (!cli_is_onnx_path(a->m.model) && a->m.ops.count)
@@ -780,6 +896,9 @@ int cmd_run(int argc, char **argv)
         rc = CLI_OK; /* --help */
     rc = run_state_free(&s, (int)a.threads, rc);
     free(a.inputs);
+    for (int i = 0; i < a.nb_owned; i++)
+        free(a.owned[i]);
+    free(a.owned);
     cli_model_args_free(&a.m);
     cli_shapes_free(&a.shapes);
     return rc;

@@ -23,4 +23,8 @@ int cli_print_io(FILE *f, const prt_engine *engine, const char *indent);
 /* 1 if the layer's plugin is one of plugrt's built-in ops. */
 int cli_is_builtin(const prt_layer_info *li);
 
+/* `plugrt inspect MODEL.onnx` (inspect_onnx.c): the model's I/O, ops and
+ * nodes as text or JSON; plugin ops are looked up in `reg`. An exit code. */
+int cli_inspect_onnx(const char *path, const prt_registry *reg, int json, int verbose);
+
 #endif /* PLUGRT_TOOLS_DESCRIBE_H */

@@ -4,7 +4,7 @@
  *
  *   plugrt build model.onnx -o model.plan [options]
  *   plugrt run model.plan|model.onnx [options]
- *   plugrt inspect model.plan [--json]
+ *   plugrt inspect model.plan|model.onnx [--json]
  *   plugrt plugins [lib.so...]
  *   plugrt devices [--json]
  *   plugrt check lib.so [--plugin KEY] [--fields FILE.json] [--json]
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 
 static const struct {
     const char *name;
@@ -25,7 +26,9 @@ static const struct {
 } commands[] = {
     {"build", cmd_build, "import an ONNX model and build a plan (engine file)"},
     {"run", cmd_run, "run a plan or an ONNX model: outputs, latency, comparison"},
-    {"inspect", cmd_inspect, "show a plan's I/O, layers, plugins and memory plan"},
+    {"inspect", cmd_inspect,
+     "show a plan's I/O, profiles, layers, plugins and memory plan, or an ONNX "
+     "model's I/O and nodes"},
     {"plugins", cmd_plugins, "list the plugin creators of libraries and their fields"},
     {"devices", cmd_devices, "list the devices plugrt can use here, or why it cannot"},
     {"check", cmd_check, "check a plugin library against the plugin contract"},
@@ -33,6 +36,23 @@ static const struct {
      "write a minimal, working plugin project to start from"},
 };
 #define NB_COMMANDS (int)(sizeof commands / sizeof commands[0])
+
+/* "unknown command 'biuld'; did you mean 'build'?" and the list. */
+static int unknown_command(const char *cmd)
+{
+    const char *names[NB_COMMANDS], *near;
+    for (int i = 0; i < NB_COMMANDS; i++)
+        names[i] = commands[i].name;
+    near = cmd[0] == '-' ? NULL : cli_nearest(cmd, names, NB_COMMANDS);
+    fprintf(stderr, "plugrt: unknown %s '%s'", cmd[0] == '-' ? "option" : "command", cmd);
+    if (near)
+        fprintf(stderr, "; did you mean '%s'?", near);
+    fprintf(stderr, " (commands:");
+    for (int i = 0; i < NB_COMMANDS; i++)
+        fprintf(stderr, " %s", commands[i].name);
+    fprintf(stderr, ")\nTry 'plugrt --help'.\n");
+    return CLI_USAGE;
+}
 
 static void usage(FILE *f)
 {
@@ -68,9 +88,7 @@ int main(int argc, char **argv)
                     cli_set_command(commands[i].name);
                     return commands[i].fn(2, args);
                 }
-            fprintf(stderr, "plugrt: unknown command '%s'\nTry 'plugrt --help'.\n",
-                    argv[2]);
-            return CLI_USAGE;
+            return unknown_command(argv[2]);
         }
         usage(stdout);
         return CLI_OK;
@@ -85,11 +103,5 @@ int main(int argc, char **argv)
             cli_set_command(commands[i].name);
             return commands[i].fn(argc - 1, argv + 1);
         }
-    fprintf(stderr,
-            "plugrt: unknown %s '%s' (commands:", cmd[0] == '-' ? "option" : "command",
-            cmd);
-    for (int i = 0; i < NB_COMMANDS; i++)
-        fprintf(stderr, " %s", commands[i].name);
-    fprintf(stderr, ")\nTry 'plugrt --help'.\n");
-    return CLI_USAGE;
+    return unknown_command(cmd);
 }

@@ -53,6 +53,8 @@ int cli_model_args_parse(cli_model_args *a, int argc, char **argv, const cli_opt
     const char *v;
     int id, rc;
     cli_scan_init(&s, argc, argv, opts);
+    s.aliases = a->aliases;
+    s.alias_program = "trtexec";
     while ((id = cli_scan_next(&s, &v)) != CLI_SCAN_END) {
         rc = take_model_arg(a, id, v);
         if (rc == NOT_SHARED)

@@ -20,6 +20,9 @@ typedef struct cli_model_args {
     cli_plugin_ops ops;
     int verbose;
     int strict; /* --strict: declared output shapes that disagree fail */
+    /* trtexec's spellings the command takes (set before parsing; NULL:
+     * none). */
+    const cli_alias *aliases;
 } cli_model_args;
 
 /* Their ids in a subcommand's cli_opt table; its own ids follow, from

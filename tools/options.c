@@ -1,8 +1,10 @@
 /* The option scanner and value parsers of the plugrt program. */
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +15,150 @@ void cli_scan_init(cli_scanner *s, int argc, char **argv, const cli_opt *opts)
     s->next = 1;
     s->only_positional = 0;
     s->opts = opts;
+    s->aliases = NULL;
+    s->alias_program = NULL;
 }
+
+int cli_edit_distance(const char *a, const char *b, int cap)
+{
+    /* Optimal string alignment: Levenshtein plus the swap of two adjacent
+     * letters as one edit, the commonest typo ("biuld"). Three rows of the
+     * table; option and command names are short, and longer words are
+     * never near anyway. */
+    enum { MAXLEN = 64 };
+    int rows[3][MAXLEN + 1];
+    int *pp = rows[0], *prev = rows[1], *cur = rows[2];
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > MAXLEN || lb > MAXLEN)
+        return cap;
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int best = (int)i, *t;
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int ca = tolower((unsigned char)a[i - 1]),
+                cb = tolower((unsigned char)b[j - 1]);
+            int sub = prev[j - 1] + (ca != cb), del = prev[j] + 1, ins = cur[j - 1] + 1;
+            int d = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == cb && pp[j - 2] + 1 < d)
+                d = pp[j - 2] + 1;
+            cur[j] = d;
+            if (d < best)
+                best = d;
+        }
+        if (best >= cap)
+            return cap;
+        t = pp;
+        pp = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[lb] < cap ? prev[lb] : cap;
+}
+
+const char *cli_nearest(const char *word, const char *const *cands, int n)
+{
+    int limit = (int)strlen(word) / 3, best_d;
+    const char *best = NULL;
+    if (limit > 3)
+        limit = 3;
+    if (limit < 1)
+        limit = 1;
+    best_d = limit + 1;
+    for (int i = 0; i < n; i++) {
+        int d = cli_edit_distance(word, cands[i], best_d);
+        if (d < best_d) {
+            best_d = d;
+            best = cands[i];
+        }
+    }
+    return best;
+}
+
+/* The unknown option `arg` (its first len bytes) as a usage error, with
+ * the nearest name the command takes. */
+static int unknown_option(const cli_scanner *s, const char *arg, size_t len)
+{
+    const char *names[128], *near;
+    char word[96];
+    int n = 0;
+    snprintf(word, sizeof word, "%.*s", (int)len, arg);
+    for (const cli_opt *o = s->opts; o->name && n < 128; o++)
+        names[n++] = o->name;
+    for (const cli_alias *a = s->aliases; a && a->name && n < 128; a++)
+        names[n++] = a->name;
+    near = cli_nearest(word, names, n);
+    if (near)
+        return cli_usage("unknown option '%s'; did you mean '%s'?", word, near);
+    return cli_usage("unknown option '%s'", word);
+}
+
+/* An alias of another program's option: the cli_opt it means (NULL with
+ * *refused set when it has none here, the error printed), or NULL for the
+ * model argument (*positional set). */
+static const cli_opt *resolve_alias(const cli_scanner *s, const cli_alias *a,
+                                    int *positional, int *refused)
+{
+    *positional = *refused = 0;
+    if (!a->target) {
+        cli_usage("%s (%s's option) has no equivalent in plugrt %s: %s", a->name,
+                  s->alias_program ? s->alias_program : "another program", cli_command(),
+                  a->note);
+        *refused = 1;
+        return NULL;
+    }
+    if (!a->target[0]) {
+        *positional = 1;
+        return NULL;
+    }
+    for (const cli_opt *o = s->opts; o->name; o++)
+        if (strcmp(o->name, a->target) == 0)
+            return o;
+    cli_usage("internal: alias %s names %s, which plugrt %s does not take", a->name,
+              a->target, cli_command());
+    *refused = 1;
+    return NULL;
+}
+
+void cli_print_aliases(const cli_alias *aliases, const char *program)
+{
+    /* Notes wrap at the 79th column, under their own column. */
+    enum { NOTE_COL = 40, WIDTH = 79 };
+    printf("%s's spellings (as its users type them), and what they mean here:\n",
+           program);
+    for (const cli_alias *a = aliases; a->name; a++) {
+        const char *what = !a->target                        ? "no equivalent"
+                           : !a->target[0]                   ? "(the model)"
+                           : strcmp(a->target, a->name) == 0 ? ""
+                                                             : a->target;
+        const char *p = a->note;
+        int col = printf("  %-18s %-18s", a->name, what);
+        while (*p) {
+            size_t n = strlen(p),
+                   room = (size_t)(WIDTH - (col > NOTE_COL ? col : NOTE_COL));
+            if (n > room) {
+                /* The last blank that fits; a word longer than the room is
+                 * printed whole. */
+                size_t k = room;
+                while (k > 0 && p[k] != ' ')
+                    k--;
+                n = k ? k : strcspn(p, " ");
+            }
+            printf("%*s%.*s\n", col < NOTE_COL ? NOTE_COL - col : 1, "", (int)n, p);
+            p += n;
+            while (*p == ' ')
+                p++;
+            col = 0;
+        }
+        if (!*a->note)
+            putchar('\n');
+    }
+}
+
+static int take_option(cli_scanner *s, const cli_opt *o, const char *arg, const char *eq,
+                       const char **value);
 
 int cli_scan_next(cli_scanner *s, const char **value)
 {
@@ -36,28 +181,58 @@ int cli_scan_next(cli_scanner *s, const char **value)
     for (const cli_opt *o = s->opts; o->name; o++) {
         int match = (strlen(o->name) == len && strncmp(o->name, arg, len) == 0) ||
                     (o->alias && !eq && strcmp(o->alias, arg) == 0);
-        if (!match)
+        if (match)
+            return take_option(s, o, arg, eq, value);
+    }
+    for (const cli_alias *a = s->aliases; a && a->name; a++) {
+        const cli_opt *o;
+        int positional, refused;
+        if (strlen(a->name) != len || strncmp(a->name, arg, len) != 0)
             continue;
-        if (!o->has_arg) {
-            if (eq) {
-                cli_usage("option %s takes no value", o->name);
-                return CLI_SCAN_ERROR;
-            }
-            return o->id;
-        }
-        if (eq) {
+        o = resolve_alias(s, a, &positional, &refused);
+        if (refused)
+            return CLI_SCAN_ERROR;
+        if (!positional)
+            return take_option(s, o, arg, eq, value);
+        /* The model as an option's value: --onnx=FILE or --onnx FILE. */
+        if (eq)
             *value = eq + 1;
-            return o->id;
-        }
-        if (s->next >= s->argc) {
-            cli_usage("option %s needs a value", o->name);
+        else if (s->next < s->argc)
+            *value = s->argv[s->next++];
+        else {
+            cli_usage("option %s needs a value", a->name);
             return CLI_SCAN_ERROR;
         }
-        *value = s->argv[s->next++];
+        return CLI_SCAN_POSITIONAL;
+    }
+    unknown_option(s, arg, len);
+    return CLI_SCAN_ERROR;
+}
+
+/* Option o, found as `arg` (its "=value" at eq, or NULL): its id, with its
+ * value taken from eq or the next argument. */
+static int take_option(cli_scanner *s, const cli_opt *o, const char *arg, const char *eq,
+                       const char **value)
+{
+    /* Messages name the option as typed: an alias by its own spelling. */
+    int len = eq ? (int)(eq - arg) : (int)strlen(arg);
+    if (!o->has_arg) {
+        if (eq) {
+            cli_usage("option %.*s takes no value", len, arg);
+            return CLI_SCAN_ERROR;
+        }
         return o->id;
     }
-    cli_usage("unknown option '%.*s'", (int)len, arg);
-    return CLI_SCAN_ERROR;
+    if (eq) {
+        *value = eq + 1;
+        return o->id;
+    }
+    if (s->next >= s->argc) {
+        cli_usage("option %.*s needs a value", len, arg);
+        return CLI_SCAN_ERROR;
+    }
+    *value = s->argv[s->next++];
+    return o->id;
 }
 
 /* ---- values -------------------------------------------------------------- */
@@ -222,6 +397,11 @@ static int shapes_parse(cli_shapes *list, const char *opt, const char *s,
             break;
         }
         *colon = '\0';
+        /* trtexec's spelling quotes names that hold ':' ('Input:0':1x3). */
+        if (item[0] == '\'' && colon - item >= 2 && colon[-1] == '\'') {
+            colon[-1] = '\0';
+            item++;
+        }
         if (parse_dims(colon + 1, &d, allow_negative) != 0) {
             rc = cli_usage("%s: '%s' for %s is not a shape (dims joined by 'x', at most "
                            "%d, e.g. 1x3x224x224)",

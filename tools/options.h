@@ -22,14 +22,31 @@ typedef struct cli_opt {
     int id;
 } cli_opt;
 
+/* Another program's spelling of an option (trtexec's, which a TensorRT
+ * user types): the scanner takes it as `target`, plugrt's option with the
+ * same meaning, which must be in the command's cli_opt table; "" is the
+ * model argument (trtexec's --onnx=FILE, --loadEngine=FILE). NULL: this
+ * command has no equivalent, and the alias is a usage error saying `note`
+ * (why, and what to use instead); never silently ignored. A command whose
+ * alias needs its value translated lists it in its cli_opt table under its
+ * own id and here with target equal to the name, for the help table. */
+typedef struct cli_alias {
+    const char *name;
+    const char *target;
+    const char *note; /* shown in the help table; the error of a NULL target */
+} cli_alias;
+
 /* Scans argv[1..]: "--name value", "--name=value", "-o value", "--" ends
- * options. Options and positionals may be mixed. */
+ * options. Options and positionals may be mixed. An unknown option is a
+ * usage error that suggests the nearest known name. */
 typedef struct cli_scanner {
     int argc;
     char **argv;
     int next;
     int only_positional;
-    const cli_opt *opts; /* terminated by an entry with name NULL */
+    const cli_opt *opts;       /* terminated by an entry with name NULL */
+    const cli_alias *aliases;  /* NULL, or terminated by a NULL name */
+    const char *alias_program; /* whose spelling they are ("trtexec") */
 } cli_scanner;
 
 enum {
@@ -43,6 +60,19 @@ void cli_scan_init(cli_scanner *s, int argc, char **argv, const cli_opt *opts);
  * (CLI_SCAN_POSITIONAL, the argument in *value), CLI_SCAN_END or
  * CLI_SCAN_ERROR. */
 int cli_scan_next(cli_scanner *s, const char **value);
+
+/* Prints the alias table of a command's --help: each alias and what it
+ * means here. */
+void cli_print_aliases(const cli_alias *aliases, const char *program);
+
+/* Edit distance between a and b (insertions, deletions, substitutions and
+ * swaps of adjacent letters), ASCII case ignored, capped at `cap` (a
+ * larger distance returns cap). */
+int cli_edit_distance(const char *a, const char *b, int cap);
+/* The first of the n candidates nearest to `word`, if near enough to be
+ * a typo (at most 3 edits and a third of its length, at least 1), else
+ * NULL. */
+const char *cli_nearest(const char *word, const char *const *cands, int n);
 
 /* ---- values -------------------------------------------------------------- */
 

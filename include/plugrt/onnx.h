@@ -97,6 +97,88 @@ PRT_NODISCARD prt_status prt_onnx_read_tensor_file(const char *path, char **out_
                                                    int32_t *out_dtype, prt_dims *out_dims,
                                                    void **out_data);
 
+/* ---- describing a model without importing it ------------------------------ */
+
+/* A model read for description only (`plugrt inspect model.onnx`): its
+ * graph's inputs, outputs and nodes as the file declares them. Nothing
+ * needs to be importable: an op that nothing serves, a dtype plugrt lacks
+ * or an opset out of range is described, not refused. Read-only, and used
+ * by one thread at a time. */
+typedef struct prt_onnx_model prt_onnx_model;
+
+/* Reads a model file (the same checks of the bytes as
+ * prt_onnx_parser_parse_file: PRT_ERR_MALFORMED, PRT_ERR_IO,
+ * PRT_ERR_OUT_OF_MEMORY). External data is not read. *out is the caller's,
+ * freed with prt_onnx_model_destroy. */
+PRT_NODISCARD prt_status prt_onnx_model_read_file(const char *path, prt_onnx_model **out);
+void prt_onnx_model_destroy(prt_onnx_model *model);
+
+/* The model as a whole. Strings are borrowed for the model's lifetime,
+ * "" when the file has none. Set struct_size first, as for plugrt.h's
+ * query structs. */
+typedef struct prt_onnx_model_info {
+    uint32_t struct_size;
+    int64_t ir_version;
+    int64_t opset; /* of the default domain; 0 if the model imports none */
+    const char *producer_name;
+    const char *producer_version;
+    const char *graph_name;
+    int32_t nb_inputs; /* graph inputs that are not initializers */
+    int32_t nb_outputs;
+    int32_t nb_nodes;
+    int32_t nb_initializers;
+} prt_onnx_model_info;
+
+PRT_NODISCARD prt_status prt_onnx_model_get_info(const prt_onnx_model *model,
+                                                 prt_onnx_model_info *out);
+
+/* A graph input or output as declared. */
+typedef struct prt_onnx_value_info {
+    uint32_t struct_size;
+    const char *name;
+    /* prt_dtype, or -1 where plugrt has no such dtype or the model gives no
+     * tensor element type (elem_type then says what it is). */
+    int32_t dtype;
+    const char *elem_type; /* ONNX's name: "FLOAT", "INT64", ...; "" if none */
+    /* The declared rank; -1 when no shape is declared. dims and dim_params
+     * hold the first min(rank, PRT_MAX_DIMS) dims. */
+    int32_t rank;
+    prt_dims dims;                        /* -1 where symbolic or unknown */
+    const char *dim_params[PRT_MAX_DIMS]; /* symbolic names; "" where none */
+} prt_onnx_value_info;
+
+/* Graph inputs (initializers left out), in the graph's order. */
+PRT_NODISCARD prt_status prt_onnx_model_get_input(const prt_onnx_model *model,
+                                                  int32_t index,
+                                                  prt_onnx_value_info *out);
+PRT_NODISCARD prt_status prt_onnx_model_get_output(const prt_onnx_model *model,
+                                                   int32_t index,
+                                                   prt_onnx_value_info *out);
+
+/* A node as the file lists it. */
+typedef struct prt_onnx_node_info {
+    uint32_t struct_size;
+    const char *name; /* "" if the node has none */
+    const char *op_type;
+    const char *domain;
+    /* 1 if plugrt's importer implements the op (the default domain, and no
+     * plugin_namespace attribute): it becomes a built-in layer, unless
+     * prt_onnx_parser_map_op sends it elsewhere. 0: the node is served by
+     * the plugin of key (plugin_namespace, op_type, plugin_version), as
+     * onnx.h's rules say, when a registry holds one. */
+    int32_t has_importer;
+    const char *plugin_namespace; /* its attribute, else "" */
+    const char *plugin_version;   /* its attribute, else "1" */
+    int32_t nb_inputs;
+    const char *const *inputs; /* names; "" for an omitted optional input */
+    int32_t nb_outputs;
+    const char *const *outputs;
+    int32_t nb_attributes;
+} prt_onnx_node_info;
+
+PRT_NODISCARD prt_status prt_onnx_model_get_node(const prt_onnx_model *model,
+                                                 int32_t index, prt_onnx_node_info *out);
+
 #ifdef __cplusplus
 }
 #endif

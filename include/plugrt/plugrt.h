@@ -464,6 +464,21 @@ PRT_API PRT_NODISCARD prt_status prt_engine_serialize(const prt_engine *engine,
 PRT_API PRT_NODISCARD prt_status prt_engine_deserialize(const prt_registry *reg,
                                                         const void *bytes, size_t size,
                                                         prt_engine **out);
+/* Loads an engine from bytes for inspection only: the bytes are read and
+ * checked as prt_engine_deserialize checks them, but no layer's plugin is
+ * recreated, so neither a registry, nor the plugins' libraries, nor the
+ * engine's device is needed. A plan is self-describing: every prt_engine_*
+ * query works on the result, and prt_engine_get_layer gives each plugin's
+ * key, library, content hash and serialized fields. What only the plugins
+ * can confirm (their formats and workspace claims) is not checked, and
+ * prt_context_create refuses the engine (PRT_ERR_STATE). Errors as
+ * prt_engine_deserialize's for the bytes. */
+PRT_API PRT_NODISCARD prt_status prt_engine_deserialize_unresolved(const void *bytes,
+                                                                   size_t size,
+                                                                   prt_engine **out);
+/* 1 if the engine came from prt_engine_deserialize_unresolved (it cannot
+ * run), 0 otherwise and for NULL. */
+PRT_API int32_t prt_engine_is_unresolved(const prt_engine *engine);
 
 /* Where a tensor's memory lives: what prt_context_set_tensor_address
  * expects. */
@@ -560,6 +575,17 @@ PRT_API int32_t prt_engine_tensor_count(const prt_engine *engine);
 PRT_API PRT_NODISCARD prt_status prt_engine_get_tensor(const prt_engine *engine,
                                                        int32_t index,
                                                        prt_tensor_info *out);
+/* The value of size tensor `tensor` (an index whose prt_tensor_info has
+ * size_id >= 0: a count a plugin writes at run time, such as NonZero's)
+ * in optimization profile `profile`: *out_opt is its value at the
+ * profile's opt shapes, taken from the plugin's declared opt (what the
+ * builder tuned for), *out_max the upper bound the plugin declared,
+ * evaluated over the whole profile (what the memory plan holds room for).
+ * Either pointer may be NULL. PRT_ERR_INVALID_ARGUMENT for a tensor that
+ * is not a size tensor or a profile that does not exist. */
+PRT_API PRT_NODISCARD prt_status
+prt_engine_get_size_tensor_bounds(const prt_engine *engine, int32_t profile,
+                                  int32_t tensor, int64_t *out_opt, int64_t *out_max);
 
 typedef struct prt_layer_info {
     uint32_t struct_size;

@@ -47,16 +47,9 @@ static prt_status mark_skipped(prt_engine *e)
     return PRT_OK;
 }
 
-prt_status engine_prepare(prt_engine *e)
+prt_status engine_derive(prt_engine *e)
 {
-    const dev_ops *d;
-    dev_info here;
-    void *w = NULL;
-    uint8_t *dep;
-    prt_status st = dev_get(e->device, &d);
-    if (st)
-        return base_error_prefix(st, "the engine targets %s", dev_name(e->device));
-    dep = engine_size_deps(e);
+    uint8_t *dep = engine_size_deps(e);
     if (!dep)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "loading the engine: out of memory");
     for (int32_t t = 0; t < e->nb_tensors; t++) {
@@ -66,7 +59,18 @@ prt_status engine_prepare(prt_engine *e)
                 e->tensors[t].dd_mask |= 1u << k;
     }
     base_free(dep);
-    st = mark_skipped(e);
+    return mark_skipped(e);
+}
+
+prt_status engine_prepare(prt_engine *e)
+{
+    const dev_ops *d;
+    dev_info here;
+    void *w = NULL;
+    prt_status st = dev_get(e->device, &d);
+    if (st)
+        return base_error_prefix(st, "the engine targets %s", dev_name(e->device));
+    st = engine_derive(e);
     if (st)
         return st;
     e->dev = d;

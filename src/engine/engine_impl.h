@@ -169,6 +169,10 @@ struct prt_engine {
      * const engine still reaches it honestly. Made by engine_alloc, freed by
      * engine_free. */
     pthread_mutex_t *plugin_lock;
+    /* 1: loaded for inspection only (prt_engine_deserialize_unresolved):
+     * no layer has a plugin and no device is bound, so every query works
+     * but no context can be made. */
+    int32_t unresolved;
 };
 
 /* Makes a valid engine ready to run: sets e->dev from e->device, puts the
@@ -176,6 +180,10 @@ struct prt_engine {
  * dd_mask and each layer's `skipped`. PRT_ERR_UNSUPPORTED when this machine cannot run
  * the engine's device. Called once by the builder and the loader, after validation. */
 prt_status engine_prepare(prt_engine *e);
+/* The part of engine_prepare that needs neither a device nor plugins: each
+ * tensor's dd_mask and each layer's `skipped`. What an engine loaded for
+ * inspection gets. */
+prt_status engine_derive(prt_engine *e);
 
 /* Allocates an empty engine (all zero). NULL on out of memory (alloc.c). */
 prt_engine *engine_alloc(void);

@@ -86,3 +86,90 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
     out->skipped = l->skipped;
     return PRT_OK;
 }
+
+prt_status prt_engine_get_size_tensor_bounds(const prt_engine *engine, int32_t profile,
+                                             int32_t tensor, int64_t *out_opt,
+                                             int64_t *out_max)
+{
+    const char *fn = "prt_engine_get_size_tensor_bounds";
+    int32_t node = -1, size_id;
+    size_t n, k;
+    int64_t *lo;
+    prt_status st;
+    if (!engine)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "%s: NULL engine", fn);
+    if (tensor < 0 || tensor >= engine->nb_tensors)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "%s: tensor %d outside 0..%d", fn,
+                          (int)tensor, (int)engine->nb_tensors - 1);
+    if (profile < 0 || profile >= engine->nb_profiles)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "%s: profile %d does not exist (the engine has %d)", fn,
+                          (int)profile, (int)engine->nb_profiles);
+    size_id = engine->tensors[tensor].size_id;
+    if (size_id < 0)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "%s: tensor '%s' is not a size tensor", fn,
+                          engine->tensors[tensor].name);
+    /* The size symbol's node: its bounds are the opt and upper nodes' it
+     * was declared with (expr.h, EXPR_SIZE). */
+    for (int32_t i = 0; i < engine->exprs.nb_nodes && node < 0; i++)
+        if (engine->exprs.nodes[i].kind == EXPR_SIZE &&
+            engine->exprs.nodes[i].imm == size_id)
+            node = i;
+    if (node < 0)
+        return base_error(PRT_ERR_NOT_FOUND,
+                          "%s: size tensor '%s' (size %d) has no symbol in the engine's "
+                          "shape program",
+                          fn, engine->tensors[tensor].name, (int)size_id);
+    n = (size_t)engine->exprs.nb_nodes;
+    lo = base_malloc(sizeof(int64_t) * 3 * n);
+    if (!lo)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    k = (size_t)profile * (size_t)engine->nb_inputs;
+    {
+        expr_profile prof = {engine->nb_inputs,     engine->prof_min + k,
+                             engine->prof_opt + k,  engine->prof_max + k,
+                             engine->prof_vmin + k, engine->prof_vopt + k,
+                             engine->prof_vmax + k};
+        /* The same bounds engine_validate computed: they fail only for
+         * memory. */
+        st = expr_program_bounds(&engine->exprs, &prof, lo, lo + n, lo + 2 * n);
+    }
+    if (!st) {
+        if (out_opt)
+            *out_opt = lo[n + (size_t)node];
+        if (out_max)
+            *out_max = lo[2 * n + (size_t)node];
+    } else {
+        st = base_error_prefix(st, "%s: profile %d", fn, (int)profile);
+    }
+    base_free(lo);
+    return st;
+}
+
+prt_status prt_engine_deserialize_unresolved(const void *bytes, size_t size,
+                                             prt_engine **out)
+{
+    prt_engine *e = NULL;
+    prt_status st;
+    if (!bytes || !out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_engine_deserialize_unresolved: NULL %s",
+                          !bytes ? "bytes" : "out");
+    st = engine_read(bytes, size, &e);
+    if (!st)
+        st = engine_derive(e);
+    if (st) {
+        engine_free(e);
+        return st;
+    }
+    e->unresolved = 1;
+    base_clear_error();
+    *out = e;
+    return PRT_OK;
+}
+
+int32_t prt_engine_is_unresolved(const prt_engine *engine)
+{
+    return engine ? engine->unresolved : 0;
+}

@@ -22,6 +22,7 @@
  *                  math, nn
  *   onnx_ops.c     the importer table and the choice of a node's creator
  *   onnx_parser.c  the parser object and the model walk
+ *   onnx_describe.c  a model read only to be described (prt_onnx_model)
  */
 #ifndef PLUGRT_ONNX_INTERNAL_H
 #define PLUGRT_ONNX_INTERNAL_H
@@ -279,6 +280,10 @@ typedef struct onnx_choice {
  * no importer", for an op that nothing serves. */
 prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t index,
                        onnx_choice *out);
+/* 1 if the importer table implements `op_type` for a node of `domain`
+ * (rule 2 of onnx_choose, whatever the model's opset): what
+ * prt_onnx_model_get_node reports. */
+int onnx_has_importer(const char *op_type, const char *domain);
 /* Imports node `index` (in topological order) into imp->net as chosen. */
 prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node, int32_t index,
                             const onnx_choice *choice);

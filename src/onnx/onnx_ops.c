@@ -378,6 +378,11 @@ static prt_status unserved(const prt_registry *reg, const Onnx__NodeProto *node,
         in_table ? " available in this libplugrt" : "", hint);
 }
 
+int onnx_has_importer(const char *op_type, const char *domain)
+{
+    return is_default_domain(domain) && op_find(op_type) != NULL;
+}
+
 prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t index,
                        onnx_choice *out)
 {

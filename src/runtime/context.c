@@ -290,6 +290,11 @@ prt_status prt_context_create_with_options(const prt_engine *e,
                           "memory (arena %lld, workspace %lld), over the limit of %lld",
                           (long long)need, (long long)e->arena_size,
                           (long long)e->workspace_size, (long long)limit);
+    if (e->unresolved)
+        return base_error(PRT_ERR_STATE,
+                          "prt_context_create: the engine was loaded for inspection "
+                          "only (prt_engine_deserialize_unresolved): it has no plugins "
+                          "to run; load it with prt_engine_deserialize");
     if (!e->dev)
         return base_error(PRT_ERR_STATE, "prt_context_create: the engine has no device");
     /* Its memory goes where the engine's is. */
