@@ -102,6 +102,28 @@ static prt_status compress_shapes(op_object *o, const prt_dim_exprs *in, int32_t
     return PRT_OK;
 }
 
+prt_status compress_geometry(const op_object *o, const prt_dims *d, int32_t *axis,
+                             int64_t *outer, int64_t *len, int64_t *inner)
+{
+    const compress_op *c = (const compress_op *)o;
+    *axis = 0;
+    *outer = 1;
+    *inner = 1;
+    if (!c->has_axis) {
+        *len = base_volume(d);
+        return PRT_OK;
+    }
+    prt_status st = op_axis(o, c->axis, d->nb_dims, 0, "the input", axis);
+    if (st)
+        return st;
+    *len = d->d[*axis];
+    for (int32_t i = 0; i < *axis; i++)
+        *outer *= d->d[i];
+    for (int32_t i = *axis + 1; i < d->nb_dims; i++)
+        *inner *= d->d[i];
+    return PRT_OK;
+}
+
 static prt_status compress_run(const op_object *o, int32_t dtype,
                                const prt_tensor_desc *in, int32_t nb_in,
                                const prt_tensor_desc *out, int32_t nb_out,
@@ -109,25 +131,15 @@ static prt_status compress_run(const op_object *o, int32_t dtype,
                                void *stream)
 {
     const compress_op *c = (const compress_op *)o;
-    const prt_dims *d = &in[0].dims;
     const uint8_t *cond = x[1], *xb = x[0];
-    int64_t nc = base_volume(&in[1].dims), len, outer = 1, inner = 1, k = 0;
+    int64_t nc = base_volume(&in[1].dims), len, outer, inner, k = 0;
     size_t es = prt_dtype_size(dtype);
     int32_t axis = 0;
     uint8_t *yb = y[0];
+    prt_status st = compress_geometry(o, &in[0].dims, &axis, &outer, &len, &inner);
     (void)nb_in, (void)nb_out, (void)ws, (void)stream;
-    if (c->has_axis) {
-        prt_status st = op_axis(o, c->axis, d->nb_dims, 0, "the input", &axis);
-        if (st)
-            return st;
-        len = d->d[axis];
-        for (int32_t i = 0; i < axis; i++)
-            outer *= d->d[i];
-        for (int32_t i = axis + 1; i < d->nb_dims; i++)
-            inner *= d->d[i];
-    } else {
-        len = base_volume(d);
-    }
+    if (st)
+        return st;
     for (int64_t i = 0; i < nc; i++)
         if (cond[i]) {
             if (i >= len)
@@ -137,7 +149,7 @@ static prt_status compress_run(const op_object *o, int32_t dtype,
                                c->has_axis ? "slices along the axis" : "elements");
             k++;
         }
-    if (out[0].dims.nb_dims != (c->has_axis ? d->nb_dims : 1) ||
+    if (out[0].dims.nb_dims != (c->has_axis ? in[0].dims.nb_dims : 1) ||
         out[0].dims.d[c->has_axis ? axis : 0] < k)
         return op_fail(o, PRT_ERR_SHAPE, "output 0 cannot hold %lld slices",
                        (long long)k);

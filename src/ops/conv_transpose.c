@@ -266,6 +266,12 @@ static prt_status ct_geom_make(const ct_op *c, const prt_dims *in, int32_t nb_in
     return PRT_OK;
 }
 
+prt_status ct_geometry(const op_object *o, const prt_dims *in, int32_t nb_in,
+                       op_conv_geom *g)
+{
+    return ct_geom_make(cct(o), in, nb_in, g);
+}
+
 static prt_status ct_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
                            prt_dims *out)
 {

@@ -97,6 +97,11 @@ void eye_like_one(int32_t dtype, uint8_t one[8]);
 prt_status oh_check(const op_object *o, const prt_tensor_desc *in, const prt_dims *od,
                     int64_t *outer, int64_t *depth, int64_t *inner);
 
+/* Compress (compress.c): the input viewed as [outer, len, inner] around
+ * the axis (without one, flattened: [1, volume, 1]; axis 0). */
+prt_status compress_geometry(const op_object *o, const prt_dims *d, int32_t *axis,
+                             int64_t *outer, int64_t *len, int64_t *inner);
+
 /* GatherND (gather_nd.c): batch_dims. */
 int32_t gnd_batch_dims(const op_object *o);
 

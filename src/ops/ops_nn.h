@@ -156,6 +156,10 @@ void op_col2im(const op_win_geom *g, int64_t channels, const float *col, float *
 /* Conv's geometry from concrete input dims, checked (conv.c). */
 prt_status conv_geom_of(const op_object *o, const prt_dims *in, int32_t nb_in,
                         op_conv_geom *g);
+/* ConvTranspose's geometry for inputs of dims in[] (conv_transpose.c; the
+ * window as col2im sees it, above), with its checks. */
+prt_status ct_geometry(const op_object *o, const prt_dims *in, int32_t nb_in,
+                       op_conv_geom *g);
 /* Conv's fused activation (conv.c). */
 op_act conv_act(const op_object *o);
 
@@ -226,5 +230,16 @@ int32_t ln_out_dtype_n(const op_object *o, const int32_t *types, int32_t nb_in,
                        int32_t index);
 prt_status ln_axis(const op_object *o, int32_t r, int32_t *out);
 int64_t ln_norm_size(const op_object *o, const prt_dims *x);
+
+/* Resize (resize.c): a run's taps for X in[0] and output dims yd, with the
+ * checks the output's dims rely on; sizes: input 1's values on the host,
+ * or NULL where they are device data (keep_aspect_ratio_policy's scale is
+ * then the device's to compute). rs_plan_place points the tables into ws
+ * (the op's workspace) and returns what follows them (room for X as
+ * float32 when a 16-bit X is interpolated). */
+struct rs_plan;
+prt_status rs_plan_make(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
+                        const prt_dims *yd, const void *sizes, struct rs_plan *pl);
+void *rs_plan_place(struct rs_plan *pl, void *ws);
 
 #endif /* PLUGRT_OPS_OPS_NN_H */

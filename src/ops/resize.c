@@ -60,19 +60,7 @@
 #include <string.h>
 
 #include "ops/ops_nn.h"
-
-enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
-enum {
-    RS_HALF_PIXEL,
-    RS_HALF_PIXEL_SYMMETRIC,
-    RS_PYTORCH_HALF_PIXEL,
-    RS_ALIGN_CORNERS,
-    RS_ASYMMETRIC,
-    RS_TF_HALF_PIXEL_FOR_NN,
-    RS_TF_CROP_AND_RESIZE
-};
-enum { RS_ROUND_PREFER_FLOOR, RS_ROUND_PREFER_CEIL, RS_FLOOR, RS_CEIL };
-enum { RS_STRETCH, RS_NOT_LARGER, RS_NOT_SMALLER };
+#include "ops/resize_taps.h"
 
 static const char *const rs_modes[] = {"nearest", "linear", "cubic", NULL};
 static const char *const rs_ctms[] = {
@@ -99,6 +87,15 @@ typedef struct resize_op {
 static const resize_op *crs(const op_object *o)
 {
     return (const resize_op *)o;
+}
+
+/* The fields the taps depend on (resize_taps.h). */
+static rs_params rs_params_of(const resize_op *r)
+{
+    rs_params p = {
+        r->mode,           r->ctm, r->nearest, r->keep, r->exclude_outside, r->antialias,
+        (double)r->cubic_a};
+    return p;
 }
 
 /* A string field that must be one of names[] (NULL-terminated). */
@@ -342,21 +339,6 @@ static prt_status rs_scaled_expr(op_object *o, prt_expr_builder *eb, const prt_e
     return PRT_OK;
 }
 
-/* keep_aspect_ratio_policy's one scale, from sizes and X's dims. */
-static double rs_keep_scale(const resize_op *r, int32_t rank, const int32_t *axis_of,
-                            const int64_t *sizes, const int64_t *dims)
-{
-    double s = r->keep == RS_NOT_LARGER ? INFINITY : 0.0;
-    for (int32_t i = 0; i < rank; i++) {
-        double v;
-        if (axis_of[i] < 0)
-            continue;
-        v = (double)sizes[axis_of[i]] / (double)dims[i];
-        s = r->keep == RS_NOT_LARGER ? fmin(s, v) : fmax(s, v);
-    }
-    return s;
-}
-
 static prt_status rs_shapes_sv(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
                                const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
                                prt_expr_builder *eb)
@@ -405,7 +387,10 @@ static prt_status rs_shapes_sv(op_object *o, const prt_dim_exprs *in, int32_t nb
                                "keep_aspect_ratio_policy %s needs X's resized dims "
                                "static and non-empty",
                                rs_keeps[r->keep]);
-        s = rs_keep_scale(r, rank, axis_of, sizes, dims);
+        {
+            rs_params rp = rs_params_of(r);
+            s = rs_keep_scale(&rp, rank, axis_of, sizes, PRT_INT64, dims);
+        }
         for (int32_t i = 0; i < rank; i++)
             if (axis_of[i] >= 0)
                 out->d[i] = eb->constant(eb, (int64_t)(s * (double)dims[i] + 0.5));
@@ -414,144 +399,6 @@ static prt_status rs_shapes_sv(op_object *o, const prt_dim_exprs *in, int32_t nb
 }
 
 /* ---- the taps of one axis ----------------------------------------------- */
-
-/* What run computes per axis from the concrete dims. */
-typedef struct rs_axis {
-    int64_t in, out;
-    double scale;        /* s */
-    double roi_b, roi_e; /* tf_crop_and_resize's crop, normalized */
-    int64_t taps;        /* the widest tap list (capped at `in`) */
-    int64_t *lo, *cnt;   /* per output index: first input index, taps */
-    double *w;           /* per output index: `taps` weights */
-} rs_axis;
-
-/* The raw taps of a filter: reference's start (first offset from base) and
- * count. */
-static int64_t rs_raw_taps(const resize_op *r, double scale, int64_t *start)
-{
-    if (r->mode == RS_NEAREST) {
-        *start = 0;
-        return 1;
-    }
-    if (r->antialias) {
-        double s = scale < 1.0 ? scale : 1.0, R = r->mode == RS_CUBIC ? 2.0 : 1.0;
-        *start = (int64_t)floor(-R / s) + 1;
-        return 2 - 2 * *start;
-    }
-    *start = r->mode == RS_CUBIC ? -1 : 0;
-    return r->mode == RS_CUBIC ? 4 : 2;
-}
-
-/* Keys' cubic kernel at distance t with parameter A. */
-static double rs_cubic(double t, double A)
-{
-    t = fabs(t);
-    if (t <= 1.0)
-        return ((A + 2.0) * t - (A + 3.0)) * t * t + 1.0;
-    if (t < 2.0)
-        return ((A * t - 5.0 * A) * t + 8.0 * A) * t - 4.0 * A;
-    return 0.0;
-}
-
-/* The source coordinate of output index x; 0 with *outside set where
- * tf_crop_and_resize extrapolates. */
-static double rs_source(const resize_op *r, const rs_axis *a, int64_t x, int *outside)
-{
-    double D = (double)a->in, s = a->scale, W = s * D, xo;
-    *outside = 0;
-    switch (r->ctm) {
-    case RS_HALF_PIXEL_SYMMETRIC:
-        return D / 2.0 * (1.0 - (double)a->out / W) + (x + 0.5) / s - 0.5;
-    case RS_PYTORCH_HALF_PIXEL:
-        return W == 1.0 ? -0.5 : (x + 0.5) / s - 0.5;
-    case RS_ALIGN_CORNERS:
-        return W == 1.0 ? 0.0 : (double)x * (D - 1.0) / (W - 1.0);
-    case RS_ASYMMETRIC:
-        return (double)x / s;
-    case RS_TF_HALF_PIXEL_FOR_NN:
-        return (x + 0.5) / s;
-    case RS_TF_CROP_AND_RESIZE:
-        xo = W == 1.0 ? (a->roi_e - a->roi_b) * (D - 1.0) / 2.0
-                      : (double)x * (a->roi_e - a->roi_b) * (D - 1.0) / (W - 1.0);
-        xo += a->roi_b * (D - 1.0);
-        *outside = xo < 0.0 || xo > D - 1.0;
-        return xo;
-    default:
-        return (x + 0.5) / s - 0.5;
-    }
-}
-
-/* The weight of raw tap t (at base + start + t) for a source `ratio` past
- * base, before normalization. */
-static double rs_weight(const resize_op *r, const rs_axis *a, int64_t base, int64_t start,
-                        int64_t t, double ratio)
-{
-    double d = (double)(start + t) - ratio; /* tap position - source */
-    double s = a->scale < 1.0 ? a->scale : 1.0;
-    int64_t p = base + start + t;
-    if (r->exclude_outside && (p < 0 || p >= a->in))
-        return 0.0;
-    if (r->antialias) /* the filter stretched by 1 / scale */
-        d *= s;
-    return r->mode == RS_CUBIC ? rs_cubic(d, r->cubic_a) : fmax(0.0, 1.0 - fabs(d));
-}
-
-/* Fills a's tables (lo, cnt, w for each output index). */
-static void rs_axis_taps(const resize_op *r, rs_axis *a)
-{
-    int64_t start, n = rs_raw_taps(r, a->scale, &start);
-    /* Antialias and exclude_outside normalize the weights to sum 1. */
-    int normalize = r->antialias || r->exclude_outside;
-    for (int64_t x = 0; x < a->out; x++) {
-        int outside;
-        double src = rs_source(r, a, x, &outside), ratio, sum = 0.0;
-        int64_t base = (int64_t)ceil(src) - 1, first, last;
-        double *w = a->w + x * a->taps;
-        ratio = src - (double)base; /* in (0, 1] */
-        a->lo[x] = 0;
-        a->cnt[x] = 0;
-        if (outside)
-            continue; /* tf_crop_and_resize: extrapolation_value */
-        if (r->mode == RS_NEAREST) {
-            int64_t i = base + 1; /* ratio 1: the source itself */
-            if (ratio < 1.0) {
-                int down = r->nearest == RS_FLOOR ||
-                           (r->nearest == RS_ROUND_PREFER_FLOOR && ratio <= 0.5) ||
-                           (r->nearest == RS_ROUND_PREFER_CEIL && ratio < 0.5);
-                i = down ? base : base + 1;
-            }
-            a->lo[x] = i < 0 ? 0 : i >= a->in ? a->in - 1 : i;
-            a->cnt[x] = 1;
-            w[0] = 1.0;
-            continue;
-        }
-        for (int64_t t = 0; normalize && t < n; t++)
-            sum += rs_weight(r, a, base, start, t, ratio);
-        /* Taps past X's edges read the edge: they gather at index 0 and
-         * in - 1, so the list spans at most `in` indices. */
-        first = base + start;
-        last = base + start + n - 1;
-        first = first < 0 ? 0 : first >= a->in ? a->in - 1 : first;
-        last = last < 0 ? 0 : last >= a->in ? a->in - 1 : last;
-        a->lo[x] = first;
-        a->cnt[x] = last - first + 1;
-        for (int64_t k = 0; k < a->cnt[x]; k++)
-            w[k] = 0.0;
-        for (int64_t t = 0; t < n; t++) {
-            int64_t p = base + start + t;
-            double v = rs_weight(r, a, base, start, t, ratio);
-            p = p < 0 ? 0 : p >= a->in ? a->in - 1 : p;
-            w[p - first] += normalize ? v / sum : v;
-        }
-    }
-}
-
-/* The widest tap list of an axis: the raw count, capped at `in`. */
-static int64_t rs_axis_width(const resize_op *r, double scale, int64_t in)
-{
-    int64_t start, n = rs_raw_taps(r, scale, &start);
-    return n < in ? n : in > 0 ? in : 1;
-}
 
 /* Workspace bound of one axis: its tables for these dims, never less than
  * what smaller dims need (the builder sizes for the profile's maxima). With
@@ -562,13 +409,14 @@ static int64_t rs_axis_width(const resize_op *r, double scale, int64_t in)
  * bounds the width there. */
 static int64_t rs_axis_bound(const resize_op *r, int32_t j, int64_t in, int64_t out)
 {
+    const rs_params rp = rs_params_of(r);
     int64_t weights, n, cap;
     if (!base_mul_i64(out, in > 0 ? in : 1, &cap))
         return -1;
     if (r->nb_scales >= 0 && j >= 0)
-        n = rs_axis_width(r, r->scales[j], in);
+        n = rs_axis_width(&rp, r->scales[j], in);
     else if (r->mode == RS_NEAREST || !r->antialias || j < 0)
-        n = rs_axis_width(r, 1.0, in);
+        n = rs_axis_width(&rp, 1.0, in);
     else
         n = -1;
     if (n >= 0)
@@ -613,6 +461,106 @@ static int64_t rs_workspace(const op_object *o, int32_t dtype, const prt_dims *i
     return n;
 }
 
+prt_status rs_plan_make(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
+                        const prt_dims *yd, const void *sizes, rs_plan *pl)
+{
+    const resize_op *r = crs(o);
+    const prt_dims *xd = &in[0].dims;
+    int32_t rank = xd->nb_dims, *axis_of = pl->axis_of;
+    double keep = 0.0;
+    char a[128], b[128];
+    /* The counts were checked at build time. */
+    int32_t nb_vals = r->nb_scales >= 0 ? r->nb_scales : r->nb_axes ? r->nb_axes : rank;
+    prt_status st =
+        rs_axes(o, rank, nb_vals, r->nb_scales >= 0 ? "scales" : "sizes", axis_of);
+    if (st)
+        return st;
+    pl->p = rs_params_of(r);
+    pl->rank = rank;
+    pl->extrapolation = r->extrapolation;
+    pl->keep_on_device = 0;
+    if (r->keep != RS_STRETCH) {
+        if (nb_in < 2)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "keep_aspect_ratio_policy %s needs sizes as its second input",
+                           rs_keeps[r->keep]);
+        if (base_volume(&in[1].dims) != nb_vals)
+            return op_fail(o, PRT_ERR_SHAPE, "sizes has %lld values; it needs %d",
+                           (long long)base_volume(&in[1].dims), (int)nb_vals);
+        for (int32_t i = 0; i < rank; i++)
+            if (axis_of[i] >= 0 && xd->d[i] < 1)
+                return op_fail(o, PRT_ERR_SHAPE, "X's dim %d is empty", (int)i);
+        /* Without the sizes on the host, the device computes the scale
+         * (rs_keep_scale) and the output's dims are those the same sizes
+         * gave at build time. */
+        if (sizes)
+            keep = rs_keep_scale(&pl->p, rank, axis_of, sizes, in[1].dtype, xd->d);
+        else
+            pl->keep_on_device = 1;
+    }
+    for (int32_t i = 0; i < rank; i++) {
+        int32_t j = axis_of[i];
+        int64_t want;
+        rs_axis *ax = &pl->ax[i];
+        ax->in = xd->d[i];
+        ax->out = yd->d[i];
+        ax->roi_b = 0.0;
+        ax->roi_e = 1.0;
+        if (j >= 0 && r->ctm == RS_TF_CROP_AND_RESIZE && r->nb_roi >= 0) {
+            int32_t na = r->nb_roi / 2;
+            ax->roi_b = r->roi[j];
+            ax->roi_e = r->roi[na + j];
+        }
+        if (j < 0) {
+            ax->scale = 1.0;
+            want = xd->d[i];
+        } else if (r->nb_scales >= 0) {
+            ax->scale = r->scales[j];
+            want = (int64_t)floor((double)xd->d[i] * ax->scale);
+        } else if (pl->keep_on_device) {
+            ax->scale = 0.0; /* set on the device */
+            want = yd->d[i];
+        } else if (r->keep != RS_STRETCH) {
+            ax->scale = keep;
+            want = (int64_t)(keep * (double)xd->d[i] + 0.5);
+        } else {
+            ax->scale = xd->d[i] ? (double)yd->d[i] / (double)xd->d[i] : 1.0;
+            want = yd->d[i];
+        }
+        if (want != yd->d[i])
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "output dims %s do not follow from X %s (dim %d: %lld)",
+                           base_dims_format(yd, BASE_DIMS_LIST, a, sizeof a),
+                           base_dims_format(xd, BASE_DIMS_LIST, b, sizeof b), (int)i,
+                           (long long)want);
+        if (xd->d[i] == 0 && yd->d[i] > 0)
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "X's dim %d is empty but the output's is %lld", (int)i,
+                           (long long)yd->d[i]);
+        /* An unknown scale: the widest list an axis can have (the
+         * workspace's bound for keep_aspect_ratio_policy). */
+        ax->taps =
+            pl->keep_on_device && j >= 0 && r->antialias
+                ? (ax->in > 0 ? ax->in : 1)
+                : rs_axis_width(&pl->p, pl->keep_on_device && j >= 0 ? 1.0 : ax->scale,
+                                ax->in);
+    }
+    return PRT_OK;
+}
+
+void *rs_plan_place(rs_plan *pl, void *ws)
+{
+    uint8_t *w = ws;
+    for (int32_t i = 0; i < pl->rank; i++) {
+        rs_axis *ax = &pl->ax[i];
+        ax->lo = (int64_t *)(void *)w;
+        ax->cnt = ax->lo + ax->out;
+        ax->w = (double *)(void *)(ax->cnt + ax->out);
+        w = (uint8_t *)(ax->w + ax->out * ax->taps);
+    }
+    return w;
+}
+
 /* ---- run ---------------------------------------------------------------- */
 
 typedef struct rs_run_ctx {
@@ -641,155 +589,52 @@ static double rs_sum(const rs_run_ctx *c, int32_t a, const int64_t *o, int64_t o
     return acc;
 }
 
-static void rs_store(void *y, int32_t dtype, int64_t i, double v)
-{
-    switch (dtype) {
-    case PRT_FLOAT32:
-        ((float *)y)[i] = (float)v;
-        break;
-    case PRT_FLOAT16:
-        ((uint16_t *)y)[i] = prt_float_to_half((float)v);
-        break;
-    case PRT_BFLOAT16:
-        ((uint16_t *)y)[i] = prt_float_to_bf16((float)v);
-        break;
-    case PRT_INT8:
-        ((int8_t *)y)[i] = (int8_t)v;
-        break;
-    case PRT_UINT8:
-        ((uint8_t *)y)[i] = (uint8_t)v;
-        break;
-    case PRT_INT32:
-        ((int32_t *)y)[i] = (int32_t)v;
-        break;
-    default:
-        ((int64_t *)y)[i] = (int64_t)v;
-        break;
-    }
-}
-
-/* Each axis's scale and crop, with the checks the output dims rely on. */
-static prt_status rs_setup(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
-                           const prt_dims *yd, const void *sizes, rs_axis *ax)
-{
-    const resize_op *r = crs(o);
-    const prt_dims *xd = &in[0].dims;
-    int32_t rank = xd->nb_dims, axis_of[PRT_MAX_DIMS];
-    double keep = 0.0;
-    char a[128], b[128];
-    /* The counts were checked at build time. */
-    int32_t nb_vals = r->nb_scales >= 0 ? r->nb_scales : r->nb_axes ? r->nb_axes : rank;
-    prt_status st =
-        rs_axes(o, rank, nb_vals, r->nb_scales >= 0 ? "scales" : "sizes", axis_of);
-    if (st)
-        return st;
-    if (r->keep != RS_STRETCH) {
-        int64_t sz[PRT_MAX_DIMS];
-        if (nb_in < 2 || !sizes)
-            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                           "keep_aspect_ratio_policy %s needs sizes as its second input",
-                           rs_keeps[r->keep]);
-        if (base_volume(&in[1].dims) != nb_vals)
-            return op_fail(o, PRT_ERR_SHAPE, "sizes has %lld values; it needs %d",
-                           (long long)base_volume(&in[1].dims), (int)nb_vals);
-        for (int32_t j = 0; j < nb_vals; j++)
-            sz[j] = op_int_at(sizes, in[1].dtype, j);
-        for (int32_t i = 0; i < rank; i++)
-            if (axis_of[i] >= 0 && xd->d[i] < 1)
-                return op_fail(o, PRT_ERR_SHAPE, "X's dim %d is empty", (int)i);
-        keep = rs_keep_scale(r, rank, axis_of, sz, xd->d);
-    }
-    for (int32_t i = 0; i < rank; i++) {
-        int32_t j = axis_of[i];
-        int64_t want;
-        ax[i].in = xd->d[i];
-        ax[i].out = yd->d[i];
-        ax[i].roi_b = 0.0;
-        ax[i].roi_e = 1.0;
-        if (j >= 0 && r->ctm == RS_TF_CROP_AND_RESIZE && r->nb_roi >= 0) {
-            int32_t na = r->nb_roi / 2;
-            ax[i].roi_b = r->roi[j];
-            ax[i].roi_e = r->roi[na + j];
-        }
-        if (j < 0) {
-            ax[i].scale = 1.0;
-            want = xd->d[i];
-        } else if (r->nb_scales >= 0) {
-            ax[i].scale = r->scales[j];
-            want = (int64_t)floor((double)xd->d[i] * ax[i].scale);
-        } else if (r->keep != RS_STRETCH) {
-            ax[i].scale = keep;
-            want = (int64_t)(keep * (double)xd->d[i] + 0.5);
-        } else {
-            ax[i].scale = xd->d[i] ? (double)yd->d[i] / (double)xd->d[i] : 1.0;
-            want = yd->d[i];
-        }
-        if (want != yd->d[i])
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "output dims %s do not follow from X %s (dim %d: %lld)",
-                           base_dims_format(yd, BASE_DIMS_LIST, a, sizeof a),
-                           base_dims_format(xd, BASE_DIMS_LIST, b, sizeof b), (int)i,
-                           (long long)want);
-        if (xd->d[i] == 0 && yd->d[i] > 0)
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "X's dim %d is empty but the output's is %lld", (int)i,
-                           (long long)yd->d[i]);
-        ax[i].taps = rs_axis_width(r, ax[i].scale, ax[i].in);
-    }
-    return PRT_OK;
-}
-
 static prt_status rs_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                          const void *const *xs, void *const *ys, void *ws, void *stream)
 {
     void *y = ys[0];
-    const resize_op *r = crs(o);
     const prt_dims *xd = &in[0].dims, *yd = &out->dims;
-    int32_t rank = xd->nb_dims;
-    rs_axis ax[PRT_MAX_DIMS];
+    rs_plan pl;
     rs_run_ctx c;
-    uint8_t *w = ws;
+    uint8_t *w;
     int64_t total = base_volume(yd), o_idx[PRT_MAX_DIMS] = {0}, s = 1;
     size_t es = prt_dtype_size(dtype);
-    prt_status st = rs_setup(o, in, nb_in, yd, nb_in > 1 ? xs[1] : NULL, ax);
-    (void)stream;
+    prt_status st = rs_plan_make(o, in, nb_in, yd, nb_in > 1 ? xs[1] : NULL, &pl);
+    (void)nb_out, (void)stream;
     if (st)
         return st;
-    for (int32_t i = 0; i < rank; i++) {
-        ax[i].lo = (int64_t *)(void *)w;
-        ax[i].cnt = ax[i].lo + ax[i].out;
-        ax[i].w = (double *)(void *)(ax[i].cnt + ax[i].out);
-        w = (uint8_t *)(ax[i].w + ax[i].out * ax[i].taps);
-        rs_axis_taps(r, &ax[i]);
-    }
-    for (int32_t i = rank - 1; i >= 0; i--) {
+    w = rs_plan_place(&pl, ws);
+    for (int32_t i = 0; i < pl.rank; i++)
+        for (int64_t x = 0; x < pl.ax[i].out; x++)
+            rs_axis_row(&pl.p, &pl.ax[i], x);
+    for (int32_t i = pl.rank - 1; i >= 0; i--) {
         c.stride[i] = s;
         s *= xd->d[i];
     }
-    c.rank = rank;
-    c.ax = ax;
+    c.rank = pl.rank;
+    c.ax = pl.ax;
     c.x = xs[0];
-    if (r->mode != RS_NEAREST && dtype != PRT_FLOAT32) {
+    if (pl.p.mode != RS_NEAREST && dtype != PRT_FLOAT32) {
         op_to_f32(xs[0], dtype, base_volume(xd), (float *)(void *)w);
         c.x = (const float *)(void *)w;
     }
     for (int64_t q = 0; q < total; q++) {
         int extrap = 0;
-        for (int32_t i = 0; i < rank; i++)
-            extrap |= ax[i].cnt[o_idx[i]] == 0;
+        for (int32_t i = 0; i < pl.rank; i++)
+            extrap |= pl.ax[i].cnt[o_idx[i]] == 0;
         if (extrap) {
-            rs_store(y, dtype, q, r->extrapolation);
-        } else if (r->mode == RS_NEAREST) {
+            rs_store(dtype, y, q, pl.extrapolation);
+        } else if (pl.p.mode == RS_NEAREST) {
             int64_t off = 0;
-            for (int32_t i = 0; i < rank; i++)
-                off += ax[i].lo[o_idx[i]] * c.stride[i];
+            for (int32_t i = 0; i < pl.rank; i++)
+                off += pl.ax[i].lo[o_idx[i]] * c.stride[i];
             memcpy((uint8_t *)y + (size_t)q * es,
                    (const uint8_t *)xs[0] + (size_t)off * es, es);
         } else {
-            rs_store(y, dtype, q, rs_sum(&c, 0, o_idx, 0));
+            rs_store(dtype, y, q, rs_sum(&c, 0, o_idx, 0));
         }
-        for (int32_t i = rank - 1; i >= 0; i--) {
+        for (int32_t i = pl.rank - 1; i >= 0; i--) {
             if (++o_idx[i] < yd->d[i])
                 break;
             o_idx[i] = 0;

@@ -314,6 +314,50 @@ typedef struct opk_scatter_args {
 } opk_scatter_args;
 int opk_scatter(const opk_scatter_args *a, void *stream);
 
+/* Dims passed by value. */
+typedef struct opk_dims_arg {
+    int32_t rank;
+    int64_t d[OPK_MAX_RANK];
+} opk_dims_arg;
+
+/* NonZero of n elements of dtype x (of dims d): y [rank, K] densely with
+ * the true K, the coordinates of the non-zeros in row-major order; K into
+ * *k (device memory). */
+int opk_nonzero(int32_t dtype, const void *x, int64_t n, const opk_dims_arg *d,
+                int64_t *y, int64_t *k, void *stream);
+
+/* Compress: the slices i < min(nc, len) of x [outer, len, inner] whose
+ * cond[i] (bool) is true, into y [outer, K, inner] densely; K into *k
+ * (device memory). */
+int opk_compress(int32_t esize, const void *x, const void *cond, int64_t nc, int64_t len,
+                 int64_t outer, int64_t inner, void *y, int64_t *k, void *stream);
+
+/* ConvTranspose (convt.cu): Y [N, M, out...] from X [N, C, in...], W [C,
+ * Mg, k...] and B [M] (may be NULL), groups of Cg input and Mg output
+ * channels; Y at o gathers X at i where o = i s - pb + k dil. ivol: X's
+ * spatial volume, kvol: the kernel's. dtype float32 or float16 (sums in
+ * double, rounded once). */
+#define OPK_CT_MAX_SP 6
+typedef struct opk_convt_args {
+    int32_t dtype, ns;
+    int64_t C, M, Cg, Mg;
+    int64_t in[OPK_CT_MAX_SP], out[OPK_CT_MAX_SP], k[OPK_CT_MAX_SP];
+    int64_t s[OPK_CT_MAX_SP], dil[OPK_CT_MAX_SP], pb[OPK_CT_MAX_SP];
+    int64_t ivol, kvol, n;
+    const void *x, *w, *b;
+    void *y;
+} opk_convt_args;
+int opk_conv_transpose(const opk_convt_args *a, void *stream);
+
+/* Resize (resize.cu): the plan's tables (resize_taps.h; pointers into
+ * device memory) filled on the device, keep_aspect_ratio_policy's scale
+ * from sizes there when the plan says so; a 16-bit X interpolated through
+ * xf (x_count floats of room); y has n elements. */
+struct rs_plan;
+int opk_resize(const struct rs_plan *pl, const void *sizes, int32_t sizes_dtype,
+               int32_t dtype, int32_t esize, const void *x, float *xf, int64_t x_count,
+               void *y, int64_t n, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

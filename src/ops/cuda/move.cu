@@ -1,9 +1,10 @@
 // CUDA kernels of the data-movement built-ins that read each output element
 // from one place, or combine places in a fixed order (launch.h): Pad and
 // Tile's walk, Trilu, EyeLike, OneHot, GatherND, ScatterND and
-// ScatterElements. Split and DepthToSpace/SpaceToDepth are strided copies
-// (opk_copy). A kernel cannot fail the run, so an index the CPU would
-// refuse reads or writes nothing (DESIGN-NOTES).
+// ScatterElements; NonZero and Compress, whose sizes come from the data
+// (one block each, scanning in tiles, writing K on the device). Split and
+// DepthToSpace/SpaceToDepth are strided copies (opk_copy). A kernel cannot fail the run,
+// so an index the CPU would refuse reads or writes nothing (DESIGN-NOTES).
 #include "ops/cuda/launch.cuh"
 
 namespace opk
@@ -214,6 +215,119 @@ template <typename T> __global__ void scatter_nd_kernel(opk_scatter_args a)
     }
 }
 
+// Non-zero as NonZero reads it (opd_nonzero): floats != 0 (NaN counts, -0
+// does not), integers and bool != 0.
+__device__ int is_nonzero(int32_t dtype, const void *x, int64_t i)
+{
+    if (dtype == DT_F32 || dtype == DT_F16 || dtype == DT_BF16)
+        return opk_float_at(dtype, x, i) != 0.0f;
+    return opk_int_at(dtype, x, i) != 0;
+}
+
+constexpr int kScanThreads = 1024;
+
+// The sum of v over the block (kScanThreads threads), in every thread.
+__device__ int64_t block_sum(int64_t v)
+{
+    __shared__ int64_t part[32];
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0)
+        part[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = 0;
+    for (int w = 0; w < kScanThreads / 32; w++)
+        v += part[w];
+    __syncthreads();
+    return v;
+}
+
+// The flags set in threads before this one of the block, and (*total) in
+// all of them.
+__device__ int64_t block_scan(int flag, int64_t *total)
+{
+    __shared__ int32_t warp_base[32];
+    __shared__ int32_t all;
+    const unsigned lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    const unsigned ballot = __ballot_sync(0xffffffffu, flag);
+    const int32_t before = __popc(ballot & ((1u << lane) - 1u));
+    if (lane == 0)
+        warp_base[wid] = __popc(ballot);
+    __syncthreads();
+    if (wid == 0) {
+        int32_t v = warp_base[lane], incl = v;
+        for (int o = 1; o < 32; o <<= 1) {
+            int32_t t = __shfl_up_sync(0xffffffffu, incl, o);
+            if ((int)lane >= o)
+                incl += t;
+        }
+        warp_base[lane] = incl - v;
+        if (lane == 31)
+            all = incl;
+    }
+    __syncthreads();
+    const int64_t r = warp_base[wid] + before;
+    *total = all;
+    __syncthreads();
+    return r;
+}
+
+// NonZero in one block: the count K first, then the coordinates of each
+// tile's non-zeros at their rank among all, row d of [r, K] densely.
+__global__ void __launch_bounds__(kScanThreads)
+    nonzero_kernel(int32_t dtype, const void *x, int64_t n, opk_dims_arg d, int64_t *y,
+                   int64_t *k_out)
+{
+    int64_t c = 0, running = 0;
+    for (int64_t i = threadIdx.x; i < n; i += kScanThreads)
+        c += is_nonzero(dtype, x, i);
+    const int64_t K = block_sum(c);
+    for (int64_t base = 0; base < n; base += kScanThreads) {
+        const int64_t i = base + threadIdx.x;
+        const int flag = i < n && is_nonzero(dtype, x, i);
+        int64_t tile;
+        const int64_t p = block_scan(flag, &tile);
+        if (flag) {
+            int64_t rest = i;
+            for (int32_t q = d.rank - 1; q >= 0; q--) {
+                y[q * K + running + p] = rest % d.d[q];
+                rest /= d.d[q];
+            }
+        }
+        running += tile;
+    }
+    if (threadIdx.x == 0)
+        *k_out = K;
+}
+
+// Compress in one block: K, then each tile's true entries' slices
+// ([outer, len, inner] -> [outer, K, inner]) copied by the threads that
+// hold them. Entries past len are not selected (the CPU fails the run).
+template <typename T>
+__global__ void __launch_bounds__(kScanThreads)
+    compress_kernel(const T *x, const uint8_t *cond, int64_t nc, int64_t len,
+                    int64_t outer, int64_t inner, T *y, int64_t *k_out)
+{
+    const int64_t m = nc < len ? nc : len;
+    int64_t c = 0, running = 0;
+    for (int64_t i = threadIdx.x; i < m; i += kScanThreads)
+        c += cond[i] != 0;
+    const int64_t K = block_sum(c);
+    for (int64_t base = 0; base < m; base += kScanThreads) {
+        const int64_t i = base + threadIdx.x;
+        const int flag = i < m && cond[i] != 0;
+        int64_t tile;
+        const int64_t p = block_scan(flag, &tile);
+        if (flag)
+            for (int64_t b = 0; b < outer; b++)
+                for (int64_t q = 0; q < inner; q++)
+                    y[(b * K + running + p) * inner + q] = x[(b * len + i) * inner + q];
+        running += tile;
+    }
+    if (threadIdx.x == 0)
+        *k_out = K;
+}
+
 } // namespace
 } // namespace opk
 
@@ -307,5 +421,25 @@ extern "C" int opk_scatter(const opk_scatter_args *a, void *stream)
     return by_esize(a->esize, [&](auto t) {
         scatter_nd_kernel<decltype(t)>
             <<<blocks_for(a->slice), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    });
+}
+
+extern "C" int opk_nonzero(int32_t dtype, const void *x, int64_t n, const opk_dims_arg *d,
+                           int64_t *y, int64_t *k, void *stream)
+{
+    if (d->rank < 1 || d->rank > OPK_MAX_RANK)
+        return (int)cudaErrorInvalidValue;
+    nonzero_kernel<<<1, kScanThreads, 0, (cudaStream_t)stream>>>(dtype, x, n, *d, y, k);
+    return launched();
+}
+
+extern "C" int opk_compress(int32_t esize, const void *x, const void *cond, int64_t nc,
+                            int64_t len, int64_t outer, int64_t inner, void *y,
+                            int64_t *k, void *stream)
+{
+    return by_esize(esize, [&](auto t) {
+        typedef decltype(t) T;
+        compress_kernel<T><<<1, kScanThreads, 0, (cudaStream_t)stream>>>(
+            (const T *)x, (const uint8_t *)cond, nc, len, outer, inner, (T *)y, k);
     });
 }

@@ -235,3 +235,40 @@ OPC_KERNEL(opc_scatter)
     }
     return opc_status(o, opk_scatter(&a, stream));
 }
+
+/* The count stays on the device: the runtime gives later layers the true
+ * dims (they wait for the device: op_common.c's requires_host_dims). */
+OPC_KERNEL(opc_nonzero)
+{
+    const prt_dims *d = &in[0].dims;
+    opk_dims_arg a;
+    int64_t n = base_volume(d);
+    (void)nb_in, (void)nb_out, (void)ws;
+    memset(&a, 0, sizeof a);
+    a.rank = d->nb_dims ? d->nb_dims : 1; /* a scalar as [1] */
+    for (int32_t q = 0; q < a.rank; q++)
+        a.d[q] = d->nb_dims ? d->d[q] : 1;
+    if (out[0].dims.nb_dims != 2 || out[0].dims.d[0] != a.rank || out[0].dims.d[1] < n)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "output 0 cannot hold the coordinates of %lld elements",
+                       (long long)n);
+    return opc_status(o, opk_nonzero(dtype, x[0], n, &a, y[0], y[1], stream));
+}
+
+/* A true entry past the axis' end is not selected (the CPU fails the run). */
+OPC_KERNEL(opc_compress)
+{
+    int64_t outer, len, inner;
+    int32_t axis;
+    prt_status st = compress_geometry(o, &in[0].dims, &axis, &outer, &len, &inner);
+    (void)nb_in, (void)nb_out, (void)ws;
+    if (st)
+        return st;
+    if (out[0].dims.nb_dims < 1 ||
+        out[0].dims.d[out[0].dims.nb_dims == 1 ? 0 : axis] <
+            (base_volume(&in[1].dims) < len ? base_volume(&in[1].dims) : len))
+        return op_fail(o, PRT_ERR_SHAPE, "output 0 cannot hold every selected slice");
+    return opc_status(o, opk_compress((int32_t)prt_dtype_size(dtype), x[0], x[1],
+                                      base_volume(&in[1].dims), len, outer, inner, y[0],
+                                      y[1], stream));
+}

@@ -13,7 +13,8 @@
  *                       ConstantOfShape, Range
  *   move_cuda.c         Split, Tile, Pad, Trilu, DepthToSpace,
  *                       SpaceToDepth, EyeLike, OneHot, GatherND,
- *                       ScatterND, ScatterElements
+ *                       ScatterND, ScatterElements, NonZero,
+ *                       Compress
  *   nn_cuda.c           Conv, MatMul, Gemm, Einsum, Softmax,
  *                       LayerNormalization, GlobalAveragePool
  */
@@ -70,6 +71,14 @@ OPC_KERNEL(opc_eye_like);
 OPC_KERNEL(opc_one_hot);
 OPC_KERNEL(opc_gather_nd);
 OPC_KERNEL(opc_scatter); /* ScatterND, ScatterElements */
+OPC_KERNEL(opc_nonzero);
+OPC_KERNEL(opc_compress);
+
+/* convt_cuda.c */
+OPC_KERNEL(opc_conv_transpose);
+
+/* resize_cuda.c */
+OPC_KERNEL(opc_resize);
 
 /* nn_cuda.c */
 OPC_KERNEL(opc_conv);
