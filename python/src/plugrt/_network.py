@@ -521,7 +521,9 @@ def _device_hint(message):
     from .plugin._bridge import DecoratorBridge  # noqa: PLC0415 - cycle
     name, dev = m.group(1), "cuda" if m.group(2) == "CUDA" else "cpu"
     for br in list(LIVE.values()):
-        if br.name != name:
+        # The builder names a plugin "ns::name" (just "name" in the empty
+        # namespace).
+        if name != ("%s::%s" % (br.namespace, br.name) if br.namespace else br.name):
             continue
         if isinstance(br, DecoratorBridge):
             return ("%s is a Python decorator plugin: give it an impl for that device "
