@@ -1346,7 +1346,7 @@ static int test_run_workspace(void)
              "Conv (layer 'pw'): needs %lld bytes of workspace at these shapes, but its "
              "layer has %lld",
              (long long)need, (long long)one);
-    CHECK_ERR(ot_run_engine(p.e, &x, 1, &y), PRT_ERR_PLUGIN, sub);
+    CHECK_ERR(ot_run_engine(p.e, &x, 1, &y), PRT_ERR_MALFORMED, sub);
     ot_free(&x);
     ot_free(&y);
     conv_plans_free(&p);
@@ -1716,7 +1716,7 @@ static int check_layers_cases(prt_registry *reg, const void *b, size_t n, fake_s
     /* A dtype or format the plugin does not take there. */
     s->refuse[1] = 2;
     CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_MALFORMED,
-              "layer 1 ('add', plugin ::AddLike): output 0 ('mid', float32, format "
+              "layer 1 ('add', plugin AddLike): output 0 ('mid', float32, format "
               "LINEAR) is not a type and format its plugin takes there");
     s->refuse[1] = -1;
     s->refuse[0] = 0;
@@ -1733,7 +1733,7 @@ static int check_layers_cases(prt_registry *reg, const void *b, size_t n, fake_s
     /* A creator that makes no build-phase plugin: the layer cannot be
      * checked, so the engine does not load. */
     s->fail_create = 3;
-    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_PLUGIN,
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_UNSUPPORTED,
               "fake creator serves the runtime only");
     CHECK(strstr(prt_last_error(), "layer 0 ('nz', plugin test::NonZeroLike)") != NULL);
     CHECK(r == NULL && s->created == s->destroyed && s->checked == s->checked_destroyed);
@@ -1790,13 +1790,13 @@ static int test_deserialize(void)
     REQUIRE_OK(prt_registry_add_creator(reg, &cr[1]));
     s.created = s.destroyed = 0;
     s.fail_create = 1;
-    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_PLUGIN,
-              "layer 'nz': fake creator refuses");
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_INVALID_ARGUMENT,
+              "layer 'nz' (plugin test::NonZeroLike): fake creator refuses");
     CHECK(r == NULL);
 
     s.fail_create = 2;
     CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_PLUGIN,
-              "layer 'nz': plugin 'fake': runtime table is incomplete");
+              "layer 'nz': plugin 'fake::fake': runtime table is incomplete");
     CHECK(r == NULL && s.created == 1 && s.destroyed == 1);
 
     s.created = s.destroyed = 0;
@@ -1887,8 +1887,8 @@ static int test_deserialize_library(void)
     REQUIRE_OK(prt_engine_serialize(e, &b, &n));
     logged[0] = '\0';
     prt_set_logger(capture_log, NULL, PRT_SEV_WARNING);
-    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_PLUGIN,
-              "layer 'nz': test::Foo (a) only exists to be found");
+    CHECK_ERR(prt_engine_deserialize(reg, b, n, &r), PRT_ERR_UNSUPPORTED,
+              "layer 'nz' (plugin test::Foo): test::Foo (a) only exists to be found");
     prt_set_logger(NULL, NULL, 0);
     CHECK(r == NULL);
     CHECK(strstr(logged, LIB_PATH) != NULL);

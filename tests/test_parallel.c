@@ -741,7 +741,7 @@ static void test_profiler(void)
     /* A run that fails in layer 1 (division by zero) reports layer 0. */
     log.n = 0;
     z[2] = 0;
-    CHECK_ERR(prt_context_enqueue(ctx, NULL), PRT_ERR_PLUGIN, "second");
+    CHECK_ERR(prt_context_enqueue(ctx, NULL), PRT_ERR_INVALID_ARGUMENT, "second");
     CHECK(log.n == 1 && log.layer[0] == 0);
     /* Removed: no more reports. */
     z[2] = 3;

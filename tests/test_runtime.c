@@ -51,6 +51,7 @@ enum {
     KIND_WRONGNAME,
     KIND_DROPFIELD,
     KIND_SILENTSIZE,
+    KIND_SHAPEFAIL,
     NB_KINDS
 };
 
@@ -67,7 +68,7 @@ static const char *tp_name(const prt_plugin *p)
         "ToFloat", "BadSize", "Tactical", "Fill", "ShapeOf", "Count", "Copy", "Dup2",
         "SlowAttach", "BadAttach",
         /* WrongName's plugin calls itself what no creator is called. */
-        "NotItsName", "DropField", "SilentSize"};
+        "NotItsName", "DropField", "SilentSize", "ShapeFail"};
     return names[((const tplug *)p)->kind];
 }
 static const char *tp_version(const prt_plugin *p)
@@ -209,6 +210,12 @@ static prt_status tp_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
     }
     for (int32_t d = 0; d < in_desc[0].dims.nb_dims; d++)
         n *= in_desc[0].dims.d[d];
+    if (t->kind == KIND_SHAPEFAIL) {
+        /* A plugin that refuses a shape says so with its own status. */
+        const prt_host_services *hs = prt_host_services_get();
+        hs->set_error(hs->host, PRT_ERR_SHAPE, "ShapeFail: takes at most 3 elements");
+        return PRT_ERR_SHAPE;
+    }
     switch (t->kind) {
     case KIND_TOFLOAT:
         for (int64_t i = 0; i < n; i++)
@@ -369,7 +376,9 @@ static prt_plugin_creator tp_creators[NB_KINDS] = {
     TP_CREATOR("SlowAttach", KIND_ATTACH), TP_CREATOR("BadAttach", KIND_BADATTACH),
     TP_CREATOR("WrongName", KIND_WRONGNAME), TP_CREATOR("DropField", KIND_DROPFIELD),
     /* SilentSize declares a size tensor and never writes it. */
-    TP_CREATOR("SilentSize", KIND_SILENTSIZE)};
+    TP_CREATOR("SilentSize", KIND_SILENTSIZE),
+    /* ShapeFail's enqueue fails with PRT_ERR_SHAPE. */
+    TP_CREATOR("ShapeFail", KIND_SHAPEFAIL)};
 
 static prt_registry *make_registry(void)
 {
@@ -559,6 +568,22 @@ static int test_silent_size(prt_registry *reg)
     for (int rep = 0; rep < 2; rep++)
         CHECK_ERR(prt_context_enqueue(e.ctx, NULL), PRT_ERR_PLUGIN,
                   "did not write its size tensor 'Y1' (output 1)");
+    tu_engine_destroy(&e);
+    return 0;
+}
+
+/* A plugin's own status reaches the caller, with the layer and the plugin
+ * (its namespace too) named: PRT_ERR_SHAPE stays PRT_ERR_SHAPE. */
+static int test_plugin_status(prt_registry *reg)
+{
+    tu_engine e;
+    float x[4] = {1, 2, 3, 4}, y[4];
+    REQUIRE_OK(build_one(reg, "ShapeFail", 0, 4, &e));
+    CHECK_OK(prt_context_set_tensor_address(e.ctx, "X", x));
+    CHECK_OK(prt_context_set_tensor_address(e.ctx, "Y0", y));
+    CHECK_ERR(prt_context_enqueue(e.ctx, NULL), PRT_ERR_SHAPE,
+              "layer 'ShapeFail_0' (plugin test::ShapeFail): enqueue failed: ShapeFail: "
+              "takes at most 3 elements");
     tu_engine_destroy(&e);
     return 0;
 }
@@ -1579,9 +1604,11 @@ static void test_build_recreates(prt_registry *reg)
     CHECK_ERR(build_one(reg, "WrongName", 0, 4, &e), PRT_ERR_PLUGIN,
               "its plugin says it is test::NotItsName version 1, but no creator");
     tu_engine_destroy(&e);
-    CHECK_ERR(build_one(reg, "DropField", 0, 4, &e), PRT_ERR_PLUGIN,
-              "created again from the fields it serializes, as loading the engine will: "
-              "layer 'DropField_0': DropField: field 'needed' is required");
+    CHECK_ERR(
+        build_one(reg, "DropField", 0, 4, &e), PRT_ERR_PLUGIN,
+        "created again from the fields it serializes, as loading the engine will: "
+        "layer 'DropField_0' (plugin test::DropField): DropField: field 'needed' is "
+        "required");
     tu_engine_destroy(&e);
 }
 
@@ -1606,6 +1633,7 @@ int main(void)
     test_chain(reg);
     test_bad_size(reg);
     test_silent_size(reg);
+    test_plugin_status(reg);
     test_tactics(reg);
     test_size_only_layer();
     test_allocator_current();

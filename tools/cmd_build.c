@@ -53,6 +53,7 @@ static const cli_opt build_opts[] = {
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
+    {"--no-strict", NULL, 0, CLI_MODEL_OPT_NO_STRICT},
     {NULL, NULL, 0, 0},
 };
 
@@ -105,9 +106,9 @@ static void build_help(void)
         "  --no-default-plugins     do not load the standard plugin library\n"
         "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
         "                           import every OP node as that plugin (repeatable)\n"
-        "  --strict                 a plugin output that disagrees with the shape or\n"
-        "                           dtype the model declares fails the build (default:\n"
-        "                           a warning)\n"
+        "  --no-strict              a plugin output that disagrees with the shape or\n"
+        "                           dtype the model declares is a warning, not an\n"
+        "                           error (--strict, the default: it fails the build)\n"
         "  --device cpu|cuda        target device (default cpu)\n"
         "  --min-shapes NAME:DIMS[,NAME:DIMS...]\n"
         "  --opt-shapes NAME:DIMS[,...]\n"

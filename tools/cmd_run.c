@@ -105,6 +105,7 @@ static const cli_opt run_opts[] = {
     {"--reference", NULL, 1, OPT_REFERENCE},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
+    {"--no-strict", NULL, 0, CLI_MODEL_OPT_NO_STRICT},
     {NULL, NULL, 0, 0},
 };
 
@@ -239,8 +240,10 @@ static void run_help(void)
         "  --no-default-plugins       do not load the standard plugin library\n"
         "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
         "                             (ONNX) import every OP node as that plugin\n"
-        "  --strict                   (ONNX) a plugin output that disagrees with the\n"
-        "                             model's declared shape or dtype fails the build\n"
+        "  --no-strict                (ONNX) a plugin output that disagrees with the\n"
+        "                             model's declared shape or dtype is a warning, not\n"
+        "                             an error (--strict, the default: it fails the\n"
+        "                             build)\n"
         "  --device cpu|cuda          (ONNX) the device to build for (default cpu); for "
         "a\n"
         "                             plan, the plan's device, which it must name if "

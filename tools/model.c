@@ -40,6 +40,9 @@ static int take_model_arg(cli_model_args *a, int id, const char *value)
     case CLI_MODEL_OPT_STRICT:
         a->strict = 1;
         return CLI_OK;
+    case CLI_MODEL_OPT_NO_STRICT:
+        a->strict = 0;
+        return CLI_OK;
     default:
         return NOT_SHARED;
     }
@@ -52,6 +55,11 @@ int cli_model_args_parse(cli_model_args *a, int argc, char **argv, const cli_opt
     cli_scanner s;
     const char *v;
     int id, rc;
+    /* Strict unless asked otherwise: a plugin whose output disagrees with
+     * the model is the mistake whose warning scrolls by before the run reads
+     * a tensor as the model declares it (the library's default stays
+     * lenient: prt_onnx_parser_set_strict). */
+    a->strict = 1;
     cli_scan_init(&s, argc, argv, opts);
     s.aliases = a->aliases;
     s.alias_program = "trtexec";
@@ -156,7 +164,12 @@ int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_
         cli_error_api(st, "--plugin-op %s=%s@%s/%s", m->op_type, m->name, m->version,
                       m->plugin_namespace);
     } else {
-        cli_error_api(st, "cannot import %s", path);
+        /* The importer's message names the file already (parse_file says
+         * which model a node is in; a failed read names what it read). */
+        if (strstr(prt_last_error(), path))
+            cli_error_api(st, "cannot import");
+        else
+            cli_error_api(st, "cannot import %s", path);
         cli_import_hint(prt_last_error());
     }
     return CLI_FAIL;
@@ -331,7 +344,16 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
     cli_progress_clear();
     if (st) {
         cli_error_api(st, "building the engine failed");
-        if (st == PRT_ERR_SHAPE && o->shape_hint)
+        /* A strict import's check (src/builder/build.c says it so): the
+         * plugin disagrees with the model, which no --shapes fixes. */
+        if (strstr(prt_last_error(), "but the model declares"))
+            fprintf(
+                stderr,
+                "  the plugin's get_output_shapes or get_output_dtypes gives what the "
+                "model does not\n  declare: fix the plugin (or the model's "
+                "declaration of that output);\n  --no-strict builds anyway, with "
+                "a warning, planning memory for what the plugin gives\n");
+        else if (st == PRT_ERR_SHAPE && o->shape_hint)
             fprintf(stderr, "  %s\n", o->shape_hint);
         else if (st == PRT_ERR_NOT_FOUND)
             fprintf(stderr, "  load the library that defines the plugin with --plugins "

@@ -13,13 +13,16 @@
 /* ---- the arguments build and run share ---------------------------------- */
 
 /* The model (the one positional argument) and the options that say how to
- * read it: --plugins, --no-default-plugins, --plugin-op, --verbose. */
+ * read it: --plugins, --no-default-plugins, --plugin-op, --verbose,
+ * --strict/--no-strict. */
 typedef struct cli_model_args {
     const char *model; /* argv storage */
     cli_plugin_opts plugins;
     cli_plugin_ops ops;
     int verbose;
-    int strict; /* --strict: declared output shapes that disagree fail */
+    /* 1 (the default; --strict): a plugin output that disagrees with the
+     * model's declaration fails the build; 0 (--no-strict): a warning. */
+    int strict;
     /* trtexec's spellings the command takes (set before parsing; NULL:
      * none). */
     const cli_alias *aliases;
@@ -33,6 +36,7 @@ enum {
     CLI_MODEL_OPT_PLUGIN_OP,
     CLI_MODEL_OPT_VERBOSE,
     CLI_MODEL_OPT_STRICT,
+    CLI_MODEL_OPT_NO_STRICT,
     CLI_MODEL_OPT_END
 };
 

@@ -52,9 +52,12 @@ PRT_NODISCARD prt_status prt_onnx_parser_map_op(prt_onnx_parser *parser,
                                                 const char *plugin_version);
 
 /* 1: a plugin node whose output disagrees with the dtype or shape the model
- * declares for it (graph outputs, value_info) fails the build naming the
- * node, the output and both shapes; 0 (default): a warning through the
- * logger (prt_network_expect_tensor, prt_network_set_strict). */
+ * declares for it (graph outputs, value_info) fails the build with
+ * PRT_ERR_SHAPE naming the node, the plugin, the output and both shapes;
+ * 0 (the library's default; `plugrt build` and `run` pass 1 unless given
+ * --no-strict): a warning through the logger. Either way memory is planned
+ * for what the plugin's get_output_shapes gives (prt_network_expect_tensor,
+ * prt_network_set_strict). */
 PRT_NODISCARD prt_status prt_onnx_parser_set_strict(prt_onnx_parser *parser,
                                                     int32_t strict);
 

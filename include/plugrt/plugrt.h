@@ -457,10 +457,10 @@ PRT_API void prt_engine_destroy(prt_engine *engine);
 /* Serializes: *out_bytes (free with prt_free) holds *out_size bytes. */
 PRT_API PRT_NODISCARD prt_status prt_engine_serialize(const prt_engine *engine,
                                                       void **out_bytes, size_t *out_size);
-/* Loads an engine from bytes (copied; the caller keeps them). Plugins are
- * recreated through `reg`. Every malformed, truncated or altered input is
- * PRT_ERR_MALFORMED or PRT_ERR_VERSION; a missing plugin is PRT_ERR_NOT_FOUND
- * naming its key, its library and the libraries searched. */
+/* Loads an engine from bytes (copied; the caller keeps them). Plugins are recreated
+ * through `reg`. Every malformed, truncated or altered input is PRT_ERR_MALFORMED or
+ * PRT_ERR_VERSION; a missing plugin is PRT_ERR_NOT_FOUND naming its key, its library
+ * and the libraries searched; a plugin that refuses gives its own status, layer named. */
 PRT_API PRT_NODISCARD prt_status prt_engine_deserialize(const prt_registry *reg,
                                                         const void *bytes, size_t size,
                                                         prt_engine **out);

@@ -465,3 +465,44 @@ def test_plugin_blind_to_formats_gets_linear_between_convolutions():
     mid = mid * np.arange(1, 13, dtype=np.float32).reshape(1, -1, 1, 1)
     want = np.einsum("mc,nchw->nmhw", w2[:, :, 0, 0], mid)
     assert np.allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def circ_pad_model(declared):
+    """X [2, 3] -> example::circ_pad_plugin (pads [1, 1], giving [2, 5]) -> P,
+    which the model declares `declared`."""
+    onnx = pytest.importorskip("onnx")
+    H, T = onnx.helper, onnx.TensorProto
+    node = H.make_node("circ_pad_plugin", ["X"], ["P"], name="pad",
+                       plugin_namespace="example", pads=[1, 1])
+    g = H.make_graph([node], "g", [H.make_tensor_value_info("X", T.FLOAT, [2, 3])],
+                     [H.make_tensor_value_info("P", T.FLOAT, declared)])
+    m = H.make_model(g, opset_imports=[H.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+def test_onnx_strict(std_registry):
+    """A plugin output the model declares otherwise: plugrt.build refuses it
+    unless strict=False, as `plugrt build` does; OnnxParser follows
+    prt_onnx_parser_set_strict (lenient unless told)."""
+    wrong = circ_pad_model([2, 3])
+    with pytest.raises(trt.ShapeError) as ei:
+        trt.build(wrong, registry=std_registry)
+    assert ("layer 'pad' (plugin example::circ_pad_plugin): output 0 ('P') is float32 "
+            "[2, 5], but the model declares float32 [2, 3]") in str(ei.value)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    e = trt.build(wrong, registry=std_registry, strict=False)
+    p = e.create_execution_context().run({"X": x})["P"]
+    assert np.array_equal(p, np.pad(x, ((0, 0), (1, 1)), mode="wrap"))
+    assert trt.build(circ_pad_model([2, 5]), registry=std_registry) is not None
+    for strict in (False, True):
+        b = trt.Builder(None, std_registry)
+        net = b.create_network()
+        parser = trt.OnnxParser(net, None, std_registry, strict=strict)
+        assert parser.strict == strict and parser.parse(wrong)
+        cfg = b.create_builder_config()
+        if strict:
+            with pytest.raises(trt.ShapeError):
+                b.build_engine_with_config(net, cfg)
+        else:
+            assert b.build_engine_with_config(net, cfg) is not None

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "plugin_label.h"
 
 #define ERROR_CAP 2048
 
@@ -176,6 +177,21 @@ void base_log(int32_t severity, const char *fmt, ...)
     va_end(ap);
     store_escaped(msg, sizeof msg, raw);
     log_fn(log_user, severity, msg);
+}
+
+prt_status base_plugin_status(prt_status st)
+{
+    return st > PRT_OK && st <= PRT_ERR_INTERNAL ? st : PRT_ERR_PLUGIN;
+}
+
+base_label base_plugin_label(const char *plugin_namespace, const char *name)
+{
+    base_label out;
+    const char *ns = plugin_namespace ? plugin_namespace : "";
+    if (strcmp(ns, PRT_BUILTIN_NAMESPACE) == 0)
+        ns = ""; /* plugrt's own op: "Relu" says enough */
+    snprintf(out.s, sizeof out.s, "%s%s%s", ns, ns[0] ? "::" : "", name ? name : "?");
+    return out;
 }
 
 const char *prt_version_string(void)

@@ -353,7 +353,9 @@ static prt_status assemble_layer(const bld *b, prt_engine *e, int32_t li)
                               l->name, el->plugin_namespace, el->plugin_name,
                               el->plugin_version);
         st = engine_recreate_plugin(b->reg, el, li);
-        return st ? base_error_prefix(st,
+        /* PRT_ERR_PLUGIN whatever the creator said: the plugin contradicts
+         * itself (its own fields do not make it), a bug of the plugin. */
+        return st ? base_error_prefix(PRT_ERR_PLUGIN,
                                       "layer '%s': the plugin cannot be created again "
                                       "from the fields it serializes, as loading the "
                                       "engine will",

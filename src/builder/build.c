@@ -278,8 +278,9 @@ static prt_status bld_layer_values(bld *b, int32_t li)
 
 /* A plugin layer's outputs against what the network's author declared for
  * them (prt_network_expect_tensor): a mismatch is a warning, or an error in
- * a strict network. Built-in ops are plugrt's own, so only plugins are
- * checked. */
+ * a strict network. Either way the declaration is only compared, never
+ * used: every buffer is planned for what get_output_shapes gives. Built-in
+ * ops are plugrt's own, so only plugins are checked. */
 static prt_status bld_check_expected(bld *b, int32_t li)
 {
     const net_layer *l = &b->net->layers[li];
@@ -329,11 +330,13 @@ static prt_status bld_check_expected(bld *b, int32_t li)
             return base_error(PRT_ERR_SHAPE,
                               "layer '%s' (plugin %s): output %d ('%s') is %s, but the "
                               "model declares %s",
-                              l->name, bld_plugin_label(p), (int)o, nt->name, got, want);
+                              l->name, bld_plugin_label(p).s, (int)o, nt->name, got,
+                              want);
         base_log(PRT_SEV_WARNING,
                  "layer '%s' (plugin %s): output %d ('%s') is %s, but the model declares "
-                 "%s; a consumer sized by the declaration would be wrong",
-                 l->name, bld_plugin_label(p), (int)o, nt->name, got, want);
+                 "%s; memory is planned for what the plugin gives, but a consumer sized "
+                 "by the declaration would be wrong",
+                 l->name, bld_plugin_label(p).s, (int)o, nt->name, got, want);
     }
     return PRT_OK;
 }
@@ -536,7 +539,7 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
             const char *ns = l->plugin->vt->core->plugin_namespace(l->plugin);
             st = base_error(PRT_ERR_UNSUPPORTED,
                             "layer '%s': plugin %s does not run on %s%s", l->name,
-                            bld_plugin_label(l->plugin),
+                            bld_plugin_label(l->plugin).s,
                             cfg->device == PRT_DEVICE_CPU ? "the CPU" : "CUDA",
                             ns && strcmp(ns, PRT_BUILTIN_NAMESPACE) == 0
                                 ? " (`plugrt plugins --builtins` lists where each "

@@ -4,6 +4,7 @@
 #define PLUGRT_BUILDER_H
 
 #include "base/base.h"
+#include "base/plugin_label.h"
 #include "device/device.h"
 #include "engine/engine_impl.h"
 #include "expr/expr.h"
@@ -136,8 +137,9 @@ typedef struct bld {
     tc_cache cache;         /* loaded when the config names a timing cache */
 } bld;
 
-/* The plugin's name for messages ("?" if it gives none) (plugin_report.c). */
-const char *bld_plugin_label(const prt_plugin *p);
+/* The plugin's name for messages, "ns::name": bld_plugin_label(p).s
+ * (base_plugin_label) (plugin_report.c). */
+base_label bld_plugin_label(const prt_plugin *p);
 /* Wraps a plugin's failure with the layer; keeps the plugin's message
  * (plugin_report.c). */
 prt_status bld_plugin_fail(const net_layer *l, prt_status st, const char *what);

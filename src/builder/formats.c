@@ -321,7 +321,7 @@ static prt_status bld_device_dtypes(bld *b, const net_layer *l,
     return base_error(PRT_ERR_UNSUPPORTED,
                       "layer '%s': plugin %s does not run on %s with dtypes %s (its "
                       "kernel there does not take them)",
-                      l->name, bld_plugin_label(l->plugin),
+                      l->name, bld_plugin_label(l->plugin).s,
                       b->cfg->device == PRT_DEVICE_CPU ? "the CPU" : "CUDA", list);
 }
 
@@ -352,7 +352,7 @@ prt_status bld_layer_formats(bld *b, int32_t li)
         st = base_error(PRT_ERR_UNSUPPORTED,
                         "layer '%s' (plugin %s) accepts no type/format combination: "
                         "it rejects %s %d (%s, dims %s)",
-                        l->name, bld_plugin_label(l->plugin),
+                        l->name, bld_plugin_label(l->plugin).s,
                         ng->deepest < nb_in ? "input" : "output",
                         (int)(ng->deepest < nb_in ? ng->deepest : ng->deepest - nb_in),
                         prt_dtype_name(d->desc.dtype), buf);
@@ -437,7 +437,7 @@ prt_status bld_plan_formats(bld *b)
             base_log(PRT_SEV_VERBOSE,
                      "layer '%s' (plugin %s) accepts any format value: its tensors stay "
                      "LINEAR",
-                     l->name, bld_plugin_label(l->plugin));
+                     l->name, bld_plugin_label(l->plugin).s);
     }
     /* Every float32 tensor of rank 3 or more inside the engine that a later
      * layer reads starts CHW8, unless a blind layer makes or reads it. */
@@ -553,7 +553,7 @@ prt_status bld_host_dims(bld *b)
                  "layer '%s' (plugin %s) needs the true dims of "
                  "data-dependent tensors on the host: each run waits for the device "
                  "before it",
-                 l->name, bld_plugin_label(l->plugin));
+                 l->name, bld_plugin_label(l->plugin).s);
     }
     base_free(owner);
     return PRT_OK;

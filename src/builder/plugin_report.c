@@ -5,18 +5,15 @@
  */
 #include "builder/builder.h"
 
-const char *bld_plugin_label(const prt_plugin *p)
+base_label bld_plugin_label(const prt_plugin *p)
 {
-    const char *n = p->vt->core->name(p);
-    return n ? n : "?";
+    return base_plugin_label(p->vt->core->plugin_namespace(p), p->vt->core->name(p));
 }
 
 prt_status bld_plugin_fail(const net_layer *l, prt_status st, const char *what)
 {
     if (!prt_last_error()[0])
         base_error(PRT_ERR_PLUGIN, "the plugin gave no message");
-    if (st <= PRT_OK || st > PRT_ERR_INTERNAL)
-        st = PRT_ERR_PLUGIN;
-    return base_error_prefix(st, "layer '%s' (plugin %s): %s", l->name,
-                             bld_plugin_label(l->plugin), what);
+    return base_error_prefix(base_plugin_status(st), "layer '%s' (plugin %s): %s",
+                             l->name, bld_plugin_label(l->plugin).s, what);
 }

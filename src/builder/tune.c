@@ -402,7 +402,7 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
         base_clear_error();
         st = tune_first_run(plugin, &cands[c], nb_in, nb_out, out_dd, workspace, &tb);
         if (st && c == 0) {
-            st = base_error_prefix(PRT_ERR_PLUGIN,
+            st = base_error_prefix(base_plugin_status(st),
                                    "layer '%s': the reference candidate "
                                    "(tactic %d) failed while tuning",
                                    layer_name, (int)cands[0].tactic);

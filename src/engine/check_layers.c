@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/plugin_label.h"
 #include "engine/engine_impl.h"
 #include "network/network.h"
 #include "registry/registry.h"
@@ -41,7 +42,8 @@ static const char *layer_label(const eng_layer *l, char *buf, size_t cap)
     if (builtin(l))
         snprintf(buf, cap, "op %s", l->plugin_name);
     else
-        snprintf(buf, cap, "plugin %s::%s", l->plugin_namespace, l->plugin_name);
+        snprintf(buf, cap, "plugin %s",
+                 base_plugin_label(l->plugin_namespace, l->plugin_name).s);
     return buf;
 }
 
@@ -49,7 +51,7 @@ static prt_status invalid(const eng_layer *l, int32_t li, const char *fmt, ...)
     BASE_PRINTF(3, 4);
 static prt_status invalid(const eng_layer *l, int32_t li, const char *fmt, ...)
 {
-    char msg[768], who[300];
+    char msg[768], who[340];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -58,15 +60,15 @@ static prt_status invalid(const eng_layer *l, int32_t li, const char *fmt, ...)
                       (int)li, l->name, layer_label(l, who, sizeof who), msg);
 }
 
-/* A plugin entry that failed: its own message, prefixed with the layer.
- * Out of memory stays what it is. */
+/* A plugin entry that failed: its own message and status
+ * (base_plugin_status), prefixed with the layer. */
 static prt_status entry_failed(const eng_layer *l, int32_t li, prt_status st,
                                const char *what)
 {
-    char who[300];
+    char who[340];
     if (!prt_last_error()[0])
         base_error(st ? st : PRT_ERR_PLUGIN, "no message from the plugin");
-    return base_error_prefix(st == PRT_ERR_OUT_OF_MEMORY ? st : PRT_ERR_PLUGIN,
+    return base_error_prefix(base_plugin_status(st),
                              "layer %d ('%s', %s): checking the engine against its "
                              "plugin: %s",
                              (int)li, l->name, layer_label(l, who, sizeof who), what);

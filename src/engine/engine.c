@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/plugin_label.h"
 #include "engine/engine_impl.h"
 #include "ops/op_const.h"
 #include "ops/op_workspace.h"
@@ -192,13 +193,14 @@ prt_status engine_recreate_plugin(const prt_registry *reg, eng_layer *l, int32_t
     base_clear_error();
     st = c->create(c, l->name, &fc, PRT_PHASE_RUNTIME, &p);
     if (st != PRT_OK || !p) {
+        base_label who = base_plugin_label(l->plugin_namespace, l->plugin_name);
         if (prt_last_error()[0] == '\0')
-            return base_error(PRT_ERR_PLUGIN,
-                              "layer '%s': creating plugin "
-                              "%s::%s failed (%s, no message)",
-                              l->name, l->plugin_namespace, l->plugin_name,
+            return base_error(base_plugin_status(st),
+                              "layer '%s': creating plugin %s failed (%s, no message)",
+                              l->name, who.s,
                               st ? prt_status_name(st) : "no plugin returned");
-        return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s'", l->name);
+        return base_error_prefix(base_plugin_status(st), "layer '%s' (plugin %s)",
+                                 l->name, who.s);
     }
     /* Owned by the engine from here: engine_free destroys it (when its
      * tables let it be destroyed at all). */
@@ -215,11 +217,12 @@ prt_status engine_recreate_plugin(const prt_registry *reg, eng_layer *l, int32_t
         st = rt->set_tactic(p, l->tactic);
         if (st != PRT_OK) {
             if (prt_last_error()[0] == '\0')
-                return base_error(PRT_ERR_PLUGIN,
+                return base_error(base_plugin_status(st),
                                   "layer '%s': set_tactic(%d) "
                                   "failed (%s)",
                                   l->name, (int)l->tactic, prt_status_name(st));
-            return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s'", l->name);
+            return base_error_prefix(base_plugin_status(st), "layer '%s': set_tactic(%d)",
+                                     l->name, (int)l->tactic);
         }
     } else if (l->tactic != 0) {
         return base_error(PRT_ERR_PLUGIN,

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/plugin_label.h"
 #include "network/network.h"
 
 /* Grows *arr (of elem-size entries) so index *count fits. */
@@ -170,10 +171,11 @@ prt_status prt_network_add_constant(prt_network *net, const char *name, int32_t 
     return PRT_OK;
 }
 
-static const char *plugin_name(const prt_plugin *p)
+/* "ns::name" (base_plugin_label); only called once the core table is known
+ * to be complete. */
+static base_label plugin_name(const prt_plugin *p)
 {
-    const char *n = p->vt->core->name ? p->vt->core->name(p) : NULL;
-    return n ? n : "(unnamed plugin)";
+    return base_plugin_label(p->vt->core->plugin_namespace(p), p->vt->core->name(p));
 }
 
 /* The first required entry a table lacks: not covered by its struct_size,
@@ -231,7 +233,7 @@ prt_status network_check_plugin(const prt_plugin *p, int need_build)
             return base_error(PRT_ERR_PLUGIN,
                               "plugin '%s': runtime table is incomplete: it "
                               "lacks the required entry '%s' (struct_size %u)",
-                              plugin_name(p), miss, (unsigned)vt->runtime->struct_size);
+                              plugin_name(p).s, miss, (unsigned)vt->runtime->struct_size);
     }
     if (need_build) {
         const prt_plugin_build *b = vt->build;
@@ -240,7 +242,7 @@ prt_status network_check_plugin(const prt_plugin *p, int need_build)
             return base_error(PRT_ERR_PLUGIN,
                               "plugin '%s': build table is missing (was it "
                               "created for the runtime phase?)",
-                              plugin_name(p));
+                              plugin_name(p).s);
         names[0] = MISSING(b, prt_plugin_build, nb_outputs);
         names[1] = MISSING(b, prt_plugin_build, get_output_dtypes);
         names[2] = MISSING(b, prt_plugin_build, get_output_shapes);
@@ -250,7 +252,7 @@ prt_status network_check_plugin(const prt_plugin *p, int need_build)
             return base_error(PRT_ERR_PLUGIN,
                               "plugin '%s': build table is incomplete: it "
                               "lacks the required entry '%s' (struct_size %u)",
-                              plugin_name(p), miss, (unsigned)b->struct_size);
+                              plugin_name(p).s, miss, (unsigned)b->struct_size);
     }
     return PRT_OK;
 }
@@ -288,31 +290,34 @@ prt_status prt_network_add_plugin(prt_network *net, const int32_t *inputs,
             return base_error(PRT_ERR_INVALID_ARGUMENT,
                               "plugin '%s' is already layer '%s' of this network; "
                               "clone it for another layer",
-                              plugin_name(plugin), net->layers[i].name);
+                              plugin_name(plugin).s, net->layers[i].name);
     for (int32_t i = 0; i < nb_inputs; i++)
         if (inputs[i] < 0 || inputs[i] >= net->nb_tensors)
             return base_error(PRT_ERR_INVALID_ARGUMENT,
                               "plugin '%s': input %d is tensor id %d, which does "
                               "not exist",
-                              plugin_name(plugin), (int)i, (int)inputs[i]);
+                              plugin_name(plugin).s, (int)i, (int)inputs[i]);
     for (int32_t i = 0; i < nb_shape_inputs; i++)
         if (shape_inputs[i] < 0 || shape_inputs[i] >= net->nb_tensors)
             return base_error(PRT_ERR_INVALID_ARGUMENT,
                               "plugin '%s': shape input %d is tensor id %d, which "
                               "does not exist",
-                              plugin_name(plugin), (int)i, (int)shape_inputs[i]);
+                              plugin_name(plugin).s, (int)i, (int)shape_inputs[i]);
     nb_out = plugin->vt->build->nb_outputs(plugin);
     if (nb_out < 1 || nb_out > 64)
         return base_error(PRT_ERR_PLUGIN,
                           "plugin '%s' reports %d outputs (1..64 allowed)",
-                          plugin_name(plugin), (int)nb_out);
+                          plugin_name(plugin).s, (int)nb_out);
     if (!grow((void **)&net->layers, &net->cap_layers, net->nb_layers,
               sizeof *net->layers))
         return base_error(PRT_ERR_OUT_OF_MEMORY, "prt_network_add_plugin: out of memory");
     id = net->nb_layers;
     l = &net->layers[id];
     memset(l, 0, sizeof *l);
-    snprintf(buf, sizeof buf, "%s_%d", plugin_name(plugin), (int)id);
+    snprintf(buf, sizeof buf, "%s_%d",
+             plugin->vt->core->name(plugin) ? plugin->vt->core->name(plugin)
+                                            : "(unnamed plugin)",
+             (int)id);
     l->name = base_strdup(buf);
     l->inputs = base_malloc(sizeof(int32_t) * (size_t)(nb_inputs + 1));
     l->shape_inputs = base_malloc(sizeof(int32_t) * (size_t)(nb_shape_inputs + 1));

@@ -145,8 +145,18 @@ static prt_status import_with_inputs(onnx_import *imp, const Onnx__NodeProto *no
     nb_out = prt_network_layer_output_count(imp->net, layer);
     if ((int32_t)node->n_output > nb_out)
         return onnx_error(PRT_ERR_INVALID_ARGUMENT,
-                          "%s: the node has %zu outputs; plugin '%s' makes %d", label,
-                          node->n_output, c->name, (int)nb_out);
+                          "%s: the node has %zu outputs; plugin %s%s%s makes %d", label,
+                          node->n_output, c->plugin_namespace,
+                          c->plugin_namespace[0] ? "::" : "", c->name, (int)nb_out);
+    /* Legal ONNX (trailing outputs may be left off), so not an error; but a
+     * node written for another plugin, or against an older version of this
+     * one, reads the wrong outputs without a word. */
+    if ((int32_t)node->n_output < nb_out)
+        onnx_warn("%s: the node declares %zu output%s; plugin %s%s%s makes %d (the "
+                  "rest go unused)",
+                  label, node->n_output, node->n_output == 1 ? "" : "s",
+                  c->plugin_namespace, c->plugin_namespace[0] ? "::" : "", c->name,
+                  (int)nb_out);
     for (int32_t k = 0; k < (int32_t)node->n_output; k++) {
         const char *name = onnx_str(node->output[k]);
         int32_t t;

@@ -356,6 +356,23 @@ static prt_status choose_table(const onnx_import *imp, const onnx_op *op,
     return PRT_OK;
 }
 
+/* The registry's lookup (the cause the error below wraps) guesses a near
+ * plugin name too, from plugins alone; near_miss's guess, from ONNX ops and
+ * plugins, is the one the message keeps, so "did you mean" is said once. */
+static void drop_registry_guess(void)
+{
+    char cause[2048];
+    const char *end;
+    char *at;
+    snprintf(cause, sizeof cause, "%s", prt_last_error());
+    at = strstr(cause, "; did you mean ");
+    if (!at || !(end = strchr(at, '?')))
+        return;
+    memmove(at, end + 1, strlen(end + 1) + 1);
+    /* Text already escaped stays as it is when set again. */
+    onnx_error(PRT_ERR_NOT_FOUND, "%s", cause);
+}
+
 /* Rule 4: nothing serves the node. The error names the op, its domain, the
  * nearest name that something serves, and (as the cause) why the registry
  * had no plugin under the node's key ns::op_type@ver. `in_table`: the op
@@ -372,6 +389,8 @@ static prt_status unserved(const prt_registry *reg, const Onnx__NodeProto *node,
                    "to the parser",
                    ns, ns[0] ? "::" : "", op_type, ver);
     near_miss(reg, op_type, hint, sizeof hint);
+    if (hint[0])
+        drop_registry_guess();
     return onnx_error_wrap(
         PRT_ERR_UNSUPPORTED, "%s: op '%s'%s%s has no importer%s and no plugin creator%s",
         label, op_type, dflt ? "" : " of domain ", dflt ? "" : node->domain,

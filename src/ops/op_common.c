@@ -668,11 +668,13 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
         need = o->cls->workspace(o, nb_in ? in_desc[0].dtype : out_desc->dtype, ind,
                                  nb_in, outd, nb_out);
         /* The claim, not just a pointer: an engine file that understates
-         * it would otherwise have the kernel write past the block. */
+         * it would otherwise have the kernel write past the block. The
+         * caller gets this status as it is (base_plugin_status), so it
+         * names the cause: an altered engine, not a bad argument. */
         if (need < 0)
             return op_fail(o, PRT_ERR_SHAPE, "the workspace for these shapes overflows");
         if (need > o->ws_bytes || (need > 0 && !workspace))
-            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+            return op_fail(o, PRT_ERR_MALFORMED,
                            "needs %lld bytes of workspace at these shapes, but its layer "
                            "has %lld%s",
                            (long long)need, (long long)o->ws_bytes,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/parallel.h"
+#include "base/plugin_label.h"
 #include "runtime/context_impl.h"
 
 static int32_t find_io(const prt_context *c, const char *name)
@@ -238,8 +239,10 @@ static prt_status attach_plugins(prt_context *c)
         if (st) {
             if (!prt_last_error()[0])
                 base_error(PRT_ERR_PLUGIN, "no message from the plugin");
-            return base_error_prefix(PRT_ERR_PLUGIN,
-                                     "layer '%s': attach_to_context failed", l->name);
+            return base_error_prefix(
+                base_plugin_status(st),
+                "layer '%s' (plugin %s): attach_to_context failed", l->name,
+                base_plugin_label(l->plugin_namespace, l->plugin_name).s);
         }
     }
     return PRT_OK;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "base/parallel.h"
+#include "base/plugin_label.h"
 #include "runtime/context_impl.h"
 
 static int has_unknown_dim(const prt_engine *e, int32_t t, const uint8_t *known)
@@ -89,12 +90,15 @@ static int desc_changed(const prt_tensor_desc *a, const prt_tensor_desc *b, int3
     return 0;
 }
 
-static prt_status layer_fail(const eng_layer *l, const char *what)
+/* A plugin entry that failed at run time: the plugin's own status and
+ * message (base_plugin_status), prefixed with the layer and the plugin. */
+static prt_status layer_fail(const eng_layer *l, prt_status st, const char *what)
 {
     if (!prt_last_error()[0])
         base_error(PRT_ERR_PLUGIN, "no message from the plugin");
-    return base_error_prefix(PRT_ERR_PLUGIN, "layer '%s' (plugin %s): %s", l->name,
-                             l->plugin_name, what);
+    return base_error_prefix(
+        base_plugin_status(st), "layer '%s' (plugin %s): %s", l->name,
+        base_plugin_label(l->plugin_namespace, l->plugin_name).s, what);
 }
 
 /* Whether layer li reads or writes a tensor whose dims depend on sizes
@@ -165,14 +169,17 @@ static prt_status read_sizes(prt_context *c, int32_t li, void *stream)
                               "layer '%s' (plugin %s) did not write its size tensor '%s' "
                               "(output %d): a data-dependent output's true size must be "
                               "written at every enqueue",
-                              l->name, l->plugin_name, t->name, (int)o);
+                              l->name,
+                              base_plugin_label(l->plugin_namespace, l->plugin_name).s,
+                              t->name, (int)o);
         if (v < 0 || v > upper)
             return base_error(PRT_ERR_PLUGIN,
                               "layer '%s' (plugin %s) wrote %lld to size tensor '%s', "
                               "outside its declared bounds 0..%lld; its outputs may be "
                               "corrupt",
-                              l->name, l->plugin_name, (long long)v, t->name,
-                              (long long)upper);
+                              l->name,
+                              base_plugin_label(l->plugin_namespace, l->plugin_name).s,
+                              (long long)v, t->name, (long long)upper);
         c->size_values[s] = v;
         c->size_known[s] = 1;
     }
@@ -218,7 +225,7 @@ static prt_status run_layer(prt_context *c, int32_t li, void *stream)
             base_clear_error();
             st = RUNTIME_ENTRY(p, on_shape_change)(p, in, nb_in, out, nb_out);
             if (st)
-                return layer_fail(l, "on_shape_change failed");
+                return layer_fail(l, st, "on_shape_change failed");
         }
         memcpy(c->last + c->last_off[li], c->descs,
                sizeof(prt_tensor_desc) * (size_t)(nb_in + nb_out));
@@ -253,7 +260,7 @@ static prt_status run_layer(prt_context *c, int32_t li, void *stream)
                                  l->workspace ? c->workspace : NULL, c->dev->device,
                                  stream);
     if (st)
-        return layer_fail(l, "enqueue failed");
+        return layer_fail(l, st, "enqueue failed");
     if (!writes_sizes)
         return PRT_OK;
     if (c->device_sizes)
@@ -430,7 +437,10 @@ static prt_status check_capturable(const prt_context *c)
                 "graphs: layer '%s' (plugin %s) needs "
                 "the true dims of data-dependent tensors on the host, which "
                 "a graph cannot wait for",
-                e->layers[li].name, e->layers[li].plugin_name);
+                e->layers[li].name,
+                base_plugin_label(e->layers[li].plugin_namespace,
+                                  e->layers[li].plugin_name)
+                    .s);
     for (int32_t o = 0; o < e->nb_outputs; o++)
         if (!c->io_addr[e->nb_inputs + o] && c->alloc[e->nb_inputs + o])
             return base_error(PRT_ERR_UNSUPPORTED,

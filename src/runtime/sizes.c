@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "base/plugin_label.h"
 #include "runtime/context_impl.h"
 
 /* Operand code of node x (device.h): an earlier entry or a leaf. */
@@ -245,7 +246,8 @@ prt_status ctx_sizes_fetch(prt_context *c, int32_t li, void *stream)
                           "layer '%s' (plugin %s) did not write its size tensor '%s': a "
                           "data-dependent output's true size must be written at every "
                           "enqueue",
-                          l->name, l->plugin_name,
+                          l->name,
+                          base_plugin_label(l->plugin_namespace, l->plugin_name).s,
                           e->tensors[c->size_tensor[f->size_id]].name);
     }
     if (c->ds_status->failed) {
@@ -255,8 +257,9 @@ prt_status ctx_sizes_fetch(prt_context *c, int32_t li, void *stream)
             PRT_ERR_PLUGIN,
             "layer '%s' (plugin %s) wrote %lld to size tensor '%s', outside "
             "its declared bounds 0..%lld; its outputs may be corrupt",
-            l->name, l->plugin_name, (long long)f->value,
-            e->tensors[c->size_tensor[f->size_id]].name, (long long)f->upper);
+            l->name, base_plugin_label(l->plugin_namespace, l->plugin_name).s,
+            (long long)f->value, e->tensors[c->size_tensor[f->size_id]].name,
+            (long long)f->upper);
     }
     for (int32_t s = 0; s < e->nb_sizes; s++)
         if (c->size_layer[s] < li) {

@@ -2200,7 +2200,7 @@ static int test_declared_outputs(void)
         if (variant == 0) {
             CHECK_OK(st);
             CHECK(strstr(log_text,
-                         "layer 'tp0' (plugin TestPlug): output 0 ('Y') is float32 "
+                         "layer 'tp0' (plugin tns::TestPlug): output 0 ('Y') is float32 "
                          "[2, 3], but the model declares float32 [2]") != NULL);
         } else if (variant == 1) {
             CHECK(st == PRT_ERR_SHAPE && e == NULL);

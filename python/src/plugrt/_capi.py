@@ -439,6 +439,8 @@ def onnx():
                                        c_char_p, PH)
             ns.parser_parse_bytes = _fn(o, "prt_onnx_parser_parse_bytes", c_int32, H,
                                         c_void_p, c_size_t, c_char_p, PH)
+            ns.parser_set_strict = _fn(o, "prt_onnx_parser_set_strict", c_int32, H,
+                                       c_int32)
             _onnx = ns
         return _onnx
 

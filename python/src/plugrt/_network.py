@@ -521,7 +521,9 @@ def _device_hint(message):
     from .plugin._bridge import DecoratorBridge  # noqa: PLC0415 - cycle
     name, dev = m.group(1), "cuda" if m.group(2) == "CUDA" else "cpu"
     for br in list(LIVE.values()):
-        if br.name != name:
+        # The builder names a plugin "ns::name" (just "name" in the empty
+        # namespace).
+        if name != ("%s::%s" % (br.namespace, br.name) if br.namespace else br.name):
             continue
         if isinstance(br, DecoratorBridge):
             return ("%s is a Python decorator plugin: give it an impl for that device "
@@ -566,11 +568,17 @@ class OnnxParser(Closable):
     built-in ops become plugin layers when the registry (default: the
     default registry) has their creator: TensorRT's key (op_type,
     plugin_version, plugin_namespace). parse and parse_from_file return True
-    or raise plugrt.Error; each failure is also kept in get_error(i)."""
+    or raise plugrt.Error; each failure is also kept in get_error(i).
+
+    strict (default False, as prt_onnx_parser_set_strict): a plugin layer's
+    output whose dtype or shape disagrees with what the model declares fails
+    the build with plugrt.ShapeError instead of logging a warning. The
+    short path plugrt.build() and the `plugrt` program are strict unless
+    told otherwise."""
     _what = "ONNX parser"
 
     def __init__(self, network: INetworkDefinition, logger: Optional[ILogger] = None,
-                 registry: Optional[Registry] = None):
+                 registry: Optional[Registry] = None, strict: bool = False):
         use_logger(logger)
         o = C.onnx()
         if o is None:
@@ -584,6 +592,19 @@ class OnnxParser(Closable):
         self._finalizer = weakref.finalize(self, _destroy_parser, o.parser_destroy, self._h,
                                            self.registry)
         self._errors: List[ParserError] = []
+        self._strict = False
+        self.strict = strict
+
+    @property
+    def strict(self) -> bool:
+        """Whether the networks of later parses are strict (a network keeps
+        what its parse said)."""
+        return self._strict
+
+    @strict.setter
+    def strict(self, value: bool) -> None:
+        E.call(self._o.parser_set_strict, self.handle, 1 if value else 0)
+        self._strict = bool(value)
 
     def map_op(self, op_type: str, plugin_name: str, plugin_version: str = "1",
                plugin_namespace: str = "") -> None:

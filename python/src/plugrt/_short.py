@@ -42,14 +42,18 @@ def build(network_or_onnx_path: Union[INetworkDefinition, str, os.PathLike, byte
                                                  IOptimizationProfile]] = (),
           plugins: Sequence = (), registry: Optional[Registry] = None,
           autotune: bool = True, workspace: Optional[int] = None,
-          timing_cache: Optional[str] = None, logger: Optional[ILogger] = None) -> ICudaEngine:
+          timing_cache: Optional[str] = None, logger: Optional[ILogger] = None,
+          strict: bool = True) -> ICudaEngine:
     """Builds an engine from a network, an ONNX file's path or ONNX bytes.
 
     profiles: optimization profiles, each {input name: (min, opt, max)} or an
     IOptimizationProfile. plugins: plugin libraries (paths) to load and
     creators to register first (decorator plugins need nothing). device:
     "cpu" or "cuda". autotune: IBuilderConfig.autotune (on by default: each
-    plugin's tactics are timed on random data)."""
+    plugin's tactics are timed on random data). strict (ONNX only, on by
+    default as in `plugrt build`): a plugin output whose dtype or shape
+    disagrees with what the model declares fails the build (ShapeError);
+    False makes it a warning (OnnxParser.strict)."""
     use_logger(logger)
     reg = prepare_registry(registry, plugins)
     builder = Builder(logger, reg)
@@ -57,7 +61,7 @@ def build(network_or_onnx_path: Union[INetworkDefinition, str, os.PathLike, byte
         net = network_or_onnx_path
     else:
         net = builder.create_network()
-        parser = OnnxParser(net, logger, reg)
+        parser = OnnxParser(net, logger, reg, strict=strict)
         if isinstance(network_or_onnx_path, (bytes, bytearray, memoryview)):
             parser.parse(network_or_onnx_path)
         else:
