@@ -2,7 +2,8 @@
  * plugrt check LIB.so: checks a plugin library against the plugin
  * contract of plugin.h, creator by creator, and reports one line per check
  * (check.h says how; check_report.h what is printed). Exit status 1 when
- * any check fails.
+ * any check fails, CHK_EXIT_UNTESTED when none failed but a creator is
+ * untested.
  *
  * Order per creator: abi, then outputs (which also finds the inputs,
  * dtypes, ranks and shape inputs the plugin accepts), then every check of

@@ -63,6 +63,11 @@ passes segsum_none
 expect_grep "^  pass  outputs +1 output \(float32\); testing 2 inputs: in0 float32, rank 2; in1 int32, rank 1; dims tied by leading dims$" segsum_none_1.out
 caught segsum_overrun bounds ".*out0: byte [0-9]+ was written, past its [0-9]+ bytes"
 
+# Nothing found: untested, quoting the refusal of the candidate that got
+# furthest (configure's), not the last candidate tried.
+expect_rc 3 refuse_all "$PLUGRT" check "$LIBS/segsum_refuse_all.so" &&
+  expect_grep "^    UNTESTED  no input signature ran: no inputs the plugin accepts were found \(.*; the furthest refusal: 2 inputs: float32 rank 2, int32 rank 1, dims independent: configure refuses the profile: SegmentSum: no profile suits it\); describe the inputs with --inputs$" refuse_all.out
+
 # An input spec replaces discovery, on the command line or in the fields
 # file; one the plugin refuses is a failure quoting its refusal.
 passes segsum_none --inputs 'data:float32:Nx8,ids:int32:N,N=1..300'

@@ -7,9 +7,12 @@
  *
  * BROKEN_OVERRUN: enqueue also writes a row of totals after the last
  * segment, past out's buffer.
+ * BROKEN_REFUSE_ALL: configure refuses every profile, so nothing runs: the
+ * checker must say so (untested), quoting configure's refusal, the
+ * furthest any candidate got, not the last candidate's.
  */
-#if !defined(BROKEN_NONE) && !defined(BROKEN_OVERRUN)
-#error "define BROKEN_NONE or BROKEN_OVERRUN"
+#if !defined(BROKEN_NONE) && !defined(BROKEN_OVERRUN) && !defined(BROKEN_REFUSE_ALL)
+#error "define BROKEN_NONE, BROKEN_OVERRUN or BROKEN_REFUSE_ALL"
 #endif
 
 #define SIMPLE_NAME "SegmentSum"
@@ -60,8 +63,13 @@ static prt_status configure(prt_plugin *self, const prt_dynamic_tensor_desc *in,
                             int32_t nb_out)
 {
     (void)self, (void)out, (void)nb_out;
+#ifdef BROKEN_REFUSE_ALL
+    (void)in, (void)nb_in;
+    return fail(PRT_ERR_SHAPE, "SegmentSum: no profile suits it");
+#else
     return first_dims_agree(in, nb_in,
                             "SegmentSum: data [N, D] and ids [N] must share N");
+#endif
 }
 
 SIMPLE_BUILD(configure);
