@@ -162,8 +162,8 @@ typedef struct chk_sig {
      * apart (then the checks also try them tied by trailing dims). */
     int32_t rel;
     /* With CHK_REL_SPEC: each dim's symbol, and each symbol's range
-     * (a literal dim is a symbol of its own with lo == hi; lo 0: not given,
-     * profiles start at 1 and only the empty-inputs check draws a 0). */
+     * (a literal dim is a symbol of its own with lo == hi; lo 0: profiles
+     * start at 1 and only the empty-inputs check draws a 0). */
     int8_t sym[CHK_MAX_IN][PRT_MAX_DIMS];
     int32_t nb_syms;
     int64_t sym_lo[CHK_MAX_SYMS], sym_hi[CHK_MAX_SYMS];

@@ -598,17 +598,30 @@ static void draw_profile(chk_layer *L, chk_rng *r, int large)
         }
     }
     L->zero_dim = -1;
-    if (zi >= 0 && sig->ranks[zi] > 0) {
-        int32_t k = (int32_t)chk_rand_range(r, 0, sig->ranks[zi] - 1);
-        int32_t at = m.owner[zi][k];
-        /* A broadcast 1, a literal or a spec's range above 0 stays. */
-        if (at >= 0 &&
-            (m.rel != CHK_REL_SPEC || m.lo[at / PRT_MAX_DIMS][at % PRT_MAX_DIMS] == 0)) {
-            L->zero_dim = k;
-            L->pmin[at / PRT_MAX_DIMS].d[at % PRT_MAX_DIMS] = 0;
-            propagate(sig, &m, L->pmin);
-        }
+    if (zi >= 0 && chk_sig_can_be_empty(sig, zi)) {
+        int32_t k = (int32_t)chk_rand_range(r, 0, sig->ranks[zi] - 1), at;
+        /* A broadcast 1 stays 1, and a spec's dim may be 0 only where its
+         * range starts at 0: the first dim from k on that may be 0. */
+        while (m.owner[zi][k] < 0 ||
+               (m.rel == CHK_REL_SPEC && sig->sym_lo[sig->sym[zi][k]] != 0))
+            k = (k + 1) % sig->ranks[zi];
+        at = m.owner[zi][k];
+        L->zero_dim = k;
+        L->pmin[at / PRT_MAX_DIMS].d[at % PRT_MAX_DIMS] = 0;
+        propagate(sig, &m, L->pmin);
     }
+}
+
+int chk_sig_can_be_empty(const chk_sig *sig, int32_t input)
+{
+    if (input < 0 || input >= sig->nb_in || sig->ranks[input] == 0)
+        return 0;
+    if (sig->rel != CHK_REL_SPEC)
+        return 1;
+    for (int32_t k = 0; k < sig->ranks[input]; k++)
+        if (sig->sym_lo[sig->sym[input][k]] == 0)
+            return 1;
+    return 0;
 }
 
 void chk_layer_draw(const chk_layer *L, chk_rng *r, prt_dims *in)

@@ -92,6 +92,9 @@ int chk_layer_alias(chk_layer *L);
 /* Concrete input shapes within the accepted profile, and shape-input
  * values after them (CHK_MAX_DIMSETS entries). */
 void chk_layer_draw(const chk_layer *L, chk_rng *r, prt_dims *in_dims);
+/* 1 if a dim of input `input` may be 0 under the signature (it has dims,
+ * and an input spec's range of one of them starts at 0). */
+int chk_sig_can_be_empty(const chk_sig *sig, int32_t input);
 /* Larger maxima for the workspace check: each drawn dim of `bigger` grows
  * (doubled where dims are tied or constant), the relation kept. */
 void chk_layer_grow(const chk_layer *L, chk_rng *r, prt_dims *bigger);

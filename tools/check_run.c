@@ -398,7 +398,7 @@ int32_t chk_for_cases(chk_ctx *c, int zero_input, chk_case_fn fn, void *user,
     char last[CHK_MSG] = "";
     for (int32_t s = 0; s < c->plan->nb_sigs && !chk_failed(c); s++) {
         const chk_sig *sig = &c->plan->sigs[s];
-        if (zero_input >= 0 && (zero_input >= sig->nb_in || sig->ranks[zero_input] == 0))
+        if (zero_input >= 0 && !chk_sig_can_be_empty(sig, zero_input))
             continue;
         for (int32_t it = 0; it < c->iterations && !chk_failed(c); it++) {
             chk_rcase x;

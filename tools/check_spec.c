@@ -97,6 +97,9 @@ static int parse_input(spec_parser *p, const char *item, size_t n, char *why, si
         if (sig->ranks[i] >= PRT_MAX_DIMS)
             return chk_say(why, cap, "'%.*s': more than %d dims", (int)n, item,
                            PRT_MAX_DIMS);
+        if (v < 0 && len > 0 && isdigit((unsigned char)dims[0]))
+            return chk_say(why, cap, "'%.*s': dim '%.*s' is not a number up to %lld",
+                           (int)n, item, (int)len, dims, (long long)SPEC_DIM_MAX);
         if (v < 0 && !is_name(dims, len))
             return chk_say(why, cap,
                            "'%.*s': dim '%.*s' is neither a number nor a symbol name",
@@ -157,30 +160,33 @@ static int parse_range(spec_parser *p, const char *item, size_t n, char *why, si
 int chk_spec_parse(const char *text, chk_sig *sig, char *why, size_t cap)
 {
     spec_parser p;
-    const char *s = text;
+    char *copy, *s;
+    size_t len = 0;
+    int rc = 0;
     memset(&p, 0, sizeof p);
     memset(sig, 0, sizeof *sig);
     p.sig = sig;
     sig->rel = CHK_REL_SPEC;
     if (!text || !text[0])
         return chk_say(why, cap, "the input spec is empty");
-    while (*s) {
+    /* Spaces mean nothing in a spec ("N = 1..8"): they go first. */
+    if (!(copy = malloc(strlen(text) + 1)))
+        return chk_say(why, cap, "out of memory");
+    for (const char *t = text; *t; t++)
+        if (!isspace((unsigned char)*t))
+            copy[len++] = *t;
+    copy[len] = '\0';
+    for (s = copy; rc == 0 && *s;) {
         const char *comma = strchr(s, ',');
         size_t n = comma ? (size_t)(comma - s) : strlen(s);
-        int rc;
-        while (n && isspace((unsigned char)*s))
-            s++, n--;
-        while (n && isspace((unsigned char)s[n - 1]))
-            n--;
         rc = memchr(s, '=', n) ? parse_range(&p, s, n, why, cap)
                                : parse_input(&p, s, n, why, cap);
-        if (rc)
-            return rc;
         if (!comma)
             break;
-        s = comma + 1;
+        s += n + 1;
     }
-    if (sig->nb_in == 0)
+    free(copy);
+    if (rc == 0 && sig->nb_in == 0)
         return chk_say(why, cap, "the input spec names no input (NAME:DTYPE:DIMS)");
-    return 0;
+    return rc;
 }

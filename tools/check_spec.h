@@ -9,8 +9,11 @@
  * literal (8) or a symbol (N, Batch, D_1), a symbol standing for the same
  * dim wherever it appears; empty DIMS (or "scalar") is a 0-D input.
  * SYMBOL=LO..HI bounds a symbol (SYMBOL=V fixes it); a symbol without
- * bounds is drawn from 1 up to the checker's cap, and the empty-inputs
- * check may make it 0. Shape inputs cannot be given.
+ * bounds is drawn from 1 up to the checker's cap. Profiles start at 1
+ * even where LO is 0; the empty-inputs check makes a dim 0 only where it
+ * is a symbol without bounds or with LO 0 (it is skipped, saying so, when
+ * no input can be empty). Spaces are ignored. Shape inputs cannot be
+ * given.
  */
 #ifndef PLUGRT_TOOLS_CHECK_SPEC_H
 #define PLUGRT_TOOLS_CHECK_SPEC_H

@@ -70,7 +70,11 @@ expect_rc 3 refuse_all "$PLUGRT" check "$LIBS/segsum_refuse_all.so" &&
 
 # An input spec replaces discovery, on the command line or in the fields
 # file; one the plugin refuses is a failure quoting its refusal.
-passes segsum_none --inputs 'data:float32:Nx8,ids:int32:N,N=1..300'
+passes segsum_none --inputs 'data:float32:Nx8,ids:int32:N,N=0..300'
+# A range above 0 and literal dims: no input can be empty, and the check
+# says so rather than counting cases that were not empty.
+expect_rc 0 nonempty_spec "$PLUGRT" check "$LIBS/segsum_none.so" --inputs 'data:float32:Nx8,ids:int32:N,N=1..300' &&
+  expect_grep "^  skip  empty-inputs +no input has a dim that could be 0$" nonempty_spec.out
 expect_grep "^  pass  outputs .*testing 2 inputs: in0 float32, rank 2; in1 int32, rank 1; dims as the input spec says$" segsum_none_1.out
 echo '{"check::SegmentSum@1": {"segments": 3, "@inputs": "data:float32:NxD,ids:int32:N"}}' >spec.json
 passes segsum_none --fields spec.json
