@@ -6,6 +6,7 @@
 #               any dtypes in get_output_dtypes, filtered in
 #               supports_format_combination
 #   segsum.c    data [N, D] and ids [N]: inputs sharing their leading dim
+#   bias.c      x [N, C] and b [1, C]: a broadcast
 #   required.c  a creator with a required field
 # Each broken twin is caught by the check that names its defect on every
 # one of 20 seeds; each fixed twin passes on every seed with every check
@@ -62,6 +63,10 @@ caught select_overrun bounds ".*out0: byte [0-9]+ was written, past its [0-9]+ b
 passes segsum_none
 expect_grep "^  pass  outputs +1 output \(float32\); testing 2 inputs: in0 float32, rank 2; in1 int32, rank 1; dims tied by leading dims$" segsum_none_1.out
 caught segsum_overrun bounds ".*out0: byte [0-9]+ was written, past its [0-9]+ bytes"
+
+# A bias [1, C] beside x [N, C]: found by broadcasting.
+passes bias_none
+expect_grep "^  pass  outputs +1 output \(float32\); testing 2 inputs: in0 float32, rank 2; in1 float32, rank 2; dims broadcast$" bias_none_1.out
 
 # Nothing found: untested, quoting the refusal of the candidate that got
 # furthest (configure's), not the last candidate tried.
