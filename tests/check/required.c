@@ -15,11 +15,7 @@
 #define SIMPLE_REQUIRED 1
 #include "simple.h"
 
-static int32_t nb_outputs(const prt_plugin *self)
-{
-    (void)self;
-    return 1;
-}
+SIMPLE_NB_OUTPUTS(1)
 
 static prt_status output_dtypes(prt_plugin *self, int32_t *out, int32_t nb_out,
                                 const int32_t *in, int32_t nb_in)

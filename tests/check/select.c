@@ -20,11 +20,7 @@
 #define SIMPLE_REQUIRED 0
 #include "simple.h"
 
-static int32_t nb_outputs(const prt_plugin *self)
-{
-    (void)self;
-    return 2;
-}
+SIMPLE_NB_OUTPUTS(2)
 
 /* Any dtypes: the outputs follow the data's. */
 static prt_status output_dtypes(prt_plugin *self, int32_t *out, int32_t nb_out,

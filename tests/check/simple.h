@@ -162,6 +162,14 @@ static inline prt_status first_dims_agree(const prt_dynamic_tensor_desc *in,
     return PRT_OK;
 }
 
+/* nb_outputs answering N. */
+#define SIMPLE_NB_OUTPUTS(N)                                                             \
+    static int32_t nb_outputs(const prt_plugin *self)                                    \
+    {                                                                                    \
+        (void)self;                                                                      \
+        return (N);                                                                      \
+    }
+
 /* The build table of the functions nb_outputs, output_dtypes,
  * output_shapes and supports, with `configure` (or NULL). */
 #define SIMPLE_BUILD(CONFIGURE)                                                          \
