@@ -51,6 +51,13 @@
 #define CHK_VALUE_CAP 4      /* the largest random shape-input value */
 #define CHK_GUARD 256        /* guard bytes on each side of every buffer */
 #define CHK_MSG 1024
+#define CHK_MAX_SYMS (CHK_MAX_IN * PRT_MAX_DIMS) /* dim symbols of an input spec */
+
+/* `plugrt check` exits with this when nothing failed but a creator that
+ * can be created had nothing of it run (no input signature ran, or its
+ * fields were refused); 1 stays "a check failed", 2 usage.
+ * --allow-untested turns it back into 0. */
+#define CHK_EXIT_UNTESTED 3
 
 /* Tolerances when two runs of a plugin are compared: integers exactly,
  * floats as the builder compares tactics (builder/tune.c) when the runs
@@ -122,6 +129,20 @@ typedef struct chk_library_info {
     chk_creator_info creators[CHK_MAX_CREATORS];
 } chk_library_info;
 
+/* How the dims of several inputs relate when profiles and shapes are
+ * drawn (check_layer.c): each input's dims drawn apart; the shorter
+ * inputs' dims equal to the longest's trailing dims (elementwise ops), or
+ * to its leading dims (data [N, D] beside ids [N]); broadcast (the
+ * shorter inputs' last dim equal to the longest's last, their other dims
+ * 1); or an input spec's symbols (--inputs). */
+enum {
+    CHK_REL_INDEPENDENT = 0,
+    CHK_REL_TRAILING,
+    CHK_REL_LEADING,
+    CHK_REL_BROADCAST,
+    CHK_REL_SPEC
+};
+
 /* One combination of inputs a plugin accepts. */
 typedef struct chk_sig {
     int32_t nb_in;
@@ -136,6 +157,16 @@ typedef struct chk_sig {
      * the profile, as a network input's values are, drawn per case. */
     int32_t nb_shape;
     int32_t shape_len[CHK_MAX_SHAPE];
+    /* The relation of the inputs' dims (CHK_REL_*) discovery found the
+     * plugin to need; CHK_REL_INDEPENDENT when it accepts dims drawn
+     * apart (then the checks also try them tied by trailing dims). */
+    int32_t rel;
+    /* With CHK_REL_SPEC: each dim's symbol, and each symbol's range
+     * (a literal dim is a symbol of its own with lo == hi; lo 0: profiles
+     * start at 1 and only the empty-inputs check draws a 0). */
+    int8_t sym[CHK_MAX_IN][PRT_MAX_DIMS];
+    int32_t nb_syms;
+    int64_t sym_lo[CHK_MAX_SYMS], sym_hi[CHK_MAX_SYMS];
 } chk_sig;
 
 /* What the outputs check found the plugin to accept; the later checks
@@ -161,7 +192,11 @@ typedef struct chk_shared {
     /* Written by the abi check: the creator can be asked to create, and
      * the plugins it made have tables that can be called. */
     int32_t creator_ok, tables_ok;
-    chk_plan plan;        /* written by the outputs check */
+    chk_plan plan; /* written by the outputs check */
+    /* Counted by the child of each check (zeroed by the parent before it
+     * starts): profiles configure accepted, and runs of enqueue that
+     * returned PRT_OK. The summary reports them per check. */
+    int64_t profiles, runs;
     chk_library_info lib; /* written by the library check */
 } chk_shared;
 
@@ -180,6 +215,9 @@ typedef struct chk_ctx {
     int32_t creator_index;
     const prt_field_collection *fields; /* example values, or an empty set */
     const chk_plan *plan;
+    /* The input spec for this creator (--inputs, or "@inputs" in the
+     * fields file), which replaces discovery; NULL when none. */
+    const chk_sig *spec;
     chk_shared *sh;
     uint64_t seed;
     int32_t iterations;
@@ -200,6 +238,8 @@ typedef struct chk_ctx {
     int32_t nb_errors;
     prt_status error_status;
     char error[CHK_MSG];
+    /* Set by chk_create when create returned PRT_OK but no plugin. */
+    int32_t null_plugin;
 } chk_ctx;
 
 /* ---- check_sandbox.c ---------------------------------------------------- */

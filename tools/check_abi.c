@@ -38,9 +38,12 @@ prt_plugin *chk_create(chk_ctx *c, int32_t phase, const prt_field_collection *fc
                                                 : what,
                    fc ? (int)fc->nb_fields : 0);
     st = chk_call_end(c, cr->create(cr, "check", fc, phase, &p));
-    if (st == PRT_OK && !p) {
+    c->null_plugin = st == PRT_OK && !p;
+    if (c->null_plugin) {
         st = PRT_ERR_PLUGIN;
-        snprintf(c->error, sizeof c->error, "create succeeded but gave no plugin");
+        snprintf(c->error, sizeof c->error,
+                 "create returned PRT_OK but no plugin (plugin.h: on PRT_OK *out is the "
+                 "new plugin)");
         c->nb_errors = 1;
     }
     if (out_st)
@@ -454,14 +457,20 @@ void chk_check_abi(chk_ctx *c)
         return;
     c->sh->creator_ok = 1;
     p = chk_create(c, PRT_PHASE_BUILD, c->fields, NULL);
+    if (!p && c->null_plugin) {
+        /* Not a refusal: the host would go on with no plugin. */
+        chk_fail(c, "create(build phase, %d fields): %s", (int)c->fields->nb_fields,
+                 chk_call_error(c));
+        return;
+    }
     if (!p) {
         if (c->fields->nb_fields > 0)
             chk_fail(c, "the creator refuses the example fields: %s", chk_call_error(c));
         else
             chk_pass(c,
                      "creator and schema (%d fields) sane; it refuses its default "
-                     "fields, so no plugin of it was checked (give example values with "
-                     "--fields): %s",
+                     "fields, so nothing of it can be tested (untested: give the fields "
+                     "with --fields): %s",
                      (int)cr->nb_fields, chk_call_error(c));
         return;
     }

@@ -386,13 +386,9 @@ void chk_check_workspace(chk_ctx *c)
             }
             small = L.workspace;
             /* The same profile with larger maxima: the same or more bytes
-             * (doubled when tied or constant, so inputs stay as they were). */
+             * (the relation of the inputs' dims kept). */
             memcpy(bigger, L.pmax, sizeof bigger);
-            for (int32_t i = 0; i < L.nb_in; i++)
-                for (int32_t k = 0; k < bigger[i].nb_dims; k++)
-                    bigger[i].d[k] += mode.tied || L.sig.static_dims
-                                          ? bigger[i].d[k]
-                                          : chk_rand_range(&c->rng, 0, bigger[i].d[k]);
+            chk_layer_grow(&L, &c->rng, bigger);
             if (larger_profile(c, &L, bigger, &ws) == 0) {
                 pairs++;
                 largest = ws > largest ? ws : largest;

@@ -70,6 +70,23 @@ char *chk_sig_str(const chk_sig *s, char *buf, size_t cap)
     return buf;
 }
 
+/* How the inputs' dims relate, in words. */
+static const char *rel_name(int32_t rel)
+{
+    switch (rel) {
+    case CHK_REL_TRAILING:
+        return "dims tied by trailing dims";
+    case CHK_REL_LEADING:
+        return "dims tied by leading dims";
+    case CHK_REL_BROADCAST:
+        return "dims broadcast";
+    case CHK_REL_SPEC:
+        return "dims as the input spec says";
+    default:
+        return "dims independent";
+    }
+}
+
 char *chk_plan_str(const chk_plan *plan, char *buf, size_t cap)
 {
     int32_t nb_in = plan->nb_sigs ? plan->sigs[0].nb_in : 0;
@@ -113,6 +130,8 @@ char *chk_plan_str(const chk_plan *plan, char *buf, size_t cap)
             }
         n += n < cap ? (size_t)snprintf(buf + n, cap - n, " values") : 0;
     }
+    if (plan->nb_sigs && plan->sigs[0].rel != CHK_REL_INDEPENDENT && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, "; %s", rel_name(plan->sigs[0].rel));
     if (plan->nb_sigs && plan->sigs[0].static_dims && n < cap)
         snprintf(buf + n, cap - n, " (constant dims only)");
     return buf;
@@ -428,11 +447,12 @@ int chk_layer_configure(chk_layer *L, prt_dynamic_tensor_desc *descs)
             return broken(L, "get_workspace_size answers %lld bytes", (long long)ws);
     }
     L->workspace = ws;
+    c->sh->profiles++;
     return CHK_OK;
 }
 
-/* The input with the highest rank: its dims are the others' trailing dims
- * in tied mode. */
+/* The input with the highest rank (the first of them): the others' dims
+ * are tied to its dims under the relations. */
 static int32_t leader(const chk_sig *sig)
 {
     int32_t best = 0;
@@ -442,15 +462,98 @@ static int32_t leader(const chk_sig *sig)
     return best;
 }
 
-static void copy_trailing(const chk_sig *sig, int32_t from, prt_dims *dims)
+/* Which dims are drawn, and which take another's value: per input dim,
+ * the position (input * PRT_MAX_DIMS + dim) whose value it takes (itself
+ * for a dim that is drawn, an "owner"), or -1 for the literal 1 of a
+ * broadcast; per owner, the range it is drawn from. Owners come in the
+ * order of their positions, so that the independent and trailing
+ * relations draw what they drew before relations had names. */
+typedef struct dim_map {
+    int32_t rel;
+    int32_t owner[CHK_MAX_IN][PRT_MAX_DIMS];
+    int64_t lo[CHK_MAX_IN][PRT_MAX_DIMS], hi[CHK_MAX_IN][PRT_MAX_DIMS];
+} dim_map;
+
+#define POS(i, k) ((i)*PRT_MAX_DIMS + (k))
+
+/* The relation a layer draws with: the signature's, else trailing in
+ * tied mode. */
+static int32_t relation(const chk_sig *sig, chk_mode mode)
+{
+    if (sig->rel != CHK_REL_INDEPENDENT)
+        return sig->rel;
+    return mode.tied && sig->nb_in > 1 ? CHK_REL_TRAILING : CHK_REL_INDEPENDENT;
+}
+
+static void make_map(const chk_sig *sig, chk_mode mode, dim_map *m)
+{
+    int32_t lead = leader(sig), rl = sig->ranks[lead];
+    m->rel = relation(sig, mode);
+    for (int32_t i = 0; i < sig->nb_in; i++) {
+        int32_t shift = rl - sig->ranks[i], symbolic = 0;
+        for (int32_t k = 0; k < sig->ranks[i]; k++)
+            symbolic += m->rel == CHK_REL_SPEC &&
+                        sig->sym_lo[sig->sym[i][k]] != sig->sym_hi[sig->sym[i][k]];
+        for (int32_t k = 0; k < sig->ranks[i]; k++) {
+            int32_t at = POS(i, k);
+            m->lo[i][k] = 1;
+            m->hi[i][k] = dim_cap(m->rel == CHK_REL_INDEPENDENT ? sig->ranks[i] : rl);
+            switch (m->rel) {
+            case CHK_REL_TRAILING:
+                at = POS(lead, k + shift);
+                break;
+            case CHK_REL_LEADING:
+                at = POS(lead, k);
+                break;
+            case CHK_REL_BROADCAST:
+                at = i == lead ? at : k + 1 < sig->ranks[i] ? -1 : POS(lead, rl - 1);
+                break;
+            case CHK_REL_SPEC: {
+                /* The first dim with this symbol owns it. */
+                int32_t s = sig->sym[i][k];
+                for (int32_t j = 0; j <= i && at == POS(i, k); j++)
+                    for (int32_t q = 0; q < sig->ranks[j]; q++)
+                        if (sig->sym[j][q] == s && POS(j, q) < at) {
+                            at = POS(j, q);
+                            break;
+                        }
+                m->lo[i][k] = sig->sym_lo[s];
+                m->hi[i][k] = dim_cap(symbolic > 0 ? symbolic : 1);
+                /* A literal, or a range below the cap, is kept as given. */
+                if (sig->sym_hi[s] <= m->hi[i][k] || sig->sym_lo[s] == sig->sym_hi[s])
+                    m->hi[i][k] = sig->sym_hi[s];
+                else if (m->hi[i][k] < sig->sym_lo[s])
+                    m->hi[i][k] = sig->sym_lo[s];
+                break;
+            }
+            default:
+                break;
+            }
+            m->owner[i][k] = at;
+        }
+    }
+}
+
+/* Every dim that is not drawn takes its owner's value (or 1). */
+static void propagate(const chk_sig *sig, const dim_map *m, prt_dims *dims)
 {
     for (int32_t i = 0; i < sig->nb_in; i++) {
-        int32_t shift = sig->ranks[from] - sig->ranks[i];
         dims[i].nb_dims = sig->ranks[i];
-        if (i != from)
-            for (int32_t k = 0; k < sig->ranks[i]; k++)
-                dims[i].d[k] = dims[from].d[k + shift];
+        for (int32_t k = 0; k < sig->ranks[i]; k++) {
+            int32_t at = m->owner[i][k];
+            if (at != POS(i, k))
+                dims[i].d[k] = at < 0 ? 1 : dims[at / PRT_MAX_DIMS].d[at % PRT_MAX_DIMS];
+        }
     }
+}
+
+/* The least value a drawn dim may take in a profile: a spec's range, else
+ * 1 (0 only where the empty-inputs check asks for it). */
+static int64_t least(const dim_map *m, int32_t i, int32_t k)
+{
+    if (m->rel != CHK_REL_SPEC || m->lo[i][k] == m->hi[i][k])
+        return m->rel == CHK_REL_SPEC ? m->lo[i][k] : 1;
+    return m->lo[i][k] > 1 ? m->lo[i][k] : 1;
 }
 
 /* A random profile for the layer's ranks; `large` draws the minima from
@@ -459,27 +562,30 @@ static void copy_trailing(const chk_sig *sig, int32_t from, prt_dims *dims)
 static void draw_profile(chk_layer *L, chk_rng *r, int large)
 {
     const chk_sig *sig = &L->sig;
-    int32_t lead = leader(sig), zi = L->mode.zero_input;
+    int32_t zi = L->mode.zero_input;
+    dim_map m;
+    make_map(sig, L->mode, &m);
     for (int32_t i = 0; i < sig->nb_in; i++) {
-        int64_t cap = dim_cap(sig->ranks[lead]);
-        if (L->mode.tied && i != lead)
-            continue;
-        cap = L->mode.tied ? cap : dim_cap(sig->ranks[i]);
         L->pmin[i].nb_dims = L->popt[i].nb_dims = L->pmax[i].nb_dims = sig->ranks[i];
         for (int32_t k = 0; k < sig->ranks[i]; k++) {
-            int64_t lo = large ? chk_rand_range(r, (cap + 1) / 2, cap)
-                               : chk_rand_range(r, 1, cap > 3 ? cap / 3 : 1);
-            int64_t hi = chk_rand_range(r, lo, cap);
+            int64_t a = least(&m, i, k), b = m.hi[i][k], lo, hi;
+            if (m.owner[i][k] != POS(i, k))
+                continue;
+            if (m.rel != CHK_REL_SPEC)
+                lo = large ? chk_rand_range(r, (b + 1) / 2, b)
+                           : chk_rand_range(r, 1, b > 3 ? b / 3 : 1);
+            else
+                lo = large ? chk_rand_range(r, a + (b - a) / 2, b)
+                           : chk_rand_range(r, a, a + (b - a) / 3);
+            hi = chk_rand_range(r, lo, b);
             L->pmin[i].d[k] = lo;
             L->pmax[i].d[k] = hi;
             L->popt[i].d[k] = chk_rand_range(r, lo, hi);
         }
     }
-    if (L->mode.tied) {
-        copy_trailing(sig, lead, L->pmin);
-        copy_trailing(sig, lead, L->popt);
-        copy_trailing(sig, lead, L->pmax);
-    }
+    propagate(sig, &m, L->pmin);
+    propagate(sig, &m, L->popt);
+    propagate(sig, &m, L->pmax);
     /* Shape-input values: small positive numbers (repeats, sizes, pads). */
     for (int32_t k = 0; k < sig->nb_shape; k++) {
         int32_t at = sig->nb_in + k;
@@ -491,36 +597,51 @@ static void draw_profile(chk_layer *L, chk_rng *r, int large)
             L->popt[at].d[v] = chk_rand_range(r, L->pmin[at].d[v], L->pmax[at].d[v]);
         }
     }
-    if (zi >= 0 && sig->ranks[zi] > 0) {
-        int32_t k = (int32_t)chk_rand_range(r, 0, sig->ranks[zi] - 1);
-        int32_t at = L->mode.tied ? k + sig->ranks[lead] - sig->ranks[zi] : k;
-        int32_t owner = L->mode.tied ? lead : zi;
+    L->zero_dim = -1;
+    if (zi >= 0 && chk_sig_can_be_empty(sig, zi)) {
+        int32_t k = (int32_t)chk_rand_range(r, 0, sig->ranks[zi] - 1), at;
+        /* A broadcast 1 stays 1, and a spec's dim may be 0 only where its
+         * range starts at 0: the first dim from k on that may be 0. */
+        while (m.owner[zi][k] < 0 ||
+               (m.rel == CHK_REL_SPEC && sig->sym_lo[sig->sym[zi][k]] != 0))
+            k = (k + 1) % sig->ranks[zi];
+        at = m.owner[zi][k];
         L->zero_dim = k;
-        L->pmin[owner].d[at] = 0;
-        if (L->mode.tied) {
-            copy_trailing(sig, lead, L->pmin);
-        }
+        L->pmin[at / PRT_MAX_DIMS].d[at % PRT_MAX_DIMS] = 0;
+        propagate(sig, &m, L->pmin);
     }
+}
+
+int chk_sig_can_be_empty(const chk_sig *sig, int32_t input)
+{
+    if (input < 0 || input >= sig->nb_in || sig->ranks[input] == 0)
+        return 0;
+    if (sig->rel != CHK_REL_SPEC)
+        return 1;
+    for (int32_t k = 0; k < sig->ranks[input]; k++)
+        if (sig->sym_lo[sig->sym[input][k]] == 0)
+            return 1;
+    return 0;
 }
 
 void chk_layer_draw(const chk_layer *L, chk_rng *r, prt_dims *in)
 {
     const chk_sig *sig = &L->sig;
-    int32_t lead = leader(sig), zi = L->mode.zero_input;
+    int32_t zi = L->mode.zero_input;
+    dim_map m;
+    make_map(sig, L->mode, &m);
     for (int32_t i = 0; i < sig->nb_in; i++) {
         memset(&in[i], 0, sizeof in[i]);
         in[i].nb_dims = sig->ranks[i];
         for (int32_t k = 0; k < sig->ranks[i]; k++)
             in[i].d[k] = chk_rand_range(r, L->pmin[i].d[k], L->pmax[i].d[k]);
     }
-    if (zi >= 0 && sig->ranks[zi] > 0) {
-        int32_t owner = L->mode.tied ? lead : zi;
-        int32_t at =
-            L->mode.tied ? L->zero_dim + sig->ranks[lead] - sig->ranks[zi] : L->zero_dim;
-        in[owner].d[at] = 0;
+    if (zi >= 0 && sig->ranks[zi] > 0 && L->zero_dim >= 0) {
+        int32_t at = m.owner[zi][L->zero_dim];
+        if (at >= 0)
+            in[at / PRT_MAX_DIMS].d[at % PRT_MAX_DIMS] = 0;
     }
-    if (L->mode.tied)
-        copy_trailing(sig, lead, in);
+    propagate(sig, &m, in);
     for (int32_t k = 0; k < sig->nb_shape; k++) {
         const prt_dims *lo = &L->pmin[sig->nb_in + k], *hi = &L->pmax[sig->nb_in + k];
         prt_dims *v = &in[sig->nb_in + k];
@@ -529,6 +650,24 @@ void chk_layer_draw(const chk_layer *L, chk_rng *r, prt_dims *in)
         for (int32_t j = 0; j < v->nb_dims; j++)
             v->d[j] = chk_rand_range(r, lo->d[j], hi->d[j]);
     }
+}
+
+void chk_layer_grow(const chk_layer *L, chk_rng *r, prt_dims *bigger)
+{
+    const chk_sig *sig = &L->sig;
+    dim_map m;
+    make_map(sig, L->mode, &m);
+    for (int32_t i = 0; i < sig->nb_in; i++)
+        for (int32_t k = 0; k < sig->ranks[i]; k++) {
+            int64_t d = bigger[i].d[k];
+            if (m.owner[i][k] != POS(i, k) ||
+                (m.rel == CHK_REL_SPEC && m.lo[i][k] == m.hi[i][k]))
+                continue;
+            bigger[i].d[k] += m.rel == CHK_REL_INDEPENDENT && !sig->static_dims
+                                  ? chk_rand_range(r, 0, d)
+                                  : d;
+        }
+    propagate(sig, &m, bigger);
 }
 
 int chk_layer_setup(chk_ctx *c, const chk_sig *sig, chk_rng *r, chk_mode mode,
@@ -591,102 +730,238 @@ int chk_layer_out_dims(chk_layer *L, const prt_dims *in_dims, const int64_t *siz
 
 /* ---- discovery ------------------------------------------------------------------ */
 
+/* How far a refused candidate got, so that when nothing is found the
+ * report quotes the refusal that matters: the candidate that got furthest
+ * through the builder's steps, not the last one tried. */
+enum {
+    STAGE_CREATE = 10,
+    STAGE_INPUT_FORMATS = 20, /* + the input position refused */
+    STAGE_DTYPES = 40,
+    STAGE_SHAPES = 50,
+    STAGE_VALUES = 55,
+    STAGE_FORMATS = 60, /* + the position refused */
+    STAGE_CONFIGURE = 140,
+    STAGE_WORKSPACE = 150
+};
+
+/* Questions to supports_format_combination in the dtype search of one
+ * number of inputs: enough for every dtype at every position of the
+ * first lists found, a bound for a plugin that accepts everything. */
+#define DTYPE_QUESTIONS 4096
+#define DTYPE_LISTS 4 /* input dtype lists tested per number of inputs */
+
 typedef struct finder {
     chk_ctx *c;
     chk_rng rng;
-    char last[CHK_MSG]; /* the last refusal, for the report */
+    char best[CHK_MSG];     /* the refusal of the candidate that got furthest */
+    char best_why[CHK_MSG]; /* the same without the candidate */
+    int32_t best_stage;
     char broken[CHK_MSG];
 } finder;
 
-/* Tries one signature through open, a profile, formats and configure. */
-static int try_sig(finder *f, const chk_sig *sig)
+static void note_refusal(finder *f, int32_t stage, const char *what, const char *why)
 {
-    chk_layer L;
-    chk_mode mode = {0, -1};
-    int rc;
-    memset(&L, 0, sizeof L);
-    rc = chk_layer_setup(f->c, sig, &f->rng, mode, 4, &L);
-    if (rc == CHK_REFUSED && sig->nb_in > 1 && !mode.tied) {
-        mode.tied = 1;
-        chk_layer_close(&L);
+    if (stage <= f->best_stage)
+        return;
+    f->best_stage = stage;
+    snprintf(f->best, sizeof f->best, "%.300s: %.700s", what, why);
+    snprintf(f->best_why, sizeof f->best_why, "%s", why);
+}
+
+static int32_t stage_of(const chk_layer *L)
+{
+    static const struct {
+        const char *call;
+        int32_t stage;
+    } calls[] = {{"create", STAGE_CREATE},
+                 {"get_output_dtypes", STAGE_DTYPES},
+                 {"get_output_shapes", STAGE_SHAPES},
+                 {"get_output_values", STAGE_VALUES},
+                 {"configure", STAGE_CONFIGURE},
+                 {"get_workspace_size", STAGE_WORKSPACE}};
+    if (L->refused_pos >= 0)
+        return STAGE_FORMATS + L->refused_pos;
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+        if (strncmp(L->why, calls[i].call, strlen(calls[i].call)) == 0)
+            return calls[i].stage;
+    return STAGE_CREATE;
+}
+
+/* Tries one signature through open, a profile, formats and configure,
+ * under each relation of the inputs' dims in turn (the first accepted is
+ * kept in sig->rel). Independent dims come first: what a plugin accepts
+ * with dims drawn apart is what it says it handles, and the checks then
+ * test it so. */
+static int try_sig(finder *f, chk_sig *sig, int attempts)
+{
+    static const int32_t rels[] = {CHK_REL_INDEPENDENT, CHK_REL_TRAILING, CHK_REL_LEADING,
+                                   CHK_REL_BROADCAST};
+    int32_t nb_rels = sig->rel == CHK_REL_SPEC ? 1 : sig->nb_in > 1 ? 4 : 1;
+    int rc = CHK_REFUSED;
+    char what[256];
+    for (int32_t k = 0; k < nb_rels && rc == CHK_REFUSED; k++) {
+        chk_layer L;
+        chk_mode mode = {0, -1};
         memset(&L, 0, sizeof L);
-        rc = chk_layer_setup(f->c, sig, &f->rng, mode, 4, &L);
+        if (sig->rel != CHK_REL_SPEC)
+            sig->rel = rels[k];
+        rc = chk_layer_setup(f->c, sig, &f->rng, mode, attempts, &L);
+        /* Inputs accepted but an output refused in the dtype
+         * get_output_dtypes gave it: the two entries disagree. */
+        if (rc == CHK_REFUSED && L.refused_pos >= L.nb_in && L.nb_out > 0 &&
+            !f->broken[0])
+            snprintf(
+                f->broken, sizeof f->broken,
+                "get_output_dtypes gives output %d %s, but supports_format_combination "
+                "refuses it there (%s)",
+                (int)(L.refused_pos - L.nb_in),
+                prt_dtype_name(L.out_types[L.refused_pos - L.nb_in]),
+                chk_sig_str(sig, what, sizeof what));
+        if (rc == CHK_BROKEN && !f->broken[0])
+            snprintf(f->broken, sizeof f->broken, "%s", L.why);
+        if (rc == CHK_REFUSED && L.why[0]) {
+            size_t n = strlen(chk_sig_str(sig, what, sizeof what));
+            if (sig->nb_in > 1 && sig->rel != CHK_REL_SPEC && n < sizeof what)
+                snprintf(what + n, sizeof what - n, ", %s", rel_name(sig->rel));
+            note_refusal(f, stage_of(&L), what, L.why);
+        }
+        chk_layer_close(&L);
     }
-    /* Inputs accepted but an output refused in the dtype get_output_dtypes
-     * gave it: the two entries disagree. */
-    if (rc == CHK_REFUSED && L.refused_pos >= L.nb_in && !f->broken[0])
-        snprintf(f->broken, sizeof f->broken,
-                 "get_output_dtypes gives output %d %s, but supports_format_combination "
-                 "refuses it there (%s)",
-                 (int)(L.refused_pos - L.nb_in),
-                 prt_dtype_name(L.out_types[L.refused_pos - L.nb_in]),
-                 chk_sig_str(sig, f->last, sizeof f->last));
-    if (rc == CHK_BROKEN && !f->broken[0])
-        snprintf(f->broken, sizeof f->broken, "%s", L.why);
-    if (rc != CHK_OK && L.why[0])
-        snprintf(f->last, sizeof f->last, "%s", L.why);
-    chk_layer_close(&L);
+    if (rc != CHK_OK && sig->rel != CHK_REL_SPEC)
+        sig->rel = CHK_REL_INDEPENDENT;
     return rc;
 }
 
-/* Does get_output_dtypes accept these input dtypes? */
-static int dtypes_ok(finder *f, const chk_sig *sig)
+/* The search of input dtype lists for one number of inputs. */
+typedef struct dsearch {
+    finder *f;
+    prt_plugin *p;
+    int32_t n, nb_out;
+    prt_dynamic_tensor_desc d[CHK_MAX_IO];
+    int32_t asked;
+    int32_t found;
+    int32_t (*out)[CHK_MAX_IN];
+} dsearch;
+
+/* Does get_output_dtypes accept the dtype list in s->d? */
+static int dtypes_ok(dsearch *s)
 {
     chk_layer L;
     int rc;
-    chk_sig s = *sig;
+    char what[256];
     memset(&L, 0, sizeof L);
-    L.c = f->c;
-    L.sig = s;
-    L.nb_in = s.nb_in;
-    L.p = chk_create(f->c, PRT_PHASE_BUILD, f->c->fields, NULL);
-    if (!L.p) {
-        snprintf(f->last, sizeof f->last, "create: %s", chk_call_error(f->c));
-        return 0;
+    L.c = s->f->c;
+    L.p = s->p;
+    L.nb_in = L.sig.nb_in = s->n;
+    L.nb_out = s->nb_out;
+    for (int32_t i = 0; i < s->n; i++) {
+        L.sig.types[i] = s->d[i].desc.dtype;
+        L.sig.ranks[i] = s->d[i].desc.dims.nb_dims;
     }
-    chk_call_begin(f->c, "build.nb_outputs");
-    L.nb_out = L.p->vt->build->nb_outputs(L.p);
-    chk_call_end(f->c, PRT_OK);
-    rc = L.nb_out >= 1 && L.nb_out <= CHK_MAX_OUT ? open_dtypes(&L) : CHK_BROKEN;
-    if (rc == CHK_BROKEN && !f->broken[0])
-        snprintf(f->broken, sizeof f->broken, "%s",
-                 L.why[0] ? L.why : "nb_outputs is out of range");
+    rc = open_dtypes(&L);
+    if (rc == CHK_BROKEN && !s->f->broken[0])
+        snprintf(s->f->broken, sizeof s->f->broken, "%s", L.why);
     if (rc == CHK_REFUSED)
-        snprintf(f->last, sizeof f->last, "%s", L.why);
-    chk_layer_close(&L);
+        note_refusal(s->f, STAGE_DTYPES, chk_sig_str(&L.sig, what, sizeof what), L.why);
     return rc == CHK_OK;
 }
 
-/* Input dtype lists get_output_dtypes accepts for n inputs (up to 4). */
+/* Depth first, position by position: the dtypes supports_format_combination
+ * accepts at pos given those before it, in try order. */
+static void dtype_search(dsearch *s, int32_t pos)
+{
+    chk_ctx *c = s->f->c;
+    int any = 0;
+    if (pos == s->n) {
+        if (dtypes_ok(s)) {
+            for (int32_t i = 0; i < s->n; i++)
+                s->out[s->found][i] = s->d[i].desc.dtype;
+            s->found++;
+        }
+        return;
+    }
+    for (int32_t t = 0; t < NB_TRY_DTYPES && s->found < DTYPE_LISTS && !s->f->broken[0];
+         t++) {
+        int32_t ok;
+        if (s->asked++ >= DTYPE_QUESTIONS)
+            return;
+        s->d[pos].desc.dtype = try_dtypes[t];
+        chk_call_begin(c, "supports_format_combination(pos %d)", (int)pos);
+        ok = s->p->vt->build->supports_format_combination(s->p, pos, s->d, s->n,
+                                                          s->nb_out);
+        chk_call_end(c, PRT_OK);
+        if (ok) {
+            any = 1;
+            dtype_search(s, pos + 1);
+        }
+    }
+    if (!any) {
+        char what[256];
+        size_t k = (size_t)snprintf(what, sizeof what, "%d input%s", (int)s->n,
+                                    s->n == 1 ? "" : "s");
+        for (int32_t i = 0; i < pos && k < sizeof what; i++)
+            k += (size_t)snprintf(what + k, sizeof what - k, "%s%s", i ? ", " : " (",
+                                  prt_dtype_name(s->d[i].desc.dtype));
+        if (pos > 0 && k < sizeof what)
+            snprintf(what + k, sizeof what - k, " before it)");
+        s->d[pos].desc.dtype = PRT_FLOAT32;
+        note_refusal(s->f, STAGE_INPUT_FORMATS + pos, what,
+                     "supports_format_combination accepts no dtype for this input in the "
+                     "linear format");
+    }
+}
+
+/* Input dtype lists for n inputs (up to DTYPE_LISTS), as the builder
+ * negotiates them: supports_format_combination position by position, then
+ * get_output_dtypes for each whole list. Mixed lists are found as uniform
+ * ones are: a plugin may accept any dtypes in get_output_dtypes and filter
+ * in supports_format_combination, as TensorRT plugins do. The inputs are
+ * described at a rank tried in turn (2, 1, 0, 3, 4), for a plugin that
+ * looks at ranks there too. */
 static int32_t find_dtypes(finder *f, int32_t n, int32_t (*out)[CHK_MAX_IN])
 {
-    int32_t found = 0;
-    chk_sig s;
+    static const int32_t ranks[] = {2, 1, 0, 3, 4};
+    dsearch s;
     memset(&s, 0, sizeof s);
-    s.nb_in = n;
-    for (int32_t t = 0; t < NB_TRY_DTYPES && found < 4; t++) {
-        for (int32_t i = 0; i < n; i++)
-            s.types[i] = try_dtypes[t];
-        if (dtypes_ok(f, &s))
-            memcpy(out[found++], s.types, sizeof s.types);
-        if (n == 0)
-            return found;
+    s.f = f;
+    s.n = n;
+    s.out = out;
+    s.p = chk_create(f->c, PRT_PHASE_BUILD, f->c->fields, NULL);
+    if (!s.p) {
+        note_refusal(f, STAGE_CREATE, "create", chk_call_error(f->c));
+        return 0;
     }
-    /* Mixed dtypes (indices beside data) for two or three inputs. */
-    for (int64_t code = 0, total = n == 2   ? 64
-                                   : n == 3 ? 512
-                                            : 0;
-         code < total && found == 0; code++) {
-        int64_t k = code;
-        int uniform = 1;
-        for (int32_t i = 0; i < n; i++, k /= NB_TRY_DTYPES) {
-            s.types[i] = try_dtypes[k % NB_TRY_DTYPES];
-            uniform &= s.types[i] == s.types[0];
+    chk_call_begin(f->c, "build.nb_outputs");
+    s.nb_out = s.p->vt->build->nb_outputs(s.p);
+    chk_call_end(f->c, PRT_OK);
+    if (s.nb_out < 1 || s.nb_out > CHK_MAX_OUT) {
+        if (!f->broken[0])
+            snprintf(f->broken, sizeof f->broken, "nb_outputs answers %d (1..%d)",
+                     (int)s.nb_out, CHK_MAX_OUT);
+        chk_destroy(f->c, s.p);
+        return 0;
+    }
+    for (size_t r = 0;
+         r < sizeof ranks / sizeof ranks[0] && s.found == 0 && !f->broken[0]; r++) {
+        for (int32_t i = 0; i < n + s.nb_out; i++) {
+            prt_dynamic_tensor_desc *d = &s.d[i];
+            memset(d, 0, sizeof *d);
+            d->desc.dtype = PRT_FLOAT32;
+            d->desc.format = PRT_FORMAT_LINEAR;
+            d->desc.dims.nb_dims = d->min.nb_dims = d->opt.nb_dims = d->max.nb_dims =
+                i < n ? ranks[r] : 1;
+            for (int32_t k = 0; k < d->desc.dims.nb_dims; k++) {
+                d->desc.dims.d[k] = -1;
+                d->min.d[k] = 1;
+                d->opt.d[k] = 2;
+                d->max.d[k] = 4;
+            }
         }
-        if (!uniform && dtypes_ok(f, &s))
-            memcpy(out[found++], s.types, sizeof s.types);
+        s.asked = 0;
+        dtype_search(&s, 0);
     }
-    return found;
+    chk_destroy(f->c, s.p);
+    return s.found;
 }
 
 /* Up to three of the accepted ranks: the lowest, the highest, and one
@@ -696,14 +971,14 @@ static int32_t pick_ranks(const int32_t *ok, int32_t nb_ok, int32_t *out)
     int32_t n = 0, mid = -1;
     if (nb_ok == 0)
         return 0;
-    out[n++] = ok[0];
+    out[n++] = 0;
     for (int32_t i = 1; i + 1 < nb_ok; i++)
         if (mid < 0 || ok[i] == 2)
-            mid = ok[i];
+            mid = i;
     if (mid >= 0)
         out[n++] = mid;
     if (nb_ok > 1)
-        out[n++] = ok[nb_ok - 1];
+        out[n++] = nb_ok - 1;
     return n;
 }
 
@@ -713,29 +988,42 @@ static void add_sig(chk_plan *plan, const chk_sig *s)
         plan->sigs[plan->nb_sigs++] = *s;
 }
 
-/* The rank lists for one dtype list: uniform ranks, else independent ones
- * (two or three inputs), else constant dims. */
-static void find_ranks(finder *f, chk_plan *plan, const int32_t *types, int32_t n)
+/* The uniform ranks accepted (symbols or constants), three of them picked
+ * into the plan with the relation each needed; the number accepted. */
+static int32_t uniform_ranks(finder *f, chk_plan *plan, chk_sig s)
 {
-    int32_t ok[PRT_MAX_DIMS + 1], nb_ok = 0, picked[3], nb_picked;
-    chk_sig s;
-    memset(&s, 0, sizeof s);
-    s.nb_in = n;
-    memcpy(s.types, types, sizeof s.types);
+    int32_t ok[PRT_MAX_DIMS + 1], rel[PRT_MAX_DIMS + 1], nb_ok = 0, picked[3], nb_picked;
     for (int32_t r = 0; r <= PRT_MAX_DIMS; r++) {
-        for (int32_t i = 0; i < n; i++)
+        for (int32_t i = 0; i < s.nb_in; i++)
             s.ranks[i] = r;
-        if (try_sig(f, &s) == CHK_OK)
+        s.rel = CHK_REL_INDEPENDENT;
+        if (try_sig(f, &s, 4) == CHK_OK) {
+            rel[nb_ok] = s.rel;
             ok[nb_ok++] = r;
-        if (n == 0)
+        }
+        if (s.nb_in == 0)
             break;
     }
     nb_picked = pick_ranks(ok, nb_ok, picked);
     for (int32_t k = 0; k < nb_picked; k++) {
-        for (int32_t i = 0; i < n; i++)
-            s.ranks[i] = picked[k];
+        for (int32_t i = 0; i < s.nb_in; i++)
+            s.ranks[i] = ok[picked[k]];
+        s.rel = rel[picked[k]];
         add_sig(plan, &s);
     }
+    return nb_ok;
+}
+
+/* The rank lists for one dtype list: uniform ranks, else independent ones
+ * (two or three inputs), else constant dims. */
+static void find_ranks(finder *f, chk_plan *plan, const int32_t *types, int32_t n)
+{
+    int32_t nb_ok;
+    chk_sig s;
+    memset(&s, 0, sizeof s);
+    s.nb_in = n;
+    memcpy(s.types, types, sizeof s.types);
+    nb_ok = uniform_ranks(f, plan, s);
     if (nb_ok || n == 0)
         return;
     for (int64_t code = 0, total = n == 2   ? 81
@@ -743,9 +1031,13 @@ static void find_ranks(finder *f, chk_plan *plan, const int32_t *types, int32_t 
                                             : 0;
          code < total && nb_ok < 3; code++) {
         int64_t k = code;
-        for (int32_t i = 0; i < n; i++, k /= PRT_MAX_DIMS + 1)
+        int uniform = 1;
+        for (int32_t i = 0; i < n; i++, k /= PRT_MAX_DIMS + 1) {
             s.ranks[i] = (int32_t)(k % (PRT_MAX_DIMS + 1));
-        if (try_sig(f, &s) == CHK_OK) {
+            uniform &= s.ranks[i] == s.ranks[0];
+        }
+        s.rel = CHK_REL_INDEPENDENT;
+        if (!uniform && try_sig(f, &s, 4) == CHK_OK) {
             add_sig(plan, &s);
             nb_ok++;
         }
@@ -753,18 +1045,7 @@ static void find_ranks(finder *f, chk_plan *plan, const int32_t *types, int32_t 
     if (nb_ok)
         return;
     s.static_dims = 1;
-    for (int32_t r = 0; r <= PRT_MAX_DIMS; r++) {
-        for (int32_t i = 0; i < n; i++)
-            s.ranks[i] = r;
-        if (try_sig(f, &s) == CHK_OK)
-            ok[nb_ok++] = r;
-    }
-    nb_picked = pick_ranks(ok, nb_ok, picked);
-    for (int32_t k = 0; k < nb_picked; k++) {
-        for (int32_t i = 0; i < n; i++)
-            s.ranks[i] = picked[k];
-        add_sig(plan, &s);
-    }
+    uniform_ranks(f, plan, s);
 }
 
 /* With nb_shape shape inputs: per uniform rank, the first number of values
@@ -775,8 +1056,8 @@ static void find_shaped(finder *f, chk_plan *plan, const int32_t *types, int32_t
                         int32_t nb_shape)
 {
     for (int32_t constant = 0; constant <= 1 && plan->nb_sigs == 0; constant++) {
-        int32_t ok[PRT_MAX_DIMS + 1], len[PRT_MAX_DIMS + 1], nb_ok = 0, picked[3];
-        int32_t nb_picked;
+        int32_t ok[PRT_MAX_DIMS + 1], len[PRT_MAX_DIMS + 1], rel[PRT_MAX_DIMS + 1];
+        int32_t nb_ok = 0, picked[3], nb_picked;
         chk_sig s;
         memset(&s, 0, sizeof s);
         s.nb_in = n;
@@ -789,8 +1070,10 @@ static void find_shaped(finder *f, chk_plan *plan, const int32_t *types, int32_t
             for (int32_t v = 1; v <= PRT_MAX_DIMS; v++) {
                 for (int32_t k = 0; k < nb_shape; k++)
                     s.shape_len[k] = v;
-                if (try_sig(f, &s) == CHK_OK) {
+                s.rel = CHK_REL_INDEPENDENT;
+                if (try_sig(f, &s, 4) == CHK_OK) {
                     len[nb_ok] = v;
+                    rel[nb_ok] = s.rel;
                     ok[nb_ok++] = r;
                     break;
                 }
@@ -800,48 +1083,72 @@ static void find_shaped(finder *f, chk_plan *plan, const int32_t *types, int32_t
         }
         nb_picked = pick_ranks(ok, nb_ok, picked);
         for (int32_t k = 0; k < nb_picked; k++) {
-            int32_t at = 0;
-            while (ok[at] != picked[k])
-                at++;
             for (int32_t i = 0; i < n; i++)
-                s.ranks[i] = picked[k];
+                s.ranks[i] = ok[picked[k]];
             for (int32_t j = 0; j < nb_shape; j++)
-                s.shape_len[j] = len[at];
+                s.shape_len[j] = len[picked[k]];
+            s.rel = rel[picked[k]];
             add_sig(plan, &s);
         }
     }
 }
 
+/* The spec is the plan: with symbolic dims, else (a plugin that needs
+ * constant dims) with the spec's dims drawn as constants. */
+static int discover_spec(finder *f, chk_plan *plan, char *why, size_t cap)
+{
+    chk_sig s = *f->c->spec;
+    char what[256];
+    for (s.static_dims = 0; s.static_dims <= 1; s.static_dims++)
+        if (try_sig(f, &s, 8) == CHK_OK) {
+            add_sig(plan, &s);
+            return CHK_OK;
+        }
+    if (f->broken[0])
+        snprintf(why, cap, "%s", f->broken);
+    else
+        snprintf(why, cap, "the plugin refuses the input spec (%s): %.700s",
+                 chk_sig_str(f->c->spec, what, sizeof what),
+                 f->best_why[0] ? f->best_why : "no refusal was recorded");
+    snprintf(plan->why, sizeof plan->why, "%s", why);
+    return CHK_BROKEN;
+}
+
 int chk_discover(chk_ctx *c, char *why, size_t cap)
 {
     chk_plan *plan = &c->sh->plan;
-    char last[CHK_MSG];
+    char best[CHK_MSG];
     finder f;
     memset(&f, 0, sizeof f);
     memset(plan, 0, sizeof *plan);
     f.c = c;
     chk_rng_init(&f.rng, c->seed, 0xd15c0);
-    for (int32_t n = 0; n <= CHK_MAX_IN && plan->nb_sigs == 0; n++) {
-        int32_t types[4][CHK_MAX_IN];
+    if (c->spec)
+        return discover_spec(&f, plan, why, cap);
+    for (int32_t n = 0; n <= CHK_MAX_IN && plan->nb_sigs == 0 && !f.broken[0]; n++) {
+        int32_t types[DTYPE_LISTS][CHK_MAX_IN];
         int32_t nb = find_dtypes(&f, n, types);
         for (int32_t t = 0; t < nb; t++)
             find_ranks(&f, plan, types[t], n);
     }
     /* Nothing runs without shape inputs: with 1..CHK_MAX_SHAPE of them.
      * The refusal reported stays the one without. */
-    snprintf(last, sizeof last, "%s", f.last);
+    snprintf(best, sizeof best, "%s", f.best);
     for (int32_t n = 0; n <= CHK_MAX_IN && plan->nb_sigs == 0 && !f.broken[0]; n++) {
-        int32_t types[4][CHK_MAX_IN];
+        int32_t types[DTYPE_LISTS][CHK_MAX_IN];
         int32_t nb = find_dtypes(&f, n, types);
         for (int32_t ns = 1; ns <= CHK_MAX_SHAPE && plan->nb_sigs == 0; ns++)
             for (int32_t t = 0; t < nb && plan->nb_sigs == 0; t++)
                 find_shaped(&f, plan, types[t], n, ns);
     }
     if (plan->nb_sigs == 0)
-        snprintf(plan->why, sizeof plan->why,
-                 "no inputs the plugin accepts were found (0..%d inputs of every dtype, "
-                 "ranks 0..%d, 0..%d shape inputs; last refusal: %.800s)",
-                 CHK_MAX_IN, PRT_MAX_DIMS, CHK_MAX_SHAPE, last[0] ? last : "none");
+        snprintf(
+            plan->why, sizeof plan->why,
+            "no inputs the plugin accepts were found (0..%d inputs, dtypes asked of "
+            "supports_format_combination position by position, ranks 0..%d, dims "
+            "independent or tied, 0..%d shape inputs; the furthest refusal: %.700s); "
+            "describe the inputs with --inputs",
+            CHK_MAX_IN, PRT_MAX_DIMS, CHK_MAX_SHAPE, best[0] ? best : "none");
     if (f.broken[0]) {
         snprintf(why, cap, "%s", f.broken);
         return CHK_BROKEN;

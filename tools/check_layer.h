@@ -21,7 +21,10 @@ enum {
 
 /* How random profiles are drawn. */
 typedef struct chk_mode {
-    int tied;       /* every input shares its trailing dims with the others */
+    /* Inputs share their trailing dims (CHK_REL_TRAILING) where the
+     * signature's relation is CHK_REL_INDEPENDENT; a signature with another
+     * relation is always drawn with it. */
+    int tied;
     int zero_input; /* >= 0: a dim of this input may be 0 (min 0), else -1 */
 } chk_mode;
 
@@ -45,7 +48,7 @@ typedef struct chk_layer {
     char alias_problem[CHK_MSG];
     /* The profile configure accepted (after chk_layer_setup). */
     chk_mode mode;
-    int32_t zero_dim; /* with mode.zero_input: the dim that may be 0 */
+    int32_t zero_dim; /* with mode.zero_input: the dim that may be 0, or -1 */
     /* With the shape inputs' values after the inputs' dims. */
     prt_dims pmin[CHK_MAX_DIMSETS], popt[CHK_MAX_DIMSETS], pmax[CHK_MAX_DIMSETS];
     prt_dynamic_tensor_desc descs[CHK_MAX_IO];
@@ -89,6 +92,12 @@ int chk_layer_alias(chk_layer *L);
 /* Concrete input shapes within the accepted profile, and shape-input
  * values after them (CHK_MAX_DIMSETS entries). */
 void chk_layer_draw(const chk_layer *L, chk_rng *r, prt_dims *in_dims);
+/* 1 if a dim of input `input` may be 0 under the signature (it has dims,
+ * and an input spec's range of one of them starts at 0). */
+int chk_sig_can_be_empty(const chk_sig *sig, int32_t input);
+/* Larger maxima for the workspace check: each drawn dim of `bigger` grows
+ * (doubled where dims are tied or constant), the relation kept. */
+void chk_layer_grow(const chk_layer *L, chk_rng *r, prt_dims *bigger);
 /* What the layer's expressions are evaluated at: the inputs' dims and
  * the shape inputs' values in `dims`, the size tensors' values (NULL: at
  * their upper bounds). */
@@ -109,9 +118,16 @@ char *chk_plan_str(const chk_plan *plan, char *buf, size_t cap);
 /* "1 input: float32, rank 2" */
 char *chk_sig_str(const chk_sig *s, char *buf, size_t cap);
 
-/* Finds what the plugin accepts (inputs, dtypes, ranks) into c->sh->plan.
- * CHK_OK, CHK_REFUSED (nothing found: plan->why), or CHK_BROKEN (a
- * contract broken on the way: why). */
+/* Finds what the plugin accepts (inputs, dtypes, ranks, the relation of
+ * the inputs' dims) into c->sh->plan, as the builder negotiates: input
+ * dtypes position by position through supports_format_combination (which
+ * may read only positions <= pos), each list then asked of
+ * get_output_dtypes; ranks; then shapes drawn under each relation in turn
+ * (independent, trailing, leading, broadcast) until configure accepts a
+ * profile. With c->spec the spec is the plan, and a refusal of it is
+ * broken. CHK_OK, CHK_REFUSED (nothing found: plan->why quotes the
+ * refusal of the candidate that got furthest), or CHK_BROKEN (a contract
+ * broken on the way, or the spec refused: why). */
 int chk_discover(chk_ctx *c, char *why, size_t cap);
 
 #endif /* PLUGRT_TOOLS_CHECK_LAYER_H */

@@ -55,7 +55,23 @@ static void count(chk_report *rp, const chk_result *r)
         rp->failed++;
 }
 
-static void json_check(chk_report *rp, const char *check, const chk_result *r)
+/* Adds a check's counts to the summary's. */
+static void tally(chk_report *rp, const char *check, int64_t profiles, int64_t runs)
+{
+    int32_t i = 0;
+    while (i < rp->nb_counted && strcmp(rp->counted[i], check) != 0)
+        i++;
+    if (i == rp->nb_counted) {
+        if (i == CHK_REPORT_CHECKS)
+            return;
+        rp->counted[rp->nb_counted++] = check;
+    }
+    rp->profiles[i] += profiles;
+    rp->runs[i] += runs;
+}
+
+static void json_check(chk_report *rp, const char *check, const chk_result *r,
+                       int64_t profiles, int64_t runs)
 {
     json_writer *w = &rp->w;
     json_begin_object(w, NULL);
@@ -78,6 +94,8 @@ static void json_check(chk_report *rp, const char *check, const chk_result *r)
         json_int(w, "element", r->element);
     else
         json_null(w, "element");
+    json_int(w, "profiles", profiles);
+    json_int(w, "runs", runs);
     json_end_object(w);
 }
 
@@ -109,7 +127,7 @@ void chk_report_library(chk_report *rp, const chk_result *r)
     count(rp, r);
     if (rp->json) {
         json_begin_array(&rp->w, "library_checks");
-        json_check(rp, "abi", r);
+        json_check(rp, "abi", r, 0, 0);
         json_end_array(&rp->w);
         json_begin_array(&rp->w, "plugins");
         return;
@@ -123,6 +141,7 @@ void chk_report_plugin_begin(chk_report *rp, const chk_creator_info *info)
     char key[3 * CHK_NAME_MAX + 8], e[CLI_ESC_CAP];
     cli_plugin_key(info->ns, info->name, info->version, key, sizeof key);
     rp->plugins++;
+    rp->untested_why[0] = '\0';
     if (!rp->json) {
         printf("%s\n", cli_escape(key, e, sizeof e));
         return;
@@ -135,21 +154,53 @@ void chk_report_plugin_begin(chk_report *rp, const chk_creator_info *info)
     json_begin_array(&rp->w, "checks");
 }
 
-void chk_report_check(chk_report *rp, const char *check, const chk_result *r)
+void chk_report_check(chk_report *rp, const char *check, const chk_result *r,
+                      int64_t profiles, int64_t runs)
 {
     count(rp, r);
+    tally(rp, check, profiles, runs);
     if (rp->json)
-        json_check(rp, check, r);
+        json_check(rp, check, r, profiles, runs);
     else
         text_check(check, r);
+}
+
+void chk_report_untested(chk_report *rp, const char *why, int allowed)
+{
+    char msg[2 * CHK_MSG];
+    rp->untested++;
+    rp->untested_allowed += allowed != 0;
+    snprintf(rp->untested_why, sizeof rp->untested_why, "%s", why);
+    if (!rp->json) {
+        printf("    UNTESTED  %s%s\n", cli_escape(why, msg, sizeof msg),
+               allowed ? " (allowed by --allow-untested)" : "");
+        fflush(stdout);
+    }
 }
 
 void chk_report_plugin_end(chk_report *rp)
 {
     if (rp->json) {
         json_end_array(&rp->w);
+        if (rp->untested_why[0])
+            json_string(&rp->w, "untested", rp->untested_why);
+        else
+            json_null(&rp->w, "untested");
         json_end_object(&rp->w);
     }
+}
+
+/* "profiles configured: outputs 40, shapes 9" (the checks that count it). */
+static void text_counts(const chk_report *rp, const char *what, const int64_t *n)
+{
+    const char *sep = "";
+    printf("%s:", what);
+    for (int32_t i = 0; i < rp->nb_counted; i++)
+        if (strcmp(rp->counted[i], "abi") != 0 && strcmp(rp->counted[i], "errors") != 0) {
+            printf("%s %s %lld", sep, rp->counted[i], (long long)n[i]);
+            sep = ",";
+        }
+    printf("\n");
 }
 
 int chk_report_end(chk_report *rp)
@@ -163,14 +214,32 @@ int chk_report_end(chk_report *rp)
         json_int(&rp->w, "passed", rp->passed);
         json_int(&rp->w, "failed", rp->failed);
         json_int(&rp->w, "skipped", rp->skipped);
+        json_int(&rp->w, "untested", rp->untested);
+        json_begin_object(&rp->w, "cases");
+        for (int32_t i = 0; i < rp->nb_counted; i++) {
+            json_begin_object(&rp->w, rp->counted[i]);
+            json_int(&rp->w, "profiles", rp->profiles[i]);
+            json_int(&rp->w, "runs", rp->runs[i]);
+            json_end_object(&rp->w);
+        }
+        json_end_object(&rp->w);
         json_end_object(&rp->w);
         json_end_object(&rp->w);
         json_finish(&rp->w);
     } else {
-        printf("summary: %d plugin%s, %d checks: %d passed, %d failed, %d skipped\n",
+        printf("summary: %d plugin%s, %d checks: %d passed, %d failed, %d skipped",
                (int)rp->plugins, rp->plugins == 1 ? "" : "s", (int)total, (int)rp->passed,
                (int)rp->failed, (int)rp->skipped);
+        if (rp->untested)
+            printf("; %d plugin%s untested%s", (int)rp->untested,
+                   rp->untested == 1 ? "" : "s",
+                   rp->untested == rp->untested_allowed ? " (allowed)" : "");
+        printf("\n");
+        text_counts(rp, "profiles configured", rp->profiles);
+        text_counts(rp, "enqueue runs", rp->runs);
     }
     fflush(stdout);
-    return rp->failed ? CLI_FAIL : CLI_OK;
+    if (rp->failed)
+        return CLI_FAIL;
+    return rp->untested > rp->untested_allowed ? CHK_EXIT_UNTESTED : CLI_OK;
 }

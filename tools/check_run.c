@@ -201,6 +201,9 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
                                  o->p, in, od, inputs, outputs,
                                  L->workspace ? chk_buf_ptr(c, &k->ws) : NULL, c->device,
                                  c->device == PRT_DEVICE_CUDA ? c->stream : NULL));
+        /* Counted for the summary; the threads check runs from two threads. */
+        if (st == PRT_OK)
+            __atomic_add_fetch(&c->sh->runs, 1, __ATOMIC_RELAXED);
     }
     out->st = st;
     if (st != PRT_OK)
@@ -395,7 +398,7 @@ int32_t chk_for_cases(chk_ctx *c, int zero_input, chk_case_fn fn, void *user,
     char last[CHK_MSG] = "";
     for (int32_t s = 0; s < c->plan->nb_sigs && !chk_failed(c); s++) {
         const chk_sig *sig = &c->plan->sigs[s];
-        if (zero_input >= 0 && (zero_input >= sig->nb_in || sig->ranks[zero_input] == 0))
+        if (zero_input >= 0 && !chk_sig_can_be_empty(sig, zero_input))
             continue;
         for (int32_t it = 0; it < c->iterations && !chk_failed(c); it++) {
             chk_rcase x;

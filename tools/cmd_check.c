@@ -2,7 +2,8 @@
  * plugrt check LIB.so: checks a plugin library against the plugin
  * contract of plugin.h, creator by creator, and reports one line per check
  * (check.h says how; check_report.h what is printed). Exit status 1 when
- * any check fails.
+ * any check fails, CHK_EXIT_UNTESTED when none failed but a creator is
+ * untested.
  *
  * Order per creator: abi, then outputs (which also finds the inputs,
  * dtypes, ranks and shape inputs the plugin accepts), then every check of
@@ -10,6 +11,13 @@
  * or a device that --device or the plugin's devices() lacks, is skipped
  * with the reason. errors reports the failures without a message that any
  * check saw.
+ *
+ * Nothing run is not a pass: a creator that can be created but of which no
+ * check ran the plugin (no input signature was found or ran, its default
+ * fields were refused, its device is not here) is "untested", and the
+ * command exits CHK_EXIT_UNTESTED unless --allow-untested. An input spec
+ * (--inputs, or "@inputs" per plugin key in the fields file) replaces
+ * discovery for what it cannot guess (check_spec.h).
  *
  * --device picks where the checks that run the plugin run it. The parent
  * never starts a device runtime: a CUDA context does not survive fork, so
@@ -23,6 +31,7 @@
 #include "check.h"
 #include "check_fields.h"
 #include "check_report.h"
+#include "check_spec.h"
 #include "options.h"
 
 enum {
@@ -34,15 +43,24 @@ enum {
     OPT_ITERATIONS,
     OPT_TIMEOUT,
     OPT_JSON,
-    OPT_VERBOSE
+    OPT_VERBOSE,
+    OPT_INPUTS,
+    OPT_ALLOW_UNTESTED
 };
 
 static const cli_opt check_opts[] = {
-    {"--help", "-h", 0, OPT_HELP},       {"--plugin", NULL, 1, OPT_PLUGIN},
-    {"--device", NULL, 1, OPT_DEVICE},   {"--fields", NULL, 1, OPT_FIELDS},
-    {"--seed", NULL, 1, OPT_SEED},       {"--iterations", NULL, 1, OPT_ITERATIONS},
-    {"--timeout", NULL, 1, OPT_TIMEOUT}, {"--json", NULL, 0, OPT_JSON},
-    {"--verbose", "-v", 0, OPT_VERBOSE}, {NULL, NULL, 0, 0},
+    {"--help", "-h", 0, OPT_HELP},
+    {"--plugin", NULL, 1, OPT_PLUGIN},
+    {"--device", NULL, 1, OPT_DEVICE},
+    {"--fields", NULL, 1, OPT_FIELDS},
+    {"--seed", NULL, 1, OPT_SEED},
+    {"--iterations", NULL, 1, OPT_ITERATIONS},
+    {"--timeout", NULL, 1, OPT_TIMEOUT},
+    {"--json", NULL, 0, OPT_JSON},
+    {"--verbose", "-v", 0, OPT_VERBOSE},
+    {"--inputs", NULL, 1, OPT_INPUTS},
+    {"--allow-untested", NULL, 0, OPT_ALLOW_UNTESTED},
+    {NULL, NULL, 0, 0},
 };
 
 #define DEFAULT_ITERATIONS 3
@@ -104,8 +122,9 @@ static const struct {
 static void check_help(void)
 {
     printf("Usage: plugrt check LIB.so [--plugin ns::name@version] [--device cpu|cuda]\n"
-           "                           [--fields FILE.json] [--seed N] [--iterations N]\n"
-           "                           [--timeout S] [--json]\n"
+           "                           [--fields FILE.json] [--inputs SPEC] [--seed N]\n"
+           "                           [--iterations N] [--timeout S] [--json]\n"
+           "                           [--allow-untested]\n"
            "\n"
            "Checks every plugin creator of a library (or the one named) against the\n"
            "plugin contract of plugin.h, driving its entries as the builder and the\n"
@@ -113,9 +132,12 @@ static void check_help(void)
            "of its own (a plugin that crashes or hangs fails that check). Checks:\n"
            "  abi           entry point, table sizes and versions, names, field schema;\n"
            "                plugins report their creator's name, version, namespace\n"
-           "  outputs       output count and dtypes; finds the inputs, dtypes, ranks\n"
-           "                and shape inputs the plugin accepts, which the later\n"
-           "                checks test\n");
+           "  outputs       output count and dtypes; finds the inputs the plugin\n"
+           "                accepts, which the later checks test: dtypes asked of\n"
+           "                supports_format_combination position by position, ranks,\n"
+           "                shape inputs, and dims drawn independent, tied by trailing\n"
+           "                dims, tied by leading dims or broadcast, in turn until\n"
+           "                configure accepts them (or the --inputs spec)\n");
     for (int32_t i = 0; i < NB_CHECKS; i++)
         printf("  %-13s %s\n", checks[i].name, checks[i].about);
     printf(
@@ -132,7 +154,16 @@ static void check_help(void)
         "                     {\"ext::RowTopK@1\": {\"k\": 3, \"axes\": [0, 1]}}; "
         "numbers,\n"
         "                     lists, strings for char fields, lists of lists for dims;\n"
-        "                     a creator not named takes its defaults\n"
+        "                     a creator not named takes its defaults. The key\n"
+        "                     \"@inputs\" holds that plugin's input spec (as --inputs)\n"
+        "  --inputs SPEC      what the plugins take, instead of discovering it:\n"
+        "                     'data:float32:Nx8,ids:int32:N,N=1..512': NAME:DTYPE:DIMS\n"
+        "                     per input, dims separated by x, each a number or a\n"
+        "                     symbol shared by name across inputs; SYMBOL=LO..HI\n"
+        "                     bounds a symbol; empty DIMS is 0-D. For every creator\n"
+        "                     checked (use --plugin); \"@inputs\" in --fields wins\n"
+        "  --allow-untested   a creator of which nothing ran is a skip, not exit 3\n"
+        "                     (helper creators that take no inputs alone)\n"
         "  --seed N           seed of the random shapes and data (default 1)\n"
         "  --iterations N     random cases per input signature and check (default %d)\n"
         "  --timeout S        seconds a check may run before it fails as hung\n"
@@ -141,9 +172,15 @@ static void check_help(void)
         "  -v, --verbose      print the plugins' log\n"
         "  -h, --help         this help\n"
         "\n"
-        "Exit status: 0 every check passed or was skipped, 1 a check failed (or the\n"
-        "library or the fields file could not be read, or the device cannot be\n"
-        "used), 2 usage.\n",
+        "The summary says how many profiles configure accepted and how many runs of\n"
+        "enqueue each check made. A creator that can be created but of which nothing\n"
+        "ran (no inputs it accepts were found or ran, it refuses its default fields,\n"
+        "it does not run on the device) is untested: a line says why.\n"
+        "\n"
+        "Exit status: 0 every check passed or was skipped and every creator was\n"
+        "tested, 1 a check failed (or the library, the fields file or the input spec\n"
+        "could not be read, or the device cannot be used), 2 usage, 3 nothing failed\n"
+        "but a creator is untested (0 with --allow-untested).\n",
         DEFAULT_ITERATIONS, DEFAULT_TIMEOUT);
 }
 
@@ -151,6 +188,8 @@ typedef struct check_args {
     const char *lib;
     const char *plugin;
     const char *fields;
+    const char *inputs;
+    int allow_untested;
     int32_t device;
     uint64_t seed;
     int32_t iterations;
@@ -213,6 +252,12 @@ static int parse_args(int argc, char **argv, check_args *a)
         case OPT_VERBOSE:
             a->verbose = 1;
             break;
+        case OPT_INPUTS:
+            a->inputs = v;
+            break;
+        case OPT_ALLOW_UNTESTED:
+            a->allow_untested = 1;
+            break;
         default:
             return cli_usage("internal: unhandled option");
         }
@@ -224,9 +269,47 @@ static int parse_args(int argc, char **argv, check_args *a)
 
 /* ---- example fields ------------------------------------------------------------ */
 
-/* Per creator, the example values of the fields file (NULL: none). */
+#define SPEC_KEY "@inputs" /* a field name cannot start with '@' */
+
+/* Takes the input spec out of one plugin's object into *spec (parsed),
+ * moving the key to the end of the object and hiding it (count - 1; the
+ * caller restores the count). 1 when there was one, 0 when not, -1 on a
+ * bad spec. */
+static int take_spec(chk_json *obj, chk_sig **spec, char *why, size_t cap)
+{
+    int32_t j = 0;
+    chk_json item;
+    char *key;
+    if (obj->type != CHK_JSON_OBJECT)
+        return 0;
+    while (j < obj->count && strcmp(obj->keys[j], SPEC_KEY) != 0)
+        j++;
+    if (j == obj->count)
+        return 0;
+    item = obj->items[j];
+    key = obj->keys[j];
+    memmove(&obj->items[j], &obj->items[j + 1],
+            sizeof item * (size_t)(obj->count - j - 1));
+    memmove(&obj->keys[j], &obj->keys[j + 1], sizeof key * (size_t)(obj->count - j - 1));
+    obj->items[obj->count - 1] = item;
+    obj->keys[obj->count - 1] = key;
+    obj->count--;
+    if (item.type != CHK_JSON_STRING)
+        return chk_say(why, cap, "%s must be a string ('data:float32:Nx8,ids:int32:N')",
+                       SPEC_KEY);
+    free(*spec);
+    *spec = calloc(1, sizeof **spec);
+    if (!*spec)
+        return chk_say(why, cap, "out of memory");
+    if (chk_spec_parse(item.text, *spec, why, cap) != 0)
+        return -1;
+    return 1;
+}
+
+/* Per creator, the example values of the fields file (NULL: none) and
+ * the input spec of its "@inputs" (NULL: none). */
 static int load_fields(const char *path, const chk_library_info *info,
-                       prt_field_collection **out)
+                       prt_field_collection **out, chk_sig **specs)
 {
     void *text = NULL;
     size_t size = 0;
@@ -246,7 +329,7 @@ static int load_fields(const char *path, const chk_library_info *info,
         rc = CLI_FAIL;
     }
     for (int32_t k = 0; rc == CLI_OK && k < doc->count; k++) {
-        int found = 0;
+        int found = 0, spec = 0;
         for (int32_t i = 0; rc == CLI_OK && i < info->nb_creators; i++) {
             const chk_creator_info *ci = &info->creators[i];
             if (!chk_key_matches(doc->keys[k], ci->ns, ci->name, ci->version))
@@ -254,10 +337,13 @@ static int load_fields(const char *path, const chk_library_info *info,
             found = 1;
             chk_fields_free(out[i]);
             out[i] = NULL;
-            if (chk_fields_from_json(&doc->items[k], ci, &out[i], why, sizeof why)) {
+            spec = take_spec(&doc->items[k], &specs[i], why, sizeof why);
+            if (spec < 0 ||
+                chk_fields_from_json(&doc->items[k], ci, &out[i], why, sizeof why)) {
                 cli_error("%s: %s: %s", path, doc->keys[k], why);
                 rc = CLI_FAIL;
             }
+            doc->items[k].count += spec != 0;
         }
         if (!found)
             cli_warn("%s names %s, which the library does not provide", path,
@@ -326,7 +412,15 @@ static int run_one(run_state *s, int32_t check_id, chk_fn fn)
 {
     chk_rng_init(&s->c.rng, s->a.seed,
                  (uint64_t)(s->c.creator_index + 1) * 1000 + (uint64_t)check_id);
+    s->c.sh->profiles = s->c.sh->runs = 0;
     return chk_sandbox_run(&s->c, fn, 1, s->a.timeout);
+}
+
+/* Reports a check's verdict with what its child counted. */
+static void report(run_state *s, const char *check, const chk_result *r, int ran)
+{
+    chk_report_check(&s->rp, check, r, ran ? s->c.sh->profiles : 0,
+                     ran ? s->c.sh->runs : 0);
 }
 
 static void check_creator(run_state *s, int32_t index, const prt_field_collection *fields)
@@ -336,6 +430,9 @@ static void check_creator(run_state *s, int32_t index, const prt_field_collectio
     chk_plan plan;
     chk_result r;
     int crashed;
+    int32_t failed_before = s->rp.failed;
+    int64_t runs = 0;
+    char first_skip[CHK_MSG] = "";
 
     memset(&plan, 0, sizeof plan);
     s->c.creator_index = index;
@@ -346,13 +443,13 @@ static void check_creator(run_state *s, int32_t index, const prt_field_collectio
     sh->creator_ok = sh->tables_ok = 0;
     crashed = run_one(s, 0, chk_check_abi);
     note_silent(s, "abi");
-    chk_report_check(&s->rp, "abi", &sh->result);
+    report(s, "abi", &sh->result, 1);
     memset(&sh->plan, 0, sizeof sh->plan);
     if (!sh->creator_ok ||
         (!sh->tables_ok && (crashed || sh->result.verdict == CHK_FAIL))) {
         /* Calling into it would only crash: what abi found is the report. */
         skip_result(&r, "%s", "its creator or plugin tables are broken (see abi)");
-        chk_report_check(&s->rp, "outputs", &r);
+        report(s, "outputs", &r, 0);
         snprintf(plan.why, sizeof plan.why, "%s", r.message);
     } else {
         crashed = run_one(s, 1, chk_check_outputs);
@@ -365,7 +462,7 @@ static void check_creator(run_state *s, int32_t index, const prt_field_collectio
             snprintf(plan.why, sizeof plan.why, "outputs did not finish%s",
                      crashed ? " (the plugin crashed)" : "");
         }
-        chk_report_check(&s->rp, "outputs", &sh->result);
+        report(s, "outputs", &sh->result, 1);
     }
     if (plan.nb_sigs == 0 && !plan.why[0])
         snprintf(plan.why, sizeof plan.why, "see outputs");
@@ -374,15 +471,21 @@ static void check_creator(run_state *s, int32_t index, const prt_field_collectio
         int is_errors = checks[i].fn == chk_check_errors;
         if (plan.nb_sigs == 0 && (!is_errors || !sh->creator_ok)) {
             skip_result(&r, "nothing to test: %.900s", plan.why);
-            chk_report_check(&s->rp, checks[i].name, &r);
+            report(s, checks[i].name, &r, 0);
             continue;
         }
         if (device_skip(s, checks[i].needs, plan.devices, &r)) {
-            chk_report_check(&s->rp, checks[i].name, &r);
+            if (checks[i].needs == NEEDS_RUN && !first_skip[0])
+                snprintf(first_skip, sizeof first_skip, "%s", r.message);
+            report(s, checks[i].name, &r, 0);
             continue;
         }
         run_one(s, 2 + i, checks[i].fn);
         r = sh->result;
+        runs += sh->runs;
+        if (checks[i].needs == NEEDS_RUN && r.verdict == CHK_SKIP && !first_skip[0])
+            snprintf(first_skip, sizeof first_skip, "%s: %.900s", checks[i].name,
+                     r.message);
         note_silent(s, checks[i].name);
         if (is_errors && s->nb_silent) {
             /* The first failure without a message of any check. */
@@ -394,7 +497,17 @@ static void check_creator(run_state *s, int32_t index, const prt_field_collectio
                      "%.900s; %d failure%s without a message in all", s->silent,
                      (int)s->nb_silent, s->nb_silent == 1 ? "" : "s");
         }
-        chk_report_check(&s->rp, checks[i].name, &r);
+        report(s, checks[i].name, &r, 1);
+    }
+    /* Nothing of a sane creator ran, and nothing failed: not a pass. */
+    if (sh->creator_ok && runs == 0 && s->rp.failed == failed_before) {
+        char why[CHK_MSG + 64];
+        if (plan.nb_sigs == 0)
+            snprintf(why, sizeof why, "no input signature ran: %.900s", plan.why);
+        else
+            snprintf(why, sizeof why, "no check ran the plugin: %.900s",
+                     first_skip[0] ? first_skip : "every run-time check was skipped");
+        chk_report_untested(&s->rp, why, s->a.allow_untested);
     }
     chk_report_plugin_end(&s->rp);
 }
@@ -402,6 +515,8 @@ static void check_creator(run_state *s, int32_t index, const prt_field_collectio
 int cmd_check(int argc, char **argv)
 {
     static prt_field_collection *fields[CHK_MAX_CREATORS];
+    static chk_sig *specs[CHK_MAX_CREATORS];
+    static chk_sig spec;
     run_state s;
     char path[4096], device[CHK_MSG + 16];
     int rc = parse_args(argc, argv, &s.a), selected = 0;
@@ -409,6 +524,13 @@ int cmd_check(int argc, char **argv)
         return CLI_OK; /* --help */
     if (rc != CLI_OK)
         return rc;
+    if (s.a.inputs) {
+        char why[CHK_MSG];
+        if (chk_spec_parse(s.a.inputs, &spec, why, sizeof why) != 0) {
+            cli_error("--inputs: %s", why);
+            return CLI_FAIL;
+        }
+    }
     memset(&s.c, 0, sizeof s.c);
     s.c.lib_path = cli_library_path(s.a.lib, path, sizeof path);
     s.c.seed = s.a.seed;
@@ -440,7 +562,7 @@ int cmd_check(int argc, char **argv)
     }
     memset(&s.c.sh->lib, 0, sizeof s.c.sh->lib);
     chk_sandbox_run(&s.c, chk_check_library, 0, s.a.timeout);
-    if (s.a.fields && load_fields(s.a.fields, &s.c.sh->lib, fields) != CLI_OK) {
+    if (s.a.fields && load_fields(s.a.fields, &s.c.sh->lib, fields, specs) != CLI_OK) {
         rc = CLI_FAIL;
         goto done;
     }
@@ -463,14 +585,18 @@ int cmd_check(int argc, char **argv)
                  (int)s.c.sh->lib.total, CHK_MAX_CREATORS);
     for (int32_t i = 0; i < s.c.sh->lib.nb_creators; i++) {
         const chk_creator_info *ci = &s.c.sh->lib.creators[i];
-        if (!s.a.plugin || chk_key_matches(s.a.plugin, ci->ns, ci->name, ci->version))
+        if (!s.a.plugin || chk_key_matches(s.a.plugin, ci->ns, ci->name, ci->version)) {
+            s.c.spec = specs[i] ? specs[i] : s.a.inputs ? &spec : NULL;
             check_creator(&s, i, fields[i]);
+        }
     }
     rc = chk_report_end(&s.rp);
 done:
     for (int32_t i = 0; i < CHK_MAX_CREATORS; i++) {
         chk_fields_free(fields[i]);
         fields[i] = NULL;
+        free(specs[i]);
+        specs[i] = NULL;
     }
     chk_shared_destroy(s.c.sh);
     return rc;

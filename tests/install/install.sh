@@ -43,6 +43,21 @@ lib=$tmp/affine/build/libAffine.so
 [ -f "$lib" ] || fail "no $lib"
 ctest --test-dir "$tmp/affine/build" --output-on-failure >"$tmp/affine.test" 2>&1 ||
   { cat "$tmp/affine.test"; fail "the new plugin's test (plugrt check) failed"; }
+# Broken, the project's test fails: an enqueue that leaves the last element
+# unwritten is caught (plugrt check's coverage).
+cp -r "$tmp/affine" "$tmp/broken"
+rm -rf "$tmp/broken/build"
+sed -i 's/for (int64_t i = 0; i < n; i++)/for (int64_t i = 0; i + 1 < n; i++)/' "$tmp/broken/Affine.c"
+grep -q 'i + 1 < n' "$tmp/broken/Affine.c" || fail "the template's enqueue loop was not found to break"
+"$cmake" -S "$tmp/broken" -B "$tmp/broken/build" "${gen[@]}" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_COMPILER="$cc" >"$tmp/broken.cfg" || { cat "$tmp/broken.cfg"; fail "configuring the broken plugin"; }
+"$cmake" --build "$tmp/broken/build" >"$tmp/broken.build" 2>&1 ||
+  { cat "$tmp/broken.build"; fail "building the broken plugin"; }
+if ctest --test-dir "$tmp/broken/build" --output-on-failure >"$tmp/broken.test" 2>&1; then
+  cat "$tmp/broken.test"
+  fail "the broken plugin's test (plugrt check) passed"
+fi
+grep -q "FAIL  coverage" "$tmp/broken.test" || { cat "$tmp/broken.test"; fail "coverage did not catch the broken plugin"; }
 # It exports the entry point only.
 exports=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBR]$/ {print $3}' | sort | tr '\n' ' ')
 [ "$exports" = "prt_plugin_library_open " ] || fail "libAffine.so exports: $exports"
