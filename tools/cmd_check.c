@@ -106,6 +106,8 @@ static void check_help(void)
     printf("Usage: plugrt check LIB.so [--plugin ns::name@version] [--device cpu|cuda]\n"
            "                           [--fields FILE.json] [--seed N] [--iterations N]\n"
            "                           [--timeout S] [--json]\n"
+           "       plugrt check --python MODULE[:NAME] [options as above]\n"
+           "       python -m plugrt.check MODULE[:NAME] [options as above]\n"
            "\n"
            "Checks every plugin creator of a library (or the one named) against the\n"
            "plugin contract of plugin.h, driving its entries as the builder and the\n"
@@ -125,6 +127,12 @@ static void check_help(void)
         "command says why and exits 1.\n"
         "\n"
         "Options:\n"
+        "  --python MODULE[:NAME]\n"
+        "                     check the Python plugins (plugrt.plugin decorator and\n"
+        "                     class plugins) that importing MODULE registers, or the\n"
+        "                     one NAME (name, ns::name or ns::name@version): runs\n"
+        "                     'python3 -m plugrt.check MODULE[:NAME] ...', the Python\n"
+        "                     named by PLUGRT_PYTHON or python3 on the PATH\n"
         "  --plugin KEY       check one creator: ns::name@version as 'plugrt plugins'\n"
         "                     prints it (without @version: every version)\n"
         "  --device D         where the plugins run: cpu (default) or cuda\n"
@@ -404,7 +412,10 @@ int cmd_check(int argc, char **argv)
     static prt_field_collection *fields[CHK_MAX_CREATORS];
     run_state s;
     char path[4096], device[CHK_MSG + 16];
-    int rc = parse_args(argc, argv, &s.a), selected = 0;
+    int rc, selected = 0;
+    if (chk_python_asked(argc, argv))
+        return chk_python_exec(argc, argv); /* check_python.c */
+    rc = parse_args(argc, argv, &s.a);
     if (rc < 0)
         return CLI_OK; /* --help */
     if (rc != CLI_OK)
