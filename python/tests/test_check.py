@@ -132,3 +132,15 @@ def test_plugrt_check_python_gives_the_same_verdicts():
         got = json.loads(p.stdout)
         assert verdicts(got) == verdicts(want), (name, p.stderr)
         assert (p.returncode == 0) == (name == "pcheck::affine"), p.stderr
+
+
+def test_module_that_starts_a_thread_is_warned_of_and_checked(tmp_path):
+    (tmp_path / "pc_thread.py").write_text(
+        "import threading\nimport check_plugins  # noqa: F401\n"
+        "stop = threading.Event()\n"
+        "threading.Thread(target=stop.wait, daemon=True).start()\n")
+    rc, report, err = check("pc_thread:pcheck::affine", "--iterations", "1",
+                            cwd=str(tmp_path))
+    assert "importing pc_thread started 1 other Python thread(s)" in err
+    assert verdicts(report)["pcheck::affine@1"]["threads"] == "pass"
+    assert rc == 0, err

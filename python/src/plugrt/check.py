@@ -25,6 +25,7 @@ which checks that each failure says why.
 import ctypes
 import importlib
 import sys
+import threading
 import traceback
 from typing import List, Optional
 
@@ -105,6 +106,13 @@ def main(argv: Optional[List[str]] = None) -> int:
              "given to get_plugin_registry().register_creator; a C library's plugins: "
              "plugrt check LIB.so)" % module)
         return 1
+    if threading.active_count() > 1:
+        # Each check forks this process, and only the forking thread goes
+        # on in the copy: a lock another thread holds then stays held.
+        print("plugrt check: warning: importing %s started %d other Python thread(s); "
+              "the checks run in forked copies of this process, where those threads "
+              "do not run (a lock one of them holds at a fork stays held)" % (
+                  module, threading.active_count() - 1), file=sys.stderr)
     if name:
         chosen = [cb for cb in creators if _matches(name, cb)]
         if not chosen:
