@@ -2,7 +2,9 @@
  * plugrt check LIB.so: checks a plugin library against the plugin
  * contract of plugin.h, creator by creator, and reports one line per check
  * (check.h says how; check_report.h what is printed). Exit status 1 when
- * any check fails.
+ * any check fails. Python plugins have no library: --python runs the
+ * Python package's checker, which calls this with their entry point
+ * (check_python.c).
  *
  * Order per creator: abi, then outputs (which also finds the inputs,
  * dtypes, ranks and shape inputs the plugin accepts), then every check of
