@@ -53,7 +53,9 @@ python_package() {
     --config-settings=build-dir="$py/cmake" --config-settings=cmake.define.PRT_WITH_CUDA=OFF
   "$py/venv/bin/pip" install -q --force-reinstall --no-deps "$py"/dist/plugrt-*.whl
   (cd / && "$py/venv/bin/python" -c "import plugrt; print('plugrt', plugrt.__version__, 'from', plugrt.__file__)")
-  (cd python && "$py/venv/bin/python" -m pytest -q -p no:cacheprovider tests)
+  # PLUGRT_CLI: the program for test_check.py's `plugrt check --python`.
+  (cd python && PLUGRT_CLI="$PWD/../build-test/tools/plugrt" \
+    "$py/venv/bin/python" -m pytest -q -p no:cacheprovider tests)
 }
 
 tsan() {
@@ -85,6 +87,7 @@ asan_python() {
   PLUGRT_LIBRARY_DIR="$PWD/build-asan" LD_PRELOAD="$(cc -print-file-name=libasan.so)" \
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 PYTHONPATH="$PWD/python/src" \
+    PLUGRT_CLI="$PWD/build-asan/tools/plugrt" \
     "$py/venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
 }
 

@@ -261,6 +261,12 @@ void chk_shared_destroy(chk_shared *sh);
 /* dlopen + entry point with the checker's host services. 0 or -1 with the
  * reason in msg. */
 int chk_library_open(chk_ctx *c, char *msg, size_t cap);
+/* Makes chk_library_open call `entry` instead of opening c->lib_path (NULL:
+ * open the file again); chk_library_is_given says which. For libraries
+ * with no file, made in this process before the checks start: Python
+ * plugins (check_python.c). */
+void chk_library_give_entry(prt_plugin_entry_fn entry);
+int chk_library_is_given(void);
 const prt_host_services *chk_host_services(chk_ctx *c);
 /* Sends the set_error calls this thread makes to c (NULL: to the context
  * the library was opened with). */
@@ -359,5 +365,18 @@ void chk_probe_device(chk_ctx *c);
 
 /* The subcommand (cmd_check.c). */
 int cmd_check(int argc, char **argv);
+
+/* ---- check_python.c: Python plugins --------------------------------------- */
+
+/* 1 when the arguments of `plugrt check` hold --python. */
+int chk_python_asked(int argc, char **argv);
+/* `plugrt check --python MODULE[:NAME] ...`: runs `python3 -m plugrt.check
+ * MODULE[:NAME] ...` in place of this process (the interpreter from
+ * PLUGRT_PYTHON, else python3 on the PATH). Returns only on failure. */
+int chk_python_exec(int argc, char **argv);
+/* The checker of libplugrt_check.so: `plugrt check` with the library
+ * given by its entry point (argv[1], where a file's path would be, only
+ * names it), for the plugrt Python package (python -m plugrt.check). */
+PRT_API int prt_check_main(int argc, char **argv, prt_plugin_entry_fn entry);
 
 #endif /* PLUGRT_TOOLS_CHECK_H */

@@ -340,10 +340,14 @@ void chk_check_library(chk_ctx *c)
                  again ? "with other creators" : "NULL");
         return;
     }
-    /* What libplugrt itself makes of the file: its ELF checks and keys. */
+    /* What libplugrt itself makes of the file: its ELF checks and keys.
+     * A library given by its entry point has no file: its creators, as
+     * the Python package adds them. */
     st = prt_registry_create(&reg);
-    if (st == PRT_OK)
+    if (st == PRT_OK && !chk_library_is_given())
         st = prt_registry_load_library(reg, c->lib_path);
+    for (int32_t i = 0; st == PRT_OK && chk_library_is_given() && i < info->total; i++)
+        st = prt_registry_add_creator(reg, c->lib->creators[i]);
     if (st != PRT_OK) {
         chk_fail(c, "libplugrt's registry refuses it: %s [%s]", prt_last_error(),
                  prt_status_name(st));
@@ -351,11 +355,10 @@ void chk_check_library(chk_ctx *c)
         return;
     }
     prt_registry_destroy(reg);
-    chk_pass(c,
-             "the entry point answers ABI %u with %d creator%s; libplugrt's registry "
-             "loads it",
-             (unsigned)PRT_PLUGIN_ABI_VERSION, (int)info->total,
-             info->total == 1 ? "" : "s");
+    chk_pass(
+        c, "the entry point answers ABI %u with %d creator%s; libplugrt's registry %s",
+        (unsigned)PRT_PLUGIN_ABI_VERSION, (int)info->total, info->total == 1 ? "" : "s",
+        chk_library_is_given() ? "takes its creators" : "loads it");
 }
 
 /* ---- one creator ----------------------------------------------------------------- */

@@ -87,10 +87,29 @@ const prt_host_services *chk_host_services(chk_ctx *c)
     return &services;
 }
 
+/* The entry point prt_check_main was given (check_python.c), which each
+ * child calls instead of opening a file: Python plugins have none. */
+static prt_plugin_entry_fn given_entry;
+
+void chk_library_give_entry(prt_plugin_entry_fn entry)
+{
+    given_entry = entry;
+}
+
+int chk_library_is_given(void)
+{
+    return given_entry != NULL;
+}
+
 int chk_library_open(chk_ctx *c, char *msg, size_t cap)
 {
     prt_plugin_entry_fn entry;
     void *sym;
+    if (given_entry) {
+        c->handle = NULL;
+        entry = given_entry;
+        goto call_entry;
+    }
     dlerror();
     c->handle = dlopen(c->lib_path, RTLD_NOW | RTLD_LOCAL);
     if (!c->handle) {
@@ -106,6 +125,7 @@ int chk_library_open(chk_ctx *c, char *msg, size_t cap)
     }
     /* POSIX: a data pointer from dlsym converts to a function pointer. */
     entry = (prt_plugin_entry_fn)sym;
+call_entry:
     c->entry = entry;
     chk_call_begin(c, "%s(%u)", PRT_PLUGIN_ENTRY_SYMBOL,
                    (unsigned)PRT_PLUGIN_ABI_VERSION);

@@ -3,7 +3,9 @@
  * contract of plugin.h, creator by creator, and reports one line per check
  * (check.h says how; check_report.h what is printed). Exit status 1 when
  * any check fails, CHK_EXIT_UNTESTED when none failed but a creator is
- * untested.
+ * untested. Python plugins have no library: --python runs the Python
+ * package's checker, which calls this with their entry point
+ * (check_python.c).
  *
  * Order per creator: abi, then outputs (which also finds the inputs,
  * dtypes, ranks and shape inputs the plugin accepts), then every check of
@@ -125,6 +127,8 @@ static void check_help(void)
            "                           [--fields FILE.json] [--inputs SPEC] [--seed N]\n"
            "                           [--iterations N] [--timeout S] [--json]\n"
            "                           [--allow-untested]\n"
+           "       plugrt check --python MODULE[:NAME] [options as above]\n"
+           "       python -m plugrt.check MODULE[:NAME] [options as above]\n"
            "\n"
            "Checks every plugin creator of a library (or the one named) against the\n"
            "plugin contract of plugin.h, driving its entries as the builder and the\n"
@@ -147,6 +151,12 @@ static void check_help(void)
         "command says why and exits 1.\n"
         "\n"
         "Options:\n"
+        "  --python MODULE[:NAME]\n"
+        "                     check the Python plugins (plugrt.plugin decorator and\n"
+        "                     class plugins) that importing MODULE registers, or the\n"
+        "                     one NAME (name, ns::name or ns::name@version): runs\n"
+        "                     'python3 -m plugrt.check MODULE[:NAME] ...', the Python\n"
+        "                     named by PLUGRT_PYTHON or python3 on the PATH\n"
         "  --plugin KEY       check one creator: ns::name@version as 'plugrt plugins'\n"
         "                     prints it (without @version: every version)\n"
         "  --device D         where the plugins run: cpu (default) or cuda\n"
@@ -519,7 +529,10 @@ int cmd_check(int argc, char **argv)
     static chk_sig spec;
     run_state s;
     char path[4096], device[CHK_MSG + 16];
-    int rc = parse_args(argc, argv, &s.a), selected = 0;
+    int rc, selected = 0;
+    if (chk_python_asked(argc, argv))
+        return chk_python_exec(argc, argv); /* check_python.c */
+    rc = parse_args(argc, argv, &s.a);
     if (rc < 0)
         return CLI_OK; /* --help */
     if (rc != CLI_OK)

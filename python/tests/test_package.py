@@ -33,6 +33,7 @@ def test_libraries_ship_inside_the_package():
     names = os.listdir(libdir)
     assert any(n.startswith("libplugrt.so") for n in names)
     assert "libplugrt_plugins.so" in names and "libplugrt_onnx.so" in names
+    assert "libplugrt_check.so" in names  # python -m plugrt.check
     assert _capi.LIBPLUGRT_PATH.startswith(libdir)
 
 
@@ -44,6 +45,15 @@ def test_onnx_library_exports_only_its_api():
                          text=True, check=True).stdout
     syms = [l.split()[-1] for l in out.splitlines() if l.strip()]
     assert syms and all(s.startswith("prt_onnx_") for s in syms), syms
+
+
+def test_checker_library_exports_only_its_entry():
+    nm = shutil.which("nm")
+    if nm is None or _capi.CHECK_LIBRARY is None:
+        pytest.skip("no nm or no checker library")
+    out = subprocess.run([nm, "-D", "--defined-only", _capi.CHECK_LIBRARY],
+                         capture_output=True, text=True, check=True).stdout
+    assert [l.split()[-1] for l in out.splitlines() if l.strip()] == ["prt_check_main"]
 
 
 def test_version_matches_cmake():

@@ -117,6 +117,13 @@ int main(void)
     F(prt_plugin_creator, fields);
     F(prt_plugin_creator, create);
     F(prt_plugin_creator, user);
+    S(prt_plugin_library);
+    F(prt_plugin_library, struct_size);
+    F(prt_plugin_library, abi_version);
+    F(prt_plugin_library, name);
+    F(prt_plugin_library, version);
+    F(prt_plugin_library, nb_creators);
+    F(prt_plugin_library, creators);
     S(prt_device_info);
     F(prt_device_info, struct_size);
     F(prt_device_info, device);

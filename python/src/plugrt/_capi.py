@@ -213,6 +213,19 @@ class prt_plugin_creator(Structure):
                 ("create", CREATE_FN), ("user", c_void_p)]
 
 
+# What a plugin library's entry point answers (plugin.h); creators is
+# const prt_plugin_creator *const *. plugrt.check makes one for the Python
+# creators a module registers.
+class prt_plugin_library(Structure):
+    _fields_ = [("struct_size", c_uint32), ("abi_version", c_uint32), ("name", c_char_p),
+                ("version", c_char_p), ("nb_creators", c_int32),
+                ("creators", POINTER(c_void_p))]
+
+
+# prt_plugin_entry_fn: the library's entry point, given the host's services.
+PLUGIN_ENTRY_FN = CFUNCTYPE(c_void_p, c_uint32, POINTER(prt_host_services))
+
+
 class prt_device_info(Structure):
     _fields_ = [("struct_size", c_uint32), ("device", c_int32), ("name", ctypes.c_char * 96),
                 ("cc_major", c_int32), ("cc_minor", c_int32),
@@ -260,7 +273,7 @@ STRUCTS = {cls.__name__: cls for cls in (
     prt_field_collection, prt_field_schema, prt_host_services, prt_dim_exprs,
     prt_expr_builder, prt_plugin_core, prt_plugin_build, prt_plugin_runtime,
     prt_plugin_vtable, prt_plugin, prt_plugin_resources, prt_plugin_creator,
-    prt_device_info, prt_io_info, prt_layer_info, prt_context_options,
+    prt_plugin_library, prt_device_info, prt_io_info, prt_layer_info, prt_context_options,
     prt_output_allocator)}
 
 # ---------------------------------------------------------------------------
@@ -299,6 +312,9 @@ lib = ctypes.CDLL(LIBPLUGRT_PATH)
 #: Registry.load_library.
 PLUGINS_LIBRARY = _find(["libplugrt_plugins.so"], [LIBDIR]) or os.path.join(
     LIBDIR, "libplugrt_plugins.so")
+#: The plugin checker as a library (prt_check_main), which plugrt.check
+#: runs on Python plugins; None where the package lacks it.
+CHECK_LIBRARY = _find(["libplugrt_check.so"], [LIBDIR, os.path.join(LIBDIR, "tools")])
 _ONNX_PATH = _find(["libplugrt_onnx.so"], [LIBDIR, os.path.join(LIBDIR, "src", "onnx")])
 _onnx = None
 _onnx_lock = threading.Lock()
@@ -480,6 +496,16 @@ def host_set_error(status, message):
 
 def host_log(severity, message):
     _HOST.log(_HOST.host, severity, b(message))
+
+
+def use_host_services(services):
+    """Sends the Python plugins' set_error and log calls to another host's
+    services (a prt_host_services that lives as long as the process), in
+    place of libplugrt's: plugrt.check gives the checker's, which records
+    them, as a C plugin library reports to the services its entry point
+    was given."""
+    global _HOST
+    _HOST = services
 
 
 def struct_of(cls):

@@ -564,7 +564,18 @@ def _cb_output_shapes(self, ins, sis, eb):
 
 
 def _cb_supports(self, pos, in_out, nb_in, nb_out):
-    descs = dynamic_descs(in_out, nb_in + nb_out)
+    # plugin.h: entries above pos may hold anything (the builder has not
+    # chosen them; plugrt check fills them with garbage). A plugin reads
+    # none of them, so one that no type or format describes is None here
+    # rather than an exception that would refuse a combination the plugin
+    # never looked at.
+    descs: List[Optional[DynamicPluginTensorDesc]] = dynamic_descs(in_out, pos + 1)
+    later = (C.prt_dynamic_tensor_desc * (nb_in + nb_out)).from_address(in_out)
+    for k in range(pos + 1, nb_in + nb_out):
+        try:
+            descs.append(DynamicPluginTensorDesc._of(later[k]))
+        except ValueError:
+            descs.append(None)
     return self.need_build().supports_format_combination(pos, descs, nb_in)
 
 
