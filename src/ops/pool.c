@@ -49,6 +49,7 @@
 #include "base/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/ops_nn.h"
+#include "ops/ops_views.h"
 
 enum { POOL_MAX, POOL_AVG, POOL_LP, POOL_GLOBAL_MAX, POOL_GLOBAL_LP };
 
@@ -499,6 +500,33 @@ static prt_status pool_run(const op_object *o, int32_t dtype, const prt_tensor_d
     }
     if (dtype != PRT_FLOAT32)
         pool_from_f32(Y, dtype, planes * g.ovol, ys[0]);
+    return PRT_OK;
+}
+
+prt_status op_pool_view_of(const op_object *o, int32_t dtype, const prt_dims *x,
+                           op_pool_view *v)
+{
+    const pool_op *p = cpl(o);
+    const int32_t kind = o->cls->kind;
+    int64_t s = 1;
+    prt_status st = pool_geom(o, x, &v->g);
+    if (st)
+        return st;
+    /* pool_run's choices, one for one. */
+    v->kind = kind == POOL_GLOBAL_MAX || kind == POOL_MAX ? OPV_POOL_MAX
+              : kind == POOL_AVG                          ? OPV_POOL_AVG
+                                                          : OPV_POOL_LP;
+    v->p = p->p;
+    v->with_pad = p->count_include_pad;
+    v->fast = pool_fast(o, v->g.ns);
+    v->lowest = dtype == PRT_INT8 ? -128.0f : dtype == PRT_UINT8 ? 0.0f : -FLT_MAX;
+    for (int32_t i = 0; i < v->g.ns; i++) {
+        int64_t row = 1; /* the row-major stride of dim i */
+        for (int32_t j = i + 1; j < v->g.ns; j++)
+            row *= v->g.in[j];
+        v->ostr[i] = p->storage_order ? s : row; /* 1: column-major */
+        s *= v->g.in[i];
+    }
     return PRT_OK;
 }
 
