@@ -244,6 +244,36 @@ int opk_row_mean(int32_t dtype, const void *x, void *y, int64_t rows, int64_t n,
 int opk_gemm_epilogue(float *y, int64_t M, int64_t N, float alpha, const float *c,
                       int64_t si, int64_t sj, float beta, void *stream);
 
+/* ---- pools, reductions, scans, selection, normalizations -------------
+ *
+ * pool.cu, reduce.cu and norm.cu: each the CPU kernel's semantics (the
+ * op's view, ops_views.h, gives the geometry, axes and flags), one thread
+ * per output element or line in the CPU's order of operations, so results
+ * match it bit for bit where the CPU's order is the only one (maxima,
+ * integer sums, the float32 sums of pools and scans) and to rounding in
+ * double elsewhere. Nothing is launched when there is nothing to write. */
+
+#define OPK_MAX_SP_POOL (OPK_MAX_RANK - 2)
+
+/* MaxPool, AveragePool, LpPool and the global ones (pool.c): x [planes,
+ * ivol] to y [planes, ovol] (and idx, int64 or NULL: MaxPool's Indices).
+ * kind 0 max, 1 mean, 2 p-norm; fast: cpu_pool2d_rows' arithmetic (a max
+ * starting from lowest, a float32 mean), else pool_window's. dtype
+ * float32, float16, bfloat16, int8 or uint8 (max only). */
+typedef struct opk_pool_args {
+    int32_t dtype, kind, p, with_pad, fast, ns;
+    int64_t in[OPK_MAX_SP_POOL], k[OPK_MAX_SP_POOL], out[OPK_MAX_SP_POOL];
+    int64_t s[OPK_MAX_SP_POOL], d[OPK_MAX_SP_POOL], pb[OPK_MAX_SP_POOL],
+        pe[OPK_MAX_SP_POOL];
+    int64_t ostr[OPK_MAX_SP_POOL];
+    int64_t planes, ivol, ovol;
+    float lowest;
+    const void *x;
+    void *y;
+    int64_t *idx;
+} opk_pool_args;
+int opk_pool(const opk_pool_args *a, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,55 @@
+/*
+ * The CUDA kernels (ops.h) of the pools, the reductions, ArgMax and
+ * ArgMin, CumSum, Hardmax, TopK, Pow and the normalizations of norm.c:
+ * each reads the op's resolved geometry, axes and flags through
+ * ops_views.h (what its CPU kernel uses, checked as the CPU run checks
+ * them) and queues pool.cu's, reduce.cu's, pow.cu's or norm.cu's launcher.
+ */
+#include <string.h>
+
+#include "ops/cuda/launch.h"
+#include "ops/cuda/ops.h"
+#include "ops/ops_views.h"
+
+/* pool.cu and norm.cu number the kinds as ops_views.h does. */
+_Static_assert(OPK_MAX_SP_POOL == OP_SP_MAX, "pool.cu's spatial dims");
+_Static_assert(OPV_POOL_MAX == 0 && OPV_POOL_AVG == 1 && OPV_POOL_LP == 2,
+               "pool.cu's kinds");
+_Static_assert(OPV_NORM_BATCH == 0 && OPV_NORM_INSTANCE == 1 && OPV_NORM_GROUP == 2 &&
+                   OPV_NORM_LP == 3,
+               "norm.cu's kinds");
+
+OPC_KERNEL(opc_pool)
+{
+    op_pool_view v;
+    opk_pool_args a;
+    prt_status st = op_pool_view_of(o, dtype, &in[0].dims, &v);
+    (void)nb_in, (void)out, (void)ws;
+    if (st)
+        return st;
+    memset(&a, 0, sizeof a);
+    a.dtype = dtype;
+    a.kind = v.kind;
+    a.p = v.p;
+    a.with_pad = v.with_pad;
+    a.fast = v.fast;
+    a.ns = v.g.ns;
+    for (int32_t i = 0; i < v.g.ns; i++) {
+        a.in[i] = v.g.in[i];
+        a.k[i] = v.g.k[i];
+        a.out[i] = v.g.out[i];
+        a.s[i] = v.g.s[i];
+        a.d[i] = v.g.d[i];
+        a.pb[i] = v.g.pb[i];
+        a.pe[i] = v.g.pe[i];
+        a.ostr[i] = v.ostr[i];
+    }
+    a.planes = in[0].dims.d[0] * in[0].dims.d[1];
+    a.ivol = v.g.ivol;
+    a.ovol = v.g.ovol;
+    a.lowest = v.lowest;
+    a.x = x[0];
+    a.y = y[0];
+    a.idx = nb_out > 1 ? y[1] : NULL;
+    return opc_status(o, opk_pool(&a, stream));
+}
