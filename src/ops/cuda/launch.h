@@ -274,6 +274,43 @@ typedef struct opk_pool_args {
 } opk_pool_args;
 int opk_pool(const opk_pool_args *a, void *stream);
 
+/* The Reduce ops (reduce.c) over X merged into m runs (d[k] elements,
+ * red[k] reduced): kind an RD_* (ops_views.h), in_double the CPU's choice
+ * of accumulator; empty: X has no elements (every output the initial
+ * value); count the elements of each output's set. y has `nout`
+ * elements of x's dtype. */
+typedef struct opk_reduce_args {
+    int32_t dtype, kind, in_double, empty, m;
+    int64_t d[OPK_MAX_RANK];
+    int32_t red[OPK_MAX_RANK];
+    int64_t count, nout;
+    const void *x;
+    void *y;
+} opk_reduce_args;
+int opk_reduce(const opk_reduce_args *a, void *stream);
+
+/* ArgMax (is_min 0) / ArgMin of x [outer, n, inner] along n into y
+ * [outer, inner] int64; argmax.c's rule for ties (last: the last) and NaN. */
+int opk_argmax(int32_t dtype, const void *x, int64_t *y, int64_t outer, int64_t n,
+               int64_t inner, int32_t is_min, int32_t last, void *stream);
+
+/* CumSum of x [outer, n, inner] along n (cumsum.c: float32 running sums,
+ * integers in int64 wrapping). dtype float32, float16, bfloat16, int32,
+ * int64. */
+int opk_cumsum(int32_t dtype, const void *x, void *y, int64_t outer, int64_t n,
+               int64_t inner, int32_t exclusive, int32_t reverse, void *stream);
+
+/* Hardmax of x [outer, n, inner] along n: 1 at the first maximum (the
+ * first NaN wins), 0 elsewhere. Float dtypes. */
+int opk_hardmax(int32_t dtype, const void *x, void *y, int64_t outer, int64_t n,
+                int64_t inner, void *stream);
+
+/* TopK: the K best of each line of x [outer, n, inner] (largest or
+ * smallest; NaN above every number; equal keys by index) into values
+ * [outer, K, inner] (x's dtype) and indices (int64), best first. */
+int opk_topk(int32_t dtype, const void *x, void *values, int64_t *indices, int64_t outer,
+             int64_t n, int64_t inner, int64_t K, int32_t largest, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -53,3 +53,82 @@ OPC_KERNEL(opc_pool)
     a.idx = nb_out > 1 ? y[1] : NULL;
     return opc_status(o, opk_pool(&a, stream));
 }
+
+/* The ten Reduce ops; noop_with_empty_axes without axes is a copy. */
+OPC_KERNEL(opc_reduce)
+{
+    op_reduce_view v;
+    opk_reduce_args a;
+    prt_status st = op_reduce_view_of(o, dtype, &in[0].dims, &v);
+    (void)nb_in, (void)nb_out, (void)ws;
+    if (st)
+        return st;
+    if (v.identity)
+        return opc_status(
+            o, opk_device_copy(y[0], x[0],
+                               prt_dtype_size(dtype) * (size_t)base_volume(&out->dims),
+                               stream));
+    memset(&a, 0, sizeof a);
+    a.dtype = dtype;
+    a.kind = v.kind;
+    a.in_double = v.in_double;
+    a.empty = v.empty;
+    a.m = v.m;
+    for (int32_t k = 0; k < v.m; k++) {
+        a.d[k] = v.d[k];
+        a.red[k] = v.red[k];
+    }
+    a.count = v.count;
+    a.nout = base_volume(&out->dims);
+    a.x = x[0];
+    a.y = y[0];
+    return opc_status(o, opk_reduce(&a, stream));
+}
+
+OPC_KERNEL(opc_argmax)
+{
+    op_axis_view v;
+    prt_status st = op_argmax_view_of(o, &in[0].dims, &v);
+    (void)nb_in, (void)out, (void)nb_out, (void)ws;
+    if (st)
+        return st;
+    return opc_status(o, opk_argmax(dtype, x[0], y[0], v.outer, v.n, v.inner, v.is_min,
+                                    v.last, stream));
+}
+
+OPC_KERNEL(opc_cumsum)
+{
+    op_axis_view v;
+    prt_status st = op_cumsum_view_of(o, &in[0].dims, &v);
+    (void)nb_in, (void)out, (void)nb_out, (void)ws;
+    if (st)
+        return st;
+    return opc_status(o, opk_cumsum(dtype, x[0], y[0], v.outer, v.n, v.inner, v.exclusive,
+                                    v.reverse, stream));
+}
+
+OPC_KERNEL(opc_hardmax)
+{
+    op_axis_view v;
+    prt_status st = op_hardmax_view_of(o, &in[0].dims, &v);
+    (void)nb_in, (void)out, (void)nb_out, (void)ws;
+    if (st)
+        return st;
+    return opc_status(o, opk_hardmax(dtype, x[0], y[0], v.outer, v.n, v.inner, stream));
+}
+
+OPC_KERNEL(opc_topk)
+{
+    op_axis_view v;
+    int64_t K = 0;
+    prt_status st;
+    (void)nb_in, (void)ws;
+    if (nb_out < 2)
+        return op_fail(o, PRT_ERR_INTERNAL, "TopK has two outputs, %d given",
+                       (int)nb_out);
+    st = op_topk_view_of(o, &in[0].dims, &out[0].dims, &out[1].dims, &v, &K);
+    if (st)
+        return st;
+    return opc_status(o, opk_topk(dtype, x[0], y[0], y[1], v.outer, v.n, v.inner, K,
+                                  v.largest, stream));
+}

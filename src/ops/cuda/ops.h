@@ -76,6 +76,11 @@ prt_status opc_blas_attach(op_object *o, void *stream);
 void opc_blas_detach(op_object *o);
 
 /* nn2_cuda.c */
-OPC_KERNEL(opc_pool); /* MaxPool AveragePool LpPool GlobalMaxPool GlobalLpPool */
+OPC_KERNEL(opc_pool);   /* MaxPool AveragePool LpPool GlobalMaxPool GlobalLpPool */
+OPC_KERNEL(opc_reduce); /* reduce.c's ten ops */
+OPC_KERNEL(opc_argmax); /* ArgMax, ArgMin */
+OPC_KERNEL(opc_cumsum);
+OPC_KERNEL(opc_hardmax);
+OPC_KERNEL(opc_topk);
 
 #endif /* PLUGRT_OPS_CUDA_OPS_H */
