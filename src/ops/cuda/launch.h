@@ -311,6 +311,11 @@ int opk_hardmax(int32_t dtype, const void *x, void *y, int64_t outer, int64_t n,
 int opk_topk(int32_t dtype, const void *x, void *values, int64_t *indices, int64_t outer,
              int64_t n, int64_t inner, int64_t K, int32_t largest, void *stream);
 
+/* Pow (pow.c) over b's walk (2 inputs: X of dtype xt, a float dtype, and
+ * Y of dtype yt, any numeric one); y has n elements of xt. */
+int opk_pow(int32_t xt, int32_t yt, const opk_bcast *b, const void *x, const void *e,
+            void *y, int64_t n, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

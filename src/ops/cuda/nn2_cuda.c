@@ -132,3 +132,14 @@ OPC_KERNEL(opc_topk)
     return opc_status(o, opk_topk(dtype, x[0], y[0], y[1], v.outer, v.n, v.inner, K,
                                   v.largest, stream));
 }
+
+/* X of a float dtype (the table's mask), Y of any numeric one. */
+OPC_KERNEL(opc_pow)
+{
+    const prt_dims dims[2] = {in[0].dims, in[1].dims};
+    opk_bcast b;
+    (void)dtype, (void)nb_in, (void)nb_out, (void)ws;
+    opk_bcast_init(&b, &out->dims, 2, dims);
+    return opc_status(o, opk_pow(in[0].dtype, in[1].dtype, &b, x[0], x[1], y[0],
+                                 base_volume(&out->dims), stream));
+}

@@ -82,5 +82,6 @@ OPC_KERNEL(opc_argmax); /* ArgMax, ArgMin */
 OPC_KERNEL(opc_cumsum);
 OPC_KERNEL(opc_hardmax);
 OPC_KERNEL(opc_topk);
+OPC_KERNEL(opc_pow);
 
 #endif /* PLUGRT_OPS_CUDA_OPS_H */

@@ -89,6 +89,9 @@ static const op_device_kernel kernels[] = {
     {"Not", opc_compare, 0, 0},
     {"Or", opc_compare, 0, 0},
     {"PRelu", opc_binary, 0, 0},
+    /* Integer 0 to a negative power fails the CPU's run, which a kernel
+     * cannot do: integer bases stay on the CPU. */
+    {"Pow", opc_pow, F, 0},
     {"Range", opc_range, 0, 0},
     {"Reciprocal", opc_unary_math, 0, 0},
     {"ReduceL1", opc_reduce, 0, 0},
