@@ -316,6 +316,21 @@ int opk_topk(int32_t dtype, const void *x, void *values, int64_t *indices, int64
 int opk_pow(int32_t xt, int32_t yt, const opk_bcast *b, const void *x, const void *e,
             void *y, int64_t n, void *stream);
 
+/* The normalizations of norm.c; parameters are read in their own dtypes
+ * (pdt[k] for input k, 1..4). X as [N, C, sp]. */
+typedef struct opk_norm_args {
+    int32_t dtype, kind; /* kind: ops_views.h's OPV_NORM_* */
+    int32_t pdt[5];
+    float epsilon;
+    int64_t N, C, sp, per, G, cg;
+    int32_t per_group, p;
+    int64_t outer, n, inner; /* LpNormalization */
+    const void *x;
+    const void *par[5]; /* BatchNormalization: scale, B, mean, var at 1..4 */
+    void *y;
+} opk_norm_args;
+int opk_norm(const opk_norm_args *a, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

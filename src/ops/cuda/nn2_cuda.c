@@ -143,3 +143,41 @@ OPC_KERNEL(opc_pow)
     return opc_status(o, opk_pow(in[0].dtype, in[1].dtype, &b, x[0], x[1], y[0],
                                  base_volume(&out->dims), stream));
 }
+
+OPC_KERNEL(opc_norm)
+{
+    prt_dims dims[5];
+    op_norm_view v;
+    opk_norm_args a;
+    prt_status st;
+    (void)out, (void)nb_out, (void)ws;
+    if (nb_in > 5)
+        return op_fail(o, PRT_ERR_INTERNAL, "%d inputs (at most 5)", (int)nb_in);
+    for (int32_t k = 0; k < nb_in; k++)
+        dims[k] = in[k].dims;
+    st = op_norm_view_of(o, dims, nb_in, &v);
+    if (st)
+        return st;
+    memset(&a, 0, sizeof a);
+    a.dtype = dtype;
+    a.kind = v.kind;
+    a.epsilon = v.epsilon;
+    a.N = v.N;
+    a.C = v.C;
+    a.sp = v.sp;
+    a.per = v.per;
+    a.G = v.G;
+    a.cg = v.cg;
+    a.per_group = v.per_group;
+    a.p = v.p;
+    a.outer = v.outer;
+    a.n = v.n;
+    a.inner = v.inner;
+    a.x = x[0];
+    for (int32_t k = 1; k < nb_in; k++) {
+        a.pdt[k] = in[k].dtype;
+        a.par[k] = x[k];
+    }
+    a.y = y[0];
+    return opc_status(o, opk_norm(&a, stream));
+}

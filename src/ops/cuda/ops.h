@@ -83,5 +83,6 @@ OPC_KERNEL(opc_cumsum);
 OPC_KERNEL(opc_hardmax);
 OPC_KERNEL(opc_topk);
 OPC_KERNEL(opc_pow);
+OPC_KERNEL(opc_norm); /* norm.c's four */
 
 #endif /* PLUGRT_OPS_CUDA_OPS_H */
