@@ -214,7 +214,7 @@ static prt_status topk_run(const op_object *o, int32_t dtype, const prt_tensor_d
     (void)nb_in, (void)nb_out, (void)stream;
     if (!st)
         st = topk_k(o, d, &out[0].dims, &out[1].dims, axis, &K);
-    if (st)
+    if (st || K == 0) /* K 0: nothing to write, and the heap has no root to read */
         return st;
     ew_axis_split(d, axis, &outer, &inner);
     n = d->d[axis];
