@@ -8,6 +8,8 @@
 // the CPU heap's order exactly: the order is total.
 #include <math.h>
 
+#include <type_traits>
+
 #include "ops/cuda/launch.cuh"
 #include "ops/ew_kinds.h" // RD_*
 
@@ -269,14 +271,14 @@ template <class T> __device__ bool arg_better(T v, T b, int32_t is_min, int32_t 
     return (!is_min ? v > b : v < b) || (v != v && b == b);
 }
 
-template <class T> __device__ T ld_key(int32_t dtype, const void *x, int64_t i);
-template <> __device__ double ld_key<double>(int32_t dtype, const void *x, int64_t i)
+// A key as argmax.c and topk.c read it: floats in double, integers in
+// int64 (one template, not specializations, which nvcc exports).
+template <class T> __device__ T ld_key(int32_t dtype, const void *x, int64_t i)
 {
-    return ld_f64(dtype, x, i);
-}
-template <> __device__ int64_t ld_key<int64_t>(int32_t dtype, const void *x, int64_t i)
-{
-    return ld_i64(dtype, x, i);
+    if constexpr (std::is_same<T, double>::value)
+        return ld_f64(dtype, x, i);
+    else
+        return ld_i64(dtype, x, i);
 }
 
 // The first element is the best so far; each next one replaces it when
