@@ -246,12 +246,14 @@ int opk_gemm_epilogue(float *y, int64_t M, int64_t N, float alpha, const float *
 
 /* ---- pools, reductions, scans, selection, normalizations -------------
  *
- * pool.cu, reduce.cu and norm.cu: each the CPU kernel's semantics (the
- * op's view, ops_views.h, gives the geometry, axes and flags), one thread
- * per output element or line in the CPU's order of operations, so results
- * match it bit for bit where the CPU's order is the only one (maxima,
- * integer sums, the float32 sums of pools and scans) and to rounding in
- * double elsewhere. Nothing is launched when there is nothing to write. */
+ * pool.cu, reduce.cu, pow.cu and norm.cu: each the CPU kernel's semantics
+ * (the op's view, ops_views.h, gives the geometry, axes and flags), one
+ * thread per output element or line in the CPU's order of operations (a
+ * block per group for Instance- and GroupNormalization's statistics), so
+ * results match it bit for bit where the CPU's order is the only one
+ * (maxima, integer sums, the float32 sums of pools and scans) and to
+ * rounding in double elsewhere. Nothing is launched when there is nothing
+ * to write. */
 
 #define OPK_MAX_SP_POOL (OPK_MAX_RANK - 2)
 
