@@ -1,7 +1,11 @@
 // CUDA Pow of the built-ins (launch.h), pow.c's arithmetic: float32 to a
 // float32 power as x * x for 2, x^3 in double for 3, else the power in
-// double rounded once (glibc's powf is correctly rounded where this is);
-// other dtypes in double, stored as ew_store_f64 does.
+// double rounded once; other dtypes in double, stored as ew_store_f64
+// does. The CPU's powf (glibc's) is not correctly rounded everywhere: an
+// exact tie (3.625^5) or a near one (3^1.125) can round the other way, an
+// ulp apart; and the CPU takes 2 and 3 apart only where the exponent is
+// one value along its walk's row (else powf), here per element, the same
+// values or an ulp apart.
 #include <math.h>
 
 #include "ops/cuda/launch.cuh"
