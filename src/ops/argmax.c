@@ -11,7 +11,10 @@
  * has no index to give, which fails the build (or the run, for a dim only
  * known then).
  */
+#include <string.h>
+
 #include "ops/ops_ew.h"
+#include "ops/ops_views.h"
 
 enum { ARG_MAX, ARG_MIN };
 
@@ -181,6 +184,21 @@ static prt_status argmax_run(const op_object *o, int32_t dtype, const prt_tensor
         else
             ARG_SLICE(int64_t, ew_load_i64);
     }
+    return PRT_OK;
+}
+
+prt_status op_argmax_view_of(const op_object *o, const prt_dims *x, op_axis_view *v)
+{
+    const argmax_op *a = (const argmax_op *)o;
+    prt_status st;
+    memset(v, 0, sizeof *v);
+    st = op_axis(o, a->axis, x->nb_dims, 0, "data", &v->axis);
+    if (st)
+        return st;
+    ew_axis_split(x, v->axis, &v->outer, &v->inner);
+    v->n = x->d[v->axis];
+    v->is_min = o->cls->kind == ARG_MIN;
+    v->last = a->select_last;
     return PRT_OK;
 }
 

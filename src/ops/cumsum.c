@@ -13,7 +13,10 @@
  * Floats accumulate in float32 in order (as numpy.cumsum does for float32),
  * half floats rounded once per output; integers in int64, wrapping.
  */
+#include <string.h>
+
 #include "ops/ops_ew.h"
+#include "ops/ops_views.h"
 
 typedef struct cumsum_op {
     op_object o;
@@ -169,6 +172,22 @@ static prt_status cumsum_run(const op_object *o, int32_t dtype, const prt_tensor
             }
         }
     }
+    return PRT_OK;
+}
+
+prt_status op_cumsum_view_of(const op_object *o, const prt_dims *x, op_axis_view *v)
+{
+    const cumsum_op *c = (const cumsum_op *)o;
+    prt_status st;
+    memset(v, 0, sizeof *v);
+    st = cumsum_axis((op_object *)o, &c->axis, c->nb_axis, NULL, 0, NULL, x->nb_dims,
+                     &v->axis);
+    if (st)
+        return st;
+    ew_axis_split(x, v->axis, &v->outer, &v->inner);
+    v->n = x->d[v->axis];
+    v->exclusive = c->exclusive;
+    v->reverse = c->reverse;
     return PRT_OK;
 }
 

@@ -1,8 +1,8 @@
 /*
  * The kinds (op_class.kind) of the elementwise ops, shared by their
  * definitions and every device's kernels, which switch on the same values
- * (src/ops/cuda/ew.cu on the UM_* values). No device header is needed to
- * include this.
+ * (src/ops/cuda/ew.cu on the UM_* values, reduce.cu on the RD_* ones). No
+ * device header is needed to include this.
  */
 #ifndef PLUGRT_OPS_EW_KINDS_H
 #define PLUGRT_OPS_EW_KINDS_H
@@ -93,5 +93,20 @@ enum {
 
 /* unary.c's ops. */
 enum { UNARY_RELU, UNARY_IDENTITY, UNARY_ABS, UNARY_NEG, UNARY_SIGN };
+
+/* The Reduce ops (reduce.c). */
+enum {
+    RD_SUM,
+    RD_MEAN,
+    RD_MAX,
+    RD_MIN,
+    RD_PROD,
+    RD_L1,
+    RD_L2,
+    RD_SUM_SQUARE,
+    RD_LOG_SUM,
+    RD_LOG_SUM_EXP,
+    RD_LSE_SHIFTED /* LogSumExp's second pass: sum e^(x - shift) */
+};
 
 #endif /* PLUGRT_OPS_EW_KINDS_H */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ops/ops_data.h"
+#include "ops/ops_views.h"
 
 typedef struct hardmax_op {
     op_object o;
@@ -76,32 +77,46 @@ static int64_t hm_argmax(const void *x, int32_t dtype, int64_t base, int64_t n,
     return best;
 }
 
+prt_status op_hardmax_view_of(const op_object *o, const prt_dims *x, op_axis_view *v)
+{
+    const hardmax_op *h = (const hardmax_op *)o;
+    prt_status st;
+    memset(v, 0, sizeof *v);
+    st = op_axis(o, h->axis, x->nb_dims, 0, "the input", &v->axis);
+    if (st)
+        return st;
+    /* Rows of n elements `inner` apart: opset 13 along the axis alone,
+     * earlier opsets over every dim from the axis on. */
+    v->outer = v->n = v->inner = 1;
+    for (int32_t i = 0; i < x->nb_dims; i++) {
+        if (i < v->axis)
+            v->outer *= x->d[i];
+        else if (i == v->axis || h->coerce_2d)
+            v->n *= x->d[i];
+        else
+            v->inner *= x->d[i];
+    }
+    return PRT_OK;
+}
+
 static prt_status hm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                          const void *const *x, void *const *ys, void *ws, void *stream)
 {
     void *y = ys[0];
-    const hardmax_op *h = (const hardmax_op *)o;
     const prt_dims *d = &in[0].dims;
-    int64_t outer = 1, n = 1, inner = 1;
+    int64_t outer, n, inner;
     size_t es = prt_dtype_size(dtype);
     float one = 1.0f;
     uint8_t one_bits[4];
-    int32_t axis = 0;
-    prt_status st = op_axis(o, h->axis, d->nb_dims, 0, "the input", &axis);
+    op_axis_view v;
+    prt_status st = op_hardmax_view_of(o, d, &v);
     (void)nb_in, (void)out, (void)ws, (void)stream;
     if (st)
         return st;
-    /* Rows of n elements `inner` apart: opset 13 along the axis alone,
-     * earlier opsets over every dim from the axis on. */
-    for (int32_t i = 0; i < d->nb_dims; i++) {
-        if (i < axis)
-            outer *= d->d[i];
-        else if (i == axis || h->coerce_2d)
-            n *= d->d[i];
-        else
-            inner *= d->d[i];
-    }
+    outer = v.outer;
+    n = v.n;
+    inner = v.inner;
     op_from_f32(&one, dtype, 1, one_bits);
     memset(y, 0, (size_t)base_volume(d) * es);
     if (n == 0)

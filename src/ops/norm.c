@@ -39,6 +39,7 @@
 
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/ops_nn.h"
+#include "ops/ops_views.h"
 
 enum { NORM_BATCH, NORM_INSTANCE, NORM_GROUP, NORM_LP }; /* op_class.kind */
 
@@ -351,6 +352,42 @@ static prt_status norm_run(const op_object *o, int32_t dtype, const prt_tensor_d
     }
     if (dst != y)
         op_from_f32(dst, dtype, total, y);
+    return PRT_OK;
+}
+
+prt_status op_norm_view_of(const op_object *o, const prt_dims *in, int32_t nb_in,
+                           op_norm_view *v)
+{
+    const norm_op *nm = cnm(o);
+    const prt_dims *xd = &in[0];
+    prt_status st = norm_check(o, in, nb_in);
+    if (st)
+        return st;
+    /* norm_run's view of X, one for one. */
+    memset(v, 0, sizeof *v);
+    v->kind = o->cls->kind;
+    v->epsilon = nm->epsilon;
+    v->N = xd->d[0];
+    v->C = xd->nb_dims >= 2 ? xd->d[1] : 1;
+    v->sp = 1;
+    for (int32_t i = 2; i < xd->nb_dims; i++)
+        v->sp *= xd->d[i];
+    v->per = nm->spatial ? 1 : v->sp;
+    v->G = v->kind == NORM_GROUP ? nm->num_groups : v->C;
+    v->cg = v->G > 0 ? v->C / v->G : 0;
+    v->per_group =
+        v->kind == NORM_GROUP && nb_in > 1 && base_volume(&in[1]) == v->G && v->G != v->C;
+    v->p = nm->p;
+    if (v->kind == NORM_LP) {
+        int32_t axis = 0;
+        (void)op_axis(o, nm->axis, xd->nb_dims, 0, "X", &axis); /* checked */
+        v->outer = v->inner = 1;
+        for (int32_t i = 0; i < axis; i++)
+            v->outer *= xd->d[i];
+        for (int32_t i = axis + 1; i < xd->nb_dims; i++)
+            v->inner *= xd->d[i];
+        v->n = xd->d[axis];
+    }
     return PRT_OK;
 }
 

@@ -49,8 +49,12 @@
 #include "base/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/ops_nn.h"
+#include "ops/ops_views.h"
 
 enum { POOL_MAX, POOL_AVG, POOL_LP, POOL_GLOBAL_MAX, POOL_GLOBAL_LP };
+_Static_assert((int)POOL_MAX == (int)OPV_POOL_MAX && (int)POOL_AVG == (int)OPV_POOL_AVG &&
+                   (int)POOL_LP == (int)OPV_POOL_LP,
+               "pool_ctx.kind holds the view's kind");
 
 typedef struct pool_op {
     op_object o;
@@ -434,34 +438,31 @@ static prt_status pool_run(const op_object *o, int32_t dtype, const prt_tensor_d
                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                            const void *const *xs, void *const *ys, void *ws, void *stream)
 {
-    const pool_op *p = cpl(o);
     const prt_dims *xd = &in[0].dims;
+    op_pool_view v;
     op_win_geom g;
     pool_ctx c;
     const float *X = xs[0];
     float *Y = ys[0];
     int64_t *I = nb_out > 1 ? ys[1] : NULL, planes, s = 1;
-    int32_t kind = o->cls->kind;
-    prt_status st = pool_geom(o, xd, &g);
+    prt_status st = op_pool_view_of(o, dtype, xd, &v);
     (void)nb_in, (void)out, (void)stream;
     if (st)
         return st;
-    c.kind = kind == POOL_GLOBAL_MAX ? POOL_MAX : kind == POOL_GLOBAL_LP ? POOL_LP : kind;
-    c.p = p->p;
-    c.with_pad = p->count_include_pad;
+    /* What a device's kernel reads too (ops_views.h): one source. */
+    g = v.g;
+    c.kind = v.kind;
+    c.p = v.p;
+    c.with_pad = v.with_pad;
     c.g = &g;
-    c.lowest = dtype == PRT_INT8 ? -128.0f : dtype == PRT_UINT8 ? 0.0f : -FLT_MAX;
+    c.lowest = v.lowest;
     for (int32_t i = g.ns - 1; i >= 0; i--) {
         c.istr[i] = s;
         s *= g.in[i];
     }
-    s = 1;
-    for (int32_t i = 0; i < g.ns; i++) {
-        c.ostr[i] = p->storage_order ? s : c.istr[i]; /* 1: column-major */
-        s *= g.in[i];
-    }
+    memcpy(c.ostr, v.ostr, sizeof c.ostr);
     planes = xd->d[0] * xd->d[1];
-    if (pool_fast(o, g.ns)) {
+    if (v.fast) {
         /* Max (without Indices) and mean over 1 or 2 dims: the vector
          * kernel, LINEAR or CHW8. */
         const int c8 = in[0].format == PRT_FORMAT_CHW8;
@@ -499,6 +500,33 @@ static prt_status pool_run(const op_object *o, int32_t dtype, const prt_tensor_d
     }
     if (dtype != PRT_FLOAT32)
         pool_from_f32(Y, dtype, planes * g.ovol, ys[0]);
+    return PRT_OK;
+}
+
+prt_status op_pool_view_of(const op_object *o, int32_t dtype, const prt_dims *x,
+                           op_pool_view *v)
+{
+    const pool_op *p = cpl(o);
+    const int32_t kind = o->cls->kind;
+    int64_t s = 1;
+    prt_status st = pool_geom(o, x, &v->g);
+    if (st)
+        return st;
+    /* pool_run's choices, one for one. */
+    v->kind = kind == POOL_GLOBAL_MAX || kind == POOL_MAX ? OPV_POOL_MAX
+              : kind == POOL_AVG                          ? OPV_POOL_AVG
+                                                          : OPV_POOL_LP;
+    v->p = p->p;
+    v->with_pad = p->count_include_pad;
+    v->fast = pool_fast(o, v->g.ns);
+    v->lowest = dtype == PRT_INT8 ? -128.0f : dtype == PRT_UINT8 ? 0.0f : -FLT_MAX;
+    for (int32_t i = 0; i < v->g.ns; i++) {
+        int64_t row = 1; /* the row-major stride of dim i */
+        for (int32_t j = i + 1; j < v->g.ns; j++)
+            row *= v->g.in[j];
+        v->ostr[i] = p->storage_order ? s : row; /* 1: column-major */
+        s *= v->g.in[i];
+    }
     return PRT_OK;
 }
 

@@ -36,20 +36,7 @@
 #include <string.h>
 
 #include "ops/ops_ew.h"
-
-enum {
-    RD_SUM,
-    RD_MEAN,
-    RD_MAX,
-    RD_MIN,
-    RD_PROD,
-    RD_L1,
-    RD_L2,
-    RD_SUM_SQUARE,
-    RD_LOG_SUM,
-    RD_LOG_SUM_EXP,
-    RD_LSE_SHIFTED /* LogSumExp's second pass: sum e^(x - shift) */
-};
+#include "ops/ops_views.h"
 
 typedef struct reduce_op {
     op_object o;
@@ -411,6 +398,35 @@ static prt_status reduce_run(const op_object *o, int32_t dtype, const prt_tensor
             for (int64_t i = 0; i < nout; i++)
                 acc[i] = count ? acc[i] / count : 0;
         ew_store_i64(acc, dtype, nout, y);
+    }
+    return PRT_OK;
+}
+
+/* ---- the view a device's kernel reads ------------------------------------------ */
+
+prt_status op_reduce_view_of(const op_object *o, int32_t dtype, const prt_dims *x,
+                             op_reduce_view *v)
+{
+    const reduce_op *r = (const reduce_op *)o;
+    int32_t ax[PRT_MAX_DIMS], n, mark[PRT_MAX_DIMS], rank = x->nb_dims;
+    rd_view w;
+    prt_status st = ew_const_axes((op_object *)o, r->axes, r->nb_axes, NULL, 0, NULL,
+                                  rank, "axes", ax, &n);
+    if (st)
+        return st;
+    memset(v, 0, sizeof *v);
+    v->kind = o->cls->kind;
+    v->in_double = reduce_in_double(v->kind, dtype);
+    v->identity = !reduce_mark(r, ax, n, rank, mark);
+    v->count = 1;
+    for (int32_t i = 0; i < rank; i++)
+        if (mark[i])
+            v->count *= x->d[i];
+    v->empty = !rd_view_make(x, mark, &w);
+    v->m = v->empty ? 0 : w.m;
+    for (int32_t k = 0; k < v->m; k++) {
+        v->d[k] = w.d[k];
+        v->red[k] = w.red[k];
     }
     return PRT_OK;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ops/ops_ew.h"
+#include "ops/ops_views.h"
 
 typedef struct topk_op {
     op_object o;
@@ -177,6 +178,29 @@ typedef double f64;
 TOPK_SELECT(f64)
 TOPK_SELECT(int64_t)
 
+/* K from the outputs' dims: the runtime's dims come from K's value, so
+ * check what the loops rely on (both outputs X's dims but K along the
+ * axis, K at most the axis' dim). */
+static prt_status topk_k(const op_object *o, const prt_dims *d, const prt_dims *values,
+                         const prt_dims *indices, int32_t axis, int64_t *out_k)
+{
+    char a[128], b[128], c[128];
+    int64_t K = values->nb_dims == d->nb_dims ? values->d[axis] : -1;
+    for (int32_t i = 0; K >= 0 && i < d->nb_dims; i++)
+        if (indices->nb_dims != d->nb_dims || indices->d[i] != values->d[i] ||
+            (i != axis && values->d[i] != d->d[i]))
+            K = -1;
+    if (K < 0 || K > d->d[axis])
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "output dims %s and %s do not fit X dims %s (K along axis %d, "
+                       "at most the axis' dim)",
+                       base_dims_format(values, BASE_DIMS_LIST, a, sizeof a),
+                       base_dims_format(indices, BASE_DIMS_LIST, b, sizeof b),
+                       base_dims_format(d, BASE_DIMS_LIST, c, sizeof c), (int)axis);
+    *out_k = K;
+    return PRT_OK;
+}
+
 static prt_status topk_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                            const void *const *xs, void *const *ys, void *ws, void *stream)
@@ -186,24 +210,12 @@ static prt_status topk_run(const op_object *o, int32_t dtype, const prt_tensor_d
     const size_t es = prt_dtype_size(dtype);
     int64_t outer, inner, n, K;
     int32_t axis = 0;
-    char a[128], b[128], c[128];
     prt_status st = op_axis(o, t->axis, d->nb_dims, 0, "X", &axis);
     (void)nb_in, (void)nb_out, (void)stream;
-    if (st)
+    if (!st)
+        st = topk_k(o, d, &out[0].dims, &out[1].dims, axis, &K);
+    if (st || K == 0) /* K 0: nothing to write, and the heap has no root to read */
         return st;
-    /* The runtime's dims come from K's value: check what the loops rely on. */
-    K = out[0].dims.nb_dims == d->nb_dims ? out[0].dims.d[axis] : -1;
-    for (int32_t i = 0; K >= 0 && i < d->nb_dims; i++)
-        if (out[1].dims.nb_dims != d->nb_dims || out[1].dims.d[i] != out[0].dims.d[i] ||
-            (i != axis && out[0].dims.d[i] != d->d[i]))
-            K = -1;
-    if (K < 0 || K > d->d[axis])
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "output dims %s and %s do not fit X dims %s (K along axis %d, "
-                       "at most the axis' dim)",
-                       base_dims_format(&out[0].dims, BASE_DIMS_LIST, a, sizeof a),
-                       base_dims_format(&out[1].dims, BASE_DIMS_LIST, b, sizeof b),
-                       base_dims_format(d, BASE_DIMS_LIST, c, sizeof c), (int)axis);
     ew_axis_split(d, axis, &outer, &inner);
     n = d->d[axis];
     for (int64_t s = 0; s < outer; s++)
@@ -229,6 +241,24 @@ static prt_status topk_run(const op_object *o, int32_t dtype, const prt_tensor_d
                 memcpy(val + (size_t)(k * inner) * es, x + (size_t)(i * inner) * es, es);
             }
         }
+    return PRT_OK;
+}
+
+prt_status op_topk_view_of(const op_object *o, const prt_dims *x, const prt_dims *values,
+                           const prt_dims *indices, op_axis_view *v, int64_t *k)
+{
+    const topk_op *t = (const topk_op *)o;
+    prt_status st;
+    memset(v, 0, sizeof *v);
+    st = op_axis(o, t->axis, x->nb_dims, 0, "X", &v->axis);
+    if (st)
+        return st;
+    st = topk_k(o, x, values, indices, v->axis, k);
+    if (st)
+        return st;
+    ew_axis_split(x, v->axis, &v->outer, &v->inner);
+    v->n = x->d[v->axis];
+    v->largest = t->largest;
     return PRT_OK;
 }
 

@@ -358,6 +358,95 @@ int opk_resize(const struct rs_plan *pl, const void *sizes, int32_t sizes_dtype,
                int32_t dtype, int32_t esize, const void *x, float *xf, int64_t x_count,
                void *y, int64_t n, void *stream);
 
+/* ---- pools, reductions, scans, selection, normalizations -------------
+ *
+ * pool.cu, reduce.cu, pow.cu and norm.cu: each the CPU kernel's semantics
+ * (the op's view, ops_views.h, gives the geometry, axes and flags), one
+ * thread per output element or line in the CPU's order of operations (a
+ * block per group for Instance- and GroupNormalization's statistics), so
+ * results match it bit for bit where the CPU's order is the only one
+ * (maxima, integer sums, the float32 sums of pools and scans) and to
+ * rounding in double elsewhere. Nothing is launched when there is nothing
+ * to write. */
+
+#define OPK_MAX_SP_POOL (OPK_MAX_RANK - 2)
+
+/* MaxPool, AveragePool, LpPool and the global ones (pool.c): x [planes,
+ * ivol] to y [planes, ovol] (and idx, int64 or NULL: MaxPool's Indices).
+ * kind 0 max, 1 mean, 2 p-norm; fast: cpu_pool2d_rows' arithmetic (a max
+ * starting from lowest, a float32 mean), else pool_window's. dtype
+ * float32, float16, bfloat16, int8 or uint8 (max only). */
+typedef struct opk_pool_args {
+    int32_t dtype, kind, p, with_pad, fast, ns;
+    int64_t in[OPK_MAX_SP_POOL], k[OPK_MAX_SP_POOL], out[OPK_MAX_SP_POOL];
+    int64_t s[OPK_MAX_SP_POOL], d[OPK_MAX_SP_POOL], pb[OPK_MAX_SP_POOL],
+        pe[OPK_MAX_SP_POOL];
+    int64_t ostr[OPK_MAX_SP_POOL];
+    int64_t planes, ivol, ovol;
+    float lowest;
+    const void *x;
+    void *y;
+    int64_t *idx;
+} opk_pool_args;
+int opk_pool(const opk_pool_args *a, void *stream);
+
+/* The Reduce ops (reduce.c) over X merged into m runs (d[k] elements,
+ * red[k] reduced): kind an RD_* (ops_views.h), in_double the CPU's choice
+ * of accumulator; empty: X has no elements (every output the initial
+ * value); count the elements of each output's set. y has `nout`
+ * elements of x's dtype. */
+typedef struct opk_reduce_args {
+    int32_t dtype, kind, in_double, empty, m;
+    int64_t d[OPK_MAX_RANK];
+    int32_t red[OPK_MAX_RANK];
+    int64_t count, nout;
+    const void *x;
+    void *y;
+} opk_reduce_args;
+int opk_reduce(const opk_reduce_args *a, void *stream);
+
+/* ArgMax (is_min 0) / ArgMin of x [outer, n, inner] along n into y
+ * [outer, inner] int64; argmax.c's rule for ties (last: the last) and NaN. */
+int opk_argmax(int32_t dtype, const void *x, int64_t *y, int64_t outer, int64_t n,
+               int64_t inner, int32_t is_min, int32_t last, void *stream);
+
+/* CumSum of x [outer, n, inner] along n (cumsum.c: float32 running sums,
+ * integers in int64 wrapping). dtype float32, float16, bfloat16, int32,
+ * int64. */
+int opk_cumsum(int32_t dtype, const void *x, void *y, int64_t outer, int64_t n,
+               int64_t inner, int32_t exclusive, int32_t reverse, void *stream);
+
+/* Hardmax of x [outer, n, inner] along n: 1 at the first maximum (the
+ * first NaN wins), 0 elsewhere. Float dtypes. */
+int opk_hardmax(int32_t dtype, const void *x, void *y, int64_t outer, int64_t n,
+                int64_t inner, void *stream);
+
+/* TopK: the K best of each line of x [outer, n, inner] (largest or
+ * smallest; NaN above every number; equal keys by index) into values
+ * [outer, K, inner] (x's dtype) and indices (int64), best first. */
+int opk_topk(int32_t dtype, const void *x, void *values, int64_t *indices, int64_t outer,
+             int64_t n, int64_t inner, int64_t K, int32_t largest, void *stream);
+
+/* Pow (pow.c) over b's walk (2 inputs: X of dtype xt, a float dtype, and
+ * Y of dtype yt, any numeric one); y has n elements of xt. */
+int opk_pow(int32_t xt, int32_t yt, const opk_bcast *b, const void *x, const void *e,
+            void *y, int64_t n, void *stream);
+
+/* The normalizations of norm.c; parameters are read in their own dtypes
+ * (pdt[k] for input k, 1..4). X as [N, C, sp]. */
+typedef struct opk_norm_args {
+    int32_t dtype, kind; /* kind: ops_views.h's OPV_NORM_* */
+    int32_t pdt[5];
+    float epsilon;
+    int64_t N, C, sp, per, G, cg;
+    int32_t per_group, p;
+    int64_t outer, n, inner; /* LpNormalization */
+    const void *x;
+    const void *par[5]; /* BatchNormalization: scale, B, mean, var at 1..4 */
+    void *y;
+} opk_norm_args;
+int opk_norm(const opk_norm_args *a, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

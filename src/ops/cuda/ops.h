@@ -17,6 +17,10 @@
  *                       Compress
  *   nn_cuda.c           Conv, MatMul, Gemm, Einsum, Softmax,
  *                       LayerNormalization, GlobalAveragePool
+ *   nn2_cuda.c          the other pools, the Reduce ops, ArgMax, ArgMin,
+ *                       CumSum, Hardmax, TopK, Pow, BatchNormalization,
+ *                       InstanceNormalization, GroupNormalization,
+ *                       LpNormalization
  */
 #ifndef PLUGRT_OPS_CUDA_OPS_H
 #define PLUGRT_OPS_CUDA_OPS_H
@@ -93,5 +97,15 @@ OPC_KERNEL(opc_global_average_pool);
  * workspace per object (op_device.h). */
 prt_status opc_blas_attach(op_object *o, void *stream);
 void opc_blas_detach(op_object *o);
+
+/* nn2_cuda.c */
+OPC_KERNEL(opc_pool);   /* MaxPool AveragePool LpPool GlobalMaxPool GlobalLpPool */
+OPC_KERNEL(opc_reduce); /* reduce.c's ten ops */
+OPC_KERNEL(opc_argmax); /* ArgMax, ArgMin */
+OPC_KERNEL(opc_cumsum);
+OPC_KERNEL(opc_hardmax);
+OPC_KERNEL(opc_topk);
+OPC_KERNEL(opc_pow);
+OPC_KERNEL(opc_norm); /* norm.c's four */
 
 #endif /* PLUGRT_OPS_CUDA_OPS_H */
