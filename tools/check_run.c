@@ -152,6 +152,7 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
     prt_status (*shape_change)(prt_plugin *, const prt_tensor_desc *, int32_t,
                                const prt_tensor_desc *, int32_t);
     prt_status st = PRT_OK;
+    char why[CHK_MSG];
     chk_outcome_free(out);
     memset(in, 0, sizeof in);
     memset(od, 0, sizeof od);
@@ -186,8 +187,14 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
     if (!same_descs(o, in, L->nb_in, od, L->nb_out)) {
         o->told = 0;
         if (shape_change) {
+            chk_guards g = {0};
             chk_call_begin(c, "on_shape_change (%s)", k->shape);
-            st = chk_call_end(c, shape_change(o->p, in, L->nb_in, od, L->nb_out));
+            st = chk_call_end(
+                c, shape_change(
+                       o->p, chk_guard_in(&g, "in", in, L->nb_in, sizeof *in), L->nb_in,
+                       chk_guard_in(&g, "out", od, L->nb_out, sizeof *od), L->nb_out));
+            if (chk_guards_end(&g, c->call, why, sizeof why))
+                chk_fail_at(c, k->shape, o->tactic, "", -1, "%s", why);
         }
         if (st == PRT_OK) {
             o->told = 1;
@@ -196,18 +203,24 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
         }
     }
     if (st == PRT_OK) {
+        chk_guards g = {0};
         chk_call_begin(c, "enqueue (%s, tactic %d)", k->shape, (int)o->tactic);
-        st = chk_call_end(c, o->p->vt->runtime->enqueue(
-                                 o->p, in, od, inputs, outputs,
-                                 L->workspace ? chk_buf_ptr(c, &k->ws) : NULL, c->device,
-                                 c->device == PRT_DEVICE_CUDA ? c->stream : NULL));
+        st = chk_call_end(
+            c, o->p->vt->runtime->enqueue(
+                   o->p, chk_guard_in(&g, "in_desc", in, L->nb_in, sizeof *in),
+                   chk_guard_in(&g, "out_desc", od, L->nb_out, sizeof *od),
+                   chk_guard_in(&g, "inputs", inputs, L->nb_in, sizeof *inputs),
+                   chk_guard_in(&g, "outputs", outputs, L->nb_out, sizeof *outputs),
+                   L->workspace ? chk_buf_ptr(c, &k->ws) : NULL, c->device,
+                   c->device == PRT_DEVICE_CUDA ? c->stream : NULL));
+        if (chk_guards_end(&g, c->call, why, sizeof why))
+            chk_fail_at(c, k->shape, o->tactic, "", -1, "%s", why);
     }
     out->st = st;
     if (st != PRT_OK)
         snprintf(out->msg, sizeof out->msg, "%s: %s", c->call, chk_call_error(c));
     /* Even after a refusal: the plugin may have queued work before it. */
     if (c->device == PRT_DEVICE_CUDA) {
-        char why[CHK_MSG];
         if (chk_dev_after(c, k, why, sizeof why)) {
             snprintf(out->msg, sizeof out->msg, "%.300s, tactic %d: %.600s", k->shape,
                      (int)o->tactic, why);

@@ -435,6 +435,9 @@ static int list_tactics(chk_ctx *c, prt_plugin *p, tactic_list *t)
     prt_status (*get)(prt_plugin *, int32_t *, int32_t, int32_t *) =
         CHK_BUILD(p, get_valid_tactics);
     int32_t count = 0, got = 0;
+    chk_guards g = {0};
+    char why[CHK_MSG];
+    prt_status st;
     t->n = 0;
     if (!get || !CHK_RUNTIME(p, set_tactic))
         return 0;
@@ -444,7 +447,12 @@ static int list_tactics(chk_ctx *c, prt_plugin *p, tactic_list *t)
     if (count < 0 || count > CHK_MAX_TACTICS)
         return chk_fail(c, "get_valid_tactics counts %d tactics", (int)count), -1;
     chk_call_begin(c, "get_valid_tactics (fill)");
-    if (chk_call_end(c, get(p, t->ids, count, &got)))
+    st = chk_call_end(
+        c,
+        get(p, chk_guard_out(&g, "tactics", t->ids, count, sizeof *t->ids), count, &got));
+    if (chk_guards_end(&g, c->call, why, sizeof why))
+        return chk_fail(c, "%s", why), -1;
+    if (st)
         return chk_fail(c, "get_valid_tactics fails: %s", chk_call_error(c)), -1;
     if (got != count)
         return chk_fail(c, "get_valid_tactics counts %d tactics, then lists %d",
