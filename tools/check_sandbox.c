@@ -168,6 +168,9 @@ static void child(chk_ctx *c, chk_fn fn, int open_library, int timeout_s)
     /* Its own process group, which the parent kills when it ends (set
      * there too, so that neither has to wait for the other). */
     setpgid(0, 0);
+    /* Another group than the terminal's: with `stty tostop`, its writes
+     * to the terminal would stop it until the alarm. */
+    signal(SIGTTOU, SIG_IGN);
     /* The report is the parent's stdout: what a plugin prints goes to
      * stderr, so it cannot break the JSON. */
     dup2(STDERR_FILENO, STDOUT_FILENO);
