@@ -76,6 +76,9 @@
 #define CHK_DEV_ATOL_BF16 1e-2
 enum { CHK_TOL_SAME = 0, CHK_TOL_DEVICES = 1 };
 
+/* The repeat check: runs of each case after its reference, two of the same
+ * shapes in a row, then two of another case's (check_runtime.c). */
+#define CHK_REPEAT_RUNS 12
 /* The threads check: runs each of two threads makes while the other runs. */
 #define CHK_THREAD_RUNS 16
 /* The stream check: the device-to-device copies queued on the stream

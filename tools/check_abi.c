@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "check_case.h"
 #include "describe.h"
 
 #define LIBRARY_MIN_SIZE CHK_END_OF(prt_plugin_library, creators)
@@ -30,14 +31,24 @@ prt_plugin *chk_create(chk_ctx *c, int32_t phase, const prt_field_collection *fc
     const prt_plugin_creator *cr = c->creator;
     prt_plugin *p = NULL;
     prt_status st;
-    char what[32];
+    char what[32], why[CHK_MSG];
+    chk_guards g = {0};
     snprintf(what, sizeof what, "phase %d", (int)phase);
     chk_call_begin(c, "create(%s, %d fields)",
                    phase == PRT_PHASE_BUILD     ? "build phase"
                    : phase == PRT_PHASE_RUNTIME ? "runtime phase"
                                                 : what,
                    fc ? (int)fc->nb_fields : 0);
-    st = chk_call_end(c, cr->create(cr, "check", fc, phase, &p));
+    st = chk_call_end(c, cr->create(cr, "check", chk_guard_fields(&g, fc), phase, &p));
+    if (chk_guards_end(&g, c->call, why, sizeof why)) {
+        /* The fields were written: a fault of the check's plugin, not a
+         * refusal of them. */
+        chk_fail(c, "%s", why);
+        p = NULL; /* its tables are not checked yet: left to the child's exit */
+        st = PRT_ERR_PLUGIN;
+        snprintf(c->error, sizeof c->error, "%s", why);
+        c->nb_errors = 1;
+    }
     c->null_plugin = st == PRT_OK && !p;
     if (c->null_plugin) {
         st = PRT_ERR_PLUGIN;

@@ -284,9 +284,15 @@ static int32_t ask(chk_ctx *c, chk_layer *L, int32_t pos,
                    const prt_dynamic_tensor_desc *d)
 {
     int32_t ok;
+    chk_guards g = {0};
+    char why[CHK_MSG];
     chk_call_begin(c, "supports_format_combination(pos %d)", (int)pos);
-    ok = L->p->vt->build->supports_format_combination(L->p, pos, d, L->nb_in, L->nb_out);
+    ok = L->p->vt->build->supports_format_combination(
+        L->p, pos, chk_guard_in(&g, "in_out", d, L->nb_in + L->nb_out, sizeof *d),
+        L->nb_in, L->nb_out);
     chk_call_end(c, PRT_OK);
+    if (chk_guards_end(&g, c->call, why, sizeof why))
+        chk_fail(c, "%s", why);
     return ok;
 }
 

@@ -2,6 +2,7 @@
  * (check_case.h). */
 #include "check_case.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,4 +212,165 @@ void chk_case_free(chk_case *k)
         buf_free(&k->out[o]);
     buf_free(&k->ws);
     memset(k, 0, sizeof *k);
+}
+
+/* ---- arrays the host hands a plugin -------------------------------------------- */
+
+/* Guard patterns differ per array, and follow from the order arrays are
+ * made in (atomic: the threads check makes them on two threads). */
+static atomic_uint_fast64_t garr_count;
+
+/* High bit set (check_case.h: what a read past the end finds). */
+static unsigned char garr_byte(uint64_t seed, size_t j)
+{
+    return (unsigned char)(guard_byte(seed, j) | 0x80);
+}
+
+static void *guard_array(chk_guards *g, const char *name, const void *src, int32_t count,
+                         size_t elem, int out, void *owned)
+{
+    size_t bytes = count > 0 ? (size_t)count * elem : 0;
+    chk_garr *a;
+    if (!src)
+        return NULL;
+    if (g->n == g->cap) {
+        int32_t cap = g->cap ? 2 * g->cap : 8;
+        chk_garr *more = realloc(g->arr, sizeof *more * (size_t)cap);
+        if (!more)
+            return (void *)(uintptr_t)src; /* unguarded, as the entry would get it */
+        g->arr = more;
+        g->cap = cap;
+    }
+    a = &g->arr[g->n];
+    memset(a, 0, sizeof *a);
+    a->block = malloc(2 * CHK_GUARD + bytes);
+    if (!a->block)
+        return (void *)(uintptr_t)src;
+    g->n++;
+    a->src = (void *)(uintptr_t)src;
+    a->bytes = bytes;
+    a->elem = elem;
+    a->name = name;
+    a->out = out;
+    a->owned = owned;
+    a->seed = atomic_fetch_add(&garr_count, 1) * 0x632be59bd9b4e019ull + 0x5eed;
+    for (size_t j = 0; j < CHK_GUARD; j++) {
+        a->block[j] = garr_byte(a->seed, j);
+        a->block[CHK_GUARD + bytes + j] = garr_byte(a->seed, CHK_GUARD + j);
+    }
+    memcpy(a->block + CHK_GUARD, src, bytes);
+    return a->block + CHK_GUARD;
+}
+
+const void *chk_guard_in(chk_guards *g, const char *name, const void *src, int32_t count,
+                         size_t elem)
+{
+    return guard_array(g, name, src, count, elem, 0, NULL);
+}
+
+void *chk_guard_out(chk_guards *g, const char *name, void *src, int32_t count,
+                    size_t elem)
+{
+    return guard_array(g, name, src, count, elem, 1, NULL);
+}
+
+/* What an entry did to one array: "" when nothing it must not. */
+static void garr_problem(const chk_garr *a, const char *entry, char *why, size_t cap)
+{
+    const unsigned char *data = a->block + CHK_GUARD;
+    size_t n = a->elem ? a->bytes / a->elem : 0;
+    why[0] = '\0';
+    for (size_t j = CHK_GUARD; j-- > 0;)
+        if (a->block[j] != garr_byte(a->seed, j)) {
+            snprintf(why, cap,
+                     "%s wrote byte %lld before the start of its %s array (%zu element%s "
+                     "of %zu bytes)",
+                     entry, -(long long)(CHK_GUARD - j), a->name, n, n == 1 ? "" : "s",
+                     a->elem);
+            return;
+        }
+    for (size_t j = 0; j < CHK_GUARD; j++)
+        if (data[a->bytes + j] != garr_byte(a->seed, CHK_GUARD + j)) {
+            snprintf(why, cap,
+                     "%s wrote byte %zu past the end of its %s array (%zu element%s of "
+                     "%zu bytes): element %zu, byte %zu of it",
+                     entry, j, a->name, n, n == 1 ? "" : "s", a->elem,
+                     n + j / (a->elem ? a->elem : 1), j % (a->elem ? a->elem : 1));
+            return;
+        }
+    if (!a->out && memcmp(data, a->src, a->bytes) != 0) {
+        size_t b = 0;
+        while (data[b] == ((const unsigned char *)a->src)[b])
+            b++;
+        snprintf(why, cap,
+                 "%s wrote into its %s array, which it may only read (element %zu, byte "
+                 "%zu of it)",
+                 entry, a->name, b / (a->elem ? a->elem : 1),
+                 b % (a->elem ? a->elem : 1));
+    }
+}
+
+int chk_guards_end(chk_guards *g, const char *entry, char *why, size_t cap)
+{
+    int rc = 0;
+    if (cap)
+        why[0] = '\0';
+    for (int32_t i = 0; i < g->n; i++) {
+        chk_garr *a = &g->arr[i];
+        if (rc == 0) {
+            garr_problem(a, entry, why, cap);
+            rc = why[0] ? -1 : 0;
+        }
+        if (a->out)
+            memcpy(a->src, a->block + CHK_GUARD, a->bytes);
+        free(a->block);
+        free(a->owned);
+    }
+    free(g->arr);
+    memset(g, 0, sizeof *g);
+    return rc;
+}
+
+/* Bytes of a field's data when it can be copied, else 0. */
+static size_t field_bytes(const prt_field *f)
+{
+    size_t es = chk_field_type_size(f->type);
+    if (!f->data || es == 0 || f->length <= 0 ||
+        (uint64_t)f->length > CHK_MAX_BUFFER / es)
+        return 0;
+    return es * (size_t)f->length;
+}
+
+const prt_field_collection *chk_guard_fields(chk_guards *g,
+                                             const prt_field_collection *fc)
+{
+    prt_field *fields;
+    prt_field_collection *copy;
+    int32_t n;
+    if (!fc)
+        return NULL;
+    n = fc->nb_fields > 0 && fc->fields ? fc->nb_fields : 0;
+    fields = malloc(sizeof *fields * (size_t)(n ? n : 1));
+    copy = malloc(sizeof *copy);
+    if (!fields || !copy) {
+        free(fields);
+        free(copy);
+        return fc;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const prt_field *f = &fc->fields[i];
+        size_t bytes = field_bytes(f);
+        size_t len = f->name ? strnlen(f->name, CHK_NAME_MAX) : CHK_NAME_MAX;
+        fields[i] = *f;
+        if (len < CHK_NAME_MAX) /* a longer one is the abi check's to report */
+            fields[i].name = chk_guard_in(g, "field name", f->name, (int32_t)len + 1, 1);
+        if (bytes)
+            fields[i].data = chk_guard_in(g, "field data", f->data, (int32_t)bytes, 1);
+    }
+    *copy = *fc;
+    copy->fields =
+        n ? guard_array(g, "fields", fields, n, sizeof *fields, 0, fields) : fc->fields;
+    if (!n)
+        free(fields);
+    return guard_array(g, "field collection", copy, 1, sizeof *copy, 0, copy);
 }

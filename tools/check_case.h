@@ -57,4 +57,53 @@ int chk_case_init(chk_case *k, chk_layer *L, const prt_dims *in_dims, chk_rng *r
                   int sparse);
 void chk_case_free(chk_case *k);
 
+/* ---- arrays the host hands a plugin ---------------------------------------------
+ *
+ * Every array an entry is given (the outputs of get_output_dtypes, _shapes
+ * and _values, the descriptors of supports_format_combination, configure,
+ * get_workspace_size, on_shape_change and enqueue, enqueue's pointer
+ * arrays, a field collection, a tactic list, the resources of
+ * attach_to_context) is handed over as a copy of its own that begins right
+ * after a guard and ends exactly where the next one begins: no padding, so
+ * that an entry writing one element past nb_outputs shows, where the
+ * checker's own arrays (sized for CHK_MAX_OUT) would take the write
+ * silently. Reads past the end cannot be seen; every guard byte has its
+ * high bit set, so what such a read finds is a negative count or dtype, or
+ * a pointer no process can follow, and the reader is likely to fail
+ * visibly. An array given as const is compared with its source afterwards:
+ * a write into it is named too. */
+typedef struct chk_garr {
+    unsigned char *block; /* guard | copy | guard, NULL when not allocated */
+    void *src;            /* the caller's array */
+    size_t bytes, elem;
+    uint64_t seed;
+    const char *name; /* "outputs", "in_out" */
+    int out;          /* copied back to src by chk_guards_end */
+    void *owned;      /* freed by chk_guards_end (what src points into) */
+} chk_garr;
+
+/* Zero it before the first chk_guard_*. */
+typedef struct chk_guards {
+    chk_garr *arr;
+    int32_t n, cap;
+} chk_guards;
+
+/* The guarded copy of count elements of elem bytes at src, to hand to an
+ * entry in its stead: chk_guard_in for an array the entry may only read,
+ * chk_guard_out for one it writes (copied back by chk_guards_end). NULL
+ * when src is NULL; src itself, unguarded, when memory runs out. */
+const void *chk_guard_in(chk_guards *g, const char *name, const void *src, int32_t count,
+                         size_t elem);
+void *chk_guard_out(chk_guards *g, const char *name, void *src, int32_t count,
+                    size_t elem);
+/* After the entry returned: copies the outputs back and frees every copy.
+ * 0 when every guard held and no const array changed, else -1 with why
+ * ("get_output_shapes (...) wrote byte 4 past the end of its outputs array
+ * (3 elements of 520 bytes)"), naming `entry`. */
+int chk_guards_end(chk_guards *g, const char *entry, char *why, size_t cap);
+/* A field collection for create, every part of it guarded and read-only:
+ * the collection, its fields array, each name and each field's data. */
+const prt_field_collection *chk_guard_fields(chk_guards *g,
+                                             const prt_field_collection *fc);
+
 #endif /* PLUGRT_TOOLS_CHECK_CASE_H */

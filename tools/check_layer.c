@@ -1,6 +1,7 @@
 /* A plugin driven as the builder drives a layer, and discovery of what it
  * accepts (check_layer.h). */
 #include "check_layer.h"
+#include "check_case.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -185,15 +186,36 @@ static int broken(chk_layer *L, const char *fmt, ...)
     return CHK_BROKEN;
 }
 
+/* After an entry given guarded arrays (check_case.h): a write past one,
+ * or into one it may only read, fails the check that made the call. */
+static int guards_end(chk_layer *L, chk_guards *g)
+{
+    char why[CHK_MSG];
+    if (chk_guards_end(g, L->c->call, why, sizeof why) == 0)
+        return CHK_OK;
+    chk_fail(L->c, "%s", why);
+    return broken(L, "%s", why);
+}
+
 static int open_dtypes(chk_layer *L)
 {
     chk_ctx *c = L->c;
     char sig[256];
+    chk_guards g = {0};
+    prt_status st;
+    int32_t *out;
     for (int32_t o = 0; o < L->nb_out; o++)
         L->out_types[o] = -1;
     chk_call_begin(c, "get_output_dtypes (%s)", chk_sig_str(&L->sig, sig, sizeof sig));
-    if (chk_call_end(c, L->p->vt->build->get_output_dtypes(L->p, L->out_types, L->nb_out,
-                                                           L->sig.types, L->nb_in)))
+    out = chk_guard_out(&g, "out_types", L->out_types, L->nb_out, sizeof *out);
+    st = chk_call_end(c, L->p->vt->build->get_output_dtypes(
+                             L->p, out, L->nb_out,
+                             chk_guard_in(&g, "in_types", L->sig.types, L->nb_in,
+                                          sizeof L->sig.types[0]),
+                             L->nb_in));
+    if (guards_end(L, &g))
+        return CHK_BROKEN;
+    if (st)
         return refused(L, "these input dtypes");
     for (int32_t o = 0; o < L->nb_out; o++)
         if (prt_dtype_size(L->out_types[o]) == 0)
@@ -225,16 +247,24 @@ static int open_shapes(chk_layer *L)
     chk_ctx *c = L->c;
     char sig[256];
     prt_status st;
+    chk_guards g = {0};
+    const size_t es = sizeof(prt_dim_exprs);
     memset(L->out_exprs, 0, sizeof L->out_exprs);
     for (int32_t o = 0; o < L->nb_out; o++)
         L->out_exprs[o].nb_dims = -1;
     chk_pool_begin_shapes(L->pool, L->nb_out);
     chk_call_begin(c, "get_output_shapes (%s)", chk_sig_str(&L->sig, sig, sizeof sig));
-    st = chk_call_end(c, L->p->vt->build->get_output_shapes(
-                             L->p, L->in_exprs, L->nb_in,
-                             L->sig.nb_shape ? L->shape_exprs : NULL, L->sig.nb_shape,
-                             L->out_exprs, L->nb_out, chk_pool_builder(L->pool)));
+    st = chk_call_end(
+        c, L->p->vt->build->get_output_shapes(
+               L->p, chk_guard_in(&g, "inputs", L->in_exprs, L->nb_in, es), L->nb_in,
+               L->sig.nb_shape
+                   ? chk_guard_in(&g, "shape_inputs", L->shape_exprs, L->sig.nb_shape, es)
+                   : NULL,
+               L->sig.nb_shape, chk_guard_out(&g, "outputs", L->out_exprs, L->nb_out, es),
+               L->nb_out, chk_pool_builder(L->pool)));
     chk_pool_end_shapes(L->pool);
+    if (guards_end(L, &g))
+        return CHK_BROKEN;
     if (st)
         return refused(L, "these inputs");
     for (int32_t o = 0; o < L->nb_out; o++) {
@@ -261,6 +291,8 @@ static int open_values(chk_layer *L)
     chk_ctx *c = L->c;
     prt_dim_exprs in_values[CHK_MAX_IN];
     prt_status st;
+    chk_guards g = {0};
+    const size_t es = sizeof(prt_dim_exprs);
     for (int32_t o = 0; o < L->nb_out; o++) {
         memset(&L->out_values[o], 0, sizeof L->out_values[o]);
         L->out_values[o].nb_dims = -1;
@@ -271,9 +303,14 @@ static int open_values(chk_layer *L)
     for (int32_t i = 0; i < L->nb_in; i++)
         in_values[i].nb_dims = -1; /* no input's values are known */
     chk_call_begin(c, "get_output_values");
-    st = chk_call_end(c, CHK_BUILD(L->p, get_output_values)(
-                             L->p, L->in_exprs, in_values, L->nb_in, L->out_values,
-                             L->nb_out, chk_pool_builder(L->pool)));
+    st = chk_call_end(
+        c, CHK_BUILD(L->p, get_output_values)(
+               L->p, chk_guard_in(&g, "in_dims", L->in_exprs, L->nb_in, es),
+               chk_guard_in(&g, "in_values", in_values, L->nb_in, es), L->nb_in,
+               chk_guard_out(&g, "out_values", L->out_values, L->nb_out, es), L->nb_out,
+               chk_pool_builder(L->pool)));
+    if (guards_end(L, &g))
+        return CHK_BROKEN;
     if (st)
         return refused(L, "to state output values");
     for (int32_t o = 0; o < L->nb_out; o++) {
@@ -411,10 +448,14 @@ int chk_layer_formats(chk_layer *L, prt_dynamic_tensor_desc *descs)
     L->refused_pos = -1;
     for (int32_t pos = 0; pos < n; pos++) {
         int32_t ok;
+        chk_guards g = {0};
         chk_call_begin(c, "supports_format_combination(pos %d)", (int)pos);
-        ok = L->p->vt->build->supports_format_combination(L->p, pos, descs, L->nb_in,
-                                                          L->nb_out);
+        ok = L->p->vt->build->supports_format_combination(
+            L->p, pos, chk_guard_in(&g, "in_out", descs, n, sizeof *descs), L->nb_in,
+            L->nb_out);
         chk_call_end(c, PRT_OK);
+        if (guards_end(L, &g))
+            return CHK_BROKEN;
         if (!ok) {
             L->refused_pos = pos;
             snprintf(L->why, sizeof L->why,
@@ -432,16 +473,32 @@ int chk_layer_configure(chk_layer *L, prt_dynamic_tensor_desc *descs)
 {
     chk_ctx *c = L->c;
     int64_t ws = 0;
+    const size_t es = sizeof *descs;
+    prt_status st;
+    /* Inputs and outputs are separate arrays here, each guarded. */
     if (CHK_BUILD(L->p, configure)) {
+        chk_guards g = {0};
         chk_call_begin(c, "configure");
-        if (chk_call_end(c, CHK_BUILD(L->p, configure)(L->p, descs, L->nb_in,
-                                                       descs + L->nb_in, L->nb_out)))
+        st = chk_call_end(
+            c, CHK_BUILD(L->p, configure)(
+                   L->p, chk_guard_in(&g, "in", descs, L->nb_in, es), L->nb_in,
+                   chk_guard_in(&g, "out", descs + L->nb_in, L->nb_out, es), L->nb_out));
+        if (guards_end(L, &g))
+            return CHK_BROKEN;
+        if (st)
             return refused(L, "the profile");
     }
     if (CHK_BUILD(L->p, get_workspace_size)) {
+        chk_guards g = {0};
         chk_call_begin(c, "get_workspace_size");
-        if (chk_call_end(c, CHK_BUILD(L->p, get_workspace_size)(
-                                L->p, descs, L->nb_in, descs + L->nb_in, L->nb_out, &ws)))
+        st = chk_call_end(c,
+                          CHK_BUILD(L->p, get_workspace_size)(
+                              L->p, chk_guard_in(&g, "in", descs, L->nb_in, es), L->nb_in,
+                              chk_guard_in(&g, "out", descs + L->nb_in, L->nb_out, es),
+                              L->nb_out, &ws));
+        if (guards_end(L, &g))
+            return CHK_BROKEN;
+        if (st)
             return refused(L, "to size its workspace");
         if (ws < 0)
             return broken(L, "get_workspace_size answers %lld bytes", (long long)ws);

@@ -1,6 +1,8 @@
 /* Plugin objects as the runtime holds and makes them (check_objects.h). */
 #include "check_objects.h"
 
+#include "check_case.h"
+
 #include <string.h>
 
 prt_status chk_set_tactic(chk_ctx *c, chk_obj *o, int32_t tactic)
@@ -83,10 +85,17 @@ prt_plugin *chk_attach(chk_ctx *c, prt_plugin *e, int32_t device, int32_t tactic
 {
     prt_plugin_resources res = {sizeof res, PRT_PLUGIN_ABI_VERSION, device};
     char why[CHK_MSG];
+    chk_guards g = {0};
     prt_plugin *x;
     chk_call_begin(c, "attach_to_context");
-    x = e->vt->runtime->attach_to_context(e, &res);
+    x = e->vt->runtime->attach_to_context(
+        e, chk_guard_out(&g, "resources", &res, 1, sizeof res));
     chk_call_end(c, PRT_OK);
+    if (chk_guards_end(&g, c->call, why, sizeof why)) {
+        chk_fail(c, "%s", why);
+        chk_destroy(c, x == e ? NULL : x);
+        return NULL;
+    }
     if (!x) {
         chk_fail(c, "attach_to_context returned NULL");
         return NULL;

@@ -152,6 +152,7 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
     prt_status (*shape_change)(prt_plugin *, const prt_tensor_desc *, int32_t,
                                const prt_tensor_desc *, int32_t);
     prt_status st = PRT_OK;
+    char why[CHK_MSG];
     chk_outcome_free(out);
     memset(in, 0, sizeof in);
     memset(od, 0, sizeof od);
@@ -186,8 +187,14 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
     if (!same_descs(o, in, L->nb_in, od, L->nb_out)) {
         o->told = 0;
         if (shape_change) {
+            chk_guards g = {0};
             chk_call_begin(c, "on_shape_change (%s)", k->shape);
-            st = chk_call_end(c, shape_change(o->p, in, L->nb_in, od, L->nb_out));
+            st = chk_call_end(
+                c, shape_change(
+                       o->p, chk_guard_in(&g, "in", in, L->nb_in, sizeof *in), L->nb_in,
+                       chk_guard_in(&g, "out", od, L->nb_out, sizeof *od), L->nb_out));
+            if (chk_guards_end(&g, c->call, why, sizeof why))
+                chk_fail_at(c, k->shape, o->tactic, "", -1, "%s", why);
         }
         if (st == PRT_OK) {
             o->told = 1;
@@ -196,11 +203,18 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
         }
     }
     if (st == PRT_OK) {
+        chk_guards g = {0};
         chk_call_begin(c, "enqueue (%s, tactic %d)", k->shape, (int)o->tactic);
-        st = chk_call_end(c, o->p->vt->runtime->enqueue(
-                                 o->p, in, od, inputs, outputs,
-                                 L->workspace ? chk_buf_ptr(c, &k->ws) : NULL, c->device,
-                                 c->device == PRT_DEVICE_CUDA ? c->stream : NULL));
+        st = chk_call_end(
+            c, o->p->vt->runtime->enqueue(
+                   o->p, chk_guard_in(&g, "in_desc", in, L->nb_in, sizeof *in),
+                   chk_guard_in(&g, "out_desc", od, L->nb_out, sizeof *od),
+                   chk_guard_in(&g, "inputs", inputs, L->nb_in, sizeof *inputs),
+                   chk_guard_in(&g, "outputs", outputs, L->nb_out, sizeof *outputs),
+                   L->workspace ? chk_buf_ptr(c, &k->ws) : NULL, c->device,
+                   c->device == PRT_DEVICE_CUDA ? c->stream : NULL));
+        if (chk_guards_end(&g, c->call, why, sizeof why))
+            chk_fail_at(c, k->shape, o->tactic, "", -1, "%s", why);
         /* Counted for the summary; the threads check runs from two threads. */
         if (st == PRT_OK)
             __atomic_add_fetch(&c->sh->runs, 1, __ATOMIC_RELAXED);
@@ -210,7 +224,6 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
         snprintf(out->msg, sizeof out->msg, "%s: %s", c->call, chk_call_error(c));
     /* Even after a refusal: the plugin may have queued work before it. */
     if (c->device == PRT_DEVICE_CUDA) {
-        char why[CHK_MSG];
         if (chk_dev_after(c, k, why, sizeof why)) {
             snprintf(out->msg, sizeof out->msg, "%.300s, tactic %d: %.600s", k->shape,
                      (int)o->tactic, why);
@@ -447,13 +460,43 @@ int chk_differs(chk_ctx *c, const chk_case *k, int32_t tactic, const chk_outcome
     return 1;
 }
 
+static int64_t case_size(const chk_layer *L, const prt_dims *dims)
+{
+    int64_t n = 0;
+    for (int32_t i = 0; i < L->nb_in; i++)
+        n += chk_volume(&dims[i]);
+    for (int32_t k = 0; k < L->sig.nb_shape; k++)
+        for (int32_t v = 0; v < dims[L->nb_in + k].nb_dims; v++)
+            n += dims[L->nb_in + k].d[v];
+    return n;
+}
+
+int64_t chk_case_size(const chk_case *k)
+{
+    return case_size(k->L, k->in_dims);
+}
+
 int chk_other_case(chk_ctx *c, chk_rcase *x, chk_case *k2, chk_outcome *ref2)
 {
-    prt_dims dims[CHK_MAX_DIMSETS];
+    prt_dims dims[CHK_MAX_DIMSETS], draw[CHK_MAX_DIMSETS];
+    int64_t size = case_size(&x->L, x->k.in_dims);
     memset(k2, 0, sizeof *k2);
     memset(ref2, 0, sizeof *ref2);
     for (int a = 0; a < 4; a++) {
-        chk_layer_draw(&x->L, &c->rng, dims);
+        /* Of 8 draws, the size farthest from x's: state a plugin keeps per
+         * size, shared where it must not be, shows only between cases of
+         * different sizes, and the more surely the more they differ. */
+        int64_t best = -1;
+        for (int d = 0; d < 8; d++) {
+            int64_t apart;
+            chk_layer_draw(&x->L, &c->rng, draw);
+            apart = case_size(&x->L, draw) - size;
+            apart = apart < 0 ? -apart : apart;
+            if (apart > best) {
+                best = apart;
+                memcpy(dims, draw, sizeof dims);
+            }
+        }
         if (chk_case_init(k2, &x->L, dims, &c->rng, 0) == 0 &&
             chk_run(c, k2, &x->o, 1, 0, ref2) == PRT_OK)
             return 0;

@@ -99,8 +99,12 @@ int32_t chk_for_cases(chk_ctx *c, int zero_input, chk_case_fn fn, void *user,
  * check failed naming `what`, if not. */
 int chk_differs(chk_ctx *c, const chk_case *k, int32_t tactic, const chk_outcome *got,
                 const chk_outcome *ref, const char *what);
-/* A second set of shapes within x's profile, and its reference from the
- * layer's plugin. 0, or -1 when it did not run (not a failure). */
+/* A second set of shapes within x's profile, of another size than x's
+ * where the profile allows, and its reference from the layer's plugin. 0,
+ * or -1 when it did not run (not a failure). */
 int chk_other_case(chk_ctx *c, chk_rcase *x, chk_case *k2, chk_outcome *ref2);
+/* The elements of a case's inputs and its shape inputs' values, summed:
+ * what "another size" means to chk_other_case. */
+int64_t chk_case_size(const chk_case *k);
 
 #endif /* PLUGRT_TOOLS_CHECK_RUN_H */

@@ -114,30 +114,50 @@ void chk_check_bounds(chk_ctx *c)
              (int)ran, CHK_GUARD);
 }
 
+/* Runs of one case after its reference, on its own object: shapes held
+ * (the same case back to back) and varied (another case in between, which
+ * on_shape_change is told), each compared with its case's reference. Every
+ * run of the object is a reference or compared with one, so a plugin that
+ * gives other bits on, say, every third call fails on every case. */
+typedef struct repeat_count {
+    int32_t runs;
+} repeat_count;
+
 static void repeat_case(chk_ctx *c, chk_rcase *x, void *user)
 {
-    chk_outcome two, back, ref2;
+    repeat_count *n = user;
+    chk_outcome got, ref2;
     chk_case k2;
-    (void)user;
-    memset(&two, 0, sizeof two);
-    memset(&back, 0, sizeof back);
-    chk_run(c, &x->k, &x->o, 2, 0, &two);
-    if (!chk_differs(c, &x->k, 0, &two, &x->ref, "a second run") &&
-        chk_other_case(c, x, &k2, &ref2) == 0) {
-        chk_run(c, &x->k, &x->o, 1, 0, &back);
-        chk_differs(c, &x->k, 0, &back, &x->ref, "a run after other shapes");
+    int have2;
+    memset(&got, 0, sizeof got);
+    have2 = chk_other_case(c, x, &k2, &ref2) == 0;
+    for (int32_t r = 0; r < CHK_REPEAT_RUNS && !chk_failed(c); r++) {
+        /* k k k2 k2 k k k2 k2 ...: two of each in a row, then the other. */
+        int other = have2 && (r / 2) % 2 == 1;
+        int changed = have2 && (r % 2 == 0);
+        chk_case *k = other ? &k2 : &x->k;
+        char what[128];
+        snprintf(what, sizeof what, "run %d of %d on the same inputs (%s)", (int)r + 1,
+                 CHK_REPEAT_RUNS, changed ? "after other shapes" : "shapes held");
+        chk_run(c, k, &x->o, 1 + (r & 1), 0, &got);
+        n->runs++;
+        chk_differs(c, k, 0, &got, other ? &ref2 : &x->ref, what);
+    }
+    if (have2) {
         chk_outcome_free(&ref2);
         chk_case_free(&k2);
     }
-    chk_outcome_free(&two);
-    chk_outcome_free(&back);
+    chk_outcome_free(&got);
 }
 
 void chk_check_repeat(chk_ctx *c)
 {
-    int32_t ran = chk_for_cases(c, -1, repeat_case, NULL, NULL);
-    chk_pass(c, "the same result on a second run and after other shapes (%d cases)",
-             (int)ran);
+    repeat_count n = {0};
+    int32_t ran = chk_for_cases(c, -1, repeat_case, &n, NULL);
+    chk_pass(c,
+             "the same result on every run of the same inputs, shapes held and varied "
+             "(%d cases, %d runs)",
+             (int)ran, (int)n.runs);
 }
 
 static void alias_case(chk_ctx *c, chk_rcase *x, void *user)
@@ -435,6 +455,9 @@ static int list_tactics(chk_ctx *c, prt_plugin *p, tactic_list *t)
     prt_status (*get)(prt_plugin *, int32_t *, int32_t, int32_t *) =
         CHK_BUILD(p, get_valid_tactics);
     int32_t count = 0, got = 0;
+    chk_guards g = {0};
+    char why[CHK_MSG];
+    prt_status st;
     t->n = 0;
     if (!get || !CHK_RUNTIME(p, set_tactic))
         return 0;
@@ -444,7 +467,12 @@ static int list_tactics(chk_ctx *c, prt_plugin *p, tactic_list *t)
     if (count < 0 || count > CHK_MAX_TACTICS)
         return chk_fail(c, "get_valid_tactics counts %d tactics", (int)count), -1;
     chk_call_begin(c, "get_valid_tactics (fill)");
-    if (chk_call_end(c, get(p, t->ids, count, &got)))
+    st = chk_call_end(
+        c,
+        get(p, chk_guard_out(&g, "tactics", t->ids, count, sizeof *t->ids), count, &got));
+    if (chk_guards_end(&g, c->call, why, sizeof why))
+        return chk_fail(c, "%s", why), -1;
+    if (st)
         return chk_fail(c, "get_valid_tactics fails: %s", chk_call_error(c)), -1;
     if (got != count)
         return chk_fail(c, "get_valid_tactics counts %d tactics, then lists %d",

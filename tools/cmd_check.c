@@ -98,7 +98,7 @@ static const struct {
     {"bounds", chk_check_bounds, NEEDS_RUN,
      "nothing written past a buffer, a size bound or into an input"},
     {"repeat", chk_check_repeat, NEEDS_RUN,
-     "the same result on a second run, after other shapes"},
+     "the same result on every run of an input, shapes held and varied"},
     {"alias", chk_check_alias, NEEDS_RUN,
      "an output in place over its input agrees with apart"},
     {"clone", chk_check_clone, NEEDS_RUN,
@@ -109,7 +109,7 @@ static const struct {
      "get_fields_to_serialize -> create(runtime phase) agrees"},
     {"contexts", chk_check_contexts, NEEDS_RUN, "two contexts used alternately agree"},
     {"threads", chk_check_threads, NEEDS_RUN,
-     "two contexts run at once from two threads agree with runs alone"},
+     "two contexts run in lockstep on two threads agree with runs alone"},
     {"empty-inputs", chk_check_empty, NEEDS_RUN,
      "zero-size inputs handled or rejected with an error"},
     {"tactics", chk_check_tactics, NEEDS_RUN, "every tactic agrees with tactic 0"},
@@ -133,7 +133,10 @@ static void check_help(void)
            "Checks every plugin creator of a library (or the one named) against the\n"
            "plugin contract of plugin.h, driving its entries as the builder and the\n"
            "runtime would, on random shapes and random data, each check in a process\n"
-           "of its own (a plugin that crashes or hangs fails that check). Checks:\n"
+           "group of its own (a plugin that crashes, hangs or leaves processes behind\n"
+           "fails that check, and they are killed). Every array handed to a plugin\n"
+           "(outputs, descriptors, fields) ends where guard bytes begin: an entry that\n"
+           "writes past one fails the check that called it. Checks:\n"
            "  abi           entry point, table sizes and versions, names, field schema;\n"
            "                plugins report their creator's name, version, namespace\n"
            "  outputs       output count and dtypes; finds the inputs the plugin\n"

@@ -33,6 +33,12 @@
  *   SHARED_SCRATCH enqueue compacts into one static buffer shared by every
  *                  object (and takes its time copying out), so two
  *                  contexts running at once on two threads mix results
+ *   FORK_ORPHAN    the first enqueue of each object forks a process that
+ *                  never exits (and holds the checker's stdout and stderr)
+ *   SHAPES_OVERRUN get_output_shapes writes one prt_dim_exprs past the
+ *                  nb_outputs it is given
+ *   RANDOM_OUTPUT  every third enqueue of an object overwrites out0 with
+ *                  rand() values
  *
  * Built with POSITIVES_CUDA it runs on CUDA too (positives_cuda.cu: one
  * kernel, given the defect to have), and these defects are on CUDA only,
@@ -51,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "plugrt/plugin.h"
 #include "scaffold.h"
@@ -63,8 +70,10 @@
     !defined(BROKEN_WORKSPACE) && !defined(BROKEN_INPUT_WRITE) &&                        \
     !defined(BROKEN_EMPTY_CRASH) && !defined(BROKEN_EMPTY_HANG) &&                       \
     !defined(BROKEN_VALUES) && !defined(BROKEN_SHARED_SCRATCH) &&                        \
-    !defined(BROKEN_CUDA_SIZE_BOUND) && !defined(BROKEN_CUDA_UNWRITTEN) &&               \
-    !defined(BROKEN_CUDA_DISAGREE) && !defined(BROKEN_CUDA_STREAM)
+    !defined(BROKEN_FORK_ORPHAN) && !defined(BROKEN_SHAPES_OVERRUN) &&                   \
+    !defined(BROKEN_RANDOM_OUTPUT) && !defined(BROKEN_CUDA_SIZE_BOUND) &&                \
+    !defined(BROKEN_CUDA_UNWRITTEN) && !defined(BROKEN_CUDA_DISAGREE) &&                 \
+    !defined(BROKEN_CUDA_STREAM)
 #error "define one BROKEN_* (BROKEN_NONE for the plugin without a defect)"
 #endif
 
@@ -92,7 +101,8 @@ typedef struct positives {
     float threshold;
     int32_t constant_dims;
     int32_t tactic;
-    state *st; /* owned */
+    state *st;     /* owned */
+    int64_t calls; /* enqueues of this object (FORK_ORPHAN, RANDOM_OUTPUT) */
     prt_field ser[2];
     prt_field_collection fields;
 } positives;
@@ -175,6 +185,9 @@ static prt_status output_shapes(prt_plugin *self, const prt_dim_exprs *in, int32
     out[1].nb_dims = 0;
     out[2].nb_dims = 1;
     out[2].d[0] = b->constant(b, in[0].nb_dims);
+#ifdef BROKEN_SHAPES_OVERRUN
+    out[nb_out].nb_dims = 0; /* one output more than asked */
+#endif
     return PRT_OK;
 }
 
@@ -307,6 +320,12 @@ static prt_status enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
 #endif
     if (device != PRT_DEVICE_CPU)
         return fail(PRT_ERR_UNSUPPORTED, "Positives runs on the CPU");
+    p->calls++;
+#ifdef BROKEN_FORK_ORPHAN
+    if (p->calls == 1 && fork() == 0)
+        for (;;)
+            pause(); /* never exits, holding every descriptor of the caller */
+#endif
 #ifdef BROKEN_SHARED_SCRATCH
     {
         static float shared[(size_t)1 << 16];
@@ -376,6 +395,10 @@ static prt_status enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
 #endif
 #if defined(BROKEN_SIZE_BOUND) || defined(BROKEN_WORKSPACE)
     free(scratch);
+#endif
+#ifdef BROKEN_RANDOM_OUTPUT
+    for (int64_t i = 0; p->calls % 3 == 0 && i < k; i++)
+        y[i] = (float)rand() / (float)RAND_MAX;
 #endif
 #ifdef BROKEN_INPUT_WRITE
     if (n > 0)
