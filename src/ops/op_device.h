@@ -34,7 +34,9 @@ typedef struct op_device_kernel {
      * there naming the layer, the op and the dtype. */
     uint32_t dtypes;
     /* 1: the kernel uses the device's per-object resources (o->res[device],
-     * made by the table's attach; a cuBLAS handle). */
+     * made by the table's attach; a cuBLAS handle); 2: the same without a
+     * workspace of its own (CUDA: a handle that runs products needing
+     * none). */
     int32_t resources;
 } op_device_kernel;
 

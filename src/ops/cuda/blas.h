@@ -9,10 +9,11 @@
 
 typedef struct opk_blas opk_blas;
 
-/* Opens cuBLAS (first call) and makes a handle with its workspace.
+/* Opens cuBLAS (first call) and makes a handle, with its workspace when
+ * with_workspace (else cuBLAS is told to use none).
  * PRT_ERR_UNSUPPORTED naming the reason when cuBLAS cannot be loaded. Not
  * during a stream capture: it allocates device memory. */
-prt_status opk_blas_open(opk_blas **out);
+prt_status opk_blas_open(opk_blas **out, int with_workspace);
 void opk_blas_close(opk_blas *b);
 /* 1 if `stream` is being captured into a graph. */
 int opk_blas_capturing(void *stream);

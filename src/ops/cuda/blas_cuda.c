@@ -21,6 +21,7 @@
 #include "device/device.h"
 #include "ops/cuda/blas.h"
 #include "ops/cuda/ops.h"
+#include "ops/op_device.h"
 
 /* Enough for cuBLAS's single-precision kernels on Hopper. */
 #define OPK_BLAS_WORKSPACE ((size_t)8 << 20)
@@ -87,10 +88,11 @@ static const char *status_name(cublasStatus_t s)
 struct opk_blas {
     cublasHandle_t handle;
     void *workspace;
-    const dev_ops *dev; /* which allocated the workspace */
+    size_t workspace_size; /* 0: none (cuBLAS then uses none either) */
+    const dev_ops *dev;    /* which allocated the workspace */
 };
 
-prt_status opk_blas_open(opk_blas **out)
+prt_status opk_blas_open(opk_blas **out, int with_workspace)
 {
     const dev_ops *dev;
     opk_blas *b;
@@ -113,7 +115,7 @@ prt_status opk_blas_open(opk_blas **out)
                           status_name(s));
     }
     /* Through the device, as every allocation of device memory. */
-    st = dev->alloc(OPK_BLAS_WORKSPACE, &b->workspace);
+    st = with_workspace ? dev->alloc(OPK_BLAS_WORKSPACE, &b->workspace) : PRT_OK;
     if (st) {
         char why[256];
         snprintf(why, sizeof why, "%s", prt_last_error());
@@ -121,6 +123,7 @@ prt_status opk_blas_open(opk_blas **out)
         base_free(b);
         return base_error(st, "cuBLAS: its workspace: %s", why);
     }
+    b->workspace_size = with_workspace ? OPK_BLAS_WORKSPACE : 0;
     b->dev = dev;
     *out = b;
     return PRT_OK;
@@ -131,7 +134,8 @@ void opk_blas_close(opk_blas *b)
     if (!b)
         return;
     blas.destroy(b->handle);
-    b->dev->free(b->workspace);
+    if (b->workspace)
+        b->dev->free(b->workspace);
     base_free(b);
 }
 
@@ -173,7 +177,7 @@ prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t tra
     }
     s = blas.set_stream(b->handle, (cudaStream_t)stream);
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = blas.set_workspace(b->handle, b->workspace, OPK_BLAS_WORKSPACE);
+        s = blas.set_workspace(b->handle, b->workspace, b->workspace_size);
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. */
     if (s == CUBLAS_STATUS_SUCCESS)
         s = blas.sgemm_batched(b->handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
@@ -192,7 +196,11 @@ prt_status opc_blas_attach(op_object *o, void *stream)
     if (stream && opk_blas_capturing(stream))
         return base_error(PRT_ERR_STATE, "needs a cuBLAS handle, which cannot be made "
                                          "during a graph capture");
-    return opk_blas_open((opk_blas **)&o->res[PRT_DEVICE_CUDA]);
+    /* resources 2: a handle without a workspace (Conv's pointwise
+     * products, one per Conv of a context: 8 MiB each would add up). */
+    return opk_blas_open((opk_blas **)&o->res[PRT_DEVICE_CUDA],
+                         !o->kern[PRT_DEVICE_CUDA] ||
+                             o->kern[PRT_DEVICE_CUDA]->resources != 2);
 }
 
 void opc_blas_detach(op_object *o)

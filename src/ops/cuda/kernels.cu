@@ -215,6 +215,22 @@ __global__ void conv_kernel(opk_conv_args a)
     }
 }
 
+// A float32 convolution's bias and activation over y [N, M, ovol] in
+// place, after its product (the pointwise path).
+__global__ void conv_epilogue_kernel(opk_conv_args a)
+{
+    const int64_t total = a.N * a.M * a.ovol;
+    float *y = (float *)a.y;
+    for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
+         idx += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t m = (idx / a.ovol) % a.M;
+        float v = y[idx];
+        if (a.b)
+            v += load_f(a.b, a.dtype, m);
+        y[idx] = conv_act(a, v);
+    }
+}
+
 __global__ void to_f32_kernel(int32_t dtype, const uint16_t *x, float *y, int64_t n)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
@@ -343,6 +359,15 @@ extern "C" int opk_conv(const opk_conv_args *a, void *stream)
     if (total == 0)
         return 0;
     conv_kernel<<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int opk_conv_epilogue(const opk_conv_args *a, void *stream)
+{
+    int64_t total = a->N * a->M * a->ovol;
+    if (total == 0 || (!a->b && a->act == OP_ACT_NONE))
+        return 0;
+    conv_epilogue_kernel<<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
     return (int)cudaGetLastError();
 }
 

@@ -17,6 +17,7 @@ OPC_KERNEL(opc_conv)
     prt_dims dims[3];
     op_conv_geom g;
     op_act act = conv_act(o);
+    opk_blas *blas = o->res[PRT_DEVICE_CUDA];
     opk_conv_args a;
     prt_status st;
     for (int32_t k = 0; k < nb_in; k++)
@@ -54,6 +55,17 @@ OPC_KERNEL(opc_conv)
     a.act = act.kind;
     a.act_alpha = act.alpha;
     a.act_beta = act.beta;
+    /* A pointwise float32 convolution (1x1, stride 1, no padding, one
+     * group) is a product per image, Y_n [M x ovol] = W [M x C] X_n [C x
+     * ovol]: cuBLAS, one strided batch over the images, then the bias and
+     * activation in one pass. */
+    if (blas && g.direct && g.G == 1 && dtype == PRT_FLOAT32 && g.C > 0) {
+        st = opk_blas_gemm(blas, stream, 0, 0, g.M, g.w.ovol, g.C, x[1], g.C, 0, x[0],
+                           g.w.ovol, g.C * g.w.ovol, y[0], g.w.ovol, g.M * g.w.ovol, g.N);
+        if (st)
+            return op_fail(o, st, "%s", prt_last_error());
+        return opc_status(o, opk_conv_epilogue(&a, stream));
+    }
     return opc_status(o, opk_conv(&a, stream));
 }
 

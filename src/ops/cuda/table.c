@@ -40,7 +40,9 @@ static const op_device_kernel kernels[] = {
     {"Compress", opc_compress, 0, 0},
     {"Concat", opc_concat, 0, 0},
     {"ConstantOfShape", opc_constant_of_shape, 0, 0},
-    {"Conv", opc_conv, 0, 0},
+    /* cuBLAS for pointwise float32 convolutions, a handle without a
+     * workspace per object. */
+    {"Conv", opc_conv, 0, 2},
     {"ConvTranspose", opc_conv_transpose, 0, 0},
     {"Cos", opc_unary_math, 0, 0},
     {"Cosh", opc_unary_math, 0, 0},
