@@ -219,32 +219,38 @@ __global__ void conv_kernel(opk_conv_args a)
 // sums in the same order as conv_kernel (channels, then kernel rows, then
 // columns), with the window's rows and columns clipped once instead of a
 // division and a bounds test per tap; consecutive threads read
-// consecutive columns.
-__global__ void conv2d_kernel(opk_conv_args a)
+// consecutive columns. I: the index type, 32-bit when every offset fits
+// (a 64-bit division costs tens of instructions, and each thread makes
+// several).
+template <typename I> __global__ void conv2d_kernel(opk_conv_args a)
 {
-    const int64_t total = a.N * a.M * a.ovol, OW = a.out[1], OH = a.out[0];
-    const int64_t IH = a.in[0], IW = a.in[1], KH = a.k[0], KW = a.k[1];
-    for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
-         idx += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t ow = idx % OW, oh = (idx / OW) % OH, nm = idx / a.ovol;
-        const int64_t m = nm % a.M, n = nm / a.M, g = m / a.Mg;
-        const int64_t h0 = oh * a.s[0] - a.pb[0], w0 = ow * a.s[1] - a.pb[1];
+    const I total = (I)(a.N * a.M * a.ovol), OW = (I)a.out[1], OH = (I)a.out[0];
+    const I IH = (I)a.in[0], IW = (I)a.in[1], KH = (I)a.k[0], KW = (I)a.k[1];
+    const I M = (I)a.M, Mg = (I)a.Mg, Cg = (I)a.Cg, C = (I)a.C;
+    const I ovol = (I)a.ovol, ivol = (I)a.ivol, kvol = (I)a.kvol;
+    const I sh = (I)a.s[0], sw = (I)a.s[1], dh = (I)a.d[0], dw = (I)a.d[1];
+    const I ph = (I)a.pb[0], pw = (I)a.pb[1];
+    for (I idx = blockIdx.x * (I)blockDim.x + threadIdx.x; idx < total;
+         idx += (I)gridDim.x * (I)blockDim.x) {
+        const I ow = idx % OW, oh = (idx / OW) % OH, nm = idx / ovol;
+        const I m = nm % M, n = nm / M, g = m / Mg;
+        const I h0 = oh * sh - ph, w0 = ow * sw - pw;
         // The taps inside the input: kh in [kh0, kh1), kw in [kw0, kw1).
-        int64_t kh0 = h0 < 0 ? (-h0 + a.d[0] - 1) / a.d[0] : 0;
-        int64_t kw0 = w0 < 0 ? (-w0 + a.d[1] - 1) / a.d[1] : 0;
-        int64_t kh1 = h0 >= IH ? 0 : (IH - h0 + a.d[0] - 1) / a.d[0];
-        int64_t kw1 = w0 >= IW ? 0 : (IW - w0 + a.d[1] - 1) / a.d[1];
+        const I kh0 = h0 < 0 ? (-h0 + dh - 1) / dh : 0;
+        const I kw0 = w0 < 0 ? (-w0 + dw - 1) / dw : 0;
+        I kh1 = h0 >= IH ? 0 : (IH - h0 + dh - 1) / dh;
+        I kw1 = w0 >= IW ? 0 : (IW - w0 + dw - 1) / dw;
         float acc = a.b ? load_f(a.b, a.dtype, m) : 0.0f;
         kh1 = kh1 < KH ? kh1 : KH;
         kw1 = kw1 < KW ? kw1 : KW;
-        for (int64_t c = 0; c < a.Cg; c++) {
-            const int64_t xbase = (n * a.C + g * a.Cg + c) * a.ivol;
-            const int64_t wbase = (m * a.Cg + c) * a.kvol;
-            for (int64_t kh = kh0; kh < kh1; kh++) {
-                const int64_t xrow = xbase + (h0 + kh * a.d[0]) * IW + w0;
-                const int64_t wrow = wbase + kh * KW;
-                for (int64_t kw = kw0; kw < kw1; kw++)
-                    acc += load_f(a.x, a.dtype, xrow + kw * a.d[1]) *
+        for (I c = 0; c < Cg; c++) {
+            const I xbase = (n * C + g * Cg + c) * ivol;
+            const I wbase = (m * Cg + c) * kvol;
+            for (I kh = kh0; kh < kh1; kh++) {
+                const I xrow = xbase + (h0 + kh * dh) * IW + w0;
+                const I wrow = wbase + kh * KW;
+                for (I kw = kw0; kw < kw1; kw++)
+                    acc += load_f(a.x, a.dtype, xrow + kw * dw) *
                            load_f(a.w, a.dtype, wrow + kw);
             }
         }
@@ -399,8 +405,16 @@ extern "C" int opk_conv(const opk_conv_args *a, void *stream)
     int64_t total = a->N * a->M * a->ovol;
     if (total == 0)
         return 0;
-    if (a->ns == 2)
-        conv2d_kernel<<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    // 32-bit indices when every element offset, and the grid-stride loop's
+    // last step past the end, fit.
+    const int64_t lim = (int64_t)1 << 30;
+    if (a->ns == 2 && total < lim && a->N * a->C * a->ivol < lim &&
+        a->M * a->Cg * a->kvol < lim)
+        conv2d_kernel<int32_t>
+            <<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    else if (a->ns == 2)
+        conv2d_kernel<int64_t>
+            <<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
     else
         conv_kernel<<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
     return (int)cudaGetLastError();
