@@ -2,7 +2,7 @@
 """Real models through the plugrt program, against ONNX Runtime.
 
     run_models.py --plugrt PATH --model NAME [--models-dir DIR]
-                  [--shared DIR] [--work DIR]
+                  [--shared DIR] [--work DIR] [--device cpu|cuda]
 
 For each shape of the model's list (below), seeded random inputs go to ONNX
 Runtime (CPU) for the reference outputs, both are written as
@@ -102,6 +102,8 @@ def atol_for(outputs):
 
 
 def plugrt(args, cmd, what):
+    if args.device != "cpu" and cmd[0] in ("run", "build"):
+        cmd = cmd[:2] + ["--device", args.device] + cmd[2:]
     p = subprocess.run([args.plugrt] + cmd, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, timeout=600)
     text = p.stdout.decode("utf-8", "replace")
@@ -135,6 +137,8 @@ def main():
     ap.add_argument("--shared", default=os.path.join(here, "..", "..", "..", "shared",
                                                      "models"))
     ap.add_argument("--work", default="work_models")
+    ap.add_argument("--device", default="cpu", help="where plugrt runs the model: cpu "
+                    "(CI) or cuda (the GPU machine); the references are ONNX Runtime's CPU")
     args = ap.parse_args()
     where, shapes, make, pmin, popt, pmax = MODELS[args.model]
     path = os.path.join(args.shared if where == "shared" else args.models_dir,

@@ -218,48 +218,75 @@ __global__ void conv_kernel(opk_conv_args a)
 // Two spatial dims (most convolutions, depthwise ones included): the same
 // sums in the same order as conv_kernel (channels, then kernel rows, then
 // columns), with the window's rows and columns clipped once instead of a
-// division and a bounds test per tap; consecutive threads read
-// consecutive columns. I: the index type, 32-bit when every offset fits
-// (a 64-bit division costs tens of instructions, and each thread makes
-// several).
-template <typename I> __global__ void conv2d_kernel(opk_conv_args a)
+// division and a bounds test per tap. A plane of the output (an image's
+// output channel) per blockIdx.y, its positions over x, so consecutive
+// threads read consecutive columns and a thread divides once for its
+// position. I: the index type, 32-bit when every offset fits (a 64-bit
+// division is tens of instructions); D1: dilation 1, whose clipping needs
+// no division.
+template <typename I, bool D1> __global__ void conv2d_kernel(opk_conv_args a)
 {
-    const I total = (I)(a.N * a.M * a.ovol), OW = (I)a.out[1], OH = (I)a.out[0];
-    const I IH = (I)a.in[0], IW = (I)a.in[1], KH = (I)a.k[0], KW = (I)a.k[1];
+    const I OW = (I)a.out[1], IH = (I)a.in[0], IW = (I)a.in[1];
+    const I KH = (I)a.k[0], KW = (I)a.k[1];
     const I M = (I)a.M, Mg = (I)a.Mg, Cg = (I)a.Cg, C = (I)a.C;
-    const I ovol = (I)a.ovol, ivol = (I)a.ivol, kvol = (I)a.kvol;
-    const I sh = (I)a.s[0], sw = (I)a.s[1], dh = (I)a.d[0], dw = (I)a.d[1];
+    const I ovol = (I)a.ovol, ivol = (I)a.ivol, kvol = (I)a.kvol, planes = (I)(a.N * a.M);
+    const I sh = (I)a.s[0], sw = (I)a.s[1], dh = D1 ? 1 : (I)a.d[0],
+            dw = D1 ? 1 : (I)a.d[1];
     const I ph = (I)a.pb[0], pw = (I)a.pb[1];
-    for (I idx = blockIdx.x * (I)blockDim.x + threadIdx.x; idx < total;
-         idx += (I)gridDim.x * (I)blockDim.x) {
-        const I ow = idx % OW, oh = (idx / OW) % OH, nm = idx / ovol;
-        const I m = nm % M, n = nm / M, g = m / Mg;
-        const I h0 = oh * sh - ph, w0 = ow * sw - pw;
-        // The taps inside the input: kh in [kh0, kh1), kw in [kw0, kw1).
-        const I kh0 = h0 < 0 ? (-h0 + dh - 1) / dh : 0;
-        const I kw0 = w0 < 0 ? (-w0 + dw - 1) / dw : 0;
-        I kh1 = h0 >= IH ? 0 : (IH - h0 + dh - 1) / dh;
-        I kw1 = w0 >= IW ? 0 : (IW - w0 + dw - 1) / dw;
-        float acc = a.b ? load_f(a.b, a.dtype, m) : 0.0f;
-        kh1 = kh1 < KH ? kh1 : KH;
-        kw1 = kw1 < KW ? kw1 : KW;
-        for (I c = 0; c < Cg; c++) {
-            const I xbase = (n * C + g * Cg + c) * ivol;
-            const I wbase = (m * Cg + c) * kvol;
-            for (I kh = kh0; kh < kh1; kh++) {
-                const I xrow = xbase + (h0 + kh * dh) * IW + w0;
-                const I wrow = wbase + kh * KW;
-                for (I kw = kw0; kw < kw1; kw++)
-                    acc += load_f(a.x, a.dtype, xrow + kw * dw) *
-                           load_f(a.w, a.dtype, wrow + kw);
+    for (I plane = blockIdx.y; plane < planes; plane += (I)gridDim.y) {
+        const I m = plane % M, n = plane / M, g = m / Mg;
+        const float bias = a.b ? load_f(a.b, a.dtype, m) : 0.0f;
+        for (I p = blockIdx.x * (I)blockDim.x + threadIdx.x; p < ovol;
+             p += (I)gridDim.x * (I)blockDim.x) {
+            const I oh = p / OW, ow = p - oh * OW;
+            const I h0 = oh * sh - ph, w0 = ow * sw - pw;
+            // The taps inside the input: kh in [kh0, kh1), kw in [kw0, kw1).
+            I kh0, kw0, kh1, kw1;
+            if (D1) {
+                kh0 = h0 < 0 ? -h0 : 0;
+                kw0 = w0 < 0 ? -w0 : 0;
+                kh1 = IH - h0;
+                kw1 = IW - w0;
+            } else {
+                kh0 = h0 < 0 ? (-h0 + dh - 1) / dh : 0;
+                kw0 = w0 < 0 ? (-w0 + dw - 1) / dw : 0;
+                kh1 = h0 >= IH ? 0 : (IH - h0 + dh - 1) / dh;
+                kw1 = w0 >= IW ? 0 : (IW - w0 + dw - 1) / dw;
             }
+            kh1 = kh1 < KH ? kh1 : KH;
+            kw1 = kw1 < KW ? kw1 : KW;
+            float acc = bias;
+            for (I c = 0; c < Cg; c++) {
+                const I xbase = (n * C + g * Cg + c) * ivol;
+                const I wbase = (m * Cg + c) * kvol;
+                for (I kh = kh0; kh < kh1; kh++) {
+                    const I xrow = xbase + (h0 + kh * dh) * IW + w0;
+                    const I wrow = wbase + kh * KW;
+                    for (I kw = kw0; kw < kw1; kw++)
+                        acc += load_f(a.x, a.dtype, xrow + kw * dw) *
+                               load_f(a.w, a.dtype, wrow + kw);
+                }
+            }
+            acc = conv_act(a, acc);
+            const I idx = plane * ovol + p;
+            if (a.dtype == DT_F32)
+                ((float *)a.y)[idx] = acc;
+            else
+                ((__half *)a.y)[idx] = __float2half(acc);
         }
-        acc = conv_act(a, acc);
-        if (a.dtype == DT_F32)
-            ((float *)a.y)[idx] = acc;
-        else
-            ((__half *)a.y)[idx] = __float2half(acc);
     }
+}
+
+template <typename I> int launch_conv2d(const opk_conv_args *a, void *stream)
+{
+    const int64_t planes = a->N * a->M, x = (a->ovol + kThreads - 1) / kThreads;
+    dim3 grid((unsigned)(x < 4096 ? x : 4096),
+              (unsigned)(planes < 65535 ? planes : 65535));
+    if (a->d[0] == 1 && a->d[1] == 1)
+        conv2d_kernel<I, true><<<grid, kThreads, 0, (cudaStream_t)stream>>>(*a);
+    else
+        conv2d_kernel<I, false><<<grid, kThreads, 0, (cudaStream_t)stream>>>(*a);
+    return (int)cudaGetLastError();
 }
 
 // A float32 convolution's bias and activation over y [N, M, ovol] in
@@ -405,18 +432,15 @@ extern "C" int opk_conv(const opk_conv_args *a, void *stream)
     int64_t total = a->N * a->M * a->ovol;
     if (total == 0)
         return 0;
-    // 32-bit indices when every element offset, and the grid-stride loop's
-    // last step past the end, fit.
+    // 32-bit indices when every element offset, and the grid-stride loops'
+    // last steps past the end, fit.
     const int64_t lim = (int64_t)1 << 30;
     if (a->ns == 2 && total < lim && a->N * a->C * a->ivol < lim &&
         a->M * a->Cg * a->kvol < lim)
-        conv2d_kernel<int32_t>
-            <<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
-    else if (a->ns == 2)
-        conv2d_kernel<int64_t>
-            <<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
-    else
-        conv_kernel<<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
+        return launch_conv2d<int32_t>(a, stream);
+    if (a->ns == 2)
+        return launch_conv2d<int64_t>(a, stream);
+    conv_kernel<<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
     return (int)cudaGetLastError();
 }
 
