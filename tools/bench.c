@@ -15,15 +15,22 @@ struct gate {
     int ready, go;
 };
 
+/* Where a worker failed. */
+enum { FAILED_START, FAILED_WARMUP, FAILED_TIMED };
+
 typedef struct worker {
     const cli_bench_target *t;
     int index, warmup, iterations;
-    double *lat_ms; /* iterations entries */
-    double *dev_ms; /* iterations entries; NULL without a stream */
-    void *ev[2];    /* start and end events on the stream */
+    double warmup_ms; /* > 0: warm up for this long (cli_bench_opts) */
+    int64_t warmups;  /* warm-up runs made */
+    double warmed_ms; /* how long they took */
+    double *lat_ms;   /* iterations entries */
+    double *dev_ms;   /* iterations entries; NULL without a stream */
+    void *ev[2];      /* start and end events on the stream */
     struct gate *gate;
     prt_status status;
-    int failed_at; /* iteration (negative: warmup) */
+    int failed_in; /* FAILED_* */
+    int failed_at; /* the run, counted from 0 in its phase */
     char error[1024];
 } worker;
 
@@ -54,9 +61,14 @@ static prt_status run_once(worker *w, double *wall_ms, double *dev_ms)
 static void *worker_main(void *arg)
 {
     worker *w = arg;
-    for (int i = 0; i < w->warmup && !w->status; i++) {
+    double t0 = cli_now();
+    /* A duration counts from the first warm-up run. */
+    for (int i = 0; !w->status && (i < w->warmup || w->warmed_ms < w->warmup_ms); i++) {
         w->status = run_once(w, NULL, NULL);
-        w->failed_at = i - w->warmup;
+        w->failed_in = FAILED_WARMUP;
+        w->failed_at = i;
+        w->warmups = i + 1;
+        w->warmed_ms = (cli_now() - t0) * 1e3;
     }
     if (w->status)
         snprintf(w->error, sizeof w->error, "%s", prt_last_error());
@@ -69,6 +81,7 @@ static void *worker_main(void *arg)
     pthread_mutex_unlock(&w->gate->lock);
     for (int i = 0; i < w->iterations && !w->status; i++) {
         w->status = run_once(w, &w->lat_ms[i], w->dev_ms ? &w->dev_ms[i] : NULL);
+        w->failed_in = FAILED_TIMED;
         w->failed_at = i;
         if (w->status)
             snprintf(w->error, sizeof w->error, "%s", prt_last_error());
@@ -108,6 +121,30 @@ static void summarize(double *v, int64_t n, cli_bench_times *out)
     out->mean_ms = sum / (double)n;
 }
 
+/* The means of windows of `runs` consecutive runs in each thread's
+ * segment of v (nb_threads segments of `iterations`), summarized; v is
+ * left as it was. */
+static int summarize_windows(const double *v, int nb_threads, int iterations,
+                             int64_t runs, cli_bench_times *out)
+{
+    int64_t per = iterations / runs, n = per * nb_threads, k = 0;
+    double *means = malloc(sizeof *means * (size_t)(n > 0 ? n : 1));
+    if (!means) {
+        cli_error("out of memory for the means of %lld windows of runs", (long long)n);
+        return CLI_FAIL;
+    }
+    for (int t = 0; t < nb_threads; t++)
+        for (int64_t w = 0; w < per; w++) {
+            double sum = 0.0;
+            for (int64_t i = 0; i < runs; i++)
+                sum += v[(size_t)t * (size_t)iterations + (size_t)(w * runs + i)];
+            means[k++] = sum / (double)runs;
+        }
+    summarize(means, n, out);
+    free(means);
+    return CLI_OK;
+}
+
 static void destroy_events(worker *w, int nb_threads)
 {
     for (int t = 0; t < nb_threads; t++)
@@ -116,9 +153,10 @@ static void destroy_events(worker *w, int nb_threads)
                 prt_event_destroy(w[t].t->device, w[t].ev[k]);
 }
 
-int cli_bench_run(const cli_bench_target *targets, int nb_threads, int warmup,
-                  int iterations, cli_bench_stats *stats)
+int cli_bench_run(const cli_bench_target *targets, int nb_threads,
+                  const cli_bench_opts *o, cli_bench_stats *stats)
 {
+    int iterations = o->iterations;
     worker *w = calloc((size_t)nb_threads, sizeof *w);
     pthread_t *tid = calloc((size_t)nb_threads, sizeof *tid);
     int64_t n = (int64_t)nb_threads * iterations;
@@ -139,7 +177,8 @@ int cli_bench_run(const cli_bench_target *targets, int nb_threads, int warmup,
     for (int t = 0; t < nb_threads; t++) {
         w[t].t = &targets[t];
         w[t].index = t;
-        w[t].warmup = warmup;
+        w[t].warmup = o->warmup;
+        w[t].warmup_ms = o->warmup_ms;
         w[t].iterations = iterations;
         w[t].lat_ms = lat + (size_t)t * (size_t)iterations;
         w[t].dev_ms = dev ? dev + (size_t)t * (size_t)iterations : NULL;
@@ -159,7 +198,7 @@ int cli_bench_run(const cli_bench_target *targets, int nb_threads, int warmup,
         int err = pthread_create(&tid[t], NULL, worker_main, &w[t]);
         if (err != 0) {
             w[t].status = PRT_ERR_INTERNAL;
-            w[t].failed_at = -warmup - 1;
+            w[t].failed_in = FAILED_START;
             /* EAGAIN: out of memory for the thread, or past a limit. */
             snprintf(w[t].error, sizeof w[t].error, "cannot start the thread: %s",
                      err == EAGAIN ? "out of memory or threads (EAGAIN)" : strerror(err));
@@ -167,7 +206,7 @@ int cli_bench_run(const cli_bench_target *targets, int nb_threads, int warmup,
         }
         started++;
     }
-    if (nb_threads > 1 || warmup > 0)
+    if (nb_threads > 1 || o->warmup > 0 || o->warmup_ms > 0)
         cli_progress("running %d iteration(s) on %d thread(s)", iterations, nb_threads);
     pthread_mutex_lock(&gate.lock);
     while (gate.ready < started)
@@ -184,10 +223,10 @@ int cli_bench_run(const cli_bench_target *targets, int nb_threads, int warmup,
     cli_progress_clear();
     for (int t = 0; t < nb_threads; t++)
         if (w[t].status) {
-            if (w[t].failed_at < -warmup)
+            if (w[t].failed_in == FAILED_START)
                 cli_error("thread %d: %s", t, w[t].error);
-            else if (w[t].failed_at < 0)
-                cli_error("thread %d, warmup run %d: %s [%s]", t, w[t].failed_at + warmup,
+            else if (w[t].failed_in == FAILED_WARMUP)
+                cli_error("thread %d, warmup run %d: %s [%s]", t, w[t].failed_at,
                           w[t].error, prt_status_name(w[t].status));
             else
                 cli_error("thread %d, run %d: %s [%s]", t, w[t].failed_at, w[t].error,
@@ -195,6 +234,24 @@ int cli_bench_run(const cli_bench_target *targets, int nb_threads, int warmup,
             goto done;
         }
     stats->samples = n;
+    stats->warmups = w[0].warmups;
+    stats->warmup_ms = 0.0;
+    for (int t = 0; t < nb_threads; t++) {
+        stats->warmups = w[t].warmups < stats->warmups ? w[t].warmups : stats->warmups;
+        stats->warmup_ms =
+            w[t].warmed_ms > stats->warmup_ms ? w[t].warmed_ms : stats->warmup_ms;
+    }
+    memset(&stats->avg, 0, sizeof stats->avg);
+    /* Before summarize sorts the runs out of their order. */
+    if (o->avg_runs > 0 && iterations >= o->avg_runs) {
+        stats->avg.runs = o->avg_runs;
+        stats->avg.windows = (int64_t)(iterations / o->avg_runs) * nb_threads;
+        if (summarize_windows(lat, nb_threads, iterations, o->avg_runs,
+                              &stats->avg.wall) != CLI_OK ||
+            (has_device && summarize_windows(dev, nb_threads, iterations, o->avg_runs,
+                                             &stats->avg.device) != CLI_OK))
+            goto done;
+    }
     summarize(lat, n, &stats->wall);
     stats->has_device = has_device;
     if (has_device)

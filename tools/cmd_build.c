@@ -284,38 +284,6 @@ static int summarize(const build_args *a, const prt_engine *engine, size_t plan_
     return CLI_OK;
 }
 
-static int write_plan(const char *path, const prt_engine *engine, size_t *out_size)
-{
-    void *bytes = NULL;
-    size_t size = 0, n = strlen(path);
-    char *tmp;
-    int rc;
-    prt_status st = prt_engine_serialize(engine, &bytes, &size);
-    if (st) {
-        cli_error_api(st, "cannot serialize the engine");
-        return CLI_FAIL;
-    }
-    /* Write beside the target and rename: a failed build never leaves half
-     * a plan where a good one was. */
-    tmp = malloc(n + 8);
-    if (!tmp) {
-        prt_free(bytes);
-        cli_error("out of memory for the name of the temporary file beside %s", path);
-        return CLI_FAIL;
-    }
-    snprintf(tmp, n + 8, "%s.tmp", path);
-    rc = cli_write_file(tmp, bytes, size);
-    if (rc == CLI_OK && rename(tmp, path) != 0) {
-        cli_error("cannot rename %s to %s", tmp, path);
-        remove(tmp);
-        rc = CLI_FAIL;
-    }
-    free(tmp);
-    prt_free(bytes);
-    *out_size = size;
-    return rc;
-}
-
 int cmd_build(int argc, char **argv)
 {
     build_args a;
@@ -396,7 +364,7 @@ int cmd_build(int argc, char **argv)
     }
     t2 = cli_now();
     cli_progress("writing %s", a.output);
-    rc = write_plan(a.output, engine, &plan_size);
+    rc = cli_write_plan(a.output, engine, &plan_size);
     cli_progress_clear();
     if (rc != CLI_OK)
         goto done;

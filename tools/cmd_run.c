@@ -26,6 +26,10 @@
  * --compare-layers runs the ONNX model once with every layer's outputs
  * exposed, beside a reference, and names the first layer that differs
  * (compare_layers.h).
+ *
+ * trtexec's spellings (run_aliases) mostly name plugrt's own options; those
+ * that say more (--saveEngine, --minShapes/--maxShapes, --warmUp,
+ * --avgRuns, --exportOutput) are done here and in run_trtexec.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +44,7 @@
 #include "profile_layers.h"
 #include "run_build.h"
 #include "run_outputs.h"
+#include "run_trtexec.h"
 #include "text.h"
 
 enum {
@@ -68,7 +73,14 @@ enum {
     OPT_LINEAR_FORMATS,
     OPT_FP16,
     OPT_LOAD_INPUTS,
-    OPT_EXPORT_PROFILE
+    OPT_EXPORT_PROFILE,
+    OPT_SAVE_ENGINE,
+    OPT_MIN_SHAPES,
+    OPT_OPT_SHAPES,
+    OPT_MAX_SHAPES,
+    OPT_WARMUP_MS,
+    OPT_AVG_RUNS,
+    OPT_EXPORT_OUTPUT
 };
 
 static const cli_opt run_opts[] = {
@@ -78,6 +90,13 @@ static const cli_opt run_opts[] = {
     {"--best", NULL, 0, OPT_FP16},
     {"--loadInputs", NULL, 1, OPT_LOAD_INPUTS},
     {"--exportProfile", NULL, 1, OPT_EXPORT_PROFILE},
+    {"--saveEngine", NULL, 1, OPT_SAVE_ENGINE},
+    {"--minShapes", NULL, 1, OPT_MIN_SHAPES},
+    {"--optShapes", NULL, 1, OPT_OPT_SHAPES},
+    {"--maxShapes", NULL, 1, OPT_MAX_SHAPES},
+    {"--warmUp", NULL, 1, OPT_WARMUP_MS},
+    {"--avgRuns", NULL, 1, OPT_AVG_RUNS},
+    {"--exportOutput", NULL, 1, OPT_EXPORT_OUTPUT},
     {"--plugins", NULL, 1, CLI_MODEL_OPT_PLUGINS},
     {"--no-default-plugins", NULL, 0, CLI_MODEL_OPT_NO_DEFAULT},
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
@@ -113,36 +132,34 @@ static const cli_opt run_opts[] = {
 static const cli_alias run_aliases[] = {
     {"--onnx", "", "FILE: the ONNX model to build in memory and run"},
     {"--loadEngine", "", "FILE: the plan to run"},
-    {"--saveEngine", NULL,
-     "plugrt run does not write the engine it builds; write the plan with "
-     "`plugrt build MODEL.onnx --saveEngine=FILE`, then run it"},
+    {"--saveEngine", "--saveEngine",
+     "FILE: write the plan built from the ONNX model, the bytes `plugrt build` "
+     "writes with the same options (a plan given is saved already: refused)"},
     {"--shapes", "--shapes", "the same option"},
-    {"--optShapes", "--shapes",
-     "the shapes to run at (trtexec runs at the opt shapes without --shapes)"},
-    {"--minShapes", NULL,
-     "an ONNX model is run with its profile fixed at each input's shape; give "
-     "them with --shapes (or --optShapes), or build a plan with a range with "
-     "`plugrt build --minShapes=... --maxShapes=...`"},
-    {"--maxShapes", NULL,
-     "an ONNX model is run with its profile fixed at each input's shape; give "
-     "them with --shapes (or --optShapes), or build a plan with a range with "
-     "`plugrt build --minShapes=... --maxShapes=...`"},
+    {"--minShapes", "--minShapes",
+     "the range's smallest shapes: an ONNX model is built with the range as "
+     "`plugrt build` builds it, and run at the opt shapes; a plan's profile "
+     "must hold it"},
+    {"--optShapes", "--optShapes",
+     "the shapes to run at where --shapes and data give none; without "
+     "--minShapes/--maxShapes, as --shapes"},
+    {"--maxShapes", "--maxShapes", "the range's largest shapes (see --minShapes)"},
     {"--loadInputs", "--loadInputs",
      "NAME:FILE[,...]: --input NAME=FILE for each; .npy or ONNX TensorProto .pb "
      "files (trtexec's raw binary files are refused)"},
-    {"--exportOutput", NULL,
-     "trtexec's JSON of output values is not written; --output-dir DIR writes each "
-     "output as DIR/output_NAME.npy"},
+    {"--exportOutput", "--exportOutput",
+     "FILE: the outputs as trtexec's JSON ([{\"name\", \"dimensions\": \"1x1000\", "
+     "\"values\": [...]}]; null for NaN and infinities); --output-dir writes .npy"},
     {"--dumpProfile", "--profile-layers", "time every layer"},
     {"--exportProfile", "--exportProfile", "FILE: --profile-layers --profile-json FILE"},
     {"--useCudaGraph", "--cuda-graph", "capture one run as a CUDA graph, replay it"},
     {"--iterations", "--iterations", "the same option: timed runs per thread"},
-    {"--warmUp", NULL,
-     "trtexec warms up for a duration in ms; plugrt for a count of runs: use "
-     "--warmup N"},
-    {"--avgRuns", NULL,
-     "plugrt reports every timed run (min, median, p90, p99, max, mean), not "
-     "averages over windows of runs; use --iterations N"},
+    {"--warmUp", "--warmUp",
+     "MS: untimed runs until MS milliseconds have passed, at least one (plugrt's "
+     "--warmup N counts runs; give one of the two)"},
+    {"--avgRuns", "--avgRuns",
+     "N: also the means of windows of N consecutive timed runs (min, median, "
+     "max, mean of them); at most --iterations"},
     {"--staticPlugins", "--plugins", "LIB.so: load a plugin library"},
     {"--dynamicPlugins", "--plugins", "LIB.so: load a plugin library"},
     {"--fp16", "--fp16",
@@ -289,6 +306,13 @@ typedef struct run_args {
     int64_t memory_limit; /* 0: none */
     double atol, rtol;
     int atol_given, rtol_given;
+    /* trtexec's (run_trtexec.h) */
+    run_range range;           /* --minShapes, --optShapes, --maxShapes */
+    const char *save_engine;   /* --saveEngine */
+    const char *export_output; /* --exportOutput */
+    double warmup_ms;          /* --warmUp; < 0: not given */
+    int warmup_given;          /* --warmup */
+    int64_t avg_runs;          /* --avgRuns; 0: not given */
 } run_args;
 
 /* --input NAME=FILE (v borrowed: argv, or a->owned). */
@@ -375,6 +399,22 @@ static int take_option(void *user, int id, const char *v)
     case OPT_FP16:
         a->fp16 = 1;
         break;
+    case OPT_SAVE_ENGINE:
+        a->save_engine = v;
+        break;
+    case OPT_MIN_SHAPES:
+        return cli_shapes_parse_signed(&a->range.min, "--minShapes", v);
+    case OPT_OPT_SHAPES:
+        return cli_shapes_parse_signed(&a->range.opt, "--optShapes", v);
+    case OPT_MAX_SHAPES:
+        return cli_shapes_parse_signed(&a->range.max, "--maxShapes", v);
+    case OPT_WARMUP_MS:
+        return cli_parse_nonneg("--warmUp", v, &a->warmup_ms);
+    case OPT_AVG_RUNS:
+        return cli_parse_int("--avgRuns", v, 1, 1000000000, &a->avg_runs);
+    case OPT_EXPORT_OUTPUT:
+        a->export_output = v;
+        break;
     case OPT_RANDOM:
         a->random_inputs = 1;
         break;
@@ -388,6 +428,7 @@ static int take_option(void *user, int id, const char *v)
     case OPT_ITERATIONS:
         return cli_parse_int("--iterations", v, 1, 1000000000, &a->iterations);
     case OPT_WARMUP:
+        a->warmup_given = 1;
         return cli_parse_int("--warmup", v, 0, 1000000000, &a->warmup);
     case OPT_THREADS:
         return cli_parse_int("--threads", v, 1, 1024, &a->threads);
@@ -445,6 +486,48 @@ static int take_option(void *user, int id, const char *v)
     return CLI_OK;
 }
 
+/* trtexec's options that say more than a new name: what they need of the
+ * others, and --optShapes alone made --shapes (trtexec then builds min =
+ * opt = max, as run does from --shapes). */
+static int check_trtexec_args(run_args *a)
+{
+    int onnx = cli_is_onnx_path(a->m.model);
+    if (a->save_engine && !onnx)
+        return cli_usage("--saveEngine %s: %s is a plan, saved already (--saveEngine "
+                         "writes the plan run builds from an ONNX model)",
+                         a->save_engine, a->m.model);
+    if (a->save_engine && strcmp(a->save_engine, a->m.model) == 0)
+        return cli_usage("--saveEngine would overwrite the model; choose another file");
+    if (a->warmup_ms >= 0 && a->warmup_given)
+        return cli_usage(
+            "--warmUp %g (trtexec's: milliseconds) and --warmup %lld (a count "
+            "of runs) both say how long to warm up: give one",
+            a->warmup_ms, (long long)a->warmup);
+    if (a->warmup_ms >= 0)
+        a->warmup = 1; /* a duration makes at least one run */
+    if (a->avg_runs > a->iterations)
+        return cli_usage("--avgRuns %lld: more than the %lld timed runs per thread "
+                         "(--iterations); a window holds consecutive runs of one thread",
+                         (long long)a->avg_runs, (long long)a->iterations);
+    if (a->compare_layers && (a->save_engine || a->export_output || a->avg_runs ||
+                              a->warmup_ms >= 0 || run_range_given(&a->range)))
+        return cli_usage(
+            "--compare-layers runs the model once, at one shape: leave out %s",
+            a->save_engine      ? "--saveEngine"
+            : a->export_output  ? "--exportOutput"
+            : a->avg_runs       ? "--avgRuns"
+            : a->warmup_ms >= 0 ? "--warmUp"
+                                : "--minShapes/--maxShapes (use --shapes)");
+    if (!run_range_given(&a->range)) {
+        for (int i = 0; i < a->range.opt.count; i++)
+            if (cli_shapes_set(&a->shapes, a->range.opt.items[i].name,
+                               &a->range.opt.items[i].dims) != CLI_OK)
+                return CLI_FAIL;
+        cli_shapes_free(&a->range.opt);
+    }
+    return CLI_OK;
+}
+
 /* The defaults, then the command line: CLI_OK, an exit code, or < 0 after
  * --help. *a is the caller's to free, whatever it returns. */
 static int parse_args(int argc, char **argv, run_args *a)
@@ -459,11 +542,14 @@ static int parse_args(int argc, char **argv, run_args *a)
     a->rtol = 1e-5;
     a->device = -1;
     a->reference = -1;
+    a->warmup_ms = -1.0;
     a->m.aliases = run_aliases;
     rc = cli_model_args_parse(&a->m, argc, argv, run_opts, take_option, a,
                               "the model to run (plugrt run MODEL.plan or "
                               "MODEL.onnx)");
     if (rc != CLI_OK)
+        return rc;
+    if ((rc = check_trtexec_args(a)) != CLI_OK)
         return rc;
     if (a->fp16)
         cli_warn("--fp16/--best: plugrt has no reduced-precision mode yet; running in "
@@ -522,7 +608,9 @@ static int load_inputs(const run_args *a, run_inputs *in)
 static int build_network(const run_args *a, const prt_registry *reg, const run_inputs *in,
                          const prt_network *net, int32_t device, prt_engine **out)
 {
-    run_build_opts o = {&a->shapes, device, (int32_t)a->op_threads, a->linear_formats};
+    run_build_opts o = {&a->shapes,        device,        (int32_t)a->op_threads,
+                        a->linear_formats, &a->range.min, &a->range.opt,
+                        &a->range.max};
     return run_build_network(net, reg, in, &o, out);
 }
 
@@ -642,13 +730,18 @@ static void print_times(const char *what, const cli_bench_times *t)
 static void print_stats(const run_args *a, const cli_bench_stats *stats,
                         int32_t op_threads)
 {
-    char runs[160];
+    char runs[224], warm[64] = "";
+    /* --warmUp: how many runs its duration made (the fewest of any thread). */
+    if (a->warmup_ms >= 0)
+        snprintf(warm, sizeof warm, " in %.3f ms (--warmUp %g)", stats->warmup_ms,
+                 a->warmup_ms);
     snprintf(runs, sizeof runs,
              " (%lld runs: %lld x %lld thread%s, %d op thread%s each, after %lld "
-             "warmup%s)\n",
+             "warmup%s%s)\n",
              (long long)stats->samples, (long long)a->iterations, (long long)a->threads,
              a->threads > 1 ? "s" : "", (int)op_threads, op_threads > 1 ? "s" : "",
-             (long long)a->warmup, a->cuda_graph ? "; CUDA graph replays" : "");
+             (long long)stats->warmups, warm,
+             a->cuda_graph ? "; CUDA graph replays" : "");
     if (!stats->has_device) {
         print_times("latency (ms)", &stats->wall);
         fputs(runs, stdout);
@@ -662,6 +755,7 @@ static void print_stats(const run_args *a, const cli_bench_stats *stats,
     }
     printf("throughput: %.2f inferences/s (wall %.4f s)\n", stats->throughput,
            stats->wall_s);
+    run_print_windows(stats);
 }
 
 static void json_times(json_writer *w, const char *key, const cli_bench_times *t)
@@ -707,9 +801,21 @@ typedef struct run_state {
     FILE *json;               /* --json: where the document goes */
 } run_state;
 
+/* --saveEngine: the plan built from the ONNX model. */
+static int save_engine(const char *path, const prt_engine *engine)
+{
+    size_t size = 0;
+    char ep[CLI_ESC_CAP];
+    if (cli_write_plan(path, engine, &size) != CLI_OK)
+        return CLI_FAIL;
+    printf("plan written to %s (%zu bytes)\n", cli_escape(path, ep, sizeof ep), size);
+    return CLI_OK;
+}
+
 /* The engine, built from the ONNX model or loaded from the plan, and its
- * I/O, checked against the options that concern it. */
-static int load_engine(const run_args *a, run_state *s)
+ * I/O, checked against the options that concern it; the shapes to run at
+ * completed from trtexec's lists. */
+static int load_engine(run_args *a, run_state *s)
 {
     double t0 = cli_now();
     int rc = s->onnx ? build_from_onnx(a, s->reg, &s->in, &s->engine)
@@ -724,9 +830,14 @@ static int load_engine(const run_args *a, run_state *s)
                   (int)prt_engine_profile_count(s->engine));
         return CLI_FAIL;
     }
+    if (a->save_engine && save_engine(a->save_engine, s->engine) != CLI_OK)
+        return CLI_FAIL;
     if (run_model_init(&s->model, s->engine) != CLI_OK)
         return CLI_FAIL;
-    return run_model_check_shapes(&s->model, &a->shapes);
+    if ((rc = run_model_check_shapes(&s->model, &a->shapes)) != CLI_OK)
+        return rc;
+    return run_trtexec_shapes(&a->range, &s->model, s->engine, (int32_t)a->profile,
+                              !s->onnx, &s->in, &a->shapes);
 }
 
 /* One context per --threads, each with its recorder for --profile-layers,
@@ -752,8 +863,10 @@ static int create_contexts(run_args *a, run_state *s)
         if (run_ctx_create(&s->ctxs[t], s->engine, (int32_t)a->profile, a->memory_limit,
                            (int32_t)a->op_threads) != CLI_OK)
             return CLI_FAIL;
+        /* A warm-up duration makes runs no one can count in advance. */
         if (s->recs && cli_layer_recorder_attach(&s->recs[t], s->ctxs[t].ctx, s->engine,
-                                                 a->warmup, a->iterations) != CLI_OK)
+                                                 a->warmup_ms >= 0 ? -1 : a->warmup,
+                                                 a->iterations) != CLI_OK)
             return CLI_FAIL;
         s->targets[t].ctx = s->ctxs[t].ctx;
         s->targets[t].device = s->ctxs[t].device;
@@ -787,10 +900,11 @@ static int bind_inputs(const run_args *a, run_state *s)
 /* The warm-up and timed runs on every context, then their outputs fetched. */
 static int timed_runs(const run_args *a, run_state *s, cli_bench_stats *stats)
 {
+    cli_bench_opts bo = {(int)a->warmup, a->warmup_ms > 0 ? a->warmup_ms : 0.0,
+                         (int)a->iterations, (int)a->avg_runs};
     if (a->cuda_graph && capture_graphs(s->ctxs, s->targets, (int)a->threads) != CLI_OK)
         return CLI_FAIL;
-    if (cli_bench_run(s->targets, (int)a->threads, (int)a->warmup, (int)a->iterations,
-                      stats) != CLI_OK)
+    if (cli_bench_run(s->targets, (int)a->threads, &bo, stats) != CLI_OK)
         return CLI_FAIL;
     for (int t = 0; t < (int)a->threads; t++)
         if (run_ctx_fetch(&s->ctxs[t]) != CLI_OK)
@@ -807,11 +921,16 @@ static void json_run(json_writer *jw, const run_args *a, const run_state *s,
     json_string(jw, "device", cli_device_name(prt_engine_device(s->engine)));
     json_int(jw, "contexts", a->threads);
     json_int(jw, "op_threads", op_threads);
-    json_int(jw, "warmup", a->warmup);
+    json_int(jw, "warmup", stats->warmups);
+    if (a->warmup_ms >= 0) {
+        json_double(jw, "warmup_duration_ms", a->warmup_ms);
+        json_double(jw, "warmup_took_ms", stats->warmup_ms);
+    }
     json_int(jw, "runs", stats->samples);
     json_times(jw, "latency_ms", &stats->wall);
     if (stats->has_device)
         json_times(jw, "device_ms", &stats->device);
+    run_json_windows(jw, stats);
     json_double(jw, "throughput_per_s", stats->throughput);
     json_bool(jw, "outputs_ok", outputs_ok);
 }
@@ -823,6 +942,8 @@ static int report(const run_args *a, const run_state *s, const cli_bench_stats *
     int32_t op_threads = prt_context_get_threads(s->ctxs[0].ctx);
     json_writer jw;
     int rc = run_outputs_report(s->ctxs, (int)a->threads, &oo);
+    if (a->export_output && run_export_output(&s->ctxs[0], a->export_output) != CLI_OK)
+        rc = CLI_FAIL;
     print_stats(a, stats, op_threads);
     if (s->json) {
         json_init(&jw, s->json);
@@ -904,5 +1025,6 @@ int cmd_run(int argc, char **argv)
     free(a.owned);
     cli_model_args_free(&a.m);
     cli_shapes_free(&a.shapes);
+    run_range_free(&a.range);
     return rc;
 }

@@ -187,14 +187,13 @@ int cli_import_onnx(const char *path, const prt_registry *reg, const cli_plugin_
 #endif
 }
 
-/* Fills the entries a user left out: opt from max or min, min and max from
- * opt. */
-static void complete_profile(const cli_build_opts *o, const char *name, prt_dims *mn,
-                             prt_dims *op, prt_dims *mx)
+void cli_complete_profile(const cli_shapes *min, const cli_shapes *opt,
+                          const cli_shapes *max, const char *name, prt_dims *mn,
+                          prt_dims *op, prt_dims *mx)
 {
-    const cli_shape *a = o->min ? cli_shapes_find(o->min, name) : NULL;
-    const cli_shape *b = o->opt ? cli_shapes_find(o->opt, name) : NULL;
-    const cli_shape *c = o->max ? cli_shapes_find(o->max, name) : NULL;
+    const cli_shape *a = min ? cli_shapes_find(min, name) : NULL;
+    const cli_shape *b = opt ? cli_shapes_find(opt, name) : NULL;
+    const cli_shape *c = max ? cli_shapes_find(max, name) : NULL;
     *op = b ? b->dims : c ? c->dims : a->dims;
     *mn = a ? a->dims : *op;
     *mx = c ? c->dims : *op;
@@ -253,7 +252,7 @@ static int set_profile(prt_builder_config *cfg, const cli_build_opts *o,
                 cli_error_api(st, "cannot add an optimization profile");
                 return CLI_FAIL;
             }
-            complete_profile(o, name, &mn, &op, &mx);
+            cli_complete_profile(o->min, o->opt, o->max, name, &mn, &op, &mx);
             if (o->lists_give_values && is_shape_input(net, name)) {
                 if (set_values(cfg, profile, name, &mn, &op, &mx) != CLI_OK)
                     return CLI_FAIL;
@@ -369,6 +368,38 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
     rc = CLI_OK;
 done:
     prt_builder_config_destroy(cfg);
+    return rc;
+}
+
+int cli_write_plan(const char *path, const prt_engine *engine, size_t *out_size)
+{
+    void *bytes = NULL;
+    size_t size = 0, n = strlen(path);
+    char *tmp;
+    int rc;
+    prt_status st = prt_engine_serialize(engine, &bytes, &size);
+    if (st) {
+        cli_error_api(st, "cannot serialize the engine");
+        return CLI_FAIL;
+    }
+    /* Write beside the target and rename: a failed build never leaves half
+     * a plan where a good one was. */
+    tmp = malloc(n + 8);
+    if (!tmp) {
+        prt_free(bytes);
+        cli_error("out of memory for the name of the temporary file beside %s", path);
+        return CLI_FAIL;
+    }
+    snprintf(tmp, n + 8, "%s.tmp", path);
+    rc = cli_write_file(tmp, bytes, size);
+    if (rc == CLI_OK && rename(tmp, path) != 0) {
+        cli_error("cannot rename %s to %s", tmp, path);
+        remove(tmp);
+        rc = CLI_FAIL;
+    }
+    free(tmp);
+    prt_free(bytes);
+    *out_size = size;
     return rc;
 }
 

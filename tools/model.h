@@ -103,12 +103,25 @@ typedef struct cli_build_opts {
     int linear_formats;
 } cli_build_opts;
 
+/* Input `name`'s profile entry as the lists give it (it must be in one of
+ * them; any list may be NULL): the entries a user left out filled in, opt
+ * from max or min, min and max from opt. */
+void cli_complete_profile(const cli_shapes *min, const cli_shapes *opt,
+                          const cli_shapes *max, const char *name, prt_dims *mn,
+                          prt_dims *op, prt_dims *mx);
+
 int cli_build_engine(const prt_network *net, const prt_registry *reg,
                      const cli_build_opts *o, prt_engine **out);
 
 /* Reads and deserializes a plan file; *out_size (may be NULL) its bytes. */
 int cli_load_plan(const char *path, const prt_registry *reg, prt_engine **out,
                   size_t *out_size);
+
+/* Serializes the engine to `path`, written beside it and renamed over it
+ * (a failed write never leaves half a plan where a good one was); *out_size
+ * its bytes. `plugrt build` and `plugrt run --saveEngine` write the same
+ * bytes for the same engine. */
+int cli_write_plan(const char *path, const prt_engine *engine, size_t *out_size);
 
 /* Layers whose plugin is not built in. */
 int32_t cli_plugin_layer_count(const prt_engine *engine);

@@ -14,7 +14,9 @@
 static void record(void *user, int32_t layer, const char *layer_name, int64_t elapsed_ns)
 {
     cli_layer_recorder *r = user;
-    int64_t k = r->run - r->warmup;
+    /* Unknown warm-up: the runs go round the rows, so that the last
+     * `iterations` runs, the timed ones, are what stays. */
+    int64_t k = r->warmup < 0 ? r->run % r->iterations : r->run - r->warmup;
     (void)layer_name;
     if (layer < 0 || layer >= r->nb_layers)
         return;
@@ -57,7 +59,7 @@ void cli_layer_recorder_free(cli_layer_recorder *r)
 /* Timed runs the recorder holds. */
 static int64_t kept_runs(const cli_layer_recorder *r)
 {
-    int64_t k = r->run - r->warmup;
+    int64_t k = r->warmup < 0 ? r->run : r->run - r->warmup;
     return k < 0 ? 0 : k > r->iterations ? r->iterations : k;
 }
 

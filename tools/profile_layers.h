@@ -16,7 +16,8 @@
 
 typedef struct cli_layer_recorder {
     int32_t nb_layers;
-    int64_t warmup;     /* runs to skip */
+    int64_t warmup;     /* runs to skip; < 0: unknown (a warm-up duration), keep
+                           the last `iterations` runs */
     int64_t iterations; /* runs to keep */
     int64_t run;        /* runs finished so far, warm-up included */
     int64_t *ns;        /* iterations x nb_layers */

@@ -52,8 +52,22 @@ static int check_shape_names(const prt_network *net, const cli_shapes *shapes)
  * given, as its dims are the data's. *out (malloc'd, the caller's) holds
  * one entry per such input; names are the network's. An input of that kind
  * without data fails: random values would size tensors at random. */
+/* Whether o gives a range, and whether it names input `name`. */
+static int has_range(const run_build_opts *o)
+{
+    return (o->min && o->min->count) || (o->max && o->max->count);
+}
+
+static int in_range(const run_build_opts *o, const char *name)
+{
+    return has_range(o) && ((o->min && cli_shapes_find(o->min, name)) ||
+                            (o->opt && cli_shapes_find(o->opt, name)) ||
+                            (o->max && cli_shapes_find(o->max, name)));
+}
+
 static int shape_values_from_data(const prt_network *net, const run_inputs *in,
-                                  cli_shape_value **out, int *out_n)
+                                  const run_build_opts *o, cli_shape_value **out,
+                                  int *out_n)
 {
     int32_t nin = prt_network_input_count(net);
     cli_shape_value *v = calloc((size_t)(nin > 0 ? nin : 1), sizeof *v);
@@ -75,7 +89,8 @@ static int shape_values_from_data(const prt_network *net, const run_inputs *in,
         if (prt_network_get_input(net, i, &t) != PRT_OK ||
             prt_network_get_tensor(net, t, &name, &dtype, &dims) != PRT_OK || !name ||
             (dtype != PRT_INT32 && dtype != PRT_INT64) || dims.nb_dims > 1 ||
-            prt_network_is_shape_input(net, t, &needed) != PRT_OK || !needed)
+            prt_network_is_shape_input(net, t, &needed) != PRT_OK || !needed ||
+            in_range(o, name))
             continue;
         if (!(r = run_inputs_match(in, name))) {
             cli_error("input %s is a shape input (the shapes of the model's tensors "
@@ -109,12 +124,18 @@ static int shape_values_from_data(const prt_network *net, const run_inputs *in,
 int run_build_network(const prt_network *net, const prt_registry *reg,
                       const run_inputs *in, const run_build_opts *o, prt_engine **out)
 {
+    /* prof: the fixed entries; with a range, after a copy of its opt list
+     * (so that the names keep `plugrt build`'s order, and its plan's bytes). */
     cli_shapes prof = {NULL, 0};
     cli_shape_value *values = NULL;
     int nb_values = 0;
     int rc = check_shape_names(net, o->shapes);
+    for (int i = 0; rc == CLI_OK && has_range(o) && o->opt && i < o->opt->count; i++)
+        rc = cli_shapes_set(&prof, o->opt->items[i].name, &o->opt->items[i].dims);
     for (int i = 0; rc == CLI_OK && i < o->shapes->count; i++)
-        rc = cli_shapes_set(&prof, o->shapes->items[i].name, &o->shapes->items[i].dims);
+        if (!in_range(o, o->shapes->items[i].name))
+            rc = cli_shapes_set(&prof, o->shapes->items[i].name,
+                                &o->shapes->items[i].dims);
     /* Walk the network's inputs, not the files, and find each one's file as
      * run_inputs_bind will: by name, or a reference-directory file named
      * after the file-safe name ('x:0' -> input_x_0.npy). A file for a
@@ -126,16 +147,17 @@ int run_build_network(const prt_network *net, const prt_registry *reg,
         const run_input *r;
         if (prt_network_get_input(net, i, &t) != PRT_OK ||
             prt_network_get_tensor(net, t, &name, NULL, NULL) != PRT_OK || !name ||
-            cli_shapes_find(&prof, name) || !(r = run_inputs_match(in, name)))
+            cli_shapes_find(&prof, name) || in_range(o, name) ||
+            !(r = run_inputs_match(in, name)))
             continue;
         rc = cli_shapes_set(&prof, name, &r->arr.dims);
     }
     if (rc == CLI_OK)
-        rc = shape_values_from_data(net, in, &values, &nb_values);
+        rc = shape_values_from_data(net, in, o, &values, &nb_values);
     if (rc == CLI_OK) {
-        cli_build_opts bo = {NULL,
+        cli_build_opts bo = {has_range(o) ? o->min : NULL,
                              &prof,
-                             NULL,
+                             has_range(o) ? o->max : NULL,
                              o->device,
                              -1,
                              0,
@@ -144,7 +166,7 @@ int run_build_network(const prt_network *net, const prt_registry *reg,
                              "NAME:DIMS or their data with --input NAME=FILE.npy",
                              values,
                              nb_values,
-                             0,
+                             has_range(o),
                              o->op_threads,
                              o->linear_formats};
         rc = cli_build_engine(net, reg, &bo, out);

@@ -5,6 +5,12 @@
  * (a Reshape's shape, Range's bounds) are fixed at its data's, since random
  * values would size tensors at random. --compare-layers builds its engines
  * the same way (compare_layers.h).
+ *
+ * trtexec's --minShapes/--optShapes/--maxShapes with a min or a max give a
+ * range instead, as `plugrt build` reads them (the same profile, so the same
+ * plan): the inputs they name get that range (a shape input's entries bound
+ * its values), the others are fixed at their --shapes entry or data as
+ * above.
  */
 #ifndef PLUGRT_TOOLS_RUN_BUILD_H
 #define PLUGRT_TOOLS_RUN_BUILD_H
@@ -17,6 +23,9 @@ typedef struct run_build_opts {
     int32_t device;
     int32_t op_threads; /* --op-threads for autotuning; 0: the library's default */
     int linear_formats; /* --linear-formats */
+    /* --minShapes, --optShapes, --maxShapes: NULL, or a range (min or max
+     * not empty) */
+    const cli_shapes *min, *opt, *max;
 } run_build_opts;
 
 /* Builds an imported network (only read) for o->device with the profile

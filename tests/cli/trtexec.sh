@@ -3,7 +3,10 @@
 # what plugrt's own option does (the same plan, the same output files, the
 # same layer profile), an alias without an equivalent is a usage error that
 # says why, and --help lists them in one table. Also "did you mean" for an
-# unknown option or command.
+# unknown option or command. run's own trtexec options: --saveEngine writes
+# build's bytes, --minShapes/--maxShapes build a range and run at the opt
+# shapes, --exportOutput writes trtexec's JSON, --warmUp warms up for a
+# duration, --avgRuns summarizes windows of runs.
 . "$(dirname "$0")/common.sh"
 
 # Suggestions need no model.
@@ -28,6 +31,11 @@ expect_rc 0 run_help "$PLUGRT" run --help && {
     expect_grep "^  $o " run_help.out "run's table: $o"
   done
   expect_grep "^  --useCudaGraph +--cuda-graph " run_help.out
+  expect_grep "^  --saveEngine +FILE: write the plan built from the" run_help.out
+  expect_grep "^  --warmUp +MS: untimed runs until MS milliseconds" run_help.out
+  expect_grep "^  --avgRuns +N: also the means of windows of N" run_help.out
+  expect_grep "^  --exportOutput +FILE: the outputs as trtexec's JSON" run_help.out
+  grep -q "no equivalent" run_help.out && fail "run's table still refuses an option"
 }
 expect_rc 0 build_help "$PLUGRT" build --help && {
   expect_grep "^  --saveEngine +--output " build_help.out
@@ -36,15 +44,19 @@ expect_rc 0 build_help "$PLUGRT" build --help && {
 }
 
 # No equivalent: exit 2, the reason, and what to use.
-expect_rc 2 run_save "$PLUGRT" run m.onnx --saveEngine=m.plan &&
-  expect_grep "\-\-saveEngine \(trtexec's option\) has no equivalent in plugrt run: .*plugrt build" \
-    run_save.err
-expect_rc 2 run_warmup "$PLUGRT" run m.plan --warmUp=200 &&
-  expect_grep "use --warmup N" run_warmup.err
-expect_rc 2 run_avg "$PLUGRT" run m.plan --avgRuns 10 && expect_grep "avgRuns" run_avg.err
-expect_rc 2 run_export_out "$PLUGRT" run m.plan --exportOutput=o.json &&
-  expect_grep "\-\-output-dir" run_export_out.err
-expect_rc 2 run_min "$PLUGRT" run m.onnx --minShapes=x:1x3 && expect_grep "\-\-shapes" run_min.err
+# run's trtexec options that cannot apply: exit 2, saying why.
+expect_rc 2 run_save "$PLUGRT" run m.plan --saveEngine=n.plan &&
+  expect_grep "\-\-saveEngine n.plan: m.plan is a plan, saved already" run_save.err
+expect_rc 2 run_save_self "$PLUGRT" run m.onnx --saveEngine=m.onnx &&
+  expect_grep "would overwrite the model" run_save_self.err
+expect_rc 2 run_warmups "$PLUGRT" run m.plan --warmUp=200 --warmup 3 &&
+  expect_grep "give one" run_warmups.err
+expect_rc 2 run_avg "$PLUGRT" run m.plan --avgRuns 11 &&
+  expect_grep "\-\-avgRuns 11: more than the 10 timed runs per thread" run_avg.err
+expect_rc 2 run_avg0 "$PLUGRT" run m.plan --avgRuns 0 && expect_grep "avgRuns" run_avg0.err
+expect_rc 2 run_warm_neg "$PLUGRT" run m.plan --warmUp=-1 && expect_grep "warmUp" run_warm_neg.err
+expect_rc 2 run_layers_range "$PLUGRT" run m.onnx --compare-layers --maxShapes=x:4x3 &&
+  expect_grep "\-\-compare-layers runs the model once" run_layers_range.err
 expect_rc 2 build_iter "$PLUGRT" build m.onnx --iterations=5 &&
   expect_grep "runs nothing" build_iter.err
 expect_rc 2 build_load "$PLUGRT" build --loadEngine=m.plan && expect_grep "plugrt run" build_load.err
@@ -115,6 +127,120 @@ run_cmd graph_trt "$PLUGRT" run own.plan --input X=model/x.npy --useCudaGraph
 [ "$rc" = "$rc_own" ] || fail "--useCudaGraph exit $rc, --cuda-graph $rc_own"
 [ "$(grep -c error graph_own.err)" = "$(grep -c error graph_trt.err)" ] ||
   fail "--useCudaGraph and --cuda-graph report differently"
+
+# ---- run's own trtexec options ----------------------------------------------
+# trtexec's commonest line: build with the profile, save the engine, run it
+# at the opt shapes. The saved plan is byte for byte build's.
+expect_rc 0 run_save_range "$PLUGRT" run --onnx=model/model.onnx --saveEngine=run.plan \
+  --staticPlugins="$PLUGINS_LIB" --minShapes=X:1x1 --optShapes=X:8x8 --maxShapes=X:16x16 \
+  --random-inputs -n 2 && {
+  cmp -s own.plan run.plan || fail "run --saveEngine wrote another plan than build"
+  expect_grep "^plan written to run.plan \($(wc -c <own.plan) bytes\)$" run_save_range.out
+  expect_grep "^  X +float32 +8x8 +random$" run_save_range.out
+}
+# Without a range the profile is fixed at the data's shape: build --shapes's.
+expect_rc 0 build_fixed "$PLUGRT" build model/model.onnx -o fixed.plan --shapes=X:13x11
+expect_rc 0 run_save_fixed "$PLUGRT" run model/model.onnx --saveEngine fixed_run.plan \
+  --input X=model/x.npy -n 1 &&
+  { cmp -s fixed.plan fixed_run.plan || fail "run --saveEngine (fixed) differs from build's"; }
+# The range with data: runs at the data's shape, the outputs the plan's.
+expect_rc 0 run_range_data "$PLUGRT" run --onnx=model/model.onnx --minShapes=X:1x1 \
+  --maxShapes=X:16x16 --loadInputs=X:model/x.npy --output-dir out_range -n 1
+for o in output_Y.npy output_K.npy; do
+  cmp -s "out_own/$o" "out_range/$o" || fail "the range's $o differs from the plan's"
+done
+# Shapes to run at outside the range or the plan's profile: exit 1, with it.
+expect_rc 1 run_range_out "$PLUGRT" run model/model.onnx --minShapes=X:1x1 \
+  --maxShapes=X:16x16 --random-inputs --shapes X:17x2 &&
+  expect_grep "input X: its --shapes entry 17x2 is outside profile 0 of the engine built from the model \(min 1x1, opt 16x16, max 16x16\)" \
+    run_range_out.err
+expect_rc 1 plan_max_out "$PLUGRT" run own.plan --random-inputs --maxShapes=X:32x32 &&
+  expect_grep "input X: its --maxShapes entry 32x32 is outside profile 0 of the plan \(min 1x1, opt 8x8, max 16x16\)" \
+    plan_max_out.err && expect_grep "fixed when it is built" plan_max_out.err
+expect_rc 1 plan_opt_out "$PLUGRT" run own.plan --random-inputs --minShapes=X:1x1 \
+  --optShapes=X:20x2 --maxShapes=X:16x16 &&
+  expect_grep "its --optShapes entry 20x2 is outside" plan_opt_out.err
+expect_rc 1 plan_data_out "$PLUGRT" run fixed.plan --input X=model/x.npy --minShapes=X:1x1 \
+  --maxShapes=X:13x11 && expect_grep "its --minShapes entry 1x1 is outside" plan_data_out.err
+expect_rc 2 plan_unknown "$PLUGRT" run own.plan --random-inputs --maxShapes=Z:2x2 &&
+  expect_grep "\-\-maxShapes Z: the model has no input of that name" plan_unknown.err
+# A plan whose profile holds the range runs at its opt shapes (or, without
+# --optShapes, the max, as build completes a profile).
+expect_rc 0 plan_range "$PLUGRT" run own.plan --random-inputs --minShapes=X:2x2 \
+  --optShapes=X:5x6 --maxShapes=X:12x12 -n 1 &&
+  expect_grep "^  X +float32 +5x6 +random$" plan_range.out
+expect_rc 0 plan_range_max "$PLUGRT" run own.plan --random-inputs --minShapes=X:2x2 \
+  --maxShapes=X:12x12 -n 1 && expect_grep "^  X +float32 +12x12 +random$" plan_range_max.out
+
+# --exportOutput: trtexec's JSON, equal to the .npy files of --output-dir;
+# integers (nonzero's indices and count) and floats (a Sigmoid's, which
+# must come back as the same float32 bits).
+expect_rc 0 export_int "$PLUGRT" run own.plan --input X=model/x.npy --exportOutput=int.json \
+  --output-dir out_int -n 1
+expect_rc 0 make_float "$PYTHON" - <<'EOF'
+import numpy as np
+from onnx import TensorProto, helper, save
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])
+g = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"])], "g", [x], [y])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "float.onnx")
+x = np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32) * 7
+np.save("xf.npy", x)
+EOF
+expect_rc 0 export_float "$PLUGRT" run float.onnx --loadInputs=x:xf.npy \
+  --exportOutput=float.json --output-dir out_float -n 1
+expect_rc 0 export_check "$PYTHON" - <<'EOF'
+import json, numpy as np
+for path, out in (("int.json", "out_int"), ("float.json", "out_float")):
+    doc = json.load(open(path))
+    assert isinstance(doc, list) and doc, doc
+    for o in doc:
+        assert sorted(o) == ["dimensions", "name", "values"], o
+        ref = np.load("%s/output_%s.npy" % (out, o["name"]))
+        dims = [int(d) for d in o["dimensions"].split("x")] if o["dimensions"] else []
+        assert dims == list(ref.shape), (o["name"], dims, ref.shape)
+        got = np.array(o["values"], dtype=ref.dtype).reshape(dims)
+        assert got.tobytes() == ref.tobytes(), (path, o["name"])
+names = [o["name"] for o in json.load(open("int.json"))]
+assert names == ["Y", "K"], names
+# Not all trivially short: the float32 values need their 9 digits.
+vals = json.load(open("float.json"))[0]["values"]
+assert any(len(repr(v)) > 10 for v in vals), vals
+EOF
+expect_rc 1 export_dir "$PLUGRT" run own.plan --input X=model/x.npy --exportOutput=. -n 1 &&
+  expect_grep "\-\-exportOutput: cannot create" export_dir.err
+
+# --warmUp: a duration; at least one warm-up run, counted in the report.
+expect_rc 0 warm_ms "$PLUGRT" run own.plan --input X=model/x.npy --warmUp=2 -n 3 \
+  --exportProfile=warm_profile.json &&
+  expect_grep "after [1-9][0-9]* warmup in [0-9.]+ ms \(--warmUp 2\)" warm_ms.out
+expect_rc 0 warm_json "$PLUGRT" run own.plan --input X=model/x.npy --warmUp 0 -n 3 --json
+expect_rc 0 warm_check "$PYTHON" - warm_json.out warm_profile.json <<'EOF'
+import json, sys
+doc, prof = (json.load(open(p)) for p in sys.argv[1:])
+# 0 ms: the one run a duration always makes.
+assert doc["warmup"] == 1 and doc["warmup_duration_ms"] == 0, doc
+# The layer profile keeps the timed runs, however many warm-ups came first.
+assert prof["runs"] == 3, prof["runs"]
+EOF
+
+# --avgRuns: the means of windows of consecutive runs. Windows of one run
+# are the runs themselves: the same min, median and max.
+expect_rc 0 avg1 "$PLUGRT" run own.plan --input X=model/x.npy -n 6 --avgRuns=1 --json
+expect_rc 0 avg4 "$PLUGRT" run own.plan --input X=model/x.npy -n 10 --threads 2 --avgRuns 4 && {
+  expect_grep "^averages of 4 consecutive runs \(4 windows; trtexec's --avgRuns\)" avg4.out
+  expect_grep "^  latency \(ms\): min [0-9.]+, median [0-9.]+, max [0-9.]+, mean [0-9.]+$" \
+    avg4.out
+}
+expect_rc 0 avg_check "$PYTHON" - avg1.out <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+avg, lat = doc["avg_runs"], doc["latency_ms"]
+assert avg["runs"] == 1 and avg["windows"] == 6, avg
+for k in ("min", "median", "max"):
+    assert avg["latency_ms"][k] == lat[k], (k, avg, lat)
+EOF
+
 # trtexec's raw binary input files are refused, not misread.
 head -c 64 /dev/zero >x.bin
 expect_rc 1 raw_input "$PLUGRT" run own.plan --loadInputs=X:x.bin &&
