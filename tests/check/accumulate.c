@@ -11,9 +11,12 @@
  * it aliases (out = b, then out += a): right apart, 2 * b in place, as a
  * stencil or a transpose written in place goes wrong. The alias check
  * fails it.
+ * BROKEN_THROUGH_INPUT: adds b into a through its input pointer, taking
+ * "one address at run time" for granted: right in place, but apart (the
+ * builder's timing runs) it writes an input. The bounds check fails it.
  */
-#if !defined(BROKEN_NONE) && !defined(BROKEN_HAZARD)
-#error "define BROKEN_NONE or BROKEN_HAZARD"
+#if !defined(BROKEN_NONE) && !defined(BROKEN_HAZARD) && !defined(BROKEN_THROUGH_INPUT)
+#error "define BROKEN_NONE, BROKEN_HAZARD or BROKEN_THROUGH_INPUT"
 #endif
 
 #define SIMPLE_NAME "Accumulate"
@@ -104,6 +107,13 @@ static prt_status enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
             out[i] = b[i];
         for (int64_t i = 0; i < n; i++)
             out[i] += a[i];
+    }
+#elif defined(BROKEN_THROUGH_INPUT)
+    {
+        float *a = (float *)(uintptr_t)inputs[0];
+        (void)out;
+        for (int64_t i = 0; i < n; i++)
+            a[i] += b[i];
     }
 #else
     /* out holds a already (plugin.h, get_aliased_input). */

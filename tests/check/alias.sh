@@ -8,6 +8,8 @@
 #           coverage says the aliased output's elements hold the copy
 #   hazard  writes the aliased output before reading its input: right
 #           apart, wrong in place; alias fails it on every seed
+#   through_input  adds into the input it aliases: bounds names the
+#           output that aliases it, alias fails too
 . "$COMMON"
 
 SEEDS=$(seq 1 20)
@@ -40,4 +42,11 @@ for seed in $SEEDS; do
   fi
 done
 [ "$caught" = 20 ] || fail "hazard: alias caught it on $caught of 20 seeds"
+
+# Writing the aliased input apart is writing an input; the failure names
+# the output that aliases it. (Apart its output is a unchanged, so alias
+# fails it too.)
+expect_rc 1 through_input "$PLUGRT" check "$LIBS/accumulate_through_input.so" &&
+  expect_grep "^  FAIL  bounds +first run: in0 was written \(element 0\): out0 aliases it, but in a run apart \(as the builder's timing runs are\) the input is read-only and out0 holds its copy " \
+    through_input.out && expect_grep "^  FAIL  alias " through_input.out
 finish
