@@ -172,9 +172,18 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
         od[p] = (prt_tensor_desc){
             L->out_types[p], PRT_FORMAT_LINEAR, k->out_dims[p], NULL, {NULL, NULL}};
         outputs[p] = chk_buf_ptr(c, &k->out[p]);
-        /* In place, as the runtime runs it: the output is the input. */
-        if (aliased && a >= 0 && aliased_by[a] < 0 && k->out[p].bytes == k->in[a].bytes) {
-            memcpy(k->out[p].data, k->in_ref[a], k->out[p].bytes);
+        if (a < 0)
+            continue;
+        /* An output that aliases an input holds that input's data at
+         * enqueue (plugin.h): its memory, or a copy of it where memory
+         * cannot be shared, which is what the runtime does (run.c), so a
+         * plugin may compute out += b. Only the bytes of the output's
+         * true size are copied; the rest, if any, stays poisoned. */
+        memcpy(k->out[p].data, k->in_ref[a],
+               k->out[p].bytes < k->in[a].bytes ? k->out[p].bytes : k->in[a].bytes);
+        /* In place, as the runtime runs it: the output is the input (one
+         * output per input, as the builder shares it). */
+        if (aliased && aliased_by[a] < 0 && k->out[p].bytes == k->in[a].bytes) {
             inputs[a] = outputs[p];
             aliased_by[a] = p;
         }
@@ -236,11 +245,23 @@ prt_status chk_run(chk_ctx *c, chk_case *k, chk_obj *o, int poison, int aliased,
         check_guard(out, &k->in[i], name, prt_dtype_size(L->sig.types[i]));
         if (aliased_by[i] < 0 && memcmp(k->in[i].data, k->in_ref[i], k->in[i].bytes)) {
             size_t b = 0, es = prt_dtype_size(L->sig.types[i]);
+            int32_t by = -1;
             while (k->in[i].data[b] == k->in_ref[i][b])
                 b++;
-            bounds_problem(out, name, (int64_t)(b / es),
-                           "%s, an input no output aliases, was written (element %lld)",
-                           name, (long long)(b / es));
+            for (int32_t p = 0; p < L->nb_out && by < 0; p++)
+                by = L->alias[p] == i ? p : -1;
+            if (by < 0)
+                bounds_problem(
+                    out, name, (int64_t)(b / es),
+                    "%s, an input no output aliases, was written (element %lld)", name,
+                    (long long)(b / es));
+            else
+                bounds_problem(
+                    out, name, (int64_t)(b / es),
+                    "%s was written (element %lld): out%d aliases it, but in a "
+                    "run apart (as the builder's timing runs are) the input is "
+                    "read-only and out%d holds its copy",
+                    name, (long long)(b / es), (int)by, (int)by);
         }
     }
     for (int32_t p = 0; p < L->nb_out; p++) {

@@ -3,7 +3,9 @@
 tensorrt.plugin): register gives the output shape, impl computes it with one
 of two tactics, autotune offers float32 and float16 and both tactics, which
 the builder times and checks against a reference. On the CPU the tactics
-are np.pad(mode="wrap") and slicing; on CUDA (--device cuda) they are
+are numpy's wrap indexing (np.take) and slicing, and a pad may be larger
+than the dim it pads (it wraps more than once, as ONNX Pad's mode "wrap"
+does); on CUDA (--device cuda) they are
 torch's circular pad and a Triton kernel, checked against the CPU impl.
 Built through the network API and from an ONNX node carrying
 plugin_namespace, for each precision; each result is compared with
@@ -43,24 +45,45 @@ def _pad_width(ndim, pads):
 
 
 def pad_by_numpy(x, pads, out):
-    np.copyto(out, np.pad(x, _pad_width(x.ndim, pads), mode="wrap"))
+    # numpy's wrap indexing, one padded dim at a time: element i of a dim
+    # of n padded by `before` is x's element (i - before) mod n, which is
+    # circular padding (ONNX Pad's mode "wrap", np.pad's mode="wrap") also
+    # where a pad is larger than n. np.pad itself agrees only where each
+    # pad is at most its dim before numpy 1.25 (numpy/numpy#22464).
+    y = x
+    for d, (before, after) in enumerate(_pad_width(x.ndim, pads)):
+        if before or after:
+            y = np.take(y, np.arange(-before, x.shape[d] + after), axis=d, mode="wrap")
+    np.copyto(out, y)
 
 
 def pad_by_slicing(x, pads, out):
     # The middle first, then each padded dim's wrapped edges, last dim first.
+    # Along a padded dim the output repeats with period n (numpy's "wrap",
+    # ONNX Pad's mode "wrap"), so each edge is copied from n elements
+    # further in, at most n at a time: a pad larger than n wraps more than
+    # once and reads what the copy before it wrote.
     width = _pad_width(x.ndim, pads)
     out[tuple(slice(b, b + n) for (b, _), n in zip(width, x.shape))] = x
     for d in reversed(range(x.ndim)):
         before, after = width[d]
         n = x.shape[d]
-        lo = [slice(None)] * x.ndim
-        hi = [slice(None)] * x.ndim
-        if before:
-            lo[d], hi[d] = slice(0, before), slice(n, n + before)
-            out[tuple(lo)] = out[tuple(hi)]
-        if after:
-            lo[d], hi[d] = slice(before + n, before + n + after), slice(before, before + after)
-            out[tuple(lo)] = out[tuple(hi)]
+        if n == 0 and (before or after):
+            raise ValueError("dim %d is empty and cannot be padded circularly" % d)
+        dst = [slice(None)] * x.ndim
+        src = [slice(None)] * x.ndim
+        end = before  # before: right to left, from the middle out
+        while end > 0:
+            start = max(0, end - n)
+            dst[d], src[d] = slice(start, end), slice(start + n, end + n)
+            out[tuple(dst)] = out[tuple(src)]
+            end = start
+        start = before + n  # after: left to right
+        while start < before + n + after:
+            end = min(before + n + after, start + n)
+            dst[d], src[d] = slice(start, end), slice(start - n, end - n)
+            out[tuple(dst)] = out[tuple(src)]
+            start = end
 
 
 @trtp.impl("sample::circ_pad_plugin")
@@ -222,6 +245,14 @@ def main(argv=None):
         y = torch.empty(ref.shape, device="cuda")
         pad_by_triton(torch.from_numpy(x).cuda(), PADS, y)
         ok &= bool(np.array_equal(y.cpu().numpy(), ref))
+    if args.device == "cpu":
+        # Pads larger than their dims (2 > 1 and 3 > 2, the last dims) wrap
+        # more than once: the tactics agree element for element.
+        small, pads = x[:1, :1, :1, :2], np.array([3, 1, 2, 0], dtype=np.int32)
+        got = [np.empty((1, 1, 3, 6), np.float32) for _ in range(2)]
+        pad_by_numpy(small, pads, got[0])
+        pad_by_slicing(small, pads, got[1])
+        ok &= bool(np.array_equal(got[0], got[1])) and got[0][0, 0, 0, 0] == small[0, 0, 0, 1]
 
     precisions = ["fp32", "fp16"] if args.precision == "both" else [args.precision]
     for prec in precisions:

@@ -1,6 +1,8 @@
 """python -m plugrt.check (and plugrt check --python): the plugin checker on
 the Python plugins a module registers (check_plugins.py), each run in a
-process of its own, verdicts read from its --json report.
+process of its own, verdicts read from its --json report; and the example
+plugins of examples/python, each of which must pass with every run-time
+check run.
 
 `plugrt check --python` needs the plugrt program: PLUGRT_CLI names it
 (scripts/test.sh gives the one it built); without it that test skips."""
@@ -12,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import HERE
+from conftest import EXAMPLES, HERE
 
 # The checks that run the plugin: a plugin that passes "every check that
 # applies" passes these, so none is a pass by not running.
@@ -144,3 +146,84 @@ def test_module_that_starts_a_thread_is_warned_of_and_checked(tmp_path):
     assert "importing pc_thread started 1 other Python thread(s)" in err
     assert verdicts(report)["pcheck::affine@1"]["threads"] == "pass"
     assert rc == 0, err
+
+
+# ---- the example plugins (examples/python) ------------------------------------
+
+# Each plugin module of examples/python, as python -m plugrt.check is given
+# it: (module, source of a module registering the plugins when the example
+# registers them only in main(), the --fields file's content, the keys it
+# must check). Every module there is here or in NO_PYTHON_PLUGIN.
+EXAMPLE_CHECKS = {
+    # A pad larger than the dim it pads (the last dim is drawn 1..), which
+    # once made tactic 2 disagree with tactic 0.
+    "circ_pad_plugin pads [1, 2]": (
+        "circ_pad_plugin", None, {"sample::circ_pad_plugin": {"pads": [1, 2]}},
+        ["sample::circ_pad_plugin@1"]),
+    "circ_pad_plugin pads [3, 5, 2, 1]": (
+        "circ_pad_plugin", None, {"sample::circ_pad_plugin": {"pads": [3, 5, 2, 1]}},
+        ["sample::circ_pad_plugin@1"]),
+    # add_in_place computes out += b: its output holds a's copy at enqueue.
+    "in_place_add": ("in_place_add", None, None,
+                     ["sample::add_in_place@1", "sample::double@1"]),
+    # The example registers its creator in main(), with the backend it is
+    # given: numpy is the CPU's.
+    "non_zero_plugin": (
+        "pc_non_zero", "import non_zero_plugin\nimport plugrt\n\n"
+        "plugrt.get_plugin_registry().register_creator(\n"
+        "    non_zero_plugin.NonZeroPluginCreator(\"numpy\"), \"\")\n",
+        None, ["NonZeroPlugin@1"]),
+}
+NO_PYTHON_PLUGIN = {
+    # It builds networks over the standard C library's CustomHardmax, which
+    # tests/check/standard.sh checks (plugrt check LIB.so).
+    "onnx_custom_plugin",
+}
+# The run-time checks each example plugin must pass, not skip: every one
+# that applies on the CPU. A plugin with tactics passes tactics by
+# comparing them; one whose output aliases an input passes alias.
+EXAMPLE_RUN_TIME = RUN_TIME + ("tactics",)
+
+
+def test_every_example_module_is_checked():
+    modules = {f[:-3] for f in os.listdir(EXAMPLES) if f.endswith(".py")}
+    checked = {case.split(" ")[0] for case in EXAMPLE_CHECKS}
+    assert modules == checked | NO_PYTHON_PLUGIN, modules ^ (checked | NO_PYTHON_PLUGIN)
+
+
+def test_an_example_without_python_plugins_says_so():
+    rc, report, err = check("onnx_custom_plugin", cwd=EXAMPLES)
+    assert rc == 1 and report is None
+    assert "importing onnx_custom_plugin registers no Python plugin" in err
+
+
+@pytest.mark.parametrize("case", sorted(EXAMPLE_CHECKS))
+def test_example_plugins_pass_with_their_run_time_checks_run(case, tmp_path):
+    module, source, fields, keys = EXAMPLE_CHECKS[case]
+    args = [module]
+    if source:
+        (tmp_path / (module + ".py")).write_text(source)
+    if fields:
+        (tmp_path / "fields.json").write_text(json.dumps(fields))
+        args += ["--fields", str(tmp_path / "fields.json")]
+    # The example's directory first: the module and what it imports.
+    p = subprocess.run([sys.executable, "-m", "plugrt.check", *args, "--json"],
+                       capture_output=True, text=True, cwd=str(tmp_path), timeout=600,
+                       env=_env({"PYTHONPATH": os.pathsep.join(
+                           d for d in (EXAMPLES, str(tmp_path), HERE,
+                                       os.environ.get("PYTHONPATH")) if d)}))
+    report = json.loads(p.stdout) if p.stdout.strip() else None
+    assert report is not None, (p.returncode, p.stderr)
+    v = verdicts(report)
+    assert sorted(v) == sorted([""] + keys), v
+    for key in keys:
+        failed = {c: s for c, s in v[key].items() if s == "fail"}
+        assert not failed, (case, key, failed, p.stderr)
+        not_run = [c for c in EXAMPLE_RUN_TIME if v[key][c] != "pass"]
+        assert not not_run, (case, key, {c: v[key][c] for c in not_run})
+    assert p.returncode == 0, p.stderr
+    if module == "in_place_add":
+        assert v["sample::add_in_place@1"]["alias"] == "pass"
+        coverage = [c["message"] for pl in report["plugins"] for c in pl["checks"]
+                    if pl["key"] == "sample::add_in_place@1" and c["check"] == "coverage"]
+        assert "hold the input's copy" in coverage[0], coverage

@@ -20,10 +20,8 @@ static prt_status output_dtypes(prt_plugin *self, int32_t *out, int32_t nb_out,
                                 const int32_t *in, int32_t nb_in)
 {
     (void)self;
-    if (nb_in != 2 || nb_out != 1 || in[0] != PRT_FLOAT32 || in[1] != PRT_FLOAT32)
-        return fail(PRT_ERR_UNSUPPORTED, "Bias takes x and b, float32 both");
-    out[0] = PRT_FLOAT32;
-    return PRT_OK;
+    return two_float32_in_one_out(out, nb_out, in, nb_in,
+                                  "Bias takes x and b, float32 both");
 }
 
 static prt_status output_shapes(prt_plugin *self, const prt_dim_exprs *in, int32_t nb_in,

@@ -151,6 +151,18 @@ static inline int32_t supports_exactly(const int32_t *want, int32_t want_in,
            io[pos].desc.format == PRT_FORMAT_LINEAR && io[pos].desc.dtype == want[pos];
 }
 
+/* get_output_dtypes for two float32 inputs and one float32 output,
+ * refusing with `msg` otherwise. */
+static inline prt_status two_float32_in_one_out(int32_t *out, int32_t nb_out,
+                                                const int32_t *in, int32_t nb_in,
+                                                const char *msg)
+{
+    if (nb_in != 2 || nb_out != 1 || in[0] != PRT_FLOAT32 || in[1] != PRT_FLOAT32)
+        return fail(PRT_ERR_UNSUPPORTED, msg);
+    out[0] = PRT_FLOAT32;
+    return PRT_OK;
+}
+
 /* configure for two inputs that share their first dim (min, opt and max
  * alike), refusing with `msg` otherwise. */
 static inline prt_status first_dims_agree(const prt_dynamic_tensor_desc *in,

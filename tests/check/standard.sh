@@ -23,6 +23,9 @@ expect_rc 0 text "$PLUGRT" check "$PLUGINS_LIB" && {
   expect_grep "^  pass  size-tensors +1 size tensor" text.out "NonZero's size tensor is checked"
   expect_grep "^  pass  alias +in place and apart agree" text.out "AddInPlace's alias is checked"
   expect_grep "^  pass  coverage +every output element written in [1-9][0-9]* cases" text.out
+  # AddInPlace's output aliases a: it starts as a's copy, not as a gap.
+  expect_grep "^  pass  coverage +every output aliases an input: in [1-9][0-9]* cases their [1-9][0-9]* elements hold the input's copy" \
+    text.out "AddInPlace's coverage names its aliased output"
   [ "$(grep -Ec "^  pass  threads +two contexts run at once from two threads agree with runs alone \([1-9][0-9]* cases" text.out)" = 4 ] ||
     fail "every standard plugin passes the threads check"
   # On the CPU the CUDA checks say what they need.
