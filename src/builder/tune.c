@@ -195,12 +195,28 @@ static void tune_free(tune_bufs *tb, int32_t n)
     tb->stream = stream;
 }
 
-/* Clears the outputs, then runs the plugin once on the tuning stream. */
+/* Clears the outputs, then runs the plugin once on the tuning stream. An
+ * output that aliases an input holds that input's data instead, as
+ * plugin.h promises at every enqueue (the runtime copies it where the
+ * memory is not shared; here it never is). */
 static prt_status tune_run(prt_plugin *p, tune_bufs *tb, int32_t nb_in, int32_t nb_out)
 {
     for (int32_t o = 0; o < nb_out; o++) {
-        prt_status st =
-            tb->dev->memset(tb->ptr[nb_in + o], 0, tune_bytes(tb, nb_in + o), tb->stream);
+        int32_t in = BUILD_ENTRY(p, get_aliased_input)
+                         ? BUILD_ENTRY(p, get_aliased_input)(p, o)
+                         : -1;
+        size_t bytes = tune_bytes(tb, nb_in + o);
+        prt_status st;
+        if (in >= 0 && in < nb_in && tb->desc[in].dtype == tb->desc[nb_in + o].dtype) {
+            size_t from = tune_bytes(tb, in);
+            st = bytes > from ? tb->dev->memset(tb->ptr[nb_in + o], 0, bytes, tb->stream)
+                              : PRT_OK;
+            if (!st)
+                st = tb->dev->copy(tb->ptr[nb_in + o], tb->ptr[in],
+                                   bytes < from ? bytes : from, DEV_COPY_D2D, tb->stream);
+        } else {
+            st = tb->dev->memset(tb->ptr[nb_in + o], 0, bytes, tb->stream);
+        }
         if (st)
             return st;
     }

@@ -15,8 +15,18 @@
  * "one address at run time" for granted: right in place, but apart (the
  * builder's timing runs) it writes an input. The bounds check fails it.
  */
-#if !defined(BROKEN_NONE) && !defined(BROKEN_HAZARD) && !defined(BROKEN_THROUGH_INPUT)
-#error "define BROKEN_NONE, BROKEN_HAZARD or BROKEN_THROUGH_INPUT"
+#if !defined(BROKEN_NONE) && !defined(BROKEN_HAZARD) &&                                  \
+    !defined(BROKEN_THROUGH_INPUT) && !defined(BROKEN_TACTICS)
+#error "define BROKEN_NONE, BROKEN_HAZARD, BROKEN_THROUGH_INPUT or BROKEN_TACTICS"
+#endif
+
+#ifdef BROKEN_TACTICS
+/* Not broken: two tactics, 0 relying on the copy (out += b), 1 reading a
+ * itself (out = a + b); they agree only where the output holds a's data at
+ * enqueue, the builder's timing runs included (alias.sh). */
+#include "plugrt/plugin.h"
+static prt_status set_tactic(prt_plugin *self, int32_t tactic);
+#define SIMPLE_SET_TACTIC set_tactic
 #endif
 
 #define SIMPLE_NAME "Accumulate"
@@ -78,14 +88,39 @@ static int32_t aliased_input(const prt_plugin *self, int32_t output_index)
     return output_index == 0 ? 0 : -1;
 }
 
-static const prt_plugin_build build = {.struct_size = sizeof build,
-                                       .abi_version = PRT_PLUGIN_ABI_VERSION,
-                                       .nb_outputs = nb_outputs,
-                                       .get_output_dtypes = output_dtypes,
-                                       .get_output_shapes = output_shapes,
-                                       .supports_format_combination = supports,
-                                       .configure = configure,
-                                       .get_aliased_input = aliased_input};
+#ifdef BROKEN_TACTICS
+static prt_status valid_tactics(prt_plugin *self, int32_t *tactics, int32_t capacity,
+                                int32_t *out_count)
+{
+    (void)self;
+    for (int32_t i = 0; i < 2 && i < capacity; i++)
+        tactics[i] = i;
+    *out_count = 2;
+    return PRT_OK;
+}
+
+static prt_status set_tactic(prt_plugin *self, int32_t tactic)
+{
+    if (tactic != 0 && tactic != 1)
+        return fail(PRT_ERR_INVALID_ARGUMENT, "Accumulate has tactics 0 and 1");
+    me(self)->tactic = tactic;
+    return PRT_OK;
+}
+#endif
+
+static const prt_plugin_build build = {
+    .struct_size = sizeof build,
+    .abi_version = PRT_PLUGIN_ABI_VERSION,
+    .nb_outputs = nb_outputs,
+    .get_output_dtypes = output_dtypes,
+    .get_output_shapes = output_shapes,
+    .supports_format_combination = supports,
+    .configure = configure,
+    .get_aliased_input = aliased_input,
+#ifdef BROKEN_TACTICS
+    .get_valid_tactics = valid_tactics,
+#endif
+};
 
 static prt_status enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
                           const prt_tensor_desc *out_desc, const void *const *inputs,
@@ -116,6 +151,14 @@ static prt_status enqueue(prt_plugin *self, const prt_tensor_desc *in_desc,
             a[i] += b[i];
     }
 #else
+#ifdef BROKEN_TACTICS
+    if (me(self)->tactic == 1) {
+        const float *a = inputs[0];
+        for (int64_t i = 0; i < n; i++)
+            out[i] = a[i] + b[i];
+        return PRT_OK;
+    }
+#endif
     /* out holds a already (plugin.h, get_aliased_input). */
     for (int64_t i = 0; i < n; i++)
         out[i] += b[i];

@@ -49,4 +49,38 @@ done
 expect_rc 1 through_input "$PLUGRT" check "$LIBS/accumulate_through_input.so" &&
   expect_grep "^  FAIL  bounds +first run: in0 was written \(element 0\): out0 aliases it, but in a run apart \(as the builder's timing runs are\) the input is read-only and out0 holds its copy " \
     through_input.out && expect_grep "^  FAIL  alias " through_input.out
+
+# Two tactics, one relying on the copy (out += b) and one reading a (out =
+# a + b): the checker finds them agreeing, and so does the builder's tuning,
+# whose timing runs give the aliased output a's data too (they gave zeros,
+# and tactic 1 was rejected as disagreeing with tactic 0's 0 + b).
+expect_rc 0 tactics "$PLUGRT" check "$LIBS/accumulate_tactics.so" &&
+  expect_grep "^  pass  tactics +1 listed tactic agrees with tactic 0" tactics.out
+expect_rc 0 tactics_model "$PYTHON" - <<'EOF2' && {
+import numpy as np
+import onnx
+from onnx import TensorProto as T, helper as H
+node = H.make_node("Accumulate", ["a", "b"], ["y"], name="acc", plugin_namespace="check")
+g = H.make_graph([node], "acc",
+                 [H.make_tensor_value_info(n, T.FLOAT, [4, 64]) for n in ("a", "b")],
+                 [H.make_tensor_value_info("y", T.FLOAT, [4, 64])])
+m = H.make_model(g, opset_imports=[H.make_opsetid("", 17)])
+m.ir_version = 8
+onnx.save(m, "acc.onnx")
+rng = np.random.default_rng(3)
+a = rng.standard_normal((4, 64)).astype(np.float32)
+b = rng.standard_normal((4, 64)).astype(np.float32)
+import os
+os.makedirs("acc.data", exist_ok=True)
+np.save("acc.data/input_a.npy", a)
+np.save("acc.data/input_b.npy", b)
+np.save("acc.data/output_y.npy", a + b)
+EOF2
+  expect_rc 0 tactics_build "$PLUGRT" build acc.onnx --plugins "$LIBS/accumulate_tactics.so" \
+    --autotune -o acc.plan -v &&
+    { ! grep -q "disagrees" tactics_build.out tactics_build.err ||
+      { fail "tuning: a tactic disagrees"; grep "disagrees" tactics_build.err >&2; }; } &&
+    expect_rc 0 tactics_run "$PLUGRT" run acc.plan --plugins "$LIBS/accumulate_tactics.so" \
+      --compare acc.data --rtol 0 --atol 0
+}
 finish

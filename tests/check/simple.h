@@ -23,6 +23,7 @@
 typedef struct simple {
     prt_plugin base;
     int32_t k;
+    int32_t tactic; /* with SIMPLE_SET_TACTIC */
     prt_field ser[1];
     prt_field_collection fields;
 } simple;
@@ -78,9 +79,20 @@ static void destroy(prt_plugin *self)
     free(self);
 }
 
-static const prt_plugin_runtime runtime = {
-    sizeof runtime, PRT_PLUGIN_ABI_VERSION, NULL, NULL, enqueue, attach, fields, clone,
-    destroy};
+/* SIMPLE_SET_TACTIC: the including file's set_tactic (which keeps the
+ * tactic in me(p)->tactic); else only tactic 0. */
+#ifndef SIMPLE_SET_TACTIC
+#define SIMPLE_SET_TACTIC NULL
+#endif
+static const prt_plugin_runtime runtime = {sizeof runtime,
+                                           PRT_PLUGIN_ABI_VERSION,
+                                           SIMPLE_SET_TACTIC,
+                                           NULL,
+                                           enqueue,
+                                           attach,
+                                           fields,
+                                           clone,
+                                           destroy};
 static const prt_plugin_vtable vt_build = {sizeof vt_build, PRT_PLUGIN_ABI_VERSION, &core,
                                            &build, &runtime};
 static const prt_plugin_vtable vt_runtime = {sizeof vt_runtime, PRT_PLUGIN_ABI_VERSION,
