@@ -316,8 +316,8 @@ static void test_binary(tu_rng *r)
     static const struct {
         const char *op;
         int ints, floats; /* dtypes taken on CUDA */
-    } ops[] = {{"Add", 1, 1}, {"Sub", 1, 1}, {"Mul", 1, 1}, {"Div", 0, 1},
-               {"Mod", 0, 1}, {"Max", 1, 1}, {"Min", 1, 1}, {"PRelu", 1, 1}};
+    } ops[] = {{"Add", 1, 1}, {"Sub", 1, 1}, {"Mul", 1, 1}, {"Div", 1, 1},
+               {"Mod", 1, 1}, {"Max", 1, 1}, {"Min", 1, 1}, {"PRelu", 1, 1}};
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
         for (int d = 0; d < NB_ALL_DTS - 1; d++)
             for (int kind = 0; kind < 7; kind++) {
@@ -629,6 +629,33 @@ static ot_tensor scalar_i(int32_t dtype, int64_t v)
     ot_tensor t = ot_make(dtype, D0());
     ot_set(&t, 0, (double)v);
     return t;
+}
+
+/* An integer Div or Mod by zero fails the CPU's run; on CUDA that element
+ * is 0 and the others are the CPU's (DESIGN-NOTES: what a kernel cannot
+ * refuse), by -1 and from the lowest value included. */
+static void test_div_by_zero(void)
+{
+    static const int64_t a[5] = {7, -7, 5, INT32_MIN, -9}, b[5] = {2, 0, -1, -1, 4};
+    static const int64_t div[5] = {3, 0, -5, INT32_MIN, -2}, mod[5] = {1, 0, 0, 0, 3};
+    for (int m = 0; m < 2 && !harness_cpu; m++) {
+        tcase c = {.op = m ? "Mod" : "Div", .nb = 2, .exact = 1};
+        ot_tensor got[TC_MAXOUT] = {{0}};
+        prt_engine *e;
+        c.in[0] = ints(PRT_INT32, 5, a);
+        c.in[1] = ints(PRT_INT32, 5, b);
+        e = case_build(PRT_DEVICE_CUDA, &c);
+        if (!e)
+            printf("%s int32 by zero: the CUDA build fails: %s\n", c.op, build_error);
+        CHECK(e != NULL);
+        if (e && case_run(e, PRT_DEVICE_CUDA, &c, got) == 0)
+            for (int i = 0; i < 5; i++)
+                CHECK(ot_get(&got[0], i) == (double)(m ? mod : div)[i]);
+        ot_free(&got[0]);
+        prt_engine_destroy(e);
+        free_case(&c);
+        cases++;
+    }
 }
 
 static void test_gather(tu_rng *r)
@@ -1049,6 +1076,7 @@ int main(void)
     test_cast(&r);
     test_clip(&r);
     test_dropout(&r);
+    test_div_by_zero();
     test_gather(&r);
     test_slice(&r);
     test_concat_expand(&r);

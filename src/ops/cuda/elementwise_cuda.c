@@ -51,9 +51,9 @@ static int32_t bin_launch_kind(int32_t rk)
 }
 
 /* The same walk as the CPU's, one launch per input after the first, in
- * place as on the CPU, and Mean's division as a float function. Integer
- * Div and Mod are refused at build time (their table entries take floats
- * only): a zero divisor fails the CPU's run, which a kernel cannot do. */
+ * place as on the CPU, and Mean's division as a float function. An integer
+ * Div or Mod by zero, which fails the CPU's run, gives 0 (a kernel cannot
+ * fail the run). */
 OPC_KERNEL(opc_binary)
 {
     const int32_t kind = bin_launch_kind(bin_row_kind(o));

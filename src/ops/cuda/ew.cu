@@ -95,6 +95,20 @@ template <typename T> __device__ T arith_i(int32_t kind, T a, T b)
         return neg(b) || (int64_t)b >= bits ? zero : (T)((U)a << (int)b);
     case OPK_SHR:
         return neg(b) || (int64_t)b >= bits ? zero : (T)((U)a >> (int)b);
+    case OPK_DIV: // binary.c's: truncated; by -1 wraps; by 0 the CPU fails
+    case OPK_MOD: // numpy.mod (the divisor's sign)
+    case OPK_FMOD: {
+        T r;
+        if (b == zero)
+            return zero; // the CPU fails the run; a kernel cannot (DESIGN-NOTES)
+        if (neg((T)-1) && b == (T)-1)
+            r = kind == OPK_DIV ? (T)(zero - (U)a) : zero;
+        else
+            r = kind == OPK_DIV ? (T)(a / b) : (T)(a % b);
+        if (kind == OPK_MOD && r != zero && neg(r) != neg(b))
+            r = (T)((U)r + (U)b);
+        return r;
+    }
     default: // PRelu
         return neg(a) ? (T)((U)a * (U)b) : a;
     }
@@ -199,14 +213,12 @@ int launch_binary(int32_t kind, const opk_bcast &b, const void *a, const void *c
     return launched();
 }
 
-// Integer Div and Mod are refused at build time (binary.c): a zero divisor
-// fails the CPU's run, which a kernel cannot do.
+// Integer Div and Mod as binary.c computes them; a zero divisor, which
+// fails the CPU's run, gives 0 here (a kernel cannot fail the run).
 template <typename T>
 int launch_binary_i(int32_t kind, const opk_bcast &b, const void *a, const void *c,
                     void *y, int64_t n, cudaStream_t s)
 {
-    if (kind == OPK_DIV || kind == OPK_MOD || kind == OPK_FMOD)
-        return (int)cudaErrorInvalidValue;
     return launch_binary<cint<T>>(kind, b, a, c, y, n, s);
 }
 

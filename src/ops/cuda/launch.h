@@ -97,9 +97,9 @@ enum opk_binary_kind {
     OPK_ADD,
     OPK_SUB,
     OPK_MUL,
-    OPK_DIV,  /* floats only: integer division by zero fails the CPU run */
-    OPK_MOD,  /* floats only; numpy.mod (the divisor's sign) */
-    OPK_FMOD, /* floats only; C fmod */
+    OPK_DIV,  /* integers truncated; by 0 gives 0 (the CPU fails its run) */
+    OPK_MOD,  /* numpy.mod (the divisor's sign); integers by 0 give 0 */
+    OPK_FMOD, /* C fmod (integers: %); by 0 gives 0 */
     OPK_MAX,
     OPK_MIN,
     OPK_PRELU, /* x < 0 ? x * slope : x */

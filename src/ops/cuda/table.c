@@ -48,9 +48,9 @@ static const op_device_kernel kernels[] = {
     {"Cosh", opc_unary_math, 0, 0},
     {"CumSum", opc_cumsum, 0, 0},
     {"DepthToSpace", opc_depth_space, 0, 0},
-    /* Integer division by zero fails the CPU's run, which a kernel cannot
-     * do: integer Div and Mod stay on the CPU. */
-    {"Div", opc_binary, F, 0},
+    /* Integer division by zero fails the CPU's run; on CUDA it gives 0
+     * (DESIGN-NOTES: what a kernel cannot refuse). */
+    {"Div", opc_binary, 0, 0},
     {"Dropout", opc_dropout, 0, 0},
     {"Einsum", opc_einsum, 0, 0},
     {"Elu", opc_unary_math, 0, 0},
@@ -94,7 +94,7 @@ static const op_device_kernel kernels[] = {
     {"Mean", opc_binary, 0, 0},
     {"Min", opc_binary, 0, 0},
     {"Mish", opc_unary_math, 0, 0},
-    {"Mod", opc_binary, F, 0},
+    {"Mod", opc_binary, 0, 0},
     {"Mul", opc_binary, 0, 0},
     {"Neg", opc_unary, 0, 0},
     {"NonZero", opc_nonzero, 0, 0},
