@@ -277,12 +277,89 @@ template <typename I, bool D1> __global__ void conv2d_kernel(opk_conv_args a)
     }
 }
 
+// One group (dense convolutions: a stem over 3 channels, 3x3 layers): a
+// thread computes OPK_CONV_MB output channels at one position, so each
+// input tap is read once for all of them. Each channel's sum is conv2d's,
+// in conv2d's order.
+#define OPK_CONV_MB 8
+template <typename I, bool D1> __global__ void conv2d_mb_kernel(opk_conv_args a)
+{
+    const I OW = (I)a.out[1], IH = (I)a.in[0], IW = (I)a.in[1];
+    const I KH = (I)a.k[0], KW = (I)a.k[1];
+    const I M = (I)a.M, C = (I)a.C, mblocks = (M + OPK_CONV_MB - 1) / OPK_CONV_MB;
+    const I ovol = (I)a.ovol, ivol = (I)a.ivol, kvol = (I)a.kvol;
+    const I planes = (I)a.N * mblocks, ck = C * kvol;
+    const I sh = (I)a.s[0], sw = (I)a.s[1], dh = D1 ? 1 : (I)a.d[0],
+            dw = D1 ? 1 : (I)a.d[1];
+    const I ph = (I)a.pb[0], pw = (I)a.pb[1];
+    for (I plane = blockIdx.y; plane < planes; plane += (I)gridDim.y) {
+        const I m0 = (plane % mblocks) * OPK_CONV_MB, n = plane / mblocks;
+        const I nm = M - m0 < OPK_CONV_MB ? M - m0 : OPK_CONV_MB;
+        for (I p = blockIdx.x * (I)blockDim.x + threadIdx.x; p < ovol;
+             p += (I)gridDim.x * (I)blockDim.x) {
+            const I oh = p / OW, ow = p - oh * OW;
+            const I h0 = oh * sh - ph, w0 = ow * sw - pw;
+            I kh0, kw0, kh1, kw1;
+            float acc[OPK_CONV_MB];
+            if (D1) {
+                kh0 = h0 < 0 ? -h0 : 0;
+                kw0 = w0 < 0 ? -w0 : 0;
+                kh1 = IH - h0;
+                kw1 = IW - w0;
+            } else {
+                kh0 = h0 < 0 ? (-h0 + dh - 1) / dh : 0;
+                kw0 = w0 < 0 ? (-w0 + dw - 1) / dw : 0;
+                kh1 = h0 >= IH ? 0 : (IH - h0 + dh - 1) / dh;
+                kw1 = w0 >= IW ? 0 : (IW - w0 + dw - 1) / dw;
+            }
+            kh1 = kh1 < KH ? kh1 : KH;
+            kw1 = kw1 < KW ? kw1 : KW;
+#pragma unroll
+            for (int j = 0; j < OPK_CONV_MB; j++)
+                acc[j] = a.b && j < nm ? load_f(a.b, a.dtype, m0 + j) : 0.0f;
+            for (I c = 0; c < C; c++) {
+                const I xbase = (n * C + c) * ivol;
+                const I wbase = m0 * ck + c * kvol;
+                for (I kh = kh0; kh < kh1; kh++) {
+                    const I xrow = xbase + (h0 + kh * dh) * IW + w0;
+                    const I wrow = wbase + kh * KW;
+                    for (I kw = kw0; kw < kw1; kw++) {
+                        const float xv = load_f(a.x, a.dtype, xrow + kw * dw);
+#pragma unroll
+                        for (int j = 0; j < OPK_CONV_MB; j++)
+                            if (j < nm)
+                                acc[j] += xv * load_f(a.w, a.dtype, wrow + j * ck + kw);
+                    }
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < OPK_CONV_MB; j++)
+                if (j < nm) {
+                    const float v = conv_act(a, acc[j]);
+                    const I idx = (n * M + m0 + j) * ovol + p;
+                    if (a.dtype == DT_F32)
+                        ((float *)a.y)[idx] = v;
+                    else
+                        ((__half *)a.y)[idx] = __float2half(v);
+                }
+        }
+    }
+}
+
 template <typename I> int launch_conv2d(const opk_conv_args *a, void *stream)
 {
-    const int64_t planes = a->N * a->M, x = (a->ovol + kThreads - 1) / kThreads;
+    const int64_t x = (a->ovol + kThreads - 1) / kThreads;
+    const int dense = a->G == 1 && a->M > 1;
+    const int64_t planes =
+        dense ? a->N * ((a->M + OPK_CONV_MB - 1) / OPK_CONV_MB) : a->N * a->M;
+    const int d1 = a->d[0] == 1 && a->d[1] == 1;
     dim3 grid((unsigned)(x < 4096 ? x : 4096),
               (unsigned)(planes < 65535 ? planes : 65535));
-    if (a->d[0] == 1 && a->d[1] == 1)
+    if (dense && d1)
+        conv2d_mb_kernel<I, true><<<grid, kThreads, 0, (cudaStream_t)stream>>>(*a);
+    else if (dense)
+        conv2d_mb_kernel<I, false><<<grid, kThreads, 0, (cudaStream_t)stream>>>(*a);
+    else if (d1)
         conv2d_kernel<I, true><<<grid, kThreads, 0, (cudaStream_t)stream>>>(*a);
     else
         conv2d_kernel<I, false><<<grid, kThreads, 0, (cudaStream_t)stream>>>(*a);
