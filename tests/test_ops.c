@@ -206,7 +206,11 @@ static const char *const all_ops[] = {"Relu",
                                       "InstanceNormalization",
                                       "GroupNormalization",
                                       "LpNormalization",
-                                      "Resize"};
+                                      "Resize",
+                                      "LRN",
+                                      "Shrink",
+                                      "ReverseSequence",
+                                      "MaxUnpool"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

@@ -20,10 +20,19 @@ typedef struct onnx_shape_op {
 } onnx_shape_op;
 
 static const onnx_shape_op shape_op_table[] = {
-    {"ConstantOfShape", 0x1, 0}, {"CumSum", 0x2, 0},    {"Expand", 0x2, 0},
-    {"OneHot", 0x2, 0},          {"Pad", 0x2, 0x2},     {"Range", 0x7, 0x7},
-    {"Reshape", 0x2, 0},         {"Slice", 0x1e, 0x1e}, {"Split", 0x2, 0x2},
-    {"Squeeze", 0x2, 0},         {"Tile", 0x2, 0},      {"TopK", 0x2, 0},
+    {"ConstantOfShape", 0x1, 0},
+    {"CumSum", 0x2, 0},
+    {"MaxUnpool", 0x4, 0},
+    {"Expand", 0x2, 0},
+    {"OneHot", 0x2, 0},
+    {"Pad", 0x2, 0x2},
+    {"Range", 0x7, 0x7},
+    {"Reshape", 0x2, 0},
+    {"Slice", 0x1e, 0x1e},
+    {"Split", 0x2, 0x2},
+    {"Squeeze", 0x2, 0},
+    {"Tile", 0x2, 0},
+    {"TopK", 0x2, 0},
     {"Unsqueeze", 0x2, 0},
 };
 

@@ -74,7 +74,9 @@ typedef struct onnx_op {
  * (inference only); InstanceNormalization had consumed_inputs before 6;
  * GroupNormalization came in 18, Resize in 10 (roi, sizes and the
  * coordinate modes in 11); Upsample (7-9) is Resize with asymmetric
- * coordinates. Softmax and LogSoftmax coerce X to 2-D before 13. */
+ * coordinates. Softmax and LogSoftmax coerce X to 2-D before 13.
+ * LRN came in 1, Shrink and MaxUnpool in 9 (11 only relaxed MaxUnpool's
+ * docs), ReverseSequence in 10; MaxUnpool's output_shape is a shape input. */
 static const onnx_op op_table[] = {
     {"Abs", "Abs", 6, NULL},
     {"Acos", "Acos", 7, NULL},
@@ -134,6 +136,7 @@ static const onnx_op op_table[] = {
     {"InstanceNormalization", "InstanceNormalization", 6, NULL},
     {"IsInf", "IsInf", 10, NULL},
     {"IsNaN", "IsNaN", 9, NULL},
+    {"LRN", "LRN", 1, NULL},
     {"LayerNormalization", "LayerNormalization", 17, onnx_import_nb_outputs},
     {"LeakyRelu", "LeakyRelu", 6, NULL},
     {"Less", "Less", 7, NULL},
@@ -145,6 +148,7 @@ static const onnx_op op_table[] = {
     {"MatMul", "MatMul", 1, NULL},
     {"Max", "Max", 6, NULL},
     {"MaxPool", "MaxPool", 1, onnx_import_nb_outputs},
+    {"MaxUnpool", "MaxUnpool", 9, NULL},
     {"Mean", "Mean", 6, NULL},
     {"Min", "Min", 6, NULL},
     {"Mish", "Mish", 18, NULL},
@@ -173,12 +177,14 @@ static const onnx_op op_table[] = {
     {"Relu", "Relu", 6, NULL},
     {"Reshape", "Reshape", 5, NULL},
     {"Resize", "Resize", 10, onnx_import_resize},
+    {"ReverseSequence", "ReverseSequence", 10, NULL},
     {"Round", "Round", 11, NULL},
     {"Scatter", "ScatterElements", 9, NULL},
     {"ScatterElements", "ScatterElements", 11, NULL},
     {"ScatterND", "ScatterND", 11, NULL},
     {"Selu", "Selu", 6, NULL},
     {"Shape", "Shape", 1, NULL},
+    {"Shrink", "Shrink", 9, NULL},
     {"Sigmoid", "Sigmoid", 6, NULL},
     {"Sign", "Sign", 9, NULL},
     {"Sin", "Sin", 7, NULL},

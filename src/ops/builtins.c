@@ -146,6 +146,11 @@ static const prt_plugin_creator *const builtins[] = {
     &op_group_norm_creator,
     &op_lp_norm_creator,
     &op_resize_creator,
+    /* LRN, Shrink, ReverseSequence, MaxUnpool (issue 25; ops_nn.h, ops_data.h). */
+    &op_lrn_creator,
+    &op_shrink_creator,
+    &op_reverse_sequence_creator,
+    &op_max_unpool_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))

@@ -112,4 +112,12 @@ int32_t scatter_is_elements(const op_object *o);
 int32_t scatter_reduction(const op_object *o);
 prt_status scatter_axis(const op_object *o, int32_t r, int32_t *axis);
 
+/* ---- Shrink (shrink.c) and ReverseSequence (reverse_sequence.c) --------- */
+extern const prt_plugin_creator op_shrink_creator;
+extern const prt_plugin_creator op_reverse_sequence_creator;
+/* Shrink's fields. */
+void shrink_params(const op_object *o, float *lambd, float *bias);
+/* ReverseSequence's batch axis (0 or 1; the time axis is the other). */
+int32_t revseq_batch_axis(const op_object *o);
+
 #endif /* PLUGRT_OPS_OPS_DATA_H */

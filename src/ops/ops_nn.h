@@ -242,4 +242,18 @@ prt_status rs_plan_make(const op_object *o, const prt_tensor_desc *in, int32_t n
                         const prt_dims *yd, const void *sizes, struct rs_plan *pl);
 void *rs_plan_place(struct rs_plan *pl, void *ws);
 
+/* ---- LRN (lrn.c) and MaxUnpool (max_unpool.c) ---------------------------- */
+extern const prt_plugin_creator op_lrn_creator;
+extern const prt_plugin_creator op_max_unpool_creator;
+/* LRN's fields. */
+void lrn_params(const op_object *o, int32_t *size, float *alpha, float *beta,
+                float *bias);
+/* MaxUnpool's frame (max_unpool.c says which) for X, I and Y of these dims,
+ * with the shape checks the kernels rely on (I of X's dims, Y of X's rank
+ * and at least the frame in every dim). */
+prt_status max_unpool_frame(const op_object *o, const prt_dims *x, const prt_dims *idx,
+                            const prt_dims *y, prt_dims *frame);
+/* Flat element f of the frame as an element of y (the frame at y's origin). */
+int64_t max_unpool_place(const prt_dims *frame, const prt_dims *y, int64_t f);
+
 #endif /* PLUGRT_OPS_OPS_NN_H */

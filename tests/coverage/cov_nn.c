@@ -601,6 +601,114 @@ static void gen_resize(cov *c, const char *op, int32_t dt)
     }
 }
 
+/* ---- LRN, Shrink, ReverseSequence, MaxUnpool ------------------------------- */
+
+/* LRN: odd and even sizes, wider than C, ranks 2 to 5, an empty batch. */
+static void gen_lrn(cov *c, const char *op, int32_t dt)
+{
+    static const int32_t sizes[5] = {1, 2, 3, 5, 20};
+    for (int v = 0; v < 5; v++) {
+        oc_case k = {.op = op, .nb = 1, .rtol = cov_rtol(dt, 1e-5)};
+        float alpha = v == 4 ? 0.5f : 2e-4f, beta = v % 2 ? 0.5f : 0.75f, bias = 1.5f;
+        prt_field f[4] = {ot_fld_i32("size", &sizes[v], 1), ot_fld_f32("alpha", &alpha),
+                          ot_fld_f32("beta", &beta), ot_fld_f32("bias", &bias)};
+        char what[64];
+        k.f = f;
+        k.nf = 4;
+        k.in[0] = cov_random(c, dt, cov_dims(c, (int32_t)rnd(c, 2, 5), v == 3), 0);
+        snprintf(what, sizeof what, "LRN size %d", (int)sizes[v]);
+        cov_case(c, what, &k);
+    }
+}
+
+/* Shrink: soft and hard, with the specials (NaN gives 0); integers scaled
+ * past the band. */
+static void gen_shrink(cov *c, const char *op, int32_t dt)
+{
+    static const float lambds[3] = {0.5f, 0.0f, 3.0f}, biases[3] = {0.0f, 0.25f, 1.5f};
+    for (int v = 0; v < 3; v++) {
+        oc_case k = {.op = op, .nb = 1, .exact = 1};
+        prt_field f[2] = {ot_fld_f32("lambd", &lambds[v]),
+                          ot_fld_f32("bias", &biases[v])};
+        char what[64];
+        k.f = f;
+        k.nf = 2;
+        k.in[0] = cov_random(c, dt, cov_dims(c, (int32_t)rnd(c, 0, 4), 1), 1);
+        snprintf(what, sizeof what, "Shrink lambd %g bias %g", (double)lambds[v],
+                 (double)biases[v]);
+        cov_case(c, what, &k);
+    }
+}
+
+/* ReverseSequence: both axis orders, lengths 0 to T (int64 and int32). */
+static void gen_reverse_sequence(cov *c, const char *op, int32_t dt)
+{
+    for (int v = 0; v < 4; v++) {
+        oc_case k = {.op = op, .nb = 2, .exact = 1};
+        int32_t ba = v % 2, ta = 1 - ba;
+        prt_field f[2] = {ot_fld_i32("batch_axis", &ba, 1),
+                          ot_fld_i32("time_axis", &ta, 1)};
+        prt_dims d = cov_dims(c, (int32_t)rnd(c, 2, 4), v == 3);
+        int64_t B = d.d[ba], T = d.d[ta];
+        char what[64];
+        k.f = f;
+        k.nf = 2;
+        k.in[0] = cov_random(c, dt, d, 1);
+        k.in[1] = ot_make(v == 2 ? PRT_INT32 : PRT_INT64, D1(B));
+        for (int64_t b = 0; b < B; b++)
+            ot_set(&k.in[1], b, (double)rnd(c, 0, T));
+        snprintf(what, sizeof what, "ReverseSequence batch_axis %d", (int)ba);
+        cov_case(c, what, &k);
+    }
+}
+
+/* MaxUnpool: 2x2 windows of stride 2, overlapping 3-wide ones with pads,
+ * 1-D and 3-D; indices random in the frame (repeats: the last wins), and
+ * now and then a larger output_shape. */
+static void gen_max_unpool(cov *c, const char *op, int32_t dt)
+{
+    for (int v = 0; v < 5; v++) {
+        oc_case k = {.op = op, .nb = 2, .exact = 1};
+        int32_t ns = v == 3 ? 1 : v == 4 ? 3 : 2, ks[3], st[3], pads[6];
+        int32_t with_shape = v == 1 || v == 4;
+        prt_field f[3];
+        prt_dims d = cov_dims(c, 2 + ns, 0), fr = d;
+        int64_t fv = 1, os[PRT_MAX_DIMS];
+        char what[64];
+        for (int32_t i = 0; i < ns; i++) {
+            ks[i] = v == 2 ? 3 : 2;
+            st[i] = v == 2 ? 1 : 2;
+            pads[i] = pads[ns + i] = v == 2 ? 1 : 0;
+            d.d[2 + i] = rnd(c, 1, 4);
+        }
+        for (int32_t i = 0; i < ns; i++)
+            fr.d[2 + i] =
+                (d.d[2 + i] - 1) * st[i] + ks[i] - (with_shape ? 0 : 2 * pads[i]);
+        for (int32_t i = 0; i < 2 + ns; i++) {
+            fr.d[i] = i < 2 ? d.d[i] : fr.d[i];
+            fv *= fr.d[i];
+            os[i] = fr.d[i] + (i >= 2 ? rnd(c, 0, 2) : 0);
+        }
+        f[0] = ot_fld_i32("kernel_shape", ks, ns);
+        f[1] = ot_fld_i32("strides", st, ns);
+        f[2] = ot_fld_i32("pads", pads, 2 * ns);
+        k.f = f;
+        k.nf = 3;
+        k.in[0] = cov_random(c, dt, d, 1);
+        k.in[1] = ot_make(PRT_INT64, d);
+        for (int64_t j = 0; j < tu_volume(&d); j++)
+            ot_set(&k.in[1], j, (double)rnd(c, 0, fv - 1));
+        if (with_shape) {
+            k.in[2] = i64s(2 + ns, os);
+            k.role[2] = OC_SHAPE;
+            k.nb = 3;
+        }
+        snprintf(what, sizeof what, "MaxUnpool %dD kernel %d%s", (int)ns, (int)ks[0],
+                 with_shape ? ", output_shape" : "");
+        cov_case(c, what, &k);
+    }
+}
+
 const cov_entry cov_nn_entries[] = {
     {"MatMul", gen_matmul},
     {"Einsum", gen_einsum},
@@ -621,5 +729,9 @@ const cov_entry cov_nn_entries[] = {
     {"GroupNormalization", gen_group_norm},
     {"LpNormalization", gen_lp_norm},
     {"Resize", gen_resize},
+    {"LRN", gen_lrn},
+    {"Shrink", gen_shrink},
+    {"ReverseSequence", gen_reverse_sequence},
+    {"MaxUnpool", gen_max_unpool},
     {NULL, NULL},
 };
