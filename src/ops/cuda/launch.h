@@ -450,6 +450,27 @@ typedef struct opk_norm_args {
 } opk_norm_args;
 int opk_norm(const opk_norm_args *a, void *stream);
 
+/* ---- Shrink, LRN, ReverseSequence, MaxUnpool (misc.cu) --------------- */
+
+/* Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : 0, integers in
+ * double, truncated and saturated (shrink.c). */
+int opk_shrink(int32_t dtype, const void *x, void *y, int64_t n, float lambd, float bias,
+               void *stream);
+/* LRN over x [N, C, inner] (lrn.c's window and arithmetic). */
+int opk_lrn(int32_t dtype, const void *x, void *y, int64_t N, int64_t C, int64_t inner,
+            int32_t size, float alpha, float beta, float bias, void *stream);
+/* ReverseSequence over x [B, T, inner] (batch_axis 0) or [T, B, inner]
+ * (1); lengths (int32 or int64, device data) clamped to [0, T]. */
+int opk_reverse_sequence(int32_t esize, const void *x, const void *lens,
+                         int32_t lens_dtype, void *y, int32_t batch_axis, int64_t B,
+                         int64_t T, int64_t inner, void *stream);
+/* MaxUnpool: y (dims yd) zeros but x[j] at frame element idx[j], placed at
+ * y's origin, the last j winning; indices outside the frame skipped. ws:
+ * 8 bytes per element of y. */
+int opk_max_unpool(int32_t esize, const void *x, const int64_t *idx, int64_t n,
+                   const opk_dims_arg *frame, const opk_dims_arg *yd, void *y, void *ws,
+                   void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -81,6 +81,12 @@ OPC_KERNEL(opc_compress);
 /* convt_cuda.c */
 OPC_KERNEL(opc_conv_transpose);
 
+/* misc_cuda.c */
+OPC_KERNEL(opc_shrink);
+OPC_KERNEL(opc_lrn);
+OPC_KERNEL(opc_reverse_sequence);
+OPC_KERNEL(opc_max_unpool);
+
 /* resize_cuda.c */
 OPC_KERNEL(opc_resize);
 
