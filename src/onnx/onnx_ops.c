@@ -74,7 +74,10 @@ typedef struct onnx_op {
  * (inference only); InstanceNormalization had consumed_inputs before 6;
  * GroupNormalization came in 18, Resize in 10 (roi, sizes and the
  * coordinate modes in 11); Upsample (7-9) is Resize with asymmetric
- * coordinates. Softmax and LogSoftmax coerce X to 2-D before 13. */
+ * coordinates. Softmax and LogSoftmax coerce X to 2-D before 13.
+ * GridSample came in 16 (2-D; N-D and the names linear and cubic in 20:
+ * the built-in takes both); RoiAlign in 10 (coordinate_transformation_mode
+ * in 16: onnx_import_roi_align). */
 static const onnx_op op_table[] = {
     {"Abs", "Abs", 6, NULL},
     {"Acos", "Acos", 7, NULL},
@@ -126,6 +129,7 @@ static const onnx_op op_table[] = {
     {"GlobalMaxPool", "GlobalMaxPool", 1, NULL},
     {"Greater", "Greater", 7, NULL},
     {"GreaterOrEqual", "GreaterOrEqual", 12, NULL},
+    {"GridSample", "GridSample", 16, NULL},
     {"GroupNormalization", "GroupNormalization", 18, NULL},
     {"HardSigmoid", "HardSigmoid", 6, NULL},
     {"HardSwish", "HardSwish", 14, NULL},
@@ -173,6 +177,7 @@ static const onnx_op op_table[] = {
     {"Relu", "Relu", 6, NULL},
     {"Reshape", "Reshape", 5, NULL},
     {"Resize", "Resize", 10, onnx_import_resize},
+    {"RoiAlign", "RoiAlign", 10, onnx_import_roi_align},
     {"Round", "Round", 11, NULL},
     {"Scatter", "ScatterElements", 9, NULL},
     {"ScatterElements", "ScatterElements", 11, NULL},

@@ -146,6 +146,8 @@ static const prt_plugin_creator *const builtins[] = {
     &op_group_norm_creator,
     &op_lp_norm_creator,
     &op_resize_creator,
+    &op_grid_sample_creator, /* sample.c */
+    &op_roi_align_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))

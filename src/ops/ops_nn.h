@@ -242,4 +242,15 @@ prt_status rs_plan_make(const op_object *o, const prt_tensor_desc *in, int32_t n
                         const prt_dims *yd, const void *sizes, struct rs_plan *pl);
 void *rs_plan_place(struct rs_plan *pl, void *ws);
 
+/* GridSample and RoiAlign (sample.c): a run's parameters for sample.h's
+ * element functions (in: the run's inputs; yd: GridSample's output dims). */
+extern const prt_plugin_creator op_grid_sample_creator;
+extern const prt_plugin_creator op_roi_align_creator;
+struct opk_gs_params;
+struct opk_roi_params;
+void gs_params_of(const op_object *o, const prt_tensor_desc *in, const prt_dims *yd,
+                  struct opk_gs_params *p);
+void roi_params_of(const op_object *o, const prt_tensor_desc *in,
+                   struct opk_roi_params *p);
+
 #endif /* PLUGRT_OPS_OPS_NN_H */
