@@ -450,6 +450,15 @@ typedef struct opk_norm_args {
 } opk_norm_args;
 int opk_norm(const opk_norm_args *a, void *stream);
 
+/* GridSample and RoiAlign (sample.cu): every one of the n output elements
+ * by sample.h's element functions; y of dtype ydt (GridSample) or X's. */
+struct opk_gs_params;
+struct opk_roi_params;
+int opk_grid_sample(const struct opk_gs_params *p, const void *x, const void *grid,
+                    void *y, int32_t ydt, int64_t n, void *stream);
+int opk_roi_align(const struct opk_roi_params *p, const void *x, const void *rois,
+                  const void *bidx, void *y, int64_t n, void *stream);
+
 #ifdef __cplusplus
 }
 #endif
