@@ -210,7 +210,9 @@ static const char *const all_ops[] = {"Relu",
                                       "LRN",
                                       "Shrink",
                                       "ReverseSequence",
-                                      "MaxUnpool"};
+                                      "MaxUnpool",
+                                      "GridSample",
+                                      "RoiAlign"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

@@ -1495,6 +1495,95 @@ static int test_alloc_failures(void)
     return 0;
 }
 
+/* GridSample and RoiAlign against closed forms: a grid on X's own pixel
+ * centers returns X in every mode; 1-D taps past the edges under each
+ * padding (reflection by hand); RoiAlign's bins over a linear ramp average
+ * to the ramp at the bin centers (bilinear samples of a plane are exact). */
+static void test_sample(void)
+{
+    static const char *const modes[] = {"linear", "nearest", "bicubic"};
+    static const char *const pads[] = {"zeros", "border", "reflection"};
+    tu_rng r;
+    tu_rng_seed(&r, 7);
+    for (int m = 0; m < 3; m++)
+        for (int q = 0; q < 3; q++) {
+            const int32_t one = 1;
+            prt_field f[3] = {ot_fld_str("mode", modes[m]),
+                              ot_fld_str("padding_mode", pads[q]),
+                              ot_fld_i32("align_corners", &one, 1)};
+            ot_tensor in[2], y;
+            double want[24];
+            in[0] = ot_random(PRT_FLOAT32, D4(1, 2, 3, 4), &r, 0);
+            in[1] = ot_make(PRT_FLOAT32, D4(1, 3, 4, 2));
+            for (int64_t h = 0; h < 3; h++)
+                for (int64_t w = 0; w < 4; w++) {
+                    ot_set(&in[1], (h * 4 + w) * 2, -1.0 + 2.0 * (double)w / 3.0);
+                    ot_set(&in[1], (h * 4 + w) * 2 + 1, -1.0 + (double)h);
+                }
+            for (int64_t i = 0; i < 24; i++)
+                want[i] = ot_get(&in[0], i);
+            CHECK_OK(ot_run_op("GridSample", f, 3, in, 2, &y));
+            if (y.data)
+                ot_check_close(modes[m], &y, &in[0].dims, want, 1e-5);
+            ot_free(&in[0]);
+            ot_free(&in[1]);
+            ot_free(&y);
+        }
+    for (int q = 0; q < 3; q++) { /* X = 1 2 3; c = -2 and 4 (align_corners 0) */
+        prt_field f = ot_fld_str("padding_mode", pads[q]);
+        const double want[3][2] = {{0.0, 0.0}, {1.0, 3.0}, {2.0, 2.0}};
+        ot_tensor in[2], y;
+        in[0] = ot_make(PRT_FLOAT32, D3(1, 1, 3));
+        in[1] = ot_make(PRT_FLOAT32, D3(1, 2, 1));
+        for (int64_t i = 0; i < 3; i++)
+            ot_set(&in[0], i, (double)(i + 1));
+        ot_set(&in[1], 0, -2.0);
+        ot_set(&in[1], 1, 2.0);
+        CHECK_OK(ot_run_op("GridSample", &f, 1, in, 2, &y));
+        if (y.data) {
+            const prt_dims yd = D3(1, 1, 2);
+            ot_check_close(pads[q], &y, &yd, want[q], 1e-6);
+        }
+        ot_free(&in[0]);
+        ot_free(&in[1]);
+        ot_free(&y);
+    }
+    for (int legacy = 0; legacy < 2; legacy++) {
+        const int32_t two = 2;
+        const double c0 = legacy ? 2.0 : 1.5; /* the first bin's center */
+        prt_field f[4] = {ot_fld_i32("output_height", &two, 1),
+                          ot_fld_i32("output_width", &two, 1),
+                          ot_fld_i32("sampling_ratio", &two, 1),
+                          ot_fld_str("coordinate_transformation_mode",
+                                     legacy ? "output_half_pixel" : "half_pixel")};
+        ot_tensor in[3], y, e = {0};
+        const prt_dims yd = D4(1, 1, 2, 2);
+        double want[4];
+        in[0] = ot_make(PRT_FLOAT32, D4(1, 1, 8, 8));
+        in[1] = ot_make(PRT_FLOAT32, D2(1, 4));
+        in[2] = ot_make(PRT_INT64, D1(1));
+        for (int64_t i = 0; i < 64; i++)
+            ot_set(&in[0], i, (double)(i % 8) + 10.0 * (double)(i / 8));
+        for (int64_t i = 0; i < 4; i++)
+            ot_set(&in[1], i, i < 2 ? 1.0 : 5.0);
+        for (int64_t i = 0; i < 4; i++)
+            want[i] = c0 + 2.0 * (double)(i % 2) + 10.0 * (c0 + 2.0 * (double)(i / 2));
+        CHECK_OK(ot_run_op("RoiAlign", f, 4, in, 3, &y));
+        if (y.data)
+            ot_check_close("RoiAlign", &y, &yd, want, 1e-6);
+        ot_free(&y);
+        ot_set(&in[2], 0, 1.0);
+        CHECK_ERR(ot_run_op("RoiAlign", f, 4, in, 3, &e), PRT_ERR_INVALID_ARGUMENT,
+                  "batch_indices[0] is 1");
+        ot_free(&e);
+        CHECK_ERR(ot_run_op("GridSample", NULL, 0, in, 2, &e), PRT_ERR_SHAPE,
+                  "grid has rank 2");
+        ot_free(&e);
+        for (int i = 0; i < 3; i++)
+            ot_free(&in[i]);
+    }
+}
+
 int main(void)
 {
     test_pools();
@@ -1503,6 +1592,7 @@ int main(void)
     test_layer_norm_stats();
     test_norms();
     test_resize();
+    test_sample();
     test_alloc_failures();
     return tu_finish("test_ops_nn");
 }

@@ -76,7 +76,10 @@ typedef struct onnx_op {
  * coordinate modes in 11); Upsample (7-9) is Resize with asymmetric
  * coordinates. Softmax and LogSoftmax coerce X to 2-D before 13.
  * LRN came in 1, Shrink and MaxUnpool in 9 (11 only relaxed MaxUnpool's
- * docs), ReverseSequence in 10; MaxUnpool's output_shape is a shape input. */
+ * docs), ReverseSequence in 10; MaxUnpool's output_shape is a shape input;
+ * GridSample came in 16 (2-D; N-D and the names linear and cubic in 20:
+ * the built-in takes both); RoiAlign in 10 (coordinate_transformation_mode
+ * in 16: onnx_import_roi_align). */
 static const onnx_op op_table[] = {
     {"Abs", "Abs", 6, NULL},
     {"Acos", "Acos", 7, NULL},
@@ -128,6 +131,7 @@ static const onnx_op op_table[] = {
     {"GlobalMaxPool", "GlobalMaxPool", 1, NULL},
     {"Greater", "Greater", 7, NULL},
     {"GreaterOrEqual", "GreaterOrEqual", 12, NULL},
+    {"GridSample", "GridSample", 16, NULL},
     {"GroupNormalization", "GroupNormalization", 18, NULL},
     {"HardSigmoid", "HardSigmoid", 6, NULL},
     {"HardSwish", "HardSwish", 14, NULL},
@@ -178,6 +182,7 @@ static const onnx_op op_table[] = {
     {"Reshape", "Reshape", 5, NULL},
     {"Resize", "Resize", 10, onnx_import_resize},
     {"ReverseSequence", "ReverseSequence", 10, NULL},
+    {"RoiAlign", "RoiAlign", 10, onnx_import_roi_align},
     {"Round", "Round", 11, NULL},
     {"Scatter", "ScatterElements", 9, NULL},
     {"ScatterElements", "ScatterElements", 11, NULL},

@@ -163,3 +163,18 @@ prt_status onnx_import_resize(onnx_import *imp, const Onnx__NodeProto *node,
                                         has_sizes ? 0x8 : 0, keep_data ? 0x8 : 0, 0x6);
     }
 }
+
+/* RoiAlign below opset 16 had no coordinate_transformation_mode and computed
+ * what output_half_pixel names now (no half-pixel shift, regions at least
+ * 1 x 1); the built-in's default is opset 16's half_pixel, so an older node
+ * is told. A node that names the attribute keeps it. */
+prt_status onnx_import_roi_align(onnx_import *imp, const Onnx__NodeProto *node,
+                                 const char *label, const prt_plugin_creator *creator)
+{
+    static const char legacy[] = "output_half_pixel";
+    prt_field f = {"coordinate_transformation_mode", legacy, PRT_FIELD_CHAR,
+                   (int64_t)(sizeof legacy - 1)};
+    if (imp->opset >= 16 || onnx_node_attr(node, "coordinate_transformation_mode"))
+        return onnx_import_fields_extra(imp, node, label, creator, NULL, 0, 1, 0, 0, 0);
+    return onnx_import_fields_extra(imp, node, label, creator, &f, 1, 1, 0, 0, 0);
+}

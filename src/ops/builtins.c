@@ -151,6 +151,8 @@ static const prt_plugin_creator *const builtins[] = {
     &op_shrink_creator,
     &op_reverse_sequence_creator,
     &op_max_unpool_creator,
+    &op_grid_sample_creator, /* sample.c */
+    &op_roi_align_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))

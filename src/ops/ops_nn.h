@@ -255,5 +255,15 @@ prt_status max_unpool_frame(const op_object *o, const prt_dims *x, const prt_dim
                             const prt_dims *y, prt_dims *frame);
 /* Flat element f of the frame as an element of y (the frame at y's origin). */
 int64_t max_unpool_place(const prt_dims *frame, const prt_dims *y, int64_t f);
+/* GridSample and RoiAlign (sample.c): a run's parameters for sample.h's
+ * element functions (in: the run's inputs; yd: GridSample's output dims). */
+extern const prt_plugin_creator op_grid_sample_creator;
+extern const prt_plugin_creator op_roi_align_creator;
+struct opk_gs_params;
+struct opk_roi_params;
+void gs_params_of(const op_object *o, const prt_tensor_desc *in, const prt_dims *yd,
+                  struct opk_gs_params *p);
+void roi_params_of(const op_object *o, const prt_tensor_desc *in,
+                   struct opk_roi_params *p);
 
 #endif /* PLUGRT_OPS_OPS_NN_H */

@@ -470,6 +470,14 @@ int opk_reverse_sequence(int32_t esize, const void *x, const void *lens,
 int opk_max_unpool(int32_t esize, const void *x, const int64_t *idx, int64_t n,
                    const opk_dims_arg *frame, const opk_dims_arg *yd, void *y, void *ws,
                    void *stream);
+/* GridSample and RoiAlign (sample.cu): every one of the n output elements
+ * by sample.h's element functions; y of dtype ydt (GridSample) or X's. */
+struct opk_gs_params;
+struct opk_roi_params;
+int opk_grid_sample(const struct opk_gs_params *p, const void *x, const void *grid,
+                    void *y, int32_t ydt, int64_t n, void *stream);
+int opk_roi_align(const struct opk_roi_params *p, const void *x, const void *rois,
+                  const void *bidx, void *y, int64_t n, void *stream);
 
 #ifdef __cplusplus
 }

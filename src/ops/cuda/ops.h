@@ -114,4 +114,8 @@ OPC_KERNEL(opc_topk);
 OPC_KERNEL(opc_pow);
 OPC_KERNEL(opc_norm); /* norm.c's four */
 
+/* sample_cuda.c */
+OPC_KERNEL(opc_grid_sample);
+OPC_KERNEL(opc_roi_align);
+
 #endif /* PLUGRT_OPS_CUDA_OPS_H */
