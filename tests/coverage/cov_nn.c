@@ -705,116 +705,118 @@ static void gen_max_unpool(cov *c, const char *op, int32_t dt)
         }
         snprintf(what, sizeof what, "MaxUnpool %dD kernel %d%s", (int)ns, (int)ks[0],
                  with_shape ? ", output_shape" : "");
-        /* ---- GridSample, RoiAlign ----------------------------------------------- */
+        cov_case(c, what, &k);
+    }
+}
 
-        /* GridSample: every mode, padding mode and align_corners, on 1 to 3
-         * spatial dims, coordinates a little past [-1, 1] (padding at work), grid
-         * of X's dtype or float32, NaN and infinities now and then, an empty
-         * batch. */
-        static void gen_grid_sample(cov * c, const char *op, int32_t dt)
-        {
-            static const char *const modes[] = {"linear", "nearest", "cubic"};
-            static const char *const pads[] = {"zeros", "border", "reflection"};
-            for (int v = 0; v < 18; v++) {
-                const int32_t r = 1 + v % 3, align = v / 9,
-                              gdt = v % 2 ? dt : PRT_FLOAT32;
-                const char *mode = modes[v % 3], *pad = pads[v / 3 % 3];
-                prt_dims xd = {.nb_dims = r + 2}, gd = {.nb_dims = r + 2};
-                prt_field f[3];
-                oc_case k = {.op = op, .f = f, .nf = 3, .nb = 2};
-                char what[160];
-                f[0] = ot_fld_str("mode", mode);
-                f[1] = ot_fld_str("padding_mode", pad);
-                f[2] = ot_fld_i32("align_corners", &align, 1);
-                xd.d[0] = gd.d[0] = v == 17 ? 0 : rnd(c, 1, 2);
-                xd.d[1] = rnd(c, 1, 3);
-                for (int32_t i = 0; i < r; i++) {
-                    xd.d[i + 2] = rnd(c, 1, r == 3 ? 4 : 7);
-                    gd.d[i + 1] = rnd(c, 1, r == 3 ? 3 : 6);
-                }
-                gd.d[r + 1] = r;
-                k.in[0] = cov_random(c, dt, xd, v % 4 == 3);
-                k.in[1] = cov_random(c, gdt, gd, v % 5 == 4);
-                scale_values(&k.in[1], 1.25);
-                k.rtol = cov_rtol(dt, 1e-6);
-                snprintf(what, sizeof what,
-                         "GridSample %s %s align_corners %d, %d-D, grid %s", mode, pad,
-                         (int)align, (int)r,
-                         gdt == PRT_FLOAT32 ? "float32" : "of X's dtype");
-                cov_case(c, what, &k);
-            }
+/* ---- GridSample, RoiAlign ----------------------------------------------- */
+
+/* GridSample: every mode, padding mode and align_corners, on 1 to 3
+ * spatial dims, coordinates a little past [-1, 1] (padding at work), grid
+ * of X's dtype or float32, NaN and infinities now and then, an empty
+ * batch. */
+static void gen_grid_sample(cov *c, const char *op, int32_t dt)
+{
+    static const char *const modes[] = {"linear", "nearest", "cubic"};
+    static const char *const pads[] = {"zeros", "border", "reflection"};
+    for (int v = 0; v < 18; v++) {
+        const int32_t r = 1 + v % 3, align = v / 9, gdt = v % 2 ? dt : PRT_FLOAT32;
+        const char *mode = modes[v % 3], *pad = pads[v / 3 % 3];
+        prt_dims xd = {.nb_dims = r + 2}, gd = {.nb_dims = r + 2};
+        prt_field f[3];
+        oc_case k = {.op = op, .f = f, .nf = 3, .nb = 2};
+        char what[160];
+        f[0] = ot_fld_str("mode", mode);
+        f[1] = ot_fld_str("padding_mode", pad);
+        f[2] = ot_fld_i32("align_corners", &align, 1);
+        xd.d[0] = gd.d[0] = v == 17 ? 0 : rnd(c, 1, 2);
+        xd.d[1] = rnd(c, 1, 3);
+        for (int32_t i = 0; i < r; i++) {
+            xd.d[i + 2] = rnd(c, 1, r == 3 ? 4 : 7);
+            gd.d[i + 1] = rnd(c, 1, r == 3 ? 3 : 6);
         }
+        gd.d[r + 1] = r;
+        k.in[0] = cov_random(c, dt, xd, v % 4 == 3);
+        k.in[1] = cov_random(c, gdt, gd, v % 5 == 4);
+        scale_values(&k.in[1], 1.25);
+        k.rtol = cov_rtol(dt, 1e-6);
+        snprintf(what, sizeof what, "GridSample %s %s align_corners %d, %d-D, grid %s",
+                 mode, pad, (int)align, (int)r,
+                 gdt == PRT_FLOAT32 ? "float32" : "of X's dtype");
+        cov_case(c, what, &k);
+    }
+}
 
-        /* RoiAlign: both modes and coordinate_transformation_modes, adaptive and
-         * fixed sampling, a spatial_scale, regions partly outside X, inverted and
-         * smaller than a pixel, int32 and int64 batch indices, no regions. */
-        static void gen_roi_align(cov * c, const char *op, int32_t dt)
-        {
-            static const char *const modes[] = {"avg", "max"};
-            static const char *const ctms[] = {"half_pixel", "output_half_pixel"};
-            for (int v = 0; v < 8; v++) {
-                const int64_t N = rnd(c, 1, 3), C = rnd(c, 1, 3), H = rnd(c, 1, 9),
-                              W = rnd(c, 1, 9);
-                const int64_t R = v == 7 ? 0 : rnd(c, 1, 4);
-                int32_t oh = (int32_t)rnd(c, 1, 4), ow = (int32_t)rnd(c, 1, 4);
-                int32_t sr = v % 4 < 2 ? 0 : (int32_t)rnd(c, 1, 3);
-                float scale = v % 3 == 2 ? 0.5f : 1.0f;
-                prt_field f[6];
-                oc_case k = {.op = op, .f = f, .nf = 6, .nb = 3};
-                char what[160];
-                f[0] = ot_fld_str("mode", modes[v % 2]);
-                f[1] = ot_fld_str("coordinate_transformation_mode", ctms[v / 2 % 2]);
-                f[2] = ot_fld_i32("output_height", &oh, 1);
-                f[3] = ot_fld_i32("output_width", &ow, 1);
-                f[4] = ot_fld_i32("sampling_ratio", &sr, 1);
-                f[5] = ot_fld_f32("spatial_scale", &scale);
-                k.in[0] = cov_random(c, dt, D4(N, C, H, W), v == 5);
-                k.in[1] = ot_make(dt, D2(R, 4));
-                k.in[2] = ot_make(v % 2 ? PRT_INT32 : PRT_INT64, D1(R));
-                for (int64_t j = 0; j < R; j++) {
-                    for (int32_t q = 0; q < 4;
-                         q++) { /* x1 y1 x2 y2, a pixel past X now and then */
-                        const double ext = (double)(q % 2 ? H : W) / scale;
-                        ot_set(&k.in[1], 4 * j + q,
-                               (double)rnd(c, -8, 8 + 8 * (int64_t)ext) / 8.0 - 1.0);
-                    }
-                    ot_set(&k.in[2], j, (double)rnd(c, 0, N - 1));
-                }
-                k.rtol = cov_rtol(dt, 1e-6);
-                snprintf(what, sizeof what,
-                         "RoiAlign %s %s %dx%d, sampling_ratio %d, spatial_scale %g, "
-                         "%lld regions",
-                         modes[v % 2], ctms[v / 2 % 2], (int)oh, (int)ow, (int)sr,
-                         (double)scale, (long long)R);
-                cov_case(c, what, &k);
+/* RoiAlign: both modes and coordinate_transformation_modes, adaptive and
+ * fixed sampling, a spatial_scale, regions partly outside X, inverted and
+ * smaller than a pixel, int32 and int64 batch indices, no regions. */
+static void gen_roi_align(cov *c, const char *op, int32_t dt)
+{
+    static const char *const modes[] = {"avg", "max"};
+    static const char *const ctms[] = {"half_pixel", "output_half_pixel"};
+    for (int v = 0; v < 8; v++) {
+        const int64_t N = rnd(c, 1, 3), C = rnd(c, 1, 3), H = rnd(c, 1, 9),
+                      W = rnd(c, 1, 9);
+        const int64_t R = v == 7 ? 0 : rnd(c, 1, 4);
+        int32_t oh = (int32_t)rnd(c, 1, 4), ow = (int32_t)rnd(c, 1, 4);
+        int32_t sr = v % 4 < 2 ? 0 : (int32_t)rnd(c, 1, 3);
+        float scale = v % 3 == 2 ? 0.5f : 1.0f;
+        prt_field f[6];
+        oc_case k = {.op = op, .f = f, .nf = 6, .nb = 3};
+        char what[160];
+        f[0] = ot_fld_str("mode", modes[v % 2]);
+        f[1] = ot_fld_str("coordinate_transformation_mode", ctms[v / 2 % 2]);
+        f[2] = ot_fld_i32("output_height", &oh, 1);
+        f[3] = ot_fld_i32("output_width", &ow, 1);
+        f[4] = ot_fld_i32("sampling_ratio", &sr, 1);
+        f[5] = ot_fld_f32("spatial_scale", &scale);
+        k.in[0] = cov_random(c, dt, D4(N, C, H, W), v == 5);
+        k.in[1] = ot_make(dt, D2(R, 4));
+        k.in[2] = ot_make(v % 2 ? PRT_INT32 : PRT_INT64, D1(R));
+        for (int64_t j = 0; j < R; j++) {
+            for (int32_t q = 0; q < 4;
+                 q++) { /* x1 y1 x2 y2, a pixel past X now and then */
+                const double ext = (double)(q % 2 ? H : W) / scale;
+                ot_set(&k.in[1], 4 * j + q,
+                       (double)rnd(c, -8, 8 + 8 * (int64_t)ext) / 8.0 - 1.0);
             }
+            ot_set(&k.in[2], j, (double)rnd(c, 0, N - 1));
         }
+        k.rtol = cov_rtol(dt, 1e-6);
+        snprintf(
+            what, sizeof what,
+            "RoiAlign %s %s %dx%d, sampling_ratio %d, spatial_scale %g, %lld regions",
+            modes[v % 2], ctms[v / 2 % 2], (int)oh, (int)ow, (int)sr, (double)scale,
+            (long long)R);
+        cov_case(c, what, &k);
+    }
+}
 
-        const cov_entry cov_nn_entries[] = {
-            {"MatMul", gen_matmul},
-            {"Einsum", gen_einsum},
-            {"Gemm", gen_gemm},
-            {"Conv", gen_conv},
-            {"ConvTranspose", gen_conv_transpose},
-            {"MaxPool", gen_pool},
-            {"AveragePool", gen_pool},
-            {"LpPool", gen_pool},
-            {"GlobalAveragePool", gen_global_pool},
-            {"GlobalMaxPool", gen_global_pool},
-            {"GlobalLpPool", gen_global_pool},
-            {"Softmax", gen_softmax},
-            {"LogSoftmax", gen_softmax},
-            {"LayerNormalization", gen_layer_norm},
-            {"BatchNormalization", gen_batch_norm},
-            {"InstanceNormalization", gen_group_norm},
-            {"GroupNormalization", gen_group_norm},
-            {"LpNormalization", gen_lp_norm},
-            {"Resize", gen_resize},
-            {"LRN", gen_lrn},
-            {"Shrink", gen_shrink},
-            {"ReverseSequence", gen_reverse_sequence},
-            {"MaxUnpool", gen_max_unpool},
-            {"GridSample", gen_grid_sample},
-            {"RoiAlign", gen_roi_align},
-            {NULL, NULL},
-        };
+const cov_entry cov_nn_entries[] = {
+    {"MatMul", gen_matmul},
+    {"Einsum", gen_einsum},
+    {"Gemm", gen_gemm},
+    {"Conv", gen_conv},
+    {"ConvTranspose", gen_conv_transpose},
+    {"MaxPool", gen_pool},
+    {"AveragePool", gen_pool},
+    {"LpPool", gen_pool},
+    {"GlobalAveragePool", gen_global_pool},
+    {"GlobalMaxPool", gen_global_pool},
+    {"GlobalLpPool", gen_global_pool},
+    {"Softmax", gen_softmax},
+    {"LogSoftmax", gen_softmax},
+    {"LayerNormalization", gen_layer_norm},
+    {"BatchNormalization", gen_batch_norm},
+    {"InstanceNormalization", gen_group_norm},
+    {"GroupNormalization", gen_group_norm},
+    {"LpNormalization", gen_lp_norm},
+    {"Resize", gen_resize},
+    {"LRN", gen_lrn},
+    {"Shrink", gen_shrink},
+    {"ReverseSequence", gen_reverse_sequence},
+    {"MaxUnpool", gen_max_unpool},
+    {"GridSample", gen_grid_sample},
+    {"RoiAlign", gen_roi_align},
+    {NULL, NULL},
+};
