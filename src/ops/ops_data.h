@@ -102,6 +102,12 @@ prt_status oh_check(const op_object *o, const prt_tensor_desc *in, const prt_dim
 prt_status compress_geometry(const op_object *o, const prt_dims *d, int32_t *axis,
                              int64_t *outer, int64_t *len, int64_t *inner);
 
+/* Unique (unique.c): X as m items of outer runs of inner elements, with
+ * the checks of the outputs' dims; sorted's field. */
+prt_status unique_plan(const op_object *o, const prt_tensor_desc *in,
+                       const prt_tensor_desc *out, int64_t *m, int64_t *outer,
+                       int64_t *inner, int32_t *sorted);
+
 /* GatherND (gather_nd.c): batch_dims. */
 int32_t gnd_batch_dims(const op_object *o);
 

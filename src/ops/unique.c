@@ -189,6 +189,30 @@ static void merge_sort(const uq_ctx *c, int64_t *perm, int64_t *tmp, int64_t n)
     }
 }
 
+prt_status unique_plan(const op_object *o, const prt_tensor_desc *in,
+                       const prt_tensor_desc *out, int64_t *m, int64_t *outer,
+                       int64_t *inner, int32_t *sorted)
+{
+    const unique_op *u = (const unique_op *)o;
+    uq_geom g = uq_geometry(u, &in[0].dims);
+    int32_t axis = 0;
+    if (u->has_axis) {
+        prt_status st = op_axis(o, u->axis, in[0].dims.nb_dims, 0, "X", &axis);
+        if (st)
+            return st;
+    }
+    if (out[UQ_INVERSE].dims.nb_dims != 1 || out[UQ_INVERSE].dims.d[0] != g.m ||
+        out[UQ_INDICES].dims.d[0] < g.m || out[UQ_COUNTS].dims.d[0] < g.m ||
+        out[UQ_Y].dims.d[u->has_axis ? axis : 0] < g.m)
+        return op_fail(o, PRT_ERR_SHAPE, "the outputs cannot hold %lld items",
+                       (long long)g.m);
+    *m = g.m;
+    *outer = g.outer;
+    *inner = g.inner;
+    *sorted = u->sorted;
+    return PRT_OK;
+}
+
 static prt_status uq_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                          const void *const *x, void *const *y, void *ws, void *stream)
@@ -199,18 +223,11 @@ static prt_status uq_run(const op_object *o, int32_t dtype, const prt_tensor_des
     int64_t *gorder = gstart + m;
     int64_t *yi = y[UQ_INDICES], *yinv = y[UQ_INVERSE], *ycnt = y[UQ_COUNTS];
     size_t es = prt_dtype_size(dtype);
-    int32_t axis = 0;
+    int32_t sorted;
+    prt_status st = unique_plan(o, in, out, &m, &c.g.outer, &c.g.inner, &sorted);
     (void)nb_in, (void)nb_out, (void)stream;
-    if (u->has_axis) {
-        prt_status st = op_axis(o, u->axis, in[0].dims.nb_dims, 0, "X", &axis);
-        if (st)
-            return st;
-    }
-    if (out[UQ_INVERSE].dims.nb_dims != 1 || out[UQ_INVERSE].dims.d[0] != m ||
-        out[UQ_INDICES].dims.d[0] < m || out[UQ_COUNTS].dims.d[0] < m ||
-        out[UQ_Y].dims.d[u->has_axis ? axis : 0] < m)
-        return op_fail(o, PRT_ERR_SHAPE, "the outputs cannot hold %lld items",
-                       (long long)m);
+    if (st)
+        return st;
     if (m > 0) {
         for (int64_t i = 0; i < m; i++)
             perm[i] = i;
@@ -220,7 +237,7 @@ static prt_status uq_run(const op_object *o, int32_t dtype, const prt_tensor_des
                 gstart[k++] = t;
         /* Output order: sorted, or by first occurrence (tmp: item -> group
          * of which it is the first). */
-        if (u->sorted) {
+        if (sorted) {
             for (int64_t g = 0; g < k; g++)
                 gorder[g] = g;
         } else {

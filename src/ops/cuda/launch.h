@@ -335,6 +335,18 @@ int opk_nonzero(int32_t dtype, const void *x, int64_t n, const opk_dims_arg *d,
 int opk_compress(int32_t esize, const void *x, const void *cond, int64_t nc, int64_t len,
                  int64_t outer, int64_t inner, void *y, int64_t *k, void *stream);
 
+/* Unique (move.cu): x viewed as [outer, m, inner], m items of outer runs of
+ * inner elements; unique.c's outputs (yi, yinv, ycnt, y densely with the
+ * true K) and K into *k (device memory). ws: 4 int64 an item. */
+typedef struct opk_unique_args {
+    int32_t dtype, esize, sorted;
+    int64_t m, outer, inner;
+    const void *x;
+    void *y;
+    int64_t *yi, *yinv, *ycnt, *k, *ws;
+} opk_unique_args;
+int opk_unique(const opk_unique_args *u, void *stream);
+
 /* ConvTranspose (convt.cu): Y [N, M, out...] from X [N, C, in...], W [C,
  * Mg, k...] and B [M] (may be NULL), groups of Cg input and Mg output
  * channels; Y at o gathers X at i where o = i s - pb + k dil. ivol: X's

@@ -328,6 +328,182 @@ __global__ void __launch_bounds__(kScanThreads)
         *k_out = K;
 }
 
+// ---- Unique --------------------------------------------------------------
+//
+// unique.c's results by a stable merge sort of the items' positions (log2 m
+// passes, each element placed by a binary search in the other run of its
+// pair: before equal items of the later run, after those of the earlier),
+// then one block scanning the sorted items for the groups' starts, and, for
+// sorted 0, the groups' first occurrences for their order. Buffers: the
+// op's workspace (4 int64 an item: two for the sort, group ids, group
+// starts) and inverse_indices as scratch before it is written.
+
+// unique.c's elem_cmp: int64 exactly, the rest as double, NaN after every
+// number and equal to NaN, -0 equal to 0.
+__device__ int uq_elem_cmp(const void *x, int32_t dtype, int64_t a, int64_t b)
+{
+    if (dtype == DT_I64) {
+        const int64_t p = ((const int64_t *)x)[a], q = ((const int64_t *)x)[b];
+        return (p > q) - (p < q);
+    }
+    const double p = load_number(dtype, x, a), q = load_number(dtype, x, b);
+    if (p != p || q != q)
+        return (p != p) - (q != q);
+    return (p > q) - (p < q);
+}
+
+__device__ int uq_item_cmp(const opk_unique_args &u, int64_t a, int64_t b)
+{
+    for (int64_t p = 0; p < u.outer; p++)
+        for (int64_t q = 0; q < u.inner; q++) {
+            const int64_t base = p * u.m * u.inner + q;
+            const int r =
+                uq_elem_cmp(u.x, u.dtype, base + a * u.inner, base + b * u.inner);
+            if (r)
+                return r;
+        }
+    return 0;
+}
+
+__global__ void uq_iota_kernel(int64_t *perm, int64_t m)
+{
+    OPK_FOR(i, m)
+    perm[i] = i;
+}
+
+// One merge pass of runs of w: src -> dst.
+__global__ void uq_merge_kernel(opk_unique_args u, const int64_t *src, int64_t *dst,
+                                int64_t w)
+{
+    OPK_FOR(t, u.m)
+    {
+        const int64_t lo = t / (2 * w) * (2 * w), mid = lo + w < u.m ? lo + w : u.m;
+        const int64_t hi = lo + 2 * w < u.m ? lo + 2 * w : u.m;
+        const int64_t item = src[t];
+        int64_t a, b, pos;
+        if (t < mid) { // the earlier run: after the later run's smaller items
+            a = mid;
+            b = hi;
+            while (a < b) {
+                const int64_t c = a + (b - a) / 2;
+                if (uq_item_cmp(u, src[c], item) < 0)
+                    a = c + 1;
+                else
+                    b = c;
+            }
+            pos = lo + (t - lo) + (a - mid);
+        } else { // the later run: after the earlier run's items not above it
+            a = lo;
+            b = mid;
+            while (a < b) {
+                const int64_t c = a + (b - a) / 2;
+                if (uq_item_cmp(u, src[c], item) <= 0)
+                    a = c + 1;
+                else
+                    b = c;
+            }
+            pos = lo + (t - mid) + (a - lo);
+        }
+        dst[pos] = item;
+    }
+}
+
+// One block: group ids of the sorted positions, the groups' starts, K.
+__global__ void __launch_bounds__(kScanThreads)
+    uq_groups_kernel(opk_unique_args u, const int64_t *perm, int64_t *gid,
+                     int64_t *gstart, int64_t *k_out)
+{
+    int64_t running = 0;
+    for (int64_t base = 0; base < u.m; base += kScanThreads) {
+        const int64_t t = base + threadIdx.x;
+        const int flag = t < u.m && (t == 0 || uq_item_cmp(u, perm[t - 1], perm[t]) != 0);
+        int64_t tile;
+        const int64_t p = block_scan(flag, &tile);
+        if (flag)
+            gstart[running + p] = t;
+        if (t < u.m)
+            gid[t] = running + p + flag - 1;
+        running += tile;
+    }
+    if (threadIdx.x == 0)
+        *k_out = running;
+}
+
+// sorted 0: mark[i] = the group whose first occurrence item i is, else -1.
+__global__ void uq_mark_kernel(const int64_t *perm, const int64_t *gstart,
+                               const int64_t *k, int64_t *mark, int64_t m)
+{
+    OPK_FOR(i, m)
+    mark[i] = -1;
+}
+
+__global__ void uq_mark_first_kernel(const int64_t *perm, const int64_t *gstart,
+                                     const int64_t *k, int64_t *mark, int64_t m)
+{
+    const int64_t K = *k;
+    OPK_FOR(g, m)
+    if (g < K)
+        mark[perm[gstart[g]]] = g;
+}
+
+// One block: pos[g] = the rank of group g's first occurrence among them.
+__global__ void __launch_bounds__(kScanThreads)
+    uq_order_kernel(const int64_t *mark, int64_t *pos, int64_t m)
+{
+    int64_t running = 0;
+    for (int64_t base = 0; base < m; base += kScanThreads) {
+        const int64_t i = base + threadIdx.x;
+        const int flag = i < m && mark[i] >= 0;
+        int64_t tile;
+        const int64_t p = block_scan(flag, &tile);
+        if (flag)
+            pos[mark[i]] = running + p;
+        running += tile;
+    }
+}
+
+__global__ void uq_copy_kernel(const int64_t *from, int64_t *to, const int64_t *k,
+                               int64_t m)
+{
+    const int64_t K = *k;
+    OPK_FOR(g, m)
+    if (g < K)
+        to[g] = from[g];
+}
+
+// Per sorted position: inverse_indices, and at a group's start its first
+// occurrence and count at the group's output position.
+__global__ void uq_outputs_kernel(opk_unique_args u, const int64_t *perm,
+                                  const int64_t *gid, const int64_t *gstart,
+                                  const int64_t *pos, const int64_t *k, int64_t *yi,
+                                  int64_t *yinv, int64_t *ycnt)
+{
+    const int64_t K = *k;
+    OPK_FOR(t, u.m)
+    {
+        const int64_t g = gid[t], p = pos ? pos[g] : g;
+        yinv[perm[t]] = p;
+        if (gstart[g] == t) {
+            yi[p] = perm[t];
+            ycnt[p] = (g + 1 < K ? gstart[g + 1] : u.m) - t;
+        }
+    }
+}
+
+// Y [outer, K, inner] densely: the first occurrence's slice per position.
+template <typename T>
+__global__ void uq_y_kernel(opk_unique_args u, const int64_t *yi, const int64_t *k, T *y)
+{
+    const int64_t K = *k, n = u.outer * u.m * u.inner;
+    OPK_FOR(e, n)
+    {
+        const int64_t i = e % u.inner, p = (e / u.inner) % u.m, q = e / (u.inner * u.m);
+        if (p < K)
+            y[(q * K + p) * u.inner + i] =
+                ((const T *)u.x)[(q * u.m + yi[p]) * u.inner + i];
+    }
+}
+
 } // namespace
 } // namespace opk
 
@@ -441,5 +617,48 @@ extern "C" int opk_compress(int32_t esize, const void *x, const void *cond, int6
         typedef decltype(t) T;
         compress_kernel<T><<<1, kScanThreads, 0, (cudaStream_t)stream>>>(
             (const T *)x, (const uint8_t *)cond, nc, len, outer, inner, (T *)y, k);
+    });
+}
+
+extern "C" int opk_unique(const opk_unique_args *u, void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    const int64_t m = u->m;
+    int64_t *a = u->ws, *b = u->ws + m, *gid = u->ws + 2 * m, *gstart = u->ws + 3 * m;
+    int err;
+    if (m == 0) {
+        // K = 0: nothing else to write.
+        return (int)cudaMemsetAsync(u->k, 0, sizeof(int64_t), s);
+    }
+    uq_iota_kernel<<<blocks_for(m), kThreads, 0, s>>>(a, m);
+    for (int64_t w = 1; w < m; w *= 2) {
+        uq_merge_kernel<<<blocks_for(m), kThreads, 0, s>>>(*u, a, b, w);
+        int64_t *t = a;
+        a = b;
+        b = t;
+    }
+    uq_groups_kernel<<<1, kScanThreads, 0, s>>>(*u, a, gid, gstart, u->k);
+    if ((err = launched()))
+        return err;
+    int64_t *pos = NULL;
+    if (!u->sorted) {
+        // b is free: the marks, then (through inverse_indices as scratch)
+        // the groups' output positions.
+        uq_mark_kernel<<<blocks_for(m), kThreads, 0, s>>>(a, gstart, u->k, b, m);
+        uq_mark_first_kernel<<<blocks_for(m), kThreads, 0, s>>>(a, gstart, u->k, b, m);
+        uq_order_kernel<<<1, kScanThreads, 0, s>>>(b, u->yinv, m);
+        uq_copy_kernel<<<blocks_for(m), kThreads, 0, s>>>(u->yinv, b, u->k, m);
+        pos = b;
+    }
+    uq_outputs_kernel<<<blocks_for(m), kThreads, 0, s>>>(*u, a, gid, gstart, pos, u->k,
+                                                         u->yi, u->yinv, u->ycnt);
+    if ((err = launched()))
+        return err;
+    if (u->outer * u->inner == 0)
+        return 0;
+    return by_esize(u->esize, [&](auto t) {
+        typedef decltype(t) T;
+        uq_y_kernel<T><<<blocks_for(u->outer * m * u->inner), kThreads, 0, s>>>(
+            *u, u->yi, u->k, (T *)u->y);
     });
 }

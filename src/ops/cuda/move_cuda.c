@@ -272,3 +272,27 @@ OPC_KERNEL(opc_compress)
                                       base_volume(&in[1].dims), len, outer, inner, y[0],
                                       y[1], stream));
 }
+
+/* The items sorted on the device (move.cu); K stays there. */
+OPC_KERNEL(opc_unique)
+{
+    opk_unique_args u;
+    prt_status st;
+    (void)nb_in, (void)nb_out;
+    memset(&u, 0, sizeof u);
+    st = unique_plan(o, in, out, &u.m, &u.outer, &u.inner, &u.sorted);
+    if (st)
+        return st;
+    if (u.m > 0 && !ws)
+        return op_fail(o, PRT_ERR_MALFORMED, "needs its workspace");
+    u.dtype = dtype;
+    u.esize = (int32_t)prt_dtype_size(dtype);
+    u.x = x[0];
+    u.y = y[0];
+    u.yi = y[1];
+    u.yinv = y[2];
+    u.ycnt = y[3];
+    u.k = y[4];
+    u.ws = ws;
+    return opc_status(o, opk_unique(&u, stream));
+}

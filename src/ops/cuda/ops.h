@@ -77,6 +77,7 @@ OPC_KERNEL(opc_gather_nd);
 OPC_KERNEL(opc_scatter); /* ScatterND, ScatterElements */
 OPC_KERNEL(opc_nonzero);
 OPC_KERNEL(opc_compress);
+OPC_KERNEL(opc_unique);
 
 /* convt_cuda.c */
 OPC_KERNEL(opc_conv_transpose);

@@ -154,6 +154,7 @@ static const op_device_kernel kernels[] = {
     {"TopK", opc_topk, 0, 0},
     {"Transpose", opc_transpose, 0, 0},
     {"Trilu", opc_trilu, 0, 0},
+    {"Unique", opc_unique, 0, 0},
     {"Unsqueeze", opc_copy, 0, 0},
     {"Where", opc_where, 0, 0},
     {"Xor", opc_compare, 0, 0},
