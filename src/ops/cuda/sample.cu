@@ -10,8 +10,8 @@ namespace opk
 namespace
 {
 
-__global__ void grid_sample_kernel(opk_gs_params p, const void *x, const void *grid, void *y,
-                                   int32_t ydt, int64_t n)
+__global__ void grid_sample_kernel(opk_gs_params p, const void *x, const void *grid,
+                                   void *y, int32_t ydt, int64_t n)
 {
     OPK_FOR(e, n)
     {
@@ -38,8 +38,8 @@ extern "C" int opk_grid_sample(const opk_gs_params *p, const void *x, const void
 {
     if (n <= 0)
         return 0;
-    grid_sample_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(*p, x, grid, y,
-                                                                            ydt, n);
+    grid_sample_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(*p, x, grid,
+                                                                             y, ydt, n);
     return launched();
 }
 
@@ -48,7 +48,7 @@ extern "C" int opk_roi_align(const opk_roi_params *p, const void *x, const void 
 {
     if (n <= 0)
         return 0;
-    roi_align_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(*p, x, rois, bidx,
-                                                                          y, n);
+    roi_align_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(*p, x, rois,
+                                                                           bidx, y, n);
     return launched();
 }
