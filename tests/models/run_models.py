@@ -77,6 +77,11 @@ MODELS = {
     "efficientnet_b0_w25": ("models", IMAGE_BATCHES, lambda b, rng: image_inputs(b, rng),
                             "image:1x3x224x224", "image:2x3x224x224",
                             "image:8x3x224x224"),
+    # make_graphs.py: grouped convolutions, and dense concatenation.
+    "resnext_w8": ("models", IMAGE_BATCHES, lambda b, rng: image_inputs(b, rng),
+                   "image:1x3x224x224", "image:2x3x224x224", "image:8x3x224x224"),
+    "densenet_w8": ("models", IMAGE_BATCHES, lambda b, rng: image_inputs(b, rng),
+                    "image:1x3x224x224", "image:2x3x224x224", "image:8x3x224x224"),
     "gpt2_tiny": ("models", GPT2_SHAPES, token_inputs(512),
                   "input_ids:1x1,attention_mask:1x1",
                   "input_ids:2x16,attention_mask:2x16",
