@@ -253,6 +253,24 @@ static inline CPU_INLINE void cpu_exp_neg_v16(const cpu_v16 *hi, const cpu_v16 *
         }                                                                                \
     } while (0)
 
+/* A float function over arrays, whole: given NAME_v8 (and, on x86,
+ * NAME_v16) applying it in place to a vector, the body mapping them over
+ * an array (CPU_MAP_F32), its three builds (CPU_BUILDS3) and EXPORT, void
+ * EXPORT(const float *x, float *y, int64_t n), calling the build this
+ * machine runs best. */
+#define CPU_MAP_F32_FUNCTION(NAME, EXPORT)                                               \
+    static inline CPU_INLINE void NAME##_body(const float *x, float *y, int64_t n,       \
+                                              int wide)                                  \
+    {                                                                                    \
+        CPU_MAP_F32(x, y, n, wide, NAME##_v8, NAME##_v16);                               \
+    }                                                                                    \
+    CPU_BUILDS3(NAME, NAME##_body, (const float *x, float *y, int64_t n), (x, y, n, 0),  \
+                (x, y, n, 1))                                                            \
+    void EXPORT(const float *x, float *y, int64_t n)                                     \
+    {                                                                                    \
+        CPU_PICK3(NAME)(x, y, n);                                                        \
+    }
+
 /* ---- fused activations (act.c) ------------------------------------------ */
 
 /* y[i] = act(y[i] + bias) for n floats (bias 0 for none). */

@@ -65,17 +65,4 @@ static inline CPU_INLINE void gelu_v16(cpu_v16 *xv)
 }
 #endif
 
-/* `wide` (a constant, 1 in the AVX-512 build only): 16 floats at a time
- * first. */
-static inline CPU_INLINE void gelu_body(const float *x, float *y, int64_t n, int wide)
-{
-    CPU_MAP_F32(x, y, n, wide, gelu_v8, gelu_v16);
-}
-
-CPU_BUILDS3(gelu, gelu_body, (const float *x, float *y, int64_t n), (x, y, n, 0),
-            (x, y, n, 1))
-
-void op_gelu_f32(const float *x, float *y, int64_t n)
-{
-    CPU_PICK3(gelu)(x, y, n);
-}
+CPU_MAP_F32_FUNCTION(gelu, op_gelu_f32)

@@ -27,17 +27,4 @@ static inline CPU_INLINE void sigmoid_v16(cpu_v16 *v)
 }
 #endif
 
-/* `wide` (a constant, 1 in the AVX-512 build only): 16 floats at a time
- * first. */
-static inline CPU_INLINE void sigmoid_body(const float *x, float *y, int64_t n, int wide)
-{
-    CPU_MAP_F32(x, y, n, wide, sigmoid_v8, sigmoid_v16);
-}
-
-CPU_BUILDS3(sigmoid, sigmoid_body, (const float *x, float *y, int64_t n), (x, y, n, 0),
-            (x, y, n, 1))
-
-void op_sigmoid_f32(const float *x, float *y, int64_t n)
-{
-    CPU_PICK3(sigmoid)(x, y, n);
-}
+CPU_MAP_F32_FUNCTION(sigmoid, op_sigmoid_f32)

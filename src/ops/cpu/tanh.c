@@ -37,27 +37,16 @@ static const float tanh_p[7] = {
         *(xv) = SELECT(tx_ != tx_, tx_, tr_);                                            \
     } while (0)
 
-static inline CPU_INLINE void tanh_v8(cpu_v8 *v)
+static inline CPU_INLINE void tanhk_v8(cpu_v8 *v)
 {
     TANH_V(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, v);
 }
 
 #if CPU_HAVE_AVX2_BUILD
-static inline CPU_INLINE void tanh_v16(cpu_v16 *v)
+static inline CPU_INLINE void tanhk_v16(cpu_v16 *v)
 {
     TANH_V(cpu_v16, cpu_v16i, CPU_SPLAT16, CPU_SELECT16, v);
 }
 #endif
 
-static inline CPU_INLINE void tanh_body(const float *x, float *y, int64_t n, int wide)
-{
-    CPU_MAP_F32(x, y, n, wide, tanh_v8, tanh_v16);
-}
-
-CPU_BUILDS3(tanhk, tanh_body, (const float *x, float *y, int64_t n), (x, y, n, 0),
-            (x, y, n, 1))
-
-void op_tanh_f32(const float *x, float *y, int64_t n)
-{
-    CPU_PICK3(tanhk)(x, y, n);
-}
+CPU_MAP_F32_FUNCTION(tanhk, op_tanh_f32)
