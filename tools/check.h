@@ -379,7 +379,9 @@ int chk_python_asked(int argc, char **argv);
 int chk_python_exec(int argc, char **argv);
 /* The checker of libplugrt_check.so: `plugrt check` with the library
  * given by its entry point (argv[1], where a file's path would be, only
- * names it), for the plugrt Python package (python -m plugrt.check). */
+ * names it), for the plugrt Python package (python -m plugrt.check).
+ * Returns the command's exit status (0, 1 a failure, 2 usage, 3
+ * untested); prints its report on stdout, errors on stderr. */
 PRT_API int prt_check_main(int argc, char **argv, prt_plugin_entry_fn entry);
 
 #endif /* PLUGRT_TOOLS_CHECK_H */

@@ -132,6 +132,9 @@ typedef struct prt_onnx_model_info {
     int32_t nb_initializers;
 } prt_onnx_model_info;
 
+/* Fills *out (whose struct_size the caller set); its strings stay the
+ * model's. PRT_ERR_INVALID_ARGUMENT for a NULL model or out, or a
+ * struct_size smaller than this header's. */
 PRT_NODISCARD prt_status prt_onnx_model_get_info(const prt_onnx_model *model,
                                                  prt_onnx_model_info *out);
 
@@ -150,7 +153,10 @@ typedef struct prt_onnx_value_info {
     const char *dim_params[PRT_MAX_DIMS]; /* symbolic names; "" where none */
 } prt_onnx_value_info;
 
-/* Graph inputs (initializers left out), in the graph's order. */
+/* Graph inputs (initializers left out) and outputs, in the graph's order,
+ * index 0 to nb_inputs / nb_outputs - 1 (prt_onnx_model_get_info); as
+ * prt_onnx_model_get_info fills its struct, and PRT_ERR_INVALID_ARGUMENT
+ * for an index out of range. */
 PRT_NODISCARD prt_status prt_onnx_model_get_input(const prt_onnx_model *model,
                                                   int32_t index,
                                                   prt_onnx_value_info *out);
@@ -179,6 +185,8 @@ typedef struct prt_onnx_node_info {
     int32_t nb_attributes;
 } prt_onnx_node_info;
 
+/* Node `index` (0 to nb_nodes - 1), as the inputs and outputs above; the
+ * name arrays are the model's too. */
 PRT_NODISCARD prt_status prt_onnx_model_get_node(const prt_onnx_model *model,
                                                  int32_t index, prt_onnx_node_info *out);
 
