@@ -130,6 +130,68 @@ typedef struct plan_view {
 
 /* 1 if layer li's plugin can be made here: a built-in, or a key the
  * registry holds. */
+/* The kernel layer index of layer `layer`, or -1. */
+static int32_t kernel_of(const prt_engine *e, int32_t layer)
+{
+    for (int32_t k = 0; k < prt_engine_get_nb_kernel_layers(e); k++) {
+        prt_kernel_layer_info ki = {.struct_size = sizeof ki};
+        if (prt_engine_get_kernel_layer(e, k, &ki) == PRT_OK && ki.layer == layer)
+            return k;
+    }
+    return -1;
+}
+
+static const char *code_kind_name(int32_t kind)
+{
+    return kind == PRT_KERNEL_PTX ? "PTX" : kind == PRT_KERNEL_CUBIN ? "cubin" : "?";
+}
+
+/* A kernel layer's code and launches, read from the plan: nothing is
+ * loaded. */
+static void print_kernel(const prt_engine *e, int32_t k)
+{
+    prt_kernel_layer_info ki = {.struct_size = sizeof ki};
+    char line[2048], b1[32];
+    if (prt_engine_get_kernel_layer(e, k, &ki) != PRT_OK)
+        return;
+    printf("      kernel layer: runs GPU code held in the plan (content hash %016llx); "
+           "needs --allow-embedded-kernels to run\n",
+           (unsigned long long)ki.hash);
+    for (int32_t c = 0; c < ki.nb_code && c < PRT_KERNEL_INFO_MAX_CODE; c++)
+        printf("      %s %s for sm_%d, %s\n",
+               c ? "     " : "code:", code_kind_name(ki.code_kind[c]),
+               (int)ki.code_arch[c], cli_format_bytes(ki.code_size[c], b1, sizeof b1));
+    for (int32_t l = 0; l < ki.nb_launches; l++)
+        if (prt_engine_describe_kernel_launch(e, k, l, line, sizeof line) == PRT_OK)
+            printf("      launch %d: %s\n", (int)l, line);
+}
+
+static void json_kernel(json_writer *w, const prt_engine *e, int32_t k)
+{
+    prt_kernel_layer_info ki = {.struct_size = sizeof ki};
+    char line[2048], hash[32];
+    if (prt_engine_get_kernel_layer(e, k, &ki) != PRT_OK)
+        return;
+    json_begin_object(w, "kernel");
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)ki.hash);
+    json_string(w, "hash", hash);
+    json_begin_array(w, "code");
+    for (int32_t c = 0; c < ki.nb_code && c < PRT_KERNEL_INFO_MAX_CODE; c++) {
+        json_begin_object(w, NULL);
+        json_string(w, "kind", code_kind_name(ki.code_kind[c]));
+        json_int(w, "arch", ki.code_arch[c]);
+        json_int(w, "bytes", ki.code_size[c]);
+        json_end_object(w);
+    }
+    json_end_array(w);
+    json_begin_array(w, "launches");
+    for (int32_t l = 0; l < ki.nb_launches; l++)
+        if (prt_engine_describe_kernel_launch(e, k, l, line, sizeof line) == PRT_OK)
+            json_string(w, NULL, line);
+    json_end_array(w);
+    json_end_object(w);
+}
+
 static int layer_available(const plan_view *v, const prt_layer_info *li)
 {
     const prt_plugin_creator *c;
@@ -296,7 +358,11 @@ static int print_text(const plan_view *v)
                    *li.library ? cli_escape(li.library, e1, sizeof e1)
                                : "(registered directly)",
                    (unsigned long long)li.library_hash,
-                   layer_available(v, &li) ? "" : ", not loaded");
+                   li.kernel                 ? ", not needed to run"
+                   : layer_available(v, &li) ? ""
+                                             : ", not loaded");
+        if (li.kernel)
+            print_kernel(e, kernel_of(e, i));
         for (int32_t k = 0; k < li.nb_fields; k++) {
             const prt_field *fd = &li.fields[k];
             printf("      %s %s %s[%lld] = ", k ? "       " : "fields:",
@@ -498,6 +564,8 @@ static int print_json(const plan_view *v)
         json_int(&w, "tactic", li.tactic);
         json_int(&w, "workspace", li.workspace);
         json_bool(&w, "skipped", li.skipped);
+        if (li.kernel)
+            json_kernel(&w, e, kernel_of(e, i));
         json_tensor_names(&w, "inputs", e, li.inputs, li.nb_inputs);
         json_tensor_names(&w, "outputs", e, li.outputs, li.nb_outputs);
         json_begin_array(&w, "aliased_inputs");

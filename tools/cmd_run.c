@@ -64,6 +64,7 @@ enum {
     OPT_MEMORY_LIMIT,
     OPT_DEVICE,
     OPT_CUDA_GRAPH,
+    OPT_ALLOW_KERNELS,
     OPT_COMPARE_LAYERS,
     OPT_REFERENCE,
     OPT_OP_THREADS,
@@ -120,6 +121,7 @@ static const cli_opt run_opts[] = {
     {"--memory-limit", NULL, 1, OPT_MEMORY_LIMIT},
     {"--device", NULL, 1, OPT_DEVICE},
     {"--cuda-graph", NULL, 0, OPT_CUDA_GRAPH},
+    {"--allow-embedded-kernels", NULL, 0, OPT_ALLOW_KERNELS},
     {"--compare-layers", NULL, 0, OPT_COMPARE_LAYERS},
     {"--reference", NULL, 1, OPT_REFERENCE},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
@@ -253,6 +255,9 @@ static void run_help(void)
         "                             the device cannot be captured)\n"
         "\n"
         "Plugins and engine:\n"
+        "  --allow-embedded-kernels   run the plan's kernel layers: GPU code that came\n"
+        "                             with the plan file (`plugrt inspect` lists them);\n"
+        "                             only for plans you trust\n"
         "  --plugins LIB.so           load a plugin library (repeatable)\n"
         "  --no-default-plugins       do not load the standard plugin library\n"
         "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
@@ -461,6 +466,9 @@ static int take_option(void *user, int id, const char *v)
         return cli_parse_device("--device", v, &a->device);
     case OPT_CUDA_GRAPH:
         a->cuda_graph = 1;
+        break;
+    case OPT_ALLOW_KERNELS:
+        run_allow_embedded_kernels = 1;
         break;
     case OPT_COMPARE_LAYERS:
         a->compare_layers = 1;

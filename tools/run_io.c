@@ -379,6 +379,8 @@ int run_inputs_bind(run_inputs *l, const run_model *m, prt_context *ctx,
 
 /* ---- contexts and their memory ------------------------------------------ */
 
+int run_allow_embedded_kernels;
+
 int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
                    int64_t memory_limit, int32_t threads)
 {
@@ -389,10 +391,14 @@ int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
     opt.struct_size = sizeof opt;
     opt.memory_limit = memory_limit;
     opt.threads = threads;
+    opt.allow_embedded_kernels = run_allow_embedded_kernels;
     rc->device = prt_engine_device(engine);
     if ((st = prt_context_create_with_options(engine, &opt, &rc->ctx))) {
         char need[32], limit[32];
         cli_error_api(st, "cannot create an execution context");
+        if (prt_engine_get_nb_kernel_layers(engine) > 0 && !run_allow_embedded_kernels)
+            fprintf(stderr, "  `plugrt inspect` lists the kernel layers; "
+                            "--allow-embedded-kernels runs them\n");
         if (memory_limit > 0 && prt_engine_context_memory_size(engine) > memory_limit)
             fprintf(stderr,
                     "  the engine needs %s per context and --memory-limit allows "

@@ -95,6 +95,9 @@ typedef struct run_ctx {
  * streams. */
 int run_ctx_create(run_ctx *rc, const prt_engine *engine, int32_t profile,
                    int64_t memory_limit, int32_t threads);
+/* 1: contexts may run the engine's kernel layers (--allow-embedded-kernels);
+ * run_ctx_create passes it on. */
+extern int run_allow_embedded_kernels;
 /* Sets input shapes, copies each input's data into device memory on the
  * context's stream (a shape input, whose values the runtime reads on the
  * host, is bound to its host data instead) and binds every output to device

@@ -333,6 +333,81 @@ struct prt_expr_builder {
 };
 
 /* ------------------------------------------------------------------------ */
+/* Kernel layers: GPU code the engine holds and launches itself              */
+/* ------------------------------------------------------------------------ */
+
+/* What a plugin hands the builder through get_kernel (below): compiled
+ * code (or CUDA C++ source the builder compiles with NVRTC), and how to
+ * launch it, every size an expression over the layer's own dims. The
+ * engine stores it; at run time the code is loaded once per context and
+ * launched with the current shapes, with no plugin library and no Python. */
+typedef enum prt_kernel_code_kind {
+    PRT_KERNEL_PTX = 0,        /* PTX text; `arch` is its .target (0: read it) */
+    PRT_KERNEL_CUBIN = 1,      /* an ELF cubin for compute capability `arch` */
+    PRT_KERNEL_CUDA_SOURCE = 2 /* CUDA C++ for NVRTC; `arch` ignored */
+} prt_kernel_code_kind;
+#define PRT_KERNEL_CODE_KIND_COUNT 3
+
+/* One piece of code. `arch` is major * 10 + minor (90 for sm_90). An engine
+ * may hold a cubin per capability and PTX; loading takes the cubin for the
+ * device, else PTX the driver compiles. */
+typedef struct prt_kernel_code {
+    int32_t kind; /* prt_kernel_code_kind */
+    int32_t arch;
+    const void *data;
+    int64_t size; /* bytes */
+} prt_kernel_code;
+
+/* What the runtime passes for one kernel parameter, in order. */
+typedef enum prt_kernel_arg_kind {
+    PRT_KARG_INPUT = 0,     /* device pointer to input `index` */
+    PRT_KARG_OUTPUT = 1,    /* device pointer to output `index` */
+    PRT_KARG_WORKSPACE = 2, /* the layer's workspace, `value` bytes in (NULL: 0) */
+    PRT_KARG_NULL = 3,      /* a null pointer (a scratch parameter left unused) */
+    PRT_KARG_INT32 = 4,     /* `value`; a value outside int32 fails the launch */
+    PRT_KARG_INT64 = 5,     /* `value` */
+    PRT_KARG_FLOAT32 = 6,   /* `value` as a float, or `fvalue` when value is NULL */
+    PRT_KARG_FLOAT64 = 7,   /* likewise, as a double */
+    PRT_KARG_DIMS = 8       /* input `index`'s dims_device: int64[nb_dims] or NULL */
+} prt_kernel_arg_kind;
+#define PRT_KARG_COUNT 9
+
+typedef struct prt_kernel_arg {
+    int32_t kind; /* prt_kernel_arg_kind */
+    int32_t index;
+    const prt_expr *value; /* from the builder get_kernel was given */
+    double fvalue;
+} prt_kernel_arg;
+
+/* One launch: the entry's name in the code, grid and block (each dim an
+ * expression, >= 1 at run time), dynamic shared memory bytes (NULL: 0) and
+ * the parameters. The builder checks the list against the entry's real
+ * parameters (from the PTX .entry, or the cubin's parameter table): count,
+ * sizes and alignment. */
+typedef struct prt_kernel_launch {
+    const char *entry;
+    const prt_expr *grid[3];
+    const prt_expr *block[3];
+    const prt_expr *shared_bytes;
+    int32_t nb_args;
+    const prt_kernel_arg *args;
+} prt_kernel_launch;
+
+/* A kernel layer: code and the launches of one run, in order, on the
+ * layer's stream. Everything is borrowed until get_kernel returns; the
+ * builder copies it. */
+typedef struct prt_kernel_desc {
+    uint32_t struct_size; /* sizeof(prt_kernel_desc), set by the builder */
+    int32_t nb_code;
+    const prt_kernel_code *code;
+    int32_t nb_launches; /* 1..16 */
+    const prt_kernel_launch *launches;
+    /* Options for NVRTC when a code is PRT_KERNEL_CUDA_SOURCE, separated by
+     * spaces (the builder adds the target's --gpu-architecture); NULL none. */
+    const char *compile_options;
+} prt_kernel_desc;
+
+/* ------------------------------------------------------------------------ */
 /* Plugins                                                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -480,6 +555,24 @@ typedef struct prt_plugin_build {
      * with a GPU, and loads there. May be NULL (the plugin sizes its
      * workspace for every device it runs on). */
     prt_status (*set_target_device)(prt_plugin *self, int32_t device);
+
+    /* ---- appended in ABI 1 after the entries above; read only when
+     * struct_size covers it ---------------------------------------------- */
+
+    /* A kernel the engine launches in place of enqueue for `tactic` on
+     * CUDA (a kernel layer, above). `in_dims` and `out_dims` are this
+     * layer's own dims as expressions, to build the launch sizes from with
+     * `exprs`; `in` and `out` are the chosen dtypes and formats at profile
+     * 0. Fill *kernel and return PRT_OK, or return PRT_ERR_UNSUPPORTED when
+     * this tactic has no kernel (enqueue then runs). The engine keeps the
+     * kernel and needs neither the plugin's library nor its creator to
+     * run it. May be NULL. Called by the builder for a CUDA target: for
+     * each tactic it times, and for the one chosen, after configure. */
+    prt_status (*get_kernel)(prt_plugin *self, int32_t tactic,
+                             const prt_dynamic_tensor_desc *in, int32_t nb_in,
+                             const prt_dynamic_tensor_desc *out, int32_t nb_out,
+                             const prt_dim_exprs *in_dims, const prt_dim_exprs *out_dims,
+                             prt_expr_builder *exprs, prt_kernel_desc *kernel);
 } prt_plugin_build;
 
 /* What the context a clone is made for gives it (attach_to_context), as

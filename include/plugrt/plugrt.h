@@ -476,6 +476,11 @@ PRT_API PRT_NODISCARD prt_status prt_engine_deserialize(const prt_registry *reg,
 PRT_API PRT_NODISCARD prt_status prt_engine_deserialize_unresolved(const void *bytes,
                                                                    size_t size,
                                                                    prt_engine **out);
+/* How many of the engine's layers are kernel layers: code held in the
+ * engine file, which a context runs only when allowed
+ * (prt_context_options.allow_embedded_kernels). 0 for NULL. */
+PRT_API int32_t prt_engine_get_nb_kernel_layers(const prt_engine *engine);
+
 /* 1 if the engine came from prt_engine_deserialize_unresolved (it cannot
  * run), 0 otherwise and for NULL. */
 PRT_API int32_t prt_engine_is_unresolved(const prt_engine *engine);
@@ -611,10 +616,39 @@ typedef struct prt_layer_info {
      * them (a Shape -> Gather -> Concat chain for a Reshape). Marking a
      * tensor an output makes its layer run. */
     int32_t skipped;
+    /* 1: a kernel layer (prt_engine_get_kernel_layer): it runs GPU code
+     * the engine holds, not its plugin, which need not be loaded. */
+    int32_t kernel;
 } prt_layer_info;
 
 PRT_API PRT_NODISCARD prt_status prt_engine_get_layer(const prt_engine *engine,
                                                       int32_t index, prt_layer_info *out);
+
+/* A kernel layer's code and launches, as the engine holds them; reading it
+ * loads nothing. Strings are borrowed from the engine. */
+#define PRT_KERNEL_INFO_MAX_CODE 16
+typedef struct prt_kernel_layer_info {
+    uint32_t struct_size;
+    int32_t layer; /* its index in prt_engine_get_layer */
+    uint64_t hash; /* content hash of code and launches, checked at load */
+    int32_t nb_code;
+    int32_t code_kind[PRT_KERNEL_INFO_MAX_CODE]; /* prt_kernel_code_kind */
+    int32_t code_arch[PRT_KERNEL_INFO_MAX_CODE]; /* 90 for sm_90 */
+    int64_t code_size[PRT_KERNEL_INFO_MAX_CODE];
+    int32_t nb_launches;
+} prt_kernel_layer_info;
+
+/* Kernel layer `index` (0..prt_engine_get_nb_kernel_layers - 1). */
+PRT_API PRT_NODISCARD prt_status prt_engine_get_kernel_layer(const prt_engine *engine,
+                                                             int32_t index,
+                                                             prt_kernel_layer_info *out);
+
+/* Launch `launch` of kernel layer `index` as text, NUL-terminated in
+ * buf[cap] (cut short when longer): its entry, grid, block and shared
+ * memory as expressions over the layer's dims ("in0.d1" is dim 1 of input
+ * 0), and its arguments in order. */
+PRT_API PRT_NODISCARD prt_status prt_engine_describe_kernel_launch(
+    const prt_engine *engine, int32_t index, int32_t launch, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------------ */
 /* Execution context                                                         */
@@ -664,6 +698,13 @@ typedef struct prt_context_options {
      * returns (one cudaSetDevice each way when they differ). Destroy
      * switches either way. Nothing on the CPU. */
     int32_t switch_device;
+    /* 1: the context may run an engine's kernel layers (plugin.h, "Kernel
+     * layers"): GPU code that came with the engine file and runs as it is,
+     * so whoever wrote the file chooses what runs on the GPU. 0 (the
+     * default): creating a context of an engine that has any fails with
+     * PRT_ERR_UNSUPPORTED naming them. prt_engine_get_nb_kernel_layers
+     * tells beforehand. */
+    int32_t allow_embedded_kernels;
 } prt_context_options;
 
 /* prt_context_create with options (NULL: the defaults). */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "builder/builder.h"
+#include "kernel/kernel.h"
 #include "registry/registry.h"
 
 /* ---- 5. aliasing, memory plan, assembly ---------------------------------- */
@@ -337,6 +338,14 @@ static prt_status assemble_layer(const bld *b, prt_engine *e, int32_t li)
     st = bld_copy_fields(l, el);
     if (st)
         return st;
+    /* A kernel layer runs its kernel (moved into the engine by
+     * bld_assemble), as a loader will run it: with no creator. */
+    for (int32_t k = 0; k < e->nb_kernels; k++)
+        if (e->kernels[k].layer == li)
+            el->kernel = &e->kernels[k];
+    if (el->kernel)
+        return kernel_runner_create(el->kernel, el->name, el->nb_inputs, el->nb_outputs,
+                                    &el->plugin);
     /* The engine's plugin comes back the way a loader will bring it back:
      * from the creator its key names and the fields it serialized. A key
      * that is not its creator's, or fields that do not recreate it, fail
@@ -371,6 +380,25 @@ static prt_status assemble_layer(const bld *b, prt_engine *e, int32_t li)
     return st ? bld_plugin_fail(l, st, "set_tactic failed") : PRT_OK;
 }
 
+/* The kernels of kernel layers move from the build into the engine. */
+static prt_status assemble_kernels(bld *b, prt_engine *e)
+{
+    int32_t n = 0;
+    for (int32_t li = 0; li < b->net->nb_layers; li++)
+        n += b->l[li].kernel != NULL;
+    if (!n)
+        return PRT_OK;
+    e->kernels = base_calloc((size_t)n, sizeof *e->kernels);
+    if (!e->kernels)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
+    for (int32_t li = 0; li < b->net->nb_layers; li++)
+        if (b->l[li].kernel) {
+            e->kernels[e->nb_kernels++] = *b->l[li].kernel;
+            memset(b->l[li].kernel, 0, sizeof *b->l[li].kernel);
+        }
+    return PRT_OK;
+}
+
 prt_status bld_assemble(bld *b, prt_engine **out)
 {
     prt_engine *e = engine_alloc();
@@ -382,6 +410,8 @@ prt_status bld_assemble(bld *b, prt_engine **out)
         st = assemble_tensors(b, e);
     if (!st)
         st = assemble_weights(b, e);
+    if (!st)
+        st = assemble_kernels(b, e);
     for (int32_t li = 0; !st && li < b->net->nb_layers; li++)
         st = assemble_layer(b, e, li);
     if (!st && (st = engine_validate(e)) != PRT_OK)

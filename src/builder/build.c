@@ -14,6 +14,7 @@
 
 #include "base/parallel.h"
 #include "builder/builder.h"
+#include "kernel/kernel.h"
 
 /* ---- 1. profiles -------------------------------------------------------- */
 
@@ -589,6 +590,8 @@ done:
             base_free(b.l[li].descs);
             base_free(b.l[li].alias_input);
             base_free(b.l[li].alias_copy);
+            kernel_free(b.l[li].kernel);
+            base_free(b.l[li].kernel);
         }
     base_free(b.l);
     base_free(b.t);

@@ -116,7 +116,8 @@ typedef struct bld_layer {
     int64_t workspace;
     int32_t *alias_input;
     uint8_t *alias_copy;
-    int32_t host_dims; /* the runtime waits for sizes before it (eng_layer) */
+    int32_t host_dims;         /* the runtime waits for sizes before it (eng_layer) */
+    struct eng_kernel *kernel; /* what get_kernel gave for the tactic, or NULL */
 } bld_layer;
 
 typedef struct bld {
@@ -143,6 +144,12 @@ base_label bld_plugin_label(const prt_plugin *p);
 /* Wraps a plugin's failure with the layer; keeps the plugin's message
  * (plugin_report.c). */
 prt_status bld_plugin_fail(const net_layer *l, prt_status st, const char *what);
+
+/* The kernel a layer's plugin gives for its chosen tactic on a CUDA target
+ * (plugin.h, get_kernel), in bl->kernel; nothing for other targets or
+ * plugins without one. Build errors name the layer (kernel_build.c). */
+prt_status bld_layer_kernel(bld *b, int32_t li);
+
 /* 1 for a tensor outside the arena: an input, an output (user memory) or a
  * constant of the engine. Phase 4 keeps such tensors LINEAR, phase 5 keeps
  * them out of aliasing and the arena plan. */

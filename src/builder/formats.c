@@ -381,6 +381,8 @@ prt_status bld_layer_formats(bld *b, int32_t li)
     /* Outputs take the negotiated formats; consumers see them. */
     for (int32_t o = 0; !st && o < nb_out; o++)
         b->t[l->outputs[o]].format = bl->descs[nb_in + o].desc.format;
+    if (!st)
+        st = bld_layer_kernel(b, li);
     base_log(PRT_SEV_VERBOSE, "layer '%s': tactic %d, workspace %lld, %d combination(s)",
              l->name, (int)bl->tactic, (long long)bl->workspace, (int)ng->nb_combos);
 done:

@@ -5,6 +5,7 @@
  * exists).
  */
 #include "engine/engine_impl.h"
+#include "kernel/kernel.h"
 #include "network/network.h"
 
 prt_engine *engine_alloc(void)
@@ -44,6 +45,10 @@ void engine_free(prt_engine *e)
         base_free(l->alias_copy);
     }
     base_free(e->layers);
+    /* After the layers' plugins: a kernel layer's runner borrows its kernel. */
+    for (int32_t i = 0; e->kernels && i < e->nb_kernels; i++)
+        kernel_free(&e->kernels[i]);
+    base_free(e->kernels);
     base_free(e->input_tensors);
     base_free(e->output_tensors);
     base_free(e->prof_min);

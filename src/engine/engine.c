@@ -12,6 +12,7 @@
 
 #include "base/plugin_label.h"
 #include "engine/engine_impl.h"
+#include "kernel/kernel.h"
 #include "ops/op_const.h"
 #include "ops/op_workspace.h"
 #include "network/network.h"
@@ -149,6 +150,10 @@ prt_status engine_recreate_plugin(const prt_registry *reg, eng_layer *l, int32_t
     uint64_t hash = 0;
     prt_status st;
 
+    /* A kernel layer runs its kernel: no creator, no library. */
+    if (l->kernel)
+        return kernel_runner_create(l->kernel, l->name, l->nb_inputs, l->nb_outputs,
+                                    &l->plugin);
     /* plugrt's own ops are served by plugrt, whatever the registry holds. */
     if (strcmp(l->plugin_namespace, PRT_BUILTIN_NAMESPACE) == 0) {
         if (prt_builtin_find_creator(l->plugin_name, l->plugin_version, &c) != PRT_OK)

@@ -105,6 +105,12 @@ typedef struct eng_layer {
      * serialized. */
     int32_t skipped;
 
+    /* A kernel layer's kernel (kernel.h): one of the engine's `kernels`,
+     * or NULL. Derived from the kernel section, not serialized here. The
+     * layer's key, library and fields stay the plugin's that made it, for
+     * people; it runs as the kernel, with no creator. */
+    const struct eng_kernel *kernel;
+
     /* Runtime-phase plugin (not serialized): made by the builder as a clone,
      * or recreated through the registry on load. Contexts attach clones. */
     prt_plugin *plugin;
@@ -158,6 +164,11 @@ struct prt_engine {
      * `weights` itself on a device whose memory is host memory, else an
      * upload owned by the engine (engine_upload_weights). */
     uint8_t *weights_dev;
+
+    /* Kernel layers' code and launches (src/kernel), each naming its
+     * layer. Owned. */
+    int32_t nb_kernels;
+    struct eng_kernel *kernels;
 
     int64_t arena_size;     /* activations */
     int64_t workspace_size; /* max over layers */

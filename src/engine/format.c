@@ -84,6 +84,7 @@
 #include <string.h>
 
 #include "engine/engine_impl.h"
+#include "kernel/kernel.h"
 
 #define ENG_TAG(a, b, c, d)                                                              \
     ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
@@ -96,6 +97,7 @@
 #define TAG_WGHT ENG_TAG('W', 'G', 'H', 'T')
 #define TAG_DEVI ENG_TAG('D', 'E', 'V', 'I')
 #define TAG_HDIM ENG_TAG('H', 'D', 'I', 'M')
+#define TAG_KERN ENG_TAG('K', 'E', 'R', 'N')
 
 #define ENG_SECTION_OPTIONAL 1u
 
@@ -258,6 +260,53 @@ static void put_layer(base_buf *b, const eng_layer *l)
     }
 }
 
+/* KERN: per kernel, its layer and hash, its codes, its program and its
+ * launches (kernel.h). */
+static void put_kernels(base_buf *b, const prt_engine *e)
+{
+    base_buf_u32(b, (uint32_t)e->nb_kernels);
+    for (int32_t i = 0; i < e->nb_kernels; i++) {
+        const eng_kernel *k = &e->kernels[i];
+        base_buf_i32(b, k->layer);
+        base_buf_u64(b, k->hash);
+        base_buf_u32(b, (uint32_t)k->nb_code);
+        for (int32_t c = 0; c < k->nb_code; c++) {
+            base_buf_i32(b, k->code[c].kind);
+            base_buf_i32(b, k->code[c].arch);
+            base_buf_u64(b, (uint64_t)k->code[c].size);
+            base_buf_put(b, k->code[c].data, (size_t)k->code[c].size);
+        }
+        base_buf_u32(b, (uint32_t)k->exprs.nb_nodes);
+        for (int32_t n = 0; n < k->exprs.nb_nodes; n++) {
+            const expr_node *x = &k->exprs.nodes[n];
+            base_buf_i32(b, x->kind);
+            base_buf_i32(b, x->op);
+            base_buf_i64(b, x->imm);
+            base_buf_i32(b, x->a);
+            base_buf_i32(b, x->b);
+        }
+        base_buf_u32(b, (uint32_t)k->nb_launches);
+        for (int32_t li = 0; li < k->nb_launches; li++) {
+            const eng_kernel_launch *l = &k->launches[li];
+            base_buf_str(b, l->entry);
+            for (int d = 0; d < 3; d++)
+                base_buf_i32(b, l->grid[d]);
+            for (int d = 0; d < 3; d++)
+                base_buf_i32(b, l->block[d]);
+            base_buf_i32(b, l->shared_bytes);
+            base_buf_u32(b, (uint32_t)l->nb_args);
+            for (int32_t a = 0; a < l->nb_args; a++) {
+                uint64_t bits;
+                memcpy(&bits, &l->args[a].fvalue, sizeof bits);
+                base_buf_i32(b, l->args[a].kind);
+                base_buf_i32(b, l->args[a].index);
+                base_buf_i32(b, l->args[a].node);
+                base_buf_u64(b, bits);
+            }
+        }
+    }
+}
+
 static prt_status check_str(const char *s, const char *what, const char *name)
 {
     if (strlen(s) > ENG_MAX_STR)
@@ -320,7 +369,8 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
         nb_hdim += e->layers[i].host_dims != 0;
     /* A CPU engine says nothing of its device: the CPU's files stay as they
      * were before DEVI existed. */
-    base_buf_u32(out, 7 + (e->device != PRT_DEVICE_CPU) + (nb_hdim > 0));
+    base_buf_u32(out,
+                 7 + (e->device != PRT_DEVICE_CPU) + (nb_hdim > 0) + (e->nb_kernels > 0));
 
     at = sec_begin(out, TAG_META);
     base_buf_i64(out, e->arena_size);
@@ -410,6 +460,15 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
         for (int32_t i = 0; i < e->nb_layers; i++)
             if (e->layers[i].host_dims)
                 base_buf_i32(out, i);
+        sec_end(out, at);
+    }
+
+    /* Required: a reader that does not know kernels must not run the
+     * layers without them. Written only when there are some, so other
+     * engines read in plugrt versions before it. */
+    if (e->nb_kernels > 0) {
+        at = sec_begin(out, TAG_KERN);
+        put_kernels(out, e);
         sec_end(out, at);
     }
 
@@ -917,6 +976,137 @@ static prt_status read_host_dims(rctx *c, prt_engine *e)
     return PRT_OK;
 }
 
+#define KERNEL_MIN_BYTES (4 + 8 + 4 + 4 + 4)
+#define KCODE_MIN_BYTES (4 + 4 + 8)
+#define LAUNCH_MIN_BYTES (4 + 7 * 4 + 4)
+#define KARG_BYTES (3 * 4 + 8)
+
+static prt_status read_kernel(rctx *c, prt_engine *e, int32_t i, eng_kernel *k)
+{
+    int32_t n = 0;
+    prt_status st;
+    k->layer = base_rd_i32(&c->r);
+    k->hash = base_rd_u64(&c->r);
+    if (c->r.failed)
+        return malformed(c, "kernel %d is truncated", (int)i);
+    if (k->layer < 0 || k->layer >= e->nb_layers)
+        return malformed(c, "kernel %d names layer %d, of %d", (int)i, (int)k->layer,
+                         (int)e->nb_layers);
+    if (e->layers[k->layer].kernel)
+        return malformed(c, "kernel %d: layer %d already has a kernel", (int)i,
+                         (int)k->layer);
+    st = rd_count(c, KCODE_MIN_BYTES, "code count", &n);
+    if (st)
+        return st;
+    if (n > KERNEL_MAX_CODE)
+        return malformed(c, "kernel %d has %d codes (at most %d)", (int)i, (int)n,
+                         KERNEL_MAX_CODE);
+    k->code = base_calloc((size_t)n + 1, sizeof *k->code);
+    if (!k->code)
+        return oom();
+    for (int32_t j = 0; j < n; j++) {
+        eng_kernel_code *code = &k->code[j];
+        uint64_t size;
+        const uint8_t *p;
+        code->kind = base_rd_i32(&c->r);
+        code->arch = base_rd_i32(&c->r);
+        size = base_rd_u64(&c->r);
+        if (c->r.failed || size > (uint64_t)KERNEL_MAX_CODE_BYTES || size > left(&c->r))
+            return malformed(c, "kernel %d, code %d: truncated, or %llu bytes", (int)i,
+                             (int)j, (unsigned long long)size);
+        p = base_rd_span(&c->r, (size_t)size);
+        code->data = base_malloc((size_t)size + 1);
+        if (!code->data)
+            return oom();
+        memcpy(code->data, p, (size_t)size);
+        code->data[size] = 0; /* PTX loads as a C string */
+        code->size = (int64_t)size;
+        k->nb_code = j + 1;
+    }
+    st = rd_count(c, NODE_BYTES, "kernel node count", &n);
+    if (st)
+        return st;
+    k->exprs.nodes = base_calloc((size_t)n + 1, sizeof *k->exprs.nodes);
+    if (!k->exprs.nodes)
+        return oom();
+    k->exprs.nb_nodes = n;
+    for (int32_t j = 0; j < n; j++) {
+        expr_node *x = &k->exprs.nodes[j];
+        x->kind = base_rd_i32(&c->r);
+        x->op = base_rd_i32(&c->r);
+        x->imm = base_rd_i64(&c->r);
+        x->a = base_rd_i32(&c->r);
+        x->b = base_rd_i32(&c->r);
+    }
+    st = rd_count(c, LAUNCH_MIN_BYTES, "launch count", &n);
+    if (st)
+        return st;
+    if (n > KERNEL_MAX_LAUNCHES)
+        return malformed(c, "kernel %d has %d launches (at most %d)", (int)i, (int)n,
+                         KERNEL_MAX_LAUNCHES);
+    k->launches = base_calloc((size_t)n + 1, sizeof *k->launches);
+    if (!k->launches)
+        return oom();
+    for (int32_t j = 0; j < n; j++) {
+        eng_kernel_launch *l = &k->launches[j];
+        int32_t na = 0;
+        k->nb_launches = j + 1;
+        st = rd_str(c, &l->entry, "kernel launch", j, "entry name");
+        if (st)
+            return st;
+        for (int d = 0; d < 3; d++)
+            l->grid[d] = base_rd_i32(&c->r);
+        for (int d = 0; d < 3; d++)
+            l->block[d] = base_rd_i32(&c->r);
+        l->shared_bytes = base_rd_i32(&c->r);
+        st = rd_count(c, KARG_BYTES, "argument count", &na);
+        if (st)
+            return st;
+        if (na > KERNEL_MAX_ARGS)
+            return malformed(c, "kernel %d, launch %d has %d arguments (at most %d)",
+                             (int)i, (int)j, (int)na, KERNEL_MAX_ARGS);
+        l->args = base_calloc((size_t)na + 1, sizeof *l->args);
+        if (!l->args)
+            return oom();
+        l->nb_args = na;
+        for (int32_t a = 0; a < na; a++) {
+            uint64_t bits;
+            l->args[a].kind = base_rd_i32(&c->r);
+            l->args[a].index = base_rd_i32(&c->r);
+            l->args[a].node = base_rd_i32(&c->r);
+            bits = base_rd_u64(&c->r);
+            memcpy(&l->args[a].fvalue, &bits, sizeof bits);
+        }
+    }
+    if (c->r.failed)
+        return malformed(c, "kernel %d is truncated", (int)i);
+    e->layers[k->layer].kernel = k;
+    return PRT_OK;
+}
+
+/* Kernel layers (KERN); read after LAYR. What the kernels say is checked by
+ * engine_validate (kernel_validate), like every other section's cross
+ * references. */
+static prt_status read_kernels(rctx *c, prt_engine *e)
+{
+    int32_t n = 0;
+    prt_status st = rd_count(c, KERNEL_MIN_BYTES, "kernel count", &n);
+    if (st)
+        return st;
+    if (n < 1 || n > e->nb_layers)
+        return malformed(c, "%d kernels for %d layers", (int)n, (int)e->nb_layers);
+    e->kernels = base_calloc((size_t)n, sizeof *e->kernels);
+    if (!e->kernels)
+        return oom();
+    e->nb_kernels = n;
+    for (int32_t i = 0; i < n; i++) {
+        st = read_kernel(c, e, i, &e->kernels[i]);
+        if (st)
+            return st;
+    }
+    return PRT_OK;
+}
+
 enum {
     SEC_META,
     SEC_TENS,
@@ -927,6 +1117,7 @@ enum {
     SEC_WGHT,
     SEC_DEVI,
     SEC_HDIM,
+    SEC_KERN,
     SEC_COUNT
 };
 
@@ -938,6 +1129,7 @@ static const struct {
     {TAG_META, "meta", 1},    {TAG_TENS, "tensors", 1},  {TAG_LAYR, "layers", 1},
     {TAG_IOLS, "io", 1},      {TAG_PROF, "profiles", 1}, {TAG_EXPR, "expressions", 1},
     {TAG_WGHT, "weights", 1}, {TAG_DEVI, "device", 0},   {TAG_HDIM, "host dims", 0},
+    {TAG_KERN, "kernels", 0},
 };
 
 /* Parses everything after the version check and the checksum. */
@@ -1030,6 +1222,10 @@ static prt_status read_body(const uint8_t *p, size_t size, prt_engine *e)
             break;
         case SEC_HDIM:
             st = seen[SEC_LAYR] ? read_host_dims(&sc, e)
+                                : malformed(&sc, "comes before the layers section");
+            break;
+        case SEC_KERN:
+            st = seen[SEC_LAYR] ? read_kernels(&sc, e)
                                 : malformed(&sc, "comes before the layers section");
             break;
         default:

@@ -1,7 +1,10 @@
 /* Engine inspection: every tensor and layer as `plugrt inspect` shows them. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/engine_impl.h"
+#include "kernel/kernel.h"
 
 int32_t prt_engine_tensor_count(const prt_engine *engine)
 {
@@ -53,8 +56,11 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
 {
     const eng_layer *l;
     uint32_t size;
-    prt_status st = base_query_check(out ? out->struct_size : 0, sizeof *out, out,
-                                     "prt_engine_get_layer", "prt_layer_info");
+    /* Callers built before `kernel` was appended pass a struct that ends at
+     * `skipped`. */
+    prt_status st =
+        base_query_check(out ? out->struct_size : 0, BASE_END_OF(prt_layer_info, skipped),
+                         out, "prt_engine_get_layer", "prt_layer_info");
     if (st)
         return st;
     if (!engine)
@@ -66,7 +72,7 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
                           (int)index, (int)engine->nb_layers - 1);
     l = &engine->layers[index];
     size = out->struct_size;
-    memset(out, 0, sizeof *out);
+    memset(out, 0, size < sizeof *out ? size : sizeof *out);
     out->struct_size = size;
     out->name = l->name;
     out->plugin_namespace = l->plugin_namespace;
@@ -84,6 +90,168 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
     out->nb_fields = l->nb_fields;
     out->fields = l->fields;
     out->skipped = l->skipped;
+    if (out->struct_size >= BASE_END_OF(prt_layer_info, kernel))
+        out->kernel = l->kernel != NULL;
+    return PRT_OK;
+}
+
+int32_t prt_engine_get_nb_kernel_layers(const prt_engine *engine)
+{
+    return engine ? engine->nb_kernels : 0;
+}
+
+static prt_status kernel_index(const prt_engine *engine, int32_t index, const char *fn)
+{
+    if (!engine)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "%s: NULL engine", fn);
+    if (index < 0 || index >= engine->nb_kernels)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "%s: kernel layer %d does not exist (the engine has %d)", fn,
+                          (int)index, (int)engine->nb_kernels);
+    return PRT_OK;
+}
+
+prt_status prt_engine_get_kernel_layer(const prt_engine *engine, int32_t index,
+                                       prt_kernel_layer_info *out)
+{
+    const eng_kernel *k;
+    prt_kernel_layer_info info;
+    prt_status st =
+        base_query_check(out ? out->struct_size : 0, sizeof info, out,
+                         "prt_engine_get_kernel_layer", "prt_kernel_layer_info");
+    if (!st)
+        st = kernel_index(engine, index, "prt_engine_get_kernel_layer");
+    if (st)
+        return st;
+    k = &engine->kernels[index];
+    memset(&info, 0, sizeof info);
+    info.struct_size = out->struct_size;
+    info.layer = k->layer;
+    info.hash = k->hash;
+    info.nb_code = k->nb_code;
+    for (int32_t c = 0; c < k->nb_code && c < PRT_KERNEL_INFO_MAX_CODE; c++) {
+        info.code_kind[c] = k->code[c].kind;
+        info.code_arch[c] = k->code[c].arch;
+        info.code_size[c] = k->code[c].size;
+    }
+    info.nb_launches = k->nb_launches;
+    *out = info;
+    return PRT_OK;
+}
+
+typedef struct text_buf {
+    char *p;
+    size_t cap, len;
+} text_buf;
+
+static void put(text_buf *t, const char *fmt, ...) BASE_PRINTF(2, 3);
+static void put(text_buf *t, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    if (t->len + 1 >= t->cap)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->len = t->len + (size_t)n < t->cap ? t->len + (size_t)n : t->cap - 1;
+}
+
+/* Node i of a kernel's program as an infix expression (validated: operands
+ * come before their node, so the recursion ends). */
+static void put_node(text_buf *t, const eng_kernel *k, const int32_t *ranks_in, int32_t i,
+                     int depth)
+{
+    static const char *const ops[] = {"+",  "*", "max",      "min",    "-",
+                                      "==", "<", "floordiv", "ceildiv"};
+    const expr_node *n;
+    if (i < 0) {
+        put(t, "0");
+        return;
+    }
+    n = &k->exprs.nodes[i];
+    if (depth > 64) {
+        put(t, "...");
+    } else if (n->kind == EXPR_CONST) {
+        put(t, "%lld", (long long)n->imm);
+    } else if (n->kind == EXPR_INPUT_DIM) {
+        int32_t nb_in = ranks_in[0];
+        put(t, "%s%d.d%d", n->a < nb_in ? "in" : "out",
+            (int)(n->a < nb_in ? n->a : n->a - nb_in), (int)n->b);
+    } else if (n->op >= 0 && n->op < 9 && (n->op == 2 || n->op == 3 || n->op >= 7)) {
+        put(t, "%s(", ops[n->op]);
+        put_node(t, k, ranks_in, n->a, depth + 1);
+        put(t, ", ");
+        put_node(t, k, ranks_in, n->b, depth + 1);
+        put(t, ")");
+    } else if (n->op >= 0 && n->op < 9) {
+        put(t, "(");
+        put_node(t, k, ranks_in, n->a, depth + 1);
+        put(t, " %s ", ops[n->op]);
+        put_node(t, k, ranks_in, n->b, depth + 1);
+        put(t, ")");
+    }
+}
+
+prt_status prt_engine_describe_kernel_launch(const prt_engine *engine, int32_t index,
+                                             int32_t launch, char *buf, size_t cap)
+{
+    static const char *const kinds[PRT_KARG_COUNT] = {
+        "in", "out", "workspace", "null", "int32", "int64", "float32", "float64", "dims"};
+    const eng_kernel *k;
+    const eng_kernel_launch *l;
+    text_buf t = {buf, cap, 0};
+    int32_t nb_in[1];
+    prt_status st = kernel_index(engine, index, "prt_engine_describe_kernel_launch");
+    if (st)
+        return st;
+    if (!buf || cap == 0)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_engine_describe_kernel_launch: no buffer");
+    k = &engine->kernels[index];
+    if (launch < 0 || launch >= k->nb_launches)
+        return base_error(
+            PRT_ERR_INVALID_ARGUMENT,
+            "prt_engine_describe_kernel_launch: launch %d does not exist (the "
+            "kernel has %d)",
+            (int)launch, (int)k->nb_launches);
+    l = &k->launches[launch];
+    nb_in[0] = engine->layers[k->layer].nb_inputs;
+    buf[0] = '\0';
+    put(&t, "%s grid (", l->entry);
+    for (int d = 0; d < 3; d++) {
+        put_node(&t, k, nb_in, l->grid[d], 0);
+        put(&t, d < 2 ? ", " : ") block (");
+    }
+    for (int d = 0; d < 3; d++) {
+        put_node(&t, k, nb_in, l->block[d], 0);
+        put(&t, d < 2 ? ", " : ")");
+    }
+    put(&t, " shared ");
+    put_node(&t, k, nb_in, l->shared_bytes, 0);
+    put(&t, " args (");
+    for (int32_t a = 0; a < l->nb_args; a++) {
+        const eng_kernel_arg *g = &l->args[a];
+        const char *kind =
+            g->kind >= 0 && g->kind < PRT_KARG_COUNT ? kinds[g->kind] : "?";
+        if (a)
+            put(&t, ", ");
+        if (g->kind == PRT_KARG_INPUT || g->kind == PRT_KARG_OUTPUT ||
+            g->kind == PRT_KARG_DIMS) {
+            put(&t, "%s%d", kind, (int)g->index);
+        } else if (g->kind == PRT_KARG_NULL) {
+            put(&t, "null");
+        } else if (g->node >= 0) {
+            put(&t, "%s ", kind);
+            put_node(&t, k, nb_in, g->node, 0);
+        } else if (g->kind == PRT_KARG_WORKSPACE) {
+            put(&t, "workspace");
+        } else {
+            put(&t, "%s %.9g", kind, g->fvalue);
+        }
+    }
+    put(&t, ")");
     return PRT_OK;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/engine_impl.h"
+#include "kernel/kernel.h"
 
 static prt_status invalid(const char *fmt, ...) BASE_PRINTF(1, 2);
 static prt_status invalid(const char *fmt, ...)
@@ -571,6 +572,49 @@ static prt_status validate_memory_plan(const prt_engine *e, const int64_t *need)
     return PRT_OK;
 }
 
+/* Kernel layers: each kernel names a distinct CUDA layer that points back
+ * at it, and what it says checks out against that layer (kernel_validate). */
+static prt_status validate_kernels(const prt_engine *e)
+{
+    int32_t ranks[256];
+    prt_status st = PRT_OK;
+    if (e->nb_kernels < 0 || (e->nb_kernels > 0 && !e->kernels))
+        return invalid("%d kernels", (int)e->nb_kernels);
+    for (int32_t i = 0; i < e->nb_kernels && !st; i++) {
+        const eng_kernel *k = &e->kernels[i];
+        const eng_layer *l;
+        kernel_io io;
+        if (k->layer < 0 || k->layer >= e->nb_layers)
+            return invalid("kernel %d names layer %d, of %d", (int)i, (int)k->layer,
+                           (int)e->nb_layers);
+        l = &e->layers[k->layer];
+        if (l->kernel != k)
+            return invalid("kernel %d names layer %d ('%s'), which has another", (int)i,
+                           (int)k->layer, l->name);
+        if (l->device != PRT_DEVICE_CUDA || e->device != PRT_DEVICE_CUDA)
+            return invalid("layer %d ('%s') is a kernel layer in an engine for the CPU",
+                           (int)k->layer, l->name);
+        if (l->nb_inputs + l->nb_outputs > 256)
+            return invalid("kernel layer '%s' has %d tensors", l->name,
+                           (int)(l->nb_inputs + l->nb_outputs));
+        for (int32_t t = 0; t < l->nb_inputs; t++)
+            ranks[t] = e->tensors[l->inputs[t]].nb_dims;
+        for (int32_t t = 0; t < l->nb_outputs; t++)
+            ranks[l->nb_inputs + t] = e->tensors[l->outputs[t]].nb_dims;
+        io.nb_in = l->nb_inputs;
+        io.nb_out = l->nb_outputs;
+        io.ranks = ranks;
+        st = kernel_validate(k, l->name, &io);
+    }
+    for (int32_t li = 0; li < e->nb_layers && !st; li++) {
+        const eng_kernel *k = e->layers[li].kernel;
+        if (k && (k < e->kernels || k >= e->kernels + e->nb_kernels || k->layer != li))
+            return invalid("layer %d ('%s') points at a kernel that is not its", (int)li,
+                           e->layers[li].name);
+    }
+    return st;
+}
+
 prt_status engine_validate(const prt_engine *e)
 {
     uint8_t *seen = NULL;
@@ -647,7 +691,8 @@ prt_status engine_validate(const prt_engine *e)
             goto done;
         }
     if ((st = validate_profiles(e)) || (st = validate_bounds(e, need)) ||
-        (st = validate_memory_plan(e, need)) || (st = validate_io_names(e)))
+        (st = validate_memory_plan(e, need)) || (st = validate_io_names(e)) ||
+        (st = validate_kernels(e)))
         goto done;
 done:
     base_free(seen);

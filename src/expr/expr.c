@@ -106,6 +106,11 @@ static int pool_owns(const expr_pool *pool, const prt_expr *e)
     return e->id >= 0 && e->id < pool->prog.nb_nodes && expr_slot(pool, e->id) == e;
 }
 
+int expr_pool_owns(const expr_pool *pool, const prt_expr *e)
+{
+    return e && pool_owns(pool, e);
+}
+
 int32_t expr_id(const prt_expr *e)
 {
     return e ? e->id : -1;

@@ -48,6 +48,9 @@ int32_t expr_id(const prt_expr *e);
 
 typedef struct expr_pool expr_pool;
 
+/* 1 if e is a node of this pool (not NULL, not another pool's). */
+int expr_pool_owns(const expr_pool *pool, const prt_expr *e);
+
 expr_pool *expr_pool_create(void); /* NULL on out of memory */
 void expr_pool_destroy(expr_pool *pool);
 

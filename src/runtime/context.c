@@ -8,6 +8,7 @@
 
 #include "base/parallel.h"
 #include "base/plugin_label.h"
+#include "kernel/kernel.h"
 #include "runtime/context_impl.h"
 
 static int32_t find_io(const prt_context *c, const char *name)
@@ -300,6 +301,20 @@ prt_status prt_context_create_with_options(const prt_engine *e,
                           "to run; load it with prt_engine_deserialize");
     if (!e->dev)
         return base_error(PRT_ERR_STATE, "prt_context_create: the engine has no device");
+    if (e->nb_kernels > 0 &&
+        !(opts &&
+          opts->struct_size >= BASE_END_OF(prt_context_options, allow_embedded_kernels) &&
+          opts->allow_embedded_kernels)) {
+        const eng_layer *l = &e->layers[e->kernels[0].layer];
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "prt_context_create: the engine holds %d kernel layer%s (the "
+                          "first: '%s', from plugin %s), GPU code that came with the "
+                          "engine file and runs as it is; allow it only for engines you "
+                          "trust (prt_context_options.allow_embedded_kernels, plugrt "
+                          "run --allow-embedded-kernels)",
+                          (int)e->nb_kernels, e->nb_kernels == 1 ? "" : "s", l->name,
+                          base_plugin_label(l->plugin_namespace, l->plugin_name).s);
+    }
     /* Its memory goes where the engine's is. */
     st = ctx_device_check(e->dev, e->device_index, switch_device, "prt_context_create",
                           &saved);

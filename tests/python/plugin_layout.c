@@ -85,6 +85,7 @@ int main(void)
     F(prt_plugin_build, get_output_values);
     F(prt_plugin_build, requires_host_dims);
     F(prt_plugin_build, set_target_device);
+    F(prt_plugin_build, get_kernel);
     S(prt_plugin_runtime);
     F(prt_plugin_runtime, struct_size);
     F(prt_plugin_runtime, abi_version);
@@ -161,6 +162,7 @@ int main(void)
     F(prt_layer_info, nb_fields);
     F(prt_layer_info, fields);
     F(prt_layer_info, skipped);
+    F(prt_layer_info, kernel);
     S(prt_context_options);
     F(prt_context_options, struct_size);
     F(prt_context_options, reserved);
@@ -168,6 +170,7 @@ int main(void)
     F(prt_context_options, external_memory);
     F(prt_context_options, threads);
     F(prt_context_options, switch_device);
+    F(prt_context_options, allow_embedded_kernels);
     S(prt_output_allocator);
     F(prt_output_allocator, struct_size);
     F(prt_output_allocator, abi_version);

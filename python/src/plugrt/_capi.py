@@ -152,6 +152,7 @@ ALIASED_FN = CFUNCTYPE(c_int32, P, c_int32)
 OUTPUT_VALUES_FN = CFUNCTYPE(c_int32, P, P, P, c_int32, P, c_int32, P)
 REQUIRES_HOST_DIMS_FN = CFUNCTYPE(c_int32, P, c_int32)
 SET_TARGET_DEVICE_FN = CFUNCTYPE(c_int32, P, c_int32)
+GET_KERNEL_FN = CFUNCTYPE(c_int32, P, c_int32, P, c_int32, P, c_int32, P, P, P, P)
 
 
 class prt_plugin_build(Structure):
@@ -166,7 +167,8 @@ class prt_plugin_build(Structure):
                 ("get_aliased_input", ALIASED_FN),
                 ("get_output_values", OUTPUT_VALUES_FN),
                 ("requires_host_dims", REQUIRES_HOST_DIMS_FN),
-                ("set_target_device", SET_TARGET_DEVICE_FN)]
+                ("set_target_device", SET_TARGET_DEVICE_FN),
+                ("get_kernel", GET_KERNEL_FN)]
 
 
 SET_TACTIC_FN = CFUNCTYPE(c_int32, P, c_int32)
@@ -249,13 +251,14 @@ class prt_layer_info(Structure):
                 ("nb_outputs", c_int32), ("outputs", POINTER(c_int32)),
                 ("alias_input", POINTER(c_int32)),
                 ("nb_fields", c_int32), ("fields", POINTER(prt_field)),
-                ("skipped", c_int32)]
+                ("skipped", c_int32), ("kernel", c_int32)]
 
 
 class prt_context_options(Structure):
     _fields_ = [("struct_size", c_uint32), ("reserved", c_uint32),
                 ("memory_limit", c_int64), ("external_memory", c_int32),
-                ("threads", c_int32), ("switch_device", c_int32)]
+                ("threads", c_int32), ("switch_device", c_int32),
+                ("allow_embedded_kernels", c_int32)]
 
 
 REALLOCATE_FN = CFUNCTYPE(c_void_p, c_void_p, c_char_p, c_void_p, c_uint64, c_uint64)

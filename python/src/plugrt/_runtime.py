@@ -163,12 +163,14 @@ class ICudaEngine(Closable):
             f.write(data)
         os.replace(tmp, path)
 
-    def create_execution_context(self, memory_limit: int = 0,
-                                 threads: int = 0) -> "IExecutionContext":
+    def create_execution_context(self, memory_limit: int = 0, threads: int = 0,
+                                 allow_embedded_kernels: bool = False
+                                 ) -> "IExecutionContext":
         """A context: per-thread state for runs (one per thread). `threads`:
         the intra-op threads one run may use (0: the CPUs available; 1:
-        none)."""
-        return IExecutionContext(self, memory_limit, threads)
+        none). `allow_embedded_kernels`: run the engine's kernel layers, GPU
+        code that came with the engine file (only for files you trust)."""
+        return IExecutionContext(self, memory_limit, threads, allow_embedded_kernels)
 
     def _describe(self) -> str:
         return "on %s: %s" % (self.device.name.lower(), ", ".join(
@@ -303,12 +305,15 @@ class IExecutionContext(Closable):
     set_tensor_address and execute_async_v3 TensorRT's."""
     _what = "execution context"
 
-    def __init__(self, engine: ICudaEngine, memory_limit: int = 0, threads: int = 0):
+    def __init__(self, engine: ICudaEngine, memory_limit: int = 0, threads: int = 0,
+                 allow_embedded_kernels: bool = False):
         h = c_void_p()
-        if memory_limit or threads:
+        if memory_limit or threads or allow_embedded_kernels:
             opts = C.struct_of(C.prt_context_options)
             opts.memory_limit = int(memory_limit)
             opts.threads = int(threads)
+            # GPU code that came with the engine file runs only when asked.
+            opts.allow_embedded_kernels = 1 if allow_embedded_kernels else 0
             E.call(C.fn.context_create_with_options, engine.handle, byref(opts), byref(h))
         else:
             E.call(C.fn.context_create, engine.handle, byref(h))
