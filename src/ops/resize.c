@@ -638,8 +638,10 @@ static void rs_planes_range(void *arg, int64_t begin, int64_t end)
     }
 }
 
-/* Whether every axis before the last two maps each index to itself with
- * one tap of weight 1 (the planes path's condition). */
+/* Whether every axis before the last two maps each index to itself: of
+ * its taps, the one weight rs_sum does not skip (!= 0) is 1, on the index
+ * itself (an unscaled linear axis has taps (0, 1) on index - 1 and index).
+ * The planes path's condition. */
 static int rs_planes_ok(const rs_plan *pl)
 {
     if (pl->rank < 2 || pl->p.mode == RS_NEAREST)
@@ -648,9 +650,18 @@ static int rs_planes_ok(const rs_plan *pl)
         const rs_axis *a = &pl->ax[i];
         if (a->in != a->out)
             return 0;
-        for (int64_t o = 0; o < a->out; o++)
-            if (a->cnt[o] != 1 || a->lo[o] != o || a->w[o * a->taps] != 1.0)
+        for (int64_t o = 0; o < a->out; o++) {
+            const double *w = a->w + o * a->taps;
+            int64_t live = 0;
+            for (int64_t k = 0; k < a->cnt[o]; k++)
+                if (w[k] != 0.0) {
+                    if (w[k] != 1.0 || a->lo[o] + k != o)
+                        return 0;
+                    live++;
+                }
+            if (live != 1)
                 return 0;
+        }
     }
     return 1;
 }
