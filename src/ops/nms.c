@@ -30,10 +30,10 @@
  * intersection) and suppresses when > iou_threshold, which must lie in
  * [0, 1]. Each batch's corners and areas are computed once for all its
  * classes (the same float operations as computing them per pair, so the
- * same bits); each class's candidates are sorted once.
+ * same bits); each class's candidates go into a heap once, popped only
+ * until max_output_boxes_per_class are chosen.
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ops/ops_data.h"
@@ -55,9 +55,9 @@ typedef struct nms_cand {
     int32_t box;
 } nms_cand;
 
-/* Workspace bytes per box: corners and area (5 floats), two candidate
- * arrays' worth of nms_cand (the sort's), the chosen boxes (int32). */
-#define NMS_WS_PER_BOX ((int64_t)(5 * sizeof(float) + 2 * sizeof(nms_cand) + 4))
+/* Workspace bytes per box: corners and area (5 floats), the candidates'
+ * heap, the chosen boxes (int32). */
+#define NMS_WS_PER_BOX ((int64_t)(5 * sizeof(float) + sizeof(nms_cand) + 4))
 
 static prt_status nms_parse(op_object *o, const op_fields *f)
 {
@@ -187,6 +187,24 @@ static int nms_cmp(const void *pa, const void *pb)
     return (a->box > b->box) - (a->box < b->box);
 }
 
+/* Moves cand[i] down the heap of m candidates whose top is the first by
+ * nms_cmp. */
+static void nms_sift(nms_cand *h, int64_t m, int64_t i)
+{
+    for (;;) {
+        int64_t l = 2 * i + 1, best = i;
+        if (l < m && nms_cmp(&h[l], &h[best]) < 0)
+            best = l;
+        if (l + 1 < m && nms_cmp(&h[l + 1], &h[best]) < 0)
+            best = l + 1;
+        if (best == i)
+            return;
+        nms_cand t = h[i];
+        h[i] = h[best], h[best] = t;
+        i = best;
+    }
+}
+
 static void nms_minmax(float a, float b, float *lo, float *hi)
 {
     *lo = a < b ? a : b;
@@ -284,7 +302,7 @@ static prt_status nms_run(const op_object *o, int32_t dtype, const prt_tensor_de
     cap = out[0].dims.nb_dims == 2 ? out[0].dims.d[0] : 0;
     area = corners + 4 * nbox;
     cand = (nms_cand *)(area + nbox);
-    chosen = (int32_t *)(cand + 2 * nbox);
+    chosen = (int32_t *)(cand + nbox);
     for (int64_t bi = 0; bi < nb && max_out > 0 && nbox > 0; bi++) {
         const float *bx = (const float *)x[NMS_BOXES] + bi * nbox * 4;
         nms_corners(bx, nbox, n->center_point_box, corners, area);
@@ -294,9 +312,14 @@ static prt_status nms_run(const op_object *o, int32_t dtype, const prt_tensor_de
             for (int64_t i = 0; i < nbox; i++)
                 if (!has_th || sc[i] > th)
                     cand[m++] = (nms_cand){sc[i], (int32_t)i};
-            qsort(cand, (size_t)m, sizeof *cand, nms_cmp);
-            for (int64_t i = 0; i < m && nsel < max_out; i++) {
-                int32_t bj = cand[i].box, keep = 1;
+            /* A heap, popped only as far as max_out selections take (ORT's
+             * priority queue): a full sort is wasted past them. */
+            for (int64_t i = m / 2 - 1; i >= 0; i--)
+                nms_sift(cand, m, i);
+            while (m > 0 && nsel < max_out) {
+                int32_t bj = cand[0].box, keep = 1;
+                cand[0] = cand[--m];
+                nms_sift(cand, m, 0);
                 for (int64_t s = 0; s < nsel && keep; s++)
                     keep =
                         !nms_suppresses(corners + 4 * (int64_t)chosen[s], area[chosen[s]],
