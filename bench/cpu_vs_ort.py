@@ -6,7 +6,12 @@ attention_mask [B, 32]) from ../shared/models, at batch 1 and 8, with 1 and 2
 threads on each side (ONNX Runtime's intra_op_num_threads, plugrt's
 per-context thread count; one request at a time), prints the median latency
 of each and the ratio ONNX Runtime / plugrt (above 1: plugrt is faster),
-and beside them each engine's best run.
+and beside them each engine's best run. --models takes any model of
+../shared/models or tests/models (the zoo: resnext_w8, densenet_w8,
+vit_tiny, deeplab_w8, detect_post, ...); one without a .data folder gets
+seeded inputs made from its graph's inputs (the batch for the first
+symbolic dim, 32 for any other). A data-dependent output (detect_post's
+NonMaxSuppression rows) is compared at the length the run gave.
 
 Method. Both engines run in this process through their Python bindings
 (plugrt: the package in python/, ctypes over libplugrt; ORT: onnxruntime).
@@ -48,6 +53,7 @@ tensor or the one feeding the activation that does).
 
     /usr/bin/python3 bench/cpu_vs_ort.py                    # the table
     /usr/bin/python3 bench/cpu_vs_ort.py --repeats 3 --profile --markdown
+    /usr/bin/python3 bench/cpu_vs_ort.py --models vit_tiny,deeplab_w8,detect_post
 
 Environment: PLUGRT_LIBRARY_DIR (default build/ when it holds libplugrt.so)
 selects the libraries the package loads; PLUGRT the CLI for --profile
@@ -68,6 +74,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 MODELS = os.path.join(REPO, "..", "shared", "models")
+LOCAL = os.path.join(REPO, "tests", "models")
 BUILD = os.path.join(REPO, "build")
 
 if "PLUGRT_LIBRARY_DIR" not in os.environ and os.path.exists(
@@ -83,9 +90,49 @@ import onnxruntime as ort  # noqa: E402
 SEQ = 32
 
 
+def model_path(model):
+    """A model of ../shared/models, else of tests/models (the zoo)."""
+    shared = os.path.join(MODELS, model + ".onnx")
+    return shared if os.path.exists(shared) else os.path.join(LOCAL, model + ".onnx")
+
+
+def seeded_inputs(model, batch):
+    """Inputs of a model without a .data folder, from its graph's inputs:
+    the batch for the first symbolic dim, SEQ for any other; floats normal,
+    integers 0..15 (token ids, masks of ones where named so), seeded."""
+    import onnx
+    m = onnx.load(model_path(model), load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    rng = np.random.default_rng(7)
+    feeds = {}
+    for i in m.graph.input:
+        if i.name in inits:
+            continue
+        t = i.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else (batch if k == 0 else SEQ)
+                for k, d in enumerate(t.shape.dim)]
+        if i.name == "class_logits":
+            # detect_post: distinct, spread scores, so both engines sort
+            # them alike (run_models.py's distinct_logits).
+            per = int(np.prod(dims[1:]))
+            grid = np.linspace(-3.0, 3.0, per, dtype=np.float32)
+            feeds[i.name] = np.stack([rng.permutation(grid).reshape(dims[1:])
+                                      for _ in range(dims[0])])
+        elif t.elem_type == onnx.TensorProto.FLOAT:
+            feeds[i.name] = rng.standard_normal(dims).astype(np.float32)
+        elif "mask" in i.name:
+            feeds[i.name] = np.ones(dims, np.int64)
+        else:
+            feeds[i.name] = rng.integers(0, 16, dims, dtype=np.int64)
+    return feeds
+
+
 def inputs_for(model, batch):
-    """The model's reference inputs (batch 2), repeated or cut to `batch`."""
-    data = os.path.join(MODELS, model + ".data")
+    """The model's reference inputs (batch 2), repeated or cut to `batch`;
+    for a model of the zoo without them, seeded_inputs."""
+    data = os.path.join(os.path.dirname(model_path(model)), model + ".data")
+    if not os.path.isdir(data):
+        return seeded_inputs(model, batch)
     feeds = {}
     for f in sorted(os.listdir(data)):
         if f.startswith("input_") and f.endswith(".npy"):
@@ -134,6 +181,12 @@ class Plugrt:
     def run(self):
         self.ctx.execute_async_v3(0)
 
+    def results(self):
+        """The outputs at their dims after the run (a data-dependent output's
+        buffer holds its upper bound)."""
+        return {n: a[tuple(slice(0, d) for d in self.ctx.get_tensor_shape(n))]
+                for n, a in self.outputs.items()}
+
 
 def timed(fn, n, out):
     for _ in range(n):
@@ -154,11 +207,11 @@ def agree(a, b):
 def profile(model, batch, threads, iters):
     """plugrt's time by op (ms, sum of the layers' medians), from the CLI."""
     cli = os.environ.get("PLUGRT") or os.path.join(BUILD, "tools", "plugrt")
-    shapes = ("image:%dx3x224x224" % batch if model.startswith("mobilenet") else
-              "input_ids:%dx%d,attention_mask:%dx%d" % (batch, SEQ, batch, SEQ))
+    shapes = ",".join("%s:%s" % (n, "x".join(str(v) for v in a.shape))
+                      for n, a in inputs_for(model, batch).items())
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "p.json")
-        subprocess.run([cli, "run", os.path.join(MODELS, model + ".onnx"), "--random-inputs",
+        subprocess.run([cli, "run", model_path(model), "--random-inputs",
                         "--shapes", shapes, "--op-threads", str(threads), "-n", str(iters),
                         "--profile-layers", "--profile-json", out],
                        check=True, stdout=subprocess.DEVNULL,
@@ -175,7 +228,7 @@ def profile(model, batch, threads, iters):
 def ort_profile(model, batch, threads, iters):
     """ONNX Runtime's time by op type (ms, sum over nodes of each node's
     median kernel time), from its own profiler, same inputs and threads."""
-    path = os.path.join(MODELS, model + ".onnx")
+    path = model_path(model)
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
@@ -205,7 +258,7 @@ def conv_kinds(model):
     """{Conv node name: kind} of the model, and a function from ORT's
     profiled node names to the Conv node each computes (or None)."""
     import onnx
-    m = onnx.load(os.path.join(MODELS, model + ".onnx"), load_external_data=False)
+    m = onnx.load(model_path(model), load_external_data=False)
     weights = {i.name: list(i.dims) for i in m.graph.initializer}
     kinds, producer = {}, {}
     for n in m.graph.node:
@@ -262,7 +315,7 @@ def measure(args, threads):
     """The rows of one thread count (in this process)."""
     rows = []
     for model in args.models.split(","):
-        path = os.path.join(MODELS, model + ".onnx")
+        path = model_path(model)
         for batch in [int(b) for b in args.batches.split(",")]:
             feeds = inputs_for(model, batch)
             profiles = [{n: (a.shape, a.shape, a.shape) for n, a in feeds.items()}]
@@ -270,7 +323,7 @@ def measure(args, threads):
             o, p = Ort(path, feeds, threads), Plugrt(engine, feeds, threads)
             o.run()
             p.run()
-            err = agree(p.outputs, o.outputs)
+            err = agree(p.results(), o.outputs)
             if err > 1e-3:
                 raise SystemExit("%s batch %d: plugrt and ONNX Runtime disagree "
                                  "(%.3g of the largest magnitude)" % (model, batch, err))

@@ -16,6 +16,9 @@
  *    state (shapes made from them at build time);
  *  - the data-dependent ops (NonZero, Compress, Unique): true dims after
  *    the run, a later layer that sees them, NaN and -0 in Unique;
+ *  - NonMaxSuppression against a naive greedy reference (pairwise IoU from
+ *    the raw boxes): both box formats, ties, identical and empty boxes,
+ *    max_output 0, thresholds as inputs and as fields, its refusals;
  *  - errors that name the field, the value or the element: bad modes and
  *    reductions, indices out of range, parts that do not add up;
  *  - allocation failures in a build and run of a multi-output op.
@@ -1388,6 +1391,175 @@ static int test_alloc_failures(void)
     return 0;
 }
 
+/* ---- NonMaxSuppression ---------------------------------------------------- */
+
+/* A box's corners (x0, y0, x1, y1) as ONNX Runtime computes them. */
+static void nms_ref_corners(const float *b, int center, float *c)
+{
+    if (center) {
+        float hw = b[2] / 2, hh = b[3] / 2;
+        c[0] = b[0] - hw, c[2] = b[0] + hw, c[1] = b[1] - hh, c[3] = b[1] + hh;
+    } else {
+        c[0] = fminf(b[1], b[3]), c[2] = fmaxf(b[1], b[3]);
+        c[1] = fminf(b[0], b[2]), c[3] = fmaxf(b[0], b[2]);
+    }
+}
+
+/* Whether boxes a and b overlap by more than iou, from their raw
+ * coordinates (no precomputed areas). */
+static int nms_ref_overlap(const float *a, const float *b, int center, float iou)
+{
+    float ca[4], cb[4], ix0, ix1, iy0, iy1, inter, aa, ab;
+    nms_ref_corners(a, center, ca);
+    nms_ref_corners(b, center, cb);
+    ix0 = fmaxf(ca[0], cb[0]), ix1 = fminf(ca[2], cb[2]);
+    iy0 = fmaxf(ca[1], cb[1]), iy1 = fminf(ca[3], cb[3]);
+    if (ix1 <= ix0 || iy1 <= iy0)
+        return 0;
+    inter = (ix1 - ix0) * (iy1 - iy0);
+    aa = (ca[2] - ca[0]) * (ca[3] - ca[1]);
+    ab = (cb[2] - cb[0]) * (cb[3] - cb[1]);
+    if (inter <= 0 || aa <= 0 || ab <= 0 || aa + ab - inter <= 0)
+        return 0;
+    return inter / (aa + ab - inter) > iou;
+}
+
+/* The naive greedy NMS: per batch and class, repeatedly the best live
+ * candidate (highest score, then lowest index) is kept and every live box
+ * it overlaps too much is dropped. Rows (b, c, box) into want; their
+ * count. */
+static int64_t nms_ref(const float *boxes, const float *scores, int64_t nb, int64_t nc,
+                       int64_t n, int center, int64_t max_out, float iou, int has_th,
+                       float th, double *want)
+{
+    int64_t k = 0;
+    char live[64];
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t c = 0; c < nc; c++) {
+            const float *sc = scores + (b * nc + c) * n;
+            int64_t kept = 0;
+            for (int64_t i = 0; i < n; i++)
+                live[i] = !has_th || sc[i] > th;
+            while (kept < max_out) {
+                int64_t best = -1;
+                for (int64_t i = 0; i < n; i++)
+                    if (live[i] && (best < 0 || sc[i] > sc[best]))
+                        best = i;
+                if (best < 0)
+                    break;
+                live[best] = 0;
+                want[3 * k] = (double)b, want[3 * k + 1] = (double)c;
+                want[3 * k + 2] = (double)best;
+                k++, kept++;
+                for (int64_t i = 0; i < n; i++)
+                    if (live[i] && nms_ref_overlap(boxes + 4 * (b * n + best),
+                                                   boxes + 4 * (b * n + i), center, iou))
+                        live[i] = 0;
+            }
+        }
+    return k;
+}
+
+static int test_nms(void)
+{
+    enum { NB = 2, NC = 3, N = 40 };
+    static const int64_t max_outs[] = {0, 1, 4, 100};
+    static const float ious[] = {0.0f, 0.3f, 0.7f, 1.0f};
+    double want[3 * NB * NC * N];
+    tu_rng rng;
+    tu_rng_seed(&rng, 23);
+    for (int32_t round = 0; round < 16; round++) {
+        int center = round & 1, th_in = (round >> 1) & 1, as_fields = (round >> 2) & 1;
+        int64_t max_out = max_outs[round & 3];
+        float iou = ious[(round >> 2) & 3], th = 0.4f;
+        int has_th = round % 3 != 0;
+        ot_tensor bx = ot_make(PRT_FLOAT32, D3(NB, N, 4)),
+                  sc = ot_make(PRT_FLOAT32, D3(NB, NC, N));
+        ot_tensor mo = i64v(1, &max_out), io = ot_make(PRT_FLOAT32, D1(1)),
+                  st = ot_make(PRT_FLOAT32, D1(1));
+        float *b = bx.data, *s = sc.data;
+        int32_t cpb = center, mo32 = (int32_t)max_out;
+        prt_field f[4];
+        int32_t nf = 1;
+        arg a[5] = {
+            {&bx, A_DATA}, {&sc, A_DATA}, {&mo, A_DATA}, {&io, A_DATA}, {&st, A_DATA}};
+        int32_t na = 2;
+        prt_dims wd;
+        char what[96];
+        ((float *)io.data)[0] = iou;
+        ((float *)st.data)[0] = th;
+        for (int64_t i = 0; i < NB * N; i++) {
+            float *q = b + 4 * i;
+            /* Small boxes on a 4x4 field so that many overlap; corners in
+             * either order for the corner format. */
+            q[0] = (float)(4 * tu_rng_uniform(&rng)),
+            q[1] = (float)(4 * tu_rng_uniform(&rng));
+            q[2] = center ? (float)(0.2 + 1.5 * tu_rng_uniform(&rng))
+                          : q[0] + (float)(3 * tu_rng_uniform(&rng) - 1);
+            q[3] = center ? (float)(0.2 + 1.5 * tu_rng_uniform(&rng))
+                          : q[1] + (float)(3 * tu_rng_uniform(&rng) - 1);
+            if (i % 7 == 3) /* identical boxes */
+                memcpy(q, q - 4, 4 * sizeof *q);
+            if (i % 11 == 5) /* no area */
+                q[2] = center ? 0.0f : q[0];
+        }
+        for (int64_t i = 0; i < NB * NC * N; i++) /* few values: ties */
+            s[i] = (float)tu_rng_range(&rng, 0, 8) / 8.0f;
+        f[0] = ot_fld_i32("center_point_box", &cpb, 1);
+        if (as_fields) {
+            f[nf++] = ot_fld_i32("max_output_boxes_per_class", &mo32, 1);
+            f[nf++] = ot_fld_f32("iou_threshold", &iou);
+            if (has_th) /* all as fields: max bounds the output's rows */
+                f[nf++] = ot_fld_f32("score_threshold", &th);
+        } else {
+            na = has_th ? 5 : 4;
+            if (has_th && th_in) { /* the threshold as a field, the rest as inputs */
+                f[nf++] = ot_fld_f32("score_threshold", &th);
+                na = 4;
+            }
+        }
+        wd = D2(nms_ref(b, s, NB, NC, N, center, max_out, iou, has_th, th, want), 3);
+        snprintf(what, sizeof what,
+                 "NonMaxSuppression center %d max %lld iou %g th %s (%s)", center,
+                 (long long)max_out, (double)iou, has_th ? "0.4" : "none",
+                 as_fields ? "fields" : "inputs");
+        check1(what, "NonMaxSuppression", f, nf, a, na, round & 1, &wd, want);
+        ot_free(&bx), ot_free(&sc), ot_free(&mo), ot_free(&io), ot_free(&st);
+    }
+    {
+        /* Thresholds and shapes it refuses, by name. */
+        ot_tensor bx = ot_make(PRT_FLOAT32, D3(1, 2, 4)),
+                  sc = ot_make(PRT_FLOAT32, D3(1, 1, 2));
+        ot_tensor b5 = ot_make(PRT_FLOAT32, D3(1, 2, 5)),
+                  s3 = ot_make(PRT_FLOAT32, D3(1, 1, 3));
+        ot_tensor mo = ot_make(PRT_INT64, D1(1)), io = ot_make(PRT_FLOAT32, D1(1)), y[2];
+        float bad = 1.5f;
+        int32_t two = 2;
+        prt_field f = ot_fld_f32("iou_threshold", &bad);
+        arg a[4] = {{&bx, A_DATA}, {&sc, A_DATA}, {&mo, A_DATA}, {&io, A_DATA}};
+        memset(y, 0, sizeof y);
+        ((int64_t *)mo.data)[0] = 3;
+        ((float *)io.data)[0] = -0.5f;
+        CHECK_ERR(run_op("NonMaxSuppression", &f, 1, a, 2, 0, y, 2),
+                  PRT_ERR_INVALID_ARGUMENT,
+                  "iou_threshold is 1.5; it must lie in [0, 1]");
+        CHECK_ERR(run_op("NonMaxSuppression", NULL, 0, a, 4, 0, y, 2),
+                  PRT_ERR_INVALID_ARGUMENT, "iou_threshold is -0.5");
+        f = ot_fld_i32("center_point_box", &two, 1);
+        CHECK_ERR(run_op("NonMaxSuppression", &f, 1, a, 2, 0, y, 2),
+                  PRT_ERR_INVALID_ARGUMENT, "center_point_box is 2");
+        a[0].t = &b5;
+        CHECK_ERR(run_op("NonMaxSuppression", NULL, 0, a, 2, 0, y, 2), PRT_ERR_SHAPE,
+                  "boxes' last dim is 5; it must be 4");
+        a[0].t = &bx, a[1].t = &s3;
+        CHECK_ERR(run_op("NonMaxSuppression", NULL, 0, a, 2, 0, y, 2), PRT_ERR_SHAPE,
+                  "the box count: boxes have 2, scores 3");
+        ot_free(&bx), ot_free(&sc), ot_free(&b5), ot_free(&s3), ot_free(&mo),
+            ot_free(&io);
+    }
+    return 0;
+}
+
 int main(void)
 {
     test_split();
@@ -1402,6 +1574,7 @@ int main(void)
     test_nonzero();
     test_compress();
     test_unique();
+    test_nms();
     test_slice_fields();
     test_chains();
     test_alloc_failures();

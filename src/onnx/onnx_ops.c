@@ -79,7 +79,9 @@ typedef struct onnx_op {
  * docs), ReverseSequence in 10; MaxUnpool's output_shape is a shape input;
  * GridSample came in 16 (2-D; N-D and the names linear and cubic in 20:
  * the built-in takes both); RoiAlign in 10 (coordinate_transformation_mode
- * in 16: onnx_import_roi_align). */
+ * in 16: onnx_import_roi_align). NonMaxSuppression came in 10 (11 changed
+ * only its docs); its constant optional inputs become fields
+ * (onnx_import_nms). */
 static const onnx_op op_table[] = {
     {"Abs", "Abs", 6, NULL},
     {"Acos", "Acos", 7, NULL},
@@ -159,6 +161,7 @@ static const onnx_op op_table[] = {
     {"Mod", "Mod", 10, NULL},
     {"Mul", "Mul", 7, NULL},
     {"Neg", "Neg", 6, NULL},
+    {"NonMaxSuppression", "NonMaxSuppression", 10, onnx_import_nms},
     {"NonZero", "NonZero", 9, NULL},
     {"Not", "Not", 1, NULL},
     {"OneHot", "OneHot", 9, onnx_import_one_hot},

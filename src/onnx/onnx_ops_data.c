@@ -242,3 +242,66 @@ prt_status onnx_import_hardmax(onnx_import *imp, const Onnx__NodeProto *node,
         return PRT_ERR_INVALID_ARGUMENT;
     return onnx_import_extra(imp, node, label, creator, &extra, 1, ins, nb_ins, 0, 0);
 }
+
+/* NonMaxSuppression: its optional inputs (max_output_boxes_per_class,
+ * iou_threshold, score_threshold) that are constants become fields, so
+ * that a constant max_output_boxes_per_class bounds the output rows and
+ * the layer has fewer inputs. The layer keeps ONNX's positions: inputs up
+ * to the last one computed at run time stay inputs (constants among them
+ * too), and an omitted one before it is an error naming it. An empty
+ * constant counts as omitted. max_output_boxes_per_class is clamped to
+ * int32's range (the field's; no batch has that many boxes). */
+prt_status onnx_import_nms(onnx_import *imp, const Onnx__NodeProto *node,
+                           const char *label, const prt_plugin_creator *creator)
+{
+    static const char *const names[3] = {"max_output_boxes_per_class", "iou_threshold",
+                                         "score_threshold"};
+    int32_t max_out = 0, nb_extra = 0;
+    float iou = 0.0f, th = 0.0f;
+    prt_field extra[3];
+    const char *ins[5];
+    size_t nb_ins = 0, last = 1;
+    prt_status st = onnx_node_inputs(node, label, ins, 5, &nb_ins);
+    if (st)
+        return st;
+    for (size_t k = 2; k < nb_ins; k++) {
+        const onnx_value *v = ins[k][0] ? onnx_value_find(imp, ins[k]) : NULL;
+        if (v && !v->init)
+            last = k; /* a graph input or a node's output: known at run time */
+    }
+    for (size_t k = 2; k < nb_ins; k++) {
+        onnx_tensor t;
+        int found = 0;
+        char where[256];
+        if (k <= last) {
+            if (!ins[k][0])
+                return onnx_error(PRT_ERR_UNSUPPORTED,
+                                  "%s: NonMaxSuppression's %s is omitted while a later "
+                                  "optional input is computed at run time; give it",
+                                  label, names[k - 2]);
+            continue;
+        }
+        if (!ins[k][0])
+            continue;
+        snprintf(where, sizeof where, "%s: %s input '%s'", label, names[k - 2], ins[k]);
+        st = onnx_value_const_tensor(imp, ins[k], where, &t, &found);
+        if (st)
+            return st;
+        if (!found)
+            return onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s is not a constant", where);
+        if (t.bytes >= prt_dtype_size(t.dtype)) {
+            if (k == 2) {
+                int64_t m = onnx_dtype_is_float(t.dtype) ? 0 : onnx_tensor_int(&t, 0);
+                max_out = m > INT32_MAX ? INT32_MAX : m < 0 ? 0 : (int32_t)m;
+                extra[nb_extra++] = (prt_field){names[0], &max_out, PRT_FIELD_INT32, 1};
+            } else if (onnx_dtype_is_float(t.dtype)) {
+                float *dst = k == 3 ? &iou : &th;
+                *dst = onnx_tensor_float(&t, 0);
+                extra[nb_extra++] = (prt_field){names[k - 2], dst, PRT_FIELD_FLOAT32, 1};
+            }
+        }
+        onnx_tensor_free(&t);
+    }
+    return onnx_import_extra(imp, node, label, creator, extra, nb_extra, ins, last + 1, 0,
+                             0);
+}

@@ -8,7 +8,8 @@
  *                     and shape inputs, named outputs; which built-ins take
  *                     shape inputs
  *   onnx_ops_const.c  Constant, Identity of a constant, ConstantOfShape
- *   onnx_ops_data.c   Split, Pad, OneHot, EyeLike, Range, Hardmax
+ *   onnx_ops_data.c   Split, Pad, OneHot, EyeLike, Range, Hardmax,
+ *                     NonMaxSuppression
  *   onnx_ops_math.c   Cast, Clip, Dropout, the reductions
  *   onnx_ops_nn.c     LayerNormalization and MaxPool (their optional
  *                     outputs), Softmax and LogSoftmax, Resize and Upsample
@@ -91,6 +92,8 @@ prt_status onnx_import_range(onnx_import *imp, const Onnx__NodeProto *node,
                              const char *label, const prt_plugin_creator *creator);
 prt_status onnx_import_hardmax(onnx_import *imp, const Onnx__NodeProto *node,
                                const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_nms(onnx_import *imp, const Onnx__NodeProto *node,
+                           const char *label, const prt_plugin_creator *creator);
 
 /* onnx_ops_math.c */
 prt_status onnx_import_cast(onnx_import *imp, const Onnx__NodeProto *node,

@@ -153,6 +153,8 @@ static const prt_plugin_creator *const builtins[] = {
     &op_max_unpool_creator,
     &op_grid_sample_creator, /* sample.c */
     &op_roi_align_creator,
+    /* NonMaxSuppression (nms.c; ops_data.h). */
+    &op_nms_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))

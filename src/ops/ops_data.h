@@ -126,4 +126,7 @@ void shrink_params(const op_object *o, float *lambd, float *bias);
 /* ReverseSequence's batch axis (0 or 1; the time axis is the other). */
 int32_t revseq_batch_axis(const op_object *o);
 
+/* ---- NonMaxSuppression (nms.c): data-dependent, a size tensor last ------ */
+extern const prt_plugin_creator op_nms_creator;
+
 #endif /* PLUGRT_OPS_OPS_DATA_H */

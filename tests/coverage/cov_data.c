@@ -3,9 +3,9 @@
  * the reshaping ops, Transpose, Gather*, Scatter*, Slice, Concat, Split,
  * Tile, Pad, Expand, the fills (ConstantOfShape, Range, EyeLike, OneHot,
  * Trilu), DepthToSpace and SpaceToDepth, Hardmax, and the data-dependent
- * NonZero, Compress and Unique. Results are compared byte for byte; shape
- * inputs are constants, as a network's are; every index is in range (an
- * index out of range fails the reference's run: a bug of this file).
+ * NonZero, Compress, Unique and NonMaxSuppression. Results are compared byte for byte;
+ * shape inputs are constants, as a network's are; every index is in range (an index out
+ * of range fails the reference's run: a bug of this file).
  */
 #include <math.h>
 #include <string.h>
@@ -932,6 +932,35 @@ static void gen_unique(cov *c, const char *op, int32_t dt)
     }
 }
 
+/* NonMaxSuppression: boxes of either format on a small field (overlaps,
+ * ties from scores in eighths), max_output, iou and score thresholds as
+ * inputs (the last absent every other case), no boxes at all. */
+static void gen_nms(cov *c, const char *op, int32_t dt)
+{
+    for (int v = 0; v < 6; v++) {
+        const int64_t B = rnd(c, 1, 2), C = rnd(c, 1, 3), N = v == 5 ? 0 : rnd(c, 1, 12);
+        int32_t center = v % 2;
+        prt_field f = ot_fld_i32("center_point_box", &center, 1);
+        oc_case k = {
+            .op = op, .f = &f, .nf = 1, .nb = v % 2 ? 4 : 5, .nb_out = 2, .exact = 1};
+        k.in[0] = ot_make(dt, D3(B, N, 4));
+        k.in[1] = ot_make(dt, D3(B, C, N));
+        for (int64_t i = 0; i < B * N * 4; i++)
+            ot_set(&k.in[0], i, (double)rnd(c, 0, 16) / 4.0 + (i % 4 > 1 && center));
+        for (int64_t i = 0; i < B * C * N; i++)
+            ot_set(&k.in[1], i, (double)rnd(c, 0, 8) / 8.0);
+        k.in[2] = ot_make(PRT_INT64, D1(1));
+        ot_set(&k.in[2], 0, (double)rnd(c, 0, 5));
+        k.in[3] = ot_make(PRT_FLOAT32, D1(1));
+        ot_set(&k.in[3], 0, (double)rnd(c, 0, 4) / 4.0);
+        if (k.nb == 5) {
+            k.in[4] = ot_make(PRT_FLOAT32, D1(1));
+            ot_set(&k.in[4], 0, 0.25);
+        }
+        run(c, &k, center ? "center boxes" : "corner boxes");
+    }
+}
+
 const cov_entry cov_data_entries[] = {
     {"Transpose", gen_transpose},
     {"Flatten", gen_flatten},
@@ -962,5 +991,6 @@ const cov_entry cov_data_entries[] = {
     {"NonZero", gen_nonzero},
     {"Compress", gen_compress},
     {"Unique", gen_unique},
+    {"NonMaxSuppression", gen_nms},
     {NULL, NULL},
 };

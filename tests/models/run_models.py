@@ -46,6 +46,24 @@ def image_inputs(batch, rng):
     return {"image": rng.standard_normal((batch, 3, 224, 224)).astype(np.float32)}
 
 
+def image128_inputs(batch, rng):
+    return {"image": rng.standard_normal((batch, 3, 128, 128)).astype(np.float32)}
+
+
+def distinct_logits(shape, rng):
+    """Logits of one batch all distinct and spread (a shuffled grid over
+    [-3, 3]): Sigmoid's last bit differs between engines, so scores closer
+    than that could sort either way and select other boxes."""
+    per = int(np.prod(shape[1:]))
+    grid = np.linspace(-3.0, 3.0, per, dtype=np.float32)
+    return np.stack([rng.permutation(grid).reshape(shape[1:]) for _ in range(shape[0])])
+
+
+def detect_inputs(batch, rng):
+    return {"regression": rng.standard_normal((batch, 2000, 4)).astype(np.float32),
+            "class_logits": distinct_logits((batch, 2000, 20), rng)}
+
+
 def token_inputs(vocab):
     def make(shape, rng):
         b, s = shape
@@ -82,6 +100,16 @@ MODELS = {
                    "image:1x3x224x224", "image:2x3x224x224", "image:8x3x224x224"),
     "densenet_w8": ("models", IMAGE_BATCHES, lambda b, rng: image_inputs(b, rng),
                     "image:1x3x224x224", "image:2x3x224x224", "image:8x3x224x224"),
+    # make_graphs.py: a small ViT, a segmentation head (dilated convs,
+    # bilinear Resize), detection post-processing (NonMaxSuppression).
+    "vit_tiny": ("models", IMAGE_BATCHES, image128_inputs, "image:1x3x128x128",
+                 "image:2x3x128x128", "image:8x3x128x128"),
+    "deeplab_w8": ("models", IMAGE_BATCHES, image128_inputs, "image:1x3x128x128",
+                   "image:2x3x128x128", "image:8x3x128x128"),
+    "detect_post": ("models", IMAGE_BATCHES, detect_inputs,
+                    "regression:1x2000x4,class_logits:1x2000x20",
+                    "regression:2x2000x4,class_logits:2x2000x20",
+                    "regression:8x2000x4,class_logits:8x2000x20"),
     "gpt2_tiny": ("models", GPT2_SHAPES, token_inputs(512),
                   "input_ids:1x1,attention_mask:1x1",
                   "input_ids:2x16,attention_mask:2x16",
