@@ -212,7 +212,10 @@ static const char *const all_ops[] = {"Relu",
                                       "ReverseSequence",
                                       "MaxUnpool",
                                       "GridSample",
-                                      "RoiAlign"};
+                                      "RoiAlign",
+                                      "LSTM",
+                                      "GRU",
+                                      "RNN"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

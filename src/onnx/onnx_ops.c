@@ -79,7 +79,9 @@ typedef struct onnx_op {
  * docs), ReverseSequence in 10; MaxUnpool's output_shape is a shape input;
  * GridSample came in 16 (2-D; N-D and the names linear and cubic in 20:
  * the built-in takes both); RoiAlign in 10 (coordinate_transformation_mode
- * in 16: onnx_import_roi_align). */
+ * in 16: onnx_import_roi_align). LSTM, GRU and RNN take their opset 7
+ * form (1 had LSTM's output_sequence; 14 added layout, which the built-ins
+ * take at every opset); onnx_import_rnn drops the omitted optional inputs. */
 static const onnx_op op_table[] = {
     {"Abs", "Abs", 6, NULL},
     {"Acos", "Acos", 7, NULL},
@@ -121,6 +123,7 @@ static const onnx_op op_table[] = {
     {"EyeLike", "EyeLike", 9, onnx_import_eye_like},
     {"Flatten", "Flatten", 1, NULL},
     {"Floor", "Floor", 6, NULL},
+    {"GRU", "GRU", 7, onnx_import_rnn},
     {"Gather", "Gather", 1, NULL},
     {"GatherElements", "GatherElements", 11, NULL},
     {"GatherND", "GatherND", 11, NULL},
@@ -141,6 +144,7 @@ static const onnx_op op_table[] = {
     {"IsInf", "IsInf", 10, NULL},
     {"IsNaN", "IsNaN", 9, NULL},
     {"LRN", "LRN", 1, NULL},
+    {"LSTM", "LSTM", 7, onnx_import_rnn},
     {"LayerNormalization", "LayerNormalization", 17, onnx_import_nb_outputs},
     {"LeakyRelu", "LeakyRelu", 6, NULL},
     {"Less", "Less", 7, NULL},
@@ -166,6 +170,7 @@ static const onnx_op op_table[] = {
     {"PRelu", "PRelu", 7, NULL},
     {"Pad", "Pad", 2, onnx_import_pad},
     {"Pow", "Pow", 7, NULL},
+    {"RNN", "RNN", 7, onnx_import_rnn},
     {"Range", "Range", 11, onnx_import_range},
     {"Reciprocal", "Reciprocal", 6, NULL},
     {"ReduceL1", "ReduceL1", 1, onnx_import_reduce},

@@ -13,6 +13,7 @@
 #include "ops/ops_data.h"
 #include "ops/ops_ew.h"
 #include "ops/ops_nn.h"
+#include "ops/rnn.h"
 #include "ops/shape_ops.h"
 
 static const prt_plugin_creator *const builtins[] = {
@@ -153,6 +154,10 @@ static const prt_plugin_creator *const builtins[] = {
     &op_max_unpool_creator,
     &op_grid_sample_creator, /* sample.c */
     &op_roi_align_creator,
+    /* LSTM, GRU, RNN (issue 25; rnn.h). */
+    &op_lstm_creator,
+    &op_gru_creator,
+    &op_rnn_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))

@@ -53,7 +53,7 @@
 #include "ops/op_const.h"
 
 #define OP_VERSION "1"
-#define OP_LAYER_MAX 64 /* layer name kept for messages, maybe truncated */
+#define OP_LAYER_MAX 64  /* layer name kept for messages, maybe truncated */
 #define OP_MAX_FIELDS 8 /* serialized fields of one op */
 #define OP_MAX_SHAPE_INPUTS 4
 #define OP_MAX_OUTPUTS 64 /* outputs of one op (Split) */
@@ -291,6 +291,10 @@ prt_status op_field_i32(const op_fields *f, const char *name, int32_t dflt, int3
 /* An integer array of at most cap values; *out_len = its length, -1 when
  * the field is absent. */
 prt_status op_field_i32_array(const op_fields *f, const char *name, int32_t *dst,
+                              int32_t cap, int32_t *out_len);
+/* A numeric array of at most cap values as floats (integers converted);
+ * *out_len = -1 when the field is absent. */
+prt_status op_field_f32_array(const op_fields *f, const char *name, float *dst,
                               int32_t cap, int32_t *out_len);
 /* One float (a float field of length 1: float32, or float64, float16 or
  * bfloat16 converted to float32), or dflt if absent. Float fields are

@@ -59,6 +59,16 @@ def token_inputs(vocab):
     return make
 
 
+def id_inputs(vocab):
+    def make(shape, rng):
+        b, s = shape
+        return {"input_ids": rng.integers(0, vocab, (b, s), dtype=np.int64)}
+    return make
+
+
+# LSTM sequence shapes: (batch, sequence).
+SEQ_SHAPES = [(1, 1), (1, 32), (8, 32), (8, 5), (2, 64)]
+
 # name: (file's folder, shapes, input maker, profile min/opt/max, label of a shape)
 MODELS = {
     "mobilenet_v3_small": ("shared", IMAGE_BATCHES[:1] + IMAGE_BATCHES[2:],
@@ -82,6 +92,9 @@ MODELS = {
                    "image:1x3x224x224", "image:2x3x224x224", "image:8x3x224x224"),
     "densenet_w8": ("models", IMAGE_BATCHES, lambda b, rng: image_inputs(b, rng),
                     "image:1x3x224x224", "image:2x3x224x224", "image:8x3x224x224"),
+    # make_graphs.py: embedding, bidirectional LSTM, LSTM, classifier.
+    "lstm_seq": ("models", SEQ_SHAPES, id_inputs(64), "input_ids:1x1", "input_ids:2x32",
+                 "input_ids:8x64"),
     "gpt2_tiny": ("models", GPT2_SHAPES, token_inputs(512),
                   "input_ids:1x1,attention_mask:1x1",
                   "input_ids:2x16,attention_mask:2x16",
