@@ -30,8 +30,10 @@
  * (op_gemm_f32_par, with W and R transposed into the workspace so the
  * register-tiled kernel takes them), then per step one product H R^T
  * (GRU without linear_before_reset: two, the second on r * H) and the
- * gates, the batch rows spread over the threads, sigmoid and tanh through
- * the vectorized array functions (cpu_kernels.h).
+ * gates, the batch rows spread over the threads: an LSTM of the default
+ * functions in one fused pass (op_lstm_gates_f32), the others through the
+ * vectorized sigmoid and tanh array functions (cpu_kernels.h). The two
+ * directions of a bidirectional layer run on two threads.
  */
 #include <ctype.h>
 #include <math.h>
@@ -488,12 +490,31 @@ static prt_status rnn_infer_n(const op_object *o, const prt_dims *in, int32_t nb
     return PRT_OK;
 }
 
-/* The CPU's workspace, in floats (rnn_run lays it out): W and R transposed,
- * the biases, X W^T for every step, H R^T for one, and the states. Read
- * from the dims alone (any rank) so that it grows with every dim. */
+/* One direction's part of the CPU's workspace, in floats (rnn_run_dir lays
+ * it out): W and R transposed, the biases, X W^T for every step, H R^T for
+ * one, and the states; -1 on overflow. */
+static int64_t rnn_dir_floats(int64_t tb, int64_t b, int64_t i, int64_t gh, int64_t h)
+{
+    int64_t parts[9], total = 0;
+    if (!base_mul_i64(i, gh, &parts[0]) || !base_mul_i64(h, gh, &parts[1]) ||
+        !base_mul_i64(tb, gh, &parts[4]) || !base_mul_i64(b, gh, &parts[5]) ||
+        !base_mul_i64(b, h, &parts[6]))
+        return -1;
+    parts[2] = gh;
+    parts[3] = h;
+    parts[7] = parts[6];
+    parts[8] = parts[6];
+    for (int k = 0; k < 9; k++)
+        if (!base_add_i64(total, parts[k], &total))
+            return -1;
+    return total;
+}
+
+/* The whole workspace: a part per direction (W's first dim), read from the
+ * dims alone (any rank) so that it grows with every dim. */
 static int64_t rnn_ws_floats(const prt_dims *in, int32_t nb_in, int64_t *out)
 {
-    int64_t tb, gh, h, i, b, parts[9], total = 0;
+    int64_t tb, b, one;
     if (nb_in < 3 || in[0].nb_dims != 3 || in[2].nb_dims != 3 || in[1].nb_dims != 3) {
         *out = 0;
         return 1;
@@ -501,22 +522,8 @@ static int64_t rnn_ws_floats(const prt_dims *in, int32_t nb_in, int64_t *out)
     if (!base_mul_i64(in[0].d[0], in[0].d[1], &tb))
         return 0;
     b = in[0].d[0] > in[0].d[1] ? in[0].d[0] : in[0].d[1];
-    gh = in[2].d[1];
-    h = in[2].d[2];
-    i = in[0].d[2];
-    if (!base_mul_i64(i, gh, &parts[0]) || !base_mul_i64(h, gh, &parts[1]) ||
-        !base_mul_i64(tb, gh, &parts[4]) || !base_mul_i64(b, gh, &parts[5]) ||
-        !base_mul_i64(b, h, &parts[6]))
-        return 0;
-    parts[2] = gh;
-    parts[3] = h;
-    parts[7] = parts[6];
-    parts[8] = parts[6];
-    for (int k = 0; k < 9; k++)
-        if (!base_add_i64(total, parts[k], &total))
-            return 0;
-    *out = total;
-    return 1;
+    one = rnn_dir_floats(tb, b, in[0].d[2], in[2].d[1], in[2].d[2]);
+    return one >= 0 && base_mul_i64(one, in[1].d[0], out);
 }
 
 static int64_t rnn_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
@@ -603,6 +610,7 @@ typedef struct rnn_dir {
     float *y;            /* or NULL */
     int64_t s;           /* the step */
     int32_t phase;       /* GRU without lbr: 0 before r H's product, 1 after */
+    int32_t fused;       /* LSTM of Sigmoid, Tanh, Tanh: op_lstm_gates_f32 */
 } rnn_dir;
 
 static int64_t rnn_len(const rnn_dir *r, int64_t b)
@@ -658,6 +666,10 @@ static void rnn_gates_rows(void *arg, int64_t b0, int64_t b1)
             rnn_act_array(d, L + 1, hh, H);
             for (int64_t j = 0; j < H; j++)
                 h[j] = (1.0f - z[j]) * hh[j] + z[j] * h[j];
+        } else if (r->fused) { /* LSTM of the default functions: one pass */
+            const op_lstm_row row = {g, xr, bx,      r->p,        c,
+                                     h, H,  d->clip, d->has_clip, d->input_forget};
+            op_lstm_gates_f32(&row);
         } else { /* LSTM: i, o, f, c */
             float *gi = g, *go = g + H, *gf = g + 2 * H, *gc = g + 3 * H;
             const float *p = r->p;
@@ -733,15 +745,99 @@ static void rnn_transpose(const float *m, int64_t rows, int64_t cols, float *t)
             t[j * rows + i] = m[i * cols + j];
 }
 
+/* One run's inputs and outputs, for each direction's job. */
+typedef struct rnn_job {
+    const rnn_desc *d;
+    const void *const *x;
+    void *const *ys;
+    int32_t nb_out;
+    const int32_t *lens;
+    int64_t steps;
+    float *ws; /* rnn_dir_floats per direction */
+} rnn_job;
+
+/* Direction dir of a run, whole, in its own part of the workspace: W and
+ * R transposed, the biases, X W^T for every step, then the steps. */
+static void rnn_run_dir(const rnn_job *job, int32_t dir)
+{
+    const rnn_desc *d = job->d;
+    const void *const *x = job->x;
+    const int64_t H = d->H, gh = d->gates * H, TB = d->T * d->B;
+    float *wt = job->ws + dir * rnn_dir_floats(d->T * d->B, d->B, d->I, gh, H);
+    float *rt = wt + d->I * gh, *bx = rt + H * gh, *rbh = bx + gh;
+    float *xw = rbh + H, *hr = xw + TB * gh, *h = hr + d->B * gh, *c = h + d->B * H;
+    float *tmp = c + d->B * H;
+    const float *W = x[d->in[RNN_W]], *R = x[d->in[RNN_R]];
+    const float *Bias = d->in[RNN_B] >= 0 ? x[d->in[RNN_B]] : NULL;
+    const float *h0 = d->in[RNN_H0] >= 0 ? x[d->in[RNN_H0]] : NULL;
+    const float *c0 = d->in[RNN_C0] >= 0 ? x[d->in[RNN_C0]] : NULL;
+    const float *P = d->in[RNN_P] >= 0 ? x[d->in[RNN_P]] : NULL;
+    const int gru2 = d->kind == RNN_KIND_GRU && !d->linear_before_reset;
+    const int32_t *fn = d->act + dir * d->nb_per_dir;
+    /* Gate rows a range takes: a few thousand floats of gate work. */
+    const int64_t grain = gh >= 4096 ? 1 : 4096 / gh;
+    rnn_dir r = {.d = d,
+                 .dir = dir,
+                 .rev = d->reverse || dir == 1,
+                 .lens = job->lens,
+                 .xw = xw,
+                 .bx = bx,
+                 .rbh = rbh,
+                 .p = P ? P + dir * 3 * H : NULL,
+                 .hr = hr,
+                 .h = h,
+                 .c = c,
+                 .tmp = tmp,
+                 .y = job->nb_out > 0 ? job->ys[0] : NULL};
+    r.fused = d->kind == RNN_KIND_LSTM && fn[0] == RNN_ACT_SIGMOID &&
+              fn[1] == RNN_ACT_TANH && fn[2] == RNN_ACT_TANH;
+    memset(tmp, 0, sizeof(float) * (size_t)(d->B * H));
+    rnn_transpose(W + dir * gh * d->I, gh, d->I, wt);
+    rnn_transpose(R + dir * gh * H, gh, H, rt);
+    for (int64_t j = 0; j < gh; j++) {
+        const float *bw = Bias ? Bias + dir * 2 * gh : NULL;
+        int h_rb = d->kind == RNN_KIND_GRU && d->linear_before_reset && j >= 2 * H;
+        bx[j] = bw ? bw[j] + (h_rb ? 0.0f : bw[gh + j]) : 0.0f;
+        if (h_rb)
+            rbh[j - 2 * H] = bw ? bw[gh + j] : 0.0f;
+    }
+    if (TB > 0 && d->I > 0)
+        op_gemm_f32_par(0, 0, TB, gh, d->I, x[d->in[RNN_X]], d->I, wt, gh, xw, gh, NULL);
+    else
+        memset(xw, 0, sizeof(float) * (size_t)(TB * gh));
+    rnn_state_in(d, h0, dir, h);
+    rnn_state_in(d, d->kind == RNN_KIND_LSTM ? c0 : NULL, dir, c);
+    for (int64_t s = 0; s < job->steps; s++) {
+        r.s = s;
+        r.phase = 0;
+        op_gemm_f32_par(0, 0, d->B, gru2 ? 2 * H : gh, H, h, H, rt, gh, hr, gh, NULL);
+        base_parallel_for(d->B, grain, rnn_gates_rows, &r);
+        if (gru2) {
+            op_gemm_f32_par(0, 0, d->B, H, H, tmp, H, rt + 2 * H, gh, hr + 2 * H, gh,
+                            NULL);
+            r.phase = 1;
+            base_parallel_for(d->B, grain, rnn_gates_rows, &r);
+        }
+    }
+    if (job->nb_out > 1)
+        rnn_state_out(d, h, job->lens, dir, job->ys[1]);
+    if (job->nb_out > 2)
+        rnn_state_out(d, c, job->lens, dir, job->ys[2]);
+}
+
+static void rnn_dirs_range(void *arg, int64_t d0, int64_t d1)
+{
+    for (int64_t dir = d0; dir < d1; dir++)
+        rnn_run_dir(arg, (int32_t)dir);
+}
+
 static prt_status rnn_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                           const void *const *x, void *const *ys, void *ws, void *stream)
 {
     prt_dims dims[RNN_NB_INPUTS];
     rnn_desc d;
-    const int32_t *lens = NULL;
-    int64_t H, gh, steps, TB;
-    float *f = ws;
+    rnn_job job = {&d, x, ys, nb_out, NULL, 0, ws};
     prt_status st;
     (void)dtype, (void)out, (void)stream;
     for (int32_t i = 0; i < nb_in; i++)
@@ -749,79 +845,27 @@ static prt_status rnn_run(const op_object *o, int32_t dtype, const prt_tensor_de
     st = rnn_describe(o, dims, nb_in, &d);
     if (st)
         return st;
-    H = d.H;
-    gh = d.gates * H;
-    TB = d.T * d.B;
-    steps = d.T;
+    job.steps = d.T;
     if (d.in[RNN_SEQ] >= 0) {
-        lens = x[d.in[RNN_SEQ]];
-        steps = 0;
+        job.lens = x[d.in[RNN_SEQ]];
+        job.steps = 0;
         for (int64_t b = 0; b < d.B; b++) {
-            if (lens[b] < 0 || lens[b] > d.T)
+            if (job.lens[b] < 0 || job.lens[b] > d.T)
                 return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                                "sequence_lens[%lld] is %d; it must lie in [0, %lld] (T)",
-                               (long long)b, (int)lens[b], (long long)d.T);
-            steps = lens[b] > steps ? lens[b] : steps;
+                               (long long)b, (int)job.lens[b], (long long)d.T);
+            job.steps = job.lens[b] > job.steps ? job.lens[b] : job.steps;
         }
         if (nb_out > 0 && ys[0])
-            memset(ys[0], 0, sizeof(float) * (size_t)(TB * d.dirs * H));
+            memset(ys[0], 0, sizeof(float) * (size_t)(d.T * d.B * d.dirs * d.H));
     }
-    if (d.B == 0 || H == 0)
+    if (d.B == 0 || d.H == 0)
         return PRT_OK;
-    {
-        float *wt = f, *rt = wt + d.I * gh, *bx = rt + H * gh, *rbh = bx + gh;
-        float *xw = rbh + H, *hr = xw + TB * gh, *h = hr + d.B * gh, *c = h + d.B * H;
-        float *tmp = c + d.B * H;
-        const float *W = x[d.in[RNN_W]], *R = x[d.in[RNN_R]];
-        const float *Bias = d.in[RNN_B] >= 0 ? x[d.in[RNN_B]] : NULL;
-        const float *h0 = d.in[RNN_H0] >= 0 ? x[d.in[RNN_H0]] : NULL;
-        const float *c0 = d.in[RNN_C0] >= 0 ? x[d.in[RNN_C0]] : NULL;
-        const float *P = d.in[RNN_P] >= 0 ? x[d.in[RNN_P]] : NULL;
-        const int gru2 = d.kind == RNN_KIND_GRU && !d.linear_before_reset;
-        /* Gate rows a range takes: a few thousand floats of gate work. */
-        const int64_t grain = gh >= 4096 ? 1 : 4096 / gh;
-        memset(tmp, 0, sizeof(float) * (size_t)(d.B * H));
-        memset(c, 0, sizeof(float) * (size_t)(d.B * H));
-        for (int32_t dir = 0; dir < d.dirs; dir++) {
-            rnn_dir r = {&d, dir, d.reverse || dir == 1,      lens, xw,
-                         bx, rbh, P ? P + dir * 3 * H : NULL, hr,   h,
-                         c,  tmp, nb_out > 0 ? ys[0] : NULL,  0,    0};
-            rnn_transpose(W + dir * gh * d.I, gh, d.I, wt);
-            rnn_transpose(R + dir * gh * H, gh, H, rt);
-            for (int64_t j = 0; j < gh; j++) {
-                const float *bw = Bias ? Bias + dir * 2 * gh : NULL;
-                int h_rb = d.kind == RNN_KIND_GRU && d.linear_before_reset && j >= 2 * H;
-                bx[j] = bw ? bw[j] + (h_rb ? 0.0f : bw[gh + j]) : 0.0f;
-                if (h_rb)
-                    rbh[j - 2 * H] = bw ? bw[gh + j] : 0.0f;
-            }
-            if (TB > 0 && d.I > 0)
-                op_gemm_f32_par(0, 0, TB, gh, d.I, x[d.in[RNN_X]], d.I, wt, gh, xw, gh,
-                                NULL);
-            else
-                memset(xw, 0, sizeof(float) * (size_t)(TB * gh));
-            rnn_state_in(&d, h0, dir, h);
-            if (d.kind == RNN_KIND_LSTM)
-                rnn_state_in(&d, c0, dir, c);
-            for (int64_t s = 0; s < steps; s++) {
-                r.s = s;
-                r.phase = 0;
-                op_gemm_f32_par(0, 0, d.B, gru2 ? 2 * H : gh, H, h, H, rt, gh, hr, gh,
-                                NULL);
-                base_parallel_for(d.B, grain, rnn_gates_rows, &r);
-                if (gru2) {
-                    op_gemm_f32_par(0, 0, d.B, H, H, tmp, H, rt + 2 * H, gh, hr + 2 * H,
-                                    gh, NULL);
-                    r.phase = 1;
-                    base_parallel_for(d.B, grain, rnn_gates_rows, &r);
-                }
-            }
-            if (nb_out > 1)
-                rnn_state_out(&d, h, lens, dir, ys[1]);
-            if (nb_out > 2)
-                rnn_state_out(&d, c, lens, dir, ys[2]);
-        }
-    }
+    /* A bidirectional layer's directions are independent: with two threads
+     * each takes one, its products and gates then serial (a nested
+     * parallel loop runs on its caller's thread, in the same blocks, so
+     * the bits do not depend on the thread count). */
+    base_parallel_for(d.dirs, 1, rnn_dirs_range, &job);
     return PRT_OK;
 }
 
