@@ -85,7 +85,7 @@ static void reference(const spec *s, const ot_tensor *x, const ot_tensor *w,
     const int D = s->dir == 2 ? 2 : 1, G = s->kind == K_LSTM  ? 4
                                            : s->kind == K_GRU ? 3
                                                               : 1;
-    double h[64], c[64], g[256], hn[64];
+    double h[64], c[64], g[256], hn[64]; /* H <= 64 */
     memset(want[0], 0, sizeof(double) * (size_t)(T * D * B * H));
     for (int d = 0; d < D; d++) {
         int rev = s->dir == 1 || d == 1;
@@ -267,6 +267,18 @@ static void run_spec(const spec *s, int threads, const char *what)
             snprintf(wn, sizeof wn, "%s output %d", what, i);
             ot_check_close(wn, &got[i], i ? &sd : &yd, want[i], 2e-5);
         }
+        /* The same bits on one thread (threads > 1: the directions or the
+         * products and gates split). */
+        if (threads > 1) {
+            ot_tensor one[3] = {{0}};
+            if (oc_run(e, PRT_DEVICE_CPU, &k, 1, 0x7f, one) == 0)
+                for (int i = 0; i < s->nb_out; i++)
+                    CHECK(got[i].data && one[i].data &&
+                          memcmp(got[i].data, one[i].data,
+                                 sizeof(float) * (size_t)tu_volume(&got[i].dims)) == 0);
+            for (int i = 0; i < 3; i++)
+                ot_free(&one[i]);
+        }
     }
     prt_engine_destroy(e);
     for (int i = 0; i < 3; i++) {
@@ -349,6 +361,23 @@ static void test_wide(void)
         for (int i = 0; i < 6; i++)
             s.acts[i] = i % 3 ? A_TANH : A_SIG;
         run_spec(&s, 2, layout ? "wide LSTM layout 1" : "wide LSTM layout 0");
+    }
+    /* Steps too large for a direction a thread (batch 16, hidden 64): on
+     * four threads both directions spread their products and gates. */
+    {
+        spec s = {.kind = K_LSTM,
+                  .dir = 2,
+                  .has_b = 1,
+                  .has_seq = 1,
+                  .has_h0 = 1,
+                  .nb_out = 3,
+                  .T = 5,
+                  .B = 16,
+                  .I = 20,
+                  .H = 64};
+        for (int i = 0; i < 6; i++)
+            s.acts[i] = i % 3 ? A_TANH : A_SIG;
+        run_spec(&s, 4, "wider LSTM on 4 threads");
     }
 }
 

@@ -861,11 +861,17 @@ static prt_status rnn_run(const op_object *o, int32_t dtype, const prt_tensor_de
     }
     if (d.B == 0 || d.H == 0)
         return PRT_OK;
-    /* A bidirectional layer's directions are independent: with two threads
-     * each takes one, its products and gates then serial (a nested
-     * parallel loop runs on its caller's thread, in the same blocks, so
-     * the bits do not depend on the thread count). */
-    base_parallel_for(d.dirs, 1, rnn_dirs_range, &job);
+    /* A bidirectional layer's directions are independent: each takes a
+     * thread, its products and gates then serial (a nested parallel loop
+     * runs on its caller's thread, in the same blocks, so the bits do not
+     * depend on the thread count), unless more than two threads could
+     * share steps whose products are large (op_gemm_split's blocks). One
+     * direction spreads its products and gates over the threads. */
+    if (d.dirs == 2 &&
+        (base_parallel_threads() <= 2 || d.B * d.gates * d.H * d.H < ((int64_t)1 << 17)))
+        base_parallel_for(d.dirs, 1, rnn_dirs_range, &job);
+    else
+        rnn_dirs_range(&job, 0, d.dirs);
     return PRT_OK;
 }
 
