@@ -341,43 +341,33 @@ static void test_random_layers(void)
     }
 }
 
-/* A bidirectional LSTM wide enough for the threaded products and gates
- * (hidden 64, batch 8), both layouts, ragged lengths. */
+/* Bidirectional LSTMs wide enough for the threaded products and gates
+ * (hidden 60 and 64, batch 8 and 16), both layouts, ragged lengths. */
 static void test_wide(void)
 {
-    for (int layout = 0; layout < 2; layout++) {
-        spec s = {.kind = K_LSTM,
-                  .dir = 2,
-                  .layout = layout,
-                  .has_b = 1,
-                  .has_seq = 1,
-                  .has_h0 = 1,
-                  .has_c0 = 1,
-                  .nb_out = 3,
-                  .T = 12,
-                  .B = 8,
-                  .I = 24,
-                  .H = 60};
+    /* layout, T, B, I, H, initial_c, threads */
+    static const int64_t v[3][7] = {
+        {0, 12, 8, 24, 60, 1, 2},
+        {1, 12, 8, 24, 60, 1, 2},
+        /* Steps too large for a direction a thread: on four threads both
+         * directions spread their products and gates. */
+        {0, 5, 16, 20, 64, 0, 4},
+    };
+    for (int n = 0; n < 3; n++) {
+        spec s = {
+            .kind = K_LSTM, .dir = 2, .has_b = 1, .has_seq = 1, .has_h0 = 1, .nb_out = 3};
+        char what[64];
+        s.layout = (int)v[n][0];
+        s.T = v[n][1];
+        s.B = v[n][2];
+        s.I = v[n][3];
+        s.H = v[n][4];
+        s.has_c0 = (int)v[n][5];
         for (int i = 0; i < 6; i++)
             s.acts[i] = i % 3 ? A_TANH : A_SIG;
-        run_spec(&s, 2, layout ? "wide LSTM layout 1" : "wide LSTM layout 0");
-    }
-    /* Steps too large for a direction a thread (batch 16, hidden 64): on
-     * four threads both directions spread their products and gates. */
-    {
-        spec s = {.kind = K_LSTM,
-                  .dir = 2,
-                  .has_b = 1,
-                  .has_seq = 1,
-                  .has_h0 = 1,
-                  .nb_out = 3,
-                  .T = 5,
-                  .B = 16,
-                  .I = 20,
-                  .H = 64};
-        for (int i = 0; i < 6; i++)
-            s.acts[i] = i % 3 ? A_TANH : A_SIG;
-        run_spec(&s, 4, "wider LSTM on 4 threads");
+        snprintf(what, sizeof what, "wide LSTM %d (batch %lld, hidden %lld, %d threads)",
+                 n, (long long)s.B, (long long)s.H, (int)v[n][6]);
+        run_spec(&s, (int)v[n][6], what);
     }
 }
 
