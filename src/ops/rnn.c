@@ -745,6 +745,103 @@ static void rnn_transpose(const float *m, int64_t rows, int64_t cols, float *t)
             t[j * rows + i] = m[i * cols + j];
 }
 
+/* What a direction reads of W, R and B, laid out as the start of its
+ * workspace part (rnn_dir_floats): W^T [I, G H], R^T [H, G H], the summed
+ * biases bx [G H] (GRU with linear_before_reset: its h block Wb alone)
+ * and that h block's Rb [H]. */
+static int64_t rnn_weights_floats(int64_t I, int64_t gh, int64_t H)
+{
+    return I * gh + H * gh + gh + H;
+}
+
+static void rnn_fill_weights(int32_t kind, int32_t lbr, int64_t I, int64_t gh, int64_t H,
+                             const float *W, const float *R, const float *Bias,
+                             int32_t dir, float *dst)
+{
+    float *wt = dst, *rt = wt + I * gh, *bx = rt + H * gh, *rbh = bx + gh;
+    const float *bw = Bias ? Bias + dir * 2 * gh : NULL;
+    rnn_transpose(W + dir * gh * I, gh, I, wt);
+    rnn_transpose(R + dir * gh * H, gh, H, rt);
+    for (int64_t j = 0; j < gh; j++) {
+        int h_rb = kind == RNN_KIND_GRU && lbr && j >= 2 * H;
+        bx[j] = bw ? bw[j] + (h_rb ? 0.0f : bw[gh + j]) : 0.0f;
+        if (h_rb)
+            rbh[j - 2 * H] = bw ? bw[gh + j] : 0.0f;
+    }
+}
+
+/* rnn_fill_weights of every direction, made once from constant W, R and
+ * (if given) B when a CPU engine is built or loaded (op_class.prepare),
+ * so runs skip the transposes: the same floats, so the same bits. */
+typedef struct rnn_prep {
+    op_const head;
+    const void *w, *r, *b; /* the constants: a run checks it is given them */
+    prt_dims wd, rd, bd;
+    float *data; /* dirs x rnn_weights_floats, in this block */
+} rnn_prep;
+
+static prt_status rnn_prepare(const op_object *o, const prt_tensor_desc *in,
+                              int32_t nb_in, const void *const *data, op_const **out)
+{
+    const rnn_op *r = (const rnn_op *)o;
+    int32_t map[RNN_NB_INPUTS];
+    const prt_dims *w, *rd;
+    int64_t D, gh, I, H, per, total;
+    rnn_prep *pp;
+    if (rnn_map_inputs(o, nb_in, map) != PRT_OK)
+        return PRT_OK; /* the run reports it */
+    w = &in[map[RNN_W]].dims;
+    rd = &in[map[RNN_R]].dims;
+    if (!data[map[RNN_W]] || !data[map[RNN_R]] ||
+        (map[RNN_B] >= 0 && !data[map[RNN_B]]) || w->nb_dims != 3 || rd->nb_dims != 3 ||
+        in[map[RNN_W]].dtype != PRT_FLOAT32)
+        return PRT_OK;
+    D = w->d[0], gh = w->d[1], I = w->d[2], H = rd->d[2];
+    if (D != (r->direction == 2 ? 2 : 1) || rd->d[0] != D || rd->d[1] != gh ||
+        gh != rnn_gates(rnn_kind(o)) * H || (r->hidden_size && H != r->hidden_size) ||
+        H <= 0 || I <= 0)
+        return PRT_OK;
+    if (map[RNN_B] >= 0) {
+        const prt_dims *bd = &in[map[RNN_B]].dims;
+        if (bd->nb_dims != 2 || bd->d[0] != D || bd->d[1] != 2 * gh)
+            return PRT_OK;
+    }
+    per = rnn_weights_floats(I, gh, H);
+    total = (int64_t)sizeof(rnn_prep) + (int64_t)sizeof(float) * per * D;
+    pp = (rnn_prep *)op_const_alloc((size_t)total);
+    if (!pp)
+        return op_fail(o, PRT_ERR_OUT_OF_MEMORY, "out of memory for its weights");
+    pp->w = data[map[RNN_W]];
+    pp->r = data[map[RNN_R]];
+    pp->b = map[RNN_B] >= 0 ? data[map[RNN_B]] : NULL;
+    pp->wd = *w;
+    pp->rd = *rd;
+    if (pp->b)
+        pp->bd = in[map[RNN_B]].dims;
+    pp->data = (float *)(pp + 1);
+    for (int32_t dir = 0; dir < D; dir++)
+        rnn_fill_weights(rnn_kind(o), r->lbr, I, gh, H, pp->w, pp->r, pp->b, dir,
+                         pp->data + dir * per);
+    *out = &pp->head;
+    return PRT_OK;
+}
+
+/* o's prepared weights when this run's W, R and B are the constants they
+ * were made from, else NULL. */
+static const rnn_prep *rnn_prep_for(const op_object *o, const rnn_desc *d,
+                                    const prt_tensor_desc *in, const void *const *x)
+{
+    const rnn_prep *pp = (const rnn_prep *)o->cst;
+    const int32_t b = d->in[RNN_B];
+    if (!pp || x[d->in[RNN_W]] != pp->w || x[d->in[RNN_R]] != pp->r ||
+        (b >= 0 ? x[b] : NULL) != pp->b ||
+        memcmp(&in[d->in[RNN_W]].dims, &pp->wd, sizeof pp->wd) != 0 ||
+        memcmp(&in[d->in[RNN_R]].dims, &pp->rd, sizeof pp->rd) != 0 ||
+        (b >= 0 && memcmp(&in[b].dims, &pp->bd, sizeof pp->bd) != 0))
+        return NULL;
+    return pp;
+}
+
 /* One run's inputs and outputs, for each direction's job. */
 typedef struct rnn_job {
     const rnn_desc *d;
@@ -753,7 +850,8 @@ typedef struct rnn_job {
     int32_t nb_out;
     const int32_t *lens;
     int64_t steps;
-    float *ws; /* rnn_dir_floats per direction */
+    float *ws;            /* rnn_dir_floats per direction */
+    const rnn_prep *prep; /* or NULL: the weights go into ws */
 } rnn_job;
 
 /* Direction dir of a run, whole, in its own part of the workspace: W and
@@ -763,12 +861,12 @@ static void rnn_run_dir(const rnn_job *job, int32_t dir)
     const rnn_desc *d = job->d;
     const void *const *x = job->x;
     const int64_t H = d->H, gh = d->gates * H, TB = d->T * d->B;
-    float *wt = job->ws + dir * rnn_dir_floats(d->T * d->B, d->B, d->I, gh, H);
-    float *rt = wt + d->I * gh, *bx = rt + H * gh, *rbh = bx + gh;
-    float *xw = rbh + H, *hr = xw + TB * gh, *h = hr + d->B * gh, *c = h + d->B * H;
+    const int64_t per = rnn_weights_floats(d->I, gh, H);
+    float *own = job->ws + dir * rnn_dir_floats(d->T * d->B, d->B, d->I, gh, H);
+    const float *wt = job->prep ? job->prep->data + dir * per : own;
+    const float *rt = wt + d->I * gh, *bx = rt + H * gh, *rbh = bx + gh;
+    float *xw = own + per, *hr = xw + TB * gh, *h = hr + d->B * gh, *c = h + d->B * H;
     float *tmp = c + d->B * H;
-    const float *W = x[d->in[RNN_W]], *R = x[d->in[RNN_R]];
-    const float *Bias = d->in[RNN_B] >= 0 ? x[d->in[RNN_B]] : NULL;
     const float *h0 = d->in[RNN_H0] >= 0 ? x[d->in[RNN_H0]] : NULL;
     const float *c0 = d->in[RNN_C0] >= 0 ? x[d->in[RNN_C0]] : NULL;
     const float *P = d->in[RNN_P] >= 0 ? x[d->in[RNN_P]] : NULL;
@@ -792,15 +890,10 @@ static void rnn_run_dir(const rnn_job *job, int32_t dir)
     r.fused = d->kind == RNN_KIND_LSTM && fn[0] == RNN_ACT_SIGMOID &&
               fn[1] == RNN_ACT_TANH && fn[2] == RNN_ACT_TANH;
     memset(tmp, 0, sizeof(float) * (size_t)(d->B * H));
-    rnn_transpose(W + dir * gh * d->I, gh, d->I, wt);
-    rnn_transpose(R + dir * gh * H, gh, H, rt);
-    for (int64_t j = 0; j < gh; j++) {
-        const float *bw = Bias ? Bias + dir * 2 * gh : NULL;
-        int h_rb = d->kind == RNN_KIND_GRU && d->linear_before_reset && j >= 2 * H;
-        bx[j] = bw ? bw[j] + (h_rb ? 0.0f : bw[gh + j]) : 0.0f;
-        if (h_rb)
-            rbh[j - 2 * H] = bw ? bw[gh + j] : 0.0f;
-    }
+    if (!job->prep)
+        rnn_fill_weights(d->kind, d->linear_before_reset, d->I, gh, H, x[d->in[RNN_W]],
+                         x[d->in[RNN_R]], d->in[RNN_B] >= 0 ? x[d->in[RNN_B]] : NULL, dir,
+                         own);
     if (TB > 0 && d->I > 0)
         op_gemm_f32_par(0, 0, TB, gh, d->I, x[d->in[RNN_X]], d->I, wt, gh, xw, gh, NULL);
     else
@@ -837,7 +930,7 @@ static prt_status rnn_run(const op_object *o, int32_t dtype, const prt_tensor_de
 {
     prt_dims dims[RNN_NB_INPUTS];
     rnn_desc d;
-    rnn_job job = {&d, x, ys, nb_out, NULL, 0, ws};
+    rnn_job job = {&d, x, ys, nb_out, NULL, 0, ws, NULL};
     prt_status st;
     (void)dtype, (void)out, (void)stream;
     for (int32_t i = 0; i < nb_in; i++)
@@ -845,6 +938,7 @@ static prt_status rnn_run(const op_object *o, int32_t dtype, const prt_tensor_de
     st = rnn_describe(o, dims, nb_in, &d);
     if (st)
         return st;
+    job.prep = rnn_prep_for(o, &d, in, x);
     job.steps = d.T;
     if (d.in[RNN_SEQ] >= 0) {
         job.lens = x[d.in[RNN_SEQ]];
@@ -893,6 +987,7 @@ static prt_status rnn_run(const op_object *o, int32_t dtype, const prt_tensor_de
         .shapes_n = rnn_shapes_n,                                                        \
         .infer_n = rnn_infer_n,                                                          \
         .out_dtype_n = rnn_out_dtype_n,                                                  \
+        .prepare = rnn_prepare,                                                          \
     }
 
 RNN_CLASS(lstm_class, RNN_KIND_LSTM, 8);

@@ -34,7 +34,7 @@ enum {
     RNN_ACT_HARD_SIGMOID,     /* min(max(alpha x + beta, 0), 1) */
     RNN_ACT_ELU,              /* x < 0 ? alpha (e^x - 1) : x */
     RNN_ACT_SOFTSIGN,         /* x / (1 + |x|) */
-    RNN_ACT_SOFTPLUS,         /* log(1 + e^x) */
+    RNN_ACT_SOFTPLUS,         /* log(1 + e^x); x past 20 (ONNX Runtime: inf past 88) */
     RNN_ACT_COUNT
 };
 #define RNN_MAX_ACTS 6 /* 3 per direction (LSTM's f, g, h) */

@@ -35,6 +35,7 @@ def main():
     try:
         import numpy as np
         import onnx
+        import onnx.numpy_helper
         import onnxruntime as ort
         from onnx import TensorProto as TP
         from onnx import helper
@@ -46,7 +47,7 @@ def main():
     failures = 0
 
     def case(name, op, attrs, T=4, B=3, I=5, H=6, D=2, lens=None, outs=("Y", "Yh"),
-             with_b=True):
+             with_b=True, weights_const=False):
         nonlocal failures
         G = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
         feeds = {"X": rng.standard_normal((T, B, I)).astype(np.float32),
@@ -58,6 +59,9 @@ def main():
             feeds["seq"] = np.array(lens, np.int32)
         feeds["h0"] = rng.standard_normal((D, B, H)).astype(np.float32)
         ins = ["X", "W", "R", "B" if with_b else "", "seq" if lens is not None else "", "h0"]
+        # Constant W, R and B (initializers): the CPU prepares them once.
+        consts = ("W", "R", "B") if weights_const else ()
+        inits = [onnx.numpy_helper.from_array(feeds.pop(k), k) for k in consts if k in feeds]
         inputs = [helper.make_tensor_value_info(k, TP.INT32 if k == "seq" else TP.FLOAT,
                                                 v.shape) for k, v in feeds.items()]
         direction = "bidirectional" if D == 2 else "reverse"
@@ -65,7 +69,8 @@ def main():
                                 **attrs)
         named = [o for o in outs if o]
         g = helper.make_graph([node], name, inputs,
-                              [helper.make_tensor_value_info(o, TP.FLOAT, None) for o in named])
+                              [helper.make_tensor_value_info(o, TP.FLOAT, None) for o in named],
+                              inits)
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
         m.ir_version = 8
         d = os.path.join(work, name)
@@ -94,10 +99,12 @@ def main():
          dict(activations=["LeakyRelu", "Tanh", "Sigmoid", "HardSigmoid"],
               activation_alpha=[0.2, 0.3, 0.6], activation_beta=[0.4],
               linear_before_reset=1))
+    case("gru_lbr_const", "GRU", dict(linear_before_reset=1), lens=[4, 1, 0],
+         weights_const=True)
     case("gru_acts", "GRU",
          dict(activations=["Sigmoid", "ScaledTanh", "HardSigmoid", "Affine"],
               activation_alpha=[0.9, 0.3, 0.6], activation_beta=[0.4, 0.7, 0.2]))
-    case("gru_softplus", "GRU", dict(activations=["Softplus", "Tanh"]), D=1)
+    case("gru_softplus", "GRU", dict(activations=["Sigmoid", "Softplus"]), D=1)
     case("lstm_acts_clip", "LSTM",
          dict(activations=["Sigmoid", "Tanh", "Relu", "Sigmoid", "Softsign", "Tanh"],
               clip=1.5), lens=[4, 0, 2], outs=("Y", "Yh", "Yc"))
@@ -109,6 +116,9 @@ def main():
     case("rnn_thresholded", "RNN",
          dict(activations=["ThresholdedRelu"], activation_alpha=[0.1]), D=1)
     case("rnn_only_yh_no_b", "RNN", {}, D=1, lens=[2, 3, 1], outs=("", "Yh"), with_b=False)
+    case("rnn_const_no_b", "RNN", {}, lens=[2, 4, 1], with_b=False, weights_const=True)
+    case("lstm_const_clip", "LSTM", dict(clip=2.0), lens=[4, 2, 3], outs=("Y", "Yh", "Yc"),
+         weights_const=True)
     if not a.work:
         shutil.rmtree(work, ignore_errors=True)
     print("%d case(s) failed" % failures if failures else "all cases passed")
