@@ -7,7 +7,7 @@ Runtime, in one run.
 
 Models: ../shared/models (mobilenet_v3_small, bert_small) and tests/models
 (resnet18_w8, shufflenet_v2_x0_5, efficientnet_b0_w25, resnext_w8,
-densenet_w8, gpt2_tiny, gpt2_tiny_dynamo), at batch 1 and 8 (sequences of 32 tokens). plugrt runs
+densenet_w8, lstm_seq, gpt2_tiny, gpt2_tiny_dynamo), at batch 1 and 8 (sequences of 32 tokens). plugrt runs
 as `plugrt run MODEL --random-inputs --shapes ... -n N --op-threads T
 --json` (its median latency of N timed runs after its warmup); ONNX Runtime
 in this process with T intra-op threads, sequential execution, the same
@@ -35,10 +35,11 @@ SHARED = os.path.join(ROOT, "..", "shared", "models")
 LOCAL = os.path.join(ROOT, "tests", "models")
 IMAGE = ("image", "image:{b}x3x224x224")
 TOKENS = ("tokens", "input_ids:{b}x32,attention_mask:{b}x32")
+IDS = ("tokens", "input_ids:{b}x32")
 ZOO = [("mobilenet_v3_small", SHARED, IMAGE), ("bert_small", SHARED, TOKENS),
        ("resnet18_w8", LOCAL, IMAGE), ("shufflenet_v2_x0_5", LOCAL, IMAGE),
        ("efficientnet_b0_w25", LOCAL, IMAGE), ("resnext_w8", LOCAL, IMAGE),
-       ("densenet_w8", LOCAL, IMAGE), ("gpt2_tiny", LOCAL, TOKENS),
+       ("densenet_w8", LOCAL, IMAGE), ("lstm_seq", LOCAL, IDS), ("gpt2_tiny", LOCAL, TOKENS),
        ("gpt2_tiny_dynamo", LOCAL, TOKENS)]
 
 

@@ -213,7 +213,11 @@ static const char *const all_ops[] = {"Relu",
                                       "MaxUnpool",
                                       "GridSample",
                                       "RoiAlign",
-                                      "NonMaxSuppression"};
+                                      "NonMaxSuppression",
+
+"LSTM",
+                                      "GRU",
+                                      "RNN"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

@@ -81,7 +81,9 @@ typedef struct onnx_op {
  * the built-in takes both); RoiAlign in 10 (coordinate_transformation_mode
  * in 16: onnx_import_roi_align). NonMaxSuppression came in 10 (11 changed
  * only its docs); its constant optional inputs become fields
- * (onnx_import_nms). */
+ * (onnx_import_nms). LSTM, GRU and RNN take their opset 7
+ * form (1 had LSTM's output_sequence; 14 added layout, which the built-ins
+ * take at every opset); onnx_import_rnn drops the omitted optional inputs. */
 static const onnx_op op_table[] = {
     {"Abs", "Abs", 6, NULL},
     {"Acos", "Acos", 7, NULL},
@@ -123,6 +125,7 @@ static const onnx_op op_table[] = {
     {"EyeLike", "EyeLike", 9, onnx_import_eye_like},
     {"Flatten", "Flatten", 1, NULL},
     {"Floor", "Floor", 6, NULL},
+    {"GRU", "GRU", 7, onnx_import_rnn},
     {"Gather", "Gather", 1, NULL},
     {"GatherElements", "GatherElements", 11, NULL},
     {"GatherND", "GatherND", 11, NULL},
@@ -143,6 +146,7 @@ static const onnx_op op_table[] = {
     {"IsInf", "IsInf", 10, NULL},
     {"IsNaN", "IsNaN", 9, NULL},
     {"LRN", "LRN", 1, NULL},
+    {"LSTM", "LSTM", 7, onnx_import_rnn},
     {"LayerNormalization", "LayerNormalization", 17, onnx_import_nb_outputs},
     {"LeakyRelu", "LeakyRelu", 6, NULL},
     {"Less", "Less", 7, NULL},
@@ -169,6 +173,7 @@ static const onnx_op op_table[] = {
     {"PRelu", "PRelu", 7, NULL},
     {"Pad", "Pad", 2, onnx_import_pad},
     {"Pow", "Pow", 7, NULL},
+    {"RNN", "RNN", 7, onnx_import_rnn},
     {"Range", "Range", 11, onnx_import_range},
     {"Reciprocal", "Reciprocal", 6, NULL},
     {"ReduceL1", "ReduceL1", 1, onnx_import_reduce},

@@ -178,3 +178,37 @@ prt_status onnx_import_roi_align(onnx_import *imp, const Onnx__NodeProto *node,
         return onnx_import_fields_extra(imp, node, label, creator, NULL, 0, 1, 0, 0, 0);
     return onnx_import_fields_extra(imp, node, label, creator, &f, 1, 1, 0, 0, 0);
 }
+
+/* LSTM, GRU and RNN (opset 7 on; 14 added layout): the optional inputs
+ * the node omits are left out of the layer and the field "inputs" says
+ * which it gives (ONNX models omit B or sequence_lens while giving
+ * initial_h, a gap plugin layers cannot hold), and the layer makes the
+ * outputs up to the last the node names. */
+prt_status onnx_import_rnn(onnx_import *imp, const Onnx__NodeProto *node,
+                           const char *label, const prt_plugin_creator *creator)
+{
+    const char *ins[8];
+    size_t nb_ins = 0;
+    int32_t mask = 0, nb_out = (int32_t)node->n_output;
+    Onnx__NodeProto n2 = *node;
+    prt_field f[2] = {{"inputs", &mask, PRT_FIELD_INT32, 1},
+                      {"nb_outputs", &nb_out, PRT_FIELD_INT32, 1}};
+    if (node->n_input > 8 || node->n_input < 3)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                          "%s: the node has %zu inputs; %s takes 3 to 8", label,
+                          node->n_input, onnx_str(node->op_type));
+    for (size_t k = 0; k < node->n_input; k++) {
+        const char *name = onnx_str(node->input[k]);
+        if (k >= 3 && !name[0])
+            continue;
+        if (k >= 3)
+            mask |= 1 << (k - 3);
+        ins[nb_ins++] = name;
+    }
+    while (nb_out > 1 && !onnx_str(node->output[nb_out - 1])[0])
+        nb_out--;
+    if (nb_out < 1)
+        nb_out = 1;
+    n2.n_output = (size_t)nb_out < node->n_output ? (size_t)nb_out : node->n_output;
+    return onnx_import_extra(imp, &n2, label, creator, f, 2, ins, nb_ins, 0, 0);
+}

@@ -114,5 +114,7 @@ prt_status onnx_import_resize(onnx_import *imp, const Onnx__NodeProto *node,
                               const char *label, const prt_plugin_creator *creator);
 prt_status onnx_import_roi_align(onnx_import *imp, const Onnx__NodeProto *node,
                                  const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_rnn(onnx_import *imp, const Onnx__NodeProto *node,
+                           const char *label, const prt_plugin_creator *creator);
 
 #endif /* PLUGRT_ONNX_OPS_SHARED_H */

@@ -13,6 +13,7 @@
 #include "ops/ops_data.h"
 #include "ops/ops_ew.h"
 #include "ops/ops_nn.h"
+#include "ops/rnn.h"
 #include "ops/shape_ops.h"
 
 static const prt_plugin_creator *const builtins[] = {
@@ -155,6 +156,10 @@ static const prt_plugin_creator *const builtins[] = {
     &op_roi_align_creator,
     /* NonMaxSuppression (nms.c; ops_data.h). */
     &op_nms_creator,
+    /* LSTM, GRU, RNN (issue 25; rnn.h). */
+    &op_lstm_creator,
+    &op_gru_creator,
+    &op_rnn_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))

@@ -292,6 +292,10 @@ prt_status op_field_i32(const op_fields *f, const char *name, int32_t dflt, int3
  * the field is absent. */
 prt_status op_field_i32_array(const op_fields *f, const char *name, int32_t *dst,
                               int32_t cap, int32_t *out_len);
+/* A numeric array of at most cap values as floats (integers converted);
+ * *out_len = -1 when the field is absent. */
+prt_status op_field_f32_array(const op_fields *f, const char *name, float *dst,
+                              int32_t cap, int32_t *out_len);
 /* One float (a float field of length 1: float32, or float64, float16 or
  * bfloat16 converted to float32), or dflt if absent. Float fields are
  * stored and serialized as float32. */

@@ -130,6 +130,31 @@ prt_status op_field_i32_array(const op_fields *f, const char *name, int32_t *dst
     return PRT_OK;
 }
 
+prt_status op_field_f32_array(const op_fields *f, const char *name, float *dst,
+                              int32_t cap, int32_t *out_len)
+{
+    const prt_field *fl;
+    prt_status st = op_field_find(f, name, &fl);
+    *out_len = -1;
+    if (st || !fl)
+        return st;
+    if (fl->length > cap)
+        return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                              "field '%s' has %lld values; at most %d are allowed", name,
+                              (long long)fl->length, (int)cap);
+    for (int64_t k = 0; k < fl->length; k++) {
+        int64_t iv;
+        double dv;
+        int kind = op_field_number_at(fl, k, &iv, &dv);
+        if (kind == 0)
+            return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                                  "field '%s' must be numbers", name);
+        dst[k] = kind == 1 ? (float)iv : (float)dv;
+    }
+    *out_len = (int32_t)fl->length;
+    return PRT_OK;
+}
+
 prt_status op_field_i32(const op_fields *f, const char *name, int32_t dflt, int32_t *out)
 {
     int32_t v[1], len;

@@ -125,31 +125,6 @@ static prt_status rs_enum(op_object *o, const op_fields *f, const char *field,
                    list);
 }
 
-/* A float array field of at most cap values; *n = -1 when absent. */
-static prt_status rs_floats(op_object *o, const op_fields *f, const char *name,
-                            float *dst, int32_t cap, int32_t *n)
-{
-    const prt_field *fl;
-    prt_status st = op_field_find(f, name, &fl);
-    *n = -1;
-    if (st || !fl)
-        return st;
-    if (fl->length > cap)
-        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "%s has %lld values; at most %d",
-                       name, (long long)fl->length, (int)cap);
-    for (int64_t k = 0; k < fl->length; k++) {
-        int64_t iv;
-        double dv;
-        int kind = op_field_number_at(fl, k, &iv, &dv);
-        if (kind == 0)
-            return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "field '%s' must be numbers",
-                           name);
-        dst[k] = kind == 1 ? (float)iv : (float)dv;
-    }
-    *n = (int32_t)fl->length;
-    return PRT_OK;
-}
-
 /* The fields rs_serialize writes for this object. */
 static int32_t rs_nb_fields(const resize_op *r)
 {
@@ -194,9 +169,9 @@ static prt_status rs_parse(op_object *o, const op_fields *f)
     if (st)
         return st;
     r->nb_axes = n < 0 ? 0 : n;
-    st = rs_floats(o, f, "scales", r->scales, PRT_MAX_DIMS, &r->nb_scales);
+    st = op_field_f32_array(f, "scales", r->scales, PRT_MAX_DIMS, &r->nb_scales);
     if (!st)
-        st = rs_floats(o, f, "roi", r->roi, RS_MAX_ROI, &r->nb_roi);
+        st = op_field_f32_array(f, "roi", r->roi, RS_MAX_ROI, &r->nb_roi);
     if (st)
         return st;
     if (r->nb_scales == 0)

@@ -9,6 +9,7 @@
  * as an importer makes them.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cov.h"
@@ -792,6 +793,63 @@ static void gen_roi_align(cov *c, const char *op, int32_t dt)
     }
 }
 
+/* ---- LSTM, GRU, RNN ------------------------------------------------------- */
+
+/* Each direction and layout, ragged lengths (0 and T among them), initial
+ * states, LSTM's peepholes and input_forget, GRU's linear_before_reset,
+ * clip, every output. */
+static void gen_rnn(cov *c, const char *op, int32_t dt)
+{
+    static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
+    const int lstm = strcmp(op, "LSTM") == 0, gru = strcmp(op, "GRU") == 0;
+    const int64_t G = lstm ? 4 : gru ? 3 : 1;
+    for (int v = 0; v < 6; v++) {
+        oc_case k = {.op = op, .nb_out = lstm ? 3 : 2, .rtol = cov_rtol(dt, 1e-4)};
+        const int64_t D = v % 3 == 2 ? 2 : 1, T = rnd(c, 1, 6), B = rnd(c, 1, 5),
+                      I = rnd(c, 1, 9), H = rnd(c, 1, 17);
+        int32_t layout = (v / 3) % 2, mask = 1, flag = v % 2, hs = (int32_t)H;
+        float clip = 0.8f;
+        prt_field f[6];
+        char what[96];
+        int32_t nf = 0;
+        f[nf++] = ot_fld_str("direction", dirs[v % 3]);
+        f[nf++] = ot_fld_i32("layout", &layout, 1);
+        f[nf++] = ot_fld_i32("hidden_size", &hs, 1);
+        k.in[k.nb++] = cov_random(c, dt, layout ? D3(B, T, I) : D3(T, B, I), 0);
+        k.in[k.nb++] = cov_random(c, dt, D3(D, G * H, I), 0);
+        k.in[k.nb++] = cov_random(c, dt, D3(D, G * H, H), 0);
+        k.in[k.nb++] = cov_random(c, dt, D2(D, 2 * G * H), 0);
+        if (v % 2 == 0) { /* lengths T, 0, then any */
+            ot_tensor l = ot_make(PRT_INT32, D1(B));
+            for (int64_t b = 0; b < B; b++)
+                ot_set(&l, b, b == 0 ? (double)T : b == 1 ? 0.0 : (double)rnd(c, 0, T));
+            k.in[k.nb++] = l;
+            mask |= 2;
+        }
+        if (v != 1) {
+            k.in[k.nb++] = cov_random(c, dt, layout ? D3(B, D, H) : D3(D, B, H), 0);
+            mask |= 4;
+        }
+        if (lstm && v != 4) {
+            k.in[k.nb++] = cov_random(c, dt, layout ? D3(B, D, H) : D3(D, B, H), 0);
+            k.in[k.nb++] = cov_random(c, dt, D2(D, 3 * H), 0);
+            mask |= 8 | 16;
+        }
+        f[nf++] = ot_fld_i32("inputs", &mask, 1);
+        if (v == 3)
+            f[nf++] = ot_fld_f32("clip", &clip);
+        if (gru)
+            f[nf++] = ot_fld_i32("linear_before_reset", &flag, 1);
+        else if (lstm && v == 5)
+            f[nf++] = ot_fld_i32("input_forget", &flag, 1);
+        k.f = f;
+        k.nf = nf;
+        snprintf(what, sizeof what, "%s %s layout %d inputs %d", op, dirs[v % 3],
+                 (int)layout, (int)mask);
+        cov_case(c, what, &k);
+    }
+}
+
 const cov_entry cov_nn_entries[] = {
     {"MatMul", gen_matmul},
     {"Einsum", gen_einsum},
@@ -818,5 +876,8 @@ const cov_entry cov_nn_entries[] = {
     {"MaxUnpool", gen_max_unpool},
     {"GridSample", gen_grid_sample},
     {"RoiAlign", gen_roi_align},
+    {"LSTM", gen_rnn},
+    {"GRU", gen_rnn},
+    {"RNN", gen_rnn},
     {NULL, NULL},
 };

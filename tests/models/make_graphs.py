@@ -17,6 +17,13 @@ references with ONNX Runtime when the test runs.
                        input), a transition between them (BatchNormalization,
                        Relu, 1x1 conv, 2x2 average pool), global average
                        pool, fc to 100 classes
+    lstm_seq.onnx      an LSTM sequence classifier: input_ids (batch x seq,
+                       int64, both dynamic; vocabulary 64) through an
+                       embedding Gather (width 32), Transpose to time
+                       major, a bidirectional LSTM (hidden 32, B given),
+                       its Y as [seq, batch, 64], a forward LSTM (hidden 32,
+                       initial_h given), its Y_h through MatMul + Add to 10
+                       classes
 
     vit_tiny.onnx      a small ViT: 16x16 patches by a stride-16 Conv of 64
                        channels, reshaped and transposed to tokens, a class
@@ -113,13 +120,13 @@ class Graph:
         self.inits.append(NH.from_array(np.asarray(a), n))
         return n
 
-    def save(self, out, path, inputs=None, outputs=None):
+    def save(self, out, path, inputs=None, outputs=None, classes=100):
         if outputs is None:
             self.nodes[-1].output[0] = "logits"
         g = H.make_graph(
             self.nodes, os.path.basename(path)[:-5],
             inputs or [H.make_tensor_value_info("image", T.FLOAT, ["batch", 3, 224, 224])],
-            outputs or [H.make_tensor_value_info("logits", T.FLOAT, ["batch", 100])],
+            outputs or [H.make_tensor_value_info("logits", T.FLOAT, ["batch", classes])],
             self.inits)
         m = H.make_model(g, opset_imports=[H.make_opsetid("", 17)],
                          producer_name="plugrt make_graphs.py")
@@ -297,12 +304,51 @@ def detect(path):
         H.make_tensor_value_info("detection_scores", T.FLOAT, ["selected"])])
 
 
+def lstm_seq(path):
+    g = Graph(13)
+    vocab, emb, hid = 64, 32, 32
+
+    def lstm(x, width, direction, extra):
+        d = 2 if direction == "bidirectional" else 1
+        w = g.weight((d, 4 * hid, width), 1.0 / np.sqrt(width))
+        r = g.weight((d, 4 * hid, hid), 1.0 / np.sqrt(hid))
+        b = g.weight((d, 8 * hid), 0.1)
+        out = g.name("lstm")
+        outs = [out + "_y", out + "_yh"]
+        g.nodes.append(H.make_node("LSTM", [x, w, r, b] + extra, outs, name=out,
+                                   hidden_size=hid, direction=direction))
+        return outs
+
+    def const(values, dtype):
+        n = g.name("c")
+        g.inits.append(NH.from_array(np.array(values, dtype), n))
+        return n
+
+    x = g.node("Gather", [g.weight((vocab, emb), 1.0), "input_ids"], axis=0)
+    x = g.node("Transpose", [x], perm=[1, 0, 2])  # [seq, batch, emb]
+    y, _ = lstm(x, emb, "bidirectional", [])
+    y = g.node("Transpose", [y], perm=[0, 2, 1, 3])  # [seq, batch, 2, hid]
+    y = g.node("Reshape", [y, const([0, 0, 2 * hid], np.int64)])
+    # initial_h: one learned state, broadcast over the batch by Expand
+    batch = g.node("Gather", [g.node("Shape", [x]), const([1], np.int64)], axis=0)
+    h0_shape = g.node("Concat", [const([1], np.int64), batch, const([hid], np.int64)],
+                      axis=0)
+    h0 = g.node("Expand", [g.weight((1, 1, hid), 0.5), h0_shape])
+    _, yh = lstm(y, 2 * hid, "forward", ["", h0])
+    yh = g.node("Squeeze", [yh, const([0], np.int64)])  # [batch, hid]
+    y = g.node("MatMul", [yh, g.weight((hid, 10), 1.0 / np.sqrt(hid))])
+    g.node("Add", [y, g.weight((10,), 0.1)])
+    g.save(None, path, [H.make_tensor_value_info("input_ids", T.INT64, ["batch", "seq"])],
+           classes=10)
+
+
 def main():
     import onnxruntime as ort
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     rng = np.random.default_rng(0)
     resnext(os.path.join(out, "resnext_w8.onnx"))
     densenet(os.path.join(out, "densenet_w8.onnx"))
+    lstm_seq(os.path.join(out, "lstm_seq.onnx"))
     vit(os.path.join(out, "vit_tiny.onnx"))
     deeplab(os.path.join(out, "deeplab_w8.onnx"))
     detect(os.path.join(out, "detect_post.onnx"))
@@ -317,6 +363,9 @@ def main():
         s = ort.InferenceSession(os.path.join(out, name + ".onnx"))
         y = s.run(None, feeds)
         print(name, [v.shape for v in y], float(np.abs(y[-1]).max()))
+    s = ort.InferenceSession(os.path.join(out, "lstm_seq.onnx"))
+    y = s.run(None, {"input_ids": np.arange(2 * 7).reshape(2, 7) % 64})[0]
+    print("lstm_seq", y.shape, float(np.abs(y).max()))
 
 
 if __name__ == "__main__":

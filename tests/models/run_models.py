@@ -77,6 +77,16 @@ def token_inputs(vocab):
     return make
 
 
+def id_inputs(vocab):
+    def make(shape, rng):
+        b, s = shape
+        return {"input_ids": rng.integers(0, vocab, (b, s), dtype=np.int64)}
+    return make
+
+
+# LSTM sequence shapes: (batch, sequence).
+SEQ_SHAPES = [(1, 1), (1, 32), (8, 32), (8, 5), (2, 64)]
+
 # name: (file's folder, shapes, input maker, profile min/opt/max, label of a shape)
 MODELS = {
     "mobilenet_v3_small": ("shared", IMAGE_BATCHES[:1] + IMAGE_BATCHES[2:],
@@ -110,6 +120,9 @@ MODELS = {
                     "regression:1x2000x4,class_logits:1x2000x20",
                     "regression:2x2000x4,class_logits:2x2000x20",
                     "regression:8x2000x4,class_logits:8x2000x20"),
+    # make_graphs.py: embedding, bidirectional LSTM, LSTM, classifier.
+    "lstm_seq": ("models", SEQ_SHAPES, id_inputs(64), "input_ids:1x1", "input_ids:2x32",
+                 "input_ids:8x64"),
     "gpt2_tiny": ("models", GPT2_SHAPES, token_inputs(512),
                   "input_ids:1x1,attention_mask:1x1",
                   "input_ids:2x16,attention_mask:2x16",

@@ -214,6 +214,35 @@ static inline CPU_INLINE void cpu_exp_neg_v16(const cpu_v16 *hi, const cpu_v16 *
         *(xv) = SELECT(sx_ != sx_, sx_, se_);                                            \
     } while (0)
 
+/* tanh per lane of *xv (tanh.c says how, and how accurate): with a = |x|,
+ * below 0.5 a + a^3 P(a^2) (P of degree 6, its coefficients below), from
+ * 0.5 (1 - e) / (1 + e) with e = e^-2a, from 9.1 1; x's sign; NaN itself.
+ * One macro over the vector type, as CPU_SIGMOID. */
+
+#define CPU_TANH(T, TI, SPLAT, SELECT, xv)                                               \
+    do {                                                                                 \
+        const T tx_ = *(xv), tzero_ = {0}, tone_ = SPLAT(1.0f);                          \
+        const TI tsign_ = (TI)tx_ & (TI)SPLAT(-0.0f);                                    \
+        const T ta_ = (T)((TI)tx_ & ~(TI)SPLAT(-0.0f));                                  \
+        const T tu_ = ta_ * ta_;                                                         \
+        T tp_ = SPLAT(-1.0456625240e-03f), th_, te_, tr_;                                \
+        tp_ = tp_ * tu_ + 3.4660180014e-03f;                                             \
+        tp_ = tp_ * tu_ + -8.8436848329e-03f;                                            \
+        tp_ = tp_ * tu_ + 2.1867964565e-02f;                                             \
+        tp_ = tp_ * tu_ + -5.3968201539e-02f;                                            \
+        tp_ = tp_ * tu_ + 1.3333333284e-01f;                                             \
+        tp_ = tp_ * tu_ + -3.3333333334e-01f;                                            \
+        /* 2a past 87 (and NaN) take 87: those lanes are 1 or NaN below. */              \
+        th_ = ta_ + ta_;                                                                 \
+        th_ = SELECT(th_ <= SPLAT(87.0f), th_, SPLAT(87.0f));                            \
+        CPU_EXP_NEG(T, TI, SPLAT, &th_, &tzero_, &te_);                                  \
+        tr_ = SELECT(ta_ < SPLAT(0.5f), ta_ + ta_ * tu_ * tp_,                           \
+                     (tone_ - te_) / (tone_ + te_));                                     \
+        tr_ = SELECT(ta_ > SPLAT(9.1f), tone_, tr_);                                     \
+        tr_ = (T)((TI)tr_ | tsign_);                                                     \
+        *(xv) = SELECT(tx_ != tx_, tx_, tr_);                                            \
+    } while (0)
+
 /* ---- one float function over an array (gelu.c, sigmoid.c) -------------- */
 
 /* y[i] = F(x[i]) for n floats (y may be x), F a vector function applied in
@@ -771,5 +800,23 @@ void op_sigmoid_f32(const float *x, float *y, int64_t n);
 /* y[i] = tanh(x[i]) for n floats (y may be x), within a few ulp (tanh.c
  * says how); NaN stays NaN, -0 stays -0. */
 void op_tanh_f32(const float *x, float *y, int64_t n);
+
+/* ---- LSTM's gates (rnn_gates.c) ------------------------------------------ */
+
+/* One batch entry's step of an LSTM whose functions are the defaults
+ * (f Sigmoid, g and h Tanh), in one pass over its H units: the gates'
+ * inputs g[k H + j] + (x[k H + j] + b[k H + j]) for gates k = i, o, f, c
+ * (g: H R^T, x: X W^T, b: the biases' sum), peepholes p [3 H] (i, o, f;
+ * NULL: none), each clipped to [-clip, clip] when has_clip, then
+ * c = f c + i tanh(c gate), h = o tanh(c); f = 1 - i with input_forget.
+ * c is read and written; h written. */
+typedef struct op_lstm_row {
+    const float *g, *x, *b, *p;
+    float *c, *h;
+    int64_t H;
+    float clip;
+    int32_t has_clip, input_forget;
+} op_lstm_row;
+void op_lstm_gates_f32(const op_lstm_row *r);
 
 #endif /* PLUGRT_OPS_CPU_KERNELS_H */

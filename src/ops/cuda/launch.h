@@ -491,6 +491,29 @@ int opk_grid_sample(const struct opk_gs_params *p, const void *x, const void *gr
 int opk_roi_align(const struct opk_roi_params *p, const void *x, const void *rois,
                   const void *bidx, void *y, int64_t n, void *stream);
 
+/* LSTM, GRU and RNN (rnn.cu): one direction's pointers and rules (rnn.h's
+ * rnn_desc; kind 0 RNN, 1 GRU, 2 LSTM; act[] RNN_ACT_* codes), the steps
+ * of rnn_cuda.c between its cuBLAS products. xw [T B rows in X's order,
+ * G H]; hr [B, G H]; h, c, tmp [B, H]; bias, lens, h0, c0, p, y, yh, yc
+ * may be NULL. */
+typedef struct opk_rnn_args {
+    int32_t kind, G, D, dir, rev, layout, lbr, input_forget, has_clip, per;
+    float clip;
+    int32_t act[6];
+    float alpha[6], beta[6];
+    int64_t T, B, H;
+    const float *xw, *bias, *h0, *c0, *p;
+    const int32_t *lens;
+    float *hr, *h, *c, *tmp, *y, *yh, *yc;
+} opk_rnn_args;
+/* h and c from h0 and c0 (0 where absent). */
+int opk_rnn_init(const opk_rnn_args *a, void *stream);
+/* Step s's gates and state (phase 0, and for GRU without
+ * linear_before_reset phase 1 after the product of r H). */
+int opk_rnn_step(const opk_rnn_args *a, int64_t s, int32_t phase, void *stream);
+/* Y_h and Y_c from the final state (0 for a length of 0). */
+int opk_rnn_final(const opk_rnn_args *a, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -88,6 +88,9 @@ OPC_KERNEL(opc_lrn);
 OPC_KERNEL(opc_reverse_sequence);
 OPC_KERNEL(opc_max_unpool);
 
+/* rnn_cuda.c: LSTM, GRU, RNN */
+OPC_KERNEL(opc_rnn);
+
 /* resize_cuda.c */
 OPC_KERNEL(opc_resize);
 

@@ -61,6 +61,9 @@ static const op_device_kernel kernels[] = {
     {"EyeLike", opc_eye_like, 0, 0},
     {"Flatten", opc_flatten, 0, 0},
     {"Floor", opc_unary_math, 0, 0},
+    /* LSTM, GRU and RNN: cuBLAS for the products, workspace-free handles
+     * (the op's workspace holds the products). */
+    {"GRU", opc_rnn, 0, 2},
     {"Gather", opc_gather, 0, 0},
     {"GatherElements", opc_gather_elements, 0, 0},
     {"GatherND", opc_gather_nd, 0, 0},
@@ -81,6 +84,7 @@ static const op_device_kernel kernels[] = {
     {"IsInf", opc_compare, 0, 0},
     {"IsNaN", opc_compare, 0, 0},
     {"LRN", opc_lrn, 0, 0},
+    {"LSTM", opc_rnn, 0, 2},
     {"LayerNormalization", opc_layer_norm, 0, 0},
     {"LeakyRelu", opc_unary_math, 0, 0},
     {"Less", opc_compare, 0, 0},
@@ -109,6 +113,7 @@ static const op_device_kernel kernels[] = {
     /* Integer 0 to a negative power fails the CPU's run, which a kernel
      * cannot do: integer bases stay on the CPU. */
     {"Pow", opc_pow, F, 0},
+    {"RNN", opc_rnn, 0, 2},
     {"Range", opc_range, 0, 0},
     {"Reciprocal", opc_unary_math, 0, 0},
     {"ReduceL1", opc_reduce, 0, 0},

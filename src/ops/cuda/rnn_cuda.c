@@ -1,0 +1,106 @@
+/*
+ * The CUDA kernel of LSTM, GRU and RNN (ops.h): rnn.c's checks
+ * (rnn_describe), then per direction X W^T for every step as one cuBLAS
+ * product into the workspace, and per step H R^T (GRU without
+ * linear_before_reset: also (r H) Rh^T between two passes of the gates)
+ * and rnn.cu's gate kernel. The workspace is the CPU's (rnn.c lays it
+ * out; the transposed weights' part goes unused here). The lengths stay on
+ * the device, so every direction runs T steps, a batch entry's threads
+ * idle past its length; a length outside [0, T] is clamped (the CPU fails
+ * the run).
+ */
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "ops/cuda/blas.h"
+#include "ops/cuda/launch.h"
+#include "ops/cuda/ops.h"
+#include "ops/rnn.h"
+
+OPC_KERNEL(opc_rnn)
+{
+    prt_dims dims[RNN_NB_INPUTS];
+    rnn_desc d;
+    opk_rnn_args a;
+    opk_blas *blas = o->res[PRT_DEVICE_CUDA];
+    prt_status st;
+    int64_t H, gh, TB;
+    float *f = ws;
+    (void)dtype, (void)out;
+    for (int32_t i = 0; i < nb_in; i++)
+        dims[i] = in[i].dims;
+    st = rnn_describe(o, dims, nb_in, &d);
+    if (st)
+        return st;
+    if (!blas)
+        return op_fail(o, PRT_ERR_STATE, "has no cuBLAS handle");
+    H = d.H;
+    gh = d.gates * H;
+    TB = d.T * d.B;
+    memset(&a, 0, sizeof a);
+    a.kind = d.kind == RNN_KIND_LSTM ? 2 : d.kind == RNN_KIND_GRU ? 1 : 0;
+    a.G = d.gates;
+    a.D = d.dirs;
+    a.layout = d.layout;
+    a.lbr = d.linear_before_reset;
+    a.input_forget = d.input_forget;
+    a.has_clip = d.has_clip;
+    a.clip = d.clip;
+    a.per = d.nb_per_dir;
+    for (int32_t k = 0; k < RNN_MAX_ACTS; k++) {
+        a.act[k] = d.act[k];
+        a.alpha[k] = d.alpha[k];
+        a.beta[k] = d.beta[k];
+    }
+    a.T = d.T;
+    a.B = d.B;
+    a.H = H;
+    a.bias = d.in[RNN_B] >= 0 ? x[d.in[RNN_B]] : NULL;
+    a.h0 = d.in[RNN_H0] >= 0 ? x[d.in[RNN_H0]] : NULL;
+    a.c0 = d.in[RNN_C0] >= 0 ? x[d.in[RNN_C0]] : NULL;
+    a.p = d.in[RNN_P] >= 0 ? x[d.in[RNN_P]] : NULL;
+    a.lens = d.in[RNN_SEQ] >= 0 ? x[d.in[RNN_SEQ]] : NULL;
+    a.y = nb_out > 0 ? y[0] : NULL;
+    a.yh = nb_out > 1 ? y[1] : NULL;
+    a.yc = nb_out > 2 ? y[2] : NULL;
+    if (a.y && a.lens &&
+        cudaMemsetAsync(a.y, 0, sizeof(float) * (size_t)(TB * d.dirs * H),
+                        (cudaStream_t)stream) != cudaSuccess)
+        return op_fail(o, PRT_ERR_INTERNAL, "clearing Y failed");
+    if (d.B == 0 || H == 0)
+        return PRT_OK;
+    if (!ws)
+        return op_fail(o, PRT_ERR_MALFORMED, "needs its workspace");
+    /* rnn.c's layout: W^T, R^T, two biases, then these. */
+    a.xw = f + d.I * gh + H * gh + gh + H;
+    a.hr = (float *)a.xw + TB * gh;
+    a.h = a.hr + d.B * gh;
+    a.c = a.h + d.B * H;
+    a.tmp = a.c + d.B * H;
+    for (int32_t dir = 0; dir < d.dirs && !st; dir++) {
+        const float *W = (const float *)x[d.in[RNN_W]] + dir * gh * d.I;
+        const float *R = (const float *)x[d.in[RNN_R]] + dir * gh * H;
+        const int gru2 = d.kind == RNN_KIND_GRU && !d.linear_before_reset;
+        a.dir = dir;
+        a.rev = d.reverse || dir == 1;
+        st = opk_blas_gemm(blas, stream, 0, 1, TB, gh, d.I, x[d.in[RNN_X]], d.I, 0, W,
+                           d.I, 0, (float *)a.xw, gh, 0, 1);
+        if (!st)
+            st = opc_status(o, opk_rnn_init(&a, stream));
+        for (int64_t s = 0; s < d.T && !st; s++) {
+            st = opk_blas_gemm(blas, stream, 0, 1, d.B, gru2 ? 2 * H : gh, H, a.h, H, 0,
+                               R, H, 0, a.hr, gh, 0, 1);
+            if (!st)
+                st = opc_status(o, opk_rnn_step(&a, s, 0, stream));
+            if (!st && gru2)
+                st = opk_blas_gemm(blas, stream, 0, 1, d.B, H, H, a.tmp, H, 0,
+                                   R + 2 * H * H, H, 0, a.hr + 2 * H, gh, 0, 1);
+            if (!st && gru2)
+                st = opc_status(o, opk_rnn_step(&a, s, 1, stream));
+        }
+        if (!st)
+            st = opc_status(o, opk_rnn_final(&a, stream));
+    }
+    return st;
+}
