@@ -212,7 +212,12 @@ static const char *const all_ops[] = {"Relu",
                                       "ReverseSequence",
                                       "MaxUnpool",
                                       "GridSample",
-                                      "RoiAlign"};
+                                      "RoiAlign",
+                                      "QuantizeLinear",
+                                      "DequantizeLinear",
+                                      "DynamicQuantizeLinear",
+                                      "QLinearAdd",
+                                      "QLinearMul"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

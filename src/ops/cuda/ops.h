@@ -88,6 +88,12 @@ OPC_KERNEL(opc_lrn);
 OPC_KERNEL(opc_reverse_sequence);
 OPC_KERNEL(opc_max_unpool);
 
+/* quant_cuda.c */
+OPC_KERNEL(opc_quantize_linear);
+OPC_KERNEL(opc_dequantize_linear);
+OPC_KERNEL(opc_dynamic_quantize_linear);
+OPC_KERNEL(opc_qlinear);
+
 /* resize_cuda.c */
 OPC_KERNEL(opc_resize);
 
