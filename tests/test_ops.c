@@ -214,10 +214,15 @@ static const char *const all_ops[] = {"Relu",
                                       "GridSample",
                                       "RoiAlign",
                                       "NonMaxSuppression",
-
 "LSTM",
                                       "GRU",
-                                      "RNN"};
+                                      "RNN",
+
+                                      "QuantizeLinear",
+                                      "DequantizeLinear",
+                                      "DynamicQuantizeLinear",
+                                      "QLinearAdd",
+                                      "QLinearMul"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

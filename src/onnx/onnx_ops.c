@@ -4,7 +4,8 @@
  *  1. prt_onnx_parser_map_op for its op_type: that plugin, whatever else holds.
  *  2. A node without plugin_namespace, in the default domain, whose op has an
  *     entry in the table below: the entry's built-in creator (namespace
- *     PRT_BUILTIN_NAMESPACE, served by libplugrt) or its custom function.
+ *     PRT_BUILTIN_NAMESPACE, served by libplugrt) or its custom function;
+ *     likewise a node of domain com.microsoft whose op is in ms_table.
  *  3. Otherwise, and when the built-in is missing from this libplugrt: the
  *     registry's creator for (op_type, plugin_version or "1",
  *     plugin_namespace or ""), TensorRT's key for plugin nodes.
@@ -83,7 +84,10 @@ typedef struct onnx_op {
  * only its docs); its constant optional inputs become fields
  * (onnx_import_nms). LSTM, GRU and RNN take their opset 7
  * form (1 had LSTM's output_sequence; 14 added layout, which the built-ins
- * take at every opset); onnx_import_rnn drops the omitted optional inputs. */
+ * take at every opset); onnx_import_rnn drops the omitted optional inputs.
+ * Quantization (issue 30): QuantizeLinear and DequantizeLinear came in 10
+ * (per tensor; axis in 13, half-float scales and saturate in 19: the
+ * built-ins take them at every opset), DynamicQuantizeLinear in 11. */
 static const onnx_op op_table[] = {
     {"Abs", "Abs", 6, NULL},
     {"Acos", "Acos", 7, NULL},
@@ -114,8 +118,10 @@ static const onnx_op op_table[] = {
     {"Cosh", "Cosh", 9, NULL},
     {"CumSum", "CumSum", 11, NULL},
     {"DepthToSpace", "DepthToSpace", 1, NULL},
+    {"DequantizeLinear", "DequantizeLinear", 10, NULL},
     {"Div", "Div", 7, NULL},
     {"Dropout", "Dropout", 7, onnx_import_dropout},
+    {"DynamicQuantizeLinear", "DynamicQuantizeLinear", 11, NULL},
     {"Einsum", "Einsum", 12, NULL},
     {"Elu", "Elu", 6, NULL},
     {"Equal", "Equal", 7, NULL},
@@ -173,6 +179,7 @@ static const onnx_op op_table[] = {
     {"PRelu", "PRelu", 7, NULL},
     {"Pad", "Pad", 2, onnx_import_pad},
     {"Pow", "Pow", 7, NULL},
+    {"QuantizeLinear", "QuantizeLinear", 10, NULL},
     {"RNN", "RNN", 7, onnx_import_rnn},
     {"Range", "Range", 11, onnx_import_range},
     {"Reciprocal", "Reciprocal", 6, NULL},
@@ -259,6 +266,28 @@ static void near_miss(const prt_registry *reg, const char *op_type, char *out, s
                  best_ns, best, best_ver, best_ns);
     else if (best)
         snprintf(out, cap, "; did you mean the ONNX op '%s'?", best);
+}
+
+/* The ops of ONNX Runtime's domain com.microsoft that plugrt imports: the
+ * elementwise ops of its QOperator models (issue 30). Only these: any other
+ * op of that domain is served by a plugin or not at all. The domain's opset
+ * is not checked (min_opset 0): these ops have had one form since 1. */
+static const onnx_op ms_table[] = {
+    {"QLinearAdd", "QLinearAdd", 0, NULL},
+    {"QLinearMul", "QLinearMul", 0, NULL},
+};
+
+static int is_ms_domain(const char *domain)
+{
+    return domain && strcmp(domain, "com.microsoft") == 0;
+}
+
+static const onnx_op *ms_find(const char *op_type)
+{
+    for (size_t i = 0; i < sizeof ms_table / sizeof ms_table[0]; i++)
+        if (strcmp(op_type, ms_table[i].op_type) == 0)
+            return &ms_table[i];
+    return NULL;
 }
 
 static const onnx_op *op_find(const char *op_type)
@@ -351,7 +380,7 @@ static prt_status choose_table(const onnx_import *imp, const onnx_op *op,
 {
     const prt_plugin_creator *c = NULL;
     *served = 0;
-    if (imp->opset == 0)
+    if (imp->opset == 0 && op->min_opset > 0)
         return onnx_error(PRT_ERR_MALFORMED,
                           "%s: an op of the default ONNX domain, but the model "
                           "imports no opset of that domain",
@@ -418,7 +447,8 @@ static prt_status unserved(const prt_registry *reg, const Onnx__NodeProto *node,
 
 int onnx_has_importer(const char *op_type, const char *domain)
 {
-    return is_default_domain(domain) && op_find(op_type) != NULL;
+    return is_default_domain(domain) ? op_find(op_type) != NULL
+                                     : is_ms_domain(domain) && ms_find(op_type) != NULL;
 }
 
 prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t index,
@@ -449,10 +479,13 @@ prt_status onnx_choose(onnx_import *imp, const Onnx__NodeProto *node, int32_t in
     if (st)
         return st;
 
-    /* 2. The importer table, for the default domain's ops (a node that
-     * names a plugin_namespace asks for a plugin). */
+    /* 2. The importer table, for the default domain's ops and
+     * com.microsoft's few (a node that names a plugin_namespace asks for a
+     * plugin). */
     if (!has_ns && is_default_domain(node->domain))
         op = op_find(op_type);
+    else if (!has_ns && is_ms_domain(node->domain))
+        op = ms_find(op_type);
     if (op) {
         st = choose_table(imp, op, label, op_type, out, &served);
         if (st || served)

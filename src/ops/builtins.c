@@ -14,6 +14,7 @@
 #include "ops/ops_ew.h"
 #include "ops/ops_nn.h"
 #include "ops/rnn.h"
+#include "ops/ops_quant.h"
 #include "ops/shape_ops.h"
 
 static const prt_plugin_creator *const builtins[] = {
@@ -160,6 +161,12 @@ static const prt_plugin_creator *const builtins[] = {
     &op_lstm_creator,
     &op_gru_creator,
     &op_rnn_creator,
+    /* The quantization ops (issue 30; ops_quant.h). */
+    &op_quantize_linear_creator,
+    &op_dequantize_linear_creator,
+    &op_dynamic_quantize_linear_creator,
+    &op_qlinear_add_creator,
+    &op_qlinear_mul_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))

@@ -819,4 +819,21 @@ typedef struct op_lstm_row {
 } op_lstm_row;
 void op_lstm_gates_f32(const op_lstm_row *r);
 
+/* ---- quantization (quant_kernel.c; quant.h's element code) ---------------- */
+
+struct opq_binary;
+/* y[j] = quantize(x[j], scale, zp) for j < n, y of dtype int8 or uint8. */
+void op_quantize_f32(const float *x, int64_t n, float scale, int32_t zp, int32_t dtype,
+                     void *y);
+/* y[j] = dequantize(x[j], zp, scale) for j < n, x int8, uint8 or int32. */
+void op_dequantize_f32(int32_t dtype, const void *x, int64_t n, float scale, int32_t zp,
+                       float *y);
+/* The smallest and largest of 0 and n floats, NaN skipped:
+ * DynamicQuantizeLinear's range, which always holds 0. */
+void op_minmax_f32(const float *x, int64_t n, float *mn, float *mx);
+/* One row of QLinearAdd (mul 0) or QLinearMul (1) over int8 or uint8:
+ * y[j] from a[j sa] and b[j sb], sa and sb 0 or 1. */
+void op_qbinary_row(int32_t mul, int32_t dtype, const void *a, int64_t sa, const void *b,
+                    int64_t sb, void *y, int64_t n, const struct opq_binary *p);
+
 #endif /* PLUGRT_OPS_CPU_KERNELS_H */

@@ -514,6 +514,30 @@ int opk_rnn_step(const opk_rnn_args *a, int64_t s, int32_t phase, void *stream);
 /* Y_h and Y_c from the final state (0 for a length of 0). */
 int opk_rnn_final(const opk_rnn_args *a, void *stream);
 
+/* ---- quantization (quant.cu; quant.h's element code) ------------------ */
+
+/* QuantizeLinear over x [outer, ch, inner] (xdt a float dtype), the scale
+ * (sdt) and zero point (zdt; zp NULL: 0) element c applying to [:, c, :];
+ * y int8 or uint8 (ydt). Scales and zero points are device data. */
+int opk_quantize(int32_t xdt, const void *x, int32_t sdt, const void *scale, int32_t zdt,
+                 const void *zp, int32_t ydt, void *y, int64_t n, int64_t ch,
+                 int64_t inner, void *stream);
+/* DequantizeLinear likewise: x int8, uint8 or int32; y of the scale's dtype. */
+int opk_dequantize(int32_t xdt, const void *x, int32_t sdt, const void *scale,
+                   int32_t zdt, const void *zp, void *y, int64_t n, int64_t ch,
+                   int64_t inner, void *stream);
+/* DynamicQuantizeLinear: scale and zp (device scalars) from x's range, then
+ * y. */
+int opk_dynamic_quantize(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zp,
+                         void *stream);
+/* QLinearAdd (mul 0) or QLinearMul (1) of a and c over b's walk (2 inputs),
+ * int8 or uint8 (dtype); every scale and zero point one value of device
+ * data (zc NULL: 0). */
+int opk_qlinear(int32_t mul, int32_t dtype, const opk_bcast *b, const void *a,
+                const void *c, const float *sa, const void *za, const float *sb,
+                const void *zb, const float *sc, const void *zc, void *y, int64_t n,
+                void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -90,6 +90,11 @@ OPC_KERNEL(opc_max_unpool);
 
 /* rnn_cuda.c: LSTM, GRU, RNN */
 OPC_KERNEL(opc_rnn);
+/* quant_cuda.c */
+OPC_KERNEL(opc_quantize_linear);
+OPC_KERNEL(opc_dequantize_linear);
+OPC_KERNEL(opc_dynamic_quantize_linear);
+OPC_KERNEL(opc_qlinear);
 
 /* resize_cuda.c */
 OPC_KERNEL(opc_resize);

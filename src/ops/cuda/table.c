@@ -163,6 +163,12 @@ static const op_device_kernel kernels[] = {
     {"Unsqueeze", opc_copy, 0, 0},
     {"Where", opc_where, 0, 0},
     {"Xor", opc_compare, 0, 0},
+    /* The quantization ops (issue 30; quant_cuda.c). */
+    {"DequantizeLinear", opc_dequantize_linear, 0, 0},
+    {"DynamicQuantizeLinear", opc_dynamic_quantize_linear, 0, 0},
+    {"QuantizeLinear", opc_quantize_linear, 0, 0},
+    {"QLinearAdd", opc_qlinear, 0, 0},
+    {"QLinearMul", opc_qlinear, 0, 0},
 };
 
 static const op_device_table table = {
