@@ -212,7 +212,11 @@ static const char *const all_ops[] = {"Relu",
                                       "ReverseSequence",
                                       "MaxUnpool",
                                       "GridSample",
-                                      "RoiAlign"};
+                                      "RoiAlign",
+                                      "MatMulInteger",
+                                      "QLinearMatMul",
+                                      "ConvInteger",
+                                      "QLinearConv"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

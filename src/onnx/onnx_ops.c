@@ -75,6 +75,7 @@ typedef struct onnx_op {
  * GroupNormalization came in 18, Resize in 10 (roi, sizes and the
  * coordinate modes in 11); Upsample (7-9) is Resize with asymmetric
  * coordinates. Softmax and LogSoftmax coerce X to 2-D before 13.
+ * MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv came in 10.
  * LRN came in 1, Shrink and MaxUnpool in 9 (11 only relaxed MaxUnpool's
  * docs), ReverseSequence in 10; MaxUnpool's output_shape is a shape input;
  * GridSample came in 16 (2-D; N-D and the names linear and cubic in 20:
@@ -105,6 +106,7 @@ static const onnx_op op_table[] = {
     {"Constant", NULL, 1, onnx_import_constant},
     {"ConstantOfShape", "ConstantOfShape", 9, onnx_import_constant_of_shape},
     {"Conv", "Conv", 1, NULL},
+    {"ConvInteger", "ConvInteger", 10, NULL},
     {"ConvTranspose", "ConvTranspose", 1, NULL},
     {"Cos", "Cos", 7, NULL},
     {"Cosh", "Cosh", 9, NULL},
@@ -150,6 +152,7 @@ static const onnx_op op_table[] = {
     {"LpNormalization", "LpNormalization", 1, NULL},
     {"LpPool", "LpPool", 2, NULL},
     {"MatMul", "MatMul", 1, NULL},
+    {"MatMulInteger", "MatMulInteger", 10, NULL},
     {"Max", "Max", 6, NULL},
     {"MaxPool", "MaxPool", 1, onnx_import_nb_outputs},
     {"MaxUnpool", "MaxUnpool", 9, NULL},
@@ -166,6 +169,8 @@ static const onnx_op op_table[] = {
     {"PRelu", "PRelu", 7, NULL},
     {"Pad", "Pad", 2, onnx_import_pad},
     {"Pow", "Pow", 7, NULL},
+    {"QLinearConv", "QLinearConv", 10, NULL},
+    {"QLinearMatMul", "QLinearMatMul", 10, NULL},
     {"Range", "Range", 11, onnx_import_range},
     {"Reciprocal", "Reciprocal", 6, NULL},
     {"ReduceL1", "ReduceL1", 1, onnx_import_reduce},

@@ -13,6 +13,7 @@
 #include "ops/ops_data.h"
 #include "ops/ops_ew.h"
 #include "ops/ops_nn.h"
+#include "ops/qlinear.h"
 #include "ops/shape_ops.h"
 
 static const prt_plugin_creator *const builtins[] = {
@@ -153,6 +154,11 @@ static const prt_plugin_creator *const builtins[] = {
     &op_max_unpool_creator,
     &op_grid_sample_creator, /* sample.c */
     &op_roi_align_creator,
+    /* The integer products (issue 30; qlinear.h). */
+    &op_matmul_integer_creator,
+    &op_qlinear_matmul_creator,
+    &op_conv_integer_creator,
+    &op_qlinear_conv_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))
