@@ -30,17 +30,22 @@ int64_t op_qg_panel_bytes(int64_t K, int64_t N)
 
 typedef uint8_t qg_u8x16 __attribute__((vector_size(16)));
 typedef int8_t qg_i8x16 __attribute__((vector_size(16)));
-typedef uint8_t qg_u8x32 __attribute__((vector_size(32)));
-typedef uint8_t qg_u8x64 __attribute__((vector_size(64)));
 typedef int32_t qg_i32x16 __attribute__((vector_size(64)));
 
-/* Four rows of 16 bytes into one panel step: byte (j, t) of the result is
- * row t's column j. */
-#define QG_IL(j) (j), 16 + (j), 32 + (j), 48 + (j)
-#define QG_IL4(j) QG_IL(j), QG_IL(j + 1), QG_IL(j + 2), QG_IL(j + 3)
+typedef int16_t qg_i16x16 __attribute__((vector_size(32)));
 
-void op_qg_pack_b(int64_t K, int64_t N, const uint8_t *B, int64_t ldb, uint8_t flip,
-                  int as_signed, int64_t s0, int64_t s1, uint8_t *bp, int32_t *colsum)
+/* Rows of int16 partial column sums before they move to int32: 128 rows of
+ * bytes sum to at most 255 x 128 = 32640 in magnitude. */
+#define QG_SUM16_ROWS 128
+
+/* The panels of op_qg_pack_b. Four rows of 16 bytes become one panel step
+ * (byte (j, t) of the step is row t's column j) through two rounds of
+ * interleaves, bytes then 16-bit pairs (SSE2's punpck shapes, so the plain
+ * build needs no byte shuffle); the column sums run in int16 lanes. */
+static inline CPU_INLINE void qg_pack_b_body(int64_t K, int64_t N, const uint8_t *B,
+                                             int64_t ldb, uint8_t flip, int as_signed,
+                                             int64_t s0, int64_t s1, uint8_t *bp,
+                                             int32_t *colsum)
 {
     const int64_t K4 = op_qg_k4(K);
     const qg_u8x16 fv = {flip, flip, flip, flip, flip, flip, flip, flip,
@@ -50,39 +55,60 @@ void op_qg_pack_b(int64_t K, int64_t N, const uint8_t *B, int64_t ldb, uint8_t f
         const int64_t nc = N - j0 < OP_QG_PANEL ? N - j0 : OP_QG_PANEL;
         uint8_t *p = bp + s * OP_QG_PANEL * K4;
         qg_i32x16 cs = {0};
+        qg_i16x16 h = {0};
         for (int64_t k = 0; k < K4; k += 4) {
-            qg_u8x16 r[4];
-            qg_u8x64 v;
-            for (int t = 0; t < 4; t++) {
-                if (k + t < K && nc == OP_QG_PANEL) {
-                    memcpy(&r[t], B + (k + t) * ldb + j0, 16);
-                    r[t] ^= fv;
+            qg_u8x16 r[4], t[4], u[4];
+            for (int q = 0; q < 4; q++) {
+                if (k + q < K && nc == OP_QG_PANEL) {
+                    memcpy(&r[q], B + (k + q) * ldb + j0, 16);
+                    r[q] ^= fv;
                 } else {
                     uint8_t tmp[16] = {0};
-                    for (int64_t j = 0; k + t < K && j < nc; j++)
-                        tmp[j] = B[(k + t) * ldb + j0 + j] ^ flip;
-                    memcpy(&r[t], tmp, 16);
+                    for (int64_t j = 0; k + q < K && j < nc; j++)
+                        tmp[j] = B[(k + q) * ldb + j0 + j] ^ flip;
+                    memcpy(&r[q], tmp, 16);
                 }
                 if (as_signed)
-                    cs += __builtin_convertvector((qg_i8x16)r[t], qg_i32x16);
+                    h += __builtin_convertvector((qg_i8x16)r[q], qg_i16x16);
                 else
-                    cs += __builtin_convertvector(r[t], qg_i32x16);
+                    h += __builtin_convertvector(r[q], qg_i16x16);
             }
-            {
-                qg_u8x32 r01 = __builtin_shufflevector(
-                    r[0], r[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-                    17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-                qg_u8x32 r23 = __builtin_shufflevector(
-                    r[2], r[3], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-                    17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-                v = __builtin_shufflevector(r01, r23, QG_IL4(0), QG_IL4(4), QG_IL4(8),
-                                            QG_IL4(12));
+            if ((k + 4) % QG_SUM16_ROWS == 0) {
+                cs += __builtin_convertvector(h, qg_i32x16);
+                h = (qg_i16x16){0};
             }
-            memcpy(p + k * OP_QG_PANEL, &v, 64);
+            t[0] = __builtin_shufflevector(r[0], r[1], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20,
+                                           5, 21, 6, 22, 7, 23);
+            t[1] = __builtin_shufflevector(r[0], r[1], 8, 24, 9, 25, 10, 26, 11, 27, 12,
+                                           28, 13, 29, 14, 30, 15, 31);
+            t[2] = __builtin_shufflevector(r[2], r[3], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20,
+                                           5, 21, 6, 22, 7, 23);
+            t[3] = __builtin_shufflevector(r[2], r[3], 8, 24, 9, 25, 10, 26, 11, 27, 12,
+                                           28, 13, 29, 14, 30, 15, 31);
+            for (int q = 0; q < 2; q++) {
+                u[2 * q] = __builtin_shufflevector(t[q], t[q + 2], 0, 1, 16, 17, 2, 3, 18,
+                                                   19, 4, 5, 20, 21, 6, 7, 22, 23);
+                u[2 * q + 1] =
+                    __builtin_shufflevector(t[q], t[q + 2], 8, 9, 24, 25, 10, 11, 26, 27,
+                                            12, 13, 28, 29, 14, 15, 30, 31);
+            }
+            memcpy(p + k * OP_QG_PANEL, u, 64);
         }
+        cs += __builtin_convertvector(h, qg_i32x16);
         for (int64_t j = 0; j < nc; j++)
             colsum[j0 + j] = cs[j];
     }
+}
+
+CPU_BUILDS(qg_pack_b, qg_pack_b_body,
+           (int64_t K, int64_t N, const uint8_t *B, int64_t ldb, uint8_t flip,
+            int as_signed, int64_t s0, int64_t s1, uint8_t *bp, int32_t *colsum),
+           (K, N, B, ldb, flip, as_signed, s0, s1, bp, colsum))
+
+void op_qg_pack_b(int64_t K, int64_t N, const uint8_t *B, int64_t ldb, uint8_t flip,
+                  int as_signed, int64_t s0, int64_t s1, uint8_t *bp, int32_t *colsum)
+{
+    CPU_PICK(qg_pack_b)(K, N, B, ldb, flip, as_signed, s0, s1, bp, colsum);
 }
 
 void op_qg_pack_a(int64_t K, const uint8_t *A, int64_t lda, uint8_t flip, int as_signed,
