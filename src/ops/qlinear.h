@@ -2,7 +2,7 @@
  * The integer products (internal to libplugrt): MatMulInteger and
  * QLinearMatMul (qmatmul.c), ConvInteger and QLinearConv (qconv.c), ONNX's
  * operators over 8-bit tensors with int32 sums. What the four share and
- * what other devices' kernels read (qlinear.c): where each input sits,
+ * what other devices' kernels read (qlinear_common.c): where each input sits,
  * the checks on zero points and scales, and their values.
  *
  * Names: "a" is the activation (A, or Conv's X), "b" the weights (B, or

@@ -154,7 +154,7 @@ static void gen_qconv(cov *c, const char *op, int32_t dt)
     }
 }
 
-const cov_entry cov_quant_entries[] = {
+const cov_entry cov_qgemm_entries[] = {
     {"MatMulInteger", gen_qmatmul},
     {"QLinearMatMul", gen_qmatmul},
     {"ConvInteger", gen_qconv},
