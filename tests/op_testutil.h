@@ -78,7 +78,7 @@ prt_field ot_fld_str(const char *name, const char *s);
 /* ---- one-op networks ---------------------------------------------------------- */
 
 /* The most inputs ot_build_op takes. */
-#define OT_MAXIN 8
+#define OT_MAXIN 9 /* QLinearConv with its bias */
 
 /* Creates built-in op `name` version "1" (PRT_PHASE_BUILD); the caller owns
  * *out. */

@@ -222,7 +222,12 @@ static const char *const all_ops[] = {"Relu",
                                       "DequantizeLinear",
                                       "DynamicQuantizeLinear",
                                       "QLinearAdd",
-                                      "QLinearMul"};
+                                      "QLinearMul",
+
+                                      "MatMulInteger",
+                                      "QLinearMatMul",
+                                      "ConvInteger",
+                                      "QLinearConv"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

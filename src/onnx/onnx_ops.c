@@ -76,6 +76,7 @@ typedef struct onnx_op {
  * GroupNormalization came in 18, Resize in 10 (roi, sizes and the
  * coordinate modes in 11); Upsample (7-9) is Resize with asymmetric
  * coordinates. Softmax and LogSoftmax coerce X to 2-D before 13.
+ * MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv came in 10.
  * LRN came in 1, Shrink and MaxUnpool in 9 (11 only relaxed MaxUnpool's
  * docs), ReverseSequence in 10; MaxUnpool's output_shape is a shape input;
  * GridSample came in 16 (2-D; N-D and the names linear and cubic in 20:
@@ -113,6 +114,7 @@ static const onnx_op op_table[] = {
     {"Constant", NULL, 1, onnx_import_constant},
     {"ConstantOfShape", "ConstantOfShape", 9, onnx_import_constant_of_shape},
     {"Conv", "Conv", 1, NULL},
+    {"ConvInteger", "ConvInteger", 10, NULL},
     {"ConvTranspose", "ConvTranspose", 1, NULL},
     {"Cos", "Cos", 7, NULL},
     {"Cosh", "Cosh", 9, NULL},
@@ -162,6 +164,7 @@ static const onnx_op op_table[] = {
     {"LpNormalization", "LpNormalization", 1, NULL},
     {"LpPool", "LpPool", 2, NULL},
     {"MatMul", "MatMul", 1, NULL},
+    {"MatMulInteger", "MatMulInteger", 10, NULL},
     {"Max", "Max", 6, NULL},
     {"MaxPool", "MaxPool", 1, onnx_import_nb_outputs},
     {"MaxUnpool", "MaxUnpool", 9, NULL},
@@ -179,6 +182,8 @@ static const onnx_op op_table[] = {
     {"PRelu", "PRelu", 7, NULL},
     {"Pad", "Pad", 2, onnx_import_pad},
     {"Pow", "Pow", 7, NULL},
+    {"QLinearConv", "QLinearConv", 10, NULL},
+    {"QLinearMatMul", "QLinearMatMul", 10, NULL},
     {"QuantizeLinear", "QuantizeLinear", 10, NULL},
     {"RNN", "RNN", 7, onnx_import_rnn},
     {"Range", "Range", 11, onnx_import_range},

@@ -15,6 +15,7 @@
 #include "ops/ops_nn.h"
 #include "ops/rnn.h"
 #include "ops/ops_quant.h"
+#include "ops/qlinear.h"
 #include "ops/shape_ops.h"
 
 static const prt_plugin_creator *const builtins[] = {
@@ -167,6 +168,11 @@ static const prt_plugin_creator *const builtins[] = {
     &op_dynamic_quantize_linear_creator,
     &op_qlinear_add_creator,
     &op_qlinear_mul_creator,
+    /* The integer products (issue 30; qlinear.h). */
+    &op_matmul_integer_creator,
+    &op_qlinear_matmul_creator,
+    &op_conv_integer_creator,
+    &op_qlinear_conv_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))

@@ -132,7 +132,7 @@ static prt_status concat_run(const op_object *o, int32_t dtype, const prt_tensor
 
 static const op_class concat_class = {
     .min_inputs = 1,
-    .max_inputs = OP_MAX_INPUTS,
+    .max_inputs = 8, /* the header's "1 to 8" (OP_MAX_INPUTS is 9 for QLinearConv) */
     .dtypes = OP_DT_ALL,
     .size = sizeof(concat_op),
     .alias_input = -1,

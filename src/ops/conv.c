@@ -146,37 +146,30 @@ static int32_t conv_serialize(op_object *o, prt_field *ser)
     return n;
 }
 
-/* Ranks and field lengths against X's rank. */
-static prt_status conv_check_ranks(const conv_op *c, int32_t nb_in, int32_t rx,
-                                   int32_t rw, int32_t rb)
+prt_status op_conv_shapes(op_object *o, const op_window *win, int32_t group,
+                          const prt_dim_exprs *in, int32_t nb_in, prt_dim_exprs *out,
+                          prt_expr_builder *eb)
 {
-    return op_conv_check_ranks(&c->o, &c->w, nb_in, rx, rw, rb, "M x C/group x k1 ...");
-}
-
-static prt_status conv_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
-                              prt_dim_exprs *out, prt_expr_builder *eb)
-{
-    const conv_op *c = ccv(o);
     const prt_dim_exprs *x = &in[0], *w = &in[1];
     int32_t ns;
     int64_t vx, vw, vb;
-    prt_status st = conv_check_ranks(c, nb_in, x->nb_dims, w->nb_dims,
-                                     nb_in == 3 ? in[2].nb_dims : 1);
+    prt_status st =
+        op_conv_check_ranks(o, win, nb_in, x->nb_dims, w->nb_dims,
+                            nb_in == 3 ? in[2].nb_dims : 1, "M x C/group x k1 ...");
     if (st)
         return st;
     ns = x->nb_dims - 2;
     if (eb->is_constant(eb, x->d[1], &vx) && eb->is_constant(eb, w->d[1], &vw) &&
-        vx != vw * c->group)
+        vx != vw * group)
         return op_fail(o, PRT_ERR_SHAPE,
                        "X has %lld channels but W takes %lld per group x %d "
                        "group%s",
-                       (long long)vx, (long long)vw, (int)c->group,
-                       c->group == 1 ? "" : "s");
-    if (eb->is_constant(eb, w->d[0], &vw) && vw % c->group != 0)
+                       (long long)vx, (long long)vw, (int)group, group == 1 ? "" : "s");
+    if (eb->is_constant(eb, w->d[0], &vw) && vw % group != 0)
         return op_fail(o, PRT_ERR_SHAPE,
                        "W has %lld output channels, not a multiple of group "
                        "%d",
-                       (long long)vw, (int)c->group);
+                       (long long)vw, (int)group);
     if (nb_in == 3 && eb->is_constant(eb, w->d[0], &vw) &&
         eb->is_constant(eb, in[2].d[0], &vb) && vb != vw)
         return op_fail(o, PRT_ERR_SHAPE,
@@ -188,25 +181,31 @@ static prt_status conv_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_
     for (int32_t i = 0; i < ns; i++) {
         const prt_expr *k = w->d[2 + i];
         int64_t vk;
-        if (eb->is_constant(eb, k, &vk) && (st = op_window_check_kernel(o, &c->w, i, vk)))
+        if (eb->is_constant(eb, k, &vk) && (st = op_window_check_kernel(o, win, i, vk)))
             return st;
-        st = op_window_out_expr(o, eb, &c->w, i, ns, x->d[2 + i], k, 0, &out->d[2 + i]);
+        st = op_window_out_expr(o, eb, win, i, ns, x->d[2 + i], k, 0, &out->d[2 + i]);
         if (st)
             return st;
     }
     return PRT_OK;
 }
 
+static prt_status conv_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                              prt_dim_exprs *out, prt_expr_builder *eb)
+{
+    return op_conv_shapes(o, &ccv(o)->w, ccv(o)->group, in, nb_in, out, eb);
+}
+
 /* Everything about one concrete convolution. */
 typedef op_conv_geom conv_geom;
 
-static prt_status conv_geom_make(const conv_op *c, const prt_dims *in, int32_t nb_in,
-                                 conv_geom *g)
+prt_status op_conv_geom_make(const op_object *o, const op_window *win, int32_t group,
+                             const prt_dims *in, int32_t nb_in, op_conv_geom *g)
 {
-    const op_object *o = &c->o;
     const prt_dims *x = &in[0], *w = &in[1];
-    prt_status st = conv_check_ranks(c, nb_in, x->nb_dims, w->nb_dims,
-                                     nb_in == 3 ? in[2].nb_dims : 1);
+    prt_status st =
+        op_conv_check_ranks(o, win, nb_in, x->nb_dims, w->nb_dims,
+                            nb_in == 3 ? in[2].nb_dims : 1, "M x C/group x k1 ...");
     int32_t ns = x->nb_dims - 2;
     if (st)
         return st;
@@ -214,28 +213,28 @@ static prt_status conv_geom_make(const conv_op *c, const prt_dims *in, int32_t n
     g->N = x->d[0];
     g->C = x->d[1];
     g->M = w->d[0];
-    g->G = c->group;
+    g->G = group;
     g->Cg = w->d[1];
     if (g->C != g->Cg * g->G)
         return op_fail(o, PRT_ERR_SHAPE,
                        "X has %lld channels but W takes %lld per group x %d "
                        "group%s",
-                       (long long)g->C, (long long)g->Cg, (int)c->group,
-                       c->group == 1 ? "" : "s");
+                       (long long)g->C, (long long)g->Cg, (int)group,
+                       group == 1 ? "" : "s");
     if (g->M % g->G)
         return op_fail(o, PRT_ERR_SHAPE,
                        "W has %lld output channels, not a multiple of group "
                        "%d",
-                       (long long)g->M, (int)c->group);
+                       (long long)g->M, (int)group);
     g->Mg = g->M / g->G;
     if (nb_in == 3 && in[2].d[0] != g->M)
         return op_fail(o, PRT_ERR_SHAPE,
                        "B has %lld values but W has %lld output channels",
                        (long long)in[2].d[0], (long long)g->M);
     for (int32_t i = 0; i < ns && !st; i++)
-        st = op_window_check_kernel(o, &c->w, i, w->d[2 + i]);
+        st = op_window_check_kernel(o, win, i, w->d[2 + i]);
     if (!st)
-        st = op_window_geom(o, &c->w, ns, x->d + 2, w->d + 2, 0, &g->w);
+        st = op_window_geom(o, win, ns, x->d + 2, w->d + 2, 0, &g->w);
     if (st)
         return st;
     g->direct = 1;
@@ -243,6 +242,12 @@ static prt_status conv_geom_make(const conv_op *c, const prt_dims *in, int32_t n
         if (g->w.k[i] != 1 || g->w.s[i] != 1 || g->w.pb[i] != 0 || g->w.pe[i] != 0)
             g->direct = 0;
     return PRT_OK;
+}
+
+static prt_status conv_geom_make(const conv_op *c, const prt_dims *in, int32_t nb_in,
+                                 conv_geom *g)
+{
+    return op_conv_geom_make(&c->o, &c->w, c->group, in, nb_in, g);
 }
 
 prt_status conv_geom_of(const op_object *o, const prt_dims *in, int32_t nb_in,

@@ -47,8 +47,8 @@ void mm_split(const prt_dims *a, const prt_dims *b, mm_geom *g)
         g->bb.d[i] = b->d[i];
 }
 
-static prt_status mm_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
-                            prt_dim_exprs *out, prt_expr_builder *eb)
+prt_status mm_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                     prt_dim_exprs *out, prt_expr_builder *eb)
 {
     const prt_dim_exprs *a = &in[0], *b = &in[1];
     int32_t ra = a->nb_dims, rb = b->nb_dims;
@@ -108,8 +108,7 @@ static prt_status mm_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in
     return PRT_OK;
 }
 
-static prt_status mm_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
-                           prt_dims *out)
+prt_status mm_infer(const op_object *o, const prt_dims *in, int32_t nb_in, prt_dims *out)
 {
     mm_geom g;
     char sa[128], sb[128];

@@ -11,7 +11,7 @@
 #include "base/base.h"
 
 /* The most inputs of a built-in op. */
-#define OP_MAX_INPUTS 8
+#define OP_MAX_INPUTS 9 /* QLinearConv takes 9 */
 
 /* Calls the class's `prepare` on p, a built-in op's object, with every
  * input's desc (in[0..nb_in)) and data[i] the bytes of input i where it is

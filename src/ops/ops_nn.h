@@ -160,6 +160,14 @@ prt_status conv_geom_of(const op_object *o, const prt_dims *in, int32_t nb_in,
  * window as col2im sees it, above), with its checks. */
 prt_status ct_geometry(const op_object *o, const prt_dims *in, int32_t nb_in,
                        op_conv_geom *g);
+/* Conv's shape rules for window attributes w and `group` (conv.c), for
+ * the ops that share them (ConvInteger, QLinearConv): symbolic output dims
+ * and concrete geometry from X, W and, when nb_in is 3, B's dims. */
+prt_status op_conv_shapes(op_object *o, const op_window *w, int32_t group,
+                          const prt_dim_exprs *in, int32_t nb_in, prt_dim_exprs *out,
+                          prt_expr_builder *eb);
+prt_status op_conv_geom_make(const op_object *o, const op_window *w, int32_t group,
+                             const prt_dims *in, int32_t nb_in, op_conv_geom *g);
 /* Conv's fused activation (conv.c). */
 op_act conv_act(const op_object *o);
 
@@ -174,6 +182,12 @@ typedef struct mm_geom {
  * (matmul.c). */
 void mm_split(const prt_dims *a, const prt_dims *b, mm_geom *g);
 int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t b);
+/* MatMul's symbolic and concrete output dims (with its checks) for A and
+ * B, and its bias when nb_in is 3 (matmul.c); the integer products share
+ * them. */
+prt_status mm_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                     prt_dim_exprs *out, prt_expr_builder *eb);
+prt_status mm_infer(const op_object *o, const prt_dims *in, int32_t nb_in, prt_dims *out);
 
 typedef struct gemm_op {
     op_object o;
@@ -186,7 +200,7 @@ typedef struct gemm_op {
 void gemm_c_strides(const prt_dims *c, int64_t *si, int64_t *sj);
 
 #define ES_EQ_MAX 256 /* bytes of the equation, whitespace included */
-#define ES_MAX_OPS OP_MAX_INPUTS
+#define ES_MAX_OPS 8  /* OP_MAX_INPUTS was 8; the CUDA kernel's OPK_MAX_OPERANDS */
 #define ES_MAX_LETTERS 52
 
 typedef struct einsum_op {

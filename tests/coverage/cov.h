@@ -62,5 +62,6 @@ extern const cov_entry cov_data_entries[];   /* cov_data.c: data movement */
 extern const cov_entry cov_nn_entries[];     /* cov_nn.c: networks' ops */
 extern const cov_entry cov_reduce_entries[]; /* cov_reduce.c: reductions, scans */
 extern const cov_entry cov_quant_entries[];  /* cov_quant.c: quantization */
+extern const cov_entry cov_qgemm_entries[];  /* cov_qgemm.c: integer products */
 
 #endif /* PLUGRT_COV_H */

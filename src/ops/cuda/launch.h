@@ -538,6 +538,39 @@ int opk_qlinear(int32_t mul, int32_t dtype, const opk_bcast *b, const void *a,
                 const void *zb, const float *sc, const void *zc, void *y, int64_t n,
                 void *stream);
 
+/* ---- the integer products (qgemm.cu) ------------------------------------ */
+
+/* MatMulInteger, QLinearMatMul (conv 0) and ConvInteger, QLinearConv
+ * (conv 1), qlinear.h's definitions: a thread per output element sums
+ * (a - a_zp)(b - b_zp) in int32 (wrapping, as the CPU), then adds the bias
+ * and requantizes (out OPK_Q_U8 / OPK_Q_I8) or stores the sum (OPK_Q_I32).
+ * Zero points have their tensor's dtype (a_dtype, b_dtype), one value or
+ * per row (a, MatMulInteger) and per column / output channel (b); scales
+ * are float32 on the device. */
+enum { OPK_Q_I32, OPK_Q_U8, OPK_Q_I8 };
+typedef struct opk_qgemm_args {
+    int32_t conv, out;
+    int32_t a_dtype, b_dtype;
+    const void *a, *b, *a_zp, *b_zp, *y_zp;
+    int64_t a_nzp, b_nzp, b_nscale;
+    const float *a_scale, *b_scale, *y_scale;
+    const int32_t *bias;
+    void *y;
+    /* products: the output batch of brank dims, each A's and B's offset in
+     * matrices a stride per dim (0 where broadcast) */
+    int64_t M, N, K;
+    int32_t brank;
+    int64_t bdims[OPK_MAX_RANK], astr[OPK_MAX_RANK], bstr[OPK_MAX_RANK];
+    /* convolutions */
+    int32_t ns;
+    int64_t n_img, C, Mc, Cg, Mg;
+    int64_t in[OPK_MAX_SP], k[OPK_MAX_SP], o[OPK_MAX_SP];
+    int64_t s[OPK_MAX_SP], d[OPK_MAX_SP], pb[OPK_MAX_SP];
+    int64_t ivol, kvol, ovol;
+    int64_t count; /* output elements */
+} opk_qgemm_args;
+int opk_qgemm(const opk_qgemm_args *a, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -82,6 +82,9 @@ OPC_KERNEL(opc_unique);
 /* convt_cuda.c */
 OPC_KERNEL(opc_conv_transpose);
 
+/* qgemm_cuda.c: MatMulInteger, QLinearMatMul; ConvInteger, QLinearConv */
+OPC_KERNEL(opc_qmatmul);
+OPC_KERNEL(opc_qconv);
 /* misc_cuda.c */
 OPC_KERNEL(opc_shrink);
 OPC_KERNEL(opc_lrn);

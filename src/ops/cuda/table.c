@@ -43,6 +43,7 @@ static const op_device_kernel kernels[] = {
     /* cuBLAS for pointwise float32 convolutions, a handle without a
      * workspace per object. */
     {"Conv", opc_conv, 0, 2},
+    {"ConvInteger", opc_qconv, 0, 0},
     {"ConvTranspose", opc_conv_transpose, 0, 0},
     {"Cos", opc_unary_math, 0, 0},
     {"Cosh", opc_unary_math, 0, 0},
@@ -95,6 +96,7 @@ static const op_device_kernel kernels[] = {
     {"LpPool", opc_pool, 0, 0},
     /* cuBLAS serves the floats; integer products stay on the CPU. */
     {"MatMul", opc_matmul, F, 1},
+    {"MatMulInteger", opc_qmatmul, 0, 0},
     {"Max", opc_binary, 0, 0},
     {"MaxPool", opc_pool, 0, 0},
     {"MaxUnpool", opc_max_unpool, 0, 0},
@@ -113,6 +115,8 @@ static const op_device_kernel kernels[] = {
     /* Integer 0 to a negative power fails the CPU's run, which a kernel
      * cannot do: integer bases stay on the CPU. */
     {"Pow", opc_pow, F, 0},
+    {"QLinearConv", opc_qconv, 0, 0},
+    {"QLinearMatMul", opc_qmatmul, 0, 0},
     {"RNN", opc_rnn, 0, 2},
     {"Range", opc_range, 0, 0},
     {"Reciprocal", opc_unary_math, 0, 0},

@@ -1,0 +1,112 @@
+/*
+ * The CPU's 8-bit integer matrix product (internal to libplugrt), the core
+ * of MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv (qmatmul.c,
+ * qconv.c): C = epilogue(A' B') with int32 sums, A' of M x K and B' of
+ * K x N bytes, one side unsigned and the other signed, as AVX-512 VNNI's
+ * vpdpbusd multiplies them (u8 x s8, four products summed into an int32
+ * lane, nothing saturating).
+ *
+ * Operands are stored shifted. A tensor of the other signedness than its
+ * side wants is stored with its top bit flipped (byte ^ 0x80): an int8
+ * value v becomes the uint8 v + 128, a uint8 v the int8 v - 128. So with
+ * stored = original + d (d 0, +128 or -128) and the ONNX zero point z,
+ * original - z = stored - (z + d): the shifted zero points alpha (per row
+ * of A) and beta (per column of B) absorb the flip, and
+ *
+ *   sum_k (A'_ik - alpha_i)(B'_kj - beta_j)
+ *     = P_ij - beta_j RA_i - alpha_i (CB_j - K beta_j)
+ *
+ * with P = A' B' the kernel's raw sums and RA, CB the row sums of A' and
+ * column sums of B' taken when they are packed: the zero points cost a few
+ * operations per output, nothing in the inner loop. Everything wraps modulo
+ * 2^32, so the result is exact wherever the true sum fits int32 (ONNX's
+ * int32 output), whatever the intermediate terms.
+ *
+ * Layouts. A' rows of K4 = K rounded up to 4 bytes (zero padded); B' in
+ * panels of 16 columns, panel s at bp + s 16 K4, its bytes (k4, j, t) at
+ * (k4 16 + j) 4 + t for k = 4 k4 + t: one 64-byte vector per four k, the
+ * four bytes of column j together (vpdpbusd's int32 lane), zero past K and
+ * past N. Padding adds 0 to every sum.
+ *
+ * Builds: AVX-512 VNNI (tiles of 8 rows by 32 columns in 16 registers),
+ * and a portable one compiled plain and for AVX2 (CPU_BUILDS); op_qg_force
+ * picks one for tests. Integer sums are exact, so every build and every
+ * split over threads gives the same bits; the requantization is the same
+ * float operations in each.
+ */
+#ifndef PLUGRT_OPS_CPU_QGEMM_H
+#define PLUGRT_OPS_CPU_QGEMM_H
+
+#include <stdint.h>
+
+#define OP_QG_PANEL 16 /* columns of a panel of B' */
+#define OP_QG_MR 8     /* rows of a register tile */
+#define OP_QG_NR 32    /* columns of a register tile (two panels) */
+
+/* K rounded up to a multiple of 4 (-1 on overflow). */
+int64_t op_qg_k4(int64_t K);
+/* Bytes of B' of K x N in panels (-1 on overflow). */
+int64_t op_qg_panel_bytes(int64_t K, int64_t N);
+
+/* Panels [s0, s1) of B (K x N bytes, rows ldb apart) into bp (the whole
+ * panel array), each byte ^ flip; colsum[j] for those panels' columns
+ * (j < N) = the sum over k of the stored bytes read as int8 when
+ * `as_signed`, else as uint8. */
+void op_qg_pack_b(int64_t K, int64_t N, const uint8_t *B, int64_t ldb, uint8_t flip,
+                  int as_signed, int64_t s0, int64_t s1, uint8_t *bp, int32_t *colsum);
+/* Rows [r0, r1) of A (M x K bytes, rows lda apart) into ap (rows of K4
+ * bytes), each byte ^ flip, rowsum[i] as colsum's. */
+void op_qg_pack_a(int64_t K, const uint8_t *A, int64_t lda, uint8_t flip, int as_signed,
+                  int64_t r0, int64_t r1, uint8_t *ap, int32_t *rowsum);
+
+enum { OP_QG_OUT_I32, OP_QG_OUT_U8, OP_QG_OUT_I8 };
+
+/* One product and what is done to each sum as it is stored. Per-row
+ * arrays are indexed by the product's row i (times a *_step, 0 to read
+ * element 0 for every row), per-column ones by its column j and hold N
+ * values, so that the store loop runs over columns in vectors. */
+typedef struct op_qg_args {
+    int64_t M, N, K;
+    const uint8_t *ap; /* A' rows (op_qg_pack_a) */
+    const uint8_t *bp; /* B' panels (op_qg_pack_b) */
+    int a_u8;          /* 1: A' unsigned, B' signed; 0: A' signed, B' unsigned */
+    const int32_t *rowsum, *colsum;
+    const int32_t *alpha; /* shifted zero point of A' per row */
+    int32_t alpha_step;
+    const int32_t *beta; /* shifted zero point of B' per column (N values) */
+    /* colsum_j - K beta_j (op_qg_colterm fills it), per column */
+    const int32_t *colterm;
+    /* NULL, or an int32 added per row (bias_rows) or per column */
+    const int32_t *bias;
+    int32_t bias_rows;
+    /* The output: OP_QG_OUT_I32 stores the sum; U8 and I8 requantize it:
+     * y = clamp(rint(float(sum) * scale) + zp) with scale per row
+     * (scale_rows; scale_step 0 for one value) or per column (N values),
+     * rint half to
+     * even, clamped to the type's range (ONNX Runtime's order: the float
+     * is clamped to [lo - zp, hi - zp] first, then rounded). */
+    int32_t out;
+    const float *scale;
+    int32_t scale_rows, scale_step;
+    int32_t zp;
+    void *C; /* row i at C + i ldc elements */
+    int64_t ldc;
+} op_qg_args;
+
+/* colterm[j] = colsum[j] - K beta[j] for j < N (wrapping). */
+void op_qg_colterm(const int32_t *colsum, const int32_t *beta, int64_t K, int64_t N,
+                   int32_t *colterm);
+
+/* Rows [i0, i1) and columns [j0, j1) of the product (j0 a multiple of
+ * OP_QG_PANEL). Blocks may run concurrently. */
+void op_qg_gemm(const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
+
+/* Which build runs: OP_QG_AUTO (the best this CPU has), OP_QG_PORTABLE
+ * (the portable code's baseline or AVX2 build, as cpu_avx2() says) or
+ * OP_QG_VNNI (only where the CPU has it; else as AUTO). Test hook. */
+enum { OP_QG_AUTO, OP_QG_PORTABLE, OP_QG_VNNI };
+void op_qg_force(int which);
+/* 1 when the VNNI build runs now. */
+int op_qg_vnni(void);
+
+#endif /* PLUGRT_OPS_CPU_QGEMM_H */

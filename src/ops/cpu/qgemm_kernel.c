@@ -1,0 +1,379 @@
+/*
+ * The 8-bit integer matrix product (qgemm.h): packing, the register tiles
+ * of each build and the store pass (zero-point terms, bias,
+ * requantization).
+ */
+#include "ops/cpu/qgemm.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "ops/cpu/cpu_kernels.h"
+
+#if CPU_HAVE_AVX2_BUILD
+#include <immintrin.h>
+#endif
+
+int64_t op_qg_k4(int64_t K)
+{
+    return K < 0 || K > INT64_MAX - 3 ? -1 : (K + 3) / 4 * 4;
+}
+
+int64_t op_qg_panel_bytes(int64_t K, int64_t N)
+{
+    int64_t k4 = op_qg_k4(K), s = (N + OP_QG_PANEL - 1) / OP_QG_PANEL, n;
+    if (k4 < 0 || N < 0 || !base_mul_i64(k4, s * OP_QG_PANEL, &n))
+        return -1;
+    return n;
+}
+
+typedef uint8_t qg_u8x16 __attribute__((vector_size(16)));
+typedef int8_t qg_i8x16 __attribute__((vector_size(16)));
+typedef int32_t qg_i32x16 __attribute__((vector_size(64)));
+
+typedef int16_t qg_i16x16 __attribute__((vector_size(32)));
+
+/* Rows of int16 partial column sums before they move to int32: 128 rows of
+ * bytes sum to at most 255 x 128 = 32640 in magnitude. */
+#define QG_SUM16_ROWS 128
+
+/* The panels of op_qg_pack_b. Four rows of 16 bytes become one panel step
+ * (byte (j, t) of the step is row t's column j) through two rounds of
+ * interleaves, bytes then 16-bit pairs (SSE2's punpck shapes, so the plain
+ * build needs no byte shuffle); the column sums run in int16 lanes. */
+static inline CPU_INLINE void qg_pack_b_body(int64_t K, int64_t N, const uint8_t *B,
+                                             int64_t ldb, uint8_t flip, int as_signed,
+                                             int64_t s0, int64_t s1, uint8_t *bp,
+                                             int32_t *colsum)
+{
+    const int64_t K4 = op_qg_k4(K);
+    const qg_u8x16 fv = {flip, flip, flip, flip, flip, flip, flip, flip,
+                         flip, flip, flip, flip, flip, flip, flip, flip};
+    for (int64_t s = s0; s < s1; s++) {
+        const int64_t j0 = s * OP_QG_PANEL;
+        const int64_t nc = N - j0 < OP_QG_PANEL ? N - j0 : OP_QG_PANEL;
+        uint8_t *p = bp + s * OP_QG_PANEL * K4;
+        qg_i32x16 cs = {0};
+        qg_i16x16 h = {0};
+        for (int64_t k = 0; k < K4; k += 4) {
+            qg_u8x16 r[4], t[4], u[4];
+            for (int q = 0; q < 4; q++) {
+                if (k + q < K && nc == OP_QG_PANEL) {
+                    memcpy(&r[q], B + (k + q) * ldb + j0, 16);
+                    r[q] ^= fv;
+                } else {
+                    uint8_t tmp[16] = {0};
+                    for (int64_t j = 0; k + q < K && j < nc; j++)
+                        tmp[j] = B[(k + q) * ldb + j0 + j] ^ flip;
+                    memcpy(&r[q], tmp, 16);
+                }
+                if (as_signed)
+                    h += __builtin_convertvector((qg_i8x16)r[q], qg_i16x16);
+                else
+                    h += __builtin_convertvector(r[q], qg_i16x16);
+            }
+            if ((k + 4) % QG_SUM16_ROWS == 0) {
+                cs += __builtin_convertvector(h, qg_i32x16);
+                h = (qg_i16x16){0};
+            }
+            t[0] = __builtin_shufflevector(r[0], r[1], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20,
+                                           5, 21, 6, 22, 7, 23);
+            t[1] = __builtin_shufflevector(r[0], r[1], 8, 24, 9, 25, 10, 26, 11, 27, 12,
+                                           28, 13, 29, 14, 30, 15, 31);
+            t[2] = __builtin_shufflevector(r[2], r[3], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20,
+                                           5, 21, 6, 22, 7, 23);
+            t[3] = __builtin_shufflevector(r[2], r[3], 8, 24, 9, 25, 10, 26, 11, 27, 12,
+                                           28, 13, 29, 14, 30, 15, 31);
+            for (int q = 0; q < 2; q++) {
+                u[2 * q] = __builtin_shufflevector(t[q], t[q + 2], 0, 1, 16, 17, 2, 3, 18,
+                                                   19, 4, 5, 20, 21, 6, 7, 22, 23);
+                u[2 * q + 1] =
+                    __builtin_shufflevector(t[q], t[q + 2], 8, 9, 24, 25, 10, 11, 26, 27,
+                                            12, 13, 28, 29, 14, 15, 30, 31);
+            }
+            memcpy(p + k * OP_QG_PANEL, u, 64);
+        }
+        cs += __builtin_convertvector(h, qg_i32x16);
+        for (int64_t j = 0; j < nc; j++)
+            colsum[j0 + j] = cs[j];
+    }
+}
+
+CPU_BUILDS(qg_pack_b, qg_pack_b_body,
+           (int64_t K, int64_t N, const uint8_t *B, int64_t ldb, uint8_t flip,
+            int as_signed, int64_t s0, int64_t s1, uint8_t *bp, int32_t *colsum),
+           (K, N, B, ldb, flip, as_signed, s0, s1, bp, colsum))
+
+void op_qg_pack_b(int64_t K, int64_t N, const uint8_t *B, int64_t ldb, uint8_t flip,
+                  int as_signed, int64_t s0, int64_t s1, uint8_t *bp, int32_t *colsum)
+{
+    CPU_PICK(qg_pack_b)(K, N, B, ldb, flip, as_signed, s0, s1, bp, colsum);
+}
+
+void op_qg_pack_a(int64_t K, const uint8_t *A, int64_t lda, uint8_t flip, int as_signed,
+                  int64_t r0, int64_t r1, uint8_t *ap, int32_t *rowsum)
+{
+    const int64_t K4 = op_qg_k4(K);
+    for (int64_t i = r0; i < r1; i++) {
+        const uint8_t *a = A + i * lda;
+        uint8_t *d = ap + i * K4;
+        uint32_t sum = 0;
+        for (int64_t k = 0; k < K; k++) {
+            uint8_t v = a[k] ^ flip;
+            d[k] = v;
+            sum += as_signed ? (uint32_t)(int32_t)(int8_t)v : v;
+        }
+        for (int64_t k = K; k < K4; k++)
+            d[k] = 0;
+        rowsum[i] = (int32_t)sum;
+    }
+}
+
+void op_qg_colterm(const int32_t *colsum, const int32_t *beta, int64_t K, int64_t N,
+                   int32_t *colterm)
+{
+    for (int64_t j = 0; j < N; j++)
+        colterm[j] = (int32_t)((uint32_t)colsum[j] - (uint32_t)K * (uint32_t)beta[j]);
+}
+
+/* ---- the store pass ------------------------------------------------------ */
+
+/* Rows [0, mr) and columns [0, nc) of the tile acc (raw sums of rows i0..
+ * and columns j0..) into C. */
+static inline CPU_INLINE void qg_store_body(const op_qg_args *a,
+                                            int32_t acc[OP_QG_MR][OP_QG_NR], int64_t i0,
+                                            int64_t j0, int mr, int nc)
+{
+    const int32_t *beta = a->beta + j0, *ct = a->colterm + j0;
+    const int32_t *bcol = a->bias && !a->bias_rows ? a->bias + j0 : NULL;
+    const float *scol = a->scale && !a->scale_rows ? a->scale + j0 : NULL;
+    const int32_t lo = a->out == OP_QG_OUT_U8 ? 0 : -128;
+    const int32_t hi = a->out == OP_QG_OUT_U8 ? 255 : 127;
+    const float flo = (float)(lo - a->zp), fhi = (float)(hi - a->zp);
+    for (int r = 0; r < mr; r++) {
+        const int64_t i = i0 + r;
+        const uint32_t ra = (uint32_t)a->rowsum[i];
+        const uint32_t al = (uint32_t)a->alpha[i * a->alpha_step];
+        const uint32_t brow = a->bias && a->bias_rows ? (uint32_t)a->bias[i] : 0;
+        const float srow = a->scale && a->scale_rows ? a->scale[i * a->scale_step] : 0;
+        int32_t v[OP_QG_NR];
+        for (int j = 0; j < nc; j++)
+            v[j] =
+                (int32_t)((uint32_t)acc[r][j] - (uint32_t)beta[j] * ra -
+                          al * (uint32_t)ct[j] + brow + (bcol ? (uint32_t)bcol[j] : 0u));
+        if (a->out == OP_QG_OUT_I32) {
+            memcpy((int32_t *)a->C + i * a->ldc + j0, v, sizeof(int32_t) * (size_t)nc);
+            continue;
+        }
+        {
+            uint8_t *y = (uint8_t *)a->C + i * a->ldc + j0;
+            for (int j = 0; j < nc; j++) {
+                float f = (float)v[j] * (scol ? scol[j] : srow);
+                /* NaN (a NaN scale) takes the low end; rounding the clamped
+                 * value is the same as clamping the rounded one, the
+                 * bounds being integers. 1.5 2^23 rounds |f| < 2^22 to an
+                 * integer, half to even. */
+                f = f >= flo ? f : flo;
+                f = f <= fhi ? f : fhi;
+                f = (f + 12582912.0f) - 12582912.0f;
+                y[j] = (uint8_t)((int32_t)f + a->zp);
+            }
+        }
+    }
+}
+
+/* Rows [i0, i1) and columns [j0, j1) of the product in register tiles,
+ * columns outermost (a tile's panels stay in cache over the rows), each
+ * tile's raw sums from TILE(ap, K4, bp, pstride, mr, np, a_u8, acc), then
+ * stored. */
+#define QG_GEMM_LOOP(TILE, a, i0, i1, j0, j1)                                            \
+    do {                                                                                 \
+        const int64_t K4_ = op_qg_k4((a)->K), ps_ = K4_ * OP_QG_PANEL;                   \
+        int32_t acc_[OP_QG_MR][OP_QG_NR];                                                \
+        for (int64_t j_ = (j0); j_ < (j1); j_ += OP_QG_NR) {                             \
+            const int nc_ = (int)((j1)-j_ < OP_QG_NR ? (j1)-j_ : OP_QG_NR);              \
+            const uint8_t *bp_ = (a)->bp + j_ / OP_QG_PANEL * ps_;                       \
+            for (int64_t i_ = (i0); i_ < (i1); i_ += OP_QG_MR) {                         \
+                const int mr_ = (int)((i1)-i_ < OP_QG_MR ? (i1)-i_ : OP_QG_MR);          \
+                TILE((a)->ap + i_ * K4_, K4_, bp_, ps_, mr_, nc_ > OP_QG_PANEL ? 2 : 1,  \
+                     (a)->a_u8, acc_);                                                   \
+                qg_store_body((a), acc_, i_, j_, mr_, nc_);                              \
+            }                                                                            \
+        }                                                                                \
+    } while (0)
+
+/* ---- the portable tile --------------------------------------------------- */
+
+/* Raw sums of rows [0, mr) of ap (rows K4 apart) and the np panels at bp
+ * (pstride bytes apart) into acc. */
+static inline CPU_INLINE void qg_tile_port_body(const uint8_t *ap, int64_t K4,
+                                                const uint8_t *bp, int64_t pstride,
+                                                int mr, int np, int a_u8,
+                                                int32_t acc[OP_QG_MR][OP_QG_NR])
+{
+    memset(acc, 0, sizeof(int32_t) * OP_QG_MR * OP_QG_NR);
+    for (int p = 0; p < np; p++)
+        for (int r = 0; r < mr; r++) {
+            const uint8_t *ar = ap + r * K4;
+            int32_t s[OP_QG_PANEL] = {0};
+            for (int64_t k = 0; k < K4; k += 4) {
+                const uint8_t *b = bp + p * pstride + k * OP_QG_PANEL;
+                int32_t a0, a1, a2, a3;
+                if (a_u8) {
+                    a0 = ar[k], a1 = ar[k + 1], a2 = ar[k + 2], a3 = ar[k + 3];
+                    for (int j = 0; j < OP_QG_PANEL; j++)
+                        s[j] += a0 * (int8_t)b[4 * j] + a1 * (int8_t)b[4 * j + 1] +
+                                a2 * (int8_t)b[4 * j + 2] + a3 * (int8_t)b[4 * j + 3];
+                } else {
+                    a0 = (int8_t)ar[k], a1 = (int8_t)ar[k + 1], a2 = (int8_t)ar[k + 2],
+                    a3 = (int8_t)ar[k + 3];
+                    for (int j = 0; j < OP_QG_PANEL; j++)
+                        s[j] += a0 * b[4 * j] + a1 * b[4 * j + 1] + a2 * b[4 * j + 2] +
+                                a3 * b[4 * j + 3];
+                }
+            }
+            memcpy(&acc[r][p * OP_QG_PANEL], s, sizeof s);
+        }
+}
+
+static inline CPU_INLINE void qg_gemm_port_body(const op_qg_args *a, int64_t i0,
+                                                int64_t i1, int64_t j0, int64_t j1)
+{
+    QG_GEMM_LOOP(qg_tile_port_body, a, i0, i1, j0, j1);
+}
+
+CPU_BUILDS(qg_gemm_port, qg_gemm_port_body,
+           (const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t j1),
+           (a, i0, i1, j0, j1))
+
+/* ---- the AVX-512 VNNI tile ------------------------------------------------ */
+
+#if CPU_HAVE_AVX2_BUILD
+#define QG_TARGET_VNNI                                                                   \
+    __attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni,avx2,fma")))
+
+/* MR rows by NP panels (constants after inlining) of raw sums, each four
+ * k one vpdpbusd per row and panel: A' four bytes broadcast, B' a panel's
+ * 64 bytes. */
+static inline CPU_INLINE QG_TARGET_VNNI void
+qg_tile_vnni(const uint8_t *ap, int64_t K4, const uint8_t *bp, int64_t pstride, int mr,
+             int np, int a_u8, int32_t acc[OP_QG_MR][OP_QG_NR])
+{
+    __m512i c[OP_QG_MR][2];
+#pragma GCC unroll 16
+    for (int r = 0; r < OP_QG_MR; r++)
+        c[r][0] = c[r][1] = _mm512_setzero_si512();
+    for (int64_t k = 0; k < K4; k += 4) {
+        const __m512i b0 = _mm512_loadu_si512(bp + k * OP_QG_PANEL);
+        const __m512i b1 =
+            np > 1 ? _mm512_loadu_si512(bp + pstride + k * OP_QG_PANEL) : b0;
+#pragma GCC unroll 16
+        for (int r = 0; r < OP_QG_MR; r++) {
+            int32_t a4;
+            __m512i av;
+            if (r >= mr)
+                break;
+            memcpy(&a4, ap + r * K4 + k, 4);
+            av = _mm512_set1_epi32(a4);
+            if (a_u8) {
+                c[r][0] = _mm512_dpbusd_epi32(c[r][0], av, b0);
+                if (np > 1)
+                    c[r][1] = _mm512_dpbusd_epi32(c[r][1], av, b1);
+            } else {
+                c[r][0] = _mm512_dpbusd_epi32(c[r][0], b0, av);
+                if (np > 1)
+                    c[r][1] = _mm512_dpbusd_epi32(c[r][1], b1, av);
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < OP_QG_MR; r++) {
+        if (r >= mr)
+            break;
+        _mm512_storeu_si512(&acc[r][0], c[r][0]);
+        if (np > 1)
+            _mm512_storeu_si512(&acc[r][OP_QG_PANEL], c[r][1]);
+    }
+}
+
+#define QG_VNNI_MR(MR)                                                                   \
+    case MR:                                                                             \
+        if (np > 1) {                                                                    \
+            if (a_u8)                                                                    \
+                qg_tile_vnni(ap, K4, bp, pstride, MR, 2, 1, acc);                        \
+            else                                                                         \
+                qg_tile_vnni(ap, K4, bp, pstride, MR, 2, 0, acc);                        \
+        } else {                                                                         \
+            if (a_u8)                                                                    \
+                qg_tile_vnni(ap, K4, bp, pstride, MR, 1, 1, acc);                        \
+            else                                                                         \
+                qg_tile_vnni(ap, K4, bp, pstride, MR, 1, 0, acc);                        \
+        }                                                                                \
+        break;
+
+/* qg_tile_vnni with mr, np and a_u8 made constants. */
+static QG_TARGET_VNNI void qg_tile_vnni_any(const uint8_t *ap, int64_t K4,
+                                            const uint8_t *bp, int64_t pstride, int mr,
+                                            int np, int a_u8,
+                                            int32_t acc[OP_QG_MR][OP_QG_NR])
+{
+    switch (mr) {
+        QG_VNNI_MR(1)
+        QG_VNNI_MR(2)
+        QG_VNNI_MR(3)
+        QG_VNNI_MR(4)
+        QG_VNNI_MR(5)
+        QG_VNNI_MR(6)
+        QG_VNNI_MR(7)
+    default:
+        QG_VNNI_MR(8)
+    }
+}
+
+static QG_TARGET_VNNI void qg_gemm_vnni(const op_qg_args *a, int64_t i0, int64_t i1,
+                                        int64_t j0, int64_t j1)
+{
+    QG_GEMM_LOOP(qg_tile_vnni_any, a, i0, i1, j0, j1);
+}
+#endif
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+static _Atomic int qg_forced = OP_QG_AUTO;
+static _Atomic int qg_has_vnni = -1;
+
+void op_qg_force(int which)
+{
+    atomic_store(&qg_forced, which);
+}
+
+int op_qg_vnni(void)
+{
+    int s = atomic_load_explicit(&qg_has_vnni, memory_order_relaxed);
+    if (s < 0) {
+#if CPU_HAVE_AVX2_BUILD && defined(__GNUC__)
+        __builtin_cpu_init();
+        s = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
+#else
+        s = 0;
+#endif
+        atomic_store_explicit(&qg_has_vnni, s, memory_order_relaxed);
+    }
+    return s && cpu_avx2() &&
+           atomic_load_explicit(&qg_forced, memory_order_relaxed) != OP_QG_PORTABLE;
+}
+
+void op_qg_gemm(const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+{
+    if (i0 >= i1 || j0 >= j1)
+        return;
+#if CPU_HAVE_AVX2_BUILD
+    if (op_qg_vnni()) {
+        qg_gemm_vnni(a, i0, i1, j0, j1);
+        return;
+    }
+#endif
+    CPU_PICK(qg_gemm_port)(a, i0, i1, j0, j1);
+}

@@ -1,0 +1,437 @@
+/*
+ * ConvInteger and QLinearConv (namespace "plugrt", version "1"; ONNX opset
+ * 10): Conv over 8-bit tensors less their zero points, with int32 sums;
+ * ConvInteger outputs them, QLinearConv adds its optional int32 bias and
+ * requantizes to y's scale and zero point (qlinear.h).
+ *
+ *   ConvInteger(x, w, x_zero_point?, w_zero_point?) -> int32
+ *   QLinearConv(x, x_scale, x_zero_point, w, w_scale, w_zero_point,
+ *               y_scale, y_zero_point, B?) -> y_zero_point's dtype
+ *
+ * x and w are uint8 or int8 in any mix; w's zero point and scale are one
+ * value or one per output channel. Fields and shapes are Conv's (auto_pad,
+ * dilations, group, kernel_shape, pads, strides; conv.c, ops_nn.h's
+ * window rules), 1 to 6 spatial dims. The padding holds x's zero point, so
+ * it adds nothing to a sum (ONNX's definition subtracts the zero point and
+ * pads with 0).
+ *
+ * Computed per image and group as one 8-bit product (qgemm.h): W's rows
+ * (the signed side, packed once when W is a constant: qconv_prepare) times
+ * the im2col matrix of x (a 1x1 kernel at stride 1 without padding reads x
+ * itself), packed into panels per run; zero points through row and column
+ * sums, bias and requantization in the store pass. Integer sums are exact,
+ * so the result does not depend on the thread count or the build.
+ */
+#include <string.h>
+
+#include "base/parallel.h"
+#include "ops/cpu/qgemm.h"
+#include "ops/ops_nn.h"
+#include "ops/qlinear.h"
+
+#define QCV_MB 32  /* rows (output channels) of a block */
+#define QCV_NB 128 /* columns (output pixels) of a block */
+#define QCV_ALIGN 64
+
+typedef struct qconv_op {
+    op_object o;
+    op_window w;
+    int32_t group;
+} qconv_op;
+
+static prt_status qconv_parse(op_object *o, const op_fields *f)
+{
+    qconv_op *c = (qconv_op *)o;
+    prt_status st = op_window_parse(o, f, &c->w);
+    if (!st)
+        st = op_field_i32(f, "group", 1, &c->group);
+    if (!st && c->group < 1)
+        st = op_fail(o, PRT_ERR_INVALID_ARGUMENT, "group is %d; it must be >= 1",
+                     (int)c->group);
+    return st;
+}
+
+static int32_t qconv_serialize(op_object *o, prt_field *ser)
+{
+    qconv_op *c = (qconv_op *)o;
+    int32_t n = op_window_ser_pad(&c->w, ser);
+    op_ser(&ser[n++], "group", PRT_FIELD_INT32, &c->group, 1);
+    return n + op_window_ser_arrays(&c->w, ser + n);
+}
+
+/* X, W and the bias (when given) side by side, as Conv takes them. */
+static int32_t qconv_xwb(const ql_inputs *q, int32_t *idx)
+{
+    idx[0] = q->a;
+    idx[1] = q->b;
+    idx[2] = q->bias;
+    return q->bias >= 0 ? 3 : 2;
+}
+
+static prt_status qconv_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
+                               prt_dim_exprs *out, prt_expr_builder *eb)
+{
+    const qconv_op *c = (const qconv_op *)o;
+    ql_inputs q;
+    prt_dim_exprs xwb[3];
+    int32_t idx[3], n;
+    ql_inputs_of(o, nb_in, &q);
+    n = qconv_xwb(&q, idx);
+    for (int32_t k = 0; k < n; k++)
+        xwb[k] = in[idx[k]];
+    return op_conv_shapes(o, &c->w, c->group, xwb, n, out, eb);
+}
+
+prt_status qconv_geom(const op_object *o, const prt_dims *in, int32_t nb_in,
+                      op_conv_geom *g)
+{
+    const qconv_op *c = (const qconv_op *)o;
+    ql_inputs q;
+    prt_dims xwb[3];
+    int32_t idx[3], n;
+    prt_status st;
+    ql_inputs_of(o, nb_in, &q);
+    n = qconv_xwb(&q, idx);
+    for (int32_t k = 0; k < n; k++)
+        xwb[k] = in[idx[k]];
+    st = op_conv_geom_make(o, &c->w, c->group, xwb, n, g);
+    if (!st)
+        st = ql_check_params(o, &q, in, 0, g->M);
+    return st;
+}
+
+static prt_status qconv_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
+                              prt_dims *out)
+{
+    op_conv_geom g;
+    prt_status st = qconv_geom(o, in, nb_in, &g);
+    if (!st)
+        op_conv_out_dims(&g, g.w.out, out);
+    return st;
+}
+
+/* W's bytes flipped onto the signed side (uint8 ^ 0x80 is the int8 v - 128),
+ * x's onto the unsigned side (int8 ^ 0x80 is the uint8 v + 128). */
+static uint8_t qconv_w_flip(int32_t dtype)
+{
+    return dtype == PRT_UINT8 ? 0x80 : 0;
+}
+static uint8_t qconv_x_flip(int32_t dtype)
+{
+    return dtype == PRT_INT8 ? 0x80 : 0;
+}
+
+/* W' packed once: M rows of K4 bytes and their sums. */
+typedef struct qconv_const {
+    op_const head;
+    ql_const_src src;
+    int32_t *rowsum; /* M */
+    uint8_t *ap;
+} qconv_const;
+
+static prt_status qconv_prepare(const op_object *o, const prt_tensor_desc *in,
+                                int32_t nb_in, const void *const *data, op_const **out)
+{
+    ql_inputs q;
+    const prt_dims *d;
+    int64_t M, K, k4, ab, bytes;
+    qconv_const *c;
+    ql_inputs_of(o, nb_in, &q);
+    d = &in[q.b].dims;
+    if (!data[q.b] || d->nb_dims < 3)
+        return PRT_OK;
+    M = d->d[0];
+    K = M > 0 ? base_volume(d) / M : 0;
+    k4 = op_qg_k4(K);
+    if (M < 1 || k4 < 0 || !base_mul_i64(M, k4, &ab) ||
+        !base_add_i64(ab, (int64_t)sizeof *c + 4 * M + QCV_ALIGN, &bytes))
+        return PRT_OK;
+    c = (qconv_const *)op_const_alloc((size_t)bytes);
+    if (!c)
+        return op_fail(o, PRT_ERR_OUT_OF_MEMORY, "out of memory packing W (%lld bytes)",
+                       (long long)bytes);
+    ql_const_set(&c->src, &in[q.b], data[q.b]);
+    c->rowsum = (int32_t *)(c + 1);
+    c->ap =
+        (uint8_t *)(((uintptr_t)(c->rowsum + M) + QCV_ALIGN - 1) / QCV_ALIGN * QCV_ALIGN);
+    op_qg_pack_a(K, data[q.b], K, qconv_w_flip(c->src.dtype), 1, 0, M, c->ap, c->rowsum);
+    *out = &c->head;
+    return PRT_OK;
+}
+
+/* The workspace of one run, carved from `base` (NULL: only sized). */
+typedef struct qconv_ws {
+    uint8_t *ap, *col, *bp;
+    int32_t *rowsum, *alpha, *colsum, *beta, *colterm;
+    float *scale;
+} qconv_ws;
+
+static int qconv_carve(uint8_t *base, int64_t *off, int64_t count, int64_t size,
+                       void **out)
+{
+    int64_t o = (*off + QCV_ALIGN - 1) / QCV_ALIGN * QCV_ALIGN, bytes;
+    if (count < 0 || !base_mul_i64(count, size, &bytes) || !base_add_i64(o, bytes, off))
+        return 0;
+    if (base)
+        *out = base + o;
+    return 1;
+}
+
+/* For M output channels, K = Cg kvol taps and P output pixels. */
+static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, uint8_t *base, qconv_ws *w)
+{
+    int64_t off = 0, k4 = op_qg_k4(K), ab, kp;
+    qconv_ws unused;
+    if (!w)
+        w = &unused;
+    if (k4 < 0 || !base_mul_i64(M, k4, &ab) || !base_mul_i64(K, P, &kp) ||
+        !qconv_carve(base, &off, ab, 1, (void **)&w->ap) ||
+        !qconv_carve(base, &off, kp, 1, (void **)&w->col) ||
+        !qconv_carve(base, &off, op_qg_panel_bytes(K, P), 1, (void **)&w->bp) ||
+        !qconv_carve(base, &off, M, 4, (void **)&w->rowsum) ||
+        !qconv_carve(base, &off, M, 4, (void **)&w->alpha) ||
+        !qconv_carve(base, &off, M, 4, (void **)&w->scale) ||
+        !qconv_carve(base, &off, P, 4, (void **)&w->colsum) ||
+        !qconv_carve(base, &off, P, 4, (void **)&w->beta) ||
+        !qconv_carve(base, &off, P, 4, (void **)&w->colterm))
+        return -1;
+    return off + QCV_ALIGN;
+}
+
+/* Sizes only from the dims, whatever they are (the builder asks with
+ * profile maxima): M from W, K from W's volume, P from the output's. */
+static int64_t qconv_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
+                               int32_t nb_in, const prt_dims *out, int32_t nb_out)
+{
+    ql_inputs q;
+    int64_t M, K, P;
+    (void)dtype, (void)nb_out;
+    ql_inputs_of(o, nb_in, &q);
+    if (in[q.b].nb_dims < 3 || out[0].nb_dims < 3)
+        return -1;
+    M = in[q.b].d[0];
+    K = M > 0 ? base_volume(&in[q.b]) / M : 0;
+    P = out[0].d[0] * out[0].d[1] > 0 ? base_volume(&out[0]) / (out[0].d[0] * out[0].d[1])
+                                      : 0;
+    return qconv_layout(M, K, P, NULL, NULL);
+}
+
+/* One image and group: im2col, packing, then the blocks. */
+typedef struct qconv_job {
+    op_qg_args g;
+    const op_win_geom *wg;
+    const uint8_t *x; /* the group's first channel of the image */
+    uint8_t pad;      /* x's zero point, as stored in x */
+    uint8_t fx;
+    const uint8_t *B; /* x itself (direct) or the im2col matrix */
+    uint8_t *col, *bp;
+    int32_t *colsum;
+    int64_t nbn;
+} qconv_job;
+
+/* Rows of the im2col matrix for channels [c0, c1): row c kvol + kp holds
+ * kernel position kp's input over the ovol windows, `pad` outside x. */
+static void qconv_im2col_range(void *arg, int64_t c0, int64_t c1)
+{
+    const qconv_job *j = arg;
+    const op_win_geom *g = j->wg;
+    const int32_t ns = g->ns, last = ns - 1;
+    const int64_t olast = g->out[last], orows = g->ovol / olast;
+    const int64_t D = g->in[last], st = g->s[last];
+    int64_t istr[OP_SP_MAX], s = 1;
+    for (int32_t i = ns - 1; i >= 0; i--) {
+        istr[i] = s;
+        s *= g->in[i];
+    }
+    for (int64_t c = c0; c < c1; c++) {
+        const uint8_t *xc = j->x + c * g->ivol;
+        int64_t kidx[OP_SP_MAX] = {0};
+        for (int64_t kp = 0; kp < g->kvol; kp++) {
+            uint8_t *row = j->col + (c * g->kvol + kp) * g->ovol;
+            const int64_t koff = kidx[last] * g->d[last] - g->pb[last];
+            /* The columns whose input position j st + koff lies in [0, D). */
+            int64_t j0 = koff >= 0 ? 0 : (-koff + st - 1) / st;
+            int64_t j1 = D - koff <= 0 ? 0 : (D - koff + st - 1) / st;
+            int64_t oidx[OP_SP_MAX] = {0};
+            if (j1 > olast)
+                j1 = olast;
+            if (j0 > j1)
+                j0 = j1;
+            for (int64_t r = 0; r < orows; r++, row += olast) {
+                int64_t p0 = koff;
+                int inside = 1;
+                for (int32_t i = 0; i < last; i++) {
+                    int64_t p = oidx[i] * g->s[i] - g->pb[i] + kidx[i] * g->d[i];
+                    inside = inside && p >= 0 && p < g->in[i];
+                    p0 += p * istr[i];
+                }
+                if (!inside) {
+                    memset(row, j->pad, (size_t)olast);
+                } else {
+                    memset(row, j->pad, (size_t)j0);
+                    if (st == 1)
+                        memcpy(row + j0, xc + p0 + j0, (size_t)(j1 - j0));
+                    else
+                        for (int64_t q = j0; q < j1; q++)
+                            row[q] = xc[p0 + q * st];
+                    memset(row + j1, j->pad, (size_t)(olast - j1));
+                }
+                for (int32_t i = last - 1; i >= 0; i--) {
+                    if (++oidx[i] < g->out[i])
+                        break;
+                    oidx[i] = 0;
+                }
+            }
+            for (int32_t i = ns - 1; i >= 0; i--) {
+                if (++kidx[i] < g->k[i])
+                    break;
+                kidx[i] = 0;
+            }
+        }
+    }
+}
+
+static void qconv_pack_b_range(void *arg, int64_t begin, int64_t end)
+{
+    qconv_job *j = arg;
+    op_qg_pack_b(j->g.K, j->g.N, j->B, j->g.N, j->fx, 0, begin, end, j->bp, j->colsum);
+}
+
+static void qconv_block_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_job *j = arg;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t i0 = it / j->nbn * QCV_MB, j0 = it % j->nbn * QCV_NB;
+        op_qg_gemm(&j->g, i0, i0 + QCV_MB < j->g.M ? i0 + QCV_MB : j->g.M, j0,
+                   j0 + QCV_NB < j->g.N ? j0 + QCV_NB : j->g.N);
+    }
+}
+
+static void qconv_pack_w_range(void *arg, int64_t begin, int64_t end)
+{
+    qconv_job *j = arg;
+    op_qg_pack_a(j->g.K, j->B, j->g.K, j->fx, 1, begin, end, (uint8_t *)j->g.ap,
+                 (int32_t *)j->g.rowsum);
+}
+
+static prt_status qconv_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                            const void *const *x, void *const *ys, void *ws, void *stream)
+{
+    ql_inputs q;
+    ql_values v;
+    op_conv_geom g;
+    prt_dims dims[OP_MAX_INPUTS];
+    qconv_ws w;
+    qconv_job j;
+    const qconv_const *pc = (const qconv_const *)o->cst;
+    const int32_t *bias;
+    int64_t K, P, es, dx;
+    int32_t dw;
+    prt_status st;
+    (void)dtype, (void)nb_out, (void)stream;
+    for (int32_t k = 0; k < nb_in; k++)
+        dims[k] = in[k].dims;
+    st = qconv_geom(o, dims, nb_in, &g);
+    if (st)
+        return st;
+    ql_inputs_of(o, nb_in, &q);
+    ql_values_of(&q, in, x, &v);
+    K = g.Cg * g.w.kvol;
+    P = g.w.ovol;
+    if (g.N == 0 || g.M == 0 || P == 0)
+        return PRT_OK;
+    (void)qconv_layout(g.M, K, P, ws, &w);
+    if (pc && !ql_const_is(&pc->src, &in[q.b], x[q.b]))
+        pc = NULL;
+    memset(&j, 0, sizeof j);
+    j.wg = &g.w;
+    j.fx = qconv_x_flip(v.a_dtype);
+    j.pad = (uint8_t)v.a_zp;
+    dx = j.fx ? 128 : 0;
+    dw = qconv_w_flip(v.b_dtype) ? -128 : 0;
+    if (!pc) {
+        j.g.K = K;
+        j.g.ap = w.ap;
+        j.g.rowsum = w.rowsum;
+        j.B = x[q.b];
+        j.fx = qconv_w_flip(v.b_dtype);
+        base_parallel_for(g.M, OP_QG_MR, qconv_pack_w_range, &j);
+        j.fx = qconv_x_flip(v.a_dtype);
+    }
+    for (int64_t m = 0; m < g.M; m++) {
+        w.alpha[m] = ql_b_zp(&v, m) + dw;
+        w.scale[m] = ql_multiplier(&v, m);
+    }
+    for (int64_t p = 0; p < P; p++)
+        w.beta[p] = (int32_t)(v.a_zp + dx);
+    bias = q.bias >= 0 ? x[q.bias] : NULL;
+    es = (int64_t)prt_dtype_size(out->dtype);
+    j.g.M = g.Mg;
+    j.g.N = P;
+    j.g.K = K;
+    j.g.a_u8 = 0;
+    j.g.alpha_step = 1;
+    j.g.beta = w.beta;
+    j.g.colterm = w.colterm;
+    j.g.colsum = j.colsum = w.colsum;
+    j.g.bp = j.bp = w.bp;
+    j.g.bias_rows = 1;
+    j.g.out = v.out;
+    j.g.scale_rows = 1;
+    j.g.scale_step = 1;
+    j.g.zp = v.y_zp;
+    j.g.ldc = P;
+    j.col = w.col;
+    j.nbn = (P + QCV_NB - 1) / QCV_NB;
+    for (int64_t n = 0; n < g.N; n++)
+        for (int64_t gi = 0; gi < g.G; gi++) {
+            const int64_t m0 = gi * g.Mg;
+            j.x = (const uint8_t *)x[q.a] + (n * g.C + gi * g.Cg) * g.w.ivol;
+            if (g.direct) {
+                j.B = j.x;
+            } else {
+                j.B = j.col;
+                base_parallel_for(g.Cg, 1, qconv_im2col_range, &j);
+            }
+            base_parallel_for((P + OP_QG_PANEL - 1) / OP_QG_PANEL, 1, qconv_pack_b_range,
+                              &j);
+            op_qg_colterm(w.colsum, w.beta, K, P, w.colterm);
+            j.g.ap = (pc ? pc->ap : w.ap) + m0 * op_qg_k4(K);
+            j.g.rowsum = (pc ? pc->rowsum : w.rowsum) + m0;
+            j.g.alpha = w.alpha + m0;
+            j.g.bias = bias ? bias + m0 : NULL;
+            j.g.scale = v.out == OP_QG_OUT_I32 ? NULL : w.scale + m0;
+            j.g.C = (uint8_t *)ys[0] + (n * g.M + m0) * P * es;
+            base_parallel_for((g.Mg + QCV_MB - 1) / QCV_MB * j.nbn, 1, qconv_block_range,
+                              &j);
+        }
+    return PRT_OK;
+}
+
+static const prt_field_schema qconv_schema[] = {
+    {"auto_pad", PRT_FIELD_CHAR, -1, "NOTSET (default), SAME_UPPER, SAME_LOWER or VALID"},
+    {"dilations", PRT_FIELD_INT32, -1, "per spatial dim, default 1s"},
+    {"group", PRT_FIELD_INT32, 1, "groups of channels, default 1"},
+    {"kernel_shape", PRT_FIELD_INT32, -1, "W's spatial dims (optional)"},
+    {"pads", PRT_FIELD_INT32, -1, "begins then ends, default 0s"},
+    {"strides", PRT_FIELD_INT32, -1, "per spatial dim, default 1s"},
+};
+
+#define QCONV_CLASS(KIND, MIN, MAX)                                                      \
+    {                                                                                    \
+        .kind = (KIND), .min_inputs = (MIN), .max_inputs = (MAX),                        \
+        .dtypes = OP_DT(PRT_UINT8) | OP_DT(PRT_INT8), .in_dtypes = ql_in_dtypes,         \
+        .out_dtype = ql_out_dtype, .size = sizeof(qconv_op), .alias_input = -1,          \
+        .parse = qconv_parse, .serialize = qconv_serialize, .shapes = qconv_shapes,      \
+        .infer = qconv_infer, .workspace = qconv_workspace, .run = qconv_run,            \
+        .prepare = qconv_prepare,                                                        \
+    }
+
+static const op_class conv_integer_class = QCONV_CLASS(QL_CONV_INTEGER, 2, 4);
+static const op_class qlinear_conv_class = QCONV_CLASS(QL_QLINEAR_CONV, 8, 9);
+
+const prt_plugin_creator op_conv_integer_creator =
+    OP_CREATOR("ConvInteger", conv_integer_class, qconv_schema, 6);
+const prt_plugin_creator op_qlinear_conv_creator =
+    OP_CREATOR("QLinearConv", qlinear_conv_class, qconv_schema, 6);

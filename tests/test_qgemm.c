@@ -1,0 +1,362 @@
+/*
+ * The integer products (MatMulInteger, QLinearMatMul, ConvInteger,
+ * QLinearConv; src/ops/qlinear.h) against references written here from
+ * ONNX's definitions: sums of (a - a_zero_point)(b - b_zero_point) in
+ * int64, requantized as qlinear.h states (float32 multiplier, rint half to
+ * even, saturation). Shapes around the kernel's tiles and panels (odd
+ * sizes, K not a multiple of 4 or 64, one row, one column), every mix of
+ * uint8 and int8, zero points at the ends of their ranges (0, 255, -128,
+ * 127) and random, per row, per column and per output channel, B and W as
+ * constants (packed once) and as inputs (packed per run), batches, and
+ * each build of the kernel this machine has: AVX-512 VNNI, the portable
+ * code built for AVX2 and plain (cpu_force_baseline), on 1 and 3 threads.
+ * Then the errors: zero points and scales of the wrong size.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "op_testutil.h"
+#include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/qgemm.h"
+
+static tu_rng rng;
+
+/* Random bytes of dtype (uint8 or int8); extremes now and then. */
+static ot_tensor q_random(int32_t dtype, prt_dims d)
+{
+    ot_tensor t = ot_make(dtype, d);
+    int64_t n = base_volume(&d);
+    uint8_t *p = t.data;
+    for (int64_t i = 0; p && i < n; i++)
+        p[i] = (uint8_t)tu_rng_range(&rng, 0, 255);
+    return t;
+}
+
+/* A zero point of dtype: an extreme or a random value. */
+static double q_zp(int32_t dtype)
+{
+    int64_t lo = dtype == PRT_UINT8 ? 0 : -128, hi = lo + 255;
+    switch (tu_rng_range(&rng, 0, 3)) {
+    case 0:
+        return (double)lo;
+    case 1:
+        return (double)hi;
+    default:
+        return (double)tu_rng_range(&rng, lo, hi);
+    }
+}
+
+static ot_tensor q_zps(int32_t dtype, prt_dims d)
+{
+    ot_tensor t = ot_make(dtype, d);
+    for (int64_t i = 0; i < base_volume(&d); i++)
+        ot_set(&t, i, q_zp(dtype));
+    return t;
+}
+
+static ot_tensor q_scales(prt_dims d, float lo, float hi)
+{
+    ot_tensor t = ot_make(PRT_FLOAT32, d);
+    for (int64_t i = 0; i < base_volume(&d); i++)
+        ((float *)t.data)[i] = lo + (hi - lo) * (float)tu_rng_uniform(&rng);
+    return t;
+}
+
+static ot_tensor q_scalar_f(float v)
+{
+    ot_tensor t = ot_make(PRT_FLOAT32, D0());
+    *(float *)t.data = v;
+    return t;
+}
+
+/* qlinear.h's requantization of one sum. */
+static double q_requant(int64_t sum, float mult, int32_t zp, int32_t dtype)
+{
+    const int32_t lo = dtype == PRT_UINT8 ? 0 : -128, hi = lo + 255;
+    float f = (float)(int32_t)sum * mult;
+    f = f >= (float)(lo - zp) ? f : (float)(lo - zp);
+    f = f <= (float)(hi - zp) ? f : (float)(hi - zp);
+    return (double)((int32_t)nearbyintf(f) + zp);
+}
+
+/* The kernel builds to run each case with: 0 VNNI (where the CPU has it),
+ * 1 the portable code built for AVX2, 2 the portable code built plain. */
+static int q_set_build(int b)
+{
+    op_qg_force(b == 0 ? OP_QG_AUTO : OP_QG_PORTABLE);
+    cpu_force_baseline(b == 2);
+    if (b == 0)
+        return op_qg_vnni();
+    if (b == 1)
+        return cpu_avx2();
+    return 1;
+}
+
+/* Runs op on in[0..nb) (constants where bit i of consts is set) with every
+ * build and 1 and 3 threads, each checked against want. */
+static void q_run_all(const char *what, const char *op, const prt_field *f, int32_t nf,
+                      const ot_tensor *in, int32_t nb, uint32_t consts,
+                      const prt_dims *wd, const double *want)
+{
+    prt_engine *e = NULL;
+    prt_status st = ot_build_op_const(op, f, nf, in, nb, consts, &e);
+    if (st) {
+        tu_checks++;
+        fprintf(stderr, "%s: build failed: %s\n", what, prt_last_error());
+        tu_fail(__FILE__, __LINE__, what);
+        return;
+    }
+    for (int b = 0; b < 3; b++) {
+        if (!q_set_build(b))
+            continue;
+        for (int threads = 1; threads <= 3; threads += 2) {
+            ot_tensor y = {0};
+            char name[256];
+            snprintf(name, sizeof name, "%s (build %d, %d threads)", what, b, threads);
+            CHECK_OK(ot_run_engine_const(e, in, nb, consts, threads, &y));
+            if (y.data)
+                ot_check_close(name, &y, wd, want, 0);
+            ot_free(&y);
+        }
+    }
+    q_set_build(0);
+    prt_engine_destroy(e);
+}
+
+/* ---- MatMulInteger and QLinearMatMul ------------------------------------- */
+
+static void q_matmul_case(int qlinear, int64_t batch, int b_batched, int64_t M, int64_t K,
+                          int64_t N)
+{
+    const int32_t ta = tu_rng_range(&rng, 0, 1) ? PRT_UINT8 : PRT_INT8;
+    const int32_t tb = tu_rng_range(&rng, 0, 1) ? PRT_UINT8 : PRT_INT8;
+    const int32_t ty = tu_rng_range(&rng, 0, 1) ? PRT_UINT8 : PRT_INT8;
+    const int row_zp = !qlinear && tu_rng_range(&rng, 0, 2) == 0;
+    const int col_zp = tu_rng_range(&rng, 0, 1);
+    const int b_const = !b_batched && tu_rng_range(&rng, 0, 1);
+    prt_dims ad = batch > 1 ? D3(batch, M, K) : D2(M, K);
+    prt_dims bd = b_batched ? D3(batch, K, N) : D2(K, N);
+    prt_dims yd = batch > 1 ? D3(batch, M, N) : D2(M, N);
+    ot_tensor in[8] = {0}, A = q_random(ta, ad), B = q_random(tb, bd);
+    ot_tensor az = q_zps(ta, row_zp ? D1(M) : D0());
+    ot_tensor bz = q_zps(tb, col_zp ? D1(N) : D0());
+    ot_tensor as = q_scalar_f(0.01f + 0.05f * (float)tu_rng_uniform(&rng));
+    ot_tensor bs = q_scales(col_zp ? D1(N) : D0(), 0.001f, 0.05f);
+    ot_tensor ys = q_scalar_f(0.5f + 4.0f * (float)tu_rng_uniform(&rng));
+    ot_tensor yz = q_zps(ty, D0());
+    double *want = malloc(sizeof(double) * (size_t)(batch * M * N + 1));
+    int32_t nb;
+    char what[160];
+    if (!want || !A.data || !B.data)
+        abort(); /* out of memory in the test itself */
+    for (int64_t p = 0; p < batch; p++)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                int64_t s = 0;
+                double za = ot_get(&az, row_zp ? i : 0), zb = ot_get(&bz, col_zp ? j : 0);
+                for (int64_t k = 0; k < K; k++)
+                    s +=
+                        (int64_t)(ot_get(&A, (p * M + i) * K + k) - za) *
+                        (int64_t)(ot_get(&B, ((b_batched ? p : 0) * K + k) * N + j) - zb);
+                if (qlinear) {
+                    float mult = *(float *)as.data * ((float *)bs.data)[col_zp ? j : 0] /
+                                 *(float *)ys.data;
+                    want[(p * M + i) * N + j] =
+                        q_requant(s, mult, (int32_t)ot_get(&yz, 0), ty);
+                } else {
+                    want[(p * M + i) * N + j] = (double)(int32_t)s;
+                }
+            }
+    if (qlinear) {
+        ot_tensor q[8] = {A, as, az, B, bs, bz, ys, yz};
+        memcpy(in, q, sizeof q);
+        nb = 8;
+    } else {
+        ot_tensor q[4] = {A, B, az, bz};
+        memcpy(in, q, sizeof q);
+        nb = 4;
+        ot_free(&as), ot_free(&bs), ot_free(&ys), ot_free(&yz);
+    }
+    snprintf(what, sizeof what, "%s %s x %s batch %lld%s M %lld K %lld N %lld%s%s%s",
+             qlinear ? "QLinearMatMul" : "MatMulInteger", prt_dtype_name(ta),
+             prt_dtype_name(tb), (long long)batch, b_batched ? " (B too)" : "",
+             (long long)M, (long long)K, (long long)N, row_zp ? ", zp per row" : "",
+             col_zp ? ", per column" : "", b_const ? ", B constant" : "");
+    /* Zero points and scales constants, as models have them. */
+    q_run_all(what, qlinear ? "QLinearMatMul" : "MatMulInteger", NULL, 0, in, nb,
+              (qlinear ? 0xf6u : 0xcu) | (b_const ? (qlinear ? 0x8u : 0x2u) : 0u), &yd,
+              want);
+    for (int32_t k = 0; k < nb; k++)
+        ot_free(&in[k]);
+    free(want);
+}
+
+static void test_matmul(void)
+{
+    static const int64_t Ms[] = {1, 2, 7, 8, 9, 33, 64, 70};
+    static const int64_t Ks[] = {1, 3, 4, 5, 17, 63, 64, 65, 131, 300};
+    static const int64_t Ns[] = {1, 5, 15, 16, 17, 31, 32, 33, 100, 129};
+    for (int qlinear = 0; qlinear < 2; qlinear++)
+        for (int t = 0; t < 40; t++) {
+            int64_t M = Ms[tu_rng_range(&rng, 0, 7)], K = Ks[tu_rng_range(&rng, 0, 9)];
+            int64_t N = Ns[tu_rng_range(&rng, 0, 9)];
+            int64_t batch = t % 5 == 0 ? 3 : 1;
+            q_matmul_case(qlinear, batch, batch > 1 && t % 2, M, K, N);
+        }
+}
+
+/* ---- ConvInteger and QLinearConv ----------------------------------------- */
+
+typedef struct q_conv_shape {
+    int32_t ns, group;
+    int64_t n, c, m, d[2], k[2];
+    int32_t s[2], dl[2], pads[4];
+} q_conv_shape;
+
+static void q_conv_case(int qlinear, const q_conv_shape *cs)
+{
+    const int32_t ns = cs->ns;
+    const int32_t tx = tu_rng_range(&rng, 0, 1) ? PRT_UINT8 : PRT_INT8;
+    const int32_t tw = tu_rng_range(&rng, 0, 1) ? PRT_UINT8 : PRT_INT8;
+    const int32_t ty = tu_rng_range(&rng, 0, 1) ? PRT_UINT8 : PRT_INT8;
+    const int per_ch = tu_rng_range(&rng, 0, 1), w_const = tu_rng_range(&rng, 0, 1);
+    const int has_bias = qlinear && tu_rng_range(&rng, 0, 1);
+    const int64_t M = cs->m, C = cs->c, Cg = C / cs->group;
+    prt_dims xd = ns == 1 ? D3(cs->n, C, cs->d[0]) : D4(cs->n, C, cs->d[0], cs->d[1]);
+    prt_dims wd = ns == 1 ? D3(M, Cg, cs->k[0]) : D4(M, Cg, cs->k[0], cs->k[1]);
+    int64_t st[2], dl[2], pb[2], O[2], ovol = 1;
+    prt_dims yd;
+    ot_tensor X = q_random(tx, xd), W = q_random(tw, wd), xz = q_zps(tx, D0());
+    ot_tensor wz = q_zps(tw, per_ch ? D1(M) : D0()), xf, wf, bias = {0};
+    ot_tensor xs = q_scalar_f(0.01f + 0.05f * (float)tu_rng_uniform(&rng));
+    ot_tensor wsc = q_scales(per_ch ? D1(M) : D0(), 0.001f, 0.05f);
+    ot_tensor ys = q_scalar_f(0.5f + 4.0f * (float)tu_rng_uniform(&rng));
+    ot_tensor yz = q_zps(ty, D0()), in[9] = {0};
+    prt_field f[4];
+    int32_t nf = 0, nb;
+    double *want;
+    char what[200];
+    for (int32_t i = 0; i < ns; i++) {
+        st[i] = cs->s[i];
+        dl[i] = cs->dl[i];
+        pb[i] = cs->pads[i];
+        O[i] = (cs->d[i] + cs->pads[i] + cs->pads[ns + i] - dl[i] * (cs->k[i] - 1) - 1) /
+                   st[i] +
+               1;
+        ovol *= O[i];
+    }
+    yd = ns == 1 ? D3(cs->n, M, O[0]) : D4(cs->n, M, O[0], O[1]);
+    want = malloc(sizeof(double) * (size_t)(base_volume(&yd) + 1));
+    /* The definition: (x - x_zp) conv (w - w_zp), padding 0, in double. */
+    xf = ot_make(PRT_FLOAT32, xd);
+    wf = ot_make(PRT_FLOAT32, wd);
+    if (!want || !xf.data || !wf.data)
+        abort(); /* out of memory in the test itself */
+    for (int64_t i = 0; i < base_volume(&xd); i++)
+        ot_set(&xf, i, ot_get(&X, i) - ot_get(&xz, 0));
+    for (int64_t i = 0; i < base_volume(&wd); i++)
+        ot_set(&wf, i,
+               ot_get(&W, i) - ot_get(&wz, per_ch ? i / (base_volume(&wd) / M) : 0));
+    if (has_bias) {
+        bias = ot_make(PRT_INT32, D1(M));
+        for (int64_t m = 0; m < M; m++)
+            ot_set(&bias, m, (double)tu_rng_range(&rng, -5000, 5000));
+    }
+    ot_conv_ref(&xf, &wf, has_bias ? &bias : NULL, cs->group, st, dl, pb, O, want);
+    for (int64_t i = 0; i < base_volume(&yd); i++) {
+        const int64_t m = i / ovol % M;
+        if (qlinear)
+            want[i] = q_requant((int64_t)want[i],
+                                *(float *)xs.data * ((float *)wsc.data)[per_ch ? m : 0] /
+                                    *(float *)ys.data,
+                                (int32_t)ot_get(&yz, 0), ty);
+        else
+            want[i] = (double)(int32_t)(int64_t)want[i];
+    }
+    f[nf++] = ot_fld_i32("strides", cs->s, ns);
+    f[nf++] = ot_fld_i32("dilations", cs->dl, ns);
+    f[nf++] = ot_fld_i32("pads", cs->pads, 2 * ns);
+    f[nf++] = ot_fld_i32("group", &cs->group, 1);
+    if (qlinear) {
+        ot_tensor q[9] = {X, xs, xz, W, wsc, wz, ys, yz, bias};
+        memcpy(in, q, sizeof q);
+        nb = has_bias ? 9 : 8;
+    } else {
+        ot_tensor q[4] = {X, W, xz, wz};
+        memcpy(in, q, sizeof q);
+        nb = 4;
+        ot_free(&xs), ot_free(&wsc), ot_free(&ys), ot_free(&yz);
+    }
+    snprintf(what, sizeof what,
+             "%s %s x %s, %d-D, N %lld C %lld M %lld group %d, k %lld, s %d, d %d, "
+             "pad %d%s%s%s",
+             qlinear ? "QLinearConv" : "ConvInteger", prt_dtype_name(tx),
+             prt_dtype_name(tw), (int)ns, (long long)cs->n, (long long)C, (long long)M,
+             (int)cs->group, (long long)cs->k[0], (int)cs->s[0], (int)cs->dl[0],
+             (int)cs->pads[0], per_ch ? ", per channel" : "",
+             w_const ? ", W constant" : "", has_bias ? ", bias" : "");
+    q_run_all(what, qlinear ? "QLinearConv" : "ConvInteger", f, nf, in, nb,
+              qlinear ? 0x1f6u | (w_const ? 0x8u : 0u) : 0xcu | (w_const ? 0x2u : 0u),
+              &yd, want);
+    for (int32_t k = 0; k < nb; k++)
+        ot_free(&in[k]);
+    ot_free(&xf);
+    ot_free(&wf);
+    free(want);
+}
+
+static void test_conv(void)
+{
+    for (int qlinear = 0; qlinear < 2; qlinear++)
+        for (int t = 0; t < 30; t++) {
+            q_conv_shape cs;
+            memset(&cs, 0, sizeof cs);
+            cs.ns = t % 4 == 3 ? 1 : 2;
+            cs.group = t % 5 == 4 ? (int32_t)tu_rng_range(&rng, 2, 3) : 1;
+            cs.n = tu_rng_range(&rng, 1, 2);
+            cs.c = cs.group * tu_rng_range(&rng, 1, 9);
+            cs.m = cs.group * tu_rng_range(&rng, 1, 20);
+            for (int32_t i = 0; i < cs.ns; i++) {
+                cs.k[i] = t % 3 == 0 ? 1 : tu_rng_range(&rng, 1, 4);
+                cs.s[i] = t % 3 == 0 && t % 2 ? 1 : (int32_t)tu_rng_range(&rng, 1, 2);
+                cs.dl[i] = t % 3 == 0 || t % 4 ? 1 : (int32_t)tu_rng_range(&rng, 1, 2);
+                cs.pads[i] = t % 3 == 0 ? 0 : (int32_t)tu_rng_range(&rng, 0, 2);
+                cs.pads[cs.ns + i] = t % 3 == 0 ? 0 : (int32_t)tu_rng_range(&rng, 0, 2);
+                cs.d[i] = cs.dl[i] * (cs.k[i] - 1) + 1 + tu_rng_range(&rng, 0, 20);
+            }
+            q_conv_case(qlinear, &cs);
+        }
+}
+
+/* ---- errors --------------------------------------------------------------- */
+
+static void test_errors(void)
+{
+    ot_tensor in[8] = {q_random(PRT_UINT8, D2(3, 4)), q_random(PRT_INT8, D2(4, 5)),
+                       q_zps(PRT_UINT8, D1(2)), q_zps(PRT_INT8, D0())};
+    ot_tensor y = {0};
+    CHECK_ERR(ot_run_op("MatMulInteger", NULL, 0, in, 4, &y), PRT_ERR_SHAPE,
+              "a_zero_point [2] has 2 values; it takes one, or one per row of A (3)");
+    ot_free(&y);
+    ot_free(&in[2]);
+    in[2] = q_zps(PRT_UINT8, D0());
+    ot_free(&in[3]);
+    in[3] = q_zps(PRT_INT8, D1(4));
+    CHECK_ERR(ot_run_op("MatMulInteger", NULL, 0, in, 4, &y), PRT_ERR_SHAPE,
+              "b_zero_point [4] has 4 values; it takes one, or one per column of B (5)");
+    ot_free(&y);
+    for (int k = 0; k < 4; k++)
+        ot_free(&in[k]);
+}
+
+int main(void)
+{
+    tu_rng_seed(&rng, 30);
+    test_matmul();
+    test_conv();
+    test_errors();
+    return tu_finish("test_qgemm");
+}
