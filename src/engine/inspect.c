@@ -84,6 +84,7 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
     out->nb_fields = l->nb_fields;
     out->fields = l->fields;
     out->skipped = l->skipped;
+    out->capture_safe = !l->no_capture;
     return PRT_OK;
 }
 
