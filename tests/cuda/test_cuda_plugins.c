@@ -287,8 +287,7 @@ static void fill_finite(tu_rng *r, void *x, int32_t dtype, int64_t n)
  * elements per axis line). */
 static void fill_hardmax(tu_rng *r, void *x, int32_t dtype, int64_t n, int64_t line)
 {
-    static const uint16_t h_small[] = {0xC000, 0xBC00, 0x0000, 0x8000,
-                                       0x3C00, 0x4000, NULL};
+    static const uint16_t h_small[] = {0xC000, 0xBC00, 0x0000, 0x8000, 0x3C00, 0x4000};
     static const uint16_t h_nan[] = {0x7E00, 0x7C01, 0xFE00, 0xFFFF};
     static const uint32_t f_nan[] = {0x7FC00000u, 0x7F800001u, 0xFFC00000u, 0xFFFFFFFFu};
     double p_nan = 0.25 / (double)(line > 0 ? line : 1);
@@ -1805,6 +1804,7 @@ static const prt_plugin_build tr_build = {sizeof(prt_plugin_build),
                                           tr_dtypes,
                                           tr_shapes,
                                           tr_supports,
+                                          NULL,
                                           NULL,
                                           NULL,
                                           NULL,
