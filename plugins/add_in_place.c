@@ -154,6 +154,7 @@ static const prt_plugin_build aip_build = {
     NULL, /* get_output_values: no shape-tensor outputs */
     NULL, /* requires_host_dims: the kernels read dims_device */
     plg_set_target_device,
+    NULL, /* capture_safe: its enqueue may be captured into a graph */
     NULL, /* get_kernel */
 };
 

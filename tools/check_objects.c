@@ -3,6 +3,7 @@
 
 #include "check_case.h"
 
+#include <stddef.h>
 #include <string.h>
 
 prt_status chk_set_tactic(chk_ctx *c, chk_obj *o, int32_t tactic)
@@ -83,7 +84,14 @@ prt_plugin *chk_engine_plugin(chk_ctx *c, prt_plugin *p, int32_t tactic)
 prt_plugin *chk_attach(chk_ctx *c, prt_plugin *e, int32_t device, int32_t tactic,
                        chk_obj *o)
 {
-    prt_plugin_resources res = {sizeof res, PRT_PLUGIN_ABI_VERSION, device};
+    /* The device only, as an older host gives it: the check has no
+     * context whose memory, errors and shared objects a plugin could use,
+     * and plugin.h asks every plugin to do without them. */
+    prt_plugin_resources res = {
+        .struct_size =
+            (uint32_t)(offsetof(prt_plugin_resources, device) + sizeof(int32_t)),
+        .abi_version = PRT_PLUGIN_ABI_VERSION,
+        .device = device};
     char why[CHK_MSG];
     chk_guards g = {0};
     prt_plugin *x;

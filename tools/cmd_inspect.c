@@ -353,6 +353,9 @@ static int print_text(const plan_view *v)
         if (li.skipped)
             printf("      not run: nothing reads its outputs (their values were "
                    "folded into shapes)\n");
+        if (!li.capture_safe)
+            printf("      not capturable into a graph: its plugin says so "
+                   "(capture_safe); --cuda-graph refuses this engine\n");
         if (!cli_is_builtin(&li))
             printf("      library: %s (content hash %016llx)%s\n",
                    *li.library ? cli_escape(li.library, e1, sizeof e1)
@@ -564,6 +567,7 @@ static int print_json(const plan_view *v)
         json_int(&w, "tactic", li.tactic);
         json_int(&w, "workspace", li.workspace);
         json_bool(&w, "skipped", li.skipped);
+        json_bool(&w, "capture_safe", li.capture_safe);
         if (li.kernel)
             json_kernel(&w, e, kernel_of(e, i));
         json_tensor_names(&w, "inputs", e, li.inputs, li.nb_inputs);

@@ -556,8 +556,27 @@ typedef struct prt_plugin_build {
      * workspace for every device it runs on). */
     prt_status (*set_target_device)(prt_plugin *self, int32_t device);
 
-    /* ---- appended in ABI 1 after the entries above; read only when
-     * struct_size covers it ---------------------------------------------- */
+    /* ---- appended after set_target_device; read only when struct_size
+     * covers it -------------------------------------------------------- */
+
+    /* 1 if the plugin's enqueue on `device` may be recorded into a graph
+     * (a CUDA graph: prt_context_capture_graph, `plugrt run --cuda-graph`)
+     * and replayed, as XLA's kCmdBufferCompatible: it only queues work on
+     * `stream` (no synchronization, no host callback that must run at each
+     * replay, no allocation, no host-side decision that depends on values
+     * of this run), and the same launches with the same pointers are right
+     * for every replay at the captured shapes. 0 if not: the engine records
+     * it for the layer, prt_layer_info.capture_safe and `plugrt inspect`
+     * show it, and capturing a graph of a context of that engine fails
+     * before anything is recorded, naming the layer and the plugin, instead
+     * of failing inside the driver or replaying something wrong. Answer for
+     * every tactic the plugin lists. May be NULL (1: capturable). Called by
+     * the builder once per layer per build, after the layer's formats and
+     * tactic are chosen, with the engine's device. */
+    int32_t (*capture_safe)(const prt_plugin *self, int32_t device);
+
+    /* ---- appended after capture_safe; read only when struct_size covers
+     * it ------------------------------------------------------------------- */
 
     /* A kernel the engine launches in place of enqueue for `tactic` on
      * CUDA (a kernel layer, above). `in_dims` and `out_dims` are this
@@ -575,15 +594,86 @@ typedef struct prt_plugin_build {
                              prt_expr_builder *exprs, prt_kernel_desc *kernel);
 } prt_plugin_build;
 
+/* A shared object's maker and destroyer (prt_plugin_resources.acquire).
+ * create makes the object for a context on `device` (prt_device) and
+ * returns PRT_OK with *out set, or a status after set_error; destroy frees
+ * what create made. `user` is what acquire was given. */
+typedef prt_status (*prt_resource_create_fn)(void *user, int32_t device, void **out);
+typedef void (*prt_resource_destroy_fn)(void *user, void *object);
+
 /* What the context a clone is made for gives it (attach_to_context), as
- * TensorRT's resource context: today the device the context runs on, so a
+ * TensorRT's IPluginResourceContext: the device the context runs on, so a
  * plugin can make device resources (a cuBLAS handle, say) once, at context
- * creation, rather than in enqueue. Borrowed for the call; later versions
- * append fields, read only when struct_size covers them. */
+ * creation, rather than in enqueue; and, appended later, the context's
+ * memory, error reporting and objects shared by its layers.
+ *
+ * The struct is borrowed for the attach_to_context call; `context` and the
+ * entries stay valid until the context is destroyed, so a clone that needs
+ * them later copies them (the fields its struct_size covers) into itself.
+ * Keep them in the clone, never in the engine plugin (self of
+ * attach_to_context), which outlives the context. A host built before an
+ * entry passes a shorter struct_size: read an entry only when struct_size
+ * covers it (offsetof(prt_plugin_resources, entry) + sizeof(void *) <=
+ * struct_size) and do the work yourself otherwise (cudaMalloc, your own
+ * handle) -- as a plugin must anyway where it is not attached: the
+ * builder's autotuning runs enqueue on the network plugin, and `plugrt
+ * check` attaches with the device only. */
 typedef struct prt_plugin_resources {
     uint32_t struct_size;
     uint32_t abi_version;
     int32_t device; /* prt_device of the context's engine */
+
+    /* ---- appended after device; read only when struct_size covers them */
+
+    void *context; /* pass back as the first argument below; one per layer */
+    /* Memory of the context's device (host memory on the CPU), `bytes`
+     * (0 is valid) aligned to 256, contents undefined, for memory that
+     * lives across runs or whose size a plugin learns only in
+     * on_shape_change (per-run scratch of a size known at build is the
+     * workspace, get_workspace_size). It counts in the context's memory
+     * (prt_context_get_memory_size) and against its memory limit
+     * (prt_context_options.memory_limit): a request past the limit fails
+     * with PRT_ERR_OUT_OF_MEMORY naming the layer, the request and the
+     * limit. Device allocation may synchronize the device: call it from
+     * attach_to_context or on_shape_change, not enqueue; never during a
+     * graph capture (PRT_ERR_STATE). Call it, and free, on the thread the
+     * host called the plugin on (attach_to_context, on_shape_change,
+     * enqueue, destroy, or a shared object's create/destroy). */
+    prt_status (*alloc)(void *context, uint64_t bytes, void **out);
+    /* Returns memory alloc gave (NULL is fine). Whatever a plugin has not
+     * freed when its context is destroyed is freed then, after every
+     * plugin of the context and every shared object is destroyed. */
+    void (*free)(void *context, void *memory);
+    /* Records an error of this layer that the context's next
+     * prt_context_enqueue (or graph capture or launch) returns before it
+     * runs anything -- and the run in progress too, when reported during
+     * its enqueue -- as `status` (PRT_ERR_PLUGIN for a status outside the
+     * codes plugin.h lists), with a message naming the layer, the plugin
+     * and `message` (copied). For failures a plugin learns outside a call
+     * it can fail (a stream callback, an error flag read back from the
+     * device, a worker thread's); the first one reported wins until a run
+     * returns it. Any thread, any time while the context lives. */
+    void (*report_error)(void *context, prt_status status, const char *message);
+    /* The context's object called `name`: made once per context, by the
+     * first layer (in attach order) to ask, with that caller's `create`
+     * and `user`, and the same pointer returned to every plugin of the
+     * context that asks for that name afterwards (the other callers'
+     * create, destroy and user are ignored). Two contexts have two objects.
+     * It is destroyed with the first caller's `destroy` (NULL: nothing to
+     * free) and `user` when the context is destroyed, after every plugin of
+     * the context, so plugins may use it until their own destroy; so
+     * `destroy` and `user` must stay valid until then: a function of the
+     * library and static data or NULL, never the plugin object. Objects
+     * are destroyed in the reverse order of their creation. For a cuBLAS
+     * or cuDNN handle, a compiled module, a table built once: name it after
+     * the plugin's namespace (e.g. "myns::cublas"), since every library's
+     * plugins share one name space per context. PRT_ERR_INVALID_ARGUMENT
+     * for a NULL or empty name, or a NULL create; create's status (and
+     * message) when it fails, and the next acquire tries again; PRT_ERR_STATE
+     * when create asks for its own name. create may call alloc and acquire
+     * (other names). Same threads as alloc. */
+    prt_status (*acquire)(void *context, const char *name, prt_resource_create_fn create,
+                          prt_resource_destroy_fn destroy, void *user, void **out);
 } prt_plugin_resources;
 
 /* Run-time capability: required in every plugin. Called on engine and

@@ -616,6 +616,11 @@ typedef struct prt_layer_info {
      * them (a Shape -> Gather -> Concat chain for a Reshape). Marking a
      * tensor an output makes its layer run. */
     int32_t skipped;
+    /* 1: the layer's plugin lets its enqueue be captured into a graph
+     * (prt_plugin_build.capture_safe; plugins without the entry, and
+     * engines written before it, say 1); 0: prt_context_capture_graph
+     * refuses the engine, naming this layer. */
+    int32_t capture_safe;
     /* 1: a kernel layer (prt_engine_get_kernel_layer): it runs GPU code
      * the engine holds, not its plugin, which need not be loaded. */
     int32_t kernel;
@@ -670,7 +675,10 @@ typedef struct prt_context_options {
     /* Most bytes of scratch memory (activation arena + workspace,
      * prt_engine_context_memory_size) the context may allocate; 0 for no
      * limit. An engine that needs more fails with PRT_ERR_OUT_OF_MEMORY
-     * naming both sizes, before anything is allocated. */
+     * naming both sizes, before anything is allocated. Memory the layers'
+     * plugins allocate through their resources (prt_plugin_resources.alloc)
+     * counts too: a request that would take the context past the limit
+     * fails. */
     int64_t memory_limit;
     /* 1: the context allocates no arena or workspace; the caller gives
      * prt_engine_context_memory_size bytes of the engine's device memory
@@ -719,6 +727,11 @@ PRT_API int32_t prt_default_thread_count(void);
 /* The threads the context runs with (>= 1; see prt_context_options.threads);
  * 0 for NULL. */
 PRT_API int32_t prt_context_get_threads(const prt_context *ctx);
+/* Bytes of the engine's device memory the context holds now: its arena and
+ * workspace (prt_engine_context_memory_size; 0 with options.external_memory)
+ * plus what its plugins hold through prt_plugin_resources.alloc. 0 for
+ * NULL. */
+PRT_API int64_t prt_context_get_memory_size(const prt_context *ctx);
 
 /* Gives a context made with options.external_memory its scratch memory:
  * at least prt_engine_context_memory_size bytes of the engine's device
@@ -783,7 +796,10 @@ PRT_API PRT_NODISCARD prt_status prt_context_get_tensor_shape(prt_context *ctx,
  * the host (both logged at build time). Tensor addresses are then device
  * pointers (shape inputs' values stay in host memory). Several contexts of
  * one engine may run at once on their own streams. Fails with a message
- * naming what is missing: an input shape, an address. */
+ * naming what is missing: an input shape, an address. A plugin's error
+ * reported through prt_plugin_resources.report_error fails the next run
+ * before it starts (or the run that was going when it came), naming the
+ * layer and the plugin. */
 PRT_API PRT_NODISCARD prt_status prt_context_enqueue(prt_context *ctx, void *stream);
 
 /* TensorRT's IProfiler: called once per layer of every run, in layer order,
@@ -813,7 +829,10 @@ PRT_API PRT_NODISCARD prt_status prt_context_set_profiler(prt_context *ctx,
  * is a run: data-dependent outputs get their true shapes, which
  * prt_context_get_tensor_shape reads after it. PRT_ERR_UNSUPPORTED on a
  * device without graphs, and for engines whose run must wait for the host
- * (see prt_context_enqueue) or outputs bound to an output allocator. */
+ * (see prt_context_enqueue) or outputs bound to an output allocator;
+ * PRT_ERR_UNSUPPORTED too, before anything is captured and on every
+ * device, when a layer's plugin says its enqueue cannot be captured
+ * (prt_layer_info.capture_safe), naming the layer and the plugin. */
 PRT_API PRT_NODISCARD prt_status prt_context_capture_graph(prt_context *ctx,
                                                            void *stream);
 PRT_API PRT_NODISCARD prt_status prt_context_launch_graph(prt_context *ctx, void *stream);

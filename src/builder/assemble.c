@@ -325,6 +325,14 @@ static prt_status assemble_layer(const bld *b, prt_engine *e, int32_t li)
     el->tactic = bl->tactic;
     el->workspace = bl->workspace;
     el->host_dims = bl->host_dims;
+    /* Asked once the layer's formats and tactic are chosen (plugin.h). */
+    el->no_capture =
+        BUILD_ENTRY(p, capture_safe) && !BUILD_ENTRY(p, capture_safe)(p, e->device);
+    if (el->no_capture)
+        base_log(PRT_SEV_INFO,
+                 "layer '%s' (plugin %s) says its enqueue cannot be captured into a "
+                 "graph: contexts of this engine run without one",
+                 l->name, bld_plugin_label(p).s);
     if (!el->name || !el->plugin_namespace || !el->plugin_name || !el->plugin_version ||
         !el->library || !el->inputs || !el->outputs || !el->alias_input ||
         !el->alias_copy)

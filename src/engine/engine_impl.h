@@ -98,6 +98,10 @@ typedef struct eng_layer {
      * keeps sizes in its own memory the runtime waits for them before this
      * layer. */
     int32_t host_dims;
+    /* 1: the plugin said its enqueue must not be captured into a graph
+     * (prt_plugin_build.capture_safe answered 0), so graph capture refuses
+     * the engine naming this layer. 0 for plugins without the entry. */
+    int32_t no_capture;
     /* 1: runs skip the layer, since nothing reads what it writes: no output
      * is an engine output or a size tensor, and no layer that runs takes
      * one as an input (a Shape -> Gather -> Concat chain whose values only

@@ -59,6 +59,19 @@
  *         load).
  *   HDIM  u32 count, then i32 layer indices, ascending: layers whose plugin
  *         needs true dims on the host (eng_layer.host_dims). Default: none.
+ *   NCAP  the same layout: layers whose plugin says its enqueue cannot be
+ *         captured into a graph (eng_layer.no_capture). Must follow LAYR.
+ *         Default: none.
+ * A required section written only when there is something in it (so that
+ * every other engine reads in plugrt versions before it), after LAYR:
+ *   KERN  kernel layers (src/kernel/kernel.h): u32 count, then per kernel
+ *         i32 layer, u64 content hash, u32 code count, per code i32 kind
+ *         (PTX 0, cubin 1), i32 capability (90 for sm_90), u64 size and
+ *         its bytes; u32 node count and nodes as EXPR's (leaves are the
+ *         layer's I/O dims); u32 launch count, per launch str entry, i32
+ *         grid[3], block[3], shared-memory node (-1 none), u32 argument
+ *         count, per argument i32 kind, i32 index, i32 node (-1 none), u64
+ *         a double's bits. A reader without it refuses the engine.
  *
  * Field elements on file: INT8/CHAR/BYTES 1 byte, INT16/FLOAT16/BFLOAT16 2,
  * INT32/FLOAT32 4, INT64/FLOAT64 8 (IEEE bit patterns, little-endian), DIMS
@@ -80,6 +93,7 @@
  * can need (a file may not make each context reserve more).
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -97,6 +111,7 @@
 #define TAG_WGHT ENG_TAG('W', 'G', 'H', 'T')
 #define TAG_DEVI ENG_TAG('D', 'E', 'V', 'I')
 #define TAG_HDIM ENG_TAG('H', 'D', 'I', 'M')
+#define TAG_NCAP ENG_TAG('N', 'C', 'A', 'P')
 #define TAG_KERN ENG_TAG('K', 'E', 'R', 'N')
 
 #define ENG_SECTION_OPTIONAL 1u
@@ -338,12 +353,38 @@ static prt_status check_strings(const prt_engine *e)
     return st;
 }
 
+/* Sections listing layers (HDIM, NCAP): those whose int32_t flag at
+ * offset `flag` of eng_layer is set. */
+static int32_t *layer_flag(eng_layer *l, size_t flag)
+{
+    return (int32_t *)(void *)((char *)l + flag);
+}
+
+static int32_t count_flagged(const prt_engine *e, size_t flag)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < e->nb_layers; i++)
+        n += *layer_flag(&e->layers[i], flag) != 0;
+    return n;
+}
+
+static void put_flagged(base_buf *out, uint32_t tag, const prt_engine *e, size_t flag,
+                        int32_t count)
+{
+    size_t at = sec_begin_flags(out, tag, ENG_SECTION_OPTIONAL);
+    base_buf_u32(out, (uint32_t)count);
+    for (int32_t i = 0; i < e->nb_layers; i++)
+        if (*layer_flag(&e->layers[i], flag))
+            base_buf_i32(out, i);
+    sec_end(out, at);
+}
+
 prt_status engine_write(const prt_engine *e, base_buf *out)
 {
     size_t start, at;
     prt_status st;
     uint32_t crc;
-    int32_t nb_hdim;
+    int32_t nb_hdim, nb_ncap;
     if (!e || !out)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "engine_write: NULL argument");
     /* Never write what a reader would refuse: an invalid engine here is a
@@ -364,13 +405,12 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
     base_buf_u32(out, PRT_PLUGIN_ABI_VERSION);
     base_buf_str(out, prt_version_string());
     base_buf_i32(out, e->device);
-    nb_hdim = 0;
-    for (int32_t i = 0; i < e->nb_layers; i++)
-        nb_hdim += e->layers[i].host_dims != 0;
+    nb_hdim = count_flagged(e, offsetof(eng_layer, host_dims));
+    nb_ncap = count_flagged(e, offsetof(eng_layer, no_capture));
     /* A CPU engine says nothing of its device: the CPU's files stay as they
      * were before DEVI existed. */
-    base_buf_u32(out,
-                 7 + (e->device != PRT_DEVICE_CPU) + (nb_hdim > 0) + (e->nb_kernels > 0));
+    base_buf_u32(out, 7 + (e->device != PRT_DEVICE_CPU) + (nb_hdim > 0) + (nb_ncap > 0) +
+                          (e->nb_kernels > 0));
 
     at = sec_begin(out, TAG_META);
     base_buf_i64(out, e->arena_size);
@@ -454,14 +494,10 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
         sec_end(out, at);
     }
 
-    if (nb_hdim) {
-        at = sec_begin_flags(out, TAG_HDIM, ENG_SECTION_OPTIONAL);
-        base_buf_u32(out, (uint32_t)nb_hdim);
-        for (int32_t i = 0; i < e->nb_layers; i++)
-            if (e->layers[i].host_dims)
-                base_buf_i32(out, i);
-        sec_end(out, at);
-    }
+    if (nb_hdim)
+        put_flagged(out, TAG_HDIM, e, offsetof(eng_layer, host_dims), nb_hdim);
+    if (nb_ncap)
+        put_flagged(out, TAG_NCAP, e, offsetof(eng_layer, no_capture), nb_ncap);
 
     /* Required: a reader that does not know kernels must not run the
      * layers without them. Written only when there are some, so other
@@ -959,8 +995,9 @@ static prt_status read_device(rctx *c, prt_engine *e)
     return PRT_OK;
 }
 
-/* Layers that need true dims on the host (HDIM); read after LAYR. */
-static prt_status read_host_dims(rctx *c, prt_engine *e)
+/* A list of layers (HDIM, NCAP) whose flag at offset `flag` it sets; read
+ * after LAYR. */
+static prt_status read_flagged(rctx *c, prt_engine *e, size_t flag)
 {
     uint32_t n = base_rd_u32(&c->r);
     int32_t prev = -1;
@@ -970,7 +1007,7 @@ static prt_status read_host_dims(rctx *c, prt_engine *e)
         int32_t li = base_rd_i32(&c->r);
         if (c->r.failed || li <= prev || li >= e->nb_layers)
             return malformed(c, "layer index %d out of order or range", (int)li);
-        e->layers[li].host_dims = 1;
+        *layer_flag(&e->layers[li], flag) = 1;
         prev = li;
     }
     return PRT_OK;
@@ -1117,6 +1154,7 @@ enum {
     SEC_WGHT,
     SEC_DEVI,
     SEC_HDIM,
+    SEC_NCAP,
     SEC_KERN,
     SEC_COUNT
 };
@@ -1126,10 +1164,10 @@ static const struct {
     const char *name;
     int required;
 } known_sections[SEC_COUNT] = {
-    {TAG_META, "meta", 1},    {TAG_TENS, "tensors", 1},  {TAG_LAYR, "layers", 1},
-    {TAG_IOLS, "io", 1},      {TAG_PROF, "profiles", 1}, {TAG_EXPR, "expressions", 1},
-    {TAG_WGHT, "weights", 1}, {TAG_DEVI, "device", 0},   {TAG_HDIM, "host dims", 0},
-    {TAG_KERN, "kernels", 0},
+    {TAG_META, "meta", 1},       {TAG_TENS, "tensors", 1},  {TAG_LAYR, "layers", 1},
+    {TAG_IOLS, "io", 1},         {TAG_PROF, "profiles", 1}, {TAG_EXPR, "expressions", 1},
+    {TAG_WGHT, "weights", 1},    {TAG_DEVI, "device", 0},   {TAG_HDIM, "host dims", 0},
+    {TAG_NCAP, "no capture", 0}, {TAG_KERN, "kernels", 0},
 };
 
 /* Parses everything after the version check and the checksum. */
@@ -1221,8 +1259,12 @@ static prt_status read_body(const uint8_t *p, size_t size, prt_engine *e)
             st = read_device(&sc, e);
             break;
         case SEC_HDIM:
-            st = seen[SEC_LAYR] ? read_host_dims(&sc, e)
-                                : malformed(&sc, "comes before the layers section");
+        case SEC_NCAP:
+            st = !seen[SEC_LAYR]
+                     ? malformed(&sc, "comes before the layers section")
+                     : read_flagged(&sc, e,
+                                    k == SEC_HDIM ? offsetof(eng_layer, host_dims)
+                                                  : offsetof(eng_layer, no_capture));
             break;
         case SEC_KERN:
             st = seen[SEC_LAYR] ? read_kernels(&sc, e)

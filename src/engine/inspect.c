@@ -90,6 +90,7 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
     out->nb_fields = l->nb_fields;
     out->fields = l->fields;
     out->skipped = l->skipped;
+    out->capture_safe = !l->no_capture;
     if (out->struct_size >= BASE_END_OF(prt_layer_info, kernel))
         out->kernel = l->kernel != NULL;
     return PRT_OK;

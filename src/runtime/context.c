@@ -41,6 +41,7 @@ void prt_context_destroy(prt_context *c)
     if (c->plugins)
         for (int32_t i = 0; i < c->e->nb_layers; i++)
             network_destroy_plugin(c->plugins[i]);
+    ctx_resources_destroy(c);
     if (c->staging)
         for (int32_t i = 0; i < c->nb_io; i++)
             c->dev->free(c->staging[i]);
@@ -216,7 +217,6 @@ static prt_status alloc_memory(prt_context *c)
 static prt_status attach_plugins(prt_context *c)
 {
     const prt_engine *e = c->e;
-    prt_plugin_resources res = {sizeof res, PRT_PLUGIN_ABI_VERSION, e->device};
     for (int32_t i = 0; i < e->nb_layers; i++) {
         const eng_layer *l = &e->layers[i];
         prt_status st;
@@ -227,7 +227,8 @@ static prt_status attach_plugins(prt_context *c)
          * which threads may create at once; the lock keeps plugin.h's
          * promise that one object is never called concurrently. */
         pthread_mutex_lock(e->plugin_lock);
-        c->plugins[i] = l->plugin->vt->runtime->attach_to_context(l->plugin, &res);
+        c->plugins[i] =
+            l->plugin->vt->runtime->attach_to_context(l->plugin, ctx_resources_for(c, i));
         pthread_mutex_unlock(e->plugin_lock);
         st = c->plugins[i] ? network_check_plugin(c->plugins[i], 0) : PRT_ERR_PLUGIN;
         if (st == PRT_OK && RUNTIME_ENTRY(c->plugins[i], set_tactic))
@@ -331,6 +332,7 @@ prt_status prt_context_create_with_options(const prt_engine *e,
     c->switch_device = switch_device;
     c->nb_io = e->nb_inputs + e->nb_outputs;
     c->external_memory = opts && opts->external_memory;
+    c->memory_limit = limit;
     /* A device with streams runs the layers' work itself: its contexts
      * get no worker threads unless asked for. */
     c->threads = threads ? threads : e->dev->host_visible ? base_cpu_count() : 1;
@@ -344,6 +346,8 @@ prt_status prt_context_create_with_options(const prt_engine *e,
     }
     if (!st)
         st = ctx_sizes_create(c);
+    if (!st)
+        st = ctx_resources_create(c);
     if (!st)
         st = attach_plugins(c);
     if (st) {

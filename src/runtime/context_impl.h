@@ -107,6 +107,12 @@ struct prt_context {
     prt_profiler_fn profiler;
     void *profiler_user;
     void **prof_events;
+
+    /* What its plugins get beside the device (resources.c), and the limit
+     * their memory counts against with the arena and workspace
+     * (prt_context_options.memory_limit; 0: none). */
+    struct ctx_res *res;
+    int64_t memory_limit;
 };
 
 /* Size tensors are filled with this byte before their layer runs; still
@@ -171,5 +177,17 @@ prt_status ctx_sizes_launch(prt_context *c, int32_t li, void *stream);
  * all with li = nb_layers) to the host: size_values/size_known, then the
  * exact shapes. Reports a bound a plugin broke. */
 prt_status ctx_sizes_fetch(prt_context *c, int32_t li, void *stream);
+
+/* resources.c */
+/* Makes the per-layer prt_plugin_resources (before attach_to_context) and
+ * destroys them with everything plugins left in them: shared objects, then
+ * memory (after every plugin of the context is destroyed). */
+prt_status ctx_resources_create(prt_context *c);
+void ctx_resources_destroy(prt_context *c);
+/* What layer li's attach_to_context gets. */
+prt_plugin_resources *ctx_resources_for(prt_context *c, int32_t li);
+/* The error a plugin reported (report_error), as the calling thread's
+ * error naming the layer, and cleared; PRT_OK when none. */
+prt_status ctx_resources_take_error(prt_context *c);
 
 #endif /* PLUGRT_CONTEXT_IMPL_H */

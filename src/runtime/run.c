@@ -389,13 +389,20 @@ static prt_status enqueue_run(prt_context *c, void *stream)
     outer = base_parallel_set_current(c->pool);
     c->ran = 0;
     c->sizes_pending = 0;
+    /* An error a plugin reported since the last run fails this one before
+     * it starts; one reported while it runs fails it when the layers are
+     * queued (plugin.h, report_error). */
+    st = ctx_resources_take_error(c);
     /* A device that keeps sizes bounds every dim once; the host path bounds
      * as it goes. */
-    st = ctx_prepare_shapes(c, c->device_sizes);
+    if (!st)
+        st = ctx_prepare_shapes(c, c->device_sizes);
     if (!st)
         st = bind_io(c);
     if (!st)
         st = run_layers(c, stream);
+    if (!st)
+        st = ctx_resources_take_error(c);
     if (!st)
         st = finish_outputs(c, stream);
     c->ran = st == PRT_OK;
@@ -419,10 +426,26 @@ prt_status prt_context_enqueue(prt_context *c, void *stream)
 
 /* ---- graphs -------------------------------------------------------------- */
 
-/* What a graph cannot hold: a wait for the host in the middle of the run. */
+/* A layer a graph cannot hold: PRT_ERR_UNSUPPORTED naming it and `why`. */
+static prt_status layer_not_capturable(const eng_layer *l, const char *why)
+{
+    return base_error(PRT_ERR_UNSUPPORTED, "graphs: layer '%s' (plugin %s) %s", l->name,
+                      base_plugin_label(l->plugin_namespace, l->plugin_name).s, why);
+}
+
+/* What a graph cannot hold: a plugin that says so, a wait for the host in
+ * the middle of the run. */
 static prt_status check_capturable(const prt_context *c)
 {
     const prt_engine *e = c->e;
+    /* First, and on every device: what the plugin says of itself holds
+     * wherever the engine runs, and names the layer a user must change. */
+    for (int32_t li = 0; li < e->nb_layers; li++)
+        if (e->layers[li].no_capture && !e->layers[li].skipped)
+            return layer_not_capturable(
+                &e->layers[li], "says its enqueue cannot be captured into a graph "
+                                "(prt_plugin_build.capture_safe); run this engine "
+                                "without a graph");
     if (!c->dev->graph_begin)
         return base_error(PRT_ERR_UNSUPPORTED, "graphs: device %s has none",
                           c->dev->name);
@@ -432,15 +455,9 @@ static prt_status check_capturable(const prt_context *c)
                           "the host between layers, which a graph cannot wait for");
     for (int32_t li = 0; li < e->nb_layers; li++)
         if (e->layers[li].host_dims && touches_earlier_sizes(c, &e->layers[li], li))
-            return base_error(
-                PRT_ERR_UNSUPPORTED,
-                "graphs: layer '%s' (plugin %s) needs "
-                "the true dims of data-dependent tensors on the host, which "
-                "a graph cannot wait for",
-                e->layers[li].name,
-                base_plugin_label(e->layers[li].plugin_namespace,
-                                  e->layers[li].plugin_name)
-                    .s);
+            return layer_not_capturable(&e->layers[li],
+                                        "needs the true dims of data-dependent tensors "
+                                        "on the host, which a graph cannot wait for");
     for (int32_t o = 0; o < e->nb_outputs; o++)
         if (!c->io_addr[e->nb_inputs + o] && c->alloc[e->nb_inputs + o])
             return base_error(PRT_ERR_UNSUPPORTED,
@@ -519,6 +536,9 @@ prt_status prt_context_launch_graph(prt_context *c, void *stream)
             "prt_context_launch_graph: shapes, addresses or "
             "memory changed since the graph was captured; capture it again");
     c->ran = 0;
+    st = ctx_resources_take_error(c);
+    if (st)
+        return st;
     st = ctx_device_enter(c, "prt_context_launch_graph", &saved);
     if (st)
         return st;

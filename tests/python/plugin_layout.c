@@ -85,6 +85,7 @@ int main(void)
     F(prt_plugin_build, get_output_values);
     F(prt_plugin_build, requires_host_dims);
     F(prt_plugin_build, set_target_device);
+    F(prt_plugin_build, capture_safe);
     F(prt_plugin_build, get_kernel);
     S(prt_plugin_runtime);
     F(prt_plugin_runtime, struct_size);
@@ -108,6 +109,11 @@ int main(void)
     F(prt_plugin_resources, struct_size);
     F(prt_plugin_resources, abi_version);
     F(prt_plugin_resources, device);
+    F(prt_plugin_resources, context);
+    F(prt_plugin_resources, alloc);
+    F(prt_plugin_resources, free);
+    F(prt_plugin_resources, report_error);
+    F(prt_plugin_resources, acquire);
     S(prt_plugin_creator);
     F(prt_plugin_creator, struct_size);
     F(prt_plugin_creator, abi_version);
@@ -162,6 +168,7 @@ int main(void)
     F(prt_layer_info, nb_fields);
     F(prt_layer_info, fields);
     F(prt_layer_info, skipped);
+    F(prt_layer_info, capture_safe);
     F(prt_layer_info, kernel);
     S(prt_context_options);
     F(prt_context_options, struct_size);

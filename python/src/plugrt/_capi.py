@@ -152,6 +152,7 @@ ALIASED_FN = CFUNCTYPE(c_int32, P, c_int32)
 OUTPUT_VALUES_FN = CFUNCTYPE(c_int32, P, P, P, c_int32, P, c_int32, P)
 REQUIRES_HOST_DIMS_FN = CFUNCTYPE(c_int32, P, c_int32)
 SET_TARGET_DEVICE_FN = CFUNCTYPE(c_int32, P, c_int32)
+CAPTURE_SAFE_FN = CFUNCTYPE(c_int32, P, c_int32)
 GET_KERNEL_FN = CFUNCTYPE(c_int32, P, c_int32, P, c_int32, P, c_int32, P, P, P, P)
 
 
@@ -168,6 +169,7 @@ class prt_plugin_build(Structure):
                 ("get_output_values", OUTPUT_VALUES_FN),
                 ("requires_host_dims", REQUIRES_HOST_DIMS_FN),
                 ("set_target_device", SET_TARGET_DEVICE_FN),
+                ("capture_safe", CAPTURE_SAFE_FN),
                 ("get_kernel", GET_KERNEL_FN)]
 
 
@@ -201,8 +203,18 @@ class prt_plugin(Structure):
     _fields_ = [("vt", POINTER(prt_plugin_vtable))]
 
 
+RES_ALLOC_FN = CFUNCTYPE(c_int32, P, c_uint64, P)
+RES_FREE_FN = CFUNCTYPE(None, P, P)
+RES_REPORT_ERROR_FN = CFUNCTYPE(None, P, c_int32, c_char_p)
+RES_CREATE_FN = CFUNCTYPE(c_int32, P, c_int32, P)
+RES_DESTROY_FN = CFUNCTYPE(None, P, P)
+RES_ACQUIRE_FN = CFUNCTYPE(c_int32, P, c_char_p, RES_CREATE_FN, RES_DESTROY_FN, P, P)
+
+
 class prt_plugin_resources(Structure):
-    _fields_ = [("struct_size", c_uint32), ("abi_version", c_uint32), ("device", c_int32)]
+    _fields_ = [("struct_size", c_uint32), ("abi_version", c_uint32), ("device", c_int32),
+                ("context", c_void_p), ("alloc", RES_ALLOC_FN), ("free", RES_FREE_FN),
+                ("report_error", RES_REPORT_ERROR_FN), ("acquire", RES_ACQUIRE_FN)]
 
 
 CREATE_FN = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_void_p, c_int32, c_void_p)
@@ -251,7 +263,7 @@ class prt_layer_info(Structure):
                 ("nb_outputs", c_int32), ("outputs", POINTER(c_int32)),
                 ("alias_input", POINTER(c_int32)),
                 ("nb_fields", c_int32), ("fields", POINTER(prt_field)),
-                ("skipped", c_int32), ("kernel", c_int32)]
+                ("skipped", c_int32), ("capture_safe", c_int32), ("kernel", c_int32)]
 
 
 class prt_context_options(Structure):
@@ -428,6 +440,7 @@ _decls: List[Tuple[Any, ...]] = [
     ("prt_context_create", c_int32, H, PH),
     ("prt_context_create_with_options", c_int32, H, POINTER(prt_context_options), PH),
     ("prt_context_get_threads", c_int32, H),
+    ("prt_context_get_memory_size", c_int64, H),
     ("prt_default_thread_count", c_int32),
     ("prt_context_destroy", None, H),
     ("prt_context_set_profile", c_int32, H, c_int32),

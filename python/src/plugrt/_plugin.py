@@ -26,6 +26,7 @@ creation.
 import copy
 import ctypes
 import inspect
+import itertools
 import operator
 import traceback
 from ctypes import addressof, c_int32, c_int64, c_uint64, c_void_p, sizeof
@@ -86,8 +87,11 @@ class IPluginV3OneCore:
 class IPluginV3OneBuild:
     """Build capability: num_outputs, get_output_data_types, get_output_shapes,
     supports_format_combination; optionally configure_plugin,
-    get_workspace_size, get_valid_tactics, get_aliased_input."""
+    get_workspace_size, get_valid_tactics, get_aliased_input; and
+    capture_safe = False when enqueue must not be captured into a CUDA graph
+    (graph capture then refuses the engine, naming the layer)."""
     num_outputs = 1
+    capture_safe = True
 
     def __init__(self):
         pass
@@ -168,14 +172,103 @@ PluginCreator = IPluginCreatorV3One
 
 
 class PluginResourceContext:
-    """What attach_to_context receives: the context's device."""
-    __slots__ = ("device",)
+    """What attach_to_context receives (TensorRT's IPluginResourceContext):
+    the context's device and, from a context (not from `plugrt check`,
+    which gives the device only), its objects shared by name among its
+    layers (acquire), its memory (alloc, free) and its error reporting
+    (report_error). Keep it in the clone attach_to_context returns: it
+    serves until the context is destroyed. plugin.h's prt_plugin_resources
+    says the rules."""
+    __slots__ = ("device", "_res")
 
-    def __init__(self, device: DeviceLike):
+    def __init__(self, device: DeviceLike, resources: Optional[int] = None):
         self.device = to_device(device)
+        self._res = None
+        if resources:
+            r = C.prt_plugin_resources()
+            n = min(C.prt_plugin_resources.from_address(resources).struct_size, sizeof(r))
+            ctypes.memmove(addressof(r), resources, n)
+            r.struct_size = n  # what it covered; entries past it read as absent
+            self._res = r
+
+    def _entry(self, name):
+        r = self._res
+        if r is None or r.struct_size < getattr(C.prt_plugin_resources, name).offset + \
+                sizeof(c_void_p) or not getattr(r, name):
+            raise E.StateError("this attach gives no %s (plugrt check attaches with the "
+                               "device only)" % name)
+        return getattr(r, name)
+
+    def acquire(self, name: str, factory: Any, release: Any = None) -> Any:
+        """The context's object called `name`: factory() makes it the first
+        time a Python plugin of the context asks, and every later call with
+        that name in the context returns the same object (a cuBLAS handle, a
+        compiled module). release(object), when given by that first caller,
+        runs when the context is destroyed, after its plugins. Names are
+        those of Python plugins only (C plugins' objects are not Python's)."""
+        f = self._entry("acquire")
+        token = next(_ACQ_TOKENS)
+        _ACQ_CALLS[token] = (factory, release)
+        out = c_void_p()
+        try:
+            st = f(self._res.context, ("python:" + name).encode(), _res_create,
+                   _res_destroy, token, ctypes.byref(out))
+        finally:
+            del _ACQ_CALLS[token]
+        E.check(st)
+        return _SHARED[out.value][0]
+
+    def alloc(self, nbytes: int) -> int:
+        """The address of `nbytes` of the context's device memory (host
+        memory on the CPU), counted in its memory and its limit; freed by
+        free() or with the context."""
+        out = c_void_p()
+        E.check(self._entry("alloc")(self._res.context, int(nbytes), ctypes.byref(out)))
+        return out.value or 0
+
+    def free(self, address: int) -> None:
+        """Returns memory alloc() gave."""
+        self._entry("free")(self._res.context, address or None)
+
+    def report_error(self, message: str, status: int = C.PRT_ERR_PLUGIN) -> None:
+        """An error the context's next run (or the one going) returns, naming
+        the layer: for failures learned outside a call (a callback, a thread)."""
+        self._entry("report_error")(self._res.context, int(status), message.encode())
 
     def __repr__(self) -> str:
         return "PluginResourceContext(device=%s)" % self.device.name
+
+
+# Shared objects of Python plugins: C holds a token per object, mapped here
+# to (object, release) from its creation to its context's destruction.
+_SHARED: Dict[int, Any] = {}
+_ACQ_CALLS: Dict[int, Any] = {}  # per acquire in progress: (factory, release)
+_ACQ_TOKENS = itertools.count(1)
+
+
+@C.RES_CREATE_FN
+def _res_create(user, device, out):
+    try:
+        factory, release = _ACQ_CALLS[user]
+        obj = factory()
+        token = next(_ACQ_TOKENS)
+        _SHARED[token] = (obj, release)
+        c_void_p.from_address(out).value = token
+        return C.PRT_OK
+    except BaseException as exc:  # noqa: BLE001 - reported, never lost
+        E.report(exc, "shared object factory raised %s: %s" % (type(exc).__name__, exc),
+                 C.PRT_ERR_PLUGIN)
+        return C.PRT_ERR_PLUGIN
+
+
+@C.RES_DESTROY_FN
+def _res_destroy(user, obj):
+    got = _SHARED.pop(obj, None)
+    if got is not None and got[1] is not None:
+        try:
+            got[1](got[0])
+        except BaseException:  # noqa: BLE001 - nowhere to report it: print it
+            traceback.print_exc()
 
 
 # ---------------------------------------------------------------------------
@@ -210,6 +303,10 @@ class Bridge:
         self.nb_out = None
         self._ptr_cache = [None, None]
         self._fieldset = None
+        # Whether enqueue may be captured into a graph (capture_safe in
+        # plugin.h): a class plugin's `capture_safe` attribute, a decorator
+        # plugin's register(..., capture_safe=).
+        self.capture_safe = True
 
     @property
     def key(self):
@@ -293,6 +390,8 @@ class ClassBridge(Bridge):
             raise TypeError("%s: get_capability_interface(RUNTIME) returned None; "
                             "every plugin needs the runtime capability" % self.key)
         self.module = module or type(plugin).__module__
+        self.capture_safe = bool(getattr(self.build if self.build is not None else plugin,
+                                         "capture_safe", getattr(core, "capture_safe", True)))
         self.in_descs = self.out_descs = None
         self._enqueue = self.runtime.enqueue
         self._takes_device = _takes_device(self._enqueue)
@@ -525,11 +624,17 @@ def _b_requires_host_dims(p, device):
     return 1 if device == C.PRT_DEVICE_CUDA else 0
 
 
+@C.CAPTURE_SAFE_FN
+def _b_capture_safe(p, device):
+    br = LIVE.get(p)
+    return 1 if br is None or br.capture_safe else 0
+
+
 @C.ATTACH_FN
 @_guard("attach_to_context", None)
 def _r_attach(br, resources):
     dev = C.prt_plugin_resources.from_address(resources).device if resources else 0
-    return br.attach(PluginResourceContext(dev)).publish()
+    return br.attach(PluginResourceContext(dev, resources)).publish()
 
 
 @C.CLONE_FN
@@ -662,7 +767,8 @@ _CORE = C.prt_plugin_core(sizeof(C.prt_plugin_core), C.PRT_PLUGIN_ABI_VERSION,
 _BUILD = C.prt_plugin_build(sizeof(C.prt_plugin_build), C.PRT_PLUGIN_ABI_VERSION,
                             _b_nb_outputs, _b_dtypes, _b_shapes, _b_supports,
                             _b_configure, _b_workspace, _b_tactics, _b_aliased,
-                            C.OUTPUT_VALUES_FN(), _b_requires_host_dims)
+                            C.OUTPUT_VALUES_FN(), _b_requires_host_dims,
+                            C.SET_TARGET_DEVICE_FN(), _b_capture_safe)
 _RUNTIME = C.prt_plugin_runtime(sizeof(C.prt_plugin_runtime), C.PRT_PLUGIN_ABI_VERSION,
                                 _r_set_tactic, _r_on_shape_change, _r_enqueue, _r_attach,
                                 _r_fields, _r_clone, _r_destroy)

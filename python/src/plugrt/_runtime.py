@@ -137,15 +137,17 @@ class ICudaEngine(Closable):
 
     def get_layer_info(self, index: int) -> dict:
         """What `plugrt inspect` shows of a layer: name, plugin key, library,
-        tactic, workspace, its serialized fields, and whether runs skip it
-        (nothing reads its outputs)."""
+        tactic, workspace, its serialized fields, whether runs skip it
+        (nothing reads its outputs), and whether its plugin lets a graph
+        capture it (capture_safe)."""
         li = C.struct_of(C.prt_layer_info)
         E.call(C.fn.engine_get_layer, self.handle, int(index), byref(li))
         fc = C.prt_field_collection(li.nb_fields, li.fields)
         return {"name": C.s(li.name), "plugin_namespace": C.s(li.plugin_namespace),
                 "plugin_name": C.s(li.plugin_name), "plugin_version": C.s(li.plugin_version),
                 "library": C.s(li.library), "tactic": li.tactic, "workspace": li.workspace,
-                "fields": read_fields(addressof(fc)), "skipped": bool(li.skipped)}
+                "fields": read_fields(addressof(fc)), "skipped": bool(li.skipped),
+                "capture_safe": bool(li.capture_safe)}
 
     def serialize(self) -> HostMemory:
         ptr, size = c_void_p(), c_size_t()
@@ -436,6 +438,12 @@ class IExecutionContext(Closable):
     def threads(self) -> int:
         """The intra-op threads this context runs with."""
         return int(C.fn.context_get_threads(self.handle))
+
+    @property
+    def memory_size(self) -> int:
+        """Bytes of device memory the context holds: its arena and workspace
+        plus what its plugins allocated through their resources."""
+        return int(C.fn.context_get_memory_size(self.handle))
 
     def _use_stream(self, s):
         if s != self._stream:

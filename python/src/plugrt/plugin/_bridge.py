@@ -244,6 +244,7 @@ class PluginDef:
         self.device_mask = 1 << Device.CPU
         self.autotune_fn: Optional[Callable[..., Any]] = None
         self.autotune_args: Any = None
+        self.capture_safe = True  # register(..., capture_safe=)
         self.creator = _DecoratorCreator(self)
 
     def _params(self, fn, what, extra):
@@ -375,6 +376,7 @@ class DecoratorBridge(Bridge):
         self.pdef = pdef
         self.attrs = attrs
         self.module = pdef.module
+        self.capture_safe = pdef.capture_safe
         self.hints = hints  # [(dtype or None, rank or None)] per input, from the network
         self.in_dtypes = None
         self.out_dtypes = None
@@ -676,7 +678,8 @@ class _DecoratorCreatorBridge(CreatorBridge):
 # ---------------------------------------------------------------------------
 
 
-def register(plugin_id: str, lazy_register: bool = False) -> Callable[[F], F]:
+def register(plugin_id: str, lazy_register: bool = False,
+             capture_safe: bool = True) -> Callable[[F], F]:
     """Registers a plugin 'namespace::name' (version "1") whose shapes and
     types the decorated function gives: its parameters are the inputs
     (annotated TensorDesc), then the attributes (annotated int, float, str,
@@ -689,9 +692,15 @@ def register(plugin_id: str, lazy_register: bool = False) -> Callable[[F], F]:
 
     The plugin's creator joins the default registry (trt.get_plugin_registry()),
     so ONNX nodes with its op type and plugin_namespace, and engines holding
-    it, find it once the module defining it is imported."""
+    it, find it once the module defining it is imported.
+
+    capture_safe=False says the impl must not be captured into a CUDA graph
+    (it synchronizes, allocates, or decides on the host from this run's
+    values): the engine records it, and graph capture of a context of it
+    fails naming the layer instead of inside the driver."""
     def deco(fn):
         pdef = PluginDef(plugin_id, fn)
+        pdef.capture_safe = bool(capture_safe)
         with _defs_lock:
             if plugin_id in _DEFS:
                 raise ValueError("plugin %s is already registered (by %s)" % (
