@@ -224,7 +224,8 @@ static const prt_plugin_build rp_build = {sizeof rp_build,
                                           NULL,
                                           NULL,
                                           NULL,
-                                          rp_capture_safe};
+                                          rp_capture_safe,
+                                          NULL};
 /* A plugin built against the header before capture_safe: its table ends
  * before the entry (what lies past it is the author's, here a function the
  * host must never call). */
@@ -241,7 +242,8 @@ static const prt_plugin_build rp_build_old = {offsetof(prt_plugin_build, capture
                                               NULL,
                                               NULL,
                                               NULL,
-                                              rp_capture_safe};
+                                              rp_capture_safe,
+                                              NULL};
 static const prt_plugin_runtime rp_runtime = {sizeof rp_runtime,
                                               PRT_PLUGIN_ABI_VERSION,
                                               NULL,

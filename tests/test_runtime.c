@@ -331,6 +331,7 @@ static const prt_plugin_build tp_build = {sizeof tp_build,
                                           tp_values,
                                           NULL,
                                           NULL,
+                                          NULL,
                                           NULL};
 static const prt_plugin_runtime tp_runtime = {sizeof tp_runtime, PRT_PLUGIN_ABI_VERSION,
                                               tp_set_tactic,     NULL,

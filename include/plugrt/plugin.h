@@ -394,8 +394,9 @@ typedef struct prt_kernel_launch {
 } prt_kernel_launch;
 
 /* A kernel layer: code and the launches of one run, in order, on the
- * layer's stream. Everything is borrowed until get_kernel returns; the
- * builder copies it. */
+ * layer's stream. What the pointers point to is the plugin's, and must
+ * stay valid until the next call on the plugin or its destruction: the
+ * builder copies it right after get_kernel returns. */
 typedef struct prt_kernel_desc {
     uint32_t struct_size; /* sizeof(prt_kernel_desc), set by the builder */
     int32_t nb_code;

@@ -564,6 +564,7 @@ static const prt_plugin_build op_build = {sizeof(prt_plugin_build),
                                           bld_values,
                                           bld_host_dims,
                                           NULL,
+                                          NULL,
                                           NULL};
 
 /* ------------------------------------------------------------------------ */

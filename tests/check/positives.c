@@ -268,7 +268,8 @@ static const prt_plugin_build build = {sizeof build,  PRT_PLUGIN_ABI_VERSION,
                                        configure,     workspace,
                                        valid_tactics, aliased,
                                        output_values, NULL,
-                                       NULL,          NULL};
+                                       NULL,          NULL,
+                                       NULL};
 
 /* ---- runtime ---------------------------------------------------------------- */
 

@@ -110,7 +110,8 @@ static const prt_plugin_build build = {sizeof build,  PRT_PLUGIN_ABI_VERSION,
                                        configure,     NULL,
                                        NULL,          NULL,
                                        NULL,          NULL,
-                                       NULL,          NULL};
+                                       NULL,          NULL,
+                                       NULL};
 
 /* ---- runtime ---------------------------------------------------------------- */
 

@@ -1811,6 +1811,7 @@ static const prt_plugin_build tr_build = {sizeof(prt_plugin_build),
                                           NULL,
                                           NULL,
                                           NULL,
+                                          NULL,
                                           NULL};
 static const prt_plugin_runtime tr_runtime = {sizeof(prt_plugin_runtime),
                                               PRT_PLUGIN_ABI_VERSION,

@@ -433,6 +433,7 @@ static const prt_plugin_build oc_build = {sizeof oc_build,
                                           NULL,
                                           NULL,
                                           NULL,
+                                          NULL,
                                           NULL};
 static const prt_plugin_runtime oc_runtime = {sizeof oc_runtime,
                                               PRT_PLUGIN_ABI_VERSION,

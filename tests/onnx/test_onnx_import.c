@@ -451,6 +451,7 @@ static const prt_plugin_build sp_build = {sizeof sp_build,
                                           NULL,
                                           NULL,
                                           NULL,
+                                          NULL,
                                           NULL};
 static const prt_plugin_runtime sp_runtime = {sizeof sp_runtime, PRT_PLUGIN_ABI_VERSION,
                                               sp_set_tactic,     sp_shape_change,

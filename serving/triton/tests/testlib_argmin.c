@@ -148,6 +148,7 @@ static const prt_plugin_build am_build = {sizeof(prt_plugin_build),
                                           NULL,
                                           NULL,
                                           NULL,
+                                          NULL,
                                           NULL};
 static const prt_plugin_runtime am_runtime = {sizeof(prt_plugin_runtime),
                                               PRT_PLUGIN_ABI_VERSION,

@@ -174,6 +174,7 @@ static const prt_plugin_build mt_build = {sizeof(prt_plugin_build),
                                           NULL,
                                           NULL,
                                           NULL,
+                                          NULL,
                                           NULL};
 static const prt_plugin_runtime mt_runtime = {sizeof(prt_plugin_runtime),
                                               PRT_PLUGIN_ABI_VERSION,
