@@ -30,6 +30,7 @@ from ._aot import (KernelLaunchParams, SymExpr, SymExprs, SymFloat32, SymFloat64
 from ._autotune import AutoTuneCombination
 from ._bridge import (DecoratorPlugin, PluginDef, aot_impl, autotune, get_plugin, impl, op,
                       register)
+from ._torch import from_torch_op
 from ._shape import (ShapeExpr, ShapeExprs, SizeTensorDesc, Tensor, TensorDesc, cdiv,
                      device_tensor, from_shape_expr, max, min, size_tensor)
 
