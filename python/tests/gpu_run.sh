@@ -121,6 +121,11 @@ MODELS=$ROOT/../shared/models
 [ -d "$MODELS" ] || MODELS=$B/models
 export PLUGRT_MODELS=$MODELS
 
+# The plugrt program, for the tests and the example that run engines with
+# kernel layers in a process of their own (PLUGRT_CLI, else the CMake build's).
+CLI=${PLUGRT_CLI:-$(ls "$B"/cmake/tools/plugrt "$B"/cmake-direct/tools/plugrt 2>/dev/null | head -1)}
+[ -n "$CLI" ] && export PLUGRT_CLI=$CLI
+
 # ---- pytest (CPU and CUDA tests) ------------------------------------------
 pushd python >/dev/null
 step "pytest python/tests" 480 "$LOG/pytest.log" \
@@ -149,6 +154,13 @@ for backend in torch cuda; do
 done
 ex "circ_pad_plugin.py --device cuda (torch and Triton tactics)" circ_pad_plugin.py --device cuda
 ex "in_place_add.py --device cuda" in_place_add.py --device cuda
+# The Triton AOT plugin: its engine run by plugrt run (no Python).
+if [ -n "$CLI" ]; then
+  ex "circ_pad_aot.py (Triton aot_impl, run by plugrt run)" circ_pad_aot.py --plugrt "$CLI"
+else
+  note "FAIL  circ_pad_aot.py: no plugrt program (set PLUGRT_CLI)"
+  status=1
+fi
 if [ -f "$MODELS/qa_custom_hardmax.onnx" ]; then
   ex "onnx_custom_plugin.py --device cuda" onnx_custom_plugin.py --device cuda --models "$MODELS"
 else

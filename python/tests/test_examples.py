@@ -96,3 +96,21 @@ def test_in_place_add_on_the_gpu():
     _needs("torch")
     out = run("in_place_add.py", "--device", "cuda")
     assert out.count(": True") == 3
+
+
+def test_circ_pad_aot_without_a_gpu_or_triton_skips_cleanly():
+    if CUDA_REASON is None:
+        pytest.skip("a GPU is here: the GPU test runs it")
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "circ_pad_aot.py")],
+                       capture_output=True, text=True, cwd=EXAMPLES, timeout=120)
+    assert r.returncode == 0 and "skipped: no usable CUDA device" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.cuda
+def test_circ_pad_aot_on_the_gpu():
+    _needs("torch", "triton")
+    cli = os.environ.get("PLUGRT_CLI")
+    if not cli:
+        pytest.skip("PLUGRT_CLI names no plugrt program")
+    out = run("circ_pad_aot.py", "--plugrt", cli)
+    assert out.count("by plugrt run (no Python): matches") == 3, out

@@ -35,7 +35,7 @@ from ._errors import (AlreadyExistsError, Error, InternalError, InvalidArgumentE
                       IOError, MalformedError, NotFoundError, OutOfMemoryError, PluginError,
                       ShapeError, StateError, UnsupportedError, VersionError)
 from ._exprs import DimsExprs, IDimensionExpr, IExprBuilder
-from ._network import (Builder, HostMemory, IBuilderConfig, IConstantLayer, ILayer,
+from ._network import (Builder, BuilderFlag, HostMemory, IBuilderConfig, IConstantLayer, ILayer,
                        INetworkDefinition, IOptimizationProfile, IPluginV3Layer, ITensor,
                        OnnxParser, ParserError)
 from ._plugin import (CCreator, CPlugin, IPluginCreatorV3One, IPluginV3, IPluginV3OneBuild,
@@ -87,7 +87,7 @@ __all__ = [
     "init_libnvinfer_plugins", "PLUGINS_LIBRARY",
     # networks, builder, parser
     "Builder", "INetworkDefinition", "NetworkDefinition", "ITensor", "ILayer", "IPluginV3Layer",
-    "IConstantLayer", "IBuilderConfig", "BuilderConfig", "IOptimizationProfile", "OnnxParser",
+    "IConstantLayer", "IBuilderConfig", "BuilderConfig", "BuilderFlag", "IOptimizationProfile", "OnnxParser",
     "ParserError", "HostMemory",
     # engines, contexts, runtime, short path
     "Runtime", "ICudaEngine", "Engine", "IExecutionContext", "ExecutionContext",

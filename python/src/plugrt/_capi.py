@@ -17,7 +17,7 @@ import ctypes
 import os
 import threading
 from typing import Any, List, Tuple
-from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int32,
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int32,
                     c_int64, c_size_t, c_uint32, c_uint64, c_void_p, sizeof)
 
 # ---------------------------------------------------------------------------
@@ -156,6 +156,32 @@ CAPTURE_SAFE_FN = CFUNCTYPE(c_int32, P, c_int32)
 GET_KERNEL_FN = CFUNCTYPE(c_int32, P, c_int32, P, c_int32, P, c_int32, P, P, P, P)
 
 
+# Kernel layers (plugin.h): what get_kernel fills.
+PRT_KERNEL_PTX, PRT_KERNEL_CUBIN, PRT_KERNEL_CUDA_SOURCE = 0, 1, 2
+(PRT_KARG_INPUT, PRT_KARG_OUTPUT, PRT_KARG_WORKSPACE, PRT_KARG_NULL, PRT_KARG_INT32,
+ PRT_KARG_INT64, PRT_KARG_FLOAT32, PRT_KARG_FLOAT64, PRT_KARG_DIMS) = range(9)
+
+
+class prt_kernel_code(Structure):
+    _fields_ = [("kind", c_int32), ("arch", c_int32), ("data", c_void_p), ("size", c_int64)]
+
+
+class prt_kernel_arg(Structure):
+    _fields_ = [("kind", c_int32), ("index", c_int32), ("value", c_void_p),
+                ("fvalue", c_double)]
+
+
+class prt_kernel_launch(Structure):
+    _fields_ = [("entry", c_void_p), ("grid", c_void_p * 3), ("block", c_void_p * 3),
+                ("shared_bytes", c_void_p), ("nb_args", c_int32), ("args", c_void_p)]
+
+
+class prt_kernel_desc(Structure):
+    _fields_ = [("struct_size", c_uint32), ("nb_code", c_int32), ("code", c_void_p),
+                ("nb_launches", c_int32), ("launches", c_void_p),
+                ("compile_options", c_void_p)]
+
+
 class prt_plugin_build(Structure):
     _fields_ = [("struct_size", c_uint32), ("abi_version", c_uint32),
                 ("nb_outputs", NB_OUTPUTS_FN),
@@ -289,7 +315,8 @@ STRUCTS = {cls.__name__: cls for cls in (
     prt_expr_builder, prt_plugin_core, prt_plugin_build, prt_plugin_runtime,
     prt_plugin_vtable, prt_plugin, prt_plugin_resources, prt_plugin_creator,
     prt_plugin_library, prt_device_info, prt_io_info, prt_layer_info, prt_context_options,
-    prt_output_allocator)}
+    prt_output_allocator, prt_kernel_code, prt_kernel_arg, prt_kernel_launch,
+    prt_kernel_desc)}
 
 # ---------------------------------------------------------------------------
 # The libraries

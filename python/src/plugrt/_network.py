@@ -1,6 +1,7 @@
 """Networks, the builder, its config and profiles, and the ONNX parser."""
 
 import ctypes
+import enum
 import os
 import re
 import weakref
@@ -271,13 +272,21 @@ class INetworkDefinition(Closable):
         self._layers.append(layer)
         return layer
 
-    def add_plugin(self, op: Any) -> IPluginV3Layer:
+    def add_plugin(self, op: Any, aot: Optional[bool] = None) -> IPluginV3Layer:
         """A layer from a decorator plugin's op: network.add_plugin(
-        plugrt.plugin.op.ns.name(x, attr=...))."""
+        plugrt.plugin.op.ns.name(x, attr=...)). aot: True runs the plugin's
+        aot_impl kernel on CUDA, False its impl; None (the default) leaves
+        it to the builder flags PREFER_AOT/JIT_PYTHON_PLUGINS, or to the one
+        implementation the plugin has."""
         try:
             inputs, shape_inputs, plugin = op
         except (TypeError, ValueError):
             raise TypeError("add_plugin takes what plugrt.plugin.op.<ns>.<name>(...) returns")
+        if aot is not None:
+            from .plugin._bridge import DecoratorPlugin  # noqa: PLC0415 - cycle
+            if not isinstance(plugin, DecoratorPlugin):
+                raise TypeError("aot= applies to decorator plugins (plugrt.plugin.op...)")
+            plugin = DecoratorPlugin(plugin.pdef, plugin.attrs, plugin.hints, bool(aot))
         return self.add_plugin_v3(inputs, shape_inputs, plugin)
 
     def mark_output(self, tensor: ITensor) -> None:
@@ -362,6 +371,16 @@ class IOptimizationProfile:
         return "<plugrt.IOptimizationProfile%s>" % (": " + ", ".join(parts) if parts else "")
 
 
+class BuilderFlag(enum.IntEnum):
+    """Builder flags plugrt takes (TensorRT's names and meanings); set with
+    IBuilderConfig.set_flag."""
+    #: Python plugins with both impl and aot_impl run the aot_impl's kernel
+    #: (a kernel layer), unless the layer says otherwise (add_plugin's aot).
+    PREFER_AOT_PYTHON_PLUGINS = 33
+    #: ... run impl (Python at run time).
+    PREFER_JIT_PYTHON_PLUGINS = 34
+
+
 class IBuilderConfig(Closable):
     """Build options: workspace limit, profiles, device, autotuning, timing
     cache."""
@@ -380,6 +399,29 @@ class IBuilderConfig(Closable):
         E.call(C.fn.builder_config_set_autotune, self._h, 1)
         self._autotune = True
         self._cache = None
+        self._flags = 0
+
+    def set_flag(self, flag: BuilderFlag) -> None:
+        self._flags |= 1 << int(BuilderFlag(flag))
+
+    def clear_flag(self, flag: BuilderFlag) -> None:
+        self._flags &= ~(1 << int(BuilderFlag(flag)))
+
+    def get_flag(self, flag: BuilderFlag) -> bool:
+        return bool(self._flags >> int(BuilderFlag(flag)) & 1)
+
+    @property
+    def flags(self) -> int:
+        """The flags as a mask of 1 << BuilderFlag (TensorRT's flags)."""
+        return self._flags
+
+    @flags.setter
+    def flags(self, mask: int) -> None:
+        known = sum(1 << int(f) for f in BuilderFlag)
+        if int(mask) & ~known:
+            raise ValueError("unknown builder flags in %#x (plugrt takes %s)" % (
+                int(mask), ", ".join(f.name for f in BuilderFlag)))
+        self._flags = int(mask)
 
     def set_memory_pool_limit(self, pool: MemoryPoolType, pool_size: int) -> None:
         pool = MemoryPoolType(pool)
@@ -491,8 +533,12 @@ class Builder(_WithRegistry):
         cfg = config or IBuilderConfig()
         reg = self._registry_for(network)
         out = c_void_p()
+        from .plugin._bridge import building  # noqa: PLC0415 - cycle
         try:
-            E.call(C.fn.engine_build, network.handle, cfg.handle, reg.handle, byref(out))
+            with building(cfg.get_flag(BuilderFlag.PREFER_AOT_PYTHON_PLUGINS),
+                          cfg.get_flag(BuilderFlag.PREFER_JIT_PYTHON_PLUGINS)):
+                E.call(C.fn.engine_build, network.handle, cfg.handle, reg.handle,
+                       byref(out))
         except E.UnsupportedError as e:
             hint = _device_hint(str(e))
             if not hint:

@@ -307,6 +307,7 @@ class Bridge:
         # plugin.h): a class plugin's `capture_safe` attribute, a decorator
         # plugin's register(..., capture_safe=).
         self.capture_safe = True
+        self.target = None  # the build's device (set_target_device), None until told
 
     @property
     def key(self):
@@ -332,6 +333,12 @@ class Bridge:
         if c is None or c[0] != addr:
             c = self._ptr_cache[slot] = (addr, (c_uint64 * n).from_address(addr))
         return c[1][:]
+
+    def kernel(self, tactic, in_types, out_types, in_dims, out_dims, eb):
+        """get_kernel (plugin.h): (anything to keep alive, the filled
+        prt_kernel_desc), or None when this plugin has no kernel (enqueue
+        runs). Only decorator plugins with an aot_impl have one."""
+        return None
 
     def serialize(self, fields, module):
         fields = list(fields)
@@ -576,6 +583,35 @@ def _b_aliased(br, index):
     return int(br.aliased_input(index))
 
 
+@C.SET_TARGET_DEVICE_FN
+@_guard("set_target_device", C.PRT_ERR_PLUGIN)
+def _b_set_target_device(br, device):
+    br.target = device  # a decorator plugin's aot_impl sizes its workspace for CUDA only
+    return C.PRT_OK
+
+
+@C.GET_KERNEL_FN
+@_guard("get_kernel", C.PRT_ERR_PLUGIN)
+def _b_get_kernel(br, tactic, ins, nb_in, outs, nb_out, in_dims, out_dims, ebp, kernel):
+    eb = IExprBuilder(ebp)
+    try:
+        in_types = [d.desc.type for d in dynamic_descs(ins, nb_in)]
+        out_types = [d.desc.type for d in dynamic_descs(outs, nb_out)]
+        got = br.kernel(tactic, in_types, out_types, read_dim_exprs(in_dims, nb_in, eb),
+                        read_dim_exprs(out_dims, nb_out, eb), eb)
+    finally:
+        eb._end()
+    if got is None:
+        return C.PRT_ERR_UNSUPPORTED  # no kernel for this tactic: enqueue runs
+    # The builder set struct_size; what it reads of the rest stays alive in
+    # the bridge until the next get_kernel (it copies it after we return).
+    k = C.prt_kernel_desc.from_address(kernel)
+    size = k.struct_size
+    ctypes.memmove(kernel, addressof(got[1]), min(size, sizeof(C.prt_kernel_desc)))
+    k.struct_size = size
+    return C.PRT_OK
+
+
 @C.SET_TACTIC_FN
 @_guard("set_tactic", C.PRT_ERR_PLUGIN)
 def _r_set_tactic(br, tactic):
@@ -759,16 +795,16 @@ for _n, _f in (("nb_outputs", _cb_nb_outputs), ("output_dtypes", _cb_output_dtyp
                ("_clone_obj", _clone_obj), ("fields_address", _cb_fields_address)):
     setattr(ClassBridge, _n, _f)
 
-# One set of tables for every bridge. get_output_values, set_target_device and
-# requires_host_dims stay NULL (optional: no values known; dims_device is
-# enough, on the CPU there is none).
+# One set of tables for every bridge (get_kernel answers PRT_ERR_UNSUPPORTED
+# for plugins without an aot_impl). get_output_values stays NULL (no values
+# are known).
 _CORE = C.prt_plugin_core(sizeof(C.prt_plugin_core), C.PRT_PLUGIN_ABI_VERSION,
                           _core_name, _core_version, _core_namespace, _core_devices)
 _BUILD = C.prt_plugin_build(sizeof(C.prt_plugin_build), C.PRT_PLUGIN_ABI_VERSION,
                             _b_nb_outputs, _b_dtypes, _b_shapes, _b_supports,
                             _b_configure, _b_workspace, _b_tactics, _b_aliased,
                             C.OUTPUT_VALUES_FN(), _b_requires_host_dims,
-                            C.SET_TARGET_DEVICE_FN(), _b_capture_safe)
+                            _b_set_target_device, _b_capture_safe, _b_get_kernel)
 _RUNTIME = C.prt_plugin_runtime(sizeof(C.prt_plugin_runtime), C.PRT_PLUGIN_ABI_VERSION,
                                 _r_set_tactic, _r_on_shape_change, _r_enqueue, _r_attach,
                                 _r_fields, _r_clone, _r_destroy)

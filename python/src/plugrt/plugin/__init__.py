@@ -25,12 +25,17 @@ are serialized into engines; an engine holding a decorator plugin loads
 once the module that registers it is imported (else the error says which).
 """
 
+from ._aot import (KernelLaunchParams, SymExpr, SymExprs, SymFloat32, SymFloat64, SymInt32,
+                   SymInt64, SymIntExprs)
 from ._autotune import AutoTuneCombination
-from ._bridge import DecoratorPlugin, PluginDef, autotune, get_plugin, impl, op, register
+from ._bridge import (DecoratorPlugin, PluginDef, aot_impl, autotune, get_plugin, impl, op,
+                      register)
+from ._torch import from_torch_op
 from ._shape import (ShapeExpr, ShapeExprs, SizeTensorDesc, Tensor, TensorDesc, cdiv,
                      device_tensor, from_shape_expr, max, min, size_tensor)
 
-__all__ = ["AutoTuneCombination", "DecoratorPlugin", "PluginDef", "ShapeExpr", "ShapeExprs",
-           "SizeTensorDesc", "Tensor", "TensorDesc", "autotune", "cdiv", "device_tensor",
-           "from_shape_expr", "get_plugin", "impl", "max", "min", "op", "register",
-           "size_tensor"]
+__all__ = ["AutoTuneCombination", "DecoratorPlugin", "KernelLaunchParams", "PluginDef",
+           "ShapeExpr", "ShapeExprs", "SizeTensorDesc", "SymExpr", "SymExprs", "SymFloat32",
+           "SymFloat64", "SymInt32", "SymInt64", "SymIntExprs", "Tensor", "TensorDesc",
+           "aot_impl", "autotune", "cdiv", "device_tensor", "from_shape_expr", "from_torch_op",
+           "get_plugin", "impl", "max", "min", "op", "register", "size_tensor"]

@@ -13,6 +13,7 @@ from .. import _errors as E
 from .._plugin import Bridge, CreatorBridge, IPluginCreatorV3One
 from .._types import (DataType, Device, DeviceLike, PluginField, PluginFieldCollection,
                       PluginFieldType, TensorFormat, to_device)
+from . import _aot
 from ._autotune import AutoTuneCombination
 from ._shape import ShapeExpr, ShapeExprs, SizeTensorDesc, Tensor, TensorDesc
 
@@ -241,7 +242,8 @@ class PluginDef:
         self.nb_outputs_hint = _outputs_from_annotation(hints.get("return", sig.return_annotation))
         # prt_device -> (impl function, its (attrs, extras))
         self.impls: Dict[int, Tuple[Callable[..., Any], Any]] = {}
-        self.device_mask = 1 << Device.CPU
+        self.aot_fn: Optional[Callable[..., Any]] = None
+        self.aot_args: Any = None
         self.autotune_fn: Optional[Callable[..., Any]] = None
         self.autotune_args: Any = None
         self.capture_safe = True  # register(..., capture_safe=)
@@ -281,7 +283,23 @@ class PluginDef:
             raise ValueError("%s: impl for no device" % self.id)
         for d in ds:
             self.impls[d] = (fn, args)
-        self.device_mask = sum(1 << d for d in self.impls)
+
+    @property
+    def device_mask(self) -> int:
+        """The devices impl functions run on, and CUDA with an aot_impl (the
+        CPU alone for a plugin with neither yet)."""
+        m = sum(1 << d for d in self.impls)
+        if self.aot_fn is not None:
+            m |= 1 << Device.CUDA
+        return m or 1 << Device.CPU
+
+    def set_aot_impl(self, fn: Callable[..., Any]) -> None:
+        self.aot_args = self._params(fn, "aot_impl", ("outputs", "tactic"))
+        self.aot_fn = fn
+
+    @property
+    def has_jit_cuda(self) -> bool:
+        return int(Device.CUDA) in self.impls
 
     @property
     def impl_fn(self) -> Optional[Callable[..., Any]]:
@@ -336,12 +354,17 @@ class PluginDef:
 class DecoratorPlugin:
     """An instance of a decorator plugin with its attribute values
     (what plugrt.plugin.op.<ns>.<name>(...) puts in a network)."""
-    __slots__ = ("pdef", "attrs", "hints")
+    __slots__ = ("pdef", "attrs", "hints", "aot")
 
-    def __init__(self, pdef: PluginDef, attrs: Dict[str, Any], hints: Any = None):
+    def __init__(self, pdef: PluginDef, attrs: Dict[str, Any], hints: Any = None,
+                 aot: Optional[bool] = None):
         self.pdef = pdef
         self.attrs = attrs
         self.hints = hints
+        # True/False: this layer runs aot_impl's kernel / impl on CUDA
+        # (network.add_plugin(..., aot=), an ONNX node's `aot`); None: the
+        # builder flags or what the plugin has decide (_use_aot).
+        self.aot = aot
 
     @property
     def plugin_name(self) -> str:
@@ -356,7 +379,9 @@ class DecoratorPlugin:
         return self.pdef.version
 
     def _bridge(self):
-        return DecoratorBridge(self.pdef, self.attrs, self.hints)
+        b = DecoratorBridge(self.pdef, self.attrs, self.hints)
+        b.aot = self.aot
+        return b
 
     def __repr__(self):
         return "<decorator plugin %s %r>" % (self.pdef.id, self.attrs)
@@ -395,6 +420,8 @@ class DecoratorBridge(Bridge):
         self._fn = None
         self._fields = None
         self._dtype_cache: Dict[Tuple[Any, ...], List[Any]] = {}
+        self.aot: Optional[bool] = None
+        self._kernel_keep = None  # the last get_kernel's desc, read by the builder
 
     @property
     def devices(self):
@@ -407,6 +434,8 @@ class DecoratorBridge(Bridge):
               "get_valid_tactics": self.pdef.autotune_fn}.get(entry, self.pdef.register_fn)
         what = {"enqueue": "impl", "supports_format_combination": "autotune",
                 "get_valid_tactics": "autotune"}.get(entry, "register")
+        if entry == "get_kernel":
+            fn, what = self.pdef.aot_fn, "aot_impl"
         return "Python plugin %s (%s function %s, while plugrt asked for %s)" % (
             self.pdef.id, what, getattr(fn, "__qualname__", "?"), entry)
 
@@ -540,7 +569,83 @@ class DecoratorBridge(Bridge):
         pass
 
     def workspace(self, ins, outs):
-        return 0
+        """The global scratch an aot_impl kernel asks for, at the profile's
+        largest shapes: aot_impl called with those shapes as constants."""
+        if not self.pdef.aot_fn or self.target != Device.CUDA or not self._use_aot():
+            return 0
+        ind = [TensorDesc(ShapeExprs(list(d.max)), d.desc.type) for d in ins]
+        outd = [TensorDesc(ShapeExprs(list(d.max)), d.desc.type) for d in outs]
+        kd = _aot.describe(self._call_aot(ind, outd), len(ins), len(outs),
+                           self._aot_who())
+        if kd.workspace is None:
+            return 0
+        if not kd.workspace.is_constant:
+            raise ValueError("the global scratch size is not a constant at the largest "
+                             "shapes")
+        return kd.workspace.constant_value
+
+    # -- the AOT kernel ---------------------------------------------------------
+    def _aot_who(self):
+        return "aot_impl of %s (%s)" % (self.pdef.id,
+                                        getattr(self.pdef.aot_fn, "__qualname__", "?"))
+
+    def _use_aot(self) -> bool:
+        """Whether this layer runs aot_impl's kernel on CUDA, as TensorRT
+        chooses: the layer's aot (add_plugin(..., aot=), an ONNX node's
+        attribute), else the builder flags PREFER_AOT_PYTHON_PLUGINS /
+        PREFER_JIT_PYTHON_PLUGINS, else the one implementation there is;
+        with both and nothing choosing, the build fails saying how to."""
+        p = self.pdef
+        if p.aot_fn is None:
+            if self.aot:
+                raise ValueError("%s: the layer asks for its AOT implementation (aot=True) "
+                                 "but the plugin has no @plugrt.plugin.aot_impl" % p.id)
+            return False
+        if self.aot is not None:
+            if not self.aot and not p.has_jit_cuda:
+                raise ValueError("%s: the layer asks for its JIT implementation (aot=False) "
+                                 "but the plugin has no @plugrt.plugin.impl(%r, "
+                                 "device='cuda')" % (p.id, p.id))
+            return bool(self.aot)
+        prefer_aot, prefer_jit = _current_preference()
+        if prefer_aot and prefer_jit:
+            raise ValueError("both PREFER_AOT_PYTHON_PLUGINS and PREFER_JIT_PYTHON_PLUGINS "
+                             "are set; set one")
+        if prefer_aot or not p.has_jit_cuda:
+            return True
+        if prefer_jit:
+            return False
+        raise ValueError(
+            "%s has both an impl and an aot_impl for CUDA: choose with "
+            "network.add_plugin(..., aot=True/False), the builder flag "
+            "PREFER_AOT_PYTHON_PLUGINS or PREFER_JIT_PYTHON_PLUGINS, or an ONNX node "
+            "attribute aot" % p.id)
+
+    def _call_aot(self, ins, outs):
+        for i, d in enumerate(ins):
+            d._index = i
+        attrs_used, extra = self.pdef.aot_args
+        kw = {n: self.attrs[n] for n in attrs_used}
+        if "outputs" in extra:
+            kw["outputs"] = tuple(outs)
+        if "tactic" in extra:
+            kw["tactic"] = self.tactic
+        return self.pdef.aot_fn(*ins, **kw)
+
+    def kernel(self, tactic, in_types, out_types, in_dims, out_dims, eb):
+        """get_kernel: the prt_kernel_desc of aot_impl's kernel for `tactic`,
+        or None when this layer runs impl (the JIT path)."""
+        self._kernel_keep = None
+        if not self._use_aot():
+            return None
+        self.tactic = int(tactic)
+        ins = [TensorDesc(_aot.shape_exprs(d), t) for d, t in zip(in_dims, in_types)]
+        outs = [TensorDesc(_aot.shape_exprs(d), t) for d, t in zip(out_dims, out_types)]
+        kd = _aot.describe(self._call_aot(ins, outs), len(ins), len(outs),
+                           self._aot_who())
+        desc = _aot.lower(kd, eb)
+        self._kernel_keep = kd  # the builder copies it after get_kernel returns
+        return kd, desc
 
     def tactics(self):
         """The tactics declared for this layer's types, in declaration order:
@@ -553,8 +658,13 @@ class DecoratorBridge(Bridge):
         types = list(self.in_dtypes or []) + list(self.out_dtypes or [])
         fit = [tl for tt, _, tl in combos if len(tt) == len(types) and all(
             t is None or t == d for t, d in zip(tt, types))]
-        return list(dict.fromkeys(t for tl in (fit or [tl for _, _, tl in combos])
-                                  for t in tl))
+        got = list(dict.fromkeys(t for tl in (fit or [tl for _, _, tl in combos])
+                                 for t in tl))
+        if not self.pdef.impls:
+            # An aot_impl alone has nothing the builder can time (it times
+            # enqueue, which is impl): the first declared tactic is the one.
+            return got[:1]
+        return got
 
     def aliased_input(self, i):
         return (self.aliases or {}).get(i, -1)
@@ -624,14 +734,17 @@ class DecoratorBridge(Bridge):
         b.in_ranks, b.out_ranks = self.in_ranks, self.out_ranks
         b.aliases = dict(self.aliases) if self.aliases is not None else None
         b.tactic = self.tactic
+        b.aot = self.aot
         b._count = self._count
         b._fields = self._fields
         return b
 
     def attach(self, ctx):
         if not self.pdef.impls:
-            raise E.StateError("%s has no impl function (@plugrt.plugin.impl(%r))" % (
-                self.pdef.id, self.pdef.id))
+            raise E.StateError("%s has no impl function (@plugrt.plugin.impl(%r))%s" % (
+                self.pdef.id, self.pdef.id,
+                "; its aot_impl runs only as a kernel layer of an engine built for CUDA"
+                if self.pdef.aot_fn else ""))
         return self._copy()
 
     def clone(self):
@@ -659,12 +772,17 @@ class _DecoratorCreator(IPluginCreatorV3One):
 
     def create_plugin(self, name, fc, phase):
         given = {}
+        aot = None
         for f in fc or []:
             a = self.pdef.attrs.get(f.name)
             if a is None:
+                if f.name == "aot" and f.type != PluginFieldType.CHAR:
+                    # An ONNX node's `aot` attribute chooses the AOT or JIT
+                    # implementation, as TensorRT's parser takes it.
+                    aot = bool(np.asarray(f.data).reshape(-1)[0])
                 continue  # unknown fields are ignored, as the C plugins do
             given[f.name] = a.from_field(f)
-        return DecoratorPlugin(self.pdef, self.pdef.attr_values(given))
+        return DecoratorPlugin(self.pdef, self.pdef.attr_values(given), aot=aot)
 
 
 class _DecoratorCreatorBridge(CreatorBridge):
@@ -753,6 +871,59 @@ def autotune(plugin_id: str) -> Callable[[F], F]:
         _get(plugin_id, "autotune").set_autotune(fn)
         return fn
     return deco
+
+
+def aot_impl(plugin_id: str) -> Callable[[F], F]:
+    """An ahead-of-time implementation (tensorrt.plugin's aot_impl): the
+    decorated function takes the input TensorDescs, the attributes it
+    names, `outputs` (their TensorDescs) and `tactic`, and returns
+    (kernel_name, compiled_kernel, KernelLaunchParams, extra_args).
+
+    compiled_kernel is PTX (str or bytes) or a cubin (bytes, told by its
+    ELF magic), or a list of them (cubins for several capabilities beside
+    PTX). The launch sizes and extra_args (SymExprs of SymInt32, SymInt64,
+    SymFloat32, SymFloat64, or plain ints/floats) are expressions over the
+    TensorDescs' shape_expr. The kernel's parameters are the input
+    pointers, then extra_args, then the output pointers (as TensorRT passes
+    them); trailing parameters the code declares beyond those (Triton's
+    scratch pointers) are passed NULL, or the workspace for global scratch
+    (KernelLaunchParams.global_scratch).
+
+    A CUDA build embeds the kernel in the engine (a kernel layer: it runs
+    with no Python, given allow_embedded_kernels); attribute values it
+    uses become constants there. With both impl (on CUDA) and aot_impl, the
+    layer's aot, the builder flags PREFER_AOT_PYTHON_PLUGINS /
+    PREFER_JIT_PYTHON_PLUGINS or an ONNX node's `aot` attribute choose."""
+    def deco(fn):
+        _get(plugin_id, "aot_impl").set_aot_impl(fn)
+        return fn
+    return deco
+
+
+# The builder flags of the build under way on this thread: (prefer AOT,
+# prefer JIT), set by Builder.build_engine_with_config around the C build
+# (which calls the plugins on the building thread).
+_BUILD_STATE = threading.local()
+
+
+def _current_preference() -> Tuple[bool, bool]:
+    return getattr(_BUILD_STATE, "prefer", (False, False))
+
+
+class building:
+    """with building(prefer_aot, prefer_jit): the thread's build flags."""
+
+    def __init__(self, prefer_aot: bool, prefer_jit: bool):
+        self.prefer = (bool(prefer_aot), bool(prefer_jit))
+
+    def __enter__(self):
+        self.saved = getattr(_BUILD_STATE, "prefer", (False, False))
+        _BUILD_STATE.prefer = self.prefer
+        return self
+
+    def __exit__(self, *exc):
+        _BUILD_STATE.prefer = self.saved
+        return False
 
 
 def get_plugin(plugin_id: str) -> PluginDef:

@@ -1,0 +1,212 @@
+"""Plugins from torch custom ops (Torch-TensorRT's custom_op): from_torch_op.
+
+Shapes. The op's fake (meta) implementation is run under torch's
+FakeTensorMode at concrete input shapes: one base shape, one more per input
+dim (that dim changed alone) and a check shape with every dim changed. Each
+output dim is fitted as an affine function of the input dims (a constant
+plus integer multiples of dims) and must reproduce the check shape; an op
+whose output dims are not affine in its input dims (a reshape to a
+product, data-dependent sizes) is refused, naming the output and dim. The
+fitted expressions become the register function's ShapeExpr arithmetic, so
+the engine's shapes follow the inputs at run time.
+
+Types come from the same fake run (per input dtype combination). impl views
+plugrt's buffers as torch tensors without a copy (torch.as_tensor over
+__cuda_array_interface__ on CUDA, torch.from_numpy on the CPU), calls the
+op, and copies its results into the outputs (the op allocates them: a
+functional op has nowhere else to write).
+
+Not done: an aot_impl for ops that are torch.library.triton_op (the Triton
+kernel and its launch grid would have to be recovered from the op's
+traced body); such ops run through impl.
+"""
+
+import inspect
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from .._types import DataType
+from ._bridge import impl, register
+from ._shape import TensorDesc
+
+_SCALARS = {"int": int, "SymInt": int, "float": float, "bool": bool, "str": str}
+_LISTS = {"int[]": np.int64, "SymInt[]": np.int64, "float[]": np.float64, "bool[]": np.bool_}
+
+
+def _torch():
+    try:
+        import torch  # noqa: PLC0415 - optional dependency
+    except ImportError:
+        raise ImportError("from_torch_op needs torch (pip install torch)") from None
+    return torch
+
+
+def _dtype_maps(torch):
+    from .._cuda import torch_dtype  # noqa: PLC0415
+    to_torch, from_torch = {}, {}
+    for d in DataType:
+        try:
+            t = torch_dtype(d)
+        except Exception:  # noqa: BLE001 - no torch counterpart
+            continue
+        to_torch[d] = t
+        from_torch.setdefault(t, d)
+    return to_torch, from_torch
+
+
+def _fit(samples, nb_vars, what):
+    """Fits y = c + sum(k_j * v_j) (integers) through samples [(vars, y)]:
+    sample 0 is the base, sample 1 + j changes var j alone; the rest check.
+    Returns (c, [k_j]) or raises ValueError naming `what`."""
+    base_v, base_y = samples[0]
+    ks = []
+    for j in range(nb_vars):
+        v, y = samples[1 + j]
+        dv = v[j] - base_v[j]
+        k, r = divmod(y - base_y, dv)
+        if r:
+            raise ValueError("%s is not an integer multiple of input dim %d" % (what, j))
+        ks.append(k)
+    c = base_y - sum(k * x for k, x in zip(ks, base_v))
+    for v, y in samples[1 + nb_vars:]:
+        if c + sum(k * x for k, x in zip(ks, v)) != y:
+            raise ValueError("%s is not an affine function of the input dims (plugrt fits "
+                             "output dims as constant + multiples of input dims)" % what)
+    return c, ks
+
+
+def from_torch_op(op_name: str, plugin_id: Optional[str] = None,
+                  devices: Sequence[str] = ("cpu", "cuda")) -> str:
+    """Registers the torch custom op `op_name` ("ns::op", from
+    torch.library.custom_op or a library with a fake/meta kernel) as a
+    decorator plugin `plugin_id` (default: the op's name) and returns the
+    plugin id. Tensor arguments are the plugin's inputs (in the schema's
+    order); int, float, bool, str and int[]/float[] arguments become its
+    attributes (keyword arguments of plugrt.plugin.op.<ns>.<name>).
+    Outputs: the op's Tensor returns."""
+    torch = _torch()
+    ns, name = op_name.split("::", 1)
+    packet = getattr(getattr(torch.ops, ns), name)
+    overload = packet.default
+    schema = overload._schema
+    to_torch, from_torch = _dtype_maps(torch)
+    inputs: List[str] = []
+    attrs: List[inspect.Parameter] = []
+    ann: Dict[str, Any] = {}
+    for a in schema.arguments:
+        t = str(a.type)
+        if t == "Tensor":
+            if attrs:
+                raise TypeError("%s: tensor argument %r comes after an attribute; plugrt "
+                                "plugins take tensors first" % (op_name, a.name))
+            inputs.append(a.name)
+            ann[a.name] = TensorDesc
+            continue
+        if t in _SCALARS:
+            kind = _SCALARS[t]
+        elif t in _LISTS:
+            kind = npt.NDArray[_LISTS[t]]
+        else:
+            raise TypeError("%s: argument %r of type %s has no plugin attribute type "
+                            "(int, float, bool, str, int[], float[])" % (op_name, a.name, t))
+        default = a.default_value if a.has_default_value() else inspect.Parameter.empty
+        attrs.append(inspect.Parameter(a.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                       default=default, annotation=kind))
+        ann[a.name] = kind
+    rets = [str(r.type) for r in schema.returns]
+    if not rets or any(r != "Tensor" for r in rets):
+        raise TypeError("%s: plugrt plugins return tensors; the op returns (%s)" % (
+            op_name, ", ".join(rets) or "nothing"))
+    attr_names = [p.name for p in attrs]
+    pid = plugin_id or op_name
+
+    def run_fake(shapes, dtypes, kw):
+        from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: PLC0415
+        with FakeTensorMode():
+            ts = [torch.empty(s, dtype=to_torch[d]) for s, d in zip(shapes, dtypes)]
+            out = overload(*ts, **kw)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        got = []
+        for o in outs:
+            try:
+                got.append(([int(x) for x in o.shape], from_torch[o.dtype]))
+            except Exception as exc:  # noqa: BLE001 - symbolic or unknown dtype
+                raise ValueError("%s: output shape %s or dtype %s cannot be a plugin's "
+                                 "(data-dependent sizes are not supported)" % (
+                                     op_name, tuple(o.shape), o.dtype)) from exc
+        return got
+
+    def kwargs_of(values):
+        kw = {}
+        for n, v in values.items():
+            kw[n] = v.tolist() if isinstance(v, np.ndarray) else v
+        return kw
+
+    def reg(*descs, **values):
+        dtypes = [d.dtype or DataType.FLOAT for d in descs]
+        ranks = [len(d.shape_expr) for d in descs]
+        kw = kwargs_of(values)
+        slots = [(i, k) for i, r in enumerate(ranks) for k in range(r)]
+        base = [[3 + (7 * i + 3 * k) % 5 for k in range(r)] for i, r in enumerate(ranks)]
+        probes = [base]
+        for i, k in slots:
+            p = [list(s) for s in base]
+            p[i][k] += 4
+            probes.append(p)
+        probes.append([[x + 2 + (j % 3) for j, x in enumerate(s)] for s in base])
+        runs = [run_fake(p, dtypes, kw) for p in probes]
+        outs = []
+        for o, (shape0, dt) in enumerate(runs[0]):
+            dims = []
+            for d in range(len(shape0)):
+                what = "%s: output %d dim %d" % (op_name, o, d)
+                samples = []
+                for p, r in zip(probes, runs):
+                    if len(r[o][0]) != len(shape0):
+                        raise ValueError("%s: output %d's rank changes with the input shapes"
+                                         % (op_name, o))
+                    samples.append(([p[i][k] for i, k in slots], r[o][0][d]))
+                c, ks = _fit(samples, len(slots), what)
+                e = c
+                for (i, k), m in zip(slots, ks):
+                    if m:
+                        e = descs[i].shape_expr[k] * m + e
+                dims.append(e if not isinstance(e, int) else e)
+            td = TensorDesc([x for x in dims], dt)
+            outs.append(td)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                annotation=TensorDesc) for n in inputs] + attrs
+    reg.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    reg.__annotations__ = dict(ann)
+    reg.__qualname__ = reg.__name__ = "from_torch_op(%r)" % op_name
+    register(pid)(reg)
+
+    def run(*tensors, outputs, stream, **values):
+        kw = kwargs_of({n: values[n] for n in attr_names if n in values})
+        if tensors and tensors[0].device.name == "CUDA" or (
+                not tensors and outputs and outputs[0].device.name == "CUDA"):
+            with torch.cuda.stream(torch.cuda.ExternalStream(stream)):
+                ts = [torch.as_tensor(t, device="cuda") for t in tensors]
+                got = overload(*ts, **kw)
+                got = got if isinstance(got, (tuple, list)) else (got,)
+                for o, g in zip(outputs, got):
+                    torch.as_tensor(o, device="cuda").copy_(g)
+            return
+        ts = [torch.from_numpy(np.asarray(t)) for t in tensors]
+        got = overload(*ts, **kw)
+        got = got if isinstance(got, (tuple, list)) else (got,)
+        for o, g in zip(outputs, got):
+            torch.from_numpy(np.asarray(o)).copy_(g)
+
+    run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in inputs] +
+        [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in attr_names] +
+        [inspect.Parameter("outputs", inspect.Parameter.KEYWORD_ONLY),
+         inspect.Parameter("stream", inspect.Parameter.KEYWORD_ONLY)])
+    run.__qualname__ = run.__name__ = "from_torch_op(%r).impl" % op_name
+    impl(pid, device=list(devices))(run)
+    return pid
