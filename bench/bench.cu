@@ -439,7 +439,13 @@ prt_status bench_engine_build(bench_env *env, const char *ns, const char *name,
             out->tactic = info.tactic;
     }
     for (int i = 0; !st && i < nb_ctx; i++) {
-        st = prt_context_create(out->engine, &out->ctx[i]);
+        /* The engine was built here: its kernel layers (NonZero's NVRTC
+         * backend) are code this program made, so they may run. */
+        prt_context_options opts;
+        memset(&opts, 0, sizeof opts);
+        opts.struct_size = sizeof opts;
+        opts.allow_embedded_kernels = 1;
+        st = prt_context_create_with_options(out->engine, &opts, &out->ctx[i]);
         if (!st)
             out->nb_ctx = i + 1;
     }

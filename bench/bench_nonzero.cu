@@ -98,6 +98,7 @@ typedef struct nz_size {
     float *hx;           /* host copy of set 0's input */
     int32_t *hy;         /* host copy of an output */
     bench_engine eng[2]; /* [row_order] */
+    bench_engine nv[2];  /* [row_order]: backend "nvrtc", a kernel layer */
 } nz_size;
 
 /* Queues one CUB selection for set s; with temp NULL only sizes temp. */
@@ -145,6 +146,12 @@ static int run_plugrt(void *user, int set)
 {
     nz_run *r = (nz_run *)user;
     return bench_enqueue(r->env, r->z->eng[r->row_order].ctx[set]);
+}
+
+static int run_nvrtc(void *user, int set)
+{
+    nz_run *r = (nz_run *)user;
+    return bench_enqueue(r->env, r->z->nv[r->row_order].ctx[set]);
 }
 
 static int run_plugrt_graph(void *user, int set)
@@ -320,22 +327,27 @@ static int size_alloc(bench_env *env, nz_size *z, int64_t rows, int64_t cols, in
     z->hx = (float *)bench_host_malloc(sizeof(float) * (size_t)z->n);
     z->hy = (int32_t *)bench_host_malloc(sizeof(int32_t) * 2 * (size_t)z->n);
 
-    for (int ro = 0; ro < 2; ro++) {
+    /* The compiled kernels (eng) and the NVRTC backend's kernel layer (nv),
+     * bound to the same buffers. */
+    for (int e = 0; e < 4; e++) {
+        int ro = e & 1;
         int64_t d2[2] = {rows, cols};
         prt_dims d;
         int32_t row_order = ro;
-        prt_field f = {"rowOrder", &row_order, PRT_FIELD_INT32, 1};
+        prt_field f[2] = {{"rowOrder", &row_order, PRT_FIELD_INT32, 1},
+                          {"backend", "nvrtc", PRT_FIELD_CHAR, 5}};
+        bench_engine *eng = e < 2 ? &z->eng[ro] : &z->nv[ro];
         bench_dims(&d, 2, d2);
-        if (bench_engine_build(env, "", "NonZeroPlugin", &f, 1, PRT_FLOAT32, &d, outs, 2,
-                               sets, &z->eng[ro]) != PRT_OK)
+        if (bench_engine_build(env, "", "NonZeroPlugin", f, e < 2 ? 1 : 2, PRT_FLOAT32,
+                               &d, outs, 2, sets, eng) != PRT_OK)
             continue;
         for (int s = 0; s < sets; s++) {
-            prt_context *c = z->eng[ro].ctx[s];
+            prt_context *c = eng->ctx[s];
             if (prt_context_set_tensor_address(c, "x", z->x[s]) != PRT_OK ||
                 prt_context_set_tensor_address(c, "y", z->y[s]) != PRT_OK ||
                 prt_context_set_tensor_address(c, "k", z->k[s]) != PRT_OK) {
                 printf("  binding buffers failed: %s\n", prt_last_error());
-                bench_engine_destroy(&z->eng[ro]);
+                bench_engine_destroy(eng);
                 break;
             }
         }
@@ -345,8 +357,10 @@ static int size_alloc(bench_env *env, nz_size *z, int64_t rows, int64_t cols, in
 
 static void size_free(nz_size *z)
 {
-    for (int ro = 0; ro < 2; ro++)
+    for (int ro = 0; ro < 2; ro++) {
         bench_engine_destroy(&z->eng[ro]);
+        bench_engine_destroy(&z->nv[ro]);
+    }
     for (int s = 0; s < z->sets; s++) {
         BENCH_CUDA(cudaFree(z->x[s]));
         BENCH_CUDA(cudaFree(z->y[s]));
@@ -445,6 +459,16 @@ static void bench_case(bench_env *env, nz_size *z, int row_order, int64_t kref,
         snprintf(note, sizeof note, "K = %lld, tactic %d", (long long)kref,
                  (int)z->eng[row_order].tactic);
         timed(env, &r, run_plugrt, 0, kref, bytes, copy, id, "plugrt", note);
+    }
+    /* The NVRTC backend: the same result from the kernel layer. */
+    if (!z->nv[row_order].engine) {
+        bench_result(id, "plugrt_nvrtc", "error", NULL, NULL, bytes,
+                     "no engine (build failed, above)");
+        env->failures++;
+    } else if (!first_run(env, &r, run_nvrtc, 0, kref, bytes, id, "plugrt_nvrtc")) {
+        snprintf(note, sizeof note, "K = %lld, kernel layer (backend nvrtc)",
+                 (long long)kref);
+        timed(env, &r, run_nvrtc, 0, kref, bytes, copy, id, "plugrt_nvrtc", note);
     }
     for (int v = 0; v < 2; v++) {
         r.variant = v;

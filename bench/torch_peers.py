@@ -294,8 +294,10 @@ def main(argv):
     print("@device " + json.dumps({"program": "torch_peers", "name": PROPS.name,
                                    "torch": torch.__version__,
                                    "cuda": torch.version.cuda, "l2_bytes": L2}))
+    peers = {"nonzero": bench_nonzero, "hardmax": bench_hardmax, "circpad": bench_circpad}
     for g in groups:
-        {"nonzero": bench_nonzero, "hardmax": bench_hardmax, "circpad": bench_circpad}[g]()
+        if g in peers:  # "kernels" (bench_kernels: plugrt against itself) has none
+            peers[g]()
     print(f"torch_peers: {'FAILED' if FAILURES else 'done'} ({FAILURES} failures)")
     return 1 if FAILURES else 0
 

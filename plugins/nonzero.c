@@ -22,8 +22,11 @@
  * all zero (the same rule).
  *
  * Fields: rowOrder (int32, default 1; any non-zero value means row order,
- * serialized as 0 or 1); backend (char; accepted for compatibility with
- * TensorRT's sample and ignored, not serialized).
+ * serialized as 0 or 1); backend (char): "nvrtc" makes the layer a kernel
+ * layer on CUDA (nonzero_nvrtc.h: source the builder compiles with NVRTC and
+ * the engine holds, so it runs with no plugin library), serialized; any
+ * other value ("", "cuda", or TensorRT's sample's Python backends) is the
+ * compiled kernels below, as before, and is not serialized.
  *
  * CUDA (nonzero_cuda.cu): K is written on the device and never read back.
  * Tactics (cuda_launch.h): 0 picks by size; 1 one block; 2 count, scan,
@@ -37,26 +40,38 @@
  * input. On the CPU every tactic runs the same loop.
  */
 #include "common.h"
+#include "nonzero_nvrtc.h"
 
 #include <string.h>
 
 typedef struct nonzero {
     plg_object obj;
     int32_t row_order; /* 1: K x 2, 0: 2 x K */
+    int32_t nvrtc;     /* backend "nvrtc": a kernel layer on CUDA */
     int32_t tactic;
-    prt_field ser[1];
+    prt_field ser[2];
+    /* What get_kernel's description points into, which the builder reads
+     * until get_kernel returns; made anew by each call, so a clone's copy
+     * is never used. */
+    plg_nz_nvrtc_desc kernel;
 } nonzero;
+
+static const char nz_nvrtc_name[] = "nvrtc";
 
 /* The tactics (cuda_launch.h), AUTO first: a build without autotuning takes
  * the first listed (plugin.h). Only the CUDA kernels tell them apart, so a
- * CPU-only build lists none. Returns the count. */
+ * CPU-only build lists none, and neither does the NVRTC backend, whose one
+ * kernel serves tactic 0. Returns the count. */
 static int32_t nz_tactic_list(const nonzero *z, const int32_t **list)
 {
 #ifdef PRT_PLUGINS_CUDA
     static const int32_t all[] = {
         PLG_NZ_AUTO,     PLG_NZ_ONE_BLOCK,     PLG_NZ_COUNT_SCAN_WRITE,
         PLG_NZ_ONE_PASS, PLG_NZ_ONE_PASS_WIDE, PLG_NZ_BITMAP};
-    (void)z;
+    if (z->nvrtc) {
+        *list = NULL;
+        return 0;
+    }
     *list = all;
     return (int32_t)(sizeof all / sizeof all[0]);
 #else
@@ -210,6 +225,12 @@ static prt_status nz_get_workspace_size(prt_plugin *self,
     (void)vol;
     *out_bytes = 0; /* the CPU needs none */
 #endif
+    /* The kernel layer's counts and offsets, on a CUDA target; no less than
+     * the compiled kernels' need, so enqueue (which runs them) stays right
+     * with the same workspace. */
+    if (nz(self)->nvrtc && nz(self)->obj.target == PRT_DEVICE_CUDA &&
+        plg_nz_nvrtc_workspace(vol) > *out_bytes)
+        *out_bytes = plg_nz_nvrtc_workspace(vol);
     return PRT_OK;
 }
 
@@ -219,6 +240,29 @@ static prt_status nz_get_valid_tactics(prt_plugin *self, int32_t *tactics,
     const int32_t *list;
     int32_t n = nz_tactic_list(nz(self), &list);
     return plg_list_tactics(list, n, tactics, capacity, out_count);
+}
+
+/* The NVRTC backend's kernel layer (nonzero_nvrtc.h), for any tactic: it
+ * lists only 0. The default backend has none: enqueue runs. */
+static prt_status nz_get_kernel(prt_plugin *self, int32_t tactic,
+                                const prt_dynamic_tensor_desc *in, int32_t nb_in,
+                                const prt_dynamic_tensor_desc *out, int32_t nb_out,
+                                const prt_dim_exprs *in_dims,
+                                const prt_dim_exprs *out_dims, prt_expr_builder *exprs,
+                                prt_kernel_desc *kernel)
+{
+    nonzero *z = nz(self);
+    prt_status st;
+    (void)tactic, (void)out_dims;
+    if (!z->nvrtc)
+        return PRT_ERR_UNSUPPORTED;
+    st = nz_check_io(z, nb_in, nb_out);
+    if (st == PRT_OK)
+        st = nz_check_out_dtypes(z, out[0].desc.dtype, out[1].desc.dtype);
+    if (st != PRT_OK)
+        return st;
+    return plg_nz_nvrtc_kernel(&z->obj, in[0].desc.dtype, z->row_order, in_dims, exprs,
+                               &z->kernel, kernel);
 }
 
 static const prt_plugin_build nz_build = {
@@ -236,7 +280,7 @@ static const prt_plugin_build nz_build = {
     NULL, /* requires_host_dims: the kernels read dims_device */
     plg_set_target_device,
     NULL, /* capture_safe: its enqueue may be captured into a graph */
-    NULL, /* get_kernel */
+    nz_get_kernel,
 };
 
 /* ---- runtime ------------------------------------------------------------- */
@@ -415,6 +459,13 @@ static const prt_field_collection *nz_fields(prt_plugin *self)
     z->ser[0].type = PRT_FIELD_INT32;
     z->ser[0].length = 1;
     z->obj.serialized.nb_fields = 1;
+    if (z->nvrtc) { /* the default is left out, as before the field counted */
+        z->ser[1].name = "backend";
+        z->ser[1].data = nz_nvrtc_name;
+        z->ser[1].type = PRT_FIELD_CHAR;
+        z->ser[1].length = (int64_t)(sizeof nz_nvrtc_name - 1);
+        z->obj.serialized.nb_fields = 2;
+    }
     z->obj.serialized.fields = z->ser;
     return &z->obj.serialized;
 }
@@ -440,8 +491,29 @@ static const prt_plugin_vtable nz_vt_runtime = {
 
 static const prt_field_schema nz_schema[] = {
     {"rowOrder", PRT_FIELD_INT32, 1, "1 (default): indices K x 2; 0: indices 2 x K"},
-    {"backend", PRT_FIELD_CHAR, -1, "accepted and ignored"},
+    {"backend", PRT_FIELD_CHAR, -1,
+     "\"nvrtc\": a kernel layer on CUDA, compiled at build time and held in the "
+     "engine; any other value (\"\", \"cuda\"): the compiled CUDA kernels"},
 };
+
+/* *nvrtc = 1 when the backend field says "nvrtc" (trailing NULs, as
+ * TensorRT's fields count them, ignored). */
+static prt_status nz_backend(const plg_fields *f, int32_t *nvrtc)
+{
+    const prt_field *b = NULL;
+    int64_t n;
+    prt_status st = plg_fields_find(f, "backend", &b);
+    if (st == PRT_OK && b)
+        st = plg_fields_check(f, b, PRT_FIELD_CHAR, 0, -1);
+    if (st != PRT_OK || !b)
+        return st;
+    n = b->length;
+    while (n > 0 && ((const char *)b->data)[n - 1] == '\0')
+        n--;
+    *nvrtc = n == (int64_t)(sizeof nz_nvrtc_name - 1) &&
+             memcmp(b->data, nz_nvrtc_name, (size_t)n) == 0;
+    return PRT_OK;
+}
 
 static prt_status nz_create(const prt_plugin_creator *self, const char *layer_name,
                             const prt_field_collection *fields, int32_t phase,
@@ -449,13 +521,13 @@ static prt_status nz_create(const prt_plugin_creator *self, const char *layer_na
 {
     plg_fields f = {self->name, layer_name ? layer_name : "", fields};
     const prt_plugin_vtable *vt;
-    int32_t row_order = 1;
+    int32_t row_order = 1, nvrtc = 0;
     nonzero *z;
     prt_status st = plg_fields_validate(&f);
     if (st == PRT_OK)
         st = plg_fields_get_i32(&f, "rowOrder", 1, &row_order);
     if (st == PRT_OK)
-        st = plg_fields_check_type(&f, "backend", PRT_FIELD_CHAR);
+        st = nz_backend(&f, &nvrtc);
     if (st != PRT_OK)
         return st;
     vt = plg_phase_vtable(self->name, phase, &nz_vt_build, &nz_vt_runtime);
@@ -465,6 +537,7 @@ static prt_status nz_create(const prt_plugin_creator *self, const char *layer_na
     if (!z)
         return PRT_ERR_OUT_OF_MEMORY;
     z->row_order = row_order != 0;
+    z->nvrtc = nvrtc;
     *out = &z->obj.base;
     return PRT_OK;
 }
