@@ -882,6 +882,7 @@ static void test_standard_library(void)
         {"", "CustomHardmax", "1"},
         {"example", "circ_pad_plugin", "1"},
         {"example", "AddInPlace", "1"},
+        {"example", "QuantFC", "1"},
     };
     prt_registry *reg = NULL;
 

@@ -402,7 +402,7 @@ def test_cuda_device_without_cuda_is_a_clear_error():
 def test_init_libnvinfer_plugins_loads_the_standard_library():
     assert trt.init_libnvinfer_plugins(trt.Logger(), "")
     names = {c.name for c in trt.get_plugin_registry().all_creators}
-    assert {"NonZeroPlugin", "CustomHardmax", "circ_pad_plugin", "AddInPlace"} <= names
+    assert {"NonZeroPlugin", "CustomHardmax", "circ_pad_plugin", "AddInPlace", "QuantFC"} <= names
 
 
 class PyChannelScale(trt.Plugin):

@@ -151,6 +151,10 @@ static inline int bld_is_io(const prt_network *net, int32_t id)
     return net->tensors[id].input_index >= 0 || net->tensors[id].is_output ||
            net->tensors[id].const_bytes >= 0;
 }
+/* The build-time descriptor of tensor `id` in profile p: its dtype,
+ * format and quantization so far, dims that are constants (-1 for the
+ * rest) and every dim's bounds (formats.c). */
+void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out);
 /* Phase 4, first: which tensors inside a CPU engine take the blocked
  * format CHW8 (where the producer and every consumer accept it), the rest
  * LINEAR (formats.c). */

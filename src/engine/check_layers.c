@@ -85,6 +85,7 @@ static void layer_descs(const prt_engine *e, const eng_layer *l, const int64_t *
         memset(&d[k], 0, sizeof d[k]);
         d[k].desc.dtype = t->dtype;
         d[k].desc.format = t->format;
+        base_quant_attach(&d[k].desc, &t->quant);
         d[k].desc.dims.nb_dims = d[k].min.nb_dims = d[k].opt.nb_dims = d[k].max.nb_dims =
             t->nb_dims;
         for (int32_t j = 0; j < t->nb_dims; j++) {

@@ -8,6 +8,7 @@
 #define PLUGRT_NETWORK_H
 
 #include "base/base.h"
+#include "base/quant.h"
 
 typedef struct net_tensor {
     char *name;
@@ -24,6 +25,9 @@ typedef struct net_tensor {
     int32_t has_expect;
     int32_t expect_dtype; /* -1: not declared */
     prt_dims expect_dims; /* nb_dims -1: not declared; a dim -1: dynamic */
+    /* The author's quantization (prt_network_set_tensor_quant); the builder
+     * checks it against the tensor's dtype and dims. */
+    base_quant quant;
 } net_tensor;
 
 typedef struct net_layer {

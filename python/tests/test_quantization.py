@@ -1,0 +1,168 @@
+"""Quantized tensors (plugin.h, prt_quant_desc): a network tensor's scale and
+zero point (ITensor.set_quantization) reach decorator plugins as
+Tensor.scale / zero_point and class plugins as PluginTensorDesc.scale, per
+tensor and per channel; the standard library's QuantFC computes from them."""
+
+from typing import Tuple
+
+import numpy as np
+import pytest
+
+import plugrt as trt
+import plugrt.plugin as trtp
+
+
+@trtp.register("tquant::dequant")
+def dequant_desc(x: trtp.TensorDesc) -> trtp.TensorDesc:
+    return trtp.from_shape_expr(x.shape_expr, dtype=trt.float32)
+
+
+@trtp.impl("tquant::dequant")
+def dequant_impl(x: trtp.Tensor, outputs: Tuple[trtp.Tensor], stream: int) -> None:
+    # What the plugin was told, dequantizing by hand.
+    q = x.quantization
+    assert q is not None and (x.scale, x.zero_point) != (None, None)
+    a = np.asarray(x).astype(np.float64)
+    if q.per_channel:
+        shape = [1] * a.ndim
+        shape[q.axis] = -1
+        s = np.asarray(x.scale).reshape(shape)
+        z = np.asarray(x.zero_point).reshape(shape)
+    else:
+        s, z = x.scale, x.zero_point
+    np.asarray(outputs[0])[...] = ((a - z) * s).astype(np.float32)
+
+
+def build(x_dtype, quant):
+    b = trt.Builder()
+    net = b.create_network()
+    x = net.add_input("x", x_dtype, (3, 4))
+    x.set_quantization(*quant)
+    layer = net.add_plugin(trtp.op.tquant.dequant(x))
+    layer.get_output(0).name = "y"
+    net.mark_output(layer.get_output(0))
+    return x, b.build_engine_with_config(net, b.create_builder_config())
+
+
+@pytest.mark.parametrize("x_dtype,quant", [
+    (trt.int8, (0.25, -3)),
+    (trt.uint8, (0.5, 128)),
+    (trt.int8, ((0.5, 0.25, 0.125, 2.0), (1, 0, -1, 5), 1)),
+])
+def test_decorator_plugin_sees_the_scale(rng, x_dtype, quant):
+    x, e = build(x_dtype, quant)
+    q = x.quantization
+    assert q is not None and q.axis == (quant[2] if len(quant) > 2 else None)
+    np_t = np.int8 if x_dtype == trt.int8 else np.uint8
+    info = np.iinfo(np_t)
+    a = rng.integers(info.min, info.max + 1, (3, 4)).astype(np_t)
+    y = e.create_execution_context().run({"x": a})["y"]
+    s = np.asarray(quant[0], np.float64)
+    z = np.asarray(quant[1], np.float64)
+    assert np.array_equal(y, ((a.astype(np.float64) - z) * s).astype(np.float32))
+
+
+def test_quantization_errors():
+    b = trt.Builder()
+    net = b.create_network()
+    x = net.add_input("x", trt.float32, (3, 4))
+    assert x.quantization is None
+    with pytest.raises(trt.Error, match="> 0"):
+        x.set_quantization(0.0)
+    x.set_quantization(0.5)  # a scale on a float tensor: the build names it
+    layer = net.add_plugin(trtp.op.tquant.dequant(x))
+    net.mark_output(layer.get_output(0))
+    with pytest.raises(trt.Error, match="tensor 'x'"):
+        b.build_engine_with_config(net, b.create_builder_config())
+    x.set_quantization(None)
+    assert x.quantization is None
+
+
+def test_quant_fc_from_python(rng, std_registry):
+    """The standard QuantFC on int8 x and per-channel int8 w (constants), its
+    output against the dequantized product."""
+    b = trt.Builder()
+    net = b.create_network()
+    x = net.add_input("x", trt.int8, (2, 8))
+    x.set_quantization(0.05, 2)
+    wq = rng.integers(-127, 128, (3, 8)).astype(np.int8)
+    ws = np.array([0.01, 0.02, 0.03], np.float32)
+    w = net.add_constant((3, 8), wq).get_output(0)
+    w.set_quantization(tuple(ws), (0, 0, 0), 0)
+    plugin = std_registry.get_creator("QuantFC", "1", "example").create_plugin("fc")
+    layer = net.add_plugin_v3([x, w], [], plugin)
+    layer.get_output(0).name = "y"
+    net.mark_output(layer.get_output(0))
+    e = b.build_engine_with_config(net, b.create_builder_config())
+    a = rng.integers(-128, 128, (2, 8)).astype(np.int8)
+    y = e.create_execution_context().run({"x": a})["y"]
+    ref = ((a.astype(np.float64) - 2) * 0.05) @ (wq.astype(np.float64) * ws[:, None]).T
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-6)
+
+
+class DequantPlugin(trt.Plugin):
+    """A class plugin taking int8 x only with its per-tensor scale
+    (supports_format_combination reads PluginTensorDesc.quantization) and
+    writing (x - zero_point) * scale from what enqueue's descriptor says."""
+    plugin_name = "PyDequant"
+    plugin_namespace = "tquant"
+
+    def get_output_data_types(self, input_types):
+        return [trt.float32]
+
+    def get_output_shapes(self, inputs, shape_inputs, expr_builder):
+        return [inputs[0]]
+
+    def supports_format_combination(self, pos, in_out, num_inputs):
+        d = in_out[pos].desc
+        if pos == 0:
+            return d.type == trt.int8 and d.quantization is not None and \
+                not d.quantization.per_channel
+        return d.type == trt.float32 and d.quantization is None
+
+    def enqueue(self, input_desc, output_desc, inputs, outputs, workspace, stream):
+        d = input_desc[0]
+        x = trt.host_array(inputs[0], d).astype(np.float32)
+        trt.host_array(outputs[0], output_desc[0])[...] = (x - d.zero_point) * np.float32(d.scale)
+
+    def attach_to_context(self, context):
+        return self.clone()
+
+    def get_fields_to_serialize(self):
+        return trt.PluginFieldCollection([])
+
+
+class DequantCreator(trt.PluginCreator):
+    name = "PyDequant"
+    plugin_namespace = "tquant"
+    plugin_version = "1"
+    field_names = trt.PluginFieldCollection([])
+
+    def create_plugin(self, name, fc, phase):
+        return DequantPlugin()
+
+
+trt.get_plugin_registry().register_creator(DequantCreator())
+
+
+def test_class_plugin_sees_the_scale(rng):
+    def build(quant):
+        b = trt.Builder()
+        net = b.create_network()
+        x = net.add_input("x", trt.int8, (2, 5))
+        if quant:
+            x.set_quantization(*quant)
+        layer = net.add_plugin_v3([x], [], DequantPlugin())
+        layer.get_output(0).name = "y"
+        net.mark_output(layer.get_output(0))
+        return b.build_engine_with_config(net, b.create_builder_config())
+
+    e = build((0.125, 7))
+    a = rng.integers(-128, 128, (2, 5)).astype(np.int8)
+    y = e.create_execution_context().run({"x": a})["y"]
+    assert np.array_equal(y, (a.astype(np.float32) - 7) * np.float32(0.125))
+    # Without a scale, or with per-channel scales, the plugin refuses x.
+    with pytest.raises(trt.UnsupportedError, match="int8 without a scale"):
+        build(None)
+    with pytest.raises(trt.UnsupportedError, match="per-channel"):
+        build(((0.5, 0.25), (0, 0), 0))
