@@ -526,11 +526,15 @@ static prt_status bld_threads_begin(const prt_builder_config *cfg, base_pool **p
     return PRT_OK;
 }
 
+/* The build of `net`; with `fold`, phase 3b may hand back a network with
+ * DequantizeLinear layers folded away, which is then built instead (once:
+ * it has nothing left to fold into). */
 static prt_status bld_run(const prt_network *net, const prt_builder_config *cfg,
-                          const prt_registry *reg, prt_engine **out)
+                          const prt_registry *reg, int fold, prt_engine **out)
 {
     bld b;
     base_pool *tune_pool = NULL, *outer_pool = NULL;
+    prt_network *folded = NULL;
     prt_status st = PRT_OK;
     memset(&b, 0, sizeof b);
     st = dev_get(cfg->device, &b.dev);
@@ -584,6 +588,10 @@ static prt_status bld_run(const prt_network *net, const prt_builder_config *cfg,
         st = bld_bounds(&b);
     if (!st)
         st = bld_check_quant(&b);
+    if (!st && fold)
+        st = bld_fold(&b, &folded);
+    if (folded)
+        goto done;
     /* Tactics are timed on the threads the contexts will have. */
     if (!st && cfg->autotune)
         st = bld_threads_begin(cfg, &tune_pool, &outer_pool);
@@ -630,6 +638,9 @@ done:
     base_free(b.hi);
     base_free(b.dd);
     expr_pool_destroy(b.pool);
+    if (!st && folded)
+        st = bld_run(folded, cfg, reg, 0, out);
+    bld_fold_free(folded);
     return st;
 }
 
@@ -641,5 +652,5 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
     if (net->nb_outputs == 0)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "the network has no outputs (prt_network_mark_output)");
-    return bld_run(net, cfg, reg, out);
+    return bld_run(net, cfg, reg, 1, out);
 }

@@ -155,6 +155,13 @@ static inline int bld_is_io(const prt_network *net, int32_t id)
  * format and quantization so far, dims that are constants (-1 for the
  * rest) and every dim's bounds (formats.c). */
 void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out);
+/* Phase 3b, once dtypes and bounds are known: DequantizeLinear layers that
+ * fold into the plugin they feed (fold.c). *out is NULL when none does;
+ * otherwise the network to build instead (the DQ layers gone, their
+ * inputs with the quantization), freed with bld_fold_free. Logs every fold
+ * and every DequantizeLinear left as a layer. */
+prt_status bld_fold(const bld *b, prt_network **out);
+void bld_fold_free(prt_network *net);
 /* Phase 4, first: which tensors inside a CPU engine take the blocked
  * format CHW8 (where the producer and every consumer accept it), the rest
  * LINEAR (formats.c). */
