@@ -53,6 +53,30 @@ int qfc_case_fill(qfc_case *c, uint64_t seed)
     return 0;
 }
 
+void qfc_case_grid(const int64_t (*shapes)[3], size_t nb_shapes, int nb_variants,
+                   void (*fn)(qfc_case c, uint64_t seed, void *user), void *user)
+{
+    static const int32_t xs[3] = {PRT_INT8, PRT_UINT8, PRT_FLOAT32};
+    static const int32_t ys[3] = {PRT_FLOAT32, PRT_INT8, PRT_UINT8};
+    uint64_t seed = 1;
+    for (int xi = 0; xi < 3; xi++)
+        for (int yi = 0; yi < 3; yi++)
+            for (size_t s = 0; s < nb_shapes; s++)
+                for (int v = 0; v < nb_variants; v++) {
+                    qfc_case c;
+                    memset(&c, 0, sizeof c);
+                    c.m = shapes[s][0];
+                    c.k = shapes[s][1];
+                    c.n = shapes[s][2];
+                    c.x_dtype = xs[xi];
+                    c.y_dtype = ys[yi];
+                    c.per_channel = v & 1;
+                    c.bias = !(v & 2);
+                    c.relu = (int)(s & 1) ^ (v & 1);
+                    fn(c, seed++, user);
+                }
+}
+
 void qfc_case_free(qfc_case *c)
 {
     free(c->x);

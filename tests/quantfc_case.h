@@ -28,6 +28,12 @@ typedef struct qfc_case {
     float *sw; /* n (or 1) weight scales */
 } qfc_case;
 
+/* Calls fn(case, seed, user) over the grid: x int8, uint8, float32; y
+ * float32, int8, uint8; each shape {m, k, n}; variants 0..nb_variants-1,
+ * bit 0 per-channel w, bit 1 no bias; ReLU alternating. Seeds count from
+ * 1. */
+void qfc_case_grid(const int64_t (*shapes)[3], size_t nb_shapes, int nb_variants,
+                   void (*fn)(qfc_case c, uint64_t seed, void *user), void *user);
 /* Random data for the case's shape and dtypes; 0 on success. */
 int qfc_case_fill(qfc_case *c, uint64_t seed);
 void qfc_case_free(qfc_case *c);

@@ -150,29 +150,16 @@ static int check_case(prt_registry *reg, qfc_case c, uint64_t seed)
     return 0;
 }
 
+static void grid_case(qfc_case c, uint64_t seed, void *reg)
+{
+    (void)check_case(reg, c, seed);
+}
+
 static void test_cases(prt_registry *reg)
 {
-    static const int32_t xs[3] = {PRT_INT8, PRT_UINT8, PRT_FLOAT32};
-    static const int32_t ys[3] = {PRT_FLOAT32, PRT_INT8, PRT_UINT8};
     static const int64_t shapes[][3] = {
         {1, 1, 1}, {3, 17, 5}, {8, 64, 33}, {2, 300, 260}};
-    uint64_t seed = 1;
-    for (int xi = 0; xi < 3; xi++)
-        for (int yi = 0; yi < 3; yi++)
-            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-                for (int v = 0; v < 4; v++) {
-                    qfc_case c;
-                    memset(&c, 0, sizeof c);
-                    c.m = shapes[s][0];
-                    c.k = shapes[s][1];
-                    c.n = shapes[s][2];
-                    c.x_dtype = xs[xi];
-                    c.y_dtype = ys[yi];
-                    c.per_channel = v & 1;
-                    c.bias = (v >> 1) & 1;
-                    c.relu = (int)(s & 1) ^ (v & 1);
-                    (void)check_case(reg, c, seed++);
-                }
+    qfc_case_grid(shapes, sizeof shapes / sizeof shapes[0], 4, grid_case, reg);
 }
 
 /* A build that must fail with `status` and a message holding `sub`. */

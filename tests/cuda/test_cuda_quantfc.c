@@ -132,35 +132,22 @@ static void check_case(prt_registry *reg, qfc_case c, uint64_t seed)
     qfc_case_free(&c);
 }
 
+static void grid_case(qfc_case c, uint64_t seed, void *reg)
+{
+    check_case(reg, c, seed);
+}
+
 int main(void)
 {
-    static const int32_t xs[3] = {PRT_INT8, PRT_UINT8, PRT_FLOAT32};
-    static const int32_t ys[3] = {PRT_FLOAT32, PRT_INT8, PRT_UINT8};
     /* k 64: __dp4a; k 17: bytes; n 600: three launches of channels. */
     static const int64_t shapes[][3] = {
         {1, 1, 1}, {3, 17, 5}, {8, 64, 33}, {5, 256, 600}};
     prt_registry *reg;
-    uint64_t seed = 1;
     tu_require_cuda(NAME);
     reg = tu_registry_with_plugins();
     if (!reg)
         return tu_finish(NAME);
-    for (int xi = 0; xi < 3; xi++)
-        for (int yi = 0; yi < 3; yi++)
-            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-                for (int v = 0; v < 2; v++) {
-                    qfc_case c;
-                    memset(&c, 0, sizeof c);
-                    c.m = shapes[s][0];
-                    c.k = shapes[s][1];
-                    c.n = shapes[s][2];
-                    c.x_dtype = xs[xi];
-                    c.y_dtype = ys[yi];
-                    c.per_channel = v;
-                    c.bias = 1;
-                    c.relu = v;
-                    check_case(reg, c, seed++);
-                }
+    qfc_case_grid(shapes, sizeof shapes / sizeof shapes[0], 2, grid_case, reg);
     prt_registry_destroy(reg);
     return tu_finish(NAME);
 }
