@@ -373,7 +373,7 @@ def test_registries_are_independent_objects(std_registry):
     b.deregister_library(trt.PLUGINS_LIBRARY)
     with pytest.raises(trt.NotFoundError):
         b.get_creator("NonZeroPlugin", "1", "")
-    assert len(a.plugin_creator_list) == 4
+    assert len(a.plugin_creator_list) == 5
 
 
 def test_python_creator_registered_in_two_registries():
