@@ -26,7 +26,8 @@
  * QuantizeLinear; a NaN becomes the zero point (ONNX leaves it undefined).
  *
  * Fields: relu (int32, default 0), output_dtype (int32 prt_dtype: float32
- * (default), int8 or uint8).
+ * (default), int8 or uint8). A QuantizeLinear after a float y folds into
+ * the plugin (src/builder/fold.c): it then writes the integers directly.
  *
  * CUDA (quant_fc_cuda.cu): the same arithmetic, a thread per output, __dp4a
  * where the rows allow it.
@@ -159,11 +160,12 @@ static int32_t qfc_supports(prt_plugin *self, int32_t pos,
                    : d->dtype == PRT_INT8 && qfc_weight_quant(d);
     if (pos == 2 && nb_inputs == 3) /* bias */
         return d->dtype == PRT_FLOAT32 && prt_tensor_desc_quant(d) == NULL;
-    /* y: the dtype asked for; an integer one on its per-tensor scale */
-    if (d->dtype != qfc(self)->output_dtype)
-        return 0;
-    return d->dtype == PRT_FLOAT32 ? prt_tensor_desc_quant(d) == NULL
-                                   : qfc_quant(d, PRT_QUANT_PER_TENSOR) != NULL;
+    /* y: float32 as asked for, or int8/uint8 on its per-tensor scale,
+     * which is also what a QuantizeLinear folded after it asks (the builder
+     * offers the integer dtype where output_dtype says float32) */
+    if (d->dtype == PRT_FLOAT32)
+        return qfc(self)->output_dtype == PRT_FLOAT32 && prt_tensor_desc_quant(d) == NULL;
+    return qfc_int_dtype(d->dtype) && qfc_quant(d, PRT_QUANT_PER_TENSOR) != NULL;
 }
 
 /* The dims x [..., K], w [N, K], bias [N], y [..., N] agree where known

@@ -17,7 +17,11 @@
  *    float path gives the same result;
  *  - a consumer that takes int8 without reading the scale (Identity): the
  *    DQ stays, since the plugin answers alike with and without it;
- *  - a DQ output read twice: the DQ stays.
+ *  - a DQ output read twice: the DQ stays;
+ *  - QuantFC's float output through a QuantizeLinear: the Q folds too,
+ *    QuantFC writes int8 on the Q's scale (the engine from bytes, whose
+ *    loading asks QuantFC that it does), and the result is the quantized
+ *    one; a Q after Identity stays.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -31,6 +35,7 @@
 
 typedef struct dq_plugin {
     prt_plugin base;
+    int quantize; /* plays QuantizeLinear: y, scale, zero point -> z */
     int32_t axis;
     prt_field field;
     prt_field_collection fc;
@@ -39,8 +44,7 @@ typedef struct dq_plugin {
 
 static const char *dq_name(const prt_plugin *p)
 {
-    (void)p;
-    return "DequantizeLinear";
+    return ((const dq_plugin *)p)->quantize ? "QuantizeLinear" : "DequantizeLinear";
 }
 static const char *dq_version(const prt_plugin *p)
 {
@@ -65,8 +69,8 @@ static int32_t dq_nb_outputs(const prt_plugin *p)
 static prt_status dq_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out,
                             const int32_t *in, int32_t nb_in)
 {
-    (void)p, (void)nb_out, (void)in, (void)nb_in;
-    out[0] = PRT_FLOAT32;
+    (void)nb_out;
+    out[0] = !((dq_plugin *)p)->quantize ? PRT_FLOAT32 : nb_in == 3 ? in[2] : PRT_UINT8;
     return PRT_OK;
 }
 static prt_status dq_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_in,
@@ -81,9 +85,14 @@ static int32_t dq_supports(prt_plugin *p, int32_t pos, const prt_dynamic_tensor_
                            int32_t nb_in, int32_t nb_out)
 {
     const prt_tensor_desc *d = &io[pos].desc;
-    (void)p, (void)nb_out;
+    (void)nb_out;
     if (d->format != PRT_FORMAT_LINEAR)
         return 0;
+    if (((dq_plugin *)p)->quantize)
+        return pos == 0 || pos == 1 ? d->dtype == PRT_FLOAT32
+               : pos == 2 && nb_in == 3
+                   ? d->dtype == PRT_INT8 || d->dtype == PRT_UINT8
+                   : d->dtype == (nb_in == 3 ? io[2].desc.dtype : PRT_UINT8);
     if (pos == 0)
         return d->dtype == PRT_INT8 || d->dtype == PRT_UINT8;
     if (pos == 1)
@@ -111,7 +120,21 @@ static prt_status dq_enqueue(prt_plugin *p, const prt_tensor_desc *in,
     (void)out, (void)ws, (void)device, (void)stream;
     for (int32_t i = axis + 1; i < d->nb_dims; i++)
         inner *= d->d[i];
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < n && q->quantize; i++) {
+        /* z = saturate(round_half_even(y / scale) + zp), ONNX's rule */
+        int64_t c = cnt == 1 ? 0 : (i / inner) % cnt;
+        int32_t z = q->nb_in < 3               ? 0
+                    : out[0].dtype == PRT_INT8 ? ((const int8_t *)inputs[2])[c]
+                                               : ((const uint8_t *)inputs[2])[c];
+        float v =
+            nearbyintf(((const float *)inputs[0])[i] / ((const float *)inputs[1])[c]) +
+            (float)z;
+        if (out[0].dtype == PRT_INT8)
+            ((int8_t *)outputs[0])[i] = (int8_t)fminf(fmaxf(v, -128.0f), 127.0f);
+        else
+            ((uint8_t *)outputs[0])[i] = (uint8_t)fminf(fmaxf(v, 0.0f), 255.0f);
+    }
+    for (int64_t i = 0; i < n && !q->quantize; i++) {
         int64_t c = cnt == 1 ? 0 : (i / inner) % cnt;
         int32_t x = in[0].dtype == PRT_INT8 ? ((const int8_t *)inputs[0])[i]
                                             : ((const uint8_t *)inputs[0])[i];
@@ -178,23 +201,25 @@ static const prt_plugin_runtime dq_runtime = {sizeof dq_runtime,
 static const prt_plugin_vtable dq_vt = {sizeof dq_vt, PRT_PLUGIN_ABI_VERSION, &dq_core,
                                         &dq_build, &dq_runtime};
 
-/* The built-in DequantizeLinear when there is one. */
-static const prt_plugin_creator *g_builtin_dq;
+/* The built-in DequantizeLinear and QuantizeLinear when there are. */
+static const prt_plugin_creator *g_builtin_dq, *g_builtin_q;
 
-static prt_plugin *dq_make(int32_t axis)
+/* A DequantizeLinear, or with `quantize` a QuantizeLinear. */
+static prt_plugin *dq_make(int32_t axis, int quantize)
 {
+    const prt_plugin_creator *cr = quantize ? g_builtin_q : g_builtin_dq;
     dq_plugin *q;
-    if (g_builtin_dq) {
+    if (cr) {
         /* Its axis field as int32 or int64, whichever it takes. */
         prt_plugin *p = NULL;
         int64_t axis64 = axis;
         prt_field f = {"axis", &axis, PRT_FIELD_INT32, 1};
         prt_field_collection fc = {1, &f};
-        if (g_builtin_dq->create(g_builtin_dq, "dq", &fc, PRT_PHASE_BUILD, &p) == PRT_OK)
+        if (cr->create(cr, "dq", &fc, PRT_PHASE_BUILD, &p) == PRT_OK)
             return p;
         f.data = &axis64;
         f.type = PRT_FIELD_INT64;
-        CHECK_OK(g_builtin_dq->create(g_builtin_dq, "dq", &fc, PRT_PHASE_BUILD, &p));
+        CHECK_OK(cr->create(cr, "dq", &fc, PRT_PHASE_BUILD, &p));
         return p;
     }
     q = calloc(1, sizeof *q);
@@ -202,6 +227,7 @@ static prt_plugin *dq_make(int32_t axis)
         return NULL;
     q->base.vt = &dq_vt;
     q->axis = axis;
+    q->quantize = quantize;
     return &q->base;
 }
 
@@ -225,19 +251,20 @@ static void log_fn(void *user, int32_t severity, const char *msg)
 typedef struct fold_net {
     int8_t x[M * K], w[N * K];
     float wf[N * K]; /* w dequantized, for a float w */
-    float b[N], sx, sw[N];
-    int8_t zx;
+    float b[N], sx, sw[N], sy;
+    int8_t zx, zy;
     int32_t dq_layers; /* in the network */
 } fold_net;
 
-static int add_dq(prt_network *net, int32_t x, const char *name, const float *scales,
-                  int64_t count, const int8_t *zps, int32_t axis, int32_t *out)
+static int add_qdq(prt_network *net, int32_t x, const char *name, const float *scales,
+                   int64_t count, const int8_t *zps, int32_t axis, int quantize,
+                   int32_t *out)
 {
     int64_t c = count;
     prt_dims sd = count == 1 ? tu_dims(0, NULL) : tu_dims(1, &c);
     int32_t in[3], layer;
     char nm[64];
-    prt_plugin *p = dq_make(axis);
+    prt_plugin *p = dq_make(axis, quantize);
     REQUIRE(p);
     snprintf(nm, sizeof nm, "%s_scale", name);
     REQUIRE_OK(prt_network_add_constant(net, nm, PRT_FLOAT32, &sd, scales, &in[1]));
@@ -254,8 +281,10 @@ static int add_dq(prt_network *net, int32_t x, const char *name, const float *sc
 }
 
 /* x (int8 input) -> DQ -> QuantFC(., w, b) -> y, w an int8 constant through a
- * DQ (float_w 0) or a float constant (float_w 1). */
-static prt_network *make_fc_net(const prt_registry *reg, const fold_net *f, int float_w)
+ * DQ (float_w 0) or a float constant (float_w 1); with quant_y, y -> Q ->
+ * z (int8), the output. */
+static prt_network *make_fc_net(const prt_registry *reg, const fold_net *f, int float_w,
+                                int quant_y)
 {
     prt_network *net = NULL;
     int64_t xd[2] = {M, K}, wd[2] = {N, K}, bd[1] = {N};
@@ -266,11 +295,11 @@ static prt_network *make_fc_net(const prt_registry *reg, const fold_net *f, int 
     if (prt_network_create(&net) != PRT_OK)
         return NULL;
     if (prt_network_add_input(net, "x", PRT_INT8, &xdims, &x) != PRT_OK ||
-        add_dq(net, x, "dq_x", &f->sx, 1, &f->zx, 1, &in[0]) != 0 ||
+        add_qdq(net, x, "dq_x", &f->sx, 1, &f->zx, 1, 0, &in[0]) != 0 ||
         prt_network_add_constant(net, "w", float_w ? PRT_FLOAT32 : PRT_INT8, &wdims,
                                  float_w ? (const void *)f->wf : (const void *)f->w,
                                  &w) != PRT_OK ||
-        (!float_w && add_dq(net, w, "dq_w", f->sw, N, zw, 0, &in[1]) != 0) ||
+        (!float_w && add_qdq(net, w, "dq_w", f->sw, N, zw, 0, 0, &in[1]) != 0) ||
         prt_network_add_constant(net, "b", PRT_FLOAT32, &bdims, f->b, &b) != PRT_OK) {
         CHECK(0);
         prt_network_destroy(net);
@@ -289,7 +318,13 @@ static prt_network *make_fc_net(const prt_registry *reg, const fold_net *f, int 
     }
     CHECK_OK(prt_network_set_layer_name(net, layer, "fc"));
     CHECK_OK(prt_network_get_layer_output(net, layer, 0, &y));
-    CHECK_OK(prt_network_set_tensor_name(net, y, "y"));
+    CHECK_OK(prt_network_set_tensor_name(net, y, quant_y ? "y_float" : "y"));
+    if (quant_y && add_qdq(net, y, "q_y", &f->sy, 1, &f->zy, 1, 1, &y) != 0) {
+        prt_network_destroy(net);
+        return NULL;
+    }
+    if (quant_y)
+        CHECK_OK(prt_network_set_tensor_name(net, y, "z"));
     CHECK_OK(prt_network_mark_output(net, y));
     return net;
 }
@@ -330,6 +365,8 @@ static void fill(fold_net *f)
     tu_rng_seed(&r, 30);
     f->sx = 0.03f;
     f->zx = -4;
+    f->sy = 0.02f;
+    f->zy = 3;
     for (int i = 0; i < M * K; i++)
         f->x[i] = (int8_t)tu_rng_range(&r, -128, 127);
     for (int n = 0; n < N; n++) {
@@ -342,14 +379,20 @@ static void fill(fold_net *f)
     }
 }
 
+/* QuantFC's result in double, before any quantization. */
+static double fc_ref(const fold_net *f, int m, int n)
+{
+    double v = f->b[n];
+    for (int k = 0; k < K; k++)
+        v += ((double)f->x[m * K + k] - f->zx) * f->sx * f->w[n * K + k] * f->sw[n];
+    return v;
+}
+
 static void check_fc(const fold_net *f, const float *y)
 {
     for (int m = 0; m < M; m++)
         for (int n = 0; n < N; n++) {
-            double v = f->b[n];
-            for (int k = 0; k < K; k++)
-                v += ((double)f->x[m * K + k] - f->zx) * f->sx * f->w[n * K + k] *
-                     f->sw[n];
+            double v = fc_ref(f, m, n);
             CHECK(fabs(y[m * N + n] - v) <= 1e-5 * (1 + fabs(v)));
         }
 }
@@ -387,7 +430,7 @@ static prt_quant_desc tensor_quant(const prt_engine *e, const char *name)
 
 static void test_fc_folds(const prt_registry *reg, const fold_net *f)
 {
-    prt_network *net = make_fc_net(reg, f, 0);
+    prt_network *net = make_fc_net(reg, f, 0, 0);
     prt_engine *e = build(net, reg, 0), *loaded = NULL;
     char layers[256];
     float y[M * N];
@@ -433,7 +476,7 @@ static void test_fc_folds(const prt_registry *reg, const fold_net *f)
 
 static void test_fc_float_w_stays(const prt_registry *reg, const fold_net *f)
 {
-    prt_network *net = make_fc_net(reg, f, 1);
+    prt_network *net = make_fc_net(reg, f, 1, 0);
     prt_engine *e = build(net, reg, 1);
     char layers[256];
     float y[M * N];
@@ -447,6 +490,93 @@ static void test_fc_float_w_stays(const prt_registry *reg, const fold_net *f)
         check_fc(f, y);
     }
     prt_engine_destroy(e);
+    prt_network_destroy(net);
+}
+
+/* x -> DQ -> QuantFC -> Q -> z: both DQs and the Q fold, QuantFC writes z's
+ * integers (an engine loaded from bytes checks that it does: check_layers),
+ * which are the quantized result within one step. */
+static void test_fc_q_folds(const prt_registry *reg, const fold_net *f)
+{
+    prt_network *net = make_fc_net(reg, f, 0, 1);
+    prt_engine *e = build(net, reg, 0), *loaded = NULL;
+    char layers[256];
+    int8_t z[M * N];
+    void *bytes = NULL;
+    size_t size = 0;
+    if (e) {
+        layers_of(e, layers, sizeof layers);
+        CHECK(strcmp(layers, "QuantFC") == 0);
+        CHECK(strstr(g_log, "folded QuantizeLinear layer 'q_y' into layer 'fc' (plugin "
+                            "example::QuantFC): output 0 writes int8 'z' with its "
+                            "per-tensor scale") != NULL);
+        CHECK_OK(prt_engine_serialize(e, &bytes, &size));
+    }
+    if (bytes)
+        CHECK_OK(prt_engine_deserialize(reg, bytes, size, &loaded));
+    if (loaded) {
+        prt_quant_desc qz = tensor_quant(loaded, "z");
+        CHECK(qz.kind == PRT_QUANT_PER_TENSOR && qz.scale == f->sy &&
+              qz.zero_point == f->zy);
+        memset(z, 0, sizeof z);
+        run(loaded, "x", f->x, "z", z);
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N; n++) {
+                double q =
+                    fmin(fmax(nearbyint(fc_ref(f, m, n) / f->sy) + f->zy, -128), 127);
+                CHECK(fabs(z[m * N + n] - q) <= 1);
+            }
+    }
+    prt_free(bytes);
+    prt_engine_destroy(loaded);
+    prt_engine_destroy(e);
+    prt_network_destroy(net);
+}
+
+/* x (float) -> Identity -> Q: Identity writes only its input's dtype, so
+ * the Q stays. */
+static void test_q_stays(const prt_registry *reg, const fold_net *f)
+{
+    prt_network *net = NULL;
+    const prt_plugin_creator *cr = NULL;
+    prt_plugin *p = NULL;
+    int64_t xd[1] = {N};
+    prt_dims xdims = tu_dims(1, xd);
+    int32_t x, y, z, layer = -1;
+    CHECK_OK(prt_builtin_find_creator("Identity", "1", &cr));
+    CHECK_OK(prt_network_create(&net));
+    if (!net || !cr)
+        return;
+    CHECK_OK(prt_network_add_input(net, "x", PRT_FLOAT32, &xdims, &x));
+    CHECK_OK(cr->create(cr, "id", NULL, PRT_PHASE_BUILD, &p));
+    if (p && prt_network_add_plugin(net, &x, 1, NULL, 0, p, &layer) != PRT_OK) {
+        p->vt->runtime->destroy(p);
+        layer = -1;
+    }
+    if (layer >= 0 && prt_network_get_layer_output(net, layer, 0, &y) == PRT_OK &&
+        add_qdq(net, y, "q", &f->sy, 1, &f->zy, 1, 1, &z) == 0) {
+        prt_engine *e;
+        CHECK_OK(prt_network_set_tensor_name(net, z, "z"));
+        CHECK_OK(prt_network_mark_output(net, z));
+        e = build(net, reg, 1);
+        CHECK(strstr(g_log,
+                     "QuantizeLinear layer 'q' stays a separate layer: layer "
+                     "'Identity_0' (plugin Identity) does not write int8") != NULL);
+        if (e) {
+            char layers[256];
+            float xin[N];
+            int8_t zout[N];
+            layers_of(e, layers, sizeof layers);
+            CHECK(strcmp(layers, "Identity,QuantizeLinear") == 0);
+            for (int i = 0; i < N; i++)
+                xin[i] = f->b[i];
+            run(e, "x", xin, "z", zout);
+            for (int i = 0; i < N; i++)
+                CHECK(zout[i] ==
+                      (int8_t)fmin(fmax(nearbyintf(xin[i] / f->sy) + f->zy, -128), 127));
+        }
+        prt_engine_destroy(e);
+    }
     prt_network_destroy(net);
 }
 
@@ -466,7 +596,7 @@ static void test_stays(const prt_registry *reg, const fold_net *f, int twice)
     if (!net || !cr)
         return;
     CHECK_OK(prt_network_add_input(net, "x", PRT_INT8, &xdims, &x));
-    if (add_dq(net, x, "dq", &f->sx, 1, &f->zx, 1, &t) == 0) {
+    if (add_qdq(net, x, "dq", &f->sx, 1, &f->zx, 1, 0, &t) == 0) {
         for (int i = 0; i < 1 + twice; i++) {
             prt_plugin *p = NULL;
             CHECK_OK(cr->create(cr, "id", NULL, PRT_PHASE_BUILD, &p));
@@ -506,8 +636,9 @@ int main(void)
     if (!reg)
         return tu_finish(NAME);
     fill(&f);
-    if (prt_builtin_find_creator("DequantizeLinear", "1", &g_builtin_dq) != PRT_OK) {
-        g_builtin_dq = NULL;
+    if (prt_builtin_find_creator("DequantizeLinear", "1", &g_builtin_dq) != PRT_OK ||
+        prt_builtin_find_creator("QuantizeLinear", "1", &g_builtin_q) != PRT_OK) {
+        g_builtin_dq = g_builtin_q = NULL;
         prt_clear_error();
     }
     printf("%s: DequantizeLinear played by %s\n", NAME,
@@ -515,6 +646,8 @@ int main(void)
     prt_set_logger(log_fn, NULL, PRT_SEV_INFO);
     test_fc_folds(reg, &f);
     test_fc_float_w_stays(reg, &f);
+    test_fc_q_folds(reg, &f);
+    test_q_stays(reg, &f);
     test_stays(reg, &f, 0);
     test_stays(reg, &f, 1);
     prt_set_logger(NULL, NULL, 0);

@@ -446,7 +446,15 @@ typedef struct prt_plugin_build {
      * autotuning on it times every accepted combination instead. Required.
      * Called many times per build, depth-first over positions; in_out holds
      * profile 0's bounds. A check plugin is asked once per position, with
-     * the engine's choice. */
+     * the engine's choice.
+     * Quantization (prt_tensor_desc_quant): to fold a DequantizeLinear
+     * into this plugin the builder offers an input its int8/uint8 tensor
+     * with the scale, and to fold a QuantizeLinear it offers an output
+     * int8/uint8 with the scale where get_output_dtypes gave a float dtype;
+     * each is asked with and without the scale, and folds only when the
+     * plugin takes it with the scale and refuses it without. A plugin
+     * that says so for an output must then write the integers on that
+     * scale (loading asks the same two questions). */
     int32_t (*supports_format_combination)(prt_plugin *self, int32_t pos,
                                            const prt_dynamic_tensor_desc *in_out,
                                            int32_t nb_inputs, int32_t nb_outputs);

@@ -168,10 +168,11 @@ def test_class_plugin_sees_the_scale(rng):
         build(((0.5, 0.25), (0, 0), 0))
 
 
-def qdq_fc_model(rng, w_per_channel=True):
+def qdq_fc_model(rng, w_per_channel=True, quant_out=False):
     """An ONNX QDQ model: x (int8) and w (int8 initializer) each through a
     DequantizeLinear into the standard library's QuantFC (plugin_namespace
-    "example"), with a bias; and the float reference of its output."""
+    "example"), with a bias, and with quant_out its output through a
+    QuantizeLinear to int8; and the float reference of QuantFC's output."""
     onnx = pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
     m, k, n = 4, 32, 6
@@ -187,11 +188,17 @@ def qdq_fc_model(rng, w_per_channel=True):
     nodes = [helper.make_node("DequantizeLinear", ["x", "sx", "zx"], ["xf"], name="dq_x"),
              helper.make_node("DequantizeLinear", ["wq", "sw", "zw"], ["wf"], name="dq_w",
                               axis=0),
-             helper.make_node("QuantFC", ["xf", "wf", "b"], ["y"], name="fc",
-                              plugin_namespace="example", relu=1)]
+             helper.make_node("QuantFC", ["xf", "wf", "b"], ["yf" if quant_out else "y"],
+                              name="fc", plugin_namespace="example", relu=1)]
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])
+    if quant_out:
+        inits += [numpy_helper.from_array(np.array(np.float32(0.05)), "sy"),
+                  numpy_helper.from_array(np.array(np.int8(-7)), "zy")]
+        nodes.append(helper.make_node("QuantizeLinear", ["yf", "sy", "zy"], ["y"], name="q_y"))
+        out = helper.make_tensor_value_info("y", TensorProto.INT8, [m, n])
     g = helper.make_graph(nodes, "qdq_fc",
                           [helper.make_tensor_value_info("x", TensorProto.INT8, [m, k])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])], inits)
+                          [out], inits)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     xq = rng.integers(-128, 128, (m, k)).astype(np.int8)
     ref = ((xq.astype(np.float64) - zx) * sx) @ \
@@ -199,13 +206,16 @@ def qdq_fc_model(rng, w_per_channel=True):
     return model.SerializeToString(), xq, np.maximum(ref, 0)
 
 
-@pytest.mark.parametrize("w_per_channel", [True, False])
-def test_qdq_model_folds_into_quant_fc(rng, w_per_channel):
+@pytest.mark.parametrize("w_per_channel,quant_out", [(True, False), (False, False),
+                                                     (True, True)])
+def test_qdq_model_folds_into_quant_fc(rng, w_per_channel, quant_out):
     """The issue's done-when: the QDQ model builds with no separate
     dequantize layer (both DequantizeLinear nodes folded into QuantFC, which
-    gets int8 x and w with their scales) and matches the float reference.
-    Skips where the importer has no DequantizeLinear yet."""
-    model, xq, ref = qdq_fc_model(rng, w_per_channel)
+    gets int8 x and w with their scales; a QuantizeLinear after it folded
+    too, QuantFC writing int8) and matches the float reference (within one
+    step of y's scale when quantized). Skips where the importer has no
+    DequantizeLinear yet."""
+    model, xq, ref = qdq_fc_model(rng, w_per_channel, quant_out)
     try:
         e = trt.build(model, plugins=[trt.PLUGINS_LIBRARY], autotune=False)
     except trt.Error as err:
@@ -215,4 +225,9 @@ def test_qdq_model_folds_into_quant_fc(rng, w_per_channel):
     layers = [e.get_layer_info(i)["plugin_name"] for i in range(e.num_layers)]
     assert layers == ["QuantFC"], layers
     y = e.create_execution_context().run({"x": xq})["y"]
-    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+    if quant_out:
+        assert y.dtype == np.int8
+        want = np.clip(np.rint(ref / np.float32(0.05)) - 7, -128, 127)
+        assert np.max(np.abs(y.astype(np.int32) - want)) <= 1
+    else:
+        np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)

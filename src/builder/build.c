@@ -384,6 +384,11 @@ static prt_status bld_layer_shapes(bld *b, int32_t li)
             return base_error(PRT_ERR_PLUGIN,
                               "layer '%s': plugin gave invalid dtype %d for output %d",
                               l->name, (int)out_types[o], (int)o);
+    /* A QuantizeLinear folded into this output: the plugin writes its
+     * integers (it said so in supports_format_combination; fold.c). */
+    for (int32_t o = 0; o < l->nb_outputs; o++)
+        if (b->net->tensors[l->outputs[o]].q_folded)
+            out_types[o] = b->net->tensors[l->outputs[o]].dtype;
 
     memset(out_dims, 0, sizeof out_dims);
     for (int32_t o = 0; o < l->nb_outputs; o++)

@@ -156,10 +156,11 @@ static inline int bld_is_io(const prt_network *net, int32_t id)
  * rest) and every dim's bounds (formats.c). */
 void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out);
 /* Phase 3b, once dtypes and bounds are known: DequantizeLinear layers that
- * fold into the plugin they feed (fold.c). *out is NULL when none does;
- * otherwise the network to build instead (the DQ layers gone, their
- * inputs with the quantization), freed with bld_fold_free. Logs every fold
- * and every DequantizeLinear left as a layer. */
+ * fold into the plugin they feed, QuantizeLinear layers into the plugin
+ * before them (fold.c). *out is NULL when none does; otherwise the network
+ * to build instead (the folded layers gone, their integer tensors with the
+ * quantization), freed with bld_fold_free. Logs every fold and every DQ or
+ * Q left as a layer. */
 prt_status bld_fold(const bld *b, prt_network **out);
 void bld_fold_free(prt_network *net);
 /* Phase 4, first: which tensors inside a CPU engine take the blocked

@@ -18,11 +18,20 @@
  * all of them together first (QuantFC's w is taken only beside an integer
  * x), then for each alone.
  *
- * A fold gives a new network (the DQ layers, their outputs and the
- * constants nothing else reads removed, x carrying the quantization), and
- * the build starts again on it: every later phase sees an ordinary
- * network. The build log (PRT_SEV_INFO) names each fold and each DQ left
- * as a layer, with the reason.
+ * Likewise a QuantizeLinear (inputs y, y_scale, y_zero_point (optional))
+ * whose float y is a layer output read by it alone and not a network
+ * output, with constant scale and zero point and an int8/uint8 output z
+ * that has no quantization of its own, folds into y's producer when that
+ * plugin takes z's dtype at that output with the quantization and refuses
+ * it without: the plugin then writes z's integers itself, in place of the
+ * dtype get_output_dtypes gave (loading checks the same two answers,
+ * check_layers.c).
+ *
+ * A fold gives a new network (the folded layers, the tensors between and
+ * the constants nothing else reads removed, x or z carrying the
+ * quantization), and the build starts again on it: every later phase sees
+ * an ordinary network. The build log (PRT_SEV_INFO) names each fold and
+ * each DQ or Q left as a layer, with the reason.
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,24 +39,36 @@
 #include "builder/builder.h"
 
 #define FOLD_DQ_NAME "DequantizeLinear"
+#define FOLD_Q_NAME "QuantizeLinear"
 /* Inputs of a layer the probe can describe (the builder's own cap). */
 #define FOLD_MAX_IO 128
 
 typedef struct fold_cand {
-    int32_t dq;       /* the DQ layer */
-    int32_t consumer; /* the layer reading its output */
-    int32_t pos;      /* at this input */
-    int32_t x;        /* the DQ's integer input */
+    int32_t dq;       /* the DQ or Q layer */
+    int is_q;         /* a QuantizeLinear */
+    int32_t consumer; /* DQ: the layer reading its output; Q: y's producer */
+    int32_t pos;      /* its position there (inputs, then outputs) */
+    int32_t x;        /* DQ: its integer input; Q: its integer output z */
+    int32_t y;        /* Q: its float input, which goes away */
     base_quant q;     /* what x will carry */
     int folded;
 } fold_cand;
 
-static int is_dq(const net_layer *l)
+static int is_op(const net_layer *l, const char *op)
 {
     const prt_plugin_core *c = l->plugin->vt->core;
     const char *ns = c->plugin_namespace(l->plugin), *name = c->name(l->plugin);
-    return ns && name && strcmp(ns, PRT_BUILTIN_NAMESPACE) == 0 &&
-           strcmp(name, FOLD_DQ_NAME) == 0;
+    return ns && name && strcmp(ns, PRT_BUILTIN_NAMESPACE) == 0 && strcmp(name, op) == 0;
+}
+
+static int is_dq(const net_layer *l)
+{
+    return is_op(l, FOLD_DQ_NAME);
+}
+
+static int is_q(const net_layer *l)
+{
+    return is_op(l, FOLD_Q_NAME);
 }
 
 /* Reads of tensor t as a layer input (each position counts) or shape
@@ -97,42 +118,30 @@ static int dq_axis(const net_layer *l, int64_t *axis)
     return 1;
 }
 
-/* Whether DQ layer li can fold as far as the layer itself goes; fills the
- * candidate, or gives the reason it stays. */
-static const char *dq_candidate(const bld *b, int32_t li, fold_cand *c)
+/* The quantization a DQ or Q layer's constant scale and zero point (inputs
+ * 1 and 2) give an integer tensor of `dtype` and `rank`, into *out; or the
+ * reason there is none. */
+static const char *const_quant(const bld *b, int32_t li, int32_t dtype, int32_t rank,
+                               base_quant *out)
 {
     const prt_network *net = b->net;
     const net_layer *l = &net->layers[li];
-    const net_tensor *x, *s, *z = NULL;
+    const net_tensor *s = &net->tensors[l->inputs[1]], *z = NULL;
     int64_t axis, count;
-    int32_t rank, dummy_l, dummy_p;
     float scales[4096];
     int32_t zps[4096];
     prt_quant_desc q;
     char what[64];
-    if (l->nb_inputs < 2 || l->nb_inputs > 3 || l->nb_outputs != 1)
-        return "it is not x, scale[, zero point] -> y";
-    c->dq = li;
-    c->x = l->inputs[0];
-    x = &net->tensors[c->x];
-    s = &net->tensors[l->inputs[1]];
     if (l->nb_inputs == 3)
         z = &net->tensors[l->inputs[2]];
-    if (b->t[c->x].dtype != PRT_INT8 && b->t[c->x].dtype != PRT_UINT8)
-        return "its input is not int8 or uint8";
-    if (x->quant.d.kind != PRT_QUANT_NONE)
-        return "its input already has a quantization";
-    if (uses(net, c->x, &dummy_l, &dummy_p) != 1 || x->is_output)
-        return "its input is read elsewhere too";
     if (s->const_bytes < 0 || s->dtype != PRT_FLOAT32 || (z && z->const_bytes < 0))
         return "its scale or zero point is not a constant";
     count = s->const_bytes / 4;
     if (count < 1 || count > 4096 || s->dims.nb_dims > 1 ||
-        (z && (z->dtype != b->t[c->x].dtype || z->const_bytes != count)))
+        (z && (z->dtype != dtype || z->const_bytes != count)))
         return "its scale or zero point has a shape or dtype it cannot fold with";
     if (!dq_axis(l, &axis))
         return "it is blocked (block_size)";
-    rank = b->t[c->x].dims.nb_dims;
     if (axis < 0)
         axis += rank;
     if (count > 1 && (axis < 0 || axis >= rank))
@@ -150,20 +159,76 @@ static const char *dq_candidate(const bld *b, int32_t li, fold_cand *c)
     q.scales = scales;
     q.zero_points = zps;
     snprintf(what, sizeof what, "folding layer %d", (int)li);
-    if (base_quant_set(&c->q, &q, what) != PRT_OK ||
-        base_quant_check_tensor(&c->q, b->t[c->x].dtype, rank, -1, what) != PRT_OK) {
+    if (base_quant_set(out, &q, what) != PRT_OK ||
+        base_quant_check_tensor(out, dtype, rank, -1, what) != PRT_OK) {
         base_clear_error();
-        base_quant_free(&c->q);
+        base_quant_free(out);
         return "its scales or zero points are not valid as a quantization";
     }
+    return NULL;
+}
+
+/* Whether DQ layer li can fold as far as the layer itself goes; fills the
+ * candidate, or gives the reason it stays. */
+static const char *dq_candidate(const bld *b, int32_t li, fold_cand *c)
+{
+    const prt_network *net = b->net;
+    const net_layer *l = &net->layers[li];
+    const net_tensor *x;
+    int32_t dummy_l, dummy_p;
+    const char *why;
+    if (l->nb_inputs < 2 || l->nb_inputs > 3 || l->nb_outputs != 1)
+        return "it is not x, scale[, zero point] -> y";
+    c->x = l->inputs[0];
+    x = &net->tensors[c->x];
+    if (b->t[c->x].dtype != PRT_INT8 && b->t[c->x].dtype != PRT_UINT8)
+        return "its input is not int8 or uint8";
+    if (x->quant.d.kind != PRT_QUANT_NONE)
+        return "its input already has a quantization";
+    if (uses(net, c->x, &dummy_l, &dummy_p) != 1 || x->is_output)
+        return "its input is read elsewhere too";
+    why = const_quant(b, li, b->t[c->x].dtype, b->t[c->x].dims.nb_dims, &c->q);
+    if (why)
+        return why;
     if (uses(net, l->outputs[0], &c->consumer, &c->pos) != 1 ||
         net->tensors[l->outputs[0]].is_output)
         return "its output is read by more than one layer, or is a network output";
     return NULL;
 }
 
-/* Does `consumer` accept its inputs with candidates `cs[0..n)` replaced by
- * their x (with the quantization when with_quant, else without)? Only the
+/* The same for Q layer li: its float input made by a plugin layer for it
+ * alone, its integer output with no quantization of its own. */
+static const char *q_candidate(const bld *b, int32_t li, fold_cand *c)
+{
+    const prt_network *net = b->net;
+    const net_layer *l = &net->layers[li];
+    const net_tensor *y, *z;
+    int32_t dummy_l, dummy_p, zt;
+    if (l->nb_inputs < 2 || l->nb_inputs > 3 || l->nb_outputs != 1)
+        return "it is not y, scale[, zero point] -> z";
+    c->is_q = 1;
+    c->y = l->inputs[0];
+    c->x = l->outputs[0];
+    y = &net->tensors[c->y];
+    z = &net->tensors[c->x];
+    zt = b->t[c->x].dtype;
+    if (zt != PRT_INT8 && zt != PRT_UINT8)
+        return "its output is not int8 or uint8";
+    if (z->quant.d.kind != PRT_QUANT_NONE)
+        return "its output already has a quantization";
+    if (y->producer < 0 || is_dq(&net->layers[y->producer]) ||
+        is_q(&net->layers[y->producer]))
+        return "its input is not made by a plugin layer";
+    if (uses(net, c->y, &dummy_l, &dummy_p) != 1 || y->is_output)
+        return "its input is read elsewhere too";
+    c->consumer = y->producer;
+    c->pos = net->layers[y->producer].nb_inputs + y->producer_output;
+    return const_quant(b, li, zt, b->t[c->y].dims.nb_dims, &c->q);
+}
+
+/* Does `consumer` accept its tensors with candidates `cs[0..n)` in place:
+ * a DQ's input x for its output, a Q's integer dtype at the producer's
+ * output (with the quantization when with_quant, else without)? Only the
  * layer's present formats (LINEAR before phase 4) are asked. */
 static int probe(const bld *b, int32_t li, fold_cand *const *cs, int32_t n,
                  int with_quant)
@@ -193,6 +258,12 @@ static int probe(const bld *b, int32_t li, fold_cand *const *cs, int32_t n,
     for (int32_t o = 0; o < l->nb_outputs; o++) {
         bld_desc(b, l->outputs[o], 0, &d[l->nb_inputs + o]);
         d[l->nb_inputs + o].desc.dtype = out_types[o];
+        for (int32_t i = 0; i < n; i++)
+            if (cs[i]->pos == l->nb_inputs + o) {
+                d[l->nb_inputs + o].desc.dtype = b->t[cs[i]->x].dtype;
+                d[l->nb_inputs + o].desc.reserved[0] =
+                    with_quant ? (void *)(uintptr_t)base_quant_desc(&cs[i]->q) : NULL;
+            }
     }
     for (int32_t pos = 0; pos < nio; pos++)
         if (!l->plugin->vt->build->supports_format_combination(
@@ -286,7 +357,7 @@ static prt_status fold_network(const bld *b, const fold_cand *cands, int32_t nb,
             read[l->shape_inputs[k]] = 1;
     }
     for (int32_t i = 0; i < nb; i++)
-        if (cands[i].folded)
+        if (cands[i].folded && !cands[i].is_q)
             read[cands[i].x] = 1;
     n->nb_layers = 0;
     for (int32_t li = 0; li < net->nb_layers; li++)
@@ -300,6 +371,11 @@ static prt_status fold_network(const bld *b, const fold_cand *cands, int32_t nb,
         int keep = nt->input_index >= 0 || nt->is_output ||
                    (nt->producer >= 0 && lmap[nt->producer] >= 0) ||
                    (nt->const_bytes >= 0 && read[t]);
+        /* A folded Q's float input goes, its integer output stays (made
+         * by the input's producer now). */
+        for (int32_t i = 0; i < nb; i++)
+            if (cands[i].folded && cands[i].is_q)
+                keep = t == cands[i].y ? 0 : keep || t == cands[i].x;
         tmap[t] = keep ? n->nb_tensors++ : -1;
     }
     n->tensors = base_calloc((size_t)n->nb_tensors + 1, sizeof(net_tensor));
@@ -323,9 +399,18 @@ static prt_status fold_network(const bld *b, const fold_cand *cands, int32_t nb,
         if (nt->producer >= 0)
             nt->producer = lmap[nt->producer];
         st = base_quant_copy(&nt->quant, &net->tensors[t].quant);
-        for (int32_t i = 0; !st && i < nb; i++)
-            if (cands[i].folded && cands[i].x == t)
-                st = base_quant_copy(&nt->quant, &cands[i].q);
+        for (int32_t i = 0; !st && i < nb; i++) {
+            const fold_cand *c = &cands[i];
+            if (!c->folded || c->x != t)
+                continue;
+            st = base_quant_copy(&nt->quant, &c->q);
+            if (c->is_q) {
+                nt->producer = lmap[c->consumer];
+                nt->producer_output = net->tensors[c->y].producer_output;
+                nt->dtype = b->t[t].dtype;
+                nt->q_folded = 1;
+            }
+        }
         if (st)
             goto fail;
     }
@@ -342,8 +427,12 @@ static prt_status fold_network(const bld *b, const fold_cand *cands, int32_t nb,
         if (!nl->inputs || !nl->shape_inputs || !nl->outputs)
             goto oom;
         for (int32_t i = 0; i < nb; i++)
-            if (cands[i].folded && cands[i].consumer == li)
-                nl->inputs[cands[i].pos] = tmap[cands[i].x];
+            if (cands[i].folded && cands[i].consumer == li) {
+                if (cands[i].is_q)
+                    nl->outputs[cands[i].pos - l->nb_inputs] = tmap[cands[i].x];
+                else
+                    nl->inputs[cands[i].pos] = tmap[cands[i].x];
+            }
     }
     base_free(tmap);
     base_free(lmap);
@@ -368,7 +457,7 @@ prt_status bld_fold(const bld *b, prt_network **out)
     prt_status st = PRT_OK;
     *out = NULL;
     for (int32_t li = 0; li < net->nb_layers; li++)
-        nb += is_dq(&net->layers[li]);
+        nb += is_dq(&net->layers[li]) || is_q(&net->layers[li]);
     if (nb == 0)
         return PRT_OK;
     cands = base_calloc((size_t)nb, sizeof *cands);
@@ -377,44 +466,55 @@ prt_status bld_fold(const bld *b, prt_network **out)
     nb = 0;
     for (int32_t li = 0; li < net->nb_layers; li++) {
         const char *why;
-        if (!is_dq(&net->layers[li]))
+        int q = is_q(&net->layers[li]);
+        if (!q && !is_dq(&net->layers[li]))
             continue;
-        why = dq_candidate(b, li, &cands[nb]);
         cands[nb].dq = li;
+        why = q ? q_candidate(b, li, &cands[nb]) : dq_candidate(b, li, &cands[nb]);
         if (why) {
             base_quant_free(&cands[nb].q);
-            base_log(PRT_SEV_INFO,
-                     "build: " FOLD_DQ_NAME " layer '%s' stays a separate layer: %s",
-                     net->layers[li].name, why);
+            base_log(PRT_SEV_INFO, "build: %s layer '%s' stays a separate layer: %s",
+                     q ? FOLD_Q_NAME : FOLD_DQ_NAME, net->layers[li].name, why);
         }
         nb++;
     }
     for (int32_t li = 0; li < net->nb_layers; li++)
-        if (!is_dq(&net->layers[li]))
+        if (!is_dq(&net->layers[li]) && !is_q(&net->layers[li]))
             decide(b, li, cands, nb);
     for (int32_t i = 0; i < nb; i++) {
         const fold_cand *c = &cands[i];
         if (c->q.d.kind == PRT_QUANT_NONE)
             continue; /* logged above */
-        if (c->folded) {
+        const int32_t nb_in = net->layers[c->consumer].nb_inputs;
+        const char *kind =
+            c->q.d.kind == PRT_QUANT_PER_TENSOR ? "per-tensor" : "per-channel";
+        if (c->folded)
             nb_folded++;
+        if (c->folded && !c->is_q)
             base_log(PRT_SEV_INFO,
                      "build: folded " FOLD_DQ_NAME " layer '%s' into layer '%s' (plugin "
                      "%s): input %d takes %s '%s' with its %s scale",
                      net->layers[c->dq].name, net->layers[c->consumer].name,
                      bld_plugin_label(net->layers[c->consumer].plugin).s, (int)c->pos,
-                     prt_dtype_name(b->t[c->x].dtype), net->tensors[c->x].name,
-                     c->q.d.kind == PRT_QUANT_PER_TENSOR ? "per-tensor" : "per-channel");
-        } else {
+                     prt_dtype_name(b->t[c->x].dtype), net->tensors[c->x].name, kind);
+        else if (c->folded)
             base_log(PRT_SEV_INFO,
-                     "build: " FOLD_DQ_NAME " layer '%s' stays a separate layer: layer "
-                     "'%s' (plugin %s) does not take %s with a %s scale at input %d",
+                     "build: folded " FOLD_Q_NAME " layer '%s' into layer '%s' (plugin "
+                     "%s): output %d writes %s '%s' with its %s scale",
                      net->layers[c->dq].name, net->layers[c->consumer].name,
                      bld_plugin_label(net->layers[c->consumer].plugin).s,
-                     prt_dtype_name(b->t[c->x].dtype),
-                     c->q.d.kind == PRT_QUANT_PER_TENSOR ? "per-tensor" : "per-channel",
-                     (int)c->pos);
-        }
+                     (int)(c->pos - nb_in), prt_dtype_name(b->t[c->x].dtype),
+                     net->tensors[c->x].name, kind);
+        else
+            base_log(
+                PRT_SEV_INFO,
+                "build: %s layer '%s' stays a separate layer: layer '%s' (plugin %s) "
+                "does not %s %s with a %s scale at %s %d",
+                c->is_q ? FOLD_Q_NAME : FOLD_DQ_NAME, net->layers[c->dq].name,
+                net->layers[c->consumer].name,
+                bld_plugin_label(net->layers[c->consumer].plugin).s,
+                c->is_q ? "write" : "take", prt_dtype_name(b->t[c->x].dtype), kind,
+                c->is_q ? "output" : "input", (int)(c->is_q ? c->pos - nb_in : c->pos));
     }
     if (nb_folded)
         st = fold_network(b, cands, nb, out);

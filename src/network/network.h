@@ -28,6 +28,10 @@ typedef struct net_tensor {
     /* The author's quantization (prt_network_set_tensor_quant); the builder
      * checks it against the tensor's dtype and dims. */
     base_quant quant;
+    /* Set only in a network the builder made by folding a QuantizeLinear
+     * into this layer output's producer (builder/fold.c): the output takes
+     * `dtype` (int8/uint8, with `quant`) in place of the plugin's answer. */
+    int32_t q_folded;
 } net_tensor;
 
 typedef struct net_layer {
