@@ -21,7 +21,10 @@
  *  - QuantFC's float output through a QuantizeLinear: the Q folds too,
  *    QuantFC writes int8 on the Q's scale (the engine from bytes, whose
  *    loading asks QuantFC that it does), and the result is the quantized
- *    one; a Q after Identity stays.
+ *    one; a Q after Identity stays;
+ *  - QuantFC -> Q -> DQ -> QuantFC: on one scale everything folds and the
+ *    int8 tensor passes between the two; on two scales (a requantization)
+ *    the second QuantFC's DQs stay.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -533,6 +536,92 @@ static void test_fc_q_folds(const prt_registry *reg, const fold_net *f)
     prt_network_destroy(net);
 }
 
+/* Adds QuantFC(in, w through a DQ, b) -> its output; w is [n, k] of f->w's
+ * values with f->sw's scales. */
+static int add_fc(const prt_registry *reg, prt_network *net, const fold_net *f,
+                  int32_t in, int64_t n, int64_t k, const char *name, int32_t *out)
+{
+    int64_t wd[2] = {n, k}, bd[1] = {n};
+    prt_dims wdims = tu_dims(2, wd), bdims = tu_dims(1, bd);
+    int8_t zw[N] = {0};
+    int32_t w, ins[3], layer;
+    char nm[64];
+    prt_plugin *p;
+    snprintf(nm, sizeof nm, "%s_w", name);
+    REQUIRE_OK(prt_network_add_constant(net, nm, PRT_INT8, &wdims, f->w, &w));
+    snprintf(nm, sizeof nm, "%s_dq_w", name);
+    REQUIRE(add_qdq(net, w, nm, f->sw, n, zw, 0, 0, &ins[1]) == 0);
+    snprintf(nm, sizeof nm, "%s_b", name);
+    REQUIRE_OK(prt_network_add_constant(net, nm, PRT_FLOAT32, &bdims, f->b, &ins[2]));
+    ins[0] = in;
+    p = tu_make_plugin(reg, "example", "QuantFC", "1", NULL, 0);
+    REQUIRE(p);
+    if (prt_network_add_plugin(net, ins, 3, NULL, 0, p, &layer) != PRT_OK) {
+        p->vt->runtime->destroy(p);
+        REQUIRE(0);
+    }
+    REQUIRE_OK(prt_network_set_layer_name(net, layer, name));
+    REQUIRE_OK(prt_network_get_layer_output(net, layer, 0, out));
+    return 0;
+}
+
+/* x -> DQ -> fc1 -> Q(sy, zy) -> DQ(s2, zy) -> fc2 -> y, a QDQ pair
+ * between two plugins: with s2 == sy everything folds and the integers
+ * pass from fc1 to fc2; on another scale (a requantization) fc2's DQs
+ * stay. */
+static void test_chain(const prt_registry *reg, const fold_net *f, float s2)
+{
+    prt_network *net = NULL;
+    int64_t xd[2] = {M, K};
+    prt_dims xdims = tu_dims(2, xd);
+    int32_t x, t, y;
+    int same = s2 == f->sy;
+    prt_engine *e = NULL;
+    CHECK_OK(prt_network_create(&net));
+    if (!net)
+        return;
+    if (prt_network_add_input(net, "x", PRT_INT8, &xdims, &x) != PRT_OK ||
+        add_qdq(net, x, "dq_x", &f->sx, 1, &f->zx, 1, 0, &t) != 0 ||
+        add_fc(reg, net, f, t, N, K, "fc1", &t) != 0 ||
+        add_qdq(net, t, "q_1", &f->sy, 1, &f->zy, 1, 1, &t) != 0 ||
+        add_qdq(net, t, "dq_1", &s2, 1, &f->zy, 1, 0, &t) != 0 ||
+        add_fc(reg, net, f, t, N, N, "fc2", &y) != 0) {
+        CHECK(0);
+        prt_network_destroy(net);
+        return;
+    }
+    CHECK_OK(prt_network_set_tensor_name(net, y, "y"));
+    CHECK_OK(prt_network_mark_output(net, y));
+    e = build(net, reg, !same);
+    CHECK(strstr(g_log, "folded QuantizeLinear layer 'q_1' into layer 'fc1'") != NULL);
+    CHECK((strstr(g_log, "folded DequantizeLinear layer 'dq_1' into layer 'fc2'") !=
+           NULL) == same);
+    if (e && same) {
+        char layers[256];
+        float out[M * N];
+        layers_of(e, layers, sizeof layers);
+        CHECK(strcmp(layers, "QuantFC,QuantFC") == 0);
+        memset(out, 0, sizeof out);
+        run(e, "x", f->x, "y", out);
+        /* fc2 over fc1's result quantized on sy; a result next to a rounding
+         * midpoint may land one step apart, which moves y by at most sy
+         * times a row of w's magnitudes. */
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N; n++) {
+                double v = f->b[n], tol = 1e-4;
+                for (int k = 0; k < N; k++) {
+                    double q =
+                        fmin(fmax(nearbyint(fc_ref(f, m, k) / f->sy) + f->zy, -128), 127);
+                    v += (q - f->zy) * f->sy * f->w[n * N + k] * f->sw[n];
+                    tol += f->sy * fabs(f->w[n * N + k] * f->sw[n]);
+                }
+                CHECK(fabs(out[m * N + n] - v) <= tol);
+            }
+    }
+    prt_engine_destroy(e);
+    prt_network_destroy(net);
+}
+
 /* x (float) -> Identity -> Q: Identity writes only its input's dtype, so
  * the Q stays. */
 static void test_q_stays(const prt_registry *reg, const fold_net *f)
@@ -648,6 +737,8 @@ int main(void)
     test_fc_float_w_stays(reg, &f);
     test_fc_q_folds(reg, &f);
     test_q_stays(reg, &f);
+    test_chain(reg, &f, f.sy);
+    test_chain(reg, &f, 2 * f.sy);
     test_stays(reg, &f, 0);
     test_stays(reg, &f, 1);
     prt_set_logger(NULL, NULL, 0);

@@ -481,6 +481,17 @@ prt_status bld_fold(const bld *b, prt_network **out)
     for (int32_t li = 0; li < net->nb_layers; li++)
         if (!is_dq(&net->layers[li]) && !is_q(&net->layers[li]))
             decide(b, li, cands, nb);
+    /* Q -> DQ of one tensor (a QDQ model's pair between two ops): both fold
+     * only on one scale, the integers passing straight from one plugin to
+     * the next; a requantization between them keeps the DQs of that
+     * consumer (all of them: its answer was for the set). */
+    for (int32_t i = 0; i < nb; i++)
+        for (int32_t j = 0; j < nb; j++)
+            if (cands[i].folded && !cands[i].is_q && cands[j].folded && cands[j].is_q &&
+                cands[i].x == cands[j].x && !base_quant_equal(&cands[i].q, &cands[j].q))
+                for (int32_t k = 0; k < nb; k++)
+                    if (!cands[k].is_q && cands[k].consumer == cands[i].consumer)
+                        cands[k].folded = 0;
     for (int32_t i = 0; i < nb; i++) {
         const fold_cand *c = &cands[i];
         if (c->q.d.kind == PRT_QUANT_NONE)
