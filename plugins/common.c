@@ -24,6 +24,8 @@ static struct {
     void *host;
     void (*log)(void *host, int32_t severity, const char *message);
     void (*set_error)(void *host, prt_status status, const char *message);
+    void (*parallel_for)(void *host, int64_t n, int64_t grain, prt_range_fn fn,
+                         void *arg);
 } plg_host;
 
 void plg_host_set(const prt_host_services *services)
@@ -31,6 +33,11 @@ void plg_host_set(const prt_host_services *services)
     void *host = NULL;
     void (*log_fn)(void *, int32_t, const char *) = NULL;
     void (*err_fn)(void *, prt_status, const char *) = NULL;
+    void (*pf_fn)(void *, int64_t, int64_t, prt_range_fn, void *) = NULL;
+    if (PLG_HAS(services, prt_host_services, parallel_for))
+        pf_fn = services->parallel_for;
+    if (plg_host.parallel_for != pf_fn)
+        plg_host.parallel_for = pf_fn;
     if (PLG_HAS(services, prt_host_services, host))
         host = services->host;
     if (PLG_HAS(services, prt_host_services, log))
@@ -43,6 +50,14 @@ void plg_host_set(const prt_host_services *services)
         plg_host.log = log_fn;
     if (plg_host.set_error != err_fn)
         plg_host.set_error = err_fn;
+}
+
+void plg_parallel_for(int64_t n, int64_t grain, prt_range_fn fn, void *arg)
+{
+    if (plg_host.parallel_for)
+        plg_host.parallel_for(plg_host.host, n, grain, fn, arg);
+    else if (n > 0)
+        fn(arg, 0, n);
 }
 
 prt_status plg_error(prt_status status, const char *fmt, ...)

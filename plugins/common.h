@@ -67,6 +67,10 @@ void plg_host_set(const prt_host_services *services);
  * longer than 512 bytes are truncated. */
 prt_status plg_error(prt_status status, const char *fmt, ...) PLG_PRINTF(2, 3);
 
+/* The host's parallel_for (plugin.h, prt_host_services) when it offers
+ * one, else the single call fn(arg, 0, n). */
+void plg_parallel_for(int64_t n, int64_t grain, prt_range_fn fn, void *arg);
+
 /* Formats a message for the host's logger. */
 void plg_log(int32_t severity, const char *fmt, ...) PLG_PRINTF(2, 3);
 
@@ -300,5 +304,6 @@ extern const prt_plugin_creator plg_nonzero_creator;
 extern const prt_plugin_creator plg_hardmax_creator;
 extern const prt_plugin_creator plg_circ_pad_creator;
 extern const prt_plugin_creator plg_add_in_place_creator;
+extern const prt_plugin_creator plg_quant_fc_creator;
 
 #endif /* PLUGRT_PLUGINS_COMMON_H */

@@ -212,6 +212,35 @@ typedef struct plg_add_launch {
 
 int plg_add_cuda(const plg_add_launch *a, void *stream);
 
+/* ---- QuantFC (quant_fc_cuda.cu) ----------------------------------------- */
+
+/* Output channels per launch: their combined scales travel as a launch
+ * argument (the quantization's scales are host memory, plugin.h), so a
+ * launch needs no device copy and a run stays capturable in a graph. */
+#define PLG_QFC_CHUNK 256
+
+/* y[m, n] = act(dot(x[m, :], w[n, :]) * scale + bias[n]) for the channels
+ * n0..n0+nc-1, then quantized when y is integer. x float32 with w float32
+ * (scale 1), or x int8/uint8 with w int8: the dot in int32 over (x - x_zp)
+ * and w. */
+typedef struct plg_qfc_launch {
+    const void *x;   /* [m, k] */
+    const void *w;   /* [n, k] */
+    const float *b;  /* [n] or NULL */
+    void *y;         /* [m, n] */
+    int32_t x_dtype; /* PRT_FLOAT32, PRT_INT8 or PRT_UINT8 */
+    int32_t y_dtype; /* PRT_FLOAT32, PRT_INT8 or PRT_UINT8 */
+    int64_t m, k, n; /* n: all of w's channels (y's row length) */
+    int32_t x_zp;    /* x's zero point (integer x) */
+    int32_t relu;    /* 1: max(0, .) before the output's quantization */
+    float y_scale;   /* integer y: its scale (y = round(v / y_scale) + y_zp) */
+    int32_t y_zp;
+    int64_t n0, nc;             /* this launch's channels, nc <= PLG_QFC_CHUNK */
+    float scale[PLG_QFC_CHUNK]; /* per channel: x's scale * w's (1 for floats) */
+} plg_qfc_launch;
+
+int plg_qfc_cuda(const plg_qfc_launch *a, void *stream);
+
 /* ---- the table the C side calls (cuda_util.cu) ---------------------------- */
 
 typedef struct plg_cuda_api {
@@ -225,6 +254,7 @@ typedef struct plg_cuda_api {
     int (*hardmax)(const plg_hm_launch *a, void *stream);
     int (*circ_pad)(const plg_cp_launch *a, void *stream);
     int (*add)(const plg_add_launch *a, void *stream);
+    int (*quant_fc)(const plg_qfc_launch *a, void *stream);
 } plg_cuda_api;
 
 /* Its name in the module (PRT_PLUGINS_CUDA_MODULE). */

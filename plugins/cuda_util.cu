@@ -39,6 +39,6 @@ int device_count()
 #endif
 
 extern "C" PLG_CUDA_API_VISIBILITY const plg_cuda_api plg_cuda_api_v1 = {
-    sizeof(plg_cuda_api), error_name,  error_string, device_count,
-    plg_nz_cuda,          plg_hm_cuda, plg_cp_cuda,  plg_add_cuda,
+    sizeof(plg_cuda_api), error_name,  error_string, device_count, plg_nz_cuda,
+    plg_hm_cuda,          plg_cp_cuda, plg_add_cuda, plg_qfc_cuda,
 };

@@ -10,6 +10,7 @@
  *   ("",        "CustomHardmax",   "1")  plugins/hardmax.c
  *   ("example", "circ_pad_plugin", "1")  plugins/circ_pad.c
  *   ("example", "AddInPlace",      "1")  plugins/add_in_place.c
+ *   ("example", "QuantFC",         "1")  plugins/quant_fc.c
  *
  * Conventions shared by all of them:
  *  - Devices: the CPU, and CUDA when the library is built with its kernels
@@ -37,10 +38,8 @@ PRT_PLUGIN_EXPORT const prt_plugin_library *
 prt_plugin_library_open(uint32_t host_abi_version, const prt_host_services *services);
 
 static const prt_plugin_creator *const library_creators[] = {
-    &plg_nonzero_creator,
-    &plg_hardmax_creator,
-    &plg_circ_pad_creator,
-    &plg_add_in_place_creator,
+    &plg_nonzero_creator,      &plg_hardmax_creator,  &plg_circ_pad_creator,
+    &plg_add_in_place_creator, &plg_quant_fc_creator,
 };
 
 static const prt_plugin_library library = {

@@ -14,7 +14,8 @@
 #      axes, shape inputs), Conv with each fused activation and MatMul with
 #      a bias among them
 #   3. test_cuda_runtime (a context used with another GPU current among
-#      its checks), test_cuda_plugins
+#      its checks), test_cuda_plugins, test_cuda_quantfc (QuantFC on CUDA
+#      against the CPU: the INT8 path bit for bit)
 #   4. mobilenet_v3_small and bert_small on CUDA against their references
 #      (ONNX Runtime's), through the importer's fusions (Conv + activation,
 #      MatMul + bias, GELU), with --op-threads 1 and 4, and as CUDA graph
@@ -139,6 +140,7 @@ if [ "${2:-}" = sanitize ]; then
     for sec in devices nonzero hardmax circpad addinplace graphs engines ddengines; do
       echo "$tool test_cuda_plugins $sec"
     done
+    echo "$tool test_cuda_quantfc"
   done | xargs -P "$(nproc)" -L 1 bash -c 'sanitize "$@"' _ | sort | tee -a "$summary"
   grep -vqE ': rc=0 ' "$summary" && status=1
   pack
@@ -151,6 +153,7 @@ step test_op_coverage 300 "$bundle/test_op_coverage"
 step test_cuda_ops 300 "$bundle/test_cuda_ops"
 step test_cuda_runtime 300 "$bundle/test_cuda_runtime"
 step test_cuda_plugins 300 "$bundle/test_cuda_plugins"
+step test_cuda_quantfc 300 "$bundle/test_cuda_quantfc"
 step mobilenet_cuda 180 model mobilenet_v3_small
 step bert_cuda 180 model bert_small
 step mobilenet_layers_cuda 120 layers mobilenet_v3_small

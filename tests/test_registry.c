@@ -878,10 +878,9 @@ static void test_standard_library(void)
     static const struct {
         const char *ns, *name, *version;
     } want[] = {
-        {"", "NonZeroPlugin", "1"},
-        {"", "CustomHardmax", "1"},
-        {"example", "circ_pad_plugin", "1"},
-        {"example", "AddInPlace", "1"},
+        {"", "NonZeroPlugin", "1"},          {"", "CustomHardmax", "1"},
+        {"example", "circ_pad_plugin", "1"}, {"example", "AddInPlace", "1"},
+        {"example", "QuantFC", "1"},
     };
     prt_registry *reg = NULL;
 

@@ -282,6 +282,19 @@ static void text_profile_end(void *user)
     (void)user;
 }
 
+/* ", scale 0.05 zero point -3" (per tensor) or ", 64 scales along dim 0"
+ * (per channel): what the tensor's integers stand for. */
+static void print_quant(const prt_engine *e, int32_t index)
+{
+    prt_quant_desc q = {.struct_size = sizeof(prt_quant_desc)};
+    if (prt_engine_get_tensor_quant(e, index, &q) != PRT_OK || q.kind == PRT_QUANT_NONE)
+        return;
+    if (q.kind == PRT_QUANT_PER_TENSOR)
+        printf(", scale %g zero point %d", (double)q.scale, (int)q.zero_point);
+    else
+        printf(", %lld scales along dim %d", (long long)q.count, (int)q.axis);
+}
+
 static void print_tensor_ref(const prt_engine *e, int32_t index, const char *prefix)
 {
     prt_tensor_info ti = {.struct_size = sizeof(prt_tensor_info)};
@@ -300,6 +313,7 @@ static void print_tensor_ref(const prt_engine *e, int32_t index, const char *pre
         printf(", data-dependent %s", cli_mask_str(ti.data_dependent_mask, m, sizeof m));
     if (ti.size_id >= 0)
         printf(", size tensor");
+    print_quant(e, index);
     putchar('\n');
 }
 

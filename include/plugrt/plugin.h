@@ -153,6 +153,40 @@ static inline int64_t prt_format_volume(int32_t format, const prt_dims *dims)
     return v;
 }
 
+/* How an INT8 or UINT8 tensor's integers stand for real numbers (ONNX's
+ * QuantizeLinear/DequantizeLinear): real = (q - zero_point) * scale. */
+typedef enum prt_quant_kind {
+    PRT_QUANT_NONE = 0,       /* plain integers */
+    PRT_QUANT_PER_TENSOR = 1, /* one scale and zero point for every element */
+    PRT_QUANT_PER_CHANNEL = 2 /* one per index along dim `axis` */
+} prt_quant_kind;
+
+/* A tensor's quantization, as prt_tensor_desc_quant gives it. Filled by
+ * the host; the plugin reads it. Later versions may append members: read
+ * one only when struct_size covers it. */
+typedef struct prt_quant_desc {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    int32_t kind; /* prt_quant_kind, never PRT_QUANT_NONE here */
+    /* PER_CHANNEL: the dim the scales run along, 0..nb_dims-1 (never
+     * negative: the host resolves ONNX's negative axes). -1 for
+     * PER_TENSOR. */
+    int32_t axis;
+    /* Entries of scales and zero_points: 1 for PER_TENSOR, the size of dim
+     * `axis` for PER_CHANNEL. */
+    int64_t count;
+    /* Host memory, borrowed for the call (on CUDA too: a kernel that needs
+     * them on the device passes them as launch arguments or copies them).
+     * Scales are finite and > 0; zero points lie in the dtype's range (a
+     * zero point of 0 everywhere is the symmetric case). */
+    const float *scales;
+    const int32_t *zero_points;
+    /* PER_TENSOR: scales[0] and zero_points[0] again, for convenience;
+     * PER_CHANNEL: 0. */
+    float scale;
+    int32_t zero_point;
+} prt_quant_desc;
+
 /* A tensor as seen at run time (on_shape_change, enqueue). */
 typedef struct prt_tensor_desc {
     int32_t dtype;  /* prt_dtype */
@@ -166,8 +200,25 @@ typedef struct prt_tensor_desc {
      * consumer needs no host round trip. NULL on the CPU and when no dim
      * depends on data. Borrowed for the duration of the call. */
     const int64_t *dims_device;
-    void *reserved[2]; /* zero; kept so the array stride never changes */
+    /* reserved[0]: the tensor's quantization (a const prt_quant_desc *),
+     * read it with prt_tensor_desc_quant. Set for an INT8 or UINT8 tensor
+     * that has one (prt_network_set_tensor_quant, or a DequantizeLinear the
+     * builder folded into this plugin), NULL otherwise; borrowed for the
+     * call. reserved[1]: zero. The slot was always zero, so a plugin built
+     * before it never reads it, a host built before it leaves it NULL, and
+     * the struct's layout and source form did not change. */
+    void *reserved[2]; /* kept so the array stride never changes */
 } prt_tensor_desc;
+
+/* The quantization of the tensor `d` describes (reserved[0]), or NULL. In
+ * supports_format_combination it describes the candidate at each position,
+ * so a plugin can take INT8 on an input only with a per-tensor scale
+ * (answer 0 when this is NULL or of another kind). Read a member past
+ * `zero_points` only when struct_size covers it. */
+static inline const prt_quant_desc *prt_tensor_desc_quant(const prt_tensor_desc *d)
+{
+    return (const prt_quant_desc *)d->reserved[0];
+}
 
 /* A tensor as seen at build time: the dims (-1 where not known) plus the
  * bounds of the optimization profile being built. */
@@ -471,7 +522,15 @@ typedef struct prt_plugin_build {
      * autotuning on it times every accepted combination instead. Required.
      * Called many times per build, depth-first over positions; in_out holds
      * profile 0's bounds. A check plugin is asked once per position, with
-     * the engine's choice. */
+     * the engine's choice.
+     * Quantization (prt_tensor_desc_quant): to fold a DequantizeLinear
+     * into this plugin the builder offers an input its int8/uint8 tensor
+     * with the scale, and to fold a QuantizeLinear it offers an output
+     * int8/uint8 with the scale where get_output_dtypes gave a float dtype;
+     * each is asked with and without the scale, and folds only when the
+     * plugin takes it with the scale and refuses it without. A plugin
+     * that says so for an output must then write the integers on that
+     * scale (loading asks the same two questions). */
     int32_t (*supports_format_combination)(prt_plugin *self, int32_t pos,
                                            const prt_dynamic_tensor_desc *in_out,
                                            int32_t nb_inputs, int32_t nb_outputs);

@@ -368,6 +368,25 @@ PRT_API PRT_NODISCARD prt_status prt_network_expect_tensor(prt_network *net,
  * a warning through the logger). */
 PRT_API PRT_NODISCARD prt_status prt_network_set_strict(prt_network *net, int32_t strict);
 
+/* Sets the quantization of an INT8 or UINT8 tensor (plugin.h,
+ * prt_quant_desc): what its integers stand for, which every plugin that
+ * reads or writes it sees in its descriptors (prt_tensor_desc_quant). Set struct_size;
+ * axis, count, scales and zero_points (NULL: all 0) as plugin.h says; the
+ * arrays are copied. NULL or kind PRT_QUANT_NONE clears it. Checked here:
+ * the kind, counts, finite positive scales, zero points in -128..255
+ * (PRT_ERR_INVALID_ARGUMENT); at build: the tensor's dtype (INT8/UINT8),
+ * its zero points' range, the axis within its rank and the count against
+ * that dim. A layer output may carry one too: its producer then writes
+ * integers on that scale (its supports_format_combination sees it). */
+PRT_API PRT_NODISCARD prt_status prt_network_set_tensor_quant(
+    prt_network *net, int32_t tensor, const prt_quant_desc *quant);
+/* The quantization set on a tensor: kind PRT_QUANT_NONE when none. The
+ * arrays are borrowed until it is set again or the network destroyed. Set
+ * out->struct_size first. */
+PRT_API PRT_NODISCARD prt_status prt_network_get_tensor_quant(const prt_network *net,
+                                                              int32_t tensor,
+                                                              prt_quant_desc *out);
+
 /* Finds a tensor by name; PRT_ERR_NOT_FOUND if none. */
 PRT_API PRT_NODISCARD prt_status prt_network_find_tensor(const prt_network *net,
                                                          const char *name,
@@ -577,6 +596,13 @@ typedef struct prt_tensor_info {
 } prt_tensor_info;
 
 PRT_API int32_t prt_engine_tensor_count(const prt_engine *engine);
+/* The quantization of engine tensor `index` (prt_network_set_tensor_quant,
+ * or a DequantizeLinear the builder folded into its consumer): kind
+ * PRT_QUANT_NONE when none. Arrays borrowed for the engine's lifetime. Set
+ * out->struct_size first. */
+PRT_API PRT_NODISCARD prt_status prt_engine_get_tensor_quant(const prt_engine *engine,
+                                                             int32_t index,
+                                                             prt_quant_desc *out);
 PRT_API PRT_NODISCARD prt_status prt_engine_get_tensor(const prt_engine *engine,
                                                        int32_t index,
                                                        prt_tensor_info *out);

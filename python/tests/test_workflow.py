@@ -373,7 +373,7 @@ def test_registries_are_independent_objects(std_registry):
     b.deregister_library(trt.PLUGINS_LIBRARY)
     with pytest.raises(trt.NotFoundError):
         b.get_creator("NonZeroPlugin", "1", "")
-    assert len(a.plugin_creator_list) == 4
+    assert len(a.plugin_creator_list) == 5
 
 
 def test_python_creator_registered_in_two_registries():
@@ -402,7 +402,7 @@ def test_cuda_device_without_cuda_is_a_clear_error():
 def test_init_libnvinfer_plugins_loads_the_standard_library():
     assert trt.init_libnvinfer_plugins(trt.Logger(), "")
     names = {c.name for c in trt.get_plugin_registry().all_creators}
-    assert {"NonZeroPlugin", "CustomHardmax", "circ_pad_plugin", "AddInPlace"} <= names
+    assert {"NonZeroPlugin", "CustomHardmax", "circ_pad_plugin", "AddInPlace", "QuantFC"} <= names
 
 
 class PyChannelScale(trt.Plugin):

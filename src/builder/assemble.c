@@ -246,6 +246,9 @@ static prt_status assemble_tensors(const bld *b, prt_engine *e)
         }
         et->dtype = t->dtype;
         et->format = t->format;
+        st = base_quant_copy(&et->quant, &nt->quant);
+        if (st)
+            break;
         et->nb_dims = t->dims.nb_dims;
         for (int32_t d = 0; d < t->dims.nb_dims; d++)
             et->dim_expr[d] = expr_id(t->dims.d[d]);

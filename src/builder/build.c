@@ -385,6 +385,11 @@ static prt_status bld_layer_shapes(bld *b, int32_t li)
             return base_error(PRT_ERR_PLUGIN,
                               "layer '%s': plugin gave invalid dtype %d for output %d",
                               l->name, (int)out_types[o], (int)o);
+    /* A QuantizeLinear folded into this output: the plugin writes its
+     * integers (it said so in supports_format_combination; fold.c). */
+    for (int32_t o = 0; o < l->nb_outputs; o++)
+        if (b->net->tensors[l->outputs[o]].q_folded)
+            out_types[o] = b->net->tensors[l->outputs[o]].dtype;
 
     memset(out_dims, 0, sizeof out_dims);
     for (int32_t o = 0; o < l->nb_outputs; o++)
@@ -479,6 +484,36 @@ static prt_status bld_bounds(bld *b)
     return PRT_OK;
 }
 
+/* Every quantization the network's author set fits its tensor (dtype,
+ * zero points, axis and channel count; base/quant.h), once dtypes and
+ * dims are known: a scale on a float tensor would otherwise reach plugins
+ * as a promise nobody keeps. */
+static prt_status bld_check_quant(const bld *b)
+{
+    for (int32_t i = 0; i < b->net->nb_tensors; i++) {
+        const base_quant *q = &b->net->tensors[i].quant;
+        const bld_tensor *t = &b->t[i];
+        int64_t axis_dim = -1;
+        char what[160];
+        prt_status st;
+        if (q->d.kind == PRT_QUANT_NONE)
+            continue;
+        snprintf(what, sizeof what, "tensor '%s'", b->net->tensors[i].name);
+        /* Per-channel scales are as many as the channels: that dim must be
+         * known now, or a run could index past them. */
+        if (q->d.kind == PRT_QUANT_PER_CHANNEL && q->d.axis < t->dims.nb_dims &&
+            !expr_is_const(b->pool, t->dims.d[q->d.axis], &axis_dim))
+            return base_error(PRT_ERR_SHAPE,
+                              "%s: per-channel quantization along dim %d, which is not "
+                              "static",
+                              what, (int)q->d.axis);
+        st = base_quant_check_tensor(q, t->dtype, t->dims.nb_dims, axis_dim, what);
+        if (st)
+            return st;
+    }
+    return PRT_OK;
+}
+
 /* ---- entry point --------------------------------------------------------- */
 
 /* The pool autotuning's runs use, installed for the calling thread (the
@@ -497,17 +532,16 @@ static prt_status bld_threads_begin(const prt_builder_config *cfg, base_pool **p
     return PRT_OK;
 }
 
-prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cfg,
-                            const prt_registry *reg, prt_engine **out)
+/* The build of `net`; with `fold`, phase 3b may hand back a network with
+ * DequantizeLinear layers folded away, which is then built instead (once:
+ * it has nothing left to fold into). */
+static prt_status bld_run(const prt_network *net, const prt_builder_config *cfg,
+                          const prt_registry *reg, int fold, prt_engine **out)
 {
     bld b;
     base_pool *tune_pool = NULL, *outer_pool = NULL;
+    prt_network *folded = NULL;
     prt_status st = PRT_OK;
-    if (!net || !cfg || !out)
-        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_build: NULL argument");
-    if (net->nb_outputs == 0)
-        return base_error(PRT_ERR_INVALID_ARGUMENT,
-                          "the network has no outputs (prt_network_mark_output)");
     memset(&b, 0, sizeof b);
     st = dev_get(cfg->device, &b.dev);
     if (!st)
@@ -558,6 +592,12 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
         st = bld_layer_shapes(&b, li);
     if (!st)
         st = bld_bounds(&b);
+    if (!st)
+        st = bld_check_quant(&b);
+    if (!st && fold)
+        st = bld_fold(&b, &folded);
+    if (folded)
+        goto done;
     /* Tactics are timed on the threads the contexts will have. */
     if (!st && cfg->autotune)
         st = bld_threads_begin(cfg, &tune_pool, &outer_pool);
@@ -606,5 +646,19 @@ done:
     base_free(b.hi);
     base_free(b.dd);
     expr_pool_destroy(b.pool);
+    if (!st && folded)
+        st = bld_run(folded, cfg, reg, 0, out);
+    bld_fold_free(folded);
     return st;
+}
+
+prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cfg,
+                            const prt_registry *reg, prt_engine **out)
+{
+    if (!net || !cfg || !out)
+        return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_build: NULL argument");
+    if (net->nb_outputs == 0)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "the network has no outputs (prt_network_mark_output)");
+    return bld_run(net, cfg, reg, 1, out);
 }

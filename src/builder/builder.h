@@ -158,6 +158,18 @@ static inline int bld_is_io(const prt_network *net, int32_t id)
     return net->tensors[id].input_index >= 0 || net->tensors[id].is_output ||
            net->tensors[id].const_bytes >= 0;
 }
+/* The build-time descriptor of tensor `id` in profile p: its dtype,
+ * format and quantization so far, dims that are constants (-1 for the
+ * rest) and every dim's bounds (formats.c). */
+void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out);
+/* Phase 3b, once dtypes and bounds are known: DequantizeLinear layers that
+ * fold into the plugin they feed, QuantizeLinear layers into the plugin
+ * before them (fold.c). *out is NULL when none does; otherwise the network
+ * to build instead (the folded layers gone, their integer tensors with the
+ * quantization), freed with bld_fold_free. Logs every fold and every DQ or
+ * Q left as a layer. */
+prt_status bld_fold(const bld *b, prt_network **out);
+void bld_fold_free(prt_network *net);
 /* Phase 4, first: which tensors inside a CPU engine take the blocked
  * format CHW8 (where the producer and every consumer accept it), the rest
  * LINEAR (formats.c). */

@@ -48,13 +48,14 @@ static void negotiate(prt_plugin *p, prt_dynamic_tensor_desc *descs, int32_t pos
 
 /* The build-time descriptor of tensor `id` in profile p: dims that are
  * constants, -1 for the rest, and every dim's bounds from phase 3. */
-static void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out)
+void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out)
 {
     const bld_tensor *t = &b->t[id];
     size_t o = (size_t)p * (size_t)b->nb_nodes;
     memset(out, 0, sizeof *out);
     out->desc.dtype = t->dtype;
     out->desc.format = t->format;
+    base_quant_attach(&out->desc, &b->net->tensors[id].quant);
     out->desc.dims.nb_dims = out->min.nb_dims = out->opt.nb_dims = out->max.nb_dims =
         t->dims.nb_dims;
     for (int32_t d = 0; d < t->dims.nb_dims; d++) {
@@ -349,13 +350,20 @@ prt_status bld_layer_formats(bld *b, int32_t li)
     if (ng->nb_combos == 0) {
         const prt_dynamic_tensor_desc *d = &bl->descs[ng->deepest];
         base_dims_str(&d->desc.dims, buf, sizeof buf);
+        const prt_quant_desc *q = prt_tensor_desc_quant(&d->desc);
+        int integer = d->desc.dtype == PRT_INT8 || d->desc.dtype == PRT_UINT8;
         st = base_error(PRT_ERR_UNSUPPORTED,
                         "layer '%s' (plugin %s) accepts no type/format combination: "
-                        "it rejects %s %d (%s, dims %s)",
+                        "it rejects %s %d (%s%s, dims %s)",
                         l->name, bld_plugin_label(l->plugin).s,
                         ng->deepest < nb_in ? "input" : "output",
                         (int)(ng->deepest < nb_in ? ng->deepest : ng->deepest - nb_in),
-                        prt_dtype_name(d->desc.dtype), buf);
+                        prt_dtype_name(d->desc.dtype),
+                        !integer                          ? ""
+                        : !q                              ? " without a scale"
+                        : q->kind == PRT_QUANT_PER_TENSOR ? " with a per-tensor scale"
+                                                          : " with per-channel scales",
+                        buf);
         goto done;
     }
     st = bld_device_dtypes(b, l, bl->descs, ng);

@@ -153,6 +153,7 @@ static prt_status tune_alloc(const tune_candidate *c, int32_t nb_in, int32_t nb_
         memset(t, 0, sizeof *t);
         t->dtype = d->desc.dtype;
         t->format = d->desc.format;
+        t->reserved[0] = d->desc.reserved[0];
         t->dims = d->opt;
         if (k >= nb_in)
             for (int32_t i = 0; i < d->opt.nb_dims; i++)

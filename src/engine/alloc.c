@@ -26,8 +26,10 @@ void engine_free(prt_engine *e)
 {
     if (!e)
         return;
-    for (int32_t i = 0; i < e->nb_tensors; i++)
+    for (int32_t i = 0; i < e->nb_tensors; i++) {
         base_free(e->tensors[i].name);
+        base_quant_free(&e->tensors[i].quant);
+    }
     base_free(e->tensors);
     for (int32_t i = 0; i < e->nb_layers; i++) {
         eng_layer *l = &e->layers[i];

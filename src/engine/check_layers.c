@@ -85,6 +85,7 @@ static void layer_descs(const prt_engine *e, const eng_layer *l, const int64_t *
         memset(&d[k], 0, sizeof d[k]);
         d[k].desc.dtype = t->dtype;
         d[k].desc.format = t->format;
+        base_quant_attach(&d[k].desc, &t->quant);
         d[k].desc.dims.nb_dims = d[k].min.nb_dims = d[k].opt.nb_dims = d[k].max.nb_dims =
             t->nb_dims;
         for (int32_t j = 0; j < t->nb_dims; j++) {
@@ -123,6 +124,18 @@ static const char *tensor_of(const check_ctx *c, const eng_layer *l, int32_t k)
         .name;
 }
 
+/* Whether output o may differ from the plugin's dtype `made`: a float
+ * output into which the builder folded a QuantizeLinear (fold.c) is int8
+ * or uint8 with a quantization; check_formats then asks the plugin that it
+ * writes those integers (takes the dtype with the scale, not without). */
+static int q_folded(const prt_engine *e, const eng_layer *l, int32_t o, int32_t made)
+{
+    const eng_tensor *t = &e->tensors[l->outputs[o]];
+    return (made == PRT_FLOAT32 || made == PRT_FLOAT16 || made == PRT_BFLOAT16) &&
+           (t->dtype == PRT_INT8 || t->dtype == PRT_UINT8) &&
+           t->quant.d.kind != PRT_QUANT_NONE;
+}
+
 /* Outputs and their dtypes from the inputs' dtypes. */
 static prt_status check_dtypes(const check_ctx *c, const eng_layer *l, int32_t li,
                                prt_plugin *p)
@@ -143,7 +156,7 @@ static prt_status check_dtypes(const check_ctx *c, const eng_layer *l, int32_t l
     if (st)
         return entry_failed(l, li, st, "get_output_dtypes failed for the inputs' dtypes");
     for (int32_t o = 0; o < nb_out; o++)
-        if (out[o] != c->e->tensors[l->outputs[o]].dtype)
+        if (out[o] != c->e->tensors[l->outputs[o]].dtype && !q_folded(c->e, l, o, out[o]))
             return invalid(l, li,
                            "output %d ('%s') is %s, but the plugin makes %s from these "
                            "inputs",
@@ -171,6 +184,29 @@ static prt_status check_formats(const check_ctx *c, const eng_layer *l, int32_t 
                            prt_dtype_name(t->dtype),
                            t->format == PRT_FORMAT_CHW8 ? "CHW8" : "LINEAR",
                            builtin(l) ? "op" : "plugin");
+    }
+    /* A folded QuantizeLinear's output: a plugin that takes the integer
+     * dtype without the scale too does not read it, and would write its
+     * own dtype into memory sized for bytes. */
+    for (int32_t o = 0; o < n - nb_in; o++) {
+        prt_dynamic_tensor_desc *d = &c->d[nb_in + o];
+        void *q = d->desc.reserved[0];
+        int takes_plain;
+        if (c->types[nb_in + o] == d->desc.dtype)
+            continue;
+        d->desc.reserved[0] = NULL;
+        base_clear_error();
+        takes_plain = p->vt->build->supports_format_combination(p, nb_in + o, c->d, nb_in,
+                                                                n - nb_in);
+        d->desc.reserved[0] = q;
+        if (takes_plain)
+            return invalid(
+                l, li,
+                "output %d ('%s') is %s with a scale where the plugin makes "
+                "%s, but the plugin takes %s there without the scale too, so "
+                "it does not write the integers",
+                (int)o, tensor_of(c, l, nb_in + o), prt_dtype_name(d->desc.dtype),
+                prt_dtype_name(c->types[nb_in + o]), prt_dtype_name(d->desc.dtype));
     }
     return PRT_OK;
 }

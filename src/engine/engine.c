@@ -272,6 +272,7 @@ prt_status engine_bind_constants(prt_engine *e)
             memset(&in[k], 0, sizeof in[k]);
             in[k].dtype = t->dtype;
             in[k].format = t->format;
+            base_quant_attach(&in[k], &t->quant);
             data[k] = NULL;
             if (t->const_offset >= 0 && static_dims(e, t, &in[k].dims)) {
                 data[k] = e->weights + t->const_offset;

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "base/quant.h"
 #include "device/device.h"
 #include "expr/expr.h"
 
@@ -62,6 +63,9 @@ typedef struct eng_tensor {
     /* Derived, not serialized (engine_prepare): bit d set when dim d
      * depends on a size tensor's value. */
     uint32_t dd_mask;
+    /* Its quantization (kind NONE: none); section QNTZ on file. The
+     * runtime's descriptors point to quant.d. */
+    base_quant quant;
 } eng_tensor;
 
 typedef struct eng_layer {

@@ -62,6 +62,16 @@
  *   NCAP  the same layout: layers whose plugin says its enqueue cannot be
  *         captured into a graph (eng_layer.no_capture). Must follow LAYR.
  *         Default: none.
+ *   QNTZ  u32 count, then per quantized tensor, by ascending tensor id: i32
+ *         tensor, i32 kind (prt_quant_kind, PER_TENSOR or PER_CHANNEL), i32
+ *         axis (-1 for PER_TENSOR), i64 count (1 for PER_TENSOR), u32
+ *         scales[count] (IEEE binary32 bits), i32 zero_points[count]. The
+ *         tensors' quantization (eng_tensor.quant); must follow TENS.
+ *         Checked as prt_network_set_tensor_quant checks (base/quant.h),
+ *         against the tensor's dtype and rank here and its axis dim in
+ *         engine_validate. Default: none. An older plugrt skips it, and its
+ *         plugins then see no scale: one that needs it refuses the engine
+ *         when loading asks it (check plugin), never runs without it.
  * A required section written only when there is something in it (so that
  * every other engine reads in plugrt versions before it), after LAYR:
  *   KERN  kernel layers (src/kernel/kernel.h): u32 count, then per kernel
@@ -113,6 +123,7 @@
 #define TAG_HDIM ENG_TAG('H', 'D', 'I', 'M')
 #define TAG_NCAP ENG_TAG('N', 'C', 'A', 'P')
 #define TAG_KERN ENG_TAG('K', 'E', 'R', 'N')
+#define TAG_QNTZ ENG_TAG('Q', 'N', 'T', 'Z')
 
 #define ENG_SECTION_OPTIONAL 1u
 
@@ -384,7 +395,7 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
     size_t start, at;
     prt_status st;
     uint32_t crc;
-    int32_t nb_hdim, nb_ncap;
+    int32_t nb_hdim, nb_ncap, nb_quant;
     if (!e || !out)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "engine_write: NULL argument");
     /* Never write what a reader would refuse: an invalid engine here is a
@@ -407,10 +418,13 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
     base_buf_i32(out, e->device);
     nb_hdim = count_flagged(e, offsetof(eng_layer, host_dims));
     nb_ncap = count_flagged(e, offsetof(eng_layer, no_capture));
+    nb_quant = 0;
+    for (int32_t i = 0; i < e->nb_tensors; i++)
+        nb_quant += e->tensors[i].quant.d.kind != PRT_QUANT_NONE;
     /* A CPU engine says nothing of its device: the CPU's files stay as they
      * were before DEVI existed. */
     base_buf_u32(out, 7 + (e->device != PRT_DEVICE_CPU) + (nb_hdim > 0) + (nb_ncap > 0) +
-                          (e->nb_kernels > 0));
+                          (nb_quant > 0) + (e->nb_kernels > 0));
 
     at = sec_begin(out, TAG_META);
     base_buf_i64(out, e->arena_size);
@@ -505,6 +519,28 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
     if (e->nb_kernels > 0) {
         at = sec_begin(out, TAG_KERN);
         put_kernels(out, e);
+        sec_end(out, at);
+    }
+
+    if (nb_quant) {
+        at = sec_begin_flags(out, TAG_QNTZ, ENG_SECTION_OPTIONAL);
+        base_buf_u32(out, (uint32_t)nb_quant);
+        for (int32_t i = 0; i < e->nb_tensors; i++) {
+            const prt_quant_desc *q = base_quant_desc(&e->tensors[i].quant);
+            if (!q)
+                continue;
+            base_buf_i32(out, i);
+            base_buf_i32(out, q->kind);
+            base_buf_i32(out, q->axis);
+            base_buf_i64(out, q->count);
+            for (int64_t k = 0; k < q->count; k++) {
+                uint32_t bits;
+                memcpy(&bits, &q->scales[k], sizeof bits);
+                base_buf_u32(out, bits);
+            }
+            for (int64_t k = 0; k < q->count; k++)
+                base_buf_i32(out, q->zero_points[k]);
+        }
         sec_end(out, at);
     }
 
@@ -1144,6 +1180,75 @@ static prt_status read_kernels(rctx *c, prt_engine *e)
     return PRT_OK;
 }
 
+/* Tensors' quantization (QNTZ); read after TENS. */
+static prt_status read_quant(rctx *c, prt_engine *e)
+{
+    uint32_t n = base_rd_u32(&c->r);
+    int32_t prev = -1;
+    float *scales = NULL;
+    int32_t *zps = NULL;
+    prt_status st = PRT_OK;
+    if (c->r.failed || n > (uint32_t)e->nb_tensors)
+        return malformed(c, "%u quantized tensors for %d", n, (int)e->nb_tensors);
+    for (uint32_t k = 0; !st && k < n; k++) {
+        prt_quant_desc q;
+        eng_tensor *t;
+        char what[128];
+        int32_t ti = base_rd_i32(&c->r);
+        memset(&q, 0, sizeof q);
+        q.struct_size = sizeof q;
+        q.kind = base_rd_i32(&c->r);
+        q.axis = base_rd_i32(&c->r);
+        q.count = base_rd_i64(&c->r);
+        if (c->r.failed || ti <= prev || ti >= e->nb_tensors)
+            return malformed(c, "tensor index %d out of order or range", (int)ti);
+        /* Before allocating: the arrays must be in the section. */
+        if (q.count < 1 || (uint64_t)q.count > left(&c->r) / 8)
+            return malformed(c, "tensor %d: %lld scales do not fit in the %zu bytes left",
+                             (int)ti, (long long)q.count, left(&c->r));
+        if (q.kind == PRT_QUANT_NONE || (q.kind == PRT_QUANT_PER_TENSOR && q.axis != -1))
+            return malformed(c, "tensor %d: kind %d with axis %d", (int)ti, (int)q.kind,
+                             (int)q.axis);
+        scales = base_malloc(sizeof(float) * (size_t)q.count);
+        zps = base_malloc(sizeof(int32_t) * (size_t)q.count);
+        if (!scales || !zps) {
+            st = oom();
+            break;
+        }
+        for (int64_t j = 0; j < q.count; j++) {
+            uint32_t bits = base_rd_u32(&c->r);
+            memcpy(&scales[j], &bits, sizeof bits);
+        }
+        for (int64_t j = 0; j < q.count; j++)
+            zps[j] = base_rd_i32(&c->r);
+        q.scales = scales;
+        q.zero_points = zps;
+        t = &e->tensors[ti];
+        snprintf(what, sizeof what, "tensor %d", (int)ti);
+        if (c->r.failed) {
+            st = malformed(c, "%s: truncated", what);
+            break;
+        }
+        /* The same checks as prt_network_set_tensor_quant, then the
+         * tensor's dtype and rank; a failure is the file's. */
+        st = base_quant_set(&t->quant, &q, what);
+        if (!st)
+            st = base_quant_check_tensor(&t->quant, t->dtype, t->nb_dims, -1, what);
+        if (st == PRT_ERR_OUT_OF_MEMORY)
+            break;
+        if (st)
+            st = malformed(c, "%s", prt_last_error());
+        base_free(scales);
+        base_free(zps);
+        scales = NULL;
+        zps = NULL;
+        prev = ti;
+    }
+    base_free(scales);
+    base_free(zps);
+    return st;
+}
+
 enum {
     SEC_META,
     SEC_TENS,
@@ -1156,6 +1261,7 @@ enum {
     SEC_HDIM,
     SEC_NCAP,
     SEC_KERN,
+    SEC_QNTZ,
     SEC_COUNT
 };
 
@@ -1167,7 +1273,7 @@ static const struct {
     {TAG_META, "meta", 1},       {TAG_TENS, "tensors", 1},  {TAG_LAYR, "layers", 1},
     {TAG_IOLS, "io", 1},         {TAG_PROF, "profiles", 1}, {TAG_EXPR, "expressions", 1},
     {TAG_WGHT, "weights", 1},    {TAG_DEVI, "device", 0},   {TAG_HDIM, "host dims", 0},
-    {TAG_NCAP, "no capture", 0}, {TAG_KERN, "kernels", 0},
+    {TAG_NCAP, "no capture", 0}, {TAG_KERN, "kernels", 0},  {TAG_QNTZ, "quantization", 0},
 };
 
 /* Parses everything after the version check and the checksum. */
@@ -1269,6 +1375,10 @@ static prt_status read_body(const uint8_t *p, size_t size, prt_engine *e)
         case SEC_KERN:
             st = seen[SEC_LAYR] ? read_kernels(&sc, e)
                                 : malformed(&sc, "comes before the layers section");
+            break;
+        case SEC_QNTZ:
+            st = seen[SEC_TENS] ? read_quant(&sc, e)
+                                : malformed(&sc, "comes before the tensors section");
             break;
         default:
             st = read_exprs(&sc, e);

@@ -11,6 +11,22 @@ int32_t prt_engine_tensor_count(const prt_engine *engine)
     return engine ? engine->nb_tensors : 0;
 }
 
+prt_status prt_engine_get_tensor_quant(const prt_engine *engine, int32_t index,
+                                       prt_quant_desc *out)
+{
+    prt_status st = base_query_check(out ? out->struct_size : 0, sizeof *out, out,
+                                     "prt_engine_get_tensor_quant", "prt_quant_desc");
+    if (st)
+        return st;
+    if (!engine || index < 0 || index >= engine->nb_tensors)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_engine_get_tensor_quant: no tensor %d", (int)index);
+    *out = engine->tensors[index].quant.d;
+    out->struct_size = sizeof *out;
+    out->abi_version = PRT_PLUGIN_ABI_VERSION;
+    return PRT_OK;
+}
+
 prt_status prt_engine_get_tensor(const prt_engine *engine, int32_t index,
                                  prt_tensor_info *out)
 {

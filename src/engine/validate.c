@@ -245,6 +245,30 @@ static prt_status validate_tensor_memory(const prt_engine *e, int32_t i)
     return PRT_OK;
 }
 
+/* A quantized tensor (QNTZ): the checks that need its dims, as the builder
+ * makes them (base/quant.h); a per-channel axis along a dim that is not a
+ * constant could index past the scales. */
+static prt_status validate_tensor_quant(const prt_engine *e, int32_t i)
+{
+    const eng_tensor *t = &e->tensors[i];
+    int64_t axis_dim = -1;
+    char what[160];
+    if (t->quant.d.kind == PRT_QUANT_NONE)
+        return PRT_OK;
+    snprintf(what, sizeof what, "tensor %d ('%s')", (int)i, t->name);
+    if (t->quant.d.kind == PRT_QUANT_PER_CHANNEL && t->quant.d.axis < t->nb_dims) {
+        const expr_node *n = &e->exprs.nodes[t->dim_expr[t->quant.d.axis]];
+        if (n->kind != EXPR_CONST)
+            return invalid("%s: per-channel quantization along dim %d, which is not "
+                           "static",
+                           what, (int)t->quant.d.axis);
+        axis_dim = n->imm;
+    }
+    if (base_quant_check_tensor(&t->quant, t->dtype, t->nb_dims, axis_dim, what))
+        return invalid("%s", prt_last_error());
+    return PRT_OK;
+}
+
 /* Tensor i: what it is first (every later message names it, and the
  * source check reads the input and output lists only through indices it
  * has bounded), then its source, its constant bytes, its size id and its
@@ -254,7 +278,8 @@ static prt_status validate_tensor(const prt_engine *e, int32_t i, uint8_t *size_
     prt_status st;
     if ((st = validate_tensor_kind(e, i)) || (st = validate_tensor_source(e, i)) ||
         (st = validate_tensor_constant(e, i)) ||
-        (st = validate_tensor_size(e, i, size_seen)))
+        (st = validate_tensor_size(e, i, size_seen)) ||
+        (st = validate_tensor_quant(e, i)))
         return st;
     return validate_tensor_memory(e, i);
 }

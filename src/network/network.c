@@ -41,6 +41,7 @@ void prt_network_destroy(prt_network *net)
     for (int32_t i = 0; i < net->nb_tensors; i++) {
         base_free(net->tensors[i].name);
         base_free(net->tensors[i].const_data);
+        base_quant_free(&net->tensors[i].quant);
     }
     for (int32_t i = 0; i < net->nb_layers; i++) {
         net_layer *l = &net->layers[i];
@@ -582,5 +583,33 @@ prt_status prt_network_set_strict(prt_network *net, int32_t strict)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "prt_network_set_strict: NULL network");
     net->strict = strict != 0;
+    return PRT_OK;
+}
+
+prt_status prt_network_set_tensor_quant(prt_network *net, int32_t tensor,
+                                        const prt_quant_desc *quant)
+{
+    char what[160];
+    if (!net || tensor < 0 || tensor >= net->nb_tensors)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_set_tensor_quant: no tensor %d", (int)tensor);
+    snprintf(what, sizeof what, "prt_network_set_tensor_quant: tensor '%s'",
+             net->tensors[tensor].name ? net->tensors[tensor].name : "?");
+    return base_quant_set(&net->tensors[tensor].quant, quant, what);
+}
+
+prt_status prt_network_get_tensor_quant(const prt_network *net, int32_t tensor,
+                                        prt_quant_desc *out)
+{
+    prt_status st = base_query_check(out ? out->struct_size : 0, sizeof *out, out,
+                                     "prt_network_get_tensor_quant", "prt_quant_desc");
+    if (st)
+        return st;
+    if (!net || tensor < 0 || tensor >= net->nb_tensors)
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_network_get_tensor_quant: no tensor %d", (int)tensor);
+    *out = net->tensors[tensor].quant.d;
+    out->struct_size = sizeof *out;
+    out->abi_version = PRT_PLUGIN_ABI_VERSION;
     return PRT_OK;
 }

@@ -8,6 +8,7 @@
 #define PLUGRT_NETWORK_H
 
 #include "base/base.h"
+#include "base/quant.h"
 
 typedef struct net_tensor {
     char *name;
@@ -24,6 +25,13 @@ typedef struct net_tensor {
     int32_t has_expect;
     int32_t expect_dtype; /* -1: not declared */
     prt_dims expect_dims; /* nb_dims -1: not declared; a dim -1: dynamic */
+    /* The author's quantization (prt_network_set_tensor_quant); the builder
+     * checks it against the tensor's dtype and dims. */
+    base_quant quant;
+    /* Set only in a network the builder made by folding a QuantizeLinear
+     * into this layer output's producer (builder/fold.c): the output takes
+     * `dtype` (int8/uint8, with `quant`) in place of the plugin's answer. */
+    int32_t q_folded;
 } net_tensor;
 
 typedef struct net_layer {

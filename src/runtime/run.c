@@ -129,6 +129,7 @@ static prt_status fill_descs(prt_context *c, int32_t li)
         memset(d, 0, sizeof *d);
         d->dtype = e->tensors[t].dtype;
         d->format = e->tensors[t].format;
+        base_quant_attach(d, &e->tensors[t].quant);
         if (!ctx_tensor_dims(e, t, c->values, c->known, &d->dims) &&
             !ctx_tensor_dims(e, t, c->up_values, c->up_known, &d->dims))
             return base_error(PRT_ERR_INTERNAL, "layer '%s': %s %d cannot be bounded",

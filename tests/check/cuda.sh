@@ -16,11 +16,12 @@ checks="abi outputs shapes size-tensors formats workspace values coverage bounds
 alias clone attach serialize contexts threads empty-inputs tactics stream reference errors"
 
 expect_rc 0 standard "$PLUGRT" check "$PLUGINS_LIB" --device cuda && {
-  expect_grep "^plugrt check .*: 4 creators \(seed 1, 3 cases per input signature, cuda: .+, compute capability [0-9]+\.[0-9]+\)$" \
+  expect_grep "^plugrt check .*: 5 creators \(seed 1, 3 cases per input signature, cuda: .+, compute capability [0-9]+\.[0-9]+\)$" \
     standard.out "the header names the GPU"
-  expect_grep "^summary: 4 plugins, 85 checks: [0-9]+ passed, 0 failed, [0-9]+ skipped$" standard.out
+  expect_grep "^summary: 5 plugins, 106 checks: [0-9]+ passed, 0 failed, [0-9]+ skipped$" standard.out
   grep -q "FAIL" standard.out && fail "a check fails on CUDA on the standard library"
-  for key in NonZeroPlugin@1 CustomHardmax@1 example::circ_pad_plugin@1 example::AddInPlace@1; do
+  for key in NonZeroPlugin@1 CustomHardmax@1 example::circ_pad_plugin@1 example::AddInPlace@1 \
+    example::QuantFC@1; do
     block=$(sed -n "/^$key\$/,/^[^ ]/p" standard.out)
     for c in $checks; do
       echo "$block" | grep -Eq "^  (pass|skip)  $c " || fail "$key: no pass or skip line for $c"

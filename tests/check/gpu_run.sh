@@ -86,7 +86,8 @@ done
 # memcheck over every process of a check run (the checks are children).
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$san" ]; then
-  for key in NonZeroPlugin@1 CustomHardmax@1 example::circ_pad_plugin@1 example::AddInPlace@1; do
+  for key in NonZeroPlugin@1 CustomHardmax@1 example::circ_pad_plugin@1 example::AddInPlace@1 \
+    example::QuantFC@1; do
     name=memcheck-${key//[^A-Za-z0-9]/_}
     limit=$(($(left) - 15))
     [ "$limit" -gt 300 ] && limit=300

@@ -9,11 +9,12 @@ checks="abi outputs shapes size-tensors formats workspace values coverage bounds
 alias clone attach serialize contexts threads empty-inputs tactics stream reference errors"
 
 expect_rc 0 text "$PLUGRT" check "$PLUGINS_LIB" && {
-  expect_grep "^plugrt check .*: 4 creators \(seed 1, 3 cases per input signature, cpu\)$" text.out
-  expect_grep "^  pass  abi +the entry point answers ABI 1 with 4 creators" text.out
-  expect_grep "^summary: 4 plugins, 85 checks: [0-9]+ passed, 0 failed, [0-9]+ skipped$" text.out
+  expect_grep "^plugrt check .*: 5 creators \(seed 1, 3 cases per input signature, cpu\)$" text.out
+  expect_grep "^  pass  abi +the entry point answers ABI 1 with 5 creators" text.out
+  expect_grep "^summary: 5 plugins, 106 checks: [0-9]+ passed, 0 failed, [0-9]+ skipped$" text.out
   grep -q "FAIL" text.out && fail "a check fails on the standard library"
-  for key in NonZeroPlugin@1 CustomHardmax@1 example::circ_pad_plugin@1 example::AddInPlace@1; do
+  for key in NonZeroPlugin@1 CustomHardmax@1 example::circ_pad_plugin@1 example::AddInPlace@1 \
+    example::QuantFC@1; do
     block=$(sed -n "/^$key\$/,/^[^ ]/p" text.out)
     for c in $checks; do
       echo "$block" | grep -Eq "^  (pass|skip)  $c " || fail "$key: no pass or skip line for $c"
@@ -26,12 +27,12 @@ expect_rc 0 text "$PLUGRT" check "$PLUGINS_LIB" && {
   # AddInPlace's output aliases a: it starts as a's copy, not as a gap.
   expect_grep "^  pass  coverage +every output aliases an input: in [1-9][0-9]* cases their [1-9][0-9]* elements hold the input's copy" \
     text.out "AddInPlace's coverage names its aliased output"
-  [ "$(grep -Ec "^  pass  threads +two contexts run at once from two threads agree with runs alone \([1-9][0-9]* cases" text.out)" = 4 ] ||
+  [ "$(grep -Ec "^  pass  threads +two contexts run at once from two threads agree with runs alone \([1-9][0-9]* cases" text.out)" = 5 ] ||
     fail "every standard plugin passes the threads check"
   # On the CPU the CUDA checks say what they need.
-  [ "$(grep -Ec "^  skip  stream +CUDA only \(--device cuda\)$" text.out)" = 4 ] ||
+  [ "$(grep -Ec "^  skip  stream +CUDA only \(--device cuda\)$" text.out)" = 5 ] ||
     fail "stream is skipped on the CPU, saying why"
-  [ "$(grep -Ec "^  skip  reference +compares CUDA with the CPU \(--device cuda\)$" text.out)" = 4 ] ||
+  [ "$(grep -Ec "^  skip  reference +compares CUDA with the CPU \(--device cuda\)$" text.out)" = 5 ] ||
     fail "reference is skipped on the CPU, saying why"
 }
 
@@ -45,7 +46,7 @@ assert doc["device_about"] == "cpu", doc
 assert [c["status"] for c in doc["library_checks"]] == ["pass"], doc["library_checks"]
 keys = [p["key"] for p in doc["plugins"]]
 assert keys == ["NonZeroPlugin@1", "CustomHardmax@1", "example::circ_pad_plugin@1",
-                "example::AddInPlace@1"], keys
+                "example::AddInPlace@1", "example::QuantFC@1"], keys
 n = 1
 for p in doc["plugins"]:
     for c in p["checks"]:
@@ -57,7 +58,7 @@ for p in doc["plugins"]:
         line = "  %s  %-13s %s" % (c["status"], c["check"], c["message"])
         assert line in text, line
 s = doc["summary"]
-assert s["plugins"] == 4 and s["checks"] == n and s["failed"] == 0, s
+assert s["plugins"] == 5 and s["checks"] == n and s["failed"] == 0, s
 assert s["passed"] + s["skipped"] == n, s
 PY
 
@@ -68,7 +69,7 @@ cat > fields.json <<'JSON'
  "example::circ_pad_plugin@1": {"pads": [1, 2, 0, 1]}}
 JSON
 expect_rc 0 fields "$PLUGRT" check "$PLUGINS_LIB" --fields fields.json --seed 7 && {
-  expect_grep "^summary: 4 plugins, 85 checks: [0-9]+ passed, 0 failed" fields.out
+  expect_grep "^summary: 5 plugins, 106 checks: [0-9]+ passed, 0 failed" fields.out
   # pads [1, 2, 0, 1] pad the last two dims: rank 2 and up.
   expect_grep "^  pass  outputs +1 output \(float32\); testing 1 input: in0 float32\|float16, rank 2\|" \
     fields.out "circ_pad's pads reach the creator"

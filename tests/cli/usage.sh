@@ -62,10 +62,11 @@ expect_rc 1 searched_lib "$PLUGRT" build model.onnx --plugins no-such-lib.so && 
   "^plugrt build: error: cannot load plugin library no-such-lib\.so: cannot open shared object file: No such file or directory \[PRT_ERR_IO\]$" \
   searched_lib.err
 
-# The standard library offers four creators, with their fields.
+# The standard library offers five creators, with their fields.
 expect_rc 0 plugins "$PLUGRT" plugins "$PLUGINS_LIB" && {
-  expect_grep "4 creators" plugins.out
-  for key in "NonZeroPlugin@1" "CustomHardmax@1" "example::circ_pad_plugin@1" "example::AddInPlace@1"; do
+  expect_grep "5 creators" plugins.out
+  for key in "NonZeroPlugin@1" "CustomHardmax@1" "example::circ_pad_plugin@1" "example::AddInPlace@1" \
+    "example::QuantFC@1"; do
     expect_grep "^  $key\$" plugins.out "plugins lists $key"
   done
   expect_grep "rowOrder +int32\[1\]" plugins.out "NonZeroPlugin's rowOrder field"
@@ -73,9 +74,9 @@ expect_rc 0 plugins "$PLUGRT" plugins "$PLUGINS_LIB" && {
 }
 # A bare file name means the file in the current directory (not a search).
 expect_rc 0 plugins_bare bash -c 'cd "$(dirname "$1")" && "$2" plugins "$(basename "$1")"' _ \
-  "$PLUGINS_LIB" "$PLUGRT" && expect_grep "4 creators" plugins_bare.out
+  "$PLUGINS_LIB" "$PLUGRT" && expect_grep "5 creators" plugins_bare.out
 # Without arguments: the standard library (compiled-in path).
-expect_rc 0 plugins_default "$PLUGRT" plugins && expect_grep "4 creators" plugins_default.out
+expect_rc 0 plugins_default "$PLUGRT" plugins && expect_grep "5 creators" plugins_default.out
 # PLUGRT_PLUGINS overrides it; empty means none.
 expect_rc 1 plugins_env_none env PLUGRT_PLUGINS= "$PLUGRT" plugins &&
   expect_grep "no standard plugin library" plugins_env_none.err
@@ -84,7 +85,7 @@ expect_rc 0 plugins_json "$PLUGRT" plugins "$PLUGINS_LIB" --builtins --json &&
 import json, sys
 d = json.load(open(sys.argv[1]))
 keys = [c["key"] for c in d["libraries"][0]["creators"]]
-assert len(keys) == 4, keys
+assert len(keys) == 5, keys
 assert "NonZeroPlugin@1" in keys, keys
 nz = [c for c in d["libraries"][0]["creators"] if c["name"] == "NonZeroPlugin"][0]
 assert {"name": "rowOrder", "type": "int32", "length": 1} .items() <= nz["fields"][0].items(), nz

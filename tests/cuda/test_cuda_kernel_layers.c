@@ -28,16 +28,20 @@
 #define MAX_N 100000
 
 static const char source[] =
-    "extern \"C\" __global__ void kscale(const float *x, float *y, long long n, float a,\n"
+    "extern \"C\" __global__ void kscale(const float *x, float *y, long long n, float "
+    "a,\n"
     "                                   int m, double d)\n"
     "{\n"
     "    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
-    "    if (i < n) y[i] = __fadd_rn(__fadd_rn(__fmul_rn(x[i], a), (float)m), (float)d);\n"
+    "    if (i < n) y[i] = __fadd_rn(__fadd_rn(__fmul_rn(x[i], a), (float)m), "
+    "(float)d);\n"
     "}\n"
-    "extern \"C\" __global__ void kpost(float *y, float *ws, long long n, void *s0, void *s1)\n"
+    "extern \"C\" __global__ void kpost(float *y, float *ws, long long n, void *s0, void "
+    "*s1)\n"
     "{\n"
     "    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
-    "    if (i < n) { ws[i] = y[i] + 1.0f; y[i] = (s0 == 0 && s1 == 0) ? ws[i] : -1.0f; }\n"
+    "    if (i < n) { ws[i] = y[i] + 1.0f; y[i] = (s0 == 0 && s1 == 0) ? ws[i] : -1.0f; "
+    "}\n"
     "}\n";
 
 enum { CODE_SOURCE, CODE_PTX, CODE_CUBIN, CODE_BOTH, CODE_SHORT };
@@ -103,9 +107,9 @@ static int32_t k_supports(prt_plugin *p, int32_t pos, const prt_dynamic_tensor_d
     return d[pos].desc.dtype == PRT_FLOAT32 && d[pos].desc.format == PRT_FORMAT_LINEAR &&
            d[pos].desc.dims.nb_dims == 1;
 }
-static prt_status k_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in, int32_t nb_in,
-                              const prt_dynamic_tensor_desc *out, int32_t nb_out,
-                              int64_t *bytes)
+static prt_status k_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in,
+                              int32_t nb_in, const prt_dynamic_tensor_desc *out,
+                              int32_t nb_out, int64_t *bytes)
 {
     (void)p, (void)nb_in, (void)out, (void)nb_out;
     *bytes = in[0].max.d[0] * 4;
@@ -115,8 +119,9 @@ static prt_status k_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in, 
 static prt_status k_get_kernel(prt_plugin *self, int32_t tactic,
                                const prt_dynamic_tensor_desc *in, int32_t nb_in,
                                const prt_dynamic_tensor_desc *out, int32_t nb_out,
-                               const prt_dim_exprs *in_dims, const prt_dim_exprs *out_dims,
-                               prt_expr_builder *e, prt_kernel_desc *k)
+                               const prt_dim_exprs *in_dims,
+                               const prt_dim_exprs *out_dims, prt_expr_builder *e,
+                               prt_kernel_desc *k)
 {
     static prt_kernel_code code[2];
     static prt_kernel_arg a1[6], a2[5];
@@ -128,15 +133,15 @@ static prt_status k_get_kernel(prt_plugin *self, int32_t tactic,
     int32_t nc = 0;
     (void)tactic, (void)in, (void)nb_in, (void)out, (void)nb_out, (void)out_dims;
     if (p->code == CODE_SOURCE) {
-        code[nc++] = (prt_kernel_code){PRT_KERNEL_CUDA_SOURCE, 0, source,
-                                       (int64_t)strlen(source)};
+        code[nc++] =
+            (prt_kernel_code){PRT_KERNEL_CUDA_SOURCE, 0, source, (int64_t)strlen(source)};
     } else {
         if (p->code != CODE_PTX)
             code[nc++] = (prt_kernel_code){PRT_KERNEL_CUBIN, g_cubin.arch, g_cubin.data,
                                            g_cubin.size};
         if (p->code == CODE_PTX || p->code == CODE_BOTH || p->code == CODE_SHORT)
-            code[nc++] = (prt_kernel_code){PRT_KERNEL_PTX, g_ptx.arch, g_ptx.data,
-                                           g_ptx.size};
+            code[nc++] =
+                (prt_kernel_code){PRT_KERNEL_PTX, g_ptx.arch, g_ptx.data, g_ptx.size};
     }
     a1[0] = (prt_kernel_arg){PRT_KARG_INPUT, 0, NULL, 0};
     a1[1] = (prt_kernel_arg){PRT_KARG_OUTPUT, 0, NULL, 0};
@@ -200,8 +205,8 @@ static void k_destroy(prt_plugin *self)
     free(self);
 }
 
-static const prt_plugin_core kcore = {sizeof kcore, PRT_PLUGIN_ABI_VERSION, k_name,
-                                      k_version,    k_ns,                   k_devices};
+static const prt_plugin_core kcore = {
+    sizeof kcore, PRT_PLUGIN_ABI_VERSION, k_name, k_version, k_ns, k_devices};
 static const prt_plugin_build kbuild = {.struct_size = sizeof kbuild,
                                         .abi_version = PRT_PLUGIN_ABI_VERSION,
                                         .nb_outputs = k_nb_outputs,
@@ -354,7 +359,8 @@ static void test_code(int32_t code, const prt_registry *bare, bufs *b)
         return;
     }
     CHECK(prt_engine_get_nb_kernel_layers(e) == 1);
-    CHECK_ERR(prt_context_create(e, &refused), PRT_ERR_UNSUPPORTED, "allow_embedded_kernels");
+    CHECK_ERR(prt_context_create(e, &refused), PRT_ERR_UNSUPPORTED,
+              "allow_embedded_kernels");
     before = kmod_live_modules();
     CHECK_OK(prt_context_create_with_options(e, &opts, &ctx));
     if (!ctx)
@@ -421,8 +427,8 @@ int main(void)
         printf("%s: skipped: %s\n", NAME, prt_last_error());
         return TU_SKIP;
     }
-    st = kernel_nvrtc_compile(source, (int64_t)strlen(source), NULL, arch, "kscale", &g_cubin,
-                              &g_ptx);
+    st = kernel_nvrtc_compile(source, (int64_t)strlen(source), NULL, arch, "kscale",
+                              &g_cubin, &g_ptx);
     if (st == PRT_ERR_UNSUPPORTED) {
         printf("%s: skipped: %s\n", NAME, prt_last_error());
         return TU_SKIP;

@@ -20,6 +20,16 @@ int main(void)
     S(prt_dims);
     F(prt_dims, nb_dims);
     F(prt_dims, d);
+    S(prt_quant_desc);
+    F(prt_quant_desc, struct_size);
+    F(prt_quant_desc, abi_version);
+    F(prt_quant_desc, kind);
+    F(prt_quant_desc, axis);
+    F(prt_quant_desc, count);
+    F(prt_quant_desc, scales);
+    F(prt_quant_desc, zero_points);
+    F(prt_quant_desc, scale);
+    F(prt_quant_desc, zero_point);
     S(prt_tensor_desc);
     F(prt_tensor_desc, dtype);
     F(prt_tensor_desc, format);

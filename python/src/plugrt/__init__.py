@@ -50,7 +50,7 @@ from ._cuda import (DeviceBuffer, Stream, check_device, device_available, device
 from ._types import (DataType, Device, DimensionOperation, Dims, DynamicPluginTensorDesc,
                      MemoryPoolType, NetworkDefinitionCreationFlag, PluginCapabilityType,
                      PluginField, PluginFieldCollection, PluginFieldType, PluginTensorDesc,
-                     TensorFormat, TensorIOMode, TensorLocation, TensorRTPhase, host_array, nptype,
+                     Quantization, TensorFormat, TensorIOMode, TensorLocation, TensorRTPhase, host_array, nptype,
                      volume)
 
 #: The version of libplugrt as built ("0.1.0").
@@ -95,7 +95,7 @@ __all__ = [
     # plugins
     "IPluginV3", "IPluginV3OneCore", "IPluginV3OneBuild", "IPluginV3OneRuntime", "Plugin",
     "IPluginCreatorV3One", "PluginCreator", "PluginResourceContext", "CPlugin", "CCreator",
-    "PluginField", "PluginFieldCollection", "PluginFieldType", "PluginTensorDesc",
+    "PluginField", "PluginFieldCollection", "PluginFieldType", "PluginTensorDesc", "Quantization",
     "DynamicPluginTensorDesc", "PluginCapabilityType", "IDimensionExpr", "IExprBuilder",
     "DimsExprs", "DimensionOperation", "set_plugin_tracebacks", "host_array", "device_tensor",
     "DeviceBuffer", "Stream", "check_device", "device_available", "device_unavailable",

@@ -17,8 +17,8 @@ import ctypes
 import os
 import threading
 from typing import Any, List, Tuple
-from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int32,
-                    c_int64, c_size_t, c_uint32, c_uint64, c_void_p, sizeof)
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_float,
+                    c_int32, c_int64, c_size_t, c_uint32, c_uint64, c_void_p, sizeof)
 
 # ---------------------------------------------------------------------------
 # Constants (plugin.h); values are the C header's
@@ -67,9 +67,26 @@ class prt_dims(Structure):
         return tuple(self.d[:n]) if n > 0 else ()
 
 
+PRT_QUANT_NONE = 0
+PRT_QUANT_PER_TENSOR = 1
+PRT_QUANT_PER_CHANNEL = 2
+
+
+class prt_quant_desc(Structure):
+    _fields_ = [("struct_size", c_uint32), ("abi_version", c_uint32), ("kind", c_int32),
+                ("axis", c_int32), ("count", c_int64), ("scales", POINTER(c_float)),
+                ("zero_points", POINTER(c_int32)), ("scale", c_float),
+                ("zero_point", c_int32)]
+
+
 class prt_tensor_desc(Structure):
     _fields_ = [("dtype", c_int32), ("format", c_int32), ("dims", prt_dims),
                 ("dims_device", POINTER(c_int64)), ("reserved", c_void_p * 2)]
+
+    @property
+    def quant(self):
+        """reserved[0] as plugin.h's prt_tensor_desc_quant reads it."""
+        return ctypes.cast(self.reserved[0], POINTER(prt_quant_desc))
 
 
 class prt_dynamic_tensor_desc(Structure):
@@ -310,7 +327,7 @@ class prt_output_allocator(Structure):
 
 # Every struct above by its C name, for the layout test.
 STRUCTS = {cls.__name__: cls for cls in (
-    prt_dims, prt_tensor_desc, prt_dynamic_tensor_desc, prt_field,
+    prt_dims, prt_quant_desc, prt_tensor_desc, prt_dynamic_tensor_desc, prt_field,
     prt_field_collection, prt_field_schema, prt_host_services, prt_dim_exprs,
     prt_expr_builder, prt_plugin_core, prt_plugin_build, prt_plugin_runtime,
     prt_plugin_vtable, prt_plugin, prt_plugin_resources, prt_plugin_creator,
@@ -440,6 +457,9 @@ _decls: List[Tuple[Any, ...]] = [
     ("prt_network_get_tensor", c_int32, H, c_int32, POINTER(c_char_p), I32P,
      POINTER(prt_dims)),
     ("prt_network_find_tensor", c_int32, H, c_char_p, I32P),
+    ("prt_network_set_tensor_quant", c_int32, H, c_int32, POINTER(prt_quant_desc)),
+    ("prt_network_get_tensor_quant", c_int32, H, c_int32, POINTER(prt_quant_desc)),
+    ("prt_engine_get_tensor_quant", c_int32, H, c_int32, POINTER(prt_quant_desc)),
     ("prt_builder_config_create", c_int32, PH),
     ("prt_builder_config_destroy", None, H),
     ("prt_builder_config_set_device", c_int32, H, c_int32),

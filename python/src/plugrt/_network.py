@@ -15,7 +15,7 @@ from . import _errors as E
 from ._lifetime import Closable
 from ._plugin import LIVE, Bridge, plugin_address
 from ._registry import ILogger, Registry, _WithRegistry, get_plugin_registry, use_logger
-from ._types import (DataType, Device, DeviceLike, Dims, DTypeLike, MemoryPoolType,
+from ._types import (DataType, Device, DeviceLike, Dims, DTypeLike, MemoryPoolType, Quantization,
                      to_device, to_dtype, volume)
 
 if TYPE_CHECKING:  # the runtime imports this module
@@ -67,6 +67,41 @@ class ITensor:
     def shape(self) -> Optional[Dims]:
         dims = self._info()[2]
         return Dims(dims.totuple()) if dims.nb_dims >= 0 else None
+
+    @property
+    def quantization(self) -> Optional[Quantization]:
+        """What its integers stand for (set_quantization), or None."""
+        q = C.prt_quant_desc()
+        q.struct_size = ctypes.sizeof(q)
+        E.call(C.fn.network_get_tensor_quant, self._net.handle, self._id, byref(q))
+        return Quantization._of(ctypes.pointer(q))
+
+    def set_quantization(self, scale: Union[float, Sequence[float], None],
+                         zero_point: Union[int, Sequence[int]] = 0,
+                         axis: Optional[int] = None) -> None:
+        """Marks an int8/uint8 tensor as quantized: real = (q - zero_point) *
+        scale, per tensor (a number), or per channel along `axis` (sequences,
+        one per index of that dim). Plugins see it in their descriptors
+        (PluginTensorDesc.scale, plugrt.plugin.Tensor.scale). None clears it.
+        The build checks it against the tensor's dtype and shape."""
+        q = C.prt_quant_desc()
+        q.struct_size = ctypes.sizeof(q)
+        if scale is None:
+            E.call(C.fn.network_set_tensor_quant, self._net.handle, self._id, None)
+            return
+        scales = [float(scale)] if axis is None else [float(v) for v in scale]  # type: ignore
+        zps = [int(zero_point)] * len(scales) if isinstance(zero_point, int) else [
+            int(v) for v in zero_point]
+        if len(zps) != len(scales):
+            raise ValueError("%d zero points for %d scales" % (len(zps), len(scales)))
+        sa = (ctypes.c_float * len(scales))(*scales)
+        za = (ctypes.c_int32 * len(zps))(*zps)
+        q.kind = C.PRT_QUANT_PER_TENSOR if axis is None else C.PRT_QUANT_PER_CHANNEL
+        q.axis = -1 if axis is None else int(axis)
+        q.count = len(scales)
+        q.scales = sa
+        q.zero_points = za
+        E.call(C.fn.network_set_tensor_quant, self._net.handle, self._id, byref(q))
 
     @property
     def is_network_input(self) -> bool:

@@ -2,7 +2,8 @@
 
 import ctypes
 import enum
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast
+from typing import (Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union,
+                    cast)
 
 import numpy as np
 
@@ -203,9 +204,52 @@ def volume(shape: Iterable[int]) -> int:
     return n
 
 
+class Quantization(NamedTuple):
+    """What an int8/uint8 tensor's integers stand for (plugin.h,
+    prt_quant_desc): real = (q - zero_point) * scale, with one scale and zero
+    point (axis None) or one per index along dim `axis`."""
+    scales: Tuple[float, ...]
+    zero_points: Tuple[int, ...]
+    axis: Optional[int] = None
+
+    @property
+    def per_channel(self) -> bool:
+        return self.axis is not None
+
+    @classmethod
+    def _of(cls, q) -> Optional["Quantization"]:
+        """From a prt_quant_desc pointer (NULL or kind NONE: None)."""
+        if not q:
+            return None
+        q = q.contents
+        if q.kind not in (1, 2) or q.count < 1:
+            return None
+        n = int(q.count)
+        return cls(tuple(float(q.scales[i]) for i in range(n)),
+                   tuple(int(q.zero_points[i]) for i in range(n)) if q.zero_points
+                   else (0,) * n, int(q.axis) if q.kind == 2 else None)
+
+
+def quant_scale(q: Optional[Quantization], default=None):
+    """The `scale` attribute of descriptors and tensors: the one scale of a
+    per-tensor quantization, the tuple of a per-channel one, else default."""
+    if q is None:
+        return default
+    return q.scales if q.per_channel else q.scales[0]
+
+
+def quant_zero_point(q: Optional[Quantization], default=None):
+    if q is None:
+        return default
+    return q.zero_points if q.per_channel else q.zero_points[0]
+
+
 class PluginTensorDesc:
-    """A tensor as a plugin sees it at run time: type, format, dims."""
-    __slots__ = ("type", "format", "dims", "scale")
+    """A tensor as a plugin sees it at run time: type, format, dims, and for
+    a quantized int8/uint8 tensor its `quantization` (scale and zero_point
+    give its per-tensor values, or tuples per channel; 1.0 and 0 when it has
+    none, as TensorRT's scale)."""
+    __slots__ = ("type", "format", "dims", "scale", "zero_point", "quantization")
 
     def __init__(self, type: DTypeLike = DataType.FLOAT,
                  format: "TensorFormat" = TensorFormat.LINEAR, dims: Iterable[int] = (),
@@ -214,6 +258,8 @@ class PluginTensorDesc:
         self.format = TensorFormat(format)
         self.dims = Dims(dims)
         self.scale = scale
+        self.zero_point = 0
+        self.quantization: Optional[Quantization] = None
 
     @classmethod
     def _of(cls, d):
@@ -221,12 +267,16 @@ class PluginTensorDesc:
         o.type = DataType(d.dtype)
         o.format = _format(d.format)
         o.dims = Dims(d.dims.totuple())
-        o.scale = 1.0
+        o.quantization = Quantization._of(d.quant)
+        o.scale = quant_scale(o.quantization, 1.0)
+        o.zero_point = quant_zero_point(o.quantization, 0)
         return o
 
     def __repr__(self):
-        return "PluginTensorDesc(type=%s, format=%s, dims=%s)" % (
-            self.type.name, self.format.name, tuple(self.dims))
+        q = "" if self.quantization is None else ", scale=%r, zero_point=%r" % (
+            self.scale, self.zero_point)
+        return "PluginTensorDesc(type=%s, format=%s, dims=%s%s)" % (
+            self.type.name, self.format.name, tuple(self.dims), q)
 
 
 class DynamicPluginTensorDesc:

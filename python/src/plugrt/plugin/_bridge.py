@@ -688,6 +688,8 @@ class DecoratorBridge(Bridge):
             self._learn_aliases(ins)
         self.in_tensors = tuple(Tensor(d.dims, d.type, readonly=True) for d in ins)
         outs_t = tuple(Tensor(d.dims, d.type) for d in outs)
+        for t, d in zip(self.in_tensors + outs_t, list(ins) + list(outs)):
+            t._quant = d.quantization
         for i, j in self.aliases.items():
             if i < len(outs_t) and j < len(self.in_tensors):
                 outs_t[i]._aliased = self.in_tensors[j]

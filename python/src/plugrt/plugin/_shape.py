@@ -17,7 +17,8 @@ import numpy as np
 from .. import _cuda
 from .. import _dlpack as _dl
 from .._types import (TYPESTR, DataType, Device, DeviceLike, Dims, DTypeLike,
-                      PluginTensorDesc, TensorFormat, to_device, to_dtype, volume)
+                      PluginTensorDesc, Quantization, TensorFormat, quant_scale,
+                      quant_zero_point, to_device, to_dtype, volume)
 
 _SUM, _PROD, _MAX, _MIN, _SUB, _EQUAL, _LESS, _FLOOR_DIV, _CEIL_DIV = range(9)
 _OP_NAMES = ["+", "*", "max", "min", "-", "==", "<", "//", "cdiv"]
@@ -428,9 +429,12 @@ class Tensor:
     wrap it without a copy. Both have __dlpack__ / __dlpack_device__
     (torch.from_dlpack, cupy.from_dlpack, np.from_dlpack). Data-dependent
     dims hold their upper bound; the plugin writes the tensor densely with
-    the true dims. The memory is valid during the call only."""
+    the true dims. The memory is valid during the call only. A quantized
+    int8/uint8 tensor has its scale and zero_point (numbers, or tuples per
+    channel; None when it has none) and `quantization`."""
     __slots__ = ("_ptr", "_shape", "_dtype", "_typestr", "_strides", "_format", "_aliased",
-                 "_readonly", "_view", "_iface", "_device", "_stream", "_cai", "_dev_id")
+                 "_readonly", "_view", "_iface", "_device", "_stream", "_cai", "_dev_id",
+                 "_quant")
 
     def __init__(self, shape: Iterable[int] = (), dtype: DataType = DataType.FLOAT,
                  ptr: int = 0, readonly: bool = False, device: DeviceLike = Device.CPU,
@@ -453,10 +457,23 @@ class Tensor:
         self._dev_id = None  # (ptr, GPU ordinal) of the last __dlpack_device__
         self._device = int(to_device(device))
         self._stream = int(stream or 0)
+        self._quant: Optional[Quantization] = None
 
     @property
     def data_ptr(self) -> int:
         return self._ptr
+
+    @property
+    def quantization(self) -> Optional[Quantization]:
+        return self._quant
+
+    @property
+    def scale(self) -> Union[float, Tuple[float, ...], None]:
+        return quant_scale(self._quant)
+
+    @property
+    def zero_point(self) -> Union[int, Tuple[int, ...], None]:
+        return quant_zero_point(self._quant)
 
     @property
     def shape(self) -> Dims:
