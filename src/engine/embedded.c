@@ -181,6 +181,14 @@ prt_status engine_validate_libraries(const prt_engine *e)
 {
     if (e->nb_libraries < 0 || (e->nb_libraries && !e->libraries))
         return BAD("%d plugin libraries", (int)e->nb_libraries);
+    /* An engine that carries libraries carries all of them. */
+    for (int32_t k = 0; e->nb_libraries && k < e->nb_layers; k++) {
+        const eng_layer *l = &e->layers[k];
+        if (!builtin_layer(l) && l->library_hash && !find_library(e, l->library_hash))
+            return BAD("layer %d ('%s') comes from plugin library %s (content hash "
+                       "%016llx), which the engine does not carry beside its others",
+                       (int)k, l->name, l->library, (unsigned long long)l->library_hash);
+    }
     for (int32_t i = 0; i < e->nb_libraries; i++) {
         const eng_library *lib = &e->libraries[i];
         const char *why;
@@ -214,14 +222,6 @@ prt_status engine_validate_libraries(const prt_engine *e)
             return BAD("embedded plugin library %d (%s, content hash %016llx) serves no "
                        "layer",
                        (int)i, lib->name, (unsigned long long)lib->hash);
-    }
-    /* An engine that carries libraries carries all of them. */
-    for (int32_t k = 0; e->nb_libraries && k < e->nb_layers; k++) {
-        const eng_layer *l = &e->layers[k];
-        if (!builtin_layer(l) && l->library_hash && !find_library(e, l->library_hash))
-            return BAD("layer %d ('%s') comes from plugin library %s (content hash "
-                       "%016llx), which the engine does not carry beside its others",
-                       (int)k, l->name, l->library, (unsigned long long)l->library_hash);
     }
     return PRT_OK;
 }
