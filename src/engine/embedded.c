@@ -40,6 +40,13 @@ static const eng_library *find_library(const prt_engine *e, uint64_t hash)
     return NULL;
 }
 
+/* The characters a stored name may hold. */
+static int name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-' || c == '+';
+}
+
 /* Why `name` is not a name to store, or NULL when it is one. */
 static const char *bad_name(const char *name)
 {
@@ -51,9 +58,7 @@ static const char *bad_name(const char *name)
     if (name[0] == '.')
         return "it starts with '.'";
     for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' || c == '+'))
+        if (!name_char(name[i]))
             return "it holds a character other than letters, digits and ._+- "
                    "(a path separator, a space or a control character)";
     }
@@ -73,8 +78,10 @@ static char *library_name(const char *path)
     size_t n;
     base = base ? base + 1 : path;
     n = strlen(base);
-    if (n > LIB_NAME_MAX)
-        base += n - LIB_NAME_MAX, n = LIB_NAME_MAX;
+    if (n > LIB_NAME_MAX) { /* keep the end: the suffix says what it is */
+        base += n - LIB_NAME_MAX;
+        n = LIB_NAME_MAX;
+    }
     name = base_malloc(n ? n + 1 : sizeof "library");
     if (!name)
         return NULL;
@@ -82,12 +89,8 @@ static char *library_name(const char *path)
         memcpy(name, "library", sizeof "library");
         return name;
     }
-    for (size_t i = 0; i < n; i++) {
-        char c = base[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                 (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' || c == '+';
-        name[i] = ok && !(i == 0 && c == '.') ? c : '_';
-    }
+    for (size_t i = 0; i < n; i++)
+        name[i] = name_char(base[i]) && !(i == 0 && base[i] == '.') ? base[i] : '_';
     name[n] = '\0';
     return name;
 }
