@@ -338,6 +338,34 @@ static void test_damage(const uint8_t *plan, size_t n)
     free(c);
 }
 
+/* Every allocation of a load from the engine's bytes failing in turn: a
+ * clean error each time, nothing left in TMPDIR, then a load that runs.
+ * (The process holds no copy of the library between tries: each failed
+ * load closes what it opened.) */
+static void test_alloc_failures(const uint8_t *plan, size_t n)
+{
+    prt_status st = PRT_ERR_INTERNAL;
+    int64_t k;
+    for (k = 0; k < 20000; k++) {
+        prt_engine *e = NULL;
+        base_fail_alloc_after(k);
+        st = prt_engine_deserialize_with_options(NULL, plan, n, &allow, &e);
+        base_fail_alloc_after(-1);
+        if (st == PRT_OK) {
+            CHECK(e && source_of(e) == PRT_EMBEDDED_LIBRARY_FROM_ENGINE);
+            if (e)
+                check_runs(e);
+            prt_engine_destroy(e);
+            break;
+        }
+        CHECK(e == NULL && prt_last_error()[0] != '\0');
+        CHECK(tmp_entries() == 0);
+    }
+    CHECK(st == PRT_OK && k > 10);
+    printf("load with embedded libraries: %lld allocation failures injected\n",
+           (long long)k);
+}
+
 static void test_build_errors(void)
 {
     prt_registry *reg = tu_registry_with_plugins(), *direct = NULL, *copy = NULL;
@@ -418,6 +446,7 @@ int main(void)
         test_load(plan, n, hash);
         test_validate(plan, n);
         test_damage(plan, n);
+        test_alloc_failures(plan, n);
         /* Serializing a loaded engine writes the library again. */
         {
             prt_engine *e = NULL;

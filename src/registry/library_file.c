@@ -282,8 +282,12 @@ prt_status registry_write_temp_library(const char *file_name, const void *bytes,
     path[0] = dir[0] = '\0';
     if (!tmp || !tmp[0])
         tmp = "/tmp";
+    if (!file_name[0] || strchr(file_name, '/'))
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "'%.200s' is not a plain file name for its temporary copy",
+                          file_name);
     n = snprintf(dir, cap, "%s/plugrt-lib-XXXXXX", tmp);
-    if (n < 0 || (size_t)n >= cap || strchr(file_name, '/'))
+    if (n < 0 || (size_t)n >= cap)
         return base_error(PRT_ERR_IO, "TMPDIR %.200s is too long for a temporary file",
                           tmp);
     /* mkdtemp makes the directory 0700 under a name nobody had: only this

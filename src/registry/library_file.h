@@ -38,7 +38,8 @@ prt_status registry_check_library_file(const char *path, registry_file_id *out);
  * `file_name` must be a plain name (no '/'). On success path (cap bytes)
  * holds the file and dir (cap bytes) the directory; the caller removes both
  * (registry_remove_temp_library) once the loader has mapped the file. On
- * failure nothing is left behind. PRT_ERR_IO naming what failed. */
+ * failure nothing is left behind. PRT_ERR_IO naming what failed;
+ * PRT_ERR_INVALID_ARGUMENT for a file_name that is not a plain name. */
 prt_status registry_write_temp_library(const char *file_name, const void *bytes,
                                        size_t size, char *path, char *dir, size_t cap);
 /* Unlinks what registry_write_temp_library made. */
