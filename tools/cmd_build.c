@@ -31,7 +31,8 @@ enum {
     OPT_AUTOTUNE,
     OPT_TIMING_CACHE,
     OPT_OP_THREADS,
-    OPT_LINEAR_FORMATS
+    OPT_LINEAR_FORMATS,
+    OPT_EMBED_PLUGINS
 };
 
 static const cli_opt build_opts[] = {
@@ -50,6 +51,7 @@ static const cli_opt build_opts[] = {
     {"--timing-cache", NULL, 1, OPT_TIMING_CACHE},
     {"--op-threads", NULL, 1, OPT_OP_THREADS},
     {"--linear-formats", NULL, 0, OPT_LINEAR_FORMATS},
+    {"--embed-plugins", NULL, 0, OPT_EMBED_PLUGINS},
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
@@ -104,6 +106,10 @@ static void build_help(void)
         "  -o, --output FILE        plan to write (default: MODEL with .plan for .onnx)\n"
         "  --plugins LIB.so         load a plugin library (repeatable)\n"
         "  --no-default-plugins     do not load the standard plugin library\n"
+        "  --embed-plugins          store in the plan every plugin library its layers\n"
+        "                           use (each once, with its content hash), so the\n"
+        "                           plan is all a deployment needs; running it takes\n"
+        "                           `plugrt run --allow-embedded-plugins`\n"
         "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
         "                           import every OP node as that plugin (repeatable)\n"
         "  --no-strict              a plugin output that disagrees with the shape or\n"
@@ -148,7 +154,7 @@ typedef struct build_args {
     cli_shapes min, opt, max;
     int32_t device;
     int64_t workspace;
-    int autotune, fp16, linear_formats;
+    int autotune, fp16, linear_formats, embed_plugins;
     int64_t op_threads; /* 0: the library's default */
     const char *timing_cache;
     int64_t cache_before; /* its size before the build; -1: it did not exist */
@@ -192,6 +198,9 @@ static int take_option(void *user, int id, const char *v)
         return cli_parse_int("--op-threads", v, 1, 1024, &a->op_threads);
     case OPT_LINEAR_FORMATS:
         a->linear_formats = 1;
+        break;
+    case OPT_EMBED_PLUGINS:
+        a->embed_plugins = 1;
         break;
     default:
         return cli_usage("internal: unhandled option");
@@ -263,6 +272,17 @@ static int summarize(const build_args *a, const prt_engine *engine, size_t plan_
     printf("  %-12s %d (%d built-in, %d plugin)\n", "layers", (int)layers,
            (int)(layers - plugins), (int)plugins);
     print_plugins(engine);
+    if (prt_engine_embedded_library_count(engine) > 0) {
+        int64_t bytes = 0;
+        int32_t n = prt_engine_embedded_library_count(engine);
+        for (int32_t i = 0; i < n; i++) {
+            prt_embedded_library_info li = {.struct_size = sizeof li};
+            if (prt_engine_get_embedded_library(engine, i, &li) == PRT_OK)
+                bytes += li.size;
+        }
+        printf("  %-12s %d plugin librar%s, %s, in the plan\n", "embedded", (int)n,
+               n == 1 ? "y" : "ies", cli_format_bytes(bytes, b1, sizeof b1));
+    }
     printf("  %-12s %s per context (activations and workspace), plan %s\n", "memory",
            cli_format_bytes(prt_engine_context_memory_size(engine), b1, sizeof b1),
            cli_format_bytes((int64_t)plan_size, b2, sizeof b2));
@@ -358,7 +378,8 @@ int cmd_build(int argc, char **argv)
                              0,
                              1,
                              (int32_t)a.op_threads,
-                             a.linear_formats};
+                             a.linear_formats,
+                             a.embed_plugins};
         if (cli_build_engine(net, reg, &bo, &engine) != CLI_OK)
             goto done;
     }

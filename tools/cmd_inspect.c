@@ -4,8 +4,10 @@
  * dims depend on data), each profile's min/opt/max shapes and each size
  * tensor's opt and bound there, its layers in execution order (tactic,
  * workspace, the dtype and format of each tensor), each plugin's key,
- * library, content hash and fields, and the memory plan (arena, each
- * activation's offset and size, workspace). As text, or as JSON with --json.
+ * library, content hash and fields, the plugin libraries the plan carries
+ * (name, size, content hash; never loaded here), and the memory plan
+ * (arena, each activation's offset and size, workspace). As text, or as
+ * JSON with --json.
  *
  * A plan describes itself: when its plugins cannot be made here (their
  * library is not loaded, or the plan's device is missing) it is read
@@ -42,9 +44,11 @@ static void inspect_help(void)
            "name, compute capability), its inputs and outputs (with data-dependent\n"
            "dims), each profile's min/opt/max shapes and each size tensor's opt and\n"
            "bound, its layers in order (plugin key, library and content hash, fields,\n"
-           "tactic, tensor dtypes and formats) and its memory plan (arena, activation\n"
-           "offsets and sizes, workspace). A plan whose plugins cannot be loaded here\n"
-           "is shown all the same from what it records, with the reason.\n"
+           "tactic, tensor dtypes and formats), the plugin libraries it carries\n"
+           "(`plugrt build --embed-plugins`: name, size, content hash; inspect never\n"
+           "loads them) and its memory plan (arena, activation offsets and sizes,\n"
+           "workspace). A plan whose plugins cannot be loaded here is shown all the\n"
+           "same from what it records, with the reason.\n"
            "\n"
            "For an ONNX model: its inputs and outputs (dtypes, shapes), initializers,\n"
            "and a count of its nodes by op type (with the plugin key of nodes that\n"
@@ -127,6 +131,44 @@ typedef struct plan_view {
     const prt_registry *reg;
     char why[1024]; /* "" when loaded with its plugins */
 } plan_view;
+
+/* What loading did with a carried library. */
+static const char *library_source(int32_t source)
+{
+    switch (source) {
+    case PRT_EMBEDDED_LIBRARY_FROM_REGISTRY:
+        return "registry";
+    case PRT_EMBEDDED_LIBRARY_FROM_ENGINE:
+        return "plan";
+    default:
+        return "not_loaded";
+    }
+}
+
+/* The plugin libraries the plan carries, as text. */
+static void print_libraries(const prt_engine *e)
+{
+    int32_t n = prt_engine_embedded_library_count(e);
+    if (!n)
+        return;
+    printf("\nEmbedded plugin libraries: %d (never loaded by inspect; `plugrt run "
+           "--allow-embedded-plugins` loads them)\n",
+           (int)n);
+    for (int32_t i = 0; i < n; i++) {
+        prt_embedded_library_info li = {.struct_size = sizeof li};
+        char e1[CLI_ESC_CAP], b[32];
+        if (prt_engine_get_embedded_library(e, i, &li) != PRT_OK) {
+            printf("  [%d] (cannot read: %s)\n", (int)i, prt_last_error());
+            continue;
+        }
+        printf("  [%d] %s  %s (%lld bytes), content hash %016llx%s\n", (int)i,
+               cli_escape(li.name, e1, sizeof e1), cli_format_bytes(li.size, b, sizeof b),
+               (long long)li.size, (unsigned long long)li.hash,
+               li.source == PRT_EMBEDDED_LIBRARY_FROM_REGISTRY
+                   ? "; a loaded library of the same hash serves it"
+                   : "");
+    }
+}
 
 /* 1 if layer li's plugin can be made here: a built-in, or a key the
  * registry holds. */
@@ -343,6 +385,7 @@ static int print_text(const plan_view *v)
                    (int)di.multiprocessors,
                    cli_format_bytes(di.memory_bytes, b1, sizeof b1));
     }
+    print_libraries(e);
     printf("\nI/O:\n");
     if (cli_print_io(stdout, e, "  ") != CLI_OK)
         return CLI_FAIL;
@@ -539,6 +582,20 @@ static int print_json(const plan_view *v)
         json_end_object(&w);
     }
     json_int(&w, "profiles", prt_engine_profile_count(e));
+    json_begin_array(&w, "embedded_libraries");
+    for (int32_t i = 0; i < prt_engine_embedded_library_count(e); i++) {
+        prt_embedded_library_info li = {.struct_size = sizeof li};
+        if (prt_engine_get_embedded_library(e, i, &li) != PRT_OK)
+            continue;
+        json_begin_object(&w, NULL);
+        json_string(&w, "name", li.name);
+        json_int(&w, "size_bytes", li.size);
+        snprintf(hash, sizeof hash, "%016llx", (unsigned long long)li.hash);
+        json_string(&w, "hash", hash);
+        json_string(&w, "source", library_source(li.source));
+        json_end_object(&w);
+    }
+    json_end_array(&w);
     json_begin_array(&w, "io");
     for (int32_t i = 0; i < nio; i++) {
         const prt_io_info *io = &ios[i];
@@ -658,7 +715,9 @@ static int load_plan(plan_view *v, prt_engine **out)
     if (st == PRT_ERR_NOT_FOUND || st == PRT_ERR_PLUGIN || st == PRT_ERR_UNSUPPORTED) {
         snprintf(v->why, sizeof v->why, "%s", prt_last_error());
         st2 = prt_engine_deserialize_unresolved(bytes, size, out);
-        if (st2 == PRT_OK) {
+        if (st2 == PRT_OK && strstr(v->why, "allow_embedded")) {
+            cli_note("the plan carries plugin libraries, which inspect never loads");
+        } else if (st2 == PRT_OK) {
             cli_note("the plan's plugins cannot be made here: %s", v->why);
             cli_note("showing what the plan records; to run it, load the library that "
                      "defines them with --plugins LIB.so");

@@ -81,7 +81,9 @@ enum {
     OPT_MAX_SHAPES,
     OPT_WARMUP_MS,
     OPT_AVG_RUNS,
-    OPT_EXPORT_OUTPUT
+    OPT_EXPORT_OUTPUT,
+    OPT_ALLOW_EMBEDDED_PLUGINS,
+    OPT_ALLOW_EMBEDDED_CODE
 };
 
 static const cli_opt run_opts[] = {
@@ -100,6 +102,8 @@ static const cli_opt run_opts[] = {
     {"--exportOutput", NULL, 1, OPT_EXPORT_OUTPUT},
     {"--plugins", NULL, 1, CLI_MODEL_OPT_PLUGINS},
     {"--no-default-plugins", NULL, 0, CLI_MODEL_OPT_NO_DEFAULT},
+    {"--allow-embedded-plugins", NULL, 0, OPT_ALLOW_EMBEDDED_PLUGINS},
+    {"--allow-embedded-code", NULL, 0, OPT_ALLOW_EMBEDDED_CODE},
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
     {"--input", "-i", 1, OPT_INPUT},
     {"--random-inputs", NULL, 0, OPT_RANDOM},
@@ -260,6 +264,14 @@ static void run_help(void)
         "                             only for plans you trust\n"
         "  --plugins LIB.so           load a plugin library (repeatable)\n"
         "  --no-default-plugins       do not load the standard plugin library\n"
+        "  --allow-embedded-plugins   (plan) load the plugin libraries the plan carries\n"
+        "                             (`plugrt build --embed-plugins`): each is written\n"
+        "                             to a private temporary file, checked, loaded and\n"
+        "                             unlinked. This runs code from the plan: allow it\n"
+        "                             only for plans you trust. A library --plugins\n"
+        "                             loads with the same content hash is used instead\n"
+        "  --allow-embedded-code      (plan) allow every kind of code a plan can carry\n"
+        "                             (its plugin libraries, and GPU kernels)\n"
         "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
         "                             (ONNX) import every OP node as that plugin\n"
         "  --no-strict                (ONNX) a plugin output that disagrees with the\n"
@@ -318,6 +330,8 @@ typedef struct run_args {
     double warmup_ms;          /* --warmUp; < 0: not given */
     int warmup_given;          /* --warmup */
     int64_t avg_runs;          /* --avgRuns; 0: not given */
+    /* PRT_EMBEDDED_* bits: --allow-embedded-plugins, --allow-embedded-code */
+    uint32_t allow_embedded;
 } run_args;
 
 /* --input NAME=FILE (v borrowed: argv, or a->owned). */
@@ -417,6 +431,12 @@ static int take_option(void *user, int id, const char *v)
         return cli_parse_nonneg("--warmUp", v, &a->warmup_ms);
     case OPT_AVG_RUNS:
         return cli_parse_int("--avgRuns", v, 1, 1000000000, &a->avg_runs);
+    case OPT_ALLOW_EMBEDDED_PLUGINS:
+        a->allow_embedded |= PRT_EMBEDDED_PLUGIN_LIBRARIES;
+        break;
+    case OPT_ALLOW_EMBEDDED_CODE:
+        a->allow_embedded |= PRT_EMBEDDED_CODE;
+        break;
     case OPT_EXPORT_OUTPUT:
         a->export_output = v;
         break;
@@ -469,6 +489,7 @@ static int take_option(void *user, int id, const char *v)
         break;
     case OPT_ALLOW_KERNELS:
         run_allow_embedded_kernels = 1;
+        a->allow_embedded |= PRT_EMBEDDED_KERNELS;
         break;
     case OPT_COMPARE_LAYERS:
         a->compare_layers = 1;
@@ -827,7 +848,8 @@ static int load_engine(run_args *a, run_state *s)
 {
     double t0 = cli_now();
     int rc = s->onnx ? build_from_onnx(a, s->reg, &s->in, &s->engine)
-                     : cli_load_plan(a->m.model, s->reg, &s->engine, &s->plan_size);
+                     : cli_load_plan(a->m.model, s->reg, a->allow_embedded, &s->engine,
+                                     &s->plan_size);
     if (rc != CLI_OK)
         return rc;
     s->load_s = cli_now() - t0;

@@ -326,6 +326,10 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
         cli_error_api(st, "--linear-formats");
         goto done;
     }
+    if (o->embed_plugins && (st = prt_builder_config_set_embed_plugins(cfg, 1))) {
+        cli_error_api(st, "--embed-plugins");
+        goto done;
+    }
     if ((st = prt_builder_config_set_threads(cfg, o->threads))) {
         cli_error_api(st, "--op-threads");
         goto done;
@@ -360,6 +364,11 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
         else if (o->timing_cache && strstr(prt_last_error(), o->timing_cache) &&
                  (st == PRT_ERR_MALFORMED || st == PRT_ERR_VERSION))
             cache_hint(o->timing_cache); /* not for a FIFO or a directory */
+        else if (o->embed_plugins && st == PRT_ERR_UNSUPPORTED &&
+                 strstr(prt_last_error(), "embed"))
+            fprintf(stderr, "  load every plugin library by a path with --plugins "
+                            "(e.g. ./libmine.so), or build\n  without "
+                            "--embed-plugins\n");
         else if (strstr(prt_last_error(), "workspace") &&
                  strstr(prt_last_error(), "limit"))
             fprintf(stderr, "  raise the limit with --workspace (e.g. --workspace 4G)\n");
@@ -403,16 +412,18 @@ int cli_write_plan(const char *path, const prt_engine *engine, size_t *out_size)
     return rc;
 }
 
-int cli_load_plan(const char *path, const prt_registry *reg, prt_engine **out,
-                  size_t *out_size)
+int cli_load_plan(const char *path, const prt_registry *reg, uint32_t allow_embedded,
+                  prt_engine **out, size_t *out_size)
 {
+    prt_deserialize_options opts = {.struct_size = sizeof opts,
+                                    .allow_embedded = allow_embedded};
     void *bytes = NULL;
     size_t size = 0;
     prt_status st;
     if (cli_read_file(path, &bytes, &size) != CLI_OK)
         return CLI_FAIL;
     cli_progress("loading %s", path);
-    st = prt_engine_deserialize(reg, bytes, size, out);
+    st = prt_engine_deserialize_with_options(reg, bytes, size, &opts, out);
     cli_progress_clear();
     free(bytes);
     if (st == PRT_OK) {
@@ -424,6 +435,11 @@ int cli_load_plan(const char *path, const prt_registry *reg, prt_engine **out,
     if (st == PRT_ERR_NOT_FOUND)
         fprintf(stderr, "  load the library that defines the plugin with --plugins "
                         "lib.so\n");
+    else if (st == PRT_ERR_UNSUPPORTED && strstr(prt_last_error(), "allow_embedded"))
+        fprintf(stderr,
+                "  `plugrt inspect %s` lists what it carries; if you trust "
+                "the plan, run it with\n  --allow-embedded-plugins\n",
+                path);
     else if (st == PRT_ERR_MALFORMED || st == PRT_ERR_VERSION)
         fprintf(stderr, "  is it a plan written by `plugrt build` of this version? "
                         "rebuild it from the model\n");

@@ -101,6 +101,8 @@ typedef struct cli_build_opts {
     int32_t threads;
     /* 1: every tensor LINEAR (--linear-formats), no blocked CHW8. */
     int linear_formats;
+    /* 1: the engine carries its plugin libraries (--embed-plugins). */
+    int embed_plugins;
 } cli_build_opts;
 
 /* Input `name`'s profile entry as the lists give it (it must be in one of
@@ -113,9 +115,11 @@ void cli_complete_profile(const cli_shapes *min, const cli_shapes *opt,
 int cli_build_engine(const prt_network *net, const prt_registry *reg,
                      const cli_build_opts *o, prt_engine **out);
 
-/* Reads and deserializes a plan file; *out_size (may be NULL) its bytes. */
-int cli_load_plan(const char *path, const prt_registry *reg, prt_engine **out,
-                  size_t *out_size);
+/* Reads and deserializes a plan file; *out_size (may be NULL) its bytes.
+ * `allow_embedded`: the PRT_EMBEDDED_* kinds of code the plan may carry
+ * (prt_deserialize_options). */
+int cli_load_plan(const char *path, const prt_registry *reg, uint32_t allow_embedded,
+                  prt_engine **out, size_t *out_size);
 
 /* Serializes the engine to `path`, written beside it and renamed over it
  * (a failed write never leaves half a plan where a good one was); *out_size

@@ -168,7 +168,8 @@ int run_build_network(const prt_network *net, const prt_registry *reg,
                              nb_values,
                              has_range(o),
                              o->op_threads,
-                             o->linear_formats};
+                             o->linear_formats,
+                             0};
         rc = cli_build_engine(net, reg, &bo, out);
     }
     free(values);

@@ -438,6 +438,20 @@ PRT_API PRT_NODISCARD prt_status prt_builder_config_set_threads(prt_builder_conf
  * atomically). NULL clears it. The path is copied. */
 PRT_API PRT_NODISCARD prt_status
 prt_builder_config_set_timing_cache_file(prt_builder_config *cfg, const char *path);
+/* 1: the engine carries the plugin libraries its layers' creators came
+ * from (TensorRT's setPluginsToSerialize): each library file once, with its
+ * content hash, read when the engine is built, so the engine file is all a
+ * deployment needs. Loading such an engine runs code from the file, so
+ * prt_engine_deserialize_with_options must allow it
+ * (PRT_EMBEDDED_PLUGIN_LIBRARIES). Every plugin layer must then come from a
+ * library loaded by path (prt_registry_load_library with a '/' in it):
+ * prt_engine_build fails with PRT_ERR_UNSUPPORTED naming a layer whose
+ * creator was added directly or whose library was found by the loader's
+ * search, and with PRT_ERR_IO when a library's file is gone or has changed
+ * since it was loaded. 0 (default): the engine records each library's path
+ * and hash only. */
+PRT_API PRT_NODISCARD prt_status
+prt_builder_config_set_embed_plugins(prt_builder_config *cfg, int32_t on);
 
 /* Adds an optimization profile; *out_profile is its index (0, 1, ...). */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_add_profile(prt_builder_config *cfg,
@@ -503,6 +517,75 @@ PRT_API int32_t prt_engine_get_nb_kernel_layers(const prt_engine *engine);
 /* 1 if the engine came from prt_engine_deserialize_unresolved (it cannot
  * run), 0 otherwise and for NULL. */
 PRT_API int32_t prt_engine_is_unresolved(const prt_engine *engine);
+
+/* Code an engine file may carry for the loader to run: the bits of
+ * prt_deserialize_options.allow_embedded. A file is data until its reader
+ * says otherwise: an engine carrying code of a kind the caller did not
+ * allow does not load (PRT_ERR_UNSUPPORTED naming what it carries and the
+ * option), and prt_engine_deserialize allows nothing. */
+#define PRT_EMBEDDED_PLUGIN_LIBRARIES 0x1u /* prt_builder_config_set_embed_plugins */
+/* GPU kernel layers (plugin.h, "Kernel layers"): the engine loads either
+ * way; with this bit its contexts run them, without it each context must
+ * allow them (prt_context_options.allow_embedded_kernels). */
+#define PRT_EMBEDDED_KERNELS 0x2u
+/* Every kind this header knows (`plugrt run --allow-embedded-code`). A
+ * later kind gets a new bit, which a caller built against this header does
+ * not set: it allows only what it knew of. */
+#define PRT_EMBEDDED_CODE (PRT_EMBEDDED_PLUGIN_LIBRARIES | PRT_EMBEDDED_KERNELS)
+
+/* Options for prt_engine_deserialize_with_options: zero-initialize, set
+ * struct_size = sizeof(prt_deserialize_options), then the fields you need. */
+typedef struct prt_deserialize_options {
+    uint32_t struct_size;
+    /* PRT_EMBEDDED_* bits: the kinds of code from the file the loader may
+     * run. 0 (default): none. With PRT_EMBEDDED_PLUGIN_LIBRARIES, each
+     * library the engine carries and `reg` does not already hold (same
+     * content hash: the caller's copy takes precedence, and needs no
+     * permission) is written to a private temporary file (a new 0700
+     * directory under $TMPDIR), checked, opened with dlopen and unlinked at
+     * once; a library of the same hash already open in the process is
+     * reused instead. The loaded libraries serve only this engine's layers
+     * (never `reg`) and are closed when it is destroyed. */
+    uint32_t allow_embedded;
+} prt_deserialize_options;
+
+/* prt_engine_deserialize with options (NULL: the defaults). `reg` may be
+ * NULL when every plugin layer's library is carried by the engine and
+ * allowed. Errors as prt_engine_deserialize's; PRT_ERR_UNSUPPORTED for
+ * carried code the options do not allow, naming each library; a carried
+ * library that does not load is its loader's error (PRT_ERR_IO,
+ * PRT_ERR_MALFORMED, ...) naming it. */
+PRT_API PRT_NODISCARD prt_status prt_engine_deserialize_with_options(
+    const prt_registry *reg, const void *bytes, size_t size,
+    const prt_deserialize_options *options, prt_engine **out);
+
+/* Where a carried plugin library's code comes from in a loaded engine. */
+typedef enum prt_embedded_library_source {
+    /* Not loaded: the engine is for inspection only. */
+    PRT_EMBEDDED_LIBRARY_NOT_LOADED = 0,
+    /* From the engine's bytes (or the process's copy of the same bytes). */
+    PRT_EMBEDDED_LIBRARY_FROM_ENGINE = 1,
+    /* The caller's registry held a library of the same content hash, and
+     * serves the layers. */
+    PRT_EMBEDDED_LIBRARY_FROM_REGISTRY = 2
+} prt_embedded_library_source;
+
+/* One plugin library an engine carries (set struct_size first, as for
+ * every query struct below). */
+typedef struct prt_embedded_library_info {
+    uint32_t struct_size;
+    const char *name; /* the file's base name; borrowed for the engine's lifetime */
+    uint64_t hash;    /* content hash, as prt_layer_info.library_hash */
+    int64_t size;     /* bytes */
+    int32_t source;   /* prt_embedded_library_source */
+} prt_embedded_library_info;
+
+/* How many plugin libraries the engine carries (0 for NULL). */
+PRT_API int32_t prt_engine_embedded_library_count(const prt_engine *engine);
+/* Library `index` (0 .. count-1). PRT_ERR_INVALID_ARGUMENT for a bad index
+ * or struct_size. Never loads anything. */
+PRT_API PRT_NODISCARD prt_status prt_engine_get_embedded_library(
+    const prt_engine *engine, int32_t index, prt_embedded_library_info *out);
 
 /* Where a tensor's memory lives: what prt_context_set_tensor_address
  * expects. */
@@ -736,7 +819,8 @@ typedef struct prt_context_options {
      * layers"): GPU code that came with the engine file and runs as it is,
      * so whoever wrote the file chooses what runs on the GPU. 0 (the
      * default): creating a context of an engine that has any fails with
-     * PRT_ERR_UNSUPPORTED naming them. prt_engine_get_nb_kernel_layers
+     * PRT_ERR_UNSUPPORTED naming them, unless the engine was loaded with
+     * PRT_EMBEDDED_KERNELS allowed. prt_engine_get_nb_kernel_layers
      * tells beforehand. */
     int32_t allow_embedded_kernels;
 } prt_context_options;

@@ -425,6 +425,8 @@ prt_status bld_assemble(bld *b, prt_engine **out)
         st = assemble_kernels(b, e);
     for (int32_t li = 0; !st && li < b->net->nb_layers; li++)
         st = assemble_layer(b, e, li);
+    if (!st && b->cfg->embed_plugins)
+        st = engine_embed_libraries(e);
     if (!st && (st = engine_validate(e)) != PRT_OK)
         st = base_error_prefix(PRT_ERR_INTERNAL, "the built engine is inconsistent");
     if (!st)

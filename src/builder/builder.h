@@ -31,6 +31,7 @@ struct prt_builder_config {
     char *timing_cache;      /* file path, or NULL */
     int32_t threads;         /* for timing runs; 0: base_cpu_count() */
     int32_t blocked_formats; /* 1 (default): CHW8 inside CPU engines */
+    int32_t embed_plugins;   /* 1: the engine carries its plugin libraries */
 };
 
 /* Arena alignment: every arena tensor starts on this boundary (enough for

@@ -51,6 +51,13 @@ void engine_free(prt_engine *e)
     for (int32_t i = 0; e->kernels && i < e->nb_kernels; i++)
         kernel_free(&e->kernels[i]);
     base_free(e->kernels);
+    /* After the plugins: the libraries hold their code. */
+    prt_registry_destroy(e->embedded_reg);
+    for (int32_t i = 0; i < e->nb_libraries; i++) {
+        base_free(e->libraries[i].name);
+        base_free(e->libraries[i].bytes);
+    }
+    base_free(e->libraries);
     base_free(e->input_tensors);
     base_free(e->output_tensors);
     base_free(e->prof_min);

@@ -267,7 +267,7 @@ static prt_status check_layer(const check_ctx *c, int32_t li)
     prt_field_collection fc;
     prt_plugin *p = NULL;
     int64_t need = 0;
-    prt_status st = find_creator(c->reg, l, &cr);
+    prt_status st = find_creator(engine_layer_registry(c->e, c->reg, l), l, &cr);
     if (st)
         return base_error_prefix(st, "layer %d ('%s')", (int)li, l->name);
     fc.nb_fields = l->nb_fields;

@@ -291,21 +291,47 @@ prt_status engine_bind_constants(prt_engine *e)
 prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes, size_t size,
                                   prt_engine **out)
 {
+    return prt_engine_deserialize_with_options(reg, bytes, size, NULL, out);
+}
+
+prt_status prt_engine_deserialize_with_options(const prt_registry *reg, const void *bytes,
+                                               size_t size,
+                                               const prt_deserialize_options *options,
+                                               prt_engine **out)
+{
     prt_engine *e = NULL;
     prt_status st;
+    uint32_t allow = 0;
     if (!bytes || !out)
         return base_error(PRT_ERR_INVALID_ARGUMENT, "prt_engine_deserialize: NULL %s",
                           !bytes ? "bytes" : "out");
+    if (options) {
+        if (options->struct_size < BASE_END_OF(prt_deserialize_options, allow_embedded))
+            return base_error(PRT_ERR_INVALID_ARGUMENT,
+                              "prt_engine_deserialize_with_options: options.struct_size "
+                              "%u, want sizeof(prt_deserialize_options) (%zu)",
+                              (unsigned)options->struct_size,
+                              sizeof(prt_deserialize_options));
+        allow = options->allow_embedded;
+    }
     st = engine_read(bytes, size, &e);
     if (st)
         return st;
     st = engine_prepare(e);
+    /* Before any plugin is made: the layers' creators may live there. */
+    if (!st)
+        st = engine_load_libraries(e, reg, allow);
     if (st) {
         engine_free(e);
         return st;
     }
+    /* Its contexts run its kernel layers without asking each (context.c). */
+    e->kernels_allowed = (allow & PRT_EMBEDDED_KERNELS) != 0;
+    /* A kernel layer needs no creator, so no registry either. */
     for (int32_t i = 0; !reg && i < e->nb_layers; i++)
-        if (strcmp(e->layers[i].plugin_namespace, PRT_BUILTIN_NAMESPACE) != 0) {
+        if (!e->layers[i].kernel &&
+            strcmp(e->layers[i].plugin_namespace, PRT_BUILTIN_NAMESPACE) != 0 &&
+            !engine_layer_registry(e, NULL, &e->layers[i])) {
             st = base_error(PRT_ERR_INVALID_ARGUMENT,
                             "prt_engine_deserialize: layer '%s' needs plugin "
                             "%s::%s, but no registry was given to recreate it",
@@ -315,7 +341,8 @@ prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes, si
             return st;
         }
     for (int32_t i = 0; i < e->nb_layers; i++) {
-        st = engine_recreate_plugin(reg, &e->layers[i], i);
+        st = engine_recreate_plugin(engine_layer_registry(e, reg, &e->layers[i]),
+                                    &e->layers[i], i);
         if (st) {
             engine_free(e);
             return st;

@@ -124,6 +124,19 @@ typedef struct eng_layer {
     prt_plugin *plugin;
 } eng_layer;
 
+/* A plugin library the engine carries (builder config embed_plugins;
+ * embedded.c). Its bytes are the library file as it was loaded when the
+ * engine was built; `hash` is theirs (base_fnv1a64, as the registry hashes
+ * files) and equals the library_hash of every layer it serves. */
+typedef struct eng_library {
+    char *name; /* the file's base name: [A-Za-z0-9._+-], not starting '.' */
+    uint64_t hash;
+    uint8_t *bytes; /* owned */
+    int64_t size;
+    /* Not serialized: what loading did with it (PRT_EMBEDDED_LIBRARY_*). */
+    int32_t source;
+} eng_library;
+
 struct prt_engine {
     int32_t device; /* prt_device */
     /* The device's implementation (src/device), chosen once when the engine
@@ -177,6 +190,9 @@ struct prt_engine {
      * layer. Owned. */
     int32_t nb_kernels;
     struct eng_kernel *kernels;
+    /* 1: loaded with PRT_EMBEDDED_KERNELS allowed, so every context may
+     * run the kernels; else each context must allow them. Not serialized. */
+    int32_t kernels_allowed;
 
     int64_t arena_size;     /* activations */
     int64_t workspace_size; /* max over layers */
@@ -192,6 +208,14 @@ struct prt_engine {
      * no layer has a plugin and no device is bound, so every query works
      * but no context can be made. */
     int32_t unresolved;
+
+    /* Plugin libraries carried in the file (LIBS section; embedded.c). */
+    int32_t nb_libraries;
+    eng_library *libraries;
+    /* The registry holding the ones loaded from the engine's own bytes
+     * (source PRT_EMBEDDED_LIBRARY_FROM_ENGINE), or NULL. Owned: destroyed
+     * after the layers' plugins, whose code it holds. */
+    prt_registry *embedded_reg;
 };
 
 /* Makes a valid engine ready to run: sets e->dev from e->device, puts the
@@ -243,6 +267,28 @@ prt_status engine_check_layers(const prt_registry *reg, const prt_engine *e);
  * layer's plugin is made, when the engine is built or loaded; contexts'
  * clones share the state. Fails only for out of memory. */
 prt_status engine_bind_constants(prt_engine *e);
+
+/* Embedded plugin libraries (embedded.c). */
+/* The builder's part (prt_builder_config_set_embed_plugins): stores in the
+ * engine, once each, the file of every library a layer's creator came from,
+ * read now and required to hash to the layer's library_hash. A layer of a
+ * creator added directly, or of a library loaded by a bare name (no hash),
+ * cannot be carried: PRT_ERR_UNSUPPORTED naming the layer. */
+prt_status engine_embed_libraries(prt_engine *e);
+/* The LIBS part of engine_validate: names, sizes, each library's bytes
+ * hashing to its hash, no hash twice, each library serving some layer and
+ * each layer's library (when it has a hash) stored. */
+prt_status engine_validate_libraries(const prt_engine *e);
+/* The loader's part, before any plugin is recreated: a library whose hash
+ * the caller's registry holds is served by it (the caller's copy takes
+ * precedence); the others are loaded from the engine's bytes into
+ * e->embedded_reg when `allow` has PRT_EMBEDDED_PLUGIN_LIBRARIES, else
+ * PRT_ERR_UNSUPPORTED naming them and the option. */
+prt_status engine_load_libraries(prt_engine *e, const prt_registry *reg, uint32_t allow);
+/* The registry that serves layer l: e->embedded_reg when l's library was
+ * loaded from the engine's bytes, else `reg`. */
+const prt_registry *engine_layer_registry(const prt_engine *e, const prt_registry *reg,
+                                          const eng_layer *l);
 
 /* Serialization (format.c). Writes the whole engine. */
 prt_status engine_write(const prt_engine *e, base_buf *out);

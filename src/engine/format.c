@@ -82,6 +82,17 @@
  *         grid[3], block[3], shared-memory node (-1 none), u32 argument
  *         count, per argument i32 kind, i32 index, i32 node (-1 none), u64
  *         a double's bits. A reader without it refuses the engine.
+ * And one written only when the engine carries plugin libraries
+ * (prt_builder_config_set_embed_plugins), and then NOT optional:
+ *   LIBS  u32 count; per library: str name (a plain file name, <= 255
+ *         bytes), u64 content hash (base_fnv1a64 of the bytes), u64 byte
+ *         count, the library file's bytes. Default: none.
+ *         Required, because skipping it changes what the engine runs: a
+ *         reader that ignored it would look the plugins up in whatever
+ *         libraries its caller loaded, perhaps other code under the same
+ *         keys, and would never ask the caller's permission to run code
+ *         from the file. An older plugrt refuses the engine naming the tag;
+ *         one that knows LIBS loads it only when allowed (embedded.c).
  *
  * Field elements on file: INT8/CHAR/BYTES 1 byte, INT16/FLOAT16/BFLOAT16 2,
  * INT32/FLOAT32 4, INT64/FLOAT64 8 (IEEE bit patterns, little-endian), DIMS
@@ -124,6 +135,7 @@
 #define TAG_NCAP ENG_TAG('N', 'C', 'A', 'P')
 #define TAG_KERN ENG_TAG('K', 'E', 'R', 'N')
 #define TAG_QNTZ ENG_TAG('Q', 'N', 'T', 'Z')
+#define TAG_LIBS ENG_TAG('L', 'I', 'B', 'S')
 
 #define ENG_SECTION_OPTIONAL 1u
 
@@ -142,6 +154,8 @@
 #define NODE_BYTES (4 + 4 + 8 + 4 + 4)
 #define SECTION_HEADER_BYTES (4 + 4 + 8)
 #define FIELD_DIMS_FILE_BYTES (4 + 8 * PRT_MAX_DIMS)
+#define LIBRARY_MIN_BYTES (4 + 8 + 8)
+#define ENG_MAX_LIBRARY_NAME 255u
 
 /* ------------------------------------------------------------------------ */
 /* Field element sizes                                                       */
@@ -424,7 +438,7 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
     /* A CPU engine says nothing of its device: the CPU's files stay as they
      * were before DEVI existed. */
     base_buf_u32(out, 7 + (e->device != PRT_DEVICE_CPU) + (nb_hdim > 0) + (nb_ncap > 0) +
-                          (nb_quant > 0) + (e->nb_kernels > 0));
+                          (nb_quant > 0) + (e->nb_kernels > 0) + (e->nb_libraries > 0));
 
     at = sec_begin(out, TAG_META);
     base_buf_i64(out, e->arena_size);
@@ -540,6 +554,19 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
             }
             for (int64_t k = 0; k < q->count; k++)
                 base_buf_i32(out, q->zero_points[k]);
+        }
+        sec_end(out, at);
+    }
+
+    if (e->nb_libraries > 0) {
+        at = sec_begin(out, TAG_LIBS);
+        base_buf_u32(out, (uint32_t)e->nb_libraries);
+        for (int32_t i = 0; i < e->nb_libraries; i++) {
+            const eng_library *lib = &e->libraries[i];
+            base_buf_str(out, lib->name);
+            base_buf_u64(out, lib->hash);
+            base_buf_u64(out, (uint64_t)lib->size);
+            base_buf_put(out, lib->bytes, (size_t)lib->size);
         }
         sec_end(out, at);
     }
@@ -1180,6 +1207,46 @@ static prt_status read_kernels(rctx *c, prt_engine *e)
     return PRT_OK;
 }
 
+/* Plugin libraries the engine carries (LIBS); engine_validate checks the
+ * names, the hashes and the layers they serve (embedded.c). */
+static prt_status read_libraries(rctx *c, prt_engine *e)
+{
+    int32_t n = 0;
+    prt_status st = rd_count(c, LIBRARY_MIN_BYTES, "library count", &n);
+    if (st)
+        return st;
+    if (n == 0)
+        return malformed(c, "holds no library (a writer leaves the section out)");
+    e->libraries = base_calloc((size_t)n, sizeof *e->libraries);
+    if (!e->libraries)
+        return oom();
+    e->nb_libraries = n;
+    for (int32_t i = 0; i < n; i++) {
+        eng_library *lib = &e->libraries[i];
+        uint64_t size;
+        const uint8_t *p;
+        lib->name = base_rd_str(&c->r, ENG_MAX_LIBRARY_NAME);
+        if (!lib->name)
+            return c->r.failed ? malformed(c,
+                                           "library %d: the name is truncated, longer "
+                                           "than %u bytes or holds a NUL",
+                                           (int)i, ENG_MAX_LIBRARY_NAME)
+                               : oom();
+        lib->hash = base_rd_u64(&c->r);
+        size = base_rd_u64(&c->r);
+        if (c->r.failed || size > left(&c->r))
+            return malformed(c, "library %d ('%s'): %llu bytes, but %zu are left", (int)i,
+                             lib->name, (unsigned long long)size, left(&c->r));
+        p = base_rd_span(&c->r, (size_t)size);
+        lib->bytes = base_malloc((size_t)size + 1);
+        if (!lib->bytes)
+            return oom();
+        memcpy(lib->bytes, p, (size_t)size);
+        lib->size = (int64_t)size;
+    }
+    return PRT_OK;
+}
+
 /* Tensors' quantization (QNTZ); read after TENS. */
 static prt_status read_quant(rctx *c, prt_engine *e)
 {
@@ -1262,6 +1329,7 @@ enum {
     SEC_NCAP,
     SEC_KERN,
     SEC_QNTZ,
+    SEC_LIBS,
     SEC_COUNT
 };
 
@@ -1270,10 +1338,19 @@ static const struct {
     const char *name;
     int required;
 } known_sections[SEC_COUNT] = {
-    {TAG_META, "meta", 1},       {TAG_TENS, "tensors", 1},  {TAG_LAYR, "layers", 1},
-    {TAG_IOLS, "io", 1},         {TAG_PROF, "profiles", 1}, {TAG_EXPR, "expressions", 1},
-    {TAG_WGHT, "weights", 1},    {TAG_DEVI, "device", 0},   {TAG_HDIM, "host dims", 0},
-    {TAG_NCAP, "no capture", 0}, {TAG_KERN, "kernels", 0},  {TAG_QNTZ, "quantization", 0},
+    {TAG_META, "meta", 1},
+    {TAG_TENS, "tensors", 1},
+    {TAG_LAYR, "layers", 1},
+    {TAG_IOLS, "io", 1},
+    {TAG_PROF, "profiles", 1},
+    {TAG_EXPR, "expressions", 1},
+    {TAG_WGHT, "weights", 1},
+    {TAG_DEVI, "device", 0},
+    {TAG_HDIM, "host dims", 0},
+    {TAG_NCAP, "no capture", 0},
+    {TAG_KERN, "kernels", 0},
+    {TAG_QNTZ, "quantization", 0},
+    {TAG_LIBS, "plugin libraries", 0},
 };
 
 /* Parses everything after the version check and the checksum. */
@@ -1363,6 +1440,9 @@ static prt_status read_body(const uint8_t *p, size_t size, prt_engine *e)
             break;
         case SEC_DEVI:
             st = read_device(&sc, e);
+            break;
+        case SEC_LIBS:
+            st = read_libraries(&sc, e);
             break;
         case SEC_HDIM:
         case SEC_NCAP:

@@ -717,7 +717,7 @@ prt_status engine_validate(const prt_engine *e)
         }
     if ((st = validate_profiles(e)) || (st = validate_bounds(e, need)) ||
         (st = validate_memory_plan(e, need)) || (st = validate_io_names(e)) ||
-        (st = validate_kernels(e)))
+        (st = validate_kernels(e)) || (st = engine_validate_libraries(e)))
         goto done;
 done:
     base_free(seen);

@@ -20,6 +20,8 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -244,4 +246,82 @@ prt_status registry_check_library_file(const char *path, registry_file_id *out)
     }
     close(fd);
     return st;
+}
+
+void registry_remove_temp_library(const char *path, const char *dir)
+{
+    if (path && path[0])
+        (void)unlink(path);
+    if (dir && dir[0])
+        (void)rmdir(dir);
+}
+
+/* write(2) until done. 0, or -1 with errno set. */
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+prt_status registry_write_temp_library(const char *file_name, const void *bytes,
+                                       size_t size, char *path, char *dir, size_t cap)
+{
+    const char *tmp = getenv("TMPDIR");
+    int fd, n, err;
+    path[0] = dir[0] = '\0';
+    if (!tmp || !tmp[0])
+        tmp = "/tmp";
+    if (!file_name[0] || strchr(file_name, '/'))
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "'%.200s' is not a plain file name for its temporary copy",
+                          file_name);
+    n = snprintf(dir, cap, "%s/plugrt-lib-XXXXXX", tmp);
+    if (n < 0 || (size_t)n >= cap)
+        return base_error(PRT_ERR_IO, "TMPDIR %.200s is too long for a temporary file",
+                          tmp);
+    /* mkdtemp makes the directory 0700 under a name nobody had: only this
+     * user can put a file there, so the file the loader opens is ours. */
+    if (!mkdtemp(dir)) {
+        err = errno;
+        dir[0] = '\0';
+        return base_error(PRT_ERR_IO,
+                          "cannot make a private directory in %s for its copy: %s "
+                          "(set TMPDIR to a writable directory)",
+                          tmp, strerror(err));
+    }
+    n = snprintf(path, cap, "%s/%s", dir, file_name);
+    if (n < 0 || (size_t)n >= cap) {
+        registry_remove_temp_library(NULL, dir);
+        path[0] = dir[0] = '\0';
+        return base_error(PRT_ERR_IO, "the name of its temporary copy is too long");
+    }
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+    if (fd < 0) {
+        err = errno;
+        registry_remove_temp_library(NULL, dir);
+        path[0] = dir[0] = '\0';
+        return base_error(PRT_ERR_IO, "cannot create its temporary copy in %s: %s", tmp,
+                          strerror(err));
+    }
+    err = write_all(fd, bytes, size) != 0 ? errno : 0;
+    if (close(fd) != 0 && !err)
+        err = errno;
+    if (err) {
+        registry_remove_temp_library(path, dir);
+        path[0] = dir[0] = '\0';
+        return base_error(PRT_ERR_IO, "cannot write its temporary copy in %s: %s", tmp,
+                          strerror(err));
+    }
+    return PRT_OK;
 }

@@ -41,7 +41,11 @@
 /* One library loaded into one registry. Allocated alone so that entries can
  * point at it while the array of libraries grows. */
 typedef struct reg_library {
-    char *path;                    /* exactly as given to load_library */
+    char *path; /* exactly as given to load_library */
+    /* The name the dynamic loader knows the object by: `path`, or for a
+     * library loaded from bytes the (unlinked) temporary file's path. With
+     * RTLD_NOLOAD it gives another reference to the same object. */
+    char *open_name;
     registry_file_id file;         /* what was checked; file.hash 0 if unknown */
     void *handle;                  /* from dlopen, closed on unload */
     struct reg_library *next_open; /* in open_libs */
@@ -328,6 +332,7 @@ static void library_free(reg_library *lib)
                  why ? why : "unknown error");
     }
     base_free(lib->path);
+    base_free(lib->open_name);
     base_free(lib);
 }
 
@@ -572,8 +577,8 @@ static prt_status check_same_file(void *handle, const registry_file_id *id)
 
 /* Everything after dlopen; `id` is the checked file's. On failure the
  * caller closes the handle. */
-static prt_status load_opened(prt_registry *reg, const char *path, void *handle,
-                              const registry_file_id *id)
+static prt_status load_opened(prt_registry *reg, const char *path, const char *open_name,
+                              void *handle, const registry_file_id *id)
 {
     const prt_plugin_library *desc;
     prt_plugin_entry_fn entry;
@@ -609,12 +614,16 @@ static prt_status load_opened(prt_registry *reg, const char *path, void *handle,
 
     /* Reserve everything, then commit: nothing below can fail. */
     lib = base_calloc(1, sizeof *lib);
-    if (lib)
+    if (lib) {
         lib->path = base_strdup(path);
-    if (!lib || !lib->path || !reserve_entries(reg, desc->nb_creators) ||
-        !reserve_libs(reg)) {
-        if (lib)
+        lib->open_name = base_strdup(open_name);
+    }
+    if (!lib || !lib->path || !lib->open_name ||
+        !reserve_entries(reg, desc->nb_creators) || !reserve_libs(reg)) {
+        if (lib) {
             base_free(lib->path);
+            base_free(lib->open_name);
+        }
         base_free(lib);
         return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
     }
@@ -677,7 +686,7 @@ static prt_status load_library(prt_registry *reg, const char *path)
     }
     st = check_same_file(handle, &id);
     if (st == PRT_OK)
-        st = load_opened(reg, path, handle, &id);
+        st = load_opened(reg, path, path, handle, &id);
     if (st != PRT_OK)
         dlclose(handle);
     return st;
@@ -693,6 +702,115 @@ prt_status prt_registry_load_library(prt_registry *reg, const char *path)
      * once (callers print it as it is). */
     st = load_library(reg, path);
     return st ? base_error_prefix(st, "cannot load plugin library %s", path) : PRT_OK;
+}
+
+/* Another reference to an object some registry of the process opened from
+ * a file whose bytes hash to `hash`, and that file's record; NULL when none
+ * is open. RTLD_NOLOAD finds the object by the name it was opened with
+ * (a deleted temporary file's too) and never loads anything; under the
+ * lock, the object cannot be closed between the search and the new
+ * reference. */
+static void *reuse_open_library(uint64_t hash, registry_file_id *id, char **open_name)
+{
+    void *handle = NULL;
+    pthread_mutex_lock(&open_libs_lock);
+    for (const reg_library *l = open_libs; l && !handle; l = l->next_open) {
+        if (!l->file.known || l->file.hash != hash)
+            continue;
+        handle = dlopen(l->open_name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (handle && handle != l->handle) { /* another object by that name */
+            dlclose(handle);
+            handle = NULL;
+        }
+        if (handle) {
+            *id = l->file;
+            *open_name = base_strdup(l->open_name);
+            if (!*open_name) {
+                dlclose(handle);
+                handle = NULL;
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&open_libs_lock);
+    return handle;
+}
+
+/* registry_load_library_bytes less the label before its messages. */
+static prt_status load_library_bytes(prt_registry *reg, const char *label,
+                                     const char *file_name, const void *bytes,
+                                     size_t size, uint64_t hash)
+{
+    char path[4096], dir[4096];
+    char *open_name = NULL;
+    registry_file_id id;
+    prt_status st;
+    void *handle = reuse_open_library(hash, &id, &open_name);
+    if (!handle) {
+        st = registry_write_temp_library(file_name, bytes, size, path, dir, sizeof path);
+        if (st)
+            return st;
+        /* The copy is checked as any library file; its hash says the bytes
+         * the loader will map are the ones the caller vouched for. */
+        st = registry_check_library_file(path, &id);
+        if (!st && id.hash != hash)
+            st = base_error(PRT_ERR_IO,
+                            "its temporary copy %s reads back with content hash "
+                            "%016llx, not %016llx: something changed the file",
+                            path, (unsigned long long)id.hash, (unsigned long long)hash);
+        if (!st) {
+            dlerror();
+            handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+            if (!handle)
+                st = base_error(PRT_ERR_IO,
+                                "%s (its temporary copy was %s; a directory on a file "
+                                "system mounted noexec cannot hold libraries to load: "
+                                "set TMPDIR to another)",
+                                loader_reason(path), path);
+        }
+        /* Mapped or refused, the file has served its purpose: the mapping
+         * keeps the bytes, and nothing else should ever open them. */
+        registry_remove_temp_library(path, dir);
+        if (st)
+            return st;
+        open_name = base_strdup(path);
+        if (!open_name) {
+            dlclose(handle);
+            return base_error(PRT_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+    }
+    st = PRT_OK;
+    for (int32_t i = 0; i < reg->nb_libs && !st; i++)
+        if (reg->libs[i]->handle == handle)
+            st = base_error(PRT_ERR_ALREADY_EXISTS,
+                            "it is already loaded into this registry as %s",
+                            reg->libs[i]->path);
+    if (!st)
+        st = load_opened(reg, label, open_name, handle, &id);
+    if (st)
+        dlclose(handle);
+    base_free(open_name);
+    return st;
+}
+
+prt_status registry_load_library_bytes(prt_registry *reg, const char *label,
+                                       const char *file_name, const void *bytes,
+                                       size_t size, uint64_t hash)
+{
+    prt_status st;
+    if (!reg || !label || !file_name || (!bytes && size))
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "registry_load_library_bytes: NULL argument");
+    st = load_library_bytes(reg, label, file_name, bytes, size, hash);
+    return st ? base_error_prefix(st, "cannot load plugin library %s", label) : PRT_OK;
+}
+
+int registry_has_library_hash(const prt_registry *reg, uint64_t hash)
+{
+    for (int32_t i = 0; reg && hash && i < reg->nb_libs; i++)
+        if (reg->libs[i]->file.known && reg->libs[i]->file.hash == hash)
+            return 1;
+    return 0;
 }
 
 prt_status prt_registry_unload_library(prt_registry *reg, const char *path)

@@ -22,6 +22,7 @@
 #define PLUGRT_REGISTRY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/base.h"
 
@@ -36,5 +37,22 @@ void registry_format_key(const char *plugin_namespace, const char *name,
  * (and "no registry" for NULL). Always NUL-terminated when cap > 0; a list
  * that does not fit ends in "...". */
 void registry_describe_libraries(const prt_registry *reg, char *buf, size_t cap);
+
+/* Loads a plugin library held in memory (one an engine carries) into
+ * `reg`, recorded under `label` (what messages and
+ * prt_registry_get_creator_library say). When some registry of the process
+ * holds a library whose file hashed to `hash`, that object is reused (one
+ * process never maps two copies of the same bytes). Otherwise the bytes go
+ * to a private temporary file named `file_name` (a plain name;
+ * registry_write_temp_library), which is checked as every library file is,
+ * must hash to `hash`, is opened, and is unlinked at once, loaded or not.
+ * Errors as prt_registry_load_library's, naming `label`. */
+prt_status registry_load_library_bytes(prt_registry *reg, const char *label,
+                                       const char *file_name, const void *bytes,
+                                       size_t size, uint64_t hash);
+
+/* 1 if `reg` holds a library loaded from a file whose content hash is
+ * `hash` (never for hash 0, "unknown"). */
+int registry_has_library_hash(const prt_registry *reg, uint64_t hash);
 
 #endif /* PLUGRT_REGISTRY_H */

@@ -302,7 +302,7 @@ prt_status prt_context_create_with_options(const prt_engine *e,
                           "to run; load it with prt_engine_deserialize");
     if (!e->dev)
         return base_error(PRT_ERR_STATE, "prt_context_create: the engine has no device");
-    if (e->nb_kernels > 0 &&
+    if (e->nb_kernels > 0 && !e->kernels_allowed &&
         !(opts &&
           opts->struct_size >= BASE_END_OF(prt_context_options, allow_embedded_kernels) &&
           opts->allow_embedded_kernels)) {
@@ -311,8 +311,9 @@ prt_status prt_context_create_with_options(const prt_engine *e,
                           "prt_context_create: the engine holds %d kernel layer%s (the "
                           "first: '%s', from plugin %s), GPU code that came with the "
                           "engine file and runs as it is; allow it only for engines you "
-                          "trust (prt_context_options.allow_embedded_kernels, plugrt "
-                          "run --allow-embedded-kernels)",
+                          "trust (prt_context_options.allow_embedded_kernels, "
+                          "PRT_EMBEDDED_KERNELS when loading it, plugrt run "
+                          "--allow-embedded-kernels)",
                           (int)e->nb_kernels, e->nb_kernels == 1 ? "" : "s", l->name,
                           base_plugin_label(l->plugin_namespace, l->plugin_name).s);
     }

@@ -316,6 +316,15 @@ class prt_context_options(Structure):
                 ("allow_embedded_kernels", c_int32)]
 
 
+class prt_deserialize_options(Structure):
+    _fields_ = [("struct_size", c_uint32), ("allow_embedded", c_uint32)]
+
+
+PRT_EMBEDDED_PLUGIN_LIBRARIES = 0x1
+PRT_EMBEDDED_KERNELS = 0x2
+PRT_EMBEDDED_CODE = PRT_EMBEDDED_PLUGIN_LIBRARIES | PRT_EMBEDDED_KERNELS
+
+
 REALLOCATE_FN = CFUNCTYPE(c_void_p, c_void_p, c_char_p, c_void_p, c_uint64, c_uint64)
 NOTIFY_SHAPE_FN = CFUNCTYPE(None, c_void_p, c_char_p, POINTER(prt_dims))
 
@@ -466,6 +475,7 @@ _decls: List[Tuple[Any, ...]] = [
     ("prt_builder_config_set_workspace_limit", c_int32, H, c_int64),
     ("prt_builder_config_set_autotune", c_int32, H, c_int32),
     ("prt_builder_config_set_timing_cache_file", c_int32, H, c_char_p),
+    ("prt_builder_config_set_embed_plugins", c_int32, H, c_int32),
     ("prt_builder_config_add_profile", c_int32, H, I32P),
     ("prt_builder_config_set_profile_dims", c_int32, H, c_int32, c_char_p,
      POINTER(prt_dims), POINTER(prt_dims), POINTER(prt_dims)),
@@ -475,6 +485,9 @@ _decls: List[Tuple[Any, ...]] = [
     ("prt_engine_destroy", None, H),
     ("prt_engine_serialize", c_int32, H, PH, POINTER(c_size_t)),
     ("prt_engine_deserialize", c_int32, H, c_void_p, c_size_t, PH),
+    ("prt_engine_deserialize_with_options", c_int32, H, c_void_p, c_size_t,
+     POINTER(prt_deserialize_options), PH),
+    ("prt_engine_embedded_library_count", c_int32, H),
     ("prt_engine_io_count", c_int32, H),
     ("prt_engine_get_io", c_int32, H, c_int32, POINTER(prt_io_info)),
     ("prt_engine_find_io", c_int32, H, c_char_p, I32P),

@@ -434,6 +434,7 @@ class IBuilderConfig(Closable):
         E.call(C.fn.builder_config_set_autotune, self._h, 1)
         self._autotune = True
         self._cache = None
+        self._embed = False
         self._flags = 0
 
     def set_flag(self, flag: BuilderFlag) -> None:
@@ -515,6 +516,21 @@ class IBuilderConfig(Closable):
     def autotune(self, on: bool) -> None:
         E.call(C.fn.builder_config_set_autotune, self.handle, 1 if on else 0)
         self._autotune = bool(on)
+
+    @property
+    def embed_plugins(self) -> bool:
+        """True: the engine carries the plugin libraries its layers' creators
+        came from (TensorRT's setPluginsToSerialize; `plugrt build
+        --embed-plugins`), so its bytes are all a deployment needs. Loading
+        it then needs Runtime.engine_host_code_allowed (or `plugrt run
+        --allow-embedded-plugins`). Every plugin must come from a library
+        loaded by path; Python plugins cannot be carried. Default False."""
+        return self._embed
+
+    @embed_plugins.setter
+    def embed_plugins(self, on: bool) -> None:
+        E.call(C.fn.builder_config_set_embed_plugins, self.handle, 1 if on else 0)
+        self._embed = bool(on)
 
     @property
     def timing_cache_path(self) -> Optional[str]:

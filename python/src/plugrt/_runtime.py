@@ -786,12 +786,20 @@ def _missing_python_module(reg: Registry, data: bytes, message: str):
     return "%s::%s version %s" % (ns, name, ver), mod
 
 
-def deserialize(data, registry: Optional[Registry] = None) -> ICudaEngine:
+def deserialize(data, registry: Optional[Registry] = None,
+                allow_embedded_code: bool = False) -> ICudaEngine:
+    """An engine from its bytes. allow_embedded_code: load the plugin
+    libraries (and any other code) the engine carries; without it such an
+    engine is UnsupportedError naming them, unless the registry already
+    holds libraries of the same content hashes."""
     reg = registry or get_plugin_registry()
     data = bytes(data)
     h = c_void_p()
+    opts = C.prt_deserialize_options(sizeof(C.prt_deserialize_options),
+                                     C.PRT_EMBEDDED_CODE if allow_embedded_code else 0)
     try:
-        E.call(C.fn.engine_deserialize, reg.handle, data, len(data), byref(h))
+        E.call(C.fn.engine_deserialize_with_options, reg.handle, data, len(data),
+               byref(opts), byref(h))
     except E.NotFoundError as e:
         found = _missing_python_module(reg, data, str(e))
         if found is None:
@@ -808,21 +816,31 @@ class Runtime(_WithRegistry):
     """Loads engines (TensorRT's Runtime; CPU engines too); Runtime(logger,
     registry=None)."""
 
+    engine_host_code_allowed = False
+    """True (TensorRT's IRuntime.engine_host_code_allowed): engines may
+    bring code of their own (plugin libraries built in with
+    IBuilderConfig.embed_plugins), which loading then runs. False (default):
+    such an engine is refused unless the registry already holds those
+    libraries."""
+
     def deserialize_cuda_engine(self, serialized_engine: Any) -> ICudaEngine:
         """An engine from its bytes. Plugins are recreated through the
         registry; a missing one is NotFoundError naming its key (and, for a
         Python plugin, the module to import)."""
-        return deserialize(serialized_engine, self.get_plugin_registry())
+        return deserialize(serialized_engine, self.get_plugin_registry(),
+                           bool(self.engine_host_code_allowed))
 
 
 def load(path: Union[str, os.PathLike], registry: Optional[Registry] = None,
-         plugins: Sequence = ()) -> ICudaEngine:
-    """Loads an engine file (Engine.save's)."""
+         plugins: Sequence = (), allow_embedded_code: bool = False) -> ICudaEngine:
+    """Loads an engine file (Engine.save's). allow_embedded_code: as
+    deserialize's (the plugin libraries an engine built with
+    IBuilderConfig.embed_plugins carries)."""
     from . import _short  # noqa: PLC0415
     reg = _short.prepare_registry(registry, plugins)
     with open(path, "rb") as f:
         data = f.read()
-    return deserialize(data, reg)
+    return deserialize(data, reg, allow_embedded_code)
 
 
 __all__ = ["ICudaEngine", "IExecutionContext", "IOutputAllocator", "Runtime", "load",
