@@ -218,6 +218,8 @@ static const prt_plugin_build qfc_build = {
     NULL, /* get_output_values */
     qfc_requires_host_dims,
     plg_set_target_device,
+    NULL, /* capture_safe: its enqueue may be captured into a graph */
+    NULL, /* get_kernel */
 };
 
 /* ---- runtime ------------------------------------------------------------- */

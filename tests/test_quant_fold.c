@@ -191,6 +191,8 @@ static const prt_plugin_build dq_build = {sizeof dq_build,
                                           NULL,
                                           NULL,
                                           NULL,
+                                          NULL,
+                                          NULL,
                                           NULL};
 static const prt_plugin_runtime dq_runtime = {sizeof dq_runtime,
                                               PRT_PLUGIN_ABI_VERSION,
