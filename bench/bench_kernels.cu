@@ -198,6 +198,7 @@ static const prt_plugin_build kp_build = {sizeof(prt_plugin_build),
                                           NULL,
                                           NULL,
                                           NULL,
+                                          NULL, /* capture_safe */
                                           kp_get_kernel};
 static const prt_plugin_runtime kp_runtime = {sizeof(prt_plugin_runtime),
                                               PRT_PLUGIN_ABI_VERSION,

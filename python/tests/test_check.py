@@ -178,6 +178,9 @@ NO_PYTHON_PLUGIN = {
     # It builds networks over the standard C library's CustomHardmax, which
     # tests/check/standard.sh checks (plugrt check LIB.so).
     "onnx_custom_plugin",
+    # Its plugin has only an aot_impl: a CUDA kernel layer, nothing the
+    # checker can run; python/tests/gpu_run.sh runs its engine on the GPU.
+    "circ_pad_aot",
 }
 # The run-time checks each example plugin must pass, not skip: every one
 # that applies on the CPU. A plugin with tactics passes tactics by

@@ -278,6 +278,9 @@ static void new_input(io *b, unsigned seed)
         b->hx[i] = (float)tu_rng_uniform(&r);
     CHECK(cudaMemcpy(b->x, b->hx, sizeof b->hx, cudaMemcpyHostToDevice) == cudaSuccess);
     CHECK(cudaMemset(b->y, 0, sizeof b->hy) == cudaSuccess);
+    /* cudaMemset may return before it is done, and the runs go on another
+     * stream: finished before they start. */
+    CHECK(cudaDeviceSynchronize() == cudaSuccess);
 }
 
 static void test_capture(prt_registry *reg, io *b, void *s)
