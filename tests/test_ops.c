@@ -214,7 +214,7 @@ static const char *const all_ops[] = {"Relu",
                                       "GridSample",
                                       "RoiAlign",
                                       "NonMaxSuppression",
-"LSTM",
+                                      "LSTM",
                                       "GRU",
                                       "RNN",
 
