@@ -15,6 +15,9 @@ shapes and random data of the same kinds (integers 0..15 as plugrt's), the
 median of N timed runs after two untimed. Each row runs R rounds, the
 engines in turn and each going first in every other round, so a change of
 the machine's load hits them alike; the figure is the median over rounds.
+With --quantized, the quantized zoo (tests/models/make_quantized.py)
+against ONNX Runtime on the same quantized models, and plugrt on the fp32
+model each was made from in place of a baseline program.
 Prints a markdown table: milliseconds, ORT / plugrt (above 1: plugrt is
 faster) and, with a baseline program, baseline / plugrt (above 1: faster
 than the baseline). `plugrt run` builds the engine before it times, so its
@@ -41,6 +44,13 @@ ZOO = [("mobilenet_v3_small", SHARED, IMAGE), ("bert_small", SHARED, TOKENS),
        ("efficientnet_b0_w25", LOCAL, IMAGE), ("resnext_w8", LOCAL, IMAGE),
        ("densenet_w8", LOCAL, IMAGE), ("lstm_seq", LOCAL, IDS), ("gpt2_tiny", LOCAL, TOKENS),
        ("gpt2_tiny_dynamo", LOCAL, TOKENS)]
+# --quantized: tests/models/make_quantized.py's models, each beside the fp32
+# model it was made from (plugrt's fp32 on that is the last column).
+QZOO = [("resnet18_w8_qdq", LOCAL, IMAGE, os.path.join(LOCAL, "resnet18_w8")),
+        ("efficientnet_b0_w25_qdq", LOCAL, IMAGE, os.path.join(LOCAL, "efficientnet_b0_w25")),
+        ("resnext_w8_qdq", LOCAL, IMAGE, os.path.join(LOCAL, "resnext_w8")),
+        ("gpt2_tiny_dynq", LOCAL, TOKENS, os.path.join(LOCAL, "gpt2_tiny")),
+        ("bert_small_dynq", LOCAL, TOKENS, os.path.join(SHARED, "bert_small"))]
 
 
 def plugrt_ms(prog, path, shapes, threads, runs):
@@ -88,17 +98,21 @@ def main():
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--models", default="")
+    ap.add_argument("--quantized", action="store_true",
+                    help="the quantized zoo; the baseline column is plugrt on the fp32 model")
     a = ap.parse_args()
     pick = set(a.models.split(",")) if a.models else None
     rng = np.random.default_rng(1)
     head = "| model | batch | plugrt ms | ORT ms | ORT / plugrt |"
-    if a.baseline:
+    if a.quantized:
+        head += " plugrt fp32 ms | fp32 / int8 |"
+    elif a.baseline:
         head += " baseline ms | baseline / plugrt |"
     print("threads %d, %d runs a figure, %d rounds, load %s" %
           (a.threads, a.runs, a.rounds, " ".join("%.2f" % x for x in os.getloadavg())))
     print(head)
     print("|---" * (head.count("|") - 1) + "|")
-    for name, folder, (kind, shape) in ZOO:
+    for name, folder, (kind, shape), *fp32 in (QZOO if a.quantized else ZOO):
         if pick and name not in pick:
             continue
         path = os.path.join(folder, name + ".onnx")
@@ -117,12 +131,15 @@ def main():
                         got[who].append(ort_ms(sess, feeds, a.runs))
                     elif who == "new":
                         got[who].append(plugrt_ms(a.plugrt, path, shapes, a.threads, a.runs))
+                    elif fp32:
+                        got[who].append(plugrt_ms(a.plugrt, fp32[0] + ".onnx", shapes,
+                                                  a.threads, a.runs))
                     elif a.baseline:
                         got[who].append(plugrt_ms(a.baseline, path, shapes, a.threads,
                                                   a.runs))
             new, ort = statistics.median(got["new"]), statistics.median(got["ort"])
             row = "| %s | %d | %.3f | %.3f | %.2f |" % (name, batch, new, ort, ort / new)
-            if a.baseline:
+            if a.baseline or fp32:
                 base = statistics.median(got["base"])
                 row += " %.3f | %.2f |" % (base, base / new)
             print(row, flush=True)
