@@ -199,6 +199,11 @@ class PluginResourceContext:
                                "device only)" % name)
         return getattr(r, name)
 
+    def _context(self) -> Any:
+        """The context handle the entries take (there once _entry passed)."""
+        assert self._res is not None
+        return self._res.context
+
     def acquire(self, name: str, factory: Any, release: Any = None) -> Any:
         """The context's object called `name`: factory() makes it the first
         time a Python plugin of the context asks, and every later call with
@@ -211,29 +216,29 @@ class PluginResourceContext:
         _ACQ_CALLS[token] = (factory, release)
         out = c_void_p()
         try:
-            st = f(self._res.context, ("python:" + name).encode(), _res_create,
+            st = f(self._context(), ("python:" + name).encode(), _res_create,
                    _res_destroy, token, ctypes.byref(out))
         finally:
             del _ACQ_CALLS[token]
         E.check(st)
-        return _SHARED[out.value][0]
+        return _SHARED[out.value or 0][0]
 
     def alloc(self, nbytes: int) -> int:
         """The address of `nbytes` of the context's device memory (host
         memory on the CPU), counted in its memory and its limit; freed by
         free() or with the context."""
         out = c_void_p()
-        E.check(self._entry("alloc")(self._res.context, int(nbytes), ctypes.byref(out)))
+        E.check(self._entry("alloc")(self._context(), int(nbytes), ctypes.byref(out)))
         return out.value or 0
 
     def free(self, address: int) -> None:
         """Returns memory alloc() gave."""
-        self._entry("free")(self._res.context, address or None)
+        self._entry("free")(self._context(), address or None)
 
     def report_error(self, message: str, status: int = C.PRT_ERR_PLUGIN) -> None:
         """An error the context's next run (or the one going) returns, naming
         the layer: for failures learned outside a call (a callback, a thread)."""
-        self._entry("report_error")(self._res.context, int(status), message.encode())
+        self._entry("report_error")(self._context(), int(status), message.encode())
 
     def __repr__(self) -> str:
         return "PluginResourceContext(device=%s)" % self.device.name

@@ -57,7 +57,7 @@ class SymExpr:
 
     def __init__(self, value: Union[int, float, ShapeExpr, "SymExpr"]):
         if isinstance(value, SymExpr):
-            value = value.expr if value.expr is not None else value.value
+            value = value.expr if value.expr is not None else value.value  # type: ignore[assignment]
         self.expr: Optional[ShapeExpr] = None
         self.value: Optional[Union[int, float]] = None
         if self._float and isinstance(value, (float, np.floating)):

@@ -21,6 +21,7 @@ kernel and its launch grid would have to be recovered from the op's
 traced body); such ops run through impl.
 """
 
+import importlib
 import inspect
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -32,12 +33,16 @@ from ._bridge import impl, register
 from ._shape import TensorDesc
 
 _SCALARS = {"int": int, "SymInt": int, "float": float, "bool": bool, "str": str}
-_LISTS = {"int[]": np.int64, "SymInt[]": np.int64, "float[]": np.float64, "bool[]": np.bool_}
+_LISTS: Dict[str, Any] = {"int[]": npt.NDArray[np.int64], "SymInt[]": npt.NDArray[np.int64],
+                           "float[]": npt.NDArray[np.float64],
+                           "bool[]": npt.NDArray[np.bool_]}
 
 
 def _torch():
     try:
-        import torch  # noqa: PLC0415 - optional dependency
+        # An optional dependency, imported by name so that type checkers
+        # without torch's stubs pass.
+        torch = importlib.import_module("torch")
     except ImportError:
         raise ImportError("from_torch_op needs torch (pip install torch)") from None
     return torch
@@ -107,7 +112,7 @@ def from_torch_op(op_name: str, plugin_id: Optional[str] = None,
         if t in _SCALARS:
             kind = _SCALARS[t]
         elif t in _LISTS:
-            kind = npt.NDArray[_LISTS[t]]
+            kind = _LISTS[t]
         else:
             raise TypeError("%s: argument %r of type %s has no plugin attribute type "
                             "(int, float, bool, str, int[], float[])" % (op_name, a.name, t))
@@ -123,7 +128,7 @@ def from_torch_op(op_name: str, plugin_id: Optional[str] = None,
     pid = plugin_id or op_name
 
     def run_fake(shapes, dtypes, kw):
-        from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: PLC0415
+        FakeTensorMode = importlib.import_module("torch._subclasses.fake_tensor").FakeTensorMode
         with FakeTensorMode():
             ts = [torch.empty(s, dtype=to_torch[d]) for s, d in zip(shapes, dtypes)]
             out = overload(*ts, **kw)
