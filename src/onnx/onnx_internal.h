@@ -313,6 +313,21 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
                             const int32_t *order);
 void onnx_fuse_free(onnx_fusions *p);
 
+/* ---- quantized patterns (onnx_qdq.c) ------------------------------------- */
+
+/* 1 when a DequantizeLinear of the constants x, scale and zero point z
+ * (NULL: none) along `axis` can be folded into a float32 constant: int8,
+ * uint8 or int32 x (int32 with zero points 0), a float32 scale per
+ * tensor or per axis, dims that agree. */
+int onnx_dq_const_ok(const onnx_import *imp, const Onnx__TensorProto *x,
+                     const Onnx__TensorProto *s, const Onnx__TensorProto *z,
+                     int64_t axis);
+/* Adds ONNX value `out` as the float32 constant that DequantizeLinear makes
+ * of those constants (onnx_dq_const_ok said yes); `label` names the node. */
+prt_status onnx_dq_const_import(onnx_import *imp, const char *label, const char *out,
+                                const Onnx__TensorProto *x, const Onnx__TensorProto *s,
+                                const Onnx__TensorProto *z, int64_t axis);
+
 /* ---- the order of nodes (onnx_graph.c) ----------------------------------- */
 
 /* Writes into order[] (graph->n_node entries) an order in which every node
