@@ -328,6 +328,18 @@ prt_status onnx_dq_const_import(onnx_import *imp, const char *label, const char 
                                 const Onnx__TensorProto *x, const Onnx__TensorProto *s,
                                 const Onnx__TensorProto *z, int64_t axis);
 
+/* Why DQ(x) -> Conv(DQ(w), DQ(b)?) -> Q cannot become one QLinearConv, or
+ * NULL when it can: dq[] the DQ nodes of x, w and b (NULL: no bias), p[k][j]
+ * the constant tensors of dq[k]'s input j (NULL: not a constant or
+ * absent), q the QuantizeLinear with its constant scale qs and zero point
+ * qz. */
+const char *onnx_qconv_mismatch(const onnx_import *imp, const Onnx__NodeProto *const *dq,
+                                const Onnx__TensorProto *const (*p)[3],
+                                const Onnx__NodeProto *q, const Onnx__TensorProto *qs,
+                                const Onnx__TensorProto *qz);
+/* An info line (PRT_SEV_INFO) through the host's logger. */
+void onnx_info(const char *fmt, ...) ONNX_PRINTF(1, 2);
+
 /* ---- the order of nodes (onnx_graph.c) ----------------------------------- */
 
 /* Writes into order[] (graph->n_node entries) an order in which every node

@@ -10,6 +10,8 @@
  * ops/quant.h's opq_dequantize computes it (the importer cannot include
  * src/ops; the expression is short enough to say twice, and the CLI test
  * dq_fold.sh checks the two agree bit for bit). */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "onnx_internal.h"
@@ -127,4 +129,102 @@ done:
     onnx_tensor_free(&z);
     onnx_tensor_free(&y);
     return st;
+}
+
+void onnx_info(const char *fmt, ...)
+{
+    const prt_host_services *hs = prt_host_services_get();
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    hs->log(hs->host, PRT_SEV_INFO, msg);
+}
+
+static int qdq_is_8bit(const Onnx__TensorProto *t)
+{
+    return t && (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT8 ||
+                 t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8);
+}
+
+/* A float32 scale and an 8-bit zero point, both of one value. */
+static int qdq_tensor_params(const Onnx__TensorProto *s, const Onnx__TensorProto *z)
+{
+    return s && z && s->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
+           qdq_per_tensor(s) && qdq_is_8bit(z) && qdq_per_tensor(z);
+}
+
+/* The bias DQ's scale is x_scale * w_scale[c] (float32, as ORT computes
+ * it) in every channel, and its zero points are 0: then its int32 values
+ * are QLinearConv's B as they stand. */
+static const char *qdq_bias_check(const onnx_import *imp, const Onnx__TensorProto *xs,
+                                  const Onnx__TensorProto *ws,
+                                  const Onnx__TensorProto *const *b, int64_t m)
+{
+    onnx_tensor x, w, s;
+    const char *why = NULL;
+    int64_t nw, nb;
+    if (!b[0] || !b[1] || b[0]->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT32 ||
+        b[0]->n_dims != 1 || b[0]->dims[0] != m ||
+        b[1]->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+        return "the bias is not a constant int32 vector of the output channels with a "
+               "float32 scale";
+    if (b[2] && (b[2]->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT32 ||
+                 !qdq_zeros(imp, b[2])))
+        return "the bias has a non-zero zero point";
+    memset(&x, 0, sizeof x);
+    memset(&w, 0, sizeof w);
+    memset(&s, 0, sizeof s);
+    if (onnx_tensor_load(xs, imp->base_dir, "x_scale", &x) ||
+        onnx_tensor_load(ws, imp->base_dir, "w_scale", &w) ||
+        onnx_tensor_load(b[1], imp->base_dir, "bias scale", &s)) {
+        prt_clear_error();
+        why = "a scale does not load";
+        goto done;
+    }
+    nw = (int64_t)(w.bytes / sizeof(float));
+    nb = (int64_t)(s.bytes / sizeof(float));
+    for (int64_t c = 0; !why && c < m; c++) {
+        const float want =
+            ((const float *)x.data)[0] * ((const float *)w.data)[nw > 1 ? c : 0];
+        if (((const float *)s.data)[nb > 1 ? c : 0] != want)
+            why = "the bias scale is not x_scale * w_scale";
+    }
+done:
+    onnx_tensor_free(&x);
+    onnx_tensor_free(&w);
+    onnx_tensor_free(&s);
+    return why;
+}
+
+const char *onnx_qconv_mismatch(const onnx_import *imp, const Onnx__NodeProto *const *dq,
+                                const Onnx__TensorProto *const (*p)[3],
+                                const Onnx__NodeProto *q, const Onnx__TensorProto *qs,
+                                const Onnx__TensorProto *qz)
+{
+    const Onnx__TensorProto *w = p[1][0], *ws = p[1][1], *wz = p[1][2];
+    const Onnx__AttributeProto *a = onnx_node_attr(dq[1], "axis");
+    if (dq[0]->n_input != 3 || !qdq_tensor_params(p[0][1], p[0][2]))
+        return "x's DequantizeLinear is not per tensor with a constant float32 scale and "
+               "8-bit zero point";
+    if (dq[1]->n_input != 3 || !qdq_is_8bit(w) || w->n_dims < 3 || !ws || !wz ||
+        ws->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
+        wz->data_type != w->data_type)
+        return "the weight is not a constant 8-bit tensor with a float32 scale and a "
+               "zero "
+               "point";
+    if (!(qdq_per_tensor(ws) && qdq_per_tensor(wz)) &&
+        !(ws->n_dims == 1 && ws->dims[0] == w->dims[0] && wz->n_dims == 1 &&
+          wz->dims[0] == w->dims[0] &&
+          (!a || (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT &&
+                  (a->i == 0 || a->i == -(int64_t)w->n_dims)))))
+        return "the weight's quantization is neither per tensor nor per output channel "
+               "(axis 0)";
+    if (dq[2] && qdq_bias_check(imp, p[0][1], ws, p[2], w->dims[0]))
+        return qdq_bias_check(imp, p[0][1], ws, p[2], w->dims[0]);
+    if (q->n_input != 3 || !qdq_tensor_params(qs, qz))
+        return "the QuantizeLinear is not per tensor with a constant float32 scale and "
+               "8-bit zero point";
+    return NULL;
 }
