@@ -17,6 +17,15 @@
  *    columns) and bias a constant vector of N floats: a MatMul with bias
  *    as its third input (ops/matmul.c), added to each row as the product
  *    is stored. A constant seen through Identity nodes counts.
+ *  - DequantizeLinear of constants (x, scale and zero point): a float32
+ *    constant (onnx_qdq.c), when every node reading it is a built-in (a
+ *    plugin may take the integers and their scale instead: the builder's
+ *    DQ fold, builder/fold.c, needs the DQ layer there).
+ *  - DQ(x) -> Conv(DQ(w), DQ(bias)?) -> Q, as ONNX Runtime's quantize_static
+ *    writes a QDQ Conv: a QLinearConv (ops/qconv.c) on x's integers, as
+ *    ORT's own QDQ transformer makes (onnx_qdq.c says what must match). A
+ *    pattern that does not match is left as it is, the reason in an info
+ *    line of the log.
  *
  * Rules. Every node of a pattern is one the importer would make a built-in
  * of that op (a --plugin-op mapping of any of them keeps them apart); every
@@ -34,7 +43,7 @@
 
 #include "onnx_internal.h"
 
-enum { FUSE_CONV_ACT, FUSE_GELU, FUSE_MATMUL_ADD };
+enum { FUSE_CONV_ACT, FUSE_GELU, FUSE_MATMUL_ADD, FUSE_DQ_CONST, FUSE_QCONV };
 
 typedef struct fusion {
     int32_t kind;
@@ -47,6 +56,10 @@ typedef struct fusion {
     const char *act;    /* Conv: the activation's op name */
     float params[2];
     int32_t nb_params;
+    const Onnx__TensorProto *q[3]; /* DQ of constants: x, scale, zero point */
+    int64_t axis;
+    const char *ins[9]; /* QLinearConv's inputs */
+    int32_t nb_ins;
 } fusion;
 
 struct onnx_fusions {
@@ -371,6 +384,113 @@ static int fc_matmul_add(fuse_ctx *c, int32_t pos, fusion *f)
     return 1;
 }
 
+/* DequantizeLinear at pos of constants, read by built-ins only. */
+static int fc_dq_const(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *dq = fc_node(c, pos);
+    const Onnx__GraphProto *g = c->imp->graph;
+    const Onnx__AttributeProto *a;
+    const char *y = fc_out(dq), *zn;
+    if (!fc_is(c, pos, "DequantizeLinear") || dq->n_input < 2 || dq->n_input > 3 || !y[0])
+        return 0;
+    a = onnx_node_attr(dq, "axis");
+    if (a && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+        return 0;
+    zn = dq->n_input > 2 ? onnx_node_input(dq, 2) : "";
+    memset(f, 0, sizeof *f);
+    f->q[0] = fc_const_proto(c, onnx_node_input(dq, 0));
+    f->q[1] = fc_const_proto(c, onnx_node_input(dq, 1));
+    f->q[2] = zn[0] ? fc_const_proto(c, zn) : NULL;
+    f->axis = a ? a->i : 1;
+    if (!f->q[0] || !f->q[1] || (zn[0] && !f->q[2]) ||
+        !onnx_dq_const_ok(c->imp, f->q[0], f->q[1], f->q[2], f->axis))
+        return 0;
+    for (size_t k = 0; k < g->n_output; k++)
+        if (strcmp(onnx_str(g->output[k]->name), y) == 0)
+            return 0;
+    for (int32_t i = 0; i < c->n; i++) {
+        const Onnx__NodeProto *n = fc_node(c, i);
+        const prt_plugin_creator *cr = c->choices[i].creator;
+        for (size_t k = 0; k < n->n_input; k++)
+            if (strcmp(onnx_str(n->input[k]), y) == 0 &&
+                (!cr || strcmp(cr->plugin_namespace, PRT_BUILTIN_NAMESPACE) != 0))
+                return 0;
+    }
+    {
+        const Onnx__TensorProto *q[3] = {f->q[0], f->q[1], f->q[2]};
+        const int64_t axis = f->axis;
+        fc_init(f, FUSE_DQ_CONST, pos, 1, (const int32_t[]){pos});
+        memcpy(f->q, q, sizeof q);
+        f->axis = axis;
+    }
+    f->last = pos;
+    f->output = y;
+    return 1;
+}
+
+/* The Conv at pos between DQs and a Q: 1 and *f when they make a
+ * QLinearConv. */
+static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *conv = fc_node(c, pos), *qn, *dq[3] = {NULL, NULL, NULL};
+    const Onnx__TensorProto *p[3][3];
+    const char *y = fc_out(conv), *why = NULL;
+    int32_t q, at[3] = {-1, -1, -1}, m[5], nb = 0;
+    char label[512];
+    if (!fc_is(c, pos, "Conv") || conv->n_input < 2 || conv->n_input > 3 || !y[0])
+        return 0;
+    q = fc_only_reader(c, y);
+    if (!fc_is(c, q, "QuantizeLinear"))
+        return 0;
+    for (size_t k = 0; k < conv->n_input; k++) {
+        at[k] = fc_get(&c->producer, onnx_node_input(conv, k));
+        if (!fc_is(c, at[k], "DequantizeLinear") ||
+            fc_only_reader(c, onnx_node_input(conv, k)) != pos) {
+            at[0] = -1; /* not a QDQ Conv (the fp32 model's): no log */
+            break;
+        }
+        dq[k] = fc_node(c, at[k]);
+    }
+    if (at[0] < 0)
+        return 0;
+    qn = fc_node(c, q);
+    for (int k = 0; k < 3; k++) {
+        const Onnx__NodeProto *n = k < (int)conv->n_input ? dq[k] : NULL;
+        for (int j = 0; j < 3; j++)
+            p[k][j] = n && j < (int)n->n_input && onnx_node_input(n, j)[0]
+                          ? fc_const_proto(c, onnx_node_input(n, j))
+                          : NULL;
+    }
+    why = onnx_qconv_mismatch(
+        c->imp, dq, (const Onnx__TensorProto *const(*)[3])p, qn,
+        fc_const_proto(c, qn->n_input > 1 ? onnx_node_input(qn, 1) : ""),
+        fc_const_proto(c, qn->n_input > 2 ? onnx_node_input(qn, 2) : ""));
+    if (why) {
+        onnx_node_label(conv, c->order[pos], label, sizeof label);
+        onnx_info("%s: DequantizeLinear -> Conv -> QuantizeLinear left unfused: %s",
+                  label, why);
+        return 0;
+    }
+    for (size_t k = 0; k < conv->n_input; k++)
+        m[nb++] = at[k];
+    m[nb++] = pos;
+    m[nb++] = q;
+    fc_init(f, FUSE_QCONV, pos, nb, m);
+    f->last = q;
+    f->output = fc_out(qn);
+    f->ins[0] = onnx_node_input(dq[0], 0);
+    f->ins[1] = onnx_node_input(dq[0], 1);
+    f->ins[2] = onnx_node_input(dq[0], 2);
+    f->ins[3] = onnx_node_input(dq[1], 0);
+    f->ins[4] = onnx_node_input(dq[1], 1);
+    f->ins[5] = onnx_node_input(dq[1], 2);
+    f->ins[6] = onnx_node_input(qn, 1);
+    f->ins[7] = onnx_node_input(qn, 2);
+    f->ins[8] = dq[2] ? onnx_node_input(dq[2], 0) : "";
+    f->nb_ins = dq[2] ? 9 : 8;
+    return 1;
+}
+
 static prt_status fc_index(fuse_ctx *c)
 {
     const Onnx__GraphProto *g = c->imp->graph;
@@ -420,10 +540,21 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     st = p && c.taken && p->role && p->f ? fc_index(&c) : PRT_ERR_OUT_OF_MEMORY;
     for (int32_t i = 0; !st && i < c.n; i++)
         p->role[i] = -1;
+    /* QDQ patterns first: their weight DQs would otherwise fold into
+     * float constants (fc_dq_const) at their earlier positions. */
+    for (int32_t i = 0; !st && i < c.n; i++) {
+        fusion *f = &p->f[p->nb];
+        if (fc_qconv(&c, i, f)) {
+            fc_take(&c, f);
+            for (int32_t k = 0; k < f->nb_members; k++)
+                p->role[f->members[k]] = -2;
+            p->role[f->last] = p->nb++;
+        }
+    }
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
         if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_gelu(&c, i, f) ||
-            fc_matmul_add(&c, i, f)) {
+            fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -458,6 +589,16 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
     const prt_plugin_creator *c = NULL;
     char label[512];
     onnx_node_label(first, order[f->first], label, sizeof label);
+    if (f->kind == FUSE_DQ_CONST)
+        return onnx_dq_const_import(imp, label, f->output, f->q[0], f->q[1], f->q[2],
+                                    f->axis);
+    if (f->kind == FUSE_QCONV) {
+        prt_status st = prt_builtin_find_creator("QLinearConv", "1", &c);
+        if (st)
+            return st;
+        return onnx_import_fused(imp, first, label, c, NULL, 0, (const char **)f->ins,
+                                 (size_t)f->nb_ins, outs, 1);
+    }
     if (f->kind == FUSE_CONV_ACT) {
         prt_field extra[2] = {
             {"activation", f->act, PRT_FIELD_CHAR, (int64_t)strlen(f->act) + 1},

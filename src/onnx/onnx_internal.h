@@ -313,6 +313,33 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
                             const int32_t *order);
 void onnx_fuse_free(onnx_fusions *p);
 
+/* ---- quantized patterns (onnx_qdq.c) ------------------------------------- */
+
+/* 1 when a DequantizeLinear of the constants x, scale and zero point z
+ * (NULL: none) along `axis` can be folded into a float32 constant: int8,
+ * uint8 or int32 x (int32 with zero points 0), a float32 scale per
+ * tensor or per axis, dims that agree. */
+int onnx_dq_const_ok(const onnx_import *imp, const Onnx__TensorProto *x,
+                     const Onnx__TensorProto *s, const Onnx__TensorProto *z,
+                     int64_t axis);
+/* Adds ONNX value `out` as the float32 constant that DequantizeLinear makes
+ * of those constants (onnx_dq_const_ok said yes); `label` names the node. */
+prt_status onnx_dq_const_import(onnx_import *imp, const char *label, const char *out,
+                                const Onnx__TensorProto *x, const Onnx__TensorProto *s,
+                                const Onnx__TensorProto *z, int64_t axis);
+
+/* Why DQ(x) -> Conv(DQ(w), DQ(b)?) -> Q cannot become one QLinearConv, or
+ * NULL when it can: dq[] the DQ nodes of x, w and b (NULL: no bias), p[k][j]
+ * the constant tensors of dq[k]'s input j (NULL: not a constant or
+ * absent), q the QuantizeLinear with its constant scale qs and zero point
+ * qz. */
+const char *onnx_qconv_mismatch(const onnx_import *imp, const Onnx__NodeProto *const *dq,
+                                const Onnx__TensorProto *const (*p)[3],
+                                const Onnx__NodeProto *q, const Onnx__TensorProto *qs,
+                                const Onnx__TensorProto *qz);
+/* An info line (PRT_SEV_INFO) through the host's logger. */
+void onnx_info(const char *fmt, ...) ONNX_PRINTF(1, 2);
+
 /* ---- the order of nodes (onnx_graph.c) ----------------------------------- */
 
 /* Writes into order[] (graph->n_node entries) an order in which every node
