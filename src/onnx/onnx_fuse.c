@@ -454,6 +454,20 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
     if (at[0] < 0)
         return 0;
     qn = fc_node(c, q);
+    /* Grouped and depthwise convolutions stay dequantized: QLinearConv's
+     * grouped path is generic, and the float kernels are faster there
+     * (efficientnet_b0_w25_qdq ran at 0.43-0.24 of ORT fused, 1.16-0.58
+     * not; bench/RESULTS.md). */
+    for (size_t k = 0; k < conv->n_attribute; k++) {
+        const Onnx__AttributeProto *a = conv->attribute[k];
+        if (a->name && strcmp(a->name, "group") == 0 && a->i > 1) {
+            onnx_node_label(conv, c->order[pos], label, sizeof label);
+            onnx_info("%s: DequantizeLinear -> Conv -> QuantizeLinear left unfused: a "
+                      "grouped convolution (group %lld) runs faster dequantized",
+                      label, (long long)a->i);
+            return 0;
+        }
+    }
     for (int k = 0; k < 3; k++) {
         const Onnx__NodeProto *n = k < (int)conv->n_input ? dq[k] : NULL;
         for (int j = 0; j < 3; j++)
