@@ -167,6 +167,13 @@ prt_status bld_layer_kernel(bld *b, int32_t li);
  * has none (kernel_build.c). */
 prt_status bld_kernel_for(bld *b, int32_t li, const prt_dynamic_tensor_desc *descs,
                           int32_t tactic, eng_kernel **out);
+/* For autotuning a CUDA target: a plugin that forwards to layer li's, except
+ * that a tactic with a kernel (bld_kernel_for) runs as that kernel
+ * (kernel_runner_create), so the tuner times what the engine would run.
+ * *out is l's own plugin (nothing to destroy) when it has no get_kernel or
+ * the target is not CUDA (kernel_tune.c). */
+prt_status bld_tune_plugin(bld *b, int32_t li, prt_plugin **out);
+void bld_tune_plugin_destroy(bld *b, int32_t li, prt_plugin *p);
 
 /* 1 for a tensor outside the arena: an input, an output (user memory) or a
  * constant of the engine. Phase 4 keeps such tensors LINEAR, phase 5 keeps
