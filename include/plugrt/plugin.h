@@ -646,7 +646,13 @@ typedef struct prt_plugin_build {
      * this tactic has no kernel (enqueue then runs). The engine keeps the
      * kernel and needs neither the plugin's library nor its creator to
      * run it. May be NULL. Called by the builder for a CUDA target: for
-     * each tactic it times, and for the one chosen, after configure. */
+     * each tactic it times, and for the one chosen, after configure. While
+     * autotuning, a tactic with a kernel is timed and checked against the
+     * reference as that kernel, never through enqueue, so a plugin whose
+     * tactics are all kernels needs no working enqueue on CUDA and the
+     * fastest kernel wins. CUDA source is compiled once per source,
+     * options, capability and NVRTC version, and kept in the timing cache
+     * when the build names one (prt_builder_config_set_timing_cache_file). */
     prt_status (*get_kernel)(prt_plugin *self, int32_t tactic,
                              const prt_dynamic_tensor_desc *in, int32_t nb_in,
                              const prt_dynamic_tensor_desc *out, int32_t nb_out,

@@ -430,7 +430,9 @@ prt_builder_config_set_blocked_formats(prt_builder_config *cfg, int32_t on);
 PRT_API PRT_NODISCARD prt_status prt_builder_config_set_threads(prt_builder_config *cfg,
                                                                 int32_t threads);
 /* A timing cache file: the tactic and format choices of earlier builds,
- * keyed by the layer's plugin, fields, shapes, dtypes and the device. When
+ * keyed by the layer's plugin, fields, shapes, dtypes and the device, and
+ * the code NVRTC compiled from kernel source (plugin.h, get_kernel), keyed
+ * by source, options, capability and NVRTC version. When
  * set, the builder reads it if it exists (a damaged or foreign file is
  * PRT_ERR_MALFORMED naming it; it is validated like an engine file), reuses
  * every choice that still applies instead of timing again, and after a

@@ -8,6 +8,7 @@
 #include "device/device.h"
 #include "engine/engine_impl.h"
 #include "expr/expr.h"
+#include "kernel/kernel.h"
 #include "network/network.h"
 
 typedef struct cfg_entry {
@@ -81,9 +82,17 @@ typedef struct tc_entry {
     int32_t formats[128];
 } tc_entry;
 
+/* Code NVRTC compiled from a kernel's source (kernel_nvrtc_compile_cached). */
+typedef struct tc_code {
+    char *key;
+    eng_kernel_code cubin, ptx; /* ptx.size 0 when none */
+} tc_code;
+
 typedef struct tc_cache {
     int32_t nb, cap;
     tc_entry *entries;
+    int32_t nb_code, cap_code;
+    tc_code *code;
     int dirty; /* changed since loaded */
 } tc_cache;
 
@@ -96,6 +105,8 @@ void tc_free(tc_cache *c);
 const tc_entry *tc_find(const tc_cache *c, const char *key);
 prt_status tc_put(tc_cache *c, const char *key, int32_t tactic, int32_t n,
                   const int32_t *formats);
+/* The cache as a store of compiled kernel source (kernel.h), borrowing c. */
+kernel_code_cache tc_code_cache(tc_cache *c);
 
 /* ---- the build in progress (build.c, formats.c, assemble.c) -------------- */
 
@@ -150,6 +161,19 @@ prt_status bld_plugin_fail(const net_layer *l, prt_status st, const char *what);
  * (plugin.h, get_kernel), in bl->kernel; nothing for other targets or
  * plugins without one. Build errors name the layer (kernel_build.c). */
 prt_status bld_layer_kernel(bld *b, int32_t li);
+/* The kernel layer li's plugin gives for `tactic` with `descs` (nb_in +
+ * nb_out), in *out (caller frees: kernel_free, base_free), or *out NULL
+ * when the target is not CUDA, the plugin has no get_kernel, or the tactic
+ * has none (kernel_build.c). */
+prt_status bld_kernel_for(bld *b, int32_t li, const prt_dynamic_tensor_desc *descs,
+                          int32_t tactic, eng_kernel **out);
+/* For autotuning a CUDA target: a plugin that forwards to layer li's, except
+ * that a tactic with a kernel (bld_kernel_for) runs as that kernel
+ * (kernel_runner_create), so the tuner times what the engine would run.
+ * *out is l's own plugin (nothing to destroy) when it has no get_kernel or
+ * the target is not CUDA (kernel_tune.c). */
+prt_status bld_tune_plugin(bld *b, int32_t li, prt_plugin **out);
+void bld_tune_plugin_destroy(bld *b, int32_t li, prt_plugin *p);
 
 /* 1 for a tensor outside the arena: an input, an output (user memory) or a
  * constant of the engine. Phase 4 keeps such tensors LINEAR, phase 5 keeps

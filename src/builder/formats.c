@@ -282,9 +282,16 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
             return PRT_OK;
         }
     }
-    if (!st)
-        st = tune_layer(b->dev, l->plugin, l->name, nb_in, nb_out, cands, nc, ws_max,
-                        out_dd, &best);
+    if (!st) {
+        /* Tactics with a kernel are timed as the kernel (kernel_tune.c). */
+        int32_t li = (int32_t)(l - b->net->layers);
+        prt_plugin *tp = NULL;
+        st = bld_tune_plugin(b, li, &tp);
+        if (!st)
+            st = tune_layer(b->dev, tp, l->name, nb_in, nb_out, cands, nc, ws_max, out_dd,
+                            &best);
+        bld_tune_plugin_destroy(b, li, tp);
+    }
     if (!st) {
         *out_combo = best / nb_tactics;
         *out_tactic = tactics[best % nb_tactics];

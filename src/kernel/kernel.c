@@ -341,7 +341,7 @@ static prt_status add_code(eng_kernel *k, int32_t kind, int32_t arch, const void
 }
 
 static prt_status copy_code(const prt_kernel_desc *d, int32_t arch, const char *layer,
-                            eng_kernel *k)
+                            const kernel_code_cache *cache, eng_kernel *k)
 {
     prt_status st = PRT_OK;
     if (d->nb_code < 1 || d->nb_code > KERNEL_MAX_CODE / 2 || !d->code)
@@ -359,8 +359,8 @@ static prt_status copy_code(const prt_kernel_desc *d, int32_t arch, const char *
             eng_kernel_code cub, ptx;
             memset(&cub, 0, sizeof cub);
             memset(&ptx, 0, sizeof ptx);
-            st = kernel_nvrtc_compile(c->data, c->size, d->compile_options, arch, layer,
-                                      &cub, &ptx);
+            st = kernel_nvrtc_compile_cached(c->data, c->size, d->compile_options, arch,
+                                             layer, cache, &cub, &ptx);
             if (!st)
                 st = add_code(k, PRT_KERNEL_CUBIN, cub.arch, cub.data, cub.size);
             if (!st && ptx.size > 0)
@@ -442,12 +442,19 @@ static prt_status copy_launch(const prt_kernel_launch *s, expr_pool *pool,
 prt_status kernel_from_desc(const prt_kernel_desc *d, expr_pool *pool, int32_t arch,
                             const char *layer, const kernel_io *io, eng_kernel *out)
 {
+    return kernel_from_desc_cached(d, pool, arch, layer, io, NULL, out);
+}
+
+prt_status kernel_from_desc_cached(const prt_kernel_desc *d, expr_pool *pool,
+                                   int32_t arch, const char *layer, const kernel_io *io,
+                                   const kernel_code_cache *cache, eng_kernel *out)
+{
     prt_status st;
     memset(out, 0, sizeof *out);
     if (d->nb_launches < 1 || d->nb_launches > KERNEL_MAX_LAUNCHES || !d->launches)
         return desc_fail(layer, "%d launches (1..%d)", (int)d->nb_launches,
                          KERNEL_MAX_LAUNCHES);
-    st = copy_code(d, arch, layer, out);
+    st = copy_code(d, arch, layer, cache, out);
     if (!st) {
         out->launches = base_calloc((size_t)d->nb_launches, sizeof *out->launches);
         if (!out->launches)

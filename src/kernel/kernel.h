@@ -129,6 +129,37 @@ prt_status kernel_nvrtc_compile(const char *source, int64_t size, const char *op
                                 int32_t arch, const char *layer, eng_kernel_code *cubin,
                                 eng_kernel_code *ptx);
 
+/* A store of compiled source across builds (the builder's timing cache).
+ * get copies what is stored under key into cubin/ptx (caller frees
+ * data with base_free; ptx->size 0 when none) and sets *found, 0 when
+ * nothing is; put stores a copy. Errors are out of memory only. */
+typedef struct kernel_code_cache {
+    void *ctx;
+    prt_status (*get)(void *ctx, const char *key, eng_kernel_code *cubin,
+                      eng_kernel_code *ptx, int *found);
+    prt_status (*put)(void *ctx, const char *key, const eng_kernel_code *cubin,
+                      const eng_kernel_code *ptx);
+} kernel_code_cache;
+
+/* kernel_nvrtc_compile through `cache` (NULL: none): keyed by NVRTC's
+ * version, arch, the source's hashes and size and the options' hash. A
+ * stored result is used only when its cubin is for `arch` (and its PTX
+ * parses), logged as "from the timing cache"; one that is not is logged
+ * as a warning and compiled again. A fresh result is put in the cache. */
+prt_status kernel_nvrtc_compile_cached(const char *source, int64_t size,
+                                       const char *options, int32_t arch,
+                                       const char *layer, const kernel_code_cache *cache,
+                                       eng_kernel_code *cubin, eng_kernel_code *ptx);
+
+/* How many compilations NVRTC ran in this process (tests: a cached build
+ * runs none). */
+int64_t kernel_nvrtc_compiles(void);
+
+/* kernel_from_desc, compiling CUDA source through `cache` (NULL: none). */
+prt_status kernel_from_desc_cached(const prt_kernel_desc *d, expr_pool *pool,
+                                   int32_t arch, const char *layer, const kernel_io *io,
+                                   const kernel_code_cache *cache, eng_kernel *out);
+
 /* ---- running (runner.c) --------------------------------------------------- */
 
 /* A runtime-phase plugin that launches k (borrowed: the engine's, which

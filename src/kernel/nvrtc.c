@@ -7,7 +7,9 @@
  * every build.
  */
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +23,7 @@ typedef int (*pfn_compile)(nvrtc_program, int, const char *const *);
 typedef int (*pfn_size)(nvrtc_program, size_t *);
 typedef int (*pfn_get)(nvrtc_program, char *);
 typedef const char *(*pfn_error)(int);
+typedef int (*pfn_version)(int *, int *);
 
 static struct {
     pthread_once_t once;
@@ -31,7 +34,11 @@ static struct {
     pfn_size cubin_size, ptx_size, log_size;
     pfn_get cubin, ptx, log;
     pfn_error error;
-} rtc = {PTHREAD_ONCE_INIT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    int major, minor; /* nvrtcVersion: part of a cached result's key */
+} rtc = {PTHREAD_ONCE_INIT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+
+/* Compilations NVRTC ran in this process (kernel_nvrtc_compiles). */
+static atomic_llong rtc_runs;
 
 static void rtc_open(void)
 {
@@ -54,6 +61,11 @@ static void rtc_open(void)
     if (!rtc.create || !rtc.destroy || !rtc.compile || !rtc.cubin_size || !rtc.cubin ||
         !rtc.ptx_size || !rtc.ptx || !rtc.log_size || !rtc.log || !rtc.error)
         rtc.create = NULL;
+    {
+        pfn_version version = (pfn_version)dlsym(rtc.lib, "nvrtcVersion");
+        if (!version || version(&rtc.major, &rtc.minor) != 0)
+            rtc.major = rtc.minor = 0;
+    }
 }
 
 /* Splits the options at spaces into argv (at most 64). */
@@ -129,6 +141,7 @@ prt_status kernel_nvrtc_compile(const char *source, int64_t size, const char *op
         st = base_error(PRT_ERR_PLUGIN, "layer '%s': NVRTC: %s", layer, rtc.error(r));
         goto done;
     }
+    atomic_fetch_add(&rtc_runs, 1);
     r = rtc.compile(prog, argc, argv);
     if (r != 0) {
         size_t n = 0;
@@ -155,5 +168,80 @@ done:
         rtc.destroy(&prog);
     base_free(src);
     base_free(opts);
+    return st;
+}
+
+int64_t kernel_nvrtc_compiles(void)
+{
+    return (int64_t)atomic_load(&rtc_runs);
+}
+
+/* Whether what a cache gave is a cubin for `arch` (and PTX beside it, if
+ * any, that parses): code from a file is checked before it is used; the
+ * launches are then checked against it like fresh code (kernel_from_desc). */
+static int cached_code_fits(const eng_kernel_code *cubin, const eng_kernel_code *ptx,
+                            int32_t arch)
+{
+    int32_t got = 0;
+    if (cubin->kind != PRT_KERNEL_CUBIN || !cubin->data || cubin->size <= 0 ||
+        kernel_code_arch(PRT_KERNEL_CUBIN, cubin->data, cubin->size, &got) || got != arch)
+        return 0;
+    if (ptx->size > 0 && (ptx->kind != PRT_KERNEL_PTX || !ptx->data ||
+                          kernel_code_arch(PRT_KERNEL_PTX, ptx->data, ptx->size, &got)))
+        return 0;
+    return 1;
+}
+
+static void code_clear(eng_kernel_code *c)
+{
+    base_free(c->data);
+    memset(c, 0, sizeof *c);
+}
+
+prt_status kernel_nvrtc_compile_cached(const char *source, int64_t size,
+                                       const char *options, int32_t arch,
+                                       const char *layer, const kernel_code_cache *cache,
+                                       eng_kernel_code *cubin, eng_kernel_code *ptx)
+{
+    char key[160];
+    int found = 0;
+    prt_status st;
+    memset(cubin, 0, sizeof *cubin);
+    memset(ptx, 0, sizeof *ptx);
+    pthread_once(&rtc.once, rtc_open);
+    if (!cache || !rtc.create)
+        return kernel_nvrtc_compile(source, size, options, arch, layer, cubin, ptx);
+    /* What the result depends on: the compiler, the target, the source and
+     * the options (two hashes of the source, so a collision needs both). */
+    snprintf(key, sizeof key,
+             "nvrtc %d.%d sm_%d src %" PRId64 " %016" PRIx64 " %016" PRIx64
+             " opts %016" PRIx64,
+             rtc.major, rtc.minor, (int)arch, size, base_fnv1a64(source, (size_t)size, 0),
+             base_fnv1a64(source, (size_t)size, 0x9e3779b97f4a7c15ull),
+             base_fnv1a64(options ? options : "", options ? strlen(options) : 0, 0));
+    st = cache->get(cache->ctx, key, cubin, ptx, &found);
+    if (st)
+        return st;
+    if (found && cached_code_fits(cubin, ptx, arch)) {
+        base_log(PRT_SEV_VERBOSE,
+                 "layer '%s': its kernel's cubin%s for sm_%d from the timing cache "
+                 "(NVRTC not run)",
+                 layer, ptx->size > 0 ? " and PTX" : "", (int)arch);
+        return PRT_OK;
+    }
+    if (found)
+        base_log(PRT_SEV_WARNING,
+                 "layer '%s': the timing cache's code for its kernel source is not "
+                 "a cubin for sm_%d (damaged?); compiling it again",
+                 layer, (int)arch);
+    code_clear(cubin);
+    code_clear(ptx);
+    st = kernel_nvrtc_compile(source, size, options, arch, layer, cubin, ptx);
+    if (!st)
+        st = cache->put(cache->ctx, key, cubin, ptx);
+    if (st) {
+        code_clear(cubin);
+        code_clear(ptx);
+    }
     return st;
 }
