@@ -25,7 +25,8 @@ shape, eager and with --cuda-graph.
 PyTorch: bench/onnx_torch.py's module of the same ONNX file (the same
 initializers, so the same function: --verify checks it against ONNX
 Runtime on the CPU within 1e-4 of each output's largest magnitude; the
-plugin models against their stored reference outputs), built for each
+plugin models against their stored reference outputs; and that a bfloat16
+module gives bfloat16 outputs), built for each
 shape, in each precision (float buffers and inputs cast; integer inputs
 stay integer), eager, captured as a torch.cuda.CUDAGraph, and through
 torch.compile (default mode; --max-autotune adds mode="max-autotune").
@@ -361,54 +362,75 @@ def verify(models, seed):
 
     fails = 0
     for name in models:
-        path = model_path(name)
-        data = os.path.join(os.path.dirname(path), name + ".data")
-        ins, m = graph_inputs(path)
-        if os.path.isdir(data) and ZOO[name][0] == SHARED and name in (
-                "circ_pad_conv", "nonzero_plugin", "qa_custom_hardmax"):
-            feeds = {n: np.load(os.path.join(data, "input_%s.npy" % n)) for n, _, _ in ins}
-            refs = [np.load(os.path.join(data, "output_%s.npy" % o.name)) for o in m.graph.output]
-            against = "stored outputs"
-        else:
-            import onnxruntime as ort
-
-            rows, _ = rows_of(name, path, [1], [16])
-            feeds = make_inputs(path, rows[0][2], seed)
-            so = ort.SessionOptions()
-            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-            refs = sess.run(None, feeds)
-            against = "ONNX Runtime"
-        with torch.no_grad():
-            xs = {n: torch.from_numpy(v) for n, v in feeds.items()}
-            mod = OnnxModule(onnx.load(path), xs, "cpu")
-            got = [t.numpy() for t in mod(*[xs[n] for n in mod.input_names])]
-        worst, ok = 0.0, True
-        for o, g, r in zip(m.graph.output, got, refs):
-            if g.shape != r.shape:
-                ok = False
-                print("  %s %s: shape %s, expected %s" % (name, o.name, g.shape, r.shape))
-                continue
-            if not np.issubdtype(r.dtype, np.floating):
-                if not np.array_equal(g, r):
-                    tie = (name, o.name) in TIE_OUTPUTS
-                    ok = ok and tie
-                    print("  %s %s: %d of %d integer rows differ%s" % (
-                        name, o.name, int((g != r).reshape(len(r), -1).any(1).sum()), len(r),
-                        " (tied scores; the outputs they select are checked)" if tie else ""))
-                continue
-            scale = float(np.abs(r).max()) if r.size else 0.0
-            err = float(np.abs(g.astype(np.float64) - r).max()) if r.size else 0.0
-            worst = max(worst, err / scale if scale else err)
-            if err > VERIFY_RTOL * scale:
-                ok = False
-                print("  %s %s: max |torch - ref| %.3g > %.0e x max|ref| %.3g"
-                      % (name, o.name, err, VERIFY_RTOL, scale))
-        print("verify %s: %s against %s (worst %.2g of max|ref|; %s)" % (
-            name, "ok" if ok else "FAIL", against, worst,
-            "data-dependent" if mod.data_dependent else "capturable"))
+        try:
+            ok = _verify_one(name, seed, np, onnx, torch, OnnxModule)
+        except Exception as e:  # a model the converter cannot run: say which and why
+            ok = False
+            print("verify %s: FAIL: %s: %s" % (name, type(e).__name__, e))
         fails += not ok
     return fails
+
+
+def _verify_one(name, seed, np, onnx, torch, OnnxModule):
+    """verify() for one model: prints the result, returns whether it passed."""
+    path = model_path(name)
+    data = os.path.join(os.path.dirname(path), name + ".data")
+    ins, m = graph_inputs(path)
+    if os.path.isdir(data) and ZOO[name][0] == SHARED and name in (
+            "circ_pad_conv", "nonzero_plugin", "qa_custom_hardmax"):
+        feeds = {n: np.load(os.path.join(data, "input_%s.npy" % n)) for n, _, _ in ins}
+        refs = [np.load(os.path.join(data, "output_%s.npy" % o.name)) for o in m.graph.output]
+        against = "stored outputs"
+    else:
+        import onnxruntime as ort
+
+        rows, _ = rows_of(name, path, [1], [16])
+        feeds = make_inputs(path, rows[0][2], seed)
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        refs = sess.run(None, feeds)
+        against = "ONNX Runtime"
+    with torch.no_grad():
+        xs = {n: torch.from_numpy(v) for n, v in feeds.items()}
+        mod = OnnxModule(onnx.load(path), xs, "cpu")
+        got = [t.numpy() for t in mod(*[xs[n] for n in mod.input_names])]
+    worst, ok = 0.0, True
+    for o, g, r in zip(m.graph.output, got, refs):
+        if g.shape != r.shape:
+            ok = False
+            print("  %s %s: shape %s, expected %s" % (name, o.name, g.shape, r.shape))
+            continue
+        if not np.issubdtype(r.dtype, np.floating):
+            if not np.array_equal(g, r):
+                tie = (name, o.name) in TIE_OUTPUTS
+                ok = ok and tie
+                print("  %s %s: %d of %d integer rows differ%s" % (
+                    name, o.name, int((g != r).reshape(len(r), -1).any(1).sum()), len(r),
+                    " (tied scores; the outputs they select are checked)" if tie else ""))
+            continue
+        scale = float(np.abs(r).max()) if r.size else 0.0
+        err = float(np.abs(g.astype(np.float64) - r).max()) if r.size else 0.0
+        worst = max(worst, err / scale if scale else err)
+        if err > VERIFY_RTOL * scale:
+            ok = False
+            print("  %s %s: max |torch - ref| %.3g > %.0e x max|ref| %.3g"
+                  % (name, o.name, err, VERIFY_RTOL, scale))
+    # Lower precision: every float output in bfloat16 (a float32 leaking
+    # through, such as an aliased weight left uncast, would promote the
+    # rest of the model back to float32).
+    with torch.no_grad():
+        mod.to_precision(torch.bfloat16)
+        low = mod(*[xs[n].to(torch.bfloat16) if xs[n].is_floating_point() else xs[n]
+                    for n in mod.input_names])
+    for o, t in zip(m.graph.output, low):
+        if t.is_floating_point() and t.dtype != torch.bfloat16:
+            ok = False
+            print("  %s %s: %s in a bfloat16 run" % (name, o.name, t.dtype))
+    print("verify %s: %s against %s (worst %.2g of max|ref|; %s)" % (
+        name, "ok" if ok else "FAIL", against, worst,
+        "data-dependent" if mod.data_dependent else "capturable"))
+    return ok
 
 
 # ---- the run ---------------------------------------------------------------

@@ -668,10 +668,11 @@ class OnnxModule(torch.nn.Module):
         """Runs the module in dtype: float buffers cast (clamped to its
         finite range), Casts to float cast to dtype; returns self."""
         fi = torch.finfo(dtype)
-        for mod in self.modules():
-            for name, b in list(mod.named_buffers(recurse=False)):
-                if b is not None and b.is_floating_point():
-                    setattr(mod, name, b.clamp(fi.min, fi.max).to(dtype))
+        # Every buffer by name: named_buffers() skips a tensor seen under
+        # another name (an Identity of a weight), which would stay float32.
+        for name, b in list(self._buffers.items()):
+            if b is not None and b.is_floating_point():
+                self._buffers[name] = b.clamp(fi.min, fi.max).to(dtype)
         for lstm in self.lstms.values():
             lstm.to(dtype)
         self.float_dtype = dtype
