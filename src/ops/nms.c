@@ -165,14 +165,32 @@ static prt_status nms_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_i
     return PRT_OK;
 }
 
+int64_t nms_workspace_bytes(int64_t boxes)
+{
+    int64_t bytes;
+    if (boxes < 0)
+        boxes = 0;
+    /* CUDA's kernel (nms_cuda.c) takes a bit per box for each (batch,
+     * class) it runs at once: 256 of them in these bytes, and at least 8
+     * (one box gives 32 bytes, a 4-byte mask each). */
+    return base_mul_i64(boxes, NMS_WS_PER_BOX, &bytes) ? bytes : -1;
+}
+
+void nms_fields_of(const op_object *o, nms_fields *f)
+{
+    const nms_op *n = (const nms_op *)o;
+    f->center_point_box = n->center_point_box;
+    f->max_out = n->max_out;
+    f->has_score_th = n->has_score_th;
+    f->iou = n->iou;
+    f->score_th = n->score_th;
+}
+
 static int64_t nms_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
                              int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
-    int64_t boxes = in[NMS_BOXES].nb_dims == 3 ? in[NMS_BOXES].d[1] : 0, bytes;
     (void)o, (void)dtype, (void)nb_in, (void)out, (void)nb_out;
-    if (boxes < 0)
-        boxes = 0;
-    return base_mul_i64(boxes, NMS_WS_PER_BOX, &bytes) ? bytes : -1;
+    return nms_workspace_bytes(in[NMS_BOXES].nb_dims == 3 ? in[NMS_BOXES].d[1] : 0);
 }
 
 /* Descending score, then ascending index; NaN after every number. */

@@ -128,5 +128,13 @@ int32_t revseq_batch_axis(const op_object *o);
 
 /* ---- NonMaxSuppression (nms.c): data-dependent, a size tensor last ------ */
 extern const prt_plugin_creator op_nms_creator;
+/* An NMS object's fields, for the CUDA kernel (nms_cuda.c). */
+typedef struct nms_fields {
+    int32_t center_point_box, max_out, has_score_th;
+    float iou, score_th;
+} nms_fields;
+void nms_fields_of(const op_object *o, nms_fields *f);
+/* The workspace the op declares for `boxes` boxes a batch. */
+int64_t nms_workspace_bytes(int64_t boxes);
 
 #endif /* PLUGRT_OPS_OPS_DATA_H */

@@ -934,11 +934,14 @@ static void gen_unique(cov *c, const char *op, int32_t dt)
 
 /* NonMaxSuppression: boxes of either format on a small field (overlaps,
  * ties from scores in eighths), max_output, iou and score thresholds as
- * inputs (the last absent every other case), no boxes at all. */
+ * inputs (the last absent every other case), no boxes at all; many boxes
+ * and selections (CUDA's masks span words); NaN, 0 and -0 scores without a
+ * threshold. */
 static void gen_nms(cov *c, const char *op, int32_t dt)
 {
-    for (int v = 0; v < 6; v++) {
-        const int64_t B = rnd(c, 1, 2), C = rnd(c, 1, 3), N = v == 5 ? 0 : rnd(c, 1, 12);
+    for (int v = 0; v < 8; v++) {
+        const int64_t B = rnd(c, 1, 2), C = rnd(c, 1, 3);
+        const int64_t N = v == 5 ? 0 : v == 6 ? rnd(c, 60, 140) : rnd(c, 1, 12);
         int32_t center = v % 2;
         prt_field f = ot_fld_i32("center_point_box", &center, 1);
         oc_case k = {
@@ -949,15 +952,22 @@ static void gen_nms(cov *c, const char *op, int32_t dt)
             ot_set(&k.in[0], i, (double)rnd(c, 0, 16) / 4.0 + (i % 4 > 1 && center));
         for (int64_t i = 0; i < B * C * N; i++)
             ot_set(&k.in[1], i, (double)rnd(c, 0, 8) / 8.0);
+        if (v == 7)
+            for (int64_t i = 0; i < B * C * N; i += 3)
+                ot_set(&k.in[1], i, i % 2 ? NAN : i % 4 ? 0.0 : -0.0);
         k.in[2] = ot_make(PRT_INT64, D1(1));
-        ot_set(&k.in[2], 0, (double)rnd(c, 0, 5));
+        ot_set(&k.in[2], 0, v == 6 ? 50.0 : (double)rnd(c, 0, 5));
         k.in[3] = ot_make(PRT_FLOAT32, D1(1));
         ot_set(&k.in[3], 0, (double)rnd(c, 0, 4) / 4.0);
         if (k.nb == 5) {
             k.in[4] = ot_make(PRT_FLOAT32, D1(1));
             ot_set(&k.in[4], 0, 0.25);
         }
-        run(c, &k, center ? "center boxes" : "corner boxes");
+        run(c, &k,
+            v == 6   ? "many boxes"
+            : v == 7 ? "NaN, 0 and -0 scores"
+            : center ? "center boxes"
+                     : "corner boxes");
     }
 }
 

@@ -347,6 +347,23 @@ typedef struct opk_unique_args {
 } opk_unique_args;
 int opk_unique(const opk_unique_args *u, void *stream);
 
+/* NonMaxSuppression (nms.cu): nms.c's selection for boxes [batches, boxes,
+ * 4] and scores [batches, classes, boxes]; y holds `slot` rows of 3 for
+ * each (batch, class), and gets the rows densely with K into *k (device
+ * memory). The optional inputs (device memory, NULL when absent) win over
+ * the fields. ws: 4 bytes per 32 boxes for each (batch, class) run at
+ * once, at least one. */
+typedef struct opk_nms_args {
+    const float *x_boxes, *x_scores;
+    const int64_t *max_out_in;
+    const float *iou_in, *score_th_in;
+    int64_t batches, classes, boxes, slot, max_out;
+    float iou, score_th;
+    int32_t center, has_score_th;
+    int64_t *y, *k;
+} opk_nms_args;
+int opk_nms(const opk_nms_args *a, void *ws, int64_t ws_bytes, void *stream);
+
 /* ConvTranspose (convt.cu): Y [N, M, out...] from X [N, C, in...], W [C,
  * Mg, k...] and B [M] (may be NULL), groups of Cg input and Mg output
  * channels; Y at o gathers X at i where o = i s - pb + k dil. ivol: X's

@@ -99,6 +99,9 @@ OPC_KERNEL(opc_dequantize_linear);
 OPC_KERNEL(opc_dynamic_quantize_linear);
 OPC_KERNEL(opc_qlinear);
 
+/* nms_cuda.c */
+OPC_KERNEL(opc_nms);
+
 /* resize_cuda.c */
 OPC_KERNEL(opc_resize);
 

@@ -106,6 +106,7 @@ static const op_device_kernel kernels[] = {
     {"Mod", opc_binary, 0, 0},
     {"Mul", opc_binary, 0, 0},
     {"Neg", opc_unary, 0, 0},
+    {"NonMaxSuppression", opc_nms, 0, 0},
     {"NonZero", opc_nonzero, 0, 0},
     {"Not", opc_compare, 0, 0},
     {"OneHot", opc_one_hot, 0, 0},
