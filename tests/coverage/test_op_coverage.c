@@ -195,6 +195,22 @@ static void check_tables(void)
     }
 }
 
+/* PRT_COV_OPS=Op1,Op2 runs those ops' cells alone (a sanitizer's pass over
+ * new kernels); unset, every op. */
+static int op_selected(const char *op)
+{
+    const char *list = getenv("PRT_COV_OPS");
+    size_t n = strlen(op);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, op, n) == 0)
+            return 1;
+        p = e ? e + 1 : p + len;
+    }
+    return !list || !*list;
+}
+
 int main(int argc, char **argv)
 {
     cov c;
@@ -212,6 +228,8 @@ int main(int argc, char **argv)
     for (int32_t i = 0; i < prt_builtin_creator_count(); i++) {
         const char *op = prt_builtin_get_creator(i)->name;
         const cov_gen gen = find_gen(op);
+        if (!op_selected(op))
+            continue;
         uint32_t cpu_mask = 0;
         CHECK_OK(prt_builtin_get_dtypes(i, PRT_DEVICE_CPU, &cpu_mask));
         for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++) {
