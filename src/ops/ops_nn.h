@@ -280,4 +280,18 @@ void gs_params_of(const op_object *o, const prt_tensor_desc *in, const prt_dims 
 void roi_params_of(const op_object *o, const prt_tensor_desc *in,
                    struct opk_roi_params *p);
 
+/* Attention (attention.c; issue 24): its fields, read by each device's
+ * kernel. */
+extern const prt_plugin_creator op_attention_creator;
+typedef struct attn_op {
+    op_object o;
+    int32_t is_causal;
+    int32_t q_num_heads, kv_num_heads;
+    float scale; /* 0: 1 / sqrt(head size) */
+    float softcap;
+    int32_t softmax_precision, qk_mode; /* accepted, unused */
+    int32_t k_transposed;
+    int32_t empty_rows_zero;
+} attn_op;
+
 #endif /* PLUGRT_OPS_OPS_NN_H */
