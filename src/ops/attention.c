@@ -335,21 +335,39 @@ static int64_t attn_vol(const prt_dims *d)
     return v > 0 ? v : 0;
 }
 
+static int64_t attn_max(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* An upper bound of the run's need from each input's dims alone: the
+ * builder asks with every input's profile maximum, which need not agree
+ * with each other (attn_geometry would refuse them), so nothing is checked
+ * here, and every term grows with the dims. */
 static int64_t attn_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
                               int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
-    attn_geom g;
-    int64_t n = 0, t;
+    const attn_op *a = cattn(o);
+    const prt_dims *q = &in[0], *k = &in[1], *v = &in[2];
+    int64_t n = 0, t, tasks, D, Skv, B, Hq, Sq;
     (void)nb_out;
-    /* The builder may ask with dims infer refuses: no need then. */
-    if (attn_geometry(o, in, nb_in, &g) != PRT_OK) {
-        prt_clear_error();
-        return 0;
+    if (q->nb_dims < 3 || k->nb_dims < 3 || v->nb_dims < 3 || q->nb_dims > 4)
+        return 0; /* refused before a run asks */
+    B = q->d[0];
+    if (q->nb_dims == 4) {
+        Hq = q->d[1], Sq = q->d[2], D = q->d[3];
+        Skv = attn_max(attn_max(k->d[2], k->nb_dims > 3 ? k->d[3] : 0), v->d[2]);
+    } else {
+        Hq = attn_max(a->q_num_heads, 1), Sq = q->d[1], D = q->d[2];
+        Skv = attn_max(k->d[1], v->d[1]);
     }
-    t = attn_tasks(&g);
-    if (t > ATTN_SLOTS)
-        t = ATTN_SLOTS;
-    if (!base_mul_i64(t, attn_slot_floats(&g), &n))
+    if (B < 0 || Hq < 0 || Sq < 0 || D < 0 || Skv < 0)
+        return 0;
+    if (!base_mul_i64(B, Hq, &tasks) ||
+        !base_mul_i64(tasks, (Sq + ATTN_TQ - 1) / ATTN_TQ, &tasks))
+        return -1;
+    t = tasks < ATTN_SLOTS ? tasks : ATTN_SLOTS;
+    if (!base_mul_i64(ATTN_TQ + D, Skv, &n) || !base_mul_i64(n, t, &n))
         return -1;
     if (dtype != PRT_FLOAT32)
         n += attn_vol(&in[0]) + attn_vol(&in[1]) + attn_vol(&in[2]) + attn_vol(&out[0]);

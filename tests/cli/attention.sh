@@ -34,4 +34,25 @@ open("past.onnx", "wb").write(m.SerializeToString())
 PY
 expect_rc 1 past "$PLUGRT" build past.onnx -o past.plan &&
   expect_grep "past_key input is not supported" past.err
+
+# The importer's fusion (onnx_fuse.c, fc_attention): every self-attention
+# block of the exported transformers becomes one Attention layer named
+# after its first MatMul (their outputs are checked against ONNX Runtime's
+# by the model_* tests).
+fused() { # MODEL SHAPES COUNT
+  local name
+  name=$(basename "$1" .onnx)
+  [ -f "$1" ] || return 0
+  expect_rc 0 "build_$name" "$PLUGRT" build "$1" --shapes "$2" -o "$name.plan" &&
+    expect_rc 0 "inspect_$name" "$PLUGRT" inspect "$name.plan" || return
+  [ "$(grep -c 'plugrt::Attention@1' "inspect_$name.out")" = "$3" ] ||
+    fail "$name: expected $3 Attention layers"
+}
+ZOO=$SRC/../models
+fused "$ZOO/gpt2_tiny.onnx" input_ids:1x16,attention_mask:1x16 2
+fused "$ZOO/gpt2_tiny_dynamo.onnx" input_ids:1x16,attention_mask:1x16 2
+fused "$ZOO/vit_tiny.onnx" image:1x3x128x128 4
+fused "$MODELS/bert_small.onnx" input_ids:1x16,attention_mask:1x16 2
+expect_grep "\[[0-9]+\] /lm/transformer/h.0/attn/MatMul  plugrt::Attention@1" \
+  inspect_gpt2_tiny.out
 finish
