@@ -191,20 +191,8 @@ static prt_status attn_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_
     return PRT_OK;
 }
 
-/* Everything a run needs to find a head's rows: attn_geometry. */
-typedef struct attn_geom {
-    int64_t B, Hq, Hkv, Sq, Skv, D, Dv;
-    /* Element offsets: batch, head, row strides of Q, K, V, Y (a row is
-     * contiguous: D, D or Dv elements); K^T's row is a key dim. */
-    int64_t q[3], k[3], v[3], y[3];
-    /* The mask: strides over (b, h, i, j) (0 where broadcast) and its
-     * last dim (keys past it are masked). */
-    int64_t m[4], mlen;
-} attn_geom;
-
-/* Checks dims and fills g; 0 ok, else an error status (message set). */
-static prt_status attn_geometry(const op_object *o, const prt_dims *in, int32_t nb_in,
-                                attn_geom *g)
+prt_status attn_geometry(const op_object *o, const prt_dims *in, int32_t nb_in,
+                         attn_geom *g)
 {
     const attn_op *a = cattn(o);
     const prt_dims *q = &in[0], *k = &in[1], *v = &in[2];
