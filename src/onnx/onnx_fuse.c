@@ -26,6 +26,18 @@
  *    ORT's own QDQ transformer makes (onnx_qdq.c says what must match). A
  *    pattern that does not match is left as it is, the reason in an info
  *    line of the log.
+ *  - Self-attention as PyTorch exports it (BERT, GPT-2, ViT; fc_attention):
+ *      MatMul(Q', K') -> Mul or Div by a constant? -> Add(mask)? ->
+ *      Softmax(last axis) -> [Where(IsNaN(p), 0, p) | Cast(float)]? ->
+ *      MatMul(p, V)
+ *    with Q' = Q or Mul(Q, constant), K' = K^T or Mul(K^T, constant), K^T
+ *    = Transpose(K, perm 0 1 3 2) (then K is the input) or any rank-4
+ *    value (the layer reads it as K^T: field k_transposed): one Attention
+ *    layer (ops/attention.c) with the constants' product as its scale, the
+ *    mask added to the scores, and the NaN guard as empty_rows_zero. Q, K
+ *    and V must be known to have rank 4 (a Transpose of 4 dims made them,
+ *    or a Gather of one index from a Transpose of 5: ViT's split of QKV);
+ *    otherwise the pattern is left, with an info line saying so.
  *
  * Rules. Every node of a pattern is one the importer would make a built-in
  * of that op (a --plugin-op mapping of any of them keeps them apart); every
@@ -44,22 +56,24 @@
 #include "onnx_internal.h"
 
 enum { FUSE_CONV_ACT, FUSE_GELU, FUSE_MATMUL_ADD, FUSE_DQ_CONST, FUSE_QCONV };
+enum { FUSE_ATTENTION = FUSE_QCONV + 1 };
 
 typedef struct fusion {
     int32_t kind;
     int32_t first, last; /* order positions of the node naming the layer and of
                             the node where it is added */
     int32_t nb_members;
-    int32_t members[5]; /* order positions */
-    const char *input;  /* GELU: x; MatMul: the bias */
-    const char *output; /* the last node's output */
-    const char *act;    /* Conv: the activation's op name */
+    int32_t members[12]; /* order positions */
+    const char *input;   /* GELU: x; MatMul: the bias */
+    const char *output;  /* the last node's output */
+    const char *act;     /* Conv: the activation's op name */
     float params[2];
     int32_t nb_params;
     const Onnx__TensorProto *q[3]; /* DQ of constants: x, scale, zero point */
     int64_t axis;
-    const char *ins[9]; /* QLinearConv's inputs */
+    const char *ins[9]; /* QLinearConv's inputs; Attention's Q, K, V, mask */
     int32_t nb_ins;
+    int32_t flags[2]; /* Attention: k_transposed, empty_rows_zero */
 } fusion;
 
 struct onnx_fusions {
@@ -505,6 +519,205 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
     return 1;
 }
 
+/* The Mul or Div at pos by a constant scalar of `x` (its other input): 1
+ * and *v (1/c for a Div by c), else 0. */
+static int fc_scaled(const fuse_ctx *c, int32_t pos, const char *x, float *v)
+{
+    const Onnx__NodeProto *n = pos >= 0 ? fc_node(c, pos) : NULL;
+    const char *o;
+    if (!n || n->n_input != 2)
+        return 0;
+    if (fc_is(c, pos, "Mul")) {
+        o = fc_other(n, x);
+        return o && fc_scalar(c, o, v) && isfinite(*v) && *v != 0.0f;
+    }
+    if (fc_is(c, pos, "Div") && strcmp(onnx_node_input(n, 0), x) == 0 &&
+        fc_scalar(c, onnx_node_input(n, 1), v) && isfinite(*v) && *v != 0.0f) {
+        *v = 1.0f / *v;
+        return 1;
+    }
+    return 0;
+}
+
+/* The perm of the Transpose at pos: its length, perm in p[0..4]; 0 if
+ * none or longer. */
+static int fc_perm(const fuse_ctx *c, int32_t pos, int64_t *p)
+{
+    const Onnx__AttributeProto *a;
+    if (pos < 0 || strcmp(onnx_str(fc_node(c, pos)->op_type), "Transpose") != 0)
+        return 0;
+    a = onnx_node_attr(fc_node(c, pos), "perm");
+    if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS || a->n_ints > 5)
+        return 0;
+    for (size_t k = 0; k < a->n_ints; k++)
+        p[k] = a->ints[k];
+    return (int)a->n_ints;
+}
+
+/* `name` is known to have rank 4: made by a Transpose of 4 dims, by a
+ * Gather of one index (a scalar constant) from a Transpose of 5, or by a
+ * Mul of such a value by a scalar constant. */
+static int fc_rank4(const fuse_ctx *c, const char *name)
+{
+    int64_t p[5];
+    for (int hops = 0; hops < 4; hops++) {
+        int32_t pos = fc_get(&c->producer, name);
+        const Onnx__NodeProto *n = pos >= 0 ? fc_node(c, pos) : NULL;
+        const Onnx__TensorProto *ix;
+        float v;
+        if (!n)
+            return 0;
+        if (fc_perm(c, pos, p) == 4)
+            return 1;
+        if (strcmp(onnx_str(n->op_type), "Gather") == 0 && n->n_input == 2) {
+            ix = fc_const_proto(c, onnx_node_input(n, 1));
+            return ix && ix->n_dims == 0 &&
+                   fc_perm(c, fc_get(&c->producer, onnx_node_input(n, 0)), p) == 5;
+        }
+        if (strcmp(onnx_str(n->op_type), "Mul") != 0 || n->n_input != 2)
+            return 0;
+        name = fc_scalar(c, onnx_node_input(n, 1), &v)   ? onnx_node_input(n, 0)
+               : fc_scalar(c, onnx_node_input(n, 0), &v) ? onnx_node_input(n, 1)
+                                                         : "";
+    }
+    return 0;
+}
+
+/* `name`, read by the node at pos alone, made by a Mul of x by a scalar
+ * constant: x, the constant multiplied into *scale and the Mul added to
+ * m[]; else name. */
+static const char *fc_unscale(const fuse_ctx *c, int32_t pos, const char *name,
+                              float *scale, int32_t *m, int32_t *nb)
+{
+    int32_t at = fc_get(&c->producer, name);
+    float s;
+    if (fc_only_reader(c, name) != pos || at < 0 || fc_node(c, at)->n_input != 2 ||
+        !fc_is(c, at, "Mul") || !fc_scaled(c, at, onnx_node_input(fc_node(c, at), 0), &s))
+        return name;
+    *scale *= s;
+    m[(*nb)++] = at;
+    return onnx_node_input(fc_node(c, at), 0);
+}
+
+/* An info line: the attention pattern from the MatMul at pos is left. */
+static int fc_attention_left(const fuse_ctx *c, int32_t pos, const char *why)
+{
+    char label[512];
+    onnx_node_label(fc_node(c, pos), c->order[pos], label, sizeof label);
+    onnx_info("%s: MatMul -> Softmax -> MatMul left unfused (no Attention): %s", label,
+              why);
+    return 0;
+}
+
+/* The MatMul at pos opening self-attention (onnx_fuse.c's header says
+ * which nodes): 1 and *f when the pattern makes one Attention layer. */
+static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *mm = fc_node(c, pos), *n;
+    const char *q, *kt, *v, *mask = "", *y;
+    int32_t m[12], nb = 0, at, sm, mm2;
+    int64_t p[5];
+    float scale = 1.0f, s;
+    int empty_zero = 0, k_transposed = 1;
+    if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
+        return 0;
+    /* Forwards first, to the Softmax and the second MatMul: the pattern is
+     * there before anything is checked for its sake. */
+    y = fc_out(mm);
+    at = fc_only_reader(c, y);
+    if (fc_scaled(c, at, y, &s)) {
+        scale *= s;
+        m[nb++] = at;
+        y = fc_out(fc_node(c, at));
+        at = fc_only_reader(c, y);
+    }
+    if (fc_is(c, at, "Add") && fc_other(fc_node(c, at), y)) {
+        mask = fc_other(fc_node(c, at), y);
+        m[nb++] = at;
+        y = fc_out(fc_node(c, at));
+        at = fc_only_reader(c, y);
+    }
+    if (!fc_is(c, at, "Softmax") || !y[0])
+        return 0;
+    sm = at;
+    n = fc_node(c, sm);
+    {
+        const Onnx__AttributeProto *ax = onnx_node_attr(n, "axis");
+        if (c->imp->opset < 13 || (ax && ax->i != -1 && ax->i != 3))
+            return 0;
+    }
+    m[nb++] = sm;
+    y = fc_out(n);
+    at = fc_only_reader(c, y);
+    if (at < 0 && fc_get(&c->uses, y) == 2) {
+        /* Where(IsNaN(p), 0, p): PyTorch's guard for fully masked rows. */
+        int32_t isn = -1, wh = -1;
+        float zero = 1.0f;
+        for (int32_t i = sm + 1; i < c->n && (isn < 0 || wh < 0); i++) {
+            const Onnx__NodeProto *r = fc_node(c, i);
+            for (size_t k = 0; k < r->n_input; k++)
+                if (strcmp(onnx_node_input(r, k), y) == 0)
+                    *(fc_is(c, i, "IsNaN") ? &isn : &wh) = i;
+        }
+        if (isn < 0 || !fc_is(c, wh, "Where") || fc_node(c, wh)->n_input != 3 ||
+            fc_only_reader(c, fc_out(fc_node(c, isn))) != wh ||
+            strcmp(onnx_node_input(fc_node(c, wh), 0), fc_out(fc_node(c, isn))) != 0 ||
+            !fc_scalar(c, onnx_node_input(fc_node(c, wh), 1), &zero) || zero != 0.0f ||
+            strcmp(onnx_node_input(fc_node(c, wh), 2), y) != 0)
+            return 0;
+        m[nb++] = isn;
+        m[nb++] = wh;
+        empty_zero = 1;
+        y = fc_out(fc_node(c, wh));
+        at = fc_only_reader(c, y);
+    } else if (fc_is(c, at, "Cast")) {
+        const Onnx__AttributeProto *to = onnx_node_attr(fc_node(c, at), "to");
+        if (!to || to->i != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+            return 0;
+        m[nb++] = at;
+        y = fc_out(fc_node(c, at));
+        at = fc_only_reader(c, y);
+    }
+    if (!fc_is(c, at, "MatMul") || fc_node(c, at)->n_input != 2 ||
+        strcmp(onnx_node_input(fc_node(c, at), 0), y) != 0 || !fc_out(fc_node(c, at))[0])
+        return 0;
+    mm2 = at;
+    v = onnx_node_input(fc_node(c, mm2), 1);
+    /* Backwards from the first MatMul: Q's and K^T's scales, K^T's
+     * Transpose. */
+    q = onnx_node_input(mm, 0);
+    kt = onnx_node_input(mm, 1);
+    q = fc_unscale(c, pos, q, &scale, m, &nb);
+    kt = fc_unscale(c, pos, kt, &scale, m, &nb);
+    at = fc_get(&c->producer, kt);
+    if (fc_perm(c, at, p) == 4 && p[0] == 0 && p[1] == 1 && p[2] == 3 && p[3] == 2 &&
+        fc_is(c, at, "Transpose") && fc_get(&c->uses, kt) == 1) {
+        m[nb++] = at;
+        kt = onnx_node_input(fc_node(c, at), 0);
+        k_transposed = 0;
+    }
+    if (!(scale > 0.0f) || !isfinite(scale))
+        return fc_attention_left(c, pos, "the scale is not a positive number");
+    if (!fc_rank4(c, q) || !fc_rank4(c, v) || !(k_transposed ? fc_rank4(c, kt) : 1))
+        return fc_attention_left(c, pos,
+                                 "Q, K and V are not known to have rank 4 (a Transpose "
+                                 "of 4 dims, or a Gather from one of 5, makes them)");
+    m[nb++] = pos;
+    m[nb++] = mm2;
+    fc_init(f, FUSE_ATTENTION, pos, nb, m);
+    f->last = mm2;
+    f->output = fc_out(fc_node(c, mm2));
+    f->params[0] = scale;
+    f->flags[0] = k_transposed;
+    f->flags[1] = empty_zero;
+    f->ins[0] = q;
+    f->ins[1] = kt;
+    f->ins[2] = v;
+    f->ins[3] = mask;
+    f->nb_ins = mask[0] ? 4 : 3;
+    return 1;
+}
+
 static prt_status fc_index(fuse_ctx *c)
 {
     const Onnx__GraphProto *g = c->imp->graph;
@@ -568,7 +781,7 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
         if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_gelu(&c, i, f) ||
-            fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f)) {
+            fc_attention(&c, i, f) || fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -611,6 +824,18 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
         if (st)
             return st;
         return onnx_import_fused(imp, first, label, c, NULL, 0, (const char **)f->ins,
+                                 (size_t)f->nb_ins, outs, 1);
+    }
+    if (f->kind == FUSE_ATTENTION) {
+        prt_field extra[3] = {
+            {"scale", f->params, PRT_FIELD_FLOAT32, 1},
+            {"k_transposed", &f->flags[0], PRT_FIELD_INT32, 1},
+            {"empty_rows_zero", &f->flags[1], PRT_FIELD_INT32, 1},
+        };
+        prt_status st = prt_builtin_find_creator("Attention", "1", &c);
+        if (st)
+            return st;
+        return onnx_import_fused(imp, first, label, c, extra, 3, (const char **)f->ins,
                                  (size_t)f->nb_ins, outs, 1);
     }
     if (f->kind == FUSE_CONV_ACT) {

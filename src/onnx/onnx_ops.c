@@ -77,6 +77,9 @@ typedef struct onnx_op {
  * coordinate modes in 11); Upsample (7-9) is Resize with asymmetric
  * coordinates. Softmax and LogSoftmax coerce X to 2-D before 13.
  * MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv came in 10.
+ * Attention came in 23, past the newest opset the importer accepts: the
+ * entry takes it at any opset (the fusion of onnx_fuse.c makes the same
+ * layer from the nodes PyTorch exports).
  * LRN came in 1, Shrink and MaxUnpool in 9 (11 only relaxed MaxUnpool's
  * docs), ReverseSequence in 10; MaxUnpool's output_shape is a shape input;
  * GridSample came in 16 (2-D; N-D and the names linear and cubic in 20:
@@ -101,6 +104,7 @@ static const onnx_op op_table[] = {
     {"Asinh", "Asinh", 9, NULL},
     {"Atan", "Atan", 7, NULL},
     {"Atanh", "Atanh", 9, NULL},
+    {"Attention", "Attention", 1, onnx_import_attention},
     {"AveragePool", "AveragePool", 1, NULL},
     {"BatchNormalization", "BatchNormalization", 7, NULL},
     {"BitShift", "BitShift", 11, NULL},

@@ -21,6 +21,43 @@ prt_status onnx_import_nb_outputs(onnx_import *imp, const Onnx__NodeProto *node,
                                     0, 0);
 }
 
+/* Attention without the KV cache: past_key, past_value and
+ * nonpad_kv_seqlen (inputs 4 to 6) and the outputs past Y (present_key,
+ * present_value, qk_matmul_output) are refused by name; an omitted
+ * attn_mask is no input of the layer. */
+prt_status onnx_import_attention(onnx_import *imp, const Onnx__NodeProto *node,
+                                 const char *label, const prt_plugin_creator *creator)
+{
+    static const char *const ins_names[] = {"past_key", "past_value", "nonpad_kv_seqlen"};
+    static const char *const outs_names[] = {"present_key", "present_value",
+                                             "qk_matmul_output"};
+    const char *ins[4];
+    size_t nb = node->n_input < 4 ? node->n_input : 4;
+    for (size_t k = 4; k < node->n_input && k < 7; k++)
+        if (onnx_node_input(node, k)[0])
+            return onnx_error(PRT_ERR_UNSUPPORTED,
+                              "%s: Attention's %s input is not supported (plugrt's "
+                              "Attention has no KV cache)",
+                              label, ins_names[k - 4]);
+    for (size_t k = 1; k < node->n_output && k < 4; k++)
+        if (onnx_str(node->output[k])[0])
+            return onnx_error(PRT_ERR_UNSUPPORTED,
+                              "%s: Attention's %s output is not supported (plugrt's "
+                              "Attention computes Y alone)",
+                              label, outs_names[k - 1]);
+    if (node->n_input > 7 || node->n_output > 4)
+        return onnx_error(
+            PRT_ERR_INVALID_ARGUMENT,
+            "%s: Attention has %zu inputs and %zu outputs; it takes at most "
+            "7 and 4",
+            label, node->n_input, node->n_output);
+    for (size_t k = 0; k < nb; k++)
+        ins[k] = onnx_node_input(node, k);
+    if (nb == 4 && !ins[3][0])
+        nb = 3;
+    return onnx_import_extra(imp, node, label, creator, NULL, 0, ins, nb, 0, 0);
+}
+
 /* Softmax and LogSoftmax before opset 13 work on X coerced to 2-D at
  * `axis`, which defaults to 1 there. */
 prt_status onnx_import_softmax(onnx_import *imp, const Onnx__NodeProto *node,

@@ -106,6 +106,8 @@ prt_status onnx_import_reduce(onnx_import *imp, const Onnx__NodeProto *node,
                               const char *label, const prt_plugin_creator *creator);
 
 /* onnx_ops_nn.c (onnx_import_nb_outputs: LayerNormalization, MaxPool) */
+prt_status onnx_import_attention(onnx_import *imp, const Onnx__NodeProto *node,
+                                 const char *label, const prt_plugin_creator *creator);
 prt_status onnx_import_nb_outputs(onnx_import *imp, const Onnx__NodeProto *node,
                                   const char *label, const prt_plugin_creator *creator);
 prt_status onnx_import_softmax(onnx_import *imp, const Onnx__NodeProto *node,

@@ -173,6 +173,8 @@ static const prt_plugin_creator *const builtins[] = {
     &op_qlinear_matmul_creator,
     &op_conv_integer_creator,
     &op_qlinear_conv_creator,
+    /* Attention (issue 24; ops_nn.h). */
+    &op_attention_creator,
 };
 
 #define NB_BUILTINS ((int32_t)(sizeof builtins / sizeof builtins[0]))

@@ -280,4 +280,34 @@ void gs_params_of(const op_object *o, const prt_tensor_desc *in, const prt_dims 
 void roi_params_of(const op_object *o, const prt_tensor_desc *in,
                    struct opk_roi_params *p);
 
+/* Attention (attention.c; issue 24): its fields, read by each device's
+ * kernel. */
+extern const prt_plugin_creator op_attention_creator;
+typedef struct attn_op {
+    op_object o;
+    int32_t is_causal;
+    int32_t q_num_heads, kv_num_heads;
+    float scale; /* 0: 1 / sqrt(head size) */
+    float softcap;
+    int32_t softmax_precision, qk_mode; /* accepted, unused */
+    int32_t k_transposed;
+    int32_t empty_rows_zero;
+} attn_op;
+
+/* Everything a kernel needs to find a head's rows. */
+typedef struct attn_geom {
+    int64_t B, Hq, Hkv, Sq, Skv, D, Dv;
+    /* Element offsets: batch, head, row strides of Q, K, V, Y (a row is
+     * contiguous: D, D or Dv elements); K^T's row is a key dim. */
+    int64_t q[3], k[3], v[3], y[3];
+    /* The mask: strides over (b, h, i, j) (0 where broadcast) and its
+     * last dim (keys past it are masked). */
+    int64_t m[4], mlen;
+} attn_geom;
+
+/* Checks Attention's input dims (nb_in of them) and fills g; an error
+ * naming the problem otherwise. */
+prt_status attn_geometry(const op_object *o, const prt_dims *in, int32_t nb_in,
+                         attn_geom *g);
+
 #endif /* PLUGRT_OPS_OPS_NN_H */

@@ -850,6 +850,65 @@ static void gen_rnn(cov *c, const char *op, int32_t dt)
     }
 }
 
+/* Attention: rank 4 (grouped-query heads, K given transposed) and rank 3,
+ * bool and float masks of ranks 2 to 4 (one shorter than the keys),
+ * is_causal, scale and softcap; query lengths past one tile of 64 and
+ * key lengths of 1. */
+static void gen_attention(cov *c, const char *op, int32_t dt)
+{
+    for (int v = 0; v < 8; v++) {
+        int64_t B = rnd(c, 1, 2), hkv = rnd(c, 1, 2), hq = hkv * rnd(c, 1, 3);
+        int64_t sq = v == 2 ? 70 : rnd(c, 1, 9), skv = v == 5 ? 1 : rnd(c, 1, 12);
+        int64_t D = v == 3 ? 80 : rnd(c, 1, 9), Dv = rnd(c, 1, 9);
+        int32_t causal = v == 2 || v == 6, kt = v == 1, r3 = v == 4 || v == 7;
+        int32_t qh = (int32_t)hq, kvh = (int32_t)hkv, ez = v == 6;
+        float scale = v == 3 ? 0.25f : 0.0f, cap = v == 7 ? 1.5f : 0.0f;
+        prt_field f[8];
+        oc_case k = {.op = op, .f = f, .nf = 0, .nb = 3};
+        prt_dims dq, dk, dv;
+        char what[160];
+        k.rtol = cov_rtol(dt, 2e-5);
+        f[k.nf++] = ot_fld_i32("is_causal", &causal, 1);
+        f[k.nf++] = ot_fld_f32("scale", &scale);
+        f[k.nf++] = ot_fld_f32("softcap", &cap);
+        f[k.nf++] = ot_fld_i32("k_transposed", &kt, 1);
+        f[k.nf++] = ot_fld_i32("empty_rows_zero", &ez, 1);
+        if (r3) {
+            f[k.nf++] = ot_fld_i32("q_num_heads", &qh, 1);
+            f[k.nf++] = ot_fld_i32("kv_num_heads", &kvh, 1);
+            dq = (prt_dims){3, {B, sq, hq * D}};
+            dk = (prt_dims){3, {B, skv, hkv * D}};
+            dv = (prt_dims){3, {B, skv, hkv * Dv}};
+        } else {
+            dq = (prt_dims){4, {B, hq, sq, D}};
+            dk = kt ? (prt_dims){4, {B, hkv, D, skv}} : (prt_dims){4, {B, hkv, skv, D}};
+            dv = (prt_dims){4, {B, hkv, skv, Dv}};
+        }
+        k.in[0] = cov_random(c, dt, dq, 0);
+        k.in[1] = cov_random(c, dt, dk, 0);
+        k.in[2] = cov_random(c, dt, dv, 0);
+        if (v == 0 || v == 4 || v == 6) { /* a bool mask [sq, skv] or [B, 1, sq, skv] */
+            prt_dims dm =
+                v == 4 ? (prt_dims){4, {B, 1, sq, skv}} : (prt_dims){2, {sq, skv}};
+            k.in[3] = cov_random(c, PRT_BOOL, dm, 0);
+            k.nb = 4;
+        } else if (v == 3 || v == 7) { /* additive, the last dim short */
+            prt_dims dm = {3, {hq, 1, skv > 1 ? skv - 1 : 1}};
+            k.in[3] = cov_random(c, dt, dm, 0);
+            k.nb = 4;
+        }
+        snprintf(what, sizeof what,
+                 "Attention rank %d, %lld/%lld heads, Sq %lld Skv %lld D %lld Dv %lld, "
+                 "causal %d, k_transposed %d, %s mask",
+                 r3 ? 3 : 4, (long long)hq, (long long)hkv, (long long)sq, (long long)skv,
+                 (long long)D, (long long)Dv, (int)causal, (int)kt,
+                 k.nb < 4                    ? "no"
+                 : k.in[3].dtype == PRT_BOOL ? "bool"
+                                             : "float");
+        cov_case(c, what, &k);
+    }
+}
+
 const cov_entry cov_nn_entries[] = {
     {"MatMul", gen_matmul},
     {"Einsum", gen_einsum},
@@ -879,5 +938,6 @@ const cov_entry cov_nn_entries[] = {
     {"LSTM", gen_rnn},
     {"GRU", gen_rnn},
     {"RNN", gen_rnn},
+    {"Attention", gen_attention},
     {NULL, NULL},
 };

@@ -588,6 +588,23 @@ typedef struct opk_qgemm_args {
 } opk_qgemm_args;
 int opk_qgemm(const opk_qgemm_args *a, void *stream);
 
+/* Attention (attention.c's semantics; attention.cu): one block per
+ * (batch, head, tile of 16 queries), keys and values through shared
+ * memory in tiles, the softmax online in float32; D and Dv up to
+ * OPK_ATTN_MAX_D. Strides as attn_geom's; kt: K given as K^T; the mask is
+ * bool (mask_dtype PRT_BOOL), a float dtype, or absent (mask NULL). */
+#define OPK_ATTN_MAX_D 128
+typedef struct opk_attention_args {
+    int32_t dtype, mask_dtype;
+    int64_t B, Hq, Hkv, Sq, Skv, D, Dv;
+    int64_t q[3], k[3], v[3], y[3], m[4], mlen;
+    float scale, softcap;
+    int32_t causal, kt, empty_zero;
+    const void *Q, *K, *V, *mask;
+    void *Y;
+} opk_attention_args;
+int opk_attention(const opk_attention_args *a, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

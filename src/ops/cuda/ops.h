@@ -112,6 +112,7 @@ OPC_KERNEL(opc_gemm);   /* cuBLAS */
 OPC_KERNEL(opc_einsum);
 OPC_KERNEL(opc_softmax); /* Softmax, LogSoftmax */
 OPC_KERNEL(opc_layer_norm);
+OPC_KERNEL(opc_attention); /* attention_cuda.c */
 OPC_KERNEL(opc_global_average_pool);
 
 /* blas_cuda.c: the table's attach and detach, a cuBLAS handle and its

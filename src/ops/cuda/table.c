@@ -29,6 +29,7 @@ static const op_device_kernel kernels[] = {
     {"Asinh", opc_unary_math, 0, 0},
     {"Atan", opc_unary_math, 0, 0},
     {"Atanh", opc_unary_math, 0, 0},
+    {"Attention", opc_attention, 0, 0},
     {"AveragePool", opc_pool, 0, 0},
     {"BatchNormalization", opc_norm, 0, 0},
     {"BitShift", opc_binary, 0, 0},
