@@ -29,7 +29,11 @@ taken off the list. --write rewrites both files from this run.
 
     node_tests_cli.py --plugrt PATH [--data DIR] [--expect FILE]
                       [--failing FILE] [--jobs N] [--filter SUBSTRING]
-                      [--write] [--verbose]
+                      [--device cpu|cuda] [--write] [--verbose]
+
+--device cuda runs every test with `plugrt run --device cuda` (on the GPU
+machine), against its own lists (node_tests_cli_{passing,failing}_cuda.txt):
+the tests that pass on the CPU and not on CUDA are those lists' difference.
 
 Exit status: 0 as expected, 1 a regression, 77 no test data (skipped).
 Standard library only: it needs no numpy or onnx.
@@ -97,10 +101,13 @@ def classify(reason):
     return "fail", reason
 
 
+DEVICE = "cpu"
+
+
 def run_set(plugrt, model, set_dir, root):
     """(ok, reason) for one data set."""
     cmd = [plugrt, "run", model, "--compare", set_dir, "-n", "1", "--warmup", "0",
-           "--atol", ATOL, "--rtol", RTOL]
+           "--atol", ATOL, "--rtol", RTOL, "--device", DEVICE]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=TIMEOUT_S)
@@ -114,7 +121,8 @@ def run_set(plugrt, model, set_dir, root):
         if "tensor file" in err:
             # A data file that is no tensor (a sequence or an optional):
             # whether the model itself imports says more.
-            probe = subprocess.run([plugrt, "run", model, "--random-inputs", "-n", "1"],
+            probe = subprocess.run([plugrt, "run", model, "--random-inputs", "-n", "1",
+                                    "--device", DEVICE],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                    timeout=TIMEOUT_S)
             perr = probe.stderr.decode("utf-8", "replace")
@@ -218,7 +226,10 @@ def main():
     ap.add_argument("--filter", default="")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     args = ap.parse_args()
+    global DEVICE
+    DEVICE = args.device
 
     if not os.path.isdir(args.data):
         print("node tests via plugrt: no tests in %s (install libonnx-testdata); "
@@ -240,8 +251,8 @@ def main():
     if args.verbose:
         for n, c, r in results:
             print("%-60s %s" % (n, "passed" if c is None else "%s: %s" % (c, r)))
-    print("node tests via plugrt: %d passed, %d not: %s (%d tests, %.1f s, %d jobs)" % (
-        passed, len(results) - passed,
+    print("node tests via plugrt on %s: %d passed, %d not: %s (%d tests, %.1f s, "
+          "%d jobs)" % (DEVICE, passed, len(results) - passed,
         ", ".join("%d %s" % (counts[c], c) for c in CATEGORIES), len(results), elapsed,
         args.jobs))
 
