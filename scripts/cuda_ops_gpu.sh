@@ -135,7 +135,9 @@ if [ "${2:-}" = sanitize ]; then
   # PRT_SAN_PLUGINS=1 adds the standard plugins' sections (their kernels
   # are not the built-in ops').
   for tool in memcheck racecheck synccheck; do
-    for t in test_op_coverage test_cuda_ops test_cuda_runtime; do echo "$tool $t"; done
+    for t in test_op_coverage test_cuda_ops test_cuda_runtime test_cuda_attention; do
+      echo "$tool $t"
+    done
     [ "${PRT_SAN_PLUGINS:-0}" = 1 ] || continue
     for sec in devices nonzero hardmax circpad addinplace graphs engines ddengines; do
       echo "$tool test_cuda_plugins $sec"
@@ -154,6 +156,7 @@ step test_cuda_ops 300 "$bundle/test_cuda_ops"
 step test_cuda_runtime 300 "$bundle/test_cuda_runtime"
 step test_cuda_plugins 300 "$bundle/test_cuda_plugins"
 step test_cuda_quantfc 300 "$bundle/test_cuda_quantfc"
+step test_cuda_attention 300 "$bundle/test_cuda_attention"
 step mobilenet_cuda 180 model mobilenet_v3_small
 step bert_cuda 180 model bert_small
 step mobilenet_layers_cuda 120 layers mobilenet_v3_small
