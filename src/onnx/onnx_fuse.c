@@ -92,6 +92,8 @@ typedef struct fuse_ctx {
     onnx_names consumer; /* name -> order position of a node reading it */
     onnx_names producer; /* name -> order position of the node making it */
     int32_t *taken;      /* per order position: already in a fusion */
+    int32_t *shared_dq;  /* per order position: a DQ of x that a QDQ fusion
+                            read past, other nodes reading it too */
 } fuse_ctx;
 
 static const Onnx__NodeProto *fc_node(const fuse_ctx *c, int32_t pos)
@@ -442,17 +444,28 @@ static int fc_dq_const(fuse_ctx *c, int32_t pos, fusion *f)
 }
 
 /* Every input of the node at pos comes from a DequantizeLinear read by it
- * alone: 1, their order positions at[], nodes dq[] and constant inputs
- * p[k][j] (NULL: not a constant or absent; rows past the inputs NULL). */
+ * alone, but x's (input 0) which others may read too (ResNet's blocks feed
+ * one DQ to a Conv and the residual Add, or to two Convs; ORT gives each
+ * reader its own, EnsureUniqueDQForNodeUnit): 1, their order positions
+ * at[], nodes dq[] and constant inputs p[k][j] (NULL: not a constant or
+ * absent; rows past the inputs NULL); *shared whether x's DQ has other
+ * readers (then it stays out of the fusion: fc_drop_idle_dqs). */
 static int fc_qdq_inputs(fuse_ctx *c, int32_t pos, int32_t *at,
-                         const Onnx__NodeProto **dq, const Onnx__TensorProto *(*p)[3])
+                         const Onnx__NodeProto **dq, const Onnx__TensorProto *(*p)[3],
+                         int *shared)
 {
     const Onnx__NodeProto *node = fc_node(c, pos);
+    *shared = 0;
     for (size_t k = 0; k < node->n_input; k++) {
-        at[k] = fc_get(&c->producer, onnx_node_input(node, k));
-        if (!fc_is(c, at[k], "DequantizeLinear") ||
-            fc_only_reader(c, onnx_node_input(node, k)) != pos)
+        const char *in = onnx_node_input(node, k);
+        at[k] = fc_get(&c->producer, in);
+        if (!fc_is(c, at[k], "DequantizeLinear"))
             return 0;
+        if (fc_only_reader(c, in) != pos) {
+            if (k > 0 || fc_get(&c->uses, in) < 2)
+                return 0;
+            *shared = 1;
+        }
         dq[k] = fc_node(c, at[k]);
     }
     for (int k = 0; k < 3; k++) {
@@ -495,6 +508,7 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
     const Onnx__TensorProto *p[3][3];
     const char *y = fc_out(conv), *why = NULL;
     int32_t q, act = -1, at[3] = {-1, -1, -1}, m[6], nb = 0;
+    int shared;
     float lo = 0.0f, hi = 0.0f;
     char label[512];
     if (!fc_is(c, pos, "Conv") || conv->n_input < 2 || conv->n_input > 3 || !y[0])
@@ -504,7 +518,7 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
         act = q;
         q = fc_only_reader(c, fc_out(fc_node(c, act)));
     }
-    if (!fc_is(c, q, "QuantizeLinear") || !fc_qdq_inputs(c, pos, at, dq, p))
+    if (!fc_is(c, q, "QuantizeLinear") || !fc_qdq_inputs(c, pos, at, dq, p, &shared))
         return 0; /* not a QDQ Conv (the fp32 model's): no log */
     qn = fc_node(c, q);
     /* Grouped and depthwise convolutions stay dequantized: QLinearConv's
@@ -534,8 +548,10 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
                   label, act >= 0 ? "activation -> " : "", why);
         return 0;
     }
-    for (size_t k = 0; k < conv->n_input; k++)
+    for (size_t k = shared ? 1 : 0; k < conv->n_input; k++)
         m[nb++] = at[k];
+    if (shared)
+        c->shared_dq[at[0]] = 1;
     m[nb++] = pos;
     if (act >= 0)
         m[nb++] = act;
@@ -564,11 +580,12 @@ static int fc_qmatmul(fuse_ctx *c, int32_t pos, fusion *f)
     const Onnx__TensorProto *p[3][3];
     const char *y = fc_out(mm), *why;
     int32_t q, at[3] = {-1, -1, -1};
+    int shared;
     char label[512];
     if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !y[0])
         return 0;
     q = fc_only_reader(c, y);
-    if (!fc_is(c, q, "QuantizeLinear") || !fc_qdq_inputs(c, pos, at, dq, p))
+    if (!fc_is(c, q, "QuantizeLinear") || !fc_qdq_inputs(c, pos, at, dq, p, &shared))
         return 0;
     qn = fc_node(c, q);
     why = onnx_qmatmul_mismatch(
@@ -581,7 +598,11 @@ static int fc_qmatmul(fuse_ctx *c, int32_t pos, fusion *f)
                   label, why);
         return 0;
     }
-    fc_init(f, FUSE_QMATMUL, pos, 4, (const int32_t[]){at[0], at[1], pos, q});
+    fc_init(f, FUSE_QMATMUL, pos, shared ? 3 : 4,
+            shared ? (const int32_t[]){at[1], pos, q}
+                   : (const int32_t[]){at[0], at[1], pos, q});
+    if (shared)
+        c->shared_dq[at[0]] = 1;
     f->last = q;
     f->output = fc_out(qn);
     for (int k = 0; k < 2; k++)
@@ -591,6 +612,31 @@ static int fc_qmatmul(fuse_ctx *c, int32_t pos, fusion *f)
     f->ins[7] = onnx_node_input(qn, 2);
     f->nb_ins = 8;
     return 1;
+}
+
+/* A DQ of x that QDQ fusions read past (fc_qdq_inputs) goes too when
+ * every node reading it went into one and it is no graph output: nothing
+ * would read its layer. */
+static void fc_drop_idle_dqs(fuse_ctx *c, onnx_fusions *p)
+{
+    for (int32_t i = 0; i < c->n; i++) {
+        const char *y = fc_out(fc_node(c, i));
+        int32_t readers = 0, fused = 0;
+        if (!c->shared_dq[i] || p->role[i] != -1 || !y[0])
+            continue;
+        for (int32_t j = 0; j < c->n; j++) {
+            const Onnx__NodeProto *n = fc_node(c, j);
+            for (size_t k = 0; k < n->n_input; k++)
+                if (strcmp(onnx_str(n->input[k]), y) == 0) {
+                    readers++;
+                    fused += p->role[j] != -1;
+                }
+        }
+        if (readers > 0 && fused == readers && fc_get(&c->uses, y) == readers) {
+            p->role[i] = -2;
+            c->taken[i] = 1;
+        }
+    }
 }
 
 static prt_status fc_index(fuse_ctx *c)
@@ -635,11 +681,13 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     *out = NULL;
     p = onnx_calloc(1, sizeof *p);
     c.taken = onnx_calloc((size_t)c.n + 1, sizeof *c.taken);
+    c.shared_dq = onnx_calloc((size_t)c.n + 1, sizeof *c.shared_dq);
     if (p) {
         p->role = onnx_calloc((size_t)c.n + 1, sizeof *p->role);
         p->f = onnx_calloc((size_t)c.n + 1, sizeof *p->f);
     }
-    st = p && c.taken && p->role && p->f ? fc_index(&c) : PRT_ERR_OUT_OF_MEMORY;
+    st = p && c.taken && c.shared_dq && p->role && p->f ? fc_index(&c)
+                                                        : PRT_ERR_OUT_OF_MEMORY;
     for (int32_t i = 0; !st && i < c.n; i++)
         p->role[i] = -1;
     /* QDQ patterns first: their weight DQs would otherwise fold into
@@ -653,6 +701,8 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
             p->role[f->last] = p->nb++;
         }
     }
+    if (!st)
+        fc_drop_idle_dqs(&c, p);
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
         if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_gelu(&c, i, f) ||
@@ -667,6 +717,7 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     onnx_names_free(&c.consumer);
     onnx_names_free(&c.producer);
     prt_free(c.taken);
+    prt_free(c.shared_dq);
     if (st) {
         onnx_fuse_free(p);
         return st == PRT_ERR_OUT_OF_MEMORY

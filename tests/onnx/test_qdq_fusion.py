@@ -82,6 +82,41 @@ def conv_act_model(rng, act, qtype, out_zp, out_scale):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
+def shared_dq_model(rng, add):
+    """As ResNet's blocks: one DQ of x read by two QDQ Convs (1x1 and 3x3,
+    each to its own Q, both outputs) and, with `add`, by an Add too (its
+    float sum a third output). Both Convs fuse: the DQ stays for the Add,
+    or goes with nothing else reading it."""
+    c_in, c_out = 3, 4
+    inits = [helper.make_tensor("xs", TensorProto.FLOAT, [], [0.02]),
+             helper.make_tensor("xz", TensorProto.UINT8, [], [128]),
+             helper.make_tensor("ys", TensorProto.FLOAT, [], [0.04]),
+             helper.make_tensor("yz", TensorProto.UINT8, [], [100])]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"])]
+    outs = []
+    for k, ks in enumerate((1, 3)):
+        w = rng.integers(-100, 100, (c_out, c_in, ks, ks)).astype(np.int8)
+        ws = (rng.uniform(0.5, 1.5, c_out) * 0.005).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"w{k}"), numpy_helper.from_array(ws, f"ws{k}"),
+                  numpy_helper.from_array(np.zeros(c_out, np.int8), f"wz{k}")]
+        nodes += [
+            helper.make_node("DequantizeLinear", [f"w{k}", f"ws{k}", f"wz{k}"], [f"wd{k}"],
+                             axis=0),
+            helper.make_node("Conv", ["xd", f"wd{k}"], [f"c{k}"], pads=[ks // 2] * 4),
+            helper.make_node("QuantizeLinear", [f"c{k}", "ys", "yz"], [f"y{k}"]),
+        ]
+        outs.append(helper.make_tensor_value_info(f"y{k}", TensorProto.UINT8,
+                                                  [1, c_out, 5, 5]))
+    if add:
+        nodes.append(helper.make_node("Add", ["xd", "xd"], ["sum"]))
+        outs.append(helper.make_tensor_value_info("sum", TensorProto.FLOAT, [1, c_in, 5, 5]))
+    g = helper.make_graph(
+        nodes, "shared_dq",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c_in, 5, 5])], outs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def matmul_model(rng, per_column, qtype):
     """x [2, 3, 8] -> Q/DQ (uint8) -> MatMul by an int8 [8, 6] weight (per
     tensor or per column) -> Q (qtype) as the output."""
@@ -156,10 +191,11 @@ def fp8_model(t):
     return m
 
 
-def run_case(plugrt, work, name, model, feeds, tol=0.0, fused=None):
+def run_case(plugrt, work, name, model, feeds, tol=0.0, fused=None, layers=None):
     """Runs model on ORT (default optimizations) and on plugrt; every output
     within tol of ORT's (NaN equal). fused: a pattern name that plugrt's
-    log must not report as left unfused."""
+    log must not report as left unfused; layers: {op: n}, the plan must
+    hold n layers of each of those built-ins."""
     d = os.path.join(work, name)
     os.makedirs(d)
     path = os.path.join(d, "model.onnx")
@@ -178,6 +214,14 @@ def run_case(plugrt, work, name, model, feeds, tol=0.0, fused=None):
     if fused and "left unfused" in r.stdout + r.stderr:
         print(f"FAIL {name}: {fused} was left unfused:\n{r.stdout}{r.stderr}")
         fails += 1
+    if layers:
+        plan = os.path.join(d, "model.plan")
+        b = subprocess.run([plugrt, "build", path, "-o", plan], capture_output=True, text=True)
+        i = subprocess.run([plugrt, "inspect", plan], capture_output=True, text=True)
+        have = {op: i.stdout.count("plugrt::%s@" % op) for op in layers}
+        if b.returncode or i.returncode or have != layers:
+            print(f"FAIL {name}: layers {have}, want {layers}:\n{b.stderr}{i.stdout}")
+            fails += 1
     for n, ref in want.items():
         got = np.load(os.path.join(d, f"output_{n}.npy"))
         ref = np.asarray(ref)
@@ -216,6 +260,11 @@ def main():
                                       ("clip_inside", "Clip", u8, 0, 0.03)):
             fails += run_case(a.plugrt, work, "conv_" + name,
                               conv_act_model(rng, act, qt, zp, sc), {"x": x}, tol=1.0)
+        xs = rng.uniform(-2.5, 2.5, (1, 3, 5, 5)).astype(np.float32)
+        for add in (False, True):
+            fails += run_case(a.plugrt, work, f"shared_dq{'_add' if add else ''}",
+                              shared_dq_model(rng, add), {"x": xs}, fused="Conv",
+                              layers={"QLinearConv": 2, "DequantizeLinear": int(add)})
         xm = rng.uniform(-3, 3, (2, 3, 8)).astype(np.float32)
         for per_column in (False, True):
             for qt in (u8, i8):
