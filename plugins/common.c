@@ -87,7 +87,8 @@ void plg_log(int32_t severity, const char *fmt, ...)
 const char *plg_dtype_name(int32_t dtype)
 {
     static const char *const names[PRT_DTYPE_COUNT] = {
-        "float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool"};
+        "float32", "float16", "bfloat16", "int8",         "uint8",
+        "int32",   "int64",   "bool",     "float8e4m3fn", "float8e5m2"};
     if (dtype < 0 || dtype >= PRT_DTYPE_COUNT)
         return "invalid";
     return names[dtype];
@@ -115,6 +116,8 @@ size_t plg_dtype_size(int32_t dtype)
     case PRT_INT8:
     case PRT_UINT8:
     case PRT_BOOL:
+    case PRT_FLOAT8E4M3FN:
+    case PRT_FLOAT8E5M2:
         return 1;
     case PRT_INT64:
         return 8;

@@ -14,9 +14,11 @@ import os
 import subprocess
 import sys
 
-DTYPES = ["float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool"]
+DTYPES = ["float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool",
+          "float8e4m3fn", "float8e5m2"]
 SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int8": "i8",
-         "uint8": "u8", "int32": "i32", "int64": "i64", "bool": "bool"}
+         "uint8": "u8", "int32": "i32", "int64": "i64", "bool": "bool",
+         "float8e4m3fn": "f8e4m3", "float8e5m2": "f8e5m2"}
 DEVICES = ["cpu", "cuda"]
 
 

@@ -44,6 +44,9 @@ double ot_get(const ot_tensor *t, int64_t i)
         return ((const uint8_t *)t->data)[i];
     case PRT_INT32:
         return ((const int32_t *)t->data)[i];
+    case PRT_FLOAT8E4M3FN:
+    case PRT_FLOAT8E5M2:
+        return prt_fp8_to_float(t->dtype, ((const uint8_t *)t->data)[i]);
     default:
         return (double)((const int64_t *)t->data)[i];
     }
@@ -71,6 +74,10 @@ void ot_set(ot_tensor *t, int64_t i, double v)
     case PRT_INT32:
         ((int32_t *)t->data)[i] = (int32_t)v;
         break;
+    case PRT_FLOAT8E4M3FN:
+    case PRT_FLOAT8E5M2:
+        ((uint8_t *)t->data)[i] = prt_float_to_fp8(t->dtype, (float)v, 1);
+        break;
     default:
         ((int64_t *)t->data)[i] = (int64_t)v;
         break;
@@ -79,7 +86,8 @@ void ot_set(ot_tensor *t, int64_t i, double v)
 
 int ot_is_float(int32_t dtype)
 {
-    return dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16;
+    return dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16 ||
+           dtype == PRT_FLOAT8E4M3FN || dtype == PRT_FLOAT8E5M2;
 }
 
 ot_tensor ot_random(int32_t dtype, prt_dims dims, tu_rng *r, int nonzero)

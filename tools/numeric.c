@@ -22,6 +22,9 @@ double cli_element(int32_t dtype, const void *data, int64_t i)
         return (double)((const int64_t *)data)[i];
     case PRT_BOOL:
         return ((const uint8_t *)data)[i] ? 1.0 : 0.0;
+    case PRT_FLOAT8E4M3FN:
+    case PRT_FLOAT8E5M2:
+        return prt_fp8_to_float(dtype, ((const uint8_t *)data)[i]);
     default:
         return 0.0;
     }
@@ -91,6 +94,10 @@ void cli_fill_random(int32_t dtype, void *data, int64_t n, uint64_t *state)
             break;
         case PRT_BOOL:
             ((uint8_t *)data)[i] = (uint8_t)(r >> 63);
+            break;
+        case PRT_FLOAT8E4M3FN:
+        case PRT_FLOAT8E5M2:
+            ((uint8_t *)data)[i] = prt_float_to_fp8(dtype, u, 1);
             break;
         default:
             break;

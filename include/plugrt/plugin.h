@@ -99,9 +99,14 @@ typedef enum prt_dtype {
     PRT_UINT8 = 4,
     PRT_INT32 = 5,
     PRT_INT64 = 6,
-    PRT_BOOL = 7 /* one byte, 0 or 1 */
+    PRT_BOOL = 7, /* one byte, 0 or 1 */
+    /* The 8-bit floats of ONNX opset 19 (the OCP FP8 formats), one byte:
+     * E4M3FN (bias 7, no infinities, NaN S.1111.111, largest 448) and
+     * E5M2 (bias 15, IEEE-like: infinities and NaNs, largest 57344). */
+    PRT_FLOAT8E4M3FN = 8,
+    PRT_FLOAT8E5M2 = 9
 } prt_dtype;
-#define PRT_DTYPE_COUNT 8
+#define PRT_DTYPE_COUNT 10
 
 /* Memory layouts. Values are stable; new ones are appended.
  *  - LINEAR: dense, row-major, no padding.

@@ -98,6 +98,13 @@ PRT_API float prt_half_to_float(uint16_t h);
 PRT_API uint16_t prt_float_to_half(float f);
 PRT_API float prt_bf16_to_float(uint16_t h);
 PRT_API uint16_t prt_float_to_bf16(float f);
+/* An 8-bit float's bits (dtype PRT_FLOAT8E4M3FN or PRT_FLOAT8E5M2) to
+ * float32, exact (NaN a quiet NaN), and back as ONNX's Cast and
+ * QuantizeLinear convert: round to nearest even; with `saturate` non-zero,
+ * infinities and values beyond the largest finite give +-largest, else
+ * NaN (E4M3FN) or +-infinity (E5M2). Another dtype gives NaN and 0. */
+PRT_API float prt_fp8_to_float(int32_t dtype, uint8_t v);
+PRT_API uint8_t prt_float_to_fp8(int32_t dtype, float f, int saturate);
 
 /* The host services plugrt offers to plugins (logging, errors). For code that
  * registers creators directly rather than through a library. Static storage. */

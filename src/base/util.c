@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base.h"
-#include "fp16.h"
+#include "fp8.h"
 
 int base_mul_i64(int64_t a, int64_t b, int64_t *out)
 {
@@ -96,6 +96,8 @@ size_t prt_dtype_size(int32_t dtype)
     case PRT_INT8:
     case PRT_UINT8:
     case PRT_BOOL:
+    case PRT_FLOAT8E4M3FN:
+    case PRT_FLOAT8E5M2:
         return 1;
     case PRT_INT64:
         return 8;
@@ -107,7 +109,8 @@ size_t prt_dtype_size(int32_t dtype)
 const char *prt_dtype_name(int32_t dtype)
 {
     static const char *const names[PRT_DTYPE_COUNT] = {
-        "float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool"};
+        "float32", "float16", "bfloat16", "int8",         "uint8",
+        "int32",   "int64",   "bool",     "float8e4m3fn", "float8e5m2"};
     if (dtype < 0 || dtype >= PRT_DTYPE_COUNT)
         return "invalid";
     return names[dtype];
@@ -131,6 +134,20 @@ float prt_bf16_to_float(uint16_t h)
 uint16_t prt_float_to_bf16(float f)
 {
     return base_f2bf(f);
+}
+
+float prt_fp8_to_float(int32_t dtype, uint8_t v)
+{
+    if (dtype == PRT_FLOAT8E4M3FN)
+        return base_e4m3_to_f32(v);
+    return dtype == PRT_FLOAT8E5M2 ? base_e5m2_to_f32(v) : NAN;
+}
+
+uint8_t prt_float_to_fp8(int32_t dtype, float f, int saturate)
+{
+    if (dtype == PRT_FLOAT8E4M3FN)
+        return base_f32_to_e4m3(f, saturate);
+    return dtype == PRT_FLOAT8E5M2 ? base_f32_to_e5m2(f, saturate) : 0;
 }
 
 uint64_t base_fnv1a64(const void *data, size_t n, uint64_t seed)

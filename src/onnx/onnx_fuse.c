@@ -24,8 +24,14 @@
  *  - DQ(x) -> Conv(DQ(w), DQ(bias)?) -> Q, as ONNX Runtime's quantize_static
  *    writes a QDQ Conv: a QLinearConv (ops/qconv.c) on x's integers, as
  *    ORT's own QDQ transformer makes (onnx_qdq.c says what must match). A
- *    pattern that does not match is left as it is, the reason in an info
- *    line of the log.
+ *    Relu or Clip between the Conv and the Q joins when it changes nothing
+ *    the Q can output (onnx_qdq_act_idle: a Relu before a Q whose zero
+ *    point is the least integer), as ORT's ReluQuantFusion and
+ *    ClipQuantFusion remove it first.
+ *  - DQ(x) -> MatMul(x, DQ(w)) -> Q, w a constant 8-bit matrix quantized per
+ *    tensor or per column: a QLinearMatMul (ops/qmatmul.c), as ORT's QDQ
+ *    transformer makes. A QDQ pattern that does not match is left as it
+ *    is, the reason in an info line of the log.
  *  - Self-attention as PyTorch exports it (BERT, GPT-2, ViT; fc_attention):
  *      MatMul(Q', K') -> Mul or Div by a constant? -> Add(mask)? ->
  *      Softmax(last axis) -> [Where(IsNaN(p), 0, p) | Cast(float)]? ->
@@ -55,8 +61,15 @@
 
 #include "onnx_internal.h"
 
-enum { FUSE_CONV_ACT, FUSE_GELU, FUSE_MATMUL_ADD, FUSE_DQ_CONST, FUSE_QCONV };
-enum { FUSE_ATTENTION = FUSE_QCONV + 1 };
+enum {
+    FUSE_CONV_ACT,
+    FUSE_GELU,
+    FUSE_MATMUL_ADD,
+    FUSE_DQ_CONST,
+    FUSE_QCONV,
+    FUSE_QMATMUL,
+    FUSE_ATTENTION
+};
 
 typedef struct fusion {
     int32_t kind;
@@ -93,6 +106,8 @@ typedef struct fuse_ctx {
     onnx_names consumer; /* name -> order position of a node reading it */
     onnx_names producer; /* name -> order position of the node making it */
     int32_t *taken;      /* per order position: already in a fusion */
+    int32_t *shared_dq;  /* per order position: a DQ of x that a QDQ fusion
+                            read past, other nodes reading it too */
 } fuse_ctx;
 
 static const Onnx__NodeProto *fc_node(const fuse_ctx *c, int32_t pos)
@@ -442,31 +457,83 @@ static int fc_dq_const(fuse_ctx *c, int32_t pos, fusion *f)
     return 1;
 }
 
-/* The Conv at pos between DQs and a Q: 1 and *f when they make a
- * QLinearConv. */
+/* Every input of the node at pos comes from a DequantizeLinear read by it
+ * alone, but x's (input 0) which others may read too (ResNet's blocks feed
+ * one DQ to a Conv and the residual Add, or to two Convs; ORT gives each
+ * reader its own, EnsureUniqueDQForNodeUnit): 1, their order positions
+ * at[], nodes dq[] and constant inputs p[k][j] (NULL: not a constant or
+ * absent; rows past the inputs NULL); *shared whether x's DQ has other
+ * readers (then it stays out of the fusion: fc_drop_idle_dqs). */
+static int fc_qdq_inputs(fuse_ctx *c, int32_t pos, int32_t *at,
+                         const Onnx__NodeProto **dq, const Onnx__TensorProto *(*p)[3],
+                         int *shared)
+{
+    const Onnx__NodeProto *node = fc_node(c, pos);
+    *shared = 0;
+    for (size_t k = 0; k < node->n_input; k++) {
+        const char *in = onnx_node_input(node, k);
+        at[k] = fc_get(&c->producer, in);
+        if (!fc_is(c, at[k], "DequantizeLinear"))
+            return 0;
+        if (fc_only_reader(c, in) != pos) {
+            if (k > 0 || fc_get(&c->uses, in) < 2)
+                return 0;
+            *shared = 1;
+        }
+        dq[k] = fc_node(c, at[k]);
+    }
+    for (int k = 0; k < 3; k++) {
+        const Onnx__NodeProto *n = k < (int)node->n_input ? dq[k] : NULL;
+        for (int j = 0; j < 3; j++)
+            p[k][j] = n && j < (int)n->n_input && onnx_node_input(n, j)[0]
+                          ? fc_const_proto(c, onnx_node_input(n, j))
+                          : NULL;
+    }
+    return 1;
+}
+
+/* The node at pos is a Relu, or a Clip whose bounds are constants (or
+ * absent): 1 and its range [*lo, *hi]. */
+static int fc_qconv_act(fuse_ctx *c, int32_t pos, float *lo, float *hi)
+{
+    const Onnx__NodeProto *n;
+    *lo = 0.0f;
+    *hi = INFINITY;
+    if (fc_is(c, pos, "Relu"))
+        return 1;
+    if (!fc_is(c, pos, "Clip"))
+        return 0;
+    n = fc_node(c, pos);
+    *lo = -INFINITY;
+    if (c->imp->opset < 11)
+        return fc_attr_f(n, "min", -INFINITY, lo) && fc_attr_f(n, "max", INFINITY, hi);
+    for (size_t i = 1; i < n->n_input && i < 3; i++)
+        if (onnx_node_input(n, i)[0] &&
+            !fc_scalar(c, onnx_node_input(n, i), i == 1 ? lo : hi))
+            return 0;
+    return n->n_input <= 3;
+}
+
+/* The Conv at pos between DQs and a Q (through an idle Relu or Clip): 1
+ * and *f when they make a QLinearConv. */
 static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
 {
     const Onnx__NodeProto *conv = fc_node(c, pos), *qn, *dq[3] = {NULL, NULL, NULL};
     const Onnx__TensorProto *p[3][3];
     const char *y = fc_out(conv), *why = NULL;
-    int32_t q, at[3] = {-1, -1, -1}, m[5], nb = 0;
+    int32_t q, act = -1, at[3] = {-1, -1, -1}, m[6], nb = 0;
+    int shared;
+    float lo = 0.0f, hi = 0.0f;
     char label[512];
     if (!fc_is(c, pos, "Conv") || conv->n_input < 2 || conv->n_input > 3 || !y[0])
         return 0;
     q = fc_only_reader(c, y);
-    if (!fc_is(c, q, "QuantizeLinear"))
-        return 0;
-    for (size_t k = 0; k < conv->n_input; k++) {
-        at[k] = fc_get(&c->producer, onnx_node_input(conv, k));
-        if (!fc_is(c, at[k], "DequantizeLinear") ||
-            fc_only_reader(c, onnx_node_input(conv, k)) != pos) {
-            at[0] = -1; /* not a QDQ Conv (the fp32 model's): no log */
-            break;
-        }
-        dq[k] = fc_node(c, at[k]);
+    if (fc_qconv_act(c, q, &lo, &hi)) {
+        act = q;
+        q = fc_only_reader(c, fc_out(fc_node(c, act)));
     }
-    if (at[0] < 0)
-        return 0;
+    if (!fc_is(c, q, "QuantizeLinear") || !fc_qdq_inputs(c, pos, at, dq, p, &shared))
+        return 0; /* not a QDQ Conv (the fp32 model's): no log */
     qn = fc_node(c, q);
     /* Grouped and depthwise convolutions stay dequantized: QLinearConv's
      * grouped path is generic, and the float kernels are faster there
@@ -482,26 +549,26 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
             return 0;
         }
     }
-    for (int k = 0; k < 3; k++) {
-        const Onnx__NodeProto *n = k < (int)conv->n_input ? dq[k] : NULL;
-        for (int j = 0; j < 3; j++)
-            p[k][j] = n && j < (int)n->n_input && onnx_node_input(n, j)[0]
-                          ? fc_const_proto(c, onnx_node_input(n, j))
-                          : NULL;
-    }
     why = onnx_qconv_mismatch(
         c->imp, dq, (const Onnx__TensorProto *const(*)[3])p, qn,
         fc_const_proto(c, qn->n_input > 1 ? onnx_node_input(qn, 1) : ""),
         fc_const_proto(c, qn->n_input > 2 ? onnx_node_input(qn, 2) : ""));
+    if (!why && act >= 0)
+        why = onnx_qdq_act_idle(c->imp, lo, hi, fc_const_proto(c, onnx_node_input(qn, 1)),
+                                fc_const_proto(c, onnx_node_input(qn, 2)));
     if (why) {
         onnx_node_label(conv, c->order[pos], label, sizeof label);
-        onnx_info("%s: DequantizeLinear -> Conv -> QuantizeLinear left unfused: %s",
-                  label, why);
+        onnx_info("%s: DequantizeLinear -> Conv -> %sQuantizeLinear left unfused: %s",
+                  label, act >= 0 ? "activation -> " : "", why);
         return 0;
     }
-    for (size_t k = 0; k < conv->n_input; k++)
+    for (size_t k = shared ? 1 : 0; k < conv->n_input; k++)
         m[nb++] = at[k];
+    if (shared)
+        c->shared_dq[at[0]] = 1;
     m[nb++] = pos;
+    if (act >= 0)
+        m[nb++] = act;
     m[nb++] = q;
     fc_init(f, FUSE_QCONV, pos, nb, m);
     f->last = q;
@@ -718,6 +785,73 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
     return 1;
 }
 
+/* The MatMul at pos between DQs and a Q: 1 and *f when they make a
+ * QLinearMatMul. */
+static int fc_qmatmul(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *mm = fc_node(c, pos), *qn, *dq[3] = {NULL, NULL, NULL};
+    const Onnx__TensorProto *p[3][3];
+    const char *y = fc_out(mm), *why;
+    int32_t q, at[3] = {-1, -1, -1};
+    int shared;
+    char label[512];
+    if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !y[0])
+        return 0;
+    q = fc_only_reader(c, y);
+    if (!fc_is(c, q, "QuantizeLinear") || !fc_qdq_inputs(c, pos, at, dq, p, &shared))
+        return 0;
+    qn = fc_node(c, q);
+    why = onnx_qmatmul_mismatch(
+        dq, (const Onnx__TensorProto *const(*)[3])p, qn,
+        fc_const_proto(c, qn->n_input > 1 ? onnx_node_input(qn, 1) : ""),
+        fc_const_proto(c, qn->n_input > 2 ? onnx_node_input(qn, 2) : ""));
+    if (why) {
+        onnx_node_label(mm, c->order[pos], label, sizeof label);
+        onnx_info("%s: DequantizeLinear -> MatMul -> QuantizeLinear left unfused: %s",
+                  label, why);
+        return 0;
+    }
+    fc_init(f, FUSE_QMATMUL, pos, shared ? 3 : 4,
+            shared ? (const int32_t[]){at[1], pos, q}
+                   : (const int32_t[]){at[0], at[1], pos, q});
+    if (shared)
+        c->shared_dq[at[0]] = 1;
+    f->last = q;
+    f->output = fc_out(qn);
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 3; j++)
+            f->ins[k * 3 + j] = onnx_node_input(dq[k], (size_t)j);
+    f->ins[6] = onnx_node_input(qn, 1);
+    f->ins[7] = onnx_node_input(qn, 2);
+    f->nb_ins = 8;
+    return 1;
+}
+
+/* A DQ of x that QDQ fusions read past (fc_qdq_inputs) goes too when
+ * every node reading it went into one and it is no graph output: nothing
+ * would read its layer. */
+static void fc_drop_idle_dqs(fuse_ctx *c, onnx_fusions *p)
+{
+    for (int32_t i = 0; i < c->n; i++) {
+        const char *y = fc_out(fc_node(c, i));
+        int32_t readers = 0, fused = 0;
+        if (!c->shared_dq[i] || p->role[i] != -1 || !y[0])
+            continue;
+        for (int32_t j = 0; j < c->n; j++) {
+            const Onnx__NodeProto *n = fc_node(c, j);
+            for (size_t k = 0; k < n->n_input; k++)
+                if (strcmp(onnx_str(n->input[k]), y) == 0) {
+                    readers++;
+                    fused += p->role[j] != -1;
+                }
+        }
+        if (readers > 0 && fused == readers && fc_get(&c->uses, y) == readers) {
+            p->role[i] = -2;
+            c->taken[i] = 1;
+        }
+    }
+}
+
 static prt_status fc_index(fuse_ctx *c)
 {
     const Onnx__GraphProto *g = c->imp->graph;
@@ -760,24 +894,28 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     *out = NULL;
     p = onnx_calloc(1, sizeof *p);
     c.taken = onnx_calloc((size_t)c.n + 1, sizeof *c.taken);
+    c.shared_dq = onnx_calloc((size_t)c.n + 1, sizeof *c.shared_dq);
     if (p) {
         p->role = onnx_calloc((size_t)c.n + 1, sizeof *p->role);
         p->f = onnx_calloc((size_t)c.n + 1, sizeof *p->f);
     }
-    st = p && c.taken && p->role && p->f ? fc_index(&c) : PRT_ERR_OUT_OF_MEMORY;
+    st = p && c.taken && c.shared_dq && p->role && p->f ? fc_index(&c)
+                                                        : PRT_ERR_OUT_OF_MEMORY;
     for (int32_t i = 0; !st && i < c.n; i++)
         p->role[i] = -1;
     /* QDQ patterns first: their weight DQs would otherwise fold into
      * float constants (fc_dq_const) at their earlier positions. */
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
-        if (fc_qconv(&c, i, f)) {
+        if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
             p->role[f->last] = p->nb++;
         }
     }
+    if (!st)
+        fc_drop_idle_dqs(&c, p);
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
         if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_gelu(&c, i, f) ||
@@ -792,6 +930,7 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     onnx_names_free(&c.consumer);
     onnx_names_free(&c.producer);
     prt_free(c.taken);
+    prt_free(c.shared_dq);
     if (st) {
         onnx_fuse_free(p);
         return st == PRT_ERR_OUT_OF_MEMORY
@@ -819,8 +958,9 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
     if (f->kind == FUSE_DQ_CONST)
         return onnx_dq_const_import(imp, label, f->output, f->q[0], f->q[1], f->q[2],
                                     f->axis);
-    if (f->kind == FUSE_QCONV) {
-        prt_status st = prt_builtin_find_creator("QLinearConv", "1", &c);
+    if (f->kind == FUSE_QCONV || f->kind == FUSE_QMATMUL) {
+        prt_status st = prt_builtin_find_creator(
+            f->kind == FUSE_QCONV ? "QLinearConv" : "QLinearMatMul", "1", &c);
         if (st)
             return st;
         return onnx_import_fused(imp, first, label, c, NULL, 0, (const char **)f->ins,

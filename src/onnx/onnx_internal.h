@@ -328,6 +328,22 @@ prt_status onnx_dq_const_import(onnx_import *imp, const char *label, const char 
                                 const Onnx__TensorProto *x, const Onnx__TensorProto *s,
                                 const Onnx__TensorProto *z, int64_t axis);
 
+/* Why DQ(x) -> MatMul(DQ(w)) -> Q cannot become one QLinearMatMul, or NULL
+ * when it can: as onnx_qconv_mismatch, w a constant 8-bit matrix [K, N]
+ * quantized per tensor or per column. */
+const char *onnx_qmatmul_mismatch(const Onnx__NodeProto *const *dq,
+                                  const Onnx__TensorProto *const (*p)[3],
+                                  const Onnx__NodeProto *q, const Onnx__TensorProto *qs,
+                                  const Onnx__TensorProto *qz);
+
+/* Why an activation clamping to [lo, hi] (a Relu: [0, inf]) before a
+ * QuantizeLinear of constant per-tensor scale s and zero point z is not
+ * idle, or NULL when it is: Q(lo) <= the least integer and Q(hi) >= the
+ * greatest, so Q(clamp(v)) == Q(v) for every v (Q is monotone). Called
+ * after onnx_qconv_mismatch has checked s and z. */
+const char *onnx_qdq_act_idle(const onnx_import *imp, float lo, float hi,
+                              const Onnx__TensorProto *s, const Onnx__TensorProto *z);
+
 /* Why DQ(x) -> Conv(DQ(w), DQ(b)?) -> Q cannot become one QLinearConv, or
  * NULL when it can: dq[] the DQ nodes of x, w and b (NULL: no bias), p[k][j]
  * the constant tensors of dq[k]'s input j (NULL: not a constant or

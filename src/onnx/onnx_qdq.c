@@ -155,6 +155,11 @@ static int qdq_tensor_params(const Onnx__TensorProto *s, const Onnx__TensorProto
            qdq_per_tensor(s) && qdq_is_8bit(z) && qdq_per_tensor(z);
 }
 
+static const char qdq_x_why[] = "x's DequantizeLinear is not per tensor with a constant "
+                                "float32 scale and 8-bit zero point",
+                  qdq_q_why[] = "the QuantizeLinear is not per tensor with a constant "
+                                "float32 scale and 8-bit zero point";
+
 /* The bias DQ's scale is x_scale * w_scale[c] (float32, as ORT computes
  * it) in every channel, and its zero points are 0: then its int32 values
  * are QLinearConv's B as they stand. */
@@ -198,33 +203,101 @@ done:
     return why;
 }
 
+/* The weight's DQ (node dq, constant w, scale ws, zero point wz): an 8-bit
+ * w of rank `rank` (a minimum when `at_least`) with a float32 scale and a
+ * zero point of w's dtype, per tensor or per axis `axis` (the DQ's axis
+ * attribute that, or its negative form; absent counts too). NULL when it
+ * is, else which of the two fails: `kind` or `per_axis`. */
+static const char *qdq_weight_why(const Onnx__NodeProto *dq, const Onnx__TensorProto *w,
+                                  const Onnx__TensorProto *ws,
+                                  const Onnx__TensorProto *wz, size_t rank, int at_least,
+                                  int64_t axis, const char *kind, const char *per_axis)
+{
+    const Onnx__AttributeProto *a = onnx_node_attr(dq, "axis");
+    if (dq->n_input != 3 || !qdq_is_8bit(w) || w->n_dims < rank ||
+        (!at_least && w->n_dims != rank) || !ws || !wz ||
+        ws->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
+        wz->data_type != w->data_type)
+        return kind;
+    if (!(qdq_per_tensor(ws) && qdq_per_tensor(wz)) &&
+        !(ws->n_dims == 1 && ws->dims[0] == w->dims[axis] && wz->n_dims == 1 &&
+          wz->dims[0] == w->dims[axis] &&
+          (!a || (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT &&
+                  (a->i == axis || a->i == axis - (int64_t)w->n_dims)))))
+        return per_axis;
+    return NULL;
+}
+
 const char *onnx_qconv_mismatch(const onnx_import *imp, const Onnx__NodeProto *const *dq,
                                 const Onnx__TensorProto *const (*p)[3],
                                 const Onnx__NodeProto *q, const Onnx__TensorProto *qs,
                                 const Onnx__TensorProto *qz)
 {
-    const Onnx__TensorProto *w = p[1][0], *ws = p[1][1], *wz = p[1][2];
-    const Onnx__AttributeProto *a = onnx_node_attr(dq[1], "axis");
+    const Onnx__TensorProto *w = p[1][0], *ws = p[1][1];
+    const char *why;
     if (dq[0]->n_input != 3 || !qdq_tensor_params(p[0][1], p[0][2]))
-        return "x's DequantizeLinear is not per tensor with a constant float32 scale and "
-               "8-bit zero point";
-    if (dq[1]->n_input != 3 || !qdq_is_8bit(w) || w->n_dims < 3 || !ws || !wz ||
-        ws->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
-        wz->data_type != w->data_type)
-        return "the weight is not a constant 8-bit tensor with a float32 scale and a "
-               "zero "
-               "point";
-    if (!(qdq_per_tensor(ws) && qdq_per_tensor(wz)) &&
-        !(ws->n_dims == 1 && ws->dims[0] == w->dims[0] && wz->n_dims == 1 &&
-          wz->dims[0] == w->dims[0] &&
-          (!a || (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT &&
-                  (a->i == 0 || a->i == -(int64_t)w->n_dims)))))
-        return "the weight's quantization is neither per tensor nor per output channel "
-               "(axis 0)";
+        return qdq_x_why;
+    why = qdq_weight_why(dq[1], w, ws, p[1][2], 3, 1, 0,
+                         "the weight is not a constant 8-bit tensor with a float32 scale "
+                         "and a zero point",
+                         "the weight's quantization is neither per tensor nor per output "
+                         "channel (axis 0)");
+    if (why)
+        return why;
     if (dq[2] && qdq_bias_check(imp, p[0][1], ws, p[2], w->dims[0]))
         return qdq_bias_check(imp, p[0][1], ws, p[2], w->dims[0]);
     if (q->n_input != 3 || !qdq_tensor_params(qs, qz))
-        return "the QuantizeLinear is not per tensor with a constant float32 scale and "
-               "8-bit zero point";
+        return qdq_q_why;
     return NULL;
+}
+
+const char *onnx_qmatmul_mismatch(const Onnx__NodeProto *const *dq,
+                                  const Onnx__TensorProto *const (*p)[3],
+                                  const Onnx__NodeProto *q, const Onnx__TensorProto *qs,
+                                  const Onnx__TensorProto *qz)
+{
+    const char *why;
+    if (dq[0]->n_input != 3 || !qdq_tensor_params(p[0][1], p[0][2]))
+        return qdq_x_why;
+    /* per column: DequantizeLinear's axis 1 (its default) of the [K, N] weight */
+    why = qdq_weight_why(dq[1], p[1][0], p[1][1], p[1][2], 2, 0, 1,
+                         "the weight is not a constant 8-bit matrix with a float32 scale "
+                         "and a zero point",
+                         "the weight's quantization is neither per tensor nor per column "
+                         "(axis 1)");
+    if (why)
+        return why;
+    if (q->n_input != 3 || !qdq_tensor_params(qs, qz))
+        return qdq_q_why;
+    return NULL;
+}
+
+const char *onnx_qdq_act_idle(const onnx_import *imp, float lo, float hi,
+                              const Onnx__TensorProto *s, const Onnx__TensorProto *z)
+{
+    onnx_tensor st, zt;
+    const char *why = NULL;
+    memset(&st, 0, sizeof st);
+    memset(&zt, 0, sizeof zt);
+    if (onnx_tensor_load(s, imp->base_dir, "y_scale", &st) ||
+        onnx_tensor_load(z, imp->base_dir, "y_zero_point", &zt)) {
+        prt_clear_error();
+        why = "the QuantizeLinear's scale or zero point does not load";
+    } else {
+        const float scale = ((const float *)st.data)[0];
+        const int64_t zp = onnx_tensor_int(&zt, 0),
+                      qmin = zt.dtype == PRT_INT8 ? -128 : 0;
+        /* QuantizeLinear's rounding of x / scale (in float32), half to even:
+         * round(t) <= k, and round(t) >= K; NaN bounds count as busy */
+        const int64_t k = qmin - zp, K = qmin + 255 - zp;
+        const double t = (double)(lo / scale), u = (double)(hi / scale);
+        if (!(t < (double)k + 0.5 || (t == (double)k + 0.5 && !(k & 1))))
+            why = "the activation's lower bound lies inside the output's range (a Relu "
+                  "needs the zero point to be the least integer)";
+        else if (!(u > (double)K - 0.5 || (u == (double)K - 0.5 && !(K & 1))))
+            why = "the activation's upper bound lies inside the output's range";
+    }
+    onnx_tensor_free(&st);
+    onnx_tensor_free(&zt);
+    return why;
 }

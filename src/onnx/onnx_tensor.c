@@ -61,11 +61,18 @@ prt_status onnx_dtype_from_onnx(int32_t t, const char *what, int32_t *out)
     case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL:
         *out = PRT_BOOL;
         return PRT_OK;
+    case 17: /* FLOAT8E4M3FN and FLOAT8E5M2 (opset 19): numbers, as the
+              * onnx.proto that generated the enum may predate them */
+        *out = PRT_FLOAT8E4M3FN;
+        return PRT_OK;
+    case 19:
+        *out = PRT_FLOAT8E5M2;
+        return PRT_OK;
     default:
         return onnx_error(PRT_ERR_UNSUPPORTED,
                           "%s: ONNX element type %s (%d) is not supported "
                           "(plugrt has float32, float16, bfloat16, int8, uint8, "
-                          "int32, int64, bool)",
+                          "int32, int64, bool, float8e4m3fn, float8e5m2)",
                           what, onnx_elem_type_name(t), (int)t);
     }
 }
@@ -309,6 +316,8 @@ static prt_status from_int32_data(const Onnx__TensorProto *t, int32_t dtype,
         hi = INT8_MAX;
         break;
     case PRT_UINT8:
+    case PRT_FLOAT8E4M3FN: /* the bits, as ONNX stores them */
+    case PRT_FLOAT8E5M2:
         lo = 0;
         hi = UINT8_MAX;
         break;
@@ -338,6 +347,8 @@ static prt_status from_int32_data(const Onnx__TensorProto *t, int32_t dtype,
             break;
         case PRT_UINT8:
         case PRT_BOOL:
+        case PRT_FLOAT8E4M3FN:
+        case PRT_FLOAT8E5M2:
             ((uint8_t *)dst)[i] = (uint8_t)v;
             break;
         case PRT_FLOAT16:

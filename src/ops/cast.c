@@ -7,15 +7,17 @@
  * CastLike: inputs input and target_type (any dtypes); the output has the
  * input's dims and target_type's dtype (target_type's values are not read).
  * Both take field saturate (int32, 0 or 1, default 1, opset 19), which ONNX
- * defines only for conversions to 8-bit floats; plugrt has none, so it
- * changes nothing.
+ * defines only for conversions to the 8-bit floats: with it, values beyond
+ * their range (and infinities) become the largest finite; without, NaN
+ * (E4M3FN) or infinity (E5M2), base/fp8.h.
  *
  * Conversions: to bool, x != 0 (NaN is true, as in numpy); from bool, 0 or
  * 1; float to integer truncates toward zero and saturates at the type's
  * range (NaN gives 0; ONNX leaves out-of-range undefined); integer to
  * integer wraps (two's complement, as numpy); to a half float rounds to
- * nearest even. Integers travel through int64 so int64 values stay exact.
- * Values pass through between int32, int64 and bool (to bool: x != 0).
+ * nearest even; to an 8-bit float likewise, through float32. Integers travel through
+ * int64 so int64 values stay exact. Values pass through between int32, int64 and bool (to
+ * bool: x != 0).
  */
 #include <math.h>
 #include <string.h>
@@ -100,7 +102,7 @@ static prt_status cast_run(const op_object *o, int32_t dtype, const prt_tensor_d
     int32_t to = out->dtype;
     int64_t n = base_volume(&in[0].dims);
     const void *x = xs[0];
-    (void)o, (void)nb_in, (void)ws;
+    (void)nb_in, (void)ws;
     if (to == dtype) {
         if (x != y)
             memmove(y, x, prt_dtype_size(dtype) * (size_t)n);
@@ -108,8 +110,13 @@ static prt_status cast_run(const op_object *o, int32_t dtype, const prt_tensor_d
     }
     /* op_elem.h: the CUDA kernel's very code. */
     for (int64_t i = 0; i < n; i++)
-        opk_cast_at(dtype, to, x, y, i);
+        opk_cast_at_sat(dtype, to, x, y, i, ((const cast_op *)o)->saturate);
     return PRT_OK;
+}
+
+int op_cast_saturate(const op_object *o)
+{
+    return ((const cast_op *)o)->saturate;
 }
 
 #define CAST_CLASS(k, nb_in, in_dt, vals)                                                \

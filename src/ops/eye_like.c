@@ -117,7 +117,7 @@ static prt_status eye_run(const op_object *o, int32_t dtype, const prt_tensor_de
 static const op_class eye_class = {
     .min_inputs = 1,
     .max_inputs = 1,
-    .dtypes = OP_DT_ALL,
+    .dtypes = OP_DT_NO_FP8,
     .size = sizeof(eye_op),
     .alias_input = -1,
     .parse = eye_parse,

@@ -175,7 +175,7 @@ static prt_status cos_run(const op_object *o, int32_t dtype, const prt_tensor_de
 static const op_class cos_class = {
     .min_inputs = 0,
     .max_inputs = 0,
-    .dtypes = OP_DT_ALL,
+    .dtypes = OP_DT_NO_FP8,
     .size = sizeof(cos_op),
     .alias_input = -1,
     .parse = cos_parse,

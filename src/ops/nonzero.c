@@ -84,7 +84,7 @@ static prt_status nz_run(const op_object *o, int32_t dtype, const prt_tensor_des
 static const op_class nz_class = {
     .min_inputs = 1,
     .max_inputs = 1,
-    .dtypes = OP_DT_ALL,
+    .dtypes = OP_DT_NO_FP8,
     .size = sizeof(op_object),
     .alias_input = -1,
     .nb_outputs = nz_nb_outputs,

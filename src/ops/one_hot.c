@@ -160,7 +160,7 @@ static prt_status oh_run(const op_object *o, int32_t dtype, const prt_tensor_des
 static uint32_t oh_in_dtypes(const op_object *o, int32_t index, const int32_t *types)
 {
     (void)o, (void)index, (void)types;
-    return OP_DT_ALL;
+    return OP_DT_NO_FP8;
 }
 
 static int32_t oh_out_dtype(const op_object *o, const int32_t *types, int32_t nb_in)
@@ -172,7 +172,7 @@ static int32_t oh_out_dtype(const op_object *o, const int32_t *types, int32_t nb
 static const op_class one_hot_class = {
     .min_inputs = 2,
     .max_inputs = 2,
-    .dtypes = OP_DT_ALL,
+    .dtypes = OP_DT_NO_FP8,
     .size = sizeof(one_hot_op),
     .alias_input = -1,
     .parse = oh_parse,

@@ -61,6 +61,10 @@
 /* dtype masks */
 #define OP_DT(t) (1u << (t))
 #define OP_DT_ALL ((1u << PRT_DTYPE_COUNT) - 1u)
+/* Every dtype but the 8-bit floats: for ops that make or compare values
+ * (a fill value, a Pad constant, x != 0, sorting), which read numbers by
+ * dtype and have no 8-bit float rules; the byte-moving ops take OP_DT_ALL. */
+#define OP_DT_NO_FP8 (OP_DT_ALL & ~(OP_DT(PRT_FLOAT8E4M3FN) | OP_DT(PRT_FLOAT8E5M2)))
 #define OP_DT_FLOAT (OP_DT(PRT_FLOAT32) | OP_DT(PRT_FLOAT16))
 
 typedef struct op_object op_object;

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "base/fp16.h"
+#include "base/fp8.h"
 #include "plugrt/plugin.h"
 
 #define OPK_HD BASE_HD
@@ -45,12 +45,17 @@ OPK_HD float opk_float_at(int32_t dtype, const void *p, int64_t i)
         return base_h2f(((const uint16_t *)p)[i]);
     case PRT_BFLOAT16:
         return base_bf2f(((const uint16_t *)p)[i]);
+    case PRT_FLOAT8E4M3FN:
+        return base_e4m3_to_f32(((const uint8_t *)p)[i]);
+    case PRT_FLOAT8E5M2:
+        return base_e5m2_to_f32(((const uint8_t *)p)[i]);
     default:
         return ((const float *)p)[i];
     }
 }
 
-OPK_HD void opk_float_put(int32_t dtype, void *p, int64_t i, float v)
+/* `saturate` concerns the 8-bit floats only (base/fp8.h). */
+OPK_HD void opk_float_put_sat(int32_t dtype, void *p, int64_t i, float v, int saturate)
 {
     switch (dtype) {
     case PRT_FLOAT16:
@@ -59,25 +64,46 @@ OPK_HD void opk_float_put(int32_t dtype, void *p, int64_t i, float v)
     case PRT_BFLOAT16:
         ((uint16_t *)p)[i] = base_f2bf(v);
         break;
+    case PRT_FLOAT8E4M3FN:
+        ((uint8_t *)p)[i] = base_f32_to_e4m3(v, saturate);
+        break;
+    case PRT_FLOAT8E5M2:
+        ((uint8_t *)p)[i] = base_f32_to_e5m2(v, saturate);
+        break;
     default:
         ((float *)p)[i] = v;
         break;
     }
 }
 
+OPK_HD void opk_float_put(int32_t dtype, void *p, int64_t i, float v)
+{
+    opk_float_put_sat(dtype, p, i, v, 1);
+}
+
+OPK_HD int opk_is_float(int32_t dtype)
+{
+    return dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16 ||
+           dtype == PRT_FLOAT8E4M3FN || dtype == PRT_FLOAT8E5M2;
+}
+
 /* y[i] = x[i] cast from dtype `from` to `to` (different dtypes), cast.c's
  * rules: to bool x != 0 (NaN is true); from bool 0 or 1; floats to
  * integers truncated toward zero and saturated, NaN 0; integers wrap;
- * integers to 16-bit floats through float32. */
-OPK_HD void opk_cast_at(int32_t from, int32_t to, const void *x, void *y, int64_t i)
+ * integers to 16- and 8-bit floats through float32; `saturate` for the
+ * 8-bit floats (base/fp8.h). */
+OPK_HD void opk_cast_at_sat(int32_t from, int32_t to, const void *x, void *y, int64_t i,
+                            int saturate)
 {
-    if (from == PRT_FLOAT32 || from == PRT_FLOAT16 || from == PRT_BFLOAT16) {
+    if (opk_is_float(from)) {
         float f = opk_float_at(from, x, i);
         switch (to) {
         case PRT_FLOAT32:
         case PRT_FLOAT16:
         case PRT_BFLOAT16:
-            opk_float_put(to, y, i, f);
+        case PRT_FLOAT8E4M3FN:
+        case PRT_FLOAT8E5M2:
+            opk_float_put_sat(to, y, i, f, saturate);
             break;
         case PRT_BOOL:
             ((uint8_t *)y)[i] = f != 0.0f;
@@ -102,7 +128,9 @@ OPK_HD void opk_cast_at(int32_t from, int32_t to, const void *x, void *y, int64_
         case PRT_FLOAT32:
         case PRT_FLOAT16:
         case PRT_BFLOAT16:
-            opk_float_put(to, y, i, (float)v);
+        case PRT_FLOAT8E4M3FN:
+        case PRT_FLOAT8E5M2:
+            opk_float_put_sat(to, y, i, (float)v, saturate);
             break;
         case PRT_BOOL:
             ((uint8_t *)y)[i] = v != 0;
@@ -121,6 +149,11 @@ OPK_HD void opk_cast_at(int32_t from, int32_t to, const void *x, void *y, int64_
             break;
         }
     }
+}
+
+OPK_HD void opk_cast_at(int32_t from, int32_t to, const void *x, void *y, int64_t i)
+{
+    opk_cast_at_sat(from, to, x, y, i, 1);
 }
 
 #endif /* PLUGRT_OPS_OP_ELEM_H */

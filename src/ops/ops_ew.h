@@ -193,6 +193,9 @@ typedef struct um_op {
     int32_t approximate; /* Gelu: index into gelu_modes */
 } um_op;
 
+/* Cast's and CastLike's field saturate (cast.c), for a device's kernel. */
+int op_cast_saturate(const op_object *o);
+
 /* Dropout's mask element: true, or 1 in the mask's dtype, its bytes
  * first (dropout.c). */
 uint64_t dropout_one(int32_t mask_dtype);

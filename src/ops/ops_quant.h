@@ -25,6 +25,16 @@ extern const prt_plugin_creator op_qlinear_mul_creator;
 prt_status quant_view(const op_object *o, const prt_dims *in, int32_t nb_in,
                       int64_t *outer, int64_t *ch, int64_t *inner);
 
+/* QuantizeLinear's field saturate (quantize.c: 8-bit float outputs). */
+int op_quant_saturate(const op_object *o);
+/* 1 for the 8-bit float dtypes, whose quantization has no zero point:
+ * QuantizeLinear's y = fp8(x / scale), DequantizeLinear's y = x * scale
+ * (a zero point, which picks the dtype, must be zero). */
+static inline int op_is_fp8(int32_t dtype)
+{
+    return dtype == PRT_FLOAT8E4M3FN || dtype == PRT_FLOAT8E5M2;
+}
+
 /* 1 for QLinearMul, 0 for QLinearAdd. */
 int32_t qlinear_is_mul(const op_object *o);
 /* QLinearAdd/Mul's checks before a run: every scale and zero point holds

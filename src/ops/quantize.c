@@ -4,21 +4,24 @@
  * of every element is quant.h's, rounded as ONNX Runtime rounds.
  *
  * QuantizeLinear: inputs x (float32, float16 or bfloat16), y_scale (x's
- * dtype) and the optional y_zero_point (int8 or uint8; absent: uint8 0);
- * y = saturate(round_half_even(x / y_scale) + y_zero_point), of the zero
- * point's dtype (uint8 without one). Half floats are divided in float32,
- * as ONNX Runtime does. Field axis (default 1): the axis a 1-D scale runs
- * along (per-axis quantization, opset 13); a scale of one element (a scalar
- * or 1-D) is per tensor. Field saturate (0 or 1, default 1, opset 19)
- * concerns 8-bit floats only, which plugrt lacks: it changes nothing. Every
- * scale must be positive and finite (the run fails naming the first that
- * is not): a zero, negative or NaN scale has no quantization.
+ * dtype) and the optional y_zero_point (int8, uint8 or an 8-bit float;
+ * absent: uint8 0); y = saturate(round_half_even(x / y_scale) +
+ * y_zero_point), of the zero point's dtype (uint8 without one). Half floats
+ * are divided in float32, as ONNX Runtime does. Field axis (default 1): the
+ * axis a 1-D scale runs along (per-axis quantization, opset 13); a scale of
+ * one element (a scalar or 1-D) is per tensor. An 8-bit float y (opset 19)
+ * is x / y_scale converted (base/fp8.h: round to nearest even); its zero
+ * point must be 0 (ONNX), and field saturate (0 or 1, default 1) says what
+ * values beyond its range become: the largest finite, or NaN (E4M3FN) /
+ * infinity (E5M2). Every scale must be positive and finite (the run fails
+ * naming the first that is not): a zero, negative or NaN scale has no
+ * quantization.
  *
- * DequantizeLinear: inputs x (int8, uint8 or int32), x_scale (float32,
- * float16 or bfloat16) and the optional x_zero_point (x's dtype);
- * y = (x - x_zero_point) * x_scale, of the scale's dtype (computed in
- * float32, rounded once). Field axis as above. An int32 x has no zero point
- * other than 0 (ONNX): a non-zero one fails the run.
+ * DequantizeLinear: inputs x (int8, uint8, int32 or an 8-bit float),
+ * x_scale (float32, float16 or bfloat16) and the optional x_zero_point (x's
+ * dtype); y = (x - x_zero_point) * x_scale, of the scale's dtype (computed
+ * in float32, rounded once). Field axis as above. An int32 or 8-bit float x
+ * has no zero point other than 0 (ONNX): a non-zero one fails the run.
  *
  * Scales and zero points are ordinary inputs, usually constants, read at
  * every run; their dims are checked with x's before it (quant_view).
@@ -135,7 +138,8 @@ static uint32_t ql_in_dtypes(const op_object *o, int32_t index, const int32_t *t
         return o->cls->dtypes;
     if (index == 1)
         return OP_DT(types[0]);
-    return OP_DT(PRT_INT8) | OP_DT(PRT_UINT8);
+    return OP_DT(PRT_INT8) | OP_DT(PRT_UINT8) | OP_DT(PRT_FLOAT8E4M3FN) |
+           OP_DT(PRT_FLOAT8E5M2);
 }
 
 static int32_t ql_out_dtype(const op_object *o, const int32_t *types, int32_t nb_in)
@@ -165,6 +169,7 @@ typedef struct quant_run {
     const void *x, *scale, *zp;
     void *y;
     int32_t xdt, sdt, zdt, ydt;
+    int32_t saturate; /* an 8-bit float y */
     int64_t ch, inner;
 } quant_run;
 
@@ -185,9 +190,15 @@ typedef struct quant_run {
 static void ql_range(void *arg, int64_t b, int64_t e)
 {
     const quant_run *r = (const quant_run *)arg;
-    uint8_t *y = (uint8_t *)r->y; /* int8 or uint8: one byte an element */
+    uint8_t *y = (uint8_t *)r->y; /* int8, uint8 or fp8: one byte an element */
     QUANT_SEGMENTS(r, b, e, {
-        if (r->xdt == PRT_FLOAT32) {
+        (void)z; /* an 8-bit float's is 0 (quant_prepare) */
+        if (op_is_fp8(r->ydt)) {
+            /* ONNX Runtime's x / scale in float32, then the conversion */
+            for (int64_t k = 0; k < m; k++)
+                opk_float_put_sat(r->ydt, y, b + k, opk_float_at(r->xdt, r->x, b + k) / s,
+                                  r->saturate);
+        } else if (r->xdt == PRT_FLOAT32) {
             op_quantize_f32((const float *)r->x + b, m, s, z, r->ydt, y + b);
         } else {
             float buf[EW_CHUNK];
@@ -206,7 +217,10 @@ static void dql_range(void *arg, int64_t b, int64_t e)
     const size_t es = prt_dtype_size(r->xdt);
     QUANT_SEGMENTS(r, b, e, {
         const uint8_t *x = (const uint8_t *)r->x + (size_t)b * es;
-        if (r->ydt == PRT_FLOAT32) {
+        if (op_is_fp8(r->xdt)) {
+            for (int64_t k = 0; k < m; k++)
+                opk_float_put(r->ydt, r->y, b + k, opk_float_at(r->xdt, r->x, b + k) * s);
+        } else if (r->ydt == PRT_FLOAT32) {
             op_dequantize_f32(r->xdt, x, m, s, z, (float *)r->y + b);
         } else {
             float buf[EW_CHUNK];
@@ -240,6 +254,7 @@ static prt_status quant_prepare(const op_object *o, const prt_tensor_desc *in,
     r->sdt = in[1].dtype;
     r->zdt = nb_in > 2 ? in[2].dtype : PRT_UINT8;
     r->ydt = out->dtype;
+    r->saturate = o->cls->kind == QUANTIZE ? ((const quant_op *)o)->saturate : 1;
     for (int64_t c = 0; c < r->ch; c++) {
         const float s = opk_float_at(r->sdt, r->scale, c);
         if (o->cls->kind == QUANTIZE && !(s > 0.0f && isfinite(s)))
@@ -251,6 +266,11 @@ static prt_status quant_prepare(const op_object *o, const prt_tensor_desc *in,
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                            "x_zero_point[%lld] is %lld; an int32 x has zero point 0",
                            (long long)c, (long long)opk_int_at(r->zdt, r->zp, c));
+        /* +0 or -0 */
+        if (r->zp && op_is_fp8(r->zdt) && (((const uint8_t *)r->zp)[c] & 0x7fu))
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "the zero point [%lld] is %g; an 8-bit float's must be 0",
+                           (long long)c, (double)opk_float_at(r->zdt, r->zp, c));
     }
     return PRT_OK;
 }
@@ -353,7 +373,9 @@ static prt_status dyn_run(const op_object *o, int32_t dtype, const prt_tensor_de
 static const op_class quantize_class =
     QUANT_CLASS(QUANTIZE, EW_DT_FLOATS, ql_in_dtypes, ql_out_dtype);
 static const op_class dequantize_class =
-    QUANT_CLASS(DEQUANTIZE, OP_DT(PRT_INT8) | OP_DT(PRT_UINT8) | OP_DT(PRT_INT32),
+    QUANT_CLASS(DEQUANTIZE,
+                OP_DT(PRT_INT8) | OP_DT(PRT_UINT8) | OP_DT(PRT_INT32) |
+                    OP_DT(PRT_FLOAT8E4M3FN) | OP_DT(PRT_FLOAT8E5M2),
                 dql_in_dtypes, dql_out_dtype);
 
 static const op_class dynamic_class = {
@@ -374,6 +396,11 @@ static const prt_field_schema quant_schema[] = {
     {"axis", PRT_FIELD_INT32, 1, "the axis a 1-D (per-axis) scale runs along, default 1"},
     {"saturate", PRT_FIELD_INT32, 1, "0 or 1 (default); only 8-bit floats use it"},
 };
+
+int op_quant_saturate(const op_object *o)
+{
+    return o->cls->kind == QUANTIZE ? ((const quant_op *)o)->saturate : 1;
+}
 
 const prt_plugin_creator op_quantize_linear_creator =
     OP_CREATOR("QuantizeLinear", quantize_class, quant_schema, 2);

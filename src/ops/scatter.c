@@ -350,13 +350,13 @@ static uint32_t scatter_in_dtypes(const op_object *o, int32_t index, const int32
 {
     (void)o;
     if (index == 0)
-        return OP_DT_ALL;
+        return OP_DT_NO_FP8; /* reductions add and compare numbers */
     return index == 1 ? OP_DT_INDEX : OP_DT(types[0]);
 }
 
 #define SCATTER_CLASS(k)                                                                 \
     {                                                                                    \
-        .kind = (k), .min_inputs = 3, .max_inputs = 3, .dtypes = OP_DT_ALL,              \
+        .kind = (k), .min_inputs = 3, .max_inputs = 3, .dtypes = OP_DT_NO_FP8,           \
         .size = sizeof(scatter_op), .alias_input = 0, .parse = scatter_parse,            \
         .serialize = scatter_serialize, .shapes = scatter_shapes,                        \
         .infer = scatter_infer, .run = scatter_run, .in_dtypes = scatter_in_dtypes,      \

@@ -449,7 +449,7 @@ static prt_status pad_run(const op_object *o, int32_t dtype, const prt_tensor_de
 static uint32_t pad_in_dtypes(const op_object *o, int32_t index, const int32_t *types)
 {
     if (index == 0)
-        return OP_DT_ALL;
+        return OP_DT_NO_FP8;
     /* pads (without the field), then the constant in x's dtype */
     return index == 1 && ((const pad_op *)o)->nb_pads < 0 ? OP_DT_INDEX : OP_DT(types[0]);
 }
@@ -457,7 +457,7 @@ static uint32_t pad_in_dtypes(const op_object *o, int32_t index, const int32_t *
 static const op_class pad_class = {
     .min_inputs = 1,
     .max_inputs = 3,
-    .dtypes = OP_DT_ALL,
+    .dtypes = OP_DT_NO_FP8,
     .size = sizeof(pad_op),
     .alias_input = -1,
     .parse = pad_parse,

@@ -274,7 +274,7 @@ static prt_status uq_run(const op_object *o, int32_t dtype, const prt_tensor_des
 static const op_class unique_class = {
     .min_inputs = 1,
     .max_inputs = 1,
-    .dtypes = OP_DT_ALL,
+    .dtypes = OP_DT_NO_FP8,
     .size = sizeof(unique_op),
     .alias_input = -1,
     .parse = uq_parse,

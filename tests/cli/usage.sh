@@ -93,7 +93,7 @@ assert isinstance(d["builtins"], list)
 # Every built-in lists the devices it runs on, with their dtypes.
 ops = {b["name"]: b for b in d["builtins"]}
 assert set(ops["Relu"]["devices"]["cpu"]) == {"float32", "float16", "bfloat16", "int8", "int32", "int64"}, ops["Relu"]
-assert ops["Where"]["devices"]["cpu"] == ["float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool"], ops["Where"]
+assert ops["Where"]["devices"]["cpu"] == ["float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool", "float8e4m3fn", "float8e5m2"], ops["Where"]
 assert all(b["devices"].get("cpu") for b in d["builtins"]), [b["name"] for b in d["builtins"] if not b["devices"].get("cpu")]
 assert all(set(b["devices"]) <= {"cpu", "cuda"} for b in d["builtins"])
 ' plugins_json.out

@@ -10,10 +10,16 @@
 #include "cov.h"
 
 /* Random values over the whole range of int8, uint8 or int32 (int32 within
- * +-2^20, where float32 holds every value). */
+ * +-2^20, where float32 holds every value); an 8-bit float's random codes,
+ * NaN and infinities included. */
 static ot_tensor q_random(cov *c, int32_t dt, prt_dims d)
 {
     ot_tensor t = ot_make(dt, d);
+    if (dt == PRT_FLOAT8E4M3FN || dt == PRT_FLOAT8E5M2) {
+        for (int64_t i = 0; i < tu_volume(&d); i++)
+            ((uint8_t *)t.data)[i] = (uint8_t)tu_rng_range(cov_rng(c), 0, 255);
+        return t;
+    }
     const int64_t lo = dt == PRT_INT8 ? -128 : dt == PRT_UINT8 ? 0 : -(1 << 20);
     const int64_t hi = dt == PRT_INT8 ? 127 : dt == PRT_UINT8 ? 255 : 1 << 20;
     for (int64_t i = 0; i < tu_volume(&d); i++)
@@ -34,19 +40,21 @@ static ot_tensor q_scales(cov *c, int32_t dt, prt_dims d)
     return t;
 }
 
-/* QuantizeLinear: per tensor and per axis (negative axes too), int8 and
- * uint8 zero points and none, scales as network inputs and as constants;
- * x spans past the range (saturation), with NaN and infinities, and every
- * fifth element is a planted tie (k + 1/2) * scale. */
+/* QuantizeLinear: per tensor and per axis (negative axes too), int8,
+ * uint8 and 8-bit float zero points (v 6 and 7, saturate 0 and 1) and
+ * none, scales as network inputs and as constants; x spans past the range
+ * (saturation), with NaN and infinities, and every fifth element is a
+ * planted tie (k + 1/2) * scale. */
 static void gen_quantize(cov *c, const char *op, int32_t dt)
 {
-    for (int v = 0; v < 6; v++) {
+    for (int v = 0; v < 8; v++) {
         oc_case k = {.op = op, .nb = v == 3 ? 2 : 3, .exact = 1};
         const int32_t r = (int32_t)tu_rng_range(cov_rng(c), 1, 4);
         int32_t axis = (int32_t)tu_rng_range(cov_rng(c), 0, r - 1);
-        const int per_axis = v == 2 || v == 4 || v == 5;
+        const int per_axis = v == 2 || v == 4 || v == 5 || v == 7;
         prt_dims d = cov_dims(c, r, v == 5), sd = v == 1 ? D1(1) : D0();
-        prt_field f = ot_fld_i32("axis", &axis, 1);
+        int32_t sat = v == 7;
+        prt_field f[2] = {ot_fld_i32("axis", &axis, 1), ot_fld_i32("saturate", &sat, 1)};
         char what[64];
         if (per_axis)
             sd = D1(d.d[axis]);
@@ -63,15 +71,18 @@ static void gen_quantize(cov *c, const char *op, int32_t dt)
                        ((double)tu_rng_range(cov_rng(c), -200, 200) + 0.5) *
                            ot_get(&k.in[1], 0));
         }
-        if (v != 3)
+        if (v >= 6) /* an 8-bit float's zero point is 0 */
+            k.in[2] = ot_make(v == 6 ? PRT_FLOAT8E4M3FN : PRT_FLOAT8E5M2, sd);
+        else if (v != 3)
             k.in[2] = q_random(c, v % 2 ? PRT_INT8 : PRT_UINT8, sd);
         k.role[1] = k.role[2] = v % 2 ? OC_CONST : OC_DATA;
-        if (per_axis) {
-            k.f = &f;
-            k.nf = 1;
-        }
-        snprintf(what, sizeof what, "QuantizeLinear %s%s",
-                 per_axis ? "per axis" : "per tensor", v == 3 ? ", no zero point" : "");
+        k.f = f;
+        k.nf = per_axis ? 2 : v >= 6 ? 2 : 0;
+        snprintf(what, sizeof what, "QuantizeLinear %s%s%s",
+                 per_axis ? "per axis" : "per tensor", v == 3 ? ", no zero point" : "",
+                 v == 6   ? ", float8e4m3fn"
+                 : v == 7 ? ", float8e5m2"
+                          : "");
         cov_case(c, what, &k);
     }
 }
@@ -92,8 +103,10 @@ static void gen_dequantize(cov *c, const char *op, int32_t dt)
             sd = D1(d.d[axis]);
         k.in[0] = q_random(c, dt, d);
         k.in[1] = q_scales(c, v == 1 ? PRT_FLOAT16 : PRT_FLOAT32, sd);
-        if (v != 3)
-            k.in[2] = dt == PRT_INT32 ? ot_make(dt, sd) : q_random(c, dt, sd);
+        if (v != 3) /* int32's and 8-bit floats' zero point is 0 */
+            k.in[2] = dt == PRT_INT32 || dt == PRT_FLOAT8E4M3FN || dt == PRT_FLOAT8E5M2
+                          ? ot_make(dt, sd)
+                          : q_random(c, dt, sd);
         k.role[1] = k.role[2] = v % 2 ? OC_CONST : OC_DATA;
         if (per_axis) {
             k.f = &f;

@@ -615,6 +615,78 @@ static void test_cast(tu_rng *r)
         }
 }
 
+/* The 8-bit floats (base/fp8.h) on CUDA against the CPU: Cast of all 256
+ * codes to float32 and float16; Cast of float32 and float16 values to them
+ * (specials, magnitudes from far below the least subnormal to far past
+ * the largest) with saturate 0 and 1; QuantizeLinear per axis to them and
+ * DequantizeLinear of all codes per axis with float16 scales. */
+static void test_fp8(tu_rng *r)
+{
+    static const int32_t f8[2] = {PRT_FLOAT8E4M3FN, PRT_FLOAT8E5M2};
+    char what[96];
+    for (int k = 0; k < 2; k++)
+        for (int32_t sat = 0; sat < 2; sat++) {
+            int32_t axis = 1;
+            prt_field qf[2] = {ot_fld_i32("axis", &axis, 1),
+                               ot_fld_i32("saturate", &sat, 1)};
+            for (int s = 0; s < 2; s++) {
+                int32_t to = s ? PRT_FLOAT16 : PRT_FLOAT32, to8 = f8[k];
+                prt_field f = ot_fld_i32("to", &to, 1);
+                prt_field f2[2] = {ot_fld_i32("to", &to8, 1),
+                                   ot_fld_i32("saturate", &sat, 1)};
+                tcase c = {.op = "Cast", .f = &f, .nf = 1, .nb = 1, .exact = 1};
+                tcase d = {.op = "Cast", .f = f2, .nf = 2, .nb = 1, .exact = 1};
+                c.in[0] = ot_make(f8[k], D1(256));
+                for (int i = 0; i < 256; i++)
+                    ((uint8_t *)c.in[0].data)[i] = (uint8_t)i;
+                snprintf(what, sizeof what, "Cast %s to %s", prt_dtype_name(f8[k]),
+                         prt_dtype_name(to));
+                run_case(what, &c);
+                free_case(&c);
+                d.in[0] = random_special(to, D2(3, 301), r);
+                for (int64_t i = 0; i < 3 * 301; i += 2)
+                    ot_set(&d.in[0], i,
+                           ot_get(&d.in[0], i) *
+                               pow(2.0, (double)tu_rng_range(r, -26, 17)));
+                snprintf(what, sizeof what, "Cast %s to %s, saturate %d",
+                         prt_dtype_name(to), prt_dtype_name(f8[k]), (int)sat);
+                run_case(what, &d);
+                free_case(&d);
+            }
+            {
+                tcase c = {.op = "QuantizeLinear", .f = qf, .nf = 2, .nb = 3, .exact = 1};
+                c.in[0] = random_special(PRT_FLOAT32, D3(2, 3, 50), r);
+                for (int64_t i = 0; i < 300; i += 3)
+                    ot_set(&c.in[0], i, ot_get(&c.in[0], i) * 1e3);
+                c.in[1] = ot_make(PRT_FLOAT32, D1(3));
+                ot_set(&c.in[1], 0, 0.01);
+                ot_set(&c.in[1], 1, 1.0);
+                ot_set(&c.in[1], 2, 300.0);
+                c.in[2] = ot_make(f8[k], D1(3)); /* zeros */
+                c.role[1] = c.role[2] = OC_CONST;
+                snprintf(what, sizeof what, "QuantizeLinear to %s, saturate %d",
+                         prt_dtype_name(f8[k]), (int)sat);
+                run_case(what, &c);
+                free_case(&c);
+            }
+            if (sat) {
+                tcase c = {
+                    .op = "DequantizeLinear", .f = qf, .nf = 1, .nb = 2, .exact = 1};
+                c.in[0] = ot_make(f8[k], D3(2, 3, 256));
+                for (int i = 0; i < 2 * 3 * 256; i++)
+                    ((uint8_t *)c.in[0].data)[i] = (uint8_t)i;
+                c.in[1] = ot_make(PRT_FLOAT16, D1(3));
+                ot_set(&c.in[1], 0, 0.125);
+                ot_set(&c.in[1], 1, 3.0);
+                ot_set(&c.in[1], 2, 0.001);
+                snprintf(what, sizeof what, "DequantizeLinear from %s",
+                         prt_dtype_name(f8[k]));
+                run_case(what, &c);
+                free_case(&c);
+            }
+        }
+}
+
 /* An int64 (or int32) constant of n values. */
 static ot_tensor ints(int32_t dtype, int32_t n, const int64_t *v)
 {
@@ -1074,6 +1146,7 @@ int main(void)
     test_where(&r);
     test_unary_math(&r);
     test_cast(&r);
+    test_fp8(&r);
     test_clip(&r);
     test_dropout(&r);
     test_div_by_zero();

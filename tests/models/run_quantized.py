@@ -41,6 +41,13 @@ int32. So the two references and their tolerances:
   dynamic models, every element within DYN_ATOL_REL of the largest
   reference magnitude.
 
+A QDQ model's Convs (but grouped ones) and MatMuls now become QLinearConv
+and QLinearMatMul at import as ONNX Runtime's optimizer makes them
+(src/onnx/onnx_fuse.c), so for QDQ models the two references swap roles:
+the optimized one is held to 1 quantum in NOOPT_MAX_FRACTION of the
+elements (resnet18_w8_qdq matches it exactly), the unoptimized one gets
+QDQ_MAX_QUANTA and QDQ_MAX_FRACTION (ORT's own 17% at batch 2).
+
 Exit status 0 pass, 1 a mismatch or an error, 77 (skipped) when the model
 or onnxruntime is missing.
 """
@@ -122,8 +129,9 @@ def compare(kind, scales, refs, got, fused, what):
         if kind == "qdq" and name in scales:
             quanta = np.rint(diff / scales[name])
             worst, frac = float(quanta.max()), float(np.mean(quanta >= 1))
-            most, most_frac = (QDQ_MAX_QUANTA, QDQ_MAX_FRACTION) if fused else (
-                1, NOOPT_MAX_FRACTION)
+            # plugrt's QDQ Convs run as ORT's optimized ones (above)
+            most, most_frac = (1, NOOPT_MAX_FRACTION) if fused else (
+                QDQ_MAX_QUANTA, QDQ_MAX_FRACTION)
             line = "%s: %s max %d quanta (scale %.4g), %.2f%% off by >= 1" % (
                 what, name, worst, scales[name], 100 * frac)
             if worst > most or frac > most_frac:

@@ -185,6 +185,8 @@ static long long elem_as_i64(int32_t dtype, const void *p, int64_t i)
         return ((const int8_t *)p)[i];
     case PRT_UINT8:
     case PRT_BOOL:
+    case PRT_FLOAT8E4M3FN: /* the bits: ONNX's conversions are exact */
+    case PRT_FLOAT8E5M2:
         return ((const uint8_t *)p)[i];
     case PRT_INT32:
         return ((const int32_t *)p)[i];

@@ -67,6 +67,7 @@ uint8 = DataType.UINT8
 int32 = DataType.INT32
 int64 = DataType.INT64
 bool = DataType.BOOL  # noqa: A001 - trt.bool
+fp8 = DataType.FP8
 
 # TensorRT's other names for the same objects.
 Engine = ICudaEngine
@@ -103,5 +104,5 @@ __all__ = [
     # types
     "DataType", "Device", "Dims", "MemoryPoolType", "NetworkDefinitionCreationFlag",
     "TensorFormat", "TensorIOMode", "TensorLocation", "TensorRTPhase", "nptype", "volume",
-    "float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64",  # and trt.bool
+    "float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "fp8",  # and trt.bool
 ]

@@ -719,7 +719,8 @@ def _contiguous_on_device(io, x, v, s):
 _MEM = {Device.CPU: "host", Device.CUDA: "CUDA"}
 _RAW_BF16 = ("uint16", "int16", "<u2", "<i2")  # bfloat16's raw values
 _FROM_NP: Dict[np.dtype, DataType] = {np.dtype(nptype(d)): d for d in DataType
-                                      if d != DataType.BF16}
+                                      if d not in (DataType.BF16, DataType.FP8,
+                                                   DataType.FP8E5M2)}
 
 
 # ---------------------------------------------------------------------------

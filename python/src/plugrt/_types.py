@@ -20,6 +20,8 @@ class DataType(enum.IntEnum):
     INT32 = 5
     INT64 = 6
     BOOL = 7
+    FP8 = 8  # FLOAT8E4M3FN, TensorRT's FP8
+    FP8E5M2 = 9  # FLOAT8E5M2
 
     @property
     def itemsize(self) -> int:
@@ -27,7 +29,8 @@ class DataType(enum.IntEnum):
 
 
 _ITEMSIZE = {DataType.FLOAT: 4, DataType.HALF: 2, DataType.BF16: 2, DataType.INT8: 1,
-             DataType.UINT8: 1, DataType.INT32: 4, DataType.INT64: 8, DataType.BOOL: 1}
+             DataType.UINT8: 1, DataType.INT32: 4, DataType.INT64: 8, DataType.BOOL: 1,
+             DataType.FP8: 1, DataType.FP8E5M2: 1}
 
 _NP = {DataType.FLOAT: np.float32, DataType.HALF: np.float16, DataType.INT8: np.int8,
        DataType.UINT8: np.uint8, DataType.INT32: np.int32, DataType.INT64: np.int64,
@@ -36,6 +39,8 @@ _FROM_NP = {np.dtype(v): k for k, v in _NP.items()}
 # __array_interface__ typestr of each type (bfloat16 as raw 2-byte values).
 TYPESTR = {k: np.dtype(v).str for k, v in _NP.items()}
 TYPESTR[DataType.BF16] = "<V2"
+# numpy has no 8-bit floats either: their bytes as they are.
+TYPESTR[DataType.FP8] = TYPESTR[DataType.FP8E5M2] = "|V1"
 
 
 #: What a dtype argument takes: a DataType, its int, a numpy dtype or type,
@@ -73,7 +78,8 @@ _NAMES = {"FLOAT": DataType.FLOAT, "FLOAT32": DataType.FLOAT, "FP32": DataType.F
           "HALF": DataType.HALF, "FLOAT16": DataType.HALF, "FP16": DataType.HALF,
           "BF16": DataType.BF16, "BFLOAT16": DataType.BF16, "INT8": DataType.INT8,
           "UINT8": DataType.UINT8, "INT32": DataType.INT32, "INT64": DataType.INT64,
-          "BOOL": DataType.BOOL}
+          "BOOL": DataType.BOOL, "FP8": DataType.FP8, "FLOAT8E4M3FN": DataType.FP8,
+          "FP8E5M2": DataType.FP8E5M2, "FLOAT8E5M2": DataType.FP8E5M2}
 
 
 class TensorFormat(enum.IntEnum):

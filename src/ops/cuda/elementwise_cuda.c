@@ -122,7 +122,8 @@ OPC_KERNEL(opc_cast)
     if (out->dtype == dtype)
         return opc_status(
             o, opk_device_copy(y[0], x[0], prt_dtype_size(dtype) * (size_t)n, stream));
-    return opc_status(o, opk_cast(dtype, out->dtype, x[0], y[0], n, stream));
+    return opc_status(
+        o, opk_cast(dtype, out->dtype, x[0], y[0], n, op_cast_saturate(o), stream));
 }
 
 OPC_KERNEL(opc_where)

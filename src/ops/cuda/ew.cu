@@ -444,10 +444,11 @@ __global__ void not_kernel(const uint8_t *x, uint8_t *y, int64_t n)
 // ---- Cast ------------------------------------------------------------------
 
 // op_elem.h's opk_cast_at: the CPU op's very code.
-__global__ void cast_kernel(int32_t from, int32_t to, const void *x, void *y, int64_t n)
+__global__ void cast_kernel(int32_t from, int32_t to, const void *x, void *y, int64_t n,
+                            int saturate)
 {
     OPK_FOR(i, n)
-    opk_cast_at(from, to, x, y, i);
+    opk_cast_at_sat(from, to, x, y, i, saturate);
 }
 
 // ---- strided copy ----------------------------------------------------------
@@ -631,13 +632,14 @@ extern "C" int opk_clip(int32_t dtype, const void *x, void *y, int64_t n, const 
 }
 
 extern "C" int opk_cast(int32_t from, int32_t to, const void *x, void *y, int64_t n,
-                        void *stream)
+                        int saturate, void *stream)
 {
     if (n == 0)
         return 0;
     if (from < 0 || from >= PRT_DTYPE_COUNT || to < 0 || to >= PRT_DTYPE_COUNT)
         return (int)cudaErrorInvalidValue;
-    cast_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(from, to, x, y, n);
+    cast_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(from, to, x, y, n,
+                                                                      saturate);
     return launched();
 }
 

@@ -145,8 +145,10 @@ int opk_clip(int32_t dtype, const void *x, void *y, int64_t n, const void *lo,
              void *stream);
 
 /* Cast from dtype `from` to `to` (cast.c's rules: to bool x != 0; floats to
- * integers truncated and saturated, NaN 0; integers wrap). */
-int opk_cast(int32_t from, int32_t to, const void *x, void *y, int64_t n, void *stream);
+ * integers truncated and saturated, NaN 0; integers wrap; `saturate` for
+ * the 8-bit floats, base/fp8.h). */
+int opk_cast(int32_t from, int32_t to, const void *x, void *y, int64_t n, int saturate,
+             void *stream);
 
 /* y[i] = x[offset of i in b's walk (1 input)], elements of esize bytes:
  * Expand, Transpose, Slice with constant parameters. x_offset (elements)
@@ -535,11 +537,14 @@ int opk_rnn_final(const opk_rnn_args *a, void *stream);
 
 /* QuantizeLinear over x [outer, ch, inner] (xdt a float dtype), the scale
  * (sdt) and zero point (zdt; zp NULL: 0) element c applying to [:, c, :];
- * y int8 or uint8 (ydt). Scales and zero points are device data. */
+ * y int8, uint8 or an 8-bit float (ydt: x / scale converted with
+ * `saturate`, the zero point not read). Scales and zero points are device
+ * data. */
 int opk_quantize(int32_t xdt, const void *x, int32_t sdt, const void *scale, int32_t zdt,
                  const void *zp, int32_t ydt, void *y, int64_t n, int64_t ch,
-                 int64_t inner, void *stream);
-/* DequantizeLinear likewise: x int8, uint8 or int32; y of the scale's dtype. */
+                 int64_t inner, int saturate, void *stream);
+/* DequantizeLinear likewise: x int8, uint8, int32 or an 8-bit float (whose
+ * zero point is not read); y of the scale's dtype. */
 int opk_dequantize(int32_t xdt, const void *x, int32_t sdt, const void *scale,
                    int32_t zdt, const void *zp, void *y, int64_t n, int64_t ch,
                    int64_t inner, void *stream);

@@ -20,13 +20,17 @@ __device__ inline int64_t channel(int64_t i, int64_t ch, int64_t inner)
 __global__ void quantize_kernel(int32_t xdt, const void *x, int32_t sdt,
                                 const void *scale, int32_t zdt, const void *zp,
                                 int32_t ydt, void *y, int64_t n, int64_t ch,
-                                int64_t inner)
+                                int64_t inner, int saturate)
 {
     const int32_t lo = opq_lo(ydt), hi = opq_hi(ydt);
     OPK_FOR(i, n)
     {
         const int64_t c = channel(i, ch, inner);
         const float s = opk_float_at(sdt, scale, c);
+        if (ydt == PRT_FLOAT8E4M3FN || ydt == PRT_FLOAT8E5M2) {
+            opk_float_put_sat(ydt, y, i, opk_float_at(xdt, x, i) / s, saturate);
+            continue;
+        }
         const int32_t z = zp ? (int32_t)opk_int_at(zdt, zp, c) : 0;
         const int32_t q = opq_quantize(opk_float_at(xdt, x, i), s, z, lo, hi);
         if (ydt == DT_I8)
@@ -45,6 +49,10 @@ __global__ void dequantize_kernel(int32_t xdt, const void *x, int32_t sdt,
     {
         const int64_t c = channel(i, ch, inner);
         const float s = opk_float_at(sdt, scale, c);
+        if (xdt == PRT_FLOAT8E4M3FN || xdt == PRT_FLOAT8E5M2) {
+            opk_float_put(sdt, y, i, opk_float_at(xdt, x, i) * s);
+            continue;
+        }
         const int32_t z = zp ? (int32_t)opk_int_at(zdt, zp, c) : 0;
         opk_float_put(sdt, y, i, opq_dequantize((int32_t)opk_int_at(xdt, x, i), z, s));
     }
@@ -115,12 +123,12 @@ using namespace opk;
 
 extern "C" int opk_quantize(int32_t xdt, const void *x, int32_t sdt, const void *scale,
                             int32_t zdt, const void *zp, int32_t ydt, void *y, int64_t n,
-                            int64_t ch, int64_t inner, void *stream)
+                            int64_t ch, int64_t inner, int saturate, void *stream)
 {
     if (n == 0)
         return 0;
     quantize_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(
-        xdt, x, sdt, scale, zdt, zp, ydt, y, n, ch, inner);
+        xdt, x, sdt, scale, zdt, zp, ydt, y, n, ch, inner, saturate);
     return launched();
 }
 
@@ -143,7 +151,7 @@ extern "C" int opk_dynamic_quantize(const float *x, int64_t n, uint8_t *y, float
     if (int err = launched())
         return err;
     return opk_quantize(PRT_FLOAT32, x, PRT_FLOAT32, scale, PRT_UINT8, zp, PRT_UINT8, y,
-                        n, 1, n, stream);
+                        n, 1, n, 1, stream);
 }
 
 extern "C" int opk_qlinear(int32_t mul, int32_t dtype, const opk_bcast *b, const void *a,

@@ -32,7 +32,8 @@ OPC_KERNEL(opc_quantize_linear)
     return opc_status(o, opk_quantize(dtype, x[0], in[1].dtype, x[1],
                                       nb_in > 2 ? in[2].dtype : PRT_UINT8,
                                       nb_in > 2 ? x[2] : NULL, out->dtype, y[0],
-                                      base_volume(&in[0].dims), ch, inner, stream));
+                                      base_volume(&in[0].dims), ch, inner,
+                                      op_quant_saturate(o), stream));
 }
 
 OPC_KERNEL(opc_dequantize_linear)

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""QDQ fusions and 8-bit float quantization through `plugrt run`, against
+ONNX Runtime (issue 30).
+
+- DQ -> Conv -> Relu | Clip -> Q, as a QDQ model writes a Conv with its
+  activation: where the activation is idle before the Q (a Relu before a
+  Q whose zero point is the least integer; a Clip whose bounds quantize
+  past the integers' range) plugrt makes one QLinearConv, as ONNX Runtime
+  does (ReluQuantFusion / ClipQuantFusion, then its QDQ Conv fusion): the
+  integers must be ORT's (default optimizations) exactly, and plugrt's
+  log must not say the pattern was left unfused. Where it is not idle
+  (zero point inside the range) both leave it dequantized, and the
+  integers may differ by one where a float sum lands on a rounding tie.
+- DQ -> MatMul -> Q with a constant 8-bit weight per tensor and per column:
+  one QLinearMatMul, ORT's integers exactly.
+- 8-bit floats (opset 19): QuantizeLinear to FLOAT8E4M3FN and FLOAT8E5M2
+  per tensor and per axis with saturate 1 and 0, DequantizeLinear back,
+  Cast to and from them, and a DequantizeLinear of all 256 codes of each
+  (an initializer): the float outputs must be ORT's exactly (NaN equal).
+
+    test_qdq_fusion.py --plugrt PATH
+
+Exits 77 (skipped) when onnx, numpy or onnxruntime is missing.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto
+    import onnxruntime as ort
+except ImportError as e:  # pragma: no cover
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+FLOAT8E4M3FN, FLOAT8E5M2 = 17, 19  # TensorProto codes (onnx 1.12 lacks the names)
+
+
+def conv_act_model(rng, act, qtype, out_zp, out_scale):
+    """x [1, 4, 6, 6] float -> Q/DQ (uint8) -> Conv 3x3 (int8 weight per
+    output channel, int32 bias) -> act -> Q (qtype, out_zp) as the output."""
+    c_in, c_out = 4, 5
+    xs, xz = 0.02, 128
+    w = rng.integers(-100, 100, (c_out, c_in, 3, 3)).astype(np.int8)
+    ws = (rng.uniform(0.5, 1.5, c_out) * 0.004).astype(np.float32)
+    bs = (np.float32(xs) * ws).astype(np.float32)
+    b = rng.integers(-3000, 3000, c_out).astype(np.int32)
+    inits = [
+        helper.make_tensor("xs", TensorProto.FLOAT, [], [xs]),
+        helper.make_tensor("xz", TensorProto.UINT8, [], [xz]),
+        numpy_helper.from_array(w, "w"),
+        numpy_helper.from_array(ws, "ws"),
+        numpy_helper.from_array(np.zeros(c_out, np.int8), "wz"),
+        numpy_helper.from_array(b, "b"),
+        numpy_helper.from_array(bs, "bs"),
+        helper.make_tensor("ys", TensorProto.FLOAT, [], [out_scale]),
+        helper.make_tensor("yz", qtype, [], [out_zp]),
+    ]
+    if act == "Clip":
+        inits += [helper.make_tensor("lo", TensorProto.FLOAT, [], [0.0]),
+                  helper.make_tensor("hi", TensorProto.FLOAT, [], [6.0])]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+        helper.make_node("DequantizeLinear", ["b", "bs"], ["bd"], axis=0),
+        helper.make_node("Conv", ["xd", "wd", "bd"], ["c"], pads=[1, 1, 1, 1]),
+    ]
+    if act == "Relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["a"]))
+    else:
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["a"]))
+    nodes.append(helper.make_node("QuantizeLinear", ["a", "ys", "yz"], ["y"]))
+    g = helper.make_graph(
+        nodes, "conv_act_q",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c_in, 6, 6])],
+        [helper.make_tensor_value_info("y", qtype, [1, c_out, 6, 6])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def shared_dq_model(rng, add):
+    """As ResNet's blocks: one DQ of x read by two QDQ Convs (1x1 and 3x3,
+    each to its own Q, both outputs) and, with `add`, by an Add too (its
+    float sum a third output). Both Convs fuse: the DQ stays for the Add,
+    or goes with nothing else reading it."""
+    c_in, c_out = 3, 4
+    inits = [helper.make_tensor("xs", TensorProto.FLOAT, [], [0.02]),
+             helper.make_tensor("xz", TensorProto.UINT8, [], [128]),
+             helper.make_tensor("ys", TensorProto.FLOAT, [], [0.04]),
+             helper.make_tensor("yz", TensorProto.UINT8, [], [100])]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"])]
+    outs = []
+    for k, ks in enumerate((1, 3)):
+        w = rng.integers(-100, 100, (c_out, c_in, ks, ks)).astype(np.int8)
+        ws = (rng.uniform(0.5, 1.5, c_out) * 0.005).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"w{k}"), numpy_helper.from_array(ws, f"ws{k}"),
+                  numpy_helper.from_array(np.zeros(c_out, np.int8), f"wz{k}")]
+        nodes += [
+            helper.make_node("DequantizeLinear", [f"w{k}", f"ws{k}", f"wz{k}"], [f"wd{k}"],
+                             axis=0),
+            helper.make_node("Conv", ["xd", f"wd{k}"], [f"c{k}"], pads=[ks // 2] * 4),
+            helper.make_node("QuantizeLinear", [f"c{k}", "ys", "yz"], [f"y{k}"]),
+        ]
+        outs.append(helper.make_tensor_value_info(f"y{k}", TensorProto.UINT8,
+                                                  [1, c_out, 5, 5]))
+    if add:
+        nodes.append(helper.make_node("Add", ["xd", "xd"], ["sum"]))
+        outs.append(helper.make_tensor_value_info("sum", TensorProto.FLOAT, [1, c_in, 5, 5]))
+    g = helper.make_graph(
+        nodes, "shared_dq",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c_in, 5, 5])], outs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def matmul_model(rng, per_column, qtype):
+    """x [2, 3, 8] -> Q/DQ (uint8) -> MatMul by an int8 [8, 6] weight (per
+    tensor or per column) -> Q (qtype) as the output."""
+    k, n = 8, 6
+    w = rng.integers(-127, 127, (k, n)).astype(np.int8)
+    ws = (rng.uniform(0.5, 1.5, n if per_column else 1) * 0.01).astype(np.float32)
+    zp = 3 if qtype == TensorProto.UINT8 else -7
+    inits = [
+        helper.make_tensor("xs", TensorProto.FLOAT, [], [0.03]),
+        helper.make_tensor("xz", TensorProto.UINT8, [], [120]),
+        numpy_helper.from_array(w, "w"),
+        numpy_helper.from_array(ws if per_column else ws.reshape(()), "ws"),
+        numpy_helper.from_array(np.zeros(n, np.int8) if per_column else np.int8(0), "wz"),
+        helper.make_tensor("ys", TensorProto.FLOAT, [], [0.05]),
+        helper.make_tensor("yz", qtype, [], [zp]),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=1),
+        helper.make_node("MatMul", ["xd", "wd"], ["m"]),
+        helper.make_node("QuantizeLinear", ["m", "ys", "yz"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes, "matmul_q",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, k])],
+        [helper.make_tensor_value_info("y", qtype, [2, 3, n])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def raw_tensor(name, t, dims, raw):
+    """A TensorProto of raw bytes (onnx 1.12's make_tensor lacks float8)."""
+    p = TensorProto()
+    p.name = name
+    p.data_type = t
+    p.dims.extend(dims)
+    p.raw_data = raw
+    return p
+
+
+def fp8_model(t):
+    """x [2, 3, 4] float -> QuantizeLinear to t per tensor and per axis 1
+    (saturate 1 and 0) -> DequantizeLinear; Cast to t and back (saturate 1
+    and 0); DequantizeLinear of every code of t."""
+    inits = [
+        helper.make_tensor("s", TensorProto.FLOAT, [], [0.5]),
+        helper.make_tensor("sa", TensorProto.FLOAT, [3], [0.25, 3.0, 0.0078125]),
+        raw_tensor("z", t, [], b"\x00"),
+        raw_tensor("za", t, [3], b"\x00\x80\x00"),  # -0 is a zero too
+        raw_tensor("codes", t, [256], bytes(range(256))),
+    ]
+    nodes, outs = [], []
+    for sat in (1, 0):
+        nodes += [
+            helper.make_node("QuantizeLinear", ["x", "s", "z"], [f"q{sat}"], saturate=sat),
+            helper.make_node("DequantizeLinear", [f"q{sat}", "s", "z"], [f"dq{sat}"]),
+            helper.make_node("QuantizeLinear", ["x", "sa", "za"], [f"qa{sat}"], axis=1,
+                             saturate=sat),
+            helper.make_node("DequantizeLinear", [f"qa{sat}", "sa"], [f"dqa{sat}"], axis=1),
+            helper.make_node("Cast", ["x"], [f"c{sat}"], to=t, saturate=sat),
+            helper.make_node("Cast", [f"c{sat}"], [f"cb{sat}"], to=TensorProto.FLOAT),
+        ]
+        outs += [f"dq{sat}", f"dqa{sat}", f"cb{sat}"]
+    nodes.append(helper.make_node("DequantizeLinear", ["codes", "s"], ["all"]))
+    g = helper.make_graph(
+        nodes, "fp8",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, [2, 3, 4]) for o in outs] +
+        [helper.make_tensor_value_info("all", TensorProto.FLOAT, [256])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 9
+    return m
+
+
+def run_case(plugrt, work, name, model, feeds, tol=0.0, fused=None, layers=None):
+    """Runs model on ORT (default optimizations) and on plugrt; every output
+    within tol of ORT's (NaN equal). fused: a pattern name that plugrt's
+    log must not report as left unfused; layers: {op: n}, the plan must
+    hold n layers of each of those built-ins."""
+    d = os.path.join(work, name)
+    os.makedirs(d)
+    path = os.path.join(d, "model.onnx")
+    onnx.save(model, path)
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    want = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    args = [plugrt, "run", path, "-o", d, "-n", "1", "--warmup", "0", "-v"]
+    for n, v in feeds.items():
+        np.save(os.path.join(d, f"in_{n}.npy"), v)
+        args += ["-i", f"{n}={os.path.join(d, f'in_{n}.npy')}"]
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"FAIL {name}: plugrt run failed:\n{r.stdout}\n{r.stderr}")
+        return 1
+    fails = 0
+    if fused and "left unfused" in r.stdout + r.stderr:
+        print(f"FAIL {name}: {fused} was left unfused:\n{r.stdout}{r.stderr}")
+        fails += 1
+    if layers:
+        plan = os.path.join(d, "model.plan")
+        b = subprocess.run([plugrt, "build", path, "-o", plan], capture_output=True, text=True)
+        i = subprocess.run([plugrt, "inspect", plan], capture_output=True, text=True)
+        have = {op: i.stdout.count("plugrt::%s@" % op) for op in layers}
+        if b.returncode or i.returncode or have != layers:
+            print(f"FAIL {name}: layers {have}, want {layers}:\n{b.stderr}{i.stdout}")
+            fails += 1
+    for n, ref in want.items():
+        got = np.load(os.path.join(d, f"output_{n}.npy"))
+        ref = np.asarray(ref)
+        same = got == ref  # infinities too
+        if ref.dtype.kind == "f":
+            same |= np.isnan(got) & np.isnan(ref)
+        with np.errstate(invalid="ignore"):
+            diff = np.where(same, 0.0, np.abs(got.astype(np.float64) - ref.astype(np.float64)))
+        ok = (got.dtype == ref.dtype and got.shape == ref.shape and
+              bool((np.nan_to_num(diff, nan=np.inf) <= tol).all()))
+        print(f"{'ok' if ok else 'FAIL'} {name} {n}: {int((diff != 0).sum())} of {diff.size} "
+              f"elements differ from ORT (allowed {tol})")
+        fails += not ok
+    return fails
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--plugrt", required=True)
+    a = ap.parse_args()
+    rng = np.random.default_rng(30)
+    fails = 0
+    u8, i8 = TensorProto.UINT8, TensorProto.INT8
+    with tempfile.TemporaryDirectory() as work:
+        x = rng.uniform(-2.5, 2.5, (1, 4, 6, 6)).astype(np.float32)
+        # idle activations: one QLinearConv, ORT's integers exactly
+        for name, act, qt, zp, sc in (("relu_u8", "Relu", u8, 0, 0.03),
+                                      ("relu_i8", "Relu", i8, -128, 0.03),
+                                      ("clip_u8", "Clip", u8, 0, 0.02)):
+            fails += run_case(a.plugrt, work, "conv_" + name,
+                              conv_act_model(rng, act, qt, zp, sc), {"x": x},
+                              fused="Conv -> activation -> QuantizeLinear")
+        # not idle (zero point 20, Clip's 6 inside 0.03 * 235): both run it
+        # dequantized; a tie may round the other way in a float sum
+        for name, act, qt, zp, sc in (("relu_zp20", "Relu", u8, 20, 0.03),
+                                      ("clip_inside", "Clip", u8, 0, 0.03)):
+            fails += run_case(a.plugrt, work, "conv_" + name,
+                              conv_act_model(rng, act, qt, zp, sc), {"x": x}, tol=1.0)
+        xs = rng.uniform(-2.5, 2.5, (1, 3, 5, 5)).astype(np.float32)
+        for add in (False, True):
+            fails += run_case(a.plugrt, work, f"shared_dq{'_add' if add else ''}",
+                              shared_dq_model(rng, add), {"x": xs}, fused="Conv",
+                              layers={"QLinearConv": 2, "DequantizeLinear": int(add)})
+        xm = rng.uniform(-3, 3, (2, 3, 8)).astype(np.float32)
+        for per_column in (False, True):
+            for qt in (u8, i8):
+                fails += run_case(a.plugrt, work,
+                                  f"matmul_{'col' if per_column else 'tensor'}_{qt}",
+                                  matmul_model(rng, per_column, qt), {"x": xm},
+                                  fused="MatMul")
+        xf = rng.uniform(-3, 3, (2, 3, 4)).astype(np.float32)
+        # ties, values past both formats' ranges, infinities and NaN
+        xf.flat[:8] = [1e5, -1e9, np.inf, -np.inf, np.nan, 232.0, -240.0, 0.0]
+        for t, name in ((FLOAT8E4M3FN, "e4m3fn"), (FLOAT8E5M2, "e5m2")):
+            fails += run_case(a.plugrt, work, "fp8_" + name, fp8_model(t), {"x": xf})
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
