@@ -9,11 +9,14 @@
  *  - circ_pad_plugin takes float16 but not bfloat16 (its
  *    supports_format_combination): with FP16 its input is float16, with BF16
  *    it stays float32 and the log names it and why;
- *  - the flags travel through serialization; unknown bits are refused.
+ *  - the flags travel through serialization; unknown bits are refused;
+ *  - an FP16 build with its N-th allocation failing, for every N until one
+ *    succeeds, fails cleanly (ASan's run checks that nothing leaks).
  */
 #include <math.h>
 #include <stdlib.h>
 
+#include "base/base.h"
 #include "testutil.h"
 
 #define M 4
@@ -195,6 +198,30 @@ static void check_roundtrip(const prt_engine *e, prt_registry *reg, uint32_t fla
     prt_free(bytes);
 }
 
+/* Every allocation of an FP16 build failing in turn. */
+static void check_alloc_failures(prt_network *net, prt_registry *reg)
+{
+    prt_builder_config *cfg = NULL;
+    int64_t n;
+    CHECK_OK(prt_builder_config_create(&cfg));
+    if (!cfg)
+        return;
+    CHECK_OK(prt_builder_config_set_precision_flags(cfg, PRT_PRECISION_FP16));
+    for (n = 0; n < 100000; n++) {
+        prt_engine *e = NULL;
+        prt_status st;
+        base_fail_alloc_after(n);
+        st = prt_engine_build(net, cfg, reg, &e);
+        base_fail_alloc_after(-1);
+        CHECK(st == PRT_OK ? e != NULL : e == NULL && prt_last_error()[0] != '\0');
+        prt_engine_destroy(e);
+        if (st == PRT_OK)
+            break;
+    }
+    CHECK(n > 10 && n < 100000);
+    prt_builder_config_destroy(cfg);
+}
+
 int main(void)
 {
     prt_registry *reg = tu_registry_with_plugins();
@@ -268,6 +295,7 @@ int main(void)
         check_close(y, y32, M * (K + 3), 5e-2, "bf16 y");
         check_roundtrip(ebf, reg, PRT_PRECISION_BF16);
         check_roundtrip(e32, reg, 0);
+        check_alloc_failures(net, reg);
     }
     prt_engine_destroy(e32);
     prt_engine_destroy(e16);
