@@ -603,9 +603,11 @@ static int parse_args(int argc, char **argv, run_args *a)
         return rc;
     if ((rc = check_trtexec_args(a)) != CLI_OK)
         return rc;
+    /* trtexec ignores build flags beside --loadEngine; so do we, saying so. */
     if (a->precision && !cli_is_onnx_path(a->m.model))
-        return cli_usage("--fp16/--bf16/--tf32 apply when building from an ONNX model; a "
-                         "plan keeps the precision it was built with");
+        cli_warn("--fp16/--bf16/--tf32/--best: %s is a plan, which keeps the precision "
+                 "it was built with (plugrt inspect shows it)",
+                 a->m.model);
     if (a->iterations * a->threads > 100000000)
         return cli_usage("--iterations x --threads is more than 1e8 runs");
     if (!cli_is_onnx_path(a->m.model) && a->m.ops.count)
