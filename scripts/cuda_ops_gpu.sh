@@ -157,6 +157,7 @@ step test_cuda_runtime 300 "$bundle/test_cuda_runtime"
 step test_cuda_plugins 300 "$bundle/test_cuda_plugins"
 step test_cuda_quantfc 300 "$bundle/test_cuda_quantfc"
 step test_cuda_attention 300 "$bundle/test_cuda_attention"
+step test_cuda_precision 120 "$bundle/test_cuda_precision"
 step mobilenet_cuda 180 model mobilenet_v3_small
 step bert_cuda 180 model bert_small
 step mobilenet_layers_cuda 120 layers mobilenet_v3_small

@@ -5,10 +5,9 @@
  * one optimization profile (from --min/--opt/--max-shapes), serialize, write
  * atomically (a temporary file renamed over the target), then summarize.
  *
- * --fp16 is accepted and ignored with a warning: plugrt has no
- * reduced-precision build mode yet, and refusing the flag would break
- * scripts written for when it has one; the plan is built in the network's
- * own types, which is always correct, only slower.
+ * --fp16, --bf16 and --tf32 are the builder's precision flags
+ * (prt_builder_config_set_precision_flags); --best, trtexec's "every
+ * precision", is --fp16 --tf32.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,9 @@ enum {
     OPT_OUTPUT,
     OPT_DEVICE,
     OPT_FP16,
+    OPT_BF16,
+    OPT_TF32,
+    OPT_BEST,
     OPT_MIN,
     OPT_OPT,
     OPT_MAX,
@@ -42,7 +44,9 @@ static const cli_opt build_opts[] = {
     {"--no-default-plugins", NULL, 0, CLI_MODEL_OPT_NO_DEFAULT},
     {"--device", NULL, 1, OPT_DEVICE},
     {"--fp16", NULL, 0, OPT_FP16},
-    {"--best", NULL, 0, OPT_FP16}, /* trtexec's: as --fp16 */
+    {"--bf16", NULL, 0, OPT_BF16},
+    {"--tf32", NULL, 0, OPT_TF32},
+    {"--best", NULL, 0, OPT_BEST}, /* trtexec's: every precision */
     {"--min-shapes", NULL, 1, OPT_MIN},
     {"--opt-shapes", NULL, 1, OPT_OPT},
     {"--max-shapes", NULL, 1, OPT_MAX},
@@ -80,10 +84,9 @@ static const cli_alias build_aliases[] = {
     {"--staticPlugins", "--plugins", "LIB.so: load a plugin library"},
     {"--dynamicPlugins", "--plugins",
      "LIB.so: load a plugin library (the plan records its path and hash)"},
-    {"--fp16", "--fp16",
-     "allow float16 besides float32: plugrt has no reduced precision yet, so it "
-     "warns and builds in the model's own types"},
-    {"--best", "--best", "allow every precision: as --fp16"},
+    {"--fp16", "--fp16", "allow float16 besides float32"},
+    {"--bf16", "--bf16", "allow bfloat16 besides float32"},
+    {"--best", "--best", "allow every precision: as --fp16 --tf32"},
     {"--dumpProfile", NULL, BUILD_RUNS_NOTHING},
     {"--exportProfile", NULL, BUILD_RUNS_NOTHING},
     {"--loadInputs", NULL, BUILD_RUNS_NOTHING},
@@ -137,8 +140,14 @@ static void build_help(void)
         "                           the CPUs available; 1: none)\n"
         "  --linear-formats         keep every tensor LINEAR: no blocked CHW8 layout\n"
         "                           between the CPU's convolutions (inspect shows it)\n"
-        "  --fp16, --best           accepted for trtexec compatibility; plugrt has no\n"
-        "                           reduced-precision mode yet: warns, builds as typed\n"
+        "  --fp16, --bf16           run layers in float16 (bfloat16) where their "
+        "kernels\n"
+        "                           on the device take it; inputs and outputs keep\n"
+        "                           their types, Casts are inserted between (-v lists\n"
+        "                           the layers kept in float32 and why)\n"
+        "  --tf32                   let float32 products and convolutions on CUDA use\n"
+        "                           TF32 tensor cores (off: strict float32)\n"
+        "  --best                   --fp16 --tf32 (trtexec's every precision)\n"
         "  -v, --verbose            print the library's log\n"
         "  -h, --help               this help\n"
         "\n");
@@ -155,7 +164,8 @@ typedef struct build_args {
     cli_shapes min, opt, max;
     int32_t device;
     int64_t workspace;
-    int autotune, fp16, linear_formats, embed_plugins;
+    int autotune, linear_formats, embed_plugins;
+    uint32_t precision; /* PRT_PRECISION_* */
     int64_t op_threads; /* 0: the library's default */
     const char *timing_cache;
     int64_t cache_before; /* its size before the build; -1: it did not exist */
@@ -178,7 +188,16 @@ static int take_option(void *user, int id, const char *v)
         a->timing_cache = v;
         break;
     case OPT_FP16:
-        a->fp16 = 1;
+        a->precision |= PRT_PRECISION_FP16;
+        break;
+    case OPT_BF16:
+        a->precision |= PRT_PRECISION_BF16;
+        break;
+    case OPT_TF32:
+        a->precision |= PRT_PRECISION_TF32;
+        break;
+    case OPT_BEST:
+        a->precision |= PRT_PRECISION_FP16 | PRT_PRECISION_TF32;
         break;
     case OPT_MIN:
     case OPT_OPT:
@@ -352,10 +371,6 @@ int cmd_build(int argc, char **argv)
         goto done;
     }
     a.cache_before = a.timing_cache ? cli_file_size(a.timing_cache) : -1;
-    if (a.fp16)
-        cli_warn(
-            "--fp16/--best: plugrt has no reduced-precision build mode yet; building "
-            "in the network's own types");
     cli_install_logger(a.m.verbose);
     t0 = cli_now();
     if (!(reg = cli_registry_create(&a.m.plugins)))
@@ -380,7 +395,8 @@ int cmd_build(int argc, char **argv)
                              1,
                              (int32_t)a.op_threads,
                              a.linear_formats,
-                             a.embed_plugins};
+                             a.embed_plugins,
+                             a.precision};
         if (cli_build_engine(net, reg, &bo, &engine) != CLI_OK)
             goto done;
     }

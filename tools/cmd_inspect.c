@@ -372,6 +372,13 @@ static int print_text(const plan_view *v)
            (int)prt_engine_profile_count(e), (int)nl, (int)cli_plugin_layer_count(e));
     if (v->why[0])
         printf("plugins: not loaded (%s); shown as the plan records them\n", v->why);
+    if (prt_engine_get_precision_flags(e)) {
+        uint32_t f = prt_engine_get_precision_flags(e);
+        printf("precision flags:%s%s%s (each tensor's dtype below)\n",
+               f & PRT_PRECISION_FP16 ? " fp16" : "",
+               f & PRT_PRECISION_BF16 ? " bf16" : "",
+               f & PRT_PRECISION_TF32 ? " tf32" : "");
+    }
     if (prt_engine_device(e) != PRT_DEVICE_CPU) {
         prt_device_info di;
         char en[CLI_ESC_CAP];

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "compare.h"
 #include "compare_layers.h"
 #include "model.h"
 #include "options.h"
@@ -73,6 +74,9 @@ enum {
     OPT_JSON,
     OPT_LINEAR_FORMATS,
     OPT_FP16,
+    OPT_BF16,
+    OPT_TF32,
+    OPT_BEST,
     OPT_LOAD_INPUTS,
     OPT_EXPORT_PROFILE,
     OPT_SAVE_ENGINE,
@@ -90,7 +94,9 @@ static const cli_opt run_opts[] = {
     {"--help", "-h", 0, OPT_HELP},
     /* trtexec's options whose values need translating (run_aliases). */
     {"--fp16", NULL, 0, OPT_FP16},
-    {"--best", NULL, 0, OPT_FP16},
+    {"--bf16", NULL, 0, OPT_BF16},
+    {"--tf32", NULL, 0, OPT_TF32},
+    {"--best", NULL, 0, OPT_BEST},
     {"--loadInputs", NULL, 1, OPT_LOAD_INPUTS},
     {"--exportProfile", NULL, 1, OPT_EXPORT_PROFILE},
     {"--saveEngine", NULL, 1, OPT_SAVE_ENGINE},
@@ -168,10 +174,9 @@ static const cli_alias run_aliases[] = {
      "max, mean of them); at most --iterations"},
     {"--staticPlugins", "--plugins", "LIB.so: load a plugin library"},
     {"--dynamicPlugins", "--plugins", "LIB.so: load a plugin library"},
-    {"--fp16", "--fp16",
-     "allow float16 besides float32: plugrt has no reduced precision yet, so it "
-     "warns and runs in the model's own types"},
-    {"--best", "--best", "allow every precision: as --fp16"},
+    {"--fp16", "--fp16", "allow float16 besides float32"},
+    {"--bf16", "--bf16", "allow bfloat16 besides float32"},
+    {"--best", "--best", "allow every precision: as --fp16 --tf32"},
     {NULL, NULL, NULL},
 };
 
@@ -204,8 +209,11 @@ static void run_help(void)
         "                             output K):\n"
         "                             |got - ref| <= atol + rtol * |ref| per element;\n"
         "                             a missing reference is skipped with a note\n"
-        "  --atol X                   absolute tolerance (default 1e-5)\n"
-        "  --rtol Y                   relative tolerance (default 1e-5)\n"
+        "  --atol X                   absolute tolerance (default 1e-5; an engine\n"
+        "                             built with --fp16 1e-2, --bf16 5e-2, --tf32 on\n"
+        "                             CUDA 1e-3; the line before the results says\n"
+        "                             which)\n"
+        "  --rtol Y                   relative tolerance (default: as --atol)\n"
         "\n"
         "Layer by layer (ONNX models):\n"
         "  --compare-layers           run the model once with every layer's outputs\n"
@@ -240,6 +248,12 @@ static void run_help(void)
         "  --linear-formats           for an ONNX model, keep every tensor LINEAR: no\n"
         "                             blocked CHW8 layout between the CPU's "
         "convolutions\n"
+        "  --fp16, --bf16             for an ONNX model, run layers in float16\n"
+        "                             (bfloat16) where their kernels take it; inputs\n"
+        "                             and outputs keep their types (plugrt build)\n"
+        "  --tf32                     for an ONNX model, let float32 products on CUDA\n"
+        "                             use TF32 tensor cores (off: strict float32)\n"
+        "  --best                     --fp16 --tf32 (trtexec's every precision)\n"
         "  --op-threads N             threads each context spreads one run's layers\n"
         "                             over (intra-op; the built-in ops and plugins\n"
         "                             that ask for threads); default: the CPUs\n"
@@ -316,9 +330,9 @@ typedef struct run_args {
     int linear_formats; /* --linear-formats */
     int profile_layers;
     const char *profile_json;
-    int json;     /* --json */
-    int fp16;     /* --fp16 or --best (trtexec's) */
-    char **owned; /* --input values made from --loadInputs */
+    int json;           /* --json */
+    uint32_t precision; /* PRT_PRECISION_*: --fp16, --bf16, --tf32, --best */
+    char **owned;       /* --input values made from --loadInputs */
     int nb_owned;
     int64_t memory_limit; /* 0: none */
     double atol, rtol;
@@ -416,7 +430,16 @@ static int take_option(void *user, int id, const char *v)
         a->profile_json = v;
         break;
     case OPT_FP16:
-        a->fp16 = 1;
+        a->precision |= PRT_PRECISION_FP16;
+        break;
+    case OPT_BF16:
+        a->precision |= PRT_PRECISION_BF16;
+        break;
+    case OPT_TF32:
+        a->precision |= PRT_PRECISION_TF32;
+        break;
+    case OPT_BEST:
+        a->precision |= PRT_PRECISION_FP16 | PRT_PRECISION_TF32;
         break;
     case OPT_SAVE_ENGINE:
         a->save_engine = v;
@@ -580,9 +603,11 @@ static int parse_args(int argc, char **argv, run_args *a)
         return rc;
     if ((rc = check_trtexec_args(a)) != CLI_OK)
         return rc;
-    if (a->fp16)
-        cli_warn("--fp16/--best: plugrt has no reduced-precision mode yet; running in "
-                 "the model's own types");
+    /* trtexec ignores build flags beside --loadEngine; so do we, saying so. */
+    if (a->precision && !cli_is_onnx_path(a->m.model))
+        cli_warn("--fp16/--bf16/--tf32/--best: %s is a plan, which keeps the precision "
+                 "it was built with (plugrt inspect shows it)",
+                 a->m.model);
     if (a->iterations * a->threads > 100000000)
         return cli_usage("--iterations x --threads is more than 1e8 runs");
     if (!cli_is_onnx_path(a->m.model) && a->m.ops.count)
@@ -639,7 +664,7 @@ static int build_network(const run_args *a, const prt_registry *reg, const run_i
 {
     run_build_opts o = {&a->shapes,        device,        (int32_t)a->op_threads,
                         a->linear_formats, &a->range.min, &a->range.opt,
-                        &a->range.max};
+                        &a->range.max,     a->precision};
     return run_build_network(net, reg, in, &o, out);
 }
 
@@ -968,10 +993,25 @@ static void json_run(json_writer *jw, const run_args *a, const run_state *s,
 /* The outputs, the timings, the layer profile; with --json the document. */
 static int report(const run_args *a, const run_state *s, const cli_bench_stats *stats)
 {
-    run_output_opts oo = {a->output_dir, a->compare_dir, a->atol, a->rtol};
+    run_output_opts oo = {a->output_dir, a->compare_dir, a->atol, a->rtol, NULL};
+    char tol_for[64];
     int32_t op_threads = prt_context_get_threads(s->ctxs[0].ctx);
     json_writer jw;
-    int rc = run_outputs_report(s->ctxs, (int)a->threads, &oo);
+    int rc;
+    /* The engine's precision sets the defaults the user did not give. */
+    if (!a->atol_given || !a->rtol_given) {
+        double atol, rtol;
+        const char *what;
+        cli_precision_tolerance(prt_engine_get_precision_flags(s->engine),
+                                prt_engine_device(s->engine), &atol, &rtol, &what);
+        if (!a->atol_given)
+            oo.atol = atol;
+        if (!a->rtol_given)
+            oo.rtol = rtol;
+        snprintf(tol_for, sizeof tol_for, "the %s engine's defaults", what);
+        oo.tol_for = tol_for;
+    }
+    rc = run_outputs_report(s->ctxs, (int)a->threads, &oo);
     if (a->export_output && run_export_output(&s->ctxs[0], a->export_output) != CLI_OK)
         rc = CLI_FAIL;
     print_stats(a, stats, op_threads);

@@ -108,3 +108,22 @@ void cli_compare(int32_t got_dtype, const prt_dims *got_dims, const void *got,
         }
     }
 }
+
+void cli_precision_tolerance(uint32_t flags, int32_t device, double *atol, double *rtol,
+                             const char **what)
+{
+    double tol = 1e-5;
+    *what = "float32";
+    if (flags & PRT_PRECISION_FP16) {
+        tol = 1e-2;
+        *what = "fp16";
+    } else if (flags & PRT_PRECISION_BF16) {
+        tol = 5e-2;
+        *what = "bf16";
+    } else if ((flags & PRT_PRECISION_TF32) && device == PRT_DEVICE_CUDA) {
+        tol = 1e-3;
+        *what = "tf32";
+    }
+    *atol = tol;
+    *rtol = tol;
+}

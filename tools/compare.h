@@ -28,6 +28,14 @@ void cli_compare(int32_t got_dtype, const prt_dims *got_dims, const void *got,
                  int32_t ref_dtype, const prt_dims *ref_dims, const void *ref,
                  double atol, double rtol, cli_compare_result *out);
 
+/* The default tolerances of an engine built with the precision flags
+ * `flags` (PRT_PRECISION_*) for `device`: float32 1e-5 (atol and rtol),
+ * TF32 on CUDA 1e-3 (10-bit mantissas in, float32 sums), float16 1e-2
+ * (11-bit mantissas, rounded at every layer boundary), bfloat16 5e-2 (8
+ * bits). *what names the case ("float32", "tf32", "fp16", "bf16"). */
+void cli_precision_tolerance(uint32_t flags, int32_t device, double *atol, double *rtol,
+                             const char **what);
+
 /* "[2, 5]": the multi-index of flat element i in dims. */
 char *cli_index_str(const prt_dims *dims, int64_t i, char *buf, size_t cap);
 

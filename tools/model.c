@@ -330,6 +330,10 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
         cli_error_api(st, "--embed-plugins");
         goto done;
     }
+    if ((st = prt_builder_config_set_precision_flags(cfg, o->precision))) {
+        cli_error_api(st, "--fp16/--bf16/--tf32");
+        goto done;
+    }
     if ((st = prt_builder_config_set_threads(cfg, o->threads))) {
         cli_error_api(st, "--op-threads");
         goto done;

@@ -103,6 +103,8 @@ typedef struct cli_build_opts {
     int linear_formats;
     /* 1: the engine carries its plugin libraries (--embed-plugins). */
     int embed_plugins;
+    /* PRT_PRECISION_* (--fp16, --bf16, --tf32, --best). */
+    uint32_t precision;
 } cli_build_opts;
 
 /* Input `name`'s profile entry as the lists give it (it must be in one of

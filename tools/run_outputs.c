@@ -156,8 +156,10 @@ static int list_outputs(const run_output_opts *o, const run_ctx *ctxs, int nb_ct
 static int compare_outputs(const run_output_opts *o, const run_ctx *rc)
 {
     int compared = 0, differ = 0, skipped_any = 0;
-    printf("compare with %s (|got - ref| <= atol + rtol * |ref|, atol %g, rtol %g):\n",
-           o->compare_dir, o->atol, o->rtol);
+    printf(
+        "compare with %s (|got - ref| <= atol + rtol * |ref|, atol %g, rtol %g%s%s):\n",
+        o->compare_dir, o->atol, o->rtol, o->tol_for ? ", " : "",
+        o->tol_for ? o->tol_for : "");
     for (int i = 0; i < rc->nb_slots; i++) {
         const run_slot *s = &rc->slots[i];
         prt_dims dims;

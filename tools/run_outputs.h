@@ -14,6 +14,9 @@ typedef struct run_output_opts {
     const char *output_dir;  /* --output-dir, or NULL */
     const char *compare_dir; /* --compare, or NULL */
     double atol, rtol;
+    /* Whose tolerances: "the engine's fp16 defaults" (cli_precision_tolerance), or NULL
+     * when --atol and --rtol gave them or the defaults are float32's. */
+    const char *tol_for;
 } run_output_opts;
 
 /* The outputs of ctxs[0..nb_ctx) after run_ctx_fetch. Prints a line per

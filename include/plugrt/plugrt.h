@@ -462,6 +462,30 @@ prt_builder_config_set_timing_cache_file(prt_builder_config *cfg, const char *pa
 PRT_API PRT_NODISCARD prt_status
 prt_builder_config_set_embed_plugins(prt_builder_config *cfg, int32_t on);
 
+/* Precision flags (issue 24; TensorRT's BuilderFlag kFP16, kBF16, kTF32).
+ * Without them every layer runs in the dtypes the network gives it.
+ * PRT_PRECISION_FP16 / PRT_PRECISION_BF16: the builder runs layers in that
+ * 16-bit type where the op or plugin takes it on the target device (a
+ * plugin only where its supports_format_combination accepts it), casting
+ * at every boundary: network inputs and outputs keep their dtypes, shape
+ * and size tensors stay integers, float32 constants read by 16-bit layers
+ * are converted once at build. Reductions, Softmax and the normalizations
+ * accumulate in float32 inside their 16-bit kernels. With both, float16 is
+ * taken. The build log (PRT_SEV_INFO) counts the 16-bit layers and names
+ * each layer kept in float32 and why. PRT_PRECISION_TF32: float32 products
+ * and convolutions on CUDA may use TF32 tensor cores (10-bit mantissa
+ * inputs, float32 sums); without it they are strict float32. The flags are
+ * stored in the engine (prt_engine_get_precision_flags). */
+#define PRT_PRECISION_FP16 0x1u
+#define PRT_PRECISION_BF16 0x2u
+#define PRT_PRECISION_TF32 0x4u
+/* Sets the precision flags (an OR of PRT_PRECISION_*; 0, the default, is
+ * strict typing). PRT_ERR_INVALID_ARGUMENT for NULL or an unknown bit. */
+PRT_API PRT_NODISCARD prt_status
+prt_builder_config_set_precision_flags(prt_builder_config *cfg, uint32_t flags);
+/* The flags set (0 for NULL). */
+PRT_API uint32_t prt_builder_config_get_precision_flags(const prt_builder_config *cfg);
+
 /* Adds an optimization profile; *out_profile is its index (0, 1, ...). */
 PRT_API PRT_NODISCARD prt_status prt_builder_config_add_profile(prt_builder_config *cfg,
                                                                 int32_t *out_profile);
@@ -522,6 +546,10 @@ PRT_API PRT_NODISCARD prt_status prt_engine_deserialize_unresolved(const void *b
  * engine file, which a context runs only when allowed
  * (prt_context_options.allow_embedded_kernels). 0 for NULL. */
 PRT_API int32_t prt_engine_get_nb_kernel_layers(const prt_engine *engine);
+
+/* The precision flags the engine was built with
+ * (prt_builder_config_set_precision_flags); 0 for NULL. */
+PRT_API uint32_t prt_engine_get_precision_flags(const prt_engine *engine);
 
 /* 1 if the engine came from prt_engine_deserialize_unresolved (it cannot
  * run), 0 otherwise and for NULL. */

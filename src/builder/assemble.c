@@ -150,6 +150,7 @@ static prt_status assemble_header(const bld *b, prt_engine *e)
     const prt_network *net = b->net;
     size_t np = (size_t)b->nb_profiles * (size_t)net->nb_inputs;
     e->device = b->cfg->device;
+    e->precision = b->cfg->precision;
     if (b->dev->info(&e->built_on) != PRT_OK)
         return base_error_prefix(PRT_ERR_UNSUPPORTED, "build");
     e->tensors = base_calloc((size_t)net->nb_tensors, sizeof(eng_tensor));
@@ -433,6 +434,8 @@ prt_status bld_assemble(bld *b, prt_engine **out)
         st = engine_prepare(e);
     if (!st)
         st = engine_bind_constants(e);
+    if (!st)
+        engine_bind_precision(e);
     if (st) {
         engine_free(e);
         return st;

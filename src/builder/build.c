@@ -534,13 +534,14 @@ static prt_status bld_threads_begin(const prt_builder_config *cfg, base_pool **p
 
 /* The build of `net`; with `fold`, phase 3b may hand back a network with
  * DequantizeLinear layers folded away, which is then built instead (once:
- * it has nothing left to fold into). */
+ * it has nothing left to fold into); with `prec`, phase 3c may hand back
+ * one with layers in 16 bits, likewise built instead. */
 static prt_status bld_run(const prt_network *net, const prt_builder_config *cfg,
-                          const prt_registry *reg, int fold, prt_engine **out)
+                          const prt_registry *reg, int fold, int prec, prt_engine **out)
 {
     bld b;
     base_pool *tune_pool = NULL, *outer_pool = NULL;
-    prt_network *folded = NULL;
+    prt_network *folded = NULL, *lowered = NULL;
     prt_status st = PRT_OK;
     memset(&b, 0, sizeof b);
     st = dev_get(cfg->device, &b.dev);
@@ -598,6 +599,10 @@ static prt_status bld_run(const prt_network *net, const prt_builder_config *cfg,
         st = bld_fold(&b, &folded);
     if (folded)
         goto done;
+    if (!st && prec)
+        st = bld_precision(&b, &lowered);
+    if (lowered)
+        goto done;
     /* Tactics are timed on the threads the contexts will have. */
     if (!st && cfg->autotune)
         st = bld_threads_begin(cfg, &tune_pool, &outer_pool);
@@ -647,8 +652,11 @@ done:
     base_free(b.dd);
     expr_pool_destroy(b.pool);
     if (!st && folded)
-        st = bld_run(folded, cfg, reg, 0, out);
+        st = bld_run(folded, cfg, reg, 0, prec, out);
+    else if (!st && lowered)
+        st = bld_run(lowered, cfg, reg, 0, 0, out);
     bld_fold_free(folded);
+    bld_precision_free(lowered);
     return st;
 }
 
@@ -660,5 +668,5 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
     if (net->nb_outputs == 0)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "the network has no outputs (prt_network_mark_output)");
-    return bld_run(net, cfg, reg, 1, out);
+    return bld_run(net, cfg, reg, 1, 1, out);
 }

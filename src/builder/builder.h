@@ -33,6 +33,7 @@ struct prt_builder_config {
     int32_t threads;         /* for timing runs; 0: base_cpu_count() */
     int32_t blocked_formats; /* 1 (default): CHW8 inside CPU engines */
     int32_t embed_plugins;   /* 1: the engine carries its plugin libraries */
+    uint32_t precision;      /* PRT_PRECISION_* */
 };
 
 /* Arena alignment: every arena tensor starts on this boundary (enough for
@@ -195,6 +196,14 @@ void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out)
  * Q left as a layer. */
 prt_status bld_fold(const bld *b, prt_network **out);
 void bld_fold_free(prt_network *net);
+/* Phase 3c, after the fold, with PRT_PRECISION_FP16/BF16 in the config:
+ * the layers that run in 16 bits (precision.c). *out is NULL when none
+ * does; otherwise the network to build instead (those layers' float32
+ * tensors in 16 bits, Cast layers at the boundaries, float32 constants
+ * they read converted), freed with bld_precision_free. Logs the count and
+ * every layer kept in float32 with the reason. */
+prt_status bld_precision(const bld *b, prt_network **out);
+void bld_precision_free(prt_network *net);
 /* Phase 4, first: which tensors inside a CPU engine take the blocked
  * format CHW8 (where the producer and every consumer accept it), the rest
  * LINEAR (formats.c). */

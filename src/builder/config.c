@@ -95,6 +95,22 @@ prt_status prt_builder_config_set_embed_plugins(prt_builder_config *cfg, int32_t
     return PRT_OK;
 }
 
+prt_status prt_builder_config_set_precision_flags(prt_builder_config *cfg, uint32_t flags)
+{
+    const uint32_t known = PRT_PRECISION_FP16 | PRT_PRECISION_BF16 | PRT_PRECISION_TF32;
+    if (!cfg || (flags & ~known))
+        return base_error(
+            PRT_ERR_INVALID_ARGUMENT, "prt_builder_config_set_precision_flags: %s",
+            cfg ? "unknown flag bits (PRT_PRECISION_FP16, _BF16, _TF32)" : "cfg is NULL");
+    cfg->precision = flags;
+    return PRT_OK;
+}
+
+uint32_t prt_builder_config_get_precision_flags(const prt_builder_config *cfg)
+{
+    return cfg ? cfg->precision : 0;
+}
+
 prt_status prt_builder_config_set_autotune(prt_builder_config *cfg, int32_t on)
 {
     if (!cfg)

@@ -288,6 +288,12 @@ prt_status engine_bind_constants(prt_engine *e)
     return PRT_OK;
 }
 
+void engine_bind_precision(prt_engine *e)
+{
+    for (int32_t i = 0; i < e->nb_layers; i++)
+        op_set_precision(e->layers[i].plugin, e->precision);
+}
+
 prt_status prt_engine_deserialize(const prt_registry *reg, const void *bytes, size_t size,
                                   prt_engine **out)
 {
@@ -352,6 +358,8 @@ prt_status prt_engine_deserialize_with_options(const prt_registry *reg, const vo
     st = engine_check_layers(reg, e);
     if (!st)
         st = engine_bind_constants(e);
+    if (!st)
+        engine_bind_precision(e);
     if (st) {
         engine_free(e);
         return st;

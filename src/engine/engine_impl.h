@@ -162,6 +162,10 @@ struct prt_engine {
 
     /* Profiles: [nb_profiles * nb_inputs] dims each, indexed
      * profile * nb_inputs + input. Static inputs have min = opt = max. */
+    /* The builder's PRT_PRECISION_* flags (section PREC); the built-in ops
+     * of every layer get them (op_set_precision). */
+    uint32_t precision;
+
     int32_t nb_profiles;
     prt_dims *prof_min;
     prt_dims *prof_opt;
@@ -267,6 +271,9 @@ prt_status engine_check_layers(const prt_registry *reg, const prt_engine *e);
  * layer's plugin is made, when the engine is built or loaded; contexts'
  * clones share the state. Fails only for out of memory. */
 prt_status engine_bind_constants(prt_engine *e);
+/* Hands e->precision to every built-in op of e (op_set_precision), before
+ * any context exists; called beside engine_bind_constants. */
+void engine_bind_precision(prt_engine *e);
 
 /* Embedded plugin libraries (embedded.c). */
 /* The builder's part (prt_builder_config_set_embed_plugins): stores in the

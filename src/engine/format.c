@@ -62,6 +62,10 @@
  *   NCAP  the same layout: layers whose plugin says its enqueue cannot be
  *         captured into a graph (eng_layer.no_capture). Must follow LAYR.
  *         Default: none.
+ *   PREC  u32 the builder's precision flags (PRT_PRECISION_*, issue 24);
+ *         written when not 0. Default: 0. Built-in ops read TF32 from it
+ *         (op_set_precision); an older plugrt skips it and runs float32
+ *         products strictly, which is correct, only slower.
  *   QNTZ  u32 count, then per quantized tensor, by ascending tensor id: i32
  *         tensor, i32 kind (prt_quant_kind, PER_TENSOR or PER_CHANNEL), i32
  *         axis (-1 for PER_TENSOR), i64 count (1 for PER_TENSOR), u32
@@ -136,6 +140,7 @@
 #define TAG_KERN ENG_TAG('K', 'E', 'R', 'N')
 #define TAG_QNTZ ENG_TAG('Q', 'N', 'T', 'Z')
 #define TAG_LIBS ENG_TAG('L', 'I', 'B', 'S')
+#define TAG_PREC ENG_TAG('P', 'R', 'E', 'C')
 
 #define ENG_SECTION_OPTIONAL 1u
 
@@ -438,7 +443,8 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
     /* A CPU engine says nothing of its device: the CPU's files stay as they
      * were before DEVI existed. */
     base_buf_u32(out, 7 + (e->device != PRT_DEVICE_CPU) + (nb_hdim > 0) + (nb_ncap > 0) +
-                          (nb_quant > 0) + (e->nb_kernels > 0) + (e->nb_libraries > 0));
+                          (nb_quant > 0) + (e->nb_kernels > 0) + (e->nb_libraries > 0) +
+                          (e->precision != 0));
 
     at = sec_begin(out, TAG_META);
     base_buf_i64(out, e->arena_size);
@@ -533,6 +539,12 @@ prt_status engine_write(const prt_engine *e, base_buf *out)
     if (e->nb_kernels > 0) {
         at = sec_begin(out, TAG_KERN);
         put_kernels(out, e);
+        sec_end(out, at);
+    }
+
+    if (e->precision) {
+        at = sec_begin_flags(out, TAG_PREC, ENG_SECTION_OPTIONAL);
+        base_buf_u32(out, e->precision);
         sec_end(out, at);
     }
 
@@ -1330,6 +1342,7 @@ enum {
     SEC_KERN,
     SEC_QNTZ,
     SEC_LIBS,
+    SEC_PREC,
     SEC_COUNT
 };
 
@@ -1351,6 +1364,7 @@ static const struct {
     {TAG_KERN, "kernels", 0},
     {TAG_QNTZ, "quantization", 0},
     {TAG_LIBS, "plugin libraries", 0},
+    {TAG_PREC, "precision", 0},
 };
 
 /* Parses everything after the version check and the checksum. */
@@ -1455,6 +1469,15 @@ static prt_status read_body(const uint8_t *p, size_t size, prt_engine *e)
         case SEC_KERN:
             st = seen[SEC_LAYR] ? read_kernels(&sc, e)
                                 : malformed(&sc, "comes before the layers section");
+            break;
+        case SEC_PREC:
+            e->precision = base_rd_u32(&sc.r);
+            st = sc.r.failed ? malformed(&sc, "truncated")
+                 : (e->precision & ~(uint32_t)(PRT_PRECISION_FP16 | PRT_PRECISION_BF16 |
+                                               PRT_PRECISION_TF32))
+                     ? malformed(&sc, "unknown precision flags 0x%x",
+                                 (unsigned)e->precision)
+                     : PRT_OK;
             break;
         case SEC_QNTZ:
             st = seen[SEC_TENS] ? read_quant(&sc, e)

@@ -112,6 +112,11 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
     return PRT_OK;
 }
 
+uint32_t prt_engine_get_precision_flags(const prt_engine *engine)
+{
+    return engine ? engine->precision : 0;
+}
+
 int32_t prt_engine_get_nb_kernel_layers(const prt_engine *engine)
 {
     return engine ? engine->nb_kernels : 0;

@@ -805,6 +805,12 @@ prt_status op_bind_constants(prt_plugin *p, const prt_tensor_desc *in, int32_t n
     return PRT_OK;
 }
 
+void op_set_precision(prt_plugin *p, uint32_t flags)
+{
+    if (p && (p->vt == &op_vt_runtime || p->vt == &op_vt_build))
+        obj(p)->precision = flags;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Workspace (op_workspace.h)                                                */
 /* ------------------------------------------------------------------------ */

@@ -235,6 +235,9 @@ struct op_object {
      * configured (op_device_kernel.dtypes, CHW8), so devices() leaves it
      * out. */
     uint32_t refused_devices;
+    /* The engine's PRT_PRECISION_* flags (op_set_precision, op_const.h);
+     * 0 in the builder's timing runs and outside an engine. */
+    uint32_t precision;
     /* Bit i: input i is CHW8; bit OP_CHW8_OUT + k: output k (k < 8). Set
      * from the descriptors before every workspace query and run. */
     uint32_t chw8;

@@ -25,4 +25,14 @@
 prt_status op_bind_constants(prt_plugin *p, const prt_tensor_desc *in, int32_t nb_in,
                              const void *const *data);
 
+/* Gives p, a built-in op's object, the engine's precision flags
+ * (PRT_PRECISION_*, prt_builder_config_set_precision_flags) in
+ * op_object.precision, which its clones copy. A kernel reads them there:
+ * `o->precision & PRT_PRECISION_TF32` allows TF32 tensor-core math for a
+ * float32 product or convolution (cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32,
+ * cuDNN's CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION); without it float32 stays
+ * strict. Does nothing for another plugin. Called by the engine (builder
+ * and loader) while nothing else uses p. */
+void op_set_precision(prt_plugin *p, uint32_t flags);
+
 #endif /* PLUGRT_OPS_OP_CONST_H */

@@ -409,6 +409,15 @@ class IOptimizationProfile:
 class BuilderFlag(enum.IntEnum):
     """Builder flags plugrt takes (TensorRT's names and meanings); set with
     IBuilderConfig.set_flag."""
+    #: Run layers in float16 where their kernels (a plugin: its
+    #: supports_format_combination) take it; I/O keep their types
+    #: (prt_builder_config_set_precision_flags, PRT_PRECISION_FP16).
+    FP16 = 0
+    #: Float32 products and convolutions on CUDA may use TF32 tensor cores
+    #: (off by default in plugrt, unlike TensorRT: float32 stays float32).
+    TF32 = 6
+    #: As FP16, in bfloat16.
+    BF16 = 17
     #: Python plugins with both impl and aot_impl run the aot_impl's kernel
     #: (a kernel layer), unless the layer says otherwise (add_plugin's aot).
     PREFER_AOT_PYTHON_PLUGINS = 33
@@ -585,6 +594,10 @@ class Builder(_WithRegistry):
         reg = self._registry_for(network)
         out = c_void_p()
         from .plugin._bridge import building  # noqa: PLC0415 - cycle
+        precision = ((1 if cfg.get_flag(BuilderFlag.FP16) else 0)
+                     | (2 if cfg.get_flag(BuilderFlag.BF16) else 0)
+                     | (4 if cfg.get_flag(BuilderFlag.TF32) else 0))
+        E.call(C.fn.builder_config_set_precision_flags, cfg.handle, precision)
         try:
             with building(cfg.get_flag(BuilderFlag.PREFER_AOT_PYTHON_PLUGINS),
                           cfg.get_flag(BuilderFlag.PREFER_JIT_PYTHON_PLUGINS)):

@@ -17,8 +17,22 @@ prt_status opk_blas_open(opk_blas **out, int with_workspace);
 void opk_blas_close(opk_blas *b);
 /* 1 if `stream` is being captured into a graph. */
 int opk_blas_capturing(void *stream);
+/* 1: float32 products of this handle may use TF32 tensor cores
+ * (CUBLAS_COMPUTE_32F_FAST_TF32); 0 (as opened): strict float32. The
+ * attach of the CUDA table sets it from op_object.precision. */
+void opk_blas_set_tf32(opk_blas *b, int on);
 /* Row-major C[M x N] = op(A) op(B) for `batch` matrices at the given
- * element strides, on `stream` (float32; leading dims as BLAS's). */
+ * element strides, on `stream`: A and B of ab_dtype (float32, float16 or
+ * bfloat16), C of c_dtype (float32 or ab_dtype), float32 sums
+ * (cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F; float32 with the
+ * handle's TF32 as above); leading dims and strides in elements, as
+ * BLAS's. */
+prt_status opk_blas_gemm_ex(opk_blas *b, void *stream, int32_t ab_dtype, int32_t c_dtype,
+                            int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
+                            int64_t K, const void *A, int64_t lda, int64_t stride_a,
+                            const void *B, int64_t ldb, int64_t stride_b, void *C,
+                            int64_t ldc, int64_t stride_c, int64_t batch);
+/* The same for float32 throughout. */
 prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b,
                          int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                          int64_t stride_a, const float *B, int64_t ldb, int64_t stride_b,

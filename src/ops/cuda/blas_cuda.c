@@ -9,6 +9,15 @@
  * state, and contexts run concurrently on their own streams. The workspace
  * comes from the device (src/device/) and is set on every call, so cuBLAS
  * allocates nothing itself, which graph capture requires.
+ *
+ * Precision (issue 24). Every handle is set to CUBLAS_DEFAULT_MATH, so a
+ * float32 product is strict float32 (cublasSgemmStridedBatched) unless the
+ * engine was built with PRT_PRECISION_TF32: an object whose
+ * op_object.precision has it (op_set_precision, op_const.h) gets a handle
+ * that runs float32 through cublasGemmStridedBatchedEx with
+ * CUBLAS_COMPUTE_32F_FAST_TF32. 16-bit inputs go to
+ * cublasGemmStridedBatchedEx as they are (CUDA_R_16F / CUDA_R_16BF, tensor
+ * cores) with CUBLAS_COMPUTE_32F: float32 sums, as the CPU's kernels.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -35,6 +44,14 @@ typedef cublasStatus_t (*sgemm_batched_fn)(cublasHandle_t, cublasOperation_t,
                                            const float *, const float *, int, long long,
                                            const float *, int, long long, const float *,
                                            float *, int, long long, int);
+typedef cublasStatus_t (*gemm_ex_batched_fn)(cublasHandle_t, cublasOperation_t,
+                                             cublasOperation_t, int, int, int,
+                                             const void *, const void *, cudaDataType,
+                                             int, long long, const void *, cudaDataType,
+                                             int, long long, const void *, void *,
+                                             cudaDataType, int, long long, int,
+                                             cublasComputeType_t, cublasGemmAlgo_t);
+typedef cublasStatus_t (*set_math_mode_fn)(cublasHandle_t, cublasMath_t);
 typedef const char *(*status_string_fn)(cublasStatus_t);
 
 static struct {
@@ -45,6 +62,8 @@ static struct {
     set_stream_fn set_stream;
     set_workspace_fn set_workspace;
     sgemm_batched_fn sgemm_batched;
+    gemm_ex_batched_fn gemm_ex_batched;
+    set_math_mode_fn set_math_mode;
     status_string_fn status_string;
 } blas;
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
@@ -69,9 +88,11 @@ static void blas_load(void)
     *(void **)&blas.set_stream = dlsym(blas.lib, "cublasSetStream_v2");
     *(void **)&blas.set_workspace = dlsym(blas.lib, "cublasSetWorkspace_v2");
     *(void **)&blas.sgemm_batched = dlsym(blas.lib, "cublasSgemmStridedBatched");
+    *(void **)&blas.gemm_ex_batched = dlsym(blas.lib, "cublasGemmStridedBatchedEx");
+    *(void **)&blas.set_math_mode = dlsym(blas.lib, "cublasSetMathMode");
     *(void **)&blas.status_string = dlsym(blas.lib, "cublasGetStatusString");
     if (!blas.create || !blas.destroy || !blas.set_stream || !blas.set_workspace ||
-        !blas.sgemm_batched) {
+        !blas.sgemm_batched || !blas.gemm_ex_batched || !blas.set_math_mode) {
         snprintf(blas.error, sizeof blas.error,
                  "the cuBLAS found lacks the functions "
                  "plugrt needs");
@@ -90,6 +111,7 @@ struct opk_blas {
     void *workspace;
     size_t workspace_size; /* 0: none (cuBLAS then uses none either) */
     const dev_ops *dev;    /* which allocated the workspace */
+    int tf32;              /* float32 products may use TF32 (PRT_PRECISION_TF32) */
 };
 
 prt_status opk_blas_open(opk_blas **out, int with_workspace)
@@ -109,6 +131,12 @@ prt_status opk_blas_open(opk_blas **out, int with_workspace)
     if (!b)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "cuBLAS: out of memory");
     s = blas.create(&b->handle);
+    /* Explicitly: no TF32 unless the engine asked for it (b->tf32). */
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        s = blas.set_math_mode(b->handle, CUBLAS_DEFAULT_MATH);
+        if (s != CUBLAS_STATUS_SUCCESS)
+            blas.destroy(b->handle);
+    }
     if (s != CUBLAS_STATUS_SUCCESS) {
         base_free(b);
         return base_error(PRT_ERR_INTERNAL, "cuBLAS: creating a handle: %s",
@@ -146,12 +174,27 @@ int opk_blas_capturing(void *stream)
            st != cudaStreamCaptureStatusNone;
 }
 
-prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b,
-                         int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                         int64_t stride_a, const float *B, int64_t ldb, int64_t stride_b,
-                         float *C, int64_t ldc, int64_t stride_c, int64_t batch)
+void opk_blas_set_tf32(opk_blas *b, int on)
+{
+    if (b)
+        b->tf32 = on != 0;
+}
+
+static cudaDataType cuda_type(int32_t dtype)
+{
+    return dtype == PRT_FLOAT16    ? CUDA_R_16F
+           : dtype == PRT_BFLOAT16 ? CUDA_R_16BF
+                                   : CUDA_R_32F;
+}
+
+prt_status opk_blas_gemm_ex(opk_blas *b, void *stream, int32_t ab_dtype, int32_t c_dtype,
+                            int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
+                            int64_t K, const void *A, int64_t lda, int64_t stride_a,
+                            const void *B, int64_t ldb, int64_t stride_b, void *C,
+                            int64_t ldc, int64_t stride_c, int64_t batch)
 {
     const float one = 1.0f, zero = 0.0f;
+    const size_t csize = prt_dtype_size(c_dtype);
     cublasStatus_t s;
     if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || lda > INT32_MAX ||
         ldb > INT32_MAX || ldc > INT32_MAX || batch > INT32_MAX)
@@ -167,8 +210,8 @@ prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t tra
         cudaError_t e = cudaSuccess;
         for (int64_t k = 0; k < batch && e == cudaSuccess; k++)
             for (int64_t i = 0; i < M && e == cudaSuccess; i += ldc == N ? M : 1)
-                e = cudaMemsetAsync(C + k * stride_c + i * ldc, 0,
-                                    sizeof(float) * (size_t)(ldc == N ? M * N : N),
+                e = cudaMemsetAsync((char *)C + (size_t)(k * stride_c + i * ldc) * csize,
+                                    0, csize * (size_t)(ldc == N ? M * N : N),
                                     (cudaStream_t)stream);
         return e == cudaSuccess
                    ? PRT_OK
@@ -179,16 +222,38 @@ prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t tra
     if (s == CUBLAS_STATUS_SUCCESS)
         s = blas.set_workspace(b->handle, b->workspace, b->workspace_size);
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. */
-    if (s == CUBLAS_STATUS_SUCCESS)
+    if (s == CUBLAS_STATUS_SUCCESS && ab_dtype == PRT_FLOAT32 && c_dtype == PRT_FLOAT32 &&
+        !b->tf32)
         s = blas.sgemm_batched(b->handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N, (int)M,
-                               (int)K, &one, B, (int)ldb, stride_b, A, (int)lda, stride_a,
-                               &zero, C, (int)ldc, stride_c, (int)batch);
+                               (int)K, &one, (const float *)B, (int)ldb, stride_b,
+                               (const float *)A, (int)lda, stride_a, &zero, (float *)C,
+                               (int)ldc, stride_c, (int)batch);
+    else if (s == CUBLAS_STATUS_SUCCESS)
+        s = blas.gemm_ex_batched(
+            b->handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+            trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, B,
+            cuda_type(ab_dtype), (int)ldb, stride_b, A, cuda_type(ab_dtype), (int)lda,
+            stride_a, &zero, C, cuda_type(c_dtype), (int)ldc, stride_c, (int)batch,
+            ab_dtype == PRT_FLOAT32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS)
         return base_error(
-            PRT_ERR_INTERNAL, "cuBLAS sgemm (%lld x %lld x %lld, batch %lld): %s",
-            (long long)M, (long long)N, (long long)K, (long long)batch, status_name(s));
+            PRT_ERR_INTERNAL, "cuBLAS gemm (%s, %lld x %lld x %lld, batch %lld%s): %s",
+            prt_dtype_name(ab_dtype), (long long)M, (long long)N, (long long)K,
+            (long long)batch, ab_dtype == PRT_FLOAT32 && b->tf32 ? ", TF32" : "",
+            status_name(s));
     return PRT_OK;
+}
+
+prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b,
+                         int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                         int64_t stride_a, const float *B, int64_t ldb, int64_t stride_b,
+                         float *C, int64_t ldc, int64_t stride_c, int64_t batch)
+{
+    return opk_blas_gemm_ex(b, stream, PRT_FLOAT32, PRT_FLOAT32, trans_a, trans_b, M, N,
+                            K, A, lda, stride_a, B, ldb, stride_b, C, ldc, stride_c,
+                            batch);
 }
 
 prt_status opc_blas_attach(op_object *o, void *stream)
@@ -198,9 +263,13 @@ prt_status opc_blas_attach(op_object *o, void *stream)
                                          "during a graph capture");
     /* resources 2: a handle without a workspace (Conv's pointwise
      * products, one per Conv of a context: 8 MiB each would add up). */
-    return opk_blas_open((opk_blas **)&o->res[PRT_DEVICE_CUDA],
-                         !o->kern[PRT_DEVICE_CUDA] ||
-                             o->kern[PRT_DEVICE_CUDA]->resources != 2);
+    prt_status st = opk_blas_open((opk_blas **)&o->res[PRT_DEVICE_CUDA],
+                                  !o->kern[PRT_DEVICE_CUDA] ||
+                                      o->kern[PRT_DEVICE_CUDA]->resources != 2);
+    if (!st)
+        opk_blas_set_tf32(o->res[PRT_DEVICE_CUDA],
+                          (o->precision & PRT_PRECISION_TF32) != 0);
+    return st;
 }
 
 void opc_blas_detach(op_object *o)

@@ -69,18 +69,20 @@ OPC_KERNEL(opc_conv)
     return opc_status(o, opk_conv(&a, stream));
 }
 
-/* Float32 (and 16-bit floats through float32 in the workspace) with
- * cuBLAS: one product when B has no batch of its own, one strided batch
- * when A's and B's batches are the same, else one product per output
- * matrix. */
+/* Float32 and 16-bit floats with cuBLAS: one product when B has no batch
+ * of its own, one strided batch when A's and B's batches are the same,
+ * else one product per output matrix. 16-bit A and B are read as they
+ * are (tensor cores, float32 sums) into float32 Y in the workspace, where
+ * the bias is added before the one rounding to the output's type. */
 OPC_KERNEL(opc_matmul)
 {
     opk_blas *blas = o->res[PRT_DEVICE_CUDA];
-    const float *A = x[0], *B = x[1];
+    const char *A = x[0], *B = x[1];
+    const size_t es = prt_dtype_size(dtype);
     float *Y = y[0];
     prt_dims bo;
     mm_geom g;
-    int64_t nb, va = base_volume(&in[0].dims), vb = base_volume(&in[1].dims);
+    int64_t nb;
     prt_status st;
     int err = 0;
     if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
@@ -92,32 +94,24 @@ OPC_KERNEL(opc_matmul)
     st = op_broadcast_dims(o, &g.ba, &g.bb, &bo, "the batch dims of A and B");
     if (st)
         return st;
-    if (dtype != PRT_FLOAT32) {
-        float *wa = ws, *wb = wa + va;
-        err = opk_to_f32(dtype, x[0], wa, va, stream);
-        if (!err)
-            err = opk_to_f32(dtype, x[1], wb, vb, stream);
-        A = wa;
-        B = wb;
-        Y = wb + vb;
-    }
-    if (err)
-        return opc_status(o, err);
+    if (dtype != PRT_FLOAT32)
+        Y = ws; /* float32 sums, rounded once below */
     nb = base_volume(&bo);
     if (base_volume(&g.bb) == 1)
-        st = opk_blas_gemm(blas, stream, 0, 0, nb * g.M, g.N, g.K, A, g.K, 0, B, g.N, 0,
-                           Y, g.N, 0, 1);
+        st = opk_blas_gemm_ex(blas, stream, dtype, PRT_FLOAT32, 0, 0, nb * g.M, g.N, g.K,
+                              A, g.K, 0, B, g.N, 0, Y, g.N, 0, 1);
     else if (base_volume(&g.ba) == nb && base_volume(&g.bb) == nb &&
              g.ba.nb_dims == g.bb.nb_dims &&
              memcmp(g.ba.d, g.bb.d, sizeof(int64_t) * (size_t)g.ba.nb_dims) == 0)
-        st = opk_blas_gemm(blas, stream, 0, 0, g.M, g.N, g.K, A, g.K, g.M * g.K, B, g.N,
-                           g.K * g.N, Y, g.N, g.M * g.N, nb);
+        st = opk_blas_gemm_ex(blas, stream, dtype, PRT_FLOAT32, 0, 0, g.M, g.N, g.K, A,
+                              g.K, g.M * g.K, B, g.N, g.K * g.N, Y, g.N, g.M * g.N, nb);
     else
         for (int64_t b = 0; b < nb && !st; b++)
-            st = opk_blas_gemm(blas, stream, 0, 0, g.M, g.N, g.K,
-                               A + mm_batch_offset(&g.ba, &bo, b) * g.M * g.K, g.K, 0,
-                               B + mm_batch_offset(&g.bb, &bo, b) * g.K * g.N, g.N, 0,
-                               Y + b * g.M * g.N, g.N, 0, 1);
+            st = opk_blas_gemm_ex(
+                blas, stream, dtype, PRT_FLOAT32, 0, 0, g.M, g.N, g.K,
+                A + (size_t)(mm_batch_offset(&g.ba, &bo, b) * g.M * g.K) * es, g.K, 0,
+                B + (size_t)(mm_batch_offset(&g.bb, &bo, b) * g.K * g.N) * es, g.N, 0,
+                Y + b * g.M * g.N, g.N, 0, 1);
     if (st)
         return op_fail(o, st, "%s", prt_last_error());
     if (nb_in == 3 && (err = opk_bias_rows(dtype, x[2], Y,
@@ -130,12 +124,14 @@ OPC_KERNEL(opc_matmul)
     return PRT_OK;
 }
 
-/* cuBLAS's product (16-bit floats through float32 in the workspace, laid
- * out as on the CPU: A, B, C, then Y), then alpha and C in one pass. */
+/* cuBLAS's product (16-bit A and B read as they are, float32 sums; C and
+ * Y in float32 in the workspace, laid out as on the CPU: A, B, C, then
+ * Y), then alpha and C in one pass. */
 OPC_KERNEL(opc_gemm)
 {
     const gemm_op *g = (const gemm_op *)o;
-    const float *A = x[0], *B = x[1], *C = nb_in == 3 ? x[2] : NULL;
+    const void *A = x[0], *B = x[1];
+    const float *C = nb_in == 3 ? x[2] : NULL;
     float *Y = y[0];
     int64_t M = out->dims.d[0], N = out->dims.d[1];
     int64_t K = in[0].dims.d[g->trans_a ? 0 : 1];
@@ -143,13 +139,11 @@ OPC_KERNEL(opc_gemm)
     prt_status st;
     int err = 0;
     if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
-        float *w = ws;
-        const float **dst[3] = {&A, &B, &C};
-        for (int32_t k = 0; k < nb_in && !err; k++) {
-            int64_t v = base_volume(&in[k].dims);
-            err = opk_to_f32(dtype, x[k], w, v, stream);
-            *dst[k] = w;
-            w += v;
+        float *w = ws + base_volume(&in[0].dims) + base_volume(&in[1].dims);
+        if (C) {
+            err = opk_to_f32(dtype, x[2], w, base_volume(&in[2].dims), stream);
+            C = w;
+            w += base_volume(&in[2].dims);
         }
         Y = w;
     } else if (dtype != PRT_FLOAT32) {
@@ -158,8 +152,9 @@ OPC_KERNEL(opc_gemm)
     }
     if (err)
         return opc_status(o, err);
-    st = opk_blas_gemm(o->res[PRT_DEVICE_CUDA], stream, g->trans_a, g->trans_b, M, N, K,
-                       A, g->trans_a ? M : K, 0, B, g->trans_b ? K : N, 0, Y, N, 0, 1);
+    st = opk_blas_gemm_ex(o->res[PRT_DEVICE_CUDA], stream, dtype, PRT_FLOAT32, g->trans_a,
+                          g->trans_b, M, N, K, A, g->trans_a ? M : K, 0, B,
+                          g->trans_b ? K : N, 0, Y, N, 0, 1);
     if (st)
         return op_fail(o, st, "%s", prt_last_error());
     if (C && g->beta != 0.0f) {
