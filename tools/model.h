@@ -103,6 +103,9 @@ typedef struct cli_build_opts {
     int linear_formats;
     /* 1: the engine carries its plugin libraries (--embed-plugins). */
     int embed_plugins;
+    /* 1: a layer with no kernel on the device runs on the CPU
+     * (--allow-cpu-fallback). */
+    int cpu_fallback;
 } cli_build_opts;
 
 /* Input `name`'s profile entry as the lists give it (it must be in one of

@@ -169,7 +169,8 @@ int run_build_network(const prt_network *net, const prt_registry *reg,
                              has_range(o),
                              o->op_threads,
                              o->linear_formats,
-                             0};
+                             0,
+                             o->cpu_fallback};
         rc = cli_build_engine(net, reg, &bo, out);
     }
     free(values);

@@ -26,6 +26,7 @@ typedef struct run_build_opts {
     /* --minShapes, --optShapes, --maxShapes: NULL, or a range (min or max
      * not empty) */
     const cli_shapes *min, *opt, *max;
+    int cpu_fallback; /* --allow-cpu-fallback */
 } run_build_opts;
 
 /* Builds an imported network (only read) for o->device with the profile
