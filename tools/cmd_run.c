@@ -646,8 +646,8 @@ static int load_inputs(const run_args *a, run_inputs *in)
 static int build_network(const run_args *a, const prt_registry *reg, const run_inputs *in,
                          const prt_network *net, int32_t device, prt_engine **out)
 {
-    run_build_opts o = {&a->shapes,        device,        (int32_t)a->op_threads,
-                        a->linear_formats, &a->range.min, &a->range.opt,
+    run_build_opts o = {&a->shapes,        device,         (int32_t)a->op_threads,
+                        a->linear_formats, &a->range.min,  &a->range.opt,
                         &a->range.max,     a->cpu_fallback};
     return run_build_network(net, reg, in, &o, out);
 }

@@ -749,6 +749,15 @@ typedef struct prt_layer_info {
     /* 1: a kernel layer (prt_engine_get_kernel_layer): it runs GPU code
      * the engine holds, not its plugin, which need not be loaded. */
     int32_t kernel;
+    /* The prt_device the layer runs on: the engine's, or PRT_DEVICE_CPU
+     * for a layer of a CUDA engine built with CPU fallback
+     * (prt_builder_config_set_cpu_fallback). */
+    int32_t device;
+    /* Such a CPU layer's copies per run, in bytes at the largest shapes:
+     * from the device to the host before it, and back after it; 0 for
+     * every other layer. */
+    int64_t copy_to_host_bytes;
+    int64_t copy_to_device_bytes;
 } prt_layer_info;
 
 PRT_API PRT_NODISCARD prt_status prt_engine_get_layer(const prt_engine *engine,

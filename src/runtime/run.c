@@ -200,7 +200,8 @@ static prt_status host_layer_begin(prt_context *c, int32_t li, void *stream)
     int fetched = 0;
     for (int32_t k = 0; k < l->nb_inputs + l->nb_outputs; k++) {
         int is_in = k < l->nb_inputs;
-        const eng_tensor *t = &e->tensors[is_in ? l->inputs[k] : l->outputs[k - l->nb_inputs]];
+        const eng_tensor *t =
+            &e->tensors[is_in ? l->inputs[k] : l->outputs[k - l->nb_inputs]];
         void *h = t->const_offset >= 0 ? (void *)(e->weights + t->const_offset)
                                        : (void *)(c->host_mem + t->host_offset);
         if (!is_in) {
@@ -208,11 +209,13 @@ static prt_status host_layer_begin(prt_context *c, int32_t li, void *stream)
             continue;
         }
         if (l->fetch[k] && bytes_of(&in[k]) > 0) {
-            prt_status st =
-                c->dev->copy(h, c->in_ptrs[k], (size_t)bytes_of(&in[k]), DEV_COPY_D2H, stream);
+            prt_status st = c->dev->copy(h, c->in_ptrs[k], (size_t)bytes_of(&in[k]),
+                                         DEV_COPY_D2H, stream);
             if (st)
-                return base_error_prefix(st, "layer '%s' (on the CPU): copying input '%s' "
-                                             "to the host", l->name, t->name);
+                return base_error_prefix(st,
+                                         "layer '%s' (on the CPU): copying input '%s' "
+                                         "to the host",
+                                         l->name, t->name);
             fetched = 1;
         }
         c->in_ptrs[k] = h;
@@ -220,8 +223,8 @@ static prt_status host_layer_begin(prt_context *c, int32_t li, void *stream)
     if (fetched && c->dev->stream_sync) {
         prt_status st = c->dev->stream_sync(stream);
         if (st)
-            return base_error_prefix(st, "layer '%s' (on the CPU): waiting for its inputs",
-                                     l->name);
+            return base_error_prefix(
+                st, "layer '%s' (on the CPU): waiting for its inputs", l->name);
     }
     return PRT_OK;
 }
@@ -242,8 +245,10 @@ static prt_status host_layer_end(prt_context *c, int32_t li, void *stream)
         st = c->dev->copy(c->tptr[t], c->out_ptrs[o], (size_t)bytes_of(&out[o]),
                           DEV_COPY_H2D, stream);
         if (st)
-            return base_error_prefix(st, "layer '%s' (on the CPU): copying output '%s' "
-                                         "to the device", l->name, e->tensors[t].name);
+            return base_error_prefix(st,
+                                     "layer '%s' (on the CPU): copying output '%s' "
+                                     "to the device",
+                                     l->name, e->tensors[t].name);
         /* The size check on the device reads the device's copy. */
         c->out_ptrs[o] = c->tptr[t];
     }
@@ -325,9 +330,9 @@ static prt_status run_layer(prt_context *c, int32_t li, void *stream)
             memset(c->out_ptrs[o], RUN_SIZE_POISON,
                    prt_dtype_size(e->tensors[l->outputs[o]].dtype));
         else if (e->tensors[l->outputs[o]].size_id >= 0 &&
-                 (st =
-                 c->dev->memset(c->out_ptrs[o], RUN_SIZE_POISON,
-                                prt_dtype_size(e->tensors[l->outputs[o]].dtype), stream)))
+                 (st = c->dev->memset(c->out_ptrs[o], RUN_SIZE_POISON,
+                                      prt_dtype_size(e->tensors[l->outputs[o]].dtype),
+                                      stream)))
             return base_error_prefix(st, "layer '%s'", l->name);
     base_clear_error();
     if (host)
