@@ -476,6 +476,7 @@ _decls: List[Tuple[Any, ...]] = [
     ("prt_builder_config_set_autotune", c_int32, H, c_int32),
     ("prt_builder_config_set_timing_cache_file", c_int32, H, c_char_p),
     ("prt_builder_config_set_embed_plugins", c_int32, H, c_int32),
+    ("prt_builder_config_set_cpu_fallback", c_int32, H, c_int32),
     ("prt_builder_config_add_profile", c_int32, H, I32P),
     ("prt_builder_config_set_profile_dims", c_int32, H, c_int32, c_char_p,
      POINTER(prt_dims), POINTER(prt_dims), POINTER(prt_dims)),
