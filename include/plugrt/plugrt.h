@@ -460,12 +460,12 @@ prt_builder_config_set_embed_plugins(prt_builder_config *cfg, int32_t on);
  * copies the GPU tensors it reads to host memory before it and the tensors
  * it writes back to the GPU for their GPU readers, engine outputs and size
  * tensors after it (consecutive CPU layers share host tensors, with no copy
- * between). The build log names each such layer and each copy with its
- * bytes at the largest shapes; `plugrt inspect` shows every layer's device.
- * A context runs a CPU layer when its inputs are ready: it waits for the
- * stream before the layer, so such an engine cannot be captured into a
- * graph (prt_context_capture_graph fails naming the layer). No effect on
- * a CPU build. PRT_ERR_INVALID_ARGUMENT for cfg NULL or `on` not 0/1. */
+ * between). The build log names each such layer (a warning) and each
+ * copy with its bytes at the largest shapes (info); `plugrt inspect` shows every layer's
+ * device. A context runs a CPU layer when its inputs are ready: it waits for the stream
+ * before the layer, so such an engine cannot be captured into a graph
+ * (prt_context_capture_graph fails naming the layer). No effect on a CPU build.
+ * PRT_ERR_INVALID_ARGUMENT for cfg NULL or `on` not 0/1. */
 PRT_API PRT_NODISCARD prt_status
 prt_builder_config_set_cpu_fallback(prt_builder_config *cfg, int32_t on);
 

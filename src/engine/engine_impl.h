@@ -267,8 +267,8 @@ prt_status engine_derive_fallback(prt_engine *e);
  * memory before it (*in) and back to the device after it (*out). */
 void engine_fallback_bytes(const prt_engine *e, const eng_layer *l, int64_t *in,
                            int64_t *out);
-/* Logs (INFO) each layer that runs on the CPU and each copy with its
- * bytes at the largest shapes; nothing when there is none. The builder's
+/* Logs each layer that runs on the CPU (a warning) and each copy with
+ * its bytes at the largest shapes (info); nothing when there is none. The builder's
  * report. */
 void engine_log_fallback(const prt_engine *e);
 

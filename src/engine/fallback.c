@@ -129,7 +129,9 @@ void engine_log_fallback(const prt_engine *e)
             continue;
         engine_fallback_bytes(e, l, &in, &out);
         total += in + out;
-        base_log(PRT_SEV_INFO,
+        /* A warning: the layer is the engine's slow path, which a user
+         * wants to see without asking for every message. */
+        base_log(PRT_SEV_WARNING,
                  "layer '%s' (%s) runs on the CPU (CPU fallback): %lld bytes copied "
                  "from the device before it, %lld back after it, at the largest shapes",
                  l->name, l->plugin_name, (long long)in, (long long)out);
