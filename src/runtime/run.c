@@ -200,6 +200,9 @@ static prt_status host_layer_begin(prt_context *c, int32_t li, void *stream)
     int fetched = 0;
     for (int32_t k = 0; k < l->nb_inputs + l->nb_outputs; k++) {
         int is_in = k < l->nb_inputs;
+        /* The host kernel reads `dims`, exact here (the sizes were
+         * fetched); a device pointer is nothing it may read. */
+        c->descs[k].dims_device = NULL;
         const eng_tensor *t =
             &e->tensors[is_in ? l->inputs[k] : l->outputs[k - l->nb_inputs]];
         void *h = t->const_offset >= 0 ? (void *)(e->weights + t->const_offset)

@@ -306,7 +306,9 @@ class prt_layer_info(Structure):
                 ("nb_outputs", c_int32), ("outputs", POINTER(c_int32)),
                 ("alias_input", POINTER(c_int32)),
                 ("nb_fields", c_int32), ("fields", POINTER(prt_field)),
-                ("skipped", c_int32), ("capture_safe", c_int32), ("kernel", c_int32)]
+                ("skipped", c_int32), ("capture_safe", c_int32), ("kernel", c_int32),
+                ("device", c_int32), ("copy_to_host_bytes", c_int64),
+                ("copy_to_device_bytes", c_int64)]
 
 
 class prt_context_options(Structure):
