@@ -34,7 +34,8 @@ enum {
     OPT_TIMING_CACHE,
     OPT_OP_THREADS,
     OPT_LINEAR_FORMATS,
-    OPT_EMBED_PLUGINS
+    OPT_EMBED_PLUGINS,
+    OPT_CPU_FALLBACK
 };
 
 static const cli_opt build_opts[] = {
@@ -56,6 +57,7 @@ static const cli_opt build_opts[] = {
     {"--op-threads", NULL, 1, OPT_OP_THREADS},
     {"--linear-formats", NULL, 0, OPT_LINEAR_FORMATS},
     {"--embed-plugins", NULL, 0, OPT_EMBED_PLUGINS},
+    {"--allow-cpu-fallback", NULL, 0, OPT_CPU_FALLBACK},
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
@@ -113,6 +115,12 @@ static void build_help(void)
         "                           use (each once, with its content hash), so the\n"
         "                           plan is all a deployment needs; running it takes\n"
         "                           `plugrt run --allow-embedded-plugins`\n"
+        "  --allow-cpu-fallback     with --device cuda, run a layer whose op or plugin\n"
+        "                           has no CUDA kernel (for its dtypes) on the CPU,\n"
+        "                           with copies around it (the build log names each\n"
+        "                           and its bytes); such a plan cannot use\n"
+        "                           --cuda-graph. Without it, such a layer fails the\n"
+        "                           build\n"
         "  --plugin-op OP=PLUGIN[@VERSION][/NAMESPACE]\n"
         "                           import every OP node as that plugin (repeatable)\n"
         "  --no-strict              a plugin output that disagrees with the shape or\n"
@@ -164,7 +172,7 @@ typedef struct build_args {
     cli_shapes min, opt, max;
     int32_t device;
     int64_t workspace;
-    int autotune, linear_formats, embed_plugins;
+    int autotune, linear_formats, embed_plugins, cpu_fallback;
     uint32_t precision; /* PRT_PRECISION_* */
     int64_t op_threads; /* 0: the library's default */
     const char *timing_cache;
@@ -221,6 +229,9 @@ static int take_option(void *user, int id, const char *v)
         break;
     case OPT_EMBED_PLUGINS:
         a->embed_plugins = 1;
+        break;
+    case OPT_CPU_FALLBACK:
+        a->cpu_fallback = 1;
         break;
     default:
         return cli_usage("internal: unhandled option");
@@ -396,7 +407,8 @@ int cmd_build(int argc, char **argv)
                              (int32_t)a.op_threads,
                              a.linear_formats,
                              a.embed_plugins,
-                             a.precision};
+                             a.precision,
+                             a.cpu_fallback};
         if (cli_build_engine(net, reg, &bo, &engine) != CLI_OK)
             goto done;
     }

@@ -417,6 +417,11 @@ static int print_text(const plan_view *v)
         if (li.skipped)
             printf("      not run: nothing reads its outputs (their values were "
                    "folded into shapes)\n");
+        if (li.device != prt_engine_device(e))
+            printf("      runs on the CPU (CPU fallback): copies %s from the device "
+                   "before it, %s back after it (at the largest shapes)\n",
+                   cli_format_bytes(li.copy_to_host_bytes, b1, sizeof b1),
+                   cli_format_bytes(li.copy_to_device_bytes, b2, sizeof b2));
         if (!li.capture_safe)
             printf("      not capturable into a graph: its plugin says so "
                    "(capture_safe); --cuda-graph refuses this engine\n");
@@ -646,6 +651,9 @@ static int print_json(const plan_view *v)
         json_int(&w, "workspace", li.workspace);
         json_bool(&w, "skipped", li.skipped);
         json_bool(&w, "capture_safe", li.capture_safe);
+        json_string(&w, "device", cli_device_name(li.device));
+        json_int(&w, "copy_to_host_bytes", li.copy_to_host_bytes);
+        json_int(&w, "copy_to_device_bytes", li.copy_to_device_bytes);
         if (li.kernel)
             json_kernel(&w, e, kernel_of(e, i));
         json_tensor_names(&w, "inputs", e, li.inputs, li.nb_inputs);

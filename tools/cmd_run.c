@@ -73,6 +73,7 @@ enum {
     OPT_PROFILE_JSON,
     OPT_JSON,
     OPT_LINEAR_FORMATS,
+    OPT_CPU_FALLBACK,
     OPT_FP16,
     OPT_BF16,
     OPT_TF32,
@@ -121,6 +122,7 @@ static const cli_opt run_opts[] = {
     {"--threads", "-t", 1, OPT_THREADS},
     {"--op-threads", NULL, 1, OPT_OP_THREADS},
     {"--linear-formats", NULL, 0, OPT_LINEAR_FORMATS},
+    {"--allow-cpu-fallback", NULL, 0, OPT_CPU_FALLBACK},
     {"--profile-layers", NULL, 0, OPT_PROFILE_LAYERS},
     {"--profile-json", NULL, 1, OPT_PROFILE_JSON},
     {"--json", NULL, 0, OPT_JSON},
@@ -245,6 +247,9 @@ static void run_help(void)
         "  -t, --threads N            N contexts of the engine on N threads (default "
         "1),\n"
         "                             each on its own stream on CUDA\n"
+        "  --allow-cpu-fallback       for an ONNX model on --device cuda, run a layer\n"
+        "                             with no CUDA kernel on the CPU, with copies\n"
+        "                             around it (not with --cuda-graph)\n"
         "  --linear-formats           for an ONNX model, keep every tensor LINEAR: no\n"
         "                             blocked CHW8 layout between the CPU's "
         "convolutions\n"
@@ -328,6 +333,7 @@ typedef struct run_args {
     int64_t seed, iterations, warmup, threads, profile;
     int64_t op_threads; /* 0: not given */
     int linear_formats; /* --linear-formats */
+    int cpu_fallback;   /* --allow-cpu-fallback */
     int profile_layers;
     const char *profile_json;
     int json;           /* --json */
@@ -484,6 +490,9 @@ static int take_option(void *user, int id, const char *v)
         return cli_parse_int("--op-threads", v, 1, 1024, &a->op_threads);
     case OPT_LINEAR_FORMATS:
         a->linear_formats = 1;
+        break;
+    case OPT_CPU_FALLBACK:
+        a->cpu_fallback = 1;
         break;
     case OPT_PROFILE_LAYERS:
         a->profile_layers = 1;
@@ -664,7 +673,7 @@ static int build_network(const run_args *a, const prt_registry *reg, const run_i
 {
     run_build_opts o = {&a->shapes,        device,        (int32_t)a->op_threads,
                         a->linear_formats, &a->range.min, &a->range.opt,
-                        &a->range.max,     a->precision};
+                        &a->range.max,     a->precision,  a->cpu_fallback};
     return run_build_network(net, reg, in, &o, out);
 }
 

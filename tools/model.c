@@ -334,6 +334,10 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
         cli_error_api(st, "--fp16/--bf16/--tf32");
         goto done;
     }
+    if (o->cpu_fallback && (st = prt_builder_config_set_cpu_fallback(cfg, 1))) {
+        cli_error_api(st, "--allow-cpu-fallback");
+        goto done;
+    }
     if ((st = prt_builder_config_set_threads(cfg, o->threads))) {
         cli_error_api(st, "--op-threads");
         goto done;
@@ -373,6 +377,10 @@ int cli_build_engine(const prt_network *net, const prt_registry *reg,
             fprintf(stderr, "  load every plugin library by a path with --plugins "
                             "(e.g. ./libmine.so), or build\n  without "
                             "--embed-plugins\n");
+        else if (!o->cpu_fallback && strstr(prt_last_error(), "--allow-cpu-fallback"))
+            fprintf(stderr, "  add --allow-cpu-fallback to run such layers on the CPU, "
+                            "with copies\n  between the device and the host around "
+                            "them\n");
         else if (strstr(prt_last_error(), "workspace") &&
                  strstr(prt_last_error(), "limit"))
             fprintf(stderr, "  raise the limit with --workspace (e.g. --workspace 4G)\n");

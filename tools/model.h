@@ -105,6 +105,9 @@ typedef struct cli_build_opts {
     int embed_plugins;
     /* PRT_PRECISION_* (--fp16, --bf16, --tf32, --best). */
     uint32_t precision;
+    /* 1: a layer with no kernel on the device runs on the CPU
+     * (--allow-cpu-fallback). */
+    int cpu_fallback;
 } cli_build_opts;
 
 /* Input `name`'s profile entry as the lists give it (it must be in one of

@@ -126,6 +126,7 @@ static void profile_object(json_writer *w, const char *key, const layer_row *row
         json_int(w, "index", rows[i].index);
         json_string(w, "name", li.name);
         json_string(w, "op", op_label(&li, key2, sizeof key2));
+        json_string(w, "device", cli_device_name(li.device));
         json_double(w, "median_ms", rows[i].median_ms);
         json_double(w, "mean_ms", rows[i].mean_ms);
         json_double(w, "min_ms", rows[i].min_ms);
@@ -206,10 +207,15 @@ int cli_layer_profile_print(const cli_layer_recorder *recs, int nb,
         char key[512], en[CLI_ESC_CAP], ek[CLI_ESC_CAP];
         if (prt_engine_get_layer(engine, rows[i].index, &li) != PRT_OK || li.skipped)
             continue;
-        printf("  %10.4f %10.4f %6.1f%%  %s (%s)\n", rows[i].median_ms, rows[i].mean_ms,
+        /* A CPU layer of a CUDA engine (CPU fallback): its time holds its
+         * copies and the wait for the device before it. */
+        printf("  %10.4f %10.4f %6.1f%%  %s (%s)%s\n", rows[i].median_ms, rows[i].mean_ms,
                total > 0 ? 100.0 * rows[i].median_ms / total : 0.0,
                cli_escape(li.name, en, sizeof en),
-               cli_escape(op_label(&li, key, sizeof key), ek, sizeof ek));
+               cli_escape(op_label(&li, key, sizeof key), ek, sizeof ek),
+               li.device != prt_engine_device(engine)
+                   ? " on the CPU, with its copies and the wait for the device"
+                   : "");
     }
     printf("  sum of the layers' medians %.4f ms; median run %.4f ms\n", total,
            run_median_ms);

@@ -170,7 +170,8 @@ int run_build_network(const prt_network *net, const prt_registry *reg,
                              o->op_threads,
                              o->linear_formats,
                              0,
-                             o->precision};
+                             o->precision,
+                             o->cpu_fallback};
         rc = cli_build_engine(net, reg, &bo, out);
     }
     free(values);

@@ -27,6 +27,7 @@ typedef struct run_build_opts {
      * not empty) */
     const cli_shapes *min, *opt, *max;
     uint32_t precision; /* PRT_PRECISION_*: --fp16, --bf16, --tf32 */
+    int cpu_fallback;   /* --allow-cpu-fallback */
 } run_build_opts;
 
 /* Builds an imported network (only read) for o->device with the profile

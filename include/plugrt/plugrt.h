@@ -461,6 +461,20 @@ prt_builder_config_set_timing_cache_file(prt_builder_config *cfg, const char *pa
  * and hash only. */
 PRT_API PRT_NODISCARD prt_status
 prt_builder_config_set_embed_plugins(prt_builder_config *cfg, int32_t on);
+/* 0 (default): building for a device where a layer's op or plugin has no
+ * kernel (for its dtypes) fails naming the layer. 1: on a CUDA build such a
+ * layer runs on the CPU instead, when its plugin runs there: the engine
+ * copies the GPU tensors it reads to host memory before it and the tensors
+ * it writes back to the GPU for their GPU readers, engine outputs and size
+ * tensors after it (consecutive CPU layers share host tensors, with no copy
+ * between). The build log names each such layer (a warning) and each
+ * copy with its bytes at the largest shapes (info); `plugrt inspect` shows every layer's
+ * device. A context runs a CPU layer when its inputs are ready: it waits for the stream
+ * before the layer, so such an engine cannot be captured into a graph
+ * (prt_context_capture_graph fails naming the layer). No effect on a CPU build.
+ * PRT_ERR_INVALID_ARGUMENT for cfg NULL or `on` not 0/1. */
+PRT_API PRT_NODISCARD prt_status
+prt_builder_config_set_cpu_fallback(prt_builder_config *cfg, int32_t on);
 
 /* Precision flags (issue 24; TensorRT's BuilderFlag kFP16, kBF16, kTF32).
  * Without them every layer runs in the dtypes the network gives it.
@@ -770,6 +784,15 @@ typedef struct prt_layer_info {
     /* 1: a kernel layer (prt_engine_get_kernel_layer): it runs GPU code
      * the engine holds, not its plugin, which need not be loaded. */
     int32_t kernel;
+    /* The prt_device the layer runs on: the engine's, or PRT_DEVICE_CPU
+     * for a layer of a CUDA engine built with CPU fallback
+     * (prt_builder_config_set_cpu_fallback). */
+    int32_t device;
+    /* Such a CPU layer's copies per run, in bytes at the largest shapes:
+     * from the device to the host before it, and back after it; 0 for
+     * every other layer. */
+    int64_t copy_to_host_bytes;
+    int64_t copy_to_device_bytes;
 } prt_layer_info;
 
 PRT_API PRT_NODISCARD prt_status prt_engine_get_layer(const prt_engine *engine,

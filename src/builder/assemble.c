@@ -319,7 +319,7 @@ static prt_status assemble_layer(const bld *b, prt_engine *e, int32_t li)
     el->library = dup_or_empty(lib);
     el->library_hash = hash;
     el->plugin_abi = c ? c->abi_version : p->vt->abi_version;
-    el->device = e->device;
+    el->device = bl->device;
     el->nb_inputs = l->nb_inputs;
     el->inputs = base_malloc(sizeof(int32_t) * (size_t)(l->nb_inputs + 1));
     el->nb_outputs = l->nb_outputs;
@@ -331,7 +331,7 @@ static prt_status assemble_layer(const bld *b, prt_engine *e, int32_t li)
     el->host_dims = bl->host_dims;
     /* Asked once the layer's formats and tactic are chosen (plugin.h). */
     el->no_capture =
-        BUILD_ENTRY(p, capture_safe) && !BUILD_ENTRY(p, capture_safe)(p, e->device);
+        BUILD_ENTRY(p, capture_safe) && !BUILD_ENTRY(p, capture_safe)(p, el->device);
     if (el->no_capture)
         base_log(PRT_SEV_INFO,
                  "layer '%s' (plugin %s) says its enqueue cannot be captured into a "
@@ -432,6 +432,8 @@ prt_status bld_assemble(bld *b, prt_engine **out)
         st = base_error_prefix(PRT_ERR_INTERNAL, "the built engine is inconsistent");
     if (!st)
         st = engine_prepare(e);
+    if (!st)
+        engine_log_fallback(e);
     if (!st)
         st = engine_bind_constants(e);
     if (!st)

@@ -569,18 +569,23 @@ static prt_status bld_run(const prt_network *net, const prt_builder_config *cfg,
     }
     for (int32_t li = 0; li < net->nb_layers; li++) {
         const net_layer *l = &net->layers[li];
+        uint32_t devs = l->plugin->vt->core->devices(l->plugin);
         for (int32_t k = 0; k < l->nb_inputs; k++)
             b.t[l->inputs[k]].last_use = li;
-        if (!(l->plugin->vt->core->devices(l->plugin) & (1u << cfg->device))) {
+        b.l[li].device = cfg->device;
+        if (!(devs & (1u << cfg->device)) && bld_can_fall_back(&b, devs)) {
+            b.l[li].device = PRT_DEVICE_CPU;
+        } else if (!(devs & (1u << cfg->device))) {
             const char *ns = l->plugin->vt->core->plugin_namespace(l->plugin);
             st = base_error(PRT_ERR_UNSUPPORTED,
-                            "layer '%s': plugin %s does not run on %s%s", l->name,
+                            "layer '%s': plugin %s does not run on %s%s%s", l->name,
                             bld_plugin_label(l->plugin).s,
                             cfg->device == PRT_DEVICE_CPU ? "the CPU" : "CUDA",
                             ns && strcmp(ns, PRT_BUILTIN_NAMESPACE) == 0
                                 ? " (`plugrt plugins --builtins` lists where each "
                                   "built-in op runs)"
-                                : "");
+                                : "",
+                            bld_fallback_hint(&b, devs));
             goto done;
         }
     }

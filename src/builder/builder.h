@@ -34,6 +34,7 @@ struct prt_builder_config {
     int32_t blocked_formats; /* 1 (default): CHW8 inside CPU engines */
     int32_t embed_plugins;   /* 1: the engine carries its plugin libraries */
     uint32_t precision;      /* PRT_PRECISION_* */
+    int32_t cpu_fallback;    /* 1: layers with no kernel on the target run on the CPU */
 };
 
 /* Arena alignment: every arena tensor starts on this boundary (enough for
@@ -130,6 +131,7 @@ typedef struct bld_layer {
     int32_t *alias_input;
     uint8_t *alias_copy;
     int32_t host_dims;         /* the runtime waits for sizes before it (eng_layer) */
+    int32_t device;            /* where it runs: the target, or the CPU (fallback) */
     struct eng_kernel *kernel; /* what get_kernel gave for the tactic, or NULL */
 } bld_layer;
 
@@ -150,6 +152,13 @@ typedef struct bld {
     dev_info dev_info;      /* what it is, for timing-cache keys */
     tc_cache cache;         /* loaded when the config names a timing cache */
 } bld;
+
+/* CPU fallback (prt_builder_config_set_cpu_fallback; formats.c): whether a
+ * layer whose plugin lists `devs` (prt_plugin_core.devices) and not the
+ * target may run on the CPU instead; and, for the error when it may not,
+ * the suggestion to allow it ("" when that would not help). */
+int bld_can_fall_back(const bld *b, uint32_t devs);
+const char *bld_fallback_hint(const bld *b, uint32_t devs);
 
 /* The plugin's name for messages, "ns::name": bld_plugin_label(p).s
  * (base_plugin_label) (plugin_report.c). */

@@ -111,6 +111,16 @@ uint32_t prt_builder_config_get_precision_flags(const prt_builder_config *cfg)
     return cfg ? cfg->precision : 0;
 }
 
+prt_status prt_builder_config_set_cpu_fallback(prt_builder_config *cfg, int32_t on)
+{
+    if (!cfg || (on != 0 && on != 1))
+        return base_error(PRT_ERR_INVALID_ARGUMENT,
+                          "prt_builder_config_set_cpu_fallback: %s",
+                          cfg ? "on must be 0 or 1" : "cfg is NULL");
+    cfg->cpu_fallback = on;
+    return PRT_OK;
+}
+
 prt_status prt_builder_config_set_autotune(prt_builder_config *cfg, int32_t on)
 {
     if (!cfg)

@@ -75,7 +75,8 @@ static prt_status bld_configure(bld *b, const net_layer *l,
     int32_t fmt[128];
     prt_status st;
     if (BUILD_ENTRY(l->plugin, set_target_device)) {
-        st = BUILD_ENTRY(l->plugin, set_target_device)(l->plugin, b->cfg->device);
+        st = BUILD_ENTRY(l->plugin, set_target_device)(l->plugin,
+                                                       b->l[l - b->net->layers].device);
         if (st)
             return bld_plugin_fail(l, st, "set_target_device failed");
     }
@@ -307,18 +308,45 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
  * kernel there does not take the dtypes (plugin.h): configured with the
  * first combination, it must still list the target, or the build fails
  * naming the layer, the plugin and the dtypes. */
+int bld_can_fall_back(const bld *b, uint32_t devs)
+{
+    return b->cfg->cpu_fallback && b->cfg->device != PRT_DEVICE_CPU &&
+           (devs & (1u << PRT_DEVICE_CPU));
+}
+
+const char *bld_fallback_hint(const bld *b, uint32_t devs)
+{
+    return b->cfg->device != PRT_DEVICE_CPU && !b->cfg->cpu_fallback &&
+                   (devs & (1u << PRT_DEVICE_CPU))
+               ? "; it runs on the CPU: --allow-cpu-fallback "
+                 "(prt_builder_config_set_cpu_fallback) runs it there"
+               : "";
+}
+
 static prt_status bld_device_dtypes(bld *b, const net_layer *l,
                                     prt_dynamic_tensor_desc *descs, const negotiation *ng)
 {
     int32_t n = l->nb_inputs + l->nb_outputs;
+    int32_t *device = &b->l[l - b->net->layers].device;
     char list[256];
     size_t pos = 0;
+    uint32_t devs;
     prt_status st;
     for (int32_t k = 0; k < n; k++)
         descs[k].desc.format = ng->formats[0][k];
     st = bld_configure(b, l, descs, 0);
-    if (st || (l->plugin->vt->core->devices(l->plugin) & (1u << b->cfg->device)))
+    if (st || (l->plugin->vt->core->devices(l->plugin) & (1u << *device)))
         return st;
+    /* Configured, the plugin may still run on the CPU with these dtypes
+     * (no CUDA kernel for integer MatMul): it does, when allowed. The
+     * plugin is configured again for the CPU, which must then hold. */
+    devs = l->plugin->vt->core->devices(l->plugin);
+    if (bld_can_fall_back(b, devs)) {
+        *device = PRT_DEVICE_CPU;
+        st = bld_configure(b, l, descs, 0);
+        if (st || (l->plugin->vt->core->devices(l->plugin) & (1u << *device)))
+            return st;
+    }
     list[0] = '\0';
     for (int32_t k = 0; k < n && pos < sizeof list; k++)
         pos += (size_t)snprintf(list + pos, sizeof list - pos, "%s%s",
@@ -328,9 +356,10 @@ static prt_status bld_device_dtypes(bld *b, const net_layer *l,
                                 prt_dtype_name(descs[k].desc.dtype));
     return base_error(PRT_ERR_UNSUPPORTED,
                       "layer '%s': plugin %s does not run on %s with dtypes %s (its "
-                      "kernel there does not take them)",
+                      "kernel there does not take them)%s",
                       l->name, bld_plugin_label(l->plugin).s,
-                      b->cfg->device == PRT_DEVICE_CPU ? "the CPU" : "CUDA", list);
+                      *device == PRT_DEVICE_CPU ? "the CPU" : "CUDA", list,
+                      bld_fallback_hint(b, devs));
 }
 
 prt_status bld_layer_formats(bld *b, int32_t li)
@@ -378,7 +407,10 @@ prt_status bld_layer_formats(bld *b, int32_t li)
         st = bld_tactics(l, &tactics, &nb_tactics);
     if (!st)
         bl->tactic = tactics[0];
-    if (!st && b->cfg->autotune && (ng->nb_combos > 1 || nb_tactics > 1))
+    /* A layer that falls back to the CPU is not timed: tuning times on
+     * the target's device (and its plugin is not the engine's hot spot). */
+    if (!st && b->cfg->autotune && bl->device == b->cfg->device &&
+        (ng->nb_combos > 1 || nb_tactics > 1))
         st = bld_autotune(b, l, ng, tactics, nb_tactics, &combo, &bl->tactic);
     if (st)
         goto done;
@@ -555,7 +587,7 @@ prt_status bld_host_dims(bld *b)
         const net_layer *l = &b->net->layers[li];
         int touches = 0;
         if (!BUILD_ENTRY(l->plugin, requires_host_dims) ||
-            !BUILD_ENTRY(l->plugin, requires_host_dims)(l->plugin, b->cfg->device))
+            !BUILD_ENTRY(l->plugin, requires_host_dims)(l->plugin, b->l[li].device))
             continue;
         for (int32_t k = 0; k < l->nb_inputs && !touches; k++)
             touches = size_layer_of(owner, &b->t[l->inputs[k]].dims) >= 0;

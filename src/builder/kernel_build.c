@@ -29,7 +29,7 @@ prt_status bld_kernel_for(bld *b, int32_t li, const prt_dynamic_tensor_desc *des
     eng_kernel *k = NULL;
     prt_status st = PRT_OK;
     *out = NULL;
-    if (b->cfg->device != PRT_DEVICE_CUDA || !get_kernel)
+    if (b->l[li].device != PRT_DEVICE_CUDA || !get_kernel)
         return PRT_OK;
     dims = base_calloc((size_t)n + 1, sizeof *dims);
     ranks = base_calloc((size_t)n + 1, sizeof *ranks);

@@ -212,7 +212,7 @@ prt_status bld_tune_plugin(bld *b, int32_t li, prt_plugin **out)
     prt_plugin *real = b->net->layers[li].plugin;
     kproxy *k;
     *out = real;
-    if (b->cfg->device != PRT_DEVICE_CUDA || !BUILD_ENTRY(real, get_kernel))
+    if (b->l[li].device != PRT_DEVICE_CUDA || !BUILD_ENTRY(real, get_kernel))
         return PRT_OK;
     k = base_calloc(1, sizeof *k);
     if (!k)

@@ -44,6 +44,8 @@ void engine_free(prt_engine *e)
         base_free(l->inputs);
         base_free(l->outputs);
         base_free(l->alias_input);
+        base_free(l->fetch);
+        base_free(l->push);
         base_free(l->alias_copy);
     }
     base_free(e->layers);

@@ -226,7 +226,7 @@ static prt_status ask_workspace(const check_ctx *c, const eng_layer *l, int32_t 
         layer_descs(e, l, c->lo + o, c->opt + o, c->hi + o, c->d);
         if (BUILD_ENTRY(p, set_target_device)) {
             base_clear_error();
-            st = BUILD_ENTRY(p, set_target_device)(p, e->device);
+            st = BUILD_ENTRY(p, set_target_device)(p, l->device);
             if (st)
                 return entry_failed(l, li, st, "set_target_device failed");
         }

@@ -51,6 +51,7 @@ static prt_status mark_skipped(prt_engine *e)
 
 prt_status engine_derive(prt_engine *e)
 {
+    prt_status st;
     uint8_t *dep = engine_size_deps(e);
     if (!dep)
         return base_error(PRT_ERR_OUT_OF_MEMORY, "loading the engine: out of memory");
@@ -61,7 +62,8 @@ prt_status engine_derive(prt_engine *e)
                 e->tensors[t].dd_mask |= 1u << k;
     }
     base_free(dep);
-    return mark_skipped(e);
+    st = mark_skipped(e);
+    return st ? st : engine_derive_fallback(e);
 }
 
 prt_status engine_prepare(prt_engine *e)

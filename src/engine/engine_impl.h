@@ -66,6 +66,10 @@ typedef struct eng_tensor {
     /* Its quantization (kind NONE: none); section QNTZ on file. The
      * runtime's descriptors point to quant.d. */
     base_quant quant;
+    /* CPU fallback (fallback.c; derived, not serialized): byte offset of
+     * the tensor's host copy in a context's host block when a CPU layer of
+     * an engine for another device reads or writes it; -1 otherwise. */
+    int64_t host_offset;
 } eng_tensor;
 
 typedef struct eng_layer {
@@ -118,6 +122,17 @@ typedef struct eng_layer {
      * layer's key, library and fields stay the plugin's that made it, for
      * people; it runs as the kernel, with no creator. */
     const struct eng_kernel *kernel;
+
+    /* CPU fallback (fallback.c; derived, not serialized), for a CPU layer
+     * of an engine for another device that runs (not skipped); NULL for
+     * every other layer. Per input: 1 when the runtime copies it from the
+     * device to its host copy before the layer (it comes from the device:
+     * a network input or a device layer's output, not yet copied by an
+     * earlier CPU layer). Per output: 1 when it copies it back to the
+     * device after the layer (an engine output, a size tensor, or read by
+     * a device layer). */
+    uint8_t *fetch;
+    uint8_t *push;
 
     /* Runtime-phase plugin (not serialized): made by the builder as a clone,
      * or recreated through the registry on load. Contexts attach clones. */
@@ -198,6 +213,15 @@ struct prt_engine {
      * run the kernels; else each context must allow them. Not serialized. */
     int32_t kernels_allowed;
 
+    /* CPU fallback (fallback.c; derived, not serialized): how many layers
+     * run on the CPU in an engine for another device, and the host block
+     * a context needs for them: their tensors' host copies
+     * (eng_tensor.host_offset), then their largest workspace at
+     * host_workspace_offset. All 0 in a CPU engine. */
+    int32_t nb_host_layers;
+    int64_t host_workspace_offset;
+    int64_t host_size;
+
     int64_t arena_size;     /* activations */
     int64_t workspace_size; /* max over layers */
 
@@ -231,6 +255,26 @@ prt_status engine_prepare(prt_engine *e);
  * tensor's dd_mask and each layer's `skipped`. What an engine loaded for
  * inspection gets. */
 prt_status engine_derive(prt_engine *e);
+
+/* CPU fallback (fallback.c). Whether layer l runs on the host in an
+ * engine for another device: its tensors are copied between the device
+ * and host copies around it. */
+static inline int engine_layer_on_host(const prt_engine *e, const eng_layer *l)
+{
+    return l->device == PRT_DEVICE_CPU && e->device != PRT_DEVICE_CPU;
+}
+/* Derives the fallback plan: host_offset, fetch/push, nb_host_layers,
+ * host_size. After mark_skipped (engine_derive). Fails only for out of
+ * memory. */
+prt_status engine_derive_fallback(prt_engine *e);
+/* The bytes a CPU layer's copies move at the largest shapes: into host
+ * memory before it (*in) and back to the device after it (*out). */
+void engine_fallback_bytes(const prt_engine *e, const eng_layer *l, int64_t *in,
+                           int64_t *out);
+/* Logs each layer that runs on the CPU (a warning) and each copy with
+ * its bytes at the largest shapes (info); nothing when there is none. The builder's
+ * report. */
+void engine_log_fallback(const prt_engine *e);
 
 /* Allocates an empty engine (all zero). NULL on out of memory (alloc.c). */
 prt_engine *engine_alloc(void);

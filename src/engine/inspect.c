@@ -109,6 +109,11 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
     out->capture_safe = !l->no_capture;
     if (out->struct_size >= BASE_END_OF(prt_layer_info, kernel))
         out->kernel = l->kernel != NULL;
+    if (out->struct_size >= BASE_END_OF(prt_layer_info, copy_to_device_bytes)) {
+        out->device = l->device;
+        engine_fallback_bytes(engine, l, &out->copy_to_host_bytes,
+                              &out->copy_to_device_bytes);
+    }
     return PRT_OK;
 }
 

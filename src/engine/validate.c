@@ -355,6 +355,12 @@ static prt_status validate_layer(const prt_engine *e, int32_t li, uint8_t *produ
                        (int)li, n ? n : "?");
     if (l->device != PRT_DEVICE_CPU && l->device != PRT_DEVICE_CUDA)
         return invalid("layer %d ('%s'): unknown device %d", (int)li, n, (int)l->device);
+    /* A layer of another device than the engine's can only be a CPU layer
+     * of a GPU engine (CPU fallback): a CPU engine has no device memory
+     * for a GPU layer. */
+    if (l->device != e->device && l->device != PRT_DEVICE_CPU)
+        return invalid("layer %d ('%s') runs on %s in an engine for %s", (int)li, n,
+                       dev_name(l->device), dev_name(e->device));
     if (l->nb_inputs < 0 || l->nb_outputs < 0 || l->nb_fields < 0 ||
         (l->nb_inputs && !l->inputs) ||
         (l->nb_outputs && (!l->outputs || !l->alias_input || !l->alias_copy)) ||

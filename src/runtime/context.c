@@ -53,6 +53,7 @@ void prt_context_destroy(prt_context *c)
     if (!c->external_memory)
         c->dev->free(c->device_block);
     ctx_device_leave(c->dev, saved);
+    base_aligned_free(c->host_mem);
     base_free(c->host_block);
     base_free(c);
 }
@@ -204,6 +205,14 @@ static prt_status alloc_memory(prt_context *c)
                                      (long long)e->workspace_size);
         c->arena = c->device_block;
         c->workspace = c->device_block + workspace_offset(e);
+    }
+    if (e->host_size > 0) {
+        c->host_mem = base_aligned_alloc(ENG_ARENA_ALIGN, (size_t)e->host_size);
+        if (!c->host_mem)
+            return base_error(PRT_ERR_OUT_OF_MEMORY,
+                              "prt_context_create: out of memory (%lld bytes of host "
+                              "memory for the layers on the CPU)",
+                              (long long)e->host_size);
     }
     for (int32_t i = 0, off = 0; i < e->nb_layers; i++) {
         c->last_off[i] = off;

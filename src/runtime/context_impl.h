@@ -57,6 +57,10 @@ struct prt_context {
     uint8_t *arena;
     uint8_t *workspace;
     void **tptr; /* per tensor: memory for this run */
+    /* CPU fallback: the host copies of the tensors the engine's CPU layers
+     * touch, then their workspace (e->host_size bytes, host memory; NULL
+     * when the engine has no CPU layer). */
+    uint8_t *host_mem;
 
     int64_t *values, *up_values, *size_values, *size_scratch;
     uint8_t *known, *up_known, *size_known, *known_scratch;

@@ -34,6 +34,7 @@ typedef struct ctx_res_layer {
 typedef struct ctx_res_block {
     void *ptr;
     int64_t bytes;
+    int host; /* host memory, for a CPU layer of a GPU engine (CPU fallback) */
     struct ctx_res_block *next;
 } ctx_res_block;
 
@@ -114,7 +115,15 @@ static prt_status res_alloc(void *context, uint64_t bytes, void **out)
         return st;
     }
     b = base_malloc(sizeof *b);
-    st = b ? c->dev->alloc((size_t)bytes, &p) : PRT_ERR_OUT_OF_MEMORY;
+    /* A CPU layer's plugin gets host memory: its kernels run on the host. */
+    if (b)
+        b->host = engine_layer_on_host(c->e, res_layer(h));
+    if (b && b->host)
+        st = (p = base_aligned_alloc(ENG_ARENA_ALIGN, (size_t)bytes ? (size_t)bytes : 1))
+                 ? PRT_OK
+                 : PRT_ERR_OUT_OF_MEMORY;
+    else
+        st = b ? c->dev->alloc((size_t)bytes, &p) : PRT_ERR_OUT_OF_MEMORY;
     if (st) {
         base_free(b);
         pthread_mutex_unlock(&r->lock);
@@ -147,7 +156,10 @@ static void res_free(void *context, void *memory)
         ctx_res_block *b = *at;
         *at = b->next;
         r->bytes -= b->bytes;
-        r->c->dev->free(b->ptr);
+        if (b->host)
+            base_aligned_free(b->ptr);
+        else
+            r->c->dev->free(b->ptr);
         base_free(b);
     }
     pthread_mutex_unlock(&r->lock);
@@ -289,7 +301,7 @@ prt_status ctx_resources_create(prt_context *c)
         r->layers[i].layer = i;
         p->struct_size = sizeof *p;
         p->abi_version = PRT_PLUGIN_ABI_VERSION;
-        p->device = e->device;
+        p->device = e->layers[i].device;
         p->context = &r->layers[i];
         p->alloc = res_alloc;
         p->free = res_free;
@@ -323,7 +335,10 @@ void ctx_resources_destroy(prt_context *c)
     while (r->blocks) {
         ctx_res_block *b = r->blocks;
         r->blocks = b->next;
-        c->dev->free(b->ptr);
+        if (b->host)
+            base_aligned_free(b->ptr);
+        else
+            c->dev->free(b->ptr);
         base_free(b);
     }
     pthread_mutex_destroy(&r->lock);

@@ -187,6 +187,77 @@ static prt_status read_sizes(prt_context *c, int32_t li, void *stream)
     return ctx_eval_exact(c);
 }
 
+/* CPU fallback: layer li runs on the host in an engine for a device
+ * (engine_layer_on_host). Points its pointers at the tensors' host copies
+ * (constants: the engine's host weights), copies in what came from the
+ * device (eng_layer.fetch) and waits for the stream, so the copies and
+ * every earlier layer are done when the CPU kernel starts. */
+static prt_status host_layer_begin(prt_context *c, int32_t li, void *stream)
+{
+    const prt_engine *e = c->e;
+    const eng_layer *l = &e->layers[li];
+    const prt_tensor_desc *in = c->descs;
+    int fetched = 0;
+    for (int32_t k = 0; k < l->nb_inputs + l->nb_outputs; k++) {
+        int is_in = k < l->nb_inputs;
+        /* The host kernel reads `dims`, exact here (the sizes were
+         * fetched); a device pointer is nothing it may read. */
+        c->descs[k].dims_device = NULL;
+        const eng_tensor *t =
+            &e->tensors[is_in ? l->inputs[k] : l->outputs[k - l->nb_inputs]];
+        void *h = t->const_offset >= 0 ? (void *)(e->weights + t->const_offset)
+                                       : (void *)(c->host_mem + t->host_offset);
+        if (!is_in) {
+            c->out_ptrs[k - l->nb_inputs] = h;
+            continue;
+        }
+        if (l->fetch[k] && bytes_of(&in[k]) > 0) {
+            prt_status st = c->dev->copy(h, c->in_ptrs[k], (size_t)bytes_of(&in[k]),
+                                         DEV_COPY_D2H, stream);
+            if (st)
+                return base_error_prefix(st,
+                                         "layer '%s' (on the CPU): copying input '%s' "
+                                         "to the host",
+                                         l->name, t->name);
+            fetched = 1;
+        }
+        c->in_ptrs[k] = h;
+    }
+    if (fetched && c->dev->stream_sync) {
+        prt_status st = c->dev->stream_sync(stream);
+        if (st)
+            return base_error_prefix(
+                st, "layer '%s' (on the CPU): waiting for its inputs", l->name);
+    }
+    return PRT_OK;
+}
+
+/* After a CPU layer: its outputs that the device reads (eng_layer.push)
+ * go back to their device memory, on the stream, before any later layer.
+ * A data-dependent output is copied at its upper bound. */
+static prt_status host_layer_end(prt_context *c, int32_t li, void *stream)
+{
+    const prt_engine *e = c->e;
+    const eng_layer *l = &e->layers[li];
+    const prt_tensor_desc *out = c->descs + l->nb_inputs;
+    for (int32_t o = 0; o < l->nb_outputs; o++) {
+        int32_t t = l->outputs[o];
+        prt_status st;
+        if (!l->push[o] || bytes_of(&out[o]) == 0)
+            continue;
+        st = c->dev->copy(c->tptr[t], c->out_ptrs[o], (size_t)bytes_of(&out[o]),
+                          DEV_COPY_H2D, stream);
+        if (st)
+            return base_error_prefix(st,
+                                     "layer '%s' (on the CPU): copying output '%s' "
+                                     "to the device",
+                                     l->name, e->tensors[t].name);
+        /* The size check on the device reads the device's copy. */
+        c->out_ptrs[o] = c->tptr[t];
+    }
+    return PRT_OK;
+}
+
 static prt_status run_layer(prt_context *c, int32_t li, void *stream)
 {
     const prt_engine *e = c->e;
@@ -194,13 +265,14 @@ static prt_status run_layer(prt_context *c, int32_t li, void *stream)
     prt_plugin *p = c->plugins[li];
     int32_t nb_in = l->nb_inputs, nb_out = l->nb_outputs;
     prt_tensor_desc *in = c->descs, *out = c->descs + nb_in;
-    int writes_sizes = 0, need_upper = 0;
+    int writes_sizes = 0, need_upper = 0, host = engine_layer_on_host(e, l);
     prt_status st;
 
     for (int32_t o = 0; o < nb_out; o++)
         writes_sizes |= e->tensors[l->outputs[o]].size_id >= 0;
     /* A plugin that needs true dims on the host waits for the sizes. */
-    if (c->device_sizes && l->host_dims && touches_earlier_sizes(c, l, li)) {
+    /* So does a layer on the CPU: its kernel reads `dims` only. */
+    if (c->device_sizes && (l->host_dims || host) && touches_earlier_sizes(c, l, li)) {
         st = ctx_sizes_fetch(c, li, stream);
         if (st)
             return st;
@@ -218,6 +290,8 @@ static prt_status run_layer(prt_context *c, int32_t li, void *stream)
             return st;
     }
     st = fill_descs(c, li);
+    if (!st && host)
+        st = host_layer_begin(c, li, stream);
     if (st)
         return st;
     if (!c->told[li] ||
@@ -237,7 +311,11 @@ static prt_status run_layer(prt_context *c, int32_t li, void *stream)
         int32_t k = l->alias_input[o];
         if (k < 0)
             continue;
-        if (l->alias_copy[o] && c->out_ptrs[o] != c->in_ptrs[k]) {
+        /* On the host the output's copy is the input's only when they are
+         * one tensor, so it is always filled first. */
+        if (host && c->out_ptrs[o] != c->in_ptrs[k]) {
+            memcpy(c->out_ptrs[o], c->in_ptrs[k], (size_t)bytes_of(&in[k]));
+        } else if (l->alias_copy[o] && c->out_ptrs[o] != c->in_ptrs[k]) {
             st = c->dev->copy(c->out_ptrs[o], c->in_ptrs[k], (size_t)bytes_of(&in[k]),
                               DEV_COPY_D2D, stream);
             if (st)
@@ -251,17 +329,28 @@ static prt_status run_layer(prt_context *c, int32_t li, void *stream)
     /* A size the plugin never writes must not be read from leftover memory:
      * each starts as a value no size can be (RUN_SIZE_UNWRITTEN). */
     for (int32_t o = 0; writes_sizes && o < nb_out; o++)
-        if (e->tensors[l->outputs[o]].size_id >= 0 &&
-            (st =
-                 c->dev->memset(c->out_ptrs[o], RUN_SIZE_POISON,
-                                prt_dtype_size(e->tensors[l->outputs[o]].dtype), stream)))
+        if (host && e->tensors[l->outputs[o]].size_id >= 0)
+            memset(c->out_ptrs[o], RUN_SIZE_POISON,
+                   prt_dtype_size(e->tensors[l->outputs[o]].dtype));
+        else if (e->tensors[l->outputs[o]].size_id >= 0 &&
+                 (st = c->dev->memset(c->out_ptrs[o], RUN_SIZE_POISON,
+                                      prt_dtype_size(e->tensors[l->outputs[o]].dtype),
+                                      stream)))
             return base_error_prefix(st, "layer '%s'", l->name);
     base_clear_error();
-    st = p->vt->runtime->enqueue(p, in, out, c->in_ptrs, c->out_ptrs,
-                                 l->workspace ? c->workspace : NULL, c->dev->device,
-                                 stream);
+    if (host)
+        st = p->vt->runtime->enqueue(p, in, out, c->in_ptrs, c->out_ptrs,
+                                     l->workspace ? c->host_mem + e->host_workspace_offset
+                                                  : NULL,
+                                     PRT_DEVICE_CPU, NULL);
+    else
+        st = p->vt->runtime->enqueue(p, in, out, c->in_ptrs, c->out_ptrs,
+                                     l->workspace ? c->workspace : NULL, c->dev->device,
+                                     stream);
     if (st)
         return layer_fail(l, st, "enqueue failed");
+    if (host && (st = host_layer_end(c, li, stream)) != PRT_OK)
+        return st;
     if (!writes_sizes)
         return PRT_OK;
     if (c->device_sizes)
@@ -447,6 +536,13 @@ static prt_status check_capturable(const prt_context *c)
                 &e->layers[li], "says its enqueue cannot be captured into a graph "
                                 "(prt_plugin_build.capture_safe); run this engine "
                                 "without a graph");
+    for (int32_t li = 0; li < e->nb_layers; li++)
+        if (engine_layer_on_host(e, &e->layers[li]) && !e->layers[li].skipped)
+            return layer_not_capturable(
+                &e->layers[li], "runs on the CPU (CPU fallback): each run waits for the "
+                                "device before it, which a graph cannot hold; run this "
+                                "engine without a graph, or give the layer a kernel on "
+                                "the device");
     if (!c->dev->graph_begin)
         return base_error(PRT_ERR_UNSUPPORTED, "graphs: device %s has none",
                           c->dev->name);

@@ -204,6 +204,9 @@ int main(void)
     F(prt_layer_info, skipped);
     F(prt_layer_info, capture_safe);
     F(prt_layer_info, kernel);
+    F(prt_layer_info, device);
+    F(prt_layer_info, copy_to_host_bytes);
+    F(prt_layer_info, copy_to_device_bytes);
     S(prt_context_options);
     F(prt_context_options, struct_size);
     F(prt_context_options, reserved);

@@ -306,7 +306,9 @@ class prt_layer_info(Structure):
                 ("nb_outputs", c_int32), ("outputs", POINTER(c_int32)),
                 ("alias_input", POINTER(c_int32)),
                 ("nb_fields", c_int32), ("fields", POINTER(prt_field)),
-                ("skipped", c_int32), ("capture_safe", c_int32), ("kernel", c_int32)]
+                ("skipped", c_int32), ("capture_safe", c_int32), ("kernel", c_int32),
+                ("device", c_int32), ("copy_to_host_bytes", c_int64),
+                ("copy_to_device_bytes", c_int64)]
 
 
 class prt_context_options(Structure):
@@ -479,6 +481,7 @@ _decls: List[Tuple[Any, ...]] = [
     ("prt_builder_config_set_precision_flags", c_int32, H, c_uint32),
     ("prt_builder_config_get_precision_flags", c_uint32, H),
     ("prt_engine_get_precision_flags", c_uint32, H),
+    ("prt_builder_config_set_cpu_fallback", c_int32, H, c_int32),
     ("prt_builder_config_add_profile", c_int32, H, I32P),
     ("prt_builder_config_set_profile_dims", c_int32, H, c_int32, c_char_p,
      POINTER(prt_dims), POINTER(prt_dims), POINTER(prt_dims)),

@@ -444,6 +444,7 @@ class IBuilderConfig(Closable):
         self._autotune = True
         self._cache = None
         self._embed = False
+        self._cpu_fallback = False
         self._flags = 0
 
     def set_flag(self, flag: BuilderFlag) -> None:
@@ -540,6 +541,20 @@ class IBuilderConfig(Closable):
     def embed_plugins(self, on: bool) -> None:
         E.call(C.fn.builder_config_set_embed_plugins, self.handle, 1 if on else 0)
         self._embed = bool(on)
+
+    @property
+    def allow_cpu_fallback(self) -> bool:
+        """CPU fallback (`plugrt build --allow-cpu-fallback`; plugrt's own,
+        TensorRT has none): on a CUDA build, a layer whose op or plugin has
+        no CUDA kernel for its dtypes runs on the CPU, with copies between
+        the device and the host around it, instead of failing the build.
+        Such an engine cannot be captured into a CUDA graph. Default False."""
+        return self._cpu_fallback
+
+    @allow_cpu_fallback.setter
+    def allow_cpu_fallback(self, on: bool) -> None:
+        E.call(C.fn.builder_config_set_cpu_fallback, self.handle, 1 if on else 0)
+        self._cpu_fallback = bool(on)
 
     @property
     def timing_cache_path(self) -> Optional[str]:
