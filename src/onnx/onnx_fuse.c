@@ -44,6 +44,7 @@
 #include "onnx_internal.h"
 
 enum { FUSE_CONV_ACT, FUSE_GELU, FUSE_MATMUL_ADD, FUSE_DQ_CONST, FUSE_QCONV };
+enum { FUSE_SKIP_LN = 16 }; /* the residual + LayerNormalization section below */
 
 typedef struct fusion {
     int32_t kind;
@@ -58,8 +59,11 @@ typedef struct fusion {
     int32_t nb_params;
     const Onnx__TensorProto *q[3]; /* DQ of constants: x, scale, zero point */
     int64_t axis;
-    const char *ins[9]; /* QLinearConv's inputs */
+    const char *ins[9]; /* QLinearConv's inputs; SkipLayerNormalization's */
     int32_t nb_ins;
+    const char *sum; /* SkipLayerNormalization: the Add's output when read
+                        elsewhere, else NULL */
+    float epsilon;
 } fusion;
 
 struct onnx_fusions {
@@ -505,6 +509,106 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
     return 1;
 }
 
+/* ---- residual + LayerNormalization ---------------------------------- */
+
+/* The LayerNormalization at pos over the last axis (stash_type float32,
+ * one output) of an Add's result: 1 and *f when they make one
+ * SkipLayerNormalization. The Add's result may be read elsewhere (pre-LN
+ * GPT-2 adds it to the next block's output): the fused layer then writes
+ * it too, added where every input of the pair is there (the Add's
+ * position, or a later producer of Scale or B) and before its first other
+ * reader. */
+static int fc_skip_ln(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *ln = fc_node(c, pos), *add;
+    const Onnx__AttributeProto *ax = onnx_node_attr(ln, "axis"),
+                               *stash = onnx_node_attr(ln, "stash_type");
+    const char *y;
+    int32_t a, at, uses;
+    if (!fc_is(c, pos, "LayerNormalization") || ln->n_input < 2 || ln->n_input > 3 ||
+        !fc_out(ln)[0] ||
+        (ax && (ax->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT || ax->i != -1)) ||
+        (stash &&
+         (stash->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT || stash->i != 1)))
+        return 0;
+    y = onnx_node_input(ln, 0);
+    a = fc_get(&c->producer, y);
+    if (!fc_is(c, a, "Add") || fc_node(c, a)->n_input != 2 || !fc_out(fc_node(c, a))[0])
+        return 0;
+    add = fc_node(c, a);
+    at = a;
+    for (size_t k = 1; k < ln->n_input; k++) {
+        int32_t p = fc_get(&c->producer, onnx_node_input(ln, k));
+        at = p > at ? p : at;
+    }
+    uses = fc_get(&c->uses, y);
+    for (size_t k = 1; k < ln->n_input; k++) /* LN(y, y): the sum read again */
+        uses -= strcmp(onnx_node_input(ln, k), y) == 0;
+    if (uses > 1) {
+        /* Every other reader after the fused layer's place. */
+        for (int32_t i = 0; i <= at; i++) {
+            const Onnx__NodeProto *n = fc_node(c, i);
+            for (size_t k = 0; k < n->n_input; k++)
+                if (i != pos && strcmp(onnx_node_input(n, k), y) == 0)
+                    return 0;
+        }
+    } else {
+        at = pos;
+    }
+    fc_init(f, FUSE_SKIP_LN, a, 2, (const int32_t[]){a, pos});
+    if (!fc_attr_f(ln, "epsilon", 1e-5f, &f->epsilon))
+        return 0;
+    f->last = at;
+    f->output = fc_out(ln);
+    f->sum = uses > 1 ? y : NULL;
+    f->ins[0] = onnx_node_input(add, 0);
+    f->ins[1] = onnx_node_input(add, 1);
+    f->ins[2] = onnx_node_input(ln, 1);
+    f->ins[3] = ln->n_input > 2 ? onnx_node_input(ln, 2) : "";
+    f->nb_ins = f->ins[3][0] ? 4 : 3;
+    return 1;
+}
+
+/* The fused layer's name: its nodes' names joined by '+' in their order
+ * (unnamed nodes as their op), so inspect and --profile-layers say which
+ * layers it replaced. */
+static void fc_join_names(const onnx_import *imp, const fusion *f, const int32_t *order,
+                          char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int32_t k = 0; k < f->nb_members && len + 1 < cap; k++) {
+        const Onnx__NodeProto *n = imp->graph->node[order[f->members[k]]];
+        const char *nm = n->name && n->name[0] ? n->name : onnx_str(n->op_type);
+        int w = snprintf(buf + len, cap - len, "%s%s", k ? "+" : "", nm);
+        len = w < 0 ? cap : len + (size_t)w;
+    }
+}
+
+static prt_status fc_import_skip_ln(onnx_import *imp, const fusion *f,
+                                    const Onnx__NodeProto *first, const int32_t *order)
+{
+    const prt_plugin_creator *c = NULL;
+    int32_t nb_out = f->sum ? 4 : 1;
+    const char *outs[4] = {f->output, "", "", f->sum ? f->sum : ""};
+    prt_field extra[2] = {{"epsilon", &f->epsilon, PRT_FIELD_FLOAT32, 1},
+                          {"nb_outputs", &nb_out, PRT_FIELD_INT32, 1}};
+    Onnx__NodeProto named = *first;
+    char name[512], label[600];
+    prt_status st = prt_builtin_find_creator("SkipLayerNormalization", "1", &c);
+    if (st)
+        return st;
+    fc_join_names(imp, f, order, name, sizeof name);
+    named.name = name;
+    /* The Add's attributes are none of SkipLayerNormalization's fields. */
+    named.n_attribute = 0;
+    snprintf(label, sizeof label, "node '%s' (Add -> LayerNormalization)", name);
+    onnx_info("%s: fused into one SkipLayerNormalization%s", label,
+              f->sum ? " (writing the sum too: read elsewhere)" : "");
+    return onnx_import_fused(imp, &named, label, c, extra, 2, (const char **)f->ins,
+                             (size_t)f->nb_ins, outs, (size_t)nb_out);
+}
+
 static prt_status fc_index(fuse_ctx *c)
 {
     const Onnx__GraphProto *g = c->imp->graph;
@@ -568,7 +672,7 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
         if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_gelu(&c, i, f) ||
-            fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f)) {
+            fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f) || fc_skip_ln(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -603,6 +707,8 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
     const prt_plugin_creator *c = NULL;
     char label[512];
     onnx_node_label(first, order[f->first], label, sizeof label);
+    if (f->kind == FUSE_SKIP_LN)
+        return fc_import_skip_ln(imp, f, first, order);
     if (f->kind == FUSE_DQ_CONST)
         return onnx_dq_const_import(imp, label, f->output, f->q[0], f->q[1], f->q[2],
                                     f->axis);

@@ -38,6 +38,7 @@ static const prt_plugin_creator *const builtins[] = {
     &op_tanh_creator,
     &op_softmax_creator,
     &op_layer_norm_creator,
+    &op_skip_layer_norm_creator,
     &op_equal_creator,
     &op_greater_or_equal_creator,
     &op_and_creator,

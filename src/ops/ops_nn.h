@@ -245,6 +245,13 @@ int32_t ln_out_dtype_n(const op_object *o, const int32_t *types, int32_t nb_in,
 prt_status ln_axis(const op_object *o, int32_t r, int32_t *out);
 int64_t ln_norm_size(const op_object *o, const prt_dims *x);
 
+/* SkipLayerNormalization (skip_layer_norm.c). */
+typedef struct sln_op {
+    op_object o;
+    float epsilon;
+    int32_t nb_outputs;
+} sln_op;
+
 /* Resize (resize.c): a run's taps for X in[0] and output dims yd, with the
  * checks the output's dims rely on; sizes: input 1's values on the host,
  * or NULL where they are device data (keep_aspect_ratio_policy's scale is
