@@ -44,14 +44,14 @@
 #include "onnx_internal.h"
 
 enum { FUSE_CONV_ACT, FUSE_GELU, FUSE_MATMUL_ADD, FUSE_DQ_CONST, FUSE_QCONV };
-enum { FUSE_SKIP_LN = 16 }; /* the residual + LayerNormalization section below */
+enum { FUSE_SKIP_LN = 16, FUSE_MATMUL_ACT }; /* the sections at the end */
 
 typedef struct fusion {
     int32_t kind;
     int32_t first, last; /* order positions of the node naming the layer and of
                             the node where it is added */
     int32_t nb_members;
-    int32_t members[5]; /* order positions */
+    int32_t members[8]; /* order positions */
     const char *input;  /* GELU: x; MatMul: the bias */
     const char *output; /* the last node's output */
     const char *act;    /* Conv: the activation's op name */
@@ -609,6 +609,88 @@ static prt_status fc_import_skip_ln(onnx_import *imp, const fusion *f,
                              (size_t)f->nb_ins, outs, (size_t)nb_out);
 }
 
+/* ---- MatMul epilogues ------------------------------------------------- */
+
+/* The one Div reading `name` (read twice: GELU's x), else -1. */
+static int32_t fc_div_reader(const fuse_ctx *c, const char *name)
+{
+    for (int32_t i = 0; i < c->n; i++)
+        if (fc_is(c, i, "Div") && fc_node(c, i)->n_input == 2 &&
+            strcmp(onnx_node_input(fc_node(c, i), 0), name) == 0)
+            return i;
+    return -1;
+}
+
+/* MatMul at pos (-> Add of a bias, as fc_matmul_add) -> Relu, Gelu
+ * (approximate none) or the GELU pattern of fc_gelu: a MatMul with field
+ * activation, applied as the product is stored. */
+static int fc_matmul_act(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *mm = fc_node(c, pos);
+    const char *y;
+    int32_t r, nb;
+    fusion g;
+    if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
+        return 0;
+    if (fc_matmul_add(c, pos, f)) {
+        y = f->output;
+        nb = 2;
+    } else {
+        fc_init(f, FUSE_MATMUL_ACT, pos, 1, (const int32_t[]){pos});
+        f->input = NULL;
+        y = fc_out(mm);
+        nb = 1;
+    }
+    f->kind = FUSE_MATMUL_ACT;
+    r = fc_only_reader(c, y);
+    if (r >= 0 && (fc_is(c, r, "Relu") || fc_is(c, r, "Gelu")) &&
+        fc_node(c, r)->n_input == 1 && fc_out(fc_node(c, r))[0]) {
+        const Onnx__AttributeProto *a = onnx_node_attr(fc_node(c, r), "approximate");
+        if (a && (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING ||
+                  a->s.len != 4 || memcmp(a->s.data, "none", 4) != 0))
+            return 0;
+        f->act = onnx_str(fc_node(c, r)->op_type);
+        f->members[f->nb_members++] = r;
+        f->last = r;
+        f->output = fc_out(fc_node(c, r));
+        return 1;
+    }
+    /* x / 2 (1 + erf(x / sqrt 2)): x read by the Div and one Mul alone. */
+    if (fc_get(&c->uses, y) != 2 || (r = fc_div_reader(c, y)) < 0 || !fc_gelu(c, r, &g) ||
+        strcmp(g.input, y) != 0)
+        return 0;
+    for (int32_t k = 0; k < g.nb_members; k++)
+        f->members[nb + k] = g.members[k];
+    f->nb_members = nb + g.nb_members;
+    f->act = "Gelu";
+    f->last = g.last;
+    f->output = g.output;
+    return 1;
+}
+
+static prt_status fc_import_matmul_act(onnx_import *imp, const fusion *f,
+                                       const Onnx__NodeProto *first, const int32_t *order)
+{
+    const char *ins[3] = {onnx_str(first->input[0]), onnx_str(first->input[1]),
+                          f->input ? f->input : ""};
+    const char *outs[1] = {f->output};
+    prt_field extra[1] = {
+        {"activation", f->act, PRT_FIELD_CHAR, (int64_t)strlen(f->act) + 1}};
+    const prt_plugin_creator *c = NULL;
+    Onnx__NodeProto named = *first;
+    char name[1024], label[1100];
+    prt_status st = prt_builtin_find_creator("MatMul", "1", &c);
+    if (st)
+        return st;
+    fc_join_names(imp, f, order, name, sizeof name);
+    named.name = name;
+    snprintf(label, sizeof label, "node '%s' (MatMul%s -> %s)", name,
+             f->input ? " -> Add" : "", f->act);
+    onnx_info("%s: fused into one MatMul with activation %s", label, f->act);
+    return onnx_import_fused(imp, &named, label, c, extra, 1, ins, f->input ? 3 : 2, outs,
+                             1);
+}
+
 static prt_status fc_index(fuse_ctx *c)
 {
     const Onnx__GraphProto *g = c->imp->graph;
@@ -672,7 +754,8 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
         if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_gelu(&c, i, f) ||
-            fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f) || fc_skip_ln(&c, i, f)) {
+            fc_matmul_act(&c, i, f) || fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f) ||
+            fc_skip_ln(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -709,6 +792,8 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
     onnx_node_label(first, order[f->first], label, sizeof label);
     if (f->kind == FUSE_SKIP_LN)
         return fc_import_skip_ln(imp, f, first, order);
+    if (f->kind == FUSE_MATMUL_ACT)
+        return fc_import_matmul_act(imp, f, first, order);
     if (f->kind == FUSE_DQ_CONST)
         return onnx_dq_const_import(imp, label, f->output, f->q[0], f->q[1], f->q[2],
                                     f->axis);

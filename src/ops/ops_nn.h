@@ -181,6 +181,15 @@ typedef struct mm_geom {
  * of batch b (row-major over bo) in a batch of dims `dims` broadcast to bo
  * (matmul.c). */
 void mm_split(const prt_dims *a, const prt_dims *b, mm_geom *g);
+
+/* MatMul's fused activation (field "activation", the importer's MatMul ->
+ * Relu | Gelu): what each element of the product (plus bias) becomes as it
+ * is stored. */
+enum { MM_ACT_NONE, MM_ACT_RELU, MM_ACT_GELU };
+typedef struct mm_op {
+    op_object o;
+    int32_t act; /* MM_ACT_* */
+} mm_op;
 int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t b);
 /* MatMul's symbolic and concrete output dims (with its checks) for A and
  * B, and its bias when nb_in is 3 (matmul.c); the integer products share
