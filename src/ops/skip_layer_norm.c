@@ -9,18 +9,15 @@
  * Inputs: input and skip, then gamma, optional beta, optional bias (in
  * ORT's order). The sum
  *   S = input + skip (+ bias)
- * broadcasts input and skip the way a residual does: each is either the
- * output's dims or its trailing dims after leading 1s (ORT's skip of
- * [S, H] or [1, S, H] beside an input of [B, S, H]; either side may be the
- * short one, as Add's operands may), and both end in the normalized dim H,
- * the output's last. gamma, beta and bias hold H values, or 1 for all
- * (any rank, every dim but the last 1: LayerNormalization's Scale and B
- * over the last axis). Each row of S (H elements) is normalized:
- *   output = (S - mean) / sqrt(var + epsilon) * gamma + beta.
- * Outputs (as many as nb_outputs): output; mean and inv_std_var, the
- * output's dims with the last set to 1, float32; input_skip_bias_sum, S in
- * the inputs' dtype (the importer asks for it when a node other than the
- * LayerNormalization reads the Add's result, as pre-LN GPT-2 does).
+ * broadcasts input and skip as Add does (numpy's rule: ORT's skip of
+ * [S, H] or [1, S, H] beside an input of [B, S, H], or either side short,
+ * as Add's operands may be); its last dim H is the one normalized. gamma, beta and bias
+ * hold H values, or 1 for all (any rank, every dim but the last 1: LayerNormalization's
+ * Scale and B over the last axis). Each row of S (H elements) is normalized: output = (S
+ * - mean) / sqrt(var + epsilon) * gamma + beta. Outputs (as many as nb_outputs): output;
+ * mean and inv_std_var, the output's dims with the last set to 1, float32;
+ * input_skip_bias_sum, S in the inputs' dtype (the importer asks for it when a node other
+ * than the LayerNormalization reads the Add's result, as pre-LN GPT-2 does).
  *
  * Fields:
  *   epsilon    float32, default 1e-12 (ORT's)
@@ -106,24 +103,11 @@ static prt_status sln_shapes_n(op_object *o, const prt_dim_exprs *in, int32_t nb
     return PRT_OK;
 }
 
-/* a, of the output's dims od, broadcasts as a residual: its dims after
- * leading 1s are od's trailing dims, the last one among them. */
-static int sln_suffix_ok(const prt_dims *a, const prt_dims *od)
-{
-    int32_t lead = 0;
-    while (lead < a->nb_dims - 1 && a->d[lead] == 1)
-        lead++;
-    for (int32_t i = lead; i < a->nb_dims; i++)
-        if (a->d[i] != od->d[od->nb_dims - a->nb_dims + i])
-            return 0;
-    return 1;
-}
-
 static prt_status sln_infer_n(const op_object *o, const prt_dims *in, int32_t nb_in,
                               prt_dims *out, int32_t nb_out)
 {
     prt_dims s;
-    char sa[128], sb[128];
+    char sa[128];
     int64_t h;
     prt_status st;
     if (in[0].nb_dims < 1 || in[1].nb_dims < 1)
@@ -131,14 +115,6 @@ static prt_status sln_infer_n(const op_object *o, const prt_dims *in, int32_t nb
     st = op_broadcast_dims(o, &in[0], &in[1], &s, "input and skip");
     if (st)
         return st;
-    for (int32_t k = 0; k < 2; k++)
-        if (!sln_suffix_ok(&in[k], &s))
-            return op_fail(o, PRT_ERR_SHAPE,
-                           "%s %s is not a residual of the sum's dims %s: a broadcast "
-                           "one must be their trailing dims after leading 1s",
-                           sln_names[k],
-                           base_dims_format(&in[k], BASE_DIMS_LIST, sa, sizeof sa),
-                           base_dims_format(&s, BASE_DIMS_LIST, sb, sizeof sb));
     h = s.d[s.nb_dims - 1];
     for (int32_t k = 2; k < nb_in; k++) {
         const prt_dims *v = &in[k];
@@ -179,8 +155,10 @@ static int64_t sln_workspace(const op_object *o, int32_t dtype, const prt_dims *
 
 typedef struct sln_job {
     int32_t dtype;
-    const void *x, *skip;
-    int64_t vx, vs; /* volumes of input and skip: rows wrap around them */
+    const void *in[2]; /* input, skip */
+    /* Their element strides along the output's dims (0: broadcast). */
+    int64_t strides[2][PRT_MAX_DIMS];
+    prt_dims od;
     const float *gamma, *beta, *bias;
     float *sum; /* float32 sums: output 3's memory or the workspace */
     int64_t h;
@@ -191,10 +169,19 @@ typedef struct sln_job {
 
 #define SLN_CHUNK 256 /* floats converted at a time from half floats */
 
-/* dst[0..n) += src[0..n) of dtype (dst = src when add is 0). */
-static void sln_acc(const void *src, int32_t dtype, int64_t n, float *dst, int add)
+/* dst[0..n) += src[0..n) of dtype, elements `step` (0 or 1) apart (dst =
+ * src when add is 0). */
+static void sln_acc(const void *src, int32_t dtype, int64_t n, int64_t step, float *dst,
+                    int add)
 {
     float t[SLN_CHUNK];
+    if (step == 0) { /* one value along the row */
+        float v;
+        op_to_f32(src, dtype, 1, &v);
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = add ? dst[i] + v : v;
+        return;
+    }
     for (int64_t b = 0; b < n; b += SLN_CHUNK) {
         int64_t m = n - b < SLN_CHUNK ? n - b : SLN_CHUNK;
         const float *s = t;
@@ -217,10 +204,19 @@ static void sln_range(void *arg, int64_t b, int64_t e)
     const size_t es = prt_dtype_size(j->dtype);
     for (int64_t rw = b; rw < e; rw++) {
         const int64_t at = rw * j->h;
+        const int32_t last = j->od.nb_dims - 1;
         float *s = j->sum + at, mean, inv;
-        sln_acc((const uint8_t *)j->x + (size_t)(at % j->vx) * es, j->dtype, j->h, s, 0);
-        sln_acc((const uint8_t *)j->skip + (size_t)(at % j->vs) * es, j->dtype, j->h, s,
-                1);
+        for (int32_t k = 0; k < 2; k++) {
+            /* The row's first element: rw's coordinates in the leading
+             * dims. */
+            int64_t off = 0, q = rw;
+            for (int32_t i = last - 1; i >= 0; i--) {
+                off += q % j->od.d[i] * j->strides[k][i];
+                q /= j->od.d[i];
+            }
+            sln_acc((const uint8_t *)j->in[k] + (size_t)off * es, j->dtype, j->h,
+                    j->strides[k][last], s, k);
+        }
         if (j->bias)
             for (int64_t i = 0; i < j->h; i++)
                 s[i] += j->bias[i];
@@ -276,10 +272,11 @@ static prt_status sln_run(const op_object *o, int32_t dtype, const prt_tensor_de
     }
     memset(&j, 0, sizeof j);
     j.dtype = dtype;
-    j.x = x[0];
-    j.skip = x[1];
-    j.vx = base_volume(&in[0].dims);
-    j.vs = base_volume(&in[1].dims);
+    j.in[0] = x[0];
+    j.in[1] = x[1];
+    j.od = *od;
+    op_broadcast_strides(&in[0].dims, od, j.strides[0]);
+    op_broadcast_strides(&in[1].dims, od, j.strides[1]);
     j.h = h;
     j.epsilon = csln(o)->epsilon;
     j.nb_out = nb_out;
