@@ -44,7 +44,13 @@
 #include "onnx_internal.h"
 
 enum { FUSE_CONV_ACT, FUSE_GELU, FUSE_MATMUL_ADD, FUSE_DQ_CONST, FUSE_QCONV };
-enum { FUSE_SKIP_LN = 16, FUSE_MATMUL_ACT }; /* the sections at the end */
+enum { FUSE_SKIP_LN = 16, FUSE_MATMUL_ACT, FUSE_EW_CHAIN }; /* the sections at the end */
+
+/* ElementwiseChain's limits (ops/ew_chain.h's EC_MAX_*, OP_WALK_MAX: the
+ * importer sees only include/). */
+#define FC_CHAIN_MAX_STEPS 8
+#define FC_CHAIN_MAX_CONSTS 8
+#define FC_CHAIN_MAX_INPUTS 3
 
 typedef struct fusion {
     int32_t kind;
@@ -64,6 +70,11 @@ typedef struct fusion {
     const char *sum; /* SkipLayerNormalization: the Add's output when read
                         elsewhere, else NULL */
     float epsilon;
+    /* ElementwiseChain's fields */
+    char ops[FC_CHAIN_MAX_STEPS * 16];
+    int32_t operands[2 * FC_CHAIN_MAX_STEPS];
+    float consts[FC_CHAIN_MAX_CONSTS];
+    int32_t nb_steps, nb_consts;
 } fusion;
 
 struct onnx_fusions {
@@ -118,8 +129,9 @@ static const char *fc_out(const Onnx__NodeProto *n)
 }
 
 /* The value of a one-element float constant (an initializer or a Constant
- * node's value / value_float): 1 and *v, else 0. */
-static int fc_scalar(const fuse_ctx *c, const char *name, float *v)
+ * node's value / value_float): 1 and *v (and its dtype in *dt unless
+ * NULL), else 0. */
+static int fc_scalar_dt(const fuse_ctx *c, const char *name, float *v, int32_t *dt)
 {
     const Onnx__TensorProto *tp = NULL;
     const onnx_value *val;
@@ -137,6 +149,8 @@ static int fc_scalar(const fuse_ctx *c, const char *name, float *v)
         if (a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT &&
             strcmp(onnx_str(a->name), "value_float") == 0) {
             *v = a->f;
+            if (dt)
+                *dt = PRT_FLOAT32;
             return 1;
         }
         if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR || !a->t ||
@@ -154,9 +168,16 @@ static int fc_scalar(const fuse_ctx *c, const char *name, float *v)
     if (t.bytes == prt_dtype_size(t.dtype) && onnx_dtype_is_float(t.dtype)) {
         ok = 1;
         *v = onnx_tensor_float(&t, 0);
+        if (dt)
+            *dt = t.dtype;
     }
     onnx_tensor_free(&t);
     return ok;
+}
+
+static int fc_scalar(const fuse_ctx *c, const char *name, float *v)
+{
+    return fc_scalar_dt(c, name, v, NULL);
 }
 
 /* The tensor of a constant: an initializer, a Constant node's 'value', or
@@ -691,6 +712,159 @@ static prt_status fc_import_matmul_act(onnx_import *imp, const fusion *f,
                              1);
 }
 
+/* ---- elementwise chains ---------------------------------------------- */
+
+/* A binary step's operand `name` in f: a scalar float constant (*is_float
+ * set when it is float32, float16 or bfloat16, which fixes the chain's
+ * dtype, ONNX's binary ops taking one), the chain's value itself, or an
+ * input of the layer. 0 when there is no room for it. */
+static int fc_chain_operand(const fuse_ctx *c, fusion *f, const char *name,
+                            const char *acc, int32_t *kind, int32_t *idx, int *is_float)
+{
+    int32_t dt;
+    float v;
+    if (!name[0])
+        return 0;
+    if (strcmp(name, acc) == 0) {
+        *kind = 2;
+        *idx = 0;
+        return 1;
+    }
+    if (fc_scalar_dt(c, name, &v, &dt)) {
+        if (f->nb_consts == FC_CHAIN_MAX_CONSTS)
+            return 0;
+        *is_float |= dt == PRT_FLOAT32 || dt == PRT_FLOAT16 || dt == PRT_BFLOAT16;
+        *kind = 0;
+        *idx = f->nb_consts;
+        f->consts[f->nb_consts++] = v;
+        return 1;
+    }
+    *kind = 1;
+    for (*idx = 0; *idx < f->nb_ins; (*idx)++)
+        if (strcmp(f->ins[*idx], name) == 0)
+            return 1;
+    if (f->nb_ins == FC_CHAIN_MAX_INPUTS)
+        return 0;
+    f->ins[f->nb_ins++] = name;
+    return 1;
+}
+
+/* The ops a chain holds, binary first (ElementwiseChain's, ew_chain.c). */
+static const char *const fc_chain_ops[] = {
+    "Add", "Sub",  "Mul", "Div", "Pow", "Relu", "Sigmoid",   "Tanh",
+    "Erf", "Sqrt", "Exp", "Log", "Neg", "Abs",  "Reciprocal"};
+enum { FC_CHAIN_POW = 4, FC_CHAIN_NB_BINARY = 5, FC_CHAIN_NB_OPS = 15 };
+
+/* The index of op in fc_chain_ops, -1 when a chain cannot hold it. */
+static int32_t fc_chain_code(const char *op)
+{
+    for (int32_t k = 0; k < FC_CHAIN_NB_OPS; k++)
+        if (strcmp(op, fc_chain_ops[k]) == 0)
+            return k;
+    return -1;
+}
+
+/* Node `pos` as the next step of chain f whose value is `acc` (the chain's
+ * input for the first step): 1 and the step appended, else 0 (f as it
+ * was). */
+static int fc_chain_step(const fuse_ctx *c, int32_t pos, fusion *f, const char *acc,
+                         int *is_float)
+{
+    const Onnx__NodeProto *n = fc_node(c, pos);
+    const char *op = onnx_str(n->op_type);
+    int32_t code = fc_chain_code(op), kind = 0, idx = 0, swap = 0, nb_ins = f->nb_ins,
+            nb_consts = f->nb_consts, pow_float = 0;
+    const char *other;
+    if (code < 0 || !fc_is(c, pos, op) || f->nb_steps == FC_CHAIN_MAX_STEPS ||
+        !fc_out(n)[0] || n->n_input != (code < FC_CHAIN_NB_BINARY ? 2u : 1u))
+        return 0;
+    if (code >= FC_CHAIN_NB_BINARY) {
+        if (strcmp(onnx_node_input(n, 0), acc) != 0)
+            return 0;
+    } else {
+        swap = strcmp(onnx_node_input(n, 0), acc) != 0;
+        other = onnx_node_input(n, swap ? 0 : 1);
+        if (swap && strcmp(onnx_node_input(n, 1), acc) != 0)
+            return 0;
+        /* Pow's exponent may have a dtype of its own: it tells nothing. */
+        if (!fc_chain_operand(c, f, other, acc, &kind, &idx,
+                              code == FC_CHAIN_POW ? &pow_float : is_float) ||
+            (code == FC_CHAIN_POW && (kind != 0 || swap))) {
+            f->nb_ins = nb_ins;
+            f->nb_consts = nb_consts;
+            return 0;
+        }
+    }
+    {
+        size_t len = strlen(f->ops);
+        snprintf(f->ops + len, sizeof f->ops - len, "%s%s", len ? "," : "", op);
+    }
+    f->operands[2 * f->nb_steps] = kind | (swap ? 4 : 0);
+    f->operands[2 * f->nb_steps + 1] = idx;
+    f->nb_steps++;
+    f->members[f->nb_members++] = pos;
+    return 1;
+}
+
+/* A run of elementwise built-ins from node pos, each value read by the
+ * next node alone, of float32, float16 or bfloat16 (a float constant
+ * operand says which: the importer knows no dtypes; without one the nodes
+ * stay apart): one ElementwiseChain layer, of 2 to FC_CHAIN_MAX_STEPS nodes and
+ * up to FC_CHAIN_MAX_INPUTS tensor inputs. */
+static int fc_ew_chain(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *n = fc_node(c, pos);
+    const char *acc;
+    int is_float = 0;
+    int32_t r;
+    float v;
+    if (fc_chain_code(onnx_str(n->op_type)) < 0 || n->n_input < 1 || n->n_input > 2)
+        return 0;
+    fc_init(f, FUSE_EW_CHAIN, pos, 0, NULL);
+    /* The chain's input: the first operand, or the second when the first
+     * is a constant (Sub(1, x)). */
+    acc = onnx_node_input(n, 0);
+    if (n->n_input == 2 && fc_scalar(c, acc, &v) &&
+        !fc_scalar(c, onnx_node_input(n, 1), &v))
+        acc = onnx_node_input(n, 1);
+    if (!acc[0])
+        return 0;
+    f->ins[f->nb_ins++] = acc;
+    if (!fc_chain_step(c, pos, f, acc, &is_float))
+        return 0;
+    acc = fc_out(n);
+    while ((r = fc_only_reader(c, acc)) >= 0 && fc_chain_step(c, r, f, acc, &is_float))
+        acc = fc_out(fc_node(c, r));
+    if (f->nb_steps < 2 || !is_float)
+        return 0;
+    f->last = f->members[f->nb_members - 1];
+    f->output = acc;
+    return 1;
+}
+
+static prt_status fc_import_ew_chain(onnx_import *imp, const fusion *f,
+                                     const Onnx__NodeProto *first, const int32_t *order)
+{
+    const char *outs[1] = {f->output};
+    prt_field extra[3] = {{"ops", f->ops, PRT_FIELD_CHAR, (int64_t)strlen(f->ops) + 1},
+                          {"operands", f->operands, PRT_FIELD_INT32, 2 * f->nb_steps},
+                          {"constants", f->consts, PRT_FIELD_FLOAT32, f->nb_consts}};
+    const prt_plugin_creator *c = NULL;
+    Onnx__NodeProto named = *first;
+    char name[1024], label[1100];
+    prt_status st = prt_builtin_find_creator("ElementwiseChain", "1", &c);
+    if (st)
+        return st;
+    fc_join_names(imp, f, order, name, sizeof name);
+    named.name = name;
+    named.n_attribute = 0;
+    snprintf(label, sizeof label, "node '%s' (%d elementwise nodes)", name,
+             (int)f->nb_steps);
+    onnx_info("%s: fused into one ElementwiseChain", label);
+    return onnx_import_fused(imp, &named, label, c, extra, 3, (const char **)f->ins,
+                             (size_t)f->nb_ins, outs, 1);
+}
+
 static prt_status fc_index(fuse_ctx *c)
 {
     const Onnx__GraphProto *g = c->imp->graph;
@@ -762,6 +936,16 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
             p->role[f->last] = p->nb++;
         }
     }
+    /* Elementwise chains last: every other pattern takes its nodes first. */
+    for (int32_t i = 0; !st && i < c.n; i++) {
+        fusion *f = &p->f[p->nb];
+        if (fc_ew_chain(&c, i, f)) {
+            fc_take(&c, f);
+            for (int32_t k = 0; k < f->nb_members; k++)
+                p->role[f->members[k]] = -2;
+            p->role[f->last] = p->nb++;
+        }
+    }
     onnx_names_free(&c.uses);
     onnx_names_free(&c.consumer);
     onnx_names_free(&c.producer);
@@ -794,6 +978,8 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
         return fc_import_skip_ln(imp, f, first, order);
     if (f->kind == FUSE_MATMUL_ACT)
         return fc_import_matmul_act(imp, f, first, order);
+    if (f->kind == FUSE_EW_CHAIN)
+        return fc_import_ew_chain(imp, f, first, order);
     if (f->kind == FUSE_DQ_CONST)
         return onnx_dq_const_import(imp, label, f->output, f->q[0], f->q[1], f->q[2],
                                     f->axis);

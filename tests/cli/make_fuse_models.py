@@ -46,6 +46,14 @@ result in double, rounded to float32):
                    computed (a ReduceMean of x): may fuse only where the
                    order allows; the output must match either way
   skipln_axis      LayerNormalization over the last two axes: nothing fuses
+  chain_gelu_tanh  GPT-2's tanh GELU, 0.5 x (1 + tanh(0.79788 (x + 0.044715
+                   x^3))) as PyTorch exports it: two ElementwiseChain layers
+                   (x * 0.5 with the last Mul, and Pow .. Add(1))
+  chain_mask       (1 - x) * -10000 + s (s a 1x16 initializer): one chain
+  chain_shared     the same with 1 - x also a graph output: Sub alone, then
+                   Mul -> Add one chain
+  chain_nofloat    Tanh -> Sigmoid -> Relu: no float constant says the dtype,
+                   so the nodes stay apart
 """
 import math
 import os
@@ -272,6 +280,37 @@ def skipln_models(out):
          {"r": r, "g2": g2, "b2": b2}, x, layer_norm(s, g2, b2, 1e-5, axes=(-2, -1)))
 
 
+def chain_models(out):
+    x = RNG.uniform(-3, 3, size=(2, 5, 16)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    sc = RNG.uniform(-1, 1, size=(1, 16)).astype(np.float32)
+    c = {"half": np.array(0.5, np.float32), "three": np.array(3.0, np.float32),
+         "k": np.array(0.044715, np.float32), "r": np.array(0.7978845608, np.float32),
+         "one": np.array(1.0, np.float32), "big": np.array(-10000.0, np.float32), "s": sc}
+    nodes = [helper.make_node("Mul", ["x", "half"], ["a"], name="mul0"),
+             helper.make_node("Pow", ["x", "three"], ["p"], name="pow"),
+             helper.make_node("Mul", ["p", "k"], ["q"], name="mul1"),
+             helper.make_node("Add", ["x", "q"], ["u"], name="add0"),
+             helper.make_node("Mul", ["u", "r"], ["w"], name="mul2"),
+             helper.make_node("Tanh", ["w"], ["t"], name="tanh"),
+             helper.make_node("Add", ["t", "one"], ["o"], name="add1"),
+             helper.make_node("Mul", ["a", "o"], ["y"], name="mul3")]
+    g = 0.5 * x64 * (1 + np.tanh(0.7978845608 * (x64 + 0.044715 * x64 ** 3)))
+    save(out, "chain_gelu_tanh", nodes, c, x, g)
+    mask = [helper.make_node("Sub", ["one", "x"], ["m"], name="sub"),
+            helper.make_node("Mul", ["m", "big"], ["b"], name="mul"),
+            helper.make_node("Add", ["b", "s"], ["y"], name="add")]
+    ym = (1 - x64) * -10000.0 + sc
+    save(out, "chain_mask", mask, c, x, ym)
+    save(out, "chain_shared", mask, c, x, ym, outputs=("y", "m"))
+    np.save(os.path.join(out, "chain_shared", "output_m.npy"), (1 - x64).astype(np.float32))
+    sig = 1 / (1 + np.exp(-np.tanh(x64)))
+    save(out, "chain_nofloat",
+         [helper.make_node("Tanh", ["x"], ["t"], name="tanh"),
+          helper.make_node("Sigmoid", ["t"], ["g"], name="sig"),
+          helper.make_node("Relu", ["g"], ["y"], name="relu")], {}, x, np.maximum(sig, 0))
+
+
 def main():
     out = sys.argv[1]
     conv_models(out)
@@ -279,6 +318,7 @@ def main():
     matmul_models(out)
     act_models(out)
     skipln_models(out)
+    chain_models(out)
 
 
 if __name__ == "__main__":

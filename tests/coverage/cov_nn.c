@@ -449,6 +449,52 @@ static void gen_layer_norm(cov *c, const char *op, int32_t dt)
     }
 }
 
+/* ElementwiseChain: every op as a step, constants, inputs (broadcast, read
+ * first or second) and the value itself as operands, one to three inputs. */
+static void gen_ew_chain(cov *c, const char *op, int32_t dt)
+{
+    static const char *const progs[] = {
+        "Pow,Mul,Add,Mul,Tanh,Add,Mul", /* GPT-2's tanh GELU */
+        "Sub,Mul,Add",                  /* a mask: (1 - m) * -1e4 + scores */
+        "Sigmoid,Mul,Relu,Neg,Abs",
+        "Div,Erf,Add,Mul",
+        "Add,Abs,Sqrt,Reciprocal,Mul",
+        "Mul,Exp,Add,Log,Sub",
+    };
+    static const int32_t operands[][14] = {
+        {0, 0, 0, 1, 1, 0, 0, 2, 0, 0, 0, 3, 1, 1},
+        {4, 3, 1, 1, 1, 2},
+        {0, 0, 2, 0},
+        {1, 1, 0, 0, 0, 3, 5, 0},
+        {1, 1, 0, 0, 0, 0, 0, 0, 2, 0},
+        {0, 4, 0, 0, 0, 3, 0, 0, 5, 1},
+    };
+    static const float consts[] = {3.0f, 0.044715f, 0.7978846f, 1.0f, 0.5f};
+    static const int32_t nb_in[] = {2, 3, 1, 2, 2, 2};
+    for (int v = 0; v < 6; v++) {
+        int32_t steps = 1, rank = (int32_t)rnd(c, 1, 4);
+        prt_dims d = cov_dims(c, rank, v == 2), sd = d;
+        prt_field f[3];
+        oc_case k = {.op = op, .f = f, .nf = 3, .nb = nb_in[v]};
+        char what[96];
+        for (const char *p = progs[v]; *p; p++)
+            steps += *p == ',';
+        k.rtol = cov_rtol(dt, 2e-6);
+        f[0] = ot_fld_str("ops", progs[v]);
+        f[1] = ot_fld_i32("operands", operands[v], 2 * steps);
+        f[2] = (prt_field){"constants", consts, PRT_FIELD_FLOAT32, 5};
+        for (int32_t i = 0; i < rank; i++)
+            if (rnd(c, 0, 2) == 0)
+                sd.d[i] = 1; /* the other inputs broadcast */
+        k.in[0] = cov_random(c, dt, v == 4 ? sd : d, 0);
+        for (int32_t i = 1; i < k.nb; i++)
+            k.in[i] = cov_random(c, dt, v == 4 ? d : sd, 0);
+        k.role[1] = v % 2 ? OC_CONST : OC_DATA;
+        snprintf(what, sizeof what, "ElementwiseChain %s", progs[v]);
+        cov_case(c, what, &k);
+    }
+}
+
 /* SkipLayerNormalization: input and skip of one shape or either broadcast
  * (rows, leading dims, a value along the row), beta and bias present or
  * not, gamma of one value, one to four outputs, long rows. */
@@ -908,6 +954,7 @@ const cov_entry cov_nn_entries[] = {
     {"LogSoftmax", gen_softmax},
     {"LayerNormalization", gen_layer_norm},
     {"SkipLayerNormalization", gen_skip_layer_norm},
+    {"ElementwiseChain", gen_ew_chain},
     {"BatchNormalization", gen_batch_norm},
     {"InstanceNormalization", gen_group_norm},
     {"GroupNormalization", gen_group_norm},

@@ -1057,8 +1057,8 @@ static void test_gemm(tu_rng *r)
 
 /* The importer's fused layers at transformer shapes, each against the
  * CPU's kernel: SkipLayerNormalization (BERT's rows of 128 and 768, a
- * residual broadcast along the batch, the sum written too) and MatMul with
- * its bias and activation (one pass after cuBLAS). */
+ * residual broadcast along the batch, the sum written too), MatMul with
+ * its bias and activation (one pass after cuBLAS) and ElementwiseChain. */
 static void test_fused(tu_rng *r)
 {
     static const int32_t dts[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16};
@@ -1101,6 +1101,32 @@ static void test_fused(tu_rng *r)
         compare(what, "MatMul", f, 1, x, 2, dt == PRT_FLOAT32 ? 1e-4 : 1e-2);
         for (int k = 0; k < 3; k++)
             ot_free(&x[k]);
+    }
+    /* GPT-2's tanh GELU as one chain over an MLP's activations, and a
+     * mask's (1 - m) * -10000 + scores with m broadcast along the rows. */
+    for (int t = 0; t < 6; t++) {
+        const int32_t dt = dts[t % 3];
+        static const int32_t gelu_ops[14] = {0, 0, 0, 1, 1, 0, 0, 2, 0, 0, 0, 3, 1, 1};
+        static const int32_t mask_ops[6] = {4, 3, 0, 4, 1, 1};
+        static const float consts[5] = {3.0f, 0.044715f, 0.7978846f, 1.0f, -10000.0f};
+        const int gelu = t < 3;
+        prt_field f[3] = {
+            ot_fld_str("ops", gelu ? "Pow,Mul,Add,Mul,Tanh,Add,Mul" : "Sub,Mul,Add"),
+            ot_fld_i32("operands", gelu ? gelu_ops : mask_ops, gelu ? 14 : 6),
+            {"constants", consts, PRT_FIELD_FLOAT32, 5}};
+        ot_tensor x[2];
+        char what[96];
+        x[0] = ot_random(
+            dt, gelu ? (prt_dims){3, {2, 128, 2048}} : (prt_dims){4, {2, 1, 1, 128}}, r,
+            0);
+        x[1] = ot_random(
+            dt, gelu ? (prt_dims){3, {2, 128, 2048}} : (prt_dims){4, {2, 4, 128, 128}}, r,
+            0);
+        snprintf(what, sizeof what, "ElementwiseChain %s %s", gelu ? "tanh GELU" : "mask",
+                 prt_dtype_name(dt));
+        compare(what, "ElementwiseChain", f, 3, x, 2, float_rtol(dt, 2e-6));
+        ot_free(&x[0]);
+        ot_free(&x[1]);
     }
 }
 

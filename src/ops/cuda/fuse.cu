@@ -1,5 +1,6 @@
 // The fused layers' kernels (fuse.h): SkipLayerNormalization, a warp per
-// row, and MatMul's bias and activation epilogue, one pass.
+// row; ElementwiseChain, a thread per element; MatMul's bias and
+// activation epilogue, one pass.
 #include <math.h>
 
 #include "ops/cuda/fuse.h"
@@ -104,6 +105,91 @@ __global__ void bias_act_kernel(int32_t dtype, const void *bias, int32_t act, fl
     }
 }
 
+// ew_chain.c's EC_*.
+enum {
+    EC_ADD,
+    EC_SUB,
+    EC_MUL,
+    EC_DIV,
+    EC_POW,
+    EC_RELU,
+    EC_SIGMOID,
+    EC_TANH,
+    EC_ERF,
+    EC_SQRT,
+    EC_EXP,
+    EC_LOG,
+    EC_NEG,
+    EC_ABS
+};
+
+// One step, as ew_chain.c's ec_step (Pow's 2 and 3 as products, Sigmoid
+// from e^-|x|).
+__device__ float chain_step(int32_t op, float a, float b)
+{
+    switch (op) {
+    case EC_ADD:
+        return a + b;
+    case EC_SUB:
+        return a - b;
+    case EC_MUL:
+        return a * b;
+    case EC_DIV:
+        return a / b;
+    case EC_POW:
+        return b == 2.0f   ? a * a
+               : b == 3.0f ? (float)((double)a * a * a)
+                           : (float)pow((double)a, (double)b);
+    case EC_RELU:
+        return a < 0.0f ? 0.0f : a;
+    case EC_SIGMOID: {
+        float e = expf(-fabsf(a));
+        return (a >= 0.0f ? 1.0f : e) / (1.0f + e);
+    }
+    case EC_TANH:
+        return tanhf(a);
+    case EC_ERF:
+        return erff(a);
+    case EC_SQRT:
+        return sqrtf(a);
+    case EC_EXP:
+        return expf(a);
+    case EC_LOG:
+        return logf(a);
+    case EC_NEG:
+        return -a;
+    case EC_ABS:
+        return fabsf(a);
+    default: // EC_RECIPROCAL
+        return 1.0f / a;
+    }
+}
+
+// A thread per element: the inputs' elements, then the program.
+__global__ void ew_chain_kernel(opk_ew_chain_args a)
+{
+    OPK_FOR(i, a.n)
+    {
+        int64_t off[OPK_MAX_IN];
+        float v[OPK_MAX_IN], acc;
+        offsets(a.b, i, off);
+        for (int32_t k = 0; k < a.b.nb; k++)
+            v[k] = load_f(a.dtype, a.x[k], off[k]);
+        acc = v[0];
+        for (int32_t s = 0; s < a.nb_steps; s++) {
+            const int32_t op = a.prog[s][0], kind = a.prog[s][1] & 3, idx = a.prog[s][2];
+            float o;
+            if (op > EC_POW) {
+                acc = chain_step(op, acc, 0.0f);
+                continue;
+            }
+            o = kind == 0 ? a.consts[idx] : kind == 1 ? v[idx] : acc;
+            acc = a.prog[s][1] & 4 ? chain_step(op, o, acc) : chain_step(op, acc, o);
+        }
+        store_f(a.dtype, a.y, i, acc);
+    }
+}
+
 } // namespace
 } // namespace opk
 
@@ -126,5 +212,13 @@ extern "C" int opk_bias_act_rows(int32_t dtype, const void *bias, int32_t act, f
         return 0;
     bias_act_kernel<<<blocks_for(rows * n), kThreads, 0, (cudaStream_t)stream>>>(
         dtype, bias, act, y, rows, n);
+    return launched();
+}
+
+extern "C" int opk_ew_chain(const opk_ew_chain_args *a, void *stream)
+{
+    if (a->n == 0)
+        return 0;
+    ew_chain_kernel<<<blocks_for(a->n), kThreads, 0, (cudaStream_t)stream>>>(*a);
     return launched();
 }

@@ -1,13 +1,16 @@
 /*
  * The fused layers' CUDA kernels (internal; built with CUDA only): the
- * importer's SkipLayerNormalization (skip_layer_norm.c) and MatMul's bias
- * and activation epilogue (matmul.c). Launchers as launch.h's: each queues
- * its work on `stream` and returns a cudaError_t as int (0: launched).
+ * importer's SkipLayerNormalization (skip_layer_norm.c), ElementwiseChain
+ * (ew_chain.c) and MatMul's bias and activation epilogue (matmul.c). Launchers as
+ * launch.h's: each queues its work on `stream` and returns a cudaError_t as int (0:
+ * launched).
  */
 #ifndef PLUGRT_OPS_CUDA_FUSE_H
 #define PLUGRT_OPS_CUDA_FUSE_H
 
 #include <stdint.h>
+
+#include "ops/cuda/gpu_args.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,10 +42,28 @@ int opk_skip_ln(const opk_skip_ln_args *a, void *stream);
 int opk_bias_act_rows(int32_t dtype, const void *bias, int32_t act, float *y,
                       int64_t rows, int64_t n, void *stream);
 
+/* ElementwiseChain (ew_chain.c) over n output elements: inputs x[0..b.nb)
+ * read through b, acc = x[0]'s element, then each step (prog: 3 int32s per
+ * step, ew_chain.c's EC_* op, operand, index; consts the scalars), stored
+ * in dtype. */
+#define OPK_CHAIN_MAX_STEPS 8  /* EC_MAX_STEPS */
+#define OPK_CHAIN_MAX_CONSTS 8 /* EC_MAX_CONSTS */
+typedef struct opk_ew_chain_args {
+    int32_t dtype, nb_steps;
+    int64_t n;
+    opk_bcast b;
+    int32_t prog[OPK_CHAIN_MAX_STEPS][3];
+    float consts[OPK_CHAIN_MAX_CONSTS];
+    const void *x[OPK_MAX_IN];
+    void *y;
+} opk_ew_chain_args;
+int opk_ew_chain(const opk_ew_chain_args *a, void *stream);
+
 #ifndef __CUDACC__
 #include "ops/cuda/ops.h"
-/* SkipLayerNormalization's kernel (fuse_cuda.c), in the CUDA table. */
+/* The fused layers' kernels (fuse_cuda.c), in the CUDA table. */
 OPC_KERNEL(opc_skip_layer_norm);
+OPC_KERNEL(opc_ew_chain);
 #endif
 
 #ifdef __cplusplus

@@ -1,12 +1,14 @@
 /*
- * The CUDA kernel of SkipLayerNormalization (skip_layer_norm.c; the
- * importer's Add -> LayerNormalization): shapes and inputs checked by the
- * op's infer, so only the launch's arguments are made here.
+ * The CUDA kernels of the importer's fused layers: SkipLayerNormalization
+ * (skip_layer_norm.c; Add -> LayerNormalization) and ElementwiseChain
+ * (ew_chain.c). Shapes and fields are checked by the ops, so only the
+ * launches' arguments are made here.
  */
 #include <string.h>
 
 #include "ops/cuda/fuse.h"
 #include "ops/cuda/ops.h"
+#include "ops/ew_chain.h"
 #include "ops/ops_nn.h"
 
 OPC_KERNEL(opc_skip_layer_norm)
@@ -40,4 +42,35 @@ OPC_KERNEL(opc_skip_layer_norm)
     a.inv_std = nb_out > 2 ? y[2] : NULL;
     a.sum = nb_out > 3 ? y[3] : NULL;
     return opc_status(o, opk_skip_ln(&a, stream));
+}
+
+_Static_assert(OPK_SLN_MAX_DIMS == PRT_MAX_DIMS, "fuse.h's dims are plugin.h's");
+_Static_assert(OPK_CHAIN_MAX_STEPS == EC_MAX_STEPS &&
+                   OPK_CHAIN_MAX_CONSTS == EC_MAX_CONSTS && OPK_MAX_IN >= OP_WALK_MAX,
+               "fuse.h's chain limits are ew_chain.h's");
+
+OPC_KERNEL(opc_ew_chain)
+{
+    opk_ew_chain_args a;
+    prt_dims d[OP_WALK_MAX];
+    const int32_t *prog;
+    const float *consts;
+    int32_t nb_consts;
+    (void)ws, (void)nb_out;
+    if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
+        return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported on CUDA",
+                       prt_dtype_name(dtype));
+    memset(&a, 0, sizeof a);
+    ec_program(o, &a.nb_steps, &prog, &nb_consts, &consts);
+    memcpy(a.prog, prog, sizeof(int32_t) * 3 * (size_t)a.nb_steps);
+    memcpy(a.consts, consts, sizeof(float) * (size_t)nb_consts);
+    for (int32_t k = 0; k < nb_in; k++) {
+        d[k] = in[k].dims;
+        a.x[k] = x[k];
+    }
+    opk_bcast_init(&a.b, &out->dims, nb_in, d);
+    a.dtype = dtype;
+    a.n = base_volume(&out->dims);
+    a.y = y[0];
+    return opc_status(o, opk_ew_chain(&a, stream));
 }

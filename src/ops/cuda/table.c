@@ -176,6 +176,7 @@ static const op_device_kernel kernels[] = {
     {"QLinearMul", opc_qlinear, 0, 0},
     /* The importer's fused layers (fuse_cuda.c). */
     {"SkipLayerNormalization", opc_skip_layer_norm, 0, 0},
+    {"ElementwiseChain", opc_ew_chain, 0, 0},
 };
 
 static const op_device_table table = {
