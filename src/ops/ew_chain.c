@@ -38,6 +38,7 @@
 #include "base/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/ew_chain.h"
+#include "ops/ew_kinds.h"
 #include "ops/op_common.h"
 
 typedef struct ec_op {
@@ -239,41 +240,27 @@ typedef struct ec_job {
 #define EC_CHUNK 256 /* elements of a row evaluated at a time */
 
 /* acc[i] = acc[i] op b[i] (b[0] for all when bs is 0; b op acc when swap)
- * over m floats: one loop per op and stride, which the compiler
- * vectorizes. */
-#define EC_LOOP(EXPR)                                                                    \
-    do {                                                                                 \
-        if (bs)                                                                          \
-            for (int64_t i = 0; i < m; i++) {                                            \
-                const float x_ = swap ? b[i] : acc[i], y_ = swap ? acc[i] : b[i];        \
-                acc[i] = EXPR;                                                           \
-            }                                                                            \
-        else                                                                             \
-            for (int64_t i = 0; i < m; i++) {                                            \
-                const float x_ = swap ? b[0] : acc[i], y_ = swap ? acc[i] : b[0];        \
-                acc[i] = EXPR;                                                           \
-            }                                                                            \
-    } while (0)
-
+ * over m floats: Add, Sub, Mul and Div by binary.c's vector rows (the same
+ * bits), Pow's constant exponent as pow.c computes it. */
 static void ec_binary(int32_t op, int swap, float *acc, const float *b, int64_t bs,
                       int64_t m)
 {
-    switch (op) {
-    case EC_ADD:
-        EC_LOOP(x_ + y_);
-        break;
-    case EC_SUB:
-        EC_LOOP(x_ - y_);
-        break;
-    case EC_MUL:
-        EC_LOOP(x_ * y_);
-        break;
-    case EC_DIV:
-        EC_LOOP(x_ / y_);
-        break;
-    default: /* EC_POW */
-        EC_LOOP(ec_step(EC_POW, x_, y_));
-        break;
+    static const int32_t rk[4] = {BIN_R_ADD, BIN_R_SUB, BIN_R_MUL, BIN_R_DIV};
+    const float e = b[0];
+    if (op != EC_POW) {
+        if (swap)
+            op_bin_rows_f32(rk[op], b, bs, acc, 1, acc, m);
+        else
+            op_bin_rows_f32(rk[op], acc, 1, b, bs, acc, m);
+    } else if (e == 2.0f) { /* a constant exponent, second (ec_parse) */
+        for (int64_t i = 0; i < m; i++)
+            acc[i] = acc[i] * acc[i];
+    } else if (e == 3.0f) {
+        for (int64_t i = 0; i < m; i++)
+            acc[i] = (float)((double)acc[i] * acc[i] * acc[i]);
+    } else {
+        for (int64_t i = 0; i < m; i++)
+            acc[i] = (float)pow((double)acc[i], (double)e);
     }
 }
 
@@ -298,11 +285,18 @@ static int ec_row(const void *ctx, const uint8_t *const *p, const int64_t *s, ui
     const ec_job *j = ctx;
     const ec_op *e = j->e;
     const size_t es = prt_dtype_size(j->dtype);
-    float v[OP_WALK_MAX][EC_CHUNK], acc[EC_CHUNK];
+    float buf[OP_WALK_MAX][EC_CHUNK], acc[EC_CHUNK];
+    const float *v[OP_WALK_MAX];
     for (int64_t b = 0; b < n; b += EC_CHUNK) {
         const int64_t m = n - b < EC_CHUNK ? n - b : EC_CHUNK;
-        for (int32_t k = 0; k < j->nb_in; k++)
-            op_to_f32(p[k] + (s[k] ? (size_t)b * es : 0), j->dtype, s[k] ? m : 1, v[k]);
+        for (int32_t k = 0; k < j->nb_in; k++) {
+            const uint8_t *src = p[k] + (s[k] ? (size_t)b * es : 0);
+            v[k] = (const float *)src; /* float32 read in place */
+            if (j->dtype != PRT_FLOAT32) {
+                op_to_f32(src, j->dtype, s[k] ? m : 1, buf[k]);
+                v[k] = buf[k];
+            }
+        }
         if (s[0])
             memcpy(acc, v[0], sizeof(float) * (size_t)m);
         else
