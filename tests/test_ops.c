@@ -227,7 +227,10 @@ static const char *const all_ops[] = {"Relu",
                                       "MatMulInteger",
                                       "QLinearMatMul",
                                       "ConvInteger",
-                                      "QLinearConv"};
+                                      "QLinearConv",
+
+                                      "SkipLayerNormalization",
+                                      "ElementwiseChain"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

@@ -26,6 +26,17 @@
  *    ORT's own QDQ transformer makes (onnx_qdq.c says what must match). A
  *    pattern that does not match is left as it is, the reason in an info
  *    line of the log.
+ *  - Add -> LayerNormalization over the last axis: a SkipLayerNormalization
+ *    (ops/skip_layer_norm.c), which also writes the sum when another node
+ *    reads it (fc_skip_ln says where it goes then).
+ *  - MatMul (-> Add of a bias, as above) -> Relu | Gelu | the GELU pattern:
+ *    a MatMul with field activation (ops/matmul.c).
+ *  - A run of 2 to 8 elementwise built-ins (Add Sub Mul Div Pow Relu
+ *    Sigmoid Tanh Erf Sqrt Exp Log Neg Abs Reciprocal), each value read by
+ *    the next node alone, with a float constant operand: an
+ *    ElementwiseChain (ops/ew_chain.c), planned after every other pattern.
+ *    These three name their layer after every node they replace, joined
+ *    by '+', and log an info line each.
  *
  * Rules. Every node of a pattern is one the importer would make a built-in
  * of that op (a --plugin-op mapping of any of them keeps them apart); every
@@ -94,6 +105,8 @@ typedef struct fuse_ctx {
     onnx_names consumer; /* name -> order position of a node reading it */
     onnx_names producer; /* name -> order position of the node making it */
     int32_t *taken;      /* per order position: already in a fusion */
+    prt_status *oom;     /* set when a constant could not be loaded for want of
+                            memory: the plan fails rather than fuse less */
 } fuse_ctx;
 
 static const Onnx__NodeProto *fc_node(const fuse_ctx *c, int32_t pos)
@@ -133,6 +146,7 @@ static const char *fc_out(const Onnx__NodeProto *n)
  * NULL), else 0. */
 static int fc_scalar_dt(const fuse_ctx *c, const char *name, float *v, int32_t *dt)
 {
+    prt_status st;
     const Onnx__TensorProto *tp = NULL;
     const onnx_value *val;
     onnx_tensor t;
@@ -161,7 +175,11 @@ static int fc_scalar_dt(const fuse_ctx *c, const char *name, float *v, int32_t *
                val->kind == ONNX_VALUE_CONSTANT) {
         tp = val->init;
     }
-    if (!tp || onnx_tensor_load(tp, c->imp->base_dir, name, &t) != PRT_OK) {
+    if (!tp)
+        return 0;
+    if ((st = onnx_tensor_load(tp, c->imp->base_dir, name, &t)) != PRT_OK) {
+        if (st == PRT_ERR_OUT_OF_MEMORY)
+            *c->oom = st;
         prt_clear_error(); /* not a constant we can use: no fusion */
         return 0;
     }
@@ -649,7 +667,7 @@ static int fc_matmul_act(fuse_ctx *c, int32_t pos, fusion *f)
 {
     const Onnx__NodeProto *mm = fc_node(c, pos);
     const char *y;
-    int32_t r, nb;
+    int32_t r, nb, wfloat = 1;
     fusion g;
     if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
         return 0;
@@ -657,6 +675,13 @@ static int fc_matmul_act(fuse_ctx *c, int32_t pos, fusion *f)
         y = f->output;
         nb = 2;
     } else {
+        /* Without a bias nothing says the product is float (Relu takes
+         * integers; MatMul's activation does not): a constant float W
+         * does, and Gelu, which MatMul's dtypes leave no other way. */
+        const Onnx__TensorProto *w = fc_const_proto(c, onnx_node_input(mm, 1));
+        wfloat = w && (w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
+                       w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ||
+                       w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16);
         fc_init(f, FUSE_MATMUL_ACT, pos, 1, (const int32_t[]){pos});
         f->input = NULL;
         y = fc_out(mm);
@@ -667,8 +692,9 @@ static int fc_matmul_act(fuse_ctx *c, int32_t pos, fusion *f)
     if (r >= 0 && (fc_is(c, r, "Relu") || fc_is(c, r, "Gelu")) &&
         fc_node(c, r)->n_input == 1 && fc_out(fc_node(c, r))[0]) {
         const Onnx__AttributeProto *a = onnx_node_attr(fc_node(c, r), "approximate");
-        if (a && (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING ||
-                  a->s.len != 4 || memcmp(a->s.data, "none", 4) != 0))
+        if ((a && (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING ||
+                   a->s.len != 4 || memcmp(a->s.data, "none", 4) != 0)) ||
+            (!wfloat && fc_is(c, r, "Relu")))
             return 0;
         f->act = onnx_str(fc_node(c, r)->op_type);
         f->members[f->nb_members++] = r;
@@ -898,8 +924,9 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
 {
     fuse_ctx c;
     onnx_fusions *p;
-    prt_status st;
+    prt_status st, oom = PRT_OK;
     memset(&c, 0, sizeof c);
+    c.oom = &oom;
     c.imp = imp;
     c.order = order;
     c.choices = choices;
@@ -950,6 +977,8 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     onnx_names_free(&c.consumer);
     onnx_names_free(&c.producer);
     prt_free(c.taken);
+    if (!st)
+        st = oom;
     if (st) {
         onnx_fuse_free(p);
         return st == PRT_ERR_OUT_OF_MEMORY
