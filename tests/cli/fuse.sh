@@ -115,6 +115,8 @@ for m in skipln skipln_rowbcast skipln_sumout; do
   expect_grep '^  \[0\] add\+ln  plugrt::SkipLayerNormalization@1' "inspect_$m.out"
 done
 expect_grep 'nb_outputs int32\[1\] = 4' inspect_skipln_sumout.out
+run_model skipln_ms 1
+expect_grep '^  \[0\] sln  plugrt::SkipLayerNormalization@1' inspect_skipln_ms.out
 run_model skipln_pre 2
 expect_grep 'plugrt::SkipLayerNormalization@1' inspect_skipln_pre.out
 run_model skipln_late 5

@@ -46,6 +46,8 @@ result in double, rounded to float32):
                    computed (a ReduceMean of x): may fuse only where the
                    order allows; the output must match either way
   skipln_axis      LayerNormalization over the last two axes: nothing fuses
+  skipln_ms        com.microsoft SkipLayerNormalization (with bias, the sum
+                   as a second output): imported as the built-in
   chain_gelu_tanh  GPT-2's tanh GELU, 0.5 x (1 + tanh(0.79788 (x + 0.044715
                    x^3))) as PyTorch exports it: two ElementwiseChain layers
                    (x * 0.5 with the last Mul, and Pow .. Add(1))
@@ -83,14 +85,17 @@ def conv(x, w, b, stride, pad, group):
     return y + b.reshape(1, m, 1, 1)
 
 
-def save(out, name, nodes, inits, x, y, opset=17, outputs=("y",)):
+def save(out, name, nodes, inits, x, y, opset=17, outputs=("y",), ms=False):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs]
     graph = helper.make_graph(nodes, name,
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
                               outs, [numpy_helper.from_array(a, n) for n, a in inits.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    imports = [helper.make_opsetid("", opset)]
+    if ms:
+        imports.append(helper.make_opsetid("com.microsoft", 1))
+    model = helper.make_model(graph, opset_imports=imports)
     model.ir_version = 8
     onnx.save(model, os.path.join(d, "model.onnx"))
     np.save(os.path.join(d, "input_x.npy"), x.astype(np.float32))
@@ -274,6 +279,16 @@ def skipln_models(out):
                            epsilon=1e-5),
           helper.make_node("Add", ["t", "l"], ["y"], name="res")],
          inits, x, s * s + layer_norm(s, gm, b, 1e-5))
+    # ONNX Runtime's own op, as its transformer optimizer writes it: input,
+    # skip, gamma, beta, bias; output, (mean, inv_std_var unnamed), sum.
+    bias = RNG.uniform(-0.5, 0.5, size=(16,)).astype(np.float32)
+    sb = s + bias
+    save(out, "skipln_ms",
+         [helper.make_node("SkipLayerNormalization", ["x", "r", "g", "b", "bias"],
+                           ["y", "", "", "sum"], name="sln", domain="com.microsoft",
+                           epsilon=1e-5)],
+         dict(inits, bias=bias), x, layer_norm(sb, g, b, 1e-5), outputs=("y", "sum"), ms=True)
+    np.save(os.path.join(out, "skipln_ms", "output_sum.npy"), sb.astype(np.float32))
     save(out, "skipln_axis",
          [add, helper.make_node("LayerNormalization", ["s", "g2", "b2"], ["y"], name="ln",
                                 axis=-2, epsilon=1e-5)],
