@@ -228,7 +228,9 @@ static const char *const all_ops[] = {"Relu",
                                       "QLinearMatMul",
                                       "ConvInteger",
                                       "QLinearConv",
-                                      "Attention"};
+                                      "Attention",
+                                      "SkipLayerNormalization",
+                                      "ElementwiseChain"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

@@ -278,12 +278,14 @@ static void near_miss(const prt_registry *reg, const char *op_type, char *out, s
 }
 
 /* The ops of ONNX Runtime's domain com.microsoft that plugrt imports: the
- * elementwise ops of its QOperator models (issue 30). Only these: any other
+ * elementwise ops of its QOperator models (issue 30), and the
+ * SkipLayerNormalization of its transformer optimizer. Only these: any other
  * op of that domain is served by a plugin or not at all. The domain's opset
  * is not checked (min_opset 0): these ops have had one form since 1. */
 static const onnx_op ms_table[] = {
     {"QLinearAdd", "QLinearAdd", 0, NULL},
     {"QLinearMul", "QLinearMul", 0, NULL},
+    {"SkipLayerNormalization", "SkipLayerNormalization", 0, onnx_import_nb_outputs},
 };
 
 static int is_ms_domain(const char *domain)

@@ -17,6 +17,7 @@
 #include "ops/ops_quant.h"
 #include "ops/qlinear.h"
 #include "ops/shape_ops.h"
+#include "ops/ew_chain.h"
 
 static const prt_plugin_creator *const builtins[] = {
     &op_relu_creator,
@@ -38,6 +39,8 @@ static const prt_plugin_creator *const builtins[] = {
     &op_tanh_creator,
     &op_softmax_creator,
     &op_layer_norm_creator,
+    &op_skip_layer_norm_creator,
+    &op_ew_chain_creator,
     &op_equal_creator,
     &op_greater_or_equal_creator,
     &op_and_creator,

@@ -13,6 +13,7 @@ extern const prt_plugin_creator op_erf_creator;
 extern const prt_plugin_creator op_tanh_creator;
 extern const prt_plugin_creator op_softmax_creator;
 extern const prt_plugin_creator op_layer_norm_creator;
+extern const prt_plugin_creator op_skip_layer_norm_creator;
 extern const prt_plugin_creator op_equal_creator;
 extern const prt_plugin_creator op_greater_or_equal_creator;
 extern const prt_plugin_creator op_and_creator;

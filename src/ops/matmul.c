@@ -1,5 +1,5 @@
 /*
- * MatMul (namespace "plugrt", version "1"). No fields.
+ * MatMul (namespace "plugrt", version "1"). One field, activation (below).
  *
  * numpy.matmul semantics: A [..., M, K] x B [..., K, N] -> [..., M, N]; a
  * rank-1 A is [1, K] with that 1 dropped from the output, a rank-1 B is
@@ -10,6 +10,12 @@
  * MatMul and the Add of a constant vector into it), holds N values (any
  * rank, every dim but the last 1), added to every row of the product as it
  * is stored; float dtypes only.
+ *
+ * Field activation (char, plugrt's; default none): "Relu" or "Gelu" (ONNX's
+ * Gelu, approximate none), applied to each element of the product (plus
+ * bias) before it is stored (the importer's MatMul (-> Add of a bias) ->
+ * Relu | Gelu): Relu in the register tiles' epilogue, Gelu on each block of
+ * the product while it is in cache. Float dtypes only.
  *
  * float32 through op_gemm_f32_ep (the register tiles, OpenBLAS or the
  * built-in loops; op_common.h) in the blocks of op_gemm_split, spread with
@@ -253,11 +259,43 @@ int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t b)
     return off;
 }
 
+static const char *const mm_act_names[] = {"", "Relu", "Gelu"};
+
+static prt_status mm_parse(op_object *o, const op_fields *f)
+{
+    mm_op *m = (mm_op *)o;
+    char name[16];
+    int32_t len;
+    prt_status st = op_field_str(f, "activation", name, sizeof name, &len);
+    m->act = MM_ACT_NONE;
+    if (st || len < 0)
+        return st;
+    for (int32_t k = 0; k < 3; k++)
+        if (strcmp(name, mm_act_names[k]) == 0)
+            m->act = k;
+    if (name[0] && m->act == MM_ACT_NONE)
+        return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                              "activation '%s' is not Relu or Gelu (or empty: none)",
+                              name);
+    return PRT_OK;
+}
+
+static int32_t mm_serialize(op_object *o, prt_field *ser)
+{
+    const mm_op *m = (const mm_op *)o;
+    if (m->act == MM_ACT_NONE)
+        return 0;
+    op_ser(&ser[0], "activation", PRT_FIELD_CHAR, mm_act_names[m->act],
+           (int64_t)strlen(mm_act_names[m->act]));
+    return 1;
+}
+
 /* The float products: nbat of M x N x K, each in nbm x nbn blocks of
  * mb x nb (op_gemm_split), one item per (batch, block). */
 typedef struct mm_job {
     const float *A, *B, *bias;
     float *Y;
+    int32_t act; /* MM_ACT_* */
     /* B packed (MM_PANEL_*, or once for a constant B: op_pack_b), or NULL:
      * B read in place. */
     const float *panels;
@@ -280,14 +318,21 @@ static void mm_range(void *arg, int64_t begin, int64_t end)
         const int64_t n = j->N - j0 < j->nb ? j->N - j0 : j->nb;
         const float *a = j->A + mm_batch_offset(&j->ba, &j->bo, b) * j->M * j->K;
         const float *bm = j->B + mm_batch_offset(&j->bb, &j->bo, b) * j->K * j->N;
-        op_epilogue e = {NULL, j->bias ? j->bias + j0 : NULL, {OP_ACT_NONE, 0, 0}};
+        op_epilogue e = {NULL,
+                         j->bias ? j->bias + j0 : NULL,
+                         {j->act == MM_ACT_RELU ? OP_ACT_RELU : OP_ACT_NONE, 0, 0}};
+        const op_epilogue *ep = j->bias || j->act == MM_ACT_RELU ? &e : NULL;
         float *y = j->Y + (b * j->M + i0) * j->N + j0;
         if (j->panels && (j->all_panels || op_gemm_takes_nn(m, n, j->K, j->N)))
             op_gemm_nn_panels(m, n, j->K, a + i0 * j->K, j->K, j->panels + j0 * j->K, y,
-                              j->N, j->bias ? &e : NULL);
+                              j->N, ep);
         else
             op_gemm_f32_ep(0, 0, m, n, j->K, a + i0 * j->K, j->K, bm + j0, j->N, y, j->N,
-                           j->bias ? &e : NULL);
+                           ep);
+        /* The block is still in cache: Gelu on its rows. */
+        if (j->act == MM_ACT_GELU)
+            for (int64_t r = 0; r < m; r++)
+                op_gelu_f32(y + r * j->N, y + r * j->N, n);
     }
 }
 
@@ -354,9 +399,9 @@ static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_des
         const size_t mes[2] = {(size_t)(g.M * g.K) * es, (size_t)(g.K * g.N) * es};
         const prt_dims batch[2] = {g.ba, g.bb};
         const void *mats[2] = {x[0], x[1]};
-        if (nb_in == 3)
+        if (nb_in == 3 || ((const mm_op *)o)->act != MM_ACT_NONE)
             return op_fail(o, PRT_ERR_UNSUPPORTED,
-                           "a bias input needs a float dtype, not %s",
+                           "a bias input or an activation needs a float dtype, not %s",
                            prt_dtype_name(dtype));
         /* The rows never stop the walk. */
         (void)op_bcast_walk(&j.bo, 2, batch, mes, (size_t)(g.M * g.N) * es, mats, y,
@@ -395,6 +440,7 @@ static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_des
     j.B = x[1];
     j.bias = nb_in == 3 ? x[2] : NULL;
     j.Y = y;
+    j.act = ((const mm_op *)o)->act;
     if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
         float *w = ws;
         const float **dst[3] = {&j.A, &j.B, &j.bias};
@@ -438,8 +484,10 @@ static const op_class matmul_class = {
     .max_inputs = 3,
     .dtypes = MM_DTYPES,
     .in_dtypes = mm_in_dtypes,
-    .size = sizeof(op_object),
+    .size = sizeof(mm_op),
     .alias_input = -1,
+    .parse = mm_parse,
+    .serialize = mm_serialize,
     .shapes = mm_shapes,
     .infer = mm_infer,
     .workspace = mm_workspace,
@@ -448,4 +496,10 @@ static const op_class matmul_class = {
     .prepare = mm_prepare,
 };
 
-const prt_plugin_creator op_matmul_creator = OP_CREATOR("MatMul", matmul_class, NULL, 0);
+static const prt_field_schema mm_schema[] = {
+    {"activation", PRT_FIELD_CHAR, -1,
+     "fused activation: Relu or Gelu, on each element as it is stored (plugrt's)"},
+};
+
+const prt_plugin_creator op_matmul_creator =
+    OP_CREATOR("MatMul", matmul_class, mm_schema, 1);

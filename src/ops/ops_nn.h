@@ -181,6 +181,15 @@ typedef struct mm_geom {
  * of batch b (row-major over bo) in a batch of dims `dims` broadcast to bo
  * (matmul.c). */
 void mm_split(const prt_dims *a, const prt_dims *b, mm_geom *g);
+
+/* MatMul's fused activation (field "activation", the importer's MatMul ->
+ * Relu | Gelu): what each element of the product (plus bias) becomes as it
+ * is stored. */
+enum { MM_ACT_NONE, MM_ACT_RELU, MM_ACT_GELU };
+typedef struct mm_op {
+    op_object o;
+    int32_t act; /* MM_ACT_* */
+} mm_op;
 int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t b);
 /* MatMul's symbolic and concrete output dims (with its checks) for A and
  * B, and its bias when nb_in is 3 (matmul.c); the integer products share
@@ -244,6 +253,13 @@ int32_t ln_out_dtype_n(const op_object *o, const int32_t *types, int32_t nb_in,
                        int32_t index);
 prt_status ln_axis(const op_object *o, int32_t r, int32_t *out);
 int64_t ln_norm_size(const op_object *o, const prt_dims *x);
+
+/* SkipLayerNormalization (skip_layer_norm.c). */
+typedef struct sln_op {
+    op_object o;
+    float epsilon;
+    int32_t nb_outputs;
+} sln_op;
 
 /* Resize (resize.c): a run's taps for X in[0] and output dims yd, with the
  * checks the output's dims rely on; sizes: input 1's values on the host,

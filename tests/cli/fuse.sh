@@ -3,6 +3,9 @@
 # Conv followed by each activation becomes one Conv layer with the fields
 # activation and activation_params, GELU's five nodes one Gelu layer, and
 # MatMul with the Add of a bias vector one MatMul with three inputs;
+# MatMul (+ bias) -> Relu | Gelu one MatMul with the field activation, and
+# Add -> LayerNormalization one SkipLayerNormalization, a run of
+# elementwise nodes one ElementwiseChain;
 # each model's output matches NumPy's. A Conv whose output is also read
 # elsewhere, a GELU pattern with another constant, and --compare-layers
 # (one layer per node) keep the nodes apart.
@@ -62,14 +65,24 @@ if ! grep -q 'activation' inspect_conv_shared.out; then :; else
   fail "conv_shared: the Conv took an activation although its output is read twice"
 fi
 
-# MatMul + Add (the bias) is one layer too.
-run_model gelu_a 2
-run_model gelu_b 2
-expect_grep 'plugrt::Gelu@1' inspect_gelu_a.out
-expect_grep '^  \[1\] erf  plugrt::Gelu@1' inspect_gelu_b.out
+# GELU alone is one Gelu layer, named after its Erf; after MatMul + Add
+# (the bias) all seven nodes are one MatMul with activation Gelu, named
+# after every node it replaces.
+run_model gelu_alone 1
+expect_grep '^  \[0\] erf  plugrt::Gelu@1' inspect_gelu_alone.out
+run_model gelu_a 1
+run_model gelu_b 1
+expect_grep 'activation char\[4\] = "Gelu"' inspect_gelu_a.out
+expect_grep '^  \[0\] mm\+bias\+div\+erf\+add1\+mul\+half  plugrt::MatMul@1' inspect_gelu_a.out
+expect_grep '^  \[0\] mm\+bias\+div\+erf\+add1\+mul\+mulhalf  plugrt::MatMul@1' inspect_gelu_b.out
 if grep -q 'plugrt::Erf@1' inspect_gelu_a.out; then fail "gelu_a: an Erf layer is left"; fi
-run_model gelu_wrong 6
-if grep -q 'plugrt::Gelu@1' inspect_gelu_wrong.out; then fail "gelu_wrong: fused"; fi
+# Not GELU: MatMul + Add stays without an activation, and the five
+# elementwise nodes make one ElementwiseChain.
+run_model gelu_wrong 2
+if grep -q 'plugrt::Gelu@1\|activation char' inspect_gelu_wrong.out; then
+  fail "gelu_wrong: fused as GELU"
+fi
+expect_grep 'ops char\[[0-9]+\] = "Div,Erf,Add,Mul,Mul"' inspect_gelu_wrong.out
 
 run_model mm_bias 1
 expect_grep '^  \[0\] mm  plugrt::MatMul@1' inspect_mm_bias.out
@@ -80,6 +93,53 @@ if grep -q 'plugrt::Identity@1' inspect_mm_bias_first.out; then
 fi
 run_model mm_bias_shared 2
 run_model mm_bias_matrix 2
+
+# MatMul (+ bias) -> Relu | Gelu: one MatMul with the activation; not when
+# the value before the activation is read elsewhere.
+run_model mm_relu 1
+expect_grep '^  \[0\] mm\+bias\+relu  plugrt::MatMul@1' inspect_mm_relu.out
+expect_grep 'activation char\[4\] = "Relu"' inspect_mm_relu.out
+run_model mm_gelu 1
+expect_grep 'activation char\[4\] = "Gelu"' inspect_mm_gelu.out
+run_model mm_relu_shared 2
+if grep -q 'activation char' inspect_mm_relu_shared.out; then
+  fail "mm_relu_shared: the MatMul took the Relu although the sum is read elsewhere"
+fi
+
+# Add -> LayerNormalization over the last axis: one SkipLayerNormalization,
+# writing the sum too where it is read elsewhere (a later node, a graph
+# output); not where the sum is read before LayerNormalization's inputs
+# are all there, nor over more than the last axis.
+for m in skipln skipln_rowbcast skipln_sumout; do
+  run_model $m 1
+  expect_grep '^  \[0\] add\+ln  plugrt::SkipLayerNormalization@1' "inspect_$m.out"
+done
+expect_grep 'nb_outputs int32\[1\] = 4' inspect_skipln_sumout.out
+run_model skipln_ms 1
+expect_grep '^  \[0\] sln  plugrt::SkipLayerNormalization@1' inspect_skipln_ms.out
+run_model skipln_pre 2
+expect_grep 'plugrt::SkipLayerNormalization@1' inspect_skipln_pre.out
+run_model skipln_late 5
+run_model skipln_axis 2
+if grep -q 'SkipLayerNormalization' inspect_skipln_late.out inspect_skipln_axis.out; then
+  fail "skipln_late/skipln_axis: fused although they must not"
+fi
+
+# Runs of elementwise nodes, each value read by the next alone: one
+# ElementwiseChain each (named after its nodes, ops in order); a value read
+# elsewhere ends a chain; without a float constant the dtype is unknown and
+# the nodes stay apart.
+run_model chain_gelu_tanh 2
+expect_grep '^  \[0\] pow\+mul1\+add0\+mul2\+tanh\+add1  plugrt::ElementwiseChain@1' \
+  inspect_chain_gelu_tanh.out
+expect_grep 'ops char\[[0-9]+\] = "Pow,Mul,Add,Mul,Tanh,Add"' inspect_chain_gelu_tanh.out
+expect_grep '^  \[1\] mul0\+mul3  plugrt::ElementwiseChain@1' inspect_chain_gelu_tanh.out
+run_model chain_mask 1
+expect_grep 'ops char\[[0-9]+\] = "Sub,Mul,Add"' inspect_chain_mask.out
+run_model chain_shared 2
+expect_grep '^  \[0\] sub  plugrt::Sub@1' inspect_chain_shared.out
+expect_grep 'ops char\[[0-9]+\] = "Mul,Add"' inspect_chain_shared.out
+run_model chain_nofloat 3
 
 # --compare-layers sees every node, and agrees node by node.
 expect_rc 0 layers "$PLUGRT" run m/conv_relu/model.onnx --compare m/conv_relu --compare-layers &&

@@ -40,7 +40,8 @@ static ot_tensor i64s(int32_t n, const int64_t *v)
 /* MatMul: sizes around the register tiles' (16 to 130) with B a constant
  * (packed once at build time) and an input (packed per run), a batch as
  * one tall product, broadcast batches, vectors on either side (the vector
- * products), K = 0, and the bias input of floats. */
+ * products), K = 0, and the bias input of floats, with and without the
+ * fused activations. */
 static void gen_matmul(cov *c, const char *op, int32_t dt)
 {
     static const char *const whats[] = {"constant B",
@@ -50,16 +51,23 @@ static void gen_matmul(cov *c, const char *op, int32_t dt)
                                         "vector times",
                                         "times vector",
                                         "K = 0",
-                                        "bias"};
+                                        "bias",
+                                        "bias, activation Relu",
+                                        "activation Gelu"};
     const int is_f = ot_is_float(dt);
-    for (int v = 0; v < 8; v++) {
+    for (int v = 0; v < 10; v++) {
         /* cuBLAS sums in another order: test_cuda_ops's tolerance. */
         oc_case k = {.op = op, .nb = 2, .rtol = cov_rtol(dt, 1e-4), .exact = !is_f};
         int64_t M = rnd(c, 16, 130), K = rnd(c, 16, 130), N = rnd(c, 16, 130);
         prt_dims a = D2(M, K), b = D2(K, N);
         char what[96];
-        if (v == 7 && !is_f)
-            continue; /* the bias takes floats only */
+        prt_field f[1] = {ot_fld_str("activation", v == 8 ? "Relu" : "Gelu")};
+        if (v >= 7 && !is_f)
+            continue; /* the bias and the activations take floats only */
+        if (v >= 8) {
+            k.f = f;
+            k.nf = 1;
+        }
         if (v == 2)
             a = D3(3, M, K);
         else if (v == 3) {
@@ -77,7 +85,7 @@ static void gen_matmul(cov *c, const char *op, int32_t dt)
         k.in[0] = cov_random(c, dt, a, 0);
         k.in[1] = cov_random(c, dt, b, 0);
         k.role[1] = v == 1 || v == 3 ? OC_DATA : OC_CONST;
-        if (v == 7) {
+        if (v == 7 || v == 8) {
             k.in[2] = cov_random(c, dt, D2(1, N), 0);
             k.role[2] = OC_CONST;
             k.nb = 3;
@@ -437,6 +445,86 @@ static void gen_layer_norm(cov *c, const char *op, int32_t dt)
             k.rtol = fmax(k.rtol, st == 10 ? 2e-3 : 1.6e-2);
         snprintf(what, sizeof what, "LayerNormalization axis %d, %d outputs, stash %d",
                  (int)axis, (int)nbo, (int)st);
+        cov_case(c, what, &k);
+    }
+}
+
+/* ElementwiseChain: every op as a step, constants, inputs (broadcast, read
+ * first or second) and the value itself as operands, one to three inputs. */
+static void gen_ew_chain(cov *c, const char *op, int32_t dt)
+{
+    static const char *const progs[] = {
+        "Pow,Mul,Add,Mul,Tanh,Add,Mul", /* GPT-2's tanh GELU */
+        "Sub,Mul,Add",                  /* a mask: (1 - m) * -1e4 + scores */
+        "Sigmoid,Mul,Relu,Neg,Abs",
+        "Div,Erf,Add,Mul",
+        "Add,Abs,Sqrt,Reciprocal,Mul",
+        "Mul,Exp,Add,Log,Sub",
+    };
+    static const int32_t operands[][14] = {
+        {0, 0, 0, 1, 1, 0, 0, 2, 0, 0, 0, 3, 1, 1},
+        {4, 3, 1, 1, 1, 2},
+        {0, 0, 2, 0},
+        {1, 1, 0, 0, 0, 3, 5, 0},
+        {1, 1, 0, 0, 0, 0, 0, 0, 2, 0},
+        {0, 4, 0, 0, 0, 3, 0, 0, 5, 1},
+    };
+    static const float consts[] = {3.0f, 0.044715f, 0.7978846f, 1.0f, 0.5f};
+    static const int32_t nb_in[] = {2, 3, 1, 2, 2, 2};
+    for (int v = 0; v < 6; v++) {
+        int32_t steps = 1, rank = (int32_t)rnd(c, 1, 4);
+        prt_dims d = cov_dims(c, rank, v == 2), sd = d;
+        prt_field f[3];
+        oc_case k = {.op = op, .f = f, .nf = 3, .nb = nb_in[v]};
+        char what[96];
+        for (const char *p = progs[v]; *p; p++)
+            steps += *p == ',';
+        k.rtol = cov_rtol(dt, 2e-6);
+        f[0] = ot_fld_str("ops", progs[v]);
+        f[1] = ot_fld_i32("operands", operands[v], 2 * steps);
+        f[2] = (prt_field){"constants", consts, PRT_FIELD_FLOAT32, 5};
+        for (int32_t i = 0; i < rank; i++)
+            if (rnd(c, 0, 2) == 0)
+                sd.d[i] = 1; /* the other inputs broadcast */
+        k.in[0] = cov_random(c, dt, v == 4 ? sd : d, 0);
+        for (int32_t i = 1; i < k.nb; i++)
+            k.in[i] = cov_random(c, dt, v == 4 ? d : sd, 0);
+        k.role[1] = v % 2 ? OC_CONST : OC_DATA;
+        snprintf(what, sizeof what, "ElementwiseChain %s", progs[v]);
+        cov_case(c, what, &k);
+    }
+}
+
+/* SkipLayerNormalization: input and skip of one shape or either broadcast
+ * (rows, leading dims, a value along the row), beta and bias present or
+ * not, gamma of one value, one to four outputs, long rows. */
+static void gen_skip_layer_norm(cov *c, const char *op, int32_t dt)
+{
+    for (int v = 0; v < 6; v++) {
+        int32_t rank = (int32_t)rnd(c, 1, 4), nbo = 1 + v % 4;
+        prt_dims d = cov_dims(c, rank, 0), sd, hd;
+        float eps = v % 2 ? 1e-5f : 1e-2f;
+        prt_field f[2];
+        oc_case k = {.op = op, .f = f, .nf = 2, .nb = 3 + v % 3, .nb_out = nbo};
+        char what[128];
+        k.rtol = cov_rtol(dt, 2e-5);
+        if (v == 1 || v == 4)
+            d.d[rank - 1] = v == 1 ? 2500 : 1025;
+        sd = d;
+        for (int32_t i = 0; i < rank; i++)
+            if (v >= 2 && rnd(c, 0, 2) == 0)
+                sd.d[i] = 1; /* skip broadcast along some dims */
+        hd = D1(d.d[rank - 1]);
+        f[0] = ot_fld_f32("epsilon", &eps);
+        f[1] = ot_fld_i32("nb_outputs", &nbo, 1);
+        k.in[v == 3] = cov_random(c, dt, d, 0);
+        k.in[v != 3] = cov_random(c, dt, sd, 0); /* v 3: the input is the short one */
+        k.in[2] = cov_random(c, dt, v == 5 ? D1(1) : hd, 0);
+        for (int32_t i = 3; i < k.nb; i++)
+            k.in[i] = cov_random(c, dt, hd, 0);
+        k.role[2] = k.role[3] = k.role[4] = v % 2 ? OC_CONST : OC_DATA;
+        snprintf(what, sizeof what, "SkipLayerNormalization %d inputs, %d outputs",
+                 (int)k.nb, (int)nbo);
         cov_case(c, what, &k);
     }
 }
@@ -924,6 +1012,8 @@ const cov_entry cov_nn_entries[] = {
     {"Softmax", gen_softmax},
     {"LogSoftmax", gen_softmax},
     {"LayerNormalization", gen_layer_norm},
+    {"SkipLayerNormalization", gen_skip_layer_norm},
+    {"ElementwiseChain", gen_ew_chain},
     {"BatchNormalization", gen_batch_norm},
     {"InstanceNormalization", gen_group_norm},
     {"GroupNormalization", gen_group_norm},

@@ -1127,6 +1127,81 @@ static void test_gemm(tu_rng *r)
     }
 }
 
+/* The importer's fused layers at transformer shapes, each against the
+ * CPU's kernel: SkipLayerNormalization (BERT's rows of 128 and 768, a
+ * residual broadcast along the batch, the sum written too), MatMul with
+ * its bias and activation (one pass after cuBLAS) and ElementwiseChain. */
+static void test_fused(tu_rng *r)
+{
+    static const int32_t dts[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16};
+    for (int t = 0; t < 12; t++) {
+        const int32_t dt = dts[t % 3];
+        int32_t nbo = t % 2 ? 4 : 1;
+        int64_t h = t / 3 % 2 ? 768 : 128, s = t < 6 ? 128 : 7;
+        float eps = 1e-12f;
+        prt_field f[2] = {ot_fld_f32("epsilon", &eps), ot_fld_i32("nb_outputs", &nbo, 1)};
+        tcase c = {.op = "SkipLayerNormalization",
+                   .f = f,
+                   .nf = 2,
+                   .nb = 4 + t % 2,
+                   .nb_out = nbo,
+                   .rtol = float_rtol(dt, 2e-5)};
+        char what[128];
+        c.in[0] = ot_random(dt, (prt_dims){3, {2, s, h}}, r, 0);
+        c.in[1] = ot_random(
+            dt, t % 4 == 2 ? (prt_dims){2, {s, h}} : (prt_dims){3, {2, s, h}}, r, 0);
+        for (int k = 2; k < c.nb; k++)
+            c.in[k] = ot_random(dt, (prt_dims){1, {h}}, r, 0);
+        snprintf(what, sizeof what, "SkipLayerNormalization %s 2x%lldx%lld, %d inputs",
+                 prt_dtype_name(dt), (long long)s, (long long)h, (int)c.nb);
+        run_case(what, &c);
+        free_case(&c);
+    }
+    for (int t = 0; t < 6; t++) {
+        const int32_t dt = dts[t % 3];
+        const char *act = t < 3 ? "Relu" : "Gelu";
+        prt_field f[1] = {ot_fld_str("activation", act)};
+        ot_tensor x[3];
+        char what[96];
+        x[0] = ot_random(dt, (prt_dims){3, {2, 128, 128}}, r, 0);
+        x[1] = ot_random(dt, (prt_dims){2, {128, 512}}, r, 0);
+        x[2] = ot_random(dt, (prt_dims){1, {512}}, r, 0);
+        snprintf(what, sizeof what, "MatMul with bias and %s %s", act,
+                 prt_dtype_name(dt));
+        compare(what, "MatMul", f, 1, x, 3, dt == PRT_FLOAT32 ? 1e-4 : 1e-2);
+        snprintf(what, sizeof what, "MatMul with %s %s", act, prt_dtype_name(dt));
+        compare(what, "MatMul", f, 1, x, 2, dt == PRT_FLOAT32 ? 1e-4 : 1e-2);
+        for (int k = 0; k < 3; k++)
+            ot_free(&x[k]);
+    }
+    /* GPT-2's tanh GELU as one chain over an MLP's activations, and a
+     * mask's (1 - m) * -10000 + scores with m broadcast along the rows. */
+    for (int t = 0; t < 6; t++) {
+        const int32_t dt = dts[t % 3];
+        static const int32_t gelu_ops[14] = {0, 0, 0, 1, 1, 0, 0, 2, 0, 0, 0, 3, 1, 1};
+        static const int32_t mask_ops[6] = {4, 3, 0, 4, 1, 1};
+        static const float consts[5] = {3.0f, 0.044715f, 0.7978846f, 1.0f, -10000.0f};
+        const int gelu = t < 3;
+        prt_field f[3] = {
+            ot_fld_str("ops", gelu ? "Pow,Mul,Add,Mul,Tanh,Add,Mul" : "Sub,Mul,Add"),
+            ot_fld_i32("operands", gelu ? gelu_ops : mask_ops, gelu ? 14 : 6),
+            {"constants", consts, PRT_FIELD_FLOAT32, 5}};
+        ot_tensor x[2];
+        char what[96];
+        x[0] = ot_random(
+            dt, gelu ? (prt_dims){3, {2, 128, 2048}} : (prt_dims){4, {2, 1, 1, 128}}, r,
+            0);
+        x[1] = ot_random(
+            dt, gelu ? (prt_dims){3, {2, 128, 2048}} : (prt_dims){4, {2, 4, 128, 128}}, r,
+            0);
+        snprintf(what, sizeof what, "ElementwiseChain %s %s", gelu ? "tanh GELU" : "mask",
+                 prt_dtype_name(dt));
+        compare(what, "ElementwiseChain", f, 3, x, 2, float_rtol(dt, 2e-6));
+        ot_free(&x[0]);
+        ot_free(&x[1]);
+    }
+}
+
 int main(void)
 {
     tu_rng r;
@@ -1157,6 +1232,7 @@ int main(void)
     test_fills();
     test_rows(&r);
     test_gemm(&r);
+    test_fused(&r);
     printf("test_cuda_ops: %d cases\n", cases);
     return tu_finish("test_cuda_ops");
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ops/cuda/blas.h"
+#include "ops/cuda/fuse.h"
 #include "ops/cuda/launch.h"
 #include "ops/cuda/ops.h"
 #include "ops/ops_nn.h"
@@ -114,9 +115,11 @@ OPC_KERNEL(opc_matmul)
                 Y + b * g.M * g.N, g.N, 0, 1);
     if (st)
         return op_fail(o, st, "%s", prt_last_error());
-    if (nb_in == 3 && (err = opk_bias_rows(dtype, x[2], Y,
-                                           base_volume(&out->dims) / (g.N > 0 ? g.N : 1),
-                                           g.N, stream)) != 0)
+    /* The bias and the fused activation in one pass (fuse.cu). */
+    if ((nb_in == 3 || ((const mm_op *)o)->act) &&
+        (err = opk_bias_act_rows(dtype, nb_in == 3 ? x[2] : NULL, ((const mm_op *)o)->act,
+                                 Y, base_volume(&out->dims) / (g.N > 0 ? g.N : 1), g.N,
+                                 stream)) != 0)
         return opc_status(o, err);
     if (dtype != PRT_FLOAT32 &&
         (err = opk_from_f32(dtype, Y, y[0], base_volume(&out->dims), stream)) != 0)

@@ -12,6 +12,7 @@
 
 #ifdef PRT_HAVE_CUDA
 #include "ops/cuda/ops.h"
+#include "ops/cuda/fuse.h"
 #include "ops/ops_ew.h"
 
 /* 16- and 32-bit floats. */
@@ -175,6 +176,9 @@ static const op_device_kernel kernels[] = {
     {"QuantizeLinear", opc_quantize_linear, 0, 0},
     {"QLinearAdd", opc_qlinear, 0, 0},
     {"QLinearMul", opc_qlinear, 0, 0},
+    /* The importer's fused layers (fuse_cuda.c). */
+    {"SkipLayerNormalization", opc_skip_layer_norm, 0, 0},
+    {"ElementwiseChain", opc_ew_chain, 0, 0},
 };
 
 static const op_device_table table = {
