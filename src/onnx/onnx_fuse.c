@@ -893,536 +893,528 @@ static void fc_drop_idle_dqs(fuse_ctx *c, onnx_fusions *p)
             c->taken[i] = 1;
         }
     }
-    /* ---- residual + LayerNormalization ---------------------------------- */
+}
 
-    /* The LayerNormalization at pos over the last axis (stash_type float32,
-     * one output) of an Add's result: 1 and *f when they make one
-     * SkipLayerNormalization. The Add's result may be read elsewhere (pre-LN
-     * GPT-2 adds it to the next block's output): the fused layer then writes
-     * it too, added where every input of the pair is there (the Add's
-     * position, or a later producer of Scale or B) and before its first other
-     * reader. */
-    static int fc_skip_ln(fuse_ctx * c, int32_t pos, fusion * f)
-    {
-        const Onnx__NodeProto *ln = fc_node(c, pos), *add;
-        const Onnx__AttributeProto *ax = onnx_node_attr(ln, "axis"),
-                                   *stash = onnx_node_attr(ln, "stash_type");
-        const char *y;
-        int32_t a, at, uses;
-        if (!fc_is(c, pos, "LayerNormalization") || ln->n_input < 2 || ln->n_input > 3 ||
-            !fc_out(ln)[0] ||
-            (ax &&
-             (ax->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT || ax->i != -1)) ||
-            (stash && (stash->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT ||
-                       stash->i != 1)))
-            return 0;
-        y = onnx_node_input(ln, 0);
-        a = fc_get(&c->producer, y);
-        if (!fc_is(c, a, "Add") || fc_node(c, a)->n_input != 2 ||
-            !fc_out(fc_node(c, a))[0])
-            return 0;
-        add = fc_node(c, a);
-        at = a;
-        for (size_t k = 1; k < ln->n_input; k++) {
-            int32_t p = fc_get(&c->producer, onnx_node_input(ln, k));
-            at = p > at ? p : at;
+/* ---- residual + LayerNormalization ---------------------------------- */
+
+/* The LayerNormalization at pos over the last axis (stash_type float32,
+ * one output) of an Add's result: 1 and *f when they make one
+ * SkipLayerNormalization. The Add's result may be read elsewhere (pre-LN
+ * GPT-2 adds it to the next block's output): the fused layer then writes
+ * it too, added where every input of the pair is there (the Add's
+ * position, or a later producer of Scale or B) and before its first other
+ * reader. */
+static int fc_skip_ln(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *ln = fc_node(c, pos), *add;
+    const Onnx__AttributeProto *ax = onnx_node_attr(ln, "axis"),
+                               *stash = onnx_node_attr(ln, "stash_type");
+    const char *y;
+    int32_t a, at, uses;
+    if (!fc_is(c, pos, "LayerNormalization") || ln->n_input < 2 || ln->n_input > 3 ||
+        !fc_out(ln)[0] ||
+        (ax && (ax->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT || ax->i != -1)) ||
+        (stash &&
+         (stash->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT || stash->i != 1)))
+        return 0;
+    y = onnx_node_input(ln, 0);
+    a = fc_get(&c->producer, y);
+    if (!fc_is(c, a, "Add") || fc_node(c, a)->n_input != 2 || !fc_out(fc_node(c, a))[0])
+        return 0;
+    add = fc_node(c, a);
+    at = a;
+    for (size_t k = 1; k < ln->n_input; k++) {
+        int32_t p = fc_get(&c->producer, onnx_node_input(ln, k));
+        at = p > at ? p : at;
+    }
+    uses = fc_get(&c->uses, y);
+    for (size_t k = 1; k < ln->n_input; k++) /* LN(y, y): the sum read again */
+        uses -= strcmp(onnx_node_input(ln, k), y) == 0;
+    if (uses > 1) {
+        /* Every other reader after the fused layer's place. */
+        for (int32_t i = 0; i <= at; i++) {
+            const Onnx__NodeProto *n = fc_node(c, i);
+            for (size_t k = 0; k < n->n_input; k++)
+                if (i != pos && strcmp(onnx_node_input(n, k), y) == 0)
+                    return 0;
         }
-        uses = fc_get(&c->uses, y);
-        for (size_t k = 1; k < ln->n_input; k++) /* LN(y, y): the sum read again */
-            uses -= strcmp(onnx_node_input(ln, k), y) == 0;
-        if (uses > 1) {
-            /* Every other reader after the fused layer's place. */
-            for (int32_t i = 0; i <= at; i++) {
-                const Onnx__NodeProto *n = fc_node(c, i);
-                for (size_t k = 0; k < n->n_input; k++)
-                    if (i != pos && strcmp(onnx_node_input(n, k), y) == 0)
-                        return 0;
-            }
-        } else {
-            at = pos;
-        }
-        fc_init(f, FUSE_SKIP_LN, a, 2, (const int32_t[]){a, pos});
-        if (!fc_attr_f(ln, "epsilon", 1e-5f, &f->epsilon))
+    } else {
+        at = pos;
+    }
+    fc_init(f, FUSE_SKIP_LN, a, 2, (const int32_t[]){a, pos});
+    if (!fc_attr_f(ln, "epsilon", 1e-5f, &f->epsilon))
+        return 0;
+    f->last = at;
+    f->output = fc_out(ln);
+    f->sum = uses > 1 ? y : NULL;
+    f->ins[0] = onnx_node_input(add, 0);
+    f->ins[1] = onnx_node_input(add, 1);
+    f->ins[2] = onnx_node_input(ln, 1);
+    f->ins[3] = ln->n_input > 2 ? onnx_node_input(ln, 2) : "";
+    f->nb_ins = f->ins[3][0] ? 4 : 3;
+    return 1;
+}
+
+/* The fused layer's name: its nodes' names joined by '+' in their order
+ * (unnamed nodes as their op), so inspect and --profile-layers say which
+ * layers it replaced. */
+static void fc_join_names(const onnx_import *imp, const fusion *f, const int32_t *order,
+                          char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int32_t k = 0; k < f->nb_members && len + 1 < cap; k++) {
+        const Onnx__NodeProto *n = imp->graph->node[order[f->members[k]]];
+        const char *nm = n->name && n->name[0] ? n->name : onnx_str(n->op_type);
+        int w = snprintf(buf + len, cap - len, "%s%s", k ? "+" : "", nm);
+        len = w < 0 ? cap : len + (size_t)w;
+    }
+}
+
+static prt_status fc_import_skip_ln(onnx_import *imp, const fusion *f,
+                                    const Onnx__NodeProto *first, const int32_t *order)
+{
+    const prt_plugin_creator *c = NULL;
+    int32_t nb_out = f->sum ? 4 : 1;
+    const char *outs[4] = {f->output, "", "", f->sum ? f->sum : ""};
+    prt_field extra[2] = {{"epsilon", &f->epsilon, PRT_FIELD_FLOAT32, 1},
+                          {"nb_outputs", &nb_out, PRT_FIELD_INT32, 1}};
+    Onnx__NodeProto named = *first;
+    char name[512], label[600];
+    prt_status st = prt_builtin_find_creator("SkipLayerNormalization", "1", &c);
+    if (st)
+        return st;
+    fc_join_names(imp, f, order, name, sizeof name);
+    named.name = name;
+    /* The Add's attributes are none of SkipLayerNormalization's fields. */
+    named.n_attribute = 0;
+    snprintf(label, sizeof label, "node '%s' (Add -> LayerNormalization)", name);
+    onnx_info("%s: fused into one SkipLayerNormalization%s", label,
+              f->sum ? " (writing the sum too: read elsewhere)" : "");
+    return onnx_import_fused(imp, &named, label, c, extra, 2, (const char **)f->ins,
+                             (size_t)f->nb_ins, outs, (size_t)nb_out);
+}
+
+/* ---- MatMul epilogues ------------------------------------------------- */
+
+/* The one Div reading `name` (read twice: GELU's x), else -1. */
+static int32_t fc_div_reader(const fuse_ctx *c, const char *name)
+{
+    for (int32_t i = 0; i < c->n; i++)
+        if (fc_is(c, i, "Div") && fc_node(c, i)->n_input == 2 &&
+            strcmp(onnx_node_input(fc_node(c, i), 0), name) == 0)
+            return i;
+    return -1;
+}
+
+/* MatMul at pos (-> Add of a bias, as fc_matmul_add) -> Relu, Gelu
+ * (approximate none) or the GELU pattern of fc_gelu: a MatMul with field
+ * activation, applied as the product is stored. */
+static int fc_matmul_act(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *mm = fc_node(c, pos);
+    const char *y;
+    int32_t r, nb, wfloat = 1;
+    fusion g;
+    if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
+        return 0;
+    if (fc_matmul_add(c, pos, f)) {
+        y = f->output;
+        nb = 2;
+    } else {
+        /* Without a bias nothing says the product is float (Relu takes
+         * integers; MatMul's activation does not): a constant float W
+         * does, and Gelu, which MatMul's dtypes leave no other way. */
+        const Onnx__TensorProto *w = fc_const_proto(c, onnx_node_input(mm, 1));
+        wfloat = w && (w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
+                       w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ||
+                       w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16);
+        fc_init(f, FUSE_MATMUL_ACT, pos, 1, (const int32_t[]){pos});
+        f->input = NULL;
+        y = fc_out(mm);
+        nb = 1;
+    }
+    f->kind = FUSE_MATMUL_ACT;
+    r = fc_only_reader(c, y);
+    if (r >= 0 && (fc_is(c, r, "Relu") || fc_is(c, r, "Gelu")) &&
+        fc_node(c, r)->n_input == 1 && fc_out(fc_node(c, r))[0]) {
+        const Onnx__AttributeProto *a = onnx_node_attr(fc_node(c, r), "approximate");
+        if ((a && (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING ||
+                   a->s.len != 4 || memcmp(a->s.data, "none", 4) != 0)) ||
+            (!wfloat && fc_is(c, r, "Relu")))
             return 0;
-        f->last = at;
-        f->output = fc_out(ln);
-        f->sum = uses > 1 ? y : NULL;
-        f->ins[0] = onnx_node_input(add, 0);
-        f->ins[1] = onnx_node_input(add, 1);
-        f->ins[2] = onnx_node_input(ln, 1);
-        f->ins[3] = ln->n_input > 2 ? onnx_node_input(ln, 2) : "";
-        f->nb_ins = f->ins[3][0] ? 4 : 3;
+        f->act = onnx_str(fc_node(c, r)->op_type);
+        f->members[f->nb_members++] = r;
+        f->last = r;
+        f->output = fc_out(fc_node(c, r));
         return 1;
     }
+    /* x / 2 (1 + erf(x / sqrt 2)): x read by the Div and one Mul alone. */
+    if (fc_get(&c->uses, y) != 2 || (r = fc_div_reader(c, y)) < 0 || !fc_gelu(c, r, &g) ||
+        strcmp(g.input, y) != 0)
+        return 0;
+    for (int32_t k = 0; k < g.nb_members; k++)
+        f->members[nb + k] = g.members[k];
+    f->nb_members = nb + g.nb_members;
+    f->act = "Gelu";
+    f->last = g.last;
+    f->output = g.output;
+    return 1;
+}
 
-    /* The fused layer's name: its nodes' names joined by '+' in their order
-     * (unnamed nodes as their op), so inspect and --profile-layers say which
-     * layers it replaced. */
-    static void fc_join_names(const onnx_import *imp, const fusion *f,
-                              const int32_t *order, char *buf, size_t cap)
-    {
-        size_t len = 0;
-        buf[0] = 0;
-        for (int32_t k = 0; k < f->nb_members && len + 1 < cap; k++) {
-            const Onnx__NodeProto *n = imp->graph->node[order[f->members[k]]];
-            const char *nm = n->name && n->name[0] ? n->name : onnx_str(n->op_type);
-            int w = snprintf(buf + len, cap - len, "%s%s", k ? "+" : "", nm);
-            len = w < 0 ? cap : len + (size_t)w;
+static prt_status fc_import_matmul_act(onnx_import *imp, const fusion *f,
+                                       const Onnx__NodeProto *first, const int32_t *order)
+{
+    const char *ins[3] = {onnx_str(first->input[0]), onnx_str(first->input[1]),
+                          f->input ? f->input : ""};
+    const char *outs[1] = {f->output};
+    prt_field extra[1] = {
+        {"activation", f->act, PRT_FIELD_CHAR, (int64_t)strlen(f->act) + 1}};
+    const prt_plugin_creator *c = NULL;
+    Onnx__NodeProto named = *first;
+    char name[1024], label[1100];
+    prt_status st = prt_builtin_find_creator("MatMul", "1", &c);
+    if (st)
+        return st;
+    fc_join_names(imp, f, order, name, sizeof name);
+    named.name = name;
+    snprintf(label, sizeof label, "node '%s' (MatMul%s -> %s)", name,
+             f->input ? " -> Add" : "", f->act);
+    onnx_info("%s: fused into one MatMul with activation %s", label, f->act);
+    return onnx_import_fused(imp, &named, label, c, extra, 1, ins, f->input ? 3 : 2, outs,
+                             1);
+}
+
+/* ---- elementwise chains ---------------------------------------------- */
+
+/* A binary step's operand `name` in f: a scalar float constant (*is_float
+ * set when it is float32, float16 or bfloat16, which fixes the chain's
+ * dtype, ONNX's binary ops taking one), the chain's value itself, or an
+ * input of the layer. 0 when there is no room for it. */
+static int fc_chain_operand(const fuse_ctx *c, fusion *f, const char *name,
+                            const char *acc, int32_t *kind, int32_t *idx, int *is_float)
+{
+    int32_t dt;
+    float v;
+    if (!name[0])
+        return 0;
+    if (strcmp(name, acc) == 0) {
+        *kind = 2;
+        *idx = 0;
+        return 1;
+    }
+    if (fc_scalar_dt(c, name, &v, &dt)) {
+        if (f->nb_consts == FC_CHAIN_MAX_CONSTS)
+            return 0;
+        *is_float |= dt == PRT_FLOAT32 || dt == PRT_FLOAT16 || dt == PRT_BFLOAT16;
+        *kind = 0;
+        *idx = f->nb_consts;
+        f->consts[f->nb_consts++] = v;
+        return 1;
+    }
+    *kind = 1;
+    for (*idx = 0; *idx < f->nb_ins; (*idx)++)
+        if (strcmp(f->ins[*idx], name) == 0)
+            return 1;
+    if (f->nb_ins == FC_CHAIN_MAX_INPUTS)
+        return 0;
+    f->ins[f->nb_ins++] = name;
+    return 1;
+}
+
+/* The ops a chain holds, binary first (ElementwiseChain's, ew_chain.c). */
+static const char *const fc_chain_ops[] = {
+    "Add", "Sub",  "Mul", "Div", "Pow", "Relu", "Sigmoid",   "Tanh",
+    "Erf", "Sqrt", "Exp", "Log", "Neg", "Abs",  "Reciprocal"};
+enum { FC_CHAIN_POW = 4, FC_CHAIN_NB_BINARY = 5, FC_CHAIN_NB_OPS = 15 };
+
+/* The index of op in fc_chain_ops, -1 when a chain cannot hold it. */
+static int32_t fc_chain_code(const char *op)
+{
+    for (int32_t k = 0; k < FC_CHAIN_NB_OPS; k++)
+        if (strcmp(op, fc_chain_ops[k]) == 0)
+            return k;
+    return -1;
+}
+
+/* Node `pos` as the next step of chain f whose value is `acc` (the chain's
+ * input for the first step): 1 and the step appended, else 0 (f as it
+ * was). */
+static int fc_chain_step(const fuse_ctx *c, int32_t pos, fusion *f, const char *acc,
+                         int *is_float)
+{
+    const Onnx__NodeProto *n = fc_node(c, pos);
+    const char *op = onnx_str(n->op_type);
+    int32_t code = fc_chain_code(op), kind = 0, idx = 0, swap = 0, nb_ins = f->nb_ins,
+            nb_consts = f->nb_consts, pow_float = 0;
+    const char *other;
+    if (code < 0 || !fc_is(c, pos, op) || f->nb_steps == FC_CHAIN_MAX_STEPS ||
+        !fc_out(n)[0] || n->n_input != (code < FC_CHAIN_NB_BINARY ? 2u : 1u))
+        return 0;
+    if (code >= FC_CHAIN_NB_BINARY) {
+        if (strcmp(onnx_node_input(n, 0), acc) != 0)
+            return 0;
+    } else {
+        swap = strcmp(onnx_node_input(n, 0), acc) != 0;
+        other = onnx_node_input(n, swap ? 0 : 1);
+        if (swap && strcmp(onnx_node_input(n, 1), acc) != 0)
+            return 0;
+        /* Pow's exponent may have a dtype of its own: it tells nothing. */
+        if (!fc_chain_operand(c, f, other, acc, &kind, &idx,
+                              code == FC_CHAIN_POW ? &pow_float : is_float) ||
+            (code == FC_CHAIN_POW && (kind != 0 || swap))) {
+            f->nb_ins = nb_ins;
+            f->nb_consts = nb_consts;
+            return 0;
         }
     }
-
-    static prt_status fc_import_skip_ln(onnx_import * imp, const fusion *f,
-                                        const Onnx__NodeProto *first,
-                                        const int32_t *order)
     {
-        const prt_plugin_creator *c = NULL;
-        int32_t nb_out = f->sum ? 4 : 1;
-        const char *outs[4] = {f->output, "", "", f->sum ? f->sum : ""};
-        prt_field extra[2] = {{"epsilon", &f->epsilon, PRT_FIELD_FLOAT32, 1},
-                              {"nb_outputs", &nb_out, PRT_FIELD_INT32, 1}};
-        Onnx__NodeProto named = *first;
-        char name[512], label[600];
-        prt_status st = prt_builtin_find_creator("SkipLayerNormalization", "1", &c);
+        size_t len = strlen(f->ops);
+        snprintf(f->ops + len, sizeof f->ops - len, "%s%s", len ? "," : "", op);
+    }
+    f->operands[2 * f->nb_steps] = kind | (swap ? 4 : 0);
+    f->operands[2 * f->nb_steps + 1] = idx;
+    f->nb_steps++;
+    f->members[f->nb_members++] = pos;
+    return 1;
+}
+
+/* A run of elementwise built-ins from node pos, each value read by the
+ * next node alone, of float32, float16 or bfloat16 (a float constant
+ * operand says which: the importer knows no dtypes; without one the nodes
+ * stay apart): one ElementwiseChain layer, of 2 to FC_CHAIN_MAX_STEPS nodes and
+ * up to FC_CHAIN_MAX_INPUTS tensor inputs. */
+static int fc_ew_chain(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *n = fc_node(c, pos);
+    const char *acc;
+    int is_float = 0;
+    int32_t r;
+    float v;
+    if (fc_chain_code(onnx_str(n->op_type)) < 0 || n->n_input < 1 || n->n_input > 2)
+        return 0;
+    fc_init(f, FUSE_EW_CHAIN, pos, 0, NULL);
+    /* The chain's input: the first operand, or the second when the first
+     * is a constant (Sub(1, x)). */
+    acc = onnx_node_input(n, 0);
+    if (n->n_input == 2 && fc_scalar(c, acc, &v) &&
+        !fc_scalar(c, onnx_node_input(n, 1), &v))
+        acc = onnx_node_input(n, 1);
+    if (!acc[0])
+        return 0;
+    f->ins[f->nb_ins++] = acc;
+    if (!fc_chain_step(c, pos, f, acc, &is_float))
+        return 0;
+    acc = fc_out(n);
+    while ((r = fc_only_reader(c, acc)) >= 0 && fc_chain_step(c, r, f, acc, &is_float))
+        acc = fc_out(fc_node(c, r));
+    if (f->nb_steps < 2 || !is_float)
+        return 0;
+    f->last = f->members[f->nb_members - 1];
+    f->output = acc;
+    return 1;
+}
+
+static prt_status fc_import_ew_chain(onnx_import *imp, const fusion *f,
+                                     const Onnx__NodeProto *first, const int32_t *order)
+{
+    const char *outs[1] = {f->output};
+    prt_field extra[3] = {{"ops", f->ops, PRT_FIELD_CHAR, (int64_t)strlen(f->ops) + 1},
+                          {"operands", f->operands, PRT_FIELD_INT32, 2 * f->nb_steps},
+                          {"constants", f->consts, PRT_FIELD_FLOAT32, f->nb_consts}};
+    const prt_plugin_creator *c = NULL;
+    Onnx__NodeProto named = *first;
+    char name[1024], label[1100];
+    prt_status st = prt_builtin_find_creator("ElementwiseChain", "1", &c);
+    if (st)
+        return st;
+    fc_join_names(imp, f, order, name, sizeof name);
+    named.name = name;
+    named.n_attribute = 0;
+    snprintf(label, sizeof label, "node '%s' (%d elementwise nodes)", name,
+             (int)f->nb_steps);
+    onnx_info("%s: fused into one ElementwiseChain", label);
+    return onnx_import_fused(imp, &named, label, c, extra, 3, (const char **)f->ins,
+                             (size_t)f->nb_ins, outs, 1);
+}
+
+static prt_status fc_index(fuse_ctx *c)
+{
+    const Onnx__GraphProto *g = c->imp->graph;
+    prt_status st = PRT_OK;
+    for (int32_t i = 0; i < c->n && !st; i++) {
+        const Onnx__NodeProto *n = fc_node(c, i);
+        for (size_t k = 0; k < n->n_input && !st; k++) {
+            const char *name = onnx_str(n->input[k]);
+            int32_t u = fc_get(&c->uses, name);
+            if (!name[0])
+                continue;
+            st = onnx_names_put(&c->uses, name, u < 0 ? 1 : u + 1);
+            if (!st)
+                st = onnx_names_put(&c->consumer, name, i);
+        }
+        for (size_t k = 0; k < n->n_output && !st; k++)
+            if (onnx_str(n->output[k])[0])
+                st = onnx_names_put(&c->producer, onnx_str(n->output[k]), i);
+    }
+    for (size_t k = 0; k < g->n_output && !st; k++) {
+        const char *name = onnx_str(g->output[k]->name);
+        int32_t u = fc_get(&c->uses, name);
+        if (name[0])
+            st = onnx_names_put(&c->uses, name, u < 0 ? 1 : u + 1);
+    }
+    return st;
+}
+
+prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
+                          const onnx_choice *choices, onnx_fusions **out)
+{
+    fuse_ctx c;
+    onnx_fusions *p;
+    prt_status st, oom = PRT_OK;
+    memset(&c, 0, sizeof c);
+    c.oom = &oom;
+    c.imp = imp;
+    c.order = order;
+    c.choices = choices;
+    c.n = (int32_t)imp->graph->n_node;
+    *out = NULL;
+    p = onnx_calloc(1, sizeof *p);
+    c.taken = onnx_calloc((size_t)c.n + 1, sizeof *c.taken);
+    c.shared_dq = onnx_calloc((size_t)c.n + 1, sizeof *c.shared_dq);
+    if (p) {
+        p->role = onnx_calloc((size_t)c.n + 1, sizeof *p->role);
+        p->f = onnx_calloc((size_t)c.n + 1, sizeof *p->f);
+    }
+    st = p && c.taken && c.shared_dq && p->role && p->f ? fc_index(&c)
+                                                        : PRT_ERR_OUT_OF_MEMORY;
+    for (int32_t i = 0; !st && i < c.n; i++)
+        p->role[i] = -1;
+    /* QDQ patterns first: their weight DQs would otherwise fold into
+     * float constants (fc_dq_const) at their earlier positions. */
+    for (int32_t i = 0; !st && i < c.n; i++) {
+        fusion *f = &p->f[p->nb];
+        if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f)) {
+            fc_take(&c, f);
+            for (int32_t k = 0; k < f->nb_members; k++)
+                p->role[f->members[k]] = -2;
+            p->role[f->last] = p->nb++;
+        }
+    }
+    if (!st)
+        fc_drop_idle_dqs(&c, p);
+    for (int32_t i = 0; !st && i < c.n; i++) {
+        fusion *f = &p->f[p->nb];
+        if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_gelu(&c, i, f) ||
+            fc_attention(&c, i, f) || fc_matmul_act(&c, i, f) ||
+            fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f) || fc_skip_ln(&c, i, f)) {
+            fc_take(&c, f);
+            for (int32_t k = 0; k < f->nb_members; k++)
+                p->role[f->members[k]] = -2;
+            p->role[f->last] = p->nb++;
+        }
+    }
+    /* Elementwise chains last: every other pattern takes its nodes first. */
+    for (int32_t i = 0; !st && i < c.n; i++) {
+        fusion *f = &p->f[p->nb];
+        if (fc_ew_chain(&c, i, f)) {
+            fc_take(&c, f);
+            for (int32_t k = 0; k < f->nb_members; k++)
+                p->role[f->members[k]] = -2;
+            p->role[f->last] = p->nb++;
+        }
+    }
+    onnx_names_free(&c.uses);
+    onnx_names_free(&c.consumer);
+    onnx_names_free(&c.producer);
+    prt_free(c.taken);
+    prt_free(c.shared_dq);
+    if (!st)
+        st = oom;
+    if (st) {
+        onnx_fuse_free(p);
+        return st == PRT_ERR_OUT_OF_MEMORY
+                   ? onnx_error(st, "ONNX import: out of memory planning fusions")
+                   : st;
+    }
+    *out = p;
+    return PRT_OK;
+}
+
+int32_t onnx_fuse_role(const onnx_fusions *p, int32_t pos)
+{
+    return p ? p->role[pos] : -1;
+}
+
+prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos,
+                            const int32_t *order)
+{
+    const fusion *f = &p->f[p->role[pos]];
+    const Onnx__NodeProto *first = imp->graph->node[order[f->first]];
+    const char *outs[1] = {f->output};
+    const prt_plugin_creator *c = NULL;
+    char label[512];
+    onnx_node_label(first, order[f->first], label, sizeof label);
+    if (f->kind == FUSE_SKIP_LN)
+        return fc_import_skip_ln(imp, f, first, order);
+    if (f->kind == FUSE_MATMUL_ACT)
+        return fc_import_matmul_act(imp, f, first, order);
+    if (f->kind == FUSE_EW_CHAIN)
+        return fc_import_ew_chain(imp, f, first, order);
+    if (f->kind == FUSE_DQ_CONST)
+        return onnx_dq_const_import(imp, label, f->output, f->q[0], f->q[1], f->q[2],
+                                    f->axis);
+    if (f->kind == FUSE_QCONV || f->kind == FUSE_QMATMUL) {
+        prt_status st = prt_builtin_find_creator(
+            f->kind == FUSE_QCONV ? "QLinearConv" : "QLinearMatMul", "1", &c);
         if (st)
             return st;
-        fc_join_names(imp, f, order, name, sizeof name);
-        named.name = name;
-        /* The Add's attributes are none of SkipLayerNormalization's fields. */
-        named.n_attribute = 0;
-        snprintf(label, sizeof label, "node '%s' (Add -> LayerNormalization)", name);
-        onnx_info("%s: fused into one SkipLayerNormalization%s", label,
-                  f->sum ? " (writing the sum too: read elsewhere)" : "");
-        return onnx_import_fused(imp, &named, label, c, extra, 2, (const char **)f->ins,
-                                 (size_t)f->nb_ins, outs, (size_t)nb_out);
+        return onnx_import_fused(imp, first, label, c, NULL, 0, (const char **)f->ins,
+                                 (size_t)f->nb_ins, outs, 1);
     }
-
-    /* ---- MatMul epilogues ------------------------------------------------- */
-
-    /* The one Div reading `name` (read twice: GELU's x), else -1. */
-    static int32_t fc_div_reader(const fuse_ctx *c, const char *name)
-    {
-        for (int32_t i = 0; i < c->n; i++)
-            if (fc_is(c, i, "Div") && fc_node(c, i)->n_input == 2 &&
-                strcmp(onnx_node_input(fc_node(c, i), 0), name) == 0)
-                return i;
-        return -1;
+    if (f->kind == FUSE_ATTENTION) {
+        prt_field extra[3] = {
+            {"scale", f->params, PRT_FIELD_FLOAT32, 1},
+            {"k_transposed", &f->flags[0], PRT_FIELD_INT32, 1},
+            {"empty_rows_zero", &f->flags[1], PRT_FIELD_INT32, 1},
+        };
+        prt_status st = prt_builtin_find_creator("Attention", "1", &c);
+        if (st)
+            return st;
+        return onnx_import_fused(imp, first, label, c, extra, 3, (const char **)f->ins,
+                                 (size_t)f->nb_ins, outs, 1);
     }
-
-    /* MatMul at pos (-> Add of a bias, as fc_matmul_add) -> Relu, Gelu
-     * (approximate none) or the GELU pattern of fc_gelu: a MatMul with field
-     * activation, applied as the product is stored. */
-    static int fc_matmul_act(fuse_ctx * c, int32_t pos, fusion * f)
-    {
-        const Onnx__NodeProto *mm = fc_node(c, pos);
-        const char *y;
-        int32_t r, nb, wfloat = 1;
-        fusion g;
-        if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
-            return 0;
-        if (fc_matmul_add(c, pos, f)) {
-            y = f->output;
-            nb = 2;
-        } else {
-            /* Without a bias nothing says the product is float (Relu takes
-             * integers; MatMul's activation does not): a constant float W
-             * does, and Gelu, which MatMul's dtypes leave no other way. */
-            const Onnx__TensorProto *w = fc_const_proto(c, onnx_node_input(mm, 1));
-            wfloat = w && (w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
-                           w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ||
-                           w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16);
-            fc_init(f, FUSE_MATMUL_ACT, pos, 1, (const int32_t[]){pos});
-            f->input = NULL;
-            y = fc_out(mm);
-            nb = 1;
-        }
-        f->kind = FUSE_MATMUL_ACT;
-        r = fc_only_reader(c, y);
-        if (r >= 0 && (fc_is(c, r, "Relu") || fc_is(c, r, "Gelu")) &&
-            fc_node(c, r)->n_input == 1 && fc_out(fc_node(c, r))[0]) {
-            const Onnx__AttributeProto *a = onnx_node_attr(fc_node(c, r), "approximate");
-            if ((a && (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING ||
-                       a->s.len != 4 || memcmp(a->s.data, "none", 4) != 0)) ||
-                (!wfloat && fc_is(c, r, "Relu")))
-                return 0;
-            f->act = onnx_str(fc_node(c, r)->op_type);
-            f->members[f->nb_members++] = r;
-            f->last = r;
-            f->output = fc_out(fc_node(c, r));
-            return 1;
-        }
-        /* x / 2 (1 + erf(x / sqrt 2)): x read by the Div and one Mul alone. */
-        if (fc_get(&c->uses, y) != 2 || (r = fc_div_reader(c, y)) < 0 ||
-            !fc_gelu(c, r, &g) || strcmp(g.input, y) != 0)
-            return 0;
-        for (int32_t k = 0; k < g.nb_members; k++)
-            f->members[nb + k] = g.members[k];
-        f->nb_members = nb + g.nb_members;
-        f->act = "Gelu";
-        f->last = g.last;
-        f->output = g.output;
-        return 1;
-    }
-
-    static prt_status fc_import_matmul_act(onnx_import * imp, const fusion *f,
-                                           const Onnx__NodeProto *first,
-                                           const int32_t *order)
-    {
+    if (f->kind == FUSE_CONV_ACT) {
+        prt_field extra[2] = {
+            {"activation", f->act, PRT_FIELD_CHAR, (int64_t)strlen(f->act) + 1},
+            {"activation_params", f->params, PRT_FIELD_FLOAT32, f->nb_params},
+        };
+        prt_status st = prt_builtin_find_creator("Conv", "1", &c);
+        if (st)
+            return st;
+        return onnx_import_fused(imp, first, label, c, extra, 2,
+                                 (const char **)first->input, first->n_input, outs, 1);
+    } else if (f->kind == FUSE_MATMUL_ADD) {
         const char *ins[3] = {onnx_str(first->input[0]), onnx_str(first->input[1]),
-                              f->input ? f->input : ""};
-        const char *outs[1] = {f->output};
-        prt_field extra[1] = {
-            {"activation", f->act, PRT_FIELD_CHAR, (int64_t)strlen(f->act) + 1}};
-        const prt_plugin_creator *c = NULL;
-        Onnx__NodeProto named = *first;
-        char name[1024], label[1100];
+                              f->input};
         prt_status st = prt_builtin_find_creator("MatMul", "1", &c);
         if (st)
             return st;
-        fc_join_names(imp, f, order, name, sizeof name);
-        named.name = name;
-        snprintf(label, sizeof label, "node '%s' (MatMul%s -> %s)", name,
-                 f->input ? " -> Add" : "", f->act);
-        onnx_info("%s: fused into one MatMul with activation %s", label, f->act);
-        return onnx_import_fused(imp, &named, label, c, extra, 1, ins, f->input ? 3 : 2,
-                                 outs, 1);
-    }
-
-    /* ---- elementwise chains ---------------------------------------------- */
-
-    /* A binary step's operand `name` in f: a scalar float constant (*is_float
-     * set when it is float32, float16 or bfloat16, which fixes the chain's
-     * dtype, ONNX's binary ops taking one), the chain's value itself, or an
-     * input of the layer. 0 when there is no room for it. */
-    static int fc_chain_operand(const fuse_ctx *c, fusion *f, const char *name,
-                                const char *acc, int32_t *kind, int32_t *idx,
-                                int *is_float)
-    {
-        int32_t dt;
-        float v;
-        if (!name[0])
-            return 0;
-        if (strcmp(name, acc) == 0) {
-            *kind = 2;
-            *idx = 0;
-            return 1;
-        }
-        if (fc_scalar_dt(c, name, &v, &dt)) {
-            if (f->nb_consts == FC_CHAIN_MAX_CONSTS)
-                return 0;
-            *is_float |= dt == PRT_FLOAT32 || dt == PRT_FLOAT16 || dt == PRT_BFLOAT16;
-            *kind = 0;
-            *idx = f->nb_consts;
-            f->consts[f->nb_consts++] = v;
-            return 1;
-        }
-        *kind = 1;
-        for (*idx = 0; *idx < f->nb_ins; (*idx)++)
-            if (strcmp(f->ins[*idx], name) == 0)
-                return 1;
-        if (f->nb_ins == FC_CHAIN_MAX_INPUTS)
-            return 0;
-        f->ins[f->nb_ins++] = name;
-        return 1;
-    }
-
-    /* The ops a chain holds, binary first (ElementwiseChain's, ew_chain.c). */
-    static const char *const fc_chain_ops[] = {
-        "Add", "Sub",  "Mul", "Div", "Pow", "Relu", "Sigmoid",   "Tanh",
-        "Erf", "Sqrt", "Exp", "Log", "Neg", "Abs",  "Reciprocal"};
-    enum { FC_CHAIN_POW = 4, FC_CHAIN_NB_BINARY = 5, FC_CHAIN_NB_OPS = 15 };
-
-    /* The index of op in fc_chain_ops, -1 when a chain cannot hold it. */
-    static int32_t fc_chain_code(const char *op)
-    {
-        for (int32_t k = 0; k < FC_CHAIN_NB_OPS; k++)
-            if (strcmp(op, fc_chain_ops[k]) == 0)
-                return k;
-        return -1;
-    }
-
-    /* Node `pos` as the next step of chain f whose value is `acc` (the chain's
-     * input for the first step): 1 and the step appended, else 0 (f as it
-     * was). */
-    static int fc_chain_step(const fuse_ctx *c, int32_t pos, fusion *f, const char *acc,
-                             int *is_float)
-    {
-        const Onnx__NodeProto *n = fc_node(c, pos);
-        const char *op = onnx_str(n->op_type);
-        int32_t code = fc_chain_code(op), kind = 0, idx = 0, swap = 0, nb_ins = f->nb_ins,
-                nb_consts = f->nb_consts, pow_float = 0;
-        const char *other;
-        if (code < 0 || !fc_is(c, pos, op) || f->nb_steps == FC_CHAIN_MAX_STEPS ||
-            !fc_out(n)[0] || n->n_input != (code < FC_CHAIN_NB_BINARY ? 2u : 1u))
-            return 0;
-        if (code >= FC_CHAIN_NB_BINARY) {
-            if (strcmp(onnx_node_input(n, 0), acc) != 0)
-                return 0;
-        } else {
-            swap = strcmp(onnx_node_input(n, 0), acc) != 0;
-            other = onnx_node_input(n, swap ? 0 : 1);
-            if (swap && strcmp(onnx_node_input(n, 1), acc) != 0)
-                return 0;
-            /* Pow's exponent may have a dtype of its own: it tells nothing. */
-            if (!fc_chain_operand(c, f, other, acc, &kind, &idx,
-                                  code == FC_CHAIN_POW ? &pow_float : is_float) ||
-                (code == FC_CHAIN_POW && (kind != 0 || swap))) {
-                f->nb_ins = nb_ins;
-                f->nb_consts = nb_consts;
-                return 0;
-            }
-        }
-        {
-            size_t len = strlen(f->ops);
-            snprintf(f->ops + len, sizeof f->ops - len, "%s%s", len ? "," : "", op);
-        }
-        f->operands[2 * f->nb_steps] = kind | (swap ? 4 : 0);
-        f->operands[2 * f->nb_steps + 1] = idx;
-        f->nb_steps++;
-        f->members[f->nb_members++] = pos;
-        return 1;
-    }
-
-    /* A run of elementwise built-ins from node pos, each value read by the
-     * next node alone, of float32, float16 or bfloat16 (a float constant
-     * operand says which: the importer knows no dtypes; without one the nodes
-     * stay apart): one ElementwiseChain layer, of 2 to FC_CHAIN_MAX_STEPS nodes and
-     * up to FC_CHAIN_MAX_INPUTS tensor inputs. */
-    static int fc_ew_chain(fuse_ctx * c, int32_t pos, fusion * f)
-    {
-        const Onnx__NodeProto *n = fc_node(c, pos);
-        const char *acc;
-        int is_float = 0;
-        int32_t r;
-        float v;
-        if (fc_chain_code(onnx_str(n->op_type)) < 0 || n->n_input < 1 || n->n_input > 2)
-            return 0;
-        fc_init(f, FUSE_EW_CHAIN, pos, 0, NULL);
-        /* The chain's input: the first operand, or the second when the first
-         * is a constant (Sub(1, x)). */
-        acc = onnx_node_input(n, 0);
-        if (n->n_input == 2 && fc_scalar(c, acc, &v) &&
-            !fc_scalar(c, onnx_node_input(n, 1), &v))
-            acc = onnx_node_input(n, 1);
-        if (!acc[0])
-            return 0;
-        f->ins[f->nb_ins++] = acc;
-        if (!fc_chain_step(c, pos, f, acc, &is_float))
-            return 0;
-        acc = fc_out(n);
-        while ((r = fc_only_reader(c, acc)) >= 0 &&
-               fc_chain_step(c, r, f, acc, &is_float))
-            acc = fc_out(fc_node(c, r));
-        if (f->nb_steps < 2 || !is_float)
-            return 0;
-        f->last = f->members[f->nb_members - 1];
-        f->output = acc;
-        return 1;
-    }
-
-    static prt_status fc_import_ew_chain(onnx_import * imp, const fusion *f,
-                                         const Onnx__NodeProto *first,
-                                         const int32_t *order)
-    {
-        const char *outs[1] = {f->output};
-        prt_field extra[3] = {
-            {"ops", f->ops, PRT_FIELD_CHAR, (int64_t)strlen(f->ops) + 1},
-            {"operands", f->operands, PRT_FIELD_INT32, 2 * f->nb_steps},
-            {"constants", f->consts, PRT_FIELD_FLOAT32, f->nb_consts}};
-        const prt_plugin_creator *c = NULL;
-        Onnx__NodeProto named = *first;
-        char name[1024], label[1100];
-        prt_status st = prt_builtin_find_creator("ElementwiseChain", "1", &c);
+        return onnx_import_fused(imp, first, label, c, NULL, 0, ins, 3, outs, 1);
+    } else {
+        const char *ins[1] = {f->input};
+        prt_status st = prt_builtin_find_creator("Gelu", "1", &c);
         if (st)
             return st;
-        fc_join_names(imp, f, order, name, sizeof name);
-        named.name = name;
-        named.n_attribute = 0;
-        snprintf(label, sizeof label, "node '%s' (%d elementwise nodes)", name,
-                 (int)f->nb_steps);
-        onnx_info("%s: fused into one ElementwiseChain", label);
-        return onnx_import_fused(imp, &named, label, c, extra, 3, (const char **)f->ins,
-                                 (size_t)f->nb_ins, outs, 1);
+        return onnx_import_fused(imp, first, label, c, NULL, 0, ins, 1, outs, 1);
     }
+}
 
-    static prt_status fc_index(fuse_ctx * c)
-    {
-        const Onnx__GraphProto *g = c->imp->graph;
-        prt_status st = PRT_OK;
-        for (int32_t i = 0; i < c->n && !st; i++) {
-            const Onnx__NodeProto *n = fc_node(c, i);
-            for (size_t k = 0; k < n->n_input && !st; k++) {
-                const char *name = onnx_str(n->input[k]);
-                int32_t u = fc_get(&c->uses, name);
-                if (!name[0])
-                    continue;
-                st = onnx_names_put(&c->uses, name, u < 0 ? 1 : u + 1);
-                if (!st)
-                    st = onnx_names_put(&c->consumer, name, i);
-            }
-            for (size_t k = 0; k < n->n_output && !st; k++)
-                if (onnx_str(n->output[k])[0])
-                    st = onnx_names_put(&c->producer, onnx_str(n->output[k]), i);
-        }
-        for (size_t k = 0; k < g->n_output && !st; k++) {
-            const char *name = onnx_str(g->output[k]->name);
-            int32_t u = fc_get(&c->uses, name);
-            if (name[0])
-                st = onnx_names_put(&c->uses, name, u < 0 ? 1 : u + 1);
-        }
-        return st;
-    }
-
-    prt_status onnx_fuse_plan(onnx_import * imp, const int32_t *order,
-                              const onnx_choice *choices, onnx_fusions **out)
-    {
-        fuse_ctx c;
-        onnx_fusions *p;
-        prt_status st, oom = PRT_OK;
-        memset(&c, 0, sizeof c);
-        c.oom = &oom;
-        c.imp = imp;
-        c.order = order;
-        c.choices = choices;
-        c.n = (int32_t)imp->graph->n_node;
-        *out = NULL;
-        p = onnx_calloc(1, sizeof *p);
-        c.taken = onnx_calloc((size_t)c.n + 1, sizeof *c.taken);
-        c.shared_dq = onnx_calloc((size_t)c.n + 1, sizeof *c.shared_dq);
-        if (p) {
-            p->role = onnx_calloc((size_t)c.n + 1, sizeof *p->role);
-            p->f = onnx_calloc((size_t)c.n + 1, sizeof *p->f);
-        }
-        st = p && c.taken && c.shared_dq && p->role && p->f ? fc_index(&c)
-                                                            : PRT_ERR_OUT_OF_MEMORY;
-        for (int32_t i = 0; !st && i < c.n; i++)
-            p->role[i] = -1;
-        /* QDQ patterns first: their weight DQs would otherwise fold into
-         * float constants (fc_dq_const) at their earlier positions. */
-        for (int32_t i = 0; !st && i < c.n; i++) {
-            fusion *f = &p->f[p->nb];
-            if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f)) {
-                fc_take(&c, f);
-                for (int32_t k = 0; k < f->nb_members; k++)
-                    p->role[f->members[k]] = -2;
-                p->role[f->last] = p->nb++;
-            }
-        }
-        if (!st)
-            fc_drop_idle_dqs(&c, p);
-        for (int32_t i = 0; !st && i < c.n; i++) {
-            fusion *f = &p->f[p->nb];
-            if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_gelu(&c, i, f) ||
-                fc_attention(&c, i, f) || fc_matmul_act(&c, i, f) ||
-                fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f) ||
-                fc_skip_ln(&c, i, f)) {
-                fc_take(&c, f);
-                for (int32_t k = 0; k < f->nb_members; k++)
-                    p->role[f->members[k]] = -2;
-                p->role[f->last] = p->nb++;
-            }
-        }
-        /* Elementwise chains last: every other pattern takes its nodes first. */
-        for (int32_t i = 0; !st && i < c.n; i++) {
-            fusion *f = &p->f[p->nb];
-            if (fc_ew_chain(&c, i, f)) {
-                fc_take(&c, f);
-                for (int32_t k = 0; k < f->nb_members; k++)
-                    p->role[f->members[k]] = -2;
-                p->role[f->last] = p->nb++;
-            }
-        }
-        onnx_names_free(&c.uses);
-        onnx_names_free(&c.consumer);
-        onnx_names_free(&c.producer);
-        prt_free(c.taken);
-        prt_free(c.shared_dq);
-        if (!st)
-            st = oom;
-        if (st) {
-            onnx_fuse_free(p);
-            return st == PRT_ERR_OUT_OF_MEMORY
-                       ? onnx_error(st, "ONNX import: out of memory planning fusions")
-                       : st;
-        }
-        *out = p;
-        return PRT_OK;
-    }
-
-    int32_t onnx_fuse_role(const onnx_fusions *p, int32_t pos)
-    {
-        return p ? p->role[pos] : -1;
-    }
-
-    prt_status onnx_fuse_import(onnx_import * imp, const onnx_fusions *p, int32_t pos,
-                                const int32_t *order)
-    {
-        const fusion *f = &p->f[p->role[pos]];
-        const Onnx__NodeProto *first = imp->graph->node[order[f->first]];
-        const char *outs[1] = {f->output};
-        const prt_plugin_creator *c = NULL;
-        char label[512];
-        onnx_node_label(first, order[f->first], label, sizeof label);
-        if (f->kind == FUSE_SKIP_LN)
-            return fc_import_skip_ln(imp, f, first, order);
-        if (f->kind == FUSE_MATMUL_ACT)
-            return fc_import_matmul_act(imp, f, first, order);
-        if (f->kind == FUSE_EW_CHAIN)
-            return fc_import_ew_chain(imp, f, first, order);
-        if (f->kind == FUSE_DQ_CONST)
-            return onnx_dq_const_import(imp, label, f->output, f->q[0], f->q[1], f->q[2],
-                                        f->axis);
-        if (f->kind == FUSE_QCONV || f->kind == FUSE_QMATMUL) {
-            prt_status st = prt_builtin_find_creator(
-                f->kind == FUSE_QCONV ? "QLinearConv" : "QLinearMatMul", "1", &c);
-            if (st)
-                return st;
-            return onnx_import_fused(imp, first, label, c, NULL, 0, (const char **)f->ins,
-                                     (size_t)f->nb_ins, outs, 1);
-        }
-        if (f->kind == FUSE_ATTENTION) {
-            prt_field extra[3] = {
-                {"scale", f->params, PRT_FIELD_FLOAT32, 1},
-                {"k_transposed", &f->flags[0], PRT_FIELD_INT32, 1},
-                {"empty_rows_zero", &f->flags[1], PRT_FIELD_INT32, 1},
-            };
-            prt_status st = prt_builtin_find_creator("Attention", "1", &c);
-            if (st)
-                return st;
-            return onnx_import_fused(imp, first, label, c, extra, 3,
-                                     (const char **)f->ins, (size_t)f->nb_ins, outs, 1);
-        }
-        if (f->kind == FUSE_CONV_ACT) {
-            prt_field extra[2] = {
-                {"activation", f->act, PRT_FIELD_CHAR, (int64_t)strlen(f->act) + 1},
-                {"activation_params", f->params, PRT_FIELD_FLOAT32, f->nb_params},
-            };
-            prt_status st = prt_builtin_find_creator("Conv", "1", &c);
-            if (st)
-                return st;
-            return onnx_import_fused(imp, first, label, c, extra, 2,
-                                     (const char **)first->input, first->n_input, outs,
-                                     1);
-        } else if (f->kind == FUSE_MATMUL_ADD) {
-            const char *ins[3] = {onnx_str(first->input[0]), onnx_str(first->input[1]),
-                                  f->input};
-            prt_status st = prt_builtin_find_creator("MatMul", "1", &c);
-            if (st)
-                return st;
-            return onnx_import_fused(imp, first, label, c, NULL, 0, ins, 3, outs, 1);
-        } else {
-            const char *ins[1] = {f->input};
-            prt_status st = prt_builtin_find_creator("Gelu", "1", &c);
-            if (st)
-                return st;
-            return onnx_import_fused(imp, first, label, c, NULL, 0, ins, 1, outs, 1);
-        }
-    }
-
-    void onnx_fuse_free(onnx_fusions * p)
-    {
-        if (!p)
-            return;
-        prt_free(p->role);
-        prt_free(p->f);
-        prt_free(p);
-    }
+void onnx_fuse_free(onnx_fusions *p)
+{
+    if (!p)
+        return;
+    prt_free(p->role);
+    prt_free(p->f);
+    prt_free(p);
+}
