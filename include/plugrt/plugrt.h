@@ -735,6 +735,10 @@ typedef struct prt_layer_info {
     /* 1: a kernel layer (prt_engine_get_kernel_layer): it runs GPU code
      * the engine holds, not its plugin, which need not be loaded. */
     int32_t kernel;
+    /* What `tactic` is, for a built-in op whose kernel on the layer's
+     * device has tactics (Conv on CUDA: "plugrt's direct kernel", "cuDNN
+     * IMPLICIT_PRECOMP_GEMM"); "" otherwise. Static storage. */
+    const char *tactic_name;
 } prt_layer_info;
 
 PRT_API PRT_NODISCARD prt_status prt_engine_get_layer(const prt_engine *engine,

@@ -5,6 +5,7 @@
 
 #include "engine/engine_impl.h"
 #include "kernel/kernel.h"
+#include "ops/op_workspace.h"
 
 int32_t prt_engine_tensor_count(const prt_engine *engine)
 {
@@ -109,6 +110,10 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
     out->capture_safe = !l->no_capture;
     if (out->struct_size >= BASE_END_OF(prt_layer_info, kernel))
         out->kernel = l->kernel != NULL;
+    if (out->struct_size >= BASE_END_OF(prt_layer_info, tactic_name)) {
+        const char *t = op_tactic_name(l->plugin, l->device, l->tactic);
+        out->tactic_name = t ? t : "";
+    }
     return PRT_OK;
 }
 
