@@ -235,12 +235,14 @@ static int cached_choice(const bld *b, const char *key, const negotiation *ng, i
     return 0;
 }
 
-/* Tells the layer's plugin the tactic (the workspace a built-in op's
- * tactic needs depends on it). */
-static prt_status bld_set_tactic(const net_layer *l, int32_t tactic)
+/* Tells a built-in op with tactics (op_device_tuning) the tactic, since
+ * the workspace it needs depends on it; other plugins are told only by the
+ * tuner, as before. */
+static prt_status bld_set_tactic(const bld *b, const net_layer *l, int32_t tactic)
 {
     prt_status st;
-    if (!RUNTIME_ENTRY(l->plugin, set_tactic))
+    if (!RUNTIME_ENTRY(l->plugin, set_tactic) ||
+        !op_tactic_name(l->plugin, b->cfg->device, tactic))
         return PRT_OK;
     base_clear_error();
     st = RUNTIME_ENTRY(l->plugin, set_tactic)(l->plugin, tactic);
@@ -300,7 +302,7 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
         for (int32_t t = 0; t < nb_tactics && !st; t++) {
             ws = 0;
             if (nb_tactics > 1)
-                st = bld_set_tactic(l, tactics[t]);
+                st = bld_set_tactic(b, l, tactics[t]);
             if (!st)
                 st = bld_workspace(b, l, d, 0, &ws);
             if (ws > ws_max)
@@ -426,7 +428,7 @@ prt_status bld_layer_formats(bld *b, int32_t li)
     /* The chosen tactic is the one the workspace is sized for (tuning
      * left the plugin at its last candidate). */
     if (!st && nb_tactics > 1)
-        st = bld_set_tactic(l, bl->tactic);
+        st = bld_set_tactic(b, l, bl->tactic);
     if (st)
         goto done;
 

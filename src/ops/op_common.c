@@ -611,8 +611,8 @@ static const prt_plugin_build op_build = {sizeof(prt_plugin_build),
 /* ------------------------------------------------------------------------ */
 
 /* 0, or a tactic some device's kernel names (op_device_tuning): the
- * builder only sets listed ones, so another comes from an engine file,
- * which is then malformed. */
+ * builder only sets listed ones, so another comes from an altered engine
+ * file, which then fails to load naming the layer and the tactic. */
 static prt_status rt_set_tactic(prt_plugin *p, int32_t tactic)
 {
     op_object *o = obj(p);
@@ -620,7 +620,8 @@ static prt_status rt_set_tactic(prt_plugin *p, int32_t tactic)
     for (int32_t d = 0; d < PRT_DEVICE_COUNT && !known; d++)
         known = o->tun[d] && o->tun[d]->name(tactic) != NULL;
     if (!known)
-        return op_fail(o, PRT_ERR_MALFORMED, "tactic %d does not exist (%s)", (int)tactic,
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "tactic %d does not exist (%s)",
+                       (int)tactic,
                        op_has_tactics(o) ? "not one its kernels list" : "only 0");
     o->tactic = tactic;
     return PRT_OK;

@@ -347,7 +347,7 @@ static void test_cases(int cudnn)
 
 /* Built twice through one timing cache file: the second build takes the
  * same tactic from the cache (the log says so) and is right. */
-static void test_timing_cache(void)
+static void test_timing_cache(int cudnn)
 {
     const conv_case *c = &cases[2];
     char path[] = "/tmp/prt_conv_tc_XXXXXX";
@@ -377,8 +377,10 @@ static void test_timing_cache(void)
         layer_tactic(a, &ta);
         layer_tactic(b, &tb);
         CHECK(ta == tb);
-        CHECK(strstr(logbuf, "layer 'conv': tactic ") &&
-              strstr(logbuf, "from the timing cache"));
+        /* Without cuDNN the 3x3 Conv has one tactic: nothing to time or
+         * cache. */
+        CHECK(!cudnn || (strstr(logbuf, "layer 'conv': tactic ") &&
+                         strstr(logbuf, "from the timing cache")));
         /* Nothing timed: no candidate's time in the second build's log. */
         CHECK(!strstr(logbuf, "layer 'conv': candidate "));
         CHECK(!run(cpu, PRT_DEVICE_CPU, PRT_FLOAT32, &t, want, 0));
@@ -431,7 +433,7 @@ int main(void)
     if (!cudnn)
         printf("%s: cuDNN is not installed: its cases are skipped\n", NAME);
     test_cases(cudnn);
-    test_timing_cache();
+    test_timing_cache(cudnn);
     if (cudnn)
         test_graph();
     return tu_finish(NAME);

@@ -204,6 +204,7 @@ int main(void)
     F(prt_layer_info, skipped);
     F(prt_layer_info, capture_safe);
     F(prt_layer_info, kernel);
+    F(prt_layer_info, tactic_name);
     S(prt_context_options);
     F(prt_context_options, struct_size);
     F(prt_context_options, reserved);

@@ -306,7 +306,8 @@ class prt_layer_info(Structure):
                 ("nb_outputs", c_int32), ("outputs", POINTER(c_int32)),
                 ("alias_input", POINTER(c_int32)),
                 ("nb_fields", c_int32), ("fields", POINTER(prt_field)),
-                ("skipped", c_int32), ("capture_safe", c_int32), ("kernel", c_int32)]
+                ("skipped", c_int32), ("capture_safe", c_int32), ("kernel", c_int32),
+                ("tactic_name", c_char_p)]
 
 
 class prt_context_options(Structure):
