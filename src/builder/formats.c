@@ -235,6 +235,42 @@ static int cached_choice(const bld *b, const char *key, const negotiation *ng, i
     return 0;
 }
 
+static prt_status bld_set_tactic(const bld *b, const net_layer *l, int32_t tactic);
+
+/* A built-in op's tactics whose workspace is over the config's limit (a
+ * cuDNN FFT on large images) are not candidates: dropped with a verbose
+ * line, unless none would be left (the build then fails naming the limit). */
+static prt_status bld_drop_over_limit(bld *b, const net_layer *l,
+                                      prt_dynamic_tensor_desc *descs, int32_t *tactics,
+                                      int32_t *nb_tactics)
+{
+    int32_t n = 0;
+    for (int32_t t = 0; t < *nb_tactics; t++) {
+        int64_t ws = 0;
+        prt_status st;
+        if (!op_tactic_name(l->plugin, b->cfg->device, tactics[t])) {
+            tactics[n++] = tactics[t];
+            continue;
+        }
+        st = bld_set_tactic(b, l, tactics[t]);
+        if (!st)
+            st = bld_workspace(b, l, descs, 0, &ws);
+        if (st == PRT_ERR_UNSUPPORTED && (n > 0 || t + 1 < *nb_tactics)) {
+            base_log(PRT_SEV_VERBOSE, "layer '%s': tactic %d (%s) left out: %s", l->name,
+                     (int)tactics[t],
+                     op_tactic_name(l->plugin, b->cfg->device, tactics[t]),
+                     prt_last_error());
+            base_clear_error();
+            continue;
+        }
+        if (st)
+            return st;
+        tactics[n++] = tactics[t];
+    }
+    *nb_tactics = n;
+    return PRT_OK;
+}
+
 /* Tells a built-in op with tactics (op_device_tuning) the tactic, since
  * the workspace it needs depends on it; other plugins are told only by the
  * tuner, as before. */
@@ -301,8 +337,7 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
          * algorithm): the runs get the most any candidate needs. */
         for (int32_t t = 0; t < nb_tactics && !st; t++) {
             ws = 0;
-            if (nb_tactics > 1)
-                st = bld_set_tactic(b, l, tactics[t]);
+            st = bld_set_tactic(b, l, tactics[t]);
             if (!st)
                 st = bld_workspace(b, l, d, 0, &ws);
             if (ws > ws_max)
@@ -422,12 +457,15 @@ prt_status bld_layer_formats(bld *b, int32_t li)
     if (!st)
         st = bld_tactics(l, &tactics, &nb_tactics);
     if (!st)
+        st = bld_drop_over_limit(b, l, bl->descs, tactics, &nb_tactics);
+    if (!st)
         bl->tactic = tactics[0];
     if (!st && b->cfg->autotune && (ng->nb_combos > 1 || nb_tactics > 1))
         st = bld_autotune(b, l, ng, tactics, nb_tactics, &combo, &bl->tactic);
     /* The chosen tactic is the one the workspace is sized for (tuning
-     * left the plugin at its last candidate). */
-    if (!st && nb_tactics > 1)
+     * left the plugin at its last candidate; without tuning it may still
+     * be one that needs workspace, the first listed). */
+    if (!st)
         st = bld_set_tactic(b, l, bl->tactic);
     if (st)
         goto done;
