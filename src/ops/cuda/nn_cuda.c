@@ -40,6 +40,10 @@ typedef struct conv_res {
     opk_blas *blas;
     opk_dnn *dnn;
     int warned; /* the fallback from cuDNN was logged */
+    /* Made at a first run, not by a context: the builder's timing runs,
+     * where a cuDNN tactic that cannot run must fail (and be skipped), not
+     * be timed as the direct kernel under cuDNN's name. */
+    int timing;
 } conv_res;
 
 static int conv_is_dnn(int32_t tactic)
@@ -219,6 +223,7 @@ prt_status opc_conv_attach(op_object *o, void *stream)
                  o->layer, conv_tactic_name(o->tactic), prt_last_error());
         r->warned = 1;
     }
+    r->timing = stream != NULL;
     o->res[PRT_DEVICE_CUDA] = r;
     return PRT_OK;
 }
@@ -308,6 +313,8 @@ OPC_KERNEL(opc_conv)
         st = conv_dnn_run(o, r, &g, dtype, x, y[0], ws, stream);
         if (!st)
             return opc_status(o, opk_conv_epilogue(&a, stream));
+        if (r->timing)
+            return op_fail(o, st, "%s", prt_last_error());
         if (!r->warned) {
             r->warned = 1;
             base_log(PRT_SEV_WARNING,
