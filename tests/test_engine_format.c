@@ -1353,6 +1353,52 @@ static int test_run_workspace(void)
     return 0;
 }
 
+/* Built-in tactics (op_device_tuning; Conv's on CUDA): a CPU build lists
+ * none, so its Convs keep tactic 0 and no tactic name (as before tactics);
+ * a tactic no kernel of the op knows (a malformed file) is refused at load
+ * naming the layer, the op and the tactic. */
+static int test_builtin_tactics(void)
+{
+    conv_plans p;
+    const uint8_t *b;
+    size_t n;
+    if (conv_plans_make(&p)) {
+        conv_plans_free(&p);
+        return 1;
+    }
+    b = p.bytes;
+    n = p.size;
+    for (int32_t li = 0; li < 2; li++) {
+        prt_layer_info info = {.struct_size = sizeof info};
+        const size_t at = tu_plan_layer_workspace(b, (uint32_t)li) - 4;
+        static const int32_t bad[] = {12345, -1, 1 << 30};
+        char sub[160];
+        CHECK_OK(prt_engine_get_layer(p.e, li, &info));
+        CHECK(info.tactic == 0 && info.tactic_name && info.tactic_name[0] == '\0');
+        REQUIRE(at > 4 && (int32_t)tu_get32(b + at) == 0);
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            snprintf(sub, sizeof sub,
+                     "layer '%s': set_tactic(%d): Conv (layer '%s'): tactic %d does not "
+                     "exist",
+                     p.e->layers[li].name, (int)bad[k], p.e->layers[li].name,
+                     (int)bad[k]);
+            {
+                /* Refused by the layer's set_tactic (an invalid argument
+                 * to the op), before the checks behind it. */
+                uint8_t *c = altered(b, n, at, bad[k], 1, 0, 0);
+                prt_engine *r = NULL;
+                REQUIRE(c);
+                CHECK_ERR(prt_engine_deserialize(NULL, c, n, &r),
+                          PRT_ERR_INVALID_ARGUMENT, sub);
+                prt_engine_destroy(r);
+                free(c);
+            }
+        }
+    }
+    conv_plans_free(&p);
+    return 0;
+}
+
 /* Workspace claims and formats of built-in layers, at load, on the two-Conv
  * plan: each claim a byte under or over its op's need (META's total with
  * it, so the file stays consistent) is refused naming the layer, the op,
@@ -1972,6 +2018,7 @@ int main(void)
     test_memory_plan();
     test_run_workspace();
     test_builtin_claims();
+    test_builtin_tactics();
     test_plugin_formats();
     test_deserialize();
     test_deserialize_library();

@@ -407,12 +407,14 @@ static int print_text(const plan_view *v)
             printf("  [%d] (cannot read: %s)\n", (int)i, prt_last_error());
             continue;
         }
-        printf("  [%d] %s  %s%s  tactic %d, workspace %s\n", (int)i,
+        printf("  [%d] %s  %s%s  tactic %d%s%s%s, workspace %s\n", (int)i,
                cli_escape(li.name, e1, sizeof e1),
                cli_escape(cli_plugin_key(li.plugin_namespace, li.plugin_name,
                                          li.plugin_version, key, sizeof key),
                           e2, sizeof e2),
                cli_is_builtin(&li) ? " (built-in)" : "", (int)li.tactic,
+               li.tactic_name[0] ? " (" : "", li.tactic_name,
+               li.tactic_name[0] ? ")" : "",
                cli_format_bytes(li.workspace, b1, sizeof b1));
         if (li.skipped)
             printf("      not run: nothing reads its outputs (their values were "
@@ -648,6 +650,7 @@ static int print_json(const plan_view *v)
         snprintf(hash, sizeof hash, "%016llx", (unsigned long long)li.library_hash);
         json_string(&w, "library_hash", hash);
         json_int(&w, "tactic", li.tactic);
+        json_string(&w, "tactic_name", li.tactic_name);
         json_int(&w, "workspace", li.workspace);
         json_bool(&w, "skipped", li.skipped);
         json_bool(&w, "capture_safe", li.capture_safe);

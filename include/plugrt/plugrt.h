@@ -793,6 +793,10 @@ typedef struct prt_layer_info {
      * every other layer. */
     int64_t copy_to_host_bytes;
     int64_t copy_to_device_bytes;
+    /* What `tactic` is, for a built-in op whose kernel on the layer's
+     * device has tactics (Conv on CUDA: "plugrt's direct kernel", "cuDNN
+     * IMPLICIT_PRECOMP_GEMM"); "" otherwise. Static storage. */
+    const char *tactic_name;
 } prt_layer_info;
 
 PRT_API PRT_NODISCARD prt_status prt_engine_get_layer(const prt_engine *engine,

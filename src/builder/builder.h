@@ -68,12 +68,13 @@ typedef struct tune_candidate {
  * in descs (output dims whose bit is set in out_dd[o], which depend on data,
  * at descs' max), checks each candidate's
  * outputs against candidate 0 (the reference: first combination, tactic 0),
- * and returns the index of the fastest one that agrees in *best. Candidates
- * that fail or disagree are logged and skipped. */
+ * and returns the index of the fastest one that agrees in *best, and its
+ * median time in ms in *best_ms (-1 when none was timed; best_ms may be
+ * NULL). Candidates that fail or disagree are logged and skipped. */
 prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_name,
                       int32_t nb_in, int32_t nb_out, const tune_candidate *cands,
                       int32_t nb_cands, int64_t workspace, const uint32_t *out_dd,
-                      int32_t *best);
+                      int32_t *best, double *best_ms);
 
 /* ---- the timing cache (timing_cache.c) ------------------------------------ */
 

@@ -8,6 +8,7 @@
 
 #include "base/parallel.h"
 #include "builder/builder.h"
+#include "ops/op_workspace.h"
 
 /* ---- 4. formats, configure, workspace, tactics ---------------------------- */
 
@@ -235,6 +236,74 @@ static int cached_choice(const bld *b, const char *key, const negotiation *ng, i
     return 0;
 }
 
+static prt_status bld_set_tactic(const bld *b, const net_layer *l, int32_t tactic);
+
+/* A built-in op's tactics whose workspace is over the config's limit (a
+ * cuDNN FFT on large images) are not candidates: dropped with a verbose
+ * line, unless none would be left (the build then fails naming the limit). */
+static prt_status bld_drop_over_limit(bld *b, const net_layer *l,
+                                      prt_dynamic_tensor_desc *descs, int32_t *tactics,
+                                      int32_t *nb_tactics)
+{
+    int32_t n = 0;
+    for (int32_t t = 0; t < *nb_tactics; t++) {
+        int64_t ws = 0;
+        prt_status st;
+        if (!op_tactic_name(l->plugin, b->cfg->device, tactics[t])) {
+            tactics[n++] = tactics[t];
+            continue;
+        }
+        st = bld_set_tactic(b, l, tactics[t]);
+        if (!st)
+            st = bld_workspace(b, l, descs, 0, &ws);
+        if (st == PRT_ERR_UNSUPPORTED && (n > 0 || t + 1 < *nb_tactics)) {
+            base_log(PRT_SEV_VERBOSE, "layer '%s': tactic %d (%s) left out: %s", l->name,
+                     (int)tactics[t],
+                     op_tactic_name(l->plugin, b->cfg->device, tactics[t]),
+                     prt_last_error());
+            base_clear_error();
+            continue;
+        }
+        if (st)
+            return st;
+        tactics[n++] = tactics[t];
+    }
+    *nb_tactics = n;
+    return PRT_OK;
+}
+
+/* Tells a built-in op with tactics (op_device_tuning) the tactic, since
+ * the workspace it needs depends on it; other plugins are told only by the
+ * tuner, as before. */
+static prt_status bld_set_tactic(const bld *b, const net_layer *l, int32_t tactic)
+{
+    prt_status st;
+    if (!RUNTIME_ENTRY(l->plugin, set_tactic) ||
+        !op_tactic_name(l->plugin, b->cfg->device, tactic))
+        return PRT_OK;
+    base_clear_error();
+    st = RUNTIME_ENTRY(l->plugin, set_tactic)(l->plugin, tactic);
+    return st ? bld_plugin_fail(l, st, "set_tactic failed") : PRT_OK;
+}
+
+/* The build log names what a built-in op's tactic is (Conv on CUDA: the
+ * own kernel, cuBLAS or which cuDNN algorithm) and its time: info for
+ * those, verbose for other plugins' numbered tactics. */
+static void bld_log_choice(const bld *b, const net_layer *l, int32_t tactic, double ms,
+                           int32_t nb_tactics)
+{
+    const char *name = op_tactic_name(l->plugin, b->cfg->device, tactic);
+    char t[48] = "";
+    if (ms >= 0)
+        snprintf(t, sizeof t, ", %.3f us", ms * 1e3);
+    if (name)
+        base_log(PRT_SEV_INFO, "layer '%s': %s (tactic %d of %d timed%s)", l->name, name,
+                 (int)tactic, (int)nb_tactics, t);
+    else
+        base_log(PRT_SEV_VERBOSE, "layer '%s': tactic %d chosen%s", l->name, (int)tactic,
+                 t);
+}
+
 /* Times every (combination, tactic) candidate on the device and returns
  * the winner's combination and tactic. */
 static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng,
@@ -243,6 +312,7 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
 {
     int32_t nb_in = l->nb_inputs, nb_out = l->nb_outputs, n = nb_in + nb_out;
     int32_t nc = ng->nb_combos * nb_tactics, best = 0;
+    double best_ms = -1;
     uint32_t out_dd[64] = {0};
     int64_t ws_max = 0;
     prt_status st = PRT_OK;
@@ -264,9 +334,16 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
         int64_t ws = 0;
         for (int32_t k = 0; k < n; k++)
             d[k].desc.format = ng->formats[c][k];
-        st = bld_workspace(b, l, d, 0, &ws);
-        if (ws > ws_max)
-            ws_max = ws;
+        /* A tactic may need workspace of its own (a built-in op's cuDNN
+         * algorithm): the runs get the most any candidate needs. */
+        for (int32_t t = 0; t < nb_tactics && !st; t++) {
+            ws = 0;
+            st = bld_set_tactic(b, l, tactics[t]);
+            if (!st)
+                st = bld_workspace(b, l, d, 0, &ws);
+            if (ws > ws_max)
+                ws_max = ws;
+        }
         for (int32_t t = 0; t < nb_tactics; t++) {
             cands[c * nb_tactics + t].tactic = tactics[t];
             cands[c * nb_tactics + t].descs = d;
@@ -276,8 +353,10 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
         st = cache_key(b, l, key, sizeof key);
         if (!st &&
             cached_choice(b, key, ng, n, tactics, nb_tactics, out_combo, out_tactic)) {
-            base_log(PRT_SEV_VERBOSE, "layer '%s': tactic %d from the timing cache",
-                     l->name, (int)*out_tactic);
+            const char *name = op_tactic_name(l->plugin, b->cfg->device, *out_tactic);
+            base_log(name ? PRT_SEV_INFO : PRT_SEV_VERBOSE,
+                     "layer '%s': tactic %d%s%s from the timing cache", l->name,
+                     (int)*out_tactic, name ? ", " : "", name ? name : "");
             base_free(cands);
             base_free(all);
             return PRT_OK;
@@ -290,12 +369,13 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
         st = bld_tune_plugin(b, li, &tp);
         if (!st)
             st = tune_layer(b->dev, tp, l->name, nb_in, nb_out, cands, nc, ws_max, out_dd,
-                            &best);
+                            &best, &best_ms);
         bld_tune_plugin_destroy(b, li, tp);
     }
     if (!st) {
         *out_combo = best / nb_tactics;
         *out_tactic = tactics[best % nb_tactics];
+        bld_log_choice(b, l, *out_tactic, best_ms, nb_tactics);
         if (b->cfg->timing_cache)
             st = tc_put(&b->cache, key, *out_tactic, n, ng->formats[*out_combo]);
     }
@@ -406,12 +486,19 @@ prt_status bld_layer_formats(bld *b, int32_t li)
     if (!st)
         st = bld_tactics(l, &tactics, &nb_tactics);
     if (!st)
+        st = bld_drop_over_limit(b, l, bl->descs, tactics, &nb_tactics);
+    if (!st)
         bl->tactic = tactics[0];
     /* A layer that falls back to the CPU is not timed: tuning times on
      * the target's device (and its plugin is not the engine's hot spot). */
     if (!st && b->cfg->autotune && bl->device == b->cfg->device &&
         (ng->nb_combos > 1 || nb_tactics > 1))
         st = bld_autotune(b, l, ng, tactics, nb_tactics, &combo, &bl->tactic);
+    /* The chosen tactic is the one the workspace is sized for (tuning
+     * left the plugin at its last candidate; without tuning it may still
+     * be one that needs workspace, the first listed). */
+    if (!st)
+        st = bld_set_tactic(b, l, bl->tactic);
     if (st)
         goto done;
 

@@ -384,7 +384,7 @@ static int agrees(tune_bufs *tb, const tune_ref *r, const tune_candidate *c,
 prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_name,
                       int32_t nb_in, int32_t nb_out, const tune_candidate *cands,
                       int32_t nb_cands, int64_t workspace, const uint32_t *out_dd,
-                      int32_t *best)
+                      int32_t *best, double *best_ms)
 {
     tune_ref ref;
     void *got = NULL, *stream = NULL, *ev0 = NULL, *ev1 = NULL;
@@ -473,5 +473,7 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
     dev->stream_destroy(stream);
     if (!st)
         *best = best_i < 0 ? 0 : best_i;
+    if (!st && best_ms)
+        *best_ms = best_i < 0 ? -1 : best_t;
     return st;
 }

@@ -14,6 +14,8 @@
  *  - supports_format_combination at every position with the engine's
  *    dtypes and formats (profile 0's bounds, as the builder asks), so each
  *    tensor's format is one its producer and every consumer accept;
+ *  - a built-in op's tactic (set_tactic: one its kernels know, which may
+ *    need workspace of its own), then
  *  - configure and get_workspace_size at every profile (from the last to
  *    the first, as the builder goes), the need being the largest answer,
  *    which is what the builder records. A built-in op's claim must equal
@@ -285,6 +287,16 @@ static prt_status check_layer(const check_ctx *c, int32_t li)
         st = check_dtypes(c, l, li, p);
     if (!st)
         st = check_formats(c, l, li, p);
+    /* A built-in op's tactic may need workspace of its own (Conv's cuDNN
+     * algorithms; a tactic no kernel knows is refused here). */
+    if (!st && builtin(l) && l->tactic != 0 && RUNTIME_ENTRY(p, set_tactic)) {
+        base_clear_error();
+        if (RUNTIME_ENTRY(p, set_tactic)(p, l->tactic) != PRT_OK) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", prt_last_error());
+            st = invalid(l, li, "its tactic is not one its op has: %s", why);
+        }
+    }
     if (!st)
         st = ask_workspace(c, l, li, p, &need);
     if (!st && l->workspace < need)

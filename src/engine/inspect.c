@@ -5,6 +5,7 @@
 
 #include "engine/engine_impl.h"
 #include "kernel/kernel.h"
+#include "ops/op_workspace.h"
 
 int32_t prt_engine_tensor_count(const prt_engine *engine)
 {
@@ -113,6 +114,10 @@ prt_status prt_engine_get_layer(const prt_engine *engine, int32_t index,
         out->device = l->device;
         engine_fallback_bytes(engine, l, &out->copy_to_host_bytes,
                               &out->copy_to_device_bytes);
+    }
+    if (out->struct_size >= BASE_END_OF(prt_layer_info, tactic_name)) {
+        const char *t = op_tactic_name(l->plugin, l->device, l->tactic);
+        out->tactic_name = t ? t : "";
     }
     return PRT_OK;
 }

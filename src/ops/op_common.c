@@ -471,6 +471,10 @@ static prt_status bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in
     o->chw8 = chw8_mask(descs, nb_in, odescs, nb_out);
     o->nb_inputs = nb_in;
     o->configured = 1;
+    o->nb_opt = nb_in < OP_TUNE_INPUTS ? nb_in : OP_TUNE_INPUTS;
+    o->opt_dtype = nb_in ? in[0].desc.dtype : out[0].desc.dtype;
+    for (int32_t i = 0; i < o->nb_opt; i++)
+        o->opt[i] = in[i].opt, o->max[i] = in[i].max;
     if (!known || (o->cls->nb_outputs ? !o->cls->infer_n : !o->cls->infer))
         return PRT_OK;
     /* Static dims: the concrete rules apply now, not only at run time. */
@@ -496,6 +500,22 @@ static prt_status bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in
     return PRT_OK;
 }
 
+static int op_has_tactics(const op_object *o)
+{
+    for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++)
+        if (o->tun[d])
+            return 1;
+    return 0;
+}
+
+/* The workspace o's tactic needs on `device` (op_device_tuning.workspace). */
+static int64_t tactic_workspace(const op_object *o, int32_t device)
+{
+    const op_device_tuning *t =
+        device > PRT_DEVICE_CPU && device < PRT_DEVICE_COUNT ? o->tun[device] : NULL;
+    return t && t->workspace && o->tactic ? t->workspace(o->tactic) : 0;
+}
+
 static prt_status bld_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in,
                                 int32_t nb_in, const prt_dynamic_tensor_desc *out,
                                 int32_t nb_out, int64_t *out_bytes)
@@ -506,7 +526,8 @@ static prt_status bld_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in
     prt_status st = check_io(o, nb_in, nb_out);
     if (st)
         return st;
-    *out_bytes = 0;
+    /* The tactic's need (the larger one is the layer's). */
+    *out_bytes = tactic_workspace(o, o->target_device);
     if (!o->cls->workspace)
         return PRT_OK;
     {
@@ -527,15 +548,33 @@ static prt_status bld_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in
     if (n < 0)
         return op_fail(o, PRT_ERR_SHAPE,
                        "the workspace for the largest shapes overflows");
-    *out_bytes = n;
+    if (n > *out_bytes)
+        *out_bytes = n;
     return PRT_OK;
 }
 
+/* The target device's tactics for the op (op_device_tuning), at the last
+ * configure's opt dims; none for a device without them (the CPU). */
 static prt_status bld_tactics(prt_plugin *p, int32_t *tactics, int32_t capacity,
                               int32_t *out_count)
 {
-    (void)p, (void)tactics, (void)capacity;
+    const op_object *o = cobj(p);
+    const int32_t d = o->target_device;
+    int32_t list[OP_MAX_TACTICS], n = 0;
     *out_count = 0;
+    if (d > PRT_DEVICE_CPU && d < PRT_DEVICE_COUNT && o->tun[d] && o->kern[d] &&
+        o->configured && o->nb_opt > 0 && !(o->refused_devices & (1u << d)) && !o->chw8)
+        n = o->tun[d]->tactics(o, o->opt_dtype, o->opt, o->max, o->nb_opt, list,
+                               OP_MAX_TACTICS);
+    for (int32_t i = 0; i < n && i < capacity && tactics; i++)
+        tactics[i] = list[i];
+    *out_count = n;
+    return PRT_OK;
+}
+
+static prt_status bld_target_device(prt_plugin *p, int32_t device)
+{
+    obj(p)->target_device = device;
     return PRT_OK;
 }
 
@@ -563,7 +602,7 @@ static const prt_plugin_build op_build = {sizeof(prt_plugin_build),
                                           bld_alias,
                                           bld_values,
                                           bld_host_dims,
-                                          NULL,
+                                          bld_target_device,
                                           NULL,
                                           NULL};
 
@@ -571,11 +610,20 @@ static const prt_plugin_build op_build = {sizeof(prt_plugin_build),
 /* Runtime                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* 0, or a tactic some device's kernel names (op_device_tuning): the
+ * builder only sets listed ones, so another comes from an altered engine
+ * file, which then fails to load naming the layer and the tactic. */
 static prt_status rt_set_tactic(prt_plugin *p, int32_t tactic)
 {
-    if (tactic != 0)
-        return op_fail(obj(p), PRT_ERR_INVALID_ARGUMENT,
-                       "tactic %d does not exist (only 0)", (int)tactic);
+    op_object *o = obj(p);
+    int known = tactic == 0;
+    for (int32_t d = 0; d < PRT_DEVICE_COUNT && !known; d++)
+        known = o->tun[d] && o->tun[d]->name(tactic) != NULL;
+    if (!known)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "tactic %d does not exist (%s)",
+                       (int)tactic,
+                       op_has_tactics(o) ? "not one its kernels list" : "only 0");
+    o->tactic = tactic;
     return PRT_OK;
 }
 
@@ -660,15 +708,18 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
         if (!inputs[i] && base_volume(&in_desc[i].dims) > 0)
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "input %d pointer is NULL",
                            (int)i);
-    if (o->cls->workspace) {
+    if (o->cls->workspace || tactic_workspace(o, device)) {
         prt_dims ind[OP_MAX_INPUTS], outd[OP_MAX_OUTPUTS];
-        int64_t need;
+        int64_t need = 0, tneed = tactic_workspace(o, device);
         for (int32_t i = 0; i < nb_in; i++)
             ind[i] = in_desc[i].dims;
         for (int32_t k = 0; k < nb_out; k++)
             outd[k] = out_desc[k].dims;
-        need = o->cls->workspace(o, nb_in ? in_desc[0].dtype : out_desc->dtype, ind,
-                                 nb_in, outd, nb_out);
+        if (o->cls->workspace)
+            need = o->cls->workspace(o, nb_in ? in_desc[0].dtype : out_desc->dtype, ind,
+                                     nb_in, outd, nb_out);
+        if (need >= 0 && tneed > need)
+            need = tneed;
         /* The claim, not just a pointer: an engine file that understates
          * it would otherwise have the kernel write past the block. The
          * caller gets this status as it is (base_plugin_status), so it
@@ -774,6 +825,16 @@ static const prt_plugin_vtable op_vt_build = {
 static const prt_plugin_vtable op_vt_runtime = {
     sizeof(prt_plugin_vtable), PRT_PLUGIN_ABI_VERSION, &op_core, NULL, &op_runtime};
 
+const char *op_tactic_name(const prt_plugin *p, int32_t device, int32_t tactic)
+{
+    const op_object *o;
+    if (!p || (p->vt != &op_vt_runtime && p->vt != &op_vt_build) ||
+        device <= PRT_DEVICE_CPU || device >= PRT_DEVICE_COUNT)
+        return NULL;
+    o = cobj(p);
+    return o->tun[device] ? o->tun[device]->name(tactic) : NULL;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Constant inputs (op_const.h)                                              */
 /* ------------------------------------------------------------------------ */
@@ -853,8 +914,12 @@ prt_status op_create(const prt_plugin_creator *self, const char *layer_name,
     o->base.vt = phase == PRT_PHASE_BUILD ? &op_vt_build : &op_vt_runtime;
     o->creator = self;
     o->cls = cls;
-    for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++)
+    for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++) {
         o->kern[d] = op_device_kernel_find(op_device_table_get(d), self->name);
+        o->tun[d] =
+            o->kern[d] ? op_device_tuning_find(op_device_table_get(d), self->name) : NULL;
+    }
+    o->target_device = -1;
     snprintf(o->layer, sizeof o->layer, "%s", f.layer);
     if (cls->parse) {
         st = cls->parse(o, &f);

@@ -262,7 +262,25 @@ struct op_object {
     /* Bytes of workspace its runs get (op_bind_workspace, op_workspace.h);
      * 0 until told. A run whose need at its shapes exceeds it fails. */
     int64_t ws_bytes;
+    /* ---- tactics (op_device_tuning) ------------------------------------ */
+    /* Each device's tactics for this op, found by name with kern; NULL
+     * where it has none. */
+    const struct op_device_tuning *tun[PRT_DEVICE_COUNT];
+    /* The tactic set_tactic chose (0: the kernel's default); a kernel
+     * reads it. */
+    int32_t tactic;
+    /* The build's target (set_target_device); -1 until told. Tactics are
+     * listed for it alone, so a CPU build lists none. */
+    int32_t target_device;
+    /* The opt dims of the inputs at the last configure (the first
+     * OP_TUNE_INPUTS), which the tactics are listed for; nb_opt of them. */
+    int32_t nb_opt;
+    int32_t opt_dtype; /* the dtype kernels get (input 0's) */
+    prt_dims opt[3];
+    prt_dims max[3]; /* the same inputs' profile maxima */
 };
+#define OP_TUNE_INPUTS 3
+#define OP_MAX_TACTICS 32 /* tactics one op's kernel may list */
 
 #define OP_CHW8_OUT 16
 

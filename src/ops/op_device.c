@@ -21,3 +21,11 @@ const op_device_kernel *op_device_kernel_find(const op_device_table *t, const ch
             return &t->kernels[i];
     return NULL;
 }
+
+const op_device_tuning *op_device_tuning_find(const op_device_table *t, const char *op)
+{
+    for (int32_t i = 0; t && i < t->nb_tuning; i++)
+        if (strcmp(t->tuning[i].op, op) == 0)
+            return &t->tuning[i];
+    return NULL;
+}

@@ -36,9 +36,33 @@ typedef struct op_device_kernel {
     /* 1: the kernel uses the device's per-object resources (o->res[device],
      * made by the table's attach; a cuBLAS handle); 2: the same without a
      * workspace of its own (CUDA: a handle that runs products needing
-     * none). */
+     * none); 3: the op's own (CUDA's Conv: a cuBLAS handle without a
+     * workspace, and a cuDNN handle when its tactic is cuDNN's). */
     int32_t resources;
 } op_device_kernel;
+
+/* Tactics of one op's kernel on one device (optional): implementations
+ * the builder's tuner times against each other, as it does a plugin's
+ * (plugin.h, get_valid_tactics). The tactic chosen is the layer's, stored
+ * in the engine; the kernel reads it from o->tactic. Tactic 0 is always the
+ * kernel's default (what an engine without a choice runs), listed first. */
+typedef struct op_device_tuning {
+    const char *op; /* the op's name, as op_device_kernel's */
+    /* Writes up to cap tactics for o at input dims opt[0..nb_in) (the
+     * profile's opt shape, which the tuner times; max[] the maxima, which
+     * a tactic's workspace must cover) and `dtype` into list, the default
+     * first, and returns their count. Called while building for this
+     * device, after configure. */
+    int32_t (*tactics)(const op_object *o, int32_t dtype, const prt_dims *opt,
+                       const prt_dims *max, int32_t nb_in, int32_t *list, int32_t cap);
+    /* What `tactic` is, for logs and `plugrt inspect` (static storage), or
+     * NULL when the kernel has no such tactic: set_tactic refuses it. */
+    const char *(*name)(int32_t tactic);
+    /* The bytes of workspace the tactic adds to the op's own need at any
+     * shape (fixed when the tactic is chosen, so that a machine that lacks
+     * the library behind it still computes the layer's claim); NULL: 0. */
+    int64_t (*workspace)(int32_t tactic);
+} op_device_tuning;
 
 /* One device's kernels. */
 typedef struct op_device_table {
@@ -55,6 +79,9 @@ typedef struct op_device_table {
     prt_status (*attach)(op_object *o, void *stream);
     /* Frees o->res[device] (set) when the object is destroyed. */
     void (*detach)(op_object *o);
+    /* The ops whose kernels have tactics (may be NULL: none). */
+    const op_device_tuning *tuning;
+    int32_t nb_tuning;
 } op_device_table;
 
 /* The kernel table of `device` (prt_device) in this build; NULL for the
@@ -64,6 +91,9 @@ const op_device_table *op_device_table_get(int32_t device);
 
 /* `op`'s kernel in t (may be NULL), or NULL. */
 const op_device_kernel *op_device_kernel_find(const op_device_table *t, const char *op);
+
+/* `op`'s tactics in t (may be NULL), or NULL. */
+const op_device_tuning *op_device_tuning_find(const op_device_table *t, const char *op);
 
 /* The CUDA table (src/ops/cuda/table.c), NULL in a build without CUDA. */
 const op_device_table *op_cuda_table(void);

@@ -23,4 +23,10 @@
  * network plugin (with what it allocated), while nothing else uses p. */
 void op_bind_workspace(prt_plugin *p, int64_t bytes);
 
+/* What tactic `tactic` of p (a built-in op's object) is on `device`
+ * (static storage: "cuDNN IMPLICIT_PRECOMP_GEMM"), or NULL for another
+ * plugin, a device whose kernel has no tactics (the CPU), or an unknown
+ * tactic: for the build log and prt_layer_info.tactic_name. */
+const char *op_tactic_name(const prt_plugin *p, int32_t device, int32_t tactic);
+
 #endif /* PLUGRT_OPS_OP_WORKSPACE_H */

@@ -207,6 +207,7 @@ int main(void)
     F(prt_layer_info, device);
     F(prt_layer_info, copy_to_host_bytes);
     F(prt_layer_info, copy_to_device_bytes);
+    F(prt_layer_info, tactic_name);
     S(prt_context_options);
     F(prt_context_options, struct_size);
     F(prt_context_options, reserved);

@@ -308,7 +308,8 @@ class prt_layer_info(Structure):
                 ("nb_fields", c_int32), ("fields", POINTER(prt_field)),
                 ("skipped", c_int32), ("capture_safe", c_int32), ("kernel", c_int32),
                 ("device", c_int32), ("copy_to_host_bytes", c_int64),
-                ("copy_to_device_bytes", c_int64)]
+                ("copy_to_device_bytes", c_int64),
+                ("tactic_name", c_char_p)]
 
 
 class prt_context_options(Structure):

@@ -258,6 +258,8 @@ prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t tra
 
 prt_status opc_blas_attach(op_object *o, void *stream)
 {
+    if (o->kern[PRT_DEVICE_CUDA] && o->kern[PRT_DEVICE_CUDA]->resources == 3)
+        return opc_conv_attach(o, stream);
     if (stream && opk_blas_capturing(stream))
         return base_error(PRT_ERR_STATE, "needs a cuBLAS handle, which cannot be made "
                                          "during a graph capture");
@@ -274,6 +276,10 @@ prt_status opc_blas_attach(op_object *o, void *stream)
 
 void opc_blas_detach(op_object *o)
 {
+    if (o->kern[PRT_DEVICE_CUDA] && o->kern[PRT_DEVICE_CUDA]->resources == 3) {
+        opc_conv_detach(o);
+        return;
+    }
     opk_blas_close(o->res[PRT_DEVICE_CUDA]);
     o->res[PRT_DEVICE_CUDA] = NULL;
 }

@@ -371,14 +371,18 @@ template <typename I> int launch_conv2d(const opk_conv_args *a, void *stream)
 __global__ void conv_epilogue_kernel(opk_conv_args a)
 {
     const int64_t total = a.N * a.M * a.ovol;
-    float *y = (float *)a.y;
     for (int64_t idx = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; idx < total;
          idx += (int64_t)gridDim.x * blockDim.x) {
         const int64_t m = (idx / a.ovol) % a.M;
-        float v = y[idx];
+        float v = load_f(a.y, a.dtype, idx);
         if (a.b)
             v += load_f(a.b, a.dtype, m);
-        y[idx] = conv_act(a, v);
+        v = conv_act(a, v);
+        // float16 (cuDNN's product): rounded again after the bias.
+        if (a.dtype == DT_F32)
+            ((float *)a.y)[idx] = v;
+        else
+            ((__half *)a.y)[idx] = __float2half_rn(v);
     }
 }
 

@@ -69,8 +69,9 @@ typedef struct opk_conv_args {
     float act_alpha, act_beta;
 } opk_conv_args;
 int opk_conv(const opk_conv_args *a, void *stream);
-/* The bias and activation of a float32 convolution whose product y
- * already holds (a->y, [N, M, ovol]), in place; nothing without either. */
+/* The bias and activation of a convolution whose product y already holds
+ * (a->y, [N, M, ovol], float32 or float16), in place; nothing without
+ * either. */
 int opk_conv_epilogue(const opk_conv_args *a, void *stream);
 
 /* y[r n + j] += bias[j] for rows x n floats; bias of dtype float32,

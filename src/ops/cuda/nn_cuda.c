@@ -1,24 +1,277 @@
 /*
- * The CUDA kernels of the network ops (ops.h): Conv, MatMul and Gemm (through
+ * The CUDA kernels of the network ops (ops.h): Conv (its own kernel, cuBLAS
+ * or cuDNN, cudnn_cuda.c, by the layer's tactic), MatMul and Gemm (through
  * cuBLAS, blas_cuda.c), Einsum, Softmax and LogSoftmax, LayerNormalization
  * and GlobalAveragePool, each the CPU kernel's semantics through the
  * launchers of kernels.cu and rows.cu.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/cuda/blas.h"
+#include "ops/cuda/cudnn.h"
 #include "ops/cuda/fuse.h"
 #include "ops/cuda/launch.h"
 #include "ops/cuda/ops.h"
+#include "ops/op_device.h"
 #include "ops/ops_nn.h"
 
-/* A direct convolution, one thread per output element. */
+/* ---- Conv: tactics ---------------------------------------------------------
+ *
+ * Conv's implementations on CUDA, chosen per layer by the builder's tuner
+ * (op_device_tuning) and stored in the engine as the layer's tactic:
+ *   0  the default: cuBLAS for a pointwise float32 convolution, else the
+ *      direct kernel (what engines without a choice run);
+ *   1  the direct kernel (listed when 0 is cuBLAS);
+ *   cuDNN: bits 0-7 CONV_DNN + cuDNN's algorithm, bits 8-30 the
+ *      workspace it needs at the profile's largest shapes in 64 KiB units,
+ *      so the layer's workspace is a function of the tactic alone (a
+ *      machine without cuDNN still computes the claim the engine states).
+ * A cuDNN tactic that cannot run (cuDNN missing where the engine is
+ * loaded, or refusing the shapes of a run) runs the direct kernel, with a
+ * warning once per object. */
+#define CONV_OWN 1
+#define CONV_DNN 16
+#define CONV_WS_UNIT ((int64_t)64 << 10)
+#define CONV_WS_UNITS_MAX ((int64_t)1 << 23)
+
+/* Per object (op_device_table.attach with resources 3): the cuBLAS handle
+ * of the pointwise path, the cuDNN handle of a cuDNN tactic. */
+typedef struct conv_res {
+    opk_blas *blas;
+    opk_dnn *dnn;
+    int warned; /* the fallback from cuDNN was logged */
+    /* Made at a first run, not by a context: the builder's timing runs,
+     * where a cuDNN tactic that cannot run must fail (and be skipped), not
+     * be timed as the direct kernel under cuDNN's name. */
+    int timing;
+} conv_res;
+
+static int conv_is_dnn(int32_t tactic)
+{
+    return tactic > 0 && (tactic & 0xff) >= CONV_DNN &&
+           (tactic & 0xff) < CONV_DNN + OPK_DNN_ALGOS;
+}
+
+/* The math a cuDNN convolution may use: strict float32 unless the engine
+ * was built with --tf32 (PRT_PRECISION_TF32 in o->precision, set by the
+ * engine through op_set_precision; the builder's timing runs see 0). */
+static int32_t conv_dnn_math(const op_object *o)
+{
+    return o->precision & PRT_PRECISION_TF32 ? OPK_DNN_TF32 : OPK_DNN_STRICT;
+}
+
+/* The pointwise float32 case cuBLAS serves: 1x1, stride 1, no padding,
+ * one group. */
+static int conv_pointwise(const op_conv_geom *g, int32_t dtype)
+{
+    return g->direct && g->G == 1 && dtype == PRT_FLOAT32 && g->C > 0;
+}
+
+/* g as cuDNN's descriptors take it; 0 when cuDNN's API cannot express it
+ * (asymmetric pads, dtype, more than 3 spatial dims). */
+static int conv_dnn_of(const op_object *o, const op_conv_geom *g, int32_t dtype,
+                       opk_dnn_conv *c)
+{
+    memset(c, 0, sizeof *c);
+    if ((dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16) || g->w.ns < 1 || g->w.ns > 3 ||
+        g->N < 1 || g->C < 1 || g->M < 1 || g->w.ovol < 1)
+        return 0;
+    c->dtype = dtype;
+    c->ns = g->w.ns;
+    c->math = conv_dnn_math(o);
+    c->N = g->N;
+    c->C = g->C;
+    c->M = g->M;
+    c->G = g->G;
+    for (int32_t i = 0; i < g->w.ns; i++) {
+        if (g->w.pb[i] != g->w.pe[i])
+            return 0;
+        c->in[i] = g->w.in[i];
+        c->k[i] = g->w.k[i];
+        c->out[i] = g->w.out[i];
+        c->s[i] = g->w.s[i];
+        c->d[i] = g->w.d[i];
+        c->p[i] = g->w.pb[i];
+        if (c->in[i] > INT32_MAX || c->k[i] > INT32_MAX || c->s[i] > INT32_MAX ||
+            c->d[i] > INT32_MAX || c->p[i] > INT32_MAX)
+            return 0;
+    }
+    return 1;
+}
+
+static const char *conv_tactic_name(int32_t tactic)
+{
+    static const char *const dnn_names[OPK_DNN_ALGOS] = {
+        "cuDNN IMPLICIT_GEMM", "cuDNN IMPLICIT_PRECOMP_GEMM",
+        "cuDNN GEMM",          "cuDNN DIRECT",
+        "cuDNN FFT",           "cuDNN FFT_TILING",
+        "cuDNN WINOGRAD",      "cuDNN WINOGRAD_NONFUSED"};
+    if (tactic == 0)
+        return "default (cuBLAS if pointwise float32, else plugrt's direct kernel)";
+    if (tactic == CONV_OWN)
+        return "plugrt's direct kernel";
+    return conv_is_dnn(tactic) ? dnn_names[(tactic & 0xff) - CONV_DNN] : NULL;
+}
+
+static int64_t conv_tactic_workspace(int32_t tactic)
+{
+    return conv_is_dnn(tactic) ? (int64_t)(tactic >> 8) * CONV_WS_UNIT : 0;
+}
+
+/* Which implementations to list (a test hook; unset: all that apply):
+ * PRT_CUDA_CONV_IMPL=own, cublas or cudnn lists only that one (the
+ * default tactic when the one asked for does not apply). */
+static int conv_impl_wanted(const char *impl)
+{
+    const char *e = getenv("PRT_CUDA_CONV_IMPL");
+    return !e || !e[0] || strcmp(e, impl) == 0;
+}
+
+/* The cuDNN tactics for o at opt (timed) whose workspace at max fits a
+ * tactic; appended to list. */
+static int32_t conv_dnn_tactics(const op_object *o, int32_t dtype, const op_conv_geom *go,
+                                const op_conv_geom *gm, int32_t *list, int32_t n,
+                                int32_t cap)
+{
+    static int told; /* a missing cuDNN is logged once per process */
+    opk_dnn_conv co, cm;
+    opk_dnn *h = NULL;
+    int32_t ao[OPK_DNN_ALGOS], am[OPK_DNN_ALGOS], no = 0, nm = 0;
+    int64_t wo[OPK_DNN_ALGOS], wm[OPK_DNN_ALGOS];
+    char why[256];
+    prt_status st;
+    if (!conv_dnn_of(o, go, dtype, &co) || !conv_dnn_of(o, gm, dtype, &cm))
+        return n;
+    if (!opk_dnn_available(why, sizeof why)) {
+        if (!told) {
+            told = 1;
+            base_log(PRT_SEV_INFO, "%s: Conv layers on CUDA use plugrt's kernels", why);
+        }
+        return n;
+    }
+    st = opk_dnn_open(&h);
+    if (!st)
+        st = opk_dnn_algos(h, &co, ao, wo, OPK_DNN_ALGOS, &no);
+    if (!st)
+        st = opk_dnn_algos(h, &cm, am, wm, OPK_DNN_ALGOS, &nm);
+    opk_dnn_close(h);
+    if (st) {
+        base_log(PRT_SEV_INFO, "Conv (layer '%s'): no cuDNN tactic: %s", o->layer,
+                 prt_last_error());
+        return n;
+    }
+    for (int32_t i = 0; i < no && n < cap; i++)
+        for (int32_t j = 0; j < nm; j++) {
+            int64_t units = (wm[j] + CONV_WS_UNIT - 1) / CONV_WS_UNIT;
+            if (am[j] != ao[i] || units >= CONV_WS_UNITS_MAX)
+                continue;
+            list[n++] = (int32_t)(units << 8) | (CONV_DNN + ao[i]);
+            break;
+        }
+    return n;
+}
+
+static int32_t conv_tactics(const op_object *o, int32_t dtype, const prt_dims *opt,
+                            const prt_dims *max, int32_t nb_in, int32_t *list,
+                            int32_t cap)
+{
+    op_conv_geom go, gm;
+    int32_t n = 0;
+    const char *e = getenv("PRT_CUDA_CONV_IMPL");
+    int forced = e && e[0];
+    if (conv_geom_of(o, opt, nb_in, &go) != PRT_OK ||
+        conv_geom_of(o, max, nb_in, &gm) != PRT_OK) {
+        base_clear_error();
+        return 0;
+    }
+    if (!forced || (conv_impl_wanted("cublas") && conv_pointwise(&go, dtype)))
+        list[n++] = 0;
+    if (conv_impl_wanted("own") && (forced || conv_pointwise(&go, dtype)))
+        list[n++] = CONV_OWN;
+    if (conv_impl_wanted("cudnn"))
+        n = conv_dnn_tactics(o, dtype, &go, &gm, list, n, cap);
+    if (n == 0) /* the one forced does not apply */
+        list[n++] = 0;
+    return n;
+}
+
+const op_device_tuning opc_conv_tuning = {"Conv", conv_tactics, conv_tactic_name,
+                                          conv_tactic_workspace};
+
+prt_status opc_conv_attach(op_object *o, void *stream)
+{
+    conv_res *r;
+    prt_status st;
+    if (stream && opk_blas_capturing(stream))
+        return base_error(PRT_ERR_STATE, "needs a cuBLAS handle, which cannot be made "
+                                         "during a graph capture");
+    r = base_calloc(1, sizeof *r);
+    if (!r)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "Conv: out of memory");
+    /* A handle without a workspace: the pointwise products need none, and
+     * 8 MiB per Conv of a context would add up. */
+    st = opk_blas_open(&r->blas, 0);
+    if (st) {
+        base_free(r);
+        return st;
+    }
+    if (conv_is_dnn(o->tactic) && opk_dnn_open(&r->dnn) != PRT_OK) {
+        base_log(PRT_SEV_WARNING,
+                 "Conv (layer '%s'): the engine chose %s, which cannot run here (%s); "
+                 "plugrt's direct kernel runs instead",
+                 o->layer, conv_tactic_name(o->tactic), prt_last_error());
+        r->warned = 1;
+    }
+    r->timing = stream != NULL;
+    o->res[PRT_DEVICE_CUDA] = r;
+    return PRT_OK;
+}
+
+void opc_conv_detach(op_object *o)
+{
+    conv_res *r = o->res[PRT_DEVICE_CUDA];
+    if (r) {
+        opk_blas_close(r->blas);
+        opk_dnn_close(r->dnn);
+        base_free(r);
+    }
+    o->res[PRT_DEVICE_CUDA] = NULL;
+}
+
+/* The cuDNN tactic's forward into y (no bias or activation yet); non-zero
+ * status when it cannot run, after which the caller runs its own kernel. */
+static prt_status conv_dnn_run(const op_object *o, conv_res *r, const op_conv_geom *g,
+                               int32_t dtype, const void *const *x, void *y, void *ws,
+                               void *stream)
+{
+    opk_dnn_conv c;
+    if (!r->dnn && !r->warned && !opk_blas_capturing(stream)) {
+        /* The builder's tuning runs set tactics after the first run made
+         * the resources; a context's object has its handle from attach. */
+        prt_status st = opk_dnn_open(&r->dnn);
+        if (st)
+            return st;
+    }
+    if (!r->dnn)
+        return base_error(PRT_ERR_UNSUPPORTED, "cuDNN is not open");
+    if (!conv_dnn_of(o, g, dtype, &c))
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "cuDNN cannot express this convolution (asymmetric pads?)");
+    return opk_dnn_forward(r->dnn, &c, (o->tactic & 0xff) - CONV_DNN, x[0], x[1], y, ws,
+                           o->ws_bytes, stream);
+}
+
+/* The layer's tactic: cuDNN (falling back to the direct kernel when it
+ * cannot run), cuBLAS for a pointwise float32 convolution (tactic 0), or
+ * the direct kernel, one thread per output element; the bias and
+ * activation after cuDNN's or cuBLAS's product in one pass. */
 OPC_KERNEL(opc_conv)
 {
     prt_dims dims[3];
     op_conv_geom g;
     op_act act = conv_act(o);
-    opk_blas *blas = o->res[PRT_DEVICE_CUDA];
+    conv_res *r = o->res[PRT_DEVICE_CUDA];
     opk_conv_args a;
     prt_status st;
     for (int32_t k = 0; k < nb_in; k++)
@@ -56,12 +309,25 @@ OPC_KERNEL(opc_conv)
     a.act = act.kind;
     a.act_alpha = act.alpha;
     a.act_beta = act.beta;
-    /* A pointwise float32 convolution (1x1, stride 1, no padding, one
-     * group) is a product per image, Y_n [M x ovol] = W [M x C] X_n [C x
-     * ovol]: cuBLAS, one strided batch over the images, then the bias and
-     * activation in one pass. */
-    if (blas && g.direct && g.G == 1 && dtype == PRT_FLOAT32 && g.C > 0) {
-        st = opk_blas_gemm(blas, stream, 0, 0, g.M, g.w.ovol, g.C, x[1], g.C, 0, x[0],
+    if (r && conv_is_dnn(o->tactic)) {
+        st = conv_dnn_run(o, r, &g, dtype, x, y[0], ws, stream);
+        if (!st)
+            return opc_status(o, opk_conv_epilogue(&a, stream));
+        if (r->timing)
+            return op_fail(o, st, "%s", prt_last_error());
+        if (!r->warned) {
+            r->warned = 1;
+            base_log(PRT_SEV_WARNING,
+                     "Conv (layer '%s'): %s cannot run (%s); plugrt's direct kernel "
+                     "runs instead",
+                     o->layer, conv_tactic_name(o->tactic), prt_last_error());
+        }
+    }
+    /* A pointwise float32 convolution is a product per image, Y_n [M x
+     * ovol] = W [M x C] X_n [C x ovol]: cuBLAS, one strided batch over the
+     * images, then the bias and activation in one pass. */
+    if (r && r->blas && o->tactic == 0 && conv_pointwise(&g, dtype)) {
+        st = opk_blas_gemm(r->blas, stream, 0, 0, g.M, g.w.ovol, g.C, x[1], g.C, 0, x[0],
                            g.w.ovol, g.C * g.w.ovol, y[0], g.w.ovol, g.M * g.w.ovol, g.N);
         if (st)
             return op_fail(o, st, "%s", prt_last_error());

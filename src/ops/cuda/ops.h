@@ -116,9 +116,15 @@ OPC_KERNEL(opc_attention); /* attention_cuda.c */
 OPC_KERNEL(opc_global_average_pool);
 
 /* blas_cuda.c: the table's attach and detach, a cuBLAS handle and its
- * workspace per object (op_device.h). */
+ * workspace per object (op_device.h); Conv's (resources 3) go to
+ * opc_conv_attach and opc_conv_detach. */
 prt_status opc_blas_attach(op_object *o, void *stream);
 void opc_blas_detach(op_object *o);
+/* nn_cuda.c: Conv's tactics (own kernel, cuBLAS, cuDNN's algorithms) and
+ * its resources: a cuBLAS handle, and a cuDNN handle for a cuDNN tactic. */
+extern const struct op_device_tuning opc_conv_tuning;
+prt_status opc_conv_attach(op_object *o, void *stream);
+void opc_conv_detach(op_object *o);
 
 /* nn2_cuda.c */
 OPC_KERNEL(opc_pool);   /* MaxPool AveragePool LpPool GlobalMaxPool GlobalLpPool */

@@ -42,9 +42,10 @@ static const op_device_kernel kernels[] = {
     {"Compress", opc_compress, 0, 0},
     {"Concat", opc_concat, 0, 0},
     {"ConstantOfShape", opc_constant_of_shape, 0, 0},
-    /* cuBLAS for pointwise float32 convolutions, a handle without a
-     * workspace per object. */
-    {"Conv", opc_conv, 0, 2},
+    /* Tactics (opc_conv_tuning): the own kernel, cuBLAS for pointwise
+     * float32 convolutions (a handle without a workspace per object) or
+     * cuDNN; resources 3: Conv's own (opc_conv_attach). */
+    {"Conv", opc_conv, 0, 3},
     {"ConvInteger", opc_qconv, 0, 0},
     {"ConvTranspose", opc_conv_transpose, 0, 0},
     {"Cos", opc_unary_math, 0, 0},
@@ -181,10 +182,12 @@ static const op_device_kernel kernels[] = {
     {"ElementwiseChain", opc_ew_chain, 0, 0},
 };
 
-static const op_device_table table = {
-    PRT_DEVICE_CUDA, "CUDA",
-    kernels,         (int32_t)(sizeof kernels / sizeof kernels[0]),
-    opc_blas_attach, opc_blas_detach};
+static const op_device_table table = {PRT_DEVICE_CUDA, "CUDA", kernels,
+                                      (int32_t)(sizeof kernels / sizeof kernels[0]),
+                                      opc_blas_attach, opc_blas_detach,
+                                      /* the kernels with tactics the builder
+                                       * times (op_device_tuning): Conv's */
+                                      &opc_conv_tuning, 1};
 
 const op_device_table *op_cuda_table(void)
 {
