@@ -58,11 +58,12 @@
 /* Queries per task: enough rows for op_gemm_nn's 6-row tiles, few enough
  * that a task's scores (ATTN_TQ x Skv) stay in the L2 cache. */
 #define ATTN_TQ 64
-/* Keys from which a task packs K^T and V into panels for the AVX-512
- * register tiles (op_gemm_nn_panels) rather than reading them in place
- * with op_gemm_nn: GPT-2 at 128 keys 6% faster packed, at 32 keys and
- * ViT's 65 4% slower (the copy outweighs the wider tiles). A K not
- * transposed is packed at every length: that copy is its transposition. */
+/* Keys from which K^T and V are packed into panels for the AVX-512
+ * register tiles (op_gemm_nn_panels) rather than read in place with
+ * op_gemm_nn: GPT-2 at 128 keys 6% faster packed, at 32 keys and ViT's 65
+ * 4% slower (packed per tile then; the copy outweighed the wider tiles). A
+ * K not transposed is packed at every length: that copy is its
+ * transposition. */
 #define ATTN_PANEL_MIN 128
 /* Scratch slots (a task runs in slot task % slots): more than the threads a
  * pool has, fixed so the workspace does not depend on the thread count. */
@@ -322,17 +323,26 @@ static int64_t attn_panel_floats(int64_t K, int64_t N)
     return K > 0 && N > 0 ? K * ((N + 15) / 16 * 16) : 0;
 }
 
-static int64_t attn_tasks(const attn_geom *g)
+/* The query tiles of a head: as few as ATTN_TQ allows, of one size (ViT's
+ * 65 queries two of 33 and 32, not 64 and 1: the register tiles stay full
+ * and two threads get even halves). */
+static int64_t attn_tiles(const attn_geom *g, int64_t *tq)
 {
-    return g->B * g->Hq * ((g->Sq + ATTN_TQ - 1) / ATTN_TQ);
+    int64_t tiles = (g->Sq + ATTN_TQ - 1) / ATTN_TQ;
+    *tq = tiles ? (g->Sq + tiles - 1) / tiles : ATTN_TQ;
+    return tiles;
 }
 
-/* Floats of one slot: a tile's scores, K^T and V in the register tiles'
- * panels (op_gemm_pack_panels: columns rounded up to 16). */
-static int64_t attn_slot_floats(const attn_geom *g)
+/* Floats of one key/value head's panels: K^T's (D x Skv) and V's
+ * (Skv x Dv), columns rounded up to 16 (op_gemm_panel_floats). */
+static int64_t attn_kpanel_floats(const attn_geom *g)
 {
-    return ATTN_TQ * g->Skv + attn_panel_floats(g->D, g->Skv) +
-           attn_panel_floats(g->Skv, g->Dv);
+    return attn_panel_floats(g->D, g->Skv);
+}
+
+static int64_t attn_vpanel_floats(const attn_geom *g)
+{
+    return attn_panel_floats(g->Skv, g->Dv);
 }
 
 /* Volume of dims, 0 for an absent or bad one. */
@@ -356,31 +366,32 @@ static int64_t attn_workspace(const op_object *o, int32_t dtype, const prt_dims 
 {
     const attn_op *a = cattn(o);
     const prt_dims *q = &in[0], *k = &in[1], *v = &in[2];
-    int64_t n = 0, t, t2, tasks, D, Dv, Skv, B, Hq, Sq;
+    int64_t n = 0, t, t2, tasks, D, Dh, Dv, Skv, B, Hq, Hkv, Sq;
     (void)nb_out;
     if (q->nb_dims < 3 || k->nb_dims < 3 || v->nb_dims < 3 || q->nb_dims > 4)
         return 0; /* refused before a run asks */
     B = q->d[0];
     if (q->nb_dims == 4) {
-        Hq = q->d[1], Sq = q->d[2], D = q->d[3];
+        Hq = q->d[1], Sq = q->d[2], D = q->d[3], Dh = D;
+        Hkv = k->d[1], Dv = v->nb_dims > 3 ? v->d[3] : 0;
         Skv = attn_max(attn_max(k->d[2], k->nb_dims > 3 ? k->d[3] : 0), v->d[2]);
     } else {
         Hq = attn_max(a->q_num_heads, 1), Sq = q->d[1], D = q->d[2];
+        Hkv = attn_max(a->kv_num_heads, 1), Dh = D / Hq, Dv = v->d[2] / Hkv;
         Skv = attn_max(k->d[1], v->d[1]);
     }
-    if (B < 0 || Hq < 0 || Sq < 0 || D < 0 || Skv < 0)
+    if (B < 0 || Hq < 0 || Sq < 0 || D < 0 || Skv < 0 || Hkv < 0 || Dv < 0)
         return 0;
     if (!base_mul_i64(B, Hq, &tasks) ||
         !base_mul_i64(tasks, (Sq + ATTN_TQ - 1) / ATTN_TQ, &tasks))
         return -1;
-    Dv = q->nb_dims == 4 ? v->d[3] : v->d[2];
-    if (Dv < 0)
-        return 0;
     t = tasks < ATTN_SLOTS ? tasks : ATTN_SLOTS;
-    /* A slot: the scores, K^T's and V's panels (attn_slot_floats), each
-     * panel's columns rounded up to 16. */
-    if (!base_mul_i64(ATTN_TQ + D, Skv + 15, &n) || !base_mul_i64(Skv, Dv + 15, &t2) ||
-        !base_add_i64(n, t2, &n) || !base_mul_i64(n, t, &n))
+    /* A slot's scores, then each key/value head's K^T and V panels
+     * (attn_kpanel_floats, attn_vpanel_floats: columns rounded up to 16). */
+    if (!base_mul_i64(ATTN_TQ, Skv, &n) || !base_mul_i64(n, t, &n) ||
+        !base_mul_i64(Dh, Skv + 15, &t) || !base_mul_i64(Skv, Dv + 15, &t2) ||
+        !base_add_i64(t, t2, &t) || !base_mul_i64(t, B, &t) ||
+        !base_mul_i64(t, Hkv, &t) || !base_add_i64(n, t, &n))
         return -1;
     if (dtype != PRT_FLOAT32)
         n += attn_vol(&in[0]) + attn_vol(&in[1]) + attn_vol(&in[2]) + attn_vol(&out[0]);
@@ -398,8 +409,10 @@ typedef struct attn_job {
     const uint8_t *mb; /* a bool mask, else NULL */
     float scale, softcap;
     int32_t causal, k_transposed, empty_zero;
-    int64_t tiles, tasks, slots;
-    float *ws; /* slots x attn_slot_floats */
+    int64_t tiles, tq, tasks, slots;
+    int32_t pack_k, pack_v; /* K^T, V read from kp, vp (else in place) */
+    float *ws;              /* slots x tq x Skv: each slot's scores */
+    float *kp, *vp;         /* B x Hkv panels of K^T and V */
 } attn_job;
 
 /* The score of query i, key j: scaled, capped, masked (-inf: not attended). */
@@ -492,17 +505,52 @@ static void attn_pack_k(const float *kb, int64_t ldk, int64_t D, int64_t n, floa
     }
 }
 
-/* One task: queries [i0, i0 + rows) of head h of batch b. K^T and V are
- * packed into panels first (their n rows this tile can see) so both
- * products run the register tiles MatMul runs on packed weights, in their
- * widest build (op_gemm_nn_panels: AVX-512 where there is one), the same
- * sums as op_gemm_nn's. */
-static void attn_task(const attn_job *j, int64_t t, float *scores, float *kp, float *vp)
+/* Key/value heads [b, e) (batch b / Hkv, head b % Hkv) into their
+ * panels: once for every query tile and query head that reads them. */
+static void attn_pack_range(void *arg, int64_t b, int64_t e)
+{
+    const attn_job *j = arg;
+    const attn_geom *g = &j->g;
+    for (int64_t t = b; t < e; t++) {
+        const float *kb = j->k + t / g->Hkv * g->k[0] + t % g->Hkv * g->k[1];
+        const float *vb = j->v + t / g->Hkv * g->v[0] + t % g->Hkv * g->v[1];
+        if (j->pack_k && j->k_transposed)
+            op_gemm_pack_panels(g->D, g->Skv, kb, g->k[2], 0, (g->Skv + 15) / 16,
+                                j->kp + t * attn_kpanel_floats(g));
+        else if (j->pack_k)
+            attn_pack_k(kb, g->k[2], g->D, g->Skv, j->kp + t * attn_kpanel_floats(g));
+        if (j->pack_v)
+            op_gemm_pack_panels(g->Skv, g->Dv, vb, g->v[2], 0, (g->Dv + 15) / 16,
+                                j->vp + t * attn_vpanel_floats(g));
+    }
+}
+
+/* Y's rows = P V over the first n keys, V from its panels (K = Skv rows a
+ * strip), a strip at a time when n < Skv (causal) since op_gemm_nn_panels
+ * takes a strip's rows to be the product's K. */
+static void attn_pv_panels(const attn_job *j, int64_t rows, int64_t n, const float *p,
+                           const float *vp, float *yb)
+{
+    const attn_geom *g = &j->g;
+    if (n == g->Skv) {
+        op_gemm_nn_panels(rows, g->Dv, n, p, g->Skv, vp, yb, g->y[2], NULL);
+        return;
+    }
+    for (int64_t c = 0; c < g->Dv; c += 16)
+        op_gemm_nn_panels(rows, g->Dv - c < 16 ? g->Dv - c : 16, n, p, g->Skv,
+                          vp + c * g->Skv, yb + c, g->y[2], NULL);
+}
+
+/* One task: queries [i0, i0 + rows) of head h of batch b. The products
+ * are MatMul's register tiles, reading K^T and V in place or from the
+ * panels attn_pack_range made (op_gemm_nn_panels: AVX-512 where there is
+ * one); both give op_gemm_nn's sums. */
+static void attn_task(const attn_job *j, int64_t t, float *scores)
 {
     const attn_geom *g = &j->g;
     int64_t tile = t % j->tiles, bh = t / j->tiles, h = bh % g->Hq, b = bh / g->Hq;
-    int64_t kvh = h / (g->Hq / g->Hkv), i0 = tile * ATTN_TQ;
-    int64_t rows = g->Sq - i0 < ATTN_TQ ? g->Sq - i0 : ATTN_TQ;
+    int64_t kvh = h / (g->Hq / g->Hkv), i0 = tile * j->tq, kv = b * g->Hkv + kvh;
+    int64_t rows = g->Sq - i0 < j->tq ? g->Sq - i0 : j->tq;
     int64_t n = g->Skv;
     const float *qb = j->q + b * g->q[0] + h * g->q[1] + i0 * g->q[2];
     const float *kb = j->k + b * g->k[0] + kvh * g->k[1];
@@ -513,14 +561,11 @@ static void attn_task(const attn_job *j, int64_t t, float *scores, float *kp, fl
     if (j->causal && i0 + rows < n)
         n = i0 + rows;
     if (n > 0 && g->D > 0) {
-        if (n < ATTN_PANEL_MIN && j->k_transposed)
-            op_gemm_nn(rows, n, g->D, qb, g->q[2], kb, g->k[2], scores, g->Skv, NULL);
-        else if (j->k_transposed)
-            op_gemm_pack_panels(g->D, n, kb, g->k[2], 0, (n + 15) / 16, kp);
+        if (j->pack_k)
+            op_gemm_nn_panels(rows, n, g->D, qb, g->q[2],
+                              j->kp + kv * attn_kpanel_floats(g), scores, g->Skv, NULL);
         else
-            attn_pack_k(kb, g->k[2], g->D, n, kp);
-        if (n >= ATTN_PANEL_MIN || !j->k_transposed)
-            op_gemm_nn_panels(rows, n, g->D, qb, g->q[2], kp, scores, g->Skv, NULL);
+            op_gemm_nn(rows, n, g->D, qb, g->q[2], kb, g->k[2], scores, g->Skv, NULL);
     } else {
         for (int64_t r = 0; r < rows; r++)
             memset(scores + r * g->Skv, 0, (size_t)n * sizeof(float));
@@ -553,12 +598,10 @@ static void attn_task(const attn_job *j, int64_t t, float *scores, float *kp, fl
         }
     }
     if (n > 0 && g->Dv > 0) {
-        if (n < ATTN_PANEL_MIN) {
+        if (j->pack_v)
+            attn_pv_panels(j, rows, n, scores, j->vp + kv * attn_vpanel_floats(g), yb);
+        else
             op_gemm_nn(rows, g->Dv, n, scores, g->Skv, vb, g->v[2], yb, g->y[2], NULL);
-        } else {
-            op_gemm_pack_panels(n, g->Dv, vb, g->v[2], 0, (g->Dv + 15) / 16, vp);
-            op_gemm_nn_panels(rows, g->Dv, n, scores, g->Skv, vp, yb, g->y[2], NULL);
-        }
     }
     for (int64_t r = 0; r < rows; r++)
         if (!live[r] || n == 0)
@@ -571,12 +614,10 @@ static void attn_task(const attn_job *j, int64_t t, float *scores, float *kp, fl
 static void attn_range(void *arg, int64_t b, int64_t e)
 {
     const attn_job *j = arg;
-    int64_t per = attn_slot_floats(&j->g);
     for (int64_t s = b; s < e; s++) {
-        float *scores = j->ws + s * per, *kp = scores + ATTN_TQ * j->g.Skv;
-        float *vp = kp + attn_panel_floats(j->g.D, j->g.Skv);
+        float *scores = j->ws + s * j->tq * j->g.Skv;
         for (int64_t t = s; t < j->tasks; t += j->slots)
-            attn_task(j, t, scores, kp, vp);
+            attn_task(j, t, scores);
     }
 }
 
@@ -598,11 +639,15 @@ static prt_status attn_run(const op_object *o, int32_t dtype, const prt_tensor_d
         return st;
     if (base_volume(&out[0].dims) <= 0)
         return PRT_OK;
-    j.tiles = (j.g.Sq + ATTN_TQ - 1) / ATTN_TQ;
-    j.tasks = attn_tasks(&j.g);
+    j.tiles = attn_tiles(&j.g, &j.tq);
+    j.tasks = j.g.B * j.g.Hq * j.tiles;
     j.slots = j.tasks < ATTN_SLOTS ? j.tasks : ATTN_SLOTS;
     j.ws = w;
-    w += j.slots * attn_slot_floats(&j.g);
+    w += j.slots * j.tq * j.g.Skv;
+    j.kp = w;
+    w += j.g.B * j.g.Hkv * attn_kpanel_floats(&j.g);
+    j.vp = w;
+    w += j.g.B * j.g.Hkv * attn_vpanel_floats(&j.g);
     j.q = x[0], j.k = x[1], j.v = x[2], j.y = y[0];
     if (dtype != PRT_FLOAT32) {
         float *bufs[3];
@@ -629,6 +674,10 @@ static prt_status attn_run(const op_object *o, int32_t dtype, const prt_tensor_d
     j.empty_zero = a->empty_rows_zero;
     /* A slot's tasks: a tile of queries against every key, a product each
      * way, so one slot per thread step. */
+    j.pack_k = !j.k_transposed || j.g.Skv >= ATTN_PANEL_MIN;
+    j.pack_v = j.g.Skv >= ATTN_PANEL_MIN;
+    if (j.pack_k || j.pack_v)
+        base_parallel_for(j.g.B * j.g.Hkv, 1, attn_pack_range, &j);
     base_parallel_for(j.slots, 1, attn_range, &j);
     if (dtype != PRT_FLOAT32)
         op_from_f32(j.y, dtype, attn_vol(&out[0].dims), y[0]);
