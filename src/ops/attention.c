@@ -474,12 +474,14 @@ static int attn_softmax_row(const attn_job *j, float *row, int64_t n, int64_t mo
             row[c] = attn_score(j, row[c], moff, i, c);
         live = lim > 0 && op_softmax_row(row, row, lim, 0);
     } else {
-        uint8_t ok = 0;
+        float inv = 0.0f;
         if (lim > 0)
             op_attn_softmax_rows(row, n, 1, lim, 0, 0, j->scale,
                                  j->mf ? j->mf + moff : NULL, j->mb ? j->mb + moff : NULL,
-                                 0, &ok);
-        live = ok;
+                                 0, &inv);
+        for (int64_t c = 0; inv > 0.0f && c < lim; c++)
+            row[c] *= inv;
+        live = inv > 0.0f;
     }
     if (!live)
         live = attn_softmax_plain(row, lim);
@@ -557,6 +559,7 @@ static void attn_task(const attn_job *j, int64_t t, float *scores)
     const float *vb = j->v + b * g->v[0] + kvh * g->v[1];
     float *yb = j->y + b * g->y[0] + h * g->y[1] + i0 * g->y[2];
     uint8_t live[ATTN_TQ];
+    float inv[ATTN_TQ]; /* each row's 1 / sum, applied to its outputs */
     /* Causal: no query of the tile sees a key past its last one. */
     if (j->causal && i0 + rows < n)
         n = i0 + rows;
@@ -571,17 +574,20 @@ static void attn_task(const attn_job *j, int64_t t, float *scores)
             memset(scores + r * g->Skv, 0, (size_t)n * sizeof(float));
     }
     if (j->softcap <= 0.0f && n <= g->mlen) {
-        /* The whole tile in one call; the rows it hands back (a NaN, an
-         * infinity, every key masked) take the plain loop. */
+        /* The whole tile in one call, each row's division left for its Dv
+         * outputs; the rows it hands back (a NaN, an infinity, every key
+         * masked) take the plain loop, which divides. */
         int64_t moff = b * g->m[0] + h * g->m[1] + i0 * g->m[2];
         op_attn_softmax_rows(scores, g->Skv, rows, n, i0, j->causal, j->scale,
                              j->mf ? j->mf + moff : NULL, j->mb ? j->mb + moff : NULL,
-                             g->m[2], live);
+                             g->m[2], inv);
         for (int64_t r = 0; r < rows; r++) {
             int64_t lim = j->causal && i0 + r + 1 < n ? i0 + r + 1 : n;
             float *row = scores + r * g->Skv;
+            live[r] = inv[r] > 0.0f;
             if (live[r])
                 continue;
+            inv[r] = 1.0f;
             live[r] = (uint8_t)attn_softmax_plain(row, lim);
             if (live[r])
                 memset(row + lim, 0, (size_t)(n - lim) * sizeof(float));
@@ -593,6 +599,7 @@ static void attn_task(const attn_job *j, int64_t t, float *scores)
             int64_t i = i0 + r;
             int64_t moff = b * g->m[0] + h * g->m[1] + i * g->m[2];
             live[r] = (uint8_t)attn_softmax_row(j, scores + r * g->Skv, n, moff, i);
+            inv[r] = 1.0f;
             if (!live[r])
                 memset(scores + r * g->Skv, 0, (size_t)n * sizeof(float));
         }
@@ -603,10 +610,15 @@ static void attn_task(const attn_job *j, int64_t t, float *scores)
         else
             op_gemm_nn(rows, g->Dv, n, scores, g->Skv, vb, g->v[2], yb, g->y[2], NULL);
     }
-    for (int64_t r = 0; r < rows; r++)
+    for (int64_t r = 0; r < rows; r++) {
+        float *yr = yb + r * g->y[2];
         if (!live[r] || n == 0)
             for (int64_t d = 0; d < g->Dv; d++)
-                yb[r * g->y[2] + d] = j->empty_zero ? 0.0f : NAN;
+                yr[d] = j->empty_zero ? 0.0f : NAN;
+        else if (inv[r] != 1.0f)
+            for (int64_t d = 0; d < g->Dv; d++)
+                yr[d] *= inv[r];
+    }
 }
 
 /* Slots [b, e): each runs its tasks (slot, slot + slots, ...) in its own

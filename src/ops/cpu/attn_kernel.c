@@ -6,34 +6,35 @@
  * loop stayed scalar and called expf: at GPT-2's small heads that cost
  * three times the unfused MatMul, Mul, Add and Softmax layers it replaced.
  *
- * A row takes three passes (the scores and their largest; the exponentials
- * and their sum; the division) where the unfused layers made six, with
- * Softmax's exponential (cpu_exp_neg_v8) and its sum in double, so the result is within
- * float rounding of the unfused graph's. */
+ * A row takes two passes (the scores and their largest; the exponentials
+ * and their sum) where the unfused layers made six: the division by the
+ * sum is left to the caller, who applies it to the row's Dv outputs of
+ * P V rather than to its n probabilities. Softmax's exponential
+ * (cpu_exp_neg_v8), so the result is within a few float roundings of the
+ * unfused graph's. */
 #include "ops/cpu/cpu_kernels.h"
 
 #include <math.h>
 #include <string.h>
 
-typedef float ak_v4 __attribute__((vector_size(16)));
-typedef double ak_v4d __attribute__((vector_size(32)));
-
 /* The body over vectors of type T (W floats; TI the integer twin, SPLAT
- * and SELECT its CPU_SPLAT and CPU_SELECT, EXP its cpu_exp_neg_*). *done
- * 0, with the scores in the row, when their largest is NaN or infinite
- * (every key masked among them): the caller's plain loop has ONNX's rules
- * for those. The sum adds each vector's exponentials as doubles, four at a
- * time, into two accumulators, in an order fixed by n and W. */
+ * and SELECT its CPU_SPLAT and CPU_SELECT, EXP its cpu_exp_neg_*): the
+ * row's n scores, then their exponentials (unnormalized), *inv = 1 / their
+ * sum. *inv 0, with the scores in the row, when their largest is NaN or
+ * infinite (every key masked among them): the caller's plain loop has
+ * ONNX's rules for those. The sum runs in float per lane (n / W terms
+ * each, all in (0, 1]: within n / W float roundings) and adds the lanes in
+ * double, in an order fixed by n and W. */
 #define AK_SOFTMAX(T, TI, W, SPLAT, SELECT, EXP)                                         \
     do {                                                                                 \
         const T sc_ = SPLAT(scale), ninf_ = SPLAT(-INFINITY), zero_ = {0};               \
         T mv_ = ninf_, t_, m_;                                                           \
         TI nan_ = {0};                                                                   \
+        T acc_ = zero_;                                                                  \
         float mx_ = -INFINITY, buf_[W];                                                  \
-        ak_v4d acc_[2] = {{0}, {0}};                                                     \
-        double sum_;                                                                     \
+        double sum_ = 0.0;                                                               \
         int64_t c_ = 0;                                                                  \
-        *done = 0;                                                                       \
+        *inv = 0.0f;                                                                     \
         for (; c_ + W <= n; c_ += W) {                                                   \
             memcpy(&t_, row + c_, sizeof t_);                                            \
             if (madd) {                                                                  \
@@ -81,11 +82,7 @@ typedef double ak_v4d __attribute__((vector_size(32)));
             hi_ = SELECT(big_, zero_, hi_);                                              \
             EXP(&hi_, &zero_, &e_);                                                      \
             t_ = SELECT(big_, zero_, e_);                                                \
-            for (int q_ = 0; q_ < W / 4; q_++) {                                         \
-                ak_v4 f_;                                                                \
-                memcpy(&f_, (const float *)&t_ + 4 * q_, sizeof f_);                     \
-                acc_[q_ & 1] += __builtin_convertvector(f_, ak_v4d);                     \
-            }                                                                            \
+            acc_ += t_;                                                                  \
             if (full_) {                                                                 \
                 memcpy(row + c_, &t_, sizeof t_);                                        \
             } else {                                                                     \
@@ -93,22 +90,14 @@ typedef double ak_v4d __attribute__((vector_size(32)));
                 memcpy(row + c_, buf_, sizeof(float) * (size_t)(n - c_));                \
             }                                                                            \
         }                                                                                \
-        acc_[0] += acc_[1];                                                              \
-        sum_ = (acc_[0][0] + acc_[0][1]) + (acc_[0][2] + acc_[0][3]);                    \
-        t_ = SPLAT((float)(1.0 / sum_));                                                 \
-        for (c_ = 0; c_ + W <= n; c_ += W) {                                             \
-            memcpy(&m_, row + c_, sizeof m_);                                            \
-            m_ *= t_;                                                                    \
-            memcpy(row + c_, &m_, sizeof m_);                                            \
-        }                                                                                \
-        for (; c_ < n; c_++)                                                             \
-            row[c_] *= t_[0];                                                            \
-        *done = 1;                                                                       \
+        for (int q_ = 0; q_ < W; q_++)                                                   \
+            sum_ += acc_[q_];                                                            \
+        *inv = (float)(1.0 / sum_);                                                      \
     } while (0)
 
 static inline CPU_INLINE void ak_softmax8(float *row, int64_t n, float scale,
                                           const float *madd, const uint8_t *mbool,
-                                          int *done)
+                                          float *inv)
 {
     AK_SOFTMAX(cpu_v8, cpu_v8i, 8, CPU_SPLAT, CPU_SELECT, cpu_exp_neg_v8);
 }
@@ -119,31 +108,30 @@ static inline CPU_INLINE void ak_softmax8(float *row, int64_t n, float scale,
 static inline CPU_INLINE void ak_rows(float *s, int64_t ld, int64_t rows, int64_t n,
                                       int64_t i0, int causal, float scale,
                                       const float *madd, const uint8_t *mbool,
-                                      int64_t mstride, uint8_t *done)
+                                      int64_t mstride, float *inv)
 {
     for (int64_t r = 0; r < rows; r++) {
         float *row = s + r * ld;
         const float *ma = madd ? madd + r * mstride : NULL;
         const uint8_t *mb = mbool ? mbool + r * mstride : NULL;
         int64_t lim = causal && i0 + r + 1 < n ? i0 + r + 1 : n;
-        int ok = 0;
+        inv[r] = 0.0f;
         if (lim > 0)
-            ak_softmax8(row, lim, scale, ma, mb, &ok);
-        if (ok && lim < n)
+            ak_softmax8(row, lim, scale, ma, mb, &inv[r]);
+        if (inv[r] > 0.0f && lim < n)
             memset(row + lim, 0, (size_t)(n - lim) * sizeof(float));
-        done[r] = (uint8_t)ok;
     }
 }
 
 CPU_BUILDS(ak_rows_k, ak_rows,
            (float *s, int64_t ld, int64_t rows, int64_t n, int64_t i0, int causal,
             float scale, const float *madd, const uint8_t *mbool, int64_t mstride,
-            uint8_t *done),
-           (s, ld, rows, n, i0, causal, scale, madd, mbool, mstride, done))
+            float *inv),
+           (s, ld, rows, n, i0, causal, scale, madd, mbool, mstride, inv))
 
 void op_attn_softmax_rows(float *s, int64_t ld, int64_t rows, int64_t n, int64_t i0,
                           int causal, float scale, const float *madd,
-                          const uint8_t *mbool, int64_t mstride, uint8_t *done)
+                          const uint8_t *mbool, int64_t mstride, float *inv)
 {
-    CPU_PICK(ak_rows_k)(s, ld, rows, n, i0, causal, scale, madd, mbool, mstride, done);
+    CPU_PICK(ak_rows_k)(s, ld, rows, n, i0, causal, scale, madd, mbool, mstride, inv);
 }
