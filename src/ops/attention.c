@@ -38,10 +38,14 @@
  *                  with Where(IsNaN(p), 0, p), which this replaces)
  *
  * The CPU kernel: per (batch, head, tile of 64 queries), scores = Q K^T
- * with the register-tile product (op_gemm_nn), then scale, softcap, mask
- * and the row softmax in place, then P V into Y's rows. With is_causal a
- * tile stops at its last query's column. Each row is computed alone, in a
- * fixed order, so the thread count never changes a bit.
+ * with MatMul's register-tile products (op_gemm_nn; from ATTN_PANEL_MIN
+ * keys on K^T and V packed into panels for op_gemm_nn_panels), then the
+ * tile's rows scaled, masked and softmaxed in one vector pass each
+ * (op_attn_softmax_rows, src/ops/cpu/attn_kernel.c, with Softmax's
+ * exponential; softcap takes a plain loop), then P V into Y's rows. With
+ * is_causal a tile stops at its last query's column and each row's
+ * softmax at its own query. Each row is computed alone, in a fixed order,
+ * so the thread count never changes a bit.
  */
 #include <math.h>
 #include <string.h>
@@ -54,6 +58,13 @@
 /* Queries per task: enough rows for op_gemm_nn's 6-row tiles, few enough
  * that a task's scores (ATTN_TQ x Skv) stay in the L2 cache. */
 #define ATTN_TQ 64
+/* Keys from which K^T and V are packed into panels for the AVX-512
+ * register tiles (op_gemm_nn_panels) rather than read in place with
+ * op_gemm_nn: GPT-2 at 128 keys 6% faster packed, at 32 keys and ViT's 65
+ * 4% slower (packed per tile then; the copy outweighed the wider tiles). A
+ * K not transposed is packed at every length: that copy is its
+ * transposition. */
+#define ATTN_PANEL_MIN 128
 /* Scratch slots (a task runs in slot task % slots): more than the threads a
  * pool has, fixed so the workspace does not depend on the thread count. */
 #define ATTN_SLOTS 32
@@ -305,15 +316,33 @@ static prt_status attn_infer(const op_object *o, const prt_dims *in, int32_t nb_
     return PRT_OK;
 }
 
-static int64_t attn_tasks(const attn_geom *g)
+/* op_gemm_panel_floats for dims known to fit (checked by attn_workspace's
+ * bound), 0 for an empty product. */
+static int64_t attn_panel_floats(int64_t K, int64_t N)
 {
-    return g->B * g->Hq * ((g->Sq + ATTN_TQ - 1) / ATTN_TQ);
+    return K > 0 && N > 0 ? K * ((N + 15) / 16 * 16) : 0;
 }
 
-/* Floats of one slot: a tile's scores and K^T. */
-static int64_t attn_slot_floats(const attn_geom *g)
+/* The query tiles of a head: as few as ATTN_TQ allows, of one size (ViT's
+ * 65 queries two of 33 and 32, not 64 and 1: the register tiles stay full
+ * and two threads get even halves). */
+static int64_t attn_tiles(const attn_geom *g, int64_t *tq)
 {
-    return (ATTN_TQ + g->D) * g->Skv;
+    int64_t tiles = (g->Sq + ATTN_TQ - 1) / ATTN_TQ;
+    *tq = tiles ? (g->Sq + tiles - 1) / tiles : ATTN_TQ;
+    return tiles;
+}
+
+/* Floats of one key/value head's panels: K^T's (D x Skv) and V's
+ * (Skv x Dv), columns rounded up to 16 (op_gemm_panel_floats). */
+static int64_t attn_kpanel_floats(const attn_geom *g)
+{
+    return attn_panel_floats(g->D, g->Skv);
+}
+
+static int64_t attn_vpanel_floats(const attn_geom *g)
+{
+    return attn_panel_floats(g->Skv, g->Dv);
 }
 
 /* Volume of dims, 0 for an absent or bad one. */
@@ -337,25 +366,32 @@ static int64_t attn_workspace(const op_object *o, int32_t dtype, const prt_dims 
 {
     const attn_op *a = cattn(o);
     const prt_dims *q = &in[0], *k = &in[1], *v = &in[2];
-    int64_t n = 0, t, tasks, D, Skv, B, Hq, Sq;
+    int64_t n = 0, t, t2, tasks, D, Dh, Dv, Skv, B, Hq, Hkv, Sq;
     (void)nb_out;
     if (q->nb_dims < 3 || k->nb_dims < 3 || v->nb_dims < 3 || q->nb_dims > 4)
         return 0; /* refused before a run asks */
     B = q->d[0];
     if (q->nb_dims == 4) {
-        Hq = q->d[1], Sq = q->d[2], D = q->d[3];
+        Hq = q->d[1], Sq = q->d[2], D = q->d[3], Dh = D;
+        Hkv = k->d[1], Dv = v->nb_dims > 3 ? v->d[3] : 0;
         Skv = attn_max(attn_max(k->d[2], k->nb_dims > 3 ? k->d[3] : 0), v->d[2]);
     } else {
         Hq = attn_max(a->q_num_heads, 1), Sq = q->d[1], D = q->d[2];
+        Hkv = attn_max(a->kv_num_heads, 1), Dh = D / Hq, Dv = v->d[2] / Hkv;
         Skv = attn_max(k->d[1], v->d[1]);
     }
-    if (B < 0 || Hq < 0 || Sq < 0 || D < 0 || Skv < 0)
+    if (B < 0 || Hq < 0 || Sq < 0 || D < 0 || Skv < 0 || Hkv < 0 || Dv < 0)
         return 0;
     if (!base_mul_i64(B, Hq, &tasks) ||
         !base_mul_i64(tasks, (Sq + ATTN_TQ - 1) / ATTN_TQ, &tasks))
         return -1;
     t = tasks < ATTN_SLOTS ? tasks : ATTN_SLOTS;
-    if (!base_mul_i64(ATTN_TQ + D, Skv, &n) || !base_mul_i64(n, t, &n))
+    /* A slot's scores, then each key/value head's K^T and V panels
+     * (attn_kpanel_floats, attn_vpanel_floats: columns rounded up to 16). */
+    if (!base_mul_i64(ATTN_TQ, Skv, &n) || !base_mul_i64(n, t, &n) ||
+        !base_mul_i64(Dh, Skv + 15, &t) || !base_mul_i64(Skv, Dv + 15, &t2) ||
+        !base_add_i64(t, t2, &t) || !base_mul_i64(t, B, &t) ||
+        !base_mul_i64(t, Hkv, &t) || !base_add_i64(n, t, &n))
         return -1;
     if (dtype != PRT_FLOAT32)
         n += attn_vol(&in[0]) + attn_vol(&in[1]) + attn_vol(&in[2]) + attn_vol(&out[0]);
@@ -373,8 +409,10 @@ typedef struct attn_job {
     const uint8_t *mb; /* a bool mask, else NULL */
     float scale, softcap;
     int32_t causal, k_transposed, empty_zero;
-    int64_t tiles, tasks, slots;
-    float *ws; /* slots x attn_slot_floats */
+    int64_t tiles, tq, tasks, slots;
+    int32_t pack_k, pack_v; /* K^T, V read from kp, vp (else in place) */
+    float *ws;              /* slots x tq x Skv: each slot's scores */
+    float *kp, *vp;         /* B x Hkv panels of K^T and V */
 } attn_job;
 
 /* The score of query i, key j: scaled, capped, masked (-inf: not attended). */
@@ -392,17 +430,15 @@ static float attn_score(const attn_job *j, float s, int64_t moff, int64_t i, int
     return s;
 }
 
-/* Row r of a tile's scores becomes its softmax over its n columns; 0 when
- * every key is masked (the row is left alone). */
-static int attn_softmax_row(const attn_job *j, float *row, int64_t n, int64_t moff,
-                            int64_t i)
+/* The plain softmax of a row already scored, for what op_softmax_row hands
+ * back: a NaN or an infinite largest score (ONNX's NaN rules), or every key
+ * masked (0: the row is left alone). */
+static int attn_softmax_plain(float *row, int64_t n)
 {
     float mx = -INFINITY;
     double sum = 0.0;
-    for (int64_t c = 0; c < n; c++) {
-        row[c] = attn_score(j, row[c], moff, i, c);
+    for (int64_t c = 0; c < n; c++)
         mx = row[c] > mx ? row[c] : mx; /* a NaN score stays in the row */
-    }
     if (mx == -INFINITY)
         return 0;
     for (int64_t c = 0; c < n; c++) {
@@ -417,49 +453,172 @@ static int attn_softmax_row(const attn_job *j, float *row, int64_t n, int64_t mo
     return 1;
 }
 
-static void attn_task(const attn_job *j, int64_t t, float *scores, float *kt)
+/* Row r of a tile's scores becomes its softmax over its n columns; 0 when
+ * every key is masked (the row is left alone). The keys a query cannot see
+ * (past the mask's length, or past the query under is_causal) are cut off
+ * before the softmax and get probability 0 after it, so neither the scoring
+ * nor the exponentials run over them. The scoring is one pass of plain
+ * loops the compiler vectorizes (no per-element branch on the mask kind),
+ * and the softmax the vectorized exponential Softmax itself uses
+ * (op_softmax_row), so the layer computes what the unfused MatMul, Mul,
+ * Add and Softmax did, at their speed. */
+static int attn_softmax_row(const attn_job *j, float *row, int64_t n, int64_t moff,
+                            int64_t i)
+{
+    int64_t lim = n < j->g.mlen ? n : j->g.mlen;
+    int live;
+    if (j->causal && i + 1 < lim)
+        lim = i + 1;
+    if (j->softcap > 0.0f) {
+        for (int64_t c = 0; c < lim; c++)
+            row[c] = attn_score(j, row[c], moff, i, c);
+        live = lim > 0 && op_softmax_row(row, row, lim, 0);
+    } else {
+        float inv = 0.0f;
+        if (lim > 0)
+            op_attn_softmax_rows(row, n, 1, lim, 0, 0, j->scale,
+                                 j->mf ? j->mf + moff : NULL, j->mb ? j->mb + moff : NULL,
+                                 0, &inv);
+        for (int64_t c = 0; inv > 0.0f && c < lim; c++)
+            row[c] *= inv;
+        live = inv > 0.0f;
+    }
+    if (!live)
+        live = attn_softmax_plain(row, lim);
+    if (live && lim < n)
+        memset(row + lim, 0, (size_t)(n - lim) * sizeof(float));
+    return live;
+}
+
+/* K's rows [0, n) as the panels of K^T (D x n) that op_gemm_nn_panels
+ * reads: strip s holds keys [16 s, 16 s + 16), row d of it their elements
+ * d, zero past key n. */
+static void attn_pack_k(const float *kb, int64_t ldk, int64_t D, int64_t n, float *bp)
+{
+    for (int64_t s = 0; s * 16 < n; s++) {
+        const int64_t c0 = s * 16, w = n - c0 < 16 ? n - c0 : 16;
+        float *p = bp + s * D * 16;
+        for (int64_t d = 0; d < D; d++) {
+            for (int64_t q = 0; q < w; q++)
+                p[d * 16 + q] = kb[(c0 + q) * ldk + d];
+            for (int64_t q = w; q < 16; q++)
+                p[d * 16 + q] = 0.0f;
+        }
+    }
+}
+
+/* Key/value heads [b, e) (batch b / Hkv, head b % Hkv) into their
+ * panels: once for every query tile and query head that reads them. */
+static void attn_pack_range(void *arg, int64_t b, int64_t e)
+{
+    const attn_job *j = arg;
+    const attn_geom *g = &j->g;
+    for (int64_t t = b; t < e; t++) {
+        const float *kb = j->k + t / g->Hkv * g->k[0] + t % g->Hkv * g->k[1];
+        const float *vb = j->v + t / g->Hkv * g->v[0] + t % g->Hkv * g->v[1];
+        if (j->pack_k && j->k_transposed)
+            op_gemm_pack_panels(g->D, g->Skv, kb, g->k[2], 0, (g->Skv + 15) / 16,
+                                j->kp + t * attn_kpanel_floats(g));
+        else if (j->pack_k)
+            attn_pack_k(kb, g->k[2], g->D, g->Skv, j->kp + t * attn_kpanel_floats(g));
+        if (j->pack_v)
+            op_gemm_pack_panels(g->Skv, g->Dv, vb, g->v[2], 0, (g->Dv + 15) / 16,
+                                j->vp + t * attn_vpanel_floats(g));
+    }
+}
+
+/* Y's rows = P V over the first n keys, V from its panels (K = Skv rows a
+ * strip), a strip at a time when n < Skv (causal) since op_gemm_nn_panels
+ * takes a strip's rows to be the product's K. */
+static void attn_pv_panels(const attn_job *j, int64_t rows, int64_t n, const float *p,
+                           const float *vp, float *yb)
+{
+    const attn_geom *g = &j->g;
+    if (n == g->Skv) {
+        op_gemm_nn_panels(rows, g->Dv, n, p, g->Skv, vp, yb, g->y[2], NULL);
+        return;
+    }
+    for (int64_t c = 0; c < g->Dv; c += 16)
+        op_gemm_nn_panels(rows, g->Dv - c < 16 ? g->Dv - c : 16, n, p, g->Skv,
+                          vp + c * g->Skv, yb + c, g->y[2], NULL);
+}
+
+/* One task: queries [i0, i0 + rows) of head h of batch b. The products
+ * are MatMul's register tiles, reading K^T and V in place or from the
+ * panels attn_pack_range made (op_gemm_nn_panels: AVX-512 where there is
+ * one); both give op_gemm_nn's sums. */
+static void attn_task(const attn_job *j, int64_t t, float *scores)
 {
     const attn_geom *g = &j->g;
     int64_t tile = t % j->tiles, bh = t / j->tiles, h = bh % g->Hq, b = bh / g->Hq;
-    int64_t kvh = h / (g->Hq / g->Hkv), i0 = tile * ATTN_TQ;
-    int64_t rows = g->Sq - i0 < ATTN_TQ ? g->Sq - i0 : ATTN_TQ;
-    int64_t n = g->Skv, ldb = g->Skv;
+    int64_t kvh = h / (g->Hq / g->Hkv), i0 = tile * j->tq, kv = b * g->Hkv + kvh;
+    int64_t rows = g->Sq - i0 < j->tq ? g->Sq - i0 : j->tq;
+    int64_t n = g->Skv;
     const float *qb = j->q + b * g->q[0] + h * g->q[1] + i0 * g->q[2];
     const float *kb = j->k + b * g->k[0] + kvh * g->k[1];
     const float *vb = j->v + b * g->v[0] + kvh * g->v[1];
     float *yb = j->y + b * g->y[0] + h * g->y[1] + i0 * g->y[2];
     uint8_t live[ATTN_TQ];
+    float inv[ATTN_TQ]; /* each row's 1 / sum, applied to its outputs */
     /* Causal: no query of the tile sees a key past its last one. */
     if (j->causal && i0 + rows < n)
         n = i0 + rows;
     if (n > 0 && g->D > 0) {
-        const float *bt = kb;
-        if (j->k_transposed) {
-            ldb = g->k[2];
-        } else {
-            for (int64_t c = 0; c < n; c++)
-                for (int64_t d = 0; d < g->D; d++)
-                    kt[d * ldb + c] = kb[c * g->k[2] + d];
-            bt = kt;
-        }
-        op_gemm_nn(rows, n, g->D, qb, g->q[2], bt, ldb, scores, g->Skv, NULL);
+        if (j->pack_k)
+            op_gemm_nn_panels(rows, n, g->D, qb, g->q[2],
+                              j->kp + kv * attn_kpanel_floats(g), scores, g->Skv, NULL);
+        else
+            op_gemm_nn(rows, n, g->D, qb, g->q[2], kb, g->k[2], scores, g->Skv, NULL);
     } else {
         for (int64_t r = 0; r < rows; r++)
             memset(scores + r * g->Skv, 0, (size_t)n * sizeof(float));
     }
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t i = i0 + r;
-        int64_t moff = b * g->m[0] + h * g->m[1] + i * g->m[2];
-        live[r] = (uint8_t)attn_softmax_row(j, scores + r * g->Skv, n, moff, i);
-        if (!live[r])
-            memset(scores + r * g->Skv, 0, (size_t)n * sizeof(float));
+    if (j->softcap <= 0.0f && n <= g->mlen) {
+        /* The whole tile in one call, each row's division left for its Dv
+         * outputs; the rows it hands back (a NaN, an infinity, every key
+         * masked) take the plain loop, which divides. */
+        int64_t moff = b * g->m[0] + h * g->m[1] + i0 * g->m[2];
+        op_attn_softmax_rows(scores, g->Skv, rows, n, i0, j->causal, j->scale,
+                             j->mf ? j->mf + moff : NULL, j->mb ? j->mb + moff : NULL,
+                             g->m[2], inv);
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t lim = j->causal && i0 + r + 1 < n ? i0 + r + 1 : n;
+            float *row = scores + r * g->Skv;
+            live[r] = inv[r] > 0.0f;
+            if (live[r])
+                continue;
+            inv[r] = 1.0f;
+            live[r] = (uint8_t)attn_softmax_plain(row, lim);
+            if (live[r])
+                memset(row + lim, 0, (size_t)(n - lim) * sizeof(float));
+            else
+                memset(row, 0, (size_t)n * sizeof(float));
+        }
+    } else {
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t i = i0 + r;
+            int64_t moff = b * g->m[0] + h * g->m[1] + i * g->m[2];
+            live[r] = (uint8_t)attn_softmax_row(j, scores + r * g->Skv, n, moff, i);
+            inv[r] = 1.0f;
+            if (!live[r])
+                memset(scores + r * g->Skv, 0, (size_t)n * sizeof(float));
+        }
     }
-    if (n > 0 && g->Dv > 0)
-        op_gemm_nn(rows, g->Dv, n, scores, g->Skv, vb, g->v[2], yb, g->y[2], NULL);
-    for (int64_t r = 0; r < rows; r++)
+    if (n > 0 && g->Dv > 0) {
+        if (j->pack_v)
+            attn_pv_panels(j, rows, n, scores, j->vp + kv * attn_vpanel_floats(g), yb);
+        else
+            op_gemm_nn(rows, g->Dv, n, scores, g->Skv, vb, g->v[2], yb, g->y[2], NULL);
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        float *yr = yb + r * g->y[2];
         if (!live[r] || n == 0)
             for (int64_t d = 0; d < g->Dv; d++)
-                yb[r * g->y[2] + d] = j->empty_zero ? 0.0f : NAN;
+                yr[d] = j->empty_zero ? 0.0f : NAN;
+        else if (inv[r] != 1.0f)
+            for (int64_t d = 0; d < g->Dv; d++)
+                yr[d] *= inv[r];
+    }
 }
 
 /* Slots [b, e): each runs its tasks (slot, slot + slots, ...) in its own
@@ -467,11 +626,10 @@ static void attn_task(const attn_job *j, int64_t t, float *scores, float *kt)
 static void attn_range(void *arg, int64_t b, int64_t e)
 {
     const attn_job *j = arg;
-    int64_t per = attn_slot_floats(&j->g);
     for (int64_t s = b; s < e; s++) {
-        float *scores = j->ws + s * per, *kt = scores + ATTN_TQ * j->g.Skv;
+        float *scores = j->ws + s * j->tq * j->g.Skv;
         for (int64_t t = s; t < j->tasks; t += j->slots)
-            attn_task(j, t, scores, kt);
+            attn_task(j, t, scores);
     }
 }
 
@@ -493,11 +651,15 @@ static prt_status attn_run(const op_object *o, int32_t dtype, const prt_tensor_d
         return st;
     if (base_volume(&out[0].dims) <= 0)
         return PRT_OK;
-    j.tiles = (j.g.Sq + ATTN_TQ - 1) / ATTN_TQ;
-    j.tasks = attn_tasks(&j.g);
+    j.tiles = attn_tiles(&j.g, &j.tq);
+    j.tasks = j.g.B * j.g.Hq * j.tiles;
     j.slots = j.tasks < ATTN_SLOTS ? j.tasks : ATTN_SLOTS;
     j.ws = w;
-    w += j.slots * attn_slot_floats(&j.g);
+    w += j.slots * j.tq * j.g.Skv;
+    j.kp = w;
+    w += j.g.B * j.g.Hkv * attn_kpanel_floats(&j.g);
+    j.vp = w;
+    w += j.g.B * j.g.Hkv * attn_vpanel_floats(&j.g);
     j.q = x[0], j.k = x[1], j.v = x[2], j.y = y[0];
     if (dtype != PRT_FLOAT32) {
         float *bufs[3];
@@ -524,6 +686,10 @@ static prt_status attn_run(const op_object *o, int32_t dtype, const prt_tensor_d
     j.empty_zero = a->empty_rows_zero;
     /* A slot's tasks: a tile of queries against every key, a product each
      * way, so one slot per thread step. */
+    j.pack_k = !j.k_transposed || j.g.Skv >= ATTN_PANEL_MIN;
+    j.pack_v = j.g.Skv >= ATTN_PANEL_MIN;
+    if (j.pack_k || j.pack_v)
+        base_parallel_for(j.g.B * j.g.Hkv, 1, attn_pack_range, &j);
     base_parallel_for(j.slots, 1, attn_range, &j);
     if (dtype != PRT_FLOAT32)
         op_from_f32(j.y, dtype, attn_vol(&out[0].dims), y[0]);

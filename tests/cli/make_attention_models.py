@@ -156,6 +156,13 @@ def main():
                   {"q_num_heads": 4, "kv_num_heads": 2}))
     cases.append(("4d_fp16", r(2, 3, 5, 8, dt=np.float16), r(2, 3, 7, 8, dt=np.float16),
                   r(2, 3, 7, 8, dt=np.float16), r(5, 7, dt=np.float16), {}))
+    # The CPU kernel's vector rows and packed products (attn_kernel.c,
+    # ATTN_PANEL_MIN keys and more): row lengths past the vectors with a
+    # tail, a float and a bool mask, causal rows cut short inside a tile.
+    cases.append(("4d_keys150_mask", r(1, 2, 70, 16), r(1, 2, 150, 16), r(1, 2, 150, 16),
+                  r(1, 1, 70, 150), {}))
+    cases.append(("4d_causal140_bool", r(1, 2, 140, 24), r(1, 2, 140, 24),
+                  r(1, 2, 140, 24), rng.random((140, 140)) > 0.2, {"is_causal": 1}))
     for name, q, k, v, mask, attrs in cases:
         ins = [("q", q), ("k", k), ("v", v)]
         if mask is not None:
@@ -170,6 +177,10 @@ def main():
     q, k, v = r(2, 3, 4, 8), r(2, 3, 8, 6), r(2, 3, 6, 8)
     write(out, "k_transposed", [("q", q), ("k", k), ("v", v)],
           ref_attention(q, k, v, k_transposed=1), {"k_transposed": 1})
+    q, k, v = r(1, 2, 66, 8), r(1, 2, 8, 130), r(1, 2, 130, 8)
+    write(out, "k_transposed130", [("q", q), ("k", k), ("v", v)],
+          ref_attention(q, k, v, k_transposed=1), {"k_transposed": 1})
+    q, k, v = r(2, 3, 4, 8), r(2, 3, 8, 6), r(2, 3, 6, 8)
     mask = rng.random((2, 1, 4, 6)) > 0.5
     mask[:, :, 1, :] = False
     for ez in (0, 1):

@@ -836,4 +836,20 @@ void op_minmax_f32(const float *x, int64_t n, float *mn, float *mx);
 void op_qbinary_row(int32_t mul, int32_t dtype, const void *a, int64_t sa, const void *b,
                     int64_t sb, void *y, int64_t n, const struct opq_binary *p);
 
+/* ---- attention softmax rows (attn_kernel.c) ------------------------------ */
+
+/* The softmax rows of a tile of attention scores, in place but for the
+ * division: row r at s + r ld (query i0 + r) sees its first lim keys (n,
+ * or i0 + r + 1 if fewer under causal); each score becomes s scale +
+ * madd[c] (a float mask's row, at madd + r mstride), or with mbool (a bool
+ * mask's row) s scale where it is true and -inf where not, or s scale;
+ * then e^(score - the row's largest) with Softmax's exponential, zeros
+ * past lim, and inv[r] = 1 / their sum (> 0): the caller scales the row's
+ * product with V by it. inv[r] = 0 leaves the lim scores in the row and
+ * nothing past them written, when their largest is NaN or infinite (every
+ * key masked among them): the caller's plain loop handles those. */
+void op_attn_softmax_rows(float *s, int64_t ld, int64_t rows, int64_t n, int64_t i0,
+                          int causal, float scale, const float *madd,
+                          const uint8_t *mbool, int64_t mstride, float *inv);
+
 #endif /* PLUGRT_OPS_CPU_KERNELS_H */
