@@ -132,6 +132,8 @@ def test_host_dlpack_with_numpy_and_torch():
         import torch
     except ImportError:
         return
+    if tuple(int(v) for v in torch.__version__.split(".")[:2] if v.isdigit()) < (2, 1):
+        return  # older torch reads no DLPack bool (kDLBool) and aborts on it
     x = torch.from_dlpack(t)
     x[2, 3] = -7
     assert a[2, 3] == -7 and x.data_ptr() == a.ctypes.data

@@ -11,6 +11,8 @@ import plugrt.plugin as trtp
 from plugrt.plugin._torch import _fit
 
 torch = pytest.importorskip("torch")
+if not hasattr(torch.library, "custom_op"):
+    pytest.skip("torch.library.custom_op needs torch 2.4 or later", allow_module_level=True)
 
 
 def test_affine_fit_and_its_refusal():

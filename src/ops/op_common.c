@@ -290,13 +290,17 @@ static uint32_t refused_for(const op_object *o, const prt_tensor_desc *in, int32
 {
     const int32_t k = o->cls->dtype_input;
     const int32_t key = k < nb_in ? in[k].dtype : out[0].dtype;
-    /* The blocked format has CPU kernels only. */
-    const int chw8 = chw8_mask(in, nb_in, out, nb_outs(o)) != 0;
     uint32_t refused = 0;
+    (void)out;
+    /* By dtype only. The blocked format (CPU kernels only) is no refusal
+     * here: only a CPU build picks it, and the object outlives that build,
+     * so a later build of the same network for CUDA would otherwise find
+     * the device gone before it configures anything (runtime_configure
+     * refuses CHW8 on another device itself). */
     for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++) {
         const op_device_kernel *kd = o->kern[d];
-        if (kd && (chw8 || (kd->dtypes && (key < 0 || key >= PRT_DTYPE_COUNT ||
-                                           !(kd->dtypes & OP_DT(key))))))
+        if (kd && kd->dtypes &&
+            (key < 0 || key >= PRT_DTYPE_COUNT || !(kd->dtypes & OP_DT(key))))
             refused |= 1u << d;
     }
     return refused;

@@ -327,7 +327,7 @@ static int bind_dev(prt_context *ctx, const oc_case *c, void **dx, void **dy,
                     size_t ybytes)
 {
     int ok = 1;
-    char nm[8];
+    char nm[16];
     for (int32_t i = 0; i < c->nb && ok; i++) {
         size_t n = (size_t)tu_volume(&c->in[i].dims) * prt_dtype_size(c->in[i].dtype);
         snprintf(nm, sizeof nm, "X%d", (int)i);

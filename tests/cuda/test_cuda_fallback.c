@@ -109,7 +109,8 @@ static void run_check(prt_context *c, int whole, void *s, int32_t *dx, int32_t *
 {
     int32_t y[M * NN], want[M * NN];
     memset(y, 0x55, sizeof y);
-    CHECK(cudaMemset(dy, 0, sizeof y) == cudaSuccess);
+    /* On s: a plain cudaMemset need not be ordered with a non-blocking stream. */
+    CHECK(cudaMemsetAsync(dy, 0, sizeof y, (cudaStream_t)s) == cudaSuccess);
     CHECK_OK(prt_context_enqueue(c, s));
     CHECK(cudaStreamSynchronize((cudaStream_t)s) == cudaSuccess);
     CHECK(cudaMemcpy(y, dy, sizeof y, cudaMemcpyDeviceToHost) == cudaSuccess);

@@ -28,9 +28,11 @@
 #define NAME "test_cuda_kernel_tune"
 #define N_OPT 4096
 #define MAX_N 65536
-/* Iterations of the slow kernel's dependent loop: ~0.5 ms a thread, far
- * above the fast kernel and a host round trip of 16 KiB. */
-#define SPIN (1 << 18)
+/* Iterations of the slow kernel's dependent loop: ~8 ms a thread on an
+ * H100, far above the fast kernel and a host round trip of 16 KiB even on
+ * a host busy with other work (at ~0.5 ms a loaded host's round trip
+ * could outlast it). */
+#define SPIN (1 << 22)
 
 static const char source[] =
     "extern \"C\" __global__ void kt_slow(const float *x, float *y, long long n, int "

@@ -30,12 +30,15 @@ KDL_CUDA_MANAGED = 13
 
 # DLDataTypeCode
 _KDL_INT, _KDL_UINT, _KDL_FLOAT, _KDL_BFLOAT, _KDL_BOOL = 0, 1, 2, 4, 6
+# DLPack 1.1's 8-bit floats: kDLFloat8_e4m3fn, kDLFloat8_e5m2.
+_KDL_FLOAT8_E4M3FN, _KDL_FLOAT8_E5M2 = 10, 12
 
 #: DataType -> (code, bits) of DLDataType (lanes 1).
 DL_TYPES = {DataType.FLOAT: (_KDL_FLOAT, 32), DataType.HALF: (_KDL_FLOAT, 16),
             DataType.BF16: (_KDL_BFLOAT, 16), DataType.INT8: (_KDL_INT, 8),
             DataType.UINT8: (_KDL_UINT, 8), DataType.INT32: (_KDL_INT, 32),
-            DataType.INT64: (_KDL_INT, 64), DataType.BOOL: (_KDL_BOOL, 8)}
+            DataType.INT64: (_KDL_INT, 64), DataType.BOOL: (_KDL_BOOL, 8),
+            DataType.FP8: (_KDL_FLOAT8_E4M3FN, 8), DataType.FP8E5M2: (_KDL_FLOAT8_E5M2, 8)}
 _FROM_DL = {v: k for k, v in DL_TYPES.items()}
 
 DLPACK_FLAG_BITMASK_READ_ONLY = 1

@@ -393,14 +393,16 @@ OPC_KERNEL(opc_matmul)
     return PRT_OK;
 }
 
-/* cuBLAS's product (16-bit A and B read as they are, float32 sums; C and
- * Y in float32 in the workspace, laid out as on the CPU: A, B, C, then
- * Y), then alpha and C in one pass. */
+/* cuBLAS's product in float32: 16-bit A, B and C converted into the
+ * workspace first (laid out as on the CPU: A, B, C, then Y), then alpha and
+ * C in one pass. (cublasGemmStridedBatchedEx on the 16-bit A and B as they
+ * are was refused as unsupported for Gemm's shapes on an H100, and left
+ * the context with a misaligned-address error; MatMul's 16-bit products
+ * take that path.) */
 OPC_KERNEL(opc_gemm)
 {
     const gemm_op *g = (const gemm_op *)o;
-    const void *A = x[0], *B = x[1];
-    const float *C = nb_in == 3 ? x[2] : NULL;
+    const float *A = x[0], *B = x[1], *C = nb_in == 3 ? x[2] : NULL;
     float *Y = y[0];
     int64_t M = out->dims.d[0], N = out->dims.d[1];
     int64_t K = in[0].dims.d[g->trans_a ? 0 : 1];
@@ -408,11 +410,13 @@ OPC_KERNEL(opc_gemm)
     prt_status st;
     int err = 0;
     if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
-        float *w = ws + base_volume(&in[0].dims) + base_volume(&in[1].dims);
-        if (C) {
-            err = opk_to_f32(dtype, x[2], w, base_volume(&in[2].dims), stream);
-            C = w;
-            w += base_volume(&in[2].dims);
+        float *w = ws;
+        const float **dst[3] = {&A, &B, &C};
+        for (int32_t k = 0; k < nb_in && !err; k++) {
+            int64_t v = base_volume(&in[k].dims);
+            err = opk_to_f32(dtype, x[k], w, v, stream);
+            *dst[k] = w;
+            w += v;
         }
         Y = w;
     } else if (dtype != PRT_FLOAT32) {
@@ -421,9 +425,8 @@ OPC_KERNEL(opc_gemm)
     }
     if (err)
         return opc_status(o, err);
-    st = opk_blas_gemm_ex(o->res[PRT_DEVICE_CUDA], stream, dtype, PRT_FLOAT32, g->trans_a,
-                          g->trans_b, M, N, K, A, g->trans_a ? M : K, 0, B,
-                          g->trans_b ? K : N, 0, Y, N, 0, 1);
+    st = opk_blas_gemm(o->res[PRT_DEVICE_CUDA], stream, g->trans_a, g->trans_b, M, N, K,
+                       A, g->trans_a ? M : K, 0, B, g->trans_b ? K : N, 0, Y, N, 0, 1);
     if (st)
         return op_fail(o, st, "%s", prt_last_error());
     if (C && g->beta != 0.0f) {

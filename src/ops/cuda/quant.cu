@@ -50,7 +50,10 @@ __global__ void dequantize_kernel(int32_t xdt, const void *x, int32_t sdt,
         const int64_t c = channel(i, ch, inner);
         const float s = opk_float_at(sdt, scale, c);
         if (xdt == PRT_FLOAT8E4M3FN || xdt == PRT_FLOAT8E5M2) {
-            opk_float_put(sdt, y, i, opk_float_at(xdt, x, i) * s);
+            // A NaN code stays the NaN it decodes to, as the CPU's product
+            // hands its NaN operand on (the GPU's would be canonical).
+            const float v = opk_float_at(xdt, x, i);
+            opk_float_put(sdt, y, i, v != v ? v : v * s);
             continue;
         }
         const int32_t z = zp ? (int32_t)opk_int_at(zdt, zp, c) : 0;
