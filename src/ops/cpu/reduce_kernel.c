@@ -207,6 +207,49 @@ void op_row_means(const float *x, int64_t rows, int64_t n, float *y)
     CPU_PICK(rk_means_k)(x, rows, n, y);
 }
 
+/* op_row_minmax: eight rows at a time, each its own running extreme (a
+ * row of ReduceMax's 20 classes is a chain of dependent compares; eight
+ * chains keep the core busy). A row folds from its first element in
+ * element order under reduce.c's rule (a NaN wins; of equal values the
+ * first stays), so each value is what reduce.c's double walk gives. */
+#define RK_MAX(a, b) ((b) > (a) || (b) != (b) ? (b) : (a))
+#define RK_MIN(a, b) ((b) < (a) || (b) != (b) ? (b) : (a))
+
+static inline CPU_INLINE void rk_minmax(const float *x, int64_t rows, int64_t n,
+                                        int is_max, float *y)
+{
+    int64_t r = 0;
+    for (; r + 8 <= rows; r += 8) {
+        const float *xr = x + r * n;
+        float a[8];
+        for (int l = 0; l < 8; l++)
+            a[l] = xr[l * n];
+        for (int64_t j = 1; j < n; j++)
+            for (int l = 0; l < 8; l++) {
+                const float b = xr[l * n + j];
+                a[l] = is_max ? RK_MAX(a[l], b) : RK_MIN(a[l], b);
+            }
+        for (int l = 0; l < 8; l++)
+            y[r + l] = a[l];
+    }
+    for (; r < rows; r++) {
+        const float *xr = x + r * n;
+        float a = xr[0];
+        for (int64_t j = 1; j < n; j++)
+            a = is_max ? RK_MAX(a, xr[j]) : RK_MIN(a, xr[j]);
+        y[r] = a;
+    }
+}
+
+CPU_BUILDS(rk_minmax_k, rk_minmax,
+           (const float *x, int64_t rows, int64_t n, int is_max, float *y),
+           (x, rows, n, is_max, y))
+
+void op_row_minmax(const float *x, int64_t rows, int64_t n, int is_max, float *y)
+{
+    CPU_PICK(rk_minmax_k)(x, rows, n, is_max, y);
+}
+
 /* op_block_means: four running sums a lane (pixels k mod 4), each two
  * vectors of four doubles, combined in a fixed order. Sixteen pixels at a
  * time go in as four float sums of four pixels each (pixels k + q, k + q +
