@@ -582,6 +582,7 @@ typedef struct rs_planes {
     void *y;
     int32_t dtype;
     int64_t ih, iw, oh, ow;
+    int extrap; /* some output row or column has no taps (extrapolation) */
 } rs_planes;
 
 /* Rows of horizontal sums a plane keeps (bicubic's 4 taps a column), and
@@ -629,11 +630,13 @@ static void rs_planes_row(const rs_planes *c, const float *xp, int64_t oy, int64
         lw[live++] = wy[k];
     }
     if (c->dtype == PRT_FLOAT32 && live == 2) {
-        float *y = (float *)c->y + q;
-        for (int64_t ox = 0; ox < c->ow; ox++) {
-            double acc = 0.0 + lw[0] * lr[0][ox];
-            y[ox] = (float)(acc + lw[1] * lr[1][ox]);
-        }
+        /* restrict: the rows are the caller's stack, Y the output, so the
+         * loop vectorizes (it stayed scalar through lr[]). */
+        float *restrict y = (float *)c->y + q;
+        const double *restrict r0 = lr[0], *restrict r1 = lr[1];
+        const double w0 = lw[0], w1 = lw[1];
+        for (int64_t ox = 0; ox < c->ow; ox++)
+            y[ox] = (float)((0.0 + w0 * r0[ox]) + w1 * r1[ox]);
     } else {
         for (int64_t ox = 0; ox < c->ow; ox++) {
             double acc = 0.0;
@@ -642,7 +645,7 @@ static void rs_planes_row(const rs_planes *c, const float *xp, int64_t oy, int64
             rs_store(c->dtype, c->y, q + ox, acc);
         }
     }
-    for (int64_t ox = 0; ox < c->ow; ox++)
+    for (int64_t ox = 0; c->extrap && ox < c->ow; ox++)
         if (ny == 0 || axx->cnt[ox] == 0)
             rs_store(c->dtype, c->y, q + ox, c->pl->extrapolation);
 }
@@ -761,7 +764,11 @@ static prt_status rs_run(const op_object *o, int32_t dtype, const prt_tensor_des
                         xd->d[pl.rank - 2],
                         xd->d[pl.rank - 1],
                         yd->d[pl.rank - 2],
-                        yd->d[pl.rank - 1]};
+                        yd->d[pl.rank - 1],
+                        0};
+        for (int32_t i = pl.rank - 2; i < pl.rank; i++)
+            for (int64_t k = 0; k < pl.ax[i].out; k++)
+                c2.extrap |= pl.ax[i].cnt[k] == 0;
         base_parallel_for(total / (c2.oh * c2.ow), 1, rs_planes_range, &c2);
         return PRT_OK;
     }
