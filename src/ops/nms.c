@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "ops/ops_data.h"
+#include "ops/ops_ew.h"
 
 enum { NMS_BOXES, NMS_SCORES, NMS_MAX_OUT, NMS_IOU, NMS_SCORE_TH };
 
@@ -195,18 +196,12 @@ static int64_t nms_workspace(const op_object *o, int32_t dtype, const prt_dims *
     return nms_workspace_bytes(in[NMS_BOXES].nb_dims == 3 ? in[NMS_BOXES].d[1] : 0);
 }
 
-/* The candidate of score s and box i (nms_cand). A float's bits, sign
- * flipped for a positive one and all flipped for a negative one, rise with
- * its value; inverted, they fall. 0 and -0 compare equal as floats, so
- * both take 0's rank (the index decides between them); every NaN takes
- * the last rank, past -inf's. */
+/* The candidate of score s and box i (nms_cand): a score's rank inverted
+ * falls as the score rises (0 and -0 one rank); every NaN takes the last
+ * rank, past -inf's. */
 static nms_cand nms_key(float s, int32_t i)
 {
-    uint32_t u;
-    if (s == 0.0f)
-        s = 0.0f;
-    memcpy(&u, &s, sizeof u);
-    u = s != s ? UINT32_MAX : ~(u ^ (u >> 31 ? UINT32_MAX : 0x80000000u));
+    uint32_t u = s != s ? UINT32_MAX : ~ew_f32_rank(s);
     return (uint64_t)u << 32 | (uint32_t)i;
 }
 
