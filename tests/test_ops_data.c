@@ -1446,8 +1446,9 @@ static int64_t nms_ref(const float *boxes, const float *scores, int64_t nb, int6
                 live[i] = !has_th || sc[i] > th;
             while (kept < max_out) {
                 int64_t best = -1;
-                for (int64_t i = 0; i < n; i++)
-                    if (live[i] && (best < 0 || sc[i] > sc[best]))
+                for (int64_t i = 0; i < n; i++) /* a NaN after every number */
+                    if (live[i] && (best < 0 || (!isnan(sc[i]) &&
+                                                 (isnan(sc[best]) || sc[i] > sc[best]))))
                         best = i;
                 if (best < 0)
                     break;
@@ -1507,8 +1508,11 @@ static int test_nms(void)
             if (i % 11 == 5) /* no area */
                 q[2] = center ? 0.0f : q[0];
         }
-        for (int64_t i = 0; i < NB * NC * N; i++) /* few values: ties */
+        for (int64_t i = 0; i < NB * NC * N; i++) { /* few values: ties */
             s[i] = (float)tu_rng_range(&rng, 0, 8) / 8.0f;
+            if (round >= 8) /* negative scores, 0 and -0 tied, NaNs last */
+                s[i] = i % 13 == 4 ? NAN : i % 5 == 2 ? -0.0f : s[i] - 0.5f;
+        }
         f[0] = ot_fld_i32("center_point_box", &cpb, 1);
         if (as_fields) {
             f[nf++] = ot_fld_i32("max_output_boxes_per_class", &mo32, 1);

@@ -65,8 +65,9 @@
  * K not transposed is packed at every length: that copy is its
  * transposition. */
 #define ATTN_PANEL_MIN 128
-/* Scratch slots (a task runs in slot task % slots): more than the threads a
- * pool has, fixed so the workspace does not depend on the thread count. */
+/* Scratch slots (a task runs in its thread's slot, or in slot task % slots
+ * past ATTN_SLOTS threads): fixed so the workspace does not depend on the
+ * thread count. */
 #define ATTN_SLOTS 32
 
 static const attn_op *cattn(const op_object *o)
@@ -621,8 +622,21 @@ static void attn_task(const attn_job *j, int64_t t, float *scores)
     }
 }
 
+/* Tasks [b, e) in the scratch of the thread that runs them (slot = thread
+ * index): the pool cuts the tasks themselves into even chunks, so two
+ * threads get even halves at any task count, and a chunk's tasks are
+ * consecutive tiles and heads (one head's K^T and V stay in the cache). */
+static void attn_task_range(void *arg, int64_t b, int64_t e)
+{
+    const attn_job *j = arg;
+    float *scores = j->ws + base_parallel_thread_index() * j->tq * j->g.Skv;
+    for (int64_t t = b; t < e; t++)
+        attn_task(j, t, scores);
+}
+
 /* Slots [b, e): each runs its tasks (slot, slot + slots, ...) in its own
- * scratch. */
+ * scratch. For pools of more threads than slots, whose thread indices
+ * would pass the workspace's slots. */
 static void attn_range(void *arg, int64_t b, int64_t e)
 {
     const attn_job *j = arg;
@@ -690,7 +704,10 @@ static prt_status attn_run(const op_object *o, int32_t dtype, const prt_tensor_d
     j.pack_v = j.g.Skv >= ATTN_PANEL_MIN;
     if (j.pack_k || j.pack_v)
         base_parallel_for(j.g.B * j.g.Hkv, 1, attn_pack_range, &j);
-    base_parallel_for(j.slots, 1, attn_range, &j);
+    if (base_parallel_threads() <= j.slots)
+        base_parallel_for(j.tasks, 1, attn_task_range, &j);
+    else
+        base_parallel_for(j.slots, 1, attn_range, &j);
     if (dtype != PRT_FLOAT32)
         op_from_f32(j.y, dtype, attn_vol(&out[0].dims), y[0]);
     return PRT_OK;

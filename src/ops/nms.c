@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "ops/ops_data.h"
+#include "ops/ops_ew.h"
 
 enum { NMS_BOXES, NMS_SCORES, NMS_MAX_OUT, NMS_IOU, NMS_SCORE_TH };
 
@@ -49,11 +50,13 @@ typedef struct nms_op {
     float score_th;
 } nms_op;
 
-/* A candidate: its score and box index, sorted by nms_cmp. */
-typedef struct nms_cand {
-    float score;
-    int32_t box;
-} nms_cand;
+/* A candidate: its score's rank in the high 32 bits (nms_rank: smaller
+ * first), its box index in the low, so one unsigned comparison orders two
+ * candidates as the output needs (descending score, then ascending index,
+ * NaN after every number). A heap of these compares integers where one of
+ * (score, box) pairs tested for NaN at every step: detect_post's NMS
+ * (batch 1, 20 classes of 300 boxes) 0.076-0.088 -> 0.033 ms. */
+typedef uint64_t nms_cand;
 
 /* Workspace bytes per box: corners and area (5 floats), the candidates'
  * heap, the chosen boxes (int32). */
@@ -193,27 +196,23 @@ static int64_t nms_workspace(const op_object *o, int32_t dtype, const prt_dims *
     return nms_workspace_bytes(in[NMS_BOXES].nb_dims == 3 ? in[NMS_BOXES].d[1] : 0);
 }
 
-/* Descending score, then ascending index; NaN after every number. */
-static int nms_cmp(const void *pa, const void *pb)
+/* The candidate of score s and box i (nms_cand): a score's rank inverted
+ * falls as the score rises (0 and -0 one rank); every NaN takes the last
+ * rank, past -inf's. */
+static nms_cand nms_key(float s, int32_t i)
 {
-    const nms_cand *a = pa, *b = pb;
-    int an = isnan(a->score), bn = isnan(b->score);
-    if (an != bn)
-        return an - bn;
-    if (!an && a->score != b->score)
-        return a->score > b->score ? -1 : 1;
-    return (a->box > b->box) - (a->box < b->box);
+    uint32_t u = s != s ? UINT32_MAX : ~ew_f32_rank(s);
+    return (uint64_t)u << 32 | (uint32_t)i;
 }
 
-/* Moves cand[i] down the heap of m candidates whose top is the first by
- * nms_cmp. */
+/* Moves cand[i] down the heap of m candidates whose top is the smallest. */
 static void nms_sift(nms_cand *h, int64_t m, int64_t i)
 {
     for (;;) {
         int64_t l = 2 * i + 1, best = i;
-        if (l < m && nms_cmp(&h[l], &h[best]) < 0)
+        if (l < m && h[l] < h[best])
             best = l;
-        if (l + 1 < m && nms_cmp(&h[l + 1], &h[best]) < 0)
+        if (l + 1 < m && h[l + 1] < h[best])
             best = l + 1;
         if (best == i)
             return;
@@ -329,13 +328,13 @@ static prt_status nms_run(const op_object *o, int32_t dtype, const prt_tensor_de
             int64_t m = 0, nsel = 0;
             for (int64_t i = 0; i < nbox; i++)
                 if (!has_th || sc[i] > th)
-                    cand[m++] = (nms_cand){sc[i], (int32_t)i};
+                    cand[m++] = nms_key(sc[i], (int32_t)i);
             /* A heap, popped only as far as max_out selections take (ORT's
              * priority queue): a full sort is wasted past them. */
             for (int64_t i = m / 2 - 1; i >= 0; i--)
                 nms_sift(cand, m, i);
             while (m > 0 && nsel < max_out) {
-                int32_t bj = cand[0].box, keep = 1;
+                int32_t bj = (int32_t)(uint32_t)cand[0], keep = 1;
                 cand[0] = cand[--m];
                 nms_sift(cand, m, 0);
                 for (int64_t s = 0; s < nsel && keep; s++)

@@ -25,6 +25,8 @@
 #ifndef PLUGRT_OPS_OPS_EW_H
 #define PLUGRT_OPS_OPS_EW_H
 
+#include <string.h>
+
 #include "ops/ew_kinds.h"
 #include "ops/op_common.h"
 
@@ -195,6 +197,19 @@ typedef struct um_op {
 
 /* Cast's and CastLike's field saturate (cast.c), for a device's kernel. */
 int op_cast_saturate(const op_object *o);
+
+/* A float's rank in ascending order as an unsigned integer (its bits, the
+ * sign flipped for a positive value and all flipped for a negative one),
+ * -0 ranked as 0 (they compare equal); not for NaN. For keys that order
+ * (value, index) pairs with one integer comparison (TopK, NonMaxSuppression). */
+static inline uint32_t ew_f32_rank(float v)
+{
+    uint32_t u;
+    if (v == 0.0f)
+        v = 0.0f;
+    memcpy(&u, &v, sizeof u);
+    return u ^ (u >> 31 ? UINT32_MAX : 0x80000000u);
+}
 
 /* Dropout's mask element: true, or 1 in the mask's dtype, its bytes
  * first (dropout.c). */

@@ -571,43 +571,128 @@ static double rs_sum(const rs_run_ctx *c, int32_t a, const int64_t *o, int64_t o
  * element is the same double operations in the same order (an untouched
  * axis' one tap of weight 1 adds v to 0.0, which changes nothing but the
  * sign of a zero, and the inner sums start from 0.0 already), so the
- * same bits as rs_sum. */
+ * same bits as rs_sum. The inner sums (along x) depend on the input row
+ * and the output column only, so rs_planes_row computes each once a plane
+ * and keeps a few rows of them: a bilinear x4 upscale (DeepLab's last
+ * layer) then does 2 products an output along y and 2 per input row and
+ * output column along x, where each output took 6 and two row walks. */
 typedef struct rs_planes {
     const rs_plan *pl;
     const float *x;
     void *y;
     int32_t dtype;
     int64_t ih, iw, oh, ow;
+    int extrap; /* some output row or column has no taps (extrapolation) */
 } rs_planes;
+
+/* Rows of horizontal sums a plane keeps (bicubic's 4 taps a column), and
+ * the widest output they hold: 4 x 1024 doubles, 32 KB of a thread's stack. */
+#define RS_ROWS 4
+#define RS_ROW_MAX 1024
+
+/* Input row iy of plane xp summed along x for every output column: the
+ * inner sum of rs_planes_elem, the same operations in the same order. */
+static void rs_hrow(const rs_axis *axx, const float *xp, int64_t iw, int64_t iy,
+                    int64_t ow, double *row)
+{
+    const float *xr = xp + iy * iw;
+    for (int64_t ox = 0; ox < ow; ox++) {
+        const double *wx = axx->w + ox * axx->taps;
+        const float *xs = xr + axx->lo[ox];
+        double r = 0.0;
+        for (int64_t j = 0; j < axx->cnt[ox]; j++)
+            r += wx[j] * (double)xs[j];
+        row[ox] = r;
+    }
+}
+
+/* Output row oy of a plane from the horizontal sums of its input rows,
+ * each computed once a plane (an upscale by 4 reads each input row for
+ * four output rows) and kept in `rows` (slot iy % RS_ROWS, tag the row it
+ * holds). The weighted sum over y is rs_planes_elem's: the rows of weight
+ * 0 skipped, the others added to 0.0 in tap order. */
+static void rs_planes_row(const rs_planes *c, const float *xp, int64_t oy, int64_t q,
+                          double (*rows)[RS_ROW_MAX], int64_t *tag)
+{
+    const rs_axis *ay = &c->pl->ax[c->pl->rank - 2], *axx = &c->pl->ax[c->pl->rank - 1];
+    const double *wy = ay->w + oy * ay->taps, *lr[RS_ROWS];
+    double lw[RS_ROWS];
+    int64_t ly = ay->lo[oy], ny = ay->cnt[oy], live = 0;
+    for (int64_t k = 0; k < ny; k++) {
+        int64_t iy = ly + k, slot = iy % RS_ROWS;
+        if (wy[k] == 0.0)
+            continue;
+        if (tag[slot] != iy) {
+            rs_hrow(axx, xp, c->iw, iy, c->ow, rows[slot]);
+            tag[slot] = iy;
+        }
+        lr[live] = rows[slot];
+        lw[live++] = wy[k];
+    }
+    if (c->dtype == PRT_FLOAT32 && live == 2) {
+        /* restrict: the rows are the caller's stack, Y the output, so the
+         * loop vectorizes (it stayed scalar through lr[]). */
+        float *restrict y = (float *)c->y + q;
+        const double *restrict r0 = lr[0], *restrict r1 = lr[1];
+        const double w0 = lw[0], w1 = lw[1];
+        for (int64_t ox = 0; ox < c->ow; ox++)
+            y[ox] = (float)((0.0 + w0 * r0[ox]) + w1 * r1[ox]);
+    } else {
+        for (int64_t ox = 0; ox < c->ow; ox++) {
+            double acc = 0.0;
+            for (int64_t m = 0; m < live; m++)
+                acc += lw[m] * lr[m][ox];
+            rs_store(c->dtype, c->y, q + ox, acc);
+        }
+    }
+    for (int64_t ox = 0; c->extrap && ox < c->ow; ox++)
+        if (ny == 0 || axx->cnt[ox] == 0)
+            rs_store(c->dtype, c->y, q + ox, c->pl->extrapolation);
+}
+
+/* Element (oy, ox) of a plane: rs_sum's two innermost levels. */
+static double rs_planes_elem(const rs_planes *c, const float *xp, int64_t oy, int64_t ox)
+{
+    const rs_axis *ay = &c->pl->ax[c->pl->rank - 2], *axx = &c->pl->ax[c->pl->rank - 1];
+    const double *wy = ay->w + oy * ay->taps, *wx = axx->w + ox * axx->taps;
+    int64_t ly = ay->lo[oy], ny = ay->cnt[oy], lx = axx->lo[ox], nx = axx->cnt[ox];
+    double acc = 0.0;
+    for (int64_t k = 0; k < ny; k++) {
+        const float *xr = xp + (ly + k) * c->iw + lx;
+        double r = 0.0;
+        if (wy[k] == 0.0)
+            continue;
+        for (int64_t j = 0; j < nx; j++)
+            r += wx[j] * (double)xr[j];
+        acc += wy[k] * r;
+    }
+    return acc;
+}
 
 static void rs_planes_range(void *arg, int64_t begin, int64_t end)
 {
     const rs_planes *c = arg;
     const rs_axis *ay = &c->pl->ax[c->pl->rank - 2], *axx = &c->pl->ax[c->pl->rank - 1];
+    /* Rows of sums fit when a column's taps and the width do (linear and
+     * cubic always have them but for antialiased downscales). */
+    const int cached = ay->taps <= RS_ROWS && c->ow <= RS_ROW_MAX;
+    double rows[RS_ROWS][RS_ROW_MAX];
     for (int64_t p = begin; p < end; p++) {
         const float *xp = c->x + p * c->ih * c->iw;
-        int64_t q = p * c->oh * c->ow;
+        int64_t q = p * c->oh * c->ow, tag[RS_ROWS];
+        for (int32_t k = 0; k < RS_ROWS; k++)
+            tag[k] = -1; /* a new plane: no row kept */
         for (int64_t oy = 0; oy < c->oh; oy++) {
-            const double *wy = ay->w + oy * ay->taps;
-            int64_t ly = ay->lo[oy], ny = ay->cnt[oy];
+            if (cached) {
+                rs_planes_row(c, xp, oy, q, rows, tag);
+                q += c->ow;
+                continue;
+            }
             for (int64_t ox = 0; ox < c->ow; ox++, q++) {
-                const double *wx = axx->w + ox * axx->taps;
-                int64_t lx = axx->lo[ox], nx = axx->cnt[ox];
-                double acc = 0.0;
-                if (ny == 0 || nx == 0) {
+                if (ay->cnt[oy] == 0 || axx->cnt[ox] == 0)
                     rs_store(c->dtype, c->y, q, c->pl->extrapolation);
-                    continue;
-                }
-                for (int64_t k = 0; k < ny; k++) {
-                    const float *xr = xp + (ly + k) * c->iw + lx;
-                    double r = 0.0;
-                    if (wy[k] == 0.0)
-                        continue;
-                    for (int64_t j = 0; j < nx; j++)
-                        r += wx[j] * (double)xr[j];
-                    acc += wy[k] * r;
-                }
-                rs_store(c->dtype, c->y, q, acc);
+                else
+                    rs_store(c->dtype, c->y, q, rs_planes_elem(c, xp, oy, ox));
             }
         }
     }
@@ -679,7 +764,11 @@ static prt_status rs_run(const op_object *o, int32_t dtype, const prt_tensor_des
                         xd->d[pl.rank - 2],
                         xd->d[pl.rank - 1],
                         yd->d[pl.rank - 2],
-                        yd->d[pl.rank - 1]};
+                        yd->d[pl.rank - 1],
+                        0};
+        for (int32_t i = pl.rank - 2; i < pl.rank; i++)
+            for (int64_t k = 0; k < pl.ax[i].out; k++)
+                c2.extrap |= pl.ax[i].cnt[k] == 0;
         base_parallel_for(total / (c2.oh * c2.ow), 1, rs_planes_range, &c2);
         return PRT_OK;
     }

@@ -178,6 +178,57 @@ typedef double f64;
 TOPK_SELECT(f64)
 TOPK_SELECT(int64_t)
 
+/* float32 lines (a detector's 300 best of 2000 scores): each element one
+ * uint64, its value's rank over its index, smaller = better (largest: the
+ * rank inverted, NaN first; smallest: NaN last), so the heap of the K best
+ * compares integers where TOPK_WORSE tested NaN and equality at each step,
+ * on the line converted to double first. Same order as topk_select_f64:
+ * same output. */
+static uint64_t topk_key(float v, int64_t i, int largest)
+{
+    uint32_t r = v != v ? (largest ? 0 : UINT32_MAX)
+                        : (largest ? ~ew_f32_rank(v) : ew_f32_rank(v));
+    return (uint64_t)r << 32 | (uint64_t)i;
+}
+
+static void topk_sift_u64(uint64_t *h, int64_t size, int64_t p)
+{
+    for (;;) {
+        int64_t c = 2 * p + 1, w = p;
+        uint64_t t;
+        if (c < size && h[c] > h[w])
+            w = c;
+        if (c + 1 < size && h[c + 1] > h[w])
+            w = c + 1;
+        if (w == p)
+            return;
+        t = h[p], h[p] = h[w], h[w] = t;
+        p = w;
+    }
+}
+
+/* Line x (n floats `inner` apart) into idx[0..K), best first; h holds K. */
+static void topk_select_f32(const float *x, int64_t inner, int64_t n, int64_t K,
+                            int largest, uint64_t *h, int64_t *idx)
+{
+    for (int64_t i = 0; i < K; i++)
+        h[i] = topk_key(x[i * inner], i, largest);
+    for (int64_t i = K / 2 - 1; i >= 0; i--) /* root: the worst kept */
+        topk_sift_u64(h, K, i);
+    for (int64_t i = K; i < n; i++) {
+        uint64_t k = topk_key(x[i * inner], i, largest);
+        if (k < h[0]) {
+            h[0] = k;
+            topk_sift_u64(h, K, 0);
+        }
+    }
+    for (int64_t size = K; size > 0; size--) {
+        idx[size - 1] = (int64_t)(uint32_t)h[0];
+        h[0] = h[size - 1];
+        topk_sift_u64(h, size - 1, 0);
+    }
+}
+
 /* K from the outputs' dims: the runtime's dims come from K's value, so
  * check what the loops rely on (both outputs X's dims but K along the
  * axis, K at most the axis' dim). */
@@ -226,7 +277,10 @@ static prt_status topk_run(const op_object *o, int32_t dtype, const prt_tensor_d
             /* Keys, the heap's keys and indices, the chosen indices. */
             uint8_t *keys = ws, *hk = keys + (size_t)n * 8;
             int64_t *hi = (int64_t *)(hk + (size_t)K * 8), *chosen = hi + K;
-            if (ew_is_float(dtype)) {
+            if (dtype == PRT_FLOAT32 && n <= UINT32_MAX) {
+                topk_select_f32((const float *)(const void *)x, inner, n, K, t->largest,
+                                (uint64_t *)(void *)hk, chosen);
+            } else if (ew_is_float(dtype)) {
                 ew_load_f64(x, dtype, inner, n, (double *)keys);
                 topk_select_f64((const double *)keys, n, K, t->largest, (double *)hk, hi,
                                 chosen);

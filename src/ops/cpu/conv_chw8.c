@@ -580,16 +580,39 @@ static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int bx,
 }
 #endif
 
-/* One row's pixels for nb blocks from ob: checked single pixels at the
- * edges, tiles of PW_U, 4, 2 and 1 between; `wide` (a constant): block
- * pairs first in the AVX-512 build's tiles of PW16_U. */
+/* Columns [from, to) of row oh for nb blocks from ob in tiles of PW_U,
+ * 4, 2 and 1 pixels, `checked` (a constant) where a column's taps may fall
+ * outside the input. A pixel's sum is the same whatever tile holds it. */
+static inline CPU_INLINE void cv8_span(const op_cv8 *p, const float *x, int nb,
+                                       int64_t ob, int64_t oh, int64_t from, int64_t to,
+                                       int checked, int bx, float *y)
+{
+    int64_t ow = from;
+    for (; ow + PW_U <= to; ow += PW_U)
+        cv8_tile(p, x, nb, PW_U, checked, bx, ob, oh, ow, y);
+    if ((to - ow) & 4) {
+        cv8_tile(p, x, nb, 4, checked, bx, ob, oh, ow, y);
+        ow += 4;
+    }
+    if ((to - ow) & 2) {
+        cv8_tile(p, x, nb, 2, checked, bx, ob, oh, ow, y);
+        ow += 2;
+    }
+    if (to - ow > 0)
+        cv8_tile(p, x, nb, 1, checked, bx, ob, oh, ow, y);
+}
+
+/* One row's pixels for nb blocks from ob: checked tiles at the edges
+ * (a dilated kernel's edges are most of a small map: DeepLab's 3x3 at
+ * dilation 6 on 16 columns has 4 inside, and one pixel a tile loaded each
+ * tap's weights for one multiply-add), tiles between; `wide` (a
+ * constant): block pairs first in the AVX-512 build's tiles of PW16_U. */
 static inline CPU_INLINE void cv8_row(const op_cv8 *p, const float *x, int nb, int64_t ob,
                                       int64_t oh, int64_t lo, int64_t hi, int wide,
                                       int bx, float *y)
 {
-    int64_t ow = 0;
-    for (; ow < lo; ow++)
-        cv8_tile(p, x, nb, 1, 1, bx, ob, oh, ow, y);
+    int64_t ow = lo;
+    cv8_span(p, x, nb, ob, oh, 0, lo, 1, bx, y);
 #if CPU_HAVE_AVX2_BUILD
     if (wide && nb == 2)
         for (; ow + PW16_U <= hi; ow += PW16_U)
@@ -597,20 +620,8 @@ static inline CPU_INLINE void cv8_row(const op_cv8 *p, const float *x, int nb, i
 #else
     (void)wide;
 #endif
-    for (; ow + PW_U <= hi; ow += PW_U)
-        cv8_tile(p, x, nb, PW_U, 0, bx, ob, oh, ow, y);
-    if ((hi - ow) & 4) {
-        cv8_tile(p, x, nb, 4, 0, bx, ob, oh, ow, y);
-        ow += 4;
-    }
-    if ((hi - ow) & 2) {
-        cv8_tile(p, x, nb, 2, 0, bx, ob, oh, ow, y);
-        ow += 2;
-    }
-    if (hi - ow > 0)
-        cv8_tile(p, x, nb, 1, 0, bx, ob, oh, ow++, y);
-    for (; ow < p->g.OW; ow++)
-        cv8_tile(p, x, nb, 1, 1, bx, ob, oh, ow, y);
+    cv8_span(p, x, nb, ob, oh, ow, hi, 0, bx, y);
+    cv8_span(p, x, nb, ob, oh, hi, p->g.OW, 1, bx, y);
 }
 
 static inline CPU_INLINE void cv8_body(const op_cv8 *p, const float *x, int64_t oh0,

@@ -730,6 +730,9 @@ void op_row_means(const float *x, int64_t rows, int64_t n, float *y);
  * 8 (NaN for n 0): a CHW8 block's channel means. Summed in double from
  * float sums of four pixels each (reduce_kernel.c). */
 void op_block_means(const float *x, int64_t n, float *m);
+/* y[r] = the largest (is_max) or smallest of the n > 0 floats at x + r n,
+ * for r < rows; a NaN wins, and of equal values (0 and -0) the first. */
+void op_row_minmax(const float *x, int64_t rows, int64_t n, int is_max, float *y);
 /* The mean of n > 0 floats and 1 / sqrt(variance + epsilon) (the
  * population variance, from the deviations from the mean rounded to
  * float). */

@@ -207,6 +207,62 @@ void op_row_means(const float *x, int64_t rows, int64_t n, float *y)
     CPU_PICK(rk_means_k)(x, rows, n, y);
 }
 
+/* op_row_minmax: a row in vectors of eight (the last one overlapping the
+ * one before: an extreme does not mind a value seen twice), lanes combined
+ * at the end. That order picks another of two equal values, which only
+ * 0 and -0 can tell apart, and another NaN: a row whose extreme is 0 or
+ * that holds a NaN is folded again from its first element in element
+ * order under reduce.c's rule (a NaN wins; of equal values the first
+ * stays), so every value is what reduce.c's double walk gives. */
+#define RK_MAX(a, b) ((b) > (a) || (b) != (b) ? (b) : (a))
+#define RK_MIN(a, b) ((b) < (a) || (b) != (b) ? (b) : (a))
+
+static inline CPU_INLINE float rk_fold(const float *xr, int64_t n, int is_max)
+{
+    float a = xr[0];
+    for (int64_t j = 1; j < n; j++)
+        a = is_max ? RK_MAX(a, xr[j]) : RK_MIN(a, xr[j]);
+    return a;
+}
+
+static inline CPU_INLINE void rk_minmax(const float *x, int64_t rows, int64_t n,
+                                        int is_max, float *y)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * n;
+        cpu_v8 a, b;
+        cpu_v8i nan;
+        float m;
+        int bad = 0;
+        if (n < 8) {
+            y[r] = rk_fold(xr, n, is_max);
+            continue;
+        }
+        memcpy(&a, xr, sizeof a);
+        nan = a != a;
+        for (int64_t j = 8; j < n; j += 8) {
+            memcpy(&b, xr + (j + 8 <= n ? j : n - 8), sizeof b);
+            nan |= b != b;
+            a = is_max ? CPU_SELECT(b > a, b, a) : CPU_SELECT(b < a, b, a);
+        }
+        m = a[0];
+        for (int l = 0; l < 8; l++) {
+            m = is_max ? (a[l] > m ? a[l] : m) : (a[l] < m ? a[l] : m);
+            bad |= nan[l];
+        }
+        y[r] = bad || m == 0.0f ? rk_fold(xr, n, is_max) : m;
+    }
+}
+
+CPU_BUILDS(rk_minmax_k, rk_minmax,
+           (const float *x, int64_t rows, int64_t n, int is_max, float *y),
+           (x, rows, n, is_max, y))
+
+void op_row_minmax(const float *x, int64_t rows, int64_t n, int is_max, float *y)
+{
+    CPU_PICK(rk_minmax_k)(x, rows, n, is_max, y);
+}
+
 /* op_block_means: four running sums a lane (pixels k mod 4), each two
  * vectors of four doubles, combined in a fixed order. Sixteen pixels at a
  * time go in as four float sums of four pixels each (pixels k + q, k + q +
