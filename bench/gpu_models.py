@@ -171,14 +171,19 @@ def make_inputs(path, shapes, seed):
     """Inputs as plugrt run --random-inputs draws them: floats uniform in
     [-1, 1), integers in [0, 16); an attention_mask all ones."""
     import numpy as np
-    from onnx import mapping
+    import onnx
+
+    def np_type(et):  # onnx.mapping is gone from newer onnx; helper's is 1.13+
+        if hasattr(onnx.helper, "tensor_dtype_to_np_dtype"):
+            return onnx.helper.tensor_dtype_to_np_dtype(et)
+        return onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[et]
 
     rng = np.random.default_rng(seed)
     ins, _ = graph_inputs(path)
     out = {}
     for n, et, _ in ins:
         shape = shapes[n]
-        dt = np.dtype(mapping.TENSOR_TYPE_TO_NP_TYPE[et])
+        dt = np.dtype(np_type(et))
         if np.issubdtype(dt, np.floating):
             out[n] = rng.uniform(-1, 1, size=shape).astype(dt)
         elif "mask" in n:
