@@ -297,7 +297,7 @@ static prt_status nms_run(const op_object *o, int32_t dtype, const prt_tensor_de
     int64_t max_out, nb, nc, nbox, k = 0, cap;
     float iou, th;
     int has_th;
-    float *corners = ws, *area;
+    float *corners, *area;
     nms_cand *cand;
     int32_t *chosen;
     int64_t *yi = y[0];
@@ -317,9 +317,12 @@ static prt_status nms_run(const op_object *o, int32_t dtype, const prt_tensor_de
         return op_fail(o, PRT_ERR_SHAPE, "%lld boxes per batch; at most %d are taken",
                        (long long)nbox, (int)INT32_MAX);
     cap = out[0].dims.nb_dims == 2 ? out[0].dims.d[0] : 0;
+    /* The 8-byte candidates first (the workspace is aligned; after 5 floats
+     * a box they would not be for an odd count), then the floats. */
+    cand = ws;
+    corners = (float *)(cand + nbox);
     area = corners + 4 * nbox;
-    cand = (nms_cand *)(area + nbox);
-    chosen = (int32_t *)(cand + nbox);
+    chosen = (int32_t *)(area + nbox);
     for (int64_t bi = 0; bi < nb && max_out > 0 && nbox > 0; bi++) {
         const float *bx = (const float *)x[NMS_BOXES] + bi * nbox * 4;
         nms_corners(bx, nbox, n->center_point_box, corners, area);
