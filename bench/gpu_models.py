@@ -533,6 +533,9 @@ def main():
     ap.add_argument("--modes", default="eager,graph,compile",
                     help="PyTorch's modes (eager always runs; compile costs "
                          "tens of seconds per model, shape and precision)")
+    ap.add_argument("--compile-batches", default="64",
+                    help="the batches at which torch.compile runs (the target "
+                         "compares at batch 64; each compile costs tens of seconds)")
     ap.add_argument("--max-autotune", action="store_true",
                     help="also torch.compile(mode='max-autotune')")
     ap.add_argument("--autotune", action="store_true", help="plugrt build --autotune")
@@ -548,6 +551,7 @@ def main():
         if m not in ZOO:
             ap.error("unknown model %r (known: %s)" % (m, ", ".join(ZOO)))
     precs = [p for p in a.precisions.split(",") if p]
+    compile_batches = {int(x) for x in a.compile_batches.split(",") if x}
     for p in precs:
         if p not in PRECISIONS:
             ap.error("unknown precision %r (known: %s)" % (p, ", ".join(PRECISIONS)))
@@ -632,10 +636,13 @@ def main():
                 if a.no_torch:
                     continue
                 if a.dry_run:
-                    print("torch %s %s %s: %s" % (prec, model, shapes_arg(shapes), " ".join(modes)))
+                    print("torch %s %s %s: %s" % (prec, model, shapes_arg(shapes),
+                                                  " ".join(m for m in modes if m in ("eager", "graph")
+                                                           or b in compile_batches)))
                     continue
+                row_modes = [m for m in modes if m in ("eager", "graph") or b in compile_batches]
                 try:
-                    tr = torch_row(torch, path, shapes, prec, a.runs, modes, a.seed)
+                    tr = torch_row(torch, path, shapes, prec, a.runs, row_modes, a.seed)
                 except Exception as e:  # the module itself failed: say so
                     tr = {m: (None, "fail: %s" % (str(e).splitlines() or [type(e).__name__])[0][:120])
                           for m in modes}

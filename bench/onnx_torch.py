@@ -91,6 +91,7 @@ class Node:
         self.lists = {}  # input index -> Python list of a static input
         self.present = {i for i, name in enumerate(proto.input) if name}
         self.module = module
+        self.cache = {}  # what an op makes once, e.g. device copies of static lists
 
     def attr(self, name, default=None):
         v = self.attrs.get(name, default)
@@ -196,9 +197,15 @@ def _gather(n, x):
         if not isinstance(lst, list):
             i = lst + data.shape[axis] if lst < 0 else lst
             return data.select(axis, i)
-        arr = np.array(lst, dtype=np.int64)
-        arr = np.where(arr < 0, arr + data.shape[axis], arr)
-        idx = torch.from_numpy(arr).to(data.device)
+        # Made on the device once per (device, axis length): a copy from
+        # the host in forward() could not be captured into a CUDA graph.
+        key = ("gather", str(data.device), data.shape[axis])
+        cache = n.cache
+        if key not in cache:
+            arr = np.array(lst, dtype=np.int64)
+            arr = np.where(arr < 0, arr + data.shape[axis], arr)
+            cache[key] = torch.from_numpy(arr).to(data.device)
+        idx = cache[key]
     flat = torch.index_select(data, axis, idx.reshape(-1))
     return flat.reshape(data.shape[:axis] + idx.shape + data.shape[axis + 1:])
 

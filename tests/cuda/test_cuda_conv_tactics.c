@@ -324,7 +324,7 @@ static void test_cases(int cudnn)
                     continue;
                 name = layer_tactic(e, &tactic);
                 /* cuDNN takes every case here (symmetric pads, 1-3 spatial
-                 * dims, float32 and float16); cuBLAS the pointwise float32
+                 * dims, float32 and float16); cuBLAS the pointwise float32 and float16
                  * ones (tactic 0 then); the own kernel the rest. */
                 if (ii == 2)
                     CHECK(strncmp(name, "cuDNN ", 6) == 0);

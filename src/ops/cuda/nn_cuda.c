@@ -20,7 +20,7 @@
  *
  * Conv's implementations on CUDA, chosen per layer by the builder's tuner
  * (op_device_tuning) and stored in the engine as the layer's tactic:
- *   0  the default: cuBLAS for a pointwise float32 convolution, else the
+ *   0  the default: cuBLAS for a pointwise float32 or float16 convolution, else the
  *      direct kernel (what engines without a choice run);
  *   1  the direct kernel (listed when 0 is cuBLAS);
  *   cuDNN: bits 0-7 CONV_DNN + cuDNN's algorithm, bits 8-30 the
@@ -61,11 +61,12 @@ static int32_t conv_dnn_math(const op_object *o)
     return o->precision & PRT_PRECISION_TF32 ? OPK_DNN_TF32 : OPK_DNN_STRICT;
 }
 
-/* The pointwise float32 case cuBLAS serves: 1x1, stride 1, no padding,
+/* The pointwise float32 and float16 case cuBLAS serves: 1x1, stride 1, no padding,
  * one group. */
 static int conv_pointwise(const op_conv_geom *g, int32_t dtype)
 {
-    return g->direct && g->G == 1 && dtype == PRT_FLOAT32 && g->C > 0;
+    return g->direct && g->G == 1 && (dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16) &&
+           g->C > 0;
 }
 
 /* g as cuDNN's descriptors take it; 0 when cuDNN's API cannot express it
@@ -108,7 +109,7 @@ static const char *conv_tactic_name(int32_t tactic)
         "cuDNN FFT",           "cuDNN FFT_TILING",
         "cuDNN WINOGRAD",      "cuDNN WINOGRAD_NONFUSED"};
     if (tactic == 0)
-        return "default (cuBLAS if pointwise float32, else plugrt's direct kernel)";
+        return "default (cuBLAS if pointwise float32/16, else plugrt's direct kernel)";
     if (tactic == CONV_OWN)
         return "plugrt's direct kernel";
     return conv_is_dnn(tactic) ? dnn_names[(tactic & 0xff) - CONV_DNN] : NULL;
@@ -263,7 +264,7 @@ static prt_status conv_dnn_run(const op_object *o, conv_res *r, const op_conv_ge
 }
 
 /* The layer's tactic: cuDNN (falling back to the direct kernel when it
- * cannot run), cuBLAS for a pointwise float32 convolution (tactic 0), or
+ * cannot run), cuBLAS for a pointwise float32 or float16 convolution (tactic 0), or
  * the direct kernel, one thread per output element; the bias and
  * activation after cuDNN's or cuBLAS's product in one pass. */
 OPC_KERNEL(opc_conv)
@@ -323,12 +324,14 @@ OPC_KERNEL(opc_conv)
                      o->layer, conv_tactic_name(o->tactic), prt_last_error());
         }
     }
-    /* A pointwise float32 convolution is a product per image, Y_n [M x
+    /* A pointwise convolution is a product per image, Y_n [M x
      * ovol] = W [M x C] X_n [C x ovol]: cuBLAS, one strided batch over the
      * images, then the bias and activation in one pass. */
     if (r && r->blas && o->tactic == 0 && conv_pointwise(&g, dtype)) {
-        st = opk_blas_gemm(r->blas, stream, 0, 0, g.M, g.w.ovol, g.C, x[1], g.C, 0, x[0],
-                           g.w.ovol, g.C * g.w.ovol, y[0], g.w.ovol, g.M * g.w.ovol, g.N);
+        /* float16: tensor cores with float32 sums, rounded once. */
+        st = opk_blas_gemm_ex(r->blas, stream, dtype, dtype, 0, 0, g.M, g.w.ovol, g.C,
+                              x[1], g.C, 0, x[0], g.w.ovol, g.C * g.w.ovol, y[0],
+                              g.w.ovol, g.M * g.w.ovol, g.N);
         if (st)
             return op_fail(o, st, "%s", prt_last_error());
         return opc_status(o, opk_conv_epilogue(&a, stream));
