@@ -595,7 +595,7 @@ typedef struct opk_qgemm_args {
 int opk_qgemm(const opk_qgemm_args *a, void *stream);
 
 /* Attention (attention.c's semantics; attention.cu): one block per
- * (batch, head, tile of 16 queries), keys and values through shared
+ * (batch, head, tile of 4-16 queries), keys and values through shared
  * memory in tiles, the softmax online in float32; D and Dv up to
  * OPK_ATTN_MAX_D. Strides as attn_geom's; kt: K given as K^T; the mask is
  * bool (mask_dtype PRT_BOOL), a float dtype, or absent (mask NULL). */
