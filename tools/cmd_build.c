@@ -7,7 +7,8 @@
  *
  * --fp16, --bf16 and --tf32 are the builder's precision flags
  * (prt_builder_config_set_precision_flags); --best, trtexec's "every
- * precision", is --fp16 --tf32.
+ * precision", is --fp16 --tf32. model.c takes them, and
+ * --allow-cpu-fallback, for build and run alike.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +23,6 @@ enum {
     OPT_HELP = CLI_MODEL_OPT_END,
     OPT_OUTPUT,
     OPT_DEVICE,
-    OPT_FP16,
-    OPT_BF16,
-    OPT_TF32,
-    OPT_BEST,
     OPT_MIN,
     OPT_OPT,
     OPT_MAX,
@@ -34,8 +31,7 @@ enum {
     OPT_TIMING_CACHE,
     OPT_OP_THREADS,
     OPT_LINEAR_FORMATS,
-    OPT_EMBED_PLUGINS,
-    OPT_CPU_FALLBACK
+    OPT_EMBED_PLUGINS
 };
 
 static const cli_opt build_opts[] = {
@@ -44,10 +40,7 @@ static const cli_opt build_opts[] = {
     {"--plugins", NULL, 1, CLI_MODEL_OPT_PLUGINS},
     {"--no-default-plugins", NULL, 0, CLI_MODEL_OPT_NO_DEFAULT},
     {"--device", NULL, 1, OPT_DEVICE},
-    {"--fp16", NULL, 0, OPT_FP16},
-    {"--bf16", NULL, 0, OPT_BF16},
-    {"--tf32", NULL, 0, OPT_TF32},
-    {"--best", NULL, 0, OPT_BEST}, /* trtexec's: every precision */
+    CLI_MODEL_PRECISION_OPTS,
     {"--min-shapes", NULL, 1, OPT_MIN},
     {"--opt-shapes", NULL, 1, OPT_OPT},
     {"--max-shapes", NULL, 1, OPT_MAX},
@@ -57,7 +50,7 @@ static const cli_opt build_opts[] = {
     {"--op-threads", NULL, 1, OPT_OP_THREADS},
     {"--linear-formats", NULL, 0, OPT_LINEAR_FORMATS},
     {"--embed-plugins", NULL, 0, OPT_EMBED_PLUGINS},
-    {"--allow-cpu-fallback", NULL, 0, OPT_CPU_FALLBACK},
+    {"--allow-cpu-fallback", NULL, 0, CLI_MODEL_OPT_CPU_FALLBACK},
     {"--plugin-op", NULL, 1, CLI_MODEL_OPT_PLUGIN_OP},
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
@@ -86,9 +79,7 @@ static const cli_alias build_aliases[] = {
     {"--staticPlugins", "--plugins", "LIB.so: load a plugin library"},
     {"--dynamicPlugins", "--plugins",
      "LIB.so: load a plugin library (the plan records its path and hash)"},
-    {"--fp16", "--fp16", "allow float16 besides float32"},
-    {"--bf16", "--bf16", "allow bfloat16 besides float32"},
-    {"--best", "--best", "allow every precision: as --fp16 --tf32"},
+    CLI_MODEL_PRECISION_ALIASES,
     {"--dumpProfile", NULL, BUILD_RUNS_NOTHING},
     {"--exportProfile", NULL, BUILD_RUNS_NOTHING},
     {"--loadInputs", NULL, BUILD_RUNS_NOTHING},
@@ -172,8 +163,7 @@ typedef struct build_args {
     cli_shapes min, opt, max;
     int32_t device;
     int64_t workspace;
-    int autotune, linear_formats, embed_plugins, cpu_fallback;
-    uint32_t precision; /* PRT_PRECISION_* */
+    int autotune, linear_formats, embed_plugins;
     int64_t op_threads; /* 0: the library's default */
     const char *timing_cache;
     int64_t cache_before; /* its size before the build; -1: it did not exist */
@@ -194,18 +184,6 @@ static int take_option(void *user, int id, const char *v)
         return cli_parse_device("--device", v, &a->device);
     case OPT_TIMING_CACHE:
         a->timing_cache = v;
-        break;
-    case OPT_FP16:
-        a->precision |= PRT_PRECISION_FP16;
-        break;
-    case OPT_BF16:
-        a->precision |= PRT_PRECISION_BF16;
-        break;
-    case OPT_TF32:
-        a->precision |= PRT_PRECISION_TF32;
-        break;
-    case OPT_BEST:
-        a->precision |= PRT_PRECISION_FP16 | PRT_PRECISION_TF32;
         break;
     case OPT_MIN:
     case OPT_OPT:
@@ -229,9 +207,6 @@ static int take_option(void *user, int id, const char *v)
         break;
     case OPT_EMBED_PLUGINS:
         a->embed_plugins = 1;
-        break;
-    case OPT_CPU_FALLBACK:
-        a->cpu_fallback = 1;
         break;
     default:
         return cli_usage("internal: unhandled option");
@@ -407,8 +382,8 @@ int cmd_build(int argc, char **argv)
                              (int32_t)a.op_threads,
                              a.linear_formats,
                              a.embed_plugins,
-                             a.precision,
-                             a.cpu_fallback};
+                             a.m.precision,
+                             a.m.cpu_fallback};
         if (cli_build_engine(net, reg, &bo, &engine) != CLI_OK)
             goto done;
     }

@@ -73,11 +73,6 @@ enum {
     OPT_PROFILE_JSON,
     OPT_JSON,
     OPT_LINEAR_FORMATS,
-    OPT_CPU_FALLBACK,
-    OPT_FP16,
-    OPT_BF16,
-    OPT_TF32,
-    OPT_BEST,
     OPT_LOAD_INPUTS,
     OPT_EXPORT_PROFILE,
     OPT_SAVE_ENGINE,
@@ -94,10 +89,7 @@ enum {
 static const cli_opt run_opts[] = {
     {"--help", "-h", 0, OPT_HELP},
     /* trtexec's options whose values need translating (run_aliases). */
-    {"--fp16", NULL, 0, OPT_FP16},
-    {"--bf16", NULL, 0, OPT_BF16},
-    {"--tf32", NULL, 0, OPT_TF32},
-    {"--best", NULL, 0, OPT_BEST},
+    CLI_MODEL_PRECISION_OPTS,
     {"--loadInputs", NULL, 1, OPT_LOAD_INPUTS},
     {"--exportProfile", NULL, 1, OPT_EXPORT_PROFILE},
     {"--saveEngine", NULL, 1, OPT_SAVE_ENGINE},
@@ -122,7 +114,7 @@ static const cli_opt run_opts[] = {
     {"--threads", "-t", 1, OPT_THREADS},
     {"--op-threads", NULL, 1, OPT_OP_THREADS},
     {"--linear-formats", NULL, 0, OPT_LINEAR_FORMATS},
-    {"--allow-cpu-fallback", NULL, 0, OPT_CPU_FALLBACK},
+    {"--allow-cpu-fallback", NULL, 0, CLI_MODEL_OPT_CPU_FALLBACK},
     {"--profile-layers", NULL, 0, OPT_PROFILE_LAYERS},
     {"--profile-json", NULL, 1, OPT_PROFILE_JSON},
     {"--json", NULL, 0, OPT_JSON},
@@ -176,9 +168,7 @@ static const cli_alias run_aliases[] = {
      "max, mean of them); at most --iterations"},
     {"--staticPlugins", "--plugins", "LIB.so: load a plugin library"},
     {"--dynamicPlugins", "--plugins", "LIB.so: load a plugin library"},
-    {"--fp16", "--fp16", "allow float16 besides float32"},
-    {"--bf16", "--bf16", "allow bfloat16 besides float32"},
-    {"--best", "--best", "allow every precision: as --fp16 --tf32"},
+    CLI_MODEL_PRECISION_ALIASES,
     {NULL, NULL, NULL},
 };
 
@@ -333,12 +323,10 @@ typedef struct run_args {
     int64_t seed, iterations, warmup, threads, profile;
     int64_t op_threads; /* 0: not given */
     int linear_formats; /* --linear-formats */
-    int cpu_fallback;   /* --allow-cpu-fallback */
     int profile_layers;
     const char *profile_json;
-    int json;           /* --json */
-    uint32_t precision; /* PRT_PRECISION_*: --fp16, --bf16, --tf32, --best */
-    char **owned;       /* --input values made from --loadInputs */
+    int json;     /* --json */
+    char **owned; /* --input values made from --loadInputs */
     int nb_owned;
     int64_t memory_limit; /* 0: none */
     double atol, rtol;
@@ -435,18 +423,6 @@ static int take_option(void *user, int id, const char *v)
         a->profile_layers = 1;
         a->profile_json = v;
         break;
-    case OPT_FP16:
-        a->precision |= PRT_PRECISION_FP16;
-        break;
-    case OPT_BF16:
-        a->precision |= PRT_PRECISION_BF16;
-        break;
-    case OPT_TF32:
-        a->precision |= PRT_PRECISION_TF32;
-        break;
-    case OPT_BEST:
-        a->precision |= PRT_PRECISION_FP16 | PRT_PRECISION_TF32;
-        break;
     case OPT_SAVE_ENGINE:
         a->save_engine = v;
         break;
@@ -490,9 +466,6 @@ static int take_option(void *user, int id, const char *v)
         return cli_parse_int("--op-threads", v, 1, 1024, &a->op_threads);
     case OPT_LINEAR_FORMATS:
         a->linear_formats = 1;
-        break;
-    case OPT_CPU_FALLBACK:
-        a->cpu_fallback = 1;
         break;
     case OPT_PROFILE_LAYERS:
         a->profile_layers = 1;
@@ -613,7 +586,7 @@ static int parse_args(int argc, char **argv, run_args *a)
     if ((rc = check_trtexec_args(a)) != CLI_OK)
         return rc;
     /* trtexec ignores build flags beside --loadEngine; so do we, saying so. */
-    if (a->precision && !cli_is_onnx_path(a->m.model))
+    if (a->m.precision && !cli_is_onnx_path(a->m.model))
         cli_warn("--fp16/--bf16/--tf32/--best: %s is a plan, which keeps the precision "
                  "it was built with (plugrt inspect shows it)",
                  a->m.model);
@@ -671,9 +644,9 @@ static int load_inputs(const run_args *a, run_inputs *in)
 static int build_network(const run_args *a, const prt_registry *reg, const run_inputs *in,
                          const prt_network *net, int32_t device, prt_engine **out)
 {
-    run_build_opts o = {&a->shapes,        device,        (int32_t)a->op_threads,
-                        a->linear_formats, &a->range.min, &a->range.opt,
-                        &a->range.max,     a->precision,  a->cpu_fallback};
+    run_build_opts o = {&a->shapes,        device,         (int32_t)a->op_threads,
+                        a->linear_formats, &a->range.min,  &a->range.opt,
+                        &a->range.max,     a->m.precision, a->m.cpu_fallback};
     return run_build_network(net, reg, in, &o, out);
 }
 

@@ -43,6 +43,21 @@ static int take_model_arg(cli_model_args *a, int id, const char *value)
     case CLI_MODEL_OPT_NO_STRICT:
         a->strict = 0;
         return CLI_OK;
+    case CLI_MODEL_OPT_FP16:
+        a->precision |= PRT_PRECISION_FP16;
+        return CLI_OK;
+    case CLI_MODEL_OPT_BF16:
+        a->precision |= PRT_PRECISION_BF16;
+        return CLI_OK;
+    case CLI_MODEL_OPT_TF32:
+        a->precision |= PRT_PRECISION_TF32;
+        return CLI_OK;
+    case CLI_MODEL_OPT_BEST:
+        a->precision |= PRT_PRECISION_FP16 | PRT_PRECISION_TF32;
+        return CLI_OK;
+    case CLI_MODEL_OPT_CPU_FALLBACK:
+        a->cpu_fallback = 1;
+        return CLI_OK;
     default:
         return NOT_SHARED;
     }

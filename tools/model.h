@@ -12,9 +12,10 @@
 
 /* ---- the arguments build and run share ---------------------------------- */
 
-/* The model (the one positional argument) and the options that say how to
+/* The model (the one positional argument), the options that say how to
  * read it: --plugins, --no-default-plugins, --plugin-op, --verbose,
- * --strict/--no-strict. */
+ * --strict/--no-strict, and those that say how to build it from ONNX:
+ * --fp16, --bf16, --tf32, --best, --allow-cpu-fallback. */
 typedef struct cli_model_args {
     const char *model; /* argv storage */
     cli_plugin_opts plugins;
@@ -26,6 +27,12 @@ typedef struct cli_model_args {
     /* trtexec's spellings the command takes (set before parsing; NULL:
      * none). */
     const cli_alias *aliases;
+    /* PRT_PRECISION_*: --fp16, --bf16, --tf32; --best, trtexec's "every
+     * precision", is --fp16 --tf32. */
+    uint32_t precision;
+    /* 1: a layer with no kernel on the device runs on the CPU
+     * (--allow-cpu-fallback). */
+    int cpu_fallback;
 } cli_model_args;
 
 /* Their ids in a subcommand's cli_opt table; its own ids follow, from
@@ -37,8 +44,28 @@ enum {
     CLI_MODEL_OPT_VERBOSE,
     CLI_MODEL_OPT_STRICT,
     CLI_MODEL_OPT_NO_STRICT,
+    CLI_MODEL_OPT_FP16,
+    CLI_MODEL_OPT_BF16,
+    CLI_MODEL_OPT_TF32,
+    CLI_MODEL_OPT_BEST,
+    CLI_MODEL_OPT_CPU_FALLBACK,
     CLI_MODEL_OPT_END
 };
+
+/* The precision options' entries, for a subcommand's cli_opt table, and
+ * trtexec's spellings of them, for its cli_alias table (the same names:
+ * listed so that its --help shows them). */
+/* clang-format off */
+#define CLI_MODEL_PRECISION_OPTS                                                         \
+    {"--fp16", NULL, 0, CLI_MODEL_OPT_FP16},                                             \
+    {"--bf16", NULL, 0, CLI_MODEL_OPT_BF16},                                             \
+    {"--tf32", NULL, 0, CLI_MODEL_OPT_TF32},                                             \
+    {"--best", NULL, 0, CLI_MODEL_OPT_BEST} /* trtexec's: every precision */
+#define CLI_MODEL_PRECISION_ALIASES                                                      \
+    {"--fp16", "--fp16", "allow float16 besides float32"},                               \
+    {"--bf16", "--bf16", "allow bfloat16 besides float32"},                              \
+    {"--best", "--best", "allow every precision: as --fp16 --tf32"}
+/* clang-format on */
 
 /* Scans argv[1..] with `opts` (whose entries for the shared options carry
  * the ids above): the model and those options go to *a, a subcommand's own

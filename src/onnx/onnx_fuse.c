@@ -71,6 +71,9 @@
 #include <string.h>
 
 #include "onnx_internal.h"
+/* ElementwiseChain's ops and limits: the one internal header the importer
+ * includes, self-contained (it says why). */
+#include "../ops/ew_chain_prog.h"
 
 enum {
     FUSE_CONV_ACT,
@@ -82,12 +85,6 @@ enum {
     FUSE_ATTENTION
 };
 enum { FUSE_SKIP_LN = 16, FUSE_MATMUL_ACT, FUSE_EW_CHAIN }; /* the sections at the end */
-
-/* ElementwiseChain's limits (ops/ew_chain.h's EC_MAX_*, OP_WALK_MAX: the
- * importer sees only include/). */
-#define FC_CHAIN_MAX_STEPS 8
-#define FC_CHAIN_MAX_CONSTS 8
-#define FC_CHAIN_MAX_INPUTS 3
 
 typedef struct fusion {
     int32_t kind;
@@ -109,9 +106,9 @@ typedef struct fusion {
                          elsewhere, else NULL */
     float epsilon;
     /* ElementwiseChain's fields */
-    char ops[FC_CHAIN_MAX_STEPS * 16];
-    int32_t operands[2 * FC_CHAIN_MAX_STEPS];
-    float consts[FC_CHAIN_MAX_CONSTS];
+    char ops[EC_MAX_STEPS * 16];
+    int32_t operands[2 * EC_MAX_STEPS];
+    float consts[EC_MAX_CONSTS];
     int32_t nb_steps, nb_consts;
 } fusion;
 
@@ -1104,7 +1101,7 @@ static int fc_chain_operand(const fuse_ctx *c, fusion *f, const char *name,
         return 1;
     }
     if (fc_scalar_dt(c, name, &v, &dt)) {
-        if (f->nb_consts == FC_CHAIN_MAX_CONSTS)
+        if (f->nb_consts == EC_MAX_CONSTS)
             return 0;
         *is_float |= dt == PRT_FLOAT32 || dt == PRT_FLOAT16 || dt == PRT_BFLOAT16;
         *kind = 0;
@@ -1116,25 +1113,10 @@ static int fc_chain_operand(const fuse_ctx *c, fusion *f, const char *name,
     for (*idx = 0; *idx < f->nb_ins; (*idx)++)
         if (strcmp(f->ins[*idx], name) == 0)
             return 1;
-    if (f->nb_ins == FC_CHAIN_MAX_INPUTS)
+    if (f->nb_ins == EC_MAX_INPUTS)
         return 0;
     f->ins[f->nb_ins++] = name;
     return 1;
-}
-
-/* The ops a chain holds, binary first (ElementwiseChain's, ew_chain.c). */
-static const char *const fc_chain_ops[] = {
-    "Add", "Sub",  "Mul", "Div", "Pow", "Relu", "Sigmoid",   "Tanh",
-    "Erf", "Sqrt", "Exp", "Log", "Neg", "Abs",  "Reciprocal"};
-enum { FC_CHAIN_POW = 4, FC_CHAIN_NB_BINARY = 5, FC_CHAIN_NB_OPS = 15 };
-
-/* The index of op in fc_chain_ops, -1 when a chain cannot hold it. */
-static int32_t fc_chain_code(const char *op)
-{
-    for (int32_t k = 0; k < FC_CHAIN_NB_OPS; k++)
-        if (strcmp(op, fc_chain_ops[k]) == 0)
-            return k;
-    return -1;
 }
 
 /* Node `pos` as the next step of chain f whose value is `acc` (the chain's
@@ -1145,13 +1127,13 @@ static int fc_chain_step(const fuse_ctx *c, int32_t pos, fusion *f, const char *
 {
     const Onnx__NodeProto *n = fc_node(c, pos);
     const char *op = onnx_str(n->op_type);
-    int32_t code = fc_chain_code(op), kind = 0, idx = 0, swap = 0, nb_ins = f->nb_ins,
+    int32_t code = ec_op_code(op), kind = 0, idx = 0, swap = 0, nb_ins = f->nb_ins,
             nb_consts = f->nb_consts, pow_float = 0;
     const char *other;
-    if (code < 0 || !fc_is(c, pos, op) || f->nb_steps == FC_CHAIN_MAX_STEPS ||
-        !fc_out(n)[0] || n->n_input != (code < FC_CHAIN_NB_BINARY ? 2u : 1u))
+    if (code < 0 || !fc_is(c, pos, op) || f->nb_steps == EC_MAX_STEPS || !fc_out(n)[0] ||
+        n->n_input != (EC_IS_BINARY(code) ? 2u : 1u))
         return 0;
-    if (code >= FC_CHAIN_NB_BINARY) {
+    if (!EC_IS_BINARY(code)) {
         if (strcmp(onnx_node_input(n, 0), acc) != 0)
             return 0;
     } else {
@@ -1161,8 +1143,8 @@ static int fc_chain_step(const fuse_ctx *c, int32_t pos, fusion *f, const char *
             return 0;
         /* Pow's exponent may have a dtype of its own: it tells nothing. */
         if (!fc_chain_operand(c, f, other, acc, &kind, &idx,
-                              code == FC_CHAIN_POW ? &pow_float : is_float) ||
-            (code == FC_CHAIN_POW && (kind != 0 || swap))) {
+                              code == EC_POW ? &pow_float : is_float) ||
+            (code == EC_POW && (kind != 0 || swap))) {
             f->nb_ins = nb_ins;
             f->nb_consts = nb_consts;
             return 0;
@@ -1182,8 +1164,8 @@ static int fc_chain_step(const fuse_ctx *c, int32_t pos, fusion *f, const char *
 /* A run of elementwise built-ins from node pos, each value read by the
  * next node alone, of float32, float16 or bfloat16 (a float constant
  * operand says which: the importer knows no dtypes; without one the nodes
- * stay apart): one ElementwiseChain layer, of 2 to FC_CHAIN_MAX_STEPS nodes and
- * up to FC_CHAIN_MAX_INPUTS tensor inputs. */
+ * stay apart): one ElementwiseChain layer, of 2 to EC_MAX_STEPS nodes and
+ * up to EC_MAX_INPUTS tensor inputs. */
 static int fc_ew_chain(fuse_ctx *c, int32_t pos, fusion *f)
 {
     const Onnx__NodeProto *n = fc_node(c, pos);
@@ -1191,7 +1173,7 @@ static int fc_ew_chain(fuse_ctx *c, int32_t pos, fusion *f)
     int is_float = 0;
     int32_t r;
     float v;
-    if (fc_chain_code(onnx_str(n->op_type)) < 0 || n->n_input < 1 || n->n_input > 2)
+    if (ec_op_code(onnx_str(n->op_type)) < 0 || n->n_input < 1 || n->n_input > 2)
         return 0;
     fc_init(f, FUSE_EW_CHAIN, pos, 0, NULL);
     /* The chain's input: the first operand, or the second when the first

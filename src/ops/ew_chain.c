@@ -51,22 +51,6 @@ typedef struct ec_op {
     int32_t operands[2 * EC_MAX_STEPS];
 } ec_op;
 
-static const char *const ec_names[EC_COUNT] = {
-    [EC_ADD] = "Add",         [EC_SUB] = "Sub",   [EC_MUL] = "Mul",
-    [EC_DIV] = "Div",         [EC_POW] = "Pow",   [EC_RELU] = "Relu",
-    [EC_SIGMOID] = "Sigmoid", [EC_TANH] = "Tanh", [EC_ERF] = "Erf",
-    [EC_SQRT] = "Sqrt",       [EC_EXP] = "Exp",   [EC_LOG] = "Log",
-    [EC_NEG] = "Neg",         [EC_ABS] = "Abs",   [EC_RECIPROCAL] = "Reciprocal",
-};
-
-int32_t ec_op_code(const char *op)
-{
-    for (int32_t k = 0; k < EC_COUNT; k++)
-        if (strcmp(op, ec_names[k]) == 0)
-            return k;
-    return -1;
-}
-
 /* ops ("Pow,Mul,...") as EC_* codes into e->prog[s][0]. */
 static prt_status ec_parse_ops(ec_op *e, const op_fields *f)
 {
@@ -127,19 +111,19 @@ static prt_status ec_parse(op_object *o, const op_fields *f)
         q[1] = ((const int32_t *)p->data)[2 * s];
         q[2] = ((const int32_t *)p->data)[2 * s + 1];
         kind = q[1] & 3;
-        if (q[0] > EC_POW) {
+        if (!EC_IS_BINARY(q[0])) {
             q[1] = q[2] = 0; /* unary */
             continue;
         }
         if (q[1] < 0 || q[1] > 6 || kind == 3 ||
             (kind == 0 && (q[2] < 0 || q[2] >= e->nb_consts)) ||
-            (kind == 1 && (q[2] < 0 || q[2] >= OP_WALK_MAX)) ||
+            (kind == 1 && (q[2] < 0 || q[2] >= EC_MAX_INPUTS)) ||
             (q[0] == EC_POW && q[1] != 0))
             return op_fields_fail(
                 f, PRT_ERR_INVALID_ARGUMENT,
                 "step %d (%s): operand %d index %d names no constant or "
                 "input%s",
-                (int)s, ec_names[q[0]], (int)q[1], (int)q[2],
+                (int)s, ec_op_name(q[0]), (int)q[1], (int)q[2],
                 q[0] == EC_POW ? " (Pow's exponent is a constant)" : "");
     }
     return PRT_OK;
@@ -151,7 +135,7 @@ static int32_t ec_serialize(op_object *o, prt_field *ser)
     size_t len = 0;
     for (int32_t s = 0; s < e->nb_steps; s++) {
         int w = snprintf(e->ops + len, sizeof e->ops - len, "%s%s", s ? "," : "",
-                         ec_names[e->prog[s][0]]);
+                         ec_op_name(e->prog[s][0]));
         len += w > 0 ? (size_t)w : 0;
         e->operands[2 * s] = e->prog[s][1];
         e->operands[2 * s + 1] = e->prog[s][2];
@@ -190,46 +174,6 @@ static prt_status ec_infer(const op_object *o, const prt_dims *in, int32_t nb_in
         st = op_broadcast_dims(o, &t, &in[k], out, "the chain's inputs");
     }
     return st;
-}
-
-float ec_step(int32_t op, float a, float b)
-{
-    switch (op) {
-    case EC_ADD:
-        return a + b;
-    case EC_SUB:
-        return a - b;
-    case EC_MUL:
-        return a * b;
-    case EC_DIV:
-        return a / b;
-    case EC_POW:
-        return b == 2.0f   ? a * a
-               : b == 3.0f ? (float)((double)a * a * a)
-                           : (float)pow((double)a, (double)b);
-    case EC_RELU:
-        return a < 0.0f ? 0.0f : a;
-    case EC_SIGMOID: {
-        float e = expf(-fabsf(a));
-        return (a >= 0.0f ? 1.0f : e) / (1.0f + e);
-    }
-    case EC_TANH:
-        return tanhf(a);
-    case EC_ERF:
-        return erff(a);
-    case EC_SQRT:
-        return sqrtf(a);
-    case EC_EXP:
-        return expf(a);
-    case EC_LOG:
-        return logf(a);
-    case EC_NEG:
-        return -a;
-    case EC_ABS:
-        return fabsf(a);
-    default: /* EC_RECIPROCAL */
-        return 1.0f / a;
-    }
 }
 
 typedef struct ec_job {
@@ -305,7 +249,7 @@ static int ec_row(const void *ctx, const uint8_t *const *p, const int64_t *s, ui
         for (int32_t st = 0; st < e->nb_steps; st++) {
             const int32_t op = e->prog[st][0], kind = e->prog[st][1] & 3,
                           idx = e->prog[st][2];
-            if (op > EC_POW)
+            if (!EC_IS_BINARY(op))
                 ec_unary(op, acc, m);
             else if (kind == 0)
                 ec_binary(op, e->prog[st][1] & 4, acc, &e->consts[idx], 0, m);
@@ -338,7 +282,7 @@ static prt_status ec_run(const op_object *o, int32_t dtype, const prt_tensor_des
 
 static const op_class ec_class = {
     .min_inputs = 1,
-    .max_inputs = OP_WALK_MAX,
+    .max_inputs = EC_MAX_INPUTS,
     .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16),
     .size = sizeof(ec_op),
     .alias_input = -1,
@@ -359,6 +303,8 @@ static const prt_field_schema ec_schema[] = {
      "first"},
     {"constants", PRT_FIELD_FLOAT32, -1, "the scalar operands"},
 };
+
+_Static_assert(EC_MAX_INPUTS <= OP_WALK_MAX, "a chain's inputs are one walk's");
 
 const prt_plugin_creator op_ew_chain_creator =
     OP_CREATOR("ElementwiseChain", ec_class, ec_schema, 3);

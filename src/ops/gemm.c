@@ -156,11 +156,12 @@ static prt_status gemm_infer(const op_object *o, const prt_dims *in, int32_t nb_
     return PRT_OK;
 }
 
-/* Half floats: A, B, C and Y as float32. */
+/* Half floats: A, B, C and Y as float32, plus the CUDA kernel's padding
+ * between them (GEMM_WS_ALIGN_FLOATS, ops_nn.h). */
 static int64_t gemm_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
                               int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
-    int64_t n = 0;
+    int64_t n = 3 * GEMM_WS_ALIGN_FLOATS;
     (void)o;
     if (dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return 0;

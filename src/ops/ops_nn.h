@@ -207,6 +207,11 @@ typedef struct gemm_op {
 /* Gemm's C: its element strides along Y's rows and columns (0 where it is
  * broadcast; gemm.c). */
 void gemm_c_strides(const prt_dims *c, int64_t *si, int64_t *sj);
+/* A 16-bit Gemm's workspace holds float32 copies of A, B, C and Y (the
+ * CPU's layout); the CUDA kernel starts each of Y, C, A and B at a
+ * multiple of this many floats (256 bytes, nn_cuda.c says why), so the
+ * workspace has room for that padding too. */
+#define GEMM_WS_ALIGN_FLOATS 64
 
 #define ES_EQ_MAX 256 /* bytes of the equation, whitespace included */
 #define ES_MAX_OPS 8  /* OP_MAX_INPUTS was 8; the CUDA kernel's OPK_MAX_OPERANDS */

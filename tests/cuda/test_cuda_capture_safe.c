@@ -16,7 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "testutil.h"
+#include "cuda_testutil.h"
 
 #define N 1000
 
@@ -36,41 +36,6 @@ typedef struct csplug {
 static const char *cs_name(const prt_plugin *p)
 {
     return cs_names[((const csplug *)p)->kind];
-}
-static const char *cs_version(const prt_plugin *p)
-{
-    (void)p;
-    return "1";
-}
-static const char *cs_ns(const prt_plugin *p)
-{
-    (void)p;
-    return "test";
-}
-static uint32_t cs_devices(const prt_plugin *p)
-{
-    (void)p;
-    return 1u << PRT_DEVICE_CUDA;
-}
-static int32_t cs_nb_outputs(const prt_plugin *p)
-{
-    (void)p;
-    return 1;
-}
-static prt_status cs_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out,
-                            const int32_t *in, int32_t nb_in)
-{
-    (void)p, (void)nb_out, (void)nb_in;
-    out[0] = in[0];
-    return PRT_OK;
-}
-static prt_status cs_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_in,
-                            const prt_dim_exprs *si, int32_t nb_si, prt_dim_exprs *out,
-                            int32_t nb_out, prt_expr_builder *eb)
-{
-    (void)p, (void)nb_in, (void)si, (void)nb_si, (void)nb_out, (void)eb;
-    out[0] = in[0];
-    return PRT_OK;
 }
 static int32_t cs_supports(prt_plugin *p, int32_t pos, const prt_dynamic_tensor_desc *io,
                            int32_t nb_in, int32_t nb_out)
@@ -163,14 +128,15 @@ static void cs_destroy(prt_plugin *p)
     free(p);
 }
 
-static const prt_plugin_core cs_core = {
-    sizeof cs_core, PRT_PLUGIN_ABI_VERSION, cs_name, cs_version, cs_ns, cs_devices};
+static const prt_plugin_core cs_core = {sizeof cs_core, PRT_PLUGIN_ABI_VERSION,
+                                        cs_name,        tcu_version,
+                                        tcu_namespace,  tcu_cuda_only};
 static const prt_plugin_build cs_build = {
     .struct_size = sizeof cs_build,
     .abi_version = PRT_PLUGIN_ABI_VERSION,
-    .nb_outputs = cs_nb_outputs,
-    .get_output_dtypes = cs_dtypes,
-    .get_output_shapes = cs_shapes,
+    .nb_outputs = tcu_one_output,
+    .get_output_dtypes = tcu_dtype_of_input,
+    .get_output_shapes = tcu_shape_of_input,
     .supports_format_combination = cs_supports,
     .capture_safe = cs_capture_safe,
 };
@@ -210,26 +176,11 @@ static prt_engine *build(prt_registry *reg, int32_t kind)
     prt_engine *built = NULL, *e = NULL;
     prt_plugin *p = NULL;
     const prt_dims d = {1, {N}};
-    int32_t x, l, y;
     void *bytes = NULL;
     size_t size = 0;
     prt_status st = cs_create(&cs_creators[kind], "copy", NULL, PRT_PHASE_BUILD, &p);
     if (!st)
-        st = prt_network_create(&net);
-    if (!st)
-        st = prt_network_add_input(net, "x", PRT_FLOAT32, &d, &x);
-    if (!st)
-        st = prt_network_add_plugin(net, &x, 1, NULL, 0, p, &l);
-    if (!st) {
-        p = NULL;
-        st = prt_network_set_layer_name(net, l, "copy");
-    }
-    if (!st)
-        st = prt_network_get_layer_output(net, l, 0, &y);
-    if (!st)
-        st = prt_network_set_tensor_name(net, y, "y");
-    if (!st)
-        st = prt_network_mark_output(net, y);
+        st = tcu_plugin_network(p, &d, "copy", &net);
     if (!st)
         st = prt_builder_config_create(&cfg);
     if (!st)
@@ -243,8 +194,6 @@ static prt_engine *build(prt_registry *reg, int32_t kind)
     CHECK_OK(st);
     prt_free(bytes);
     prt_engine_destroy(built);
-    if (p)
-        cs_destroy(p);
     prt_builder_config_destroy(cfg);
     prt_network_destroy(net);
     return e;

@@ -22,7 +22,7 @@
 
 #include "kernel/kernel.h"
 #include "kernel/kmod.h"
-#include "testutil.h"
+#include "cuda_testutil.h"
 
 #define NAME "test_cuda_kernel_layers"
 #define MAX_N 100000
@@ -53,10 +53,7 @@ static eng_kernel_code g_cubin, g_ptx;
 
 static cudaStream_t g_stream;
 
-typedef struct kplugin {
-    prt_plugin base;
-    int32_t code;
-} kplugin;
+typedef tcu_plugin kplugin; /* kind: the test's variant */
 
 static const prt_plugin_vtable kvt;
 
@@ -64,48 +61,6 @@ static const char *k_name(const prt_plugin *p)
 {
     (void)p;
     return "KScale";
-}
-static const char *k_version(const prt_plugin *p)
-{
-    (void)p;
-    return "1";
-}
-static const char *k_ns(const prt_plugin *p)
-{
-    (void)p;
-    return "test";
-}
-static uint32_t k_devices(const prt_plugin *p)
-{
-    (void)p;
-    return 1u << PRT_DEVICE_CUDA;
-}
-static int32_t k_nb_outputs(const prt_plugin *p)
-{
-    (void)p;
-    return 1;
-}
-static prt_status k_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out, const int32_t *in,
-                           int32_t nb_in)
-{
-    (void)p, (void)nb_out, (void)nb_in;
-    out[0] = in[0];
-    return PRT_OK;
-}
-static prt_status k_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_in,
-                           const prt_dim_exprs *si, int32_t nsi, prt_dim_exprs *out,
-                           int32_t nb_out, prt_expr_builder *e)
-{
-    (void)p, (void)nb_in, (void)si, (void)nsi, (void)nb_out, (void)e;
-    out[0] = in[0];
-    return PRT_OK;
-}
-static int32_t k_supports(prt_plugin *p, int32_t pos, const prt_dynamic_tensor_desc *d,
-                          int32_t nb_in, int32_t nb_out)
-{
-    (void)p, (void)pos, (void)nb_in, (void)nb_out;
-    return d[pos].desc.dtype == PRT_FLOAT32 && d[pos].desc.format == PRT_FORMAT_LINEAR &&
-           d[pos].desc.dims.nb_dims == 1;
 }
 static prt_status k_workspace(prt_plugin *p, const prt_dynamic_tensor_desc *in,
                               int32_t nb_in, const prt_dynamic_tensor_desc *out,
@@ -132,14 +87,14 @@ static prt_status k_get_kernel(prt_plugin *self, int32_t tactic,
     const prt_expr *grid = e->operation(e, PRT_DIM_CEIL_DIV, n, block);
     int32_t nc = 0;
     (void)tactic, (void)in, (void)nb_in, (void)out, (void)nb_out, (void)out_dims;
-    if (p->code == CODE_SOURCE) {
+    if (p->kind == CODE_SOURCE) {
         code[nc++] =
             (prt_kernel_code){PRT_KERNEL_CUDA_SOURCE, 0, source, (int64_t)strlen(source)};
     } else {
-        if (p->code != CODE_PTX)
+        if (p->kind != CODE_PTX)
             code[nc++] = (prt_kernel_code){PRT_KERNEL_CUBIN, g_cubin.arch, g_cubin.data,
                                            g_cubin.size};
-        if (p->code == CODE_PTX || p->code == CODE_BOTH || p->code == CODE_SHORT)
+        if (p->kind == CODE_PTX || p->kind == CODE_BOTH || p->kind == CODE_SHORT)
             code[nc++] =
                 (prt_kernel_code){PRT_KERNEL_PTX, g_ptx.arch, g_ptx.data, g_ptx.size};
     }
@@ -165,7 +120,7 @@ static prt_status k_get_kernel(prt_plugin *self, int32_t tactic,
         launches[l].args = l ? a2 : a1;
     }
     /* The second launch without its last scratch pointer. */
-    if (p->code == CODE_SHORT)
+    if (p->kind == CODE_SHORT)
         launches[1].nb_args = 4;
     k->nb_code = nc;
     k->code = code;
@@ -182,101 +137,32 @@ static prt_status k_enqueue(prt_plugin *self, const prt_tensor_desc *in,
     (void)stream;
     return base_error(PRT_ERR_INTERNAL, "KScale has no enqueue: its kernel layer runs");
 }
-static prt_plugin *k_clone(const prt_plugin *self)
-{
-    kplugin *p = malloc(sizeof *p);
-    if (p)
-        *p = *(const kplugin *)self;
-    return p ? &p->base : NULL;
-}
-static prt_plugin *k_attach(prt_plugin *self, prt_plugin_resources *r)
-{
-    (void)r;
-    return k_clone(self);
-}
-static const prt_field_collection *k_fields(prt_plugin *self)
-{
-    static const prt_field_collection none = {0, NULL};
-    (void)self;
-    return &none;
-}
-static void k_destroy(prt_plugin *self)
-{
-    free(self);
-}
 
-static const prt_plugin_core kcore = {
-    sizeof kcore, PRT_PLUGIN_ABI_VERSION, k_name, k_version, k_ns, k_devices};
+static const prt_plugin_core kcore = {sizeof kcore,  PRT_PLUGIN_ABI_VERSION,
+                                      k_name,        tcu_version,
+                                      tcu_namespace, tcu_cuda_only};
 static const prt_plugin_build kbuild = {.struct_size = sizeof kbuild,
                                         .abi_version = PRT_PLUGIN_ABI_VERSION,
-                                        .nb_outputs = k_nb_outputs,
-                                        .get_output_dtypes = k_dtypes,
-                                        .get_output_shapes = k_shapes,
-                                        .supports_format_combination = k_supports,
+                                        .nb_outputs = tcu_one_output,
+                                        .get_output_dtypes = tcu_dtype_of_input,
+                                        .get_output_shapes = tcu_shape_of_input,
+                                        .supports_format_combination =
+                                            tcu_supports_f32_1d,
                                         .get_workspace_size = k_workspace,
                                         .get_kernel = k_get_kernel};
 static const prt_plugin_runtime kruntime = {.struct_size = sizeof kruntime,
                                             .abi_version = PRT_PLUGIN_ABI_VERSION,
                                             .enqueue = k_enqueue,
-                                            .attach_to_context = k_attach,
-                                            .get_fields_to_serialize = k_fields,
-                                            .clone = k_clone,
-                                            .destroy = k_destroy};
+                                            .attach_to_context = tcu_attach,
+                                            .get_fields_to_serialize = tcu_no_fields,
+                                            .clone = tcu_clone,
+                                            .destroy = tcu_destroy};
 static const prt_plugin_vtable kvt = {sizeof kvt, PRT_PLUGIN_ABI_VERSION, &kcore, &kbuild,
                                       &kruntime};
 
-static int cuda_ok(cudaError_t e, const char *what, int line)
-{
-    tu_checks++;
-    if (e == cudaSuccess)
-        return 1;
-    tu_failures++;
-    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, line, what, cudaGetErrorString(e));
-    return 0;
-}
-#define CUDA_OK(call) cuda_ok((call), #call, __LINE__)
-
 static prt_status build(int32_t code, prt_engine **out)
 {
-    kplugin *p = malloc(sizeof *p);
-    prt_network *net = NULL;
-    prt_builder_config *cfg = NULL;
-    int64_t v1[] = {1}, vo[] = {1000}, vm[] = {MAX_N}, vd[] = {-1};
-    prt_dims lo = tu_dims(1, v1), opt = tu_dims(1, vo), hi = tu_dims(1, vm),
-             d = tu_dims(1, vd);
-    int32_t x, layer, y, prof;
-    prt_status st;
-    if (!p)
-        return PRT_ERR_OUT_OF_MEMORY;
-    p->base.vt = &kvt;
-    p->code = code;
-    st = prt_network_create(&net);
-    if (!st)
-        st = prt_network_add_input(net, "x", PRT_FLOAT32, &d, &x);
-    if (!st) {
-        st = prt_network_add_plugin(net, &x, 1, NULL, 0, &p->base, &layer);
-        p = NULL;
-    }
-    if (!st)
-        st = prt_network_get_layer_output(net, layer, 0, &y);
-    if (!st)
-        st = prt_network_set_tensor_name(net, y, "y");
-    if (!st)
-        st = prt_network_mark_output(net, y);
-    if (!st)
-        st = prt_builder_config_create(&cfg);
-    if (!st)
-        st = prt_builder_config_set_device(cfg, PRT_DEVICE_CUDA);
-    if (!st)
-        st = prt_builder_config_add_profile(cfg, &prof);
-    if (!st)
-        st = prt_builder_config_set_profile_dims(cfg, prof, "x", &lo, &opt, &hi);
-    if (!st)
-        st = prt_engine_build(net, cfg, NULL, out);
-    free(p);
-    prt_builder_config_destroy(cfg);
-    prt_network_destroy(net);
-    return st;
+    return tcu_build_1d(&kvt, code, 1000, MAX_N, 0, NULL, out);
 }
 
 typedef struct bufs {

@@ -23,7 +23,7 @@
 
 #include "kernel/kernel.h"
 #include "kernel/kmod.h"
-#include "testutil.h"
+#include "cuda_testutil.h"
 
 #define NAME "test_cuda_kernel_tune"
 #define N_OPT 4096
@@ -62,10 +62,7 @@ static const char *const mode_names[] = {"kernels only", "enqueue and a fast ker
                                          "enqueue and a slow kernel"};
 enum { T_ENQUEUE = 0, T_SLOW = 1, T_FAST = 2, T_WRONG = 3 };
 
-typedef struct kplugin {
-    prt_plugin base;
-    int32_t mode;
-} kplugin;
+typedef tcu_plugin kplugin; /* kind: the test's variant */
 
 static const prt_plugin_vtable kvt;
 
@@ -74,56 +71,14 @@ static const char *k_name(const prt_plugin *p)
     (void)p;
     return "KTune";
 }
-static const char *k_version(const prt_plugin *p)
-{
-    (void)p;
-    return "1";
-}
-static const char *k_ns(const prt_plugin *p)
-{
-    (void)p;
-    return "test";
-}
-static uint32_t k_devices(const prt_plugin *p)
-{
-    (void)p;
-    return 1u << PRT_DEVICE_CUDA;
-}
-static int32_t k_nb_outputs(const prt_plugin *p)
-{
-    (void)p;
-    return 1;
-}
-static prt_status k_dtypes(prt_plugin *p, int32_t *out, int32_t nb_out, const int32_t *in,
-                           int32_t nb_in)
-{
-    (void)p, (void)nb_out, (void)nb_in;
-    out[0] = in[0];
-    return PRT_OK;
-}
-static prt_status k_shapes(prt_plugin *p, const prt_dim_exprs *in, int32_t nb_in,
-                           const prt_dim_exprs *si, int32_t nsi, prt_dim_exprs *out,
-                           int32_t nb_out, prt_expr_builder *e)
-{
-    (void)p, (void)nb_in, (void)si, (void)nsi, (void)nb_out, (void)e;
-    out[0] = in[0];
-    return PRT_OK;
-}
-static int32_t k_supports(prt_plugin *p, int32_t pos, const prt_dynamic_tensor_desc *d,
-                          int32_t nb_in, int32_t nb_out)
-{
-    (void)p, (void)pos, (void)nb_in, (void)nb_out;
-    return d[pos].desc.dtype == PRT_FLOAT32 && d[pos].desc.format == PRT_FORMAT_LINEAR &&
-           d[pos].desc.dims.nb_dims == 1;
-}
 static prt_status k_tactics(prt_plugin *self, int32_t *tactics, int32_t cap,
                             int32_t *count)
 {
     const kplugin *p = (const kplugin *)self;
     static const int32_t kernels[] = {T_SLOW, T_FAST, T_WRONG};
-    const int32_t mixed[] = {T_ENQUEUE, p->mode == MIXED_KERNEL_FAST ? T_FAST : T_SLOW};
-    const int32_t *list = p->mode == KERNELS ? kernels : mixed;
-    *count = p->mode == KERNELS ? 3 : 2;
+    const int32_t mixed[] = {T_ENQUEUE, p->kind == MIXED_KERNEL_FAST ? T_FAST : T_SLOW};
+    const int32_t *list = p->kind == KERNELS ? kernels : mixed;
+    *count = p->kind == KERNELS ? 3 : 2;
     for (int32_t i = 0; i < *count && i < cap; i++)
         tactics[i] = list[i];
     return PRT_OK;
@@ -183,7 +138,7 @@ static prt_status k_enqueue(prt_plugin *self, const prt_tensor_desc *in,
     int64_t n = in[0].dims.d[0];
     float *h;
     (void)out, (void)ws;
-    if (p->mode == KERNELS || device != PRT_DEVICE_CUDA ||
+    if (p->kind == KERNELS || device != PRT_DEVICE_CUDA ||
         g_tactic_of_last_set != T_ENQUEUE)
         return base_error(PRT_ERR_INTERNAL,
                           "KTune's enqueue runs only tactic 0 on CUDA (asked for %d)",
@@ -205,106 +160,33 @@ static prt_status k_enqueue(prt_plugin *self, const prt_tensor_desc *in,
     free(h);
     return PRT_OK;
 }
-static prt_plugin *k_clone(const prt_plugin *self)
-{
-    kplugin *p = malloc(sizeof *p);
-    if (p)
-        *p = *(const kplugin *)self;
-    return p ? &p->base : NULL;
-}
-static prt_plugin *k_attach(prt_plugin *self, prt_plugin_resources *r)
-{
-    (void)r;
-    return k_clone(self);
-}
-static const prt_field_collection *k_fields(prt_plugin *self)
-{
-    static const prt_field_collection none = {0, NULL};
-    (void)self;
-    return &none;
-}
-static void k_destroy(prt_plugin *self)
-{
-    free(self);
-}
 
-static const prt_plugin_core kcore = {
-    sizeof kcore, PRT_PLUGIN_ABI_VERSION, k_name, k_version, k_ns, k_devices};
+static const prt_plugin_core kcore = {sizeof kcore,  PRT_PLUGIN_ABI_VERSION,
+                                      k_name,        tcu_version,
+                                      tcu_namespace, tcu_cuda_only};
 static const prt_plugin_build kbuild = {.struct_size = sizeof kbuild,
                                         .abi_version = PRT_PLUGIN_ABI_VERSION,
-                                        .nb_outputs = k_nb_outputs,
-                                        .get_output_dtypes = k_dtypes,
-                                        .get_output_shapes = k_shapes,
-                                        .supports_format_combination = k_supports,
+                                        .nb_outputs = tcu_one_output,
+                                        .get_output_dtypes = tcu_dtype_of_input,
+                                        .get_output_shapes = tcu_shape_of_input,
+                                        .supports_format_combination =
+                                            tcu_supports_f32_1d,
                                         .get_valid_tactics = k_tactics,
                                         .get_kernel = k_get_kernel};
 static const prt_plugin_runtime kruntime = {.struct_size = sizeof kruntime,
                                             .abi_version = PRT_PLUGIN_ABI_VERSION,
                                             .set_tactic = k_set_tactic,
                                             .enqueue = k_enqueue,
-                                            .attach_to_context = k_attach,
-                                            .get_fields_to_serialize = k_fields,
-                                            .clone = k_clone,
-                                            .destroy = k_destroy};
+                                            .attach_to_context = tcu_attach,
+                                            .get_fields_to_serialize = tcu_no_fields,
+                                            .clone = tcu_clone,
+                                            .destroy = tcu_destroy};
 static const prt_plugin_vtable kvt = {sizeof kvt, PRT_PLUGIN_ABI_VERSION, &kcore, &kbuild,
                                       &kruntime};
 
-static int cuda_ok(cudaError_t e, const char *what, int line)
-{
-    tu_checks++;
-    if (e == cudaSuccess)
-        return 1;
-    tu_failures++;
-    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, line, what, cudaGetErrorString(e));
-    return 0;
-}
-#define CUDA_OK(call) cuda_ok((call), #call, __LINE__)
-
 static prt_status build(int32_t mode, const char *cache, prt_engine **out)
 {
-    kplugin *p = malloc(sizeof *p);
-    prt_network *net = NULL;
-    prt_builder_config *cfg = NULL;
-    int64_t v1[] = {1}, vo[] = {N_OPT}, vm[] = {MAX_N}, vd[] = {-1};
-    prt_dims lo = tu_dims(1, v1), opt = tu_dims(1, vo), hi = tu_dims(1, vm),
-             d = tu_dims(1, vd);
-    int32_t x, layer, y, prof;
-    prt_status st;
-    if (!p)
-        return PRT_ERR_OUT_OF_MEMORY;
-    p->base.vt = &kvt;
-    p->mode = mode;
-    st = prt_network_create(&net);
-    if (!st)
-        st = prt_network_add_input(net, "x", PRT_FLOAT32, &d, &x);
-    if (!st) {
-        st = prt_network_add_plugin(net, &x, 1, NULL, 0, &p->base, &layer);
-        p = NULL;
-    }
-    if (!st)
-        st = prt_network_get_layer_output(net, layer, 0, &y);
-    if (!st)
-        st = prt_network_set_tensor_name(net, y, "y");
-    if (!st)
-        st = prt_network_mark_output(net, y);
-    if (!st)
-        st = prt_builder_config_create(&cfg);
-    if (!st)
-        st = prt_builder_config_set_device(cfg, PRT_DEVICE_CUDA);
-    if (!st)
-        st = prt_builder_config_set_autotune(cfg, 1);
-    if (!st && cache)
-        st = prt_builder_config_set_timing_cache_file(cfg, cache);
-    if (!st)
-        st = prt_builder_config_add_profile(cfg, &prof);
-    if (!st)
-        st = prt_builder_config_set_profile_dims(cfg, prof, "x", &lo, &opt, &hi);
-    if (!st)
-        st = prt_engine_build(net, cfg, NULL, out);
-    free(p);
-    prt_builder_config_destroy(cfg);
-    prt_network_destroy(net);
-    return st;
+    return tcu_build_1d(&kvt, mode, N_OPT, MAX_N, 1, cache, out);
 }
 
 /* Runs e at n elements of random x and checks y = 2 x + 1. */

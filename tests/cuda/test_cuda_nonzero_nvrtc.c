@@ -25,24 +25,13 @@
 #include <string.h>
 
 #include "kernel/kmod.h"
-#include "testutil.h"
+#include "cuda_testutil.h"
 
 #define NAME "test_cuda_nonzero_nvrtc"
 #define MAX_R 1024
 #define MAX_C 1100
 
 static cudaStream_t g_stream;
-
-static int cuda_ok(cudaError_t e, const char *what, int line)
-{
-    tu_checks++;
-    if (e == cudaSuccess)
-        return 1;
-    tu_failures++;
-    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, line, what, cudaGetErrorString(e));
-    return 0;
-}
-#define CUDA_OK(call) cuda_ok((call), #call, __LINE__)
 
 static prt_dims dims2(int64_t r, int64_t c)
 {

@@ -1066,6 +1066,51 @@ static void test_rows(tu_rng *r)
     }
 }
 
+/* Gemm's 16-bit products go to cuBLAS's Ex call as MatMul's do (nn_cuda.c):
+ * every transA x transB x C broadcast (none, scalar, per column, per row,
+ * full, a row of N) with alpha and beta other than 1, in float16 and
+ * bfloat16, against the CPU. Odd sizes put each float32 copy after Y off
+ * any alignment a naive layout would give; the larger shapes take
+ * cuBLAS's tensor-core kernels. */
+static void test_gemm_16bit(tu_rng *r)
+{
+    static const int32_t dts[2] = {PRT_FLOAT16, PRT_BFLOAT16};
+    static const int64_t sizes[3][3] = {{7, 13, 9}, {65, 33, 127}, {128, 96, 256}};
+    int t = 0;
+    for (int d = 0; d < 2; d++)
+        for (int32_t ta = 0; ta < 2; ta++)
+            for (int32_t tb = 0; tb < 2; tb++)
+                for (int ck = 0; ck < 6; ck++, t++) {
+                    const int64_t *sz = sizes[t % 3];
+                    const int64_t M = sz[0], N = sz[1], K = sz[2];
+                    float alpha = ck % 2 ? 0.75f : 1.0f, beta = ck == 4 ? 1.0f : -1.5f;
+                    int32_t fta = ta, ftb = tb;
+                    prt_field f[4] = {
+                        ot_fld_f32("alpha", &alpha), ot_fld_f32("beta", &beta),
+                        ot_fld_i32("transA", &fta, 1), ot_fld_i32("transB", &ftb, 1)};
+                    tcase c = {.op = "Gemm",
+                               .f = f,
+                               .nf = 4,
+                               .nb = ck == 5 ? 2 : 3,
+                               .rtol = 1e-2};
+                    prt_dims cd[5] = {D0(), D1(N), D2(M, 1), D2(M, N), D2(1, N)};
+                    char what[128];
+                    c.in[0] = ot_random(dts[d], ta ? D2(K, M) : D2(M, K), r, 0);
+                    c.in[1] = ot_random(dts[d], tb ? D2(N, K) : D2(K, N), r, 0);
+                    if (ck < 5)
+                        c.in[2] = ot_random(dts[d], cd[ck], r, 0);
+                    /* B and C constants (a Linear layer's) or inputs. */
+                    c.role[1] = c.role[2] = t % 2 ? OC_CONST : OC_DATA;
+                    snprintf(what, sizeof what,
+                             "Gemm 16-bit %s %lldx%lldx%lld transA %d transB %d alpha %g "
+                             "beta %g C kind %d",
+                             prt_dtype_name(dts[d]), (long long)M, (long long)N,
+                             (long long)K, (int)ta, (int)tb, alpha, beta, ck);
+                    run_case(what, &c);
+                    free_case(&c);
+                }
+}
+
 static void test_gemm(tu_rng *r)
 {
     for (int t = 0; t < 36; t++) {
@@ -1232,6 +1277,7 @@ int main(void)
     test_fills();
     test_rows(&r);
     test_gemm(&r);
+    test_gemm_16bit(&r);
     test_fused(&r);
     printf("test_cuda_ops: %d cases\n", cases);
     return tu_finish("test_cuda_ops");

@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "cuda_testutil.h"
 
 #if defined(__GNUC__)
 #define TC_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -47,18 +47,6 @@
 #define MAX_TACTICS 8
 
 static cudaStream_t g_stream;
-
-static int cuda_ok(cudaError_t e, const char *what, const char *file, int line)
-{
-    tu_checks++;
-    if (e == cudaSuccess)
-        return 1;
-    tu_failures++;
-    fprintf(stderr, "%s:%d: %s: %s (%s)\n", file, line, what, cudaGetErrorName(e),
-            cudaGetErrorString(e));
-    return 0;
-}
-#define CUDA_OK(call) cuda_ok((call), #call, __FILE__, __LINE__)
 
 /* Records a failure of the case `label`. */
 static void case_fail(const char *label, const char *fmt, ...) TC_PRINTF(2, 3);

@@ -23,19 +23,10 @@ ONNX Runtime (issue 30).
 Exits 77 (skipped) when onnx, numpy or onnxruntime is missing.
 """
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-    import onnx
-    from onnx import helper, numpy_helper, TensorProto
-    import onnxruntime as ort
-except ImportError as e:  # pragma: no cover
-    print(f"skipped: {e}")
-    sys.exit(77)
+from ort_compare import np, helper, numpy_helper, TensorProto, run_vs_ort
 
 FLOAT8E4M3FN, FLOAT8E5M2 = 17, 19  # TensorProto codes (onnx 1.12 lacks the names)
 
@@ -191,53 +182,6 @@ def fp8_model(t):
     return m
 
 
-def run_case(plugrt, work, name, model, feeds, tol=0.0, fused=None, layers=None):
-    """Runs model on ORT (default optimizations) and on plugrt; every output
-    within tol of ORT's (NaN equal). fused: a pattern name that plugrt's
-    log must not report as left unfused; layers: {op: n}, the plan must
-    hold n layers of each of those built-ins."""
-    d = os.path.join(work, name)
-    os.makedirs(d)
-    path = os.path.join(d, "model.onnx")
-    onnx.save(model, path)
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    want = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
-    args = [plugrt, "run", path, "-o", d, "-n", "1", "--warmup", "0", "-v"]
-    for n, v in feeds.items():
-        np.save(os.path.join(d, f"in_{n}.npy"), v)
-        args += ["-i", f"{n}={os.path.join(d, f'in_{n}.npy')}"]
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"FAIL {name}: plugrt run failed:\n{r.stdout}\n{r.stderr}")
-        return 1
-    fails = 0
-    if fused and "left unfused" in r.stdout + r.stderr:
-        print(f"FAIL {name}: {fused} was left unfused:\n{r.stdout}{r.stderr}")
-        fails += 1
-    if layers:
-        plan = os.path.join(d, "model.plan")
-        b = subprocess.run([plugrt, "build", path, "-o", plan], capture_output=True, text=True)
-        i = subprocess.run([plugrt, "inspect", plan], capture_output=True, text=True)
-        have = {op: i.stdout.count("plugrt::%s@" % op) for op in layers}
-        if b.returncode or i.returncode or have != layers:
-            print(f"FAIL {name}: layers {have}, want {layers}:\n{b.stderr}{i.stdout}")
-            fails += 1
-    for n, ref in want.items():
-        got = np.load(os.path.join(d, f"output_{n}.npy"))
-        ref = np.asarray(ref)
-        same = got == ref  # infinities too
-        if ref.dtype.kind == "f":
-            same |= np.isnan(got) & np.isnan(ref)
-        with np.errstate(invalid="ignore"):
-            diff = np.where(same, 0.0, np.abs(got.astype(np.float64) - ref.astype(np.float64)))
-        ok = (got.dtype == ref.dtype and got.shape == ref.shape and
-              bool((np.nan_to_num(diff, nan=np.inf) <= tol).all()))
-        print(f"{'ok' if ok else 'FAIL'} {name} {n}: {int((diff != 0).sum())} of {diff.size} "
-              f"elements differ from ORT (allowed {tol})")
-        fails += not ok
-    return fails
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plugrt", required=True)
@@ -251,24 +195,24 @@ def main():
         for name, act, qt, zp, sc in (("relu_u8", "Relu", u8, 0, 0.03),
                                       ("relu_i8", "Relu", i8, -128, 0.03),
                                       ("clip_u8", "Clip", u8, 0, 0.02)):
-            fails += run_case(a.plugrt, work, "conv_" + name,
+            fails += run_vs_ort(a.plugrt, work, "conv_" + name,
                               conv_act_model(rng, act, qt, zp, sc), {"x": x},
                               fused="Conv -> activation -> QuantizeLinear")
         # not idle (zero point 20, Clip's 6 inside 0.03 * 235): both run it
         # dequantized; a tie may round the other way in a float sum
         for name, act, qt, zp, sc in (("relu_zp20", "Relu", u8, 20, 0.03),
                                       ("clip_inside", "Clip", u8, 0, 0.03)):
-            fails += run_case(a.plugrt, work, "conv_" + name,
+            fails += run_vs_ort(a.plugrt, work, "conv_" + name,
                               conv_act_model(rng, act, qt, zp, sc), {"x": x}, tol=1.0)
         xs = rng.uniform(-2.5, 2.5, (1, 3, 5, 5)).astype(np.float32)
         for add in (False, True):
-            fails += run_case(a.plugrt, work, f"shared_dq{'_add' if add else ''}",
+            fails += run_vs_ort(a.plugrt, work, f"shared_dq{'_add' if add else ''}",
                               shared_dq_model(rng, add), {"x": xs}, fused="Conv",
                               layers={"QLinearConv": 2, "DequantizeLinear": int(add)})
         xm = rng.uniform(-3, 3, (2, 3, 8)).astype(np.float32)
         for per_column in (False, True):
             for qt in (u8, i8):
-                fails += run_case(a.plugrt, work,
+                fails += run_vs_ort(a.plugrt, work,
                                   f"matmul_{'col' if per_column else 'tensor'}_{qt}",
                                   matmul_model(rng, per_column, qt), {"x": xm},
                                   fused="MatMul")
@@ -276,7 +220,7 @@ def main():
         # ties, values past both formats' ranges, infinities and NaN
         xf.flat[:8] = [1e5, -1e9, np.inf, -np.inf, np.nan, 232.0, -240.0, 0.0]
         for t, name in ((FLOAT8E4M3FN, "e4m3fn"), (FLOAT8E5M2, "e5m2")):
-            fails += run_case(a.plugrt, work, "fp8_" + name, fp8_model(t), {"x": xf})
+            fails += run_vs_ort(a.plugrt, work, "fp8_" + name, fp8_model(t), {"x": xf})
     return 1 if fails else 0
 
 

@@ -21,19 +21,10 @@ dequantized sum (a quantum is 0.04 there).
 Exits 77 (skipped) when onnx, numpy or onnxruntime is missing.
 """
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy as np
-    import onnx
-    from onnx import helper, numpy_helper, TensorProto
-    import onnxruntime as ort
-except ImportError as e:  # pragma: no cover
-    print(f"skipped: {e}")
-    sys.exit(77)
+from ort_compare import np, helper, TensorProto, run_vs_ort
 
 OUT_SCALE = 0.05  # QLinearMul's output scale
 
@@ -99,36 +90,6 @@ def qdq_model():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
-def run_case(plugrt, work, name, model, feeds, atol):
-    """Runs model on ORT and on plugrt (-o); atol maps an output name to its
-    tolerance (absent: exact)."""
-    d = os.path.join(work, name)
-    os.makedirs(d)
-    path = os.path.join(d, "model.onnx")
-    onnx.save(model, path)
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    want = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
-    args = [plugrt, "run", path, "-o", d, "-n", "1", "--warmup", "0"]
-    for n, v in feeds.items():
-        np.save(os.path.join(d, f"in_{n}.npy"), v)
-        args += ["-i", f"{n}={os.path.join(d, f'in_{n}.npy')}"]
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"FAIL {name}: plugrt run failed:\n{r.stdout}\n{r.stderr}")
-        return 1
-    fails = 0
-    for n, ref in want.items():
-        got = np.load(os.path.join(d, f"output_{n}.npy"))
-        ref = np.asarray(ref)
-        diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
-        tol = atol.get(n, 0.0)
-        ok = got.dtype == ref.dtype and got.shape == ref.shape and bool((diff <= tol).all())
-        print(f"{'ok' if ok else 'FAIL'} {name} {n}: {int((diff > 0).sum())} of {diff.size} "
-              f"elements differ from ORT, max {diff.max() if diff.size else 0} (allowed {tol})")
-        fails += not ok
-    return fails
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plugrt", required=True)
@@ -141,11 +102,11 @@ def main():
                      "y": rng.uniform(-3, 3, (3, 1)).astype(np.float32)}
             # Half the products exact ties of the input scale.
             feeds["x"].flat[::3] = (rng.integers(-60, 60, 8) + 0.5) * 0.02
-            fails += run_case(a.plugrt, work, f"qoperator_{dt.__name__}",
+            fails += run_vs_ort(a.plugrt, work, f"qoperator_{dt.__name__}",
                               qoperator_model(dt), feeds, {"aq": 1.0, "out": 0.0401})
         x = rng.uniform(-1.5, 1.5, (2, 3, 5)).astype(np.float32)
         x.flat[::4] = (rng.integers(-100, 100, 8) + 0.5) * 0.01
-        fails += run_case(a.plugrt, work, "qdq_per_axis", qdq_model(), {"x": x}, {})
+        fails += run_vs_ort(a.plugrt, work, "qdq_per_axis", qdq_model(), {"x": x}, {})
     return 1 if fails else 0
 
 

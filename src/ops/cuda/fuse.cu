@@ -5,6 +5,7 @@
 
 #include "ops/cuda/fuse.h"
 #include "ops/cuda/launch.cuh"
+#include "ops/ew_chain_prog.h"
 
 namespace opk
 {
@@ -105,66 +106,6 @@ __global__ void bias_act_kernel(int32_t dtype, const void *bias, int32_t act, fl
     }
 }
 
-// ew_chain.c's EC_*.
-enum {
-    EC_ADD,
-    EC_SUB,
-    EC_MUL,
-    EC_DIV,
-    EC_POW,
-    EC_RELU,
-    EC_SIGMOID,
-    EC_TANH,
-    EC_ERF,
-    EC_SQRT,
-    EC_EXP,
-    EC_LOG,
-    EC_NEG,
-    EC_ABS
-};
-
-// One step, as ew_chain.c's ec_step (Pow's 2 and 3 as products, Sigmoid
-// from e^-|x|).
-__device__ float chain_step(int32_t op, float a, float b)
-{
-    switch (op) {
-    case EC_ADD:
-        return a + b;
-    case EC_SUB:
-        return a - b;
-    case EC_MUL:
-        return a * b;
-    case EC_DIV:
-        return a / b;
-    case EC_POW:
-        return b == 2.0f   ? a * a
-               : b == 3.0f ? (float)((double)a * a * a)
-                           : (float)pow((double)a, (double)b);
-    case EC_RELU:
-        return a < 0.0f ? 0.0f : a;
-    case EC_SIGMOID: {
-        float e = expf(-fabsf(a));
-        return (a >= 0.0f ? 1.0f : e) / (1.0f + e);
-    }
-    case EC_TANH:
-        return tanhf(a);
-    case EC_ERF:
-        return erff(a);
-    case EC_SQRT:
-        return sqrtf(a);
-    case EC_EXP:
-        return expf(a);
-    case EC_LOG:
-        return logf(a);
-    case EC_NEG:
-        return -a;
-    case EC_ABS:
-        return fabsf(a);
-    default: // EC_RECIPROCAL
-        return 1.0f / a;
-    }
-}
-
 // A thread per element: the inputs' elements, then the program.
 __global__ void ew_chain_kernel(opk_ew_chain_args a)
 {
@@ -179,12 +120,12 @@ __global__ void ew_chain_kernel(opk_ew_chain_args a)
         for (int32_t s = 0; s < a.nb_steps; s++) {
             const int32_t op = a.prog[s][0], kind = a.prog[s][1] & 3, idx = a.prog[s][2];
             float o;
-            if (op > EC_POW) {
-                acc = chain_step(op, acc, 0.0f);
+            if (!EC_IS_BINARY(op)) {
+                acc = ec_step(op, acc, 0.0f);
                 continue;
             }
             o = kind == 0 ? a.consts[idx] : kind == 1 ? v[idx] : acc;
-            acc = a.prog[s][1] & 4 ? chain_step(op, o, acc) : chain_step(op, acc, o);
+            acc = a.prog[s][1] & 4 ? ec_step(op, o, acc) : ec_step(op, acc, o);
         }
         store_f(a.dtype, a.y, i, acc);
     }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ops/cuda/gpu_args.h"
+#include "ops/ew_chain_prog.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,16 +45,14 @@ int opk_bias_act_rows(int32_t dtype, const void *bias, int32_t act, float *y,
 
 /* ElementwiseChain (ew_chain.c) over n output elements: inputs x[0..b.nb)
  * read through b, acc = x[0]'s element, then each step (prog: 3 int32s per
- * step, ew_chain.c's EC_* op, operand, index; consts the scalars), stored
- * in dtype. */
-#define OPK_CHAIN_MAX_STEPS 8  /* EC_MAX_STEPS */
-#define OPK_CHAIN_MAX_CONSTS 8 /* EC_MAX_CONSTS */
+ * step, ew_chain_prog.h's EC_* op, operand, index; consts the scalars),
+ * stored in dtype. */
 typedef struct opk_ew_chain_args {
     int32_t dtype, nb_steps;
     int64_t n;
     opk_bcast b;
-    int32_t prog[OPK_CHAIN_MAX_STEPS][3];
-    float consts[OPK_CHAIN_MAX_CONSTS];
+    int32_t prog[EC_MAX_STEPS][3];
+    float consts[EC_MAX_CONSTS];
     const void *x[OPK_MAX_IN];
     void *y;
 } opk_ew_chain_args;

@@ -5,6 +5,7 @@
  * and GlobalAveragePool, each the CPU kernel's semantics through the
  * launchers of kernels.cu and rows.cu.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -396,40 +397,73 @@ OPC_KERNEL(opc_matmul)
     return PRT_OK;
 }
 
-/* cuBLAS's product in float32: 16-bit A, B and C converted into the
- * workspace first (laid out as on the CPU: A, B, C, then Y), then alpha and
- * C in one pass. (cublasGemmStridedBatchedEx on the 16-bit A and B as they
- * are was refused as unsupported for Gemm's shapes on an H100, and left
- * the context with a misaligned-address error; MatMul's 16-bit products
- * take that path.) */
+/* Where the workspace's next float32 buffer starts: at a multiple of 256
+ * bytes, as cudaMalloc's pointers are. cuBLAS's documentation asks for
+ * "properly aligned" pointers in its tensor-core modes, "to avoid
+ * misaligned memory access errors", without saying how aligned. */
+static float *gemm_ws_next(float *w, int64_t floats)
+{
+    return w + (floats + GEMM_WS_ALIGN_FLOATS - 1) / GEMM_WS_ALIGN_FLOATS *
+                   GEMM_WS_ALIGN_FLOATS;
+}
+
+/* cuBLAS's product into float32 Y, then alpha and C in one pass. 16-bit A
+ * and B go to cublasGemmStridedBatchedEx as they are, as MatMul's do (the
+ * same call through opk_blas_gemm_ex, float32 sums), with Y at the start
+ * of the workspace and C after it, each 256-byte aligned. (Gemm's Ex call
+ * once had Y after room for float32 A, B and C, 4-byte aligned only:
+ * on an H100 cuBLAS refused such products as unsupported or faulted with a
+ * misaligned address; MatMul's Y at the workspace's start never did. The
+ * alignment is the one difference between the two calls: leading dims,
+ * transposes and compute type are the same; test_cuda_ops's
+ * test_gemm_16bit checks it on a GPU.)
+ * Should the Ex call still be refused, A and B are converted to float32
+ * after C and multiplied in float32, with a warning once per process. */
 OPC_KERNEL(opc_gemm)
 {
+    static atomic_int warned;
     const gemm_op *g = (const gemm_op *)o;
     const float *A = x[0], *B = x[1], *C = nb_in == 3 ? x[2] : NULL;
-    float *Y = y[0];
+    float *Y = y[0], *w = ws;
     int64_t M = out->dims.d[0], N = out->dims.d[1];
     int64_t K = in[0].dims.d[g->trans_a ? 0 : 1];
+    int64_t lda = g->trans_a ? M : K, ldb = g->trans_b ? K : N;
     int64_t si = 0, sj = 0;
+    const int half = dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16;
     prt_status st;
     int err = 0;
-    if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
-        float *w = ws;
-        const float **dst[3] = {&A, &B, &C};
-        for (int32_t k = 0; k < nb_in && !err; k++) {
-            int64_t v = base_volume(&in[k].dims);
-            err = opk_to_f32(dtype, x[k], w, v, stream);
-            *dst[k] = w;
-            w += v;
-        }
-        Y = w;
-    } else if (dtype != PRT_FLOAT32) {
+    if (!half && dtype != PRT_FLOAT32)
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                        prt_dtype_name(dtype));
+    if (half) {
+        Y = w; /* float32 sums, rounded once below */
+        w = gemm_ws_next(w, M * N);
+        if (C) {
+            err = opk_to_f32(dtype, x[2], w, base_volume(&in[2].dims), stream);
+            C = w;
+            w = gemm_ws_next(w, base_volume(&in[2].dims));
+        }
+        if (err)
+            return opc_status(o, err);
     }
-    if (err)
-        return opc_status(o, err);
-    st = opk_blas_gemm(o->res[PRT_DEVICE_CUDA], stream, g->trans_a, g->trans_b, M, N, K,
-                       A, g->trans_a ? M : K, 0, B, g->trans_b ? K : N, 0, Y, N, 0, 1);
+    st = opk_blas_gemm_ex(o->res[PRT_DEVICE_CUDA], stream, dtype, PRT_FLOAT32, g->trans_a,
+                          g->trans_b, M, N, K, x[0], lda, 0, x[1], ldb, 0, Y, N, 0, 1);
+    if (st && half) {
+        if (atomic_exchange(&warned, 1) == 0)
+            base_log(PRT_SEV_WARNING,
+                     "Gemm (layer '%s'): cuBLAS refused the %s product (%s); it runs in "
+                     "float32 on converted copies instead",
+                     o->layer, prt_dtype_name(dtype), prt_last_error());
+        A = w;
+        B = gemm_ws_next(w, base_volume(&in[0].dims));
+        err = opk_to_f32(dtype, x[0], w, base_volume(&in[0].dims), stream);
+        if (!err)
+            err = opk_to_f32(dtype, x[1], (float *)B, base_volume(&in[1].dims), stream);
+        if (err)
+            return opc_status(o, err);
+        st = opk_blas_gemm(o->res[PRT_DEVICE_CUDA], stream, g->trans_a, g->trans_b, M, N,
+                           K, A, lda, 0, B, ldb, 0, Y, N, 0, 1);
+    }
     if (st)
         return op_fail(o, st, "%s", prt_last_error());
     if (C && g->beta != 0.0f) {

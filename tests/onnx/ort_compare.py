@@ -1,0 +1,68 @@
+"""What the ONNX tests that compare `plugrt run` with ONNX Runtime share
+(test_qdq_fusion.py, test_qoperator.py): their imports, skipped (exit 77)
+when onnx, numpy or onnxruntime is missing, and run_vs_ort, which runs one
+model on both and compares every output."""
+import os
+import subprocess
+import sys
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper, TensorProto  # noqa: F401 (re-exported)
+    import onnxruntime as ort
+except ImportError as e:  # pragma: no cover
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+
+def run_vs_ort(plugrt, work, name, model, feeds, tol=0.0, fused=None, layers=None):
+    """Runs model on ORT (CPU, default optimizations) and on plugrt (`run
+    -o`, in work/name); every output within tol of ORT's, NaN equal to NaN.
+    tol: one tolerance for all outputs, or {output: tolerance} (absent:
+    exact). fused: a pattern name that plugrt's log (-v) must not report as
+    left unfused; layers: {op: n}, the plan must hold n layers of each of
+    those built-ins. Returns the number of failures."""
+    d = os.path.join(work, name)
+    os.makedirs(d)
+    path = os.path.join(d, "model.onnx")
+    onnx.save(model, path)
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    want = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    args = [plugrt, "run", path, "-o", d, "-n", "1", "--warmup", "0"]
+    if fused:
+        args.append("-v")
+    for n, v in feeds.items():
+        np.save(os.path.join(d, f"in_{n}.npy"), v)
+        args += ["-i", f"{n}={os.path.join(d, f'in_{n}.npy')}"]
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"FAIL {name}: plugrt run failed:\n{r.stdout}\n{r.stderr}")
+        return 1
+    fails = 0
+    if fused and "left unfused" in r.stdout + r.stderr:
+        print(f"FAIL {name}: {fused} was left unfused:\n{r.stdout}{r.stderr}")
+        fails += 1
+    if layers:
+        plan = os.path.join(d, "model.plan")
+        b = subprocess.run([plugrt, "build", path, "-o", plan], capture_output=True, text=True)
+        i = subprocess.run([plugrt, "inspect", plan], capture_output=True, text=True)
+        have = {op: i.stdout.count("plugrt::%s@" % op) for op in layers}
+        if b.returncode or i.returncode or have != layers:
+            print(f"FAIL {name}: layers {have}, want {layers}:\n{b.stderr}{i.stdout}")
+            fails += 1
+    for n, ref in want.items():
+        got = np.load(os.path.join(d, f"output_{n}.npy"))
+        ref = np.asarray(ref)
+        t = tol.get(n, 0.0) if isinstance(tol, dict) else tol
+        same = got == ref  # infinities too
+        if ref.dtype.kind == "f":
+            same |= np.isnan(got) & np.isnan(ref)
+        with np.errstate(invalid="ignore"):
+            diff = np.where(same, 0.0, np.abs(got.astype(np.float64) - ref.astype(np.float64)))
+        diff = np.nan_to_num(diff, nan=np.inf)
+        ok = got.dtype == ref.dtype and got.shape == ref.shape and bool((diff <= t).all())
+        print(f"{'ok' if ok else 'FAIL'} {name} {n}: {int((diff != 0).sum())} of {diff.size} "
+              f"elements differ from ORT, max {diff.max() if diff.size else 0} (allowed {t})")
+        fails += not ok
+    return fails
