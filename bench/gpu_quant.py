@@ -70,7 +70,12 @@ def make_fp8(src, dst):
     inits = {t.name: t for t in g.initializer}
     nodes = []
 
+    done = {}
+
     def qdq(name, scale):
+        """name's Q/DQ pair (one per tensor, however many MatMuls read it)."""
+        if name in done:
+            return done[name]
         s, z = name + "_fp8_scale", name + "_fp8_zp"
         g.initializer.append(numpy_helper.from_array(np.array(scale, np.float32), s))
         zp = onnx.TensorProto()
@@ -79,6 +84,7 @@ def make_fp8(src, dst):
         q, d = name + "_fp8", name + "_fp8_dq"
         nodes.append(helper.make_node("QuantizeLinear", [name, s, z], [q]))
         nodes.append(helper.make_node("DequantizeLinear", [q, s, z], [d]))
+        done[name] = d
         return d
 
     count = 0

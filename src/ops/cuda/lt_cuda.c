@@ -122,6 +122,7 @@ typedef struct lt_plan {
     int valid;
     int32_t kind; /* 0: int8; else the FP8 product's c_dtype + 1 */
     int64_t M, N, K;
+    uint32_t align; /* the operands' alignment (lt_align), A's, Bt's, C's */
     cublasLtMatmulAlgo_t algo;
 } lt_plan;
 
@@ -231,24 +232,51 @@ static cublasStatus_t lt_layouts(lt_call *c, cudaDataType ab, cudaDataType ct,
     return s;
 }
 
+/* The largest power of two up to 256 dividing p's address. */
+static uint32_t lt_align(const void *p)
+{
+    uint32_t a = 256;
+    while (a > 1 && (uintptr_t)p % a)
+        a /= 2;
+    return a;
+}
+
 /* The algorithm for this product: the handle's plan when it is for the
- * same shape and kind, else cuBLASLt's first heuristic answer. */
+ * same shape, kind and alignments, else cuBLASLt's first heuristic answer
+ * for them. cuBLASLt's heuristic assumes 256-byte aligned operands unless
+ * told (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*), and a row block past the
+ * first may start less aligned. */
 static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, int64_t N,
-                              int64_t K)
+                              int64_t K, const void *A, const void *Bt, const void *C)
 {
     cublasLtMatmulPreference_t pref = NULL;
     cublasLtMatmulHeuristicResult_t res;
     const size_t ws = OPK_LT_WORKSPACE;
+    /* cuBLASLt's A is our Bt (lt_layouts). */
+    const uint32_t al[3] = {lt_align(Bt), lt_align(A), lt_align(C)};
+    const uint32_t key = al[0] | al[1] << 9 | al[2] << 18;
     int found = 0;
     cublasStatus_t s;
     if (h->plan.valid && h->plan.kind == kind && h->plan.M == M && h->plan.N == N &&
-        h->plan.K == K)
+        h->plan.K == K && h->plan.align == key)
         return CUBLAS_STATUS_SUCCESS;
     h->plan.valid = 0;
     memset(&res, 0, sizeof res);
     s = lt.pref_create(&pref);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al[0],
+                        sizeof al[0]);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al[1],
+                        sizeof al[1]);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al[2],
+                        sizeof al[2]);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al[2],
+                        sizeof al[2]);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = lt.heuristic(h->handle, c->desc, c->a, c->b, c->c, c->d, pref, 1, &res,
                          &found);
@@ -262,6 +290,7 @@ static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, in
         h->plan.M = M;
         h->plan.N = N;
         h->plan.K = K;
+        h->plan.align = key;
         h->plan.algo = res.algo;
     }
     return s;
@@ -273,7 +302,7 @@ static prt_status lt_run(opk_lt *h, lt_call *c, int32_t kind, void *stream, int6
                          const char *what)
 {
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = lt_algo(h, c, kind, M, N, K);
+        s = lt_algo(h, c, kind, M, N, K, A, Bt, C);
     /* cuBLASLt's A is our Bt, its B our A (lt_layouts); C is read with
      * beta 0 only as D itself. */
     if (s == CUBLAS_STATUS_SUCCESS)

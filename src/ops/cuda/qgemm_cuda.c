@@ -132,7 +132,8 @@ static int qlt_takes(const op_object *o, const mm_geom *g, int64_t rows, void *w
     if (!r || !r->lt || (env && strcmp(env, "kernel") == 0) || !ws)
         return 0;
     if (base_volume(&g->bb) != 1 || rows <= 0 || rows > INT32_MAX ||
-        !opk_lt_s8_fits(g->N, g->K) || g->N > (int64_t)(OPK_LT_SCRATCH / 4))
+        !opk_lt_s8_fits(g->N, g->K) || g->N > (int64_t)(OPK_LT_SCRATCH / 4) ||
+        g->K > (int64_t)65535 * 32) /* the transposing kernel's grid */
         return 0;
     need = qlt_layout(rows, g->N, g->K, NULL, NULL);
     return need >= 0 && need <= o->ws_bytes;
