@@ -255,6 +255,11 @@ static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, in
     /* cuBLASLt's A is our Bt (lt_layouts). */
     const uint32_t al[3] = {lt_align(Bt), lt_align(A), lt_align(C)};
     const uint32_t key = al[0] | al[1] << 9 | al[2] << 18;
+    static const cublasLtMatmulPreferenceAttributes_t prefs[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
     int found = 0;
     cublasStatus_t s;
     if (h->plan.valid && h->plan.kind == kind && h->plan.M == M && h->plan.N == N &&
@@ -265,18 +270,8 @@ static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, in
     s = lt.pref_create(&pref);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al[0],
-                        sizeof al[0]);
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al[1],
-                        sizeof al[1]);
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al[2],
-                        sizeof al[2]);
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al[2],
-                        sizeof al[2]);
+    for (int k = 0; k < 4 && s == CUBLAS_STATUS_SUCCESS; k++)
+        s = lt.pref_set(pref, prefs[k], &al[k < 3 ? k : 2], sizeof al[0]);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = lt.heuristic(h->handle, c->desc, c->a, c->b, c->c, c->d, pref, 1, &res,
                          &found);
