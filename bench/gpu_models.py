@@ -280,6 +280,20 @@ def run_plugrt(cmd, libdir):
 # ---- PyTorch ---------------------------------------------------------------
 
 
+def cuda_torch(who):
+    """torch where it and a GPU are there; else None, the reason printed
+    (the caller exits 77, skipped)."""
+    try:
+        import torch
+    except ImportError as e:
+        print("%s: skipped: no torch (%s)" % (who, e))
+        return None
+    if not torch.cuda.is_available():
+        print("%s: skipped: no GPU" % who)
+        return None
+    return torch
+
+
 def torch_dtype(torch, prec):
     return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[prec]
 
@@ -571,13 +585,8 @@ def main():
     modes += ["max-autotune"] if a.max_autotune else []
     torch = None
     if not a.dry_run and not a.no_torch:
-        try:
-            import torch
-        except ImportError as e:
-            print("gpu_models: skipped: no torch (%s)" % e)
-            return 77
-        if not torch.cuda.is_available():
-            print("gpu_models: skipped: no GPU")
+        torch = cuda_torch("gpu_models")
+        if torch is None:
             return 77
     gpu = torch.cuda.get_device_name(0) if torch else ("(dry run)" if a.dry_run else "(no torch)")
     libs = [tuple(x.split("=", 1)) for x in a.libs] or [("plugrt", "")]

@@ -15,7 +15,9 @@
 #      a bias among them
 #   3. test_cuda_runtime (a context used with another GPU current among
 #      its checks), test_cuda_plugins, test_cuda_quantfc (QuantFC on CUDA
-#      against the CPU: the INT8 path bit for bit)
+#      against the CPU: the INT8 path bit for bit), test_cuda_lt
+#      (cuBLASLt's INT8 products bit for bit, its FP8 products within a
+#      stated tolerance)
 #   4. mobilenet_v3_small and bert_small on CUDA against their references
 #      (ONNX Runtime's), through the importer's fusions (Conv + activation,
 #      MatMul + bias, GELU), with --op-threads 1 and 4, and as CUDA graph
@@ -135,7 +137,7 @@ if [ "${2:-}" = sanitize ]; then
   # PRT_SAN_PLUGINS=1 adds the standard plugins' sections (their kernels
   # are not the built-in ops').
   for tool in memcheck racecheck synccheck; do
-    for t in test_op_coverage test_cuda_ops test_cuda_runtime test_cuda_attention; do
+    for t in test_op_coverage test_cuda_ops test_cuda_runtime test_cuda_attention test_cuda_lt; do
       echo "$tool $t"
     done
     [ "${PRT_SAN_PLUGINS:-0}" = 1 ] || continue
@@ -158,6 +160,7 @@ step test_cuda_plugins 300 "$bundle/test_cuda_plugins"
 step test_cuda_quantfc 300 "$bundle/test_cuda_quantfc"
 step test_cuda_attention 300 "$bundle/test_cuda_attention"
 step test_cuda_precision 120 "$bundle/test_cuda_precision"
+step test_cuda_lt 300 "$bundle/test_cuda_lt"
 step mobilenet_cuda 180 model mobilenet_v3_small
 step bert_cuda 180 model bert_small
 step mobilenet_layers_cuda 120 layers mobilenet_v3_small

@@ -37,7 +37,8 @@ typedef struct op_device_kernel {
      * made by the table's attach; a cuBLAS handle); 2: the same without a
      * workspace of its own (CUDA: a handle that runs products needing
      * none); 3: the op's own (CUDA's Conv: a cuBLAS handle without a
-     * workspace, and a cuDNN handle when its tactic is cuDNN's). */
+     * workspace, and a cuDNN handle when its tactic is cuDNN's); 4: CUDA's
+     * integer products' cuBLASLt handle (qgemm_cuda.c). */
     int32_t resources;
 } op_device_kernel;
 

@@ -263,6 +263,8 @@ prt_status opc_blas_attach(op_object *o, void *stream)
     if (stream && opk_blas_capturing(stream))
         return base_error(PRT_ERR_STATE, "needs a cuBLAS handle, which cannot be made "
                                          "during a graph capture");
+    if (o->kern[PRT_DEVICE_CUDA] && o->kern[PRT_DEVICE_CUDA]->resources == 4)
+        return opc_qmm_attach(o);
     /* resources 2: a handle without a workspace (Conv's pointwise
      * products, one per Conv of a context: 8 MiB each would add up). */
     prt_status st = opk_blas_open((opk_blas **)&o->res[PRT_DEVICE_CUDA],
@@ -278,6 +280,10 @@ void opc_blas_detach(op_object *o)
 {
     if (o->kern[PRT_DEVICE_CUDA] && o->kern[PRT_DEVICE_CUDA]->resources == 3) {
         opc_conv_detach(o);
+        return;
+    }
+    if (o->kern[PRT_DEVICE_CUDA] && o->kern[PRT_DEVICE_CUDA]->resources == 4) {
+        opc_qmm_detach(o);
         return;
     }
     opk_blas_close(o->res[PRT_DEVICE_CUDA]);

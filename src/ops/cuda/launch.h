@@ -594,6 +594,25 @@ typedef struct opk_qgemm_args {
 } opk_qgemm_args;
 int opk_qgemm(const opk_qgemm_args *a, void *stream);
 
+/* The same products through cuBLASLt's int8 kernels (qgemm_cuda.c): A and
+ * B re-signed to int8 (a uint8 side xor 0x80, its zero point less 128, as
+ * the CPU's kernels flip the top bit) with A's row sums and B's column
+ * sums, B transposed to N x K (cuBLASLt's "TN" form); cuBLASLt's exact
+ * int32 product P; then the epilogue sum = P - beta_j RA_i - alpha_i CB_j
+ * + K alpha_i beta_j (alpha, beta the re-signed zero points, wrapping as
+ * the CPU), the bias and q's requantization, over rows r0 .. r0 + rc of
+ * A's `rows` (its batch stacked; B one matrix). */
+typedef struct opk_qlt_args {
+    opk_qgemm_args q; /* M, N, K of one matrix; zero points, scales, y */
+    int64_t rows;
+    int8_t *a8, *b8t;
+    int32_t *rowsum, *colsum; /* colsum zeroed by opk_qlt_prepare */
+    const int32_t *c32;       /* the block's P, rc x N */
+    int64_t r0, rc;
+} opk_qlt_args;
+int opk_qlt_prepare(const opk_qlt_args *a, void *stream);
+int opk_qlt_epilogue(const opk_qlt_args *a, void *stream);
+
 /* Attention (attention.c's semantics; attention.cu): one block per
  * (batch, head, tile of 4-16 queries), keys and values through shared
  * memory in tiles, the softmax online in float32; D and Dv up to

@@ -125,6 +125,13 @@ void opc_blas_detach(op_object *o);
 extern const struct op_device_tuning opc_conv_tuning;
 prt_status opc_conv_attach(op_object *o, void *stream);
 void opc_conv_detach(op_object *o);
+/* qgemm_cuda.c: MatMulInteger's and QLinearMatMul's resources (4): a
+ * cuBLASLt handle, or none where cuBLASLt cannot be used (logged once; the
+ * plain kernel runs). opc_qmm_lt_runs counts the products cuBLASLt ran in
+ * this process, for tests that check which path a shape takes. */
+prt_status opc_qmm_attach(op_object *o);
+void opc_qmm_detach(op_object *o);
+int64_t opc_qmm_lt_runs(void);
 
 /* nn2_cuda.c */
 OPC_KERNEL(opc_pool);   /* MaxPool AveragePool LpPool GlobalMaxPool GlobalLpPool */

@@ -103,6 +103,79 @@ __global__ void qconv_kernel(opk_qgemm_args a)
     }
 }
 
+// The int8 value cuBLASLt multiplies: uint8 v as v - 128 (v ^ 0x80).
+__device__ int32_t q_signed(int32_t dtype, int32_t v)
+{
+    return dtype == DT_U8 ? v - 128 : v;
+}
+
+// One block per row of A: its int8 copy and its sum.
+__global__ void qlt_rows_kernel(opk_qlt_args a)
+{
+    __shared__ int32_t part[kThreads];
+    const int64_t i = blockIdx.x;
+    int32_t sum = 0;
+    for (int64_t k = threadIdx.x; k < a.q.K; k += blockDim.x) {
+        const int32_t v = q_signed(a.q.a_dtype, q_at(a.q.a_dtype, a.q.a, i * a.q.K + k));
+        a.a8[i * a.q.K + k] = (int8_t)v;
+        sum += v;
+    }
+    part[threadIdx.x] = sum;
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w /= 2) {
+        if ((int)threadIdx.x < w)
+            part[threadIdx.x] += part[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        a.rowsum[i] = part[0];
+}
+
+// B [K x N] to int8 Bt [N x K] through 32 x 32 tiles (both sides
+// coalesced), its column sums added atomically (integers: any order gives
+// the same sum).
+__global__ void qlt_cols_kernel(opk_qlt_args a)
+{
+    __shared__ int8_t tile[32][33];
+    const int64_t k0 = (int64_t)blockIdx.y * 32, n0 = (int64_t)blockIdx.x * 32;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int r = ty; r < 32; r += blockDim.y) {
+        const int64_t k = k0 + r, n = n0 + tx;
+        int32_t v = 0;
+        if (k < a.q.K && n < a.q.N)
+            v = q_signed(a.q.b_dtype, q_at(a.q.b_dtype, a.q.b, k * a.q.N + n));
+        tile[r][tx] = (int8_t)v;
+    }
+    __syncthreads();
+    for (int r = ty; r < 32; r += blockDim.y) {
+        const int64_t n = n0 + r, k = k0 + tx;
+        if (n < a.q.N && k < a.q.K)
+            a.b8t[n * a.q.K + k] = tile[tx][r];
+    }
+    if (ty == 0 && n0 + tx < a.q.N) {
+        int32_t sum = 0;
+        for (int r = 0; r < 32; r++)
+            sum += tile[r][tx];
+        atomicAdd(&a.colsum[n0 + tx], sum);
+    }
+}
+
+__global__ void qlt_epilogue_kernel(opk_qlt_args a)
+{
+    OPK_FOR(e, a.rc * a.q.N)
+    {
+        const int64_t j = e % a.q.N, i = a.r0 + e / a.q.N;
+        const uint32_t alpha = (uint32_t)q_signed(
+            a.q.a_dtype, q_zp(a.q.a_dtype, a.q.a_zp, a.q.a_nzp, i % a.q.M));
+        const uint32_t beta =
+            (uint32_t)q_signed(a.q.b_dtype, q_zp(a.q.b_dtype, a.q.b_zp, a.q.b_nzp, j));
+        // A zero point of 0 on a uint8 side is alpha = -128: the terms stay.
+        uint32_t sum = (uint32_t)a.c32[e] - beta * (uint32_t)a.rowsum[i] -
+                       alpha * (uint32_t)a.colsum[j] + (uint32_t)a.q.K * alpha * beta;
+        q_store(a.q, i * a.q.N + j, j, sum);
+    }
+}
+
 } // namespace
 
 extern "C" int opk_qgemm(const opk_qgemm_args *a, void *stream)
@@ -113,6 +186,29 @@ extern "C" int opk_qgemm(const opk_qgemm_args *a, void *stream)
         qconv_kernel<<<blocks_for(a->count), kThreads, 0, (cudaStream_t)stream>>>(*a);
     else
         qmatmul_kernel<<<blocks_for(a->count), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    return launched();
+}
+
+extern "C" int opk_qlt_prepare(const opk_qlt_args *a, void *stream)
+{
+    const cudaStream_t s = (cudaStream_t)stream;
+    if (a->rows == 0 || a->q.N == 0 || a->q.K == 0)
+        return 0;
+    if (cudaMemsetAsync(a->colsum, 0, sizeof(int32_t) * (size_t)a->q.N, s) != cudaSuccess)
+        return launched();
+    // rows <= 2^31 - 1 (qgemm_cuda.c checks: cuBLASLt's own limit).
+    qlt_rows_kernel<<<(unsigned)a->rows, kThreads, 0, s>>>(*a);
+    const dim3 grid((unsigned)((a->q.N + 31) / 32), (unsigned)((a->q.K + 31) / 32));
+    qlt_cols_kernel<<<grid, dim3(32, 8), 0, s>>>(*a);
+    return launched();
+}
+
+extern "C" int opk_qlt_epilogue(const opk_qlt_args *a, void *stream)
+{
+    if (a->rc == 0 || a->q.N == 0)
+        return 0;
+    qlt_epilogue_kernel<<<blocks_for(a->rc * a->q.N), kThreads, 0,
+                          (cudaStream_t)stream>>>(*a);
     return launched();
 }
 

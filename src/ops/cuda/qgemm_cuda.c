@@ -3,10 +3,25 @@
  * QLinearConv (ops.h): the CPU files' geometry and checks (qlinear.h),
  * then qgemm.cu's launcher with device pointers to the zero points, scales
  * and bias.
+ *
+ * MatMulInteger and QLinearMatMul take cuBLASLt's int8 tensor-core kernels
+ * (lt.h) where they can: B one matrix (a weight; A's batch is stacked into
+ * rows), N and K multiples of 4 (cuBLASLt's int8 rule), A re-signed and B
+ * transposed fitting in the op's own workspace, cuBLASLt loaded. Else, or
+ * with PRT_CUDA_QGEMM=kernel in the environment (tests and benchmarks
+ * compare the two), qgemm.cu's kernel runs. Both give the CPU's bytes:
+ * the int32 sums are exact and the requantization is the same code.
  */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <cuda_runtime_api.h>
+
+#include "ops/cuda/blas.h"
 #include "ops/cuda/launch.h"
+#include "ops/cuda/lt.h"
 #include "ops/cuda/ops.h"
 #include "ops/ops_nn.h"
 #include "ops/qlinear.h"
@@ -36,6 +51,128 @@ static void qc_common(const ql_inputs *q, const prt_tensor_desc *in,
     a->count = base_volume(&out->dims);
 }
 
+/* Per object (op_device_table.attach, resources 4): the cuBLASLt handle,
+ * NULL where cuBLASLt cannot be used (the plain kernel runs). */
+typedef struct qlt_res {
+    opk_lt *lt;
+} qlt_res;
+
+static _Atomic int64_t qlt_runs;
+
+int64_t opc_qmm_lt_runs(void)
+{
+    return atomic_load_explicit(&qlt_runs, memory_order_relaxed);
+}
+
+prt_status opc_qmm_attach(op_object *o)
+{
+    static _Atomic int told; /* a missing cuBLASLt is logged once per process */
+    qlt_res *r = base_calloc(1, sizeof *r);
+    const char *why = opk_lt_unavailable();
+    if (!r)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "%s: out of memory", o->layer);
+    if (why) {
+        if (!atomic_exchange(&told, 1))
+            base_log(PRT_SEV_INFO,
+                     "%s: MatMulInteger and QLinearMatMul on CUDA use plugrt's kernels",
+                     why);
+    } else if (opk_lt_open(&r->lt) != PRT_OK) {
+        /* No workspace for it: the plain kernel needs none of its own. */
+        base_log(PRT_SEV_INFO, "layer '%s': %s; plugrt's integer kernel runs it",
+                 o->layer, prt_last_error());
+        r->lt = NULL;
+    }
+    o->res[PRT_DEVICE_CUDA] = r;
+    return PRT_OK;
+}
+
+void opc_qmm_detach(op_object *o)
+{
+    qlt_res *r = o->res[PRT_DEVICE_CUDA];
+    if (r)
+        opk_lt_close(r->lt);
+    base_free(r);
+    o->res[PRT_DEVICE_CUDA] = NULL;
+}
+
+/* The cuBLASLt path's buffers in the op's workspace (base NULL: only
+ * sized): A re-signed (rows x K), B transposed (N x K), the row and column
+ * sums, each 256-byte aligned as cuBLASLt wants its operands. -1: overflow. */
+static int64_t qlt_layout(int64_t rows, int64_t N, int64_t K, uint8_t *base,
+                          opk_qlt_args *a)
+{
+    const int64_t al = 256;
+    int64_t sizes[4], off = 0;
+    void *at[4];
+    if (!base_mul_i64(rows, K, &sizes[0]) || !base_mul_i64(N, K, &sizes[1]) ||
+        !base_mul_i64(rows, 4, &sizes[2]) || !base_mul_i64(N, 4, &sizes[3]))
+        return -1;
+    /* The op's workspace is aligned to 64 (QMM_ALIGN); round up from there. */
+    off = base ? (int64_t)((al - (uintptr_t)base % al) % al) : al;
+    for (int i = 0; i < 4; i++) {
+        at[i] = base ? base + off : NULL;
+        if (!base_add_i64(off, (sizes[i] + al - 1) / al * al, &off))
+            return -1;
+    }
+    if (a) {
+        a->a8 = at[0];
+        a->b8t = at[1];
+        a->rowsum = at[2];
+        a->colsum = at[3];
+    }
+    return off;
+}
+
+/* 1 when o's product goes to cuBLASLt (the file's comment says when). */
+static int qlt_takes(const op_object *o, const mm_geom *g, int64_t rows, void *ws)
+{
+    const qlt_res *r = o->res[PRT_DEVICE_CUDA];
+    const char *env = getenv("PRT_CUDA_QGEMM");
+    int64_t need;
+    if (!r || !r->lt || (env && strcmp(env, "kernel") == 0) || !ws)
+        return 0;
+    if (base_volume(&g->bb) != 1 || rows <= 0 || rows > INT32_MAX ||
+        !opk_lt_s8_fits(g->N, g->K) || g->N > (int64_t)(OPK_LT_SCRATCH / 4) ||
+        g->K > (int64_t)65535 * 32) /* the transposing kernel's grid */
+        return 0;
+    need = qlt_layout(rows, g->N, g->K, NULL, NULL);
+    return need >= 0 && need <= o->ws_bytes;
+}
+
+/* The product through cuBLASLt: prepare, then per block of rows that fits
+ * the handle's scratch (all of them at once when the result is the int32
+ * sum itself, computed in place) the product and the epilogue. */
+static prt_status qlt_run(const op_object *o, const opk_qgemm_args *q, int64_t rows,
+                          void *ws, void *stream)
+{
+    qlt_res *r = o->res[PRT_DEVICE_CUDA];
+    opk_qlt_args a;
+    prt_status st = PRT_OK;
+    int64_t block;
+    memset(&a, 0, sizeof a);
+    a.q = *q;
+    a.rows = rows;
+    qlt_layout(rows, q->N, q->K, ws, &a);
+    st = opc_status(o, opk_qlt_prepare(&a, stream));
+    if (st)
+        return st;
+    block = q->out == OPK_Q_I32 ? rows : (int64_t)(OPK_LT_SCRATCH / 4) / q->N;
+    for (a.r0 = 0; a.r0 < rows && !st; a.r0 += block) {
+        int32_t *c32 =
+            q->out == OPK_Q_I32 ? (int32_t *)q->y + a.r0 * q->N : opk_lt_scratch(r->lt);
+        a.rc = rows - a.r0 < block ? rows - a.r0 : block;
+        a.c32 = c32;
+        st = opk_lt_gemm_s8(r->lt, stream, a.rc, q->N, q->K, a.a8 + a.r0 * q->K, a.b8t,
+                            c32);
+        if (st)
+            return op_fail(o, st, "%s", prt_last_error());
+        st = opc_status(o, opk_qlt_epilogue(&a, stream));
+    }
+    if (!st)
+        atomic_fetch_add_explicit(&qlt_runs, 1, memory_order_relaxed);
+    return st;
+}
+
 OPC_KERNEL(opc_qmatmul)
 {
     ql_inputs q;
@@ -44,7 +181,7 @@ OPC_KERNEL(opc_qmatmul)
     prt_dims bo;
     int64_t sa = 1, sb = 1;
     prt_status st;
-    (void)dtype, (void)nb_out, (void)ws;
+    (void)dtype, (void)nb_out;
     ql_inputs_of(o, nb_in, &q);
     mm_split(&in[q.a].dims, &in[q.b].dims, &g);
     st = op_broadcast_dims(o, &g.ba, &g.bb, &bo, "the batch dims of A and B");
@@ -57,6 +194,8 @@ OPC_KERNEL(opc_qmatmul)
     a.M = g.M;
     a.N = g.N;
     a.K = g.K;
+    if (qlt_takes(o, &g, base_volume(&g.ba) * g.M, ws))
+        return qlt_run(o, &a, base_volume(&g.ba) * g.M, ws, stream);
     a.brank = bo.nb_dims;
     /* Each operand's batch stride in matrices, 0 along a broadcast dim
      * (mm_batch_offset's rule). */

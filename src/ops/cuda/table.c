@@ -99,7 +99,8 @@ static const op_device_kernel kernels[] = {
     {"LpPool", opc_pool, 0, 0},
     /* cuBLAS serves the floats; integer products stay on the CPU. */
     {"MatMul", opc_matmul, F, 1},
-    {"MatMulInteger", opc_qmatmul, 0, 0},
+    /* resources 4: a cuBLASLt handle (opc_qmm_attach) */
+    {"MatMulInteger", opc_qmatmul, 0, 4},
     {"Max", opc_binary, 0, 0},
     {"MaxPool", opc_pool, 0, 0},
     {"MaxUnpool", opc_max_unpool, 0, 0},
@@ -120,7 +121,7 @@ static const op_device_kernel kernels[] = {
      * cannot do: integer bases stay on the CPU. */
     {"Pow", opc_pow, F, 0},
     {"QLinearConv", opc_qconv, 0, 0},
-    {"QLinearMatMul", opc_qmatmul, 0, 0},
+    {"QLinearMatMul", opc_qmatmul, 0, 4},
     {"RNN", opc_rnn, 0, 2},
     {"Range", opc_range, 0, 0},
     {"Reciprocal", opc_unary_math, 0, 0},

@@ -1,0 +1,59 @@
+/*
+ * cuBLASLt for the 8-bit products (lt_cuda.c; CUDA builds only): INT8
+ * (IMMA, int32 sums) and FP8 (E4M3, sm_89 and later) matrix products,
+ * opened on first use like cuBLAS (blas.h), so libplugrt loads where
+ * cuBLASLt is absent and the integer ops fall back to plugrt's kernels.
+ *
+ * Both products are cuBLASLt's "TN" form, the only one its IMMA and FP8
+ * kernels take: in row-major terms C[M x N] = A[M x K] Bt[N x K]^T, with A
+ * and the transposed B both K-contiguous. The callers lay B out that way.
+ */
+#ifndef PLUGRT_OPS_CUDA_LT_H
+#define PLUGRT_OPS_CUDA_LT_H
+
+#include "base/base.h"
+
+typedef struct opk_lt opk_lt;
+
+/* Bytes of int32 scratch each handle owns, for the sums of a product the
+ * caller then requantizes; a product with more rows runs in row blocks. */
+#define OPK_LT_SCRATCH ((size_t)16 << 20)
+
+/* NULL when cuBLASLt can be used in this process (it loads it on the first
+ * call), else why not (static storage). */
+const char *opk_lt_unavailable(void);
+/* Opens cuBLASLt (first call) and makes a handle with its workspace and
+ * OPK_LT_SCRATCH bytes of scratch. PRT_ERR_UNSUPPORTED naming the reason
+ * when cuBLASLt cannot be loaded. Not during a stream capture: it
+ * allocates device memory. */
+prt_status opk_lt_open(opk_lt **out);
+void opk_lt_close(opk_lt *lt);
+/* The handle's int32 scratch (OPK_LT_SCRATCH bytes, 256-byte aligned). */
+int32_t *opk_lt_scratch(opk_lt *lt);
+
+/* 1 if cuBLASLt's IMMA kernels take a product of N columns and depth K in
+ * plain (column-major) layouts: N and K multiples of 4 (cuBLASLt's rule
+ * for int8 "TN" products; the rows M are free). */
+int opk_lt_s8_fits(int64_t N, int64_t K);
+/* 1 if the FP8 kernels take it: N and K multiples of 16 (leading
+ * dimensions of 16 bytes), and a device of compute capability 8.9 or
+ * later (cc = major * 10 + minor). */
+int opk_lt_fp8_fits(int32_t cc, int64_t N, int64_t K);
+
+/* C[M x N] int32 = A[M x K] Bt[N x K]^T, int8 operands, exact int32 sums
+ * (CUBLAS_COMPUTE_32I), on `stream`. Pointers 16-byte aligned (the
+ * callers' workspaces are 256). */
+prt_status opk_lt_gemm_s8(opk_lt *lt, void *stream, int64_t M, int64_t N, int64_t K,
+                          const int8_t *A, const int8_t *Bt, int32_t *C);
+/* C[M x N] = a_scale b_scale A[M x K] Bt[N x K]^T of E4M3 operands with
+ * float32 sums, C float32, float16, bfloat16 or E4M3 (c_dtype
+ * PRT_FLOAT8E4M3FN: the result times d_scale, 1 / y_scale of the
+ * QuantizeLinear it stands for, saturated). Scales are one float32 each in
+ * device memory (CUBLASLT_MATMUL_DESC_*_SCALE_POINTER), read at run time,
+ * so a captured graph sees new values; d_scale NULL unless C is E4M3. */
+prt_status opk_lt_gemm_fp8(opk_lt *lt, void *stream, int64_t M, int64_t N, int64_t K,
+                           const void *A, const void *Bt, const float *a_scale,
+                           const float *b_scale, int32_t c_dtype, void *C,
+                           const float *d_scale);
+
+#endif /* PLUGRT_OPS_CUDA_LT_H */

@@ -1,0 +1,399 @@
+/*
+ * cuBLASLt for the 8-bit products (lt.h), opened on first use (dlopen) as
+ * cuBLAS is (blas_cuda.c), so libplugrt loads where cuBLASLt is absent and
+ * the integer ops keep plugrt's own kernels there.
+ *
+ * Each user (a QLinearMatMul or MatMulInteger object of one context) owns
+ * a handle, a workspace and an int32 scratch, made by the CUDA table's
+ * attach: the workspace is handed to every cublasLtMatmul, so cuBLASLt
+ * allocates nothing itself, which graph capture requires. The algorithm
+ * of the last shape is kept per handle (the heuristic query is host work,
+ * but a few microseconds per product in eager runs).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* cublasLt.h declares cublasLtLoggerForceDisable() without a prototype. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <cublasLt.h>
+#pragma GCC diagnostic pop
+#include <cuda_runtime_api.h>
+
+#include "device/device.h"
+#include "ops/cuda/lt.h"
+
+/* cuBLASLt's split-K and Hopper kernels ask for a few MiB at most;
+ * PyTorch gives it 4 MiB (32 on Hopper), and 8 covers the shapes here. */
+#define OPK_LT_WORKSPACE ((size_t)8 << 20)
+
+typedef cublasStatus_t (*create_fn)(cublasLtHandle_t *);
+typedef cublasStatus_t (*destroy_fn)(cublasLtHandle_t);
+typedef cublasStatus_t (*desc_create_fn)(cublasLtMatmulDesc_t *, cublasComputeType_t,
+                                         cudaDataType_t);
+typedef cublasStatus_t (*desc_destroy_fn)(cublasLtMatmulDesc_t);
+typedef cublasStatus_t (*desc_set_fn)(cublasLtMatmulDesc_t,
+                                      cublasLtMatmulDescAttributes_t, const void *,
+                                      size_t);
+typedef cublasStatus_t (*layout_create_fn)(cublasLtMatrixLayout_t *, cudaDataType,
+                                           uint64_t, uint64_t, int64_t);
+typedef cublasStatus_t (*layout_destroy_fn)(cublasLtMatrixLayout_t);
+typedef cublasStatus_t (*pref_create_fn)(cublasLtMatmulPreference_t *);
+typedef cublasStatus_t (*pref_destroy_fn)(cublasLtMatmulPreference_t);
+typedef cublasStatus_t (*pref_set_fn)(cublasLtMatmulPreference_t,
+                                      cublasLtMatmulPreferenceAttributes_t, const void *,
+                                      size_t);
+typedef cublasStatus_t (*heuristic_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t,
+                                       cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                                       cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                                       cublasLtMatmulPreference_t, int,
+                                       cublasLtMatmulHeuristicResult_t *, int *);
+typedef cublasStatus_t (*matmul_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *,
+                                    const void *, cublasLtMatrixLayout_t, const void *,
+                                    cublasLtMatrixLayout_t, const void *, const void *,
+                                    cublasLtMatrixLayout_t, void *,
+                                    cublasLtMatrixLayout_t, const cublasLtMatmulAlgo_t *,
+                                    void *, size_t, cudaStream_t);
+
+static struct {
+    void *lib;
+    char error[256];
+    create_fn create;
+    destroy_fn destroy;
+    desc_create_fn desc_create;
+    desc_destroy_fn desc_destroy;
+    desc_set_fn desc_set;
+    layout_create_fn layout_create;
+    layout_destroy_fn layout_destroy;
+    pref_create_fn pref_create;
+    pref_destroy_fn pref_destroy;
+    pref_set_fn pref_set;
+    heuristic_fn heuristic;
+    matmul_fn matmul;
+} lt;
+static pthread_once_t lt_once = PTHREAD_ONCE_INIT;
+
+static void lt_load(void)
+{
+    static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so.12",
+                                        "libcublasLt.so",
+                                        "/usr/local/cuda/lib64/libcublasLt.so.13",
+                                        "/usr/local/cuda/lib64/libcublasLt.so"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !lt.lib; i++)
+        lt.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lt.lib) {
+        snprintf(lt.error, sizeof lt.error,
+                 "cuBLASLt is not installed or not on the library path (%s)", dlerror());
+        return;
+    }
+    /* dlsym returns void *; POSIX lets it convert to a function pointer. */
+    *(void **)&lt.create = dlsym(lt.lib, "cublasLtCreate");
+    *(void **)&lt.destroy = dlsym(lt.lib, "cublasLtDestroy");
+    *(void **)&lt.desc_create = dlsym(lt.lib, "cublasLtMatmulDescCreate");
+    *(void **)&lt.desc_destroy = dlsym(lt.lib, "cublasLtMatmulDescDestroy");
+    *(void **)&lt.desc_set = dlsym(lt.lib, "cublasLtMatmulDescSetAttribute");
+    *(void **)&lt.layout_create = dlsym(lt.lib, "cublasLtMatrixLayoutCreate");
+    *(void **)&lt.layout_destroy = dlsym(lt.lib, "cublasLtMatrixLayoutDestroy");
+    *(void **)&lt.pref_create = dlsym(lt.lib, "cublasLtMatmulPreferenceCreate");
+    *(void **)&lt.pref_destroy = dlsym(lt.lib, "cublasLtMatmulPreferenceDestroy");
+    *(void **)&lt.pref_set = dlsym(lt.lib, "cublasLtMatmulPreferenceSetAttribute");
+    *(void **)&lt.heuristic = dlsym(lt.lib, "cublasLtMatmulAlgoGetHeuristic");
+    *(void **)&lt.matmul = dlsym(lt.lib, "cublasLtMatmul");
+    if (!lt.create || !lt.destroy || !lt.desc_create || !lt.desc_destroy ||
+        !lt.desc_set || !lt.layout_create || !lt.layout_destroy || !lt.pref_create ||
+        !lt.pref_destroy || !lt.pref_set || !lt.heuristic || !lt.matmul) {
+        snprintf(lt.error, sizeof lt.error,
+                 "the cuBLASLt found lacks the functions plugrt needs");
+        dlclose(lt.lib);
+        lt.lib = NULL;
+    }
+}
+
+const char *opk_lt_unavailable(void)
+{
+    pthread_once(&lt_once, lt_load);
+    return lt.lib ? NULL : lt.error;
+}
+
+/* The algorithm cuBLASLt chose for one product, kept for the next. */
+typedef struct lt_plan {
+    int valid;
+    int32_t kind; /* 0: int8; else the FP8 product's c_dtype + 1 */
+    int64_t M, N, K;
+    uint32_t align; /* the operands' alignment (lt_align), A's, Bt's, C's */
+    cublasLtMatmulAlgo_t algo;
+} lt_plan;
+
+struct opk_lt {
+    cublasLtHandle_t handle;
+    void *workspace;
+    int32_t *scratch;
+    const dev_ops *dev; /* which allocated the buffers */
+    lt_plan plan;
+};
+
+prt_status opk_lt_open(opk_lt **out)
+{
+    const char *why = opk_lt_unavailable();
+    const dev_ops *dev;
+    opk_lt *h;
+    prt_status st;
+    if (why)
+        return base_error(PRT_ERR_UNSUPPORTED, "8-bit products through cuBLASLt: %s",
+                          why);
+    st = dev_get(PRT_DEVICE_CUDA, &dev);
+    if (st)
+        return st;
+    h = base_calloc(1, sizeof *h);
+    if (!h)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "cuBLASLt: out of memory");
+    h->dev = dev;
+    if (lt.create(&h->handle) != CUBLAS_STATUS_SUCCESS) {
+        base_free(h);
+        return base_error(PRT_ERR_INTERNAL, "cuBLASLt: creating a handle failed");
+    }
+    /* Through the device, as every allocation of device memory. */
+    st = dev->alloc(OPK_LT_WORKSPACE, &h->workspace);
+    if (!st)
+        st = dev->alloc(OPK_LT_SCRATCH, (void **)&h->scratch);
+    if (st) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", prt_last_error());
+        opk_lt_close(h);
+        return base_error(st, "cuBLASLt: its workspace: %s", msg);
+    }
+    *out = h;
+    return PRT_OK;
+}
+
+void opk_lt_close(opk_lt *h)
+{
+    if (!h)
+        return;
+    lt.destroy(h->handle);
+    if (h->workspace)
+        h->dev->free(h->workspace);
+    if (h->scratch)
+        h->dev->free(h->scratch);
+    base_free(h);
+}
+
+int32_t *opk_lt_scratch(opk_lt *h)
+{
+    return h->scratch;
+}
+
+int opk_lt_s8_fits(int64_t N, int64_t K)
+{
+    return N > 0 && K > 0 && N % 4 == 0 && K % 4 == 0 && N <= INT32_MAX && K <= INT32_MAX;
+}
+
+int opk_lt_fp8_fits(int32_t cc, int64_t N, int64_t K)
+{
+    return cc >= 89 && N > 0 && K > 0 && N % 16 == 0 && K % 16 == 0 && N <= INT32_MAX &&
+           K <= INT32_MAX;
+}
+
+/* One product's descriptors, made per call (host objects only, so a graph
+ * capture may make them) and destroyed by lt_free. */
+typedef struct lt_call {
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t a, b, c, d;
+} lt_call;
+
+static void lt_free(lt_call *c)
+{
+    if (c->desc)
+        lt.desc_destroy(c->desc);
+    if (c->a)
+        lt.layout_destroy(c->a);
+    if (c->b)
+        lt.layout_destroy(c->b);
+    if (c->c)
+        lt.layout_destroy(c->c);
+    if (c->d)
+        lt.layout_destroy(c->d);
+}
+
+/* Column-major, cuBLASLt's view: D[N x M] = op(Bt) op(A) with Bt's stored
+ * K x N transposed and A's K x M not, which is row-major C = A Bt^T. */
+static cublasStatus_t lt_layouts(lt_call *c, cudaDataType ab, cudaDataType ct,
+                                 cudaDataType dt, int64_t M, int64_t N, int64_t K)
+{
+    cublasStatus_t s = lt.layout_create(&c->a, ab, (uint64_t)K, (uint64_t)N, K);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.layout_create(&c->b, ab, (uint64_t)K, (uint64_t)M, K);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.layout_create(&c->c, ct, (uint64_t)N, (uint64_t)M, N);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.layout_create(&c->d, dt, (uint64_t)N, (uint64_t)M, N);
+    return s;
+}
+
+/* The largest power of two up to 256 dividing p's address. */
+static uint32_t lt_align(const void *p)
+{
+    uint32_t a = 256;
+    while (a > 1 && (uintptr_t)p % a)
+        a /= 2;
+    return a;
+}
+
+/* The algorithm for this product: the handle's plan when it is for the
+ * same shape, kind and alignments, else cuBLASLt's first heuristic answer
+ * for them. cuBLASLt's heuristic assumes 256-byte aligned operands unless
+ * told (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*), and a row block past the
+ * first may start less aligned. */
+static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, int64_t N,
+                              int64_t K, const void *A, const void *Bt, const void *C)
+{
+    cublasLtMatmulPreference_t pref = NULL;
+    cublasLtMatmulHeuristicResult_t res;
+    const size_t ws = OPK_LT_WORKSPACE;
+    /* cuBLASLt's A is our Bt (lt_layouts). */
+    const uint32_t al[3] = {lt_align(Bt), lt_align(A), lt_align(C)};
+    const uint32_t key = al[0] | al[1] << 9 | al[2] << 18;
+    static const cublasLtMatmulPreferenceAttributes_t prefs[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    int found = 0;
+    cublasStatus_t s;
+    if (h->plan.valid && h->plan.kind == kind && h->plan.M == M && h->plan.N == N &&
+        h->plan.K == K && h->plan.align == key)
+        return CUBLAS_STATUS_SUCCESS;
+    h->plan.valid = 0;
+    memset(&res, 0, sizeof res);
+    s = lt.pref_create(&pref);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    for (int k = 0; k < 4 && s == CUBLAS_STATUS_SUCCESS; k++)
+        s = lt.pref_set(pref, prefs[k], &al[k < 3 ? k : 2], sizeof al[0]);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.heuristic(h->handle, c->desc, c->a, c->b, c->c, c->d, pref, 1, &res,
+                         &found);
+    if (pref)
+        lt.pref_destroy(pref);
+    if (s == CUBLAS_STATUS_SUCCESS && found < 1)
+        s = CUBLAS_STATUS_NOT_SUPPORTED;
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        h->plan.valid = 1;
+        h->plan.kind = kind;
+        h->plan.M = M;
+        h->plan.N = N;
+        h->plan.K = K;
+        h->plan.align = key;
+        h->plan.algo = res.algo;
+    }
+    return s;
+}
+
+static prt_status lt_run(opk_lt *h, lt_call *c, int32_t kind, void *stream, int64_t M,
+                         int64_t N, int64_t K, const void *alpha, const void *beta,
+                         const void *A, const void *Bt, void *C, cublasStatus_t s,
+                         const char *what)
+{
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt_algo(h, c, kind, M, N, K, A, Bt, C);
+    /* cuBLASLt's A is our Bt, its B our A (lt_layouts); C is read with
+     * beta 0 only as D itself. */
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.matmul(h->handle, c->desc, alpha, Bt, c->a, A, c->b, beta, C, c->c, C,
+                      c->d, &h->plan.algo, h->workspace, OPK_LT_WORKSPACE,
+                      (cudaStream_t)stream);
+    lt_free(c);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return base_error(PRT_ERR_INTERNAL,
+                          "cuBLASLt %s product %lld x %lld x %lld: status %d", what,
+                          (long long)M, (long long)N, (long long)K, (int)s);
+    return PRT_OK;
+}
+
+/* A fresh call: its descriptor for `compute` with scalars of `scale`, in
+ * the "TN" form (lt.h). */
+static cublasStatus_t lt_begin(lt_call *c, cublasComputeType_t compute,
+                               cudaDataType scale)
+{
+    const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
+    cublasStatus_t s;
+    memset(c, 0, sizeof *c);
+    s = lt.desc_create(&c->desc, compute, scale);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.desc_set(c->desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.desc_set(c->desc, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof n);
+    return s;
+}
+
+prt_status opk_lt_gemm_s8(opk_lt *h, void *stream, int64_t M, int64_t N, int64_t K,
+                          const int8_t *A, const int8_t *Bt, int32_t *C)
+{
+    const int32_t one = 1, zero = 0;
+    lt_call c;
+    cublasStatus_t s;
+    if (M <= 0 || M > INT32_MAX || !opk_lt_s8_fits(N, K))
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "cuBLASLt int8 product %lld x %lld x %lld: N and K must be "
+                          "positive multiples of 4",
+                          (long long)M, (long long)N, (long long)K);
+    s = lt_begin(&c, CUBLAS_COMPUTE_32I, CUDA_R_32I);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt_layouts(&c, CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, M, N, K);
+    return lt_run(h, &c, 0, stream, M, N, K, &one, &zero, A, Bt, C, s, "int8");
+}
+
+prt_status opk_lt_gemm_fp8(opk_lt *h, void *stream, int64_t M, int64_t N, int64_t K,
+                           const void *A, const void *Bt, const float *a_scale,
+                           const float *b_scale, int32_t c_dtype, void *C,
+                           const float *d_scale)
+{
+    const float one = 1.0f, zero = 0.0f;
+    cudaDataType ct, dt;
+    lt_call c;
+    cublasStatus_t s;
+    switch (c_dtype) {
+    case PRT_FLOAT32:
+        ct = dt = CUDA_R_32F;
+        break;
+    case PRT_FLOAT16:
+        ct = dt = CUDA_R_16F;
+        break;
+    case PRT_BFLOAT16:
+        ct = dt = CUDA_R_16BF;
+        break;
+    /* An E4M3 D takes a 16-bit C (cuBLASLt's FP8 table); with beta 0 C is
+     * not read. */
+    case PRT_FLOAT8E4M3FN:
+        ct = CUDA_R_16BF, dt = CUDA_R_8F_E4M3;
+        break;
+    default:
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "cuBLASLt FP8 product: no %s result (float32, float16, "
+                          "bfloat16 or float8e4m3fn)",
+                          prt_dtype_name(c_dtype));
+    }
+    if (M <= 0 || M > INT32_MAX || N <= 0 || K <= 0 || N % 16 || K % 16 ||
+        (dt == CUDA_R_8F_E4M3) != (d_scale != NULL))
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "cuBLASLt FP8 product %lld x %lld x %lld: N and K must be "
+                          "positive multiples of 16, and a scale given for an FP8 result "
+                          "alone",
+                          (long long)M, (long long)N, (long long)K);
+    s = lt_begin(&c, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    /* cuBLASLt's A is our Bt (lt_layouts), so their scales swap too. */
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.desc_set(c.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &b_scale,
+                        sizeof b_scale);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.desc_set(c.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scale,
+                        sizeof a_scale);
+    if (s == CUBLAS_STATUS_SUCCESS && d_scale)
+        s = lt.desc_set(c.desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &d_scale,
+                        sizeof d_scale);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt_layouts(&c, CUDA_R_8F_E4M3, ct, dt, M, N, K);
+    return lt_run(h, &c, c_dtype + 1, stream, M, N, K, &one, &zero, A, Bt, C, s, "FP8");
+}

@@ -1,0 +1,324 @@
+/*
+ * cuBLASLt's 8-bit products on CUDA (ctest -L cuda; skipped without a
+ * GPU; lt.h, qgemm_cuda.c).
+ *
+ * INT8: MatMulInteger and QLinearMatMul built for the CPU and for CUDA,
+ * the CUDA engine run twice, through cuBLASLt and with PRT_CUDA_QGEMM=
+ * kernel through plugrt's kernel; both must give the CPU's bytes (int32
+ * sums are exact, the requantization is the same code). Shapes cuBLASLt
+ * takes (N and K multiples of 4, B one matrix) must have run there
+ * (opc_qmm_lt_runs grows, where cuBLASLt loads); unaligned ones and a
+ * batched B must not. A QLinearMatMul whose sums exceed the handle's
+ * scratch runs in row blocks.
+ *
+ * FP8: opk_lt_gemm_fp8 (sm_89 and later) against the CPU's dequantization
+ * (base/fp8.h, the conversion DequantizeLinear uses) and a float32-exact
+ * sum in double: the products of two E4M3 values are exact in float32, so
+ * the only error is the accumulation's, within FP8_RTOL of the sum of |
+ * terms| (cuBLASLt's FP8 kernels accumulate in float32 with periodic
+ * promotion, FAST_ACCUM off); a 16-bit or E4M3 result adds its own
+ * rounding, half a unit in its last place.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "base/fp8.h"
+#include "base/fp16.h"
+#include "op_case.h"
+#include "ops/cuda/lt.h"
+#include "ops/cuda/ops.h"
+
+#define NAME "test_cuda_lt"
+
+/* Accumulation error allowed, relative to the sum of |terms|. */
+#define FP8_RTOL 2e-3
+
+static tu_rng rng;
+
+static ot_tensor q_bytes(int32_t dtype, prt_dims d)
+{
+    ot_tensor t = ot_make(dtype, d);
+    for (int64_t i = 0; t.data && i < base_volume(&d); i++)
+        ((uint8_t *)t.data)[i] = (uint8_t)tu_rng_range(&rng, 0, 255);
+    return t;
+}
+
+static ot_tensor q_scalar(float v)
+{
+    ot_tensor t = ot_make(PRT_FLOAT32, D0());
+    if (t.data)
+        *(float *)t.data = v;
+    return t;
+}
+
+static ot_tensor q_scales(int64_t n, float lo, float hi)
+{
+    ot_tensor t = ot_make(PRT_FLOAT32, n ? D1(n) : D0());
+    for (int64_t i = 0; t.data && i < (n ? n : 1); i++)
+        ((float *)t.data)[i] = lo + (hi - lo) * (float)tu_rng_uniform(&rng);
+    return t;
+}
+
+/* Runs c on CUDA (plain kernel when `kernel`) into out; 1 on success. */
+static int run_cuda(prt_engine *e, const oc_case *c, int kernel, ot_tensor *out)
+{
+    int ok;
+    if (kernel)
+        setenv("PRT_CUDA_QGEMM", "kernel", 1);
+    ok = oc_run(e, PRT_DEVICE_CUDA, c, 0, 0x5a, out) == 0;
+    unsetenv("PRT_CUDA_QGEMM");
+    return ok;
+}
+
+/* One product: expect_lt 1 when cuBLASLt must take it (where it loads). */
+static void int8_case(int qlinear, int64_t batch, int b_batched, int64_t M, int64_t K,
+                      int64_t N, int expect_lt)
+{
+    const int32_t ta = tu_rng_range(&rng, 0, 1) ? PRT_UINT8 : PRT_INT8;
+    const int32_t tb = tu_rng_range(&rng, 0, 1) ? PRT_UINT8 : PRT_INT8;
+    const int32_t ty = tu_rng_range(&rng, 0, 1) ? PRT_UINT8 : PRT_INT8;
+    const int row_zp = !qlinear && tu_rng_range(&rng, 0, 1);
+    const int col = tu_rng_range(&rng, 0, 1);
+    prt_dims ad = batch > 1 ? D3(batch, M, K) : D2(M, K);
+    prt_dims bd = b_batched ? D3(batch, K, N) : D2(K, N);
+    oc_case c;
+    prt_engine *ecpu, *egpu;
+    ot_tensor want[OC_MAXOUT] = {{0}}, lt[OC_MAXOUT] = {{0}}, own[OC_MAXOUT] = {{0}};
+    char err[512], what[200];
+    int64_t before;
+    memset(&c, 0, sizeof c);
+    c.op = qlinear ? "QLinearMatMul" : "MatMulInteger";
+    c.exact = 1;
+    if (qlinear) {
+        /* Scales so that y spreads over its range rather than clamps. */
+        const float ys = 0.002f * sqrtf((float)K) * 40.0f;
+        ot_tensor in[8] = {q_bytes(ta, ad),
+                           q_scalar(0.02f),
+                           q_bytes(ta, D0()),
+                           q_bytes(tb, bd),
+                           q_scales(col ? N : 0, 0.001f, 0.004f),
+                           q_bytes(tb, col ? D1(N) : D0()),
+                           q_scalar(ys),
+                           q_bytes(ty, D0())};
+        memcpy(c.in, in, sizeof in);
+        c.nb = 8;
+        for (int k = 1; k < 8; k++)
+            c.role[k] = OC_CONST;
+    } else {
+        ot_tensor in[4] = {q_bytes(ta, ad), q_bytes(tb, bd),
+                           q_bytes(ta, row_zp ? D1(M) : D0()),
+                           q_bytes(tb, col ? D1(N) : D0())};
+        memcpy(c.in, in, sizeof in);
+        c.nb = 4;
+        c.role[1] = c.role[2] = c.role[3] = OC_CONST;
+    }
+    if (b_batched)
+        c.role[qlinear ? 3 : 1] = OC_DATA;
+    for (int k = 0; k < c.nb; k++)
+        if (!c.in[k].data)
+            abort(); /* out of memory in the test itself */
+    snprintf(what, sizeof what, "%s %s x %s -> %s batch %lld%s M %lld K %lld N %lld%s%s",
+             c.op, prt_dtype_name(ta), prt_dtype_name(tb),
+             qlinear ? prt_dtype_name(ty) : "int32", (long long)batch,
+             b_batched ? " (B too)" : "", (long long)M, (long long)K, (long long)N,
+             row_zp ? ", zp per row" : "", col ? ", per column" : "");
+    ecpu = oc_build(PRT_DEVICE_CPU, &c, err, sizeof err);
+    egpu = oc_build(PRT_DEVICE_CUDA, &c, err, sizeof err);
+    CHECK(ecpu && egpu);
+    if (!ecpu || !egpu) {
+        fprintf(stderr, "  %s: build: %s\n", what, err);
+    } else if (oc_run(ecpu, PRT_DEVICE_CPU, &c, 0, 0x5a, want) == 0) {
+        before = opc_qmm_lt_runs();
+        if (run_cuda(egpu, &c, 0, lt)) {
+            const int64_t ran = opc_qmm_lt_runs() - before;
+            const int want_lt = expect_lt && !opk_lt_unavailable();
+            CHECK(want_lt ? ran > 0 : ran == 0);
+            if (want_lt ? ran <= 0 : ran != 0)
+                fprintf(stderr, "  %s: cuBLASLt ran %lld products, expected %s\n", what,
+                        (long long)ran, want_lt ? "some" : "none");
+            oc_compare(what, &c, lt, want);
+        }
+        if (run_cuda(egpu, &c, 1, own))
+            oc_compare(what, &c, own, want);
+    }
+    for (int k = 0; k < OC_MAXOUT; k++)
+        ot_free(&want[k]), ot_free(&lt[k]), ot_free(&own[k]);
+    prt_engine_destroy(ecpu);
+    prt_engine_destroy(egpu);
+    oc_free(&c);
+}
+
+static void test_int8(void)
+{
+    /* {batch, M, K, N, cuBLASLt} */
+    static const int64_t shapes[][5] = {
+        {1, 1, 4, 4, 1},      {1, 7, 64, 32, 1},  {3, 5, 128, 96, 1},
+        {1, 64, 768, 256, 1}, {2, 33, 36, 20, 1}, {1, 8, 30, 32, 0},
+        {1, 8, 32, 30, 0},    {2, 5, 17, 3, 0},   {1, 1, 1, 1, 0},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int qlinear = 0; qlinear < 2; qlinear++)
+            int8_case(qlinear, shapes[s][0], 0, shapes[s][1], shapes[s][2], shapes[s][3],
+                      (int)shapes[s][4]);
+    /* B with a batch of its own: the plain kernel. */
+    int8_case(1, 2, 1, 8, 32, 32, 0);
+    int8_case(0, 2, 1, 8, 32, 32, 0);
+    /* More sums than the scratch holds (16 MiB of int32 at N 4096 is 1024
+     * rows): three row blocks. */
+    int8_case(1, 1, 0, 2100, 16, 4096, 1);
+}
+
+/* ---- FP8 ------------------------------------------------------------------ */
+
+static float rel_half_ulp(int32_t dtype)
+{
+    return dtype == PRT_FLOAT16        ? 0x1p-11f
+           : dtype == PRT_BFLOAT16     ? 0x1p-8f
+           : dtype == PRT_FLOAT8E4M3FN ? 0x1p-4f
+                                       : 0.0f;
+}
+
+static double fp8_out(int32_t dtype, const void *y, int64_t i)
+{
+    switch (dtype) {
+    case PRT_FLOAT16:
+        return base_h2f(((const uint16_t *)y)[i]);
+    case PRT_BFLOAT16:
+        return base_bf2f(((const uint16_t *)y)[i]);
+    case PRT_FLOAT8E4M3FN:
+        return base_e4m3_to_f32(((const uint8_t *)y)[i]);
+    default:
+        return ((const float *)y)[i];
+    }
+}
+
+static void fp8_case(opk_lt *h, int64_t M, int64_t K, int64_t N, int32_t c_dtype)
+{
+    const size_t ysize = prt_dtype_size(c_dtype);
+    uint8_t *a = malloc((size_t)(M * K)), *bt = malloc((size_t)(N * K));
+    void *y = malloc((size_t)(M * N) * ysize);
+    float sc[3] = {0.5f + (float)tu_rng_uniform(&rng),
+                   0.01f + 0.1f * (float)tu_rng_uniform(&rng), 0.0f};
+    void *da = NULL, *db = NULL, *dy = NULL;
+    float *ds = NULL;
+    int64_t bad = 0;
+    double worst = 0;
+    if (!a || !bt || !y)
+        abort();
+    /* Random finite E4M3 bytes (0x7f and 0xff are NaN). */
+    for (int64_t i = 0; i < M * K; i++)
+        do
+            a[i] = (uint8_t)tu_rng_range(&rng, 0, 255);
+        while ((a[i] & 0x7f) == 0x7f);
+    for (int64_t i = 0; i < N * K; i++)
+        do
+            bt[i] = (uint8_t)tu_rng_range(&rng, 0, 255);
+        while ((bt[i] & 0x7f) == 0x7f);
+    /* An E4M3 result: y_scale so that the results spread over E4M3's
+     * range (|sum| up to ~ 448^2 K / 4 here before scaling). */
+    sc[2] = 1.0f / (sc[0] * sc[1] * 2000.0f * sqrtf((float)K));
+    CHECK(cudaMalloc(&da, (size_t)(M * K)) == cudaSuccess);
+    CHECK(cudaMalloc(&db, (size_t)(N * K)) == cudaSuccess);
+    CHECK(cudaMalloc(&dy, (size_t)(M * N) * ysize) == cudaSuccess);
+    CHECK(cudaMalloc((void **)&ds, sizeof sc) == cudaSuccess);
+    if (!da || !db || !dy || !ds)
+        goto out;
+    CHECK(cudaMemcpy(da, a, (size_t)(M * K), cudaMemcpyHostToDevice) == cudaSuccess);
+    CHECK(cudaMemcpy(db, bt, (size_t)(N * K), cudaMemcpyHostToDevice) == cudaSuccess);
+    CHECK(cudaMemcpy(ds, sc, sizeof sc, cudaMemcpyHostToDevice) == cudaSuccess);
+    CHECK_OK(opk_lt_gemm_fp8(h, NULL, M, N, K, da, db, &ds[0], &ds[1], c_dtype, dy,
+                             c_dtype == PRT_FLOAT8E4M3FN ? &ds[2] : NULL));
+    CHECK(cudaDeviceSynchronize() == cudaSuccess);
+    CHECK(cudaMemcpy(y, dy, (size_t)(M * N) * ysize, cudaMemcpyDeviceToHost) ==
+          cudaSuccess);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double s = 0, mag = 0, want, got, tol;
+            for (int64_t k = 0; k < K; k++) {
+                /* The CPU's DequantizeLinear: x * scale in float32. */
+                const double t = (double)(base_e4m3_to_f32(a[i * K + k]) * sc[0]) *
+                                 (double)(base_e4m3_to_f32(bt[j * K + k]) * sc[1]);
+                s += t;
+                mag += fabs(t);
+            }
+            want = s, tol = FP8_RTOL * mag + 1e-30;
+            if (c_dtype == PRT_FLOAT8E4M3FN) {
+                want = s * sc[2];
+                want = want > 448 ? 448 : want < -448 ? -448 : want;
+                tol = FP8_RTOL * mag * sc[2] + 0x1p-9;
+            }
+            got = fp8_out(c_dtype, y, i * N + j);
+            tol += rel_half_ulp(c_dtype) * fabs(want) * 1.01;
+            if (!(fabs(got - want) <= tol)) {
+                if (!bad)
+                    fprintf(
+                        stderr,
+                        "  FP8 %lld x %lld x %lld -> %s: [%lld, %lld] %.9g, want %.9g "
+                        "(tolerance %.3g)\n",
+                        (long long)M, (long long)N, (long long)K, prt_dtype_name(c_dtype),
+                        (long long)i, (long long)j, got, want, tol);
+                bad++;
+            }
+            worst = fmax(worst, fabs(got - want) / (mag > 0 ? mag : 1));
+        }
+    CHECK(bad == 0);
+    printf("  FP8 %lld x %lld x %lld -> %s: worst error %.3g of the sum of |terms|\n",
+           (long long)M, (long long)N, (long long)K, prt_dtype_name(c_dtype), worst);
+out:
+    cudaFree(da), cudaFree(db), cudaFree(dy), cudaFree(ds);
+    free(a), free(bt), free(y);
+}
+
+static void test_fp8(void)
+{
+    prt_device_info info;
+    opk_lt *h = NULL;
+    int32_t cc;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    CHECK_OK(prt_device_get_info(PRT_DEVICE_CUDA, &info));
+    cc = info.cc_major * 10 + info.cc_minor;
+    /* The fallback's rule, named here so both agree. */
+    CHECK(!opk_lt_fp8_fits(cc, 32, 30) && !opk_lt_fp8_fits(cc, 30, 32) &&
+          !opk_lt_fp8_fits(80, 32, 32));
+    if (opk_lt_unavailable() || !opk_lt_fp8_fits(cc, 16, 16)) {
+        printf("%s: FP8 part skipped: %s\n", NAME,
+               opk_lt_unavailable() ? opk_lt_unavailable()
+                                    : "FP8 products need compute capability 8.9");
+        return;
+    }
+    CHECK_OK(opk_lt_open(&h));
+    if (!h)
+        return;
+    {
+        static const int32_t outs[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16,
+                                       PRT_FLOAT8E4M3FN};
+        /* {M, K, N} */
+        static const int64_t shapes[][3] = {
+            {1, 16, 16}, {7, 64, 48}, {128, 768, 256}, {33, 4096, 32}};
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (size_t o = 0; o < sizeof outs / sizeof outs[0]; o++)
+                fp8_case(h, shapes[s][0], shapes[s][1], shapes[s][2], outs[o]);
+    }
+    /* Unaligned: refused with the reason, not run. */
+    CHECK_ERR(opk_lt_gemm_fp8(h, NULL, 4, 30, 32, NULL, NULL, NULL, NULL, PRT_FLOAT32,
+                              NULL, NULL),
+              PRT_ERR_UNSUPPORTED, "multiples of 16");
+    opk_lt_close(h);
+}
+
+int main(void)
+{
+    tu_require_cuda(NAME);
+    tu_rng_seed(&rng, 30);
+    if (opk_lt_unavailable())
+        printf("%s: cuBLASLt unavailable (%s): the int8 cases check the fallback only\n",
+               NAME, opk_lt_unavailable());
+    test_int8();
+    test_fp8();
+    return tu_finish(NAME);
+}
