@@ -114,3 +114,24 @@ def test_circ_pad_aot_on_the_gpu():
         pytest.skip("PLUGRT_CLI names no plugrt program")
     out = run("circ_pad_aot.py", "--plugrt", cli)
     assert out.count("by plugrt run (no Python): matches") == 3, out
+
+
+def test_torch_triton_op_aot_without_a_gpu_skips_cleanly():
+    if CUDA_REASON is None:
+        pytest.skip("a GPU is here: the GPU test runs it")
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "torch_triton_op_aot.py")],
+                       capture_output=True, text=True, cwd=EXAMPLES, timeout=120)
+    assert r.returncode == 0 and "skipped: no usable CUDA device" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.cuda
+def test_torch_triton_op_aot_on_the_gpu():
+    _needs("torch", "triton")
+    import torch  # noqa: PLC0415
+    if not hasattr(torch.library, "triton_op"):
+        pytest.skip("torch %s has no torch.library.triton_op" % torch.__version__)
+    cli = os.environ.get("PLUGRT_CLI")
+    if not cli:
+        pytest.skip("PLUGRT_CLI names no plugrt program")
+    out = run("torch_triton_op_aot.py", "--plugrt", cli)
+    assert out.count("against the torch op: matches") == 3, out

@@ -166,13 +166,37 @@ def test_launches_that_disagree_are_refused():
 
 def test_probe_shapes_keep_fixed_dims_and_move_the_others():
     probes = F.probe_shapes([1, 3], [[None], [2, None, None]])
-    assert len(probes) == 3 + 5
+    assert len(probes) == 3 + 5 + 4 + 2 * 3
     assert all(p[1][0] == 2 for p in probes)
     # a rank-1 input's size spans far past a block of a few thousand
     sizes = [p[0][0] for p in probes]
     assert min(sizes) < 2048 and max(sizes) > 65536
-    assert len({tuple(p[1][1:]) for p in probes}) == len(probes)
+    assert len({tuple(p[1][1:]) for p in probes[:8]}) == 8
+    # the boundary probes: powers of two and one past them
+    assert [p[0][0] for p in probes[8:12]] == [2**20, 2**20 + 1, 2**21, 2**21 - 1]
+    assert [p[1][2] for p in probes[-2:]] == [2**12, 2**12 + 1]
     assert probes == F.probe_shapes([1, 3], [[None], [2, None, None]])  # deterministic
+
+
+def test_a_grid_near_another_is_told_apart():
+    """cdiv(w + 3, 1024) and cdiv(w, 1024) agree at most shapes: the
+    boundary probes tell them apart, here for a dim and a product."""
+    for ranks, val in (([1], lambda s: s[0][0]), ([3], lambda s: numel(s[0]))):
+        for c in (3, -1):
+            def body(shapes):
+                x = shapes[0]
+                return [list(x)], F.Launch(KERNEL, (cdiv(val(shapes) + c, 1024),),
+                                           [("x", F.TensorRef("input", 0))], {"BLOCK": 1024})
+            shapes, launches = record(body, ranks)
+            try:
+                fit = F.fit_launches(shapes, launches, 1, "t")
+            except ValueError as exc:
+                # Refused as ambiguous, never guessed: c is not 0.
+                assert "more than one offset c" in str(exc)
+                continue
+            assert (fit.grid[0].c, fit.grid[0].div) == (c, 1024)
+            for s in unseen(ranks):
+                assert fit.grid[0].eval(s + s) == cdiv(val(s) + c, 1024), (ranks, c, s)
 
 
 # ---------------------------------------------------------------------------
@@ -211,3 +235,57 @@ def test_arg_order_mistakes_are_refused(order, match):
     lp.arg_order = order
     with pytest.raises(ValueError, match=match):
         _aot.describe(("k", PTX, lp, [7]), 2, 1, "t")
+
+
+# ---------------------------------------------------------------------------
+# With Triton (no torch, no GPU needed): the fitted launch compiled, and the
+# parameters laid out against the PTX Triton writes
+# ---------------------------------------------------------------------------
+
+def test_fitted_launch_compiles_and_its_parameters_match_the_ptx(monkeypatch):
+    triton = pytest.importorskip("triton", reason="Triton is not installed")
+    tl = pytest.importorskip("triton.language")
+    from triton.backends.compiler import GPUTarget  # noqa: PLC0415
+
+    from plugrt.plugin import _tritonop  # noqa: PLC0415
+
+    @triton.jit
+    def pad_kernel(out_ptr, x_ptr, w_in, w_out, before, row_stride, flag,
+                   BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        j = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+        m = j < w_out
+        src = ((j - before) % w_in + w_in) % w_in
+        v = tl.load(x_ptr + row * row_stride + src, mask=m)
+        if flag:
+            v = v * 2
+        tl.store(out_ptr + row * w_out + j, v, mask=m)
+
+    def body(shapes):
+        outs, ln = circ_pad_rows(shapes)
+        ln.kernel = pad_kernel
+        ln.params = [(kn, v) for kn, (_, v) in zip(pad_kernel.arg_names, ln.params)]
+        assert len(ln.params) == len(pad_kernel.arg_names) - 1  # all but BLOCK
+        ln.options = {"num_warps": 2}
+        return outs, ln
+
+    # A target of its own: no device is asked (sm_80: any Triton 3.x has it).
+    monkeypatch.setattr(_tritonop, "_target", lambda: (GPUTarget("cuda", 80, 32), (8, 0)))
+    shapes, launches = record(body, [3])
+    fit = F.fit_launches(shapes, launches, 1, "t::pad")
+    k = _tritonop.compile_fitted(fit, "t::pad")
+    assert _tritonop.compile_fitted(fit, "t::pad") is k  # compiled once
+    dims = [[7, 3, 100], [7, 3, 103]]
+    name, code, lp, extra = _tritonop.aot_result(fit, k, dims[:1], dims[1:])
+    assert name == k.metadata.name and lp.block_x == 64
+    assert (lp.grid_x, lp.grid_y, lp.grid_z) == (21, 2, 1)
+    kd = _aot.describe((name, code, lp, extra), 1, 1, "t::pad")
+    C = _aot.C
+    declared = _aot.ptx_param_count(k.asm["ptx"].encode(), name)
+    assert len(kd.args) == declared
+    # out, x, w_in, w_out, before, row_stride (flag specialized), then
+    # Triton's scratch pointers
+    assert [a[0] for a in kd.args[:6]] == [C.PRT_KARG_OUTPUT, C.PRT_KARG_INPUT] + \
+        [C.PRT_KARG_INT32] * 4
+    assert all(a[0] in (C.PRT_KARG_NULL, C.PRT_KARG_WORKSPACE) for a in kd.args[6:])
+    assert [e.expr.constant_value for e in extra] == [100, 103, 1, 100]

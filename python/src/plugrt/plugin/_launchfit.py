@@ -12,8 +12,8 @@ against every probe:
   - c + k * P, where P is a product of some dims of one tensor (an input's
     or an output's: x.numel(), x.shape[1] * x.shape[2], a stride);
   - c + sum(k_j * d_j), affine in the inputs' dims (H + 2 * pad);
-  - cdiv(P, B) or P // B, B a constant (a constexpr of the launch or a power
-    of two): the usual triton.cdiv(n, meta["BLOCK"]) grid.
+  - cdiv(P + c, B) or (P + c) // B, B a constant (a constexpr of the launch
+    or a power of two): the usual triton.cdiv(n, meta["BLOCK"]) grid.
 
 A value that is none of these at every probe is refused, naming the grid
 axis or argument and the values seen. Float scalars and constexprs must be
@@ -72,12 +72,17 @@ class Form:
 
     def render(self, dims: Sequence[Sequence[Any]]):
         """The value over `dims` (per tensor, per dim: ints or ShapeExprs)."""
-        v: Any = self.c
+        v: Any = None
         for k, mono in self.terms:
-            p: Any = 1
+            p: Any = None
             for t, d in mono:
-                p = dims[t][d] * p
-            v = p * k + v
+                p = dims[t][d] if p is None else p * dims[t][d]
+            p = p if k == 1 else p * k
+            v = p if v is None else v + p
+        if v is None:
+            v = self.c
+        elif self.c:
+            v = v + self.c
         if self.mode == "floor":
             return v // self.div
         if self.mode == "ceil":
@@ -204,19 +209,41 @@ def fit_value(ys: Sequence[int], shapes, nb_in: int, divisors: Sequence[int],
         x = _solve_affine(rows, ys)
         if x is not None:
             return Form(x[0], [(k, m) for k, m in zip(x[1:], singles) if k])
-    for b in divisors:
-        if b < 2:
-            continue
-        for mono, vals in monos:
-            for mode in ("ceil", "floor"):
-                f = Form(0, [(1, mono)], b, mode)
-                if all(f.eval(s) == y for s, y in zip(shapes, ys)):
-                    return f
+    # cdiv/floor of P + c: the offsets c with div(P + c, b) == y at every
+    # probe form an interval (cdiv: b*(y-1) < P + c <= b*y). c == 0 first
+    # (the boundary probes rule it out wherever c is another), then an
+    # interval of one value; a wider one is refused, not guessed.
+    ambiguous: List[str] = []
+    for exact in (True, False):
+        for b in divisors:
+            if b < 2:
+                continue
+            for mono, vals in monos:
+                for mode in ("ceil", "floor"):
+                    lo, hi = -2**62, 2**62
+                    for v, y in zip(vals, ys):
+                        if mode == "ceil":
+                            lo, hi = max(lo, b * (y - 1) - v + 1), min(hi, b * y - v)
+                        else:
+                            lo, hi = max(lo, b * y - v), min(hi, b * (y + 1) - v - 1)
+                    if exact and lo <= 0 <= hi:
+                        return Form(0, [(1, mono)], b, mode)
+                    if not exact and lo == hi:
+                        return Form(lo, [(1, mono)], b, mode)
+                    if not exact and lo < hi and len(ambiguous) < 3:
+                        ambiguous.append("%r with c in [%d, %d]" % (
+                            Form(0, [(1, mono)], b, mode), lo, hi))
+    if ambiguous:
+        raise ValueError(
+            "%s takes the values %s at the probe shapes %s: that is div(P + c, B) for "
+            "more than one offset c (%s), which the shapes tried cannot tell apart; "
+            "compute it from a tensor's dims directly (e.g. the output's)" % (
+                what, ys, [[list(t) for t in s] for s in shapes], "; ".join(ambiguous)))
     raise ValueError(
         "%s takes the values %s at the probe shapes %s: that is not a constant, c + k * "
         "(a product of one tensor's dims), an affine function of the input dims, or "
-        "cdiv/floor of a product of dims by a constant, the forms plugrt can carry into "
-        "the engine" % (what, ys, [[list(t) for t in s] for s in shapes]))
+        "cdiv/floor of such a product plus a constant by a constant, the forms plugrt "
+        "can carry into the engine" % (what, ys, [[list(t) for t in s] for s in shapes]))
 
 
 def fit_launches(shapes: Sequence[Sequence[Sequence[int]]], launches: Sequence[Launch],
@@ -290,16 +317,24 @@ def probe_shapes(ranks: Sequence[int], fixed: Sequence[Sequence[Optional[int]]],
     constant of the layer) keep their value; the others vary from probe to
     probe, each tensor's element count ranging up to about 2**21 so that
     a grid of cdiv(numel, BLOCK) moves for any BLOCK up to a few thousand.
-    Deterministic (a fixed linear congruential sequence)."""
+    Deterministic (a fixed linear congruential sequence).
+
+    Then boundary probes: every varying dim at 2**a, 2**a + 1, 2**(a+1)
+    and 2**(a+1) - 1 (2**a about the same element count), and each varying
+    dim alone at 2**12 and 2**12 + 1 (the others 1): random shapes alone rarely tell
+    cdiv(n, 1024) from cdiv(n + 3, 1024), while a product of powers of two
+    is a multiple of the block and one of 2**a + 1 is one past it, where the
+    two differ."""
     var = [(i, k) for i, r in enumerate(ranks) for k in range(r) if fixed[i][k] is None]
     n = count or len(var) + 5
     state = 12345
     probes = []
+    nvars = [sum(1 for k in range(r) if fixed[i][k] is None) or 1
+             for i, r in enumerate(ranks)]
     for p in range(n):
         shape = []
         for i, r in enumerate(ranks):
-            nvar = sum(1 for k in range(r) if fixed[i][k] is None) or 1
-            hi = max(8, int(2 ** (21.0 / nvar)))
+            hi = max(8, int(2 ** (21.0 / nvars[i])))
             dims = []
             for k in range(r):
                 f = fixed[i][k]
@@ -312,4 +347,17 @@ def probe_shapes(ranks: Sequence[int], fixed: Sequence[Sequence[Optional[int]]],
                 dims.append(2 + state % (top - 1))
             shape.append(dims)
         probes.append(shape)
+    for shift, off in ((0, 0), (0, 1), (1, 0), (1, -1)):
+        shape = []
+        for i, r in enumerate(ranks):
+            a = max(2, 20 // nvars[i]) + shift
+            shape.append([2**a + off if f is None else int(f) for f in fixed[i]])
+        probes.append(shape)
+    # One dim large and the others 1: a grid over one dim of a rank-4
+    # tensor by a block of 1024 moves only here, and every product of dims
+    # is 2**12 or one past it.
+    for i, k in var:
+        for off in (0, 1):
+            probes.append([[(2**12 + off if (j, m) == (i, k) else 1) if f is None else int(f)
+                            for m, f in enumerate(fixed[j])] for j in range(len(ranks))])
     return probes

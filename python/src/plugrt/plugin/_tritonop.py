@@ -30,7 +30,7 @@ nor returned outputs (temporaries, views), a cluster launch (num_ctas > 1).
 import importlib
 import inspect
 import threading
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence
 
 from . import _launchfit as F
 from ._aot import KernelLaunchParams, SymFloat32, SymInt32, SymInt64
@@ -188,11 +188,10 @@ def _record(torch, body, shapes, dtypes, kw, to_torch, who):
                                  "type here" % (who, n, v.dtype))
             params.append((n, F.TensorRef(ref[0], ref[1], "*" + ptype)))
             continue
-        if hasattr(v, "__index__") and not isinstance(v, bool) and not isinstance(v, float):
-            try:
-                v = int(v)
-            except TypeError:
-                pass
+        # numpy scalars (an attribute, a size computed with numpy) as Python's.
+        item = getattr(v, "item", None)
+        if item is not None and getattr(v, "shape", None) == ():
+            v = item()
         params.append((n, v))
     if callable(grid):
         meta = dict(values)
@@ -238,6 +237,10 @@ def compile_fitted(fit: F.FittedLaunch, who: str):
             types[n] = "fp32"
         else:
             consts[n] = v
+    missing = [n for n in names if n not in types and n not in consts]
+    if missing:
+        raise ValueError("%s: kernel %s's parameter(s) %s were given no value" % (
+            who, jit.__name__, ", ".join(missing)))
     target, cc = _target()
     opts = {k: v for k, v in fit.options.items() if v is not None}
     key = (id(jit), tuple(sorted(types.items())), repr(sorted(consts.items())),
@@ -252,7 +255,7 @@ def compile_fitted(fit: F.FittedLaunch, who: str):
         lambda: ASTSource(jit, {i: types[n] for i, n in enumerate(names) if n in types},
                           constants={names.index(n): v for n, v in consts.items()}),
     ]
-    last: Optional[BaseException] = None
+    errors: List[str] = []
     for make in attempts:
         try:
             src = make()
@@ -262,10 +265,12 @@ def compile_fitted(fit: F.FittedLaunch, who: str):
             k = triton.compile(src, **kw)
             break
         except Exception as exc:  # noqa: BLE001 - the next signature format
-            last = exc
+            errors.append("%s: %s" % (type(exc).__name__, exc))
     else:
+        # The first format's error is the one that says what is wrong on a
+        # current Triton; the others only say it is not their format.
         raise RuntimeError("%s: triton %s cannot compile %s: %s" % (
-            who, triton.__version__, jit.__name__, last))
+            who, triton.__version__, jit.__name__, " | ".join(errors)))
     if int(getattr(k.metadata, "num_ctas", 1) or 1) != 1:
         raise ValueError("%s: kernel %s is compiled for a cluster of %d CTAs; plugrt launches "
                          "one" % (who, jit.__name__, k.metadata.num_ctas))
