@@ -12,33 +12,24 @@ these in test_launch_fit.py."""
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import plugrt as trt
 import plugrt.plugin as trtp
-from conftest import CUDA_REASON
+from conftest import EXAMPLES
 
 
 def _why_not():
-    if CUDA_REASON:
-        return CUDA_REASON
+    """What this machine lacks (the example's own check), then the program."""
+    sys.path.insert(0, EXAMPLES)
     try:
-        import torch  # noqa: PLC0415
-    except ImportError:
-        return "torch is not installed"
-    if not hasattr(torch.library, "triton_op"):
-        return "torch %s has no torch.library.triton_op (torch >= 2.6)" % torch.__version__
-    if not torch.cuda.is_available():
-        return "torch %s sees no CUDA device" % torch.__version__
-    try:
-        import triton  # noqa: F401, PLC0415
-    except ImportError:
-        return "Triton is not installed"
-    if _cli() is None:
-        return "no plugrt program (set PLUGRT_CLI)"
-    return None
+        from torch_triton_op_aot import why_not  # noqa: PLC0415
+    finally:
+        sys.path.remove(EXAMPLES)
+    return why_not() or (None if _cli() else "no plugrt program (set PLUGRT_CLI)")
 
 
 def _cli():
