@@ -9,7 +9,8 @@
 # runs the examples with their GPU backends (non_zero_plugin.py --backend
 # torch|cuda, circ_pad_plugin.py --device cuda with its torch and Triton
 # tactics, in_place_add.py --device cuda, onnx_custom_plugin.py --device
-# cuda), and bench/python_plugin_overhead.py on CUDA and on the CPU.
+# cuda, circ_pad_aot.py and torch_triton_op_aot.py through plugrt run), and
+# bench/python_plugin_overhead.py on CUDA and on the CPU.
 #
 #   bash python/tests/gpu_run.sh             # on the GPU machine; logs in $OUT
 #   bash python/tests/gpu_run.sh --prepare   # here first: copies the two seed models
@@ -157,6 +158,8 @@ ex "in_place_add.py --device cuda" in_place_add.py --device cuda
 # The Triton AOT plugin: its engine run by plugrt run (no Python).
 if [ -n "$CLI" ]; then
   ex "circ_pad_aot.py (Triton aot_impl, run by plugrt run)" circ_pad_aot.py --plugrt "$CLI"
+  ex "torch_triton_op_aot.py (from_torch_op's aot_impl, run by plugrt run)" \
+    torch_triton_op_aot.py --plugrt "$CLI"
 else
   note "FAIL  circ_pad_aot.py: no plugrt program (set PLUGRT_CLI)"
   status=1

@@ -181,6 +181,9 @@ NO_PYTHON_PLUGIN = {
     # Its plugin has only an aot_impl: a CUDA kernel layer, nothing the
     # checker can run; python/tests/gpu_run.sh runs its engine on the GPU.
     "circ_pad_aot",
+    # Its plugin is made (from_torch_op) only where torch has triton_op and
+    # a GPU is: importing it registers nothing; gpu_run.sh runs its engine.
+    "torch_triton_op_aot",
 }
 # The run-time checks each example plugin must pass, not skip: every one
 # that applies on the CPU. A plugin with tactics passes tactics by

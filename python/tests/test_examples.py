@@ -98,10 +98,11 @@ def test_in_place_add_on_the_gpu():
     assert out.count(": True") == 3
 
 
-def test_circ_pad_aot_without_a_gpu_or_triton_skips_cleanly():
+@pytest.mark.parametrize("script", ["circ_pad_aot.py", "torch_triton_op_aot.py"])
+def test_aot_examples_without_a_gpu_skip_cleanly(script):
     if CUDA_REASON is None:
         pytest.skip("a GPU is here: the GPU test runs it")
-    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "circ_pad_aot.py")],
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, script)],
                        capture_output=True, text=True, cwd=EXAMPLES, timeout=120)
     assert r.returncode == 0 and "skipped: no usable CUDA device" in r.stdout, r.stdout + r.stderr
 
@@ -114,3 +115,16 @@ def test_circ_pad_aot_on_the_gpu():
         pytest.skip("PLUGRT_CLI names no plugrt program")
     out = run("circ_pad_aot.py", "--plugrt", cli)
     assert out.count("by plugrt run (no Python): matches") == 3, out
+
+
+@pytest.mark.cuda
+def test_torch_triton_op_aot_on_the_gpu():
+    _needs("torch", "triton")
+    import torch  # noqa: PLC0415
+    if not hasattr(torch.library, "triton_op"):
+        pytest.skip("torch %s has no torch.library.triton_op" % torch.__version__)
+    cli = os.environ.get("PLUGRT_CLI")
+    if not cli:
+        pytest.skip("PLUGRT_CLI names no plugrt program")
+    out = run("torch_triton_op_aot.py", "--plugrt", cli)
+    assert out.count("against the torch op: matches") == 3, out

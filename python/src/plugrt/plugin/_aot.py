@@ -161,7 +161,15 @@ class KernelLaunchParams:
     global_scratch (plugrt's): bytes of global scratch each program needs
     (a Triton kernel's metadata.global_scratch_size); when positive, the
     layer's workspace holds grid_x * grid_y * grid_z of them and is passed
-    as the first parameter past the outputs (Triton's global_scratch)."""
+    as the first parameter past the outputs (Triton's global_scratch).
+
+    arg_order (plugrt's): None for TensorRT's parameter order (input
+    pointers, extra arguments, output pointers), else the kernel's
+    parameters in their declared order, each ("input", i), ("output", j) or
+    ("extra", k) (the k-th extra argument, each placed exactly once): for
+    kernels written without TensorRT's order in mind, such as the one a
+    torch triton_op launches (from_torch_op). Trailing scratch parameters
+    follow either way."""
     _NAMES = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared_mem",
               "global_scratch")
 
@@ -170,6 +178,7 @@ class KernelLaunchParams:
         self.block_x = self.block_y = self.block_z = 1
         self.shared_mem = 0
         self.global_scratch = 0
+        self.arg_order: Optional[Sequence[Any]] = None
 
     def __repr__(self):
         return "KernelLaunchParams(%s)" % ", ".join("%s=%r" % (n, getattr(self, n))
@@ -297,6 +306,47 @@ def _unpack(result, who):
     return name, codes, params, list(extra)
 
 
+def _ordered_args(order, extra, nb_in: int, nb_out: int, who: str) -> List[Any]:
+    """The launch's parameters (kind, index, expr, fvalue) before any
+    trailing scratch: TensorRT's order, or KernelLaunchParams.arg_order's."""
+    def ext(a):
+        return (a.kind, 0, a.expr, a.value if a.value is not None else 0.0)
+    if order is None:
+        return ([(C.PRT_KARG_INPUT, i, None, 0.0) for i in range(nb_in)] +
+                [ext(a) for a in extra] +
+                [(C.PRT_KARG_OUTPUT, i, None, 0.0) for i in range(nb_out)])
+    args: List[Any] = []
+    placed = set()
+    limits = {"input": nb_in, "output": nb_out, "extra": len(extra)}
+    for pos, ent in enumerate(order):
+        try:
+            kind, index = ent
+            index = int(index)
+        except (TypeError, ValueError):
+            raise TypeError("%s: KernelLaunchParams.arg_order[%d] is %r, not (kind, index)"
+                            % (who, pos, ent)) from None
+        if kind not in limits:
+            raise ValueError("%s: KernelLaunchParams.arg_order[%d] has kind %r (input, "
+                             "output or extra)" % (who, pos, kind))
+        if not 0 <= index < limits[kind]:
+            raise ValueError("%s: KernelLaunchParams.arg_order[%d] names %s %d of %d" % (
+                who, pos, kind, index, limits[kind]))
+        if kind == "extra":
+            if index in placed:
+                raise ValueError("%s: KernelLaunchParams.arg_order places extra argument %d "
+                                 "twice" % (who, index))
+            placed.add(index)
+            args.append(ext(extra[index]))
+        else:
+            args.append((C.PRT_KARG_INPUT if kind == "input" else C.PRT_KARG_OUTPUT, index,
+                         None, 0.0))
+    missing = sorted(set(range(len(extra))) - placed)
+    if missing:
+        raise ValueError("%s: KernelLaunchParams.arg_order does not place extra argument(s) "
+                         "%s" % (who, ", ".join(map(str, missing))))
+    return args
+
+
 def describe(result, nb_in: int, nb_out: int, who: str) -> KernelDesc:
     """Checks aot_impl's answer and lays out its parameters (no expression
     is lowered yet: lower() does that with the builder's expressions)."""
@@ -311,10 +361,7 @@ def describe(result, nb_in: int, nb_out: int, who: str) -> KernelDesc:
                 raise ValueError("%s: KernelLaunchParams.%s is %d; it must be >= %d" % (
                     who, n, e.constant_value, lo))
         kd.launch[n] = e
-    args: List[Any] = [(C.PRT_KARG_INPUT, i, None, 0.0) for i in range(nb_in)]
-    for a in extra:
-        args.append((a.kind, 0, a.expr, a.value if a.value is not None else 0.0))
-    args += [(C.PRT_KARG_OUTPUT, i, None, 0.0) for i in range(nb_out)]
+    args = _ordered_args(getattr(params, "arg_order", None), extra, nb_in, nb_out, who)
     scratch = _as_expr(params.global_scratch, "KernelLaunchParams.global_scratch")
     if scratch.is_constant and scratch.constant_value < 0:
         raise ValueError("%s: KernelLaunchParams.global_scratch is negative" % who)
@@ -325,7 +372,9 @@ def describe(result, nb_in: int, nb_out: int, who: str) -> KernelDesc:
         raise ValueError(
             "%s: kernel %s declares %d parameters, but the launch passes %d (%d input "
             "pointers, %d extra arguments, %d output pointers)" % (
-                who, name, declared, len(args), nb_in, len(extra), nb_out))
+                who, name, declared, len(args),
+                sum(1 for a in args if a[0] == C.PRT_KARG_INPUT), len(extra),
+                sum(1 for a in args if a[0] == C.PRT_KARG_OUTPUT)))
     else:
         # Trailing parameters (Triton's global_scratch, profile_scratch):
         # the workspace for global scratch if the kernel needs it, else NULL.

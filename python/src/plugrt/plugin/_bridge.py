@@ -887,8 +887,9 @@ def aot_impl(plugin_id: str) -> Callable[[F], F]:
     SymFloat32, SymFloat64, or plain ints/floats) are expressions over the
     TensorDescs' shape_expr. The kernel's parameters are the input
     pointers, then extra_args, then the output pointers (as TensorRT passes
-    them); trailing parameters the code declares beyond those (Triton's
-    scratch pointers) are passed NULL, or the workspace for global scratch
+    them), or the order KernelLaunchParams.arg_order gives (plugrt's);
+    trailing parameters the code declares beyond those (Triton's scratch
+    pointers) are passed NULL, or the workspace for global scratch
     (KernelLaunchParams.global_scratch).
 
     A CUDA build embeds the kernel in the engine (a kernel layer: it runs

@@ -16,9 +16,18 @@ __cuda_array_interface__ on CUDA, torch.from_numpy on the CPU), calls the
 op, and copies its results into the outputs (the op allocates them: a
 functional op has nowhere else to write).
 
-Not done: an aot_impl for ops that are torch.library.triton_op (the Triton
-kernel and its launch grid would have to be recovered from the op's
-traced body); such ops run through impl.
+AOT. For an op defined with torch.library.triton_op (torch >= 2.6) whose
+body launches exactly one Triton kernel, from_torch_op also registers an
+aot_impl (plugin/_tritonop.py): the body is run under fake tensors at
+several shapes with wrap_triton's launches recorded, the grid and integer
+arguments fitted as expressions over the layer's dims (plugin/_launchfit.py),
+and the kernel compiled with triton.compile and embedded in the engine, so
+that the engine runs with no Python (plugrt run --allow-embedded-kernels).
+As with any plugin having both, the network chooses impl or aot_impl
+(add_plugin(..., aot=), PREFER_AOT/JIT_PYTHON_PLUGINS). A triton_op the
+recording cannot carry (no kernel or several, a constexpr that follows the
+shapes, a grid outside the fitted forms) fails the build naming the op and
+the reason; aot=False runs it through impl.
 """
 
 import importlib
@@ -29,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._types import DataType
-from ._bridge import impl, register
+from ._bridge import aot_impl, impl, register
 from ._shape import TensorDesc
 
 _SCALARS = {"int": int, "SymInt": int, "float": float, "bool": bool, "str": str}
@@ -82,15 +91,29 @@ def _fit(samples, nb_vars, what):
     return c, ks
 
 
+def _signature(inputs: Sequence[str], keywords: Sequence[str]) -> inspect.Signature:
+    """What impl and aot_impl functions made here declare: the inputs, then
+    keyword-only attributes and the entry's own (outputs, stream, tactic)."""
+    return inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in inputs] +
+        [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in keywords])
+
+
 def from_torch_op(op_name: str, plugin_id: Optional[str] = None,
-                  devices: Sequence[str] = ("cpu", "cuda")) -> str:
+                  devices: Sequence[str] = ("cpu", "cuda"),
+                  aot: Optional[bool] = None) -> str:
     """Registers the torch custom op `op_name` ("ns::op", from
     torch.library.custom_op or a library with a fake/meta kernel) as a
     decorator plugin `plugin_id` (default: the op's name) and returns the
     plugin id. Tensor arguments are the plugin's inputs (in the schema's
     order); int, float, bool, str and int[]/float[] arguments become its
     attributes (keyword arguments of plugrt.plugin.op.<ns>.<name>).
-    Outputs: the op's Tensor returns."""
+    Outputs: the op's Tensor returns.
+
+    aot: None registers an aot_impl too when the op is a
+    torch.library.triton_op (its one Triton kernel compiled and embedded in
+    CUDA engines that choose it); True requires that (TypeError for other
+    ops); False registers impl only."""
     torch = _torch()
     ns, name = op_name.split("::", 1)
     packet = getattr(getattr(torch.ops, ns), name)
@@ -207,11 +230,18 @@ def from_torch_op(op_name: str, plugin_id: Optional[str] = None,
         for o, g in zip(outputs, got):
             torch.from_numpy(np.asarray(o)).copy_(g)
 
-    run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in inputs] +
-        [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in attr_names] +
-        [inspect.Parameter("outputs", inspect.Parameter.KEYWORD_ONLY),
-         inspect.Parameter("stream", inspect.Parameter.KEYWORD_ONLY)])
+    sig = _signature(inputs, attr_names + ["outputs", "stream"])
+    run.__signature__ = sig  # type: ignore[attr-defined]
     run.__qualname__ = run.__name__ = "from_torch_op(%r).impl" % op_name
     impl(pid, device=list(devices))(run)
+    if aot is not False:
+        from . import _tritonop  # noqa: PLC0415
+        if _tritonop.is_triton_op(torch, op_name):
+            aot_impl(pid)(_tritonop.make_aot_impl(
+                torch, op_name, overload, to_torch, kwargs_of, attr_names,
+                _signature(inputs, attr_names + ["outputs", "tactic"])))
+        elif aot:
+            raise TypeError("from_torch_op(%r, aot=True): the op is not a "
+                            "torch.library.triton_op, so it has no Triton kernel to embed"
+                            % op_name)
     return pid
