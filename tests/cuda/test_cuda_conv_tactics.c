@@ -296,7 +296,7 @@ static const char *layer_tactic(const prt_engine *e, int32_t *tactic)
 /* Every case, every dtype, every implementation forced. */
 static void test_cases(int cudnn)
 {
-    static const char *const impls[] = {"own", "cublas", "cudnn"};
+    static const char *const impls[] = {"own", "cublas", "cudnn", "gemm"};
     for (int ci = 0; ci < NB_CASES; ci++)
         for (int di = 0; di < 2; di++) {
             const conv_case *c = &cases[ci];
@@ -311,7 +311,7 @@ static void test_cases(int cudnn)
             unsetenv("PRT_CUDA_CONV_IMPL");
             cpu = build(c, dtype, &t, PRT_DEVICE_CPU, NULL);
             CHECK(cpu && !run(cpu, PRT_DEVICE_CPU, dtype, &t, want, 0));
-            for (int ii = 0; cpu && ii < 3; ii++) {
+            for (int ii = 0; cpu && ii < 4; ii++) {
                 prt_engine *e;
                 int32_t tactic = -1;
                 const char *name;
@@ -324,10 +324,16 @@ static void test_cases(int cudnn)
                     continue;
                 name = layer_tactic(e, &tactic);
                 /* cuDNN takes every case here (symmetric pads, 1-3 spatial
-                 * dims, float32 and float16); cuBLAS the pointwise float32 and float16
-                 * ones (tactic 0 then); the own kernel the rest. */
+                 * dims, float32 and float16); the implicit GEMM the 2-D
+                 * ones with 8 rows and taps a group; cuBLAS the pointwise float32 and
+                 * float16 ones (tactic 0 then); the own kernel the rest. */
                 if (ii == 2)
                     CHECK(strncmp(name, "cuDNN ", 6) == 0);
+                else if (ii == 3) /* 2-D with 8+ rows and taps a group */
+                    CHECK(c->ns == 2 && c->M / c->group >= 8 &&
+                                  c->C / c->group * c->k * c->k >= 8
+                              ? strcmp(name, "plugrt's implicit GEMM") == 0
+                              : tactic == 0);
                 else if (ii == 0)
                     CHECK(tactic == 0 || strcmp(name, "plugrt's direct kernel") == 0);
                 else

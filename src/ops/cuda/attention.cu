@@ -35,6 +35,89 @@ __device__ inline float warp_sum(float v)
     return v;
 }
 
+// An element's bits, 4 or 2 bytes (the op's float32, float16 and
+// bfloat16), and their float32 value: a tile's loads are issued together
+// into registers, converted when they are stored to shared memory.
+template <int SZ> __device__ inline uint32_t raw_at(const void *p, int64_t i)
+{
+    if (SZ == 4)
+        return ((const uint32_t *)p)[i];
+    return ((const uint16_t *)p)[i];
+}
+
+__device__ inline float raw_f(int32_t dtype, uint32_t v)
+{
+    return dtype == PRT_FLOAT32   ? __uint_as_float(v)
+           : dtype == PRT_FLOAT16 ? base_h2f((uint16_t)v)
+                                  : base_bf2f((uint16_t)v);
+}
+
+// The next tile's K and V bits, in registers while the current tile is
+// scored: K as rows (keys warp + 4t, columns lane + 32c) or, for K^T, as
+// columns (dims warp + 4t, key lane); V as rows. Zero bits (0.0f in every
+// dtype) past Skv, D and Dv.
+template <int C> struct tile_regs {
+    uint32_t k[kKeys / kWarps * C], v[kKeys / kWarps * C];
+};
+
+template <int SZ, int C>
+__device__ inline void load_tile(const opk_attention_args &a, int64_t kb, int64_t vb,
+                                 int64_t j0, int lane, int warp, tile_regs<C> &t)
+{
+    constexpr int kT = kKeys / kWarps;
+    if (a.kt) {
+#pragma unroll
+        for (int u = 0; u < kT * C; u++) {
+            const int d = warp + kWarps * u;
+            t.k[u] = j0 + lane < a.Skv && d < a.D
+                         ? raw_at<SZ>(a.K, kb + d * a.k[2] + j0 + lane)
+                         : 0u;
+        }
+    } else {
+#pragma unroll
+        for (int u = 0; u < kT; u++) {
+            const int64_t j = j0 + warp + kWarps * u;
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                const int d = lane + 32 * c;
+                t.k[u * C + c] =
+                    j < a.Skv && d < a.D ? raw_at<SZ>(a.K, kb + j * a.k[2] + d) : 0u;
+            }
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < kT; u++) {
+        const int64_t j = j0 + warp + kWarps * u;
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            const int d = lane + 32 * c;
+            t.v[u * C + c] =
+                j < a.Skv && d < a.Dv ? raw_at<SZ>(a.V, vb + j * a.v[2] + d) : 0u;
+        }
+    }
+}
+
+// The mask of the warp's R rows at key j (lane's key of a tile), read
+// with the tile's loads: a float mask's value, or for a bool mask 1 where
+// the key is masked out, else 0; 0 without a mask or outside the rows.
+template <int R>
+__device__ inline void load_mask(const opk_attention_args &a, int64_t b, int64_t h,
+                                 int64_t i0, int64_t j, int64_t nkeys, float *m)
+{
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const int64_t i = i0 + r;
+        m[r] = 0.0f;
+        if (a.mask && i < a.Sq && j < nkeys && j < a.mlen) {
+            const int64_t mo = b * a.m[0] + h * a.m[1] + i * a.m[2] + j;
+            if (a.mask_dtype == PRT_BOOL)
+                m[r] = ((const uint8_t *)a.mask)[mo] ? 0.0f : 1.0f;
+            else
+                m[r] = load_f(a.mask_dtype, a.mask, mo);
+        }
+    }
+}
+
 template <int R, int C>
 __global__ void __launch_bounds__(kWarps * 32) attention_kernel(opk_attention_args a)
 {
@@ -67,31 +150,53 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(opk_attention_ar
     // Causal: no query of the block sees a key past its last one.
     if (a.causal && i0 + kQueries < nkeys)
         nkeys = i0 + kQueries;
+    tile_regs<C> tr;
+    float mnext[R];
+    const bool wide = a.dtype == PRT_FLOAT32;
+    if (nkeys > 0) {
+        if (wide)
+            load_tile<4, C>(a, kb, vb, 0, lane, warp, tr);
+        else
+            load_tile<2, C>(a, kb, vb, 0, lane, warp, tr);
+        load_mask<R>(a, b, h, i0 + warp * R, lane, nkeys, mnext);
+    }
     for (int64_t j0 = 0; j0 < nkeys; j0 += kKeys) {
         const int64_t j = j0 + lane;
         const int jn = nkeys - j0 < kKeys ? (int)(nkeys - j0) : kKeys;
-        float dot[R], p[R];
-        __syncthreads(); // the previous tile is read
-        if (a.kt) {      // K^T: a key's elements are a.k[2] apart, keys adjacent
-            for (int d = warp; d < D; d += kWarps)
-                ks[lane][d] =
-                    j < a.Skv ? load_f(a.dtype, a.K, kb + d * a.k[2] + j) : 0.0f;
-        } else {
-            for (int jj = warp; jj < kKeys; jj += kWarps)
-                for (int d = lane; d < D; d += 32)
-                    ks[jj][d] = j0 + jj < a.Skv
-                                    ? load_f(a.dtype, a.K, kb + (j0 + jj) * a.k[2] + d)
-                                    : 0.0f;
-        }
-        for (int jj = warp; jj < kKeys; jj += kWarps)
+        float dot[R], p[R], mk[R];
 #pragma unroll
-            for (int c = 0; c < C; c++) {
-                const int d = lane + 32 * c;
-                vs[jj][d] = j0 + jj < a.Skv && d < Dv
-                                ? load_f(a.dtype, a.V, vb + (j0 + jj) * a.v[2] + d)
-                                : 0.0f;
+        for (int r = 0; r < R; r++)
+            mk[r] = mnext[r];
+        __syncthreads(); // the previous tile is read
+        if (a.kt) {
+#pragma unroll
+            for (int u = 0; u < kKeys / kWarps * C; u++) {
+                const int d = warp + kWarps * u;
+                if (d < 32 * C)
+                    ks[lane][d] = raw_f(a.dtype, tr.k[u]);
             }
+        } else {
+#pragma unroll
+            for (int u = 0; u < kKeys / kWarps; u++)
+#pragma unroll
+                for (int c = 0; c < C; c++)
+                    ks[warp + kWarps * u][lane + 32 * c] =
+                        raw_f(a.dtype, tr.k[u * C + c]);
+        }
+#pragma unroll
+        for (int u = 0; u < kKeys / kWarps; u++)
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                vs[warp + kWarps * u][lane + 32 * c] = raw_f(a.dtype, tr.v[u * C + c]);
         __syncthreads();
+        // The next tile's loads go out now and land while this one is scored.
+        if (j0 + kKeys < nkeys) {
+            if (wide)
+                load_tile<4, C>(a, kb, vb, j0 + kKeys, lane, warp, tr);
+            else
+                load_tile<2, C>(a, kb, vb, j0 + kKeys, lane, warp, tr);
+            load_mask<R>(a, b, h, i0 + warp * R, j + kKeys, nkeys, mnext);
+        }
 #pragma unroll
         for (int r = 0; r < R; r++)
             dot[r] = 0.0f;
@@ -111,11 +216,10 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(opk_attention_ar
             if (i >= a.Sq || j >= nkeys || j >= a.mlen || (a.causal && j > i)) {
                 s = -INFINITY;
             } else if (a.mask) {
-                const int64_t mo = b * a.m[0] + h * a.m[1] + i * a.m[2] + j;
                 if (a.mask_dtype == PRT_BOOL)
-                    s = ((const uint8_t *)a.mask)[mo] ? s : -INFINITY;
+                    s = mk[r] != 0.0f ? -INFINITY : s;
                 else
-                    s += load_f(a.mask_dtype, a.mask, mo);
+                    s += mk[r];
             }
             m_new = fmaxf(mx[r], warp_max(s));
             if (m_new == -INFINITY) { // every key so far masked: nothing to add
@@ -200,7 +304,7 @@ int sm_count()
 
 extern "C" int opk_attention(const opk_attention_args *a, void *stream)
 {
-    const int64_t rows = a->Hq * a->B, cols = (a->Dv + 31) / 32;
+    const int64_t rows = a->Hq * a->B, cols = ((a->D > a->Dv ? a->D : a->Dv) + 31) / 32;
     const int64_t want = 2 * (int64_t)sm_count(); // blocks that fill the GPU
     if (a->Sq == 0 || a->Hq == 0 || a->B == 0 || a->Dv == 0)
         return 0;

@@ -346,6 +346,112 @@ template <typename I, bool D1> __global__ void conv2d_mb_kernel(opk_conv_args a)
     }
 }
 
+// A 2-D convolution as an implicit GEMM per group: Y[m, q] = sum_k W[m, k]
+// X[k, q], m an output channel of the group, k = (c, kh, kw) over its Cg
+// input channels and the kernel's taps, q = (n, oh, ow) over the images'
+// output positions. A block of 256 threads computes a 64 x 64 tile of Y
+// through shared memory in steps of 16 k, each thread 4 x 4 outputs; X's
+// columns are gathered from the input as they are loaded (zero in the
+// padding), so nothing is unfolded in memory. Float32 sums, the bias and
+// activation at the store.
+constexpr int kGM = 64, kGN = 64, kGK = 16;
+
+__global__ void __launch_bounds__(256) conv2d_gemm_kernel(opk_conv_args a)
+{
+    __shared__ __align__(16) float ws[kGK][kGM + 4];
+    __shared__ __align__(16) float xs[kGK][kGN + 4];
+    const int t = threadIdx.x;
+    const int Mg = (int)a.Mg, Cg = (int)a.Cg, KW = (int)a.k[1], kvol = (int)a.kvol;
+    const int OW = (int)a.out[1], IH = (int)a.in[0], IW = (int)a.in[1];
+    const int sh = (int)a.s[0], sw = (int)a.s[1], dh = (int)a.d[0], dw = (int)a.d[1];
+    const int Kt = Cg * kvol;
+    const int64_t ovol = a.ovol, Q = a.N * a.ovol;
+    const int g = blockIdx.z, m0 = blockIdx.y * kGM;
+    const int64_t q0 = (int64_t)blockIdx.x * kGN;
+    // The X loader: column qq of the tile, rows kr + 4 i.
+    const int qq = t & 63, kr = t >> 6;
+    const int64_t q = q0 + qq;
+    const bool qv = q < Q;
+    const int64_t n = qv ? q / ovol : 0;
+    const int p = qv ? (int)(q - n * ovol) : 0;
+    const int oh = p / OW, ow = p - oh * OW;
+    const int h0 = oh * sh - (int)a.pb[0], w0 = ow * sw - (int)a.pb[1];
+    const int64_t xb = (n * a.C + (int64_t)g * Cg) * a.ivol;
+    // The W loader: row wm of the tile, columns wk .. wk + 3.
+    const int wm = t >> 2, wk = (t & 3) * 4;
+    const bool wv = m0 + wm < Mg;
+    const int64_t wb = ((int64_t)g * Mg + m0 + wm) * Kt;
+    const int ty = t >> 4, tx = t & 15;
+    float acc[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = 0.0f;
+    for (int k0 = 0; k0 < Kt; k0 += kGK) {
+        float xr[4], wr[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int k = k0 + kr + 4 * i;
+            float v = 0.0f;
+            if (qv && k < Kt) {
+                const int c = k / kvol, r = k - c * kvol;
+                const int kh = r / KW, kw = r - kh * KW;
+                const int ih = h0 + kh * dh, iw = w0 + kw * dw;
+                if ((unsigned)ih < (unsigned)IH && (unsigned)iw < (unsigned)IW)
+                    v = load_f(a.x, a.dtype,
+                               xb + (int64_t)c * a.ivol + (int64_t)ih * IW + iw);
+            }
+            xr[i] = v;
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int k = k0 + wk + i;
+            wr[i] = wv && k < Kt ? load_f(a.w, a.dtype, wb + k) : 0.0f;
+        }
+        __syncthreads(); // the previous step's tiles are read
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            xs[kr + 4 * i][qq] = xr[i];
+            ws[wk + i][wm] = wr[i];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < kGK; kk++) {
+            const float4 w4 = *(const float4 *)&ws[kk][ty * 4];
+            const float4 x4 = *(const float4 *)&xs[kk][tx * 4];
+            const float wv4[4] = {w4.x, w4.y, w4.z, w4.w},
+                        xv4[4] = {x4.x, x4.y, x4.z, x4.w};
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    acc[i][j] = fmaf(wv4[i], xv4[j], acc[i][j]);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int m = m0 + ty * 4 + i;
+        if (m >= Mg)
+            continue;
+        const int64_t mo = (int64_t)g * Mg + m;
+        const float bias = a.b ? load_f(a.b, a.dtype, mo) : 0.0f;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int64_t qo = q0 + tx * 4 + j;
+            if (qo >= Q)
+                continue;
+            const int64_t no = qo / ovol, po = qo - no * ovol;
+            const float v = conv_act(a, acc[i][j] + bias);
+            const int64_t idx = (no * a.M + mo) * ovol + po;
+            if (a.dtype == DT_F32)
+                ((float *)a.y)[idx] = v;
+            else
+                ((__half *)a.y)[idx] = __float2half(v);
+        }
+    }
+}
+
 template <typename I> int launch_conv2d(const opk_conv_args *a, void *stream)
 {
     const int64_t x = (a->ovol + kThreads - 1) / kThreads;
@@ -522,6 +628,20 @@ extern "C" int opk_conv(const opk_conv_args *a, void *stream)
     if (a->ns == 2)
         return launch_conv2d<int64_t>(a, stream);
     conv_kernel<<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int opk_conv_gemm(const opk_conv_args *a, void *stream)
+{
+    const int64_t Q = a->N * a->ovol;
+    const int64_t gx = (Q + kGN - 1) / kGN, gy = (a->Mg + kGM - 1) / kGM;
+    if (Q == 0 || a->M == 0)
+        return 0;
+    if (a->ns != 2 || gx > INT32_MAX || gy > 65535 || a->G > 65535 ||
+        a->Cg * a->kvol > INT32_MAX || a->in[0] * a->in[1] > INT32_MAX)
+        return (int)cudaErrorInvalidValue;
+    conv2d_gemm_kernel<<<dim3((unsigned)gx, (unsigned)gy, (unsigned)a->G), 256, 0,
+                         (cudaStream_t)stream>>>(*a);
     return (int)cudaGetLastError();
 }
 

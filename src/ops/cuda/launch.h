@@ -69,6 +69,10 @@ typedef struct opk_conv_args {
     float act_alpha, act_beta;
 } opk_conv_args;
 int opk_conv(const opk_conv_args *a, void *stream);
+/* A 2-D convolution as an implicit GEMM per group (64 x 64 tiles of output
+ * channels x output positions, float32 sums; bias and activation fused);
+ * cudaErrorInvalidValue for other ranks or sizes past its grid. */
+int opk_conv_gemm(const opk_conv_args *a, void *stream);
 /* The bias and activation of a convolution whose product y already holds
  * (a->y, [N, M, ovol], float32 or float16), in place; nothing without
  * either. */

@@ -24,6 +24,7 @@
  *   0  the default: cuBLAS for a pointwise float32 or float16 convolution, else the
  *      direct kernel (what engines without a choice run);
  *   1  the direct kernel (listed when 0 is cuBLAS);
+ *   2  plugrt's implicit GEMM (2-D, not depthwise: opk_conv_gemm);
  *   cuDNN: bits 0-7 CONV_DNN + cuDNN's algorithm, bits 8-30 the
  *      workspace it needs at the profile's largest shapes in 64 KiB units,
  *      so the layer's workspace is a function of the tactic alone (a
@@ -32,6 +33,7 @@
  * loaded, or refusing the shapes of a run) runs the direct kernel, with a
  * warning once per object. */
 #define CONV_OWN 1
+#define CONV_GEMM 2
 #define CONV_DNN 16
 #define CONV_WS_UNIT ((int64_t)64 << 10)
 #define CONV_WS_UNITS_MAX ((int64_t)1 << 23)
@@ -60,6 +62,15 @@ static int conv_is_dnn(int32_t tactic)
 static int32_t conv_dnn_math(const op_object *o)
 {
     return o->precision & PRT_PRECISION_TF32 ? OPK_DNN_TF32 : OPK_DNN_STRICT;
+}
+
+/* The convolutions plugrt's implicit GEMM takes: 2-D, float32 or
+ * float16, with enough rows and reduction per group to fill its tiles
+ * (depthwise ones stay with the direct kernel). */
+static int conv_gemm_fits(const op_conv_geom *g, int32_t dtype)
+{
+    return g->w.ns == 2 && (dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16) && g->Mg >= 8 &&
+           g->Cg * g->w.kvol >= 8;
 }
 
 /* The pointwise float32 and float16 case cuBLAS serves: 1x1, stride 1, no padding,
@@ -113,6 +124,8 @@ static const char *conv_tactic_name(int32_t tactic)
         return "default (cuBLAS if pointwise float32/16, else plugrt's direct kernel)";
     if (tactic == CONV_OWN)
         return "plugrt's direct kernel";
+    if (tactic == CONV_GEMM)
+        return "plugrt's implicit GEMM";
     return conv_is_dnn(tactic) ? dnn_names[(tactic & 0xff) - CONV_DNN] : NULL;
 }
 
@@ -122,7 +135,7 @@ static int64_t conv_tactic_workspace(int32_t tactic)
 }
 
 /* Which implementations to list (a test hook; unset: all that apply):
- * PRT_CUDA_CONV_IMPL=own, cublas or cudnn lists only that one (the
+ * PRT_CUDA_CONV_IMPL=own, cublas, gemm or cudnn lists only that one (the
  * default tactic when the one asked for does not apply). */
 static int conv_impl_wanted(const char *impl)
 {
@@ -191,6 +204,9 @@ static int32_t conv_tactics(const op_object *o, int32_t dtype, const prt_dims *o
         list[n++] = 0;
     if (conv_impl_wanted("own") && (forced || conv_pointwise(&go, dtype)))
         list[n++] = CONV_OWN;
+    if (conv_impl_wanted("gemm") && conv_gemm_fits(&go, dtype) &&
+        conv_gemm_fits(&gm, dtype))
+        list[n++] = CONV_GEMM;
     if (conv_impl_wanted("cudnn"))
         n = conv_dnn_tactics(o, dtype, &go, &gm, list, n, cap);
     if (n == 0) /* the one forced does not apply */
@@ -325,6 +341,8 @@ OPC_KERNEL(opc_conv)
                      o->layer, conv_tactic_name(o->tactic), prt_last_error());
         }
     }
+    if (o->tactic == CONV_GEMM && conv_gemm_fits(&g, dtype))
+        return opc_status(o, opk_conv_gemm(&a, stream));
     /* A pointwise convolution is a product per image, Y_n [M x
      * ovol] = W [M x C] X_n [C x ovol]: cuBLAS, one strided batch over the
      * images, then the bias and activation in one pass. */
