@@ -1,8 +1,14 @@
-// CUDA kernels of LSTM, GRU and RNN (launch.h): rnn_cuda.c runs the
-// products through cuBLAS (X W^T for every step, then H R^T per step) and
-// these the rest, a thread per (batch entry, hidden unit) holding every
-// gate of that unit, rnn.c's equations and rules. A length outside [0, T]
-// is clamped to it (the CPU fails the run).
+// CUDA kernels of LSTM, GRU and RNN (launch.h), rnn.c's equations and
+// rules; rnn_cuda.c runs X W^T for every step through cuBLAS first. Two
+// paths for the steps: the persistent kernel (one cooperative launch for
+// every step, R's rows in shared memory), and where it does not fit the
+// device, per step a cuBLAS product H R^T and step_kernel, a thread per
+// (batch entry, hidden unit) holding every gate of that unit. A length
+// outside [0, T] is clamped to it (the CPU fails the run).
+#include <mutex>
+
+#include <cooperative_groups.h>
+
 #include "ops/cuda/launch.cuh"
 
 namespace opk
@@ -96,6 +102,68 @@ __global__ void final_kernel(opk_rnn_args a)
     }
 }
 
+// Y's offset of step t of entry b (layout 0: [T, D, B, H]; 1: [B, T, D, H]).
+__device__ int64_t y_at(const opk_rnn_args &a, int64_t b, int64_t t)
+{
+    return (a.layout ? (b * a.T + t) * a.D + a.dir : (t * a.D + a.dir) * a.B + b) * a.H;
+}
+
+// X W^T's row of step t of entry b.
+__device__ const float *xw_at(const opk_rnn_args &a, int64_t b, int64_t t)
+{
+    return a.xw + (a.layout ? b * a.T + t : t * a.B + b) * a.G * a.H;
+}
+
+// Unit j's step, rnn.c's equations, shared by both kernels: g[k * gs] is
+// gate k's product (row k H + j of H R^T), xr X W^T's row of the step, hp
+// the previous h and *c LSTM's cell. GRU without linear_before_reset runs
+// twice: phase 0 leaves z, activated, in g[0] and r hp in *rh and returns
+// 0; phase 1 finds the product of r H in g[2 gs]. 1: *hn is the new h.
+__device__ int cell(const opk_rnn_args &a, int64_t j, const float *xr, float *g,
+                    int64_t gs, float hp, float *c, int32_t phase, float *rh, float *hn)
+{
+    const int64_t H = a.H;
+    if (a.kind == 0) {
+        *hn = actk(a, 0, g[0] + xr[j] + bias_w(a, j) + bias_r(a, j), 1);
+    } else if (a.kind == 1) {
+        float z, hh;
+        if (phase == 0) {
+            z = actk(a, 0, g[0] + xr[j] + bias_w(a, j) + bias_r(a, j), 1);
+            const float r =
+                actk(a, 0, g[gs] + xr[H + j] + bias_w(a, H + j) + bias_r(a, H + j), 1);
+            if (!a.lbr) {
+                g[0] = z;
+                *rh = r * hp;
+                return 0;
+            }
+            hh = xr[2 * H + j] + bias_w(a, 2 * H + j) +
+                 r * (g[2 * gs] + bias_r(a, 2 * H + j));
+        } else {
+            z = g[0];
+            hh = g[2 * gs] + xr[2 * H + j] + bias_w(a, 2 * H + j) + bias_r(a, 2 * H + j);
+        }
+        hh = actk(a, 1, hh, 1);
+        *hn = (1.0f - z) * hh + z * hp;
+    } else {
+        const float cp = *c;
+        const float *p = a.p ? a.p + a.dir * 3 * H : nullptr;
+        float pre[4];
+        for (int k = 0; k < 4; k++)
+            pre[k] =
+                g[k * gs] + xr[k * H + j] + bias_w(a, k * H + j) + bias_r(a, k * H + j);
+        const float gi = actk(a, 0, pre[0] + (p ? p[j] * cp : 0.0f), 1);
+        const float gf = a.input_forget
+                             ? 1.0f - gi
+                             : actk(a, 0, pre[2] + (p ? p[2 * H + j] * cp : 0.0f), 1);
+        const float gc = actk(a, 1, pre[3], 1);
+        const float cn = gf * cp + gi * gc;
+        const float go = actk(a, 0, pre[1] + (p ? p[H + j] * cn : 0.0f), 1);
+        *c = cn;
+        *hn = go * actk(a, 2, cn, 0);
+    }
+    return 1;
+}
+
 // Step s of one direction. hr [B, G H] holds H R^T (GRU without
 // linear_before_reset: its z and r columns; phase 1 then finds the
 // product of r H in the h columns and z, activated, where phase 0 left it).
@@ -103,59 +171,181 @@ __global__ void step_kernel(opk_rnn_args a, int64_t s, int32_t phase)
 {
     OPK_FOR(i, a.B * a.H)
     {
-        const int64_t b = i / a.H, j = i % a.H, H = a.H, gh = a.G * H;
+        const int64_t b = i / a.H, j = i % a.H;
         const int64_t len = len_of(a, b);
+        float hn;
         if (s >= len)
             continue;
         const int64_t t = a.rev ? len - 1 - s : s;
-        const float *xr = a.xw + (a.layout ? b * a.T + t : t * a.B + b) * gh;
-        float *g = a.hr + b * gh;
-        float hn;
-        if (a.kind == 0) {
-            hn = actk(a, 0, g[j] + xr[j] + bias_w(a, j) + bias_r(a, j), 1);
-        } else if (a.kind == 1) {
-            float z, hh;
-            if (phase == 0) {
-                z = actk(a, 0, g[j] + xr[j] + bias_w(a, j) + bias_r(a, j), 1);
-                const float r = actk(
-                    a, 0, g[H + j] + xr[H + j] + bias_w(a, H + j) + bias_r(a, H + j), 1);
-                if (!a.lbr) {
-                    g[j] = z;
-                    a.tmp[i] = r * a.h[i];
-                    continue;
-                }
-                hh = xr[2 * H + j] + bias_w(a, 2 * H + j) +
-                     r * (g[2 * H + j] + bias_r(a, 2 * H + j));
-            } else {
-                z = g[j];
-                hh = g[2 * H + j] + xr[2 * H + j] + bias_w(a, 2 * H + j) +
-                     bias_r(a, 2 * H + j);
-            }
-            hh = actk(a, 1, hh, 1);
-            hn = (1.0f - z) * hh + z * a.h[i];
-        } else {
-            const float cp = a.c[i];
-            const float *p = a.p ? a.p + a.dir * 3 * H : nullptr;
-            float pre[4];
-            for (int k = 0; k < 4; k++)
-                pre[k] = g[k * H + j] + xr[k * H + j] + bias_w(a, k * H + j) +
-                         bias_r(a, k * H + j);
-            const float gi = actk(a, 0, pre[0] + (p ? p[j] * cp : 0.0f), 1);
-            const float gf = a.input_forget
-                                 ? 1.0f - gi
-                                 : actk(a, 0, pre[2] + (p ? p[2 * H + j] * cp : 0.0f), 1);
-            const float gc = actk(a, 1, pre[3], 1);
-            const float c = gf * cp + gi * gc;
-            const float go = actk(a, 0, pre[1] + (p ? p[H + j] * c : 0.0f), 1);
-            a.c[i] = c;
-            hn = go * actk(a, 2, c, 0);
-        }
+        if (!cell(a, j, xw_at(a, b, t), a.hr + b * a.G * a.H + j, a.H, a.h[i], a.c + i,
+                  phase, a.tmp + i, &hn))
+            continue;
         a.h[i] = hn;
         if (a.y)
-            a.y[(a.layout ? (b * a.T + t) * a.D + a.dir : (t * a.D + a.dir) * a.B + b) *
-                    H +
-                j] = hn;
+            a.y[y_at(a, b, t) + j] = hn;
     }
+}
+
+// ---- the persistent kernel ------------------------------------------------
+//
+// One cooperative launch runs every step of one or both directions. Block
+// k of a direction owns hidden units [k U, k U + U): its G U rows of R
+// (row q = gate q / U of unit q % U) stay in shared memory, followed by
+// their products gs [G U, B]. Each step reads the whole previous h of
+// every entry from global memory (written by the other blocks, so through
+// L2: __ldcg), writes its units' new h into the other of two buffers (h
+// and hr, which this path leaves free) and Y, then the grid synchronizes.
+// GRU without linear_before_reset synchronizes once more between z, r and
+// the product of r H.
+
+// gs[q B + b] = row q of the slice times src[b] for the rows [q0, q1): a
+// warp per row and 4 batch entries, its lanes splitting H, then summed
+// across the warp.
+__device__ void persist_dots(const opk_rnn_args &a, const float *rs, float *gs, int32_t U,
+                             int64_t j0, int64_t q0, int64_t q1, const float *src)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nw = blockDim.x / 32;
+    const int64_t H = a.H, B = a.B, nbg = (B + 3) / 4;
+    for (int64_t it = warp; it < (q1 - q0) * nbg; it += nw) {
+        const int64_t q = q0 + it / nbg, b0 = it % nbg * 4;
+        if (j0 + q % U >= H) // the last block's missing units (warp-uniform)
+            continue;
+        const float *r = rs + q * H;
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int64_t k = lane; k < H; k += 32) {
+            const float w = r[k];
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                if (b0 + i < B)
+                    acc[i] += w * __ldcg(src + (b0 + i) * H + k);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            float v = acc[i];
+            for (int o = 16; o > 0; o /= 2)
+                v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (lane == 0 && b0 + i < B)
+                gs[q * B + b0 + i] = v;
+        }
+    }
+}
+
+// The block's units' step s from gs (phase as cell's); hp the previous h,
+// hn the buffer of the new one. An entry past its length keeps its state.
+__device__ void persist_cells(const opk_rnn_args &a, float *gs, int32_t U, int64_t j0,
+                              int64_t s, int32_t phase, const float *hp, float *hn)
+{
+    const int64_t H = a.H, B = a.B;
+    for (int64_t i = threadIdx.x; i < U * B; i += blockDim.x) {
+        const int64_t u = i % U, b = i / U, j = j0 + u;
+        if (j >= H)
+            continue;
+        const int64_t len = len_of(a, b);
+        const float h = __ldcg(hp + b * H + j);
+        float v;
+        if (s >= len) {
+            hn[b * H + j] = h;
+            continue;
+        }
+        const int64_t t = a.rev ? len - 1 - s : s;
+        if (!cell(a, j, xw_at(a, b, t), gs + u * B + b, U * B, h, a.c + b * H + j, phase,
+                  a.tmp + b * H + j, &v))
+            continue;
+        hn[b * H + j] = v;
+        if (a.y)
+            a.y[y_at(a, b, t) + j] = v;
+    }
+}
+
+// a0's direction in blocks [0, nblk), a1's in [nblk, 2 nblk) when launched
+// with both.
+__global__ void __launch_bounds__(kThreads)
+    persist_kernel(opk_rnn_args a0, opk_rnn_args a1, int32_t U, int32_t nblk)
+{
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    extern __shared__ float sm[];
+    const opk_rnn_args &a = (int32_t)blockIdx.x < nblk ? a0 : a1;
+    const int64_t H = a.H, B = a.B, GU = (int64_t)a.G * U;
+    const int64_t j0 = (int64_t)(blockIdx.x % nblk) * U;
+    const int gru2 = a.kind == 1 && !a.lbr;
+    float *rs = sm, *gs = sm + GU * H;
+    for (int64_t i = threadIdx.x; i < GU * H; i += blockDim.x) {
+        const int64_t q = i / H, k = i % H, j = j0 + q % U;
+        rs[i] = j < H ? a.r[((q / U) * H + j) * H + k] : 0.0f;
+    }
+    for (int64_t i = threadIdx.x; i < U * B; i += blockDim.x) {
+        const int64_t b = i / U, j = j0 + i % U, at = state_at(a, b) + j;
+        if (j >= H)
+            continue;
+        a.h[b * H + j] = a.h0 ? a.h0[at] : 0.0f;
+        a.c[b * H + j] = a.c0 ? a.c0[at] : 0.0f;
+    }
+    grid.sync();
+    for (int64_t s = 0; s < a.T; s++) {
+        const float *hp = s % 2 ? a.hr : a.h;
+        float *hn = s % 2 ? a.h : a.hr;
+        persist_dots(a, rs, gs, U, j0, 0, gru2 ? 2 * U : GU, hp);
+        __syncthreads();
+        if (gru2) {
+            persist_cells(a, gs, U, j0, s, 0, hp, hn);
+            grid.sync(); // r H of every unit
+            persist_dots(a, rs, gs, U, j0, 2 * U, 3 * U, a.tmp);
+            __syncthreads();
+        }
+        persist_cells(a, gs, U, j0, s, gru2, hp, hn);
+        grid.sync();
+    }
+    const float *hf = a.T % 2 ? a.hr : a.h;
+    for (int64_t i = threadIdx.x; i < U * B; i += blockDim.x) {
+        const int64_t b = i / U, j = j0 + i % U, at = state_at(a, b) + j;
+        if (j >= H)
+            continue;
+        const int empty = len_of(a, b) == 0;
+        if (a.yh)
+            a.yh[at] = empty ? 0.0f : __ldcg(hf + b * H + j);
+        if (a.yc)
+            a.yc[at] = empty ? 0.0f : a.c[b * H + j];
+    }
+}
+
+// Shared memory of a block of U units.
+int64_t persist_bytes(const opk_rnn_args &a, int64_t U)
+{
+    return (int64_t)sizeof(float) * a.G * U * (a.H + a.B);
+}
+
+// What each device allows, read once: cooperative launch (CUDA >= 12, which
+// also captures it into graphs), its SMs and the shared memory a block may
+// opt into, which persist_kernel is raised to.
+constexpr int kMaxDevices = 64;
+struct persist_device {
+    int coop, sms, smem;
+};
+persist_device devices[kMaxDevices];
+std::once_flag device_once[kMaxDevices];
+
+void persist_read_device(int dev)
+{
+    persist_device &p = devices[dev];
+    int coop = 0, sms = 0, smem = 0;
+    p.coop = 0;
+#if CUDART_VERSION >= 12000
+    if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
+            cudaSuccess ||
+        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+            cudaSuccess ||
+        cudaFuncSetAttribute(persist_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem) != cudaSuccess) {
+        (void)cudaGetLastError(); // a query's failure: the per-step path
+        return;
+    }
+    p.sms = sms;
+    p.smem = smem;
+    p.coop = coop && sms > 0;
+#else
+    (void)coop, (void)sms, (void)smem;
+#endif
 }
 
 } // namespace
@@ -186,4 +376,44 @@ extern "C" int opk_rnn_final(const opk_rnn_args *a, void *stream)
         return 0;
     final_kernel<<<blocks_for(a->B * a->H), kThreads, 0, (cudaStream_t)stream>>>(*a);
     return launched();
+}
+
+extern "C" int32_t opk_rnn_persist_units(const opk_rnn_args *a, int32_t nb)
+{
+    int dev = -1;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    std::call_once(device_once[dev], persist_read_device, dev);
+    const persist_device &p = devices[dev];
+    if (!p.coop || a->H <= 0 || a->B <= 0 || a->H > (1 << 20) || a->B > (1 << 20))
+        return 0;
+    // One block per SM to start with: the fewest units per block; more
+    // units while the grid does not fit co-resident.
+    for (int64_t U = (nb * a->H + p.sms - 1) / p.sms; U <= a->H; U++) {
+        const int64_t bytes = persist_bytes(*a, U);
+        int per = 0;
+        if (bytes > p.smem)
+            return 0; // R's slice does not fit: the per-step path
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, persist_kernel, kThreads,
+                                                          (size_t)bytes) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+        if (nb * ((a->H + U - 1) / U) <= (int64_t)per * p.sms)
+            return (int32_t)U;
+    }
+    return 0;
+}
+
+extern "C" int opk_rnn_persist(const opk_rnn_args *a, int32_t nb, int32_t units,
+                               void *stream)
+{
+    opk_rnn_args a0 = a[0], a1 = a[nb > 1 ? 1 : 0];
+    int32_t U = units, nblk = (int32_t)((a0.H + units - 1) / units);
+    void *args[] = {&a0, &a1, &U, &nblk};
+    return (int)cudaLaunchCooperativeKernel(
+        (const void *)persist_kernel, dim3((unsigned)(nb * nblk)), dim3(kThreads), args,
+        (size_t)persist_bytes(a0, U), (cudaStream_t)stream);
 }
