@@ -535,14 +535,14 @@ int opk_rnn_step(const opk_rnn_args *a, int64_t s, int32_t phase, void *stream);
 /* Y_h and Y_c from the final state (0 for a length of 0). */
 int opk_rnn_final(const opk_rnn_args *a, void *stream);
 /* The persistent path: every step of the nb (1 or 2) directions a[0..nb)
- * in one cooperative launch, R's rows of each block's hidden units held in
- * shared memory (hr serves as h's second buffer). opk_rnn_persist_units
- * says how many units a block takes on the current device, or 0 where the
- * path cannot run (no cooperative launch, CUDA < 12, R's slice past the
- * shared memory, a grid that cannot be co-resident); the device's limits
- * are read once. */
-int32_t opk_rnn_persist_units(const opk_rnn_args *a, int32_t nb);
-int opk_rnn_persist(const opk_rnn_args *a, int32_t nb, int32_t units, void *stream);
+ * in one launch, each block keeping R's rows of its hidden units in shared
+ * memory (hr serves as h's second buffer): one block per direction where
+ * a step's products are few, else a cooperative launch (CUDA >= 12) of
+ * blocks that synchronize through the grid. *ran 0, nothing launched:
+ * the path does not fit (R's slice past the shared memory, no cooperative
+ * launch, a grid that cannot be co-resident), the per-step path must run.
+ * The device's limits are read once. */
+int opk_rnn_persist(const opk_rnn_args *a, int32_t nb, int32_t *ran, void *stream);
 
 /* ---- quantization (quant.cu; quant.h's element code) ------------------ */
 

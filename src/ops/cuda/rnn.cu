@@ -188,51 +188,73 @@ __global__ void step_kernel(opk_rnn_args a, int64_t s, int32_t phase)
 
 // ---- the persistent kernel ------------------------------------------------
 //
-// One cooperative launch runs every step of one or both directions. Block
-// k of a direction owns hidden units [k U, k U + U): its G U rows of R
-// (row q = gate q / U of unit q % U) stay in shared memory, followed by
-// their products gs [G U, B]. Each step reads the whole previous h of
-// every entry from global memory (written by the other blocks, so through
-// L2: __ldcg), writes its units' new h into the other of two buffers (h
-// and hr, which this path leaves free) and Y, then the grid synchronizes.
+// One launch runs every step of one or both directions. Block k of a
+// direction owns hidden units [k U, k U + U): its G U rows of R (row q =
+// gate q / U of unit q % U) stay in shared memory for the whole sequence,
+// beside their products gs [G U, B] and a stage of h. Each step copies the
+// whole previous h of every entry (written by the other blocks, so read
+// through L2: __ldcg) into the stage, Bc entries at a time, computes its
+// units' gates, writes their new h into the other of two buffers (h and
+// hr, which this path leaves free) and Y, then all blocks of the
+// direction synchronize: the grid (a cooperative launch) where a direction
+// has several blocks, the block alone where one block holds every unit.
 // GRU without linear_before_reset synchronizes once more between z, r and
 // the product of r H.
 
-// gs[q B + b] = row q of the slice times src[b] for the rows [q0, q1): a
-// warp per row and 4 batch entries, its lanes splitting H, then summed
-// across the warp.
-__device__ void persist_dots(const opk_rnn_args &a, const float *rs, float *gs, int32_t U,
-                             int64_t j0, int64_t q0, int64_t q1, const float *src)
+// How a launch splits the layer (persist_plan).
+struct persist_cfg {
+    int32_t U;    // hidden units per block
+    int32_t nblk; // blocks per direction
+    int32_t S;    // lanes per product (a power of 2 up to 32)
+    int32_t Bc;   // batch entries of h staged at a time
+    int32_t hst;  // their stride in the stage: H rounded up to 32, plus S,
+                  // so that the entries a warp reads fall in different banks
+};
+
+template <bool kGrid> __device__ void persist_sync()
 {
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nw = blockDim.x / 32;
-    const int64_t H = a.H, B = a.B, nbg = (B + 3) / 4;
-    for (int64_t it = warp; it < (q1 - q0) * nbg; it += nw) {
-        const int64_t q = q0 + it / nbg, b0 = it % nbg * 4;
-        if (j0 + q % U >= H) // the last block's missing units (warp-uniform)
-            continue;
-        const float *r = rs + q * H;
-        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (int64_t k = lane; k < H; k += 32) {
-            const float w = r[k];
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                if (b0 + i < B)
-                    acc[i] += w * __ldcg(src + (b0 + i) * H + k);
-        }
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            float v = acc[i];
-            for (int o = 16; o > 0; o /= 2)
-                v += __shfl_xor_sync(0xffffffffu, v, o);
-            if (lane == 0 && b0 + i < B)
-                gs[q * B + b0 + i] = v;
+    if constexpr (kGrid)
+        cooperative_groups::this_grid().sync();
+    else
+        __syncthreads();
+}
+
+// gs[q B + b] = row q of the slice times src[b], for the rows [q0, q1): S
+// lanes per product splitting H, summed across them; a warp's groups take
+// consecutive entries of one row, so that they read R's row as one.
+__device__ void persist_dots(const opk_rnn_args &a, const persist_cfg &c, const float *rs,
+                             float *gs, float *hs, int64_t j0, int64_t q0, int64_t q1,
+                             const float *src)
+{
+    const int S = c.S, per = 32 / S, lane = threadIdx.x % 32, gl = lane % S;
+    const int64_t H = a.H, B = a.B, nw = blockDim.x / 32;
+    for (int64_t b0 = 0; b0 < B; b0 += c.Bc) {
+        const int64_t nb = B - b0 < c.Bc ? B - b0 : c.Bc, n = (q1 - q0) * nb;
+        __syncthreads(); // the stage's last readers are done
+        for (int64_t i = threadIdx.x; i < nb * H; i += blockDim.x)
+            hs[i / H * c.hst + i % H] = __ldcg(src + b0 * H + i);
+        __syncthreads();
+        // warp-uniform trips: every lane takes part in the shuffles
+        for (int64_t it0 = threadIdx.x / 32 * per; it0 < n; it0 += nw * per) {
+            const int64_t it = it0 + lane / S, q = q0 + it / nb, b = it % nb;
+            const int ok = it < n && j0 + q % c.U < H;
+            float acc = 0.0f;
+            if (ok) {
+                const float *r = rs + q * H, *h = hs + b * c.hst;
+                for (int64_t k = gl; k < H; k += S)
+                    acc += r[k] * h[k];
+            }
+            for (int o = S / 2; o > 0; o /= 2)
+                acc += __shfl_xor_sync(0xffffffffu, acc, o);
+            if (ok && gl == 0)
+                gs[q * B + b0 + b] = acc;
         }
     }
 }
 
 // The block's units' step s from gs (phase as cell's); hp the previous h,
 // hn the buffer of the new one. An entry past its length keeps its state.
-__device__ void persist_cells(const opk_rnn_args &a, float *gs, int32_t U, int64_t j0,
+__device__ void persist_cells(const opk_rnn_args &a, int32_t U, float *gs, int64_t j0,
                               int64_t s, int32_t phase, const float *hp, float *hn)
 {
     const int64_t H = a.H, B = a.B;
@@ -258,17 +280,18 @@ __device__ void persist_cells(const opk_rnn_args &a, float *gs, int32_t U, int64
 }
 
 // a0's direction in blocks [0, nblk), a1's in [nblk, 2 nblk) when launched
-// with both.
+// with both. kGrid: a direction's blocks synchronize through the grid.
+template <bool kGrid>
 __global__ void __launch_bounds__(kThreads)
-    persist_kernel(opk_rnn_args a0, opk_rnn_args a1, int32_t U, int32_t nblk)
+    persist_kernel(opk_rnn_args a0, opk_rnn_args a1, persist_cfg c)
 {
-    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     extern __shared__ float sm[];
-    const opk_rnn_args &a = (int32_t)blockIdx.x < nblk ? a0 : a1;
+    const opk_rnn_args &a = (int32_t)blockIdx.x < c.nblk ? a0 : a1;
+    const int32_t U = c.U;
     const int64_t H = a.H, B = a.B, GU = (int64_t)a.G * U;
-    const int64_t j0 = (int64_t)(blockIdx.x % nblk) * U;
+    const int64_t j0 = (int64_t)(blockIdx.x % c.nblk) * U;
     const int gru2 = a.kind == 1 && !a.lbr;
-    float *rs = sm, *gs = sm + GU * H;
+    float *rs = sm, *gs = rs + GU * H, *hs = gs + GU * B;
     for (int64_t i = threadIdx.x; i < GU * H; i += blockDim.x) {
         const int64_t q = i / H, k = i % H, j = j0 + q % U;
         rs[i] = j < H ? a.r[((q / U) * H + j) * H + k] : 0.0f;
@@ -280,20 +303,20 @@ __global__ void __launch_bounds__(kThreads)
         a.h[b * H + j] = a.h0 ? a.h0[at] : 0.0f;
         a.c[b * H + j] = a.c0 ? a.c0[at] : 0.0f;
     }
-    grid.sync();
+    persist_sync<kGrid>();
     for (int64_t s = 0; s < a.T; s++) {
         const float *hp = s % 2 ? a.hr : a.h;
         float *hn = s % 2 ? a.h : a.hr;
-        persist_dots(a, rs, gs, U, j0, 0, gru2 ? 2 * U : GU, hp);
+        persist_dots(a, c, rs, gs, hs, j0, 0, gru2 ? 2 * U : GU, hp);
         __syncthreads();
         if (gru2) {
-            persist_cells(a, gs, U, j0, s, 0, hp, hn);
-            grid.sync(); // r H of every unit
-            persist_dots(a, rs, gs, U, j0, 2 * U, 3 * U, a.tmp);
+            persist_cells(a, U, gs, j0, s, 0, hp, hn);
+            persist_sync<kGrid>(); // r H of every unit
+            persist_dots(a, c, rs, gs, hs, j0, 2 * U, 3 * U, a.tmp);
             __syncthreads();
         }
-        persist_cells(a, gs, U, j0, s, gru2, hp, hn);
-        grid.sync();
+        persist_cells(a, U, gs, j0, s, gru2, hp, hn);
+        persist_sync<kGrid>();
     }
     const float *hf = a.T % 2 ? a.hr : a.h;
     for (int64_t i = threadIdx.x; i < U * B; i += blockDim.x) {
@@ -308,18 +331,45 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// Shared memory of a block of U units.
-int64_t persist_bytes(const opk_rnn_args &a, int64_t U)
+// The split with U units per block within smem bytes of shared memory, or
+// false where not even one entry of h fits beside R's rows.
+bool persist_plan(const opk_rnn_args &a, int64_t U, int64_t smem, persist_cfg *c)
 {
-    return (int64_t)sizeof(float) * a.G * U * (a.H + a.B);
+    const int64_t H = a.H, B = a.B, GU = a.G * U;
+    int64_t S = 1, hst, room;
+    while (S < 32 && GU * B * S < kThreads) // enough products for every lane
+        S *= 2;
+    while (S > 1 && S / 2 >= H)
+        S /= 2;
+    hst = (H + 31) / 32 * 32 + S;
+    room = smem / (int64_t)sizeof(float) - GU * (H + B);
+    if (room < hst)
+        return false;
+    c->U = (int32_t)U;
+    c->nblk = (int32_t)((H + U - 1) / U);
+    c->S = (int32_t)S;
+    c->Bc = (int32_t)(room / hst < B ? room / hst : B);
+    c->hst = (int32_t)hst;
+    return true;
 }
+
+size_t persist_bytes(const opk_rnn_args &a, const persist_cfg &c)
+{
+    return sizeof(float) *
+           (size_t)((int64_t)a.G * c.U * (a.H + a.B) + (int64_t)c.Bc * c.hst);
+}
+
+// Products per step and direction up to which one block holds every unit
+// and no grid synchronization is needed: about what a block computes in the
+// time a grid synchronization takes (a microsecond).
+constexpr int64_t kOneBlockFmas = 1 << 14;
 
 // What each device allows, read once: cooperative launch (CUDA >= 12, which
 // also captures it into graphs), its SMs and the shared memory a block may
-// opt into, which persist_kernel is raised to.
+// opt into, which both kernels are raised to.
 constexpr int kMaxDevices = 64;
 struct persist_device {
-    int coop, sms, smem;
+    int ok, coop, sms, smem;
 };
 persist_device devices[kMaxDevices];
 std::once_flag device_once[kMaxDevices];
@@ -328,24 +378,63 @@ void persist_read_device(int dev)
 {
     persist_device &p = devices[dev];
     int coop = 0, sms = 0, smem = 0;
-    p.coop = 0;
-#if CUDART_VERSION >= 12000
+    p.ok = 0;
     if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
             cudaSuccess ||
         cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
             cudaSuccess ||
-        cudaFuncSetAttribute(persist_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        cudaFuncSetAttribute(persist_kernel<true>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem) != cudaSuccess ||
+        cudaFuncSetAttribute(persist_kernel<false>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
                              smem) != cudaSuccess) {
         (void)cudaGetLastError(); // a query's failure: the per-step path
         return;
     }
     p.sms = sms;
     p.smem = smem;
-    p.coop = coop && sms > 0;
-#else
-    (void)coop, (void)sms, (void)smem;
-#endif
+    p.coop = coop && CUDART_VERSION >= 12000;
+    p.ok = sms > 0 && smem > 0;
+}
+
+// The launch for nb directions on the current device: 1 with *c and *grid
+// set, 0 where the per-step path must run.
+int persist_choose(const opk_rnn_args &a, int32_t nb, persist_cfg *c, int *grid)
+{
+    int dev = -1;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    std::call_once(device_once[dev], persist_read_device, dev);
+    const persist_device &p = devices[dev];
+    if (!p.ok || a.H <= 0 || a.B <= 0 || a.H > (1 << 20) || a.B > (1 << 20))
+        return 0;
+    *grid = 0;
+    if ((int64_t)a.G * a.H * a.H * a.B <= kOneBlockFmas &&
+        persist_plan(a, a.H, p.smem, c))
+        return 1;
+    if (!p.coop)
+        return 0;
+    *grid = 1;
+    // One block per SM to start with: the fewest units per block; more
+    // while the grid cannot be co-resident.
+    for (int64_t U = (nb * a.H + p.sms - 1) / p.sms; U <= a.H; U++) {
+        int per = 0;
+        if (!persist_plan(a, U, p.smem, c))
+            return 0; // R's slice does not fit: the per-step path
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &per, persist_kernel<true>, kThreads, persist_bytes(a, *c)) !=
+            cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+        if ((int64_t)nb * c->nblk <= (int64_t)per * p.sms)
+            return 1;
+    }
+    return 0;
 }
 
 } // namespace
@@ -378,42 +467,22 @@ extern "C" int opk_rnn_final(const opk_rnn_args *a, void *stream)
     return launched();
 }
 
-extern "C" int32_t opk_rnn_persist_units(const opk_rnn_args *a, int32_t nb)
-{
-    int dev = -1;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    std::call_once(device_once[dev], persist_read_device, dev);
-    const persist_device &p = devices[dev];
-    if (!p.coop || a->H <= 0 || a->B <= 0 || a->H > (1 << 20) || a->B > (1 << 20))
-        return 0;
-    // One block per SM to start with: the fewest units per block; more
-    // units while the grid does not fit co-resident.
-    for (int64_t U = (nb * a->H + p.sms - 1) / p.sms; U <= a->H; U++) {
-        const int64_t bytes = persist_bytes(*a, U);
-        int per = 0;
-        if (bytes > p.smem)
-            return 0; // R's slice does not fit: the per-step path
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, persist_kernel, kThreads,
-                                                          (size_t)bytes) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return 0;
-        }
-        if (nb * ((a->H + U - 1) / U) <= (int64_t)per * p.sms)
-            return (int32_t)U;
-    }
-    return 0;
-}
-
-extern "C" int opk_rnn_persist(const opk_rnn_args *a, int32_t nb, int32_t units,
+extern "C" int opk_rnn_persist(const opk_rnn_args *a, int32_t nb, int32_t *ran,
                                void *stream)
 {
     opk_rnn_args a0 = a[0], a1 = a[nb > 1 ? 1 : 0];
-    int32_t U = units, nblk = (int32_t)((a0.H + units - 1) / units);
-    void *args[] = {&a0, &a1, &U, &nblk};
+    persist_cfg c;
+    int grid = 0;
+    *ran = persist_choose(a0, nb, &c, &grid);
+    if (!*ran)
+        return 0;
+    if (!grid) {
+        persist_kernel<false>
+            <<<nb, kThreads, persist_bytes(a0, c), (cudaStream_t)stream>>>(a0, a1, c);
+        return launched();
+    }
+    void *args[] = {&a0, &a1, &c};
     return (int)cudaLaunchCooperativeKernel(
-        (const void *)persist_kernel, dim3((unsigned)(nb * nblk)), dim3(kThreads), args,
-        (size_t)persist_bytes(a0, U), (cudaStream_t)stream);
+        (const void *)persist_kernel<true>, dim3((unsigned)(nb * c.nblk)), dim3(kThreads),
+        args, persist_bytes(a0, c), (cudaStream_t)stream);
 }

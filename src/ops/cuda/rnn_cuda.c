@@ -29,7 +29,7 @@ OPC_KERNEL(opc_rnn)
     opk_blas *blas = o->res[PRT_DEVICE_CUDA];
     prt_status st;
     int64_t H, gh, TB, part;
-    int32_t units;
+    int32_t ran = 0;
     float *f = ws;
     (void)out;
     for (int32_t i = 0; i < nb_in; i++)
@@ -98,13 +98,14 @@ OPC_KERNEL(opc_rnn)
     }
     if (st)
         return st;
-    units = opk_rnn_persist_units(args, d.dirs);
-    if (units > 0)
-        return opc_status(o, opk_rnn_persist(args, d.dirs, units, stream));
-    if (d.dirs == 2 && (units = opk_rnn_persist_units(args, 1)) > 0) {
-        st = opc_status(o, opk_rnn_persist(&args[0], 1, units, stream));
-        return st ? st : opc_status(o, opk_rnn_persist(&args[1], 1, units, stream));
+    st = opc_status(o, opk_rnn_persist(args, d.dirs, &ran, stream));
+    if (!st && !ran && d.dirs == 2) { /* both directions' blocks do not fit at once */
+        st = opc_status(o, opk_rnn_persist(&args[0], 1, &ran, stream));
+        if (!st && ran)
+            st = opc_status(o, opk_rnn_persist(&args[1], 1, &ran, stream));
     }
+    if (st || ran)
+        return st;
     for (int32_t dir = 0; dir < d.dirs && !st; dir++) {
         const opk_rnn_args *p = &args[dir];
         const int gru2 = d.kind == RNN_KIND_GRU && !d.linear_before_reset;
