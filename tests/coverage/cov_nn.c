@@ -886,11 +886,13 @@ static void gen_roi_align(cov *c, const char *op, int32_t dt)
 /* Each direction and layout, ragged lengths (0 and T among them), initial
  * states, LSTM's peepholes and input_forget, GRU's linear_before_reset,
  * clip, every output. The CUDA kernel's paths (rnn_cuda.c, on an H100):
- * the first cases run rnn.cu's persistent kernel for both directions at
- * once, v 6 too with blocks of several units (the last one short) and more
- * than one group of 4 batch entries; v 7's R is too wide for both
- * directions' blocks to be co-resident, so each direction gets its own
- * launch; v 8's rows of R do not fit shared memory: the per-step path. */
+ * cases v 0 to 5 run rnn.cu's persistent kernel with one block per
+ * direction, v 9 to 14 (the same variants, H of 80 and more) blocks that
+ * synchronize through the grid, both directions at once; v 6 too, with
+ * blocks of several units (the last one short) and 9 batch entries; v 7's
+ * R is too wide for both directions' blocks to be co-resident, so each
+ * direction gets its own launch; v 8's rows of R do not fit shared
+ * memory: the per-step path. */
 static void gen_rnn(cov *c, const char *op, int32_t dt)
 {
     static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
@@ -899,19 +901,23 @@ static void gen_rnn(cov *c, const char *op, int32_t dt)
     static const int64_t wide[3][2] = {{2000, 3000}, {1200, 1700}, {1000, 1500}};
     const int lstm = strcmp(op, "LSTM") == 0, gru = strcmp(op, "GRU") == 0;
     const int64_t G = lstm ? 4 : gru ? 3 : 1;
-    for (int v = 0; v < 9; v++) {
+    for (int v = 0; v < 15; v++) {
         oc_case k = {.op = op, .nb_out = lstm ? 3 : 2, .rtol = cov_rtol(dt, 1e-4)};
-        const int di = v < 6 ? v % 3 : v == 8 ? 0 : 2;
+        /* x: the variant of inputs and fields (v 9 to 14 repeat 0 to 5) */
+        const int x = v < 9 ? v : v - 9, small = v < 6, grid = v >= 9;
+        const int di = small || grid ? x % 3 : v == 8 ? 0 : 2;
         const int64_t D = di == 2 ? 2 : 1,
-                      T = v < 7 ? rnd(c, 1, 6) + (v == 6) : 4 - v / 4,
-                      B = v == 6  ? 9
-                          : v > 6 ? 2
-                                  : rnd(c, 1, 5),
+                      T = small || grid || v == 6 ? rnd(c, 1, 6) + (v == 6) : 4 - v / 4,
+                      B = small    ? rnd(c, 1, 5)
+                          : grid   ? rnd(c, 3, 5)
+                          : v == 6 ? 9
+                                   : 2,
                       I = rnd(c, 1, 9),
-                      H = v < 6    ? rnd(c, 1, 17)
+                      H = small    ? rnd(c, 1, 17)
+                          : grid   ? 80 + rnd(c, 0, 16)
                           : v == 6 ? 301
                                    : wide[lstm ? 2 : gru][v - 7];
-        int32_t layout = v < 6 ? (v / 3) % 2 : v == 6, mask = 1, flag = v % 2,
+        int32_t layout = small || grid ? (x / 3) % 2 : v == 6, mask = 1, flag = x % 2,
                 hs = (int32_t)H;
         float clip = 0.8f;
         prt_field f[6];
@@ -928,28 +934,28 @@ static void gen_rnn(cov *c, const char *op, int32_t dt)
             for (int64_t i = 0; i < D * G * H * H; i++)
                 ot_set(&k.in[2], i, ot_get(&k.in[2], i) / sqrt((double)H));
         k.in[k.nb++] = cov_random(c, dt, D2(D, 2 * G * H), 0);
-        if (v % 2 == 0) { /* lengths T, 0, then any */
+        if (x % 2 == 0) { /* lengths T, 0, then any */
             ot_tensor l = ot_make(PRT_INT32, D1(B));
             for (int64_t b = 0; b < B; b++)
                 ot_set(&l, b, b == 0 ? (double)T : b == 1 ? 0.0 : (double)rnd(c, 0, T));
             k.in[k.nb++] = l;
             mask |= 2;
         }
-        if (v != 1) {
+        if (x != 1) {
             k.in[k.nb++] = cov_random(c, dt, layout ? D3(B, D, H) : D3(D, B, H), 0);
             mask |= 4;
         }
-        if (lstm && v != 4) {
+        if (lstm && x != 4) {
             k.in[k.nb++] = cov_random(c, dt, layout ? D3(B, D, H) : D3(D, B, H), 0);
             k.in[k.nb++] = cov_random(c, dt, D2(D, 3 * H), 0);
             mask |= 8 | 16;
         }
         f[nf++] = ot_fld_i32("inputs", &mask, 1);
-        if (v == 3 || v == 7)
+        if (x == 3 || x == 7)
             f[nf++] = ot_fld_f32("clip", &clip);
         if (gru)
             f[nf++] = ot_fld_i32("linear_before_reset", &flag, 1);
-        else if (lstm && v == 5)
+        else if (lstm && x == 5)
             f[nf++] = ot_fld_i32("input_forget", &flag, 1);
         k.f = f;
         k.nf = nf;
