@@ -114,33 +114,47 @@ __device__ const float *xw_at(const opk_rnn_args &a, int64_t b, int64_t t)
     return a.xw + (a.layout ? b * a.T + t : t * a.B + b) * a.G * a.H;
 }
 
+// Unit j's gates in X W^T's row of a step: x.v[k] is column k H + j.
+struct xgates {
+    float v[4];
+};
+
+__device__ xgates load_x(const opk_rnn_args &a, const float *xr, int64_t j)
+{
+    xgates x = {{0.0f, 0.0f, 0.0f, 0.0f}};
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        if (k < a.G)
+            x.v[k] = xr[k * a.H + j];
+    return x;
+}
+
 // Unit j's step, rnn.c's equations, shared by both kernels: g[k * gs] is
-// gate k's product (row k H + j of H R^T), xr X W^T's row of the step, hp
-// the previous h and *c LSTM's cell. GRU without linear_before_reset runs
+// gate k's product (row k H + j of H R^T), x its gates of X W^T, hp the
+// previous h and *c LSTM's cell. GRU without linear_before_reset runs
 // twice: phase 0 leaves z, activated, in g[0] and r hp in *rh and returns
 // 0; phase 1 finds the product of r H in g[2 gs]. 1: *hn is the new h.
-__device__ int cell(const opk_rnn_args &a, int64_t j, const float *xr, float *g,
-                    int64_t gs, float hp, float *c, int32_t phase, float *rh, float *hn)
+__device__ int cell(const opk_rnn_args &a, int64_t j, xgates x, float *g, int64_t gs,
+                    float hp, float *c, int32_t phase, float *rh, float *hn)
 {
     const int64_t H = a.H;
     if (a.kind == 0) {
-        *hn = actk(a, 0, g[0] + xr[j] + bias_w(a, j) + bias_r(a, j), 1);
+        *hn = actk(a, 0, g[0] + x.v[0] + bias_w(a, j) + bias_r(a, j), 1);
     } else if (a.kind == 1) {
         float z, hh;
         if (phase == 0) {
-            z = actk(a, 0, g[0] + xr[j] + bias_w(a, j) + bias_r(a, j), 1);
+            z = actk(a, 0, g[0] + x.v[0] + bias_w(a, j) + bias_r(a, j), 1);
             const float r =
-                actk(a, 0, g[gs] + xr[H + j] + bias_w(a, H + j) + bias_r(a, H + j), 1);
+                actk(a, 0, g[gs] + x.v[1] + bias_w(a, H + j) + bias_r(a, H + j), 1);
             if (!a.lbr) {
                 g[0] = z;
                 *rh = r * hp;
                 return 0;
             }
-            hh = xr[2 * H + j] + bias_w(a, 2 * H + j) +
-                 r * (g[2 * gs] + bias_r(a, 2 * H + j));
+            hh = x.v[2] + bias_w(a, 2 * H + j) + r * (g[2 * gs] + bias_r(a, 2 * H + j));
         } else {
             z = g[0];
-            hh = g[2 * gs] + xr[2 * H + j] + bias_w(a, 2 * H + j) + bias_r(a, 2 * H + j);
+            hh = g[2 * gs] + x.v[2] + bias_w(a, 2 * H + j) + bias_r(a, 2 * H + j);
         }
         hh = actk(a, 1, hh, 1);
         *hn = (1.0f - z) * hh + z * hp;
@@ -148,9 +162,9 @@ __device__ int cell(const opk_rnn_args &a, int64_t j, const float *xr, float *g,
         const float cp = *c;
         const float *p = a.p ? a.p + a.dir * 3 * H : nullptr;
         float pre[4];
+#pragma unroll
         for (int k = 0; k < 4; k++)
-            pre[k] =
-                g[k * gs] + xr[k * H + j] + bias_w(a, k * H + j) + bias_r(a, k * H + j);
+            pre[k] = g[k * gs] + x.v[k] + bias_w(a, k * H + j) + bias_r(a, k * H + j);
         const float gi = actk(a, 0, pre[0] + (p ? p[j] * cp : 0.0f), 1);
         const float gf = a.input_forget
                              ? 1.0f - gi
@@ -177,8 +191,8 @@ __global__ void step_kernel(opk_rnn_args a, int64_t s, int32_t phase)
         if (s >= len)
             continue;
         const int64_t t = a.rev ? len - 1 - s : s;
-        if (!cell(a, j, xw_at(a, b, t), a.hr + b * a.G * a.H + j, a.H, a.h[i], a.c + i,
-                  phase, a.tmp + i, &hn))
+        if (!cell(a, j, load_x(a, xw_at(a, b, t), j), a.hr + b * a.G * a.H + j, a.H,
+                  a.h[i], a.c + i, phase, a.tmp + i, &hn))
             continue;
         a.h[i] = hn;
         if (a.y)
@@ -252,10 +266,26 @@ __device__ void persist_dots(const opk_rnn_args &a, const persist_cfg &c, const 
     }
 }
 
+// The thread's first (unit, entry) of the block's: its gates of X W^T at
+// step s, loaded before the products so that their latency hides behind.
+__device__ xgates persist_prefetch(const opk_rnn_args &a, int32_t U, int64_t j0,
+                                   int64_t s)
+{
+    xgates x = {{0.0f, 0.0f, 0.0f, 0.0f}};
+    if (threadIdx.x < U * a.B) {
+        const int64_t b = threadIdx.x / U, j = j0 + threadIdx.x % U, len = len_of(a, b);
+        if (j < a.H && s < len)
+            x = load_x(a, xw_at(a, b, a.rev ? len - 1 - s : s), j);
+    }
+    return x;
+}
+
 // The block's units' step s from gs (phase as cell's); hp the previous h,
-// hn the buffer of the new one. An entry past its length keeps its state.
+// hn the buffer of the new one, x0 the first (unit, entry)'s prefetch. An
+// entry past its length keeps its state.
 __device__ void persist_cells(const opk_rnn_args &a, int32_t U, float *gs, int64_t j0,
-                              int64_t s, int32_t phase, const float *hp, float *hn)
+                              int64_t s, int32_t phase, const float *hp, float *hn,
+                              xgates x0)
 {
     const int64_t H = a.H, B = a.B;
     for (int64_t i = threadIdx.x; i < U * B; i += blockDim.x) {
@@ -270,7 +300,8 @@ __device__ void persist_cells(const opk_rnn_args &a, int32_t U, float *gs, int64
             continue;
         }
         const int64_t t = a.rev ? len - 1 - s : s;
-        if (!cell(a, j, xw_at(a, b, t), gs + u * B + b, U * B, h, a.c + b * H + j, phase,
+        const xgates x = i == threadIdx.x ? x0 : load_x(a, xw_at(a, b, t), j);
+        if (!cell(a, j, x, gs + u * B + b, U * B, h, a.c + b * H + j, phase,
                   a.tmp + b * H + j, &v))
             continue;
         hn[b * H + j] = v;
@@ -307,15 +338,16 @@ __global__ void __launch_bounds__(kThreads)
     for (int64_t s = 0; s < a.T; s++) {
         const float *hp = s % 2 ? a.hr : a.h;
         float *hn = s % 2 ? a.h : a.hr;
+        const xgates x0 = persist_prefetch(a, U, j0, s);
         persist_dots(a, c, rs, gs, hs, j0, 0, gru2 ? 2 * U : GU, hp);
         __syncthreads();
         if (gru2) {
-            persist_cells(a, U, gs, j0, s, 0, hp, hn);
+            persist_cells(a, U, gs, j0, s, 0, hp, hn, x0);
             persist_sync<kGrid>(); // r H of every unit
             persist_dots(a, c, rs, gs, hs, j0, 2 * U, 3 * U, a.tmp);
             __syncthreads();
         }
-        persist_cells(a, U, gs, j0, s, gru2, hp, hn);
+        persist_cells(a, U, gs, j0, s, gru2, hp, hn, x0);
         persist_sync<kGrid>();
     }
     const float *hf = a.T % 2 ? a.hr : a.h;
