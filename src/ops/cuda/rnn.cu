@@ -5,7 +5,9 @@
 // device, per step a cuBLAS product H R^T and step_kernel, a thread per
 // (batch entry, hidden unit) holding every gate of that unit. A length
 // outside [0, T] is clamped to it (the CPU fails the run).
-#include <mutex>
+#include <sched.h>
+
+#include <atomic>
 
 #include <cooperative_groups.h>
 
@@ -404,7 +406,9 @@ struct persist_device {
     int ok, coop, sms, smem;
 };
 persist_device devices[kMaxDevices];
-std::once_flag device_once[kMaxDevices];
+// 0 unread, 1 being read by one thread, 2 read (std::call_once would
+// export libstdc++'s symbols from libplugrt).
+std::atomic<int> device_state[kMaxDevices];
 
 void persist_read_device(int dev)
 {
@@ -440,7 +444,13 @@ int persist_choose(const opk_rnn_args &a, int32_t nb, persist_cfg *c, int *grid)
         (void)cudaGetLastError();
         return 0;
     }
-    std::call_once(device_once[dev], persist_read_device, dev);
+    int unread = 0;
+    if (device_state[dev].compare_exchange_strong(unread, 1, std::memory_order_acq_rel)) {
+        persist_read_device(dev);
+        device_state[dev].store(2, std::memory_order_release);
+    }
+    while (device_state[dev].load(std::memory_order_acquire) != 2)
+        sched_yield(); // another thread is reading it: a few microseconds
     const persist_device &p = devices[dev];
     if (!p.ok || a.H <= 0 || a.B <= 0 || a.H > (1 << 20) || a.B > (1 << 20))
         return 0;
