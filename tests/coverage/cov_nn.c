@@ -885,55 +885,83 @@ static void gen_roi_align(cov *c, const char *op, int32_t dt)
 
 /* Each direction and layout, ragged lengths (0 and T among them), initial
  * states, LSTM's peepholes and input_forget, GRU's linear_before_reset,
- * clip, every output. */
+ * clip, every output. The CUDA kernel's paths (rnn_cuda.c, on an H100):
+ * cases v 0 to 5 run rnn.cu's persistent kernel with one block per
+ * direction, v 9 to 14 (the same variants, H of 80 and more) blocks that
+ * synchronize through the grid, both directions at once; v 6 too, with
+ * blocks of several units (the last one short) and 9 batch entries; v 7's
+ * R is too wide for both directions' blocks to be co-resident, so each
+ * direction gets its own launch; v 8's rows of R do not fit shared
+ * memory: the per-step path. */
 static void gen_rnn(cov *c, const char *op, int32_t dt)
 {
     static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
+    /* v 7's and v 8's H for RNN, GRU, LSTM: R's slice past 227 KB (an
+     * H100's shared memory) for two directions' blocks, for one's. */
+    static const int64_t wide[3][2] = {{2000, 3000}, {1200, 1700}, {1000, 1500}};
     const int lstm = strcmp(op, "LSTM") == 0, gru = strcmp(op, "GRU") == 0;
     const int64_t G = lstm ? 4 : gru ? 3 : 1;
-    for (int v = 0; v < 6; v++) {
+    for (int v = 0; v < 15; v++) {
         oc_case k = {.op = op, .nb_out = lstm ? 3 : 2, .rtol = cov_rtol(dt, 1e-4)};
-        const int64_t D = v % 3 == 2 ? 2 : 1, T = rnd(c, 1, 6), B = rnd(c, 1, 5),
-                      I = rnd(c, 1, 9), H = rnd(c, 1, 17);
-        int32_t layout = (v / 3) % 2, mask = 1, flag = v % 2, hs = (int32_t)H;
+        /* x: the variant of inputs and fields (v 9 to 14 repeat 0 to 5) */
+        const int x = v < 9 ? v : v - 9, small = v < 6, grid = v >= 9;
+        const int di = small || grid ? x % 3 : v == 8 ? 0 : 2;
+        const int64_t D = di == 2 ? 2 : 1,
+                      T = small || grid || v == 6 ? rnd(c, 1, 6) + (v == 6) : 4 - v / 4,
+                      B = small    ? rnd(c, 1, 5)
+                          : grid   ? rnd(c, 3, 5)
+                          : v == 6 ? 9
+                                   : 2,
+                      I = rnd(c, 1, 9),
+                      H = small    ? rnd(c, 1, 17)
+                          : grid   ? 80 + rnd(c, 0, 16)
+                          : v == 6 ? 301
+                                   : wide[lstm ? 2 : gru][v - 7];
+        int32_t layout = small || grid ? (x / 3) % 2 : v == 6, mask = 1, flag = x % 2,
+                hs = (int32_t)H;
         float clip = 0.8f;
         prt_field f[6];
-        char what[96];
+        char what[128];
         int32_t nf = 0;
-        f[nf++] = ot_fld_str("direction", dirs[v % 3]);
+        f[nf++] = ot_fld_str("direction", dirs[di]);
         f[nf++] = ot_fld_i32("layout", &layout, 1);
         f[nf++] = ot_fld_i32("hidden_size", &hs, 1);
         k.in[k.nb++] = cov_random(c, dt, layout ? D3(B, T, I) : D3(T, B, I), 0);
         k.in[k.nb++] = cov_random(c, dt, D3(D, G * H, I), 0);
         k.in[k.nb++] = cov_random(c, dt, D3(D, G * H, H), 0);
+        if (v >= 6) /* R's spectral radius about 0.6, as a trained layer's: in
+                     * [-1, 1) the wide layers' steps amplify rounding */
+            for (int64_t i = 0; i < D * G * H * H; i++)
+                ot_set(&k.in[2], i, ot_get(&k.in[2], i) / sqrt((double)H));
         k.in[k.nb++] = cov_random(c, dt, D2(D, 2 * G * H), 0);
-        if (v % 2 == 0) { /* lengths T, 0, then any */
+        if (x % 2 == 0) { /* lengths T, 0, then any */
             ot_tensor l = ot_make(PRT_INT32, D1(B));
             for (int64_t b = 0; b < B; b++)
                 ot_set(&l, b, b == 0 ? (double)T : b == 1 ? 0.0 : (double)rnd(c, 0, T));
             k.in[k.nb++] = l;
             mask |= 2;
         }
-        if (v != 1) {
+        if (x != 1) {
             k.in[k.nb++] = cov_random(c, dt, layout ? D3(B, D, H) : D3(D, B, H), 0);
             mask |= 4;
         }
-        if (lstm && v != 4) {
+        if (lstm && x != 4) {
             k.in[k.nb++] = cov_random(c, dt, layout ? D3(B, D, H) : D3(D, B, H), 0);
             k.in[k.nb++] = cov_random(c, dt, D2(D, 3 * H), 0);
             mask |= 8 | 16;
         }
         f[nf++] = ot_fld_i32("inputs", &mask, 1);
-        if (v == 3)
+        if (x == 3 || x == 7)
             f[nf++] = ot_fld_f32("clip", &clip);
         if (gru)
             f[nf++] = ot_fld_i32("linear_before_reset", &flag, 1);
-        else if (lstm && v == 5)
+        else if (lstm && x == 5)
             f[nf++] = ot_fld_i32("input_forget", &flag, 1);
         k.f = f;
         k.nf = nf;
-        snprintf(what, sizeof what, "%s %s layout %d inputs %d", op, dirs[v % 3],
-                 (int)layout, (int)mask);
+        snprintf(what, sizeof what, "%s %s layout %d inputs %d, T %lld B %lld H %lld", op,
+                 dirs[di], (int)layout, (int)mask, (long long)T, (long long)B,
+                 (long long)H);
         cov_case(c, what, &k);
     }
 }

@@ -516,20 +516,21 @@ int opk_roi_align(const struct opk_roi_params *p, const void *x, const void *roi
                   const void *bidx, void *y, int64_t n, void *stream);
 
 /* LSTM, GRU and RNN (rnn.cu): one direction's pointers and rules (rnn.h's
- * rnn_desc; kind 0 RNN, 1 GRU, 2 LSTM; act[] RNN_ACT_* codes), the steps
- * of rnn_cuda.c between its cuBLAS products. xw [T B rows in X's order,
- * G H]; hr [B, G H]; h, c, tmp [B, H]; bias, lens, h0, c0, p, y, yh, yc
- * may be NULL. */
+ * rnn_desc; kind 0 RNN, 1 GRU, 2 LSTM; act[] RNN_ACT_* codes). xw [T B rows
+ * in X's order, G H] (X W^T, rnn_cuda.c's cuBLAS product); r the
+ * direction's R [G H, H]; hr [B, G H]; h, c, tmp [B, H]; bias, lens, h0,
+ * c0, p, y, yh, yc may be NULL. */
 typedef struct opk_rnn_args {
     int32_t kind, G, D, dir, rev, layout, lbr, input_forget, has_clip, per;
     float clip;
     int32_t act[6];
     float alpha[6], beta[6];
     int64_t T, B, H;
-    const float *xw, *bias, *h0, *c0, *p;
+    const float *xw, *r, *bias, *h0, *c0, *p;
     const int32_t *lens;
     float *hr, *h, *c, *tmp, *y, *yh, *yc;
 } opk_rnn_args;
+/* The per-step path, between rnn_cuda.c's products H R^T into hr. */
 /* h and c from h0 and c0 (0 where absent). */
 int opk_rnn_init(const opk_rnn_args *a, void *stream);
 /* Step s's gates and state (phase 0, and for GRU without
@@ -537,6 +538,15 @@ int opk_rnn_init(const opk_rnn_args *a, void *stream);
 int opk_rnn_step(const opk_rnn_args *a, int64_t s, int32_t phase, void *stream);
 /* Y_h and Y_c from the final state (0 for a length of 0). */
 int opk_rnn_final(const opk_rnn_args *a, void *stream);
+/* The persistent path: every step of the nb (1 or 2) directions a[0..nb)
+ * in one launch, each block keeping R's rows of its hidden units in shared
+ * memory (hr serves as h's second buffer): one block per direction where
+ * a step's products are few, else a cooperative launch (CUDA >= 12) of
+ * blocks that synchronize through the grid. *ran 0, nothing launched:
+ * the path does not fit (R's slice past the shared memory, no cooperative
+ * launch, a grid that cannot be co-resident), the per-step path must run.
+ * The device's limits are read once. */
+int opk_rnn_persist(const opk_rnn_args *a, int32_t nb, int32_t *ran, void *stream);
 
 /* ---- quantization (quant.cu; quant.h's element code) ------------------ */
 

@@ -1,8 +1,16 @@
-// CUDA kernels of LSTM, GRU and RNN (launch.h): rnn_cuda.c runs the
-// products through cuBLAS (X W^T for every step, then H R^T per step) and
-// these the rest, a thread per (batch entry, hidden unit) holding every
-// gate of that unit, rnn.c's equations and rules. A length outside [0, T]
-// is clamped to it (the CPU fails the run).
+// CUDA kernels of LSTM, GRU and RNN (launch.h), rnn.c's equations and
+// rules; rnn_cuda.c runs X W^T for every step through cuBLAS first. Two
+// paths for the steps: the persistent kernel (one cooperative launch for
+// every step, R's rows in shared memory), and where it does not fit the
+// device, per step a cuBLAS product H R^T and step_kernel, a thread per
+// (batch entry, hidden unit) holding every gate of that unit. A length
+// outside [0, T] is clamped to it (the CPU fails the run).
+#include <sched.h>
+
+#include <atomic>
+
+#include <cooperative_groups.h>
+
 #include "ops/cuda/launch.cuh"
 
 namespace opk
@@ -96,6 +104,82 @@ __global__ void final_kernel(opk_rnn_args a)
     }
 }
 
+// Y's offset of step t of entry b (layout 0: [T, D, B, H]; 1: [B, T, D, H]).
+__device__ int64_t y_at(const opk_rnn_args &a, int64_t b, int64_t t)
+{
+    return (a.layout ? (b * a.T + t) * a.D + a.dir : (t * a.D + a.dir) * a.B + b) * a.H;
+}
+
+// X W^T's row of step t of entry b.
+__device__ const float *xw_at(const opk_rnn_args &a, int64_t b, int64_t t)
+{
+    return a.xw + (a.layout ? b * a.T + t : t * a.B + b) * a.G * a.H;
+}
+
+// Unit j's gates in X W^T's row of a step: x.v[k] is column k H + j.
+struct xgates {
+    float v[4];
+};
+
+__device__ xgates load_x(const opk_rnn_args &a, const float *xr, int64_t j)
+{
+    xgates x = {{0.0f, 0.0f, 0.0f, 0.0f}};
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        if (k < a.G)
+            x.v[k] = xr[k * a.H + j];
+    return x;
+}
+
+// Unit j's step, rnn.c's equations, shared by both kernels: g[k * gs] is
+// gate k's product (row k H + j of H R^T), x its gates of X W^T, hp the
+// previous h and *c LSTM's cell. GRU without linear_before_reset runs
+// twice: phase 0 leaves z, activated, in g[0] and r hp in *rh and returns
+// 0; phase 1 finds the product of r H in g[2 gs]. 1: *hn is the new h.
+__device__ int cell(const opk_rnn_args &a, int64_t j, xgates x, float *g, int64_t gs,
+                    float hp, float *c, int32_t phase, float *rh, float *hn)
+{
+    const int64_t H = a.H;
+    if (a.kind == 0) {
+        *hn = actk(a, 0, g[0] + x.v[0] + bias_w(a, j) + bias_r(a, j), 1);
+    } else if (a.kind == 1) {
+        float z, hh;
+        if (phase == 0) {
+            z = actk(a, 0, g[0] + x.v[0] + bias_w(a, j) + bias_r(a, j), 1);
+            const float r =
+                actk(a, 0, g[gs] + x.v[1] + bias_w(a, H + j) + bias_r(a, H + j), 1);
+            if (!a.lbr) {
+                g[0] = z;
+                *rh = r * hp;
+                return 0;
+            }
+            hh = x.v[2] + bias_w(a, 2 * H + j) + r * (g[2 * gs] + bias_r(a, 2 * H + j));
+        } else {
+            z = g[0];
+            hh = g[2 * gs] + x.v[2] + bias_w(a, 2 * H + j) + bias_r(a, 2 * H + j);
+        }
+        hh = actk(a, 1, hh, 1);
+        *hn = (1.0f - z) * hh + z * hp;
+    } else {
+        const float cp = *c;
+        const float *p = a.p ? a.p + a.dir * 3 * H : nullptr;
+        float pre[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            pre[k] = g[k * gs] + x.v[k] + bias_w(a, k * H + j) + bias_r(a, k * H + j);
+        const float gi = actk(a, 0, pre[0] + (p ? p[j] * cp : 0.0f), 1);
+        const float gf = a.input_forget
+                             ? 1.0f - gi
+                             : actk(a, 0, pre[2] + (p ? p[2 * H + j] * cp : 0.0f), 1);
+        const float gc = actk(a, 1, pre[3], 1);
+        const float cn = gf * cp + gi * gc;
+        const float go = actk(a, 0, pre[1] + (p ? p[H + j] * cn : 0.0f), 1);
+        *c = cn;
+        *hn = go * actk(a, 2, cn, 0);
+    }
+    return 1;
+}
+
 // Step s of one direction. hr [B, G H] holds H R^T (GRU without
 // linear_before_reset: its z and r columns; phase 1 then finds the
 // product of r H in the h columns and z, activated, where phase 0 left it).
@@ -103,59 +187,296 @@ __global__ void step_kernel(opk_rnn_args a, int64_t s, int32_t phase)
 {
     OPK_FOR(i, a.B * a.H)
     {
-        const int64_t b = i / a.H, j = i % a.H, H = a.H, gh = a.G * H;
+        const int64_t b = i / a.H, j = i % a.H;
         const int64_t len = len_of(a, b);
+        float hn;
         if (s >= len)
             continue;
         const int64_t t = a.rev ? len - 1 - s : s;
-        const float *xr = a.xw + (a.layout ? b * a.T + t : t * a.B + b) * gh;
-        float *g = a.hr + b * gh;
-        float hn;
-        if (a.kind == 0) {
-            hn = actk(a, 0, g[j] + xr[j] + bias_w(a, j) + bias_r(a, j), 1);
-        } else if (a.kind == 1) {
-            float z, hh;
-            if (phase == 0) {
-                z = actk(a, 0, g[j] + xr[j] + bias_w(a, j) + bias_r(a, j), 1);
-                const float r = actk(
-                    a, 0, g[H + j] + xr[H + j] + bias_w(a, H + j) + bias_r(a, H + j), 1);
-                if (!a.lbr) {
-                    g[j] = z;
-                    a.tmp[i] = r * a.h[i];
-                    continue;
-                }
-                hh = xr[2 * H + j] + bias_w(a, 2 * H + j) +
-                     r * (g[2 * H + j] + bias_r(a, 2 * H + j));
-            } else {
-                z = g[j];
-                hh = g[2 * H + j] + xr[2 * H + j] + bias_w(a, 2 * H + j) +
-                     bias_r(a, 2 * H + j);
-            }
-            hh = actk(a, 1, hh, 1);
-            hn = (1.0f - z) * hh + z * a.h[i];
-        } else {
-            const float cp = a.c[i];
-            const float *p = a.p ? a.p + a.dir * 3 * H : nullptr;
-            float pre[4];
-            for (int k = 0; k < 4; k++)
-                pre[k] = g[k * H + j] + xr[k * H + j] + bias_w(a, k * H + j) +
-                         bias_r(a, k * H + j);
-            const float gi = actk(a, 0, pre[0] + (p ? p[j] * cp : 0.0f), 1);
-            const float gf = a.input_forget
-                                 ? 1.0f - gi
-                                 : actk(a, 0, pre[2] + (p ? p[2 * H + j] * cp : 0.0f), 1);
-            const float gc = actk(a, 1, pre[3], 1);
-            const float c = gf * cp + gi * gc;
-            const float go = actk(a, 0, pre[1] + (p ? p[H + j] * c : 0.0f), 1);
-            a.c[i] = c;
-            hn = go * actk(a, 2, c, 0);
-        }
+        if (!cell(a, j, load_x(a, xw_at(a, b, t), j), a.hr + b * a.G * a.H + j, a.H,
+                  a.h[i], a.c + i, phase, a.tmp + i, &hn))
+            continue;
         a.h[i] = hn;
         if (a.y)
-            a.y[(a.layout ? (b * a.T + t) * a.D + a.dir : (t * a.D + a.dir) * a.B + b) *
-                    H +
-                j] = hn;
+            a.y[y_at(a, b, t) + j] = hn;
     }
+}
+
+// ---- the persistent kernel ------------------------------------------------
+//
+// One launch runs every step of one or both directions. Block k of a
+// direction owns hidden units [k U, k U + U): its G U rows of R (row q =
+// gate q / U of unit q % U) stay in shared memory for the whole sequence,
+// beside their products gs [G U, B] and a stage of h. Each step copies the
+// whole previous h of every entry (written by the other blocks, so read
+// through L2: __ldcg) into the stage, Bc entries at a time, computes its
+// units' gates, writes their new h into the other of two buffers (h and
+// hr, which this path leaves free) and Y, then all blocks of the
+// direction synchronize: the grid (a cooperative launch) where a direction
+// has several blocks, the block alone where one block holds every unit.
+// GRU without linear_before_reset synchronizes once more between z, r and
+// the product of r H.
+
+// How a launch splits the layer (persist_plan).
+struct persist_cfg {
+    int32_t U;    // hidden units per block
+    int32_t nblk; // blocks per direction
+    int32_t S;    // lanes per product (a power of 2 up to 32)
+    int32_t Bc;   // batch entries of h staged at a time
+    int32_t hst;  // their stride in the stage: H rounded up to 32, plus S,
+                  // so that the entries a warp reads fall in different banks
+};
+
+template <bool kGrid> __device__ void persist_sync()
+{
+    if constexpr (kGrid)
+        cooperative_groups::this_grid().sync();
+    else
+        __syncthreads();
+}
+
+// gs[q B + b] = row q of the slice times src[b], for the rows [q0, q1): S
+// lanes per product splitting H, summed across them; a warp's groups take
+// consecutive entries of one row, so that they read R's row as one.
+__device__ void persist_dots(const opk_rnn_args &a, const persist_cfg &c, const float *rs,
+                             float *gs, float *hs, int64_t j0, int64_t q0, int64_t q1,
+                             const float *src)
+{
+    const int S = c.S, per = 32 / S, lane = threadIdx.x % 32, gl = lane % S;
+    const int64_t H = a.H, B = a.B, nw = blockDim.x / 32;
+    for (int64_t b0 = 0; b0 < B; b0 += c.Bc) {
+        const int64_t nb = B - b0 < c.Bc ? B - b0 : c.Bc, n = (q1 - q0) * nb;
+        __syncthreads(); // the stage's last readers are done
+        for (int64_t i = threadIdx.x; i < nb * H; i += blockDim.x)
+            hs[i / H * c.hst + i % H] = __ldcg(src + b0 * H + i);
+        __syncthreads();
+        // warp-uniform trips: every lane takes part in the shuffles
+        for (int64_t it0 = threadIdx.x / 32 * per; it0 < n; it0 += nw * per) {
+            const int64_t it = it0 + lane / S, q = q0 + it / nb, b = it % nb;
+            const int ok = it < n && j0 + q % c.U < H;
+            float acc = 0.0f;
+            if (ok) {
+                const float *r = rs + q * H, *h = hs + b * c.hst;
+                for (int64_t k = gl; k < H; k += S)
+                    acc += r[k] * h[k];
+            }
+            for (int o = S / 2; o > 0; o /= 2)
+                acc += __shfl_xor_sync(0xffffffffu, acc, o);
+            if (ok && gl == 0)
+                gs[q * B + b0 + b] = acc;
+        }
+    }
+}
+
+// The thread's first (unit, entry) of the block's: its gates of X W^T at
+// step s, loaded before the products so that their latency hides behind.
+__device__ xgates persist_prefetch(const opk_rnn_args &a, int32_t U, int64_t j0,
+                                   int64_t s)
+{
+    xgates x = {{0.0f, 0.0f, 0.0f, 0.0f}};
+    if (threadIdx.x < U * a.B) {
+        const int64_t b = threadIdx.x / U, j = j0 + threadIdx.x % U, len = len_of(a, b);
+        if (j < a.H && s < len)
+            x = load_x(a, xw_at(a, b, a.rev ? len - 1 - s : s), j);
+    }
+    return x;
+}
+
+// The block's units' step s from gs (phase as cell's); hp the previous h,
+// hn the buffer of the new one, x0 the first (unit, entry)'s prefetch. An
+// entry past its length keeps its state.
+__device__ void persist_cells(const opk_rnn_args &a, int32_t U, float *gs, int64_t j0,
+                              int64_t s, int32_t phase, const float *hp, float *hn,
+                              xgates x0)
+{
+    const int64_t H = a.H, B = a.B;
+    for (int64_t i = threadIdx.x; i < U * B; i += blockDim.x) {
+        const int64_t u = i % U, b = i / U, j = j0 + u;
+        if (j >= H)
+            continue;
+        const int64_t len = len_of(a, b);
+        const float h = __ldcg(hp + b * H + j);
+        float v;
+        if (s >= len) {
+            hn[b * H + j] = h;
+            continue;
+        }
+        const int64_t t = a.rev ? len - 1 - s : s;
+        const xgates x = i == threadIdx.x ? x0 : load_x(a, xw_at(a, b, t), j);
+        if (!cell(a, j, x, gs + u * B + b, U * B, h, a.c + b * H + j, phase,
+                  a.tmp + b * H + j, &v))
+            continue;
+        hn[b * H + j] = v;
+        if (a.y)
+            a.y[y_at(a, b, t) + j] = v;
+    }
+}
+
+// a0's direction in blocks [0, nblk), a1's in [nblk, 2 nblk) when launched
+// with both. kGrid: a direction's blocks synchronize through the grid.
+template <bool kGrid>
+__global__ void __launch_bounds__(kThreads)
+    persist_kernel(opk_rnn_args a0, opk_rnn_args a1, persist_cfg c)
+{
+    extern __shared__ float sm[];
+    const opk_rnn_args &a = (int32_t)blockIdx.x < c.nblk ? a0 : a1;
+    const int32_t U = c.U;
+    const int64_t H = a.H, B = a.B, GU = (int64_t)a.G * U;
+    const int64_t j0 = (int64_t)(blockIdx.x % c.nblk) * U;
+    const int gru2 = a.kind == 1 && !a.lbr;
+    float *rs = sm, *gs = rs + GU * H, *hs = gs + GU * B;
+    for (int64_t i = threadIdx.x; i < GU * H; i += blockDim.x) {
+        const int64_t q = i / H, k = i % H, j = j0 + q % U;
+        rs[i] = j < H ? a.r[((q / U) * H + j) * H + k] : 0.0f;
+    }
+    for (int64_t i = threadIdx.x; i < U * B; i += blockDim.x) {
+        const int64_t b = i / U, j = j0 + i % U, at = state_at(a, b) + j;
+        if (j >= H)
+            continue;
+        a.h[b * H + j] = a.h0 ? a.h0[at] : 0.0f;
+        a.c[b * H + j] = a.c0 ? a.c0[at] : 0.0f;
+    }
+    persist_sync<kGrid>();
+    for (int64_t s = 0; s < a.T; s++) {
+        const float *hp = s % 2 ? a.hr : a.h;
+        float *hn = s % 2 ? a.h : a.hr;
+        const xgates x0 = persist_prefetch(a, U, j0, s);
+        persist_dots(a, c, rs, gs, hs, j0, 0, gru2 ? 2 * U : GU, hp);
+        __syncthreads();
+        if (gru2) {
+            persist_cells(a, U, gs, j0, s, 0, hp, hn, x0);
+            persist_sync<kGrid>(); // r H of every unit
+            persist_dots(a, c, rs, gs, hs, j0, 2 * U, 3 * U, a.tmp);
+            __syncthreads();
+        }
+        persist_cells(a, U, gs, j0, s, gru2, hp, hn, x0);
+        persist_sync<kGrid>();
+    }
+    const float *hf = a.T % 2 ? a.hr : a.h;
+    for (int64_t i = threadIdx.x; i < U * B; i += blockDim.x) {
+        const int64_t b = i / U, j = j0 + i % U, at = state_at(a, b) + j;
+        if (j >= H)
+            continue;
+        const int empty = len_of(a, b) == 0;
+        if (a.yh)
+            a.yh[at] = empty ? 0.0f : __ldcg(hf + b * H + j);
+        if (a.yc)
+            a.yc[at] = empty ? 0.0f : a.c[b * H + j];
+    }
+}
+
+// The split with U units per block within smem bytes of shared memory, or
+// false where not even one entry of h fits beside R's rows.
+bool persist_plan(const opk_rnn_args &a, int64_t U, int64_t smem, persist_cfg *c)
+{
+    const int64_t H = a.H, B = a.B, GU = a.G * U;
+    int64_t S = 1, hst, room;
+    while (S < 32 && GU * B * S < kThreads) // enough products for every lane
+        S *= 2;
+    while (S > 1 && S / 2 >= H)
+        S /= 2;
+    hst = (H + 31) / 32 * 32 + S;
+    room = smem / (int64_t)sizeof(float) - GU * (H + B);
+    if (room < hst)
+        return false;
+    c->U = (int32_t)U;
+    c->nblk = (int32_t)((H + U - 1) / U);
+    c->S = (int32_t)S;
+    c->Bc = (int32_t)(room / hst < B ? room / hst : B);
+    c->hst = (int32_t)hst;
+    return true;
+}
+
+size_t persist_bytes(const opk_rnn_args &a, const persist_cfg &c)
+{
+    return sizeof(float) *
+           (size_t)((int64_t)a.G * c.U * (a.H + a.B) + (int64_t)c.Bc * c.hst);
+}
+
+// Products per step and direction up to which one block holds every unit
+// and no grid synchronization is needed: about what a block computes in the
+// time a grid synchronization takes (a microsecond).
+constexpr int64_t kOneBlockFmas = 1 << 14;
+
+// What each device allows, read once: cooperative launch (CUDA >= 12, which
+// also captures it into graphs), its SMs and the shared memory a block may
+// opt into, which both kernels are raised to.
+constexpr int kMaxDevices = 64;
+struct persist_device {
+    int ok, coop, sms, smem;
+};
+persist_device devices[kMaxDevices];
+// 0 unread, 1 being read by one thread, 2 read (std::call_once would
+// export libstdc++'s symbols from libplugrt).
+std::atomic<int> device_state[kMaxDevices];
+
+void persist_read_device(int dev)
+{
+    persist_device &p = devices[dev];
+    int coop = 0, sms = 0, smem = 0;
+    p.ok = 0;
+    if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
+            cudaSuccess ||
+        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+            cudaSuccess ||
+        cudaFuncSetAttribute(persist_kernel<true>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem) != cudaSuccess ||
+        cudaFuncSetAttribute(persist_kernel<false>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem) != cudaSuccess) {
+        (void)cudaGetLastError(); // a query's failure: the per-step path
+        return;
+    }
+    p.sms = sms;
+    p.smem = smem;
+    p.coop = coop && CUDART_VERSION >= 12000;
+    p.ok = sms > 0 && smem > 0;
+}
+
+// The launch for nb directions on the current device: 1 with *c and *grid
+// set, 0 where the per-step path must run.
+int persist_choose(const opk_rnn_args &a, int32_t nb, persist_cfg *c, int *grid)
+{
+    int dev = -1;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    int unread = 0;
+    if (device_state[dev].compare_exchange_strong(unread, 1, std::memory_order_acq_rel)) {
+        persist_read_device(dev);
+        device_state[dev].store(2, std::memory_order_release);
+    }
+    while (device_state[dev].load(std::memory_order_acquire) != 2)
+        sched_yield(); // another thread is reading it: a few microseconds
+    const persist_device &p = devices[dev];
+    if (!p.ok || a.H <= 0 || a.B <= 0 || a.H > (1 << 20) || a.B > (1 << 20))
+        return 0;
+    *grid = 0;
+    if ((int64_t)a.G * a.H * a.H * a.B <= kOneBlockFmas &&
+        persist_plan(a, a.H, p.smem, c))
+        return 1;
+    if (!p.coop)
+        return 0;
+    *grid = 1;
+    // One block per SM to start with: the fewest units per block; more
+    // while the grid cannot be co-resident.
+    for (int64_t U = (nb * a.H + p.sms - 1) / p.sms; U <= a.H; U++) {
+        int per = 0;
+        if (!persist_plan(a, U, p.smem, c))
+            return 0; // R's slice does not fit: the per-step path
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &per, persist_kernel<true>, kThreads, persist_bytes(a, *c)) !=
+            cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+        if ((int64_t)nb * c->nblk <= (int64_t)per * p.sms)
+            return 1;
+    }
+    return 0;
 }
 
 } // namespace
@@ -186,4 +507,24 @@ extern "C" int opk_rnn_final(const opk_rnn_args *a, void *stream)
         return 0;
     final_kernel<<<blocks_for(a->B * a->H), kThreads, 0, (cudaStream_t)stream>>>(*a);
     return launched();
+}
+
+extern "C" int opk_rnn_persist(const opk_rnn_args *a, int32_t nb, int32_t *ran,
+                               void *stream)
+{
+    opk_rnn_args a0 = a[0], a1 = a[nb > 1 ? 1 : 0];
+    persist_cfg c;
+    int grid = 0;
+    *ran = persist_choose(a0, nb, &c, &grid);
+    if (!*ran)
+        return 0;
+    if (!grid) {
+        persist_kernel<false>
+            <<<nb, kThreads, persist_bytes(a0, c), (cudaStream_t)stream>>>(a0, a1, c);
+        return launched();
+    }
+    void *args[] = {&a0, &a1, &c};
+    return (int)cudaLaunchCooperativeKernel(
+        (const void *)persist_kernel<true>, dim3((unsigned)(nb * c.nblk)), dim3(kThreads),
+        args, persist_bytes(a0, c), (cudaStream_t)stream);
 }

@@ -1,13 +1,16 @@
 /*
  * The CUDA kernel of LSTM, GRU and RNN (ops.h): rnn.c's checks
  * (rnn_describe), then per direction X W^T for every step as one cuBLAS
- * product into the workspace, and per step H R^T (GRU without
+ * product into the workspace, then the steps: where rnn.cu's persistent
+ * kernel fits the device (opk_rnn_persist_units), one cooperative launch
+ * for both directions (or one per direction) that runs every step;
+ * otherwise per step H R^T through cuBLAS (GRU without
  * linear_before_reset: also (r H) Rh^T between two passes of the gates)
- * and rnn.cu's gate kernel. The workspace is the CPU's (rnn.c lays it
- * out; the transposed weights' part goes unused here). The lengths stay on
- * the device, so every direction runs T steps, a batch entry's threads
- * idle past its length; a length outside [0, T] is clamped (the CPU fails
- * the run).
+ * and rnn.cu's gate kernel. The workspace is the CPU's (rnn.c lays it out,
+ * a part per direction; the transposed weights' part goes unused here).
+ * The lengths stay on the device, so every direction runs T steps, a
+ * batch entry's threads idle past its length; a length outside [0, T] is
+ * clamped (the CPU fails the run).
  */
 #include <string.h>
 
@@ -22,12 +25,13 @@ OPC_KERNEL(opc_rnn)
 {
     prt_dims dims[RNN_NB_INPUTS];
     rnn_desc d;
-    opk_rnn_args a;
+    opk_rnn_args a, args[2];
     opk_blas *blas = o->res[PRT_DEVICE_CUDA];
     prt_status st;
-    int64_t H, gh, TB;
+    int64_t H, gh, TB, part;
+    int32_t ran = 0;
     float *f = ws;
-    (void)dtype, (void)out;
+    (void)out;
     for (int32_t i = 0; i < nb_in; i++)
         dims[i] = in[i].dims;
     st = rnn_describe(o, dims, nb_in, &d);
@@ -72,35 +76,53 @@ OPC_KERNEL(opc_rnn)
         return PRT_OK;
     if (!ws)
         return op_fail(o, PRT_ERR_MALFORMED, "needs its workspace");
-    /* rnn.c's layout: W^T, R^T, two biases, then these. */
-    a.xw = f + d.I * gh + H * gh + gh + H;
-    a.hr = (float *)a.xw + TB * gh;
-    a.h = a.hr + d.B * gh;
-    a.c = a.h + d.B * H;
-    a.tmp = a.c + d.B * H;
-    for (int32_t dir = 0; dir < d.dirs && !st; dir++) {
-        const float *W = (const float *)x[d.in[RNN_W]] + dir * gh * d.I;
-        const float *R = (const float *)x[d.in[RNN_R]] + dir * gh * H;
-        const int gru2 = d.kind == RNN_KIND_GRU && !d.linear_before_reset;
-        a.dir = dir;
-        a.rev = d.reverse || dir == 1;
-        st = opk_blas_gemm(blas, stream, 0, 1, TB, gh, d.I, x[d.in[RNN_X]], d.I, 0, W,
-                           d.I, 0, (float *)a.xw, gh, 0, 1);
+    /* The op's workspace holds a part per direction, in rnn.c's layout: W^T,
+     * R^T, two biases, then these. */
+    part = o->cls->workspace(o, dtype, dims, nb_in, NULL, 0) / (int64_t)sizeof(float) /
+           d.dirs;
+    for (int32_t dir = 0; dir < d.dirs; dir++) {
+        opk_rnn_args *p = &args[dir];
+        *p = a;
+        p->dir = dir;
+        p->rev = d.reverse || dir == 1;
+        p->r = (const float *)x[d.in[RNN_R]] + dir * gh * H;
+        p->xw = f + dir * part + d.I * gh + H * gh + gh + H;
+        p->hr = (float *)p->xw + TB * gh;
+        p->h = p->hr + d.B * gh;
+        p->c = p->h + d.B * H;
+        p->tmp = p->c + d.B * H;
         if (!st)
-            st = opc_status(o, opk_rnn_init(&a, stream));
+            st = opk_blas_gemm(blas, stream, 0, 1, TB, gh, d.I, x[d.in[RNN_X]], d.I, 0,
+                               (const float *)x[d.in[RNN_W]] + dir * gh * d.I, d.I, 0,
+                               (float *)p->xw, gh, 0, 1);
+    }
+    if (st)
+        return st;
+    st = opc_status(o, opk_rnn_persist(args, d.dirs, &ran, stream));
+    if (!st && !ran && d.dirs == 2) { /* both directions' blocks do not fit at once */
+        st = opc_status(o, opk_rnn_persist(&args[0], 1, &ran, stream));
+        if (!st && ran)
+            st = opc_status(o, opk_rnn_persist(&args[1], 1, &ran, stream));
+    }
+    if (st || ran)
+        return st;
+    for (int32_t dir = 0; dir < d.dirs && !st; dir++) {
+        const opk_rnn_args *p = &args[dir];
+        const int gru2 = d.kind == RNN_KIND_GRU && !d.linear_before_reset;
+        st = opc_status(o, opk_rnn_init(p, stream));
         for (int64_t s = 0; s < d.T && !st; s++) {
-            st = opk_blas_gemm(blas, stream, 0, 1, d.B, gru2 ? 2 * H : gh, H, a.h, H, 0,
-                               R, H, 0, a.hr, gh, 0, 1);
+            st = opk_blas_gemm(blas, stream, 0, 1, d.B, gru2 ? 2 * H : gh, H, p->h, H, 0,
+                               p->r, H, 0, p->hr, gh, 0, 1);
             if (!st)
-                st = opc_status(o, opk_rnn_step(&a, s, 0, stream));
+                st = opc_status(o, opk_rnn_step(p, s, 0, stream));
             if (!st && gru2)
-                st = opk_blas_gemm(blas, stream, 0, 1, d.B, H, H, a.tmp, H, 0,
-                                   R + 2 * H * H, H, 0, a.hr + 2 * H, gh, 0, 1);
+                st = opk_blas_gemm(blas, stream, 0, 1, d.B, H, H, p->tmp, H, 0,
+                                   p->r + 2 * H * H, H, 0, p->hr + 2 * H, gh, 0, 1);
             if (!st && gru2)
-                st = opc_status(o, opk_rnn_step(&a, s, 1, stream));
+                st = opc_status(o, opk_rnn_step(p, s, 1, stream));
         }
         if (!st)
-            st = opc_status(o, opk_rnn_final(&a, stream));
+            st = opc_status(o, opk_rnn_final(p, stream));
     }
     return st;
 }
