@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "base/parallel.h"
+#include "ops/cpu/qconv_kernel.h"
 #include "ops/cpu/qgemm.h"
 #include "ops/ops_nn.h"
 #include "ops/qlinear.h"
@@ -121,13 +122,68 @@ static uint8_t qconv_x_flip(int32_t dtype)
     return dtype == PRT_INT8 ? 0x80 : 0;
 }
 
-/* W' packed once: M rows of K4 bytes and their sums. */
+/* W' packed once: M rows of K4 bytes and their sums (ap), or, for the
+ * channel-last path (qconv_hwc_ok), in qconv_kernel.h's panels (wq, ap
+ * NULL). */
 typedef struct qconv_const {
     op_const head;
     ql_const_src src;
     int32_t *rowsum; /* M */
     uint8_t *ap;
+    uint8_t *wq;
 } qconv_const;
+
+/* Whether W's zero points (desc d, values zp; NULL: none) are all 0 once
+ * W is on the signed side: qconv_kernel.h's condition. */
+static int qconv_w_symmetric(int32_t w_dtype, const prt_tensor_desc *d, const void *zp)
+{
+    const int32_t want = w_dtype == PRT_UINT8 ? 128 : 0;
+    if (!d)
+        return want == 0;
+    for (int64_t i = 0; i < base_volume(&d->dims); i++)
+        if (op_int_at(zp, d->dtype, i) != want)
+            return 0;
+    return 1;
+}
+
+/* The channel-last VNNI path takes QLinearConv of one group over 1 or 2
+ * spatial dims (W's rank: at build only the constants' dims are known)
+ * with symmetric weights, W's zero points as given (zp NULL: none). */
+static int qconv_hwc_ok(const op_object *o, const ql_inputs *q, const prt_tensor_desc *in,
+                        const void *w_zp)
+{
+    const qconv_op *c = (const qconv_op *)o;
+    const int32_t ns = in[q->b].dims.nb_dims - 2;
+    return q->kind == QL_QLINEAR_CONV && c->group == 1 && (ns == 1 || ns == 2) &&
+           op_qg_vnni() &&
+           qconv_w_symmetric(in[q->b].dtype, q->b_zp >= 0 ? &in[q->b_zp] : NULL, w_zp);
+}
+
+/* W packed for the channel-last path: M sums, then the panels. */
+static prt_status qconv_prepare_hwc(const op_object *o, const ql_inputs *q,
+                                    const prt_tensor_desc *in, const void *const *data,
+                                    op_const **out)
+{
+    const prt_dims *d = &in[q->b].dims;
+    const int64_t M = d->d[0], C = d->d[1], kvol = base_volume(d) / (M * (C ? C : 1));
+    const int64_t wb = op_qc_w_bytes(M, C, kvol);
+    int64_t bytes;
+    qconv_const *c;
+    if (C < 1 || wb < 0 ||
+        !base_add_i64(wb, (int64_t)sizeof *c + 4 * M + QCV_ALIGN, &bytes))
+        return PRT_OK;
+    c = (qconv_const *)op_const_alloc((size_t)bytes);
+    if (!c)
+        return op_fail(o, PRT_ERR_OUT_OF_MEMORY, "out of memory packing W (%lld bytes)",
+                       (long long)bytes);
+    ql_const_set(&c->src, &in[q->b], data[q->b]);
+    c->rowsum = (int32_t *)(c + 1);
+    c->wq =
+        (uint8_t *)(((uintptr_t)(c->rowsum + M) + QCV_ALIGN - 1) / QCV_ALIGN * QCV_ALIGN);
+    op_qc_pack_w(M, C, kvol, data[q->b], qconv_w_flip(c->src.dtype), c->wq, c->rowsum);
+    *out = &c->head;
+    return PRT_OK;
+}
 
 static prt_status qconv_prepare(const op_object *o, const prt_tensor_desc *in,
                                 int32_t nb_in, const void *const *data, op_const **out)
@@ -142,6 +198,10 @@ static prt_status qconv_prepare(const op_object *o, const prt_tensor_desc *in,
         return PRT_OK;
     M = d->d[0];
     K = M > 0 ? base_volume(d) / M : 0;
+    /* W's zero points must be known now to choose the layout. */
+    if (M >= 1 && (q.b_zp < 0 || data[q.b_zp]) &&
+        qconv_hwc_ok(o, &q, in, q.b_zp >= 0 ? data[q.b_zp] : NULL))
+        return qconv_prepare_hwc(o, &q, in, data, out);
     k4 = op_qg_k4(K);
     if (M < 1 || k4 < 0 || !base_mul_i64(M, k4, &ab) ||
         !base_add_i64(ab, (int64_t)sizeof *c + 4 * M + QCV_ALIGN, &bytes))
@@ -164,6 +224,11 @@ typedef struct qconv_ws {
     uint8_t *ap, *col, *bp;
     int32_t *rowsum, *alpha, *colsum, *beta, *colterm;
     float *scale;
+    /* the channel-last path: one image of x in HWC, the padding pixel, and
+     * cterm and multipliers of M rounded up to a panel */
+    uint8_t *xt, *zrow;
+    int32_t *cterm;
+    float *hscale;
 } qconv_ws;
 
 static int qconv_carve(uint8_t *base, int64_t *off, int64_t count, int64_t size,
@@ -177,10 +242,13 @@ static int qconv_carve(uint8_t *base, int64_t *off, int64_t count, int64_t size,
     return 1;
 }
 
-/* For M output channels, K = Cg kvol taps and P output pixels. */
-static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, uint8_t *base, qconv_ws *w)
+/* For M output channels, K = Cg kvol taps and P output pixels; C input
+ * channels of ivol pixels (the channel-last path's copy of x). */
+static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, int64_t C, int64_t ivol,
+                            uint8_t *base, qconv_ws *w)
 {
-    int64_t off = 0, k4 = op_qg_k4(K), ab, kp;
+    const int64_t m16 = (M + OP_QC_PANEL - 1) / OP_QC_PANEL * OP_QC_PANEL;
+    int64_t off = 0, k4 = op_qg_k4(K), c4 = op_qc_c4(C), ab, kp, xb;
     qconv_ws unused;
     if (!w)
         w = &unused;
@@ -193,7 +261,12 @@ static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, uint8_t *base, qcon
         !qconv_carve(base, &off, M, 4, (void **)&w->scale) ||
         !qconv_carve(base, &off, P, 4, (void **)&w->colsum) ||
         !qconv_carve(base, &off, P, 4, (void **)&w->beta) ||
-        !qconv_carve(base, &off, P, 4, (void **)&w->colterm))
+        !qconv_carve(base, &off, P, 4, (void **)&w->colterm) || c4 < 0 ||
+        !base_mul_i64(ivol, c4, &xb) ||
+        !qconv_carve(base, &off, xb, 1, (void **)&w->xt) ||
+        !qconv_carve(base, &off, c4, 1, (void **)&w->zrow) ||
+        !qconv_carve(base, &off, m16, 4, (void **)&w->cterm) ||
+        !qconv_carve(base, &off, m16, 4, (void **)&w->hscale))
         return -1;
     return off + QCV_ALIGN;
 }
@@ -204,16 +277,18 @@ static int64_t qconv_workspace(const op_object *o, int32_t dtype, const prt_dims
                                int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     ql_inputs q;
-    int64_t M, K, P;
+    int64_t M, K, P, C, ivol;
     (void)dtype, (void)nb_out;
     ql_inputs_of(o, nb_in, &q);
-    if (in[q.b].nb_dims < 3 || out[0].nb_dims < 3)
+    if (in[q.b].nb_dims < 3 || out[0].nb_dims < 3 || in[q.a].nb_dims < 3)
         return -1;
+    C = in[q.a].d[1];
+    ivol = in[q.a].d[0] * C > 0 ? base_volume(&in[q.a]) / (in[q.a].d[0] * C) : 0;
     M = in[q.b].d[0];
     K = M > 0 ? base_volume(&in[q.b]) / M : 0;
     P = out[0].d[0] * out[0].d[1] > 0 ? base_volume(&out[0]) / (out[0].d[0] * out[0].d[1])
                                       : 0;
-    return qconv_layout(M, K, P, NULL, NULL);
+    return qconv_layout(M, K, P, C, ivol, NULL, NULL);
 }
 
 /* One image and group: im2col, packing, then the blocks. */
@@ -314,6 +389,85 @@ static void qconv_pack_w_range(void *arg, int64_t begin, int64_t end)
                  (int32_t *)j->g.rowsum);
 }
 
+/* One image through the channel-last path (qconv_kernel.h). */
+typedef struct qconv_hwc_job {
+    op_qc_args a;
+    const uint8_t *x; /* the image, CHW */
+    int64_t C, npb, S;
+    uint8_t fx;
+} qconv_hwc_job;
+
+/* Output pixels of a block: enough tiles to reuse a W group from cache. */
+#define QCV_HWC_PIX (16 * OP_QC_MR)
+
+static void qconv_hwc_copy_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    op_qc_to_hwc(j->x, j->C, j->a.H * j->a.W, j->fx, j->a.C4, begin, end,
+                 (uint8_t *)j->a.xt);
+}
+
+/* Items in W groups' order: consecutive items of a thread share a group. */
+static void qconv_hwc_tile_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t s0 = it / j->npb * OP_QC_NP, p0 = it % j->npb * QCV_HWC_PIX;
+        op_qc_conv(&j->a, p0, p0 + QCV_HWC_PIX < j->a.P ? p0 + QCV_HWC_PIX : j->a.P, s0,
+                   s0 + OP_QC_NP < j->S ? s0 + OP_QC_NP : j->S);
+    }
+}
+
+static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
+                                const qconv_const *pc, const int32_t *bias, const void *x,
+                                void *y, const qconv_ws *w)
+{
+    const op_win_geom *wg = &g->w;
+    const int32_t ax = v->a_zp + (qconv_x_flip(v->a_dtype) ? 128 : 0);
+    qconv_hwc_job j;
+    memset(&j, 0, sizeof j);
+    j.C = g->C;
+    j.fx = qconv_x_flip(v->a_dtype);
+    j.S = (g->M + OP_QC_PANEL - 1) / OP_QC_PANEL;
+    j.a.C4 = op_qc_c4(g->C);
+    if (wg->ns == 1) {
+        j.a.H = j.a.OH = j.a.kh = j.a.sh = j.a.dh = 1;
+        j.a.ph = 0;
+    } else {
+        j.a.H = wg->in[0], j.a.OH = wg->out[0], j.a.kh = wg->k[0];
+        j.a.sh = wg->s[0], j.a.dh = wg->d[0], j.a.ph = wg->pb[0];
+    }
+    j.a.W = wg->in[wg->ns - 1], j.a.OW = wg->out[wg->ns - 1], j.a.kw = wg->k[wg->ns - 1];
+    j.a.sw = wg->s[wg->ns - 1], j.a.dw = wg->d[wg->ns - 1], j.a.pw = wg->pb[wg->ns - 1];
+    j.a.xt = w->xt;
+    j.a.zrow = w->zrow;
+    j.a.wp = pc->wq;
+    j.a.M = g->M;
+    j.a.cterm = w->cterm;
+    j.a.scale = w->hscale;
+    j.a.zp = v->y_zp;
+    j.a.is_u8 = v->out == OP_QG_OUT_U8;
+    j.a.P = wg->ovol;
+    j.npb = (j.a.P + QCV_HWC_PIX - 1) / QCV_HWC_PIX;
+    memset(w->zrow, 0, (size_t)j.a.C4);
+    memset(w->zrow, (uint8_t)ax, (size_t)g->C);
+    for (int64_t m = 0; m < j.S * OP_QC_PANEL; m++) {
+        /* bias - ax colsum_w, wrapping as qgemm.h's store pass */
+        w->cterm[m] = m < g->M ? (int32_t)((bias ? (uint32_t)bias[m] : 0u) -
+                                           (uint32_t)ax * (uint32_t)pc->rowsum[m])
+                               : 0;
+        w->hscale[m] = m < g->M ? ql_multiplier(v, m) : 0.0f;
+    }
+    for (int64_t n = 0; n < g->N; n++) {
+        j.x = (const uint8_t *)x + n * g->C * wg->ivol;
+        j.a.y = (uint8_t *)y + n * g->M * j.a.P;
+        base_parallel_for(wg->ivol, 1024, qconv_hwc_copy_range, &j);
+        base_parallel_for(j.S / OP_QC_NP * j.npb + (j.S % OP_QC_NP ? j.npb : 0), 1,
+                          qconv_hwc_tile_range, &j);
+    }
+    return PRT_OK;
+}
+
 static prt_status qconv_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                             int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                             const void *const *x, void *const *ys, void *ws, void *stream)
@@ -341,9 +495,15 @@ static prt_status qconv_run(const op_object *o, int32_t dtype, const prt_tensor_
     P = g.w.ovol;
     if (g.N == 0 || g.M == 0 || P == 0)
         return PRT_OK;
-    (void)qconv_layout(g.M, K, P, ws, &w);
+    (void)qconv_layout(g.M, K, P, g.C, g.w.ivol, ws, &w);
     if (pc && !ql_const_is(&pc->src, &in[q.b], x[q.b]))
         pc = NULL;
+    if (pc && pc->wq) {
+        if (qconv_hwc_ok(o, &q, in, q.b_zp >= 0 ? x[q.b_zp] : NULL))
+            return qconv_run_hwc(&g, &v, pc, q.bias >= 0 ? x[q.bias] : NULL, x[q.a],
+                                 ys[0], &w);
+        pc = NULL; /* W packed per run, as without a constant */
+    }
     memset(&j, 0, sizeof j);
     j.wg = &g.w;
     j.fx = qconv_x_flip(v.a_dtype);

@@ -1,0 +1,249 @@
+/*
+ * The 8-bit convolution over channel-last pixels (qconv_kernel.h): W's
+ * packing, the CHW -> HWC transpose of x and the VNNI tiles with their
+ * requantizing store.
+ */
+#include "ops/cpu/qconv_kernel.h"
+
+#include <string.h>
+
+#include "base/base.h"
+#include "ops/cpu/cpu_kernels.h"
+
+#if CPU_HAVE_AVX2_BUILD
+#include <immintrin.h>
+#endif
+
+int64_t op_qc_c4(int64_t C)
+{
+    return C < 0 || C > INT64_MAX - 3 ? -1 : (C + 3) / 4 * 4;
+}
+
+int64_t op_qc_w_bytes(int64_t M, int64_t C, int64_t kvol)
+{
+    int64_t c4 = op_qc_c4(C), s = (M + OP_QC_PANEL - 1) / OP_QC_PANEL, n;
+    if (c4 < 0 || M < 0 || kvol < 0 || !base_mul_i64(c4, kvol, &n) ||
+        !base_mul_i64(n, s * OP_QC_PANEL, &n))
+        return -1;
+    return n;
+}
+
+void op_qc_pack_w(int64_t M, int64_t C, int64_t kvol, const uint8_t *W, uint8_t flip,
+                  uint8_t *wp, int32_t *colsum)
+{
+    const int64_t C4 = op_qc_c4(C), S = (M + OP_QC_PANEL - 1) / OP_QC_PANEL;
+    memset(wp, 0, (size_t)(S * OP_QC_PANEL * kvol * C4));
+    for (int64_t m = 0; m < M; m++) {
+        uint8_t *p = wp + m / OP_QC_PANEL * kvol * C4 * OP_QC_PANEL + m % OP_QC_PANEL * 4;
+        uint32_t sum = 0;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t kp = 0; kp < kvol; kp++) {
+                const uint8_t v = W[(m * C + c) * kvol + kp] ^ flip;
+                p[(kp * C4 + c / 4 * 4) * OP_QC_PANEL + c % 4] = v;
+                sum += (uint32_t)(int32_t)(int8_t)v;
+            }
+        colsum[m] = (int32_t)sum;
+    }
+}
+
+/* In blocks of pixels so that a block's C4-byte rows stay in L1 while the
+ * channels are written into them one by one. */
+#define QC_HWC_BLOCK 256
+
+void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t C4,
+                  int64_t p0, int64_t p1, uint8_t *xt)
+{
+    for (int64_t b0 = p0; b0 < p1; b0 += QC_HWC_BLOCK) {
+        const int64_t b1 = b0 + QC_HWC_BLOCK < p1 ? b0 + QC_HWC_BLOCK : p1;
+        for (int64_t c = 0; c < C; c++) {
+            const uint8_t *xc = x + c * hw;
+            uint8_t *d = xt + c;
+            for (int64_t p = b0; p < b1; p++)
+                d[p * C4] = xc[p] ^ flip;
+        }
+        for (int64_t c = C; c < C4; c++)
+            for (int64_t p = b0; p < b1; p++)
+                xt[p * C4 + c] = 0;
+    }
+}
+
+#if CPU_HAVE_AVX2_BUILD
+#define QC_TARGET_VNNI                                                                   \
+    __attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni,avx2,fma")))
+
+/* The requantization of 16 sums (qgemm.h's store pass in vectors: the
+ * same float operations in the same order, so the same bytes). */
+static inline CPU_INLINE QC_TARGET_VNNI __m128i qc_requant(__m512i v, __m512 scale,
+                                                           __m512 flo, __m512 fhi,
+                                                           __m512i zp)
+{
+    const __m512 magic = _mm512_set1_ps(12582912.0f);
+    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), scale);
+    /* max/min return their second operand when the first is NaN: a NaN
+     * takes the low end, as the scalar f >= flo ? f : flo. */
+    f = _mm512_max_ps(f, flo);
+    f = _mm512_min_ps(f, fhi);
+    f = _mm512_sub_ps(_mm512_add_ps(f, magic), magic);
+    return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvttps_epi32(f), zp));
+}
+
+/* n bytes (a multiple of 4) from each pixel's xr[r] against the W steps
+ * at wk (panels pstride apart) into the sums c. */
+static inline CPU_INLINE QC_TARGET_VNNI void qc_steps(const uint8_t *const *xr, int64_t n,
+                                                      const uint8_t *wk, int64_t pstride,
+                                                      int mr, int np,
+                                                      __m512i c[OP_QC_MR][OP_QC_NP])
+{
+    for (int64_t cc = 0; cc < n; cc += 4, wk += 4 * OP_QC_PANEL) {
+        __m512i b[OP_QC_NP];
+#pragma GCC unroll 4
+        for (int q = 0; q < OP_QC_NP; q++)
+            if (q < np)
+                b[q] = _mm512_loadu_si512(wk + q * pstride);
+#pragma GCC unroll 16
+        for (int r = 0; r < OP_QC_MR; r++) {
+            int32_t a4;
+            __m512i av;
+            if (r >= mr)
+                break;
+            memcpy(&a4, xr[r] + cc, 4);
+            av = _mm512_set1_epi32(a4);
+#pragma GCC unroll 4
+            for (int q = 0; q < OP_QC_NP; q++)
+                if (q < np)
+                    c[r][q] = _mm512_dpbusd_epi32(c[r][q], av, b[q]);
+        }
+    }
+}
+
+/* MR pixels from p by NP panels from s (constants after inlining). */
+static inline CPU_INLINE QC_TARGET_VNNI void qc_tile(const op_qc_args *a, int64_t p,
+                                                     int mr, int np, int64_t s)
+{
+    const int64_t C4 = a->C4, pstride = a->kh * a->kw * C4 * OP_QC_PANEL;
+    const uint8_t *wk = a->wp + s * pstride;
+    int64_t ih0[OP_QC_MR], iw0[OP_QC_MR];
+    __m512i c[OP_QC_MR][OP_QC_NP];
+#pragma GCC unroll 16
+    for (int r = 0; r < OP_QC_MR; r++) {
+        const int64_t q = p + (r < mr ? r : 0);
+        ih0[r] = q / a->OW * a->sh - a->ph;
+        iw0[r] = q % a->OW * a->sw - a->pw;
+#pragma GCC unroll 4
+        for (int n = 0; n < OP_QC_NP; n++)
+            c[r][n] = _mm512_setzero_si512();
+    }
+    for (int64_t i = 0; i < a->kh; i++) {
+        /* A kernel row whose kw inputs all lie inside x for every pixel
+         * (at dilation 1) is kw C4 contiguous bytes of xt per pixel, read
+         * in one run, as W's positions follow each other in the same
+         * order; a row at an edge goes position by position. */
+        int inside = a->dw == 1;
+#pragma GCC unroll 16
+        for (int r = 0; r < OP_QC_MR; r++) {
+            const int64_t ih = ih0[r] + i * a->dh;
+            inside =
+                inside && ih >= 0 && ih < a->H && iw0[r] >= 0 && iw0[r] + a->kw <= a->W;
+        }
+        if (inside) {
+            const uint8_t *xr[OP_QC_MR];
+#pragma GCC unroll 16
+            for (int r = 0; r < OP_QC_MR; r++)
+                xr[r] = a->xt + ((ih0[r] + i * a->dh) * a->W + iw0[r]) * C4;
+            qc_steps(xr, a->kw * C4, wk, pstride, mr, np, c);
+            wk += a->kw * C4 * OP_QC_PANEL;
+            continue;
+        }
+        for (int64_t jj = 0; jj < a->kw; jj++) {
+            const uint8_t *xr[OP_QC_MR];
+#pragma GCC unroll 16
+            for (int r = 0; r < OP_QC_MR; r++) {
+                const int64_t ih = ih0[r] + i * a->dh, iw = iw0[r] + jj * a->dw;
+                xr[r] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                            ? a->xt + (ih * a->W + iw) * C4
+                            : a->zrow;
+            }
+            qc_steps(xr, C4, wk, pstride, mr, np, c);
+            wk += C4 * OP_QC_PANEL;
+        }
+    }
+    {
+        const int32_t lo = a->is_u8 ? 0 : -128, hi = a->is_u8 ? 255 : 127;
+        const __m512 flo = _mm512_set1_ps((float)(lo - a->zp));
+        const __m512 fhi = _mm512_set1_ps((float)(hi - a->zp));
+        const __m512i zp = _mm512_set1_epi32(a->zp);
+#pragma GCC unroll 4
+        for (int n = 0; n < OP_QC_NP; n++) {
+            const int64_t m0 = (s + n) * OP_QC_PANEL;
+            const int nc = (int)(a->M - m0 < OP_QC_PANEL ? a->M - m0 : OP_QC_PANEL);
+            const __m512i ct = _mm512_loadu_si512(a->cterm + m0);
+            const __m512 sc = _mm512_loadu_ps(a->scale + m0);
+            uint8_t t[OP_QC_MR][OP_QC_PANEL];
+            if (n >= np)
+                break;
+#pragma GCC unroll 16
+            for (int r = 0; r < OP_QC_MR; r++) {
+                if (r >= mr)
+                    break;
+                _mm_storeu_si128(
+                    (__m128i *)t[r],
+                    qc_requant(_mm512_add_epi32(c[r][n], ct), sc, flo, fhi, zp));
+            }
+            for (int l = 0; l < nc; l++) {
+                uint8_t *y = a->y + (m0 + l) * a->P + p;
+                for (int r = 0; r < mr; r++)
+                    y[r] = t[r][l];
+            }
+        }
+    }
+}
+
+#define QC_TILE_NP(MR)                                                                   \
+    case MR:                                                                             \
+        switch (np) {                                                                    \
+        case 1:                                                                          \
+            qc_tile(a, p, MR, 1, s);                                                     \
+            break;                                                                       \
+        case 2:                                                                          \
+            qc_tile(a, p, MR, 2, s);                                                     \
+            break;                                                                       \
+        case 3:                                                                          \
+            qc_tile(a, p, MR, 3, s);                                                     \
+            break;                                                                       \
+        default:                                                                         \
+            qc_tile(a, p, MR, 4, s);                                                     \
+        }                                                                                \
+        break;
+
+/* qc_tile with mr and np made constants. */
+static QC_TARGET_VNNI void qc_tile_any(const op_qc_args *a, int64_t p, int mr, int np,
+                                       int64_t s)
+{
+    switch (mr) {
+        QC_TILE_NP(1)
+        QC_TILE_NP(2)
+        QC_TILE_NP(3)
+        QC_TILE_NP(4)
+        QC_TILE_NP(5)
+    default:
+        QC_TILE_NP(6)
+    }
+}
+
+void op_qc_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t s1)
+{
+    /* Panels outermost: a group's W (kvol C4 64 bytes) stays in cache
+     * over the pixels. */
+    for (int64_t s = s0; s < s1; s += OP_QC_NP) {
+        const int np = (int)(s1 - s < OP_QC_NP ? s1 - s : OP_QC_NP);
+        for (int64_t p = p0; p < p1; p += OP_QC_MR)
+            qc_tile_any(a, p, (int)(p1 - p < OP_QC_MR ? p1 - p : OP_QC_MR), np, s);
+    }
+}
+#else
+void op_qc_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t s1)
+{
+    /* Never called: op_qg_vnni() is 0 without the x86 builds. */
+    (void)a, (void)p0, (void)p1, (void)s0, (void)s1;
+}
+#endif
