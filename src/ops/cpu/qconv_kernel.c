@@ -46,22 +46,83 @@ void op_qc_pack_w(int64_t M, int64_t C, int64_t kvol, const uint8_t *W, uint8_t 
     }
 }
 
+typedef uint8_t qc_u8x16 __attribute__((vector_size(16)));
+typedef uint16_t qc_u16x8 __attribute__((vector_size(16)));
+typedef uint32_t qc_u32x4 __attribute__((vector_size(16)));
+typedef uint64_t qc_u64x2 __attribute__((vector_size(16)));
+
+/* The 16 x 16 bytes of r (row c: 16 pixels of channel c) transposed in
+ * place (row j: pixel j's 16 channels), in four rounds of interleaves of
+ * 1, 2, 4 and 8 bytes. */
+static inline CPU_INLINE void qc_transpose16(qc_u8x16 r[16])
+{
+    qc_u8x16 t[16];
+    /* t[2c + h]: channels 2c, 2c + 1 of pixels 8h..8h+7, byte pairs */
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20,
+                                       5, 21, 6, 22, 7, 23);
+        t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 8, 24, 9, 25, 10, 26, 11, 27,
+                                           12, 28, 13, 29, 14, 30, 15, 31);
+    }
+    for (int i = 0; i < 16; i += 4)
+        for (int h = 0; h < 2; h++) {
+            const qc_u16x8 a = (qc_u16x8)t[i + h], b = (qc_u16x8)t[i + 2 + h];
+            r[i + 2 * h] =
+                (qc_u8x16)__builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11);
+            r[i + 2 * h + 1] =
+                (qc_u8x16)__builtin_shufflevector(a, b, 4, 12, 5, 13, 6, 14, 7, 15);
+        }
+    /* r[4g + q]: channels 4g..4g+3 of pixels 4q..4q+3, as 32-bit groups */
+    for (int i = 0; i < 16; i += 8)
+        for (int q = 0; q < 4; q++) {
+            const qc_u32x4 a = (qc_u32x4)r[i + q], b = (qc_u32x4)r[i + 4 + q];
+            t[i + 2 * q] = (qc_u8x16)__builtin_shufflevector(a, b, 0, 4, 1, 5);
+            t[i + 2 * q + 1] = (qc_u8x16)__builtin_shufflevector(a, b, 2, 6, 3, 7);
+        }
+    /* t[8e + o]: channels 8e..8e+7 of pixels 2o, 2o + 1, as 64-bit groups */
+    for (int o = 0; o < 8; o++) {
+        const qc_u64x2 a = (qc_u64x2)t[o], b = (qc_u64x2)t[8 + o];
+        r[2 * o] = (qc_u8x16)__builtin_shufflevector(a, b, 0, 2);
+        r[2 * o + 1] = (qc_u8x16)__builtin_shufflevector(a, b, 1, 3);
+    }
+}
+
 /* In blocks of pixels so that a block's C4-byte rows stay in L1 while the
- * channels are written into them one by one. */
+ * channels are written into them; 16 channels by 16 pixels at a time
+ * through a byte transpose, the rest byte by byte. */
 #define QC_HWC_BLOCK 256
 
 void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t C4,
                   int64_t p0, int64_t p1, uint8_t *xt)
 {
+    const qc_u8x16 fv = {flip, flip, flip, flip, flip, flip, flip, flip,
+                         flip, flip, flip, flip, flip, flip, flip, flip};
     for (int64_t b0 = p0; b0 < p1; b0 += QC_HWC_BLOCK) {
         const int64_t b1 = b0 + QC_HWC_BLOCK < p1 ? b0 + QC_HWC_BLOCK : p1;
-        for (int64_t c = 0; c < C; c++) {
+        int64_t c = 0;
+        for (; c + 16 <= C; c += 16) {
+            int64_t p = b0;
+            for (; p + 16 <= b1; p += 16) {
+                qc_u8x16 r[16];
+                for (int i = 0; i < 16; i++) {
+                    memcpy(&r[i], x + (c + i) * hw + p, 16);
+                    r[i] ^= fv;
+                }
+                qc_transpose16(r);
+                for (int i = 0; i < 16; i++)
+                    memcpy(xt + (p + i) * C4 + c, &r[i], 16);
+            }
+            for (; p < b1; p++)
+                for (int i = 0; i < 16; i++)
+                    xt[p * C4 + c + i] = x[(c + i) * hw + p] ^ flip;
+        }
+        for (; c < C; c++) {
             const uint8_t *xc = x + c * hw;
             uint8_t *d = xt + c;
             for (int64_t p = b0; p < b1; p++)
                 d[p * C4] = xc[p] ^ flip;
         }
-        for (int64_t c = C; c < C4; c++)
+        for (c = C; c < C4; c++)
             for (int64_t p = b0; p < b1; p++)
                 xt[p * C4 + c] = 0;
     }
