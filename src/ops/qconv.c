@@ -226,7 +226,7 @@ typedef struct qconv_ws {
     float *scale;
     /* the channel-last path: one image of x in HWC, the padding pixel, and
      * cterm and multipliers of M rounded up to a panel */
-    uint8_t *xt, *zrow;
+    uint8_t *xt, *zrow, *yt;
     int32_t *cterm;
     float *hscale;
 } qconv_ws;
@@ -265,6 +265,7 @@ static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, int64_t C, int64_t 
         !base_mul_i64(ivol, c4, &xb) ||
         !qconv_carve(base, &off, xb, 1, (void **)&w->xt) ||
         !qconv_carve(base, &off, c4, 1, (void **)&w->zrow) ||
+        !base_mul_i64(P, m16, &xb) || !qconv_carve(base, &off, xb, 1, (void **)&w->yt) ||
         !qconv_carve(base, &off, m16, 4, (void **)&w->cterm) ||
         !qconv_carve(base, &off, m16, 4, (void **)&w->hscale))
         return -1;
@@ -393,6 +394,7 @@ static void qconv_pack_w_range(void *arg, int64_t begin, int64_t end)
 typedef struct qconv_hwc_job {
     op_qc_args a;
     const uint8_t *x; /* the image, CHW */
+    uint8_t *y;       /* its output, CHW */
     int64_t C, npb, S;
     uint8_t fx;
 } qconv_hwc_job;
@@ -405,6 +407,12 @@ static void qconv_hwc_copy_range(void *arg, int64_t begin, int64_t end)
     const qconv_hwc_job *j = arg;
     op_qc_to_hwc(j->x, j->C, j->a.H * j->a.W, j->fx, j->a.C4, begin, end,
                  (uint8_t *)j->a.xt);
+}
+
+static void qconv_hwc_out_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    op_qc_from_hwc(j->a.yt, j->a.M16, j->a.M, j->a.P, begin, end, j->y);
 }
 
 /* Items in W groups' order: consecutive items of a thread share a group. */
@@ -447,6 +455,8 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
     j.a.scale = w->hscale;
     j.a.zp = v->y_zp;
     j.a.is_u8 = v->out == OP_QG_OUT_U8;
+    j.a.yt = w->yt;
+    j.a.M16 = j.S * OP_QC_PANEL;
     j.a.P = wg->ovol;
     j.npb = (j.a.P + QCV_HWC_PIX - 1) / QCV_HWC_PIX;
     memset(w->zrow, 0, (size_t)j.a.C4);
@@ -460,10 +470,11 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
     }
     for (int64_t n = 0; n < g->N; n++) {
         j.x = (const uint8_t *)x + n * g->C * wg->ivol;
-        j.a.y = (uint8_t *)y + n * g->M * j.a.P;
+        j.y = (uint8_t *)y + n * g->M * j.a.P;
         base_parallel_for(wg->ivol, 1024, qconv_hwc_copy_range, &j);
         base_parallel_for(j.S / OP_QC_NP * j.npb + (j.S % OP_QC_NP ? j.npb : 0), 1,
                           qconv_hwc_tile_range, &j);
+        base_parallel_for(j.a.P, 256, qconv_hwc_out_range, &j);
     }
     return PRT_OK;
 }

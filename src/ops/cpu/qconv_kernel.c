@@ -128,6 +128,24 @@ void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t
     }
 }
 
+void op_qc_from_hwc(const uint8_t *yt, int64_t M16, int64_t M, int64_t hw, int64_t p0,
+                    int64_t p1, uint8_t *y)
+{
+    int64_t p = p0;
+    for (; p + 16 <= p1; p += 16)
+        for (int64_t c = 0; c < M; c += 16) {
+            qc_u8x16 r[16];
+            for (int i = 0; i < 16; i++)
+                memcpy(&r[i], yt + (p + i) * M16 + c, 16);
+            qc_transpose16(r);
+            for (int i = 0; i < 16 && c + i < M; i++)
+                memcpy(y + (c + i) * hw + p, &r[i], 16);
+        }
+    for (; p < p1; p++)
+        for (int64_t c = 0; c < M; c++)
+            y[c * hw + p] = yt[p * M16 + c];
+}
+
 #if CPU_HAVE_AVX2_BUILD
 #define QC_TARGET_VNNI                                                                   \
     __attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni,avx2,fma")))
@@ -185,11 +203,14 @@ static inline CPU_INLINE QC_TARGET_VNNI void qc_tile(const op_qc_args *a, int64_
     const uint8_t *wk = a->wp + s * pstride;
     int64_t ih0[OP_QC_MR], iw0[OP_QC_MR];
     __m512i c[OP_QC_MR][OP_QC_NP];
+    int64_t oh = p / a->OW, ow = p % a->OW;
+    /* Pixels past mr repeat the last one (read, never stored). */
 #pragma GCC unroll 16
     for (int r = 0; r < OP_QC_MR; r++) {
-        const int64_t q = p + (r < mr ? r : 0);
-        ih0[r] = q / a->OW * a->sh - a->ph;
-        iw0[r] = q % a->OW * a->sw - a->pw;
+        ih0[r] = oh * a->sh - a->ph;
+        iw0[r] = ow * a->sw - a->pw;
+        if (r + 1 < mr && ++ow == a->OW)
+            ow = 0, oh++;
 #pragma GCC unroll 4
         for (int n = 0; n < OP_QC_NP; n++)
             c[r][n] = _mm512_setzero_si512();
@@ -236,10 +257,8 @@ static inline CPU_INLINE QC_TARGET_VNNI void qc_tile(const op_qc_args *a, int64_
 #pragma GCC unroll 4
         for (int n = 0; n < OP_QC_NP; n++) {
             const int64_t m0 = (s + n) * OP_QC_PANEL;
-            const int nc = (int)(a->M - m0 < OP_QC_PANEL ? a->M - m0 : OP_QC_PANEL);
             const __m512i ct = _mm512_loadu_si512(a->cterm + m0);
             const __m512 sc = _mm512_loadu_ps(a->scale + m0);
-            uint8_t t[OP_QC_MR][OP_QC_PANEL];
             if (n >= np)
                 break;
 #pragma GCC unroll 16
@@ -247,13 +266,8 @@ static inline CPU_INLINE QC_TARGET_VNNI void qc_tile(const op_qc_args *a, int64_
                 if (r >= mr)
                     break;
                 _mm_storeu_si128(
-                    (__m128i *)t[r],
+                    (__m128i *)(a->yt + (p + r) * a->M16 + m0),
                     qc_requant(_mm512_add_epi32(c[r][n], ct), sc, flo, fhi, zp));
-            }
-            for (int l = 0; l < nc; l++) {
-                uint8_t *y = a->y + (m0 + l) * a->P + p;
-                for (int r = 0; r < mr; r++)
-                    y[r] = t[r][l];
             }
         }
     }

@@ -20,7 +20,8 @@
  * weights), so that sum (x' - ax) w' = P - ax colsum_w, one int32 per
  * channel (cterm = bias - ax colsum_w) added in the store. The store then
  * requantizes exactly as qgemm.h's store pass does (same float operations,
- * same bits) and writes each channel's bytes into the NCHW output.
+ * same bits) into an HWC image of y (16 bytes a store), which
+ * op_qc_from_hwc transposes to NCHW after.
  */
 #ifndef PLUGRT_OPS_CPU_QCONV_KERNEL_H
 #define PLUGRT_OPS_CPU_QCONV_KERNEL_H
@@ -48,6 +49,11 @@ void op_qc_pack_w(int64_t M, int64_t C, int64_t kvol, const uint8_t *W, uint8_t 
 void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t C4,
                   int64_t p0, int64_t p1, uint8_t *xt);
 
+/* Pixels [p0, p1) of an HWC image yt (rows of M16 bytes, M used) into
+ * CHW y (M channels of hw bytes). */
+void op_qc_from_hwc(const uint8_t *yt, int64_t M16, int64_t M, int64_t hw, int64_t p0,
+                    int64_t p1, uint8_t *y);
+
 /* One image's convolution (1 or 2 spatial dims; 1-D as H = 1). */
 typedef struct op_qc_args {
     const uint8_t *xt;   /* H W pixels of C4 bytes (op_qc_to_hwc) */
@@ -59,7 +65,8 @@ typedef struct op_qc_args {
     const int32_t *cterm; /* per channel, M rounded up to 16 values */
     const float *scale;   /* the multiplier per channel, as cterm */
     int32_t zp, is_u8;    /* y's zero point; 1 uint8 y, 0 int8 */
-    uint8_t *y;           /* channel m's pixels at y + m P */
+    uint8_t *yt;          /* pixel p's channels at yt + p M16 */
+    int64_t M16;          /* M rounded up to 16 */
     int64_t P;            /* OH OW */
 } op_qc_args;
 
