@@ -315,7 +315,7 @@ static void q_conv_case(int qlinear, const q_conv_shape *cs)
 /* Case t of a run of random shapes: 1-D every fourth, groups now and
  * then, channels up to maxc and maxm (per group), kernels up to maxk. */
 static void q_conv_random(int qlinear, int t, int sym, int group_every, int64_t maxc,
-                          int64_t maxm, int64_t maxk)
+                          int64_t maxm, int64_t maxk, int depthwise)
 {
     q_conv_shape cs;
     memset(&cs, 0, sizeof cs);
@@ -325,6 +325,11 @@ static void q_conv_random(int qlinear, int t, int sym, int group_every, int64_t 
     cs.n = tu_rng_range(&rng, 1, 2);
     cs.c = cs.group * tu_rng_range(&rng, 1, maxc);
     cs.m = cs.group * tu_rng_range(&rng, 1, maxm);
+    if (depthwise) {
+        cs.ns = t % 7 == 6 ? 1 : 2;
+        cs.group = (int32_t)tu_rng_range(&rng, 2, maxc);
+        cs.c = cs.m = cs.group;
+    }
     for (int32_t i = 0; i < cs.ns; i++) {
         cs.k[i] = t % 3 == 0 ? 1 : tu_rng_range(&rng, 1, maxk);
         cs.s[i] = t % 3 == 0 && t % 2 ? 1 : (int32_t)tu_rng_range(&rng, 1, 2);
@@ -340,12 +345,17 @@ static void test_conv(void)
 {
     for (int qlinear = 0; qlinear < 2; qlinear++)
         for (int t = 0; t < 30; t++)
-            q_conv_random(qlinear, t, 0, 5, 9, 20, 4);
+            q_conv_random(qlinear, t, 0, 5, 9, 20, 4, 0);
     /* Symmetric W: QLinearConv's channel-last VNNI path where W is a
      * constant (qconv_kernel.h), channels across its panels and tiles,
      * kernels wider than the padding (rows inside x and at its edges). */
     for (int t = 0; t < 24; t++)
-        q_conv_random(1, t, 1, 8, 40, 90, 5);
+        q_conv_random(1, t, 1, 8, 40, 90, 5, 0);
+    /* Depthwise: the float planes of conv_dw.c (qconv_kernel.h), any zero
+     * points, kernels up to 7 x 7 at strides 1 and 2 with padding. */
+    for (int qlinear = 0; qlinear < 2; qlinear++)
+        for (int t = 0; t < 20; t++)
+            q_conv_random(qlinear, t, t % 2, 5, 24, 1, 7, 1);
 }
 
 /* ---- errors --------------------------------------------------------------- */

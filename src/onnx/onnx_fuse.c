@@ -557,6 +557,18 @@ static int fc_qconv_act(fuse_ctx *c, int32_t pos, float *lo, float *hi)
     return n->n_input <= 3;
 }
 
+/* Taps of QLinearConv's depthwise kernel at most (conv_dw.c's op_dw,
+ * OP_DW_MAX_TAPS: the importer sees no kernel headers). */
+#define FC_QCONV_DW_TAPS 64
+
+/* W (a constant, or NULL) of a depthwise convolution of `group` groups
+ * that QLinearConv's depthwise kernel takes: [group, 1, kh, kw]. */
+static int fc_qconv_depthwise(const Onnx__TensorProto *w, int64_t group)
+{
+    return w && w->n_dims == 4 && w->dims[0] == group && w->dims[1] == 1 &&
+           w->dims[2] * w->dims[3] <= FC_QCONV_DW_TAPS;
+}
+
 /* The Conv at pos between DQs and a Q (through an idle Relu or Clip): 1
  * and *f when they make a QLinearConv. */
 static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
@@ -578,13 +590,16 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
     if (!fc_is(c, q, "QuantizeLinear") || !fc_qdq_inputs(c, pos, at, dq, p, &shared))
         return 0; /* not a QDQ Conv (the fp32 model's): no log */
     qn = fc_node(c, q);
-    /* Grouped and depthwise convolutions stay dequantized: QLinearConv's
-     * grouped path is generic, and the float kernels are faster there
+    /* Grouped convolutions stay dequantized: QLinearConv's grouped path is
+     * generic, and the float kernels are faster there
      * (efficientnet_b0_w25_qdq ran at 0.43-0.24 of ORT fused, 1.16-0.58
-     * not; bench/RESULTS.md). */
+     * not; bench/RESULTS.md). Depthwise ones (one input channel per
+     * group, a constant W of 2 spatial dims) fold: QLinearConv runs them
+     * through the float depthwise kernel, exactly (qconv_kernel.h). */
     for (size_t k = 0; k < conv->n_attribute; k++) {
         const Onnx__AttributeProto *a = conv->attribute[k];
-        if (a->name && strcmp(a->name, "group") == 0 && a->i > 1) {
+        if (a->name && strcmp(a->name, "group") == 0 && a->i > 1 &&
+            !fc_qconv_depthwise(p[1][0], a->i)) {
             onnx_node_label(conv, c->order[pos], label, sizeof label);
             onnx_info("%s: DequantizeLinear -> Conv -> QuantizeLinear left unfused: a "
                       "grouped convolution (group %lld) runs faster dequantized",

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "base/parallel.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/qconv_kernel.h"
 #include "ops/cpu/qgemm.h"
 #include "ops/ops_nn.h"
@@ -272,6 +273,107 @@ static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, int64_t C, int64_t 
     return off + QCV_ALIGN;
 }
 
+/* ---- depthwise (qconv_kernel.h's float planes) ---------------------------- */
+
+/* Scratch slots of the depthwise path: its chunks of (image, channel)
+ * items, one thread each at most. */
+#define QCV_DW_SLOTS 16
+
+/* A depthwise convolution (one input and one output channel per group) of
+ * 2 spatial dims and few enough taps for exact float sums: p planned. */
+static int qconv_dw_plan(const op_conv_geom *g, op_dw *p)
+{
+    return g->G > 1 && g->Cg == 1 && g->Mg == 1 && g->w.ns == 2 &&
+           g->w.kvol <= OP_QC_DW_MAX_TAPS &&
+           op_dw_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb, p);
+}
+
+/* Floats of one slot: op_dw's scratch, an input plane, an output plane. */
+static int64_t qconv_dw_slot(const op_conv_geom *g, const op_dw *p)
+{
+    int64_t n;
+    if (p->slot < 0 || !base_add_i64(p->slot, g->w.ivol, &n) ||
+        !base_add_i64(n, g->w.ovol, &n))
+        return -1;
+    return n;
+}
+
+/* Bytes after qconv_layout's: the slots and the taps (C kvol floats). */
+static int64_t qconv_dw_bytes(const op_conv_geom *g, const op_dw *p)
+{
+    int64_t slot = qconv_dw_slot(g, p), taps, n;
+    if (slot < 0 || !base_mul_i64(g->C, g->w.kvol, &taps) ||
+        !base_mul_i64(slot, QCV_DW_SLOTS, &n) || !base_add_i64(n, taps, &n) ||
+        !base_mul_i64(n, 4, &n) || !base_add_i64(n, QCV_ALIGN, &n))
+        return -1;
+    return n;
+}
+
+typedef struct qconv_dw_job {
+    op_dw dw;
+    const op_conv_geom *g;
+    const ql_values *v;
+    const uint8_t *x;
+    const int32_t *bias;
+    const float *taps; /* w - w_zp, channel c's at c kvol */
+    float *scratch;
+    void *y;
+    int64_t slot, slots, items, es;
+    int32_t ax;
+    uint8_t fx;
+} qconv_dw_job;
+
+static void qconv_dw_chunks(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_dw_job *j = arg;
+    const op_conv_geom *g = j->g;
+    const op_act none = {OP_ACT_NONE, 0.0f, 0.0f};
+    for (int64_t t = begin; t < end; t++) {
+        float *s = j->scratch + t * j->slot, *xin = s + j->dw.slot,
+              *sum = xin + g->w.ivol;
+        op_dw_zero(&j->dw, s);
+        for (int64_t it = t * j->items / j->slots; it < (t + 1) * j->items / j->slots;
+             it++) {
+            const int64_t c = it % g->C, n = it / g->C;
+            op_qc_plane_f32(j->x + (n * g->C + c) * g->w.ivol, g->w.ivol, j->fx, j->ax,
+                            xin);
+            op_dw_run(&j->dw, xin, j->taps + c * g->w.kvol, 0.0f, &none, sum, s);
+            op_qc_requant_f32(sum, g->w.ovol, j->bias ? j->bias[c] : 0,
+                              ql_multiplier(j->v, c), j->v->y_zp,
+                              j->v->out == OP_QG_OUT_U8, j->v->out == OP_QG_OUT_I32,
+                              (uint8_t *)j->y + (n * g->M + c) * g->w.ovol * j->es);
+        }
+    }
+}
+
+/* x's and W's zero points subtracted up front (any zero points). */
+static prt_status qconv_run_dw(qconv_dw_job *j, const void *W, const void *bias, void *y,
+                               void *ws, int64_t ws_off)
+{
+    const op_conv_geom *g = j->g;
+    const ql_values *v = j->v;
+    const int64_t kvol = g->w.kvol;
+    float *taps = (float *)(((uintptr_t)ws + (uintptr_t)ws_off + QCV_ALIGN - 1) /
+                            QCV_ALIGN * QCV_ALIGN);
+    for (int64_t c = 0; c < g->C; c++) {
+        const int32_t zp = ql_b_zp(v, c);
+        for (int64_t k = 0; k < kvol; k++) {
+            const uint8_t b = ((const uint8_t *)W)[c * kvol + k];
+            taps[c * kvol + k] =
+                (float)((v->b_dtype == PRT_INT8 ? (int32_t)(int8_t)b : (int32_t)b) - zp);
+        }
+    }
+    j->taps = taps;
+    j->scratch = taps + g->C * kvol;
+    j->slot = qconv_dw_slot(g, &j->dw);
+    j->items = g->N * g->C;
+    j->slots = j->items < QCV_DW_SLOTS ? j->items : QCV_DW_SLOTS;
+    j->bias = bias;
+    j->y = y;
+    base_parallel_for(j->slots, 1, qconv_dw_chunks, j);
+    return PRT_OK;
+}
+
 /* Sizes only from the dims, whatever they are (the builder asks with
  * profile maxima): M from W, K from W's volume, P from the output's. */
 static int64_t qconv_workspace(const op_object *o, int32_t dtype, const prt_dims *in,
@@ -289,7 +391,16 @@ static int64_t qconv_workspace(const op_object *o, int32_t dtype, const prt_dims
     K = M > 0 ? base_volume(&in[q.b]) / M : 0;
     P = out[0].d[0] * out[0].d[1] > 0 ? base_volume(&out[0]) / (out[0].d[0] * out[0].d[1])
                                       : 0;
-    return qconv_layout(M, K, P, C, ivol, NULL, NULL);
+    {
+        const int64_t base = qconv_layout(M, K, P, C, ivol, NULL, NULL);
+        op_conv_geom g;
+        op_dw dw;
+        int64_t extra;
+        if (base < 0 || qconv_geom(o, in, nb_in, &g) || !qconv_dw_plan(&g, &dw))
+            return base;
+        extra = qconv_dw_bytes(&g, &dw);
+        return extra < 0 || base > INT64_MAX - extra ? -1 : base + extra;
+    }
 }
 
 /* One image and group: im2col, packing, then the blocks. */
@@ -506,6 +617,20 @@ static prt_status qconv_run(const op_object *o, int32_t dtype, const prt_tensor_
     P = g.w.ovol;
     if (g.N == 0 || g.M == 0 || P == 0)
         return PRT_OK;
+    {
+        qconv_dw_job dj;
+        memset(&dj, 0, sizeof dj);
+        if (qconv_dw_plan(&g, &dj.dw)) {
+            dj.g = &g;
+            dj.v = &v;
+            dj.x = x[q.a];
+            dj.fx = qconv_x_flip(v.a_dtype);
+            dj.ax = v.a_zp + (dj.fx ? 128 : 0);
+            dj.es = (int64_t)prt_dtype_size(out->dtype);
+            return qconv_run_dw(&dj, x[q.b], q.bias >= 0 ? x[q.bias] : NULL, ys[0], ws,
+                                qconv_layout(g.M, K, P, g.C, g.w.ivol, NULL, NULL));
+        }
+    }
     (void)qconv_layout(g.M, K, P, g.C, g.w.ivol, ws, &w);
     if (pc && !ql_const_is(&pc->src, &in[q.b], x[q.b]))
         pc = NULL;

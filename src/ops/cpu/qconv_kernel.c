@@ -146,6 +146,55 @@ void op_qc_from_hwc(const uint8_t *yt, int64_t M16, int64_t M, int64_t hw, int64
             y[c * hw + p] = yt[p * M16 + c];
 }
 
+static inline CPU_INLINE void qc_plane_f32_body(const uint8_t *x, int64_t n, uint8_t flip,
+                                                int32_t zp, float *out)
+{
+    for (int64_t i = 0; i < n; i++)
+        out[i] = (float)((int32_t)(uint8_t)(x[i] ^ flip) - zp);
+}
+
+CPU_BUILDS(qc_plane_f32, qc_plane_f32_body,
+           (const uint8_t *x, int64_t n, uint8_t flip, int32_t zp, float *out),
+           (x, n, flip, zp, out))
+
+void op_qc_plane_f32(const uint8_t *x, int64_t n, uint8_t flip, int32_t zp, float *out)
+{
+    CPU_PICK(qc_plane_f32)(x, n, flip, zp, out);
+}
+
+static inline CPU_INLINE void qc_requant_f32_body(const float *sum, int64_t n,
+                                                  int32_t bias, float scale, int32_t zp,
+                                                  int is_u8, int is_i32, void *y)
+{
+    const int32_t lo = is_u8 ? 0 : -128, hi = is_u8 ? 255 : 127;
+    const float flo = (float)(lo - zp), fhi = (float)(hi - zp);
+    if (is_i32) {
+        for (int64_t i = 0; i < n; i++)
+            ((int32_t *)y)[i] = (int32_t)sum[i];
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        /* qgemm.h's store pass, operation for operation */
+        const int32_t v = (int32_t)((uint32_t)(int32_t)sum[i] + (uint32_t)bias);
+        float f = (float)v * scale;
+        f = f >= flo ? f : flo;
+        f = f <= fhi ? f : fhi;
+        f = (f + 12582912.0f) - 12582912.0f;
+        ((uint8_t *)y)[i] = (uint8_t)((int32_t)f + zp);
+    }
+}
+
+CPU_BUILDS(qc_requant_f32, qc_requant_f32_body,
+           (const float *sum, int64_t n, int32_t bias, float scale, int32_t zp, int is_u8,
+            int is_i32, void *y),
+           (sum, n, bias, scale, zp, is_u8, is_i32, y))
+
+void op_qc_requant_f32(const float *sum, int64_t n, int32_t bias, float scale, int32_t zp,
+                       int is_u8, int is_i32, void *y)
+{
+    CPU_PICK(qc_requant_f32)(sum, n, bias, scale, zp, is_u8, is_i32, y);
+}
+
 #if CPU_HAVE_AVX2_BUILD
 #define QC_TARGET_VNNI                                                                   \
     __attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni,avx2,fma")))

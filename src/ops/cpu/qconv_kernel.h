@@ -74,4 +74,21 @@ typedef struct op_qc_args {
  * concurrently. Only where op_qg_vnni() (qgemm.h). */
 void op_qc_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t s1);
 
+/* ---- depthwise, through the float planes of conv_dw.c -------------------
+ *
+ * A depthwise QLinearConv (or ConvInteger) runs op_dw_run (cpu_kernels.h)
+ * on planes of x - x_zp and taps w - w_zp in float: every product is an
+ * integer of at most 255 x 255 and every partial sum one below 2^24 while
+ * the taps are at most OP_QC_DW_MAX_TAPS, so float sums them exactly in
+ * any order and the int32 result is the integer one. */
+#define OP_QC_DW_MAX_TAPS 256 /* 256 x 255 x 255 < 2^24 */
+
+/* out[i] = (x[i] ^ flip) - zp as float, for n bytes. */
+void op_qc_plane_f32(const uint8_t *x, int64_t n, uint8_t flip, int32_t zp, float *out);
+/* n exact integer sums (as float) into y: with is_i32 the int32 sums;
+ * else sum + bias requantized as qgemm.h's store pass (scale, zp, uint8
+ * when is_u8, else int8). */
+void op_qc_requant_f32(const float *sum, int64_t n, int32_t bias, float scale, int32_t zp,
+                       int is_u8, int is_i32, void *y);
+
 #endif /* PLUGRT_OPS_CPU_QCONV_KERNEL_H */
