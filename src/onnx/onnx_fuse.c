@@ -79,7 +79,8 @@ enum {
     FUSE_DQ_CONST,
     FUSE_QCONV,
     FUSE_QMATMUL,
-    FUSE_ATTENTION
+    FUSE_ATTENTION,
+    FUSE_QPOOL
 };
 enum { FUSE_SKIP_LN = 16, FUSE_MATMUL_ACT, FUSE_EW_CHAIN }; /* the sections at the end */
 
@@ -641,6 +642,67 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
     f->ins[7] = onnx_node_input(qn, 2);
     f->ins[8] = dq[2] ? onnx_node_input(dq[2], 0) : "";
     f->nb_ins = dq[2] ? 9 : 8;
+    return 1;
+}
+
+/* Whether constants a and b (names) hold the same one 8-bit value. */
+static int fc_same_q8(const fuse_ctx *c, const char *a, const char *b)
+{
+    const Onnx__TensorProto *pa = fc_const_proto(c, a), *pb = fc_const_proto(c, b);
+    onnx_tensor ta, tb;
+    int same;
+    if (!pa || !pb)
+        return 0;
+    if (onnx_tensor_load(pa, c->imp->base_dir, a, &ta)) {
+        prt_clear_error();
+        return 0;
+    }
+    if (onnx_tensor_load(pb, c->imp->base_dir, b, &tb)) {
+        prt_clear_error();
+        onnx_tensor_free(&ta);
+        return 0;
+    }
+    same = ta.dtype == tb.dtype && (ta.dtype == PRT_UINT8 || ta.dtype == PRT_INT8) &&
+           ta.bytes == 1 && tb.bytes == 1 && memcmp(ta.data, tb.data, 1) == 0;
+    onnx_tensor_free(&ta);
+    onnx_tensor_free(&tb);
+    return same;
+}
+
+/* DequantizeLinear -> MaxPool -> QuantizeLinear with one scale and zero
+ * point on both sides: MaxPool of the 8-bit x itself, exactly (max
+ * commutes with the monotonic dequantization, and Q(DQ(v)) = v for the
+ * same scale and zero point), as ONNX Runtime's QDQ transformer drops
+ * them. The DQ stays when others read it. */
+static int fc_qpool(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *pool = fc_node(c, pos), *dqn, *qn;
+    int32_t dq, q, m[3], nb = 0;
+    float s0, s1;
+    if (!fc_is(c, pos, "MaxPool") || pool->n_input != 1 || pool->n_output != 1 ||
+        !fc_out(pool)[0])
+        return 0;
+    dq = fc_get(&c->producer, onnx_node_input(pool, 0));
+    q = fc_only_reader(c, fc_out(pool));
+    if (dq < 0 || !fc_is(c, dq, "DequantizeLinear") || c->taken[dq] ||
+        !fc_is(c, q, "QuantizeLinear") || c->taken[q])
+        return 0;
+    dqn = fc_node(c, dq);
+    qn = fc_node(c, q);
+    if (dqn->n_input != 3 || qn->n_input != 3 ||
+        !fc_scalar(c, onnx_node_input(dqn, 1), &s0) ||
+        !fc_scalar(c, onnx_node_input(qn, 1), &s1) || s0 != s1 ||
+        !fc_same_q8(c, onnx_node_input(dqn, 2), onnx_node_input(qn, 2)))
+        return 0;
+    if (fc_only_reader(c, fc_out(dqn)) == pos)
+        m[nb++] = dq;
+    m[nb++] = pos;
+    m[nb++] = q;
+    fc_init(f, FUSE_QPOOL, pos, nb, m);
+    f->last = q;
+    f->output = fc_out(qn);
+    f->ins[0] = onnx_node_input(dqn, 0);
+    f->nb_ins = 1;
     return 1;
 }
 
@@ -1309,7 +1371,7 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
      * float constants (fc_dq_const) at their earlier positions. */
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
-        if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f)) {
+        if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f) || fc_qpool(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -1379,9 +1441,12 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
     if (f->kind == FUSE_DQ_CONST)
         return onnx_dq_const_import(imp, label, f->output, f->q[0], f->q[1], f->q[2],
                                     f->axis);
-    if (f->kind == FUSE_QCONV || f->kind == FUSE_QMATMUL) {
-        prt_status st = prt_builtin_find_creator(
-            f->kind == FUSE_QCONV ? "QLinearConv" : "QLinearMatMul", "1", &c);
+    if (f->kind == FUSE_QCONV || f->kind == FUSE_QMATMUL || f->kind == FUSE_QPOOL) {
+        prt_status st =
+            prt_builtin_find_creator(f->kind == FUSE_QCONV     ? "QLinearConv"
+                                     : f->kind == FUSE_QMATMUL ? "QLinearMatMul"
+                                                               : "MaxPool",
+                                     "1", &c);
         if (st)
             return st;
         return onnx_import_fused(imp, first, label, c, NULL, 0, (const char **)f->ins,
