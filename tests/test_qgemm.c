@@ -351,6 +351,10 @@ static void test_conv(void)
      * kernels wider than the padding (rows inside x and at its edges). */
     for (int t = 0; t < 24; t++)
         q_conv_random(1, t, 1, 8, 40, 90, 5, 0);
+    /* ... with 8 output channels or fewer (one panel, half of it padding)
+     * and kernels up to 7 x 7, as resnet18_w8's stem and first layers. */
+    for (int t = 0; t < 16; t++)
+        q_conv_random(1, t, 1, 100, 12, 8, 7, 0);
     /* Depthwise: the float planes of conv_dw.c (qconv_kernel.h), any zero
      * points, kernels up to 7 x 7 at strides 1 and 2 with padding. */
     for (int qlinear = 0; qlinear < 2; qlinear++)

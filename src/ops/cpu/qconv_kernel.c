@@ -9,6 +9,7 @@
 
 #include "base/base.h"
 #include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/qgemm.h"
 
 #if CPU_HAVE_AVX2_BUILD
 #include <immintrin.h>
@@ -97,6 +98,29 @@ void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t
 {
     const qc_u8x16 fv = {flip, flip, flip, flip, flip, flip, flip, flip,
                          flip, flip, flip, flip, flip, flip, flip, flip};
+    if (C4 == 4) {
+        /* An image's stem (C <= 4): 16 pixels of four channels are 64
+         * contiguous bytes, op_qg_zip4 of four 16-byte rows (a zero row
+         * past C). */
+        const qc_u8x16 zero = {0};
+        int64_t p = p0;
+        for (; p + 16 <= p1; p += 16) {
+            qc_u8x16 r[4], t[4];
+            for (int i = 0; i < 4; i++) {
+                r[i] = zero;
+                if (i < C) {
+                    memcpy(&r[i], x + i * hw + p, 16);
+                    r[i] ^= fv;
+                }
+            }
+            op_qg_zip4(r, t);
+            memcpy(xt + p * 4, t, 64);
+        }
+        for (; p < p1; p++)
+            for (int64_t c = 0; c < 4; c++)
+                xt[p * 4 + c] = c < C ? x[c * hw + p] ^ flip : 0;
+        return;
+    }
     for (int64_t b0 = p0; b0 < p1; b0 += QC_HWC_BLOCK) {
         const int64_t b1 = b0 + QC_HWC_BLOCK < p1 ? b0 + QC_HWC_BLOCK : p1;
         int64_t c = 0;
