@@ -21,6 +21,12 @@
  * itself), packed into panels per run; zero points through row and column
  * sums, bias and requantization in the store pass. Integer sums are exact,
  * so the result does not depend on the thread count or the build.
+ *
+ * Two faster paths give the same bits: QLinearConv of one group with
+ * symmetric constant weights on a VNNI CPU runs channel-last
+ * (qconv_run_hwc, cpu/qconv_kernel.h), and a depthwise convolution runs
+ * through the float depthwise kernel with exact integer sums
+ * (qconv_run_dw).
  */
 #include <string.h>
 
