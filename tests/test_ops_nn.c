@@ -403,6 +403,38 @@ static int test_pools(void)
         free(want);
         free(widx);
     }
+    /* MaxPool of int8 and uint8 on their bytes (pool.c's 8-bit rows): rows
+     * wide enough for its vectors of 16 outputs at strides 1 and 2. */
+    for (int cs = 0; cs < 60; cs++) {
+        const int32_t dt = cs % 2 ? PRT_INT8 : PRT_UINT8, ns = cs % 5 == 4 ? 1 : 2;
+        int64_t sp[2] = {tu_rng_range(&rng, 1, 5), tu_rng_range(&rng, 16, 90)};
+        win_case w;
+        prt_field f[9];
+        prt_dims xd, yd;
+        ot_tensor x, y[2];
+        double *want = malloc(sizeof(double) * 4096);
+        char what[160];
+        if (ns == 1)
+            sp[0] = sp[1];
+        rand_window(&rng, ns, sp, 1, &w);
+        xd = ns == 1 ? D3(1, 2, sp[0]) : D4(1, 2, sp[0], sp[1]);
+        x = ot_random(dt, xd, &rng, 0);
+        for (int64_t i = 0; i < tu_volume(&xd); i++)
+            ot_set(&x, i,
+                   (double)tu_rng_range(&rng, dt == PRT_INT8 ? -128 : 0,
+                                        dt == PRT_INT8 ? 127 : 255));
+        ref_pool(RP_MAX, &x, &w, 0, 2, 0, &yd, want, NULL);
+        snprintf(what, sizeof what,
+                 "MaxPool 8-bit case %d (%s, %lldx%lld, k %d s %d d %d)", cs,
+                 prt_dtype_name(dt), (long long)sp[0], (long long)sp[1], (int)w.k[ns - 1],
+                 (int)w.s[ns - 1], (int)w.d[ns - 1]);
+        CHECK_OK(nn_run("MaxPool", f, win_fields(&w, 1, 1, f), &x, 1, NULL, -1, 1, y));
+        if (y[0].data)
+            ot_check_close(what, &y[0], &yd, want, 0);
+        ot_free(&y[0]);
+        ot_free(&x);
+        free(want);
+    }
     /* Dynamic dims: the output size is an expression of them. */
     for (int ceil_mode = 0; ceil_mode < 2; ceil_mode++) {
         const int32_t k[2] = {3, 2}, s[2] = {2, 2}, pads[4] = {1, 0, 1, 1};

@@ -212,6 +212,7 @@ static void test_matmul(void)
 
 typedef struct q_conv_shape {
     int32_t ns, group;
+    int sym; /* W's zero points 0 on the signed side (int8 0, uint8 128) */
     int64_t n, c, m, d[2], k[2];
     int32_t s[2], dl[2], pads[4];
 } q_conv_shape;
@@ -250,6 +251,8 @@ static void q_conv_case(int qlinear, const q_conv_shape *cs)
     }
     yd = ns == 1 ? D3(cs->n, M, O[0]) : D4(cs->n, M, O[0], O[1]);
     want = malloc(sizeof(double) * (size_t)(base_volume(&yd) + 1));
+    for (int64_t i = 0; cs->sym && i < base_volume(&wz.dims); i++)
+        ot_set(&wz, i, tw == PRT_UINT8 ? 128 : 0);
     /* The definition: (x - x_zp) conv (w - w_zp), padding 0, in double. */
     xf = ot_make(PRT_FLOAT32, xd);
     wf = ot_make(PRT_FLOAT32, wd);
@@ -292,12 +295,13 @@ static void q_conv_case(int qlinear, const q_conv_shape *cs)
     }
     snprintf(what, sizeof what,
              "%s %s x %s, %d-D, N %lld C %lld M %lld group %d, k %lld, s %d, d %d, "
-             "pad %d%s%s%s",
+             "pad %d%s%s%s%s",
              qlinear ? "QLinearConv" : "ConvInteger", prt_dtype_name(tx),
              prt_dtype_name(tw), (int)ns, (long long)cs->n, (long long)C, (long long)M,
              (int)cs->group, (long long)cs->k[0], (int)cs->s[0], (int)cs->dl[0],
              (int)cs->pads[0], per_ch ? ", per channel" : "",
-             w_const ? ", W constant" : "", has_bias ? ", bias" : "");
+             w_const ? ", W constant" : "", has_bias ? ", bias" : "",
+             cs->sym ? ", symmetric W" : "");
     q_run_all(what, qlinear ? "QLinearConv" : "ConvInteger", f, nf, in, nb,
               qlinear ? 0x1f6u | (w_const ? 0x8u : 0u) : 0xcu | (w_const ? 0x2u : 0u),
               &yd, want);
@@ -308,27 +312,54 @@ static void q_conv_case(int qlinear, const q_conv_shape *cs)
     free(want);
 }
 
+/* Case t of a run of random shapes: 1-D every fourth, groups now and
+ * then, channels up to maxc and maxm (per group), kernels up to maxk. */
+static void q_conv_random(int qlinear, int t, int sym, int group_every, int64_t maxc,
+                          int64_t maxm, int64_t maxk, int depthwise)
+{
+    q_conv_shape cs;
+    memset(&cs, 0, sizeof cs);
+    cs.sym = sym;
+    cs.ns = t % 4 == 3 ? 1 : 2;
+    cs.group = t % group_every == group_every - 1 ? (int32_t)tu_rng_range(&rng, 2, 3) : 1;
+    cs.n = tu_rng_range(&rng, 1, 2);
+    cs.c = cs.group * tu_rng_range(&rng, 1, maxc);
+    cs.m = cs.group * tu_rng_range(&rng, 1, maxm);
+    if (depthwise) {
+        cs.ns = t % 7 == 6 ? 1 : 2;
+        cs.group = (int32_t)tu_rng_range(&rng, 2, maxc);
+        cs.c = cs.m = cs.group;
+    }
+    for (int32_t i = 0; i < cs.ns; i++) {
+        cs.k[i] = t % 3 == 0 ? 1 : tu_rng_range(&rng, 1, maxk);
+        cs.s[i] = t % 3 == 0 && t % 2 ? 1 : (int32_t)tu_rng_range(&rng, 1, 2);
+        cs.dl[i] = t % 3 == 0 || t % 4 ? 1 : (int32_t)tu_rng_range(&rng, 1, 2);
+        cs.pads[i] = t % 3 == 0 ? 0 : (int32_t)tu_rng_range(&rng, 0, 2);
+        cs.pads[cs.ns + i] = t % 3 == 0 ? 0 : (int32_t)tu_rng_range(&rng, 0, 2);
+        cs.d[i] = cs.dl[i] * (cs.k[i] - 1) + 1 + tu_rng_range(&rng, 0, 20);
+    }
+    q_conv_case(qlinear, &cs);
+}
+
 static void test_conv(void)
 {
     for (int qlinear = 0; qlinear < 2; qlinear++)
-        for (int t = 0; t < 30; t++) {
-            q_conv_shape cs;
-            memset(&cs, 0, sizeof cs);
-            cs.ns = t % 4 == 3 ? 1 : 2;
-            cs.group = t % 5 == 4 ? (int32_t)tu_rng_range(&rng, 2, 3) : 1;
-            cs.n = tu_rng_range(&rng, 1, 2);
-            cs.c = cs.group * tu_rng_range(&rng, 1, 9);
-            cs.m = cs.group * tu_rng_range(&rng, 1, 20);
-            for (int32_t i = 0; i < cs.ns; i++) {
-                cs.k[i] = t % 3 == 0 ? 1 : tu_rng_range(&rng, 1, 4);
-                cs.s[i] = t % 3 == 0 && t % 2 ? 1 : (int32_t)tu_rng_range(&rng, 1, 2);
-                cs.dl[i] = t % 3 == 0 || t % 4 ? 1 : (int32_t)tu_rng_range(&rng, 1, 2);
-                cs.pads[i] = t % 3 == 0 ? 0 : (int32_t)tu_rng_range(&rng, 0, 2);
-                cs.pads[cs.ns + i] = t % 3 == 0 ? 0 : (int32_t)tu_rng_range(&rng, 0, 2);
-                cs.d[i] = cs.dl[i] * (cs.k[i] - 1) + 1 + tu_rng_range(&rng, 0, 20);
-            }
-            q_conv_case(qlinear, &cs);
-        }
+        for (int t = 0; t < 30; t++)
+            q_conv_random(qlinear, t, 0, 5, 9, 20, 4, 0);
+    /* Symmetric W: QLinearConv's channel-last VNNI path where W is a
+     * constant (qconv_kernel.h), channels across its panels and tiles,
+     * kernels wider than the padding (rows inside x and at its edges). */
+    for (int t = 0; t < 24; t++)
+        q_conv_random(1, t, 1, 8, 40, 90, 5, 0);
+    /* ... with 8 output channels or fewer (one panel, half of it padding)
+     * and kernels up to 7 x 7, as resnet18_w8's stem and first layers. */
+    for (int t = 0; t < 16; t++)
+        q_conv_random(1, t, 1, 100, 12, 8, 7, 0);
+    /* Depthwise: the float planes of conv_dw.c (qconv_kernel.h), any zero
+     * points, kernels up to 7 x 7 at strides 1 and 2 with padding. */
+    for (int qlinear = 0; qlinear < 2; qlinear++)
+        for (int t = 0; t < 20; t++)
+            q_conv_random(qlinear, t, t % 2, 5, 24, 1, 7, 1);
 }
 
 /* ---- errors --------------------------------------------------------------- */

@@ -82,7 +82,8 @@ enum {
     FUSE_DQ_CONST,
     FUSE_QCONV,
     FUSE_QMATMUL,
-    FUSE_ATTENTION
+    FUSE_ATTENTION,
+    FUSE_QPOOL
 };
 enum { FUSE_SKIP_LN = 16, FUSE_MATMUL_ACT, FUSE_EW_CHAIN }; /* the sections at the end */
 
@@ -554,6 +555,18 @@ static int fc_qconv_act(fuse_ctx *c, int32_t pos, float *lo, float *hi)
     return n->n_input <= 3;
 }
 
+/* Taps of QLinearConv's depthwise kernel at most (conv_dw.c's op_dw,
+ * OP_DW_MAX_TAPS: the importer sees no kernel headers). */
+#define FC_QCONV_DW_TAPS 64
+
+/* W (a constant, or NULL) of a depthwise convolution of `group` groups
+ * that QLinearConv's depthwise kernel takes: [group, 1, kh, kw]. */
+static int fc_qconv_depthwise(const Onnx__TensorProto *w, int64_t group)
+{
+    return w && w->n_dims == 4 && w->dims[0] == group && w->dims[1] == 1 &&
+           w->dims[2] * w->dims[3] <= FC_QCONV_DW_TAPS;
+}
+
 /* The Conv at pos between DQs and a Q (through an idle Relu or Clip): 1
  * and *f when they make a QLinearConv. */
 static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
@@ -575,13 +588,16 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
     if (!fc_is(c, q, "QuantizeLinear") || !fc_qdq_inputs(c, pos, at, dq, p, &shared))
         return 0; /* not a QDQ Conv (the fp32 model's): no log */
     qn = fc_node(c, q);
-    /* Grouped and depthwise convolutions stay dequantized: QLinearConv's
-     * grouped path is generic, and the float kernels are faster there
+    /* Grouped convolutions stay dequantized: QLinearConv's grouped path is
+     * generic, and the float kernels are faster there
      * (efficientnet_b0_w25_qdq ran at 0.43-0.24 of ORT fused, 1.16-0.58
-     * not; bench/RESULTS.md). */
+     * not; bench/RESULTS.md). Depthwise ones (one input channel per
+     * group, a constant W of 2 spatial dims) fold: QLinearConv runs them
+     * through the float depthwise kernel, exactly (qconv_kernel.h). */
     for (size_t k = 0; k < conv->n_attribute; k++) {
         const Onnx__AttributeProto *a = conv->attribute[k];
-        if (a->name && strcmp(a->name, "group") == 0 && a->i > 1) {
+        if (a->name && strcmp(a->name, "group") == 0 && a->i > 1 &&
+            !fc_qconv_depthwise(p[1][0], a->i)) {
             onnx_node_label(conv, c->order[pos], label, sizeof label);
             onnx_info("%s: DequantizeLinear -> Conv -> QuantizeLinear left unfused: a "
                       "grouped convolution (group %lld) runs faster dequantized",
@@ -623,6 +639,67 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
     f->ins[7] = onnx_node_input(qn, 2);
     f->ins[8] = dq[2] ? onnx_node_input(dq[2], 0) : "";
     f->nb_ins = dq[2] ? 9 : 8;
+    return 1;
+}
+
+/* Whether constants a and b (names) hold the same one 8-bit value. */
+static int fc_same_q8(const fuse_ctx *c, const char *a, const char *b)
+{
+    const Onnx__TensorProto *pa = fc_const_proto(c, a), *pb = fc_const_proto(c, b);
+    onnx_tensor ta, tb;
+    int same;
+    if (!pa || !pb)
+        return 0;
+    if (onnx_tensor_load(pa, c->imp->base_dir, a, &ta)) {
+        prt_clear_error();
+        return 0;
+    }
+    if (onnx_tensor_load(pb, c->imp->base_dir, b, &tb)) {
+        prt_clear_error();
+        onnx_tensor_free(&ta);
+        return 0;
+    }
+    same = ta.dtype == tb.dtype && (ta.dtype == PRT_UINT8 || ta.dtype == PRT_INT8) &&
+           ta.bytes == 1 && tb.bytes == 1 && memcmp(ta.data, tb.data, 1) == 0;
+    onnx_tensor_free(&ta);
+    onnx_tensor_free(&tb);
+    return same;
+}
+
+/* DequantizeLinear -> MaxPool -> QuantizeLinear with one scale and zero
+ * point on both sides: MaxPool of the 8-bit x itself, exactly (max
+ * commutes with the monotonic dequantization, and Q(DQ(v)) = v for the
+ * same scale and zero point), as ONNX Runtime's QDQ transformer drops
+ * them. The DQ stays when others read it. */
+static int fc_qpool(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *pool = fc_node(c, pos), *dqn, *qn;
+    int32_t dq, q, m[3], nb = 0;
+    float s0, s1;
+    if (!fc_is(c, pos, "MaxPool") || pool->n_input != 1 || pool->n_output != 1 ||
+        !fc_out(pool)[0])
+        return 0;
+    dq = fc_get(&c->producer, onnx_node_input(pool, 0));
+    q = fc_only_reader(c, fc_out(pool));
+    if (dq < 0 || !fc_is(c, dq, "DequantizeLinear") || c->taken[dq] ||
+        !fc_is(c, q, "QuantizeLinear") || c->taken[q])
+        return 0;
+    dqn = fc_node(c, dq);
+    qn = fc_node(c, q);
+    if (dqn->n_input != 3 || qn->n_input != 3 ||
+        !fc_scalar(c, onnx_node_input(dqn, 1), &s0) ||
+        !fc_scalar(c, onnx_node_input(qn, 1), &s1) || s0 != s1 ||
+        !fc_same_q8(c, onnx_node_input(dqn, 2), onnx_node_input(qn, 2)))
+        return 0;
+    if (fc_only_reader(c, fc_out(dqn)) == pos)
+        m[nb++] = dq;
+    m[nb++] = pos;
+    m[nb++] = q;
+    fc_init(f, FUSE_QPOOL, pos, nb, m);
+    f->last = q;
+    f->output = fc_out(qn);
+    f->ins[0] = onnx_node_input(dqn, 0);
+    f->nb_ins = 1;
     return 1;
 }
 
@@ -1276,7 +1353,7 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
      * float constants (fc_dq_const) at their earlier positions. */
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
-        if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f)) {
+        if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f) || fc_qpool(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -1346,9 +1423,12 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
     if (f->kind == FUSE_DQ_CONST)
         return onnx_dq_const_import(imp, label, f->output, f->q[0], f->q[1], f->q[2],
                                     f->axis);
-    if (f->kind == FUSE_QCONV || f->kind == FUSE_QMATMUL) {
-        prt_status st = prt_builtin_find_creator(
-            f->kind == FUSE_QCONV ? "QLinearConv" : "QLinearMatMul", "1", &c);
+    if (f->kind == FUSE_QCONV || f->kind == FUSE_QMATMUL || f->kind == FUSE_QPOOL) {
+        prt_status st =
+            prt_builtin_find_creator(f->kind == FUSE_QCONV     ? "QLinearConv"
+                                     : f->kind == FUSE_QMATMUL ? "QLinearMatMul"
+                                                               : "MaxPool",
+                                     "1", &c);
         if (st)
             return st;
         return onnx_import_fused(imp, first, label, c, NULL, 0, (const char **)f->ins,

@@ -422,6 +422,80 @@ static void pool2d_range(void *arg, int64_t b, int64_t e)
     cpu_pool2d_rows(j->k, j->x, j->y, b, e, j->chw8_channels);
 }
 
+/* MaxPool of 8-bit x on its bytes (a QDQ model's DequantizeLinear ->
+ * MaxPool -> QuantizeLinear, onnx_fuse.c): output rows [b, e) of planes *
+ * oh, each kernel row and column a run of maxima over the outputs whose
+ * tap lies inside x. The lowest value stands for a window all padding, as
+ * in the float kernel. */
+typedef struct pool_q8_job {
+    const cpu_pool2d *k;
+    const uint8_t *x;
+    uint8_t *y;
+    int is_signed;
+} pool_q8_job;
+
+#define POOL_Q8_ROWS(T, VT)                                                              \
+    for (int64_t r = b; r < e; r++) {                                                    \
+        const int64_t oh = r % k->oh;                                                    \
+        const T *xp = (const T *)j->x + r / k->oh * k->ih * k->iw;                       \
+        T *yr = (T *)j->y + r * k->ow;                                                   \
+        for (int64_t o = 0; o < k->ow; o++)                                              \
+            yr[o] = (T)k->lowest;                                                        \
+        for (int64_t i = 0; i < k->kh; i++) {                                            \
+            const int64_t ih = oh * k->sh - k->pt + i * k->dh;                           \
+            if (ih < 0 || ih >= k->ih)                                                   \
+                continue;                                                                \
+            for (int64_t t = 0; t < k->kw; t++) {                                        \
+                const int64_t off = t * k->dw - k->pl; /* iw = o sw + off */             \
+                int64_t o0 = off >= 0 ? 0 : (-off + k->sw - 1) / k->sw;                  \
+                int64_t o1 = k->iw - off <= 0 ? 0 : (k->iw - off + k->sw - 1) / k->sw;   \
+                const T *xr = xp + ih * k->iw + off;                                     \
+                if (o1 > k->ow)                                                          \
+                    o1 = k->ow;                                                          \
+                o0 = POOL_Q8_VEC(T, VT, xr, yr, o0, o1, k->sw, k->iw - off);             \
+                for (int64_t o = o0; o < o1; o++)                                        \
+                    yr[o] = xr[o * k->sw] > yr[o] ? xr[o * k->sw] : yr[o];               \
+            }                                                                            \
+        }                                                                                \
+    }
+
+typedef uint8_t pool_u8x16 __attribute__((vector_size(16)));
+typedef int8_t pool_i8x16 __attribute__((vector_size(16)));
+
+/* Outputs from o0 on in vectors of 16 at strides 1 and 2 while their
+ * inputs (a stride-2 vector reads 32 bytes) lie before `lim` of xr's row;
+ * returns where the scalar loop goes on. */
+#define POOL_Q8_VEC(T, VT, xr, yr, o0, o1, sw, lim)                                      \
+    __extension__({                                                                      \
+        int64_t o_ = (o0);                                                               \
+        if ((sw) <= 2)                                                                   \
+            for (; o_ + 16 <= (o1) && (o_ + 16) * (sw) <= (lim); o_ += 16) {             \
+                VT a_, c_, y_, m_;                                                       \
+                memcpy(&a_, (xr) + o_ * (sw), 16);                                       \
+                if ((sw) == 2) {                                                         \
+                    memcpy(&c_, (xr) + o_ * 2 + 16, 16);                                 \
+                    a_ = __builtin_shufflevector(a_, c_, 0, 2, 4, 6, 8, 10, 12, 14, 16,  \
+                                                 18, 20, 22, 24, 26, 28, 30);            \
+                }                                                                        \
+                memcpy(&y_, (yr) + o_, 16);                                              \
+                m_ = (VT)(a_ > y_);                                                      \
+                y_ = (a_ & m_) | (y_ & ~m_);                                             \
+                memcpy((yr) + o_, &y_, 16);                                              \
+            }                                                                            \
+        o_;                                                                              \
+    })
+
+static void pool_q8_range(void *arg, int64_t b, int64_t e)
+{
+    const pool_q8_job *j = arg;
+    const cpu_pool2d *k = j->k;
+    if (j->is_signed) {
+        POOL_Q8_ROWS(int8_t, pool_i8x16)
+    } else {
+        POOL_Q8_ROWS(uint8_t, pool_u8x16)
+    }
+}
+
 /* X and Y both LINEAR, or both CHW8 where the vector kernel runs (rank 3
  * or 4, no Indices). */
 static int pool_chw8_ok(const op_object *o, int32_t pos,
@@ -469,6 +543,14 @@ static prt_status pool_run(const op_object *o, int32_t dtype, const prt_tensor_d
         cpu_pool2d k = pool2d_of(&g, &c);
         pool2d_job j = {&k, X, Y, c8 ? xd->d[1] : 0};
         int64_t work = k.ow * k.kh * k.kw * (c8 ? 8 : 1);
+        if (!c8 && !k.avg && (dtype == PRT_UINT8 || dtype == PRT_INT8)) {
+            pool_q8_job q = {&k, xs[0], ys[0], dtype == PRT_INT8};
+            base_parallel_for(planes * k.oh,
+                              work > 0 ? (OP_GRAIN_SIMPLE + work - 1) / work
+                                       : planes * k.oh,
+                              pool_q8_range, &q);
+            return PRT_OK;
+        }
         if (c8)
             planes = xd->d[0] * ((xd->d[1] + 7) / 8);
         else if (dtype != PRT_FLOAT32) {

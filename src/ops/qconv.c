@@ -21,10 +21,18 @@
  * itself), packed into panels per run; zero points through row and column
  * sums, bias and requantization in the store pass. Integer sums are exact,
  * so the result does not depend on the thread count or the build.
+ *
+ * Two faster paths give the same bits: QLinearConv of one group with
+ * symmetric constant weights on a VNNI CPU runs channel-last
+ * (qconv_run_hwc, cpu/qconv_kernel.h), and a depthwise convolution runs
+ * through the float depthwise kernel with exact integer sums
+ * (qconv_run_dw).
  */
 #include <string.h>
 
 #include "base/parallel.h"
+#include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/qconv_kernel.h"
 #include "ops/cpu/qgemm.h"
 #include "ops/ops_nn.h"
 #include "ops/qlinear.h"
@@ -121,13 +129,68 @@ static uint8_t qconv_x_flip(int32_t dtype)
     return dtype == PRT_INT8 ? 0x80 : 0;
 }
 
-/* W' packed once: M rows of K4 bytes and their sums. */
+/* W' packed once: M rows of K4 bytes and their sums (ap), or, for the
+ * channel-last path (qconv_hwc_ok), in qconv_kernel.h's panels (wq, ap
+ * NULL). */
 typedef struct qconv_const {
     op_const head;
     ql_const_src src;
     int32_t *rowsum; /* M */
     uint8_t *ap;
+    uint8_t *wq;
 } qconv_const;
+
+/* Whether W's zero points (desc d, values zp; NULL: none) are all 0 once
+ * W is on the signed side: qconv_kernel.h's condition. */
+static int qconv_w_symmetric(int32_t w_dtype, const prt_tensor_desc *d, const void *zp)
+{
+    const int32_t want = w_dtype == PRT_UINT8 ? 128 : 0;
+    if (!d)
+        return want == 0;
+    for (int64_t i = 0; i < base_volume(&d->dims); i++)
+        if (op_int_at(zp, d->dtype, i) != want)
+            return 0;
+    return 1;
+}
+
+/* The channel-last VNNI path takes QLinearConv of one group over 1 or 2
+ * spatial dims (W's rank: at build only the constants' dims are known)
+ * with symmetric weights, W's zero points as given (zp NULL: none). */
+static int qconv_hwc_ok(const op_object *o, const ql_inputs *q, const prt_tensor_desc *in,
+                        const void *w_zp)
+{
+    const qconv_op *c = (const qconv_op *)o;
+    const int32_t ns = in[q->b].dims.nb_dims - 2;
+    return q->kind == QL_QLINEAR_CONV && c->group == 1 && (ns == 1 || ns == 2) &&
+           op_qg_vnni() &&
+           qconv_w_symmetric(in[q->b].dtype, q->b_zp >= 0 ? &in[q->b_zp] : NULL, w_zp);
+}
+
+/* W packed for the channel-last path: M sums, then the panels. */
+static prt_status qconv_prepare_hwc(const op_object *o, const ql_inputs *q,
+                                    const prt_tensor_desc *in, const void *const *data,
+                                    op_const **out)
+{
+    const prt_dims *d = &in[q->b].dims;
+    const int64_t M = d->d[0], C = d->d[1], kvol = base_volume(d) / (M * (C ? C : 1));
+    const int64_t wb = op_qc_w_bytes(M, C, kvol);
+    int64_t bytes;
+    qconv_const *c;
+    if (C < 1 || wb < 0 ||
+        !base_add_i64(wb, (int64_t)sizeof *c + 4 * M + QCV_ALIGN, &bytes))
+        return PRT_OK;
+    c = (qconv_const *)op_const_alloc((size_t)bytes);
+    if (!c)
+        return op_fail(o, PRT_ERR_OUT_OF_MEMORY, "out of memory packing W (%lld bytes)",
+                       (long long)bytes);
+    ql_const_set(&c->src, &in[q->b], data[q->b]);
+    c->rowsum = (int32_t *)(c + 1);
+    c->wq =
+        (uint8_t *)(((uintptr_t)(c->rowsum + M) + QCV_ALIGN - 1) / QCV_ALIGN * QCV_ALIGN);
+    op_qc_pack_w(M, C, kvol, data[q->b], qconv_w_flip(c->src.dtype), c->wq, c->rowsum);
+    *out = &c->head;
+    return PRT_OK;
+}
 
 static prt_status qconv_prepare(const op_object *o, const prt_tensor_desc *in,
                                 int32_t nb_in, const void *const *data, op_const **out)
@@ -142,6 +205,10 @@ static prt_status qconv_prepare(const op_object *o, const prt_tensor_desc *in,
         return PRT_OK;
     M = d->d[0];
     K = M > 0 ? base_volume(d) / M : 0;
+    /* W's zero points must be known now to choose the layout. */
+    if (M >= 1 && (q.b_zp < 0 || data[q.b_zp]) &&
+        qconv_hwc_ok(o, &q, in, q.b_zp >= 0 ? data[q.b_zp] : NULL))
+        return qconv_prepare_hwc(o, &q, in, data, out);
     k4 = op_qg_k4(K);
     if (M < 1 || k4 < 0 || !base_mul_i64(M, k4, &ab) ||
         !base_add_i64(ab, (int64_t)sizeof *c + 4 * M + QCV_ALIGN, &bytes))
@@ -164,6 +231,11 @@ typedef struct qconv_ws {
     uint8_t *ap, *col, *bp;
     int32_t *rowsum, *alpha, *colsum, *beta, *colterm;
     float *scale;
+    /* the channel-last path: one image of x in HWC, the padding pixel, and
+     * cterm and multipliers of M rounded up to a panel */
+    uint8_t *xt, *zrow, *yt;
+    int32_t *cterm;
+    float *hscale;
 } qconv_ws;
 
 static int qconv_carve(uint8_t *base, int64_t *off, int64_t count, int64_t size,
@@ -177,10 +249,13 @@ static int qconv_carve(uint8_t *base, int64_t *off, int64_t count, int64_t size,
     return 1;
 }
 
-/* For M output channels, K = Cg kvol taps and P output pixels. */
-static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, uint8_t *base, qconv_ws *w)
+/* For M output channels, K = Cg kvol taps and P output pixels; C input
+ * channels of ivol pixels (the channel-last path's copy of x). */
+static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, int64_t C, int64_t ivol,
+                            uint8_t *base, qconv_ws *w)
 {
-    int64_t off = 0, k4 = op_qg_k4(K), ab, kp;
+    const int64_t m16 = (M + OP_QC_PANEL - 1) / OP_QC_PANEL * OP_QC_PANEL;
+    int64_t off = 0, k4 = op_qg_k4(K), c4 = op_qc_c4(C), ab, kp, xb;
     qconv_ws unused;
     if (!w)
         w = &unused;
@@ -193,9 +268,116 @@ static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, uint8_t *base, qcon
         !qconv_carve(base, &off, M, 4, (void **)&w->scale) ||
         !qconv_carve(base, &off, P, 4, (void **)&w->colsum) ||
         !qconv_carve(base, &off, P, 4, (void **)&w->beta) ||
-        !qconv_carve(base, &off, P, 4, (void **)&w->colterm))
+        !qconv_carve(base, &off, P, 4, (void **)&w->colterm) || c4 < 0 ||
+        !base_mul_i64(ivol, c4, &xb) ||
+        !qconv_carve(base, &off, xb, 1, (void **)&w->xt) ||
+        !qconv_carve(base, &off, c4, 1, (void **)&w->zrow) ||
+        !base_mul_i64(P, m16, &xb) || !qconv_carve(base, &off, xb, 1, (void **)&w->yt) ||
+        !qconv_carve(base, &off, m16, 4, (void **)&w->cterm) ||
+        !qconv_carve(base, &off, m16, 4, (void **)&w->hscale))
         return -1;
     return off + QCV_ALIGN;
+}
+
+/* ---- depthwise (qconv_kernel.h's float planes) ---------------------------- */
+
+/* Scratch slots of the depthwise path: its chunks of (image, channel)
+ * items, one thread each at most. */
+#define QCV_DW_SLOTS 16
+
+/* A depthwise convolution (one input and one output channel per group) of
+ * 2 spatial dims and few enough taps for exact float sums: p planned. */
+static int qconv_dw_plan(const op_conv_geom *g, op_dw *p)
+{
+    return g->G > 1 && g->Cg == 1 && g->Mg == 1 && g->w.ns == 2 &&
+           g->w.kvol <= OP_QC_DW_MAX_TAPS &&
+           op_dw_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb, p);
+}
+
+/* Floats of one slot: op_dw's scratch, an input plane, an output plane. */
+static int64_t qconv_dw_slot(const op_conv_geom *g, const op_dw *p)
+{
+    int64_t n;
+    if (p->slot < 0 || !base_add_i64(p->slot, g->w.ivol, &n) ||
+        !base_add_i64(n, g->w.ovol, &n))
+        return -1;
+    return n;
+}
+
+/* Bytes after qconv_layout's: the slots and the taps (C kvol floats). */
+static int64_t qconv_dw_bytes(const op_conv_geom *g, const op_dw *p)
+{
+    int64_t slot = qconv_dw_slot(g, p), taps, n;
+    if (slot < 0 || !base_mul_i64(g->C, g->w.kvol, &taps) ||
+        !base_mul_i64(slot, QCV_DW_SLOTS, &n) || !base_add_i64(n, taps, &n) ||
+        !base_mul_i64(n, 4, &n) || !base_add_i64(n, QCV_ALIGN, &n))
+        return -1;
+    return n;
+}
+
+typedef struct qconv_dw_job {
+    op_dw dw;
+    const op_conv_geom *g;
+    const ql_values *v;
+    const uint8_t *x;
+    const int32_t *bias;
+    const float *taps; /* w - w_zp, channel c's at c kvol */
+    float *scratch;
+    void *y;
+    int64_t slot, slots, items, es;
+    int32_t ax;
+    uint8_t fx;
+} qconv_dw_job;
+
+static void qconv_dw_chunks(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_dw_job *j = arg;
+    const op_conv_geom *g = j->g;
+    const op_act none = {OP_ACT_NONE, 0.0f, 0.0f};
+    for (int64_t t = begin; t < end; t++) {
+        float *s = j->scratch + t * j->slot, *xin = s + j->dw.slot,
+              *sum = xin + g->w.ivol;
+        op_dw_zero(&j->dw, s);
+        for (int64_t it = t * j->items / j->slots; it < (t + 1) * j->items / j->slots;
+             it++) {
+            const int64_t c = it % g->C, n = it / g->C;
+            op_qc_plane_f32(j->x + (n * g->C + c) * g->w.ivol, g->w.ivol, j->fx, j->ax,
+                            xin);
+            op_dw_run(&j->dw, xin, j->taps + c * g->w.kvol, 0.0f, &none, sum, s);
+            op_qc_requant_f32(sum, g->w.ovol, j->bias ? j->bias[c] : 0,
+                              ql_multiplier(j->v, c), j->v->y_zp,
+                              j->v->out == OP_QG_OUT_U8, j->v->out == OP_QG_OUT_I32,
+                              (uint8_t *)j->y + (n * g->M + c) * g->w.ovol * j->es);
+        }
+    }
+}
+
+/* x's and W's zero points subtracted up front (any zero points). */
+static prt_status qconv_run_dw(qconv_dw_job *j, const void *W, const void *bias, void *y,
+                               void *ws, int64_t ws_off)
+{
+    const op_conv_geom *g = j->g;
+    const ql_values *v = j->v;
+    const int64_t kvol = g->w.kvol;
+    float *taps = (float *)(((uintptr_t)ws + (uintptr_t)ws_off + QCV_ALIGN - 1) /
+                            QCV_ALIGN * QCV_ALIGN);
+    for (int64_t c = 0; c < g->C; c++) {
+        const int32_t zp = ql_b_zp(v, c);
+        for (int64_t k = 0; k < kvol; k++) {
+            const uint8_t b = ((const uint8_t *)W)[c * kvol + k];
+            taps[c * kvol + k] =
+                (float)((v->b_dtype == PRT_INT8 ? (int32_t)(int8_t)b : (int32_t)b) - zp);
+        }
+    }
+    j->taps = taps;
+    j->scratch = taps + g->C * kvol;
+    j->slot = qconv_dw_slot(g, &j->dw);
+    j->items = g->N * g->C;
+    j->slots = j->items < QCV_DW_SLOTS ? j->items : QCV_DW_SLOTS;
+    j->bias = bias;
+    j->y = y;
+    base_parallel_for(j->slots, 1, qconv_dw_chunks, j);
+    return PRT_OK;
 }
 
 /* Sizes only from the dims, whatever they are (the builder asks with
@@ -204,16 +386,27 @@ static int64_t qconv_workspace(const op_object *o, int32_t dtype, const prt_dims
                                int32_t nb_in, const prt_dims *out, int32_t nb_out)
 {
     ql_inputs q;
-    int64_t M, K, P;
+    int64_t M, K, P, C, ivol;
     (void)dtype, (void)nb_out;
     ql_inputs_of(o, nb_in, &q);
-    if (in[q.b].nb_dims < 3 || out[0].nb_dims < 3)
+    if (in[q.b].nb_dims < 3 || out[0].nb_dims < 3 || in[q.a].nb_dims < 3)
         return -1;
+    C = in[q.a].d[1];
+    ivol = in[q.a].d[0] * C > 0 ? base_volume(&in[q.a]) / (in[q.a].d[0] * C) : 0;
     M = in[q.b].d[0];
     K = M > 0 ? base_volume(&in[q.b]) / M : 0;
     P = out[0].d[0] * out[0].d[1] > 0 ? base_volume(&out[0]) / (out[0].d[0] * out[0].d[1])
                                       : 0;
-    return qconv_layout(M, K, P, NULL, NULL);
+    {
+        const int64_t base = qconv_layout(M, K, P, C, ivol, NULL, NULL);
+        op_conv_geom g;
+        op_dw dw;
+        int64_t extra;
+        if (base < 0 || qconv_geom(o, in, nb_in, &g) || !qconv_dw_plan(&g, &dw))
+            return base;
+        extra = qconv_dw_bytes(&g, &dw);
+        return extra < 0 || base > INT64_MAX - extra ? -1 : base + extra;
+    }
 }
 
 /* One image and group: im2col, packing, then the blocks. */
@@ -314,6 +507,95 @@ static void qconv_pack_w_range(void *arg, int64_t begin, int64_t end)
                  (int32_t *)j->g.rowsum);
 }
 
+/* One image through the channel-last path (qconv_kernel.h). */
+typedef struct qconv_hwc_job {
+    op_qc_args a;
+    const uint8_t *x; /* the image, CHW */
+    uint8_t *y;       /* its output, CHW */
+    int64_t C, npb, S;
+    uint8_t fx;
+} qconv_hwc_job;
+
+/* Output pixels of a block: enough tiles to reuse a W group from cache. */
+#define QCV_HWC_PIX (16 * OP_QC_MR)
+
+static void qconv_hwc_copy_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    op_qc_to_hwc(j->x, j->C, j->a.H * j->a.W, j->fx, j->a.C4, begin, end,
+                 (uint8_t *)j->a.xt);
+}
+
+static void qconv_hwc_out_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    op_qc_from_hwc(j->a.yt, j->a.M16, j->a.M, j->a.P, begin, end, j->y);
+}
+
+/* Items in W groups' order: consecutive items of a thread share a group. */
+static void qconv_hwc_tile_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t s0 = it / j->npb * OP_QC_NP, p0 = it % j->npb * QCV_HWC_PIX;
+        op_qc_conv(&j->a, p0, p0 + QCV_HWC_PIX < j->a.P ? p0 + QCV_HWC_PIX : j->a.P, s0,
+                   s0 + OP_QC_NP < j->S ? s0 + OP_QC_NP : j->S);
+    }
+}
+
+static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
+                                const qconv_const *pc, const int32_t *bias, const void *x,
+                                void *y, const qconv_ws *w)
+{
+    const op_win_geom *wg = &g->w;
+    const int32_t ax = v->a_zp + (qconv_x_flip(v->a_dtype) ? 128 : 0);
+    qconv_hwc_job j;
+    memset(&j, 0, sizeof j);
+    j.C = g->C;
+    j.fx = qconv_x_flip(v->a_dtype);
+    j.S = (g->M + OP_QC_PANEL - 1) / OP_QC_PANEL;
+    j.a.C4 = op_qc_c4(g->C);
+    if (wg->ns == 1) {
+        j.a.H = j.a.OH = j.a.kh = j.a.sh = j.a.dh = 1;
+        j.a.ph = 0;
+    } else {
+        j.a.H = wg->in[0], j.a.OH = wg->out[0], j.a.kh = wg->k[0];
+        j.a.sh = wg->s[0], j.a.dh = wg->d[0], j.a.ph = wg->pb[0];
+    }
+    j.a.W = wg->in[wg->ns - 1], j.a.OW = wg->out[wg->ns - 1], j.a.kw = wg->k[wg->ns - 1];
+    j.a.sw = wg->s[wg->ns - 1], j.a.dw = wg->d[wg->ns - 1], j.a.pw = wg->pb[wg->ns - 1];
+    j.a.xt = w->xt;
+    j.a.zrow = w->zrow;
+    j.a.wp = pc->wq;
+    j.a.M = g->M;
+    j.a.cterm = w->cterm;
+    j.a.scale = w->hscale;
+    j.a.zp = v->y_zp;
+    j.a.is_u8 = v->out == OP_QG_OUT_U8;
+    j.a.yt = w->yt;
+    j.a.M16 = j.S * OP_QC_PANEL;
+    j.a.P = wg->ovol;
+    j.npb = (j.a.P + QCV_HWC_PIX - 1) / QCV_HWC_PIX;
+    memset(w->zrow, 0, (size_t)j.a.C4);
+    memset(w->zrow, (uint8_t)ax, (size_t)g->C);
+    for (int64_t m = 0; m < j.S * OP_QC_PANEL; m++) {
+        /* bias - ax colsum_w, wrapping as qgemm.h's store pass */
+        w->cterm[m] = m < g->M ? (int32_t)((bias ? (uint32_t)bias[m] : 0u) -
+                                           (uint32_t)ax * (uint32_t)pc->rowsum[m])
+                               : 0;
+        w->hscale[m] = m < g->M ? ql_multiplier(v, m) : 0.0f;
+    }
+    for (int64_t n = 0; n < g->N; n++) {
+        j.x = (const uint8_t *)x + n * g->C * wg->ivol;
+        j.y = (uint8_t *)y + n * g->M * j.a.P;
+        base_parallel_for(wg->ivol, 1024, qconv_hwc_copy_range, &j);
+        base_parallel_for(j.S / OP_QC_NP * j.npb + (j.S % OP_QC_NP ? j.npb : 0), 1,
+                          qconv_hwc_tile_range, &j);
+        base_parallel_for(j.a.P, 256, qconv_hwc_out_range, &j);
+    }
+    return PRT_OK;
+}
+
 static prt_status qconv_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                             int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                             const void *const *x, void *const *ys, void *ws, void *stream)
@@ -341,9 +623,29 @@ static prt_status qconv_run(const op_object *o, int32_t dtype, const prt_tensor_
     P = g.w.ovol;
     if (g.N == 0 || g.M == 0 || P == 0)
         return PRT_OK;
-    (void)qconv_layout(g.M, K, P, ws, &w);
+    {
+        qconv_dw_job dj;
+        memset(&dj, 0, sizeof dj);
+        if (qconv_dw_plan(&g, &dj.dw)) {
+            dj.g = &g;
+            dj.v = &v;
+            dj.x = x[q.a];
+            dj.fx = qconv_x_flip(v.a_dtype);
+            dj.ax = v.a_zp + (dj.fx ? 128 : 0);
+            dj.es = (int64_t)prt_dtype_size(out->dtype);
+            return qconv_run_dw(&dj, x[q.b], q.bias >= 0 ? x[q.bias] : NULL, ys[0], ws,
+                                qconv_layout(g.M, K, P, g.C, g.w.ivol, NULL, NULL));
+        }
+    }
+    (void)qconv_layout(g.M, K, P, g.C, g.w.ivol, ws, &w);
     if (pc && !ql_const_is(&pc->src, &in[q.b], x[q.b]))
         pc = NULL;
+    if (pc && pc->wq) {
+        if (qconv_hwc_ok(o, &q, in, q.b_zp >= 0 ? x[q.b_zp] : NULL))
+            return qconv_run_hwc(&g, &v, pc, q.bias >= 0 ? x[q.bias] : NULL, x[q.a],
+                                 ys[0], &w);
+        pc = NULL; /* W packed per run, as without a constant */
+    }
     memset(&j, 0, sizeof j);
     j.wg = &g.w;
     j.fx = qconv_x_flip(v.a_dtype);

@@ -13,6 +13,10 @@ ONNX Runtime (issue 30).
   integers may differ by one where a float sum lands on a rounding tie.
 - DQ -> MatMul -> Q with a constant 8-bit weight per tensor and per column:
   one QLinearMatMul, ORT's integers exactly.
+- DQ -> depthwise Conv -> Q (group = channels, stride 1 and 2): one
+  QLinearConv (its depthwise kernel), ORT's integers exactly.
+- DQ -> MaxPool -> Q on one scale and zero point: MaxPool of the 8-bit
+  tensor itself, no DQ left, ORT's integers exactly.
 - 8-bit floats (opset 19): QuantizeLinear to FLOAT8E4M3FN and FLOAT8E5M2
   per tensor and per axis with saturate 1 and 0, DequantizeLinear back,
   Cast to and from them, and a DequantizeLinear of all 256 codes of each
@@ -105,6 +109,54 @@ def shared_dq_model(rng, add):
     g = helper.make_graph(
         nodes, "shared_dq",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c_in, 5, 5])], outs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def depthwise_model(rng, stride, qtype):
+    """x [1, 6, 9, 9] -> Q/DQ (qtype) -> depthwise Conv 3x3 (group 6, int8
+    weight per channel, int32 bias, pads 1) -> Q (uint8) as the output."""
+    c = 6
+    xz = 128 if qtype == TensorProto.UINT8 else -3
+    w = rng.integers(-127, 127, (c, 1, 3, 3)).astype(np.int8)
+    ws = (rng.uniform(0.5, 1.5, c) * 0.01).astype(np.float32)
+    inits = [helper.make_tensor("xs", TensorProto.FLOAT, [], [0.02]),
+             helper.make_tensor("xz", qtype, [], [xz]),
+             numpy_helper.from_array(w, "w"), numpy_helper.from_array(ws, "ws"),
+             numpy_helper.from_array(np.zeros(c, np.int8), "wz"),
+             numpy_helper.from_array(rng.integers(-500, 500, c).astype(np.int32), "b"),
+             numpy_helper.from_array((np.float32(0.02) * ws).astype(np.float32), "bs"),
+             helper.make_tensor("ys", TensorProto.FLOAT, [], [0.05]),
+             helper.make_tensor("yz", TensorProto.UINT8, [], [110])]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+             helper.make_node("DequantizeLinear", ["b", "bs"], ["bd"], axis=0),
+             helper.make_node("Conv", ["xd", "wd", "bd"], ["cv"], group=c, pads=[1] * 4,
+                              strides=[stride] * 2),
+             helper.make_node("QuantizeLinear", ["cv", "ys", "yz"], ["y"])]
+    o = (9 + 2 - 3) // stride + 1
+    g = helper.make_graph(
+        nodes, "depthwise", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                           [1, c, 9, 9])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, c, o, o])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def maxpool_model(qtype):
+    """x [1, 3, 20, 40] -> Q -> DQ -> MaxPool 3x3 stride 2 pads 1 -> Q on
+    the same scale and zero point, as the output."""
+    z = 100 if qtype == TensorProto.UINT8 else -7
+    inits = [helper.make_tensor("s", TensorProto.FLOAT, [], [0.02]),
+             helper.make_tensor("z", qtype, [], [z])]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
+             helper.make_node("MaxPool", ["xd"], ["p"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1] * 4),
+             helper.make_node("QuantizeLinear", ["p", "s", "z"], ["y"])]
+    g = helper.make_graph(
+        nodes, "maxpool", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                         [1, 3, 20, 40])],
+        [helper.make_tensor_value_info("y", qtype, [1, 3, 10, 20])], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
@@ -216,6 +268,16 @@ def main():
                                   f"matmul_{'col' if per_column else 'tensor'}_{qt}",
                                   matmul_model(rng, per_column, qt), {"x": xm},
                                   fused="MatMul")
+        xd = rng.uniform(-2.5, 2.5, (1, 6, 9, 9)).astype(np.float32)
+        for stride in (1, 2):
+            for qt in (u8, i8):
+                fails += run_case(a.plugrt, work, f"depthwise_s{stride}_{qt}",
+                                  depthwise_model(rng, stride, qt), {"x": xd}, fused="Conv",
+                                  layers={"QLinearConv": 1})
+        xp = rng.uniform(-2.5, 2.5, (1, 3, 20, 40)).astype(np.float32)
+        for qt in (u8, i8):
+            fails += run_case(a.plugrt, work, f"maxpool_{qt}", maxpool_model(qt), {"x": xp},
+                              layers={"MaxPool": 1, "DequantizeLinear": 0})
         xf = rng.uniform(-3, 3, (2, 3, 4)).astype(np.float32)
         # ties, values past both formats' ranges, infinities and NaN
         xf.flat[:8] = [1e5, -1e9, np.inf, -np.inf, np.nan, 232.0, -240.0, 0.0]

@@ -59,6 +59,33 @@ void op_qg_pack_b(int64_t K, int64_t N, const uint8_t *B, int64_t ldb, uint8_t f
 void op_qg_pack_a(int64_t K, const uint8_t *A, int64_t lda, uint8_t flip, int as_signed,
                   int64_t r0, int64_t r1, uint8_t *ap, int32_t *rowsum);
 
+typedef uint8_t op_qg_u8x16 __attribute__((vector_size(16)));
+
+/* Four rows of 16 bytes interleaved into 64 (u[0..3]): byte (j, t) = 4 j +
+ * t of the result is row t's byte j, so each of 16 columns (pixels) gets
+ * its four rows' bytes together (one vpdpbusd lane). Two rounds of
+ * interleaves, bytes then 16-bit pairs (SSE2's punpck shapes, so the
+ * plain build needs no byte shuffle). */
+static inline __attribute__((always_inline)) void op_qg_zip4(const op_qg_u8x16 r[4],
+                                                             op_qg_u8x16 u[4])
+{
+    op_qg_u8x16 t[4];
+    t[0] = __builtin_shufflevector(r[0], r[1], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21,
+                                   6, 22, 7, 23);
+    t[1] = __builtin_shufflevector(r[0], r[1], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
+                                   29, 14, 30, 15, 31);
+    t[2] = __builtin_shufflevector(r[2], r[3], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21,
+                                   6, 22, 7, 23);
+    t[3] = __builtin_shufflevector(r[2], r[3], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
+                                   29, 14, 30, 15, 31);
+    for (int q = 0; q < 2; q++) {
+        u[2 * q] = __builtin_shufflevector(t[q], t[q + 2], 0, 1, 16, 17, 2, 3, 18, 19, 4,
+                                           5, 20, 21, 6, 7, 22, 23);
+        u[2 * q + 1] = __builtin_shufflevector(t[q], t[q + 2], 8, 9, 24, 25, 10, 11, 26,
+                                               27, 12, 13, 28, 29, 14, 15, 30, 31);
+    }
+}
+
 enum { OP_QG_OUT_I32, OP_QG_OUT_U8, OP_QG_OUT_I8 };
 
 /* One product and what is done to each sum as it is stored. Per-row

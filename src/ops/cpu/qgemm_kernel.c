@@ -57,7 +57,7 @@ static inline CPU_INLINE void qg_pack_b_body(int64_t K, int64_t N, const uint8_t
         qg_i32x16 cs = {0};
         qg_i16x16 h = {0};
         for (int64_t k = 0; k < K4; k += 4) {
-            qg_u8x16 r[4], t[4], u[4];
+            qg_u8x16 r[4], u[4];
             for (int q = 0; q < 4; q++) {
                 if (k + q < K && nc == OP_QG_PANEL) {
                     memcpy(&r[q], B + (k + q) * ldb + j0, 16);
@@ -77,21 +77,7 @@ static inline CPU_INLINE void qg_pack_b_body(int64_t K, int64_t N, const uint8_t
                 cs += __builtin_convertvector(h, qg_i32x16);
                 h = (qg_i16x16){0};
             }
-            t[0] = __builtin_shufflevector(r[0], r[1], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20,
-                                           5, 21, 6, 22, 7, 23);
-            t[1] = __builtin_shufflevector(r[0], r[1], 8, 24, 9, 25, 10, 26, 11, 27, 12,
-                                           28, 13, 29, 14, 30, 15, 31);
-            t[2] = __builtin_shufflevector(r[2], r[3], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20,
-                                           5, 21, 6, 22, 7, 23);
-            t[3] = __builtin_shufflevector(r[2], r[3], 8, 24, 9, 25, 10, 26, 11, 27, 12,
-                                           28, 13, 29, 14, 30, 15, 31);
-            for (int q = 0; q < 2; q++) {
-                u[2 * q] = __builtin_shufflevector(t[q], t[q + 2], 0, 1, 16, 17, 2, 3, 18,
-                                                   19, 4, 5, 20, 21, 6, 7, 22, 23);
-                u[2 * q + 1] =
-                    __builtin_shufflevector(t[q], t[q + 2], 8, 9, 24, 25, 10, 11, 26, 27,
-                                            12, 13, 28, 29, 14, 15, 30, 31);
-            }
+            op_qg_zip4(r, u);
             memcpy(p + k * OP_QG_PANEL, u, 64);
         }
         cs += __builtin_convertvector(h, qg_i32x16);

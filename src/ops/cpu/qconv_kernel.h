@@ -1,0 +1,94 @@
+/*
+ * The CPU's 8-bit convolution over channel-last pixels (internal to
+ * libplugrt; QLinearConv's fast path in qconv.c): AVX-512 VNNI only.
+ *
+ * Roles are those of a GEMM with the output pixels as rows and the output
+ * channels as columns: a register tile is QC_MR pixels by up to four
+ * panels of 16 channels, and each vpdpbusd multiplies four input channels
+ * of one pixel (four bytes broadcast, u8) by the same four channels of 16
+ * output channels (one 64-byte vector of W, s8). So the activations are
+ * read in place, as long as a pixel's channels sit together: the caller
+ * transposes an image of x to HWC once (op_qc_to_hwc, C4 bytes a pixel),
+ * which is C x H x W bytes where an im2col matrix would be kvol times as
+ * many, and the tile finds each kernel position's input pixel by address
+ * (a pixel of the padding reads a row of x's zero point). W is packed once
+ * at build (op_qc_pack_w) in the order the tile reads it.
+ *
+ * Zero points: x is stored unsigned (int8 ^ 0x80, qgemm.h's shifted
+ * form) with shifted zero point ax; W's shifted zero point must be 0
+ * (int8 W with zero point 0, uint8 W with 128: ONNX Runtime's symmetric
+ * weights), so that sum (x' - ax) w' = P - ax colsum_w, one int32 per
+ * channel (cterm = bias - ax colsum_w) added in the store. The store then
+ * requantizes exactly as qgemm.h's store pass does (same float operations,
+ * same bits) into an HWC image of y (16 bytes a store), which
+ * op_qc_from_hwc transposes to NCHW after.
+ */
+#ifndef PLUGRT_OPS_CPU_QCONV_KERNEL_H
+#define PLUGRT_OPS_CPU_QCONV_KERNEL_H
+
+#include <stdint.h>
+
+#define OP_QC_PANEL 16 /* output channels of a panel of W */
+#define OP_QC_NP 4     /* panels of a register tile */
+#define OP_QC_MR 6     /* pixels of a register tile */
+
+/* Channels padded to a multiple of 4 (bytes per pixel), -1 on overflow. */
+int64_t op_qc_c4(int64_t C);
+/* Bytes of W packed for M output channels, C4 channels, kvol positions
+ * (-1 on overflow). */
+int64_t op_qc_w_bytes(int64_t M, int64_t C, int64_t kvol);
+/* W ([M][C][kvol] bytes, each ^ flip) into wp: panel s (channels 16 s..)
+ * at wp + s kvol C4 16, its bytes (kp, c4, j, t) at
+ * ((kp C4 + 4 c4) 16 + 4 j) + t for channel 16 s + j and input channel
+ * 4 c4 + t, zero past M and C. colsum[m] (m < M) = the sum of channel m's
+ * stored bytes as int8. */
+void op_qc_pack_w(int64_t M, int64_t C, int64_t kvol, const uint8_t *W, uint8_t flip,
+                  uint8_t *wp, int32_t *colsum);
+/* Pixels [p0, p1) of a CHW image (C channels of hw bytes) into HWC rows of
+ * C4 bytes, each byte ^ flip, channels past C zero. */
+void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t C4,
+                  int64_t p0, int64_t p1, uint8_t *xt);
+
+/* Pixels [p0, p1) of an HWC image yt (rows of M16 bytes, M used) into
+ * CHW y (M channels of hw bytes). */
+void op_qc_from_hwc(const uint8_t *yt, int64_t M16, int64_t M, int64_t hw, int64_t p0,
+                    int64_t p1, uint8_t *y);
+
+/* One image's convolution (1 or 2 spatial dims; 1-D as H = 1). */
+typedef struct op_qc_args {
+    const uint8_t *xt;   /* H W pixels of C4 bytes (op_qc_to_hwc) */
+    const uint8_t *zrow; /* C4 bytes: the padding pixel (ax, zeros past C) */
+    int64_t C4, H, W, OH, OW;
+    int64_t kh, kw, sh, sw, dh, dw, ph, pw;
+    const uint8_t *wp;    /* op_qc_pack_w */
+    int64_t M;            /* output channels */
+    const int32_t *cterm; /* per channel, M rounded up to 16 values */
+    const float *scale;   /* the multiplier per channel, as cterm */
+    int32_t zp, is_u8;    /* y's zero point; 1 uint8 y, 0 int8 */
+    uint8_t *yt;          /* pixel p's channels at yt + p M16 */
+    int64_t M16;          /* M rounded up to 16 */
+    int64_t P;            /* OH OW */
+} op_qc_args;
+
+/* Output pixels [p0, p1) of panels [s0, s1) of channels. Blocks may run
+ * concurrently. Only where op_qg_vnni() (qgemm.h). */
+void op_qc_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t s1);
+
+/* ---- depthwise, through the float planes of conv_dw.c -------------------
+ *
+ * A depthwise QLinearConv (or ConvInteger) runs op_dw_run (cpu_kernels.h)
+ * on planes of x - x_zp and taps w - w_zp in float: every product is an
+ * integer of at most 255 x 255 and every partial sum one below 2^24 while
+ * the taps are at most OP_QC_DW_MAX_TAPS, so float sums them exactly in
+ * any order and the int32 result is the integer one. */
+#define OP_QC_DW_MAX_TAPS 256 /* 256 x 255 x 255 < 2^24 */
+
+/* out[i] = (x[i] ^ flip) - zp as float, for n bytes. */
+void op_qc_plane_f32(const uint8_t *x, int64_t n, uint8_t flip, int32_t zp, float *out);
+/* n exact integer sums (as float) into y: with is_i32 the int32 sums;
+ * else sum + bias requantized as qgemm.h's store pass (scale, zp, uint8
+ * when is_u8, else int8). */
+void op_qc_requant_f32(const float *sum, int64_t n, int32_t bias, float scale, int32_t zp,
+                       int is_u8, int is_i32, void *y);
+
+#endif /* PLUGRT_OPS_CPU_QCONV_KERNEL_H */
