@@ -21,6 +21,7 @@
 #include "op_testutil.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/qgemm.h"
+#include "ops/qlinear.h"
 
 static tu_rng rng;
 
@@ -383,11 +384,72 @@ static void test_errors(void)
         ot_free(&in[k]);
 }
 
+/* The workspace MatMulInteger and QLinearMatMul claim covers the buffers
+ * CUDA's cuBLASLt path carves from it (ql_tn_layout) at every shape, one
+ * row and tiny ones included: issue 30, where the claim was the CPU
+ * kernel's alone and products such as 1 x 4 x 4 or 7 x 64 x 32 silently
+ * missed cuBLASLt for want of a few hundred bytes. */
+static void test_tn_workspace(void)
+{
+    static const char *const ops[] = {"MatMulInteger", "QLinearMatMul"};
+    /* {batch, M, K, N} */
+    static const int64_t shapes[][4] = {
+        {1, 1, 4, 4},      {1, 7, 64, 32},     {3, 5, 128, 96}, {2, 33, 36, 20},
+        {1, 1, 1, 1},      {1, 1, 4096, 4},    {1, 300, 4, 4},  {4, 1, 16, 16},
+        {1, 64, 768, 256}, {1, 2100, 16, 4096}};
+    for (int op = 0; op < 2; op++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            const int64_t batch = shapes[s][0], M = shapes[s][1], K = shapes[s][2],
+                          N = shapes[s][3];
+            const prt_plugin_creator *c = NULL;
+            prt_field_collection fc = {0, NULL};
+            prt_plugin *p = NULL;
+            prt_dynamic_tensor_desc io[9];
+            const int32_t nb_in = op ? 8 : 2;
+            int64_t ws = -1, need;
+            CHECK_OK(prt_builtin_find_creator(ops[op], NULL, &c));
+            if (!c)
+                return;
+            CHECK_OK(c->create(c, "q", &fc, PRT_PHASE_BUILD, &p));
+            if (!p)
+                return;
+            memset(io, 0, sizeof io);
+            /* QLinearMatMul: a, a_scale, a_zp, b, b_scale, b_zp, y_scale,
+             * y_zp, then y; MatMulInteger: a, b, then y. */
+            for (int32_t k = 0; k <= nb_in; k++) {
+                const int is_b = k == (op ? 3 : 1), is_y = k == nb_in;
+                prt_dims d = (prt_dims){0, {0}};
+                io[k].desc.dtype = op && (k == 1 || k == 4 || k == 6) ? PRT_FLOAT32
+                                   : is_y && !op                      ? PRT_INT32
+                                                                      : PRT_UINT8;
+                if (k == 0)
+                    d = batch > 1 ? D3(batch, M, K) : D2(M, K);
+                else if (is_b)
+                    d = D2(K, N);
+                else if (is_y)
+                    d = batch > 1 ? D3(batch, M, N) : D2(M, N);
+                io[k].desc.dims = io[k].min = io[k].opt = io[k].max = d;
+            }
+            CHECK_OK(p->vt->build->configure(p, io, nb_in, io + nb_in, 1));
+            CHECK_OK(p->vt->build->get_workspace_size(p, io, nb_in, io + nb_in, 1, &ws));
+            need = ql_tn_layout(batch * M, N, K, NULL, NULL);
+            CHECK(need > 0 && ws >= need);
+            if (!(need > 0 && ws >= need))
+                fprintf(stderr,
+                        "  %s batch %lld M %lld K %lld N %lld: workspace %lld, the "
+                        "TN layout needs %lld\n",
+                        ops[op], (long long)batch, (long long)M, (long long)K,
+                        (long long)N, (long long)ws, (long long)need);
+            p->vt->runtime->destroy(p);
+        }
+}
+
 int main(void)
 {
     tu_rng_seed(&rng, 30);
     test_matmul();
     test_conv();
     test_errors();
+    test_tn_workspace();
     return tu_finish("test_qgemm");
 }

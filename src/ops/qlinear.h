@@ -88,4 +88,15 @@ void ql_const_set(ql_const_src *s, const prt_tensor_desc *d, const void *data);
 /* 1 when the run's input (desc d, pointer x) is s's constant. */
 int ql_const_is(const ql_const_src *s, const prt_tensor_desc *d, const void *x);
 
+/* The buffers of a product in cuBLASLt's "TN" form, which CUDA's
+ * MatMulInteger and QLinearMatMul carve from the op's workspace
+ * (qgemm_cuda.c): A re-signed (rows x K bytes), B transposed (N x K), the
+ * int32 row sums (rows) and column sums (N), each QL_TN_ALIGN-aligned from
+ * base. Returns the bytes from base (base NULL: the most any base
+ * alignment needs), -1 on overflow; at[0..3] the four buffers when base
+ * is given. qmatmul.c's workspace covers it at every shape, so that path
+ * is never refused for want of room (issue 30: small products were). */
+#define QL_TN_ALIGN 256
+int64_t ql_tn_layout(int64_t rows, int64_t N, int64_t K, uint8_t *base, void *at[4]);
+
 #endif /* PLUGRT_OPS_QLINEAR_H */

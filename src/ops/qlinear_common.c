@@ -148,3 +148,23 @@ int ql_const_is(const ql_const_src *s, const prt_tensor_desc *d, const void *x)
     return s->data == x && s->dtype == d->dtype && s->dims.nb_dims == d->dims.nb_dims &&
            memcmp(s->dims.d, d->dims.d, sizeof(int64_t) * (size_t)d->dims.nb_dims) == 0;
 }
+
+int64_t ql_tn_layout(int64_t rows, int64_t N, int64_t K, uint8_t *base, void *at[4])
+{
+    const int64_t al = QL_TN_ALIGN;
+    int64_t sizes[4], off;
+    if (rows < 0 || N < 0 || K < 0 || !base_mul_i64(rows, K, &sizes[0]) ||
+        !base_mul_i64(N, K, &sizes[1]) || !base_mul_i64(rows, 4, &sizes[2]) ||
+        !base_mul_i64(N, 4, &sizes[3]))
+        return -1;
+    /* The first buffer starts at base rounded up; sized without a base,
+     * the worst case of that rounding is counted. */
+    off = base ? (int64_t)((al - (uintptr_t)base % al) % al) : al;
+    for (int i = 0; i < 4; i++) {
+        if (base)
+            at[i] = base + off;
+        if (!base_add_i64(off, (sizes[i] + al - 1) / al * al, &off))
+            return -1;
+    }
+    return off;
+}

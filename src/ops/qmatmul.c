@@ -87,12 +87,18 @@ static int64_t qmm_workspace(const op_object *o, int32_t dtype, const prt_dims *
 {
     ql_inputs q;
     mm_geom g;
+    int64_t rows, cpu, tn;
     (void)dtype, (void)out, (void)nb_out;
     ql_inputs_of(o, nb_in, &q);
     if (in[q.a].nb_dims < 1 || in[q.b].nb_dims < 1)
         return -1;
     mm_split(&in[q.a], &in[q.b], &g);
-    return qmm_layout(qmm_rows(&g), g.K, g.N, NULL, NULL);
+    rows = qmm_rows(&g);
+    cpu = qmm_layout(rows, g.K, g.N, NULL, NULL);
+    /* CUDA's cuBLASLt path carves its own buffers from the same workspace
+     * (ql_tn_layout); the op claims the larger need. */
+    tn = ql_tn_layout(rows, g.N, g.K, NULL, NULL);
+    return cpu < 0 || tn < 0 ? -1 : cpu > tn ? cpu : tn;
 }
 
 static prt_status qmm_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,

@@ -18,6 +18,12 @@
  * terms| (cuBLASLt's FP8 kernels accumulate in float32 with periodic
  * promotion, FAST_ACCUM off); a 16-bit or E4M3 result adds its own
  * rounding, half a unit in its last place.
+ *
+ * Diagnostics for a GPU run (issue 30): the cuBLASLt version, plugrt's log
+ * on stderr (why a product did not go to cuBLASLt: qgemm_cuda.c's
+ * refusals, lt_cuda.c's stage and cuBLAS status), each FP8 case's
+ * heuristic count, and the first refused FP8 case run again with
+ * cuBLASLt's own log (level 5) on stdout.
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,6 +44,15 @@
 #define FP8_RTOL 2e-3
 
 static tu_rng rng;
+static int fp8_logged; /* a refusal was rerun with cuBLASLt's log */
+
+/* plugrt's log on stderr: qgemm_cuda.c and lt_cuda.c say there why a
+ * product did not go to cuBLASLt. */
+static void log_to_stderr(void *user, int32_t severity, const char *message)
+{
+    (void)user, (void)severity;
+    fprintf(stderr, "  [plugrt] %s\n", message);
+}
 
 static ot_tensor q_bytes(int32_t dtype, prt_dims d)
 {
@@ -207,6 +222,7 @@ static void fp8_case(opk_lt *h, int64_t M, int64_t K, int64_t N, int32_t c_dtype
     float *ds = NULL;
     int64_t bad = 0;
     double worst = 0;
+    prt_status st;
     if (!a || !bt || !y)
         abort();
     /* Random finite E4M3 bytes (0x7f and 0xff are NaN). */
@@ -230,8 +246,29 @@ static void fp8_case(opk_lt *h, int64_t M, int64_t K, int64_t N, int32_t c_dtype
     CHECK(cudaMemcpy(da, a, (size_t)(M * K), cudaMemcpyHostToDevice) == cudaSuccess);
     CHECK(cudaMemcpy(db, bt, (size_t)(N * K), cudaMemcpyHostToDevice) == cudaSuccess);
     CHECK(cudaMemcpy(ds, sc, sizeof sc, cudaMemcpyHostToDevice) == cudaSuccess);
-    CHECK_OK(opk_lt_gemm_fp8(h, NULL, M, N, K, da, db, &ds[0], &ds[1], c_dtype, dy,
-                             c_dtype == PRT_FLOAT8E4M3FN ? &ds[2] : NULL));
+    st = opk_lt_gemm_fp8(h, NULL, M, N, K, da, db, &ds[0], &ds[1], c_dtype, dy,
+                         c_dtype == PRT_FLOAT8E4M3FN ? &ds[2] : NULL);
+    printf("  FP8 %lld x %lld x %lld -> %s: heuristic returned %d algorithms%s\n",
+           (long long)M, (long long)N, (long long)K, prt_dtype_name(c_dtype),
+           opk_lt_last_found(h), opk_lt_last_found(h) < 0 ? " (plan reused)" : "");
+    if (st && !fp8_logged) {
+        /* Once: the same call with cuBLASLt's own log on (level 5: every
+         * call with its arguments, and level 3's hints), which says why it
+         * refused (issue 30). */
+        fp8_logged = 1;
+        fprintf(stderr, "  %s\n  again with cuBLASLt's log (level 5):\n",
+                prt_last_error());
+        fflush(stdout);
+        if (opk_lt_log_level(5)) {
+            (void)opk_lt_gemm_fp8(h, NULL, M, N, K, da, db, &ds[0], &ds[1], c_dtype, dy,
+                                  c_dtype == PRT_FLOAT8E4M3FN ? &ds[2] : NULL);
+            fflush(stdout);
+            opk_lt_log_level(0);
+        }
+    }
+    CHECK(st == PRT_OK);
+    if (st)
+        goto out;
     CHECK(cudaDeviceSynchronize() == cudaSuccess);
     CHECK(cudaMemcpy(y, dy, (size_t)(M * N) * ysize, cudaMemcpyDeviceToHost) ==
           cudaSuccess);
@@ -315,10 +352,14 @@ int main(void)
 {
     tu_require_cuda(NAME);
     tu_rng_seed(&rng, 30);
+    prt_set_logger(log_to_stderr, NULL, PRT_SEV_INFO);
+    /* What the integrator's log should tell (issue 30): which cuBLASLt. */
+    printf("%s: cuBLASLt version %zu\n", NAME, opk_lt_version());
     if (opk_lt_unavailable())
         printf("%s: cuBLASLt unavailable (%s): the int8 cases check the fallback only\n",
                NAME, opk_lt_unavailable());
     test_int8();
     test_fp8();
+    prt_set_logger(NULL, NULL, 0);
     return tu_finish(NAME);
 }

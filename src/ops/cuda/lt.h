@@ -31,6 +31,18 @@ void opk_lt_close(opk_lt *lt);
 /* The handle's int32 scratch (OPK_LT_SCRATCH bytes, 256-byte aligned). */
 int32_t *opk_lt_scratch(opk_lt *lt);
 
+/* Diagnostics (tests, issue 30). cublasLtGetVersion() of the cuBLASLt
+ * loaded (major * 10000 + minor * 100 + patch), 0 when none is or it lacks
+ * the function. */
+size_t opk_lt_version(void);
+/* cublasLtLoggerSetLevel(level): cuBLASLt's own log on stdout (2 errors,
+ * 3 hints why a heuristic found nothing, 5 every call), 0 off; as
+ * CUBLASLT_LOG_LEVEL in the environment. 1 when set. */
+int opk_lt_log_level(int level);
+/* How many algorithms the handle's last heuristic query returned (0 when
+ * it failed), -1 when its last product reused the kept plan. */
+int opk_lt_last_found(const opk_lt *lt);
+
 /* 1 if cuBLASLt's IMMA kernels take a product of N columns and depth K in
  * plain (column-major) layouts: N and K multiples of 4 (cuBLASLt's rule
  * for int8 "TN" products; the rows M are free). */
@@ -39,6 +51,13 @@ int opk_lt_s8_fits(int64_t N, int64_t K);
  * dimensions of 16 bytes), and a device of compute capability 8.9 or
  * later (cc = major * 10 + minor). */
 int opk_lt_fp8_fits(int32_t cc, int64_t N, int64_t K);
+
+/* Both products fail with PRT_ERR_UNSUPPORTED when cuBLASLt refuses them
+ * before launching anything (describing the product, its heuristic, or
+ * cublasLtMatmul's checks): the message names the stage, the cuBLAS status
+ * and the shape, and the first refusal of each kind of product is logged
+ * (PRT_SEV_WARNING), so callers may fall back to their own kernel. Any
+ * other failure is PRT_ERR_INTERNAL. */
 
 /* C[M x N] int32 = A[M x K] Bt[N x K]^T, int8 operands, exact int32 sums
  * (CUBLAS_COMPUTE_32I), on `stream`. Pointers 16-byte aligned (the

@@ -12,6 +12,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +73,9 @@ static struct {
     pref_set_fn pref_set;
     heuristic_fn heuristic;
     matmul_fn matmul;
+    /* Diagnostics, optional (NULL where this cuBLASLt lacks them). */
+    size_t (*version)(void);
+    cublasStatus_t (*log_level)(int);
 } lt;
 static pthread_once_t lt_once = PTHREAD_ONCE_INIT;
 
@@ -101,6 +105,8 @@ static void lt_load(void)
     *(void **)&lt.pref_set = dlsym(lt.lib, "cublasLtMatmulPreferenceSetAttribute");
     *(void **)&lt.heuristic = dlsym(lt.lib, "cublasLtMatmulAlgoGetHeuristic");
     *(void **)&lt.matmul = dlsym(lt.lib, "cublasLtMatmul");
+    *(void **)&lt.version = dlsym(lt.lib, "cublasLtGetVersion");
+    *(void **)&lt.log_level = dlsym(lt.lib, "cublasLtLoggerSetLevel");
     if (!lt.create || !lt.destroy || !lt.desc_create || !lt.desc_destroy ||
         !lt.desc_set || !lt.layout_create || !lt.layout_destroy || !lt.pref_create ||
         !lt.pref_destroy || !lt.pref_set || !lt.heuristic || !lt.matmul) {
@@ -115,6 +121,17 @@ const char *opk_lt_unavailable(void)
 {
     pthread_once(&lt_once, lt_load);
     return lt.lib ? NULL : lt.error;
+}
+
+size_t opk_lt_version(void)
+{
+    return opk_lt_unavailable() || !lt.version ? 0 : lt.version();
+}
+
+int opk_lt_log_level(int level)
+{
+    return !opk_lt_unavailable() && lt.log_level &&
+           lt.log_level(level) == CUBLAS_STATUS_SUCCESS;
 }
 
 /* The algorithm cuBLASLt chose for one product, kept for the next. */
@@ -132,6 +149,7 @@ struct opk_lt {
     int32_t *scratch;
     const dev_ops *dev; /* which allocated the buffers */
     lt_plan plan;
+    int found; /* the last heuristic query's answers; -1: the plan was reused */
 };
 
 prt_status opk_lt_open(opk_lt **out)
@@ -183,6 +201,11 @@ void opk_lt_close(opk_lt *h)
 int32_t *opk_lt_scratch(opk_lt *h)
 {
     return h->scratch;
+}
+
+int opk_lt_last_found(const opk_lt *h)
+{
+    return h->found;
 }
 
 int opk_lt_s8_fits(int64_t N, int64_t K)
@@ -241,75 +264,149 @@ static uint32_t lt_align(const void *p)
     return a;
 }
 
+/* Heuristic answers asked for: the first that runs in OPK_LT_WORKSPACE is
+ * taken (the best one may want more workspace than the handle has). */
+#define LT_ALGOS 8
+
+/* The name of a cuBLAS status, for messages. */
+static const char *lt_status_name(cublasStatus_t s)
+{
+    switch (s) {
+    case CUBLAS_STATUS_SUCCESS:
+        return "SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+        return "NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+        return "ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+        return "INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+        return "ARCH_MISMATCH";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+        return "EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+        return "INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+        return "NOT_SUPPORTED";
+    default:
+        return "unknown";
+    }
+}
+
 /* The algorithm for this product: the handle's plan when it is for the
- * same shape, kind and alignments, else cuBLASLt's first heuristic answer
- * for them. cuBLASLt's heuristic assumes 256-byte aligned operands unless
- * told (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*), and a row block past the
- * first may start less aligned. */
+ * same shape, kind and alignments (al: cuBLASLt's A, B and D, lt_align),
+ * else the first of cuBLASLt's heuristic answers for them that fits the
+ * workspace. cuBLASLt's heuristic assumes 256-byte aligned operands
+ * unless told (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*), and a row block
+ * past the first may start less aligned. *none: 1 when the query
+ * succeeded but gave nothing usable (status NOT_SUPPORTED then). */
 static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, int64_t N,
-                              int64_t K, const void *A, const void *Bt, const void *C)
+                              int64_t K, const uint32_t al[3], int *none)
 {
     cublasLtMatmulPreference_t pref = NULL;
-    cublasLtMatmulHeuristicResult_t res;
+    cublasLtMatmulHeuristicResult_t res[LT_ALGOS];
     const size_t ws = OPK_LT_WORKSPACE;
-    /* cuBLASLt's A is our Bt (lt_layouts). */
-    const uint32_t al[3] = {lt_align(Bt), lt_align(A), lt_align(C)};
     const uint32_t key = al[0] | al[1] << 9 | al[2] << 18;
     static const cublasLtMatmulPreferenceAttributes_t prefs[4] = {
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    int found = 0;
+    int found = 0, pick = -1;
     cublasStatus_t s;
+    *none = 0;
     if (h->plan.valid && h->plan.kind == kind && h->plan.M == M && h->plan.N == N &&
-        h->plan.K == K && h->plan.align == key)
+        h->plan.K == K && h->plan.align == key) {
+        h->found = -1;
         return CUBLAS_STATUS_SUCCESS;
+    }
     h->plan.valid = 0;
-    memset(&res, 0, sizeof res);
+    h->found = 0;
+    memset(res, 0, sizeof res);
     s = lt.pref_create(&pref);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    /* C's alignment is D's: C is D, or (beta 0) not read. */
     for (int k = 0; k < 4 && s == CUBLAS_STATUS_SUCCESS; k++)
         s = lt.pref_set(pref, prefs[k], &al[k < 3 ? k : 2], sizeof al[0]);
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = lt.heuristic(h->handle, c->desc, c->a, c->b, c->c, c->d, pref, 1, &res,
+        s = lt.heuristic(h->handle, c->desc, c->a, c->b, c->c, c->d, pref, LT_ALGOS, res,
                          &found);
     if (pref)
         lt.pref_destroy(pref);
-    if (s == CUBLAS_STATUS_SUCCESS && found < 1)
-        s = CUBLAS_STATUS_NOT_SUPPORTED;
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        h->plan.valid = 1;
-        h->plan.kind = kind;
-        h->plan.M = M;
-        h->plan.N = N;
-        h->plan.K = K;
-        h->plan.align = key;
-        h->plan.algo = res.algo;
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return s;
+    h->found = found;
+    for (int k = 0; k < found && k < LT_ALGOS && pick < 0; k++)
+        if (res[k].state == CUBLAS_STATUS_SUCCESS && res[k].workspaceSize <= ws)
+            pick = k;
+    if (pick < 0) {
+        *none = 1;
+        return CUBLAS_STATUS_NOT_SUPPORTED;
     }
-    return s;
+    h->plan.valid = 1;
+    h->plan.kind = kind;
+    h->plan.M = M;
+    h->plan.N = N;
+    h->plan.K = K;
+    h->plan.align = key;
+    h->plan.algo = res[pick].algo;
+    return CUBLAS_STATUS_SUCCESS;
 }
 
+/* Runs the described product D = C = alpha op(Bt) op(A) (cuBLASLt's A is
+ * our Bt, its B our A: lt_layouts); C_in is what cuBLASLt is given as C
+ * (beta 0: read only as D itself, or NULL). A refusal (describing it, the
+ * heuristic, or cublasLtMatmul's checks before it launches anything) is
+ * PRT_ERR_UNSUPPORTED naming the stage, the status and the shape, and is
+ * logged once per process and kind, so a run that expected cuBLASLt says
+ * why it fell back (issue 30). `s`: the describing's status. */
 static prt_status lt_run(opk_lt *h, lt_call *c, int32_t kind, void *stream, int64_t M,
                          int64_t N, int64_t K, const void *alpha, const void *beta,
-                         const void *A, const void *Bt, void *C, cublasStatus_t s,
-                         const char *what)
+                         const void *A, const void *Bt, const void *C_in, void *C,
+                         cublasStatus_t s, const char *what)
 {
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = lt_algo(h, c, kind, M, N, K, A, Bt, C);
-    /* cuBLASLt's A is our Bt, its B our A (lt_layouts); C is read with
-     * beta 0 only as D itself. */
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = lt.matmul(h->handle, c->desc, alpha, Bt, c->a, A, c->b, beta, C, c->c, C,
+    static _Atomic uint32_t told; /* kinds whose refusal was logged */
+    const uint32_t al[3] = {lt_align(Bt), lt_align(A), lt_align(C)};
+    const char *stage = "describing it";
+    int none = 0;
+    prt_status st;
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        stage = "cublasLtMatmulAlgoGetHeuristic";
+        s = lt_algo(h, c, kind, M, N, K, al, &none);
+    }
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        stage = "cublasLtMatmul";
+        s = lt.matmul(h->handle, c->desc, alpha, Bt, c->a, A, c->b, beta, C_in, c->c, C,
                       c->d, &h->plan.algo, h->workspace, OPK_LT_WORKSPACE,
                       (cudaStream_t)stream);
+    }
     lt_free(c);
-    if (s != CUBLAS_STATUS_SUCCESS)
-        return base_error(PRT_ERR_INTERNAL,
-                          "cuBLASLt %s product %lld x %lld x %lld: status %d", what,
-                          (long long)M, (long long)N, (long long)K, (int)s);
-    return PRT_OK;
+    if (s == CUBLAS_STATUS_SUCCESS)
+        return PRT_OK;
+    /* cublasLtMatmul's INVALID_VALUE and NOT_SUPPORTED come from its
+     * checks, before a launch; a failure past them is an internal one. */
+    st = strcmp(stage, "cublasLtMatmul") != 0 || s == CUBLAS_STATUS_NOT_SUPPORTED ||
+                 s == CUBLAS_STATUS_INVALID_VALUE
+             ? PRT_ERR_UNSUPPORTED
+             : PRT_ERR_INTERNAL;
+    if (none)
+        base_error(st,
+                   "cuBLASLt %s product %lld x %lld x %lld (M x N x K): the heuristic "
+                   "returned %d algorithms, none running in %zu bytes of workspace "
+                   "(operands aligned to %u, %u and %u bytes)",
+                   what, (long long)M, (long long)N, (long long)K, h->found,
+                   (size_t)OPK_LT_WORKSPACE, al[1], al[0], al[2]);
+    else
+        base_error(st,
+                   "cuBLASLt %s product %lld x %lld x %lld (M x N x K): %s: status %d "
+                   "(CUBLAS_STATUS_%s; operands aligned to %u, %u and %u bytes)",
+                   what, (long long)M, (long long)N, (long long)K, stage, (int)s,
+                   lt_status_name(s), al[1], al[0], al[2]);
+    if (!(atomic_fetch_or(&told, 1u << (kind & 31)) & 1u << (kind & 31)))
+        base_log(PRT_SEV_WARNING, "%s (logged once per kind of product)",
+                 prt_last_error());
+    return st;
 }
 
 /* A fresh call: its descriptor for `compute` with scalars of `scale`, in
@@ -342,7 +439,8 @@ prt_status opk_lt_gemm_s8(opk_lt *h, void *stream, int64_t M, int64_t N, int64_t
     s = lt_begin(&c, CUBLAS_COMPUTE_32I, CUDA_R_32I);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = lt_layouts(&c, CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, M, N, K);
-    return lt_run(h, &c, 0, stream, M, N, K, &one, &zero, A, Bt, C, s, "int8");
+    return lt_run(h, &c, 0, stream, M, N, K, &one, &zero, A, Bt, C, C, s,
+                  "int8 x int8 -> int32");
 }
 
 prt_status opk_lt_gemm_fp8(opk_lt *h, void *stream, int64_t M, int64_t N, int64_t K,
@@ -351,6 +449,7 @@ prt_status opk_lt_gemm_fp8(opk_lt *h, void *stream, int64_t M, int64_t N, int64_
                            const float *d_scale)
 {
     const float one = 1.0f, zero = 0.0f;
+    char what[64];
     cudaDataType ct, dt;
     lt_call c;
     cublasStatus_t s;
@@ -395,5 +494,10 @@ prt_status opk_lt_gemm_fp8(opk_lt *h, void *stream, int64_t M, int64_t N, int64_
                         sizeof d_scale);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = lt_layouts(&c, CUDA_R_8F_E4M3, ct, dt, M, N, K);
-    return lt_run(h, &c, c_dtype + 1, stream, M, N, K, &one, &zero, A, Bt, C, s, "FP8");
+    snprintf(what, sizeof what, "FP8 e4m3 x e4m3 -> %s", prt_dtype_name(c_dtype));
+    /* C is NULL (beta 0; PyTorch's _scaled_mm does the same): an E4M3 D
+     * has a 16-bit C layout, and cuBLASLt refuses C == D with layouts
+     * that differ (INVALID_VALUE, issue 30). */
+    return lt_run(h, &c, c_dtype + 1, stream, M, N, K, &one, &zero, A, Bt, NULL, C, s,
+                  what);
 }

@@ -55,6 +55,7 @@ static void qc_common(const ql_inputs *q, const prt_tensor_desc *in,
  * NULL where cuBLASLt cannot be used (the plain kernel runs). */
 typedef struct qlt_res {
     opk_lt *lt;
+    _Atomic int told; /* a refusal of this object's product was logged */
 } qlt_res;
 
 static _Atomic int64_t qlt_runs;
@@ -95,53 +96,76 @@ void opc_qmm_detach(op_object *o)
     o->res[PRT_DEVICE_CUDA] = NULL;
 }
 
-/* The cuBLASLt path's buffers in the op's workspace (base NULL: only
- * sized): A re-signed (rows x K), B transposed (N x K), the row and column
- * sums, each 256-byte aligned as cuBLASLt wants its operands. -1: overflow. */
+/* The cuBLASLt path's buffers in the op's workspace (ql_tn_layout, which
+ * the op's workspace covers; base NULL: only sized). -1: overflow. */
 static int64_t qlt_layout(int64_t rows, int64_t N, int64_t K, uint8_t *base,
                           opk_qlt_args *a)
 {
-    const int64_t al = 256;
-    int64_t sizes[4], off = 0;
-    void *at[4];
-    if (!base_mul_i64(rows, K, &sizes[0]) || !base_mul_i64(N, K, &sizes[1]) ||
-        !base_mul_i64(rows, 4, &sizes[2]) || !base_mul_i64(N, 4, &sizes[3]))
-        return -1;
-    /* The op's workspace is aligned to 64 (QMM_ALIGN); round up from there. */
-    off = base ? (int64_t)((al - (uintptr_t)base % al) % al) : al;
-    for (int i = 0; i < 4; i++) {
-        at[i] = base ? base + off : NULL;
-        if (!base_add_i64(off, (sizes[i] + al - 1) / al * al, &off))
-            return -1;
-    }
+    void *at[4] = {NULL, NULL, NULL, NULL};
+    const int64_t need = ql_tn_layout(rows, N, K, base, at);
     if (a) {
         a->a8 = at[0];
         a->b8t = at[1];
         a->rowsum = at[2];
         a->colsum = at[3];
     }
-    return off;
+    return need;
 }
 
-/* 1 when o's product goes to cuBLASLt (the file's comment says when). */
+/* Why cuBLASLt cannot take o's product (static storage, or `buf`), NULL
+ * when it can (the file's comment says when). */
+static const char *qlt_refusal(const op_object *o, const mm_geom *g, int64_t rows,
+                               const void *ws, char *buf, size_t cap)
+{
+    int64_t need;
+    if (base_volume(&g->bb) != 1)
+        return "B has a batch of its own (cuBLASLt's path takes one weight matrix)";
+    if (rows <= 0 || rows > INT32_MAX)
+        return "the rows of A are out of cuBLASLt's int32 range";
+    if (!opk_lt_s8_fits(g->N, g->K))
+        return "N and K must be multiples of 4 (cuBLASLt's int8 rule)";
+    if (g->N > (int64_t)(OPK_LT_SCRATCH / 4))
+        return "N exceeds the handle's int32 scratch for one row";
+    if (g->K > (int64_t)65535 * 32)
+        return "K exceeds the transposing kernel's grid";
+    need = qlt_layout(rows, g->N, g->K, NULL, NULL);
+    if (!ws || need < 0 || need > o->ws_bytes) {
+        snprintf(buf, cap,
+                 "the op's workspace (%lld bytes) lacks the %lld its buffers need",
+                 (long long)o->ws_bytes, (long long)need);
+        return buf;
+    }
+    return NULL;
+}
+
+/* 1 when o's product goes to cuBLASLt. A refusal other than the
+ * environment's or a missing cuBLASLt (logged by attach) is logged once
+ * per object, naming the shape and why, so a run that expected cuBLASLt
+ * says what stopped it (issue 30). */
 static int qlt_takes(const op_object *o, const mm_geom *g, int64_t rows, void *ws)
 {
-    const qlt_res *r = o->res[PRT_DEVICE_CUDA];
+    qlt_res *r = o->res[PRT_DEVICE_CUDA];
     const char *env = getenv("PRT_CUDA_QGEMM");
-    int64_t need;
-    if (!r || !r->lt || (env && strcmp(env, "kernel") == 0) || !ws)
+    const char *why;
+    char buf[160];
+    if (!r || !r->lt || (env && strcmp(env, "kernel") == 0))
         return 0;
-    if (base_volume(&g->bb) != 1 || rows <= 0 || rows > INT32_MAX ||
-        !opk_lt_s8_fits(g->N, g->K) || g->N > (int64_t)(OPK_LT_SCRATCH / 4) ||
-        g->K > (int64_t)65535 * 32) /* the transposing kernel's grid */
-        return 0;
-    need = qlt_layout(rows, g->N, g->K, NULL, NULL);
-    return need >= 0 && need <= o->ws_bytes;
+    why = qlt_refusal(o, g, rows, ws, buf, sizeof buf);
+    if (why && !atomic_exchange(&r->told, 1))
+        base_log(PRT_SEV_INFO,
+                 "layer '%s': product %lld x %lld x %lld (rows x N x K) not through "
+                 "cuBLASLt: %s; plugrt's integer kernel runs it",
+                 o->layer, (long long)rows, (long long)g->N, (long long)g->K, why);
+    return why == NULL;
 }
 
 /* The product through cuBLASLt: prepare, then per block of rows that fits
  * the handle's scratch (all of them at once when the result is the int32
- * sum itself, computed in place) the product and the epilogue. */
+ * sum itself, computed in place) the product and the epilogue.
+ * PRT_ERR_UNSUPPORTED when cuBLASLt refused the shape before running
+ * anything of its own: the caller runs the plain kernel, which rewrites
+ * every output (what ran before it only wrote the op's workspace or y,
+ * both rewritten). */
 static prt_status qlt_run(const op_object *o, const opk_qgemm_args *q, int64_t rows,
                           void *ws, void *stream)
 {
@@ -164,6 +188,11 @@ static prt_status qlt_run(const op_object *o, const opk_qgemm_args *q, int64_t r
         a.c32 = c32;
         st = opk_lt_gemm_s8(r->lt, stream, a.rc, q->N, q->K, a.a8 + a.r0 * q->K, a.b8t,
                             c32);
+        /* cuBLASLt found no algorithm for the shape: the plain kernel
+         * computes the whole product instead (the caller's fallback);
+         * opk_lt_gemm_s8 logged why, once. */
+        if (st == PRT_ERR_UNSUPPORTED)
+            return st;
         if (st)
             return op_fail(o, st, "%s", prt_last_error());
         st = opc_status(o, opk_qlt_epilogue(&a, stream));
@@ -194,8 +223,12 @@ OPC_KERNEL(opc_qmatmul)
     a.M = g.M;
     a.N = g.N;
     a.K = g.K;
-    if (qlt_takes(o, &g, base_volume(&g.ba) * g.M, ws))
-        return qlt_run(o, &a, base_volume(&g.ba) * g.M, ws, stream);
+    if (qlt_takes(o, &g, base_volume(&g.ba) * g.M, ws)) {
+        st = qlt_run(o, &a, base_volume(&g.ba) * g.M, ws, stream);
+        if (st != PRT_ERR_UNSUPPORTED)
+            return st;
+        base_clear_error();
+    }
     a.brank = bo.nb_dims;
     /* Each operand's batch stride in matrices, 0 along a broadcast dim
      * (mm_batch_offset's rule). */
