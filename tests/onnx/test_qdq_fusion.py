@@ -271,13 +271,13 @@ def main():
         xd = rng.uniform(-2.5, 2.5, (1, 6, 9, 9)).astype(np.float32)
         for stride in (1, 2):
             for qt in (u8, i8):
-                fails += run_case(a.plugrt, work, f"depthwise_s{stride}_{qt}",
-                                  depthwise_model(rng, stride, qt), {"x": xd}, fused="Conv",
-                                  layers={"QLinearConv": 1})
+                fails += run_vs_ort(a.plugrt, work, f"depthwise_s{stride}_{qt}",
+                                    depthwise_model(rng, stride, qt), {"x": xd}, fused="Conv",
+                                    layers={"QLinearConv": 1})
         xp = rng.uniform(-2.5, 2.5, (1, 3, 20, 40)).astype(np.float32)
         for qt in (u8, i8):
-            fails += run_case(a.plugrt, work, f"maxpool_{qt}", maxpool_model(qt), {"x": xp},
-                              layers={"MaxPool": 1, "DequantizeLinear": 0})
+            fails += run_vs_ort(a.plugrt, work, f"maxpool_{qt}", maxpool_model(qt), {"x": xp},
+                                layers={"MaxPool": 1, "DequantizeLinear": 0})
         xf = rng.uniform(-3, 3, (2, 3, 4)).astype(np.float32)
         # ties, values past both formats' ranges, infinities and NaN
         xf.flat[:8] = [1e5, -1e9, np.inf, -np.inf, np.nan, 232.0, -240.0, 0.0]
