@@ -86,6 +86,19 @@ void op_pw8_pack(const float *w, int64_t M, int64_t K, float *wp)
                     ob * 8 + l < M ? w[(ob * 8 + l) * K + k] : 0.0f;
 }
 
+void op_cv8_pack(const float *w, int64_t M, int64_t K, float *wp)
+{
+    const int64_t M8 = (M + 7) / 8;
+    for (int64_t ob = 0; ob < M8; ob += 2) {
+        /* A whole pair's 16 channels a tap, else the last block's 8. */
+        const int64_t nl = ob + 1 < M8 ? 16 : 8;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t l = 0; l < nl; l++)
+                wp[ob * K * 8 + k * nl + l] =
+                    ob * 8 + l < M ? w[(ob * 8 + l) * K + k] : 0.0f;
+    }
+}
+
 #define PW_U 6 /* pixels of a tile */
 
 /* A tile's sums start at blocks ob.. ob + nb - 1's biases (0 past M, and
@@ -525,9 +538,10 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
                 const int64_t k = (c * g->kh + i) * g->kw + j;
                 const int64_t iw0 = ow * g->sw - g->pl + j * g->dw;
                 cpu_v8 w0, w1 = {0};
-                CPU_LOAD(w0, w + k * 8);
+                /* op_cv8_pack: a pair's two blocks side by side a tap. */
+                CPU_LOAD(w0, w + k * 8 * nb);
                 if (nb == 2)
-                    CPU_LOAD(w1, w + (K + k) * 8);
+                    CPU_LOAD(w1, w + k * 16 + 8);
 #pragma GCC unroll 16
                 for (int u = 0; u < nu; u++) {
                     const int64_t iw = iw0 + u * g->sw;
@@ -547,7 +561,8 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
 #if CPU_HAVE_AVX2_BUILD
 /* np block pairs (1 to 3, 16 np output channels from block ob) by nu
  * pixels (constants, np nu at most 24) of row oh from column ow: up to 24
- * sums, np weight vectors and a broadcast of the 32 registers, so each
+ * sums, np weight vectors (one load each: op_cv8_pack puts a pair's 16
+ * weights of a tap together) and a broadcast of the 32 registers, so each
  * input value loaded feeds np multiply-adds (a tile of one pair left its
  * FMAs waiting on the loads: deeplab's undilated 3x3 convs at ~70
  * GFLOP/s of the core's ~230). `checked` (a constant): columns may fall
@@ -578,7 +593,7 @@ static inline CPU_INLINE void cvp_tile(const op_cv8 *p, const float *x, int bx, 
                 cpu_v16 wv[3];
 #pragma GCC unroll 4
                 for (int q = 0; q < np; q++)
-                    PW16_WEIGHTS(wv[q], w + 2 * q * K * 8, K, k0 + j);
+                    memcpy(&wv[q], w + (2 * q * K + (k0 + j) * 2) * 8, sizeof wv[q]);
 #pragma GCC unroll 16
                 for (int u = 0; u < nu; u++) {
                     float v;
