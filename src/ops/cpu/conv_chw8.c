@@ -590,6 +590,9 @@ static inline CPU_INLINE void cvp_tile(const op_cv8 *p, const float *x, int bx, 
             for (int64_t j = 0; j < g->kw; j++) {
                 const int64_t iw0 = ow * g->sw - g->pl + j * g->dw;
                 const float *xr = row + iw0 * px;
+                /* Checked: the tile's pixels [ua, ub) read inside the row. */
+                const int64_t ua = iw0 >= 0 ? 0 : (-iw0 + g->sw - 1) / g->sw;
+                const int64_t ub = iw0 >= g->W ? 0 : (g->W - iw0 + g->sw - 1) / g->sw;
                 cpu_v16 wv[3];
 #pragma GCC unroll 4
                 for (int q = 0; q < np; q++)
@@ -598,7 +601,7 @@ static inline CPU_INLINE void cvp_tile(const op_cv8 *p, const float *x, int bx, 
                 for (int u = 0; u < nu; u++) {
                     float v;
                     cpu_v16 xv;
-                    if (checked && (iw0 + u * g->sw < 0 || iw0 + u * g->sw >= g->W))
+                    if (checked && (u < ua || u >= ub))
                         continue;
                     v = xr[u * step];
                     xv = (cpu_v16){v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
