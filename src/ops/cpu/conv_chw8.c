@@ -589,7 +589,9 @@ static inline CPU_INLINE void cvp_tile(const op_cv8 *p, const float *x, int bx, 
                 continue;
             for (int64_t j = 0; j < g->kw; j++) {
                 const int64_t iw0 = ow * g->sw - g->pl + j * g->dw;
-                const float *xr = row + iw0 * px;
+                /* Unchecked, iw0 >= 0; checked, indexed from the row, so
+                 * that no pointer is formed before it. */
+                const float *xr = row + (checked ? 0 : iw0 * px);
                 /* Checked: the tile's pixels [ua, ub) read inside the row. */
                 const int64_t ua = iw0 >= 0 ? 0 : (-iw0 + g->sw - 1) / g->sw;
                 const int64_t ub = iw0 >= g->W ? 0 : (g->W - iw0 + g->sw - 1) / g->sw;
@@ -603,7 +605,7 @@ static inline CPU_INLINE void cvp_tile(const op_cv8 *p, const float *x, int bx, 
                     cpu_v16 xv;
                     if (checked && (u < ua || u >= ub))
                         continue;
-                    v = xr[u * step];
+                    v = checked ? xr[(iw0 + u * g->sw) * px] : xr[u * step];
                     xv = (cpu_v16){v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
 #pragma GCC unroll 4
                     for (int q = 0; q < np; q++)
