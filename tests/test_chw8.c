@@ -426,6 +426,13 @@ static void direct_cases(void)
     mid_case(NULL, NULL, 0, 8, 32, 5, 1, 1, D4(1, 8, 9, 23), "5x5 s1");
     mid_case(NULL, NULL, 0, 24, 40, 1, 2, 1, D4(2, 24, 10, 10), "1x1 s2");
     mid_case(NULL, NULL, 0, 3, 5, 3, 1, 1, D4(1, 3, 6, 6), "3x3 s1, few channels");
+    /* The AVX-512 build's tiles of three and two block pairs, with the
+     * edge columns inside them: 3 pairs, 3 + 2, 2 + 2 and an odd block, on
+     * rows of 29, 14 and 14 (tiles of 12 and 8, then 4, 2 and 1). */
+    mid_case(NULL, NULL, 0, 24, 48, 3, 1, 1, D4(1, 24, 13, 29), "3x3 s1, 3 block pairs");
+    mid_case(NULL, NULL, 0, 16, 80, 3, 2, 1, D4(2, 16, 17, 27), "3x3 s2, 5 block pairs");
+    mid_case(NULL, NULL, 0, 8, 72, 3, 1, 1, D4(1, 8, 5, 14),
+             "3x3 s1, 4 pairs and a block");
     /* Groups of whole blocks of outputs: 4 of 8, 2 of 16 to 32, 4 of 4 to
      * 8. */
     mid_case(NULL, NULL, 0, 32, 32, 3, 2, 4, D4(2, 32, 11, 11), "3x3 s2, 4 groups of 8");

@@ -1391,7 +1391,7 @@ static int test_chw8_kernels(void)
                 REQUIRE(w && b && x && wp && y && y2 && want);
                 memset(&p, 0, sizeof p);
                 REQUIRE(op_win2_make(2, in, kk, out, ss, dd, pb, &p.g));
-                op_pw8_pack(w, M, K, wp);
+                op_cv8_pack(w, M, K, wp);
                 p.C = C, p.M = M, p.w = wp, p.bias = ai % 2 ? NULL : b, p.act = *a;
                 ref_conv2(0, x, C, H, W, w, p.bias, M, k, st, pad, a, OH, OW, want);
                 op_cv8_run(&p, x, 0, 2, y);

@@ -741,7 +741,7 @@ static int conv_c8_direct_ok(const conv_op *c, const prt_dims *w)
 }
 
 /* Floats of W packed for the direct kind: each group's Mg x K in
- * op_pw8_pack's layout (one group's M rounded up to a block). */
+ * op_cv8_pack's layout (one group's M rounded up to a block). */
 static int64_t conv_c8_wfloats(const conv_op *c, const prt_dims *w)
 {
     const int64_t K = w->d[1] * w->d[2] * w->d[3];
@@ -753,7 +753,7 @@ static void conv_c8_pack(const conv_op *c, const float *W, const prt_dims *w, fl
 {
     const int64_t G = c->group, Mg = w->d[0] / G, K = w->d[1] * w->d[2] * w->d[3];
     for (int64_t g = 0; g < G; g++)
-        op_pw8_pack(W + g * Mg * K, Mg, K, wp + g * Mg * K);
+        op_cv8_pack(W + g * Mg * K, Mg, K, wp + g * Mg * K);
 }
 
 static int conv_c8_kind(const conv_op *c, const prt_dims *w)

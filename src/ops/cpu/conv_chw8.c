@@ -86,6 +86,19 @@ void op_pw8_pack(const float *w, int64_t M, int64_t K, float *wp)
                     ob * 8 + l < M ? w[(ob * 8 + l) * K + k] : 0.0f;
 }
 
+void op_cv8_pack(const float *w, int64_t M, int64_t K, float *wp)
+{
+    const int64_t M8 = (M + 7) / 8;
+    for (int64_t ob = 0; ob < M8; ob += 2) {
+        /* A whole pair's 16 channels a tap, else the last block's 8. */
+        const int64_t nl = ob + 1 < M8 ? 16 : 8;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t l = 0; l < nl; l++)
+                wp[ob * K * 8 + k * nl + l] =
+                    ob * 8 + l < M ? w[(ob * 8 + l) * K + k] : 0.0f;
+    }
+}
+
 #define PW_U 6 /* pixels of a tile */
 
 /* A tile's sums start at blocks ob.. ob + nb - 1's biases (0 past M, and
@@ -525,9 +538,10 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
                 const int64_t k = (c * g->kh + i) * g->kw + j;
                 const int64_t iw0 = ow * g->sw - g->pl + j * g->dw;
                 cpu_v8 w0, w1 = {0};
-                CPU_LOAD(w0, w + k * 8);
+                /* op_cv8_pack: a pair's two blocks side by side a tap. */
+                CPU_LOAD(w0, w + k * 8 * nb);
                 if (nb == 2)
-                    CPU_LOAD(w1, w + (K + k) * 8);
+                    CPU_LOAD(w1, w + k * 16 + 8);
 #pragma GCC unroll 16
                 for (int u = 0; u < nu; u++) {
                     const int64_t iw = iw0 + u * g->sw;
@@ -545,39 +559,102 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
 }
 
 #if CPU_HAVE_AVX2_BUILD
-/* The AVX-512 build's tile (cv8_body's `wide`): a block pair's 16 output
- * channels in one vector by PW16_U pixels inside the input's columns, each
- * lane's multiply-adds in cv8_tile's order, finished through pw16_finish:
- * the AVX2 build's bits. */
-static inline CPU_INLINE void cv16_tile(const op_cv8 *p, const float *x, int bx,
-                                        int64_t ob, int64_t oh, int64_t ow, float *y)
+/* np block pairs (1 to 3, 16 np output channels from block ob) by nu
+ * pixels (constants, np nu at most 24) of row oh from column ow: up to 24
+ * sums, np weight vectors (one load each: op_cv8_pack puts a pair's 16
+ * weights of a tap together) and a broadcast of the 32 registers, so each
+ * input value loaded feeds np multiply-adds (a tile of one pair left its
+ * FMAs waiting on the loads: deeplab's undilated 3x3 convs at ~70
+ * GFLOP/s of the core's ~230). `checked` (a constant): columns may fall
+ * outside the input. Each lane adds cv8_tile's taps in its order: the
+ * AVX2 build's bits. */
+static inline CPU_INLINE void cvp_tile(const op_cv8 *p, const float *x, int bx, int np,
+                                       int nu, int checked, int64_t ob, int64_t oh,
+                                       int64_t ow, float *y)
 {
     const op_win2 *g = &p->g;
     const int64_t K = p->C * g->kh * g->kw, P = g->OH * g->OW;
+    const int64_t px = bx ? 8 : 1, step = g->sw * px;
     const float *w = p->w + ob * K * 8;
-    cpu_v16 acc[PW16_U];
-    pw16_start(p->bias, p->M, ob, PW16_U, acc);
+    cpu_v16 acc[3][PW16_U];
+#pragma GCC unroll 4
+    for (int q = 0; q < np; q++)
+        pw16_start(p->bias, p->M, ob + 2 * q, nu, acc[q]);
     for (int64_t c = 0; c < p->C; c++)
         for (int64_t i = 0; i < g->kh; i++) {
             const int64_t ih = oh * g->sh - g->pt + i * g->dh;
             const float *row = CV8_ROW(bx, x, p->c0 + c, ih, g);
+            const int64_t k0 = (c * g->kh + i) * g->kw;
             if (ih < 0 || ih >= g->H)
                 continue;
             for (int64_t j = 0; j < g->kw; j++) {
-                const int64_t k = (c * g->kh + i) * g->kw + j;
-                const float *xr = row + (ow * g->sw - g->pl + j * g->dw) * (bx ? 8 : 1);
-                cpu_v16 wv;
-                PW16_WEIGHTS(wv, w, K, k);
+                const int64_t iw0 = ow * g->sw - g->pl + j * g->dw;
+                /* Unchecked, iw0 >= 0; checked, indexed from the row, so
+                 * that no pointer is formed before it. */
+                const float *xr = row + (checked ? 0 : iw0 * px);
+                /* Checked: the tile's pixels [ua, ub) read inside the row. */
+                const int64_t ua = iw0 >= 0 ? 0 : (-iw0 + g->sw - 1) / g->sw;
+                const int64_t ub = iw0 >= g->W ? 0 : (g->W - iw0 + g->sw - 1) / g->sw;
+                cpu_v16 wv[3];
+#pragma GCC unroll 4
+                for (int q = 0; q < np; q++)
+                    memcpy(&wv[q], w + (2 * q * K + (k0 + j) * 2) * 8, sizeof wv[q]);
 #pragma GCC unroll 16
-                for (int u = 0; u < PW16_U; u++) {
-                    const float v = xr[u * g->sw * (bx ? 8 : 1)];
-                    acc[u] +=
-                        wv * (cpu_v16){v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
+                for (int u = 0; u < nu; u++) {
+                    float v;
+                    cpu_v16 xv;
+                    if (checked && (u < ua || u >= ub))
+                        continue;
+                    v = checked ? xr[(iw0 + u * g->sw) * px] : xr[u * step];
+                    xv = (cpu_v16){v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
+#pragma GCC unroll 4
+                    for (int q = 0; q < np; q++)
+                        acc[q][u] += wv[q] * xv;
                 }
             }
         }
-    pw16_finish(&p->act, p->M, ob, acc, PW16_U, P, oh * g->OW + ow, y);
+#pragma GCC unroll 4
+    for (int q = 0; q < np; q++)
+        pw16_finish(&p->act, p->M, ob + 2 * q, acc[q], nu, P, oh * g->OW + ow, y);
 }
+
+/* One tile of row oh from column ow, nu pixels (a constant), checked only
+ * where one of its columns lies outside [lo, hi) (the columns whose every
+ * tap lies inside the input). */
+#define CVP_TILE(nu)                                                                     \
+    do {                                                                                 \
+        if (ow < lo || ow + (nu) > hi)                                                   \
+            cvp_tile(p, x, bx, np, (nu), 1, ob, oh, ow, y);                              \
+        else                                                                             \
+            cvp_tile(p, x, bx, np, (nu), 0, ob, oh, ow, y);                              \
+        ow += (nu);                                                                      \
+    } while (0)
+
+/* Row oh for np block pairs (a constant) from block ob in tiles of
+ * PW16_U pixels (8 for three pairs), then 8, 4, 2 and 1, from the row's
+ * start, the edge columns inside the tiles beside them: every tile passes
+ * over all of W's taps, so a tile of its own for the one edge column of a
+ * 3x3 kernel (or the six at a dilation of 6) cost a pass over W for a few
+ * multiply-adds. */
+static inline CPU_INLINE void cvp_row(const op_cv8 *p, const float *x, int bx, int np,
+                                      int64_t ob, int64_t oh, int64_t lo, int64_t hi,
+                                      float *y)
+{
+    const int64_t OW = p->g.OW;
+    int64_t ow = 0;
+    if (np < 3)
+        while (ow + PW16_U <= OW)
+            CVP_TILE(PW16_U);
+    while (ow + 8 <= OW)
+        CVP_TILE(8);
+    if ((OW - ow) & 4)
+        CVP_TILE(4);
+    if ((OW - ow) & 2)
+        CVP_TILE(2);
+    if (OW - ow)
+        CVP_TILE(1);
+}
+#undef CVP_TILE
 #endif
 
 /* Columns [from, to) of row oh for nb blocks from ob in tiles of PW_U,
@@ -605,22 +682,13 @@ static inline CPU_INLINE void cv8_span(const op_cv8 *p, const float *x, int nb,
 /* One row's pixels for nb blocks from ob: checked tiles at the edges
  * (a dilated kernel's edges are most of a small map: DeepLab's 3x3 at
  * dilation 6 on 16 columns has 4 inside, and one pixel a tile loaded each
- * tap's weights for one multiply-add), tiles between; `wide` (a
- * constant): block pairs first in the AVX-512 build's tiles of PW16_U. */
+ * tap's weights for one multiply-add), tiles between. */
 static inline CPU_INLINE void cv8_row(const op_cv8 *p, const float *x, int nb, int64_t ob,
-                                      int64_t oh, int64_t lo, int64_t hi, int wide,
-                                      int bx, float *y)
+                                      int64_t oh, int64_t lo, int64_t hi, int bx,
+                                      float *y)
 {
-    int64_t ow = lo;
     cv8_span(p, x, nb, ob, oh, 0, lo, 1, bx, y);
-#if CPU_HAVE_AVX2_BUILD
-    if (wide && nb == 2)
-        for (; ow + PW16_U <= hi; ow += PW16_U)
-            cv16_tile(p, x, bx, ob, oh, ow, y);
-#else
-    (void)wide;
-#endif
-    cv8_span(p, x, nb, ob, oh, ow, hi, 0, bx, y);
+    cv8_span(p, x, nb, ob, oh, lo, hi, 0, bx, y);
     cv8_span(p, x, nb, ob, oh, hi, p->g.OW, 1, bx, y);
 }
 
@@ -639,10 +707,33 @@ static inline CPU_INLINE void cv8_body(const op_cv8 *p, const float *x, int64_t 
         lo = hi;
     for (int64_t oh = oh0; oh < oh1; oh++) {
         int64_t ob = 0;
+#if CPU_HAVE_AVX2_BUILD
+        /* The AVX-512 build: the block pairs three or two at a time (two
+         * and two for four), one alone (an odd last block below). */
+        if (wide) {
+            const int64_t pairs = M8 / 2;
+            for (int64_t q = 0; q < pairs;) {
+                const int64_t left = pairs - q;
+                if (left == 3 || left >= 5) {
+                    cvp_row(p, x, bx, 3, q * 2, oh, lo, hi, y);
+                    q += 3;
+                } else if (left >= 2) {
+                    cvp_row(p, x, bx, 2, q * 2, oh, lo, hi, y);
+                    q += 2;
+                } else {
+                    cvp_row(p, x, bx, 1, q * 2, oh, lo, hi, y);
+                    q++;
+                }
+            }
+            ob = pairs * 2;
+        }
+#else
+        (void)wide;
+#endif
         for (; ob + 2 <= M8; ob += 2)
-            cv8_row(p, x, 2, ob, oh, lo, hi, wide, bx, y);
+            cv8_row(p, x, 2, ob, oh, lo, hi, bx, y);
         if (ob < M8)
-            cv8_row(p, x, 1, ob, oh, lo, hi, wide, bx, y);
+            cv8_row(p, x, 1, ob, oh, lo, hi, bx, y);
     }
 }
 

@@ -617,7 +617,7 @@ void op_dw8d_run(const op_dw8 *p, const float *x, const float *w, const float *b
 
 /* A 2-D convolution of one group into CHW8: C input channels of H x W at x
  * (one image), as LINEAR planes, or with `blocked` as CHW8 blocks; M
- * output channels, geometry g; w packed by op_pw8_pack over K = C kh kw
+ * output channels, geometry g; w packed by op_cv8_pack over K = C kh kw
  * taps (W's own order), bias M floats or NULL, then the activation. Output
  * rows [oh0, oh1) of y (the image's (M + 7) / 8 blocks of OH x OW pixels of
  * eight); lanes past M are 0. Tiles of two blocks by six pixels, as
@@ -633,6 +633,11 @@ typedef struct op_cv8 {
 } op_cv8;
 void op_cv8_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y);
 
+/* W [M][K] (row-major) into op_cv8's packing, zero past M: as
+ * op_pw8_pack's blocks of K x 8, but each pair of blocks (ob even, ob + 1
+ * < (M + 7) / 8) as K x 16, a tap's 16 weights together (one load of the
+ * AVX-512 build's tiles); an odd last block as K x 8. */
+void op_cv8_pack(const float *w, int64_t M, int64_t K, float *wp);
 /* W [M][K] (row-major) into op_pw8's packing, zero past M. */
 void op_pw8_pack(const float *w, int64_t M, int64_t K, float *wp);
 /* Output blocks [ob0, ob1) at pixels [p0, p1) from x (the image's input
