@@ -1134,7 +1134,23 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
         at = fc_only_reader(c, y);
     }
     if (fc_is(c, at, "Add") && fc_other(fc_node(c, at), y)) {
+        int32_t w;
+        float zero = 1.0f, ninf = 0.0f;
         mask = fc_other(fc_node(c, at), y);
+        w = fc_get(&c->producer, mask);
+        /* Where(keep, 0, -inf), this layer's own (BERT makes one per
+         * layer from a shared boolean mask): the boolean itself, which the
+         * layer reads as "true: attend" — the same scores, a quarter of
+         * the mask's bytes, and no layer of its own. Another fill than
+         * -inf (GPT-2's -FLT_MAX) is not the same and stays an addition. */
+        if (fc_is(c, w, "Where") && fc_node(c, w)->n_input == 3 &&
+            fc_only_reader(c, mask) == at &&
+            fc_scalar(c, onnx_node_input(fc_node(c, w), 1), &zero) && zero == 0.0f &&
+            fc_scalar(c, onnx_node_input(fc_node(c, w), 2), &ninf) && isinf(ninf) &&
+            ninf < 0.0f) {
+            m[nb++] = w;
+            mask = onnx_node_input(fc_node(c, w), 0);
+        }
         m[nb++] = at;
         y = fc_out(fc_node(c, at));
         at = fc_only_reader(c, y);
