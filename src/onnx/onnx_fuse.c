@@ -43,7 +43,15 @@
  *    mask added to the scores, and the NaN guard as empty_rows_zero. Q, K
  *    and V must be known to have rank 4 (a Transpose of 4 dims made them,
  *    or a Gather of one index from a Transpose of 5: ViT's split of QKV);
- *    otherwise the pattern is left, with an info line saying so.
+ *    otherwise the pattern is left, with an info line saying so. A mask
+ *    Where(keep, 0, -inf) read by the Add alone joins too: keep is the
+ *    layer's boolean mask. When Q, K^T (or K) and V are each
+ *      Reshape(x3, [B, S, H, D]) -> Transpose(0 2 1 3) (K^T: 0 2 3 1)
+ *    and the second MatMul is followed by Transpose(0 2 1 3) ->
+ *    Reshape(., [B, S, H Dv]), every one read once, with B and S proved
+ *    x3's dims and H and D numbers (fc_facts: the shapes known from the
+ *    graph alone), these join as well: the layer reads the rank-3 x3s with
+ *    q_num_heads and kv_num_heads and writes the last Reshape's output.
  *  - Add -> LayerNormalization over the last axis: a SkipLayerNormalization
  *    (ops/skip_layer_norm.c), which also writes the sum when another node
  *    reads it (fc_skip_ln says where it goes then).
