@@ -1075,12 +1075,12 @@ static const char *fc_head_split(const fuse_ctx *c, const char *name, int kt, in
     return onnx_node_input(rn, 0);
 }
 
-/* The MatMul at mm2 writing [B, H, S, Dv], read by Transpose(0 2 1 3)
- * alone, read by Reshape(., [B, S, H Dv]) alone (q is Q's rank-3 input,
+/* The MatMul at mm2 writing [B, h, S, dv], read by Transpose(0 2 1 3)
+ * alone, read by Reshape(., [B, S, h dv]) alone (q is Q's rank-3 input,
  * whose dims B and S are): the Reshape's output, the two nodes in m[];
  * else NULL. */
-static const char *fc_head_merge(const fuse_ctx *c, int32_t mm2, const char *q,
-                                 int64_t hdv, int32_t *m)
+static const char *fc_head_merge(const fuse_ctx *c, int32_t mm2, const char *q, int64_t h,
+                                 int64_t dv, int32_t *m)
 {
     int32_t t = fc_only_reader(c, fc_out(fc_node(c, mm2))), r;
     int64_t p[5];
@@ -1101,7 +1101,7 @@ static const char *fc_head_merge(const fuse_ctx *c, int32_t mm2, const char *q,
     if ((az && az->i != 0) ||
         fc_shape_entries(c, onnx_node_input(fc_node(c, r), 1), e, 3) != 3 ||
         !fc_entry_keeps(c, &e[0], 0, &x) || !fc_entry_keeps(c, &e[1], 1, &x) ||
-        e[2].kind != 1 || (e[2].v != -1 && e[2].v != hdv))
+        e[2].kind != 1 || (e[2].v != -1 && (e[2].v % h != 0 || e[2].v / h != dv)))
         return NULL;
     m[0] = t;
     m[1] = r;
@@ -1241,7 +1241,7 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
                    *k3 = q3 ? fc_head_split(c, kt, k_transposed, &hk, &dk, hm + 2) : NULL,
                    *v3 = k3 ? fc_head_split(c, v, 0, &hv, &dv, hm + 4) : NULL,
                    *y3 = v3 && dq == dk && hk == hv && hq % hk == 0 && hq <= INT32_MAX
-                             ? fc_head_merge(c, mm2, q3, hq * dv, hm + 6)
+                             ? fc_head_merge(c, mm2, q3, hq, dv, hm + 6)
                              : NULL;
         if (y3) {
             for (int k = 0; k < 8; k++)
