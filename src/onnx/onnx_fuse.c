@@ -43,7 +43,15 @@
  *    mask added to the scores, and the NaN guard as empty_rows_zero. Q, K
  *    and V must be known to have rank 4 (a Transpose of 4 dims made them,
  *    or a Gather of one index from a Transpose of 5: ViT's split of QKV);
- *    otherwise the pattern is left, with an info line saying so.
+ *    otherwise the pattern is left, with an info line saying so. A mask
+ *    Where(keep, 0, -inf) read by the Add alone joins too: keep is the
+ *    layer's boolean mask. When Q, K^T (or K) and V are each
+ *      Reshape(x3, [B, S, H, D]) -> Transpose(0 2 1 3) (K^T: 0 2 3 1)
+ *    and the second MatMul is followed by Transpose(0 2 1 3) ->
+ *    Reshape(., [B, S, H Dv]), every one read once, with B and S proved
+ *    x3's dims and H and D numbers (fc_facts: the shapes known from the
+ *    graph alone), these join as well: the layer reads the rank-3 x3s with
+ *    q_num_heads and kv_num_heads and writes the last Reshape's output.
  *  - Add -> LayerNormalization over the last axis: a SkipLayerNormalization
  *    (ops/skip_layer_norm.c), which also writes the sum when another node
  *    reads it (fc_skip_ln says where it goes then).
@@ -92,7 +100,7 @@ typedef struct fusion {
     int32_t first, last; /* order positions of the node naming the layer and of
                             the node where it is added */
     int32_t nb_members;
-    int32_t members[12]; /* order positions */
+    int32_t members[24]; /* order positions */
     const char *input;   /* GELU: x; MatMul: the bias */
     const char *output;  /* the last node's output */
     const char *act;     /* Conv: the activation's op name */
@@ -102,7 +110,8 @@ typedef struct fusion {
     int64_t axis;
     const char *ins[9]; /* QLinearConv's inputs; Attention's Q, K, V, mask */
     int32_t nb_ins;
-    int32_t flags[2]; /* Attention: k_transposed, empty_rows_zero */
+    int32_t flags[4]; /* Attention: k_transposed, empty_rows_zero, and for
+                         rank-3 Q, K, V: q_num_heads, kv_num_heads (else 0) */
     const char *sum;  /* SkipLayerNormalization: the Add's output when read
                          elsewhere, else NULL */
     float epsilon;
@@ -121,8 +130,19 @@ struct onnx_fusions {
 };
 
 /* What the planner looks things up in. */
+/* What is known of a value's shape before any layer exists (fc_facts):
+ * rank (0: unknown), last dim (-1: unknown), and lead, the name of a value
+ * whose dims other than the last are the same as this one's (the value
+ * itself when nothing better is known). */
+typedef struct fc_fact {
+    int32_t rank;
+    int64_t last;
+    const char *lead;
+} fc_fact;
+
 typedef struct fuse_ctx {
     onnx_import *imp;
+    fc_fact *facts; /* per order position: its node's first output */
     const int32_t *order;
     const onnx_choice *choices;
     int32_t n;
@@ -783,6 +803,388 @@ static const char *fc_unscale(const fuse_ctx *c, int32_t pos, const char *name,
     return onnx_node_input(fc_node(c, at), 0);
 }
 
+/* ---- static shapes for the attention's head split -------------------- */
+
+/* The integers of a constant (an int64 or int32 tensor of at most max
+ * elements): their count, else -1. */
+static int fc_ints(const fuse_ctx *c, const char *name, int64_t *v, int max)
+{
+    const Onnx__TensorProto *tp = fc_const_proto(c, name);
+    onnx_tensor t;
+    int nb = -1;
+    if (!tp || onnx_tensor_load(tp, c->imp->base_dir, name, &t) != PRT_OK) {
+        prt_clear_error(); /* not a constant we can use */
+        return -1;
+    }
+    if ((t.dtype == PRT_INT64 || t.dtype == PRT_INT32) && t.dims.nb_dims <= 1 &&
+        t.bytes / prt_dtype_size(t.dtype) <= (size_t)max) {
+        nb = (int)(t.bytes / prt_dtype_size(t.dtype));
+        for (int k = 0; k < nb; k++)
+            v[k] = onnx_tensor_int(&t, (size_t)k);
+    }
+    onnx_tensor_free(&t);
+    return nb;
+}
+
+/* The facts a graph input, value_info entry or initializer states. */
+static int fc_declared(const fuse_ctx *c, const char *name, fc_fact *o)
+{
+    const Onnx__GraphProto *g = c->imp->graph;
+    const Onnx__TypeProto__Tensor *tt = NULL;
+    const Onnx__TensorProto *tp = fc_const_proto(c, name);
+    if (tp) {
+        /* A scalar constant counts as rank 1 of one element (rank 0 means
+         * unknown here): broadcasting it changes nothing either way. */
+        o->rank = tp->n_dims > 0 ? (int32_t)tp->n_dims : 1;
+        o->last = tp->n_dims > 0 ? tp->dims[tp->n_dims - 1] : 1;
+        o->lead = name;
+        return 1;
+    }
+    for (size_t k = 0; k < g->n_input + g->n_value_info && !tt; k++) {
+        const Onnx__ValueInfoProto *vi =
+            k < g->n_input ? g->input[k] : g->value_info[k - g->n_input];
+        if (strcmp(onnx_str(vi->name), name) == 0 && vi->type && vi->type->tensor_type &&
+            vi->type->tensor_type->shape)
+            tt = vi->type->tensor_type;
+    }
+    if (!tt || tt->shape->n_dim == 0)
+        return 0;
+    {
+        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[tt->shape->n_dim - 1];
+        o->rank = (int32_t)tt->shape->n_dim;
+        o->last = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                          d->dim_value > 0
+                      ? d->dim_value
+                      : -1;
+        o->lead = name;
+    }
+    return 1;
+}
+
+/* What is known of `name`'s shape: 1 and *o, else 0. */
+static int fc_fact_of(const fuse_ctx *c, const char *name, fc_fact *o)
+{
+    int32_t pos = fc_get(&c->producer, name);
+    const Onnx__NodeProto *n = pos >= 0 ? fc_node(c, pos) : NULL;
+    o->rank = 0;
+    o->last = -1;
+    o->lead = name;
+    if (!n)
+        return fc_declared(c, name, o);
+    if (strcmp(onnx_str(n->op_type), "Split") == 0 && n->n_input >= 1) {
+        /* Output k of a Split on the last axis: sizes from the constant
+         * 'split' input, or equal parts of a known last dim. */
+        const Onnx__AttributeProto *ax = onnx_node_attr(n, "axis");
+        int64_t sz[16];
+        size_t k;
+        int nb;
+        fc_fact in;
+        for (k = 0; k < n->n_output && strcmp(onnx_str(n->output[k]), name) != 0; k++)
+            ;
+        if (!fc_fact_of(c, onnx_node_input(n, 0), &in) || in.rank < 1 || k == n->n_output)
+            return fc_declared(c, name, o);
+        *o = in;
+        o->lead = in.lead;
+        if (!ax || (ax->i != -1 && ax->i != in.rank - 1)) {
+            o->last = in.last;
+            return 1;
+        }
+        nb = n->n_input > 1 ? fc_ints(c, onnx_node_input(n, 1), sz, 16) : -1;
+        o->last = nb == (int)n->n_output ? sz[k]
+                  : n->n_input == 1 && in.last > 0 && in.last % (int64_t)n->n_output == 0
+                      ? in.last / (int64_t)n->n_output
+                      : -1;
+        return 1;
+    }
+    if (n->n_output < 1 || strcmp(onnx_str(n->output[0]), name) != 0 ||
+        c->facts[pos].rank == 0)
+        return fc_declared(c, name, o);
+    *o = c->facts[pos];
+    return 1;
+}
+
+/* One entry of a shape input (fc_shape_entries). */
+typedef struct fc_entry {
+    int kind; /* 0 unknown, 1 the constant v, 2 dim v of the value t */
+    int64_t v;
+    const char *t;
+} fc_entry;
+
+/* The entries of a Reshape's shape: a constant, or a Concat (axis 0) of
+ * constants and Unsqueeze(Gather(Shape(t), constant k)), PyTorch's
+ * x.size(k). Their count (at most max), else -1. */
+static int fc_shape_entries(const fuse_ctx *c, const char *name, fc_entry *e, int max)
+{
+    int64_t v[8];
+    int nb = fc_ints(c, name, v, 8), total = 0;
+    int32_t pos = fc_get(&c->producer, name);
+    const Onnx__NodeProto *n;
+    const Onnx__AttributeProto *ax;
+    if (nb >= 0) {
+        if (nb > max)
+            return -1;
+        for (int k = 0; k < nb; k++)
+            e[k] = (fc_entry){1, v[k], NULL};
+        return nb;
+    }
+    if (pos < 0 || strcmp(onnx_str(fc_node(c, pos)->op_type), "Concat") != 0)
+        return -1;
+    n = fc_node(c, pos);
+    ax = onnx_node_attr(n, "axis");
+    if (!ax || ax->i != 0)
+        return -1;
+    for (size_t k = 0; k < n->n_input; k++) {
+        const char *in = onnx_node_input(n, k);
+        int32_t u = fc_get(&c->producer, in), g, s;
+        const Onnx__NodeProto *un = u >= 0 ? fc_node(c, u) : NULL, *gn;
+        int64_t idx;
+        nb = fc_ints(c, in, v, 8);
+        if (nb >= 0) {
+            if (total + nb > max)
+                return -1;
+            for (int j = 0; j < nb; j++)
+                e[total++] = (fc_entry){1, v[j], NULL};
+            continue;
+        }
+        if (!un || strcmp(onnx_str(un->op_type), "Unsqueeze") != 0 || total >= max)
+            return -1;
+        g = fc_get(&c->producer, onnx_node_input(un, 0));
+        gn = g >= 0 ? fc_node(c, g) : NULL;
+        if (!gn || strcmp(onnx_str(gn->op_type), "Gather") != 0 || gn->n_input != 2)
+            return -1;
+        s = fc_get(&c->producer, onnx_node_input(gn, 0));
+        /* A scalar index: the Gather gives one element, the Unsqueeze a
+         * vector of one. */
+        if (s < 0 || strcmp(onnx_str(fc_node(c, s)->op_type), "Shape") != 0 ||
+            fc_node(c, s)->n_attribute != 0 ||
+            !fc_const_proto(c, onnx_node_input(gn, 1)) ||
+            fc_const_proto(c, onnx_node_input(gn, 1))->n_dims != 0 ||
+            fc_ints(c, onnx_node_input(gn, 1), &idx, 1) != 1 || idx < 0)
+            return -1;
+        e[total++] = (fc_entry){2, idx, onnx_node_input(fc_node(c, s), 0)};
+    }
+    return total;
+}
+
+/* Entry k of a Reshape of x is x's own dim k: a 0 (ONNX copies the dim,
+ * allowzero being 0), or the size k of a value of x's rank whose dims but
+ * the last are x's. */
+static int fc_entry_keeps(const fuse_ctx *c, const fc_entry *e, int64_t k,
+                          const fc_fact *x)
+{
+    fc_fact t;
+    if (e->kind == 1)
+        return e->v == 0;
+    return e->kind == 2 && e->v == k && k < x->rank - 1 && fc_fact_of(c, e->t, &t) &&
+           t.rank == x->rank && strcmp(t.lead, x->lead) == 0;
+}
+
+/* The facts of node pos's first output, from its inputs' (in order). */
+static void fc_fact_node(fuse_ctx *c, int32_t pos)
+{
+    const Onnx__NodeProto *n = fc_node(c, pos);
+    const char *op = onnx_str(n->op_type), *y = fc_out(n);
+    fc_fact a, b, *o = &c->facts[pos];
+    o->rank = 0;
+    o->last = -1;
+    o->lead = y;
+    if (!y[0])
+        return;
+    if (n->n_input < 1 || !fc_fact_of(c, onnx_node_input(n, 0), &a)) {
+        a.rank = 0; /* unknown: the rules below that need it check */
+        a.last = -1;
+        a.lead = y;
+    }
+    if (!strcmp(op, "Relu") || !strcmp(op, "Gelu") || !strcmp(op, "Erf") ||
+        !strcmp(op, "Tanh") || !strcmp(op, "Sigmoid") || !strcmp(op, "Cast") ||
+        !strcmp(op, "Identity") || !strcmp(op, "Sqrt") || !strcmp(op, "Neg") ||
+        !strcmp(op, "Softmax") || !strcmp(op, "Dropout") ||
+        !strcmp(op, "LayerNormalization") || !strcmp(op, "SkipLayerNormalization")) {
+        *o = a;
+    } else if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") ||
+               !strcmp(op, "Div") || !strcmp(op, "Pow") || !strcmp(op, "Equal") ||
+               !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "And") ||
+               !strcmp(op, "Or") || !strcmp(op, "Where")) {
+        /* Broadcast, input by input: a side of rank 1 (a bias) changes
+         * only the last dim; two sides of one rank keep their dims when
+         * they share them. */
+        *o = a;
+        for (size_t k = 1; k < n->n_input && o->rank; k++) {
+            const fc_fact *big, *small;
+            fc_fact r;
+            if (!fc_fact_of(c, onnx_node_input(n, k), &b) || !b.rank) {
+                o->rank = 0;
+                break;
+            }
+            big = o->rank >= b.rank ? o : &b;
+            small = o->rank >= b.rank ? &b : o;
+            r.rank = big->rank;
+            /* a dim broadcast with a known one above 1 is that one */
+            r.last = big->last > 1 && small->last > 1
+                         ? (big->last == small->last ? big->last : -1)
+                     : big->last > 1                      ? big->last
+                     : small->last > 1                    ? small->last
+                     : big->last == 1 && small->last == 1 ? 1
+                                                          : -1;
+            r.lead = small->rank == 1 || strcmp(o->lead, b.lead) == 0 ? big->lead : y;
+            *o = r;
+        }
+        if (!o->rank)
+            o->last = -1, o->lead = y;
+    } else if (!strcmp(op, "Shape") && n->n_attribute == 0) {
+        o->rank = 1;
+        o->last = a.rank;
+    } else if (!strcmp(op, "ConstantOfShape") && a.rank == 1) {
+        o->rank = (int32_t)a.last; /* 0 when unknown */
+    } else if (!strcmp(op, "GatherElements") && n->n_input == 2) {
+        if (fc_fact_of(c, onnx_node_input(n, 1), &b))
+            o->rank = b.rank, o->last = b.last;
+    } else if (!strcmp(op, "Concat") && a.rank == 1 && onnx_node_attr(n, "axis") &&
+               onnx_node_attr(n, "axis")->i == 0) {
+        o->rank = 1;
+        o->last = 0;
+        for (size_t k = 0; k < n->n_input && o->last >= 0; k++)
+            o->last =
+                fc_fact_of(c, onnx_node_input(n, k), &b) && b.rank == 1 && b.last >= 0
+                    ? o->last + b.last
+                    : -1;
+    } else if (!strcmp(op, "MatMul") && n->n_input == 2 &&
+               fc_fact_of(c, onnx_node_input(n, 1), &b) && b.rank == 2 && a.rank >= 2) {
+        *o = a;
+        o->last = b.last;
+    } else if (!strcmp(op, "Gather") && n->n_input == 2 && a.rank == 2 &&
+               fc_fact_of(c, onnx_node_input(n, 1), &b) && b.rank > 0 &&
+               (!onnx_node_attr(n, "axis") || onnx_node_attr(n, "axis")->i == 0)) {
+        /* An embedding: the indices' dims, then the table's rows. */
+        o->rank = b.rank + 1;
+        o->last = a.last;
+    } else if (!strcmp(op, "Unsqueeze") && n->n_input == 2) {
+        /* An element of a vector (a Gather of a scalar constant index)
+         * made a vector of one: x.size(k) in a shape */
+        int32_t g = fc_get(&c->producer, onnx_node_input(n, 0));
+        const Onnx__NodeProto *gn = g >= 0 ? fc_node(c, g) : NULL;
+        const Onnx__TensorProto *ix =
+            gn && gn->n_input == 2 && !strcmp(onnx_str(gn->op_type), "Gather")
+                ? fc_const_proto(c, onnx_node_input(gn, 1))
+                : NULL;
+        int64_t axes[2];
+        if (ix && ix->n_dims == 0 && fc_fact_of(c, onnx_node_input(gn, 0), &b) &&
+            b.rank == 1 && fc_ints(c, onnx_node_input(n, 1), axes, 2) == 1 &&
+            (axes[0] == 0 || axes[0] == -1)) {
+            o->rank = 1;
+            o->last = 1;
+        }
+    } else if (!strcmp(op, "Slice")) {
+        o->rank = a.rank; /* the dims change, not their count */
+    } else if (!strcmp(op, "Expand") && n->n_input == 2) {
+        /* rank max(x's, the shape's length) */
+        if (fc_fact_of(c, onnx_node_input(n, 1), &b) && b.rank == 1 && b.last > 0 &&
+            a.rank)
+            o->rank = b.last > a.rank ? (int32_t)b.last : a.rank;
+    } else if (!strcmp(op, "Reshape") && n->n_input == 2) {
+        fc_entry e[8];
+        int nb = fc_shape_entries(c, onnx_node_input(n, 1), e, 8), keep = nb >= 2;
+        if (nb == 1 && e[0].kind == 1 && e[0].v == -1 && a.rank == 1) {
+            *o = a; /* a flat vector stays itself */
+            o->lead = y;
+            return;
+        }
+        if (nb < 1)
+            return;
+        o->rank = nb;
+        o->last = e[nb - 1].kind == 1 && e[nb - 1].v > 0 ? e[nb - 1].v : -1;
+        /* The dims but the last are x's (entries 0), or those of one value
+         * of rank nb (its sizes): its lead. */
+        for (int k = 0; k + 1 < nb && keep; k++) {
+            const char *lead = NULL;
+            if (e[k].kind == 1 && e[k].v == 0 && a.rank == nb)
+                lead = a.lead;
+            else if (e[k].kind == 2 && e[k].v == k && fc_fact_of(c, e[k].t, &b) &&
+                     b.rank == nb)
+                lead = b.lead;
+            keep = lead && (k == 0 || strcmp(lead, o->lead) == 0);
+            o->lead = lead ? lead : y;
+        }
+        if (!keep)
+            o->lead = y;
+    } else if (!strcmp(op, "Transpose") && a.rank > 0) {
+        int64_t p[5];
+        int r = fc_perm(c, pos, p);
+        o->rank = r == a.rank ? a.rank : 0;
+        o->last = r == a.rank && p[r - 1] == r - 1 ? a.last : -1;
+    } else {
+        fc_declared(c, y, o);
+    }
+}
+
+/* Q (or K, or V) as Transpose(perm 0 2 1 3) — or (0 2 3 1) for K^T when
+ * kt — of Reshape(x, [x's dim 0, x's dim 1, H, D]) of a rank-3 x, each
+ * read once: x, H and D, and the two nodes in m[]; NULL when not. */
+static const char *fc_head_split(const fuse_ctx *c, const char *name, int kt, int64_t *h,
+                                 int64_t *d, int32_t *m)
+{
+    int32_t t = fc_get(&c->producer, name), r;
+    int64_t p[5];
+    const Onnx__NodeProto *rn;
+    const Onnx__AttributeProto *az;
+    fc_entry e[4];
+    fc_fact x;
+    if (fc_get(&c->uses, name) != 1 || !fc_is(c, t, "Transpose") ||
+        fc_perm(c, t, p) != 4 || p[0] != 0 || p[1] != 2 || p[2] != (kt ? 3 : 1) ||
+        p[3] != (kt ? 1 : 3))
+        return NULL;
+    r = fc_get(&c->producer, onnx_node_input(fc_node(c, t), 0));
+    if (!fc_is(c, r, "Reshape") || fc_only_reader(c, fc_out(fc_node(c, r))) != t)
+        return NULL;
+    rn = fc_node(c, r);
+    az = onnx_node_attr(rn, "allowzero");
+    if (rn->n_input != 2 || (az && az->i != 0) ||
+        !fc_fact_of(c, onnx_node_input(rn, 0), &x) || x.rank != 3 || x.last <= 0 ||
+        fc_shape_entries(c, onnx_node_input(rn, 1), e, 4) != 4 ||
+        !fc_entry_keeps(c, &e[0], 0, &x) || !fc_entry_keeps(c, &e[1], 1, &x) ||
+        e[3].kind != 1 || e[3].v <= 0 || x.last % e[3].v != 0 || e[2].kind != 1 ||
+        (e[2].v != -1 && e[2].v * e[3].v != x.last))
+        return NULL;
+    *d = e[3].v;
+    *h = x.last / e[3].v;
+    m[0] = r;
+    m[1] = t;
+    return onnx_node_input(rn, 0);
+}
+
+/* The MatMul at mm2 writing [B, h, S, dv], read by Transpose(0 2 1 3)
+ * alone, read by Reshape(., [B, S, h dv]) alone (q is Q's rank-3 input,
+ * whose dims B and S are): the Reshape's output, the two nodes in m[];
+ * else NULL. */
+static const char *fc_head_merge(const fuse_ctx *c, int32_t mm2, const char *q, int64_t h,
+                                 int64_t dv, int32_t *m)
+{
+    int32_t t = fc_only_reader(c, fc_out(fc_node(c, mm2))), r;
+    int64_t p[5];
+    const Onnx__AttributeProto *az;
+    fc_entry e[3];
+    fc_fact x;
+    if (!fc_is(c, t, "Transpose") || fc_perm(c, t, p) != 4 || p[0] != 0 || p[1] != 2 ||
+        p[2] != 1 || p[3] != 3)
+        return NULL;
+    r = fc_only_reader(c, fc_out(fc_node(c, t)));
+    if (!fc_is(c, r, "Reshape") || fc_node(c, r)->n_input != 2 ||
+        strcmp(onnx_node_input(fc_node(c, r), 0), fc_out(fc_node(c, t))) != 0 ||
+        !fc_out(fc_node(c, r))[0] || !fc_fact_of(c, q, &x))
+        return NULL;
+    az = onnx_node_attr(fc_node(c, r), "allowzero");
+    /* The transposed value's dims 0 and 1 are Q's (B, Sq): a 0 copies
+     * them, and the sizes of a value of Q's lead are them too. */
+    if ((az && az->i != 0) ||
+        fc_shape_entries(c, onnx_node_input(fc_node(c, r), 1), e, 3) != 3 ||
+        !fc_entry_keeps(c, &e[0], 0, &x) || !fc_entry_keeps(c, &e[1], 1, &x) ||
+        e[2].kind != 1 || (e[2].v != -1 && (e[2].v % h != 0 || e[2].v / h != dv)))
+        return NULL;
+    m[0] = t;
+    m[1] = r;
+    return fc_out(fc_node(c, r));
+}
+
 /* An info line: the attention pattern from the MatMul at pos is left. */
 static int fc_attention_left(const fuse_ctx *c, int32_t pos, const char *why)
 {
@@ -799,10 +1201,11 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
 {
     const Onnx__NodeProto *mm = fc_node(c, pos), *n;
     const char *q, *kt, *v, *mask = "", *y;
-    int32_t m[12], nb = 0, at, sm, mm2;
+    int32_t m[24], nb = 0, at, sm, mm2;
     int64_t p[5];
     float scale = 1.0f, s;
     int empty_zero = 0, k_transposed = 1;
+    int32_t heads[2] = {0, 0}; /* rank-3 Q, K, V: q_num_heads, kv_num_heads */
     if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
         return 0;
     /* Forwards first, to the Softmax and the second MatMul: the pattern is
@@ -816,7 +1219,23 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
         at = fc_only_reader(c, y);
     }
     if (fc_is(c, at, "Add") && fc_other(fc_node(c, at), y)) {
+        int32_t w;
+        float zero = 1.0f, ninf = 0.0f;
         mask = fc_other(fc_node(c, at), y);
+        w = fc_get(&c->producer, mask);
+        /* Where(keep, 0, -inf), this layer's own (BERT makes one per
+         * layer from a shared boolean mask): the boolean itself, which the
+         * layer reads as "true: attend" — the same scores, a quarter of
+         * the mask's bytes, and no layer of its own. Another fill than
+         * -inf (GPT-2's -FLT_MAX) is not the same and stays an addition. */
+        if (fc_is(c, w, "Where") && fc_node(c, w)->n_input == 3 &&
+            fc_only_reader(c, mask) == at &&
+            fc_scalar(c, onnx_node_input(fc_node(c, w), 1), &zero) && zero == 0.0f &&
+            fc_scalar(c, onnx_node_input(fc_node(c, w), 2), &ninf) && isinf(ninf) &&
+            ninf < 0.0f) {
+            m[nb++] = w;
+            mask = onnx_node_input(fc_node(c, w), 0);
+        }
         m[nb++] = at;
         y = fc_out(fc_node(c, at));
         at = fc_only_reader(c, y);
@@ -888,7 +1307,43 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
                                  "of 4 dims, or a Gather from one of 5, makes them)");
     m[nb++] = pos;
     m[nb++] = mm2;
+    {
+        /* The heads split and merged around the layer (Reshape and
+         * Transpose each side) go when every one matches: the layer reads
+         * and writes the rank-3 [B, S, H D] values in place, with the head
+         * counts the Reshapes' constants give. */
+        int64_t hq, dq, hk, dk, hv, dv;
+        int32_t hm[8];
+        const char *q3 = fc_head_split(c, q, 0, &hq, &dq, hm),
+                   *k3 = q3 ? fc_head_split(c, kt, k_transposed, &hk, &dk, hm + 2) : NULL,
+                   *v3 = k3 ? fc_head_split(c, v, 0, &hv, &dv, hm + 4) : NULL,
+                   *y3 = v3 && dq == dk && hk == hv && hq % hk == 0 && hq <= INT32_MAX
+                             ? fc_head_merge(c, mm2, q3, hq, dv, hm + 6)
+                             : NULL;
+        if (y3) {
+            for (int k = 0; k < 8; k++)
+                m[nb++] = hm[k];
+            q = q3;
+            kt = k3;
+            v = v3;
+            k_transposed = 0;
+            heads[0] = (int32_t)hq;
+            heads[1] = (int32_t)hk;
+            mm2 = hm[7];
+        } else {
+            char label[512];
+            onnx_node_label(mm, c->order[pos], label, sizeof label);
+            onnx_info(
+                "%s: Attention reads Q, K and V as [B, H, S, D]: their head split "
+                "(Reshape of a rank-3 value to [B, S, H, D] with H and D known, then "
+                "Transpose, each read once) or the merge after the second MatMul "
+                "(Transpose, then Reshape to [B, S, H Dv]) does not match%s",
+                label, q3 ? "" : " for Q (ViT's Gather from one QKV Transpose stays)");
+        }
+    }
     fc_init(f, FUSE_ATTENTION, pos, nb, m);
+    f->flags[2] = heads[0];
+    f->flags[3] = heads[1];
     f->last = mm2;
     f->output = fc_out(fc_node(c, mm2));
     f->params[0] = scale;
@@ -1349,6 +1804,10 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
                                                         : PRT_ERR_OUT_OF_MEMORY;
     for (int32_t i = 0; !st && i < c.n; i++)
         p->role[i] = -1;
+    if (!st && !(c.facts = onnx_calloc((size_t)c.n + 1, sizeof *c.facts)))
+        st = PRT_ERR_OUT_OF_MEMORY;
+    for (int32_t i = 0; !st && i < c.n; i++)
+        fc_fact_node(&c, i);
     /* QDQ patterns first: their weight DQs would otherwise fold into
      * float constants (fc_dq_const) at their earlier positions. */
     for (int32_t i = 0; !st && i < c.n; i++) {
@@ -1388,6 +1847,7 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     onnx_names_free(&c.producer);
     prt_free(c.taken);
     prt_free(c.shared_dq);
+    prt_free(c.facts);
     if (!st)
         st = oom;
     if (st) {
@@ -1435,16 +1895,18 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
                                  (size_t)f->nb_ins, outs, 1);
     }
     if (f->kind == FUSE_ATTENTION) {
-        prt_field extra[3] = {
+        prt_field extra[5] = {
             {"scale", f->params, PRT_FIELD_FLOAT32, 1},
             {"k_transposed", &f->flags[0], PRT_FIELD_INT32, 1},
             {"empty_rows_zero", &f->flags[1], PRT_FIELD_INT32, 1},
+            {"q_num_heads", &f->flags[2], PRT_FIELD_INT32, 1},
+            {"kv_num_heads", &f->flags[3], PRT_FIELD_INT32, 1},
         };
         prt_status st = prt_builtin_find_creator("Attention", "1", &c);
         if (st)
             return st;
-        return onnx_import_fused(imp, first, label, c, extra, 3, (const char **)f->ins,
-                                 (size_t)f->nb_ins, outs, 1);
+        return onnx_import_fused(imp, first, label, c, extra, f->flags[2] ? 5 : 3,
+                                 (const char **)f->ins, (size_t)f->nb_ins, outs, 1);
     }
     if (f->kind == FUSE_CONV_ACT) {
         prt_field extra[2] = {

@@ -55,4 +55,11 @@ fused "$ZOO/vit_tiny.onnx" image:1x3x128x128 4
 fused "$MODELS/bert_small.onnx" input_ids:1x16,attention_mask:1x16 2
 expect_grep "\[[0-9]+\] /lm/transformer/h.0/attn/MatMul  plugrt::Attention@1" \
   inspect_gpt2_tiny.out
+# BERT's heads are split and merged inside the layer (rank-3 Q, K, V and
+# Y), and its per-layer Where(mask, 0, -inf) became the boolean mask.
+if [ -f inspect_bert_small.out ]; then
+  expect_grep "q_num_heads int32\[1\] = 2$" inspect_bert_small.out
+  ! grep -Eq "^  \[[0-9]+\] [^ ]*attention/self/(Transpose|Reshape|Where)" inspect_bert_small.out ||
+    fail "bert_small: a head split/merge or mask Where is left beside the Attention"
+fi
 finish

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The Attention fusion's rank-3 form (src/onnx/onnx_fuse.c, fc_attention):
+# each model of make_attnfuse_models.py (PyTorch's head split and merge
+# around self-attention) matches NumPy's result, checked against ONNX
+# Runtime's; where the Reshapes and Transposes all match, one Attention
+# layer reads x's projections in place with q_num_heads and kv_num_heads
+# and none of them is left; where one is read elsewhere or splits other
+# dims, the heads stay split (rank 4) and the result is the same.
+. "$(dirname "$0")/common.sh"
+
+have_onnx || skip "plugrt was built without the ONNX importer"
+expect_rc 0 make_models "$PYTHON" "$SRC/make_attnfuse_models.py" m || finish
+
+# check NAME SHAPES: output matches, plan built and inspected.
+check() {
+  local name=$1 shapes=$2
+  expect_rc 0 "run_$name" "$PLUGRT" run "m/$name/model.onnx" --compare "m/$name" \
+    --shapes "$shapes" --rtol 1e-4 --atol 1e-5 &&
+    expect_grep "^PASSED" "run_$name.out"
+  expect_rc 0 "build_$name" "$PLUGRT" build "m/$name/model.onnx" --shapes "$shapes" -v \
+    -o "$name.plan" &&
+    expect_rc 0 "inspect_$name" "$PLUGRT" inspect "$name.plan"
+}
+# split NAME HQ HKV: the rank-3 form, named after the first MatMul.
+split_gone() {
+  local f=inspect_$1.out
+  expect_grep '^  \[[0-9]+\] scores  plugrt::Attention@1' "$f"
+  expect_grep "q_num_heads int32\[1\] = $2\$" "$f"
+  expect_grep "kv_num_heads int32\[1\] = $3\$" "$f"
+  ! grep -Eq 'plugrt::(Transpose|Reshape)@1' "$f" ||
+    fail "$1: a Transpose or Reshape of the heads is left"
+}
+kept() {
+  local f=inspect_$1.out
+  expect_grep "q_num_heads int32\[1\] = 0\$" "$f"
+  [ "$(grep -Ec 'plugrt::Transpose@1' "$f")" = 4 ] ||
+    fail "$1: expected the 4 Transposes of the heads to stay"
+}
+
+check attn3_mha x:2x5x32,mask:2x1x1x5 && split_gone attn3_mha 4 4
+check attn3_mqa x:2x5x32,mask:2x1x1x5 && split_gone attn3_mqa 4 1
+check attn3_where x:2x5x32,keep:2x1x1x5 && split_gone attn3_where 4 4
+# The Where(keep, 0, -inf) joined the layer: keep is its mask.
+expect_grep "^ +keep  bool linear" inspect_attn3_where.out
+! grep -q "mask_fill" inspect_attn3_where.out || fail "attn3_where: the Where is left"
+check attn3_shared x:2x5x32,mask:2x1x1x5 && kept attn3_shared
+expect_grep "head split .* does not match" build_attn3_shared.err
+check attn3_badsplit x:2x5x32,mask:1x1x1x2 && kept attn3_badsplit
+finish
