@@ -24,7 +24,8 @@
  *   0  the default: cuBLAS for a pointwise float32 or float16 convolution, else the
  *      direct kernel (what engines without a choice run);
  *   1  the direct kernel (listed when 0 is cuBLAS);
- *   2  plugrt's implicit GEMM (2-D, not depthwise: opk_conv_gemm);
+ *   2  plugrt's implicit GEMM (2-D, not depthwise: opk_conv_gemm), listed
+ *      only when PRT_CUDA_CONV_IMPL=gemm asks for it (conv_tactics);
  *   cuDNN: bits 0-7 CONV_DNN + cuDNN's algorithm, bits 8-30 the
  *      workspace it needs at the profile's largest shapes in 64 KiB units,
  *      so the layer's workspace is a function of the tactic alone (a
@@ -204,7 +205,13 @@ static int32_t conv_tactics(const op_object *o, int32_t dtype, const prt_dims *o
         list[n++] = 0;
     if (conv_impl_wanted("own") && (forced || conv_pointwise(&go, dtype)))
         list[n++] = CONV_OWN;
-    if (conv_impl_wanted("gemm") && conv_gemm_fits(&go, dtype) &&
+    /* Listed only when asked for (PRT_CUDA_CONV_IMPL=gemm): on an H100 the
+     * tuner chose it for most of resnet18_w8's, deeplab_w8's and
+     * densenet_w8's convs, and the models ran 15-60% slower at batch 1, 8
+     * and 64 than with the direct kernel and cuDNN (narrow layers fill a
+     * fraction of its 64-row tiles; a late layer at batch 1 is one block).
+     * Smaller tiles and a split over k come before the tuner sees it. */
+    if (forced && conv_impl_wanted("gemm") && conv_gemm_fits(&go, dtype) &&
         conv_gemm_fits(&gm, dtype))
         list[n++] = CONV_GEMM;
     if (conv_impl_wanted("cudnn"))
