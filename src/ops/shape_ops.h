@@ -55,10 +55,12 @@ prt_status gather_axis(const op_object *o, int32_t r, int32_t q, int32_t *out);
 prt_status ge_axis(const op_object *o, int32_t r, int32_t ri, int32_t *out);
 /* The entries of Slice's starts/ends/axes/steps (slice.c). */
 #define SLICE_MAX 8
-/* Slice's start and step per data axis and its output dims from its
- * fields, for data of dims dd (slice.c). */
-prt_status slice_field_params(const op_object *o, const prt_dims *dd, int64_t *start,
-                              int64_t *step, prt_dims *od);
+/* Slice's start and step per data axis from its inputs' values in host
+ * memory (x[1..nb_in-1]; its fields when nb_in is 1), checked against the
+ * output's dims (slice.c). */
+prt_status slice_host_params(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
+                             const void *const *x, const prt_tensor_desc *out,
+                             int64_t *start, int64_t *step);
 /* The dims [*b, *e) of a rank-r input that Shape writes (shape.c). */
 void shape_range(const op_object *o, int32_t r, int32_t *b, int32_t *e);
 /* ConstantOfShape's element in dtype, its bytes first (fill.c). */

@@ -202,29 +202,17 @@ static prt_status slice_params(const op_object *o, const prt_dims *dd,
     return PRT_OK;
 }
 
-prt_status slice_field_params(const op_object *o, const prt_dims *dd, int64_t *start,
-                              int64_t *step, prt_dims *od)
+prt_status slice_host_params(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
+                             const void *const *x, const prt_tensor_desc *out,
+                             int64_t *start, int64_t *step)
 {
-    const slice_op *s = (const slice_op *)o;
-    const int64_t *vals[4] = {s->f[0], s->f[1], s->f[2], NULL};
-    return slice_params(o, dd, vals, s->nb_axes >= 0 ? 3 : 2, s->nb, start, step, od);
-}
-
-static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
-                            const void *const *x, void *const *ys, void *ws, void *stream)
-{
-    void *y = ys[0];
-    int64_t buf[4][SLICE_MAX], start[PRT_MAX_DIMS], step[PRT_MAX_DIMS];
-    int64_t istride[PRT_MAX_DIMS], src = 0;
+    int64_t buf[4][SLICE_MAX];
     const int64_t *vals[4] = {NULL, NULL, NULL, NULL};
     const prt_dims *dd = &in[0].dims;
-    size_t es = prt_dtype_size(dtype);
     int32_t cnt = nb_in > 1 ? (int32_t)base_volume(&in[1].dims) : 0, r = dd->nb_dims;
     prt_dims od;
     char a[128], b[128];
     prt_status st;
-    (void)ws;
     if (nb_in == 2)
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "needs starts and ends");
     if (cnt > SLICE_MAX)
@@ -254,6 +242,23 @@ static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_
                        "starts, ends, axes and steps give",
                        base_dims_format(&out->dims, BASE_DIMS_LIST, a, sizeof a),
                        base_dims_format(&od, BASE_DIMS_LIST, b, sizeof b));
+    return PRT_OK;
+}
+
+static prt_status slice_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                            const void *const *x, void *const *ys, void *ws, void *stream)
+{
+    void *y = ys[0];
+    int64_t start[PRT_MAX_DIMS], step[PRT_MAX_DIMS];
+    int64_t istride[PRT_MAX_DIMS], src = 0;
+    const prt_dims *dd = &in[0].dims, od = out->dims;
+    size_t es = prt_dtype_size(dtype);
+    int32_t r = dd->nb_dims;
+    prt_status st = slice_host_params(o, in, nb_in, x, out, start, step);
+    (void)ws;
+    if (st)
+        return st;
     for (int32_t d = r - 1; d >= 0; d--)
         istride[d] = d == r - 1 ? 1 : istride[d + 1] * dd->d[d + 1];
     for (int32_t d = 0; d < r; d++) {

@@ -129,10 +129,13 @@ __global__ void values_kernel(values8 v, int64_t *y, int32_t n)
     y[i] = v.v[i];
 }
 
+// start and delta from device memory, or (start == NULL, delta == NULL)
+// the values hs and hd the host read from a shape input's host memory.
 __global__ void range_kernel(int32_t dtype, const void *start, const void *delta, void *y,
-                             int64_t n)
+                             int64_t n, int64_t hs, int64_t hd)
 {
-    const int64_t s = load_index(dtype, start, 0), d = load_index(dtype, delta, 0);
+    const int64_t s = start ? load_index(dtype, start, 0) : hs;
+    const int64_t d = delta ? load_index(dtype, delta, 0) : hd;
     OPK_FOR(i, n)
     {
         // In int64, wrapping as the CPU's (s + i * d) does for shape values.
@@ -229,7 +232,36 @@ extern "C" int opk_range(int32_t dtype, const void *start, const void *delta, vo
         return 0;
     if (dtype != DT_I32 && dtype != DT_I64)
         return (int)cudaErrorInvalidValue;
-    range_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(dtype, start,
-                                                                       delta, y, n);
+    int64_t hs = 0, hd = 0;
+    if (opk_host_only(start, stream)) {
+        hs = dtype == DT_I64 ? *(const int64_t *)start : *(const int32_t *)start;
+        start = NULL;
+    }
+    if (opk_host_only(delta, stream)) {
+        hd = dtype == DT_I64 ? *(const int64_t *)delta : *(const int32_t *)delta;
+        delta = NULL;
+    }
+    range_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(
+        dtype, start, delta, y, n, hs, hd);
     return launched();
+}
+
+extern "C" int opk_host_only(const void *p, void *stream)
+{
+    cudaPointerAttributes at;
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (!p)
+        return 0;
+    /* Not asked while a graph is captured: the pointer query is no stream
+     * operation, but nothing a capture records should depend on it. */
+    if (cudaStreamIsCapturing((cudaStream_t)stream, &cs) != cudaSuccess ||
+        cs != cudaStreamCaptureStatusNone) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+        (void)cudaGetLastError(); // an unknown pointer: treat it as the host's
+        return 1;
+    }
+    return at.type == cudaMemoryTypeUnregistered;
 }

@@ -132,32 +132,32 @@ OPC_KERNEL(opc_gather_elements)
     return opc_status(o, opk_gather_elements(&a, stream));
 }
 
-/* With fields the parameters are the host's: a strided copy. */
-static prt_status slice_fields(const op_object *o, int32_t esize, const prt_dims *dd,
-                               const prt_tensor_desc *out, const void *x, void *y,
-                               void *stream)
+/* With fields, or with a shape input's values in host memory, the
+ * parameters are the host's: a strided copy. */
+static prt_status slice_on_host(const op_object *o, int32_t esize,
+                                const prt_tensor_desc *in, int32_t nb_in,
+                                const void *const *x, const prt_tensor_desc *out, void *y,
+                                void *stream)
 {
+    const prt_dims *dd = &in[0].dims;
     const int32_t r = dd->nb_dims;
     int64_t start[PRT_MAX_DIMS], step[PRT_MAX_DIMS], stride[PRT_MAX_DIMS];
     int64_t off = 0, is = 1;
-    prt_dims od;
     opk_bcast b;
-    prt_status st = slice_field_params(o, dd, start, step, &od);
+    prt_status st = slice_host_params(o, in, nb_in, x, out, start, step);
     if (st)
         return st;
-    if (memcmp(od.d, out->dims.d, sizeof(int64_t) * (size_t)r))
-        return op_fail(o, PRT_ERR_SHAPE,
-                       "the output dims differ from those starts and ends give");
     for (int32_t d = r - 1; d >= 0; d--) {
         off += start[d] * is;
         stride[d] = step[d] * is;
         is *= dd->d[d];
     }
     opk_bcast_init_strided(&b, &out->dims, stride);
-    return opc_status(o, opk_copy(esize, &b, x, off, y, base_volume(&out->dims), stream));
+    return opc_status(o,
+                      opk_copy(esize, &b, x[0], off, y, base_volume(&out->dims), stream));
 }
 
-/* With inputs the parameters are device data, which each thread of the
+/* With inputs in device memory the parameters are device data, which each thread of the
  * kernel reads (the output dims come from the same values as expressions,
  * so the CPU's check that they agree has nothing to read here; a source
  * element outside the data gives 0 rather than a read out of bounds). */
@@ -179,7 +179,16 @@ OPC_KERNEL(opc_slice)
         return op_fail(o, PRT_ERR_SHAPE, "the output has rank %d, the data %d",
                        (int)out->dims.nb_dims, (int)r);
     if (nb_in == 1)
-        return slice_fields(o, esize, dd, out, x[0], y[0], stream);
+        return slice_on_host(o, esize, in, nb_in, x, out, y[0], stream);
+    if (opk_host_only(x[1], stream)) { /* a shape input: every parameter on the host */
+        for (int32_t k = 2; k < nb_in; k++)
+            if (!opk_host_only(x[k], stream))
+                return op_fail(o, PRT_ERR_UNSUPPORTED,
+                               "starts is a shape input in host memory and input %d is "
+                               "device data: give starts, ends, axes and steps alike",
+                               (int)k);
+        return slice_on_host(o, esize, in, nb_in, x, out, y[0], stream);
+    }
     memset(&a, 0, sizeof a);
     a.esize = esize;
     a.rank = r;

@@ -221,6 +221,13 @@ int opk_values(const int64_t *v, int32_t n, void *y, void *stream);
  * from device memory), n elements. */
 int opk_range(int32_t dtype, const void *start, const void *delta, void *y, int64_t n,
               void *stream);
+/* 1 when p is pageable host memory, which a kernel cannot read: a shape
+ * input's values (the context reads them on the host to compute dims, so
+ * the caller gives them in host memory; ops whose kernels read such an
+ * input's data take them on the host instead). 0 for device, managed or
+ * registered memory, for NULL, and while `stream` is being captured into
+ * a graph (not asked then). */
+int opk_host_only(const void *p, void *stream);
 
 /* ---- rows (rows.cu) -------------------------------------------------- */
 

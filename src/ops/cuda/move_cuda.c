@@ -71,12 +71,15 @@ OPC_KERNEL(opc_tile)
 }
 
 /* Pads from input 1 are device data the kernel reads (the output's dims,
- * from the same values as expressions, are what the host knows). */
+ * from the same values as expressions, are what the host knows), unless
+ * they are a shape input's values in host memory: then the host reads
+ * them, as the CPU does. */
 OPC_KERNEL(opc_pad)
 {
     opk_map_args a;
     pad_plan pl;
-    prt_status st = pad_plan_make(o, dtype, in, nb_in, &out->dims, NULL, &pl);
+    const void *host_pads = nb_in > 1 && opk_host_only(x[1], stream) ? x[1] : NULL;
+    prt_status st = pad_plan_make(o, dtype, in, nb_in, &out->dims, host_pads, &pl);
     (void)nb_out, (void)ws;
     if (st)
         return st;
