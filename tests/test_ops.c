@@ -223,6 +223,7 @@ static const char *const all_ops[] = {"Relu",
                                       "DynamicQuantizeLinear",
                                       "QLinearAdd",
                                       "QLinearMul",
+                                      "LookupTable8",
 
                                       "MatMulInteger",
                                       "QLinearMatMul",

@@ -171,6 +171,7 @@ static const prt_plugin_creator *const builtins[] = {
     &op_dynamic_quantize_linear_creator,
     &op_qlinear_add_creator,
     &op_qlinear_mul_creator,
+    &op_lookup_table8_creator, /* lookup_table.c */
     /* The integer products (issue 30; qlinear.h). */
     &op_matmul_integer_creator,
     &op_qlinear_matmul_creator,

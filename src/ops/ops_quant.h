@@ -15,6 +15,7 @@ extern const prt_plugin_creator op_dequantize_linear_creator;
 extern const prt_plugin_creator op_dynamic_quantize_linear_creator;
 extern const prt_plugin_creator op_qlinear_add_creator;
 extern const prt_plugin_creator op_qlinear_mul_creator;
+extern const prt_plugin_creator op_lookup_table8_creator; /* lookup_table.c */
 
 /* QuantizeLinear's and DequantizeLinear's view of x: [outer, ch, inner],
  * the scale (and zero point) element c applying to the slice [:, c, :].
@@ -41,5 +42,9 @@ int32_t qlinear_is_mul(const op_object *o);
  * one element, A and B broadcast to the output. */
 prt_status qlinear_check(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
                          const prt_tensor_desc *out);
+
+/* LookupTable8's 256 output bytes, entry k for input byte k (the op's
+ * own, valid while it lives). */
+const uint8_t *op_lut_table(const op_object *o);
 
 #endif /* PLUGRT_OPS_OPS_QUANT_H */

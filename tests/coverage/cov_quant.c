@@ -162,11 +162,36 @@ static void gen_qlinear(cov *c, const char *op, int32_t dt)
     }
 }
 
+/* LookupTable8: a random table, output int8 or uint8 (the field) and the
+ * default (x's); sizes past 64 with a tail (the VBMI loop's 64 bytes and its
+ * masked rest) and size 0. Exact: the reference is the plain loop
+ * (cpu_force_baseline). */
+static void gen_lookup_table8(cov *c, const char *op, int32_t dt)
+{
+    for (int v = 0; v < 4; v++) {
+        oc_case k = {.op = op, .nb = 1, .exact = 1};
+        static uint8_t table[256];
+        int32_t odt = v == 0 ? -1 : v % 2 ? PRT_INT8 : PRT_UINT8;
+        prt_dims d = v == 3 ? D2(3, 131) : cov_dims(c, 1 + v % 3, v == 2);
+        prt_field f[2] = {{"table", table, PRT_FIELD_BYTES, 256},
+                          ot_fld_i32("output_dtype", &odt, 1)};
+        char what[64];
+        for (int i = 0; i < 256; i++)
+            table[i] = (uint8_t)tu_rng_range(cov_rng(c), 0, 255);
+        k.in[0] = q_random(c, dt, d);
+        k.f = f;
+        k.nf = 2;
+        snprintf(what, sizeof what, "%s output dtype %d", op, (int)odt);
+        cov_case(c, what, &k);
+    }
+}
+
 const cov_entry cov_quant_entries[] = {
     {"QuantizeLinear", gen_quantize},
     {"DequantizeLinear", gen_dequantize},
     {"DynamicQuantizeLinear", gen_dynamic},
     {"QLinearAdd", gen_qlinear},
     {"QLinearMul", gen_qlinear},
+    {"LookupTable8", gen_lookup_table8},
     {NULL, NULL},
 };

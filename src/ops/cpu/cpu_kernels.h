@@ -843,6 +843,11 @@ void op_minmax_f32(const float *x, int64_t n, float *mn, float *mx);
  * y[j] from a[j sa] and b[j sb], sa and sb 0 or 1. */
 void op_qbinary_row(int32_t mul, int32_t dtype, const void *a, int64_t sa, const void *b,
                     int64_t sb, void *y, int64_t n, const struct opq_binary *p);
+/* y[j] = table[x[j]] for j < n (LookupTable8; lut_kernel.c): vpermb on
+ * 64 bytes at a time where the CPU has AVX-512 VBMI (and cpu_avx2() is 1:
+ * cpu_force_baseline makes it the plain loop), else a plain loop. x and y
+ * may be one buffer. */
+void op_lut8(const uint8_t *table, const uint8_t *x, uint8_t *y, int64_t n);
 
 /* ---- attention softmax rows (attn_kernel.c) ------------------------------ */
 

@@ -581,6 +581,9 @@ int opk_qlinear(int32_t mul, int32_t dtype, const opk_bcast *b, const void *a,
                 const void *c, const float *sa, const void *za, const float *sb,
                 const void *zb, const float *sc, const void *zc, void *y, int64_t n,
                 void *stream);
+/* LookupTable8: y[j] = table[x[j]] for j < n, the 256-byte table from the
+ * host (passed by value with the launch). */
+int opk_lut8(const uint8_t *table, const uint8_t *x, uint8_t *y, int64_t n, void *stream);
 
 /* ---- the integer products (qgemm.cu) ------------------------------------ */
 

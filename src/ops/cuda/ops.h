@@ -98,6 +98,7 @@ OPC_KERNEL(opc_quantize_linear);
 OPC_KERNEL(opc_dequantize_linear);
 OPC_KERNEL(opc_dynamic_quantize_linear);
 OPC_KERNEL(opc_qlinear);
+OPC_KERNEL(opc_lookup_table8);
 
 /* nms_cuda.c */
 OPC_KERNEL(opc_nms);

@@ -3,6 +3,8 @@
 // from device memory by the kernels (their values never cross to the host),
 // so nothing here can check them: a scale that fails the CPU's run (not
 // positive and finite) gives whatever the arithmetic gives.
+#include <string.h>
+
 #include "ops/cuda/launch.cuh"
 #include "ops/quant.h"
 
@@ -172,5 +174,35 @@ extern "C" int opk_qlinear(int32_t mul, int32_t dtype, const opk_bcast *b, const
         qlinear_kernel<uint8_t><<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(
             mul, *b, (const uint8_t *)a, (const uint8_t *)c, sa, (const uint8_t *)za, sb,
             (const uint8_t *)zb, sc, (const uint8_t *)zc, (uint8_t *)y, n);
+    return launched();
+}
+
+/* LookupTable8: the table travels as a kernel argument (256 bytes) and is
+ * copied to shared memory once per block, where every thread's lookups
+ * read it (a per-byte read of constant memory would serialize on distinct
+ * addresses within a warp). */
+struct lut8_table {
+    uint8_t t[256];
+};
+
+__global__ void lut8_kernel(lut8_table table, const uint8_t *x, uint8_t *y, int64_t n)
+{
+    __shared__ uint8_t t[256];
+    for (int k = threadIdx.x; k < 256; k += blockDim.x)
+        t[k] = table.t[k];
+    __syncthreads();
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = t[x[i]];
+}
+
+extern "C" int opk_lut8(const uint8_t *table, const uint8_t *x, uint8_t *y, int64_t n,
+                        void *stream)
+{
+    lut8_table t;
+    if (n == 0)
+        return 0;
+    memcpy(t.t, table, sizeof t.t);
+    lut8_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(t, x, y, n);
     return launched();
 }

@@ -70,3 +70,10 @@ OPC_KERNEL(opc_qlinear)
                                      (const float *)x[6], nb_in > 7 ? x[7] : NULL, y[0],
                                      base_volume(&out->dims), stream));
 }
+
+OPC_KERNEL(opc_lookup_table8)
+{
+    (void)dtype, (void)nb_in, (void)out, (void)nb_out, (void)ws;
+    return opc_status(o, opk_lut8(op_lut_table(o), (const uint8_t *)x[0], (uint8_t *)y[0],
+                                  base_volume(&in[0].dims), stream));
+}

@@ -178,6 +178,7 @@ static const op_device_kernel kernels[] = {
     {"QuantizeLinear", opc_quantize_linear, 0, 0},
     {"QLinearAdd", opc_qlinear, 0, 0},
     {"QLinearMul", opc_qlinear, 0, 0},
+    {"LookupTable8", opc_lookup_table8, 0, 0}, /* quant_cuda.c */
     /* The importer's fused layers (fuse_cuda.c). */
     {"SkipLayerNormalization", opc_skip_layer_norm, 0, 0},
     {"ElementwiseChain", opc_ew_chain, 0, 0},
