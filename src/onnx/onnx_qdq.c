@@ -301,3 +301,87 @@ const char *onnx_qdq_act_idle(const onnx_import *imp, float lo, float hi,
     onnx_tensor_free(&zt);
     return why;
 }
+
+int qdq_lut_params(const Onnx__TensorProto *s, const Onnx__TensorProto *z)
+{
+    return qdq_tensor_params(s, z);
+}
+
+/* ---- 8-bit elementwise chains as one table ------------------------------ */
+
+prt_status onnx_qlut_table(const onnx_import *imp, const char *label, int32_t xdt,
+                           const onnx_qlut_node *nodes, int32_t nb, uint8_t *table)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_engine *eng = NULL;
+    prt_context *ctx = NULL;
+    int32_t val[ONNX_QLUT_MAX_NODES + 1], layer = -1;
+    uint8_t x[256];
+    const prt_dims d = {1, {256}};
+    char name[32];
+    prt_status st;
+    if (nb < 1 || nb > ONNX_QLUT_MAX_NODES)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: a chain of %d nodes", label, nb);
+    for (int k = 0; k < 256; k++)
+        x[k] = (uint8_t)k;
+    /* The chain's own layers, built and run on the CPU over the 256 inputs:
+     * the table holds bit for bit what the unfused layers compute there. */
+    st = prt_network_create(&net);
+    if (!st)
+        st = prt_network_add_input(net, "x", xdt, &d, &val[0]);
+    for (int32_t j = 0; !st && j < nb; j++) {
+        const prt_plugin_creator *cr = NULL;
+        prt_plugin *pl = NULL;
+        int32_t ins[4];
+        const prt_field_collection fc = {nodes[j].nb_fields, nodes[j].fields};
+        for (int32_t k = 0; !st && k < nodes[j].nb_in; k++) {
+            onnx_tensor t;
+            if (nodes[j].in[k] >= 0) {
+                ins[k] = val[nodes[j].in[k]];
+                continue;
+            }
+            memset(&t, 0, sizeof t);
+            st = onnx_tensor_load(nodes[j].cst[k], imp->base_dir, label, &t);
+            snprintf(name, sizeof name, "c%d_%d", (int)j, (int)k);
+            if (!st)
+                st = prt_network_add_constant(net, name, t.dtype, &t.dims,
+                                              t.data ? t.data : x, &ins[k]);
+            onnx_tensor_free(&t);
+        }
+        if (!st)
+            st = prt_builtin_find_creator(nodes[j].op, "1", &cr);
+        if (!st)
+            st = cr->create(cr, nodes[j].op, &fc, PRT_PHASE_BUILD, &pl);
+        if (!st) {
+            st = prt_network_add_plugin(net, ins, nodes[j].nb_in, NULL, 0, pl, &layer);
+            if (st)
+                pl->vt->runtime->destroy(pl);
+        }
+        if (!st)
+            st = prt_network_get_layer_output(net, layer, 0, &val[j + 1]);
+    }
+    if (!st)
+        st = prt_network_set_tensor_name(net, val[nb], "y");
+    if (!st)
+        st = prt_network_mark_output(net, val[nb]);
+    if (!st)
+        st = prt_builder_config_create(&cfg);
+    if (!st)
+        st = prt_builder_config_set_device(cfg, PRT_DEVICE_CPU);
+    if (!st)
+        st = prt_engine_build(net, cfg, NULL, &eng);
+    if (!st)
+        st = prt_context_create(eng, &ctx);
+    if (!st)
+        st = prt_context_set_tensor_address(ctx, "x", x);
+    if (!st)
+        st = prt_context_set_tensor_address(ctx, "y", table);
+    if (!st)
+        st = prt_context_enqueue(ctx, NULL);
+    prt_context_destroy(ctx);
+    prt_engine_destroy(eng);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return st;
+}
