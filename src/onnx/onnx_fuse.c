@@ -110,10 +110,13 @@ typedef struct fusion {
     int64_t axis;
     const char *ins[9]; /* QLinearConv's inputs; Attention's Q, K, V, mask */
     int32_t nb_ins;
-    int32_t flags[4]; /* Attention: k_transposed, empty_rows_zero, and for
-                         rank-3 Q, K, V: q_num_heads, kv_num_heads (else 0) */
-    const char *sum;  /* SkipLayerNormalization: the Add's output when read
-                         elsewhere, else NULL */
+    int32_t flags[4];     /* Attention: k_transposed, empty_rows_zero, and for
+                             rank-3 Q, K, V: q_num_heads, kv_num_heads (else 0) */
+    const char *sum;      /* SkipLayerNormalization: the Add's output when read
+                             elsewhere, else NULL */
+    int32_t view;         /* Attention: order position of the merge Transpose whose
+                             output Shape nodes read (fc_head_merge), else -1 */
+    int64_t view_dims[2]; /* its dims 2 and 3: H and Dv */
     float epsilon;
     /* ElementwiseChain's fields */
     char ops[EC_MAX_STEPS * 16];
@@ -1152,12 +1155,65 @@ static const char *fc_head_split(const fuse_ctx *c, const char *name, int kt, in
     return onnx_node_input(rn, 0);
 }
 
+/* The one Reshape reading the merge Transpose at t when every other node
+ * reading its output is a Shape (PyTorch's x.size() for the view after
+ * it) and it is no graph output: its position, *shapes whether there are
+ * Shapes; else -1. */
+static int32_t fc_merge_reshape(const fuse_ctx *c, int32_t t, int *shapes)
+{
+    const char *ot = fc_out(fc_node(c, t));
+    int32_t r = -1, seen = 0, uses = fc_get(&c->uses, ot);
+    *shapes = 0;
+    for (int32_t i = t + 1; i < c->n && seen < uses; i++) {
+        const Onnx__NodeProto *n = fc_node(c, i);
+        for (size_t k = 0; k < n->n_input; k++) {
+            if (strcmp(onnx_node_input(n, k), ot) != 0)
+                continue;
+            seen++;
+            if (fc_is(c, i, "Shape"))
+                *shapes = 1;
+            else if (r < 0 && k == 0 && fc_is(c, i, "Reshape"))
+                r = i;
+            else
+                return -1;
+        }
+    }
+    return seen == uses ? r : -1; /* fewer: a graph output reads it too */
+}
+
+/* A name for the constant shape of the view that stands in for the merge
+ * Transpose at t (fc_head_merge): the node's name, which lives as long as
+ * the model, when it names no value of the graph; else NULL. */
+static const char *fc_view_name(const fuse_ctx *c, int32_t t)
+{
+    const char *name = onnx_str(fc_node(c, t)->name);
+    const Onnx__GraphProto *g = c->imp->graph;
+    if (!name[0] || fc_get(&c->producer, name) >= 0 || fc_get(&c->uses, name) >= 0 ||
+        fc_const_proto(c, name))
+        return NULL;
+    for (size_t k = 0; k < g->n_input; k++)
+        if (strcmp(onnx_str(g->input[k]->name), name) == 0)
+            return NULL;
+    return name;
+}
+
+/* Entry k (0 or 1) of the merge Reshape of the Transpose at t is Q's
+ * (x's) dim k: fc_entry_keeps, or the Transpose's own size k. */
+static int fc_merge_keeps(const fuse_ctx *c, const fc_entry *e, int64_t k,
+                          const fc_fact *x, int32_t t)
+{
+    return fc_entry_keeps(c, e, k, x) ||
+           (e->kind == 2 && e->v == k && strcmp(e->t, fc_out(fc_node(c, t))) == 0);
+}
+
 /* The MatMul at mm2 writing [B, h, S, dv], read by Transpose(0 2 1 3)
- * alone, read by Reshape(., [B, S, h dv]) alone (q is Q's rank-3 input,
- * whose dims B and S are): the Reshape's output, the two nodes in m[];
- * else NULL. */
+ * alone, read by Reshape(., [B, S, h dv]) and else only by Shape nodes (q
+ * is Q's rank-3 input, whose dims B and S are): the Reshape's output, the
+ * two nodes in m[], and *view whether Shape nodes read the Transpose (the
+ * fused layer then gives them a view of its output with the Transpose's
+ * dims, fc_import_view); else NULL. */
 static const char *fc_head_merge(const fuse_ctx *c, int32_t mm2, const char *q, int64_t h,
-                                 int64_t dv, int32_t *m)
+                                 int64_t dv, int32_t *m, int *view)
 {
     int32_t t = fc_only_reader(c, fc_out(fc_node(c, mm2))), r;
     int64_t p[5];
@@ -1167,17 +1223,21 @@ static const char *fc_head_merge(const fuse_ctx *c, int32_t mm2, const char *q, 
     if (!fc_is(c, t, "Transpose") || fc_perm(c, t, p) != 4 || p[0] != 0 || p[1] != 2 ||
         p[2] != 1 || p[3] != 3)
         return NULL;
-    r = fc_only_reader(c, fc_out(fc_node(c, t)));
+    r = fc_merge_reshape(c, t, view);
+    if (*view && !fc_view_name(c, t))
+        return NULL;
     if (!fc_is(c, r, "Reshape") || fc_node(c, r)->n_input != 2 ||
         strcmp(onnx_node_input(fc_node(c, r), 0), fc_out(fc_node(c, t))) != 0 ||
         !fc_out(fc_node(c, r))[0] || !fc_fact_of(c, q, &x))
         return NULL;
     az = onnx_node_attr(fc_node(c, r), "allowzero");
     /* The transposed value's dims 0 and 1 are Q's (B, Sq): a 0 copies
-     * them, and the sizes of a value of Q's lead are them too. */
+     * them, and the sizes of a value of Q's lead are them too, as are the
+     * transposed value's own sizes (GPT-2's x.size(k) of it), which the
+     * view of the fused output keeps (fc_import_view). */
     if ((az && az->i != 0) ||
         fc_shape_entries(c, onnx_node_input(fc_node(c, r), 1), e, 3) != 3 ||
-        !fc_entry_keeps(c, &e[0], 0, &x) || !fc_entry_keeps(c, &e[1], 1, &x) ||
+        !fc_merge_keeps(c, &e[0], 0, &x, t) || !fc_merge_keeps(c, &e[1], 1, &x, t) ||
         e[2].kind != 1 || (e[2].v != -1 && (e[2].v % h != 0 || e[2].v / h != dv)))
         return NULL;
     m[0] = t;
@@ -1206,6 +1266,8 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
     float scale = 1.0f, s;
     int empty_zero = 0, k_transposed = 1;
     int32_t heads[2] = {0, 0}; /* rank-3 Q, K, V: q_num_heads, kv_num_heads */
+    int32_t view_at = -1;      /* the merge Transpose that Shape nodes read */
+    int64_t view_dims[2] = {0, 0};
     if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
         return 0;
     /* Forwards first, to the Softmax and the second MatMul: the pattern is
@@ -1314,11 +1376,12 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
          * counts the Reshapes' constants give. */
         int64_t hq, dq, hk, dk, hv, dv;
         int32_t hm[8];
+        int view = 0;
         const char *q3 = fc_head_split(c, q, 0, &hq, &dq, hm),
                    *k3 = q3 ? fc_head_split(c, kt, k_transposed, &hk, &dk, hm + 2) : NULL,
                    *v3 = k3 ? fc_head_split(c, v, 0, &hv, &dv, hm + 4) : NULL,
                    *y3 = v3 && dq == dk && hk == hv && hq % hk == 0 && hq <= INT32_MAX
-                             ? fc_head_merge(c, mm2, q3, hq, dv, hm + 6)
+                             ? fc_head_merge(c, mm2, q3, hq, dv, hm + 6, &view)
                              : NULL;
         if (y3) {
             for (int k = 0; k < 8; k++)
@@ -1329,7 +1392,14 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
             k_transposed = 0;
             heads[0] = (int32_t)hq;
             heads[1] = (int32_t)hk;
-            mm2 = hm[7];
+            /* With Shape nodes reading the merge Transpose, the layer and
+             * its view come where the Transpose was: those nodes may come
+             * before the Reshape. */
+            view_at = view ? hm[6] : -1;
+            view_dims[0] = hq;
+            view_dims[1] = dv;
+            y = fc_out(fc_node(c, hm[7]));
+            mm2 = view ? hm[6] : hm[7];
         } else {
             char label[512];
             onnx_node_label(mm, c->order[pos], label, sizeof label);
@@ -1341,11 +1411,16 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
                 label, q3 ? "" : " for Q (ViT's Gather from one QKV Transpose stays)");
         }
     }
+    if (!heads[0])
+        y = fc_out(fc_node(c, mm2));
     fc_init(f, FUSE_ATTENTION, pos, nb, m);
+    f->view = view_at;
+    f->view_dims[0] = view_dims[0];
+    f->view_dims[1] = view_dims[1];
     f->flags[2] = heads[0];
     f->flags[3] = heads[1];
     f->last = mm2;
-    f->output = fc_out(fc_node(c, mm2));
+    f->output = y;
     f->params[0] = scale;
     f->flags[0] = k_transposed;
     f->flags[1] = empty_zero;
@@ -1865,6 +1940,32 @@ int32_t onnx_fuse_role(const onnx_fusions *p, int32_t pos)
     return p ? p->role[pos] : -1;
 }
 
+/* The value of the merge Transpose that Shape nodes read (fc_head_merge),
+ * [B, S, H, Dv]: Reshape(the layer's [B, S, H Dv] output, [0, 0, H, Dv]),
+ * named as the Transpose and its output. Only Shape nodes read it, so runs
+ * skip it (DESIGN-NOTES, "Layers nothing reads are skipped"). Its shape
+ * constant takes the Transpose's name, which names no value
+ * (fc_view_name). */
+static prt_status fc_import_view(onnx_import *imp, const fusion *f, const int32_t *order)
+{
+    const Onnx__NodeProto *t = imp->graph->node[order[f->view]];
+    const char *name = onnx_str(t->name);
+    int64_t dims[4] = {0, 0, f->view_dims[0], f->view_dims[1]};
+    onnx_tensor shape = {PRT_INT64, {1, {4}}, dims, sizeof dims};
+    char *ins[2] = {(char *)f->output, (char *)name};
+    Onnx__NodeProto view = *t;
+    onnx_choice choice;
+    prt_status st;
+    view.op_type = (char *)"Reshape";
+    view.n_attribute = 0; /* perm is none of Reshape's */
+    view.input = ins;
+    view.n_input = 2;
+    st = onnx_value_add_constant(imp, name, &shape, name);
+    if (!st)
+        st = onnx_choose(imp, &view, order[f->view], &choice);
+    return st ? st : onnx_import_node(imp, &view, order[f->view], &choice);
+}
+
 prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos,
                             const int32_t *order)
 {
@@ -1903,10 +2004,12 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
             {"kv_num_heads", &f->flags[3], PRT_FIELD_INT32, 1},
         };
         prt_status st = prt_builtin_find_creator("Attention", "1", &c);
-        if (st)
-            return st;
-        return onnx_import_fused(imp, first, label, c, extra, f->flags[2] ? 5 : 3,
-                                 (const char **)f->ins, (size_t)f->nb_ins, outs, 1);
+        if (!st)
+            st = onnx_import_fused(imp, first, label, c, extra, f->flags[2] ? 5 : 3,
+                                   (const char **)f->ins, (size_t)f->nb_ins, outs, 1);
+        if (!st && f->view >= 0)
+            st = fc_import_view(imp, f, order);
+        return st;
     }
     if (f->kind == FUSE_CONV_ACT) {
         prt_field extra[2] = {
