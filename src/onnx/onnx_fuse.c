@@ -52,6 +52,10 @@
  *    x3's dims and H and D numbers (fc_facts: the shapes known from the
  *    graph alone), these join as well: the layer reads the rank-3 x3s with
  *    q_num_heads and kv_num_heads and writes the last Reshape's output.
+ *    When Shape nodes also read the merge Transpose (GPT-2), they read a
+ *    Reshape view of the layer's output with the Transpose's dims
+ *    (fc_import_view); a merge Reshape to rank 1 or 2 (the dynamo export's
+ *    [-1, H Dv]) stays, reading the layer's output (fc_import_kept).
  *  - Add -> LayerNormalization over the last axis: a SkipLayerNormalization
  *    (ops/skip_layer_norm.c), which also writes the sum when another node
  *    reads it (fc_skip_ln says where it goes then).
@@ -1230,8 +1234,10 @@ static int32_t fc_merge_reshape(const fuse_ctx *c, int32_t t, int *shapes)
 }
 
 /* A name for the constant shape of the view that stands in for the merge
- * Transpose at t (fc_head_merge): the node's name, which lives as long as
- * the model, when it names no value of the graph; else NULL. */
+ * Transpose at t, or for the layer's output that a merge Reshape to rank 2
+ * reads (fc_head_merge): the node's name, which lives as long as the
+ * model, when it names no value of the graph and no other node; else
+ * NULL. */
 static const char *fc_view_name(const fuse_ctx *c, int32_t t)
 {
     const char *name = onnx_str(fc_node(c, t)->name);
@@ -1241,6 +1247,11 @@ static const char *fc_view_name(const fuse_ctx *c, int32_t t)
         return NULL;
     for (size_t k = 0; k < g->n_input; k++)
         if (strcmp(onnx_str(g->input[k]->name), name) == 0)
+            return NULL;
+    /* Node names need not be unique; a second view of the name would fail
+     * the import. */
+    for (int32_t i = 0; i < c->n; i++)
+        if (i != t && strcmp(onnx_str(fc_node(c, i)->name), name) == 0)
             return NULL;
     return name;
 }
@@ -1475,7 +1486,9 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
                 "%s: Attention reads Q, K and V as [B, H, S, D]: their head split "
                 "(Reshape of a rank-3 value to [B, S, H, D] with H and D known, then "
                 "Transpose, each read once) or the merge after the second MatMul "
-                "(Transpose, then Reshape to [B, S, H Dv]) does not match%s",
+                "(Transpose, read besides by Shape nodes alone, then Reshape to "
+                "[B, S, H Dv], or Transpose read once, then Reshape to rank 1 or 2) "
+                "does not match%s",
                 label, q3 ? "" : " for Q (ViT's Gather from one QKV Transpose stays)");
         }
     }
