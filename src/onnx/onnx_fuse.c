@@ -857,8 +857,12 @@ static int fc_declared(const fuse_ctx *c, const char *name, fc_fact *o)
     for (size_t k = 0; k < g->n_input + g->n_value_info && !tt; k++) {
         const Onnx__ValueInfoProto *vi =
             k < g->n_input ? g->input[k] : g->value_info[k - g->n_input];
-        if (strcmp(onnx_str(vi->name), name) == 0 && vi->type && vi->type->tensor_type &&
-            vi->type->tensor_type->shape)
+        /* TypeProto's value is a oneof: tensor_type means something only
+         * for a tensor (an optional's or a sequence's type shares its
+         * storage). */
+        if (strcmp(onnx_str(vi->name), name) == 0 && vi->type &&
+            vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+            vi->type->tensor_type && vi->type->tensor_type->shape)
             tt = vi->type->tensor_type;
     }
     if (!tt || tt->shape->n_dim == 0)
