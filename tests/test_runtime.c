@@ -452,11 +452,13 @@ static prt_status build_chain(prt_registry *reg, prt_engine **out)
     return st;
 }
 
-/* Runs the chain on an r x c input; checks against a reference. */
-static int run_chain(const prt_engine *e, int64_t r, int64_t c, int use_allocator,
-                     uint64_t seed)
+/* Runs the chain on an r x c input in ctx (a new one when NULL); checks
+ * against a reference. F's memory past its true rows holds a poison no
+ * result is. */
+static int run_chain_in(const prt_engine *e, prt_context *ctx, int64_t r, int64_t c,
+                        int use_allocator, uint64_t seed)
 {
-    prt_context *ctx = NULL;
+    int own = ctx == NULL;
     float *x = malloc(sizeof(float) * (size_t)(r * c));
     float *f = malloc(sizeof(float) * (size_t)(r * c * 2 + 1));
     int64_t k = -1, want = 0;
@@ -469,7 +471,10 @@ static int run_chain(const prt_engine *e, int64_t r, int64_t c, int use_allocato
     tu_rng_seed(&rng, seed);
     for (int64_t i = 0; i < r * c; i++)
         x[i] = tu_rng_uniform(&rng) < 0.4 ? 0.0f : (float)tu_rng_range(&rng, 1, 9);
-    REQUIRE_OK(prt_context_create(e, &ctx));
+    for (int64_t i = 0; i < r * c * 2 + 1; i++)
+        f[i] = -1.0f;
+    if (own)
+        REQUIRE_OK(prt_context_create(e, &ctx));
     CHECK_OK(prt_context_set_input_shape(ctx, "X", &d));
     /* Before a run, F's data-dependent dim stands at its upper bound. */
     CHECK_OK(prt_context_get_tensor_shape(ctx, "F", &fd));
@@ -501,11 +506,46 @@ static int run_chain(const prt_engine *e, int64_t r, int64_t c, int use_allocato
         }
         j++;
     }
+    /* Nothing past the true rows: ToFloat was told want rows, not more. */
+    if (!use_allocator && f[2 * want] != -1.0f) {
+        tu_fail(__FILE__, __LINE__, "chain wrote past F's true rows");
+        rc = 1;
+    }
     free(cap.mem);
     free(x);
     free(f);
-    prt_context_destroy(ctx);
+    if (own)
+        prt_context_destroy(ctx);
     return rc;
+}
+
+static int run_chain(const prt_engine *e, int64_t r, int64_t c, int use_allocator,
+                     uint64_t seed)
+{
+    return run_chain_in(e, NULL, r, c, use_allocator, seed);
+}
+
+/* One context, run after run: a run with the shapes and sizes of the last
+ * reuses its layers' descriptors (context_impl.h, descs_current), so each
+ * change of input shape or of a size (the count of nonzeros) must reach
+ * ToFloat, whose dims depend on that size; back and forth, each run against
+ * the reference. */
+static int test_steady_runs(prt_registry *reg)
+{
+    static const struct {
+        int64_t r, c;
+        uint64_t seed;
+    } runs[] = {{5, 7, 2}, {5, 7, 2}, {5, 7, 8},   {5, 7, 8},   {5, 7, 2},
+                {9, 3, 4}, {5, 7, 2}, {16, 16, 3}, {16, 16, 3}, {1, 1, 1}};
+    prt_engine *e = NULL;
+    prt_context *ctx = NULL;
+    REQUIRE_OK(build_chain(reg, &e));
+    REQUIRE_OK(prt_context_create(e, &ctx));
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++)
+        run_chain_in(e, ctx, runs[i].r, runs[i].c, 0, runs[i].seed);
+    prt_context_destroy(ctx);
+    prt_engine_destroy(e);
+    return 0;
 }
 
 static int test_chain(prt_registry *reg)
@@ -1210,6 +1250,23 @@ static int test_shape_inputs(prt_registry *reg)
     CHECK_OK(prt_context_enqueue(ctx, NULL));
     CHECK_OK(prt_context_get_tensor_shape(ctx, "Y", &d));
     CHECK(d.d[0] == 5 && d.d[1] == 6 && y[29] == 29.0f);
+    /* The same values again, then the first ones twice: Fill's shape
+     * follows the values alone, so each run with new ones must tell it
+     * (a run with the last run's keeps its descriptors, context_impl.h);
+     * it writes exactly its elements. */
+    for (int rep = 0; rep < 4; rep++) {
+        int64_t m;
+        s[0] = rep == 0 ? 4 : 3;
+        s[1] = rep == 0 ? 5 : 4;
+        m = (s[0] + 1) * (s[1] + 1);
+        for (int i = 0; i < 30; i++)
+            y[i] = -1.0f;
+        CHECK_OK(prt_context_enqueue(ctx, NULL));
+        CHECK_OK(prt_context_get_tensor_shape(ctx, "Y", &d));
+        CHECK(d.d[0] == s[0] + 1 && d.d[1] == s[1] + 1);
+        for (int i = 0; i < 30; i++)
+            CHECK(y[i] == (i < m ? (float)i : -1.0f));
+    }
     CHECK_OK(prt_context_set_tensor_address(ctx, "S", bad));
     CHECK_ERR(prt_context_enqueue(ctx, NULL), PRT_ERR_SHAPE,
               "shape input 'S': value 0 is 5, outside profile 0's 0..4");
@@ -1633,6 +1690,7 @@ int main(void)
     if (!reg)
         return tu_finish("test_runtime");
     test_chain(reg);
+    test_steady_runs(reg);
     test_bad_size(reg);
     test_silent_size(reg);
     test_plugin_status(reg);

@@ -52,6 +52,10 @@
  *    x3's dims and H and D numbers (fc_facts: the shapes known from the
  *    graph alone), these join as well: the layer reads the rank-3 x3s with
  *    q_num_heads and kv_num_heads and writes the last Reshape's output.
+ *    When Shape nodes also read the merge Transpose (GPT-2), they read a
+ *    Reshape view of the layer's output with the Transpose's dims
+ *    (fc_import_view); a merge Reshape to rank 1 or 2 (the dynamo export's
+ *    [-1, H Dv]) stays, reading the layer's output (fc_import_kept).
  *  - Add -> LayerNormalization over the last axis: a SkipLayerNormalization
  *    (ops/skip_layer_norm.c), which also writes the sum when another node
  *    reads it (fc_skip_ln says where it goes then).
@@ -111,10 +115,16 @@ typedef struct fusion {
     int64_t axis;
     const char *ins[9]; /* QLinearConv's inputs; Attention's Q, K, V, mask */
     int32_t nb_ins;
-    int32_t flags[4]; /* Attention: k_transposed, empty_rows_zero, and for
-                         rank-3 Q, K, V: q_num_heads, kv_num_heads (else 0) */
-    const char *sum;  /* SkipLayerNormalization: the Add's output when read
-                         elsewhere, else NULL */
+    int32_t flags[4];     /* Attention: k_transposed, empty_rows_zero, and for
+                             rank-3 Q, K, V: q_num_heads, kv_num_heads (else 0) */
+    const char *sum;      /* SkipLayerNormalization: the Add's output when read
+                             elsewhere, else NULL */
+    int32_t view;         /* Attention: order position of the merge Transpose whose
+                             output Shape nodes read (fc_head_merge), else -1 */
+    int64_t view_dims[2]; /* its dims 2 and 3: H and Dv */
+    int32_t kept;         /* Attention: order position of a merge Reshape to rank
+                             2 reading the layer's output (named after the
+                             merge Transpose node), else -1 */
     float epsilon;
     /* ElementwiseChain's fields */
     char ops[EC_MAX_STEPS * 16];
@@ -137,11 +147,14 @@ struct onnx_fusions {
 /* What is known of a value's shape before any layer exists (fc_facts):
  * rank (0: unknown), last dim (-1: unknown), and lead, the name of a value
  * whose dims other than the last are the same as this one's (the value
- * itself when nothing better is known). */
+ * itself when nothing better is known); pre, a value of one dim less whose
+ * dims are this one's but the last (the dynamo export's Reshape(x, [m's
+ * dim 0, m's dim 1, N]) of a rank-2 m), or NULL. */
 typedef struct fc_fact {
     int32_t rank;
     int64_t last;
     const char *lead;
+    const char *pre;
 } fc_fact;
 
 typedef struct fuse_ctx {
@@ -918,13 +931,18 @@ static int fc_declared(const fuse_ctx *c, const char *name, fc_fact *o)
         o->rank = tp->n_dims > 0 ? (int32_t)tp->n_dims : 1;
         o->last = tp->n_dims > 0 ? tp->dims[tp->n_dims - 1] : 1;
         o->lead = name;
+        o->pre = NULL;
         return 1;
     }
     for (size_t k = 0; k < g->n_input + g->n_value_info && !tt; k++) {
         const Onnx__ValueInfoProto *vi =
             k < g->n_input ? g->input[k] : g->value_info[k - g->n_input];
-        if (strcmp(onnx_str(vi->name), name) == 0 && vi->type && vi->type->tensor_type &&
-            vi->type->tensor_type->shape)
+        /* TypeProto's value is a oneof: tensor_type means something only
+         * for a tensor (an optional's or a sequence's type shares its
+         * storage). */
+        if (strcmp(onnx_str(vi->name), name) == 0 && vi->type &&
+            vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+            vi->type->tensor_type && vi->type->tensor_type->shape)
             tt = vi->type->tensor_type;
     }
     if (!tt || tt->shape->n_dim == 0)
@@ -937,6 +955,7 @@ static int fc_declared(const fuse_ctx *c, const char *name, fc_fact *o)
                       ? d->dim_value
                       : -1;
         o->lead = name;
+        o->pre = NULL;
     }
     return 1;
 }
@@ -949,6 +968,7 @@ static int fc_fact_of(const fuse_ctx *c, const char *name, fc_fact *o)
     o->rank = 0;
     o->last = -1;
     o->lead = name;
+    o->pre = NULL;
     if (!n)
         return fc_declared(c, name, o);
     if (strcmp(onnx_str(n->op_type), "Split") == 0 && n->n_input >= 1) {
@@ -990,6 +1010,23 @@ typedef struct fc_entry {
     const char *t;
 } fc_entry;
 
+/* `name` made by Shape(t, start = k, end = k + 1), the dynamo export's
+ * x.size(k): 1 and *e, dim k of t; else 0. */
+static int fc_size_entry(const fuse_ctx *c, const char *name, fc_entry *e)
+{
+    int32_t pos = fc_get(&c->producer, name);
+    const Onnx__NodeProto *n = pos >= 0 ? fc_node(c, pos) : NULL;
+    const Onnx__AttributeProto *st, *en;
+    if (!n || strcmp(onnx_str(n->op_type), "Shape") != 0 || n->n_input != 1)
+        return 0;
+    st = onnx_node_attr(n, "start");
+    en = onnx_node_attr(n, "end");
+    if (!st || !en || n->n_attribute != 2 || st->i < 0 || en->i != st->i + 1)
+        return 0;
+    *e = (fc_entry){2, st->i, onnx_node_input(n, 0)};
+    return 1;
+}
+
 /* The entries of a Reshape's shape: a constant, or a Concat (axis 0) of
  * constants and Unsqueeze(Gather(Shape(t), constant k)), PyTorch's
  * x.size(k). Their count (at most max), else -1. */
@@ -1026,6 +1063,12 @@ static int fc_shape_entries(const fuse_ctx *c, const char *name, fc_entry *e, in
                 e[total++] = (fc_entry){1, v[j], NULL};
             continue;
         }
+        if (fc_size_entry(c, in, &e[total])) {
+            if (total >= max)
+                return -1;
+            total++;
+            continue;
+        }
         if (!un || strcmp(onnx_str(un->op_type), "Unsqueeze") != 0 || total >= max)
             return -1;
         g = fc_get(&c->producer, onnx_node_input(un, 0));
@@ -1046,17 +1089,20 @@ static int fc_shape_entries(const fuse_ctx *c, const char *name, fc_entry *e, in
     return total;
 }
 
-/* Entry k of a Reshape of x is x's own dim k: a 0 (ONNX copies the dim,
- * allowzero being 0), or the size k of a value of x's rank whose dims but
- * the last are x's. */
+/* Entry k of a Reshape of x is x's own dim k: a 0 (ONNX copies the dim
+ * when allowzero is 0, which `zero_copies` says), the size k of a value of
+ * x's rank whose dims but the last are x's, or the size k of x's pre. */
 static int fc_entry_keeps(const fuse_ctx *c, const fc_entry *e, int64_t k,
-                          const fc_fact *x)
+                          const fc_fact *x, int zero_copies)
 {
     fc_fact t;
     if (e->kind == 1)
-        return e->v == 0;
-    return e->kind == 2 && e->v == k && k < x->rank - 1 && fc_fact_of(c, e->t, &t) &&
-           t.rank == x->rank && strcmp(t.lead, x->lead) == 0;
+        return e->v == 0 && zero_copies;
+    if (e->kind != 2 || e->v != k || k >= x->rank - 1)
+        return 0;
+    if (x->pre && strcmp(e->t, x->pre) == 0)
+        return 1;
+    return fc_fact_of(c, e->t, &t) && t.rank == x->rank && strcmp(t.lead, x->lead) == 0;
 }
 
 /* The facts of node pos's first output, from its inputs' (in order). */
@@ -1068,12 +1114,14 @@ static void fc_fact_node(fuse_ctx *c, int32_t pos)
     o->rank = 0;
     o->last = -1;
     o->lead = y;
+    o->pre = NULL;
     if (!y[0])
         return;
     if (n->n_input < 1 || !fc_fact_of(c, onnx_node_input(n, 0), &a)) {
         a.rank = 0; /* unknown: the rules below that need it check */
         a.last = -1;
         a.lead = y;
+        a.pre = NULL;
     }
     if (!strcmp(op, "Relu") || !strcmp(op, "Gelu") || !strcmp(op, "Erf") ||
         !strcmp(op, "Tanh") || !strcmp(op, "Sigmoid") || !strcmp(op, "Cast") ||
@@ -1107,10 +1155,11 @@ static void fc_fact_node(fuse_ctx *c, int32_t pos)
                      : big->last == 1 && small->last == 1 ? 1
                                                           : -1;
             r.lead = small->rank == 1 || strcmp(o->lead, b.lead) == 0 ? big->lead : y;
+            r.pre = strcmp(r.lead, y) != 0 ? big->pre : NULL;
             *o = r;
         }
         if (!o->rank)
-            o->last = -1, o->lead = y;
+            o->last = -1, o->lead = y, o->pre = NULL;
     } else if (!strcmp(op, "Shape") && n->n_attribute == 0) {
         o->rank = 1;
         o->last = a.rank;
@@ -1164,9 +1213,12 @@ static void fc_fact_node(fuse_ctx *c, int32_t pos)
     } else if (!strcmp(op, "Reshape") && n->n_input == 2) {
         fc_entry e[8];
         int nb = fc_shape_entries(c, onnx_node_input(n, 1), e, 8), keep = nb >= 2;
+        const Onnx__AttributeProto *az = onnx_node_attr(n, "allowzero");
+        int zero_copies = !az || az->i == 0, pre = nb >= 2;
         if (nb == 1 && e[0].kind == 1 && e[0].v == -1 && a.rank == 1) {
             *o = a; /* a flat vector stays itself */
             o->lead = y;
+            o->pre = NULL;
             return;
         }
         if (nb < 1)
@@ -1177,7 +1229,7 @@ static void fc_fact_node(fuse_ctx *c, int32_t pos)
          * of rank nb (its sizes): its lead. */
         for (int k = 0; k + 1 < nb && keep; k++) {
             const char *lead = NULL;
-            if (e[k].kind == 1 && e[k].v == 0 && a.rank == nb)
+            if (e[k].kind == 1 && e[k].v == 0 && zero_copies && a.rank == nb)
                 lead = a.lead;
             else if (e[k].kind == 2 && e[k].v == k && fc_fact_of(c, e[k].t, &b) &&
                      b.rank == nb)
@@ -1187,6 +1239,12 @@ static void fc_fact_node(fuse_ctx *c, int32_t pos)
         }
         if (!keep)
             o->lead = y;
+        /* Or they are the sizes 0 .. nb - 2 of one value of rank nb - 1:
+         * its pre. */
+        for (int k = 0; k + 1 < nb && pre; k++)
+            pre = e[k].kind == 2 && e[k].v == k && strcmp(e[k].t, e[0].t) == 0;
+        if (pre && fc_fact_of(c, e[0].t, &b) && b.rank == nb - 1)
+            o->pre = e[0].t;
     } else if (!strcmp(op, "Transpose") && a.rank > 0) {
         int64_t p[5];
         int r = fc_perm(c, pos, p);
@@ -1209,6 +1267,7 @@ static const char *fc_head_split(const fuse_ctx *c, const char *name, int kt, in
     const Onnx__AttributeProto *az;
     fc_entry e[4];
     fc_fact x;
+    int zc;
     if (fc_get(&c->uses, name) != 1 || !fc_is(c, t, "Transpose") ||
         fc_perm(c, t, p) != 4 || p[0] != 0 || p[1] != 2 || p[2] != (kt ? 3 : 1) ||
         p[3] != (kt ? 1 : 3))
@@ -1218,10 +1277,10 @@ static const char *fc_head_split(const fuse_ctx *c, const char *name, int kt, in
         return NULL;
     rn = fc_node(c, r);
     az = onnx_node_attr(rn, "allowzero");
-    if (rn->n_input != 2 || (az && az->i != 0) ||
-        !fc_fact_of(c, onnx_node_input(rn, 0), &x) || x.rank != 3 || x.last <= 0 ||
-        fc_shape_entries(c, onnx_node_input(rn, 1), e, 4) != 4 ||
-        !fc_entry_keeps(c, &e[0], 0, &x) || !fc_entry_keeps(c, &e[1], 1, &x) ||
+    zc = !az || az->i == 0; /* the dynamo export writes allowzero 1 */
+    if (rn->n_input != 2 || !fc_fact_of(c, onnx_node_input(rn, 0), &x) || x.rank != 3 ||
+        x.last <= 0 || fc_shape_entries(c, onnx_node_input(rn, 1), e, 4) != 4 ||
+        !fc_entry_keeps(c, &e[0], 0, &x, zc) || !fc_entry_keeps(c, &e[1], 1, &x, zc) ||
         e[3].kind != 1 || e[3].v <= 0 || x.last % e[3].v != 0 || e[2].kind != 1 ||
         (e[2].v != -1 && e[2].v * e[3].v != x.last))
         return NULL;
@@ -1232,12 +1291,77 @@ static const char *fc_head_split(const fuse_ctx *c, const char *name, int kt, in
     return onnx_node_input(rn, 0);
 }
 
+/* The one Reshape reading the merge Transpose at t when every other node
+ * reading its output is a Shape (PyTorch's x.size() for the view after
+ * it) and it is no graph output: its position, *shapes whether there are
+ * Shapes; else -1. */
+static int32_t fc_merge_reshape(const fuse_ctx *c, int32_t t, int *shapes)
+{
+    const char *ot = fc_out(fc_node(c, t));
+    int32_t r = -1, seen = 0, uses = fc_get(&c->uses, ot);
+    *shapes = 0;
+    for (int32_t i = t + 1; i < c->n && seen < uses; i++) {
+        const Onnx__NodeProto *n = fc_node(c, i);
+        for (size_t k = 0; k < n->n_input; k++) {
+            if (strcmp(onnx_node_input(n, k), ot) != 0)
+                continue;
+            seen++;
+            if (fc_is(c, i, "Shape"))
+                *shapes = 1;
+            else if (r < 0 && k == 0 && fc_is(c, i, "Reshape"))
+                r = i;
+            else
+                return -1;
+        }
+    }
+    return seen == uses ? r : -1; /* fewer: a graph output reads it too */
+}
+
+/* A name for the constant shape of the view that stands in for the merge
+ * Transpose at t, or for the layer's output that a merge Reshape to rank 2
+ * reads (fc_head_merge): the node's name, which lives as long as the
+ * model, when it names no value of the graph and no other node; else
+ * NULL. */
+static const char *fc_view_name(const fuse_ctx *c, int32_t t)
+{
+    const char *name = onnx_str(fc_node(c, t)->name);
+    const Onnx__GraphProto *g = c->imp->graph;
+    if (!name[0] || fc_get(&c->producer, name) >= 0 || fc_get(&c->uses, name) >= 0 ||
+        fc_const_proto(c, name))
+        return NULL;
+    for (size_t k = 0; k < g->n_input; k++)
+        if (strcmp(onnx_str(g->input[k]->name), name) == 0)
+            return NULL;
+    /* Node names need not be unique; a second view of the name would fail
+     * the import. */
+    for (int32_t i = 0; i < c->n; i++)
+        if (i != t && strcmp(onnx_str(fc_node(c, i)->name), name) == 0)
+            return NULL;
+    return name;
+}
+
+/* Entry k (0 or 1) of the merge Reshape of the Transpose at t is Q's
+ * (x's) dim k: fc_entry_keeps, or the Transpose's own size k. */
+static int fc_merge_keeps(const fuse_ctx *c, const fc_entry *e, int64_t k,
+                          const fc_fact *x, int32_t t)
+{
+    return fc_entry_keeps(c, e, k, x, 1) ||
+           (e->kind == 2 && e->v == k && strcmp(e->t, fc_out(fc_node(c, t))) == 0);
+}
+
 /* The MatMul at mm2 writing [B, h, S, dv], read by Transpose(0 2 1 3)
- * alone, read by Reshape(., [B, S, h dv]) alone (q is Q's rank-3 input,
- * whose dims B and S are): the Reshape's output, the two nodes in m[];
- * else NULL. */
+ * alone, read by Reshape(., [B, S, h dv]) and else only by Shape nodes (q
+ * is Q's rank-3 input, whose dims B and S are): the Reshape's output, the
+ * two nodes in m[], and *view whether Shape nodes read the Transpose (the
+ * fused layer then gives them a view of its output with the Transpose's
+ * dims, fc_import_view). A Reshape to rank 2 or 1 alone (the dynamo
+ * export's [-1, h dv]) reads the same elements in the same order from the
+ * fused [B, S, h dv] output, and its 0 entries copy dims 0 and 1, which
+ * the two forms share: it stays, reading the layer's output, which takes
+ * the Transpose node's name (*kept is its position; the name is
+ * returned). Else NULL. */
 static const char *fc_head_merge(const fuse_ctx *c, int32_t mm2, const char *q, int64_t h,
-                                 int64_t dv, int32_t *m)
+                                 int64_t dv, int32_t *m, int *view, int32_t *kept)
 {
     int32_t t = fc_only_reader(c, fc_out(fc_node(c, mm2))), r;
     int64_t p[5];
@@ -1247,17 +1371,33 @@ static const char *fc_head_merge(const fuse_ctx *c, int32_t mm2, const char *q, 
     if (!fc_is(c, t, "Transpose") || fc_perm(c, t, p) != 4 || p[0] != 0 || p[1] != 2 ||
         p[2] != 1 || p[3] != 3)
         return NULL;
-    r = fc_only_reader(c, fc_out(fc_node(c, t)));
+    *kept = -1;
+    r = fc_merge_reshape(c, t, view);
+    if (*view && !fc_view_name(c, t))
+        return NULL;
+    if (!*view && fc_is(c, r, "Reshape") && fc_node(c, r)->n_input == 2 &&
+        fc_out(fc_node(c, r))[0] &&
+        fc_fact_of(c, onnx_node_input(fc_node(c, r), 1), &x) && x.rank == 1 &&
+        (x.last == 1 || x.last == 2)) {
+        if (!fc_view_name(c, t))
+            return NULL;
+        m[0] = t;
+        m[1] = r;
+        *kept = r;
+        return fc_view_name(c, t);
+    }
     if (!fc_is(c, r, "Reshape") || fc_node(c, r)->n_input != 2 ||
         strcmp(onnx_node_input(fc_node(c, r), 0), fc_out(fc_node(c, t))) != 0 ||
         !fc_out(fc_node(c, r))[0] || !fc_fact_of(c, q, &x))
         return NULL;
     az = onnx_node_attr(fc_node(c, r), "allowzero");
     /* The transposed value's dims 0 and 1 are Q's (B, Sq): a 0 copies
-     * them, and the sizes of a value of Q's lead are them too. */
+     * them, and the sizes of a value of Q's lead are them too, as are the
+     * transposed value's own sizes (GPT-2's x.size(k) of it), which the
+     * view of the fused output keeps (fc_import_view). */
     if ((az && az->i != 0) ||
         fc_shape_entries(c, onnx_node_input(fc_node(c, r), 1), e, 3) != 3 ||
-        !fc_entry_keeps(c, &e[0], 0, &x) || !fc_entry_keeps(c, &e[1], 1, &x) ||
+        !fc_merge_keeps(c, &e[0], 0, &x, t) || !fc_merge_keeps(c, &e[1], 1, &x, t) ||
         e[2].kind != 1 || (e[2].v != -1 && (e[2].v % h != 0 || e[2].v / h != dv)))
         return NULL;
     m[0] = t;
@@ -1286,6 +1426,9 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
     float scale = 1.0f, s;
     int empty_zero = 0, k_transposed = 1;
     int32_t heads[2] = {0, 0}; /* rank-3 Q, K, V: q_num_heads, kv_num_heads */
+    int32_t view_at = -1;      /* the merge Transpose that Shape nodes read */
+    int32_t kept_at = -1;      /* the merge Reshape to rank 2 that stays */
+    int64_t view_dims[2] = {0, 0};
     if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
         return 0;
     /* Forwards first, to the Softmax and the second MatMul: the pattern is
@@ -1394,11 +1537,13 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
          * counts the Reshapes' constants give. */
         int64_t hq, dq, hk, dk, hv, dv;
         int32_t hm[8];
+        int view = 0;
+        int32_t kept = -1;
         const char *q3 = fc_head_split(c, q, 0, &hq, &dq, hm),
                    *k3 = q3 ? fc_head_split(c, kt, k_transposed, &hk, &dk, hm + 2) : NULL,
                    *v3 = k3 ? fc_head_split(c, v, 0, &hv, &dv, hm + 4) : NULL,
                    *y3 = v3 && dq == dk && hk == hv && hq % hk == 0 && hq <= INT32_MAX
-                             ? fc_head_merge(c, mm2, q3, hq, dv, hm + 6)
+                             ? fc_head_merge(c, mm2, q3, hq, dv, hm + 6, &view, &kept)
                              : NULL;
         if (y3) {
             for (int k = 0; k < 8; k++)
@@ -1409,7 +1554,15 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
             k_transposed = 0;
             heads[0] = (int32_t)hq;
             heads[1] = (int32_t)hk;
-            mm2 = hm[7];
+            /* With Shape nodes reading the merge Transpose, the layer and
+             * its view come where the Transpose was: those nodes may come
+             * before the Reshape. */
+            view_at = view ? hm[6] : -1;
+            view_dims[0] = hq;
+            view_dims[1] = dv;
+            y = kept >= 0 ? y3 : fc_out(fc_node(c, hm[7]));
+            kept_at = kept;
+            mm2 = view ? hm[6] : hm[7];
         } else {
             char label[512];
             onnx_node_label(mm, c->order[pos], label, sizeof label);
@@ -1417,15 +1570,23 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
                 "%s: Attention reads Q, K and V as [B, H, S, D]: their head split "
                 "(Reshape of a rank-3 value to [B, S, H, D] with H and D known, then "
                 "Transpose, each read once) or the merge after the second MatMul "
-                "(Transpose, then Reshape to [B, S, H Dv]) does not match%s",
+                "(Transpose, read besides by Shape nodes alone, then Reshape to "
+                "[B, S, H Dv], or Transpose read once, then Reshape to rank 1 or 2) "
+                "does not match%s",
                 label, q3 ? "" : " for Q (ViT's Gather from one QKV Transpose stays)");
         }
     }
+    if (!heads[0])
+        y = fc_out(fc_node(c, mm2));
     fc_init(f, FUSE_ATTENTION, pos, nb, m);
+    f->view = view_at;
+    f->kept = kept_at;
+    f->view_dims[0] = view_dims[0];
+    f->view_dims[1] = view_dims[1];
     f->flags[2] = heads[0];
     f->flags[3] = heads[1];
     f->last = mm2;
-    f->output = fc_out(fc_node(c, mm2));
+    f->output = y;
     f->params[0] = scale;
     f->flags[0] = k_transposed;
     f->flags[1] = empty_zero;
@@ -1946,6 +2107,46 @@ int32_t onnx_fuse_role(const onnx_fusions *p, int32_t pos)
     return p ? p->role[pos] : -1;
 }
 
+/* The value of the merge Transpose that Shape nodes read (fc_head_merge),
+ * [B, S, H, Dv]: Reshape(the layer's [B, S, H Dv] output, [0, 0, H, Dv]),
+ * named as the Transpose and its output. Only Shape nodes read it, so runs
+ * skip it (DESIGN-NOTES, "Layers nothing reads are skipped"). Its shape
+ * constant takes the Transpose's name, which names no value
+ * (fc_view_name). */
+static prt_status fc_import_view(onnx_import *imp, const fusion *f, const int32_t *order)
+{
+    const Onnx__NodeProto *t = imp->graph->node[order[f->view]];
+    const char *name = onnx_str(t->name);
+    int64_t dims[4] = {0, 0, f->view_dims[0], f->view_dims[1]};
+    onnx_tensor shape = {PRT_INT64, {1, {4}}, dims, sizeof dims};
+    char *ins[2] = {(char *)f->output, (char *)name};
+    Onnx__NodeProto view = *t;
+    onnx_choice choice;
+    prt_status st;
+    view.op_type = (char *)"Reshape";
+    view.n_attribute = 0; /* perm is none of Reshape's */
+    view.input = ins;
+    view.n_input = 2;
+    st = onnx_value_add_constant(imp, name, &shape, name);
+    if (!st)
+        st = onnx_choose(imp, &view, order[f->view], &choice);
+    return st ? st : onnx_import_node(imp, &view, order[f->view], &choice);
+}
+
+/* The merge Reshape to rank 2 (fc_head_merge), reading the layer's output
+ * in place of the merge Transpose's. */
+static prt_status fc_import_kept(onnx_import *imp, const fusion *f, const int32_t *order)
+{
+    const Onnx__NodeProto *r = imp->graph->node[order[f->kept]];
+    char *ins[2] = {(char *)f->output, r->input[1]};
+    Onnx__NodeProto node = *r;
+    onnx_choice choice;
+    prt_status st;
+    node.input = ins;
+    st = onnx_choose(imp, &node, order[f->kept], &choice);
+    return st ? st : onnx_import_node(imp, &node, order[f->kept], &choice);
+}
+
 prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos,
                             const int32_t *order)
 {
@@ -2002,10 +2203,14 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
             {"kv_num_heads", &f->flags[3], PRT_FIELD_INT32, 1},
         };
         prt_status st = prt_builtin_find_creator("Attention", "1", &c);
-        if (st)
-            return st;
-        return onnx_import_fused(imp, first, label, c, extra, f->flags[2] ? 5 : 3,
-                                 (const char **)f->ins, (size_t)f->nb_ins, outs, 1);
+        if (!st)
+            st = onnx_import_fused(imp, first, label, c, extra, f->flags[2] ? 5 : 3,
+                                   (const char **)f->ins, (size_t)f->nb_ins, outs, 1);
+        if (!st && f->view >= 0)
+            st = fc_import_view(imp, f, order);
+        if (!st && f->kept >= 0)
+            st = fc_import_kept(imp, f, order);
+        return st;
     }
     if (f->kind == FUSE_CONV_ACT) {
         prt_field extra[2] = {

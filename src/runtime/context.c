@@ -125,6 +125,10 @@ static size_t layout_host(prt_context *c, uint8_t *base)
     c->last = carve(base, &off, total_desc, sizeof(prt_tensor_desc));
     c->last_off = carve(base, &off, nl, sizeof(int32_t));
     c->told = carve(base, &off, nl, 1);
+    c->seen_dims = carve(base, &off, (size_t)e->nb_inputs, sizeof(prt_dims));
+    c->seen_values = carve(base, &off, (size_t)e->nb_inputs, sizeof(prt_dims));
+    c->layer_flags = carve(base, &off, nl, 1);
+    c->seen_sizes = carve(base, &off, ns, sizeof(int64_t));
     return off;
 }
 
@@ -160,6 +164,20 @@ static prt_status map_sizes(prt_context *c)
                 c->dep_layer[t] = node_layer[e->tensors[t].dim_expr[d]];
     }
     base_free(node_layer);
+    for (int32_t li = 0; li < e->nb_layers; li++) {
+        const eng_layer *l = &e->layers[li];
+        uint8_t f = engine_layer_on_host(e, l) ? 0 : LAYER_STEADY;
+        for (int32_t k = 0; k < l->nb_inputs; k++)
+            if (c->dep_layer[l->inputs[k]] >= 0)
+                f |= LAYER_SIZED;
+        for (int32_t o = 0; o < l->nb_outputs; o++) {
+            if (c->dep_layer[l->outputs[o]] >= 0)
+                f |= LAYER_SIZED;
+            if (e->tensors[l->outputs[o]].size_id >= 0)
+                f = (f & (uint8_t)~LAYER_STEADY) | LAYER_WRITES_SIZES;
+        }
+        c->layer_flags[li] = f;
+    }
     return PRT_OK;
 }
 
@@ -463,6 +481,7 @@ prt_status prt_context_set_profile(prt_context *c, int32_t profile)
                           (int)profile, (int)c->e->nb_profiles);
     c->profile = profile;
     preset_static_inputs(c);
+    c->seen_valid = 0;
     c->gen++;
     return PRT_OK;
 }

@@ -77,6 +77,29 @@ struct prt_context {
     int32_t *last_off;
     uint8_t *told; /* per layer: on_shape_change called once */
 
+    /* What a run with the same shapes as the last one skips (shapes.c,
+     * run.c; DESIGN-NOTES "The executor's per-layer cost"). seen_*: the
+     * input dims, shape-input values and profile the last evaluation was
+     * made from. same_shapes: this run's equal them. values_current: values/
+     * known are the exact evaluation of them with no size known (only kept
+     * for engines without sizes, whose runs never change values). Any
+     * difference, prt_context_set_profile, or a failed evaluation clears
+     * what depends on it. seen_sizes: the sizes the last run read on the
+     * host; sizes_same: every size this run read so far equals it.
+     * descs_current: a run of them queued every layer, so each steady
+     * layer's `last` descriptors are what fill_descs would make now. A
+     * steady layer (LAYER_STEADY) reads and writes only tensors whose dims
+     * may depend on sizes of earlier layers, writes no size and runs on the
+     * engine's device: its descriptors follow from the input shapes and,
+     * when LAYER_SIZED (a tensor's dims depend on a size), from those
+     * sizes, which the host knows before the layer only where it reads
+     * them (not device_sizes). */
+    prt_dims *seen_dims, *seen_values;
+    int seen_valid, same_shapes, values_current, descs_current;
+    uint8_t *layer_flags; /* per layer: LAYER_* */
+    int64_t *seen_sizes;
+    int sizes_same;
+
     /* Sizes on the device (sizes.c); device_sizes 0 when the device reads
      * them on the host. */
     int device_sizes;
@@ -118,6 +141,11 @@ struct prt_context {
     struct ctx_res *res;
     int64_t memory_limit;
 };
+
+/* context.layer_flags */
+#define LAYER_STEADY 1u
+#define LAYER_WRITES_SIZES 2u
+#define LAYER_SIZED 4u
 
 /* Size tensors are filled with this byte before their layer runs; still
  * reading so afterwards, the plugin did not write them. (Negative, so no

@@ -114,6 +114,15 @@ static int touches_earlier_sizes(const prt_context *c, const eng_layer *l, int32
     return 0;
 }
 
+/* The layer's tensors' memory for this run into in_ptrs/out_ptrs. */
+static void point_layer(prt_context *c, const eng_layer *l)
+{
+    for (int32_t k = 0; k < l->nb_inputs; k++)
+        c->in_ptrs[k] = c->tptr[l->inputs[k]];
+    for (int32_t o = 0; o < l->nb_outputs; o++)
+        c->out_ptrs[o] = c->tptr[l->outputs[o]];
+}
+
 /* The layer's descriptors: true dims where known, else upper bounds; on a
  * device that keeps sizes, a pointer to the true dims of tensors whose
  * sizes earlier layers wrote. */
@@ -138,11 +147,8 @@ static prt_status fill_descs(prt_context *c, int32_t li)
         if (c->device_sizes && c->dims_off[t] >= 0 && c->dep_layer[t] >= 0 &&
             (is_in || c->dep_layer[t] < li))
             d->dims_device = c->ds.dims + c->dims_off[t];
-        if (is_in)
-            c->in_ptrs[k] = c->tptr[t];
-        else
-            c->out_ptrs[k - l->nb_inputs] = c->tptr[t];
     }
+    point_layer(c, l);
     return PRT_OK;
 }
 
@@ -183,6 +189,8 @@ static prt_status read_sizes(prt_context *c, int32_t li, void *stream)
                               (long long)v, t->name, (long long)upper);
         c->size_values[s] = v;
         c->size_known[s] = 1;
+        c->sizes_same &= c->seen_sizes[s] == v;
+        c->seen_sizes[s] = v;
     }
     return ctx_eval_exact(c);
 }
@@ -258,18 +266,19 @@ static prt_status host_layer_end(prt_context *c, int32_t li, void *stream)
     return PRT_OK;
 }
 
-static prt_status run_layer(prt_context *c, int32_t li, void *stream)
+/* Everything before the layer's enqueue that depends on shapes: sizes
+ * fetched or bounds evaluated as the layer needs them, its descriptors in
+ * c->descs and its plugin told of changed ones. */
+static prt_status shape_layer(prt_context *c, int32_t li, int host, void *stream)
 {
     const prt_engine *e = c->e;
     const eng_layer *l = &e->layers[li];
     prt_plugin *p = c->plugins[li];
     int32_t nb_in = l->nb_inputs, nb_out = l->nb_outputs;
-    prt_tensor_desc *in = c->descs, *out = c->descs + nb_in;
-    int writes_sizes = 0, need_upper = 0, host = engine_layer_on_host(e, l);
+    const prt_tensor_desc *in = c->descs, *out = c->descs + nb_in;
+    int need_upper = 0;
     prt_status st;
 
-    for (int32_t o = 0; o < nb_out; o++)
-        writes_sizes |= e->tensors[l->outputs[o]].size_id >= 0;
     /* A plugin that needs true dims on the host waits for the sizes. */
     /* So does a layer on the CPU: its kernel reads `dims` only. */
     if (c->device_sizes && (l->host_dims || host) && touches_earlier_sizes(c, l, li)) {
@@ -306,6 +315,31 @@ static prt_status run_layer(prt_context *c, int32_t li, void *stream)
                sizeof(prt_tensor_desc) * (size_t)(nb_in + nb_out));
         c->told[li] = 1;
     }
+    return PRT_OK;
+}
+
+static prt_status run_layer(prt_context *c, int32_t li, void *stream)
+{
+    const prt_engine *e = c->e;
+    const eng_layer *l = &e->layers[li];
+    prt_plugin *p = c->plugins[li];
+    int32_t nb_in = l->nb_inputs, nb_out = l->nb_outputs;
+    uint8_t f = c->layer_flags[li];
+    int writes_sizes = (f & LAYER_WRITES_SIZES) != 0;
+    int host = engine_layer_on_host(e, l);
+    const prt_tensor_desc *in = c->descs, *out;
+    prt_status st;
+
+    if ((f & LAYER_STEADY) && c->descs_current && c->told[li] &&
+        (!(f & LAYER_SIZED) || (c->sizes_same && !c->device_sizes))) {
+        /* The shapes of the run that last told this layer: its descriptors
+         * stand as told (context_impl.h, descs_current). */
+        in = c->last + c->last_off[li];
+        point_layer(c, l);
+    } else if ((st = shape_layer(c, li, host, stream)) != PRT_OK) {
+        return st;
+    }
+    out = in + nb_in;
     /* In place: the output's memory must hold the input's values first. */
     for (int32_t o = 0; o < nb_out; o++) {
         int32_t k = l->alias_input[o];
@@ -479,6 +513,7 @@ static prt_status enqueue_run(prt_context *c, void *stream)
     outer = base_parallel_set_current(c->pool);
     c->ran = 0;
     c->sizes_pending = 0;
+    c->sizes_same = 1;
     /* An error a plugin reported since the last run fails this one before
      * it starts; one reported while it runs fails it when the layers are
      * queued (plugin.h, report_error). */
@@ -491,6 +526,8 @@ static prt_status enqueue_run(prt_context *c, void *stream)
         st = bind_io(c);
     if (!st)
         st = run_layers(c, stream);
+    /* Every layer was told this run's shapes (context_impl.h). */
+    c->descs_current = st == PRT_OK;
     if (!st)
         st = ctx_resources_take_error(c);
     if (!st)

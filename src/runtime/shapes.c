@@ -83,15 +83,47 @@ prt_status ctx_eval_upper(prt_context *c)
                                    c->up_values, c->up_known);
 }
 
+static int same_dims(const prt_dims *a, const prt_dims *b, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (a[i].nb_dims != b[i].nb_dims ||
+            memcmp(a[i].d, b[i].d, sizeof(int64_t) * (size_t)a[i].nb_dims))
+            return 0;
+    return 1;
+}
+
+/* Whether this evaluation's inputs are the last one's (context_impl.h,
+ * seen_*); when not, they become the seen ones and what was kept for the
+ * old ones is dropped. */
+static void note_shapes(prt_context *c)
+{
+    int32_t n = c->e->nb_inputs;
+    c->same_shapes = c->seen_valid && same_dims(c->seen_dims, c->input_dims, n) &&
+                     same_dims(c->seen_values, c->input_values, n);
+    if (c->same_shapes)
+        return;
+    memcpy(c->seen_dims, c->input_dims, sizeof(prt_dims) * (size_t)n);
+    memcpy(c->seen_values, c->input_values, sizeof(prt_dims) * (size_t)n);
+    c->seen_valid = 1;
+    c->values_current = 0;
+    c->descs_current = 0;
+}
+
 prt_status ctx_prepare_shapes(prt_context *c, int upper)
 {
     prt_status st = check_inputs_set(c);
+    if (!st)
+        st = load_shape_values(c);
     if (st)
         return st;
+    note_shapes(c);
     memset(c->size_known, 0, (size_t)c->e->nb_sizes + 1);
-    st = load_shape_values(c);
-    if (!st)
+    /* Without sizes nothing but this evaluation writes values/known, so
+     * the same inputs leave them as they are. */
+    if (!c->values_current) {
         st = ctx_eval_exact(c);
+        c->values_current = !st && c->e->nb_sizes == 0;
+    }
     if (!st && upper)
         st = ctx_eval_upper(c);
     return st;

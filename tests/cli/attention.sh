@@ -62,4 +62,14 @@ if [ -f inspect_bert_small.out ]; then
   ! grep -Eq "^  \[[0-9]+\] [^ ]*attention/self/(Transpose|Reshape|Where)" inspect_bert_small.out ||
     fail "bert_small: a head split/merge or mask Where is left beside the Attention"
 fi
+# GPT-2's too, both exports (issue 24): the merge Transpose that Shape
+# nodes read, and the dynamo export's merge to rank 2. The one Transpose
+# left in the dynamo plan is lm_head's weight, a constant.
+for name in gpt2_tiny gpt2_tiny_dynamo; do
+  f=inspect_$name.out
+  [ -f "$f" ] || continue
+  expect_grep "q_num_heads int32\[1\] = 4$" "$f"
+  ! grep -A3 'plugrt::Transpose@1' "$f" | grep -Eq '^ +in: .* activation' ||
+    fail "$name: a Transpose of activations (the heads) is left beside the Attention"
+done
 finish

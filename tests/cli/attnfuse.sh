@@ -46,4 +46,32 @@ expect_grep "^ +keep  bool linear" inspect_attn3_where.out
 check attn3_shared x:2x5x32,mask:2x1x1x5 && kept attn3_shared
 expect_grep "head split .* does not match" build_attn3_shared.err
 check attn3_badsplit x:2x5x32,mask:1x1x1x2 && kept attn3_badsplit
+# GPT-2's merge: Shape nodes read the merge Transpose for the Reshape's
+# sizes. They read a view of the layer's output instead, which runs skip.
+check attn3_shapes x:2x5x32,mask:2x1x1x5 && {
+  expect_grep '^  \[[0-9]+\] scores  plugrt::Attention@1' inspect_attn3_shapes.out
+  expect_grep "q_num_heads int32\[1\] = 4\$" inspect_attn3_shapes.out
+  ! grep -q 'plugrt::Transpose@1' inspect_attn3_shapes.out ||
+    fail "attn3_shapes: a Transpose of the heads is left"
+  expect_grep '^  \[[0-9]+\] merge_heads  plugrt::Reshape@1' inspect_attn3_shapes.out
+  grep -A1 -E '^  \[[0-9]+\] merge_heads  plugrt::Reshape@1' inspect_attn3_shapes.out |
+    grep -q "not run" || fail "attn3_shapes: the view of the merged heads runs"
+}
+# A merge to rank 2 ([-1, H Dv]) stays, reading the layer's output: the
+# one Reshape left; the dynamo export's split (Shape with start and end,
+# allowzero 1, sizes of a rank-2 input) is proved too.
+rank2() {
+  local f=inspect_$1.out
+  expect_grep '^  \[[0-9]+\] scores  plugrt::Attention@1' "$f"
+  expect_grep "q_num_heads int32\[1\] = 4\$" "$f"
+  ! grep -q 'plugrt::Transpose@1' "$f" || fail "$1: a Transpose of the heads is left"
+  [ "$(grep -Ec '\] (merge|[qkv]_split)  plugrt::Reshape@1' "$f")" = 1 ] &&
+    expect_grep '^  \[[0-9]+\] merge  plugrt::Reshape@1' "$f" ||
+    fail "$1: expected the merge Reshape alone to stay"
+}
+check attn3_rank2 x:2x5x32,mask:2x1x1x5 && rank2 attn3_rank2
+check attn3_dynamo x:2x5x32,mask:2x1x1x5,am:2x5 && rank2 attn3_dynamo
+# Another reader of the merge Transpose than Shape nodes: rank 4 stays.
+check attn3_mergeread x:2x5x32,mask:2x1x1x5 && kept attn3_mergeread
+expect_grep "merge after the second MatMul .* does not match" build_attn3_mergeread.err
 finish

@@ -22,6 +22,17 @@ against ONNX Runtime's here):
                  (rank-4 Attention, the Transposes and Reshapes as layers)
   attn3_badsplit the Reshape splits x by [x.size(1), x.size(0), -1, 8] (the
                  batch and sequence swapped): no rank-3 form
+  attn3_shapes   GPT-2's merge: the Reshape's sizes are x.size(0) and
+                 x.size(1) of the merge Transpose (Shape nodes read it):
+                 one Attention, the Shapes read a view of its output
+  attn3_rank2    the merge Reshape goes to [-1, H Dv] (rank 2, y is
+                 [B S, H Dv]): one Attention, that Reshape reads it
+  attn3_dynamo   as the dynamo export writes GPT-2: Q, K, V projected from
+                 x as a [B S, E] matrix and made [B, S, N] with the sizes of
+                 a rank-2 input am (Shape with start and end, allowzero 1),
+                 split with those sizes (allowzero 1), merged to rank 2
+  attn3_mergeread the merge Transpose is also read by an Identity (a graph
+                 output oz): the heads stay split
 """
 import os
 import sys
@@ -47,27 +58,41 @@ def size_nodes(x="x"):
 
 
 def build(name, hq, hkv, *, const_shapes=False, kt_0132=False, where=False,
-          shared=False, swap=False):
+          shared=False, swap=False, merge="x", dynamo=False, mergeread=False):
     inits = [const("i0", np.array(0, np.int64)), const("i1", np.array(1, np.int64)),
              const("ax0", np.array([0], np.int64)),
              const("m1", np.array([-1], np.int64)), const("dd", np.array([D], np.int64)),
              const("scale", np.array(D ** -0.5, np.float32)),
              const("hdv", np.array([hq * D], np.int64))]
     nodes = [] if const_shapes else size_nodes()
+    if dynamo:  # am's sizes as the dynamo export takes them: Shape(start, end)
+        inits.append(const("flat", np.array([-1, E], np.int64)))
+        nodes = [helper.make_node("Shape", ["am"], ["b"], start=0, end=1),
+                 helper.make_node("Shape", ["am"], ["s"], start=1, end=2),
+                 helper.make_node("Reshape", ["x", "flat"], ["x2"], allowzero=1)]
     w = {}
     for p, h in (("q", hq), ("k", hkv), ("v", hkv)):
         w[p] = (RNG.standard_normal((E, h * D)) * 0.3).astype(np.float32)
         w[p + "b"] = (RNG.standard_normal(h * D) * 0.1).astype(np.float32)
         inits += [const("W" + p, w[p]), const("b" + p, w[p + "b"])]
-        nodes += [helper.make_node("MatMul", ["x", "W" + p], [p + "m"], name=p + "_proj"),
-                  helper.make_node("Add", [p + "m", "b" + p], [p + "3"], name=p + "_bias")]
+        if dynamo:
+            inits.append(const("n" + p, np.array([h * D], np.int64)))
+            nodes += [helper.make_node("MatMul", ["x2", "W" + p], [p + "m"], name=p + "_proj"),
+                      helper.make_node("Add", [p + "m", "b" + p], [p + "2"]),
+                      helper.make_node("Concat", ["b", "s", "n" + p], ["s3" + p], axis=0),
+                      helper.make_node("Reshape", [p + "2", "s3" + p], [p + "3"],
+                                       allowzero=1)]
+        else:
+            nodes += [helper.make_node("MatMul", ["x", "W" + p], [p + "m"], name=p + "_proj"),
+                      helper.make_node("Add", [p + "m", "b" + p], [p + "3"],
+                                       name=p + "_bias")]
         if const_shapes:
             inits.append(const("sh" + p, np.array([0, 0, h, D], np.int64)))
         else:
             ent = ["s", "b"] if swap else ["b", "s"]
             nodes.append(helper.make_node("Concat", ent + ["m1", "dd"], ["sh" + p], axis=0))
         nodes.append(helper.make_node("Reshape", [p + "3", "sh" + p], [p + "4"],
-                                      name=p + "_split"))
+                                      name=p + "_split", allowzero=int(dynamo)))
     nodes.append(helper.make_node("Transpose", ["q4"], ["qt"], perm=[0, 2, 1, 3],
                                   name="q_heads"))
     if kt_0132:
@@ -97,7 +122,18 @@ def build(name, hq, hkv, *, const_shapes=False, kt_0132=False, where=False,
               helper.make_node("MatMul", ["p", "vt"], ["o4"], name="context"),
               helper.make_node("Transpose", ["o4"], ["ot"], perm=[0, 2, 1, 3],
                                name="merge_heads")]
-    if const_shapes:
+    if mergeread:
+        nodes.append(helper.make_node("Identity", ["ot"], ["oz"]))
+    if merge == "2":
+        inits.append(const("sho", np.array([-1, hq * D], np.int64)))
+    elif merge == "shape":  # x.size(0), x.size(1) of the Transpose itself
+        nodes += [helper.make_node("Shape", ["ot"], ["oshp"]),
+                  helper.make_node("Gather", ["oshp", "i0"], ["og0"], axis=0),
+                  helper.make_node("Gather", ["oshp", "i1"], ["og1"], axis=0),
+                  helper.make_node("Unsqueeze", ["og0", "ax0"], ["ob"]),
+                  helper.make_node("Unsqueeze", ["og1", "ax0"], ["os"]),
+                  helper.make_node("Concat", ["ob", "os", "hdv"], ["sho"], axis=0)]
+    elif const_shapes:
         inits.append(const("sho", np.array([0, 0, hq * D], np.int64)))
     else:
         nodes.append(helper.make_node("Concat", ["s", "b", "hdv"] if swap else ["b", "s", "hdv"],
@@ -118,20 +154,26 @@ def build(name, hq, hkv, *, const_shapes=False, kt_0132=False, where=False,
     sc = q @ k.transpose(0, 1, 3, 2) * np.float64(np.float32(D ** -0.5)) + maskv
     p = np.exp(sc - sc.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
-    y = (p @ v).transpose(0, 2, 1, 3).reshape(b, s, hq * D)
+    ot = (p @ v).transpose(0, 2, 1, 3)
+    y = ot.reshape(b * s, hq * D) if merge == "2" else ot.reshape(b, s, hq * D)
 
     sym = ["batch", "seq"]
     vi = [helper.make_tensor_value_info("x", TensorProto.FLOAT, sym + [E])]
+    if dynamo:
+        vi.append(helper.make_tensor_value_info("am", TensorProto.FLOAT, sym))
+        ins["am"] = np.ones((B, S), np.float32)
     vi.append(helper.make_tensor_value_info("keep", TensorProto.BOOL, ["batch", 1, 1, "seq"])
               if where else
               helper.make_tensor_value_info("mask", TensorProto.FLOAT, [None] * 4))
     outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
     if shared:
         outs.append(helper.make_tensor_value_info("qt", TensorProto.FLOAT, None))
+    if mergeread:
+        outs.append(helper.make_tensor_value_info("oz", TensorProto.FLOAT, None))
     graph = helper.make_graph(nodes, name, vi, outs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    return model, ins, y, q
+    return model, ins, y, (ot if mergeread else q)
 
 
 def check_ort(model, ins, y):
@@ -159,6 +201,8 @@ def write(out, name, **kw):
     np.save(os.path.join(d, "output_y.npy"), y.astype(np.float32))
     if kw.get("shared"):
         np.save(os.path.join(d, "output_qt.npy"), q.astype(np.float32))
+    if kw.get("mergeread"):
+        np.save(os.path.join(d, "output_oz.npy"), q.astype(np.float32))
 
 
 def main():
@@ -168,6 +212,10 @@ def main():
     write(out, "attn3_where", hq=4, hkv=4, where=True)
     write(out, "attn3_shared", hq=4, hkv=4, shared=True)
     write(out, "attn3_badsplit", hq=4, hkv=4, swap=True)
+    write(out, "attn3_shapes", hq=4, hkv=4, merge="shape")
+    write(out, "attn3_rank2", hq=4, hkv=4, merge="2")
+    write(out, "attn3_dynamo", hq=4, hkv=4, merge="2", dynamo=True)
+    write(out, "attn3_mergeread", hq=4, hkv=4, mergeread=True)
 
 
 if __name__ == "__main__":
