@@ -55,6 +55,7 @@ static const cli_opt build_opts[] = {
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
     {"--no-strict", NULL, 0, CLI_MODEL_OPT_NO_STRICT},
+    {"--no-fuse", NULL, 0, CLI_MODEL_OPT_NO_FUSE},
     {NULL, NULL, 0, 0},
 };
 
@@ -117,6 +118,8 @@ static void build_help(void)
         "  --no-strict              a plugin output that disagrees with the shape or\n"
         "                           dtype the model declares is a warning, not an\n"
         "                           error (--strict, the default: it fails the build)\n"
+        "  --no-fuse                import every node as its own layer: no importer\n"
+        "                           fusion (docs/DESIGN-NOTES.md lists them)\n"
         "  --device cpu|cuda        target device (default cpu)\n"
         "  --min-shapes NAME:DIMS[,NAME:DIMS...]\n"
         "  --opt-shapes NAME:DIMS[,...]\n"

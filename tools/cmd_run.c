@@ -131,6 +131,7 @@ static const cli_opt run_opts[] = {
     {"--verbose", "-v", 0, CLI_MODEL_OPT_VERBOSE},
     {"--strict", NULL, 0, CLI_MODEL_OPT_STRICT},
     {"--no-strict", NULL, 0, CLI_MODEL_OPT_NO_STRICT},
+    {"--no-fuse", NULL, 0, CLI_MODEL_OPT_NO_FUSE},
     {NULL, NULL, 0, 0},
 };
 
@@ -287,6 +288,8 @@ static void run_help(void)
         "                             model's declared shape or dtype is a warning, not\n"
         "                             an error (--strict, the default: it fails the\n"
         "                             build)\n"
+        "  --no-fuse                  (ONNX) import every node as its own layer: no\n"
+        "                             importer fusion (docs/DESIGN-NOTES.md lists them)\n"
         "  --device cpu|cuda          (ONNX) the device to build for (default cpu); for "
         "a\n"
         "                             plan, the plan's device, which it must name if "

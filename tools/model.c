@@ -58,6 +58,9 @@ static int take_model_arg(cli_model_args *a, int id, const char *value)
     case CLI_MODEL_OPT_CPU_FALLBACK:
         a->cpu_fallback = 1;
         return CLI_OK;
+    case CLI_MODEL_OPT_NO_FUSE:
+        cli_set_onnx_fuse(0);
+        return CLI_OK;
     default:
         return NOT_SHARED;
     }

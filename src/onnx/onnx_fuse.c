@@ -95,8 +95,7 @@ enum {
     FUSE_QCONV,
     FUSE_QMATMUL,
     FUSE_ATTENTION,
-    FUSE_QPOOL,
-    FUSE_QLUT
+    FUSE_QPOOL
 };
 enum { FUSE_SKIP_LN = 16, FUSE_MATMUL_ACT, FUSE_EW_CHAIN }; /* the sections at the end */
 
@@ -131,9 +130,6 @@ typedef struct fusion {
     int32_t operands[2 * EC_MAX_STEPS];
     float consts[EC_MAX_CONSTS];
     int32_t nb_steps, nb_consts;
-    /* LookupTable8: the chain's nodes and x's dtype */
-    onnx_qlut_node qn[ONNX_QLUT_MAX_NODES];
-    int32_t nb_qn, xdt;
 } fusion;
 
 struct onnx_fusions {
@@ -736,82 +732,6 @@ static int fc_qpool(fuse_ctx *c, int32_t pos, fusion *f)
     f->last = q;
     f->output = fc_out(qn);
     f->ins[0] = onnx_node_input(dqn, 0);
-    f->nb_ins = 1;
-    return 1;
-}
-
-/* An 8-bit SiLU as ORT's quantize_static writes it (efficientnet):
- *   a = DQ(x); Q(Mul(a, DQ(Q(Sigmoid(a)))))  (the Mul's inputs either way)
- * every scale and zero point a constant, a read by the Sigmoid and the Mul
- * alone, every other value by the next node alone: the Q's output depends
- * on x's one byte, so the chain is one LookupTable8 (onnx_qlut_table
- * computes its bytes with the chain's own layers). The Sigmoid is at pos. */
-static int fc_qlut(fuse_ctx *c, int32_t pos, fusion *f)
-{
-    const Onnx__NodeProto *sig = fc_node(c, pos), *n[6];
-    const char *a;
-    int32_t at[6];
-    if (!fc_is(c, pos, "Sigmoid") || sig->n_input != 1 || !fc_out(sig)[0])
-        return 0;
-    a = onnx_node_input(sig, 0);
-    at[0] = fc_get(&c->producer, a);
-    at[1] = pos;
-    if (!fc_is(c, at[0], "DequantizeLinear") || fc_get(&c->uses, a) != 2)
-        return 0;
-    at[2] = fc_only_reader(c, fc_out(sig));
-    if (!fc_is(c, at[2], "QuantizeLinear"))
-        return 0;
-    at[3] = fc_only_reader(c, fc_out(fc_node(c, at[2])));
-    if (!fc_is(c, at[3], "DequantizeLinear"))
-        return 0;
-    at[4] = fc_only_reader(c, fc_out(fc_node(c, at[3])));
-    if (!fc_is(c, at[4], "Mul"))
-        return 0;
-    at[5] = fc_only_reader(c, fc_out(fc_node(c, at[4])));
-    if (!fc_is(c, at[5], "QuantizeLinear"))
-        return 0;
-    for (int k = 0; k < 6; k++)
-        n[k] = fc_node(c, at[k]);
-    if (n[4]->n_input != 2 || !((strcmp(onnx_node_input(n[4], 0), a) == 0 &&
-                                 strcmp(onnx_node_input(n[4], 1), fc_out(n[3])) == 0) ||
-                                (strcmp(onnx_node_input(n[4], 1), a) == 0 &&
-                                 strcmp(onnx_node_input(n[4], 0), fc_out(n[3])) == 0)))
-        return 0;
-    fc_init(f, FUSE_QLUT, at[0], 6, at);
-    for (int k = 0; k < 6; k++) {
-        onnx_qlut_node *q = &f->qn[k];
-        const int dq_or_q = k == 0 || k == 2 || k == 3 || k == 5;
-        q->op = onnx_str(n[k]->op_type);
-        q->nb_in = (int32_t)n[k]->n_input;
-        if (dq_or_q) {
-            const Onnx__TensorProto *s, *z;
-            /* per tensor, constant float32 scale and 8-bit zero point */
-            if (n[k]->n_input != 3)
-                return 0;
-            s = fc_const_proto(c, onnx_node_input(n[k], 1));
-            z = fc_const_proto(c, onnx_node_input(n[k], 2));
-            if (!qdq_lut_params(s, z))
-                return 0;
-            q->in[0] = k; /* the previous node's output (x for the first) */
-            q->in[1] = q->in[2] = -1;
-            q->cst[1] = s;
-            q->cst[2] = z;
-            if (k == 0) {
-                f->xdt = z->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT8 ? PRT_INT8
-                                                                             : PRT_UINT8;
-            }
-        } else if (k == 1) {
-            q->in[0] = 1;
-        } else {
-            /* Mul(a, b) in the graph's order: a is value 1 (the first DQ's) */
-            q->in[0] = strcmp(onnx_node_input(n[4], 0), a) == 0 ? 1 : 4;
-            q->in[1] = q->in[0] == 1 ? 4 : 1;
-        }
-    }
-    f->nb_qn = 6;
-    f->last = at[5];
-    f->output = fc_out(n[5]);
-    f->ins[0] = onnx_node_input(n[0], 0);
     f->nb_ins = 1;
     return 1;
 }
@@ -2053,8 +1973,7 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
      * float constants (fc_dq_const) at their earlier positions. */
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
-        if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f) || fc_qpool(&c, i, f) ||
-            fc_qlut(&c, i, f)) {
+        if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f) || fc_qpool(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -2174,24 +2093,6 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
         if (st)
             return st;
         return onnx_import_fused(imp, first, label, c, NULL, 0, (const char **)f->ins,
-                                 (size_t)f->nb_ins, outs, 1);
-    }
-    if (f->kind == FUSE_QLUT) {
-        uint8_t table[256];
-        const int32_t odt =
-            f->qn[5].cst[2]->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT8 ? PRT_INT8
-                                                                              : PRT_UINT8;
-        prt_field extra[2] = {{"table", table, PRT_FIELD_BYTES, 256},
-                              {"output_dtype", &odt, PRT_FIELD_INT32, 1}};
-        prt_status st = onnx_qlut_table(imp, label, f->xdt, f->qn, f->nb_qn, table);
-        if (!st)
-            st = prt_builtin_find_creator("LookupTable8", "1", &c);
-        if (st)
-            return st;
-        onnx_info("%s: DequantizeLinear -> Sigmoid -> Q -> DQ -> Mul -> QuantizeLinear "
-                  "fused into one LookupTable8",
-                  label);
-        return onnx_import_fused(imp, first, label, c, extra, 2, (const char **)f->ins,
                                  (size_t)f->nb_ins, outs, 1);
     }
     if (f->kind == FUSE_ATTENTION) {

@@ -291,26 +291,6 @@ prt_status onnx_import_node(onnx_import *imp, const Onnx__NodeProto *node, int32
  * layer of c reading ins[0..nb_ins) and making outs[0..nb_outs) (names), in
  * place of the node's own inputs and outputs: a fused pattern
  * (onnx_fuse.c). In onnx_layer.c. */
-/* One node of an 8-bit chain (onnx_qlut_table): the built-in `op` with
- * `fields`, its inputs values (in[k] >= 0: 0 the chain's 8-bit input, j + 1
- * node j's output) or constants (in[k] < 0: cst[k]). */
-#define ONNX_QLUT_MAX_NODES 8
-typedef struct onnx_qlut_node {
-    const char *op;
-    int32_t nb_in;
-    int32_t in[3];
-    const Onnx__TensorProto *cst[3];
-    const prt_field *fields;
-    int32_t nb_fields;
-} onnx_qlut_node;
-/* The chain's 256 output bytes (onnx_qdq.c): entry k for the input byte k
- * of dtype xdt, from the chain's own built-in layers built and run on the
- * CPU, so bit for bit what the unfused layers give there. */
-/* A float32 scale and an 8-bit zero point, both of one value (constants). */
-int qdq_lut_params(const Onnx__TensorProto *s, const Onnx__TensorProto *z);
-prt_status onnx_qlut_table(const onnx_import *imp, const char *label, int32_t xdt,
-                           const onnx_qlut_node *nodes, int32_t nb, uint8_t *table);
-
 prt_status onnx_import_fused(onnx_import *imp, const Onnx__NodeProto *node,
                              const char *label, const prt_plugin_creator *c,
                              const prt_field *extra, int32_t nb_extra, const char **ins,
@@ -332,6 +312,22 @@ int32_t onnx_fuse_role(const onnx_fusions *p, int32_t pos);
 prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos,
                             const int32_t *order);
 void onnx_fuse_free(onnx_fusions *p);
+
+/* ---- 8-bit elementwise chains as one table (onnx_qlut.c) ------------------ */
+
+/* The chains DQ(x) -> float elementwise ops -> Q of an 8-bit x found in the
+ * graph (issue 30), each to become one LookupTable8. Planned before the
+ * other fusions: a chain's nodes get a NULL creator in choices[], so that
+ * no other pattern takes them (onnx_fuse.c fuses built-ins alone). */
+typedef struct onnx_qluts onnx_qluts;
+prt_status onnx_qlut_plan(onnx_import *imp, const int32_t *order, onnx_choice *choices,
+                          onnx_qluts **out);
+/* As onnx_fuse_role: -1 not in a chain, -2 inside one added elsewhere, >= 0
+ * add the chain's layer here (onnx_qlut_import). NULL p: -1. */
+int32_t onnx_qlut_role(const onnx_qluts *p, int32_t pos);
+prt_status onnx_qlut_import(onnx_import *imp, const onnx_qluts *p, int32_t pos,
+                            const int32_t *order);
+void onnx_qlut_free(onnx_qluts *p);
 
 /* ---- quantized patterns (onnx_qdq.c) ------------------------------------- */
 

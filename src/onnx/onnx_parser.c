@@ -262,6 +262,7 @@ static prt_status import_graph(onnx_import *imp)
     int32_t *order = NULL;
     onnx_choice *choices = NULL;
     onnx_fusions *fuse = NULL;
+    onnx_qluts *qlut = NULL;
     prt_status st = PRT_OK;
 
     if (g->n_sparse_initializer)
@@ -294,18 +295,25 @@ static prt_status import_graph(onnx_import *imp)
     st = onnx_graph_order(g, &imp->names, order);
     if (!st)
         st = choose_all(imp, order, choices);
+    /* 8-bit chains first: their nodes leave choices[] (onnx_qlut.c). */
+    if (!st && !imp->parser->no_fuse)
+        st = onnx_qlut_plan(imp, order, choices, &qlut);
     if (!st && !imp->parser->no_fuse)
         st = onnx_fuse_plan(imp, order, choices, &fuse);
     for (size_t i = 0; i < g->n_input && !st; i++)
         st = add_graph_input(imp, g->input[i]);
     for (size_t i = 0; i < g->n_node && !st; i++) {
-        int32_t role = onnx_fuse_role(fuse, (int32_t)i);
-        if (role == -1)
+        int32_t lut = onnx_qlut_role(qlut, (int32_t)i);
+        int32_t role = lut == -1 ? onnx_fuse_role(fuse, (int32_t)i) : -2;
+        if (lut >= 0)
+            st = onnx_qlut_import(imp, qlut, (int32_t)i, order);
+        else if (role == -1)
             st = onnx_import_node(imp, g->node[order[i]], order[i], &choices[i]);
         else if (role >= 0)
             st = onnx_fuse_import(imp, fuse, (int32_t)i, order);
     }
     onnx_fuse_free(fuse);
+    onnx_qlut_free(qlut);
     prt_free(order);
     prt_free(choices);
     if (st)
