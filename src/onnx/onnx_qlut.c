@@ -533,6 +533,8 @@ static prt_status ql_table(onnx_import *imp, const qlut_chain *ch, const int32_t
         st = prt_builder_config_set_device(cfg, PRT_DEVICE_CPU);
     if (!st)
         st = prt_engine_build(sub.net, cfg, NULL, &eng);
+    memset(&io, 0, sizeof io);
+    io.struct_size = sizeof io;
     if (!st)
         st = prt_engine_find_io(eng, y, &io_index);
     if (!st)
