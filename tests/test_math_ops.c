@@ -698,18 +698,22 @@ static void ref_gather_elements(const ot_tensor *data, const ot_tensor *ind, int
 static int test_gather_elements(void)
 {
     static const int32_t dtypes[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_INT64, PRT_BOOL};
-    const prt_dims shapes[] = {D1(6), D2(3, 4), D3(2, 3, 4), D4(2, 2, 3, 2)};
+    /* D3(2, 3, 17): rows longer than a vector, of an odd length. */
+    const prt_dims shapes[] = {D1(6), D2(3, 4), D3(2, 3, 4), D4(2, 2, 3, 2),
+                               D3(2, 3, 17)};
     tu_rng rng;
     tu_rng_seed(&rng, 71);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int32_t r = shapes[s].nb_dims;
         for (int32_t a = -r; a < r; a++)
             for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++)
-                for (int it = 0; it < 2; it++) {
+                /* it & 1: int64 indices; it & 2: each row along the last
+                 * dim one index (a Tile'd index, the run's block copy). */
+                for (int it = 0; it < 4; it++) {
                     int32_t ax = a < 0 ? a + r : a;
                     prt_dims idd = shapes[s];
                     ot_tensor in[2], y;
-                    double want[128];
+                    double want[256], v = 0;
                     prt_field f = ot_fld_i32("axis", &a, 1);
                     char what[96];
                     /* Indices: the axis longer, the first other dim shorter. */
@@ -720,15 +724,18 @@ static int test_gather_elements(void)
                             break;
                         }
                     in[0] = ot_random(dtypes[t], shapes[s], &rng, 0);
-                    in[1] = ot_make(it ? PRT_INT64 : PRT_INT32, idd);
-                    for (int64_t i = 0; i < tu_volume(&idd); i++)
-                        ot_set(&in[1], i,
-                               (double)tu_rng_range(&rng, -shapes[s].d[ax],
-                                                    shapes[s].d[ax] - 1));
+                    in[1] = ot_make(it & 1 ? PRT_INT64 : PRT_INT32, idd);
+                    for (int64_t i = 0; i < tu_volume(&idd); i++) {
+                        if (!(it & 2) || i % idd.d[r - 1] == 0)
+                            v = (double)tu_rng_range(&rng, -shapes[s].d[ax],
+                                                     shapes[s].d[ax] - 1);
+                        ot_set(&in[1], i, v);
+                    }
                     ref_gather_elements(&in[0], &in[1], ax, want);
-                    snprintf(what, sizeof what, "GatherElements rank %d axis %d %s %s",
+                    snprintf(what, sizeof what, "GatherElements rank %d axis %d %s %s%s",
                              (int)r, (int)a, prt_dtype_name(dtypes[t]),
-                             prt_dtype_name(in[1].dtype));
+                             prt_dtype_name(in[1].dtype),
+                             it & 2 ? " rows of one index" : "");
                     CHECK_OK(ot_run_op("GatherElements", &f, 1, in, 2, &y));
                     if (y.data) {
                         CHECK(y.dtype == dtypes[t]);

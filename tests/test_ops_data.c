@@ -572,31 +572,42 @@ static int test_scatter(void)
 
 static int test_tile(void)
 {
+    /* Input dims and repeats: two dims repeated; one element splat 20 times
+     * (detect_post's index); trailing dims repeated once, merged into one
+     * run; odd repeats doubling at two levels; nothing repeated. */
+    static const int64_t cases[][6] = {
+        {2, 3, 2, 2, 1, 3}, {3, 1, 1, 1, 1, 20}, {2, 3, 5, 3, 1, 1},
+        {1, 2, 3, 1, 5, 7}, {2, 2, 1, 1, 1, 1},
+    };
     tu_rng rng;
     double want[1024];
     tu_rng_seed(&rng, 14);
-    for (int32_t dt = 0; dt < NDT; dt++)
-        for (int dyn = 0; dyn < 2; dyn++) {
-            int64_t rep[3] = {2, 1, 3}, zero[3] = {1, 0, 2};
-            ot_tensor x = ot_random(dt, D3(2, 3, 2), &rng, 0), r = i64v(3, rep);
-            ot_tensor z = i64v(3, zero);
-            arg a[2] = {{&x, A_DATA}, {&r, A_SHAPE}};
-            prt_dims wd = D3(4, 3, 6);
-            char what[64];
-            for (int64_t i = 0; i < tu_volume(&wd); i++) {
-                int64_t idx[3], src[3];
-                ot_unravel(&wd, i, idx);
-                for (int k = 0; k < 3; k++)
-                    src[k] = idx[k] % x.dims.d[k];
-                want[i] = ot_get(&x, (src[0] * 3 + src[1]) * 2 + src[2]);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int32_t dt = 0; dt < NDT; dt++)
+            for (int dyn = 0; dyn < 2; dyn++) {
+                const int64_t *cs = cases[c];
+                int64_t zero[3] = {1, 0, 2};
+                ot_tensor x = ot_random(dt, D3(cs[0], cs[1], cs[2]), &rng, 0);
+                ot_tensor r = i64v(3, cs + 3), z = i64v(3, zero);
+                arg a[2] = {{&x, A_DATA}, {&r, A_SHAPE}};
+                prt_dims wd = D3(cs[0] * cs[3], cs[1] * cs[4], cs[2] * cs[5]);
+                char what[96], xs[48];
+                for (int64_t i = 0; i < tu_volume(&wd); i++) {
+                    int64_t idx[3], src[3];
+                    ot_unravel(&wd, i, idx);
+                    for (int k = 0; k < 3; k++)
+                        src[k] = idx[k] % x.dims.d[k];
+                    want[i] = ot_get(&x, (src[0] * cs[1] + src[1]) * cs[2] + src[2]);
+                }
+                snprintf(what, sizeof what, "Tile %s %s%s",
+                         base_dims_format(&x.dims, BASE_DIMS_LIST, xs, sizeof xs),
+                         dtn(dt), dyn ? " dyn" : "");
+                check1(what, "Tile", NULL, 0, a, 2, dyn, &wd, want);
+                a[1].t = &z;
+                wd = D3(cs[0], 0, cs[2] * 2);
+                check1("Tile by 0", "Tile", NULL, 0, a, 2, dyn, &wd, want);
+                ot_free(&x), ot_free(&r), ot_free(&z);
             }
-            snprintf(what, sizeof what, "Tile %s%s", dtn(dt), dyn ? " dyn" : "");
-            check1(what, "Tile", NULL, 0, a, 2, dyn, &wd, want);
-            a[1].t = &z;
-            wd = D3(2, 0, 4);
-            check1("Tile by 0", "Tile", NULL, 0, a, 2, dyn, &wd, want);
-            ot_free(&x), ot_free(&r), ot_free(&z);
-        }
     {
         int64_t neg[1] = {-1}, two[2] = {1, 2};
         ot_tensor x = ot_make(PRT_FLOAT32, D1(3)), r = i64v(1, neg), r2 = i64v(2, two), y;

@@ -687,7 +687,7 @@ static int test_expand(void)
                                     PRT_INT64};
     const int64_t s234[3] = {2, 3, 4}, s34[2] = {3, 4}, s253[3] = {2, 5, 3},
                   s23[2] = {2, 3}, s3[1] = {3}, s111[3] = {1, 1, 1}, s04[2] = {0, 4},
-                  s1[1] = {1};
+                  s1[1] = {1}, s517[3] = {5, 1, 7}, s249[3] = {2, 4, 9};
     tu_rng rng;
     tu_rng_seed(&rng, 17);
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
@@ -708,6 +708,10 @@ static int test_expand(void)
                     &rng); /* empty */
         expand_case(dt, ot_dims5(0, 0, 0, 0, 0, 0), 1, s1, ot_dims5(1, 1, 0, 0, 0, 0),
                     &rng); /* scalar to [1] */
+        expand_case(dt, ot_dims5(3, 1, 3, 1, 0, 0), 3, s517, ot_dims5(3, 5, 3, 7, 0, 0),
+                    &rng); /* outer and last dims, odd counts: copies repeated twice */
+        expand_case(dt, ot_dims5(2, 4, 1, 0, 0, 0), 3, s249, ot_dims5(3, 2, 4, 9, 0, 0),
+                    &rng); /* rank and last dim at once */
     }
     return 0;
 }

@@ -4,7 +4,8 @@
  * multidirectional broadcast of the data's dims and the shape's values
  * (op_broadcast_exprs: a shape value of 1 keeps the data's dim, so the
  * output may be larger than `shape` says, as ONNX wants). The run checks
- * that the data broadcasts to the output's dims, then copies.
+ * that the data broadcasts to the output's dims, then copies as Tile does
+ * (op_tile_copy: each input run once, repeated by doubling).
  *
  * Values: data values broadcast to an output of static size <= 8.
  */
@@ -62,20 +63,6 @@ static prt_status expand_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
-/* One row: a copy where the input has the dim, a fill where it broadcasts
- * it; ctx points to the element size. */
-static int expand_row(const void *ctx, const uint8_t *const *p, const int64_t *s,
-                      uint8_t *y, int64_t n)
-{
-    size_t es = *(const size_t *)ctx;
-    if (s[0])
-        memcpy(y, p[0], (size_t)n * es);
-    else
-        for (int64_t j = 0; j < n; j++)
-            memcpy(y + (size_t)j * es, p[0], es);
-    return 0;
-}
-
 /* The input broadcasts to the output's dims. */
 prt_status expand_check(const op_object *o, const prt_dims *id, const prt_dims *od)
 {
@@ -96,14 +83,18 @@ static prt_status expand_run(const op_object *o, int32_t dtype, const prt_tensor
                              const void *const *x, void *const *ys, void *ws,
                              void *stream)
 {
-    void *y = ys[0];
-    size_t es = prt_dtype_size(dtype);
-    prt_status st = expand_check(o, &in[0].dims, &out->dims);
-    (void)nb_in, (void)ws;
+    const prt_dims *od = &out->dims;
+    prt_dims id = {od->nb_dims, {0}};
+    int32_t off = od->nb_dims - in[0].dims.nb_dims;
+    prt_status st = expand_check(o, &in[0].dims, od);
+    (void)nb_in, (void)nb_out, (void)ws, (void)stream;
     if (st)
         return st;
-    /* The rows never stop the walk. */
-    (void)op_bcast_walk(&out->dims, 1, &in[0].dims, &es, es, x, y, expand_row, &es);
+    /* A broadcast is a tiling of the input's dims, right-aligned with 1s
+     * before: each dim of 1 repeats to the output's. */
+    for (int32_t d = 0; d < od->nb_dims; d++)
+        id.d[d] = d < off ? 1 : in[0].dims.d[d - off];
+    op_tile_copy(&id, od, x[0], ys[0], prt_dtype_size(dtype));
     return PRT_OK;
 }
 

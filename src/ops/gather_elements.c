@@ -10,7 +10,9 @@
  *
  * An index may be negative (counting from the end of the axis); one outside
  * [-s, s-1] for an axis of size s fails the run, naming the element, instead
- * of reading out of bounds.
+ * of reading out of bounds. The check is one pass over the indices before
+ * the copy (min and max), so the copy runs unchecked: rows along the last
+ * dim, typed by element size, a row of one index value one memcpy.
  */
 #include <string.h>
 
@@ -105,48 +107,140 @@ static uint32_t ge_in_dtypes(const op_object *o, int32_t index, const int32_t *t
     return index == 0 ? OP_DT_ALL : OP_DT(PRT_INT32) | OP_DT(PRT_INT64);
 }
 
+/* The indices' range, checked once before any element is read: min and
+ * max in one pass (it vectorizes), then, only when one is out, the first
+ * such for the message. */
+#define GE_RANGE(T)                                                                      \
+    static int64_t ge_first_bad_##T(const T *v, int64_t n, int64_t size)                 \
+    {                                                                                    \
+        T lo = 0, hi = 0;                                                                \
+        for (int64_t e = 0; e < n; e++) {                                                \
+            lo = v[e] < lo ? v[e] : lo;                                                  \
+            hi = v[e] > hi ? v[e] : hi;                                                  \
+        }                                                                                \
+        if (lo >= -size && hi < size)                                                    \
+            return -1;                                                                   \
+        for (int64_t e = 0;; e++)                                                        \
+            if (v[e] < -size || v[e] >= size)                                            \
+                return e;                                                                \
+    }
+GE_RANGE(int32_t)
+GE_RANGE(int64_t)
+
+/* One row of n outputs along indices' last dim: data element base + v *
+ * sa + j * sj for index v (negative ones from the axis' end) at j. The
+ * innermost axis (sa 1, sj 0) is a gather within the data's row; another
+ * axis reads down a column, and a row whose indices are all one value
+ * (a Tile'd index: detect_post's boxes and scores by TopK's choice) is
+ * one block copy. E the element's type (a memcpy of es bytes for other
+ * sizes), T the index's. */
+#define GE_ROW(T, E)                                                                     \
+    do {                                                                                 \
+        const T *iv_ = (const T *)idx;                                                   \
+        E *y_ = (E *)(void *)y;                                                          \
+        const E *x_ = (const E *)(const void *)x;                                        \
+        for (int64_t j_ = 0; j_ < n; j_++) {                                             \
+            int64_t v_ = iv_[j_];                                                        \
+            v_ += v_ < 0 ? size : 0;                                                     \
+            y_[j_] = x_[v_ * sa + j_ * sj];                                              \
+        }                                                                                \
+    } while (0)
+
+#define GE_ROWS(T)                                                                       \
+    static void ge_row_##T(const uint8_t *x, const void *idx, uint8_t *y, int64_t n,     \
+                           int64_t size, int64_t sa, int64_t sj, size_t es)              \
+    {                                                                                    \
+        switch (es) {                                                                    \
+        case 1:                                                                          \
+            GE_ROW(T, uint8_t);                                                          \
+            return;                                                                      \
+        case 2:                                                                          \
+            GE_ROW(T, uint16_t);                                                         \
+            return;                                                                      \
+        case 4:                                                                          \
+            GE_ROW(T, uint32_t);                                                         \
+            return;                                                                      \
+        case 8:                                                                          \
+            GE_ROW(T, uint64_t);                                                         \
+            return;                                                                      \
+        default:                                                                         \
+            for (int64_t j = 0; j < n; j++) {                                            \
+                int64_t v = ((const T *)idx)[j];                                         \
+                v += v < 0 ? size : 0;                                                   \
+                memcpy(y + (size_t)j * es, x + (size_t)(v * sa + j * sj) * es, es);      \
+            }                                                                            \
+        }                                                                                \
+    }                                                                                    \
+    /* Whether the row's n indices are one value (its place, v, in *v). */               \
+    static int ge_uniform_##T(const T *idx, int64_t n, int64_t size, int64_t *v)         \
+    {                                                                                    \
+        for (int64_t j = 1; j < n; j++)                                                  \
+            if (idx[j] != idx[0])                                                        \
+                return 0;                                                                \
+        *v = idx[0] < 0 ? idx[0] + size : idx[0];                                        \
+        return 1;                                                                        \
+    }
+GE_ROWS(int32_t)
+GE_ROWS(int64_t)
+
 static prt_status ge_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                          const void *const *x, void *const *ys, void *ws, void *stream)
 {
-    void *y = ys[0];
     const prt_dims *dd = &in[0].dims, *id = &in[1].dims;
-    int32_t r = dd->nb_dims, axis = 0, it = in[1].dtype;
-    int64_t dstride[PRT_MAX_DIMS], idx[PRT_MAX_DIMS] = {0};
-    int64_t n = base_volume(id), base = 0, size;
-    size_t es = prt_dtype_size(dtype);
-    const uint8_t *data = x[0];
-    uint8_t *yb = y;
+    int32_t r = dd->nb_dims, axis = 0, wide = in[1].dtype == PRT_INT64;
+    int64_t dstride[PRT_MAX_DIMS], c[PRT_MAX_DIMS] = {0};
+    int64_t n = base_volume(id), size, row, rows, base = 0, bad;
+    size_t es = prt_dtype_size(dtype), is = wide ? 8 : 4;
+    const uint8_t *data = x[0], *ib = x[1];
+    uint8_t *yb = ys[0];
     prt_status st = ge_axis(o, r, id->nb_dims, &axis);
-    (void)nb_in, (void)out, (void)ws;
+    (void)nb_in, (void)out, (void)nb_out, (void)ws, (void)stream;
     if (st)
         return st;
+    if (n == 0)
+        return PRT_OK;
     size = dd->d[axis];
+    bad =
+        wide ? ge_first_bad_int64_t(x[1], n, size) : ge_first_bad_int32_t(x[1], n, size);
+    if (bad >= 0) {
+        int64_t v = wide ? ((const int64_t *)x[1])[bad] : ((const int32_t *)x[1])[bad];
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       "index %lld at element %lld of indices is out of "
+                       "range for axis %d of size %lld (-%lld to %lld)",
+                       (long long)v, (long long)bad, (int)axis, (long long)size,
+                       (long long)size, (long long)(size - 1));
+    }
     dstride[r - 1] = 1;
     for (int32_t i = r - 2; i >= 0; i--)
         dstride[i] = dstride[i + 1] * dd->d[i + 1];
-    /* base: data's offset of idx with the axis coordinate left 0. */
-    for (int64_t e = 0; e < n; e++) {
-        int64_t v =
-            it == PRT_INT32 ? ((const int32_t *)x[1])[e] : ((const int64_t *)x[1])[e];
-        if (v < -size || v >= size)
-            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                           "index %lld at element %lld of indices is out of "
-                           "range for axis %d of size %lld (-%lld to %lld)",
-                           (long long)v, (long long)e, (int)axis, (long long)size,
-                           (long long)size, (long long)(size - 1));
-        if (v < 0)
-            v += size;
-        memcpy(yb + (size_t)e * es, data + (size_t)(base + v * dstride[axis]) * es, es);
-        for (int32_t k = r - 1; k >= 0; k--) {
-            idx[k]++;
+    rows = n / id->d[r - 1];
+    /* Rows along indices' last dim; base: data's offset of the row's first
+     * element with the axis coordinate left 0. */
+    for (row = 0; row < rows; row++) {
+        const int64_t m = id->d[r - 1];
+        const void *iv = ib + (size_t)(row * m) * is;
+        uint8_t *y = yb + (size_t)(row * m) * es;
+        int64_t v;
+        if (axis == r - 1)
+            wide ? ge_row_int64_t(data + (size_t)base * es, iv, y, m, size, 1, 0, es)
+                 : ge_row_int32_t(data + (size_t)base * es, iv, y, m, size, 1, 0, es);
+        else if (wide ? ge_uniform_int64_t(iv, m, size, &v)
+                      : ge_uniform_int32_t(iv, m, size, &v))
+            memcpy(y, data + (size_t)(base + v * dstride[axis]) * es, (size_t)m * es);
+        else
+            wide ? ge_row_int64_t(data + (size_t)base * es, iv, y, m, size, dstride[axis],
+                                  1, es)
+                 : ge_row_int32_t(data + (size_t)base * es, iv, y, m, size, dstride[axis],
+                                  1, es);
+        for (int32_t k = r - 2; k >= 0; k--) {
             if (k != axis)
                 base += dstride[k];
-            if (idx[k] < id->d[k])
+            if (++c[k] < id->d[k])
                 break;
             if (k != axis)
                 base -= dstride[k] * id->d[k];
-            idx[k] = 0;
+            c[k] = 0;
         }
     }
     return PRT_OK;

@@ -33,6 +33,13 @@ prt_status op_copy_run(const op_object *o, int32_t dtype, const prt_tensor_desc 
                        int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                        const void *const *x, void *const *ys, void *ws, void *stream);
 
+/* Tile's and Expand's CPU copy (tile_pad.c): y (dims od) from x (dims id,
+ * of od's rank), every od[d] a multiple of id[d]: element k along dim d
+ * reads x's k % id[d]. Each input run is copied once, then repeated by
+ * doubling memcpy; elements of es bytes. */
+void op_tile_copy(const prt_dims *id, const prt_dims *od, const void *x, void *y,
+                  size_t es);
+
 /* ---- what the ops' kernels on other devices read --------------------------
  *
  * The rules of each op's definition that a kernel applies, so that every

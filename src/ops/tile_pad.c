@@ -1,7 +1,9 @@
 /*
  * The ops whose every output coordinate reads one input coordinate per dim
- * (namespace "plugrt", version "1"), any dtype: a per-dim map from output
- * to input offsets (in the workspace) drives one walk.
+ * (namespace "plugrt", version "1"), any dtype. Pad: a per-dim map from
+ * output to input offsets (in the workspace) drives one walk. Tile (and
+ * Expand, expand.c): op_tile_copy copies each input run once and repeats
+ * it by doubling memcpy, with no map and no per-element call.
  *
  * Tile, ONNX opsets 6 to 13: input x, shape input `repeats` (1-D int64 of
  *   x's rank, values >= 0). Output dim i is x's dim i times repeats[i].
@@ -144,22 +146,107 @@ prt_status tile_check(const op_object *o, const prt_dims *id, const prt_dims *od
                    base_dims_format(id, BASE_DIMS_LIST, b, sizeof b));
 }
 
+/* The repeated dims' walk (op_tile_copy): dims 0..r-1 after merging the
+ * trailing dims that repeat once into the element (es bytes), their input
+ * dims and repeats, x's strides and y's block sizes in bytes (yb[d]: one
+ * index of dim d - 1, so yb[r] = es). */
+typedef struct tile_walk {
+    int32_t r;
+    int64_t in[PRT_MAX_DIMS], rep[PRT_MAX_DIMS];
+    size_t xs[PRT_MAX_DIMS], yb[PRT_MAX_DIMS + 1];
+} tile_walk;
+
+/* y holds n bytes; makes it reps copies of them. Elements of 1 to 8 bytes
+ * are stored one by one (a constant-size store the compiler vectorizes:
+ * detect_post's Tile of one int64 index to 20); longer runs double, each
+ * memcpy as long as what is written so far. */
+static void tile_repeat(uint8_t *y, size_t n, int64_t reps)
+{
+    size_t have = n, total = n * (size_t)reps;
+#define TILE_SPLAT(T)                                                                    \
+    do {                                                                                 \
+        T v_;                                                                            \
+        memcpy(&v_, y, sizeof v_);                                                       \
+        for (int64_t i_ = 1; i_ < reps; i_++)                                            \
+            memcpy(y + (size_t)i_ * sizeof v_, &v_, sizeof v_);                          \
+        return;                                                                          \
+    } while (0)
+    if (reps <= 1)
+        return;
+    switch (n) {
+    case 1:
+        memset(y + 1, y[0], total - 1);
+        return;
+    case 2:
+        TILE_SPLAT(uint16_t);
+    case 4:
+        TILE_SPLAT(uint32_t);
+    case 8:
+        TILE_SPLAT(uint64_t);
+    default:
+        break;
+    }
+#undef TILE_SPLAT
+    while (have < total) {
+        size_t c = have < total - have ? have : total - have;
+        memcpy(y + have, y, c);
+        have += c;
+    }
+}
+
+/* Output block of dim d from input block x: the input's in[d] sub-blocks
+ * (the last dim's one memcpy), then that run repeated. */
+static void tile_level(const tile_walk *w, int32_t d, const uint8_t *x, uint8_t *y)
+{
+    size_t blk = w->yb[d + 1];
+    if (d == w->r - 1)
+        memcpy(y, x, (size_t)w->in[d] * blk);
+    else
+        for (int64_t k = 0; k < w->in[d]; k++)
+            tile_level(w, d + 1, x + (size_t)k * w->xs[d], y + (size_t)k * blk);
+    tile_repeat(y, (size_t)w->in[d] * blk, w->rep[d]);
+}
+
+void op_tile_copy(const prt_dims *id, const prt_dims *od, const void *x, void *y,
+                  size_t es)
+{
+    tile_walk w;
+    int32_t r = od->nb_dims;
+    size_t xs;
+    if (base_volume(od) == 0)
+        return;
+    /* Trailing dims repeated once are part of a contiguous element. */
+    while (r > 0 && od->d[r - 1] == id->d[r - 1]) {
+        es *= (size_t)id->d[r - 1];
+        r--;
+    }
+    if (r == 0) {
+        memcpy(y, x, es);
+        return;
+    }
+    w.r = r;
+    w.yb[r] = es;
+    xs = es;
+    for (int32_t d = r - 1; d >= 0; d--) {
+        w.in[d] = id->d[d];
+        w.rep[d] = od->d[d] / id->d[d];
+        w.xs[d] = xs;
+        w.yb[d] = w.yb[d + 1] * (size_t)od->d[d];
+        xs *= (size_t)id->d[d];
+    }
+    tile_level(&w, 0, x, y);
+}
+
 static prt_status tile_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                            const void *const *x, void *const *ys, void *ws, void *stream)
 {
     const prt_dims *id = &in[0].dims, *od = &out->dims;
-    int64_t *map[PRT_MAX_DIMS], st[PRT_MAX_DIMS];
     prt_status s = tile_check(o, id, od);
-    (void)nb_in, (void)nb_out, (void)stream;
+    (void)nb_in, (void)nb_out, (void)ws, (void)stream;
     if (s)
         return s;
-    opd_strides(id, st);
-    map_alloc(od, ws, map);
-    for (int32_t d = 0; d < od->nb_dims; d++)
-        for (int64_t k = 0; k < od->d[d]; k++)
-            map[d][k] = (k % id->d[d]) * st[d];
-    map_walk(od, map, x[0], ys[0], prt_dtype_size(dtype), NULL);
+    op_tile_copy(id, od, x[0], ys[0], prt_dtype_size(dtype));
     return PRT_OK;
 }
 
@@ -169,7 +256,6 @@ static const op_class tile_class = {
     .dtypes = OP_DT_ALL,
     .size = sizeof(op_object),
     .alias_input = -1,
-    .workspace = map_workspace,
     .run = tile_run,
     .min_shape_inputs = 1,
     .max_shape_inputs = 1,
