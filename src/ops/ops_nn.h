@@ -208,8 +208,8 @@ typedef struct gemm_op {
  * broadcast; gemm.c). */
 void gemm_c_strides(const prt_dims *c, int64_t *si, int64_t *sj);
 /* A 16-bit Gemm's workspace holds float32 copies of A, B, C and Y (the
- * CPU's layout); the CUDA kernel starts each of Y, C, A and B at a
- * multiple of this many floats (256 bytes, nn_cuda.c says why), so the
+ * CPU's layout); the CUDA kernel, which needs only Y and C, starts each at
+ * a multiple of this many floats (256 bytes, nn_cuda.c says why), so the
  * workspace has room for that padding too. */
 #define GEMM_WS_ALIGN_FLOATS 64
 
