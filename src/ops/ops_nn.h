@@ -67,8 +67,6 @@ typedef struct op_window {
  * auto_pad other than NOTSET, and the same number of spatial dims in every
  * array given. */
 prt_status op_window_parse(op_object *o, const op_fields *f, op_window *w);
-/* "NOTSET", "SAME_UPPER", ... */
-const char *op_window_pad_name(const op_window *w);
 /* Serializes auto_pad into ser[0]; returns 1. */
 int32_t op_window_ser_pad(op_window *w, prt_field *ser);
 /* Serializes the arrays given (dilations, kernel_shape, pads, strides, in

@@ -78,11 +78,6 @@ int opk_conv_gemm(const opk_conv_args *a, void *stream);
  * either. */
 int opk_conv_epilogue(const opk_conv_args *a, void *stream);
 
-/* y[r n + j] += bias[j] for rows x n floats; bias of dtype float32,
- * float16 or bfloat16 (MatMul's fused bias). */
-int opk_bias_rows(int32_t dtype, const void *bias, float *y, int64_t rows, int64_t n,
-                  void *stream);
-
 /* Elementwise float16/bfloat16 <-> float32 conversions, for MatMul's
  * 16-bit path: to_f32 widens n elements, from_f32 narrows them. */
 int opk_to_f32(int32_t dtype, const void *x, float *y, int64_t n, void *stream);
