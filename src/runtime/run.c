@@ -654,6 +654,7 @@ prt_status prt_context_capture_graph(prt_context *c, void *stream)
         return st;
     c->graph = g;
     c->graph_gen = c->gen;
+    memcpy(c->graph_values, c->input_values, sizeof(prt_dims) * (size_t)c->e->nb_inputs);
     return PRT_OK;
 }
 
@@ -673,6 +674,10 @@ prt_status prt_context_launch_graph(prt_context *c, void *stream)
             PRT_ERR_STATE,
             "prt_context_launch_graph: shapes, addresses or "
             "memory changed since the graph was captured; capture it again");
+    /* Values changed in place at the same address: no setter saw them. */
+    st = ctx_check_graph_values(c);
+    if (st)
+        return st;
     c->ran = 0;
     st = ctx_resources_take_error(c);
     if (st)

@@ -9,7 +9,8 @@
  *    the caller keeps them, which the runtime marks in the layers'
  *    descriptors (prt_tensor_desc_on_host), so the ops read them on the
  *    host, in a capture too (the values are then baked into the graph, as
- *    graphs keep shape-input values anyway).
+ *    graphs keep shape-input values anyway), and a value changed in place
+ *    after the capture makes the launch fail, naming the input.
  * Two run shapes and two sets of shape-input values; each compared
  * exactly (the ops move data, no arithmetic on floats).
  */
@@ -197,8 +198,10 @@ static prt_status run_cpu(prt_engine *e, const run_in *r, run_out *o)
 
 /* On CUDA: an eager run, then a captured graph launched, each compared
  * with `want`. */
-static void run_cuda(prt_engine *e, const run_in *r, const run_out *want, void *s)
+static void run_cuda(prt_engine *e, const run_in *in, const run_out *want, void *s)
 {
+    run_in m = *in; /* the shape inputs' memory, changed below */
+    const run_in *r = &m;
     prt_context *c = NULL;
     void *dx = NULL, *dy[NOUT] = {NULL};
     run_out got;
@@ -238,6 +241,13 @@ static void run_cuda(prt_engine *e, const run_in *r, const run_out *want, void *
             }
         }
     }
+    /* A shape input changed in place after the capture (no setter sees
+     * it): the graph holds the old values, so launch refuses, naming it. */
+    m.pd[0] ^= 1;
+    CHECK_ERR(prt_context_launch_graph(c, s), PRT_ERR_STATE, "'PD'");
+    m.pd[0] ^= 1;
+    CHECK_OK(prt_context_launch_graph(c, s));
+    CUDA_OK(cudaStreamSynchronize((cudaStream_t)s));
     for (int32_t k = 0; k < NOUT; k++)
         cudaFree(dy[k]);
     cudaFree(dx);
