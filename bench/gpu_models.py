@@ -259,16 +259,25 @@ def first_error(text, code):
     return lines[0] if lines else "exit %d" % code
 
 
-def lib_env(libdir):
-    env = dict(os.environ)
+def lib_env(libdir, extra=None):
+    """The environment of a plugrt process: libdir first on the library
+    path, and the variables of `extra` set."""
+    env = dict(os.environ, **(extra or {}))
     if libdir:
         env["LD_LIBRARY_PATH"] = libdir + ":" + env.get("LD_LIBRARY_PATH", "")
     return env
 
 
-def run_plugrt(cmd, libdir):
+def build_plan(cmd, libdir, extra=None):
+    """Runs a `plugrt build` command: None, or the line saying why it
+    failed."""
+    out = subprocess.run(cmd, env=lib_env(libdir, extra), capture_output=True, text=True)
+    return None if out.returncode == 0 else first_error(out.stderr, out.returncode)
+
+
+def run_plugrt(cmd, libdir, extra=None):
     """(median GPU µs, None) or (None, why it failed)."""
-    out = subprocess.run(cmd, env=lib_env(libdir), capture_output=True, text=True)
+    out = subprocess.run(cmd, env=lib_env(libdir, extra), capture_output=True, text=True)
     if out.returncode != 0:
         return None, first_error(out.stderr, out.returncode)
     doc = json.loads(out.stdout)
@@ -475,10 +484,24 @@ class Results:
             self.out.flush()
 
 
+def fail_note(e, width):
+    """A failed torch module or mode, as its cell says it."""
+    return "fail: %s" % (str(e).splitlines() or [type(e).__name__])[0][:width]
+
+
+def fmt_us(us, note):
+    """A table cell: the time in µs, else why there is none."""
+    return "%.0f" % us if us is not None else (note or "-")
+
+
+def ratio(a, b):
+    return "%.2f" % (a / b) if a and b else "-"
+
+
 def cell(rec):
     if rec is None:
         return "-"
-    return "%.0f" % rec["us"] if rec.get("us") is not None else rec.get("note", "-")
+    return fmt_us(rec.get("us"), rec.get("note", "-"))
 
 
 def tables(res, libs, header, modes):
@@ -522,7 +545,7 @@ def tables(res, libs, header, modes):
             row.append("%.0f" % (b * 1e6 / tbest) if tbest else "-")
             for a, t in ((us(first, "eager"), us("torch", "eager")),
                          (pg, us("torch", "graph")), (pg, us("torch", "compile"))):
-                row.append("%.2f" % (a / t) if a and t else "-")
+                row.append(ratio(a, t))
             out.append("| " + " | ".join(row) + " |")
     out.append("")
     out.append("Ratios: %s's time over PyTorch's (below 1: %s faster): eager/eager, "
@@ -627,10 +650,7 @@ def main():
                             print("$ " + " ".join(cmd))
                             plans[(plan, libdir)] = None
                         else:
-                            out = subprocess.run(cmd, env=lib_env(libdir), capture_output=True,
-                                                 text=True)
-                            plans[(plan, libdir)] = None if out.returncode == 0 else \
-                                first_error(out.stderr, out.returncode)
+                            plans[(plan, libdir)] = build_plan(cmd, libdir)
                     for m in ("eager", "graph"):
                         cmd = run_cmd(a.plugrt, plan, path, shapes, a.runs, m == "graph")
                         if a.dry_run:
@@ -653,8 +673,7 @@ def main():
                 try:
                     tr = torch_row(torch, path, shapes, prec, a.runs, row_modes, a.seed)
                 except Exception as e:  # the module itself failed: say so
-                    tr = {m: (None, "fail: %s" % (str(e).splitlines() or [type(e).__name__])[0][:120])
-                          for m in modes}
+                    tr = {m: (None, fail_note(e, 120)) for m in modes}
                 for m in modes:
                     us, note = tr.get(m, (None, "-"))
                     res.add(dict(base, precision=prec, impl="torch", mode=m, us=us, note=note))

@@ -37,7 +37,6 @@ status 77 without torch or a GPU (unless --no-torch).
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -203,9 +202,8 @@ def main():
                 print("$ " + " ".join(cmd))
                 plans[tag] = (plan, None)
                 continue
-            out = subprocess.run(cmd, capture_output=True, text=True)
-            plans[tag] = (plan, None if out.returncode == 0 else
-                          "build fail: " + gm.first_error(out.stderr, out.returncode)[:100])
+            why = gm.build_plan(cmd, "")
+            plans[tag] = (plan, why and "build fail: " + why[:100])
         for b, s, shapes in rows:
             base = {"model": model, "batch": b, "seq": s, "gpu": gpu}
             got = {}
@@ -222,11 +220,9 @@ def main():
                 if why:
                     got[col] = (None, why)
                 else:
-                    env = dict(os.environ, **extra)
-                    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-                    us, err = (None, "fail: " + gm.first_error(out.stderr, out.returncode)[:100]) \
-                        if out.returncode else gm.run_plugrt(cmd, "")
-                    got[col] = (us, err)
+                    # One process, with the column's variables set.
+                    us, err = gm.run_plugrt(cmd, "", extra)
+                    got[col] = (us, err and "fail: " + err[:100])
                 res.add(dict(base, impl="plugrt", precision=col, mode="graph",
                              us=got[col][0], note=got[col][1]))
             if a.dry_run:
@@ -238,19 +234,17 @@ def main():
                     tr = gm.torch_row(torch, fpath, shapes, "fp16", a.runs, ["graph"], a.seed)
                     got["torch"] = tr.get("graph", (None, "n/a"))
                 except Exception as e:  # the module failed: the row says so
-                    got["torch"] = (None, "fail: %s" % str(e).splitlines()[0][:100])
+                    got["torch"] = (None, gm.fail_note(e, 100))
                 res.add(dict(base, impl="torch", precision="fp16", mode="graph",
                              us=got["torch"][0], note=got["torch"][1]))
             else:
                 got["torch"] = (None, "-")
 
             def fmt(k):
-                us, why = got.get(k, (None, "-"))
-                return "%.0f" % us if us is not None else (why or "-")
+                return gm.fmt_us(*got.get(k, (None, "-")))
 
             def ratio(k):
-                q, d = got["quantized"][0], got.get(k, (None, None))[0]
-                return "%.2f" % (q / d) if q and d else "-"
+                return gm.ratio(got["quantized"][0], got.get(k, (None, None))[0])
 
             table.append("| %s | %d%s | %s | %s | %s | %s | %s |" % (
                 model, b, "" if s is None else " x %d" % s, " | ".join(fmt(c) for c in cols),

@@ -17,7 +17,9 @@
 #      its checks), test_cuda_plugins, test_cuda_quantfc (QuantFC on CUDA
 #      against the CPU: the INT8 path bit for bit), test_cuda_lt
 #      (cuBLASLt's INT8 products bit for bit, its FP8 products within a
-#      stated tolerance)
+#      stated tolerance), test_cuda_shape_params (Slice, Pad, Range with
+#      parameters from a shape computation and from shape inputs in host
+#      memory, eager and captured, against the CPU engine)
 #   4. mobilenet_v3_small and bert_small on CUDA against their references
 #      (ONNX Runtime's), through the importer's fusions (Conv + activation,
 #      MatMul + bias, GELU), with --op-threads 1 and 4, and as CUDA graph
@@ -161,6 +163,7 @@ step test_cuda_quantfc 300 "$bundle/test_cuda_quantfc"
 step test_cuda_attention 300 "$bundle/test_cuda_attention"
 step test_cuda_precision 120 "$bundle/test_cuda_precision"
 step test_cuda_lt 300 "$bundle/test_cuda_lt"
+step test_cuda_shape_params 120 "$bundle/test_cuda_shape_params"
 step mobilenet_cuda 180 model mobilenet_v3_small
 step bert_cuda 180 model bert_small
 step mobilenet_layers_cuda 120 layers mobilenet_v3_small

@@ -437,3 +437,41 @@ int64_t ot_alloc_failures(const char *name, const prt_field *fields, int32_t nb_
     }
     return n;
 }
+
+int32_t ot_net_layer(ot_net *g, const char *op, const prt_field *f, int32_t nf,
+                     const int32_t *in, int32_t nin, const int32_t *sin, int32_t nsin)
+{
+    prt_plugin *p = NULL;
+    int32_t l = -1, t = -1;
+    if (g->st)
+        return -1;
+    g->st = ot_make_op(op, f, nf, &p);
+    if (!g->st) {
+        g->st = prt_network_add_plugin(g->n, in, nin, sin, nsin, p, &l);
+        if (g->st)
+            p->vt->runtime->destroy(p);
+    }
+    if (!g->st)
+        g->st = prt_network_get_layer_output(g->n, l, 0, &t);
+    return t;
+}
+
+int32_t ot_net_const(ot_net *g, int32_t dtype, int32_t rank, int64_t n, const void *v)
+{
+    static int counter;
+    char name[32];
+    prt_dims d = {rank, {n}};
+    int32_t t = -1;
+    snprintf(name, sizeof name, "c%d", counter++);
+    if (!g->st)
+        g->st = prt_network_add_constant(g->n, name, dtype, &d, v, &t);
+    return t;
+}
+
+void ot_net_output(ot_net *g, int32_t t, const char *name)
+{
+    if (!g->st)
+        g->st = prt_network_set_tensor_name(g->n, t, name);
+    if (!g->st)
+        g->st = prt_network_mark_output(g->n, t);
+}

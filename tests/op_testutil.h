@@ -75,6 +75,24 @@ prt_field ot_fld_i32(const char *name, const int32_t *v, int64_t n);
 prt_field ot_fld_f32(const char *name, const float *v);
 prt_field ot_fld_str(const char *name, const char *s);
 
+/* ---- networks layer by layer ------------------------------------------------- */
+
+/* A network under construction: the first failure sticks in `st`, and the
+ * calls after it do nothing. */
+typedef struct ot_net {
+    prt_network *n;
+    prt_status st;
+} ot_net;
+
+/* Adds built-in op `op` (fields f) over data inputs `in` and shape inputs
+ * `sin`; returns its output 0, or -1 once g has failed. */
+int32_t ot_net_layer(ot_net *g, const char *op, const prt_field *f, int32_t nf,
+                     const int32_t *in, int32_t nin, const int32_t *sin, int32_t nsin);
+/* A constant (rank 0 or 1, n values of dtype) named c<counter>; its id. */
+int32_t ot_net_const(ot_net *g, int32_t dtype, int32_t rank, int64_t n, const void *v);
+/* Names tensor t `name` and marks it an output. */
+void ot_net_output(ot_net *g, int32_t t, const char *name);
+
 /* ---- one-op networks ---------------------------------------------------------- */
 
 /* The most inputs ot_build_op takes. */

@@ -29,77 +29,34 @@
 
 #define MAXT 64
 
-/* A network under construction; the first failure sticks. */
-typedef struct net {
-    prt_network *n;
-    prt_status st;
-} net;
-
-static int32_t layer(net *g, const char *op, const prt_field *f, int32_t nf,
-                     const int32_t *in, int32_t nin, const int32_t *sin, int32_t nsin)
-{
-    prt_plugin *p = NULL;
-    int32_t l = -1, t = -1;
-    if (g->st)
-        return -1;
-    g->st = ot_make_op(op, f, nf, &p);
-    if (!g->st) {
-        g->st = prt_network_add_plugin(g->n, in, nin, sin, nsin, p, &l);
-        if (g->st)
-            p->vt->runtime->destroy(p);
-    }
-    if (!g->st)
-        g->st = prt_network_get_layer_output(g->n, l, 0, &t);
-    return t;
-}
-
 /* Data-only and shape-only shorthands. */
-static int32_t op1(net *g, const char *op, int32_t a)
+static int32_t op1(ot_net *g, const char *op, int32_t a)
 {
-    return layer(g, op, NULL, 0, &a, 1, NULL, 0);
+    return ot_net_layer(g, op, NULL, 0, &a, 1, NULL, 0);
 }
-static int32_t op2(net *g, const char *op, int32_t a, int32_t b)
+static int32_t op2(ot_net *g, const char *op, int32_t a, int32_t b)
 {
     int32_t in[2] = {a, b};
-    return layer(g, op, NULL, 0, in, 2, NULL, 0);
+    return ot_net_layer(g, op, NULL, 0, in, 2, NULL, 0);
 }
 /* data a, shape input s */
-static int32_t op_s(net *g, const char *op, int32_t a, int32_t s)
+static int32_t op_s(ot_net *g, const char *op, int32_t a, int32_t s)
 {
-    return layer(g, op, NULL, 0, &a, a >= 0, &s, 1);
+    return ot_net_layer(g, op, NULL, 0, &a, a >= 0, &s, 1);
 }
 
-static int32_t cst(net *g, int32_t dtype, int32_t rank, int64_t n, const void *v)
+static int32_t i64s(ot_net *g, int64_t v) /* a 0-D int64 */
 {
-    static int counter;
-    char name[32];
-    prt_dims d = {rank, {n}};
-    int32_t t = -1;
-    snprintf(name, sizeof name, "c%d", counter++);
-    if (!g->st)
-        g->st = prt_network_add_constant(g->n, name, dtype, &d, v, &t);
-    return t;
+    return ot_net_const(g, PRT_INT64, 0, 1, &v);
 }
-static int32_t i64s(net *g, int64_t v) /* a 0-D int64 */
+static int32_t i64v(ot_net *g, int64_t n, const int64_t *v) /* 1-D int64 */
 {
-    return cst(g, PRT_INT64, 0, 1, &v);
-}
-static int32_t i64v(net *g, int64_t n, const int64_t *v) /* 1-D int64 */
-{
-    return cst(g, PRT_INT64, 1, n, v);
-}
-
-static void out(net *g, int32_t t, const char *name)
-{
-    if (!g->st)
-        g->st = prt_network_set_tensor_name(g->n, t, name);
-    if (!g->st)
-        g->st = prt_network_mark_output(g->n, t);
+    return ot_net_const(g, PRT_INT64, 1, n, v);
 }
 
 /* Builds with X in [1..8] x [1..8] (when dynamic), serializes and loads
  * through an empty registry. */
-static prt_status build(net *g, int dynamic, prt_engine **out_e)
+static prt_status build(ot_net *g, int dynamic, prt_engine **out_e)
 {
     prt_builder_config *cfg = NULL;
     prt_engine *e = NULL;
@@ -157,7 +114,7 @@ static int test_chain(void)
 {
     static const char *const names[] = {"R", "F", "G", "Q", "C", "E", "S", "K", "D"};
     enum { NOUT = 9 };
-    net g = {NULL, PRT_OK};
+    ot_net g = {NULL, PRT_OK};
     prt_engine *e = NULL;
     prt_dims xdyn = {2, {-1, -1}};
     int64_t zero1[1] = {0}, m1[1] = {-1}, one1[1] = {1}, two1[1] = {2};
@@ -180,13 +137,13 @@ static int test_chain(void)
     d1 = op2(&g, "Gather", s, i64v(&g, 1, m1));         /* 1-D: [dim 1] */
     u0 = op_s(&g, "Unsqueeze", d0, i64v(&g, 1, zero1)); /* [dim 0] */
     /* R = Reshape(X, [d1, d0]) */
-    out(&g, op_s(&g, "Reshape", x, op2(&g, "Concat", d1, u0)), "R");
+    ot_net_output(&g, op_s(&g, "Reshape", x, op2(&g, "Concat", d1, u0)), "R");
     /* F = Reshape(X, [-1]) */
-    out(&g, op_s(&g, "Reshape", x, i64v(&g, 1, m1)), "F");
+    ot_net_output(&g, op_s(&g, "Reshape", x, i64v(&g, 1, m1)), "F");
     /* G = Reshape(X, [0, (d0 + d1 - d1) * 0 + 1 ... ]) : [0, -1] -> X's dims */
     {
         int64_t zm[2] = {0, -1};
-        out(&g, op_s(&g, "Reshape", x, i64v(&g, 2, zm)), "G");
+        ot_net_output(&g, op_s(&g, "Reshape", x, i64v(&g, 2, zm)), "G");
     }
     /* Q = Range(0, d0 * d1 / 2 (int div), 1), Cast to float */
     t = op2(&g, "Div", op2(&g, "Mul", d0, op1(&g, "Identity", d1)), i64v(&g, 1, two1));
@@ -194,18 +151,19 @@ static int test_chain(void)
         int32_t in[3] = {i64s(&g, 0), -1, i64s(&g, 1)};
         int32_t g0 = op2(&g, "Gather", t, i64s(&g, 0));
         in[1] = g0;
-        t = layer(&g, "Range", NULL, 0, in, 3, in, 3);
-        out(&g, layer(&g, "Cast", &cast_f, 1, &t, 1, NULL, 0), "Q");
+        t = ot_net_layer(&g, "Range", NULL, 0, in, 3, in, 3);
+        ot_net_output(&g, ot_net_layer(&g, "Cast", &cast_f, 1, &t, 1, NULL, 0), "Q");
     }
     /* C = ConstantOfShape([d0, 2]) int32 7 */
     u1 = op2(&g, "Concat", u0, i64v(&g, 1, two1));
-    out(&g, layer(&g, "ConstantOfShape", cos_f, 2, NULL, 0, &u1, 1), "C");
+    ot_net_output(&g, ot_net_layer(&g, "ConstantOfShape", cos_f, 2, NULL, 0, &u1, 1),
+                  "C");
     /* E = Expand([1, 2, 3], [d0 + d1, 1]) */
     t = op2(&g, "Add", u0, d1);
-    out(&g,
-        op_s(&g, "Expand", cst(&g, PRT_INT64, 1, 3, row),
-             op2(&g, "Concat", t, i64v(&g, 1, one1))),
-        "E");
+    ot_net_output(&g,
+                  op_s(&g, "Expand", ot_net_const(&g, PRT_INT64, 1, 3, row),
+                       op2(&g, "Concat", t, i64v(&g, 1, one1))),
+                  "E");
     /* S = Slice(X, [1], [d1 - 1], [1], [1]) */
     {
         int32_t in[5];
@@ -214,17 +172,17 @@ static int test_chain(void)
         in[2] = op2(&g, "Sub", d1, i64v(&g, 1, one1));
         in[3] = i64v(&g, 1, one1);
         in[4] = i64v(&g, 1, one1);
-        out(&g, layer(&g, "Slice", NULL, 0, in, 5, in + 1, 4), "S");
+        ot_net_output(&g, ot_net_layer(&g, "Slice", NULL, 0, in, 5, in + 1, 4), "S");
     }
     /* K = Shape(X) with start -1: [d1]; D = Squeeze(Unsqueeze(X)) */
     {
         int32_t st1 = -1;
         prt_field f = {"start", &st1, PRT_FIELD_INT32, 1};
-        out(&g, layer(&g, "Shape", &f, 1, &x, 1, NULL, 0), "K");
-        out(&g,
-            op_s(&g, "Squeeze", op_s(&g, "Unsqueeze", x, i64v(&g, 1, zero1)),
-                 i64v(&g, 1, zero1)),
-            "D");
+        ot_net_output(&g, ot_net_layer(&g, "Shape", &f, 1, &x, 1, NULL, 0), "K");
+        ot_net_output(&g,
+                      op_s(&g, "Squeeze", op_s(&g, "Unsqueeze", x, i64v(&g, 1, zero1)),
+                           i64v(&g, 1, zero1)),
+                      "D");
     }
     REQUIRE_OK(g.st);
     REQUIRE_OK(build(&g, 1, &e));
@@ -267,7 +225,7 @@ static int test_chain(void)
 static int test_neg_abs_values(void)
 {
     static const char *const names[] = {"N", "C"};
-    net g = {NULL, PRT_OK};
+    ot_net g = {NULL, PRT_OK};
     prt_engine *e = NULL;
     prt_dims xdyn = {2, {-1, -1}}, od[2];
     int64_t zero1[1] = {0}, m1[1] = {-1}, m2[1] = {-2};
@@ -281,11 +239,11 @@ static int test_neg_abs_values(void)
     d1 = op2(&g, "Gather", s, i64v(&g, 1, m1));
     t = op2(&g, "Concat", op1(&g, "Abs", op1(&g, "Neg", d1)),
             op1(&g, "Neg", op1(&g, "Neg", d0)));
-    out(&g, op_s(&g, "Reshape", x, t), "N");
-    out(&g,
-        layer(&g, "ConstantOfShape", NULL, 0, NULL, 0,
-              (int32_t[]){op1(&g, "Neg", i64v(&g, 1, m2))}, 1),
-        "C");
+    ot_net_output(&g, op_s(&g, "Reshape", x, t), "N");
+    ot_net_output(&g,
+                  ot_net_layer(&g, "ConstantOfShape", NULL, 0, NULL, 0,
+                               (int32_t[]){op1(&g, "Neg", i64v(&g, 1, m2))}, 1),
+                  "C");
     REQUIRE_OK(g.st);
     REQUIRE_OK(build(&g, 1, &e));
     for (int r = 0; r < 2; r++) {
@@ -298,10 +256,11 @@ static int test_neg_abs_values(void)
      * arithmetic's, back to Shape's output, but not X (a float tensor,
      * only Shape's input); nor an int64 input that only indexes data. */
     {
-        int32_t y, idx, need = -1, c = cst(&g, PRT_FLOAT32, 1, 2, (float[]){1, 2});
+        int32_t y, idx, need = -1,
+                        c = ot_net_const(&g, PRT_FLOAT32, 1, 2, (float[]){1, 2});
         CHECK_OK(prt_network_add_input(g.n, "I", PRT_INT64, &(prt_dims){1, {1}}, &idx));
         y = op2(&g, "Gather", c, idx);
-        out(&g, y, "G");
+        ot_net_output(&g, y, "G");
         CHECK_OK(g.st);
         CHECK_OK(prt_network_is_shape_input(g.n, s, &need));
         CHECK(need == 1);
@@ -332,7 +291,7 @@ static prt_status one(const char *opname, const prt_field *f, int32_t nf,
                       const void *const *extra, const int64_t *extra_n, int32_t nextra,
                       int32_t nshape_from, void *buf, prt_dims *od)
 {
-    net g = {NULL, PRT_OK};
+    ot_net g = {NULL, PRT_OK};
     prt_engine *e = NULL;
     const char *names[1] = {"Y"};
     int32_t in[6];
@@ -341,16 +300,17 @@ static prt_status one(const char *opname, const prt_field *f, int32_t nf,
         return PRT_ERR_OUT_OF_MEMORY;
     g.st = prt_network_add_input(g.n, "X", PRT_FLOAT32, xd, &in[0]);
     for (int32_t i = 0; i < nextra; i++)
-        in[1 + i] = cst(&g, extra_kind[i], extra_n[i] < 0 ? 0 : 1,
-                        extra_n[i] < 0 ? 1 : extra_n[i], extra[i]);
+        in[1 + i] = ot_net_const(&g, extra_kind[i], extra_n[i] < 0 ? 0 : 1,
+                                 extra_n[i] < 0 ? 1 : extra_n[i], extra[i]);
     /* nshape_from k > 0: inputs k.. are data and shape inputs; -k: shape
      * inputs only. */
     {
         int32_t k = nshape_from < 0 ? -nshape_from : nshape_from;
-        out(&g,
-            layer(&g, opname, f, nf, in, nshape_from < 0 ? k : 1 + nextra, in + k,
-                  k ? 1 + nextra - k : 0),
-            "Y");
+        ot_net_output(&g,
+                      ot_net_layer(&g, opname, f, nf, in,
+                                   nshape_from < 0 ? k : 1 + nextra, in + k,
+                                   k ? 1 + nextra - k : 0),
+                      "Y");
     }
     st = build(&g, 0, &e);
     if (!st)
@@ -497,15 +457,15 @@ static int test_cast_concat_squeeze(void)
  * the build names the layer. */
 static int test_unknown_values(void)
 {
-    net g = {NULL, PRT_OK};
+    ot_net g = {NULL, PRT_OK};
     prt_engine *e = NULL;
     prt_dims xd = {1, {2}};
     float two[2] = {1, 2};
     int32_t x, t;
     REQUIRE_OK(prt_network_create(&g.n));
     CHECK_OK(prt_network_add_input(g.n, "X", PRT_FLOAT32, &xd, &x));
-    t = op2(&g, "Add", x, cst(&g, PRT_FLOAT32, 1, 2, two));
-    out(&g, op_s(&g, "Reshape", x, t), "Y");
+    t = op2(&g, "Add", x, ot_net_const(&g, PRT_FLOAT32, 1, 2, two));
+    ot_net_output(&g, op_s(&g, "Reshape", x, t), "Y");
     CHECK_ERR(build(&g, 0, &e), PRT_ERR_SHAPE, "cannot know");
     prt_engine_destroy(e);
     prt_network_destroy(g.n);
@@ -518,7 +478,7 @@ static int test_unknown_values(void)
  * build and run, not fail the build for stating values. */
 static int test_values_rank2(void)
 {
-    net g = {NULL, PRT_OK};
+    ot_net g = {NULL, PRT_OK};
     prt_engine *e = NULL;
     prt_dims xd = {1, {2}}, od[3];
     float xv[2] = {1, 2};
@@ -536,15 +496,15 @@ static int test_values_rank2(void)
     f[1].type = PRT_FIELD_INT64;
     f[1].length = 1;
     c = i64v(&g, 2, shp);
-    out(&g, layer(&g, "ConstantOfShape", f, 2, NULL, 0, &c, 1), "C");
+    ot_net_output(&g, ot_net_layer(&g, "ConstantOfShape", f, 2, NULL, 0, &c, 1), "C");
     {
         prt_dims d22 = {2, {2, 2}};
         int32_t a = -1;
         if (!g.st)
             g.st = prt_network_add_constant(g.n, "k22", PRT_INT64, &d22, four, &a);
-        out(&g, op2(&g, "Add", a, a), "S");
+        ot_net_output(&g, op2(&g, "Add", a, a), "S");
     }
-    out(&g, op_s(&g, "Reshape", i64v(&g, 4, four), i64v(&g, 2, s22)), "R");
+    ot_net_output(&g, op_s(&g, "Reshape", i64v(&g, 4, four), i64v(&g, 2, s22)), "R");
     CHECK_OK(build(&g, 0, &e));
     if (e) {
         CHECK_OK(run(e, &xd, xv, names, 3, bufs, od));
@@ -563,7 +523,7 @@ static int test_values_rank2(void)
  * ftype; *got is element 1 of the result. */
 static prt_status cos_value(int32_t dt, int32_t ftype, const void *v, double *got)
 {
-    net g = {NULL, PRT_OK};
+    ot_net g = {NULL, PRT_OK};
     prt_engine *e = NULL;
     prt_dims xd = {1, {2}}, od;
     float xv[2] = {0, 0};
@@ -578,7 +538,7 @@ static prt_status cos_value(int32_t dt, int32_t ftype, const void *v, double *go
         return PRT_ERR_OUT_OF_MEMORY;
     g.st = prt_network_add_input(g.n, "X", PRT_FLOAT32, &xd, &x);
     c = i64v(&g, 1, &two);
-    out(&g, layer(&g, "ConstantOfShape", f, 2, NULL, 0, &c, 1), "C");
+    ot_net_output(&g, ot_net_layer(&g, "ConstantOfShape", f, 2, NULL, 0, &c, 1), "C");
     st = build(&g, 0, &e);
     if (!st)
         st = run(e, &xd, xv, names, 1, buf, &od);
@@ -646,7 +606,7 @@ static int test_constant_value(void)
 static int expand_case(int32_t dtype, prt_dims xd, int64_t nshape, const int64_t *shape,
                        prt_dims want, tu_rng *rng)
 {
-    net g = {NULL, PRT_OK};
+    ot_net g = {NULL, PRT_OK};
     prt_engine *e = NULL;
     prt_context *ctx = NULL;
     ot_tensor x = ot_random(dtype, xd, rng, 0), y = ot_make(dtype, want);
@@ -663,7 +623,7 @@ static int expand_case(int32_t dtype, prt_dims xd, int64_t nshape, const int64_t
     }
     REQUIRE_OK(prt_network_create(&g.n));
     g.st = prt_network_add_input(g.n, "X", dtype, &xd, &tx);
-    out(&g, op_s(&g, "Expand", tx, i64v(&g, nshape, shape)), "Y");
+    ot_net_output(&g, op_s(&g, "Expand", tx, i64v(&g, nshape, shape)), "Y");
     CHECK_OK(build(&g, 0, &e));
     if (e) {
         CHECK_OK(prt_context_create(e, &ctx));

@@ -209,11 +209,26 @@ typedef struct prt_tensor_desc {
      * read it with prt_tensor_desc_quant. Set for an INT8 or UINT8 tensor
      * that has one (prt_network_set_tensor_quant, or a DequantizeLinear the
      * builder folded into this plugin), NULL otherwise; borrowed for the
-     * call. reserved[1]: zero. The slot was always zero, so a plugin built
-     * before it never reads it, a host built before it leaves it NULL, and
-     * the struct's layout and source form did not change. */
+     * call. reserved[1]: non-NULL when the data lies in host memory although
+     * the layer runs on a device (on CUDA: a shape input's values, which
+     * stay where the caller put them), read it with
+     * prt_tensor_desc_on_host; NULL for device memory, and on the CPU,
+     * where all memory is the host's. Set once when the host prepares the
+     * layer's descriptors, also while a graph is captured. The slots were
+     * always zero, so a plugin built before them never reads them, a host
+     * built before them leaves them NULL, and the struct's layout and
+     * source form did not change. */
     void *reserved[2]; /* kept so the array stride never changes */
 } prt_tensor_desc;
+
+/* 1 when the data behind the tensor `d` describes is in host memory although
+ * the layer runs on a device (reserved[1]): its enqueue reads the values on
+ * the host (a kernel cannot read pageable memory) and, if it is captured
+ * into a graph, bakes them in, as graphs keep shape-input values anyway. */
+static inline int prt_tensor_desc_on_host(const prt_tensor_desc *d)
+{
+    return d->reserved[1] != NULL;
+}
 
 /* The quantization of the tensor `d` describes (reserved[0]), or NULL. In
  * supports_format_combination it describes the candidate at each position,

@@ -416,7 +416,8 @@ prt_status prt_engine_get_io(const prt_engine *engine, int32_t index, prt_io_inf
      * the device computes. */
     info.is_shape_input =
         info.is_input && engine->prof_vmin[(size_t)t->input_index].nb_dims > 0;
-    info.location = engine->device == PRT_DEVICE_CPU || info.is_shape_input
+    info.location = engine->device == PRT_DEVICE_CPU ||
+                            engine_tensor_on_host(engine, io_tensor(engine, index))
                         ? PRT_LOCATION_HOST
                         : PRT_LOCATION_DEVICE;
     info.dtype = t->dtype;

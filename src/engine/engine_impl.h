@@ -263,6 +263,16 @@ static inline int engine_layer_on_host(const prt_engine *e, const eng_layer *l)
 {
     return l->device == PRT_DEVICE_CPU && e->device != PRT_DEVICE_CPU;
 }
+/* Whether tensor t lies in host memory in an engine for a device: a shape
+ * input, whose values the host reads where the caller put them
+ * (prt_io_info.location). The one source for that fact: the I/O query and
+ * the descriptors of the layers that read it (prt_tensor_desc_on_host). */
+static inline int engine_tensor_on_host(const prt_engine *e, int32_t t)
+{
+    int32_t i = e->tensors[t].input_index;
+    return e->device != PRT_DEVICE_CPU && i >= 0 && e->nb_profiles > 0 &&
+           e->prof_vmin[i].nb_dims > 0;
+}
 /* Derives the fallback plan: host_offset, fetch/push, nb_host_layers,
  * host_size. After mark_skipped (engine_derive). Fails only for out of
  * memory. */

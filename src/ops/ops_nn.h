@@ -67,8 +67,6 @@ typedef struct op_window {
  * auto_pad other than NOTSET, and the same number of spatial dims in every
  * array given. */
 prt_status op_window_parse(op_object *o, const op_fields *f, op_window *w);
-/* "NOTSET", "SAME_UPPER", ... */
-const char *op_window_pad_name(const op_window *w);
 /* Serializes auto_pad into ser[0]; returns 1. */
 int32_t op_window_ser_pad(op_window *w, prt_field *ser);
 /* Serializes the arrays given (dilations, kernel_shape, pads, strides, in
@@ -208,8 +206,8 @@ typedef struct gemm_op {
  * broadcast; gemm.c). */
 void gemm_c_strides(const prt_dims *c, int64_t *si, int64_t *sj);
 /* A 16-bit Gemm's workspace holds float32 copies of A, B, C and Y (the
- * CPU's layout); the CUDA kernel starts each of Y, C, A and B at a
- * multiple of this many floats (256 bytes, nn_cuda.c says why), so the
+ * CPU's layout); the CUDA kernel, which needs only Y and C, starts each at
+ * a multiple of this many floats (256 bytes, nn_cuda.c says why), so the
  * workspace has room for that padding too. */
 #define GEMM_WS_ALIGN_FLOATS 64
 

@@ -81,11 +81,6 @@ prt_status op_window_parse(op_object *o, const op_fields *f, op_window *w)
     return PRT_OK;
 }
 
-const char *op_window_pad_name(const op_window *w)
-{
-    return pad_names[w->auto_pad];
-}
-
 int32_t op_window_ser_pad(op_window *w, prt_field *ser)
 {
     const char *ap = pad_names[w->auto_pad];

@@ -97,6 +97,7 @@ static size_t layout_host(prt_context *c, uint8_t *base)
     c->plugins = carve(base, &off, nl, sizeof(prt_plugin *));
     c->input_dims = carve(base, &off, (size_t)e->nb_inputs, sizeof(prt_dims));
     c->input_values = carve(base, &off, (size_t)e->nb_inputs, sizeof(prt_dims));
+    c->graph_values = carve(base, &off, (size_t)e->nb_inputs, sizeof(prt_dims));
     c->input_set = carve(base, &off, (size_t)e->nb_inputs, 1);
     c->io_addr = carve(base, &off, nio, sizeof(void *));
     c->alloc = carve(base, &off, nio, sizeof(prt_output_allocator *));

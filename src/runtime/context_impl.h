@@ -36,6 +36,8 @@ struct prt_context {
 
     prt_dims *input_dims;   /* per input */
     prt_dims *input_values; /* per input: a shape input's values */
+    prt_dims *graph_values; /* per input: a shape input's values when the
+                               graph was captured (nb_dims 0: none) */
     uint8_t *input_set;
     void **io_addr;                     /* per I/O index */
     const prt_output_allocator **alloc; /* per I/O index */
@@ -171,6 +173,10 @@ prt_status ctx_prepare_shapes(prt_context *c, int upper);
 /* The program again from the sizes known now: exact values into
  * values/known, or with every unknown size at its upper bound into
  * up_values/up_known. */
+/* PRT_ERR_STATE naming the input when a shape input's values (read from
+ * its address now) are not those the graph was captured with: the graph
+ * holds them as kernel arguments and the shapes made from them. */
+prt_status ctx_check_graph_values(const prt_context *c);
 prt_status ctx_eval_exact(prt_context *c);
 prt_status ctx_eval_upper(prt_context *c);
 

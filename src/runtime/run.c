@@ -125,12 +125,14 @@ static void point_layer(prt_context *c, const eng_layer *l)
 
 /* The layer's descriptors: true dims where known, else upper bounds; on a
  * device that keeps sizes, a pointer to the true dims of tensors whose
- * sizes earlier layers wrote. */
+ * sizes earlier layers wrote; on a device, which inputs lie in host memory
+ * (prt_tensor_desc_on_host), so the kernel need not ask the pointer. */
 static prt_status fill_descs(prt_context *c, int32_t li)
 {
     const prt_engine *e = c->e;
     const eng_layer *l = &e->layers[li];
     prt_tensor_desc *in = c->descs, *out = c->descs + l->nb_inputs;
+    const int host = engine_layer_on_host(e, l);
     for (int32_t k = 0; k < l->nb_inputs + l->nb_outputs; k++) {
         int is_in = k < l->nb_inputs;
         int32_t t = is_in ? l->inputs[k] : l->outputs[k - l->nb_inputs];
@@ -147,6 +149,8 @@ static prt_status fill_descs(prt_context *c, int32_t li)
         if (c->device_sizes && c->dims_off[t] >= 0 && c->dep_layer[t] >= 0 &&
             (is_in || c->dep_layer[t] < li))
             d->dims_device = c->ds.dims + c->dims_off[t];
+        if (is_in && !host && engine_tensor_on_host(e, t))
+            d->reserved[1] = (void *)(uintptr_t)1;
     }
     point_layer(c, l);
     return PRT_OK;
@@ -650,6 +654,7 @@ prt_status prt_context_capture_graph(prt_context *c, void *stream)
         return st;
     c->graph = g;
     c->graph_gen = c->gen;
+    memcpy(c->graph_values, c->input_values, sizeof(prt_dims) * (size_t)c->e->nb_inputs);
     return PRT_OK;
 }
 
@@ -669,6 +674,10 @@ prt_status prt_context_launch_graph(prt_context *c, void *stream)
             PRT_ERR_STATE,
             "prt_context_launch_graph: shapes, addresses or "
             "memory changed since the graph was captured; capture it again");
+    /* Values changed in place at the same address: no setter saw them. */
+    st = ctx_check_graph_values(c);
+    if (st)
+        return st;
     c->ran = 0;
     st = ctx_resources_take_error(c);
     if (st)

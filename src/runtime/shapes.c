@@ -35,6 +35,12 @@ static prt_status check_inputs_set(const prt_context *c)
     return PRT_OK;
 }
 
+/* Value j of shape input t at its address p (host memory). */
+static int64_t shape_value(const eng_tensor *t, const void *p, int32_t j)
+{
+    return t->dtype == PRT_INT32 ? ((const int32_t *)p)[j] : ((const int64_t *)p)[j];
+}
+
 /* Reads shape inputs' values from their (host) memory and checks them
  * against the profile. */
 static prt_status load_shape_values(prt_context *c)
@@ -55,14 +61,33 @@ static prt_status load_shape_values(prt_context *c)
                               "(prt_context_set_tensor_address)",
                               t->name);
         for (int32_t j = 0; j < mn->nb_dims; j++) {
-            v->d[j] = t->dtype == PRT_INT32 ? ((const int32_t *)c->io_addr[i])[j]
-                                            : ((const int64_t *)c->io_addr[i])[j];
+            v->d[j] = shape_value(t, c->io_addr[i], j);
             if (v->d[j] < mn->d[j] || v->d[j] > mx->d[j])
                 return base_error(PRT_ERR_SHAPE,
                                   "shape input '%s': value %d is %lld, "
                                   "outside profile %d's %lld..%lld",
                                   t->name, (int)j, (long long)v->d[j], (int)c->profile,
                                   (long long)mn->d[j], (long long)mx->d[j]);
+        }
+    }
+    return PRT_OK;
+}
+
+prt_status ctx_check_graph_values(const prt_context *c)
+{
+    const prt_engine *e = c->e;
+    for (int32_t i = 0; i < e->nb_inputs; i++) {
+        const prt_dims *g = &c->graph_values[i];
+        const eng_tensor *t = &e->tensors[e->input_tensors[i]];
+        for (int32_t j = 0; j < g->nb_dims; j++) {
+            int64_t v = shape_value(t, c->io_addr[i], j);
+            if (v != g->d[j])
+                return base_error(PRT_ERR_STATE,
+                                  "prt_context_launch_graph: shape input '%s' holds "
+                                  "%lld at value %d, the graph was captured with %lld "
+                                  "(its values are baked into the graph); capture it "
+                                  "again",
+                                  t->name, (long long)v, (int)j, (long long)g->d[j]);
         }
     }
     return PRT_OK;

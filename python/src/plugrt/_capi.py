@@ -88,6 +88,12 @@ class prt_tensor_desc(Structure):
         """reserved[0] as plugin.h's prt_tensor_desc_quant reads it."""
         return ctypes.cast(self.reserved[0], POINTER(prt_quant_desc))
 
+    @property
+    def on_host(self):
+        """reserved[1] as plugin.h's prt_tensor_desc_on_host reads it: the
+        data lies in host memory although the layer runs on a device."""
+        return bool(self.reserved[1])
+
 
 class prt_dynamic_tensor_desc(Structure):
     _fields_ = [("desc", prt_tensor_desc), ("min", prt_dims), ("opt", prt_dims),

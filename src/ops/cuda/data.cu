@@ -225,43 +225,15 @@ extern "C" int opk_values(const int64_t *v, int32_t n, void *y, void *stream)
     return launched();
 }
 
-extern "C" int opk_range(int32_t dtype, const void *start, const void *delta, void *y,
-                         int64_t n, void *stream)
+extern "C" int opk_range(int32_t dtype, const void *start, const void *delta,
+                         int64_t host_start, int64_t host_delta, void *y, int64_t n,
+                         void *stream)
 {
     if (n == 0)
         return 0;
     if (dtype != DT_I32 && dtype != DT_I64)
         return (int)cudaErrorInvalidValue;
-    int64_t hs = 0, hd = 0;
-    if (opk_host_only(start, stream)) {
-        hs = dtype == DT_I64 ? *(const int64_t *)start : *(const int32_t *)start;
-        start = NULL;
-    }
-    if (opk_host_only(delta, stream)) {
-        hd = dtype == DT_I64 ? *(const int64_t *)delta : *(const int32_t *)delta;
-        delta = NULL;
-    }
     range_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(
-        dtype, start, delta, y, n, hs, hd);
+        dtype, start, delta, y, n, host_start, host_delta);
     return launched();
-}
-
-extern "C" int opk_host_only(const void *p, void *stream)
-{
-    cudaPointerAttributes at;
-    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (!p)
-        return 0;
-    /* Not asked while a graph is captured: the pointer query is no stream
-     * operation, but nothing a capture records should depend on it. */
-    if (cudaStreamIsCapturing((cudaStream_t)stream, &cs) != cudaSuccess ||
-        cs != cudaStreamCaptureStatusNone) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
-        (void)cudaGetLastError(); // an unknown pointer: treat it as the host's
-        return 1;
-    }
-    return at.type == cudaMemoryTypeUnregistered;
 }

@@ -180,9 +180,10 @@ OPC_KERNEL(opc_slice)
                        (int)out->dims.nb_dims, (int)r);
     if (nb_in == 1)
         return slice_on_host(o, esize, in, nb_in, x, out, y[0], stream);
-    if (opk_host_only(x[1], stream)) { /* a shape input: every parameter on the host */
+    if (prt_tensor_desc_on_host(
+            &in[1])) { /* a shape input: every parameter on the host */
         for (int32_t k = 2; k < nb_in; k++)
-            if (!opk_host_only(x[k], stream))
+            if (!prt_tensor_desc_on_host(&in[k]))
                 return op_fail(o, PRT_ERR_UNSUPPORTED,
                                "starts is a shape input in host memory and input %d is "
                                "device data: give starts, ends, axes and steps alike",
@@ -232,13 +233,24 @@ OPC_KERNEL(opc_constant_of_shape)
                                   base_volume(&out->dims), stream));
 }
 
-/* start and delta are device data, read by the kernel; the length is the
- * output's, computed from the same values as an expression (a delta of 0,
- * which the CPU refuses, writes start throughout). */
+/* A Range parameter's value on the host: 0-D int32 or int64. */
+static int64_t range_host_value(int32_t dtype, const void *p)
+{
+    return dtype == PRT_INT64 ? *(const int64_t *)p : *(const int32_t *)p;
+}
+
+/* start and delta are device data, read by the kernel, unless they are
+ * shape inputs in host memory: then their values are kernel arguments. The
+ * length is the output's, computed from the same values as an expression
+ * (a delta of 0, which the CPU refuses, writes start throughout). */
 OPC_KERNEL(opc_range)
 {
+    const int sh = prt_tensor_desc_on_host(&in[0]), dh = prt_tensor_desc_on_host(&in[2]);
     if (out->dims.nb_dims != 1)
         return op_fail(o, PRT_ERR_SHAPE, "the output has rank %d, not 1",
                        (int)out->dims.nb_dims);
-    return opc_status(o, opk_range(dtype, x[0], x[2], y[0], out->dims.d[0], stream));
+    return opc_status(o, opk_range(dtype, sh ? NULL : x[0], dh ? NULL : x[2],
+                                   sh ? range_host_value(dtype, x[0]) : 0,
+                                   dh ? range_host_value(dtype, x[2]) : 0, y[0],
+                                   out->dims.d[0], stream));
 }

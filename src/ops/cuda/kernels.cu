@@ -508,31 +508,7 @@ __global__ void from_f32_kernel(int32_t dtype, const float *x, uint16_t *y, int6
                                : __bfloat16_as_ushort(__float2bfloat16_rn(x[i]));
 }
 
-// y[r n + j] += bias[j] (float32, float16 or bfloat16) for rows x n floats.
-__global__ void bias_rows_kernel(int32_t dtype, const void *bias, float *y, int64_t rows,
-                                 int64_t n)
-{
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < rows * n;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t j = i % n;
-        float b = dtype == DT_F32   ? ((const float *)bias)[j]
-                  : dtype == DT_F16 ? __half2float(((const __half *)bias)[j])
-                                    : __bfloat162float(((const __nv_bfloat16 *)bias)[j]);
-        y[i] += b;
-    }
-}
-
 } // namespace
-
-extern "C" int opk_bias_rows(int32_t dtype, const void *bias, float *y, int64_t rows,
-                             int64_t n, void *stream)
-{
-    if (rows * n == 0)
-        return 0;
-    bias_rows_kernel<<<blocks_for(rows * n), kThreads, 0, (cudaStream_t)stream>>>(
-        dtype, bias, y, rows, n);
-    return (int)cudaGetLastError();
-}
 
 extern "C" int opk_relu(int32_t dtype, const void *x, void *y, int64_t n, void *stream)
 {

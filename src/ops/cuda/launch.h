@@ -78,11 +78,6 @@ int opk_conv_gemm(const opk_conv_args *a, void *stream);
  * either. */
 int opk_conv_epilogue(const opk_conv_args *a, void *stream);
 
-/* y[r n + j] += bias[j] for rows x n floats; bias of dtype float32,
- * float16 or bfloat16 (MatMul's fused bias). */
-int opk_bias_rows(int32_t dtype, const void *bias, float *y, int64_t rows, int64_t n,
-                  void *stream);
-
 /* Elementwise float16/bfloat16 <-> float32 conversions, for MatMul's
  * 16-bit path: to_f32 widens n elements, from_f32 narrows them. */
 int opk_to_f32(int32_t dtype, const void *x, float *y, int64_t n, void *stream);
@@ -217,17 +212,11 @@ int opk_fill(int32_t esize, uint64_t pattern, void *y, int64_t n, void *stream);
 /* y[i] = v[i] as int64, n <= OPK_MAX_RANK values given by the host (Shape,
  * Size). */
 int opk_values(const int64_t *v, int32_t n, void *y, void *stream);
-/* Range: y[i] = start + i * delta (int32 or int64; start and delta read
- * from device memory), n elements. */
-int opk_range(int32_t dtype, const void *start, const void *delta, void *y, int64_t n,
-              void *stream);
-/* 1 when p is pageable host memory, which a kernel cannot read: a shape
- * input's values (the context reads them on the host to compute dims, so
- * the caller gives them in host memory; ops whose kernels read such an
- * input's data take them on the host instead). 0 for device, managed or
- * registered memory, for NULL, and while `stream` is being captured into
- * a graph (not asked then). */
-int opk_host_only(const void *p, void *stream);
+/* Range: y[i] = start + i * delta (int32 or int64), n elements. start and
+ * delta are read from device memory, or, where NULL, are host_start and
+ * host_delta (a shape input's values, which lie in host memory). */
+int opk_range(int32_t dtype, const void *start, const void *delta, int64_t host_start,
+              int64_t host_delta, void *y, int64_t n, void *stream);
 
 /* ---- rows (rows.cu) -------------------------------------------------- */
 

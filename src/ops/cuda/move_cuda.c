@@ -78,7 +78,7 @@ OPC_KERNEL(opc_pad)
 {
     opk_map_args a;
     pad_plan pl;
-    const void *host_pads = nb_in > 1 && opk_host_only(x[1], stream) ? x[1] : NULL;
+    const void *host_pads = nb_in > 1 && prt_tensor_desc_on_host(&in[1]) ? x[1] : NULL;
     prt_status st = pad_plan_make(o, dtype, in, nb_in, &out->dims, host_pads, &pl);
     (void)nb_out, (void)ws;
     if (st)

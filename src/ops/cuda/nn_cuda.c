@@ -5,7 +5,6 @@
  * and GlobalAveragePool, each the CPU kernel's semantics through the
  * launchers of kernels.cu and rows.cu.
  */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -441,14 +440,14 @@ static float *gemm_ws_next(float *w, int64_t floats)
  * misaligned address; MatMul's Y at the workspace's start never did. The
  * alignment is the one difference between the two calls: leading dims,
  * transposes and compute type are the same; test_cuda_ops's
- * test_gemm_16bit checks it on a GPU.)
- * Should the Ex call still be refused, A and B are converted to float32
- * after C and multiplied in float32, with a warning once per process. */
+ * test_gemm_16bit checks it on a GPU, where the Ex path was verified on an
+ * H100.) A refused Ex call is an error naming the layer and cuBLAS's
+ * status; the float32 copies of A and B that gemm_workspace also counts
+ * are the CPU kernel's. */
 OPC_KERNEL(opc_gemm)
 {
-    static atomic_int warned;
     const gemm_op *g = (const gemm_op *)o;
-    const float *A = x[0], *B = x[1], *C = nb_in == 3 ? x[2] : NULL;
+    const float *C = nb_in == 3 ? x[2] : NULL;
     float *Y = y[0], *w = ws;
     int64_t M = out->dims.d[0], N = out->dims.d[1];
     int64_t K = in[0].dims.d[g->trans_a ? 0 : 1];
@@ -466,29 +465,12 @@ OPC_KERNEL(opc_gemm)
         if (C) {
             err = opk_to_f32(dtype, x[2], w, base_volume(&in[2].dims), stream);
             C = w;
-            w = gemm_ws_next(w, base_volume(&in[2].dims));
         }
         if (err)
             return opc_status(o, err);
     }
     st = opk_blas_gemm_ex(o->res[PRT_DEVICE_CUDA], stream, dtype, PRT_FLOAT32, g->trans_a,
                           g->trans_b, M, N, K, x[0], lda, 0, x[1], ldb, 0, Y, N, 0, 1);
-    if (st && half) {
-        if (atomic_exchange(&warned, 1) == 0)
-            base_log(PRT_SEV_WARNING,
-                     "Gemm (layer '%s'): cuBLAS refused the %s product (%s); it runs in "
-                     "float32 on converted copies instead",
-                     o->layer, prt_dtype_name(dtype), prt_last_error());
-        A = w;
-        B = gemm_ws_next(w, base_volume(&in[0].dims));
-        err = opk_to_f32(dtype, x[0], w, base_volume(&in[0].dims), stream);
-        if (!err)
-            err = opk_to_f32(dtype, x[1], (float *)B, base_volume(&in[1].dims), stream);
-        if (err)
-            return opc_status(o, err);
-        st = opk_blas_gemm(o->res[PRT_DEVICE_CUDA], stream, g->trans_a, g->trans_b, M, N,
-                           K, A, lda, 0, B, ldb, 0, Y, N, 0, 1);
-    }
     if (st)
         return op_fail(o, st, "%s", prt_last_error());
     if (C && g->beta != 0.0f) {
