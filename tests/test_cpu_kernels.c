@@ -38,6 +38,7 @@
  *  - op_bin_rows_f32, op_bin_c8_f32: Add, Sub, Mul, Div over every stride
  *    pattern (a plane times one value, a CHW8 block times one vector),
  *    tails, in place, NaN and infinities: the scalar operation's bits;
+ *    op_cube_f32 the scalar cube's (overflow, subnormals, in place);
  *    CHW8's padding lanes 0;
  *  - op_act_bias: each activation's rule at NaN, -0 and the clamps;
  *  - the blocked format's kernels (conv_chw8.c, conv_dw8.c's blocks), called
@@ -1052,6 +1053,29 @@ static int test_binary_kernels(void)
                                     da, db, (long long)live);
                         CHECK(same);
                     }
+        /* op_cube_f32: pow.c's scalar cube, bits, in place too; values
+         * whose cube overflows float or falls to its subnormals. */
+        {
+            float c[N], t[N];
+            int same = 1;
+            memcpy(c, a, sizeof c);
+            c[0] = 1e13f, c[1] = -7e12f, c[2] = 3e-14f, c[4] = 1e-40f, c[6] = -0.0f;
+            c[7] = 16777215.0f, c[8] = 1.1754944e-38f;
+            for (int64_t n = 1; n <= N; n += n < 12 ? 1 : 11) {
+                memcpy(t, c, sizeof t);
+                op_cube_f32(c, y, n);
+                op_cube_f32(t, t, n);
+                for (int64_t j = 0; j < n; j++) {
+                    const double v = c[j];
+                    const float w = (float)(v * v * v);
+                    same &= ((w != w && y[j] != y[j] && t[j] != t[j]) ||
+                             (memcmp(&w, &y[j], 4) == 0 && memcmp(&w, &t[j], 4) == 0));
+                }
+            }
+            if (!same)
+                fprintf(stderr, "op_cube_f32 (%s build)\n", base ? "baseline" : "best");
+            CHECK(same);
+        }
     }
     cpu_force_baseline(0);
     return 0;
