@@ -515,7 +515,9 @@ static int test_conv_pointwise_batch(void)
 }
 
 /* im2col convolutions over a batch, whose images of fewer than 256 pixels
- * go side by side (CONV_COLS_BATCH_HW, CONV_COLS_BATCH columns at a time):
+ * go side by side (CONV_COLS_BATCH_HW, CONV_COLS_BATCH columns at a time;
+ * written as panels where an image is whole strips of 16 and no window
+ * reaches padding along the last dim, padding rows among them):
  * ViT's patch embedding (16 x 16 at stride 16, K = 768 past the 256-row
  * panels) and a 4 x 4 one, windows that overlap, padding of the rows alone
  * (op_im2col's rows walk, zero rows) and of the columns (win_walk), groups,
@@ -531,6 +533,7 @@ static int test_conv_im2col_batch(void)
         {4, 20, 6, 6, 6, 2, 3, 3, 1, 1, 0},        {20, 8, 8, 8, 6, 1, 3, 3, 1, 0, 0},
         {1, 9, 8, 8, 4, 1, 3, 3, 1, 0, 0},         {2, 8, 18, 18, 4, 1, 3, 3, 1, 1, 1},
         {3, 2, 64, 48, 33, 1, 8, 8, 8, 0, 0},      {2, 64, 7, 7, 40, 1, 3, 3, 1, 1, 1},
+        {4, 8, 8, 10, 6, 1, 3, 3, 1, 1, 0},        {5, 20, 8, 10, 8, 2, 3, 3, 1, 1, 0},
     };
     tu_rng rng;
     tu_rng_seed(&rng, 768);

@@ -401,6 +401,7 @@ typedef struct conv_job {
     const float *colm;    /* im2col path: the matrix of the current image */
     int64_t img, grp;     /* the current image and group (one at a time) */
     int64_t nimg;         /* im2col side by side: images from img at once */
+    int panels;           /* ... written as the register tiles' panels */
     int64_t slots, items; /* direct paths, several groups */
     int64_t slot;         /* floats of one slot */
     op_dw dw;             /* depthwise path, stride 1 */
@@ -530,7 +531,11 @@ static void conv_im2col_imgs_range(void *arg, int64_t begin, int64_t end)
     for (int64_t it = begin; it < end; it++) {
         const int64_t k = it / g->Cg, ch = it % g->Cg;
         const float *x = j->X + ((j->img + k) * g->C + j->grp * g->Cg + ch) * g->w.ivol;
-        op_im2col(&g->w, 1, x, j->scratch + (k * j->kc + ch * g->w.kvol) * g->w.ovol);
+        if (j->panels)
+            op_im2col_panels(&g->w, 1, x, j->kc, ch * g->w.kvol,
+                             j->scratch + k * j->kc * g->w.ovol);
+        else
+            op_im2col(&g->w, 1, x, j->scratch + (k * j->kc + ch * g->w.kvol) * g->w.ovol);
     }
 }
 
@@ -542,12 +547,22 @@ static void conv_im2col_imgs_gemm_range(void *arg, int64_t begin, int64_t end)
     const conv_geom *g = &j->g;
     const int64_t ovol = g->w.ovol, cols = j->nimg * ovol, gi = j->grp;
     for (int64_t it = begin; it < end; it++) {
-        const int64_t c0 = it * j->nb;
+        const int64_t c0 = it * j->nb, c1 = conv_min(c0 + j->nb, cols);
         op_epilogue e = {j->B ? j->B + gi * g->Mg : NULL, NULL, j->act};
-        op_gemm_nn_images(g->Mg, j->kc, ovol, c0, conv_min(j->nb, cols - c0),
-                          j->W + gi * g->Mg * j->kc, j->kc, j->colm, ovol, j->kc * ovol,
-                          j->Y + (j->img * g->M + gi * g->Mg) * ovol, ovol, g->M * ovol,
-                          &e);
+        /* Panels: each image's columns start a strip (ovol a multiple
+         * of 16), so a run of them within one image is one product. */
+        for (int64_t c = c0, run; j->panels && c < c1; c += run) {
+            const int64_t n = c / ovol, p = c % ovol;
+            run = conv_min(c1, (n + 1) * ovol) - c;
+            op_gemm_nn_panels(
+                g->Mg, run, j->kc, j->W + gi * g->Mg * j->kc, j->kc, j->colm + c * j->kc,
+                j->Y + ((j->img + n) * g->M + gi * g->Mg) * ovol + p, ovol, &e);
+        }
+        if (!j->panels)
+            op_gemm_nn_images(g->Mg, j->kc, ovol, c0, conv_min(j->nb, cols - c0),
+                              j->W + gi * g->Mg * j->kc, j->kc, j->colm, ovol,
+                              j->kc * ovol, j->Y + (j->img * g->M + gi * g->Mg) * ovol,
+                              ovol, g->M * ovol, &e);
     }
 }
 
@@ -769,6 +784,10 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
         conv_blocks(&j, j.g.Mg, j.g.w.ovol, j.kc);
         base_parallel_for(j.g.N * j.g.G * j.nbm * j.nbn, 1, conv_pointwise_range, &j);
     } else if ((q = conv_cols_imgs(&j)) > 1) {
+        /* Written straight into panels where each image's columns start a
+         * strip and the rows walk applies: no copy of B per block, and
+         * op_gemm_nn_panels' tiles (AVX-512 where there is one). */
+        j.panels = j.g.w.ovol % 16 == 0 && op_im2col_rows_ok(&j.g.w);
         j.colm = j.scratch;
         for (j.img = 0; j.img < j.g.N; j.img += q) {
             j.nimg = conv_min(q, j.g.N - j.img);

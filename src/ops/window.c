@@ -390,7 +390,7 @@ static void win_walk(const op_win_geom *g, int64_t channels, const float *xs, fl
  * win_walk takes one at a time, each time with its bounds; here the walk's
  * cost is paid once a row of windows, not once a kernel position. */
 static void win_im2col_rows(const op_win_geom *g, int64_t channels, const float *x,
-                            float *col)
+                            float *col, int64_t K, int64_t k0)
 {
     const int32_t last = g->ns - 1;
     const int64_t olast = g->out[last], orows = g->ovol / olast, kl = g->k[last];
@@ -401,6 +401,7 @@ static void win_im2col_rows(const op_win_geom *g, int64_t channels, const float 
         int64_t kidx[OP_SP_MAX] = {0};
         for (int64_t kr = 0; kr < krows; kr++) {
             int64_t oidx[OP_SP_MAX] = {0};
+            const int64_t k = k0 + c * g->kvol + kr * kl; /* col's row */
             float *cd = col + (c * g->kvol + kr * kl) * g->ovol;
             for (int64_t r = 0; r < orows; r++, cd += olast) {
                 int64_t off = c * g->ivol;
@@ -411,7 +412,17 @@ static void win_im2col_rows(const op_win_geom *g, int64_t channels, const float 
                         inside = 0;
                     off += p * istr[i];
                 }
-                if (!inside) {
+                if (K > 0) {
+                    /* Panels: column p of row k at (p / 16) K 16 + k 16 +
+                     * p % 16. */
+                    const float *xs = x + off;
+                    for (int64_t j = 0; j < olast; j++) {
+                        const int64_t p = r * olast + j;
+                        float *d = col + (p >> 4) * K * 16 + k * 16 + (p & 15);
+                        for (int64_t kw = 0; kw < kl; kw++)
+                            d[kw * 16] = inside ? xs[j * st + kw * dl] : 0.0f;
+                    }
+                } else if (!inside) {
                     for (int64_t kw = 0; kw < kl; kw++)
                         memset(cd + kw * g->ovol, 0, sizeof(float) * (size_t)olast);
                 } else {
@@ -429,17 +440,27 @@ static void win_im2col_rows(const op_win_geom *g, int64_t channels, const float 
     }
 }
 
-void op_im2col(const op_win_geom *g, int64_t channels, const float *x, float *col)
+int op_im2col_rows_ok(const op_win_geom *g)
 {
     const int32_t last = g->ns - 1;
     /* Every window inside along the last dim: no padding before it, and
      * the last window's last element inside. */
-    if (g->ovol > 0 && g->pb[last] == 0 &&
-        (g->out[last] - 1) * g->s[last] + (g->k[last] - 1) * g->d[last] < g->in[last]) {
-        win_im2col_rows(g, channels, x, col);
-        return;
-    }
-    win_walk(g, channels, x, NULL, NULL, col);
+    return g->ovol > 0 && g->pb[last] == 0 &&
+           (g->out[last] - 1) * g->s[last] + (g->k[last] - 1) * g->d[last] < g->in[last];
+}
+
+void op_im2col(const op_win_geom *g, int64_t channels, const float *x, float *col)
+{
+    if (op_im2col_rows_ok(g))
+        win_im2col_rows(g, channels, x, col, 0, 0);
+    else
+        win_walk(g, channels, x, NULL, NULL, col);
+}
+
+void op_im2col_panels(const op_win_geom *g, int64_t channels, const float *x, int64_t K,
+                      int64_t k0, float *bp)
+{
+    win_im2col_rows(g, channels, x, bp, K, k0);
 }
 
 void op_col2im(const op_win_geom *g, int64_t channels, const float *col, float *x)
