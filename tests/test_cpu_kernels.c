@@ -514,15 +514,15 @@ static int test_conv_pointwise_batch(void)
     return 0;
 }
 
-/* im2col convolutions over a batch, whose images of fewer than 256 pixels
- * go side by side (CONV_COLS_BATCH_HW, CONV_COLS_BATCH columns at a time;
+/* im2col convolutions over a batch, whose images of at most 128 pixels go
+ * side by side (CONV_COLS_BATCH_HW, CONV_COLS_BATCH columns at a time;
  * written as panels where an image is whole strips of 16 and no window
  * reaches padding along the last dim, padding rows among them):
  * ViT's patch embedding (16 x 16 at stride 16, K = 768 past the 256-row
  * panels) and a 4 x 4 one, windows that overlap, padding of the rows alone
  * (op_im2col's rows walk, zero rows) and of the columns (win_walk), groups,
- * several chunks of images, a batch of one, images of 256 pixels or more
- * (one at a time), every activation. */
+ * several chunks of images, a batch of one, images of 128 pixels (two at a
+ * time), of 196 and 324 (one at a time), every activation. */
 static int test_conv_im2col_batch(void)
 {
     static const int64_t cases[][11] = {
@@ -534,6 +534,7 @@ static int test_conv_im2col_batch(void)
         {1, 9, 8, 8, 4, 1, 3, 3, 1, 0, 0},         {2, 8, 18, 18, 4, 1, 3, 3, 1, 1, 1},
         {3, 2, 64, 48, 33, 1, 8, 8, 8, 0, 0},      {2, 64, 7, 7, 40, 1, 3, 3, 1, 1, 1},
         {4, 8, 8, 10, 6, 1, 3, 3, 1, 1, 0},        {5, 20, 8, 10, 8, 2, 3, 3, 1, 1, 0},
+        {3, 8, 8, 16, 5, 1, 3, 3, 1, 1, 1},        {3, 8, 14, 14, 5, 1, 3, 3, 1, 1, 1},
     };
     tu_rng rng;
     tu_rng_seed(&rng, 768);

@@ -290,14 +290,17 @@ enum { CONV_POINTWISE, CONV_DEPTHWISE, CONV_DIRECT, CONV_IM2COL, CONV_DEPTHWISE8
 /* Output rows of one item of the direct path over one group. */
 #define CONV_DIRECT_ROWS 8
 
-/* The im2col path puts the matrices of images of fewer output pixels than
- * this side by side, CONV_COLS_BATCH columns (whole images, at least two)
- * at a time: a ViT's patch embedding (8 x 8 or 14 x 14 outputs) and a
- * network's last 7 x 7 layers, whose per-image products are one or two
- * blocks (nothing for a second thread) with B's rows a multiple of 256
- * bytes apart (read in place, they evict each other from L1). */
-#define CONV_COLS_BATCH_HW 256
+/* The im2col path puts the matrices of images of at most half
+ * CONV_COLS_BATCH output pixels side by side, CONV_COLS_BATCH columns
+ * (whole images, at least two) at a time: a ViT's patch embedding (8 x 8
+ * outputs) and a network's last 7 x 7 layers, whose per-image products
+ * are one or two blocks (nothing for a second thread) with B's rows a
+ * multiple of 256 bytes apart (read in place, they evict each other from
+ * L1). Never more than CONV_COLS_BATCH columns, whatever the image size,
+ * so the workspace that the builder's largest dims give holds every run's
+ * (conv_need). */
 #define CONV_COLS_BATCH 256
+#define CONV_COLS_BATCH_HW (CONV_COLS_BATCH / 2 + 1)
 
 /* The scratch of a convolution, in floats, from the fields, W's dims and Y's
  * dims alone (so the builder's maxima bound every run's): `col` the im2col
@@ -328,13 +331,14 @@ static int conv_need(const conv_op *c, const prt_dims *w, const prt_dims *out,
     }
     if (pointwise)
         return 1;
-    /* im2col: the matrices of up to CONV_COLS_BATCH columns of images
-     * side by side (conv_cols_imgs): whole images, at least two, of fewer
-     * than CONV_COLS_BATCH_HW pixels, so at most the batch's pixels and
-     * CONV_COLS_BATCH columns. */
+    /* im2col: the matrices of images side by side (conv_cols_imgs), at
+     * most the batch's pixels and CONV_COLS_BATCH columns: a run of
+     * smaller dims than these (the builder's largest) never needs more,
+     * even where these images are too large to go side by side. */
     cols = ovol;
-    if (out->d[0] >= 2 && ovol > 0 && ovol < CONV_COLS_BATCH_HW)
-        cols = out->d[0] < CONV_COLS_BATCH / ovol ? out->d[0] * ovol : CONV_COLS_BATCH;
+    if (out->d[0] >= 2 && !base_mul_i64(out->d[0], ovol, &cols))
+        return 0;
+    cols = cols < CONV_COLS_BATCH ? cols : CONV_COLS_BATCH;
     if (!base_mul_i64(w->d[1], kvol, &kc) || !base_mul_i64(kc, ovol, &one) ||
         !base_mul_i64(kc, cols > ovol ? cols : ovol, col))
         return 0;
@@ -678,17 +682,16 @@ static int32_t conv_path(conv_job *j)
 
 /* How many images the im2col path (j's) takes side by side (their
  * matrices one product's columns, op_gemm_nn_images), 1 for one at a
- * time: images of
- * fewer than CONV_COLS_BATCH_HW pixels whose per-image blocks take the
- * register tiles (conv_pw_batch_plan, which sets j's column blocks), as
- * many as CONV_COLS_BATCH columns hold, at least two; conv_need's room. */
+ * time: images of fewer than CONV_COLS_BATCH_HW pixels whose per-image
+ * blocks take the register tiles (conv_pw_batch_plan, which sets j's
+ * column blocks), as many as CONV_COLS_BATCH columns hold (two at least);
+ * conv_need's room. */
 static int64_t conv_cols_imgs(conv_job *j)
 {
     int64_t q;
     if (!conv_pw_batch_plan(j, CONV_COLS_BATCH_HW))
         return 1;
-    q = CONV_COLS_BATCH / j->g.w.ovol;
-    q = q < 2 ? 2 : q;
+    q = CONV_COLS_BATCH / j->g.w.ovol; /* at least 2: CONV_COLS_BATCH_HW */
     return q < j->g.N ? q : j->g.N;
 }
 
