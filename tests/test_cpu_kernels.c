@@ -15,7 +15,9 @@
  *    pointwise (groups, widths that are not multiples of the tiles; over a
  *    batch of small images side by side, each image the bits of it alone)
  *    and
- *    im2col (many taps, 3-D, 1x1 with a stride); with and without bias,
+ *    im2col (many taps, 3-D, 1x1 with a stride; over a batch of small
+ *    images side by side, ViT's patches among them, each image the bits of
+ *    it alone); with and without bias,
  *    each fused activation with random parameters, float32 and float16;
  *  - activation fields: every name and its parameters, the errors;
  *  - op_gemm_nn: edges of its tiles (M, N and K from 1), leading dims
@@ -36,6 +38,7 @@
  *  - op_bin_rows_f32, op_bin_c8_f32: Add, Sub, Mul, Div over every stride
  *    pattern (a plane times one value, a CHW8 block times one vector),
  *    tails, in place, NaN and infinities: the scalar operation's bits;
+ *    op_cube_f32 the scalar cube's (overflow, subnormals, in place);
  *    CHW8's padding lanes 0;
  *  - op_act_bias: each activation's rule at NaN, -0 and the clamps;
  *  - the blocked format's kernels (conv_chw8.c, conv_dw8.c's blocks), called
@@ -401,13 +404,94 @@ static int test_conv_paths(void)
     return 0;
 }
 
+/* One convolution over a batch whose images may go side by side into one
+ * product (conv.c: CONV_PW_BATCH_HW pointwise, CONV_COLS_BATCH_HW im2col):
+ * c is N, C, H, W, M, group, kh, kw, stride, pad of H, pad of W (both
+ * ends). Against the reference, and every image the bits of that image run
+ * alone (batch 1, one product of its own), in both builds, on 1 and 2
+ * threads. */
+static void conv_batch_case(const char *kind, size_t ci, const int64_t *c, tu_rng *rng)
+{
+    const int64_t N = c[0], C = c[1], M = c[4], G = c[5];
+    kconv k;
+    ot_tensor in[3], one[3], y, y1;
+    prt_field f[8];
+    prt_dims od;
+    prt_engine *e = NULL, *e1 = NULL;
+    int32_t nf;
+    int64_t hw;
+    double *want;
+    char what[96];
+    memset(&k, 0, sizeof k);
+    k.dtype = PRT_FLOAT32;
+    k.ns = 2;
+    k.group = (int32_t)G;
+    k.x = D4(N, C, c[2], c[3]);
+    k.w = D4(M, C / G, c[6], c[7]);
+    k.strides[0] = k.strides[1] = (int32_t)c[8];
+    k.dil[0] = k.dil[1] = 1;
+    k.pads[0] = k.pads[2] = (int32_t)c[9];
+    k.pads[1] = k.pads[3] = (int32_t)c[10];
+    k.bias = ci % 4 != 3;
+    k.act = (int32_t)(ci % OP_ACT_COUNT);
+    op_act_defaults(k.act, &k.params[0], &k.params[1]);
+    hw = ((c[2] + 2 * c[9] - c[6]) / c[8] + 1) * ((c[3] + 2 * c[10] - c[7]) / c[8] + 1);
+    want = malloc(sizeof(double) * (size_t)(N * M * hw));
+    if (!want) {
+        CHECK(0);
+        return;
+    }
+    nf = kconv_fields(&k, f);
+    in[0] = ot_random(PRT_FLOAT32, k.x, rng, 0);
+    in[1] = ot_random(PRT_FLOAT32, k.w, rng, 0);
+    in[2] = ot_random(PRT_FLOAT32, D1(M), rng, 0);
+    ref_kconv(&k, &in[0], &in[1], k.bias ? &in[2] : NULL, &od, want);
+    one[0] = ot_make(PRT_FLOAT32, D4(1, C, c[2], c[3]));
+    one[1] = in[1];
+    one[2] = in[2];
+    CHECK(one[0].data != NULL);
+    CHECK_OK(ot_build_op("Conv", f, nf, in, k.bias ? 3 : 2, NULL, &e));
+    CHECK_OK(ot_build_op("Conv", f, nf, one, k.bias ? 3 : 2, NULL, &e1));
+    for (int base = 0; base < 2 && e && e1 && one[0].data; base++)
+        for (int32_t threads = 1; threads <= 2; threads++) {
+            cpu_force_baseline(base);
+            snprintf(what, sizeof what, "%s batch case %zu (%s, %d threads)", kind, ci,
+                     base ? "baseline" : "best build", (int)threads);
+            CHECK_OK(ot_run_engine_threads(e, in, k.bias ? 3 : 2, threads, &y));
+            if (!y.data)
+                continue;
+            ot_check_close(what, &y, &od, want, 2e-5);
+            /* Images of one pixel and one group are the rows of one
+             * product instead (squeeze-and-excitation), whose sums are
+             * not those of an image alone. */
+            for (int64_t n = 0; n < N && !(hw == 1 && G == 1); n++) {
+                memcpy(one[0].data, (const float *)in[0].data + n * C * c[2] * c[3],
+                       sizeof(float) * (size_t)(C * c[2] * c[3]));
+                CHECK_OK(ot_run_engine_threads(e1, one, k.bias ? 3 : 2, threads, &y1));
+                if (y1.data && memcmp(y1.data, (const float *)y.data + n * M * hw,
+                                      sizeof(float) * (size_t)(M * hw)) != 0) {
+                    fprintf(stderr, "%s: image %lld is not the bits of it alone\n", what,
+                            (long long)n);
+                    CHECK(0);
+                }
+                ot_free(&y1);
+            }
+            ot_free(&y);
+        }
+    cpu_force_baseline(0);
+    prt_engine_destroy(e);
+    prt_engine_destroy(e1);
+    ot_free(&one[0]);
+    for (int i = 0; i < 3; i++)
+        ot_free(&in[i]);
+    free(want);
+}
+
 /* Pointwise convolutions over a batch, whose images of few pixels go side
- * by side into one product (conv.c, CONV_PW_BATCH_HW): against the
- * reference, and every image the bits of that image run alone (batch 1,
- * one product of its own), in both builds, on 1 and 2 threads. Strips of
- * 16 columns inside one image and across two or more, K past one panel of
- * 256 rows (the straddling strips' partial sums), groups, row counts that
- * leave a last block of one row, every activation. */
+ * by side into one product (CONV_PW_BATCH_HW). Strips of 16 columns
+ * inside one image and across two or more, K past one panel of 256 rows
+ * (the straddling strips' partial sums), groups, row counts that leave a
+ * last block of one row, every activation. */
 static int test_conv_pointwise_batch(void)
 {
     static const int64_t cases[][6] = {
@@ -423,73 +507,39 @@ static int test_conv_pointwise_batch(void)
     tu_rng rng;
     tu_rng_seed(&rng, 49);
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-        const int64_t *c = cases[ci];
-        const int64_t N = c[0], C = c[1], M = c[4], G = c[5], hw = c[2] * c[3];
-        kconv k;
-        ot_tensor in[3], one[3], y, y1;
-        prt_field f[8];
-        prt_dims od;
-        prt_engine *e = NULL, *e1 = NULL;
-        int32_t nf;
-        double *want = malloc(sizeof(double) * (size_t)(N * M * hw));
-        char what[96];
-        REQUIRE(want);
-        memset(&k, 0, sizeof k);
-        k.dtype = PRT_FLOAT32;
-        k.ns = 2;
-        k.group = (int32_t)G;
-        k.x = D4(N, C, c[2], c[3]);
-        k.w = D4(M, C / G, 1, 1);
-        k.strides[0] = k.strides[1] = k.dil[0] = k.dil[1] = 1;
-        k.bias = ci % 4 != 3;
-        k.act = (int32_t)(ci % OP_ACT_COUNT);
-        op_act_defaults(k.act, &k.params[0], &k.params[1]);
-        nf = kconv_fields(&k, f);
-        in[0] = ot_random(PRT_FLOAT32, k.x, &rng, 0);
-        in[1] = ot_random(PRT_FLOAT32, k.w, &rng, 0);
-        in[2] = ot_random(PRT_FLOAT32, D1(M), &rng, 0);
-        ref_kconv(&k, &in[0], &in[1], k.bias ? &in[2] : NULL, &od, want);
-        one[0] = ot_make(PRT_FLOAT32, D4(1, C, c[2], c[3]));
-        one[1] = in[1];
-        one[2] = in[2];
-        REQUIRE(one[0].data);
-        REQUIRE_OK(ot_build_op("Conv", f, nf, in, k.bias ? 3 : 2, NULL, &e));
-        REQUIRE_OK(ot_build_op("Conv", f, nf, one, k.bias ? 3 : 2, NULL, &e1));
-        for (int base = 0; base < 2; base++)
-            for (int32_t threads = 1; threads <= 2; threads++) {
-                cpu_force_baseline(base);
-                snprintf(what, sizeof what, "pointwise batch case %zu (%s, %d threads)",
-                         ci, base ? "baseline" : "best build", (int)threads);
-                CHECK_OK(ot_run_engine_threads(e, in, k.bias ? 3 : 2, threads, &y));
-                if (!y.data)
-                    continue;
-                ot_check_close(what, &y, &od, want, 2e-5);
-                /* Images of one pixel and one group are the rows of one
-                 * product instead (squeeze-and-excitation), whose sums
-                 * are not those of an image alone. */
-                for (int64_t n = 0; n < N && !(hw == 1 && G == 1); n++) {
-                    memcpy(one[0].data, (const float *)in[0].data + n * C * hw,
-                           sizeof(float) * (size_t)(C * hw));
-                    CHECK_OK(
-                        ot_run_engine_threads(e1, one, k.bias ? 3 : 2, threads, &y1));
-                    if (y1.data && memcmp(y1.data, (const float *)y.data + n * M * hw,
-                                          sizeof(float) * (size_t)(M * hw)) != 0) {
-                        fprintf(stderr, "%s: image %lld is not the bits of it alone\n",
-                                what, (long long)n);
-                        CHECK(0);
-                    }
-                    ot_free(&y1);
-                }
-                ot_free(&y);
-            }
-        cpu_force_baseline(0);
-        prt_engine_destroy(e);
-        prt_engine_destroy(e1);
-        ot_free(&one[0]);
-        for (int i = 0; i < 3; i++)
-            ot_free(&in[i]);
-        free(want);
+        int64_t c[11] = {0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0};
+        memcpy(c, cases[ci], sizeof cases[ci]);
+        conv_batch_case("pointwise", ci, c, &rng);
     }
+    return 0;
+}
+
+/* im2col convolutions over a batch, whose images of at most 128 pixels go
+ * side by side (CONV_COLS_BATCH_HW, CONV_COLS_BATCH columns at a time;
+ * written as panels where an image is whole strips of 16 and no window
+ * reaches padding along the last dim, padding rows among them):
+ * ViT's patch embedding (16 x 16 at stride 16, K = 768 past the 256-row
+ * panels) and a 4 x 4 one, windows that overlap, padding of the rows alone
+ * (op_im2col's rows walk, zero rows) and of the columns (win_walk), groups,
+ * several chunks of images, a batch of one, images of 128 pixels (two at a
+ * time), of 196 and 324 (one at a time), every activation. */
+static int test_conv_im2col_batch(void)
+{
+    static const int64_t cases[][11] = {
+        /* N, C, H, W, M, group, kh, kw, stride, pad H, pad W */
+        {8, 3, 128, 128, 64, 1, 16, 16, 16, 0, 0}, {5, 4, 20, 20, 7, 1, 4, 4, 4, 0, 0},
+        {4, 12, 10, 13, 5, 1, 3, 3, 2, 0, 0},      {3, 10, 9, 11, 9, 1, 3, 3, 1, 1, 1},
+        {3, 10, 9, 11, 9, 1, 3, 3, 1, 1, 0},       {6, 10, 1, 40, 8, 1, 1, 7, 1, 0, 0},
+        {4, 20, 6, 6, 6, 2, 3, 3, 1, 1, 0},        {20, 8, 8, 8, 6, 1, 3, 3, 1, 0, 0},
+        {1, 9, 8, 8, 4, 1, 3, 3, 1, 0, 0},         {2, 8, 18, 18, 4, 1, 3, 3, 1, 1, 1},
+        {3, 2, 64, 48, 33, 1, 8, 8, 8, 0, 0},      {2, 64, 7, 7, 40, 1, 3, 3, 1, 1, 1},
+        {4, 8, 8, 10, 6, 1, 3, 3, 1, 1, 0},        {5, 20, 8, 10, 8, 2, 3, 3, 1, 1, 0},
+        {3, 8, 8, 16, 5, 1, 3, 3, 1, 1, 1},        {3, 8, 14, 14, 5, 1, 3, 3, 1, 1, 1},
+    };
+    tu_rng rng;
+    tu_rng_seed(&rng, 768);
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        conv_batch_case("im2col", ci, cases[ci], &rng);
     return 0;
 }
 
@@ -1007,6 +1057,29 @@ static int test_binary_kernels(void)
                                     da, db, (long long)live);
                         CHECK(same);
                     }
+        /* op_cube_f32: pow.c's scalar cube, bits, in place too; values
+         * whose cube overflows float or falls to its subnormals. */
+        {
+            float c[N], t[N];
+            int same = 1;
+            memcpy(c, a, sizeof c);
+            c[0] = 1e13f, c[1] = -7e12f, c[2] = 3e-14f, c[4] = 1e-40f, c[6] = -0.0f;
+            c[7] = 16777215.0f, c[8] = 1.1754944e-38f;
+            for (int64_t n = 1; n <= N; n += n < 12 ? 1 : 11) {
+                memcpy(t, c, sizeof t);
+                op_cube_f32(c, y, n);
+                op_cube_f32(t, t, n);
+                for (int64_t j = 0; j < n; j++) {
+                    const double v = c[j];
+                    const float w = (float)(v * v * v);
+                    same &= ((w != w && y[j] != y[j] && t[j] != t[j]) ||
+                             (memcmp(&w, &y[j], 4) == 0 && memcmp(&w, &t[j], 4) == 0));
+                }
+            }
+            if (!same)
+                fprintf(stderr, "op_cube_f32 (%s build)\n", base ? "baseline" : "best");
+            CHECK(same);
+        }
     }
     cpu_force_baseline(0);
     return 0;
@@ -1712,5 +1785,6 @@ int main(void)
     test_conv_activation_fields();
     test_conv_paths();
     test_conv_pointwise_batch();
+    test_conv_im2col_batch();
     return tu_finish("test_cpu_kernels");
 }

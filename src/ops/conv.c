@@ -50,7 +50,13 @@
  *    layer): the stride-phase kernel of cpu_kernels.h (conv_direct.c),
  *    which packs each input channel once; an output row of four or more
  *    channels is one product whose taps are read in place;
- *  - im2col: per image and group, im2col into the workspace and one GEMM.
+ *  - im2col: per image and group, im2col into the workspace and one GEMM;
+ *    images of fewer pixels than CONV_COLS_BATCH_HW (a ViT's patch
+ *    embedding: 8 x 8 outputs of a 16 x 16 kernel at stride 16) up to
+ *    CONV_COLS_BATCH columns at a time, their matrices side by side in the
+ *    workspace and one product a group over all their columns, so that two
+ *    threads have blocks to share and the tiles read packed panels; the
+ *    same bits as one image at a time.
  * Bias and activation are applied as each block of output is written (the
  * GEMM paths, block by block while it is in cache). Work is spread with
  * base_parallel_for over images x groups, output channels or blocks of the
@@ -284,6 +290,18 @@ enum { CONV_POINTWISE, CONV_DEPTHWISE, CONV_DIRECT, CONV_IM2COL, CONV_DEPTHWISE8
 /* Output rows of one item of the direct path over one group. */
 #define CONV_DIRECT_ROWS 8
 
+/* The im2col path puts the matrices of images of at most half
+ * CONV_COLS_BATCH output pixels side by side, CONV_COLS_BATCH columns
+ * (whole images, at least two) at a time: a ViT's patch embedding (8 x 8
+ * outputs) and a network's last 7 x 7 layers, whose per-image products
+ * are one or two blocks (nothing for a second thread) with B's rows a
+ * multiple of 256 bytes apart (read in place, they evict each other from
+ * L1). Never more than CONV_COLS_BATCH columns, whatever the image size,
+ * so the workspace that the builder's largest dims give holds every run's
+ * (conv_need). */
+#define CONV_COLS_BATCH 256
+#define CONV_COLS_BATCH_HW (CONV_COLS_BATCH / 2 + 1)
+
 /* The scratch of a convolution, in floats, from the fields, W's dims and Y's
  * dims alone (so the builder's maxima bound every run's): `col` the im2col
  * matrix (0 for the pointwise path), and for kernels larger than 1x1 of 1
@@ -297,7 +315,7 @@ static int conv_need(const conv_op *c, const prt_dims *w, const prt_dims *out,
 {
     int32_t ns = w->nb_dims - 2;
     int64_t ovol = 1, kvol = 1, s[2] = {1, 1}, d[2] = {1, 1}, k[2] = {1, 1};
-    int64_t o[2] = {1, 1}, phase, dw, dw8, items;
+    int64_t o[2] = {1, 1}, phase, dw, dw8, items, cols, kc, one;
     int pointwise = 1; /* conv_geom_make's `direct`, from fields and W */
     *col = *slots = 0;
     if (ns < 1 || out->nb_dims != w->nb_dims)
@@ -313,7 +331,16 @@ static int conv_need(const conv_op *c, const prt_dims *w, const prt_dims *out,
     }
     if (pointwise)
         return 1;
-    if (!base_mul_i64(w->d[1], kvol, col) || !base_mul_i64(*col, ovol, col))
+    /* im2col: the matrices of images side by side (conv_cols_imgs), at
+     * most the batch's pixels and CONV_COLS_BATCH columns: a run of
+     * smaller dims than these (the builder's largest) never needs more,
+     * even where these images are too large to go side by side. */
+    cols = ovol;
+    if (out->d[0] >= 2 && !base_mul_i64(out->d[0], ovol, &cols))
+        return 0;
+    cols = cols < CONV_COLS_BATCH ? cols : CONV_COLS_BATCH;
+    if (!base_mul_i64(w->d[1], kvol, &kc) || !base_mul_i64(kc, ovol, &one) ||
+        !base_mul_i64(kc, cols > ovol ? cols : ovol, col))
         return 0;
     if (ns > 2 || kvol == 1)
         return 1;
@@ -337,8 +364,8 @@ static int conv_need(const conv_op *c, const prt_dims *w, const prt_dims *out,
     if (phase < 0 || dw < 0 || dw8 < 0 || !base_mul_i64(phase, w->d[1], &phase) ||
         !base_mul_i64(dw > dw8 ? dw : dw8, items < CONV_SLOTS ? items : CONV_SLOTS, &dw))
         return 0;
-    if (phase < *col)
-        phase = *col < phase * CONV_SLOTS ? *col : phase * CONV_SLOTS;
+    if (phase < one)
+        phase = one < phase * CONV_SLOTS ? one : phase * CONV_SLOTS;
     *slots = phase > dw ? phase : dw;
     return 1;
 }
@@ -377,6 +404,8 @@ typedef struct conv_job {
     int64_t kc, mb, nb, nbm, nbn;
     const float *colm;    /* im2col path: the matrix of the current image */
     int64_t img, grp;     /* the current image and group (one at a time) */
+    int64_t nimg;         /* im2col side by side: images from img at once */
+    int panels;           /* ... written as the register tiles' panels */
     int64_t slots, items; /* direct paths, several groups */
     int64_t slot;         /* floats of one slot */
     op_dw dw;             /* depthwise path, stride 1 */
@@ -415,12 +444,12 @@ static void conv_blocks(conv_job *j, int64_t M, int64_t N, int64_t K)
  * of the per-image one (conv_blocks) to take the register tiles
  * (op_gemm_takes_nn: a block of one row would be a vector's, a large one
  * OpenBLAS's) for the bits to be the same; then sets the column blocks. */
-static int conv_pw_batch_plan(conv_job *j)
+static int conv_pw_batch_plan(conv_job *j, int64_t max_hw)
 {
     const conv_geom *g = &j->g;
     const int64_t ovol = g->w.ovol;
     int64_t strips;
-    if (g->N < 2 || ovol < 2 || ovol >= CONV_PW_BATCH_HW)
+    if (g->N < 2 || ovol < 2 || ovol >= max_hw)
         return 0;
     conv_blocks(j, g->Mg, ovol, j->kc);
     if (!op_gemm_takes_nn(j->mb, j->nb, j->kc, ovol) ||
@@ -495,6 +524,50 @@ static void conv_im2col_gemm_range(void *arg, int64_t begin, int64_t end)
     const conv_job *j = arg;
     for (int64_t it = begin; it < end; it++)
         conv_gemm_block(j, j->img, j->grp, j->colm, it / j->nbn, it % j->nbn);
+}
+
+/* im2col side by side: the matrices of images [img, img + nimg) of the
+ * current group, (image, channel) items, image k's at k kc ovol. */
+static void conv_im2col_imgs_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t k = it / g->Cg, ch = it % g->Cg;
+        const float *x = j->X + ((j->img + k) * g->C + j->grp * g->Cg + ch) * g->w.ivol;
+        if (j->panels)
+            op_im2col_panels(&g->w, 1, x, j->kc, ch * g->w.kvol,
+                             j->scratch + k * j->kc * g->w.ovol);
+        else
+            op_im2col(&g->w, 1, x, j->scratch + (k * j->kc + ch * g->w.kvol) * g->w.ovol);
+    }
+}
+
+/* im2col side by side: column blocks of the images' product, every block
+ * all of the group's Mg rows. */
+static void conv_im2col_imgs_gemm_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_job *j = arg;
+    const conv_geom *g = &j->g;
+    const int64_t ovol = g->w.ovol, cols = j->nimg * ovol, gi = j->grp;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t c0 = it * j->nb, c1 = conv_min(c0 + j->nb, cols);
+        op_epilogue e = {j->B ? j->B + gi * g->Mg : NULL, NULL, j->act};
+        /* Panels: each image's columns start a strip (ovol a multiple
+         * of 16), so a run of them within one image is one product. */
+        for (int64_t c = c0, run; j->panels && c < c1; c += run) {
+            const int64_t n = c / ovol, p = c % ovol;
+            run = conv_min(c1, (n + 1) * ovol) - c;
+            op_gemm_nn_panels(
+                g->Mg, run, j->kc, j->W + gi * g->Mg * j->kc, j->kc, j->colm + c * j->kc,
+                j->Y + ((j->img + n) * g->M + gi * g->Mg) * ovol + p, ovol, &e);
+        }
+        if (!j->panels)
+            op_gemm_nn_images(g->Mg, j->kc, ovol, c0, conv_min(j->nb, cols - c0),
+                              j->W + gi * g->Mg * j->kc, j->kc, j->colm, ovol,
+                              j->kc * ovol, j->Y + (j->img * g->M + gi * g->Mg) * ovol,
+                              ovol, g->M * ovol, &e);
+    }
 }
 
 /* Output rows [r0, r1) of group gi of image n from its packed input. */
@@ -607,6 +680,21 @@ static int32_t conv_path(conv_job *j)
     return CONV_IM2COL;
 }
 
+/* How many images the im2col path (j's) takes side by side (their
+ * matrices one product's columns, op_gemm_nn_images), 1 for one at a
+ * time: images of fewer than CONV_COLS_BATCH_HW pixels whose per-image
+ * blocks take the register tiles (conv_pw_batch_plan, which sets j's
+ * column blocks), as many as CONV_COLS_BATCH columns hold (two at least);
+ * conv_need's room. */
+static int64_t conv_cols_imgs(conv_job *j)
+{
+    int64_t q;
+    if (!conv_pw_batch_plan(j, CONV_COLS_BATCH_HW))
+        return 1;
+    q = CONV_COLS_BATCH / j->g.w.ovol; /* at least 2: CONV_COLS_BATCH_HW */
+    return q < j->g.N ? q : j->g.N;
+}
+
 const char *op_conv_path(const prt_plugin *conv, const prt_dims *x, const prt_dims *w)
 {
     static const char *const names[] = {"pointwise", "depthwise", "direct", "im2col",
@@ -632,7 +720,7 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
     const conv_op *c = ccv(o);
     prt_dims dims[3];
     conv_job j;
-    int64_t col, slot;
+    int64_t col, slot, q;
     int32_t path;
     prt_status st;
     (void)stream;
@@ -693,11 +781,25 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
          * read once, not once per image. */
         op_epilogue e = {NULL, j.B, j.act};
         op_gemm_f32_par(0, 1, j.g.N, j.g.M, j.kc, j.X, j.kc, j.W, j.kc, j.Y, j.g.M, &e);
-    } else if (path == CONV_POINTWISE && conv_pw_batch_plan(&j)) {
+    } else if (path == CONV_POINTWISE && conv_pw_batch_plan(&j, CONV_PW_BATCH_HW)) {
         base_parallel_for(j.g.G * j.nbn, 1, conv_pointwise_batch_range, &j);
     } else if (path == CONV_POINTWISE) {
         conv_blocks(&j, j.g.Mg, j.g.w.ovol, j.kc);
         base_parallel_for(j.g.N * j.g.G * j.nbm * j.nbn, 1, conv_pointwise_range, &j);
+    } else if ((q = conv_cols_imgs(&j)) > 1) {
+        /* Written straight into panels where each image's columns start a
+         * strip and the rows walk applies: no copy of B per block, and
+         * op_gemm_nn_panels' tiles (AVX-512 where there is one). */
+        j.panels = j.g.w.ovol % 16 == 0 && op_im2col_rows_ok(&j.g.w);
+        j.colm = j.scratch;
+        for (j.img = 0; j.img < j.g.N; j.img += q) {
+            j.nimg = conv_min(q, j.g.N - j.img);
+            j.nbn = (j.nimg * j.g.w.ovol + j.nb - 1) / j.nb;
+            for (j.grp = 0; j.grp < j.g.G; j.grp++) {
+                base_parallel_for(j.nimg * j.g.Cg, 1, conv_im2col_imgs_range, &j);
+                base_parallel_for(j.nbn, 1, conv_im2col_imgs_gemm_range, &j);
+            }
+        }
     } else {
         conv_blocks(&j, j.g.Mg, j.g.w.ovol, j.kc);
         j.colm = j.scratch;

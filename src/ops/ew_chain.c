@@ -200,8 +200,7 @@ static void ec_binary(int32_t op, int swap, float *acc, const float *b, int64_t 
         for (int64_t i = 0; i < m; i++)
             acc[i] = acc[i] * acc[i];
     } else if (e == 3.0f) {
-        for (int64_t i = 0; i < m; i++)
-            acc[i] = (float)((double)acc[i] * acc[i] * acc[i]);
+        op_cube_f32(acc, acc, m);
     } else {
         for (int64_t i = 0; i < m; i++)
             acc[i] = (float)pow((double)acc[i], (double)e);

@@ -141,6 +141,15 @@ prt_status op_window_geom(const op_object *o, const op_window *w, int32_t ns,
  * position kpos in window opos], 0 in the padding, for `channels` channels
  * of ivol elements each. */
 void op_im2col(const op_win_geom *g, int64_t channels, const float *x, float *col);
+/* 1 when no window reaches padding along the last dim, which
+ * op_im2col_panels needs. */
+int op_im2col_rows_ok(const op_win_geom *g);
+/* op_im2col's rows k0 + [0, channels kvol) of a matrix of K rows, written
+ * into the register tiles' panels (op_gemm_pack_panels' layout, 16
+ * columns a strip: column p of row k at (p / 16) K 16 + k 16 + p % 16),
+ * ovol columns from bp's first; only where op_im2col_rows_ok. */
+void op_im2col_panels(const op_win_geom *g, int64_t channels, const float *x, int64_t K,
+                      int64_t k0, float *bp);
 /* The adjoint: x[c][position] += col[...] for every window element that
  * lies inside x (padding is dropped). x must be initialized. */
 void op_col2im(const op_win_geom *g, int64_t channels, const float *col, float *x);

@@ -15,6 +15,7 @@
  */
 #include <math.h>
 
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/ops_ew.h"
 
 static prt_status pow_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
@@ -68,9 +69,11 @@ static int pow_row(const void *ctx, const uint8_t *const *p, const int64_t *s, u
         if (s[1] == 0 && b[0] == 2.0f) {
             for (int64_t j = 0; j < n; j++)
                 r[j] = a[j * s[0]] * a[j * s[0]];
-        } else if (s[1] == 0 && b[0] == 3.0f) {
+        } else if (s[1] == 0 && b[0] == 3.0f && s[0] == 1) {
             /* x^3 in double (x x exact there), rounded once more to float:
              * GPT-2's GELU cubes every activation. */
+            op_cube_f32(a, r, n);
+        } else if (s[1] == 0 && b[0] == 3.0f) {
             for (int64_t j = 0; j < n; j++) {
                 const double v = a[j * s[0]];
                 r[j] = (float)(v * v * v);

@@ -313,6 +313,17 @@ static void win_strides(const op_win_geom *g, int64_t *istr)
     }
 }
 
+/* Steps idx, a position in dims[0..n) row-major, to the next one (back to
+ * all zeros after the last). */
+static void win_next(int64_t *idx, const int64_t *dims, int32_t n)
+{
+    for (int32_t i = n - 1; i >= 0; i--) {
+        if (++idx[i] < dims[i])
+            return;
+        idx[i] = 0;
+    }
+}
+
 /* The walk of im2col and col2im: for each channel and kernel position, the
  * rows of windows along the last dim. im2col reads xs and writes cd;
  * col2im reads cs and adds into xd (the other two are NULL). */
@@ -360,24 +371,91 @@ static void win_walk(const op_win_geom *g, int64_t channels, const float *xs, fl
                     for (int64_t j = j1; j < olast; j++)
                         cd[coff + j] = 0.0f;
                 }
-                for (int32_t i = last - 1; i >= 0; i--) {
-                    if (++oidx[i] < g->out[i])
-                        break;
-                    oidx[i] = 0;
-                }
+                win_next(oidx, g->out, last);
             }
-            for (int32_t i = ns - 1; i >= 0; i--) {
-                if (++kidx[i] < g->k[i])
-                    break;
-                kidx[i] = 0;
-            }
+            win_next(kidx, g->k, ns);
         }
     }
 }
 
+/* im2col where every window lies inside the input along the last dim (no
+ * padding reached there: a ViT's patches, 16 x 16 at stride 16): for each
+ * channel, kernel position of the other dims and output row, the input
+ * row's stretch is read once for all the last dim's kernel positions, which
+ * win_walk takes one at a time, each time with its bounds; here the walk's
+ * cost is paid once a row of windows, not once a kernel position. */
+static void win_im2col_rows(const op_win_geom *g, int64_t channels, const float *x,
+                            float *col, int64_t K, int64_t k0)
+{
+    const int32_t last = g->ns - 1;
+    const int64_t olast = g->out[last], orows = g->ovol / olast, kl = g->k[last];
+    const int64_t st = g->s[last], dl = g->d[last], krows = g->kvol / kl;
+    int64_t istr[OP_SP_MAX];
+    win_strides(g, istr);
+    for (int64_t c = 0; c < channels; c++) {
+        int64_t kidx[OP_SP_MAX] = {0};
+        for (int64_t kr = 0; kr < krows; kr++) {
+            int64_t oidx[OP_SP_MAX] = {0};
+            const int64_t k = k0 + c * g->kvol + kr * kl; /* col's row */
+            float *cd = col + (c * g->kvol + kr * kl) * g->ovol;
+            for (int64_t r = 0; r < orows; r++, cd += olast) {
+                int64_t off = c * g->ivol;
+                int inside = 1;
+                for (int32_t i = 0; i < last; i++) {
+                    int64_t p = oidx[i] * g->s[i] - g->pb[i] + kidx[i] * g->d[i];
+                    if (p < 0 || p >= g->in[i])
+                        inside = 0;
+                    off += p * istr[i];
+                }
+                if (K > 0) {
+                    /* Panels: column p of row k at (p / 16) K 16 + k 16 +
+                     * p % 16. */
+                    const float *xs = x + off;
+                    for (int64_t j = 0; j < olast; j++) {
+                        const int64_t p = r * olast + j;
+                        float *d = col + (p >> 4) * K * 16 + k * 16 + (p & 15);
+                        for (int64_t kw = 0; kw < kl; kw++)
+                            d[kw * 16] = inside ? xs[j * st + kw * dl] : 0.0f;
+                    }
+                } else if (!inside) {
+                    for (int64_t kw = 0; kw < kl; kw++)
+                        memset(cd + kw * g->ovol, 0, sizeof(float) * (size_t)olast);
+                } else {
+                    /* Along the input row (each window's kl elements in
+                     * turn), one element to each of kl rows of col. */
+                    const float *xs = x + off;
+                    for (int64_t j = 0; j < olast; j++)
+                        for (int64_t kw = 0; kw < kl; kw++)
+                            cd[kw * g->ovol + j] = xs[j * st + kw * dl];
+                }
+                win_next(oidx, g->out, last);
+            }
+            win_next(kidx, g->k, last);
+        }
+    }
+}
+
+int op_im2col_rows_ok(const op_win_geom *g)
+{
+    const int32_t last = g->ns - 1;
+    /* Every window inside along the last dim: no padding before it, and
+     * the last window's last element inside. */
+    return g->ovol > 0 && g->pb[last] == 0 &&
+           (g->out[last] - 1) * g->s[last] + (g->k[last] - 1) * g->d[last] < g->in[last];
+}
+
 void op_im2col(const op_win_geom *g, int64_t channels, const float *x, float *col)
 {
-    win_walk(g, channels, x, NULL, NULL, col);
+    if (op_im2col_rows_ok(g))
+        win_im2col_rows(g, channels, x, col, 0, 0);
+    else
+        win_walk(g, channels, x, NULL, NULL, col);
+}
+
+void op_im2col_panels(const op_win_geom *g, int64_t channels, const float *x, int64_t K,
+                      int64_t k0, float *bp)
+{
+    win_im2col_rows(g, channels, x, bp, K, k0);
 }
 
 void op_col2im(const op_win_geom *g, int64_t channels, const float *col, float *x)

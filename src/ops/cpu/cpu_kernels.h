@@ -799,6 +799,10 @@ void op_bin_rows_f32(int32_t rk, const float *a, int64_t sa, const float *b, int
                      float *y, int64_t n);
 void op_bin_c8_f32(int32_t rk, const float *a, int64_t da, const float *b, int64_t db,
                    float *y, int64_t R, int64_t live);
+/* Pow.c's float32 cube: y[j] = x[j]^3 as (x x) x in double, rounded once to
+ * float (x x is exact there), four doubles a vector: the same bits as the
+ * scalar loop, GPT-2's tanh GELU cubing every activation (y may be x). */
+void op_cube_f32(const float *x, float *y, int64_t n);
 
 /* ---- the sigmoid (sigmoid.c) ------------------------------------------- */
 
