@@ -54,19 +54,25 @@ void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t
 void op_qc_from_hwc(const uint8_t *yt, int64_t M16, int64_t M, int64_t hw, int64_t p0,
                     int64_t p1, uint8_t *y);
 
-/* One image's convolution (1 or 2 spatial dims; 1-D as H = 1). */
+/* One image's convolution (1 or 2 spatial dims; 1-D as H = 1), or one
+ * group's of a grouped one: then xt, zrow, wp, cterm, scale and yt point
+ * at the group's first channel, C4 is its input channels rounded up to 4
+ * (the 4 bytes past a group's last channel belong to the next group or
+ * the row's padding, and meet W's zero padding) and ldx is the whole
+ * pixel's bytes. */
 typedef struct op_qc_args {
-    const uint8_t *xt;   /* H W pixels of C4 bytes (op_qc_to_hwc) */
-    const uint8_t *zrow; /* C4 bytes: the padding pixel (ax, zeros past C) */
-    int64_t C4, H, W, OH, OW;
+    const uint8_t *xt;   /* H W pixels, ldx bytes apart (op_qc_to_hwc); C4
+                          * bytes readable from each (3 of slack past x) */
+    const uint8_t *zrow; /* the padding pixel (ax, zeros past the channels) */
+    int64_t C4, ldx, H, W, OH, OW;
     int64_t kh, kw, sh, sw, dh, dw, ph, pw;
-    const uint8_t *wp;    /* op_qc_pack_w */
-    int64_t M;            /* output channels */
-    const int32_t *cterm; /* per channel, M rounded up to 16 values */
+    const uint8_t *wp;    /* op_qc_pack_w (the group's M, C4) */
+    int64_t M;            /* output channels (of the group): stores stop there */
+    const int32_t *cterm; /* per channel, 16 readable past each panel's first */
     const float *scale;   /* the multiplier per channel, as cterm */
     int32_t zp, is_u8;    /* y's zero point; 1 uint8 y, 0 int8 */
     uint8_t *yt;          /* pixel p's channels at yt + p M16 */
-    int64_t M16;          /* M rounded up to 16 */
+    int64_t M16;          /* bytes between pixels of yt */
     int64_t P;            /* OH OW */
 } op_qc_args;
 
