@@ -621,19 +621,22 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
     if (!fc_is(c, q, "QuantizeLinear") || !fc_qdq_inputs(c, pos, at, dq, p, &shared))
         return 0; /* not a QDQ Conv (the fp32 model's): no log */
     qn = fc_node(c, q);
-    /* Grouped convolutions stay dequantized: QLinearConv's grouped path is
-     * generic, and the float kernels are faster there
-     * (efficientnet_b0_w25_qdq ran at 0.43-0.24 of ORT fused, 1.16-0.58
-     * not; bench/RESULTS.md). Depthwise ones (one input channel per
-     * group, a constant W of 2 spatial dims) fold: QLinearConv runs them
-     * through the float depthwise kernel, exactly (qconv_kernel.h). */
+    /* Depthwise convolutions (one input channel per group, a constant W
+     * of 2 spatial dims) fold: QLinearConv runs them through the float
+     * depthwise kernel, exactly (qconv_kernel.h); other grouped ones run
+     * on the channel-last VNNI tiles group by group. A depthwise one past
+     * the depthwise kernel's taps stays dequantized: QLinearConv's
+     * generic grouped path was slower than the float kernels there
+     * (efficientnet_b0_w25_qdq, bench/RESULTS.md). */
     for (size_t k = 0; k < conv->n_attribute; k++) {
         const Onnx__AttributeProto *a = conv->attribute[k];
-        if (a->name && strcmp(a->name, "group") == 0 && a->i > 1 &&
+        if (a->name && strcmp(a->name, "group") == 0 && a->i > 1 && p[1][0] &&
+            p[1][0]->n_dims >= 2 && p[1][0]->dims[0] == a->i && p[1][0]->dims[1] == 1 &&
             !fc_qconv_depthwise(p[1][0], a->i)) {
             onnx_node_label(conv, c->order[pos], label, sizeof label);
             onnx_info("%s: DequantizeLinear -> Conv -> QuantizeLinear left unfused: a "
-                      "grouped convolution (group %lld) runs faster dequantized",
+                      "depthwise convolution (group %lld) that the 8-bit depthwise "
+                      "kernel does not take runs faster dequantized",
                       label, (long long)a->i);
             return 0;
         }

@@ -41,7 +41,7 @@ int32. So the two references and their tolerances:
   dynamic models, every element within DYN_ATOL_REL of the largest
   reference magnitude.
 
-A QDQ model's Convs (but grouped ones) and MatMuls now become QLinearConv
+A QDQ model's Convs (grouped ones too) and MatMuls now become QLinearConv
 and QLinearMatMul at import as ONNX Runtime's optimizer makes them
 (src/onnx/onnx_fuse.c), so for QDQ models the two references swap roles:
 the optimized one is held to 1 quantum in NOOPT_MAX_FRACTION of the

@@ -15,6 +15,9 @@ ONNX Runtime (issue 30).
   one QLinearMatMul, ORT's integers exactly.
 - DQ -> depthwise Conv -> Q (group = channels, stride 1 and 2): one
   QLinearConv (its depthwise kernel), ORT's integers exactly.
+- DQ -> grouped Conv -> Q (2 to 32 groups, W per channel and per tensor,
+  strides and dilations): one QLinearConv (the channel-last tiles group
+  by group), ORT's integers exactly.
 - DQ -> MaxPool -> Q on one scale and zero point: MaxPool of the 8-bit
   tensor itself, no DQ left, ORT's integers exactly.
 - 8-bit floats (opset 19): QuantizeLinear to FLOAT8E4M3FN and FLOAT8E5M2
@@ -139,6 +142,40 @@ def depthwise_model(rng, stride, qtype):
         nodes, "depthwise", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                            [1, c, 9, 9])],
         [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, c, o, o])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def grouped_model(rng, group, cg, mg, stride, dil, per_channel, qtype):
+    """x [1, group cg, 11, 11] -> Q/DQ (qtype) -> grouped Conv 3x3 (int8
+    weight per output channel or per tensor, int32 bias, pads 1) -> Q
+    (uint8) as the output."""
+    c, m = group * cg, group * mg
+    xz = 128 if qtype == TensorProto.UINT8 else -3
+    w = rng.integers(-127, 127, (m, cg, 3, 3)).astype(np.int8)
+    ws = (rng.uniform(0.5, 1.5, m if per_channel else 1) * 0.01).astype(np.float32)
+    bs = (np.float32(0.02) * ws).astype(np.float32)
+    inits = [helper.make_tensor("xs", TensorProto.FLOAT, [], [0.02]),
+             helper.make_tensor("xz", qtype, [], [xz]),
+             numpy_helper.from_array(w, "w"),
+             numpy_helper.from_array(ws if per_channel else ws.reshape(()), "ws"),
+             numpy_helper.from_array(np.zeros(m, np.int8) if per_channel else np.int8(0),
+                                     "wz"),
+             numpy_helper.from_array(rng.integers(-500, 500, m).astype(np.int32), "b"),
+             numpy_helper.from_array(bs if per_channel else bs.reshape(()), "bs"),
+             helper.make_tensor("ys", TensorProto.FLOAT, [], [0.1]),
+             helper.make_tensor("yz", TensorProto.UINT8, [], [110])]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+             helper.make_node("DequantizeLinear", ["b", "bs"], ["bd"], axis=0),
+             helper.make_node("Conv", ["xd", "wd", "bd"], ["cv"], group=group, pads=[1] * 4,
+                              strides=[stride] * 2, dilations=[dil] * 2),
+             helper.make_node("QuantizeLinear", ["cv", "ys", "yz"], ["y"])]
+    o = (11 + 2 - dil * 2 - 1) // stride + 1
+    g = helper.make_graph(
+        nodes, "grouped", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                         [1, c, 11, 11])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, m, o, o])], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
@@ -274,6 +311,19 @@ def main():
                 fails += run_vs_ort(a.plugrt, work, f"depthwise_s{stride}_{qt}",
                                     depthwise_model(rng, stride, qt), {"x": xd}, fused="Conv",
                                     layers={"QLinearConv": 1})
+        # grouped (not depthwise): groups 2 to 32, channels a group odd and
+        # even, per channel and per tensor W, strides and dilations
+        for group, cg, mg, stride, dil, per_ch, qt in ((2, 3, 5, 1, 1, True, u8),
+                                                       (4, 4, 4, 2, 1, False, i8),
+                                                       (8, 4, 4, 1, 2, True, u8),
+                                                       (8, 8, 8, 2, 1, True, i8),
+                                                       (32, 1, 2, 1, 1, False, u8),
+                                                       (4, 17, 9, 1, 1, True, i8)):
+            xg = rng.uniform(-2.5, 2.5, (1, group * cg, 11, 11)).astype(np.float32)
+            fails += run_vs_ort(a.plugrt, work,
+                                f"grouped_g{group}_{cg}x{mg}_s{stride}_d{dil}_{qt}",
+                                grouped_model(rng, group, cg, mg, stride, dil, per_ch, qt),
+                                {"x": xg}, fused="Conv", layers={"QLinearConv": 1})
         xp = rng.uniform(-2.5, 2.5, (1, 3, 20, 40)).astype(np.float32)
         for qt in (u8, i8):
             fails += run_vs_ort(a.plugrt, work, f"maxpool_{qt}", maxpool_model(qt), {"x": xp},
