@@ -171,17 +171,33 @@ static int qconv_hwc_ok(const op_object *o, const ql_inputs *q, const prt_tensor
            qconv_w_symmetric(in[q->b].dtype, q->b_zp >= 0 ? &in[q->b_zp] : NULL, w_zp);
 }
 
-/* W packed for the channel-last path: M sums, then the panels, group by
- * group (each group's Mg channels over its own panels, qconv_group_wp). */
+/* Groups of the channel-last path packed as one (op_qc_pack_w's Mb): for
+ * groups of fewer than 16 output channels the most that divide G and fit
+ * one panel together, so that a tile's broadcast of a pixel's 4 bytes
+ * feeds 16 used channels, not Mg (resnext_w8's groups of 4: a quarter of
+ * the lanes, and a tile's bookkeeping for 4 channels' work). The
+ * products are the same; the zero blocks cost nothing the padding of
+ * one group's panel would not. */
+static int64_t qconv_group_block(int64_t G, int64_t Mg)
+{
+    int64_t k = 1;
+    for (int64_t b = 2; b <= G && b * Mg <= OP_QC_PANEL; b++)
+        if (G % b == 0)
+            k = b;
+    return k;
+}
+
+/* W packed for the channel-last path: M sums, then the panels, block by
+ * block of qconv_group_block's groups. */
 static prt_status qconv_prepare_hwc(const op_object *o, const ql_inputs *q,
                                     const prt_tensor_desc *in, const void *const *data,
                                     op_const **out)
 {
     const prt_dims *d = &in[q->b].dims;
-    const int64_t G = ((const qconv_op *)o)->group;
-    const int64_t M = d->d[0], Mg = M / G, C = d->d[1];
+    const int64_t G0 = ((const qconv_op *)o)->group, M = d->d[0], C = d->d[1];
+    const int64_t k = qconv_group_block(G0, M / G0), G = G0 / k, Mg = M / G;
     const int64_t kvol = base_volume(d) / (M * (C ? C : 1));
-    const int64_t wg = op_qc_w_bytes(Mg, C, kvol);
+    const int64_t wg = op_qc_w_bytes(Mg, k * C, kvol);
     int64_t bytes;
     qconv_const *c;
     if (C < 1 || wg < 0 || !base_mul_i64(wg, G, &bytes) ||
@@ -196,7 +212,8 @@ static prt_status qconv_prepare_hwc(const op_object *o, const ql_inputs *q,
     c->wq =
         (uint8_t *)(((uintptr_t)(c->rowsum + M) + QCV_ALIGN - 1) / QCV_ALIGN * QCV_ALIGN);
     for (int64_t gi = 0; gi < G; gi++)
-        op_qc_pack_w(Mg, C, kvol, (const uint8_t *)data[q->b] + gi * Mg * C * kvol,
+        op_qc_pack_w(Mg, Mg / k, C, kvol,
+                     (const uint8_t *)data[q->b] + gi * Mg * C * kvol,
                      qconv_w_flip(c->src.dtype), c->wq + gi * wg, c->rowsum + gi * Mg);
     *out = &c->head;
     return PRT_OK;
@@ -577,19 +594,20 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
 {
     const op_win_geom *wg = &g->w;
     const int32_t ax = v->a_zp + (qconv_x_flip(v->a_dtype) ? 128 : 0);
+    const int64_t k = qconv_group_block(g->G, g->Mg), G = g->G / k;
     qconv_hwc_job j;
     memset(&j, 0, sizeof j);
     j.C = g->C;
-    j.Cg = g->Cg;
-    j.Mg = g->Mg;
+    j.Cg = k * g->Cg; /* a block of k groups (qconv_group_block) */
+    j.Mg = k * g->Mg;
     j.M = g->M;
     j.fx = qconv_x_flip(v->a_dtype);
     /* panels of a group */
-    j.S = (g->Mg + OP_QC_PANEL - 1) / OP_QC_PANEL;
+    j.S = (j.Mg + OP_QC_PANEL - 1) / OP_QC_PANEL;
     j.nsb = (j.S + OP_QC_NP - 1) / OP_QC_NP;
-    j.wg = op_qc_w_bytes(g->Mg, g->Cg, wg->kvol);
+    j.wg = op_qc_w_bytes(j.Mg, j.Cg, wg->kvol);
     j.M16 = (g->M + OP_QC_PANEL - 1) / OP_QC_PANEL * OP_QC_PANEL;
-    j.a.C4 = op_qc_c4(g->Cg);
+    j.a.C4 = op_qc_c4(j.Cg);
     j.a.ldx = op_qc_c4(g->C);
     if (wg->ns == 1) {
         j.a.H = j.a.OH = j.a.kh = j.a.sh = j.a.dh = 1;
@@ -603,7 +621,7 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
     j.a.xt = w->xt;
     j.a.zrow = w->zrow;
     j.a.wp = pc->wq;
-    j.a.M = g->Mg;
+    j.a.M = j.Mg;
     j.a.cterm = w->cterm;
     j.a.scale = w->hscale;
     j.a.zp = v->y_zp;
@@ -627,7 +645,7 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
         j.x = (const uint8_t *)x + n * g->C * wg->ivol;
         j.y = (uint8_t *)y + n * g->M * j.a.P;
         base_parallel_for(wg->ivol, 1024, qconv_hwc_copy_range, &j);
-        base_parallel_for(g->G * j.nsb * j.npb, 1, qconv_hwc_tile_range, &j);
+        base_parallel_for(G * j.nsb * j.npb, 1, qconv_hwc_tile_range, &j);
         base_parallel_for(j.a.P, 256, qconv_hwc_out_range, &j);
     }
     return PRT_OK;

@@ -29,18 +29,19 @@ int64_t op_qc_w_bytes(int64_t M, int64_t C, int64_t kvol)
     return n;
 }
 
-void op_qc_pack_w(int64_t M, int64_t C, int64_t kvol, const uint8_t *W, uint8_t flip,
-                  uint8_t *wp, int32_t *colsum)
+void op_qc_pack_w(int64_t M, int64_t Mb, int64_t C, int64_t kvol, const uint8_t *W,
+                  uint8_t flip, uint8_t *wp, int32_t *colsum)
 {
-    const int64_t C4 = op_qc_c4(C), S = (M + OP_QC_PANEL - 1) / OP_QC_PANEL;
+    const int64_t C4 = op_qc_c4(M / Mb * C), S = (M + OP_QC_PANEL - 1) / OP_QC_PANEL;
     memset(wp, 0, (size_t)(S * OP_QC_PANEL * kvol * C4));
     for (int64_t m = 0; m < M; m++) {
         uint8_t *p = wp + m / OP_QC_PANEL * kvol * C4 * OP_QC_PANEL + m % OP_QC_PANEL * 4;
+        const int64_t c0 = m / Mb * C;
         uint32_t sum = 0;
         for (int64_t c = 0; c < C; c++)
             for (int64_t kp = 0; kp < kvol; kp++) {
                 const uint8_t v = W[(m * C + c) * kvol + kp] ^ flip;
-                p[(kp * C4 + c / 4 * 4) * OP_QC_PANEL + c % 4] = v;
+                p[(kp * C4 + (c0 + c) / 4 * 4) * OP_QC_PANEL + (c0 + c) % 4] = v;
                 sum += (uint32_t)(int32_t)(int8_t)v;
             }
         colsum[m] = (int32_t)sum;

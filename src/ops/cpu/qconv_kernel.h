@@ -41,9 +41,15 @@ int64_t op_qc_w_bytes(int64_t M, int64_t C, int64_t kvol);
  * at wp + s kvol C4 16, its bytes (kp, c4, j, t) at
  * ((kp C4 + 4 c4) 16 + 4 j) + t for channel 16 s + j and input channel
  * 4 c4 + t, zero past M and C. colsum[m] (m < M) = the sum of channel m's
- * stored bytes as int8. */
-void op_qc_pack_w(int64_t M, int64_t C, int64_t kvol, const uint8_t *W, uint8_t flip,
-                  uint8_t *wp, int32_t *colsum);
+ * stored bytes as int8.
+ *
+ * With Mb < M, W is M / Mb groups of Mb channels packed as one
+ * block-diagonal convolution of M / Mb C input channels (C4 their count
+ * rounded up to 4): channel m's C inputs sit at m / Mb C, zero elsewhere.
+ * A group of few channels then fills a panel with its neighbours instead
+ * of padding (op_qc_w_bytes of M, M / Mb C). */
+void op_qc_pack_w(int64_t M, int64_t Mb, int64_t C, int64_t kvol, const uint8_t *W,
+                  uint8_t flip, uint8_t *wp, int32_t *colsum);
 /* Pixels [p0, p1) of a CHW image (C channels of hw bytes) into HWC rows of
  * C4 bytes, each byte ^ flip, channels past C zero. */
 void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t C4,
