@@ -18,6 +18,9 @@ ONNX Runtime (issue 30).
 - DQ -> grouped Conv -> Q (2 to 32 groups, W per channel and per tensor,
   strides and dilations): one QLinearConv (the channel-last tiles group
   by group), ORT's integers exactly.
+- DQ, DQ -> Add -> (idle Relu | Clip) -> Q: one QLinearAdd, the bytes of
+  the float nodes exactly (a float32 reference here) and within 1 of
+  ORT's fixed-point QLinearAdd.
 - DQ -> MaxPool -> Q on one scale and zero point: MaxPool of the 8-bit
   tensor itself, no DQ left, ORT's integers exactly.
 - 8-bit floats (opset 19): QuantizeLinear to FLOAT8E4M3FN and FLOAT8E5M2
@@ -179,6 +182,57 @@ def grouped_model(rng, group, cg, mg, stride, dil, per_channel, qtype):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
+ADD_PARAMS = ((0.02, 0.03, 0.04), (128, 120, 0), (-3, 5, -128))  # scales; u8, i8 zps
+
+
+def add_model(act, qtype):
+    """a, b [2, 8, 7, 9] float -> Q/DQ each (their own scales and zero
+    points, qtype) -> Add -> act (None, Relu or Clip 0..20) -> Q (qtype, the
+    least zero point and 20 past its range: the activation idle) as the
+    output."""
+    (sa, sb, sc), zps = ADD_PARAMS[0], ADD_PARAMS[1 if qtype == TensorProto.UINT8 else 2]
+    inits = [helper.make_tensor(n, TensorProto.FLOAT, [], [v]) for n, v in
+             (("sa", sa), ("sb", sb), ("sc", sc))]
+    inits += [helper.make_tensor(n, qtype, [], [z]) for n, z in zip(("za", "zb", "zc"), zps)]
+    nodes = [helper.make_node("QuantizeLinear", ["a", "sa", "za"], ["aq"]),
+             helper.make_node("DequantizeLinear", ["aq", "sa", "za"], ["ad"]),
+             helper.make_node("QuantizeLinear", ["b", "sb", "zb"], ["bq"]),
+             helper.make_node("DequantizeLinear", ["bq", "sb", "zb"], ["bd"]),
+             helper.make_node("Add", ["ad", "bd"], ["s" if act else "r"])]
+    if act == "Relu":
+        nodes.append(helper.make_node("Relu", ["s"], ["r"]))
+    elif act == "Clip":
+        inits += [helper.make_tensor("lo", TensorProto.FLOAT, [], [0.0]),
+                  helper.make_tensor("hi", TensorProto.FLOAT, [], [20.0])]
+        nodes.append(helper.make_node("Clip", ["s", "lo", "hi"], ["r"]))
+    nodes.append(helper.make_node("QuantizeLinear", ["r", "sc", "zc"], ["y"]))
+    shape = [2, 8, 7, 9]
+    g = helper.make_graph(
+        nodes, "qadd", [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
+                        for n in ("a", "b")],
+        [helper.make_tensor_value_info("y", qtype, shape)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def add_reference(a, b, act, qtype):
+    """add_model's bytes by its nodes' float32 operations, each rounded
+    apart (Q: x / scale, half to even, saturated)."""
+    (sa, sb, sc), zps = ADD_PARAMS[0], ADD_PARAMS[1 if qtype == TensorProto.UINT8 else 2]
+    lo, hi = (0, 255) if qtype == TensorProto.UINT8 else (-128, 127)
+    f32 = np.float32
+
+    def q(x, s, z):
+        return np.clip(np.rint(x / f32(s)) + z, lo, hi)
+
+    def dq(v, s, z):
+        return (v - z).astype(np.float32) * f32(s)
+
+    r = dq(q(a, sa, zps[0]), sa, zps[0]) + dq(q(b, sb, zps[1]), sb, zps[1])
+    if act:
+        r = np.clip(r, f32(0), f32(20) if act == "Clip" else None)
+    return q(r, sc, zps[2]).astype(np.uint8 if qtype == TensorProto.UINT8 else np.int8)
+
+
 def maxpool_model(qtype):
     """x [1, 3, 20, 40] -> Q -> DQ -> MaxPool 3x3 stride 2 pads 1 -> Q on
     the same scale and zero point, as the output."""
@@ -324,6 +378,22 @@ def main():
                                 f"grouped_g{group}_{cg}x{mg}_s{stride}_d{dil}_{qt}",
                                 grouped_model(rng, group, cg, mg, stride, dil, per_ch, qt),
                                 {"x": xg}, fused="Conv", layers={"QLinearConv": 1})
+        # DQ, DQ -> Add -> [idle Relu | Clip] -> Q: one QLinearAdd, the float
+        # nodes' bytes exactly (ORT's QLinearAdd is fixed point: within 1)
+        for act in (None, "Relu", "Clip"):
+            for qt in (u8, i8):
+                xa = rng.uniform(-3, 3, (2, 8, 7, 9)).astype(np.float32)
+                xb = rng.uniform(-3, 3, (2, 8, 7, 9)).astype(np.float32)
+                name = f"add_{act}_{qt}"
+                fails += run_vs_ort(a.plugrt, work, name, add_model(act, qt),
+                                    {"a": xa, "b": xb}, tol=1.0,
+                                    layers={"QLinearAdd": 1, "DequantizeLinear": 0})
+                got = np.load(f"{work}/{name}/output_y.npy")
+                want = add_reference(xa, xb, act, qt)
+                differ = int((got != want).sum())
+                print(f"{'ok' if not differ else 'FAIL'} {name}: {differ} of {want.size} "
+                      "bytes differ from the float nodes' own")
+                fails += differ != 0
         xp = rng.uniform(-2.5, 2.5, (1, 3, 20, 40)).astype(np.float32)
         for qt in (u8, i8):
             fails += run_vs_ort(a.plugrt, work, f"maxpool_{qt}", maxpool_model(qt), {"x": xp},
