@@ -37,6 +37,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SHARED = os.path.join(ROOT, "..", "shared", "models")
 LOCAL = os.path.join(ROOT, "tests", "models")
 IMAGE = ("image", "image:{b}x3x224x224")
+IMAGE128 = ("image128", "image:{b}x3x128x128")
 TOKENS = ("tokens", "input_ids:{b}x32,attention_mask:{b}x32")
 IDS = ("tokens", "input_ids:{b}x32")
 ZOO = [("mobilenet_v3_small", SHARED, IMAGE), ("bert_small", SHARED, TOKENS),
@@ -49,6 +50,8 @@ ZOO = [("mobilenet_v3_small", SHARED, IMAGE), ("bert_small", SHARED, TOKENS),
 QZOO = [("resnet18_w8_qdq", LOCAL, IMAGE, os.path.join(LOCAL, "resnet18_w8")),
         ("efficientnet_b0_w25_qdq", LOCAL, IMAGE, os.path.join(LOCAL, "efficientnet_b0_w25")),
         ("resnext_w8_qdq", LOCAL, IMAGE, os.path.join(LOCAL, "resnext_w8")),
+        ("densenet_w8_qdq", LOCAL, IMAGE, os.path.join(LOCAL, "densenet_w8")),
+        ("deeplab_w8_qdq", LOCAL, IMAGE128, os.path.join(LOCAL, "deeplab_w8")),
         ("gpt2_tiny_dynq", LOCAL, TOKENS, os.path.join(LOCAL, "gpt2_tiny")),
         ("bert_small_dynq", LOCAL, TOKENS, os.path.join(SHARED, "bert_small"))]
 
@@ -72,8 +75,9 @@ def ort_session(path, threads):
 def ort_inputs(sess, kind, batch, rng):
     feeds = {}
     for i in sess.get_inputs():
-        if kind == "image":
-            feeds[i.name] = rng.uniform(-1, 1, (batch, 3, 224, 224)).astype(np.float32)
+        if kind.startswith("image"):
+            hw = 128 if kind == "image128" else 224
+            feeds[i.name] = rng.uniform(-1, 1, (batch, 3, hw, hw)).astype(np.float32)
         else:
             feeds[i.name] = rng.integers(0, 16, (batch, 32), dtype=np.int64)
     return feeds

@@ -404,8 +404,9 @@ static int test_pools(void)
         free(widx);
     }
     /* MaxPool of int8 and uint8 on their bytes (pool.c's 8-bit rows): rows
-     * wide enough for its vectors of 16 outputs at strides 1 and 2. */
-    for (int cs = 0; cs < 60; cs++) {
+     * wide enough for its vectors of 16 outputs at strides 1 and 2 (a
+     * row's last vector at stride 2 read from one column before). */
+    for (int cs = 0; cs < 120; cs++) {
         const int32_t dt = cs % 2 ? PRT_INT8 : PRT_UINT8, ns = cs % 5 == 4 ? 1 : 2;
         int64_t sp[2] = {tu_rng_range(&rng, 1, 5), tu_rng_range(&rng, 16, 90)};
         win_case w;

@@ -342,6 +342,36 @@ static void q_conv_random(int qlinear, int t, int sym, int group_every, int64_t 
     q_conv_case(qlinear, &cs);
 }
 
+/* Case t of grouped (not depthwise) convolutions with symmetric W: the
+ * channel-last path's groups (qconv_kernel.h), 2 to 32 of them, channels
+ * per group odd and even (steps running past a group's channels into the
+ * next one's, panels of a group stopping short of 16), strides, padding
+ * and dilations. */
+static void q_conv_grouped(int t)
+{
+    static const int32_t groups[] = {2, 4, 8, 32};
+    static const int64_t per_group[] = {1, 3, 4, 5, 8, 17};
+    q_conv_shape cs;
+    memset(&cs, 0, sizeof cs);
+    cs.sym = 1;
+    cs.ns = t % 5 == 4 ? 1 : 2;
+    cs.group = groups[t % 4];
+    cs.n = tu_rng_range(&rng, 1, 2);
+    cs.c = cs.group * per_group[tu_rng_range(&rng, 0, 5)];
+    cs.m = cs.group * per_group[tu_rng_range(&rng, 0, 5)];
+    if (cs.c == cs.group && cs.m == cs.group)
+        cs.c *= 2; /* not depthwise: that is the float planes' path */
+    for (int32_t i = 0; i < cs.ns; i++) {
+        cs.k[i] = t % 6 == 0 ? 1 : tu_rng_range(&rng, 1, 3);
+        cs.s[i] = (int32_t)tu_rng_range(&rng, 1, 2);
+        cs.dl[i] = t % 3 == 2 ? 2 : 1;
+        cs.pads[i] = (int32_t)tu_rng_range(&rng, 0, 2);
+        cs.pads[cs.ns + i] = (int32_t)tu_rng_range(&rng, 0, 2);
+        cs.d[i] = cs.dl[i] * (cs.k[i] - 1) + 1 + tu_rng_range(&rng, 0, 14);
+    }
+    q_conv_case(1, &cs);
+}
+
 static void test_conv(void)
 {
     for (int qlinear = 0; qlinear < 2; qlinear++)
@@ -361,6 +391,8 @@ static void test_conv(void)
     for (int qlinear = 0; qlinear < 2; qlinear++)
         for (int t = 0; t < 20; t++)
             q_conv_random(qlinear, t, t % 2, 5, 24, 1, 7, 1);
+    for (int t = 0; t < 40; t++)
+        q_conv_grouped(t);
 }
 
 /* ---- errors --------------------------------------------------------------- */

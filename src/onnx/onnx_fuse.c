@@ -96,7 +96,8 @@ enum {
     FUSE_QCONV,
     FUSE_QMATMUL,
     FUSE_ATTENTION,
-    FUSE_QPOOL
+    FUSE_QPOOL,
+    FUSE_QADD
 };
 enum { FUSE_SKIP_LN = 16, FUSE_MATMUL_ACT, FUSE_EW_CHAIN }; /* the sections at the end */
 
@@ -592,19 +593,22 @@ static int fc_qconv(fuse_ctx *c, int32_t pos, fusion *f)
     if (!fc_is(c, q, "QuantizeLinear") || !fc_qdq_inputs(c, pos, at, dq, p, &shared))
         return 0; /* not a QDQ Conv (the fp32 model's): no log */
     qn = fc_node(c, q);
-    /* Grouped convolutions stay dequantized: QLinearConv's grouped path is
-     * generic, and the float kernels are faster there
-     * (efficientnet_b0_w25_qdq ran at 0.43-0.24 of ORT fused, 1.16-0.58
-     * not; bench/RESULTS.md). Depthwise ones (one input channel per
-     * group, a constant W of 2 spatial dims) fold: QLinearConv runs them
-     * through the float depthwise kernel, exactly (qconv_kernel.h). */
+    /* Depthwise convolutions (one input channel per group, a constant W
+     * of 2 spatial dims) fold: QLinearConv runs them through the float
+     * depthwise kernel, exactly (qconv_kernel.h); other grouped ones run
+     * on the channel-last VNNI tiles group by group. A depthwise one past
+     * the depthwise kernel's taps stays dequantized: QLinearConv's
+     * generic grouped path was slower than the float kernels there
+     * (efficientnet_b0_w25_qdq, bench/RESULTS.md). */
     for (size_t k = 0; k < conv->n_attribute; k++) {
         const Onnx__AttributeProto *a = conv->attribute[k];
-        if (a->name && strcmp(a->name, "group") == 0 && a->i > 1 &&
+        if (a->name && strcmp(a->name, "group") == 0 && a->i > 1 && p[1][0] &&
+            p[1][0]->n_dims >= 2 && p[1][0]->dims[0] == a->i && p[1][0]->dims[1] == 1 &&
             !fc_qconv_depthwise(p[1][0], a->i)) {
             onnx_node_label(conv, c->order[pos], label, sizeof label);
             onnx_info("%s: DequantizeLinear -> Conv -> QuantizeLinear left unfused: a "
-                      "grouped convolution (group %lld) runs faster dequantized",
+                      "depthwise convolution (group %lld) that the 8-bit depthwise "
+                      "kernel does not take runs faster dequantized",
                       label, (long long)a->i);
             return 0;
         }
@@ -704,6 +708,91 @@ static int fc_qpool(fuse_ctx *c, int32_t pos, fusion *f)
     f->output = fc_out(qn);
     f->ins[0] = onnx_node_input(dqn, 0);
     f->nb_ins = 1;
+    return 1;
+}
+
+/* The 8-bit type (ONNX's code) of a constant of one value, or 0. */
+static int32_t fc_q8_scalar(const fuse_ctx *c, const char *name)
+{
+    const Onnx__TensorProto *t = name[0] ? fc_const_proto(c, name) : NULL;
+    if (!t ||
+        (t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 &&
+         t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT8) ||
+        !(t->n_dims == 0 || (t->n_dims == 1 && t->dims[0] == 1)))
+        return 0;
+    return t->data_type;
+}
+
+/* DequantizeLinear node dq with a float32 scale and an 8-bit zero point of
+ * type dt, both one constant value. */
+static int fc_dq_tensor(const fuse_ctx *c, const Onnx__NodeProto *n, int32_t dt)
+{
+    float s;
+    int32_t sdt = 0;
+    return n->n_input == 3 && fc_scalar_dt(c, onnx_node_input(n, 1), &s, &sdt) &&
+           sdt == PRT_FLOAT32 && fc_q8_scalar(c, onnx_node_input(n, 2)) == dt;
+}
+
+/* DequantizeLinear (a), DequantizeLinear (b) -> Add -> [idle Relu or Clip]
+ * -> QuantizeLinear, every scale and zero point one constant value of one
+ * 8-bit type: QLinearAdd (qlinear.c), whose definition is these nodes'
+ * float operations one for one (each dequantized product, their sum and
+ * the quantization rounded apart, quant.h), so the bytes are those of the
+ * unfused nodes; ONNX Runtime keeps the residual Add of a QDQ model in 8
+ * bits the same way. A DQ that others read stays for them. */
+static int fc_qadd(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *add = fc_node(c, pos), *qn, *dq[2];
+    int32_t at[2], q, act = -1, m[6], nb = 0, dt;
+    float lo, hi;
+    if (!fc_is(c, pos, "Add") || add->n_input != 2 || add->n_output != 1 ||
+        !fc_out(add)[0])
+        return 0;
+    q = fc_only_reader(c, fc_out(add));
+    if (fc_qconv_act(c, q, &lo, &hi)) {
+        act = q;
+        q = fc_only_reader(c, fc_out(fc_node(c, act)));
+    }
+    if (!fc_is(c, q, "QuantizeLinear") || c->taken[q] || (act >= 0 && c->taken[act]))
+        return 0;
+    qn = fc_node(c, q);
+    dt = qn->n_input == 3 ? fc_q8_scalar(c, onnx_node_input(qn, 2)) : 0;
+    if (!dt)
+        return 0;
+    {
+        float s;
+        int32_t sdt = 0;
+        if (!fc_scalar_dt(c, onnx_node_input(qn, 1), &s, &sdt) || sdt != PRT_FLOAT32)
+            return 0;
+    }
+    for (int k = 0; k < 2; k++) {
+        at[k] = fc_get(&c->producer, onnx_node_input(add, (size_t)k));
+        if (!fc_is(c, at[k], "DequantizeLinear") || c->taken[at[k]])
+            return 0;
+        dq[k] = fc_node(c, at[k]);
+        if (!fc_dq_tensor(c, dq[k], dt))
+            return 0;
+    }
+    if (act >= 0 &&
+        onnx_qdq_act_idle(c->imp, lo, hi, fc_const_proto(c, onnx_node_input(qn, 1)),
+                          fc_const_proto(c, onnx_node_input(qn, 2))))
+        return 0;
+    for (int k = 0; k < 2; k++)
+        if (fc_only_reader(c, fc_out(dq[k])) == pos && (k == 0 || at[1] != at[0]))
+            m[nb++] = at[k];
+    m[nb++] = pos;
+    if (act >= 0)
+        m[nb++] = act;
+    m[nb++] = q;
+    fc_init(f, FUSE_QADD, pos, nb, m);
+    f->last = q;
+    f->output = fc_out(qn);
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 3; j++)
+            f->ins[3 * k + j] = onnx_node_input(dq[k], (size_t)j);
+    f->ins[6] = onnx_node_input(qn, 1);
+    f->ins[7] = onnx_node_input(qn, 2);
+    f->nb_ins = 8;
     return 1;
 }
 
@@ -1585,7 +1674,8 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
      * float constants (fc_dq_const) at their earlier positions. */
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
-        if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f) || fc_qpool(&c, i, f)) {
+        if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f) || fc_qpool(&c, i, f) ||
+            fc_qadd(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -1696,10 +1786,12 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
     if (f->kind == FUSE_DQ_CONST)
         return onnx_dq_const_import(imp, label, f->output, f->q[0], f->q[1], f->q[2],
                                     f->axis);
-    if (f->kind == FUSE_QCONV || f->kind == FUSE_QMATMUL || f->kind == FUSE_QPOOL) {
+    if (f->kind == FUSE_QCONV || f->kind == FUSE_QMATMUL || f->kind == FUSE_QPOOL ||
+        f->kind == FUSE_QADD) {
         prt_status st =
             prt_builtin_find_creator(f->kind == FUSE_QCONV     ? "QLinearConv"
                                      : f->kind == FUSE_QMATMUL ? "QLinearMatMul"
+                                     : f->kind == FUSE_QADD    ? "QLinearAdd"
                                                                : "MaxPool",
                                      "1", &c);
         if (st)

@@ -434,56 +434,95 @@ typedef struct pool_q8_job {
     int is_signed;
 } pool_q8_job;
 
+/* A row's outputs in three parts: those whose taps all lie inside x's
+ * columns ([oa, ob)) in vectors of 16, the maximum of every tap kept in a
+ * register and stored once (a last vector ends at ob, over outputs done
+ * already: the same values); the rest one by one over their inside taps.
+ * Stride 1 and 2 only (a stride-2 vector reads 32 bytes, which must stay
+ * in the row: `vok`). */
 #define POOL_Q8_ROWS(T, VT)                                                              \
     for (int64_t r = b; r < e; r++) {                                                    \
-        const int64_t oh = r % k->oh;                                                    \
+        const int64_t oh = r % k->oh, ih0 = oh * k->sh - k->pt;                          \
+        const int64_t reach = (k->kw - 1) * k->dw - k->pl;                               \
         const T *xp = (const T *)j->x + r / k->oh * k->ih * k->iw;                       \
         T *yr = (T *)j->y + r * k->ow;                                                   \
-        for (int64_t o = 0; o < k->ow; o++)                                              \
-            yr[o] = (T)k->lowest;                                                        \
-        for (int64_t i = 0; i < k->kh; i++) {                                            \
-            const int64_t ih = oh * k->sh - k->pt + i * k->dh;                           \
-            if (ih < 0 || ih >= k->ih)                                                   \
-                continue;                                                                \
-            for (int64_t t = 0; t < k->kw; t++) {                                        \
-                const int64_t off = t * k->dw - k->pl; /* iw = o sw + off */             \
-                int64_t o0 = off >= 0 ? 0 : (-off + k->sw - 1) / k->sw;                  \
-                int64_t o1 = k->iw - off <= 0 ? 0 : (k->iw - off + k->sw - 1) / k->sw;   \
-                const T *xr = xp + ih * k->iw + off;                                     \
-                if (o1 > k->ow)                                                          \
-                    o1 = k->ow;                                                          \
-                o0 = POOL_Q8_VEC(T, VT, xr, yr, o0, o1, k->sw, k->iw - off);             \
-                for (int64_t o = o0; o < o1; o++)                                        \
-                    yr[o] = xr[o * k->sw] > yr[o] ? xr[o * k->sw] : yr[o];               \
+        int64_t oa = (k->pl + k->sw - 1) / k->sw, ob, o = 0;                             \
+        ob = k->iw - 1 - reach < 0 ? 0 : (k->iw - 1 - reach) / k->sw + 1;                \
+        ob = ob < k->ow ? ob : k->ow;                                                    \
+        oa = oa < ob ? oa : ob;                                                          \
+        for (; o < k->ow; o++) {                                                         \
+            if (o == oa && k->sw <= 2) {                                                 \
+                for (; o + 16 <= ob && POOL_Q8_VOK(o); o += 16)                          \
+                    POOL_Q8_VEC(T, VT, o, 0);                                            \
+                if (o < ob && ob - 16 >= oa && POOL_Q8_VOK(ob - 16)) {                   \
+                    POOL_Q8_VEC(T, VT, ob - 16, 0);                                      \
+                    o = ob;                                                              \
+                } else if (o < ob && ob - 16 >= oa && POOL_Q8_VOK_BACK(ob - 16)) {       \
+                    POOL_Q8_VEC(T, VT, ob - 16, 1);                                      \
+                    o = ob;                                                              \
+                }                                                                        \
+                if (o >= k->ow)                                                          \
+                    break;                                                               \
+            }                                                                            \
+            {                                                                            \
+                T m = (T)k->lowest;                                                      \
+                for (int64_t i = 0; i < k->kh; i++) {                                    \
+                    const int64_t ih = ih0 + i * k->dh;                                  \
+                    if (ih < 0 || ih >= k->ih)                                           \
+                        continue;                                                        \
+                    for (int64_t t = 0; t < k->kw; t++) {                                \
+                        const int64_t iw = o * k->sw - k->pl + t * k->dw;                \
+                        if (iw >= 0 && iw < k->iw && xp[ih * k->iw + iw] > m)            \
+                            m = xp[ih * k->iw + iw];                                     \
+                    }                                                                    \
+                }                                                                        \
+                yr[o] = m;                                                               \
             }                                                                            \
         }                                                                                \
     }
 
+/* The 16 outputs from o read inside the row: 16 bytes at stride 1, 32 at
+ * stride 2 from each tap's column o sw + t dw - pl; or, at stride 2 (a
+ * row's last vector, whose 32nd byte would lie past the row: 56 outputs
+ * of 112 columns), the 32 bytes from one column before, odd lanes. */
+#define POOL_Q8_VOK(o) ((k->sw == 1 ? (o) + 16 : ((o) + 16) * 2) + reach <= k->iw)
+#define POOL_Q8_VOK_BACK(o)                                                              \
+    (k->sw == 2 && ((o) + 16) * 2 - 1 + reach <= k->iw && (o)*2 - k->pl >= 1)
+
+#define POOL_Q8_VEC(T, VT, o, back)                                                      \
+    do {                                                                                 \
+        VT acc_;                                                                         \
+        memset(&acc_, 0, sizeof acc_);                                                   \
+        acc_ += (T)k->lowest;                                                            \
+        for (int64_t i = 0; i < k->kh; i++) {                                            \
+            const int64_t ih = ih0 + i * k->dh;                                          \
+            if (ih < 0 || ih >= k->ih)                                                   \
+                continue;                                                                \
+            for (int64_t t = 0; t < k->kw; t++) {                                        \
+                const T *xr_ = xp + ih * k->iw + (o)*k->sw - k->pl + t * k->dw;          \
+                VT a_, c_, m_;                                                           \
+                if (back) {                                                              \
+                    memcpy(&a_, xr_ - 1, 16);                                            \
+                    memcpy(&c_, xr_ + 15, 16);                                           \
+                    a_ = __builtin_shufflevector(a_, c_, 1, 3, 5, 7, 9, 11, 13, 15, 17,  \
+                                                 19, 21, 23, 25, 27, 29, 31);            \
+                } else {                                                                 \
+                    memcpy(&a_, xr_, 16);                                                \
+                    if (k->sw == 2) {                                                    \
+                        memcpy(&c_, xr_ + 16, 16);                                       \
+                        a_ = __builtin_shufflevector(a_, c_, 0, 2, 4, 6, 8, 10, 12, 14,  \
+                                                     16, 18, 20, 22, 24, 26, 28, 30);    \
+                    }                                                                    \
+                }                                                                        \
+                m_ = (VT)(a_ > acc_);                                                    \
+                acc_ = (a_ & m_) | (acc_ & ~m_);                                         \
+            }                                                                            \
+        }                                                                                \
+        memcpy(yr + (o), &acc_, 16);                                                     \
+    } while (0)
+
 typedef uint8_t pool_u8x16 __attribute__((vector_size(16)));
 typedef int8_t pool_i8x16 __attribute__((vector_size(16)));
-
-/* Outputs from o0 on in vectors of 16 at strides 1 and 2 while their
- * inputs (a stride-2 vector reads 32 bytes) lie before `lim` of xr's row;
- * returns where the scalar loop goes on. */
-#define POOL_Q8_VEC(T, VT, xr, yr, o0, o1, sw, lim)                                      \
-    __extension__({                                                                      \
-        int64_t o_ = (o0);                                                               \
-        if ((sw) <= 2)                                                                   \
-            for (; o_ + 16 <= (o1) && (o_ + 16) * (sw) <= (lim); o_ += 16) {             \
-                VT a_, c_, y_, m_;                                                       \
-                memcpy(&a_, (xr) + o_ * (sw), 16);                                       \
-                if ((sw) == 2) {                                                         \
-                    memcpy(&c_, (xr) + o_ * 2 + 16, 16);                                 \
-                    a_ = __builtin_shufflevector(a_, c_, 0, 2, 4, 6, 8, 10, 12, 14, 16,  \
-                                                 18, 20, 22, 24, 26, 28, 30);            \
-                }                                                                        \
-                memcpy(&y_, (yr) + o_, 16);                                              \
-                m_ = (VT)(a_ > y_);                                                      \
-                y_ = (a_ & m_) | (y_ & ~m_);                                             \
-                memcpy((yr) + o_, &y_, 16);                                              \
-            }                                                                            \
-        o_;                                                                              \
-    })
 
 static void pool_q8_range(void *arg, int64_t b, int64_t e)
 {

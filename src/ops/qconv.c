@@ -22,11 +22,12 @@
  * sums, bias and requantization in the store pass. Integer sums are exact,
  * so the result does not depend on the thread count or the build.
  *
- * Two faster paths give the same bits: QLinearConv of one group with
- * symmetric constant weights on a VNNI CPU runs channel-last
- * (qconv_run_hwc, cpu/qconv_kernel.h), and a depthwise convolution runs
- * through the float depthwise kernel with exact integer sums
- * (qconv_run_dw).
+ * Two faster paths give the same bits: QLinearConv with symmetric
+ * constant weights on a VNNI CPU runs channel-last (qconv_run_hwc,
+ * cpu/qconv_kernel.h; a grouped one over one HWC copy of x, each group's
+ * panels packed on their own and reading from its first channel), and a
+ * depthwise convolution runs through the float depthwise kernel with exact
+ * integer sums (qconv_run_dw).
  */
 #include <string.h>
 
@@ -40,6 +41,9 @@
 #define QCV_MB 32  /* rows (output channels) of a block */
 #define QCV_NB 128 /* columns (output pixels) of a block */
 #define QCV_ALIGN 64
+/* Bytes readable past the channel-last copy of x and its padding pixel: a
+ * group's last 4-byte step may run 3 past the image's channels. */
+#define QCV_SLACK 4
 
 typedef struct qconv_op {
     op_object o;
@@ -153,31 +157,51 @@ static int qconv_w_symmetric(int32_t w_dtype, const prt_tensor_desc *d, const vo
     return 1;
 }
 
-/* The channel-last VNNI path takes QLinearConv of one group over 1 or 2
- * spatial dims (W's rank: at build only the constants' dims are known)
- * with symmetric weights, W's zero points as given (zp NULL: none). */
+/* The channel-last VNNI path takes QLinearConv over 1 or 2 spatial dims
+ * (W's rank: at build only the constants' dims are known), of any groups
+ * that divide W's output channels, with symmetric weights, W's zero
+ * points as given (zp NULL: none). */
 static int qconv_hwc_ok(const op_object *o, const ql_inputs *q, const prt_tensor_desc *in,
                         const void *w_zp)
 {
     const qconv_op *c = (const qconv_op *)o;
     const int32_t ns = in[q->b].dims.nb_dims - 2;
-    return q->kind == QL_QLINEAR_CONV && c->group == 1 && (ns == 1 || ns == 2) &&
-           op_qg_vnni() &&
+    return q->kind == QL_QLINEAR_CONV && in[q->b].dims.d[0] % c->group == 0 &&
+           (ns == 1 || ns == 2) && op_qg_vnni() &&
            qconv_w_symmetric(in[q->b].dtype, q->b_zp >= 0 ? &in[q->b_zp] : NULL, w_zp);
 }
 
-/* W packed for the channel-last path: M sums, then the panels. */
+/* Groups of the channel-last path packed as one (op_qc_pack_w's Mb): for
+ * groups of fewer than 16 output channels the most that divide G and fit
+ * one panel together, so that a tile's broadcast of a pixel's 4 bytes
+ * feeds 16 used channels, not Mg (resnext_w8's groups of 4: a quarter of
+ * the lanes, and a tile's bookkeeping for 4 channels' work). The
+ * products are the same; the zero blocks cost nothing the padding of
+ * one group's panel would not. */
+static int64_t qconv_group_block(int64_t G, int64_t Mg)
+{
+    int64_t k = 1;
+    for (int64_t b = 2; b <= G && b * Mg <= OP_QC_PANEL; b++)
+        if (G % b == 0)
+            k = b;
+    return k;
+}
+
+/* W packed for the channel-last path: M sums, then the panels, block by
+ * block of qconv_group_block's groups. */
 static prt_status qconv_prepare_hwc(const op_object *o, const ql_inputs *q,
                                     const prt_tensor_desc *in, const void *const *data,
                                     op_const **out)
 {
     const prt_dims *d = &in[q->b].dims;
-    const int64_t M = d->d[0], C = d->d[1], kvol = base_volume(d) / (M * (C ? C : 1));
-    const int64_t wb = op_qc_w_bytes(M, C, kvol);
+    const int64_t G0 = ((const qconv_op *)o)->group, M = d->d[0], C = d->d[1];
+    const int64_t k = qconv_group_block(G0, M / G0), G = G0 / k, Mg = M / G;
+    const int64_t kvol = base_volume(d) / (M * (C ? C : 1));
+    const int64_t wg = op_qc_w_bytes(Mg, k * C, kvol);
     int64_t bytes;
     qconv_const *c;
-    if (C < 1 || wb < 0 ||
-        !base_add_i64(wb, (int64_t)sizeof *c + 4 * M + QCV_ALIGN, &bytes))
+    if (C < 1 || wg < 0 || !base_mul_i64(wg, G, &bytes) ||
+        !base_add_i64(bytes, (int64_t)sizeof *c + 4 * M + QCV_ALIGN, &bytes))
         return PRT_OK;
     c = (qconv_const *)op_const_alloc((size_t)bytes);
     if (!c)
@@ -187,7 +211,10 @@ static prt_status qconv_prepare_hwc(const op_object *o, const ql_inputs *q,
     c->rowsum = (int32_t *)(c + 1);
     c->wq =
         (uint8_t *)(((uintptr_t)(c->rowsum + M) + QCV_ALIGN - 1) / QCV_ALIGN * QCV_ALIGN);
-    op_qc_pack_w(M, C, kvol, data[q->b], qconv_w_flip(c->src.dtype), c->wq, c->rowsum);
+    for (int64_t gi = 0; gi < G; gi++)
+        op_qc_pack_w(Mg, Mg / k, C, kvol,
+                     (const uint8_t *)data[q->b] + gi * Mg * C * kvol,
+                     qconv_w_flip(c->src.dtype), c->wq + gi * wg, c->rowsum + gi * Mg);
     *out = &c->head;
     return PRT_OK;
 }
@@ -269,12 +296,12 @@ static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, int64_t C, int64_t 
         !qconv_carve(base, &off, P, 4, (void **)&w->colsum) ||
         !qconv_carve(base, &off, P, 4, (void **)&w->beta) ||
         !qconv_carve(base, &off, P, 4, (void **)&w->colterm) || c4 < 0 ||
-        !base_mul_i64(ivol, c4, &xb) ||
-        !qconv_carve(base, &off, xb, 1, (void **)&w->xt) ||
-        !qconv_carve(base, &off, c4, 1, (void **)&w->zrow) ||
+        !base_mul_i64(ivol, c4, &xb) || xb > INT64_MAX - QCV_SLACK ||
+        !qconv_carve(base, &off, xb + QCV_SLACK, 1, (void **)&w->xt) ||
+        !qconv_carve(base, &off, c4 + QCV_SLACK, 1, (void **)&w->zrow) ||
         !base_mul_i64(P, m16, &xb) || !qconv_carve(base, &off, xb, 1, (void **)&w->yt) ||
-        !qconv_carve(base, &off, m16, 4, (void **)&w->cterm) ||
-        !qconv_carve(base, &off, m16, 4, (void **)&w->hscale))
+        !qconv_carve(base, &off, m16 + OP_QC_PANEL, 4, (void **)&w->cterm) ||
+        !qconv_carve(base, &off, m16 + OP_QC_PANEL, 4, (void **)&w->hscale))
         return -1;
     return off + QCV_ALIGN;
 }
@@ -507,12 +534,16 @@ static void qconv_pack_w_range(void *arg, int64_t begin, int64_t end)
                  (int32_t *)j->g.rowsum);
 }
 
-/* One image through the channel-last path (qconv_kernel.h). */
+/* One image through the channel-last path (qconv_kernel.h): `a` is
+ * group 0's arguments, a group's are offset from them (qconv_hwc_group). */
 typedef struct qconv_hwc_job {
     op_qc_args a;
     const uint8_t *x; /* the image, CHW */
     uint8_t *y;       /* its output, CHW */
     int64_t C, npb, S;
+    int64_t Cg, Mg, wg; /* channels of a group in and out, W bytes of a group */
+    int64_t M, M16;     /* the whole output's channels, and yt's row */
+    int64_t nsb;        /* blocks of OP_QC_NP panels of a group */
     uint8_t fx;
 } qconv_hwc_job;
 
@@ -522,23 +553,37 @@ typedef struct qconv_hwc_job {
 static void qconv_hwc_copy_range(void *arg, int64_t begin, int64_t end)
 {
     const qconv_hwc_job *j = arg;
-    op_qc_to_hwc(j->x, j->C, j->a.H * j->a.W, j->fx, j->a.C4, begin, end,
+    op_qc_to_hwc(j->x, j->C, j->a.H * j->a.W, j->fx, j->a.ldx, begin, end,
                  (uint8_t *)j->a.xt);
 }
 
 static void qconv_hwc_out_range(void *arg, int64_t begin, int64_t end)
 {
     const qconv_hwc_job *j = arg;
-    op_qc_from_hwc(j->a.yt, j->a.M16, j->a.M, j->a.P, begin, end, j->y);
+    op_qc_from_hwc(j->a.yt, j->M16, j->M, j->a.P, begin, end, j->y);
 }
 
-/* Items in W groups' order: consecutive items of a thread share a group. */
+/* Items in W panels' order (group, block of panels, pixels): consecutive
+ * items of a thread share a panel. A group's inputs start at its first
+ * channel within each pixel of xt, its outputs likewise in yt. */
 static void qconv_hwc_tile_range(void *arg, int64_t begin, int64_t end)
 {
     const qconv_hwc_job *j = arg;
+    op_qc_args a = j->a;
+    int64_t gcur = 0;
     for (int64_t it = begin; it < end; it++) {
-        const int64_t s0 = it / j->npb * OP_QC_NP, p0 = it % j->npb * QCV_HWC_PIX;
-        op_qc_conv(&j->a, p0, p0 + QCV_HWC_PIX < j->a.P ? p0 + QCV_HWC_PIX : j->a.P, s0,
+        const int64_t gi = it / (j->nsb * j->npb), r = it % (j->nsb * j->npb);
+        const int64_t s0 = r / j->npb * OP_QC_NP, p0 = r % j->npb * QCV_HWC_PIX;
+        if (gi != gcur) {
+            gcur = gi;
+            a.xt = j->a.xt + gi * j->Cg;
+            a.zrow = j->a.zrow + gi * j->Cg;
+            a.wp = j->a.wp + gi * j->wg;
+            a.cterm = j->a.cterm + gi * j->Mg;
+            a.scale = j->a.scale + gi * j->Mg;
+            a.yt = j->a.yt + gi * j->Mg;
+        }
+        op_qc_conv(&a, p0, p0 + QCV_HWC_PIX < a.P ? p0 + QCV_HWC_PIX : a.P, s0,
                    s0 + OP_QC_NP < j->S ? s0 + OP_QC_NP : j->S);
     }
 }
@@ -549,12 +594,21 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
 {
     const op_win_geom *wg = &g->w;
     const int32_t ax = v->a_zp + (qconv_x_flip(v->a_dtype) ? 128 : 0);
+    const int64_t k = qconv_group_block(g->G, g->Mg), G = g->G / k;
     qconv_hwc_job j;
     memset(&j, 0, sizeof j);
     j.C = g->C;
+    j.Cg = k * g->Cg; /* a block of k groups (qconv_group_block) */
+    j.Mg = k * g->Mg;
+    j.M = g->M;
     j.fx = qconv_x_flip(v->a_dtype);
-    j.S = (g->M + OP_QC_PANEL - 1) / OP_QC_PANEL;
-    j.a.C4 = op_qc_c4(g->C);
+    /* panels of a group */
+    j.S = (j.Mg + OP_QC_PANEL - 1) / OP_QC_PANEL;
+    j.nsb = (j.S + OP_QC_NP - 1) / OP_QC_NP;
+    j.wg = op_qc_w_bytes(j.Mg, j.Cg, wg->kvol);
+    j.M16 = (g->M + OP_QC_PANEL - 1) / OP_QC_PANEL * OP_QC_PANEL;
+    j.a.C4 = op_qc_c4(j.Cg);
+    j.a.ldx = op_qc_c4(g->C);
     if (wg->ns == 1) {
         j.a.H = j.a.OH = j.a.kh = j.a.sh = j.a.dh = 1;
         j.a.ph = 0;
@@ -567,18 +621,20 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
     j.a.xt = w->xt;
     j.a.zrow = w->zrow;
     j.a.wp = pc->wq;
-    j.a.M = g->M;
+    j.a.M = j.Mg;
     j.a.cterm = w->cterm;
     j.a.scale = w->hscale;
     j.a.zp = v->y_zp;
     j.a.is_u8 = v->out == OP_QG_OUT_U8;
     j.a.yt = w->yt;
-    j.a.M16 = j.S * OP_QC_PANEL;
+    j.a.M16 = j.M16;
     j.a.P = wg->ovol;
     j.npb = (j.a.P + QCV_HWC_PIX - 1) / QCV_HWC_PIX;
-    memset(w->zrow, 0, (size_t)j.a.C4);
+    memset(w->zrow, 0, (size_t)(j.a.ldx + QCV_SLACK));
     memset(w->zrow, (uint8_t)ax, (size_t)g->C);
-    for (int64_t m = 0; m < j.S * OP_QC_PANEL; m++) {
+    /* the copy's slack (read against W's zero padding) holds zeros too */
+    memset(w->xt + wg->ivol * j.a.ldx, 0, QCV_SLACK);
+    for (int64_t m = 0; m < j.M16 + OP_QC_PANEL; m++) {
         /* bias - ax colsum_w, wrapping as qgemm.h's store pass */
         w->cterm[m] = m < g->M ? (int32_t)((bias ? (uint32_t)bias[m] : 0u) -
                                            (uint32_t)ax * (uint32_t)pc->rowsum[m])
@@ -589,8 +645,7 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
         j.x = (const uint8_t *)x + n * g->C * wg->ivol;
         j.y = (uint8_t *)y + n * g->M * j.a.P;
         base_parallel_for(wg->ivol, 1024, qconv_hwc_copy_range, &j);
-        base_parallel_for(j.S / OP_QC_NP * j.npb + (j.S % OP_QC_NP ? j.npb : 0), 1,
-                          qconv_hwc_tile_range, &j);
+        base_parallel_for(G * j.nsb * j.npb, 1, qconv_hwc_tile_range, &j);
         base_parallel_for(j.a.P, 256, qconv_hwc_out_range, &j);
     }
     return PRT_OK;

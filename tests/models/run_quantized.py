@@ -41,7 +41,7 @@ int32. So the two references and their tolerances:
   dynamic models, every element within DYN_ATOL_REL of the largest
   reference magnitude.
 
-A QDQ model's Convs (but grouped ones) and MatMuls now become QLinearConv
+A QDQ model's Convs (grouped ones too) and MatMuls now become QLinearConv
 and QLinearMatMul at import as ONNX Runtime's optimizer makes them
 (src/onnx/onnx_fuse.c), so for QDQ models the two references swap roles:
 the optimized one is held to 1 quantum in NOOPT_MAX_FRACTION of the
@@ -68,6 +68,13 @@ DYN_NOOPT_MAX_FRACTION = 0.01  # dynamic: outside rtol/atol RTOL
 QDQ_MAX_QUANTA = 2  # against the fused reference
 QDQ_MAX_FRACTION = 0.25
 DYN_ATOL_REL = 1e-2
+# Models whose float layers between the QDQ pairs (densenet_w8_qdq's
+# BatchNormalization, Concat and AveragePool) ORT's optimizer rewrites too:
+# ORT optimized against ORT unoptimized differs by 1 quantum in 10%, 16%
+# and 15% of densenet_w8_qdq's logits at batch 1, 2 and 8, so plugrt,
+# which runs its Convs as the one and the rest as the other, gets that
+# fraction (and ORT's own 1 quantum) against either.
+FUSED_MAX_FRACTION = {"densenet_w8_qdq": 0.2}
 
 IMAGE = (run_models.IMAGE_BATCHES, lambda b, rng: run_models.image_inputs(b, rng))
 # name: (shapes, input maker, kind)
@@ -75,6 +82,8 @@ MODELS = {
     "resnet18_w8_qdq": IMAGE + ("qdq",),
     "efficientnet_b0_w25_qdq": IMAGE + ("qdq",),
     "resnext_w8_qdq": IMAGE + ("qdq",),
+    "densenet_w8_qdq": IMAGE + ("qdq",),
+    "deeplab_w8_qdq": (run_models.IMAGE_BATCHES, run_models.image128_inputs, "qdq"),
     "gpt2_tiny_dynq": (run_models.GPT2_SHAPES, run_models.token_inputs(512), "dynamic"),
     "bert_small_dynq": (run_models.BERT_SHAPES, run_models.token_inputs(2000), "dynamic"),
 }
@@ -113,7 +122,7 @@ def run_plugrt(args, path, d, feeds, out, what, threads=1):
             if n.startswith("output_") and n.endswith(".npy")}
 
 
-def compare(kind, scales, refs, got, fused, what):
+def compare(kind, scales, refs, got, fused, what, model=""):
     """fused: refs are ONNX Runtime's with its optimizations (the loose
     tolerances); otherwise its unoptimized run of the same nodes."""
     for name, ref in refs.items():
@@ -130,8 +139,8 @@ def compare(kind, scales, refs, got, fused, what):
             quanta = np.rint(diff / scales[name])
             worst, frac = float(quanta.max()), float(np.mean(quanta >= 1))
             # plugrt's QDQ Convs run as ORT's optimized ones (above)
-            most, most_frac = (1, NOOPT_MAX_FRACTION) if fused else (
-                QDQ_MAX_QUANTA, QDQ_MAX_FRACTION)
+            most, most_frac = (1, FUSED_MAX_FRACTION.get(model, NOOPT_MAX_FRACTION)) if (
+                fused) else (QDQ_MAX_QUANTA, QDQ_MAX_FRACTION)
             line = "%s: %s max %d quanta (scale %.4g), %.2f%% off by >= 1" % (
                 what, name, worst, scales[name], 100 * frac)
             if worst > most or frac > most_frac:
@@ -200,7 +209,7 @@ def main():
             for fused, sess in sessions:
                 refs = dict(zip(names, sess.run(None, feeds)))
                 compare(kind, scales, refs, got, fused, "%s, ORT %s" % (
-                    what, "optimized" if fused else "unoptimized"))
+                    what, "optimized" if fused else "unoptimized"), args.model)
             if first is None:
                 first = (label, d, feeds, got)
 

@@ -15,6 +15,12 @@ ONNX Runtime (issue 30).
   one QLinearMatMul, ORT's integers exactly.
 - DQ -> depthwise Conv -> Q (group = channels, stride 1 and 2): one
   QLinearConv (its depthwise kernel), ORT's integers exactly.
+- DQ -> grouped Conv -> Q (2 to 32 groups, W per channel and per tensor,
+  strides and dilations): one QLinearConv (the channel-last tiles group
+  by group), ORT's integers exactly.
+- DQ, DQ -> Add -> (idle Relu | Clip) -> Q: one QLinearAdd, the bytes of
+  the float nodes exactly (a float32 reference here) and within 1 of
+  ORT's fixed-point QLinearAdd.
 - DQ -> MaxPool -> Q on one scale and zero point: MaxPool of the 8-bit
   tensor itself, no DQ left, ORT's integers exactly.
 - 8-bit floats (opset 19): QuantizeLinear to FLOAT8E4M3FN and FLOAT8E5M2
@@ -140,6 +146,91 @@ def depthwise_model(rng, stride, qtype):
                                                            [1, c, 9, 9])],
         [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, c, o, o])], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def grouped_model(rng, group, cg, mg, stride, dil, per_channel, qtype):
+    """x [1, group cg, 11, 11] -> Q/DQ (qtype) -> grouped Conv 3x3 (int8
+    weight per output channel or per tensor, int32 bias, pads 1) -> Q
+    (uint8) as the output."""
+    c, m = group * cg, group * mg
+    xz = 128 if qtype == TensorProto.UINT8 else -3
+    w = rng.integers(-127, 127, (m, cg, 3, 3)).astype(np.int8)
+    ws = (rng.uniform(0.5, 1.5, m if per_channel else 1) * 0.01).astype(np.float32)
+    bs = (np.float32(0.02) * ws).astype(np.float32)
+    inits = [helper.make_tensor("xs", TensorProto.FLOAT, [], [0.02]),
+             helper.make_tensor("xz", qtype, [], [xz]),
+             numpy_helper.from_array(w, "w"),
+             numpy_helper.from_array(ws if per_channel else ws.reshape(()), "ws"),
+             numpy_helper.from_array(np.zeros(m, np.int8) if per_channel else np.int8(0),
+                                     "wz"),
+             numpy_helper.from_array(rng.integers(-500, 500, m).astype(np.int32), "b"),
+             numpy_helper.from_array(bs if per_channel else bs.reshape(()), "bs"),
+             helper.make_tensor("ys", TensorProto.FLOAT, [], [0.1]),
+             helper.make_tensor("yz", TensorProto.UINT8, [], [110])]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+             helper.make_node("DequantizeLinear", ["b", "bs"], ["bd"], axis=0),
+             helper.make_node("Conv", ["xd", "wd", "bd"], ["cv"], group=group, pads=[1] * 4,
+                              strides=[stride] * 2, dilations=[dil] * 2),
+             helper.make_node("QuantizeLinear", ["cv", "ys", "yz"], ["y"])]
+    o = (11 + 2 - dil * 2 - 1) // stride + 1
+    g = helper.make_graph(
+        nodes, "grouped", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                         [1, c, 11, 11])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, m, o, o])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+ADD_PARAMS = ((0.02, 0.03, 0.04), (128, 120, 0), (-3, 5, -128))  # scales; u8, i8 zps
+
+
+def add_model(act, qtype):
+    """a, b [2, 8, 7, 9] float -> Q/DQ each (their own scales and zero
+    points, qtype) -> Add -> act (None, Relu or Clip 0..20) -> Q (qtype, the
+    least zero point and 20 past its range: the activation idle) as the
+    output."""
+    (sa, sb, sc), zps = ADD_PARAMS[0], ADD_PARAMS[1 if qtype == TensorProto.UINT8 else 2]
+    inits = [helper.make_tensor(n, TensorProto.FLOAT, [], [v]) for n, v in
+             (("sa", sa), ("sb", sb), ("sc", sc))]
+    inits += [helper.make_tensor(n, qtype, [], [z]) for n, z in zip(("za", "zb", "zc"), zps)]
+    nodes = [helper.make_node("QuantizeLinear", ["a", "sa", "za"], ["aq"]),
+             helper.make_node("DequantizeLinear", ["aq", "sa", "za"], ["ad"]),
+             helper.make_node("QuantizeLinear", ["b", "sb", "zb"], ["bq"]),
+             helper.make_node("DequantizeLinear", ["bq", "sb", "zb"], ["bd"]),
+             helper.make_node("Add", ["ad", "bd"], ["s" if act else "r"])]
+    if act == "Relu":
+        nodes.append(helper.make_node("Relu", ["s"], ["r"]))
+    elif act == "Clip":
+        inits += [helper.make_tensor("lo", TensorProto.FLOAT, [], [0.0]),
+                  helper.make_tensor("hi", TensorProto.FLOAT, [], [20.0])]
+        nodes.append(helper.make_node("Clip", ["s", "lo", "hi"], ["r"]))
+    nodes.append(helper.make_node("QuantizeLinear", ["r", "sc", "zc"], ["y"]))
+    shape = [2, 8, 7, 9]
+    g = helper.make_graph(
+        nodes, "qadd", [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
+                        for n in ("a", "b")],
+        [helper.make_tensor_value_info("y", qtype, shape)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def add_reference(a, b, act, qtype):
+    """add_model's bytes by its nodes' float32 operations, each rounded
+    apart (Q: x / scale, half to even, saturated)."""
+    (sa, sb, sc), zps = ADD_PARAMS[0], ADD_PARAMS[1 if qtype == TensorProto.UINT8 else 2]
+    lo, hi = (0, 255) if qtype == TensorProto.UINT8 else (-128, 127)
+    f32 = np.float32
+
+    def q(x, s, z):
+        return np.clip(np.rint(x / f32(s)) + z, lo, hi)
+
+    def dq(v, s, z):
+        return (v - z).astype(np.float32) * f32(s)
+
+    r = dq(q(a, sa, zps[0]), sa, zps[0]) + dq(q(b, sb, zps[1]), sb, zps[1])
+    if act:
+        r = np.clip(r, f32(0), f32(20) if act == "Clip" else None)
+    return q(r, sc, zps[2]).astype(np.uint8 if qtype == TensorProto.UINT8 else np.int8)
 
 
 def maxpool_model(qtype):
@@ -274,6 +365,35 @@ def main():
                 fails += run_vs_ort(a.plugrt, work, f"depthwise_s{stride}_{qt}",
                                     depthwise_model(rng, stride, qt), {"x": xd}, fused="Conv",
                                     layers={"QLinearConv": 1})
+        # grouped (not depthwise): groups 2 to 32, channels a group odd and
+        # even, per channel and per tensor W, strides and dilations
+        for group, cg, mg, stride, dil, per_ch, qt in ((2, 3, 5, 1, 1, True, u8),
+                                                       (4, 4, 4, 2, 1, False, i8),
+                                                       (8, 4, 4, 1, 2, True, u8),
+                                                       (8, 8, 8, 2, 1, True, i8),
+                                                       (32, 1, 2, 1, 1, False, u8),
+                                                       (4, 17, 9, 1, 1, True, i8)):
+            xg = rng.uniform(-2.5, 2.5, (1, group * cg, 11, 11)).astype(np.float32)
+            fails += run_vs_ort(a.plugrt, work,
+                                f"grouped_g{group}_{cg}x{mg}_s{stride}_d{dil}_{qt}",
+                                grouped_model(rng, group, cg, mg, stride, dil, per_ch, qt),
+                                {"x": xg}, fused="Conv", layers={"QLinearConv": 1})
+        # DQ, DQ -> Add -> [idle Relu | Clip] -> Q: one QLinearAdd, the float
+        # nodes' bytes exactly (ORT's QLinearAdd is fixed point: within 1)
+        for act in (None, "Relu", "Clip"):
+            for qt in (u8, i8):
+                xa = rng.uniform(-3, 3, (2, 8, 7, 9)).astype(np.float32)
+                xb = rng.uniform(-3, 3, (2, 8, 7, 9)).astype(np.float32)
+                name = f"add_{act}_{qt}"
+                fails += run_vs_ort(a.plugrt, work, name, add_model(act, qt),
+                                    {"a": xa, "b": xb}, tol=1.0,
+                                    layers={"QLinearAdd": 1, "DequantizeLinear": 0})
+                got = np.load(f"{work}/{name}/output_y.npy")
+                want = add_reference(xa, xb, act, qt)
+                differ = int((got != want).sum())
+                print(f"{'ok' if not differ else 'FAIL'} {name}: {differ} of {want.size} "
+                      "bytes differ from the float nodes' own")
+                fails += differ != 0
         xp = rng.uniform(-2.5, 2.5, (1, 3, 20, 40)).astype(np.float32)
         for qt in (u8, i8):
             fails += run_vs_ort(a.plugrt, work, f"maxpool_{qt}", maxpool_model(qt), {"x": xp},

@@ -29,18 +29,19 @@ int64_t op_qc_w_bytes(int64_t M, int64_t C, int64_t kvol)
     return n;
 }
 
-void op_qc_pack_w(int64_t M, int64_t C, int64_t kvol, const uint8_t *W, uint8_t flip,
-                  uint8_t *wp, int32_t *colsum)
+void op_qc_pack_w(int64_t M, int64_t Mb, int64_t C, int64_t kvol, const uint8_t *W,
+                  uint8_t flip, uint8_t *wp, int32_t *colsum)
 {
-    const int64_t C4 = op_qc_c4(C), S = (M + OP_QC_PANEL - 1) / OP_QC_PANEL;
+    const int64_t C4 = op_qc_c4(M / Mb * C), S = (M + OP_QC_PANEL - 1) / OP_QC_PANEL;
     memset(wp, 0, (size_t)(S * OP_QC_PANEL * kvol * C4));
     for (int64_t m = 0; m < M; m++) {
         uint8_t *p = wp + m / OP_QC_PANEL * kvol * C4 * OP_QC_PANEL + m % OP_QC_PANEL * 4;
+        const int64_t c0 = m / Mb * C;
         uint32_t sum = 0;
         for (int64_t c = 0; c < C; c++)
             for (int64_t kp = 0; kp < kvol; kp++) {
                 const uint8_t v = W[(m * C + c) * kvol + kp] ^ flip;
-                p[(kp * C4 + c / 4 * 4) * OP_QC_PANEL + c % 4] = v;
+                p[(kp * C4 + (c0 + c) / 4 * 4) * OP_QC_PANEL + (c0 + c) % 4] = v;
                 sum += (uint32_t)(int32_t)(int8_t)v;
             }
         colsum[m] = (int32_t)sum;
@@ -290,23 +291,35 @@ static inline CPU_INLINE QC_TARGET_VNNI void qc_tile(const op_qc_args *a, int64_
     }
     for (int64_t i = 0; i < a->kh; i++) {
         /* A kernel row whose kw inputs all lie inside x for every pixel
-         * (at dilation 1) is kw C4 contiguous bytes of xt per pixel, read
-         * in one run, as W's positions follow each other in the same
-         * order; a row at an edge goes position by position. */
-        int inside = a->dw == 1;
+         * needs no bounds checks; at dilation 1 and with the whole pixel
+         * read (one group) it is kw C4 contiguous bytes of xt per pixel,
+         * read in one run, as W's positions follow each other in the same
+         * order. A row at an edge goes position by position. */
+        const int64_t span = (a->kw - 1) * a->dw + 1;
+        int inside = 1;
 #pragma GCC unroll 16
         for (int r = 0; r < OP_QC_MR; r++) {
             const int64_t ih = ih0[r] + i * a->dh;
             inside =
-                inside && ih >= 0 && ih < a->H && iw0[r] >= 0 && iw0[r] + a->kw <= a->W;
+                inside && ih >= 0 && ih < a->H && iw0[r] >= 0 && iw0[r] + span <= a->W;
         }
         if (inside) {
             const uint8_t *xr[OP_QC_MR];
 #pragma GCC unroll 16
             for (int r = 0; r < OP_QC_MR; r++)
-                xr[r] = a->xt + ((ih0[r] + i * a->dh) * a->W + iw0[r]) * C4;
-            qc_steps(xr, a->kw * C4, wk, pstride, mr, np, c);
-            wk += a->kw * C4 * OP_QC_PANEL;
+                xr[r] = a->xt + ((ih0[r] + i * a->dh) * a->W + iw0[r]) * a->ldx;
+            if (a->dw == 1 && a->ldx == C4) {
+                qc_steps(xr, a->kw * C4, wk, pstride, mr, np, c);
+                wk += a->kw * C4 * OP_QC_PANEL;
+                continue;
+            }
+            for (int64_t jj = 0; jj < a->kw; jj++) {
+                qc_steps(xr, C4, wk, pstride, mr, np, c);
+                wk += C4 * OP_QC_PANEL;
+#pragma GCC unroll 16
+                for (int r = 0; r < OP_QC_MR; r++)
+                    xr[r] += a->dw * a->ldx;
+            }
             continue;
         }
         for (int64_t jj = 0; jj < a->kw; jj++) {
@@ -315,7 +328,7 @@ static inline CPU_INLINE QC_TARGET_VNNI void qc_tile(const op_qc_args *a, int64_
             for (int r = 0; r < OP_QC_MR; r++) {
                 const int64_t ih = ih0[r] + i * a->dh, iw = iw0[r] + jj * a->dw;
                 xr[r] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
-                            ? a->xt + (ih * a->W + iw) * C4
+                            ? a->xt + (ih * a->W + iw) * a->ldx
                             : a->zrow;
             }
             qc_steps(xr, C4, wk, pstride, mr, np, c);
@@ -332,14 +345,18 @@ static inline CPU_INLINE QC_TARGET_VNNI void qc_tile(const op_qc_args *a, int64_
             const int64_t m0 = (s + n) * OP_QC_PANEL;
             const __m512i ct = _mm512_loadu_si512(a->cterm + m0);
             const __m512 sc = _mm512_loadu_ps(a->scale + m0);
+            /* a group's last panel stops at its channels: the next group's
+             * may be another thread's */
+            const __mmask16 keep =
+                a->M - m0 >= OP_QC_PANEL ? 0xffff : (__mmask16)((1u << (a->M - m0)) - 1u);
             if (n >= np)
                 break;
 #pragma GCC unroll 16
             for (int r = 0; r < OP_QC_MR; r++) {
                 if (r >= mr)
                     break;
-                _mm_storeu_si128(
-                    (__m128i *)(a->yt + (p + r) * a->M16 + m0),
+                _mm_mask_storeu_epi8(
+                    a->yt + (p + r) * a->M16 + m0, keep,
                     qc_requant(_mm512_add_epi32(c[r][n], ct), sc, flo, fhi, zp));
             }
         }
@@ -380,7 +397,7 @@ static QC_TARGET_VNNI void qc_tile_any(const op_qc_args *a, int64_t p, int mr, i
 
 void op_qc_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t s1)
 {
-    /* Panels outermost: a group's W (kvol C4 64 bytes) stays in cache
+    /* Panels outermost: a panel's W (kvol C4 64 bytes) stays in cache
      * over the pixels. */
     for (int64_t s = s0; s < s1; s += OP_QC_NP) {
         const int np = (int)(s1 - s < OP_QC_NP ? s1 - s : OP_QC_NP);

@@ -41,9 +41,15 @@ int64_t op_qc_w_bytes(int64_t M, int64_t C, int64_t kvol);
  * at wp + s kvol C4 16, its bytes (kp, c4, j, t) at
  * ((kp C4 + 4 c4) 16 + 4 j) + t for channel 16 s + j and input channel
  * 4 c4 + t, zero past M and C. colsum[m] (m < M) = the sum of channel m's
- * stored bytes as int8. */
-void op_qc_pack_w(int64_t M, int64_t C, int64_t kvol, const uint8_t *W, uint8_t flip,
-                  uint8_t *wp, int32_t *colsum);
+ * stored bytes as int8.
+ *
+ * With Mb < M, W is M / Mb groups of Mb channels packed as one
+ * block-diagonal convolution of M / Mb C input channels (C4 their count
+ * rounded up to 4): channel m's C inputs sit at m / Mb C, zero elsewhere.
+ * A group of few channels then fills a panel with its neighbours instead
+ * of padding (op_qc_w_bytes of M, M / Mb C). */
+void op_qc_pack_w(int64_t M, int64_t Mb, int64_t C, int64_t kvol, const uint8_t *W,
+                  uint8_t flip, uint8_t *wp, int32_t *colsum);
 /* Pixels [p0, p1) of a CHW image (C channels of hw bytes) into HWC rows of
  * C4 bytes, each byte ^ flip, channels past C zero. */
 void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t C4,
@@ -54,19 +60,25 @@ void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t
 void op_qc_from_hwc(const uint8_t *yt, int64_t M16, int64_t M, int64_t hw, int64_t p0,
                     int64_t p1, uint8_t *y);
 
-/* One image's convolution (1 or 2 spatial dims; 1-D as H = 1). */
+/* One image's convolution (1 or 2 spatial dims; 1-D as H = 1), or one
+ * group's of a grouped one: then xt, zrow, wp, cterm, scale and yt point
+ * at the group's first channel, C4 is its input channels rounded up to 4
+ * (the 4 bytes past a group's last channel belong to the next group or
+ * the row's padding, and meet W's zero padding) and ldx is the whole
+ * pixel's bytes. */
 typedef struct op_qc_args {
-    const uint8_t *xt;   /* H W pixels of C4 bytes (op_qc_to_hwc) */
-    const uint8_t *zrow; /* C4 bytes: the padding pixel (ax, zeros past C) */
-    int64_t C4, H, W, OH, OW;
+    const uint8_t *xt;   /* H W pixels, ldx bytes apart (op_qc_to_hwc); C4
+                          * bytes readable from each (3 of slack past x) */
+    const uint8_t *zrow; /* the padding pixel (ax, zeros past the channels) */
+    int64_t C4, ldx, H, W, OH, OW;
     int64_t kh, kw, sh, sw, dh, dw, ph, pw;
-    const uint8_t *wp;    /* op_qc_pack_w */
-    int64_t M;            /* output channels */
-    const int32_t *cterm; /* per channel, M rounded up to 16 values */
+    const uint8_t *wp;    /* op_qc_pack_w (the group's M, C4) */
+    int64_t M;            /* output channels (of the group): stores stop there */
+    const int32_t *cterm; /* per channel, 16 readable past each panel's first */
     const float *scale;   /* the multiplier per channel, as cterm */
     int32_t zp, is_u8;    /* y's zero point; 1 uint8 y, 0 int8 */
     uint8_t *yt;          /* pixel p's channels at yt + p M16 */
-    int64_t M16;          /* M rounded up to 16 */
+    int64_t M16;          /* bytes between pixels of yt */
     int64_t P;            /* OH OW */
 } op_qc_args;
 
