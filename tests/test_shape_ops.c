@@ -112,12 +112,12 @@ static int dims_are(const prt_dims *d, int32_t nb, int64_t a, int64_t b)
 
 static int test_chain(void)
 {
-    static const char *const names[] = {"R", "F", "G", "Q", "C", "E", "S", "K", "D"};
-    enum { NOUT = 9 };
+    static const char *const names[] = {"R", "F", "G", "Q", "C", "E", "S", "K", "D", "T"};
+    enum { NOUT = 10 };
     ot_net g = {NULL, PRT_OK};
     prt_engine *e = NULL;
     prt_dims xdyn = {2, {-1, -1}};
-    int64_t zero1[1] = {0}, m1[1] = {-1}, one1[1] = {1}, two1[1] = {2};
+    int64_t zero1[1] = {0}, m1[1] = {-1}, one1[1] = {1}, two1[1] = {2}, three1[1] = {3};
     int64_t row[3] = {1, 2, 3};
     int32_t x, s, d0, d1, u0, u1, t, i32one = 7;
     prt_field cos_f[2];
@@ -184,6 +184,17 @@ static int test_chain(void)
                            i64v(&g, 1, zero1)),
                       "D");
     }
+    /* T = Slice(X, [1 - d1], [d1 + 3], [1], [1]): a start computed at run
+     * time and negative there counts from the end (1), the end clamps. */
+    {
+        int32_t in[5];
+        in[0] = x;
+        in[1] = op2(&g, "Sub", i64v(&g, 1, one1), d1);
+        in[2] = op2(&g, "Add", d1, i64v(&g, 1, three1));
+        in[3] = i64v(&g, 1, one1);
+        in[4] = i64v(&g, 1, one1);
+        ot_net_output(&g, ot_net_layer(&g, "Slice", NULL, 0, in, 5, in + 1, 4), "T");
+    }
     REQUIRE_OK(g.st);
     REQUIRE_OK(build(&g, 1, &e));
     for (int r = 0; r < 2; r++) {
@@ -213,6 +224,10 @@ static int test_chain(void)
                 CHECK(((const float *)bufs[6])[i * (b - 2) + j] == xv[i * b + j + 1]);
         CHECK(dims_are(&od[7], 1, 1, 0) && bufs[7][0] == b);
         CHECK(dims_are(&od[8], 2, a, b));
+        CHECK(dims_are(&od[9], 2, a, b - 1));
+        for (int i = 0; i < a; i++)
+            for (int j = 0; j < b - 1; j++)
+                CHECK(((const float *)bufs[9])[i * (b - 1) + j] == xv[i * b + j + 1]);
     }
     prt_engine_destroy(e);
     prt_network_destroy(g.n);

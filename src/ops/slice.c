@@ -90,6 +90,14 @@ static int32_t slice_field_exprs(const op_object *o, prt_expr_builder *eb,
     return n;
 }
 
+/* v + d * (v < 0): an axis position counted from the end when negative. */
+static const prt_expr *slice_from_end(prt_expr_builder *eb, const prt_expr *v,
+                                      const prt_expr *d)
+{
+    const prt_expr *neg = eb->operation(eb, PRT_DIM_LESS, v, eb->constant(eb, 0));
+    return eb->operation(eb, PRT_DIM_SUM, v, eb->operation(eb, PRT_DIM_PROD, neg, d));
+}
+
 static prt_status slice_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
                                const prt_dim_exprs *sv, int32_t nb_sv, prt_dim_exprs *out,
                                prt_expr_builder *eb)
@@ -132,12 +140,14 @@ static prt_status slice_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb
         d = in[0].d[axis];
         s = sv[0].d[i];
         e = sv[1].d[i];
-        /* Negative constants count from the end; then clamp. */
-        if (eb->is_constant(eb, s, &v) && v < 0)
-            s = eb->operation(eb, PRT_DIM_MAX, eb->operation(eb, PRT_DIM_SUM, d, s),
+        /* A negative start or end counts from the end; then clamp. A value
+         * known only at run time (a shape input) may be either sign, so it
+         * becomes v + d * (v < 0); a non-negative constant is kept as is. */
+        if (!eb->is_constant(eb, s, &v) || v < 0)
+            s = eb->operation(eb, PRT_DIM_MAX, slice_from_end(eb, s, d),
                               eb->constant(eb, 0));
-        if (eb->is_constant(eb, e, &v) && v < 0)
-            e = eb->operation(eb, PRT_DIM_MAX, eb->operation(eb, PRT_DIM_SUM, d, e),
+        if (!eb->is_constant(eb, e, &v) || v < 0)
+            e = eb->operation(eb, PRT_DIM_MAX, slice_from_end(eb, e, d),
                               eb->constant(eb, step > 0 ? 0 : -1));
         if (step > 0) {
             s = eb->operation(eb, PRT_DIM_MIN, s, d);
