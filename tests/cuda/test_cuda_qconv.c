@@ -22,29 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "op_case.h"
+#include "cuda_testutil.h"
 #include "ops/cuda/launch.h"
 #include "ops/cuda/ops.h"
 
 #define NAME "test_cuda_qconv"
 
 static tu_rng rng;
-
-static ot_tensor q_bytes(int32_t dtype, prt_dims d)
-{
-    ot_tensor t = ot_make(dtype, d);
-    for (int64_t i = 0; t.data && i < base_volume(&d); i++)
-        ((uint8_t *)t.data)[i] = (uint8_t)tu_rng_range(&rng, 0, 255);
-    return t;
-}
-
-static ot_tensor q_scales(int64_t n, float lo, float hi)
-{
-    ot_tensor t = ot_make(PRT_FLOAT32, n ? D1(n) : D0());
-    for (int64_t i = 0; t.data && i < (n ? n : 1); i++)
-        ((float *)t.data)[i] = lo + (hi - lo) * (float)tu_rng_uniform(&rng);
-    return t;
-}
 
 /* One convolution's geometry: batch, channels in and out, groups, spatial
  * dims (ns 1: only h is used as the length), kernel, stride, pad (begin
@@ -55,17 +39,6 @@ typedef struct qc_shape {
     int32_t s, p, d;
     int mma;
 } qc_shape;
-
-/* Runs c on CUDA (plain kernel when `plain`) into out; 1 on success. */
-static int run_cuda(prt_engine *e, const oc_case *c, int plain, ot_tensor *out)
-{
-    int ok;
-    if (plain)
-        setenv("PRT_CUDA_QGEMM", "kernel", 1);
-    ok = oc_run(e, PRT_DEVICE_CUDA, c, 0, 0x5a, out) == 0;
-    unsetenv("PRT_CUDA_QGEMM");
-    return ok;
-}
 
 static void qconv_case(const qc_shape *sh, int qlinear)
 {
@@ -79,10 +52,8 @@ static void qconv_case(const qc_shape *sh, int qlinear)
     int32_t pads[4] = {sh->p, sh->p, sh->p, sh->p}, group = (int32_t)sh->group;
     prt_field f[4];
     oc_case c;
-    prt_engine *ecpu, *egpu;
-    ot_tensor want[OC_MAXOUT] = {{0}}, mma[OC_MAXOUT] = {{0}}, own[OC_MAXOUT] = {{0}};
     ot_tensor X, Wt;
-    char err[512], what[256];
+    char what[256];
     memset(&c, 0, sizeof c);
     c.op = qlinear ? "QLinearConv" : "ConvInteger";
     c.exact = 1;
@@ -92,8 +63,10 @@ static void qconv_case(const qc_shape *sh, int qlinear)
     f[1] = ot_fld_i32("dilations", dl, ns);
     f[2] = ot_fld_i32("pads", pads, 2 * ns);
     f[3] = ot_fld_i32("group", &group, 1);
-    X = q_bytes(tx, ns == 1 ? D3(sh->n, sh->c, sh->h) : D4(sh->n, sh->c, sh->h, sh->w));
-    Wt = q_bytes(tw, ns == 1 ? D3(sh->m, cg, sh->kh) : D4(sh->m, cg, sh->kh, sh->kw));
+    X = tcu_q_bytes(&rng, tx,
+                    ns == 1 ? D3(sh->n, sh->c, sh->h) : D4(sh->n, sh->c, sh->h, sh->w));
+    Wt = tcu_q_bytes(&rng, tw,
+                     ns == 1 ? D3(sh->m, cg, sh->kh) : D4(sh->m, cg, sh->kh, sh->kw));
     if (qlinear) {
         /* y's scale so that y spreads over its range rather than clamps:
          * K products of two differences of about 74 each (uniform bytes
@@ -101,13 +74,13 @@ static void qconv_case(const qc_shape *sh, int qlinear)
          * and w's scales (0.02, 0.0025) over ys about 50. */
         const float ys = 0.0055f * sqrtf((float)K);
         ot_tensor in[9] = {X,
-                           q_scales(0, 0.02f, 0.02f),
-                           q_bytes(tx, D0()),
+                           tcu_q_scales(&rng, 0, 0.02f, 0.02f),
+                           tcu_q_bytes(&rng, tx, D0()),
                            Wt,
-                           q_scales(per_ch ? sh->m : 0, 0.001f, 0.004f),
-                           q_bytes(tw, per_ch ? D1(sh->m) : D0()),
-                           q_scales(0, ys, ys),
-                           q_bytes(ty, D0()),
+                           tcu_q_scales(&rng, per_ch ? sh->m : 0, 0.001f, 0.004f),
+                           tcu_q_bytes(&rng, tw, per_ch ? D1(sh->m) : D0()),
+                           tcu_q_scales(&rng, 0, ys, ys),
+                           tcu_q_bytes(&rng, ty, D0()),
                            ot_make(PRT_INT32, D1(sh->m))};
         for (int64_t m = 0; in[8].data && m < sh->m; m++)
             ((int32_t *)in[8].data)[m] = (int32_t)tu_rng_range(&rng, -20000, 20000);
@@ -118,8 +91,8 @@ static void qconv_case(const qc_shape *sh, int qlinear)
         for (int k = 1; k < c.nb; k++)
             c.role[k] = OC_CONST;
     } else {
-        ot_tensor in[4] = {X, Wt, q_bytes(tx, D0()),
-                           q_bytes(tw, per_ch ? D1(sh->m) : D0())};
+        ot_tensor in[4] = {X, Wt, tcu_q_bytes(&rng, tx, D0()),
+                           tcu_q_bytes(&rng, tw, per_ch ? D1(sh->m) : D0())};
         memcpy(c.in, in, sizeof in);
         c.nb = 4;
         c.role[1] = c.role[2] = c.role[3] = OC_CONST;
@@ -136,29 +109,7 @@ static void qconv_case(const qc_shape *sh, int qlinear)
              (long long)sh->h, (long long)(ns == 2 ? sh->w : 1), (long long)sh->kh,
              (long long)(ns == 2 ? sh->kw : 1), sh->s, sh->p, sh->d,
              per_ch ? ", per channel" : "", qlinear && bias ? ", bias" : "");
-    ecpu = oc_build(PRT_DEVICE_CPU, &c, err, sizeof err);
-    egpu = ecpu ? oc_build(PRT_DEVICE_CUDA, &c, err, sizeof err) : NULL;
-    CHECK(ecpu && egpu);
-    if (!ecpu || !egpu) {
-        fprintf(stderr, "  %s: build: %s\n", what, err);
-    } else if (oc_run(ecpu, PRT_DEVICE_CPU, &c, 0, 0x5a, want) == 0) {
-        const int64_t before = opc_qconv_mma_runs();
-        if (run_cuda(egpu, &c, 0, mma)) {
-            const int64_t ran = opc_qconv_mma_runs() - before;
-            CHECK(sh->mma ? ran > 0 : ran == 0);
-            if (sh->mma ? ran <= 0 : ran != 0)
-                fprintf(stderr,
-                        "  %s: the tensor-core kernel ran %lld times, expected %s\n",
-                        what, (long long)ran, sh->mma ? "some" : "none");
-            oc_compare(what, &c, mma, want);
-        }
-        if (run_cuda(egpu, &c, 1, own))
-            oc_compare(what, &c, own, want);
-    }
-    for (int k = 0; k < OC_MAXOUT; k++)
-        ot_free(&want[k]), ot_free(&mma[k]), ot_free(&own[k]);
-    prt_engine_destroy(ecpu);
-    prt_engine_destroy(egpu);
+    tcu_q_compare(&c, what, opc_qconv_mma_runs, sh->mma, "the tensor-core kernel");
     oc_free(&c);
 }
 
