@@ -27,9 +27,11 @@ differs), plugrt --fp16 on the fp32 model, PyTorch fp16 on the fp32 model
 
 Which products take cuBLASLt (docs/DESIGN-NOTES.md, "cuBLASLt"): a
 QLinearMatMul or MatMulInteger whose B is one matrix with N and K
-multiples of 4; set PRT_CUDA_QGEMM=kernel to time plugrt's own kernel
-instead (--env PRT_CUDA_QGEMM=kernel adds that as a second quantized
-column).
+multiples of 4. QLinearConv and ConvInteger take the int8 tensor-core
+convolution (DESIGN-NOTES, "INT8 convolution on CUDA") unless depthwise
+or of groups under 4 channels. Set PRT_CUDA_QGEMM=kernel to time plugrt's
+plain kernels instead of both (--env PRT_CUDA_QGEMM=kernel adds that as
+a second quantized column).
 
 --dry-run checks the arguments and prints the rows and the commands
 without running anything (no GPU, torch or built models needed). Exit

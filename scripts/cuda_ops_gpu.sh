@@ -19,7 +19,9 @@
 #      (cuBLASLt's INT8 products bit for bit, its FP8 products within a
 #      stated tolerance), test_cuda_shape_params (Slice, Pad, Range with
 #      parameters from a shape computation and from shape inputs in host
-#      memory, eager and captured, against the CPU engine)
+#      memory, eager and captured, against the CPU engine),
+#      test_cuda_qconv (ConvInteger and QLinearConv on the int8 tensor
+#      cores and the plain kernel, bit for bit against the CPU)
 #   4. mobilenet_v3_small and bert_small on CUDA against their references
 #      (ONNX Runtime's), through the importer's fusions (Conv + activation,
 #      MatMul + bias, GELU), with --op-threads 1 and 4, and as CUDA graph
@@ -139,7 +141,7 @@ if [ "${2:-}" = sanitize ]; then
   # PRT_SAN_PLUGINS=1 adds the standard plugins' sections (their kernels
   # are not the built-in ops').
   for tool in memcheck racecheck synccheck; do
-    for t in test_op_coverage test_cuda_ops test_cuda_runtime test_cuda_attention test_cuda_lt; do
+    for t in test_op_coverage test_cuda_ops test_cuda_runtime test_cuda_attention test_cuda_lt test_cuda_qconv; do
       echo "$tool $t"
     done
     [ "${PRT_SAN_PLUGINS:-0}" = 1 ] || continue
@@ -164,6 +166,7 @@ step test_cuda_attention 300 "$bundle/test_cuda_attention"
 step test_cuda_precision 120 "$bundle/test_cuda_precision"
 step test_cuda_lt 300 "$bundle/test_cuda_lt"
 step test_cuda_shape_params 120 "$bundle/test_cuda_shape_params"
+step test_cuda_qconv 300 "$bundle/test_cuda_qconv"
 step mobilenet_cuda 180 model mobilenet_v3_small
 step bert_cuda 180 model bert_small
 step mobilenet_layers_cuda 120 layers mobilenet_v3_small

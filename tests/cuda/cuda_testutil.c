@@ -1,6 +1,9 @@
-/* The CUDA tests' shared checks and plugin boilerplate (cuda_testutil.h). */
+/* The CUDA tests' shared checks, plugin boilerplate and 8-bit product
+ * comparisons (cuda_testutil.h). */
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "base/base.h"
 #include "cuda_testutil.h"
 
 int tcu_ok(cudaError_t e, const char *what, const char *file, int line)
@@ -150,4 +153,60 @@ prt_status tcu_build_1d(const prt_plugin_vtable *vt, int32_t kind, int64_t opt,
     prt_builder_config_destroy(cfg);
     prt_network_destroy(net);
     return st;
+}
+
+ot_tensor tcu_q_bytes(tu_rng *r, int32_t dtype, prt_dims d)
+{
+    ot_tensor t = ot_make(dtype, d);
+    for (int64_t i = 0; t.data && i < base_volume(&d); i++)
+        ((uint8_t *)t.data)[i] = (uint8_t)tu_rng_range(r, 0, 255);
+    return t;
+}
+
+ot_tensor tcu_q_scales(tu_rng *r, int64_t n, float lo, float hi)
+{
+    ot_tensor t = ot_make(PRT_FLOAT32, n ? D1(n) : D0());
+    for (int64_t i = 0; t.data && i < (n ? n : 1); i++)
+        ((float *)t.data)[i] = lo + (hi - lo) * (float)tu_rng_uniform(r);
+    return t;
+}
+
+/* Runs c on CUDA (the plain kernels when `plain`) into out; 1 on success. */
+static int q_run_cuda(prt_engine *e, const oc_case *c, int plain, ot_tensor *out)
+{
+    int ok;
+    if (plain)
+        setenv("PRT_CUDA_QGEMM", "kernel", 1);
+    ok = oc_run(e, PRT_DEVICE_CUDA, c, 0, 0x5a, out) == 0;
+    unsetenv("PRT_CUDA_QGEMM");
+    return ok;
+}
+
+void tcu_q_compare(const oc_case *c, const char *what, int64_t (*runs)(void), int expect,
+                   const char *path)
+{
+    ot_tensor want[OC_MAXOUT] = {{0}}, fast[OC_MAXOUT] = {{0}}, own[OC_MAXOUT] = {{0}};
+    char err[512];
+    prt_engine *ecpu = oc_build(PRT_DEVICE_CPU, c, err, sizeof err);
+    prt_engine *egpu = ecpu ? oc_build(PRT_DEVICE_CUDA, c, err, sizeof err) : NULL;
+    CHECK(ecpu && egpu);
+    if (!ecpu || !egpu) {
+        fprintf(stderr, "  %s: build: %s\n", what, err);
+    } else if (oc_run(ecpu, PRT_DEVICE_CPU, c, 0, 0x5a, want) == 0) {
+        const int64_t before = runs();
+        if (q_run_cuda(egpu, c, 0, fast)) {
+            const int64_t ran = runs() - before;
+            CHECK(expect ? ran > 0 : ran == 0);
+            if (expect ? ran <= 0 : ran != 0)
+                fprintf(stderr, "  %s: %s ran %lld times, expected %s\n", what, path,
+                        (long long)ran, expect ? "some" : "none");
+            oc_compare(what, c, fast, want);
+        }
+        if (q_run_cuda(egpu, c, 1, own))
+            oc_compare(what, c, own, want);
+    }
+    for (int k = 0; k < OC_MAXOUT; k++)
+        ot_free(&want[k]), ot_free(&fast[k]), ot_free(&own[k]);
+    prt_engine_destroy(ecpu);
+    prt_engine_destroy(egpu);
 }

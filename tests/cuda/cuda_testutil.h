@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "op_case.h"
 #include "testutil.h"
 
 /* 1 if e is cudaSuccess; else a failure (file, line, the call, the
@@ -58,5 +59,22 @@ prt_status tcu_plugin_network(prt_plugin *p, const prt_dims *d, const char *laye
  * `autotune`, timing cache file `cache` (NULL: none). */
 prt_status tcu_build_1d(const prt_plugin_vtable *vt, int32_t kind, int64_t opt,
                         int64_t max, int autotune, const char *cache, prt_engine **out);
+
+/* ---- 8-bit products (test_cuda_lt, test_cuda_qconv) ---- */
+
+/* A tensor of `dtype` and dims d, each byte uniform over 0..255 from r. */
+ot_tensor tcu_q_bytes(tu_rng *r, int32_t dtype, prt_dims d);
+
+/* float32 scales uniform in [lo, hi]: n of them, or a scalar when n is 0. */
+ot_tensor tcu_q_scales(tu_rng *r, int64_t n, float lo, float hi);
+
+/* Builds c for the CPU and for CUDA and runs the CUDA engine twice: as it
+ * chooses, then with PRT_CUDA_QGEMM=kernel (plugrt's plain integer
+ * kernels); both must give the CPU's bytes. `runs` counts the runs of the
+ * fast path named `path` (opc_qmm_lt_runs, opc_qconv_mma_runs): it must
+ * grow during the first CUDA run when `expect`, else stay. Failures are
+ * printed under `what` and counted. */
+void tcu_q_compare(const oc_case *c, const char *what, int64_t (*runs)(void), int expect,
+                   const char *path);
 
 #endif /* PLUGRT_TESTS_CUDA_TESTUTIL_H */

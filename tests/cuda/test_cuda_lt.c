@@ -34,7 +34,7 @@
 
 #include "base/fp8.h"
 #include "base/fp16.h"
-#include "op_case.h"
+#include "cuda_testutil.h"
 #include "ops/cuda/lt.h"
 #include "ops/cuda/ops.h"
 
@@ -56,10 +56,7 @@ static void log_to_stderr(void *user, int32_t severity, const char *message)
 
 static ot_tensor q_bytes(int32_t dtype, prt_dims d)
 {
-    ot_tensor t = ot_make(dtype, d);
-    for (int64_t i = 0; t.data && i < base_volume(&d); i++)
-        ((uint8_t *)t.data)[i] = (uint8_t)tu_rng_range(&rng, 0, 255);
-    return t;
+    return tcu_q_bytes(&rng, dtype, d);
 }
 
 static ot_tensor q_scalar(float v)
@@ -72,21 +69,7 @@ static ot_tensor q_scalar(float v)
 
 static ot_tensor q_scales(int64_t n, float lo, float hi)
 {
-    ot_tensor t = ot_make(PRT_FLOAT32, n ? D1(n) : D0());
-    for (int64_t i = 0; t.data && i < (n ? n : 1); i++)
-        ((float *)t.data)[i] = lo + (hi - lo) * (float)tu_rng_uniform(&rng);
-    return t;
-}
-
-/* Runs c on CUDA (plain kernel when `kernel`) into out; 1 on success. */
-static int run_cuda(prt_engine *e, const oc_case *c, int kernel, ot_tensor *out)
-{
-    int ok;
-    if (kernel)
-        setenv("PRT_CUDA_QGEMM", "kernel", 1);
-    ok = oc_run(e, PRT_DEVICE_CUDA, c, 0, 0x5a, out) == 0;
-    unsetenv("PRT_CUDA_QGEMM");
-    return ok;
+    return tcu_q_scales(&rng, n, lo, hi);
 }
 
 /* One product: expect_lt 1 when cuBLASLt must take it (where it loads). */
@@ -101,10 +84,7 @@ static void int8_case(int qlinear, int64_t batch, int b_batched, int64_t M, int6
     prt_dims ad = batch > 1 ? D3(batch, M, K) : D2(M, K);
     prt_dims bd = b_batched ? D3(batch, K, N) : D2(K, N);
     oc_case c;
-    prt_engine *ecpu, *egpu;
-    ot_tensor want[OC_MAXOUT] = {{0}}, lt[OC_MAXOUT] = {{0}}, own[OC_MAXOUT] = {{0}};
-    char err[512], what[200];
-    int64_t before;
+    char what[200];
     memset(&c, 0, sizeof c);
     c.op = qlinear ? "QLinearMatMul" : "MatMulInteger";
     c.exact = 1;
@@ -141,29 +121,9 @@ static void int8_case(int qlinear, int64_t batch, int b_batched, int64_t M, int6
              qlinear ? prt_dtype_name(ty) : "int32", (long long)batch,
              b_batched ? " (B too)" : "", (long long)M, (long long)K, (long long)N,
              row_zp ? ", zp per row" : "", col ? ", per column" : "");
-    ecpu = oc_build(PRT_DEVICE_CPU, &c, err, sizeof err);
-    egpu = oc_build(PRT_DEVICE_CUDA, &c, err, sizeof err);
-    CHECK(ecpu && egpu);
-    if (!ecpu || !egpu) {
-        fprintf(stderr, "  %s: build: %s\n", what, err);
-    } else if (oc_run(ecpu, PRT_DEVICE_CPU, &c, 0, 0x5a, want) == 0) {
-        before = opc_qmm_lt_runs();
-        if (run_cuda(egpu, &c, 0, lt)) {
-            const int64_t ran = opc_qmm_lt_runs() - before;
-            const int want_lt = expect_lt && !opk_lt_unavailable();
-            CHECK(want_lt ? ran > 0 : ran == 0);
-            if (want_lt ? ran <= 0 : ran != 0)
-                fprintf(stderr, "  %s: cuBLASLt ran %lld products, expected %s\n", what,
-                        (long long)ran, want_lt ? "some" : "none");
-            oc_compare(what, &c, lt, want);
-        }
-        if (run_cuda(egpu, &c, 1, own))
-            oc_compare(what, &c, own, want);
-    }
-    for (int k = 0; k < OC_MAXOUT; k++)
-        ot_free(&want[k]), ot_free(&lt[k]), ot_free(&own[k]);
-    prt_engine_destroy(ecpu);
-    prt_engine_destroy(egpu);
+    /* Where cuBLASLt loads. */
+    tcu_q_compare(&c, what, opc_qmm_lt_runs, expect_lt && !opk_lt_unavailable(),
+                  "cuBLASLt");
     oc_free(&c);
 }
 

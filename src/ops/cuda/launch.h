@@ -606,6 +606,13 @@ typedef struct opk_qgemm_args {
     int64_t count; /* output elements */
 } opk_qgemm_args;
 int opk_qgemm(const opk_qgemm_args *a, void *stream);
+/* ConvInteger and QLinearConv (conv 1, 1 or 2 spatial dims) as an
+ * implicit GEMM on the int8 tensor cores (mma.sync, sm_80 and later): the
+ * same bytes as opk_qgemm. The caller checks the grid: ceil(N x ovol / 64)
+ * below 2^31, ceil(Mg / 32) and the groups at most 65535.
+ * opk_qconv_mma_ok: 1 when this device runs the kernel (else a stub). */
+int opk_qconv_mma(const opk_qgemm_args *a, void *stream);
+int opk_qconv_mma_ok(void);
 
 /* The same products through cuBLASLt's int8 kernels (qgemm_cuda.c): A and
  * B re-signed to int8 (a uint8 side xor 0x80, its zero point less 128, as

@@ -133,6 +133,9 @@ void opc_conv_detach(op_object *o);
 prt_status opc_qmm_attach(op_object *o);
 void opc_qmm_detach(op_object *o);
 int64_t opc_qmm_lt_runs(void);
+/* The ConvInteger and QLinearConv runs the tensor-core kernel took in
+ * this process (opk_qconv_mma; tests check which path ran). */
+int64_t opc_qconv_mma_runs(void);
 
 /* nn2_cuda.c */
 OPC_KERNEL(opc_pool);   /* MaxPool AveragePool LpPool GlobalMaxPool GlobalLpPool */

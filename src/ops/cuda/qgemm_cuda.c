@@ -11,6 +11,11 @@
  * with PRT_CUDA_QGEMM=kernel in the environment (tests and benchmarks
  * compare the two), qgemm.cu's kernel runs. Both give the CPU's bytes:
  * the int32 sums are exact and the requantization is the same code.
+ *
+ * ConvInteger and QLinearConv run as an implicit GEMM on the int8 tensor
+ * cores (opk_qconv_mma: x gathered on the fly, W read as it is, no
+ * workspace) where qconv_mma_takes says; depthwise and narrow groups, 3 or
+ * more spatial dims and PRT_CUDA_QGEMM=kernel take the plain kernel.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -244,6 +249,43 @@ OPC_KERNEL(opc_qmatmul)
     return opc_status(o, opk_qgemm(&a, stream));
 }
 
+static _Atomic int64_t qconv_mma_count;
+
+int64_t opc_qconv_mma_runs(void)
+{
+    return atomic_load_explicit(&qconv_mma_count, memory_order_relaxed);
+}
+
+/* 1 when a's convolution goes to the tensor-core kernel (opk_qconv_mma):
+ * 1 or 2 spatial dims, a grid that fits, a group of at least
+ * QCONV_MMA_MIN_MG channels and QCONV_MMA_MIN_K taps (a depthwise
+ * convolution, one channel per group, would fill 1 column of the 32 of
+ * a tile: the plain kernel, a thread per output, suits it better), the
+ * device at sm_80 or later and PRT_CUDA_QGEMM not "kernel". */
+#define QCONV_MMA_MIN_MG 4
+#define QCONV_MMA_MIN_K 8
+static int qconv_mma_takes(const opk_qgemm_args *a)
+{
+    static _Atomic int ok = -1; /* opk_qconv_mma_ok, asked once */
+    const char *env = getenv("PRT_CUDA_QGEMM");
+    int v = atomic_load(&ok);
+    if (a->ns > 2 || a->Mg < QCONV_MMA_MIN_MG || a->Cg * a->kvol < QCONV_MMA_MIN_K ||
+        (a->n_img * a->ovol + 63) / 64 > INT32_MAX || (a->Mg + 31) / 32 > 65535 ||
+        a->Mc / a->Mg > 65535 || a->Cg * a->kvol > INT32_MAX || a->ivol > INT32_MAX ||
+        (env && strcmp(env, "kernel") == 0))
+        return 0;
+    /* The kernel's positions are int32: an output's first tap and its
+     * kernel's reach stay well inside. */
+    for (int32_t d = 0; d < a->ns; d++)
+        if (a->o[d] * a->s[d] + a->k[d] * a->d[d] + a->in[d] > INT32_MAX / 2)
+            return 0;
+    if (v < 0) {
+        v = opk_qconv_mma_ok();
+        atomic_store(&ok, v);
+    }
+    return v;
+}
+
 OPC_KERNEL(opc_qconv)
 {
     ql_inputs q;
@@ -280,5 +322,11 @@ OPC_KERNEL(opc_qconv)
     a.ivol = g.w.ivol;
     a.kvol = g.w.kvol;
     a.ovol = g.w.ovol;
+    if (qconv_mma_takes(&a)) {
+        st = opc_status(o, opk_qconv_mma(&a, stream));
+        if (!st)
+            atomic_fetch_add_explicit(&qconv_mma_count, 1, memory_order_relaxed);
+        return st;
+    }
     return opc_status(o, opk_qgemm(&a, stream));
 }
