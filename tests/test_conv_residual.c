@@ -450,6 +450,35 @@ static void error_cases(void)
     CHECK_ERR(ot_run_op("Conv", f, 2, in, 2, &y), PRT_ERR_INVALID_ARGUMENT,
               "residual is set but there is no Z after X and W");
     ot_free(&y);
+    {
+        /* Every field given (nine; the plan keeps eight: SAME's zero pads
+         * go), through a reload (ot_run_op), the same as without Z plus
+         * Z then LeakyRelu. */
+        const int32_t k3[2] = {3, 3}, s1[2] = {1, 1}, p0[4] = {0, 0, 0, 0}, g1 = 1;
+        const float alpha = 0.25f;
+        prt_field a[9] = {
+            ot_fld_str("auto_pad", "SAME_UPPER"),   ot_fld_i32("pads", p0, 4),
+            ot_fld_i32("dilations", s1, 2),         ot_fld_i32("kernel_shape", k3, 2),
+            ot_fld_i32("strides", s1, 2),           ot_fld_i32("group", &g1, 1),
+            ot_fld_i32("residual", &one, 1),        ot_fld_str("activation", "LeakyRelu"),
+            ot_fld_f32("activation_params", &alpha)};
+        ot_tensor u = {0}, zz = ot_random(PRT_FLOAT32, D4(1, 6, 5, 5), &rng, 0);
+        ot_tensor in4[3] = {in[0], ot_random(PRT_FLOAT32, D4(6, 4, 3, 3), &rng, 0), zz};
+        CHECK_OK(ot_run_op("Conv", a, 6, in4, 2, &u));
+        CHECK_OK(ot_run_op("Conv", a, 9, in4, 3, &y));
+        if (u.data && y.data) {
+            double want[150];
+            for (int64_t i = 0; i < 150; i++) {
+                const float v = ((const float *)u.data)[i] + ((const float *)zz.data)[i];
+                want[i] = v < 0 ? alpha * v : v;
+            }
+            ot_check_close("every field, SAME_UPPER", &y, &zz.dims, want, 0.0);
+        }
+        ot_free(&u);
+        ot_free(&y);
+        ot_free(&in4[1]);
+        ot_free(&zz);
+    }
     f[1] = ot_fld_i32("residual", &two, 1);
     CHECK_ERR(ot_make_op("Conv", f, 2, &p), PRT_ERR_INVALID_ARGUMENT,
               "residual is 2; it must be 0 or 1");

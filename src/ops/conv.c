@@ -160,9 +160,25 @@ static prt_status conv_parse(op_object *o, const op_fields *f)
 static int32_t conv_serialize(op_object *o, prt_field *ser)
 {
     conv_op *c = (conv_op *)o;
-    int32_t n = op_window_ser_pad(&c->w, ser);
-    op_ser(&ser[n++], "group", PRT_FIELD_INT32, &c->group, 1);
-    n += op_window_ser_arrays(&c->w, ser + n);
+    int32_t n = 0;
+    if (!c->residual) {
+        n = op_window_ser_pad(&c->w, ser);
+        op_ser(&ser[n++], "group", PRT_FIELD_INT32, &c->group, 1);
+        n += op_window_ser_arrays(&c->w, ser + n);
+    } else {
+        /* Nine fields would pass OP_MAX_FIELDS: a residual Conv (new, so
+         * no older plan holds one) leaves out what its defaults say, an
+         * auto_pad of NOTSET and, with another auto_pad, pads (all 0 there:
+         * conv_parse refuses others). */
+        prt_field arr[4];
+        const int32_t na = op_window_ser_arrays(&c->w, arr);
+        if (c->w.auto_pad != OP_PAD_NOTSET)
+            n = op_window_ser_pad(&c->w, ser);
+        op_ser(&ser[n++], "group", PRT_FIELD_INT32, &c->group, 1);
+        for (int32_t k = 0; k < na; k++)
+            if (c->w.auto_pad == OP_PAD_NOTSET || strcmp(arr[k].name, "pads") != 0)
+                ser[n++] = arr[k];
+    }
     if (c->act.kind != OP_ACT_NONE) {
         const char *name = op_act_name(c->act.kind);
         op_ser(&ser[n++], "activation", PRT_FIELD_CHAR, name, (int64_t)strlen(name));

@@ -53,8 +53,8 @@
 #include "ops/op_const.h"
 
 #define OP_VERSION "1"
-#define OP_LAYER_MAX 64  /* layer name kept for messages, maybe truncated */
-#define OP_MAX_FIELDS 10 /* serialized fields of one op */
+#define OP_LAYER_MAX 64 /* layer name kept for messages, maybe truncated */
+#define OP_MAX_FIELDS 8 /* serialized fields of one op */
 #define OP_MAX_SHAPE_INPUTS 4
 #define OP_MAX_OUTPUTS 64 /* outputs of one op (Split) */
 
