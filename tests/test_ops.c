@@ -344,7 +344,7 @@ static int test_objects(void)
     CHECK_ERR(c->create(c, "conv", &fc, PRT_PHASE_BUILD, &p), PRT_ERR_INVALID_ARGUMENT,
               "Conv (layer 'conv'): unknown field 'padz' (accepted: auto_pad, "
               "dilations, group, kernel_shape, pads, strides, activation, "
-              "activation_params)");
+              "activation_params, residual)");
     f[0].name = "strides";
     f[0].data = &bad;
     f[0].type = PRT_FIELD_FLOAT32;

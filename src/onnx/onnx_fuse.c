@@ -6,6 +6,13 @@
  *  - Conv -> Relu | LeakyRelu | Clip | HardSigmoid | HardSwish | Sigmoid: a
  *    Conv with fields activation and activation_params (ops/conv.c). Clip's
  *    min and max must be constants (or attributes before opset 11).
+ *  - Conv -> Add(conv, skip) (either order) -> Relu | Clip | LeakyRelu?,
+ *    the Conv without an activation of its own and skip of the Conv's
+ *    output shape, proved from the graph (onnx_fuse_shapes.c: no
+ *    broadcast): one Conv with skip as its residual input Z (field
+ *    residual; ops/conv.c) and the activation after the sum. ResNet's and
+ *    ResNeXt's blocks, MobileNet's inverted residuals. An info line names
+ *    each.
  *  - SiLU (Swish) as PyTorch exports it, Conv -> Sigmoid -> Mul of the
  *    Conv's output and the Sigmoid's (either order): a Conv with activation
  *    Silu. The Conv's output is read by those two nodes alone.
@@ -97,7 +104,8 @@ enum {
     FUSE_QMATMUL,
     FUSE_ATTENTION,
     FUSE_QPOOL,
-    FUSE_QADD
+    FUSE_QADD,
+    FUSE_CONV_ADD
 };
 enum { FUSE_SKIP_LN = 16, FUSE_MATMUL_ACT, FUSE_EW_CHAIN }; /* the sections at the end */
 
@@ -288,6 +296,9 @@ static void fc_take(fuse_ctx *c, fusion *f)
         c->taken[f->members[k]] = 1;
 }
 
+static int fc_act_params(fuse_ctx *c, const Onnx__NodeProto *an, const char *act,
+                         fusion *f);
+
 /* Conv at pos -> its activation: 1 and *f when they fuse. */
 static int fc_conv_act(fuse_ctx *c, int32_t pos, fusion *f)
 {
@@ -308,6 +319,19 @@ static int fc_conv_act(fuse_ctx *c, int32_t pos, fusion *f)
     f->last = a;
     f->output = fc_out(an);
     f->act = acts[k];
+    return fc_act_params(c, an, acts[k], f);
+}
+
+/* The parameters of activation node an (op `act`) into f: LeakyRelu's
+ * alpha, HardSigmoid's alpha and beta, Clip's min and max (constants from
+ * opset 11); 0 when they are not what the Conv can take. */
+static int fc_act_params(fuse_ctx *c, const Onnx__NodeProto *an, const char *act,
+                         fusion *f)
+{
+    const int k = strcmp(act, "LeakyRelu") == 0     ? 1
+                  : strcmp(act, "Clip") == 0        ? 2
+                  : strcmp(act, "HardSigmoid") == 0 ? 3
+                                                    : 0;
     if (k == 1) {
         f->nb_params = 1;
         return fc_attr_f(an, "alpha", 0.01f, &f->params[0]);
@@ -343,6 +367,53 @@ static const char *fc_other(const Onnx__NodeProto *n, const char *name)
     if (strcmp(onnx_node_input(n, 1), name) == 0)
         return onnx_node_input(n, 0);
     return NULL;
+}
+
+/* Conv at pos -> Add(conv, skip) -> Relu | Clip | LeakyRelu?: 1 and *f
+ * when they fold into a Conv with residual input skip (f->input). The
+ * Conv's activation, if it had one, would already have fused it
+ * (fc_conv_act: its output's one reader), so its only reader being the
+ * Add says it has none. */
+static int fc_conv_add(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    static const char *const acts[] = {"Relu", "Clip", "LeakyRelu"};
+    const Onnx__NodeProto *an;
+    const char *y = fc_out(fc_node(c, pos)), *skip, *sum;
+    int32_t a = fc_only_reader(c, y), r, k;
+    fusion af;
+    if (!fc_is(c, pos, "Conv") || !fc_is(c, a, "Add"))
+        return 0;
+    an = fc_node(c, a);
+    skip = fc_other(an, y);
+    sum = fc_out(an);
+    /* Add(y, y) has no other operand; the shapes proved equal keep a
+     * broadcast (a bias of [M, 1, 1]) an Add. */
+    if (!skip || !skip[0] || strcmp(skip, y) == 0 || !sum[0] ||
+        !fc_same_static_shape(c, y, skip))
+        return 0;
+    fc_init(f, FUSE_CONV_ADD, pos, 2, (const int32_t[]){pos, a});
+    f->last = a;
+    f->output = sum;
+    f->input = skip;
+    r = fc_only_reader(c, sum);
+    for (k = 0; k < 3 && !fc_is(c, r, acts[k]); k++)
+        ;
+    /* The activation's parameters as fc_conv_act reads them; one whose
+     * parameters are not constants stays a layer. */
+    if (k < 3 && strcmp(onnx_node_input(fc_node(c, r), 0), sum) == 0 &&
+        fc_out(fc_node(c, r))[0]) {
+        memset(&af, 0, sizeof af);
+        if (fc_act_params(c, fc_node(c, r), acts[k], &af)) {
+            f->members[f->nb_members++] = r;
+            f->last = r;
+            f->output = fc_out(fc_node(c, r));
+            f->act = acts[k];
+            f->nb_params = af.nb_params;
+            f->params[0] = af.params[0];
+            f->params[1] = af.params[1];
+        }
+    }
+    return 1;
 }
 
 /* Conv at pos -> Sigmoid -> Mul(conv, sigmoid) in either order: 1 and *f
@@ -1686,8 +1757,8 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
         fc_drop_idle_dqs(&c, p);
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
-        if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_gelu(&c, i, f) ||
-            fc_attention(&c, i, f) || fc_matmul_act(&c, i, f) ||
+        if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_conv_add(&c, i, f) ||
+            fc_gelu(&c, i, f) || fc_attention(&c, i, f) || fc_matmul_act(&c, i, f) ||
             fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f) || fc_skip_ln(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
@@ -1711,6 +1782,7 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     prt_free(c.taken);
     prt_free(c.shared_dq);
     prt_free(c.facts);
+    prt_free(c.sdims);
     if (!st)
         st = oom;
     if (st) {
@@ -1816,6 +1888,28 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
         if (!st && f->kept >= 0)
             st = fc_import_kept(imp, f, order);
         return st;
+    }
+    if (f->kind == FUSE_CONV_ADD) {
+        const int32_t one = 1;
+        prt_field extra[3] = {
+            {"residual", &one, PRT_FIELD_INT32, 1},
+            {"activation", f->act, PRT_FIELD_CHAR,
+             f->act ? (int64_t)strlen(f->act) + 1 : 0},
+            {"activation_params", f->params, PRT_FIELD_FLOAT32, f->nb_params},
+        };
+        const char *ins[4];
+        size_t nb = 0;
+        prt_status st = prt_builtin_find_creator("Conv", "1", &c);
+        if (st)
+            return st;
+        for (size_t k = 0; k < first->n_input && k < 3; k++)
+            if (k < 2 || onnx_node_input(first, k)[0])
+                ins[nb++] = onnx_node_input(first, k);
+        ins[nb++] = f->input;
+        onnx_info("%s: Conv -> Add%s%s folded into one Conv with residual input '%s'",
+                  label, f->act ? " -> " : "", f->act ? f->act : "", f->input);
+        return onnx_import_fused(imp, first, label, c, extra, f->act ? 3 : 1, ins, nb,
+                                 outs, 1);
     }
     if (f->kind == FUSE_CONV_ACT) {
         prt_field extra[2] = {

@@ -26,14 +26,16 @@ typedef struct fuse_ctx {
     const int32_t *order;
     const onnx_choice *choices;
     int32_t n;
-    onnx_names uses;     /* name -> times read by nodes or as a graph output */
-    onnx_names consumer; /* name -> order position of a node reading it */
-    onnx_names producer; /* name -> order position of the node making it */
-    int32_t *taken;      /* per order position: already in a fusion */
-    int32_t *shared_dq;  /* per order position: a DQ of x that a QDQ fusion
-                            read past, other nodes reading it too */
-    prt_status *oom;     /* set when a constant could not be loaded for want of
-                            memory: the plan fails rather than fuse less */
+    onnx_names uses;        /* name -> times read by nodes or as a graph output */
+    onnx_names consumer;    /* name -> order position of a node reading it */
+    onnx_names producer;    /* name -> order position of the node making it */
+    int32_t *taken;         /* per order position: already in a fusion */
+    int32_t *shared_dq;     /* per order position: a DQ of x that a QDQ fusion
+                               read past, other nodes reading it too */
+    prt_status *oom;        /* set when a constant could not be loaded for want of
+                               memory: the plan fails rather than fuse less */
+    struct fc_sdims *sdims; /* per order position: static dims (onnx_fuse_shapes.c),
+                               made on first use */
 } fuse_ctx;
 
 /* One entry of a shape input (fc_shape_entries). */
@@ -42,6 +44,10 @@ typedef struct fc_entry {
     int64_t v;
     const char *t;
 } fc_entry;
+
+/* 1 when the values a and b are proved to have one shape, every dim a
+ * number or the same graph input's dynamic dim (onnx_fuse_shapes.c). */
+int fc_same_static_shape(fuse_ctx *c, const char *a, const char *b);
 
 /* ---- lookups (onnx_fuse.c) ---- */
 

@@ -23,6 +23,15 @@
  *   activation_params  float32[]: the activation's alpha (LeakyRelu's,
  *                      HardSigmoid's) and beta (HardSigmoid's), or Clip's
  *                      min and max; absent: the op's defaults
+ * and a third, which the importer sets when it folds a residual Add
+ * (ResNet's Add(Conv(x), skip)) into the Conv:
+ *   residual           int32, 0 (default) or 1: the last input is Z, of
+ *                      Y's dims and dtype (and format), and
+ *                      Y = act(conv(X, W) + B + Z): the sum rounded as the
+ *                      Conv's output, then Z added, then the activation,
+ *                      the float operations of Conv, Add and the
+ *                      activation one after the other, so the bits are the
+ *                      unfused layers'. Inputs X, W, [B,] Z.
  * The output size and padding follow the window rules of ops_nn.h
  * (window.c, shared with ConvTranspose and the pools): NOTSET and VALID give
  * Oi = floor((Di + begin_i + end_i - dil_i*(ki-1) - 1) / s_i) + 1, which
@@ -75,6 +84,7 @@ typedef struct conv_op {
     int32_t group;
     op_act act;
     float act_params[2]; /* as serialized: alpha, beta */
+    int32_t residual;    /* 1: the last input is Z, added before act */
 } conv_op;
 
 static const conv_op *ccv(const op_object *o)
@@ -85,6 +95,11 @@ static const conv_op *ccv(const op_object *o)
 op_act conv_act(const op_object *o)
 {
     return ccv(o)->act;
+}
+
+int32_t conv_residual(const op_object *o)
+{
+    return ccv(o)->residual;
 }
 
 /* activation and activation_params. */
@@ -134,21 +149,45 @@ static prt_status conv_parse(op_object *o, const op_fields *f)
                      (int)c->group);
     if (!st)
         st = conv_parse_act(o, f, c);
+    if (!st)
+        st = op_field_i32(f, "residual", 0, &c->residual);
+    if (!st && c->residual != 0 && c->residual != 1)
+        st = op_fail(o, PRT_ERR_INVALID_ARGUMENT, "residual is %d; it must be 0 or 1",
+                     (int)c->residual);
     return st;
 }
 
 static int32_t conv_serialize(op_object *o, prt_field *ser)
 {
     conv_op *c = (conv_op *)o;
-    int32_t n = op_window_ser_pad(&c->w, ser);
-    op_ser(&ser[n++], "group", PRT_FIELD_INT32, &c->group, 1);
-    n += op_window_ser_arrays(&c->w, ser + n);
+    int32_t n = 0;
+    if (!c->residual) {
+        n = op_window_ser_pad(&c->w, ser);
+        op_ser(&ser[n++], "group", PRT_FIELD_INT32, &c->group, 1);
+        n += op_window_ser_arrays(&c->w, ser + n);
+    } else {
+        /* Nine fields would pass OP_MAX_FIELDS: a residual Conv (new, so
+         * no older plan holds one) leaves out what its defaults say, an
+         * auto_pad of NOTSET and, with another auto_pad, pads (all 0 there:
+         * conv_parse refuses others). */
+        prt_field arr[4];
+        const int32_t na = op_window_ser_arrays(&c->w, arr);
+        if (c->w.auto_pad != OP_PAD_NOTSET)
+            n = op_window_ser_pad(&c->w, ser);
+        op_ser(&ser[n++], "group", PRT_FIELD_INT32, &c->group, 1);
+        for (int32_t k = 0; k < na; k++)
+            if (c->w.auto_pad == OP_PAD_NOTSET || strcmp(arr[k].name, "pads") != 0)
+                ser[n++] = arr[k];
+    }
     if (c->act.kind != OP_ACT_NONE) {
         const char *name = op_act_name(c->act.kind);
         op_ser(&ser[n++], "activation", PRT_FIELD_CHAR, name, (int64_t)strlen(name));
         op_ser(&ser[n++], "activation_params", PRT_FIELD_FLOAT32, c->act_params,
                op_act_nb_params(c->act.kind));
     }
+    /* Only when set, so a Conv without Z serializes as before. */
+    if (c->residual)
+        op_ser(&ser[n++], "residual", PRT_FIELD_INT32, &c->residual, 1);
     return n;
 }
 
@@ -196,10 +235,39 @@ prt_status op_conv_shapes(op_object *o, const op_window *win, int32_t group,
     return PRT_OK;
 }
 
+/* Z (input `at`) against Y's dims: the rank, and each dim where both are
+ * constants (a dynamic one is checked at run time, conv_geom_make). */
+static prt_status conv_z_shapes(op_object *o, const prt_dim_exprs *z, int32_t at,
+                                const prt_dim_exprs *out, prt_expr_builder *eb)
+{
+    if (z->nb_dims != out->nb_dims)
+        return op_fail(o, PRT_ERR_SHAPE,
+                       "the residual input Z (input %d) has rank %d but Y has rank %d",
+                       (int)at, (int)z->nb_dims, (int)out->nb_dims);
+    for (int32_t i = 0; i < z->nb_dims; i++) {
+        int64_t vz, vy;
+        if (eb->is_constant(eb, z->d[i], &vz) && eb->is_constant(eb, out->d[i], &vy) &&
+            vz != vy)
+            return op_fail(o, PRT_ERR_SHAPE,
+                           "the residual input Z (input %d) has %lld in dim %d but Y "
+                           "has %lld: Z must have Y's dims (no broadcast)",
+                           (int)at, (long long)vz, (int)i, (long long)vy);
+    }
+    return PRT_OK;
+}
+
 static prt_status conv_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
                               prt_dim_exprs *out, prt_expr_builder *eb)
 {
-    return op_conv_shapes(o, &ccv(o)->w, ccv(o)->group, in, nb_in, out, eb);
+    const int32_t nb = nb_in - ccv(o)->residual;
+    prt_status st;
+    if (nb < 2)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       "residual is set but there is no Z after X and W");
+    st = op_conv_shapes(o, &ccv(o)->w, ccv(o)->group, in, nb, out, eb);
+    if (!st && ccv(o)->residual)
+        st = conv_z_shapes(o, &in[nb], nb, out, eb);
+    return st;
 }
 
 /* Everything about one concrete convolution. */
@@ -250,16 +318,43 @@ prt_status op_conv_geom_make(const op_object *o, const op_window *win, int32_t g
     return PRT_OK;
 }
 
+/* nb_in counts Z where the Conv has one; checked against Y's dims. */
 static prt_status conv_geom_make(const conv_op *c, const prt_dims *in, int32_t nb_in,
                                  conv_geom *g)
 {
-    return op_conv_geom_make(&c->o, &c->w, c->group, in, nb_in, g);
+    const int32_t nb = nb_in - c->residual;
+    prt_dims y;
+    prt_status st;
+    if (nb < 2)
+        return op_fail(&c->o, PRT_ERR_INVALID_ARGUMENT,
+                       "residual is set but there is no Z after X and W");
+    st = op_conv_geom_make(&c->o, &c->w, c->group, in, nb, g);
+    if (st || !c->residual)
+        return st;
+    op_conv_out_dims(g, g->w.out, &y);
+    if (in[nb].nb_dims != y.nb_dims)
+        return op_fail(&c->o, PRT_ERR_SHAPE,
+                       "the residual input Z (input %d) has rank %d but Y has rank %d",
+                       (int)nb, (int)in[nb].nb_dims, (int)y.nb_dims);
+    for (int32_t i = 0; i < y.nb_dims; i++)
+        if (in[nb].d[i] != y.d[i])
+            return op_fail(&c->o, PRT_ERR_SHAPE,
+                           "the residual input Z (input %d) has %lld in dim %d but Y "
+                           "has %lld: Z must have Y's dims (no broadcast)",
+                           (int)nb, (long long)in[nb].d[i], (int)i, (long long)y.d[i]);
+    return PRT_OK;
 }
 
 prt_status conv_geom_of(const op_object *o, const prt_dims *in, int32_t nb_in,
                         op_conv_geom *g)
 {
     return conv_geom_make(ccv(o), in, nb_in, g);
+}
+
+prt_status conv_geom_core(const op_object *o, const prt_dims *in, int32_t nb_in,
+                          op_conv_geom *g)
+{
+    return op_conv_geom_make(o, &ccv(o)->w, ccv(o)->group, in, nb_in, g);
 }
 
 static prt_status conv_infer(const op_object *o, const prt_dims *in, int32_t nb_in,
@@ -374,7 +469,7 @@ static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
                           const prt_dims *out, int64_t *n);
 static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32_t nb_in,
                               const prt_tensor_desc *out, const void *const *xs, void *y,
-                              void *ws);
+                              void *ws, op_act act);
 
 /* Bytes: conv_need's floats, then for float16 X, W, B and Y as float32;
  * for a CHW8 convolution conv_c8_floats's. */
@@ -388,7 +483,7 @@ static int64_t conv_workspace(const op_object *o, int32_t dtype, const prt_dims 
         return base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
     }
     if (!conv_need(ccv(o), &in[1], out, &col, &slot) || !base_add_i64(col, slot, &n) ||
-        !op_conv_f16_floats(dtype, in, nb_in, out, &n))
+        !op_conv_f16_floats(dtype, in, nb_in - ccv(o)->residual, out, &n))
         return -1;
     return base_mul_i64(n, (int64_t)sizeof(float), &n) ? n : -1;
 }
@@ -707,29 +802,30 @@ const char *op_conv_path(const prt_plugin *conv, const prt_dims *x, const prt_di
     dims[0] = *x;
     dims[1] = *w;
     memset(&j, 0, offsetof(conv_job, dc));
-    if (conv_geom_make(ccv(o), dims, 2, &j.g))
+    if (op_conv_geom_make(o, &ccv(o)->w, ccv(o)->group, dims, 2, &j.g))
         return NULL;
     return names[conv_path(&j)];
 }
 
-static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
-                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
-                           const void *const *xs, void *const *ys, void *ws, void *stream)
+/* The convolution of X, W and B (nb_in of them, no Z) into y with
+ * activation act. */
+static prt_status conv_run_core(const conv_op *c, int32_t dtype,
+                                const prt_tensor_desc *in, int32_t nb_in,
+                                const prt_tensor_desc *out, const void *const *xs,
+                                void *y, void *ws, op_act act)
 {
-    void *y = ys[0];
-    const conv_op *c = ccv(o);
+    const op_object *o = &c->o;
     prt_dims dims[3];
     conv_job j;
     int64_t col, slot, q;
     int32_t path;
     prt_status st;
-    (void)stream;
     if (in[0].format == PRT_FORMAT_CHW8 || out->format == PRT_FORMAT_CHW8)
-        return conv_run_c8(c, in, nb_in, out, xs, y, ws);
+        return conv_run_c8(c, in, nb_in, out, xs, y, ws, act);
     memset(&j, 0, offsetof(conv_job, dc));
     for (int32_t k = 0; k < nb_in; k++)
         dims[k] = in[k].dims;
-    st = conv_geom_make(c, dims, nb_in, &j.g);
+    st = op_conv_geom_make(o, &c->w, c->group, dims, nb_in, &j.g);
     if (st)
         return st;
     if (!conv_need(c, &dims[1], &out->dims, &col, &slot))
@@ -739,7 +835,7 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
     j.B = nb_in == 3 ? xs[2] : NULL;
     j.Y = y;
     j.scratch = ws;
-    j.act = c->act;
+    j.act = act;
     j.kc = j.g.Cg * j.g.w.kvol;
     if (dtype == PRT_FLOAT16)
         j.Y = op_conv_to_f32(xs, dtype, dims, nb_in, j.scratch + col + slot, &j.X, &j.W,
@@ -814,6 +910,120 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
     return PRT_OK;
 }
 
+/* The residual pass: y = act(y + z) over n floats, y holding the Conv's
+ * rounded output (bias added), in chunks on threads. */
+typedef struct conv_res_job {
+    float *y;
+    const float *z;
+    const void *y16;
+    int64_t n;
+    int32_t dtype;
+    op_act act;
+} conv_res_job;
+
+/* Floats of one item of the residual pass. */
+#define CONV_RES_CHUNK 4096
+
+static void conv_res_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_res_job *r = arg;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t i = it * CONV_RES_CHUNK, m = conv_min(CONV_RES_CHUNK, r->n - i);
+        /* act(y + z): op_epilogue_apply's column bias is Z's row. */
+        op_epilogue e = {NULL, r->z + i, r->act};
+        op_epilogue_apply(&e, 1, m, r->y + i, m);
+    }
+}
+
+/* 16-bit floats: the sum rounded to the dtype (as the Add layer rounds
+ * it), then the activation, rounded again. */
+static void conv_res16_range(void *arg, int64_t begin, int64_t end)
+{
+    const conv_res_job *r = arg;
+    const size_t es = 2;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t i = it * 256, m = conv_min(256, r->n - i);
+        float a[256], b[256];
+        uint16_t h[256];
+        op_to_f32((const char *)r->y16 + i * es, r->dtype, m, a);
+        op_to_f32((const char *)r->z + i * es, r->dtype, m, b);
+        for (int64_t k = 0; k < m; k++)
+            a[k] += b[k];
+        op_from_f32(a, r->dtype, m, h);
+        op_to_f32(h, r->dtype, m, a);
+        op_act_bias(&r->act, 0.0f, a, m);
+        op_from_f32(a, r->dtype, m, (char *)r->y16 + i * es);
+    }
+}
+
+/* Zero the lanes past M of a CHW8 Y's last blocks, which the activation
+ * of 0 + 0 may have made non-zero (Clip from above 0, HardSigmoid). */
+static void conv_res_c8_lanes(float *y, const prt_dims *d)
+{
+    const int64_t M = d->d[1], M8 = (M + 7) / 8, vol = d->d[2] * d->d[3];
+    if (M % 8 == 0)
+        return;
+    for (int64_t n = 0; n < d->d[0]; n++) {
+        float *b = y + ((n * M8 + M8 - 1) * vol) * 8;
+        for (int64_t p = 0; p < vol; p++)
+            for (int64_t l = M % 8; l < 8; l++)
+                b[p * 8 + l] = 0.0f;
+    }
+}
+
+static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
+                           int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
+                           const void *const *xs, void *const *ys, void *ws, void *stream)
+{
+    const conv_op *c = ccv(o);
+    const int32_t nb = nb_in - c->residual;
+    const op_act none = {OP_ACT_NONE, 0.0f, 0.0f};
+    conv_res_job r;
+    prt_status st;
+    (void)stream;
+    (void)nb_out;
+    if (c->residual) {
+        prt_dims dims[4];
+        conv_geom g;
+        for (int32_t k = 0; k < nb_in && k < 4; k++)
+            dims[k] = in[k].dims;
+        if (nb_in > 4)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "%d inputs", (int)nb_in);
+        st = conv_geom_make(c, dims, nb_in, &g);
+        if (st)
+            return st;
+        if (in[nb].format != out->format)
+            return op_fail(o, PRT_ERR_UNSUPPORTED,
+                           "the residual input Z is %s but Y is %s: they must share "
+                           "one format",
+                           in[nb].format == PRT_FORMAT_CHW8 ? "CHW8" : "LINEAR",
+                           out->format == PRT_FORMAT_CHW8 ? "CHW8" : "LINEAR");
+    }
+    st = conv_run_core(c, dtype, in, nb, out, xs, ys[0], ws, c->residual ? none : c->act);
+    if (st || !c->residual)
+        return st;
+    /* Z in place over Y, after the product: the float operations of Conv,
+     * Add and the activation in that order, so the bits are the unfused
+     * layers'. */
+    memset(&r, 0, sizeof r);
+    r.act = c->act;
+    r.dtype = dtype;
+    r.z = xs[nb];
+    r.n = base_volume(&out->dims);
+    if (out->format == PRT_FORMAT_CHW8)
+        r.n = r.n / out->dims.d[1] * ((out->dims.d[1] + 7) / 8 * 8);
+    if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
+        r.y16 = ys[0];
+        base_parallel_for((r.n + 255) / 256, 1, conv_res16_range, &r);
+        return PRT_OK;
+    }
+    r.y = ys[0];
+    base_parallel_for((r.n + CONV_RES_CHUNK - 1) / CONV_RES_CHUNK, 1, conv_res_range, &r);
+    if (out->format == PRT_FORMAT_CHW8)
+        conv_res_c8_lanes(r.y, &out->dims);
+    return PRT_OK;
+}
+
 /* ---- the blocked format CHW8 ------------------------------------------- */
 
 /* Convolutions with a CHW8 kernel, from the fields and W's dims: a
@@ -885,8 +1095,15 @@ static int conv_chw8_ok(const op_object *o, int32_t pos,
     const conv_op *c = ccv(o);
     int kind;
     (void)nb_out;
+    /* Z and Y in one format (the residual pass walks both alike): Y's
+     * position asks Z's, so a mismatch turns one of them LINEAR. */
+    if (c->residual && pos == nb_in && nb_in >= 3 &&
+        io[nb_in - 1].desc.format != io[pos].desc.format)
+        return 0;
     if (io[pos].desc.format == PRT_FORMAT_LINEAR)
         return 1;
+    if (c->residual && pos == nb_in - 1)
+        pos = nb_in; /* Z: CHW8 where Y may be */
     if ((pos != 0 && pos != nb_in) || nb_in < 2 || io[0].desc.dims.nb_dims != 4)
         return 0;
     kind = conv_c8_kind(c, &io[1].desc.dims);
@@ -1213,7 +1430,7 @@ static prt_status conv_c8_direct(const conv_op *c, const conv_geom *g, conv_c8_j
     j->cv.C = g->Cg;
     j->cv.M = g->Mg;
     j->cv.bias = j->B;
-    j->cv.act = c->act;
+    j->cv.act = j->act;
     j->cv.blocked = in[0].format == PRT_FORMAT_CHW8;
     j->xl = xs[0];
     j->X8 = xs[0];
@@ -1244,8 +1461,8 @@ static prt_status conv_c8_from_linear(const conv_op *c, const conv_geom *g,
     float *yl = scratch;
     prt_status st;
     lin.format = PRT_FORMAT_LINEAR;
-    st = conv_run(&c->o, PRT_FLOAT32, in, nb_in, &lin, 1, xs, (void *const[1]){yl},
-                  yl + base_volume(&out->dims), NULL);
+    st = conv_run_core(c, PRT_FLOAT32, in, nb_in, &lin, xs, yl,
+                       yl + base_volume(&out->dims), j->act);
     if (st)
         return st;
     j->xl = yl; /* the planes to move: Y's, M of them */
@@ -1267,7 +1484,7 @@ static void conv_c8_pw(const conv_op *c, const conv_geom *g, conv_c8_job *j,
     j->pw.M = g->M;
     j->pw.P = j->ovol;
     j->pw.bias = j->B;
-    j->pw.act = c->act;
+    j->pw.act = j->act;
     if (j->ovol == 1 && j->N > 1) {
         float *xt = scratch + j->M8 * 8 * g->C; /* past W packed */
         conv_c8_pointwise_batch(j, xt, xt + j->N * j->C8 * 8);
@@ -1308,7 +1525,7 @@ static prt_status conv_c8_dw(const conv_op *c, const conv_geom *g, conv_c8_job *
  * path; a LINEAR Y is unpacked from blocks in the workspace at the end. */
 static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32_t nb_in,
                               const prt_tensor_desc *out, const void *const *xs, void *y,
-                              void *ws)
+                              void *ws, op_act act)
 {
     const op_object *o = &c->o;
     prt_dims dims[3];
@@ -1319,7 +1536,7 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
     prt_status st = PRT_OK;
     for (int32_t k = 0; k < nb_in; k++)
         dims[k] = in[k].dims;
-    st = conv_geom_make(c, dims, nb_in, &g);
+    st = op_conv_geom_make(o, &c->w, c->group, dims, nb_in, &g);
     if (st)
         return st;
     kind = conv_c8_kind(c, &dims[1]);
@@ -1338,7 +1555,7 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
     j.ovol = g.w.ovol;
     j.W = xs[1];
     j.B = nb_in == 3 ? xs[2] : NULL;
-    j.act = c->act;
+    j.act = act;
     if (kind == CONV_C8_DIRECT)
         return conv_c8_direct(c, &g, &j, in, out, xs, y, scratch);
     if (in[0].format != PRT_FORMAT_CHW8)
@@ -1362,7 +1579,7 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
 
 static const op_class conv_class = {
     .min_inputs = 2,
-    .max_inputs = 3,
+    .max_inputs = 4,
     .dtypes = OP_DT_FLOAT,
     .size = sizeof(conv_op),
     .alias_input = -1,
@@ -1392,6 +1609,8 @@ static const prt_field_schema conv_schema[] = {
      "(x * Sigmoid(x); plugrt's)"},
     {"activation_params", PRT_FIELD_FLOAT32, -1,
      "the activation's alpha and beta, or Clip's min and max (plugrt's)"},
+    {"residual", PRT_FIELD_INT32, 1,
+     "1: the last input is Z (Y's dims), Y = act(conv + B + Z) (plugrt's)"},
 };
 
 const prt_plugin_creator op_conv_creator =

@@ -175,8 +175,15 @@ prt_status op_conv_shapes(op_object *o, const op_window *w, int32_t group,
                           prt_expr_builder *eb);
 prt_status op_conv_geom_make(const op_object *o, const op_window *w, int32_t group,
                              const prt_dims *in, int32_t nb_in, op_conv_geom *g);
+/* The geometry of X, W and B alone (nb_in of them, no Z: a tuner's first
+ * OP_TUNE_INPUTS inputs), conv.c. */
+prt_status conv_geom_core(const op_object *o, const prt_dims *in, int32_t nb_in,
+                          op_conv_geom *g);
 /* Conv's fused activation (conv.c). */
 op_act conv_act(const op_object *o);
+/* 1 when the Conv's last input is the residual Z (Y = act(conv + B + Z)),
+ * else 0 (conv.c). */
+int32_t conv_residual(const op_object *o);
 
 /* The pieces of the two shapes, from concrete dims. */
 typedef struct mm_geom {

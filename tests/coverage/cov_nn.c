@@ -268,6 +268,50 @@ static void gen_conv(cov *c, const char *op, int32_t dt)
         snprintf(what, sizeof what, "Conv %s, activation '%s'", w->what, act);
         cov_case(c, what, &k);
     }
+    /* The same shapes with a residual input Z of Y's dims (field residual:
+     * act(conv + B + Z)), the activation after the sum; auto_pad's aside
+     * (Z's dims from pads here). */
+    for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
+        const win_shape *w = &ws[i];
+        const size_t ai = i % 4; /* none, Relu, LeakyRelu, Clip */
+        const char *act = acts[ai];
+        int32_t v[15], g = w->group, one = 1;
+        prt_field f[8];
+        oc_case k = {.op = op, .f = f, .nb = 2 + (int32_t)(i % 2)};
+        prt_dims xd, yd, wd = D2(w->m, w->c / w->group);
+        char what[128];
+        if (w->auto_pad)
+            continue;
+        k.rtol = cov_rtol(dt, 1e-5);
+        k.nf = win_case(c, w, v, f, &xd);
+        f[k.nf++] = ot_fld_i32("group", &g, 1);
+        f[k.nf++] = ot_fld_i32("residual", &one, 1);
+        if (act[0])
+            f[k.nf++] = ot_fld_str("activation", act);
+        if (ai == 2 || ai == 3) {
+            f[k.nf] = ot_fld_f32("activation_params", params);
+            f[k.nf++].length = ai == 3 ? 2 : 1;
+        }
+        yd = D2(w->n, w->m);
+        for (int32_t s = 0; s < w->ns; s++) {
+            wd.d[wd.nb_dims++] = w->k;
+            /* v + 9: pads, begins then ends (win_case). */
+            yd.d[yd.nb_dims++] = (xd.d[2 + s] + v[9 + s] + v[9 + w->ns + s] -
+                                  (int64_t)w->d * (w->k - 1) - 1) /
+                                     w->s +
+                                 1;
+        }
+        k.in[0] = cov_random(c, dt, xd, 0);
+        k.in[1] = cov_random(c, dt, wd, 0);
+        if (k.nb == 3)
+            k.in[2] = cov_random(c, dt, D1(w->m), 0);
+        k.in[k.nb] = cov_random(c, dt, yd, 0);
+        k.role[1] = k.role[2] = i % 3 ? OC_CONST : OC_DATA;
+        k.role[k.nb] = OC_DATA;
+        k.nb++;
+        snprintf(what, sizeof what, "Conv %s, residual Z, activation '%s'", w->what, act);
+        cov_case(c, what, &k);
+    }
 }
 
 /* ConvTranspose: strides with output_padding (on every other dim), groups, depthwise,

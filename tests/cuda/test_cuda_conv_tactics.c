@@ -6,7 +6,10 @@
  * implementation in turn (own kernel, cuBLAS, cuDNN), each engine
  * serialized and loaded back, its output compared with the CPU engine's
  * (float32 within 1e-4, float16 within 2e-2, relative and absolute). The
- * layer's tactic name says the implementation forced ran. Then: a rebuild
+ * layer's tactic name says the implementation forced ran. Every case runs
+ * twice: as it is, and with a residual input z (field residual: Y =
+ * act(conv + b + z)), which every implementation adds where it stores y or
+ * in its bias-and-activation pass. Then: a rebuild
  * through a timing cache file takes the tactic from the cache and times
  * nothing; a cuDNN Conv is captured into a CUDA graph and replayed on new
  * data. Without a GPU the test exits 77 (skipped); without cuDNN its cuDNN
@@ -69,7 +72,11 @@ typedef struct tensors {
     prt_dims xd, wd, yd;
     int64_t nx, nw, ny;
     float *x, *w, *b; /* host, float32 values (rounded to half for float16) */
+    float *z;         /* the residual input, ny values; used when g_res */
 } tensors;
+
+/* 1: the Conv has a residual input z (field residual). */
+static int g_res;
 
 static void spatial(const conv_case *c, int64_t *sp)
 {
@@ -105,13 +112,18 @@ static void make_tensors(const conv_case *c, int32_t dtype, uint64_t seed, tenso
     t->x = malloc(sizeof(float) * (size_t)t->nx);
     t->w = malloc(sizeof(float) * (size_t)t->nw);
     t->b = malloc(sizeof(float) * (size_t)c->M);
+    t->z = malloc(sizeof(float) * (size_t)t->ny);
     for (int64_t i = 0; i < t->nx; i++)
         t->x[i] = (float)(tu_rng_uniform(&r) * 2 - 1);
     for (int64_t i = 0; i < t->nw; i++)
         t->w[i] = (float)(tu_rng_uniform(&r) * 2 - 1);
     for (int64_t i = 0; i < c->M; i++)
         t->b[i] = (float)(tu_rng_uniform(&r) - 0.5);
+    for (int64_t i = 0; i < t->ny; i++)
+        t->z[i] = (float)(tu_rng_uniform(&r) * 2 - 1);
     if (dtype == PRT_FLOAT16) {
+        for (int64_t i = 0; i < t->ny; i++)
+            t->z[i] = prt_half_to_float(prt_float_to_half(t->z[i]));
         for (int64_t i = 0; i < t->nx; i++)
             t->x[i] = prt_half_to_float(prt_float_to_half(t->x[i]));
         for (int64_t i = 0; i < t->nw; i++)
@@ -126,6 +138,7 @@ static void free_tensors(tensors *t)
     free(t->x);
     free(t->w);
     free(t->b);
+    free(t->z);
 }
 
 /* count values of dtype from floats (a new block; free()). */
@@ -146,13 +159,14 @@ static void *as_dtype(const float *v, int64_t count, int32_t dtype)
 static prt_engine *build(const conv_case *c, int32_t dtype, const tensors *t,
                          int32_t device, const char *cache)
 {
-    int32_t pads[6], ks[3], ss[3], ds[3], in[3], l, y, group = c->group;
+    int32_t pads[6], ks[3], ss[3], ds[3], in[4], l, y, group = c->group, one = 1;
+    int32_t nin;
     prt_network *net = NULL;
     prt_builder_config *cfg = NULL;
     prt_engine *built = NULL, *e = NULL;
     const prt_plugin_creator *cr = NULL;
     prt_plugin *p = NULL;
-    prt_field f[7];
+    prt_field f[8];
     int32_t nf = 0;
     prt_dims bd = {1, {c->M}};
     void *wv = as_dtype(t->w, t->nw, dtype), *bv = as_dtype(t->b, c->M, dtype);
@@ -173,6 +187,9 @@ static prt_engine *build(const conv_case *c, int32_t dtype, const tensors *t,
     if (c->act)
         f[nf++] =
             (prt_field){"activation", c->act, PRT_FIELD_CHAR, (int64_t)strlen(c->act)};
+    if (g_res)
+        f[nf++] = (prt_field){"residual", &one, PRT_FIELD_INT32, 1};
+    nin = c->bias ? 3 : 2;
     st = prt_network_create(&net);
     if (!st)
         st = prt_network_add_input(net, "x", dtype, &t->xd, &in[0]);
@@ -180,6 +197,8 @@ static prt_engine *build(const conv_case *c, int32_t dtype, const tensors *t,
         st = prt_network_add_constant(net, "w", dtype, &t->wd, wv, &in[1]);
     if (!st && c->bias)
         st = prt_network_add_constant(net, "b", dtype, &bd, bv, &in[2]);
+    if (!st && g_res)
+        st = prt_network_add_input(net, "z", dtype, &t->yd, &in[nin++]);
     if (!st)
         st = prt_builtin_find_creator("Conv", "1", &cr);
     if (!st) {
@@ -187,7 +206,7 @@ static prt_engine *build(const conv_case *c, int32_t dtype, const tensors *t,
         st = cr->create(cr, "conv", &fc, PRT_PHASE_BUILD, &p);
     }
     if (!st)
-        st = prt_network_add_plugin(net, in, c->bias ? 3 : 2, NULL, 0, p, &l);
+        st = prt_network_add_plugin(net, in, nin, NULL, 0, p, &l);
     if (!st)
         st = prt_network_set_layer_name(net, l, "conv");
     if (!st)
@@ -230,11 +249,15 @@ static int run(prt_engine *e, int32_t device, int32_t dtype, const tensors *t, f
 {
     size_t es = prt_dtype_size(dtype);
     void *hx = as_dtype(t->x, t->nx, dtype), *hy = malloc((size_t)t->ny * es);
-    void *dx = hx, *dy = hy, *stream = NULL;
+    void *hz = as_dtype(t->z, t->ny, dtype);
+    void *dx = hx, *dy = hy, *dz = hz, *stream = NULL;
     prt_context *ctx = NULL;
-    int bad = !hx || !hy || prt_context_create(e, &ctx) != PRT_OK;
+    int bad = !hx || !hy || !hz || prt_context_create(e, &ctx) != PRT_OK;
     if (!bad && device == PRT_DEVICE_CUDA) {
-        bad = cudaMalloc(&dx, (size_t)t->nx * es) != cudaSuccess ||
+        bad = cudaMalloc(&dz, (size_t)t->ny * es) != cudaSuccess ||
+              cudaMemcpy(dz, hz, (size_t)t->ny * es, cudaMemcpyHostToDevice) !=
+                  cudaSuccess ||
+              cudaMalloc(&dx, (size_t)t->nx * es) != cudaSuccess ||
               cudaMalloc(&dy, (size_t)t->ny * es) != cudaSuccess ||
               cudaStreamCreate((cudaStream_t *)&stream) != cudaSuccess ||
               cudaMemcpy(dx, hx, (size_t)t->nx * es, cudaMemcpyHostToDevice) !=
@@ -243,7 +266,8 @@ static int run(prt_engine *e, int32_t device, int32_t dtype, const tensors *t, f
               cudaDeviceSynchronize() != cudaSuccess;
     }
     bad = bad || prt_context_set_tensor_address(ctx, "x", dx) != PRT_OK ||
-          prt_context_set_tensor_address(ctx, "y", dy) != PRT_OK;
+          prt_context_set_tensor_address(ctx, "y", dy) != PRT_OK ||
+          (g_res && prt_context_set_tensor_address(ctx, "z", dz) != PRT_OK);
     if (!bad && graph)
         bad = prt_context_capture_graph(ctx, stream) != PRT_OK ||
               prt_context_launch_graph(ctx, stream) != PRT_OK;
@@ -262,11 +286,13 @@ static int run(prt_engine *e, int32_t device, int32_t dtype, const tensors *t, f
     if (device == PRT_DEVICE_CUDA) {
         cudaFree(dx);
         cudaFree(dy);
+        cudaFree(dz);
         if (stream)
             cudaStreamDestroy((cudaStream_t)stream);
     }
     free(hx);
     free(hy);
+    free(hz);
     return bad;
 }
 
@@ -297,14 +323,15 @@ static const char *layer_tactic(const prt_engine *e, int32_t *tactic)
 static void test_cases(int cudnn)
 {
     static const char *const impls[] = {"own", "cublas", "cudnn", "gemm"};
-    for (int ci = 0; ci < NB_CASES; ci++)
+    for (int ci = 0; ci < 2 * NB_CASES; ci++)
         for (int di = 0; di < 2; di++) {
-            const conv_case *c = &cases[ci];
+            const conv_case *c = &cases[ci % NB_CASES];
             const int32_t dtype = di ? PRT_FLOAT16 : PRT_FLOAT32;
             const double tol = di ? 2e-2 : 1e-4;
             tensors t;
             prt_engine *cpu;
             float *want, *got;
+            g_res = ci >= NB_CASES;
             make_tensors(c, dtype, 100 + (uint64_t)ci, &t);
             want = malloc(sizeof(float) * (size_t)t.ny);
             got = malloc(sizeof(float) * (size_t)t.ny);
@@ -339,7 +366,13 @@ static void test_cases(int cudnn)
                 else
                     CHECK(tactic == 0);
                 CHECK(!run(e, PRT_DEVICE_CUDA, dtype, &t, got, 0));
-                if (compare(got, want, t.ny, tol, c->what, impls[ii], dtype))
+                if (compare(got, want, t.ny, tol, c->what,
+                            g_res ? (ii == 0   ? "own, z"
+                                     : ii == 1 ? "cublas, z"
+                                     : ii == 2 ? "cudnn, z"
+                                               : "gemm, z")
+                                  : impls[ii],
+                            dtype))
                     tu_fail(__FILE__, __LINE__, "CUDA Conv differs from the CPU's");
                 prt_engine_destroy(e);
             }
@@ -349,6 +382,7 @@ static void test_cases(int cudnn)
             free(got);
             free_tensors(&t);
         }
+    g_res = 0;
 }
 
 /* Built twice through one timing cache file: the second build takes the

@@ -169,6 +169,22 @@ __device__ float conv_act(const opk_conv_args &a, float x)
     }
 }
 
+// What a convolution stores at y[idx] from its sum with the bias, v: the
+// residual z[idx] added where there is one, then the activation. Float16:
+// v rounded first (the Conv layer's output) and the sum again (the Add
+// layer's), so the values are the unfused layers'.
+__device__ float conv_out(const opk_conv_args &a, float v, int64_t idx)
+{
+    if (a.z) {
+        if (a.dtype != DT_F32)
+            v = __half2float(__float2half_rn(v));
+        v += load_f(a.z, a.dtype, idx);
+        if (a.dtype != DT_F32)
+            v = __half2float(__float2half_rn(v));
+    }
+    return conv_act(a, v);
+}
+
 // One thread per output element (n, m, spatial position).
 __global__ void conv_kernel(opk_conv_args a)
 {
@@ -207,7 +223,7 @@ __global__ void conv_kernel(opk_conv_args a)
                            load_f(a.w, a.dtype, wbase + kp);
             }
         }
-        acc = conv_act(a, acc);
+        acc = conv_out(a, acc, idx);
         if (a.dtype == DT_F32)
             ((float *)a.y)[idx] = acc;
         else
@@ -267,8 +283,8 @@ template <typename I, bool D1> __global__ void conv2d_kernel(opk_conv_args a)
                                load_f(a.w, a.dtype, wrow + kw);
                 }
             }
-            acc = conv_act(a, acc);
             const I idx = plane * ovol + p;
+            acc = conv_out(a, acc, (int64_t)idx);
             if (a.dtype == DT_F32)
                 ((float *)a.y)[idx] = acc;
             else
@@ -335,8 +351,8 @@ template <typename I, bool D1> __global__ void conv2d_mb_kernel(opk_conv_args a)
 #pragma unroll
             for (int j = 0; j < OPK_CONV_MB; j++)
                 if (j < nm) {
-                    const float v = conv_act(a, acc[j]);
                     const I idx = (n * M + m0 + j) * ovol + p;
+                    const float v = conv_out(a, acc[j], (int64_t)idx);
                     if (a.dtype == DT_F32)
                         ((float *)a.y)[idx] = v;
                     else
@@ -442,8 +458,8 @@ __global__ void __launch_bounds__(256) conv2d_gemm_kernel(opk_conv_args a)
             if (qo >= Q)
                 continue;
             const int64_t no = qo / ovol, po = qo - no * ovol;
-            const float v = conv_act(a, acc[i][j] + bias);
             const int64_t idx = (no * a.M + mo) * ovol + po;
+            const float v = conv_out(a, acc[i][j] + bias, idx);
             if (a.dtype == DT_F32)
                 ((float *)a.y)[idx] = v;
             else
@@ -483,7 +499,7 @@ __global__ void conv_epilogue_kernel(opk_conv_args a)
         float v = load_f(a.y, a.dtype, idx);
         if (a.b)
             v += load_f(a.b, a.dtype, m);
-        v = conv_act(a, v);
+        v = conv_out(a, v, idx);
         // float16 (cuDNN's product): rounded again after the bias.
         if (a.dtype == DT_F32)
             ((float *)a.y)[idx] = v;
@@ -624,7 +640,7 @@ extern "C" int opk_conv_gemm(const opk_conv_args *a, void *stream)
 extern "C" int opk_conv_epilogue(const opk_conv_args *a, void *stream)
 {
     int64_t total = a->N * a->M * a->ovol;
-    if (total == 0 || (!a->b && a->act == OP_ACT_NONE))
+    if (total == 0 || (!a->b && !a->z && a->act == OP_ACT_NONE))
         return 0;
     conv_epilogue_kernel<<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
     return (int)cudaGetLastError();

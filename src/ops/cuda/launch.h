@@ -67,6 +67,11 @@ typedef struct opk_conv_args {
      * beta, applied to each output before it is stored. */
     int32_t act;
     float act_alpha, act_beta;
+    /* The residual input Z [N, M, ovol] of y's dtype, or NULL: added to the
+     * sum with the bias (rounded to a float16 y's dtype first, as the Conv
+     * layer's output would be), the sum rounded again as the Add layer's,
+     * then the activation: the unfused layers' values. */
+    const void *z;
 } opk_conv_args;
 int opk_conv(const opk_conv_args *a, void *stream);
 /* A 2-D convolution as an implicit GEMM per group (64 x 64 tiles of output

@@ -195,8 +195,12 @@ static int32_t conv_tactics(const op_object *o, int32_t dtype, const prt_dims *o
     int32_t n = 0;
     const char *e = getenv("PRT_CUDA_CONV_IMPL");
     int forced = e && e[0];
-    if (conv_geom_of(o, opt, nb_in, &go) != PRT_OK ||
-        conv_geom_of(o, max, nb_in, &gm) != PRT_OK) {
+    /* The tuner's inputs are the first OP_TUNE_INPUTS: X, W and B, or Z
+     * in B's place, which the geometry leaves out. */
+    const int32_t nb =
+        nb_in < o->nb_inputs - conv_residual(o) ? nb_in : o->nb_inputs - conv_residual(o);
+    if (conv_geom_core(o, opt, nb, &go) != PRT_OK ||
+        conv_geom_core(o, max, nb, &gm) != PRT_OK) {
         base_clear_error();
         return 0;
     }
@@ -292,15 +296,18 @@ static prt_status conv_dnn_run(const op_object *o, conv_res *r, const op_conv_ge
  * activation after cuDNN's or cuBLAS's product in one pass. */
 OPC_KERNEL(opc_conv)
 {
-    prt_dims dims[3];
+    prt_dims dims[4];
     op_conv_geom g;
     op_act act = conv_act(o);
+    const int32_t nb = nb_in - conv_residual(o);
     conv_res *r = o->res[PRT_DEVICE_CUDA];
     opk_conv_args a;
     prt_status st;
+    if (nb_in > 4)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "%d inputs", (int)nb_in);
     for (int32_t k = 0; k < nb_in; k++)
         dims[k] = in[k].dims;
-    st = conv_geom_of(o, dims, nb_in, &g);
+    st = conv_geom_of(o, dims, nb_in, &g); /* Z checked against Y too */
     if (st)
         return st;
     if (g.w.ns > OPK_MAX_SP)
@@ -328,7 +335,8 @@ OPC_KERNEL(opc_conv)
     a.ovol = g.w.ovol;
     a.x = x[0];
     a.w = x[1];
-    a.b = nb_in == 3 ? x[2] : NULL;
+    a.b = nb == 3 ? x[2] : NULL;
+    a.z = conv_residual(o) ? x[nb] : NULL;
     a.y = y[0];
     a.act = act.kind;
     a.act_alpha = act.alpha;
