@@ -1059,7 +1059,8 @@ static const char *fc_qkv_split(const fuse_ctx *c, const char *const *qkv, int k
     fc_fact x;
     int zc;
     *nb = 0;
-    *why = "Q, K and V are not Gathers or Split parts of one QKV value";
+    *why = "K and V are not the other parts of that value (Gathers, or a Split "
+           "with Squeezes, of [B, S, 3, H, D] or its Transpose to [3, B, H, S, D])";
     for (int i = 0; i < 3; i++) {
         if (!fc_qkv_part(c, qkv[i], i == 1 && kt, &parts[i], &axis[i], &up[i], m + *nb,
                          &got))
@@ -1443,8 +1444,8 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
             onnx_node_label(mm, c->order[pos], label, sizeof label);
             if (qkv || (qkv_why && nq > 0))
                 onnx_info(
-                    "%s: Attention reads Q, K and V as [B, H, S, D]: they are cut "
-                    "from one QKV value, but %s",
+                    "%s: Attention reads Q, K and V as [B, H, S, D]: Q is cut from "
+                    "one QKV projection's value (ViT's form), but %s",
                     label,
                     qkv ? "the merge after the second MatMul (Transpose, then "
                           "Reshape to [B, S, H Dv] or to rank 1 or 2) does not match"

@@ -108,9 +108,9 @@ check qkv_gather2 $SHAPES && qkv_fused qkv_gather2
 check qkv_split2 $SHAPES,mask:2x1x1x5 && qkv_fused qkv_split2
 check qkv_order $SHAPES && qkv_fused qkv_order
 check qkv_shared $SHAPES && qkv_kept qkv_shared
-expect_grep "cut from one QKV value, but the QKV value is read by more than" \
+expect_grep "one QKV projection's value .*, but the QKV value is read by more than" \
   build_qkv_shared.err
 check qkv_swapped $SHAPES && qkv_kept qkv_swapped
-expect_grep "cut from one QKV value, but the QKV Reshape's B and S are not proved" \
+expect_grep "one QKV projection's value .*, but the QKV Reshape's B and S are not proved" \
   build_qkv_swapped.err
 finish
