@@ -27,6 +27,10 @@
  *    on), packed or not, and over B packed once (op_gemm_nn_panels);
  *  - op_gemv_f32: both forms, a few rows against B transposed (each row
  *    the bits of that row alone) and the shapes it declines;
+ *  - op_attn_softmax_rows: every row length from 1 to 80 and about 128
+ *    and 197, float, bool, no and causal masks, fully masked rows, each
+ *    build against double; the columns past a row untouched; the AVX-512
+ *    build's bits against the AVX2 build's;
  *  - op_gelu_f32: relative error against erfc in double, NaN, infinities,
  *    signed zeros, lengths that are not multiples of 8 (or 16); the AVX-512
  *    build's bits against the AVX2 build's;
@@ -1767,6 +1771,113 @@ static int test_tanh(void)
     return 0;
 }
 
+/* ---- Attention's softmax rows ------------------------------------------------ */
+
+/* op_attn_softmax_rows once in the build `level` forces (0 the best there
+ * is, 1 AVX2, 2 the baseline) on a copy of s. */
+static void attn_rows_in(int level, float *s, int64_t ld, int64_t rows, int64_t n,
+                         int64_t i0, int causal, float scale, const float *madd,
+                         const uint8_t *mbool, float *inv)
+{
+    cpu_force_avx2(level == 1);
+    cpu_force_baseline(level == 2);
+    op_attn_softmax_rows(s, ld, rows, n, i0, causal, scale, madd, mbool, n, inv);
+    cpu_force_avx2(0);
+    cpu_force_baseline(0);
+}
+
+/* The rows' softmax (the row's exponentials times inv) against double at
+ * every length from 1 to 80 and ViT's, BERT's and GPT-2's lengths about
+ * them (the rows' odd ends take masked vectors), with a float mask, a
+ * bool mask, none, causal rows and fully masked rows; the columns past n
+ * are not written; the AVX-512 build's bits are the AVX2 build's. */
+static int test_attn_softmax(void)
+{
+    enum { ROWS = 3, PAD = 9 };
+    static const int64_t extra[] = {97, 127, 128, 129, 196, 197, 200};
+    tu_rng r;
+    tu_rng_seed(&r, 2425);
+    for (int li = 0; li < 80 + (int)(sizeof extra / sizeof extra[0]); li++) {
+        const int64_t n = li < 80 ? li + 1 : extra[li - 80], ld = n + PAD;
+        for (int mode = 0; mode < 4; mode++) { /* none, float, bool, causal */
+            float *s0 = rand_floats(&r, ROWS * ld), *s[3], *madd = NULL;
+            uint8_t *mbool = NULL;
+            float inv[3][ROWS];
+            const float scale = 0.35f;
+            const int64_t i0 = n > 2 ? n / 2 - 1 : 0;
+            REQUIRE(s0);
+            for (int64_t k = 0; k < ROWS * ld; k++)
+                s0[k] *= 8.0f;
+            if (mode == 1) {
+                madd = rand_floats(&r, ROWS * n);
+                REQUIRE(madd);
+                for (int64_t k = 0; k < ROWS * n; k += 3)
+                    madd[k] = -1e4f;
+            } else if (mode == 2) {
+                mbool = malloc((size_t)(ROWS * n));
+                REQUIRE(mbool);
+                for (int64_t k = 0; k < ROWS * n; k++)
+                    mbool[k] = (uint8_t)(k % 4 != 1 && k >= n); /* row 0: none kept */
+            }
+            for (int lv = 0; lv < 3; lv++) {
+                s[lv] = malloc(sizeof(float) * (size_t)(ROWS * ld));
+                REQUIRE(s[lv]);
+                memcpy(s[lv], s0, sizeof(float) * (size_t)(ROWS * ld));
+                attn_rows_in(lv, s[lv], ld, ROWS, n, i0, mode == 3, scale, madd, mbool,
+                             inv[lv]);
+            }
+            if (cpu_avx2()) {
+                int same = memcmp(s[0], s[1], sizeof(float) * (size_t)(ROWS * ld)) == 0 &&
+                           memcmp(inv[0], inv[1], sizeof inv[0]) == 0;
+                if (!same)
+                    fprintf(stderr,
+                            "attn softmax: n %lld mode %d: AVX-512 and AVX2 differ\n",
+                            (long long)n, mode);
+                CHECK(same);
+            }
+            for (int lv = 0; lv < 3; lv++)
+                for (int64_t i = 0; i < ROWS; i++) {
+                    const float *row = s[lv] + i * ld, *in = s0 + i * ld;
+                    const int64_t lim = mode == 3 && i0 + i + 1 < n ? i0 + i + 1 : n;
+                    double x[200], mx = -INFINITY, sum = 0;
+                    int bad = 0;
+                    for (int64_t j = 0; j < lim; j++) {
+                        x[j] = (double)in[j] * scale;
+                        if (madd)
+                            x[j] += madd[i * n + j];
+                        if (mbool && !mbool[i * n + j])
+                            x[j] = -INFINITY;
+                        mx = fmax(mx, x[j]);
+                    }
+                    for (int64_t j = ld - PAD; j < ld; j++)
+                        bad |= memcmp(&row[j], &in[j], sizeof(float)) != 0;
+                    if (mx == -INFINITY) { /* every key masked: the caller's */
+                        CHECK(inv[lv][i] == 0.0f && !bad);
+                        continue;
+                    }
+                    for (int64_t j = 0; j < lim; j++)
+                        sum += exp(x[j] - mx);
+                    for (int64_t j = 0; j < n; j++) {
+                        double want = j < lim ? exp(x[j] - mx) / sum : 0.0;
+                        bad |= !(fabs((double)row[j] * inv[lv][i] - want) <= 2e-6);
+                    }
+                    if (bad)
+                        fprintf(
+                            stderr,
+                            "attn softmax: n %lld mode %d build %d row %lld differs\n",
+                            (long long)n, mode, lv, (long long)i);
+                    CHECK(!bad);
+                }
+            for (int lv = 0; lv < 3; lv++)
+                free(s[lv]);
+            free(s0);
+            free(madd);
+            free(mbool);
+        }
+    }
+    return 0;
+}
+
 int main(void)
 {
     test_tanh();
@@ -1780,6 +1891,7 @@ int main(void)
     test_binary_kernels();
     test_sigmoid();
     test_gelu();
+    test_attn_softmax();
     test_gemv();
     test_gemm_nn();
     test_conv_activation_fields();

@@ -63,6 +63,11 @@
  *    Reshape view of the layer's output with the Transpose's dims
  *    (fc_import_view); a merge Reshape to rank 1 or 2 (the dynamo export's
  *    [-1, H Dv]) stays, reading the layer's output (fc_import_kept).
+ *    When one projection x3 [B, S, 3 H D] makes Q, K and V (ViT: Reshape
+ *    to [B, S, 3, H, D], then Gathers or a Split with Squeezes, of it or
+ *    of its Transpose(2 0 3 1 4); fc_qkv_split), the same proofs let a
+ *    Split of x3 into thirds (named after the Reshape, its outputs x3's
+ *    name with :q, :k and :v) feed the rank-3 layer in their place.
  *  - Add -> LayerNormalization over the last axis: a SkipLayerNormalization
  *    (ops/skip_layer_norm.c), which also writes the sum when another node
  *    reads it (fc_skip_ln says where it goes then).
@@ -134,6 +139,10 @@ typedef struct fusion {
     int32_t kept;         /* Attention: order position of a merge Reshape to rank
                              2 reading the layer's output (named after the
                              merge Transpose node), else -1 */
+    const char *qkv;      /* Attention: the rank-3 QKV value that a Split cuts into
+                             Q, K and V (fc_qkv_split), else NULL */
+    int32_t qkv_at;       /* its Reshape to rank 5: the Split is named after it */
+    int32_t parts[3];     /* the thirds Q, K and V read */
     float epsilon;
     /* ElementwiseChain's fields */
     char ops[EC_MAX_STEPS * 16];
@@ -902,9 +911,25 @@ int fc_perm(const fuse_ctx *c, int32_t pos, int64_t *p)
     return (int)a->n_ints;
 }
 
+/* The one axis the Squeeze at pos removes (its axes input, or attribute
+ * before opset 13): 1 and *axis, else 0 (none given removes every dim of
+ * 1, which may be B or S too). */
+static int fc_squeeze_axis(const fuse_ctx *c, int32_t pos, int64_t *axis)
+{
+    const Onnx__NodeProto *n = fc_node(c, pos);
+    const Onnx__AttributeProto *a = onnx_node_attr(n, "axes");
+    if (n->n_input >= 2)
+        return fc_ints(c, onnx_node_input(n, 1), axis, 1) == 1;
+    if (!a || a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS || a->n_ints != 1)
+        return 0;
+    *axis = a->ints[0];
+    return 1;
+}
+
 /* `name` is known to have rank 4: made by a Transpose of 4 dims, by a
- * Gather of one index (a scalar constant) from a Transpose of 5, or by a
- * Mul of such a value by a scalar constant. */
+ * Gather of one index (a scalar constant) or a Squeeze of one axis of a
+ * Split from a Transpose of 5, or by a Mul of such a value by a scalar
+ * constant. */
 static int fc_rank4(const fuse_ctx *c, const char *name)
 {
     int64_t p[5];
@@ -921,6 +946,13 @@ static int fc_rank4(const fuse_ctx *c, const char *name)
             ix = fc_const_proto(c, onnx_node_input(n, 1));
             return ix && ix->n_dims == 0 &&
                    fc_perm(c, fc_get(&c->producer, onnx_node_input(n, 0)), p) == 5;
+        }
+        if (strcmp(onnx_str(n->op_type), "Squeeze") == 0 && fc_squeeze_axis(c, pos, p)) {
+            int32_t sp = fc_get(&c->producer, onnx_node_input(n, 0));
+            return sp >= 0 && strcmp(onnx_str(fc_node(c, sp)->op_type), "Split") == 0 &&
+                   fc_node(c, sp)->n_input >= 1 &&
+                   fc_perm(c, fc_get(&c->producer, onnx_node_input(fc_node(c, sp), 0)),
+                           p) == 5;
         }
         if (strcmp(onnx_str(n->op_type), "Mul") != 0 || n->n_input != 2)
             return 0;
@@ -983,6 +1015,170 @@ static const char *fc_head_split(const fuse_ctx *c, const char *name, int kt, in
     return onnx_node_input(rn, 0);
 }
 
+/* Axis a of a rank-5 value is `want` (negative axes count from the end). */
+static int fc_axis5(int64_t a, int64_t want)
+{
+    return a == want || a == want - 5;
+}
+
+/* One of Q, K (K^T when kt) and V cut from one QKV projection, as PyTorch
+ * exports qkv.reshape(B, S, 3, H, D) followed by unbind or indexing:
+ *   Gather(axis 0, i), or Squeeze(0) of output i of a Split (axis 0), of
+ *     Transpose(2 0 3 1 4) (timm's permute to [3, B, H, S, D]);
+ *   Transpose(0 2 1 3) (K^T: 0 2 3 1) of Gather(axis 2, i), or of
+ *     Squeeze(2) of output i of a Split (axis 2), of the [B, S, 3, H, D]
+ *     Reshape itself.
+ * Each value read once by the next node: 1, with i in *part, the axis cut
+ * in *axis (0 or 2), the node cut (the Gather's input's maker, or the
+ * Split) in *up, and this part's own nodes in m[] (*nb); else 0. */
+static int fc_qkv_part(const fuse_ctx *c, const char *name, int kt, int32_t *part,
+                       int64_t *axis, int32_t *up, int32_t *m, int32_t *nb)
+{
+    int32_t at = fc_get(&c->producer, name);
+    const Onnx__NodeProto *n;
+    int64_t p[5], ix = 0;
+    *nb = 0;
+    *axis = 0;
+    if (fc_get(&c->uses, name) != 1)
+        return 0;
+    if (fc_is(c, at, "Transpose")) {
+        if (fc_perm(c, at, p) != 4 || p[0] != 0 || p[1] != 2 || p[2] != (kt ? 3 : 1) ||
+            p[3] != (kt ? 1 : 3))
+            return 0;
+        m[(*nb)++] = at;
+        name = onnx_node_input(fc_node(c, at), 0);
+        if (fc_get(&c->uses, name) != 1)
+            return 0;
+        at = fc_get(&c->producer, name);
+        *axis = 2;
+    } else if (kt) {
+        return 0; /* one Transpose of 5 makes Q, K and V alike: K, not K^T */
+    }
+    n = at >= 0 ? fc_node(c, at) : NULL;
+    if (fc_is(c, at, "Gather") && n->n_input == 2) {
+        const Onnx__AttributeProto *a = onnx_node_attr(n, "axis");
+        const Onnx__TensorProto *t = fc_const_proto(c, onnx_node_input(n, 1));
+        /* A scalar index removes the axis; [i] would keep it (rank 5). */
+        if (!(a ? fc_axis5(a->i, *axis) : *axis == 0) || !t || t->n_dims != 0 ||
+            fc_ints(c, onnx_node_input(n, 1), &ix, 1) != 1 || ix < -3 || ix > 2)
+            return 0;
+        *part = (int32_t)(ix < 0 ? ix + 3 : ix);
+        *up = fc_get(&c->producer, onnx_node_input(n, 0));
+    } else if (fc_is(c, at, "Squeeze") && n->n_input >= 1 &&
+               fc_squeeze_axis(c, at, &ix) && fc_axis5(ix, *axis)) {
+        const char *in = onnx_node_input(n, 0);
+        int32_t s = fc_get(&c->producer, in);
+        if (!fc_is(c, s, "Split") || fc_node(c, s)->n_output != 3 ||
+            fc_get(&c->uses, in) != 1)
+            return 0;
+        *part = -1;
+        for (int32_t k = 0; k < 3; k++)
+            if (strcmp(onnx_str(fc_node(c, s)->output[k]), in) == 0)
+                *part = k;
+        *up = s;
+    } else {
+        return 0;
+    }
+    m[(*nb)++] = at;
+    return *part >= 0 && *up >= 0;
+}
+
+/* The Split at pos cuts its input's `axis` (of 3) into thirds: 3 outputs,
+ * and the sizes it is given, if any, are 1 each. */
+static int fc_split_thirds(const fuse_ctx *c, int32_t pos, int64_t axis)
+{
+    const Onnx__NodeProto *n = fc_node(c, pos);
+    const Onnx__AttributeProto *a = onnx_node_attr(n, "axis");
+    const Onnx__AttributeProto *sa = onnx_node_attr(n, "split");
+    const Onnx__AttributeProto *no = onnx_node_attr(n, "num_outputs");
+    int64_t sz[3] = {1, 1, 1};
+    if (n->n_output != 3 || !(a ? fc_axis5(a->i, axis) : axis == 0) || (no && no->i != 3))
+        return 0;
+    if (n->n_input >= 2 && onnx_node_input(n, 1)[0] &&
+        fc_ints(c, onnx_node_input(n, 1), sz, 3) != 3)
+        return 0;
+    if (sa &&
+        (sa->n_ints != 3 || sa->ints[0] != 1 || sa->ints[1] != 1 || sa->ints[2] != 1))
+        return 0;
+    return sz[0] == 1 && sz[1] == 1 && sz[2] == 1;
+}
+
+/* The node at `at` joins m[]: the maker of its input 0 when the node
+ * alone reads that, else -1. */
+static int32_t fc_qkv_down(const fuse_ctx *c, int32_t at, int32_t *m, int32_t *nb)
+{
+    const char *name = onnx_node_input(fc_node(c, at), 0);
+    m[(*nb)++] = at;
+    return fc_get(&c->uses, name) == 1 ? fc_get(&c->producer, name) : -1;
+}
+
+/* Q, K (K^T when kt) and V the three parts of one QKV value x3 [B, S, 3 H
+ * D] (fc_qkv_part says how they are cut; the Reshape to [x3's dim 0, x3's
+ * dim 1, 3, H, D] and a Transpose of 5 or a Split between are read by the
+ * parts alone): x3, H and D, the part each reads in parts[], the Reshape's
+ * position in *r and every node in m[] (*nb); else NULL with *why set. */
+static const char *fc_qkv_split(const fuse_ctx *c, const char *const *qkv, int kt,
+                                int64_t *h, int64_t *d, int32_t *parts, int32_t *r,
+                                int32_t *m, int32_t *nb, const char **why)
+{
+    int32_t up[3], got, at, seen = 0;
+    int64_t axis[3], p[5];
+    const Onnx__NodeProto *rn;
+    const Onnx__AttributeProto *az;
+    const char *name;
+    fc_entry e[5];
+    fc_fact x;
+    int zc;
+    *nb = 0;
+    *why = "K and V are not the other parts of that value (Gathers, or a Split "
+           "with Squeezes, of [B, S, 3, H, D] or its Transpose to [3, B, H, S, D])";
+    for (int i = 0; i < 3; i++) {
+        if (!fc_qkv_part(c, qkv[i], i == 1 && kt, &parts[i], &axis[i], &up[i], m + *nb,
+                         &got))
+            return NULL;
+        *nb += got;
+        seen |= 1 << parts[i];
+    }
+    if (up[0] != up[1] || up[0] != up[2] || axis[0] != axis[1] || axis[0] != axis[2] ||
+        seen != 7)
+        return NULL;
+    at = up[0];
+    name = fc_out(fc_node(c, at));
+    if (fc_is(c, at, "Split")) {
+        if (!fc_split_thirds(c, at, axis[0]))
+            return NULL;
+        at = fc_qkv_down(c, at, m, nb);
+    } else if (fc_get(&c->uses, name) != 3) {
+        *why = "the QKV value is read by more than its three Gathers";
+        return NULL;
+    }
+    if (axis[0] == 0) {
+        if (!fc_is(c, at, "Transpose") || fc_perm(c, at, p) != 5 || p[0] != 2 ||
+            p[1] != 0 || p[2] != 3 || p[3] != 1 || p[4] != 4)
+            return NULL;
+        at = fc_qkv_down(c, at, m, nb);
+    }
+    if (!fc_is(c, at, "Reshape") || fc_node(c, at)->n_input != 2)
+        return NULL;
+    rn = fc_node(c, at);
+    az = onnx_node_attr(rn, "allowzero");
+    zc = !az || az->i == 0;
+    *why = "the QKV Reshape's B and S are not proved the projection's dims 0 and 1, "
+           "or its 3, H and D not numbers whose product is its last dim";
+    if (!fc_fact_of(c, onnx_node_input(rn, 0), &x) || x.rank != 3 || x.last <= 0 ||
+        fc_shape_entries(c, onnx_node_input(rn, 1), e, 5) != 5 ||
+        !fc_entry_keeps(c, &e[0], 0, &x, zc) || !fc_entry_keeps(c, &e[1], 1, &x, zc) ||
+        e[2].kind != 1 || e[2].v != 3 || e[4].kind != 1 || e[4].v <= 0 ||
+        x.last % (3 * e[4].v) != 0 || e[3].kind != 1 ||
+        (e[3].v != -1 && e[3].v * 3 * e[4].v != x.last))
+        return NULL;
+    *d = e[4].v;
+    *h = x.last / (3 * e[4].v);
+    *r = at;
+    m[(*nb)++] = at;
+    return onnx_node_input(rn, 0);
+}
+
 /* The one Reshape reading the merge Transpose at t when every other node
  * reading its output is a Shape (PyTorch's x.size() for the view after
  * it) and it is no graph output: its position, *shapes whether there are
@@ -1009,6 +1205,20 @@ static int32_t fc_merge_reshape(const fuse_ctx *c, int32_t t, int *shapes)
     return seen == uses ? r : -1; /* fewer: a graph output reads it too */
 }
 
+/* `name` is no value of the graph: no node makes or reads it, and it is
+ * no constant and no graph input. */
+static int fc_name_unused(const fuse_ctx *c, const char *name)
+{
+    const Onnx__GraphProto *g = c->imp->graph;
+    if (!name[0] || fc_get(&c->producer, name) >= 0 || fc_get(&c->uses, name) >= 0 ||
+        fc_const_proto(c, name))
+        return 0;
+    for (size_t k = 0; k < g->n_input; k++)
+        if (strcmp(onnx_str(g->input[k]->name), name) == 0)
+            return 0;
+    return 1;
+}
+
 /* A name for the constant shape of the view that stands in for the merge
  * Transpose at t, or for the layer's output that a merge Reshape to rank 2
  * reads (fc_head_merge): the node's name, which lives as long as the
@@ -1017,19 +1227,31 @@ static int32_t fc_merge_reshape(const fuse_ctx *c, int32_t t, int *shapes)
 static const char *fc_view_name(const fuse_ctx *c, int32_t t)
 {
     const char *name = onnx_str(fc_node(c, t)->name);
-    const Onnx__GraphProto *g = c->imp->graph;
-    if (!name[0] || fc_get(&c->producer, name) >= 0 || fc_get(&c->uses, name) >= 0 ||
-        fc_const_proto(c, name))
+    if (!fc_name_unused(c, name))
         return NULL;
-    for (size_t k = 0; k < g->n_input; k++)
-        if (strcmp(onnx_str(g->input[k]->name), name) == 0)
-            return NULL;
     /* Node names need not be unique; a second view of the name would fail
      * the import. */
     for (int32_t i = 0; i < c->n; i++)
         if (i != t && strcmp(onnx_str(fc_node(c, i)->name), name) == 0)
             return NULL;
     return name;
+}
+
+/* The suffixes of the names of the Split's outputs that Q, K and V read
+ * when one QKV value makes them (the importer's own names,
+ * onnx_value_name: no value of the graph holds these thirds). */
+static const char *const fc_qkv_suffix[3] = {":q", ":k", ":v"};
+
+/* The names fc_qkv_suffix gives the thirds of qkv are free. */
+static int fc_qkv_names_free(const fuse_ctx *c, const char *qkv)
+{
+    char name[1024];
+    for (int k = 0; k < 3; k++) {
+        int n = snprintf(name, sizeof name, "%s%s", qkv, fc_qkv_suffix[k]);
+        if (n < 0 || (size_t)n >= sizeof name || !fc_name_unused(c, name))
+            return 0;
+    }
+    return 1;
 }
 
 /* Entry k (0 or 1) of the merge Reshape of the Transpose at t is Q's
@@ -1121,6 +1343,8 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
     int32_t view_at = -1;      /* the merge Transpose that Shape nodes read */
     int32_t kept_at = -1;      /* the merge Reshape to rank 2 that stays */
     int64_t view_dims[2] = {0, 0};
+    const char *qkv = NULL; /* one QKV value cut into Q, K and V (fc_qkv_split) */
+    int32_t qkv_at = -1, parts[3] = {0, 1, 2};
     if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
         return 0;
     /* Forwards first, to the Softmax and the second MatMul: the pattern is
@@ -1227,22 +1451,53 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
          * Transpose each side) go when every one matches: the layer reads
          * and writes the rank-3 [B, S, H D] values in place, with the head
          * counts the Reshapes' constants give. */
-        int64_t hq, dq, hk, dk, hv, dv;
-        int32_t hm[8];
+        int64_t hq = 0, dq = 0, hk = 0, dk = 0, hv = 0, dv = 0;
+        int32_t hm[8], qm[12], nq = 0;
         int view = 0;
         int32_t kept = -1;
+        const char *qkv_why = NULL;
         const char *q3 = fc_head_split(c, q, 0, &hq, &dq, hm),
                    *k3 = q3 ? fc_head_split(c, kt, k_transposed, &hk, &dk, hm + 2) : NULL,
-                   *v3 = k3 ? fc_head_split(c, v, 0, &hv, &dv, hm + 4) : NULL,
-                   *y3 = v3 && dq == dk && hk == hv && hq % hk == 0 && hq <= INT32_MAX
-                             ? fc_head_merge(c, mm2, q3, hq, dv, hm + 6, &view, &kept)
-                             : NULL;
+                   *v3 = k3 ? fc_head_split(c, v, 0, &hv, &dv, hm + 4) : NULL, *y3 = NULL;
+        if (v3 && dq == dk && hk == hv && hq % hk == 0 && hq <= INT32_MAX)
+            y3 = fc_head_merge(c, mm2, q3, hq, dv, hm + 6, &view, &kept);
+        if (!q3) {
+            /* One projection made Q, K and V (ViT): a Split of its rank-3
+             * output into thirds feeds the layer. */
+            const char *const names[3] = {q, kt, v};
+            qkv = fc_qkv_split(c, names, k_transposed, &hq, &dq, parts, &qkv_at, qm, &nq,
+                               &qkv_why);
+            if (qkv && !fc_qkv_names_free(c, qkv)) {
+                qkv_why =
+                    "the names of its Split's outputs (the QKV value's name and :q, "
+                    ":k, :v) are taken";
+                qkv = NULL;
+            }
+            hk = hv = hq;
+            dk = dv = dq;
+            if (qkv && hq <= INT32_MAX)
+                y3 = fc_head_merge(c, mm2, qkv, hq, dv, hm + 6, &view, &kept);
+        }
         if (y3) {
-            for (int k = 0; k < 8; k++)
-                m[nb++] = hm[k];
-            q = q3;
-            kt = k3;
-            v = v3;
+            if (qkv) {
+                char label[512];
+                onnx_node_label(mm, c->order[pos], label, sizeof label);
+                onnx_info(
+                    "%s: self-attention fused into one rank-3 Attention (%lld heads "
+                    "of %lld) reading the thirds of one Split of the QKV value '%s'",
+                    label, (long long)hq, (long long)dq, qkv);
+                for (int k = 0; k < nq; k++)
+                    m[nb++] = qm[k];
+                m[nb++] = hm[6];
+                m[nb++] = hm[7];
+                q = kt = v = qkv;
+            } else {
+                for (int k = 0; k < 8; k++)
+                    m[nb++] = hm[k];
+                q = q3;
+                kt = k3;
+                v = v3;
+            }
             k_transposed = 0;
             heads[0] = (int32_t)hq;
             heads[1] = (int32_t)hk;
@@ -1258,14 +1513,24 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
         } else {
             char label[512];
             onnx_node_label(mm, c->order[pos], label, sizeof label);
-            onnx_info(
-                "%s: Attention reads Q, K and V as [B, H, S, D]: their head split "
-                "(Reshape of a rank-3 value to [B, S, H, D] with H and D known, then "
-                "Transpose, each read once) or the merge after the second MatMul "
-                "(Transpose, read besides by Shape nodes alone, then Reshape to "
-                "[B, S, H Dv], or Transpose read once, then Reshape to rank 1 or 2) "
-                "does not match%s",
-                label, q3 ? "" : " for Q (ViT's Gather from one QKV Transpose stays)");
+            if (qkv || (qkv_why && nq > 0))
+                onnx_info(
+                    "%s: Attention reads Q, K and V as [B, H, S, D]: Q is cut from "
+                    "one QKV projection's value (ViT's form), but %s",
+                    label,
+                    qkv ? "the merge after the second MatMul (Transpose, then "
+                          "Reshape to [B, S, H Dv] or to rank 1 or 2) does not match"
+                        : qkv_why);
+            else
+                onnx_info(
+                    "%s: Attention reads Q, K and V as [B, H, S, D]: their head split "
+                    "(Reshape of a rank-3 value to [B, S, H, D] with H and D known, then "
+                    "Transpose, each read once; or Gathers or a Split of one QKV value "
+                    "[B, S, 3, H, D] or [3, B, H, S, D]) or the merge after the second "
+                    "MatMul (Transpose, read besides by Shape nodes alone, then Reshape "
+                    "to [B, S, H Dv], or Transpose read once, then Reshape to rank 1 or "
+                    "2) does not match",
+                    label);
         }
     }
     if (!heads[0])
@@ -1287,6 +1552,10 @@ static int fc_attention(fuse_ctx *c, int32_t pos, fusion *f)
     f->ins[2] = v;
     f->ins[3] = mask;
     f->nb_ins = mask[0] ? 4 : 3;
+    f->qkv = heads[0] ? qkv : NULL;
+    f->qkv_at = qkv_at;
+    for (int k = 0; k < 3; k++)
+        f->parts[k] = parts[k];
     return 1;
 }
 
@@ -1840,6 +2109,35 @@ static prt_status fc_import_kept(onnx_import *imp, const fusion *f, const int32_
     return st ? st : onnx_import_node(imp, &node, order[f->kept], &choice);
 }
 
+/* The Split of the QKV value into the thirds that Q, K and V read
+ * (fc_qkv_split): one layer named after the rank-5 Reshape it replaces,
+ * its outputs named as fc_qkv_suffix says; ins[0..2] become them. */
+static prt_status fc_import_qkv(onnx_import *imp, const fusion *f, const int32_t *order,
+                                const char **ins)
+{
+    const Onnx__NodeProto *r = imp->graph->node[order[f->qkv_at]];
+    Onnx__NodeProto node = *r;
+    const char *outs[3], *in[1] = {f->qkv};
+    int32_t axis = 2, n = 3;
+    prt_field extra[2] = {{"axis", &axis, PRT_FIELD_INT32, 1},
+                          {"outputs", &n, PRT_FIELD_INT32, 1}};
+    const prt_plugin_creator *c = NULL;
+    char label[512];
+    prt_status st;
+    for (int k = 0; k < 3; k++) {
+        const char *name = onnx_value_name(imp, f->qkv, fc_qkv_suffix[k]);
+        if (!name)
+            return onnx_error(PRT_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
+        ins[k] = name;
+        outs[f->parts[k]] = name;
+    }
+    node.op_type = (char *)"Split";
+    node.n_attribute = 0; /* allowzero is none of Split's */
+    onnx_node_label(r, order[f->qkv_at], label, sizeof label);
+    st = prt_builtin_find_creator("Split", "1", &c);
+    return st ? st : onnx_import_fused(imp, &node, label, c, extra, 2, in, 1, outs, 3);
+}
+
 prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos,
                             const int32_t *order)
 {
@@ -1879,10 +2177,13 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
             {"q_num_heads", &f->flags[2], PRT_FIELD_INT32, 1},
             {"kv_num_heads", &f->flags[3], PRT_FIELD_INT32, 1},
         };
-        prt_status st = prt_builtin_find_creator("Attention", "1", &c);
+        const char *ins[4] = {f->ins[0], f->ins[1], f->ins[2], f->ins[3]};
+        prt_status st = f->qkv ? fc_import_qkv(imp, f, order, ins) : PRT_OK;
         if (!st)
-            st = onnx_import_fused(imp, first, label, c, extra, f->flags[2] ? 5 : 3,
-                                   (const char **)f->ins, (size_t)f->nb_ins, outs, 1);
+            st = prt_builtin_find_creator("Attention", "1", &c);
+        if (!st)
+            st = onnx_import_fused(imp, first, label, c, extra, f->flags[2] ? 5 : 3, ins,
+                                   (size_t)f->nb_ins, outs, 1);
         if (!st && f->view >= 0)
             st = fc_import_view(imp, f, order);
         if (!st && f->kept >= 0)

@@ -281,6 +281,20 @@ void fc_fact_node(fuse_ctx *c, int32_t pos)
                 fc_fact_of(c, onnx_node_input(n, k), &b) && b.rank == 1 && b.last >= 0
                     ? o->last + b.last
                     : -1;
+    } else if (!strcmp(op, "Concat") && onnx_node_attr(n, "axis")) {
+        /* Along another axis than the last (ViT's class token before its
+         * patches): the inputs' rank, which ONNX makes one, and their last
+         * dim, which they share. The other dims add up: no lead. */
+        int64_t ax = onnx_node_attr(n, "axis")->i;
+        for (size_t k = 0; k < n->n_input; k++)
+            if (fc_fact_of(c, onnx_node_input(n, k), &b) && b.rank > 1) {
+                o->rank = o->rank ? o->rank : b.rank;
+                o->last = o->last > 0 ? o->last : b.last;
+            }
+        if (ax < 0)
+            ax += o->rank;
+        if (ax < 0 || ax >= o->rank - 1)
+            o->rank = 0, o->last = -1;
     } else if (!strcmp(op, "MatMul") && n->n_input == 2 &&
                fc_fact_of(c, onnx_node_input(n, 1), &b) && b.rank == 2 && a.rank >= 2) {
         *o = a;

@@ -211,6 +211,10 @@ typedef struct onnx_import {
     int32_t nb_values;
     int32_t cap_values;
     onnx_names names; /* name -> index in values */
+    /* Names the importer makes up (onnx_value_name), freed with the
+     * import: values[] and names borrow them like the model's. */
+    char **made;
+    int32_t nb_made;
 } onnx_import;
 
 /* ---- the values of one import (onnx_values.c) ----------------------------- */
@@ -238,6 +242,12 @@ prt_status onnx_claim_name(onnx_import *imp, const char *name);
  * `name` is "" (nobody can refer to it). */
 prt_status onnx_value_add_constant(onnx_import *imp, const char *name,
                                    const onnx_tensor *t, const char *label);
+
+/* A value name of the importer's own, `base` followed by `suffix`, that
+ * lives as long as the import (a fusion's values that the graph has no
+ * name for: the Attention's Q, K and V cut from one QKV value); NULL when
+ * out of memory. */
+const char *onnx_value_name(onnx_import *imp, const char *base, const char *suffix);
 
 /* The values of `name` when it is an ONNX constant (an initializer, or a
  * Constant node's TENSOR) of an integer, bool or float type, as int64

@@ -470,6 +470,9 @@ prt_status prt_onnx_parser_parse_bytes(prt_onnx_parser *parser, const void *byte
     }
     prt_free(imp.values);
     onnx_names_free(&imp.names);
+    for (int32_t i = 0; i < imp.nb_made; i++)
+        prt_free(imp.made[i]);
+    prt_free(imp.made);
     onnx_message_free(msg);
     if (!st)
         *out = imp.net;

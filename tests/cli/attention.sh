@@ -62,6 +62,16 @@ if [ -f inspect_bert_small.out ]; then
   ! grep -Eq "^  \[[0-9]+\] [^ ]*attention/self/(Transpose|Reshape|Where)" inspect_bert_small.out ||
     fail "bert_small: a head split/merge or mask Where is left beside the Attention"
 fi
+# ViT's too (issue 24): its one QKV projection is cut by a Split into the
+# thirds the rank-3 layer reads, in place of the Reshape, the Transpose of
+# 5 and the three Gathers.
+if [ -f inspect_vit_tiny.out ]; then
+  expect_grep "q_num_heads int32\[1\] = 4$" inspect_vit_tiny.out
+  [ "$(grep -c 'plugrt::Split@1' inspect_vit_tiny.out)" = 4 ] ||
+    fail "vit_tiny: expected a Split of QKV per block"
+  ! grep -A4 'plugrt::Gather@1' inspect_vit_tiny.out | grep -Eq "^ +in: +transpose_" ||
+    fail "vit_tiny: a Gather of the QKV Transpose is left"
+fi
 # GPT-2's too, both exports (issue 24): the merge Transpose that Shape
 # nodes read, and the dynamo export's merge to rank 2. The one Transpose
 # left in the dynamo plan is lm_head's weight, a constant.

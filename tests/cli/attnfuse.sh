@@ -74,4 +74,43 @@ check attn3_dynamo x:2x5x32,mask:2x1x1x5,am:2x5 && rank2 attn3_dynamo
 # Another reader of the merge Transpose than Shape nodes: rank 4 stays.
 check attn3_mergeread x:2x5x32,mask:2x1x1x5 && kept attn3_mergeread
 expect_grep "merge after the second MatMul .* does not match" build_attn3_mergeread.err
+
+# One QKV projection (make_qkvfuse_models.py: PyTorch's exports of
+# timm/ViT-style blocks, Gather or Split of a [B, S, 3, H, D] or
+# [3, B, H, S, D] value; fc_qkv_split): one Split of the projection into
+# thirds feeds one rank-3 Attention and no Transpose, Gather or Squeeze of
+# the heads is left; where the QKV value is read elsewhere or the
+# Reshape's sizes are not the projection's dims, the heads stay split
+# (rank 4) and the log says why.
+expect_rc 0 make_qkv_models "$PYTHON" "$SRC/make_qkvfuse_models.py" m || finish
+SHAPES=x:2x5x32
+qkv_fused() {
+  local f=inspect_$1.out
+  expect_grep '^  \[[0-9]+\] scores  plugrt::Attention@1' "$f"
+  expect_grep "q_num_heads int32\[1\] = 4\$" "$f"
+  expect_grep "kv_num_heads int32\[1\] = 4\$" "$f"
+  expect_grep '^  \[[0-9]+\] qkv_split  plugrt::Split@1' "$f"
+  ! grep -Eq 'plugrt::(Transpose|Squeeze|Reshape)@1' "$f" ||
+    fail "$1: a Transpose, Squeeze or Reshape of the heads is left"
+  # The Gathers of x.size() stay (not run: their values fold into shapes).
+  ! grep -A4 'plugrt::Gather@1' "$f" | grep -Eq '^ +in: .* float32 ' ||
+    fail "$1: a Gather of the QKV value is left"
+}
+qkv_kept() {
+  local f=inspect_$1.out
+  expect_grep "q_num_heads int32\[1\] = 0\$" "$f"
+  ! grep -q 'plugrt::Split@1' "$f" || fail "$1: a Split of the QKV value was made"
+}
+
+check qkv_gather0 $SHAPES,mask:2x1x1x5 && qkv_fused qkv_gather0
+check qkv_split0 $SHAPES && qkv_fused qkv_split0
+check qkv_gather2 $SHAPES && qkv_fused qkv_gather2
+check qkv_split2 $SHAPES,mask:2x1x1x5 && qkv_fused qkv_split2
+check qkv_order $SHAPES && qkv_fused qkv_order
+check qkv_shared $SHAPES && qkv_kept qkv_shared
+expect_grep "one QKV projection's value .*, but the QKV value is read by more than" \
+  build_qkv_shared.err
+check qkv_swapped $SHAPES && qkv_kept qkv_swapped
+expect_grep "one QKV projection's value .*, but the QKV Reshape's B and S are not proved" \
+  build_qkv_swapped.err
 finish
