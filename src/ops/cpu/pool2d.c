@@ -8,9 +8,9 @@
  * CHW8: each position is eight channels; an output position is one vector
  * per window element. LINEAR: the maximum eight outputs at a time from
  * input rows split by column phase (p2_max_ring), where they fit; else the
- * outputs whose windows lie wholly inside the row go eight at a time (stride 1 one load
- * per window element, stride 2 two loads and a shuffle, other strides lane by lane); the
- * edges one by one.
+ * outputs whose windows lie wholly inside the row go eight at a time
+ * (stride 1 one load per window element, stride 2 two loads and a shuffle,
+ * other strides lane by lane); the edges one by one.
  */
 #include "ops/cpu/cpu_kernels.h"
 
