@@ -10,11 +10,9 @@
  *    8; 3x3 at stride 2 from the rows in place, widths about its bounds),
  *    direct (depthwise with a channel multiplier or a kernel of more than
  *    64 taps, small groups, few input channels over many rows and wide
- *    rows; 3x3 at stride 2 about the depthwise bounds, 1 to 20 channels a
- *    group),
- *    pointwise (groups, widths that are not multiples of the tiles; over a
- *    batch of small images side by side, each image the bits of it alone)
- *    and
+ *    rows, up to 8 outputs of 65 to 576 taps; 3x3 at stride 2 about the depthwise bounds,
+ * 1 to 20 channels a group), pointwise (groups, widths that are not multiples of the
+ * tiles; over a batch of small images side by side, each image the bits of it alone) and
  *    im2col (many taps, 3-D, 1x1 with a stride; over a batch of small
  *    images side by side, ViT's patches among them, each image the bits of
  *    it alone); with and without bias,
@@ -232,7 +230,14 @@ static void make_kconv(int kind, tu_rng *r, kconv *k)
             ks[k->ns - 1] = 3;
         break;
     case 1: /* direct: a channel multiplier, > 64 taps, small groups or few inputs */
-        switch (tu_rng_range(r, 0, 3)) {
+        switch (tu_rng_range(r, 0, 4)) {
+        case 4: /* few outputs of up to 576 taps (DenseNet's growth layers) */
+            G = 1;
+            C = tu_rng_range(r, 8, 40);
+            M = tu_rng_range(r, 1, 8);
+            k->ns = 2;
+            ks[0] = ks[1] = C > 20 ? 3 : tu_rng_range(r, 3, 5);
+            break;
         case 0:
             G = C = tu_rng_range(r, 1, 6);
             M = G * tu_rng_range(r, 2, 3);
@@ -266,7 +271,8 @@ static void make_kconv(int kind, tu_rng *r, kconv *k)
     default: /* im2col: many taps, 3-D, or 1x1 with a stride */
         G = 1;
         C = tu_rng_range(r, 10, 12);
-        M = tu_rng_range(r, 1, 9);
+        /* Over 8 outputs: fewer of at most 576 taps go direct. */
+        M = tu_rng_range(r, 9, 17);
         /* More than 64 taps per output: 7 in 1-D, 3 x 3, 2 x 2 x 2. */
         for (int32_t i = 0; i < k->ns; i++)
             ks[i] = k->ns == 3 ? 2 : k->ns == 2 ? 3 : 7;
