@@ -10,11 +10,9 @@
  *    8; 3x3 at stride 2 from the rows in place, widths about its bounds),
  *    direct (depthwise with a channel multiplier or a kernel of more than
  *    64 taps, small groups, few input channels over many rows and wide
- *    rows; 3x3 at stride 2 about the depthwise bounds, 1 to 20 channels a
- *    group),
- *    pointwise (groups, widths that are not multiples of the tiles; over a
- *    batch of small images side by side, each image the bits of it alone)
- *    and
+ *    rows, up to 8 outputs of 65 to 576 taps; 3x3 at stride 2 about the depthwise bounds,
+ * 1 to 20 channels a group), pointwise (groups, widths that are not multiples of the
+ * tiles; over a batch of small images side by side, each image the bits of it alone) and
  *    im2col (many taps, 3-D, 1x1 with a stride; over a batch of small
  *    images side by side, ViT's patches among them, each image the bits of
  *    it alone); with and without bias,
@@ -232,7 +230,14 @@ static void make_kconv(int kind, tu_rng *r, kconv *k)
             ks[k->ns - 1] = 3;
         break;
     case 1: /* direct: a channel multiplier, > 64 taps, small groups or few inputs */
-        switch (tu_rng_range(r, 0, 3)) {
+        switch (tu_rng_range(r, 0, 4)) {
+        case 4: /* few outputs of up to 576 taps (DenseNet's growth layers) */
+            G = 1;
+            C = tu_rng_range(r, 8, 40);
+            M = tu_rng_range(r, 1, 8);
+            k->ns = 2;
+            ks[0] = ks[1] = C > 20 ? 3 : tu_rng_range(r, 3, 5);
+            break;
         case 0:
             G = C = tu_rng_range(r, 1, 6);
             M = G * tu_rng_range(r, 2, 3);
@@ -266,7 +271,8 @@ static void make_kconv(int kind, tu_rng *r, kconv *k)
     default: /* im2col: many taps, 3-D, or 1x1 with a stride */
         G = 1;
         C = tu_rng_range(r, 10, 12);
-        M = tu_rng_range(r, 1, 9);
+        /* Over 8 outputs: fewer of at most 576 taps go direct. */
+        M = tu_rng_range(r, 9, 17);
         /* More than 64 taps per output: 7 in 1-D, 3 x 3, 2 x 2 x 2. */
         for (int32_t i = 0; i < k->ns; i++)
             ks[i] = k->ns == 3 ? 2 : k->ns == 2 ? 3 : 7;
@@ -1550,12 +1556,13 @@ static int test_chw8_kernels(void)
  * the window's elements inside X; random windows (1 x 1 to 5 x 5, strides
  * 1 to 3, dilations, begin and end pads, rows that end past the padding as
  * ceil_mode's do), widths about the vector's eight outputs and stride 2's
- * sixteen floats, channel counts that are not multiples of 8, NaNs in X.
+ * sixteen floats, rows of up to 1000, channel counts that are not
+ * multiples of 8, NaNs in X, the lowest value of int8 as well as float.
  * The padding lanes come out 0; LINEAR and CHW8 give the same bits, the
  * baseline and AVX2 builds the same bits, and any split of the rows too. */
 static double ref_pool2(const cpu_pool2d *p, const float *x, int64_t oy, int64_t ox)
 {
-    double acc = p->avg ? 0.0 : -INFINITY;
+    double acc = p->avg ? 0.0 : (double)p->lowest;
     int64_t cnt = 0, padded = 0, nan = 0;
     for (int64_t ky = 0; ky < p->kh; ky++)
         for (int64_t kx = 0; kx < p->kw; kx++) {
@@ -1593,7 +1600,11 @@ static int test_pool2d(void)
         int64_t oh, ow, R, P, ok = 1;
         float *x, *xb, *yl[2] = {NULL, NULL}, *yb[2] = {NULL, NULL};
         p.ih = tu_rng_range(&r, 1, 9);
-        p.iw = tu_rng_range(&r, 1, 40);
+        /* Wider rows now and then: the maximum's ring (pool2d.c) over many
+         * output groups, and rows too wide for it (p2_row). */
+        p.iw = it / 2 % 5 == 1    ? tu_rng_range(&r, 41, 130)
+               : it / 2 % 25 == 3 ? tu_rng_range(&r, 600, 1000)
+                                  : tu_rng_range(&r, 1, 40);
         p.kh = tu_rng_range(&r, 1, 5);
         p.kw = tu_rng_range(&r, 1, 5);
         p.sh = tu_rng_range(&r, 1, 3);
@@ -1604,7 +1615,7 @@ static int test_pool2d(void)
         p.pb = tu_rng_range(&r, 0, (p.kh - 1) * p.dh / 2);
         p.pl = tu_rng_range(&r, 0, (p.kw - 1) * p.dw / 2);
         p.pr = tu_rng_range(&r, 0, (p.kw - 1) * p.dw / 2);
-        p.lowest = -FLT_MAX;
+        p.lowest = it % 4 == 2 ? -128.0f : -FLT_MAX;
         oh = (p.ih + p.pt + p.pb - (p.kh - 1) * p.dh - 1) / p.sh + 1;
         ow = (p.iw + p.pl + p.pr - (p.kw - 1) * p.dw - 1) / p.sw + 1;
         if (oh < 1 || ow < 1)

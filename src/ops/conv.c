@@ -55,8 +55,9 @@
  *    (conv_dw8.c), which needs no stride phases; measured, bench/RESULTS.md,
  *    "CPU kernels";
  *  - direct (1 or 2 spatial dims, a kernel larger than 1x1, and few taps
- *    per output: small groups, or few input channels as a network's first
- *    layer): the stride-phase kernel of cpu_kernels.h (conv_direct.c),
+ *    per output: small groups, few input channels as a network's first
+ *    layer, or few output channels of a few hundred taps as DenseNet's
+ *    growth layers): the stride-phase kernel of cpu_kernels.h (conv_direct.c),
  *    which packs each input channel once; an output row of four or more
  *    channels is one product whose taps are read in place;
  *  - im2col: per image and group, im2col into the workspace and one GEMM;
@@ -379,6 +380,16 @@ enum { CONV_POINTWISE, CONV_DEPTHWISE, CONV_DIRECT, CONV_IM2COL, CONV_DEPTHWISE8
  * (MobileNet's first layer, 3 channels of 3x3) the direct path took 0.38 ms
  * and im2col 0.47 (bench/RESULTS.md, "CPU kernels"). */
 #define CONV_DIRECT_TAPS 64
+/* And so do groups of at most CONV_DIRECT_NARROW output channels over at
+ * most CONV_DIRECT_NARROW_TAPS products an output: the im2col matrix is
+ * then Cg * kvol times the output's pixels for a product of a few rows,
+ * written and read once from beyond L2. densenet_w8's 3x3 convolutions of
+ * 16-36 channels to 8 at 56 x 56 went 0.59 -> 0.20 ms (conv_31) at one
+ * thread, 32 -> 4 channels 0.72 -> 0.15; at 64 channels of 3x3 at stride 2
+ * and 128 at stride 1 the two were even at one thread (bench/RESULTS.md,
+ * "densenet_w8"). */
+#define CONV_DIRECT_NARROW 8
+#define CONV_DIRECT_NARROW_TAPS 576
 /* The kernel size from which a depthwise Conv at a stride above 1 takes
  * eight channels at a time (conv_path). */
 #define CONV_DW8_MIN_K 5
@@ -768,7 +779,8 @@ static int32_t conv_path(conv_job *j)
             return CONV_DEPTHWISE8;
     }
     if (g->w.ns <= 2 && g->w.kvol > 1 &&
-        (g->Cg == 1 || g->Cg * g->w.kvol <= CONV_DIRECT_TAPS) &&
+        (g->Cg == 1 || g->Cg * g->w.kvol <= CONV_DIRECT_TAPS ||
+         (g->Mg <= CONV_DIRECT_NARROW && g->Cg * g->w.kvol <= CONV_DIRECT_NARROW_TAPS)) &&
         op_dconv_plan(g->w.ns, g->w.in, g->w.k, g->w.out, g->w.s, g->w.d, g->w.pb, g->Cg,
                       &j->dc))
         return CONV_DIRECT;

@@ -6,10 +6,11 @@
  * scalar edges agree bit for bit.
  *
  * CHW8: each position is eight channels; an output position is one vector
- * per window element. LINEAR: the outputs whose windows lie wholly inside
- * the row go eight at a time (stride 1 one load per window element, stride
- * 2 two loads and a shuffle, other strides lane by lane); the edges one by
- * one.
+ * per window element. LINEAR: the maximum eight outputs at a time from
+ * input rows split by column phase (p2_max_ring), where they fit; else the
+ * outputs whose windows lie wholly inside the row go eight at a time
+ * (stride 1 one load per window element, stride 2 two loads and a shuffle,
+ * other strides lane by lane); the edges one by one.
  */
 #include "ops/cpu/cpu_kernels.h"
 
@@ -160,11 +161,131 @@ static inline CPU_INLINE void p2_row(const cpu_pool2d *p, const float *x, float 
     }
 }
 
+/* The LINEAR maximum's rows keep their input rows split by column phase:
+ * ring slot r % span (span the window's rows from first to last) holds
+ * input row r as sw phases, phase q
+ * element j the padded row's column j * sw + q, the columns outside X the
+ * lowest value. A tap kx of outputs ox..ox+7 is then one plain load (phase
+ * kx * dw % sw from ox + kx * dw / sw) for every stride and every output,
+ * edges included: the lowest value leaves a maximum as it is (never
+ * greater, never NaN), so the extra taps change no bit, and the order of
+ * the others (row by row, column by column) is p2_row's. Each input row is
+ * split once per range of rows, not once per window that reads it: at
+ * stride 2 the shuffles of the two-load path took most of MaxPool 3x3
+ * stride 2's time (densenet_w8's maxpool_5). Geometries whose ring does not
+ * fit P2_RING floats take p2_row. */
+#define P2_RING 4096
+#define P2_RING_TAPS 32
+#define P2_RING_ROWS 64
+
+/* The ring's row length per phase: every output group's last tap. */
+static inline CPU_INLINE int64_t p2_ring_len(const cpu_pool2d *p)
+{
+    return (p->ow + 7) / 8 * 8 + (p->kw - 1) * p->dw / p->sw + 1;
+}
+
+static int p2_ring_fits(const cpu_pool2d *p)
+{
+    const int64_t span = (p->kh - 1) * p->dh + 1;
+    return !p->avg && p->kw <= P2_RING_TAPS && span <= P2_RING_ROWS && p->sw >= 1 &&
+           p->sw <= 64 && span * p->sw * p2_ring_len(p) <= P2_RING;
+}
+
+/* An input row split into its sw phases of L floats at dst. */
+static inline CPU_INLINE void p2_ring_fill(const cpu_pool2d *p, const float *row,
+                                           float *dst, int64_t L)
+{
+    const int64_t sw = p->sw, pl = p->pl;
+    for (int64_t q = 0; q < sw; q++) {
+        float *d = dst + q * L;
+        int64_t j = 0;
+        /* Columns j * sw + q - pl inside [0, iw): j in [j0, j1). */
+        {
+            const int64_t j0 = q >= pl ? 0 : (pl - q + sw - 1) / sw;
+            int64_t j1 = p->iw + pl - q <= 0 ? 0 : (p->iw + pl - q + sw - 1) / sw;
+            const float *s = row + q - pl;
+            if (j1 > L)
+                j1 = L;
+            for (; j < j0 && j < L; j++)
+                d[j] = p->lowest;
+            if (sw == 1) {
+                if (j1 > j)
+                    memcpy(d + j, s + j, sizeof(float) * (size_t)(j1 - j));
+                j = j1 > j ? j1 : j;
+            } else if (sw == 2) {
+                const cpu_v8i ev = {0, 2, 4, 6, 8, 10, 12, 14};
+                for (; j + 8 <= j1; j += 8) {
+                    cpu_v8 v0, v1, v;
+                    if (2 * j + q - pl + 16 > p->iw)
+                        break; /* the second load would pass X's row */
+                    CPU_LOAD(v0, s + 2 * j);
+                    CPU_LOAD(v1, s + 2 * j + 8);
+                    v = __builtin_shuffle(v0, v1, ev);
+                    CPU_STORE(d + j, v);
+                }
+            }
+            for (; j < j1; j++)
+                d[j] = s[j * sw];
+            for (; j < L; j++)
+                d[j] = p->lowest;
+        }
+    }
+}
+
+/* Output rows [b, e) of a LINEAR maximum through the ring (p2_ring_fits). */
+static inline CPU_INLINE void p2_max_ring(const cpu_pool2d *p, const float *x, float *y,
+                                          int64_t b, int64_t e)
+{
+    float ring[P2_RING];
+    int64_t tags[P2_RING_ROWS]; /* plane * ih + row held by each slot, -1 none */
+    int64_t tap[P2_RING_TAPS];
+    const int64_t span = (p->kh - 1) * p->dh + 1, L = p2_ring_len(p), S = p->sw * L;
+    for (int64_t s = 0; s < span; s++)
+        tags[s] = -1;
+    for (int64_t kx = 0; kx < p->kw; kx++)
+        tap[kx] = (kx * p->dw % p->sw) * L + kx * p->dw / p->sw;
+    for (int64_t i = b; i < e; i++) {
+        const int64_t pn = i / p->oh, oy = i % p->oh, y0 = oy * p->sh - p->pt;
+        const float *xp = x + pn * p->ih * p->iw;
+        float *yr = y + i * p->ow;
+        int64_t ky0, ky1;
+        p2_span(y0, p->dh, p->kh, 0, p->ih, &ky0, &ky1);
+        for (int64_t ky = ky0; ky < ky1; ky++) {
+            const int64_t r = y0 + ky * p->dh, s = r % span;
+            if (tags[s] != pn * p->ih + r) {
+                p2_ring_fill(p, xp + r * p->iw, ring + s * S, L);
+                tags[s] = pn * p->ih + r;
+            }
+        }
+        for (int64_t ox = 0; ox < p->ow; ox += 8) {
+            cpu_v8 acc = CPU_SPLAT(p->lowest);
+            for (int64_t ky = ky0; ky < ky1; ky++) {
+                const int64_t r = y0 + ky * p->dh;
+                const float *q = ring + r % span * S + ox;
+                for (int64_t kx = 0; kx < p->kw; kx++) {
+                    cpu_v8 v;
+                    CPU_LOAD(v, q + tap[kx]);
+                    P2_MAX8(acc, v);
+                }
+            }
+            if (ox + 8 <= p->ow)
+                CPU_STORE(yr + ox, acc);
+            else
+                for (int64_t l = 0; l < p->ow - ox; l++)
+                    yr[ox + l] = acc[l];
+        }
+    }
+}
+
 /* Rows [b, e) of planes * oh: row i is output row i % oh of plane i / oh. */
 static inline CPU_INLINE void p2_rows(const cpu_pool2d *p, const float *x, float *y,
                                       int64_t b, int64_t e, int lanes, int64_t channels)
 {
     const int64_t ip = p->ih * p->iw * lanes, op = p->oh * p->ow * lanes;
+    if (lanes == 1 && p2_ring_fits(p)) {
+        p2_max_ring(p, x, y, b, e);
+        return;
+    }
     for (int64_t i = b; i < e; i++) {
         const int64_t pl = i / p->oh;
         int valid = 8;
