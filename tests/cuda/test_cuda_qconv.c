@@ -115,6 +115,9 @@ static void qconv_case(const qc_shape *sh, int qlinear)
 
 int main(void)
 {
+    /* The tensor-core kernel is opt-in until it has run on a GPU
+     * (qgemm_cuda.c, qconv_mma_takes). */
+    setenv("PRT_CUDA_QCONV_MMA", "1", 1);
     /* {n, c, m, group, ns, h, w, kh, kw, stride, pad, dilation, mma} */
     static const qc_shape shapes[] = {
         /* 1x1, pixels and channels in whole tiles, then not */
