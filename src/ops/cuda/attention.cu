@@ -60,54 +60,41 @@ template <int C> struct tile_regs {
     uint32_t k[kKeys / kWarps * C], v[kKeys / kWarps * C];
 };
 
-// Rows of a tile (keys j0 + warp + kWarps u) of K or V, columns lane +
-// 32 c: p's bits at base + j * stride + d, zero past Skv and ncols.
-template <int SZ, int C>
-__device__ inline void load_rows(const void *p, int64_t base, int64_t stride,
-                                 int64_t ncols, int64_t skv, int64_t j0, int lane,
-                                 int warp, uint32_t *r)
-{
-#pragma unroll
-    for (int u = 0; u < kKeys / kWarps; u++) {
-        const int64_t j = j0 + warp + kWarps * u;
-#pragma unroll
-        for (int c = 0; c < C; c++) {
-            const int d = lane + 32 * c;
-            r[u * C + c] =
-                j < skv && d < ncols ? raw_at<SZ>(p, base + j * stride + d) : 0u;
-        }
-    }
-}
-
 template <int SZ, int C>
 __device__ inline void load_tile(const opk_attention_args &a, int64_t kb, int64_t vb,
                                  int64_t j0, int lane, int warp, tile_regs<C> &t)
 {
+    constexpr int kT = kKeys / kWarps;
     if (a.kt) {
 #pragma unroll
-        for (int u = 0; u < kKeys / kWarps * C; u++) {
+        for (int u = 0; u < kT * C; u++) {
             const int d = warp + kWarps * u;
             t.k[u] = j0 + lane < a.Skv && d < a.D
                          ? raw_at<SZ>(a.K, kb + d * a.k[2] + j0 + lane)
                          : 0u;
         }
     } else {
-        load_rows<SZ, C>(a.K, kb, a.k[2], a.D, a.Skv, j0, lane, warp, t.k);
+#pragma unroll
+        for (int u = 0; u < kT; u++) {
+            const int64_t j = j0 + warp + kWarps * u;
+#pragma unroll
+            for (int c = 0; c < C; c++) {
+                const int d = lane + 32 * c;
+                t.k[u * C + c] =
+                    j < a.Skv && d < a.D ? raw_at<SZ>(a.K, kb + j * a.k[2] + d) : 0u;
+            }
+        }
     }
-    load_rows<SZ, C>(a.V, vb, a.v[2], a.Dv, a.Skv, j0, lane, warp, t.v);
-}
-
-// A tile's rows from registers into shared memory as float32 (W: the
-// shared array's row length).
-template <int W, int C>
-__device__ inline void store_rows(float (*s)[W], const uint32_t *r, int32_t dtype,
-                                  int lane, int warp)
-{
 #pragma unroll
-    for (int u = 0; u < kKeys / kWarps; u++)
+    for (int u = 0; u < kT; u++) {
+        const int64_t j = j0 + warp + kWarps * u;
 #pragma unroll
-        for (int c = 0; c < C; c++)
-            s[warp + kWarps * u][lane + 32 * c] = raw_f(dtype, r[u * C + c]);
+        for (int c = 0; c < C; c++) {
+            const int d = lane + 32 * c;
+            t.v[u * C + c] =
+                j < a.Skv && d < a.Dv ? raw_at<SZ>(a.V, vb + j * a.v[2] + d) : 0u;
+        }
+    }
 }
 
 // The mask of the warp's R rows at key j (lane's key of a tile), read
@@ -129,22 +116,6 @@ __device__ inline void load_mask(const opk_attention_args &a, int64_t b, int64_t
                 m[r] = load_f(a.mask_dtype, a.mask, mo);
         }
     }
-}
-
-// The tile at j0 into registers (the dtype's width) and the mask of the
-// warp's rows at the lane's key: the first tile, and each next one while
-// the current one is scored.
-template <int R, int C>
-__device__ inline void load_next(const opk_attention_args &a, int64_t kb, int64_t vb,
-                                 int64_t b, int64_t h, int64_t i0, int64_t j0,
-                                 int64_t nkeys, int lane, int warp, tile_regs<C> &t,
-                                 float *m)
-{
-    if (a.dtype == PRT_FLOAT32)
-        load_tile<4, C>(a, kb, vb, j0, lane, warp, t);
-    else
-        load_tile<2, C>(a, kb, vb, j0, lane, warp, t);
-    load_mask<R>(a, b, h, i0 + warp * R, j0 + lane, nkeys, m);
 }
 
 template <int R, int C>
@@ -181,8 +152,14 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(opk_attention_ar
         nkeys = i0 + kQueries;
     tile_regs<C> tr;
     float mnext[R];
-    if (nkeys > 0)
-        load_next<R, C>(a, kb, vb, b, h, i0, 0, nkeys, lane, warp, tr, mnext);
+    const bool wide = a.dtype == PRT_FLOAT32;
+    if (nkeys > 0) {
+        if (wide)
+            load_tile<4, C>(a, kb, vb, 0, lane, warp, tr);
+        else
+            load_tile<2, C>(a, kb, vb, 0, lane, warp, tr);
+        load_mask<R>(a, b, h, i0 + warp * R, lane, nkeys, mnext);
+    }
     for (int64_t j0 = 0; j0 < nkeys; j0 += kKeys) {
         const int64_t j = j0 + lane;
         const int jn = nkeys - j0 < kKeys ? (int)(nkeys - j0) : kKeys;
@@ -199,14 +176,27 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(opk_attention_ar
                     ks[lane][d] = raw_f(a.dtype, tr.k[u]);
             }
         } else {
-            store_rows<kMaxD + 1, C>(ks, tr.k, a.dtype, lane, warp);
+#pragma unroll
+            for (int u = 0; u < kKeys / kWarps; u++)
+#pragma unroll
+                for (int c = 0; c < C; c++)
+                    ks[warp + kWarps * u][lane + 32 * c] =
+                        raw_f(a.dtype, tr.k[u * C + c]);
         }
-        store_rows<32 * C, C>(vs, tr.v, a.dtype, lane, warp);
+#pragma unroll
+        for (int u = 0; u < kKeys / kWarps; u++)
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                vs[warp + kWarps * u][lane + 32 * c] = raw_f(a.dtype, tr.v[u * C + c]);
         __syncthreads();
         // The next tile's loads go out now and land while this one is scored.
-        if (j0 + kKeys < nkeys)
-            load_next<R, C>(a, kb, vb, b, h, i0, j0 + kKeys, nkeys, lane, warp, tr,
-                            mnext);
+        if (j0 + kKeys < nkeys) {
+            if (wide)
+                load_tile<4, C>(a, kb, vb, j0 + kKeys, lane, warp, tr);
+            else
+                load_tile<2, C>(a, kb, vb, j0 + kKeys, lane, warp, tr);
+            load_mask<R>(a, b, h, i0 + warp * R, j + kKeys, nkeys, mnext);
+        }
 #pragma unroll
         for (int r = 0; r < R; r++)
             dot[r] = 0.0f;
