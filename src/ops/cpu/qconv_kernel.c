@@ -342,15 +342,16 @@ static inline CPU_INLINE QC_TARGET_VNNI void qc_tile(const op_qc_args *a, int64_
         const __m512i zp = _mm512_set1_epi32(a->zp);
 #pragma GCC unroll 4
         for (int n = 0; n < OP_QC_NP; n++) {
+            if (n >= np)
+                break;
             const int64_t m0 = (s + n) * OP_QC_PANEL;
             const __m512i ct = _mm512_loadu_si512(a->cterm + m0);
             const __m512 sc = _mm512_loadu_ps(a->scale + m0);
             /* a group's last panel stops at its channels: the next group's
-             * may be another thread's */
+             * may be another thread's (asked only for the np panels in use,
+             * each of which starts below M) */
             const __mmask16 keep =
                 a->M - m0 >= OP_QC_PANEL ? 0xffff : (__mmask16)((1u << (a->M - m0)) - 1u);
-            if (n >= np)
-                break;
 #pragma GCC unroll 16
             for (int r = 0; r < OP_QC_MR; r++) {
                 if (r >= mr)
