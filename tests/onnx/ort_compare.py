@@ -1,7 +1,9 @@
 """What the ONNX tests that compare `plugrt run` with ONNX Runtime share
-(test_qdq_fusion.py, test_qoperator.py): their imports, skipped (exit 77)
-when onnx, numpy or onnxruntime is missing, and run_vs_ort, which runs one
-model on both and compares every output."""
+(test_qdq_fusion.py, test_qoperator.py, test_qlut_fold.py,
+test_conv_add_fold.py): their imports, skipped (exit 77) when onnx, numpy
+or onnxruntime is missing; run_vs_ort, which runs one model on both and
+compares every output; and run_fused_or_not, which runs a model fused or
+with --no-fuse and inspects its plan."""
 import os
 import subprocess
 import sys
@@ -66,3 +68,27 @@ def run_vs_ort(plugrt, work, name, model, feeds, tol=0.0, fused=None, layers=Non
               f"elements differ from ORT, max {diff.max() if diff.size else 0} (allowed {t})")
         fails += not ok
     return fails
+
+
+def run_fused_or_not(plugrt, d, path, feeds, tag, no_fuse, build_args=()):
+    """Runs the model once with `plugrt run -v` (with --no-fuse when asked:
+    every node its own layer, the unfused reference), its outputs as .npy
+    into d/tag, and builds and inspects its plan; returns (output folder,
+    the run's log, inspect's text). Raises RuntimeError with plugrt's
+    messages when a step fails."""
+    out = os.path.join(d, tag)
+    os.makedirs(out)
+    nf = ["--no-fuse"] if no_fuse else []
+    args = [plugrt, "run", path, "-o", out, "-n", "1", "--warmup", "0", "-v"] + nf
+    for n, v in feeds.items():
+        f = os.path.join(d, f"in_{n}.npy")
+        np.save(f, v)
+        args += ["-i", f"{n}={f}"]
+    r = subprocess.run(args, capture_output=True, text=True)
+    plan = os.path.join(d, tag + ".plan")
+    b = subprocess.run([plugrt, "build", path, "-o", plan] + list(build_args) + nf,
+                       capture_output=True, text=True)
+    i = subprocess.run([plugrt, "inspect", plan], capture_output=True, text=True)
+    if r.returncode or b.returncode or i.returncode:
+        raise RuntimeError(f"plugrt failed:\n{r.stderr}{b.stderr}{i.stderr}")
+    return out, r.stdout + r.stderr, i.stdout

@@ -20,11 +20,10 @@ Exits 77 (skipped) when onnx, numpy or onnxruntime is missing.
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-from ort_compare import np, onnx, ort, helper, numpy_helper, TensorProto
+from ort_compare import np, onnx, ort, helper, numpy_helper, TensorProto, run_fused_or_not
 
 F = TensorProto.FLOAT
 C = 8
@@ -104,25 +103,11 @@ def second_reader(rng):
 
 
 def plugrt_run(plugrt, d, path, feeds, tag, no_fuse):
-    out = os.path.join(d, tag)
-    os.makedirs(out)
-    args = [plugrt, "run", path, "-o", out, "-n", "1", "--warmup", "0", "-v"]
-    if no_fuse:
-        args.append("--no-fuse")
-    for n, v in feeds.items():
-        f = os.path.join(d, f"in_{n}.npy")
-        np.save(f, v)
-        args += ["-i", f"{n}={f}"]
-    r = subprocess.run(args, capture_output=True, text=True)
-    plan = os.path.join(d, tag + ".plan")
     shape = "x:" + "x".join(str(v) for v in feeds["x"].shape)
-    b = subprocess.run([plugrt, "build", path, "-o", plan, "--opt-shapes", shape] +
-                       (["--no-fuse"] if no_fuse else []), capture_output=True, text=True)
-    i = subprocess.run([plugrt, "inspect", plan], capture_output=True, text=True)
-    if r.returncode or b.returncode or i.returncode:
-        raise RuntimeError(f"plugrt failed:\n{r.stderr}{b.stderr}{i.stderr}")
-    layers = int(re.search(r"(\d+) layers", i.stdout).group(1))
-    return out, r.stdout + r.stderr, layers
+    out, log, plan = run_fused_or_not(plugrt, d, path, feeds, tag, no_fuse,
+                                      ["--opt-shapes", shape])
+    return out, log, int(re.search(r"(\d+) layers", plan).group(1))
+
 
 
 def check(plugrt, work, name, made, feeds):

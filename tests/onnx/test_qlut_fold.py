@@ -24,11 +24,10 @@ Exits 77 (skipped) when onnx, numpy or onnxruntime is missing.
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-from ort_compare import np, onnx, ort, helper, TensorProto
+from ort_compare import np, onnx, ort, helper, TensorProto, run_fused_or_not
 
 U8, I8, F = TensorProto.UINT8, TensorProto.INT8, TensorProto.FLOAT
 DQ, Q = "DequantizeLinear", "QuantizeLinear"
@@ -157,24 +156,10 @@ def per_axis():
 
 
 def plugrt_run(plugrt, d, path, feeds, tag, no_fuse):
-    out = os.path.join(d, tag)
-    os.makedirs(out)
-    args = [plugrt, "run", path, "-o", out, "-n", "1", "--warmup", "0", "-v"]
-    if no_fuse:
-        args.append("--no-fuse")
-    for n, v in feeds.items():
-        f = os.path.join(d, f"in_{n}.npy")
-        np.save(f, v)
-        args += ["-i", f"{n}={f}"]
-    r = subprocess.run(args, capture_output=True, text=True)
-    plan = os.path.join(d, tag + ".plan")
-    b = subprocess.run([plugrt, "build", path, "-o", plan] + (["--no-fuse"] if no_fuse else []),
-                       capture_output=True, text=True)
-    i = subprocess.run([plugrt, "inspect", plan], capture_output=True, text=True)
-    if r.returncode or b.returncode or i.returncode:
-        raise RuntimeError(f"plugrt failed:\n{r.stderr}{b.stderr}{i.stderr}")
-    layers = int(re.search(r"(\d+) layers", i.stdout).group(1))
-    return out, r.stdout + r.stderr, layers, i.stdout.count("plugrt::LookupTable8@")
+    out, log, plan = run_fused_or_not(plugrt, d, path, feeds, tag, no_fuse)
+    layers = int(re.search(r"(\d+) layers", plan).group(1))
+    return out, log, layers, plan.count("plugrt::LookupTable8@")
+
 
 
 def check(plugrt, work, name, made, feeds):
