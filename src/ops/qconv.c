@@ -23,8 +23,9 @@
  * so the result does not depend on the thread count or the build.
  *
  * Two faster paths give the same bits: QLinearConv with symmetric
- * constant weights on a VNNI CPU runs channel-last (qconv_run_hwc,
- * cpu/qconv_kernel.h; a grouped one over one HWC copy of x, each group's
+ * constant weights on an AVX2 or VNNI CPU runs channel-last
+ * (qconv_run_hwc, cpu/qconv_kernel.h: VNNI's byte tiles, or AVX2's exact
+ * int16 ones; a grouped one over one HWC copy of x, each group's
  * panels packed on their own and reading from its first channel), and a
  * depthwise convolution runs through the float depthwise kernel with exact
  * integer sums (qconv_run_dw).
@@ -41,9 +42,12 @@
 #define QCV_MB 32  /* rows (output channels) of a block */
 #define QCV_NB 128 /* columns (output pixels) of a block */
 #define QCV_ALIGN 64
-/* Bytes readable past the channel-last copy of x and its padding pixel: a
- * group's last 4-byte step may run 3 past the image's channels. */
+/* Elements readable past the channel-last copy of x and its padding pixel:
+ * a group's last 4-element step may run 3 past the image's channels. */
 #define QCV_SLACK 4
+/* Bytes of an element of the channel-last copy at most (int16, the AVX2
+ * tiles'): the workspace is sized for it whichever path runs. */
+#define QCV_ES 2
 
 typedef struct qconv_op {
     op_object o;
@@ -142,6 +146,7 @@ typedef struct qconv_const {
     int32_t *rowsum; /* M */
     uint8_t *ap;
     uint8_t *wq;
+    int32_t wide; /* wq for the int16 AVX2 tiles (op_qg_wide() at build) */
 } qconv_const;
 
 /* Whether W's zero points (desc d, values zp; NULL: none) are all 0 once
@@ -157,7 +162,8 @@ static int qconv_w_symmetric(int32_t w_dtype, const prt_tensor_desc *d, const vo
     return 1;
 }
 
-/* The channel-last VNNI path takes QLinearConv over 1 or 2 spatial dims
+/* The channel-last path (VNNI, or the int16 AVX2 tiles) takes QLinearConv
+ * over 1 or 2 spatial dims
  * (W's rank: at build only the constants' dims are known), of any groups
  * that divide W's output channels, with symmetric weights, W's zero
  * points as given (zp NULL: none). */
@@ -167,7 +173,7 @@ static int qconv_hwc_ok(const op_object *o, const ql_inputs *q, const prt_tensor
     const qconv_op *c = (const qconv_op *)o;
     const int32_t ns = in[q->b].dims.nb_dims - 2;
     return q->kind == QL_QLINEAR_CONV && in[q->b].dims.d[0] % c->group == 0 &&
-           (ns == 1 || ns == 2) && op_qg_vnni() &&
+           (ns == 1 || ns == 2) && (op_qg_vnni() || op_qg_wide()) &&
            qconv_w_symmetric(in[q->b].dtype, q->b_zp >= 0 ? &in[q->b_zp] : NULL, w_zp);
 }
 
@@ -197,7 +203,8 @@ static prt_status qconv_prepare_hwc(const op_object *o, const ql_inputs *q,
     const int64_t G0 = ((const qconv_op *)o)->group, M = d->d[0], C = d->d[1];
     const int64_t k = qconv_group_block(G0, M / G0), G = G0 / k, Mg = M / G;
     const int64_t kvol = base_volume(d) / (M * (C ? C : 1));
-    const int64_t wg = op_qc_w_bytes(Mg, k * C, kvol);
+    const int wide = op_qg_wide();
+    const int64_t wg = op_qc_w_bytes(Mg, k * C, kvol) * (wide ? 2 : 1);
     int64_t bytes;
     qconv_const *c;
     if (C < 1 || wg < 0 || !base_mul_i64(wg, G, &bytes) ||
@@ -211,10 +218,11 @@ static prt_status qconv_prepare_hwc(const op_object *o, const ql_inputs *q,
     c->rowsum = (int32_t *)(c + 1);
     c->wq =
         (uint8_t *)(((uintptr_t)(c->rowsum + M) + QCV_ALIGN - 1) / QCV_ALIGN * QCV_ALIGN);
+    c->wide = wide;
     for (int64_t gi = 0; gi < G; gi++)
-        op_qc_pack_w(Mg, Mg / k, C, kvol,
-                     (const uint8_t *)data[q->b] + gi * Mg * C * kvol,
-                     qconv_w_flip(c->src.dtype), c->wq + gi * wg, c->rowsum + gi * Mg);
+        op_qc_pack_w(
+            Mg, Mg / k, C, kvol, (const uint8_t *)data[q->b] + gi * Mg * C * kvol,
+            qconv_w_flip(c->src.dtype), wide, c->wq + gi * wg, c->rowsum + gi * Mg);
     *out = &c->head;
     return PRT_OK;
 }
@@ -297,8 +305,8 @@ static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, int64_t C, int64_t 
         !qconv_carve(base, &off, P, 4, (void **)&w->beta) ||
         !qconv_carve(base, &off, P, 4, (void **)&w->colterm) || c4 < 0 ||
         !base_mul_i64(ivol, c4, &xb) || xb > INT64_MAX - QCV_SLACK ||
-        !qconv_carve(base, &off, xb + QCV_SLACK, 1, (void **)&w->xt) ||
-        !qconv_carve(base, &off, c4 + QCV_SLACK, 1, (void **)&w->zrow) ||
+        !qconv_carve(base, &off, xb + QCV_SLACK, QCV_ES, (void **)&w->xt) ||
+        !qconv_carve(base, &off, c4 + QCV_SLACK, QCV_ES, (void **)&w->zrow) ||
         !base_mul_i64(P, m16, &xb) || !qconv_carve(base, &off, xb, 1, (void **)&w->yt) ||
         !qconv_carve(base, &off, m16 + OP_QC_PANEL, 4, (void **)&w->cterm) ||
         !qconv_carve(base, &off, m16 + OP_QC_PANEL, 4, (void **)&w->hscale))
@@ -553,7 +561,7 @@ typedef struct qconv_hwc_job {
 static void qconv_hwc_copy_range(void *arg, int64_t begin, int64_t end)
 {
     const qconv_hwc_job *j = arg;
-    op_qc_to_hwc(j->x, j->C, j->a.H * j->a.W, j->fx, j->a.ldx, begin, end,
+    op_qc_to_hwc(j->x, j->C, j->a.H * j->a.W, j->fx, j->a.ldx, begin, end, j->a.wide,
                  (uint8_t *)j->a.xt);
 }
 
@@ -575,9 +583,10 @@ static void qconv_hwc_tile_range(void *arg, int64_t begin, int64_t end)
         const int64_t gi = it / (j->nsb * j->npb), r = it % (j->nsb * j->npb);
         const int64_t s0 = r / j->npb * OP_QC_NP, p0 = r % j->npb * QCV_HWC_PIX;
         if (gi != gcur) {
+            const int64_t es = j->a.wide ? 2 : 1;
             gcur = gi;
-            a.xt = j->a.xt + gi * j->Cg;
-            a.zrow = j->a.zrow + gi * j->Cg;
+            a.xt = j->a.xt + gi * j->Cg * es;
+            a.zrow = j->a.zrow + gi * j->Cg * es;
             a.wp = j->a.wp + gi * j->wg;
             a.cterm = j->a.cterm + gi * j->Mg;
             a.scale = j->a.scale + gi * j->Mg;
@@ -595,8 +604,10 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
     const op_win_geom *wg = &g->w;
     const int32_t ax = v->a_zp + (qconv_x_flip(v->a_dtype) ? 128 : 0);
     const int64_t k = qconv_group_block(g->G, g->Mg), G = g->G / k;
+    const int64_t es = pc->wide ? 2 : 1;
     qconv_hwc_job j;
     memset(&j, 0, sizeof j);
+    j.a.wide = pc->wide;
     j.C = g->C;
     j.Cg = k * g->Cg; /* a block of k groups (qconv_group_block) */
     j.Mg = k * g->Mg;
@@ -605,7 +616,7 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
     /* panels of a group */
     j.S = (j.Mg + OP_QC_PANEL - 1) / OP_QC_PANEL;
     j.nsb = (j.S + OP_QC_NP - 1) / OP_QC_NP;
-    j.wg = op_qc_w_bytes(j.Mg, j.Cg, wg->kvol);
+    j.wg = op_qc_w_bytes(j.Mg, j.Cg, wg->kvol) * es;
     j.M16 = (g->M + OP_QC_PANEL - 1) / OP_QC_PANEL * OP_QC_PANEL;
     j.a.C4 = op_qc_c4(j.Cg);
     j.a.ldx = op_qc_c4(g->C);
@@ -630,10 +641,15 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
     j.a.M16 = j.M16;
     j.a.P = wg->ovol;
     j.npb = (j.a.P + QCV_HWC_PIX - 1) / QCV_HWC_PIX;
-    memset(w->zrow, 0, (size_t)(j.a.ldx + QCV_SLACK));
-    memset(w->zrow, (uint8_t)ax, (size_t)g->C);
+    memset(w->zrow, 0, (size_t)((j.a.ldx + QCV_SLACK) * es));
+    for (int64_t c = 0; c < g->C; c++) {
+        if (es == 2)
+            ((uint16_t *)(void *)w->zrow)[c] = (uint16_t)ax;
+        else
+            w->zrow[c] = (uint8_t)ax;
+    }
     /* the copy's slack (read against W's zero padding) holds zeros too */
-    memset(w->xt + wg->ivol * j.a.ldx, 0, QCV_SLACK);
+    memset(w->xt + wg->ivol * j.a.ldx * es, 0, QCV_SLACK * es);
     for (int64_t m = 0; m < j.M16 + OP_QC_PANEL; m++) {
         /* bias - ax colsum_w, wrapping as qgemm.h's store pass */
         w->cterm[m] = m < g->M ? (int32_t)((bias ? (uint32_t)bias[m] : 0u) -
@@ -696,7 +712,10 @@ static prt_status qconv_run(const op_object *o, int32_t dtype, const prt_tensor_
     if (pc && !ql_const_is(&pc->src, &in[q.b], x[q.b]))
         pc = NULL;
     if (pc && pc->wq) {
-        if (qconv_hwc_ok(o, &q, in, q.b_zp >= 0 ? x[q.b_zp] : NULL))
+        /* the layout packed at build must be the one of the tiles that
+         * run now (op_qg_force, a test hook, may have changed them) */
+        if (qconv_hwc_ok(o, &q, in, q.b_zp >= 0 ? x[q.b_zp] : NULL) &&
+            pc->wide == op_qg_wide())
             return qconv_run_hwc(&g, &v, pc, q.bias >= 0 ? x[q.bias] : NULL, x[q.a],
                                  ys[0], &w);
         pc = NULL; /* W packed per run, as without a constant */

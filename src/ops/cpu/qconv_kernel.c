@@ -30,18 +30,26 @@ int64_t op_qc_w_bytes(int64_t M, int64_t C, int64_t kvol)
 }
 
 void op_qc_pack_w(int64_t M, int64_t Mb, int64_t C, int64_t kvol, const uint8_t *W,
-                  uint8_t flip, uint8_t *wp, int32_t *colsum)
+                  uint8_t flip, int wide, void *wp, int32_t *colsum)
 {
     const int64_t C4 = op_qc_c4(M / Mb * C), S = (M + OP_QC_PANEL - 1) / OP_QC_PANEL;
-    memset(wp, 0, (size_t)(S * OP_QC_PANEL * kvol * C4));
+    /* inputs a step (one int32 lane of a vector of W): 4 bytes or 2 int16 */
+    const int64_t sw = wide ? 2 : 4;
+    memset(wp, 0, (size_t)(S * OP_QC_PANEL * kvol * C4 * (wide ? 2 : 1)));
     for (int64_t m = 0; m < M; m++) {
-        uint8_t *p = wp + m / OP_QC_PANEL * kvol * C4 * OP_QC_PANEL + m % OP_QC_PANEL * 4;
+        const int64_t p =
+            m / OP_QC_PANEL * kvol * C4 * OP_QC_PANEL + m % OP_QC_PANEL * sw;
         const int64_t c0 = m / Mb * C;
         uint32_t sum = 0;
         for (int64_t c = 0; c < C; c++)
             for (int64_t kp = 0; kp < kvol; kp++) {
                 const uint8_t v = W[(m * C + c) * kvol + kp] ^ flip;
-                p[(kp * C4 + (c0 + c) / 4 * 4) * OP_QC_PANEL + (c0 + c) % 4] = v;
+                const int64_t at =
+                    p + (kp * C4 + (c0 + c) / sw * sw) * OP_QC_PANEL + (c0 + c) % sw;
+                if (wide)
+                    ((int16_t *)wp)[at] = (int16_t)(int8_t)v;
+                else
+                    ((uint8_t *)wp)[at] = v;
                 sum += (uint32_t)(int32_t)(int8_t)v;
             }
         colsum[m] = (int32_t)sum;
@@ -89,19 +97,41 @@ static inline CPU_INLINE void qc_transpose16(qc_u8x16 r[16])
     }
 }
 
-/* In blocks of pixels so that a block's C4-byte rows stay in L1 while the
- * channels are written into them; 16 channels by 16 pixels at a time
- * through a byte transpose, the rest byte by byte. */
+/* In blocks of pixels so that a block's C4-element rows stay in L1 while
+ * the channels are written into them; 16 channels by 16 pixels at a time
+ * through a byte transpose, the rest one by one. */
 #define QC_HWC_BLOCK 256
 
-void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t C4,
-                  int64_t p0, int64_t p1, uint8_t *xt)
+typedef uint16_t qc_u16x16 __attribute__((vector_size(32)));
+
+/* 16 bytes at element e of xt: as they are, or widened to uint16. */
+static inline CPU_INLINE void qc_put16(void *xt, int wide, int64_t e, qc_u8x16 v)
+{
+    if (wide) {
+        const qc_u16x16 w = __builtin_convertvector(v, qc_u16x16);
+        memcpy((uint16_t *)xt + e, &w, 32);
+    } else {
+        memcpy((uint8_t *)xt + e, &v, 16);
+    }
+}
+
+static inline CPU_INLINE void qc_put1(void *xt, int wide, int64_t e, uint8_t v)
+{
+    if (wide)
+        ((uint16_t *)xt)[e] = v;
+    else
+        ((uint8_t *)xt)[e] = v;
+}
+
+static inline CPU_INLINE void qc_to_hwc_body(const uint8_t *x, int64_t C, int64_t hw,
+                                             uint8_t flip, int64_t C4, int64_t p0,
+                                             int64_t p1, int wide, void *xt)
 {
     const qc_u8x16 fv = {flip, flip, flip, flip, flip, flip, flip, flip,
                          flip, flip, flip, flip, flip, flip, flip, flip};
     if (C4 == 4) {
         /* An image's stem (C <= 4): 16 pixels of four channels are 64
-         * contiguous bytes, op_qg_zip4 of four 16-byte rows (a zero row
+         * contiguous elements, op_qg_zip4 of four 16-byte rows (a zero row
          * past C). */
         const qc_u8x16 zero = {0};
         int64_t p = p0;
@@ -115,11 +145,12 @@ void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t
                 }
             }
             op_qg_zip4(r, t);
-            memcpy(xt + p * 4, t, 64);
+            for (int i = 0; i < 4; i++)
+                qc_put16(xt, wide, p * 4 + 16 * i, t[i]);
         }
         for (; p < p1; p++)
             for (int64_t c = 0; c < 4; c++)
-                xt[p * 4 + c] = c < C ? x[c * hw + p] ^ flip : 0;
+                qc_put1(xt, wide, p * 4 + c, c < C ? x[c * hw + p] ^ flip : 0);
         return;
     }
     for (int64_t b0 = p0; b0 < p1; b0 += QC_HWC_BLOCK) {
@@ -135,22 +166,32 @@ void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t
                 }
                 qc_transpose16(r);
                 for (int i = 0; i < 16; i++)
-                    memcpy(xt + (p + i) * C4 + c, &r[i], 16);
+                    qc_put16(xt, wide, (p + i) * C4 + c, r[i]);
             }
             for (; p < b1; p++)
                 for (int i = 0; i < 16; i++)
-                    xt[p * C4 + c + i] = x[(c + i) * hw + p] ^ flip;
+                    qc_put1(xt, wide, p * C4 + c + i, x[(c + i) * hw + p] ^ flip);
         }
         for (; c < C; c++) {
             const uint8_t *xc = x + c * hw;
-            uint8_t *d = xt + c;
             for (int64_t p = b0; p < b1; p++)
-                d[p * C4] = xc[p] ^ flip;
+                qc_put1(xt, wide, p * C4 + c, xc[p] ^ flip);
         }
         for (c = C; c < C4; c++)
             for (int64_t p = b0; p < b1; p++)
-                xt[p * C4 + c] = 0;
+                qc_put1(xt, wide, p * C4 + c, 0);
     }
+}
+
+CPU_BUILDS(qc_to_hwc, qc_to_hwc_body,
+           (const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t C4, int64_t p0,
+            int64_t p1, int wide, void *xt),
+           (x, C, hw, flip, C4, p0, p1, wide, xt))
+
+void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t C4,
+                  int64_t p0, int64_t p1, int wide, void *xt)
+{
+    CPU_PICK(qc_to_hwc)(x, C, hw, flip, C4, p0, p1, wide, xt);
 }
 
 void op_qc_from_hwc(const uint8_t *yt, int64_t M16, int64_t M, int64_t hw, int64_t p0,
@@ -219,6 +260,229 @@ void op_qc_requant_f32(const float *sum, int64_t n, int32_t bias, float scale, i
 {
     CPU_PICK(qc_requant_f32)(sum, n, bias, scale, zp, is_u8, is_i32, y);
 }
+
+#if CPU_HAVE_AVX2_BUILD
+/* ---- the AVX2 tiles (a->wide) ----------------------------------------------
+ *
+ * AVX2 has no vpdpbusd, and its vpmaddubsw saturates a pair's int16 sum
+ * (255 x 127 x 2 > 32767), which ORT's AVX2 kernels accept. Exact instead:
+ * x and W as int16 (x' 0..255, W' -128..127), vpmaddwd multiplying two
+ * input channels of one pixel (broadcast) by the same two of 8 output
+ * channels into int32 lanes (|pair sum| <= 2 x 255 x 128), and vpaddd into
+ * the sums. 16 products per vpmaddwd against an fp32 FMA's 8. A tile is
+ * QC16_MR1 pixels by 8 channels or QC16_MR2 pixels by 16 (two vectors):
+ * 12 sums, the W vectors, the broadcast and the product in 16 registers. */
+#define QC16_MR1 8
+#define QC16_MR2 6
+
+/* n int16 (a multiple of 2) from each pixel's xr[r] against the W steps at
+ * wk into the sums acc (pixel r's vector q at acc[2 r + q]): nv vectors of
+ * 8 channels. The sums are in registers only here: in a loop nest that
+ * also keeps the tile's pixel positions live, GCC spilled sums or pixel
+ * pointers to the stack at every step (the 6 x 2 tile at 0.7x). */
+static inline CPU_INLINE CPU_TARGET_AVX2 void qc16_steps(const int16_t *const *xr,
+                                                         int64_t n, const int16_t *wk,
+                                                         int mr, int nv, __m256i *acc)
+{
+    const int16_t *x[QC16_MR1];
+    __m256i c[QC16_MR1][2];
+#pragma GCC unroll 16
+    for (int r = 0; r < QC16_MR1; r++) {
+        if (r >= mr)
+            break;
+        x[r] = xr[r];
+        c[r][0] = acc[2 * r];
+        c[r][1] = nv > 1 ? acc[2 * r + 1] : c[r][0];
+    }
+    for (int64_t cc = 0; cc < n; cc += 2, wk += 2 * OP_QC_PANEL) {
+        const __m256i b0 = _mm256_loadu_si256((const __m256i *)wk);
+        const __m256i b1 = nv > 1 ? _mm256_loadu_si256((const __m256i *)(wk + 16)) : b0;
+#pragma GCC unroll 16
+        for (int r = 0; r < QC16_MR1; r++) {
+            int32_t a2;
+            __m256i av;
+            if (r >= mr)
+                break;
+            memcpy(&a2, x[r] + cc, 4);
+            av = _mm256_set1_epi32(a2);
+            c[r][0] = _mm256_add_epi32(c[r][0], _mm256_madd_epi16(av, b0));
+            if (nv > 1)
+                c[r][1] = _mm256_add_epi32(c[r][1], _mm256_madd_epi16(av, b1));
+        }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < QC16_MR1; r++) {
+        if (r >= mr)
+            break;
+        acc[2 * r] = c[r][0];
+        if (nv > 1)
+            acc[2 * r + 1] = c[r][1];
+    }
+}
+
+#define QC16_STEPS(MR, NV)                                                               \
+    case MR:                                                                             \
+        qc16_steps(xr, n, wk, MR, NV, acc);                                              \
+        break;
+
+/* qc16_steps with mr and nv made constants. */
+static __attribute__((noinline)) CPU_TARGET_AVX2 void
+qc16_steps_any(const int16_t *const *xr, int64_t n, const int16_t *wk, int mr, int nv,
+               __m256i *acc)
+{
+    if (nv == 1) {
+        switch (mr) {
+            QC16_STEPS(1, 1)
+            QC16_STEPS(2, 1)
+            QC16_STEPS(3, 1)
+            QC16_STEPS(4, 1)
+            QC16_STEPS(5, 1)
+            QC16_STEPS(6, 1)
+            QC16_STEPS(7, 1)
+        default:
+            QC16_STEPS(8, 1)
+        }
+        return;
+    }
+    switch (mr) {
+        QC16_STEPS(1, 2)
+        QC16_STEPS(2, 2)
+        QC16_STEPS(3, 2)
+        QC16_STEPS(4, 2)
+        QC16_STEPS(5, 2)
+    default:
+        QC16_STEPS(6, 2)
+    }
+}
+
+/* 8 sums requantized (qgemm.h's store pass in vectors: the same float
+ * operations in the same order) as int32. */
+static inline CPU_INLINE CPU_TARGET_AVX2 __m256i qc16_requant(__m256i v, __m256 scale,
+                                                              __m256 flo, __m256 fhi,
+                                                              __m256i zp)
+{
+    const __m256 magic = _mm256_set1_ps(12582912.0f);
+    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), scale);
+    /* max/min return their second operand when the first is NaN: a NaN
+     * takes the low end, as the scalar f >= flo ? f : flo. */
+    f = _mm256_max_ps(f, flo);
+    f = _mm256_min_ps(f, fhi);
+    f = _mm256_sub_ps(_mm256_add_ps(f, magic), magic);
+    return _mm256_add_epi32(_mm256_cvttps_epi32(f), zp);
+}
+
+/* 8 int32 in the output's range as 8 int16 (exact: |v| <= 255). */
+static inline CPU_INLINE CPU_TARGET_AVX2 __m128i qc16_narrow(__m256i v)
+{
+    return _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+}
+
+/* mr pixels from p by nv vectors of panel s. */
+static CPU_TARGET_AVX2 void qc16_tile(const op_qc_args *a, int64_t p, int mr, int nv,
+                                      int64_t s)
+{
+    const int64_t C4 = a->C4, ldx = a->ldx, pstride = a->kh * a->kw * C4 * OP_QC_PANEL;
+    const int16_t *xt = (const int16_t *)(const void *)a->xt;
+    const int16_t *zrow = (const int16_t *)(const void *)a->zrow;
+    const int16_t *wk = (const int16_t *)(const void *)a->wp + s * pstride;
+    int64_t ih0[QC16_MR1], iw0[QC16_MR1];
+    __m256i acc[2 * QC16_MR1];
+    int64_t oh = p / a->OW, ow = p % a->OW;
+    for (int r = 0; r < mr; r++) {
+        ih0[r] = oh * a->sh - a->ph;
+        iw0[r] = ow * a->sw - a->pw;
+        if (++ow == a->OW)
+            ow = 0, oh++;
+        acc[2 * r] = acc[2 * r + 1] = _mm256_setzero_si256();
+    }
+    for (int64_t i = 0; i < a->kh; i++) {
+        /* As qc_tile: a row inside x for every pixel is read without
+         * bounds checks, in one run where it is contiguous. */
+        const int64_t span = (a->kw - 1) * a->dw + 1;
+        int inside = 1;
+        for (int r = 0; r < mr; r++) {
+            const int64_t ih = ih0[r] + i * a->dh;
+            inside =
+                inside && ih >= 0 && ih < a->H && iw0[r] >= 0 && iw0[r] + span <= a->W;
+        }
+        if (inside) {
+            const int16_t *xr[QC16_MR1];
+            for (int r = 0; r < mr; r++)
+                xr[r] = xt + ((ih0[r] + i * a->dh) * a->W + iw0[r]) * ldx;
+            if (a->dw == 1 && ldx == C4) {
+                qc16_steps_any(xr, a->kw * C4, wk, mr, nv, acc);
+                wk += a->kw * C4 * OP_QC_PANEL;
+                continue;
+            }
+            for (int64_t jj = 0; jj < a->kw; jj++) {
+                qc16_steps_any(xr, C4, wk, mr, nv, acc);
+                wk += C4 * OP_QC_PANEL;
+                for (int r = 0; r < mr; r++)
+                    xr[r] += a->dw * ldx;
+            }
+            continue;
+        }
+        for (int64_t jj = 0; jj < a->kw; jj++) {
+            const int16_t *xr[QC16_MR1];
+            for (int r = 0; r < mr; r++) {
+                const int64_t ih = ih0[r] + i * a->dh, iw = iw0[r] + jj * a->dw;
+                xr[r] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
+                            ? xt + (ih * a->W + iw) * ldx
+                            : zrow;
+            }
+            qc16_steps_any(xr, C4, wk, mr, nv, acc);
+            wk += C4 * OP_QC_PANEL;
+        }
+    }
+    {
+        const int32_t lo = a->is_u8 ? 0 : -128, hi = a->is_u8 ? 255 : 127;
+        const __m256 flo = _mm256_set1_ps((float)(lo - a->zp));
+        const __m256 fhi = _mm256_set1_ps((float)(hi - a->zp));
+        const __m256i zp = _mm256_set1_epi32(a->zp);
+        const int64_t m0 = s * OP_QC_PANEL;
+        /* a group's last panel stops at its channels: the next group's may
+         * be another thread's */
+        const int64_t keep = a->M - m0 < 8 * nv ? a->M - m0 : 8 * nv;
+        __m256i ct[2], sc[2];
+        for (int q = 0; q < nv; q++) {
+            ct[q] = _mm256_loadu_si256((const __m256i *)(a->cterm + m0 + 8 * q));
+            sc[q] = _mm256_castps_si256(_mm256_loadu_ps(a->scale + m0 + 8 * q));
+        }
+        for (int r = 0; r < mr; r++) {
+            __m128i w[2], b;
+            uint8_t *y = a->yt + (p + r) * a->M16 + m0;
+            for (int q = 0; q < 2; q++)
+                w[q] = q < nv ? qc16_narrow(qc16_requant(
+                                    _mm256_add_epi32(acc[2 * r + q], ct[q]),
+                                    _mm256_castsi256_ps(sc[q]), flo, fhi, zp))
+                              : _mm_setzero_si128();
+            b = a->is_u8 ? _mm_packus_epi16(w[0], w[1]) : _mm_packs_epi16(w[0], w[1]);
+            if (keep == 16) {
+                _mm_storeu_si128((__m128i *)(void *)y, b);
+            } else if (keep == 8) {
+                _mm_storel_epi64((__m128i *)(void *)y, b);
+            } else {
+                uint8_t tmp[16];
+                _mm_storeu_si128((__m128i *)(void *)tmp, b);
+                memcpy(y, tmp, (size_t)keep);
+            }
+        }
+    }
+}
+
+static void qc16_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t s1)
+{
+    /* Panel by panel, over the pixels; a panel of 8 channels or fewer (a
+     * group's last, or all of a narrow layer) takes the tile of one vector
+     * and twice the pixels. */
+    for (int64_t s = s0; s < s1; s++) {
+        const int nv = a->M - s * OP_QC_PANEL > 8 ? 2 : 1;
+        const int64_t mrmax = nv == 1 ? QC16_MR1 : QC16_MR2;
+        for (int64_t p = p0; p < p1; p += mrmax)
+            qc16_tile(a, p, (int)(p1 - p < mrmax ? p1 - p : mrmax), nv, s);
+    }
+}
+#endif
 
 #if CPU_HAVE_AVX2_BUILD
 #define QC_TARGET_VNNI                                                                   \
@@ -396,7 +660,8 @@ static QC_TARGET_VNNI void qc_tile_any(const op_qc_args *a, int64_t p, int mr, i
     }
 }
 
-void op_qc_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t s1)
+static void qc_conv_vnni(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0,
+                         int64_t s1)
 {
     /* Panels outermost: a panel's W (kvol C4 64 bytes) stays in cache
      * over the pixels. */
@@ -406,10 +671,17 @@ void op_qc_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t
             qc_tile_any(a, p, (int)(p1 - p < OP_QC_MR ? p1 - p : OP_QC_MR), np, s);
     }
 }
-#else
+#endif
+
 void op_qc_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t s1)
 {
-    /* Never called: op_qg_vnni() is 0 without the x86 builds. */
+#if CPU_HAVE_AVX2_BUILD
+    if (a->wide)
+        qc16_conv(a, p0, p1, s0, s1);
+    else
+        qc_conv_vnni(a, p0, p1, s0, s1);
+#else
+    /* Never called: op_qc_hwc_kind() is 0 without the x86 builds. */
     (void)a, (void)p0, (void)p1, (void)s0, (void)s1;
-}
 #endif
+}

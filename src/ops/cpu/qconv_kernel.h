@@ -1,6 +1,7 @@
 /*
  * The CPU's 8-bit convolution over channel-last pixels (internal to
- * libplugrt; QLinearConv's fast path in qconv.c): AVX-512 VNNI only.
+ * libplugrt; QLinearConv's fast path in qconv.c): AVX-512 VNNI, and an
+ * exact AVX2 build in int16 (`wide`, below) for CPUs without VNNI.
  *
  * Roles are those of a GEMM with the output pixels as rows and the output
  * channels as columns: a register tile is QC_MR pixels by up to four
@@ -43,17 +44,23 @@ int64_t op_qc_w_bytes(int64_t M, int64_t C, int64_t kvol);
  * 4 c4 + t, zero past M and C. colsum[m] (m < M) = the sum of channel m's
  * stored bytes as int8.
  *
+ * `wide` (the AVX2 tiles): int16 elements (the stored byte as int8) in
+ * steps of 2 input channels instead of 4: element (kp, c2, j, t) at
+ * ((kp C4 + 2 c2) 16 + 2 j) + t, twice op_qc_w_bytes in all; a step is
+ * two vectors of 8 channels' int16 pairs (vpmaddwd's lanes).
+ *
  * With Mb < M, W is M / Mb groups of Mb channels packed as one
  * block-diagonal convolution of M / Mb C input channels (C4 their count
  * rounded up to 4): channel m's C inputs sit at m / Mb C, zero elsewhere.
  * A group of few channels then fills a panel with its neighbours instead
  * of padding (op_qc_w_bytes of M, M / Mb C). */
 void op_qc_pack_w(int64_t M, int64_t Mb, int64_t C, int64_t kvol, const uint8_t *W,
-                  uint8_t flip, uint8_t *wp, int32_t *colsum);
+                  uint8_t flip, int wide, void *wp, int32_t *colsum);
 /* Pixels [p0, p1) of a CHW image (C channels of hw bytes) into HWC rows of
- * C4 bytes, each byte ^ flip, channels past C zero. */
+ * C4 elements, each byte ^ flip, channels past C zero; the elements are
+ * bytes, or uint16 when `wide`. */
 void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t C4,
-                  int64_t p0, int64_t p1, uint8_t *xt);
+                  int64_t p0, int64_t p1, int wide, void *xt);
 
 /* Pixels [p0, p1) of an HWC image yt (rows of M16 bytes, M used) into
  * CHW y (M channels of hw bytes). */
@@ -67,8 +74,9 @@ void op_qc_from_hwc(const uint8_t *yt, int64_t M16, int64_t M, int64_t hw, int64
  * the row's padding, and meet W's zero padding) and ldx is the whole
  * pixel's bytes. */
 typedef struct op_qc_args {
-    const uint8_t *xt;   /* H W pixels, ldx bytes apart (op_qc_to_hwc); C4
-                          * bytes readable from each (3 of slack past x) */
+    int32_t wide;        /* xt, zrow and wp in int16 (the AVX2 tiles) */
+    const uint8_t *xt;   /* H W pixels, ldx elements apart (op_qc_to_hwc);
+                          * C4 readable from each (3 of slack past x) */
     const uint8_t *zrow; /* the padding pixel (ax, zeros past the channels) */
     int64_t C4, ldx, H, W, OH, OW;
     int64_t kh, kw, sh, sw, dh, dw, ph, pw;
@@ -83,7 +91,8 @@ typedef struct op_qc_args {
 } op_qc_args;
 
 /* Output pixels [p0, p1) of panels [s0, s1) of channels. Blocks may run
- * concurrently. Only where op_qg_vnni() (qgemm.h). */
+ * concurrently. Only where op_qg_vnni() (qgemm.h), or with `wide` where
+ * op_qg_wide(). */
 void op_qc_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t s1);
 
 /* ---- depthwise, through the float planes of conv_dw.c -------------------
