@@ -284,6 +284,46 @@ static int qconv_carve(uint8_t *base, int64_t *off, int64_t count, int64_t size,
     return 1;
 }
 
+/* The int16 tiles' copy of x has its padding written out (the padding
+ * pixel: x's zero point, zeros past the channels), so that every window
+ * lies inside it and no tile checks bounds: x's pixel (h, w) at (top + h,
+ * left + w) of Hp x Wp, the rest padding. 1-D as H = 1. */
+typedef struct qconv_pad {
+    int64_t H, W, top, left, Hp, Wp;
+} qconv_pad;
+
+static void qconv_pad_of(const op_win_geom *wg, qconv_pad *pd)
+{
+    const int32_t l = wg->ns - 1;
+    /* the padded extent a dimension's windows reach, and x's */
+    int64_t need = (wg->out[l] - 1) * wg->s[l] + (wg->k[l] - 1) * wg->d[l] + 1;
+    pd->W = wg->in[l];
+    pd->left = wg->pb[l];
+    pd->Wp = need > pd->W + pd->left ? need : pd->W + pd->left;
+    pd->H = pd->Hp = 1;
+    pd->top = 0;
+    if (wg->ns == 2) {
+        need = (wg->out[0] - 1) * wg->s[0] + (wg->k[0] - 1) * wg->d[0] + 1;
+        pd->H = wg->in[0];
+        pd->top = wg->pb[0];
+        pd->Hp = need > pd->H + pd->top ? need : pd->H + pd->top;
+    }
+}
+
+/* Pixels the channel-last copy of x may take: x's, or the padded
+ * image's (qconv_pad) where larger; -1 on overflow. */
+static int64_t qconv_xvol(const op_win_geom *wg)
+{
+    qconv_pad pd;
+    int64_t n;
+    if (wg->ns != 1 && wg->ns != 2)
+        return wg->ivol;
+    qconv_pad_of(wg, &pd);
+    if (!base_mul_i64(pd.Hp, pd.Wp, &n))
+        return -1;
+    return n > wg->ivol ? n : wg->ivol;
+}
+
 /* For M output channels, K = Cg kvol taps and P output pixels; C input
  * channels of ivol pixels (the channel-last path's copy of x). */
 static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, int64_t C, int64_t ivol,
@@ -433,11 +473,13 @@ static int64_t qconv_workspace(const op_object *o, int32_t dtype, const prt_dims
     P = out[0].d[0] * out[0].d[1] > 0 ? base_volume(&out[0]) / (out[0].d[0] * out[0].d[1])
                                       : 0;
     {
-        const int64_t base = qconv_layout(M, K, P, C, ivol, NULL, NULL);
         op_conv_geom g;
         op_dw dw;
+        const int geom_ok = !qconv_geom(o, in, nb_in, &g);
+        const int64_t base =
+            qconv_layout(M, K, P, C, geom_ok ? qconv_xvol(&g.w) : ivol, NULL, NULL);
         int64_t extra;
-        if (base < 0 || qconv_geom(o, in, nb_in, &g) || !qconv_dw_plan(&g, &dw))
+        if (base < 0 || !geom_ok || !qconv_dw_plan(&g, &dw))
             return base;
         extra = qconv_dw_bytes(&g, &dw);
         return extra < 0 || base > INT64_MAX - extra ? -1 : base + extra;
@@ -552,6 +594,7 @@ typedef struct qconv_hwc_job {
     int64_t Cg, Mg, wg; /* channels of a group in and out, W bytes of a group */
     int64_t M, M16;     /* the whole output's channels, and yt's row */
     int64_t nsb;        /* blocks of OP_QC_NP panels of a group */
+    qconv_pad pad;      /* the int16 tiles' padded copy (a.wide) */
     uint8_t fx;
 } qconv_hwc_job;
 
@@ -561,8 +604,37 @@ typedef struct qconv_hwc_job {
 static void qconv_hwc_copy_range(void *arg, int64_t begin, int64_t end)
 {
     const qconv_hwc_job *j = arg;
-    op_qc_to_hwc(j->x, j->C, j->a.H * j->a.W, j->fx, j->a.ldx, begin, end, j->a.wide,
-                 (uint8_t *)j->a.xt);
+    op_qc_to_hwc(j->x, j->C, j->a.H * j->a.W, j->fx, j->a.ldx, begin, end, 0,
+                 (uint8_t *)j->a.xt + begin * j->a.ldx);
+}
+
+/* Rows [begin, end) of x into the int16 tiles' padded copy, and the
+ * padding pixels left and right of each. */
+static void qconv_hwc_rows16(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    const qconv_pad *pd = &j->pad;
+    const size_t px = (size_t)j->a.ldx * 2;
+    uint8_t *xt = (uint8_t *)j->a.xt;
+    for (int64_t h = begin; h < end; h++) {
+        uint8_t *row = xt + (size_t)((pd->top + h) * pd->Wp) * px;
+        op_qc_to_hwc(j->x, j->C, pd->H * pd->W, j->fx, j->a.ldx, h * pd->W,
+                     (h + 1) * pd->W, 1, row + (size_t)pd->left * px);
+        for (int64_t w = 0; w < pd->Wp; w++)
+            if (w < pd->left || w >= pd->left + pd->W)
+                memcpy(row + (size_t)w * px, j->a.zrow, px);
+    }
+}
+
+/* The padded copy's rows above and below x: padding pixels. */
+static void qconv_hwc_pad_rows16(const qconv_hwc_job *j)
+{
+    const qconv_pad *pd = &j->pad;
+    const size_t px = (size_t)j->a.ldx * 2;
+    for (int64_t h = 0; h < pd->Hp; h++)
+        if (h < pd->top || h >= pd->top + pd->H)
+            for (int64_t w = 0; w < pd->Wp; w++)
+                memcpy((uint8_t *)j->a.xt + (size_t)(h * pd->Wp + w) * px, j->a.zrow, px);
 }
 
 static void qconv_hwc_out_range(void *arg, int64_t begin, int64_t end)
@@ -629,6 +701,10 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
     }
     j.a.W = wg->in[wg->ns - 1], j.a.OW = wg->out[wg->ns - 1], j.a.kw = wg->k[wg->ns - 1];
     j.a.sw = wg->s[wg->ns - 1], j.a.dw = wg->d[wg->ns - 1], j.a.pw = wg->pb[wg->ns - 1];
+    if (j.a.wide) {
+        qconv_pad_of(wg, &j.pad);
+        j.a.H = j.pad.Hp, j.a.W = j.pad.Wp, j.a.ph = j.a.pw = 0;
+    }
     j.a.xt = w->xt;
     j.a.zrow = w->zrow;
     j.a.wp = pc->wq;
@@ -649,7 +725,7 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
             w->zrow[c] = (uint8_t)ax;
     }
     /* the copy's slack (read against W's zero padding) holds zeros too */
-    memset(w->xt + wg->ivol * j.a.ldx * es, 0, QCV_SLACK * es);
+    memset(w->xt + j.a.H * j.a.W * j.a.ldx * es, 0, QCV_SLACK * es);
     for (int64_t m = 0; m < j.M16 + OP_QC_PANEL; m++) {
         /* bias - ax colsum_w, wrapping as qgemm.h's store pass */
         w->cterm[m] = m < g->M ? (int32_t)((bias ? (uint32_t)bias[m] : 0u) -
@@ -660,7 +736,12 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
     for (int64_t n = 0; n < g->N; n++) {
         j.x = (const uint8_t *)x + n * g->C * wg->ivol;
         j.y = (uint8_t *)y + n * g->M * j.a.P;
-        base_parallel_for(wg->ivol, 1024, qconv_hwc_copy_range, &j);
+        if (j.a.wide) {
+            qconv_hwc_pad_rows16(&j);
+            base_parallel_for(j.pad.H, (1023 + j.pad.W) / j.pad.W, qconv_hwc_rows16, &j);
+        } else {
+            base_parallel_for(wg->ivol, 1024, qconv_hwc_copy_range, &j);
+        }
         base_parallel_for(G * j.nsb * j.npb, 1, qconv_hwc_tile_range, &j);
         base_parallel_for(j.a.P, 256, qconv_hwc_out_range, &j);
     }
@@ -704,11 +785,12 @@ static prt_status qconv_run(const op_object *o, int32_t dtype, const prt_tensor_
             dj.fx = qconv_x_flip(v.a_dtype);
             dj.ax = v.a_zp + (dj.fx ? 128 : 0);
             dj.es = (int64_t)prt_dtype_size(out->dtype);
-            return qconv_run_dw(&dj, x[q.b], q.bias >= 0 ? x[q.bias] : NULL, ys[0], ws,
-                                qconv_layout(g.M, K, P, g.C, g.w.ivol, NULL, NULL));
+            return qconv_run_dw(
+                &dj, x[q.b], q.bias >= 0 ? x[q.bias] : NULL, ys[0], ws,
+                qconv_layout(g.M, K, P, g.C, qconv_xvol(&g.w), NULL, NULL));
         }
     }
-    (void)qconv_layout(g.M, K, P, g.C, g.w.ivol, ws, &w);
+    (void)qconv_layout(g.M, K, P, g.C, qconv_xvol(&g.w), ws, &w);
     if (pc && !ql_const_is(&pc->src, &in[q.b], x[q.b]))
         pc = NULL;
     if (pc && pc->wq) {

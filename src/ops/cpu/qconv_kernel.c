@@ -146,11 +146,11 @@ static inline CPU_INLINE void qc_to_hwc_body(const uint8_t *x, int64_t C, int64_
             }
             op_qg_zip4(r, t);
             for (int i = 0; i < 4; i++)
-                qc_put16(xt, wide, p * 4 + 16 * i, t[i]);
+                qc_put16(xt, wide, (p - p0) * 4 + 16 * i, t[i]);
         }
         for (; p < p1; p++)
             for (int64_t c = 0; c < 4; c++)
-                qc_put1(xt, wide, p * 4 + c, c < C ? x[c * hw + p] ^ flip : 0);
+                qc_put1(xt, wide, (p - p0) * 4 + c, c < C ? x[c * hw + p] ^ flip : 0);
         return;
     }
     for (int64_t b0 = p0; b0 < p1; b0 += QC_HWC_BLOCK) {
@@ -166,20 +166,20 @@ static inline CPU_INLINE void qc_to_hwc_body(const uint8_t *x, int64_t C, int64_
                 }
                 qc_transpose16(r);
                 for (int i = 0; i < 16; i++)
-                    qc_put16(xt, wide, (p + i) * C4 + c, r[i]);
+                    qc_put16(xt, wide, (p - p0 + i) * C4 + c, r[i]);
             }
             for (; p < b1; p++)
                 for (int i = 0; i < 16; i++)
-                    qc_put1(xt, wide, p * C4 + c + i, x[(c + i) * hw + p] ^ flip);
+                    qc_put1(xt, wide, (p - p0) * C4 + c + i, x[(c + i) * hw + p] ^ flip);
         }
         for (; c < C; c++) {
             const uint8_t *xc = x + c * hw;
             for (int64_t p = b0; p < b1; p++)
-                qc_put1(xt, wide, p * C4 + c, xc[p] ^ flip);
+                qc_put1(xt, wide, (p - p0) * C4 + c, xc[p] ^ flip);
         }
         for (c = C; c < C4; c++)
             for (int64_t p = b0; p < b1; p++)
-                qc_put1(xt, wide, p * C4 + c, 0);
+                qc_put1(xt, wide, (p - p0) * C4 + c, 0);
     }
 }
 
@@ -377,109 +377,96 @@ static inline CPU_INLINE CPU_TARGET_AVX2 __m128i qc16_narrow(__m256i v)
     return _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
 }
 
-/* mr pixels from p by nv vectors of panel s. */
-static CPU_TARGET_AVX2 void qc16_tile(const op_qc_args *a, int64_t p, int mr, int nv,
-                                      int64_t s)
+/* What the store of a panel's tiles needs, set once a panel. */
+typedef struct qc16_store {
+    __m256i ct[2], zp;
+    __m256 sc[2], flo, fhi;
+    int64_t m0, keep; /* the panel's first channel, channels stored */
+    int nv;
+} qc16_store;
+
+/* mr pixels from p of panel s (st). x is padded (a->wide): every window
+ * lies inside it, so a kernel row is read without bounds checks, in one
+ * run where it is contiguous. */
+static CPU_TARGET_AVX2 void qc16_tile(const op_qc_args *a, const qc16_store *st,
+                                      int64_t p, int mr, int64_t s)
 {
     const int64_t C4 = a->C4, ldx = a->ldx, pstride = a->kh * a->kw * C4 * OP_QC_PANEL;
     const int16_t *xt = (const int16_t *)(const void *)a->xt;
-    const int16_t *zrow = (const int16_t *)(const void *)a->zrow;
     const int16_t *wk = (const int16_t *)(const void *)a->wp + s * pstride;
-    int64_t ih0[QC16_MR1], iw0[QC16_MR1];
+    const int nv = st->nv;
+    const int16_t *x0[QC16_MR1];
     __m256i acc[2 * QC16_MR1];
     int64_t oh = p / a->OW, ow = p % a->OW;
     for (int r = 0; r < mr; r++) {
-        ih0[r] = oh * a->sh - a->ph;
-        iw0[r] = ow * a->sw - a->pw;
+        x0[r] = xt + (oh * a->sh * a->W + ow * a->sw) * ldx;
         if (++ow == a->OW)
             ow = 0, oh++;
         acc[2 * r] = acc[2 * r + 1] = _mm256_setzero_si256();
     }
     for (int64_t i = 0; i < a->kh; i++) {
-        /* As qc_tile: a row inside x for every pixel is read without
-         * bounds checks, in one run where it is contiguous. */
-        const int64_t span = (a->kw - 1) * a->dw + 1;
-        int inside = 1;
-        for (int r = 0; r < mr; r++) {
-            const int64_t ih = ih0[r] + i * a->dh;
-            inside =
-                inside && ih >= 0 && ih < a->H && iw0[r] >= 0 && iw0[r] + span <= a->W;
-        }
-        if (inside) {
-            const int16_t *xr[QC16_MR1];
-            for (int r = 0; r < mr; r++)
-                xr[r] = xt + ((ih0[r] + i * a->dh) * a->W + iw0[r]) * ldx;
-            if (a->dw == 1 && ldx == C4) {
-                qc16_steps_any(xr, a->kw * C4, wk, mr, nv, acc);
-                wk += a->kw * C4 * OP_QC_PANEL;
-                continue;
-            }
-            for (int64_t jj = 0; jj < a->kw; jj++) {
-                qc16_steps_any(xr, C4, wk, mr, nv, acc);
-                wk += C4 * OP_QC_PANEL;
-                for (int r = 0; r < mr; r++)
-                    xr[r] += a->dw * ldx;
-            }
+        const int16_t *xr[QC16_MR1];
+        for (int r = 0; r < mr; r++)
+            xr[r] = x0[r] + i * a->dh * a->W * ldx;
+        if (a->dw == 1 && ldx == C4) {
+            qc16_steps_any(xr, a->kw * C4, wk, mr, nv, acc);
+            wk += a->kw * C4 * OP_QC_PANEL;
             continue;
         }
         for (int64_t jj = 0; jj < a->kw; jj++) {
-            const int16_t *xr[QC16_MR1];
-            for (int r = 0; r < mr; r++) {
-                const int64_t ih = ih0[r] + i * a->dh, iw = iw0[r] + jj * a->dw;
-                xr[r] = ih >= 0 && ih < a->H && iw >= 0 && iw < a->W
-                            ? xt + (ih * a->W + iw) * ldx
-                            : zrow;
-            }
             qc16_steps_any(xr, C4, wk, mr, nv, acc);
             wk += C4 * OP_QC_PANEL;
+            for (int r = 0; r < mr; r++)
+                xr[r] += a->dw * ldx;
         }
     }
-    {
-        const int32_t lo = a->is_u8 ? 0 : -128, hi = a->is_u8 ? 255 : 127;
-        const __m256 flo = _mm256_set1_ps((float)(lo - a->zp));
-        const __m256 fhi = _mm256_set1_ps((float)(hi - a->zp));
-        const __m256i zp = _mm256_set1_epi32(a->zp);
-        const int64_t m0 = s * OP_QC_PANEL;
-        /* a group's last panel stops at its channels: the next group's may
-         * be another thread's */
-        const int64_t keep = a->M - m0 < 8 * nv ? a->M - m0 : 8 * nv;
-        __m256i ct[2], sc[2];
-        for (int q = 0; q < nv; q++) {
-            ct[q] = _mm256_loadu_si256((const __m256i *)(a->cterm + m0 + 8 * q));
-            sc[q] = _mm256_castps_si256(_mm256_loadu_ps(a->scale + m0 + 8 * q));
-        }
-        for (int r = 0; r < mr; r++) {
-            __m128i w[2], b;
-            uint8_t *y = a->yt + (p + r) * a->M16 + m0;
-            for (int q = 0; q < 2; q++)
-                w[q] = q < nv ? qc16_narrow(qc16_requant(
-                                    _mm256_add_epi32(acc[2 * r + q], ct[q]),
-                                    _mm256_castsi256_ps(sc[q]), flo, fhi, zp))
-                              : _mm_setzero_si128();
-            b = a->is_u8 ? _mm_packus_epi16(w[0], w[1]) : _mm_packs_epi16(w[0], w[1]);
-            if (keep == 16) {
-                _mm_storeu_si128((__m128i *)(void *)y, b);
-            } else if (keep == 8) {
-                _mm_storel_epi64((__m128i *)(void *)y, b);
-            } else {
-                uint8_t tmp[16];
-                _mm_storeu_si128((__m128i *)(void *)tmp, b);
-                memcpy(y, tmp, (size_t)keep);
-            }
+    for (int r = 0; r < mr; r++) {
+        __m128i w[2], b;
+        uint8_t *y = a->yt + (p + r) * a->M16 + st->m0;
+        for (int q = 0; q < 2; q++)
+            w[q] = q < nv ? qc16_narrow(
+                                qc16_requant(_mm256_add_epi32(acc[2 * r + q], st->ct[q]),
+                                             st->sc[q], st->flo, st->fhi, st->zp))
+                          : _mm_setzero_si128();
+        b = a->is_u8 ? _mm_packus_epi16(w[0], w[1]) : _mm_packs_epi16(w[0], w[1]);
+        if (st->keep == 16) {
+            _mm_storeu_si128((__m128i *)(void *)y, b);
+        } else if (st->keep == 8) {
+            _mm_storel_epi64((__m128i *)(void *)y, b);
+        } else {
+            uint8_t tmp[16];
+            _mm_storeu_si128((__m128i *)(void *)tmp, b);
+            memcpy(y, tmp, (size_t)st->keep);
         }
     }
 }
 
-static void qc16_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t s1)
+static CPU_TARGET_AVX2 void qc16_conv(const op_qc_args *a, int64_t p0, int64_t p1,
+                                      int64_t s0, int64_t s1)
 {
+    const int32_t lo = a->is_u8 ? 0 : -128, hi = a->is_u8 ? 255 : 127;
+    qc16_store st;
+    memset(&st, 0, sizeof st);
+    st.flo = _mm256_set1_ps((float)(lo - a->zp));
+    st.fhi = _mm256_set1_ps((float)(hi - a->zp));
+    st.zp = _mm256_set1_epi32(a->zp);
     /* Panel by panel, over the pixels; a panel of 8 channels or fewer (a
      * group's last, or all of a narrow layer) takes the tile of one vector
-     * and twice the pixels. */
+     * and more pixels. */
     for (int64_t s = s0; s < s1; s++) {
-        const int nv = a->M - s * OP_QC_PANEL > 8 ? 2 : 1;
-        const int64_t mrmax = nv == 1 ? QC16_MR1 : QC16_MR2;
+        int64_t mrmax;
+        st.m0 = s * OP_QC_PANEL;
+        st.nv = a->M - st.m0 > 8 ? 2 : 1;
+        /* a group's last panel stops at its channels: the next group's may
+         * be another thread's */
+        st.keep = a->M - st.m0 < 8 * st.nv ? a->M - st.m0 : 8 * st.nv;
+        for (int q = 0; q < 2; q++) {
+            st.ct[q] = _mm256_loadu_si256((const __m256i *)(a->cterm + st.m0 + 8 * q));
+            st.sc[q] = _mm256_loadu_ps(a->scale + st.m0 + 8 * q);
+        }
+        mrmax = st.nv == 1 ? QC16_MR1 : QC16_MR2;
         for (int64_t p = p0; p < p1; p += mrmax)
-            qc16_tile(a, p, (int)(p1 - p < mrmax ? p1 - p : mrmax), nv, s);
+            qc16_tile(a, &st, p, (int)(p1 - p < mrmax ? p1 - p : mrmax), s);
     }
 }
 #endif

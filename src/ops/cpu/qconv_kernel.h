@@ -57,8 +57,9 @@ int64_t op_qc_w_bytes(int64_t M, int64_t C, int64_t kvol);
 void op_qc_pack_w(int64_t M, int64_t Mb, int64_t C, int64_t kvol, const uint8_t *W,
                   uint8_t flip, int wide, void *wp, int32_t *colsum);
 /* Pixels [p0, p1) of a CHW image (C channels of hw bytes) into HWC rows of
- * C4 elements, each byte ^ flip, channels past C zero; the elements are
- * bytes, or uint16 when `wide`. */
+ * C4 elements from xt's first (pixel p at element (p - p0) C4), each
+ * byte ^ flip, channels past C zero; the elements are bytes, or uint16
+ * when `wide`. */
 void op_qc_to_hwc(const uint8_t *x, int64_t C, int64_t hw, uint8_t flip, int64_t C4,
                   int64_t p0, int64_t p1, int wide, void *xt);
 
@@ -74,7 +75,10 @@ void op_qc_from_hwc(const uint8_t *yt, int64_t M16, int64_t M, int64_t hw, int64
  * the row's padding, and meet W's zero padding) and ldx is the whole
  * pixel's bytes. */
 typedef struct op_qc_args {
-    int32_t wide;        /* xt, zrow and wp in int16 (the AVX2 tiles) */
+    /* xt and wp in int16 (the AVX2 tiles); then xt is padded: H, W are the
+     * padded image's, ph = pw = 0 and every window lies inside it (zrow
+     * unused) */
+    int32_t wide;
     const uint8_t *xt;   /* H W pixels, ldx elements apart (op_qc_to_hwc);
                           * C4 readable from each (3 of slack past x) */
     const uint8_t *zrow; /* the padding pixel (ax, zeros past the channels) */
