@@ -115,6 +115,17 @@ static inline CPU_INLINE void qc_put16(void *xt, int wide, int64_t e, qc_u8x16 v
     }
 }
 
+/* The first 8 bytes of v at element e of xt, as qc_put16. */
+static inline CPU_INLINE void qc_put8(void *xt, int wide, int64_t e, qc_u8x16 v)
+{
+    if (wide) {
+        const qc_u16x16 w = __builtin_convertvector(v, qc_u16x16);
+        memcpy((uint16_t *)xt + e, &w, 16);
+    } else {
+        memcpy((uint8_t *)xt + e, &v, 8);
+    }
+}
+
 static inline CPU_INLINE void qc_put1(void *xt, int wide, int64_t e, uint8_t v)
 {
     if (wide)
@@ -171,6 +182,28 @@ static inline CPU_INLINE void qc_to_hwc_body(const uint8_t *x, int64_t C, int64_
             for (; p < b1; p++)
                 for (int i = 0; i < 16; i++)
                     qc_put1(xt, wide, (p - p0) * C4 + c + i, x[(c + i) * hw + p] ^ flip);
+        }
+        if (C - c >= 8) {
+            /* 8 channels left (C a multiple of 8 but not 16): the transpose
+             * with 8 rows of zeros, 8 elements a pixel written */
+            int64_t p = b0;
+            for (; p + 16 <= b1; p += 16) {
+                qc_u8x16 r[16];
+                for (int i = 0; i < 16; i++) {
+                    r[i] = (qc_u8x16){0};
+                    if (i < 8) {
+                        memcpy(&r[i], x + (c + i) * hw + p, 16);
+                        r[i] ^= fv;
+                    }
+                }
+                qc_transpose16(r);
+                for (int i = 0; i < 16; i++)
+                    qc_put8(xt, wide, (p - p0 + i) * C4 + c, r[i]);
+            }
+            for (; p < b1; p++)
+                for (int i = 0; i < 8; i++)
+                    qc_put1(xt, wide, (p - p0) * C4 + c + i, x[(c + i) * hw + p] ^ flip);
+            c += 8;
         }
         for (; c < C; c++) {
             const uint8_t *xc = x + c * hw;
@@ -281,7 +314,8 @@ void op_qc_requant_f32(const float *sum, int64_t n, int32_t bias, float scale, i
  * also keeps the tile's pixel positions live, GCC spilled sums or pixel
  * pointers to the stack at every step (the 6 x 2 tile at 0.7x). */
 static inline CPU_INLINE CPU_TARGET_AVX2 void qc16_steps(const int16_t *const *xr,
-                                                         int64_t n, const int16_t *wk,
+                                                         int64_t n, int64_t npos,
+                                                         int64_t ps, const int16_t *wk,
                                                          int mr, int nv, __m256i *acc)
 {
     const int16_t *x[QC16_MR1];
@@ -294,22 +328,24 @@ static inline CPU_INLINE CPU_TARGET_AVX2 void qc16_steps(const int16_t *const *x
         c[r][0] = acc[2 * r];
         c[r][1] = nv > 1 ? acc[2 * r + 1] : c[r][0];
     }
-    for (int64_t cc = 0; cc < n; cc += 2, wk += 2 * OP_QC_PANEL) {
-        const __m256i b0 = _mm256_loadu_si256((const __m256i *)wk);
-        const __m256i b1 = nv > 1 ? _mm256_loadu_si256((const __m256i *)(wk + 16)) : b0;
+    for (int64_t cc = 0, end = n, jj = 0; jj < npos; jj++, cc = jj * ps, end = cc + n)
+        for (; cc < end; cc += 2, wk += 2 * OP_QC_PANEL) {
+            const __m256i b0 = _mm256_loadu_si256((const __m256i *)wk);
+            const __m256i b1 =
+                nv > 1 ? _mm256_loadu_si256((const __m256i *)(wk + 16)) : b0;
 #pragma GCC unroll 16
-        for (int r = 0; r < QC16_MR1; r++) {
-            int32_t a2;
-            __m256i av;
-            if (r >= mr)
-                break;
-            memcpy(&a2, x[r] + cc, 4);
-            av = _mm256_set1_epi32(a2);
-            c[r][0] = _mm256_add_epi32(c[r][0], _mm256_madd_epi16(av, b0));
-            if (nv > 1)
-                c[r][1] = _mm256_add_epi32(c[r][1], _mm256_madd_epi16(av, b1));
+            for (int r = 0; r < QC16_MR1; r++) {
+                int32_t a2;
+                __m256i av;
+                if (r >= mr)
+                    break;
+                memcpy(&a2, x[r] + cc, 4);
+                av = _mm256_set1_epi32(a2);
+                c[r][0] = _mm256_add_epi32(c[r][0], _mm256_madd_epi16(av, b0));
+                if (nv > 1)
+                    c[r][1] = _mm256_add_epi32(c[r][1], _mm256_madd_epi16(av, b1));
+            }
         }
-    }
 #pragma GCC unroll 16
     for (int r = 0; r < QC16_MR1; r++) {
         if (r >= mr)
@@ -322,13 +358,13 @@ static inline CPU_INLINE CPU_TARGET_AVX2 void qc16_steps(const int16_t *const *x
 
 #define QC16_STEPS(MR, NV)                                                               \
     case MR:                                                                             \
-        qc16_steps(xr, n, wk, MR, NV, acc);                                              \
+        qc16_steps(xr, n, npos, ps, wk, MR, NV, acc);                                    \
         break;
 
 /* qc16_steps with mr and nv made constants. */
 static __attribute__((noinline)) CPU_TARGET_AVX2 void
-qc16_steps_any(const int16_t *const *xr, int64_t n, const int16_t *wk, int mr, int nv,
-               __m256i *acc)
+qc16_steps_any(const int16_t *const *xr, int64_t n, int64_t npos, int64_t ps,
+               const int16_t *wk, int mr, int nv, __m256i *acc)
 {
     if (nv == 1) {
         switch (mr) {
@@ -408,17 +444,13 @@ static CPU_TARGET_AVX2 void qc16_tile(const op_qc_args *a, const qc16_store *st,
         const int16_t *xr[QC16_MR1];
         for (int r = 0; r < mr; r++)
             xr[r] = x0[r] + i * a->dh * a->W * ldx;
-        if (a->dw == 1 && ldx == C4) {
-            qc16_steps_any(xr, a->kw * C4, wk, mr, nv, acc);
-            wk += a->kw * C4 * OP_QC_PANEL;
-            continue;
-        }
-        for (int64_t jj = 0; jj < a->kw; jj++) {
-            qc16_steps_any(xr, C4, wk, mr, nv, acc);
-            wk += C4 * OP_QC_PANEL;
-            for (int r = 0; r < mr; r++)
-                xr[r] += a->dw * ldx;
-        }
+        /* a kernel row: one run of kw C4, or kw runs of C4 (dilated, or
+         * a group's channels within the pixel) */
+        if (a->dw == 1 && ldx == C4)
+            qc16_steps_any(xr, a->kw * C4, 1, 0, wk, mr, nv, acc);
+        else
+            qc16_steps_any(xr, C4, a->kw, a->dw * ldx, wk, mr, nv, acc);
+        wk += a->kw * C4 * OP_QC_PANEL;
     }
     for (int r = 0; r < mr; r++) {
         __m128i w[2], b;
@@ -434,9 +466,17 @@ static CPU_TARGET_AVX2 void qc16_tile(const op_qc_args *a, const qc16_store *st,
         } else if (st->keep == 8) {
             _mm_storel_epi64((__m128i *)(void *)y, b);
         } else {
+            /* fixed-size moves: a variable memcpy was a libc call a pixel
+             * (densenet_w8's 20-channel layers: 4 in the last panel) */
             uint8_t tmp[16];
+            int64_t k = 0;
             _mm_storeu_si128((__m128i *)(void *)tmp, b);
-            memcpy(y, tmp, (size_t)st->keep);
+            if (st->keep - k >= 8)
+                memcpy(y + k, tmp + k, 8), k += 8;
+            if (st->keep - k >= 4)
+                memcpy(y + k, tmp + k, 4), k += 4;
+            for (; k < st->keep; k++)
+                y[k] = tmp[k];
         }
     }
 }
