@@ -167,44 +167,33 @@ static inline CPU_INLINE void qc_to_hwc_body(const uint8_t *x, int64_t C, int64_
     for (int64_t b0 = p0; b0 < p1; b0 += QC_HWC_BLOCK) {
         const int64_t b1 = b0 + QC_HWC_BLOCK < p1 ? b0 + QC_HWC_BLOCK : p1;
         int64_t c = 0;
-        for (; c + 16 <= C; c += 16) {
-            int64_t p = b0;
-            for (; p + 16 <= b1; p += 16) {
-                qc_u8x16 r[16];
-                for (int i = 0; i < 16; i++) {
-                    memcpy(&r[i], x + (c + i) * hw + p, 16);
-                    r[i] ^= fv;
-                }
-                qc_transpose16(r);
-                for (int i = 0; i < 16; i++)
-                    qc_put16(xt, wide, (p - p0 + i) * C4 + c, r[i]);
-            }
-            for (; p < b1; p++)
-                for (int i = 0; i < 16; i++)
-                    qc_put1(xt, wide, (p - p0) * C4 + c + i, x[(c + i) * hw + p] ^ flip);
-        }
-        if (C - c >= 8) {
-            /* 8 channels left (C a multiple of 8 but not 16): the transpose
-             * with 8 rows of zeros, 8 elements a pixel written */
-            int64_t p = b0;
-            for (; p + 16 <= b1; p += 16) {
-                qc_u8x16 r[16];
-                for (int i = 0; i < 16; i++) {
-                    r[i] = (qc_u8x16){0};
-                    if (i < 8) {
-                        memcpy(&r[i], x + (c + i) * hw + p, 16);
-                        r[i] ^= fv;
+        /* blocks of 16 channels, then one of 8 (C = 8 mod 16: 24, 40, ...)
+         * through the same transpose with 8 rows of zeros */
+        for (int64_t nc = 16; nc >= 8; nc -= 8)
+            for (; c + nc <= C; c += nc) {
+                int64_t p = b0;
+                for (; p + 16 <= b1; p += 16) {
+                    qc_u8x16 r[16];
+                    for (int i = 0; i < 16; i++) {
+                        r[i] = (qc_u8x16){0};
+                        if (i < nc) {
+                            memcpy(&r[i], x + (c + i) * hw + p, 16);
+                            r[i] ^= fv;
+                        }
+                    }
+                    qc_transpose16(r);
+                    for (int i = 0; i < 16; i++) {
+                        if (nc == 16)
+                            qc_put16(xt, wide, (p - p0 + i) * C4 + c, r[i]);
+                        else
+                            qc_put8(xt, wide, (p - p0 + i) * C4 + c, r[i]);
                     }
                 }
-                qc_transpose16(r);
-                for (int i = 0; i < 16; i++)
-                    qc_put8(xt, wide, (p - p0 + i) * C4 + c, r[i]);
+                for (; p < b1; p++)
+                    for (int i = 0; i < nc; i++)
+                        qc_put1(xt, wide, (p - p0) * C4 + c + i,
+                                x[(c + i) * hw + p] ^ flip);
             }
-            for (; p < b1; p++)
-                for (int i = 0; i < 8; i++)
-                    qc_put1(xt, wide, (p - p0) * C4 + c + i, x[(c + i) * hw + p] ^ flip);
-            c += 8;
-        }
         for (; c < C; c++) {
             const uint8_t *xc = x + c * hw;
             for (int64_t p = b0; p < b1; p++)
