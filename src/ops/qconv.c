@@ -327,7 +327,21 @@ static int64_t qconv_xvol(const op_win_geom *wg)
     qconv_pad_of(wg, &pd);
     if (!base_mul_i64(pd.Hp, pd.Wp, &n))
         return -1;
-    return n > wg->ivol ? n : wg->ivol;
+    n = n > wg->ivol ? n : wg->ivol;
+    /* the pointwise pairs' pixels rounded up to 16 (qconv_pw_ok) */
+    return base_add_i64(n, 16, &n) ? n : -1;
+}
+
+/* A 1x1 convolution at stride 1 without padding: the int16 path's
+ * pointwise kernel (qconv_kernel.h, op_qc_pw) reads x's planes. */
+static int qconv_pw_ok(const op_win_geom *wg)
+{
+    if (wg->kvol != 1)
+        return 0;
+    for (int32_t i = 0; i < wg->ns; i++)
+        if (wg->s[i] != 1 || wg->pb[i] != 0 || wg->pe[i] != 0)
+            return 0;
+    return 1;
 }
 
 /* For M output channels, K = Cg kvol taps and P output pixels; C input
@@ -601,8 +615,34 @@ typedef struct qconv_hwc_job {
     int64_t M, M16;     /* the whole output's channels, and yt's row */
     int64_t nsb;        /* blocks of OP_QC_NP panels of a group */
     qconv_pad pad;      /* the int16 tiles' padded copy (a.wide) */
+    op_qc_pw_args pw;   /* the pointwise kernel's (qconv_pw_ok) */
+    const uint8_t *xpw; /* the image for op_qc_pw_pairs */
     uint8_t fx;
 } qconv_hwc_job;
+
+/* Pixels and channels of a block of the pointwise kernel's work. */
+#define QCV_PW_PIX 256
+#define QCV_PW_CH 12
+
+static void qconv_pw_pairs_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    op_qc_pw_pairs(j->xpw, j->C, j->pw.P, j->pw.P16, j->fx, begin, end,
+                   (uint16_t *)j->pw.xp);
+}
+
+/* Items: blocks of QCV_PW_CH channels by QCV_PW_PIX pixels, pixels
+ * innermost. */
+static void qconv_pw_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    const int64_t npb = (j->pw.P + QCV_PW_PIX - 1) / QCV_PW_PIX;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t m0 = it / npb * QCV_PW_CH, p0 = it % npb * QCV_PW_PIX;
+        op_qc_pw(&j->pw, m0, m0 + QCV_PW_CH < j->pw.M ? m0 + QCV_PW_CH : j->pw.M, p0,
+                 p0 + QCV_PW_PIX < j->pw.P ? p0 + QCV_PW_PIX : j->pw.P);
+    }
+}
 
 /* Output pixels of a block: enough tiles to reuse a W group from cache. */
 #define QCV_HWC_PIX (16 * OP_QC_MR)
@@ -738,6 +778,27 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
                                            (uint32_t)ax * (uint32_t)pc->rowsum[m])
                                : 0;
         w->hscale[m] = m < g->M ? ql_multiplier(v, m) : 0.0f;
+    }
+    if (j.a.wide && g->G == 1 && qconv_pw_ok(wg)) {
+        j.pw.xp = (const uint16_t *)(const void *)w->xt;
+        j.pw.C2 = (g->C + 1) / 2;
+        j.pw.P = wg->ovol;
+        j.pw.P16 = (wg->ovol + 15) / 16 * 16;
+        j.pw.C4 = j.a.C4;
+        j.pw.wp = (const int16_t *)(const void *)pc->wq;
+        j.pw.M = g->M;
+        j.pw.cterm = w->cterm;
+        j.pw.scale = w->hscale;
+        j.pw.zp = v->y_zp;
+        j.pw.is_u8 = v->out == OP_QG_OUT_U8;
+        for (int64_t n = 0; n < g->N; n++) {
+            j.xpw = (const uint8_t *)x + n * g->C * wg->ivol;
+            j.pw.y = (uint8_t *)y + n * g->M * j.pw.P;
+            base_parallel_for(j.pw.C2, 1, qconv_pw_pairs_range, &j);
+            base_parallel_for((g->M + 3) / 4 * ((j.pw.P + QCV_PW_PIX - 1) / QCV_PW_PIX),
+                              1, qconv_pw_range, &j);
+        }
+        return PRT_OK;
     }
     for (int64_t n = 0; n < g->N; n++) {
         j.x = (const uint8_t *)x + n * g->C * wg->ivol;

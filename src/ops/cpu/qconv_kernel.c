@@ -297,6 +297,22 @@ void op_qc_requant_f32(const float *sum, int64_t n, int32_t bias, float scale, i
 #define QC16_MR1 8
 #define QC16_MR2 6
 
+/* c0 (and c1 when two) += the int16 pairs of b0 (b1) times the pair at
+ * src broadcast: one step of a tile, the broadcast being a pixel's two
+ * inputs (the channel-last tiles) or a channel's two weights (the
+ * pointwise kernel). */
+static inline CPU_INLINE CPU_TARGET_AVX2 void
+qc16_madd(__m256i *c0, __m256i *c1, const void *src, __m256i b0, __m256i b1, int two)
+{
+    int32_t v;
+    __m256i bv;
+    memcpy(&v, src, 4);
+    bv = _mm256_set1_epi32(v);
+    *c0 = _mm256_add_epi32(*c0, _mm256_madd_epi16(bv, b0));
+    if (two)
+        *c1 = _mm256_add_epi32(*c1, _mm256_madd_epi16(bv, b1));
+}
+
 /* n int16 (a multiple of 2) from each pixel's xr[r] against the W steps at
  * wk into the sums acc (pixel r's vector q at acc[2 r + q]): nv vectors of
  * 8 channels. The sums are in registers only here: in a loop nest that
@@ -324,15 +340,9 @@ static inline CPU_INLINE CPU_TARGET_AVX2 void qc16_steps(const int16_t *const *x
                 nv > 1 ? _mm256_loadu_si256((const __m256i *)(wk + 16)) : b0;
 #pragma GCC unroll 16
             for (int r = 0; r < QC16_MR1; r++) {
-                int32_t a2;
-                __m256i av;
                 if (r >= mr)
                     break;
-                memcpy(&a2, x[r] + cc, 4);
-                av = _mm256_set1_epi32(a2);
-                c[r][0] = _mm256_add_epi32(c[r][0], _mm256_madd_epi16(av, b0));
-                if (nv > 1)
-                    c[r][1] = _mm256_add_epi32(c[r][1], _mm256_madd_epi16(av, b1));
+                qc16_madd(&c[r][0], &c[r][1], x[r] + cc, b0, b1, nv > 1);
             }
         }
 #pragma GCC unroll 16
@@ -402,6 +412,28 @@ static inline CPU_INLINE CPU_TARGET_AVX2 __m128i qc16_narrow(__m256i v)
     return _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
 }
 
+/* 16 int16 (w0 then w1) as bytes, the first `keep` (at most 16) at y:
+ * fixed-size moves (a variable memcpy was a libc call a pixel: densenet_w8's
+ * 20-channel layers, 4 in the last panel). */
+static inline CPU_INLINE CPU_TARGET_AVX2 void qc16_put(uint8_t *y, __m128i w0, __m128i w1,
+                                                       int is_u8, int64_t keep)
+{
+    const __m128i b = is_u8 ? _mm_packus_epi16(w0, w1) : _mm_packs_epi16(w0, w1);
+    uint8_t tmp[16];
+    int64_t k = 0;
+    if (keep == 16) {
+        _mm_storeu_si128((__m128i *)(void *)y, b);
+        return;
+    }
+    _mm_storeu_si128((__m128i *)(void *)tmp, b);
+    if (keep - k >= 8)
+        memcpy(y + k, tmp + k, 8), k += 8;
+    if (keep - k >= 4)
+        memcpy(y + k, tmp + k, 4), k += 4;
+    for (; k < keep; k++)
+        y[k] = tmp[k];
+}
+
 /* What the store of a panel's tiles needs, set once a panel. */
 typedef struct qc16_store {
     __m256i ct[2], zp;
@@ -442,31 +474,14 @@ static CPU_TARGET_AVX2 void qc16_tile(const op_qc_args *a, const qc16_store *st,
         wk += a->kw * C4 * OP_QC_PANEL;
     }
     for (int r = 0; r < mr; r++) {
-        __m128i w[2], b;
+        __m128i w[2];
         uint8_t *y = a->yt + (p + r) * a->M16 + st->m0;
         for (int q = 0; q < 2; q++)
             w[q] = q < nv ? qc16_narrow(
                                 qc16_requant(_mm256_add_epi32(acc[2 * r + q], st->ct[q]),
                                              st->sc[q], st->flo, st->fhi, st->zp))
                           : _mm_setzero_si128();
-        b = a->is_u8 ? _mm_packus_epi16(w[0], w[1]) : _mm_packs_epi16(w[0], w[1]);
-        if (st->keep == 16) {
-            _mm_storeu_si128((__m128i *)(void *)y, b);
-        } else if (st->keep == 8) {
-            _mm_storel_epi64((__m128i *)(void *)y, b);
-        } else {
-            /* fixed-size moves: a variable memcpy was a libc call a pixel
-             * (densenet_w8's 20-channel layers: 4 in the last panel) */
-            uint8_t tmp[16];
-            int64_t k = 0;
-            _mm_storeu_si128((__m128i *)(void *)tmp, b);
-            if (st->keep - k >= 8)
-                memcpy(y + k, tmp + k, 8), k += 8;
-            if (st->keep - k >= 4)
-                memcpy(y + k, tmp + k, 4), k += 4;
-            for (; k < st->keep; k++)
-                y[k] = tmp[k];
-        }
+        qc16_put(y, w[0], w[1], a->is_u8, st->keep);
     }
 }
 
@@ -499,6 +514,134 @@ static CPU_TARGET_AVX2 void qc16_conv(const op_qc_args *a, int64_t p0, int64_t p
     }
 }
 #endif
+
+void op_qc_pw_pairs(const uint8_t *x, int64_t C, int64_t P, int64_t P16, uint8_t flip,
+                    int64_t q0, int64_t q1, uint16_t *xp)
+{
+    const qc_u8x16 fv = {flip, flip, flip, flip, flip, flip, flip, flip,
+                         flip, flip, flip, flip, flip, flip, flip, flip};
+    const qc_u8x16 zero = {0};
+    for (int64_t q = q0; q < q1; q++) {
+        const uint8_t *x0 = x + 2 * q * P, *x1 = 2 * q + 1 < C ? x0 + P : NULL;
+        uint16_t *d = xp + q * P16 * 2;
+        int64_t p = 0;
+        for (; p + 16 <= P; p += 16) {
+            qc_u8x16 a, b = zero, lo, hi;
+            qc_u16x16 w;
+            memcpy(&a, x0 + p, 16);
+            a ^= fv;
+            if (x1) {
+                memcpy(&b, x1 + p, 16);
+                b ^= fv;
+            }
+            lo = __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21,
+                                         6, 22, 7, 23);
+            hi = __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
+                                         29, 14, 30, 15, 31);
+            w = __builtin_convertvector(lo, qc_u16x16);
+            memcpy(d + 2 * p, &w, 32);
+            w = __builtin_convertvector(hi, qc_u16x16);
+            memcpy(d + 2 * p + 16, &w, 32);
+        }
+        for (; p < P16; p++) {
+            d[2 * p] = p < P ? (uint8_t)(x0[p] ^ flip) : 0;
+            d[2 * p + 1] = p < P && x1 ? (uint8_t)(x1[p] ^ flip) : 0;
+        }
+    }
+}
+
+#if CPU_HAVE_AVX2_BUILD
+#define QC_PW_MT 4 /* output channels of a pointwise tile */
+#define QC_PW_NV 2 /* vectors of 8 pixels of a pointwise tile */
+
+/* MT channels from m by the 16 pixels from p (constants after inlining);
+ * 8 sums and the two pixel vectors in registers, a broadcast a product. */
+static inline CPU_INLINE CPU_TARGET_AVX2 void qc_pw_tile(const op_qc_pw_args *a,
+                                                         int64_t m, int64_t p, int mt)
+{
+    const int16_t *wm[QC_PW_MT];
+    const uint16_t *xq = a->xp + 2 * p;
+    __m256i c[QC_PW_MT][QC_PW_NV];
+#pragma GCC unroll 8
+    for (int i = 0; i < QC_PW_MT; i++) {
+        const int64_t mi = m + (i < mt ? i : 0);
+        /* op_qc_pack_w's wide layout at kp 0: channel mi's pair c2 at
+         * panel (mi / 16) + c2 32 + (mi % 16) 2 */
+        wm[i] = a->wp + mi / OP_QC_PANEL * a->C4 * OP_QC_PANEL + mi % OP_QC_PANEL * 2;
+        c[i][0] = c[i][1] = _mm256_setzero_si256();
+    }
+    for (int64_t q = 0; q < a->C2; q++, xq += 2 * a->P16) {
+        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)xq);
+        const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(xq + 16));
+#pragma GCC unroll 8
+        for (int i = 0; i < QC_PW_MT; i++) {
+            if (i >= mt)
+                break;
+            qc16_madd(&c[i][0], &c[i][1], wm[i] + q * 2 * OP_QC_PANEL, x0, x1, 1);
+        }
+    }
+    {
+        const int32_t lo = a->is_u8 ? 0 : -128, hi = a->is_u8 ? 255 : 127;
+        const __m256 flo = _mm256_set1_ps((float)(lo - a->zp));
+        const __m256 fhi = _mm256_set1_ps((float)(hi - a->zp));
+        const __m256i zp = _mm256_set1_epi32(a->zp);
+        const int64_t keep = a->P - p < 16 ? a->P - p : 16;
+#pragma GCC unroll 8
+        for (int i = 0; i < QC_PW_MT; i++) {
+            __m128i w[2], b;
+            uint8_t *y = a->y + (m + i) * a->P + p;
+            if (i >= mt)
+                break;
+            for (int v = 0; v < QC_PW_NV; v++)
+                w[v] = qc16_narrow(qc16_requant(
+                    _mm256_add_epi32(c[i][v], _mm256_set1_epi32(a->cterm[m + i])),
+                    _mm256_set1_ps(a->scale[m + i]), flo, fhi, zp));
+            b = a->is_u8 ? _mm_packus_epi16(w[0], w[1]) : _mm_packs_epi16(w[0], w[1]);
+            if (keep == 16) {
+                _mm_storeu_si128((__m128i *)(void *)y, b);
+            } else {
+                uint8_t tmp[16];
+                _mm_storeu_si128((__m128i *)(void *)tmp, b);
+                for (int64_t k = 0; k < keep; k++)
+                    y[k] = tmp[k];
+            }
+        }
+    }
+}
+
+static CPU_TARGET_AVX2 void qc_pw_run(const op_qc_pw_args *a, int64_t m0, int64_t m1,
+                                      int64_t p0, int64_t p1)
+{
+    for (int64_t m = m0; m < m1; m += QC_PW_MT) {
+        const int mt = (int)(m1 - m < QC_PW_MT ? m1 - m : QC_PW_MT);
+        for (int64_t p = p0; p < p1; p += 8 * QC_PW_NV) {
+            switch (mt) {
+            case 1:
+                qc_pw_tile(a, m, p, 1);
+                break;
+            case 2:
+                qc_pw_tile(a, m, p, 2);
+                break;
+            case 3:
+                qc_pw_tile(a, m, p, 3);
+                break;
+            default:
+                qc_pw_tile(a, m, p, 4);
+            }
+        }
+    }
+}
+#endif
+
+void op_qc_pw(const op_qc_pw_args *a, int64_t m0, int64_t m1, int64_t p0, int64_t p1)
+{
+#if CPU_HAVE_AVX2_BUILD
+    qc_pw_run(a, m0, m1, p0, p1);
+#else
+    /* Never called: op_qg_wide() is 0 without the x86 builds. */
+    (void)a, (void)m0, (void)m1, (void)p0, (void)p1;
+#endif
+}
 
 #if CPU_HAVE_AVX2_BUILD
 #define QC_TARGET_VNNI                                                                   \

@@ -99,6 +99,37 @@ typedef struct op_qc_args {
  * op_qg_wide(). */
 void op_qc_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t s1);
 
+/* ---- pointwise on the int16 tiles, channel-first -------------------------
+ *
+ * A 1x1 convolution at stride 1 without padding, one group (`wide` only):
+ * vectors run along pixels instead, so that neither x nor y is
+ * transposed. x goes to pairs of channels, pixel by pixel (op_qc_pw_pairs:
+ * pair q's pixel p at xp + (q P16 + p) 2, channel 2 q then 2 q + 1, as
+ * uint16; a missing odd channel 0), a vpmaddwd multiplies 8 pixels' pair
+ * by one output channel's two weights (broadcast, read from op_qc_pack_w's
+ * wide layout, where they are one int32), and the sums are requantized
+ * straight into y's planes. Same integer sums and store operations as the
+ * tiles, so the same bits. */
+typedef struct op_qc_pw_args {
+    const uint16_t *xp; /* C2 pairs of P16 pixels (op_qc_pw_pairs) */
+    int64_t C2, P, P16; /* pairs, pixels, pixels rounded up to 16 */
+    int64_t C4;         /* W's packed inputs (op_qc_pack_w, wide) */
+    const int16_t *wp;  /* W packed wide */
+    int64_t M;
+    const int32_t *cterm; /* per channel, as op_qc_args */
+    const float *scale;
+    int32_t zp, is_u8;
+    uint8_t *y; /* M planes of P bytes */
+} op_qc_pw_args;
+
+/* Pairs [q0, q1) of a CHW image (C channels of P bytes, each ^ flip) into
+ * xp (pixels P to P16 of each pair 0). */
+void op_qc_pw_pairs(const uint8_t *x, int64_t C, int64_t P, int64_t P16, uint8_t flip,
+                    int64_t q0, int64_t q1, uint16_t *xp);
+/* Output channels [m0, m1) by pixels [p0, p1) (p0 a multiple of 16). Blocks may run
+ * concurrently. Only where op_qg_wide(). */
+void op_qc_pw(const op_qc_pw_args *a, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
+
 /* ---- depthwise, through the float planes of conv_dw.c -------------------
  *
  * A depthwise QLinearConv (or ConvInteger) runs op_dw_run (cpu_kernels.h)
