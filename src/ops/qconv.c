@@ -666,9 +666,10 @@ static void qconv_hwc_rows16(void *arg, int64_t begin, int64_t end)
         uint8_t *row = xt + (size_t)((pd->top + h) * pd->Wp) * px;
         op_qc_to_hwc(j->x, j->C, pd->H * pd->W, j->fx, j->a.ldx, h * pd->W,
                      (h + 1) * pd->W, 1, row + (size_t)pd->left * px);
-        for (int64_t w = 0; w < pd->Wp; w++)
-            if (w < pd->left || w >= pd->left + pd->W)
-                memcpy(row + (size_t)w * px, j->a.zrow, px);
+        for (int64_t w = 0; w < pd->left; w++)
+            memcpy(row + (size_t)w * px, j->a.zrow, px);
+        for (int64_t w = pd->left + pd->W; w < pd->Wp; w++)
+            memcpy(row + (size_t)w * px, j->a.zrow, px);
     }
 }
 
