@@ -318,10 +318,9 @@ qc16_madd(__m256i *c0, __m256i *c1, const void *src, __m256i b0, __m256i b1, int
  * 8 channels. The sums are in registers only here: in a loop nest that
  * also keeps the tile's pixel positions live, GCC spilled sums or pixel
  * pointers to the stack at every step (the 6 x 2 tile at 0.7x). */
-static inline CPU_INLINE CPU_TARGET_AVX2 void qc16_steps(const int16_t *const *xr,
-                                                         int64_t n, int64_t npos,
-                                                         int64_t ps, const int16_t *wk,
-                                                         int mr, int nv, __m256i *acc)
+static inline CPU_INLINE CPU_TARGET_AVX2 void
+qc16_steps(const int16_t *const *xr, int64_t n, int64_t npos, int64_t ps, int64_t nrows,
+           int64_t rs, const int16_t *wk, int mr, int nv, __m256i *acc)
 {
     const int16_t *x[QC16_MR1];
     __m256i c[QC16_MR1][2];
@@ -333,18 +332,20 @@ static inline CPU_INLINE CPU_TARGET_AVX2 void qc16_steps(const int16_t *const *x
         c[r][0] = acc[2 * r];
         c[r][1] = nv > 1 ? acc[2 * r + 1] : c[r][0];
     }
-    for (int64_t cc = 0, end = n, jj = 0; jj < npos; jj++, cc = jj * ps, end = cc + n)
-        for (; cc < end; cc += 2, wk += 2 * OP_QC_PANEL) {
-            const __m256i b0 = _mm256_loadu_si256((const __m256i *)wk);
-            const __m256i b1 =
-                nv > 1 ? _mm256_loadu_si256((const __m256i *)(wk + 16)) : b0;
+    for (int64_t i = 0; i < nrows; i++)
+        for (int64_t jj = 0, cc = i * rs, end = cc + n; jj < npos;
+             jj++, cc = i * rs + jj * ps, end = cc + n)
+            for (; cc < end; cc += 2, wk += 2 * OP_QC_PANEL) {
+                const __m256i b0 = _mm256_loadu_si256((const __m256i *)wk);
+                const __m256i b1 =
+                    nv > 1 ? _mm256_loadu_si256((const __m256i *)(wk + 16)) : b0;
 #pragma GCC unroll 16
-            for (int r = 0; r < QC16_MR1; r++) {
-                if (r >= mr)
-                    break;
-                qc16_madd(&c[r][0], &c[r][1], x[r] + cc, b0, b1, nv > 1);
+                for (int r = 0; r < QC16_MR1; r++) {
+                    if (r >= mr)
+                        break;
+                    qc16_madd(&c[r][0], &c[r][1], x[r] + cc, b0, b1, nv > 1);
+                }
             }
-        }
 #pragma GCC unroll 16
     for (int r = 0; r < QC16_MR1; r++) {
         if (r >= mr)
@@ -357,13 +358,13 @@ static inline CPU_INLINE CPU_TARGET_AVX2 void qc16_steps(const int16_t *const *x
 
 #define QC16_STEPS(MR, NV)                                                               \
     case MR:                                                                             \
-        qc16_steps(xr, n, npos, ps, wk, MR, NV, acc);                                    \
+        qc16_steps(xr, n, npos, ps, nrows, rs, wk, MR, NV, acc);                         \
         break;
 
 /* qc16_steps with mr and nv made constants. */
 static __attribute__((noinline)) CPU_TARGET_AVX2 void
 qc16_steps_any(const int16_t *const *xr, int64_t n, int64_t npos, int64_t ps,
-               const int16_t *wk, int mr, int nv, __m256i *acc)
+               int64_t nrows, int64_t rs, const int16_t *wk, int mr, int nv, __m256i *acc)
 {
     if (nv == 1) {
         switch (mr) {
@@ -461,18 +462,14 @@ static CPU_TARGET_AVX2 void qc16_tile(const op_qc_args *a, const qc16_store *st,
             ow = 0, oh++;
         acc[2 * r] = acc[2 * r + 1] = _mm256_setzero_si256();
     }
-    for (int64_t i = 0; i < a->kh; i++) {
-        const int16_t *xr[QC16_MR1];
-        for (int r = 0; r < mr; r++)
-            xr[r] = x0[r] + i * a->dh * a->W * ldx;
-        /* a kernel row: one run of kw C4, or kw runs of C4 (dilated, or
-         * a group's channels within the pixel) */
-        if (a->dw == 1 && ldx == C4)
-            qc16_steps_any(xr, a->kw * C4, 1, 0, wk, mr, nv, acc);
-        else
-            qc16_steps_any(xr, C4, a->kw, a->dw * ldx, wk, mr, nv, acc);
-        wk += a->kw * C4 * OP_QC_PANEL;
-    }
+    /* the kernel rows (a->dh W ldx apart) in one call: each one run of kw
+     * C4, or kw runs of C4 (dilated, or a group's channels within the
+     * pixel) */
+    if (a->dw == 1 && ldx == C4)
+        qc16_steps_any(x0, a->kw * C4, 1, 0, a->kh, a->dh * a->W * ldx, wk, mr, nv, acc);
+    else
+        qc16_steps_any(x0, C4, a->kw, a->dw * ldx, a->kh, a->dh * a->W * ldx, wk, mr, nv,
+                       acc);
     for (int r = 0; r < mr; r++) {
         __m128i w[2];
         uint8_t *y = a->yt + (p + r) * a->M16 + st->m0;
