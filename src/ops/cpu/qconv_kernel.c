@@ -512,42 +512,46 @@ static CPU_TARGET_AVX2 void qc16_conv(const op_qc_args *a, int64_t p0, int64_t p
 }
 #endif
 
-void op_qc_pw_pairs(const uint8_t *x, int64_t C, int64_t P, int64_t P16, uint8_t flip,
-                    int64_t q0, int64_t q1, uint16_t *xp)
+#if CPU_HAVE_AVX2_BUILD
+/* The store's constants of the channel-first kernels, set once a tile. */
+typedef struct qc_cf_consts {
+    __m256 flo, fhi;
+    __m256i zp;
+} qc_cf_consts;
+
+static inline CPU_INLINE CPU_TARGET_AVX2 qc_cf_consts
+qc_cf_consts_of(const op_qc_cf_out *o)
 {
-    const qc_u8x16 fv = {flip, flip, flip, flip, flip, flip, flip, flip,
-                         flip, flip, flip, flip, flip, flip, flip, flip};
-    const qc_u8x16 zero = {0};
-    for (int64_t q = q0; q < q1; q++) {
-        const uint8_t *x0 = x + 2 * q * P, *x1 = 2 * q + 1 < C ? x0 + P : NULL;
-        uint16_t *d = xp + q * P16 * 2;
-        int64_t p = 0;
-        for (; p + 16 <= P; p += 16) {
-            qc_u8x16 a, b = zero, lo, hi;
-            qc_u16x16 w;
-            memcpy(&a, x0 + p, 16);
-            a ^= fv;
-            if (x1) {
-                memcpy(&b, x1 + p, 16);
-                b ^= fv;
-            }
-            lo = __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21,
-                                         6, 22, 7, 23);
-            hi = __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
-                                         29, 14, 30, 15, 31);
-            w = __builtin_convertvector(lo, qc_u16x16);
-            memcpy(d + 2 * p, &w, 32);
-            w = __builtin_convertvector(hi, qc_u16x16);
-            memcpy(d + 2 * p + 16, &w, 32);
-        }
-        for (; p < P16; p++) {
-            d[2 * p] = p < P ? (uint8_t)(x0[p] ^ flip) : 0;
-            d[2 * p + 1] = p < P && x1 ? (uint8_t)(x1[p] ^ flip) : 0;
-        }
+    const int32_t lo = o->is_u8 ? 0 : -128, hi = o->is_u8 ? 255 : 127;
+    qc_cf_consts k;
+    k.flo = _mm256_set1_ps((float)(lo - o->zp));
+    k.fhi = _mm256_set1_ps((float)(hi - o->zp));
+    k.zp = _mm256_set1_epi32(o->zp);
+    return k;
+}
+
+/* Channel m's 16 sums (c0 then c1) requantized into y, the first `keep`. */
+static inline CPU_INLINE CPU_TARGET_AVX2 void
+qc_cf_store(const op_qc_cf_out *o, const qc_cf_consts *k, uint8_t *y, int64_t m,
+            __m256i c0, __m256i c1, int64_t keep)
+{
+    const __m256i ct = _mm256_set1_epi32(o->cterm[m]);
+    const __m256 sc = _mm256_set1_ps(o->scale[m]);
+    const __m128i w0 =
+        qc16_narrow(qc16_requant(_mm256_add_epi32(c0, ct), sc, k->flo, k->fhi, k->zp));
+    const __m128i w1 =
+        qc16_narrow(qc16_requant(_mm256_add_epi32(c1, ct), sc, k->flo, k->fhi, k->zp));
+    const __m128i b = o->is_u8 ? _mm_packus_epi16(w0, w1) : _mm_packs_epi16(w0, w1);
+    if (keep == 16) {
+        _mm_storeu_si128((__m128i *)(void *)y, b);
+    } else {
+        uint8_t tmp[16];
+        _mm_storeu_si128((__m128i *)(void *)tmp, b);
+        for (int64_t t = 0; t < keep; t++)
+            y[t] = tmp[t];
     }
 }
 
-#if CPU_HAVE_AVX2_BUILD
 #define QC_PW_MT 4 /* output channels of a pointwise tile */
 #define QC_PW_NV 2 /* vectors of 8 pixels of a pointwise tile */
 
@@ -564,7 +568,7 @@ static inline CPU_INLINE CPU_TARGET_AVX2 void qc_pw_tile(const op_qc_pw_args *a,
         const int64_t mi = m + (i < mt ? i : 0);
         /* op_qc_pack_w's wide layout at kp 0: channel mi's pair c2 at
          * panel (mi / 16) + c2 32 + (mi % 16) 2 */
-        wm[i] = a->wp + mi / OP_QC_PANEL * a->C4 * OP_QC_PANEL + mi % OP_QC_PANEL * 2;
+        wm[i] = a->o.wp + mi / OP_QC_PANEL * a->o.C4 * OP_QC_PANEL + mi % OP_QC_PANEL * 2;
         c[i][0] = c[i][1] = _mm256_setzero_si256();
     }
     for (int64_t q = 0; q < a->C2; q++, xq += 2 * a->P16) {
@@ -578,10 +582,10 @@ static inline CPU_INLINE CPU_TARGET_AVX2 void qc_pw_tile(const op_qc_pw_args *a,
         }
     }
     {
-        const int32_t lo = a->is_u8 ? 0 : -128, hi = a->is_u8 ? 255 : 127;
-        const __m256 flo = _mm256_set1_ps((float)(lo - a->zp));
-        const __m256 fhi = _mm256_set1_ps((float)(hi - a->zp));
-        const __m256i zp = _mm256_set1_epi32(a->zp);
+        const int32_t lo = a->o.is_u8 ? 0 : -128, hi = a->o.is_u8 ? 255 : 127;
+        const __m256 flo = _mm256_set1_ps((float)(lo - a->o.zp));
+        const __m256 fhi = _mm256_set1_ps((float)(hi - a->o.zp));
+        const __m256i zp = _mm256_set1_epi32(a->o.zp);
         const int64_t keep = a->P - p < 16 ? a->P - p : 16;
 #pragma GCC unroll 8
         for (int i = 0; i < QC_PW_MT; i++) {
@@ -591,9 +595,9 @@ static inline CPU_INLINE CPU_TARGET_AVX2 void qc_pw_tile(const op_qc_pw_args *a,
                 break;
             for (int v = 0; v < QC_PW_NV; v++)
                 w[v] = qc16_narrow(qc16_requant(
-                    _mm256_add_epi32(c[i][v], _mm256_set1_epi32(a->cterm[m + i])),
-                    _mm256_set1_ps(a->scale[m + i]), flo, fhi, zp));
-            b = a->is_u8 ? _mm_packus_epi16(w[0], w[1]) : _mm_packs_epi16(w[0], w[1]);
+                    _mm256_add_epi32(c[i][v], _mm256_set1_epi32(a->o.cterm[m + i])),
+                    _mm256_set1_ps(a->o.scale[m + i]), flo, fhi, zp));
+            b = a->o.is_u8 ? _mm_packus_epi16(w[0], w[1]) : _mm_packs_epi16(w[0], w[1]);
             if (keep == 16) {
                 _mm_storeu_si128((__m128i *)(void *)y, b);
             } else {
@@ -637,6 +641,184 @@ void op_qc_pw(const op_qc_pw_args *a, int64_t m0, int64_t m1, int64_t p0, int64_
 #else
     /* Never called: op_qg_wide() is 0 without the x86 builds. */
     (void)a, (void)m0, (void)m1, (void)p0, (void)p1;
+#endif
+}
+
+/* `n` pixels of pair (a, b) (b NULL: a missing odd channel, 0) at d, each
+ * byte ^ flip, as uint16 pairs. */
+static inline CPU_INLINE void qc_cf_row(const uint8_t *a, const uint8_t *b, int64_t n,
+                                        uint8_t flip, uint16_t *d)
+{
+    const qc_u8x16 fv = {flip, flip, flip, flip, flip, flip, flip, flip,
+                         flip, flip, flip, flip, flip, flip, flip, flip};
+    int64_t p = 0;
+    for (; p + 16 <= n; p += 16) {
+        qc_u8x16 u, v = {0}, lo, hi;
+        qc_u16x16 w;
+        memcpy(&u, a + p, 16);
+        u ^= fv;
+        if (b) {
+            memcpy(&v, b + p, 16);
+            v ^= fv;
+        }
+        lo = __builtin_shufflevector(u, v, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6,
+                                     22, 7, 23);
+        hi = __builtin_shufflevector(u, v, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
+                                     14, 30, 15, 31);
+        w = __builtin_convertvector(lo, qc_u16x16);
+        memcpy(d + 2 * p, &w, 32);
+        w = __builtin_convertvector(hi, qc_u16x16);
+        memcpy(d + 2 * p + 16, &w, 32);
+    }
+    for (; p < n; p++) {
+        d[2 * p] = (uint8_t)(a[p] ^ flip);
+        d[2 * p + 1] = b ? (uint8_t)(b[p] ^ flip) : 0;
+    }
+}
+
+void op_qc_pw_pairs(const uint8_t *x, int64_t C, int64_t P, int64_t P16, uint8_t flip,
+                    int64_t q0, int64_t q1, uint16_t *xp)
+{
+    for (int64_t q = q0; q < q1; q++) {
+        const uint8_t *x0 = x + 2 * q * P;
+        qc_cf_row(x0, 2 * q + 1 < C ? x0 + P : NULL, P, flip, xp + q * P16 * 2);
+        memset(xp + (q * P16 + P) * 2, 0, (size_t)(P16 - P) * 4);
+    }
+}
+
+static inline CPU_INLINE void qc_cf_pairs_body(const uint8_t *x, int64_t C, int64_t H,
+                                               int64_t W, int64_t top, int64_t left,
+                                               int64_t Hp, int64_t Wp, int64_t PP,
+                                               uint8_t flip, uint16_t ax, int64_t q0,
+                                               int64_t q1, uint16_t *xp)
+{
+    for (int64_t q = q0; q < q1; q++) {
+        const uint8_t *x0 = x + 2 * q * H * W, *x1 = 2 * q + 1 < C ? x0 + H * W : NULL;
+        const uint16_t pad1 = x1 ? ax : 0;
+        uint16_t *d = xp + q * PP * 2;
+        for (int64_t h = 0; h < Hp; h++) {
+            uint16_t *row = d + h * Wp * 2;
+            const int inside = h >= top && h < top + H;
+            /* the padding pixels: the whole row, or left and right of x */
+            for (int64_t w = 0; w < Wp; w++) {
+                if (inside && w == left)
+                    w += W;
+                if (w < Wp)
+                    row[2 * w] = ax, row[2 * w + 1] = pad1;
+            }
+            if (inside)
+                qc_cf_row(x0 + (h - top) * W, x1 ? x1 + (h - top) * W : NULL, W, flip,
+                          row + left * 2);
+        }
+        memset(d + Hp * Wp * 2, 0, (size_t)(PP - Hp * Wp) * 4);
+    }
+}
+
+CPU_BUILDS(qc_cf_pairs, qc_cf_pairs_body,
+           (const uint8_t *x, int64_t C, int64_t H, int64_t W, int64_t top, int64_t left,
+            int64_t Hp, int64_t Wp, int64_t PP, uint8_t flip, uint16_t ax, int64_t q0,
+            int64_t q1, uint16_t *xp),
+           (x, C, H, W, top, left, Hp, Wp, PP, flip, ax, q0, q1, xp))
+
+void op_qc_cf_pairs(const uint8_t *x, int64_t C, int64_t H, int64_t W, int64_t top,
+                    int64_t left, int64_t Hp, int64_t Wp, int64_t PP, uint8_t flip,
+                    uint16_t ax, int64_t q0, int64_t q1, uint16_t *xp)
+{
+    CPU_PICK(qc_cf_pairs)(x, C, H, W, top, left, Hp, Wp, PP, flip, ax, q0, q1, xp);
+}
+
+#if CPU_HAVE_AVX2_BUILD
+#define QC_CF_MT 4 /* output channels of a channel-first tile */
+
+/* MT channels from m (one group's) by the 16 outputs from (oh, ow), the
+ * first `keep` stored; 8 sums and the two pixel vectors in registers, a
+ * broadcast a product. */
+static inline CPU_INLINE CPU_TARGET_AVX2 void qc_cf_tile(const op_qc_cf_args *a,
+                                                         int64_t m, int64_t oh,
+                                                         int64_t ow, int64_t keep, int mt)
+{
+    const int64_t b = m / a->Mb, ml = m % a->Mb, kvol = a->kh * a->kw;
+    /* the group's inputs within its block, as pairs (a pair running into
+     * a neighbour group meets W's zeros), and the block's first pair */
+    const int64_t cs = ml / a->Mg * a->Cg, c2lo = cs / 2, c2hi = (cs + a->Cg + 1) / 2;
+    const int64_t qb = b * (a->Mb / a->Mg) * a->Cg / 2;
+    const uint16_t *xb = a->xp + ((qb + c2lo) * a->PP + oh * a->Wp + ow) * 2;
+    const int16_t *wm[QC_CF_MT];
+    __m256i c[QC_CF_MT][2];
+#pragma GCC unroll 4
+    for (int i = 0; i < QC_CF_MT; i++) {
+        const int64_t mi = ml + (i < mt ? i : 0);
+        /* op_qc_pack_w's wide layout: channel mi's pair c2 at position kp
+         * at panel (mi / 16) + (kp C4 + 2 c2) 16 + (mi % 16) 2 */
+        wm[i] = a->o.wp + b * a->wblock +
+                mi / OP_QC_PANEL * kvol * a->o.C4 * OP_QC_PANEL + mi % OP_QC_PANEL * 2;
+        c[i][0] = c[i][1] = _mm256_setzero_si256();
+    }
+    for (int64_t i = 0; i < a->kh; i++)
+        for (int64_t j = 0; j < a->kw; j++) {
+            const uint16_t *xq = xb + (i * a->dh * a->Wp + j * a->dw) * 2;
+            int64_t wo = ((i * a->kw + j) * a->o.C4 + 2 * c2lo) * OP_QC_PANEL;
+            for (int64_t c2 = c2lo; c2 < c2hi;
+                 c2++, xq += a->PP * 2, wo += 2 * OP_QC_PANEL) {
+                const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)xq);
+                const __m256i x1 =
+                    _mm256_loadu_si256((const __m256i *)(const void *)(xq + 16));
+#pragma GCC unroll 4
+                for (int k = 0; k < QC_CF_MT; k++) {
+                    if (k >= mt)
+                        break;
+                    qc16_madd(&c[k][0], &c[k][1], wm[k] + wo, x0, x1, 1);
+                }
+            }
+        }
+    {
+        const qc_cf_consts k = qc_cf_consts_of(&a->o);
+#pragma GCC unroll 4
+        for (int i = 0; i < QC_CF_MT; i++) {
+            if (i >= mt)
+                break;
+            qc_cf_store(&a->o, &k, a->y + ((m + i) * a->OH + oh) * a->OW + ow, m + i,
+                        c[i][0], c[i][1], keep);
+        }
+    }
+}
+
+static CPU_TARGET_AVX2 void qc_cf_run(const op_qc_cf_args *a, int64_t m0, int64_t m1,
+                                      int64_t r0, int64_t r1)
+{
+    for (int64_t m = m0; m < m1;) {
+        /* a tile's channels within one group */
+        const int64_t gend = (m / a->Mg + 1) * a->Mg, mend = gend < m1 ? gend : m1;
+        const int mt = (int)(mend - m < QC_CF_MT ? mend - m : QC_CF_MT);
+        for (int64_t oh = r0; oh < r1; oh++)
+            for (int64_t ow = 0; ow < a->OW; ow += 16) {
+                const int64_t keep = a->OW - ow < 16 ? a->OW - ow : 16;
+                switch (mt) {
+                case 1:
+                    qc_cf_tile(a, m, oh, ow, keep, 1);
+                    break;
+                case 2:
+                    qc_cf_tile(a, m, oh, ow, keep, 2);
+                    break;
+                case 3:
+                    qc_cf_tile(a, m, oh, ow, keep, 3);
+                    break;
+                default:
+                    qc_cf_tile(a, m, oh, ow, keep, 4);
+                }
+            }
+        m += mt;
+    }
+}
+#endif
+
+void op_qc_cf(const op_qc_cf_args *a, int64_t m0, int64_t m1, int64_t r0, int64_t r1)
+{
+#if CPU_HAVE_AVX2_BUILD
+    qc_cf_run(a, m0, m1, r0, r1);
+#else
+    /* Never called: op_qg_wide() is 0 without the x86 builds. */
+    (void)a, (void)m0, (void)m1, (void)r0, (void)r1;
 #endif
 }
 

@@ -110,15 +110,19 @@ void op_qc_conv(const op_qc_args *a, int64_t p0, int64_t p1, int64_t s0, int64_t
  * wide layout, where they are one int32), and the sums are requantized
  * straight into y's planes. Same integer sums and store operations as the
  * tiles, so the same bits. */
-typedef struct op_qc_pw_args {
-    const uint16_t *xp; /* C2 pairs of P16 pixels (op_qc_pw_pairs) */
-    int64_t C2, P, P16; /* pairs, pixels, pixels rounded up to 16 */
-    int64_t C4;         /* W's packed inputs (op_qc_pack_w, wide) */
-    const int16_t *wp;  /* W packed wide */
-    int64_t M;
+/* W and the store of the channel-first kernels (op_qc_pw, op_qc_cf). */
+typedef struct op_qc_cf_out {
+    const int16_t *wp;    /* W packed wide (block after block for op_qc_cf) */
+    int64_t C4, M;        /* W's packed inputs (of a block), y's channels */
     const int32_t *cterm; /* per channel, as op_qc_args */
     const float *scale;
     int32_t zp, is_u8;
+} op_qc_cf_out;
+
+typedef struct op_qc_pw_args {
+    const uint16_t *xp; /* C2 pairs of P16 pixels (op_qc_pw_pairs) */
+    int64_t C2, P, P16; /* pairs, pixels, pixels rounded up to 16 */
+    op_qc_cf_out o;
     uint8_t *y; /* M planes of P bytes */
 } op_qc_pw_args;
 
@@ -129,6 +133,42 @@ void op_qc_pw_pairs(const uint8_t *x, int64_t C, int64_t P, int64_t P16, uint8_t
 /* Output channels [m0, m1) by pixels [p0, p1) (p0 a multiple of 16). Blocks may run
  * concurrently. Only where op_qg_wide(). */
 void op_qc_pw(const op_qc_pw_args *a, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
+
+/* ---- grouped at stride 1 on the int16 tiles, channel-first ---------------
+ *
+ * op_qc_pw's way for a grouped convolution at stride 1 (any kernel,
+ * dilation and padding; groups of an even number of input channels) on
+ * the `wide` path: vectors along an output row, so that neither x nor y
+ * is transposed and a group's products skip the other groups' zeros: x
+ * goes to pairs of channels, its padding written out, pixel by pixel
+ * (op_qc_cf_pairs: pair q's padded pixel e at xp + (q PP + e) 2, channel
+ * 2 q then 2 q + 1, as uint16; a missing odd channel 0), a vpmaddwd
+ * multiplies 16 outputs' input pairs at one kernel position by one output
+ * channel's two weights there (broadcast: one int32 of op_qc_pack_w's
+ * wide layout), and the sums are requantized straight into y's planes.
+ * The same integer sums and store operations as the tiles: the same bits.
+ * A 1x1 convolution without padding is one row of OH OW pixels. */
+typedef struct op_qc_cf_args {
+    const uint16_t *xp;     /* pairs of PP padded pixels (op_qc_cf_pairs) */
+    int64_t PP, Wp;         /* a pair's pixels (Hp Wp + 16), a padded row's */
+    int64_t OH, OW;         /* output rows and their pixels */
+    int64_t kh, kw, dh, dw; /* kernel and dilation */
+    int64_t Cg, Mg;         /* a group's input and output channels */
+    int64_t Mb;             /* channels of a packed block (qconv_group_block) */
+    int64_t wblock;         /* int16 of W a packed block */
+    op_qc_cf_out o;
+    uint8_t *y; /* M planes of OH OW bytes */
+} op_qc_cf_args;
+
+/* Pairs [q0, q1) of a CHW image (C channels of H x W bytes, each ^ flip)
+ * into xp, padded: x's pixel (h, w) at (top + h) Wp + left + w of Hp x Wp,
+ * the rest ax (0 for a missing odd channel), and 16 pixels of 0 after. */
+void op_qc_cf_pairs(const uint8_t *x, int64_t C, int64_t H, int64_t W, int64_t top,
+                    int64_t left, int64_t Hp, int64_t Wp, int64_t PP, uint8_t flip,
+                    uint16_t ax, int64_t q0, int64_t q1, uint16_t *xp);
+/* Output channels [m0, m1) by output rows [r0, r1). Blocks may run
+ * concurrently. Only where op_qg_wide(). */
+void op_qc_cf(const op_qc_cf_args *a, int64_t m0, int64_t m1, int64_t r0, int64_t r1);
 
 /* ---- depthwise, through the float planes of conv_dw.c -------------------
  *
