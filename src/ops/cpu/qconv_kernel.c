@@ -104,25 +104,15 @@ static inline CPU_INLINE void qc_transpose16(qc_u8x16 r[16])
 
 typedef uint16_t qc_u16x16 __attribute__((vector_size(32)));
 
-/* 16 bytes at element e of xt: as they are, or widened to uint16. */
-static inline CPU_INLINE void qc_put16(void *xt, int wide, int64_t e, qc_u8x16 v)
+/* The first n (16 or 8) bytes of v at element e of xt: as they are, or
+ * widened to uint16. */
+static inline CPU_INLINE void qc_putn(void *xt, int wide, int64_t e, qc_u8x16 v, int n)
 {
     if (wide) {
         const qc_u16x16 w = __builtin_convertvector(v, qc_u16x16);
-        memcpy((uint16_t *)xt + e, &w, 32);
+        memcpy((uint16_t *)xt + e, &w, (size_t)n * 2);
     } else {
-        memcpy((uint8_t *)xt + e, &v, 16);
-    }
-}
-
-/* The first 8 bytes of v at element e of xt, as qc_put16. */
-static inline CPU_INLINE void qc_put8(void *xt, int wide, int64_t e, qc_u8x16 v)
-{
-    if (wide) {
-        const qc_u16x16 w = __builtin_convertvector(v, qc_u16x16);
-        memcpy((uint16_t *)xt + e, &w, 16);
-    } else {
-        memcpy((uint8_t *)xt + e, &v, 8);
+        memcpy((uint8_t *)xt + e, &v, (size_t)n);
     }
 }
 
@@ -157,7 +147,7 @@ static inline CPU_INLINE void qc_to_hwc_body(const uint8_t *x, int64_t C, int64_
             }
             op_qg_zip4(r, t);
             for (int i = 0; i < 4; i++)
-                qc_put16(xt, wide, (p - p0) * 4 + 16 * i, t[i]);
+                qc_putn(xt, wide, (p - p0) * 4 + 16 * i, t[i], 16);
         }
         for (; p < p1; p++)
             for (int64_t c = 0; c < 4; c++)
@@ -183,10 +173,11 @@ static inline CPU_INLINE void qc_to_hwc_body(const uint8_t *x, int64_t C, int64_
                     }
                     qc_transpose16(r);
                     for (int i = 0; i < 16; i++) {
+                        /* n a constant at each call: fixed-size moves */
                         if (nc == 16)
-                            qc_put16(xt, wide, (p - p0 + i) * C4 + c, r[i]);
+                            qc_putn(xt, wide, (p - p0 + i) * C4 + c, r[i], 16);
                         else
-                            qc_put8(xt, wide, (p - p0 + i) * C4 + c, r[i]);
+                            qc_putn(xt, wide, (p - p0 + i) * C4 + c, r[i], 8);
                     }
                 }
                 for (; p < b1; p++)
