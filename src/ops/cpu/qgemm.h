@@ -129,11 +129,16 @@ void op_qg_colterm(const int32_t *colsum, const int32_t *beta, int64_t K, int64_
 void op_qg_gemm(const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
 
 /* Which build runs: OP_QG_AUTO (the best this CPU has), OP_QG_PORTABLE
- * (the portable code's baseline or AVX2 build, as cpu_avx2() says) or
- * OP_QG_VNNI (only where the CPU has it; else as AUTO). Test hook. */
-enum { OP_QG_AUTO, OP_QG_PORTABLE, OP_QG_VNNI };
+ * (the portable code's baseline or AVX2 build, as cpu_avx2() says),
+ * OP_QG_VNNI (only where the CPU has it; else as AUTO) or OP_QG_AVX2 (no
+ * VNNI: the products' portable AVX2 build and the convolutions' int16
+ * AVX2 tiles, qconv_kernel.h, even on a VNNI CPU). Test hook. */
+enum { OP_QG_AUTO, OP_QG_PORTABLE, OP_QG_VNNI, OP_QG_AVX2 };
 void op_qg_force(int which);
 /* 1 when the VNNI build runs now. */
 int op_qg_vnni(void);
+/* 1 when the convolutions' int16 AVX2 tiles run now (qconv_kernel.h's
+ * `wide`): AVX2 without VNNI, unless forced otherwise. */
+int op_qg_wide(void);
 
 #endif /* PLUGRT_OPS_CPU_QGEMM_H */

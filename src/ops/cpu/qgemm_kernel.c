@@ -347,8 +347,17 @@ int op_qg_vnni(void)
 #endif
         atomic_store_explicit(&qg_has_vnni, s, memory_order_relaxed);
     }
-    return s && cpu_avx2() &&
-           atomic_load_explicit(&qg_forced, memory_order_relaxed) != OP_QG_PORTABLE;
+    {
+        const int f = atomic_load_explicit(&qg_forced, memory_order_relaxed);
+        return s && cpu_avx2() && f != OP_QG_PORTABLE && f != OP_QG_AVX2;
+    }
+}
+
+int op_qg_wide(void)
+{
+    return cpu_avx2() &&
+           atomic_load_explicit(&qg_forced, memory_order_relaxed) != OP_QG_PORTABLE &&
+           !op_qg_vnni();
 }
 
 void op_qg_gemm(const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
