@@ -48,6 +48,13 @@ the optimized one is held to 1 quantum in NOOPT_MAX_FRACTION of the
 elements (resnet18_w8_qdq matches it exactly), the unoptimized one gets
 QDQ_MAX_QUANTA and QDQ_MAX_FRACTION (ORT's own 17% at batch 2).
 
+On an x86 CPU without VNNI, ONNX Runtime's fused 8-bit products are not
+exact (its AVX2 kernels add product pairs in saturating 16-bit lanes:
+resnet18_w8_qdq's logits up to 7 quanta off in 27% of the elements on a
+2-core AMD EPYC with AVX2 alone; tests/onnx/ort_compare.py,
+ort_int8_exact), so there the QDQ models' comparison with the optimized
+reference is printed, not judged, and the unoptimized one decides.
+
 Exit status 0 pass, 1 a mismatch or an error, 77 (skipped) when the model
 or onnxruntime is missing.
 """
@@ -59,7 +66,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "onnx"))
 import run_models  # noqa: E402 - the input makers and shapes are shared
+from ort_compare import ort_int8_exact  # noqa: E402
 
 SKIP = 77
 RTOL = run_models.RTOL  # against the unoptimized reference
@@ -122,9 +131,10 @@ def run_plugrt(args, path, d, feeds, out, what, threads=1):
             if n.startswith("output_") and n.endswith(".npy")}
 
 
-def compare(kind, scales, refs, got, fused, what, model=""):
+def compare(kind, scales, refs, got, fused, what, model="", judge=True):
     """fused: refs are ONNX Runtime's with its optimizations (the loose
-    tolerances); otherwise its unoptimized run of the same nodes."""
+    tolerances); otherwise its unoptimized run of the same nodes. judge
+    False: differences are printed, not failures."""
     for name, ref in refs.items():
         if name not in got:
             fail("%s: plugrt wrote no output %s" % (what, name))
@@ -143,7 +153,9 @@ def compare(kind, scales, refs, got, fused, what, model=""):
                 fused) else (QDQ_MAX_QUANTA, QDQ_MAX_FRACTION)
             line = "%s: %s max %d quanta (scale %.4g), %.2f%% off by >= 1" % (
                 what, name, worst, scales[name], 100 * frac)
-            if worst > most or frac > most_frac:
+            if (worst > most or frac > most_frac) and not judge:
+                print("info " + line + " (ORT's 8-bit products are not exact on this CPU)")
+            elif worst > most or frac > most_frac:
                 fail(line + " (allowed %d quanta, %.0f%%)" % (most, 100 * most_frac))
             else:
                 print("ok   " + line)
@@ -186,6 +198,7 @@ def main():
     os.makedirs(work)
     scales = output_scales(path) if kind == "qdq" else {}
 
+    exact = ort_int8_exact()
     sessions = []
     for fused in (False, True):
         so = ort.SessionOptions()
@@ -209,7 +222,8 @@ def main():
             for fused, sess in sessions:
                 refs = dict(zip(names, sess.run(None, feeds)))
                 compare(kind, scales, refs, got, fused, "%s, ORT %s" % (
-                    what, "optimized" if fused else "unoptimized"), args.model)
+                    what, "optimized" if fused else "unoptimized"), args.model,
+                    judge=not (fused and kind == "qdq" and not exact))
             if first is None:
                 first = (label, d, feeds, got)
 
