@@ -39,6 +39,10 @@
  *    tensor or per column: a QLinearMatMul (ops/qmatmul.c), as ORT's QDQ
  *    transformer makes. A QDQ pattern that does not match is left as it
  *    is, the reason in an info line of the log.
+ *  - DynamicQuantizeLinear -> MatMulInteger(., constant B) -> Cast(float)
+ *    -> Mul(scale product) [-> Add(bias)], ONNX Runtime's quantize_dynamic:
+ *    one DynamicQuantizeMatMul, or MatMulIntegerToFloat beside a shared
+ *    DynamicQuantizeLinear (onnx_dynq.c says when).
  *  - Self-attention as PyTorch exports it (BERT, GPT-2, ViT; fc_attention):
  *      MatMul(Q', K') -> Mul or Div by a constant? -> Add(mask)? ->
  *      Softmax(last axis) -> [Where(IsNaN(p), 0, p) | Cast(float)]? ->
@@ -110,7 +114,8 @@ enum {
     FUSE_ATTENTION,
     FUSE_QPOOL,
     FUSE_QADD,
-    FUSE_CONV_ADD
+    FUSE_CONV_ADD,
+    FUSE_DYNQ
 };
 enum { FUSE_SKIP_LN = 16, FUSE_MATMUL_ACT, FUSE_EW_CHAIN }; /* the sections at the end */
 
@@ -1601,6 +1606,23 @@ static int fc_qmatmul(fuse_ctx *c, int32_t pos, fusion *f)
     return 1;
 }
 
+/* The MatMulInteger at pos and the chain onnx_dynq_match folds. */
+static int fc_dynq(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    onnx_dynq d;
+    if (!onnx_dynq_match(c, pos, &d))
+        return 0;
+    fc_init(f, FUSE_DYNQ, pos, d.nb_members, d.members);
+    f->last = d.last;
+    f->output = d.output;
+    f->flags[0] = d.dynamic;
+    f->flags[1] = d.bias != NULL;
+    for (int32_t k = 0; k < d.nb_ins; k++)
+        f->ins[k] = d.ins[k];
+    f->nb_ins = d.nb_ins;
+    return 1;
+}
+
 /* A DQ of x that QDQ fusions read past (fc_qdq_inputs) goes too when
  * every node reading it went into one and it is no graph output: nothing
  * would read its layer. */
@@ -2015,7 +2037,7 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
         if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f) || fc_qpool(&c, i, f) ||
-            fc_qadd(&c, i, f)) {
+            fc_qadd(&c, i, f) || fc_dynq(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -2166,6 +2188,18 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
                                      "1", &c);
         if (st)
             return st;
+        return onnx_import_fused(imp, first, label, c, NULL, 0, (const char **)f->ins,
+                                 (size_t)f->nb_ins, outs, 1);
+    }
+    if (f->kind == FUSE_DYNQ) {
+        const char *op = f->flags[0] ? "DynamicQuantizeMatMul" : "MatMulIntegerToFloat";
+        prt_status st = prt_builtin_find_creator(op, "1", &c);
+        if (st)
+            return st;
+        onnx_info(
+            "%s: DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul%s folded into "
+            "one %s",
+            label, f->flags[1] ? " -> Add" : "", op);
         return onnx_import_fused(imp, first, label, c, NULL, 0, (const char **)f->ins,
                                  (size_t)f->nb_ins, outs, 1);
     }

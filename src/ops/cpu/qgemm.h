@@ -29,6 +29,9 @@
  * past N. Padding adds 0 to every sum.
  *
  * Builds: AVX-512 VNNI (tiles of 8 rows by 32 columns in 16 registers),
+ * AVX2 (vpmaddwd on both sides widened to int16, exact, two rows by one
+ * panel at a time; the portable code's auto-vectorized form gathered B's
+ * strided bytes per row and ran 30x slower: bench/RESULTS.md, session 38),
  * and a portable one compiled plain and for AVX2 (CPU_BUILDS); op_qg_force
  * picks one for tests. Integer sums are exact, so every build and every
  * split over threads gives the same bits; the requantization is the same
@@ -86,7 +89,7 @@ static inline __attribute__((always_inline)) void op_qg_zip4(const op_qg_u8x16 r
     }
 }
 
-enum { OP_QG_OUT_I32, OP_QG_OUT_U8, OP_QG_OUT_I8 };
+enum { OP_QG_OUT_I32, OP_QG_OUT_U8, OP_QG_OUT_I8, OP_QG_OUT_F32 };
 
 /* One product and what is done to each sum as it is stored. Per-row
  * arrays are indexed by the product's row i (times a *_step, 0 to read
@@ -111,9 +114,12 @@ typedef struct op_qg_args {
      * (scale_rows; scale_step 0 for one value) or per column (N values),
      * rint half to
      * even, clamped to the type's range (ONNX Runtime's order: the float
-     * is clamped to [lo - zp, hi - zp] first, then rounded). */
+     * is clamped to [lo - zp, hi - zp] first, then rounded). F32 stores
+     * float(sum) * scale (+ fbias[j]) as float: ORT's MatMulIntegerToFloat
+     * (qmatmul_float.c), a multiply-add where the build contracts it. */
     int32_t out;
     const float *scale;
+    const float *fbias; /* F32: NULL or one float per column (N values) */
     int32_t scale_rows, scale_step;
     int32_t zp;
     void *C; /* row i at C + i ldc elements */
@@ -128,12 +134,16 @@ void op_qg_colterm(const int32_t *colsum, const int32_t *beta, int64_t K, int64_
  * OP_QG_PANEL). Blocks may run concurrently. */
 void op_qg_gemm(const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
 
-/* Which build runs: OP_QG_AUTO (the best this CPU has), OP_QG_PORTABLE
- * (the portable code's baseline or AVX2 build, as cpu_avx2() says) or
- * OP_QG_VNNI (only where the CPU has it; else as AUTO). Test hook. */
-enum { OP_QG_AUTO, OP_QG_PORTABLE, OP_QG_VNNI };
+/* Which build runs: OP_QG_AUTO (the best this CPU has: VNNI, else the
+ * AVX2 tile, else the portable code), OP_QG_PORTABLE (the portable code's
+ * baseline or AVX2 build, as cpu_avx2() says), OP_QG_VNNI (only where the
+ * CPU has it; else as AUTO) or OP_QG_AVX2 (the AVX2 tile, vpmaddwd on
+ * int16, where cpu_avx2(); else the portable code). Test hook. */
+enum { OP_QG_AUTO, OP_QG_PORTABLE, OP_QG_VNNI, OP_QG_AVX2 };
 void op_qg_force(int which);
 /* 1 when the VNNI build runs now. */
 int op_qg_vnni(void);
+/* 1 when the AVX2 tile runs now (no VNNI build running). */
+int op_qg_avx2(void);
 
 #endif /* PLUGRT_OPS_CPU_QGEMM_H */

@@ -152,6 +152,16 @@ static inline CPU_INLINE void qg_store_body(const op_qg_args *a,
             memcpy((int32_t *)a->C + i * a->ldc + j0, v, sizeof(int32_t) * (size_t)nc);
             continue;
         }
+        if (a->out == OP_QG_OUT_F32) {
+            float *y = (float *)a->C + i * a->ldc + j0;
+            if (a->fbias)
+                for (int j = 0; j < nc; j++)
+                    y[j] = (float)v[j] * (scol ? scol[j] : srow) + a->fbias[j0 + j];
+            else
+                for (int j = 0; j < nc; j++)
+                    y[j] = (float)v[j] * (scol ? scol[j] : srow);
+            continue;
+        }
         {
             uint8_t *y = (uint8_t *)a->C + i * a->ldc + j0;
             for (int j = 0; j < nc; j++) {
@@ -236,6 +246,14 @@ CPU_BUILDS(qg_gemm_port, qg_gemm_port_body,
 /* ---- the AVX-512 VNNI tile ------------------------------------------------ */
 
 #if CPU_HAVE_AVX2_BUILD
+/* Four bytes of A' (one k step of a row) as one int32, to broadcast. */
+static inline CPU_INLINE int32_t qg_a4(const uint8_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
 #define QG_TARGET_VNNI                                                                   \
     __attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni,avx2,fma")))
 
@@ -256,12 +274,10 @@ qg_tile_vnni(const uint8_t *ap, int64_t K4, const uint8_t *bp, int64_t pstride, 
             np > 1 ? _mm512_loadu_si512(bp + pstride + k * OP_QG_PANEL) : b0;
 #pragma GCC unroll 16
         for (int r = 0; r < OP_QG_MR; r++) {
-            int32_t a4;
             __m512i av;
             if (r >= mr)
                 break;
-            memcpy(&a4, ap + r * K4 + k, 4);
-            av = _mm512_set1_epi32(a4);
+            av = _mm512_set1_epi32(qg_a4(ap + r * K4 + k));
             if (a_u8) {
                 c[r][0] = _mm512_dpbusd_epi32(c[r][0], av, b0);
                 if (np > 1)
@@ -324,6 +340,92 @@ static QG_TARGET_VNNI void qg_gemm_vnni(const op_qg_args *a, int64_t i0, int64_t
 }
 #endif
 
+/* ---- the AVX2 tile --------------------------------------------------------- */
+
+#if CPU_HAVE_AVX2_BUILD
+#define QG_TARGET_AVX2 __attribute__((target("avx2,fma")))
+
+/* Two rows (one when mr is 1) by one panel of raw sums without VNNI, exact:
+ * both sides widened to int16 and multiplied by vpmaddwd, whose int32 lane
+ * sums two products (at most 2 x 255 x 128 in magnitude: nothing
+ * saturates, unlike vpmaddubsw's int16 pairs, which is why ORT's AVX2
+ * u8s8 path asks for 7-bit weights). A panel step's 64 bytes are four
+ * vectors of 4 columns x 4 k (qgemm.h's layout); A's four bytes are
+ * broadcast as [a0 a1 a2 a3] x 4, so lane 2c + h of vector q holds column
+ * 4 q + c's k pair h: c[r][q] accumulates them and one hadd per 8 columns
+ * joins each column's two pairs at the end. 4 vectors of B, 8 sums, one A
+ * and one product: 14 of the 16 ymm registers. */
+static inline CPU_INLINE QG_TARGET_AVX2 void qg_tile2_avx2(const uint8_t *ap, int64_t K4,
+                                                           const uint8_t *bp, int mr,
+                                                           int a_u8, int32_t *acc0,
+                                                           int32_t *acc1)
+{
+    __m256i c[2][4];
+#pragma GCC unroll 8
+    for (int q = 0; q < 4; q++)
+        c[0][q] = c[1][q] = _mm256_setzero_si256();
+    for (int64_t k = 0; k < K4; k += 4) {
+        __m256i bw[4];
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            const __m128i v =
+                _mm_loadu_si128((const __m128i *)(bp + k * OP_QG_PANEL + 16 * q));
+            bw[q] = a_u8 ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
+        }
+#pragma GCC unroll 2
+        for (int r = 0; r < mr; r++) {
+            const __m128i av = _mm_set1_epi32(qg_a4(ap + r * K4 + k));
+            const __m256i aw = a_u8 ? _mm256_cvtepu8_epi16(av) : _mm256_cvtepi8_epi16(av);
+#pragma GCC unroll 4
+            for (int q = 0; q < 4; q++)
+                c[r][q] = _mm256_add_epi32(c[r][q], _mm256_madd_epi16(bw[q], aw));
+        }
+    }
+#pragma GCC unroll 2
+    for (int r = 0; r < mr; r++) {
+        int32_t *acc = r ? acc1 : acc0;
+        /* hadd gives columns 0 1 4 5 | 2 3 6 7: qwords back in order */
+        _mm256_storeu_si256(
+            (__m256i *)acc,
+            _mm256_permute4x64_epi64(_mm256_hadd_epi32(c[r][0], c[r][1]), 0xD8));
+        _mm256_storeu_si256(
+            (__m256i *)(acc + 8),
+            _mm256_permute4x64_epi64(_mm256_hadd_epi32(c[r][2], c[r][3]), 0xD8));
+    }
+}
+
+/* The register tile of QG_GEMM_LOOP from two-row blocks of each panel. */
+static QG_TARGET_AVX2 void qg_tile_avx2_any(const uint8_t *ap, int64_t K4,
+                                            const uint8_t *bp, int64_t pstride, int mr,
+                                            int np, int a_u8,
+                                            int32_t acc[OP_QG_MR][OP_QG_NR])
+{
+    for (int p = 0; p < np; p++)
+        for (int r = 0; r < mr; r += 2) {
+            int32_t *a0 = &acc[r][p * OP_QG_PANEL];
+            int32_t *a1 = r + 1 < mr ? &acc[r + 1][p * OP_QG_PANEL] : a0;
+            const uint8_t *ar = ap + r * K4, *b = bp + p * pstride;
+            if (r + 1 < mr) {
+                if (a_u8)
+                    qg_tile2_avx2(ar, K4, b, 2, 1, a0, a1);
+                else
+                    qg_tile2_avx2(ar, K4, b, 2, 0, a0, a1);
+            } else {
+                if (a_u8)
+                    qg_tile2_avx2(ar, K4, b, 1, 1, a0, a1);
+                else
+                    qg_tile2_avx2(ar, K4, b, 1, 0, a0, a1);
+            }
+        }
+}
+
+static QG_TARGET_AVX2 void qg_gemm_avx2(const op_qg_args *a, int64_t i0, int64_t i1,
+                                        int64_t j0, int64_t j1)
+{
+    QG_GEMM_LOOP(qg_tile_avx2_any, a, i0, i1, j0, j1);
+}
+#endif
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 static _Atomic int qg_forced = OP_QG_AUTO;
@@ -336,7 +438,7 @@ void op_qg_force(int which)
 
 int op_qg_vnni(void)
 {
-    int s = atomic_load_explicit(&qg_has_vnni, memory_order_relaxed);
+    int s = atomic_load_explicit(&qg_has_vnni, memory_order_relaxed), which;
     if (s < 0) {
 #if CPU_HAVE_AVX2_BUILD && defined(__GNUC__)
         __builtin_cpu_init();
@@ -347,7 +449,13 @@ int op_qg_vnni(void)
 #endif
         atomic_store_explicit(&qg_has_vnni, s, memory_order_relaxed);
     }
-    return s && cpu_avx2() &&
+    which = atomic_load_explicit(&qg_forced, memory_order_relaxed);
+    return s && cpu_avx2() && (which == OP_QG_AUTO || which == OP_QG_VNNI);
+}
+
+int op_qg_avx2(void)
+{
+    return cpu_avx2() &&
            atomic_load_explicit(&qg_forced, memory_order_relaxed) != OP_QG_PORTABLE;
 }
 
@@ -358,6 +466,10 @@ void op_qg_gemm(const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t
 #if CPU_HAVE_AVX2_BUILD
     if (op_qg_vnni()) {
         qg_gemm_vnni(a, i0, i1, j0, j1);
+        return;
+    }
+    if (op_qg_avx2()) {
+        qg_gemm_avx2(a, i0, i1, j0, j1);
         return;
     }
 #endif
