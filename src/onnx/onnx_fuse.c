@@ -19,7 +19,8 @@
  *  - GELU as PyTorch exports it, x * 0.5 * (1 + erf(x / sqrt 2)):
  *      Div(x, sqrt 2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5), or with
  *      Mul(x, 0.5) first and the last Mul taking the Add's output:
- *    a built-in Gelu (approximate "none").
+ *    a built-in Gelu (approximate "none"); GPT-2's tanh form (fc_gelu_tanh,
+ *    named after its Pow) a Gelu with approximate "tanh".
  *  - MatMul(A, W) -> Add(bias) with W a constant matrix (rank 2, N
  *    columns) and bias a constant vector of N floats: a MatMul with bias
  *    as its third input (ops/matmul.c), added to each row as the product
@@ -510,6 +511,67 @@ static int fc_gelu(fuse_ctx *c, int32_t pos, fusion *f)
     f->members[4] = h;
     f->last = m1 > h ? m1 : h;
     f->output = fc_out(fc_node(c, m1));
+    return 1;
+}
+
+/* GPT-2's tanh GELU from the Pow at pos, as PyTorch's NewGELU exports it:
+ *   Pow(x, 3) -> Mul(0.044715) -> Add(x) -> Mul(sqrt(2 / pi)) -> Tanh ->
+ *   Add(1) -> Mul(Mul(x, 0.5), .)   (or Mul(x, .) -> Mul(0.5))
+ * a built-in Gelu with approximate "tanh" (one pass where the unfused
+ * ElementwiseChains made two over the 6 and 2 nodes, each step rounded). */
+static int fc_gelu_tanh(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *pw = fc_node(c, pos);
+    const char *x = onnx_node_input(pw, 0), *q;
+    float e;
+    int32_t m[8], h;
+    if (!fc_is(c, pos, "Pow") || pw->n_input != 2 ||
+        !fc_scalar(c, onnx_node_input(pw, 1), &e) || e != 3.0f)
+        return 0;
+    m[0] = pos;
+    m[1] = fc_only_reader(c, fc_out(pw));
+    if (!fc_is(c, m[1], "Mul") || !fc_const_input(c, m[1], fc_out(pw), 0.044715f, 1e-7f))
+        return 0;
+    m[2] = fc_only_reader(c, fc_out(fc_node(c, m[1])));
+    if (!fc_is(c, m[2], "Add") ||
+        !(q = fc_other(fc_node(c, m[2]), fc_out(fc_node(c, m[1])))) || strcmp(q, x) != 0)
+        return 0;
+    m[3] = fc_only_reader(c, fc_out(fc_node(c, m[2])));
+    if (!fc_is(c, m[3], "Mul") ||
+        !fc_const_input(c, m[3], fc_out(fc_node(c, m[2])), 0.7978846f, 1e-6f))
+        return 0;
+    m[4] = fc_only_reader(c, fc_out(fc_node(c, m[3])));
+    if (!fc_is(c, m[4], "Tanh"))
+        return 0;
+    m[5] = fc_only_reader(c, fc_out(fc_node(c, m[4])));
+    if (!fc_is(c, m[5], "Add") ||
+        !fc_const_input(c, m[5], fc_out(fc_node(c, m[4])), 1.0f, 0))
+        return 0;
+    m[6] = fc_only_reader(c, fc_out(fc_node(c, m[5])));
+    if (!fc_is(c, m[6], "Mul") || !fc_out(fc_node(c, m[6]))[0] ||
+        !(q = fc_other(fc_node(c, m[6]), fc_out(fc_node(c, m[5])))))
+        return 0;
+    if (strcmp(q, x) == 0) {
+        /* (x * (1 + tanh)) * 0.5 */
+        m[7] = fc_only_reader(c, fc_out(fc_node(c, m[6])));
+        if (!fc_is(c, m[7], "Mul") || !fc_out(fc_node(c, m[7]))[0] ||
+            !fc_const_input(c, m[7], fc_out(fc_node(c, m[6])), 0.5f, 0))
+            return 0;
+        fc_init(f, FUSE_GELU, pos, 8, m);
+        f->last = m[7];
+    } else {
+        /* (x * 0.5) * (1 + tanh) */
+        h = fc_get(&c->producer, q);
+        if (fc_only_reader(c, q) != m[6] || !fc_is(c, h, "Mul") ||
+            !fc_const_input(c, h, x, 0.5f, 0))
+            return 0;
+        m[7] = h;
+        fc_init(f, FUSE_GELU, pos, 8, m);
+        f->last = m[6] > h ? m[6] : h;
+    }
+    f->input = x;
+    f->act = "tanh";
+    f->output = fc_out(fc_node(c, f->last));
     return 1;
 }
 
@@ -2049,8 +2111,9 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
         if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_conv_add(&c, i, f) ||
-            fc_gelu(&c, i, f) || fc_attention(&c, i, f) || fc_matmul_act(&c, i, f) ||
-            fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f) || fc_skip_ln(&c, i, f)) {
+            fc_gelu(&c, i, f) || fc_gelu_tanh(&c, i, f) || fc_attention(&c, i, f) ||
+            fc_matmul_act(&c, i, f) || fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f) ||
+            fc_skip_ln(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -2265,10 +2328,13 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
         return onnx_import_fused(imp, first, label, c, NULL, 0, ins, 3, outs, 1);
     } else {
         const char *ins[1] = {f->input};
+        prt_field tanh_mode = {"approximate", f->act, PRT_FIELD_CHAR,
+                               f->act ? (int64_t)strlen(f->act) + 1 : 0};
         prt_status st = prt_builtin_find_creator("Gelu", "1", &c);
         if (st)
             return st;
-        return onnx_import_fused(imp, first, label, c, NULL, 0, ins, 1, outs, 1);
+        return onnx_import_fused(imp, first, label, c, &tanh_mode, f->act ? 1 : 0, ins, 1,
+                                 outs, 1);
     }
 }
 
