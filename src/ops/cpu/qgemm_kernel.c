@@ -419,10 +419,118 @@ static QG_TARGET_AVX2 void qg_tile_avx2_any(const uint8_t *ap, int64_t K4,
         }
 }
 
+/* K4 up to which qg_gemm_avx2 widens a strip's panels and a tile's rows to
+ * int16 once (on the stack: two panels of K4 x 16 int16, 32 KB at most)
+ * instead of at every use; longer products take qg_tile_avx2_any. */
+#define QG_AVX2_KMAX 512
+#define QG_AVX2_ROWS 2 /* rows of the widened tile: 8 sums, A, a product */
+#define QG_AVX2_AMAX (32 * QG_AVX2_KMAX) /* int16 of A widened at once */
+
+/* Bytes src[0..n) as int16 into dst, sign-extended when as_signed. */
+static inline CPU_INLINE QG_TARGET_AVX2 void qg_widen(const uint8_t *src, int64_t n,
+                                                      int as_signed, int16_t *dst)
+{
+    int64_t e = 0;
+    for (; e + 16 <= n; e += 16) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(src + e));
+        _mm256_storeu_si256((__m256i *)(dst + e), as_signed ? _mm256_cvtepi8_epi16(v)
+                                                            : _mm256_cvtepu8_epi16(v));
+    }
+    for (; e < n; e++)
+        dst[e] = as_signed ? (int16_t)(int8_t)src[e] : (int16_t)src[e];
+}
+
+/* acc += vpmaddwd(*b, a) with acc kept in its register: written with the
+ * intrinsics, GCC 12 put each product in a new register, added the sum to
+ * it and copied it back (one vmovdqa a product, a third of the loop). */
+static inline CPU_INLINE QG_TARGET_AVX2 void qg_madd_acc(__m256i *acc, const int16_t *b,
+                                                         __m256i a)
+{
+    __m256i t;
+    __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0"
+            : "+x"(*acc), "=&x"(t)
+            : "m"(*(const __m256i *)b), "x"(a));
+}
+
+/* One or two (two: a constant after inlining) widened rows of A (aw, rows
+ * K4 apart) by one widened panel (bw) into acc rows (OP_QG_NR apart):
+ * qg_tile2_avx2's arithmetic with no conversion in the loop (B's four
+ * vectors loaded once a step, A's four int16 one vpbroadcastq). The sums
+ * are eight named variables: held in arrays, GCC 12 copied every sum
+ * through another register each step and spilled a third row's. */
+static QG_TARGET_AVX2 __attribute__((noinline)) void
+qg_tile_w16(const int16_t *aw, int64_t K4, const int16_t *bw, int two, int32_t *acc)
+{
+    __m256i c00 = _mm256_setzero_si256(), c01 = c00, c02 = c00, c03 = c00;
+    __m256i c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    const int16_t *a1 = two ? aw + K4 : aw;
+    for (int64_t k = 0; k < K4; k += 4) {
+        const int16_t *b = bw + k * OP_QG_PANEL;
+        int64_t a8;
+        __m256i av;
+        memcpy(&a8, aw + k, 8);
+        av = _mm256_set1_epi64x(a8);
+        qg_madd_acc(&c00, b, av);
+        qg_madd_acc(&c01, b + 16, av);
+        qg_madd_acc(&c02, b + 32, av);
+        qg_madd_acc(&c03, b + 48, av);
+        if (two) {
+            memcpy(&a8, a1 + k, 8);
+            av = _mm256_set1_epi64x(a8);
+            qg_madd_acc(&c10, b, av);
+            qg_madd_acc(&c11, b + 16, av);
+            qg_madd_acc(&c12, b + 32, av);
+            qg_madd_acc(&c13, b + 48, av);
+        }
+    }
+    /* hadd gives columns 0 1 4 5 | 2 3 6 7: qwords back in order */
+    _mm256_storeu_si256((__m256i *)acc,
+                        _mm256_permute4x64_epi64(_mm256_hadd_epi32(c00, c01), 0xD8));
+    _mm256_storeu_si256((__m256i *)(acc + 8),
+                        _mm256_permute4x64_epi64(_mm256_hadd_epi32(c02, c03), 0xD8));
+    if (two) {
+        _mm256_storeu_si256((__m256i *)(acc + OP_QG_NR),
+                            _mm256_permute4x64_epi64(_mm256_hadd_epi32(c10, c11), 0xD8));
+        _mm256_storeu_si256((__m256i *)(acc + OP_QG_NR + 8),
+                            _mm256_permute4x64_epi64(_mm256_hadd_epi32(c12, c13), 0xD8));
+    }
+}
+
 static QG_TARGET_AVX2 void qg_gemm_avx2(const op_qg_args *a, int64_t i0, int64_t i1,
                                         int64_t j0, int64_t j1)
 {
-    QG_GEMM_LOOP(qg_tile_avx2_any, a, i0, i1, j0, j1);
+    const int64_t K4 = op_qg_k4(a->K), ps = K4 * OP_QG_PANEL;
+    /* the rows widened once for every strip when they fit (32 KB; the
+     * products' blocks of 32 rows do up to K4 512), else per tile */
+    const int once = (i1 - i0) * K4 <= QG_AVX2_AMAX;
+    int16_t bw[2 * QG_AVX2_KMAX * OP_QG_PANEL], aw[QG_AVX2_AMAX];
+    int32_t acc[OP_QG_MR][OP_QG_NR];
+    if (K4 > QG_AVX2_KMAX) {
+        QG_GEMM_LOOP(qg_tile_avx2_any, a, i0, i1, j0, j1);
+        return;
+    }
+    if (once) /* A' unsigned: zero-extended */
+        qg_widen(a->ap + i0 * K4, (i1 - i0) * K4, !a->a_u8, aw);
+    for (int64_t j = j0; j < j1; j += OP_QG_NR) {
+        const int nc = (int)(j1 - j < OP_QG_NR ? j1 - j : OP_QG_NR);
+        const int np = nc > OP_QG_PANEL ? 2 : 1;
+        /* B' signed when A' is unsigned */
+        qg_widen(a->bp + j / OP_QG_PANEL * ps, np * ps, a->a_u8, bw);
+        for (int64_t i = i0; i < i1; i += OP_QG_MR) {
+            const int mr = (int)(i1 - i < OP_QG_MR ? i1 - i : OP_QG_MR);
+            for (int r = 0; r < mr; r += QG_AVX2_ROWS) {
+                const int m = mr - r < QG_AVX2_ROWS ? mr - r : QG_AVX2_ROWS;
+                const int16_t *ar = aw + (i + r - i0) * K4;
+                if (!once) {
+                    qg_widen(a->ap + (i + r) * K4, m * K4, !a->a_u8, aw);
+                    ar = aw;
+                }
+                for (int p = 0; p < np; p++)
+                    qg_tile_w16(ar, K4, bw + p * ps, m == 2, &acc[r][p * OP_QG_PANEL]);
+            }
+            qg_store_body(a, acc, i, j, mr, nc);
+        }
+    }
 }
 #endif
 
