@@ -43,7 +43,8 @@
  *  - DynamicQuantizeLinear -> MatMulInteger(., constant B) -> Cast(float)
  *    -> Mul(scale product) [-> Add(bias)], ONNX Runtime's quantize_dynamic:
  *    one DynamicQuantizeMatMul, or MatMulIntegerToFloat beside a shared
- *    DynamicQuantizeLinear (onnx_dynq.c says when).
+ *    DynamicQuantizeLinear (onnx_dynq.c says when); a Relu, Gelu or the
+ *    GELU pattern after it joins as field activation (fc_act_after).
  *  - Self-attention as PyTorch exports it (BERT, GPT-2, ViT; fc_attention):
  *      MatMul(Q', K') -> Mul or Div by a constant? -> Add(mask)? ->
  *      Softmax(last axis) -> [Where(IsNaN(p), 0, p) | Cast(float)]? ->
@@ -313,6 +314,7 @@ static void fc_take(fuse_ctx *c, fusion *f)
 
 static int fc_act_params(fuse_ctx *c, const Onnx__NodeProto *an, const char *act,
                          fusion *f);
+static int fc_act_after(fuse_ctx *c, const char *y, int wfloat, fusion *f);
 
 /* Conv at pos -> its activation: 1 and *f when they fuse. */
 static int fc_conv_act(fuse_ctx *c, int32_t pos, fusion *f)
@@ -1682,6 +1684,9 @@ static int fc_dynq(fuse_ctx *c, int32_t pos, fusion *f)
     for (int32_t k = 0; k < d.nb_ins; k++)
         f->ins[k] = d.ins[k];
     f->nb_ins = d.nb_ins;
+    /* a Relu or GELU after it joins, as after a float MatMul (its output
+     * is float32: the Cast's) */
+    (void)fc_act_after(c, d.output, 1, f);
     return 1;
 }
 
@@ -1822,35 +1827,14 @@ static int32_t fc_div_reader(const fuse_ctx *c, const char *name)
     return -1;
 }
 
-/* MatMul at pos (-> Add of a bias, as fc_matmul_add) -> Relu, Gelu
- * (approximate none) or the GELU pattern of fc_gelu: a MatMul with field
- * activation, applied as the product is stored. */
-static int fc_matmul_act(fuse_ctx *c, int32_t pos, fusion *f)
+/* The activation reading a product's output y alone: a Relu, a Gelu
+ * (approximate none) or fc_gelu's pattern of y; 1 with its nodes added to
+ * f's members and f->act, f->last and f->output set, else 0 (f as it
+ * was). wfloat: y is known to be float (a Relu of integers stays). */
+static int fc_act_after(fuse_ctx *c, const char *y, int wfloat, fusion *f)
 {
-    const Onnx__NodeProto *mm = fc_node(c, pos);
-    const char *y;
-    int32_t r, nb, wfloat = 1;
+    int32_t r = fc_only_reader(c, y);
     fusion g;
-    if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
-        return 0;
-    if (fc_matmul_add(c, pos, f)) {
-        y = f->output;
-        nb = 2;
-    } else {
-        /* Without a bias nothing says the product is float (Relu takes
-         * integers; MatMul's activation does not): a constant float W
-         * does, and Gelu, which MatMul's dtypes leave no other way. */
-        const Onnx__TensorProto *w = fc_const_proto(c, onnx_node_input(mm, 1));
-        wfloat = w && (w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
-                       w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ||
-                       w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16);
-        fc_init(f, FUSE_MATMUL_ACT, pos, 1, (const int32_t[]){pos});
-        f->input = NULL;
-        y = fc_out(mm);
-        nb = 1;
-    }
-    f->kind = FUSE_MATMUL_ACT;
-    r = fc_only_reader(c, y);
     if (r >= 0 && (fc_is(c, r, "Relu") || fc_is(c, r, "Gelu")) &&
         fc_node(c, r)->n_input == 1 && fc_out(fc_node(c, r))[0]) {
         const Onnx__AttributeProto *a = onnx_node_attr(fc_node(c, r), "approximate");
@@ -1869,12 +1853,40 @@ static int fc_matmul_act(fuse_ctx *c, int32_t pos, fusion *f)
         strcmp(g.input, y) != 0)
         return 0;
     for (int32_t k = 0; k < g.nb_members; k++)
-        f->members[nb + k] = g.members[k];
-    f->nb_members = nb + g.nb_members;
+        f->members[f->nb_members + k] = g.members[k];
+    f->nb_members += g.nb_members;
     f->act = "Gelu";
     f->last = g.last;
     f->output = g.output;
     return 1;
+}
+
+/* MatMul at pos (-> Add of a bias, as fc_matmul_add) -> Relu, Gelu
+ * (approximate none) or the GELU pattern of fc_gelu: a MatMul with field
+ * activation, applied as the product is stored. */
+static int fc_matmul_act(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *mm = fc_node(c, pos);
+    const char *y;
+    int wfloat = 1;
+    if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
+        return 0;
+    if (fc_matmul_add(c, pos, f)) {
+        y = f->output;
+    } else {
+        /* Without a bias nothing says the product is float (Relu takes
+         * integers; MatMul's activation does not): a constant float W
+         * does, and Gelu, which MatMul's dtypes leave no other way. */
+        const Onnx__TensorProto *w = fc_const_proto(c, onnx_node_input(mm, 1));
+        wfloat = w && (w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
+                       w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ||
+                       w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16);
+        fc_init(f, FUSE_MATMUL_ACT, pos, 1, (const int32_t[]){pos});
+        f->input = NULL;
+        y = fc_out(mm);
+    }
+    f->kind = FUSE_MATMUL_ACT;
+    return fc_act_after(c, y, wfloat, f);
 }
 
 static prt_status fc_import_matmul_act(onnx_import *imp, const fusion *f,
@@ -2256,15 +2268,18 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
     }
     if (f->kind == FUSE_DYNQ) {
         const char *op = f->flags[0] ? "DynamicQuantizeMatMul" : "MatMulIntegerToFloat";
+        prt_field act = {"activation", f->act, PRT_FIELD_CHAR,
+                         f->act ? (int64_t)strlen(f->act) + 1 : 0};
         prt_status st = prt_builtin_find_creator(op, "1", &c);
         if (st)
             return st;
         onnx_info(
-            "%s: DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul%s folded into "
-            "one %s",
-            label, f->flags[1] ? " -> Add" : "", op);
-        return onnx_import_fused(imp, first, label, c, NULL, 0, (const char **)f->ins,
-                                 (size_t)f->nb_ins, outs, 1);
+            "%s: DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul%s%s%s folded "
+            "into one %s",
+            label, f->flags[1] ? " -> Add" : "", f->act ? " -> " : "",
+            f->act ? f->act : "", op);
+        return onnx_import_fused(imp, first, label, c, &act, f->act ? 1 : 0,
+                                 (const char **)f->ins, (size_t)f->nb_ins, outs, 1);
     }
     if (f->kind == FUSE_ATTENTION) {
         prt_field extra[5] = {

@@ -7,7 +7,10 @@
  *   DynamicQuantizeLinear(A) -> MatMulInteger(., B, ., b_zp) -> Cast(float)
  *     -> Mul(a_scale * b_scale) [-> Add(bias)]
  *
- * and the importer folds into one layer (src/onnx/onnx_dynq.c). No fields.
+ * and the importer folds into one layer (src/onnx/onnx_dynq.c). Field
+ * activation, MatMul's (ops_nn.h: "Relu" or "Gelu", none by default):
+ * applied to each block of the output while it is in cache (BERT's
+ * intermediate dense -> GELU, as the float MatMul fuses it).
  *
  *   DynamicQuantizeMatMul(A float32, B, b_scale, b_zero_point?, bias?)
  *   MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point?,
@@ -211,6 +214,7 @@ typedef struct qmf_job {
     uint8_t *bp;
     int32_t *colsum;
     int64_t nbn;
+    int32_t act; /* MM_ACT_* */
 } qmf_job;
 
 /* Rows [r0, r1) of A into A' (rows of K4 bytes) with their sums:
@@ -249,8 +253,17 @@ static void qmf_block_range(void *arg, int64_t begin, int64_t end)
     const qmf_job *j = arg;
     for (int64_t it = begin; it < end; it++) {
         const int64_t i0 = it / j->nbn * QMF_MB, j0 = it % j->nbn * QMF_NB;
-        op_qg_gemm(&j->g, i0, i0 + QMF_MB < j->g.M ? i0 + QMF_MB : j->g.M, j0,
-                   j0 + QMF_NB < j->g.N ? j0 + QMF_NB : j->g.N);
+        const int64_t i1 = i0 + QMF_MB < j->g.M ? i0 + QMF_MB : j->g.M;
+        const int64_t j1 = j0 + QMF_NB < j->g.N ? j0 + QMF_NB : j->g.N;
+        op_qg_gemm(&j->g, i0, i1, j0, j1);
+        for (int64_t i = i0; j->act != MM_ACT_NONE && i < i1; i++) {
+            float *y = (float *)j->g.C + i * j->g.N + j0;
+            if (j->act == MM_ACT_GELU)
+                op_gelu_f32(y, y, j1 - j0);
+            else
+                for (int64_t c = 0; c < j1 - j0; c++)
+                    y[c] = y[c] < 0.0f ? 0.0f : y[c]; /* NaN stays */
+        }
     }
 }
 
@@ -321,6 +334,7 @@ static prt_status qmf_run(const op_object *o, int32_t dtype, const prt_tensor_de
     j.g.C = ys[0];
     j.g.ldc = N;
     j.nbn = (N + QMF_NB - 1) / QMF_NB;
+    j.act = ((const mm_op *)o)->act;
     base_parallel_for(rows, OP_QG_MR, qmf_pack_a_range, &j);
     if (!pc)
         base_parallel_for((N + OP_QG_PANEL - 1) / OP_QG_PANEL, 1, qmf_pack_b_range, &j);
@@ -332,10 +346,10 @@ static prt_status qmf_run(const op_object *o, int32_t dtype, const prt_tensor_de
 #define QMF_CLASS(KIND, MIN, MAX, DTYPES)                                                \
     {                                                                                    \
         .kind = (KIND), .min_inputs = (MIN), .max_inputs = (MAX), .dtypes = (DTYPES),    \
-        .in_dtypes = qmf_in_dtypes, .out_dtype = qmf_out_dtype,                          \
-        .size = sizeof(op_object), .alias_input = -1, .shapes = qmf_shapes,              \
-        .infer = qmf_infer, .workspace = qmf_workspace, .run = qmf_run,                  \
-        .prepare = qmf_prepare,                                                          \
+        .in_dtypes = qmf_in_dtypes, .out_dtype = qmf_out_dtype, .size = sizeof(mm_op),   \
+        .alias_input = -1, .shapes = qmf_shapes, .parse = mm_act_parse,                  \
+        .serialize = mm_act_serialize, .infer = qmf_infer, .workspace = qmf_workspace,   \
+        .run = qmf_run, .prepare = qmf_prepare,                                          \
     }
 
 static const op_class dynamic_quantize_matmul_class =
@@ -344,6 +358,6 @@ static const op_class matmul_integer_to_float_class =
     QMF_CLASS(QMF_INTEGER, 4, 7, OP_DT(PRT_UINT8) | OP_DT(PRT_INT8));
 
 const prt_plugin_creator op_dynamic_quantize_matmul_creator =
-    OP_CREATOR("DynamicQuantizeMatMul", dynamic_quantize_matmul_class, NULL, 0);
+    OP_CREATOR("DynamicQuantizeMatMul", dynamic_quantize_matmul_class, mm_act_schema, 1);
 const prt_plugin_creator op_matmul_integer_to_float_creator =
-    OP_CREATOR("MatMulIntegerToFloat", matmul_integer_to_float_class, NULL, 0);
+    OP_CREATOR("MatMulIntegerToFloat", matmul_integer_to_float_class, mm_act_schema, 1);

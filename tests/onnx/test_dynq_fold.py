@@ -7,7 +7,8 @@ Models are products written as ONNX Runtime's quantize_dynamic writes them
 its module needs ml_dtypes, which the test machines lack), each
 DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul(scale product)
 [-> Add(bias)]:
-- one DynamicQuantizeLinear read by one chain: one DynamicQuantizeMatMul;
+- one DynamicQuantizeLinear read by one chain: one DynamicQuantizeMatMul
+  (a Relu or BERT's erf GELU after the bias joins it as its activation);
   read by three (Q, K, V from one input): the DynamicQuantizeLinear stays
   and each chain is one MatMulIntegerToFloat;
 - plugrt's log (-v) must name each fold, and the plan must hold as many
@@ -43,7 +44,7 @@ FUSED_RTOL = 1e-5
 ORT_RTOL = 1e-4
 
 
-def dynq_model(rng, k, ns, shared, per_column, wtype, bias=True):
+def dynq_model(rng, k, ns, shared, per_column, wtype, bias=True, act=None):
     """x [B, S, k] -> a product by W_i [k, n_i] (+ b_i) for each n_i in ns, one
     output each, written as ONNX Runtime's quantize_dynamic writes it:
     DynamicQuantizeLinear -> MatMulInteger(., W_q, ., w_zp) -> Cast(float)
@@ -93,6 +94,22 @@ def dynq_model(rng, k, ns, shared, per_column, wtype, bias=True):
             inits.append(b)
             nodes.append(helper.make_node("Mul", [f"c{i}", f"s{i}"], [f"m{i}"], name=f"out{i}"))
             nodes.append(helper.make_node("Add", [b.name, f"m{i}"], [y], name=f"add{i}"))
+            if act == "Relu":
+                nodes.append(helper.make_node("Relu", [y], [y + "_r"], name=f"relu{i}"))
+                y += "_r"
+            elif act == "Gelu":
+                # BERT's x / 2 (1 + erf(x / sqrt 2)) as PyTorch exports it
+                inits += [numpy_helper.from_array(np.array(1.4142135, np.float32), "sqrt2"),
+                          numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+                          numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+                nodes += [helper.make_node("Div", [y, "sqrt2"], [y + "_d"], name=f"div{i}"),
+                          helper.make_node("Erf", [y + "_d"], [y + "_e"], name=f"erf{i}"),
+                          helper.make_node("Add", [y + "_e", "one"], [y + "_a"],
+                                           name=f"add1{i}"),
+                          helper.make_node("Mul", [y, y + "_a"], [y + "_m"], name=f"mul{i}"),
+                          helper.make_node("Mul", [y + "_m", "half"], [y + "_g"],
+                                           name=f"mul2{i}")]
+                y += "_g"
         else:
             nodes.append(helper.make_node("Mul", [f"c{i}", f"s{i}"], [y], name=f"out{i}"))
         outs.append(helper.make_tensor_value_info(y, F, None))
@@ -189,6 +206,11 @@ def main():
                       0, 3, (5, 4)))
         cases.append(("no_bias", dynq_model(rng, 24, (17,), False, False, "u8", bias=False),
                       24, 1, 0, (4, 3)))
+        # an activation after the bias joins: Relu one node more, GELU five
+        cases.append(("relu", dynq_model(rng, 48, (33,), False, True, "s8", act="Relu"), 48,
+                      1, 0, (6, 5)))
+        cases.append(("gelu", dynq_model(rng, 64, (100,), False, False, "u8", act="Gelu"),
+                      64, 1, 0, (10, 9)))
         m = dynq_model(rng, 24, (17,), False, False, "s8")
         cases.append(("mmi_read_twice", with_extra_reader(m, "mmi"), 24, 0, 0, (5, 4)))
         m = dynq_model(rng, 24, (17,), False, False, "s8")

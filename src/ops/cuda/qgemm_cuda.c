@@ -397,5 +397,6 @@ OPC_KERNEL(opc_qmatmul_float)
     return opc_status(o, opk_qmf_epilogue((const int32_t *)at[3], a.a_scale,
                                           (const float *)x[bs], base_volume(&in[bs].dims),
                                           nb_in > ab ? (const float *)x[ab] : NULL,
-                                          (float *)y[0], rows, N, stream));
+                                          ((const mm_op *)o)->act, (float *)y[0], rows, N,
+                                          stream));
 }
