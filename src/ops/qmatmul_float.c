@@ -227,14 +227,21 @@ static void qmf_pack_a_range(void *arg, int64_t r0, int64_t r1)
         uint8_t *ap = (uint8_t *)j->g.ap;
         for (int64_t i = r0; i < r1; i++) {
             uint8_t *d = ap + i * K4;
-            uint32_t sum = 0;
+            uint32_t sum[16] = {0};
+            int64_t k = 0;
             op_quantize_f32((const float *)j->A + i * K, K, j->a_scale, j->a_zp,
                             PRT_UINT8, d);
-            for (int64_t k = 0; k < K; k++)
-                sum += d[k];
-            for (int64_t k = K; k < K4; k++)
-                d[k] = 0;
-            ((int32_t *)j->g.rowsum)[i] = (int32_t)sum;
+            for (int64_t e = K; e < K4; e++)
+                d[e] = 0;
+            /* 16 lanes (one vector of bytes widened) over K4, zeros past K */
+            for (; k + 16 <= K4; k += 16)
+                for (int l = 0; l < 16; l++)
+                    sum[l] += d[k + l];
+            for (; k < K4; k++)
+                sum[0] += d[k];
+            for (int l = 1; l < 16; l++)
+                sum[0] += sum[l];
+            ((int32_t *)j->g.rowsum)[i] = (int32_t)sum[0];
         }
         return;
     }
