@@ -425,6 +425,7 @@ static QG_TARGET_AVX2 void qg_tile_avx2_any(const uint8_t *ap, int64_t K4,
 #define QG_AVX2_KMAX 512
 #define QG_AVX2_ROWS 2 /* rows of the widened tile: 8 sums, A, a product */
 #define QG_AVX2_AMAX (32 * QG_AVX2_KMAX) /* int16 of A widened at once */
+#define QG_AVX2_RB 32                    /* rows of a block over one panel */
 
 /* Bytes src[0..n) as int16 into dst, sign-extended when as_signed. */
 static inline CPU_INLINE QG_TARGET_AVX2 void qg_widen(const uint8_t *src, int64_t n,
@@ -504,7 +505,9 @@ static QG_TARGET_AVX2 void qg_gemm_avx2(const op_qg_args *a, int64_t i0, int64_t
      * products' blocks of 32 rows do up to K4 512), else per tile */
     const int once = (i1 - i0) * K4 <= QG_AVX2_AMAX;
     int16_t bw[2 * QG_AVX2_KMAX * OP_QG_PANEL], aw[QG_AVX2_AMAX];
-    int32_t acc[OP_QG_MR][OP_QG_NR];
+    /* a row block's sums, panel by panel: one widened panel (up to 16 KB)
+     * stays in L1 over the block's rows */
+    int32_t acc[QG_AVX2_RB][OP_QG_NR];
     if (K4 > QG_AVX2_KMAX) {
         QG_GEMM_LOOP(qg_tile_avx2_any, a, i0, i1, j0, j1);
         return;
@@ -516,19 +519,21 @@ static QG_TARGET_AVX2 void qg_gemm_avx2(const op_qg_args *a, int64_t i0, int64_t
         const int np = nc > OP_QG_PANEL ? 2 : 1;
         /* B' signed when A' is unsigned */
         qg_widen(a->bp + j / OP_QG_PANEL * ps, np * ps, a->a_u8, bw);
-        for (int64_t i = i0; i < i1; i += OP_QG_MR) {
-            const int mr = (int)(i1 - i < OP_QG_MR ? i1 - i : OP_QG_MR);
-            for (int r = 0; r < mr; r += QG_AVX2_ROWS) {
-                const int m = mr - r < QG_AVX2_ROWS ? mr - r : QG_AVX2_ROWS;
-                const int16_t *ar = aw + (i + r - i0) * K4;
-                if (!once) {
-                    qg_widen(a->ap + (i + r) * K4, m * K4, !a->a_u8, aw);
-                    ar = aw;
+        for (int64_t ib = i0; ib < i1; ib += QG_AVX2_RB) {
+            const int rb = (int)(i1 - ib < QG_AVX2_RB ? i1 - ib : QG_AVX2_RB);
+            for (int p = 0; p < np; p++)
+                for (int r = 0; r < rb; r += QG_AVX2_ROWS) {
+                    const int two = r + 1 < rb;
+                    const int16_t *ar = aw + (ib + r - i0) * K4;
+                    if (!once) {
+                        qg_widen(a->ap + (ib + r) * K4, (two ? 2 : 1) * K4, !a->a_u8, aw);
+                        ar = aw;
+                    }
+                    qg_tile_w16(ar, K4, bw + p * ps, two, &acc[r][p * OP_QG_PANEL]);
                 }
-                for (int p = 0; p < np; p++)
-                    qg_tile_w16(ar, K4, bw + p * ps, m == 2, &acc[r][p * OP_QG_PANEL]);
-            }
-            qg_store_body(a, acc, i, j, mr, nc);
+            for (int r = 0; r < rb; r += OP_QG_MR)
+                qg_store_body(a, &acc[r], ib + r, j,
+                              rb - r < OP_QG_MR ? rb - r : OP_QG_MR, nc);
         }
     }
 }
