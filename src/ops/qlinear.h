@@ -101,6 +101,8 @@ typedef struct ql_packed_b {
     ql_const_src src;
     int32_t *colsum; /* N, in this block */
     uint8_t *panels;
+    int16_t *panels16; /* the panels widened (op_qg_args.bp16), NULL where
+                          the AVX2 tile did not run when packed */
 } ql_packed_b;
 /* Packs B (desc b, host data, dims [K, N] read from its last two) into a
  * new ql_packed_b in *out; leaves *out alone (PRT_OK) when there is

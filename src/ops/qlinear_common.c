@@ -170,8 +170,10 @@ prt_status ql_pack_b_const(const op_object *o, const prt_tensor_desc *b, const v
     K = d->d[d->nb_dims - 2];
     N = d->d[d->nb_dims - 1];
     pb = op_qg_panel_bytes(K, N);
-    if (N < 1 || pb < 0 ||
-        !base_add_i64(pb, (int64_t)sizeof *c + 4 * N + QL_CARVE_ALIGN, &bytes))
+    /* the panels, then (where the AVX2 tile runs) the same widened to int16 */
+    if (N < 1 || pb < 0 || pb > INT64_MAX / 4 ||
+        !base_add_i64(pb * (op_qg_avx2() ? 3 : 1),
+                      (int64_t)sizeof *c + 4 * N + 2 * QL_CARVE_ALIGN, &bytes))
         return PRT_OK;
     c = (ql_packed_b *)op_const_alloc((size_t)bytes);
     if (!c)
@@ -184,6 +186,12 @@ prt_status ql_pack_b_const(const op_object *o, const prt_tensor_desc *b, const v
     /* uint8 ^ 0x80 is the int8 v - 128: B on the signed side */
     op_qg_pack_b(K, N, data, N, b->dtype == PRT_UINT8 ? 0x80 : 0, 1, 0,
                  (N + OP_QG_PANEL - 1) / OP_QG_PANEL, c->panels, c->colsum);
+    c->panels16 = NULL;
+    if (op_qg_avx2()) {
+        c->panels16 = (int16_t *)(((uintptr_t)(c->panels + pb) + QL_CARVE_ALIGN - 1) /
+                                  QL_CARVE_ALIGN * QL_CARVE_ALIGN);
+        op_qg_widen_b(c->panels, pb, 1, c->panels16);
+    }
     *out = &c->head;
     return PRT_OK;
 }

@@ -215,6 +215,7 @@ static prt_status qmm_run(const op_object *o, int32_t dtype, const prt_tensor_de
     j.g.K = g.K;
     j.g.ap = j.ap = w.ap;
     j.g.bp = j.bp = pc ? pc->panels : w.bp;
+    j.g.bp16 = pc ? pc->panels16 : NULL;
     j.g.a_u8 = 1;
     j.g.rowsum = j.rowsum = w.rowsum;
     j.g.colsum = j.colsum = pc ? pc->colsum : w.colsum;

@@ -328,6 +328,7 @@ static prt_status qmf_run(const op_object *o, int32_t dtype, const prt_tensor_de
     j.g.K = K;
     j.g.ap = w.ap;
     j.g.bp = pc ? pc->panels : w.bp;
+    j.g.bp16 = pc ? pc->panels16 : NULL;
     j.g.a_u8 = 1;
     j.g.rowsum = w.rowsum;
     j.g.colsum = pc ? pc->colsum : w.colsum;

@@ -101,7 +101,10 @@ typedef struct op_qg_args {
     int64_t M, N, K;
     const uint8_t *ap; /* A' rows (op_qg_pack_a) */
     const uint8_t *bp; /* B' panels (op_qg_pack_b) */
-    int a_u8;          /* 1: A' unsigned, B' signed; 0: A' signed, B' unsigned */
+    /* NULL, or bp widened to int16 (op_qg_widen_b; B' signed: a_u8 1),
+     * which the AVX2 tile then reads instead of widening each strip */
+    const int16_t *bp16;
+    int a_u8; /* 1: A' unsigned, B' signed; 0: A' signed, B' unsigned */
     const int32_t *rowsum, *colsum;
     const int32_t *alpha; /* shifted zero point of A' per row */
     int32_t alpha_step;
@@ -135,6 +138,10 @@ void op_qg_colterm(const int32_t *colsum, const int32_t *beta, int64_t K, int64_
 /* Rows [i0, i1) and columns [j0, j1) of the product (j0 a multiple of
  * OP_QG_PANEL). Blocks may run concurrently. */
 void op_qg_gemm(const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
+
+/* Bytes src[0..n) as int16 into dst, sign-extended when as_signed: B'
+ * panels as the AVX2 tile reads them (op_qg_args.bp16). */
+void op_qg_widen_b(const uint8_t *src, int64_t n, int as_signed, int16_t *dst);
 
 /* Which build runs: OP_QG_AUTO (the best this CPU has: VNNI, else the
  * AVX2 tile, else the portable code), OP_QG_PORTABLE (the portable code's

@@ -497,6 +497,12 @@ qg_tile_w16(const int16_t *aw, int64_t K4, const int16_t *bw, int two, int32_t *
     }
 }
 
+static QG_TARGET_AVX2 void qg_widen_avx2(const uint8_t *src, int64_t n, int as_signed,
+                                         int16_t *dst)
+{
+    qg_widen(src, n, as_signed, dst);
+}
+
 static QG_TARGET_AVX2 void qg_gemm_avx2(const op_qg_args *a, int64_t i0, int64_t i1,
                                         int64_t j0, int64_t j1)
 {
@@ -517,8 +523,12 @@ static QG_TARGET_AVX2 void qg_gemm_avx2(const op_qg_args *a, int64_t i0, int64_t
     for (int64_t j = j0; j < j1; j += OP_QG_NR) {
         const int nc = (int)(j1 - j < OP_QG_NR ? j1 - j : OP_QG_NR);
         const int np = nc > OP_QG_PANEL ? 2 : 1;
-        /* B' signed when A' is unsigned */
-        qg_widen(a->bp + j / OP_QG_PANEL * ps, np * ps, a->a_u8, bw);
+        /* B' signed when A' is unsigned; widened once (prepare) or here */
+        const int16_t *bs = bw;
+        if (a->bp16 && a->a_u8)
+            bs = a->bp16 + j / OP_QG_PANEL * ps;
+        else
+            qg_widen(a->bp + j / OP_QG_PANEL * ps, np * ps, a->a_u8, bw);
         for (int64_t ib = i0; ib < i1; ib += QG_AVX2_RB) {
             const int rb = (int)(i1 - ib < QG_AVX2_RB ? i1 - ib : QG_AVX2_RB);
             for (int p = 0; p < np; p++)
@@ -529,7 +539,7 @@ static QG_TARGET_AVX2 void qg_gemm_avx2(const op_qg_args *a, int64_t i0, int64_t
                         qg_widen(a->ap + (ib + r) * K4, (two ? 2 : 1) * K4, !a->a_u8, aw);
                         ar = aw;
                     }
-                    qg_tile_w16(ar, K4, bw + p * ps, two, &acc[r][p * OP_QG_PANEL]);
+                    qg_tile_w16(ar, K4, bs + p * ps, two, &acc[r][p * OP_QG_PANEL]);
                 }
             for (int r = 0; r < rb; r += OP_QG_MR)
                 qg_store_body(a, &acc[r], ib + r, j,
@@ -540,6 +550,18 @@ static QG_TARGET_AVX2 void qg_gemm_avx2(const op_qg_args *a, int64_t i0, int64_t
 #endif
 
 /* ---- dispatch ------------------------------------------------------------ */
+
+void op_qg_widen_b(const uint8_t *src, int64_t n, int as_signed, int16_t *dst)
+{
+#if CPU_HAVE_AVX2_BUILD
+    if (cpu_avx2()) {
+        qg_widen_avx2(src, n, as_signed, dst);
+        return;
+    }
+#endif
+    for (int64_t e = 0; e < n; e++)
+        dst[e] = as_signed ? (int16_t)(int8_t)src[e] : (int16_t)src[e];
+}
 
 static _Atomic int qg_forced = OP_QG_AUTO;
 static _Atomic int qg_has_vnni = -1;
