@@ -453,6 +453,23 @@ static inline CPU_INLINE QG_TARGET_AVX2 void qg_madd_acc(__m256i *acc, const int
             : "m"(*(const __m256i *)b), "x"(a));
 }
 
+/* One row's step: its four int16 at a broadcast, times the panel step's
+ * four vectors at b, into c0..c3. */
+static inline CPU_INLINE QG_TARGET_AVX2 void qg_madd_row(__m256i *c0, __m256i *c1,
+                                                         __m256i *c2, __m256i *c3,
+                                                         const int16_t *a,
+                                                         const int16_t *b)
+{
+    int64_t a8;
+    __m256i av;
+    memcpy(&a8, a, 8);
+    av = _mm256_set1_epi64x(a8);
+    qg_madd_acc(c0, b, av);
+    qg_madd_acc(c1, b + 16, av);
+    qg_madd_acc(c2, b + 32, av);
+    qg_madd_acc(c3, b + 48, av);
+}
+
 /* One or two (two: a constant after inlining) widened rows of A (aw, rows
  * K4 apart) by one widened panel (bw) into acc rows (OP_QG_NR apart):
  * qg_tile2_avx2's arithmetic with no conversion in the loop (B's four
@@ -467,22 +484,9 @@ qg_tile_w16(const int16_t *aw, int64_t K4, const int16_t *bw, int two, int32_t *
     const int16_t *a1 = two ? aw + K4 : aw;
     for (int64_t k = 0; k < K4; k += 4) {
         const int16_t *b = bw + k * OP_QG_PANEL;
-        int64_t a8;
-        __m256i av;
-        memcpy(&a8, aw + k, 8);
-        av = _mm256_set1_epi64x(a8);
-        qg_madd_acc(&c00, b, av);
-        qg_madd_acc(&c01, b + 16, av);
-        qg_madd_acc(&c02, b + 32, av);
-        qg_madd_acc(&c03, b + 48, av);
-        if (two) {
-            memcpy(&a8, a1 + k, 8);
-            av = _mm256_set1_epi64x(a8);
-            qg_madd_acc(&c10, b, av);
-            qg_madd_acc(&c11, b + 16, av);
-            qg_madd_acc(&c12, b + 32, av);
-            qg_madd_acc(&c13, b + 48, av);
-        }
+        qg_madd_row(&c00, &c01, &c02, &c03, aw + k, b);
+        if (two)
+            qg_madd_row(&c10, &c11, &c12, &c13, a1 + k, b);
     }
     /* hadd gives columns 0 1 4 5 | 2 3 6 7: qwords back in order */
     _mm256_storeu_si256((__m256i *)acc,
