@@ -141,7 +141,8 @@ if [ "${2:-}" = sanitize ]; then
   # PRT_SAN_PLUGINS=1 adds the standard plugins' sections (their kernels
   # are not the built-in ops').
   for tool in memcheck racecheck synccheck; do
-    for t in test_op_coverage test_cuda_ops test_cuda_runtime test_cuda_attention test_cuda_lt test_cuda_qconv; do
+    for t in test_op_coverage test_cuda_ops test_cuda_runtime test_cuda_attention test_cuda_lt test_cuda_qconv \
+        test_cuda_shape_params; do
       echo "$tool $t"
     done
     [ "${PRT_SAN_PLUGINS:-0}" = 1 ] || continue

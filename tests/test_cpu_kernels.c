@@ -52,7 +52,8 @@
  *    products over packed panels) give the AVX2 build's bits;
  *  - cpu_pool2d_rows: max and mean pools, LINEAR and CHW8 (test_pool2d);
  *  - op_copy_strided: strides of either sign, on threads (test_copy_strided);
- *  - op_tanh_f32: against tanh in double, the ends, both builds (test_tanh).
+ *  - op_tanh_f32: against tanh in double, the ends, both builds (test_tanh);
+ *  - op_lut8: every length to 300, every byte value, each build (test_lut8).
  */
 #include <float.h>
 #include <math.h>
@@ -1782,6 +1783,51 @@ static int test_tanh(void)
     return 0;
 }
 
+/* ---- op_lut8 ---------------------------------------------------------------- */
+
+/* op_lut8 in each build (0 the best there is: VBMI or AVX2, 1 AVX2, 2 the
+ * plain loop) against table[x] for every length to 300 and a long one
+ * (vectors of 32 and 64 and their tails), every byte value at every
+ * position of a vector, random tables; bytes past n untouched. */
+static int test_lut8(void)
+{
+    enum { N = 4133 };
+    uint8_t table[256], *x = malloc(N), *y = malloc(N + 1);
+    tu_rng r;
+    REQUIRE(x && y);
+    tu_rng_seed(&r, 8);
+    for (int level = 0; level < 3; level++) {
+        cpu_force_avx2(level == 1);
+        cpu_force_baseline(level == 2);
+        for (int t = 0; t < 4; t++) {
+            for (int i = 0; i < 256; i++)
+                table[i] = (uint8_t)tu_rng_range(&r, 0, 255);
+            for (int i = 0; i < N; i++)
+                x[i] = (uint8_t)(t == 0 ? (i * 7 + i / 256) & 255
+                                        : tu_rng_range(&r, 0, 255));
+            for (int64_t n = 0; n <= N; n = n < 300 ? n + 1 : N) {
+                int64_t bad = -1;
+                y[n] = 0xa5;
+                op_lut8(table, x, y, n);
+                for (int64_t i = 0; i < n && bad < 0; i++)
+                    if (y[i] != table[x[i]])
+                        bad = i;
+                if (bad >= 0 || y[n] != 0xa5)
+                    fprintf(stderr, "op_lut8 (level %d, n %lld): byte %lld wrong\n",
+                            level, (long long)n, (long long)(bad >= 0 ? bad : n));
+                CHECK(bad < 0 && y[n] == 0xa5);
+                if (n == N)
+                    break;
+            }
+        }
+    }
+    cpu_force_avx2(0);
+    cpu_force_baseline(0);
+    free(x);
+    free(y);
+    return 0;
+}
+
 /* ---- Attention's softmax rows ------------------------------------------------ */
 
 /* op_attn_softmax_rows once in the build `level` forces (0 the best there
@@ -1892,6 +1938,7 @@ static int test_attn_softmax(void)
 int main(void)
 {
     test_tanh();
+    test_lut8();
     test_copy_strided();
     test_pool2d();
     test_chw8_kernels();

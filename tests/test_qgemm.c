@@ -83,24 +83,46 @@ static double q_requant(int64_t sum, float mult, int32_t zp, int32_t dtype)
     return (double)((int32_t)nearbyintf(f) + zp);
 }
 
-/* The kernel builds to run each case with: 0 VNNI (where the CPU has it),
- * 1 the AVX2 tile, 2 the portable code built for AVX2, 3 the portable code
- * built plain. */
+/* The kernel builds to run each case with: 0 the best this CPU has
+ * (VNNI, else the AVX2 int16 tiles), 1 no VNNI (the products' AVX2 tile
+ * and the int16 convolution tiles even on a VNNI CPU), 2 the portable
+ * code built for AVX2, 3 the portable code built plain. */
+#define Q_BUILDS 4
+
 static int q_set_build(int b)
 {
-    op_qg_force(b == 0 ? OP_QG_AUTO : b == 1 ? OP_QG_AVX2 : OP_QG_PORTABLE);
+    static const int force[Q_BUILDS] = {OP_QG_AUTO, OP_QG_AVX2, OP_QG_PORTABLE,
+                                        OP_QG_PORTABLE};
+    op_qg_force(force[b]);
     cpu_force_baseline(b == 3);
     if (b == 0)
-        return op_qg_vnni();
-    if (b == 1)
-        return op_qg_avx2();
-    if (b == 2)
+        return 1;
+    if (b == 1 || b == 2)
         return cpu_avx2();
     return 1;
 }
 
+/* Runs engine e with 1 and 3 threads, each output checked against want. */
+static void q_run_threads(const char *what, prt_engine *e, int b, const ot_tensor *in,
+                          int32_t nb, uint32_t consts, const prt_dims *wd,
+                          const double *want, double rtol)
+{
+    for (int threads = 1; threads <= 3; threads += 2) {
+        ot_tensor y = {0};
+        char name[256];
+        snprintf(name, sizeof name, "%s (build %d, %d threads)", what, b, threads);
+        CHECK_OK(ot_run_engine_const(e, in, nb, consts, threads, &y));
+        if (y.data)
+            ot_check_close(name, &y, wd, want, rtol);
+        ot_free(&y);
+    }
+}
+
 /* Runs op on in[0..nb) (constants where bit i of consts is set) with every
- * build and 1 and 3 threads, each checked against want. */
+ * build and 1 and 3 threads, each checked against want: the engine built
+ * with the best build (its constants packed for that build's layout, and
+ * run with the others, which then pack per run), and one built with build
+ * 1 (the int16 layout) run with it. */
 static void q_run_all(const char *what, const char *op, const prt_field *f, int32_t nf,
                       const ot_tensor *in, int32_t nb, uint32_t consts,
                       const prt_dims *wd, const double *want, double rtol)
@@ -113,17 +135,16 @@ static void q_run_all(const char *what, const char *op, const prt_field *f, int3
         tu_fail(__FILE__, __LINE__, what);
         return;
     }
-    for (int b = 0; b < 4; b++) {
+    for (int b = 0; b < Q_BUILDS; b++) {
         if (!q_set_build(b))
             continue;
-        for (int threads = 1; threads <= 3; threads += 2) {
-            ot_tensor y = {0};
-            char name[256];
-            snprintf(name, sizeof name, "%s (build %d, %d threads)", what, b, threads);
-            CHECK_OK(ot_run_engine_const(e, in, nb, consts, threads, &y));
-            if (y.data)
-                ot_check_close(name, &y, wd, want, rtol);
-            ot_free(&y);
+        q_run_threads(what, e, b, in, nb, consts, wd, want, rtol);
+        if (b == 1 && op_qg_wide()) {
+            prt_engine *e1 = NULL;
+            CHECK_OK(ot_build_op_const(op, f, nf, in, nb, consts, &e1));
+            if (e1)
+                q_run_threads(what, e1, b, in, nb, consts, wd, want, rtol);
+            prt_engine_destroy(e1);
         }
     }
     q_set_build(0);

@@ -23,8 +23,9 @@
  * so the result does not depend on the thread count or the build.
  *
  * Two faster paths give the same bits: QLinearConv with symmetric
- * constant weights on a VNNI CPU runs channel-last (qconv_run_hwc,
- * cpu/qconv_kernel.h; a grouped one over one HWC copy of x, each group's
+ * constant weights on an AVX2 or VNNI CPU runs channel-last
+ * (qconv_run_hwc, cpu/qconv_kernel.h: VNNI's byte tiles, or AVX2's exact
+ * int16 ones; a grouped one over one HWC copy of x, each group's
  * panels packed on their own and reading from its first channel), and a
  * depthwise convolution runs through the float depthwise kernel with exact
  * integer sums (qconv_run_dw).
@@ -41,9 +42,12 @@
 #define QCV_MB 32  /* rows (output channels) of a block */
 #define QCV_NB 128 /* columns (output pixels) of a block */
 #define QCV_ALIGN 64
-/* Bytes readable past the channel-last copy of x and its padding pixel: a
- * group's last 4-byte step may run 3 past the image's channels. */
+/* Elements readable past the channel-last copy of x and its padding pixel:
+ * a group's last 4-element step may run 3 past the image's channels. */
 #define QCV_SLACK 4
+/* Bytes of an element of the channel-last copy at most (int16, the AVX2
+ * tiles'): the workspace is sized for it whichever path runs. */
+#define QCV_ES 2
 
 typedef struct qconv_op {
     op_object o;
@@ -142,6 +146,7 @@ typedef struct qconv_const {
     int32_t *rowsum; /* M */
     uint8_t *ap;
     uint8_t *wq;
+    int32_t wide; /* wq for the int16 AVX2 tiles (op_qg_wide() at build) */
 } qconv_const;
 
 /* Whether W's zero points (desc d, values zp; NULL: none) are all 0 once
@@ -157,7 +162,8 @@ static int qconv_w_symmetric(int32_t w_dtype, const prt_tensor_desc *d, const vo
     return 1;
 }
 
-/* The channel-last VNNI path takes QLinearConv over 1 or 2 spatial dims
+/* The channel-last path (VNNI, or the int16 AVX2 tiles) takes QLinearConv
+ * over 1 or 2 spatial dims
  * (W's rank: at build only the constants' dims are known), of any groups
  * that divide W's output channels, with symmetric weights, W's zero
  * points as given (zp NULL: none). */
@@ -167,7 +173,7 @@ static int qconv_hwc_ok(const op_object *o, const ql_inputs *q, const prt_tensor
     const qconv_op *c = (const qconv_op *)o;
     const int32_t ns = in[q->b].dims.nb_dims - 2;
     return q->kind == QL_QLINEAR_CONV && in[q->b].dims.d[0] % c->group == 0 &&
-           (ns == 1 || ns == 2) && op_qg_vnni() &&
+           (ns == 1 || ns == 2) && (op_qg_vnni() || op_qg_wide()) &&
            qconv_w_symmetric(in[q->b].dtype, q->b_zp >= 0 ? &in[q->b_zp] : NULL, w_zp);
 }
 
@@ -177,11 +183,17 @@ static int qconv_hwc_ok(const op_object *o, const ql_inputs *q, const prt_tensor
  * feeds 16 used channels, not Mg (resnext_w8's groups of 4: a quarter of
  * the lanes, and a tile's bookkeeping for 4 channels' work). The
  * products are the same; the zero blocks cost nothing the padding of
- * one group's panel would not. */
-static int64_t qconv_group_block(int64_t G, int64_t Mg)
+ * one group's panel would not. The int16 tiles (`wide`) fill one vector
+ * of 8 channels instead: a tile of 8 channels is as fast a product as one
+ * of 16 there (one broadcast a product, within the loads' rate), so
+ * blocks of 8 do half the products of blocks of 16, whose inputs are
+ * twice as many and half of them zeros (resnext_w8's groups of 4 and 8:
+ * 2.0 and 1.6 times faster). */
+static int64_t qconv_group_block(int64_t G, int64_t Mg, int wide)
 {
+    const int64_t most = wide ? OP_QC_PANEL / 2 : OP_QC_PANEL;
     int64_t k = 1;
-    for (int64_t b = 2; b <= G && b * Mg <= OP_QC_PANEL; b++)
+    for (int64_t b = 2; b <= G && b * Mg <= most; b++)
         if (G % b == 0)
             k = b;
     return k;
@@ -195,9 +207,10 @@ static prt_status qconv_prepare_hwc(const op_object *o, const ql_inputs *q,
 {
     const prt_dims *d = &in[q->b].dims;
     const int64_t G0 = ((const qconv_op *)o)->group, M = d->d[0], C = d->d[1];
-    const int64_t k = qconv_group_block(G0, M / G0), G = G0 / k, Mg = M / G;
+    const int wide = op_qg_wide();
+    const int64_t k = qconv_group_block(G0, M / G0, wide), G = G0 / k, Mg = M / G;
     const int64_t kvol = base_volume(d) / (M * (C ? C : 1));
-    const int64_t wg = op_qc_w_bytes(Mg, k * C, kvol);
+    const int64_t wg = op_qc_w_bytes(Mg, k * C, kvol) * (wide ? 2 : 1);
     int64_t bytes;
     qconv_const *c;
     if (C < 1 || wg < 0 || !base_mul_i64(wg, G, &bytes) ||
@@ -211,10 +224,11 @@ static prt_status qconv_prepare_hwc(const op_object *o, const ql_inputs *q,
     c->rowsum = (int32_t *)(c + 1);
     c->wq =
         (uint8_t *)(((uintptr_t)(c->rowsum + M) + QCV_ALIGN - 1) / QCV_ALIGN * QCV_ALIGN);
+    c->wide = wide;
     for (int64_t gi = 0; gi < G; gi++)
-        op_qc_pack_w(Mg, Mg / k, C, kvol,
-                     (const uint8_t *)data[q->b] + gi * Mg * C * kvol,
-                     qconv_w_flip(c->src.dtype), c->wq + gi * wg, c->rowsum + gi * Mg);
+        op_qc_pack_w(
+            Mg, Mg / k, C, kvol, (const uint8_t *)data[q->b] + gi * Mg * C * kvol,
+            qconv_w_flip(c->src.dtype), wide, c->wq + gi * wg, c->rowsum + gi * Mg);
     *out = &c->head;
     return PRT_OK;
 }
@@ -276,6 +290,75 @@ static int qconv_carve(uint8_t *base, int64_t *off, int64_t count, int64_t size,
     return 1;
 }
 
+/* The int16 tiles' copy of x has its padding written out (the padding
+ * pixel: x's zero point, zeros past the channels), so that every window
+ * lies inside it and no tile checks bounds: x's pixel (h, w) at (top + h,
+ * left + w) of Hp x Wp, the rest padding. 1-D as H = 1. */
+typedef struct qconv_pad {
+    int64_t H, W, top, left, Hp, Wp;
+} qconv_pad;
+
+static void qconv_pad_of(const op_win_geom *wg, qconv_pad *pd)
+{
+    const int32_t l = wg->ns - 1;
+    /* the padded extent a dimension's windows reach, and x's */
+    int64_t need = (wg->out[l] - 1) * wg->s[l] + (wg->k[l] - 1) * wg->d[l] + 1;
+    pd->W = wg->in[l];
+    pd->left = wg->pb[l];
+    pd->Wp = need > pd->W + pd->left ? need : pd->W + pd->left;
+    pd->H = pd->Hp = 1;
+    pd->top = 0;
+    if (wg->ns == 2) {
+        need = (wg->out[0] - 1) * wg->s[0] + (wg->k[0] - 1) * wg->d[0] + 1;
+        pd->H = wg->in[0];
+        pd->top = wg->pb[0];
+        pd->Hp = need > pd->H + pd->top ? need : pd->H + pd->top;
+    }
+}
+
+/* Pixels the channel-last copy of x may take: x's, or the padded
+ * image's (qconv_pad) where larger; -1 on overflow. */
+static int64_t qconv_xvol(const op_win_geom *wg)
+{
+    qconv_pad pd;
+    int64_t n;
+    if (wg->ns != 1 && wg->ns != 2)
+        return wg->ivol;
+    qconv_pad_of(wg, &pd);
+    if (!base_mul_i64(pd.Hp, pd.Wp, &n))
+        return -1;
+    n = n > wg->ivol ? n : wg->ivol;
+    /* the channel-first pairs' 16 pixels past the (padded) image */
+    return base_add_i64(n, 16, &n) ? n : -1;
+}
+
+/* A 1x1 convolution at stride 1 without padding: the int16 path's
+ * pointwise kernel (qconv_kernel.h, op_qc_pw) reads x's planes. */
+static int qconv_pw_ok(const op_win_geom *wg)
+{
+    if (wg->kvol != 1)
+        return 0;
+    for (int32_t i = 0; i < wg->ns; i++)
+        if (wg->s[i] != 1 || wg->pb[i] != 0 || wg->pe[i] != 0)
+            return 0;
+    return 1;
+}
+
+/* The int16 path's grouped channel-first kernel (qconv_kernel.h,
+ * op_qc_cf): groups whose inputs start at even channels (pairs), stride 1.
+ * Measured against the channel-last tiles, it wins there only: resnext_w8's
+ * groups of 4 and 8 1.45x and 1.1-1.6x, where a block's zero products go;
+ * 64 -> 64 3x3 ran 0.69x, pointwise 0.88x (op_qc_pw's one-row tiles). */
+static int qconv_cf_ok(const op_conv_geom *g)
+{
+    if (g->G == 1 || g->Cg % 2)
+        return 0;
+    for (int32_t i = 0; i < g->w.ns; i++)
+        if (g->w.s[i] != 1)
+            return 0;
+    return 1;
+}
+
 /* For M output channels, K = Cg kvol taps and P output pixels; C input
  * channels of ivol pixels (the channel-last path's copy of x). */
 static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, int64_t C, int64_t ivol,
@@ -297,8 +380,8 @@ static int64_t qconv_layout(int64_t M, int64_t K, int64_t P, int64_t C, int64_t 
         !qconv_carve(base, &off, P, 4, (void **)&w->beta) ||
         !qconv_carve(base, &off, P, 4, (void **)&w->colterm) || c4 < 0 ||
         !base_mul_i64(ivol, c4, &xb) || xb > INT64_MAX - QCV_SLACK ||
-        !qconv_carve(base, &off, xb + QCV_SLACK, 1, (void **)&w->xt) ||
-        !qconv_carve(base, &off, c4 + QCV_SLACK, 1, (void **)&w->zrow) ||
+        !qconv_carve(base, &off, xb + QCV_SLACK, QCV_ES, (void **)&w->xt) ||
+        !qconv_carve(base, &off, c4 + QCV_SLACK, QCV_ES, (void **)&w->zrow) ||
         !base_mul_i64(P, m16, &xb) || !qconv_carve(base, &off, xb, 1, (void **)&w->yt) ||
         !qconv_carve(base, &off, m16 + OP_QC_PANEL, 4, (void **)&w->cterm) ||
         !qconv_carve(base, &off, m16 + OP_QC_PANEL, 4, (void **)&w->hscale))
@@ -425,11 +508,13 @@ static int64_t qconv_workspace(const op_object *o, int32_t dtype, const prt_dims
     P = out[0].d[0] * out[0].d[1] > 0 ? base_volume(&out[0]) / (out[0].d[0] * out[0].d[1])
                                       : 0;
     {
-        const int64_t base = qconv_layout(M, K, P, C, ivol, NULL, NULL);
         op_conv_geom g;
         op_dw dw;
+        const int geom_ok = !qconv_geom(o, in, nb_in, &g);
+        const int64_t base =
+            qconv_layout(M, K, P, C, geom_ok ? qconv_xvol(&g.w) : ivol, NULL, NULL);
         int64_t extra;
-        if (base < 0 || qconv_geom(o, in, nb_in, &g) || !qconv_dw_plan(&g, &dw))
+        if (base < 0 || !geom_ok || !qconv_dw_plan(&g, &dw))
             return base;
         extra = qconv_dw_bytes(&g, &dw);
         return extra < 0 || base > INT64_MAX - extra ? -1 : base + extra;
@@ -544,8 +629,62 @@ typedef struct qconv_hwc_job {
     int64_t Cg, Mg, wg; /* channels of a group in and out, W bytes of a group */
     int64_t M, M16;     /* the whole output's channels, and yt's row */
     int64_t nsb;        /* blocks of OP_QC_NP panels of a group */
+    qconv_pad pad;      /* the int16 tiles' padded copy (a.wide) */
+    op_qc_pw_args pw;   /* the pointwise kernel's (qconv_pw_ok) */
+    const uint8_t *xpw; /* the image for op_qc_pw_pairs */
+    op_qc_cf_args cf;   /* the grouped channel-first kernel's (qconv_cf_ok) */
+    const uint8_t *xcf; /* the image for op_qc_cf_pairs */
+    int64_t rows;       /* output rows of an item of op_qc_cf */
+    uint16_t ax;        /* x's zero point as stored (the padding) */
     uint8_t fx;
 } qconv_hwc_job;
+
+/* Pixels and channels of a block of the pointwise kernel's work. */
+#define QCV_PW_PIX 256
+#define QCV_PW_CH 12
+
+static void qconv_pw_pairs_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    op_qc_pw_pairs(j->xpw, j->C, j->pw.P, j->pw.P16, j->fx, begin, end,
+                   (uint16_t *)j->pw.xp);
+}
+
+/* Items: blocks of QCV_PW_CH channels by QCV_PW_PIX pixels, pixels
+ * innermost. */
+static void qconv_pw_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    const int64_t npb = (j->pw.P + QCV_PW_PIX - 1) / QCV_PW_PIX;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t m0 = it / npb * QCV_PW_CH, p0 = it % npb * QCV_PW_PIX;
+        op_qc_pw(&j->pw, m0, m0 + QCV_PW_CH < j->pw.o.M ? m0 + QCV_PW_CH : j->pw.o.M, p0,
+                 p0 + QCV_PW_PIX < j->pw.P ? p0 + QCV_PW_PIX : j->pw.P);
+    }
+}
+
+/* Channels of a block of the channel-first kernel's work. */
+#define QCV_CF_CH 12
+
+static void qconv_cf_pairs_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    op_qc_cf_pairs(j->xcf, j->C, j->pad.H, j->pad.W, j->pad.top, j->pad.left, j->pad.Hp,
+                   j->pad.Wp, j->cf.PP, j->fx, j->ax, begin, end, (uint16_t *)j->cf.xp);
+}
+
+/* Items: blocks of QCV_CF_CH channels by j->rows output rows, rows
+ * innermost. */
+static void qconv_cf_range(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    const int64_t nrb = (j->cf.OH + j->rows - 1) / j->rows;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t m0 = it / nrb * QCV_CF_CH, r0 = it % nrb * j->rows;
+        op_qc_cf(&j->cf, m0, m0 + QCV_CF_CH < j->cf.o.M ? m0 + QCV_CF_CH : j->cf.o.M, r0,
+                 r0 + j->rows < j->cf.OH ? r0 + j->rows : j->cf.OH);
+    }
+}
 
 /* Output pixels of a block: enough tiles to reuse a W group from cache. */
 #define QCV_HWC_PIX (16 * OP_QC_MR)
@@ -553,8 +692,38 @@ typedef struct qconv_hwc_job {
 static void qconv_hwc_copy_range(void *arg, int64_t begin, int64_t end)
 {
     const qconv_hwc_job *j = arg;
-    op_qc_to_hwc(j->x, j->C, j->a.H * j->a.W, j->fx, j->a.ldx, begin, end,
-                 (uint8_t *)j->a.xt);
+    op_qc_to_hwc(j->x, j->C, j->a.H * j->a.W, j->fx, j->a.ldx, begin, end, 0,
+                 (uint8_t *)j->a.xt + begin * j->a.ldx);
+}
+
+/* Rows [begin, end) of x into the int16 tiles' padded copy, and the
+ * padding pixels left and right of each. */
+static void qconv_hwc_rows16(void *arg, int64_t begin, int64_t end)
+{
+    const qconv_hwc_job *j = arg;
+    const qconv_pad *pd = &j->pad;
+    const size_t px = (size_t)j->a.ldx * 2;
+    uint8_t *xt = (uint8_t *)j->a.xt;
+    for (int64_t h = begin; h < end; h++) {
+        uint8_t *row = xt + (size_t)((pd->top + h) * pd->Wp) * px;
+        op_qc_to_hwc(j->x, j->C, pd->H * pd->W, j->fx, j->a.ldx, h * pd->W,
+                     (h + 1) * pd->W, 1, row + (size_t)pd->left * px);
+        for (int64_t w = 0; w < pd->left; w++)
+            memcpy(row + (size_t)w * px, j->a.zrow, px);
+        for (int64_t w = pd->left + pd->W; w < pd->Wp; w++)
+            memcpy(row + (size_t)w * px, j->a.zrow, px);
+    }
+}
+
+/* The padded copy's rows above and below x: padding pixels. */
+static void qconv_hwc_pad_rows16(const qconv_hwc_job *j)
+{
+    const qconv_pad *pd = &j->pad;
+    const size_t px = (size_t)j->a.ldx * 2;
+    for (int64_t h = 0; h < pd->Hp; h++)
+        if (h < pd->top || h >= pd->top + pd->H)
+            for (int64_t w = 0; w < pd->Wp; w++)
+                memcpy((uint8_t *)j->a.xt + (size_t)(h * pd->Wp + w) * px, j->a.zrow, px);
 }
 
 static void qconv_hwc_out_range(void *arg, int64_t begin, int64_t end)
@@ -575,9 +744,10 @@ static void qconv_hwc_tile_range(void *arg, int64_t begin, int64_t end)
         const int64_t gi = it / (j->nsb * j->npb), r = it % (j->nsb * j->npb);
         const int64_t s0 = r / j->npb * OP_QC_NP, p0 = r % j->npb * QCV_HWC_PIX;
         if (gi != gcur) {
+            const int64_t es = j->a.wide ? 2 : 1;
             gcur = gi;
-            a.xt = j->a.xt + gi * j->Cg;
-            a.zrow = j->a.zrow + gi * j->Cg;
+            a.xt = j->a.xt + gi * j->Cg * es;
+            a.zrow = j->a.zrow + gi * j->Cg * es;
             a.wp = j->a.wp + gi * j->wg;
             a.cterm = j->a.cterm + gi * j->Mg;
             a.scale = j->a.scale + gi * j->Mg;
@@ -594,9 +764,12 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
 {
     const op_win_geom *wg = &g->w;
     const int32_t ax = v->a_zp + (qconv_x_flip(v->a_dtype) ? 128 : 0);
-    const int64_t k = qconv_group_block(g->G, g->Mg), G = g->G / k;
+    const int64_t k = qconv_group_block(g->G, g->Mg, pc->wide), G = g->G / k;
+    const int64_t es = pc->wide ? 2 : 1;
+    op_qc_cf_out out;
     qconv_hwc_job j;
     memset(&j, 0, sizeof j);
+    j.a.wide = pc->wide;
     j.C = g->C;
     j.Cg = k * g->Cg; /* a block of k groups (qconv_group_block) */
     j.Mg = k * g->Mg;
@@ -605,7 +778,7 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
     /* panels of a group */
     j.S = (j.Mg + OP_QC_PANEL - 1) / OP_QC_PANEL;
     j.nsb = (j.S + OP_QC_NP - 1) / OP_QC_NP;
-    j.wg = op_qc_w_bytes(j.Mg, j.Cg, wg->kvol);
+    j.wg = op_qc_w_bytes(j.Mg, j.Cg, wg->kvol) * es;
     j.M16 = (g->M + OP_QC_PANEL - 1) / OP_QC_PANEL * OP_QC_PANEL;
     j.a.C4 = op_qc_c4(j.Cg);
     j.a.ldx = op_qc_c4(g->C);
@@ -618,6 +791,10 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
     }
     j.a.W = wg->in[wg->ns - 1], j.a.OW = wg->out[wg->ns - 1], j.a.kw = wg->k[wg->ns - 1];
     j.a.sw = wg->s[wg->ns - 1], j.a.dw = wg->d[wg->ns - 1], j.a.pw = wg->pb[wg->ns - 1];
+    if (j.a.wide) {
+        qconv_pad_of(wg, &j.pad);
+        j.a.H = j.pad.Hp, j.a.W = j.pad.Wp, j.a.ph = j.a.pw = 0;
+    }
     j.a.xt = w->xt;
     j.a.zrow = w->zrow;
     j.a.wp = pc->wq;
@@ -630,10 +807,15 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
     j.a.M16 = j.M16;
     j.a.P = wg->ovol;
     j.npb = (j.a.P + QCV_HWC_PIX - 1) / QCV_HWC_PIX;
-    memset(w->zrow, 0, (size_t)(j.a.ldx + QCV_SLACK));
-    memset(w->zrow, (uint8_t)ax, (size_t)g->C);
+    memset(w->zrow, 0, (size_t)((j.a.ldx + QCV_SLACK) * es));
+    for (int64_t c = 0; c < g->C; c++) {
+        if (es == 2)
+            ((uint16_t *)(void *)w->zrow)[c] = (uint16_t)ax;
+        else
+            w->zrow[c] = (uint8_t)ax;
+    }
     /* the copy's slack (read against W's zero padding) holds zeros too */
-    memset(w->xt + wg->ivol * j.a.ldx, 0, QCV_SLACK);
+    memset(w->xt + j.a.H * j.a.W * j.a.ldx * es, 0, QCV_SLACK * es);
     for (int64_t m = 0; m < j.M16 + OP_QC_PANEL; m++) {
         /* bias - ax colsum_w, wrapping as qgemm.h's store pass */
         w->cterm[m] = m < g->M ? (int32_t)((bias ? (uint32_t)bias[m] : 0u) -
@@ -641,10 +823,63 @@ static prt_status qconv_run_hwc(const op_conv_geom *g, const ql_values *v,
                                : 0;
         w->hscale[m] = m < g->M ? ql_multiplier(v, m) : 0.0f;
     }
+    out.wp = (const int16_t *)(const void *)pc->wq;
+    out.C4 = j.a.C4;
+    out.M = g->M;
+    out.cterm = w->cterm;
+    out.scale = w->hscale;
+    out.zp = v->y_zp;
+    out.is_u8 = v->out == OP_QG_OUT_U8;
+    if (j.a.wide && g->G == 1 && qconv_pw_ok(wg)) {
+        j.pw.xp = (const uint16_t *)(const void *)w->xt;
+        j.pw.C2 = (g->C + 1) / 2;
+        j.pw.P = wg->ovol;
+        j.pw.P16 = (wg->ovol + 15) / 16 * 16;
+        j.pw.o = out;
+        for (int64_t n = 0; n < g->N; n++) {
+            j.xpw = (const uint8_t *)x + n * g->C * wg->ivol;
+            j.pw.y = (uint8_t *)y + n * g->M * j.pw.P;
+            base_parallel_for(j.pw.C2, 1, qconv_pw_pairs_range, &j);
+            base_parallel_for((g->M + QCV_PW_CH - 1) / QCV_PW_CH *
+                                  ((j.pw.P + QCV_PW_PIX - 1) / QCV_PW_PIX),
+                              1, qconv_pw_range, &j);
+        }
+        return PRT_OK;
+    }
+    if (j.a.wide && qconv_cf_ok(g)) {
+        qconv_pad_of(wg, &j.pad);
+        j.cf.OH = j.a.OH;
+        j.cf.OW = j.a.OW;
+        j.cf.Wp = j.pad.Wp;
+        j.cf.PP = j.pad.Hp * j.pad.Wp + 16;
+        j.cf.xp = (const uint16_t *)(const void *)w->xt;
+        j.cf.kh = j.a.kh, j.cf.kw = j.a.kw, j.cf.dh = j.a.dh, j.cf.dw = j.a.dw;
+        j.cf.Cg = g->Cg;
+        j.cf.Mg = g->Mg;
+        j.cf.Mb = j.Mg; /* a packed block's channels (qconv_group_block) */
+        j.cf.wblock = j.wg / 2;
+        j.cf.o = out;
+        j.ax = (uint16_t)ax;
+        j.rows = (255 + j.cf.OW) / j.cf.OW;
+        for (int64_t n = 0; n < g->N; n++) {
+            j.xcf = (const uint8_t *)x + n * g->C * wg->ivol;
+            j.cf.y = (uint8_t *)y + n * g->M * wg->ovol;
+            base_parallel_for((g->C + 1) / 2, 1, qconv_cf_pairs_range, &j);
+            base_parallel_for((g->M + QCV_CF_CH - 1) / QCV_CF_CH *
+                                  ((j.cf.OH + j.rows - 1) / j.rows),
+                              1, qconv_cf_range, &j);
+        }
+        return PRT_OK;
+    }
     for (int64_t n = 0; n < g->N; n++) {
         j.x = (const uint8_t *)x + n * g->C * wg->ivol;
         j.y = (uint8_t *)y + n * g->M * j.a.P;
-        base_parallel_for(wg->ivol, 1024, qconv_hwc_copy_range, &j);
+        if (j.a.wide) {
+            qconv_hwc_pad_rows16(&j);
+            base_parallel_for(j.pad.H, (1023 + j.pad.W) / j.pad.W, qconv_hwc_rows16, &j);
+        } else {
+            base_parallel_for(wg->ivol, 1024, qconv_hwc_copy_range, &j);
+        }
         base_parallel_for(G * j.nsb * j.npb, 1, qconv_hwc_tile_range, &j);
         base_parallel_for(j.a.P, 256, qconv_hwc_out_range, &j);
     }
@@ -688,15 +923,19 @@ static prt_status qconv_run(const op_object *o, int32_t dtype, const prt_tensor_
             dj.fx = qconv_x_flip(v.a_dtype);
             dj.ax = v.a_zp + (dj.fx ? 128 : 0);
             dj.es = (int64_t)prt_dtype_size(out->dtype);
-            return qconv_run_dw(&dj, x[q.b], q.bias >= 0 ? x[q.bias] : NULL, ys[0], ws,
-                                qconv_layout(g.M, K, P, g.C, g.w.ivol, NULL, NULL));
+            return qconv_run_dw(
+                &dj, x[q.b], q.bias >= 0 ? x[q.bias] : NULL, ys[0], ws,
+                qconv_layout(g.M, K, P, g.C, qconv_xvol(&g.w), NULL, NULL));
         }
     }
-    (void)qconv_layout(g.M, K, P, g.C, g.w.ivol, ws, &w);
+    (void)qconv_layout(g.M, K, P, g.C, qconv_xvol(&g.w), ws, &w);
     if (pc && !ql_const_is(&pc->src, &in[q.b], x[q.b]))
         pc = NULL;
     if (pc && pc->wq) {
-        if (qconv_hwc_ok(o, &q, in, q.b_zp >= 0 ? x[q.b_zp] : NULL))
+        /* the layout packed at build must be the one of the tiles that
+         * run now (op_qg_force, a test hook, may have changed them) */
+        if (qconv_hwc_ok(o, &q, in, q.b_zp >= 0 ? x[q.b_zp] : NULL) &&
+            pc->wide == op_qg_wide())
             return qconv_run_hwc(&g, &v, pc, q.bias >= 0 ? x[q.bias] : NULL, x[q.a],
                                  ys[0], &w);
         pc = NULL; /* W packed per run, as without a constant */

@@ -172,7 +172,7 @@ prt_status ql_pack_b_const(const op_object *o, const prt_tensor_desc *b, const v
     pb = op_qg_panel_bytes(K, N);
     /* the panels, then (where the AVX2 tile runs) the same widened to int16 */
     if (N < 1 || pb < 0 || pb > INT64_MAX / 4 ||
-        !base_add_i64(pb * (op_qg_avx2() ? 3 : 1),
+        !base_add_i64(pb * (op_qg_wide() ? 3 : 1),
                       (int64_t)sizeof *c + 4 * N + 2 * QL_CARVE_ALIGN, &bytes))
         return PRT_OK;
     c = (ql_packed_b *)op_const_alloc((size_t)bytes);
@@ -187,7 +187,7 @@ prt_status ql_pack_b_const(const op_object *o, const prt_tensor_desc *b, const v
     op_qg_pack_b(K, N, data, N, b->dtype == PRT_UINT8 ? 0x80 : 0, 1, 0,
                  (N + OP_QG_PANEL - 1) / OP_QG_PANEL, c->panels, c->colsum);
     c->panels16 = NULL;
-    if (op_qg_avx2()) {
+    if (op_qg_wide()) {
         c->panels16 = (int16_t *)(((uintptr_t)(c->panels + pb) + QL_CARVE_ALIGN - 1) /
                                   QL_CARVE_ALIGN * QL_CARVE_ALIGN);
         op_qg_widen_b(c->panels, pb, 1, c->panels16);

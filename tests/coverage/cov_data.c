@@ -344,7 +344,7 @@ static void gen_gather_nd(cov *c, const char *op, int32_t dt)
         int32_t m = (int32_t)rnd(c, 1, r - b), nfree = (int32_t)rnd(c, 0, 2);
         prt_field f = ot_fld_i32("batch_dims", &b, 1);
         prt_dims d = cov_dims(c, r, 1), fr = cov_dims(c, nfree, 1), id;
-        char tag[96], ds[48]; /* room GCC 12 -Wformat-truncation counts */
+        char tag[96], ds[48];
         for (int32_t j = b; j < b + m; j++)
             d.d[j] = d.d[j] ? d.d[j] : 2;
         id.nb_dims = b + nfree + 1;
@@ -686,7 +686,7 @@ static void gen_constant_of_shape(cov *c, const char *op, int32_t dt)
                      : v == 1 ? D0()
                      : v == 2 ? D3(2, 0, 5)
                               : D3(33, 1, 129);
-        char tag[96], ds[48]; /* room GCC 12 -Wformat-truncation counts */
+        char tag[96], ds[48];
         k.f = f;
         k.nf = v == 2 ? 1 : 2;
         k.in[0] = ints(PRT_INT64, d.nb_dims, d.d);

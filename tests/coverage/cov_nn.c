@@ -930,13 +930,14 @@ static void gen_roi_align(cov *c, const char *op, int32_t dt)
 /* Each direction and layout, ragged lengths (0 and T among them), initial
  * states, LSTM's peepholes and input_forget, GRU's linear_before_reset,
  * clip, every output. The CUDA kernel's paths (rnn_cuda.c, on an H100):
- * cases v 0 to 5 run rnn.cu's persistent kernel with one block per
- * direction, v 9 to 14 (the same variants, H of 80 and more) blocks that
- * synchronize through the grid, both directions at once; v 6 too, with
- * blocks of several units (the last one short) and 9 batch entries; v 7's
- * R is too wide for both directions' blocks to be co-resident, so each
- * direction gets its own launch; v 8's rows of R do not fit shared
- * memory: the per-step path. */
+ * cases v 0 to 5 and 9 to 14 (the same variants, H of 80 and more) run
+ * rnn.cu's batch-split kernel, a block per direction and batch entry; v 15
+ * too, with 301 entries, so that a block holds several (the last block
+ * fewer); v 6 blocks of several units (the last one short) that
+ * synchronize through the grid, with 9 batch entries; v 7's R is too wide
+ * for both directions' blocks to be co-resident, so each direction gets
+ * its own launch; v 8's rows of R do not fit shared memory: the per-step
+ * path. */
 static void gen_rnn(cov *c, const char *op, int32_t dt)
 {
     static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
@@ -945,23 +946,28 @@ static void gen_rnn(cov *c, const char *op, int32_t dt)
     static const int64_t wide[3][2] = {{2000, 3000}, {1200, 1700}, {1000, 1500}};
     const int lstm = strcmp(op, "LSTM") == 0, gru = strcmp(op, "GRU") == 0;
     const int64_t G = lstm ? 4 : gru ? 3 : 1;
-    for (int v = 0; v < 15; v++) {
+    for (int v = 0; v < 16; v++) {
         oc_case k = {.op = op, .nb_out = lstm ? 3 : 2, .rtol = cov_rtol(dt, 1e-4)};
-        /* x: the variant of inputs and fields (v 9 to 14 repeat 0 to 5) */
-        const int x = v < 9 ? v : v - 9, small = v < 6, grid = v >= 9;
-        const int di = small || grid ? x % 3 : v == 8 ? 0 : 2;
+        /* x: the variant of inputs and fields (v 9 to 14 repeat 0 to 5, v 15
+         * is 2: both directions, lengths, every initial state) */
+        const int x = v == 15 ? 2
+                      : v < 9 ? v
+                              : v - 9,
+                  small = v < 6 || v == 15, mid = v >= 9 && v < 15;
+        const int di = small || mid ? x % 3 : v == 8 ? 0 : 2;
         const int64_t D = di == 2 ? 2 : 1,
-                      T = small || grid || v == 6 ? rnd(c, 1, 6) + (v == 6) : 4 - v / 4,
-                      B = small    ? rnd(c, 1, 5)
-                          : grid   ? rnd(c, 3, 5)
+                      T = small || mid || v == 6 ? rnd(c, 1, 6) + (v == 6) : 4 - v / 4,
+                      B = v == 15  ? 301
+                          : small  ? rnd(c, 1, 5)
+                          : mid    ? rnd(c, 3, 5)
                           : v == 6 ? 9
                                    : 2,
                       I = rnd(c, 1, 9),
                       H = small    ? rnd(c, 1, 17)
-                          : grid   ? 80 + rnd(c, 0, 16)
+                          : mid    ? 80 + rnd(c, 0, 16)
                           : v == 6 ? 301
                                    : wide[lstm ? 2 : gru][v - 7];
-        int32_t layout = small || grid ? (x / 3) % 2 : v == 6, mask = 1, flag = x % 2,
+        int32_t layout = small || mid ? (x / 3) % 2 : v == 6, mask = 1, flag = x % 2,
                 hs = (int32_t)H;
         float clip = 0.8f;
         prt_field f[6];

@@ -115,9 +115,10 @@ static void qconv_case(const qc_shape *sh, int qlinear)
 
 int main(void)
 {
-    /* The tensor-core kernel is opt-in until it has run on a GPU
-     * (qgemm_cuda.c, qconv_mma_takes). */
-    setenv("PRT_CUDA_QCONV_MMA", "1", 1);
+    /* The tensor-core kernel is the default (qgemm_cuda.c,
+     * qconv_mma_takes); a PRT_CUDA_QCONV_MMA=0 left in the caller's
+     * environment is cleared, so the shapes that expect it get it. */
+    unsetenv("PRT_CUDA_QCONV_MMA");
     /* {n, c, m, group, ns, h, w, kh, kw, stride, pad, dilation, mma} */
     static const qc_shape shapes[] = {
         /* 1x1, pixels and channels in whole tiles, then not */

@@ -48,18 +48,21 @@ the optimized one is held to 1 quantum in NOOPT_MAX_FRACTION of the
 elements (resnet18_w8_qdq matches it exactly), the unoptimized one gets
 QDQ_MAX_QUANTA and QDQ_MAX_FRACTION (ORT's own 17% at batch 2).
 
-ONNX Runtime's MatMulInteger is not exact on every CPU: without AVX-512
-VNNI (or AVX-VNNI) MLAS multiplies uint8 by int8 with vpmaddubsw, whose
-int16 pair sums saturate (255 x 127 x 2 > 32767: on a Zen 3 EPYC
-[255]*4 . [127]*4 gives 65534, not 129540), and quantize_dynamic's weights
-use the whole int8 range, so a few sums of gpt2_tiny_dynq come out
-thousands too low (session 38: 0.02 of max |logit| off at 1x1). plugrt's
-sums are exact, as ONNX defines them. Where ONNX Runtime is seen to
-saturate (ort_saturates), a dynamic model's two references are ONNX Runtime
-running the model with each MatMulInteger rewritten to exact double
-arithmetic (exact_matmul_integer), unoptimized and optimized, and a QDQ
-model is compared with the unoptimized run alone (ORT's QLinearConv sums
-the same saturating way); a note line says so.
+On an x86 CPU without VNNI, ONNX Runtime's fused 8-bit products are not
+exact (its AVX2 kernels add product pairs in saturating 16-bit lanes:
+resnet18_w8_qdq's logits up to 7 quanta off in 27% of the elements on a
+2-core AMD EPYC with AVX2 alone; tests/onnx/ort_compare.py,
+ort_int8_exact), so there the QDQ models' comparison with the optimized
+reference is printed, not judged, and the unoptimized one decides.
+
+The dynamic models' MatMulInteger is ORT's u8 x s8 kernel too, unfused or
+fused: on a Zen 3 EPYC [255]*4 . [127]*4 gives 65534, not 129540, and
+quantize_dynamic's weights use the whole int8 range, so a few sums of
+gpt2_tiny_dynq came out thousands too low (session 38: 0.02 of max
+|logit| off at 1x1, failing model_gpt2_tiny_dynq at main's build as
+well). There (ort_int8_exact false) both of a dynamic model's references
+are ONNX Runtime running the model with each MatMulInteger rewritten to
+exact double arithmetic (exact_matmul_integer), and a note line says so.
 
 Exit status 0 pass, 1 a mismatch or an error, 77 (skipped) when the model
 or onnxruntime is missing.
@@ -72,7 +75,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "onnx"))
 import run_models  # noqa: E402 - the input makers and shapes are shared
+from ort_compare import ort_int8_exact  # noqa: E402
 
 SKIP = 77
 RTOL = run_models.RTOL  # against the unoptimized reference
@@ -123,23 +128,6 @@ def output_scales(path):
     return scales
 
 
-def ort_saturates(ort):
-    """1 when this ONNX Runtime's MatMulInteger saturates uint8 x int8 pair
-    sums on this CPU (the module's docstring says where and why)."""
-    import onnx  # noqa: PLC0415
-    from onnx import TensorProto, helper, numpy_helper  # noqa: PLC0415
-    g = helper.make_graph(
-        [helper.make_node("MatMulInteger", ["a", "b"], ["y"])], "probe",
-        [helper.make_tensor_value_info("a", TensorProto.UINT8, [1, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
-        [numpy_helper.from_array(np.full((4, 16), 127, np.int8), "b")])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    y = s.run(None, {"a": np.full((1, 4), 255, np.uint8)})[0]
-    return int(y[0, 0]) != 4 * 255 * 127
-
-
 def exact_matmul_integer(path):
     """The model at path with every MatMulInteger(A, B, a_zp?, b_zp?) as
     Cast(MatMul(Cast(A) - Cast(a_zp), Cast(B) - Cast(b_zp)), int32) in
@@ -184,9 +172,10 @@ def run_plugrt(args, path, d, feeds, out, what, threads=1):
             if n.startswith("output_") and n.endswith(".npy")}
 
 
-def compare(kind, scales, refs, got, fused, what, model=""):
+def compare(kind, scales, refs, got, fused, what, model="", judge=True):
     """fused: refs are ONNX Runtime's with its optimizations (the loose
-    tolerances); otherwise its unoptimized run of the same nodes."""
+    tolerances); otherwise its unoptimized run of the same nodes. judge
+    False: differences are printed, not failures."""
     for name, ref in refs.items():
         if name not in got:
             fail("%s: plugrt wrote no output %s" % (what, name))
@@ -205,7 +194,9 @@ def compare(kind, scales, refs, got, fused, what, model=""):
                 fused) else (QDQ_MAX_QUANTA, QDQ_MAX_FRACTION)
             line = "%s: %s max %d quanta (scale %.4g), %.2f%% off by >= 1" % (
                 what, name, worst, scales[name], 100 * frac)
-            if worst > most or frac > most_frac:
+            if (worst > most or frac > most_frac) and not judge:
+                print("info " + line + " (ORT's 8-bit products are not exact on this CPU)")
+            elif worst > most or frac > most_frac:
                 fail(line + " (allowed %d quanta, %.0f%%)" % (most, 100 * most_frac))
             else:
                 print("ok   " + line)
@@ -248,23 +239,14 @@ def main():
     os.makedirs(work)
     scales = output_scales(path) if kind == "qdq" else {}
 
+    exact = ort_int8_exact()
     sessions = []
     source = path
-    modes = (False, True)
-    if ort_saturates(ort):
-        if kind == "dynamic":
-            print("note: this CPU's ONNX Runtime saturates MatMulInteger's uint8 x int8 sums "
-                  "(no VNNI): the references run each MatMulInteger exactly in double")
-            source = exact_matmul_integer(path)
-        else:
-            # Its QLinearConv / QLinearMatMul (the optimized reference) sum
-            # the same way: 6-7 quanta off plugrt's exact sums in a quarter
-            # of resnet18_w8_qdq's logits. The unoptimized reference (float
-            # Conv between the QDQ pairs) is exact enough and stays.
-            print("note: this CPU's ONNX Runtime saturates uint8 x int8 sums (no VNNI): "
-                  "its optimized run (QLinearConv) is not a reference here")
-            modes = (False,)
-    for fused in modes:
+    if kind == "dynamic" and not exact:
+        print("note: this CPU's ONNX Runtime saturates MatMulInteger's uint8 x int8 sums "
+              "(no VNNI): the references run each MatMulInteger exactly in double")
+        source = exact_matmul_integer(path)
+    for fused in (False, True):
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         if not fused:
@@ -286,7 +268,8 @@ def main():
             for fused, sess in sessions:
                 refs = dict(zip(names, sess.run(None, feeds)))
                 compare(kind, scales, refs, got, fused, "%s, ORT %s" % (
-                    what, "optimized" if fused else "unoptimized"), args.model)
+                    what, "optimized" if fused else "unoptimized"), args.model,
+                    judge=not (fused and kind == "qdq" and not exact))
             if first is None:
                 first = (label, d, feeds, got)
 

@@ -5,9 +5,8 @@
  * table's halves, and a blend on each index's bit 7 give the whole
  * 256-entry lookup: three instructions per 64 bytes, against a load and a
  * store per byte for the plain loop (measured in bench/RESULTS.md, "8-bit
- * lookup tables"). Without VBMI the plain loop runs; AVX2 has no byte
- * permute wider than 16 entries (pshufb), and 16 of them with their blends
- * per 32 bytes is no faster than the loop's loads.
+ * lookup tables"). With AVX2 (no VBMI: Zen 3), 16 vpshufb of 16-entry
+ * tables per 32 bytes, without blends (lut8_avx2); else the plain loop.
  */
 #include <stdatomic.h>
 
@@ -36,6 +35,45 @@ static LUT_TARGET_VBMI void lut8_vbmi(const uint8_t *table, const uint8_t *x, ui
         _mm512_mask_storeu_epi8(y + j, m, _mm512_mask_blend_epi8(top, lo, hi));
     }
 }
+
+/* The 256 entries as 16 rows of 16 (row i: indices 16 i ..), each half
+ * (rows 0-7: indices below 128; 8-15: above) looked up with vpshufb,
+ * which returns 0 where an index byte has bit 7 set and else the entry
+ * of its low 4 bits. Row i takes v - 16 i, subtracted with signed
+ * saturation: an index below 16 i, or of the other half (negative as
+ * int8: saturates, stays negative), gives 0; one of row b >= i gives its
+ * low nibble's entry. So with d[i] = row i ^ row i - 1 (row i alone at a
+ * half's first), the XOR over a half's rows gives row b's entry, the XOR
+ * of d[0..b] telescoping to row b. The upper half runs on v ^ 0x80. 16
+ * vpshufb, 16 subtractions and 16 XORs per 32 bytes, no blend. */
+CPU_TARGET_AVX2 static void lut8_avx2(const uint8_t *table, const uint8_t *x, uint8_t *y,
+                                      int64_t n)
+{
+    __m256i d[16];
+    int64_t j = 0;
+    for (int i = 0; i < 16; i++) {
+        __m128i t = _mm_loadu_si128((const __m128i *)(const void *)(table + 16 * i));
+        if (i % 8)
+            t = _mm_xor_si128(
+                t, _mm_loadu_si128((const __m128i *)(const void *)(table + 16 * i - 16)));
+        d[i] = _mm256_broadcastsi128_si256(t);
+    }
+    for (; j + 32 <= n; j += 32) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(x + j));
+        const __m256i h = _mm256_xor_si256(v, _mm256_set1_epi8((char)0x80));
+        __m256i r = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            const __m256i o = _mm256_set1_epi8((char)(16 * i));
+            r = _mm256_xor_si256(r, _mm256_shuffle_epi8(d[i], _mm256_subs_epi8(v, o)));
+            r = _mm256_xor_si256(r,
+                                 _mm256_shuffle_epi8(d[8 + i], _mm256_subs_epi8(h, o)));
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(y + j), r);
+    }
+    for (; j < n; j++)
+        y[j] = table[x[j]];
+}
 #else
 #define LUT_HAVE_VBMI_BUILD 0
 #endif
@@ -57,8 +95,8 @@ static int lut_has_vbmi(void)
         atomic_store_explicit(&lut_vbmi, s, memory_order_relaxed);
     }
     /* cpu_force_baseline turns it off too: the coverage test's reference is
-     * then the plain loop */
-    return s && cpu_avx2();
+     * then the plain loop; cpu_force_avx2 leaves the AVX2 build */
+    return s && cpu_avx512();
 }
 
 void op_lut8(const uint8_t *table, const uint8_t *x, uint8_t *y, int64_t n)
@@ -66,6 +104,10 @@ void op_lut8(const uint8_t *table, const uint8_t *x, uint8_t *y, int64_t n)
 #if LUT_HAVE_VBMI_BUILD
     if (n >= 64 && lut_has_vbmi()) {
         lut8_vbmi(table, x, y, n);
+        return;
+    }
+    if (n >= 32 && cpu_avx2()) {
+        lut8_avx2(table, x, y, n);
         return;
     }
 #else

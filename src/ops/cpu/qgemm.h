@@ -144,15 +144,17 @@ void op_qg_gemm(const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t
 void op_qg_widen_b(const uint8_t *src, int64_t n, int as_signed, int16_t *dst);
 
 /* Which build runs: OP_QG_AUTO (the best this CPU has: VNNI, else the
- * AVX2 tile, else the portable code), OP_QG_PORTABLE (the portable code's
- * baseline or AVX2 build, as cpu_avx2() says), OP_QG_VNNI (only where the
- * CPU has it; else as AUTO) or OP_QG_AVX2 (the AVX2 tile, vpmaddwd on
- * int16, where cpu_avx2(); else the portable code). Test hook. */
+ * AVX2 int16 tiles, else the portable code), OP_QG_PORTABLE (the portable
+ * code's baseline or AVX2 build, as cpu_avx2() says), OP_QG_VNNI (only
+ * where the CPU has it; else as AUTO) or OP_QG_AVX2 (no VNNI: the
+ * products' AVX2 tile, vpmaddwd on int16, and the convolutions' int16 AVX2
+ * tiles, qconv_kernel.h, even on a VNNI CPU). Test hook. */
 enum { OP_QG_AUTO, OP_QG_PORTABLE, OP_QG_VNNI, OP_QG_AVX2 };
 void op_qg_force(int which);
 /* 1 when the VNNI build runs now. */
 int op_qg_vnni(void);
-/* 1 when the AVX2 tile runs now (no VNNI build running). */
-int op_qg_avx2(void);
+/* 1 when the AVX2 int16 tiles run now (the products' qg_gemm_avx2 and
+ * qconv_kernel.h's `wide`): AVX2 without VNNI, unless forced otherwise. */
+int op_qg_wide(void);
 
 #endif /* PLUGRT_OPS_CPU_QGEMM_H */

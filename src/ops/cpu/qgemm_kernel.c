@@ -577,7 +577,7 @@ void op_qg_force(int which)
 
 int op_qg_vnni(void)
 {
-    int s = atomic_load_explicit(&qg_has_vnni, memory_order_relaxed), which;
+    int s = atomic_load_explicit(&qg_has_vnni, memory_order_relaxed);
     if (s < 0) {
 #if CPU_HAVE_AVX2_BUILD && defined(__GNUC__)
         __builtin_cpu_init();
@@ -588,14 +588,17 @@ int op_qg_vnni(void)
 #endif
         atomic_store_explicit(&qg_has_vnni, s, memory_order_relaxed);
     }
-    which = atomic_load_explicit(&qg_forced, memory_order_relaxed);
-    return s && cpu_avx2() && (which == OP_QG_AUTO || which == OP_QG_VNNI);
+    {
+        const int f = atomic_load_explicit(&qg_forced, memory_order_relaxed);
+        return s && cpu_avx2() && f != OP_QG_PORTABLE && f != OP_QG_AVX2;
+    }
 }
 
-int op_qg_avx2(void)
+int op_qg_wide(void)
 {
     return cpu_avx2() &&
-           atomic_load_explicit(&qg_forced, memory_order_relaxed) != OP_QG_PORTABLE;
+           atomic_load_explicit(&qg_forced, memory_order_relaxed) != OP_QG_PORTABLE &&
+           !op_qg_vnni();
 }
 
 void op_qg_gemm(const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
@@ -607,7 +610,7 @@ void op_qg_gemm(const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t
         qg_gemm_vnni(a, i0, i1, j0, j1);
         return;
     }
-    if (op_qg_avx2()) {
+    if (op_qg_wide()) {
         qg_gemm_avx2(a, i0, i1, j0, j1);
         return;
     }

@@ -540,10 +540,11 @@ int opk_rnn_step(const opk_rnn_args *a, int64_t s, int32_t phase, void *stream);
 /* Y_h and Y_c from the final state (0 for a length of 0). */
 int opk_rnn_final(const opk_rnn_args *a, void *stream);
 /* The persistent path: every step of the nb (1 or 2) directions a[0..nb)
- * in one launch, each block keeping R's rows of its hidden units in shared
- * memory (hr serves as h's second buffer): one block per direction where
- * a step's products are few, else a cooperative launch (CUDA >= 12) of
- * blocks that synchronize through the grid. *ran 0, nothing launched:
+ * in one launch. Where a direction's R fits one block's shared memory,
+ * independent blocks of a few batch entries each, holding R, h and c in
+ * shared memory; else a cooperative launch (CUDA >= 12) of blocks that
+ * each keep R's rows of their hidden units in shared memory (hr serves as
+ * h's second buffer) and synchronize through the grid. *ran 0, nothing launched:
  * the path does not fit (R's slice past the shared memory, no cooperative
  * launch, a grid that cannot be co-resident), the per-step path must run.
  * The device's limits are read once. */

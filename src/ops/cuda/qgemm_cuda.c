@@ -19,10 +19,9 @@
  *
  * ConvInteger and QLinearConv run as an implicit GEMM on the int8 tensor
  * cores (opk_qconv_mma: x gathered on the fly, W read as it is, no
- * workspace) where qconv_mma_takes says (for now only with
- * PRT_CUDA_QCONV_MMA=1: not yet run on a GPU); depthwise and narrow
- * groups, 3 or more spatial dims and PRT_CUDA_QGEMM=kernel take the plain
- * kernel.
+ * workspace) where qconv_mma_takes says; depthwise and narrow groups, 3
+ * or more spatial dims, PRT_CUDA_QGEMM=kernel and PRT_CUDA_QCONV_MMA=0
+ * take the plain kernel.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -268,10 +267,9 @@ int64_t opc_qconv_mma_runs(void)
  * QCONV_MMA_MIN_MG channels and QCONV_MMA_MIN_K taps (a depthwise
  * convolution, one channel per group, would fill 1 column of the 32 of
  * a tile: the plain kernel, a thread per output, suits it better), the
- * device at sm_80 or later and PRT_CUDA_QGEMM not "kernel". Until the
- * kernel has passed test_cuda_qconv and compute-sanitizer on a GPU (it
- * was written and built on a machine without one), it is taken only when
- * PRT_CUDA_QCONV_MMA=1 asks for it: the plain kernel stays the default. */
+ * device at sm_80 or later, PRT_CUDA_QGEMM not "kernel" and
+ * PRT_CUDA_QCONV_MMA not "0" (both test and benchmark hooks: the plain
+ * kernel for comparison). */
 #define QCONV_MMA_MIN_MG 4
 #define QCONV_MMA_MIN_K 8
 static int qconv_mma_takes(const opk_qgemm_args *a)
@@ -285,7 +283,7 @@ static int qconv_mma_takes(const opk_qgemm_args *a)
         (env && strcmp(env, "kernel") == 0))
         return 0;
     env = getenv("PRT_CUDA_QCONV_MMA");
-    if (!env || strcmp(env, "1") != 0)
+    if (env && strcmp(env, "0") == 0)
         return 0;
     /* The kernel's positions are int32: an output's first tap and its
      * kernel's reach stay well inside. */

@@ -1,10 +1,13 @@
 // CUDA kernels of LSTM, GRU and RNN (launch.h), rnn.c's equations and
-// rules; rnn_cuda.c runs X W^T for every step through cuBLAS first. Two
-// paths for the steps: the persistent kernel (one cooperative launch for
-// every step, R's rows in shared memory), and where it does not fit the
-// device, per step a cuBLAS product H R^T and step_kernel, a thread per
-// (batch entry, hidden unit) holding every gate of that unit. A length
-// outside [0, T] is clamped to it (the CPU fails the run).
+// rules; rnn_cuda.c runs X W^T for every step through cuBLAS first. Three
+// paths for the steps: where a direction's R fits one block's shared
+// memory, the batch-split kernel (a launch of independent blocks, each
+// running every step of a few batch entries); else the persistent kernel
+// (one cooperative launch for every step, each block R's rows of some
+// units in shared memory); where that does not fit the device, per step a
+// cuBLAS product H R^T and step_kernel, a thread per (batch entry, hidden
+// unit) holding every gate of that unit. A length outside [0, T] is
+// clamped to it (the CPU fails the run).
 #include <sched.h>
 
 #include <atomic>
@@ -212,10 +215,10 @@ __global__ void step_kernel(opk_rnn_args a, int64_t s, int32_t phase)
 // through L2: __ldcg) into the stage, Bc entries at a time, computes its
 // units' gates, writes their new h into the other of two buffers (h and
 // hr, which this path leaves free) and Y, then all blocks of the
-// direction synchronize: the grid (a cooperative launch) where a direction
-// has several blocks, the block alone where one block holds every unit.
-// GRU without linear_before_reset synchronizes once more between z, r and
-// the product of r H.
+// direction synchronize through the grid (a cooperative launch). GRU
+// without linear_before_reset synchronizes once more between z, r and the
+// product of r H. Where R fits one block, the batch-split kernel below
+// runs instead.
 
 // How a launch splits the layer (persist_plan).
 struct persist_cfg {
@@ -227,12 +230,9 @@ struct persist_cfg {
                   // so that the entries a warp reads fall in different banks
 };
 
-template <bool kGrid> __device__ void persist_sync()
+__device__ void persist_sync()
 {
-    if constexpr (kGrid)
-        cooperative_groups::this_grid().sync();
-    else
-        __syncthreads();
+    cooperative_groups::this_grid().sync();
 }
 
 // gs[q B + b] = row q of the slice times src[b], for the rows [q0, q1): S
@@ -313,8 +313,7 @@ __device__ void persist_cells(const opk_rnn_args &a, int32_t U, float *gs, int64
 }
 
 // a0's direction in blocks [0, nblk), a1's in [nblk, 2 nblk) when launched
-// with both. kGrid: a direction's blocks synchronize through the grid.
-template <bool kGrid>
+// with both.
 __global__ void __launch_bounds__(kThreads)
     persist_kernel(opk_rnn_args a0, opk_rnn_args a1, persist_cfg c)
 {
@@ -336,7 +335,7 @@ __global__ void __launch_bounds__(kThreads)
         a.h[b * H + j] = a.h0 ? a.h0[at] : 0.0f;
         a.c[b * H + j] = a.c0 ? a.c0[at] : 0.0f;
     }
-    persist_sync<kGrid>();
+    persist_sync();
     for (int64_t s = 0; s < a.T; s++) {
         const float *hp = s % 2 ? a.hr : a.h;
         float *hn = s % 2 ? a.h : a.hr;
@@ -345,12 +344,12 @@ __global__ void __launch_bounds__(kThreads)
         __syncthreads();
         if (gru2) {
             persist_cells(a, U, gs, j0, s, 0, hp, hn, x0);
-            persist_sync<kGrid>(); // r H of every unit
+            persist_sync(); // r H of every unit
             persist_dots(a, c, rs, gs, hs, j0, 2 * U, 3 * U, a.tmp);
             __syncthreads();
         }
         persist_cells(a, U, gs, j0, s, gru2, hp, hn, x0);
-        persist_sync<kGrid>();
+        persist_sync();
     }
     const float *hf = a.T % 2 ? a.hr : a.h;
     for (int64_t i = threadIdx.x; i < U * B; i += blockDim.x) {
@@ -362,6 +361,175 @@ __global__ void __launch_bounds__(kThreads)
             a.yh[at] = empty ? 0.0f : __ldcg(hf + b * H + j);
         if (a.yc)
             a.yc[at] = empty ? 0.0f : a.c[b * H + j];
+    }
+}
+
+// ---- the batch-split kernel ------------------------------------------------
+//
+// Where a direction's whole R fits in one block's shared memory, the batch
+// entries are independent of each other: block (direction, slice) runs
+// every step of its Bb entries alone, with R, both buffers of h, the cell
+// (GRU without linear_before_reset: r h) and the products in shared memory.
+// No block waits for another, and nothing a step leaves for the next goes
+// through global memory; X W^T's gates of the next step are loaded while
+// the current one computes. Preferred to the kernel above wherever it fits.
+struct local_cfg {
+    int32_t Bb;  // batch entries per block
+    int32_t nsl; // blocks (slices of the batch) per direction
+    int32_t S;   // lanes per product, as persist_cfg's
+    int32_t hst; // the stride of an entry's h, as persist_cfg's
+    int32_t rst; // the stride of R's rows: S more than a multiple of 32, so
+                 // that the rows a warp's groups read fall in different banks
+};
+
+// gs[q Bb + b] = row q of R times src[b] (b < nb, stride c.hst), for the
+// rows [q0, q1); persist_dots' lanes and sums without its stage.
+__device__ void local_dots(const opk_rnn_args &a, const local_cfg &c, const float *rs,
+                           float *gs, int64_t nb, int64_t q0, int64_t q1,
+                           const float *src)
+{
+    const int S = c.S, per = 32 / S, lane = threadIdx.x % 32, gl = lane % S;
+    const int64_t H = a.H, n = (q1 - q0) * nb, nw = blockDim.x / 32;
+    for (int64_t it0 = threadIdx.x / 32 * per; it0 < n; it0 += nw * per) {
+        const int64_t it = it0 + lane / S, q = q0 + it / nb, b = it % nb;
+        float acc = 0.0f;
+        if (it < n) {
+            const float *r = rs + q * c.rst, *h = src + b * c.hst;
+            for (int64_t k = gl; k < H; k += S)
+                acc += r[k] * h[k];
+        }
+        for (int o = S / 2; o > 0; o /= 2)
+            acc += __shfl_xor_sync(0xffffffffu, acc, o);
+        if (it < n && gl == 0)
+            gs[q * c.Bb + b] = acc;
+    }
+}
+
+// The gates of X W^T at step s of the thread's first (unit, entry).
+__device__ xgates local_prefetch(const opk_rnn_args &a, int64_t b0, int64_t nb, int64_t s)
+{
+    xgates x = {{0.0f, 0.0f, 0.0f, 0.0f}};
+    if (threadIdx.x < nb * a.H && s < a.T) {
+        const int64_t b = b0 + threadIdx.x / a.H, j = threadIdx.x % a.H,
+                      len = len_of(a, b);
+        if (s < len)
+            x = load_x(a, xw_at(a, b, a.rev ? len - 1 - s : s), j);
+    }
+    return x;
+}
+
+// Step s of the block's entries (phase as cell's): gs the products, hp and
+// hn the previous and next h, cs the cells, ts r h.
+__device__ void local_cells(const opk_rnn_args &a, const local_cfg &c, int64_t b0,
+                            int64_t nb, int64_t s, int32_t phase, float *gs,
+                            const float *hp, float *hn, float *cs, float *ts, xgates x0)
+{
+    const int64_t H = a.H;
+    for (int64_t i = threadIdx.x; i < nb * H; i += blockDim.x) {
+        const int64_t b = i / H, j = i % H, len = len_of(a, b0 + b);
+        const float h = hp[b * c.hst + j];
+        float v;
+        if (s >= len) {
+            hn[b * c.hst + j] = h;
+            continue;
+        }
+        const int64_t t = a.rev ? len - 1 - s : s;
+        const xgates x = i == threadIdx.x ? x0 : load_x(a, xw_at(a, b0 + b, t), j);
+        if (!cell(a, j, x, gs + j * c.Bb + b, H * c.Bb, h, cs + b * H + j, phase,
+                  ts + b * c.hst + j, &v))
+            continue;
+        hn[b * c.hst + j] = v;
+        if (a.y)
+            a.y[y_at(a, b0 + b, t) + j] = v;
+    }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    local_kernel(opk_rnn_args a0, opk_rnn_args a1, local_cfg c)
+{
+    extern __shared__ float sm[];
+    const opk_rnn_args &a = (int32_t)blockIdx.x < c.nsl ? a0 : a1;
+    const int64_t H = a.H, GH = (int64_t)a.G * H, Bb = c.Bb;
+    const int64_t b0 = (int64_t)(blockIdx.x % c.nsl) * Bb;
+    const int64_t nb = a.B - b0 < Bb ? a.B - b0 : Bb;
+    const int gru2 = a.kind == 1 && !a.lbr;
+    float *rs = sm, *gs = rs + GH * c.rst, *hs = gs + GH * Bb, *cs = hs + 2 * Bb * c.hst,
+          *ts = cs + Bb * H;
+    for (int64_t i = threadIdx.x; i < GH * H; i += blockDim.x)
+        rs[i / H * c.rst + i % H] = a.r[i];
+    for (int64_t i = threadIdx.x; i < Bb * c.hst; i += blockDim.x) {
+        const int64_t b = i / c.hst, j = i % c.hst, at = state_at(a, b0 + b) + j;
+        const int in = b < nb && j < H;
+        hs[i] = in && a.h0 ? a.h0[at] : 0.0f;
+        hs[Bb * c.hst + i] = 0.0f;
+        ts[i] = 0.0f;
+        if (j < H)
+            cs[b * H + j] = in && a.c0 ? a.c0[at] : 0.0f;
+    }
+    __syncthreads();
+    xgates x0 = local_prefetch(a, b0, nb, 0);
+    for (int64_t s = 0; s < a.T; s++) {
+        const float *hp = hs + (s % 2) * Bb * c.hst;
+        float *hn = hs + ((s + 1) % 2) * Bb * c.hst;
+        const xgates x1 = local_prefetch(a, b0, nb, s + 1); // used by the next step
+        local_dots(a, c, rs, gs, nb, 0, gru2 ? 2 * H : GH, hp);
+        __syncthreads();
+        if (gru2) {
+            local_cells(a, c, b0, nb, s, 0, gs, hp, hn, cs, ts, x0);
+            __syncthreads();
+            local_dots(a, c, rs, gs, nb, 2 * H, 3 * H, ts);
+            __syncthreads();
+        }
+        local_cells(a, c, b0, nb, s, gru2, gs, hp, hn, cs, ts, x0);
+        __syncthreads();
+        x0 = x1;
+    }
+    const float *hf = hs + (a.T % 2) * Bb * c.hst;
+    for (int64_t i = threadIdx.x; i < nb * H; i += blockDim.x) {
+        const int64_t b = i / H, j = i % H, at = state_at(a, b0 + b) + j;
+        const int empty = len_of(a, b0 + b) == 0;
+        if (a.yh)
+            a.yh[at] = empty ? 0.0f : hf[b * c.hst + j];
+        if (a.yc)
+            a.yc[at] = empty ? 0.0f : cs[b * H + j];
+    }
+}
+
+size_t local_bytes(const opk_rnn_args &a, const local_cfg &c)
+{
+    const int64_t GH = (int64_t)a.G * a.H;
+    return sizeof(float) * (size_t)(GH * c.rst + GH * c.Bb + 3 * (int64_t)c.Bb * c.hst +
+                                    (int64_t)c.Bb * a.H);
+}
+
+// The batch split of nb directions on a device of sms SMs with smem bytes a
+// block may have: the entries per block that give every SM a block (at most
+// a block's threads of (unit, entry) pairs), or false where R and one entry
+// do not fit.
+bool local_plan(const opk_rnn_args &a, int32_t nb, int64_t sms, int64_t smem,
+                local_cfg *c)
+{
+    const int64_t H = a.H, GH = (int64_t)a.G * H;
+    int64_t Bb = (a.B * nb + sms - 1) / sms, S = 1;
+    if (Bb * H > kThreads)
+        Bb = kThreads / H > 1 ? kThreads / H : 1;
+    if (Bb > a.B)
+        Bb = a.B;
+    for (;; Bb--) {
+        S = 1;
+        while (S < 32 && GH * Bb * S < kThreads)
+            S *= 2;
+        while (S > 1 && S / 2 >= H)
+            S /= 2;
+        c->Bb = (int32_t)Bb;
+        c->S = (int32_t)S;
+        c->hst = (int32_t)((H + 31) / 32 * 32 + S);
+        c->rst = (int32_t)(H + ((S - H) % 32 + 32) % 32);
+        c->nsl = (int32_t)((a.B + Bb - 1) / Bb);
+        if ((int64_t)local_bytes(a, *c) <= smem)
+            return true;
+        if (Bb == 1)
+            return false;
     }
 }
 
@@ -393,11 +561,6 @@ size_t persist_bytes(const opk_rnn_args &a, const persist_cfg &c)
            (size_t)((int64_t)a.G * c.U * (a.H + a.B) + (int64_t)c.Bc * c.hst);
 }
 
-// Products per step and direction up to which one block holds every unit
-// and no grid synchronization is needed: about what a block computes in the
-// time a grid synchronization takes (a microsecond).
-constexpr int64_t kOneBlockFmas = 1 << 14;
-
 // What each device allows, read once: cooperative launch (CUDA >= 12, which
 // also captures it into graphs), its SMs and the shared memory a block may
 // opt into, which both kernels are raised to.
@@ -420,11 +583,9 @@ void persist_read_device(int dev)
             cudaSuccess ||
         cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
             cudaSuccess ||
-        cudaFuncSetAttribute(persist_kernel<true>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+        cudaFuncSetAttribute(persist_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              smem) != cudaSuccess ||
-        cudaFuncSetAttribute(persist_kernel<false>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+        cudaFuncSetAttribute(local_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              smem) != cudaSuccess) {
         (void)cudaGetLastError(); // a query's failure: the per-step path
         return;
@@ -435,9 +596,11 @@ void persist_read_device(int dev)
     p.ok = sms > 0 && smem > 0;
 }
 
-// The launch for nb directions on the current device: 1 with *c and *grid
-// set, 0 where the per-step path must run.
-int persist_choose(const opk_rnn_args &a, int32_t nb, persist_cfg *c, int *grid)
+// The launch for nb directions on the current device: 1 with *local set
+// (1: the batch split, *lc set; 0: a cooperative launch, *c set), 0 where
+// the per-step path must run.
+int persist_choose(const opk_rnn_args &a, int32_t nb, persist_cfg *c, local_cfg *lc,
+                   int *local)
 {
     int dev = -1;
     if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
@@ -454,13 +617,12 @@ int persist_choose(const opk_rnn_args &a, int32_t nb, persist_cfg *c, int *grid)
     const persist_device &p = devices[dev];
     if (!p.ok || a.H <= 0 || a.B <= 0 || a.H > (1 << 20) || a.B > (1 << 20))
         return 0;
-    *grid = 0;
-    if ((int64_t)a.G * a.H * a.H * a.B <= kOneBlockFmas &&
-        persist_plan(a, a.H, p.smem, c))
+    *local = 1;
+    if (local_plan(a, nb, p.sms, p.smem, lc))
         return 1;
     if (!p.coop)
         return 0;
-    *grid = 1;
+    *local = 0;
     // One block per SM to start with: the fewest units per block; more
     // while the grid cannot be co-resident.
     for (int64_t U = (nb * a.H + p.sms - 1) / p.sms; U <= a.H; U++) {
@@ -468,8 +630,7 @@ int persist_choose(const opk_rnn_args &a, int32_t nb, persist_cfg *c, int *grid)
         if (!persist_plan(a, U, p.smem, c))
             return 0; // R's slice does not fit: the per-step path
         if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &per, persist_kernel<true>, kThreads, persist_bytes(a, *c)) !=
-            cudaSuccess) {
+                &per, persist_kernel, kThreads, persist_bytes(a, *c)) != cudaSuccess) {
             (void)cudaGetLastError();
             return 0;
         }
@@ -514,17 +675,18 @@ extern "C" int opk_rnn_persist(const opk_rnn_args *a, int32_t nb, int32_t *ran,
 {
     opk_rnn_args a0 = a[0], a1 = a[nb > 1 ? 1 : 0];
     persist_cfg c;
-    int grid = 0;
-    *ran = persist_choose(a0, nb, &c, &grid);
+    local_cfg lc;
+    int local = 0;
+    *ran = persist_choose(a0, nb, &c, &lc, &local);
     if (!*ran)
         return 0;
-    if (!grid) {
-        persist_kernel<false>
-            <<<nb, kThreads, persist_bytes(a0, c), (cudaStream_t)stream>>>(a0, a1, c);
+    if (local) {
+        local_kernel<<<(unsigned)(nb * lc.nsl), kThreads, local_bytes(a0, lc),
+                       (cudaStream_t)stream>>>(a0, a1, lc);
         return launched();
     }
     void *args[] = {&a0, &a1, &c};
     return (int)cudaLaunchCooperativeKernel(
-        (const void *)persist_kernel<true>, dim3((unsigned)(nb * c.nblk)), dim3(kThreads),
-        args, persist_bytes(a0, c), (cudaStream_t)stream);
+        (const void *)persist_kernel, dim3((unsigned)(nb * c.nblk)), dim3(kThreads), args,
+        persist_bytes(a0, c), (cudaStream_t)stream);
 }

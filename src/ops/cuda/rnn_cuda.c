@@ -1,9 +1,9 @@
 /*
  * The CUDA kernel of LSTM, GRU and RNN (ops.h): rnn.c's checks
  * (rnn_describe), then per direction X W^T for every step as one cuBLAS
- * product into the workspace, then the steps: where rnn.cu's persistent
- * kernel fits the device (opk_rnn_persist_units), one cooperative launch
- * for both directions (or one per direction) that runs every step;
+ * product into the workspace, then the steps: where rnn.cu's kernels fit
+ * the device (opk_rnn_persist), one launch for both directions (or one per
+ * direction) that runs every step;
  * otherwise per step H R^T through cuBLAS (GRU without
  * linear_before_reset: also (r H) Rh^T between two passes of the gates)
  * and rnn.cu's gate kernel. The workspace is the CPU's (rnn.c lays it out,
