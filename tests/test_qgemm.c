@@ -8,8 +8,8 @@
  * uint8 and int8, zero points at the ends of their ranges (0, 255, -128,
  * 127) and random, per row, per column and per output channel, B and W as
  * constants (packed once) and as inputs (packed per run), batches, and
- * each build of the kernel this machine has: AVX-512 VNNI, the portable
- * code built for AVX2 and plain (cpu_force_baseline), on 1 and 3 threads.
+ * each build of the kernel this machine has: AVX-512 VNNI, the AVX2 tile,
+ * the portable code built for AVX2 and plain (cpu_force_baseline), on 1 and 3 threads.
  * Then the errors: zero points and scales of the wrong size.
  */
 #include <math.h>
@@ -84,9 +84,9 @@ static double q_requant(int64_t sum, float mult, int32_t zp, int32_t dtype)
 }
 
 /* The kernel builds to run each case with: 0 the best this CPU has
- * (VNNI, else the AVX2 int16 convolution tiles), 1 no VNNI (the int16
- * convolution tiles even on a VNNI CPU), 2 the portable code built for
- * AVX2, 3 the portable code built plain. */
+ * (VNNI, else the AVX2 int16 tiles), 1 no VNNI (the products' AVX2 tile
+ * and the int16 convolution tiles even on a VNNI CPU), 2 the portable
+ * code built for AVX2, 3 the portable code built plain. */
 #define Q_BUILDS 4
 
 static int q_set_build(int b)
@@ -105,7 +105,7 @@ static int q_set_build(int b)
 /* Runs engine e with 1 and 3 threads, each output checked against want. */
 static void q_run_threads(const char *what, prt_engine *e, int b, const ot_tensor *in,
                           int32_t nb, uint32_t consts, const prt_dims *wd,
-                          const double *want)
+                          const double *want, double rtol)
 {
     for (int threads = 1; threads <= 3; threads += 2) {
         ot_tensor y = {0};
@@ -113,7 +113,7 @@ static void q_run_threads(const char *what, prt_engine *e, int b, const ot_tenso
         snprintf(name, sizeof name, "%s (build %d, %d threads)", what, b, threads);
         CHECK_OK(ot_run_engine_const(e, in, nb, consts, threads, &y));
         if (y.data)
-            ot_check_close(name, &y, wd, want, 0);
+            ot_check_close(name, &y, wd, want, rtol);
         ot_free(&y);
     }
 }
@@ -125,7 +125,7 @@ static void q_run_threads(const char *what, prt_engine *e, int b, const ot_tenso
  * 1 (the int16 layout) run with it. */
 static void q_run_all(const char *what, const char *op, const prt_field *f, int32_t nf,
                       const ot_tensor *in, int32_t nb, uint32_t consts,
-                      const prt_dims *wd, const double *want)
+                      const prt_dims *wd, const double *want, double rtol)
 {
     prt_engine *e = NULL;
     prt_status st = ot_build_op_const(op, f, nf, in, nb, consts, &e);
@@ -138,12 +138,12 @@ static void q_run_all(const char *what, const char *op, const prt_field *f, int3
     for (int b = 0; b < Q_BUILDS; b++) {
         if (!q_set_build(b))
             continue;
-        q_run_threads(what, e, b, in, nb, consts, wd, want);
+        q_run_threads(what, e, b, in, nb, consts, wd, want, rtol);
         if (b == 1 && op_qg_wide()) {
             prt_engine *e1 = NULL;
             CHECK_OK(ot_build_op_const(op, f, nf, in, nb, consts, &e1));
             if (e1)
-                q_run_threads(what, e1, b, in, nb, consts, wd, want);
+                q_run_threads(what, e1, b, in, nb, consts, wd, want, rtol);
             prt_engine_destroy(e1);
         }
     }
@@ -213,7 +213,7 @@ static void q_matmul_case(int qlinear, int64_t batch, int b_batched, int64_t M, 
     /* Zero points and scales constants, as models have them. */
     q_run_all(what, qlinear ? "QLinearMatMul" : "MatMulInteger", NULL, 0, in, nb,
               (qlinear ? 0xf6u : 0xcu) | (b_const ? (qlinear ? 0x8u : 0x2u) : 0u), &yd,
-              want);
+              want, 0.0);
     for (int32_t k = 0; k < nb; k++)
         ot_free(&in[k]);
     free(want);
@@ -231,6 +231,154 @@ static void test_matmul(void)
             int64_t batch = t % 5 == 0 ? 3 : 1;
             q_matmul_case(qlinear, batch, batch > 1 && t % 2, M, K, N);
         }
+}
+
+/* ---- DynamicQuantizeMatMul and MatMulIntegerToFloat ---------------------- */
+
+/* ONNX's DynamicQuantizeLinear of x[0..n) into q (uint8), written from its
+ * definition: the range widened to hold 0, scale (max - min) / 255 (1 when
+ * x is all zeros, ORT's rule), zero point and values rounded half to even. */
+static void q_dql_ref(const float *x, int64_t n, uint8_t *q, float *scale, int32_t *zp)
+{
+    float mn = 0.0f, mx = 0.0f, z;
+    for (int64_t i = 0; i < n; i++) {
+        mn = x[i] < mn ? x[i] : mn;
+        mx = x[i] > mx ? x[i] : mx;
+    }
+    *scale = mx == mn ? 1.0f : (mx - mn) / 255.0f;
+    z = 0.0f - mn / *scale;
+    z = z < 0.0f ? 0.0f : z > 255.0f ? 255.0f : z;
+    *zp = (int32_t)nearbyintf(z);
+    for (int64_t i = 0; i < n; i++) {
+        float v = nearbyintf(x[i] / *scale) + (float)*zp;
+        q[i] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+    }
+}
+
+/* One case of the float-output products against the unfused chain's
+ * arithmetic: the int32 sums exact (unit scales and no bias: float(sum)
+ * bit for bit), else sum * float32(a_scale b_scale[j]) + bias[j] within
+ * an ulp or two. */
+static void q_float_case(int dynamic, int exact, int64_t batch, int64_t M, int64_t K,
+                         int64_t N)
+{
+    const int32_t ta = dynamic                    ? PRT_UINT8
+                       : tu_rng_range(&rng, 0, 1) ? PRT_UINT8
+                                                  : PRT_INT8;
+    const int32_t tb = tu_rng_range(&rng, 0, 1) ? PRT_UINT8 : PRT_INT8;
+    const int col = tu_rng_range(&rng, 0, 1), b_const = tu_rng_range(&rng, 0, 1);
+    const int with_bias = !exact && tu_rng_range(&rng, 0, 2) != 0;
+    const int with_bz = with_bias || tu_rng_range(&rng, 0, 2) != 0;
+    const int64_t rows = batch * M;
+    prt_dims ad = batch > 1 ? D3(batch, M, K) : D2(M, K);
+    prt_dims yd = batch > 1 ? D3(batch, M, N) : D2(M, N);
+    ot_tensor in[7] = {0}, B = q_random(tb, D2(K, N)), A, as = {0}, az = {0};
+    ot_tensor bs = exact ? ot_make(PRT_FLOAT32, col ? D1(N) : D0())
+                         : q_scales(col ? D1(N) : D0(), 0.001f, 0.05f);
+    ot_tensor bz = q_zps(tb, col ? D1(N) : D0());
+    ot_tensor bias = q_scales(D1(N), -3.0f, 3.0f);
+    uint8_t *qa = malloc((size_t)(rows * K + 1));
+    double *want = malloc(sizeof(double) * (size_t)(rows * N + 1));
+    float a_scale = 1.0f;
+    int32_t a_zp = 0, nb = 0;
+    uint32_t consts;
+    char what[160];
+    if (!qa || !want || !B.data)
+        abort(); /* out of memory in the test itself */
+    for (int64_t j = 0; exact && j < base_volume(&bs.dims); j++)
+        ((float *)bs.data)[j] = 1.0f;
+    if (dynamic) {
+        /* all positive now and then (the zero point 0), else around 0 */
+        const float lo = tu_rng_range(&rng, 0, 3) == 0 ? 0.5f : -2.5f;
+        A = q_scales(ad, lo, 4.0f);
+        q_dql_ref((const float *)A.data, rows * K, qa, &a_scale, &a_zp);
+    } else {
+        A = q_random(ta, ad);
+        az = q_zps(ta, D0());
+        as = q_scalar_f(exact ? 1.0f : 0.01f + 0.05f * (float)tu_rng_uniform(&rng));
+        a_scale = *(float *)as.data;
+        a_zp = (int32_t)ot_get(&az, 0);
+        for (int64_t i = 0; i < rows * K; i++)
+            qa[i] = (uint8_t)(int32_t)ot_get(&A, i);
+    }
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < N; j++) {
+            const double zb = with_bz ? ot_get(&bz, col ? j : 0) : 0.0;
+            const float m = a_scale * ((const float *)bs.data)[col ? j : 0];
+            int64_t s = 0;
+            for (int64_t k = 0; k < K; k++) {
+                const int64_t av = ta == PRT_INT8 ? (int8_t)qa[i * K + k] : qa[i * K + k];
+                s += (av - a_zp) * (int64_t)(ot_get(&B, k * N + j) - zb);
+            }
+            want[i * N + j] = exact ? (double)(float)(int32_t)s
+                                    : (double)(float)(int32_t)s * m +
+                                          (with_bias ? ((float *)bias.data)[j] : 0.0);
+        }
+    in[nb++] = A;
+    in[nb++] = B;
+    if (!dynamic)
+        in[nb++] = as;
+    in[nb++] = bs;
+    if (!dynamic)
+        in[nb++] = az;
+    if (with_bz)
+        in[nb++] = bz;
+    else
+        ot_free(&bz);
+    if (with_bias)
+        in[nb++] = bias;
+    else
+        ot_free(&bias);
+    /* everything but A constant; B an input now and then */
+    consts = ((1u << nb) - 1u) & ~1u & (b_const ? ~0u : ~2u);
+    snprintf(what, sizeof what, "%s %s x %s batch %lld M %lld K %lld N %lld%s%s%s%s",
+             dynamic ? "DynamicQuantizeMatMul" : "MatMulIntegerToFloat",
+             prt_dtype_name(dynamic ? PRT_FLOAT32 : ta), prt_dtype_name(tb),
+             (long long)batch, (long long)M, (long long)K, (long long)N,
+             col ? ", per column" : "", with_bz ? "" : ", no b_zero_point",
+             with_bias ? ", bias" : "", exact ? ", unit scales" : "");
+    q_run_all(what, dynamic ? "DynamicQuantizeMatMul" : "MatMulIntegerToFloat", NULL, 0,
+              in, nb, consts, &yd, want, exact ? 0.0 : 2e-6);
+    for (int32_t k = 0; k < nb; k++)
+        ot_free(&in[k]);
+    free(qa);
+    free(want);
+}
+
+static void test_float_products(void)
+{
+    static const int64_t Ms[] = {1, 2, 7, 8, 9, 33, 64};
+    static const int64_t Ks[] = {1, 3, 4, 5, 17, 63, 64, 65, 127};
+    static const int64_t Ns[] = {1, 5, 15, 16, 17, 31, 32, 33, 100, 129};
+    for (int t = 0; t < 48; t++) {
+        const int64_t M = Ms[tu_rng_range(&rng, 0, 6)], K = Ks[tu_rng_range(&rng, 0, 8)];
+        const int64_t N = Ns[tu_rng_range(&rng, 0, 9)];
+        q_float_case(t % 2, t % 3 == 0 && t % 2 == 0, t % 5 == 0 ? 3 : 1, M, K, N);
+    }
+}
+
+static void test_float_errors(void)
+{
+    ot_tensor in[5] = {q_scales(D2(3, 4), -1.0f, 1.0f), q_random(PRT_INT8, D2(4, 5)),
+                       q_scales(D1(2), 0.01f, 0.02f)};
+    ot_tensor y = {0};
+    CHECK_ERR(ot_run_op("DynamicQuantizeMatMul", NULL, 0, in, 3, &y), PRT_ERR_SHAPE,
+              "b_scale has 2 values; it takes one, or one per column of B");
+    ot_free(&y);
+    ot_free(&in[2]);
+    in[2] = q_scales(D0(), 0.01f, 0.02f);
+    in[3] = q_zps(PRT_INT8, D0());
+    in[4] = q_scales(D1(4), -1.0f, 1.0f);
+    CHECK_ERR(ot_run_op("DynamicQuantizeMatMul", NULL, 0, in, 5, &y), PRT_ERR_SHAPE,
+              "bias has 4 values; it takes one per column (5)");
+    ot_free(&y);
+    ot_free(&in[1]);
+    in[1] = q_random(PRT_INT8, D3(1, 4, 5));
+    CHECK_ERR(ot_run_op("DynamicQuantizeMatMul", NULL, 0, in, 3, &y), PRT_ERR_SHAPE,
+              "B must be a [K, N] matrix");
+    ot_free(&y);
+    for (int k = 0; k < 5; k++)
+        ot_free(&in[k]);
 }
 
 /* ---- ConvInteger and QLinearConv ----------------------------------------- */
@@ -329,7 +477,7 @@ static void q_conv_case(int qlinear, const q_conv_shape *cs)
              cs->sym ? ", symmetric W" : "");
     q_run_all(what, qlinear ? "QLinearConv" : "ConvInteger", f, nf, in, nb,
               qlinear ? 0x1f6u | (w_const ? 0x8u : 0u) : 0xcu | (w_const ? 0x2u : 0u),
-              &yd, want);
+              &yd, want, 0.0);
     for (int32_t k = 0; k < nb; k++)
         ot_free(&in[k]);
     ot_free(&xf);
@@ -506,6 +654,8 @@ int main(void)
     test_matmul();
     test_conv();
     test_errors();
+    test_float_products();
+    test_float_errors();
     test_tn_workspace();
     return tu_finish("test_qgemm");
 }

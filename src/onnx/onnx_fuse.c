@@ -19,7 +19,8 @@
  *  - GELU as PyTorch exports it, x * 0.5 * (1 + erf(x / sqrt 2)):
  *      Div(x, sqrt 2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5), or with
  *      Mul(x, 0.5) first and the last Mul taking the Add's output:
- *    a built-in Gelu (approximate "none").
+ *    a built-in Gelu (approximate "none"); GPT-2's tanh form (fc_gelu_tanh,
+ *    named after its Pow) a Gelu with approximate "tanh".
  *  - MatMul(A, W) -> Add(bias) with W a constant matrix (rank 2, N
  *    columns) and bias a constant vector of N floats: a MatMul with bias
  *    as its third input (ops/matmul.c), added to each row as the product
@@ -39,6 +40,11 @@
  *    tensor or per column: a QLinearMatMul (ops/qmatmul.c), as ORT's QDQ
  *    transformer makes. A QDQ pattern that does not match is left as it
  *    is, the reason in an info line of the log.
+ *  - DynamicQuantizeLinear -> MatMulInteger(., constant B) -> Cast(float)
+ *    -> Mul(scale product) [-> Add(bias)], ONNX Runtime's quantize_dynamic:
+ *    one DynamicQuantizeMatMul, or MatMulIntegerToFloat beside a shared
+ *    DynamicQuantizeLinear (onnx_dynq.c says when); a Relu, Gelu or the
+ *    GELU pattern after it joins as field activation (fc_act_after).
  *  - Self-attention as PyTorch exports it (BERT, GPT-2, ViT; fc_attention):
  *      MatMul(Q', K') -> Mul or Div by a constant? -> Add(mask)? ->
  *      Softmax(last axis) -> [Where(IsNaN(p), 0, p) | Cast(float)]? ->
@@ -110,7 +116,8 @@ enum {
     FUSE_ATTENTION,
     FUSE_QPOOL,
     FUSE_QADD,
-    FUSE_CONV_ADD
+    FUSE_CONV_ADD,
+    FUSE_DYNQ
 };
 enum { FUSE_SKIP_LN = 16, FUSE_MATMUL_ACT, FUSE_EW_CHAIN }; /* the sections at the end */
 
@@ -307,6 +314,7 @@ static void fc_take(fuse_ctx *c, fusion *f)
 
 static int fc_act_params(fuse_ctx *c, const Onnx__NodeProto *an, const char *act,
                          fusion *f);
+static int fc_act_after(fuse_ctx *c, const char *y, int wfloat, fusion *f);
 
 /* Conv at pos -> its activation: 1 and *f when they fuse. */
 static int fc_conv_act(fuse_ctx *c, int32_t pos, fusion *f)
@@ -505,6 +513,67 @@ static int fc_gelu(fuse_ctx *c, int32_t pos, fusion *f)
     f->members[4] = h;
     f->last = m1 > h ? m1 : h;
     f->output = fc_out(fc_node(c, m1));
+    return 1;
+}
+
+/* GPT-2's tanh GELU from the Pow at pos, as PyTorch's NewGELU exports it:
+ *   Pow(x, 3) -> Mul(0.044715) -> Add(x) -> Mul(sqrt(2 / pi)) -> Tanh ->
+ *   Add(1) -> Mul(Mul(x, 0.5), .)   (or Mul(x, .) -> Mul(0.5))
+ * a built-in Gelu with approximate "tanh" (one pass where the unfused
+ * ElementwiseChains made two over the 6 and 2 nodes, each step rounded). */
+static int fc_gelu_tanh(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *pw = fc_node(c, pos);
+    const char *x = onnx_node_input(pw, 0), *q;
+    float e;
+    int32_t m[8], h;
+    if (!fc_is(c, pos, "Pow") || pw->n_input != 2 ||
+        !fc_scalar(c, onnx_node_input(pw, 1), &e) || e != 3.0f)
+        return 0;
+    m[0] = pos;
+    m[1] = fc_only_reader(c, fc_out(pw));
+    if (!fc_is(c, m[1], "Mul") || !fc_const_input(c, m[1], fc_out(pw), 0.044715f, 1e-7f))
+        return 0;
+    m[2] = fc_only_reader(c, fc_out(fc_node(c, m[1])));
+    if (!fc_is(c, m[2], "Add") ||
+        !(q = fc_other(fc_node(c, m[2]), fc_out(fc_node(c, m[1])))) || strcmp(q, x) != 0)
+        return 0;
+    m[3] = fc_only_reader(c, fc_out(fc_node(c, m[2])));
+    if (!fc_is(c, m[3], "Mul") ||
+        !fc_const_input(c, m[3], fc_out(fc_node(c, m[2])), 0.7978846f, 1e-6f))
+        return 0;
+    m[4] = fc_only_reader(c, fc_out(fc_node(c, m[3])));
+    if (!fc_is(c, m[4], "Tanh"))
+        return 0;
+    m[5] = fc_only_reader(c, fc_out(fc_node(c, m[4])));
+    if (!fc_is(c, m[5], "Add") ||
+        !fc_const_input(c, m[5], fc_out(fc_node(c, m[4])), 1.0f, 0))
+        return 0;
+    m[6] = fc_only_reader(c, fc_out(fc_node(c, m[5])));
+    if (!fc_is(c, m[6], "Mul") || !fc_out(fc_node(c, m[6]))[0] ||
+        !(q = fc_other(fc_node(c, m[6]), fc_out(fc_node(c, m[5])))))
+        return 0;
+    if (strcmp(q, x) == 0) {
+        /* (x * (1 + tanh)) * 0.5 */
+        m[7] = fc_only_reader(c, fc_out(fc_node(c, m[6])));
+        if (!fc_is(c, m[7], "Mul") || !fc_out(fc_node(c, m[7]))[0] ||
+            !fc_const_input(c, m[7], fc_out(fc_node(c, m[6])), 0.5f, 0))
+            return 0;
+        fc_init(f, FUSE_GELU, pos, 8, m);
+        f->last = m[7];
+    } else {
+        /* (x * 0.5) * (1 + tanh) */
+        h = fc_get(&c->producer, q);
+        if (fc_only_reader(c, q) != m[6] || !fc_is(c, h, "Mul") ||
+            !fc_const_input(c, h, x, 0.5f, 0))
+            return 0;
+        m[7] = h;
+        fc_init(f, FUSE_GELU, pos, 8, m);
+        f->last = m[6] > h ? m[6] : h;
+    }
+    f->input = x;
+    f->act = "tanh";
+    f->output = fc_out(fc_node(c, f->last));
     return 1;
 }
 
@@ -1601,6 +1670,26 @@ static int fc_qmatmul(fuse_ctx *c, int32_t pos, fusion *f)
     return 1;
 }
 
+/* The MatMulInteger at pos and the chain onnx_dynq_match folds. */
+static int fc_dynq(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    onnx_dynq d;
+    if (!onnx_dynq_match(c, pos, &d))
+        return 0;
+    fc_init(f, FUSE_DYNQ, pos, d.nb_members, d.members);
+    f->last = d.last;
+    f->output = d.output;
+    f->flags[0] = d.dynamic;
+    f->flags[1] = d.bias != NULL;
+    for (int32_t k = 0; k < d.nb_ins; k++)
+        f->ins[k] = d.ins[k];
+    f->nb_ins = d.nb_ins;
+    /* a Relu or GELU after it joins, as after a float MatMul (its output
+     * is float32: the Cast's) */
+    (void)fc_act_after(c, d.output, 1, f);
+    return 1;
+}
+
 /* A DQ of x that QDQ fusions read past (fc_qdq_inputs) goes too when
  * every node reading it went into one and it is no graph output: nothing
  * would read its layer. */
@@ -1738,35 +1827,14 @@ static int32_t fc_div_reader(const fuse_ctx *c, const char *name)
     return -1;
 }
 
-/* MatMul at pos (-> Add of a bias, as fc_matmul_add) -> Relu, Gelu
- * (approximate none) or the GELU pattern of fc_gelu: a MatMul with field
- * activation, applied as the product is stored. */
-static int fc_matmul_act(fuse_ctx *c, int32_t pos, fusion *f)
+/* The activation reading a product's output y alone: a Relu, a Gelu
+ * (approximate none) or fc_gelu's pattern of y; 1 with its nodes added to
+ * f's members and f->act, f->last and f->output set, else 0 (f as it
+ * was). wfloat: y is known to be float (a Relu of integers stays). */
+static int fc_act_after(fuse_ctx *c, const char *y, int wfloat, fusion *f)
 {
-    const Onnx__NodeProto *mm = fc_node(c, pos);
-    const char *y;
-    int32_t r, nb, wfloat = 1;
+    int32_t r = fc_only_reader(c, y);
     fusion g;
-    if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
-        return 0;
-    if (fc_matmul_add(c, pos, f)) {
-        y = f->output;
-        nb = 2;
-    } else {
-        /* Without a bias nothing says the product is float (Relu takes
-         * integers; MatMul's activation does not): a constant float W
-         * does, and Gelu, which MatMul's dtypes leave no other way. */
-        const Onnx__TensorProto *w = fc_const_proto(c, onnx_node_input(mm, 1));
-        wfloat = w && (w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
-                       w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ||
-                       w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16);
-        fc_init(f, FUSE_MATMUL_ACT, pos, 1, (const int32_t[]){pos});
-        f->input = NULL;
-        y = fc_out(mm);
-        nb = 1;
-    }
-    f->kind = FUSE_MATMUL_ACT;
-    r = fc_only_reader(c, y);
     if (r >= 0 && (fc_is(c, r, "Relu") || fc_is(c, r, "Gelu")) &&
         fc_node(c, r)->n_input == 1 && fc_out(fc_node(c, r))[0]) {
         const Onnx__AttributeProto *a = onnx_node_attr(fc_node(c, r), "approximate");
@@ -1785,12 +1853,40 @@ static int fc_matmul_act(fuse_ctx *c, int32_t pos, fusion *f)
         strcmp(g.input, y) != 0)
         return 0;
     for (int32_t k = 0; k < g.nb_members; k++)
-        f->members[nb + k] = g.members[k];
-    f->nb_members = nb + g.nb_members;
+        f->members[f->nb_members + k] = g.members[k];
+    f->nb_members += g.nb_members;
     f->act = "Gelu";
     f->last = g.last;
     f->output = g.output;
     return 1;
+}
+
+/* MatMul at pos (-> Add of a bias, as fc_matmul_add) -> Relu, Gelu
+ * (approximate none) or the GELU pattern of fc_gelu: a MatMul with field
+ * activation, applied as the product is stored. */
+static int fc_matmul_act(fuse_ctx *c, int32_t pos, fusion *f)
+{
+    const Onnx__NodeProto *mm = fc_node(c, pos);
+    const char *y;
+    int wfloat = 1;
+    if (!fc_is(c, pos, "MatMul") || mm->n_input != 2 || !fc_out(mm)[0])
+        return 0;
+    if (fc_matmul_add(c, pos, f)) {
+        y = f->output;
+    } else {
+        /* Without a bias nothing says the product is float (Relu takes
+         * integers; MatMul's activation does not): a constant float W
+         * does, and Gelu, which MatMul's dtypes leave no other way. */
+        const Onnx__TensorProto *w = fc_const_proto(c, onnx_node_input(mm, 1));
+        wfloat = w && (w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT ||
+                       w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 ||
+                       w->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16);
+        fc_init(f, FUSE_MATMUL_ACT, pos, 1, (const int32_t[]){pos});
+        f->input = NULL;
+        y = fc_out(mm);
+    }
+    f->kind = FUSE_MATMUL_ACT;
+    return fc_act_after(c, y, wfloat, f);
 }
 
 static prt_status fc_import_matmul_act(onnx_import *imp, const fusion *f,
@@ -2015,7 +2111,7 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
         if (fc_qconv(&c, i, f) || fc_qmatmul(&c, i, f) || fc_qpool(&c, i, f) ||
-            fc_qadd(&c, i, f)) {
+            fc_qadd(&c, i, f) || fc_dynq(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -2027,8 +2123,9 @@ prt_status onnx_fuse_plan(onnx_import *imp, const int32_t *order,
     for (int32_t i = 0; !st && i < c.n; i++) {
         fusion *f = &p->f[p->nb];
         if (fc_conv_act(&c, i, f) || fc_conv_silu(&c, i, f) || fc_conv_add(&c, i, f) ||
-            fc_gelu(&c, i, f) || fc_attention(&c, i, f) || fc_matmul_act(&c, i, f) ||
-            fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f) || fc_skip_ln(&c, i, f)) {
+            fc_gelu(&c, i, f) || fc_gelu_tanh(&c, i, f) || fc_attention(&c, i, f) ||
+            fc_matmul_act(&c, i, f) || fc_matmul_add(&c, i, f) || fc_dq_const(&c, i, f) ||
+            fc_skip_ln(&c, i, f)) {
             fc_take(&c, f);
             for (int32_t k = 0; k < f->nb_members; k++)
                 p->role[f->members[k]] = -2;
@@ -2169,6 +2266,21 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
         return onnx_import_fused(imp, first, label, c, NULL, 0, (const char **)f->ins,
                                  (size_t)f->nb_ins, outs, 1);
     }
+    if (f->kind == FUSE_DYNQ) {
+        const char *op = f->flags[0] ? "DynamicQuantizeMatMul" : "MatMulIntegerToFloat";
+        prt_field act = {"activation", f->act, PRT_FIELD_CHAR,
+                         f->act ? (int64_t)strlen(f->act) + 1 : 0};
+        prt_status st = prt_builtin_find_creator(op, "1", &c);
+        if (st)
+            return st;
+        onnx_info(
+            "%s: DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul%s%s%s folded "
+            "into one %s",
+            label, f->flags[1] ? " -> Add" : "", f->act ? " -> " : "",
+            f->act ? f->act : "", op);
+        return onnx_import_fused(imp, first, label, c, &act, f->act ? 1 : 0,
+                                 (const char **)f->ins, (size_t)f->nb_ins, outs, 1);
+    }
     if (f->kind == FUSE_ATTENTION) {
         prt_field extra[5] = {
             {"scale", f->params, PRT_FIELD_FLOAT32, 1},
@@ -2231,10 +2343,13 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
         return onnx_import_fused(imp, first, label, c, NULL, 0, ins, 3, outs, 1);
     } else {
         const char *ins[1] = {f->input};
+        prt_field tanh_mode = {"approximate", f->act, PRT_FIELD_CHAR,
+                               f->act ? (int64_t)strlen(f->act) + 1 : 0};
         prt_status st = prt_builtin_find_creator("Gelu", "1", &c);
         if (st)
             return st;
-        return onnx_import_fused(imp, first, label, c, NULL, 0, ins, 1, outs, 1);
+        return onnx_import_fused(imp, first, label, c, &tanh_mode, f->act ? 1 : 0, ins, 1,
+                                 outs, 1);
     }
 }
 

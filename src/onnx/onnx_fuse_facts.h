@@ -86,4 +86,22 @@ int fc_entry_keeps(const fuse_ctx *c, const fc_entry *e, int64_t k, const fc_fac
  * calls it in order, so c->facts holds every earlier node's). */
 void fc_fact_node(fuse_ctx *c, int32_t pos);
 
+/* ---- dynamically quantized products (onnx_dynq.c) ---- */
+
+/* One DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul [-> Add]
+ * chain as one layer: DynamicQuantizeMatMul (dynamic: the
+ * DynamicQuantizeLinear is a member) or MatMulIntegerToFloat. */
+typedef struct onnx_dynq {
+    int dynamic;
+    int32_t members[6], nb_members;
+    int32_t last;       /* order position of the chain's last node */
+    const char *ins[7]; /* the op's inputs */
+    int32_t nb_ins;
+    const char *bias;   /* the Add's constant, or NULL */
+    const char *output; /* the last node's output */
+} onnx_dynq;
+/* The MatMulInteger at pos starts a chain that folds: 1 and *d (an info
+ * line says why one that reads a DynamicQuantizeLinear does not). */
+int onnx_dynq_match(fuse_ctx *c, int32_t pos, onnx_dynq *d);
+
 #endif /* PLUGRT_ONNX_FUSE_FACTS_H */

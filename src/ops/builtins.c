@@ -177,6 +177,8 @@ static const prt_plugin_creator *const builtins[] = {
     &op_qlinear_matmul_creator,
     &op_conv_integer_creator,
     &op_qlinear_conv_creator,
+    &op_dynamic_quantize_matmul_creator, /* qmatmul_float.c */
+    &op_matmul_integer_to_float_creator,
     /* Attention (issue 24; ops_nn.h). */
     &op_attention_creator,
 };

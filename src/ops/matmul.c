@@ -261,7 +261,7 @@ int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t b)
 
 static const char *const mm_act_names[] = {"", "Relu", "Gelu"};
 
-static prt_status mm_parse(op_object *o, const op_fields *f)
+prt_status mm_act_parse(op_object *o, const op_fields *f)
 {
     mm_op *m = (mm_op *)o;
     char name[16];
@@ -280,7 +280,7 @@ static prt_status mm_parse(op_object *o, const op_fields *f)
     return PRT_OK;
 }
 
-static int32_t mm_serialize(op_object *o, prt_field *ser)
+int32_t mm_act_serialize(op_object *o, prt_field *ser)
 {
     const mm_op *m = (const mm_op *)o;
     if (m->act == MM_ACT_NONE)
@@ -486,8 +486,8 @@ static const op_class matmul_class = {
     .in_dtypes = mm_in_dtypes,
     .size = sizeof(mm_op),
     .alias_input = -1,
-    .parse = mm_parse,
-    .serialize = mm_serialize,
+    .parse = mm_act_parse,
+    .serialize = mm_act_serialize,
     .shapes = mm_shapes,
     .infer = mm_infer,
     .workspace = mm_workspace,
@@ -496,10 +496,10 @@ static const op_class matmul_class = {
     .prepare = mm_prepare,
 };
 
-static const prt_field_schema mm_schema[] = {
+const prt_field_schema mm_act_schema[1] = {
     {"activation", PRT_FIELD_CHAR, -1,
      "fused activation: Relu or Gelu, on each element as it is stored (plugrt's)"},
 };
 
 const prt_plugin_creator op_matmul_creator =
-    OP_CREATOR("MatMul", matmul_class, mm_schema, 1);
+    OP_CREATOR("MatMul", matmul_class, mm_act_schema, 1);

@@ -204,6 +204,11 @@ typedef struct mm_op {
     op_object o;
     int32_t act; /* MM_ACT_* */
 } mm_op;
+/* The field's parse, serialize and schema, for an op whose object is an
+ * mm_op (MatMul; DynamicQuantizeMatMul and MatMulIntegerToFloat). */
+prt_status mm_act_parse(op_object *o, const op_fields *f);
+int32_t mm_act_serialize(op_object *o, prt_field *ser);
+extern const prt_field_schema mm_act_schema[1];
 int64_t mm_batch_offset(const prt_dims *dims, const prt_dims *bo, int64_t b);
 /* MatMul's symbolic and concrete output dims (with its checks) for A and
  * B, and its bias when nb_in is 3 (matmul.c); the integer products share

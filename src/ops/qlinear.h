@@ -28,6 +28,11 @@ extern const prt_plugin_creator op_matmul_integer_creator;
 extern const prt_plugin_creator op_qlinear_matmul_creator;
 extern const prt_plugin_creator op_conv_integer_creator;
 extern const prt_plugin_creator op_qlinear_conv_creator;
+/* qmatmul_float.c: the products with float outputs (ORT's com.microsoft
+ * ops), kinds QMF_DYNAMIC and QMF_INTEGER. */
+extern const prt_plugin_creator op_dynamic_quantize_matmul_creator;
+extern const prt_plugin_creator op_matmul_integer_to_float_creator;
+enum { QMF_DYNAMIC = 16, QMF_INTEGER };
 
 /* op_class.kind of the four. */
 enum { QL_MATMUL_INTEGER, QL_QLINEAR_MATMUL, QL_CONV_INTEGER, QL_QLINEAR_CONV };
@@ -88,6 +93,27 @@ void ql_const_set(ql_const_src *s, const prt_tensor_desc *d, const void *data);
 /* 1 when the run's input (desc d, pointer x) is s's constant. */
 int ql_const_is(const ql_const_src *s, const prt_tensor_desc *d, const void *x);
 
+/* B' (a constant [K, N] matrix of bytes) packed once by `prepare` for the
+ * CPU's products (qgemm.h): its panels, signed side (a uint8 B stored ^
+ * 0x80), and column sums; src says which constant it was made from. */
+typedef struct ql_packed_b {
+    op_const head;
+    ql_const_src src;
+    int32_t *colsum; /* N, in this block */
+    uint8_t *panels;
+    int16_t *panels16; /* the panels widened (op_qg_args.bp16), NULL where
+                          the AVX2 tile did not run when packed */
+} ql_packed_b;
+/* Packs B (desc b, host data, dims [K, N] read from its last two) into a
+ * new ql_packed_b in *out; leaves *out alone (PRT_OK) when there is
+ * nothing to pack or the size overflows. */
+prt_status ql_pack_b_const(const op_object *o, const prt_tensor_desc *b, const void *data,
+                           op_const **out);
+/* Carves `bytes` from base at *off rounded up to QL_CARVE_ALIGN (base
+ * NULL: only counts), advancing *off; 0 on overflow or negative bytes. */
+#define QL_CARVE_ALIGN 64
+int ql_carve(uint8_t *base, int64_t *off, int64_t bytes, void **out);
+
 /* The buffers of a product in cuBLASLt's "TN" form, which CUDA's
  * MatMulInteger and QLinearMatMul carve from the op's workspace
  * (qgemm_cuda.c): A re-signed (rows x K bytes), B transposed (N x K), the
@@ -98,5 +124,13 @@ int ql_const_is(const ql_const_src *s, const prt_tensor_desc *d, const void *x);
  * is never refused for want of room (issue 30: small products were). */
 #define QL_TN_ALIGN 256
 int64_t ql_tn_layout(int64_t rows, int64_t N, int64_t K, uint8_t *base, void *at[4]);
+
+/* The buffers CUDA's DynamicQuantizeMatMul and MatMulIntegerToFloat carve
+ * from the op's workspace (qgemm_cuda.c): A's bytes (rows x K; unused by
+ * MatMulIntegerToFloat), its scale (float) and zero point (uint8) and the
+ * int32 sums (rows x N), each QL_TN_ALIGN-aligned from base. Returns the
+ * bytes from base (base NULL: the most any alignment needs), -1 on
+ * overflow; at[0..3] the four when base is given. */
+int64_t ql_dq_layout(int64_t rows, int64_t K, int64_t N, uint8_t *base, void *at[4]);
 
 #endif /* PLUGRT_OPS_QLINEAR_H */

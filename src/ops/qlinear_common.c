@@ -149,14 +149,58 @@ int ql_const_is(const ql_const_src *s, const prt_tensor_desc *d, const void *x)
            memcmp(s->dims.d, d->dims.d, sizeof(int64_t) * (size_t)d->dims.nb_dims) == 0;
 }
 
-int64_t ql_tn_layout(int64_t rows, int64_t N, int64_t K, uint8_t *base, void *at[4])
+int ql_carve(uint8_t *base, int64_t *off, int64_t bytes, void **out)
+{
+    int64_t o = (*off + QL_CARVE_ALIGN - 1) / QL_CARVE_ALIGN * QL_CARVE_ALIGN;
+    if (bytes < 0 || !base_add_i64(o, bytes, off))
+        return 0;
+    if (base)
+        *out = base + o;
+    return 1;
+}
+
+prt_status ql_pack_b_const(const op_object *o, const prt_tensor_desc *b, const void *data,
+                           op_const **out)
+{
+    const prt_dims *d = &b->dims;
+    int64_t K, N, pb, bytes;
+    ql_packed_b *c;
+    if (!data || d->nb_dims < 2)
+        return PRT_OK;
+    K = d->d[d->nb_dims - 2];
+    N = d->d[d->nb_dims - 1];
+    pb = op_qg_panel_bytes(K, N);
+    /* the panels, then (where the AVX2 tile runs) the same widened to int16 */
+    if (N < 1 || pb < 0 || pb > INT64_MAX / 4 ||
+        !base_add_i64(pb * (op_qg_wide() ? 3 : 1),
+                      (int64_t)sizeof *c + 4 * N + 2 * QL_CARVE_ALIGN, &bytes))
+        return PRT_OK;
+    c = (ql_packed_b *)op_const_alloc((size_t)bytes);
+    if (!c)
+        return op_fail(o, PRT_ERR_OUT_OF_MEMORY, "out of memory packing B (%lld bytes)",
+                       (long long)bytes);
+    ql_const_set(&c->src, b, data);
+    c->colsum = (int32_t *)(c + 1);
+    c->panels = (uint8_t *)(((uintptr_t)(c->colsum + N) + QL_CARVE_ALIGN - 1) /
+                            QL_CARVE_ALIGN * QL_CARVE_ALIGN);
+    /* uint8 ^ 0x80 is the int8 v - 128: B on the signed side */
+    op_qg_pack_b(K, N, data, N, b->dtype == PRT_UINT8 ? 0x80 : 0, 1, 0,
+                 (N + OP_QG_PANEL - 1) / OP_QG_PANEL, c->panels, c->colsum);
+    c->panels16 = NULL;
+    if (op_qg_wide()) {
+        c->panels16 = (int16_t *)(((uintptr_t)(c->panels + pb) + QL_CARVE_ALIGN - 1) /
+                                  QL_CARVE_ALIGN * QL_CARVE_ALIGN);
+        op_qg_widen_b(c->panels, pb, 1, c->panels16);
+    }
+    *out = &c->head;
+    return PRT_OK;
+}
+
+/* Four buffers of sizes[] bytes from base, each QL_TN_ALIGN-aligned. */
+static int64_t ql_layout4(const int64_t *sizes, uint8_t *base, void *at[4])
 {
     const int64_t al = QL_TN_ALIGN;
-    int64_t sizes[4], off;
-    if (rows < 0 || N < 0 || K < 0 || !base_mul_i64(rows, K, &sizes[0]) ||
-        !base_mul_i64(N, K, &sizes[1]) || !base_mul_i64(rows, 4, &sizes[2]) ||
-        !base_mul_i64(N, 4, &sizes[3]))
-        return -1;
+    int64_t off;
     /* The first buffer starts at base rounded up; sized without a base,
      * the worst case of that rounding is counted. */
     off = base ? (int64_t)((al - (uintptr_t)base % al) % al) : al;
@@ -167,4 +211,23 @@ int64_t ql_tn_layout(int64_t rows, int64_t N, int64_t K, uint8_t *base, void *at
             return -1;
     }
     return off;
+}
+
+int64_t ql_tn_layout(int64_t rows, int64_t N, int64_t K, uint8_t *base, void *at[4])
+{
+    int64_t sizes[4];
+    if (rows < 0 || N < 0 || K < 0 || !base_mul_i64(rows, K, &sizes[0]) ||
+        !base_mul_i64(N, K, &sizes[1]) || !base_mul_i64(rows, 4, &sizes[2]) ||
+        !base_mul_i64(N, 4, &sizes[3]))
+        return -1;
+    return ql_layout4(sizes, base, at);
+}
+
+int64_t ql_dq_layout(int64_t rows, int64_t K, int64_t N, uint8_t *base, void *at[4])
+{
+    int64_t sizes[4] = {0, 4, 1, 0}, rn;
+    if (rows < 0 || N < 0 || K < 0 || !base_mul_i64(rows, K, &sizes[0]) ||
+        !base_mul_i64(rows, N, &rn) || !base_mul_i64(rn, 4, &sizes[3]))
+        return -1;
+    return ql_layout4(sizes, base, at);
 }

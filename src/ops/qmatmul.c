@@ -26,15 +26,6 @@
 
 #define QMM_MB 32  /* rows of a block (whole register tiles) */
 #define QMM_NB 128 /* columns of a block */
-#define QMM_ALIGN 64
-
-/* B' packed once (qmm_prepare): panels and column sums. */
-typedef struct qmm_const {
-    op_const head;
-    ql_const_src src; /* the constant packed */
-    int32_t *colsum;  /* N, in this block */
-    uint8_t *panels;
-} qmm_const;
 
 /* The workspace of one run, carved from `base` (NULL: only sized). */
 typedef struct qmm_ws {
@@ -42,16 +33,6 @@ typedef struct qmm_ws {
     int32_t *rowsum, *alpha, *colsum, *beta, *colterm;
     float *scale;
 } qmm_ws;
-
-static int qmm_carve(uint8_t *base, int64_t *off, int64_t bytes, void **out)
-{
-    int64_t o = (*off + QMM_ALIGN - 1) / QMM_ALIGN * QMM_ALIGN;
-    if (bytes < 0 || !base_add_i64(o, bytes, off))
-        return 0;
-    if (base)
-        *out = base + o;
-    return 1;
-}
 
 /* Bytes of the workspace for Mt rows of A per product; -1 on overflow. */
 static int64_t qmm_layout(int64_t Mt, int64_t K, int64_t N, uint8_t *base, qmm_ws *w)
@@ -61,16 +42,16 @@ static int64_t qmm_layout(int64_t Mt, int64_t K, int64_t N, uint8_t *base, qmm_w
     if (!w)
         w = &unused;
     if (k4 < 0 || !base_mul_i64(Mt, k4, &ab) || !base_mul_i64(N, 4, &n4) ||
-        !qmm_carve(base, &off, ab, (void **)&w->ap) ||
-        !qmm_carve(base, &off, op_qg_panel_bytes(K, N), (void **)&w->bp) ||
-        !qmm_carve(base, &off, Mt * 4, (void **)&w->rowsum) ||
-        !qmm_carve(base, &off, Mt * 4, (void **)&w->alpha) ||
-        !qmm_carve(base, &off, n4, (void **)&w->colsum) ||
-        !qmm_carve(base, &off, n4, (void **)&w->beta) ||
-        !qmm_carve(base, &off, n4, (void **)&w->colterm) ||
-        !qmm_carve(base, &off, n4, (void **)&w->scale))
+        !ql_carve(base, &off, ab, (void **)&w->ap) ||
+        !ql_carve(base, &off, op_qg_panel_bytes(K, N), (void **)&w->bp) ||
+        !ql_carve(base, &off, Mt * 4, (void **)&w->rowsum) ||
+        !ql_carve(base, &off, Mt * 4, (void **)&w->alpha) ||
+        !ql_carve(base, &off, n4, (void **)&w->colsum) ||
+        !ql_carve(base, &off, n4, (void **)&w->beta) ||
+        !ql_carve(base, &off, n4, (void **)&w->colterm) ||
+        !ql_carve(base, &off, n4, (void **)&w->scale))
         return -1;
-    return off + QMM_ALIGN;
+    return off + QL_CARVE_ALIGN;
 }
 
 /* Rows of A per product (A's batch stacked when B is one matrix). */
@@ -140,40 +121,20 @@ static prt_status qmm_prepare(const op_object *o, const prt_tensor_desc *in,
 {
     ql_inputs q;
     const prt_dims *d;
-    int64_t K, N, pb, bytes;
-    qmm_const *c;
     ql_inputs_of(o, nb_in, &q);
     d = &in[q.b].dims;
-    if (!data[q.b] || d->nb_dims < 2)
-        return PRT_OK;
+    /* one matrix: every batch dim 1 */
     for (int32_t i = 0; i + 2 < d->nb_dims; i++)
         if (d->d[i] != 1)
             return PRT_OK;
-    K = d->d[d->nb_dims - 2];
-    N = d->d[d->nb_dims - 1];
-    pb = op_qg_panel_bytes(K, N);
-    if (N < 1 || pb < 0 ||
-        !base_add_i64(pb, (int64_t)sizeof *c + 4 * N + QMM_ALIGN, &bytes))
-        return PRT_OK;
-    c = (qmm_const *)op_const_alloc((size_t)bytes);
-    if (!c)
-        return op_fail(o, PRT_ERR_OUT_OF_MEMORY, "out of memory packing B (%lld bytes)",
-                       (long long)bytes);
-    ql_const_set(&c->src, &in[q.b], data[q.b]);
-    c->colsum = (int32_t *)(c + 1);
-    c->panels =
-        (uint8_t *)(((uintptr_t)(c->colsum + N) + QMM_ALIGN - 1) / QMM_ALIGN * QMM_ALIGN);
-    op_qg_pack_b(K, N, data[q.b], N, qmm_b_flip(c->src.dtype), 1, 0,
-                 (N + OP_QG_PANEL - 1) / OP_QG_PANEL, c->panels, c->colsum);
-    *out = &c->head;
-    return PRT_OK;
+    return ql_pack_b_const(o, &in[q.b], data[q.b], out);
 }
 
 /* o's packed B when the run's is the constant it was packed from. */
-static const qmm_const *qmm_const_for(const op_object *o, const prt_tensor_desc *b,
-                                      const void *x)
+static const ql_packed_b *qmm_const_for(const op_object *o, const prt_tensor_desc *b,
+                                        const void *x)
 {
-    const qmm_const *c = (const qmm_const *)o->cst;
+    const ql_packed_b *c = (const ql_packed_b *)o->cst;
     return c && ql_const_is(&c->src, b, x) ? c : NULL;
 }
 
@@ -219,7 +180,7 @@ static prt_status qmm_run(const op_object *o, int32_t dtype, const prt_tensor_de
     prt_dims bo;
     qmm_ws w;
     qmm_job j;
-    const qmm_const *pc;
+    const ql_packed_b *pc;
     int64_t nbat, Mt, nprod, es;
     int32_t da, db;
     prt_status st;
@@ -254,6 +215,7 @@ static prt_status qmm_run(const op_object *o, int32_t dtype, const prt_tensor_de
     j.g.K = g.K;
     j.g.ap = j.ap = w.ap;
     j.g.bp = j.bp = pc ? pc->panels : w.bp;
+    j.g.bp16 = pc ? pc->panels16 : NULL;
     j.g.a_u8 = 1;
     j.g.rowsum = j.rowsum = w.rowsum;
     j.g.colsum = j.colsum = pc ? pc->colsum : w.colsum;

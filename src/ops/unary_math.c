@@ -21,8 +21,8 @@
  *   x / 2 * (1 + erf(x / sqrt 2)), by op_gelu_f32 (cpu_kernels.h: vectors,
  *   within 5e-7 relative, and exact where x is very negative, where
  *   1 + erff cancels); "tanh": x / 2 * (1 + tanh(sqrt(2 / pi) *
- *   (x + 0.044715 x^3))), the tanh by op_tanh_f32. Another value fails
- *   naming it.
+ *   (x + 0.044715 x^3))), by op_gelu_tanh_f32 (tanh.c: in one pass, the
+ *   tanh op_tanh_f32's). Another value fails naming it.
  *   Elu (alpha 1): x < 0 ? alpha * (e^x - 1) : x.
  *   Selu (alpha 1.67326..., gamma 1.05070...): gamma * (x <= 0 ? alpha *
  *   (e^x - 1) : x).
@@ -171,19 +171,7 @@ static void um_f32(const um_op *u, int32_t kind, const float *x, float *y, int64
         if (u->approximate == 0)
             op_gelu_f32(x, y, n);
         else
-            for (int64_t i = 0; i < n; i += EW_CHUNK) {
-                /* tanh's argument for a chunk, op_tanh_f32 over it, then
-                 * x / 2 (1 + tanh). */
-                float t[EW_CHUNK];
-                const int64_t m = n - i < EW_CHUNK ? n - i : EW_CHUNK;
-                for (int64_t k = 0; k < m; k++) {
-                    const float v = x[i + k];
-                    t[k] = 0.79788456080286536f * (v + 0.044715f * v * v * v);
-                }
-                op_tanh_f32(t, t, m);
-                for (int64_t k = 0; k < m; k++)
-                    y[i + k] = 0.5f * x[i + k] * (1.0f + t[k]);
-            }
+            op_gelu_tanh_f32(x, y, n);
         break;
     case UM_ELU:
         UM_LOOP(v < 0.0f ? a * expm1f(v) : v);

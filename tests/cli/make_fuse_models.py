@@ -49,8 +49,9 @@ result in double, rounded to float32):
   skipln_ms        com.microsoft SkipLayerNormalization (with bias, the sum
                    as a second output): imported as the built-in
   chain_gelu_tanh  GPT-2's tanh GELU, 0.5 x (1 + tanh(0.79788 (x + 0.044715
-                   x^3))) as PyTorch exports it: two ElementwiseChain layers
-                   (x * 0.5 with the last Mul, and Pow .. Add(1))
+                   x^3))) as PyTorch exports it: one Gelu, approximate
+                   "tanh" (it was two ElementwiseChain layers, x * 0.5 with
+                   the last Mul, and Pow .. Add(1))
   chain_mask       (1 - x) * -10000 + s (s a 1x16 initializer): one chain
   chain_shared     the same with 1 - x also a graph output: Sub alone, then
                    Mul -> Add one chain

@@ -154,10 +154,48 @@ static void gen_qconv(cov *c, const char *op, int32_t dt)
     }
 }
 
+/* DynamicQuantizeMatMul (float A) and MatMulIntegerToFloat (8-bit A):
+ * the key dtype is A's; field activation Gelu and Relu in two cases. Sums
+ * are exact; the epilogue is a multiply-add that one build contracts and
+ * another does not, hence rtol. */
+static void gen_qmatmul_float(cov *c, const char *op, int32_t dt)
+{
+    const int dynamic = strcmp(op, "DynamicQuantizeMatMul") == 0;
+    for (int v = 0; v < 4; v++) {
+        prt_field act = ot_fld_str("activation", v == 1 ? "Gelu" : "Relu");
+        oc_case k = {.op = op, .rtol = 1e-5, .f = &act, .nf = v == 1 || v == 2};
+        const int64_t M = rnd(c, 1, 40), K = rnd(c, 1, 150), N = rnd(c, 1, 70);
+        const int32_t tb = rnd(c, 0, 1) ? PRT_UINT8 : PRT_INT8;
+        const int per_col = v % 2, bias = v != 2;
+        prt_dims a = v == 3 ? D3(2, M, K) : D2(M, K);
+        char what[96];
+        int32_t nb = 0;
+        k.in[nb++] = dynamic ? q_scale(c, a, -2.0, 3.0) : q_bytes(c, dt, a);
+        k.in[nb++] = q_bytes(c, tb, D2(K, N));
+        if (!dynamic)
+            k.in[nb++] = q_scale(c, D0(), 0.01, 0.05);
+        k.in[nb++] = q_scale(c, per_col ? D1(N) : D0(), 0.001, 0.05);
+        if (!dynamic)
+            k.in[nb++] = q_zp(c, dt, D0());
+        k.in[nb++] = q_zp(c, tb, per_col ? D1(N) : D0());
+        if (bias)
+            k.in[nb++] = q_scale(c, D1(N), -2.0, 2.0);
+        k.nb = nb;
+        for (int i = 1; i < nb; i++)
+            k.role[i] = i == 1 && v == 1 ? OC_DATA : OC_CONST;
+        snprintf(what, sizeof what, "%s %s B%s%s%s%s", op, prt_dtype_name(tb),
+                 per_col ? ", per column" : "", bias ? ", bias" : "",
+                 v == 3 ? ", batch" : "", k.nf ? (v == 1 ? ", Gelu" : ", Relu") : "");
+        cov_case(c, what, &k);
+    }
+}
+
 const cov_entry cov_qgemm_entries[] = {
     {"MatMulInteger", gen_qmatmul},
     {"QLinearMatMul", gen_qmatmul},
     {"ConvInteger", gen_qconv},
     {"QLinearConv", gen_qconv},
+    {"DynamicQuantizeMatMul", gen_qmatmul_float},
+    {"MatMulIntegerToFloat", gen_qmatmul_float},
     {NULL, NULL},
 };

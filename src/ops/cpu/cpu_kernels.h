@@ -812,6 +812,10 @@ void op_sigmoid_f32(const float *x, float *y, int64_t n);
 /* y[i] = tanh(x[i]) for n floats (y may be x), within a few ulp (tanh.c
  * says how); NaN stays NaN, -0 stays -0. */
 void op_tanh_f32(const float *x, float *y, int64_t n);
+/* y[i] = x[i] / 2 (1 + tanh(sqrt(2 / pi) (x[i] + 0.044715 x[i]^3))), Gelu's
+ * approximate "tanh" (unary_math.c), the tanh as op_tanh_f32's (y may be
+ * x). */
+void op_gelu_tanh_f32(const float *x, float *y, int64_t n);
 
 /* ---- LSTM's gates (rnn_gates.c) ------------------------------------------ */
 

@@ -29,6 +29,11 @@
  * past N. Padding adds 0 to every sum.
  *
  * Builds: AVX-512 VNNI (tiles of 8 rows by 32 columns in 16 registers),
+ * AVX2 (vpmaddwd on both sides widened to int16, exact: a block's rows
+ * and a strip's two panels widened once, then two rows by one panel in
+ * eight registers; the portable code's auto-vectorized tile gathered B's
+ * strided bytes at every row and ran gpt2's 256 x 64 x 512 lm_head in
+ * 15 ms, this one in 0.19 ms: bench/RESULTS.md, session 38),
  * and a portable one compiled plain and for AVX2 (CPU_BUILDS); op_qg_force
  * picks one for tests. Integer sums are exact, so every build and every
  * split over threads gives the same bits; the requantization is the same
@@ -86,7 +91,7 @@ static inline __attribute__((always_inline)) void op_qg_zip4(const op_qg_u8x16 r
     }
 }
 
-enum { OP_QG_OUT_I32, OP_QG_OUT_U8, OP_QG_OUT_I8 };
+enum { OP_QG_OUT_I32, OP_QG_OUT_U8, OP_QG_OUT_I8, OP_QG_OUT_F32 };
 
 /* One product and what is done to each sum as it is stored. Per-row
  * arrays are indexed by the product's row i (times a *_step, 0 to read
@@ -96,7 +101,10 @@ typedef struct op_qg_args {
     int64_t M, N, K;
     const uint8_t *ap; /* A' rows (op_qg_pack_a) */
     const uint8_t *bp; /* B' panels (op_qg_pack_b) */
-    int a_u8;          /* 1: A' unsigned, B' signed; 0: A' signed, B' unsigned */
+    /* NULL, or bp widened to int16 (op_qg_widen_b; B' signed: a_u8 1),
+     * which the AVX2 tile then reads instead of widening each strip */
+    const int16_t *bp16;
+    int a_u8; /* 1: A' unsigned, B' signed; 0: A' signed, B' unsigned */
     const int32_t *rowsum, *colsum;
     const int32_t *alpha; /* shifted zero point of A' per row */
     int32_t alpha_step;
@@ -111,9 +119,12 @@ typedef struct op_qg_args {
      * (scale_rows; scale_step 0 for one value) or per column (N values),
      * rint half to
      * even, clamped to the type's range (ONNX Runtime's order: the float
-     * is clamped to [lo - zp, hi - zp] first, then rounded). */
+     * is clamped to [lo - zp, hi - zp] first, then rounded). F32 stores
+     * float(sum) * scale (+ fbias[j]) as float: ORT's MatMulIntegerToFloat
+     * (qmatmul_float.c), a multiply-add where the build contracts it. */
     int32_t out;
     const float *scale;
+    const float *fbias; /* F32: NULL or one float per column (N values) */
     int32_t scale_rows, scale_step;
     int32_t zp;
     void *C; /* row i at C + i ldc elements */
@@ -128,17 +139,22 @@ void op_qg_colterm(const int32_t *colsum, const int32_t *beta, int64_t K, int64_
  * OP_QG_PANEL). Blocks may run concurrently. */
 void op_qg_gemm(const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
 
-/* Which build runs: OP_QG_AUTO (the best this CPU has), OP_QG_PORTABLE
- * (the portable code's baseline or AVX2 build, as cpu_avx2() says),
- * OP_QG_VNNI (only where the CPU has it; else as AUTO) or OP_QG_AVX2 (no
- * VNNI: the products' portable AVX2 build and the convolutions' int16
- * AVX2 tiles, qconv_kernel.h, even on a VNNI CPU). Test hook. */
+/* Bytes src[0..n) as int16 into dst, sign-extended when as_signed: B'
+ * panels as the AVX2 tile reads them (op_qg_args.bp16). */
+void op_qg_widen_b(const uint8_t *src, int64_t n, int as_signed, int16_t *dst);
+
+/* Which build runs: OP_QG_AUTO (the best this CPU has: VNNI, else the
+ * AVX2 int16 tiles, else the portable code), OP_QG_PORTABLE (the portable
+ * code's baseline or AVX2 build, as cpu_avx2() says), OP_QG_VNNI (only
+ * where the CPU has it; else as AUTO) or OP_QG_AVX2 (no VNNI: the
+ * products' AVX2 tile, vpmaddwd on int16, and the convolutions' int16 AVX2
+ * tiles, qconv_kernel.h, even on a VNNI CPU). Test hook. */
 enum { OP_QG_AUTO, OP_QG_PORTABLE, OP_QG_VNNI, OP_QG_AVX2 };
 void op_qg_force(int which);
 /* 1 when the VNNI build runs now. */
 int op_qg_vnni(void);
-/* 1 when the convolutions' int16 AVX2 tiles run now (qconv_kernel.h's
- * `wide`): AVX2 without VNNI, unless forced otherwise. */
+/* 1 when the AVX2 int16 tiles run now (the products' qg_gemm_avx2 and
+ * qconv_kernel.h's `wide`): AVX2 without VNNI, unless forced otherwise. */
 int op_qg_wide(void);
 
 #endif /* PLUGRT_OPS_CPU_QGEMM_H */

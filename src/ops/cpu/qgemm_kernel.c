@@ -152,6 +152,16 @@ static inline CPU_INLINE void qg_store_body(const op_qg_args *a,
             memcpy((int32_t *)a->C + i * a->ldc + j0, v, sizeof(int32_t) * (size_t)nc);
             continue;
         }
+        if (a->out == OP_QG_OUT_F32) {
+            float *y = (float *)a->C + i * a->ldc + j0;
+            if (a->fbias)
+                for (int j = 0; j < nc; j++)
+                    y[j] = (float)v[j] * (scol ? scol[j] : srow) + a->fbias[j0 + j];
+            else
+                for (int j = 0; j < nc; j++)
+                    y[j] = (float)v[j] * (scol ? scol[j] : srow);
+            continue;
+        }
         {
             uint8_t *y = (uint8_t *)a->C + i * a->ldc + j0;
             for (int j = 0; j < nc; j++) {
@@ -236,6 +246,14 @@ CPU_BUILDS(qg_gemm_port, qg_gemm_port_body,
 /* ---- the AVX-512 VNNI tile ------------------------------------------------ */
 
 #if CPU_HAVE_AVX2_BUILD
+/* Four bytes of A' (one k step of a row) as one int32, to broadcast. */
+static inline CPU_INLINE int32_t qg_a4(const uint8_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
 #define QG_TARGET_VNNI                                                                   \
     __attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni,avx2,fma")))
 
@@ -256,12 +274,10 @@ qg_tile_vnni(const uint8_t *ap, int64_t K4, const uint8_t *bp, int64_t pstride, 
             np > 1 ? _mm512_loadu_si512(bp + pstride + k * OP_QG_PANEL) : b0;
 #pragma GCC unroll 16
         for (int r = 0; r < OP_QG_MR; r++) {
-            int32_t a4;
             __m512i av;
             if (r >= mr)
                 break;
-            memcpy(&a4, ap + r * K4 + k, 4);
-            av = _mm512_set1_epi32(a4);
+            av = _mm512_set1_epi32(qg_a4(ap + r * K4 + k));
             if (a_u8) {
                 c[r][0] = _mm512_dpbusd_epi32(c[r][0], av, b0);
                 if (np > 1)
@@ -324,7 +340,232 @@ static QG_TARGET_VNNI void qg_gemm_vnni(const op_qg_args *a, int64_t i0, int64_t
 }
 #endif
 
+/* ---- the AVX2 tile --------------------------------------------------------- */
+
+#if CPU_HAVE_AVX2_BUILD
+#define QG_TARGET_AVX2 __attribute__((target("avx2,fma")))
+
+/* Two rows (one when mr is 1) by one panel of raw sums without VNNI, exact:
+ * both sides widened to int16 and multiplied by vpmaddwd, whose int32 lane
+ * sums two products (at most 2 x 255 x 128 in magnitude: nothing
+ * saturates, unlike vpmaddubsw's int16 pairs, which is why ORT's AVX2
+ * u8s8 path asks for 7-bit weights). A panel step's 64 bytes are four
+ * vectors of 4 columns x 4 k (qgemm.h's layout); A's four bytes are
+ * broadcast as [a0 a1 a2 a3] x 4, so lane 2c + h of vector q holds column
+ * 4 q + c's k pair h: c[r][q] accumulates them and one hadd per 8 columns
+ * joins each column's two pairs at the end. 4 vectors of B, 8 sums, one A
+ * and one product: 14 of the 16 ymm registers. */
+static inline CPU_INLINE QG_TARGET_AVX2 void qg_tile2_avx2(const uint8_t *ap, int64_t K4,
+                                                           const uint8_t *bp, int mr,
+                                                           int a_u8, int32_t *acc0,
+                                                           int32_t *acc1)
+{
+    __m256i c[2][4];
+#pragma GCC unroll 8
+    for (int q = 0; q < 4; q++)
+        c[0][q] = c[1][q] = _mm256_setzero_si256();
+    for (int64_t k = 0; k < K4; k += 4) {
+        __m256i bw[4];
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            const __m128i v =
+                _mm_loadu_si128((const __m128i *)(bp + k * OP_QG_PANEL + 16 * q));
+            bw[q] = a_u8 ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
+        }
+#pragma GCC unroll 2
+        for (int r = 0; r < mr; r++) {
+            const __m128i av = _mm_set1_epi32(qg_a4(ap + r * K4 + k));
+            const __m256i aw = a_u8 ? _mm256_cvtepu8_epi16(av) : _mm256_cvtepi8_epi16(av);
+#pragma GCC unroll 4
+            for (int q = 0; q < 4; q++)
+                c[r][q] = _mm256_add_epi32(c[r][q], _mm256_madd_epi16(bw[q], aw));
+        }
+    }
+#pragma GCC unroll 2
+    for (int r = 0; r < mr; r++) {
+        int32_t *acc = r ? acc1 : acc0;
+        /* hadd gives columns 0 1 4 5 | 2 3 6 7: qwords back in order */
+        _mm256_storeu_si256(
+            (__m256i *)acc,
+            _mm256_permute4x64_epi64(_mm256_hadd_epi32(c[r][0], c[r][1]), 0xD8));
+        _mm256_storeu_si256(
+            (__m256i *)(acc + 8),
+            _mm256_permute4x64_epi64(_mm256_hadd_epi32(c[r][2], c[r][3]), 0xD8));
+    }
+}
+
+/* The register tile of QG_GEMM_LOOP from two-row blocks of each panel. */
+static QG_TARGET_AVX2 void qg_tile_avx2_any(const uint8_t *ap, int64_t K4,
+                                            const uint8_t *bp, int64_t pstride, int mr,
+                                            int np, int a_u8,
+                                            int32_t acc[OP_QG_MR][OP_QG_NR])
+{
+    for (int p = 0; p < np; p++)
+        for (int r = 0; r < mr; r += 2) {
+            int32_t *a0 = &acc[r][p * OP_QG_PANEL];
+            int32_t *a1 = r + 1 < mr ? &acc[r + 1][p * OP_QG_PANEL] : a0;
+            const uint8_t *ar = ap + r * K4, *b = bp + p * pstride;
+            if (r + 1 < mr) {
+                if (a_u8)
+                    qg_tile2_avx2(ar, K4, b, 2, 1, a0, a1);
+                else
+                    qg_tile2_avx2(ar, K4, b, 2, 0, a0, a1);
+            } else {
+                if (a_u8)
+                    qg_tile2_avx2(ar, K4, b, 1, 1, a0, a1);
+                else
+                    qg_tile2_avx2(ar, K4, b, 1, 0, a0, a1);
+            }
+        }
+}
+
+/* K4 up to which qg_gemm_avx2 widens a strip's panels and a tile's rows to
+ * int16 once (on the stack: two panels of K4 x 16 int16, 32 KB at most)
+ * instead of at every use; longer products take qg_tile_avx2_any. */
+#define QG_AVX2_KMAX 512
+#define QG_AVX2_ROWS 2 /* rows of the widened tile: 8 sums, A, a product */
+#define QG_AVX2_AMAX (32 * QG_AVX2_KMAX) /* int16 of A widened at once */
+#define QG_AVX2_RB 32                    /* rows of a block over one panel */
+
+/* Bytes src[0..n) as int16 into dst, sign-extended when as_signed. */
+static inline CPU_INLINE QG_TARGET_AVX2 void qg_widen(const uint8_t *src, int64_t n,
+                                                      int as_signed, int16_t *dst)
+{
+    int64_t e = 0;
+    for (; e + 16 <= n; e += 16) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(src + e));
+        _mm256_storeu_si256((__m256i *)(dst + e), as_signed ? _mm256_cvtepi8_epi16(v)
+                                                            : _mm256_cvtepu8_epi16(v));
+    }
+    for (; e < n; e++)
+        dst[e] = as_signed ? (int16_t)(int8_t)src[e] : (int16_t)src[e];
+}
+
+/* acc += vpmaddwd(*b, a) with acc kept in its register: written with the
+ * intrinsics, GCC 12 put each product in a new register, added the sum to
+ * it and copied it back (one vmovdqa a product, a third of the loop). */
+static inline CPU_INLINE QG_TARGET_AVX2 void qg_madd_acc(__m256i *acc, const int16_t *b,
+                                                         __m256i a)
+{
+    __m256i t;
+    __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0"
+            : "+x"(*acc), "=&x"(t)
+            : "m"(*(const __m256i *)b), "x"(a));
+}
+
+/* One row's step: its four int16 at a broadcast, times the panel step's
+ * four vectors at b, into c0..c3. */
+static inline CPU_INLINE QG_TARGET_AVX2 void qg_madd_row(__m256i *c0, __m256i *c1,
+                                                         __m256i *c2, __m256i *c3,
+                                                         const int16_t *a,
+                                                         const int16_t *b)
+{
+    int64_t a8;
+    __m256i av;
+    memcpy(&a8, a, 8);
+    av = _mm256_set1_epi64x(a8);
+    qg_madd_acc(c0, b, av);
+    qg_madd_acc(c1, b + 16, av);
+    qg_madd_acc(c2, b + 32, av);
+    qg_madd_acc(c3, b + 48, av);
+}
+
+/* One or two (two: a constant after inlining) widened rows of A (aw, rows
+ * K4 apart) by one widened panel (bw) into acc rows (OP_QG_NR apart):
+ * qg_tile2_avx2's arithmetic with no conversion in the loop (B's four
+ * vectors loaded once a step, A's four int16 one vpbroadcastq). The sums
+ * are eight named variables: held in arrays, GCC 12 copied every sum
+ * through another register each step and spilled a third row's. */
+static QG_TARGET_AVX2 __attribute__((noinline)) void
+qg_tile_w16(const int16_t *aw, int64_t K4, const int16_t *bw, int two, int32_t *acc)
+{
+    __m256i c00 = _mm256_setzero_si256(), c01 = c00, c02 = c00, c03 = c00;
+    __m256i c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    const int16_t *a1 = two ? aw + K4 : aw;
+    for (int64_t k = 0; k < K4; k += 4) {
+        const int16_t *b = bw + k * OP_QG_PANEL;
+        qg_madd_row(&c00, &c01, &c02, &c03, aw + k, b);
+        if (two)
+            qg_madd_row(&c10, &c11, &c12, &c13, a1 + k, b);
+    }
+    /* hadd gives columns 0 1 4 5 | 2 3 6 7: qwords back in order */
+    _mm256_storeu_si256((__m256i *)acc,
+                        _mm256_permute4x64_epi64(_mm256_hadd_epi32(c00, c01), 0xD8));
+    _mm256_storeu_si256((__m256i *)(acc + 8),
+                        _mm256_permute4x64_epi64(_mm256_hadd_epi32(c02, c03), 0xD8));
+    if (two) {
+        _mm256_storeu_si256((__m256i *)(acc + OP_QG_NR),
+                            _mm256_permute4x64_epi64(_mm256_hadd_epi32(c10, c11), 0xD8));
+        _mm256_storeu_si256((__m256i *)(acc + OP_QG_NR + 8),
+                            _mm256_permute4x64_epi64(_mm256_hadd_epi32(c12, c13), 0xD8));
+    }
+}
+
+static QG_TARGET_AVX2 void qg_widen_avx2(const uint8_t *src, int64_t n, int as_signed,
+                                         int16_t *dst)
+{
+    qg_widen(src, n, as_signed, dst);
+}
+
+static QG_TARGET_AVX2 void qg_gemm_avx2(const op_qg_args *a, int64_t i0, int64_t i1,
+                                        int64_t j0, int64_t j1)
+{
+    const int64_t K4 = op_qg_k4(a->K), ps = K4 * OP_QG_PANEL;
+    /* the rows widened once for every strip when they fit (32 KB; the
+     * products' blocks of 32 rows do up to K4 512), else per tile */
+    const int once = (i1 - i0) * K4 <= QG_AVX2_AMAX;
+    int16_t bw[2 * QG_AVX2_KMAX * OP_QG_PANEL], aw[QG_AVX2_AMAX];
+    /* a row block's sums, panel by panel: one widened panel (up to 16 KB)
+     * stays in L1 over the block's rows */
+    int32_t acc[QG_AVX2_RB][OP_QG_NR];
+    if (K4 > QG_AVX2_KMAX) {
+        QG_GEMM_LOOP(qg_tile_avx2_any, a, i0, i1, j0, j1);
+        return;
+    }
+    if (once) /* A' unsigned: zero-extended */
+        qg_widen(a->ap + i0 * K4, (i1 - i0) * K4, !a->a_u8, aw);
+    for (int64_t j = j0; j < j1; j += OP_QG_NR) {
+        const int nc = (int)(j1 - j < OP_QG_NR ? j1 - j : OP_QG_NR);
+        const int np = nc > OP_QG_PANEL ? 2 : 1;
+        /* B' signed when A' is unsigned; widened once (prepare) or here */
+        const int16_t *bs = bw;
+        if (a->bp16 && a->a_u8)
+            bs = a->bp16 + j / OP_QG_PANEL * ps;
+        else
+            qg_widen(a->bp + j / OP_QG_PANEL * ps, np * ps, a->a_u8, bw);
+        for (int64_t ib = i0; ib < i1; ib += QG_AVX2_RB) {
+            const int rb = (int)(i1 - ib < QG_AVX2_RB ? i1 - ib : QG_AVX2_RB);
+            for (int p = 0; p < np; p++)
+                for (int r = 0; r < rb; r += QG_AVX2_ROWS) {
+                    const int two = r + 1 < rb;
+                    const int16_t *ar = aw + (ib + r - i0) * K4;
+                    if (!once) {
+                        qg_widen(a->ap + (ib + r) * K4, (two ? 2 : 1) * K4, !a->a_u8, aw);
+                        ar = aw;
+                    }
+                    qg_tile_w16(ar, K4, bs + p * ps, two, &acc[r][p * OP_QG_PANEL]);
+                }
+            for (int r = 0; r < rb; r += OP_QG_MR)
+                qg_store_body(a, &acc[r], ib + r, j,
+                              rb - r < OP_QG_MR ? rb - r : OP_QG_MR, nc);
+        }
+    }
+}
+#endif
+
 /* ---- dispatch ------------------------------------------------------------ */
+
+void op_qg_widen_b(const uint8_t *src, int64_t n, int as_signed, int16_t *dst)
+{
+#if CPU_HAVE_AVX2_BUILD
+    if (cpu_avx2()) {
+        qg_widen_avx2(src, n, as_signed, dst);
+        return;
+    }
+#endif
+    for (int64_t e = 0; e < n; e++)
+        dst[e] = as_signed ? (int16_t)(int8_t)src[e] : (int16_t)src[e];
+}
 
 static _Atomic int qg_forced = OP_QG_AUTO;
 static _Atomic int qg_has_vnni = -1;
@@ -367,6 +608,10 @@ void op_qg_gemm(const op_qg_args *a, int64_t i0, int64_t i1, int64_t j0, int64_t
 #if CPU_HAVE_AVX2_BUILD
     if (op_qg_vnni()) {
         qg_gemm_vnni(a, i0, i1, j0, j1);
+        return;
+    }
+    if (op_qg_wide()) {
+        qg_gemm_avx2(a, i0, i1, j0, j1);
         return;
     }
 #endif

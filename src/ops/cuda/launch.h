@@ -612,6 +612,13 @@ typedef struct opk_qgemm_args {
     int64_t count; /* output elements */
 } opk_qgemm_args;
 int opk_qgemm(const opk_qgemm_args *a, void *stream);
+/* DynamicQuantizeMatMul's and MatMulIntegerToFloat's epilogue
+ * (qmatmul_float.c): y = c32 (rows x N int32 sums) as float times
+ * a_scale[0] b_scale[j or 0] (b_nscale values), plus bias[j] (or not),
+ * then act (MatMul's MM_ACT_*: 0 none, 1 Relu, 2 Gelu). */
+int opk_qmf_epilogue(const int32_t *c32, const float *a_scale, const float *b_scale,
+                     int64_t b_nscale, const float *bias, int32_t act, float *y,
+                     int64_t rows, int64_t N, void *stream);
 /* ConvInteger and QLinearConv (conv 1, 1 or 2 spatial dims) as an
  * implicit GEMM on the int8 tensor cores (mma.sync, sm_80 and later): the
  * same bytes as opk_qgemm. The caller checks the grid: ceil(N x ovol / 64)

@@ -84,6 +84,8 @@ OPC_KERNEL(opc_conv_transpose);
 
 /* qgemm_cuda.c: MatMulInteger, QLinearMatMul; ConvInteger, QLinearConv */
 OPC_KERNEL(opc_qmatmul);
+/* qgemm_cuda.c: DynamicQuantizeMatMul, MatMulIntegerToFloat */
+OPC_KERNEL(opc_qmatmul_float);
 OPC_KERNEL(opc_qconv);
 /* misc_cuda.c */
 OPC_KERNEL(opc_shrink);

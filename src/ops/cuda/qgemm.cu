@@ -66,6 +66,29 @@ __global__ void qmatmul_kernel(opk_qgemm_args a)
     }
 }
 
+// DynamicQuantizeMatMul's and MatMulIntegerToFloat's float output from
+// the int32 sums: sum times a_scale b_scale[j] (their float32 product, as
+// the unfused Mul computes it), plus bias[j], then the activation (1 Relu,
+// 2 Gelu: x / 2 (1 + erf(x / sqrt 2))).
+__global__ void qmf_epilogue_kernel(const int32_t *c32, const float *a_scale,
+                                    const float *b_scale, int64_t b_nscale,
+                                    const float *bias, int32_t act, float *y, int64_t count,
+                                    int64_t N)
+{
+    OPK_FOR(e, count)
+    {
+        const int64_t j = e % N;
+        const float m = __fmul_rn(a_scale[0], b_scale[b_nscale > 1 ? j : 0]);
+        const float f = (float)c32[e];
+        float v = bias ? __fmaf_rn(f, m, bias[j]) : __fmul_rn(f, m);
+        if (act == 1)
+            v = v < 0.0f ? 0.0f : v;
+        else if (act == 2)
+            v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+        y[e] = v;
+    }
+}
+
 __global__ void qconv_kernel(opk_qgemm_args a)
 {
     OPK_FOR(e, a.count)
@@ -378,6 +401,18 @@ extern "C" int opk_qlt_epilogue(const opk_qlt_args *a, void *stream)
         return 0;
     qlt_epilogue_kernel<<<blocks_for(a->rc * a->q.N), kThreads, 0,
                           (cudaStream_t)stream>>>(*a);
+    return launched();
+}
+
+extern "C" int opk_qmf_epilogue(const int32_t *c32, const float *a_scale,
+                                const float *b_scale, int64_t b_nscale, const float *bias,
+                                int32_t act, float *y, int64_t rows, int64_t N,
+                                void *stream)
+{
+    if (rows == 0 || N == 0)
+        return 0;
+    qmf_epilogue_kernel<<<blocks_for(rows * N), kThreads, 0, (cudaStream_t)stream>>>(
+        c32, a_scale, b_scale, b_nscale, bias, act, y, rows * N, N);
     return launched();
 }
 

@@ -12,6 +12,11 @@
  * compare the two), qgemm.cu's kernel runs. Both give the CPU's bytes:
  * the int32 sums are exact and the requantization is the same code.
  *
+ * DynamicQuantizeMatMul and MatMulIntegerToFloat (qmatmul_float.c) are
+ * composed of the same launchers: DynamicQuantizeLinear's kernel into the
+ * op's workspace (ql_dq_layout), qgemm.cu's plain kernel to int32 sums
+ * there, then opk_qmf_epilogue. Built, not yet run on a GPU (session 38).
+ *
  * ConvInteger and QLinearConv run as an implicit GEMM on the int8 tensor
  * cores (opk_qconv_mma: x gathered on the fly, W read as it is, no
  * workspace) where qconv_mma_takes says; depthwise and narrow groups, 3
@@ -335,4 +340,61 @@ OPC_KERNEL(opc_qconv)
         return st;
     }
     return opc_status(o, opk_qgemm(&a, stream));
+}
+
+OPC_KERNEL(opc_qmatmul_float)
+{
+    const int dynamic = o->cls->kind == QMF_DYNAMIC;
+    const int32_t bs = dynamic ? 2 : 3, bz = dynamic ? 3 : 5, ab = dynamic ? 4 : 6;
+    const int64_t K = in[1].dims.d[0], N = in[1].dims.d[1];
+    int64_t rows = 1;
+    void *at[4] = {NULL, NULL, NULL, NULL};
+    opk_qgemm_args a;
+    prt_status st;
+    (void)dtype, (void)out, (void)nb_out;
+    for (int32_t i = 0; i + 1 < in[0].dims.nb_dims; i++)
+        rows *= in[0].dims.d[i];
+    if (rows == 0 || N == 0)
+        return PRT_OK;
+    if (ql_dq_layout(rows, K, N, ws, at) < 0 ||
+        ql_dq_layout(rows, K, N, NULL, NULL) > o->ws_bytes)
+        return op_fail(o, PRT_ERR_INTERNAL,
+                       "the op's workspace (%lld bytes) is too small",
+                       (long long)o->ws_bytes);
+    memset(&a, 0, sizeof a);
+    if (dynamic) {
+        st = opc_status(o, opk_dynamic_quantize((const float *)x[0], rows * K,
+                                                (uint8_t *)at[0], (float *)at[1],
+                                                (uint8_t *)at[2], stream));
+        if (st)
+            return st;
+        a.a = at[0];
+        a.a_dtype = PRT_UINT8;
+        a.a_zp = at[2];
+        a.a_scale = at[1];
+    } else {
+        a.a = x[0];
+        a.a_dtype = in[0].dtype;
+        a.a_zp = nb_in > 4 ? x[4] : NULL;
+        a.a_scale = x[2];
+    }
+    a.a_nzp = a.a_zp ? 1 : 0;
+    a.b = x[1];
+    a.b_dtype = in[1].dtype;
+    a.b_zp = nb_in > bz ? x[bz] : NULL;
+    a.b_nzp = nb_in > bz ? base_volume(&in[bz].dims) : 0;
+    a.out = OPK_Q_I32;
+    a.y = at[3];
+    a.M = rows;
+    a.N = N;
+    a.K = K;
+    a.count = rows * N;
+    st = opc_status(o, opk_qgemm(&a, stream));
+    if (st)
+        return st;
+    return opc_status(o, opk_qmf_epilogue((const int32_t *)at[3], a.a_scale,
+                                          (const float *)x[bs], base_volume(&in[bs].dims),
+                                          nb_in > ab ? (const float *)x[ab] : NULL,
+                                          ((const mm_op *)o)->act, (float *)y[0], rows, N,
+                                          stream));
 }

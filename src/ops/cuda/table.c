@@ -101,6 +101,7 @@ static const op_device_kernel kernels[] = {
     {"MatMul", opc_matmul, F, 1},
     /* resources 4: a cuBLASLt handle (opc_qmm_attach) */
     {"MatMulInteger", opc_qmatmul, 0, 4},
+    {"MatMulIntegerToFloat", opc_qmatmul_float, 0, 0},
     {"Max", opc_binary, 0, 0},
     {"MaxPool", opc_pool, 0, 0},
     {"MaxUnpool", opc_max_unpool, 0, 0},
@@ -175,6 +176,7 @@ static const op_device_kernel kernels[] = {
     /* The quantization ops (issue 30; quant_cuda.c). */
     {"DequantizeLinear", opc_dequantize_linear, 0, 0},
     {"DynamicQuantizeLinear", opc_dynamic_quantize_linear, 0, 0},
+    {"DynamicQuantizeMatMul", opc_qmatmul_float, 0, 0},
     {"QuantizeLinear", opc_quantize_linear, 0, 0},
     {"QLinearAdd", opc_qlinear, 0, 0},
     {"QLinearMul", opc_qlinear, 0, 0},
