@@ -338,7 +338,7 @@ static prt_status topk_run(const op_object *o, int32_t dtype, const prt_tensor_d
     const topk_op *t = (const topk_op *)o;
     const prt_dims *d = &in[0].dims;
     const size_t es = prt_dtype_size(dtype);
-    int64_t outer, inner, n, K;
+    int64_t outer, inner, n, K = 0; /* set by topk_k; 0 keeps GCC 12 -Werror quiet */
     int32_t axis = 0;
     prt_status st = op_axis(o, t->axis, d->nb_dims, 0, "X", &axis);
     (void)nb_in, (void)nb_out, (void)stream;
