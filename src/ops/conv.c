@@ -480,7 +480,9 @@ static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
                           const prt_dims *out, int64_t *n);
 static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32_t nb_in,
                               const prt_tensor_desc *out, const void *const *xs, void *y,
-                              void *ws, op_act act);
+                              void *ws, op_act act, const float *z);
+static int conv_c8_kind(const conv_op *c, const prt_dims *w);
+enum { CONV_C8_NONE, CONV_C8_POINTWISE, CONV_C8_DEPTHWISE, CONV_C8_DIRECT };
 
 /* Bytes: conv_need's floats, then for float16 X, W, B and Y as float32;
  * for a CHW8 convolution conv_c8_floats's. */
@@ -833,7 +835,7 @@ static prt_status conv_run_core(const conv_op *c, int32_t dtype,
     int32_t path;
     prt_status st;
     if (in[0].format == PRT_FORMAT_CHW8 || out->format == PRT_FORMAT_CHW8)
-        return conv_run_c8(c, in, nb_in, out, xs, y, ws, act);
+        return conv_run_c8(c, in, nb_in, out, xs, y, ws, act, NULL);
     memset(&j, 0, offsetof(conv_job, dc));
     for (int32_t k = 0; k < nb_in; k++)
         dims[k] = in[k].dims;
@@ -1011,6 +1013,13 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
                            in[nb].format == PRT_FORMAT_CHW8 ? "CHW8" : "LINEAR",
                            out->format == PRT_FORMAT_CHW8 ? "CHW8" : "LINEAR");
     }
+    /* A float32 CHW8 Y of the direct kind: Z added in the tiles' store
+     * (op_cv8's z), the same float operations in the same order as the
+     * pass below, without that pass over Y and Z. */
+    if (c->residual && dtype == PRT_FLOAT32 && out->format == PRT_FORMAT_CHW8 &&
+        in[nb].format == PRT_FORMAT_CHW8 && nb >= 2 &&
+        conv_c8_kind(c, &in[1].dims) == CONV_C8_DIRECT && op_cv8_takes_z())
+        return conv_run_c8(c, in, nb, out, xs, ys[0], ws, c->act, xs[nb]);
     st = conv_run_core(c, dtype, in, nb, out, xs, ys[0], ws, c->residual ? none : c->act);
     if (st || !c->residual)
         return st;
@@ -1046,7 +1055,6 @@ static prt_status conv_run(const op_object *o, int32_t dtype, const prt_tensor_d
  * in place (op_cv8_run). X and Y may each be LINEAR or CHW8: a LINEAR one
  * is moved through the workspace (but a LINEAR X of the direct kind, read
  * as it is). */
-enum { CONV_C8_NONE, CONV_C8_POINTWISE, CONV_C8_DEPTHWISE, CONV_C8_DIRECT };
 /* Every output of the direct kind sums at most this many products (a 3x3
  * kernel over 512 channels); beyond, the planes' paths. */
 #define CONV_C8_DIRECT_TAPS 4608
@@ -1322,6 +1330,7 @@ static void conv_c8_cv_range(void *arg, int64_t begin, int64_t end)
         cv.c0 = gi * cv.C;
         cv.w += gi * Mg * K;
         cv.bias = cv.bias ? cv.bias + gi * Mg : NULL;
+        cv.z = cv.z ? cv.z + (n * j->M8 + gi * Mg / 8) * j->ovol * 8 : NULL;
         op_cv8_run(&cv,
                    cv.blocked ? j->X8 + n * j->C8 * j->ivol * 8
                               : j->xl + n * j->C * j->ivol,
@@ -1421,7 +1430,8 @@ static void conv_c8_pointwise_batch(conv_c8_job *j, float *xt, float *yt)
  * at a time, in bands of about CONV_C8_ITEM_MACS multiply-adds. */
 static prt_status conv_c8_direct(const conv_op *c, const conv_geom *g, conv_c8_job *j,
                                  const prt_tensor_desc *in, const prt_tensor_desc *out,
-                                 const void *const *xs, void *y, float *scratch)
+                                 const void *const *xs, void *y, const float *z,
+                                 float *scratch)
 {
     const op_object *o = &c->o;
     const prt_dims *wd = &in[1].dims;
@@ -1444,6 +1454,7 @@ static prt_status conv_c8_direct(const conv_op *c, const conv_geom *g, conv_c8_j
     j->cv.bias = j->B;
     j->cv.act = j->act;
     j->cv.blocked = in[0].format == PRT_FORMAT_CHW8;
+    j->cv.z = out->format == PRT_FORMAT_CHW8 ? z : NULL;
     j->xl = xs[0];
     j->X8 = xs[0];
     if (out->format == PRT_FORMAT_CHW8) {
@@ -1537,7 +1548,7 @@ static prt_status conv_c8_dw(const conv_op *c, const conv_geom *g, conv_c8_job *
  * path; a LINEAR Y is unpacked from blocks in the workspace at the end. */
 static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32_t nb_in,
                               const prt_tensor_desc *out, const void *const *xs, void *y,
-                              void *ws, op_act act)
+                              void *ws, op_act act, const float *z)
 {
     const op_object *o = &c->o;
     prt_dims dims[3];
@@ -1569,7 +1580,7 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
     j.B = nb_in == 3 ? xs[2] : NULL;
     j.act = act;
     if (kind == CONV_C8_DIRECT)
-        return conv_c8_direct(c, &g, &j, in, out, xs, y, scratch);
+        return conv_c8_direct(c, &g, &j, in, out, xs, y, z, scratch);
     if (in[0].format != PRT_FORMAT_CHW8)
         return conv_c8_from_linear(c, &g, &j, in, nb_in, out, xs, y, scratch);
     j.X8 = xs[0];

@@ -555,6 +555,16 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
                 }
             }
         }
+    if (p->z) {
+#pragma GCC unroll 2
+        for (int b = 0; b < nb; b++)
+#pragma GCC unroll 16
+            for (int u = 0; u < nu; u++) {
+                cpu_v8 zv;
+                CPU_LOAD(zv, p->z + ((ob + b) * P + oh * g->OW + ow + u) * 8);
+                acc[b][u] += zv;
+            }
+    }
     pw8_finish(&p->act, p->M, ob, nb, nu, acc, P, oh * g->OW + ow, y);
 }
 
@@ -754,6 +764,15 @@ CPU_TARGET_AVX512 static void cv8_avx512(const op_cv8 *p, const float *x, int64_
         cv8_body(p, x, oh0, oh1, 1, 0, y);
 }
 #endif
+
+int op_cv8_takes_z(void)
+{
+#if CPU_HAVE_AVX2_BUILD
+    return !cpu_avx512();
+#else
+    return 1;
+#endif
+}
 
 void op_cv8_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y)
 {

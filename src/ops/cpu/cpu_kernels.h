@@ -630,8 +630,16 @@ typedef struct op_cv8 {
     op_act act;
     int blocked;
     int64_t c0; /* X's channel where the C start (a group's first) */
+    /* A residual Z (Conv's `residual`) in y's layout, added to each sum
+     * after the bias and before the activation, as the tile is stored
+     * (the bits of a pass over the stored sums); NULL: none. Only where
+     * op_cv8_takes_z(). */
+    const float *z;
 } op_cv8;
 void op_cv8_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y);
+/* 1 when op_cv8_run's tiles here take op_cv8's z: not the AVX-512 build's
+ * (cvp_tile), whose callers add Z in a pass of their own. */
+int op_cv8_takes_z(void);
 
 /* W [M][K] (row-major) into op_cv8's packing, zero past M: as
  * op_pw8_pack's blocks of K x 8, but each pair of blocks (ob even, ob + 1
