@@ -229,6 +229,8 @@ static const char *const all_ops[] = {"Relu",
                                       "QLinearMatMul",
                                       "ConvInteger",
                                       "QLinearConv",
+                                      "DynamicQuantizeMatMul",
+                                      "MatMulIntegerToFloat",
                                       "Attention",
                                       "SkipLayerNormalization",
                                       "ElementwiseChain"};
