@@ -72,8 +72,8 @@ __global__ void qmatmul_kernel(opk_qgemm_args a)
 // 2 Gelu: x / 2 (1 + erf(x / sqrt 2))).
 __global__ void qmf_epilogue_kernel(const int32_t *c32, const float *a_scale,
                                     const float *b_scale, int64_t b_nscale,
-                                    const float *bias, int32_t act, float *y, int64_t count,
-                                    int64_t N)
+                                    const float *bias, int32_t act, float *y,
+                                    int64_t count, int64_t N)
 {
     OPK_FOR(e, count)
     {
