@@ -930,14 +930,16 @@ static void gen_roi_align(cov *c, const char *op, int32_t dt)
 /* Each direction and layout, ragged lengths (0 and T among them), initial
  * states, LSTM's peepholes and input_forget, GRU's linear_before_reset,
  * clip, every output. The CUDA kernel's paths (rnn_cuda.c, on an H100):
- * cases v 0 to 5 and 9 to 14 (the same variants, H of 80 and more) run
- * rnn.cu's batch-split kernel, a block per direction and batch entry; v 15
- * too, with 301 entries, so that a block holds several (the last block
- * fewer); v 6 blocks of several units (the last one short) that
- * synchronize through the grid, with 9 batch entries; v 7's R is too wide
- * for both directions' blocks to be co-resident, so each direction gets
- * its own launch; v 8's rows of R do not fit shared memory: the per-step
- * path. */
+ * cases v 0 to 5 (H up to 17 for even v, 33 to 64 for odd) and 9 to 14
+ * (the same variants, H of 80 and more) run rnn.cu's batch-split kernel,
+ * a block per direction and entry; with PRT_CUDA_RNN_WARP=1, v 0 to 5 run
+ * its warp kernel instead (one and two units a lane); v 15 (H 33 to 64)
+ * has 301 entries, so that a block holds several (warp kernel: blocks of
+ * several warps, the last partly idle); v 6 blocks of several units (the last one
+ * short) that synchronize through the grid, with 9 batch entries; v 7's R
+ * is too wide for both directions' blocks to be co-resident, so each
+ * direction gets its own launch; v 8's rows of R do not fit shared
+ * memory: the per-step path. */
 static void gen_rnn(cov *c, const char *op, int32_t dt)
 {
     static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
@@ -963,7 +965,7 @@ static void gen_rnn(cov *c, const char *op, int32_t dt)
                           : v == 6 ? 9
                                    : 2,
                       I = rnd(c, 1, 9),
-                      H = small    ? rnd(c, 1, 17)
+                      H = small    ? (v % 2 ? rnd(c, 33, 64) : rnd(c, 1, 17))
                           : mid    ? 80 + rnd(c, 0, 16)
                           : v == 6 ? 301
                                    : wide[lstm ? 2 : gru][v - 7];

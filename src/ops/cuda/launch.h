@@ -541,8 +541,8 @@ int opk_rnn_step(const opk_rnn_args *a, int64_t s, int32_t phase, void *stream);
 int opk_rnn_final(const opk_rnn_args *a, void *stream);
 /* The persistent path: every step of the nb (1 or 2) directions a[0..nb)
  * in one launch. Where a direction's R fits one block's shared memory,
- * independent blocks of a few batch entries each, holding R, h and c in
- * shared memory; else a cooperative launch (CUDA >= 12) of blocks that
+ * independent warps (H at most 64) or blocks of a few batch entries each,
+ * holding R and h in shared memory; else a cooperative launch (CUDA >= 12) of blocks that
  * each keep R's rows of their hidden units in shared memory (hr serves as
  * h's second buffer) and synchronize through the grid. *ran 0, nothing launched:
  * the path does not fit (R's slice past the shared memory, no cooperative

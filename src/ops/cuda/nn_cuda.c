@@ -20,8 +20,10 @@
  *
  * Conv's implementations on CUDA, chosen per layer by the builder's tuner
  * (op_device_tuning) and stored in the engine as the layer's tactic:
- *   0  the default: cuBLAS for a pointwise float32 or float16 convolution, else the
- *      direct kernel (what engines without a choice run);
+ *   0  cuBLAS for a pointwise float32 or float16 convolution, else the
+ *      direct kernel: the first listed (what the builder takes without
+ *      --autotune), except where cuDNN's first choice is put first
+ *      (PRT_CUDA_CONV_DNN_FIRST=1, conv_tactics);
  *   1  the direct kernel (listed when 0 is cuBLAS);
  *   2  plugrt's implicit GEMM (2-D, not depthwise: opk_conv_gemm), listed
  *      only when PRT_CUDA_CONV_IMPL=gemm asks for it (conv_tactics);
@@ -219,6 +221,22 @@ static int32_t conv_tactics(const op_object *o, int32_t dtype, const prt_dims *o
         list[n++] = CONV_GEMM;
     if (conv_impl_wanted("cudnn"))
         n = conv_dnn_tactics(o, dtype, &go, &gm, list, n, cap);
+    /* Without --autotune the builder takes the first listed. For a
+     * convolution neither pointwise nor grouped that is to be cuDNN's own
+     * first choice (its algorithms are listed in the order of its
+     * heuristic), far ahead of the direct kernel on 3x3 and larger kernels
+     * (resnet18_w8's at batch 8 on an H100: 0.32 ms each in the direct
+     * kernel); pointwise ones keep cuBLAS, grouped and depthwise ones the
+     * direct kernel, which is ahead of cuDNN there (mobilenet_v3_small).
+     * --autotune times every one of them against this first. Not yet run
+     * on a GPU (session 38 could get none for it): only where
+     * PRT_CUDA_CONV_DNN_FIRST=1 asks. */
+    const char *dnn_first = getenv("PRT_CUDA_CONV_DNN_FIRST");
+    if (!forced && dnn_first && strcmp(dnn_first, "1") == 0 && n > 1 && list[0] == 0 &&
+        go.G == 1 && !conv_pointwise(&go, dtype) && conv_is_dnn(list[1])) {
+        list[0] = list[1];
+        list[1] = 0;
+    }
     if (n == 0) /* the one forced does not apply */
         list[n++] = 0;
     return n;

@@ -1,14 +1,18 @@
 // CUDA kernels of LSTM, GRU and RNN (launch.h), rnn.c's equations and
-// rules; rnn_cuda.c runs X W^T for every step through cuBLAS first. Three
-// paths for the steps: where a direction's R fits one block's shared
-// memory, the batch-split kernel (a launch of independent blocks, each
-// running every step of a few batch entries); else the persistent kernel
+// rules; rnn_cuda.c runs X W^T for every step through cuBLAS first. Four
+// paths for the steps: where H is at most 64, R fits one block's shared
+// memory and PRT_CUDA_RNN_WARP=1 (warp_wanted), the warp kernel (a warp
+// runs every step of one batch entry, with no barrier but its own); where
+// R fits, the batch-split
+// kernel (a launch of independent blocks, each running every step of a
+// few batch entries); else the persistent kernel
 // (one cooperative launch for every step, each block R's rows of some
 // units in shared memory); where that does not fit the device, per step a
 // cuBLAS product H R^T and step_kernel, a thread per (batch entry, hidden
 // unit) holding every gate of that unit. A length outside [0, T] is
 // clamped to it (the CPU fails the run).
 #include <sched.h>
+#include <stdlib.h>
 
 #include <atomic>
 
@@ -139,8 +143,9 @@ __device__ xgates load_x(const opk_rnn_args &a, const float *xr, int64_t j)
 // previous h and *c LSTM's cell. GRU without linear_before_reset runs
 // twice: phase 0 leaves z, activated, in g[0] and r hp in *rh and returns
 // 0; phase 1 finds the product of r H in g[2 gs]. 1: *hn is the new h.
-__device__ int cell(const opk_rnn_args &a, int64_t j, xgates x, float *g, int64_t gs,
-                    float hp, float *c, int32_t phase, float *rh, float *hn)
+__device__ __forceinline__ int cell(const opk_rnn_args &a, int64_t j, xgates x, float *g,
+                                    int64_t gs, float hp, float *c, int32_t phase,
+                                    float *rh, float *hn)
 {
     const int64_t H = a.H;
     if (a.kind == 0) {
@@ -372,7 +377,8 @@ __global__ void __launch_bounds__(kThreads)
 // (GRU without linear_before_reset: r h) and the products in shared memory.
 // No block waits for another, and nothing a step leaves for the next goes
 // through global memory; X W^T's gates of the next step are loaded while
-// the current one computes. Preferred to the kernel above wherever it fits.
+// the current one computes. Preferred to the kernel above wherever it fits
+// and the warp kernel below does not (H past 64).
 struct local_cfg {
     int32_t Bb;  // batch entries per block
     int32_t nsl; // blocks (slices of the batch) per direction
@@ -495,6 +501,179 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// ---- the warp kernel --------------------------------------------------------
+//
+// Where H is at most 32 kWarpUnits (and R fits), a warp runs one batch
+// entry alone: lane l owns units l, l + 32, ..., keeps their cells in
+// registers and computes every gate product of them from R in shared
+// memory (the block's warps share it; its rows strided by an odd count,
+// so that the lanes' rows fall in different banks) and h, which each warp
+// keeps in shared memory of its own (two buffers, and GRU's r h). A step
+// needs no barrier but the warp's own, and runs only to the entry's
+// length. Preferred to the batch-split kernel wherever it fits, once it
+// has run on a GPU (warp_wanted).
+constexpr int kWarpUnits = 2; // units per lane: H at most 64
+constexpr int kWarpsPerBlock = 8;
+
+struct warp_cfg {
+    int32_t W;    // warps (batch entries) per block
+    int32_t nblk; // blocks per direction
+    int32_t rst;  // the stride of R's rows: H or H + 1, odd
+};
+
+// g[m][k] = row k H + u of R times h, u = lane + 32 m, for the gates
+// [k0, k1) (rows of a lane past H read the last one; its sums go unused).
+template <int M>
+__device__ void warp_dots(const opk_rnn_args &a, const float *rs, int32_t rst, int k0,
+                          int k1, const float *h, float (&g)[M][4])
+{
+    const int H = (int)a.H, lane = threadIdx.x % 32;
+    float acc[M][4];
+#pragma unroll
+    for (int m = 0; m < M; m++)
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            acc[m][k] = 0.0f;
+    for (int i = 0; i < H; i++) {
+        const float hv = h[i];
+#pragma unroll
+        for (int m = 0; m < M; m++) {
+            const int u = lane + 32 * m < H ? lane + 32 * m : H - 1;
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                if (k >= k0 && k < k1)
+                    acc[m][k] += rs[(k * H + u) * rst + i] * hv;
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < M; m++)
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (k >= k0 && k < k1)
+                g[m][k] = acc[m][k];
+}
+
+// The lane's units' gates of X W^T at step s of entry b (zero past len).
+template <int M>
+__device__ void warp_load_x(const opk_rnn_args &a, int64_t b, int64_t len, int64_t s,
+                            xgates (&x)[M])
+{
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int m = 0; m < M; m++) {
+        const int64_t u = lane + 32 * m;
+        x[m] = xgates{{0.0f, 0.0f, 0.0f, 0.0f}};
+        if (s < len && u < a.H)
+            x[m] = load_x(a, xw_at(a, b, a.rev ? len - 1 - s : s), u);
+    }
+}
+
+template <int M>
+__global__ void __launch_bounds__(32 * kWarpsPerBlock)
+    warp_kernel(opk_rnn_args a0, opk_rnn_args a1, warp_cfg c)
+{
+    extern __shared__ float sm[];
+    const opk_rnn_args &a = (int32_t)blockIdx.x < c.nblk ? a0 : a1;
+    const int H = (int)a.H, GH = a.G * H, lane = threadIdx.x % 32, w = threadIdx.x / 32;
+    const int gru2 = a.kind == 1 && !a.lbr;
+    float *rs = sm, *hp = rs + GH * c.rst + w * 3 * H, *hn = hp + H, *ts = hn + H;
+    for (int i = threadIdx.x; i < GH * H; i += blockDim.x)
+        rs[i / H * c.rst + i % H] = a.r[i];
+    const int64_t b = (int64_t)(blockIdx.x % c.nblk) * c.W + w;
+    __syncthreads(); // R is in; no block barrier after this
+    if (b >= a.B)
+        return;
+    const int64_t at0 = state_at(a, b), len = len_of(a, b);
+    float cs[M];
+#pragma unroll
+    for (int m = 0; m < M; m++) {
+        const int u = lane + 32 * m;
+        cs[m] = 0.0f;
+        if (u < H) {
+            hp[u] = a.h0 ? a.h0[at0 + u] : 0.0f;
+            ts[u] = 0.0f;
+            cs[m] = a.c0 ? a.c0[at0 + u] : 0.0f;
+        }
+    }
+    xgates xc[M], xn[M];
+    warp_load_x<M>(a, b, len, 0, xc);
+    for (int64_t s = 0; s < len; s++) {
+        const int64_t t = a.rev ? len - 1 - s : s;
+        float g[M][4];
+        warp_load_x<M>(a, b, len, s + 1, xn); // used by the next step
+        __syncwarp();                         // the previous step's h
+        warp_dots<M>(a, rs, c.rst, 0, gru2 ? 2 : a.G, hp, g);
+        if (gru2) {
+#pragma unroll
+            for (int m = 0; m < M; m++) {
+                const int u = lane + 32 * m;
+                float v;
+                if (u < H)
+                    (void)cell(a, u, xc[m], g[m], 1, hp[u], &cs[m], 0, &ts[u], &v);
+            }
+            __syncwarp(); // r h of every unit
+            warp_dots<M>(a, rs, c.rst, 2, 3, ts, g);
+        }
+#pragma unroll
+        for (int m = 0; m < M; m++) {
+            const int u = lane + 32 * m;
+            float v;
+            if (u < H && cell(a, u, xc[m], g[m], 1, hp[u], &cs[m], gru2, &ts[u], &v)) {
+                hn[u] = v;
+                if (a.y)
+                    a.y[y_at(a, b, t) + u] = v;
+            }
+        }
+        float *f = hp;
+        hp = hn;
+        hn = f;
+#pragma unroll
+        for (int m = 0; m < M; m++)
+            xc[m] = xn[m];
+    }
+    __syncwarp();
+#pragma unroll
+    for (int m = 0; m < M; m++) {
+        const int u = lane + 32 * m;
+        if (u >= H)
+            continue;
+        if (a.yh)
+            a.yh[at0 + u] = len == 0 ? 0.0f : hp[u];
+        if (a.yc)
+            a.yc[at0 + u] = len == 0 ? 0.0f : cs[m];
+    }
+}
+
+size_t warp_bytes(const opk_rnn_args &a, const warp_cfg &c)
+{
+    return sizeof(float) * (size_t)((int64_t)a.G * a.H * c.rst + (int64_t)c.W * 3 * a.H);
+}
+
+// The warp kernel is written and built but has not yet run on a GPU
+// (session 38 could get none for it): it runs only where
+// PRT_CUDA_RNN_WARP=1 asks, and the batch-split kernel, verified on an
+// H100, stays the default.
+int warp_wanted()
+{
+    const char *e = getenv("PRT_CUDA_RNN_WARP");
+    return e && e[0] == '1' && e[1] == '\0';
+}
+
+// The warp kernel's split of nb directions on a device of sms SMs: the
+// fewest entries per block that give every SM a block, or false where H
+// is past 32 kWarpUnits or R does not fit smem bytes.
+bool warp_plan(const opk_rnn_args &a, int32_t nb, int64_t sms, int64_t smem, warp_cfg *c)
+{
+    int64_t W = (a.B * nb + sms - 1) / sms;
+    if (a.H > 32 * kWarpUnits)
+        return false;
+    W = W < 1 ? 1 : W > kWarpsPerBlock ? kWarpsPerBlock : W;
+    c->W = (int32_t)W;
+    c->nblk = (int32_t)((a.B + W - 1) / W);
+    c->rst = (int32_t)(a.H | 1);
+    return (int64_t)warp_bytes(a, *c) <= smem;
+}
+
 size_t local_bytes(const opk_rnn_args &a, const local_cfg &c)
 {
     const int64_t GH = (int64_t)a.G * a.H;
@@ -586,6 +765,10 @@ void persist_read_device(int dev)
         cudaFuncSetAttribute(persist_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              smem) != cudaSuccess ||
         cudaFuncSetAttribute(local_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem) != cudaSuccess ||
+        cudaFuncSetAttribute(warp_kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem) != cudaSuccess ||
+        cudaFuncSetAttribute(warp_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              smem) != cudaSuccess) {
         (void)cudaGetLastError(); // a query's failure: the per-step path
         return;
@@ -597,10 +780,10 @@ void persist_read_device(int dev)
 }
 
 // The launch for nb directions on the current device: 1 with *local set
-// (1: the batch split, *lc set; 0: a cooperative launch, *c set), 0 where
-// the per-step path must run.
+// (2: the warp kernel, *wc set; 1: the batch split, *lc set; 0: a
+// cooperative launch, *c set), 0 where the per-step path must run.
 int persist_choose(const opk_rnn_args &a, int32_t nb, persist_cfg *c, local_cfg *lc,
-                   int *local)
+                   warp_cfg *wc, int *local)
 {
     int dev = -1;
     if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
@@ -617,6 +800,9 @@ int persist_choose(const opk_rnn_args &a, int32_t nb, persist_cfg *c, local_cfg 
     const persist_device &p = devices[dev];
     if (!p.ok || a.H <= 0 || a.B <= 0 || a.H > (1 << 20) || a.B > (1 << 20))
         return 0;
+    *local = 2;
+    if (warp_wanted() && warp_plan(a, nb, p.sms, p.smem, wc))
+        return 1;
     *local = 1;
     if (local_plan(a, nb, p.sms, p.smem, lc))
         return 1;
@@ -676,10 +862,21 @@ extern "C" int opk_rnn_persist(const opk_rnn_args *a, int32_t nb, int32_t *ran,
     opk_rnn_args a0 = a[0], a1 = a[nb > 1 ? 1 : 0];
     persist_cfg c;
     local_cfg lc;
+    warp_cfg wc;
     int local = 0;
-    *ran = persist_choose(a0, nb, &c, &lc, &local);
+    *ran = persist_choose(a0, nb, &c, &lc, &wc, &local);
     if (!*ran)
         return 0;
+    if (local == 2) {
+        const dim3 grid((unsigned)(nb * wc.nblk)), block((unsigned)(32 * wc.W));
+        if (a0.H > 32)
+            warp_kernel<2>
+                <<<grid, block, warp_bytes(a0, wc), (cudaStream_t)stream>>>(a0, a1, wc);
+        else
+            warp_kernel<1>
+                <<<grid, block, warp_bytes(a0, wc), (cudaStream_t)stream>>>(a0, a1, wc);
+        return launched();
+    }
     if (local) {
         local_kernel<<<(unsigned)(nb * lc.nsl), kThreads, local_bytes(a0, lc),
                        (cudaStream_t)stream>>>(a0, a1, lc);
