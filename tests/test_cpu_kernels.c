@@ -1381,7 +1381,8 @@ static float *chw8_blocks(const float *x, int64_t C, int64_t R)
  * input channel (full), in double: want[m][oh][ow]. */
 static void ref_conv2(int dw, const float *x, int64_t C, int64_t H, int64_t W,
                       const float *w, const float *bias, int64_t M, int64_t k, int64_t st,
-                      int64_t pad, const op_act *a, int64_t OH, int64_t OW, double *want)
+                      int64_t pad, int64_t dl, const op_act *a, int64_t OH, int64_t OW,
+                      double *want)
 {
     for (int64_t m = 0; m < M; m++)
         for (int64_t oh = 0; oh < OH; oh++)
@@ -1390,7 +1391,8 @@ static void ref_conv2(int dw, const float *x, int64_t C, int64_t H, int64_t W,
                 for (int64_t c = dw ? m : 0; c < (dw ? m + 1 : C); c++)
                     for (int64_t i = 0; i < k; i++)
                         for (int64_t j = 0; j < k; j++) {
-                            const int64_t ih = oh * st - pad + i, iw = ow * st - pad + j;
+                            const int64_t ih = oh * st - pad + i * dl,
+                                          iw = ow * st - pad + j * dl;
                             const int64_t wi = dw ? i * k + j : (c * k + i) * k + j;
                             if (ih >= 0 && ih < H && iw >= 0 && iw < W)
                                 acc += (double)w[m * (dw ? 1 : C) * k * k + wi] *
@@ -1429,7 +1431,8 @@ static int test_chw8_kernels(void)
                 double *want = malloc(sizeof(double) * (size_t)(M * P));
                 REQUIRE(w && b && x && x8 && wp && y && y2 && want);
                 op_pw8_pack(w, M, K, wp);
-                ref_conv2(0, x, K, 1, P, w, ai % 2 ? b : NULL, M, 1, 1, 0, a, 1, P, want);
+                ref_conv2(0, x, K, 1, P, w, ai % 2 ? b : NULL, M, 1, 1, 0, 1, a, 1, P,
+                          want);
                 {
                     const op_pw8 p = {K, M, P, wp, ai % 2 ? b : NULL, *a};
                     /* In two calls: every block from pixel 0 to 7, then on. */
@@ -1477,7 +1480,7 @@ static int test_chw8_kernels(void)
                 REQUIRE(op_win2_make(2, in, kk, out, ss, dd, pb, &p.g));
                 op_cv8_pack(w, M, K, wp);
                 p.C = C, p.M = M, p.w = wp, p.bias = ai % 2 ? NULL : b, p.act = *a;
-                ref_conv2(0, x, C, H, W, w, p.bias, M, k, st, pad, a, OH, OW, want);
+                ref_conv2(0, x, C, H, W, w, p.bias, M, k, st, pad, 1, a, OH, OW, want);
                 op_cv8_run(&p, x, 0, 2, y);
                 op_cv8_run(&p, x, 2, OH, y);
                 CHECK(chw8_close(y, want, M, OH * OW, 1e-5 * (K + 1), "op_cv8_run", ai));
@@ -1497,6 +1500,44 @@ static int test_chw8_kernels(void)
                     free(xb);
                 }
                 free(w), free(b), free(x), free(wp), free(y), free(y2), free(want);
+            }
+            /* A group's channels from the middle of a block: channels 5 to
+             * 9 of 13 (c0 5, the padded copy's channel by channel fill),
+             * 3x3 at stride 1 and 3 with padding 1, and 5x5 at dilation 2
+             * (padding 4) into 11, from CHW8 blocks and from planes: the
+             * reference's values, and the same bits either way. */
+            for (int shape = 0; shape < 3; shape++) {
+                const int64_t Ct = 13, c0 = 5, C = 5, H = 10, W = 12, M = 11;
+                const int64_t k = shape == 2 ? 5 : 3, st = shape == 1 ? 3 : 1,
+                              dl = shape == 2 ? 2 : 1, pad = shape == 2 ? 4 : 1;
+                const int64_t OH = (H + 2 * pad - dl * (k - 1) - 1) / st + 1,
+                              OW = (W + 2 * pad - dl * (k - 1) - 1) / st + 1;
+                const int64_t K = C * k * k, M8 = (M + 7) / 8;
+                const int64_t in[2] = {H, W}, kk[2] = {k, k}, out[2] = {OH, OW},
+                              ss[2] = {st, st}, dd[2] = {dl, dl}, pb[2] = {pad, pad};
+                float *w = rand_floats(&rng, M * K), *b = rand_floats(&rng, M);
+                float *x = rand_floats(&rng, Ct * H * W), *xb = chw8_blocks(x, Ct, H * W);
+                float *wp = malloc(sizeof(float) * (size_t)(M8 * 8 * K));
+                float *y = malloc(sizeof(float) * (size_t)(M8 * 8 * OH * OW));
+                float *y2 = malloc(sizeof(float) * (size_t)(M8 * 8 * OH * OW));
+                double *want = malloc(sizeof(double) * (size_t)(M * OH * OW));
+                op_cv8 p;
+                REQUIRE(w && b && x && xb && wp && y && y2 && want);
+                memset(&p, 0, sizeof p);
+                REQUIRE(op_win2_make(2, in, kk, out, ss, dd, pb, &p.g));
+                op_cv8_pack(w, M, K, wp);
+                p.C = C, p.M = M, p.w = wp, p.bias = b, p.act = *a, p.c0 = c0;
+                ref_conv2(0, x + c0 * H * W, C, H, W, w, b, M, k, st, pad, dl, a, OH, OW,
+                          want);
+                op_cv8_run(&p, x, 0, OH, y);
+                CHECK(
+                    chw8_close(y, want, M, OH * OW, 1e-5 * (K + 1), "op_cv8_run c0", ai));
+                p.blocked = 1;
+                op_cv8_run(&p, xb, 0, 1, y2);
+                op_cv8_run(&p, xb, 1, OH, y2);
+                CHECK(memcmp(y, y2, sizeof(float) * (size_t)(M8 * 8 * OH * OW)) == 0);
+                free(w), free(b), free(x), free(xb), free(wp), free(y), free(y2),
+                    free(want);
             }
             /* Depthwise, 13 channels (a full block and one of 5): 3x3 at
              * stride 2 in place, 5x5 at stride 1 through band buffers; 17 x
@@ -1518,8 +1559,8 @@ static int test_chw8_kernels(void)
                 op_dw8 p;
                 REQUIRE(w && b && x && x8 && y && want && scratch);
                 REQUIRE(op_dw8_plan(2, in, kk, out, ss, dd, pb, &p));
-                ref_conv2(1, x, C, H, W, w, ai % 2 ? b : NULL, C, k, st, pad, a, OH, OW,
-                          want);
+                ref_conv2(1, x, C, H, W, w, ai % 2 ? b : NULL, C, k, st, pad, 1, a, OH,
+                          OW, want);
                 for (int64_t cb = 0; cb < 2; cb++) {
                     const float *xb = x8 + cb * H * W * 8,
                                 *bb = ai % 2 ? b + cb * 8 : NULL;

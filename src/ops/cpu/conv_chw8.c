@@ -515,6 +515,25 @@ void op_dw8d_run(const op_dw8 *p, const float *x, const float *w, const float *b
     ((bx) ? (x) + (((c) >> 3) * (g)->H * (g)->W + (ih) * (g)->W) * 8 + ((c)&7)           \
           : (x) + ((c) * (g)->H + (ih)) * (g)->W)
 
+/* A direct tile's sums (nb blocks from ob by nu pixels from px, constants)
+ * plus the residual Z where p has one, through the activation into y. */
+static inline CPU_INLINE void cv8_store(const op_cv8 *p, int nb, int nu, int64_t ob,
+                                        int64_t px, cpu_v8 (*acc)[PW_U], float *y)
+{
+    const int64_t P = p->g.OH * p->g.OW;
+    if (p->z) {
+#pragma GCC unroll 2
+        for (int b = 0; b < nb; b++)
+#pragma GCC unroll 16
+            for (int u = 0; u < nu; u++) {
+                cpu_v8 zv;
+                CPU_LOAD(zv, p->z + ((ob + b) * P + px + u) * 8);
+                acc[b][u] += zv;
+            }
+    }
+    pw8_finish(&p->act, p->M, ob, nb, nu, acc, P, px, y);
+}
+
 /* nb blocks (1 or 2) by nu output pixels (constants) of row oh from column
  * ow: every tap (input channel, kernel row, kernel column) inside the input
  * adds its packed weights times its input value. `checked` (a constant):
@@ -524,7 +543,7 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
                                        int64_t ow, float *y)
 {
     const op_win2 *g = &p->g;
-    const int64_t K = p->C * g->kh * g->kw, P = g->OH * g->OW;
+    const int64_t K = p->C * g->kh * g->kw;
     const float *w = p->w + ob * K * 8;
     cpu_v8 acc[2][PW_U];
     pw8_start(p->bias, p->M, ob, nb, nu, acc);
@@ -555,17 +574,7 @@ static inline CPU_INLINE void cv8_tile(const op_cv8 *p, const float *x, int nb, 
                 }
             }
         }
-    if (p->z) {
-#pragma GCC unroll 2
-        for (int b = 0; b < nb; b++)
-#pragma GCC unroll 16
-            for (int u = 0; u < nu; u++) {
-                cpu_v8 zv;
-                CPU_LOAD(zv, p->z + ((ob + b) * P + oh * g->OW + ow + u) * 8);
-                acc[b][u] += zv;
-            }
-    }
-    pw8_finish(&p->act, p->M, ob, nb, nu, acc, P, oh * g->OW + ow, y);
+    cv8_store(p, nb, nu, ob, oh * g->OW + ow, acc, y);
 }
 
 #if CPU_HAVE_AVX2_BUILD
@@ -702,6 +711,224 @@ static inline CPU_INLINE void cv8_row(const op_cv8 *p, const float *x, int nb, i
     cv8_span(p, x, nb, ob, oh, hi, p->g.OW, 1, bx, y);
 }
 
+/* ---- the padded direct kind (the AVX2 and baseline builds) -------------- */
+
+/* Floats of the padded copy of a band's input (on the stack: 64 KiB), and
+ * the most taps a kernel may have to take it. */
+#define CVX_FLOATS 16384
+#define CVX_TAPS 64
+/* Floats of a band's copy where more than one row of output: about half of
+ * L1, beside the weights. */
+#define CVX_BAND_FLOATS 4096
+
+/* The padded copy's width: the input columns every output column of a row
+ * reads, the padding included. */
+static inline int64_t cvx_width(const op_win2 *g)
+{
+    return (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+}
+
+/* Input rows of a band of `rows` output rows. */
+static inline int64_t cvx_rows(const op_win2 *g, int64_t rows)
+{
+    return (rows - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+}
+
+/* Floats a padded input row takes: blocks of the group's C channels (bx),
+ * or C planes. */
+static inline int64_t cvx_row_floats(const op_cv8 *p, int bx)
+{
+    return (bx ? (p->C + 7) / 8 * 8 : p->C) * cvx_width(&p->g);
+}
+
+/* nb blocks (1 or 2) by nu pixels (constants) of one output row read from
+ * the padded copy: the tile's first pixel's inputs of channel 0 at xb,
+ * channel c's (c >> 3) planes and c & 7 floats on (bx) or c planes on, tap
+ * t off[t] floats on, pixel u ps (a constant) on. Every tap is inside the
+ * copy, so no column is checked; a tap on the padding adds W times 0, so
+ * each sum is cv8_tile's, term for term, with exact zeros between: the
+ * same bits. */
+static inline CPU_INLINE void cvx_tile(const op_cv8 *p, const float *xb, int64_t plane,
+                                       const int64_t *off, int bx, int nb, int nu,
+                                       int64_t ps, int64_t ob, int64_t px, float *y)
+{
+    const op_win2 *g = &p->g;
+    const int64_t kvol = g->kh * g->kw, K = p->C * kvol;
+    const float *w = p->w + ob * K * 8;
+    cpu_v8 acc[2][PW_U];
+    pw8_start(p->bias, p->M, ob, nb, nu, acc);
+    for (int64_t c = 0; c < p->C; c++) {
+        const float *xc = xb + (bx ? (c >> 3) * plane + (c & 7) : c * plane);
+        for (int64_t t = 0; t < kvol; t++, w += 8 * nb) {
+            const float *xt = xc + off[t];
+            cpu_v8 w0, w1 = {0};
+            CPU_LOAD(w0, w);
+            if (nb == 2)
+                CPU_LOAD(w1, w + 8);
+#pragma GCC unroll 16
+            for (int u = 0; u < nu; u++) {
+                const cpu_v8 xv = CPU_SPLAT(xt[u * ps]);
+                acc[0][u] += w0 * xv;
+                if (nb == 2)
+                    acc[1][u] += w1 * xv;
+            }
+        }
+    }
+    cv8_store(p, nb, nu, ob, px, acc, y);
+}
+
+#define CVX_TILE(nu)                                                                     \
+    cvx_tile(p, xb + ow * ps, plane, off, bx, nb, (nu), ps, ob, px0 + ow, y)
+
+/* One output row (its first pixel px0) of nb blocks from ob: tiles of six
+ * pixels, the last up to twelve as two of nearly equal width. A tile of
+ * two blocks by fewer than four pixels waits on its multiply-adds'
+ * latency, so seven pixels as four and three take what eight would, where
+ * six and one took what ten would. */
+static inline CPU_INLINE void cvx_row(const op_cv8 *p, const float *xb, int64_t plane,
+                                      const int64_t *off, int bx, int nb, int64_t ps,
+                                      int64_t ob, int64_t px0, float *y)
+{
+    const int64_t OW = p->g.OW;
+    int64_t ow = 0;
+    for (; OW - ow > 2 * PW_U; ow += PW_U)
+        CVX_TILE(PW_U);
+    for (int half = 0; half < 2 && ow < OW; half++) {
+        const int64_t n = OW - ow > PW_U ? (OW - ow + 1) / 2 : OW - ow;
+        switch (n) {
+        case 6:
+            CVX_TILE(6);
+            break;
+        case 5:
+            CVX_TILE(5);
+            break;
+        case 4:
+            CVX_TILE(4);
+            break;
+        case 3:
+            CVX_TILE(3);
+            break;
+        case 2:
+            CVX_TILE(2);
+            break;
+        default:
+            CVX_TILE(1);
+            break;
+        }
+        ow += n;
+    }
+}
+#undef CVX_TILE
+
+/* Rows [a, b) of the band's input, padded, into buf: row r is input row
+ * a sh - pt + r, column q input column q - pl, zeros outside the input;
+ * the group's C channels as blocks (bx: lanes past C unset, never read)
+ * or planes, plane floats apart. */
+static inline CPU_INLINE void cvx_fill(const op_cv8 *p, const float *x, int bx, int64_t a,
+                                       int64_t hb, int64_t plane, float *buf)
+{
+    const op_win2 *g = &p->g;
+    const int64_t Wp = cvx_width(g), px = bx ? 8 : 1;
+    const int64_t lo = g->pl < Wp ? g->pl : Wp;
+    const int64_t hi = g->pl + g->W < Wp ? g->pl + g->W : Wp;
+    /* Blocks copy whole where the group's channels start a block. */
+    const int whole = !bx || p->c0 % 8 == 0;
+    const int64_t nplanes = bx ? (p->C + 7) / 8 : p->C;
+    for (int64_t q = 0; q < nplanes; q++)
+        for (int64_t r = 0; r < hb; r++) {
+            const int64_t ih = a * g->sh - g->pt + r;
+            float *d = buf + q * plane + r * Wp * px;
+            if (ih < 0 || ih >= g->H) {
+                memset(d, 0, sizeof(float) * (size_t)(Wp * px));
+                continue;
+            }
+            memset(d, 0, sizeof(float) * (size_t)(lo * px));
+            if (whole && hi > lo)
+                memcpy(d + lo * px, CV8_ROW(bx, x, p->c0 + q * px, ih, g),
+                       sizeof(float) * (size_t)((hi - lo) * px));
+            else
+                for (int l = 0; l < 8 && q * 8 + l < p->C; l++) {
+                    const float *s = CV8_ROW(bx, x, p->c0 + q * 8 + l, ih, g);
+                    for (int64_t col = lo; col < hi; col++)
+                        d[col * 8 + l] = s[(col - g->pl) * 8];
+                }
+            if (hi < Wp)
+                memset(d + hi * px, 0, sizeof(float) * (size_t)((Wp - hi) * px));
+        }
+}
+
+/* 1 when rows of p's input fit the padded copy, one output row's at least,
+ * and its kernel has at most CVX_TAPS taps. */
+static inline int cvx_fits(const op_cv8 *p, int bx)
+{
+    return p->g.kh * p->g.kw <= CVX_TAPS &&
+           cvx_rows(&p->g, 1) * cvx_row_floats(p, bx) <= CVX_FLOATS;
+}
+
+/* Output rows [oh0, oh1) through the padded copy, in bands of as many rows
+ * as it holds; sw the stride (a constant: 1 or 2), or 0 for g's. */
+static inline CPU_INLINE void cvx_body(const op_cv8 *p, const float *x, int64_t oh0,
+                                       int64_t oh1, int bx, int sw, float *y)
+{
+    const op_win2 *g = &p->g;
+    const int64_t Wp = cvx_width(g), px = bx ? 8 : 1, M8 = (p->M + 7) / 8;
+    const int64_t rowf = cvx_row_floats(p, bx), ps = (sw ? sw : g->sw) * px;
+    float buf[CVX_FLOATS];
+    int64_t off[CVX_TAPS], R = 1;
+    while (R < oh1 - oh0 && cvx_rows(g, R + 1) * rowf <= CVX_BAND_FLOATS)
+        R++;
+    for (int64_t a = oh0; a < oh1; a += R) {
+        const int64_t b = a + R < oh1 ? a + R : oh1, hb = cvx_rows(g, b - a);
+        const int64_t plane = hb * Wp * px;
+        for (int64_t i = 0; i < g->kh; i++)
+            for (int64_t j = 0; j < g->kw; j++)
+                off[i * g->kw + j] = (i * g->dh * Wp + j * g->dw) * px;
+        cvx_fill(p, x, bx, a, hb, plane, buf);
+        for (int64_t oh = a; oh < b; oh++) {
+            const float *xb = buf + (oh - a) * g->sh * Wp * px;
+            int64_t ob = 0;
+#define CVX_ROWS(nb) cvx_row(p, xb, plane, off, bx, (nb), ps, ob, oh * g->OW, y)
+            for (; ob + 2 <= M8; ob += 2)
+                CVX_ROWS(2);
+            if (ob < M8)
+                CVX_ROWS(1);
+#undef CVX_ROWS
+        }
+    }
+}
+
+/* A build a layout (blocks, planes) and stride (1, 2, other), each its own
+ * function: inlined into one, the tiles of every variant left GCC short of
+ * registers, and it kept sums on the stack (a third of the speed). */
+#define CVX_BUILDS(NAME, BX, SW)                                                         \
+    CPU_BUILDS(NAME, cvx_body,                                                           \
+               (const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y),    \
+               (p, x, oh0, oh1, BX, SW, y))
+CVX_BUILDS(cvx_b1, 1, 1)
+CVX_BUILDS(cvx_b2, 1, 2)
+CVX_BUILDS(cvx_bn, 1, 0)
+CVX_BUILDS(cvx_l1, 0, 1)
+CVX_BUILDS(cvx_l2, 0, 2)
+CVX_BUILDS(cvx_ln, 0, 0)
+#undef CVX_BUILDS
+
+/* The padded kind for p: 1 when it ran. */
+static int cvx_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y)
+{
+    const int64_t sw = p->g.sw;
+    if (!cvx_fits(p, p->blocked))
+        return 0;
+    if (p->blocked)
+        (sw == 1   ? CPU_PICK(cvx_b1)
+         : sw == 2 ? CPU_PICK(cvx_b2)
+                   : CPU_PICK(cvx_bn))(p, x, oh0, oh1, y);
+    else
+        (sw == 1   ? CPU_PICK(cvx_l1)
+         : sw == 2 ? CPU_PICK(cvx_l2)
+                   : CPU_PICK(cvx_ln))(p, x, oh0, oh1, y);
+    return 1;
+}
+
 static inline CPU_INLINE void cv8_body(const op_cv8 *p, const float *x, int64_t oh0,
                                        int64_t oh1, int wide, int bx, float *y)
 {
@@ -782,6 +1009,8 @@ void op_cv8_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float
         return;
     }
 #endif
+    if (cvx_run(p, x, oh0, oh1, y))
+        return;
     if (p->blocked)
         CPU_PICK(cv8b)(p, x, oh0, oh1, y);
     else
