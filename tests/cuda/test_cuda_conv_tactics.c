@@ -440,49 +440,54 @@ static void test_timing_cache(int cudnn)
     free_tensors(&t);
 }
 
-/* Without --autotune the builder takes the first listed tactic: with
- * PRT_CUDA_CONV_DNN_FIRST=1 (opt-in until this has run on a GPU,
- * nn_cuda.c), cuDNN's own first choice for a convolution neither pointwise
- * nor grouped (where cuDNN is installed), tactic 0 (cuBLAS or the direct
- * kernel) for the rest; every one right, float32 and float16. */
+/* Without --autotune the builder takes the first listed tactic: by
+ * default cuDNN's own first choice for a convolution neither pointwise nor
+ * grouped (where cuDNN is installed), tactic 0 (cuBLAS or the direct
+ * kernel) for the rest; with PRT_CUDA_CONV_DNN_FIRST=0 (off) tactic 0 for
+ * every one. Every one right, float32 and float16. */
 static void test_default(int cudnn)
 {
     g_tune = 0;
     unsetenv("PRT_CUDA_CONV_IMPL");
-    setenv("PRT_CUDA_CONV_DNN_FIRST", "1", 1);
-    for (int ci = 0; ci < NB_CASES; ci++)
-        for (int di = 0; di < 2; di++) {
-            const conv_case *c = &cases[ci];
-            const int32_t dtype = di ? PRT_FLOAT16 : PRT_FLOAT32;
-            const int pointwise = c->k == 1 && c->s == 1 && c->pad == 0;
-            const int dnn = cudnn && c->group == 1 && !pointwise;
-            tensors t;
-            prt_engine *cpu, *e;
-            int32_t tactic = -1;
-            float *want, *got;
-            make_tensors(c, dtype, 300 + (uint64_t)ci, &t);
-            want = malloc(sizeof(float) * (size_t)t.ny);
-            got = malloc(sizeof(float) * (size_t)t.ny);
-            cpu = build(c, dtype, &t, PRT_DEVICE_CPU, NULL);
-            e = build(c, dtype, &t, PRT_DEVICE_CUDA, NULL);
-            CHECK(cpu && e);
-            if (cpu && e) {
-                const char *name = layer_tactic(e, &tactic);
-                if (dnn && strncmp(name, "cuDNN ", 6) != 0)
-                    fprintf(stderr, "%s: %s (%s): untuned tactic %s, not cuDNN's\n", NAME,
-                            c->what, prt_dtype_name(dtype), name);
-                CHECK(dnn ? strncmp(name, "cuDNN ", 6) == 0 : tactic == 0);
-                CHECK(!run(cpu, PRT_DEVICE_CPU, dtype, &t, want, 0));
-                CHECK(!run(e, PRT_DEVICE_CUDA, dtype, &t, got, 0));
-                CHECK(!compare(got, want, t.ny, di ? 2e-2 : 1e-4, c->what, "untuned",
-                               dtype));
+    for (int off = 0; off < 2; off++) {
+        if (off)
+            setenv("PRT_CUDA_CONV_DNN_FIRST", "0", 1);
+        else
+            unsetenv("PRT_CUDA_CONV_DNN_FIRST");
+        for (int ci = 0; ci < NB_CASES; ci++)
+            for (int di = 0; di < 2; di++) {
+                const conv_case *c = &cases[ci];
+                const int32_t dtype = di ? PRT_FLOAT16 : PRT_FLOAT32;
+                const int pointwise = c->k == 1 && c->s == 1 && c->pad == 0;
+                const int dnn = !off && cudnn && c->group == 1 && !pointwise;
+                tensors t;
+                prt_engine *cpu, *e;
+                int32_t tactic = -1;
+                float *want, *got;
+                make_tensors(c, dtype, 300 + (uint64_t)ci, &t);
+                want = malloc(sizeof(float) * (size_t)t.ny);
+                got = malloc(sizeof(float) * (size_t)t.ny);
+                cpu = build(c, dtype, &t, PRT_DEVICE_CPU, NULL);
+                e = build(c, dtype, &t, PRT_DEVICE_CUDA, NULL);
+                CHECK(cpu && e);
+                if (cpu && e) {
+                    const char *name = layer_tactic(e, &tactic);
+                    if (dnn && strncmp(name, "cuDNN ", 6) != 0)
+                        fprintf(stderr, "%s: %s (%s): untuned tactic %s, not cuDNN's\n",
+                                NAME, c->what, prt_dtype_name(dtype), name);
+                    CHECK(dnn ? strncmp(name, "cuDNN ", 6) == 0 : tactic == 0);
+                    CHECK(!run(cpu, PRT_DEVICE_CPU, dtype, &t, want, 0));
+                    CHECK(!run(e, PRT_DEVICE_CUDA, dtype, &t, got, 0));
+                    CHECK(!compare(got, want, t.ny, di ? 2e-2 : 1e-4, c->what, "untuned",
+                                   dtype));
+                }
+                prt_engine_destroy(e);
+                prt_engine_destroy(cpu);
+                free(want);
+                free(got);
+                free_tensors(&t);
             }
-            prt_engine_destroy(e);
-            prt_engine_destroy(cpu);
-            free(want);
-            free(got);
-            free_tensors(&t);
-        }
+    }
     unsetenv("PRT_CUDA_CONV_DNN_FIRST");
     g_tune = 1;
 }

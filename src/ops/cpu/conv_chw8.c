@@ -899,18 +899,28 @@ static inline CPU_INLINE void cvx_body(const op_cv8 *p, const float *x, int64_t 
 
 /* A build a layout (blocks, planes) and stride (1, 2, other), each its own
  * function: inlined into one, the tiles of every variant left GCC short of
- * registers, and it kept sums on the stack (a third of the speed). */
-#define CVX_BUILDS(NAME, BX, SW)                                                         \
-    CPU_BUILDS(NAME, cvx_body,                                                           \
-               (const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y),    \
-               (p, x, oh0, oh1, BX, SW, y))
-CVX_BUILDS(cvx_b1, 1, 1)
-CVX_BUILDS(cvx_b2, 1, 2)
-CVX_BUILDS(cvx_bn, 1, 0)
-CVX_BUILDS(cvx_l1, 0, 1)
-CVX_BUILDS(cvx_l2, 0, 2)
-CVX_BUILDS(cvx_ln, 0, 0)
-#undef CVX_BUILDS
+ * registers, and it kept sums on the stack (half the speed). The baseline
+ * build (no AVX2: rare on x86, and everywhere else) takes the stride from
+ * g, one function a layout, to keep the library small. */
+CPU_BUILDS(cvx_bn, cvx_body,
+           (const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y),
+           (p, x, oh0, oh1, 1, 0, y))
+CPU_BUILDS(cvx_ln, cvx_body,
+           (const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y),
+           (p, x, oh0, oh1, 0, 0, y))
+#if CPU_HAVE_AVX2_BUILD
+#define CVX_AVX2(NAME, BX, SW)                                                           \
+    CPU_TARGET_AVX2 static void NAME(const op_cv8 *p, const float *x, int64_t oh0,       \
+                                     int64_t oh1, float *y)                              \
+    {                                                                                    \
+        cvx_body(p, x, oh0, oh1, BX, SW, y);                                             \
+    }
+CVX_AVX2(cvx_b1_avx2, 1, 1)
+CVX_AVX2(cvx_b2_avx2, 1, 2)
+CVX_AVX2(cvx_l1_avx2, 0, 1)
+CVX_AVX2(cvx_l2_avx2, 0, 2)
+#undef CVX_AVX2
+#endif
 
 /* The padded kind for p: 1 when it ran. */
 static int cvx_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, float *y)
@@ -918,14 +928,20 @@ static int cvx_run(const op_cv8 *p, const float *x, int64_t oh0, int64_t oh1, fl
     const int64_t sw = p->g.sw;
     if (!cvx_fits(p, p->blocked))
         return 0;
+#if CPU_HAVE_AVX2_BUILD
+    if (cpu_avx2() && (sw == 1 || sw == 2)) {
+        if (p->blocked)
+            (sw == 1 ? cvx_b1_avx2 : cvx_b2_avx2)(p, x, oh0, oh1, y);
+        else
+            (sw == 1 ? cvx_l1_avx2 : cvx_l2_avx2)(p, x, oh0, oh1, y);
+        return 1;
+    }
+#endif
+    (void)sw;
     if (p->blocked)
-        (sw == 1   ? CPU_PICK(cvx_b1)
-         : sw == 2 ? CPU_PICK(cvx_b2)
-                   : CPU_PICK(cvx_bn))(p, x, oh0, oh1, y);
+        CPU_PICK(cvx_bn)(p, x, oh0, oh1, y);
     else
-        (sw == 1   ? CPU_PICK(cvx_l1)
-         : sw == 2 ? CPU_PICK(cvx_l2)
-                   : CPU_PICK(cvx_ln))(p, x, oh0, oh1, y);
+        CPU_PICK(cvx_ln)(p, x, oh0, oh1, y);
     return 1;
 }
 
