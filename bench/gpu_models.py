@@ -3,7 +3,7 @@
 one run (issue 24, "Benchmark").
 
     python3 bench/gpu_models.py PLUGRT [--libs NAME=DIR ...] [--models a,b]
-        [--batches 1,8,64] [--seqs 128,512] [--precisions fp32,fp16,bf16]
+        [--batches 1,8,64] [--seqs 128,512] [--precisions fp32,fp16,bf16,tf32]
         [--runs 100] [--budget-s S] [--out FILE] [--modes eager,graph,compile]
         [--max-autotune] [--autotune] [--no-torch] [--work DIR] [--dry-run]
     python3 bench/gpu_models.py --verify      # no GPU needed, only torch
@@ -16,8 +16,8 @@ said so). The plugin models run with the standard plugin library on the
 plugrt side and as torch code (bench/onnx_torch.py) on the other.
 
 plugrt: `plugrt build MODEL --device cuda` once per model, precision
-(--fp16/--bf16 when `plugrt build --help` offers them as real flags, else
-the column says "n/a (no flag)") and plugrt library, with one profile
+(--fp16/--bf16/--tf32 when `plugrt build --help` offers them as real
+flags, else the column says "n/a (no flag)") and plugrt library, with one profile
 spanning the shapes of the run (opt: the middle batch, the longest
 sequence); then `plugrt run PLAN --shapes ... --random-inputs --json` per
 shape, eager and with --cuda-graph.
@@ -28,7 +28,8 @@ Runtime on the CPU within 1e-4 of each output's largest magnitude; the
 plugin models against their stored reference outputs; and that a bfloat16
 module gives bfloat16 outputs), built for each
 shape, in each precision (float buffers and inputs cast; integer inputs
-stay integer), eager, captured as a torch.cuda.CUDAGraph, and through
+stay integer; TF32 allowed for cuDNN and matmuls in the tf32 rows only,
+so fp32 is strict float32 on both sides), eager, captured as a torch.cuda.CUDAGraph, and through
 torch.compile (default mode; --max-autotune adds mode="max-autotune").
 Models whose output size depends on the data (NonZero, NonMaxSuppression)
 cannot be captured: their graph and compile cells say "n/a".
@@ -90,7 +91,10 @@ ZOO = {
 }
 # Rows of nonzero_plugin's input per batch: a batch of 128 x 128 blocks.
 NONZERO_ROWS = 128
-PRECISIONS = ("fp32", "fp16", "bf16")
+# tf32: float32 data, plugrt built with --tf32 beside PyTorch with TF32
+# allowed for cuDNN and matmuls; fp32 is strict float32 on both sides
+# (PyTorch's cuDNN convolutions default to TF32: turned off for fp32 rows).
+PRECISIONS = ("fp32", "fp16", "bf16", "tf32")
 VERIFY_RTOL = 1e-4  # of each output's largest magnitude
 # Integer outputs that may differ from ONNX Runtime's where scores tie:
 # NonMaxSuppression's order among equal scores is unspecified (ORT's heap
@@ -214,6 +218,7 @@ def precision_flags(plugrt):
     flags = {"fp32": []}
     for p in ("fp16", "bf16"):
         flags[p] = ["--" + p] if ("--" + p) in text and not noop else None
+    flags["tf32"] = ["--tf32"] if "--tf32" in text else None
     return flags
 
 
@@ -304,7 +309,16 @@ def cuda_torch(who):
 
 
 def torch_dtype(torch, prec):
-    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[prec]
+    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
+            "tf32": torch.float32}[prec]
+
+
+def torch_tf32(torch, on):
+    """TF32 for PyTorch's cuDNN convolutions and matmuls: on only for the
+    tf32 rows (cuDNN's default is on, which would compare TF32 against
+    plugrt's strict float32)."""
+    torch.backends.cudnn.allow_tf32 = on
+    torch.backends.cuda.matmul.allow_tf32 = on
 
 
 def event_median(torch, fn, runs):
@@ -330,6 +344,7 @@ def torch_row(torch, path, shapes, prec, runs, modes, seed):
     from onnx_torch import OnnxModule
 
     dtype = torch_dtype(torch, prec)
+    torch_tf32(torch, prec == "tf32")
     feeds = make_inputs(path, shapes, seed)
     xs = {n: torch.from_numpy(v).cuda() for n, v in feeds.items()}
     res = {}

@@ -675,13 +675,16 @@ static void gen_resize(cov *c, const char *op, int32_t dt)
     static const char *const keeps[] = {"not_larger", "not_smaller"};
     static const float scale_set[] = {0.5f, 0.6f, 0.75f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f};
     const int is_f = ot_is_float(dt);
-    for (int v = 0; v < 7; v++) {
-        const char *mode = modes[is_f ? v % 3 : 0];
-        const int nearest = mode[0] == 'n', crop = v == 3, aa = v == 4 && !nearest;
+    /* v 7 to 9 scale only the last two axes (CUDA's planes kernel; v 1
+     * too): linear, cubic, and an antialiased rank 3. */
+    for (int v = 0; v < 10; v++) {
+        const char *mode = modes[is_f ? (v >= 7 ? (v == 8 ? 2 : 1) : v % 3) : 0];
+        const int nearest = mode[0] == 'n', crop = v == 3,
+                  aa = (v == 4 || v == 9) && !nearest;
         const int sizes_in = v == 1 || v == 2;
         const char *ctm = crop ? "tf_crop_and_resize" : ctms[rnd(c, 0, nearest ? 5 : 4)];
         const char *near = nearests[rnd(c, 0, 3)], *keep = keeps[rnd(c, 0, 1)];
-        int32_t rank = v == 5 ? 1 : v == 6 ? 3 : 4, axes[2] = {-2, 3};
+        int32_t rank = v == 5 ? 1 : v == 6 || v == 9 ? 3 : 4, axes[2] = {-2, 3};
         int32_t nv = sizes_in ? 2 : rank, one = 1;
         float scales[4], roi[8], a = -0.5f, extrap = 10.0f;
         int64_t sizes[4];
@@ -695,6 +698,8 @@ static void gen_resize(cov *c, const char *op, int32_t dt)
             f[k.nf++] = ot_fld_str("nearest_mode", near);
         for (int32_t j = 0; j < nv; j++) {
             scales[j] = scale_set[rnd(c, 0, aa ? 2 : 7)]; /* antialias: downsampling */
+            if (v >= 7 && j < nv - 2)
+                scales[j] = 1.0f;
             sizes[j] = rnd(c, 1, v == 2 ? 4 : 8);
             roi[j] = 0.1f * (float)(j + 1);
             roi[nv + j] = 0.7f + 0.2f * (float)j; /* past 1: extrapolation */
@@ -930,16 +935,17 @@ static void gen_roi_align(cov *c, const char *op, int32_t dt)
 /* Each direction and layout, ragged lengths (0 and T among them), initial
  * states, LSTM's peepholes and input_forget, GRU's linear_before_reset,
  * clip, every output. The CUDA kernel's paths (rnn_cuda.c, on an H100):
- * cases v 0 to 5 (H up to 17 for even v, 33 to 64 for odd) and 9 to 14
- * (the same variants, H of 80 and more) run rnn.cu's batch-split kernel,
- * a block per direction and entry; with PRT_CUDA_RNN_WARP=1, v 0 to 5 run
- * its warp kernel instead (one and two units a lane); v 15 (H 33 to 64)
- * has 301 entries, so that a block holds several (warp kernel: blocks of
- * several warps, the last partly idle); v 6 blocks of several units (the last one
- * short) that synchronize through the grid, with 9 batch entries; v 7's R
- * is too wide for both directions' blocks to be co-resident, so each
- * direction gets its own launch; v 8's rows of R do not fit shared
- * memory: the per-step path. */
+ * even cases v 0 to 5 (H up to 17) and v 16 (H 18 to 32, 301 entries:
+ * blocks of several warps, the last partly idle) run rnn.cu's register
+ * kernel; odd v 0 to 5 (H 33 to 64) and 9 to 14 (the same variants, H of
+ * 80 and more) its batch-split kernel, a block per direction and entry
+ * (PRT_CUDA_RNN_REG=0: the even ones too); with PRT_CUDA_RNN_WARP=1, the
+ * odd v 0 to 5 run its warp kernel instead (two units a lane); v 15 (H 33
+ * to 64) has 301 entries, so that a block holds several; v 6 blocks of
+ * several units (the last one short) that synchronize through the grid,
+ * with 9 batch entries; v 7's R is too wide for both directions' blocks to
+ * be co-resident, so each direction gets its own launch; v 8's rows of R
+ * do not fit shared memory: the per-step path. */
 static void gen_rnn(cov *c, const char *op, int32_t dt)
 {
     static const char *const dirs[3] = {"forward", "reverse", "bidirectional"};
@@ -948,24 +954,25 @@ static void gen_rnn(cov *c, const char *op, int32_t dt)
     static const int64_t wide[3][2] = {{2000, 3000}, {1200, 1700}, {1000, 1500}};
     const int lstm = strcmp(op, "LSTM") == 0, gru = strcmp(op, "GRU") == 0;
     const int64_t G = lstm ? 4 : gru ? 3 : 1;
-    for (int v = 0; v < 16; v++) {
+    for (int v = 0; v < 17; v++) {
         oc_case k = {.op = op, .nb_out = lstm ? 3 : 2, .rtol = cov_rtol(dt, 1e-4)};
         /* x: the variant of inputs and fields (v 9 to 14 repeat 0 to 5, v 15
-         * is 2: both directions, lengths, every initial state) */
-        const int x = v == 15 ? 2
+         * and 16 are 2: both directions, lengths, every initial state) */
+        const int x = v >= 15 ? 2
                       : v < 9 ? v
                               : v - 9,
-                  small = v < 6 || v == 15, mid = v >= 9 && v < 15;
+                  small = v < 6 || v >= 15, mid = v >= 9 && v < 15;
         const int di = small || mid ? x % 3 : v == 8 ? 0 : 2;
         const int64_t D = di == 2 ? 2 : 1,
                       T = small || mid || v == 6 ? rnd(c, 1, 6) + (v == 6) : 4 - v / 4,
-                      B = v == 15  ? 301
+                      B = v >= 15  ? 301
                           : small  ? rnd(c, 1, 5)
                           : mid    ? rnd(c, 3, 5)
                           : v == 6 ? 9
                                    : 2,
                       I = rnd(c, 1, 9),
-                      H = small    ? (v % 2 ? rnd(c, 33, 64) : rnd(c, 1, 17))
+                      H = v == 16  ? rnd(c, 18, 32)
+                          : small  ? (v % 2 ? rnd(c, 33, 64) : rnd(c, 1, 17))
                           : mid    ? 80 + rnd(c, 0, 16)
                           : v == 6 ? 301
                                    : wide[lstm ? 2 : gru][v - 7];

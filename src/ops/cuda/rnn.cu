@@ -1,6 +1,8 @@
 // CUDA kernels of LSTM, GRU and RNN (launch.h), rnn.c's equations and
-// rules; rnn_cuda.c runs X W^T for every step through cuBLAS first. Four
-// paths for the steps: where H is at most 64, R fits one block's shared
+// rules; rnn_cuda.c runs X W^T for every step through cuBLAS first. Five
+// paths for the steps: where H is at most 32 and the activations are the
+// defaults, the register kernel (a warp runs every step of one batch
+// entry, R's rows and h in registers); where H is at most 64, R fits one block's shared
 // memory and PRT_CUDA_RNN_WARP=1 (warp_wanted), the warp kernel (a warp
 // runs every step of one batch entry, with no barrier but its own); where
 // R fits, the batch-split
@@ -644,6 +646,182 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
     }
 }
 
+// An environment switch read once per process into *cache (-1 unread): 1
+// where it is "1", 0 where "0", else dflt. First callers may both read it;
+// they agree.
+int env_flag(std::atomic<int> &cache, const char *name, int dflt)
+{
+    int v = cache.load(std::memory_order_relaxed);
+    if (v < 0) {
+        const char *e = getenv(name);
+        v = e && (e[0] == '0' || e[0] == '1') && e[1] == '\0' ? e[0] - '0' : dflt;
+        cache.store(v, std::memory_order_relaxed);
+    }
+    return v;
+}
+std::atomic<int> reg_env{-1}, warp_env{-1};
+
+// ---- the register kernel ----------------------------------------------------
+//
+// Where H is at most 32 and the activations are the ONNX defaults (Sigmoid,
+// Tanh, Tanh; clip allowed), a warp runs every step of one batch entry of
+// one direction with everything in registers: lane u owns unit u, its G
+// rows of R (G x 32 floats), its biases and peepholes, its cell and its h.
+// A product reads h through shuffles, so a step touches memory only for
+// its gates of X W^T (loaded a step ahead) and its row of Y: no shared
+// memory, no barrier. The other kernels keep R in shared memory and pay a
+// load for every multiply-add of every step, which is what their steps
+// cost (2.9 us a step on lstm_seq at H = 32; the warp kernel 7).
+constexpr int kRegWarps = 4; // warps per block at most
+
+__device__ __forceinline__ float reg_sigmoid(float x)
+{
+    return 1.0f / (1.0f + expf(-x));
+}
+
+__device__ __forceinline__ float reg_clip(int on, float c, float x)
+{
+    return on ? (x < -c ? -c : x > c ? c : x) : x;
+}
+
+// acc[k] += row k of the lane's R times v (every lane's v; lanes past H
+// hold 0, as do their columns of R), for the gates [k0, k1).
+template <int G>
+__device__ __forceinline__ void reg_dots(const float (&w)[G][32], float v,
+                                         float (&acc)[G], int k0, int k1)
+{
+#pragma unroll
+    for (int i = 0; i < 32; i++) {
+        const float hi = __shfl_sync(0xffffffffu, v, i);
+#pragma unroll
+        for (int k = 0; k < G; k++)
+            if (k >= k0 && k < k1)
+                acc[k] += w[k][i] * hi;
+    }
+}
+
+// G: 1 RNN, 3 GRU, 4 LSTM. a0's direction in blocks [0, nblk), a1's after.
+template <int G>
+__global__ void __launch_bounds__(32 * kRegWarps)
+    reg_kernel(opk_rnn_args a0, opk_rnn_args a1, int32_t nblk)
+{
+    const int second = (int32_t)blockIdx.x >= nblk;
+    const opk_rnn_args &a = second ? a1 : a0;
+    const int lane = threadIdx.x % 32, H = (int)a.H, on = lane < H, u = on ? lane : 0;
+    const int64_t b = (int64_t)(blockIdx.x % nblk) * (blockDim.x / 32) + threadIdx.x / 32;
+    if (b >= a.B)
+        return; // the whole warp
+    float w[G][32], bw[G], br[G], pi = 0.0f, po = 0.0f, pf = 0.0f;
+#pragma unroll
+    for (int k = 0; k < G; k++) {
+#pragma unroll
+        for (int i = 0; i < 32; i++)
+            w[k][i] = on && i < H ? a.r[((int64_t)k * H + u) * H + i] : 0.0f;
+        bw[k] = bias_w(a, (int64_t)k * H + u);
+        br[k] = bias_r(a, (int64_t)k * H + u);
+    }
+    if (G == 4 && a.p) {
+        const float *p = a.p + (int64_t)a.dir * 3 * H;
+        pi = p[u];
+        po = p[H + u];
+        pf = p[2 * H + u];
+    }
+    const int64_t at0 = state_at(a, b), len = len_of(a, b), T = a.T, GH = (int64_t)G * H;
+    const int64_t D = a.D, B = a.B, dir = a.dir;
+    const int rev = a.rev, layout = a.layout, lbr = a.lbr, fi = a.input_forget,
+              cl = a.has_clip;
+    const float clip = a.clip;
+    const float *xw = a.xw;
+    float *y = a.y;
+    float hv = on && a.h0 ? a.h0[at0 + u] : 0.0f;
+    float cv = G == 4 && on && a.c0 ? a.c0[at0 + u] : 0.0f;
+    float xc[G], xn[G];
+#pragma unroll
+    for (int k = 0; k < G; k++)
+        xc[k] = xn[k] = 0.0f;
+    for (int64_t s = 0; s < len; s++) {
+        const int64_t t = rev ? len - 1 - s : s;
+        if (s == 0) {
+            const float *xr = xw + (layout ? b * T + t : t * B + b) * GH;
+#pragma unroll
+            for (int k = 0; k < G; k++)
+                xc[k] = xr[k * H + u];
+        }
+        if (s + 1 < len) { // the next step's gates, used by the next step
+            const int64_t tn = rev ? len - 2 - s : s + 1;
+            const float *xr = xw + (layout ? b * T + tn : tn * B + b) * GH;
+#pragma unroll
+            for (int k = 0; k < G; k++)
+                xn[k] = xr[k * H + u];
+        }
+        float g[G], hn;
+#pragma unroll
+        for (int k = 0; k < G; k++)
+            g[k] = 0.0f;
+        if (G == 4) { // LSTM, cell()'s order
+            reg_dots<G>(w, hv, g, 0, 4);
+            float pre[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                pre[k] = g[k] + xc[k] + bw[k] + br[k];
+            const float gi = reg_sigmoid(reg_clip(cl, clip, pre[0] + pi * cv));
+            const float gf =
+                fi ? 1.0f - gi : reg_sigmoid(reg_clip(cl, clip, pre[2] + pf * cv));
+            const float gc = tanhf(reg_clip(cl, clip, pre[3]));
+            const float cn = gf * cv + gi * gc;
+            const float go = reg_sigmoid(reg_clip(cl, clip, pre[1] + po * cn));
+            cv = cn;
+            hn = go * tanhf(cn);
+        } else if (G == 3) { // GRU
+            float z, hh;
+            reg_dots<G>(w, hv, g, 0, lbr ? 3 : 2); // without lbr: z and r first
+            z = reg_sigmoid(reg_clip(cl, clip, g[0] + xc[0] + bw[0] + br[0]));
+            const float r = reg_sigmoid(reg_clip(cl, clip, g[1] + xc[1] + bw[1] + br[1]));
+            if (lbr) {
+                hh = xc[2] + bw[2] + r * (g[2] + br[2]);
+            } else {
+                float g2[G] = {};
+                reg_dots<G>(w, on ? r * hv : 0.0f, g2, 2, 3);
+                hh = g2[2] + xc[2] + bw[2] + br[2];
+            }
+            hh = tanhf(reg_clip(cl, clip, hh));
+            hn = (1.0f - z) * hh + z * hv;
+        } else { // RNN
+            reg_dots<G>(w, hv, g, 0, 1);
+            hn = tanhf(reg_clip(cl, clip, g[0] + xc[0] + bw[0] + br[0]));
+        }
+        hv = on ? hn : 0.0f;
+        if (y && on)
+            y[(layout ? (b * T + t) * D + dir : (t * D + dir) * B + b) * H + u] = hn;
+#pragma unroll
+        for (int k = 0; k < G; k++)
+            xc[k] = xn[k];
+    }
+    if (on && a.yh)
+        a.yh[at0 + u] = len == 0 ? 0.0f : hv;
+    if (G == 4 && on && a.yc)
+        a.yc[at0 + u] = len == 0 ? 0.0f : cv;
+}
+
+// The register kernel takes the layer: H at most 32, the default
+// activations, and not turned off (PRT_CUDA_RNN_REG=0, for comparisons;
+// read once).
+int reg_fits(const opk_rnn_args &a)
+{
+    if (!env_flag(reg_env, "PRT_CUDA_RNN_REG", 1) || a.H > 32 || a.H < 1)
+        return 0;
+    // Sigmoid is 0 and Tanh 1 (act()); per direction RNN f, GRU f g,
+    // LSTM f g h.
+    static const int32_t want[3][3] = {{1, -1, -1}, {0, 1, -1}, {0, 1, 1}};
+    if (a.kind < 0 || a.kind > 2 || a.per != (a.kind == 2 ? 3 : a.kind + 1))
+        return 0;
+    for (int d = 0; d < a.D; d++)
+        for (int k = 0; k < a.per; k++)
+            if (a.act[d * a.per + k] != want[a.kind][k])
+                return 0;
+    return 1;
+}
+
 size_t warp_bytes(const opk_rnn_args &a, const warp_cfg &c)
 {
     return sizeof(float) * (size_t)((int64_t)a.G * a.H * c.rst + (int64_t)c.W * 3 * a.H);
@@ -655,8 +833,7 @@ size_t warp_bytes(const opk_rnn_args &a, const warp_cfg &c)
 // asks, and the batch-split kernel stays the default.
 int warp_wanted()
 {
-    const char *e = getenv("PRT_CUDA_RNN_WARP");
-    return e && e[0] == '1' && e[1] == '\0';
+    return env_flag(warp_env, "PRT_CUDA_RNN_WARP", 0);
 }
 
 // The warp kernel's split of nb directions on a device of sms SMs: the
@@ -780,8 +957,9 @@ void persist_read_device(int dev)
 }
 
 // The launch for nb directions on the current device: 1 with *local set
-// (2: the warp kernel, *wc set; 1: the batch split, *lc set; 0: a
-// cooperative launch, *c set), 0 where the per-step path must run.
+// (3: the register kernel, *wc's W and nblk set; 2: the warp kernel, *wc set; 1: the
+// batch split, *lc set; 0: a cooperative launch, *c set), 0 where the per-step path must
+// run.
 int persist_choose(const opk_rnn_args &a, int32_t nb, persist_cfg *c, local_cfg *lc,
                    warp_cfg *wc, int *local)
 {
@@ -800,6 +978,15 @@ int persist_choose(const opk_rnn_args &a, int32_t nb, persist_cfg *c, local_cfg 
     const persist_device &p = devices[dev];
     if (!p.ok || a.H <= 0 || a.B <= 0 || a.H > (1 << 20) || a.B > (1 << 20))
         return 0;
+    *local = 3;
+    if (reg_fits(a)) { // the fewest warps a block that give every SM a block
+        int64_t W = (a.B * nb + p.sms - 1) / p.sms;
+        W = W < 1 ? 1 : W > kRegWarps ? kRegWarps : W;
+        wc->W = (int32_t)W;
+        wc->nblk = (int32_t)((a.B + W - 1) / W);
+        wc->rst = 0;
+        return 1;
+    }
     *local = 2;
     if (warp_wanted() && warp_plan(a, nb, p.sms, p.smem, wc))
         return 1;
@@ -867,6 +1054,16 @@ extern "C" int opk_rnn_persist(const opk_rnn_args *a, int32_t nb, int32_t *ran,
     *ran = persist_choose(a0, nb, &c, &lc, &wc, &local);
     if (!*ran)
         return 0;
+    if (local == 3) {
+        const dim3 grid((unsigned)(nb * wc.nblk)), block((unsigned)(32 * wc.W));
+        if (a0.G == 4)
+            reg_kernel<4><<<grid, block, 0, (cudaStream_t)stream>>>(a0, a1, wc.nblk);
+        else if (a0.G == 3)
+            reg_kernel<3><<<grid, block, 0, (cudaStream_t)stream>>>(a0, a1, wc.nblk);
+        else
+            reg_kernel<1><<<grid, block, 0, (cudaStream_t)stream>>>(a0, a1, wc.nblk);
+        return launched();
+    }
     if (local == 2) {
         const dim3 grid((unsigned)(nb * wc.nblk)), block((unsigned)(32 * wc.W));
         if (a0.H > 32)
