@@ -3,7 +3,7 @@
 one run (issue 24, "Benchmark").
 
     python3 bench/gpu_models.py PLUGRT [--libs NAME=DIR ...] [--models a,b]
-        [--batches 1,8,64] [--seqs 128,512] [--precisions fp32,fp16,bf16,tf32]
+        [--batches 1,8,64] [--seqs 128,512] [--precisions fp32,fp16,bf16 (default; tf32 when named)]
         [--runs 100] [--budget-s S] [--out FILE] [--modes eager,graph,compile]
         [--max-autotune] [--autotune] [--no-torch] [--work DIR] [--dry-run]
     python3 bench/gpu_models.py --verify      # no GPU needed, only torch
@@ -95,6 +95,7 @@ NONZERO_ROWS = 128
 # allowed for cuDNN and matmuls; fp32 is strict float32 on both sides
 # (PyTorch's cuDNN convolutions default to TF32: turned off for fp32 rows).
 PRECISIONS = ("fp32", "fp16", "bf16", "tf32")
+DEFAULT_PRECISIONS = ("fp32", "fp16", "bf16")  # tf32 when asked for
 VERIFY_RTOL = 1e-4  # of each output's largest magnitude
 # Integer outputs that may differ from ONNX Runtime's where scores tie:
 # NonMaxSuppression's order among equal scores is unspecified (ORT's heap
@@ -577,7 +578,7 @@ def main():
     ap.add_argument("--batches", default="1,8,64")
     ap.add_argument("--seqs", default="128,512", help="sequence lengths of the transformers")
     ap.add_argument("--models", default=",".join(ZOO))
-    ap.add_argument("--precisions", default=",".join(PRECISIONS))
+    ap.add_argument("--precisions", default=",".join(DEFAULT_PRECISIONS))
     ap.add_argument("--models-dir", default=None, help="look for MODEL.onnx here first")
     ap.add_argument("--work", default=None, help="where the plans go (default: a temp dir)")
     ap.add_argument("--budget-s", type=float, default=0, help="start no row after this long")
