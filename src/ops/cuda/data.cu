@@ -69,26 +69,46 @@ __global__ void gather_elements_kernel(opk_gather_elements_args a)
     }
 }
 
-template <typename T> __global__ void slice_kernel(opk_slice_args a)
+// R: the rank, a constant (1 to 4: the per-axis loops unroll and the
+// starts, steps and strides stay in registers, where indexed by a
+// variable they went through local memory), or 0: a.rank's.
+template <typename T, int R> __global__ void slice_kernel(opk_slice_args a)
 {
+    const int32_t rank = R > 0 ? R : a.rank;
     int64_t start[OPK_MAX_RANK], step[OPK_MAX_RANK], stride[OPK_MAX_RANK], vol = 1;
-    for (int32_t d = a.rank - 1; d >= 0; d--) {
+#pragma unroll
+    for (int32_t d = rank - 1; d >= 0; d--) {
         start[d] = 0;
         step[d] = 1;
         stride[d] = vol;
         vol *= a.ddims[d];
     }
     // Every thread reads the (at most 8) entries: cheaper than a launch.
-    for (int32_t k = 0; k < a.nb; k++)
-        (void)opk_slice_entry(
-            a.rank, a.ddims, a.axes ? load_value(a.vdtype, a.axes, k) : k,
-            load_value(a.vdtype, a.starts, k),
-            a.steps ? load_value(a.vdtype, a.steps, k) : 1, start, step);
+    // Each goes through opk_slice_entry on one axis's own pair of slots,
+    // so that the arrays are indexed by constants only (registers).
+    for (int32_t k = 0; k < a.nb; k++) {
+        const int64_t ax = a.axes ? load_value(a.vdtype, a.axes, k) : k;
+        const int64_t s0 = load_value(a.vdtype, a.starts, k);
+        const int64_t st = a.steps ? load_value(a.vdtype, a.steps, k) : 1;
+        const int64_t axn = ax < 0 ? ax + rank : ax;
+#pragma unroll
+        for (int32_t d = 0; d < (R > 0 ? R : OPK_MAX_RANK); d++) {
+            int64_t one_start[1] = {start[d]}, one_step[1] = {step[d]};
+            if (d >= rank || axn != d || ax < -rank || ax >= rank)
+                continue;
+            // The axis as the only one of a rank-1 view: the same rules.
+            if (opk_slice_entry(1, a.ddims + d, 0, s0, st, one_start, one_step)) {
+                start[d] = one_start[0];
+                step[d] = one_step[0];
+            }
+        }
+    }
     OPK_FOR(e, a.n)
     {
         int64_t rest = e, src = 0;
         int ok = 1;
-        for (int32_t d = a.rank - 1; d >= 0; d--) {
+#pragma unroll
+        for (int32_t d = rank - 1; d >= 0; d--) {
             int64_t c = rest % a.odims[d], p;
             rest /= a.odims[d];
             p = start[d] + c * step[d];
@@ -184,8 +204,26 @@ extern "C" int opk_slice(const opk_slice_args *a, void *stream)
     if (a->rank < 1 || a->rank > OPK_MAX_RANK || a->nb < 0 || a->nb > OPK_SLICE_MAX)
         return (int)cudaErrorInvalidValue;
     return by_esize(a->esize, [&](auto t) {
-        slice_kernel<decltype(t)>
-            <<<blocks_for(a->n), kThreads, 0, (cudaStream_t)stream>>>(*a);
+        typedef decltype(t) T;
+        const unsigned g = (unsigned)blocks_for(a->n);
+        cudaStream_t s = (cudaStream_t)stream;
+        switch (a->rank) {
+        case 1:
+            slice_kernel<T, 1><<<g, kThreads, 0, s>>>(*a);
+            break;
+        case 2:
+            slice_kernel<T, 2><<<g, kThreads, 0, s>>>(*a);
+            break;
+        case 3:
+            slice_kernel<T, 3><<<g, kThreads, 0, s>>>(*a);
+            break;
+        case 4:
+            slice_kernel<T, 4><<<g, kThreads, 0, s>>>(*a);
+            break;
+        default:
+            slice_kernel<T, 0><<<g, kThreads, 0, s>>>(*a);
+            break;
+        }
     });
 }
 

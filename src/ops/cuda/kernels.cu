@@ -81,6 +81,14 @@ __device__ int64_t load_i(const void *p, int32_t dtype, int64_t i)
 __global__ void einsum_kernel(opk_einsum_args a)
 {
     int is_float = a.dtype == DT_F32 || a.dtype == DT_F16;
+    // The last summed letter (none: one term of step 0) and its strides.
+    const int32_t last = a.nb_letters - 1;
+    const int summed = a.nb_letters > a.out_rank;
+    const int64_t inner = summed ? a.size[last] : 1;
+    const int64_t outer = inner > 0 ? a.sum_count / inner : 0;
+    int64_t step[OPK_MAX_OPERANDS];
+    for (int32_t k = 0; k < a.nb_ops; k++)
+        step[k] = summed ? a.stride[k][last] : 0;
     for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < a.out_count;
          o += (int64_t)gridDim.x * blockDim.x) {
         int64_t base[OPK_MAX_OPERANDS];
@@ -95,27 +103,32 @@ __global__ void einsum_kernel(opk_einsum_args a)
             for (int32_t k = 0; k < a.nb_ops; k++)
                 base[k] += c * a.stride[k][l];
         }
-        for (int64_t s = 0; s < a.sum_count; s++) {
+        // The summed letters in the CPU's order (the last fastest): the
+        // last one's run a plain loop, the others' index found once a run
+        // (a division per letter per term was most of a long sum's time).
+        for (int64_t s0 = 0; s0 < outer; s0++) {
             int64_t off[OPK_MAX_OPERANDS];
-            int64_t r = s;
+            int64_t r = s0;
             for (int32_t k = 0; k < a.nb_ops; k++)
                 off[k] = base[k];
-            for (int32_t l = a.nb_letters - 1; l >= a.out_rank; l--) {
+            for (int32_t l = last - 1; l >= a.out_rank; l--) {
                 int64_t c = r % a.size[l];
                 r /= a.size[l];
                 for (int32_t k = 0; k < a.nb_ops; k++)
                     off[k] += c * a.stride[k][l];
             }
-            if (is_float) {
-                double p = 1;
-                for (int32_t k = 0; k < a.nb_ops; k++)
-                    p *= load_d(a.x[k], a.dtype, off[k]);
-                fs += p;
-            } else {
-                uint64_t p = 1; // wraps, as the CPU's int64 products
-                for (int32_t k = 0; k < a.nb_ops; k++)
-                    p *= (uint64_t)load_i(a.x[k], a.dtype, off[k]);
-                is = (int64_t)((uint64_t)is + p);
+            for (int64_t t = 0; t < inner; t++) {
+                if (is_float) {
+                    double p = 1;
+                    for (int32_t k = 0; k < a.nb_ops; k++)
+                        p *= load_d(a.x[k], a.dtype, off[k] + t * step[k]);
+                    fs += p;
+                } else {
+                    uint64_t p = 1; // wraps, as the CPU's int64 products
+                    for (int32_t k = 0; k < a.nb_ops; k++)
+                        p *= (uint64_t)load_i(a.x[k], a.dtype, off[k] + t * step[k]);
+                    is = (int64_t)((uint64_t)is + p);
+                }
             }
         }
         switch (a.dtype) {

@@ -392,11 +392,13 @@ int opk_conv_transpose(const opk_convt_args *a, void *stream);
 /* Resize (resize.cu): the plan's tables (resize_taps.h; pointers into
  * device memory) filled on the device, keep_aspect_ratio_policy's scale
  * from sizes there when the plan says so; a 16-bit X interpolated through
- * xf (x_count floats of room); y has n elements. */
+ * xf (x_count floats of room); y has n elements. planes: every axis but the
+ * last two maps each index to itself (a linear or cubic mode), so outputs
+ * go by rows of planes; the same bits. */
 struct rs_plan;
 int opk_resize(const struct rs_plan *pl, const void *sizes, int32_t sizes_dtype,
                int32_t dtype, int32_t esize, const void *x, float *xf, int64_t x_count,
-               void *y, int64_t n, void *stream);
+               void *y, int64_t n, int planes, void *stream);
 
 /* ---- pools, reductions, scans, selection, normalizations -------------
  *

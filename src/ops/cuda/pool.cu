@@ -51,8 +51,12 @@ __device__ void store_any(int32_t dtype, void *y, int64_t i, float v)
         store_f(dtype, y, i, v);
 }
 
-__global__ void pool_kernel(opk_pool_args a)
+// NS: the spatial dims, a constant (1 to 3: the per-dim loops unroll and
+// the windows' coordinates stay in registers, where indexed by a variable
+// they went through local memory), or 0: a.ns's.
+template <int NS> __global__ void pool_kernel(opk_pool_args a)
 {
+    const int32_t ns = NS > 0 ? NS : a.ns;
     const int64_t total = a.planes * a.ovol;
     OPK_FOR(e, total)
     {
@@ -64,14 +68,16 @@ __global__ void pool_kernel(opk_pool_args a)
         int64_t cnt = 1, padded = 1, arg = -1, s = 1;
         int32_t i;
         // The output's coordinates, the window's start and its spans.
-        for (i = a.ns - 1; i >= 0; i--) {
+#pragma unroll
+        for (i = ns - 1; i >= 0; i--) {
             const int64_t o = q % a.out[i];
             q /= a.out[i];
             istr[i] = s;
             s *= a.in[i];
             start[i] = o * a.s[i] - a.pb[i];
         }
-        for (i = 0; i < a.ns; i++) {
+#pragma unroll
+        for (i = 0; i < ns; i++) {
             int64_t p0, p1;
             span(start[i], a.d[i], a.k[i], 0, a.in[i], &k0[i], &k1[i]);
             cnt *= k1[i] - k0[i];
@@ -96,7 +102,8 @@ __global__ void pool_kernel(opk_pool_args a)
             double acc = 0.0;
             do {
                 int64_t off = 0;
-                for (i = 0; i < a.ns; i++)
+#pragma unroll
+                for (i = 0; i < ns; i++)
                     off += (start[i] + kk[i] * a.d[i]) * istr[i];
                 const float v = load_any(a.dtype, a.x, base + off);
                 if (a.kind == POOL_MAX) {
@@ -110,7 +117,8 @@ __global__ void pool_kernel(opk_pool_args a)
                         mx = v;
                         if (!a.fast) {
                             arg = 0;
-                            for (i = 0; i < a.ns; i++)
+#pragma unroll
+                            for (i = 0; i < ns; i++)
                                 arg += (start[i] + kk[i] * a.d[i]) * a.ostr[i];
                         }
                     }
@@ -125,7 +133,8 @@ __global__ void pool_kernel(opk_pool_args a)
                                          : a.p == 2 ? __dmul_rn(m, m)
                                                     : pow(m, (double)a.p));
                 }
-                for (i = a.ns - 1; i >= 0; i--) {
+#pragma unroll
+                for (i = ns - 1; i >= 0; i--) {
                     if (++kk[i] < k1[i])
                         break;
                     kk[i] = k0[i];
@@ -157,6 +166,13 @@ extern "C" int opk_pool(const opk_pool_args *a, void *stream)
     const int64_t total = a->planes * a->ovol;
     if (total <= 0)
         return 0;
-    pool_kernel<<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    if (a->ns == 1)
+        pool_kernel<1><<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    else if (a->ns == 2)
+        pool_kernel<2><<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    else if (a->ns == 3)
+        pool_kernel<3><<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    else
+        pool_kernel<0><<<blocks_for(total), kThreads, 0, (cudaStream_t)stream>>>(*a);
     return launched();
 }

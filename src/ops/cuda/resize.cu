@@ -1,7 +1,8 @@
 // CUDA kernels of Resize (launch.h): the taps of every axis, one thread per
 // output index of an axis, with resize.c's own code (resize_taps.h), into
 // the op's workspace; then one thread per output element summing its taps
-// in the CPU's order (resize.c's rs_sum, unrolled into a loop). Built with
+// in the CPU's order (resize.c's rs_sum, unrolled into a loop), or, where
+// only the last two axes resize (`planes`), a block per output row. Built with
 // -fmad=false (CMakeLists.txt), so double sums and products round as the
 // CPU's do.
 #include "ops/cuda/launch.cuh"
@@ -114,6 +115,45 @@ __global__ void resize_kernel(rs_plan pl, int32_t dtype, int32_t esize, const vo
     }
 }
 
+// The planes path (resize_cuda.c's rsc_planes, resize.c's rs_planes_ok:
+// every axis before the last two maps each index to itself): a block per
+// output row of a plane at a time, its threads along the row, each output
+// rs_planes_elem's operations (the rows of weight 0 skipped, the others'
+// sums added to 0.0 in tap order): the generic kernel's bits, without its
+// per-element index walk (the divisions of every axis) and stacks. An
+// output row or column without taps (tf_crop_and_resize outside) is the
+// extrapolation value.
+__global__ void resize_planes_kernel(rs_plan pl, int32_t dtype, const float *xf, void *y,
+                                     int64_t rows)
+{
+    const rs_axis &ay = pl.ax[pl.rank - 2], &axx = pl.ax[pl.rank - 1];
+    const int64_t ih = ay.in, iw = axx.in, oh = ay.out, ow = axx.out;
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const int64_t p = r / oh, oy = r % oh, ly = ay.lo[oy], ny = ay.cnt[oy];
+        const float *xp = xf + p * ih * iw;
+        const double *wy = ay.w + oy * ay.taps;
+        for (int64_t ox = threadIdx.x; ox < ow; ox += blockDim.x) {
+            const int64_t q = r * ow + ox, lx = axx.lo[ox], nx = axx.cnt[ox];
+            const double *wx = axx.w + ox * axx.taps;
+            double acc = 0.0;
+            if (ny == 0 || nx == 0) {
+                rs_store(dtype, y, q, pl.extrapolation);
+                continue;
+            }
+            for (int64_t k = 0; k < ny; k++) {
+                const float *xr = xp + (ly + k) * iw + lx;
+                double sx = 0.0;
+                if (wy[k] == 0.0)
+                    continue;
+                for (int64_t j = 0; j < nx; j++)
+                    sx += wx[j] * (double)xr[j];
+                acc += wy[k] * sx;
+            }
+            rs_store(dtype, y, q, acc);
+        }
+    }
+}
+
 } // namespace
 } // namespace opk
 
@@ -121,7 +161,7 @@ using namespace opk;
 
 extern "C" int opk_resize(const rs_plan *pl, const void *sizes, int32_t sizes_dtype,
                           int32_t dtype, int32_t esize, const void *x, float *xf,
-                          int64_t x_count, void *y, int64_t n, void *stream)
+                          int64_t x_count, void *y, int64_t n, int planes, void *stream)
 {
     int64_t rows = 0;
     if (n == 0)
@@ -142,6 +182,14 @@ extern "C" int opk_resize(const rs_plan *pl, const void *sizes, int32_t sizes_dt
         } else {
             xf = (float *)x;
         }
+    }
+    if (planes && pl->p.mode != RS_NEAREST && pl->rank >= 2) {
+        const int64_t ow = pl->ax[pl->rank - 1].out, rows = n / ow;
+        const int threads = ow >= 256 ? 256 : ow >= 128 ? 128 : ow >= 64 ? 64 : 32;
+        const int64_t grid = rows < (1 << 20) ? rows : (1 << 20);
+        resize_planes_kernel<<<(unsigned)grid, threads, 0, (cudaStream_t)stream>>>(
+            *pl, dtype, xf, y, rows);
+        return launched();
     }
     resize_kernel<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(*pl, dtype, esize,
                                                                         x, xf, y, n);
