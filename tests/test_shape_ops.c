@@ -20,7 +20,9 @@
  *    (saturation, bool), Shape's start/end;
  *  - Neg and Abs on shape values; which tensors the builder may need the
  *    values of (prt_network_is_shape_input);
- *  - build errors: a shape input whose values cannot be known, bad axes.
+ *  - build errors: a shape input whose values cannot be known, bad axes;
+ *  - layers whose output is a constant shape value become constants
+ *    (constfold.c): a channel split's Shape -> Gather -> Div -> Mul.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -691,9 +693,81 @@ static int test_expand(void)
     return 0;
 }
 
+/* ---- constant shape values become constants ----------------------------- */
+
+/* A channel split as exporters write it: with X of dims [-1, 6], Shape ->
+ * Gather(dim 1) -> Div 2 -> Mul 2 are numbers at build time (6, 3, 6), so
+ * the builder removes Gather, Div and Mul and their outputs become
+ * constants (constfold.c); Shape, read by nothing then, is skipped. A = X[:,
+ * :3], B = X[:, 3:], and K = h + 0, an output of the network, stays a layer
+ * that runs. 7 layers in the network, 4 in the engine. */
+static int test_constfold(void)
+{
+    static const char *const names[] = {"A", "B", "K"};
+    ot_net g = {NULL, PRT_OK};
+    prt_builder_config *cfg = NULL;
+    prt_engine *built = NULL, *e = NULL;
+    prt_dims xdyn = {2, {-1, 6}}, mn = {2, {1, 6}}, op = {2, {3, 6}}, mx = {2, {8, 6}};
+    int64_t zero1[1] = {0}, one1[1] = {1}, two1[1] = {2};
+    int32_t x, h, e2, prof, nb = 0;
+    static int64_t bufs[3][MAXT];
+    prt_dims od[3];
+    prt_layer_info li = {.struct_size = sizeof li};
+    REQUIRE_OK(prt_network_create(&g.n));
+    CHECK_OK(prt_network_add_input(g.n, "X", PRT_FLOAT32, &xdyn, &x));
+    h = op2(&g, "Div", op2(&g, "Gather", op1(&g, "Shape", x), i64v(&g, 1, one1)),
+            i64v(&g, 1, two1));
+    e2 = op2(&g, "Mul", h, i64v(&g, 1, two1));
+    {
+        int32_t in[4] = {x, i64v(&g, 1, zero1), h, i64v(&g, 1, one1)};
+        ot_net_output(&g, ot_net_layer(&g, "Slice", NULL, 0, in, 4, in + 1, 3), "A");
+        in[1] = h;
+        in[2] = e2;
+        ot_net_output(&g, ot_net_layer(&g, "Slice", NULL, 0, in, 4, in + 1, 3), "B");
+    }
+    ot_net_output(&g, op2(&g, "Add", h, i64v(&g, 1, zero1)), "K");
+    REQUIRE_OK(g.st);
+    REQUIRE_OK(prt_builder_config_create(&cfg));
+    CHECK_OK(prt_builder_config_add_profile(cfg, &prof));
+    CHECK_OK(prt_builder_config_set_profile_dims(cfg, prof, "X", &mn, &op, &mx));
+    CHECK_OK(prt_engine_build(g.n, cfg, NULL, &built));
+    if (built)
+        CHECK_OK(ot_reload(built, &e));
+    REQUIRE(e != NULL);
+    while (prt_engine_get_layer(e, nb, &li) == PRT_OK) {
+        const int shape = strcmp(li.plugin_name, "Shape") == 0;
+        CHECK(strcmp(li.plugin_name, "Gather") != 0 &&
+              strcmp(li.plugin_name, "Div") != 0 && strcmp(li.plugin_name, "Mul") != 0);
+        CHECK(li.skipped == shape);
+        nb++;
+    }
+    CHECK(nb == 4);
+    for (int64_t a = 1; a <= 8; a += 7) {
+        prt_dims xd = {2, {a, 6}};
+        float xv[48];
+        for (int i = 0; i < a * 6; i++)
+            xv[i] = (float)i * 0.25f - 1.0f;
+        memset(bufs, 0, sizeof bufs);
+        CHECK_OK(run(e, &xd, xv, names, 3, bufs, od));
+        CHECK(dims_are(&od[0], 2, a, 3) && dims_are(&od[1], 2, a, 3));
+        for (int i = 0; i < a; i++)
+            for (int j = 0; j < 3; j++) {
+                CHECK(((const float *)bufs[0])[i * 3 + j] == xv[i * 6 + j]);
+                CHECK(((const float *)bufs[1])[i * 3 + j] == xv[i * 6 + 3 + j]);
+            }
+        CHECK(dims_are(&od[2], 1, 1, 0) && bufs[2][0] == 3);
+    }
+    prt_engine_destroy(e);
+    prt_engine_destroy(built);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(g.n);
+    return 0;
+}
+
 int main(void)
 {
     test_chain();
+    test_constfold();
     test_gather_slice();
     test_expand();
     test_constant_value();

@@ -532,16 +532,19 @@ static prt_status bld_threads_begin(const prt_builder_config *cfg, base_pool **p
     return PRT_OK;
 }
 
-/* The build of `net`; with `fold`, phase 3b may hand back a network with
- * DequantizeLinear layers folded away, which is then built instead (once:
- * it has nothing left to fold into); with `prec`, phase 3c may hand back
- * one with layers in 16 bits, likewise built instead. */
+/* The build of `net`; with `cfold`, phase 3a may hand back a network with
+ * the layers that compute constant shape values replaced by constants,
+ * which is then built instead; with `fold`, phase 3b may hand back a
+ * network with DequantizeLinear layers folded away, likewise (once: it has
+ * nothing left to fold into); with `prec`, phase 3c may hand back one with
+ * layers in 16 bits, likewise. */
 static prt_status bld_run(const prt_network *net, const prt_builder_config *cfg,
-                          const prt_registry *reg, int fold, int prec, prt_engine **out)
+                          const prt_registry *reg, int cfold, int fold, int prec,
+                          prt_engine **out)
 {
     bld b;
     base_pool *tune_pool = NULL, *outer_pool = NULL;
-    prt_network *folded = NULL, *lowered = NULL;
+    prt_network *consts = NULL, *folded = NULL, *lowered = NULL;
     prt_status st = PRT_OK;
     memset(&b, 0, sizeof b);
     st = dev_get(cfg->device, &b.dev);
@@ -600,6 +603,10 @@ static prt_status bld_run(const prt_network *net, const prt_builder_config *cfg,
         st = bld_bounds(&b);
     if (!st)
         st = bld_check_quant(&b);
+    if (!st && cfold)
+        st = bld_constfold(&b, &consts);
+    if (consts)
+        goto done;
     if (!st && fold)
         st = bld_fold(&b, &folded);
     if (folded)
@@ -656,10 +663,13 @@ done:
     base_free(b.hi);
     base_free(b.dd);
     expr_pool_destroy(b.pool);
-    if (!st && folded)
-        st = bld_run(folded, cfg, reg, 0, prec, out);
+    if (!st && consts)
+        st = bld_run(consts, cfg, reg, 0, fold, prec, out);
+    else if (!st && folded)
+        st = bld_run(folded, cfg, reg, 0, 0, prec, out);
     else if (!st && lowered)
-        st = bld_run(lowered, cfg, reg, 0, 0, out);
+        st = bld_run(lowered, cfg, reg, 0, 0, 0, out);
+    bld_constfold_free(consts);
     bld_fold_free(folded);
     bld_precision_free(lowered);
     return st;
@@ -673,5 +683,5 @@ prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cf
     if (net->nb_outputs == 0)
         return base_error(PRT_ERR_INVALID_ARGUMENT,
                           "the network has no outputs (prt_network_mark_output)");
-    return bld_run(net, cfg, reg, 1, 1, out);
+    return bld_run(net, cfg, reg, 1, 1, 1, out);
 }

@@ -70,11 +70,14 @@ typedef struct tune_candidate {
  * outputs against candidate 0 (the reference: first combination, tactic 0),
  * and returns the index of the fastest one that agrees in *best, and its
  * median time in ms in *best_ms (-1 when none was timed; best_ms may be
- * NULL). Candidates that fail or disagree are logged and skipped. */
+ * NULL). Candidates that fail or disagree are logged and skipped.
+ * `precision` holds the engine's PRT_PRECISION_* flags: with TF32 allowed,
+ * float32 outputs agree within float16's tolerance (TF32 keeps float16's
+ * 10-bit mantissa in its products). */
 prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_name,
                       int32_t nb_in, int32_t nb_out, const tune_candidate *cands,
                       int32_t nb_cands, int64_t workspace, const uint32_t *out_dd,
-                      int32_t *best, double *best_ms);
+                      uint32_t precision, int32_t *best, double *best_ms);
 
 /* ---- the timing cache (timing_cache.c) ------------------------------------ */
 
@@ -198,6 +201,13 @@ static inline int bld_is_io(const prt_network *net, int32_t id)
  * format and quantization so far, dims that are constants (-1 for the
  * rest) and every dim's bounds (formats.c). */
 void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out);
+/* Phase 3a, once dtypes, shapes and values are known: built-in layers whose
+ * one output's values are all numbers (a Shape -> Gather -> Div chain of
+ * static dims) removed, their outputs constants (constfold.c). *out is
+ * NULL when there is none; otherwise the network to build instead, freed
+ * with bld_constfold_free. */
+prt_status bld_constfold(const bld *b, prt_network **out);
+void bld_constfold_free(prt_network *net);
 /* Phase 3b, once dtypes and bounds are known: DequantizeLinear layers that
  * fold into the plugin they feed, QuantizeLinear layers into the plugin
  * before them (fold.c). *out is NULL when none does; otherwise the network
@@ -206,6 +216,13 @@ void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out)
  * Q left as a layer. */
 prt_status bld_fold(const bld *b, prt_network **out);
 void bld_fold_free(prt_network *net);
+/* Fills n (zeroed; freed with bld_fold_free, also after a failure) with the
+ * layers and tensors of net whose entry in lmap / tmap is not -1, at those
+ * new ids: tensors copied (quantization deep-copied, producers renumbered),
+ * layers with their tensor ids renumbered; names, constants' data and
+ * plugins borrowed from net (fold.c). */
+prt_status bld_net_subset(const prt_network *net, const int32_t *lmap, int32_t nb_layers,
+                          const int32_t *tmap, int32_t nb_tensors, prt_network *n);
 /* Phase 3c, after the fold, with PRT_PRECISION_FP16/BF16 in the config:
  * the layers that run in 16 bits (precision.c). *out is NULL when none
  * does; otherwise the network to build instead (those layers' float32

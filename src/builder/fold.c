@@ -328,6 +328,50 @@ static int32_t *remap_ids(const int32_t *ids, int32_t n, const int32_t *map)
     return r;
 }
 
+prt_status bld_net_subset(const prt_network *net, const int32_t *lmap, int32_t nb_layers,
+                          const int32_t *tmap, int32_t nb_tensors, prt_network *n)
+{
+    n->nb_tensors = n->cap_tensors = nb_tensors;
+    n->nb_layers = n->cap_layers = nb_layers;
+    n->tensors = base_calloc((size_t)nb_tensors + 1, sizeof(net_tensor));
+    n->layers = base_calloc((size_t)nb_layers + 1, sizeof(net_layer));
+    n->inputs = remap_ids(net->inputs, net->nb_inputs, tmap);
+    n->outputs = remap_ids(net->outputs, net->nb_outputs, tmap);
+    if (!n->tensors || !n->layers || !n->inputs || !n->outputs)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
+    n->nb_inputs = n->cap_inputs = net->nb_inputs;
+    n->nb_outputs = n->cap_outputs = net->nb_outputs;
+    n->strict = net->strict;
+    for (int32_t t = 0; t < net->nb_tensors; t++) {
+        net_tensor *nt;
+        prt_status st;
+        if (tmap[t] < 0)
+            continue;
+        nt = &n->tensors[tmap[t]];
+        *nt = net->tensors[t];
+        memset(&nt->quant, 0, sizeof nt->quant);
+        if (nt->producer >= 0)
+            nt->producer = lmap[nt->producer];
+        st = base_quant_copy(&nt->quant, &net->tensors[t].quant);
+        if (st)
+            return st;
+    }
+    for (int32_t li = 0; li < net->nb_layers; li++) {
+        const net_layer *l = &net->layers[li];
+        net_layer *nl;
+        if (lmap[li] < 0)
+            continue;
+        nl = &n->layers[lmap[li]];
+        *nl = *l;
+        nl->inputs = remap_ids(l->inputs, l->nb_inputs, tmap);
+        nl->shape_inputs = remap_ids(l->shape_inputs, l->nb_shape_inputs, tmap);
+        nl->outputs = remap_ids(l->outputs, l->nb_outputs, tmap);
+        if (!nl->inputs || !nl->shape_inputs || !nl->outputs)
+            return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
+    }
+    return PRT_OK;
+}
+
 /* The network without the folded DQ layers: names, constants' data and
  * plugins borrowed from b->net (which outlives it); ids renumbered. */
 static prt_status fold_network(const bld *b, const fold_cand *cands, int32_t nb,
@@ -338,9 +382,12 @@ static prt_status fold_network(const bld *b, const fold_cand *cands, int32_t nb,
     int32_t *tmap = base_malloc(sizeof(int32_t) * (size_t)(net->nb_tensors + 1));
     int32_t *lmap = base_malloc(sizeof(int32_t) * (size_t)(net->nb_layers + 1));
     uint8_t *read = base_calloc((size_t)net->nb_tensors + 1, 1);
+    int32_t nl = 0, nt = 0;
     prt_status st = PRT_OK;
-    if (!n || !tmap || !lmap || !read)
-        goto oom;
+    if (!n || !tmap || !lmap || !read) {
+        st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
+        goto fail;
+    }
     for (int32_t li = 0; li < net->nb_layers; li++)
         lmap[li] = 0;
     for (int32_t i = 0; i < nb; i++)
@@ -359,88 +406,52 @@ static prt_status fold_network(const bld *b, const fold_cand *cands, int32_t nb,
     for (int32_t i = 0; i < nb; i++)
         if (cands[i].folded && !cands[i].is_q)
             read[cands[i].x] = 1;
-    n->nb_layers = 0;
     for (int32_t li = 0; li < net->nb_layers; li++)
         if (lmap[li] >= 0)
-            lmap[li] = n->nb_layers++;
+            lmap[li] = nl++;
     /* Tensors: those a kept layer makes, reads, or the user gave (inputs;
      * constants only when still read). */
-    n->nb_tensors = 0;
     for (int32_t t = 0; t < net->nb_tensors; t++) {
-        const net_tensor *nt = &net->tensors[t];
-        int keep = nt->input_index >= 0 || nt->is_output ||
-                   (nt->producer >= 0 && lmap[nt->producer] >= 0) ||
-                   (nt->const_bytes >= 0 && read[t]);
+        const net_tensor *tt = &net->tensors[t];
+        int keep = tt->input_index >= 0 || tt->is_output ||
+                   (tt->producer >= 0 && lmap[tt->producer] >= 0) ||
+                   (tt->const_bytes >= 0 && read[t]);
         /* A folded Q's float input goes, its integer output stays (made
          * by the input's producer now). */
         for (int32_t i = 0; i < nb; i++)
             if (cands[i].folded && cands[i].is_q)
                 keep = t == cands[i].y ? 0 : keep || t == cands[i].x;
-        tmap[t] = keep ? n->nb_tensors++ : -1;
+        tmap[t] = keep ? nt++ : -1;
     }
-    n->tensors = base_calloc((size_t)n->nb_tensors + 1, sizeof(net_tensor));
-    n->layers = base_calloc((size_t)n->nb_layers + 1, sizeof(net_layer));
-    n->inputs = remap_ids(net->inputs, net->nb_inputs, tmap);
-    n->outputs = remap_ids(net->outputs, net->nb_outputs, tmap);
-    if (!n->tensors || !n->layers || !n->inputs || !n->outputs)
-        goto oom;
-    n->cap_tensors = n->nb_tensors;
-    n->cap_layers = n->nb_layers;
-    n->nb_inputs = n->cap_inputs = net->nb_inputs;
-    n->nb_outputs = n->cap_outputs = net->nb_outputs;
-    n->strict = net->strict;
-    for (int32_t t = 0; t < net->nb_tensors; t++) {
-        net_tensor *nt;
-        if (tmap[t] < 0)
+    st = bld_net_subset(net, lmap, nl, tmap, nt, n);
+    /* Each fold's integer tensor: its quantization; a Q's made by the
+     * producer of the Q's input now. */
+    for (int32_t i = 0; !st && i < nb; i++) {
+        const fold_cand *c = &cands[i];
+        net_tensor *x;
+        if (!c->folded)
             continue;
-        nt = &n->tensors[tmap[t]];
-        *nt = net->tensors[t];
-        memset(&nt->quant, 0, sizeof nt->quant);
-        if (nt->producer >= 0)
-            nt->producer = lmap[nt->producer];
-        st = base_quant_copy(&nt->quant, &net->tensors[t].quant);
-        for (int32_t i = 0; !st && i < nb; i++) {
-            const fold_cand *c = &cands[i];
-            if (!c->folded || c->x != t)
-                continue;
-            st = base_quant_copy(&nt->quant, &c->q);
-            if (c->is_q) {
-                nt->producer = lmap[c->consumer];
-                nt->producer_output = net->tensors[c->y].producer_output;
-                nt->dtype = b->t[t].dtype;
-                nt->q_folded = 1;
-            }
+        x = &n->tensors[tmap[c->x]];
+        base_quant_free(&x->quant);
+        st = base_quant_copy(&x->quant, &c->q);
+        if (c->is_q) {
+            x->producer = lmap[c->consumer];
+            x->producer_output = net->tensors[c->y].producer_output;
+            x->dtype = b->t[c->x].dtype;
+            x->q_folded = 1;
+            n->layers[lmap[c->consumer]]
+                .outputs[c->pos - net->layers[c->consumer].nb_inputs] = tmap[c->x];
+        } else {
+            n->layers[lmap[c->consumer]].inputs[c->pos] = tmap[c->x];
         }
-        if (st)
-            goto fail;
     }
-    for (int32_t li = 0; li < net->nb_layers; li++) {
-        const net_layer *l = &net->layers[li];
-        net_layer *nl;
-        if (lmap[li] < 0)
-            continue;
-        nl = &n->layers[lmap[li]];
-        *nl = *l;
-        nl->inputs = remap_ids(l->inputs, l->nb_inputs, tmap);
-        nl->shape_inputs = remap_ids(l->shape_inputs, l->nb_shape_inputs, tmap);
-        nl->outputs = remap_ids(l->outputs, l->nb_outputs, tmap);
-        if (!nl->inputs || !nl->shape_inputs || !nl->outputs)
-            goto oom;
-        for (int32_t i = 0; i < nb; i++)
-            if (cands[i].folded && cands[i].consumer == li) {
-                if (cands[i].is_q)
-                    nl->outputs[cands[i].pos - l->nb_inputs] = tmap[cands[i].x];
-                else
-                    nl->inputs[cands[i].pos] = tmap[cands[i].x];
-            }
-    }
+    if (st)
+        goto fail;
     base_free(tmap);
     base_free(lmap);
     base_free(read);
     *out = n;
     return PRT_OK;
-oom:
-    st = base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
 fail:
     bld_fold_free(n);
     base_free(tmap);

@@ -8,6 +8,7 @@
 
 #include "base/parallel.h"
 #include "builder/builder.h"
+#include "ops/op_const.h"
 #include "ops/op_workspace.h"
 
 /* ---- 4. formats, configure, workspace, tactics ---------------------------- */
@@ -191,6 +192,10 @@ static prt_status cache_key(const bld *b, const net_layer *l, char *key, size_t 
                          (int)b->dev_info.cc_major, (int)b->dev_info.cc_minor,
                          p->vt->core->plugin_namespace(p), p->vt->core->name(p),
                          p->vt->core->version(p), (unsigned long long)h);
+    /* TF32 changes what a float32 tactic runs (and the workspace it
+     * needs). */
+    if ((b->cfg->precision & PRT_PRECISION_TF32) && n < cap)
+        n += (size_t)snprintf(key + n, cap - n, "|tf32");
     /* On the CPU the times depend on the threads the runs had. */
     if (b->dev->host_visible && n < cap)
         n += (size_t)snprintf(key + n, cap - n, "|threads %d",
@@ -369,7 +374,7 @@ static prt_status bld_autotune(bld *b, const net_layer *l, const negotiation *ng
         st = bld_tune_plugin(b, li, &tp);
         if (!st)
             st = tune_layer(b->dev, tp, l->name, nb_in, nb_out, cands, nc, ws_max, out_dd,
-                            &best, &best_ms);
+                            b->cfg->precision, &best, &best_ms);
         bld_tune_plugin_destroy(b, li, tp);
     }
     if (!st) {
@@ -462,6 +467,10 @@ prt_status bld_layer_formats(bld *b, int32_t li)
     }
     for (int32_t k = 0; k < n; k++)
         bld_desc(b, k < nb_in ? l->inputs[k] : l->outputs[k - nb_in], 0, &bl->descs[k]);
+    /* A built-in op lists, sizes and times its tactics under the engine's
+     * precision (a cuDNN algorithm's workspace depends on TF32 being
+     * allowed), as the engine will run them. */
+    op_set_precision(l->plugin, b->cfg->precision);
     negotiate(l->plugin, bl->descs, 0, nb_in, nb_out, ng);
     if (ng->nb_combos == 0) {
         const prt_dynamic_tensor_desc *d = &bl->descs[ng->deepest];

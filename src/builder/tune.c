@@ -81,7 +81,7 @@ static float as_float(const void *p, int32_t dtype, int64_t i)
  * floats within a tolerance fitting their precision (tactics may sum in
  * another order). */
 static int64_t first_disagreement(const void *a, const void *b, int32_t dtype,
-                                  int64_t count)
+                                  int64_t count, int tf32)
 {
     double tol;
     if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16) {
@@ -92,7 +92,7 @@ static int64_t first_disagreement(const void *a, const void *b, int32_t dtype,
                 return i;
         return -1;
     }
-    tol = dtype == PRT_FLOAT32 ? 1e-4 : 1e-2;
+    tol = dtype == PRT_FLOAT32 && !tf32 ? 1e-4 : 1e-2;
     for (int64_t i = 0; i < count; i++) {
         float x = as_float(a, dtype, i), y = as_float(b, dtype, i);
         if (isnan(x) && isnan(y))
@@ -358,7 +358,7 @@ static int ref_on_cpu(prt_plugin *plugin, const char *layer_name,
  * which output and element differ and returns 0. */
 static int agrees(tune_bufs *tb, const tune_ref *r, const tune_candidate *c,
                   int32_t nb_in, int32_t nb_out, void *got, const char *layer_name,
-                  prt_status *st)
+                  int tf32, prt_status *st)
 {
     for (int32_t o = 0; o < nb_out; o++) {
         int32_t k = nb_in + o, dt = tb->desc[k].dtype;
@@ -366,7 +366,7 @@ static int agrees(tune_bufs *tb, const tune_ref *r, const tune_candidate *c,
         *st = tune_read_output(tb, k, got);
         if (*st)
             return 0;
-        bad = first_disagreement(got, r->out[o], dt, tb->count[k]);
+        bad = first_disagreement(got, r->out[o], dt, tb->count[k], tf32);
         if (bad >= 0) {
             base_log(
                 PRT_SEV_WARNING,
@@ -384,8 +384,9 @@ static int agrees(tune_bufs *tb, const tune_ref *r, const tune_candidate *c,
 prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_name,
                       int32_t nb_in, int32_t nb_out, const tune_candidate *cands,
                       int32_t nb_cands, int64_t workspace, const uint32_t *out_dd,
-                      int32_t *best, double *best_ms)
+                      uint32_t precision, int32_t *best, double *best_ms)
 {
+    const int tf32 = (precision & PRT_PRECISION_TF32) != 0;
     tune_ref ref;
     void *got = NULL, *stream = NULL, *ev0 = NULL, *ev1 = NULL;
     size_t got_size = 0;
@@ -442,8 +443,8 @@ prt_status tune_layer(const dev_ops *dev, prt_plugin *plugin, const char *layer_
                 if (!got)
                     st = base_error(PRT_ERR_OUT_OF_MEMORY, "tuning: out of memory");
             }
-            if (!st &&
-                !agrees(&tb, &ref, &cands[c], nb_in, nb_out, got, layer_name, &st)) {
+            if (!st && !agrees(&tb, &ref, &cands[c], nb_in, nb_out, got, layer_name, tf32,
+                               &st)) {
                 keep = 0;
                 rejected++;
             }

@@ -11,9 +11,10 @@
  * act(conv + b + z)), which every implementation adds where it stores y or
  * in its bias-and-activation pass. Then: a rebuild
  * through a timing cache file takes the tactic from the cache and times
- * nothing; a cuDNN Conv is captured into a CUDA graph and replayed on new
- * data. Without a GPU the test exits 77 (skipped); without cuDNN its cuDNN
- * cases are skipped with a line saying so.
+ * nothing; built with TF32 allowed, no layer falls back from its cuDNN
+ * tactic for want of workspace; a cuDNN Conv is captured into a CUDA graph
+ * and replayed on new data. Without a GPU the test exits 77 (skipped); without cuDNN its
+ * cuDNN cases are skipped with a line saying so.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -156,6 +157,8 @@ static void *as_dtype(const float *v, int64_t count, int32_t dtype)
 
 /* Whether build() autotunes (test_default turns it off). */
 static int g_tune = 1;
+/* The builder's precision flags (PRT_PRECISION_TF32 in test_tf32). */
+static uint32_t g_precision;
 
 /* x -> Conv "conv" (constant W and B) -> y, built for `device` (autotuned
  * unless g_tune is 0, through `cache` when not NULL), serialized and loaded
@@ -225,6 +228,8 @@ static prt_engine *build(const conv_case *c, int32_t dtype, const tensors *t,
         st = prt_builder_config_set_device(cfg, device);
     if (!st)
         st = prt_builder_config_set_autotune(cfg, g_tune);
+    if (!st && g_precision && device == PRT_DEVICE_CUDA)
+        st = prt_builder_config_set_precision_flags(cfg, g_precision);
     if (!st && cache)
         st = prt_builder_config_set_timing_cache_file(cfg, cache);
     if (!st)
@@ -492,6 +497,63 @@ static void test_default(int cudnn)
     g_tune = 1;
 }
 
+/* Built with TF32 allowed, untuned and tuned: the cuDNN tactic chosen is
+ * listed, sized and timed under TF32 math, so its workspace is what the run
+ * asks for and no layer falls back to the direct kernel ("cannot run" in
+ * the log). The float32 cases and deeplab_w8's stride-2 3x3 convolutions
+ * at batch 8, whose TF32 algorithm needs more workspace than the strict
+ * one; y within 1e-2 of the CPU's (a 10-bit mantissa's products). */
+static void test_tf32(int cudnn)
+{
+    static const conv_case big[] = {
+        {"stride-2 3x3 32->48", 2, 8, 32, 48, 64, 64, 3, 2, 1, 1, 1, 1, "Relu"},
+        {"stride-2 3x3 48->64", 2, 8, 48, 64, 32, 32, 3, 2, 1, 1, 1, 1, "Relu"},
+    };
+    const int nb = (int)(sizeof big / sizeof big[0]);
+    g_precision = PRT_PRECISION_TF32;
+    unsetenv("PRT_CUDA_CONV_IMPL");
+    for (int tune = 0; tune < 2; tune++)
+        for (int ci = 0; ci < NB_CASES + nb; ci++) {
+            const conv_case *c = ci < NB_CASES ? &cases[ci] : &big[ci - NB_CASES];
+            const int pointwise = c->k == 1 && c->s == 1 && c->pad == 0;
+            tensors t;
+            prt_engine *cpu, *e;
+            int32_t tactic = -1;
+            float *want, *got;
+            g_tune = tune;
+            make_tensors(c, PRT_FLOAT32, 500 + (uint64_t)ci, &t);
+            want = malloc(sizeof(float) * (size_t)t.ny);
+            got = malloc(sizeof(float) * (size_t)t.ny);
+            cpu = build(c, PRT_FLOAT32, &t, PRT_DEVICE_CPU, NULL);
+            loglen = 0;
+            logbuf[0] = '\0';
+            prt_set_logger(logger, NULL, PRT_SEV_WARNING);
+            e = build(c, PRT_FLOAT32, &t, PRT_DEVICE_CUDA, NULL);
+            CHECK(cpu && e);
+            if (cpu && e) {
+                const char *name = layer_tactic(e, &tactic);
+                if (!tune && cudnn && c->group == 1 && !pointwise)
+                    CHECK(strncmp(name, "cuDNN ", 6) == 0);
+                CHECK(!run(cpu, PRT_DEVICE_CPU, PRT_FLOAT32, &t, want, 0));
+                CHECK(!run(e, PRT_DEVICE_CUDA, PRT_FLOAT32, &t, got, 0));
+                CHECK(!compare(got, want, t.ny, 1e-2, c->what,
+                               tune ? "tf32 tuned" : "tf32", PRT_FLOAT32));
+                if (strstr(logbuf, "cannot run"))
+                    fprintf(stderr, "%s: %s (tf32, %s, tactic %s): %s", NAME, c->what,
+                            tune ? "tuned" : "untuned", name, logbuf);
+                CHECK(!strstr(logbuf, "cannot run"));
+            }
+            prt_set_logger(NULL, NULL, PRT_SEV_WARNING);
+            prt_engine_destroy(e);
+            prt_engine_destroy(cpu);
+            free(want);
+            free(got);
+            free_tensors(&t);
+        }
+    g_precision = 0;
+    g_tune = 1;
+}
+
 /* A cuDNN Conv recorded into a CUDA graph and replayed: the CPU's y. */
 static void test_graph(void)
 {
@@ -531,6 +593,7 @@ int main(void)
     test_cases(cudnn);
     test_timing_cache(cudnn);
     test_default(cudnn);
+    test_tf32(cudnn);
     if (cudnn)
         test_graph();
     return tu_finish(NAME);

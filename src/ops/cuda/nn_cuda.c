@@ -60,8 +60,9 @@ static int conv_is_dnn(int32_t tactic)
 }
 
 /* The math a cuDNN convolution may use: strict float32 unless the engine
- * was built with --tf32 (PRT_PRECISION_TF32 in o->precision, set by the
- * engine through op_set_precision; the builder's timing runs see 0). */
+ * was built with --tf32 (PRT_PRECISION_TF32 in o->precision, set through
+ * op_set_precision by the builder before it lists, sizes and times the
+ * tactics, and by the engine for its runs). */
 static int32_t conv_dnn_math(const op_object *o)
 {
     return o->precision & PRT_PRECISION_TF32 ? OPK_DNN_TF32 : OPK_DNN_STRICT;
