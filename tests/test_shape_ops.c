@@ -22,7 +22,8 @@
  *    values of (prt_network_is_shape_input);
  *  - build errors: a shape input whose values cannot be known, bad axes;
  *  - layers whose output is a constant shape value become constants
- *    (constfold.c): a channel split's Shape -> Gather -> Div -> Mul.
+ *    (constfold.c): a channel split's Shape -> Gather -> Div -> Mul; a
+ *    Range and Cast of constants are evaluated at build time.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -700,18 +701,20 @@ static int test_expand(void)
  * the builder removes Gather, Div and Mul and their outputs become
  * constants (constfold.c); Shape, read by nothing then, is skipped. A = X[:,
  * :3], B = X[:, 3:], and K = h + 0, an output of the network, stays a layer
- * that runs. 7 layers in the network, 4 in the engine. */
+ * that runs. And P = X + Cast(Range(0, dim 1)): Range and Cast have
+ * constant inputs and are evaluated at build time. 12 layers in the
+ * network, 6 in the engine. */
 static int test_constfold(void)
 {
-    static const char *const names[] = {"A", "B", "K"};
+    static const char *const names[] = {"A", "B", "K", "P"};
     ot_net g = {NULL, PRT_OK};
     prt_builder_config *cfg = NULL;
     prt_engine *built = NULL, *e = NULL;
     prt_dims xdyn = {2, {-1, 6}}, mn = {2, {1, 6}}, op = {2, {3, 6}}, mx = {2, {8, 6}};
     int64_t zero1[1] = {0}, one1[1] = {1}, two1[1] = {2};
     int32_t x, h, e2, prof, nb = 0;
-    static int64_t bufs[3][MAXT];
-    prt_dims od[3];
+    static int64_t bufs[4][MAXT];
+    prt_dims od[4];
     prt_layer_info li = {.struct_size = sizeof li};
     REQUIRE_OK(prt_network_create(&g.n));
     CHECK_OK(prt_network_add_input(g.n, "X", PRT_FLOAT32, &xdyn, &x));
@@ -726,6 +729,19 @@ static int test_constfold(void)
         ot_net_output(&g, ot_net_layer(&g, "Slice", NULL, 0, in, 4, in + 1, 3), "B");
     }
     ot_net_output(&g, op2(&g, "Add", h, i64v(&g, 1, zero1)), "K");
+    /* P = X + Cast(Range(0, 6, 1)) (broadcast over rows): Gather(dim 1)
+     * is the value 6, Range of it has 6 elements (no values then) and is
+     * evaluated on the CPU, then its Cast: both become constants. */
+    {
+        int32_t rin[3] = {i64s(&g, 0), -1, i64s(&g, 1)}, r;
+        int32_t to_f32 = PRT_FLOAT32;
+        prt_field cast_f = {"to", &to_f32, PRT_FIELD_INT32, 1};
+        rin[1] = op2(&g, "Gather", op1(&g, "Shape", x), i64s(&g, 1));
+        r = ot_net_layer(&g, "Range", NULL, 0, rin, 3, rin, 3);
+        ot_net_output(
+            &g, op2(&g, "Add", x, ot_net_layer(&g, "Cast", &cast_f, 1, &r, 1, NULL, 0)),
+            "P");
+    }
     REQUIRE_OK(g.st);
     REQUIRE_OK(prt_builder_config_create(&cfg));
     CHECK_OK(prt_builder_config_add_profile(cfg, &prof));
@@ -736,19 +752,21 @@ static int test_constfold(void)
     REQUIRE(e != NULL);
     while (prt_engine_get_layer(e, nb, &li) == PRT_OK) {
         const int shape = strcmp(li.plugin_name, "Shape") == 0;
-        CHECK(strcmp(li.plugin_name, "Gather") != 0 &&
-              strcmp(li.plugin_name, "Div") != 0 && strcmp(li.plugin_name, "Mul") != 0);
+        static const char *const gone[] = {"Gather", "Div", "Mul", "Range", "Cast"};
+        for (int k = 0; k < 5; k++)
+            CHECK(strcmp(li.plugin_name, gone[k]) != 0);
         CHECK(li.skipped == shape);
         nb++;
     }
-    CHECK(nb == 4);
+    /* Shape (twice, skipped), the Slices, K's Add and P's Add. */
+    CHECK(nb == 6);
     for (int64_t a = 1; a <= 8; a += 7) {
         prt_dims xd = {2, {a, 6}};
         float xv[48];
         for (int i = 0; i < a * 6; i++)
             xv[i] = (float)i * 0.25f - 1.0f;
         memset(bufs, 0, sizeof bufs);
-        CHECK_OK(run(e, &xd, xv, names, 3, bufs, od));
+        CHECK_OK(run(e, &xd, xv, names, 4, bufs, od));
         CHECK(dims_are(&od[0], 2, a, 3) && dims_are(&od[1], 2, a, 3));
         for (int i = 0; i < a; i++)
             for (int j = 0; j < 3; j++) {
@@ -756,6 +774,9 @@ static int test_constfold(void)
                 CHECK(((const float *)bufs[1])[i * 3 + j] == xv[i * 6 + 3 + j]);
             }
         CHECK(dims_are(&od[2], 1, 1, 0) && bufs[2][0] == 3);
+        CHECK(dims_are(&od[3], 2, a, 6));
+        for (int i = 0; i < a * 6; i++)
+            CHECK(((const float *)bufs[3])[i] == xv[i] + (float)(i % 6));
     }
     prt_engine_destroy(e);
     prt_engine_destroy(built);

@@ -193,8 +193,20 @@ static prt_status bld_input_exprs(bld *b)
         t->format = PRT_FORMAT_LINEAR;
         t->dims.nb_dims = nt->dims.nb_dims;
         for (int32_t d = 0; d < nt->dims.nb_dims; d++) {
-            t->dims.d[d] = nt->dims.d[d] >= 0 ? expr_const(b->pool, nt->dims.d[d])
-                                              : expr_input_dim(b->pool, i, d);
+            /* A dynamic dim every profile pins to one number is that
+             * constant (the runtime enforces the bounds): shapes computed
+             * from it fold at build time (constfold.c). */
+            int64_t pin = nt->dims.d[d];
+            for (int32_t p = 0; pin < 0 && p < b->nb_profiles; p++) {
+                size_t k = (size_t)p * (size_t)b->net->nb_inputs + (size_t)i;
+                int64_t lo = b->pmin[k].d[d], hi = b->pmax[k].d[d];
+                if (lo != hi || (p > 0 && lo != b->pmin[i].d[d]))
+                    break;
+                if (p == b->nb_profiles - 1)
+                    pin = lo;
+            }
+            t->dims.d[d] =
+                pin >= 0 ? expr_const(b->pool, pin) : expr_input_dim(b->pool, i, d);
             if (!t->dims.d[d])
                 return base_error(PRT_ERR_OUT_OF_MEMORY, "build: %s",
                                   expr_pool_error(b->pool));
@@ -673,6 +685,12 @@ done:
     bld_fold_free(folded);
     bld_precision_free(lowered);
     return st;
+}
+
+prt_status bld_build_plain(const prt_network *net, const prt_builder_config *cfg,
+                           const prt_registry *reg, prt_engine **out)
+{
+    return bld_run(net, cfg, reg, 0, 0, 0, out);
 }
 
 prt_status prt_engine_build(const prt_network *net, const prt_builder_config *cfg,

@@ -202,12 +202,17 @@ static inline int bld_is_io(const prt_network *net, int32_t id)
  * rest) and every dim's bounds (formats.c). */
 void bld_desc(const bld *b, int32_t id, int32_t p, prt_dynamic_tensor_desc *out);
 /* Phase 3a, once dtypes, shapes and values are known: built-in layers whose
- * one output's values are all numbers (a Shape -> Gather -> Div chain of
- * static dims) removed, their outputs constants (constfold.c). *out is
- * NULL when there is none; otherwise the network to build instead, freed
- * with bld_constfold_free. */
+ * one output the build knows — values that are all numbers (a Shape ->
+ * Gather -> Div chain of static dims), or an output evaluated on the CPU
+ * from constant inputs — removed, their outputs constants (constfold.c).
+ * *out is NULL when there is none; otherwise the network to build instead,
+ * freed with bld_constfold_free. */
 prt_status bld_constfold(const bld *b, prt_network **out);
 void bld_constfold_free(prt_network *net);
+/* prt_engine_build without phases 3a-3c (no folds, no precision pass):
+ * what phase 3a builds the one-layer engines it evaluates with (build.c). */
+prt_status bld_build_plain(const prt_network *net, const prt_builder_config *cfg,
+                           const prt_registry *reg, prt_engine **out);
 /* Phase 3b, once dtypes and bounds are known: DequantizeLinear layers that
  * fold into the plugin they feed, QuantizeLinear layers into the plugin
  * before them (fold.c). *out is NULL when none does; otherwise the network

@@ -123,7 +123,8 @@ static void gen_gemm(cov *c, const char *op, int32_t dt)
 }
 
 /* Einsum: products, a batch, an outer product, a diagonal, a transpose, a
- * trace and a full sum; letters of random sizes (0 now and then). */
+ * trace and a full sum; letters of random sizes (0 now and then); then
+ * sums of 40 to 1517 terms into few outputs. */
 static void gen_einsum(cov *c, const char *op, int32_t dt)
 {
     static const struct {
@@ -158,6 +159,27 @@ static void gen_einsum(cov *c, const char *op, int32_t dt)
             k.in[i] = cov_random(c, dt, d, 0);
         }
         snprintf(what, sizeof what, "Einsum %s", cs[e].eq);
+        cov_case(c, what, &k);
+    }
+    /* Long sums over few outputs (CUDA's warp-per-output kernel). */
+    static const struct {
+        const char *eq;
+        int nb;
+        prt_dims d[2];
+    } ls[] = {
+        {"ij,ij->i", 2, {{2, {8, 64}}, {2, {8, 64}}}},
+        {"bij,bjk->bik", 2, {{3, {2, 3, 40}}, {3, {2, 40, 5}}}},
+        {"ij->", 1, {{2, {37, 41}}, {0, {0}}}},
+    };
+    for (size_t e = 0; e < sizeof ls / sizeof ls[0]; e++) {
+        prt_field f = ot_fld_str("equation", ls[e].eq);
+        oc_case k = {.op = op, .f = &f, .nf = 1, .nb = ls[e].nb};
+        char what[64];
+        k.rtol = cov_rtol(dt, 1e-6);
+        k.exact = !ot_is_float(dt);
+        for (int i = 0; i < ls[e].nb; i++)
+            k.in[i] = cov_random(c, dt, ls[e].d[i], 0);
+        snprintf(what, sizeof what, "Einsum %s (long sums)", ls[e].eq);
         cov_case(c, what, &k);
     }
 }

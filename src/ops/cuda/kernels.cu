@@ -78,6 +78,57 @@ __device__ int64_t load_i(const void *p, int32_t dtype, int64_t i)
     return dtype == DT_I32 ? (int64_t)((const int32_t *)p)[i] : ((const int64_t *)p)[i];
 }
 
+__device__ void einsum_store(const opk_einsum_args &a, int64_t o, double fs, int64_t is)
+{
+    switch (a.dtype) {
+    case DT_F32:
+        ((float *)a.y)[o] = (float)fs;
+        break;
+    case DT_F16:
+        ((__half *)a.y)[o] = __float2half((float)fs);
+        break;
+    case DT_I32:
+        ((int32_t *)a.y)[o] = (int32_t)is;
+        break;
+    default:
+        ((int64_t *)a.y)[o] = is;
+        break;
+    }
+}
+
+// off[k] = from[k] (0 where from is NULL) plus operand k's offset of the
+// letters hi down to lo at their index in idx (letter lo varying slowest).
+__device__ void einsum_offsets(const opk_einsum_args &a, int32_t hi, int32_t lo,
+                               int64_t idx, const int64_t *from, int64_t *off)
+{
+    for (int32_t k = 0; k < a.nb_ops; k++)
+        off[k] = from ? from[k] : 0;
+    for (int32_t l = hi; l >= lo; l--) {
+        int64_t c = idx % a.size[l];
+        idx /= a.size[l];
+        for (int32_t k = 0; k < a.nb_ops; k++)
+            off[k] += c * a.stride[k][l];
+    }
+}
+
+// Adds the product of the operands at off[k] + t * step[k] to *fs or *is
+// (integers wrap, as the CPU's int64 products).
+__device__ void einsum_term(const opk_einsum_args &a, int is_float, const int64_t *off,
+                            const int64_t *step, int64_t t, double *fs, uint64_t *is)
+{
+    if (is_float) {
+        double p = 1;
+        for (int32_t k = 0; k < a.nb_ops; k++)
+            p *= load_d(a.x[k], a.dtype, off[k] + t * step[k]);
+        *fs += p;
+    } else {
+        uint64_t p = 1;
+        for (int32_t k = 0; k < a.nb_ops; k++)
+            p *= (uint64_t)load_i(a.x[k], a.dtype, off[k] + t * step[k]);
+        *is += p;
+    }
+}
+
 __global__ void einsum_kernel(opk_einsum_args a)
 {
     int is_float = a.dtype == DT_F32 || a.dtype == DT_F16;
@@ -92,59 +143,52 @@ __global__ void einsum_kernel(opk_einsum_args a)
     for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < a.out_count;
          o += (int64_t)gridDim.x * blockDim.x) {
         int64_t base[OPK_MAX_OPERANDS];
-        int64_t rest = o;
         double fs = 0;
-        int64_t is = 0;
-        for (int32_t k = 0; k < a.nb_ops; k++)
-            base[k] = 0;
-        for (int32_t l = a.out_rank - 1; l >= 0; l--) {
-            int64_t c = rest % a.size[l];
-            rest /= a.size[l];
-            for (int32_t k = 0; k < a.nb_ops; k++)
-                base[k] += c * a.stride[k][l];
-        }
+        uint64_t is = 0;
+        einsum_offsets(a, a.out_rank - 1, 0, o, NULL, base);
         // The summed letters in the CPU's order (the last fastest): the
         // last one's run a plain loop, the others' index found once a run
         // (a division per letter per term was most of a long sum's time).
         for (int64_t s0 = 0; s0 < outer; s0++) {
             int64_t off[OPK_MAX_OPERANDS];
-            int64_t r = s0;
-            for (int32_t k = 0; k < a.nb_ops; k++)
-                off[k] = base[k];
-            for (int32_t l = last - 1; l >= a.out_rank; l--) {
-                int64_t c = r % a.size[l];
-                r /= a.size[l];
-                for (int32_t k = 0; k < a.nb_ops; k++)
-                    off[k] += c * a.stride[k][l];
-            }
-            for (int64_t t = 0; t < inner; t++) {
-                if (is_float) {
-                    double p = 1;
-                    for (int32_t k = 0; k < a.nb_ops; k++)
-                        p *= load_d(a.x[k], a.dtype, off[k] + t * step[k]);
-                    fs += p;
-                } else {
-                    uint64_t p = 1; // wraps, as the CPU's int64 products
-                    for (int32_t k = 0; k < a.nb_ops; k++)
-                        p *= (uint64_t)load_i(a.x[k], a.dtype, off[k] + t * step[k]);
-                    is = (int64_t)((uint64_t)is + p);
-                }
-            }
+            einsum_offsets(a, last - 1, a.out_rank, s0, base, off);
+            for (int64_t t = 0; t < inner; t++)
+                einsum_term(a, is_float, off, step, t, &fs, &is);
         }
-        switch (a.dtype) {
-        case DT_F32:
-            ((float *)a.y)[o] = (float)fs;
-            break;
-        case DT_F16:
-            ((__half *)a.y)[o] = __float2half((float)fs);
-            break;
-        case DT_I32:
-            ((int32_t *)a.y)[o] = (int32_t)is;
-            break;
-        default:
-            ((int64_t *)a.y)[o] = is;
-            break;
+        einsum_store(a, o, fs, (int64_t)is);
+    }
+}
+
+// Few outputs, long sums (qa_custom_hardmax's ij,ij->i: 8 outputs of 64
+// terms): a warp per output, its lanes over the terms 32 apart, the
+// partial sums added by shuffles. A thread's serial loop of dependent
+// loads was 26 µs there. Integer sums wrap as the CPU's; double sums
+// are the per-thread kernel's terms added in another order (each product
+// of two floats is exact in double; only the final rounding could differ,
+// which the coverage tolerance allows).
+__global__ void einsum_warp_kernel(opk_einsum_args a)
+{
+    const int is_float = a.dtype == DT_F32 || a.dtype == DT_F16;
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    const int64_t step[OPK_MAX_OPERANDS] = {0};
+    for (int64_t o = blockIdx.x * (int64_t)(blockDim.x >> 5) + (threadIdx.x >> 5);
+         o < a.out_count; o += warps) {
+        int64_t base[OPK_MAX_OPERANDS];
+        double fs = 0;
+        uint64_t is = 0;
+        einsum_offsets(a, a.out_rank - 1, 0, o, NULL, base);
+        for (int64_t s0 = lane; s0 < a.sum_count; s0 += 32) {
+            int64_t off[OPK_MAX_OPERANDS];
+            einsum_offsets(a, a.nb_letters - 1, a.out_rank, s0, base, off);
+            einsum_term(a, is_float, off, step, 0, &fs, &is);
         }
+        for (int d = 16; d > 0; d >>= 1) {
+            fs += __shfl_down_sync(0xffffffffu, fs, d);
+            is += __shfl_down_sync(0xffffffffu, is, d);
+        }
+        if (lane == 0)
+            einsum_store(a, o, fs, (int64_t)is);
     }
 }
 
@@ -615,7 +659,17 @@ extern "C" int opk_einsum(const opk_einsum_args *a, void *stream)
 {
     if (a->out_count == 0)
         return 0;
-    einsum_kernel<<<blocks_for(a->out_count), kThreads, 0, (cudaStream_t)stream>>>(*a);
+    // A warp an output where the outputs alone would not fill the GPU
+    // (fewer than 32 blocks of threads) and each sums many terms.
+    if (a->sum_count >= 32 && a->out_count < 32 * (int64_t)kThreads) {
+        const int64_t warps_per_block = kThreads / 32;
+        einsum_warp_kernel<<<(unsigned)((a->out_count + warps_per_block - 1) /
+                                        warps_per_block),
+                             kThreads, 0, (cudaStream_t)stream>>>(*a);
+    } else {
+        einsum_kernel<<<blocks_for(a->out_count), kThreads, 0, (cudaStream_t)stream>>>(
+            *a);
+    }
     return (int)cudaGetLastError();
 }
 
