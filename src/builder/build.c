@@ -545,8 +545,9 @@ static prt_status bld_threads_begin(const prt_builder_config *cfg, base_pool **p
 }
 
 /* The build of `net`; with `cfold`, phase 3a may hand back a network with
- * the layers that compute constant shape values replaced by constants,
- * which is then built instead; with `fold`, phase 3b may hand back a
+ * the layers whose outputs the build knows (constant shape values, or
+ * evaluated from constant inputs) replaced by constants, which is then
+ * built instead; with `fold`, phase 3b may hand back a
  * network with DequantizeLinear layers folded away, likewise (once: it has
  * nothing left to fold into); with `prec`, phase 3c may hand back one with
  * layers in 16 bits, likewise. */

@@ -322,12 +322,17 @@ static void rd_walk(const rd_view *v, int32_t kind, int dbl, int32_t dtype, cons
 /* ReduceMax and ReduceMin of float32 over trailing axes (a detector's best
  * class of 20, an argmax's max): rows of the view's last run, its first
  * run kept (or none), threaded over rows. The same values as rd_walk, which
- * goes through double per element and chunk: a float's extreme is exact. */
+ * goes through double per element and chunk: a float's extreme is exact.
+ * ReduceSum and ReduceMean likewise (ShuffleNet's mean over H and W, 8192
+ * rows of 49 at batch 8, was 0.43 ms in the walk's serial double sums): a
+ * double sum per row in vectors (op_row_sums, op_row_means, as
+ * GlobalAveragePool's), rounded once; only the order of the double
+ * additions differs from the walk's. */
 typedef struct rd_rows_job {
     const float *x;
     float *y;
     int64_t n;
-    int is_max;
+    int32_t kind;
 } rd_rows_job;
 
 /* Rows an op_row_minmax call takes at least: ~1 us of compares at 20 a row. */
@@ -336,7 +341,12 @@ typedef struct rd_rows_job {
 static void rd_rows_range(void *arg, int64_t b, int64_t e)
 {
     const rd_rows_job *j = arg;
-    op_row_minmax(j->x + b * j->n, e - b, j->n, j->is_max, j->y + b);
+    if (j->kind == RD_SUM)
+        op_row_sums(j->x + b * j->n, e - b, j->n, j->y + b);
+    else if (j->kind == RD_MEAN)
+        op_row_means(j->x + b * j->n, e - b, j->n, j->y + b);
+    else
+        op_row_minmax(j->x + b * j->n, e - b, j->n, j->kind == RD_MAX, j->y + b);
 }
 
 static int rd_rows_fast(int32_t kind, int32_t dtype, const rd_view *v, const void *x,
@@ -344,11 +354,11 @@ static int rd_rows_fast(int32_t kind, int32_t dtype, const rd_view *v, const voi
 {
     rd_rows_job j;
     int64_t rows;
-    if ((kind != RD_MAX && kind != RD_MIN) || dtype != PRT_FLOAT32 || !v->red[v->m - 1] ||
-        v->m > 2)
+    if ((kind != RD_MAX && kind != RD_MIN && kind != RD_SUM && kind != RD_MEAN) ||
+        dtype != PRT_FLOAT32 || !v->red[v->m - 1] || v->m > 2)
         return 0;
     rows = v->m == 2 ? v->d[0] : 1;
-    j.x = x, j.y = y, j.n = v->d[v->m - 1], j.is_max = kind == RD_MAX;
+    j.x = x, j.y = y, j.n = v->d[v->m - 1], j.kind = kind;
     base_parallel_for(rows, RD_ROWS_GRAIN, rd_rows_range, &j);
     return 1;
 }

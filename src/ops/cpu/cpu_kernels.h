@@ -737,8 +737,10 @@ int op_gemv_f32(int32_t trans_a, int32_t trans_b, int64_t M, int64_t N, int64_t 
 /* Every sum below is in double, in an order fixed by n alone, so a row's
  * result depends on its values alone (and on the build: FMA). */
 
-/* y[r] = the mean of the n floats at x + r n, for r < rows (NaN for n 0). */
+/* y[r] = the mean of the n floats at x + r n, for r < rows (NaN for n 0),
+ * and the sum (0 for n 0): each a double sum in vectors, rounded once. */
 void op_row_means(const float *x, int64_t rows, int64_t n, float *y);
+void op_row_sums(const float *x, int64_t rows, int64_t n, float *y);
 /* m[l] = the mean of lane l of the n pixels of eight floats at x, for l <
  * 8 (NaN for n 0): a CHW8 block's channel means. Summed in double from
  * float sums of four pixels each (reduce_kernel.c). */

@@ -76,6 +76,12 @@ static inline CPU_INLINE void rk_means(const float *x, int64_t rows, int64_t n, 
         y[r] = n > 0 ? (float)(rk_sum(x, n, 0, 0.0, 0) / (double)n) : __builtin_nanf("");
 }
 
+static inline CPU_INLINE void rk_sums(const float *x, int64_t rows, int64_t n, float *y)
+{
+    for (int64_t r = 0; r < rows; r++, x += n)
+        y[r] = (float)rk_sum(x, n, 0, 0.0, 0);
+}
+
 static inline CPU_INLINE void rk_stats(const float *x, int64_t n, float epsilon,
                                        float *mean, float *inv, int wide)
 {
@@ -205,6 +211,14 @@ CPU_BUILDS(rk_means_k, rk_means, (const float *x, int64_t rows, int64_t n, float
 void op_row_means(const float *x, int64_t rows, int64_t n, float *y)
 {
     CPU_PICK(rk_means_k)(x, rows, n, y);
+}
+
+CPU_BUILDS(rk_sums_k, rk_sums, (const float *x, int64_t rows, int64_t n, float *y),
+           (x, rows, n, y))
+
+void op_row_sums(const float *x, int64_t rows, int64_t n, float *y)
+{
+    CPU_PICK(rk_sums_k)(x, rows, n, y);
 }
 
 /* op_row_minmax: a row in vectors of eight (the last one overlapping the
