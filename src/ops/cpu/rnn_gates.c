@@ -1,7 +1,8 @@
 /* LSTM's gates in one pass (cpu_kernels.h): each unit's four gate inputs,
  * peepholes, clip, the sigmoid (CPU_SIGMOID) and tanh (CPU_TANH), the new
  * cell and hidden state, 8 units a vector in a baseline and an AVX2 + FMA
- * build, 16 in an AVX-512 one; the last units padded with zeros. Per element the same
+ * build (two such vectors side by side for a plain LSTM, LG_PAIR), 16 in an
+ * AVX-512 one; the last units padded with zeros. Per element the same
  * operations whatever the batch entries' spread over threads. */
 #include "ops/cpu/cpu_kernels.h"
 
@@ -78,6 +79,48 @@
         LG_STORE(T, W, (r)->h + (j), lgth_, lgn_);                                       \
     } while (0)
 
+/* Two vectors of 8 units side by side (units j to j + 15), for the plain
+ * LSTM (no clip, no peepholes, no input_forget): LG_UNITS' operations
+ * lane by lane, each step written for both vectors before the next, so
+ * the two chains of exponentials and divisions overlap instead of one
+ * waiting on the other's latency. */
+#define LG_PAIR(r, j)                                                                    \
+    do {                                                                                 \
+        const int64_t lpH_ = (r)->H;                                                     \
+        cpu_v8 lppre_[2][4], lpcp_[2], lpa_, lpb_, lpcn_[2], lpth_[2];                   \
+        for (int lpu_ = 0; lpu_ < 2; lpu_++) {                                           \
+            const int64_t lpj_ = (j) + 8 * lpu_;                                         \
+            CPU_LOAD(lpcp_[lpu_], (r)->c + lpj_);                                        \
+            for (int lpk_ = 0; lpk_ < 4; lpk_++) {                                       \
+                const int64_t lpat_ = lpk_ * lpH_ + lpj_;                                \
+                CPU_LOAD(lppre_[lpu_][lpk_], (r)->g + lpat_);                            \
+                CPU_LOAD(lpa_, (r)->x + lpat_);                                          \
+                CPU_LOAD(lpb_, (r)->b + lpat_);                                          \
+                lppre_[lpu_][lpk_] += lpa_ + lpb_;                                       \
+            }                                                                            \
+        }                                                                                \
+        for (int lpu_ = 0; lpu_ < 2; lpu_++)                                             \
+            CPU_SIGMOID(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, &lppre_[lpu_][0]);       \
+        for (int lpu_ = 0; lpu_ < 2; lpu_++)                                             \
+            CPU_SIGMOID(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, &lppre_[lpu_][2]);       \
+        for (int lpu_ = 0; lpu_ < 2; lpu_++)                                             \
+            CPU_TANH(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, &lppre_[lpu_][3]);          \
+        for (int lpu_ = 0; lpu_ < 2; lpu_++)                                             \
+            lpcn_[lpu_] =                                                                \
+                lppre_[lpu_][2] * lpcp_[lpu_] + lppre_[lpu_][0] * lppre_[lpu_][3];       \
+        for (int lpu_ = 0; lpu_ < 2; lpu_++)                                             \
+            CPU_SIGMOID(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, &lppre_[lpu_][1]);       \
+        for (int lpu_ = 0; lpu_ < 2; lpu_++) {                                           \
+            lpth_[lpu_] = lpcn_[lpu_];                                                   \
+            CPU_TANH(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, &lpth_[lpu_]);              \
+        }                                                                                \
+        for (int lpu_ = 0; lpu_ < 2; lpu_++) {                                           \
+            lpth_[lpu_] = lppre_[lpu_][1] * lpth_[lpu_];                                 \
+            CPU_STORE((r)->c + (j) + 8 * lpu_, lpcn_[lpu_]);                             \
+            CPU_STORE((r)->h + (j) + 8 * lpu_, lpth_[lpu_]);                             \
+        }                                                                                \
+    } while (0)
+
 /* 16 units a vector in the AVX-512 build (`wide`, a constant), else 8;
  * each lane the same operations, so the same bits either way. */
 static inline CPU_INLINE void lstm_body(const op_lstm_row *r, int wide)
@@ -91,7 +134,11 @@ static inline CPU_INLINE void lstm_body(const op_lstm_row *r, int wide)
     }
 #endif
     (void)wide;
-    for (int64_t j = 0; j < row.H; j += 8)
+    int64_t j = 0;
+    if (!row.has_clip && !row.p && !row.input_forget)
+        for (; j + 16 <= row.H; j += 16)
+            LG_PAIR(&row, j);
+    for (; j < row.H; j += 8)
         LG_UNITS(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, 8, &row, j);
 }
 
