@@ -698,34 +698,6 @@ static void rs_planes_range(void *arg, int64_t begin, int64_t end)
     }
 }
 
-/* Whether every axis before the last two maps each index to itself: of
- * its taps, the one weight rs_sum does not skip (!= 0) is 1, on the index
- * itself (an unscaled linear axis has taps (0, 1) on index - 1 and index).
- * The planes path's condition. */
-static int rs_planes_ok(const rs_plan *pl)
-{
-    if (pl->rank < 2 || pl->p.mode == RS_NEAREST)
-        return 0;
-    for (int32_t i = 0; i < pl->rank - 2; i++) {
-        const rs_axis *a = &pl->ax[i];
-        if (a->in != a->out)
-            return 0;
-        for (int64_t o = 0; o < a->out; o++) {
-            const double *w = a->w + o * a->taps;
-            int64_t live = 0;
-            for (int64_t k = 0; k < a->cnt[o]; k++)
-                if (w[k] != 0.0) {
-                    if (w[k] != 1.0 || a->lo[o] + k != o)
-                        return 0;
-                    live++;
-                }
-            if (live != 1)
-                return 0;
-        }
-    }
-    return 1;
-}
-
 static prt_status rs_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                          const void *const *xs, void *const *ys, void *ws, void *stream)

@@ -159,8 +159,10 @@ OPK_HD double rs_weight(const rs_params *r, const rs_axis *a, int64_t base, int6
     return r->mode == RS_CUBIC ? rs_cubic(d, r->cubic_a) : fmax(0.0, 1.0 - fabs(d));
 }
 
-/* Output index x's row of a's tables: lo[x], cnt[x] and its weights. */
-OPK_HD void rs_axis_row(const rs_params *r, rs_axis *a, int64_t x)
+/* Output index x's row of a's taps into *lo, *cnt and w (a->taps weights;
+ * a's own tables are not touched). */
+OPK_HD void rs_axis_row_at(const rs_params *r, const rs_axis *a, int64_t x, int64_t *lo,
+                           int64_t *cnt, double *w)
 {
     int64_t start, n = rs_raw_taps(r, a->scale, &start);
     /* Antialias and exclude_outside normalize the weights to sum 1. */
@@ -168,10 +170,9 @@ OPK_HD void rs_axis_row(const rs_params *r, rs_axis *a, int64_t x)
     int outside;
     double src = rs_source(r, a, x, &outside), ratio, sum = 0.0;
     int64_t base = (int64_t)ceil(src) - 1, first, last;
-    double *w = a->w + x * a->taps;
     ratio = src - (double)base; /* in (0, 1] */
-    a->lo[x] = 0;
-    a->cnt[x] = 0;
+    *lo = 0;
+    *cnt = 0;
     if (outside)
         return; /* tf_crop_and_resize: extrapolation_value */
     if (r->mode == RS_NEAREST) {
@@ -182,8 +183,8 @@ OPK_HD void rs_axis_row(const rs_params *r, rs_axis *a, int64_t x)
                        (r->nearest == RS_ROUND_PREFER_CEIL && ratio < 0.5);
             i = down ? base : base + 1;
         }
-        a->lo[x] = i < 0 ? 0 : i >= a->in ? a->in - 1 : i;
-        a->cnt[x] = 1;
+        *lo = i < 0 ? 0 : i >= a->in ? a->in - 1 : i;
+        *cnt = 1;
         w[0] = 1.0;
         return;
     }
@@ -195,9 +196,9 @@ OPK_HD void rs_axis_row(const rs_params *r, rs_axis *a, int64_t x)
     last = base + start + n - 1;
     first = first < 0 ? 0 : first >= a->in ? a->in - 1 : first;
     last = last < 0 ? 0 : last >= a->in ? a->in - 1 : last;
-    a->lo[x] = first;
-    a->cnt[x] = last - first + 1;
-    for (int64_t k = 0; k < a->cnt[x]; k++)
+    *lo = first;
+    *cnt = last - first + 1;
+    for (int64_t k = 0; k < *cnt; k++)
         w[k] = 0.0;
     for (int64_t t = 0; t < n; t++) {
         int64_t p = base + start + t;
@@ -205,6 +206,47 @@ OPK_HD void rs_axis_row(const rs_params *r, rs_axis *a, int64_t x)
         p = p < 0 ? 0 : p >= a->in ? a->in - 1 : p;
         w[p - first] += normalize ? v / sum : v;
     }
+}
+
+/* Output index x's row of a's tables: lo[x], cnt[x] and its weights. */
+OPK_HD void rs_axis_row(const rs_params *r, rs_axis *a, int64_t x)
+{
+    rs_axis_row_at(r, a, x, a->lo + x, a->cnt + x, a->w + x * a->taps);
+}
+
+/* Whether every axis before the last two maps each output index to its own
+ * input index alone with weight 1 (the planes path: each output plane
+ * resizes one input plane; an unscaled linear axis has taps (0, 1) on
+ * index - 1 and index, and a zero weight is skipped by both kernels), from
+ * rows computed here one at a time. An axis
+ * whose scale the device computes (keep_on_device) does not qualify, nor
+ * one wider than 8 taps (an axis of in == out has a scale of at least 1:
+ * 2 or 4 taps). */
+OPK_HD int rs_planes_ok(const rs_plan *pl)
+{
+    int64_t lo, cnt;
+    double w[8];
+    if (pl->rank < 2 || pl->p.mode == RS_NEAREST)
+        return 0;
+    for (int32_t i = 0; i < pl->rank - 2; i++) {
+        const rs_axis *a = &pl->ax[i];
+        if (a->in != a->out || (pl->keep_on_device && pl->axis_of[i] >= 0) ||
+            a->taps < 1 || a->taps > 8)
+            return 0;
+        for (int64_t x = 0; x < a->out; x++) {
+            int64_t live = 0;
+            rs_axis_row_at(&pl->p, a, x, &lo, &cnt, w);
+            for (int64_t k = 0; k < cnt; k++)
+                if (w[k] != 0.0) {
+                    if (w[k] != 1.0 || lo + k != x)
+                        return 0;
+                    live++;
+                }
+            if (live != 1)
+                return 0;
+        }
+    }
+    return 1;
 }
 
 /* keep_aspect_ratio_policy's one scale, from the sizes (element j of

@@ -1,7 +1,7 @@
 /* LSTM's gates in one pass (cpu_kernels.h): each unit's four gate inputs,
  * peepholes, clip, the sigmoid (CPU_SIGMOID) and tanh (CPU_TANH), the new
  * cell and hidden state, 8 units a vector in a baseline and an AVX2 + FMA
- * build (two such vectors side by side for a plain LSTM, LG_PAIR), 16 in an
+ * build (two such vectors side by side for a plain LSTM), 16 in an
  * AVX-512 one; the last units padded with zeros. Per element the same
  * operations whatever the batch entries' spread over threads. */
 #include "ops/cpu/cpu_kernels.h"
@@ -29,10 +29,11 @@
             memcpy((p), t_, sizeof(float) * (size_t)(n));                                \
         }                                                                                \
     } while (0)
-/* The gate's function on v, clipped first where r clips. */
-#define LG_ACT(T, TI, SPLAT, SELECT, r, v, is_tanh)                                      \
+/* The gate's function on v, clipped first where r clips (never where
+ * PLAIN, a constant, says r has no clip). */
+#define LG_ACT(T, TI, SPLAT, SELECT, PLAIN, r, v, is_tanh)                               \
     do {                                                                                 \
-        if ((r)->has_clip) {                                                             \
+        if (!(PLAIN) && (r)->has_clip) {                                                 \
             const T lo_ = SPLAT(-(r)->clip), hi_ = SPLAT((r)->clip);                     \
             (v) = SELECT((v) < lo_, lo_, (v));                                           \
             (v) = SELECT((v) > hi_, hi_, (v));                                           \
@@ -42,82 +43,68 @@
         else                                                                             \
             CPU_SIGMOID(T, TI, SPLAT, SELECT, &(v));                                     \
     } while (0)
-#define LG_UNITS(T, TI, SPLAT, SELECT, W, r, j)                                          \
+/* K vectors of W units side by side from unit j (K a constant; K > 1 only
+ * where all K * W units exist), each step written for all K before the
+ * next, so K chains of exponentials and divisions overlap instead of one
+ * waiting on another's latency. PLAIN (a constant): r has no clip, no
+ * peepholes, no input_forget, and their branches go. A gate's sum is
+ * formed in registers before it goes into lgpre_: loaded straight into the
+ * array, GCC copied it there in two 16-byte halves and then read it as one
+ * 32-byte vector, a store-forwarding stall that was a third of the gates'
+ * time. */
+#define LG_UNITS(T, TI, SPLAT, SELECT, W, K, PLAIN, r, j)                                \
     do {                                                                                 \
-        const int64_t lgH_ = (r)->H, lgn_ = lgH_ - (j) < (W) ? lgH_ - (j) : (W);         \
-        T lgpre_[4], lgcp_, lga_, lgb_, lgcn_, lgth_;                                    \
-        LG_LOAD(T, W, lgcp_, (r)->c + (j), lgn_);                                        \
-        for (int lgk_ = 0; lgk_ < 4; lgk_++) {                                           \
-            const int64_t lgat_ = lgk_ * lgH_ + (j);                                     \
-            LG_LOAD(T, W, lgpre_[lgk_], (r)->g + lgat_, lgn_);                           \
-            LG_LOAD(T, W, lga_, (r)->x + lgat_, lgn_);                                   \
-            LG_LOAD(T, W, lgb_, (r)->b + lgat_, lgn_);                                   \
-            lgpre_[lgk_] += lga_ + lgb_;                                                 \
-        }                                                                                \
-        if ((r)->p) {                                                                    \
-            LG_LOAD(T, W, lga_, (r)->p + (j), lgn_);                                     \
-            LG_LOAD(T, W, lgb_, (r)->p + 2 * lgH_ + (j), lgn_);                          \
-            lgpre_[0] += lga_ * lgcp_;                                                   \
-            lgpre_[2] += lgb_ * lgcp_;                                                   \
-        }                                                                                \
-        LG_ACT(T, TI, SPLAT, SELECT, r, lgpre_[0], 0); /* i */                           \
-        if ((r)->input_forget)                                                           \
-            lgpre_[2] = SPLAT(1.0f) - lgpre_[0];                                         \
-        else                                                                             \
-            LG_ACT(T, TI, SPLAT, SELECT, r, lgpre_[2], 0); /* f */                       \
-        LG_ACT(T, TI, SPLAT, SELECT, r, lgpre_[3], 1);     /* c */                       \
-        lgcn_ = lgpre_[2] * lgcp_ + lgpre_[0] * lgpre_[3];                               \
-        if ((r)->p) {                                                                    \
-            LG_LOAD(T, W, lga_, (r)->p + lgH_ + (j), lgn_);                              \
-            lgpre_[1] += lga_ * lgcn_;                                                   \
-        }                                                                                \
-        LG_ACT(T, TI, SPLAT, SELECT, r, lgpre_[1], 0); /* o */                           \
-        lgth_ = lgcn_;                                                                   \
-        CPU_TANH(T, TI, SPLAT, SELECT, &lgth_); /* h(C): never clipped */                \
-        lgth_ = lgpre_[1] * lgth_;                                                       \
-        LG_STORE(T, W, (r)->c + (j), lgcn_, lgn_);                                       \
-        LG_STORE(T, W, (r)->h + (j), lgth_, lgn_);                                       \
-    } while (0)
-
-/* Two vectors of 8 units side by side (units j to j + 15), for the plain
- * LSTM (no clip, no peepholes, no input_forget): LG_UNITS' operations
- * lane by lane, each step written for both vectors before the next, so
- * the two chains of exponentials and divisions overlap instead of one
- * waiting on the other's latency. */
-#define LG_PAIR(r, j)                                                                    \
-    do {                                                                                 \
-        const int64_t lpH_ = (r)->H;                                                     \
-        cpu_v8 lppre_[2][4], lpcp_[2], lpa_, lpb_, lpcn_[2], lpth_[2];                   \
-        for (int lpu_ = 0; lpu_ < 2; lpu_++) {                                           \
-            const int64_t lpj_ = (j) + 8 * lpu_;                                         \
-            CPU_LOAD(lpcp_[lpu_], (r)->c + lpj_);                                        \
-            for (int lpk_ = 0; lpk_ < 4; lpk_++) {                                       \
-                const int64_t lpat_ = lpk_ * lpH_ + lpj_;                                \
-                CPU_LOAD(lppre_[lpu_][lpk_], (r)->g + lpat_);                            \
-                CPU_LOAD(lpa_, (r)->x + lpat_);                                          \
-                CPU_LOAD(lpb_, (r)->b + lpat_);                                          \
-                lppre_[lpu_][lpk_] += lpa_ + lpb_;                                       \
+        const int64_t lgH_ = (r)->H;                                                     \
+        int64_t lgn_[K];                                                                 \
+        T lgpre_[K][4], lgcp_[K], lga_, lgb_, lgcn_[K], lgth_[K];                        \
+        for (int u_ = 0; u_ < (K); u_++) {                                               \
+            const int64_t lgj_ = (j) + (W)*u_;                                           \
+            lgn_[u_] = (K) > 1 || lgH_ - lgj_ >= (W) ? (W) : lgH_ - lgj_;                \
+            LG_LOAD(T, W, lgcp_[u_], (r)->c + lgj_, lgn_[u_]);                           \
+            for (int lgk_ = 0; lgk_ < 4; lgk_++) {                                       \
+                const int64_t lgat_ = lgk_ * lgH_ + lgj_;                                \
+                T lgg_;                                                                  \
+                LG_LOAD(T, W, lgg_, (r)->g + lgat_, lgn_[u_]);                           \
+                LG_LOAD(T, W, lga_, (r)->x + lgat_, lgn_[u_]);                           \
+                LG_LOAD(T, W, lgb_, (r)->b + lgat_, lgn_[u_]);                           \
+                lgpre_[u_][lgk_] = lgg_ + (lga_ + lgb_);                                 \
+            }                                                                            \
+            if (!(PLAIN) && (r)->p) {                                                    \
+                LG_LOAD(T, W, lga_, (r)->p + lgj_, lgn_[u_]);                            \
+                LG_LOAD(T, W, lgb_, (r)->p + 2 * lgH_ + lgj_, lgn_[u_]);                 \
+                lgpre_[u_][0] += lga_ * lgcp_[u_];                                       \
+                lgpre_[u_][2] += lgb_ * lgcp_[u_];                                       \
             }                                                                            \
         }                                                                                \
-        for (int lpu_ = 0; lpu_ < 2; lpu_++)                                             \
-            CPU_SIGMOID(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, &lppre_[lpu_][0]);       \
-        for (int lpu_ = 0; lpu_ < 2; lpu_++)                                             \
-            CPU_SIGMOID(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, &lppre_[lpu_][2]);       \
-        for (int lpu_ = 0; lpu_ < 2; lpu_++)                                             \
-            CPU_TANH(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, &lppre_[lpu_][3]);          \
-        for (int lpu_ = 0; lpu_ < 2; lpu_++)                                             \
-            lpcn_[lpu_] =                                                                \
-                lppre_[lpu_][2] * lpcp_[lpu_] + lppre_[lpu_][0] * lppre_[lpu_][3];       \
-        for (int lpu_ = 0; lpu_ < 2; lpu_++)                                             \
-            CPU_SIGMOID(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, &lppre_[lpu_][1]);       \
-        for (int lpu_ = 0; lpu_ < 2; lpu_++) {                                           \
-            lpth_[lpu_] = lpcn_[lpu_];                                                   \
-            CPU_TANH(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, &lpth_[lpu_]);              \
+        for (int u_ = 0; u_ < (K); u_++)                                                 \
+            LG_ACT(T, TI, SPLAT, SELECT, PLAIN, r, lgpre_[u_][0], 0); /* i */            \
+        for (int u_ = 0; u_ < (K); u_++) {                                               \
+            if (!(PLAIN) && (r)->input_forget)                                           \
+                lgpre_[u_][2] = SPLAT(1.0f) - lgpre_[u_][0];                             \
+            else                                                                         \
+                LG_ACT(T, TI, SPLAT, SELECT, PLAIN, r, lgpre_[u_][2], 0); /* f */        \
         }                                                                                \
-        for (int lpu_ = 0; lpu_ < 2; lpu_++) {                                           \
-            lpth_[lpu_] = lppre_[lpu_][1] * lpth_[lpu_];                                 \
-            CPU_STORE((r)->c + (j) + 8 * lpu_, lpcn_[lpu_]);                             \
-            CPU_STORE((r)->h + (j) + 8 * lpu_, lpth_[lpu_]);                             \
+        for (int u_ = 0; u_ < (K); u_++)                                                 \
+            LG_ACT(T, TI, SPLAT, SELECT, PLAIN, r, lgpre_[u_][3], 1); /* c */            \
+        for (int u_ = 0; u_ < (K); u_++) {                                               \
+            const int64_t lgj_ = (j) + (W)*u_;                                           \
+            lgcn_[u_] = lgpre_[u_][2] * lgcp_[u_] + lgpre_[u_][0] * lgpre_[u_][3];       \
+            if (!(PLAIN) && (r)->p) {                                                    \
+                LG_LOAD(T, W, lga_, (r)->p + lgH_ + lgj_, lgn_[u_]);                     \
+                lgpre_[u_][1] += lga_ * lgcn_[u_];                                       \
+            }                                                                            \
+        }                                                                                \
+        for (int u_ = 0; u_ < (K); u_++)                                                 \
+            LG_ACT(T, TI, SPLAT, SELECT, PLAIN, r, lgpre_[u_][1], 0); /* o */            \
+        for (int u_ = 0; u_ < (K); u_++) {                                               \
+            lgth_[u_] = lgcn_[u_];                                                       \
+            CPU_TANH(T, TI, SPLAT, SELECT, &lgth_[u_]); /* h(C): never clipped */        \
+        }                                                                                \
+        for (int u_ = 0; u_ < (K); u_++) {                                               \
+            const int64_t lgj_ = (j) + (W)*u_;                                           \
+            lgth_[u_] = lgpre_[u_][1] * lgth_[u_];                                       \
+            LG_STORE(T, W, (r)->c + lgj_, lgcn_[u_], lgn_[u_]);                          \
+            LG_STORE(T, W, (r)->h + lgj_, lgth_[u_], lgn_[u_]);                          \
         }                                                                                \
     } while (0)
 
@@ -129,7 +116,7 @@ static inline CPU_INLINE void lstm_body(const op_lstm_row *r, int wide)
 #if CPU_HAVE_AVX2_BUILD
     if (wide) {
         for (int64_t j = 0; j < row.H; j += 16)
-            LG_UNITS(cpu_v16, cpu_v16i, CPU_SPLAT16, CPU_SELECT16, 16, &row, j);
+            LG_UNITS(cpu_v16, cpu_v16i, CPU_SPLAT16, CPU_SELECT16, 16, 1, 0, &row, j);
         return;
     }
 #endif
@@ -137,9 +124,9 @@ static inline CPU_INLINE void lstm_body(const op_lstm_row *r, int wide)
     int64_t j = 0;
     if (!row.has_clip && !row.p && !row.input_forget)
         for (; j + 16 <= row.H; j += 16)
-            LG_PAIR(&row, j);
+            LG_UNITS(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, 8, 2, 1, &row, j);
     for (; j < row.H; j += 8)
-        LG_UNITS(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, 8, &row, j);
+        LG_UNITS(cpu_v8, cpu_v8i, CPU_SPLAT, CPU_SELECT, 8, 1, 0, &row, j);
 }
 
 CPU_BUILDS3(lstm_gates, lstm_body, (const op_lstm_row *r), (r, 0), (r, 1))

@@ -115,7 +115,7 @@ __global__ void resize_kernel(rs_plan pl, int32_t dtype, int32_t esize, const vo
     }
 }
 
-// The planes path (resize_cuda.c's rsc_planes, resize.c's rs_planes_ok:
+// The planes path (resize_taps.h's rs_planes_ok, checked on the host:
 // every axis before the last two maps each index to itself): a block per
 // output row of a plane at a time, its threads along the row, each output
 // rs_planes_elem's operations (the rows of weight 0 skipped, the others'
