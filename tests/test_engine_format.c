@@ -837,6 +837,11 @@ static int test_validate(void)
     EXPECT_INVALID(e, "another dtype or shape");
 
     e = make_engine();
+    e->tensors[5].dim_expr[0] = 1; /* final: N; a copy over mid under other dims */
+    e->tensors[5].max_bytes = 512;
+    EXPECT_INVALID(e, "another dtype or shape");
+
+    e = make_engine();
     e->output_tensors[0] = 4; /* list and output_index disagree */
     EXPECT_INVALID(e, "output 0 is tensor 4");
 
@@ -1858,6 +1863,28 @@ static int test_deserialize(void)
     prt_engine_destroy(r);
     CHECK(s.destroyed == 3);
     check_layers_cases(reg, b, n, &s);
+
+    /* Output 0 over input 0 under other dims, not a copy, LINEAR: the
+     * file's own checks let it through as a view (Reshape's), but the
+     * layer's plugin is not one. */
+    {
+        prt_engine *v = make_engine();
+        void *vb = NULL;
+        size_t vn = 0;
+        REQUIRE(v);
+        v->tensors[5].dim_expr[0] = 1;
+        v->tensors[5].max_bytes = 512;
+        v->layers[2].alias_copy[0] = 0;
+        CHECK_OK(prt_engine_serialize(v, &vb, &vn));
+        fake_reset(&s);
+        r = NULL;
+        CHECK_ERR(prt_engine_deserialize(reg, vb, vn, &r), PRT_ERR_MALFORMED,
+                  "layer 2 ('inplace', plugin test::InPlace): output 0 ('final') shares "
+                  "input 0's memory under other dims");
+        CHECK(r == NULL && s.created == s.destroyed && s.checked == s.checked_destroyed);
+        prt_free(vb);
+        engine_free(v);
+    }
 
     /* Allocation failures anywhere in deserialize: clean, no plugin leaks. */
     {

@@ -23,7 +23,9 @@
  *  - build errors: a shape input whose values cannot be known, bad axes;
  *  - layers whose output is a constant shape value become constants
  *    (constfold.c): a channel split's Shape -> Gather -> Div -> Mul; a
- *    Range and Cast of constants are evaluated at build time.
+ *    Range and Cast of constants are evaluated at build time;
+ *  - Reshape as a view: in place where its input dies, a copy where not,
+ *    and a run whose volumes differ refused before a byte moves.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -785,10 +787,112 @@ static int test_constfold(void)
     return 0;
 }
 
+/* Reshape is a view (op_is_view): where its input dies there, its output
+ * takes the input's memory although the dims differ, and nothing is
+ * copied. Y = Relu(Reshape(Relu(X), [-1])): the Reshape in place. Z =
+ * Reshape(N, [-1]) + Abs(Reshape(N, [-1])), N = Neg(X): the first Reshape
+ * of N copies (N is read again), the second takes N's memory. The values
+ * at two shapes. Then V = Relu(Reshape(Relu(X), Shape(W))) run with W of another
+ * volume: the run refuses before a byte moves (the output's memory is the
+ * input's, and their sizes differ). */
+static int test_reshape_view(void)
+{
+    static const char *const names[] = {"Y", "Z"};
+    ot_net g = {NULL, PRT_OK};
+    prt_engine *e = NULL;
+    int64_t m1[1] = {-1};
+    int32_t x, n, in_place = 0, copies = 0, nb = 0;
+    static int64_t bufs[2][MAXT];
+    prt_dims od[2];
+    prt_layer_info li = {.struct_size = sizeof li};
+    REQUIRE_OK(prt_network_create(&g.n));
+    CHECK_OK(prt_network_add_input(g.n, "X", PRT_FLOAT32, &(prt_dims){2, {-1, -1}}, &x));
+    ot_net_output(
+        &g, op1(&g, "Relu", op_s(&g, "Reshape", op1(&g, "Relu", x), i64v(&g, 1, m1))),
+        "Y");
+    n = op1(&g, "Neg", x);
+    {
+        int32_t r1 = op_s(&g, "Reshape", n, i64v(&g, 1, m1));
+        int32_t r2 = op_s(&g, "Reshape", n, i64v(&g, 1, m1));
+        ot_net_output(&g, op2(&g, "Add", r1, op1(&g, "Abs", r2)), "Z");
+    }
+    REQUIRE_OK(build(&g, 1, &e));
+    while (prt_engine_get_layer(e, nb, &li) == PRT_OK) {
+        if (strcmp(li.plugin_name, "Reshape") == 0) {
+            in_place += li.alias_input[0] == 0;
+            copies += li.alias_input[0] == -1;
+        }
+        nb++;
+    }
+    CHECK(in_place == 2 && copies == 1);
+    for (int64_t a = 1; a <= 8; a += 3) {
+        prt_dims xd = {2, {a, 8 - a + 1}};
+        const int64_t v = a * (8 - a + 1);
+        float xv[MAXT];
+        for (int64_t i = 0; i < v; i++)
+            xv[i] = (float)i * 0.5f - 5.0f;
+        memset(bufs, 0, sizeof bufs);
+        CHECK_OK(run(e, &xd, xv, names, 2, bufs, od));
+        CHECK(dims_are(&od[0], 1, v, 0) && dims_are(&od[1], 1, v, 0));
+        for (int64_t i = 0; i < v; i++) {
+            CHECK(((const float *)bufs[0])[i] == (xv[i] > 0.0f ? xv[i] : 0.0f));
+            CHECK(((const float *)bufs[1])[i] == -xv[i] + fabsf(xv[i]));
+        }
+    }
+    prt_engine_destroy(e);
+    prt_network_destroy(g.n);
+
+    /* V = Relu(Reshape(Relu(X), Shape(W))). */
+    {
+        prt_builder_config *cfg = NULL;
+        prt_context *ctx = NULL;
+        prt_dims dyn = {2, {-1, -1}}, mn = {2, {1, 1}}, op = {2, {4, 4}},
+                 mx = {2, {8, 8}};
+        prt_dims xd = {2, {2, 3}}, wd = {2, {4, 4}};
+        float xv[6] = {1, -2, 3, -4, 5, -6}, wv[16] = {0}, vv[64];
+        int32_t w, prof;
+        g = (ot_net){NULL, PRT_OK};
+        e = NULL;
+        REQUIRE_OK(prt_network_create(&g.n));
+        CHECK_OK(prt_network_add_input(g.n, "X", PRT_FLOAT32, &dyn, &x));
+        CHECK_OK(prt_network_add_input(g.n, "W", PRT_FLOAT32, &dyn, &w));
+        ot_net_output(
+            &g,
+            op1(&g, "Relu", op_s(&g, "Reshape", op1(&g, "Relu", x), op1(&g, "Shape", w))),
+            "V");
+        REQUIRE_OK(g.st);
+        REQUIRE_OK(prt_builder_config_create(&cfg));
+        CHECK_OK(prt_builder_config_add_profile(cfg, &prof));
+        CHECK_OK(prt_builder_config_set_profile_dims(cfg, prof, "X", &mn, &op, &mx));
+        CHECK_OK(prt_builder_config_set_profile_dims(cfg, prof, "W", &mn, &op, &mx));
+        CHECK_OK(prt_engine_build(g.n, cfg, NULL, &e));
+        REQUIRE(e != NULL);
+        REQUIRE_OK(prt_context_create(e, &ctx));
+        CHECK_OK(prt_context_set_input_shape(ctx, "X", &xd));
+        CHECK_OK(prt_context_set_input_shape(ctx, "W", &wd));
+        CHECK_OK(prt_context_set_tensor_address(ctx, "X", xv));
+        CHECK_OK(prt_context_set_tensor_address(ctx, "W", wv));
+        CHECK_OK(prt_context_set_tensor_address(ctx, "V", vv));
+        CHECK_ERR(prt_context_enqueue(ctx, NULL), PRT_ERR_SHAPE, "sizes differ");
+        /* The same volume runs. */
+        wd = (prt_dims){2, {3, 2}};
+        CHECK_OK(prt_context_set_input_shape(ctx, "W", &wd));
+        CHECK_OK(prt_context_enqueue(ctx, NULL));
+        for (int i = 0; i < 6; i++)
+            CHECK(vv[i] == (xv[i] > 0.0f ? xv[i] : 0.0f));
+        prt_context_destroy(ctx);
+        prt_engine_destroy(e);
+        prt_builder_config_destroy(cfg);
+        prt_network_destroy(g.n);
+    }
+    return 0;
+}
+
 int main(void)
 {
     test_chain();
     test_constfold();
+    test_reshape_view();
     test_gather_slice();
     test_expand();
     test_constant_value();

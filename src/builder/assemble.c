@@ -5,9 +5,31 @@
 
 #include "builder/builder.h"
 #include "kernel/kernel.h"
+#include "ops/op_const.h"
 #include "registry/registry.h"
 
 /* ---- 5. aliasing, memory plan, assembly ---------------------------------- */
+
+/* Layer li, a built-in view (op_is_view: output 0 is input 0's bytes under
+ * other dims): output 0 takes input 0's memory where nothing else can see
+ * it change, as an in-place output does below, and where both are LINEAR
+ * of one dtype (CHW8 blocks of other dims are other bytes). The memory
+ * item is sized for the larger of the two (assemble_tensors). Else the run
+ * copies, as without it. */
+static void bld_alias_view(bld *b, int32_t li)
+{
+    const prt_network *net = b->net;
+    const net_layer *l = &net->layers[li];
+    int32_t tin = l->inputs[0], tout = l->outputs[0], uses = 0;
+    for (int32_t k = 0; k < l->nb_inputs; k++)
+        uses += l->inputs[k] == tin;
+    if (b->t[tin].dtype != b->t[tout].dtype || b->t[tin].format != PRT_FORMAT_LINEAR ||
+        b->t[tout].format != PRT_FORMAT_LINEAR || bld_is_io(net, tin) ||
+        bld_is_io(net, tout) || b->t[tin].last_use != li || uses != 1)
+        return;
+    b->l[li].alias_input[0] = 0;
+    b->t[tout].root = b->t[tin].root;
+}
 
 prt_status bld_alias(bld *b)
 {
@@ -25,6 +47,10 @@ prt_status bld_alias(bld *b)
                              : -1;
             int32_t tin, tout = l->outputs[o], uses = 0;
             bl->alias_input[o] = -1;
+            if (in < 0 && o == 0 && op_is_view(l->plugin)) {
+                bld_alias_view(b, li);
+                continue;
+            }
             if (in < 0)
                 continue;
             if (in >= l->nb_inputs)

@@ -31,6 +31,7 @@
 #include "base/plugin_label.h"
 #include "engine/engine_impl.h"
 #include "network/network.h"
+#include "ops/op_const.h"
 #include "registry/registry.h"
 
 static int builtin(const eng_layer *l)
@@ -168,6 +169,31 @@ static prt_status check_dtypes(const check_ctx *c, const eng_layer *l, int32_t l
     return PRT_OK;
 }
 
+/* An output in its input's memory under other dims (engine_validate lets
+ * output 0 over input 0 through) only where the op is a view. */
+static prt_status check_views(const check_ctx *c, const eng_layer *l, int32_t li,
+                              const prt_plugin *p)
+{
+    for (int32_t o = 0; o < l->nb_outputs; o++) {
+        const eng_tensor *to, *ti;
+        int same;
+        if (l->alias_input[o] < 0)
+            continue;
+        to = &c->e->tensors[l->outputs[o]];
+        ti = &c->e->tensors[l->inputs[l->alias_input[o]]];
+        same = to->nb_dims == ti->nb_dims;
+        for (int32_t d = 0; same && d < to->nb_dims; d++)
+            same = to->dim_expr[d] == ti->dim_expr[d];
+        if (!same && !op_is_view(p))
+            return invalid(l, li,
+                           "output %d ('%s') shares input %d's memory under other dims, "
+                           "which only a built-in view (Reshape, Squeeze, Unsqueeze, "
+                           "Flatten) may",
+                           (int)o, to->name, (int)l->alias_input[o]);
+    }
+    return PRT_OK;
+}
+
 /* Every position's dtype and format, as the builder negotiated them. */
 static prt_status check_formats(const check_ctx *c, const eng_layer *l, int32_t li,
                                 prt_plugin *p)
@@ -287,6 +313,8 @@ static prt_status check_layer(const check_ctx *c, int32_t li)
         st = check_dtypes(c, l, li, p);
     if (!st)
         st = check_formats(c, l, li, p);
+    if (!st)
+        st = check_views(c, l, li, p);
     /* A built-in op's tactic may need workspace of its own (Conv's cuDNN
      * algorithms; a tactic no kernel knows is refused here). */
     if (!st && builtin(l) && l->tactic != 0 && RUNTIME_ENTRY(p, set_tactic)) {

@@ -407,13 +407,18 @@ static prt_status validate_layer(const prt_engine *e, int32_t li, uint8_t *produ
         if (a >= 0) {
             /* In place: the output lives in the input's memory, so it must
              * be the same size; with hash-consed expressions, equal shapes
-             * are equal node ids. */
+             * are equal node ids. Other dims only for a view (op_is_view:
+             * output 0 as input 0's LINEAR bytes, never a copy), which
+             * engine_check_layers confirms with the layer's op; the run
+             * checks the two sizes agree before it moves a byte. */
             const eng_tensor *to = &e->tensors[t];
             const eng_tensor *ti = &e->tensors[l->inputs[a]];
-            int same = to->dtype == ti->dtype && to->nb_dims == ti->nb_dims;
+            int same = to->nb_dims == ti->nb_dims, view;
             for (int32_t d = 0; same && d < to->nb_dims; d++)
                 same = to->dim_expr[d] == ti->dim_expr[d];
-            if (!same)
+            view = k == 0 && a == 0 && !l->alias_copy[k] &&
+                   to->format == PRT_FORMAT_LINEAR && ti->format == PRT_FORMAT_LINEAR;
+            if (to->dtype != ti->dtype || (!same && !view))
                 return invalid("layer %d ('%s') output %d ('%s') aliases input "
                                "%d ('%s') of another dtype or shape",
                                (int)li, n, (int)k, to->name, (int)a, ti->name);

@@ -7,9 +7,9 @@
  * d(axis) * ... * d(r-1)]: always 2-D, an empty product being 1 (axis 0
  * gives [1, volume], axis r gives [volume, 1]; a scalar gives [1, 1]).
  *
- * The bytes are the input's, copied: the builder lets an output share its
- * input's memory only when the dims are the same expressions, which a
- * reshape's are not.
+ * The bytes are the input's: a view (op_class.view), so the builder gives
+ * the output the input's memory where it can and the run copies only when
+ * they are apart.
  */
 #include <string.h>
 
@@ -89,7 +89,8 @@ static const op_class flatten_class = {
     .max_inputs = 1,
     .dtypes = OP_DT_ALL,
     .size = sizeof(flatten_op),
-    .alias_input = -1, /* the dims differ; see above */
+    .alias_input = -1, /* the dims differ: a view instead */
+    .view = 1,
     .parse = flatten_parse,
     .serialize = flatten_serialize,
     .shapes = flatten_shapes,

@@ -879,6 +879,11 @@ void op_set_precision(prt_plugin *p, uint32_t flags)
         obj(p)->precision = flags;
 }
 
+int op_is_view(const prt_plugin *p)
+{
+    return p && (p->vt == &op_vt_runtime || p->vt == &op_vt_build) && cobj(p)->cls->view;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Workspace (op_workspace.h)                                                */
 /* ------------------------------------------------------------------------ */

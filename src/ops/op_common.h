@@ -105,6 +105,10 @@ typedef struct op_class {
     uint32_t dtypes;     /* OP_DT mask; all inputs and the output share one */
     size_t size;         /* bytes of the op's object, >= sizeof(op_object) */
     int32_t alias_input; /* output 0 may share this input's memory; -1: no */
+    /* 1: output 0 is input 0's bytes in the same order under other dims
+     * (Reshape, Squeeze, Unsqueeze, Flatten); the builder may give it input
+     * 0's memory (op_is_view), and the run copies only when not. */
+    int32_t view;
     /* Reads fields into the object (creator defaults for absent ones).
      * NULL: the op has no fields. */
     prt_status (*parse)(op_object *o, const op_fields *f);

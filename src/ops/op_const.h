@@ -35,4 +35,11 @@ prt_status op_bind_constants(prt_plugin *p, const prt_tensor_desc *in, int32_t n
  * and loader) while nothing else uses p. */
 void op_set_precision(prt_plugin *p, uint32_t flags);
 
+/* 1 when p is a built-in op whose output 0 is its input 0's bytes in the
+ * same order under other dims (op_class.view: Reshape, Squeeze, Unsqueeze,
+ * Flatten). The builder then lets output 0 share input 0's memory even
+ * though the dims differ (a plugin's get_aliased_input needs equal dims);
+ * the op's run copies only when the two are apart. 0 for anything else. */
+int op_is_view(const prt_plugin *p);
+
 #endif /* PLUGRT_OPS_OP_CONST_H */

@@ -2,8 +2,10 @@
  * The reshaping ops (namespace "plugrt", version "1"): the output holds the
  * input's elements in the same order under other dims. Any dtype. Their
  * dims come from shape inputs, so they have no concrete `infer`: the run
- * checks that the volumes agree and copies (never in place: the builder
- * aliases only equal dims). Values (shape tensors) pass through.
+ * checks that the volumes agree. They are views (op_class.view): the
+ * builder gives the output the input's memory where the input dies here,
+ * and the run copies only when the two are apart. Values (shape tensors)
+ * pass through.
  *
  * Reshape, ONNX opset 14: input data, shape input `shape` (its values).
  *   Field allowzero (int32, default 0). A value 0 copies the input's dim at
@@ -290,8 +292,8 @@ static prt_status reshape_values(op_object *o, const prt_dim_exprs *in_dims,
 #define RESHAPE_CLASS(k, nsv_min, nsv_max)                                               \
     {                                                                                    \
         .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = OP_DT_ALL,              \
-        .size = sizeof(reshape_op), .alias_input = -1, .parse = reshape_parse,           \
-        .serialize = reshape_serialize, .run = op_copy_run,                              \
+        .size = sizeof(reshape_op), .alias_input = -1, .view = 1,                        \
+        .parse = reshape_parse, .serialize = reshape_serialize, .run = op_copy_run,      \
         .min_shape_inputs = (nsv_min), .max_shape_inputs = (nsv_max),                    \
         .shapes_sv = reshape_shapes, .values = reshape_values,                           \
     }

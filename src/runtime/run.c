@@ -349,6 +349,15 @@ static prt_status run_layer(prt_context *c, int32_t li, void *stream)
         int32_t k = l->alias_input[o];
         if (k < 0)
             continue;
+        /* A view's dims differ from its input's (engine_validate): its
+         * bytes must not. */
+        if (bytes_of(&out[o]) != bytes_of(&in[k]))
+            return base_error(
+                PRT_ERR_SHAPE,
+                "layer '%s': output %d (%lld bytes) shares input %d's memory "
+                "(%lld bytes), but their sizes differ",
+                l->name, (int)o, (long long)bytes_of(&out[o]), (int)k,
+                (long long)bytes_of(&in[k]));
         /* On the host the output's copy is the input's only when they are
          * one tensor, so it is always filled first. */
         if (host && c->out_ptrs[o] != c->in_ptrs[k]) {

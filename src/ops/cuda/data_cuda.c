@@ -10,20 +10,23 @@
 #include "ops/cuda/ops.h"
 #include "ops/shape_ops.h"
 
-/* Reshape, Squeeze, Unsqueeze: the volumes checked, one copy. */
+/* Reshape, Squeeze, Unsqueeze: the volumes checked, one copy (none where
+ * the builder gave the output the input's memory: op_is_view). */
 OPC_KERNEL(opc_copy)
 {
     int64_t n = base_volume(&in[0].dims);
     prt_status st = op_copy_check(o, in, out);
-    if (st)
+    if (st || x[0] == y[0])
         return st;
     return opc_status(
         o, opk_device_copy(y[0], x[0], prt_dtype_size(dtype) * (size_t)n, stream));
 }
 
-/* Flatten: its infer has fixed the output's dims; one copy. */
+/* Flatten: its infer has fixed the output's dims; one copy (none in place). */
 OPC_KERNEL(opc_flatten)
 {
+    if (x[0] == y[0])
+        return PRT_OK;
     return opc_status(
         o, opk_device_copy(y[0], x[0],
                            prt_dtype_size(dtype) * (size_t)base_volume(&in[0].dims),
