@@ -390,7 +390,7 @@ static void bench_chw8(int reps)
               *Y8 = floats((size_t)(M8 * 8 * P), 0);
         float *Wp = floats((size_t)(M8 * 8 * K), 0), *Y2 = floats((size_t)(M * P), 0);
         const op_epilogue e = {B, NULL, act};
-        op_pw8 pw = {K, M, P, Wp, B, act};
+        op_pw8 pw = {K, M, P, Wp, B, act, 0};
         double best1 = 1e30, best2 = 1e30;
         op_pw8_pack(W, M, K, Wp);
         for (int64_t cb = 0; cb < K8; cb++)

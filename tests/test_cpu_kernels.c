@@ -1434,7 +1434,7 @@ static int test_chw8_kernels(void)
                 ref_conv2(0, x, K, 1, P, w, ai % 2 ? b : NULL, M, 1, 1, 0, 1, a, 1, P,
                           want);
                 {
-                    const op_pw8 p = {K, M, P, wp, ai % 2 ? b : NULL, *a};
+                    const op_pw8 p = {K, M, P, wp, ai % 2 ? b : NULL, *a, 0};
                     /* In two calls: every block from pixel 0 to 7, then on. */
                     op_pw8_run(&p, x8, 0, M8, 0, 7, y);
                     op_pw8_run(&p, x8, 0, M8, 7, P, y);
@@ -1445,6 +1445,17 @@ static int test_chw8_kernels(void)
                 }
                 CHECK(chw8_close(y, want, M, P, 1e-5 * (K + 1), "op_pw8_run", ai));
                 CHECK(memcmp(y, y2, sizeof(float) * (size_t)(M8 * 8 * P)) == 0);
+                /* X as LINEAR planes (x_linear): the blocks' bits, in both
+                 * builds. */
+                for (int avx2 = 0; avx2 < 2; avx2++) {
+                    const op_pw8 p = {K, M, P, wp, ai % 2 ? b : NULL, *a, 1};
+                    memset(y2, 0xff, sizeof(float) * (size_t)(M8 * 8 * P));
+                    cpu_force_avx2(avx2);
+                    op_pw8_run(&p, x, 0, M8, 0, 5, y2);
+                    op_pw8_run(&p, x, 0, M8, 5, P, y2);
+                    cpu_force_avx2(0);
+                    CHECK(memcmp(y, y2, sizeof(float) * (size_t)(M8 * 8 * P)) == 0);
+                }
                 free(w), free(b), free(x), free(x8), free(wp), free(y), free(y2),
                     free(want);
             }

@@ -261,8 +261,9 @@ prt_status engine_bind_constants(prt_engine *e)
         return PRT_OK;
     for (int32_t i = 0; i < e->nb_layers; i++) {
         const eng_layer *l = &e->layers[i];
-        prt_tensor_desc in[OP_MAX_INPUTS];
+        prt_tensor_desc in[OP_MAX_INPUTS], out[8];
         const void *data[OP_MAX_INPUTS];
+        int32_t nb_out = l->nb_outputs < 8 ? l->nb_outputs : 8;
         int any = 0;
         prt_status st;
         if (l->device != PRT_DEVICE_CPU || !l->plugin ||
@@ -283,7 +284,13 @@ prt_status engine_bind_constants(prt_engine *e)
         }
         if (!any)
             continue;
-        st = op_bind_constants(l->plugin, in, l->nb_inputs, data);
+        /* The outputs' formats (their dims are not needed). */
+        for (int32_t k = 0; k < nb_out; k++) {
+            memset(&out[k], 0, sizeof out[k]);
+            out[k].dtype = e->tensors[l->outputs[k]].dtype;
+            out[k].format = e->tensors[l->outputs[k]].format;
+        }
+        st = op_bind_constants(l->plugin, in, l->nb_inputs, out, nb_out, data);
         if (st)
             return base_error_prefix(st, "layer '%s'", l->name);
     }

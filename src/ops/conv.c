@@ -1148,7 +1148,9 @@ static int64_t conv_round8(int64_t n)
 /* Floats of workspace a CHW8 convolution needs:
  *  - the direct kind: W packed, and a LINEAR Y's blocks;
  *  - a LINEAR X (and a CHW8 Y): the planes' path (conv_need) and Y's
- *    planes, moved into blocks at the end;
+ *    planes, moved into blocks at the end; or, for a pointwise one, W
+ *    packed, its kernel reading X's planes in place (the larger of the
+ *    two: which runs depends on the pixels of the run);
  *  - a CHW8 X: a LINEAR Y's blocks, and W packed for the pointwise kernel
  *    or the depthwise kernel's band buffers. */
 static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
@@ -1168,9 +1170,20 @@ static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
                 base_add_i64(*n, t, n));
     }
     if (!(chw8 & 1u)) {
-        return conv_need(c, w, out, &col, &slot) && base_add_i64(col, slot, n) &&
-               base_mul_i64(out->d[0], out->d[1], &t) && base_mul_i64(t, out->d[2], &t) &&
-               base_mul_i64(t, out->d[3], &t) && base_add_i64(*n, t, n);
+        /* A pointwise one into a CHW8 Y of more than a pixel an image
+         * reads X in place (conv_run_c8): W packed; else (and whatever
+         * the dims here: a profile may reach one pixel) the planes'
+         * path. */
+        if (!conv_need(c, w, out, &col, &slot) || !base_add_i64(col, slot, n) ||
+            !base_mul_i64(out->d[0], out->d[1], &t) || !base_mul_i64(t, out->d[2], &t) ||
+            !base_mul_i64(t, out->d[3], &t) || !base_add_i64(*n, t, n))
+            return 0;
+        if (kind == CONV_C8_POINTWISE && (chw8 & (1u << OP_CHW8_OUT))) {
+            if (!base_mul_i64(conv_round8(w->d[0]), w->d[1], &t))
+                return 0;
+            *n = t > *n ? t : *n;
+        }
+        return 1;
     }
     if (!(chw8 & (1u << OP_CHW8_OUT))) {
         if (!base_mul_i64(out->d[0], conv_round8(out->d[1]), &t) ||
@@ -1203,10 +1216,10 @@ static int conv_c8_floats(const conv_op *c, uint32_t chw8, const prt_dims *in,
     return 1;
 }
 
-/* W packed for the pointwise and direct kernels when X is CHW8, and for a
- * direct one of few taps (a first layer, whose Y is CHW8 from a LINEAR X;
- * elsewhere packing in each run costs a pass over W, far below the
- * convolution's) once, when it is a constant of a CPU engine (the builder's timing
+/* W packed for the pointwise and direct kernels when X is CHW8, for the
+ * pointwise one into a CHW8 Y, and for a direct one of few taps (a first layer, whose Y
+ * is CHW8 from a LINEAR X; elsewhere packing in each run costs a pass over W, far below
+ * the convolution's) once, when it is a constant of a CPU engine (the builder's timing
  * runs pack it in the workspace). */
 typedef struct conv_c8_const {
     op_const head;
@@ -1222,9 +1235,13 @@ static prt_status conv_prepare(const op_object *o, const prt_tensor_desc *in,
     conv_c8_const *k;
     size_t floats;
     const int kind = nb_in >= 2 ? conv_c8_kind(ccv(o), w) : CONV_C8_NONE;
+    /* A LINEAR X into a CHW8 Y (o->chw8, op_bind_constants) also reads
+     * packed W in the pointwise kernel (conv_run_c8). */
+    const int pw_lin = kind == CONV_C8_POINTWISE && (o->chw8 & (1u << OP_CHW8_OUT));
     if (nb_in < 2 || !data[1] || in[1].dtype != PRT_FLOAT32 ||
         !(((kind == CONV_C8_POINTWISE || kind == CONV_C8_DIRECT) &&
            in[0].format == PRT_FORMAT_CHW8) ||
+          pw_lin ||
           (kind == CONV_C8_DIRECT && w->d[1] * w->d[2] * w->d[3] <= CONV_DIRECT_TAPS)))
         return PRT_OK;
     floats = kind == CONV_C8_DIRECT
@@ -1288,8 +1305,10 @@ static void conv_c8_pw_range(void *arg, int64_t begin, int64_t end)
         int64_t g = it % j->npg, pcix = it / j->npg % j->npc, n = it / j->npg / j->npc;
         int64_t ob0 = g * j->ppi * 2, ob1 = conv_min(ob0 + j->ppi * 2, j->M8);
         int64_t p0 = pcix * j->pc, p1 = conv_min(p0 + j->pc, j->ovol);
-        op_pw8_run(&j->pw, j->X8 + n * j->C8 * j->ivol * 8, ob0, ob1, p0, p1,
-                   j->Y8 + n * j->M8 * j->ovol * 8);
+        op_pw8_run(&j->pw,
+                   j->pw.x_linear ? j->xl + n * j->C * j->ivol
+                                  : j->X8 + n * j->C8 * j->ivol * 8,
+                   ob0, ob1, p0, p1, j->Y8 + n * j->M8 * j->ovol * 8);
     }
 }
 
@@ -1581,6 +1600,16 @@ static prt_status conv_run_c8(const conv_op *c, const prt_tensor_desc *in, int32
     j.act = act;
     if (kind == CONV_C8_DIRECT)
         return conv_c8_direct(c, &g, &j, in, out, xs, y, z, scratch);
+    if (in[0].format != PRT_FORMAT_CHW8 && kind == CONV_C8_POINTWISE &&
+        out->format == PRT_FORMAT_CHW8 && g.w.ovol > 1) {
+        /* The pointwise kernel reads X's planes in place
+         * (op_pw8.x_linear) into Y's blocks: no pass over X or Y. */
+        j.xl = xs[0];
+        j.Y8 = y;
+        j.pw.x_linear = 1;
+        conv_c8_pw(c, &g, &j, xs, scratch);
+        return PRT_OK;
+    }
     if (in[0].format != PRT_FORMAT_CHW8)
         return conv_c8_from_linear(c, &g, &j, in, nb_in, out, xs, y, scratch);
     j.X8 = xs[0];

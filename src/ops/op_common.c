@@ -855,6 +855,7 @@ op_const *op_const_alloc(size_t size)
 }
 
 prt_status op_bind_constants(prt_plugin *p, const prt_tensor_desc *in, int32_t nb_in,
+                             const prt_tensor_desc *out, int32_t nb_out,
                              const void *const *data)
 {
     op_object *o;
@@ -866,6 +867,7 @@ prt_status op_bind_constants(prt_plugin *p, const prt_tensor_desc *in, int32_t n
     if (!o->cls->prepare || o->cst || nb_in < o->cls->min_inputs ||
         nb_in > o->cls->max_inputs)
         return PRT_OK;
+    o->chw8 = chw8_mask(in, nb_in, out, nb_out);
     st = o->cls->prepare(o, in, nb_in, data, &cst);
     if (st)
         return st;

@@ -16,13 +16,16 @@
 /* Calls the class's `prepare` on p, a built-in op's object, with every
  * input's desc (in[0..nb_in)) and data[i] the bytes of input i where it is
  * a constant (host memory living as long as every clone of p), NULL where
- * it is computed at run time, and keeps the state in p for its later
+ * it is computed at run time (out[0..nb_out): the outputs' descs, of
+ * which their formats are set first in op_object.chw8, so prepare knows
+ * the layouts the layer runs in), and keeps the state in p for its later
  * clones (attach_to_context). For CPU layers of CPU engines only: a CUDA
  * kernel never reads the state. Does nothing for another plugin, an op
  * without `prepare`, or an object that has state already. Fails only for
  * out of memory. Called by the engine (builder and loader) while nothing
  * else uses p. */
 prt_status op_bind_constants(prt_plugin *p, const prt_tensor_desc *in, int32_t nb_in,
+                             const prt_tensor_desc *out, int32_t nb_out,
                              const void *const *data);
 
 /* Gives p, a built-in op's object, the engine's precision flags

@@ -142,11 +142,18 @@ static inline CPU_INLINE void pw8_finish(const op_act *act, int64_t M, int64_t o
     }
 }
 
-/* Input channel k (lane l of its block, x at the tile's first pixel):
- * the blocks' eight weights times each pixel's value. */
+/* Where X's values lie (op_pw8.x_linear): pixel u of lane l of a block
+ * at x[u * PW_SU(lin) + l * PW_SL(lin, P)], a block's next at P * 8 on,
+ * for CHW8 blocks (lin 0) and LINEAR planes (lin 1) alike. */
+#define PW_SU(lin) ((lin) ? 1 : 8)
+#define PW_SL(lin, P) ((lin) ? (P) : 1)
+
+/* Input channel k (lane l of its block, x at the tile's first pixel; su
+ * and sl as PW_SU and PW_SL): the blocks' eight weights times each
+ * pixel's value. */
 static inline CPU_INLINE void pw8_step(const float *w, int64_t K, const float *x,
-                                       int64_t k, int l, int nb, int nu,
-                                       cpu_v8 (*acc)[PW_U])
+                                       int64_t k, int l, int su, int64_t sl, int nb,
+                                       int nu, cpu_v8 (*acc)[PW_U])
 {
     cpu_v8 w0, w1 = {0};
     CPU_LOAD(w0, w + k * 8);
@@ -154,7 +161,7 @@ static inline CPU_INLINE void pw8_step(const float *w, int64_t K, const float *x
         CPU_LOAD(w1, w + (K + k) * 8);
 #pragma GCC unroll 16
     for (int u = 0; u < nu; u++) {
-        const cpu_v8 xv = CPU_SPLAT(x[u * 8 + l]);
+        const cpu_v8 xv = CPU_SPLAT(x[u * su + l * sl]);
         acc[0][u] += w0 * xv;
         if (nb == 2)
             acc[1][u] += w1 * xv;
@@ -166,22 +173,23 @@ static inline CPU_INLINE void pw8_step(const float *w, int64_t K, const float *x
  * 15 of AVX2's 16 registers. (Three blocks by four pixels, three weights
  * and four broadcasts a channel, ran 3-4x slower: spilled.) */
 static inline CPU_INLINE void pw8_tile(const op_pw8 *p, const float *x, int nb, int nu,
-                                       int64_t ob, int64_t px, float *y)
+                                       int64_t ob, int64_t px, float *y, int lin)
 {
-    const int64_t K = p->K, P = p->P;
+    const int64_t K = p->K, P = p->P, sl = PW_SL(lin, P);
+    const int su = PW_SU(lin);
     const float *w = p->w + ob * K * 8;
     cpu_v8 acc[2][PW_U];
     pw8_start(p->bias, p->M, ob, nb, nu, acc);
-    x += px * 8;
+    x += px * su;
     for (int64_t kb = 0; kb * 8 < K; kb++, x += P * 8) {
         /* Whole blocks with a constant trip count (unrolled), the last of
          * fewer channels with its own. */
         if (K - kb * 8 >= 8)
             for (int l = 0; l < 8; l++)
-                pw8_step(w, K, x, kb * 8 + l, l, nb, nu, acc);
+                pw8_step(w, K, x, kb * 8 + l, l, su, sl, nb, nu, acc);
         else
             for (int64_t l = 0; l < K - kb * 8; l++)
-                pw8_step(w, K, x, kb * 8 + l, (int)l, nb, nu, acc);
+                pw8_step(w, K, x, kb * 8 + l, (int)l, su, sl, nb, nu, acc);
     }
     pw8_finish(&p->act, p->M, ob, nb, nu, acc, P, px, y);
 }
@@ -189,21 +197,22 @@ static inline CPU_INLINE void pw8_tile(const op_pw8 *p, const float *x, int nb, 
 /* Pixels [p0, p1) of nb blocks from ob: tiles of PW_U, then 4, 2 and 1
  * (written out so that each is compiled for its constant width). */
 static inline CPU_INLINE void pw8_pixels(const op_pw8 *p, const float *x, int nb,
-                                         int64_t ob, int64_t p0, int64_t p1, float *y)
+                                         int64_t ob, int64_t p0, int64_t p1, float *y,
+                                         int lin)
 {
     int64_t px = p0;
     for (; px + PW_U <= p1; px += PW_U)
-        pw8_tile(p, x, nb, PW_U, ob, px, y);
+        pw8_tile(p, x, nb, PW_U, ob, px, y, lin);
     if ((p1 - px) & 4) {
-        pw8_tile(p, x, nb, 4, ob, px, y);
+        pw8_tile(p, x, nb, 4, ob, px, y, lin);
         px += 4;
     }
     if ((p1 - px) & 2) {
-        pw8_tile(p, x, nb, 2, ob, px, y);
+        pw8_tile(p, x, nb, 2, ob, px, y, lin);
         px += 2;
     }
     if (p1 - px)
-        pw8_tile(p, x, nb, 1, ob, px, y);
+        pw8_tile(p, x, nb, 1, ob, px, y, lin);
 }
 
 /* Pixels of a chunk: its input (every channel) about 16 KiB, in L1 while
@@ -217,18 +226,29 @@ static inline int64_t pw8_chunk(int64_t K, int64_t tile)
     return pc < tile ? tile : pc;
 }
 
-static inline CPU_INLINE void pw8_body(const op_pw8 *p, const float *x, int64_t ob0,
-                                       int64_t ob1, int64_t p0, int64_t p1, float *y)
+static inline CPU_INLINE void pw8_span(const op_pw8 *p, const float *x, int64_t ob0,
+                                       int64_t ob1, int64_t p0, int64_t p1, float *y,
+                                       int lin)
 {
     const int64_t pc = pw8_chunk(p->K, PW_U);
     for (int64_t c0 = p0; c0 < p1; c0 += pc) {
         const int64_t c1 = c0 + pc < p1 ? c0 + pc : p1;
         int64_t ob = ob0;
         for (; ob + 2 <= ob1; ob += 2)
-            pw8_pixels(p, x, 2, ob, c0, c1, y);
+            pw8_pixels(p, x, 2, ob, c0, c1, y, lin);
         if (ob < ob1)
-            pw8_pixels(p, x, 1, ob, c0, c1, y);
+            pw8_pixels(p, x, 1, ob, c0, c1, y, lin);
     }
+}
+
+/* Compiled for each layout of X. */
+static inline CPU_INLINE void pw8_body(const op_pw8 *p, const float *x, int64_t ob0,
+                                       int64_t ob1, int64_t p0, int64_t p1, float *y)
+{
+    if (p->x_linear)
+        pw8_span(p, x, ob0, ob1, p0, p1, y, 1);
+    else
+        pw8_span(p, x, ob0, ob1, p0, p1, y, 0);
 }
 
 CPU_BUILDS(pw8, pw8_body,
@@ -300,21 +320,22 @@ static inline CPU_INLINE void pw16_start(const float *bias, int64_t M, int64_t o
 }
 
 static inline CPU_INLINE void pw16_tile(const op_pw8 *p, const float *x, int64_t ob,
-                                        int64_t px, float *y)
+                                        int64_t px, float *y, int lin)
 {
-    const int64_t K = p->K, P = p->P;
+    const int64_t K = p->K, P = p->P, sl = PW_SL(lin, P);
+    const int su = PW_SU(lin);
     const float *w = p->w + ob * K * 8;
     cpu_v16 acc[PW16_U];
     pw16_start(p->bias, p->M, ob, PW16_U, acc);
-    x += px * 8;
+    x += px * su;
     for (int64_t k = 0; k < K; k++) {
         /* Input channel k: lane k % 8 of block k / 8. */
-        const float *xk = x + (k / 8) * P * 8 + k % 8;
+        const float *xk = x + (k / 8) * P * 8 + (k % 8) * sl;
         cpu_v16 wv;
         PW16_WEIGHTS(wv, w, K, k);
 #pragma GCC unroll 16
         for (int u = 0; u < PW16_U; u++) {
-            const float v = xk[u * 8];
+            const float v = xk[u * su];
             acc[u] += wv * (cpu_v16){v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
         }
     }
@@ -326,22 +347,23 @@ static inline CPU_INLINE void pw16_tile(const op_pw8 *p, const float *x, int64_t
  * of the 32 registers, so a broadcast input feeds two multiply-adds. Each
  * lane's sum is pw16_tile's, bit for bit. */
 static inline CPU_INLINE void pw32_tile(const op_pw8 *p, const float *x, int64_t ob,
-                                        int nu, int64_t px, float *y)
+                                        int nu, int64_t px, float *y, int lin)
 {
-    const int64_t K = p->K, P = p->P;
+    const int64_t K = p->K, P = p->P, sl = PW_SL(lin, P);
+    const int su = PW_SU(lin);
     const float *w = p->w + ob * K * 8, *w2 = w + 2 * K * 8;
     cpu_v16 acc[2][PW16_U];
     pw16_start(p->bias, p->M, ob, nu, acc[0]);
     pw16_start(p->bias, p->M, ob + 2, nu, acc[1]);
-    x += px * 8;
+    x += px * su;
     for (int64_t k = 0; k < K; k++) {
-        const float *xk = x + (k / 8) * P * 8 + k % 8;
+        const float *xk = x + (k / 8) * P * 8 + (k % 8) * sl;
         cpu_v16 wa, wb;
         PW16_WEIGHTS(wa, w, K, k);
         PW16_WEIGHTS(wb, w2, K, k);
 #pragma GCC unroll 16
         for (int u = 0; u < nu; u++) {
-            const float v = xk[u * 8];
+            const float v = xk[u * su];
             const cpu_v16 xv = {v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
             acc[0][u] += wa * xv;
             acc[1][u] += wb * xv;
@@ -354,46 +376,56 @@ static inline CPU_INLINE void pw32_tile(const op_pw8 *p, const float *x, int64_t
 /* Pixels [p0, p1) of block pairs ob .. ob + 3: tiles of PW16_U, then of
  * 8, 4, 2 and 1 (each compiled for its constant width). */
 static inline CPU_INLINE void pw32_pixels(const op_pw8 *p, const float *x, int64_t ob,
-                                          int64_t p0, int64_t p1, float *y)
+                                          int64_t p0, int64_t p1, float *y, int lin)
 {
     int64_t px = p0;
     for (; px + PW16_U <= p1; px += PW16_U)
-        pw32_tile(p, x, ob, PW16_U, px, y);
+        pw32_tile(p, x, ob, PW16_U, px, y, lin);
     if ((p1 - px) & 8) {
-        pw32_tile(p, x, ob, 8, px, y);
+        pw32_tile(p, x, ob, 8, px, y, lin);
         px += 8;
     }
     if ((p1 - px) & 4) {
-        pw32_tile(p, x, ob, 4, px, y);
+        pw32_tile(p, x, ob, 4, px, y, lin);
         px += 4;
     }
     if ((p1 - px) & 2) {
-        pw32_tile(p, x, ob, 2, px, y);
+        pw32_tile(p, x, ob, 2, px, y, lin);
         px += 2;
     }
     if (p1 - px)
-        pw32_tile(p, x, ob, 1, px, y);
+        pw32_tile(p, x, ob, 1, px, y, lin);
 }
 
-CPU_TARGET_AVX512 static void pw8_avx512(const op_pw8 *p, const float *x, int64_t ob0,
-                                         int64_t ob1, int64_t p0, int64_t p1, float *y)
+static inline CPU_INLINE void pw8_avx512_span(const op_pw8 *p, const float *x,
+                                              int64_t ob0, int64_t ob1, int64_t p0,
+                                              int64_t p1, float *y, int lin)
 {
     const int64_t pc = pw8_chunk(p->K, PW16_U);
     for (int64_t c0 = p0; c0 < p1; c0 += pc) {
         const int64_t c1 = c0 + pc < p1 ? c0 + pc : p1;
         int64_t ob = ob0;
         for (; ob + 4 <= ob1; ob += 4)
-            pw32_pixels(p, x, ob, c0, c1, y);
+            pw32_pixels(p, x, ob, c0, c1, y, lin);
         for (; ob + 2 <= ob1; ob += 2) {
             int64_t px = c0;
             for (; px + PW16_U <= c1; px += PW16_U)
-                pw16_tile(p, x, ob, px, y);
+                pw16_tile(p, x, ob, px, y, lin);
             if (px < c1)
-                pw8_pixels(p, x, 2, ob, px, c1, y);
+                pw8_pixels(p, x, 2, ob, px, c1, y, lin);
         }
         if (ob < ob1)
-            pw8_pixels(p, x, 1, ob, c0, c1, y);
+            pw8_pixels(p, x, 1, ob, c0, c1, y, lin);
     }
+}
+
+CPU_TARGET_AVX512 static void pw8_avx512(const op_pw8 *p, const float *x, int64_t ob0,
+                                         int64_t ob1, int64_t p0, int64_t p1, float *y)
+{
+    if (p->x_linear)
+        pw8_avx512_span(p, x, ob0, ob1, p0, p1, y, 1);
+    else
+        pw8_avx512_span(p, x, ob0, ob1, p0, p1, y, 0);
 }
 #endif
 

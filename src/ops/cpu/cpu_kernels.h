@@ -590,6 +590,9 @@ typedef struct op_pw8 {
     int64_t K, M, P;
     const float *w, *bias;
     op_act act;
+    /* 1: x is LINEAR, channel k's P pixels at x + k P (the same sums in
+     * the same order as from blocks); 0: CHW8 blocks. */
+    int32_t x_linear;
 } op_pw8;
 
 /* The same on the blocked format CHW8 (plugin.h): x is one block of eight
