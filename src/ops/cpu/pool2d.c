@@ -44,6 +44,62 @@ static inline CPU_INLINE float p2_finish1(const cpu_pool2d *p, float acc, int64_
     return acc / (float)(p->with_pad ? padded : cnt);
 }
 
+/* The outputs [*lo, *hi) of a row whose windows lie wholly inside X's
+ * columns. */
+static inline CPU_INLINE void p2_inside(const cpu_pool2d *p, int64_t *lo, int64_t *hi)
+{
+    const int64_t span = (p->kw - 1) * p->dw;
+    *lo = (p->pl + p->sw - 1) / p->sw;
+    *hi = p->iw - 1 - span + p->pl < 0 ? 0 : (p->iw - 1 - span + p->pl) / p->sw + 1;
+    if (*hi > p->ow)
+        *hi = p->ow;
+    if (*lo > *hi)
+        *lo = *hi;
+}
+
+/* A CHW8 output from its window's max or sum (cnt elements inside X,
+ * padded ones inside the padded input), lanes outside `keep` 0. */
+static inline CPU_INLINE void p2_store8(const cpu_pool2d *p, cpu_v8 acc, int64_t cnt,
+                                        int64_t padded, cpu_v8i keep, float *y)
+{
+    const cpu_v8 zero = {0};
+    cpu_v8 r;
+    if (!p->avg)
+        r = acc;
+    else if (cnt == 0 && !p->with_pad)
+        r = CPU_SPLAT(0.0f / 0.0f);
+    else
+        r = acc / CPU_SPLAT((float)(p->with_pad ? padded : cnt));
+    r = CPU_SELECT(keep, r, zero);
+    CPU_STORE(y, r);
+}
+
+/* CHW8 output (oy, ox) whose window may cross X's columns (rows [ky0, ky1)
+ * of it inside X, prows inside the padded input). */
+static inline CPU_INLINE void p2_out8(const cpu_pool2d *p, const float *x, float *y,
+                                      int64_t oy, int64_t ox, int64_t ky0, int64_t ky1,
+                                      int64_t prows, cpu_v8i keep)
+{
+    const int64_t y0 = oy * p->sh - p->pt, x0 = ox * p->sw - p->pl;
+    int64_t kx0, kx1, pkx0, pkx1;
+    cpu_v8 acc = p->avg ? (cpu_v8){0} : CPU_SPLAT(p->lowest);
+    p2_span(x0, p->dw, p->kw, 0, p->iw, &kx0, &kx1);
+    p2_span(x0, p->dw, p->kw, -p->pl, p->iw + p->pr, &pkx0, &pkx1);
+    for (int64_t ky = ky0; ky < ky1; ky++) {
+        const float *row = x + (y0 + ky * p->dh) * p->iw * 8;
+        for (int64_t kx = kx0; kx < kx1; kx++) {
+            cpu_v8 v;
+            CPU_LOAD(v, row + (x0 + kx * p->dw) * 8);
+            if (p->avg)
+                acc += v;
+            else
+                P2_MAX8(acc, v);
+        }
+    }
+    p2_store8(p, acc, (ky1 - ky0) * (kx1 - kx0), prows * (pkx1 - pkx0), keep,
+              y + (oy * p->ow + ox) * 8);
+}
+
 /* One output row oy of a plane: LINEAR (lanes 1) or a CHW8 block whose
  * lanes from `valid` on are padding (written 0). */
 static inline CPU_INLINE void p2_row(const cpu_pool2d *p, const float *x, float *y,
@@ -57,48 +113,37 @@ static inline CPU_INLINE void p2_row(const cpu_pool2d *p, const float *x, float 
         const cpu_v8i lane = {0, 1, 2, 3, 4, 5, 6, 7};
         const cpu_v8i keep =
             lane < (cpu_v8i){valid, valid, valid, valid, valid, valid, valid, valid};
-        const cpu_v8 zero = {0};
-        for (ox = 0; ox < p->ow; ox++) {
-            const int64_t x0 = ox * p->sw - p->pl;
-            int64_t kx0, kx1, pkx0, pkx1, cnt;
-            cpu_v8 acc = p->avg ? zero : CPU_SPLAT(p->lowest), r;
-            p2_span(x0, p->dw, p->kw, 0, p->iw, &kx0, &kx1);
-            p2_span(x0, p->dw, p->kw, -p->pl, p->iw + p->pr, &pkx0, &pkx1);
+        int64_t lo, hi;
+        p2_inside(p, &lo, &hi);
+        for (ox = 0; ox < lo; ox++)
+            p2_out8(p, x, y, oy, ox, ky0, ky1, pky1 - pky0, keep);
+        /* Windows inside the row: every column, no spans to work out. */
+        for (; ox < hi; ox++) {
+            const float *base = x + ((y0 + ky0 * p->dh) * p->iw + ox * p->sw - p->pl) * 8;
+            cpu_v8 acc = p->avg ? (cpu_v8){0} : CPU_SPLAT(p->lowest);
             for (int64_t ky = ky0; ky < ky1; ky++) {
-                const float *row = x + (y0 + ky * p->dh) * p->iw * 8;
-                for (int64_t kx = kx0; kx < kx1; kx++) {
+                const float *row = base + (ky - ky0) * p->dh * p->iw * 8;
+                for (int64_t kx = 0; kx < p->kw; kx++) {
                     cpu_v8 v;
-                    CPU_LOAD(v, row + (x0 + kx * p->dw) * 8);
+                    CPU_LOAD(v, row + kx * p->dw * 8);
                     if (p->avg)
                         acc += v;
                     else
                         P2_MAX8(acc, v);
                 }
             }
-            cnt = (ky1 - ky0) * (kx1 - kx0);
-            if (!p->avg) {
-                r = acc;
-            } else if (cnt == 0 && !p->with_pad) {
-                r = CPU_SPLAT(0.0f / 0.0f);
-            } else {
-                const float n =
-                    (float)(p->with_pad ? (pky1 - pky0) * (pkx1 - pkx0) : cnt);
-                r = acc / CPU_SPLAT(n);
-            }
-            r = CPU_SELECT(keep, r, zero);
-            CPU_STORE(y + (oy * p->ow + ox) * 8, r);
+            p2_store8(p, acc, (ky1 - ky0) * p->kw, (pky1 - pky0) * p->kw, keep,
+                      y + (oy * p->ow + ox) * 8);
         }
+        for (; ox < p->ow; ox++)
+            p2_out8(p, x, y, oy, ox, ky0, ky1, pky1 - pky0, keep);
         return;
     }
     {
         /* The outputs whose windows lie inside the row: [lo, hi). */
         const int64_t span = (p->kw - 1) * p->dw;
-        int64_t lo = (p->pl + p->sw - 1) / p->sw, hi;
-        hi = p->iw - 1 - span + p->pl < 0 ? 0 : (p->iw - 1 - span + p->pl) / p->sw + 1;
-        if (hi > p->ow)
-            hi = p->ow;
-        if (lo > hi)
-            lo = hi;
+        int64_t lo, hi;
+        p2_inside(p, &lo, &hi);
         while (ox < p->ow) {
             const int64_t x0 = ox * p->sw - p->pl;
             int64_t kx0, kx1, pkx0, pkx1;
