@@ -2,7 +2,7 @@
 """Whole models on the GPU: plugrt beside PyTorch on the same weights, in
 one run (issue 24, "Benchmark").
 
-    python3 bench/gpu_models.py PLUGRT [--libs NAME=DIR ...] [--models a,b]
+    python3 bench/gpu_models.py PLUGRT [--libs NAME=DIR[,VAR=VALUE...] ...] [--models a,b]
         [--batches 1,8,64] [--seqs 128,512] [--precisions fp32,fp16,bf16 (default; tf32 when named)]
         [--runs 100] [--budget-s S] [--out FILE] [--modes eager,graph,compile]
         [--max-autotune] [--autotune] [--no-torch] [--work DIR] [--dry-run]
@@ -263,6 +263,13 @@ def first_error(text, code):
         if "error" in ln.lower():
             return ln
     return lines[0] if lines else "exit %d" % code
+
+
+def parse_lib(arg):
+    """--libs' NAME=DIR[,VAR=VALUE...]: (name, dir, {VAR: VALUE})."""
+    name, rest = arg.split("=", 1)
+    parts = rest.split(",")
+    return name, parts[0], dict(p.split("=", 1) for p in parts[1:] if "=" in p)
 
 
 def lib_env(libdir, extra=None):
@@ -539,7 +546,7 @@ def tables(res, libs, header, modes):
         out.append("")
         out.append("%s, %s: median GPU time per run from CUDA events, µs" % (header, prec))
         head = ["model", "batch", "seq"]
-        head += ["%s %s" % (n, m) for n, _ in libs for m in ("eager", "graph")]
+        head += ["%s %s" % (lib[0], m) for lib in libs for m in ("eager", "graph")]
         head += ["torch eager"] + ["torch " + m for m in tmodes]
         head += ["%s graph samples/s" % first, "torch best samples/s",
                  "eager ratio", "graph ratio", "graph/compile ratio"]
@@ -548,7 +555,7 @@ def tables(res, libs, header, modes):
         for model, b, s in keys:
             g = lambda impl, mode: by.get((model, b, s, prec, impl, mode))
             row = [model, str(b), str(s) if s else "-"]
-            row += [cell(g(n, m)) for n, _ in libs for m in ("eager", "graph")]
+            row += [cell(g(lib[0], m)) for lib in libs for m in ("eager", "graph")]
             row += [cell(g("torch", "eager"))] + [cell(g("torch", m)) for m in tmodes]
 
             def us(impl, mode):
@@ -573,7 +580,10 @@ def tables(res, libs, header, modes):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("plugrt", nargs="?", help="the plugrt program")
-    ap.add_argument("--libs", nargs="*", default=[], help="NAME=DIR of a libplugrt")
+    ap.add_argument("--libs", nargs="*", default=[],
+                    help="NAME=DIR of a libplugrt, then ,VAR=VALUE for each environment "
+                         "variable of its processes (one library under two settings "
+                         "in one run: main=DIR pass=DIR,PRT_CUDA_BIAS_EPILOGUE=pass)")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--batches", default="1,8,64")
     ap.add_argument("--seqs", default="128,512", help="sequence lengths of the transformers")
@@ -628,7 +638,7 @@ def main():
         if torch is None:
             return 77
     gpu = torch.cuda.get_device_name(0) if torch else ("(dry run)" if a.dry_run else "(no torch)")
-    libs = [tuple(x.split("=", 1)) for x in a.libs] or [("plugrt", "")]
+    libs = [parse_lib(x) for x in a.libs] or [("plugrt", "", {})]
     flags = precision_flags(a.plugrt)
     work = a.work
     if not work:
@@ -653,7 +663,7 @@ def main():
                 break
             base = {"model": model, "batch": b, "seq": s, "gpu": gpu}
             for prec in precs:
-                for name, libdir in libs:
+                for name, libdir, extra in libs:
                     rec = dict(base, precision=prec, impl=name)
                     if flags[prec] is None:
                         for m in ("eager", "graph"):
@@ -666,7 +676,7 @@ def main():
                             print("$ " + " ".join(cmd))
                             plans[(plan, libdir)] = None
                         else:
-                            plans[(plan, libdir)] = build_plan(cmd, libdir)
+                            plans[(plan, libdir)] = build_plan(cmd, libdir, extra)
                     for m in ("eager", "graph"):
                         cmd = run_cmd(a.plugrt, plan, path, shapes, a.runs, m == "graph")
                         if a.dry_run:
@@ -676,7 +686,7 @@ def main():
                             res.add(dict(rec, mode=m, us=None,
                                          note="build fail: " + plans[(plan, libdir)][:120]))
                             continue
-                        us, why = run_plugrt(cmd, libdir)
+                        us, why = run_plugrt(cmd, libdir, extra)
                         res.add(dict(rec, mode=m, us=us, note=why and "fail: " + why[:120]))
                 if a.no_torch:
                     continue

@@ -10,7 +10,9 @@
 typedef struct opk_blas opk_blas;
 
 /* Opens cuBLAS (first call) and makes a handle, with its workspace when
- * with_workspace (else cuBLAS is told to use none).
+ * with_workspace (else cuBLAS is told to use none) and then, where
+ * cuBLASLt loads, a cuBLASLt handle on the same workspace
+ * (opk_blas_gemm_bias).
  * PRT_ERR_UNSUPPORTED naming the reason when cuBLAS cannot be loaded. Not
  * during a stream capture: it allocates device memory. */
 prt_status opk_blas_open(opk_blas **out, int with_workspace);
@@ -32,6 +34,18 @@ prt_status opk_blas_gemm_ex(opk_blas *b, void *stream, int32_t ab_dtype, int32_t
                             int64_t K, const void *A, int64_t lda, int64_t stride_a,
                             const void *B, int64_t ldb, int64_t stride_b, void *C,
                             int64_t ldc, int64_t stride_c, int64_t batch);
+/* Row-major Y[M x N] = act(alpha op(A) op(B) + bias) of float32 through
+ * cuBLASLt's epilogue on the handle's workspace (lt.h's opk_lt_gemm_f32:
+ * bias NULL or N floats per row, act ReLU where relu, the handle's TF32),
+ * for `batch` products of A and B at their element strides (0: one shared)
+ * and Y's M x N apart. PRT_ERR_UNSUPPORTED, nothing launched, where the
+ * handle has no cuBLASLt (none installed, no workspace) or cuBLASLt
+ * refuses the product: the caller then runs cuBLAS and its own pass. */
+prt_status opk_blas_gemm_bias(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b,
+                              int64_t M, int64_t N, int64_t K, float alpha,
+                              const float *A, int64_t lda, int64_t stride_a,
+                              const float *B, int64_t ldb, int64_t stride_b,
+                              const float *bias, int relu, float *Y, int64_t batch);
 /* The same for float32 throughout. */
 prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b,
                          int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,

@@ -22,6 +22,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cublas_v2.h>
@@ -29,6 +30,7 @@
 
 #include "device/device.h"
 #include "ops/cuda/blas.h"
+#include "ops/cuda/lt.h"
 #include "ops/cuda/ops.h"
 #include "ops/op_device.h"
 
@@ -112,7 +114,16 @@ struct opk_blas {
     size_t workspace_size; /* 0: none (cuBLAS then uses none either) */
     const dev_ops *dev;    /* which allocated the workspace */
     int tf32;              /* float32 products may use TF32 (PRT_PRECISION_TF32) */
+    opk_lt *lt; /* cuBLASLt on the same workspace (products with a bias); NULL: none */
 };
+
+/* PRT_CUDA_BIAS_EPILOGUE=pass: no cuBLASLt epilogue (opk_blas_gemm_bias
+ * refuses). */
+static int bias_pass_asked(void)
+{
+    const char *env = getenv("PRT_CUDA_BIAS_EPILOGUE");
+    return env && strcmp(env, "pass") == 0;
+}
 
 prt_status opk_blas_open(opk_blas **out, int with_workspace)
 {
@@ -153,6 +164,15 @@ prt_status opk_blas_open(opk_blas **out, int with_workspace)
     }
     b->workspace_size = with_workspace ? OPK_BLAS_WORKSPACE : 0;
     b->dev = dev;
+    /* The bias epilogue's handle, where cuBLASLt is: without it the
+     * products with a bias take cuBLAS and a pass of their own (as they
+     * do with PRT_CUDA_BIAS_EPILOGUE=pass: benchmarks compare the two in
+     * one run). */
+    if (with_workspace && !opk_lt_unavailable() && !bias_pass_asked() &&
+        opk_lt_open_shared(&b->lt, b->workspace, b->workspace_size) != PRT_OK) {
+        b->lt = NULL;
+        base_clear_error();
+    }
     *out = b;
     return PRT_OK;
 }
@@ -161,6 +181,7 @@ void opk_blas_close(opk_blas *b)
 {
     if (!b)
         return;
+    opk_lt_close(b->lt);
     blas.destroy(b->handle);
     if (b->workspace)
         b->dev->free(b->workspace);
@@ -254,6 +275,20 @@ prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t tra
     return opk_blas_gemm_ex(b, stream, PRT_FLOAT32, PRT_FLOAT32, trans_a, trans_b, M, N,
                             K, A, lda, stride_a, B, ldb, stride_b, C, ldc, stride_c,
                             batch);
+}
+
+prt_status opk_blas_gemm_bias(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b,
+                              int64_t M, int64_t N, int64_t K, float alpha,
+                              const float *A, int64_t lda, int64_t stride_a,
+                              const float *B, int64_t ldb, int64_t stride_b,
+                              const float *bias, int relu, float *Y, int64_t batch)
+{
+    if (!b || !b->lt)
+        return base_error(PRT_ERR_UNSUPPORTED, "no cuBLASLt handle: %s",
+                          b && opk_lt_unavailable() ? opk_lt_unavailable()
+                                                    : "a handle without a workspace");
+    return opk_lt_gemm_f32(b->lt, stream, b->tf32, trans_a, trans_b, M, N, K, alpha, A,
+                           lda, stride_a, B, ldb, stride_b, bias, relu, Y, batch);
 }
 
 prt_status opc_blas_attach(op_object *o, void *stream)

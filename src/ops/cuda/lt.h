@@ -1,12 +1,15 @@
 /*
- * cuBLASLt for the 8-bit products (lt_cuda.c; CUDA builds only): INT8
- * (IMMA, int32 sums) and FP8 (E4M3, sm_89 and later) matrix products,
- * opened on first use like cuBLAS (blas.h), so libplugrt loads where
- * cuBLASLt is absent and the integer ops fall back to plugrt's kernels.
+ * cuBLASLt (lt_cuda.c; CUDA builds only) for the 8-bit products, INT8
+ * (IMMA, int32 sums) and FP8 (E4M3, sm_89 and later), and for float32
+ * products with their bias (and ReLU) in cuBLASLt's epilogue (MatMul's and
+ * Gemm's, through blas.h), opened on first use like cuBLAS, so libplugrt
+ * loads where cuBLASLt is absent: the integer ops fall back to plugrt's
+ * kernels, the float32 ones to cuBLAS and a separate bias pass.
  *
- * Both products are cuBLASLt's "TN" form, the only one its IMMA and FP8
- * kernels take: in row-major terms C[M x N] = A[M x K] Bt[N x K]^T, with A
- * and the transposed B both K-contiguous. The callers lay B out that way.
+ * The 8-bit products are cuBLASLt's "TN" form, the only one its IMMA and
+ * FP8 kernels take: in row-major terms C[M x N] = A[M x K] Bt[N x K]^T,
+ * with A and the transposed B both K-contiguous. The callers lay B out
+ * that way.
  */
 #ifndef PLUGRT_OPS_CUDA_LT_H
 #define PLUGRT_OPS_CUDA_LT_H
@@ -27,6 +30,12 @@ const char *opk_lt_unavailable(void);
  * when cuBLASLt cannot be loaded. Not during a stream capture: it
  * allocates device memory. */
 prt_status opk_lt_open(opk_lt **out);
+/* A handle without scratch that borrows `workspace` (bytes of device
+ * memory, NULL: none) from its opener, who keeps it until opk_lt_close
+ * and runs nothing else on it meanwhile on another stream: the float32
+ * products of a cuBLAS user (blas.h) share its workspace. Makes no device
+ * allocation. */
+prt_status opk_lt_open_shared(opk_lt **out, void *workspace, size_t bytes);
 void opk_lt_close(opk_lt *lt);
 /* The handle's int32 scratch (OPK_LT_SCRATCH bytes, 256-byte aligned). */
 int32_t *opk_lt_scratch(opk_lt *lt);
@@ -74,5 +83,18 @@ prt_status opk_lt_gemm_fp8(opk_lt *lt, void *stream, int64_t M, int64_t N, int64
                            const void *A, const void *Bt, const float *a_scale,
                            const float *b_scale, int32_t c_dtype, void *C,
                            const float *d_scale);
+
+/* Row-major Y[M x N] = act(alpha op(A) op(B) + bias) of float32, for
+ * `batch` products (A, B at their element strides, 0 for one shared; Y's
+ * M x N apart), on `stream`: bias NULL or N floats added to every row
+ * (cuBLASLt's BIAS epilogue, once to the float32 sum, before the ReLU
+ * when relu), in strict float32 (CUBLAS_COMPUTE_32F) or TF32 where tf32.
+ * Leading dims as BLAS's (of A and B as stored). Refusals as above: the
+ * caller then runs its own product and epilogue. */
+prt_status opk_lt_gemm_f32(opk_lt *lt, void *stream, int tf32, int32_t trans_a,
+                           int32_t trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                           const float *A, int64_t lda, int64_t stride_a, const float *B,
+                           int64_t ldb, int64_t stride_b, const float *bias, int relu,
+                           float *Y, int64_t batch);
 
 #endif /* PLUGRT_OPS_CUDA_LT_H */

@@ -41,6 +41,9 @@ typedef cublasStatus_t (*desc_set_fn)(cublasLtMatmulDesc_t,
 typedef cublasStatus_t (*layout_create_fn)(cublasLtMatrixLayout_t *, cudaDataType,
                                            uint64_t, uint64_t, int64_t);
 typedef cublasStatus_t (*layout_destroy_fn)(cublasLtMatrixLayout_t);
+typedef cublasStatus_t (*layout_set_fn)(cublasLtMatrixLayout_t,
+                                        cublasLtMatrixLayoutAttribute_t, const void *,
+                                        size_t);
 typedef cublasStatus_t (*pref_create_fn)(cublasLtMatmulPreference_t *);
 typedef cublasStatus_t (*pref_destroy_fn)(cublasLtMatmulPreference_t);
 typedef cublasStatus_t (*pref_set_fn)(cublasLtMatmulPreference_t,
@@ -68,6 +71,7 @@ static struct {
     desc_set_fn desc_set;
     layout_create_fn layout_create;
     layout_destroy_fn layout_destroy;
+    layout_set_fn layout_set;
     pref_create_fn pref_create;
     pref_destroy_fn pref_destroy;
     pref_set_fn pref_set;
@@ -100,6 +104,7 @@ static void lt_load(void)
     *(void **)&lt.desc_set = dlsym(lt.lib, "cublasLtMatmulDescSetAttribute");
     *(void **)&lt.layout_create = dlsym(lt.lib, "cublasLtMatrixLayoutCreate");
     *(void **)&lt.layout_destroy = dlsym(lt.lib, "cublasLtMatrixLayoutDestroy");
+    *(void **)&lt.layout_set = dlsym(lt.lib, "cublasLtMatrixLayoutSetAttribute");
     *(void **)&lt.pref_create = dlsym(lt.lib, "cublasLtMatmulPreferenceCreate");
     *(void **)&lt.pref_destroy = dlsym(lt.lib, "cublasLtMatmulPreferenceDestroy");
     *(void **)&lt.pref_set = dlsym(lt.lib, "cublasLtMatmulPreferenceSetAttribute");
@@ -108,8 +113,9 @@ static void lt_load(void)
     *(void **)&lt.version = dlsym(lt.lib, "cublasLtGetVersion");
     *(void **)&lt.log_level = dlsym(lt.lib, "cublasLtLoggerSetLevel");
     if (!lt.create || !lt.destroy || !lt.desc_create || !lt.desc_destroy ||
-        !lt.desc_set || !lt.layout_create || !lt.layout_destroy || !lt.pref_create ||
-        !lt.pref_destroy || !lt.pref_set || !lt.heuristic || !lt.matmul) {
+        !lt.desc_set || !lt.layout_create || !lt.layout_destroy || !lt.layout_set ||
+        !lt.pref_create || !lt.pref_destroy || !lt.pref_set || !lt.heuristic ||
+        !lt.matmul) {
         snprintf(lt.error, sizeof lt.error,
                  "the cuBLASLt found lacks the functions plugrt needs");
         dlclose(lt.lib);
@@ -137,15 +143,19 @@ int opk_lt_log_level(int level)
 /* The algorithm cuBLASLt chose for one product, kept for the next. */
 typedef struct lt_plan {
     int valid;
-    int32_t kind; /* 0: int8; else the FP8 product's c_dtype + 1 */
+    /* 0: int8; 1 + c_dtype: FP8; LT_KIND_F32 + flags: float32 (lt_f32) */
+    int32_t kind;
     int64_t M, N, K;
-    uint32_t align; /* the operands' alignment (lt_align), A's, Bt's, C's */
+    uint32_t align;  /* the operands' alignment (lt_align), A's, Bt's, C's */
+    int64_t more[3]; /* float32: the leading dims and the batch */
     cublasLtMatmulAlgo_t algo;
 } lt_plan;
 
 struct opk_lt {
     cublasLtHandle_t handle;
     void *workspace;
+    size_t ws_size;
+    int owns_ws; /* 0: the workspace is its opener's (opk_lt_open_shared) */
     int32_t *scratch;
     const dev_ops *dev; /* which allocated the buffers */
     lt_plan plan;
@@ -174,6 +184,8 @@ prt_status opk_lt_open(opk_lt **out)
     }
     /* Through the device, as every allocation of device memory. */
     st = dev->alloc(OPK_LT_WORKSPACE, &h->workspace);
+    h->ws_size = OPK_LT_WORKSPACE;
+    h->owns_ws = 1;
     if (!st)
         st = dev->alloc(OPK_LT_SCRATCH, (void **)&h->scratch);
     if (st) {
@@ -186,12 +198,31 @@ prt_status opk_lt_open(opk_lt **out)
     return PRT_OK;
 }
 
+prt_status opk_lt_open_shared(opk_lt **out, void *workspace, size_t bytes)
+{
+    const char *why = opk_lt_unavailable();
+    opk_lt *h;
+    if (why)
+        return base_error(PRT_ERR_UNSUPPORTED, "cuBLASLt: %s", why);
+    h = base_calloc(1, sizeof *h);
+    if (!h)
+        return base_error(PRT_ERR_OUT_OF_MEMORY, "cuBLASLt: out of memory");
+    if (lt.create(&h->handle) != CUBLAS_STATUS_SUCCESS) {
+        base_free(h);
+        return base_error(PRT_ERR_INTERNAL, "cuBLASLt: creating a handle failed");
+    }
+    h->workspace = workspace;
+    h->ws_size = workspace ? bytes : 0;
+    *out = h;
+    return PRT_OK;
+}
+
 void opk_lt_close(opk_lt *h)
 {
     if (!h)
         return;
     lt.destroy(h->handle);
-    if (h->workspace)
+    if (h->workspace && h->owns_ws)
         h->dev->free(h->workspace);
     if (h->scratch)
         h->dev->free(h->scratch);
@@ -301,11 +332,12 @@ static const char *lt_status_name(cublasStatus_t s)
  * past the first may start less aligned. *none: 1 when the query
  * succeeded but gave nothing usable (status NOT_SUPPORTED then). */
 static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, int64_t N,
-                              int64_t K, const uint32_t al[3], int *none)
+                              int64_t K, const uint32_t al[3], const int64_t more[3],
+                              int *none)
 {
     cublasLtMatmulPreference_t pref = NULL;
     cublasLtMatmulHeuristicResult_t res[LT_ALGOS];
-    const size_t ws = OPK_LT_WORKSPACE;
+    const size_t ws = h->ws_size;
     const uint32_t key = al[0] | al[1] << 9 | al[2] << 18;
     static const cublasLtMatmulPreferenceAttributes_t prefs[4] = {
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
@@ -316,7 +348,8 @@ static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, in
     cublasStatus_t s;
     *none = 0;
     if (h->plan.valid && h->plan.kind == kind && h->plan.M == M && h->plan.N == N &&
-        h->plan.K == K && h->plan.align == key) {
+        h->plan.K == K && h->plan.align == key &&
+        memcmp(h->plan.more, more, sizeof h->plan.more) == 0) {
         h->found = -1;
         return CUBLAS_STATUS_SUCCESS;
     }
@@ -350,6 +383,7 @@ static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, in
     h->plan.N = N;
     h->plan.K = K;
     h->plan.align = key;
+    memcpy(h->plan.more, more, sizeof h->plan.more);
     h->plan.algo = res[pick].algo;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -361,24 +395,25 @@ static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, in
  * PRT_ERR_UNSUPPORTED naming the stage, the status and the shape, and is
  * logged once per process and kind, so a run that expected cuBLASLt says
  * why it fell back (issue 30). `s`: the describing's status. */
-static prt_status lt_run(opk_lt *h, lt_call *c, int32_t kind, void *stream, int64_t M,
-                         int64_t N, int64_t K, const void *alpha, const void *beta,
-                         const void *A, const void *Bt, const void *C_in, void *C,
-                         cublasStatus_t s, const char *what)
+static prt_status lt_run(opk_lt *h, lt_call *c, int32_t kind, const int64_t more[3],
+                         void *stream, int64_t M, int64_t N, int64_t K, const void *alpha,
+                         const void *beta, const void *A, const void *Bt,
+                         const void *C_in, void *C, cublasStatus_t s, const char *what)
 {
-    static _Atomic uint32_t told; /* kinds whose refusal was logged */
+    static _Atomic uint64_t told; /* kinds whose refusal was logged */
+    const uint64_t bit = (uint64_t)1 << (kind & 63);
     const uint32_t al[3] = {lt_align(Bt), lt_align(A), lt_align(C)};
     const char *stage = "describing it";
     int none = 0;
     prt_status st;
     if (s == CUBLAS_STATUS_SUCCESS) {
         stage = "cublasLtMatmulAlgoGetHeuristic";
-        s = lt_algo(h, c, kind, M, N, K, al, &none);
+        s = lt_algo(h, c, kind, M, N, K, al, more, &none);
     }
     if (s == CUBLAS_STATUS_SUCCESS) {
         stage = "cublasLtMatmul";
         s = lt.matmul(h->handle, c->desc, alpha, Bt, c->a, A, c->b, beta, C_in, c->c, C,
-                      c->d, &h->plan.algo, h->workspace, OPK_LT_WORKSPACE,
+                      c->d, &h->plan.algo, h->workspace, h->ws_size,
                       (cudaStream_t)stream);
     }
     lt_free(c);
@@ -395,19 +430,22 @@ static prt_status lt_run(opk_lt *h, lt_call *c, int32_t kind, void *stream, int6
                    "cuBLASLt %s product %lld x %lld x %lld (M x N x K): the heuristic "
                    "returned %d algorithms, none running in %zu bytes of workspace "
                    "(operands aligned to %u, %u and %u bytes)",
-                   what, (long long)M, (long long)N, (long long)K, h->found,
-                   (size_t)OPK_LT_WORKSPACE, al[1], al[0], al[2]);
+                   what, (long long)M, (long long)N, (long long)K, h->found, h->ws_size,
+                   al[1], al[0], al[2]);
     else
         base_error(st,
                    "cuBLASLt %s product %lld x %lld x %lld (M x N x K): %s: status %d "
                    "(CUBLAS_STATUS_%s; operands aligned to %u, %u and %u bytes)",
                    what, (long long)M, (long long)N, (long long)K, stage, (int)s,
                    lt_status_name(s), al[1], al[0], al[2]);
-    if (!(atomic_fetch_or(&told, 1u << (kind & 31)) & 1u << (kind & 31)))
+    if (!(atomic_fetch_or(&told, bit) & bit))
         base_log(PRT_SEV_WARNING, "%s (logged once per kind of product)",
                  prt_last_error());
     return st;
 }
+
+/* The 8-bit products' plans have no more to their key. */
+static const int64_t lt_no_more[3] = {0, 0, 0};
 
 /* A fresh call: its descriptor for `compute` with scalars of `scale`, in
  * the "TN" form (lt.h). */
@@ -439,7 +477,7 @@ prt_status opk_lt_gemm_s8(opk_lt *h, void *stream, int64_t M, int64_t N, int64_t
     s = lt_begin(&c, CUBLAS_COMPUTE_32I, CUDA_R_32I);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = lt_layouts(&c, CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, M, N, K);
-    return lt_run(h, &c, 0, stream, M, N, K, &one, &zero, A, Bt, C, C, s,
+    return lt_run(h, &c, 0, lt_no_more, stream, M, N, K, &one, &zero, A, Bt, C, C, s,
                   "int8 x int8 -> int32");
 }
 
@@ -498,6 +536,86 @@ prt_status opk_lt_gemm_fp8(opk_lt *h, void *stream, int64_t M, int64_t N, int64_
     /* C is NULL (beta 0; PyTorch's _scaled_mm does the same): an E4M3 D
      * has a 16-bit C layout, and cuBLASLt refuses C == D with layouts
      * that differ (INVALID_VALUE, issue 30). */
-    return lt_run(h, &c, c_dtype + 1, stream, M, N, K, &one, &zero, A, Bt, NULL, C, s,
-                  what);
+    return lt_run(h, &c, c_dtype + 1, lt_no_more, stream, M, N, K, &one, &zero, A, Bt,
+                  NULL, C, s, what);
+}
+
+/* Kinds of the float32 products: LT_KIND_F32 + LT_F32_* flags. */
+#define LT_KIND_F32 32
+enum { LT_F32_RELU = 1, LT_F32_TF32 = 2, LT_F32_BIAS = 4, LT_F32_TA = 8, LT_F32_TB = 16 };
+
+static cublasStatus_t lt_layout_attr(cublasLtMatrixLayout_t l,
+                                     cublasLtMatrixLayoutAttribute_t a, const void *v,
+                                     size_t n)
+{
+    return lt.layout_set(l, a, v, n);
+}
+
+/* A float32 operand's column-major layout: rows x cols, leading dim ld,
+ * `batch` matrices `stride` elements apart. */
+static cublasStatus_t lt_layout_f32(cublasLtMatrixLayout_t *l, int64_t rows, int64_t cols,
+                                    int64_t ld, int64_t batch, int64_t stride)
+{
+    const int32_t count = (int32_t)batch;
+    cublasStatus_t s =
+        lt.layout_create(l, CUDA_R_32F, (uint64_t)rows, (uint64_t)cols, ld);
+    if (s == CUBLAS_STATUS_SUCCESS && batch > 1)
+        s = lt_layout_attr(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
+    if (s == CUBLAS_STATUS_SUCCESS && batch > 1)
+        s = lt_layout_attr(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                           sizeof stride);
+    return s;
+}
+
+prt_status opk_lt_gemm_f32(opk_lt *h, void *stream, int tf32, int32_t trans_a,
+                           int32_t trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                           const float *A, int64_t lda, int64_t stride_a, const float *B,
+                           int64_t ldb, int64_t stride_b, const float *bias, int relu,
+                           float *Y, int64_t batch)
+{
+    const float zero = 0.0f;
+    const cublasOperation_t ta = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            tb = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasLtEpilogue_t epi =
+        bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+             : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+    const int32_t kind = LT_KIND_F32 + (relu ? LT_F32_RELU : 0) +
+                         (tf32 ? LT_F32_TF32 : 0) + (bias ? LT_F32_BIAS : 0) +
+                         (trans_a ? LT_F32_TA : 0) + (trans_b ? LT_F32_TB : 0);
+    const int64_t more[3] = {lda, ldb, batch};
+    lt_call c;
+    cublasStatus_t s;
+    if (!h || M <= 0 || N <= 0 || K <= 0 || batch <= 0 || M > INT32_MAX ||
+        N > INT32_MAX || K > INT32_MAX || batch > INT32_MAX)
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "cuBLASLt float32 product %lld x %lld x %lld (batch %lld): not "
+                          "taken",
+                          (long long)M, (long long)N, (long long)K, (long long)batch);
+    memset(&c, 0, sizeof c);
+    s = lt.desc_create(&c.desc, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                       CUDA_R_32F);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.desc_set(c.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.desc_set(c.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.desc_set(c.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
+    if (s == CUBLAS_STATUS_SUCCESS && bias)
+        s = lt.desc_set(c.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+    /* Row-major Y[M x N] = op(A) op(B) is column-major Y^T[N x M] =
+     * op(B)^T op(A)^T: cuBLASLt's A is our B (N x K unless transposed), its
+     * B our A (K x M unless transposed), D is N x M, ld N; the bias is per
+     * row of D, so per column of Y. */
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = trans_b ? lt_layout_f32(&c.a, K, N, ldb, batch, stride_b)
+                    : lt_layout_f32(&c.a, N, K, ldb, batch, stride_b);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = trans_a ? lt_layout_f32(&c.b, M, K, lda, batch, stride_a)
+                    : lt_layout_f32(&c.b, K, M, lda, batch, stride_a);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt_layout_f32(&c.c, N, M, N, batch, M * N);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt_layout_f32(&c.d, N, M, N, batch, M * N);
+    return lt_run(h, &c, kind, more, stream, M, N, K, &alpha, &zero, A, B, Y, Y, s,
+                  tf32 ? "float32 (TF32)" : "float32");
 }

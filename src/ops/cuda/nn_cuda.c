@@ -397,18 +397,23 @@ OPC_KERNEL(opc_conv)
  * of its own, one strided batch when A's and B's batches are the same,
  * else one product per output matrix. 16-bit A and B are read as they
  * are (tensor cores, float32 sums) into float32 Y in the workspace, where
- * the bias is added before the one rounding to the output's type. */
+ * the bias is added before the one rounding to the output's type. A
+ * float32 product of the first two kinds with a bias or a ReLU (not GELU:
+ * cuBLASLt's is the tanh form) is one cuBLASLt call with both in its
+ * epilogue, where cuBLASLt takes it (opk_blas_gemm_bias); else cuBLAS and
+ * a pass for them. */
 OPC_KERNEL(opc_matmul)
 {
     opk_blas *blas = o->res[PRT_DEVICE_CUDA];
     const char *A = x[0], *B = x[1];
     const size_t es = prt_dtype_size(dtype);
+    const int32_t act = ((const mm_op *)o)->act;
     float *Y = y[0];
     prt_dims bo;
     mm_geom g;
     int64_t nb;
     prt_status st;
-    int err = 0;
+    int err = 0, shared, same;
     if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
         return op_fail(o, PRT_ERR_UNSUPPORTED,
                        "%s on CUDA is not supported (float32, "
@@ -421,12 +426,24 @@ OPC_KERNEL(opc_matmul)
     if (dtype != PRT_FLOAT32)
         Y = ws; /* float32 sums, rounded once below */
     nb = base_volume(&bo);
-    if (base_volume(&g.bb) == 1)
+    shared = base_volume(&g.bb) == 1;
+    same = base_volume(&g.ba) == nb && base_volume(&g.bb) == nb &&
+           g.ba.nb_dims == g.bb.nb_dims &&
+           memcmp(g.ba.d, g.bb.d, sizeof(int64_t) * (size_t)g.ba.nb_dims) == 0;
+    if (dtype == PRT_FLOAT32 && (nb_in == 3 || act == MM_ACT_RELU) &&
+        act != MM_ACT_GELU && (shared || same) && nb * g.M > 0 && g.N > 0 && g.K > 0) {
+        st = opk_blas_gemm_bias(
+            blas, stream, 0, 0, shared ? nb * g.M : g.M, g.N, g.K, 1.0f, (const float *)A,
+            g.K, shared ? 0 : g.M * g.K, (const float *)B, g.N, shared ? 0 : g.K * g.N,
+            nb_in == 3 ? x[2] : NULL, act == MM_ACT_RELU, Y, shared ? 1 : nb);
+        if (st != PRT_ERR_UNSUPPORTED)
+            return st ? op_fail(o, st, "%s", prt_last_error()) : PRT_OK;
+        base_clear_error(); /* cuBLAS and the pass below */
+    }
+    if (shared)
         st = opk_blas_gemm_ex(blas, stream, dtype, PRT_FLOAT32, 0, 0, nb * g.M, g.N, g.K,
                               A, g.K, 0, B, g.N, 0, Y, g.N, 0, 1);
-    else if (base_volume(&g.ba) == nb && base_volume(&g.bb) == nb &&
-             g.ba.nb_dims == g.bb.nb_dims &&
-             memcmp(g.ba.d, g.bb.d, sizeof(int64_t) * (size_t)g.ba.nb_dims) == 0)
+    else if (same)
         st = opk_blas_gemm_ex(blas, stream, dtype, PRT_FLOAT32, 0, 0, g.M, g.N, g.K, A,
                               g.K, g.M * g.K, B, g.N, g.K * g.N, Y, g.N, g.M * g.N, nb);
     else
@@ -439,9 +456,9 @@ OPC_KERNEL(opc_matmul)
     if (st)
         return op_fail(o, st, "%s", prt_last_error());
     /* The bias and the fused activation in one pass (fuse.cu). */
-    if ((nb_in == 3 || ((const mm_op *)o)->act) &&
-        (err = opk_bias_act_rows(dtype, nb_in == 3 ? x[2] : NULL, ((const mm_op *)o)->act,
-                                 Y, base_volume(&out->dims) / (g.N > 0 ? g.N : 1), g.N,
+    if ((nb_in == 3 || act) &&
+        (err = opk_bias_act_rows(dtype, nb_in == 3 ? x[2] : NULL, act, Y,
+                                 base_volume(&out->dims) / (g.N > 0 ? g.N : 1), g.N,
                                  stream)) != 0)
         return opc_status(o, err);
     if (dtype != PRT_FLOAT32 &&
@@ -472,7 +489,10 @@ static float *gemm_ws_next(float *w, int64_t floats)
  * test_gemm_16bit checks it on a GPU, where the Ex path was verified on an
  * H100.) A refused Ex call is an error naming the layer and cuBLAS's
  * status; the float32 copies of A and B that gemm_workspace also counts
- * are the CPU kernel's. */
+ * are the CPU kernel's. A float32 Gemm whose C is a row of N (a Linear
+ * layer's bias) with beta 1 is one cuBLASLt call with C in its epilogue
+ * (alpha times the sum, then C: the CPU's operations), where cuBLASLt
+ * takes it (opk_blas_gemm_bias). */
 OPC_KERNEL(opc_gemm)
 {
     const gemm_op *g = (const gemm_op *)o;
@@ -488,6 +508,16 @@ OPC_KERNEL(opc_gemm)
     if (!half && dtype != PRT_FLOAT32)
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                        prt_dtype_name(dtype));
+    if (C)
+        gemm_c_strides(&in[2].dims, &si, &sj);
+    if (!half && C && g->beta == 1.0f && si == 0 && sj == 1 && M > 0 && N > 0 && K > 0) {
+        st =
+            opk_blas_gemm_bias(o->res[PRT_DEVICE_CUDA], stream, g->trans_a, g->trans_b, M,
+                               N, K, g->alpha, x[0], lda, 0, x[1], ldb, 0, C, 0, Y, 1);
+        if (st != PRT_ERR_UNSUPPORTED)
+            return st ? op_fail(o, st, "%s", prt_last_error()) : PRT_OK;
+        base_clear_error(); /* cuBLAS and the pass below */
+    }
     if (half) {
         Y = w; /* float32 sums, rounded once below */
         w = gemm_ws_next(w, M * N);
@@ -503,7 +533,6 @@ OPC_KERNEL(opc_gemm)
     if (st)
         return op_fail(o, st, "%s", prt_last_error());
     if (C && g->beta != 0.0f) {
-        gemm_c_strides(&in[2].dims, &si, &sj);
         err = opk_gemm_epilogue(Y, M, N, g->alpha, C, si, sj, g->beta, stream);
     } else if (g->alpha != 1.0f) {
         err = opk_gemm_epilogue(Y, M, N, g->alpha, NULL, 0, 0, 0.0f, stream);
