@@ -11,7 +11,11 @@
  *    it stays float32 and the log names it and why;
  *  - the flags travel through serialization; unknown bits are refused;
  *  - an FP16 build with its N-th allocation failing, for every N until one
- *    succeeds, fails cleanly (ASan's run checks that nothing leaks).
+ *    succeeds, fails cleanly (ASan's run checks that nothing leaks);
+ *  - SkipLayerNormalization with all four outputs (its mean and inverse
+ *    deviation float32 in any precision) runs in float16 under FP16, its
+ *    statistics written in float32 as they are, no Cast for them; every
+ *    output within float16's tolerance of the float32 engine's.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -36,6 +40,19 @@ static prt_plugin *builtin(const char *name)
     const prt_plugin_creator *c = NULL;
     prt_plugin *p = NULL;
     prt_field_collection fc = {0, NULL};
+    CHECK_OK(prt_builtin_find_creator(name, NULL, &c));
+    if (c)
+        CHECK_OK(c->create(c, name, &fc, PRT_PHASE_BUILD, &p));
+    return p;
+}
+
+/* The built-in `name` with one int32 field. */
+static prt_plugin *builtin_i32(const char *name, const char *field, int32_t v)
+{
+    const prt_plugin_creator *c = NULL;
+    prt_plugin *p = NULL;
+    prt_field f = {field, &v, PRT_FIELD_INT32, 1};
+    prt_field_collection fc = {1, &f};
     CHECK_OK(prt_builtin_find_creator(name, NULL, &c));
     if (c)
         CHECK_OK(c->create(c, name, &fc, PRT_PHASE_BUILD, &p));
@@ -222,6 +239,81 @@ static void check_alloc_failures(prt_network *net, prt_registry *reg)
     prt_builder_config_destroy(cfg);
 }
 
+/* x + r -> SkipLayerNormalization(gamma), nb_outputs 4, every output
+ * marked; the engine built with `flags` and run on x, the outputs in
+ * y[4][M * K] (mean and inv_std_var M values each). */
+static prt_engine *sln_build_run(prt_registry *reg, uint32_t flags, const float *x,
+                                 const float *r, const float *gamma, float y[4][M * K])
+{
+    static const char *const names[4] = {"out", "mean", "inv", "sum"};
+    prt_network *net = NULL;
+    prt_engine *e = NULL;
+    prt_context *ctx = NULL;
+    int64_t xd[2] = {M, K}, gd[1] = {K};
+    prt_dims dx = tu_dims(2, xd), dg = tu_dims(1, gd);
+    int32_t in[3], layer = -1;
+    prt_plugin *p = builtin_i32("SkipLayerNormalization", "nb_outputs", 4);
+    CHECK_OK(prt_network_create(&net));
+    if (!net || !p) {
+        prt_network_destroy(net);
+        return NULL;
+    }
+    CHECK_OK(prt_network_add_input(net, "x", PRT_FLOAT32, &dx, &in[0]));
+    CHECK_OK(prt_network_add_constant(net, "r", PRT_FLOAT32, &dx, r, &in[1]));
+    CHECK_OK(prt_network_add_constant(net, "gamma", PRT_FLOAT32, &dg, gamma, &in[2]));
+    CHECK_OK(prt_network_add_plugin(net, in, 3, NULL, 0, p, &layer));
+    for (int32_t o = 0; o < 4 && layer >= 0; o++) {
+        int32_t t = -1;
+        CHECK_OK(prt_network_get_layer_output(net, layer, o, &t));
+        CHECK_OK(prt_network_set_tensor_name(net, t, names[o]));
+        CHECK_OK(prt_network_mark_output(net, t));
+    }
+    e = build(net, reg, flags);
+    prt_network_destroy(net);
+    if (e)
+        CHECK_OK(prt_context_create(e, &ctx));
+    if (!ctx)
+        return e;
+    CHECK_OK(prt_context_set_tensor_address(ctx, "x", (void *)x));
+    for (int o = 0; o < 4; o++)
+        CHECK_OK(prt_context_set_tensor_address(ctx, names[o], y[o]));
+    CHECK_OK(prt_context_enqueue(ctx, NULL));
+    prt_context_destroy(ctx);
+    return e;
+}
+
+static void test_sln_stats(prt_registry *reg, tu_rng *r)
+{
+    static float x[M * K], res[M * K], gamma[K], y32[4][M * K], y16[4][M * K];
+    prt_engine *e32, *e16;
+    for (int i = 0; i < M * K; i++) {
+        x[i] = (float)(tu_rng_uniform(r) * 4.0 - 2.0);
+        res[i] = (float)(tu_rng_uniform(r) - 0.5);
+    }
+    for (int i = 0; i < K; i++)
+        gamma[i] = (float)(tu_rng_uniform(r) + 0.5);
+    prt_set_logger(log_fn, NULL, PRT_SEV_INFO);
+    e32 = sln_build_run(reg, 0, x, res, gamma, y32);
+    e16 = sln_build_run(reg, PRT_PRECISION_FP16, x, res, gamma, y16);
+    prt_set_logger(NULL, NULL, 0);
+    CHECK(e32 && e16);
+    if (e32 && e16) {
+        if (strstr(g_log, "stays float32"))
+            printf("the log:\n%s", g_log);
+        CHECK(strstr(g_log, "stays float32") == NULL);
+        CHECK(layer_input_dtype(e16, "SkipLayerNormalization", 0, NULL) == PRT_FLOAT16);
+        /* The output and the sum each through one Cast; no Cast for the
+         * statistics, nor for x beyond one. */
+        CHECK(count_layers(e16, "Cast") == 3);
+        check_close(y16[0], y32[0], M * K, 1e-2, "fp16 SkipLayerNormalization output");
+        check_close(y16[1], y32[1], M, 1e-2, "fp16 SkipLayerNormalization mean");
+        check_close(y16[2], y32[2], M, 1e-2, "fp16 SkipLayerNormalization inv_std_var");
+        check_close(y16[3], y32[3], M * K, 1e-2, "fp16 SkipLayerNormalization sum");
+    }
+    prt_engine_destroy(e32);
+    prt_engine_destroy(e16);
+}
+
 int main(void)
 {
     prt_registry *reg = tu_registry_with_plugins();
@@ -297,6 +389,7 @@ int main(void)
         check_roundtrip(e32, reg, 0);
         check_alloc_failures(net, reg);
     }
+    test_sln_stats(reg, &r);
     prt_engine_destroy(e32);
     prt_engine_destroy(e16);
     prt_engine_destroy(ebf);

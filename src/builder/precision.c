@@ -5,7 +5,9 @@
  * each layer is asked whether it runs with its float32 data tensors in the
  * 16-bit type L:
  *  - its plugin's get_output_dtypes, given L for every float32 input, must
- *    give L for every float32 output and leave the others as they were;
+ *    give L for every float32 output, or float32 again for one it keeps
+ *    (SkipLayerNormalization's mean and inverse deviation, float32 in any
+ *    precision), and leave the others as they were;
  *  - supports_format_combination must accept every position so described;
  *  - configured so, its devices() must still list the target: a built-in
  *    op's device table says which dtypes its kernel takes there (op_device.h),
@@ -95,9 +97,9 @@ static int is_shape_tensor(const bld *b, int32_t t)
 }
 
 /* Whether layer li runs in L: NULL when it does (or has nothing to run in
- * L: *touched 0), else why not. low[] holds the decisions of the layers
- * before it. */
-static const char *prec_probe(const bld *b, int32_t li, int32_t L, const uint8_t *low,
+ * L: *touched 0), else why not. to_low[] marks the tensors that earlier
+ * layers write in L; where layer li runs in L, this marks its own. */
+static const char *prec_probe(const bld *b, int32_t li, int32_t L, uint8_t *to_low,
                               int *touched)
 {
     const net_layer *l = &b->net->layers[li];
@@ -117,7 +119,7 @@ static const char *prec_probe(const bld *b, int32_t li, int32_t L, const uint8_t
             int32_t p = b->net->tensors[t].producer;
             d[k].desc.dtype = L;
             *touched = 1;
-            all_low_in &= p >= 0 && low[p];
+            all_low_in &= p >= 0 && to_low[t];
         }
         in_types[k] = d[k].desc.dtype;
     }
@@ -146,7 +148,8 @@ static const char *prec_probe(const bld *b, int32_t li, int32_t L, const uint8_t
     }
     for (int32_t o = 0; o < l->nb_outputs; o++) {
         int32_t was = b->t[l->outputs[o]].dtype;
-        if (out_types[o] != (was == PRT_FLOAT32 ? L : was))
+        if (out_types[o] != (was == PRT_FLOAT32 ? L : was) &&
+            !(was == PRT_FLOAT32 && out_types[o] == PRT_FLOAT32))
             return "its outputs do not follow its inputs' dtype";
         bld_desc(b, l->outputs[o], 0, &d[l->nb_inputs + o]);
         d[l->nb_inputs + o].desc.dtype = out_types[o];
@@ -170,6 +173,9 @@ static const char *prec_probe(const bld *b, int32_t li, int32_t L, const uint8_t
     if (!(l->plugin->vt->core->devices(l->plugin) & (1u << b->cfg->device)))
         return b->cfg->device == PRT_DEVICE_CPU ? "no 16-bit kernel on the CPU"
                                                 : "no 16-bit kernel on CUDA";
+    for (int32_t o = 0; o < l->nb_outputs; o++)
+        if (b->t[l->outputs[o]].dtype == PRT_FLOAT32 && out_types[o] == L)
+            to_low[l->outputs[o]] = 1;
     return NULL;
 }
 
@@ -348,9 +354,10 @@ static prt_status rw_compact(prt_network *n)
     return PRT_OK;
 }
 
-/* The network with the layers in low[] in L and Casts between. */
-static prt_status prec_network(const bld *b, const uint8_t *low, int32_t L,
-                               prt_network **out, int32_t *nb_casts)
+/* The network with the layers in low[] in L (their float32 outputs in
+ * to_low[] written in L, the others kept) and Casts between. */
+static prt_status prec_network(const bld *b, const uint8_t *low, const uint8_t *to_low,
+                               int32_t L, prt_network **out, int32_t *nb_casts)
 {
     const prt_network *net = b->net;
     prec_rw w;
@@ -397,7 +404,7 @@ static prt_status prec_network(const bld *b, const uint8_t *low, int32_t L,
         if (st)
             goto fail;
         v16[t] = v32[t] = -1;
-        if (p >= 0 && low[p] && b->t[t].dtype == PRT_FLOAT32) {
+        if (p >= 0 && to_low[t]) {
             /* The author's float32 expectation was for the float32 network. */
             if (nt->expect_dtype == PRT_FLOAT32)
                 nt->expect_dtype = -1;
@@ -446,7 +453,7 @@ static prt_status prec_network(const bld *b, const uint8_t *low, int32_t L,
         for (int32_t o = 0; o < l->nb_outputs; o++) {
             int32_t t = l->outputs[o];
             n->tensors[t].producer = n->nb_layers - 1;
-            if (!low[li] || b->t[t].dtype != PRT_FLOAT32 || !net->tensors[t].is_output)
+            if (!to_low[t] || !net->tensors[t].is_output)
                 continue;
             /* A network output keeps float32: the layer writes L beside it. */
             v16[t] = rw_tensor(&w, t, L == PRT_FLOAT16 ? "/fp16" : "/bf16");
@@ -459,7 +466,7 @@ static prt_status prec_network(const bld *b, const uint8_t *low, int32_t L,
         }
         for (int32_t o = 0; o < l->nb_outputs; o++) {
             int32_t t = l->outputs[o];
-            if (low[li] && b->t[t].dtype == PRT_FLOAT32 && net->tensors[t].is_output) {
+            if (to_low[t] && net->tensors[t].is_output) {
                 st = rw_cast(&w, v16[t], t, PRT_FLOAT32);
                 if (st)
                     goto fail;
@@ -488,18 +495,22 @@ prt_status bld_precision(const bld *b, prt_network **out)
     const prt_network *net = b->net;
     const uint32_t flags = b->cfg->precision;
     const int32_t L = (flags & PRT_PRECISION_FP16) ? PRT_FLOAT16 : PRT_BFLOAT16;
-    uint8_t *low;
+    uint8_t *low, *to_low;
     int32_t nb_low = 0, nb_kept = 0, nb_casts = 0;
     prt_status st = PRT_OK;
     *out = NULL;
     if (!(flags & (PRT_PRECISION_FP16 | PRT_PRECISION_BF16)))
         return PRT_OK;
     low = base_calloc((size_t)net->nb_layers + 1, 1);
-    if (!low)
+    to_low = base_calloc((size_t)net->nb_tensors + 1, 1);
+    if (!low || !to_low) {
+        base_free(low);
+        base_free(to_low);
         return base_error(PRT_ERR_OUT_OF_MEMORY, "build: out of memory");
+    }
     for (int32_t li = 0; li < net->nb_layers; li++) {
         int touched;
-        const char *why = prec_probe(b, li, L, low, &touched);
+        const char *why = prec_probe(b, li, L, to_low, &touched);
         low[li] = why == NULL;
         nb_low += low[li];
         if (why && touched) {
@@ -510,7 +521,7 @@ prt_status bld_precision(const bld *b, prt_network **out)
         }
     }
     if (nb_low)
-        st = prec_network(b, low, L, out, &nb_casts);
+        st = prec_network(b, low, to_low, L, out, &nb_casts);
     if (!st)
         base_log(PRT_SEV_INFO,
                  "build: %s: %d of %d layers run in %s, %d with float data stay "
@@ -518,5 +529,6 @@ prt_status bld_precision(const bld *b, prt_network **out)
                  low_name(L), (int)nb_low, (int)net->nb_layers, prt_dtype_name(L),
                  (int)nb_kept, (int)nb_casts);
     base_free(low);
+    base_free(to_low);
     return st;
 }
