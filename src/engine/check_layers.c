@@ -176,15 +176,11 @@ static prt_status check_views(const check_ctx *c, const eng_layer *l, int32_t li
 {
     for (int32_t o = 0; o < l->nb_outputs; o++) {
         const eng_tensor *to, *ti;
-        int same;
         if (l->alias_input[o] < 0)
             continue;
         to = &c->e->tensors[l->outputs[o]];
         ti = &c->e->tensors[l->inputs[l->alias_input[o]]];
-        same = to->nb_dims == ti->nb_dims;
-        for (int32_t d = 0; same && d < to->nb_dims; d++)
-            same = to->dim_expr[d] == ti->dim_expr[d];
-        if (!same && !op_is_view(p))
+        if (!engine_same_dims(to, ti) && !op_is_view(p))
             return invalid(l, li,
                            "output %d ('%s') shares input %d's memory under other dims, "
                            "which only a built-in view (Reshape, Squeeze, Unsqueeze, "

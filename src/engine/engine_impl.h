@@ -256,6 +256,19 @@ prt_status engine_prepare(prt_engine *e);
  * inspection gets. */
 prt_status engine_derive(prt_engine *e);
 
+/* Whether tensors a and b have the same dims: as many, each the same node
+ * of the engine's expressions (the builder interns them, so equal dims are
+ * equal ids). An alias's check (validate.c, check_layers.c). */
+static inline int engine_same_dims(const eng_tensor *a, const eng_tensor *b)
+{
+    if (a->nb_dims != b->nb_dims)
+        return 0;
+    for (int32_t d = 0; d < a->nb_dims; d++)
+        if (a->dim_expr[d] != b->dim_expr[d])
+            return 0;
+    return 1;
+}
+
 /* CPU fallback (fallback.c). Whether layer l runs on the host in an
  * engine for another device: its tensors are copied between the device
  * and host copies around it. */

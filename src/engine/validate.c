@@ -413,11 +413,10 @@ static prt_status validate_layer(const prt_engine *e, int32_t li, uint8_t *produ
              * checks the two sizes agree before it moves a byte. */
             const eng_tensor *to = &e->tensors[t];
             const eng_tensor *ti = &e->tensors[l->inputs[a]];
-            int same = to->nb_dims == ti->nb_dims, view;
-            for (int32_t d = 0; same && d < to->nb_dims; d++)
-                same = to->dim_expr[d] == ti->dim_expr[d];
-            view = k == 0 && a == 0 && !l->alias_copy[k] &&
-                   to->format == PRT_FORMAT_LINEAR && ti->format == PRT_FORMAT_LINEAR;
+            const int same = engine_same_dims(to, ti);
+            const int view = k == 0 && a == 0 && !l->alias_copy[k] &&
+                             to->format == PRT_FORMAT_LINEAR &&
+                             ti->format == PRT_FORMAT_LINEAR;
             if (to->dtype != ti->dtype || (!same && !view))
                 return invalid("layer %d ('%s') output %d ('%s') aliases input "
                                "%d ('%s') of another dtype or shape",
