@@ -203,7 +203,7 @@ static inline CPU_INLINE void cpu_exp_neg_v16(const cpu_v16 *hi, const cpu_v16 *
 #define CPU_SIGMOID(T, TI, SPLAT, SELECT, xv)                                            \
     do {                                                                                 \
         const T sx_ = *(xv), szero_ = {0}, sone_ = SPLAT(1.0f), slim_ = SPLAT(87.0f);    \
-        const T sa_ = SELECT(sx_ < szero_, -sx_, sx_);                                   \
+        const T sa_ = (T)((TI)sx_ & ~(TI)SPLAT(-0.0f)); /* |x|; -0 and NaN as below */   \
         const TI sbig_ = sa_ > slim_;                                                    \
         T sh_ = SELECT(sbig_, sa_ * 0.5f, sa_), se_;                                     \
         /* NaN and what stays above 87 (|x| > 174, e is 0) take 87. */                   \
