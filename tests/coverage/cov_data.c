@@ -450,17 +450,24 @@ static void gen_scatter_elements(cov *c, const char *op, int32_t dt)
  * large join; the most inputs (8). */
 static void gen_concat(cov *c, const char *op, int32_t dt)
 {
-    for (int v = 0; v < 6; v++) {
-        int32_t rank = v == 4 ? 2 : (int32_t)rnd(c, 1, 4), ax;
-        oc_case k = {.op = op, .nb = v == 4 ? 3 : v == 5 ? 8 : 1 + v, .exact = 1};
+    for (int v = 0; v < 7; v++) {
+        int32_t rank = v == 4 || v == 6 ? 2 : (int32_t)rnd(c, 1, 4), ax;
+        oc_case k = {.op = op,
+                     .nb = v == 4   ? 3
+                           : v == 5 ? 8
+                           : v == 6 ? 2
+                                    : 1 + v,
+                     .exact = 1};
         int32_t axis = rand_axis(c, rank, &ax);
         prt_field f = ot_fld_i32("axis", &axis, 1);
-        prt_dims d = v == 4 ? D2(100, 1) : cov_dims(c, rank, 1);
+        prt_dims d = v == 4 ? D2(100, 1) : v == 6 ? D2(5, 1) : cov_dims(c, rank, 1);
         char tag[32];
-        if (v == 4)
+        if (v == 4 || v == 6)
             axis = ax = 1;
         for (int32_t i = 0; i < k.nb; i++) {
-            d.d[ax] = v == 4 ? 37 + i : i == 1 ? 0 : rnd(c, 1, 6);
+            /* v 6: parts of 16 and 32 elements, moved 16 bytes at a time
+             * where the type allows (opk_concat's widest unit). */
+            d.d[ax] = v == 4 ? 37 + i : v == 6 ? 16 * (i + 1) : i == 1 ? 0 : rnd(c, 1, 6);
             k.in[i] = cov_random(c, dt, d, 1);
             k.role[i] = i == 2 ? OC_CONST : OC_DATA;
         }
@@ -472,16 +479,18 @@ static void gen_concat(cov *c, const char *op, int32_t dt)
 }
 
 /* The parts from a field (a 0 among them), num_outputs' ceil rule, a
- * split input, equal parts. */
+ * split input, equal parts; a transformer's q, k and v of 32 each (moved
+ * 16 bytes at a time where the type allows: opk_split's widest unit). */
 static void gen_split(cov *c, const char *op, int32_t dt)
 {
     static const char *const how[] = {"split field", "num_outputs", "split input",
-                                      "equal parts"};
-    for (int v = 0; v < 4; v++) {
+                                      "equal parts", "q, k and v"};
+    for (int v = 0; v < 5; v++) {
         oc_case k = {.op = op, .nb = 1, .exact = 1};
-        int32_t rank = (int32_t)rnd(c, 1, 3), ax, axis = rand_axis(c, rank, &ax);
-        int32_t n = (int32_t)rnd(c, 1, 4), parts[8];
-        prt_dims d = cov_dims(c, rank, 1);
+        int32_t rank = v == 4 ? 3 : (int32_t)rnd(c, 1, 3), ax,
+                axis = v == 4 ? (ax = 2, -1) : rand_axis(c, rank, &ax);
+        int32_t n = v == 4 ? 3 : (int32_t)rnd(c, 1, 4), parts[8];
+        prt_dims d = v == 4 ? D3(2, 5, 96) : cov_dims(c, rank, 1);
         int64_t len = d.d[ax], rest = len, p64[8];
         prt_field f[2] = {ot_fld_i32("axis", &axis, 1)};
         if (v == 1) /* the last part may not be negative */
@@ -492,11 +501,11 @@ static void gen_split(cov *c, const char *op, int32_t dt)
             d.d[ax] = len;
         }
         for (int32_t i = 0; i < n; i++) {
-            p64[i] = i == n - 1 ? rest : rnd(c, 0, rest);
+            p64[i] = v == 4 ? 32 : i == n - 1 ? rest : rnd(c, 0, rest);
             parts[i] = (int32_t)p64[i];
             rest -= p64[i];
         }
-        if (v == 0)
+        if (v == 0 || v == 4)
             f[1] = ot_fld_i32("split", parts, n);
         else
             f[1] = ot_fld_i32(v == 1 ? "num_outputs" : "outputs", &n, 1);

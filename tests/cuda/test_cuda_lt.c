@@ -426,6 +426,9 @@ static void test_f32_bias(void)
     f32_case(b, 0, 0, 64, 96, 32, 2, 0, 0, 1, 1.0f, 0);    /* ReLU alone */
     f32_case(b, 0, 0, 1, 512, 128, 1, 0, 1, 1, 1.0f, 0);   /* one row */
     f32_case(b, 0, 0, 16, 24, 40, 1, 0, 1, 0, 1.0f, 1);    /* A 4-byte aligned */
+    /* Few outputs and a deep K, where cuBLASLt may split K. */
+    f32_case(b, 0, 0, 130, 129, 257, 1, 0, 1, 0, 1.0f, 0);
+    f32_case(b, 0, 0, 16, 32, 4096, 1, 0, 0, 0, 1.0f, 0);
     /* Shapes it takes no part in: refused before anything runs. */
     CHECK_ERR(opk_blas_gemm_bias(b, NULL, 0, 0, 4, 4, 0, 1.0f, NULL, 0, 0, NULL, 4, 0,
                                  NULL, 0, NULL, 1),

@@ -2,6 +2,8 @@
 // (launch.h): Gather, GatherElements, Slice, Concat, ConstantOfShape's
 // fill, Shape's values, Range. A kernel cannot fail the run, so an index
 // that the CPU would refuse reads nothing and gives zeros (DESIGN-NOTES).
+#include <string.h>
+
 #include "ops/cuda/launch.cuh"
 
 namespace opk
@@ -119,18 +121,81 @@ template <typename T, int R> __global__ void slice_kernel(opk_slice_args a)
     }
 }
 
-template <typename T> __global__ void concat_kernel(opk_concat_args a)
+// Concat and Split as moves of rows: the parts of a row (part k at
+// column off[k], len[k] wide, in units of T) between the one wide tensor
+// (whole rows of `row` units) and the nb narrow ones. Block columns walk a
+// row, block rows (grid y) the rows; a thread finds its part among at most
+// OPK_MAX_CONCAT offsets. split: from the wide one to the parts.
+struct rows_args {
+    int32_t nb, split;
+    const void *src[OPK_MAX_CONCAT]; // concat: the parts; split: src[0]
+    void *dst[OPK_MAX_CONCAT];       // concat: dst[0]; split: the parts
+    int64_t len[OPK_MAX_CONCAT], off[OPK_MAX_CONCAT];
+    int64_t outer, row;
+};
+
+template <typename T> __global__ void rows_kernel(rows_args a)
 {
-    const int64_t n = a.outer * a.row;
-    OPK_FOR(e, n)
-    {
-        int64_t b = e / a.row, j = e % a.row;
-        int32_t k = 0;
-        while (k + 1 < a.nb && j >= a.off[k + 1])
-            k++;
-        j -= a.off[k];
-        ((T *)a.y)[e] = ((const T *)a.x[k])[b * a.len[k] + j];
+    const int64_t j0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j0 >= a.row)
+        return;
+    int32_t k = 0;
+    while (k + 1 < a.nb && j0 >= a.off[k + 1])
+        k++;
+    const int64_t j = j0 - a.off[k];
+    for (int64_t b = blockIdx.y; b < a.outer; b += gridDim.y) {
+        if (a.split)
+            ((T *)a.dst[k])[b * a.len[k] + j] = ((const T *)a.src[0])[b * a.row + j0];
+        else
+            ((T *)a.dst[0])[b * a.row + j0] = ((const T *)a.src[k])[b * a.len[k] + j];
     }
+}
+
+// The widest unit of 16, 8, 4, 2 or 1 bytes dividing the element size
+// times every length, offset and the row, and every address.
+static int rows_unit(const rows_args &a, int32_t esize)
+{
+    uint64_t bits = (uint64_t)(a.row * esize) | (uintptr_t)a.src[0] | (uintptr_t)a.dst[0];
+    for (int32_t k = 0; k < a.nb; k++)
+        bits |= (uint64_t)(a.len[k] * esize) | (uint64_t)(a.off[k] * esize) |
+                (uintptr_t)(a.split ? a.dst[k] : a.src[k]);
+    for (int u = 16; u > 1; u /= 2)
+        if (bits % (uint64_t)u == 0)
+            return u;
+    return 1;
+}
+
+static int rows_move(rows_args a, int32_t esize, void *stream)
+{
+    const int u = rows_unit(a, esize) < esize ? esize : rows_unit(a, esize);
+    const int64_t per = u / esize; // elements a unit (esize divides u: both powers of 2)
+    if (a.outer * a.row == 0)
+        return 0;
+    a.row /= per;
+    for (int32_t k = 0; k < a.nb; k++)
+        a.len[k] /= per, a.off[k] /= per;
+    if (a.row > (int64_t)kThreads * 0x7fffffff)
+        return (int)cudaErrorInvalidValue;
+    const dim3 grid((unsigned)((a.row + kThreads - 1) / kThreads),
+                    (unsigned)(a.outer < 65535 ? a.outer : 65535));
+    switch (u) {
+    case 16:
+        rows_kernel<uint4><<<grid, kThreads, 0, (cudaStream_t)stream>>>(a);
+        break;
+    case 8:
+        rows_kernel<uint64_t><<<grid, kThreads, 0, (cudaStream_t)stream>>>(a);
+        break;
+    case 4:
+        rows_kernel<uint32_t><<<grid, kThreads, 0, (cudaStream_t)stream>>>(a);
+        break;
+    case 2:
+        rows_kernel<uint16_t><<<grid, kThreads, 0, (cudaStream_t)stream>>>(a);
+        break;
+    default:
+        rows_kernel<uint8_t><<<grid, kThreads, 0, (cudaStream_t)stream>>>(a);
+        break;
+    }
+    return launched();
 }
 
 template <typename T> __global__ void fill_kernel(T v, T *y, int64_t n)
@@ -227,16 +292,50 @@ extern "C" int opk_slice(const opk_slice_args *a, void *stream)
     });
 }
 
+// The parts' shape of either op into r (pointers left to the caller); 0,
+// or the error for arguments no launch could take.
+static int rows_parts(int32_t esize, int32_t nb, const int64_t *len, const int64_t *off,
+                      int64_t outer, int64_t row, rows_args *r)
+{
+    if (nb < 1 || nb > OPK_MAX_CONCAT ||
+        (esize != 1 && esize != 2 && esize != 4 && esize != 8))
+        return (int)cudaErrorInvalidValue;
+    memset(r, 0, sizeof *r);
+    r->nb = nb;
+    memcpy(r->len, len, sizeof(int64_t) * (size_t)nb);
+    memcpy(r->off, off, sizeof(int64_t) * (size_t)nb);
+    r->outer = outer;
+    r->row = row;
+    return 0;
+}
+
 extern "C" int opk_concat(const opk_concat_args *a, void *stream)
 {
+    rows_args r;
+    int err;
     if (a->outer * a->row == 0)
         return 0;
-    if (a->nb < 1 || a->nb > OPK_MAX_CONCAT)
-        return (int)cudaErrorInvalidValue;
-    return by_esize(a->esize, [&](auto t) {
-        concat_kernel<decltype(t)>
-            <<<blocks_for(a->outer * a->row), kThreads, 0, (cudaStream_t)stream>>>(*a);
-    });
+    if ((err = rows_parts(a->esize, a->nb, a->len, a->off, a->outer, a->row, &r)) != 0)
+        return err;
+    r.dst[0] = a->y;
+    for (int32_t k = 0; k < a->nb; k++)
+        r.src[k] = a->x[k];
+    return rows_move(r, a->esize, stream);
+}
+
+extern "C" int opk_split(const opk_split_args *a, void *stream)
+{
+    rows_args r;
+    int err;
+    if (a->outer * a->row == 0)
+        return 0;
+    if ((err = rows_parts(a->esize, a->nb, a->len, a->off, a->outer, a->row, &r)) != 0)
+        return err;
+    r.split = 1;
+    r.src[0] = a->x;
+    for (int32_t k = 0; k < a->nb; k++)
+        r.dst[k] = a->y[k];
+    return rows_move(r, a->esize, stream);
 }
 
 extern "C" int opk_fill(int32_t esize, uint64_t pattern, void *y, int64_t n, void *stream)

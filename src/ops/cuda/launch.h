@@ -211,6 +211,20 @@ typedef struct opk_concat_args {
 } opk_concat_args;
 int opk_concat(const opk_concat_args *a, void *stream);
 
+/* Split along an axis, the mirror of Concat: x viewed as [outer, row],
+ * output k as [outer, len[k]] taken from column off[k], nb (<=
+ * OPK_MAX_CONCAT) outputs. One launch for them all. Both this and
+ * opk_concat move the widest unit (16, 8, 4, 2 bytes or 1) that divides
+ * every row, length, offset and address, a row of units per block row. */
+typedef struct opk_split_args {
+    int32_t esize, nb;
+    const void *x;
+    void *y[OPK_MAX_CONCAT];
+    int64_t len[OPK_MAX_CONCAT], off[OPK_MAX_CONCAT];
+    int64_t outer, row;
+} opk_split_args;
+int opk_split(const opk_split_args *a, void *stream);
+
 /* n elements of esize bytes, each the low esize bytes of `pattern`
  * (ConstantOfShape). */
 int opk_fill(int32_t esize, uint64_t pattern, void *y, int64_t n, void *stream);

@@ -140,6 +140,10 @@ int opk_lt_log_level(int level)
            lt.log_level(level) == CUBLAS_STATUS_SUCCESS;
 }
 
+/* Kinds of the float32 products: LT_KIND_F32 + LT_F32_* flags. */
+#define LT_KIND_F32 32
+enum { LT_F32_RELU = 1, LT_F32_TF32 = 2, LT_F32_BIAS = 4, LT_F32_TA = 8, LT_F32_TB = 16 };
+
 /* The algorithm cuBLASLt chose for one product, kept for the next. */
 typedef struct lt_plan {
     int valid;
@@ -362,6 +366,14 @@ static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, in
     /* C's alignment is D's: C is D, or (beta 0) not read. */
     for (int k = 0; k < 4 && s == CUBLAS_STATUS_SUCCESS; k++)
         s = lt.pref_set(pref, prefs[k], &al[k < 3 ? k : 2], sizeof al[0]);
+    /* A float32 product split along K adds its parts in float32 scratch
+     * (COMPUTE_TYPE), never in D itself (INPLACE), whose sums add in an
+     * order that changes from run to run. */
+    if (s == CUBLAS_STATUS_SUCCESS && kind >= LT_KIND_F32) {
+        const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+        s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask,
+                        sizeof mask);
+    }
     if (s == CUBLAS_STATUS_SUCCESS)
         s = lt.heuristic(h->handle, c->desc, c->a, c->b, c->c, c->d, pref, LT_ALGOS, res,
                          &found);
@@ -539,10 +551,6 @@ prt_status opk_lt_gemm_fp8(opk_lt *h, void *stream, int64_t M, int64_t N, int64_
     return lt_run(h, &c, c_dtype + 1, lt_no_more, stream, M, N, K, &one, &zero, A, Bt,
                   NULL, C, s, what);
 }
-
-/* Kinds of the float32 products: LT_KIND_F32 + LT_F32_* flags. */
-#define LT_KIND_F32 32
-enum { LT_F32_RELU = 1, LT_F32_TF32 = 2, LT_F32_BIAS = 4, LT_F32_TA = 8, LT_F32_TB = 16 };
 
 static cublasStatus_t lt_layout_attr(cublasLtMatrixLayout_t l,
                                      cublasLtMatrixLayoutAttribute_t a, const void *v,

@@ -10,7 +10,8 @@
 #include "ops/cuda/ops.h"
 #include "ops/ops_data.h"
 
-/* Each output a strided copy of its part: [outer, len] at row stride. */
+/* Up to OPK_MAX_CONCAT outputs in one launch (opk_split); more, each output
+ * a strided copy of its part: [outer, len] at row stride. */
 OPC_KERNEL(opc_split)
 {
     const prt_dims *id = &in[0].dims;
@@ -20,6 +21,23 @@ OPC_KERNEL(opc_split)
     (void)ws;
     if (st)
         return st;
+    /* Up to OPK_MAX_CONCAT outputs: one launch for all. */
+    if (nb_out <= OPK_MAX_CONCAT) {
+        opk_split_args a;
+        memset(&a, 0, sizeof a);
+        a.esize = (int32_t)prt_dtype_size(dtype);
+        a.nb = nb_out;
+        a.x = x[0];
+        a.outer = outer;
+        a.row = id->d[axis] * inner;
+        for (int32_t k = 0; k < nb_out; k++) {
+            a.y[k] = y[k];
+            a.len[k] = out[k].dims.d[axis] * inner;
+            a.off[k] = off;
+            off += a.len[k];
+        }
+        return opc_status(o, opk_split(&a, stream));
+    }
     for (int32_t k = 0; k < nb_out; k++) {
         int64_t len = out[k].dims.d[axis] * inner, stride[2] = {id->d[axis] * inner, 1};
         prt_dims view = {2, {outer, len}};
