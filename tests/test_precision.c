@@ -15,7 +15,10 @@
  *  - SkipLayerNormalization with all four outputs (its mean and inverse
  *    deviation float32 in any precision) runs in float16 under FP16, its
  *    statistics written in float32 as they are, no Cast for them; every
- *    output within float16's tolerance of the float32 engine's.
+ *    output within float16's tolerance of the float32 engine's;
+ *  - a Cast to float32 of a float32 input stays float32 under FP16 (its
+ *    one float output would not be 16-bit: reading 16 bits would only
+ *    round x), so y is x bit for bit.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -314,6 +317,44 @@ static void test_sln_stats(prt_registry *reg, tu_rng *r)
     prt_engine_destroy(e16);
 }
 
+static void test_cast_f32(prt_registry *reg, tu_rng *r)
+{
+    static float x[M * K], y[M * K];
+    int64_t xd[2] = {M, K};
+    prt_dims dx = tu_dims(2, xd);
+    prt_network *net = NULL;
+    prt_engine *e = NULL;
+    prt_context *ctx = NULL;
+    int32_t in = -1, layer = -1, t = -1;
+    prt_plugin *p = builtin_i32("Cast", "to", PRT_FLOAT32);
+    for (int i = 0; i < M * K; i++)
+        x[i] = (float)(tu_rng_uniform(r) * 4.0 - 2.0) + 1e-4f;
+    CHECK_OK(prt_network_create(&net));
+    if (!net || !p) {
+        prt_network_destroy(net);
+        return;
+    }
+    CHECK_OK(prt_network_add_input(net, "x", PRT_FLOAT32, &dx, &in));
+    CHECK_OK(prt_network_add_plugin(net, &in, 1, NULL, 0, p, &layer));
+    CHECK_OK(prt_network_get_layer_output(net, layer, 0, &t));
+    CHECK_OK(prt_network_set_tensor_name(net, t, "y"));
+    CHECK_OK(prt_network_mark_output(net, t));
+    e = build(net, reg, PRT_PRECISION_FP16);
+    prt_network_destroy(net);
+    if (e)
+        CHECK_OK(prt_context_create(e, &ctx));
+    if (ctx) {
+        CHECK(count_layers(e, "Cast") == 1);
+        CHECK(layer_input_dtype(e, "Cast", 0, NULL) == PRT_FLOAT32);
+        CHECK_OK(prt_context_set_tensor_address(ctx, "x", x));
+        CHECK_OK(prt_context_set_tensor_address(ctx, "y", y));
+        CHECK_OK(prt_context_enqueue(ctx, NULL));
+        CHECK(memcmp(x, y, sizeof x) == 0);
+    }
+    prt_context_destroy(ctx);
+    prt_engine_destroy(e);
+}
+
 int main(void)
 {
     prt_registry *reg = tu_registry_with_plugins();
@@ -390,6 +431,7 @@ int main(void)
         check_alloc_failures(net, reg);
     }
     test_sln_stats(reg, &r);
+    test_cast_f32(reg, &r);
     prt_engine_destroy(e32);
     prt_engine_destroy(e16);
     prt_engine_destroy(ebf);

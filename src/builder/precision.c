@@ -7,7 +7,8 @@
  *  - its plugin's get_output_dtypes, given L for every float32 input, must
  *    give L for every float32 output, or float32 again for one it keeps
  *    (SkipLayerNormalization's mean and inverse deviation, float32 in any
- *    precision), and leave the others as they were;
+ *    precision) as long as one goes to L, and leave the others as they
+ *    were;
  *  - supports_format_combination must accept every position so described;
  *  - configured so, its devices() must still list the target: a built-in
  *    op's device table says which dtypes its kernel takes there (op_device.h),
@@ -106,7 +107,8 @@ static const char *prec_probe(const bld *b, int32_t li, int32_t L, uint8_t *to_l
     const prt_plugin_build *bt = l->plugin->vt->build;
     prt_dynamic_tensor_desc d[PREC_MAX_IO];
     int32_t in_types[PREC_MAX_IO], out_types[PREC_MAX_IO];
-    int32_t nio = l->nb_inputs + l->nb_outputs, nb_f32_out = 0, all_low_in = 1;
+    int32_t nio = l->nb_inputs + l->nb_outputs, nb_f32_out = 0, nb_low_out = 0,
+            all_low_in = 1;
     const char *name;
     prt_status st;
     *touched = 0;
@@ -151,9 +153,14 @@ static const char *prec_probe(const bld *b, int32_t li, int32_t L, uint8_t *to_l
         if (out_types[o] != (was == PRT_FLOAT32 ? L : was) &&
             !(was == PRT_FLOAT32 && out_types[o] == PRT_FLOAT32))
             return "its outputs do not follow its inputs' dtype";
+        nb_low_out += was == PRT_FLOAT32 && out_types[o] == L;
         bld_desc(b, l->outputs[o], 0, &d[l->nb_inputs + o]);
         d[l->nb_inputs + o].desc.dtype = out_types[o];
     }
+    /* Float32 outputs, none in L (a Cast to float32): 16-bit inputs would
+     * only round what it reads. */
+    if (nb_f32_out > 0 && nb_low_out == 0)
+        return "its outputs do not follow its inputs' dtype";
     for (int32_t pos = 0; pos < nio; pos++)
         if (!bt->supports_format_combination(l->plugin, pos, d, l->nb_inputs,
                                              l->nb_outputs))
