@@ -60,6 +60,7 @@
 #include <string.h>
 
 #include "base/parallel.h"
+#include "ops/cpu/cpu_kernels.h"
 #include "ops/ops_nn.h"
 #include "ops/resize_taps.h"
 
@@ -592,10 +593,23 @@ typedef struct rs_planes {
 
 /* Input row iy of plane xp summed along x for every output column: the
  * inner sum of rs_planes_elem, the same operations in the same order. */
-static void rs_hrow(const rs_axis *axx, const float *xp, int64_t iw, int64_t iy,
-                    int64_t ow, double *row)
+static inline CPU_INLINE void rs_hrow(const rs_axis *axx, const float *xp, int64_t iw,
+                                      int64_t iy, int64_t ow, double *row)
 {
     const float *xr = xp + iy * iw;
+    if (axx->taps == 2) {
+        /* Linear's two taps unrolled (the loop below on two: the same
+         * operations); a column with fewer takes the loop. */
+        for (int64_t ox = 0; ox < ow; ox++) {
+            const double *wx = axx->w + ox * 2;
+            const float *xs = xr + axx->lo[ox];
+            if (axx->cnt[ox] == 2)
+                row[ox] = (0.0 + wx[0] * (double)xs[0]) + wx[1] * (double)xs[1];
+            else
+                row[ox] = axx->cnt[ox] == 1 ? 0.0 + wx[0] * (double)xs[0] : 0.0;
+        }
+        return;
+    }
     for (int64_t ox = 0; ox < ow; ox++) {
         const double *wx = axx->w + ox * axx->taps;
         const float *xs = xr + axx->lo[ox];
@@ -611,8 +625,9 @@ static void rs_hrow(const rs_axis *axx, const float *xp, int64_t iw, int64_t iy,
  * four output rows) and kept in `rows` (slot iy % RS_ROWS, tag the row it
  * holds). The weighted sum over y is rs_planes_elem's: the rows of weight
  * 0 skipped, the others added to 0.0 in tap order. */
-static void rs_planes_row(const rs_planes *c, const float *xp, int64_t oy, int64_t q,
-                          double (*rows)[RS_ROW_MAX], int64_t *tag)
+static inline CPU_INLINE void rs_planes_row(const rs_planes *c, const float *xp,
+                                            int64_t oy, int64_t q,
+                                            double (*rows)[RS_ROW_MAX], int64_t *tag)
 {
     const rs_axis *ay = &c->pl->ax[c->pl->rank - 2], *axx = &c->pl->ax[c->pl->rank - 1];
     const double *wy = ay->w + oy * ay->taps, *lr[RS_ROWS];
@@ -651,7 +666,8 @@ static void rs_planes_row(const rs_planes *c, const float *xp, int64_t oy, int64
 }
 
 /* Element (oy, ox) of a plane: rs_sum's two innermost levels. */
-static double rs_planes_elem(const rs_planes *c, const float *xp, int64_t oy, int64_t ox)
+static inline CPU_INLINE double rs_planes_elem(const rs_planes *c, const float *xp,
+                                               int64_t oy, int64_t ox)
 {
     const rs_axis *ay = &c->pl->ax[c->pl->rank - 2], *axx = &c->pl->ax[c->pl->rank - 1];
     const double *wy = ay->w + oy * ay->taps, *wx = axx->w + ox * axx->taps;
@@ -669,7 +685,7 @@ static double rs_planes_elem(const rs_planes *c, const float *xp, int64_t oy, in
     return acc;
 }
 
-static void rs_planes_range(void *arg, int64_t begin, int64_t end)
+static inline CPU_INLINE void rs_planes_body(void *arg, int64_t begin, int64_t end)
 {
     const rs_planes *c = arg;
     const rs_axis *ay = &c->pl->ax[c->pl->rank - 2], *axx = &c->pl->ax[c->pl->rank - 1];
@@ -697,6 +713,13 @@ static void rs_planes_range(void *arg, int64_t begin, int64_t end)
         }
     }
 }
+
+/* The planes' loops in a baseline and an AVX2 build (four doubles a vector
+ * in rs_planes_row's loop over the columns, eight floats in the rounding):
+ * this file is not built with contraction (ISO C's -ffp-contract=off), so
+ * both builds do the same double operations and give the same bits. */
+CPU_BUILDS(rs_planes_range, rs_planes_body, (void *arg, int64_t begin, int64_t end),
+           (arg, begin, end))
 
 static prt_status rs_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
@@ -741,7 +764,7 @@ static prt_status rs_run(const op_object *o, int32_t dtype, const prt_tensor_des
         for (int32_t i = pl.rank - 2; i < pl.rank; i++)
             for (int64_t k = 0; k < pl.ax[i].out; k++)
                 c2.extrap |= pl.ax[i].cnt[k] == 0;
-        base_parallel_for(total / (c2.oh * c2.ow), 1, rs_planes_range, &c2);
+        base_parallel_for(total / (c2.oh * c2.ow), 1, CPU_PICK(rs_planes_range), &c2);
         return PRT_OK;
     }
     for (int64_t q = 0; q < total; q++) {
