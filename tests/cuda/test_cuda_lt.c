@@ -19,12 +19,14 @@
  * promotion, FAST_ACCUM off); a 16-bit or E4M3 result adds its own
  * rounding, half a unit in its last place.
  *
- * Float32 with a bias (issue 24): opk_blas_gemm_bias, cuBLASLt's BIAS and
- * RELU_BIAS epilogues on a cuBLAS handle's workspace, for every transpose,
- * strided batches, a shared B, alpha and no bias, against a double sum:
- * within 1e-5 of the sum of |terms| (strict float32); an operand at an
- * odd float offset either runs right or is refused (the caller's
- * fallback), never wrong.
+ * Float32, float16 and bfloat16 with a bias (issue 24): opk_blas_gemm_bias,
+ * cuBLASLt's BIAS and RELU_BIAS epilogues on a cuBLAS handle's workspace,
+ * for every transpose, strided batches, a shared B, alpha and no bias,
+ * against a double sum of the same operands: within 1e-5 of the sum of
+ * |terms| (float32 sums), and for 16-bit results half a unit in the last
+ * place more (one rounding, from the float32 sum plus the bias); an
+ * operand one element past an aligned start either runs right or is
+ * refused (the caller's fallback), never wrong.
  *
  * Diagnostics for a GPU run (issue 30): the cuBLASLt version, plugrt's log
  * on stderr (why a product did not go to cuBLASLt: qgemm_cuda.c's
@@ -165,7 +167,7 @@ static float rel_half_ulp(int32_t dtype)
                                        : 0.0f;
 }
 
-static double fp8_out(int32_t dtype, const void *y, int64_t i)
+static double value_at(int32_t dtype, const void *y, int64_t i)
 {
     switch (dtype) {
     case PRT_FLOAT16:
@@ -256,7 +258,7 @@ static void fp8_case(opk_lt *h, int64_t M, int64_t K, int64_t N, int32_t c_dtype
                 want = want > 448 ? 448 : want < -448 ? -448 : want;
                 tol = FP8_RTOL * mag * sc[2] + 0x1p-9;
             }
-            got = fp8_out(c_dtype, y, i * N + j);
+            got = value_at(c_dtype, y, i * N + j);
             tol += rel_half_ulp(c_dtype) * fabs(want) * 1.01;
             if (!(fabs(got - want) <= tol)) {
                 if (!bad)
@@ -327,63 +329,100 @@ static void test_fp8(void)
     opk_lt_close(h);
 }
 
-/* One float32 case: Y = act(alpha op(A) op(B) + bias), `batch` products
- * (sb 0: B shared), A at `skew` floats past its buffer's start. */
-static void f32_case(opk_blas *b, int ta, int tb, int64_t M, int64_t N, int64_t K,
-                     int64_t batch, int shared_b, int with_bias, int relu, float alpha,
-                     int skew)
+/* v rounded to dtype (float32: v). */
+static float round_to(int32_t dtype, float v)
+{
+    return dtype == PRT_FLOAT16    ? base_h2f(base_f2h(v))
+           : dtype == PRT_BFLOAT16 ? base_bf2f(base_f2bf(v))
+                                   : v;
+}
+
+/* n floats (each already of dtype's values) as dtype's bytes in `to`. */
+static void pack_as(int32_t dtype, const float *v, int64_t n, void *to)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (dtype == PRT_FLOAT16)
+            ((uint16_t *)to)[i] = base_f2h(v[i]);
+        else if (dtype == PRT_BFLOAT16)
+            ((uint16_t *)to)[i] = base_f2bf(v[i]);
+        else
+            ((float *)to)[i] = v[i];
+}
+
+/* A device copy of n values of dtype (v's, packed), NULL on failure. */
+static void *to_device(int32_t dtype, const float *v, int64_t n)
+{
+    const size_t bytes = prt_dtype_size(dtype) * (size_t)n;
+    void *h = malloc(bytes ? bytes : 1), *d = NULL;
+    if (!h)
+        abort();
+    pack_as(dtype, v, n, h);
+    if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess ||
+        cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+        cudaFree(d);
+        d = NULL;
+    }
+    free(h);
+    CHECK(d != NULL);
+    return d;
+}
+
+/* One float case of dtype: Y = act(alpha op(A) op(B) + bias), `batch`
+ * products (shared_b: one B for all), A at `skew` elements past its
+ * buffer's start, against the double sum of the same (dtype-valued)
+ * operands: within 1e-5 of the sum of |terms| (float32 sums), plus half a
+ * unit in the last place of a 16-bit result (its one rounding). */
+static void float_case(opk_blas *b, int32_t dtype, int ta, int tb, int64_t M, int64_t N,
+                       int64_t K, int64_t batch, int shared_b, int with_bias, int relu,
+                       float alpha, int skew)
 {
     const int64_t lda = ta ? M : K, ldb = tb ? K : N, sa = M * K,
                   sb = shared_b ? 0 : K * N, nbm = shared_b ? 1 : batch;
+    const size_t es = prt_dtype_size(dtype);
     float *a = malloc(sizeof(float) * (size_t)(batch * sa + skew)),
           *bb = malloc(sizeof(float) * (size_t)(nbm * K * N)),
-          *bias = malloc(sizeof(float) * (size_t)N),
-          *y = malloc(sizeof(float) * (size_t)(batch * M * N));
-    float *da = NULL, *db = NULL, *dbias = NULL, *dy = NULL;
+          *bias = malloc(sizeof(float) * (size_t)N);
+    void *y = malloc(es * (size_t)(batch * M * N));
+    char *da = NULL;
+    void *db = NULL, *dbias = NULL, *dy = NULL;
     int64_t bad = 0;
     prt_status st;
     if (!a || !bb || !bias || !y)
         abort();
     for (int64_t i = 0; i < batch * sa + skew; i++)
-        a[i] = (float)tu_rng_uniform(&rng) * 2.0f - 1.0f;
+        a[i] = round_to(dtype, (float)tu_rng_uniform(&rng) * 2.0f - 1.0f);
     for (int64_t i = 0; i < nbm * K * N; i++)
-        bb[i] = (float)tu_rng_uniform(&rng) * 2.0f - 1.0f;
+        bb[i] = round_to(dtype, (float)tu_rng_uniform(&rng) * 2.0f - 1.0f);
     for (int64_t i = 0; i < N; i++)
-        bias[i] = (float)tu_rng_uniform(&rng) * 4.0f - 2.0f;
-    CHECK(cudaMalloc((void **)&da, sizeof(float) * (size_t)(batch * sa + skew)) ==
-          cudaSuccess);
-    CHECK(cudaMalloc((void **)&db, sizeof(float) * (size_t)(nbm * K * N)) == cudaSuccess);
-    CHECK(cudaMalloc((void **)&dbias, sizeof(float) * (size_t)N) == cudaSuccess);
-    CHECK(cudaMalloc((void **)&dy, sizeof(float) * (size_t)(batch * M * N)) ==
-          cudaSuccess);
+        bias[i] = round_to(dtype, (float)tu_rng_uniform(&rng) * 4.0f - 2.0f);
+    da = to_device(dtype, a, batch * sa + skew);
+    db = to_device(dtype, bb, nbm * K * N);
+    dbias = to_device(dtype, bias, N);
+    CHECK(cudaMalloc(&dy, es * (size_t)(batch * M * N)) == cudaSuccess);
     if (!da || !db || !dbias || !dy)
         goto out;
-    CHECK(cudaMemcpy(da, a, sizeof(float) * (size_t)(batch * sa + skew),
-                     cudaMemcpyHostToDevice) == cudaSuccess);
-    CHECK(cudaMemcpy(db, bb, sizeof(float) * (size_t)(nbm * K * N),
-                     cudaMemcpyHostToDevice) == cudaSuccess);
-    CHECK(cudaMemcpy(dbias, bias, sizeof(float) * (size_t)N, cudaMemcpyHostToDevice) ==
-          cudaSuccess);
-    st = opk_blas_gemm_bias(b, NULL, ta, tb, M, N, K, alpha, da + skew, lda, sa, db, ldb,
-                            sb, with_bias ? dbias : NULL, relu, dy, batch);
-    printf("  float32 %s%s %lld x %lld x %lld batch %lld%s%s%s alpha %g skew %d: %s\n",
-           ta ? "T" : "N", tb ? "T" : "N", (long long)M, (long long)N, (long long)K,
-           (long long)batch, shared_b ? " (B shared)" : "", with_bias ? " +bias" : "",
-           relu ? " relu" : "", alpha, skew, st ? prt_last_error() : "ran");
+    st = opk_blas_gemm_bias(b, NULL, dtype, ta, tb, M, N, K, alpha,
+                            da + (size_t)skew * es, lda, sa, db, ldb, sb,
+                            with_bias ? dbias : NULL, relu, dy, batch);
+    printf("  %s %s%s %lld x %lld x %lld batch %lld%s%s%s alpha %g skew %d: %s\n",
+           prt_dtype_name(dtype), ta ? "T" : "N", tb ? "T" : "N", (long long)M,
+           (long long)N, (long long)K, (long long)batch, shared_b ? " (B shared)" : "",
+           with_bias ? " +bias" : "", relu ? " relu" : "", alpha, skew,
+           st ? prt_last_error() : "ran");
     if (skew && st == PRT_ERR_UNSUPPORTED)
         goto out; /* refused: the caller's cuBLAS runs it */
     CHECK_OK(st);
     if (st)
         goto out;
     CHECK(cudaDeviceSynchronize() == cudaSuccess);
-    CHECK(cudaMemcpy(y, dy, sizeof(float) * (size_t)(batch * M * N),
-                     cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK(cudaMemcpy(y, dy, es * (size_t)(batch * M * N), cudaMemcpyDeviceToHost) ==
+          cudaSuccess);
     for (int64_t p = 0; p < batch; p++)
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
                 const float *ap = a + skew + p * sa, *bp = bb + p * sb;
-                double s = 0, mag = 0, want;
-                float got = y[(p * M + i) * N + j];
+                double s = 0, mag = 0, want, tol;
+                const double got = value_at(dtype, y, (p * M + i) * N + j);
                 for (int64_t k = 0; k < K; k++) {
                     const double t = (double)ap[ta ? k * lda + i : i * lda + k] *
                                      (double)bp[tb ? j * ldb + k : k * ldb + j];
@@ -393,45 +432,63 @@ static void f32_case(opk_blas *b, int ta, int tb, int64_t M, int64_t N, int64_t 
                 want = alpha * s + (with_bias ? bias[j] : 0.0);
                 if (relu && want < 0)
                     want = 0;
-                if (!(fabs(got - want) <=
-                      1e-5 * (fabs(alpha) * mag + fabs(bias[j])) + 1e-6)) {
+                tol = 1e-5 * (fabs(alpha) * mag + fabs(bias[j])) + 1e-6;
+                tol += rel_half_ulp(dtype) * (fabs(want) + tol) * 1.01;
+                if (!(fabs(got - want) <= tol)) {
                     if (!bad)
-                        fprintf(stderr, "  [%lld, %lld, %lld] %.9g, want %.9g\n",
-                                (long long)p, (long long)i, (long long)j, got, want);
+                        fprintf(stderr,
+                                "  [%lld, %lld, %lld] %.9g, want %.9g (tol %.3g)\n",
+                                (long long)p, (long long)i, (long long)j, got, want, tol);
                     bad++;
                 }
             }
+    if (bad)
+        fprintf(stderr, "  %lld of %lld values off\n", (long long)bad,
+                (long long)(batch * M * N));
     CHECK(bad == 0);
 out:
     cudaFree(da), cudaFree(db), cudaFree(dbias), cudaFree(dy);
     free(a), free(bb), free(bias), free(y);
 }
 
-static void test_f32_bias(void)
+static void test_float_bias(void)
 {
+    static const int32_t types[] = {PRT_FLOAT32, PRT_FLOAT16, PRT_BFLOAT16};
     opk_blas *b = NULL;
     if (opk_lt_unavailable()) {
-        printf("%s: float32 part skipped: %s\n", NAME, opk_lt_unavailable());
+        printf("%s: float part skipped: %s\n", NAME, opk_lt_unavailable());
         return;
     }
+    /* The 16-bit products are opt-in (blas.h): on for this handle. */
+    setenv("PRT_CUDA_LT16", "1", 1);
     CHECK_OK(opk_blas_open(&b, 1));
+    unsetenv("PRT_CUDA_LT16");
     if (!b)
         return;
-    for (int ta = 0; ta < 2; ta++)
-        for (int tb = 0; tb < 2; tb++) {
-            f32_case(b, ta, tb, 37, 48, 64, 1, 0, 1, 0, 1.0f, 0);
-            f32_case(b, ta, tb, 5, 33, 17, 3, 0, 1, 1, 0.5f, 0);
-        }
-    f32_case(b, 0, 0, 128, 256, 128, 4, 1, 1, 0, 1.0f, 0); /* one B for the batch */
-    f32_case(b, 0, 0, 64, 96, 32, 2, 0, 0, 1, 1.0f, 0);    /* ReLU alone */
-    f32_case(b, 0, 0, 1, 512, 128, 1, 0, 1, 1, 1.0f, 0);   /* one row */
-    f32_case(b, 0, 0, 16, 24, 40, 1, 0, 1, 0, 1.0f, 1);    /* A 4-byte aligned */
-    /* Few outputs and a deep K, where cuBLASLt may split K. */
-    f32_case(b, 0, 0, 130, 129, 257, 1, 0, 1, 0, 1.0f, 0);
-    f32_case(b, 0, 0, 16, 32, 4096, 1, 0, 0, 0, 1.0f, 0);
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        const int32_t dt = types[t];
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                float_case(b, dt, ta, tb, 37, 48, 64, 1, 0, 1, 0, 1.0f, 0);
+                float_case(b, dt, ta, tb, 5, 33, 17, 3, 0, 1, 1, 0.5f, 0);
+            }
+        float_case(b, dt, 0, 0, 128, 256, 128, 4, 1, 1, 0, 1.0f, 0); /* one B */
+        float_case(b, dt, 0, 0, 64, 96, 32, 2, 0, 0, 1, 1.0f, 0);    /* ReLU alone */
+        float_case(b, dt, 0, 0, 1, 512, 128, 1, 0, 1, 1, 1.0f, 0);   /* one row */
+        float_case(b, dt, 0, 0, 16, 24, 40, 1, 0, 0, 0, 1.0f, 0);    /* no epilogue */
+        /* A one element past an aligned start. */
+        float_case(b, dt, 0, 0, 16, 24, 40, 1, 0, 1, 0, 1.0f, 1);
+        /* Few outputs and a deep K, where cuBLASLt may split K. */
+        float_case(b, dt, 0, 0, 130, 129, 257, 1, 0, 1, 0, 1.0f, 0);
+        float_case(b, dt, 0, 0, 16, 32, 4096, 1, 0, 0, 0, 1.0f, 0);
+        float_case(b, dt, 0, 0, 8, 768, 3072, 1, 0, 1, 0, 1.0f, 0);
+    }
     /* Shapes it takes no part in: refused before anything runs. */
-    CHECK_ERR(opk_blas_gemm_bias(b, NULL, 0, 0, 4, 4, 0, 1.0f, NULL, 0, 0, NULL, 4, 0,
-                                 NULL, 0, NULL, 1),
+    CHECK_ERR(opk_blas_gemm_bias(b, NULL, PRT_FLOAT32, 0, 0, 4, 4, 0, 1.0f, NULL, 0, 0,
+                                 NULL, 4, 0, NULL, 0, NULL, 1),
+              PRT_ERR_UNSUPPORTED, "not taken");
+    CHECK_ERR(opk_blas_gemm_bias(b, NULL, PRT_INT32, 0, 0, 4, 4, 4, 1.0f, NULL, 4, 0,
+                                 NULL, 4, 0, NULL, 0, NULL, 1),
               PRT_ERR_UNSUPPORTED, "not taken");
     opk_blas_close(b);
 }
@@ -448,7 +505,7 @@ int main(void)
                NAME, opk_lt_unavailable());
     test_int8();
     test_fp8();
-    test_f32_bias();
+    test_float_bias();
     prt_set_logger(NULL, NULL, 0);
     return tu_finish(NAME);
 }

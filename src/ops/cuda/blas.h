@@ -34,18 +34,21 @@ prt_status opk_blas_gemm_ex(opk_blas *b, void *stream, int32_t ab_dtype, int32_t
                             int64_t K, const void *A, int64_t lda, int64_t stride_a,
                             const void *B, int64_t ldb, int64_t stride_b, void *C,
                             int64_t ldc, int64_t stride_c, int64_t batch);
-/* Row-major Y[M x N] = act(alpha op(A) op(B) + bias) of float32 through
- * cuBLASLt's epilogue on the handle's workspace (lt.h's opk_lt_gemm_f32:
- * bias NULL or N floats per row, act ReLU where relu, the handle's TF32),
- * for `batch` products of A and B at their element strides (0: one shared)
- * and Y's M x N apart. PRT_ERR_UNSUPPORTED, nothing launched, where the
- * handle has no cuBLASLt (none installed, no workspace) or cuBLASLt
- * refuses the product: the caller then runs cuBLAS and its own pass. */
-prt_status opk_blas_gemm_bias(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b,
-                              int64_t M, int64_t N, int64_t K, float alpha,
-                              const float *A, int64_t lda, int64_t stride_a,
-                              const float *B, int64_t ldb, int64_t stride_b,
-                              const float *bias, int relu, float *Y, int64_t batch);
+/* Row-major Y[M x N] = act(alpha op(A) op(B) + bias) with A, B, bias and
+ * Y of dtype (float32, float16 or bfloat16) through cuBLASLt's epilogue on
+ * the handle's workspace (lt.h's opk_lt_gemm_float: bias NULL or N values
+ * per row, act ReLU where relu, float32 sums rounded once, the handle's
+ * TF32 for float32), for `batch` products of A and B at their element
+ * strides (0: one shared) and Y's M x N apart. PRT_ERR_UNSUPPORTED,
+ * nothing launched, where the handle has no cuBLASLt (none installed, no
+ * workspace) or cuBLASLt refuses the product, and for 16-bit dtypes unless
+ * PRT_CUDA_LT16=1 was set when the handle was opened: the caller then runs
+ * cuBLAS and its own pass. */
+prt_status opk_blas_gemm_bias(opk_blas *b, void *stream, int32_t dtype, int32_t trans_a,
+                              int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                              float alpha, const void *A, int64_t lda, int64_t stride_a,
+                              const void *B, int64_t ldb, int64_t stride_b,
+                              const void *bias, int relu, void *Y, int64_t batch);
 /* The same for float32 throughout. */
 prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b,
                          int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,

@@ -114,6 +114,7 @@ struct opk_blas {
     size_t workspace_size; /* 0: none (cuBLAS then uses none either) */
     const dev_ops *dev;    /* which allocated the workspace */
     int tf32;              /* float32 products may use TF32 (PRT_PRECISION_TF32) */
+    int lt16;              /* 16-bit products through cuBLASLt too (PRT_CUDA_LT16=1) */
     opk_lt *lt; /* cuBLASLt on the same workspace (products with a bias); NULL: none */
 };
 
@@ -123,6 +124,16 @@ static int bias_pass_asked(void)
 {
     const char *env = getenv("PRT_CUDA_BIAS_EPILOGUE");
     return env && strcmp(env, "pass") == 0;
+}
+
+/* PRT_CUDA_LT16=1: 16-bit products through cuBLASLt's epilogue as well
+ * (opk_blas_gemm_bias); off until a GPU run has checked them (bfloat16
+ * results against the one rounding, racecheck inside cuBLASLt's kernels:
+ * docs/DESIGN-NOTES.md, "cuBLASLt"). */
+static int lt16_asked(void)
+{
+    const char *env = getenv("PRT_CUDA_LT16");
+    return env && strcmp(env, "1") == 0;
 }
 
 prt_status opk_blas_open(opk_blas **out, int with_workspace)
@@ -164,6 +175,7 @@ prt_status opk_blas_open(opk_blas **out, int with_workspace)
     }
     b->workspace_size = with_workspace ? OPK_BLAS_WORKSPACE : 0;
     b->dev = dev;
+    b->lt16 = lt16_asked();
     /* The bias epilogue's handle, where cuBLASLt is: without it the
      * products with a bias take cuBLAS and a pass of their own (as they
      * do with PRT_CUDA_BIAS_EPILOGUE=pass: benchmarks compare the two in
@@ -277,18 +289,22 @@ prt_status opk_blas_gemm(opk_blas *b, void *stream, int32_t trans_a, int32_t tra
                             batch);
 }
 
-prt_status opk_blas_gemm_bias(opk_blas *b, void *stream, int32_t trans_a, int32_t trans_b,
-                              int64_t M, int64_t N, int64_t K, float alpha,
-                              const float *A, int64_t lda, int64_t stride_a,
-                              const float *B, int64_t ldb, int64_t stride_b,
-                              const float *bias, int relu, float *Y, int64_t batch)
+prt_status opk_blas_gemm_bias(opk_blas *b, void *stream, int32_t dtype, int32_t trans_a,
+                              int32_t trans_b, int64_t M, int64_t N, int64_t K,
+                              float alpha, const void *A, int64_t lda, int64_t stride_a,
+                              const void *B, int64_t ldb, int64_t stride_b,
+                              const void *bias, int relu, void *Y, int64_t batch)
 {
     if (!b || !b->lt)
         return base_error(PRT_ERR_UNSUPPORTED, "no cuBLASLt handle: %s",
                           b && opk_lt_unavailable() ? opk_lt_unavailable()
                                                     : "a handle without a workspace");
-    return opk_lt_gemm_f32(b->lt, stream, b->tf32, trans_a, trans_b, M, N, K, alpha, A,
-                           lda, stride_a, B, ldb, stride_b, bias, relu, Y, batch);
+    if (dtype != PRT_FLOAT32 && !b->lt16)
+        return base_error(PRT_ERR_UNSUPPORTED,
+                          "16-bit products through cuBLASLt are off (PRT_CUDA_LT16=1)");
+    return opk_lt_gemm_float(b->lt, stream, dtype, b->tf32, trans_a, trans_b, M, N, K,
+                             alpha, A, lda, stride_a, B, ldb, stride_b, bias, relu, Y,
+                             batch);
 }
 
 prt_status opc_blas_attach(op_object *o, void *stream)

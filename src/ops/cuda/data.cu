@@ -167,7 +167,7 @@ static int rows_unit(const rows_args &a, int32_t esize)
 
 static int rows_move(rows_args a, int32_t esize, void *stream)
 {
-    const int u = rows_unit(a, esize) < esize ? esize : rows_unit(a, esize);
+    const int w = rows_unit(a, esize), u = w < esize ? esize : w;
     const int64_t per = u / esize; // elements a unit (esize divides u: both powers of 2)
     if (a.outer * a.row == 0)
         return 0;

@@ -1,10 +1,10 @@
 /*
  * cuBLASLt (lt_cuda.c; CUDA builds only) for the 8-bit products, INT8
- * (IMMA, int32 sums) and FP8 (E4M3, sm_89 and later), and for float32
- * products with their bias (and ReLU) in cuBLASLt's epilogue (MatMul's and
- * Gemm's, through blas.h), opened on first use like cuBLAS, so libplugrt
- * loads where cuBLASLt is absent: the integer ops fall back to plugrt's
- * kernels, the float32 ones to cuBLAS and a separate bias pass.
+ * (IMMA, int32 sums) and FP8 (E4M3, sm_89 and later), and for float32,
+ * float16 and bfloat16 products with their bias (and ReLU) in cuBLASLt's
+ * epilogue (MatMul's and Gemm's, through blas.h), opened on first use like
+ * cuBLAS, so libplugrt loads where cuBLASLt is absent: the integer ops fall
+ * back to plugrt's kernels, the float ones to cuBLAS and a separate pass.
  *
  * The 8-bit products are cuBLASLt's "TN" form, the only one its IMMA and
  * FP8 kernels take: in row-major terms C[M x N] = A[M x K] Bt[N x K]^T,
@@ -84,17 +84,22 @@ prt_status opk_lt_gemm_fp8(opk_lt *lt, void *stream, int64_t M, int64_t N, int64
                            const float *b_scale, int32_t c_dtype, void *C,
                            const float *d_scale);
 
-/* Row-major Y[M x N] = act(alpha op(A) op(B) + bias) of float32, for
- * `batch` products (A, B at their element strides, 0 for one shared; Y's
- * M x N apart), on `stream`: bias NULL or N floats added to every row
- * (cuBLASLt's BIAS epilogue, once to the float32 sum, before the ReLU
- * when relu), in strict float32 (CUBLAS_COMPUTE_32F) or TF32 where tf32.
- * Leading dims as BLAS's (of A and B as stored). Refusals as above: the
- * caller then runs its own product and epilogue. */
-prt_status opk_lt_gemm_f32(opk_lt *lt, void *stream, int tf32, int32_t trans_a,
-                           int32_t trans_b, int64_t M, int64_t N, int64_t K, float alpha,
-                           const float *A, int64_t lda, int64_t stride_a, const float *B,
-                           int64_t ldb, int64_t stride_b, const float *bias, int relu,
-                           float *Y, int64_t batch);
+/* Row-major Y[M x N] = act(alpha op(A) op(B) + bias) for `batch` products
+ * (A, B at their element strides, 0 for one shared; Y's M x N apart), on
+ * `stream`, with A, B, bias and Y all of `dtype`: float32, float16 or
+ * bfloat16. bias NULL or N values added to every row (cuBLASLt's BIAS
+ * epilogue, once to the float32 sum, before the ReLU when relu); float32
+ * sums (CUBLAS_COMPUTE_32F; TF32 where tf32 and dtype is float32), so a
+ * 16-bit Y is rounded once, from the float32 sum plus the bias. Split-K
+ * algorithms add their parts in float32 scratch (float32 operands) or are
+ * not taken (16-bit operands: their kernels added parts in the 16-bit
+ * type). Leading dims as BLAS's (of A and B as stored). Refusals as above:
+ * the caller then runs its own product and epilogue. */
+prt_status opk_lt_gemm_float(opk_lt *lt, void *stream, int32_t dtype, int tf32,
+                             int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
+                             int64_t K, float alpha, const void *A, int64_t lda,
+                             int64_t stride_a, const void *B, int64_t ldb,
+                             int64_t stride_b, const void *bias, int relu, void *Y,
+                             int64_t batch);
 
 #endif /* PLUGRT_OPS_CUDA_LT_H */

@@ -54,6 +54,9 @@ typedef cublasStatus_t (*heuristic_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t,
                                        cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
                                        cublasLtMatmulPreference_t, int,
                                        cublasLtMatmulHeuristicResult_t *, int *);
+typedef cublasStatus_t (*algo_config_get_fn)(const cublasLtMatmulAlgo_t *,
+                                             cublasLtMatmulAlgoConfigAttributes_t, void *,
+                                             size_t, size_t *);
 typedef cublasStatus_t (*matmul_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *,
                                     const void *, cublasLtMatrixLayout_t, const void *,
                                     cublasLtMatrixLayout_t, const void *, const void *,
@@ -80,6 +83,7 @@ static struct {
     /* Diagnostics, optional (NULL where this cuBLASLt lacks them). */
     size_t (*version)(void);
     cublasStatus_t (*log_level)(int);
+    algo_config_get_fn algo_config_get;
 } lt;
 static pthread_once_t lt_once = PTHREAD_ONCE_INIT;
 
@@ -112,6 +116,7 @@ static void lt_load(void)
     *(void **)&lt.matmul = dlsym(lt.lib, "cublasLtMatmul");
     *(void **)&lt.version = dlsym(lt.lib, "cublasLtGetVersion");
     *(void **)&lt.log_level = dlsym(lt.lib, "cublasLtLoggerSetLevel");
+    *(void **)&lt.algo_config_get = dlsym(lt.lib, "cublasLtMatmulAlgoConfigGetAttribute");
     if (!lt.create || !lt.destroy || !lt.desc_create || !lt.desc_destroy ||
         !lt.desc_set || !lt.layout_create || !lt.layout_destroy || !lt.layout_set ||
         !lt.pref_create || !lt.pref_destroy || !lt.pref_set || !lt.heuristic ||
@@ -140,14 +145,23 @@ int opk_lt_log_level(int level)
            lt.log_level(level) == CUBLAS_STATUS_SUCCESS;
 }
 
-/* Kinds of the float32 products: LT_KIND_F32 + LT_F32_* flags. */
+/* Kinds of the float products: LT_KIND_F32 + LT_F32_* flags (LT_F32_F16
+ * and LT_F32_BF16: 16-bit operands and result). */
 #define LT_KIND_F32 32
-enum { LT_F32_RELU = 1, LT_F32_TF32 = 2, LT_F32_BIAS = 4, LT_F32_TA = 8, LT_F32_TB = 16 };
+enum {
+    LT_F32_RELU = 1,
+    LT_F32_TF32 = 2,
+    LT_F32_BIAS = 4,
+    LT_F32_TA = 8,
+    LT_F32_TB = 16,
+    LT_F32_F16 = 32,
+    LT_F32_BF16 = 64
+};
 
 /* The algorithm cuBLASLt chose for one product, kept for the next. */
 typedef struct lt_plan {
     int valid;
-    /* 0: int8; 1 + c_dtype: FP8; LT_KIND_F32 + flags: float32 (lt_f32) */
+    /* 0: int8; 1 + c_dtype: FP8; LT_KIND_F32 + flags: float (lt_gemm_float) */
     int32_t kind;
     int64_t M, N, K;
     uint32_t align;  /* the operands' alignment (lt_align), A's, Bt's, C's */
@@ -328,13 +342,25 @@ static const char *lt_status_name(cublasStatus_t s)
     }
 }
 
+/* 1 if `a` splits K (its config's SPLITK_NUM above 1); 0 when cuBLASLt
+ * cannot say (no cublasLtMatmulAlgoConfigGetAttribute). */
+static int lt_splits_k(const cublasLtMatmulAlgo_t *a)
+{
+    uint32_t n = 1;
+    size_t got = 0;
+    return lt.algo_config_get &&
+           lt.algo_config_get(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &n, sizeof n, &got) ==
+               CUBLAS_STATUS_SUCCESS &&
+           got == sizeof n && n > 1;
+}
+
 /* The algorithm for this product: the handle's plan when it is for the
  * same shape, kind and alignments (al: cuBLASLt's A, B and D, lt_align),
  * else the first of cuBLASLt's heuristic answers for them that fits the
- * workspace. cuBLASLt's heuristic assumes 256-byte aligned operands
- * unless told (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*), and a row block
- * past the first may start less aligned. *none: 1 when the query
- * succeeded but gave nothing usable (status NOT_SUPPORTED then). */
+ * workspace (and, for 16-bit operands, does not split K). cuBLASLt's heuristic assumes
+ * 256-byte aligned operands unless told (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*), and a row
+ * block past the first may start less aligned. *none: 1 when the query succeeded but gave
+ * nothing usable (status NOT_SUPPORTED then). */
 static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, int64_t N,
                               int64_t K, const uint32_t al[3], const int64_t more[3],
                               int *none)
@@ -348,6 +374,8 @@ static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, in
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    const int half =
+        kind >= LT_KIND_F32 && (kind - LT_KIND_F32) & (LT_F32_F16 | LT_F32_BF16);
     int found = 0, pick = -1;
     cublasStatus_t s;
     *none = 0;
@@ -368,9 +396,15 @@ static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, in
         s = lt.pref_set(pref, prefs[k], &al[k < 3 ? k : 2], sizeof al[0]);
     /* A float32 product split along K adds its parts in float32 scratch
      * (COMPUTE_TYPE), never in D itself (INPLACE), whose sums add in an
-     * order that changes from run to run. */
+     * order that changes from run to run. A 16-bit one is not split at
+     * all (mask NONE, and lt_splits_k below): on an H100, cuBLASLt 13's
+     * split-K kernels for 16-bit operands added their parts in the 16-bit
+     * type (bfloat16 results 2 units in the last place off the one
+     * rounding), and racecheck reported shared-memory hazards inside them
+     * (nvjet_sm90_hsh_*_splitK). */
     if (s == CUBLAS_STATUS_SUCCESS && kind >= LT_KIND_F32) {
-        const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+        const uint32_t mask = half ? CUBLASLT_REDUCTION_SCHEME_NONE
+                                   : CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
         s = lt.pref_set(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask,
                         sizeof mask);
     }
@@ -383,7 +417,8 @@ static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, in
         return s;
     h->found = found;
     for (int k = 0; k < found && k < LT_ALGOS && pick < 0; k++)
-        if (res[k].state == CUBLAS_STATUS_SUCCESS && res[k].workspaceSize <= ws)
+        if (res[k].state == CUBLAS_STATUS_SUCCESS && res[k].workspaceSize <= ws &&
+            !(half && lt_splits_k(&res[k].algo)))
             pick = k;
     if (pick < 0) {
         *none = 1;
@@ -559,14 +594,14 @@ static cublasStatus_t lt_layout_attr(cublasLtMatrixLayout_t l,
     return lt.layout_set(l, a, v, n);
 }
 
-/* A float32 operand's column-major layout: rows x cols, leading dim ld,
- * `batch` matrices `stride` elements apart. */
-static cublasStatus_t lt_layout_f32(cublasLtMatrixLayout_t *l, int64_t rows, int64_t cols,
-                                    int64_t ld, int64_t batch, int64_t stride)
+/* A float operand's column-major layout: rows x cols of `type`, leading
+ * dim ld, `batch` matrices `stride` elements apart. */
+static cublasStatus_t lt_layout_float(cublasLtMatrixLayout_t *l, cudaDataType type,
+                                      int64_t rows, int64_t cols, int64_t ld,
+                                      int64_t batch, int64_t stride)
 {
     const int32_t count = (int32_t)batch;
-    cublasStatus_t s =
-        lt.layout_create(l, CUDA_R_32F, (uint64_t)rows, (uint64_t)cols, ld);
+    cublasStatus_t s = lt.layout_create(l, type, (uint64_t)rows, (uint64_t)cols, ld);
     if (s == CUBLAS_STATUS_SUCCESS && batch > 1)
         s = lt_layout_attr(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
     if (s == CUBLAS_STATUS_SUCCESS && batch > 1)
@@ -575,12 +610,16 @@ static cublasStatus_t lt_layout_f32(cublasLtMatrixLayout_t *l, int64_t rows, int
     return s;
 }
 
-prt_status opk_lt_gemm_f32(opk_lt *h, void *stream, int tf32, int32_t trans_a,
-                           int32_t trans_b, int64_t M, int64_t N, int64_t K, float alpha,
-                           const float *A, int64_t lda, int64_t stride_a, const float *B,
-                           int64_t ldb, int64_t stride_b, const float *bias, int relu,
-                           float *Y, int64_t batch)
+prt_status opk_lt_gemm_float(opk_lt *h, void *stream, int32_t dtype, int tf32,
+                             int32_t trans_a, int32_t trans_b, int64_t M, int64_t N,
+                             int64_t K, float alpha, const void *A, int64_t lda,
+                             int64_t stride_a, const void *B, int64_t ldb,
+                             int64_t stride_b, const void *bias, int relu, void *Y,
+                             int64_t batch)
 {
+    const cudaDataType type = dtype == PRT_FLOAT16    ? CUDA_R_16F
+                              : dtype == PRT_BFLOAT16 ? CUDA_R_16BF
+                                                      : CUDA_R_32F;
     const float zero = 0.0f;
     const cublasOperation_t ta = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                             tb = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -588,19 +627,28 @@ prt_status opk_lt_gemm_f32(opk_lt *h, void *stream, int tf32, int32_t trans_a,
         bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
              : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
     const int32_t kind = LT_KIND_F32 + (relu ? LT_F32_RELU : 0) +
-                         (tf32 ? LT_F32_TF32 : 0) + (bias ? LT_F32_BIAS : 0) +
-                         (trans_a ? LT_F32_TA : 0) + (trans_b ? LT_F32_TB : 0);
+                         (tf32 && type == CUDA_R_32F ? LT_F32_TF32 : 0) +
+                         (bias ? LT_F32_BIAS : 0) + (trans_a ? LT_F32_TA : 0) +
+                         (trans_b ? LT_F32_TB : 0) +
+                         (type == CUDA_R_16F    ? LT_F32_F16
+                          : type == CUDA_R_16BF ? LT_F32_BF16
+                                                : 0);
     const int64_t more[3] = {lda, ldb, batch};
+    char what[64];
     lt_call c;
     cublasStatus_t s;
     if (!h || M <= 0 || N <= 0 || K <= 0 || batch <= 0 || M > INT32_MAX ||
-        N > INT32_MAX || K > INT32_MAX || batch > INT32_MAX)
+        N > INT32_MAX || K > INT32_MAX || batch > INT32_MAX ||
+        (dtype != PRT_FLOAT32 && type == CUDA_R_32F))
         return base_error(PRT_ERR_UNSUPPORTED,
-                          "cuBLASLt float32 product %lld x %lld x %lld (batch %lld): not "
+                          "cuBLASLt %s product %lld x %lld x %lld (batch %lld): not "
                           "taken",
-                          (long long)M, (long long)N, (long long)K, (long long)batch);
+                          prt_dtype_name(dtype), (long long)M, (long long)N, (long long)K,
+                          (long long)batch);
     memset(&c, 0, sizeof c);
-    s = lt.desc_create(&c.desc, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+    s = lt.desc_create(&c.desc,
+                       tf32 && type == CUDA_R_32F ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                  : CUBLAS_COMPUTE_32F,
                        CUDA_R_32F);
     if (s == CUBLAS_STATUS_SUCCESS)
         s = lt.desc_set(c.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
@@ -615,15 +663,16 @@ prt_status opk_lt_gemm_f32(opk_lt *h, void *stream, int tf32, int32_t trans_a,
      * B our A (K x M unless transposed), D is N x M, ld N; the bias is per
      * row of D, so per column of Y. */
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = trans_b ? lt_layout_f32(&c.a, K, N, ldb, batch, stride_b)
-                    : lt_layout_f32(&c.a, N, K, ldb, batch, stride_b);
+        s = trans_b ? lt_layout_float(&c.a, type, K, N, ldb, batch, stride_b)
+                    : lt_layout_float(&c.a, type, N, K, ldb, batch, stride_b);
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = trans_a ? lt_layout_f32(&c.b, M, K, lda, batch, stride_a)
-                    : lt_layout_f32(&c.b, K, M, lda, batch, stride_a);
+        s = trans_a ? lt_layout_float(&c.b, type, M, K, lda, batch, stride_a)
+                    : lt_layout_float(&c.b, type, K, M, lda, batch, stride_a);
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = lt_layout_f32(&c.c, N, M, N, batch, M * N);
+        s = lt_layout_float(&c.c, type, N, M, N, batch, M * N);
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = lt_layout_f32(&c.d, N, M, N, batch, M * N);
-    return lt_run(h, &c, kind, more, stream, M, N, K, &alpha, &zero, A, B, Y, Y, s,
-                  tf32 ? "float32 (TF32)" : "float32");
+        s = lt_layout_float(&c.d, type, N, M, N, batch, M * N);
+    snprintf(what, sizeof what, "%s%s", prt_dtype_name(dtype),
+             tf32 && type == CUDA_R_32F ? " (TF32)" : "");
+    return lt_run(h, &c, kind, more, stream, M, N, K, &alpha, &zero, A, B, Y, Y, s, what);
 }

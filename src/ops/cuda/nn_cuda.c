@@ -398,10 +398,11 @@ OPC_KERNEL(opc_conv)
  * else one product per output matrix. 16-bit A and B are read as they
  * are (tensor cores, float32 sums) into float32 Y in the workspace, where
  * the bias is added before the one rounding to the output's type. A
- * float32 product of the first two kinds with a bias or a ReLU (not GELU:
- * cuBLASLt's is the tanh form) is one cuBLASLt call with both in its
- * epilogue, where cuBLASLt takes it (opk_blas_gemm_bias); else cuBLAS and
- * a pass for them. */
+ * product of the first two kinds that is 16-bit, or float32 with a bias or
+ * a ReLU (not GELU: cuBLASLt's is the tanh form), is one cuBLASLt call
+ * with both in its epilogue and the one rounding in its store, where
+ * cuBLASLt takes it (opk_blas_gemm_bias; 16-bit only with PRT_CUDA_LT16=1,
+ * blas.h); else cuBLAS and a pass. */
 OPC_KERNEL(opc_matmul)
 {
     opk_blas *blas = o->res[PRT_DEVICE_CUDA];
@@ -423,23 +424,23 @@ OPC_KERNEL(opc_matmul)
     st = op_broadcast_dims(o, &g.ba, &g.bb, &bo, "the batch dims of A and B");
     if (st)
         return st;
-    if (dtype != PRT_FLOAT32)
-        Y = ws; /* float32 sums, rounded once below */
     nb = base_volume(&bo);
     shared = base_volume(&g.bb) == 1;
     same = base_volume(&g.ba) == nb && base_volume(&g.bb) == nb &&
            g.ba.nb_dims == g.bb.nb_dims &&
            memcmp(g.ba.d, g.bb.d, sizeof(int64_t) * (size_t)g.ba.nb_dims) == 0;
-    if (dtype == PRT_FLOAT32 && (nb_in == 3 || act == MM_ACT_RELU) &&
+    if ((dtype != PRT_FLOAT32 || nb_in == 3 || act == MM_ACT_RELU) &&
         act != MM_ACT_GELU && (shared || same) && nb * g.M > 0 && g.N > 0 && g.K > 0) {
-        st = opk_blas_gemm_bias(
-            blas, stream, 0, 0, shared ? nb * g.M : g.M, g.N, g.K, 1.0f, (const float *)A,
-            g.K, shared ? 0 : g.M * g.K, (const float *)B, g.N, shared ? 0 : g.K * g.N,
-            nb_in == 3 ? x[2] : NULL, act == MM_ACT_RELU, Y, shared ? 1 : nb);
+        st = opk_blas_gemm_bias(blas, stream, dtype, 0, 0, shared ? nb * g.M : g.M, g.N,
+                                g.K, 1.0f, A, g.K, shared ? 0 : g.M * g.K, B, g.N,
+                                shared ? 0 : g.K * g.N, nb_in == 3 ? x[2] : NULL,
+                                act == MM_ACT_RELU, y[0], shared ? 1 : nb);
         if (st != PRT_ERR_UNSUPPORTED)
             return st ? op_fail(o, st, "%s", prt_last_error()) : PRT_OK;
         base_clear_error(); /* cuBLAS and the pass below */
     }
+    if (dtype != PRT_FLOAT32)
+        Y = ws; /* float32 sums, rounded once below */
     if (shared)
         st = opk_blas_gemm_ex(blas, stream, dtype, PRT_FLOAT32, 0, 0, nb * g.M, g.N, g.K,
                               A, g.K, 0, B, g.N, 0, Y, g.N, 0, 1);
@@ -489,10 +490,11 @@ static float *gemm_ws_next(float *w, int64_t floats)
  * test_gemm_16bit checks it on a GPU, where the Ex path was verified on an
  * H100.) A refused Ex call is an error naming the layer and cuBLAS's
  * status; the float32 copies of A and B that gemm_workspace also counts
- * are the CPU kernel's. A float32 Gemm whose C is a row of N (a Linear
- * layer's bias) with beta 1 is one cuBLASLt call with C in its epilogue
- * (alpha times the sum, then C: the CPU's operations), where cuBLASLt
- * takes it (opk_blas_gemm_bias). */
+ * are the CPU kernel's. A Gemm whose C is a row of N (a Linear layer's
+ * bias) with beta 1, or a 16-bit one without C, is one cuBLASLt call with
+ * C in its epilogue (alpha times the float32 sum, then C, then the one
+ * rounding: the CPU's operations), where cuBLASLt takes it
+ * (opk_blas_gemm_bias). */
 OPC_KERNEL(opc_gemm)
 {
     const gemm_op *g = (const gemm_op *)o;
@@ -510,10 +512,11 @@ OPC_KERNEL(opc_gemm)
                        prt_dtype_name(dtype));
     if (C)
         gemm_c_strides(&in[2].dims, &si, &sj);
-    if (!half && C && g->beta == 1.0f && si == 0 && sj == 1 && M > 0 && N > 0 && K > 0) {
-        st =
-            opk_blas_gemm_bias(o->res[PRT_DEVICE_CUDA], stream, g->trans_a, g->trans_b, M,
-                               N, K, g->alpha, x[0], lda, 0, x[1], ldb, 0, C, 0, Y, 1);
+    if ((half || C) && (!C || (g->beta == 1.0f && si == 0 && sj == 1)) && M > 0 &&
+        N > 0 && K > 0) {
+        st = opk_blas_gemm_bias(o->res[PRT_DEVICE_CUDA], stream, dtype, g->trans_a,
+                                g->trans_b, M, N, K, g->alpha, x[0], lda, 0, x[1], ldb, 0,
+                                C, 0, y[0], 1);
         if (st != PRT_ERR_UNSUPPORTED)
             return st ? op_fail(o, st, "%s", prt_last_error()) : PRT_OK;
         base_clear_error(); /* cuBLAS and the pass below */
