@@ -5,7 +5,11 @@
  *
  *  - Conv -> Relu | LeakyRelu | Clip | HardSigmoid | HardSwish | Sigmoid: a
  *    Conv with fields activation and activation_params (ops/conv.c). Clip's
- *    min and max must be constants (or attributes before opset 11).
+ *    min and max must be constants (or attributes before opset 11). The
+ *    same after BatchNormalization, InstanceNormalization,
+ *    GroupNormalization and LpNormalization (one output): the norm with the
+ *    same two fields (ops/norm.c; DenseNet's BN -> ReLU after each Concat,
+ *    the GroupNorm -> SiLU of diffusion U-Nets).
  *  - Conv -> Add(conv, skip) (either order) -> Relu | Clip | LeakyRelu?,
  *    the Conv without an activation of its own and skip of the Conv's
  *    output shape, proved from the graph (onnx_fuse_shapes.c: no
@@ -15,7 +19,8 @@
  *    each.
  *  - SiLU (Swish) as PyTorch exports it, Conv -> Sigmoid -> Mul of the
  *    Conv's output and the Sigmoid's (either order): a Conv with activation
- *    Silu. The Conv's output is read by those two nodes alone.
+ *    Silu. The Conv's output is read by those two nodes alone. The same
+ *    after the normalizations above.
  *  - GELU as PyTorch exports it, x * 0.5 * (1 + erf(x / sqrt 2)):
  *      Div(x, sqrt 2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5), or with
  *      Mul(x, 0.5) first and the last Mul taking the Add's output:
@@ -316,7 +321,22 @@ static int fc_act_params(fuse_ctx *c, const Onnx__NodeProto *an, const char *act
                          fusion *f);
 static int fc_act_after(fuse_ctx *c, const char *y, int wfloat, fusion *f);
 
-/* Conv at pos -> its activation: 1 and *f when they fuse. */
+/* The node at pos can take a fused activation: a Conv, or one of the
+ * normalizations with its one output (ops/norm.c's field activation). */
+static int fc_act_host(const fuse_ctx *c, int32_t pos)
+{
+    static const char *const norms[] = {"BatchNormalization", "InstanceNormalization",
+                                        "GroupNormalization", "LpNormalization"};
+    if (fc_is(c, pos, "Conv"))
+        return 1;
+    for (size_t k = 0; k < sizeof norms / sizeof norms[0]; k++)
+        if (fc_is(c, pos, norms[k]))
+            return fc_node(c, pos)->n_output == 1;
+    return 0;
+}
+
+/* Conv (or a normalization) at pos -> its activation: 1 and *f when they
+ * fuse. */
 static int fc_conv_act(fuse_ctx *c, int32_t pos, fusion *f)
 {
     static const char *const acts[] = {"Relu",        "LeakyRelu", "Clip",
@@ -325,7 +345,7 @@ static int fc_conv_act(fuse_ctx *c, int32_t pos, fusion *f)
     const Onnx__NodeProto *conv = fc_node(c, pos), *an;
     const char *y = fc_out(conv);
     int32_t a = fc_only_reader(c, y), k;
-    if (!fc_is(c, pos, "Conv") || a < 0)
+    if (!fc_act_host(c, pos) || a < 0)
         return 0;
     for (k = 0; k < NB_ACTS && !fc_is(c, a, acts[k]); k++)
         ;
@@ -433,8 +453,9 @@ static int fc_conv_add(fuse_ctx *c, int32_t pos, fusion *f)
     return 1;
 }
 
-/* Conv at pos -> Sigmoid -> Mul(conv, sigmoid) in either order: 1 and *f
- * when they fuse into a Conv with activation Silu. */
+/* Conv (or a normalization) at pos -> Sigmoid -> Mul(conv, sigmoid) in
+ * either order: 1 and *f when they fuse into one layer with activation
+ * Silu. */
 static int fc_conv_silu(fuse_ctx *c, int32_t pos, fusion *f)
 {
     const char *y = fc_out(fc_node(c, pos)), *s_out;
@@ -442,7 +463,7 @@ static int fc_conv_silu(fuse_ctx *c, int32_t pos, fusion *f)
     int32_t m, s;
     /* y is read twice, the Mul being the later reader in the order (it
      * reads the Sigmoid's output too). */
-    if (!fc_is(c, pos, "Conv") || fc_get(&c->uses, y) != 2)
+    if (!fc_act_host(c, pos) || fc_get(&c->uses, y) != 2)
         return 0;
     m = fc_get(&c->consumer, y);
     if (!fc_is(c, m, "Mul") || !fc_out(fc_node(c, m))[0])
@@ -2329,7 +2350,7 @@ prt_status onnx_fuse_import(onnx_import *imp, const onnx_fusions *p, int32_t pos
             {"activation", f->act, PRT_FIELD_CHAR, (int64_t)strlen(f->act) + 1},
             {"activation_params", f->params, PRT_FIELD_FLOAT32, f->nb_params},
         };
-        prt_status st = prt_builtin_find_creator("Conv", "1", &c);
+        prt_status st = prt_builtin_find_creator(onnx_str(first->op_type), "1", &c);
         if (st)
             return st;
         return onnx_import_fused(imp, first, label, c, extra, 2,

@@ -103,42 +103,6 @@ int32_t conv_residual(const op_object *o)
     return ccv(o)->residual;
 }
 
-/* activation and activation_params. */
-static prt_status conv_parse_act(op_object *o, const op_fields *f, conv_op *c)
-{
-    char name[32];
-    int32_t len, np;
-    const prt_field *fl;
-    prt_status st = op_field_str(f, "activation", name, sizeof name, &len);
-    if (!st)
-        st = op_field_find(f, "activation_params", &fl);
-    if (st)
-        return st;
-    c->act.kind = op_act_kind(name);
-    if (c->act.kind < 0)
-        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                       "activation '%s' is not Relu, LeakyRelu, Clip, HardSigmoid, "
-                       "HardSwish, Sigmoid or Silu",
-                       name);
-    np = op_act_nb_params(c->act.kind);
-    op_act_defaults(c->act.kind, &c->act.alpha, &c->act.beta);
-    if (fl && fl->length != np)
-        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                       "activation_params has %lld values; activation '%s' takes %d",
-                       (long long)fl->length, name, (int)np);
-    for (int64_t k = 0; fl && k < np; k++) {
-        int64_t unused;
-        double d;
-        if (op_field_number_at(fl, k, &unused, &d) != 2)
-            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                           "activation_params must be float32 (or another float)");
-        *(k == 0 ? &c->act.alpha : &c->act.beta) = (float)d;
-    }
-    c->act_params[0] = c->act.alpha;
-    c->act_params[1] = c->act.beta;
-    return PRT_OK;
-}
-
 static prt_status conv_parse(op_object *o, const op_fields *f)
 {
     conv_op *c = (conv_op *)o;
@@ -149,7 +113,7 @@ static prt_status conv_parse(op_object *o, const op_fields *f)
         st = op_fail(o, PRT_ERR_INVALID_ARGUMENT, "group is %d; it must be >= 1",
                      (int)c->group);
     if (!st)
-        st = conv_parse_act(o, f, c);
+        st = op_act_parse(o, f, &c->act, c->act_params);
     if (!st)
         st = op_field_i32(f, "residual", 0, &c->residual);
     if (!st && c->residual != 0 && c->residual != 1)
@@ -180,12 +144,7 @@ static int32_t conv_serialize(op_object *o, prt_field *ser)
             if (c->w.auto_pad == OP_PAD_NOTSET || strcmp(arr[k].name, "pads") != 0)
                 ser[n++] = arr[k];
     }
-    if (c->act.kind != OP_ACT_NONE) {
-        const char *name = op_act_name(c->act.kind);
-        op_ser(&ser[n++], "activation", PRT_FIELD_CHAR, name, (int64_t)strlen(name));
-        op_ser(&ser[n++], "activation_params", PRT_FIELD_FLOAT32, c->act_params,
-               op_act_nb_params(c->act.kind));
-    }
+    n += op_act_serialize(&c->act, c->act_params, ser + n);
     /* Only when set, so a Conv without Z serializes as before. */
     if (c->residual)
         op_ser(&ser[n++], "residual", PRT_FIELD_INT32, &c->residual, 1);

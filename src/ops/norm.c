@@ -29,6 +29,10 @@
  *   stash_type     int32, default 1; only 1 (GroupNormalization, opset 21)
  *   axis           int32, default -1; p int32 1 or 2, default 2
  *                  (LpNormalization)
+ *   activation, activation_params
+ *                  a fused activation applied to each result as it is
+ *                  stored, as Conv's (op_act.h; the importer's
+ *                  BatchNormalization -> Relu and the like), all four
  *
  * float32, float16, bfloat16 (half floats converted to float32 in the
  * workspace and rounded once). Means and variances are two-pass sums in
@@ -49,6 +53,8 @@ typedef struct norm_op {
     int32_t spatial, training_mode; /* BatchNormalization */
     int32_t num_groups, stash_type; /* GroupNormalization */
     int32_t axis, p;                /* LpNormalization */
+    op_act act;                     /* the fused activation (all four) */
+    float act_params[2];            /* as serialized */
 } norm_op;
 
 static const norm_op *cnm(const op_object *o)
@@ -102,6 +108,8 @@ static prt_status norm_parse(op_object *o, const op_fields *f)
         st = op_field_i32(f, "axis", -1, &n->axis);
     if (!st)
         st = norm_int(o, f, "p", 2, 1, 2, PRT_ERR_UNSUPPORTED, &n->p);
+    if (!st)
+        st = op_act_parse(o, f, &n->act, n->act_params);
     return st;
 }
 
@@ -122,12 +130,12 @@ static int32_t norm_serialize(op_object *o, prt_field *ser)
     case NORM_LP:
         op_ser(&ser[k++], "axis", PRT_FIELD_INT32, &n->axis, 1);
         op_ser(&ser[k++], "p", PRT_FIELD_INT32, &n->p, 1);
-        return k;
+        return k + op_act_serialize(&n->act, n->act_params, ser + k);
     default:
         break;
     }
     op_ser(&ser[k++], "epsilon", PRT_FIELD_FLOAT32, &n->epsilon, 1);
-    return k;
+    return k + op_act_serialize(&n->act, n->act_params, ser + k);
 }
 
 /* BatchNormalization: scale and B share a float dtype (T1), mean and var
@@ -315,6 +323,8 @@ static prt_status norm_run(const op_object *o, int32_t dtype, const prt_tensor_d
         for (int64_t i = 0; i < outer; i++)
             for (int64_t j = 0; j < inner; j++)
                 lp_row(dst + i * n * inner + j, n, inner, nm->p);
+        if (nm->act.kind != OP_ACT_NONE)
+            op_act_bias(&nm->act, 0.0f, dst, total);
     } else if (kind == NORM_BATCH) {
         /* Per parameter: (x - mean) * (scale / sqrt(var + eps)) + B. */
         int64_t per = nm->spatial ? 1 : sp, nparam = np[1];
@@ -329,6 +339,8 @@ static prt_status norm_run(const op_object *o, int32_t dtype, const prt_tensor_d
                     int64_t i = per == 1 ? c : c * sp + q;
                     yp[q] = (xp[q] - par[3][i]) * par[1][i] + par[2][i];
                 }
+                if (nm->act.kind != OP_ACT_NONE)
+                    op_act_bias(&nm->act, 0.0f, yp, sp);
             }
     } else {
         /* Instance: groups of one channel; Group: C / G channels. */
@@ -348,6 +360,8 @@ static prt_status norm_run(const op_object *o, int32_t dtype, const prt_tensor_d
                     for (int64_t q = 0; q < sp; q++)
                         yp[c * sp + q] = (xp[c * sp + q] - mean) * inv * a + b;
                 }
+                if (nm->act.kind != OP_ACT_NONE)
+                    op_act_bias(&nm->act, 0.0f, yp, cg * sp);
             }
     }
     if (dst != y)
@@ -378,6 +392,7 @@ prt_status op_norm_view_of(const op_object *o, const prt_dims *in, int32_t nb_in
     v->per_group =
         v->kind == NORM_GROUP && nb_in > 1 && base_volume(&in[1]) == v->G && v->G != v->C;
     v->p = nm->p;
+    v->act = nm->act;
     if (v->kind == NORM_LP) {
         int32_t axis = 0;
         (void)op_axis(o, nm->axis, xd->nb_dims, 0, "X", &axis); /* checked */
@@ -418,21 +433,32 @@ NORM_CLASS(lp_norm_class, NORM_LP, 1, 1);
         "epsilon", PRT_FIELD_FLOAT32, 1, "added to the variance, default 1e-5"           \
     }
 
+#define NORM_ACT                                                                         \
+    {"activation", PRT_FIELD_CHAR, -1,                                                   \
+     "fused activation after the normalization: Relu, LeakyRelu, Clip, HardSigmoid, "    \
+     "HardSwish, Sigmoid or Silu (none by default)"},                                    \
+    {                                                                                    \
+        "activation_params", PRT_FIELD_FLOAT32, -1, "the activation's alpha (and beta)"  \
+    }
+
 static const prt_field_schema batch_norm_schema[] = {
     NORM_EPS,
     {"momentum", PRT_FIELD_FLOAT32, 1, "training only; accepted and unused"},
     {"spatial", PRT_FIELD_INT32, 1, "0: parameters per channel and position (opset < 9)"},
     {"training_mode", PRT_FIELD_INT32, 1, "0 (inference) only"},
+    NORM_ACT,
 };
-static const prt_field_schema instance_norm_schema[] = {NORM_EPS};
+static const prt_field_schema instance_norm_schema[] = {NORM_EPS, NORM_ACT};
 static const prt_field_schema group_norm_schema[] = {
     NORM_EPS,
     {"num_groups", PRT_FIELD_INT32, 1, "groups of channels, required"},
     {"stash_type", PRT_FIELD_INT32, 1, "precision of the statistics: 1 (float32) only"},
+    NORM_ACT,
 };
 static const prt_field_schema lp_norm_schema[] = {
     {"axis", PRT_FIELD_INT32, 1, "the axis normalized along, default -1"},
     {"p", PRT_FIELD_INT32, 1, "the norm: 1 or 2 (default)"},
+    NORM_ACT,
 };
 
 #define NB_SCHEMA(s) ((int32_t)(sizeof(s) / sizeof(s)[0]))

@@ -181,6 +181,12 @@ prt_status conv_geom_core(const op_object *o, const prt_dims *in, int32_t nb_in,
                           op_conv_geom *g);
 /* Conv's fused activation (conv.c). */
 op_act conv_act(const op_object *o);
+/* Fields activation (char: an op_act_name) and activation_params (float32:
+ * its alpha, beta), Conv's and the normalizations': *act (OP_ACT_NONE when
+ * absent) and params as serialized; errors name the op. */
+prt_status op_act_parse(op_object *o, const op_fields *f, op_act *act, float params[2]);
+/* The two fields of an activation into ser (0 fields for none); how many. */
+int32_t op_act_serialize(const op_act *act, const float params[2], prt_field *ser);
 /* 1 when the Conv's last input is the residual Z (Y = act(conv + B + Z)),
  * else 0 (conv.c). */
 int32_t conv_residual(const op_object *o);

@@ -104,6 +104,9 @@ typedef struct op_norm_view {
     /* LpNormalization: rows of n elements `inner` apart, outer of them. */
     int64_t outer, n, inner;
     int32_t p;
+    /* The fused activation applied to each value as it is stored
+     * (OP_ACT_NONE: none). */
+    op_act act;
 } op_norm_view;
 
 /* in: X then the parameters (nb_in of them, checked as the CPU does). */

@@ -596,14 +596,17 @@ static void gen_skip_layer_norm(cov *c, const char *op, int32_t dt)
 }
 
 /* BatchNormalization: ranks 1 to 4, spatial 0 (parameters per position),
- * parameters of float32 for half X (opset 15). */
+ * parameters of float32 for half X (opset 15); fused activations (Relu,
+ * Silu, Clip with its bounds) on three of them. */
 static void gen_batch_norm(cov *c, const char *op, int32_t dt)
 {
+    static const char *const acts[5] = {"Relu", NULL, "Silu", NULL, "Clip"};
+    static const float clip[2] = {-0.5f, 0.75f};
     for (int v = 0; v < 5; v++) {
         int32_t rank = v == 4 ? 3 : v + 1, spatial = v != 3;
         int32_t pdt = v == 4 ? PRT_FLOAT32 : dt;
         float eps = 1e-3f;
-        prt_field f[2] = {ot_fld_f32("epsilon", &eps),
+        prt_field f[4] = {ot_fld_f32("epsilon", &eps),
                           ot_fld_i32("spatial", &spatial, 1)};
         oc_case k = {.op = op, .f = f, .nf = 2, .nb = 5};
         prt_dims xd = v == 2 ? D3(2, 16, 143) : cov_dims(c, rank, 1),
@@ -622,8 +625,14 @@ static void gen_batch_norm(cov *c, const char *op, int32_t dt)
         }
         for (int64_t i = 0; i < tu_volume(&pd); i++)
             ot_set(&k.in[4], i, fabs(ot_get(&k.in[4], i))); /* a variance */
-        snprintf(what, sizeof what, "BatchNormalization spatial %d, %s parameters",
-                 (int)spatial, prt_dtype_name(pdt));
+        if (acts[v]) {
+            f[k.nf++] = ot_fld_str("activation", acts[v]);
+            if (v == 4)
+                f[k.nf++] = (prt_field){"activation_params", clip, PRT_FIELD_FLOAT32, 2};
+        }
+        snprintf(what, sizeof what, "BatchNormalization spatial %d, %s parameters%s%s",
+                 (int)spatial, prt_dtype_name(pdt), acts[v] ? ", then " : "",
+                 acts[v] ? acts[v] : "");
         cov_case(c, what, &k);
     }
 }
@@ -638,7 +647,7 @@ static void gen_group_norm(cov *c, const char *op, int32_t dt)
     for (int v = 0; v < 4; v++) {
         int32_t G = v == 3 ? 8 : (int32_t)rnd(c, 1, 3);
         float eps = v % 2 ? 1e-5f : 1e-2f;
-        prt_field f[2] = {ot_fld_f32("epsilon", &eps), ot_fld_i32("num_groups", &G, 1)};
+        prt_field f[3] = {ot_fld_f32("epsilon", &eps), ot_fld_i32("num_groups", &G, 1)};
         oc_case k = {.op = op, .f = f, .nf = 1 + group, .nb = 3};
         prt_dims xd = cov_dims(c, (int32_t)rnd(c, group ? 2 : 3, 5), 0);
         int64_t P;
@@ -653,7 +662,10 @@ static void gen_group_norm(cov *c, const char *op, int32_t dt)
         k.in[1] = cov_random(c, dt, D1(P), 0);
         k.in[2] = cov_random(c, dt, D1(P), 0);
         k.role[1] = k.role[2] = v % 2 ? OC_CONST : OC_DATA;
-        snprintf(what, sizeof what, "%s num_groups %d, epsilon %g", op, (int)G, eps);
+        if (v == 1) /* GroupNorm -> SiLU, a U-Net's block */
+            f[k.nf++] = ot_fld_str("activation", "Silu");
+        snprintf(what, sizeof what, "%s num_groups %d, epsilon %g%s", op, (int)G, eps,
+                 v == 1 ? ", then Silu" : "");
         cov_case(c, what, &k);
     }
 }

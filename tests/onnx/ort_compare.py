@@ -4,7 +4,8 @@ test_conv_add_fold.py): their imports, skipped (exit 77) when onnx, numpy
 or onnxruntime is missing; run_vs_ort, which runs one model on both and
 compares every output; run_fused_or_not, which runs a model fused or
 with --no-fuse and inspects its plan; and ort_int8_exact, whether ORT's
-8-bit products are exact on this CPU."""
+8-bit products are exact on this CPU; compare_folded, a folded run's
+outputs against the unfused run's bits and ORT's values."""
 import os
 import platform
 import subprocess
@@ -132,3 +133,21 @@ def run_fused_or_not(plugrt, d, path, feeds, tag, no_fuse, build_args=()):
     if r.returncode or b.returncode or i.returncode:
         raise RuntimeError(f"plugrt failed:\n{r.stderr}{b.stderr}{i.stderr}")
     return out, r.stdout + r.stderr, i.stdout
+
+
+def compare_folded(fused, apart, want, tol):
+    """The failures (strings) of a folded run's outputs (.npy in folder
+    fused) against the unfused run's in apart, bit for bit, and against
+    ORT's outputs `want` within tol * (1 + |value|)."""
+    fails = []
+    for n, ref in want.items():
+        got = np.load(os.path.join(fused, f"output_{n}.npy"))
+        ref_pl = np.load(os.path.join(apart, f"output_{n}.npy"))
+        if got.shape != ref_pl.shape or not np.array_equal(got.view(np.uint32),
+                                                           ref_pl.view(np.uint32)):
+            fails.append(f"{n}: {int((got != ref_pl).sum())} elements differ from the "
+                         "unfused layers'")
+        diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+        if got.shape != ref.shape or (diff > tol * (1 + np.abs(ref))).any():
+            fails.append(f"{n}: max {diff.max()} off ORT")
+    return fails

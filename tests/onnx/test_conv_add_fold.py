@@ -23,7 +23,8 @@ import re
 import sys
 import tempfile
 
-from ort_compare import np, onnx, ort, helper, numpy_helper, TensorProto, run_fused_or_not
+from ort_compare import (np, onnx, ort, helper, numpy_helper, TensorProto, run_fused_or_not,
+                         compare_folded)
 
 F = TensorProto.FLOAT
 C = 8
@@ -129,16 +130,7 @@ def check(plugrt, work, name, made, feeds):
     want_layers = n_apart - relus - folds * (nodes - 1)
     if n_fused != want_layers:
         fails.append(f"{n_fused} layers folded, {n_apart} unfused; want {want_layers}")
-    for n, ref in want.items():
-        got = np.load(os.path.join(fused, f"output_{n}.npy"))
-        ref_pl = np.load(os.path.join(apart, f"output_{n}.npy"))
-        if got.shape != ref_pl.shape or not np.array_equal(got.view(np.uint32),
-                                                           ref_pl.view(np.uint32)):
-            fails.append(f"{n}: {int((got != ref_pl).sum())} elements differ from the "
-                         "unfused layers'")
-        diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
-        if got.shape != ref.shape or (diff > 1e-4 * (1 + np.abs(ref))).any():
-            fails.append(f"{n}: max {diff.max()} off ORT")
+    fails += compare_folded(fused, apart, want, 1e-4)
     print(f"{'FAIL' if fails else 'ok'} {name}: {folds} fold(s), {n_fused} layers vs "
           f"{n_apart} unfused" + "".join("\n  " + f for f in fails))
     return len(fails) > 0

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "ops/cuda/act.cuh"
 #include "ops/cuda/launch.h"
 extern "C" {
 #include "ops/op_act.h"
@@ -197,33 +198,10 @@ __device__ float load_f(const void *p, int32_t dtype, int64_t i)
     return dtype == DT_F32 ? ((const float *)p)[i] : __half2float(((const __half *)p)[i]);
 }
 
-// Conv's fused activation (OP_ACT_* of op_act.h, the same formulas as
-// the CPU's cpu_act_v8: comparisons let NaN through; Sigmoid as ew.cu's,
-// e = e^-|x| never overflows; Silu x times Sigmoid's rounded result).
+// Conv's fused activation (act.cuh).
 __device__ float conv_act(const opk_conv_args &a, float x)
 {
-    float h;
-    switch (a.act) {
-    case OP_ACT_RELU:
-        return x < 0.0f ? 0.0f : x;
-    case OP_ACT_LEAKY_RELU:
-        return x < 0.0f ? a.act_alpha * x : x;
-    case OP_ACT_CLIP:
-        x = x < a.act_alpha ? a.act_alpha : x;
-        return x > a.act_beta ? a.act_beta : x;
-    case OP_ACT_HARD_SIGMOID:
-    case OP_ACT_HARD_SWISH:
-        h = a.act_alpha * x + a.act_beta;
-        h = h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
-        return a.act == OP_ACT_HARD_SWISH ? x * h : h;
-    case OP_ACT_SIGMOID:
-    case OP_ACT_SILU:
-        h = expf(-fabsf(x));
-        h = (x >= 0.0f ? 1.0f : h) / (1.0f + h);
-        return a.act == OP_ACT_SILU ? x * h : h;
-    default:
-        return x;
-    }
+    return opk::act_apply(a.act, a.act_alpha, a.act_beta, x);
 }
 
 // What a convolution stores at y[idx] from its sum with the bias, v: the

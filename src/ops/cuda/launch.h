@@ -500,6 +500,10 @@ typedef struct opk_norm_args {
     const void *x;
     const void *par[5]; /* BatchNormalization: scale, B, mean, var at 1..4 */
     void *y;
+    /* Fused activation (op_act.h), applied to each value before it is
+     * stored, as opk_conv_args's. */
+    int32_t act;
+    float act_alpha, act_beta;
 } opk_norm_args;
 int opk_norm(const opk_norm_args *a, void *stream);
 

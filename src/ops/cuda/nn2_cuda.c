@@ -179,5 +179,8 @@ OPC_KERNEL(opc_norm)
         a.par[k] = x[k];
     }
     a.y = y[0];
+    a.act = v.act.kind;
+    a.act_alpha = v.act.alpha;
+    a.act_beta = v.act.beta;
     return opc_status(o, opk_norm(&a, stream));
 }

@@ -2,12 +2,14 @@
 // (inference; one thread per element), InstanceNormalization and
 // GroupNormalization (a block per image's group: the mean, then the
 // variance about it, in double over the block, as norm.c's two passes),
-// LpNormalization (a thread per line). The float arithmetic is norm.c's,
+// LpNormalization (a thread per line), each with its fused activation
+// (act.cuh) as the value is stored. The float arithmetic is norm.c's,
 // operation for operation, in _rn intrinsics so that nvcc fuses none of it
 // (the C compiler does not either); the sums in double agree with the
 // CPU's to rounding (their order differs).
 #include <math.h>
 
+#include "ops/cuda/act.cuh"
 #include "ops/cuda/launch.cuh"
 
 namespace opk
@@ -50,7 +52,9 @@ __global__ void batch_norm_kernel(opk_norm_args a)
         const float f =
             (float)__ddiv_rn((double)sc, sqrt(__dadd_rn((double)var, (double)a.epsilon)));
         const float x = load_f(a.dtype, a.x, e);
-        store_f(a.dtype, a.y, e, __fadd_rn(__fmul_rn(__fsub_rn(x, mean), f), b));
+        store_f(a.dtype, a.y, e,
+                act_apply(a.act, a.act_alpha, a.act_beta,
+                          __fadd_rn(__fmul_rn(__fsub_rn(x, mean), f), b)));
     }
 }
 
@@ -81,7 +85,9 @@ __global__ void group_norm_kernel(opk_norm_args a)
             const float b = load_f(a.pdt[2], a.par[2], i);
             const float x = load_f(a.dtype, a.x, base + k);
             store_f(a.dtype, a.y, base + k,
-                    __fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(x, mean), inv), sc), b));
+                    act_apply(
+                        a.act, a.act_alpha, a.act_beta,
+                        __fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(x, mean), inv), sc), b)));
         }
     }
 }
@@ -103,7 +109,9 @@ __global__ void lp_norm_kernel(opk_norm_args a)
         for (int64_t k = 0; k < a.n; k++) {
             const int64_t i = base + k * a.inner;
             store_f(a.dtype, a.y, i,
-                    norm != 0.0f ? __fdiv_rn(load_f(a.dtype, a.x, i), norm) : 0.0f);
+                    act_apply(a.act, a.act_alpha, a.act_beta,
+                              norm != 0.0f ? __fdiv_rn(load_f(a.dtype, a.x, i), norm)
+                                           : 0.0f));
         }
     }
 }
