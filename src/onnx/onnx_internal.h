@@ -243,6 +243,10 @@ prt_status onnx_claim_name(onnx_import *imp, const char *name);
 prt_status onnx_value_add_constant(onnx_import *imp, const char *name,
                                    const onnx_tensor *t, const char *label);
 
+/* `bytes` zeroed bytes that live as long as the import (freed with it);
+ * NULL when out of memory. */
+void *onnx_keep(onnx_import *imp, size_t bytes);
+
 /* A value name of the importer's own, `base` followed by `suffix`, that
  * lives as long as the import (a fusion's values that the graph has no
  * name for: the Attention's Q, K and V cut from one QKV value); NULL when
@@ -263,6 +267,16 @@ prt_status onnx_value_const_ints(onnx_import *imp, const char *name, const char 
  * errors. */
 prt_status onnx_value_const_tensor(onnx_import *imp, const char *name, const char *what,
                                    onnx_tensor *out, int *found);
+
+/* ---- If and Loop (onnx_control.c) ------------------------------------------ */
+
+/* The graph to import in place of *g: *g itself when it has no If or Loop
+ * node of the default domain, else a graph (kept by the import) whose If
+ * nodes with a constant condition are their chosen branch, inlined, and
+ * whose Loop nodes with a constant trip count (and a condition that stays
+ * true) are unrolled; any other If or Loop is an error naming the node and
+ * what is not constant. */
+prt_status onnx_control_flatten(onnx_import *imp, const Onnx__GraphProto **g);
 
 /* ---- the choice and import of nodes (onnx_ops.c) -------------------------- */
 

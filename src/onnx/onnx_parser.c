@@ -263,7 +263,11 @@ static prt_status import_graph(onnx_import *imp)
     onnx_choice *choices = NULL;
     onnx_fusions *fuse = NULL;
     onnx_qluts *qlut = NULL;
-    prt_status st = PRT_OK;
+    prt_status st = onnx_control_flatten(imp, &g);
+
+    if (st)
+        return st;
+    imp->graph = g; /* If and Loop folded (onnx_control.c) */
 
     if (g->n_sparse_initializer)
         return onnx_error(PRT_ERR_UNSUPPORTED,

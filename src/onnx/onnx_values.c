@@ -37,21 +37,28 @@ prt_status onnx_value_add(onnx_import *imp, const char *name, int32_t kind,
     return PRT_OK;
 }
 
-const char *onnx_value_name(onnx_import *imp, const char *base, const char *suffix)
+void *onnx_keep(onnx_import *imp, size_t bytes)
 {
-    size_t nb = strlen(base), ns = strlen(suffix);
     char **grown = onnx_resize(imp->made, sizeof *grown * (size_t)imp->nb_made,
                                sizeof *grown * ((size_t)imp->nb_made + 1));
-    char *name;
+    char *p;
     if (!grown)
         return NULL;
     imp->made = grown;
-    name = prt_malloc(nb + ns + 1);
+    p = onnx_calloc(1, bytes ? bytes : 1);
+    if (p)
+        imp->made[imp->nb_made++] = p;
+    return p;
+}
+
+const char *onnx_value_name(onnx_import *imp, const char *base, const char *suffix)
+{
+    size_t nb = strlen(base), ns = strlen(suffix);
+    char *name = onnx_keep(imp, nb + ns + 1);
     if (!name)
         return NULL;
     memcpy(name, base, nb);
     memcpy(name + nb, suffix, ns + 1);
-    imp->made[imp->nb_made++] = name;
     return name;
 }
 

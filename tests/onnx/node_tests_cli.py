@@ -62,7 +62,8 @@ TYPE_RE = re.compile(r"only tensor (inputs|outputs) are supported")
 # expressions fixed at build time from dims and integer shape values, so a
 # float value that sizes a tensor (Resize's scales, Range over floats, a
 # float depth) must be a constant; Dropout and BatchNormalization run for
-# inference only.
+# inference only; If and Loop are folded at import, so their condition and
+# trip count must be constants.
 LIMIT_RES = [re.compile(p) for p in (
     r"scales input '[^']*' must be a constant",
     r"must be a constant \(an initializer or a Constant node\)",
@@ -70,6 +71,8 @@ LIMIT_RES = [re.compile(p) for p in (
     r"training_mode .*(inference|constant false)",
     r"training_mode \d is not supported",
     r"is a shape input, so it must be a 0-D or 1-D int32/int64 input[^;]*; it is float",
+    r"has no conditional or loop layers and folds (If|Loop) only where it is",
+    r"unrolls a Loop only when it runs a constant number of times",
 )]
 
 CATEGORIES = ("dtype", "op", "type", "limit", "fail")
@@ -194,7 +197,9 @@ FAILING_HEADER = """\
 #   limit  a limitation of the design: a float value that sizes a tensor
 #          (Resize's or Upsample's scales, Range over floats) given as a
 #          graph input, where plugrt fixes shapes as integer expressions at
-#          build time; training mode of Dropout and BatchNormalization
+#          build time; training mode of Dropout and BatchNormalization;
+#          If and Loop on a condition or trip count that is not constant
+#          (plugrt folds them: it has no conditional or loop layers)
 #   fail   anything else: a bug or a missing attribute, to be fixed
 # Written by `node_tests_cli.py --write`; the test fails when a test fails
 # that this list does not name under that category.

@@ -1,0 +1,758 @@
+/*
+ * If and Loop folded at import (issue 25, "Control flow"). plugrt's
+ * networks have no conditional or loop layers: an If whose condition is a
+ * constant becomes the branch it chooses, inlined, and a Loop that runs a
+ * constant number of times becomes that many copies of its body, before the
+ * graph is ordered and imported. Anything else is an error that names the
+ * node and the value that is not constant.
+ *
+ * A constant is an initializer or a Constant node of the graph or of a graph
+ * around it. ONNX forbids a subgraph's names to shadow the outer graphs', so
+ * an If's branch is inlined under its own names; an If output is an
+ * Identity of the branch's output (the branch may return an outer value).
+ * A Loop's body is flattened once (its own Ifs and Loops), then copied per
+ * iteration with every name the body defines (its inputs, initializers and
+ * node outputs) renamed "<loop>/<i>/<name>", the iteration number an int64
+ * initializer, the condition input a true one, and each loop-carried input
+ * the previous iteration's output (the initial value first). The final
+ * carried values are Identities of the last iteration's; a scan output is
+ * the iterations' values, each unsqueezed on axis 0, concatenated (at most 8
+ * inputs a Concat, as the built-in takes: a tree of them beyond).
+ *
+ * Everything made here (nodes, names, tensors, the graph) is kept by the
+ * import (onnx_keep) and freed with it; the model's own messages are only
+ * read.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* Iterations and nodes an unrolled Loop may make. */
+#define CTL_MAX_NODES 100000
+/* Inputs of one Concat (the built-in's limit). */
+#define CTL_CONCAT_MAX 8
+
+/* The graphs around the one being flattened, innermost first: where a name
+ * may be a constant. */
+typedef struct ctl_scope {
+    const Onnx__GraphProto *g;
+    const struct ctl_scope *outer;
+} ctl_scope;
+
+/* A graph being made: its nodes and initializers, in growable arrays
+ * (onnx_resize; ctl_done keeps them with the import). */
+typedef struct ctl_graph {
+    Onnx__NodeProto **node;
+    size_t n_node, cap_node;
+    Onnx__TensorProto **init;
+    size_t n_init, cap_init;
+} ctl_graph;
+
+static void ctl_graph_free(ctl_graph *c)
+{
+    prt_free(c->node);
+    prt_free(c->init);
+    memset(c, 0, sizeof *c);
+}
+
+static prt_status ctl_oom(void)
+{
+    return onnx_error(PRT_ERR_OUT_OF_MEMORY, "ONNX import: out of memory (If and Loop)");
+}
+
+static prt_status ctl_grow(void ***v, size_t n, size_t *cap)
+{
+    size_t c = *cap ? *cap * 2 : 16;
+    void **g;
+    if (n < *cap)
+        return PRT_OK;
+    g = onnx_resize(*v, sizeof *g * *cap, sizeof *g * c);
+    if (!g)
+        return ctl_oom();
+    *v = g;
+    *cap = c;
+    return PRT_OK;
+}
+
+static prt_status ctl_push_node(ctl_graph *c, Onnx__NodeProto *n)
+{
+    prt_status st;
+    if (c->n_node >= CTL_MAX_NODES)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "folding If and Loop would make more than %d nodes",
+                          CTL_MAX_NODES);
+    st = ctl_grow((void ***)&c->node, c->n_node, &c->cap_node);
+    if (!st)
+        c->node[c->n_node++] = n;
+    return st;
+}
+
+static prt_status ctl_push_init(ctl_graph *c, Onnx__TensorProto *t)
+{
+    prt_status st = ctl_grow((void ***)&c->init, c->n_init, &c->cap_init);
+    if (!st)
+        c->init[c->n_init++] = t;
+    return st;
+}
+
+/* A name of the import's own, printf-style; NULL when out of memory. */
+static char *ctl_name(onnx_import *imp, const char *fmt, ...) ONNX_PRINTF(2, 3);
+static char *ctl_name(onnx_import *imp, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    char *s;
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !(s = onnx_keep(imp, (size_t)n + 1)))
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* A node of the default domain: op, its inputs and outputs (names the
+ * caller keeps alive), no attributes. */
+static Onnx__NodeProto *ctl_node(onnx_import *imp, const char *op, const char *name,
+                                 char **in, size_t nin, char **out, size_t nout)
+{
+    Onnx__NodeProto *n = onnx_keep(imp, sizeof *n);
+    char **io = onnx_keep(imp, sizeof *io * (nin + nout));
+    if (!n || !io)
+        return NULL;
+    onnx__node_proto__init(n);
+    memcpy(io, in, sizeof *io * nin);
+    memcpy(io + nin, out, sizeof *io * nout);
+    n->op_type = (char *)op;
+    n->domain = (char *)"";
+    n->name = (char *)name;
+    n->input = io;
+    n->n_input = nin;
+    n->output = io + nin;
+    n->n_output = nout;
+    return n;
+}
+
+/* An int64 attribute or a one-int list attribute on node n. */
+static prt_status ctl_attr_int(onnx_import *imp, Onnx__NodeProto *n, const char *name,
+                               int64_t v, int as_list)
+{
+    Onnx__AttributeProto *a = onnx_keep(imp, sizeof *a);
+    Onnx__AttributeProto **list = onnx_keep(imp, sizeof *list);
+    int64_t *ints = onnx_keep(imp, sizeof *ints);
+    if (!a || !list || !ints)
+        return ctl_oom();
+    onnx__attribute_proto__init(a);
+    a->name = (char *)name;
+    a->has_type = 1;
+    if (as_list) {
+        a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+        *ints = v;
+        a->ints = ints;
+        a->n_ints = 1;
+    } else {
+        a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+        a->has_i = 1;
+        a->i = v;
+    }
+    *list = a;
+    n->attribute = list;
+    n->n_attribute = 1;
+    return PRT_OK;
+}
+
+/* An initializer `name` of type elem (INT64 or BOOL) and dims (rank 0 or
+ * 1: nb values), holding v[]. */
+static Onnx__TensorProto *ctl_const(onnx_import *imp, const char *name, int32_t elem,
+                                    const int64_t *v, size_t nb, int rank1)
+{
+    Onnx__TensorProto *t = onnx_keep(imp, sizeof *t);
+    int64_t *dims = onnx_keep(imp, sizeof *dims);
+    void *data = onnx_keep(imp, sizeof(int64_t) * (nb ? nb : 1));
+    if (!t || !dims || !data)
+        return NULL;
+    onnx__tensor_proto__init(t);
+    t->name = (char *)name;
+    t->has_data_type = 1;
+    t->data_type = elem;
+    *dims = (int64_t)nb;
+    t->dims = dims;
+    t->n_dims = rank1 ? 1 : 0;
+    if (elem == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL) {
+        int32_t *b = data;
+        for (size_t k = 0; k < nb; k++)
+            b[k] = v[k] != 0;
+        t->int32_data = b;
+        t->n_int32_data = nb;
+    } else {
+        memcpy(data, v, sizeof *v * nb);
+        t->int64_data = data;
+        t->n_int64_data = nb;
+    }
+    return t;
+}
+
+/* ---- constants ------------------------------------------------------------- */
+
+/* The one integer or bool value of constant `name` in scope: *found 0
+ * when `name` is no constant there. A constant of more than one value, or
+ * of another type, is an error naming `what`. */
+static prt_status ctl_const_int(onnx_import *imp, const ctl_scope *sc, const char *name,
+                                const char *what, int64_t *v, int *found)
+{
+    const Onnx__TensorProto *tp = NULL;
+    const Onnx__AttributeProto *attr = NULL;
+    onnx_tensor t;
+    int64_t vol = 1;
+    prt_status st;
+    *found = 0;
+    for (; sc && !tp && !attr; sc = sc->outer) {
+        for (size_t i = 0; i < sc->g->n_initializer && !tp; i++)
+            if (strcmp(onnx_str(sc->g->initializer[i]->name), name) == 0)
+                tp = sc->g->initializer[i];
+        for (size_t i = 0; i < sc->g->n_node && !tp && !attr; i++) {
+            const Onnx__NodeProto *n = sc->g->node[i];
+            if (strcmp(onnx_str(n->op_type), "Constant") != 0 || n->n_output != 1 ||
+                strcmp(onnx_str(n->output[0]), name) != 0 || n->n_attribute != 1)
+                continue;
+            if (n->attribute[0]->t &&
+                strcmp(onnx_str(n->attribute[0]->name), "value") == 0)
+                tp = n->attribute[0]->t;
+            else if (strcmp(onnx_str(n->attribute[0]->name), "value_int") == 0)
+                attr = n->attribute[0];
+        }
+    }
+    if (!tp && !attr)
+        return PRT_OK;
+    st = tp ? onnx_tensor_load(tp, imp->base_dir, what, &t)
+            : onnx_tensor_from_attr(attr, what, &t);
+    if (st)
+        return st;
+    for (int32_t k = 0; k < t.dims.nb_dims; k++)
+        vol *= t.dims.d[k];
+    if (vol != 1 || onnx_dtype_is_float(t.dtype)) {
+        onnx_tensor_free(&t);
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s '%s' must be one integer or bool value", what, name);
+    }
+    *v = onnx_tensor_int(&t, 0);
+    *found = 1;
+    onnx_tensor_free(&t);
+    return PRT_OK;
+}
+
+/* The constant integer input k of a control node, or an error saying it
+ * must be one. */
+static prt_status ctl_need_const(onnx_import *imp, const ctl_scope *sc,
+                                 const Onnx__NodeProto *n, size_t k, const char *label,
+                                 const char *what, int64_t *v)
+{
+    const char *name = k < n->n_input ? onnx_str(n->input[k]) : "";
+    int found = 0;
+    char full[640];
+    prt_status st;
+    snprintf(full, sizeof full, "%s: its %s", label, what);
+    if (!name[0])
+        return onnx_error(PRT_ERR_UNSUPPORTED, "%s is not given", full);
+    st = ctl_const_int(imp, sc, name, full, v, &found);
+    if (!st && !found)
+        st = onnx_error(PRT_ERR_UNSUPPORTED,
+                        "%s '%s' is not a constant (an initializer or a Constant "
+                        "node): plugrt has no conditional or loop layers and folds %s "
+                        "only where it is",
+                        full, name, onnx_str(n->op_type));
+    return st;
+}
+
+static const Onnx__GraphProto *ctl_graph_attr(const Onnx__NodeProto *n, const char *name)
+{
+    const Onnx__AttributeProto *a = onnx_node_attr(n, name);
+    return a ? a->g : NULL;
+}
+
+static int ctl_is(const Onnx__NodeProto *n, const char *op)
+{
+    return strcmp(onnx_str(n->op_type), op) == 0 && !onnx_str(n->domain)[0];
+}
+
+static prt_status ctl_flatten(onnx_import *imp, const ctl_scope *sc, ctl_graph *out);
+
+/* What the names a control node makes start with: its name, else its first
+ * output's. */
+static const char *ctl_prefix(const Onnx__NodeProto *n)
+{
+    if (onnx_str(n->name)[0])
+        return n->name;
+    return n->n_output ? onnx_str(n->output[0]) : "";
+}
+
+/* ---- If ---------------------------------------------------------------------- */
+
+static prt_status ctl_if(onnx_import *imp, const ctl_scope *sc, const Onnx__NodeProto *n,
+                         const char *label, ctl_graph *out)
+{
+    int64_t cond = 0;
+    const Onnx__GraphProto *b;
+    ctl_scope inner;
+    prt_status st = ctl_need_const(imp, sc, n, 0, label, "condition", &cond);
+    if (st)
+        return st;
+    b = ctl_graph_attr(n, cond ? "then_branch" : "else_branch");
+    if (!b)
+        return onnx_error(PRT_ERR_MALFORMED, "%s: no %s graph", label,
+                          cond ? "then_branch" : "else_branch");
+    if (b->n_output != n->n_output)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: its %s has %zu outputs for the node's %zu", label,
+                          cond ? "then_branch" : "else_branch", b->n_output, n->n_output);
+    onnx_info("%s: the condition is %s, so the %s is inlined (%zu nodes)", label,
+              cond ? "true" : "false", cond ? "then_branch" : "else_branch", b->n_node);
+    inner.g = b;
+    inner.outer = sc;
+    st = ctl_flatten(imp, &inner, out);
+    for (size_t i = 0; i < b->n_initializer && !st; i++)
+        st = ctl_push_init(out, b->initializer[i]);
+    for (size_t k = 0; k < n->n_output && !st; k++) {
+        char *in = onnx_str(b->output[k]->name)[0] ? b->output[k]->name : NULL;
+        Onnx__NodeProto *id;
+        if (!onnx_str(n->output[k])[0])
+            continue;
+        if (!in)
+            return onnx_error(PRT_ERR_MALFORMED, "%s: branch output %zu has no name",
+                              label, k);
+        id = ctl_node(imp, "Identity", ctl_name(imp, "%s/out%zu", ctl_prefix(n), k), &in,
+                      1, &n->output[k], 1);
+        st = id && id->name ? ctl_push_node(out, id) : ctl_oom();
+    }
+    return st;
+}
+
+/* ---- Loop -------------------------------------------------------------------- */
+
+/* The names a Loop's body defines, each bound to what it stands for in the
+ * iteration being copied. */
+typedef struct ctl_binds {
+    onnx_names index; /* body name -> slot */
+    char **to;        /* slot -> the name in the flat graph */
+    size_t n, cap;
+} ctl_binds;
+
+static prt_status ctl_bind_add(ctl_binds *b, const char *name)
+{
+    prt_status st;
+    int32_t slot;
+    if (!name[0] || onnx_names_get(&b->index, name, &slot) == 0)
+        return PRT_OK;
+    st = ctl_grow((void ***)&b->to, b->n, &b->cap);
+    if (!st && onnx_names_put(&b->index, name, (int32_t)b->n))
+        st = ctl_oom();
+    if (!st)
+        b->to[b->n++] = NULL;
+    return st;
+}
+
+static void ctl_bind(ctl_binds *b, const char *name, char *to)
+{
+    int32_t slot;
+    if (name[0] && onnx_names_get(&b->index, name, &slot) == 0)
+        b->to[slot] = to;
+}
+
+/* What `name` is in this iteration: its binding, or itself (an outer name,
+ * or "" for an input left out). */
+static char *ctl_bound(const ctl_binds *b, char *name)
+{
+    int32_t slot;
+    if (name && name[0] && onnx_names_get(&b->index, name, &slot) == 0)
+        return b->to[slot];
+    return name;
+}
+
+/* A Loop's shape: N carried values, K scan outputs, the body checked. */
+typedef struct ctl_loop {
+    const Onnx__NodeProto *n;
+    const Onnx__GraphProto *body;
+    const char *label;  /* the node, for messages */
+    const char *prefix; /* of the names it makes: the node's name or output */
+    int64_t trips;
+    size_t nc, ns;
+} ctl_loop;
+
+static prt_status ctl_loop_check(onnx_import *imp, const ctl_scope *sc, ctl_loop *L)
+{
+    const Onnx__NodeProto *n = L->n;
+    const Onnx__GraphProto *body = L->body;
+    const char *cond_in, *cond_out;
+    int64_t cond = 1, v = 0;
+    int found = 0;
+    ctl_scope inner;
+    prt_status st = ctl_need_const(imp, sc, n, 0, L->label, "trip count M", &L->trips);
+    if (!st && n->n_input > 1 && onnx_str(n->input[1])[0])
+        st = ctl_need_const(imp, sc, n, 1, L->label, "condition", &cond);
+    if (st)
+        return st;
+    if (L->trips < 0 || L->trips > CTL_MAX_NODES)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s: trip count %lld is outside [0, %d] (plugrt unrolls "
+                          "the loop)",
+                          L->label, (long long)L->trips, CTL_MAX_NODES);
+    if (!cond)
+        L->trips = 0;
+    if (n->n_input < 2 || body->n_input != n->n_input || body->n_output < 1 ||
+        body->n_output - 1 < n->n_input - 2 || n->n_output != body->n_output - 1)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: %zu inputs, %zu outputs and a body of %zu inputs and %zu "
+                          "outputs do not agree (the body takes the iteration number, "
+                          "the condition and each carried value, and gives the "
+                          "condition, each carried value and each scan output)",
+                          L->label, n->n_input, n->n_output, body->n_input,
+                          body->n_output);
+    L->nc = n->n_input - 2;
+    L->ns = n->n_output - L->nc;
+    for (size_t j = 0; j < L->nc; j++)
+        if (!onnx_str(n->input[2 + j])[0])
+            return onnx_error(PRT_ERR_UNSUPPORTED,
+                              "%s: carried input %zu is left out (an optional value "
+                              "plugrt does not have)",
+                              L->label, j);
+    if (L->ns && L->trips == 0)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s: runs no iteration, so its %zu scan outputs would be "
+                          "empty of unknown shape",
+                          L->label, L->ns);
+    /* The condition must stay true: the body passes its input on, or
+     * gives a constant true. */
+    cond_in = onnx_str(body->input[1]->name);
+    cond_out = onnx_str(body->output[0]->name);
+    inner.g = body;
+    inner.outer = sc;
+    if (cond_out[0] && strcmp(cond_in, cond_out) != 0) {
+        st = ctl_const_int(imp, &inner, cond_out, "the body's condition", &v, &found);
+        if (!st && (!found || !v))
+            st = onnx_error(PRT_ERR_UNSUPPORTED,
+                            "%s: the body's condition output '%s' is %s: plugrt unrolls "
+                            "a Loop only when it runs a constant number of times (a "
+                            "constant M, and a condition the body passes on or keeps "
+                            "true)",
+                            L->label, cond_out, found ? "false" : "computed");
+    }
+    return st;
+}
+
+/* Copies of the flat body's nodes and initializers for iteration i, with
+ * the names the body defines bound to "<loop>/<i>/<name>" (those already
+ * bound, the body's inputs, keep their binding). */
+static prt_status ctl_loop_copy(onnx_import *imp, const ctl_loop *L, const ctl_graph *fb,
+                                ctl_binds *b, int64_t i, ctl_graph *out)
+{
+    prt_status st = PRT_OK;
+    for (size_t k = 0; k < fb->n_init && !st; k++) {
+        Onnx__TensorProto *t = onnx_keep(imp, sizeof *t);
+        char *name = ctl_name(imp, "%s/%lld/%s", L->prefix, (long long)i,
+                              onnx_str(fb->init[k]->name));
+        if (!t || !name)
+            return ctl_oom();
+        *t = *fb->init[k];
+        t->name = name;
+        ctl_bind(b, onnx_str(fb->init[k]->name), name);
+        st = ctl_push_init(out, t);
+    }
+    for (size_t k = 0; k < fb->n_node && !st; k++)
+        for (size_t o = 0; o < fb->node[k]->n_output; o++) {
+            const char *name = onnx_str(fb->node[k]->output[o]);
+            char *to = name[0]
+                           ? ctl_name(imp, "%s/%lld/%s", L->prefix, (long long)i, name)
+                           : (char *)"";
+            if (!to)
+                return ctl_oom();
+            ctl_bind(b, name, to);
+        }
+    for (size_t k = 0; k < fb->n_node && !st; k++) {
+        const Onnx__NodeProto *src = fb->node[k];
+        Onnx__NodeProto *n = onnx_keep(imp, sizeof *n);
+        char **io = onnx_keep(imp, sizeof *io * (src->n_input + src->n_output + 1));
+        if (!n || !io)
+            return ctl_oom();
+        *n = *src;
+        for (size_t j = 0; j < src->n_input; j++)
+            io[j] = ctl_bound(b, src->input[j]);
+        for (size_t j = 0; j < src->n_output; j++)
+            io[src->n_input + j] = ctl_bound(b, src->output[j]);
+        n->input = io;
+        n->output = io + src->n_input;
+        n->name = onnx_str(src->name)[0]
+                      ? ctl_name(imp, "%s/%lld/%s", L->prefix, (long long)i, src->name)
+                      : src->name;
+        st = onnx_str(src->name)[0] && !n->name ? ctl_oom() : ctl_push_node(out, n);
+    }
+    return st;
+}
+
+/* out_name = Concat over axis 0 of parts[0..n), in Concats of at most
+ * CTL_CONCAT_MAX inputs. parts is overwritten. */
+static prt_status ctl_concat(onnx_import *imp, const ctl_loop *L, size_t s, char **parts,
+                             size_t n, char *out_name, ctl_graph *out)
+{
+    int level = 0;
+    while (n > 0) {
+        size_t groups = (n + CTL_CONCAT_MAX - 1) / CTL_CONCAT_MAX, m = 0;
+        for (size_t g = 0; g < groups; g++) {
+            size_t from = g * CTL_CONCAT_MAX, cnt = n - from;
+            char *to = groups == 1 ? out_name
+                                   : ctl_name(imp, "%s/scan%zu/cat%d.%zu", L->prefix, s,
+                                              level, g);
+            Onnx__NodeProto *c;
+            prt_status st;
+            if (cnt > CTL_CONCAT_MAX)
+                cnt = CTL_CONCAT_MAX;
+            c = to ? ctl_node(imp, "Concat", to, parts + from, cnt, &to, 1) : NULL;
+            if (!c)
+                return ctl_oom();
+            st = ctl_attr_int(imp, c, "axis", 0, 0);
+            if (!st)
+                st = ctl_push_node(out, c);
+            if (st)
+                return st;
+            parts[m++] = to;
+        }
+        if (groups == 1)
+            return PRT_OK;
+        n = m;
+        level++;
+    }
+    return PRT_OK;
+}
+
+/* The loop's outputs: each carried value the last iteration's, each scan
+ * output the concatenation of scans[s][0..trips). */
+static prt_status ctl_loop_outputs(onnx_import *imp, const ctl_loop *L, char **carried,
+                                   char ***scans, ctl_graph *out)
+{
+    const Onnx__NodeProto *n = L->n;
+    char *axes = NULL;
+    prt_status st = PRT_OK;
+    for (size_t j = 0; j < L->nc && !st; j++) {
+        Onnx__NodeProto *id;
+        if (!onnx_str(n->output[j])[0])
+            continue;
+        id = ctl_node(imp, "Identity", ctl_name(imp, "%s/out%zu", L->prefix, j),
+                      &carried[j], 1, &n->output[j], 1);
+        st = id && id->name ? ctl_push_node(out, id) : ctl_oom();
+    }
+    if (!st && L->ns && imp->opset >= 13) {
+        const int64_t zero = 0;
+        Onnx__TensorProto *t;
+        axes = ctl_name(imp, "%s/axes", L->prefix);
+        t = axes ? ctl_const(imp, axes, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, &zero, 1, 1)
+                 : NULL;
+        st = t ? ctl_push_init(out, t) : ctl_oom();
+    }
+    for (size_t s = 0; s < L->ns && !st; s++) {
+        if (!onnx_str(n->output[L->nc + s])[0])
+            continue;
+        for (int64_t i = 0; i < L->trips && !st; i++) {
+            char *in[2] = {scans[s][i], axes};
+            char *u = ctl_name(imp, "%s/scan%zu/%lld", L->prefix, s, (long long)i);
+            Onnx__NodeProto *un =
+                u ? ctl_node(imp, "Unsqueeze", u, in, axes ? 2 : 1, &u, 1) : NULL;
+            if (!un)
+                return ctl_oom();
+            if (!axes)
+                st = ctl_attr_int(imp, un, "axes", 0, 1);
+            if (!st)
+                st = ctl_push_node(out, un);
+            scans[s][i] = u;
+        }
+        if (!st)
+            st = ctl_concat(imp, L, s, scans[s], (size_t)L->trips, n->output[L->nc + s],
+                            out);
+    }
+    return st;
+}
+
+/* Binds the body's inputs for iteration i: the iteration number (an int64
+ * initializer), the condition (true) and the carried values. */
+static prt_status ctl_loop_inputs(onnx_import *imp, const ctl_loop *L, ctl_binds *b,
+                                  int64_t i, char *truth, char **carried, ctl_graph *out)
+{
+    const Onnx__GraphProto *body = L->body;
+    const char *iter = onnx_str(body->input[0]->name);
+    if (iter[0]) {
+        char *name = ctl_name(imp, "%s/%lld/%s", L->prefix, (long long)i, iter);
+        Onnx__TensorProto *t =
+            name ? ctl_const(imp, name, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, &i, 1, 0)
+                 : NULL;
+        prt_status st = t ? ctl_push_init(out, t) : ctl_oom();
+        if (st)
+            return st;
+        ctl_bind(b, iter, name);
+    }
+    ctl_bind(b, onnx_str(body->input[1]->name), truth);
+    for (size_t j = 0; j < L->nc; j++)
+        ctl_bind(b, onnx_str(body->input[2 + j]->name), carried[j]);
+    return PRT_OK;
+}
+
+/* The iterations, each after the last; carried[] and scans[][] follow. */
+static prt_status ctl_loop_unroll(onnx_import *imp, const ctl_loop *L,
+                                  const ctl_graph *fb, ctl_binds *b, char **carried,
+                                  char ***scans, ctl_graph *out)
+{
+    const Onnx__GraphProto *body = L->body;
+    const int64_t one = 1;
+    char *truth = ctl_name(imp, "%s/true", L->prefix);
+    Onnx__TensorProto *t =
+        truth ? ctl_const(imp, truth, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, &one, 1, 0)
+              : NULL;
+    prt_status st = t ? ctl_push_init(out, t) : ctl_oom();
+    for (int64_t i = 0; i < L->trips && !st; i++) {
+        st = ctl_loop_inputs(imp, L, b, i, truth, carried, out);
+        if (!st)
+            st = ctl_loop_copy(imp, L, fb, b, i, out);
+        for (size_t j = 0; j < L->nc && !st; j++)
+            carried[j] = ctl_bound(b, body->output[1 + j]->name);
+        for (size_t s = 0; s < L->ns && !st; s++)
+            scans[s][i] = ctl_bound(b, body->output[1 + L->nc + s]->name);
+        for (size_t j = 0; j < L->nc + L->ns && !st; j++) {
+            const char *name = j < L->nc ? carried[j] : scans[j - L->nc][i];
+            if (!name || !name[0])
+                st = onnx_error(PRT_ERR_MALFORMED, "%s: body output %zu has no name",
+                                L->label, j + 1);
+        }
+    }
+    return st;
+}
+
+static prt_status ctl_unroll(onnx_import *imp, const ctl_scope *sc,
+                             const Onnx__NodeProto *n, const char *label, ctl_graph *out)
+{
+    ctl_loop L;
+    ctl_scope inner;
+    ctl_graph fb = {0};
+    ctl_binds b;
+    char **carried = NULL, ***scans = NULL;
+    prt_status st;
+    memset(&L, 0, sizeof L);
+    memset(&b, 0, sizeof b);
+    L.n = n;
+    L.label = label;
+    L.prefix = ctl_prefix(n);
+    L.body = ctl_graph_attr(n, "body");
+    if (!L.body)
+        return onnx_error(PRT_ERR_MALFORMED, "%s: no body graph", label);
+    st = ctl_loop_check(imp, sc, &L);
+    if (st)
+        return st;
+    if ((uint64_t)L.trips * (L.body->n_node + 2 * L.ns + 1) > CTL_MAX_NODES)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s: unrolling %lld iterations of %zu nodes is over plugrt's "
+                          "%d nodes",
+                          label, (long long)L.trips, L.body->n_node, CTL_MAX_NODES);
+    onnx_info("%s: %lld iterations of a body of %zu nodes, unrolled", label,
+              (long long)L.trips, L.body->n_node);
+    inner.g = L.body;
+    inner.outer = sc;
+    st = ctl_flatten(imp, &inner, &fb);
+    for (size_t k = 0; k < L.body->n_initializer && !st; k++)
+        st = ctl_push_init(&fb, L.body->initializer[k]);
+    /* Every name the body defines has a slot. */
+    for (size_t k = 0; k < L.body->n_input && !st; k++)
+        st = ctl_bind_add(&b, onnx_str(L.body->input[k]->name));
+    for (size_t k = 0; k < fb.n_init && !st; k++)
+        st = ctl_bind_add(&b, onnx_str(fb.init[k]->name));
+    for (size_t k = 0; k < fb.n_node && !st; k++)
+        for (size_t o = 0; o < fb.node[k]->n_output && !st; o++)
+            st = ctl_bind_add(&b, onnx_str(fb.node[k]->output[o]));
+    if (!st) {
+        carried = onnx_keep(imp, sizeof *carried * (L.nc + 1));
+        scans = onnx_keep(imp, sizeof *scans * (L.ns + 1));
+        st = carried && scans ? PRT_OK : ctl_oom();
+    }
+    for (size_t s = 0; s < L.ns && !st; s++)
+        if (!(scans[s] = onnx_keep(imp, sizeof **scans * ((size_t)L.trips + 1))))
+            st = ctl_oom();
+    for (size_t j = 0; j < L.nc && !st; j++)
+        carried[j] = n->input[2 + j];
+    if (!st)
+        st = ctl_loop_unroll(imp, &L, &fb, &b, carried, scans, out);
+    if (!st)
+        st = ctl_loop_outputs(imp, &L, carried, scans, out);
+    ctl_graph_free(&fb);
+    onnx_names_free(&b.index);
+    prt_free(b.to);
+    return st;
+}
+
+/* ---- graphs ------------------------------------------------------------------ */
+
+/* Appends the nodes of sc->g to out, each If and Loop folded. */
+static prt_status ctl_flatten(onnx_import *imp, const ctl_scope *sc, ctl_graph *out)
+{
+    prt_status st = PRT_OK;
+    for (size_t i = 0; i < sc->g->n_node && !st; i++) {
+        const Onnx__NodeProto *n = sc->g->node[i];
+        char label[512];
+        onnx_node_label(n, (int32_t)i, label, sizeof label);
+        if (ctl_is(n, "If"))
+            st = ctl_if(imp, sc, n, label, out);
+        else if (ctl_is(n, "Loop"))
+            st = ctl_unroll(imp, sc, n, label, out);
+        else
+            st = ctl_push_node(out, (Onnx__NodeProto *)n);
+    }
+    return st;
+}
+
+static int ctl_any(const Onnx__GraphProto *g)
+{
+    for (size_t i = 0; i < g->n_node; i++)
+        if (ctl_is(g->node[i], "If") || ctl_is(g->node[i], "Loop"))
+            return 1;
+    return 0;
+}
+
+/* Moves c's arrays into the import's keeping, as g's nodes and
+ * initializers. */
+static prt_status ctl_done(onnx_import *imp, ctl_graph *c, Onnx__GraphProto *g)
+{
+    Onnx__NodeProto **nodes = onnx_keep(imp, sizeof *nodes * (c->n_node + 1));
+    Onnx__TensorProto **inits = onnx_keep(imp, sizeof *inits * (c->n_init + 1));
+    if (!nodes || !inits)
+        return ctl_oom();
+    memcpy(nodes, c->node, sizeof *nodes * c->n_node);
+    memcpy(inits, c->init, sizeof *inits * c->n_init);
+    g->node = nodes;
+    g->n_node = c->n_node;
+    g->initializer = inits;
+    g->n_initializer = c->n_init;
+    return PRT_OK;
+}
+
+prt_status onnx_control_flatten(onnx_import *imp, const Onnx__GraphProto **g)
+{
+    const Onnx__GraphProto *src = *g;
+    Onnx__GraphProto *flat;
+    ctl_graph c = {0};
+    ctl_scope sc = {src, NULL};
+    prt_status st = PRT_OK;
+    if (!ctl_any(src))
+        return PRT_OK;
+    flat = onnx_keep(imp, sizeof *flat);
+    if (!flat)
+        return ctl_oom();
+    *flat = *src;
+    for (size_t i = 0; i < src->n_initializer && !st; i++)
+        st = ctl_push_init(&c, src->initializer[i]);
+    if (!st)
+        st = ctl_flatten(imp, &sc, &c);
+    if (!st)
+        st = ctl_done(imp, &c, flat);
+    ctl_graph_free(&c);
+    if (!st)
+        *g = flat;
+    return st;
+}
