@@ -11,8 +11,9 @@
 
 /* Built-ins with shape inputs (onnx_choice.shape_inputs, shape_data): bit
  * k for ONNX input k. Range's and Slice's are data inputs too (the run
- * reads them); the others' values matter only to the output dims (CumSum's
- * axis, TopK's K; the reductions' axes are onnx_import_reduce's). */
+ * reads them), as are the signal ops' sizes (their ranks are checked); the others' values
+ * matter only to the output dims (CumSum's axis, TopK's K; the reductions' axes are
+ * onnx_import_reduce's). */
 typedef struct onnx_shape_op {
     const char *op_type;
     uint32_t shape_inputs;
@@ -20,9 +21,14 @@ typedef struct onnx_shape_op {
 } onnx_shape_op;
 
 static const onnx_shape_op shape_op_table[] = {
+    {"BlackmanWindow", 0x1, 0x1},
     {"ConstantOfShape", 0x1, 0},
     {"CumSum", 0x2, 0},
+    {"DFT", 0x2, 0x2},
+    {"HammingWindow", 0x1, 0x1},
+    {"HannWindow", 0x1, 0x1},
     {"MaxUnpool", 0x4, 0},
+    {"MelWeightMatrix", 0x3, 0x3},
     {"Expand", 0x2, 0},
     {"OneHot", 0x2, 0},
     {"Pad", 0x2, 0x2},
@@ -30,6 +36,7 @@ static const onnx_shape_op shape_op_table[] = {
     {"Reshape", 0x2, 0},
     {"Slice", 0x1e, 0x1e},
     {"Split", 0x2, 0x2},
+    {"STFT", 0xa, 0xa},
     {"Squeeze", 0x2, 0},
     {"Tile", 0x2, 0},
     {"TopK", 0x2, 0},

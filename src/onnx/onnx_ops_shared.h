@@ -13,6 +13,7 @@
  *   onnx_ops_math.c   Cast, Clip, Dropout, the reductions
  *   onnx_ops_nn.c     LayerNormalization and MaxPool (their optional
  *                     outputs), Softmax and LogSoftmax, Resize and Upsample
+ *   onnx_ops_signal.c the window functions, MelWeightMatrix, DFT, STFT
  */
 #ifndef PLUGRT_ONNX_OPS_SHARED_H
 #define PLUGRT_ONNX_OPS_SHARED_H
@@ -118,5 +119,14 @@ prt_status onnx_import_roi_align(onnx_import *imp, const Onnx__NodeProto *node,
                                  const char *label, const prt_plugin_creator *creator);
 prt_status onnx_import_rnn(onnx_import *imp, const Onnx__NodeProto *node,
                            const char *label, const prt_plugin_creator *creator);
+
+/* onnx_ops_signal.c (onnx_import_signal_dtype: the window functions and
+ * MelWeightMatrix) */
+prt_status onnx_import_signal_dtype(onnx_import *imp, const Onnx__NodeProto *node,
+                                    const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_dft(onnx_import *imp, const Onnx__NodeProto *node,
+                           const char *label, const prt_plugin_creator *creator);
+prt_status onnx_import_stft(onnx_import *imp, const Onnx__NodeProto *node,
+                            const char *label, const prt_plugin_creator *creator);
 
 #endif /* PLUGRT_ONNX_OPS_SHARED_H */

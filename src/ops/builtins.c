@@ -13,6 +13,7 @@
 #include "ops/ops_data.h"
 #include "ops/ops_ew.h"
 #include "ops/ops_nn.h"
+#include "ops/ops_signal.h"
 #include "ops/rnn.h"
 #include "ops/ops_quant.h"
 #include "ops/qlinear.h"
@@ -157,6 +158,13 @@ static const prt_plugin_creator *const builtins[] = {
     &op_shrink_creator,
     &op_reverse_sequence_creator,
     &op_max_unpool_creator,
+    /* The signal ops (ops_signal.h). */
+    &op_hann_window_creator,
+    &op_hamming_window_creator,
+    &op_blackman_window_creator,
+    &op_mel_weight_matrix_creator,
+    &op_dft_creator,
+    &op_stft_creator,
     &op_grid_sample_creator, /* sample.c */
     &op_roi_align_creator,
     /* NonMaxSuppression (nms.c; ops_data.h). */

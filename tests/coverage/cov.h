@@ -63,5 +63,6 @@ extern const cov_entry cov_nn_entries[];     /* cov_nn.c: networks' ops */
 extern const cov_entry cov_reduce_entries[]; /* cov_reduce.c: reductions, scans */
 extern const cov_entry cov_quant_entries[];  /* cov_quant.c: quantization */
 extern const cov_entry cov_qgemm_entries[];  /* cov_qgemm.c: integer products */
+extern const cov_entry cov_signal_entries[]; /* cov_signal.c: windows, DFT, STFT */
 
 #endif /* PLUGRT_COV_H */

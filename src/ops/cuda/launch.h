@@ -683,6 +683,33 @@ typedef struct opk_attention_args {
 } opk_attention_args;
 int opk_attention(const opk_attention_args *a, void *stream);
 
+/* ---- the signal ops (signal.cu) ---------------------------------------- */
+
+/* A window of n points (ops_signal.h: signal_window_params's c). */
+int opk_window(int32_t dtype, void *y, int64_t n, const double *c, int32_t periodic,
+               void *stream);
+/* MelWeightMatrix [R, M]; dft_length and sample_rate (idt) and the edges
+ * (fdt) are device scalars. */
+int opk_mel_weight(int32_t dtype, void *y, int64_t R, int64_t M, const void *len,
+                   const void *rate, int32_t idt, const void *lo, const void *hi,
+                   int32_t fdt, void *stream);
+/* DFT's layout (ops_signal.h's signal_dft_geom; len used when the device
+ * length is NULL). */
+typedef struct opk_dft_geom {
+    int64_t outer, axis_len, inner, comps, len, bins;
+    int32_t inverse;
+} opk_dft_geom;
+int opk_dft(int32_t dtype, const void *x, void *y, const opk_dft_geom *g, const void *len,
+            int32_t len_dtype, void *stream);
+/* STFT's (signal_stft_geom); frame_step a device scalar, the frame length
+ * one too or g->len (len NULL); w the window or NULL. */
+typedef struct opk_stft_geom {
+    int64_t batch, samples, comps, frames, len, bins;
+} opk_stft_geom;
+int opk_stft(int32_t dtype, const void *x, const void *w, void *y, const opk_stft_geom *g,
+             const void *step, int32_t step_dtype, const void *len, int32_t len_dtype,
+             void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -93,6 +93,12 @@ OPC_KERNEL(opc_lrn);
 OPC_KERNEL(opc_reverse_sequence);
 OPC_KERNEL(opc_max_unpool);
 
+/* signal_cuda.c */
+OPC_KERNEL(opc_window); /* HannWindow, HammingWindow, BlackmanWindow */
+OPC_KERNEL(opc_mel_weight);
+OPC_KERNEL(opc_dft);
+OPC_KERNEL(opc_stft);
+
 /* rnn_cuda.c: LSTM, GRU, RNN */
 OPC_KERNEL(opc_rnn);
 /* quant_cuda.c */

@@ -1,0 +1,74 @@
+/* The signal ops' importers: HannWindow, HammingWindow, BlackmanWindow
+ * and MelWeightMatrix (output_datatype, an ONNX element type, becomes the
+ * built-in's prt_dtype field `dtype`), DFT (opset 17's axis attribute;
+ * opset 20 moved it to an input) and STFT (an omitted window before a
+ * given frame_length is dropped: the built-in tells the two apart by its
+ * shape inputs). Their size-like inputs are shape inputs that are also
+ * data inputs (onnx_layer.c's table). */
+#include <stdio.h>
+#include <string.h>
+
+#include "onnx_ops_shared.h"
+
+#define SIG_MAX_ATTRS 8
+
+prt_status onnx_import_signal_dtype(onnx_import *imp, const Onnx__NodeProto *node,
+                                    const char *label, const prt_plugin_creator *creator)
+{
+    const Onnx__AttributeProto *a = onnx_node_attr(node, "output_datatype");
+    Onnx__NodeProto n2 = *node;
+    Onnx__AttributeProto *attrs[SIG_MAX_ATTRS];
+    int32_t dtype = PRT_FLOAT32;
+    prt_field extra = {"dtype", &dtype, PRT_FIELD_INT32, 1};
+    uint32_t si, sd;
+    size_t k = 0;
+    if (node->n_attribute > SIG_MAX_ATTRS)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: %s has %zu attributes", label,
+                          onnx_str(node->op_type), node->n_attribute);
+    if (a) {
+        char what[600];
+        if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+            return onnx_error(PRT_ERR_MALFORMED,
+                              "%s: attribute 'output_datatype' must be an INT", label);
+        snprintf(what, sizeof what, "%s: attribute 'output_datatype'", label);
+        if (onnx_dtype_from_onnx((int32_t)a->i, what, &dtype))
+            return PRT_ERR_UNSUPPORTED;
+    }
+    for (size_t i = 0; i < node->n_attribute; i++)
+        if (node->attribute[i] != a)
+            attrs[k++] = node->attribute[i];
+    n2.attribute = attrs;
+    n2.n_attribute = k;
+    onnx_shape_bits(onnx_str(node->op_type), &si, &sd);
+    return onnx_import_fields_extra(imp, &n2, label, creator, &extra, 1, 0, si, sd, 0);
+}
+
+prt_status onnx_import_dft(onnx_import *imp, const Onnx__NodeProto *node,
+                           const char *label, const prt_plugin_creator *creator)
+{
+    uint32_t si, sd;
+    if (imp->opset >= 20 || (node->n_input > 2 && onnx_node_input(node, 2)[0]))
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s: DFT of opset %lld (its axis an input) is not supported; "
+                          "opset 17's (axis an attribute) is",
+                          label, (long long)imp->opset);
+    onnx_shape_bits("DFT", &si, &sd);
+    return onnx_import_plugin(imp, node, label, creator, si, sd);
+}
+
+prt_status onnx_import_stft(onnx_import *imp, const Onnx__NodeProto *node,
+                            const char *label, const prt_plugin_creator *creator)
+{
+    const char *ins[4];
+    size_t n = 0;
+    uint32_t si, sd;
+    if (onnx_node_inputs(node, label, ins, 4, &n))
+        return PRT_ERR_INVALID_ARGUMENT;
+    onnx_shape_bits("STFT", &si, &sd);
+    if (n == 4 && !ins[2][0] && ins[3][0]) {
+        /* signal, frame_step, frame_length: shape inputs 1 and 2. */
+        ins[2] = ins[3];
+        return onnx_import_extra(imp, node, label, creator, NULL, 0, ins, 3, 0x6, 0x6);
+    }
+    return onnx_import_extra(imp, node, label, creator, NULL, 0, ins, n, si, sd);
+}
