@@ -459,7 +459,7 @@ static void test_float_bias(void)
         printf("%s: float part skipped: %s\n", NAME, opk_lt_unavailable());
         return;
     }
-    /* The 16-bit products are opt-in (blas.h): on for this handle. */
+    /* The 16-bit products whatever the environment says (blas.h). */
     setenv("PRT_CUDA_LT16", "1", 1);
     CHECK_OK(opk_blas_open(&b, 1));
     unsetenv("PRT_CUDA_LT16");

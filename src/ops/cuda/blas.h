@@ -41,8 +41,8 @@ prt_status opk_blas_gemm_ex(opk_blas *b, void *stream, int32_t ab_dtype, int32_t
  * TF32 for float32), for `batch` products of A and B at their element
  * strides (0: one shared) and Y's M x N apart. PRT_ERR_UNSUPPORTED,
  * nothing launched, where the handle has no cuBLASLt (none installed, no
- * workspace) or cuBLASLt refuses the product, and for 16-bit dtypes unless
- * PRT_CUDA_LT16=1 was set when the handle was opened: the caller then runs
+ * workspace) or cuBLASLt refuses the product, and for 16-bit dtypes where
+ * PRT_CUDA_LT16=0 was set when the handle was opened: the caller then runs
  * cuBLAS and its own pass. */
 prt_status opk_blas_gemm_bias(opk_blas *b, void *stream, int32_t dtype, int32_t trans_a,
                               int32_t trans_b, int64_t M, int64_t N, int64_t K,

@@ -114,7 +114,7 @@ struct opk_blas {
     size_t workspace_size; /* 0: none (cuBLAS then uses none either) */
     const dev_ops *dev;    /* which allocated the workspace */
     int tf32;              /* float32 products may use TF32 (PRT_PRECISION_TF32) */
-    int lt16;              /* 16-bit products through cuBLASLt too (PRT_CUDA_LT16=1) */
+    int lt16;   /* 16-bit products through cuBLASLt too (unless PRT_CUDA_LT16=0) */
     opk_lt *lt; /* cuBLASLt on the same workspace (products with a bias); NULL: none */
 };
 
@@ -126,14 +126,13 @@ static int bias_pass_asked(void)
     return env && strcmp(env, "pass") == 0;
 }
 
-/* PRT_CUDA_LT16=1: 16-bit products through cuBLASLt's epilogue as well
- * (opk_blas_gemm_bias); off until a GPU run has checked them (bfloat16
- * results against the one rounding, racecheck inside cuBLASLt's kernels:
- * docs/DESIGN-NOTES.md, "cuBLASLt"). */
+/* 16-bit products go through cuBLASLt's epilogue too (opk_blas_gemm_bias)
+ * unless PRT_CUDA_LT16=0 (cuBLAS into float32 and a pass: the before of a
+ * benchmark, in one run). */
 static int lt16_asked(void)
 {
     const char *env = getenv("PRT_CUDA_LT16");
-    return env && strcmp(env, "1") == 0;
+    return !env || strcmp(env, "0") != 0;
 }
 
 prt_status opk_blas_open(opk_blas **out, int with_workspace)
@@ -301,7 +300,7 @@ prt_status opk_blas_gemm_bias(opk_blas *b, void *stream, int32_t dtype, int32_t 
                                                     : "a handle without a workspace");
     if (dtype != PRT_FLOAT32 && !b->lt16)
         return base_error(PRT_ERR_UNSUPPORTED,
-                          "16-bit products through cuBLASLt are off (PRT_CUDA_LT16=1)");
+                          "16-bit products through cuBLASLt are off (PRT_CUDA_LT16=0)");
     return opk_lt_gemm_float(b->lt, stream, dtype, b->tf32, trans_a, trans_b, M, N, K,
                              alpha, A, lda, stride_a, B, ldb, stride_b, bias, relu, Y,
                              batch);

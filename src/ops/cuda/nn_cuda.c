@@ -401,7 +401,7 @@ OPC_KERNEL(opc_conv)
  * product of the first two kinds that is 16-bit, or float32 with a bias or
  * a ReLU (not GELU: cuBLASLt's is the tanh form), is one cuBLASLt call
  * with both in its epilogue and the one rounding in its store, where
- * cuBLASLt takes it (opk_blas_gemm_bias; 16-bit only with PRT_CUDA_LT16=1,
+ * cuBLASLt takes it (opk_blas_gemm_bias; 16-bit not with PRT_CUDA_LT16=0,
  * blas.h); else cuBLAS and a pass. */
 OPC_KERNEL(opc_matmul)
 {
