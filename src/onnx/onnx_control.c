@@ -723,8 +723,11 @@ static prt_status ctl_done(onnx_import *imp, ctl_graph *c, Onnx__GraphProto *g)
     Onnx__TensorProto **inits = onnx_keep(imp, sizeof *inits * (c->n_init + 1));
     if (!nodes || !inits)
         return ctl_oom();
-    memcpy(nodes, c->node, sizeof *nodes * c->n_node);
-    memcpy(inits, c->init, sizeof *inits * c->n_init);
+    /* (An empty array may be NULL, which memcpy must not be given.) */
+    if (c->n_node)
+        memcpy(nodes, c->node, sizeof *nodes * c->n_node);
+    if (c->n_init)
+        memcpy(inits, c->init, sizeof *inits * c->n_init);
     g->node = nodes;
     g->n_node = c->n_node;
     g->initializer = inits;
