@@ -47,6 +47,16 @@ double ot_get(const ot_tensor *t, int64_t i)
     case PRT_FLOAT8E4M3FN:
     case PRT_FLOAT8E5M2:
         return prt_fp8_to_float(t->dtype, ((const uint8_t *)t->data)[i]);
+    case PRT_FLOAT64:
+        return ((const double *)t->data)[i];
+    case PRT_INT16:
+        return ((const int16_t *)t->data)[i];
+    case PRT_UINT16:
+        return ((const uint16_t *)t->data)[i];
+    case PRT_UINT32:
+        return ((const uint32_t *)t->data)[i];
+    case PRT_UINT64:
+        return (double)((const uint64_t *)t->data)[i];
     default:
         return (double)((const int64_t *)t->data)[i];
     }
@@ -78,6 +88,21 @@ void ot_set(ot_tensor *t, int64_t i, double v)
     case PRT_FLOAT8E5M2:
         ((uint8_t *)t->data)[i] = prt_float_to_fp8(t->dtype, (float)v, 1);
         break;
+    case PRT_FLOAT64:
+        ((double *)t->data)[i] = v;
+        break;
+    /* integers: v's low bits (a negative value wraps, as a cast does) */
+    case PRT_INT16:
+    case PRT_UINT16:
+        ((uint16_t *)t->data)[i] = (uint16_t)(int64_t)v;
+        break;
+    case PRT_UINT32:
+        ((uint32_t *)t->data)[i] = (uint32_t)(int64_t)v;
+        break;
+    case PRT_UINT64:
+        ((uint64_t *)t->data)[i] =
+            v >= 9223372036854775808.0 ? (uint64_t)v : (uint64_t)(int64_t)v;
+        break;
     default:
         ((int64_t *)t->data)[i] = (int64_t)v;
         break;
@@ -87,7 +112,7 @@ void ot_set(ot_tensor *t, int64_t i, double v)
 int ot_is_float(int32_t dtype)
 {
     return dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16 ||
-           dtype == PRT_FLOAT8E4M3FN || dtype == PRT_FLOAT8E5M2;
+           dtype == PRT_FLOAT8E4M3FN || dtype == PRT_FLOAT8E5M2 || dtype == PRT_FLOAT64;
 }
 
 ot_tensor ot_random(int32_t dtype, prt_dims dims, tu_rng *r, int nonzero)
@@ -101,6 +126,8 @@ ot_tensor ot_random(int32_t dtype, prt_dims dims, tu_rng *r, int nonzero)
             v = (double)tu_rng_range(r, 0, 1);
         else if (dtype == PRT_UINT8)
             v = (double)tu_rng_range(r, 0, 255);
+        else if (dtype == PRT_UINT16 || dtype == PRT_UINT32 || dtype == PRT_UINT64)
+            v = (double)tu_rng_range(r, 0, 40);
         else
             v = (double)tu_rng_range(r, -20, 20);
         if (nonzero && v == 0)

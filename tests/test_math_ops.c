@@ -139,8 +139,8 @@ static int test_erf_tanh(void)
         prt_field f = ot_fld_i32("axis", &one, 1);
         prt_plugin *p = NULL;
         CHECK_ERR(ot_run_op("Erf", NULL, 0, &x, 1, &y), PRT_ERR_UNSUPPORTED,
-                  "dtype int32 is not supported (supported: float32, float16 "
-                  "or bfloat16)");
+                  "dtype int32 is not supported (supported: float32, float16, "
+                  "bfloat16 or float64)");
         CHECK_ERR(ot_make_op("Tanh", &f, 1, &p), PRT_ERR_INVALID_ARGUMENT,
                   "unknown field 'axis'");
         ot_free(&x);

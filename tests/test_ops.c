@@ -217,6 +217,10 @@ static const char *const all_ops[] = {"Relu",
                                       "MelWeightMatrix",
                                       "DFT",
                                       "STFT",
+                                      "NegativeLogLikelihoodLoss",
+                                      "SoftmaxCrossEntropyLoss",
+                                      "MeanVarianceNormalization",
+                                      "Det",
                                       "GridSample",
                                       "RoiAlign",
                                       "NonMaxSuppression",
@@ -415,7 +419,7 @@ static int test_relu_identity(void)
         ot_tensor x = ot_make(PRT_BOOL, D1(4)), y;
         CHECK_ERR(ot_run_op("Relu", NULL, 0, &x, 1, &y), PRT_ERR_UNSUPPORTED,
                   "Relu (layer 'Relu'): dtype bool is not supported (supported: "
-                  "float32, float16, bfloat16, int8, int32 or int64)");
+                  "float32, float16, bfloat16, int8, int32, int64, float64 or int16)");
         ot_free(&x);
     }
     for (int32_t dt = 0; dt < PRT_DTYPE_COUNT; dt++) {
@@ -1875,8 +1879,8 @@ static int test_hard(void)
     {
         ot_tensor x = ot_make(PRT_INT32, D1(4)), y;
         CHECK_ERR(ot_run_op("HardSwish", NULL, 0, &x, 1, &y), PRT_ERR_UNSUPPORTED,
-                  "dtype int32 is not supported (supported: float32, float16 or "
-                  "bfloat16)");
+                  "dtype int32 is not supported (supported: float32, float16, "
+                  "bfloat16 or float64)");
         CHECK_ERR(ot_run_op("HardSigmoid", NULL, 0, &x, 1, &y), PRT_ERR_UNSUPPORTED,
                   "dtype int32");
         ot_free(&x);

@@ -899,8 +899,8 @@ static int test_unary_math(void)
         prt_field f = ot_fld_str("approximate", "erf");
         prt_plugin *p = NULL;
         CHECK_ERR(ot_run_op("Exp", NULL, 0, &x, 1, &y), PRT_ERR_UNSUPPORTED,
-                  "dtype int32 is not supported (supported: float32, float16 or "
-                  "bfloat16)");
+                  "dtype int32 is not supported (supported: float32, float16, "
+                  "bfloat16 or float64)");
         CHECK_ERR(ot_make_op("Gelu", &f, 1, &p), PRT_ERR_UNSUPPORTED,
                   "approximate 'erf' is not supported (supported: 'none' or 'tanh')");
         f = ot_fld_f32("alpha", &zero);
@@ -1075,7 +1075,7 @@ static int test_clip(void)
                    "max_only 1 takes X and max");
         EXPECT_ERR("Clip", &f, 1, 1, L(PRT_INT32), L(D1(4)), PRT_ERR_UNSUPPORTED,
                    "input 0 dtype int32 is not supported here (supported: float32, "
-                   "float16 or bfloat16)");
+                   "float16, bfloat16 or float64)");
     }
     return 0;
 }
@@ -1177,7 +1177,9 @@ static int test_arith_errors(void)
               "fmod 2 is not supported (supported: 0 or 1)");
     f = ot_fld_str("direction", "LEFT");
     EXPECT_ERR("BitShift", &f, 1, 2, L(PRT_INT32, PRT_INT32), L(D1(3), D1(3)),
-               PRT_ERR_UNSUPPORTED, "dtype int32 is not supported (supported: uint8)");
+               PRT_ERR_UNSUPPORTED,
+               "dtype int32 is not supported (supported: uint8, uint16, uint32 or "
+               "uint64)");
     EXPECT_ERR("Sum", NULL, 0, 2, L(PRT_INT32, PRT_INT32), L(D1(3), D1(3)),
                PRT_ERR_UNSUPPORTED, "dtype int32 is not supported");
     /* Variadic shapes name the input that does not broadcast. */

@@ -74,6 +74,20 @@ const char *npy_descr(int32_t dtype)
         return le ? "<i4" : ">i4";
     case PRT_INT64:
         return le ? "<i8" : ">i8";
+    case PRT_FLOAT64:
+        return le ? "<f8" : ">f8";
+    case PRT_INT16:
+        return le ? "<i2" : ">i2";
+    case PRT_UINT16:
+        return le ? "<u2" : ">u2";
+    case PRT_UINT32:
+        return le ? "<u4" : ">u4";
+    case PRT_UINT64:
+        return le ? "<u8" : ">u8";
+    case PRT_BFLOAT16:
+        /* numpy has no bfloat16: two raw bytes, as np.save writes
+         * ml_dtypes' bfloat16 (read back with .view(ml_dtypes.bfloat16)). */
+        return le ? "<V2" : ">V2";
     case PRT_BOOL:
         return "|b1";
     default:
@@ -216,7 +230,9 @@ static int parse_descr(hparser *h, const char *descr, header *out)
         int32_t dtype;
     } codes[] = {{"f4", PRT_FLOAT32}, {"f2", PRT_FLOAT16}, {"i1", PRT_INT8},
                  {"u1", PRT_UINT8},   {"i4", PRT_INT32},   {"i8", PRT_INT64},
-                 {"b1", PRT_BOOL}};
+                 {"b1", PRT_BOOL},    {"f8", PRT_FLOAT64}, {"i2", PRT_INT16},
+                 {"u2", PRT_UINT16},  {"u4", PRT_UINT32},  {"u8", PRT_UINT64},
+                 {"V2", PRT_BFLOAT16}};
     char order = descr[0];
     const char *code = descr + 1;
     if (order != '<' && order != '>' && order != '|' && order != '=') {
@@ -228,7 +244,7 @@ static int parse_descr(hparser *h, const char *descr, header *out)
         if (strcmp(code, codes[i].code) != 0)
             continue;
         size = prt_dtype_size(codes[i].dtype);
-        if (size > 1 && order == '|')
+        if (size > 1 && order == '|' && codes[i].dtype != PRT_BFLOAT16) /* |V2 too */
             break;
         out->dtype = codes[i].dtype;
         out->swap = size > 1 && ((order == '<' && !host_is_little_endian()) ||
@@ -236,8 +252,9 @@ static int parse_descr(hparser *h, const char *descr, header *out)
         return 0;
     }
     return fail(h->err, h->errlen, h->name,
-                "unsupported dtype '%s' (plugrt reads <f4, <f2, |i1, |u1, <i4, <i8 "
-                "and |b1; convert with numpy's astype)",
+                "unsupported dtype '%s' (plugrt reads <f4, <f2, <f8, |i1, |u1, <i2, "
+                "<u2, <i4, <u4, <i8, <u8, |b1 and <V2 as bfloat16; convert with "
+                "numpy's astype)",
                 descr);
 }
 

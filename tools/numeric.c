@@ -20,6 +20,16 @@ double cli_element(int32_t dtype, const void *data, int64_t i)
         return ((const int32_t *)data)[i];
     case PRT_INT64:
         return (double)((const int64_t *)data)[i];
+    case PRT_FLOAT64:
+        return ((const double *)data)[i];
+    case PRT_INT16:
+        return ((const int16_t *)data)[i];
+    case PRT_UINT16:
+        return ((const uint16_t *)data)[i];
+    case PRT_UINT32:
+        return ((const uint32_t *)data)[i];
+    case PRT_UINT64:
+        return (double)((const uint64_t *)data)[i];
     case PRT_BOOL:
         return ((const uint8_t *)data)[i] ? 1.0 : 0.0;
     case PRT_FLOAT8E4M3FN:
@@ -33,7 +43,8 @@ double cli_element(int32_t dtype, const void *data, int64_t i)
 int cli_dtype_is_integer(int32_t dtype)
 {
     return dtype == PRT_INT8 || dtype == PRT_UINT8 || dtype == PRT_INT32 ||
-           dtype == PRT_INT64 || dtype == PRT_BOOL;
+           dtype == PRT_INT64 || dtype == PRT_BOOL || dtype == PRT_INT16 ||
+           dtype == PRT_UINT16 || dtype == PRT_UINT32 || dtype == PRT_UINT64;
 }
 
 int64_t cli_element_i64(int32_t dtype, const void *data, int64_t i)
@@ -46,7 +57,14 @@ int64_t cli_element_i64(int32_t dtype, const void *data, int64_t i)
     case PRT_INT32:
         return ((const int32_t *)data)[i];
     case PRT_INT64:
+    case PRT_UINT64: /* the bits: equal exactly when the values are */
         return ((const int64_t *)data)[i];
+    case PRT_INT16:
+        return ((const int16_t *)data)[i];
+    case PRT_UINT16:
+        return ((const uint16_t *)data)[i];
+    case PRT_UINT32:
+        return ((const uint32_t *)data)[i];
     case PRT_BOOL:
         return ((const uint8_t *)data)[i] != 0;
     default:
@@ -91,6 +109,21 @@ void cli_fill_random(int32_t dtype, void *data, int64_t n, uint64_t *state)
             break;
         case PRT_INT64:
             ((int64_t *)data)[i] = (int64_t)(r >> 60);
+            break;
+        case PRT_FLOAT64:
+            ((double *)data)[i] = (double)u;
+            break;
+        case PRT_INT16:
+            ((int16_t *)data)[i] = (int16_t)((int)(r >> 60) - 8);
+            break;
+        case PRT_UINT16:
+            ((uint16_t *)data)[i] = (uint16_t)(r >> 60);
+            break;
+        case PRT_UINT32:
+            ((uint32_t *)data)[i] = (uint32_t)(r >> 60);
+            break;
+        case PRT_UINT64:
+            ((uint64_t *)data)[i] = r >> 60;
             break;
         case PRT_BOOL:
             ((uint8_t *)data)[i] = (uint8_t)(r >> 63);

@@ -337,6 +337,8 @@ int run_inputs_bind(run_inputs *l, const run_model *m, prt_context *ctx,
             continue;
         }
         in->used = 1;
+        if (io->dtype == PRT_BFLOAT16 && in->arr.dtype == PRT_UINT16)
+            in->arr.dtype = PRT_BFLOAT16; /* bfloat16's bits, as numpy holds them */
         if (in->arr.dtype != io->dtype) {
             run_input_dtype_error(in, io->name, io->dtype);
             bad = 1;

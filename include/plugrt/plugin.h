@@ -104,9 +104,18 @@ typedef enum prt_dtype {
      * E4M3FN (bias 7, no infinities, NaN S.1111.111, largest 448) and
      * E5M2 (bias 15, IEEE-like: infinities and NaNs, largest 57344). */
     PRT_FLOAT8E4M3FN = 8,
-    PRT_FLOAT8E5M2 = 9
+    PRT_FLOAT8E5M2 = 9,
+    /* The wide and the other integer types ONNX has: IEEE double, and
+     * two's complement int16, unsigned uint16/uint32/uint64. Built-in ops
+     * take them on the CPU where their ONNX definition allows; a device
+     * kernel takes them only where its table lists them. */
+    PRT_FLOAT64 = 10,
+    PRT_INT16 = 11,
+    PRT_UINT16 = 12,
+    PRT_UINT32 = 13,
+    PRT_UINT64 = 14
 } prt_dtype;
-#define PRT_DTYPE_COUNT 10
+#define PRT_DTYPE_COUNT 15
 
 /* Memory layouts. Values are stable; new ones are appended.
  *  - LINEAR: dense, row-major, no padding.

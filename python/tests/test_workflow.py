@@ -241,6 +241,30 @@ def test_builtin_ops_and_constants():
                           np.maximum(xin + w, 0))
 
 
+@pytest.mark.parametrize("dt", [np.float64, np.int16, np.uint16, np.uint32, np.uint64])
+def test_wide_dtypes_through_the_api(dt):
+    # float64, int16 and the unsigned types as network inputs, constants and
+    # outputs: numpy arrays in and out, Add in the type's own arithmetic
+    # (integers wrap, doubles keep their precision).
+    reg = trt.get_plugin_registry()
+    b = trt.Builder()
+    net = b.create_network()
+    x = net.add_input("x", dt, (2, 3))
+    assert x.dtype == trt.DataType[{np.float64: "DOUBLE"}.get(dt, np.dtype(dt).name.upper())]
+    w = np.array([[1, 2, 3], [4, 5, np.iinfo(dt).max if dt != np.float64 else 1e-300]], dt)
+    c = net.add_constant((2, 3), w)
+    add = reg.get_creator("Add", "1", "plugrt").create_plugin("add")
+    y = net.add_plugin_v3([x, c.get_output(0)], [], add).get_output(0)
+    y.name = "y"
+    net.mark_output(y)
+    e = b.build_engine_with_config(net, b.create_builder_config())
+    xin = np.array([[7, 8, 9], [10, 11, 1 if dt != np.float64 else 2.0 ** 53]], dt)
+    got = e.create_execution_context().run({"x": xin})["y"]
+    with np.errstate(over="ignore"):
+        assert got.dtype == dt and np.array_equal(got, xin + w)
+    assert trt.nptype(trt.DataType.DOUBLE) is np.float64 and trt.float64.itemsize == 8
+
+
 def test_c_plugin_ownership(std_registry):
     c = std_registry.get_creator("CustomHardmax", "1", "")
     p = c.create_plugin("h", {"axis": np.array([0], np.int32)})

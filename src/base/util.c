@@ -89,9 +89,12 @@ size_t prt_dtype_size(int32_t dtype)
     switch (dtype) {
     case PRT_FLOAT32:
     case PRT_INT32:
+    case PRT_UINT32:
         return 4;
     case PRT_FLOAT16:
     case PRT_BFLOAT16:
+    case PRT_INT16:
+    case PRT_UINT16:
         return 2;
     case PRT_INT8:
     case PRT_UINT8:
@@ -100,6 +103,8 @@ size_t prt_dtype_size(int32_t dtype)
     case PRT_FLOAT8E5M2:
         return 1;
     case PRT_INT64:
+    case PRT_FLOAT64:
+    case PRT_UINT64:
         return 8;
     default:
         return 0;
@@ -110,7 +115,8 @@ const char *prt_dtype_name(int32_t dtype)
 {
     static const char *const names[PRT_DTYPE_COUNT] = {
         "float32", "float16", "bfloat16", "int8",         "uint8",
-        "int32",   "int64",   "bool",     "float8e4m3fn", "float8e5m2"};
+        "int32",   "int64",   "bool",     "float8e4m3fn", "float8e5m2",
+        "float64", "int16",   "uint16",   "uint32",       "uint64"};
     if (dtype < 0 || dtype >= PRT_DTYPE_COUNT)
         return "invalid";
     return names[dtype];

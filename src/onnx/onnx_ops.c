@@ -91,7 +91,12 @@ typedef struct onnx_op {
  * take at every opset); onnx_import_rnn drops the omitted optional inputs.
  * Quantization (issue 30): QuantizeLinear and DequantizeLinear came in 10
  * (per tensor; axis in 13, half-float scales and saturate in 19: the
- * built-ins take them at every opset), DynamicQuantizeLinear in 11. */
+ * built-ins take them at every opset), DynamicQuantizeLinear in 11.
+ * NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss came in 12 (13 and
+ * 22 only widened their types; SoftmaxCrossEntropyLoss's log_prob output
+ * sets nb_outputs), MeanVarianceNormalization's function form in 9 (the
+ * experimental op of 1 had other attributes), Det in 11; their attributes
+ * are fields as named, so they need no custom function. */
 static const onnx_op op_table[] = {
     {"Abs", "Abs", 6, NULL},
     {"Acos", "Acos", 7, NULL},
@@ -127,6 +132,7 @@ static const onnx_op op_table[] = {
     {"DFT", "DFT", 17, onnx_import_dft},
     {"DepthToSpace", "DepthToSpace", 1, NULL},
     {"DequantizeLinear", "DequantizeLinear", 10, NULL},
+    {"Det", "Det", 11, NULL},
     {"Div", "Div", 7, NULL},
     {"Dropout", "Dropout", 7, onnx_import_dropout},
     {"DynamicQuantizeLinear", "DynamicQuantizeLinear", 11, NULL},
@@ -177,12 +183,14 @@ static const onnx_op op_table[] = {
     {"MaxPool", "MaxPool", 1, onnx_import_nb_outputs},
     {"MaxUnpool", "MaxUnpool", 9, NULL},
     {"Mean", "Mean", 6, NULL},
+    {"MeanVarianceNormalization", "MeanVarianceNormalization", 9, NULL},
     {"MelWeightMatrix", "MelWeightMatrix", 17, onnx_import_signal_dtype},
     {"Min", "Min", 6, NULL},
     {"Mish", "Mish", 18, NULL},
     {"Mod", "Mod", 10, NULL},
     {"Mul", "Mul", 7, NULL},
     {"Neg", "Neg", 6, NULL},
+    {"NegativeLogLikelihoodLoss", "NegativeLogLikelihoodLoss", 12, NULL},
     {"NonMaxSuppression", "NonMaxSuppression", 10, onnx_import_nms},
     {"NonZero", "NonZero", 9, NULL},
     {"Not", "Not", 1, NULL},
@@ -227,6 +235,7 @@ static const onnx_op op_table[] = {
     {"Size", "Size", 1, NULL},
     {"Slice", "Slice", 1, NULL},
     {"Softmax", "Softmax", 1, onnx_import_softmax},
+    {"SoftmaxCrossEntropyLoss", "SoftmaxCrossEntropyLoss", 12, onnx_import_nb_outputs},
     {"Softplus", "Softplus", 1, NULL},
     {"Softsign", "Softsign", 1, NULL},
     {"SpaceToDepth", "SpaceToDepth", 1, NULL},

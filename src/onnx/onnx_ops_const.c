@@ -106,6 +106,8 @@ prt_status onnx_import_constant_of_shape(onnx_import *imp, const Onnx__NodeProto
         dtype = t.dtype;
         if (dtype == PRT_FLOAT32)
             fv = onnx_tensor_float(&t, 0);
+        else if (dtype == PRT_FLOAT64)
+            memcpy(&fv, t.data, 8);
         else if (onnx_dtype_is_float(dtype))
             memcpy(&hv, t.data, 2);
         else
@@ -118,7 +120,7 @@ prt_status onnx_import_constant_of_shape(onnx_import *imp, const Onnx__NodeProto
     f[0].length = 1;
     f[1].name = "value";
     f[1].length = 1;
-    if (dtype == PRT_FLOAT32) {
+    if (dtype == PRT_FLOAT32 || dtype == PRT_FLOAT64) {
         f[1].data = &fv;
         f[1].type = PRT_FIELD_FLOAT64;
     } else if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {

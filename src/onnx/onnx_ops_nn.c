@@ -1,15 +1,16 @@
 /* The normalization and spatial ops whose import rearranges the node:
- * LayerNormalization's and MaxPool's optional outputs, Softmax and
- * LogSoftmax before opset 13, and Resize and Upsample (constant roi and
- * scales made fields, each opset's coordinate rules). */
+ * LayerNormalization's, MaxPool's and SoftmaxCrossEntropyLoss's optional
+ * outputs, Softmax and LogSoftmax before opset 13, and Resize and Upsample
+ * (constant roi and scales made fields, each opset's coordinate rules). */
 #include <stdio.h>
 #include <string.h>
 
 #include "onnx_ops_shared.h"
 
-/* LayerNormalization's Mean and InvStdDev, MaxPool's Indices: the plugin
- * makes as many outputs as the node names (up to the last named one), so
- * that outputs nobody asked for are not computed. */
+/* LayerNormalization's Mean and InvStdDev, MaxPool's Indices,
+ * SoftmaxCrossEntropyLoss's log_prob: the plugin makes as many outputs as
+ * the node names (up to the last named one), so that outputs nobody asked
+ * for are not computed. */
 prt_status onnx_import_nb_outputs(onnx_import *imp, const Onnx__NodeProto *node,
                                   const char *label, const prt_plugin_creator *creator)
 {

@@ -11,8 +11,9 @@
  *   onnx_ops_data.c   Split, Pad, OneHot, EyeLike, Range, Hardmax,
  *                     NonMaxSuppression
  *   onnx_ops_math.c   Cast, Clip, Dropout, the reductions
- *   onnx_ops_nn.c     LayerNormalization and MaxPool (their optional
- *                     outputs), Softmax and LogSoftmax, Resize and Upsample
+ *   onnx_ops_nn.c     LayerNormalization, MaxPool and SoftmaxCrossEntropyLoss
+ *                     (their optional outputs), Softmax and LogSoftmax,
+ *                     Resize and Upsample
  *   onnx_ops_signal.c the window functions, MelWeightMatrix, DFT, STFT
  */
 #ifndef PLUGRT_ONNX_OPS_SHARED_H
@@ -106,7 +107,8 @@ prt_status onnx_import_dropout(onnx_import *imp, const Onnx__NodeProto *node,
 prt_status onnx_import_reduce(onnx_import *imp, const Onnx__NodeProto *node,
                               const char *label, const prt_plugin_creator *creator);
 
-/* onnx_ops_nn.c (onnx_import_nb_outputs: LayerNormalization, MaxPool) */
+/* onnx_ops_nn.c (onnx_import_nb_outputs: LayerNormalization, MaxPool,
+ * SoftmaxCrossEntropyLoss) */
 prt_status onnx_import_attention(onnx_import *imp, const Onnx__NodeProto *node,
                                  const char *label, const prt_plugin_creator *creator);
 prt_status onnx_import_nb_outputs(onnx_import *imp, const Onnx__NodeProto *node,

@@ -68,11 +68,27 @@ prt_status onnx_dtype_from_onnx(int32_t t, const char *what, int32_t *out)
     case 19:
         *out = PRT_FLOAT8E5M2;
         return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
+        *out = PRT_FLOAT64;
+        return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16:
+        *out = PRT_INT16;
+        return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16:
+        *out = PRT_UINT16;
+        return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+        *out = PRT_UINT32;
+        return PRT_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64:
+        *out = PRT_UINT64;
+        return PRT_OK;
     default:
         return onnx_error(PRT_ERR_UNSUPPORTED,
                           "%s: ONNX element type %s (%d) is not supported "
-                          "(plugrt has float32, float16, bfloat16, int8, uint8, "
-                          "int32, int64, bool, float8e4m3fn, float8e5m2)",
+                          "(plugrt has float32, float16, bfloat16, float64, int8, "
+                          "uint8, int16, uint16, int32, uint32, int64, uint64, bool, "
+                          "float8e4m3fn, float8e5m2)",
                           what, onnx_elem_type_name(t), (int)t);
     }
 }
@@ -100,9 +116,15 @@ int64_t onnx_tensor_int(const onnx_tensor *t, size_t k)
     case PRT_UINT8:
     case PRT_BOOL:
         return ((const uint8_t *)t->data)[k];
+    case PRT_INT16:
+        return ((const int16_t *)t->data)[k];
+    case PRT_UINT16:
+        return ((const uint16_t *)t->data)[k];
     case PRT_INT32:
         return ((const int32_t *)t->data)[k];
-    default:
+    case PRT_UINT32:
+        return ((const uint32_t *)t->data)[k];
+    default: /* int64, and uint64's bits */
         return ((const int64_t *)t->data)[k];
     }
 }
@@ -114,6 +136,8 @@ float onnx_tensor_float(const onnx_tensor *t, size_t k)
         return prt_half_to_float(((const uint16_t *)t->data)[k]);
     case PRT_BFLOAT16:
         return prt_bf16_to_float(((const uint16_t *)t->data)[k]);
+    case PRT_FLOAT64:
+        return (float)((const double *)t->data)[k];
     default:
         return ((const float *)t->data)[k];
     }
@@ -327,9 +351,14 @@ static prt_status from_int32_data(const Onnx__TensorProto *t, int32_t dtype,
         break;
     case PRT_FLOAT16:
     case PRT_BFLOAT16:
+    case PRT_UINT16:
         lo = 0;
         hi = UINT16_MAX;
-        break; /* the bits */
+        break; /* the bits, or the value */
+    case PRT_INT16:
+        lo = INT16_MIN;
+        hi = INT16_MAX;
+        break;
     default:
         lo = INT32_MIN;
         hi = INT32_MAX;
@@ -353,6 +382,8 @@ static prt_status from_int32_data(const Onnx__TensorProto *t, int32_t dtype,
             break;
         case PRT_FLOAT16:
         case PRT_BFLOAT16:
+        case PRT_UINT16:
+        case PRT_INT16:
             ((uint16_t *)dst)[i] = (uint16_t)v;
             break;
         default:
@@ -435,6 +466,15 @@ prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
             have = t->n_int64_data;
             field = "int64_data";
             break;
+        case PRT_FLOAT64:
+            have = t->n_double_data;
+            field = "double_data";
+            break;
+        case PRT_UINT32:
+        case PRT_UINT64:
+            have = t->n_uint64_data;
+            field = "uint64_data";
+            break;
         default:
             have = t->n_int32_data;
             field = "int32_data";
@@ -454,6 +494,23 @@ prt_status onnx_tensor_load(const Onnx__TensorProto *t, const char *base_dir,
         } else if (r.dtype == PRT_INT64) {
             if (count)
                 memcpy(r.data, t->int64_data, r.bytes);
+        } else if (r.dtype == PRT_FLOAT64) {
+            if (count)
+                memcpy(r.data, t->double_data, r.bytes);
+        } else if (r.dtype == PRT_UINT64) {
+            if (count)
+                memcpy(r.data, t->uint64_data, r.bytes);
+        } else if (r.dtype == PRT_UINT32) {
+            /* uint64_data carries uint32 too; each value must fit. */
+            for (size_t i = 0; i < count; i++) {
+                if (t->uint64_data[i] > UINT32_MAX) {
+                    prt_free(r.data);
+                    return onnx_error(PRT_ERR_MALFORMED,
+                                      "%s: uint64_data[%zu] = %llu does not fit uint32",
+                                      what, i, (unsigned long long)t->uint64_data[i]);
+                }
+                ((uint32_t *)r.data)[i] = (uint32_t)t->uint64_data[i];
+            }
         } else {
             st = from_int32_data(t, r.dtype, what, count, r.data);
             if (st) {

@@ -1,8 +1,8 @@
 /*
  * ArgMax and ArgMin (namespace "plugrt", version "1"), ONNX opset 1-19
  * semantics. Input data: any numeric dtype (float32, float16, bfloat16,
- * int8, uint8, int32, int64); the output is int64, data's dims with the
- * axis' dim 1 (keepdims 1, the default) or gone (keepdims 0).
+ * float64, int8, uint8, int16, uint16, int32, uint32, int64); the output is int64, data's
+ * dims with the axis' dim 1 (keepdims 1, the default) or gone (keepdims 0).
  *
  * Fields: axis (default 0; -r to r-1), keepdims (0 or 1), select_last_index
  * (0, the default: the first of equal extremes; 1: the last). A NaN is the
@@ -179,7 +179,7 @@ static prt_status argmax_run(const op_object *o, int32_t dtype, const prt_tensor
     for (int64_t s = 0; s < outer; s++) {
         const uint8_t *x = (const uint8_t *)xs[0] + (size_t)(s * n * inner) * es;
         int64_t *y = (int64_t *)ys + s * inner;
-        if (ew_is_float(dtype))
+        if (ew_is_float(dtype) || dtype == PRT_FLOAT64)
             ARG_SLICE(double, ew_load_f64);
         else
             ARG_SLICE(int64_t, ew_load_i64);
@@ -204,7 +204,9 @@ prt_status op_argmax_view_of(const op_object *o, const prt_dims *x, op_axis_view
 
 #define ARG_CLASS(k)                                                                     \
     {                                                                                    \
-        .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = EW_DT_NUMERIC,          \
+        .kind = (k), .min_inputs = 1, .max_inputs = 1,                                   \
+        .dtypes = EW_DT_NUMERIC | OP_DT(PRT_FLOAT64) | OP_DT(PRT_INT16) |                \
+                  OP_DT(PRT_UINT16) | OP_DT(PRT_UINT32),                                 \
         .size = sizeof(argmax_op), .alias_input = -1, .parse = argmax_parse,             \
         .serialize = argmax_serialize, .shapes = argmax_shapes, .infer = argmax_infer,   \
         .workspace = argmax_workspace, .run = argmax_run, .out_dtype = argmax_out_dtype, \

@@ -5,18 +5,19 @@
  * (op_common.h): where both dims are symbols the output dim is MAX(a, b),
  * assuming at run time they are equal or one is 1; run time checks it.
  *
- * Add, Sub, Mul, Div: two inputs, float32, float16, bfloat16, int8, uint8,
- *   int32, int64.
+ * Add, Sub, Mul, Div: two inputs, float32, float16, bfloat16, float64, int8,
+ *   uint8, int16, uint16, int32, uint32, int64, uint64 (float64 in double).
  * Mod: the same dtypes; field fmod (0 default, or 1). fmod 1 is C's fmod /
  *   %: the result has the dividend's sign. fmod 0 has the divisor's sign
  *   (Python's %, numpy.mod), for floats too (ONNX asks floats for fmod 1;
  *   its reference computes numpy.mod).
  * Max, Min: 1 to 8 inputs, the same dtypes; a NaN wins (numpy.maximum).
- * Sum, Mean: 1 to 8 inputs, float32, float16, bfloat16; Mean divides the sum
- *   by the count.
- * BitShift: uint8; field direction "LEFT" or "RIGHT" (required); a shift by
- *   8 or more gives 0.
- * PRelu: X and slope, float32, float16, bfloat16, int32, int64; slope
+ * Sum, Mean: 1 to 8 inputs, float32, float16, bfloat16, float64; Mean
+ *   divides the sum by the count.
+ * BitShift: uint8, uint16, uint32, uint64; field direction "LEFT" or
+ *   "RIGHT" (required); a shift by the type's width or more gives 0.
+ * PRelu: X and slope, float32, float16, bfloat16, float64, int32, int64,
+ *   uint32, uint64; slope
  *   broadcasts to X (unidirectionally: the output has X's dims); y = x < 0 ?
  *   slope * x : x.
  *
@@ -236,6 +237,55 @@ static void row_f32(int32_t kind, const float *a, int64_t sa, const float *b, in
     }
 }
 
+/* numpy.mod in double. */
+static double mod_d(double x, double z)
+{
+    double r = fmod(x, z);
+    return r != 0 && (r < 0) != (z < 0) ? r + z : r;
+}
+
+static void row_f64(int32_t kind, const double *a, int64_t sa, const double *b,
+                    int64_t sb, double *y, int64_t n)
+{
+#define D_ADD(x, z) ((x) + (z))
+#define D_SUB(x, z) ((x) - (z))
+#define D_MUL(x, z) ((x) * (z))
+#define D_DIV(x, z) ((x) / (z))
+    switch (kind) {
+    case BIN_R_ADD:
+        BIN_ROWS(double, D_ADD);
+        break;
+    case BIN_R_SUB:
+        BIN_ROWS(double, D_SUB);
+        break;
+    case BIN_R_MUL:
+        BIN_ROWS(double, D_MUL);
+        break;
+    case BIN_R_DIV:
+        BIN_ROWS(double, D_DIV);
+        break;
+    case BIN_R_MOD:
+        BIN_ROWS(double, mod_d);
+        break;
+    case BIN_R_FMOD:
+        BIN_ROWS(double, fmod);
+        break;
+    case BIN_R_MAX:
+        BIN_ROWS(double, F_MAX);
+        break;
+    case BIN_R_MIN:
+        BIN_ROWS(double, F_MIN);
+        break;
+    default:
+        BIN_ROWS(double, F_PRELU);
+        break;
+    }
+#undef D_ADD
+#undef D_SUB
+#undef D_MUL
+#undef D_DIV
+}
+
 /* Half floats: as float32 a chunk at a time, rounded once. */
 static void row_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
                    const uint16_t *b, int64_t sb, uint16_t *y, int64_t n)
@@ -255,7 +305,8 @@ static void row_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
  * zero. SIGNED: T is signed, so x / -1 must not overflow. */
 #define W_ADD(x, z) ((bin_t)((bin_u)(x) + (bin_u)(z)))
 #define W_SUB(x, z) ((bin_t)((bin_u)(x) - (bin_u)(z)))
-#define W_MUL(x, z) ((bin_t)((bin_u)(x) * (bin_u)(z)))
+/* bin_m: at least unsigned int wide, so no product is promoted to int */
+#define W_MUL(x, z) ((bin_t)((bin_m)(x) * (bin_m)(z)))
 #define I_MAX(x, z) ((x) > (z) ? (x) : (z))
 #define I_MIN(x, z) ((x) < (z) ? (x) : (z))
 #define I_SHL(x, z) (I_NEG(z) || (z) >= BITS ? (bin_t)0 : (bin_t)((bin_u)(x) << (z)))
@@ -264,12 +315,13 @@ static void row_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
 /* v < 0, against a variable so that unsigned types compile without a
  * warning that it never holds. */
 #define I_NEG(v) ((v) < zero_)
-#define ROW_INT(NAME, T, U, SIGNED)                                                      \
+#define ROW_INT(NAME, T, U, M, SIGNED)                                                   \
     static int NAME(int32_t kind, const T *a, int64_t sa, const T *b, int64_t sb, T *y,  \
                     int64_t n)                                                           \
     {                                                                                    \
         typedef T bin_t;                                                                 \
         typedef U bin_u;                                                                 \
+        typedef M bin_m;                                                                 \
         enum { BITS = 8 * (int)sizeof(T) };                                              \
         const T zero_ = 0;                                                               \
         switch (kind) {                                                                  \
@@ -315,10 +367,14 @@ static void row_16(int32_t kind, int32_t dtype, const uint16_t *a, int64_t sa,
         return 1;                                                                        \
     }
 
-ROW_INT(row_i8, int8_t, uint8_t, 1)
-ROW_INT(row_u8, uint8_t, uint8_t, 0)
-ROW_INT(row_i32, int32_t, uint32_t, 1)
-ROW_INT(row_i64, int64_t, uint64_t, 1)
+ROW_INT(row_i8, int8_t, uint8_t, uint32_t, 1)
+ROW_INT(row_u8, uint8_t, uint8_t, uint32_t, 0)
+ROW_INT(row_i32, int32_t, uint32_t, uint32_t, 1)
+ROW_INT(row_i64, int64_t, uint64_t, uint64_t, 1)
+ROW_INT(row_i16, int16_t, uint16_t, uint32_t, 1)
+ROW_INT(row_u16, uint16_t, uint16_t, uint32_t, 0)
+ROW_INT(row_u32, uint32_t, uint32_t, uint32_t, 0)
+ROW_INT(row_u64, uint64_t, uint64_t, uint64_t, 0)
 
 typedef struct bin_ctx {
     int32_t kind, dtype;
@@ -356,6 +412,26 @@ static int bin_row(const void *ctx, const uint8_t *const *p, const int64_t *s, u
         ok = row_i64(c->kind, (const int64_t *)p[0], s[0], (const int64_t *)p[1], s[1],
                      (int64_t *)y, n);
         break;
+    case PRT_FLOAT64:
+        row_f64(c->kind, (const double *)p[0], s[0], (const double *)p[1], s[1],
+                (double *)y, n);
+        break;
+    case PRT_INT16:
+        ok = row_i16(c->kind, (const int16_t *)p[0], s[0], (const int16_t *)p[1], s[1],
+                     (int16_t *)y, n);
+        break;
+    case PRT_UINT16:
+        ok = row_u16(c->kind, (const uint16_t *)p[0], s[0], (const uint16_t *)p[1], s[1],
+                     (uint16_t *)y, n);
+        break;
+    case PRT_UINT32:
+        ok = row_u32(c->kind, (const uint32_t *)p[0], s[0], (const uint32_t *)p[1], s[1],
+                     (uint32_t *)y, n);
+        break;
+    case PRT_UINT64:
+        ok = row_u64(c->kind, (const uint64_t *)p[0], s[0], (const uint64_t *)p[1], s[1],
+                     (uint64_t *)y, n);
+        break;
     default:
         return BIN_ROW_DTYPE;
     }
@@ -371,7 +447,7 @@ static int bin_walk(const prt_dims *out, const prt_dims *da, const prt_dims *db,
     const prt_dims dims[2] = {*da, *db};
     const size_t es = prt_dtype_size(c->dtype), ess[2] = {es, es};
     const void *x[2] = {a, b};
-    if (!ew_is_float(c->dtype))
+    if (!ew_is_float(c->dtype) && c->dtype != PRT_FLOAT64)
         return op_bcast_walk(out, 2, dims, ess, es, x, y, bin_row, c);
     op_bcast_walk_parallel(out, 2, dims, ess, es, x, y, bin_row, c, OP_GRAIN_SIMPLE);
     return BIN_ROW_OK;
@@ -498,11 +574,14 @@ static prt_status bin_run(const op_object *o, int32_t dtype, const prt_tensor_de
         const bin_ctx div = {BIN_R_DIV, dtype};
         const prt_dims scalar = {0, {0}};
         float count = (float)nb_in;
+        double dcount = (double)nb_in;
         uint16_t h =
             dtype == PRT_FLOAT16 ? prt_float_to_half(count) : prt_float_to_bf16(count);
         code = bin_walk(&out->dims, &out->dims, &scalar, y,
-                        dtype == PRT_FLOAT32 ? (const void *)&count : (const void *)&h, y,
-                        &div);
+                        dtype == PRT_FLOAT32   ? (const void *)&count
+                        : dtype == PRT_FLOAT64 ? (const void *)&dcount
+                                               : (const void *)&h,
+                        y, &div);
     }
     switch (code) {
     case BIN_ROW_OK:
@@ -614,10 +693,13 @@ static prt_status bin_values(op_object *o, const prt_dim_exprs *in_dims,
         .values = bin_values,                                                            \
     }
 
+/* Every number: the float and integer types, the wide ones too. */
+#define BIN_DT_NUMERIC (EW_DT_NUMERIC | OP_DT_WIDE)
+
 /* The same with CHW8 (bin_chw8_ok). */
 #define BIN_CLASS8(k)                                                                    \
     {                                                                                    \
-        .kind = (k), .min_inputs = 2, .max_inputs = 2, .dtypes = EW_DT_NUMERIC,          \
+        .kind = (k), .min_inputs = 2, .max_inputs = 2, .dtypes = BIN_DT_NUMERIC,         \
         .size = sizeof(bin_op), .alias_input = -1, .parse = bin_parse,                   \
         .serialize = bin_serialize, .shapes = bin_shapes, .infer = bin_infer,            \
         .run = bin_run, .values = bin_values, .chw8_ok = bin_chw8_ok,                    \
@@ -628,19 +710,23 @@ static const op_class sub_class = BIN_CLASS8(BIN_SUB);
 static const op_class mul_class = BIN_CLASS8(BIN_MUL);
 static const op_class div_class = BIN_CLASS8(BIN_DIV);
 static const op_class mod_class =
-    BIN_CLASS(BIN_MOD, 2, EW_DT_NUMERIC, bin_shapes, bin_infer);
+    BIN_CLASS(BIN_MOD, 2, BIN_DT_NUMERIC, bin_shapes, bin_infer);
 static const op_class max_class =
-    BIN_CLASS(BIN_MAX, OP_MAX_INPUTS, EW_DT_NUMERIC, bin_shapes, bin_infer);
+    BIN_CLASS(BIN_MAX, OP_MAX_INPUTS, BIN_DT_NUMERIC, bin_shapes, bin_infer);
 static const op_class min_class =
-    BIN_CLASS(BIN_MIN, OP_MAX_INPUTS, EW_DT_NUMERIC, bin_shapes, bin_infer);
-static const op_class sum_class =
-    BIN_CLASS(BIN_SUM, OP_MAX_INPUTS, EW_DT_FLOATS, bin_shapes, bin_infer);
-static const op_class mean_class =
-    BIN_CLASS(BIN_MEAN, OP_MAX_INPUTS, EW_DT_FLOATS, bin_shapes, bin_infer);
-static const op_class bit_shift_class =
-    BIN_CLASS(BIN_BITSHIFT, 2, OP_DT(PRT_UINT8), bin_shapes, bin_infer);
+    BIN_CLASS(BIN_MIN, OP_MAX_INPUTS, BIN_DT_NUMERIC, bin_shapes, bin_infer);
+static const op_class sum_class = BIN_CLASS(
+    BIN_SUM, OP_MAX_INPUTS, EW_DT_FLOATS | OP_DT(PRT_FLOAT64), bin_shapes, bin_infer);
+static const op_class mean_class = BIN_CLASS(
+    BIN_MEAN, OP_MAX_INPUTS, EW_DT_FLOATS | OP_DT(PRT_FLOAT64), bin_shapes, bin_infer);
+static const op_class bit_shift_class = BIN_CLASS(
+    BIN_BITSHIFT, 2,
+    OP_DT(PRT_UINT8) | OP_DT(PRT_UINT16) | OP_DT(PRT_UINT32) | OP_DT(PRT_UINT64),
+    bin_shapes, bin_infer);
 static const op_class prelu_class =
-    BIN_CLASS(BIN_PRELU, 2, EW_DT_FLOATS | OP_DT(PRT_INT32) | OP_DT(PRT_INT64),
+    BIN_CLASS(BIN_PRELU, 2,
+              EW_DT_FLOATS | OP_DT(PRT_INT32) | OP_DT(PRT_INT64) | OP_DT(PRT_FLOAT64) |
+                  OP_DT(PRT_UINT32) | OP_DT(PRT_UINT64),
               prelu_shapes, prelu_infer);
 
 static const prt_field_schema mod_schema[] = {

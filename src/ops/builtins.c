@@ -12,6 +12,7 @@
 #include "ops/op_device.h"
 #include "ops/ops_data.h"
 #include "ops/ops_ew.h"
+#include "ops/ops_loss.h"
 #include "ops/ops_nn.h"
 #include "ops/ops_signal.h"
 #include "ops/rnn.h"
@@ -165,6 +166,11 @@ static const prt_plugin_creator *const builtins[] = {
     &op_mel_weight_matrix_creator,
     &op_dft_creator,
     &op_stft_creator,
+    /* The losses, MeanVarianceNormalization and Det (ops_loss.h). */
+    &op_nll_loss_creator,
+    &op_sce_loss_creator,
+    &op_mvn_creator,
+    &op_det_creator,
     &op_grid_sample_creator, /* sample.c */
     &op_roi_align_creator,
     /* NonMaxSuppression (nms.c; ops_data.h). */
@@ -286,7 +292,7 @@ static prt_status builtin_dtypes(const prt_plugin_creator *c, int32_t device,
         else
             p->vt->runtime->destroy(p);
     }
-    *out_mask = kd && kd->dtypes ? mask & kd->dtypes : mask;
+    *out_mask = kd ? mask & op_device_kernel_dtypes(kd) : mask;
     return PRT_OK;
 }
 

@@ -15,7 +15,9 @@
  * 1; float to integer truncates toward zero and saturates at the type's
  * range (NaN gives 0; ONNX leaves out-of-range undefined); integer to
  * integer wraps (two's complement, as numpy); to a half float rounds to
- * nearest even; to an 8-bit float likewise, through float32. Integers travel through
+ * nearest even; to an 8-bit float likewise, through float32 (float64 to a
+ * narrower float too, as ONNX Runtime does; to float64 exactly from every
+ * float, integers rounded past 2^53, uint64 as unsigned). Integers travel through
  * int64 so int64 values stay exact. Values pass through between int32, int64 and bool (to
  * bool: x != 0).
  */

@@ -1,7 +1,8 @@
 /*
  * Clip (namespace "plugrt", version "1"), ONNX opset 6-19 semantics.
  *
- * Inputs: X (any numeric dtype), then optional min and max (opset 11 on):
+ * Inputs: X (any numeric dtype, the wide ones too), then optional min and
+ * max (opset 11 on):
  * one-element tensors (0-D, or of any rank holding one element) of X's
  * dtype, read when the layer runs. The output has X's dims and dtype:
  * y = min(max(x, min), max), so min > max gives max everywhere (as ONNX
@@ -17,6 +18,8 @@
  * Integer bounds compare exactly; half floats compare as float32 (exact).
  */
 #include <float.h>
+#include <math.h>
+#include <string.h>
 
 #include "ops/ops_ew.h"
 
@@ -104,7 +107,8 @@ static uint32_t clip_in_dtypes(const op_object *o, int32_t index, const int32_t 
     const clip_op *c = (const clip_op *)o;
     if (index > 0)
         return OP_DT(types[0]);
-    return c->has_min || c->has_max ? EW_DT_FLOATS : EW_DT_NUMERIC;
+    return c->has_min || c->has_max ? EW_DT_FLOATS | OP_DT(PRT_FLOAT64)
+                                    : EW_DT_NUMERIC | OP_DT_WIDE;
 }
 
 #define CLIP_LOOP(T, lo, hi)                                                             \
@@ -128,8 +132,25 @@ static prt_status clip_run(const op_object *o, int32_t dtype, const prt_tensor_d
     double bound[2];
     (void)out, (void)ws, (void)stream;
     ew_int_range(dtype, &lo, &hi);
-    bound[0] = ew_is_float(dtype) ? (double)c->min : (double)lo;
-    bound[1] = ew_is_float(dtype) ? (double)c->max : (double)hi;
+    bound[0] = ew_is_float(dtype) || dtype == PRT_FLOAT64 ? (double)c->min : (double)lo;
+    bound[1] = ew_is_float(dtype) || dtype == PRT_FLOAT64 ? (double)c->max : (double)hi;
+    if (dtype == PRT_FLOAT64) {
+        /* no bound: none at all (the float32 defaults would cut doubles) */
+        bound[0] = c->has_min ? (double)c->min : -INFINITY;
+        bound[1] = c->has_max ? (double)c->max : INFINITY;
+        for (int32_t k = 1; k < nb_in; k++)
+            ew_load_f64(xs[k], dtype, 1, 1, &bound[clip_bound_of(c, k)]);
+        CLIP_LOOP(double, bound[0], bound[1]);
+        return PRT_OK;
+    }
+    if (dtype == PRT_UINT64) {
+        /* unsigned 64-bit bounds: the default max is the type's largest */
+        uint64_t ub[2] = {0, UINT64_MAX};
+        for (int32_t k = 1; k < nb_in; k++)
+            memcpy(&ub[clip_bound_of(c, k)], xs[k], sizeof(uint64_t));
+        CLIP_LOOP(uint64_t, ub[0], ub[1]);
+        return PRT_OK;
+    }
     if (!ew_is_float(dtype)) {
         int64_t ib[2] = {lo, hi};
         for (int32_t k = 1; k < nb_in; k++)
@@ -143,6 +164,15 @@ static prt_status clip_run(const op_object *o, int32_t dtype, const prt_tensor_d
             break;
         case PRT_INT32:
             CLIP_LOOP(int32_t, (int32_t)ib[0], (int32_t)ib[1]);
+            break;
+        case PRT_INT16:
+            CLIP_LOOP(int16_t, (int16_t)ib[0], (int16_t)ib[1]);
+            break;
+        case PRT_UINT16:
+            CLIP_LOOP(uint16_t, (uint16_t)ib[0], (uint16_t)ib[1]);
+            break;
+        case PRT_UINT32:
+            CLIP_LOOP(uint32_t, (uint32_t)ib[0], (uint32_t)ib[1]);
             break;
         default:
             CLIP_LOOP(int64_t, ib[0], ib[1]);
@@ -175,7 +205,7 @@ static prt_status clip_run(const op_object *o, int32_t dtype, const prt_tensor_d
 static const op_class clip_class = {
     .min_inputs = 1,
     .max_inputs = 3,
-    .dtypes = EW_DT_NUMERIC,
+    .dtypes = EW_DT_NUMERIC | OP_DT_WIDE,
     .size = sizeof(clip_op),
     .alias_input = -1,
     .parse = clip_parse,

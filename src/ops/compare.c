@@ -2,14 +2,12 @@
  * The comparisons and logic ops (namespace "plugrt", version "1"), ONNX
  * opset 7-19 semantics. The output is bool (one byte, 0 or 1).
  *
- * Equal: A and B of one dtype (any: float32, float16, bfloat16, int8, uint8,
- *   int32, int64, bool), numpy broadcasting; y = A == B. Floats compare as
- *   floats (NaN differs from everything, -0 equals +0).
- * Less, LessOrEqual, Greater, GreaterOrEqual: the same without bool; y = A <
- *   B, A <= B, A > B, A >= B (all false with a NaN).
- * And, Or, Xor: A and B bool, broadcasting; any non-zero byte is true.
- * Not: X bool; y = !X.
- * IsNaN: X float32, float16 or bfloat16; y = isnan(X), X's dims.
+ * Equal: A and B of one dtype (any: float32, float16, bfloat16, float64,
+ *   int8/16/32/64, uint8/16/32/64, bool), numpy broadcasting; y = A == B. Floats compare
+ * as floats (NaN differs from everything, -0 equals +0). Less, LessOrEqual, Greater,
+ * GreaterOrEqual: the same without bool; y = A < B, A <= B, A > B, A >= B (all false with
+ * a NaN). And, Or, Xor: A and B bool, broadcasting; any non-zero byte is true. Not: X
+ * bool; y = !X. IsNaN: X float32, float16, bfloat16 or float64; y = isnan(X), X's dims.
  * IsInf: the same floats; y = X is +inf (field detect_positive, default 1)
  *   or -inf (detect_negative, default 1); each field 0 or 1.
  *
@@ -127,6 +125,11 @@ CMP_TYPED(cmp_i8, int8_t)
 CMP_TYPED(cmp_u8, uint8_t)
 CMP_TYPED(cmp_i32, int32_t)
 CMP_TYPED(cmp_i64, int64_t)
+CMP_TYPED(cmp_f64, double)
+CMP_TYPED(cmp_i16, int16_t)
+CMP_TYPED(cmp_u16, uint16_t)
+CMP_TYPED(cmp_u32, uint32_t)
+CMP_TYPED(cmp_u64, uint64_t)
 
 /* Truth values: non-zero bytes are true. */
 #define B_EQ(x, z) (((x) != 0) == ((z) != 0))
@@ -190,6 +193,21 @@ static int cmp_row(const void *ctx, const uint8_t *const *p, const int64_t *s, u
     case PRT_INT64:
         cmp_i64(c->kind, p[0], s[0], p[1], s[1], y, n);
         break;
+    case PRT_FLOAT64:
+        cmp_f64(c->kind, p[0], s[0], p[1], s[1], y, n);
+        break;
+    case PRT_INT16:
+        cmp_i16(c->kind, p[0], s[0], p[1], s[1], y, n);
+        break;
+    case PRT_UINT16:
+        cmp_u16(c->kind, p[0], s[0], p[1], s[1], y, n);
+        break;
+    case PRT_UINT32:
+        cmp_u32(c->kind, p[0], s[0], p[1], s[1], y, n);
+        break;
+    case PRT_UINT64:
+        cmp_u64(c->kind, p[0], s[0], p[1], s[1], y, n);
+        break;
     default:
         cmp_bool(c->kind, p[0], s[0], p[1], s[1], y, n);
         break;
@@ -207,6 +225,12 @@ static void cmp_unary(const cmp_op *c, int32_t dtype, const void *x, uint8_t *y,
     if (kind == CMP_NOT) {
         for (int64_t i = 0; i < n; i++)
             y[i] = ((const uint8_t *)x)[i] == 0;
+        return;
+    }
+    if (dtype == PRT_FLOAT64) {
+        const double *v = x;
+        for (int64_t j = 0; j < n; j++)
+            y[j] = kind == CMP_ISNAN ? v[j] != v[j] : v[j] == pos || v[j] == neg;
         return;
     }
     for (int64_t i = 0; i < n; i += EW_CHUNK) {
@@ -314,19 +338,23 @@ static prt_status cmp_values(op_object *o, const prt_dim_exprs *in_dims,
         .values = (vals),                                                                \
     }
 
+/* Every number, the wide types too. */
+#define CMP_DT (EW_DT_NUMERIC | OP_DT_WIDE)
+
 static const op_class equal_class =
-    CMP_CLASS(CMP_EQUAL, 2, EW_DT_NUMERIC | OP_DT(PRT_BOOL), cmp_values);
-static const op_class less_class = CMP_CLASS(CMP_LESS, 2, EW_DT_NUMERIC, cmp_values);
-static const op_class le_class = CMP_CLASS(CMP_LE, 2, EW_DT_NUMERIC, cmp_values);
-static const op_class greater_class =
-    CMP_CLASS(CMP_GREATER, 2, EW_DT_NUMERIC, cmp_values);
-static const op_class ge_class = CMP_CLASS(CMP_GE, 2, EW_DT_NUMERIC, cmp_values);
+    CMP_CLASS(CMP_EQUAL, 2, CMP_DT | OP_DT(PRT_BOOL), cmp_values);
+static const op_class less_class = CMP_CLASS(CMP_LESS, 2, CMP_DT, cmp_values);
+static const op_class le_class = CMP_CLASS(CMP_LE, 2, CMP_DT, cmp_values);
+static const op_class greater_class = CMP_CLASS(CMP_GREATER, 2, CMP_DT, cmp_values);
+static const op_class ge_class = CMP_CLASS(CMP_GE, 2, CMP_DT, cmp_values);
 static const op_class and_class = CMP_CLASS(CMP_AND, 2, OP_DT(PRT_BOOL), cmp_values);
 static const op_class or_class = CMP_CLASS(CMP_OR, 2, OP_DT(PRT_BOOL), cmp_values);
 static const op_class xor_class = CMP_CLASS(CMP_XOR, 2, OP_DT(PRT_BOOL), cmp_values);
 static const op_class not_class = CMP_CLASS(CMP_NOT, 1, OP_DT(PRT_BOOL), cmp_values);
-static const op_class is_nan_class = CMP_CLASS(CMP_ISNAN, 1, EW_DT_FLOATS, NULL);
-static const op_class is_inf_class = CMP_CLASS(CMP_ISINF, 1, EW_DT_FLOATS, NULL);
+static const op_class is_nan_class =
+    CMP_CLASS(CMP_ISNAN, 1, EW_DT_FLOATS | OP_DT(PRT_FLOAT64), NULL);
+static const op_class is_inf_class =
+    CMP_CLASS(CMP_ISINF, 1, EW_DT_FLOATS | OP_DT(PRT_FLOAT64), NULL);
 
 static const prt_field_schema is_inf_schema[] = {
     {"detect_positive", PRT_FIELD_INT32, 1, "1 (default): +inf is true; 0: false"},

@@ -1,6 +1,7 @@
 /*
  * CumSum (namespace "plugrt", version "1"), ONNX opset 11-19 semantics.
- * Input x: float32, float16, bfloat16, int32, int64; the output has its
+ * Input x: float32, float16, bfloat16, float64, int32, int64, uint32, uint64;
+ * the output has its
  * dims and dtype: running sums along one axis.
  *
  * The axis is a shape input (ONNX's 0-D input `axis`), whose value must be
@@ -11,7 +12,8 @@
  * the sums run from the end.
  *
  * Floats accumulate in float32 in order (as numpy.cumsum does for float32),
- * half floats rounded once per output; integers in int64, wrapping.
+ * half floats rounded once per output; float64 in double; integers in
+ * int64, wrapping (uint64 as its bits: the same sums modulo 2^64).
  */
 #include <string.h>
 
@@ -144,6 +146,8 @@ static prt_status cumsum_run(const op_object *o, int32_t dtype, const prt_tensor
         for (int64_t j = 0; j < inner; j++) {
             if (ew_is_float(dtype))
                 ((float *)ws)[j] = 0.0f;
+            else if (dtype == PRT_FLOAT64)
+                ((double *)ws)[j] = 0.0;
             else
                 ((int64_t *)ws)[j] = 0;
         }
@@ -161,6 +165,13 @@ static prt_status cumsum_run(const op_object *o, int32_t dtype, const prt_tensor
                     CS_STEP(float);
 #undef ADD
                     op_from_f32(buf, dtype, m, y + (size_t)j * es);
+                } else if (dtype == PRT_FLOAT64) {
+                    double buf[EW_CHUNK], *acc = ws;
+#define ADD(a, b) ((a) + (b))
+                    memcpy(buf, x + (size_t)j * es, sizeof(double) * (size_t)m);
+                    CS_STEP(double);
+#undef ADD
+                    memcpy(y + (size_t)j * es, buf, sizeof(double) * (size_t)m);
                 } else {
                     int64_t buf[EW_CHUNK], *acc = ws;
 #define ADD(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
@@ -194,7 +205,8 @@ prt_status op_cumsum_view_of(const op_object *o, const prt_dims *x, op_axis_view
 static const op_class cumsum_class = {
     .min_inputs = 1,
     .max_inputs = 1,
-    .dtypes = EW_DT_FLOATS | OP_DT(PRT_INT32) | OP_DT(PRT_INT64),
+    .dtypes = EW_DT_FLOATS | OP_DT(PRT_INT32) | OP_DT(PRT_INT64) | OP_DT(PRT_FLOAT64) |
+              OP_DT(PRT_UINT32) | OP_DT(PRT_UINT64),
     .size = sizeof(cumsum_op),
     .alias_input = -1,
     .parse = cumsum_parse,

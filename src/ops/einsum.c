@@ -18,8 +18,8 @@
  * the equation, or two static sizes of one letter that differ, fail
  * get_output_shapes.
  *
- * dtypes: float32, float16 (converted to float32 in the workspace), int32,
- * int64. Computation is a plain loop nest over every letter combination:
+ * dtypes: float32, float16 (converted to float32 in the workspace), float64,
+ * int32, int64. Computation is a plain loop nest over every letter combination:
  * output letters outside, summed letters inside, sums in double for floats
  * (in int64, wrapping, for integers).
  */
@@ -361,6 +361,7 @@ typedef struct es_nest {
 ES_CONTRACT(es_contract_f32, float, double, 1.0, ES_MADD_F)
 ES_CONTRACT(es_contract_i32, int32_t, uint64_t, 1u, ES_MADD_I)
 ES_CONTRACT(es_contract_i64, int64_t, uint64_t, 1u, ES_MADD_I)
+ES_CONTRACT(es_contract_f64, double, double, 1.0, ES_MADD_F)
 
 static prt_status es_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                          int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
@@ -416,6 +417,9 @@ static prt_status es_run(const op_object *o, int32_t dtype, const prt_tensor_des
         case PRT_INT32:
             ((int32_t *)y)[t] = (int32_t)es_contract_i32(&z, x, base);
             break;
+        case PRT_FLOAT64:
+            ((double *)y)[t] = es_contract_f64(&z, x, base);
+            break;
         default:
             ((int64_t *)y)[t] = (int64_t)es_contract_i64(&z, x, base);
             break;
@@ -436,7 +440,7 @@ static prt_status es_run(const op_object *o, int32_t dtype, const prt_tensor_des
 static const op_class einsum_class = {
     .min_inputs = 1,
     .max_inputs = ES_MAX_OPS,
-    .dtypes = OP_DT_FLOAT | OP_DT(PRT_INT32) | OP_DT(PRT_INT64),
+    .dtypes = OP_DT_FLOAT | OP_DT(PRT_INT32) | OP_DT(PRT_INT64) | OP_DT(PRT_FLOAT64),
     .size = sizeof(einsum_op),
     .alias_input = -1,
     .parse = es_parse,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/fp16.h"
+#include "ops/op_elem.h"
 #include "ops/ops_ew.h"
 
 prt_status ew_same_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in,
@@ -96,6 +97,21 @@ void ew_load_f64(const void *x, int32_t dtype, int64_t stride, int64_t n, double
     case PRT_INT64:
         EW_LOAD(int64_t, EW_F64);
         break;
+    case PRT_FLOAT64:
+        EW_LOAD(double, EW_AS_IS);
+        break;
+    case PRT_INT16:
+        EW_LOAD(int16_t, EW_F64);
+        break;
+    case PRT_UINT16:
+        EW_LOAD(uint16_t, EW_F64);
+        break;
+    case PRT_UINT32:
+        EW_LOAD(uint32_t, EW_F64);
+        break;
+    case PRT_UINT64:
+        EW_LOAD(uint64_t, EW_F64);
+        break;
     default:
         EW_LOAD(uint8_t, EW_BOOL);
         break;
@@ -115,7 +131,17 @@ void ew_load_i64(const void *x, int32_t dtype, int64_t stride, int64_t n, int64_
         EW_LOAD(int32_t, EW_AS_IS);
         break;
     case PRT_INT64:
+    case PRT_UINT64: /* its bits */
         EW_LOAD(int64_t, EW_AS_IS);
+        break;
+    case PRT_INT16:
+        EW_LOAD(int16_t, EW_AS_IS);
+        break;
+    case PRT_UINT16:
+        EW_LOAD(uint16_t, EW_AS_IS);
+        break;
+    case PRT_UINT32:
+        EW_LOAD(uint32_t, EW_AS_IS);
         break;
     default:
         EW_LOAD(uint8_t, EW_BOOL);
@@ -142,6 +168,22 @@ void ew_int_range(int32_t dtype, int64_t *lo, int64_t *hi)
     case PRT_INT32:
         *lo = INT32_MIN;
         *hi = INT32_MAX;
+        break;
+    case PRT_INT16:
+        *lo = INT16_MIN;
+        *hi = INT16_MAX;
+        break;
+    case PRT_UINT16:
+        *lo = 0;
+        *hi = UINT16_MAX;
+        break;
+    case PRT_UINT32:
+        *lo = 0;
+        *hi = UINT32_MAX;
+        break;
+    case PRT_UINT64: /* past 2^63 ew_store_f64 saturates itself */
+        *lo = 0;
+        *hi = INT64_MAX;
         break;
     case PRT_BOOL:
         *lo = 0;
@@ -173,6 +215,16 @@ void ew_store_f64(const double *src, int32_t dtype, int64_t n, void *dst)
     case PRT_BOOL:
         for (int64_t j = 0; j < n; j++)
             ((uint8_t *)dst)[j] = src[j] != 0.0;
+        return;
+    case PRT_FLOAT64:
+        memcpy(dst, src, sizeof(double) * (size_t)n);
+        return;
+    case PRT_INT16:
+    case PRT_UINT16:
+    case PRT_UINT32:
+    case PRT_UINT64:
+        for (int64_t j = 0; j < n; j++)
+            opk_int_put_f64(dtype, dst, j, src[j]);
         return;
     default:
         break;
@@ -213,7 +265,14 @@ void ew_store_i64(const int64_t *src, int32_t dtype, int64_t n, void *dst)
             ((int32_t *)dst)[j] = (int32_t)(uint32_t)(uint64_t)src[j];
         break;
     case PRT_INT64:
+    case PRT_UINT64:
         memcpy(dst, src, sizeof(int64_t) * (size_t)n);
+        break;
+    case PRT_INT16:
+    case PRT_UINT16:
+    case PRT_UINT32:
+        for (int64_t j = 0; j < n; j++)
+            opk_int_put(dtype, dst, j, (uint64_t)src[j]);
         break;
     default:
         for (int64_t j = 0; j < n; j++)

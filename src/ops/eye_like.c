@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "ops/op_elem.h"
 #include "ops/ops_data.h"
 #include "ops/shape_ops.h"
 
@@ -75,26 +76,12 @@ int64_t eye_like_k(const op_object *o)
 
 void eye_like_one(int32_t dtype, uint8_t one[8])
 {
-    float f1 = 1.0f;
-    int64_t i1 = 1;
-    int32_t i32 = 1;
+    const float f1 = 1.0f;
     memset(one, 0, 8);
-    switch (dtype) {
-    case PRT_FLOAT32:
-    case PRT_FLOAT16:
-    case PRT_BFLOAT16:
-        op_from_f32(&f1, dtype, 1, one);
-        break;
-    case PRT_INT32:
-        memcpy(one, &i32, 4);
-        break;
-    case PRT_INT64:
-        memcpy(one, &i1, 8);
-        break;
-    default:
-        one[0] = 1;
-        break;
-    }
+    if (dtype == PRT_FLOAT32)
+        memcpy(one, &f1, 4);
+    else
+        opk_cast_at(PRT_FLOAT32, dtype, &f1, one, 0);
 }
 
 static prt_status eye_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
@@ -117,7 +104,7 @@ static prt_status eye_run(const op_object *o, int32_t dtype, const prt_tensor_de
 static const op_class eye_class = {
     .min_inputs = 1,
     .max_inputs = 1,
-    .dtypes = OP_DT_NO_FP8,
+    .dtypes = OP_DT_NO_FP8 | OP_DT_WIDE,
     .size = sizeof(eye_op),
     .alias_input = -1,
     .parse = eye_parse,

@@ -30,7 +30,7 @@ typedef struct cos_op {
 
 static int is_float_dt(int32_t t)
 {
-    return t == PRT_FLOAT32 || t == PRT_FLOAT16 || t == PRT_BFLOAT16;
+    return t == PRT_FLOAT32 || t == PRT_FLOAT16 || t == PRT_BFLOAT16 || t == PRT_FLOAT64;
 }
 
 static prt_status cos_parse(op_object *o, const op_fields *f)
@@ -149,8 +149,23 @@ void cos_element(const op_object *o, int32_t dtype, uint8_t one[8])
         break;
     }
     case PRT_INT64:
+    case PRT_UINT64:
         memcpy(one, &c->ival, 8);
         break;
+    case PRT_FLOAT64:
+        memcpy(one, &c->fval, 8);
+        break;
+    case PRT_UINT32: {
+        uint32_t v = (uint32_t)(uint64_t)c->ival;
+        memcpy(one, &v, 4);
+        break;
+    }
+    case PRT_INT16:
+    case PRT_UINT16: {
+        uint16_t v = (uint16_t)(uint64_t)c->ival;
+        memcpy(one, &v, 2);
+        break;
+    }
     default: /* int8, uint8, bool: the low byte */
         one[0] = (uint8_t)(uint64_t)c->ival;
         break;
@@ -175,7 +190,7 @@ static prt_status cos_run(const op_object *o, int32_t dtype, const prt_tensor_de
 static const op_class cos_class = {
     .min_inputs = 0,
     .max_inputs = 0,
-    .dtypes = OP_DT_NO_FP8,
+    .dtypes = OP_DT_NO_FP8 | OP_DT_WIDE,
     .size = sizeof(cos_op),
     .alias_input = -1,
     .parse = cos_parse,

@@ -23,7 +23,8 @@
  * product when B has no batch of its own. The blocks depend on the shapes
  * alone, so the result does not depend on the thread count. float16 and
  * bfloat16 are converted to float32 in the workspace, computed there and
- * rounded once; int32 and int64 use plain loops that wrap on overflow.
+ * rounded once; int32, int64, uint32 and uint64 use plain loops that wrap
+ * on overflow, float64 the same loops in double (not threaded).
  *
  * A constant B of one matrix is packed into the register tiles' panels once,
  * when a CPU engine is built or loaded (mm_prepare), and every context's
@@ -187,7 +188,8 @@ static int64_t mm_workspace(const op_object *o, int32_t dtype, const prt_dims *i
     if (n < 0 || in[0].nb_dims < 1 || in[1].nb_dims < 1)
         return -1;
     mm_split(&in[0], &in[1], &g);
-    if (dtype != PRT_INT32 && dtype != PRT_INT64 && base_volume(&g.bb) == 1) {
+    if (dtype != PRT_INT32 && dtype != PRT_INT64 && !(OP_DT(dtype) & OP_DT_WIDE) &&
+        base_volume(&g.bb) == 1) {
         p = op_gemm_panel_floats(g.KB, g.N);
         if (p < 0 || p > MM_PANEL_MAX)
             p = MM_PANEL_MAX;
@@ -216,6 +218,11 @@ static int64_t mm_workspace(const op_object *o, int32_t dtype, const prt_dims *i
 
 MM_INT(mm_i32, int32_t, uint32_t)
 MM_INT(mm_i64, int64_t, uint64_t)
+MM_INT(mm_u32, uint32_t, uint32_t)
+MM_INT(mm_u64, uint64_t, uint64_t)
+/* float64: the same loop order (rows of C in vectors), each element's sum
+ * in order of k, in double. */
+MM_INT(mm_f64, double, double)
 
 /* A row of the integer batch walk: n products of one matrix of A and one
  * of B (each an element of the walk). */
@@ -234,10 +241,24 @@ static int mm_row(const void *ctx, const uint8_t *const *p, const int64_t *s, ui
     for (int64_t j = 0; j < n; j++) {
         const void *a = p[0] + (size_t)(j * s[0]) * sa,
                    *b = p[1] + (size_t)(j * s[1]) * sb;
-        if (c->dtype == PRT_INT32)
-            mm_i32(c->M, c->N, c->K, a, b, (int32_t *)(y + (size_t)j * sy));
-        else
-            mm_i64(c->M, c->N, c->K, a, b, (int64_t *)(y + (size_t)j * sy));
+        void *yj = y + (size_t)j * sy;
+        switch (c->dtype) {
+        case PRT_INT32:
+            mm_i32(c->M, c->N, c->K, a, b, yj);
+            break;
+        case PRT_UINT32:
+            mm_u32(c->M, c->N, c->K, a, b, yj);
+            break;
+        case PRT_UINT64:
+            mm_u64(c->M, c->N, c->K, a, b, yj);
+            break;
+        case PRT_FLOAT64:
+            mm_f64(c->M, c->N, c->K, a, b, yj);
+            break;
+        default:
+            mm_i64(c->M, c->N, c->K, a, b, yj);
+            break;
+        }
     }
     return 0;
 }
@@ -393,7 +414,7 @@ static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_des
     st = op_broadcast_dims(o, &g.ba, &g.bb, &j.bo, "the batch dims of A and B");
     if (st)
         return st;
-    if (dtype == PRT_INT32 || dtype == PRT_INT64) {
+    if (dtype == PRT_INT32 || dtype == PRT_INT64 || (OP_DT(dtype) & OP_DT_WIDE)) {
         const mm_batch c = {dtype, g.M, g.N, g.K};
         size_t es = prt_dtype_size(dtype);
         const size_t mes[2] = {(size_t)(g.M * g.K) * es, (size_t)(g.K * g.N) * es};
@@ -401,7 +422,8 @@ static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_des
         const void *mats[2] = {x[0], x[1]};
         if (nb_in == 3 || ((const mm_op *)o)->act != MM_ACT_NONE)
             return op_fail(o, PRT_ERR_UNSUPPORTED,
-                           "a bias input or an activation needs a float dtype, not %s",
+                           "a bias input or an activation needs float32, float16 or "
+                           "bfloat16, not %s",
                            prt_dtype_name(dtype));
         /* The rows never stop the walk. */
         (void)op_bcast_walk(&j.bo, 2, batch, mes, (size_t)(g.M * g.N) * es, mats, y,
@@ -466,7 +488,8 @@ static prt_status mm_run(const op_object *o, int32_t dtype, const prt_tensor_des
 }
 
 #define MM_DTYPES                                                                        \
-    (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT32) | OP_DT(PRT_INT64))
+    (OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT32) | OP_DT(PRT_INT64) |           \
+     OP_DT(PRT_FLOAT64) | OP_DT(PRT_UINT32) | OP_DT(PRT_UINT64))
 
 /* A and B of one dtype; the bias too, and only a float one. */
 static uint32_t mm_in_dtypes(const op_object *o, int32_t index, const int32_t *types)

@@ -289,12 +289,16 @@ static uint32_t core_devices(const prt_plugin *p)
 /* The devices whose kernel refuses these descriptors' dtypes (which the
  * class accepts): the configuration's are kept for devices(). */
 static uint32_t refused_for(const op_object *o, const prt_tensor_desc *in, int32_t nb_in,
-                            const prt_tensor_desc *out)
+                            const prt_tensor_desc *out, int32_t nb_out)
 {
     const int32_t k = o->cls->dtype_input;
     const int32_t key = k < nb_in ? in[k].dtype : out[0].dtype;
-    uint32_t refused = 0;
-    (void)out;
+    uint32_t refused = 0, all = 0;
+    for (int32_t i = 0; i < nb_in; i++)
+        all |= in[i].dtype >= 0 && in[i].dtype < PRT_DTYPE_COUNT ? OP_DT(in[i].dtype) : 0;
+    for (int32_t i = 0; i < nb_out; i++)
+        all |=
+            out[i].dtype >= 0 && out[i].dtype < PRT_DTYPE_COUNT ? OP_DT(out[i].dtype) : 0;
     /* By dtype only. The blocked format (CPU kernels only) is no refusal
      * here: only a CPU build picks it, and the object outlives that build,
      * so a later build of the same network for CUDA would otherwise find
@@ -302,8 +306,9 @@ static uint32_t refused_for(const op_object *o, const prt_tensor_desc *in, int32
      * refuses CHW8 on another device itself). */
     for (int32_t d = 0; d < PRT_DEVICE_COUNT; d++) {
         const op_device_kernel *kd = o->kern[d];
-        if (kd && kd->dtypes &&
-            (key < 0 || key >= PRT_DTYPE_COUNT || !(kd->dtypes & OP_DT(key))))
+        if (kd && (key < 0 || key >= PRT_DTYPE_COUNT ||
+                   !(op_device_kernel_dtypes(kd) & OP_DT(key)) ||
+                   (!kd->dtypes && (all & OP_DT_WIDE))))
             refused |= 1u << d;
     }
     return refused;
@@ -474,7 +479,7 @@ static prt_status bld_configure(prt_plugin *p, const prt_dynamic_tensor_desc *in
     st = check_desc_dtypes(o, descs, nb_in, odescs, nb_out);
     if (st)
         return st;
-    o->refused_devices = refused_for(o, descs, nb_in, odescs);
+    o->refused_devices = refused_for(o, descs, nb_in, odescs, nb_out);
     o->chw8 = chw8_mask(descs, nb_in, odescs, nb_out);
     o->nb_inputs = nb_in;
     o->configured = 1;
@@ -644,7 +649,7 @@ static prt_status rt_shape_change(prt_plugin *p, const prt_tensor_desc *in, int3
     if (!st)
         st = check_dims(o, in, nb_in, out, nb_out);
     if (!st) {
-        o->refused_devices = refused_for(o, in, nb_in, out);
+        o->refused_devices = refused_for(o, in, nb_in, out, nb_out);
         o->chw8 = chw8_mask(in, nb_in, out, nb_out);
         o->nb_inputs = nb_in;
         o->configured = 1;
@@ -689,16 +694,29 @@ static prt_status rt_enqueue(prt_plugin *p, const prt_tensor_desc *in_desc,
         return op_fail(o, PRT_ERR_UNSUPPORTED,
                        "the blocked format (CHW8) has no kernel on device %d",
                        (int)device);
-    if (refused_for(o, in_desc, nb_in, out_desc) & (1u << device)) {
-        /* Named by the key input, as the table's dtypes are. */
-        const int32_t k = o->cls->dtype_input < nb_in ? o->cls->dtype_input : -1;
+    if (refused_for(o, in_desc, nb_in, out_desc, nb_out) & (1u << device)) {
+        /* Named by the key input, as the table's dtypes are, or by the
+         * first wide dtype a kernel without a list refuses. */
+        int32_t k = o->cls->dtype_input < nb_in ? o->cls->dtype_input : -1;
+        int32_t dt = k >= 0 ? in_desc[k].dtype : out_desc[0].dtype;
         char which[32] = "the output";
+        if (dt >= 0 && dt < PRT_DTYPE_COUNT &&
+            (op_device_kernel_dtypes(o->kern[device]) & OP_DT(dt))) {
+            for (int32_t i = nb_in + nb_out - 1; i >= 0; i--) {
+                int32_t t = i < nb_in ? in_desc[i].dtype : out_desc[i - nb_in].dtype;
+                if (t >= 0 && t < PRT_DTYPE_COUNT && (OP_DT(t) & OP_DT_WIDE)) {
+                    dt = t;
+                    k = i < nb_in ? i : -1 - (i - nb_in);
+                }
+            }
+        }
         if (k >= 0)
             snprintf(which, sizeof which, "input %d", (int)k);
-        return op_fail(
-            o, PRT_ERR_UNSUPPORTED, "the %s kernel does not take dtype %s (of %s)",
-            op_device_table_get(device)->name,
-            prt_dtype_name(k >= 0 ? in_desc[k].dtype : out_desc[0].dtype), which);
+        else if (k < -1)
+            snprintf(which, sizeof which, "output %d", (int)(-1 - k));
+        return op_fail(o, PRT_ERR_UNSUPPORTED,
+                       "the %s kernel does not take dtype %s (of %s)",
+                       op_device_table_get(device)->name, prt_dtype_name(dt), which);
     }
     for (int32_t k = 0; k < nb_out; k++) {
         int64_t v = base_volume(&out_desc[k].dims);

@@ -64,7 +64,15 @@
 /* Every dtype but the 8-bit floats: for ops that make or compare values
  * (a fill value, a Pad constant, x != 0, sorting), which read numbers by
  * dtype and have no 8-bit float rules; the byte-moving ops take OP_DT_ALL. */
-#define OP_DT_NO_FP8 (OP_DT_ALL & ~(OP_DT(PRT_FLOAT8E4M3FN) | OP_DT(PRT_FLOAT8E5M2)))
+#define OP_DT_NO_FP8 (OP_DT_BASE & ~(OP_DT(PRT_FLOAT8E4M3FN) | OP_DT(PRT_FLOAT8E5M2)))
+/* float64, int16, uint16, uint32, uint64 (appended to prt_dtype later):
+ * an op that reads numbers takes them where its kernels were written for
+ * them (OP_DT_NO_FP8 and the narrower masks leave them out); a device
+ * kernel whose table entry lists no dtypes takes none of them. */
+#define OP_DT_WIDE                                                                       \
+    (OP_DT(PRT_FLOAT64) | OP_DT(PRT_INT16) | OP_DT(PRT_UINT16) | OP_DT(PRT_UINT32) |     \
+     OP_DT(PRT_UINT64))
+#define OP_DT_BASE (OP_DT_ALL & ~OP_DT_WIDE)
 #define OP_DT_FLOAT (OP_DT(PRT_FLOAT32) | OP_DT(PRT_FLOAT16))
 
 typedef struct op_object op_object;

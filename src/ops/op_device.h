@@ -29,9 +29,10 @@ typedef struct op_device_kernel {
     op_kernel_fn run;
     /* The dtypes (OP_DT mask) of the op's key input (op_class.dtype_input)
      * this kernel takes, when fewer than the class accepts; 0: all of
-     * them. An object configured with a dtype outside the mask no longer
-     * lists the device (plugin.h, devices), so a build for the device fails
-     * there naming the layer, the op and the dtype. */
+     * them but the wide ones (OP_DT_WIDE: float64, int16, uint16/32/64),
+     * which no input or output of the layer may then have. An object configured with a
+     * dtype outside the mask no longer lists the device (plugin.h, devices), so a build
+     * for the device fails there naming the layer, the op and the dtype. */
     uint32_t dtypes;
     /* 1: the kernel uses the device's per-object resources (o->res[device],
      * made by the table's attach; a cuBLAS handle); 2: the same without a
@@ -41,6 +42,12 @@ typedef struct op_device_kernel {
      * integer products' cuBLASLt handle (qgemm_cuda.c). */
     int32_t resources;
 } op_device_kernel;
+
+/* The key input's dtypes kd takes (op_device_kernel.dtypes, 0 read). */
+static inline uint32_t op_device_kernel_dtypes(const op_device_kernel *kd)
+{
+    return kd->dtypes ? kd->dtypes : ~(uint32_t)OP_DT_WIDE;
+}
 
 /* Tactics of one op's kernel on one device (optional): implementations
  * the builder's tuner times against each other, as it does a plugin's

@@ -1,7 +1,7 @@
 /*
  * Pow (namespace "plugrt", version "1"), ONNX opset 7-19 semantics. No
- * fields. Inputs X (float32, float16, bfloat16, int32, int64) and Y (any
- * numeric dtype: float32, float16, bfloat16, int8, uint8, int32, int64),
+ * fields. Inputs X (float32, float16, bfloat16, float64, int32, int64) and Y
+ * (any numeric dtype: the floats, int8/16/32/64, uint8/16/32/64),
  * numpy broadcasting; the output has X's dtype and the broadcast dims.
  *
  * Floats: x^y in double, rounded once to X's dtype (float32 to float32 with
@@ -35,8 +35,9 @@ static prt_status pow_infer(const op_object *o, const prt_dims *in, int32_t nb_i
 static uint32_t pow_in_dtypes(const op_object *o, int32_t index, const int32_t *types)
 {
     (void)o, (void)types;
-    return index == 0 ? EW_DT_FLOATS | OP_DT(PRT_INT32) | OP_DT(PRT_INT64)
-                      : EW_DT_NUMERIC;
+    return index == 0
+               ? EW_DT_FLOATS | OP_DT(PRT_INT32) | OP_DT(PRT_INT64) | OP_DT(PRT_FLOAT64)
+               : EW_DT_NUMERIC | OP_DT_WIDE;
 }
 
 /* x^y for integers, y >= 0, wrapping (square and multiply). */
@@ -88,7 +89,8 @@ static int pow_row(const void *ctx, const uint8_t *const *p, const int64_t *s, u
         const uint8_t *pa = p[0] + (size_t)(j * s[0]) * xs;
         const uint8_t *pb = p[1] + (size_t)(j * s[1]) * ys;
         uint8_t *py = y + (size_t)j * xs;
-        if (!ew_is_float(c->xt) && !ew_is_float(c->yt)) {
+        if (!ew_is_float(c->xt) && !ew_is_float(c->yt) && c->xt != PRT_FLOAT64 &&
+            c->yt != PRT_FLOAT64) {
             int64_t a[EW_CHUNK], b[EW_CHUNK], r[EW_CHUNK];
             ew_load_i64(pa, c->xt, s[0], s[0] ? m : 1, a);
             ew_load_i64(pb, c->yt, s[1], s[1] ? m : 1, b);
@@ -132,7 +134,7 @@ static prt_status pow_run(const op_object *o, int32_t dtype, const prt_tensor_de
 static const op_class pow_class = {
     .min_inputs = 2,
     .max_inputs = 2,
-    .dtypes = EW_DT_NUMERIC,
+    .dtypes = EW_DT_NUMERIC | OP_DT_WIDE,
     .size = sizeof(op_object),
     .alias_input = -1,
     .shapes = pow_shapes,

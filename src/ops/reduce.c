@@ -3,8 +3,8 @@
  * semantics: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd,
  * ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp.
  *
- * Input data: float32, float16, bfloat16, int32, int64 (ReduceMax and
- * ReduceMin also int8 and uint8); the output has its dtype.
+ * Input data: float32, float16, bfloat16, float64, int32, uint32, int64
+ * (ReduceMax and ReduceMin also int8 and uint8); the output has its dtype.
  * Axes: field axes (the attribute of opsets 1 to 17, ReduceSum's to 12), or
  * a shape input (ReduceSum from opset 13, the others from 18) whose values
  * must be constants at build time; in [-r, r-1], no repeats. Both given is
@@ -136,8 +136,8 @@ static prt_status reduce_infer(const op_object *o, const prt_dims *in, int32_t n
 /* Integers accumulate in int64 but for these. */
 static int reduce_in_double(int32_t kind, int32_t dtype)
 {
-    return ew_is_float(dtype) || kind == RD_L2 || kind == RD_LOG_SUM ||
-           kind == RD_LOG_SUM_EXP;
+    return ew_is_float(dtype) || dtype == PRT_FLOAT64 || kind == RD_L2 ||
+           kind == RD_LOG_SUM || kind == RD_LOG_SUM_EXP;
 }
 
 /* The accumulators (8 bytes per output element, twice for LogSumExp). */
@@ -397,8 +397,9 @@ static prt_status reduce_run(const op_object *o, int32_t dtype, const prt_tensor
         double *acc = ws, *sh = kind == RD_LOG_SUM_EXP ? acc + nout : NULL;
         double init = kind == RD_PROD ? 1.0 : 0.0;
         if (kind == RD_MAX || kind == RD_MIN)
-            init = ew_is_float(dtype) ? (kind == RD_MAX ? -INFINITY : INFINITY)
-                                      : (double)(kind == RD_MAX ? lo : hi);
+            init = ew_is_float(dtype) || dtype == PRT_FLOAT64
+                       ? (kind == RD_MAX ? -INFINITY : INFINITY)
+                       : (double)(kind == RD_MAX ? lo : hi);
         for (int64_t i = 0; i < nout; i++)
             acc[i] = init;
         if (sh) {
@@ -520,7 +521,9 @@ static prt_status reduce_values(op_object *o, const prt_dim_exprs *in_dims,
 /* ---- classes ------------------------------------------------------------------ */
 
 /* ReduceMax and ReduceMin also take int8 and uint8. */
-#define RD_DT (EW_DT_FLOATS | OP_DT(PRT_INT32) | OP_DT(PRT_INT64))
+#define RD_DT                                                                            \
+    (EW_DT_FLOATS | OP_DT(PRT_INT32) | OP_DT(PRT_INT64) | OP_DT(PRT_FLOAT64) |           \
+     OP_DT(PRT_UINT32))
 #define RD_DT_ORDER (RD_DT | OP_DT(PRT_INT8) | OP_DT(PRT_UINT8))
 
 #define RD_CLASS(k, dt)                                                                  \

@@ -1,6 +1,7 @@
 /*
  * Softmax and LogSoftmax (namespace "plugrt", version "1"). float32,
- * float16, bfloat16; the output has the input's dims, rank >= 1.
+ * float16, bfloat16, float64 (in double); the output has the input's dims,
+ * rank >= 1.
  *
  * Fields (ONNX attribute names; ints accepted as int32 or int64):
  *   axis       int32, default -1; in [-r, r-1] for an input of rank r,
@@ -119,11 +120,39 @@ static void softmax_row(const float *x, float *y, int64_t n, int64_t stride, int
         y[k * stride] *= inv;
 }
 
+/* softmax_row in double (float64's rows). */
+static void softmax_row_f64(const double *x, double *y, int64_t n, int64_t stride,
+                            int take_log)
+{
+    double mx = -INFINITY, sum = 0.0;
+    for (int64_t k = 0; k < n; k++) {
+        double v = x[k * stride];
+        if (v > mx || v != v)
+            mx = v;
+        if (v != v)
+            break;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        double e = exp(x[k * stride] - mx);
+        if (!take_log)
+            y[k * stride] = e;
+        sum += e;
+    }
+    if (take_log) {
+        double ls = log(sum);
+        for (int64_t k = 0; k < n; k++)
+            y[k * stride] = (x[k * stride] - mx) - ls;
+        return;
+    }
+    for (int64_t k = 0; k < n; k++)
+        y[k * stride] /= sum;
+}
+
 typedef struct softmax_job {
     const float *src;
     float *dst;
     int64_t n, inner;
-    int take_log;
+    int take_log, f64;
 } softmax_job;
 
 /* Rows [b, e) of outer x inner: each row whole on one thread, in its own
@@ -133,6 +162,11 @@ static void softmax_range(void *arg, int64_t b, int64_t e)
     const softmax_job *j = arg;
     for (int64_t r = b; r < e; r++) {
         int64_t base = r / j->inner * j->n * j->inner + r % j->inner;
+        if (j->f64) {
+            softmax_row_f64((const double *)(const void *)j->src + base,
+                            (double *)(void *)j->dst + base, j->n, j->inner, j->take_log);
+            continue;
+        }
         /* A contiguous row with a finite largest value: the vector kernel. */
         if (j->inner == 1 && j->n > 0 &&
             op_softmax_row(j->src + base, j->dst + base, j->n, j->take_log))
@@ -182,12 +216,13 @@ static prt_status softmax_run(const op_object *o, int32_t dtype,
     if (dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
         op_to_f32(x[0], dtype, total, ws);
         src = dst = ws;
-    } else if (dtype != PRT_FLOAT32) {
+    } else if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT64) {
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                        prt_dtype_name(dtype));
     }
     {
-        softmax_job j = {src, dst, n, inner, o->cls->kind == LOG_SOFTMAX};
+        softmax_job j = {
+            src, dst, n, inner, o->cls->kind == LOG_SOFTMAX, dtype == PRT_FLOAT64};
         /* A row costs an exp per element. */
         base_parallel_for(outer * inner,
                           n > 0 ? (OP_GRAIN_MATH + n - 1) / n : outer * inner,
@@ -203,7 +238,7 @@ static prt_status softmax_run(const op_object *o, int32_t dtype,
         .kind = (KIND),                                                                  \
         .min_inputs = 1,                                                                 \
         .max_inputs = 1,                                                                 \
-        .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16),                                     \
+        .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_FLOAT64),                \
         .size = sizeof(softmax_op),                                                      \
         .alias_input = -1,                                                               \
         .parse = softmax_parse,                                                          \

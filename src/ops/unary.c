@@ -2,10 +2,12 @@
  * Relu, Identity, Abs, Neg, Sign (namespace "plugrt", version "1"). No
  * fields; the output has the input's dims and dtype.
  *
- * Relu: float32, float16, bfloat16, int8, int32, int64; y = x < 0 ? 0 : x,
+ * Relu: float32, float16, bfloat16, float64, int8, int16, int32, int64;
+ * y = x < 0 ? 0 : x,
  * so NaN stays NaN and -0 stays -0 (what numpy.maximum(x, 0) gives for NaN;
  * ONNX leaves both open).
- * Abs (every numeric dtype): |x|; Neg (floats, int8, int32, int64): -x;
+ * Abs (every numeric dtype): |x|; Neg (floats, int8, int16, int32, int64):
+ * -x;
  * Sign (every numeric dtype): -1, 0 or 1 (floats keep a zero's sign and
  * NaN). Integers wrap: |INT_MIN| and -INT_MIN are INT_MIN, as in numpy.
  * Half floats are handled on their bits, exactly (Abs and Neg clear or flip
@@ -110,6 +112,31 @@ static void unary_f32(int32_t kind, const float *x, float *y, int64_t n)
     }
 }
 
+static void unary_f64(int32_t kind, const double *x, double *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        switch (kind) {
+        case UNARY_RELU:
+            y[i] = x[i] < 0 ? 0.0 : x[i];
+            break;
+        case UNARY_ABS:
+            y[i] = fabs(x[i]);
+            break;
+        case UNARY_NEG:
+            y[i] = -x[i];
+            break;
+        default:
+            y[i] = x[i] > 0 ? 1.0 : x[i] < 0 ? -1.0 : x[i];
+            break;
+        }
+}
+
+/* Unsigned types: Abs is the value, Sign 0 or 1 (Relu and Neg do not take
+ * them). */
+#define UNARY_UNSIGNED(T)                                                                \
+    for (int64_t i = 0; i < n; i++)                                                      \
+    ((T *)y)[i] = kind == UNARY_SIGN ? (T)(((const T *)x)[i] != 0) : ((const T *)x)[i]
+
 /* y = f(x) over n elements of a dtype the op takes (checked before). */
 static void unary_elems(int32_t kind, int32_t dtype, const void *x, void *y, int64_t n)
 {
@@ -136,6 +163,21 @@ static void unary_elems(int32_t kind, int32_t dtype, const void *x, void *y, int
         break;
     case PRT_INT64:
         UNARY_INT(int64_t, uint64_t);
+        break;
+    case PRT_FLOAT64:
+        unary_f64(kind, x, y, n);
+        break;
+    case PRT_INT16:
+        UNARY_INT(int16_t, uint16_t);
+        break;
+    case PRT_UINT16:
+        UNARY_UNSIGNED(uint16_t);
+        break;
+    case PRT_UINT32:
+        UNARY_UNSIGNED(uint32_t);
+        break;
+    case PRT_UINT64:
+        UNARY_UNSIGNED(uint64_t);
         break;
     default:
         break;
@@ -174,7 +216,8 @@ static prt_status unary_run(const op_object *o, int32_t dtype, const prt_tensor_
             memmove(y, xs[0], prt_dtype_size(dtype) * (size_t)n);
         return PRT_OK;
     }
-    if (dtype < 0 || dtype >= PRT_DTYPE_COUNT || !(OP_DT(dtype) & EW_DT_NUMERIC))
+    if (dtype < 0 || dtype >= PRT_DTYPE_COUNT ||
+        !(OP_DT(dtype) & (EW_DT_NUMERIC | OP_DT_WIDE)))
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                        prt_dtype_name(dtype));
     base_parallel_for(n, OP_GRAIN_SIMPLE, unary_range, &j);
@@ -195,7 +238,7 @@ static const op_class relu_class = {
     .min_inputs = 1,
     .max_inputs = 1,
     .dtypes = OP_DT_FLOAT | OP_DT(PRT_BFLOAT16) | OP_DT(PRT_INT8) | OP_DT(PRT_INT32) |
-              OP_DT(PRT_INT64),
+              OP_DT(PRT_INT64) | OP_DT(PRT_FLOAT64) | OP_DT(PRT_INT16),
     .size = sizeof(op_object),
     .alias_input = -1,
     .shapes = ew_same_shapes,
@@ -260,11 +303,15 @@ static prt_status neg_abs_values(op_object *o, const prt_dim_exprs *in_dims,
         .infer = ew_same_infer, .run = unary_run, .values = (val),                       \
     }
 
-static const op_class abs_class = UNARY_CLASS(UNARY_ABS, EW_DT_NUMERIC, neg_abs_values);
-static const op_class neg_class = UNARY_CLASS(
-    UNARY_NEG, EW_DT_FLOATS | OP_DT(PRT_INT8) | OP_DT(PRT_INT32) | OP_DT(PRT_INT64),
-    neg_abs_values);
-static const op_class sign_class = UNARY_CLASS(UNARY_SIGN, EW_DT_NUMERIC, NULL);
+static const op_class abs_class =
+    UNARY_CLASS(UNARY_ABS, EW_DT_NUMERIC | OP_DT_WIDE, neg_abs_values);
+static const op_class neg_class =
+    UNARY_CLASS(UNARY_NEG,
+                EW_DT_FLOATS | OP_DT(PRT_INT8) | OP_DT(PRT_INT32) | OP_DT(PRT_INT64) |
+                    OP_DT(PRT_FLOAT64) | OP_DT(PRT_INT16),
+                neg_abs_values);
+static const op_class sign_class =
+    UNARY_CLASS(UNARY_SIGN, EW_DT_NUMERIC | OP_DT_WIDE, NULL);
 
 const prt_plugin_creator op_abs_creator = OP_CREATOR("Abs", abs_class, NULL, 0);
 const prt_plugin_creator op_neg_creator = OP_CREATOR("Neg", neg_class, NULL, 0);

@@ -1,11 +1,12 @@
 /*
  * The float functions of one input (namespace "plugrt", version "1"),
- * ONNX semantics of opsets 6 to 20. float32, float16, bfloat16; the output
- * has the input's dims and dtype. Half floats compute in float32 and round
- * once. float32 calls libm's float functions, so results are libm's (within
- * an ulp or two of the exact value), but for Sigmoid and Gelu, which are
- * vector kernels of their own (cpu_kernels.h), within 2.4 ulp (as the
- * libm loop it replaced) and 5e-7 relative. NaN gives NaN but for ThresholdedRelu.
+ * ONNX semantics of opsets 6 to 20. float32, float16, bfloat16, float64; the
+ * output has the input's dims and dtype. Half floats compute in float32 and
+ * round once; float64 in double with libm's double functions (Sigmoid, Gelu
+ * and Tanh too, by their definitions). float32 calls libm's float functions, so results
+ * are libm's (within an ulp or two of the exact value), but for Sigmoid and Gelu, which
+ * are vector kernels of their own (cpu_kernels.h), within 2.4 ulp (as the libm loop it
+ * replaced) and 5e-7 relative. NaN gives NaN but for ThresholdedRelu.
  *
  *   Exp Log Sqrt Reciprocal Floor Ceil Sin Cos Tan Asin Acos Atan Sinh Cosh
  *   Asinh Acosh Atanh Erf: the libm function (Reciprocal 1 / x; out of
@@ -198,6 +199,100 @@ static void um_f32(const um_op *u, int32_t kind, const float *x, float *y, int64
     }
 }
 
+static double softplus_d(double v)
+{
+    return v > 0.0 ? v + log1p(exp(-v)) : log1p(exp(v));
+}
+
+#define UMD_LOOP(EXPR)                                                                   \
+    for (int64_t i = 0; i < n; i++) {                                                    \
+        const double v = x[i];                                                           \
+        y[i] = (EXPR);                                                                   \
+    }                                                                                    \
+    break
+
+/* float64: the same functions in double (libm's), the fields widened. */
+static void um_f64(const um_op *u, int32_t kind, const double *x, double *y, int64_t n)
+{
+    const double a = u->alpha, b = u->beta, g = u->gamma;
+    switch (kind) {
+    case UM_EXP:
+        UMD_LOOP(exp(v));
+    case UM_LOG:
+        UMD_LOOP(log(v));
+    case UM_SQRT:
+        UMD_LOOP(sqrt(v));
+    case UM_RECIPROCAL:
+        UMD_LOOP(1.0 / v);
+    case UM_FLOOR:
+        UMD_LOOP(floor(v));
+    case UM_CEIL:
+        UMD_LOOP(ceil(v));
+    case UM_ROUND:
+        UMD_LOOP(rint(v));
+    case UM_SIN:
+        UMD_LOOP(sin(v));
+    case UM_COS:
+        UMD_LOOP(cos(v));
+    case UM_TAN:
+        UMD_LOOP(tan(v));
+    case UM_ASIN:
+        UMD_LOOP(asin(v));
+    case UM_ACOS:
+        UMD_LOOP(acos(v));
+    case UM_ATAN:
+        UMD_LOOP(atan(v));
+    case UM_SINH:
+        UMD_LOOP(sinh(v));
+    case UM_COSH:
+        UMD_LOOP(cosh(v));
+    case UM_ASINH:
+        UMD_LOOP(asinh(v));
+    case UM_ACOSH:
+        UMD_LOOP(acosh(v));
+    case UM_ATANH:
+        UMD_LOOP(atanh(v));
+    case UM_TANH:
+        UMD_LOOP(tanh(v));
+    case UM_ERF:
+        UMD_LOOP(erf(v));
+    case UM_SIGMOID:
+        UMD_LOOP(v >= 0.0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v)));
+    case UM_SOFTPLUS:
+        UMD_LOOP(softplus_d(v));
+    case UM_SOFTSIGN:
+        UMD_LOOP(v / (1.0 + fabs(v)));
+    case UM_MISH:
+        UMD_LOOP(v * tanh(softplus_d(v)));
+    case UM_GELU:
+        UMD_LOOP(u->approximate == 0 ? 0.5 * v * (1.0 + erf(v * 0.70710678118654752440))
+                                     : 0.5 * v *
+                                           (1.0 + tanh(0.79788456080286535588 *
+                                                       (v + 0.044715 * v * v * v))));
+    case UM_ELU:
+        UMD_LOOP(v < 0.0 ? a * expm1(v) : v);
+    case UM_SELU:
+        UMD_LOOP(v <= 0.0 ? g * (a * expm1(v)) : g * v);
+    case UM_CELU:
+        UMD_LOOP(v != v ? v : fmax(v, 0.0) + fmin(0.0, a * expm1(v / a)));
+    case UM_LEAKY_RELU:
+        UMD_LOOP(v < 0.0 ? a * v : v);
+    case UM_THRESHOLDED_RELU:
+        UMD_LOOP(v > a ? v : 0.0);
+    case UM_HARD_SIGMOID:
+    case UM_HARD_SWISH:
+        for (int64_t i = 0; i < n; i++) {
+            const double v = x[i];
+            double h = a * v + b;
+            h = h < 0.0 ? 0.0 : h > 1.0 ? 1.0 : h;
+            y[i] = kind == UM_HARD_SWISH ? v * h : h;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
 typedef struct um_job {
     const um_op *u;
     int32_t dtype;
@@ -213,6 +308,10 @@ static void um_range(void *arg, int64_t b, int64_t e)
     const int32_t kind = j->u->o.cls->kind;
     if (j->dtype == PRT_FLOAT32) {
         um_f32(j->u, kind, (const float *)j->x + b, (float *)j->y + b, e - b);
+        return;
+    }
+    if (j->dtype == PRT_FLOAT64) {
+        um_f64(j->u, kind, (const double *)j->x + b, (double *)j->y + b, e - b);
         return;
     }
     for (int64_t i = b; i < e; i += EW_CHUNK) {
@@ -255,7 +354,8 @@ static prt_status um_run(const op_object *o, int32_t dtype, const prt_tensor_des
     um_job j = {(const um_op *)o, dtype, xs[0], y};
     int32_t kind = o->cls->kind;
     (void)nb_in, (void)out, (void)ws, (void)stream;
-    if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16)
+    if (dtype != PRT_FLOAT32 && dtype != PRT_FLOAT16 && dtype != PRT_BFLOAT16 &&
+        dtype != PRT_FLOAT64)
         return op_fail(o, PRT_ERR_UNSUPPORTED, "dtype %s is not supported",
                        prt_dtype_name(dtype));
     base_parallel_for(base_volume(&in[0].dims), um_grain(kind), um_range, &j);
@@ -266,10 +366,10 @@ static prt_status um_run(const op_object *o, int32_t dtype, const prt_tensor_des
 
 #define UM_CLASS(k)                                                                      \
     {                                                                                    \
-        .kind = (k), .min_inputs = 1, .max_inputs = 1, .dtypes = EW_DT_FLOATS,           \
-        .size = sizeof(um_op), .alias_input = -1, .parse = um_parse,                     \
-        .serialize = um_serialize, .shapes = ew_same_shapes, .infer = ew_same_infer,     \
-        .run = um_run,                                                                   \
+        .kind = (k), .min_inputs = 1, .max_inputs = 1,                                   \
+        .dtypes = EW_DT_FLOATS | OP_DT(PRT_FLOAT64), .size = sizeof(um_op),              \
+        .alias_input = -1, .parse = um_parse, .serialize = um_serialize,                 \
+        .shapes = ew_same_shapes, .infer = ew_same_infer, .run = um_run,                 \
     }
 
 static const op_class um_classes[UM_COUNT] = {

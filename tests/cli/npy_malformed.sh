@@ -25,7 +25,7 @@ files = {
     "lying": npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", f4),
     "badmagic": npy("{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", f4,
                     magic=b"\x93NUMPZ"),
-    "f8": npy("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", f4),
+    "c8": npy("{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }", f4),
     "nokey": npy("{'descr': '<f4', 'shape': (6,), }", f4),
     "garbage": npy("hello, world", f4),
     "negative": npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-6,), }", f4),
@@ -51,7 +51,7 @@ check truncated "truncated data"
 check lying "lying header"
 check badmagic "bad magic"
 check empty "bad magic"
-check f8 "unsupported dtype '<f8'"
+check c8 "unsupported dtype '<c8'"
 check nokey "missing key 'fortran_order'"
 check garbage "malformed header"
 check negative "malformed header"
@@ -63,7 +63,7 @@ check shortheader "truncated in the header"
 
 # Through the program: `plugrt run` names the input, the file and the problem.
 expect_rc 0 make_model "$PYTHON" "$SRC/make_nonzero_model.py" model
-for name in truncated lying badmagic f8; do
+for name in truncated lying badmagic c8; do
   expect_rc 1 "run_$name" "$PLUGRT" run model/model.onnx --input "X=$name.npy" &&
     expect_grep "error: input X: $name\.npy: " "run_$name.err"
 done

@@ -92,12 +92,14 @@ assert {"name": "rowOrder", "type": "int32", "length": 1} .items() <= nz["fields
 assert isinstance(d["builtins"], list)
 # Every built-in lists the devices it runs on, with their dtypes.
 ops = {b["name"]: b for b in d["builtins"]}
-assert set(ops["Relu"]["devices"]["cpu"]) == {"float32", "float16", "bfloat16", "int8", "int32", "int64"}, ops["Relu"]
-assert ops["Where"]["devices"]["cpu"] == ["float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool", "float8e4m3fn", "float8e5m2"], ops["Where"]
+assert set(ops["Relu"]["devices"]["cpu"]) == {"float32", "float16", "bfloat16", "int8", "int32", "int64", "float64", "int16"}, ops["Relu"]
+# A device kernel takes the wide types (float64, int16, uint16/32/64) only where its table lists them.
+assert set(ops["Relu"]["devices"].get("cuda", ["float32", "float16", "bfloat16", "int8", "int32", "int64"])) == {"float32", "float16", "bfloat16", "int8", "int32", "int64"}, ops["Relu"]
+assert ops["Where"]["devices"]["cpu"] == ["float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool", "float8e4m3fn", "float8e5m2", "float64", "int16", "uint16", "uint32", "uint64"], ops["Where"]
 assert all(b["devices"].get("cpu") for b in d["builtins"]), [b["name"] for b in d["builtins"] if not b["devices"].get("cpu")]
 assert all(set(b["devices"]) <= {"cpu", "cuda"} for b in d["builtins"])
 ' plugins_json.out
 expect_rc 0 plugins_builtins "$PLUGRT" plugins --builtins &&
-  expect_grep "^    runs on: cpu \(float32 float16 bfloat16 int8 int32 int64\)" plugins_builtins.out "Relu's devices"
+  expect_grep "^    runs on: cpu \(float32 float16 bfloat16 int8 int32 int64 float64 int16\)" plugins_builtins.out "Relu's devices"
 
 finish

@@ -64,5 +64,6 @@ extern const cov_entry cov_reduce_entries[]; /* cov_reduce.c: reductions, scans 
 extern const cov_entry cov_quant_entries[];  /* cov_quant.c: quantization */
 extern const cov_entry cov_qgemm_entries[];  /* cov_qgemm.c: integer products */
 extern const cov_entry cov_signal_entries[]; /* cov_signal.c: windows, DFT, STFT */
+extern const cov_entry cov_loss_entries[];   /* cov_loss.c: losses, MVN, Det */
 
 #endif /* PLUGRT_COV_H */

@@ -62,8 +62,8 @@ static void gen_matmul(cov *c, const char *op, int32_t dt)
         prt_dims a = D2(M, K), b = D2(K, N);
         char what[96];
         prt_field f[1] = {ot_fld_str("activation", v == 8 ? "Relu" : "Gelu")};
-        if (v >= 7 && !is_f)
-            continue; /* the bias and the activations take floats only */
+        if (v >= 7 && (!is_f || dt == PRT_FLOAT64))
+            continue; /* the bias and the activations: float32 and 16-bit floats */
         if (v >= 8) {
             k.f = f;
             k.nf = 1;

@@ -170,8 +170,8 @@ void cov_case(cov *c, const char *what, oc_case *k)
 static cov_gen find_gen(const char *op)
 {
     static const cov_entry *const tables[] = {
-        cov_ew_entries,    cov_data_entries,  cov_nn_entries,    cov_reduce_entries,
-        cov_quant_entries, cov_qgemm_entries, cov_signal_entries};
+        cov_ew_entries,    cov_data_entries,  cov_nn_entries,     cov_reduce_entries,
+        cov_quant_entries, cov_qgemm_entries, cov_signal_entries, cov_loss_entries};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (const cov_entry *e = tables[t]; e->op; e++)
             if (strcmp(e->op, op) == 0)

@@ -173,6 +173,8 @@ static double elem_as_double(int32_t dtype, const void *p, int64_t i)
         u = (uint32_t)((const uint16_t *)p)[i] << 16;
         memcpy(&f, &u, sizeof f);
         return f;
+    case PRT_FLOAT64:
+        return ((const double *)p)[i];
     default:
         return 0;
     }
@@ -190,7 +192,13 @@ static long long elem_as_i64(int32_t dtype, const void *p, int64_t i)
         return ((const uint8_t *)p)[i];
     case PRT_INT32:
         return ((const int32_t *)p)[i];
-    default:
+    case PRT_INT16:
+        return ((const int16_t *)p)[i];
+    case PRT_UINT16:
+        return ((const uint16_t *)p)[i];
+    case PRT_UINT32:
+        return ((const uint32_t *)p)[i];
+    default: /* int64, and uint64's bits */
         return ((const int64_t *)p)[i];
     }
 }
@@ -203,7 +211,8 @@ static int compare(const char *name, int32_t dtype, const void *got, const void 
     char detail[1024] = "";
     size_t pos = 0;
     int64_t first_bad = -1;
-    if (dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16) {
+    if (dtype == PRT_FLOAT32 || dtype == PRT_FLOAT16 || dtype == PRT_BFLOAT16 ||
+        dtype == PRT_FLOAT64) {
         for (int64_t i = 0; i < n; i++) {
             double g = elem_as_double(dtype, got, i), w = elem_as_double(dtype, want, i);
             int ok;
@@ -422,6 +431,8 @@ static void run_data_set(const prt_network *net, const prt_registry *reg, char *
             set_reason(r, RES_FAIL, "input '%s': %s", in_names[i], prt_last_error());
             goto out;
         }
+        if (io.dtype == PRT_BFLOAT16 && ins[i].dtype == PRT_UINT16)
+            ins[i].dtype = PRT_BFLOAT16; /* the test data's bfloat16 bits */
         if (io.dtype != ins[i].dtype) {
             set_reason(r, RES_FAIL, "input '%s' is %s in the engine, %s in the test",
                        in_names[i], prt_dtype_name(io.dtype),
@@ -468,6 +479,8 @@ static void run_data_set(const prt_network *net, const prt_registry *reg, char *
             set_reason(r, RES_FAIL, "output %d: %s", k, prt_last_error());
             goto out;
         }
+        if (io.dtype == PRT_BFLOAT16 && outs[k].dtype == PRT_UINT16)
+            outs[k].dtype = PRT_BFLOAT16;
         if (io.dtype != outs[k].dtype) {
             set_reason(r, RES_FAIL, "output '%s' is %s; the test expects %s", io.name,
                        prt_dtype_name(io.dtype), prt_dtype_name(outs[k].dtype));

@@ -970,7 +970,7 @@ static Onnx__GraphProto *constants_graph(void)
     G_IN(g, value_info("W", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, D23));
     G_INIT(g, tensor_f32("W", 2, D23, w, 6));
     /* Unused, and of a type plugrt lacks: no harm. */
-    G_INIT(g, tensor_raw("U", ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, 1, one, unused,
+    G_INIT(g, tensor_raw("U", ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64, 1, one, unused,
                          sizeof unused));
     G_NODE(g, cn);
     G_NODE(g, cf);
@@ -1011,10 +1011,10 @@ static int test_constants(void)
         CHECK(y[i] == x[i] + 10 * (i + 1) + 100 * (i + 1));
     prt_network_destroy(net);
 
-    /* The unused DOUBLE initializer fails once it is used. */
+    /* The unused COMPLEX64 initializer fails once it is used. */
     g->node[4]->input[2] = S("U");
     bytes = pack(g, 8, 17, &size);
-    CHECK_ERR(parse(bytes, size, NULL, &net), PRT_ERR_UNSUPPORTED, "DOUBLE");
+    CHECK_ERR(parse(bytes, size, NULL, &net), PRT_ERR_UNSUPPORTED, "COMPLEX64");
     CHECK(strstr(prt_last_error(), "'U'") != NULL);
     free(bytes);
     /* Constant with an unsupported attribute. */
@@ -1566,9 +1566,9 @@ static int test_tensor_files(void)
     t = tensor_raw("str", ONNX__TENSOR_PROTO__DATA_TYPE__STRING, 1, d1, NULL, 0);
     CHECK_ERR(tensor_roundtrip(t, "f.pb", &dtype, &dims, &data), PRT_ERR_UNSUPPORTED,
               "STRING");
-    t = tensor_raw("dbl", ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, 1, d1, NULL, 0);
+    t = tensor_raw("cpx", ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX128, 1, d1, NULL, 0);
     CHECK_ERR(tensor_roundtrip(t, "f.pb", &dtype, &dims, &data), PRT_ERR_UNSUPPORTED,
-              "dbl");
+              "cpx");
     {
         const int64_t neg[1] = {-3};
         t = tensor_raw("n", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 1, neg, NULL, 0);
@@ -1844,7 +1844,7 @@ static int test_graph_errors(void)
     free(bytes);
 
     /* An input of a type plugrt lacks; an input without a shape. */
-    g->input[0] = value_info("X", ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, 2, D23);
+    g->input[0] = value_info("X", ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64, 2, D23);
     bytes = pack(g, 8, 17, &size);
     CHECK_ERR(parse(bytes, size, NULL, &net), PRT_ERR_UNSUPPORTED, "'X'");
     free(bytes);

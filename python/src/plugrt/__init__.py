@@ -68,6 +68,11 @@ int32 = DataType.INT32
 int64 = DataType.INT64
 bool = DataType.BOOL  # noqa: A001 - trt.bool
 fp8 = DataType.FP8
+float64 = DataType.DOUBLE
+int16 = DataType.INT16
+uint16 = DataType.UINT16
+uint32 = DataType.UINT32
+uint64 = DataType.UINT64
 
 # TensorRT's other names for the same objects.
 Engine = ICudaEngine
@@ -105,4 +110,5 @@ __all__ = [
     "DataType", "Device", "Dims", "MemoryPoolType", "NetworkDefinitionCreationFlag",
     "TensorFormat", "TensorIOMode", "TensorLocation", "TensorRTPhase", "nptype", "volume",
     "float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "fp8",  # and trt.bool
+    "float64", "int16", "uint16", "uint32", "uint64",
 ]

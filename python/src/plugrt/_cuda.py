@@ -344,12 +344,15 @@ class DeviceBuffer:
 #: torch dtype names -> DataType
 TORCH_TYPES = {"float32": DataType.FLOAT, "float16": DataType.HALF, "bfloat16": DataType.BF16,
                "int8": DataType.INT8, "uint8": DataType.UINT8, "int32": DataType.INT32,
-               "int64": DataType.INT64, "bool": DataType.BOOL}
+               "int64": DataType.INT64, "bool": DataType.BOOL, "float64": DataType.DOUBLE,
+               "int16": DataType.INT16, "uint16": DataType.UINT16, "uint32": DataType.UINT32,
+               "uint64": DataType.UINT64}
 TORCH_NAMES = {v: k for k, v in TORCH_TYPES.items()}
 
 _TYPESTRS = {"f4": DataType.FLOAT, "f2": DataType.HALF, "i1": DataType.INT8,
              "u1": DataType.UINT8, "i4": DataType.INT32, "i8": DataType.INT64,
-             "b1": DataType.BOOL}
+             "b1": DataType.BOOL, "f8": DataType.DOUBLE, "i2": DataType.INT16,
+             "u2": DataType.UINT16, "u4": DataType.UINT32, "u8": DataType.UINT64}
 
 
 def library_of(x):

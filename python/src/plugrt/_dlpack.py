@@ -38,7 +38,10 @@ DL_TYPES = {DataType.FLOAT: (_KDL_FLOAT, 32), DataType.HALF: (_KDL_FLOAT, 16),
             DataType.BF16: (_KDL_BFLOAT, 16), DataType.INT8: (_KDL_INT, 8),
             DataType.UINT8: (_KDL_UINT, 8), DataType.INT32: (_KDL_INT, 32),
             DataType.INT64: (_KDL_INT, 64), DataType.BOOL: (_KDL_BOOL, 8),
-            DataType.FP8: (_KDL_FLOAT8_E4M3FN, 8), DataType.FP8E5M2: (_KDL_FLOAT8_E5M2, 8)}
+            DataType.FP8: (_KDL_FLOAT8_E4M3FN, 8), DataType.FP8E5M2: (_KDL_FLOAT8_E5M2, 8),
+            DataType.DOUBLE: (_KDL_FLOAT, 64), DataType.INT16: (_KDL_INT, 16),
+            DataType.UINT16: (_KDL_UINT, 16), DataType.UINT32: (_KDL_UINT, 32),
+            DataType.UINT64: (_KDL_UINT, 64)}
 _FROM_DL = {v: k for k, v in DL_TYPES.items()}
 
 DLPACK_FLAG_BITMASK_READ_ONLY = 1

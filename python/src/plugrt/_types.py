@@ -22,6 +22,11 @@ class DataType(enum.IntEnum):
     BOOL = 7
     FP8 = 8  # FLOAT8E4M3FN, TensorRT's FP8
     FP8E5M2 = 9  # FLOAT8E5M2
+    DOUBLE = 10  # float64
+    INT16 = 11
+    UINT16 = 12
+    UINT32 = 13
+    UINT64 = 14
 
     @property
     def itemsize(self) -> int:
@@ -30,11 +35,13 @@ class DataType(enum.IntEnum):
 
 _ITEMSIZE = {DataType.FLOAT: 4, DataType.HALF: 2, DataType.BF16: 2, DataType.INT8: 1,
              DataType.UINT8: 1, DataType.INT32: 4, DataType.INT64: 8, DataType.BOOL: 1,
-             DataType.FP8: 1, DataType.FP8E5M2: 1}
+             DataType.FP8: 1, DataType.FP8E5M2: 1, DataType.DOUBLE: 8, DataType.INT16: 2,
+             DataType.UINT16: 2, DataType.UINT32: 4, DataType.UINT64: 8}
 
 _NP = {DataType.FLOAT: np.float32, DataType.HALF: np.float16, DataType.INT8: np.int8,
        DataType.UINT8: np.uint8, DataType.INT32: np.int32, DataType.INT64: np.int64,
-       DataType.BOOL: np.bool_}
+       DataType.BOOL: np.bool_, DataType.DOUBLE: np.float64, DataType.INT16: np.int16,
+       DataType.UINT16: np.uint16, DataType.UINT32: np.uint32, DataType.UINT64: np.uint64}
 _FROM_NP = {np.dtype(v): k for k, v in _NP.items()}
 # __array_interface__ typestr of each type (bfloat16 as raw 2-byte values).
 TYPESTR = {k: np.dtype(v).str for k, v in _NP.items()}
@@ -79,7 +86,10 @@ _NAMES = {"FLOAT": DataType.FLOAT, "FLOAT32": DataType.FLOAT, "FP32": DataType.F
           "BF16": DataType.BF16, "BFLOAT16": DataType.BF16, "INT8": DataType.INT8,
           "UINT8": DataType.UINT8, "INT32": DataType.INT32, "INT64": DataType.INT64,
           "BOOL": DataType.BOOL, "FP8": DataType.FP8, "FLOAT8E4M3FN": DataType.FP8,
-          "FP8E5M2": DataType.FP8E5M2, "FLOAT8E5M2": DataType.FP8E5M2}
+          "FP8E5M2": DataType.FP8E5M2, "FLOAT8E5M2": DataType.FP8E5M2,
+          "DOUBLE": DataType.DOUBLE, "FLOAT64": DataType.DOUBLE, "FP64": DataType.DOUBLE,
+          "INT16": DataType.INT16, "UINT16": DataType.UINT16, "UINT32": DataType.UINT32,
+          "UINT64": DataType.UINT64}
 
 
 class TensorFormat(enum.IntEnum):

@@ -75,6 +75,23 @@ __device__ inline void store_f(int32_t dtype, void *p, int64_t i, float v)
 
 // The input offsets of element i; rank 1 (the common case: same shapes, a
 // scalar) without a division.
+// The block's sum of v in double, every thread getting it: a tree over
+// sh's Threads slots (Threads the block's size, a power of two). sh may be
+// reused at once (the last barrier).
+template <int Threads> __device__ inline double block_sum_f64(double v, double *sh)
+{
+    sh[threadIdx.x] = v;
+    __syncthreads();
+    for (int w = Threads / 2; w > 0; w /= 2) {
+        if ((int)threadIdx.x < w)
+            sh[threadIdx.x] += sh[threadIdx.x + w];
+        __syncthreads();
+    }
+    v = sh[0];
+    __syncthreads();
+    return v;
+}
+
 __device__ inline void offsets(const opk_bcast &b, int64_t i, int64_t *off)
 {
     if (b.rank == 1) {

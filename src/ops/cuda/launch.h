@@ -710,6 +710,28 @@ int opk_stft(int32_t dtype, const void *x, const void *w, void *y, const opk_stf
              const void *step, int32_t step_dtype, const void *len, int32_t len_dtype,
              void *stream);
 
+/* ---- the losses, MeanVarianceNormalization, Det (loss.cu) ---------------- */
+
+/* Their parameters (loss_elem.h). */
+struct opk_loss_params;
+struct opk_mvn_params;
+/* NegativeLogLikelihoodLoss over x (p's view; weight NULL or [C] of
+ * p->wdt): the terms into y (ydt) with reduction none, else their
+ * reduction, one block summing in double. A target outside [0, C) counts
+ * as ignored. */
+int opk_nll_loss(const struct opk_loss_params *p, const void *x, const void *target,
+                 const void *weight, void *y, int32_t ydt, void *stream);
+/* SoftmaxCrossEntropyLoss's log-softmax over C: lp (float32, x's elements)
+ * and, when y is not NULL, log_prob y of ydt. */
+int opk_sce_log_softmax(const struct opk_loss_params *p, const void *x, float *lp,
+                        void *y, int32_t ydt, void *stream);
+/* MeanVarianceNormalization: a block per group. */
+int opk_mvn_norm(const struct opk_mvn_params *p, const void *x, void *y, void *stream);
+/* Det of `batch` m x m matrices of x into y (ydt); ws: 8 bytes per element
+ * of x. */
+int opk_det_batch(int32_t dtype, const void *x, void *y, int32_t ydt, int64_t batch,
+                  int64_t m, void *ws, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

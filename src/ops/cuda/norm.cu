@@ -22,19 +22,9 @@ enum { NORM_BATCH, NORM_INSTANCE, NORM_GROUP, NORM_LP };
 
 constexpr int kNormThreads = 256; // a power of two: the reduction halves it
 
-// The block's sum of v; every thread gets it. sh has kNormThreads slots.
-__device__ double block_sum(double v, double *sh)
+__device__ inline double block_sum(double v, double *sh)
 {
-    sh[threadIdx.x] = v;
-    __syncthreads();
-    for (int w = kNormThreads / 2; w > 0; w /= 2) {
-        if ((int)threadIdx.x < w)
-            sh[threadIdx.x] += sh[threadIdx.x + w];
-        __syncthreads();
-    }
-    v = sh[0];
-    __syncthreads(); // sh is reused by the next sum
-    return v;
+    return block_sum_f64<kNormThreads>(v, sh);
 }
 
 // (x - mean) * (scale / sqrt(var + eps)) + B, the factor rounded to float

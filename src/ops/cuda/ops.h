@@ -21,6 +21,8 @@
  *                       CumSum, Hardmax, TopK, Pow, BatchNormalization,
  *                       InstanceNormalization, GroupNormalization,
  *                       LpNormalization
+ *   loss_cuda.c         NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss,
+ *                       MeanVarianceNormalization, Det
  */
 #ifndef PLUGRT_OPS_CUDA_OPS_H
 #define PLUGRT_OPS_CUDA_OPS_H
@@ -98,6 +100,12 @@ OPC_KERNEL(opc_window); /* HannWindow, HammingWindow, BlackmanWindow */
 OPC_KERNEL(opc_mel_weight);
 OPC_KERNEL(opc_dft);
 OPC_KERNEL(opc_stft);
+
+/* loss_cuda.c */
+OPC_KERNEL(opc_nll_loss);
+OPC_KERNEL(opc_sce_loss);
+OPC_KERNEL(opc_mvn);
+OPC_KERNEL(opc_det);
 
 /* rnn_cuda.c: LSTM, GRU, RNN */
 OPC_KERNEL(opc_rnn);

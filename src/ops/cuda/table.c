@@ -54,6 +54,7 @@ static const op_device_kernel kernels[] = {
     {"CumSum", opc_cumsum, 0, 0},
     {"DFT", opc_dft, 0, 0},
     {"DepthToSpace", opc_depth_space, 0, 0},
+    {"Det", opc_det, 0, 0},
     /* Integer division by zero fails the CPU's run; on CUDA it gives 0
      * (DESIGN-NOTES: what a kernel cannot refuse). */
     {"Div", opc_binary, 0, 0},
@@ -110,12 +111,16 @@ static const op_device_kernel kernels[] = {
     {"MaxPool", opc_pool, 0, 0},
     {"MaxUnpool", opc_max_unpool, 0, 0},
     {"Mean", opc_binary, 0, 0},
+    {"MeanVarianceNormalization", opc_mvn, 0, 0},
     {"MelWeightMatrix", opc_mel_weight, 0, 0},
     {"Min", opc_binary, 0, 0},
     {"Mish", opc_unary_math, 0, 0},
     {"Mod", opc_binary, 0, 0},
     {"Mul", opc_binary, 0, 0},
     {"Neg", opc_unary, 0, 0},
+    /* A loss target outside [0, C) counts as ignored on CUDA, where the
+     * CPU fails the run (DESIGN-NOTES: what a kernel cannot refuse). */
+    {"NegativeLogLikelihoodLoss", opc_nll_loss, 0, 0},
     {"NonMaxSuppression", opc_nms, 0, 0},
     {"NonZero", opc_nonzero, 0, 0},
     {"Not", opc_compare, 0, 0},
@@ -160,6 +165,7 @@ static const op_device_kernel kernels[] = {
     {"Size", opc_size, 0, 0},
     {"Slice", opc_slice, 0, 0},
     {"Softmax", opc_softmax, 0, 0},
+    {"SoftmaxCrossEntropyLoss", opc_sce_loss, 0, 0},
     {"Softplus", opc_unary_math, 0, 0},
     {"Softsign", opc_unary_math, 0, 0},
     {"SpaceToDepth", opc_depth_space, 0, 0},

@@ -9,7 +9,9 @@ from .._types import DataType, TensorFormat
 _TYPES = {"FP32": DataType.FLOAT, "FLOAT": DataType.FLOAT, "FP16": DataType.HALF,
           "HALF": DataType.HALF, "BF16": DataType.BF16, "INT8": DataType.INT8,
           "UINT8": DataType.UINT8, "INT32": DataType.INT32, "INT64": DataType.INT64,
-          "BOOL": DataType.BOOL}
+          "BOOL": DataType.BOOL, "FP64": DataType.DOUBLE, "DOUBLE": DataType.DOUBLE,
+          "INT16": DataType.INT16, "UINT16": DataType.UINT16, "UINT32": DataType.UINT32,
+          "UINT64": DataType.UINT64}
 _FORMATS = {"LINEAR": TensorFormat.LINEAR}
 
 
