@@ -3,7 +3,11 @@
  * networks have no conditional or loop layers: an If whose condition is a
  * constant becomes the branch it chooses, inlined, and a Loop that runs a
  * constant number of times becomes that many copies of its body, before the
- * graph is ordered and imported. Anything else is an error that names the
+ * graph is ordered and imported. A condition or trip count may also be a
+ * shape computation that the graph decides (ctl_eval): integer and bool
+ * ops over constants, ranks (a Shape's length is its input's stated rank)
+ * and the fixed dims graph inputs, value_info and initializers state; a
+ * symbolic dim decides nothing. Anything else is an error that names the
  * node and the value that is not constant.
  *
  * A constant is an initializer or a Constant node of the graph or of a graph
@@ -245,6 +249,364 @@ static prt_status ctl_const_int(onnx_import *imp, const ctl_scope *sc, const cha
     return PRT_OK;
 }
 
+/* ---- shape computations ------------------------------------------------------ */
+
+/* What a condition or a trip count computed from shapes is known to hold:
+ * up to CTL_VAL_MAX integers (rank 0 or 1), each known or not. A Shape of a
+ * value whose rank the graph states has its length known even where its
+ * dims are symbols, so Size(Shape(x)) folds; a symbolic dim stays unknown
+ * and so does all that is computed from it. */
+#define CTL_VAL_MAX 16
+#define CTL_EVAL_DEPTH 64
+typedef struct ctl_val {
+    int32_t n;
+    int64_t v[CTL_VAL_MAX];
+    uint8_t known[CTL_VAL_MAX];
+} ctl_val;
+
+/* The dims the graph states for `name` (a graph input, a value_info entry
+ * or an initializer of a graph in scope): rank in *rank, dim k in d[k]
+ * (-1 for a symbol); 0 when nothing is stated. */
+static int ctl_declared_dims(const ctl_scope *sc, const char *name, int32_t *rank,
+                             int64_t *d)
+{
+    for (; sc; sc = sc->outer) {
+        const Onnx__GraphProto *g = sc->g;
+        for (size_t i = 0; i < g->n_initializer; i++) {
+            const Onnx__TensorProto *t = g->initializer[i];
+            if (strcmp(onnx_str(t->name), name) != 0)
+                continue;
+            if (t->n_dims > CTL_VAL_MAX)
+                return 0;
+            *rank = (int32_t)t->n_dims;
+            for (size_t k = 0; k < t->n_dims; k++)
+                d[k] = t->dims[k];
+            return 1;
+        }
+        for (size_t i = 0; i < g->n_input + g->n_value_info; i++) {
+            const Onnx__ValueInfoProto *vi =
+                i < g->n_input ? g->input[i] : g->value_info[i - g->n_input];
+            const Onnx__TensorShapeProto *sh;
+            if (strcmp(onnx_str(vi->name), name) != 0 || !vi->type ||
+                vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+                !vi->type->tensor_type || !vi->type->tensor_type->shape)
+                continue;
+            sh = vi->type->tensor_type->shape;
+            if (sh->n_dim > CTL_VAL_MAX)
+                return 0;
+            *rank = (int32_t)sh->n_dim;
+            for (size_t k = 0; k < sh->n_dim; k++)
+                d[k] = sh->dim[k]->value_case ==
+                                   ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                               sh->dim[k]->dim_value >= 0
+                           ? sh->dim[k]->dim_value
+                           : -1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The node of a graph in scope that makes `name`, and which output it is. */
+static const Onnx__NodeProto *ctl_producer(const ctl_scope *sc, const char *name)
+{
+    for (; sc; sc = sc->outer)
+        for (size_t i = 0; i < sc->g->n_node; i++) {
+            const Onnx__NodeProto *n = sc->g->node[i];
+            for (size_t k = 0; k < n->n_output; k++)
+                if (strcmp(onnx_str(n->output[k]), name) == 0)
+                    return n;
+        }
+    return NULL;
+}
+
+static int64_t ctl_attr_i(const Onnx__NodeProto *n, const char *name, int64_t dflt)
+{
+    const Onnx__AttributeProto *a = onnx_node_attr(n, name);
+    return a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT ? a->i : dflt;
+}
+
+static int ctl_eval(onnx_import *imp, const ctl_scope *sc, const char *name, int depth,
+                    ctl_val *out);
+
+/* Input k of n evaluated; 0 when it is absent or not a shape computation. */
+static int ctl_eval_in(onnx_import *imp, const ctl_scope *sc, const Onnx__NodeProto *n,
+                       size_t k, int depth, ctl_val *out)
+{
+    return k < n->n_input && onnx_str(n->input[k])[0] &&
+           ctl_eval(imp, sc, n->input[k], depth + 1, out);
+}
+
+/* a op b elementwise (counts equal, or one of them 1). */
+static int ctl_binary(const char *op, const ctl_val *a, const ctl_val *b, ctl_val *out)
+{
+    const int32_t n = a->n == 1 ? b->n : a->n;
+    if (a->n != b->n && a->n != 1 && b->n != 1)
+        return 0;
+    out->n = n;
+    for (int32_t i = 0; i < n; i++) {
+        const int32_t ia = a->n == 1 ? 0 : i, ib = b->n == 1 ? 0 : i;
+        const int64_t x = a->v[ia], y = b->v[ib];
+        int64_t r;
+        out->known[i] = a->known[ia] && b->known[ib];
+        if (!strcmp(op, "Equal"))
+            r = x == y;
+        else if (!strcmp(op, "Less"))
+            r = x < y;
+        else if (!strcmp(op, "Greater"))
+            r = x > y;
+        else if (!strcmp(op, "LessOrEqual"))
+            r = x <= y;
+        else if (!strcmp(op, "GreaterOrEqual"))
+            r = x >= y;
+        else if (!strcmp(op, "And"))
+            r = x && y;
+        else if (!strcmp(op, "Or"))
+            r = x || y;
+        else if (!strcmp(op, "Xor"))
+            r = !x != !y;
+        else if (!strcmp(op, "Add"))
+            r = (int64_t)((uint64_t)x + (uint64_t)y);
+        else if (!strcmp(op, "Sub"))
+            r = (int64_t)((uint64_t)x - (uint64_t)y);
+        else if (!strcmp(op, "Mul"))
+            r = (int64_t)((uint64_t)x * (uint64_t)y);
+        else if (!strcmp(op, "Max"))
+            r = x > y ? x : y;
+        else if (!strcmp(op, "Min"))
+            r = x < y ? x : y;
+        else { /* Div: integers truncate; by 0 (or INT64_MIN / -1) unknown */
+            const int ok = y != 0 && !(x == INT64_MIN && y == -1);
+            r = ok ? x / y : 0;
+            out->known[i] = out->known[i] && ok;
+        }
+        out->v[i] = r;
+    }
+    return 1;
+}
+
+/* Whether `name` is a computation on constants, ranks and the dims the
+ * graph states (ctl_val's), and its value. Float values are not. */
+static int ctl_eval(onnx_import *imp, const ctl_scope *sc, const char *name, int depth,
+                    ctl_val *out)
+{
+    static const char *const binaries[] = {
+        "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+        "And",   "Or",   "Xor",     "Add",         "Sub",
+        "Mul",   "Div",  "Max",     "Min"};
+    const Onnx__NodeProto *n;
+    const char *op;
+    ctl_val a, b;
+    int64_t v;
+    int found = 0;
+    memset(out, 0, sizeof *out);
+    if (depth > CTL_EVAL_DEPTH)
+        return 0;
+    /* A constant of one value (ctl_const_int), or of a few integers. */
+    if (ctl_const_int(imp, sc, name, name, &v, &found) != PRT_OK) {
+        prt_clear_error(); /* more than one value, or a float: read below */
+        found = 0;
+    }
+    if (found) {
+        out->n = 1;
+        out->v[0] = v;
+        out->known[0] = 1;
+        return 1;
+    }
+    for (const ctl_scope *s = sc; s; s = s->outer)
+        for (size_t i = 0; i < s->g->n_initializer; i++) {
+            const Onnx__TensorProto *tp = s->g->initializer[i];
+            onnx_tensor t;
+            size_t cnt;
+            if (strcmp(onnx_str(tp->name), name) != 0)
+                continue;
+            if (tp->n_dims > 1 ||
+                onnx_tensor_load(tp, imp->base_dir, name, &t) != PRT_OK) {
+                prt_clear_error();
+                return 0;
+            }
+            cnt = t.bytes / (prt_dtype_size(t.dtype) ? prt_dtype_size(t.dtype) : 1);
+            if (onnx_dtype_is_float(t.dtype) || t.dtype == PRT_FLOAT64 ||
+                cnt > CTL_VAL_MAX) {
+                onnx_tensor_free(&t);
+                return 0;
+            }
+            out->n = (int32_t)cnt;
+            for (size_t k = 0; k < cnt; k++) {
+                out->v[k] = onnx_tensor_int(&t, k);
+                out->known[k] = 1;
+            }
+            onnx_tensor_free(&t);
+            return 1;
+        }
+    n = ctl_producer(sc, name);
+    if (!n || onnx_str(n->domain)[0])
+        return 0;
+    op = onnx_str(n->op_type);
+    if (!strcmp(op, "Constant")) {
+        /* a vector of integers (one value ctl_const_int read above) */
+        const Onnx__AttributeProto *at = onnx_node_attr(n, "value");
+        onnx_tensor t;
+        size_t cnt;
+        if (!at || !at->t || at->t->n_dims > 1 ||
+            onnx_tensor_load(at->t, imp->base_dir, name, &t) != PRT_OK) {
+            prt_clear_error();
+            return 0;
+        }
+        cnt = t.bytes / (prt_dtype_size(t.dtype) ? prt_dtype_size(t.dtype) : 1);
+        if (onnx_dtype_is_float(t.dtype) || t.dtype == PRT_FLOAT64 || cnt > CTL_VAL_MAX) {
+            onnx_tensor_free(&t);
+            return 0;
+        }
+        out->n = (int32_t)cnt;
+        for (size_t k = 0; k < cnt; k++) {
+            out->v[k] = onnx_tensor_int(&t, k);
+            out->known[k] = 1;
+        }
+        onnx_tensor_free(&t);
+        return 1;
+    }
+    if (!strcmp(op, "Shape")) {
+        int32_t rank;
+        int64_t d[CTL_VAL_MAX], st, en;
+        if (n->n_input < 1 || !ctl_declared_dims(sc, onnx_str(n->input[0]), &rank, d))
+            return 0;
+        st = ctl_attr_i(n, "start", 0);
+        en = ctl_attr_i(n, "end", rank);
+        st = st < 0 ? st + rank : st;
+        en = en < 0 ? en + rank : en;
+        st = st < 0 ? 0 : st > rank ? rank : st;
+        en = en < 0 ? 0 : en > rank ? rank : en;
+        for (int64_t k = st; k < en; k++) {
+            out->v[out->n] = d[k];
+            out->known[out->n++] = d[k] >= 0;
+        }
+        return 1;
+    }
+    if (!strcmp(op, "Size")) {
+        int32_t rank;
+        int64_t d[CTL_VAL_MAX], vol = 1;
+        int known = 1;
+        if (n->n_input < 1 || !ctl_declared_dims(sc, onnx_str(n->input[0]), &rank, d)) {
+            /* Size of a computed vector: its count. */
+            if (!ctl_eval_in(imp, sc, n, 0, depth, &a))
+                return 0;
+            rank = 1;
+            d[0] = a.n;
+        }
+        for (int32_t k = 0; k < rank; k++) {
+            known = known && d[k] >= 0;
+            vol *= d[k] >= 0 ? d[k] : 1;
+        }
+        out->n = 1;
+        out->v[0] = vol;
+        out->known[0] = (uint8_t)known;
+        return 1;
+    }
+    if (!strcmp(op, "Identity") || !strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze") ||
+        !strcmp(op, "Reshape") || !strcmp(op, "Flatten"))
+        return ctl_eval_in(imp, sc, n, 0, depth, out);
+    if (!strcmp(op, "Cast")) {
+        const int64_t to = ctl_attr_i(n, "to", 0);
+        if (!ctl_eval_in(imp, sc, n, 0, depth, out))
+            return 0;
+        if (to == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL)
+            for (int32_t i = 0; i < out->n; i++)
+                out->v[i] = out->v[i] != 0;
+        return to == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ||
+               to == ONNX__TENSOR_PROTO__DATA_TYPE__INT32 ||
+               to == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+    }
+    if (!strcmp(op, "Not")) {
+        if (!ctl_eval_in(imp, sc, n, 0, depth, out))
+            return 0;
+        for (int32_t i = 0; i < out->n; i++)
+            out->v[i] = !out->v[i];
+        return 1;
+    }
+    if (!strcmp(op, "Gather")) {
+        if (ctl_attr_i(n, "axis", 0) != 0 || !ctl_eval_in(imp, sc, n, 0, depth, &a) ||
+            !ctl_eval_in(imp, sc, n, 1, depth, &b))
+            return 0;
+        out->n = b.n;
+        for (int32_t i = 0; i < b.n; i++) {
+            int64_t k = b.v[i] < 0 ? b.v[i] + a.n : b.v[i];
+            if (!b.known[i] || k < 0 || k >= a.n)
+                return 0;
+            out->v[i] = a.v[k];
+            out->known[i] = a.known[k];
+        }
+        return 1;
+    }
+    if (!strcmp(op, "Concat")) {
+        for (size_t k = 0; k < n->n_input; k++) {
+            if (!ctl_eval_in(imp, sc, n, k, depth, &a) || out->n + a.n > CTL_VAL_MAX)
+                return 0;
+            memcpy(out->v + out->n, a.v, sizeof a.v[0] * (size_t)a.n);
+            memcpy(out->known + out->n, a.known, (size_t)a.n);
+            out->n += a.n;
+        }
+        return 1;
+    }
+    if (!strcmp(op, "ReduceProd") || !strcmp(op, "ReduceSum") ||
+        !strcmp(op, "ReduceMax") || !strcmp(op, "ReduceMin")) {
+        /* over the one axis a vector has */
+        int64_t r = !strcmp(op, "ReduceProd") ? 1 : 0;
+        uint8_t known = 1;
+        if (!ctl_eval_in(imp, sc, n, 0, depth, &a) || a.n == 0)
+            return 0;
+        r = !strcmp(op, "ReduceMax") || !strcmp(op, "ReduceMin") ? a.v[0] : r;
+        for (int32_t i = 0; i < a.n; i++) {
+            known = known && a.known[i];
+            if (!strcmp(op, "ReduceProd"))
+                r = (int64_t)((uint64_t)r * (uint64_t)a.v[i]);
+            else if (!strcmp(op, "ReduceSum"))
+                r = (int64_t)((uint64_t)r + (uint64_t)a.v[i]);
+            else if (!strcmp(op, "ReduceMax"))
+                r = a.v[i] > r ? a.v[i] : r;
+            else
+                r = a.v[i] < r ? a.v[i] : r;
+        }
+        out->n = 1;
+        out->v[0] = r;
+        out->known[0] = known;
+        return 1;
+    }
+    if (!strcmp(op, "Slice") && imp->opset >= 10) {
+        ctl_val st, en, ax, sp;
+        int64_t s0, e0, step = 1;
+        if (!ctl_eval_in(imp, sc, n, 0, depth, &a) ||
+            !ctl_eval_in(imp, sc, n, 1, depth, &st) ||
+            !ctl_eval_in(imp, sc, n, 2, depth, &en) || st.n != 1 || en.n != 1 ||
+            !st.known[0] || !en.known[0])
+            return 0;
+        if (n->n_input > 3 && onnx_str(n->input[3])[0] &&
+            (!ctl_eval_in(imp, sc, n, 3, depth, &ax) || ax.n != 1 || !ax.known[0] ||
+             (ax.v[0] != 0 && ax.v[0] != -1)))
+            return 0;
+        if (n->n_input > 4 && onnx_str(n->input[4])[0]) {
+            if (!ctl_eval_in(imp, sc, n, 4, depth, &sp) || sp.n != 1 || !sp.known[0] ||
+                sp.v[0] <= 0)
+                return 0; /* positive steps only */
+            step = sp.v[0];
+        }
+        s0 = st.v[0] < 0 ? st.v[0] + a.n : st.v[0];
+        e0 = en.v[0] < 0 ? en.v[0] + a.n : en.v[0];
+        s0 = s0 < 0 ? 0 : s0 > a.n ? a.n : s0;
+        e0 = e0 < 0 ? 0 : e0 > a.n ? a.n : e0;
+        for (int64_t k = s0; k < e0; k += step) {
+            out->v[out->n] = a.v[k];
+            out->known[out->n++] = a.known[k];
+        }
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof binaries / sizeof binaries[0]; i++)
+        if (!strcmp(op, binaries[i]))
+            return ctl_eval_in(imp, sc, n, 0, depth, &a) &&
+                   ctl_eval_in(imp, sc, n, 1, depth, &b) && ctl_binary(op, &a, &b, out);
+    return 0;
+}
+
 /* The constant integer input k of a control node, or an error saying it
  * must be one. */
 static prt_status ctl_need_const(onnx_import *imp, const ctl_scope *sc,
@@ -259,12 +621,22 @@ static prt_status ctl_need_const(onnx_import *imp, const ctl_scope *sc,
     if (!name[0])
         return onnx_error(PRT_ERR_UNSUPPORTED, "%s is not given", full);
     st = ctl_const_int(imp, sc, name, full, v, &found);
-    if (!st && !found)
+    if (!st && !found) {
+        /* A computation on ranks and stated dims (Size(Shape(x)) == 4). */
+        ctl_val val;
+        if (ctl_eval(imp, sc, name, 0, &val) && val.n == 1 && val.known[0]) {
+            *v = val.v[0];
+            onnx_info("%s '%s' is %lld from the graph's constants, ranks and dims", full,
+                      name, (long long)val.v[0]);
+            return PRT_OK;
+        }
         st = onnx_error(PRT_ERR_UNSUPPORTED,
-                        "%s '%s' is not a constant (an initializer or a Constant "
-                        "node): plugrt has no conditional or loop layers and folds %s "
-                        "only where it is",
+                        "%s '%s' is not a constant: plugrt has no conditional or loop "
+                        "layers and folds %s only where it is (an initializer, a "
+                        "Constant node, or one value computed from them and from the "
+                        "ranks and fixed dims the graph states)",
                         full, name, onnx_str(n->op_type));
+    }
     return st;
 }
 

@@ -17,6 +17,37 @@ const Onnx__AttributeProto *onnx_node_attr(const Onnx__NodeProto *node, const ch
     return NULL;
 }
 
+prt_status onnx_take_dtype_attr(const Onnx__NodeProto *node, const char *label,
+                                const char *name, Onnx__AttributeProto **attrs,
+                                size_t cap, Onnx__NodeProto *out, int32_t *dtype,
+                                int *found)
+{
+    const Onnx__AttributeProto *a = onnx_node_attr(node, name);
+    size_t k = 0;
+    *out = *node;
+    *found = a != NULL;
+    if (!a)
+        return PRT_OK;
+    if (node->n_attribute > cap)
+        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: %s has %zu attributes", label,
+                          onnx_str(node->op_type), node->n_attribute);
+    if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+        return onnx_error(PRT_ERR_MALFORMED, "%s: attribute '%s' must be an INT", label,
+                          name);
+    {
+        char what[600];
+        snprintf(what, sizeof what, "%s: attribute '%s'", label, name);
+        if (onnx_dtype_from_onnx((int32_t)a->i, what, dtype))
+            return PRT_ERR_UNSUPPORTED;
+    }
+    for (size_t i = 0; i < node->n_attribute; i++)
+        if (node->attribute[i] != a)
+            attrs[k++] = node->attribute[i];
+    out->attribute = attrs;
+    out->n_attribute = k;
+    return PRT_OK;
+}
+
 int onnx_attr_string(const Onnx__AttributeProto *a, char *buf, size_t cap)
 {
     size_t n;

@@ -430,6 +430,14 @@ void onnx_fields_free(onnx_fields *f);
 
 /* The node's attribute called `name`, or NULL. */
 const Onnx__AttributeProto *onnx_node_attr(const Onnx__NodeProto *node, const char *name);
+/* An INT attribute `name` that names an ONNX element type, as a prt_dtype in
+ * *dtype (left as it is when the node lacks it; *found says which), and
+ * *out a copy of node without it, its other attributes in attrs (cap of
+ * them: more is an error), for the creator's schema to read. */
+prt_status onnx_take_dtype_attr(const Onnx__NodeProto *node, const char *label,
+                                const char *name, Onnx__AttributeProto **attrs,
+                                size_t cap, Onnx__NodeProto *out, int32_t *dtype,
+                                int *found);
 /* A STRING attribute's value as a C string in buf (cut to cap - 1 bytes);
  * -1 if it is not a STRING or holds a NUL. */
 int onnx_attr_string(const Onnx__AttributeProto *a, char *buf, size_t cap);

@@ -106,35 +106,22 @@ prt_status onnx_import_one_hot(onnx_import *imp, const Onnx__NodeProto *node,
 prt_status onnx_import_eye_like(onnx_import *imp, const Onnx__NodeProto *node,
                                 const char *label, const prt_plugin_creator *creator)
 {
-    const Onnx__AttributeProto *a = onnx_node_attr(node, "dtype");
-    Onnx__NodeProto n2 = *node;
+    Onnx__NodeProto n2;
     Onnx__AttributeProto *attrs[8];
-    int32_t dtype;
+    int32_t dtype = PRT_FLOAT32;
     prt_field extra = {"dtype", &dtype, PRT_FIELD_INT32, 1};
     const char *ins[1];
-    size_t nb_ins = 0, k = 0;
+    size_t nb_ins = 0;
+    int found;
+    prt_status st;
     if (onnx_node_inputs(node, label, ins, 1, &nb_ins))
         return PRT_ERR_INVALID_ARGUMENT;
-    if (node->n_attribute > 8)
-        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: EyeLike has %zu attributes",
-                          label, node->n_attribute);
-    if (a) {
-        char what[600];
-        if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
-            return onnx_error(PRT_ERR_MALFORMED, "%s: attribute 'dtype' must be an INT",
-                              label);
-        snprintf(what, sizeof what, "%s: attribute 'dtype'", label);
-        if (onnx_dtype_from_onnx((int32_t)a->i, what, &dtype))
-            return PRT_ERR_UNSUPPORTED;
-        /* The other attributes go through the schema. */
-        for (size_t i = 0; i < node->n_attribute; i++)
-            if (node->attribute[i] != a)
-                attrs[k++] = node->attribute[i];
-        n2.attribute = attrs;
-        n2.n_attribute = k;
-    }
-    return onnx_import_extra(imp, &n2, label, creator, &extra, a ? 1 : 0, ins, nb_ins, 0,
-                             0);
+    /* The other attributes go through the schema. */
+    st = onnx_take_dtype_attr(node, label, "dtype", attrs, 8, &n2, &dtype, &found);
+    if (st)
+        return st;
+    return onnx_import_extra(imp, &n2, label, creator, &extra, found ? 1 : 0, ins, nb_ins,
+                             0, 0);
 }
 
 /* Range over floats: its length is no expression of integer values, so

@@ -15,30 +15,16 @@
 prt_status onnx_import_signal_dtype(onnx_import *imp, const Onnx__NodeProto *node,
                                     const char *label, const prt_plugin_creator *creator)
 {
-    const Onnx__AttributeProto *a = onnx_node_attr(node, "output_datatype");
-    Onnx__NodeProto n2 = *node;
+    Onnx__NodeProto n2;
     Onnx__AttributeProto *attrs[SIG_MAX_ATTRS];
     int32_t dtype = PRT_FLOAT32;
     prt_field extra = {"dtype", &dtype, PRT_FIELD_INT32, 1};
     uint32_t si, sd;
-    size_t k = 0;
-    if (node->n_attribute > SIG_MAX_ATTRS)
-        return onnx_error(PRT_ERR_INVALID_ARGUMENT, "%s: %s has %zu attributes", label,
-                          onnx_str(node->op_type), node->n_attribute);
-    if (a) {
-        char what[600];
-        if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
-            return onnx_error(PRT_ERR_MALFORMED,
-                              "%s: attribute 'output_datatype' must be an INT", label);
-        snprintf(what, sizeof what, "%s: attribute 'output_datatype'", label);
-        if (onnx_dtype_from_onnx((int32_t)a->i, what, &dtype))
-            return PRT_ERR_UNSUPPORTED;
-    }
-    for (size_t i = 0; i < node->n_attribute; i++)
-        if (node->attribute[i] != a)
-            attrs[k++] = node->attribute[i];
-    n2.attribute = attrs;
-    n2.n_attribute = k;
+    int found;
+    prt_status st = onnx_take_dtype_attr(node, label, "output_datatype", attrs,
+                                         SIG_MAX_ATTRS, &n2, &dtype, &found);
+    if (st)
+        return st;
     onnx_shape_bits(onnx_str(node->op_type), &si, &sd);
     return onnx_import_fields_extra(imp, &n2, label, creator, &extra, 1, 0, si, sd, 0);
 }

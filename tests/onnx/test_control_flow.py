@@ -14,10 +14,14 @@ the same float operations in the same order):
   keeps true by a Constant, a constant false condition (no iteration), a
   model at opset 11 (Unsqueeze's axes an attribute) and 13 (an input).
 
+Conditions and trip counts that the graph's shapes decide fold too: the
+rank of an input whose dims are symbols, a fixed dim through Gather, Cast
+and Not, a trip count from Slice and ReduceProd of a Shape.
+
 Models that do not fold fail `plugrt run` with a message naming the node
 and what is not constant: an If on a graph input, a Loop whose trip count
-is a graph input, a Loop whose body computes its condition, a Loop of no
-iterations with a scan output.
+is a graph input, an If on a symbolic dim, a Loop whose body computes its
+condition, a Loop of no iterations with a scan output.
 
     test_control_flow.py --plugrt PATH
 
@@ -170,6 +174,57 @@ def loop_models():
     return cases
 
 
+def shape_models():
+    """Conditions and trip counts computed from shapes the graph fixes: the
+    rank of an input with symbolic dims, a fixed dim, a Constant vector
+    gathered, Slice, Cast, Not, arithmetic. Feeds at two batch sizes where
+    dim 0 is symbolic."""
+    then_b = branch("then", [helper.make_node("Mul", ["x", "two"], ["t"])], [vi("t")],
+                    [const("two", F, [], [2.0])])
+    else_b = branch("else", [helper.make_node("Neg", ["x"], ["e"])], [vi("e")])
+    cases = []
+    sym = [vi("x", F, ["batch", 4])]
+    for b in (1, 3):
+        feeds = {"x": np.linspace(-2, 2, 4 * b, dtype=np.float32).reshape(b, 4)}
+        # rank: Size(Shape(x)) == 2 (true) with dim 0 a symbol
+        m = model([helper.make_node("Shape", ["x"], ["s"]),
+                   helper.make_node("Size", ["s"], ["r"]),
+                   helper.make_node("Equal", ["r", "two_i"], ["c"]),
+                   helper.make_node("If", ["c"], ["y"], name="by_rank", then_branch=then_b,
+                                    else_branch=else_b)],
+                  sym, [vi("y")], [const("two_i", I64, [], [2])])
+        cases.append((f"if_rank_b{b}", m, feeds))
+        # a fixed dim: Shape(x)[1] > 5 (false), through Gather, Cast and Not
+        m = model([helper.make_node("Shape", ["x"], ["s"]),
+                   helper.make_node("Gather", ["s", "one"], ["d1"], axis=0),
+                   helper.make_node("Cast", ["d1"], ["d1i"], to=TensorProto.INT32),
+                   helper.make_node("Cast", ["five"], ["fivei"], to=TensorProto.INT32),
+                   helper.make_node("Greater", ["d1i", "fivei"], ["g"]),
+                   helper.make_node("Not", ["g"], ["c"]),
+                   helper.make_node("If", ["c"], ["y"], name="by_dim", then_branch=then_b,
+                                    else_branch=else_b)],
+                  sym, [vi("y")], [const("one", I64, [], [1]), const("five", I64, [], [5])])
+        cases.append((f"if_dim_b{b}", m, feeds))
+    # a Loop whose trip count is the product of the fixed dims 1.. (Slice,
+    # ReduceProd), minus 1: 4 * 3 - 1 = 11 iterations
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 4, 3)
+    m = model([helper.make_node("Shape", ["x"], ["s"]),
+               helper.make_node("Slice", ["s", "st", "en"], ["tail"]),
+               helper.make_node("ReduceProd", ["tail"], ["p"], keepdims=0),
+               helper.make_node("Sub", ["p", "one"], ["M"]),
+               helper.make_node("Loop", ["M", "", "zero"], ["acc"], name="by_shape",
+                                body=helper.make_graph(
+                                    [helper.make_node("Add", ["acc_in", "x"], ["acc2"])],
+                                    "body", [vi("i", I64, []), vi("cond", B, []),
+                                             vi("acc_in")],
+                                    [vi("cond", B, []), vi("acc2")]))],
+              [vi("x", F, ["n", 4, 3])], [vi("acc")],
+              [const("st", I64, [1], [1]), const("en", I64, [1], [3]),
+               const("one", I64, [], [1]), const("zero", F, [], [0.0])])
+    cases.append(("loop_trips_from_shape", m, {"x": x}))
+    return cases
+
+
 def refused():
     """Models that must fail: (name, model, feeds, what the message names)."""
     x = np.ones((2, 3), np.float32)
@@ -188,6 +243,17 @@ def refused():
                [zero]),
          {"x": x, "M": np.array(3, np.int64)}, ["lp", "trip count M 'M' is not a constant"]),
     ]
+    # A condition on a symbolic dim: the graph does not decide it.
+    cases.append(("if_symbolic_dim",
+                  model([helper.make_node("Shape", ["x"], ["s"]),
+                         helper.make_node("Gather", ["s", "zero_i"], ["d0"], axis=0),
+                         helper.make_node("Equal", ["d0", "one_i"], ["c"]),
+                         helper.make_node("If", ["c"], ["y"], name="by_batch",
+                                          then_branch=then_b, else_branch=else_b)],
+                        [vi("x", F, ["batch", 3])], [vi("y")],
+                        [const("zero_i", I64, [], [0]), const("one_i", I64, [], [1])]),
+                  {"x": x}, ["by_batch", "condition 'c' is not a constant",
+                             "fixed dims the graph states"]))
     body = loop_body(scan=False)
     body.node.append(helper.make_node("Identity", ["cond"], ["c3"]))
     body.output[0].name = "c3"
@@ -231,7 +297,7 @@ def main():
     args = ap.parse_args()
     fails = 0
     with tempfile.TemporaryDirectory() as work:
-        for name, m, feeds in if_models() + loop_models():
+        for name, m, feeds in if_models() + loop_models() + shape_models():
             f = run_vs_ort(args.plugrt, work, name, m, feeds, tol=TOL)
             print(f"{'FAIL' if f else 'ok  '} {name}")
             fails += f

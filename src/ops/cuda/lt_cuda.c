@@ -447,8 +447,11 @@ static prt_status lt_run(opk_lt *h, lt_call *c, int32_t kind, const int64_t more
                          const void *beta, const void *A, const void *Bt,
                          const void *C_in, void *C, cublasStatus_t s, const char *what)
 {
-    static _Atomic uint64_t told; /* kinds whose refusal was logged */
-    const uint64_t bit = (uint64_t)1 << (kind & 63);
+    /* The kinds whose refusal was logged, a bit each (kinds are below
+     * LT_KIND_F32 + 128: the flags' sum is 127). */
+    static _Atomic uint64_t told[(LT_KIND_F32 + 128 + 63) / 64];
+    const int32_t k = kind >= 0 && kind < LT_KIND_F32 + 128 ? kind : 0;
+    const uint64_t bit = (uint64_t)1 << (k % 64);
     const uint32_t al[3] = {lt_align(Bt), lt_align(A), lt_align(C)};
     const char *stage = "describing it";
     int none = 0;
@@ -485,7 +488,7 @@ static prt_status lt_run(opk_lt *h, lt_call *c, int32_t kind, const int64_t more
                    "(CUBLAS_STATUS_%s; operands aligned to %u, %u and %u bytes)",
                    what, (long long)M, (long long)N, (long long)K, stage, (int)s,
                    lt_status_name(s), al[1], al[0], al[2]);
-    if (!(atomic_fetch_or(&told, bit) & bit))
+    if (!(atomic_fetch_or(&told[k / 64], bit) & bit))
         base_log(PRT_SEV_WARNING, "%s (logged once per kind of product)",
                  prt_last_error());
     return st;
