@@ -16,7 +16,8 @@
  *    panels (float32 and float16), errors; a constant B packed once at
  *    build and load, the same bytes as B given at run time;
  *  - Transpose: ranks 1..5, several perms, element sizes 1/2/4/8, errors;
- *  - Einsum: the listed equations, diagonals, implicit output, errors;
+ *  - Einsum: the listed equations, diagonals, implicit output, ellipsis,
+ *    errors;
  *  - Conv: 1-D, 2-D, 3-D, pads/strides/dilations/groups/bias, auto_pad
  *    modes, float16, dynamic shapes, errors;
  *  - HardSigmoid, HardSwish: defaults and fields, float32/float16/bfloat16,
@@ -1211,6 +1212,17 @@ static int test_einsum(void)
         {"ij,ij->i", "ij,ij->i", PRT_INT32, 2, {D2(3, 5), D2(3, 5)}},
         {"bij,bjk->bik", "bij,bjk->bik", PRT_INT64, 2, {D3(2, 3, 4), D3(2, 4, 5)}},
         {"ij,jk->ik", "ij,jk->ik", PRT_FLOAT32, 2, {D2(2, 0), D2(0, 3)}},
+        /* ellipsis: dims an operand does not name, right-aligned */
+        {"...ij,...jk->...ik",
+         "bij,bjk->bik",
+         PRT_FLOAT32,
+         2,
+         {D3(2, 3, 4), D3(2, 4, 5)}},
+        {"... i i -> ... i", "bii->bi", PRT_FLOAT32, 1, {D3(2, 3, 3)}},
+        {"...ji", "bji->bij", PRT_FLOAT32, 1, {D3(2, 3, 4)}},
+        {"...i,...i", "abi,bi->ab", PRT_FLOAT32, 2, {D3(2, 3, 4), D2(3, 4)}},
+        {"ij...,jk->ik...", "ija,jk->ika", PRT_FLOAT64, 2, {D3(2, 3, 4), D2(3, 5)}},
+        {"i...->i", "i->i", PRT_FLOAT32, 1, {D1(5)}},
     };
     tu_rng rng;
     tu_rng_seed(&rng, 51);
@@ -1242,8 +1254,10 @@ static int test_einsum(void)
             prt_status st;
             const char *msg;
         } bad[] = {
-            {"i...j->ij", PRT_ERR_UNSUPPORTED, "ellipsis ('...') is not supported"},
-            {"...ij,...jk", PRT_ERR_UNSUPPORTED, "ellipsis"},
+            {"i..j->ij", PRT_ERR_INVALID_ARGUMENT,
+             "a term holds '.' other than one '...'"},
+            {"......i->i", PRT_ERR_INVALID_ARGUMENT, "other than one '...'"},
+            {"...i$->i", PRT_ERR_INVALID_ARGUMENT, "'$' is not a letter"},
             {"ij,jk->iz", PRT_ERR_INVALID_ARGUMENT,
              "Einsum (layer 'Einsum'): equation 'ij,jk->iz': output letter 'z' "
              "does not appear in any input"},

@@ -1,7 +1,7 @@
 /*
  * Einsum (namespace "plugrt", version "1").
  *
- * Field equation (char), ONNX/numpy syntax without ellipsis: operand terms
+ * Field equation (char), ONNX/numpy syntax: operand terms
  * of letters (a-z, A-Z) separated by ',', then optionally "->" and the
  * output term; whitespace is ignored. 1 to 8 operands (one input each),
  * each of rank <= 8; any number of distinct letters (52 at most); the
@@ -13,7 +13,12 @@
  *  - Without "->" (implicit mode) the output is every letter that occurs
  *    exactly once, in ASCII order (uppercase first), as numpy and the ONNX
  *    reference do.
- *  - "..." fails with PRT_ERR_UNSUPPORTED.
+ *  - "..." (once a term) stands for the dims an operand does not name: when
+ *    get_output_shapes first sees the ranks, each is replaced by letters
+ *    the equation does not use (right-aligned across operands, as numpy),
+ *    and the output's "..." (implicit mode: the front of the output) by all
+ *    of them; that letters-only equation is what the engine stores. Its
+ *    dims do not broadcast (equal sizes, as for any letter).
  * Syntax errors fail at creation; an input count or rank that does not match
  * the equation, or two static sizes of one letter that differ, fail
  * get_output_shapes.
@@ -47,34 +52,22 @@ static char slot_letter(int32_t s)
     return (char)(s >= 26 ? 'a' + (s - 26) : 'A' + s);
 }
 
-static prt_status es_parse(op_object *o, const op_fields *f)
+/* Labels, ranks and letters from equation eq (no whitespace, no ellipsis);
+ * `shown` is the equation as messages quote it. */
+static prt_status es_parse_eq(einsum_op *e, const char *eq, const char *shown)
 {
-    einsum_op *e = (einsum_op *)o;
-    char eq[ES_EQ_MAX], rhs[ES_MAX_LETTERS + 1];
+    op_object *o = &e->o;
+    char rhs[ES_MAX_LETTERS + 1];
     const char *arrow;
-    int32_t n = 0, count[ES_MAX_LETTERS] = {0}, id_of[ES_MAX_LETTERS];
-    int32_t term = 0, pos = 0, nb_rhs = 0, len;
+    int32_t count[ES_MAX_LETTERS] = {0}, id_of[ES_MAX_LETTERS];
+    int32_t term = 0, pos = 0, nb_rhs = 0;
     int explicit_out;
-    prt_status st = op_field_str(f, "equation", e->equation, sizeof e->equation, &len);
-    if (st)
-        return st;
-    if (len < 0)
-        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                       "field 'equation' is required (e.g. \"ij,jk->ik\")");
-    e->eq_len = len;
-    for (int32_t i = 0; i < len; i++)
-        if (e->equation[i] != ' ' && e->equation[i] != '\t' && e->equation[i] != '\n' &&
-            e->equation[i] != '\r')
-            eq[n++] = e->equation[i];
-    eq[n] = '\0';
-    if (strchr(eq, '.'))
-        return op_fail(o, PRT_ERR_UNSUPPORTED,
-                       "equation '%s': ellipsis ('...') is not supported", e->equation);
+    memset(e->rank, 0, sizeof e->rank);
     arrow = strstr(eq, "->");
     explicit_out = arrow != NULL;
     if (arrow && strstr(arrow + 2, "->"))
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                       "equation '%s' has more than one '->'", e->equation);
+                       "equation '%s' has more than one '->'", shown);
     for (int32_t i = 0; i < ES_MAX_LETTERS; i++)
         id_of[i] = -1;
 
@@ -84,7 +77,7 @@ static prt_status es_parse(op_object *o, const op_fields *f)
         if (*p == ',') {
             if (++e->nb_ops > ES_MAX_OPS)
                 return op_fail(o, PRT_ERR_UNSUPPORTED,
-                               "equation '%s' has more than %d operands", e->equation,
+                               "equation '%s' has more than %d operands", shown,
                                ES_MAX_OPS);
             term = e->nb_ops - 1;
             pos = 0;
@@ -94,12 +87,12 @@ static prt_status es_parse(op_object *o, const op_fields *f)
             return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                            "equation '%s': '%c' is not a letter (terms are "
                            "letters a-z, A-Z separated by ',')",
-                           e->equation, *p);
+                           shown, *p);
         if (pos == PRT_MAX_DIMS)
             return op_fail(o, PRT_ERR_UNSUPPORTED,
                            "equation '%s': operand %d has more than %d "
                            "letters (the rank limit)",
-                           e->equation, (int)term, PRT_MAX_DIMS);
+                           shown, (int)term, PRT_MAX_DIMS);
         /* Store the slot for now; ids are assigned below. */
         e->label[term][pos++] = (int8_t)letter_slot(*p);
         e->rank[term] = pos;
@@ -114,23 +107,23 @@ static prt_status es_parse(op_object *o, const op_fields *f)
                 return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                                "equation '%s': '%c' in the output is not a "
                                "letter",
-                               e->equation, *p);
+                               shown, *p);
             s = letter_slot(*p);
             if (!count[s])
                 return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                                "equation '%s': output letter '%c' does not "
                                "appear in any input",
-                               e->equation, *p);
+                               shown, *p);
             if (nb_rhs > 0 && memchr(rhs, *p, (size_t)nb_rhs))
                 return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
                                "equation '%s': output letter '%c' appears "
                                "twice",
-                               e->equation, *p);
+                               shown, *p);
             if (nb_rhs == PRT_MAX_DIMS)
                 return op_fail(o, PRT_ERR_UNSUPPORTED,
                                "equation '%s': the output has more than %d "
                                "letters (the rank limit)",
-                               e->equation, PRT_MAX_DIMS);
+                               shown, PRT_MAX_DIMS);
             rhs[nb_rhs++] = *p;
         }
     } else {
@@ -140,7 +133,7 @@ static prt_status es_parse(op_object *o, const op_fields *f)
                     return op_fail(o, PRT_ERR_UNSUPPORTED,
                                    "equation '%s': the implicit output has "
                                    "more than %d letters",
-                                   e->equation, PRT_MAX_DIMS);
+                                   shown, PRT_MAX_DIMS);
                 rhs[nb_rhs++] = slot_letter(s);
             }
     }
@@ -163,6 +156,168 @@ static prt_status es_parse(op_object *o, const op_fields *f)
             }
             e->label[k][i] = (int8_t)id_of[s];
         }
+    return PRT_OK;
+}
+
+/* eq (whitespace dropped) with each '...' checked: at most once a term, as
+ * three dots; *n its length. */
+static prt_status es_strip(einsum_op *e, char *eq, int32_t *n, int *ellipsis)
+{
+    int32_t m = 0;
+    *ellipsis = 0;
+    for (int32_t i = 0; i < e->eq_len; i++)
+        if (e->equation[i] != ' ' && e->equation[i] != '\t' && e->equation[i] != '\n' &&
+            e->equation[i] != '\r')
+            eq[m++] = e->equation[i];
+    eq[m] = '\0';
+    for (const char *p = eq; *p;) {
+        const char *end = p + strcspn(p, ",-");
+        const char *dot = memchr(p, '.', (size_t)(end - p));
+        if (dot) {
+            if (strncmp(dot, "...", 3) != 0 ||
+                memchr(dot + 3, '.', (size_t)(end - dot - 3)))
+                return op_fail(&e->o, PRT_ERR_INVALID_ARGUMENT,
+                               "equation '%s': a term holds '.' other than one '...'",
+                               e->equation);
+            *ellipsis = 1;
+        }
+        p = *end == '-' ? end + 2 : *end ? end + 1 : end;
+    }
+    *n = m;
+    return PRT_OK;
+}
+
+static prt_status es_parse(op_object *o, const op_fields *f)
+{
+    einsum_op *e = (einsum_op *)o;
+    char eq[ES_EQ_MAX];
+    int32_t len, n;
+    prt_status st = op_field_str(f, "equation", e->equation, sizeof e->equation, &len);
+    if (st)
+        return st;
+    if (len < 0)
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       "field 'equation' is required (e.g. \"ij,jk->ik\")");
+    e->eq_len = len;
+    st = es_strip(e, eq, &n, &e->ellipsis);
+    if (!st && e->ellipsis) {
+        /* Its syntax now, with each '...' as no dims (es_expand makes the
+         * labels once the ranks are known). */
+        char bare[ES_EQ_MAX];
+        int32_t m = 0;
+        for (const char *p = eq; *p;)
+            if (strncmp(p, "...", 3) == 0)
+                p += 3;
+            else
+                bare[m++] = *p++;
+        bare[m] = '\0';
+        st = es_parse_eq(e, bare, e->equation);
+    }
+    if (st || e->ellipsis)
+        return st;
+    return es_parse_eq(e, eq, e->equation);
+}
+
+/* The equation with each '...' replaced by letters it does not use, now
+ * that the operands' ranks are known: operand k's '...' stands for its
+ * rank less its letters, the last of E such letters (E the most any
+ * operand has: numpy aligns them on the right); the output's '...' (or, an
+ * output left implicit, the front of it) for all E. Then labels as for any
+ * equation, and that form is what is serialized. */
+static prt_status es_expand(einsum_op *e, const int32_t *ranks, int32_t nb_in)
+{
+    char eq[ES_EQ_MAX], out[ES_EQ_MAX], fill[PRT_MAX_DIMS];
+    int used[ES_MAX_LETTERS] = {0}, E = 0, term = 0, n, ell;
+    int32_t named[ES_MAX_OPS] = {0}, m = 0;
+    const char *arrow;
+    prt_status st = es_strip(e, eq, &n, &ell);
+    if (st)
+        return st;
+    if (nb_in != e->nb_ops)
+        return op_fail(&e->o, PRT_ERR_SHAPE,
+                       "equation '%s' has %d operand%s but the layer has %d input%s",
+                       e->equation, (int)e->nb_ops, e->nb_ops == 1 ? "" : "s", (int)nb_in,
+                       nb_in == 1 ? "" : "s");
+    arrow = strstr(eq, "->");
+    for (const char *p = eq; *p; p++)
+        if (is_letter(*p))
+            used[letter_slot(*p)] = 1;
+    for (const char *p = eq; *p && p != arrow; p++) {
+        if (*p == ',')
+            term++;
+        else if (is_letter(*p))
+            named[term]++;
+    }
+    term = 0;
+    for (const char *p = eq; *p && p != arrow; p++) {
+        int32_t k;
+        if (*p == ',') {
+            term++;
+            continue;
+        }
+        if (strncmp(p, "...", 3) != 0)
+            continue;
+        k = ranks[term] - named[term];
+        if (k < 0)
+            return op_fail(
+                &e->o, PRT_ERR_SHAPE,
+                "equation '%s': operand %d names %d dims but input %d has rank "
+                "%d",
+                e->equation, (int)term, (int)named[term], (int)term, (int)ranks[term]);
+        E = k > E ? k : E;
+        p += 2;
+    }
+    for (int32_t s = 0, i = 0; i < E; s++) {
+        if (s == ES_MAX_LETTERS)
+            return op_fail(&e->o, PRT_ERR_UNSUPPORTED,
+                           "equation '%s': no letters left for '...' (%d dims)",
+                           e->equation, E);
+        if (!used[s])
+            fill[i++] = slot_letter(s);
+    }
+    term = 0;
+    for (const char *p = eq; *p && m < ES_EQ_MAX - PRT_MAX_DIMS - 4;) {
+        if (p == arrow) {
+            out[m++] = '-';
+            out[m++] = '>';
+            p += 2;
+            continue;
+        }
+        if (*p == ',' && (!arrow || p < arrow))
+            term++;
+        if (strncmp(p, "...", 3) == 0) {
+            const int out_side = arrow && p > arrow;
+            const int32_t k = out_side ? E : ranks[term] - named[term];
+            memcpy(out + m, fill + (E - k), (size_t)k);
+            m += k;
+            p += 3;
+            continue;
+        }
+        out[m++] = *p++;
+    }
+    if (!arrow) {
+        /* implicit output: the ellipsis dims, then the letters seen once */
+        int32_t cnt[ES_MAX_LETTERS] = {0};
+        for (int32_t i = 0; i < m; i++)
+            if (is_letter(out[i]))
+                cnt[letter_slot(out[i])]++;
+        out[m++] = '-';
+        out[m++] = '>';
+        memcpy(out + m, fill, (size_t)E);
+        m += E;
+        for (int32_t s = 0; s < ES_MAX_LETTERS && m < ES_EQ_MAX - 1; s++) {
+            int is_fill = memchr(fill, slot_letter(s), (size_t)E) != NULL;
+            if (cnt[s] == 1 && !is_fill)
+                out[m++] = slot_letter(s);
+        }
+    }
+    out[m] = '\0';
+    st = es_parse_eq(e, out, e->equation);
+    if (st)
+        return st;
+    memcpy(e->equation, out, (size_t)m + 1);
+    e->eq_len = m;
+    e->ellipsis = 0;
     return PRT_OK;
 }
 
@@ -208,10 +363,13 @@ static prt_status es_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in
     const einsum_op *e = ces(o);
     const prt_expr *dim[ES_MAX_LETTERS] = {0};
     int32_t src[ES_MAX_LETTERS] = {0}, ranks[ES_MAX_OPS] = {0};
-    prt_status st;
-    for (int32_t k = 0; k < nb_in; k++)
+    prt_status st = PRT_OK;
+    for (int32_t k = 0; k < nb_in && k < ES_MAX_OPS; k++)
         ranks[k] = in[k].nb_dims;
-    st = es_check_inputs(e, nb_in, ranks);
+    if (e->ellipsis)
+        st = es_expand((einsum_op *)o, ranks, nb_in);
+    if (!st)
+        st = es_check_inputs(e, nb_in, ranks);
     if (st)
         return st;
     for (int32_t k = 0; k < nb_in; k++)
@@ -242,7 +400,12 @@ prt_status es_letter_sizes(const einsum_op *e, const prt_dims *in, int32_t nb_in
 {
     int32_t src[ES_MAX_LETTERS] = {0}, ranks[ES_MAX_OPS] = {0};
     prt_status st;
-    for (int32_t k = 0; k < nb_in; k++)
+    if (e->ellipsis)
+        return op_fail(&e->o, PRT_ERR_STATE,
+                       "equation '%s': its '...' takes the inputs' ranks first "
+                       "(get_output_shapes)",
+                       e->equation);
+    for (int32_t k = 0; k < nb_in && k < ES_MAX_OPS; k++)
         ranks[k] = in[k].nb_dims;
     st = es_check_inputs(e, nb_in, ranks);
     if (st)

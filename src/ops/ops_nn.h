@@ -254,6 +254,10 @@ typedef struct einsum_op {
     int32_t nb_letters;
     int32_t out_rank;
     char letter[ES_MAX_LETTERS]; /* id -> character, for messages */
+    /* The equation has '...' (ellipsis): labels are made when the inputs'
+     * ranks are first known (get_output_shapes), which rewrites the
+     * equation with letters in their place; that form is serialized. */
+    int32_t ellipsis;
 } einsum_op;
 
 /* The size of every letter of Einsum's equation from concrete dims; fails
