@@ -207,7 +207,9 @@ def test_views_of_fake_cuda_arrays(fake_driver):
     strided = CAI(shape=(2, 3), typestr="<f4", data=(0x7000, False), strides=(4, 8))
     assert _cuda.view(dense).contiguous and not _cuda.view(strided).contiguous
     v = _cuda.view(CAI(shape=(3,), typestr="<f8", data=(0x7000, False)))
-    assert v.dtype is None and v.dtype_name == "<f8"
+    assert v.dtype == trt.float64 and v.nbytes == 24
+    v = _cuda.view(CAI(shape=(3,), typestr="<c8", data=(0x7000, False)))
+    assert v.dtype is None and v.dtype_name == "<c8"
     with pytest.raises(TypeError, match="masked"):
         _cuda.view(CAI(shape=(3,), typestr="<f4", data=(1, False), mask=object()))
 
@@ -219,7 +221,9 @@ def test_views_of_host_arrays():
         a.ctypes.data, (3, 4), trt.int32, trt.Device.CPU, True, "numpy")
     assert not _cuda.view(a[:, ::2]).contiguous
     v = _cuda.view([1.0, 2.0])  # anything np.asarray takes
-    assert v.dtype is None and v.dtype_name == "float64"
+    assert v.dtype == trt.float64
+    v = _cuda.view([1j, 2.0])  # a type plugrt lacks
+    assert v.dtype is None and v.dtype_name == "complex128"
 
     class DL_only:  # an object with DLPack only (a numpy array behind it)
         def __init__(self, arr):
