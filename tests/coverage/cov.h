@@ -36,6 +36,15 @@ void cov_append(char *buf, size_t cap, const char *fmt, ...)
 
 /* The generator's random source. */
 tu_rng *cov_rng(cov *c);
+/* The cell's device (PRT_DEVICE_*). */
+int32_t cov_device(cov *c);
+/* float64, int16, uint16, uint32, uint64: no device kernel makes them
+ * (op_device.h), so casts to them run on the CPU alone. */
+static inline int cov_dtype_wide(int32_t t)
+{
+    return t == PRT_FLOAT64 || t == PRT_INT16 || t == PRT_UINT16 || t == PRT_UINT32 ||
+           t == PRT_UINT64;
+}
 
 /* Random dims of rank r: sizes in [1, 9], odd ones more often, and with
  * zero_ok one of them 0 now and then. */

@@ -733,6 +733,8 @@ static void gen_eye_like(cov *c, const char *op, int32_t dt)
         oc_case k = {.op = op, .nb = 1, .exact = 1};
         int32_t to = (dt + 3 + v) % PRT_DTYPE_COUNT;
         prt_field f[2] = {ot_fld_i32("k", &ks[v], 1), ot_fld_i32("dtype", &to, 1)};
+        if (cov_device(c) != PRT_DEVICE_CPU && cov_dtype_wide(to))
+            to = PRT_FLOAT32; /* no device kernel makes the wide types */
         char tag[48];
         k.f = f;
         k.nf = v == 2 ? 2 : 1;

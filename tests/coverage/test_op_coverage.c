@@ -59,6 +59,11 @@ void cov_append(char *buf, size_t cap, const char *fmt, ...)
     va_end(ap);
 }
 
+int32_t cov_device(cov *c)
+{
+    return c->device;
+}
+
 tu_rng *cov_rng(cov *c)
 {
     return &c->r;

@@ -86,7 +86,12 @@ for _n in ("test_castlike_BFLOAT16_to_FLOAT", "test_castlike_FLOAT_to_BFLOAT16")
         DATA[_n + _e] = ("input 'like' in the test data has dims [1]; the model declares "
                          "[3, 4]")
 
-CATEGORIES = ("dtype", "op", "type", "limit", "data", "fail")
+# A layer whose op runs on the CPU alone for these dtypes (a CUDA kernel
+# takes fewer: the wide types, an integer Pow base); --allow-cpu-fallback
+# runs it there.
+DEVICE_RE = re.compile(r"does not run on CUDA with dtypes")
+
+CATEGORIES = ("dtype", "op", "type", "limit", "data", "device", "fail")
 
 
 def reason_of(text, root):
@@ -112,6 +117,8 @@ def classify(reason):
     for r in LIMIT_RES:
         if r.search(reason):
             return "limit", reason
+    if DEVICE_RE.search(reason):
+        return "device", reason
     return "fail", reason
 
 
@@ -214,6 +221,9 @@ FAILING_HEADER = """\
 #          (plugrt folds them: it has no conditional or loop layers)
 #   data   test data that contradicts ONNX's definition or the model
 #          (node_tests_cli.py's DATA says how)
+#   device an op whose kernel on the device takes fewer dtypes than the
+#          CPU's (float64 and the other wide types, an integer Pow base):
+#          --allow-cpu-fallback runs the layer on the CPU
 #   fail   anything else: a bug or a missing attribute, to be fixed
 # Written by `node_tests_cli.py --write`; the test fails when a test fails
 # that this list does not name under that category.

@@ -688,11 +688,12 @@ int opk_attention(const opk_attention_args *a, void *stream);
 /* A window of n points (ops_signal.h: signal_window_params's c). */
 int opk_window(int32_t dtype, void *y, int64_t n, const double *c, int32_t periodic,
                void *stream);
-/* MelWeightMatrix [R, M]; dft_length and sample_rate (idt) and the edges
- * (fdt) are device scalars. */
+/* MelWeightMatrix [R, M]; dft_length (len_value where len is NULL: a shape
+ * input in host memory), sample_rate (idt) and the edges (fdt) are device
+ * scalars. */
 int opk_mel_weight(int32_t dtype, void *y, int64_t R, int64_t M, const void *len,
-                   const void *rate, int32_t idt, const void *lo, const void *hi,
-                   int32_t fdt, void *stream);
+                   int64_t len_value, const void *rate, int32_t idt, const void *lo,
+                   const void *hi, int32_t fdt, void *stream);
 /* DFT's layout (ops_signal.h's signal_dft_geom; len used when the device
  * length is NULL). */
 typedef struct opk_dft_geom {
@@ -701,10 +702,11 @@ typedef struct opk_dft_geom {
 } opk_dft_geom;
 int opk_dft(int32_t dtype, const void *x, void *y, const opk_dft_geom *g, const void *len,
             int32_t len_dtype, void *stream);
-/* STFT's (signal_stft_geom); frame_step a device scalar, the frame length
- * one too or g->len (len NULL); w the window or NULL. */
+/* STFT's (signal_stft_geom); frame_step a device scalar or g->step (step
+ * NULL: a shape input in host memory), the frame length likewise or g->len
+ * (len NULL); w the window or NULL. DFT's length likewise. */
 typedef struct opk_stft_geom {
-    int64_t batch, samples, comps, frames, len, bins;
+    int64_t batch, samples, comps, frames, len, bins, step;
 } opk_stft_geom;
 int opk_stft(int32_t dtype, const void *x, const void *w, void *y, const opk_stft_geom *g,
              const void *step, int32_t step_dtype, const void *len, int32_t len_dtype,

@@ -158,6 +158,10 @@ enum {
     LT_F32_BF16 = 64
 };
 
+/* Heuristic answers asked for: the first that runs in OPK_LT_WORKSPACE is
+ * taken (the best one may want more workspace than the handle has). */
+#define LT_ALGOS 8
+
 /* The algorithm cuBLASLt chose for one product, kept for the next. */
 typedef struct lt_plan {
     int valid;
@@ -167,6 +171,11 @@ typedef struct lt_plan {
     uint32_t align;  /* the operands' alignment (lt_align), A's, Bt's, C's */
     int64_t more[3]; /* float32: the leading dims and the batch */
     cublasLtMatmulAlgo_t algo;
+    /* The heuristic's usable answers in its order (algo is one of them):
+     * cublasLtMatmul may still refuse one (NOT_SUPPORTED, before any
+     * launch), and lt_run then tries the next. */
+    cublasLtMatmulAlgo_t cand[LT_ALGOS];
+    int nb_cand, at;
 } lt_plan;
 
 struct opk_lt {
@@ -313,10 +322,6 @@ static uint32_t lt_align(const void *p)
     return a;
 }
 
-/* Heuristic answers asked for: the first that runs in OPK_LT_WORKSPACE is
- * taken (the best one may want more workspace than the handle has). */
-#define LT_ALGOS 8
-
 /* The name of a cuBLAS status, for messages. */
 static const char *lt_status_name(cublasStatus_t s)
 {
@@ -416,10 +421,14 @@ static cublasStatus_t lt_algo(opk_lt *h, lt_call *c, int32_t kind, int64_t M, in
     if (s != CUBLAS_STATUS_SUCCESS)
         return s;
     h->found = found;
-    for (int k = 0; k < found && k < LT_ALGOS && pick < 0; k++)
+    h->plan.nb_cand = 0;
+    for (int k = 0; k < found && k < LT_ALGOS; k++)
         if (res[k].state == CUBLAS_STATUS_SUCCESS && res[k].workspaceSize <= ws &&
-            !(half && lt_splits_k(&res[k].algo)))
-            pick = k;
+            !(half && lt_splits_k(&res[k].algo))) {
+            pick = pick < 0 ? k : pick;
+            h->plan.cand[h->plan.nb_cand++] = res[k].algo;
+        }
+    h->plan.at = 0;
     if (pick < 0) {
         *none = 1;
         return CUBLAS_STATUS_NOT_SUPPORTED;
@@ -465,6 +474,15 @@ static prt_status lt_run(opk_lt *h, lt_call *c, int32_t kind, const int64_t more
         s = lt.matmul(h->handle, c->desc, alpha, Bt, c->a, A, c->b, beta, C_in, c->c, C,
                       c->d, &h->plan.algo, h->workspace, h->ws_size,
                       (cudaStream_t)stream);
+        /* A refusal by cublasLtMatmul's own checks launches nothing: the
+         * heuristic's next answer, and the one that runs stays the plan. */
+        while (s == CUBLAS_STATUS_NOT_SUPPORTED && h->plan.valid &&
+               h->plan.at + 1 < h->plan.nb_cand) {
+            h->plan.algo = h->plan.cand[++h->plan.at];
+            s = lt.matmul(h->handle, c->desc, alpha, Bt, c->a, A, c->b, beta, C_in, c->c,
+                          C, c->d, &h->plan.algo, h->workspace, h->ws_size,
+                          (cudaStream_t)stream);
+        }
     }
     lt_free(c);
     if (s == CUBLAS_STATUS_SUCCESS)

@@ -47,10 +47,10 @@ __device__ int64_t mel_point(int64_t p, int64_t bins, int64_t len, double rate, 
 }
 
 __global__ void mel_kernel(int32_t dtype, void *y, int64_t R, int64_t M, const void *lenp,
-                           const void *ratep, int32_t idt, const void *lop,
-                           const void *hip, int32_t fdt)
+                           int64_t len_value, const void *ratep, int32_t idt,
+                           const void *lop, const void *hip, int32_t fdt)
 {
-    const int64_t len = int_at(lenp, idt), rate = int_at(ratep, idt);
+    const int64_t len = lenp ? int_at(lenp, idt) : len_value, rate = int_at(ratep, idt);
     const float lo = load_f(fdt, lop, 0), hi = load_f(fdt, hip, 0);
     OPK_FOR(at, R * M)
     {
@@ -118,7 +118,7 @@ __global__ void stft_kernel(int32_t dtype, const void *x, const void *w, void *y
                             opk_stft_geom g, const void *stepp, const void *lenp,
                             int32_t step_dtype, int32_t len_dtype)
 {
-    const int64_t step = int_at(stepp, step_dtype);
+    const int64_t step = stepp ? int_at(stepp, step_dtype) : g.step;
     const int64_t n = lenp ? int_at(lenp, len_dtype) : g.len;
     OPK_FOR(at, g.batch * g.frames * g.bins)
     {
@@ -152,13 +152,14 @@ extern "C" int opk_window(int32_t dtype, void *y, int64_t n, const double *c,
 }
 
 extern "C" int opk_mel_weight(int32_t dtype, void *y, int64_t R, int64_t M,
-                              const void *len, const void *rate, int32_t idt,
-                              const void *lo, const void *hi, int32_t fdt, void *stream)
+                              const void *len, int64_t len_value, const void *rate,
+                              int32_t idt, const void *lo, const void *hi, int32_t fdt,
+                              void *stream)
 {
     if (R * M == 0)
         return 0;
     mel_kernel<<<blocks_for(R * M), kThreads, 0, (cudaStream_t)stream>>>(
-        dtype, y, R, M, len, rate, idt, lo, hi, fdt);
+        dtype, y, R, M, len, len_value, rate, idt, lo, hi, fdt);
     return launched();
 }
 
