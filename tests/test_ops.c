@@ -1281,6 +1281,14 @@ static int test_einsum(void)
     }
     /* Errors at build: inputs against the equation. */
     {
+        ot_tensor in[1], y;
+        prt_field f = ot_fld_str("equation", "b...->b");
+        in[0] = ot_make(PRT_FLOAT32, D3(2, 3, 4));
+        CHECK_ERR(ot_run_op("Einsum", &f, 1, in, 1, &y), PRT_ERR_INVALID_ARGUMENT,
+                  "the inputs' '...' stands for 2 dims but the output has no '...'");
+        ot_free(&in[0]);
+    }
+    {
         ot_tensor in[2], y;
         prt_field f = ot_fld_str("equation", "ij,jk->ik");
         in[0] = ot_make(PRT_FLOAT32, D2(2, 3));

@@ -226,7 +226,9 @@ static prt_status es_parse(op_object *o, const op_fields *f)
  * equation, and that form is what is serialized. */
 static prt_status es_expand(einsum_op *e, const int32_t *ranks, int32_t nb_in)
 {
-    char eq[ES_EQ_MAX], out[ES_EQ_MAX], fill[PRT_MAX_DIMS];
+    /* out: each '...' (3 bytes) grows to at most PRT_MAX_DIMS letters, an
+     * implicit output adds '->' and at most 52 + PRT_MAX_DIMS more */
+    char eq[ES_EQ_MAX], out[2 * ES_EQ_MAX], fill[PRT_MAX_DIMS];
     int used[ES_MAX_LETTERS] = {0}, E = 0, term = 0, n, ell;
     int32_t named[ES_MAX_OPS] = {0}, m = 0;
     const char *arrow;
@@ -267,6 +269,12 @@ static prt_status es_expand(einsum_op *e, const int32_t *ranks, int32_t nb_in)
         E = k > E ? k : E;
         p += 2;
     }
+    if (E > 0 && arrow && !strstr(arrow, "..."))
+        return op_fail(&e->o, PRT_ERR_INVALID_ARGUMENT,
+                       "equation '%s': the inputs' '...' stands for %d dims but the "
+                       "output has no '...' (as numpy and ONNX Runtime, plugrt does not "
+                       "sum them away)",
+                       e->equation, E);
     for (int32_t s = 0, i = 0; i < E; s++) {
         if (s == ES_MAX_LETTERS)
             return op_fail(&e->o, PRT_ERR_UNSUPPORTED,
@@ -276,7 +284,7 @@ static prt_status es_expand(einsum_op *e, const int32_t *ranks, int32_t nb_in)
             fill[i++] = slot_letter(s);
     }
     term = 0;
-    for (const char *p = eq; *p && m < ES_EQ_MAX - PRT_MAX_DIMS - 4;) {
+    for (const char *p = eq; *p;) {
         if (p == arrow) {
             out[m++] = '-';
             out[m++] = '>';
@@ -305,13 +313,17 @@ static prt_status es_expand(einsum_op *e, const int32_t *ranks, int32_t nb_in)
         out[m++] = '>';
         memcpy(out + m, fill, (size_t)E);
         m += E;
-        for (int32_t s = 0; s < ES_MAX_LETTERS && m < ES_EQ_MAX - 1; s++) {
+        for (int32_t s = 0; s < ES_MAX_LETTERS; s++) {
             int is_fill = memchr(fill, slot_letter(s), (size_t)E) != NULL;
             if (cnt[s] == 1 && !is_fill)
                 out[m++] = slot_letter(s);
         }
     }
     out[m] = '\0';
+    if (m >= ES_EQ_MAX)
+        return op_fail(&e->o, PRT_ERR_UNSUPPORTED,
+                       "equation '%s': with its '...' spelled out it is over %d bytes",
+                       e->equation, ES_EQ_MAX - 1);
     st = es_parse_eq(e, out, e->equation);
     if (st)
         return st;
