@@ -329,6 +329,31 @@ static int64_t ctl_attr_i(const Onnx__NodeProto *n, const char *name, int64_t df
 static int ctl_eval(onnx_import *imp, const ctl_scope *sc, const char *name, int depth,
                     ctl_val *out);
 
+/* A constant tensor of at most CTL_VAL_MAX integers (rank 0 or 1) as a
+ * ctl_val, every entry known; 0 for anything else (floats, more values). */
+static int ctl_val_of(onnx_import *imp, const Onnx__TensorProto *tp, const char *name,
+                      ctl_val *out)
+{
+    onnx_tensor t;
+    size_t cnt;
+    if (tp->n_dims > 1 || onnx_tensor_load(tp, imp->base_dir, name, &t) != PRT_OK) {
+        prt_clear_error();
+        return 0;
+    }
+    cnt = t.bytes / (prt_dtype_size(t.dtype) ? prt_dtype_size(t.dtype) : 1);
+    if (onnx_dtype_is_float(t.dtype) || t.dtype == PRT_FLOAT64 || cnt > CTL_VAL_MAX) {
+        onnx_tensor_free(&t);
+        return 0;
+    }
+    out->n = (int32_t)cnt;
+    for (size_t k = 0; k < cnt; k++) {
+        out->v[k] = onnx_tensor_int(&t, k);
+        out->known[k] = 1;
+    }
+    onnx_tensor_free(&t);
+    return 1;
+}
+
 /* Input k of n evaluated; 0 when it is absent or not a shape computation. */
 static int ctl_eval_in(onnx_import *imp, const ctl_scope *sc, const Onnx__NodeProto *n,
                        size_t k, int depth, ctl_val *out)
@@ -414,31 +439,9 @@ static int ctl_eval(onnx_import *imp, const ctl_scope *sc, const char *name, int
         return 1;
     }
     for (const ctl_scope *s = sc; s; s = s->outer)
-        for (size_t i = 0; i < s->g->n_initializer; i++) {
-            const Onnx__TensorProto *tp = s->g->initializer[i];
-            onnx_tensor t;
-            size_t cnt;
-            if (strcmp(onnx_str(tp->name), name) != 0)
-                continue;
-            if (tp->n_dims > 1 ||
-                onnx_tensor_load(tp, imp->base_dir, name, &t) != PRT_OK) {
-                prt_clear_error();
-                return 0;
-            }
-            cnt = t.bytes / (prt_dtype_size(t.dtype) ? prt_dtype_size(t.dtype) : 1);
-            if (onnx_dtype_is_float(t.dtype) || t.dtype == PRT_FLOAT64 ||
-                cnt > CTL_VAL_MAX) {
-                onnx_tensor_free(&t);
-                return 0;
-            }
-            out->n = (int32_t)cnt;
-            for (size_t k = 0; k < cnt; k++) {
-                out->v[k] = onnx_tensor_int(&t, k);
-                out->known[k] = 1;
-            }
-            onnx_tensor_free(&t);
-            return 1;
-        }
+        for (size_t i = 0; i < s->g->n_initializer; i++)
+            if (strcmp(onnx_str(s->g->initializer[i]->name), name) == 0)
+                return ctl_val_of(imp, s->g->initializer[i], name, out);
     n = ctl_producer(sc, name);
     if (!n || onnx_str(n->domain)[0])
         return 0;
@@ -446,25 +449,7 @@ static int ctl_eval(onnx_import *imp, const ctl_scope *sc, const char *name, int
     if (!strcmp(op, "Constant")) {
         /* a vector of integers (one value ctl_const_int read above) */
         const Onnx__AttributeProto *at = onnx_node_attr(n, "value");
-        onnx_tensor t;
-        size_t cnt;
-        if (!at || !at->t || at->t->n_dims > 1 ||
-            onnx_tensor_load(at->t, imp->base_dir, name, &t) != PRT_OK) {
-            prt_clear_error();
-            return 0;
-        }
-        cnt = t.bytes / (prt_dtype_size(t.dtype) ? prt_dtype_size(t.dtype) : 1);
-        if (onnx_dtype_is_float(t.dtype) || t.dtype == PRT_FLOAT64 || cnt > CTL_VAL_MAX) {
-            onnx_tensor_free(&t);
-            return 0;
-        }
-        out->n = (int32_t)cnt;
-        for (size_t k = 0; k < cnt; k++) {
-            out->v[k] = onnx_tensor_int(&t, k);
-            out->known[k] = 1;
-        }
-        onnx_tensor_free(&t);
-        return 1;
+        return at && at->t && ctl_val_of(imp, at->t, name, out);
     }
     if (!strcmp(op, "Shape")) {
         int32_t rank;
