@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "expr/expr.h"
 #include "testutil.h"
@@ -32,6 +33,22 @@ static int64_t ref_ceil_div(int64_t a, int64_t b)
     return -ref_floor_div(-a, b);
 }
 
+/* The float32 a FLOOR_MUL_F32 key stands for: |key| is its bits, the
+ * key's sign its sign. */
+static float ref_key_float(int64_t key)
+{
+    uint32_t u = key < 0 ? 0x80000000u | (uint32_t)-key : (uint32_t)key;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* floor(a * f) in double: exact while |a| < 2^29 (f has 24 bits). */
+static int64_t ref_floor_mul(int64_t a, int64_t key)
+{
+    return (int64_t)floor((double)a * (double)ref_key_float(key));
+}
+
 static int64_t ref_apply(int op, int64_t a, int64_t b)
 {
     switch (op) {
@@ -51,6 +68,8 @@ static int64_t ref_apply(int op, int64_t a, int64_t b)
         return a < b ? 1 : 0;
     case PRT_DIM_FLOOR_DIV:
         return ref_floor_div(a, b);
+    case PRT_DIM_FLOOR_MUL_F32:
+        return ref_floor_mul(a, b);
     default:
         return ref_ceil_div(a, b);
     }
@@ -968,7 +987,7 @@ static void test_validate(void)
     CHECK_ERR(validate1(n), PRT_ERR_MALFORMED, "kind -1");
     n = ok;
     n.op = EXPR_OP_COUNT;
-    CHECK_ERR(validate1(n), PRT_ERR_MALFORMED, "operation 9");
+    CHECK_ERR(validate1(n), PRT_ERR_MALFORMED, "operation 10");
     n = ok;
     n.op = -2;
     CHECK_ERR(validate1(n), PRT_ERR_MALFORMED, "node 4");
@@ -1146,6 +1165,91 @@ static int test_sign_folds(void)
 }
 
 /* Values of shape inputs: a leaf like an input dim, with its own bounds. */
+/* A dim times a float32 value (Resize's scales known at run time): keys
+ * keep the floats' order, the product is floored exactly, and bounds over
+ * a box of dims and values hold. */
+static int test_floor_mul_f32(void)
+{
+    const float order[] = {-INFINITY, -2.5f, -1e-40f, -0.0f, 0.0f,    1e-45f,  0.75f,
+                           1.0f,      1.3f,  1.5f,    2.3f,  3.4e38f, INFINITY};
+    const float scales[] = {0.75f, 1.3f, 1.4f, 2.3f, 1e-3f, 3.0f, 0.5f, 1.0f / 3.0f};
+    const int64_t dims[] = {0, 1, 5, 7, 10, 99, 123457, 100000007};
+    const size_t no = sizeof order / sizeof order[0];
+    expr_pool *pool = expr_pool_create();
+    const prt_expr *d, *v, *e;
+    const expr_program *p;
+    int64_t values[16], lo[16], opt[16], hi[16], out;
+    uint8_t known[16];
+    int bad = 0;
+    REQUIRE(pool);
+    for (size_t i = 0; i < no; i++) {
+        float back = base_key_f32(base_f32_key(order[i]));
+        CHECK(back == order[i] && ref_key_float(base_f32_key(order[i])) == order[i]);
+        if (i)
+            CHECK(base_f32_key(order[i - 1]) <= base_f32_key(order[i]));
+    }
+    CHECK(base_f32_key(-0.0f) == 0 && isnan(base_key_f32(0x7f800001)) &&
+          isnan(base_key_f32(-0x7f800001)));
+    for (size_t i = 0; i < sizeof scales / sizeof scales[0]; i++)
+        for (size_t j = 0; j < sizeof dims / sizeof dims[0]; j++) {
+            int64_t want = (int64_t)floor((double)dims[j] * (double)scales[i]);
+            int64_t neg = (int64_t)floor(-(double)dims[j] * (double)scales[i]);
+            if (!base_floor_mul_f32(dims[j], scales[i], &out) || out != want ||
+                !base_floor_mul_f32(-dims[j], scales[i], &out) || out != neg) {
+                bad++;
+                fprintf(stderr, "floor(%lld * %g) wrong\n", (long long)dims[j],
+                        (double)scales[i]);
+            }
+        }
+    CHECK(bad == 0);
+    CHECK(base_floor_mul_f32((int64_t)1 << 40, 3.4e38f, &out) == 0); /* overflow */
+    CHECK(base_floor_mul_f32(3, INFINITY, &out) == 0);
+    CHECK(base_floor_mul_f32(3, NAN, &out) == 0);
+    CHECK(base_floor_mul_f32(0, 3.4e38f, &out) == 1 && out == 0);
+    /* Folded: times 1.0f is the dim itself, times 0 is 0; a constant
+     * product folds to the exact floor. */
+    d = expr_input_dim(pool, 0, 0);
+    CHECK(expr_op(pool, PRT_DIM_FLOOR_MUL_F32, d, expr_const(pool, base_f32_key(1.0f))) ==
+          d);
+    CHECK(expr_is_const(
+              pool, expr_op(pool, PRT_DIM_FLOOR_MUL_F32, d, expr_const(pool, 0)), &out) &&
+          out == 0);
+    CHECK(expr_is_const(pool,
+                        expr_op(pool, PRT_DIM_FLOOR_MUL_F32, expr_const(pool, 10),
+                                expr_const(pool, base_f32_key(1.3f))),
+                        &out) &&
+          out == 12); /* 1.3f is 1.29999995...: exactly, 10 x it floors to 12 */
+    CHECK(expr_op(pool, PRT_DIM_FLOOR_MUL_F32, expr_const(pool, 3),
+                  expr_const(pool, 0x7fc00000)) == NULL); /* NaN */
+    /* Evaluated and bounded with the value a shape input's. */
+    v = expr_input_value(pool, 1, 0);
+    e = expr_op(pool, PRT_DIM_FLOOR_MUL_F32, d, v);
+    REQUIRE(e);
+    p = expr_pool_program(pool);
+    {
+        prt_dims in[2] = {{1, {7}}, {1, {1}}};
+        prt_dims vals[2] = {{0, {0}}, {1, {base_f32_key(1.4f)}}};
+        expr_env env = {2, in, 0, NULL, NULL, vals};
+        CHECK_OK(expr_program_eval(p, &env, values, known));
+        CHECK(known[expr_id(e)] && values[expr_id(e)] == (int64_t)floor(7.0 * 1.4f));
+        vals[1].d[0] = 0x7fc00000;
+        CHECK_ERR(expr_program_eval(p, &env, values, known), PRT_ERR_SHAPE,
+                  "not a float");
+    }
+    {
+        prt_dims mn[2] = {{1, {2}}, {1, {1}}}, op[2] = {{1, {5}}, {1, {1}}},
+                 mx[2] = {{1, {10}}, {1, {1}}};
+        prt_dims vmn[2] = {{0, {0}}, {1, {base_f32_key(0.5f)}}},
+                 vop[2] = {{0, {0}}, {1, {base_f32_key(1.5f)}}},
+                 vmx[2] = {{0, {0}}, {1, {base_f32_key(2.5f)}}};
+        expr_profile prof = {2, mn, op, mx, vmn, vop, vmx};
+        CHECK_OK(expr_program_bounds(p, &prof, lo, opt, hi));
+        CHECK(lo[expr_id(e)] == 1 && opt[expr_id(e)] == 7 && hi[expr_id(e)] == 25);
+    }
+    expr_pool_destroy(pool);
+    return 0;
+}
+
 static int test_input_values(void)
 {
     expr_pool *pool = expr_pool_create();
@@ -1205,6 +1309,7 @@ int main(void)
     test_validate();
     test_alloc_failures();
     test_input_values();
+    test_floor_mul_f32();
     test_sign_folds();
     return tu_finish("test_expr");
 }

@@ -1228,7 +1228,11 @@ static int test_shape_inputs(prt_registry *reg)
     prt_io_info io = {.struct_size = sizeof(prt_io_info)};
     CHECK_ERR(build_fill(reg, 0, PRT_INT64, &e), PRT_ERR_SHAPE,
               "shape input 'S' (2 values) needs the bounds of its values in profile 0");
-    CHECK_ERR(build_fill(reg, 1, PRT_FLOAT32, &e), PRT_ERR_SHAPE, "1-D int32/int64");
+    CHECK_ERR(build_fill(reg, 1, PRT_FLOAT16, &e), PRT_ERR_SHAPE,
+              "1-D int32/int64/float32");
+    /* A float32 one only where the layer reads floats (built-in Resize). */
+    CHECK_ERR(build_fill(reg, 1, PRT_FLOAT32, &e), PRT_ERR_UNSUPPORTED,
+              "layer 'Fill_0' (plugin test::Fill): shape input 0 ('S') is float32");
     REQUIRE_OK(build_fill(reg, 1, PRT_INT64, &e));
     REQUIRE_OK(prt_engine_serialize(e, &bytes, &size));
     REQUIRE_OK(prt_engine_deserialize(reg, bytes, size, &e2));
@@ -1267,6 +1271,12 @@ static int test_shape_inputs(prt_registry *reg)
         for (int i = 0; i < 30; i++)
             CHECK(y[i] == (i < m ? (float)i : -1.0f));
     }
+    /* Values written after a run and queried before the next: their shape,
+     * not the last run's. */
+    s[0] = 1;
+    s[1] = 2;
+    CHECK_OK(prt_context_get_tensor_shape(ctx, "Y", &d));
+    CHECK(d.nb_dims == 2 && d.d[0] == 2 && d.d[1] == 3);
     CHECK_OK(prt_context_set_tensor_address(ctx, "S", bad));
     CHECK_ERR(prt_context_enqueue(ctx, NULL), PRT_ERR_SHAPE,
               "shape input 'S': value 0 is 5, outside profile 0's 0..4");
@@ -1390,8 +1400,9 @@ static int test_shape_tensors(prt_registry *reg)
         CHECK_OK(prt_network_mark_output(net, yt));
         prt_builder_config_destroy(cfg);
         CHECK_OK(prt_builder_config_create(&cfg));
-        CHECK_ERR(prt_engine_build(net, cfg, reg, &e), PRT_ERR_SHAPE,
-                  "shape input 0 ('ToFloat_0:0') has values the builder cannot know");
+        CHECK_ERR(prt_engine_build(net, cfg, reg, &e), PRT_ERR_UNSUPPORTED,
+                  "shape input 0 ('ToFloat_0:0') is float32, and only a layer that "
+                  "reads float values takes one");
         prt_network_destroy(net);
     }
     prt_builder_config_destroy(cfg);

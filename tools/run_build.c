@@ -88,9 +88,9 @@ static int shape_values_from_data(const prt_network *net, const run_inputs *in,
         int64_t count;
         if (prt_network_get_input(net, i, &t) != PRT_OK ||
             prt_network_get_tensor(net, t, &name, &dtype, &dims) != PRT_OK || !name ||
-            (dtype != PRT_INT32 && dtype != PRT_INT64) || dims.nb_dims > 1 ||
-            prt_network_is_shape_input(net, t, &needed) != PRT_OK || !needed ||
-            in_range(o, name))
+            (dtype != PRT_INT32 && dtype != PRT_INT64 && dtype != PRT_FLOAT32) ||
+            dims.nb_dims > 1 || prt_network_is_shape_input(net, t, &needed) != PRT_OK ||
+            !needed || in_range(o, name))
             continue;
         if (!(r = run_inputs_match(in, name))) {
             cli_error("input %s is a shape input (the shapes of the model's tensors "
@@ -112,9 +112,20 @@ static int shape_values_from_data(const prt_network *net, const run_inputs *in,
             continue; /* the builder says what a shape input must be */
         v[n].name = name;
         v[n].count = (int32_t)count;
-        for (int64_t k = 0; k < count; k++)
-            v[n].v[k] = a->dtype == PRT_INT32 ? ((const int32_t *)a->data)[k]
-                                              : ((const int64_t *)a->data)[k];
+        for (int64_t k = 0; k < count; k++) {
+            if (a->dtype == PRT_FLOAT32) {
+                float f = ((const float *)a->data)[k];
+                if (f != f) {
+                    cli_error("shape input %s: value %lld is NaN; the model's "
+                              "shapes depend on its values (Resize's scales)",
+                              cli_escape(name, en, sizeof en), (long long)k);
+                    return CLI_FAIL;
+                }
+                v[n].v[k] = prt_float_shape_value(f);
+            } else
+                v[n].v[k] = a->dtype == PRT_INT32 ? ((const int32_t *)a->data)[k]
+                                                  : ((const int64_t *)a->data)[k];
+        }
         n++;
     }
     *out_n = n;

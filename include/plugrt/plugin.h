@@ -379,7 +379,13 @@ typedef enum prt_dim_op {
     PRT_DIM_EQUAL = 5,     /* a == b ? 1 : 0 */
     PRT_DIM_LESS = 6,      /* a < b ? 1 : 0 */
     PRT_DIM_FLOOR_DIV = 7, /* floor(a / b), b != 0 */
-    PRT_DIM_CEIL_DIV = 8   /* ceil(a / b), b != 0 */
+    PRT_DIM_CEIL_DIV = 8,  /* ceil(a / b), b != 0 */
+    /* floor(a * f) exactly, f the float32 whose order key is b: a value of
+     * a float32 shape input (a float32 shape input's values reach
+     * get_output_shapes as such keys, prt_float_shape_value), or a constant
+     * key; NaN, infinity or an overflow fail the build or the run. Added
+     * after ABI 1's first release: a host that predates it refuses the op. */
+    PRT_DIM_FLOOR_MUL_F32 = 9
 } prt_dim_op;
 
 /* The dims of one tensor as expressions. */
@@ -535,9 +541,9 @@ typedef struct prt_plugin_build {
 
     /* Output shapes as expressions over the inputs' dims. `shape_inputs`
      * gives, for each shape input, its values as expressions (d[i] is value
-     * i). Fill outputs[i].nb_dims and .d. Size tensors are declared here.
-     * Required. Called once per build, not per profile: the expressions
-     * serve every profile. */
+     * i; a float32 shape input's values are order keys, PRT_DIM_FLOOR_MUL_F32). Fill
+     * outputs[i].nb_dims and .d. Size tensors are declared here. Required. Called once
+     * per build, not per profile: the expressions serve every profile. */
     prt_status (*get_output_shapes)(prt_plugin *self, const prt_dim_exprs *inputs,
                                     int32_t nb_inputs, const prt_dim_exprs *shape_inputs,
                                     int32_t nb_shape_inputs, prt_dim_exprs *outputs,

@@ -324,8 +324,9 @@ PRT_API int32_t prt_network_layer_count(const prt_network *net);
  * dims): it is a shape input of some layer, or an input of a layer that
  * states its outputs' values (get_output_values) where one of those outputs
  * is; and, for a network input or a constant, it is a 0-D or 1-D int32/int64
- * tensor of 1..PRT_MAX_DIMS elements (what can carry values). A network
- * input for which this is 1 takes the bounds of its values in every profile
+ * (a network input also float32) tensor of 1..PRT_MAX_DIMS elements, or of a
+ * dynamic length each profile pins (what can carry values). A network input
+ * for which this is 1 takes the bounds of its values in every profile
  * (prt_builder_config_set_profile_shape_values); `plugrt run` sets them
  * from the input's data. */
 PRT_API PRT_NODISCARD prt_status prt_network_is_shape_input(const prt_network *net,
@@ -512,7 +513,14 @@ PRT_API PRT_NODISCARD prt_status prt_builder_config_set_profile_dims(
 /* Sets min/opt/max of the values of a shape input: a 0-D (count 1) or 1-D
  * int32/int64 network input of static length `count` (1..PRT_MAX_DIMS) whose
  * values some layer's shape depends on. Required in every profile for every shape input;
- * at run time its values (read from its address, host memory) must lie within them. */
+ * at run time its values (read from its address, host memory) must lie within them.
+ * A float32 shape input (Resize's scales given at run time) takes the same
+ * call with each float as prt_float_shape_value(v); NaN is never a value. */
+/* The int64 that stands for the float32 v wherever shape values are int64
+ * (profile bounds, get_output_shapes' values): an order key (|bits| with
+ * v's sign), so keys compare as the floats do and min <= opt <= max holds
+ * for them alike. */
+PRT_API int64_t prt_float_shape_value(float v);
 PRT_API PRT_NODISCARD prt_status prt_builder_config_set_profile_shape_values(
     prt_builder_config *cfg, int32_t profile, const char *input_name, const int64_t *min,
     const int64_t *opt, const int64_t *max, int32_t count);

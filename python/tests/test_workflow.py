@@ -380,6 +380,42 @@ def test_shape_inputs(which):
         assert out.shape == shape and np.array_equal(out, xin.reshape(shape))
 
 
+def test_float_shape_input_resize_scales():
+    """Resize with its scales a float32 shape input: the profile bounds the
+    floats, each run's scales size the output (floor(D * scale))."""
+    reg = trt.Registry()
+    b = trt.Builder(registry=reg)
+    net = b.create_network()
+    x = net.add_input("x", trt.float32, (1, 2, 4, 5))
+    s = net.add_input("s", trt.float32, (4,))
+    fc = trt.PluginFieldCollection([
+        trt.PluginField("coordinate_transformation_mode", b"asymmetric",
+                        trt.PluginFieldType.CHAR),
+        trt.PluginField("nearest_mode", b"floor", trt.PluginFieldType.CHAR),
+        trt.PluginField("scales_input", np.array([1], np.int32), trt.PluginFieldType.INT32)])
+    plugin = reg.get_creator("Resize", "1", "plugrt").create_plugin("rz", fc)
+    y = net.add_plugin_v3([x, s], [s], plugin).get_output(0)
+    y.name = "y"
+    net.mark_output(y)
+    cfg = b.create_builder_config()
+    p = b.create_optimization_profile()
+    p.set_shape_input("s", (1.0, 1.0, 0.5, 0.5), (1.0, 1.0, 2.0, 2.0), (1.0, 1.0, 3.0, 3.0))
+    cfg.add_optimization_profile(p)
+    engine = b.build_engine_with_config(net, cfg)
+    ctx = engine.create_execution_context()
+    xin = np.arange(40, dtype=np.float32).reshape(1, 2, 4, 5)
+    for sh, sw in [(2.0, 2.0), (1.5, 0.5), (3.0, 1.3), (0.5, 2.5)]:
+        out = ctx.run({"x": xin, "s": np.array([1, 1, sh, sw], np.float32)})["y"]
+        oh, ow = int(np.floor(4 * np.float32(sh))), int(np.floor(5 * np.float32(sw)))
+        rows = np.floor(np.arange(oh) / np.float32(sh)).astype(int)
+        cols = np.floor(np.arange(ow) / np.float32(sw)).astype(int)
+        assert out.shape == (1, 2, oh, ow)
+        assert np.array_equal(out, xin[:, :, rows][:, :, :, cols])
+    with pytest.raises(trt.ShapeError) as ei:
+        ctx.run({"x": xin, "s": np.array([1, 1, 4.0, 1], np.float32)})
+    assert "outside profile" in str(ei.value) and "'s'" in str(ei.value)
+
+
 def test_registries_are_independent_objects(std_registry):
     a, b = trt.Registry(), trt.Registry()
     a.load_library(trt.PLUGINS_LIBRARY)

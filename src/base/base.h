@@ -67,6 +67,16 @@ prt_status base_query_check(uint32_t struct_size, size_t size, const void *out,
 int base_mul_i64(int64_t a, int64_t b, int64_t *out);
 int base_add_i64(int64_t a, int64_t b, int64_t *out);
 
+/* A float32 shape input's values (prt_float_shape_value): the order key of
+ * a float, |bits| with the float's sign, so that keys compare as their
+ * floats do (-0 and +0 are key 0). base_key_f32 inverts it; a key beyond
+ * infinity's reads NaN. */
+int64_t base_f32_key(float v);
+float base_key_f32(int64_t key);
+/* floor(d * s) exactly (s = m 2^e, so no rounding before the floor):
+ * 0 for a NaN or infinite s or an overflow, else 1 and *out set. */
+int base_floor_mul_f32(int64_t d, float s, int64_t *out);
+
 /* Element count of dims (1 for rank 0); -1 if a dim is negative or the product
  * overflows. */
 int64_t base_volume(const prt_dims *dims);

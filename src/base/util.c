@@ -16,6 +16,62 @@ int base_add_i64(int64_t a, int64_t b, int64_t *out)
     return !__builtin_add_overflow(a, b, out);
 }
 
+int64_t base_f32_key(float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return u >> 31 ? -(int64_t)(u & 0x7fffffffu) : (int64_t)u;
+}
+
+float base_key_f32(int64_t key)
+{
+    uint32_t u = key < 0 ? 0x80000000u | (uint32_t)(-key & 0x7fffffff)
+                         : (uint32_t)(key & 0x7fffffff);
+    float v;
+    if (key > 0x7f800000 || key < -0x7f800000)
+        u = 0x7fc00000u; /* NaN */
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+int base_floor_mul_f32(int64_t d, float s, int64_t *out)
+{
+    uint32_t u;
+    int32_t ex;
+    int64_t m, p;
+    memcpy(&u, &s, sizeof u);
+    ex = (int32_t)((u >> 23) & 0xff);
+    if (ex == 0xff)
+        return 0;
+    m = (int64_t)(u & 0x7fffff);
+    if (ex)
+        m |= 0x800000;
+    ex = ex ? ex - 150 : -149; /* s = m 2^ex */
+    if (u >> 31)
+        m = -m;
+    if (__builtin_mul_overflow(d, m, &p))
+        return 0;
+    if (ex >= 0) {
+        if (ex >= 63 && p != 0)
+            return 0;
+        if (p != 0 && (p > (INT64_MAX >> ex) || p < (INT64_MIN >> ex)))
+            return 0;
+        *out = p == 0 ? 0 : p * ((int64_t)1 << ex);
+        return 1;
+    }
+    if (-ex >= 63) {
+        *out = p < 0 ? -1 : 0;
+        return 1;
+    }
+    {
+        int64_t q = p / ((int64_t)1 << -ex);
+        if (p % ((int64_t)1 << -ex) < 0)
+            q--;
+        *out = q;
+    }
+    return 1;
+}
+
 int64_t base_volume(const prt_dims *dims)
 {
     int64_t v = 1;

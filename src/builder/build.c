@@ -9,12 +9,14 @@
  *     workspace, list tactics and, when autotuning, time the candidates;
  *  5. decide in-place aliasing; plan the arena; assemble the engine.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/parallel.h"
 #include "builder/builder.h"
 #include "kernel/kernel.h"
+#include "ops/op_const.h"
 
 /* ---- 1. profiles -------------------------------------------------------- */
 
@@ -23,15 +25,6 @@ static int dims_dynamic(const prt_dims *d)
     for (int32_t i = 0; i < d->nb_dims; i++)
         if (d->d[i] < 0)
             return 1;
-    return 0;
-}
-
-static int bld_is_shape_input(const prt_network *net, int32_t tensor)
-{
-    for (int32_t l = 0; l < net->nb_layers; l++)
-        for (int32_t k = 0; k < net->layers[l].nb_shape_inputs; k++)
-            if (net->layers[l].shape_inputs[k] == tensor)
-                return 1;
     return 0;
 }
 
@@ -83,15 +76,21 @@ static prt_status bld_profiles(bld *b)
                     if (strcmp(cfg->profiles[p].entries[j].input, t->name) == 0)
                         e = &cfg->profiles[p].entries[j];
             base_dims_str(&t->dims, buf, sizeof buf);
-            if (bld_is_shape_input(net, net->inputs[i]) || bld_has_values(cfg, t->name)) {
-                /* 0-D holds one value, 1-D a static count of them. */
+            if (net_is_direct_shape_input(net, net->inputs[i]) ||
+                bld_has_values(cfg, t->name)) {
+                /* 0-D holds one value, 1-D a static count of them (or a
+                 * count the profile pins: min = max). */
                 int64_t count = t->dims.nb_dims == 0 ? 1 : t->dims.d[0];
+                if (t->dims.nb_dims == 1 && count < 0 && e && e->has_dims &&
+                    e->min.nb_dims == 1 && e->min.d[0] == e->max.d[0])
+                    count = e->min.d[0];
                 if (t->dims.nb_dims > 1 || count < 1 || count > PRT_MAX_DIMS ||
-                    (t->dtype != PRT_INT32 && t->dtype != PRT_INT64))
+                    (t->dtype != PRT_INT32 && t->dtype != PRT_INT64 &&
+                     t->dtype != PRT_FLOAT32))
                     return base_error(PRT_ERR_SHAPE,
                                       "input '%s' is a shape input, so it must be a "
-                                      "0-D or 1-D int32/int64 input of static length "
-                                      "1..%d; it is %s %s",
+                                      "0-D or 1-D int32/int64/float32 input of static "
+                                      "length 1..%d; it is %s %s",
                                       t->name, PRT_MAX_DIMS, prt_dtype_name(t->dtype),
                                       buf);
                 if (!e || !e->has_values || e->vmin.nb_dims != count)
@@ -100,6 +99,17 @@ static prt_status bld_profiles(bld *b)
                                       "of its values in profile %d "
                                       "(prt_builder_config_set_profile_shape_values)",
                                       t->name, (long long)count, (int)p);
+                for (int32_t v = 0; t->dtype == PRT_FLOAT32 && v < count; v++) {
+                    const int64_t kv[3] = {e->vmin.d[v], e->vopt.d[v], e->vmax.d[v]};
+                    for (int j = 0; j < 3; j++)
+                        if (isnan(base_key_f32(kv[j])))
+                            return base_error(
+                                PRT_ERR_INVALID_ARGUMENT,
+                                "float32 shape input '%s': profile %d bounds value %d "
+                                "with %lld, which stands for no float "
+                                "(prt_float_shape_value gives a float's value)",
+                                t->name, (int)p, (int)v, (long long)kv[j]);
+                }
                 b->pvmin[k] = e->vmin;
                 b->pvopt[k] = e->vopt;
                 b->pvmax[k] = e->vmax;
@@ -370,6 +380,14 @@ static prt_status bld_layer_shapes(bld *b, int32_t li)
         return base_error(PRT_ERR_UNSUPPORTED, "layer '%s': more than 64 shape inputs",
                           l->name);
     for (int32_t s = 0; s < l->nb_shape_inputs; s++) {
+        if (b->t[l->shape_inputs[s]].dtype == PRT_FLOAT32 &&
+            !op_float_shape_input(l->plugin, s))
+            return base_error(PRT_ERR_UNSUPPORTED,
+                              "layer '%s' (plugin %s): shape input %d ('%s') is float32, "
+                              "and only a layer that reads float values takes one "
+                              "(Resize's scales); its values would read as integers",
+                              l->name, bld_plugin_label(l->plugin).s, (int)s,
+                              b->net->tensors[l->shape_inputs[s]].name);
         shape_values[s] = b->t[l->shape_inputs[s]].values;
         if (shape_values[s].nb_dims < 0)
             return base_error(

@@ -256,3 +256,8 @@ prt_status prt_builder_config_set_profile_shape_values(
     memcpy(e->vmax.d, max, sizeof(int64_t) * (size_t)count);
     return PRT_OK;
 }
+
+int64_t prt_float_shape_value(float v)
+{
+    return base_f32_key(v);
+}

@@ -4,6 +4,7 @@
  * anything else touches it, and every engine the builder makes before it
  * is handed out.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,7 +431,7 @@ static prt_status validate_layer(const prt_engine *e, int32_t li, uint8_t *produ
 }
 
 /* A shape input's value bounds: the same count in every profile, matching
- * a 1-D int32/int64 input of that static length; min <= opt <= max. */
+ * a 1-D int32/int64/float32 input of that static length; min <= opt <= max. */
 static prt_status validate_shape_values(const prt_engine *e, int32_t p, int32_t i)
 {
     size_t k = (size_t)p * (size_t)e->nb_inputs + (size_t)i;
@@ -442,15 +443,21 @@ static prt_status validate_shape_values(const prt_engine *e, int32_t p, int32_t 
                        t->name);
     if (n == 0)
         return PRT_OK;
-    if ((t->dtype != PRT_INT32 && t->dtype != PRT_INT64) || t->nb_dims > 1 ||
-        (t->nb_dims == 0 && n != 1) ||
+    if ((t->dtype != PRT_INT32 && t->dtype != PRT_INT64 && t->dtype != PRT_FLOAT32) ||
+        t->nb_dims > 1 || (t->nb_dims == 0 && n != 1) ||
         (t->nb_dims == 1 && (e->exprs.nodes[t->dim_expr[0]].kind != EXPR_CONST ||
                              e->exprs.nodes[t->dim_expr[0]].imm != n)))
         return invalid("input '%s' has %d value bounds but is not a 0-D or 1-D "
-                       "int32/int64 input of that static length",
+                       "int32/int64/float32 input of that static length",
                        t->name, (int)n);
     for (int32_t v = 0; v < n; v++)
-        if (mn->d[v] > op->d[v] || op->d[v] > mx->d[v])
+        if (t->dtype == PRT_FLOAT32 &&
+            (isnan(base_key_f32(mn->d[v])) || isnan(base_key_f32(mx->d[v]))))
+            return invalid("profile %d input '%s' value %d: bounds %lld..%lld are no "
+                           "float32 keys",
+                           (int)p, t->name, (int)v, (long long)mn->d[v],
+                           (long long)mx->d[v]);
+        else if (mn->d[v] > op->d[v] || op->d[v] > mx->d[v])
             return invalid("profile %d input '%s' value %d: min %lld, opt %lld, max "
                            "%lld out of order",
                            (int)p, t->name, (int)v, (long long)mn->d[v],

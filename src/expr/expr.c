@@ -266,6 +266,7 @@ static uint8_t node_nonneg(expr_pool *pool, const expr_node *n)
     case PRT_DIM_MIN:
     case PRT_DIM_FLOOR_DIV:
     case PRT_DIM_CEIL_DIV:
+    case PRT_DIM_FLOOR_MUL_F32: /* a key >= 0 is a float >= 0 */
         return a && b;
     case PRT_DIM_MAX:
         return a || b;
@@ -457,6 +458,8 @@ static fold_result fold_identity(int32_t op, const prt_expr *a, const prt_expr *
     case PRT_DIM_FLOOR_DIV:
     case PRT_DIM_CEIL_DIV:
         return cb && vb == 1 ? FOLD_A : FOLD_NONE;
+    case PRT_DIM_FLOOR_MUL_F32: /* times 1.0f or +-0.0f */
+        return cb && vb == 0x3f800000 ? FOLD_A : cb && vb == 0 ? FOLD_ZERO : FOLD_NONE;
     default:
         return FOLD_NONE;
     }

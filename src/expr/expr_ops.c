@@ -2,12 +2,16 @@
  * (expr_ops.h). */
 #include "expr/expr_ops.h"
 
+#include <math.h>
 #include <stddef.h>
+
+#include "base/base.h"
 
 #include "plugrt/plugin.h"
 
 static const char *const op_names[EXPR_OP_COUNT] = {
-    "SUM", "PROD", "MAX", "MIN", "SUB", "EQUAL", "LESS", "FLOOR_DIV", "CEIL_DIV"};
+    "SUM",   "PROD", "MAX",       "MIN",      "SUB",
+    "EQUAL", "LESS", "FLOOR_DIV", "CEIL_DIV", "FLOOR_MUL_F32"};
 
 const char *expr_op_name(int32_t op)
 {
@@ -69,6 +73,14 @@ const char *expr_apply(int32_t op, int64_t a, int64_t b, int64_t *out)
     case PRT_DIM_FLOOR_DIV:
     case PRT_DIM_CEIL_DIV:
         return divide(op, a, b, out);
+    case PRT_DIM_FLOOR_MUL_F32: {
+        float f = base_key_f32(b);
+        if (!isfinite(f))
+            return "not a float";
+        if (!base_floor_mul_f32(a, f, &v))
+            return "overflow";
+        break;
+    }
     default:
         return "unknown operation";
     }

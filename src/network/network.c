@@ -368,6 +368,15 @@ int32_t prt_network_layer_count(const prt_network *net)
     return net ? net->nb_layers : 0;
 }
 
+int net_is_direct_shape_input(const prt_network *net, int32_t tensor)
+{
+    for (int32_t l = 0; l < net->nb_layers; l++)
+        for (int32_t k = 0; k < net->layers[l].nb_shape_inputs; k++)
+            if (net->layers[l].shape_inputs[k] == tensor)
+                return 1;
+    return 0;
+}
+
 prt_status prt_network_is_shape_input(const prt_network *net, int32_t tensor,
                                       int32_t *out)
 {
@@ -401,12 +410,16 @@ prt_status prt_network_is_shape_input(const prt_network *net, int32_t tensor,
     base_free(needed);
     /* An input or a constant is known: only a short int32/int64 vector
      * can carry values (the builder's rule), so a float tensor that feeds
-     * a Shape is no shape input. */
+     * a Shape is no shape input; a float32 network input is one where a
+     * layer takes it as a shape input itself (Resize's scales). */
     if (*out && net->tensors[tensor].producer < 0) {
         const net_tensor *t = &net->tensors[tensor];
         int64_t n = t->dims.nb_dims == 0 ? 1 : t->dims.d[0];
-        if ((t->dtype != PRT_INT32 && t->dtype != PRT_INT64) || t->dims.nb_dims > 1 ||
-            n < 1 || n > PRT_MAX_DIMS)
+        int ok = t->dtype == PRT_INT32 || t->dtype == PRT_INT64;
+        if (t->dtype == PRT_FLOAT32 && t->input_index >= 0)
+            ok = net_is_direct_shape_input(net, tensor);
+        /* A dynamic length is the profile's to pin (the builder checks). */
+        if (!ok || t->dims.nb_dims > 1 || n == 0 || n > PRT_MAX_DIMS)
             *out = 0;
     }
     return PRT_OK;

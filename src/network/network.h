@@ -71,4 +71,7 @@ prt_status network_check_plugin(const prt_plugin *p, int need_build);
  * it rather than calling through a bad pointer. NULL is fine. */
 void network_destroy_plugin(prt_plugin *p);
 
+/* 1 if some layer takes `tensor` as a shape input itself. */
+int net_is_direct_shape_input(const prt_network *net, int32_t tensor);
+
 #endif /* PLUGRT_NETWORK_H */

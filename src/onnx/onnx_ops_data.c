@@ -79,7 +79,8 @@ prt_status onnx_import_pad(onnx_import *imp, const Onnx__NodeProto *node,
 }
 
 /* OneHot: a constant `depth` (of any numeric type) becomes field depth;
- * otherwise it is a shape input, which must then be an integer. */
+ * otherwise it is a shape input: an integer, or a float32 one (field
+ * depth_float; other float types are refused by the builder). */
 prt_status onnx_import_one_hot(onnx_import *imp, const Onnx__NodeProto *node,
                                const char *label, const prt_plugin_creator *creator)
 {
@@ -96,8 +97,16 @@ prt_status onnx_import_one_hot(onnx_import *imp, const Onnx__NodeProto *node,
     if (st)
         return st;
     onnx_shape_bits("OneHot", &si, &sd);
-    if (n < 0 || nb_ins < 3)
-        return onnx_import_extra(imp, node, label, creator, NULL, 0, ins, nb_ins, si, sd);
+    if (n < 0 || nb_ins < 3) {
+        int32_t t, dtype = -1, one = 1;
+        prt_field fl = {"depth_float", &one, PRT_FIELD_INT32, 1};
+        if (nb_ins > 1 &&
+            (onnx_value_tensor(imp, ins[1], &t) != PRT_OK ||
+             prt_network_get_tensor(imp->net, t, NULL, &dtype, NULL) != PRT_OK))
+            dtype = -1; /* the import below names what is wrong */
+        return onnx_import_extra(imp, node, label, creator, &fl, dtype == PRT_FLOAT32,
+                                 ins, nb_ins, si, sd);
+    }
     ins[1] = ins[2];
     return onnx_import_extra(imp, node, label, creator, &extra, 1, ins, 2, 0, 0);
 }

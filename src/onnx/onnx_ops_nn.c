@@ -77,10 +77,11 @@ prt_status onnx_import_softmax(onnx_import *imp, const Onnx__NodeProto *node,
 
 /* Resize's (or Upsample's) float input k as values for a field: absent
  * (*n = -1) when the input is omitted or empty; an error naming it when it
- * is not a constant. */
+ * is not a constant, unless `runtime` is given: then a float32 value known
+ * only at run time sets *runtime (scales as a float32 shape input). */
 static prt_status import_resize_floats(onnx_import *imp, const Onnx__NodeProto *node,
                                        const char *label, size_t k, const char *what,
-                                       float *dst, int32_t *n)
+                                       float *dst, int32_t *n, int *runtime)
 {
     const char *name = onnx_node_input(node, k);
     char where[600];
@@ -95,14 +96,26 @@ static prt_status import_resize_floats(onnx_import *imp, const Onnx__NodeProto *
     st = onnx_value_const_tensor(imp, name, where, &t, &found);
     if (st)
         return st;
+    if (!found && runtime) {
+        int32_t tensor, dtype;
+        st = onnx_value_tensor(imp, name, &tensor);
+        if (!st)
+            st = prt_network_get_tensor(imp->net, tensor, NULL, &dtype, NULL);
+        if (st)
+            return onnx_error(st, "%s: %s", where, prt_last_error());
+        if (dtype != PRT_FLOAT32)
+            return onnx_error(PRT_ERR_UNSUPPORTED,
+                              "%s is %s and known only at run time; such scales must be "
+                              "float32 (a float32 shape input)",
+                              where, prt_dtype_name(dtype));
+        *runtime = 1;
+        return PRT_OK;
+    }
     if (!found)
         return onnx_error(PRT_ERR_UNSUPPORTED,
                           "%s must be a constant (an initializer or a Constant node): "
-                          "plugrt fixes output shapes when it builds the network%s",
-                          where,
-                          strcmp(what, "scales") == 0
-                              ? "; give sizes instead, which may be computed"
-                              : "");
+                          "plugrt fixes output shapes when it builds the network",
+                          where);
     count = t.bytes / prt_dtype_size(t.dtype);
     if (t.dtype != PRT_FLOAT32 && t.dtype != PRT_FLOAT16) {
         onnx_tensor_free(&t);
@@ -123,21 +136,24 @@ static prt_status import_resize_floats(onnx_import *imp, const Onnx__NodeProto *
 }
 
 /* Resize at every opset, and Upsample (opsets 7-9: Resize's asymmetric
- * coordinates with nearest rounding down, scales >= 1). roi and scales
- * become fields, so they must be constants (ONNX Runtime's and TensorRT's
- * rule too: the output shape is fixed when the network is built); sizes is a
- * shape input (a constant, a network input with known values, or computed
- * from shapes), and a data input as well when keep_aspect_ratio_policy needs
- * its values at run time. Resize 10 and Upsample round nearest as ONNX
- * Runtime does there: down when upsampling, up when downsampling. */
+ * coordinates with nearest rounding down, scales >= 1). roi and constant
+ * scales become fields; scales known only at run time (a float32 graph
+ * input) are a float32 shape input and a data input both (field
+ * scales_input), so the output's dims are floor(D * scale) of the values
+ * the profile bounds; sizes is a shape input (a constant, a network input
+ * with known values, or computed from shapes), and a data input as well
+ * when keep_aspect_ratio_policy needs its values at run time. Resize 10 and Upsample
+ * round nearest as ONNX Runtime does there: down when upsampling, up when downsampling.
+ */
 prt_status onnx_import_resize(onnx_import *imp, const Onnx__NodeProto *node,
                               const char *label, const prt_plugin_creator *creator)
 {
     int upsample = strcmp(onnx_str(node->op_type), "Upsample") == 0;
     int legacy = upsample || imp->opset < 11; /* X, scales */
     float scales[RESIZE_MAX_VALUES], roi[RESIZE_MAX_VALUES];
-    int32_t nb_scales = -1, nb_roi = -1, nb = 0;
-    prt_field f[4];
+    int32_t nb_scales = -1, nb_roi = -1, nb = 0, one = 1;
+    int runtime = 0;
+    prt_field f[5];
     char mode[32] = "", ctm[32] = "", keep[32] = "";
     const Onnx__AttributeProto *a;
     prt_status st;
@@ -151,7 +167,8 @@ prt_status onnx_import_resize(onnx_import *imp, const Onnx__NodeProto *node,
         int up = 0, down = 0;
         st = PRT_OK;
         if (!upsample || imp->opset >= 9)
-            st = import_resize_floats(imp, node, label, 1, "scales", scales, &nb_scales);
+            st = import_resize_floats(imp, node, label, 1, "scales", scales, &nb_scales,
+                                      &runtime);
         else if ((a = onnx_node_attr(node, "scales")) != NULL &&
                  a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS &&
                  a->n_floats <= RESIZE_MAX_VALUES) {
@@ -182,18 +199,32 @@ prt_status onnx_import_resize(onnx_import *imp, const Onnx__NodeProto *node,
                               down ? 5 : 6};
         if (nb_scales >= 0)
             f[nb++] = (prt_field){"scales", scales, PRT_FIELD_FLOAT32, nb_scales};
+        if (runtime) {
+            f[nb++] = (prt_field){"scales_input", &one, PRT_FIELD_INT32, 1};
+            return onnx_import_fields_extra(imp, node, label, creator, f, nb, 1, 0x2, 0x2,
+                                            0);
+        }
         return onnx_import_fields_extra(imp, node, label, creator, f, nb, 1, 0, 0, 0x2);
     }
-    st = import_resize_floats(imp, node, label, 2, "scales", scales, &nb_scales);
+    st =
+        import_resize_floats(imp, node, label, 2, "scales", scales, &nb_scales, &runtime);
     /* roi matters only to tf_crop_and_resize. */
     if (!st && strcmp(ctm, "tf_crop_and_resize") == 0)
-        st = import_resize_floats(imp, node, label, 1, "roi", roi, &nb_roi);
+        st = import_resize_floats(imp, node, label, 1, "roi", roi, &nb_roi, NULL);
     if (st)
         return st;
     if (nb_scales >= 0)
         f[nb++] = (prt_field){"scales", scales, PRT_FIELD_FLOAT32, nb_scales};
     if (nb_roi >= 0)
         f[nb++] = (prt_field){"roi", roi, PRT_FIELD_FLOAT32, nb_roi};
+    if (runtime) {
+        if (onnx_node_input(node, 3)[0] != '\0')
+            return onnx_error(PRT_ERR_INVALID_ARGUMENT,
+                              "%s: both scales and sizes are given; give one", label);
+        f[nb++] = (prt_field){"scales_input", &one, PRT_FIELD_INT32, 1};
+        return onnx_import_fields_extra(imp, node, label, creator, f, nb, 1, 0x4, 0x4,
+                                        0x2);
+    }
     {
         int has_sizes = onnx_node_input(node, 3)[0] != '\0';
         int keep_data = has_sizes && keep[0] && strcmp(keep, "stretch") != 0;

@@ -24,6 +24,7 @@ typedef struct one_hot_op {
     int32_t axis;
     int32_t has_depth;
     int64_t depth;
+    int32_t depth_float; /* 1: the shape input is float32, truncated */
 } one_hot_op;
 
 static prt_status oh_parse(op_object *o, const op_fields *f)
@@ -32,6 +33,12 @@ static prt_status oh_parse(op_object *o, const op_fields *f)
     const prt_field *fl;
     double unused;
     prt_status st = op_field_i32(f, "axis", -1, &h->axis);
+    if (!st)
+        st = op_field_i32(f, "depth_float", 0, &h->depth_float);
+    if (!st && (h->depth_float & ~1))
+        return op_fields_fail(f, PRT_ERR_INVALID_ARGUMENT,
+                              "field 'depth_float' is %d; it must be 0 or 1",
+                              (int)h->depth_float);
     if (!st)
         st = op_field_find(f, "depth", &fl);
     if (st || !fl)
@@ -50,11 +57,13 @@ static prt_status oh_parse(op_object *o, const op_fields *f)
 static int32_t oh_serialize(op_object *o, prt_field *ser)
 {
     one_hot_op *h = (one_hot_op *)o;
+    int32_t n = 1;
     op_ser(&ser[0], "axis", PRT_FIELD_INT32, &h->axis, 1);
-    if (!h->has_depth)
-        return 1;
-    op_ser(&ser[1], "depth", PRT_FIELD_INT64, &h->depth, 1);
-    return 2;
+    if (h->depth_float)
+        op_ser(&ser[n++], "depth_float", PRT_FIELD_INT32, &h->depth_float, 1);
+    if (h->has_depth)
+        op_ser(&ser[n++], "depth", PRT_FIELD_INT64, &h->depth, 1);
+    return n;
 }
 
 /* The axis for indices of rank r, in [0, r]: negative ones count from the
@@ -91,6 +100,12 @@ static prt_status oh_shapes(op_object *o, const prt_dim_exprs *in, int32_t nb_in
     if (op_static_count(eb, &in[1]) >= 0 && op_static_count(eb, &in[1]) != 2)
         return op_fail(o, PRT_ERR_SHAPE, "values must hold two elements [off, on]");
     depth = nb_sv ? sv[0].d[0] : eb->constant(eb, h->depth);
+    /* A float depth: floor(1 x depth), which is its truncation wherever
+     * depth >= 1 holds (ONNX casts it to an integer). */
+    if (nb_sv && h->depth_float)
+        depth = eb->operation(eb, PRT_DIM_FLOOR_MUL_F32, eb->constant(eb, 1), depth);
+    if (!depth)
+        return op_fail(o, PRT_ERR_SHAPE, "depth is no finite float");
     if (eb->is_constant(eb, depth, &v) && v < 1)
         return op_fail(o, PRT_ERR_SHAPE, "depth is %lld; it must be 1 or more",
                        (long long)v);
@@ -169,6 +184,11 @@ static int32_t oh_out_dtype(const op_object *o, const int32_t *types, int32_t nb
     return nb_in > 1 ? types[1] : -1;
 }
 
+static int oh_float_shape_input(const op_object *o, int32_t index)
+{
+    return index == 0 && ((const one_hot_op *)o)->depth_float;
+}
+
 static const op_class one_hot_class = {
     .min_inputs = 2,
     .max_inputs = 2,
@@ -183,12 +203,15 @@ static const op_class one_hot_class = {
     .in_dtypes = oh_in_dtypes,
     .out_dtype = oh_out_dtype,
     .shapes_sv = oh_shapes,
+    .float_shape_input = oh_float_shape_input,
 };
 
 static const prt_field_schema one_hot_schema[] = {
     {"axis", PRT_FIELD_INT32, 1, "where the new dim goes, default -1; -(r+1) to r"},
     {"depth", PRT_FIELD_INT64, 1, "the new dim; absent: the shape input's value"},
+    {"depth_float", PRT_FIELD_INT32, 1,
+     "1: the shape input is float32 (its value truncated), default 0"},
 };
 
 const prt_plugin_creator op_one_hot_creator =
-    OP_CREATOR("OneHot", one_hot_class, one_hot_schema, 2);
+    OP_CREATOR("OneHot", one_hot_class, one_hot_schema, 3);

@@ -908,6 +908,14 @@ int op_is_view(const prt_plugin *p)
 /* Workspace (op_workspace.h)                                                */
 /* ------------------------------------------------------------------------ */
 
+int op_float_shape_input(const prt_plugin *p, int32_t index)
+{
+    if (!p || (p->vt != &op_vt_runtime && p->vt != &op_vt_build))
+        return 0;
+    return cobj(p)->cls->float_shape_input &&
+           cobj(p)->cls->float_shape_input(cobj(p), index);
+}
+
 void op_bind_workspace(prt_plugin *p, int64_t bytes)
 {
     if (p && (p->vt == &op_vt_runtime || p->vt == &op_vt_build))

@@ -157,6 +157,10 @@ typedef struct op_class {
     /* Shape inputs accepted (both 0: none). */
     int32_t min_shape_inputs;
     int32_t max_shape_inputs;
+    /* 1 when shape input `index` may be float32: its values reach shapes_sv
+     * as order keys (PRT_DIM_FLOOR_MUL_F32). NULL: none may (the builder
+     * refuses a float32 one, whose keys would read as huge integers). */
+    int (*float_shape_input)(const op_object *o, int32_t index);
     /* The OP_DT mask input `index` accepts, given the dtypes of inputs
      * 0..index-1 in types[]. NULL: input 0 takes `dtypes`, the others input
      * 0's dtype. */

@@ -45,4 +45,9 @@ void op_set_precision(prt_plugin *p, uint32_t flags);
  * the op's run copies only when the two are apart. 0 for anything else. */
 int op_is_view(const prt_plugin *p);
 
+/* 1 when p, a built-in op's object, reads shape input `index` as float32
+ * values (op_class.float_shape_input); 0 for another plugin, which sees
+ * every shape input's values as integers. */
+int op_float_shape_input(const prt_plugin *p, int32_t index);
+
 #endif /* PLUGRT_OPS_OP_CONST_H */

@@ -5,16 +5,17 @@
  * axes' weights multiplied).
  *
  * Inputs: X (rank r >= 1), and sizes (int32/int64) as a data input only when
- * keep_aspect_ratio_policy needs its values at run time. The output size
- * comes from exactly one of: the field `scales`, or a shape input `sizes`
- * (its values, as expressions). Both refer to `axes` (default: all r axes);
- * the other axes keep their size.
- *   scales:  O = floor(D * scale) (exactly: a float32 scale is a binary
- *            fraction, so a dynamic D gives FLOOR_DIV(D * m, 2^e)).
- *   sizes:   O = sizes, scale = O / D; with keep_aspect_ratio_policy
- *            not_larger (not_smaller) one scale for the axes, the smallest
- *            (largest) of sizes / D, and O = floor(scale * D + 0.5) (static
- *            dims only).
+ * keep_aspect_ratio_policy needs its values at run time, or scales (float32)
+ * with the field scales_input 1. The output size comes from exactly one of:
+ * the field `scales`, a shape input `sizes` (its values, as expressions), or
+ * with scales_input a float32 shape input `scales` that is input 1 as well
+ * (its values known at run time: O = floor(D * scale) is the expression
+ * FLOOR_MUL_F32, and the run reads the scales from host memory). Both refer to `axes`
+ * (default: all r axes); the other axes keep their size. scales:  O = floor(D * scale)
+ * (exactly: a float32 scale is a binary fraction, so a dynamic D gives FLOOR_DIV(D * m,
+ * 2^e)). sizes:   O = sizes, scale = O / D; with keep_aspect_ratio_policy not_larger
+ * (not_smaller) one scale for the axes, the smallest (largest) of sizes / D, and O =
+ * floor(scale * D + 0.5) (static dims only).
  *
  * Fields (ONNX attribute names; ints accepted as int32 or int64):
  *   mode                            nearest (default), linear, cubic
@@ -80,7 +81,8 @@ typedef struct resize_op {
     float cubic_a, extrapolation;
     int32_t exclude_outside, antialias;
     int32_t nb_axes, axes[PRT_MAX_DIMS]; /* 0: all */
-    int32_t nb_scales;                   /* -1: none (sizes) */
+    int32_t nb_scales;                   /* -1: none (sizes, or scales_in) */
+    int32_t scales_in;                   /* 1: scales is input 1, a float32 shape input */
     float scales[PRT_MAX_DIMS];
     int32_t nb_roi; /* -1: none */
     float roi[RS_MAX_ROI];
@@ -139,6 +141,7 @@ static int32_t rs_nb_fields(const resize_op *r)
     n += r->nb_axes > 0;
     n += r->keep != RS_STRETCH;
     n += r->nb_scales >= 0;
+    n += r->scales_in;
     return n;
 }
 
@@ -161,10 +164,13 @@ static prt_status rs_parse(op_object *o, const op_fields *f)
         st = op_field_i32(f, "exclude_outside", 0, &r->exclude_outside);
     if (!st)
         st = op_field_i32(f, "antialias", 0, &r->antialias);
-    if (!st && (r->exclude_outside & ~1 || r->antialias & ~1))
+    if (!st)
+        st = op_field_i32(f, "scales_input", 0, &r->scales_in);
+    if (!st && (r->exclude_outside & ~1 || r->antialias & ~1 || r->scales_in & ~1))
         st = op_fail(o, PRT_ERR_INVALID_ARGUMENT,
-                     "exclude_outside is %d and antialias %d; each must be 0 or 1",
-                     (int)r->exclude_outside, (int)r->antialias);
+                     "exclude_outside is %d, antialias %d and scales_input %d; each "
+                     "must be 0 or 1",
+                     (int)r->exclude_outside, (int)r->antialias, (int)r->scales_in);
     if (!st)
         st = op_field_i32_array(f, "axes", r->axes, PRT_MAX_DIMS, &n);
     if (st)
@@ -189,6 +195,11 @@ static prt_status rs_parse(op_object *o, const op_fields *f)
             if (r->axes[i] == r->axes[j])
                 return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "axes holds %d twice",
                                (int)r->axes[i]);
+    if (r->scales_in && (r->nb_scales >= 0 || r->keep != RS_STRETCH))
+        return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                       "scales_input takes scales from input 1, so neither a scales "
+                       "field nor keep_aspect_ratio_policy %s goes with it",
+                       rs_keeps[r->keep]);
     if (r->nb_scales >= 0 && r->nb_axes && r->nb_scales != r->nb_axes)
         return op_fail(o, PRT_ERR_INVALID_ARGUMENT, "scales has %d values for %d axes",
                        (int)r->nb_scales, (int)r->nb_axes);
@@ -237,6 +248,8 @@ static int32_t rs_serialize(op_object *o, prt_field *ser)
     }
     if (r->nb_scales >= 0)
         op_ser(&ser[n++], "scales", PRT_FIELD_FLOAT32, r->scales, r->nb_scales);
+    if (r->scales_in)
+        op_ser(&ser[n++], "scales_input", PRT_FIELD_INT32, &r->scales_in, 1);
     return n;
 }
 
@@ -251,6 +264,8 @@ static uint32_t rs_in_dtypes(const op_object *o, int32_t index, const int32_t *t
     (void)types;
     if (index == 0)
         return crs(o)->mode == RS_NEAREST ? RS_DT_ALL : RS_DT_FLOAT;
+    if (crs(o)->scales_in)
+        return OP_DT(PRT_FLOAT32);
     return OP_DT(PRT_INT32) | OP_DT(PRT_INT64); /* sizes */
 }
 
@@ -332,10 +347,35 @@ static prt_status rs_shapes_sv(op_object *o, const prt_dim_exprs *in, int32_t nb
                        r->nb_scales >= 0 ? "both scales and sizes are given; give one"
                                          : "neither scales nor sizes is given");
     st = rs_axes(o, rank, r->nb_scales >= 0 ? r->nb_scales : sv[0].nb_dims,
-                 r->nb_scales >= 0 ? "scales" : "sizes", axis_of);
+                 r->nb_scales >= 0 || r->scales_in ? "scales" : "sizes", axis_of);
     if (st)
         return st;
     *out = *x;
+    if (r->scales_in) {
+        /* floor(D * scale), the scale a float32 value known at run time
+         * (its order key); one known now is checked now. */
+        for (int32_t i = 0; i < rank; i++) {
+            int64_t key;
+            const prt_expr *v;
+            if (axis_of[i] < 0)
+                continue;
+            v = sv[0].d[axis_of[i]];
+            if (eb->is_constant(eb, v, &key)) {
+                float f = base_key_f32(key);
+                if (!(f > 0.0f) || isinf(f))
+                    return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                                   "scales[%d] is %g; scales must be finite and > 0",
+                                   (int)axis_of[i], (double)f);
+            }
+            out->d[i] = eb->operation(eb, PRT_DIM_FLOOR_MUL_F32, x->d[i], v);
+            if (!out->d[i])
+                return op_fail(o, PRT_ERR_SHAPE,
+                               "the output's dim %d (X's dim times scales[%d]) has no "
+                               "expression: the scale overflows it",
+                               (int)i, (int)axis_of[i]);
+        }
+        return PRT_OK;
+    }
     if (r->nb_scales >= 0) {
         for (int32_t i = 0; i < rank && !st; i++)
             if (axis_of[i] >= 0)
@@ -449,9 +489,20 @@ prt_status rs_plan_make(const op_object *o, const prt_tensor_desc *in, int32_t n
     /* The counts were checked at build time. */
     int32_t nb_vals = r->nb_scales >= 0 ? r->nb_scales : r->nb_axes ? r->nb_axes : rank;
     prt_status st =
-        rs_axes(o, rank, nb_vals, r->nb_scales >= 0 ? "scales" : "sizes", axis_of);
+        rs_axes(o, rank, nb_vals, r->nb_scales >= 0 || r->scales_in ? "scales" : "sizes",
+                axis_of);
     if (st)
         return st;
+    if (r->scales_in) {
+        if (nb_in < 2 || base_volume(&in[1].dims) != nb_vals ||
+            in[1].dtype != PRT_FLOAT32)
+            return op_fail(o, PRT_ERR_SHAPE, "scales (input 1) must be %d float32 values",
+                           (int)nb_vals);
+        if (!sizes)
+            return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                           "scales (input 1) must be in host memory: it is a shape "
+                           "input");
+    }
     pl->p = rs_params_of(r);
     pl->rank = rank;
     pl->extrapolation = r->extrapolation;
@@ -494,6 +545,13 @@ prt_status rs_plan_make(const op_object *o, const prt_tensor_desc *in, int32_t n
         } else if (r->nb_scales >= 0) {
             ax->scale = r->scales[j];
             want = (int64_t)floor((double)xd->d[i] * ax->scale);
+        } else if (r->scales_in) {
+            float f = ((const float *)sizes)[j];
+            if (!(f > 0.0f) || isinf(f) || !base_floor_mul_f32(xd->d[i], f, &want))
+                return op_fail(o, PRT_ERR_INVALID_ARGUMENT,
+                               "scales[%d] is %g; scales must be finite and > 0", (int)j,
+                               (double)f);
+            ax->scale = f;
         } else if (pl->keep_on_device) {
             ax->scale = 0.0; /* set on the device */
             want = yd->d[i];
@@ -791,6 +849,11 @@ static prt_status rs_run(const op_object *o, int32_t dtype, const prt_tensor_des
     return PRT_OK;
 }
 
+static int rs_float_shape_input(const op_object *o, int32_t index)
+{
+    return index == 0 && crs(o)->scales_in;
+}
+
 static const op_class resize_class = {
     .min_inputs = 1,
     .max_inputs = 2,
@@ -803,6 +866,7 @@ static const op_class resize_class = {
     .workspace = rs_workspace,
     .run = rs_run,
     .max_shape_inputs = 1,
+    .float_shape_input = rs_float_shape_input,
     .in_dtypes = rs_in_dtypes,
 };
 
@@ -822,6 +886,8 @@ static const prt_field_schema resize_schema[] = {
      "round_prefer_floor (default), round_prefer_ceil, floor, ceil"},
     {"roi", PRT_FIELD_FLOAT32, -1, "tf_crop_and_resize's crop: begins, then ends"},
     {"scales", PRT_FIELD_FLOAT32, -1, "per axis, > 0; or sizes as a shape input"},
+    {"scales_input", PRT_FIELD_INT32, 1,
+     "1: scales is input 1, a float32 shape input known at run time"},
 };
 
 const prt_plugin_creator op_resize_creator =

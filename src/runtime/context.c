@@ -609,7 +609,9 @@ prt_status prt_context_get_tensor_shape(prt_context *c, const char *name, prt_di
         *out = c->input_dims[io];
         return PRT_OK;
     }
-    if (c->ran) {
+    /* The last run's shapes, unless a shape input holds other values now
+     * (its caller wrote new ones, with no new input shape). */
+    if (c->ran && !ctx_shape_values_changed(c)) {
         /* After a device-side run the sizes are on the device: wait for the
          * run's stream and read them (plugrt.h). */
         if (c->sizes_pending) {

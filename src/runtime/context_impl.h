@@ -177,6 +177,10 @@ prt_status ctx_prepare_shapes(prt_context *c, int upper);
  * its address now) are not those the graph was captured with: the graph
  * holds them as kernel arguments and the shapes made from them. */
 prt_status ctx_check_graph_values(const prt_context *c);
+/* 1 when a shape input's values (read from its address now) differ from
+ * those the last evaluation read, or its address is unset: the shapes the
+ * last run left are not this one's. */
+int ctx_shape_values_changed(const prt_context *c);
 prt_status ctx_eval_exact(prt_context *c);
 prt_status ctx_eval_upper(prt_context *c);
 

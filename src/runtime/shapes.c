@@ -4,6 +4,8 @@
  * as upper bounds, and a tensor's dims read from the result. The context's
  * queries, the run and the device-side sizes all evaluate through here.
  */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "runtime/context_impl.h"
@@ -38,7 +40,19 @@ static prt_status check_inputs_set(const prt_context *c)
 /* Value j of shape input t at its address p (host memory). */
 static int64_t shape_value(const eng_tensor *t, const void *p, int32_t j)
 {
+    if (t->dtype == PRT_FLOAT32)
+        return base_f32_key(((const float *)p)[j]);
     return t->dtype == PRT_INT32 ? ((const int32_t *)p)[j] : ((const int64_t *)p)[j];
+}
+
+/* A value as its input's dtype reads it, for messages. */
+static const char *shape_value_str(const eng_tensor *t, int64_t v, char *buf, size_t n)
+{
+    if (t->dtype == PRT_FLOAT32)
+        snprintf(buf, n, "%.9g", (double)base_key_f32(v));
+    else
+        snprintf(buf, n, "%lld", (long long)v);
+    return buf;
 }
 
 /* Reads shape inputs' values from their (host) memory and checks them
@@ -61,13 +75,19 @@ static prt_status load_shape_values(prt_context *c)
                               "(prt_context_set_tensor_address)",
                               t->name);
         for (int32_t j = 0; j < mn->nb_dims; j++) {
+            char a[32], b[32], d[32];
             v->d[j] = shape_value(t, c->io_addr[i], j);
+            if (t->dtype == PRT_FLOAT32 && isnan(((const float *)c->io_addr[i])[j]))
+                return base_error(PRT_ERR_SHAPE, "shape input '%s': value %d is NaN",
+                                  t->name, (int)j);
             if (v->d[j] < mn->d[j] || v->d[j] > mx->d[j])
-                return base_error(PRT_ERR_SHAPE,
-                                  "shape input '%s': value %d is %lld, "
-                                  "outside profile %d's %lld..%lld",
-                                  t->name, (int)j, (long long)v->d[j], (int)c->profile,
-                                  (long long)mn->d[j], (long long)mx->d[j]);
+                return base_error(
+                    PRT_ERR_SHAPE,
+                    "shape input '%s': value %d is %s, "
+                    "outside profile %d's %s..%s",
+                    t->name, (int)j, shape_value_str(t, v->d[j], a, sizeof a),
+                    (int)c->profile, shape_value_str(t, mn->d[j], b, sizeof b),
+                    shape_value_str(t, mx->d[j], d, sizeof d));
         }
     }
     return PRT_OK;
@@ -81,16 +101,36 @@ prt_status ctx_check_graph_values(const prt_context *c)
         const eng_tensor *t = &e->tensors[e->input_tensors[i]];
         for (int32_t j = 0; j < g->nb_dims; j++) {
             int64_t v = shape_value(t, c->io_addr[i], j);
+            char a[32], b[32];
             if (v != g->d[j])
                 return base_error(PRT_ERR_STATE,
                                   "prt_context_launch_graph: shape input '%s' holds "
-                                  "%lld at value %d, the graph was captured with %lld "
+                                  "%s at value %d, the graph was captured with %s "
                                   "(its values are baked into the graph); capture it "
                                   "again",
-                                  t->name, (long long)v, (int)j, (long long)g->d[j]);
+                                  t->name, shape_value_str(t, v, a, sizeof a), (int)j,
+                                  shape_value_str(t, g->d[j], b, sizeof b));
         }
     }
     return PRT_OK;
+}
+
+int ctx_shape_values_changed(const prt_context *c)
+{
+    const prt_engine *e = c->e;
+    for (int32_t i = 0; i < e->nb_inputs; i++) {
+        const eng_tensor *t = &e->tensors[e->input_tensors[i]];
+        int32_t n =
+            e->prof_vmin[(size_t)c->profile * (size_t)e->nb_inputs + (size_t)i].nb_dims;
+        if (n == 0)
+            continue;
+        if (!c->io_addr[i] || !c->seen_valid || c->seen_values[i].nb_dims != n)
+            return 1;
+        for (int32_t j = 0; j < n; j++)
+            if (shape_value(t, c->io_addr[i], j) != c->seen_values[i].d[j])
+                return 1;
+    }
+    return 0;
 }
 
 prt_status ctx_eval_exact(prt_context *c)

@@ -389,12 +389,20 @@ static void run_data_set(const prt_network *net, const prt_registry *reg, char *
         int64_t n = 1;
         for (int32_t d = 0; d < ins[i].dims.nb_dims; d++)
             n *= ins[i].dims.d[d];
-        if ((ins[i].dtype != PRT_INT32 && ins[i].dtype != PRT_INT64) ||
+        int32_t t, shape_in = 0;
+        if (ins[i].dtype == PRT_FLOAT32 &&
+            prt_network_find_tensor(net, in_names[i], &t) == PRT_OK &&
+            prt_network_is_shape_input(net, t, &shape_in) == PRT_OK && !shape_in)
+            continue; /* float32: only Resize's scales known at run time */
+        if ((ins[i].dtype != PRT_INT32 && ins[i].dtype != PRT_INT64 &&
+             ins[i].dtype != PRT_FLOAT32) ||
             ins[i].dims.nb_dims > 1 || n < 1 || n > PRT_MAX_DIMS)
             continue;
         for (int64_t k = 0; k < n; k++)
             vals[k] = ins[i].dtype == PRT_INT32 ? ((const int32_t *)ins[i].data)[k]
-                                                : ((const int64_t *)ins[i].data)[k];
+                      : ins[i].dtype == PRT_INT64
+                          ? ((const int64_t *)ins[i].data)[k]
+                          : prt_float_shape_value(((const float *)ins[i].data)[k]);
         if (prt_builder_config_set_profile_shape_values(cfg, prof, in_names[i], vals,
                                                         vals, vals, (int32_t)n)) {
             set_reason(r, RES_FAIL, "shape values for input '%s': %s", in_names[i],

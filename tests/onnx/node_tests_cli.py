@@ -58,9 +58,10 @@ DTYPE_RE = re.compile(r"ONNX element type (%s) \(\d+\)" % "|".join(LACKING_DTYPE
 OP_RE = re.compile(r"op '([^']*)'(?: of domain \S+)? has no importer and no plugin creator")
 TYPE_RE = re.compile(r"only tensor (inputs|outputs) are supported")
 # Limitations of the design, not bugs: output shapes are integer
-# expressions fixed at build time from dims and integer shape values, so a
-# float value that sizes a tensor (Resize's scales, Range over floats, a
-# float depth) must be a constant; Dropout and BatchNormalization run for
+# expressions fixed at build time from dims and shape values (a float32
+# graph input as Resize's scales or OneHot's depth is one), so a float value
+# computed in the graph that sizes a tensor (Range over floats) must be a
+# constant; Dropout and BatchNormalization run for
 # inference only; If and Loop are folded at import, so their condition and
 # trip count must be constants.
 LIMIT_RES = [re.compile(p) for p in (

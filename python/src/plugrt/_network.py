@@ -371,6 +371,18 @@ class INetworkDefinition(Closable):
         return False
 
 
+def _shape_value(v) -> int:
+    """A shape input's value as the profile holds it: an int as itself, a
+    Python float as its order key (|float32 bits| with its sign: keys
+    compare as the floats do; the C library's prt_float_shape_value)."""
+    if isinstance(v, float):
+        if v != v:
+            raise ValueError("a shape input's bound is never NaN")
+        bits = int(np.array(v, dtype=np.float32).view(np.uint32))
+        return -(bits & 0x7FFFFFFF) if bits >> 31 else bits
+    return int(v)
+
+
 class IOptimizationProfile:
     """min/opt/max shapes of dynamic inputs (set_shape) and min/opt/max
     values of shape inputs (set_shape_input), applied by
@@ -389,8 +401,12 @@ class IOptimizationProfile:
 
     def set_shape_input(self, input: str, min: Sequence[int], opt: Sequence[int],
                         max: Sequence[int]) -> None:
-        self._values[input] = (tuple(int(v) for v in min), tuple(int(v) for v in opt),
-                               tuple(int(v) for v in max))
+        """Bounds of a shape input's values: ints for an int32/int64 input,
+        Python floats for a float32 one (Resize's scales given at run time),
+        which the profile holds as their order keys (prt_float_shape_value)."""
+        self._values[input] = (tuple(_shape_value(v) for v in min),
+                               tuple(_shape_value(v) for v in opt),
+                               tuple(_shape_value(v) for v in max))
 
     def get_shape_input(self, input: str) -> List[Tuple[int, ...]]:
         return list(self._values.get(input, ()))
