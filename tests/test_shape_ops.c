@@ -486,6 +486,16 @@ static int test_unknown_values(void)
     CHECK_OK(prt_network_add_input(g.n, "X", PRT_FLOAT32, &xd, &x));
     t = op2(&g, "Add", x, ot_net_const(&g, PRT_FLOAT32, 1, 2, two));
     ot_net_output(&g, op_s(&g, "Reshape", x, t), "Y");
+    /* A float32 shape input goes only to a layer that reads floats. */
+    CHECK_ERR(build(&g, 0, &e), PRT_ERR_UNSUPPORTED,
+              "shape input 0 ('Add_0:0') is float32, and only a layer that reads float "
+              "values takes one");
+    prt_network_destroy(g.n);
+    /* An integer one whose producer states no values (ArgMax). */
+    g = (ot_net){NULL, PRT_OK};
+    REQUIRE_OK(prt_network_create(&g.n));
+    CHECK_OK(prt_network_add_input(g.n, "X", PRT_FLOAT32, &xd, &x));
+    ot_net_output(&g, op_s(&g, "Reshape", x, op1(&g, "ArgMax", x)), "Y");
     CHECK_ERR(build(&g, 0, &e), PRT_ERR_SHAPE, "cannot know");
     prt_engine_destroy(e);
     prt_network_destroy(g.n);
