@@ -244,7 +244,8 @@ static const char *const all_ops[] = {"Relu",
                                       "MatMulIntegerToFloat",
                                       "Attention",
                                       "SkipLayerNormalization",
-                                      "ElementwiseChain"};
+                                      "ElementwiseChain",
+                                      "TfIdfVectorizer"};
 #define NB_OPS ((int32_t)(sizeof all_ops / sizeof all_ops[0]))
 
 static int test_table(void)

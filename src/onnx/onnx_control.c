@@ -1,9 +1,10 @@
 /*
- * If and Loop folded at import (issue 25, "Control flow"). plugrt's
+ * If, Loop and Scan folded at import (issue 25, "Control flow"). plugrt's
  * networks have no conditional or loop layers: an If whose condition is a
  * constant becomes the branch it chooses, inlined, and a Loop that runs a
- * constant number of times becomes that many copies of its body, before the
- * graph is ordered and imported. A condition or trip count may also be a
+ * constant number of times, or a Scan over sequences whose length the
+ * graph fixes, becomes that many copies of its body, before the graph is
+ * ordered and imported. A condition or trip count may also be a
  * shape computation that the graph decides (ctl_eval): integer and bool
  * ops over constants, ranks (a Shape's length is its input's stated rank)
  * and the fixed dims graph inputs, value_info and initializers state; a
@@ -23,6 +24,17 @@
  * the iterations' values, each unsqueezed on axis 0, concatenated (at most 8
  * inputs a Concat, as the built-in takes: a tree of them beyond).
  *
+ * A Scan is unrolled by the same machinery (ctl_unroll_begin, ctl_loop_copy,
+ * ctl_concat): its state variables are the carried values, and iteration
+ * t's element of each scan input is a Gather of the scalar index t (T-1-t
+ * reversed) on its scan axis, which drops that axis. Its sequence length T
+ * is the dim the graph states for a scan input along its axis (a graph
+ * input's or value_info's shape, an initializer's, a Constant's); a scan
+ * output is its elements unsqueezed on its axis and concatenated there,
+ * in reverse order where it prepends. An opset 8 Scan is taken only for a
+ * batch of 1 and no sequence_lens: the batch dim is squeezed off its inputs
+ * and unsqueezed back onto its outputs.
+ *
  * Everything made here (nodes, names, tensors, the graph) is kept by the
  * import (onnx_keep) and freed with it; the model's own messages are only
  * read.
@@ -33,7 +45,7 @@
 
 #include "onnx_internal.h"
 
-/* Iterations and nodes an unrolled Loop may make. */
+/* Iterations and nodes an unrolled Loop or Scan may make. */
 #define CTL_MAX_NODES 100000
 /* Inputs of one Concat (the built-in's limit). */
 #define CTL_CONCAT_MAX 8
@@ -63,7 +75,8 @@ static void ctl_graph_free(ctl_graph *c)
 
 static prt_status ctl_oom(void)
 {
-    return onnx_error(PRT_ERR_OUT_OF_MEMORY, "ONNX import: out of memory (If and Loop)");
+    return onnx_error(PRT_ERR_OUT_OF_MEMORY,
+                      "ONNX import: out of memory (If, Loop and Scan)");
 }
 
 static prt_status ctl_grow(void ***v, size_t n, size_t *cap)
@@ -85,7 +98,7 @@ static prt_status ctl_push_node(ctl_graph *c, Onnx__NodeProto *n)
     prt_status st;
     if (c->n_node >= CTL_MAX_NODES)
         return onnx_error(PRT_ERR_UNSUPPORTED,
-                          "folding If and Loop would make more than %d nodes",
+                          "folding If, Loop and Scan would make more than %d nodes",
                           CTL_MAX_NODES);
     st = ctl_grow((void ***)&c->node, c->n_node, &c->cap_node);
     if (!st)
@@ -849,10 +862,10 @@ static prt_status ctl_loop_copy(onnx_import *imp, const ctl_loop *L, const ctl_g
     return st;
 }
 
-/* out_name = Concat over axis 0 of parts[0..n), in Concats of at most
- * CTL_CONCAT_MAX inputs. parts is overwritten. */
+/* out_name = Concat over `axis` of parts[0..n), in Concats of at most
+ * CTL_CONCAT_MAX inputs (scan output s's). parts is overwritten. */
 static prt_status ctl_concat(onnx_import *imp, const ctl_loop *L, size_t s, char **parts,
-                             size_t n, char *out_name, ctl_graph *out)
+                             size_t n, int64_t axis, char *out_name, ctl_graph *out)
 {
     int level = 0;
     while (n > 0) {
@@ -869,7 +882,7 @@ static prt_status ctl_concat(onnx_import *imp, const ctl_loop *L, size_t s, char
             c = to ? ctl_node(imp, "Concat", to, parts + from, cnt, &to, 1) : NULL;
             if (!c)
                 return ctl_oom();
-            st = ctl_attr_int(imp, c, "axis", 0, 0);
+            st = ctl_attr_int(imp, c, "axis", axis, 0);
             if (!st)
                 st = ctl_push_node(out, c);
             if (st)
@@ -882,6 +895,40 @@ static prt_status ctl_concat(onnx_import *imp, const ctl_loop *L, size_t s, char
         level++;
     }
     return PRT_OK;
+}
+
+/* The axes {axis} of a Squeeze or Unsqueeze: from opset 13 an input, an
+ * int64 initializer "<prefix>/axes" (k < 0) or "<prefix>/axes<k>" made here
+ * (*axes); before, an attribute (*axes NULL, ctl_squeeze). */
+static prt_status ctl_axes(onnx_import *imp, const char *prefix, long k, int64_t axis,
+                           ctl_graph *out, char **axes)
+{
+    Onnx__TensorProto *t;
+    char *name;
+    *axes = NULL;
+    if (imp->opset < 13)
+        return PRT_OK;
+    name =
+        k < 0 ? ctl_name(imp, "%s/axes", prefix) : ctl_name(imp, "%s/axes%ld", prefix, k);
+    t = name ? ctl_const(imp, name, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, &axis, 1, 1)
+             : NULL;
+    *axes = name;
+    return t ? ctl_push_init(out, t) : ctl_oom();
+}
+
+/* to = op(in) on one axis, op Squeeze or Unsqueeze, the node named `to`;
+ * axes from ctl_axes (NULL: the attribute axes = {axis}). */
+static prt_status ctl_squeeze(onnx_import *imp, const char *op, char *in, char *axes,
+                              int64_t axis, char *to, ctl_graph *out)
+{
+    char *io[2] = {in, axes};
+    Onnx__NodeProto *n = to ? ctl_node(imp, op, to, io, axes ? 2 : 1, &to, 1) : NULL;
+    prt_status st = n ? PRT_OK : ctl_oom();
+    if (!st && !axes)
+        st = ctl_attr_int(imp, n, "axes", axis, 1);
+    if (!st)
+        st = ctl_push_node(out, n);
+    return st;
 }
 
 /* The loop's outputs: each carried value the last iteration's, each scan
@@ -900,33 +947,19 @@ static prt_status ctl_loop_outputs(onnx_import *imp, const ctl_loop *L, char **c
                       &carried[j], 1, &n->output[j], 1);
         st = id && id->name ? ctl_push_node(out, id) : ctl_oom();
     }
-    if (!st && L->ns && imp->opset >= 13) {
-        const int64_t zero = 0;
-        Onnx__TensorProto *t;
-        axes = ctl_name(imp, "%s/axes", L->prefix);
-        t = axes ? ctl_const(imp, axes, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, &zero, 1, 1)
-                 : NULL;
-        st = t ? ctl_push_init(out, t) : ctl_oom();
-    }
+    if (!st && L->ns)
+        st = ctl_axes(imp, L->prefix, -1, 0, out, &axes);
     for (size_t s = 0; s < L->ns && !st; s++) {
         if (!onnx_str(n->output[L->nc + s])[0])
             continue;
         for (int64_t i = 0; i < L->trips && !st; i++) {
-            char *in[2] = {scans[s][i], axes};
             char *u = ctl_name(imp, "%s/scan%zu/%lld", L->prefix, s, (long long)i);
-            Onnx__NodeProto *un =
-                u ? ctl_node(imp, "Unsqueeze", u, in, axes ? 2 : 1, &u, 1) : NULL;
-            if (!un)
-                return ctl_oom();
-            if (!axes)
-                st = ctl_attr_int(imp, un, "axes", 0, 1);
-            if (!st)
-                st = ctl_push_node(out, un);
+            st = ctl_squeeze(imp, "Unsqueeze", scans[s][i], axes, 0, u, out);
             scans[s][i] = u;
         }
         if (!st)
-            st = ctl_concat(imp, L, s, scans[s], (size_t)L->trips, n->output[L->nc + s],
-                            out);
+            st = ctl_concat(imp, L, s, scans[s], (size_t)L->trips, 0,
+                            n->output[L->nc + s], out);
     }
     return st;
 }
@@ -984,17 +1017,72 @@ static prt_status ctl_loop_unroll(onnx_import *imp, const ctl_loop *L,
     return st;
 }
 
+/* What unrolling a body (a Loop's or a Scan's) works with: the body
+ * flattened once, a slot for every name it defines, the carried values of
+ * the iteration being copied (nc), each scan output's value in every
+ * iteration (ns x trips). */
+typedef struct ctl_unrolling {
+    ctl_graph fb;
+    ctl_binds b;
+    char **carried;
+    char ***scans;
+} ctl_unrolling;
+
+static void ctl_unrolling_free(ctl_unrolling *u)
+{
+    ctl_graph_free(&u->fb);
+    onnx_names_free(&u->b.index);
+    prt_free(u->b.to);
+}
+
+/* Flattens L's body (its own control nodes) and makes u's slots and
+ * arrays; `per_trip` nodes besides the body's are made each iteration
+ * (for the early check of the node cap). */
+static prt_status ctl_unroll_begin(onnx_import *imp, const ctl_scope *sc,
+                                   const ctl_loop *L, size_t per_trip, ctl_unrolling *u)
+{
+    const Onnx__GraphProto *body = L->body;
+    ctl_scope inner;
+    prt_status st = PRT_OK;
+    memset(u, 0, sizeof *u);
+    if ((uint64_t)L->trips * (body->n_node + per_trip) > CTL_MAX_NODES)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s: unrolling %lld iterations of %zu nodes is over plugrt's "
+                          "%d nodes",
+                          L->label, (long long)L->trips, body->n_node, CTL_MAX_NODES);
+    onnx_info("%s: %lld iterations of a body of %zu nodes, unrolled", L->label,
+              (long long)L->trips, body->n_node);
+    inner.g = body;
+    inner.outer = sc;
+    st = ctl_flatten(imp, &inner, &u->fb);
+    for (size_t k = 0; k < body->n_initializer && !st; k++)
+        st = ctl_push_init(&u->fb, body->initializer[k]);
+    /* Every name the body defines has a slot. */
+    for (size_t k = 0; k < body->n_input && !st; k++)
+        st = ctl_bind_add(&u->b, onnx_str(body->input[k]->name));
+    for (size_t k = 0; k < u->fb.n_init && !st; k++)
+        st = ctl_bind_add(&u->b, onnx_str(u->fb.init[k]->name));
+    for (size_t k = 0; k < u->fb.n_node && !st; k++)
+        for (size_t o = 0; o < u->fb.node[k]->n_output && !st; o++)
+            st = ctl_bind_add(&u->b, onnx_str(u->fb.node[k]->output[o]));
+    if (!st) {
+        u->carried = onnx_keep(imp, sizeof *u->carried * (L->nc + 1));
+        u->scans = onnx_keep(imp, sizeof *u->scans * (L->ns + 1));
+        st = u->carried && u->scans ? PRT_OK : ctl_oom();
+    }
+    for (size_t s = 0; s < L->ns && !st; s++)
+        if (!(u->scans[s] = onnx_keep(imp, sizeof **u->scans * ((size_t)L->trips + 1))))
+            st = ctl_oom();
+    return st;
+}
+
 static prt_status ctl_unroll(onnx_import *imp, const ctl_scope *sc,
                              const Onnx__NodeProto *n, const char *label, ctl_graph *out)
 {
     ctl_loop L;
-    ctl_scope inner;
-    ctl_graph fb = {0};
-    ctl_binds b;
-    char **carried = NULL, ***scans = NULL;
+    ctl_unrolling u;
     prt_status st;
     memset(&L, 0, sizeof L);
-    memset(&b, 0, sizeof b);
     L.n = n;
     L.label = label;
     L.prefix = ctl_prefix(n);
@@ -1004,49 +1092,371 @@ static prt_status ctl_unroll(onnx_import *imp, const ctl_scope *sc,
     st = ctl_loop_check(imp, sc, &L);
     if (st)
         return st;
-    if ((uint64_t)L.trips * (L.body->n_node + 2 * L.ns + 1) > CTL_MAX_NODES)
-        return onnx_error(PRT_ERR_UNSUPPORTED,
-                          "%s: unrolling %lld iterations of %zu nodes is over plugrt's "
-                          "%d nodes",
-                          label, (long long)L.trips, L.body->n_node, CTL_MAX_NODES);
-    onnx_info("%s: %lld iterations of a body of %zu nodes, unrolled", label,
-              (long long)L.trips, L.body->n_node);
-    inner.g = L.body;
-    inner.outer = sc;
-    st = ctl_flatten(imp, &inner, &fb);
-    for (size_t k = 0; k < L.body->n_initializer && !st; k++)
-        st = ctl_push_init(&fb, L.body->initializer[k]);
-    /* Every name the body defines has a slot. */
-    for (size_t k = 0; k < L.body->n_input && !st; k++)
-        st = ctl_bind_add(&b, onnx_str(L.body->input[k]->name));
-    for (size_t k = 0; k < fb.n_init && !st; k++)
-        st = ctl_bind_add(&b, onnx_str(fb.init[k]->name));
-    for (size_t k = 0; k < fb.n_node && !st; k++)
-        for (size_t o = 0; o < fb.node[k]->n_output && !st; o++)
-            st = ctl_bind_add(&b, onnx_str(fb.node[k]->output[o]));
-    if (!st) {
-        carried = onnx_keep(imp, sizeof *carried * (L.nc + 1));
-        scans = onnx_keep(imp, sizeof *scans * (L.ns + 1));
-        st = carried && scans ? PRT_OK : ctl_oom();
-    }
-    for (size_t s = 0; s < L.ns && !st; s++)
-        if (!(scans[s] = onnx_keep(imp, sizeof **scans * ((size_t)L.trips + 1))))
-            st = ctl_oom();
+    st = ctl_unroll_begin(imp, sc, &L, 2 * L.ns + 1, &u);
     for (size_t j = 0; j < L.nc && !st; j++)
-        carried[j] = n->input[2 + j];
+        u.carried[j] = n->input[2 + j];
     if (!st)
-        st = ctl_loop_unroll(imp, &L, &fb, &b, carried, scans, out);
+        st = ctl_loop_unroll(imp, &L, &u.fb, &u.b, u.carried, u.scans, out);
     if (!st)
-        st = ctl_loop_outputs(imp, &L, carried, scans, out);
-    ctl_graph_free(&fb);
-    onnx_names_free(&b.index);
-    prt_free(b.to);
+        st = ctl_loop_outputs(imp, &L, u.carried, u.scans, out);
+    ctl_unrolling_free(&u);
+    return st;
+}
+
+/* ---- Scan -------------------------------------------------------------------- */
+
+/* A Scan's shape: N state variables (L.nc), M scan inputs, K scan outputs
+ * (L.ns), its sequence length (L.trips), and the axis and direction of
+ * each scan input and output. At opset 8 every input and output has a
+ * leading batch dim, which must be 1: it is squeezed off the inputs and
+ * put back on the outputs, and the scan axes are those after it (0). */
+typedef struct ctl_scan_node {
+    ctl_loop L;
+    size_t nm;    /* scan inputs */
+    size_t first; /* the node's first state input: 1 at opset 8 (sequence_lens) */
+    int batch;    /* opset 8 */
+    int64_t *in_axis, *in_rev, *out_axis, *out_rev;
+} ctl_scan_node;
+
+/* The list attribute `name` of `count` ints into *v, 0 each where it is
+ * absent (or name is NULL: an opset without it); a direction (dir) must be
+ * 0 or 1. */
+static prt_status ctl_scan_ints(onnx_import *imp, const ctl_scan_node *S,
+                                const char *name, size_t count, int dir, int64_t **v)
+{
+    const Onnx__AttributeProto *a = name ? onnx_node_attr(S->L.n, name) : NULL;
+    *v = onnx_keep(imp, sizeof **v * (count + 1));
+    if (!*v)
+        return ctl_oom();
+    memset(*v, 0, sizeof **v * (count + 1));
+    if (!a)
+        return PRT_OK;
+    if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS || a->n_ints != count)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: %s must be a list of %zu ints (one per %s)", S->L.label,
+                          name, count,
+                          strstr(name, "output") ? "scan output" : "scan input");
+    for (size_t k = 0; k < count; k++) {
+        if (dir && a->ints[k] != 0 && a->ints[k] != 1)
+            return onnx_error(PRT_ERR_MALFORMED,
+                              "%s: %s[%zu] is %lld: a direction is 0 (forward) or 1 "
+                              "(reverse)",
+                              S->L.label, name, k, (long long)a->ints[k]);
+        (*v)[k] = a->ints[k];
+    }
+    return PRT_OK;
+}
+
+/* The dims of `name` as ctl_declared_dims has them, or a Constant node's
+ * value's; 0 when nothing states them. */
+static int ctl_scan_dims(const ctl_scope *sc, const char *name, int32_t *rank, int64_t *d)
+{
+    const Onnx__NodeProto *p;
+    const Onnx__AttributeProto *a;
+    if (ctl_declared_dims(sc, name, rank, d))
+        return 1;
+    p = ctl_producer(sc, name);
+    if (!p || !ctl_is(p, "Constant") || !(a = onnx_node_attr(p, "value")) || !a->t ||
+        a->t->n_dims > CTL_VAL_MAX)
+        return 0;
+    *rank = (int32_t)a->t->n_dims;
+    for (size_t k = 0; k < a->t->n_dims; k++)
+        d[k] = a->t->dims[k];
+    return 1;
+}
+
+/* The sequence length: the dim each scan input is scanned along, where
+ * the graph fixes it (all that do must agree); at opset 8 the batch dims
+ * the graph fixes, each 1. Scan input axes come out in [0, rank) where the
+ * rank is known. */
+static prt_status ctl_scan_length(const ctl_scope *sc, ctl_scan_node *S)
+{
+    ctl_loop *L = &S->L;
+    const Onnx__NodeProto *n = L->n;
+    const char *by = NULL;
+    int batch = 0;
+    L->trips = -1;
+    for (size_t j = 0; j < L->nc + S->nm; j++) {
+        const char *x = n->input[S->first + j];
+        const int is_scan = j >= L->nc;
+        int32_t rank;
+        int64_t d[CTL_VAL_MAX], a;
+        if (!ctl_scan_dims(sc, x, &rank, d))
+            continue;
+        if (S->batch) {
+            if (rank < 1 + is_scan)
+                return onnx_error(PRT_ERR_MALFORMED,
+                                  "%s: '%s' has rank %d: an opset 8 Scan's %s has a "
+                                  "batch dim%s",
+                                  L->label, x, (int)rank,
+                                  is_scan ? "scan input" : "state variable",
+                                  is_scan ? " and a sequence dim" : "");
+            if (d[0] >= 0 && d[0] != 1)
+                return onnx_error(PRT_ERR_UNSUPPORTED,
+                                  "%s: its batch is %lld ('%s'): plugrt unrolls Scan at "
+                                  "import, and an opset 8 Scan only for a batch of 1",
+                                  L->label, (long long)d[0], x);
+            batch = batch || d[0] == 1;
+        }
+        if (!is_scan)
+            continue;
+        a = S->batch ? 1 : S->in_axis[j - L->nc];
+        a = a < 0 ? a + rank : a;
+        if (a < 0 || a >= rank)
+            return onnx_error(PRT_ERR_MALFORMED,
+                              "%s: scan input '%s' has rank %d, no axis %lld", L->label,
+                              x, (int)rank, (long long)S->in_axis[j - L->nc]);
+        if (!S->batch)
+            S->in_axis[j - L->nc] = a;
+        if (d[a] < 0)
+            continue;
+        if (L->trips >= 0 && d[a] != L->trips)
+            return onnx_error(PRT_ERR_MALFORMED,
+                              "%s: its scan inputs '%s' and '%s' are %lld and %lld long "
+                              "along their scan axes",
+                              L->label, by, x, (long long)L->trips, (long long)d[a]);
+        L->trips = d[a];
+        by = x;
+    }
+    if (S->batch && !batch)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s: its batch dim is not a fixed 1 (no input's shape states "
+                          "it): plugrt unrolls Scan at import, and an opset 8 Scan only "
+                          "for a batch of 1",
+                          L->label);
+    if (L->trips < 0)
+        return onnx_error(
+            PRT_ERR_UNSUPPORTED,
+            "%s: its sequence length is not a fixed dim; plugrt unrolls Scan "
+            "at import, so the graph must fix the dim a scan input is "
+            "scanned along (a graph input's or value_info's shape, an "
+            "initializer, a Constant), which it does not for '%s'",
+            L->label, n->input[S->first + L->nc]);
+    if (L->trips > CTL_MAX_NODES)
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s: its sequence length %lld is over %d (plugrt unrolls Scan "
+                          "at import)",
+                          L->label, (long long)L->trips, CTL_MAX_NODES);
+    if (L->ns && L->trips == 0)
+        return onnx_error(
+            PRT_ERR_UNSUPPORTED,
+            "%s: its sequence length is 0, so its %zu scan outputs would be "
+            "empty of unknown shape",
+            L->label, L->ns);
+    return PRT_OK;
+}
+
+static prt_status ctl_scan_check(onnx_import *imp, const ctl_scope *sc, ctl_scan_node *S)
+{
+    ctl_loop *L = &S->L;
+    const Onnx__NodeProto *n = L->n;
+    const Onnx__GraphProto *body = L->body;
+    const Onnx__AttributeProto *m = onnx_node_attr(n, "num_scan_inputs");
+    prt_status st;
+    S->batch = imp->opset < 9;
+    S->first = S->batch ? 1 : 0;
+    if (n->n_input <= S->first || !m ||
+        m->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT || m->i < 1 ||
+        (uint64_t)m->i > n->n_input - S->first)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: num_scan_inputs must be given, from 1 to its %zu inputs",
+                          L->label, n->n_input > S->first ? n->n_input - S->first : 0);
+    S->nm = (size_t)m->i;
+    L->nc = n->n_input - S->first - S->nm;
+    if (body->n_input != L->nc + S->nm || body->n_output < L->nc ||
+        n->n_output != body->n_output)
+        return onnx_error(PRT_ERR_MALFORMED,
+                          "%s: %zu state variables, %zu scan inputs and %zu outputs, and "
+                          "a body of %zu inputs and %zu outputs do not agree (the body "
+                          "takes each state variable and an element of each scan input, "
+                          "and gives each state variable and an element of each scan "
+                          "output)",
+                          L->label, L->nc, S->nm, n->n_output, body->n_input,
+                          body->n_output);
+    L->ns = body->n_output - L->nc;
+    if (S->batch && onnx_str(n->input[0])[0])
+        return onnx_error(PRT_ERR_UNSUPPORTED,
+                          "%s: its sequence_lens '%s' is given: plugrt unrolls Scan at "
+                          "import, and an opset 8 Scan only where every sequence is of "
+                          "the full length (no sequence_lens)",
+                          L->label, n->input[0]);
+    for (size_t j = 0; j < L->nc + S->nm; j++)
+        if (!onnx_str(n->input[S->first + j])[0])
+            return onnx_error(PRT_ERR_UNSUPPORTED,
+                              "%s: %s %zu is left out (an optional value plugrt does "
+                              "not have)",
+                              L->label, j < L->nc ? "state variable" : "scan input",
+                              j < L->nc ? j : j - L->nc);
+    st = ctl_scan_ints(imp, S, S->batch ? "directions" : "scan_input_directions", S->nm,
+                       1, &S->in_rev);
+    /* (opset 8 has neither axes nor output directions: after the batch dim
+     * every input is scanned and every output stacked on axis 0, forward.) */
+    if (!st)
+        st = ctl_scan_ints(imp, S, S->batch ? NULL : "scan_output_directions", L->ns, 1,
+                           &S->out_rev);
+    if (!st)
+        st = ctl_scan_ints(imp, S, S->batch ? NULL : "scan_input_axes", S->nm, 0,
+                           &S->in_axis);
+    if (!st)
+        st = ctl_scan_ints(imp, S, S->batch ? NULL : "scan_output_axes", L->ns, 0,
+                           &S->out_axis);
+    if (!st)
+        st = ctl_scan_length(sc, S);
+    return st;
+}
+
+/* Iteration t's body inputs: the state variables, and each scan input's
+ * element t (from the end where it is reversed), a Gather of one index. */
+static prt_status ctl_scan_inputs(onnx_import *imp, const ctl_scan_node *S,
+                                  ctl_unrolling *u, char **seq, char **idx, int64_t t,
+                                  ctl_graph *out)
+{
+    const ctl_loop *L = &S->L;
+    const Onnx__GraphProto *body = L->body;
+    prt_status st = PRT_OK;
+    for (size_t j = 0; j < L->nc; j++)
+        ctl_bind(&u->b, onnx_str(body->input[j]->name), u->carried[j]);
+    for (size_t j = 0; j < S->nm && !st; j++) {
+        char *in[2] = {seq[j], idx[S->in_rev[j] ? L->trips - 1 - t : t]};
+        char *to = ctl_name(imp, "%s/in%zu/%lld", L->prefix, j, (long long)t);
+        Onnx__NodeProto *g = to ? ctl_node(imp, "Gather", to, in, 2, &to, 1) : NULL;
+        if (!g)
+            return ctl_oom();
+        st = ctl_attr_int(imp, g, "axis", S->in_axis[j], 0);
+        if (!st)
+            st = ctl_push_node(out, g);
+        ctl_bind(&u->b, onnx_str(body->input[L->nc + j]->name), to);
+    }
+    return st;
+}
+
+/* The iterations: the state variables threaded through u->carried, each
+ * scan output's elements into u->scans. */
+static prt_status ctl_scan_unroll(onnx_import *imp, const ctl_scan_node *S,
+                                  ctl_unrolling *u, ctl_graph *out)
+{
+    const ctl_loop *L = &S->L;
+    const Onnx__NodeProto *n = L->n;
+    const Onnx__GraphProto *body = L->body;
+    char **seq = onnx_keep(imp, sizeof *seq * (S->nm + 1));
+    char **idx = onnx_keep(imp, sizeof *idx * ((size_t)L->trips + 1));
+    prt_status st = seq && idx ? PRT_OK : ctl_oom();
+    /* (The batch is opset 8's, where Squeeze's axes are an attribute.) */
+    for (size_t j = 0; j < L->nc + S->nm && !st; j++) {
+        char *x = n->input[S->first + j], *to = x;
+        if (S->batch) {
+            to = ctl_name(imp, "%s/%s%zu", L->prefix, j < L->nc ? "state" : "seq",
+                          j < L->nc ? j : j - L->nc);
+            st = ctl_squeeze(imp, "Squeeze", x, NULL, 0, to, out);
+        }
+        if (j < L->nc)
+            u->carried[j] = to;
+        else
+            seq[j - L->nc] = to;
+    }
+    for (int64_t t = 0; t < L->trips && !st; t++) {
+        Onnx__TensorProto *c;
+        idx[t] = ctl_name(imp, "%s/idx%lld", L->prefix, (long long)t);
+        c = idx[t]
+                ? ctl_const(imp, idx[t], ONNX__TENSOR_PROTO__DATA_TYPE__INT64, &t, 1, 0)
+                : NULL;
+        st = c ? ctl_push_init(out, c) : ctl_oom();
+    }
+    for (int64_t t = 0; t < L->trips && !st; t++) {
+        st = ctl_scan_inputs(imp, S, u, seq, idx, t, out);
+        if (!st)
+            st = ctl_loop_copy(imp, L, &u->fb, &u->b, t, out);
+        for (size_t j = 0; j < L->nc && !st; j++)
+            u->carried[j] = ctl_bound(&u->b, body->output[j]->name);
+        for (size_t s = 0; s < L->ns && !st; s++)
+            u->scans[s][t] = ctl_bound(&u->b, body->output[L->nc + s]->name);
+        for (size_t j = 0; j < L->nc + L->ns && !st; j++) {
+            const char *name = j < L->nc ? u->carried[j] : u->scans[j - L->nc][t];
+            if (!name || !name[0])
+                st = onnx_error(PRT_ERR_MALFORMED, "%s: body output %zu has no name",
+                                L->label, j);
+        }
+    }
+    return st;
+}
+
+/* The Scan's outputs: each state variable the last iteration's; each scan
+ * output its elements unsqueezed on its axis and concatenated, last first
+ * where it is reversed; at opset 8 each with the batch dim put back (an
+ * Unsqueeze whose axes are an attribute there). */
+static prt_status ctl_scan_outputs(onnx_import *imp, const ctl_scan_node *S,
+                                   ctl_unrolling *u, ctl_graph *out)
+{
+    const ctl_loop *L = &S->L;
+    const Onnx__NodeProto *n = L->n;
+    const int64_t T = L->trips;
+    prt_status st = PRT_OK;
+    for (size_t j = 0; j < L->nc && !st; j++) {
+        Onnx__NodeProto *id;
+        if (!onnx_str(n->output[j])[0])
+            continue;
+        if (S->batch) {
+            st = ctl_squeeze(imp, "Unsqueeze", u->carried[j], NULL, 0, n->output[j], out);
+            continue;
+        }
+        id = ctl_node(imp, "Identity", ctl_name(imp, "%s/out%zu", L->prefix, j),
+                      &u->carried[j], 1, &n->output[j], 1);
+        st = id && id->name ? ctl_push_node(out, id) : ctl_oom();
+    }
+    for (size_t s = 0; s < L->ns && !st; s++) {
+        char **parts = u->scans[s], *axes = NULL, *cat = n->output[L->nc + s];
+        if (!onnx_str(cat)[0])
+            continue;
+        if (S->batch)
+            cat = ctl_name(imp, "%s/scan%zu", L->prefix, s);
+        st = ctl_axes(imp, L->prefix, (long)s, S->out_axis[s], out, &axes);
+        for (int64_t i = 0; i < T / 2 && !st && S->out_rev[s]; i++) {
+            char *e = parts[i];
+            parts[i] = parts[T - 1 - i];
+            parts[T - 1 - i] = e;
+        }
+        for (int64_t i = 0; i < T && !st; i++) {
+            char *to = ctl_name(imp, "%s/scan%zu/%lld", L->prefix, s, (long long)i);
+            st = ctl_squeeze(imp, "Unsqueeze", parts[i], axes, S->out_axis[s], to, out);
+            parts[i] = to;
+        }
+        if (!st)
+            st = cat ? ctl_concat(imp, L, s, parts, (size_t)T, S->out_axis[s], cat, out)
+                     : ctl_oom();
+        if (!st && S->batch)
+            st = ctl_squeeze(imp, "Unsqueeze", cat, NULL, 0, n->output[L->nc + s], out);
+    }
+    return st;
+}
+
+static prt_status ctl_scan(onnx_import *imp, const ctl_scope *sc,
+                           const Onnx__NodeProto *n, const char *label, ctl_graph *out)
+{
+    ctl_scan_node S;
+    ctl_unrolling u;
+    prt_status st;
+    memset(&S, 0, sizeof S);
+    S.L.n = n;
+    S.L.label = label;
+    S.L.prefix = ctl_prefix(n);
+    S.L.body = ctl_graph_attr(n, "body");
+    if (!S.L.body)
+        return onnx_error(PRT_ERR_MALFORMED, "%s: no body graph", label);
+    st = ctl_scan_check(imp, sc, &S);
+    if (st)
+        return st;
+    st = ctl_unroll_begin(imp, sc, &S.L, S.nm + 2 * S.L.ns + 1, &u);
+    if (!st)
+        st = ctl_scan_unroll(imp, &S, &u, out);
+    if (!st)
+        st = ctl_scan_outputs(imp, &S, &u, out);
+    ctl_unrolling_free(&u);
     return st;
 }
 
 /* ---- graphs ------------------------------------------------------------------ */
 
-/* Appends the nodes of sc->g to out, each If and Loop folded. */
+/* Appends the nodes of sc->g to out, each If, Loop and Scan folded. */
 static prt_status ctl_flatten(onnx_import *imp, const ctl_scope *sc, ctl_graph *out)
 {
     prt_status st = PRT_OK;
@@ -1058,6 +1468,8 @@ static prt_status ctl_flatten(onnx_import *imp, const ctl_scope *sc, ctl_graph *
             st = ctl_if(imp, sc, n, label, out);
         else if (ctl_is(n, "Loop"))
             st = ctl_unroll(imp, sc, n, label, out);
+        else if (ctl_is(n, "Scan"))
+            st = ctl_scan(imp, sc, n, label, out);
         else
             st = ctl_push_node(out, (Onnx__NodeProto *)n);
     }
@@ -1067,7 +1479,8 @@ static prt_status ctl_flatten(onnx_import *imp, const ctl_scope *sc, ctl_graph *
 static int ctl_any(const Onnx__GraphProto *g)
 {
     for (size_t i = 0; i < g->n_node; i++)
-        if (ctl_is(g->node[i], "If") || ctl_is(g->node[i], "Loop"))
+        if (ctl_is(g->node[i], "If") || ctl_is(g->node[i], "Loop") ||
+            ctl_is(g->node[i], "Scan"))
             return 1;
     return 0;
 }

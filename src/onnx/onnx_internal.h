@@ -268,14 +268,14 @@ prt_status onnx_value_const_ints(onnx_import *imp, const char *name, const char 
 prt_status onnx_value_const_tensor(onnx_import *imp, const char *name, const char *what,
                                    onnx_tensor *out, int *found);
 
-/* ---- If and Loop (onnx_control.c) ------------------------------------------ */
+/* ---- If, Loop and Scan (onnx_control.c) ------------------------------------ */
 
-/* The graph to import in place of *g: *g itself when it has no If or Loop
- * node of the default domain, else a graph (kept by the import) whose If
- * nodes with a constant condition are their chosen branch, inlined, and
+/* The graph to import in place of *g: *g itself when it has no If, Loop or
+ * Scan node of the default domain, else a graph (kept by the import) whose
+ * If nodes with a constant condition are their chosen branch, inlined,
  * whose Loop nodes with a constant trip count (and a condition that stays
- * true) are unrolled; any other If or Loop is an error naming the node and
- * what is not constant. */
+ * true) and Scan nodes over sequences of a fixed length are unrolled; any
+ * other is an error naming the node and what is not constant. */
 prt_status onnx_control_flatten(onnx_import *imp, const Onnx__GraphProto **g);
 
 /* ---- the choice and import of nodes (onnx_ops.c) -------------------------- */

@@ -246,6 +246,7 @@ static const onnx_op op_table[] = {
     {"Sum", "Sum", 6, NULL},
     {"Tan", "Tan", 7, NULL},
     {"Tanh", "Tanh", 6, NULL},
+    {"TfIdfVectorizer", "TfIdfVectorizer", 9, NULL},
     {"ThresholdedRelu", "ThresholdedRelu", 10, NULL},
     {"Tile", "Tile", 6, NULL},
     {"TopK", "TopK", 1, NULL},

@@ -175,6 +175,7 @@ static const prt_plugin_creator *const builtins[] = {
     &op_roi_align_creator,
     /* NonMaxSuppression (nms.c; ops_data.h). */
     &op_nms_creator,
+    &op_tfidf_creator, /* TfIdfVectorizer (tfidf.c; ops_data.h) */
     /* LSTM, GRU, RNN (issue 25; rnn.h). */
     &op_lstm_creator,
     &op_gru_creator,

@@ -137,4 +137,6 @@ void nms_fields_of(const op_object *o, nms_fields *f);
 /* The workspace the op declares for `boxes` boxes a batch. */
 int64_t nms_workspace_bytes(int64_t boxes);
 
+extern const prt_plugin_creator op_tfidf_creator; /* TfIdfVectorizer (tfidf.c) */
+
 #endif /* PLUGRT_OPS_OPS_DATA_H */

@@ -982,6 +982,36 @@ static void gen_nms(cov *c, const char *op, int32_t dt)
     }
 }
 
+/* TfIdfVectorizer: a pool of 1-, 2- and 3-grams over a small alphabet
+ * (columns shared and one left empty), X [N, C] or [C] of its letters
+ * with empty rows now and then, each mode (weights with IDF and TFIDF),
+ * min_gram_length 1 and 2, skips 0 to 3. */
+static void gen_tfidf(cov *c, const char *op, int32_t dt)
+{
+    static const int64_t counts[3] = {0, 3, 7}, indexes[7] = {0, 1, 2, 3, 0, 4, 6};
+    static const int64_t pool[13] = {1, 2, 3, 1, 2, 2, 1, 1, 2, 3, 3, 3, 3};
+    static const float w[7] = {0.5f, 1, 2, 3, 4, 5, 6};
+    static const char *const modes[3] = {"TF", "IDF", "TFIDF"};
+    for (int v = 0; v < 6; v++) {
+        int32_t mn = 1 + v % 2, mx = 3, sk = (int32_t)rnd(c, 0, 3);
+        prt_field f[8] = {ot_fld_i32("min_gram_length", &mn, 1),
+                          ot_fld_i32("max_gram_length", &mx, 1),
+                          ot_fld_i32("max_skip_count", &sk, 1),
+                          ot_fld_str("mode", modes[v % 3]),
+                          {"ngram_counts", counts, PRT_FIELD_INT64, 3},
+                          {"ngram_indexes", indexes, PRT_FIELD_INT64, 7},
+                          {"pool_int64s", pool, PRT_FIELD_INT64, 13},
+                          {"weights", w, PRT_FIELD_FLOAT32, 7}};
+        oc_case k = {.op = op, .f = f, .nf = v % 3 ? 8 : 7, .nb = 1, .exact = 1};
+        prt_dims d =
+            v < 4 ? D2(rnd(c, 1, 9), rnd(c, v == 3 ? 0 : 1, 30)) : D1(rnd(c, 1, 30));
+        k.in[0] = ot_make(dt, d);
+        for (int64_t i = 0; i < tu_volume(&d); i++)
+            ot_set(&k.in[0], i, (double)rnd(c, 0, 4));
+        run(c, &k, modes[v % 3]);
+    }
+}
+
 const cov_entry cov_data_entries[] = {
     {"Transpose", gen_transpose},
     {"Flatten", gen_flatten},
@@ -1013,5 +1043,6 @@ const cov_entry cov_data_entries[] = {
     {"Compress", gen_compress},
     {"Unique", gen_unique},
     {"NonMaxSuppression", gen_nms},
+    {"TfIdfVectorizer", gen_tfidf},
     {NULL, NULL},
 };

@@ -39,7 +39,7 @@ def ort_int8_exact():
 
 
 def run_vs_ort(plugrt, work, name, model, feeds, tol=0.0, fused=None, layers=None,
-               int8=False):
+               int8=False, ref=None):
     """Runs model on ORT (CPU, default optimizations) and on plugrt (`run
     -o`, in work/name); every output within tol of ORT's, NaN equal to NaN.
     tol: one tolerance for all outputs, or {output: tolerance} (absent:
@@ -48,8 +48,9 @@ def run_vs_ort(plugrt, work, name, model, feeds, tol=0.0, fused=None, layers=Non
     those built-ins. int8: the model has 8-bit products; where ORT's are
     not exact (ort_int8_exact), the reference is ORT with its optimizations
     off (DequantizeLinear, the float op, QuantizeLinear: exact up to float
-    rounding) and integer outputs may be 1 step off. Returns the number of
-    failures."""
+    rounding) and integer outputs may be 1 step off. ref: a model ORT runs
+    in model's place (the same computation, written so that ORT gets it
+    right). Returns the number of failures."""
     d = os.path.join(work, name)
     os.makedirs(d)
     path = os.path.join(d, "model.onnx")
@@ -65,7 +66,11 @@ def run_vs_ort(plugrt, work, name, model, feeds, tol=0.0, fused=None, layers=Non
             tol[o.name] = max(t, 1.0) if integer else t
         print(f"note {name}: ORT's 8-bit products are not exact on this CPU (no VNNI): "
               f"the reference is ORT unoptimized, integer outputs within 1")
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    ref_path = path
+    if ref is not None:
+        ref_path = os.path.join(d, "ref.onnx")
+        onnx.save(ref, ref_path)
+    sess = ort.InferenceSession(ref_path, so, providers=["CPUExecutionProvider"])
     want = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
     args = [plugrt, "run", path, "-o", d, "-n", "1", "--warmup", "0"]
     if fused:
