@@ -68,8 +68,11 @@ static void scale_range(void *arg, int64_t begin, int64_t end)
     if (end - begin < GRAIN && end != j->n)
         atomic_fetch_add(&j->p->short_ranges, 1);
     atomic_fetch_add(&j->p->covered, end - begin);
+    /* Up to 2 minutes: a hang guard, not a timing assumption (a loaded
+     * machine under ThreadSanitizer once took over 10 s to start a
+     * worker). */
     if (j->p->wait && idx == 0 && j->nb_threads > 1)
-        for (int k = 0; k < 10000 && atomic_load(&j->p->seen) == 1; k++)
+        for (int k = 0; k < 120000 && atomic_load(&j->p->seen) == 1; k++)
             sleep_a_little();
     for (int64_t i = begin; i < end; i++)
         j->y[i] = 2.0f * j->x[i];
