@@ -41,6 +41,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/ops_nn.h"
 #include "ops/ops_views.h"
@@ -281,6 +282,46 @@ static void lp_row(float *x, int64_t n, int64_t stride, int32_t p)
         x[k * stride] = norm != 0.0f ? x[k * stride] / norm : 0.0f;
 }
 
+/* BatchNormalization over planes [begin, end) of (image, channel):
+ * (x - mean) * scale + B, scale already divided by sqrt(var + eps), one
+ * value per channel (spatial) or per channel and position; then the fused
+ * activation on the plane while it is in cache. */
+typedef struct bn_job {
+    const float *x;
+    float *y;
+    const float *mean, *scale, *bias;
+    const op_act *act;
+    int64_t C, sp;
+    int spatial;
+} bn_job;
+
+static inline CPU_INLINE void bn_planes_body(void *arg, int64_t begin, int64_t end)
+{
+    const bn_job *j = arg;
+    for (int64_t p = begin; p < end; p++) {
+        const int64_t c = p % j->C, sp = j->sp;
+        const float *restrict xp = j->x + p * sp;
+        float *restrict yp = j->y + p * sp;
+        if (j->spatial) {
+            const float m = j->mean[c], s = j->scale[c], b = j->bias[c];
+            for (int64_t q = 0; q < sp; q++)
+                yp[q] = (xp[q] - m) * s + b;
+        } else {
+            const float *m = j->mean + c * sp, *s = j->scale + c * sp,
+                        *b = j->bias + c * sp;
+            for (int64_t q = 0; q < sp; q++)
+                yp[q] = (xp[q] - m[q]) * s[q] + b[q];
+        }
+        if (j->act->kind != OP_ACT_NONE)
+            op_act_bias(j->act, 0.0f, yp, sp);
+    }
+}
+
+/* Both builds do the same float operations (no contraction in this
+ * library), so they give the same bits. */
+CPU_BUILDS(bn_planes, bn_planes_body, (void *arg, int64_t begin, int64_t end),
+           (arg, begin, end))
+
 static prt_status norm_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                            int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                            const void *const *xs, void *const *ys, void *ws, void *stream)
@@ -327,21 +368,15 @@ static prt_status norm_run(const op_object *o, int32_t dtype, const prt_tensor_d
             op_act_bias(&nm->act, 0.0f, dst, total);
     } else if (kind == NORM_BATCH) {
         /* Per parameter: (x - mean) * (scale / sqrt(var + eps)) + B. */
-        int64_t per = nm->spatial ? 1 : sp, nparam = np[1];
+        int64_t nparam = np[1];
+        bn_job j = {src, dst, par[3], par[1], par[2], &nm->act, C, sp, nm->spatial != 0};
         for (int64_t q = 0; q < nparam; q++)
             par[1][q] = (float)((double)par[1][q] /
                                 sqrt((double)par[4][q] + (double)nm->epsilon));
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t c = 0; c < C; c++) {
-                const float *xp = src + (n * C + c) * sp;
-                float *yp = dst + (n * C + c) * sp;
-                for (int64_t q = 0; q < sp; q++) {
-                    int64_t i = per == 1 ? c : c * sp + q;
-                    yp[q] = (xp[q] - par[3][i]) * par[1][i] + par[2][i];
-                }
-                if (nm->act.kind != OP_ACT_NONE)
-                    op_act_bias(&nm->act, 0.0f, yp, sp);
-            }
+        /* Planes of (image, channel) on the pool's threads, each chunk at
+         * least ~16K elements. */
+        base_parallel_for(N * C, sp >= 16384 ? 1 : 16384 / (sp > 0 ? sp : 1),
+                          CPU_PICK(bn_planes), &j);
     } else {
         /* Instance: groups of one channel; Group: C / G channels. */
         int64_t G = kind == NORM_GROUP ? nm->num_groups : C, cg = C / G;
