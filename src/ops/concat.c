@@ -11,6 +11,7 @@
  */
 #include <string.h>
 
+#include "base/parallel.h"
 #include "ops/shape_ops.h"
 
 typedef struct concat_op {
@@ -104,29 +105,61 @@ static prt_status concat_values(op_object *o, const prt_dim_exprs *in_dims,
     return PRT_OK;
 }
 
+/* The copies of one Concat: piece p = b * nb_in + i is input i's b-th
+ * run of n[i] elements, to offset b * row + off[i] of the output. */
+typedef struct concat_job {
+    uint8_t *y;
+    const void *const *x;
+    int32_t nb_in;
+    size_t es;
+    int64_t row;
+    int64_t n[8], off[8];
+} concat_job;
+
+static void concat_pieces(void *arg, int64_t begin, int64_t end)
+{
+    const concat_job *j = arg;
+    for (int64_t p = begin; p < end; p++) {
+        int64_t b = p / j->nb_in;
+        int32_t i = (int32_t)(p % j->nb_in);
+        if (j->n[i] > 0)
+            memcpy(j->y + (size_t)(b * j->row + j->off[i]) * j->es,
+                   (const uint8_t *)j->x[i] + (size_t)(b * j->n[i]) * j->es,
+                   (size_t)j->n[i] * j->es);
+    }
+}
+
 static prt_status concat_run(const op_object *o, int32_t dtype, const prt_tensor_desc *in,
                              int32_t nb_in, const prt_tensor_desc *out, int32_t nb_out,
                              const void *const *x, void *const *ys, void *ws,
                              void *stream)
 {
-    void *y = ys[0];
     int32_t axis = 0;
-    int64_t outer = 1, inner = 1, off = 0, row;
-    size_t es = prt_dtype_size(dtype);
+    int64_t outer = 1, inner = 1, off = 0, total;
+    concat_job j = {ys[0], x, nb_in, prt_dtype_size(dtype), 0, {0}, {0}};
     (void)ws;
     concat_axis(o, out->dims.nb_dims, &axis);
     for (int32_t d = 0; d < axis; d++)
         outer *= out->dims.d[d];
     for (int32_t d = axis + 1; d < out->dims.nb_dims; d++)
         inner *= out->dims.d[d];
-    row = out->dims.d[axis] * inner;
+    j.row = out->dims.d[axis] * inner;
     for (int32_t i = 0; i < nb_in; i++) {
-        int64_t n = in[i].dims.d[axis] * inner;
-        for (int64_t b = 0; b < outer && n > 0; b++)
-            memcpy((uint8_t *)y + (size_t)(b * row + off) * es,
-                   (const uint8_t *)x[i] + (size_t)(b * n) * es, (size_t)n * es);
-        off += n;
+        j.n[i] = in[i].dims.d[axis] * inner;
+        j.off[i] = off;
+        off += j.n[i];
     }
+    /* Pieces on the pool's threads when the copy is large (each chunk at
+     * least ~64 KiB on average); small ones stay on this thread. */
+    total = outer * j.row * (int64_t)j.es;
+    if (total < (int64_t)1 << 17 || outer * nb_in < 2)
+        concat_pieces(&j, 0, outer * nb_in);
+    else
+        base_parallel_for(outer * nb_in,
+                          total / (outer * nb_in) >= 65536
+                              ? 1
+                              : 65536 / (total / (outer * nb_in) + 1) + 1,
+                          concat_pieces, &j);
     return PRT_OK;
 }
 
