@@ -1216,6 +1216,41 @@ static prt_status build_fill(prt_registry *reg, int with_values, int32_t s_dtype
     return st;
 }
 
+/* A shape input of dynamic length: each profile must pin it, to the same
+ * count in every profile. */
+static int check_dynamic_length_values(prt_registry *reg)
+{
+    prt_network *net = NULL;
+    prt_builder_config *cfg = NULL;
+    prt_engine *e = NULL;
+    prt_plugin *p = tu_make_plugin(reg, "test", "Fill", "1", NULL, 0);
+    prt_dims sd = {1, {-1}}, two = {1, {2}}, three = {1, {3}};
+    const int64_t v2[2] = {2, 3}, v3[3] = {2, 3, 4};
+    int32_t s, l, y, p0, p1;
+    REQUIRE(p);
+    REQUIRE_OK(prt_network_create(&net));
+    CHECK_OK(prt_network_add_input(net, "S", PRT_INT64, &sd, &s));
+    CHECK_OK(prt_network_add_plugin(net, NULL, 0, &s, 1, p, &l));
+    CHECK_OK(prt_network_get_layer_output(net, l, 0, &y));
+    CHECK_OK(prt_network_mark_output(net, y));
+    CHECK_OK(prt_builder_config_create(&cfg));
+    CHECK_OK(prt_builder_config_add_profile(cfg, &p0));
+    CHECK_OK(prt_builder_config_set_profile_dims(cfg, p0, "S", &two, &two, &two));
+    CHECK_OK(prt_builder_config_set_profile_shape_values(cfg, p0, "S", v2, v2, v2, 2));
+    CHECK_OK(prt_engine_build(net, cfg, reg, &e)); /* pinned: two values */
+    prt_engine_destroy(e);
+    e = NULL;
+    CHECK_OK(prt_builder_config_add_profile(cfg, &p1));
+    CHECK_OK(prt_builder_config_set_profile_dims(cfg, p1, "S", &three, &three, &three));
+    CHECK_OK(prt_builder_config_set_profile_shape_values(cfg, p1, "S", v3, v3, v3, 3));
+    CHECK_ERR(prt_engine_build(net, cfg, reg, &e), PRT_ERR_SHAPE,
+              "shape input 'S' has 3 values in profile 1 and 2 in profile 0");
+    prt_engine_destroy(e);
+    prt_builder_config_destroy(cfg);
+    prt_network_destroy(net);
+    return 0;
+}
+
 static int test_shape_inputs(prt_registry *reg)
 {
     prt_engine *e = NULL, *e2 = NULL;
@@ -1233,6 +1268,7 @@ static int test_shape_inputs(prt_registry *reg)
     /* A float32 one only where the layer reads floats (built-in Resize). */
     CHECK_ERR(build_fill(reg, 1, PRT_FLOAT32, &e), PRT_ERR_UNSUPPORTED,
               "layer 'Fill_0' (plugin test::Fill): shape input 0 ('S') is float32");
+    CHECK(check_dynamic_length_values(reg) == 0);
     REQUIRE_OK(build_fill(reg, 1, PRT_INT64, &e));
     REQUIRE_OK(prt_engine_serialize(e, &bytes, &size));
     REQUIRE_OK(prt_engine_deserialize(reg, bytes, size, &e2));

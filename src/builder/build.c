@@ -84,6 +84,14 @@ static prt_status bld_profiles(bld *b)
                 if (t->dims.nb_dims == 1 && count < 0 && e && e->has_dims &&
                     e->min.nb_dims == 1 && e->min.d[0] == e->max.d[0])
                     count = e->min.d[0];
+                /* The same count in every profile (profile 0's is set). */
+                if (p > 0 && count != b->pvmin[i].nb_dims)
+                    return base_error(PRT_ERR_SHAPE,
+                                      "shape input '%s' has %lld values in profile %d "
+                                      "and %d in profile 0; its length must be the "
+                                      "same in every profile",
+                                      t->name, (long long)count, (int)p,
+                                      (int)b->pvmin[i].nb_dims);
                 if (t->dims.nb_dims > 1 || count < 1 || count > PRT_MAX_DIMS ||
                     (t->dtype != PRT_INT32 && t->dtype != PRT_INT64 &&
                      t->dtype != PRT_FLOAT32))
