@@ -300,8 +300,10 @@ static inline CPU_INLINE void bn_planes_body(void *arg, int64_t begin, int64_t e
     const bn_job *j = arg;
     for (int64_t p = begin; p < end; p++) {
         const int64_t c = p % j->C, sp = j->sp;
-        const float *restrict xp = j->x + p * sp;
-        float *restrict yp = j->y + p * sp;
+        /* x and y may be one buffer (the 16-bit path converts in place):
+         * element q is read before it is written, and nothing else. */
+        const float *xp = j->x + p * sp;
+        float *yp = j->y + p * sp;
         if (j->spatial) {
             const float m = j->mean[c], s = j->scale[c], b = j->bias[c];
             for (int64_t q = 0; q < sp; q++)
