@@ -494,6 +494,7 @@ _decls: List[Tuple[Any, ...]] = [
      POINTER(prt_dims), POINTER(prt_dims), POINTER(prt_dims)),
     ("prt_builder_config_set_profile_shape_values", c_int32, H, c_int32, c_char_p,
      POINTER(c_int64), POINTER(c_int64), POINTER(c_int64), c_int32),
+    ("prt_float_shape_value", c_int64, c_float),
     ("prt_engine_build", c_int32, H, H, H, PH),
     ("prt_engine_destroy", None, H),
     ("prt_engine_serialize", c_int32, H, PH, POINTER(c_size_t)),

@@ -373,13 +373,12 @@ class INetworkDefinition(Closable):
 
 def _shape_value(v) -> int:
     """A shape input's value as the profile holds it: an int as itself, a
-    Python float as its order key (|float32 bits| with its sign: keys
-    compare as the floats do; the C library's prt_float_shape_value)."""
+    Python float as its order key (prt_float_shape_value: keys compare as
+    the floats do)."""
     if isinstance(v, float):
         if v != v:
             raise ValueError("a shape input's bound is never NaN")
-        bits = int(np.array(v, dtype=np.float32).view(np.uint32))
-        return -(bits & 0x7FFFFFFF) if bits >> 31 else bits
+        return int(C.fn.float_shape_value(v))
     return int(v)
 
 
